@@ -1,0 +1,106 @@
+"""Encoding of content blocks: to and from stored JSON, and to the view wire shape.
+
+Two shapes, one place:
+
+- **stored** (``blocks_to_json`` / ``blocks_from_json``): every field, media by sha256;
+- **view** (``block_view``): the `continue --json` contract of the README: ``text {text}``,
+  ``thinking {text}``, ``tool_call {id, name, arguments}``, ``tool_result {call_id, is_error,
+  text}``, ``media {media_type, bytes}``. Media inside a tool result become stubs appended to its
+  text; payloads never travel (seed 002: base64 is outside the text budget).
+
+``message_view`` builds one view message ``{seq, role, copied, content}`` and ``message_bytes`` its
+UTF-8 compact-JSON length, the figure the store keeps per row so that a continuation can select
+a tail without reading its content.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Iterable
+
+import orjson
+
+from continuity.model import (
+    Block,
+    MediaBlock,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+from continuity.text import json_len
+
+
+def block_to_dict(block: Block) -> dict[str, Any]:
+    """Stored shape of one block (all fields)."""
+    if isinstance(block, TextBlock):
+        return {"type": "text", "text": block.text}
+    if isinstance(block, ThinkingBlock):
+        return {"type": "thinking", "text": block.text}
+    if isinstance(block, MediaBlock):
+        return {"type": "media", "media_type": block.media_type, "bytes": block.bytes,
+                "sha256": block.sha256}
+    if isinstance(block, ToolCallBlock):
+        return {"type": "tool_call", "id": block.id, "name": block.name,
+                "arguments": block.arguments}
+    if isinstance(block, ToolResultBlock):
+        out: dict[str, Any] = {"type": "tool_result", "call_id": block.call_id,
+                               "is_error": block.is_error, "text": block.text}
+        if block.media:
+            out["media"] = [block_to_dict(m) for m in block.media]
+        if block.synthetic:
+            out["synthetic"] = True
+        return out
+    raise TypeError(f"not a content block: {block!r}")
+
+
+def block_from_dict(data: dict[str, Any]) -> Block:
+    """Inverse of ``block_to_dict``. Raises ``ValueError`` naming an unknown block type."""
+    kind = data.get("type")
+    if kind == "text":
+        return TextBlock(data["text"])
+    if kind == "thinking":
+        return ThinkingBlock(data["text"])
+    if kind == "media":
+        return MediaBlock(data["media_type"], int(data["bytes"]), data.get("sha256", ""))
+    if kind == "tool_call":
+        return ToolCallBlock(data["id"], data["name"], data.get("arguments"))
+    if kind == "tool_result":
+        media = tuple(block_from_dict(m) for m in data.get("media", ()))
+        return ToolResultBlock(data["call_id"], bool(data["is_error"]), data.get("text", ""),
+                               media, bool(data.get("synthetic", False)))  # type: ignore[arg-type]
+    raise ValueError(f"unknown stored block type {kind!r}")
+
+
+def blocks_to_json(blocks: Iterable[Block]) -> str:
+    """Stored JSON text of a row's blocks."""
+    return orjson.dumps([block_to_dict(b) for b in blocks]).decode("utf-8")
+
+
+def blocks_from_json(text: str) -> tuple[Block, ...]:
+    """Blocks from their stored JSON text."""
+    return tuple(block_from_dict(d) for d in orjson.loads(text))
+
+
+def block_view(block: Block) -> dict[str, Any]:
+    """View shape of one block (the `continue --json` contract)."""
+    if isinstance(block, ToolResultBlock):
+        text = block.text
+        if block.media:
+            stubs = " ".join(m.stub() for m in block.media)
+            text = f"{text}\n{stubs}" if text else stubs
+        return {"type": "tool_result", "call_id": block.call_id, "is_error": block.is_error,
+                "text": text}
+    if isinstance(block, MediaBlock):
+        return {"type": "media", "media_type": block.media_type, "bytes": block.bytes}
+    return block_to_dict(block)
+
+
+def message_view(seq: int, role: str, blocks: Iterable[Block], copied: bool) -> dict[str, Any]:
+    """One view message: ``{"seq", "role", "copied", "content"}``."""
+    return {"seq": seq, "role": role, "copied": copied,
+            "content": [block_view(b) for b in blocks]}
+
+
+def message_bytes(seq: int, role: str, blocks: Iterable[Block], copied: bool = False) -> int:
+    """UTF-8 length of the compact JSON of ``message_view(...)``."""
+    return json_len(message_view(seq, role, blocks, copied))

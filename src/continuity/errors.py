@@ -1,0 +1,54 @@
+"""The one error hierarchy. The CLI turns a ``ContinuityError`` into one line and its
+``exit_code``; the daemon will map the same classes to HTTP statuses."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+
+class ContinuityError(Exception):
+    """Base of every error a user can cause or fix. ``exit_code`` is the CLI's exit status."""
+
+    exit_code = 1
+
+
+class SessionNotFound(ContinuityError):
+    """No session has this key or key prefix."""
+
+    exit_code = 3
+
+    def __init__(self, name: str) -> None:
+        super().__init__(
+            f"no session matches {name!r}; run `continuity sessions` to list the imported ones"
+        )
+        self.name = name
+
+
+class AmbiguousSession(ContinuityError):
+    """A key prefix names more than one session; ``candidates`` lists (some of) them."""
+
+    exit_code = 3
+
+    def __init__(self, name: str, candidates: Sequence[str]) -> None:
+        shown = ", ".join(candidates[:5]) + (" ..." if len(candidates) > 5 else "")
+        super().__init__(f"{name!r} matches {len(candidates)} sessions ({shown}); give more of the key")
+        self.name = name
+        self.candidates = list(candidates)
+
+
+class SchemaOutOfDate(ContinuityError):
+    """The database schema is older than this version of continuity."""
+
+    exit_code = 4
+
+
+class StoreError(ContinuityError):
+    """The store could not be opened or used (bad URL, unreachable server, locked file)."""
+
+    exit_code = 4
+
+
+class InputError(ContinuityError):
+    """A path or value given by the user is unusable (missing file, not a session file)."""
+
+    exit_code = 2

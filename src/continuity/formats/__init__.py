@@ -1,0 +1,44 @@
+"""Readers of harness session files: one module per harness, detected from content.
+
+``detect(path)`` reads the head of a file and returns the reader class whose ``sniff`` accepts
+it (Codex first, then pi, then Claude Code: the most specific envelope wins), or None.
+"""
+
+from __future__ import annotations
+
+from continuity.formats.base import FormatReader, SessionFacts
+from continuity.formats.jsonl import Line, LineReader, read_head
+
+__all__ = ["FormatReader", "SessionFacts", "Line", "LineReader", "read_head", "READERS",
+           "detect", "reader_for"]
+
+
+def _readers() -> list[type[FormatReader]]:
+    from continuity.formats.claude_code import ClaudeCodeReader
+    from continuity.formats.codex import CodexReader
+    from continuity.formats.pi import PiReader
+
+    return [CodexReader, PiReader, ClaudeCodeReader]
+
+
+READERS: list[type[FormatReader]] = []
+
+
+def detect(head: list[dict]) -> type[FormatReader] | None:
+    """The reader class for a file whose first parsed objects are ``head``, or None."""
+    if not READERS:
+        READERS.extend(_readers())
+    for reader in READERS:
+        if reader.sniff(head):
+            return reader
+    return None
+
+
+def reader_for(harness: str) -> type[FormatReader]:
+    """The reader class of a harness name. Raises ``KeyError`` for an unknown name."""
+    if not READERS:
+        READERS.extend(_readers())
+    for reader in READERS:
+        if reader.harness == harness:
+            return reader
+    raise KeyError(harness)

@@ -1,0 +1,176 @@
+"""Streaming JSONL line reader shared by every format (spec/formats.md §5.1, §5.4).
+
+Rules it implements, so no reader has to:
+
+1. bytes are split on LF (0x0A) only, one trailing CR stripped: U+2028/U+2029 inside JSON strings
+   never split a line;
+2. each line stands alone: a line that fails to parse is yielded with ``error`` set (raw kept) and
+   reading goes on (B35: a NUL-filled line is one bad line, not the end of the file);
+3. a final line without LF that fails to parse is a *pending tail* (the harness is mid-write): it
+   is not yielded, and ``LineReader.offset`` stays before it so the next import retries it;
+4. UTF-8 only; invalid bytes make the line an error; a leading BOM is stripped; blank lines are
+   counted and skipped;
+5. a line longer than ``max_line_bytes`` (default 64 MiB) is not parsed: it is yielded raw with
+   error ``oversize``.
+
+Memory stays flat: the file is read in 1 MiB chunks and only the current line is held.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import BinaryIO, Iterator
+
+import orjson
+
+DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
+CHUNK_BYTES = 1024 * 1024
+BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(slots=True)
+class Line:
+    """One physical line of a JSONL file.
+
+    ``number`` is 1-based; ``offset`` the byte offset of its first byte; ``raw`` its exact bytes
+    without the LF (a trailing CR is kept in ``raw`` for losslessness, stripped for parsing).
+    ``data`` is the parsed JSON object; ``error`` says why not (then ``data`` is None).
+    """
+
+    number: int
+    offset: int
+    raw: bytes
+    data: dict | None
+    error: str | None
+
+    @property
+    def sha256(self) -> str:
+        """SHA-256 hex of ``raw``."""
+        return hashlib.sha256(self.raw).hexdigest()
+
+
+class LineReader:
+    """Iterate the lines of ``stream`` from byte ``start_offset`` (line numbers continue from
+    ``start_line``, the count of lines before that offset).
+
+    After iteration, ``offset`` is the byte offset just past the last complete line (or an
+    accepted unterminated last line), ``line`` the number of lines consumed, ``blank`` the blank
+    lines skipped and ``pending_tail`` the byte length of an unparsed, unterminated tail.
+    """
+
+    def __init__(self, stream: BinaryIO, *, start_offset: int = 0, start_line: int = 0,
+                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+        self._stream = stream
+        self.offset = start_offset
+        self.line = start_line
+        self.blank = 0
+        self.pending_tail = 0
+        self.max_line_bytes = max_line_bytes
+
+    def __iter__(self) -> Iterator[Line]:
+        stream = self._stream
+        stream.seek(self.offset)
+        buf = b""
+        buf_start = self.offset  # file offset of buf[0]
+        oversize_from: int | None = None  # file offset of an oversize line being skipped
+        oversize_head = b""
+        while True:
+            chunk = stream.read(CHUNK_BYTES)
+            if not chunk:
+                break
+            if oversize_from is not None:
+                nl = chunk.find(b"\n")
+                if nl < 0:
+                    buf_start += len(chunk)
+                    continue
+                self.line += 1
+                buf_start += nl + 1
+                self.offset = buf_start
+                yield Line(self.line, oversize_from, oversize_head, None, "oversize")
+                oversize_from = None
+                chunk = chunk[nl + 1:]
+            buf += chunk
+            pos = 0
+            while True:
+                nl = buf.find(b"\n", pos)
+                if nl < 0:
+                    break
+                raw = buf[pos:nl]
+                line_offset = buf_start + pos
+                pos = nl + 1
+                self.line += 1
+                self.offset = buf_start + pos
+                if len(raw) > self.max_line_bytes:
+                    yield Line(self.line, line_offset, raw[: self.max_line_bytes], None, "oversize")
+                    continue
+                item = self._parse(raw, line_offset)
+                if item is not None:
+                    yield item
+            buf = buf[pos:]
+            buf_start += pos
+            if len(buf) > self.max_line_bytes:
+                # Keep a bounded prefix of the oversize line (raw, content-addressed) and skip
+                # the rest up to its LF without buffering it.
+                oversize_from = buf_start
+                oversize_head = buf[: self.max_line_bytes]
+                buf_start += len(buf)
+                buf = b""
+        if oversize_from is not None:
+            self.pending_tail = buf_start - oversize_from
+            return
+        if buf:
+            # Unterminated last line: accepted if it parses, else a pending tail (rule 3).
+            stripped = buf[:-1] if buf.endswith(b"\r") else buf
+            if not stripped.strip():
+                return
+            data, error = _decode(stripped, first=self.line == 0)
+            if error is None and data is not None:
+                self.line += 1
+                self.offset = buf_start + len(buf)
+                yield Line(self.line, buf_start, buf, data, None)
+            else:
+                self.pending_tail = len(buf)
+
+    def _parse(self, raw: bytes, offset: int) -> Line | None:
+        body = raw[:-1] if raw.endswith(b"\r") else raw
+        if not body.strip():
+            self.blank += 1
+            return None
+        data, error = _decode(body, first=self.line == 1)
+        return Line(self.line, offset, raw, data, error)
+
+
+def _decode(body: bytes, *, first: bool) -> tuple[dict | None, str | None]:
+    if first and body.startswith(BOM):
+        body = body[len(BOM):]
+    if b"\x00" in body:
+        return None, "NUL bytes in line (interrupted write)"
+    try:
+        data = orjson.loads(body)
+    except orjson.JSONDecodeError as exc:
+        return None, f"not JSON: {exc}"
+    if not isinstance(data, dict):
+        return None, f"not a JSON object: {type(data).__name__}"
+    return data, None
+
+
+def read_head(path: str, *, max_lines: int = 50, max_bytes: int = 256 * 1024) -> list[dict]:
+    """Parsed objects of the first lines of ``path`` (at most ``max_lines`` lines or
+    ``max_bytes`` bytes), skipping bad lines: the input of format detection."""
+    out: list[dict] = []
+    with open(path, "rb") as fh:
+        data = fh.read(max_bytes)
+    for i, raw in enumerate(data.split(b"\n")[:max_lines]):
+        body = raw.rstrip(b"\r")
+        if i == 0 and body.startswith(BOM):
+            body = body[len(BOM):]
+        if not body.strip():
+            continue
+        try:
+            obj = orjson.loads(body)
+        except orjson.JSONDecodeError:
+            continue
+        if isinstance(obj, dict):
+            out.append(obj)
+    return out

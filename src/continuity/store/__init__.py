@@ -1,0 +1,107 @@
+"""Persistence: the ``Store`` interface, its SQL implementation and schema migrations.
+
+``open_store(url)`` opens a store and brings its schema to the newest Alembic revision first,
+on SQLite and PostgreSQL alike (so every command works on a fresh workspace); the check is one
+read of ``alembic_version`` when the schema is current. ``continuity db upgrade`` runs the same
+migration explicitly, for teams that migrate a shared PostgreSQL before rolling out.
+"""
+
+from __future__ import annotations
+
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from sqlalchemy import create_engine, inspect, text
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
+from sqlalchemy.pool import NullPool
+
+from continuity.errors import SchemaOutOfDate, StoreError
+from continuity.store.base import ImportIssue, RawLine, RowMeta, SourceState, Store
+from continuity.store.sql import SqlStore
+
+__all__ = ["Store", "SqlStore", "RowMeta", "SourceState", "RawLine", "ImportIssue",
+           "open_store", "migrate", "HEAD_REVISION"]
+
+#: The newest migration; ``open_store`` upgrades any older schema to it.
+HEAD_REVISION = "0001"
+_MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+def _alembic_config(connection):  # type: ignore[no-untyped-def]
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(_MIGRATIONS))
+    cfg.attributes["connection"] = connection
+    return cfg
+
+
+def current_revision(engine) -> str | None:  # type: ignore[no-untyped-def]
+    """The schema revision recorded in ``alembic_version`` (None on an empty database)."""
+    with engine.connect() as conn:
+        if not inspect(conn).has_table("alembic_version"):
+            return None
+        return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+
+
+def migrate(engine, revision: str = "head") -> None:  # type: ignore[no-untyped-def]
+    """Upgrade the schema of ``engine``'s database to ``revision`` (default: the newest)."""
+    from alembic import command
+
+    with engine.begin() as conn:
+        command.upgrade(_alembic_config(conn), revision)
+
+
+def _engine(url: str):  # type: ignore[no-untyped-def]
+    try:
+        parsed = make_url(url)
+    except ArgumentError as exc:
+        raise StoreError(f"not a database URL: {url!r} ({exc})") from exc
+    if parsed.get_backend_name() == "sqlite":
+        db = parsed.database
+        if db and db != ":memory:":
+            Path(db).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        return create_engine(parsed, poolclass=NullPool)
+    if parsed.get_backend_name() == "postgresql" and parsed.get_driver_name() in ("", "psycopg2"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return create_engine(parsed, pool_pre_ping=True)
+
+
+def open_store_raw(url: str, *, auto_migrate: bool = True) -> SqlStore:
+    """A ``SqlStore`` on ``url``; see ``open_store``. The caller closes it."""
+    engine = _engine(url)
+    try:
+        rev = current_revision(engine)
+        if rev != HEAD_REVISION:
+            if not auto_migrate:
+                raise SchemaOutOfDate(
+                    f"database schema is at {rev or 'nothing'}, this version needs "
+                    f"{HEAD_REVISION}: run `continuity db upgrade`")
+            migrate(engine)
+    except OperationalError as exc:
+        engine.dispose()
+        msg = str(exc.orig).splitlines()[0] if exc.orig else str(exc)
+        raise StoreError(f"cannot open database {make_url(url).render_as_string()}: {msg}") from exc
+    except SQLAlchemyError as exc:
+        engine.dispose()
+        raise StoreError(f"cannot open database: {exc.__class__.__name__}: {exc}") from exc
+    return SqlStore(engine, url)
+
+
+@contextmanager
+def open_store(url: str | os.PathLike[str], *, auto_migrate: bool = True) -> Iterator[SqlStore]:
+    """Open the store at ``url`` (a SQLAlchemy URL, or a path to a SQLite file), migrating its
+    schema to the newest revision first unless ``auto_migrate`` is False (then an old schema
+    raises ``SchemaOutOfDate`` naming `continuity db upgrade`). Raises ``StoreError`` when the
+    database cannot be opened. Closes the store on exit."""
+    text_url = str(url)
+    if "://" not in text_url:
+        text_url = f"sqlite:///{Path(text_url).expanduser()}"
+    store = open_store_raw(text_url, auto_migrate=auto_migrate)
+    try:
+        yield store
+    finally:
+        store.close()

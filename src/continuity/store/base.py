@@ -1,0 +1,134 @@
+"""The store interface: the primitives the importer and the continuation need, nothing more.
+
+One implementation (``continuity.store.sql.SqlStore``) serves SQLite and PostgreSQL, which are
+dialects under SQLAlchemy Core; ``tests/store`` is the conformance suite both must pass.
+Conveniences (resolving a session by key prefix, reading a bounded tail) are functions over
+these primitives, in ``continuity.store`` or the domain modules.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Iterable, Iterator, Protocol, Sequence
+
+from continuity.model import Entry, EntryKind, Note, Role, Run, Session, ToolCallIndex
+
+
+@dataclass(frozen=True, slots=True)
+class RowMeta:
+    """What a continuation needs to select rows without reading their content: ``view_bytes``
+    is the UTF-8 size of the row as a view message (``codec.message_bytes`` with copied=false)."""
+
+    seq: int
+    kind: EntryKind
+    role: Role
+    is_request: bool
+    view_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class SourceState:
+    """Import progress of one source file (spec/formats.md §5.2): ``offset`` is the byte offset
+    after the last complete line read, ``line_count`` the lines consumed before it,
+    ``prefix_sha256`` the SHA-256 of the first 64 KiB, ``reader_state`` the reader's JSON state."""
+
+    path: str
+    session_key: str
+    harness: str
+    inode: int | None
+    size: int
+    offset: int
+    line_count: int
+    prefix_sha256: str
+    reader_state: str | None
+    updated_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RawLine:
+    """One source line's raw bytes with its position (lossless retention, formats.md §5.4)."""
+
+    path: str
+    line_no: int
+    byte_offset: int
+    sha256: str
+    data: bytes
+
+
+@dataclass(frozen=True, slots=True)
+class ImportIssue:
+    """A line that could not be imported: ``path:line_no``, where it is and why."""
+
+    path: str
+    line_no: int
+    byte_offset: int
+    byte_length: int
+    reason: str
+    raw_sha256: str
+
+
+class Store(Protocol):
+    """Persistence of sessions, their entries, runs, notes and import progress.
+
+    Every method is atomic on its own; ``batch()`` groups several into one transaction (an
+    import batch either lands whole or not at all). Errors: ``continuity.errors.StoreError``
+    for an unusable database; ``ValueError`` for a call that breaks an invariant (e.g. a
+    non-contiguous seq in ``append``).
+    """
+
+    url: str
+    dialect: str
+
+    def batch(self) -> AbstractContextManager[None]:
+        """One transaction around every store call made inside the ``with`` block."""
+        ...
+
+    def close(self) -> None: ...
+
+    # sessions
+    def upsert_session(self, session: Session) -> None: ...
+    def get_session(self, key: str) -> Session | None: ...
+    def find_sessions(self, prefix: str, *, limit: int = 20) -> list[Session]: ...
+    def list_sessions(self, *, limit: int = 0) -> list[Session]: ...
+
+    # entries
+    def append(self, session_key: str, entries: Sequence[Entry]) -> None:
+        """Append rows whose ``seq`` continue the session's count exactly (``ValueError``
+        otherwise), store their media payloads, and index their tool calls and results."""
+        ...
+
+    def entries(self, session_key: str, *, after_seq: int = -1, limit: int = 1000,
+                visible_only: bool = False) -> list[Entry]: ...
+    def entries_by_seq(self, session_key: str, seqs: Iterable[int]) -> list[Entry]: ...
+    def tail(self, session_key: str, *, before_seq: int | None = None,
+             limit: int = 256) -> list[RowMeta]:
+        """Visible rows (compaction rows included) with seq < ``before_seq``, newest first."""
+        ...
+
+    def latest_compaction(self, session_key: str) -> Entry | None: ...
+    def tool_calls(self, session_key: str, call_ids: Iterable[str]) -> dict[str, ToolCallIndex]: ...
+    def native_seqs(self, session_key: str, native_ids: Iterable[str]) -> dict[str, int]: ...
+    def tree_links(self, session_key: str) -> Iterator[tuple[int, str | None, str | None, bool]]:
+        """``(seq, native_id, parent_native_id, visible)`` of every row, in seq order."""
+        ...
+
+    def set_visible(self, session_key: str, seqs: Iterable[int], visible: bool) -> None: ...
+    def media(self, sha256: str) -> bytes | None: ...
+
+    # runs and notes
+    def put_runs(self, runs: Sequence[Run]) -> None: ...
+    def runs(self, session_key: str, *, agent_id: str | None = None) -> list[Run]: ...
+    def last_run(self, session_key: str, *, agent_id: str | None = None,
+                 ended_only: bool = False) -> Run | None: ...
+    def add_note(self, note: Note) -> Note: ...
+    def notes(self, session_key: str, *, limit: int = 20) -> list[Note]: ...
+
+    # sources, raw lines, issues
+    def get_source(self, path: str) -> SourceState | None: ...
+    def put_source(self, state: SourceState) -> None: ...
+    def put_raw_lines(self, lines: Sequence[RawLine]) -> None: ...
+    def raw_lines(self, path: str) -> Iterator[RawLine]: ...
+    def put_issues(self, issues: Sequence[ImportIssue]) -> None: ...
+    def issues(self, path: str | None = None) -> list[ImportIssue]: ...

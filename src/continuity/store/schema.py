@@ -1,0 +1,155 @@
+"""Table definitions (SQLAlchemy Core) used by the running code.
+
+Migrations never import this module: each Alembic revision inlines the tables it creates
+(style.md §3). ``tests/store/test_migrations.py`` checks that the head revision and this
+metadata agree (no diff).
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    DateTime,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+metadata = MetaData()
+
+sessions = Table(
+    "sessions",
+    metadata,
+    Column("session_key", String(200), primary_key=True),
+    Column("agent_id", String(200), nullable=False),
+    Column("harness", String(40), nullable=False),
+    Column("project", Text),
+    Column("source_path", Text),
+    Column("title", Text),
+    Column("started_at", DateTime(timezone=True)),
+    Column("ended_at", DateTime(timezone=True)),
+    Column("entry_count", Integer, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_sessions_updated", sessions.c.updated_at)
+
+entries = Table(
+    "entries",
+    metadata,
+    Column("session_key", String(200), primary_key=True),
+    Column("seq", Integer, primary_key=True, autoincrement=False),
+    Column("entry_id", String(300), nullable=False),
+    Column("native_id", String(200)),
+    Column("parent_native_id", String(200)),
+    Column("kind", String(20), nullable=False),
+    Column("role", String(20), nullable=False),
+    Column("type_name", String(100), nullable=False),
+    Column("visible", Boolean, nullable=False),
+    Column("is_request", Boolean, nullable=False),
+    Column("sidechain", Boolean, nullable=False),
+    Column("ts", DateTime(timezone=True)),
+    Column("cwd", Text),
+    Column("content", Text, nullable=False),
+    Column("meta", Text),
+    Column("view_bytes", Integer, nullable=False),
+    Column("source_path", Text),
+    Column("line_no", Integer),
+    Column("byte_offset", Integer),
+    Column("raw_sha256", String(64)),
+)
+Index("ux_entries_entry_id", entries.c.entry_id, unique=True)
+Index("ix_entries_native", entries.c.session_key, entries.c.native_id)
+Index("ix_entries_kind", entries.c.session_key, entries.c.kind, entries.c.seq)
+
+tool_calls = Table(
+    "tool_calls",
+    metadata,
+    Column("session_key", String(200), primary_key=True),
+    Column("call_id", String(300), primary_key=True),
+    Column("call_seq", Integer),
+    Column("result_seq", Integer),
+)
+Index("ix_tool_calls_call_seq", tool_calls.c.session_key, tool_calls.c.call_seq)
+Index("ix_tool_calls_result_seq", tool_calls.c.session_key, tool_calls.c.result_seq)
+
+runs = Table(
+    "runs",
+    metadata,
+    Column("run_id", String(300), primary_key=True),
+    Column("session_key", String(200), nullable=False),
+    Column("agent_id", String(200), nullable=False),
+    Column("request_seq", Integer, nullable=False),
+    Column("end_seq", Integer, nullable=False),
+    Column("status", String(20), nullable=False),
+    Column("started_at", DateTime(timezone=True)),
+    Column("ended_at", DateTime(timezone=True)),
+)
+Index("ix_runs_session", runs.c.session_key, runs.c.agent_id, runs.c.request_seq)
+
+notes = Table(
+    "notes",
+    metadata,
+    Column("note_id", Integer, primary_key=True, autoincrement=True),
+    Column("session_key", String(200), nullable=False),
+    Column("text", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_notes_session", notes.c.session_key, notes.c.note_id)
+
+sources = Table(
+    "sources",
+    metadata,
+    Column("path", Text, primary_key=True),
+    Column("session_key", String(200), nullable=False),
+    Column("harness", String(40), nullable=False),
+    Column("inode", Integer),
+    Column("size", Integer, nullable=False),
+    Column("offset", Integer, nullable=False),
+    Column("line_count", Integer, nullable=False),
+    Column("prefix_sha256", String(64), nullable=False),
+    Column("reader_state", Text),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+
+raw_lines = Table(
+    "raw_lines",
+    metadata,
+    Column("sha256", String(64), primary_key=True),
+    Column("data", LargeBinary, nullable=False),
+)
+
+source_lines = Table(
+    "source_lines",
+    metadata,
+    Column("path", Text, primary_key=True),
+    Column("line_no", Integer, primary_key=True, autoincrement=False),
+    Column("byte_offset", Integer, nullable=False),
+    Column("raw_sha256", String(64), nullable=False),
+)
+
+media = Table(
+    "media",
+    metadata,
+    Column("sha256", String(64), primary_key=True),
+    Column("data", LargeBinary, nullable=False),
+)
+
+import_issues = Table(
+    "import_issues",
+    metadata,
+    Column("issue_id", Integer, primary_key=True, autoincrement=True),
+    Column("path", Text, nullable=False),
+    Column("line_no", Integer, nullable=False),
+    Column("byte_offset", Integer, nullable=False),
+    Column("byte_length", Integer, nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("raw_sha256", String(64), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_import_issues_path", import_issues.c.path, import_issues.c.line_no)

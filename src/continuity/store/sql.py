@@ -1,0 +1,511 @@
+"""``SqlStore``: the store over SQLAlchemy Core, for SQLite (default) and PostgreSQL.
+
+Dialect differences live in three small functions: ``_on_connect_sqlite`` (WAL, busy timeout),
+``_insert_ignore`` (conflict-free inserts) and ``_utc`` (SQLite keeps naive datetimes; we store
+UTC and read back aware UTC).
+"""
+
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import Any, Iterable, Iterator, Sequence
+
+import orjson
+from sqlalchemy import Connection, Engine, and_, event, func, select, update
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import SQLAlchemyError
+
+from continuity.codec import blocks_from_json, blocks_to_json, message_bytes
+from continuity.errors import StoreError
+from continuity.model import (
+    CompactionInfo,
+    Entry,
+    EntryKind,
+    Note,
+    Role,
+    Run,
+    RunStatus,
+    Session,
+    SourceRef,
+    ToolCallIndex,
+)
+from continuity.store import schema as t
+from continuity.store.base import ImportIssue, RawLine, RowMeta, SourceState
+
+_CHUNK = 500  # bound on IN-lists and executemany batches
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    if value.tzinfo is None:
+        return value.replace(tzinfo=timezone.utc)
+    return value.astimezone(timezone.utc)
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterator[Sequence[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
+
+def _on_connect_sqlite(dbapi_conn: Any, _record: Any) -> None:
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA busy_timeout=10000")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.close()
+
+
+def _insert_ignore(conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
+    """Insert ``rows``, skipping those whose primary key exists."""
+    if not rows:
+        return
+    dialect = conn.dialect.name
+    for part in _chunks(rows):
+        if dialect == "sqlite":
+            stmt = sqlite.insert(table).on_conflict_do_nothing()
+        elif dialect == "postgresql":
+            stmt = postgresql.insert(table).on_conflict_do_nothing()
+        else:  # pragma: no cover - other dialects are not supported
+            raise StoreError(f"unsupported database dialect {dialect!r}")
+        conn.execute(stmt, list(part))
+
+
+class SqlStore:
+    """The ``Store`` implementation. Build it with ``continuity.store.open_store``."""
+
+    def __init__(self, engine: Engine, url: str) -> None:
+        self.engine = engine
+        self.url = url
+        self.dialect = engine.dialect.name
+        self._local = threading.local()
+        if self.dialect == "sqlite":
+            event.listen(engine, "connect", _on_connect_sqlite)
+
+    # ------------------------------------------------------------------ plumbing
+
+    @contextmanager
+    def batch(self) -> Iterator[None]:
+        """One transaction around every call in the block (nested blocks join the outer one)."""
+        if getattr(self._local, "conn", None) is not None:
+            yield
+            return
+        try:
+            with self.engine.begin() as conn:
+                self._local.conn = conn
+                try:
+                    yield
+                finally:
+                    self._local.conn = None
+        except SQLAlchemyError as exc:
+            raise StoreError(f"database error on {self._safe_url()}: {exc.__class__.__name__}: "
+                             f"{str(exc).splitlines()[0]}") from exc
+
+    @contextmanager
+    def _conn(self) -> Iterator[Connection]:
+        conn = getattr(self._local, "conn", None)
+        if conn is not None:
+            yield conn
+            return
+        with self.batch():
+            yield self._local.conn
+
+    def _safe_url(self) -> str:
+        from sqlalchemy.engine import make_url
+
+        return make_url(self.url).render_as_string(hide_password=True)
+
+    def close(self) -> None:
+        """Release every pooled connection."""
+        self.engine.dispose()
+
+    # ------------------------------------------------------------------ sessions
+
+    def upsert_session(self, session: Session) -> None:
+        """Insert or update a session row (``entry_count`` is owned by ``append``)."""
+        now = _now()
+        values = {
+            "agent_id": session.agent_id, "harness": session.harness,
+            "project": session.project, "source_path": session.source_path,
+            "title": session.title, "started_at": session.started_at,
+            "ended_at": session.ended_at, "updated_at": now,
+        }
+        with self._conn() as conn:
+            found = conn.execute(select(t.sessions.c.session_key).where(
+                t.sessions.c.session_key == session.key)).first()
+            if found is None:
+                conn.execute(t.sessions.insert().values(
+                    session_key=session.key, entry_count=0, created_at=now, **values))
+            else:
+                conn.execute(update(t.sessions).where(
+                    t.sessions.c.session_key == session.key).values(**values))
+
+    @staticmethod
+    def _session(row: Any) -> Session:
+        return Session(key=row.session_key, harness=row.harness, agent_id=row.agent_id,
+                       project=row.project, source_path=row.source_path,
+                       started_at=_utc(row.started_at), ended_at=_utc(row.ended_at),
+                       entry_count=row.entry_count, title=row.title)
+
+    def get_session(self, key: str) -> Session | None:
+        with self._conn() as conn:
+            row = conn.execute(select(t.sessions).where(t.sessions.c.session_key == key)).first()
+        return self._session(row) if row else None
+
+    def find_sessions(self, prefix: str, *, limit: int = 20) -> list[Session]:
+        """Sessions whose key starts with ``prefix`` (LIKE wildcards in it are escaped)."""
+        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+        stmt = (select(t.sessions).where(t.sessions.c.session_key.like(escaped + "%", escape="\\"))
+                .order_by(t.sessions.c.session_key).limit(limit))
+        with self._conn() as conn:
+            return [self._session(r) for r in conn.execute(stmt)]
+
+    def list_sessions(self, *, limit: int = 0) -> list[Session]:
+        """Sessions, newest activity first (``ended_at``, then ``updated_at``); 0 = all."""
+        stmt = select(t.sessions).order_by(
+            func.coalesce(t.sessions.c.ended_at, t.sessions.c.updated_at).desc(),
+            t.sessions.c.session_key)
+        if limit:
+            stmt = stmt.limit(limit)
+        with self._conn() as conn:
+            return [self._session(r) for r in conn.execute(stmt)]
+
+    # ------------------------------------------------------------------ entries
+
+    def append(self, session_key: str, entries: Sequence[Entry]) -> None:
+        """Append rows (see ``Store.append``). Raises ``ValueError`` on a seq gap or an unknown
+        session."""
+        if not entries:
+            return
+        with self._conn() as conn:
+            count = conn.execute(select(t.sessions.c.entry_count).where(
+                t.sessions.c.session_key == session_key)).scalar()
+            if count is None:
+                raise ValueError(f"unknown session {session_key!r}: upsert it first")
+            for i, entry in enumerate(entries):
+                if entry.seq != count + i:
+                    raise ValueError(f"seq {entry.seq} breaks the log of {session_key!r} "
+                                     f"(expected {count + i})")
+            rows, media_rows = [], []
+            for entry in entries:
+                if not entry.entry_id:
+                    entry.entry_id = f"{session_key}:{entry.seq}"
+                rows.append(self._entry_row(session_key, entry))
+                for digest, data in (entry.payloads or {}).items():
+                    media_rows.append({"sha256": digest, "data": data})
+            for part in _chunks(rows):
+                conn.execute(t.entries.insert(), list(part))
+            _insert_ignore(conn, t.media, media_rows)
+            self._index_tool_calls(conn, session_key, entries)
+            conn.execute(update(t.sessions).where(t.sessions.c.session_key == session_key)
+                         .values(entry_count=count + len(entries), updated_at=_now()))
+
+    @staticmethod
+    def _entry_row(session_key: str, e: Entry) -> dict[str, Any]:
+        meta = None
+        if e.compaction is not None:
+            c = e.compaction
+            meta = orjson.dumps({
+                "summary": c.summary, "covers_through_seq": c.covers_through_seq,
+                "first_kept_entry_id": c.first_kept_entry_id, "continuation": c.continuation,
+                "run_id": c.run_id, "trigger": c.trigger}).decode()
+        src = e.source
+        return {
+            "session_key": session_key, "seq": e.seq, "entry_id": e.entry_id,
+            "native_id": e.native_id, "parent_native_id": e.parent_native_id,
+            "kind": e.kind.value, "role": e.role.value, "type_name": e.type_name[:100],
+            "visible": e.visible, "is_request": e.is_request, "sidechain": e.sidechain,
+            "ts": e.timestamp, "cwd": e.cwd, "content": blocks_to_json(e.blocks), "meta": meta,
+            "view_bytes": message_bytes(e.seq, e.role.value, e.blocks),
+            "source_path": src.path if src else None, "line_no": src.line if src else None,
+            "byte_offset": src.offset if src else None,
+            "raw_sha256": src.raw_sha256 if src else None,
+        }
+
+    def _index_tool_calls(self, conn: Connection, key: str, entries: Sequence[Entry]) -> None:
+        calls: dict[str, int] = {}
+        results: dict[str, int] = {}
+        for e in entries:
+            for block in e.blocks:
+                kind = getattr(block, "type", "")
+                if kind == "tool_call" and block.id not in calls:
+                    calls[block.id] = e.seq
+                elif kind == "tool_result" and block.call_id not in results:
+                    results[block.call_id] = e.seq
+        ids = list({*calls, *results})
+        if not ids:
+            return
+        existing = self._tool_call_rows(conn, key, ids)
+        inserts = []
+        for call_id in ids:
+            have = existing.get(call_id)
+            call_seq, result_seq = calls.get(call_id), results.get(call_id)
+            if have is None:
+                inserts.append({"session_key": key, "call_id": call_id, "call_seq": call_seq,
+                                "result_seq": result_seq})
+                continue
+            new_call = have.call_seq if have.call_seq is not None else call_seq
+            new_result = have.result_seq if have.result_seq is not None else result_seq
+            if (new_call, new_result) != (have.call_seq, have.result_seq):
+                conn.execute(update(t.tool_calls).where(and_(
+                    t.tool_calls.c.session_key == key, t.tool_calls.c.call_id == call_id))
+                    .values(call_seq=new_call, result_seq=new_result))
+        for part in _chunks(inserts):
+            conn.execute(t.tool_calls.insert(), list(part))
+
+    @staticmethod
+    def _tool_call_rows(conn: Connection, key: str, ids: Sequence[str]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for part in _chunks(list(ids)):
+            stmt = select(t.tool_calls).where(and_(t.tool_calls.c.session_key == key,
+                                                   t.tool_calls.c.call_id.in_(part)))
+            for row in conn.execute(stmt):
+                out[row.call_id] = row
+        return out
+
+    @staticmethod
+    def _entry(row: Any) -> Entry:
+        compaction = None
+        if row.meta:
+            m = orjson.loads(row.meta)
+            compaction = CompactionInfo(
+                summary=m.get("summary", ""), covers_through_seq=m.get("covers_through_seq"),
+                first_kept_entry_id=m.get("first_kept_entry_id"),
+                continuation=bool(m.get("continuation")), run_id=m.get("run_id"),
+                trigger=m.get("trigger"))
+        source = None
+        if row.source_path is not None:
+            source = SourceRef(row.source_path, row.line_no, row.byte_offset, row.raw_sha256 or "")
+        return Entry(
+            kind=EntryKind(row.kind), role=Role(row.role), blocks=blocks_from_json(row.content),
+            timestamp=_utc(row.ts), native_id=row.native_id,
+            parent_native_id=row.parent_native_id, type_name=row.type_name,
+            visible=bool(row.visible), is_request=bool(row.is_request),
+            sidechain=bool(row.sidechain), compaction=compaction, source=source, cwd=row.cwd,
+            seq=row.seq, entry_id=row.entry_id)
+
+    def entries(self, session_key: str, *, after_seq: int = -1, limit: int = 1000,
+                visible_only: bool = False) -> list[Entry]:
+        """Rows with seq > ``after_seq`` in seq order, at most ``limit``."""
+        cond = [t.entries.c.session_key == session_key, t.entries.c.seq > after_seq]
+        if visible_only:
+            cond.append(t.entries.c.visible.is_(True))
+        stmt = select(t.entries).where(and_(*cond)).order_by(t.entries.c.seq).limit(limit)
+        with self._conn() as conn:
+            return [self._entry(r) for r in conn.execute(stmt)]
+
+    def entries_by_seq(self, session_key: str, seqs: Iterable[int]) -> list[Entry]:
+        """The rows with these seqs, in seq order (missing seqs are absent)."""
+        wanted = sorted(set(seqs))
+        out: list[Entry] = []
+        with self._conn() as conn:
+            for part in _chunks(wanted):
+                stmt = select(t.entries).where(and_(t.entries.c.session_key == session_key,
+                                                    t.entries.c.seq.in_(part)))
+                out.extend(self._entry(r) for r in conn.execute(stmt))
+        out.sort(key=lambda e: e.seq)
+        return out
+
+    def tail(self, session_key: str, *, before_seq: int | None = None,
+             limit: int = 256) -> list[RowMeta]:
+        """Visible rows with seq < ``before_seq`` (all when None), newest first, metadata only."""
+        c = t.entries.c
+        cond = [c.session_key == session_key, c.visible.is_(True)]
+        if before_seq is not None:
+            cond.append(c.seq < before_seq)
+        stmt = (select(c.seq, c.kind, c.role, c.is_request, c.view_bytes).where(and_(*cond))
+                .order_by(c.seq.desc()).limit(limit))
+        with self._conn() as conn:
+            return [RowMeta(r.seq, EntryKind(r.kind), Role(r.role), bool(r.is_request),
+                            r.view_bytes) for r in conn.execute(stmt)]
+
+    def latest_compaction(self, session_key: str) -> Entry | None:
+        """The newest visible compaction row of the session, by seq (never by parent chain)."""
+        c = t.entries.c
+        stmt = (select(t.entries).where(and_(c.session_key == session_key,
+                                             c.kind == EntryKind.COMPACTION.value,
+                                             c.visible.is_(True)))
+                .order_by(c.seq.desc()).limit(1))
+        with self._conn() as conn:
+            row = conn.execute(stmt).first()
+        return self._entry(row) if row else None
+
+    def tool_calls(self, session_key: str, call_ids: Iterable[str]) -> dict[str, ToolCallIndex]:
+        """Index rows of these call ids (ids never seen are absent)."""
+        with self._conn() as conn:
+            rows = self._tool_call_rows(conn, session_key, list(set(call_ids)))
+        return {k: ToolCallIndex(k, r.call_seq if r.call_seq is not None else -1, r.result_seq)
+                for k, r in rows.items()}
+
+    def native_seqs(self, session_key: str, native_ids: Iterable[str]) -> dict[str, int]:
+        """``{native_id: seq}`` of the first row with each native id."""
+        out: dict[str, int] = {}
+        ids = [i for i in set(native_ids) if i]
+        with self._conn() as conn:
+            for part in _chunks(ids):
+                stmt = (select(t.entries.c.native_id, func.min(t.entries.c.seq))
+                        .where(and_(t.entries.c.session_key == session_key,
+                                    t.entries.c.native_id.in_(part)))
+                        .group_by(t.entries.c.native_id))
+                out.update({r[0]: r[1] for r in conn.execute(stmt)})
+        return out
+
+    def tree_links(self, session_key: str) -> Iterator[tuple[int, str | None, str | None, bool]]:
+        c = t.entries.c
+        stmt = (select(c.seq, c.native_id, c.parent_native_id, c.visible, c.sidechain, c.kind)
+                .where(c.session_key == session_key).order_by(c.seq))
+        with self._conn() as conn:
+            rows = conn.execute(stmt).all()
+        for r in rows:
+            yield r.seq, r.native_id, r.parent_native_id, bool(r.visible)
+
+    def set_visible(self, session_key: str, seqs: Iterable[int], visible: bool) -> None:
+        with self._conn() as conn:
+            for part in _chunks(sorted(set(seqs))):
+                conn.execute(update(t.entries).where(and_(
+                    t.entries.c.session_key == session_key, t.entries.c.seq.in_(part)))
+                    .values(visible=visible))
+
+    def media(self, sha256: str) -> bytes | None:
+        with self._conn() as conn:
+            return conn.execute(select(t.media.c.data).where(t.media.c.sha256 == sha256)).scalar()
+
+    # ------------------------------------------------------------------ runs and notes
+
+    def put_runs(self, runs: Sequence[Run]) -> None:
+        """Insert or replace runs by ``run_id``."""
+        if not runs:
+            return
+        with self._conn() as conn:
+            ids = [r.run_id for r in runs]
+            for part in _chunks(ids):
+                conn.execute(t.runs.delete().where(t.runs.c.run_id.in_(part)))
+            rows = [{"run_id": r.run_id, "session_key": r.session_key, "agent_id": r.agent_id,
+                     "request_seq": r.request_seq, "end_seq": r.end_seq,
+                     "status": r.status.value, "started_at": r.started_at,
+                     "ended_at": r.ended_at} for r in runs]
+            for part in _chunks(rows):
+                conn.execute(t.runs.insert(), list(part))
+
+    @staticmethod
+    def _run(r: Any) -> Run:
+        return Run(r.run_id, r.session_key, r.agent_id, r.request_seq, RunStatus(r.status),
+                   r.end_seq, _utc(r.started_at), _utc(r.ended_at))
+
+    def runs(self, session_key: str, *, agent_id: str | None = None) -> list[Run]:
+        c = t.runs.c
+        cond = [c.session_key == session_key]
+        if agent_id is not None:
+            cond.append(c.agent_id == agent_id)
+        with self._conn() as conn:
+            return [self._run(r) for r in conn.execute(
+                select(t.runs).where(and_(*cond)).order_by(c.request_seq))]
+
+    def last_run(self, session_key: str, *, agent_id: str | None = None,
+                 ended_only: bool = False) -> Run | None:
+        """The run with the highest request seq (only ended ones with ``ended_only``)."""
+        c = t.runs.c
+        cond = [c.session_key == session_key]
+        if agent_id is not None:
+            cond.append(c.agent_id == agent_id)
+        if ended_only:
+            cond.append(c.status != RunStatus.RUNNING.value)
+        stmt = select(t.runs).where(and_(*cond)).order_by(c.request_seq.desc()).limit(1)
+        with self._conn() as conn:
+            row = conn.execute(stmt).first()
+        return self._run(row) if row else None
+
+    def add_note(self, note: Note) -> Note:
+        created = note.created_at or _now()
+        with self._conn() as conn:
+            result = conn.execute(t.notes.insert().values(
+                session_key=note.session_key, text=note.text, created_at=created))
+            note_id = result.inserted_primary_key[0]
+        return Note(note.session_key, note.text, note_id, created)
+
+    def notes(self, session_key: str, *, limit: int = 20) -> list[Note]:
+        """The newest ``limit`` notes of the session, oldest first."""
+        c = t.notes.c
+        stmt = (select(t.notes).where(c.session_key == session_key)
+                .order_by(c.note_id.desc()).limit(limit))
+        with self._conn() as conn:
+            rows = conn.execute(stmt).all()
+        return [Note(r.session_key, r.text, r.note_id, _utc(r.created_at)) for r in reversed(rows)]
+
+    # ------------------------------------------------------------------ sources and raw lines
+
+    def get_source(self, path: str) -> SourceState | None:
+        with self._conn() as conn:
+            r = conn.execute(select(t.sources).where(t.sources.c.path == path)).first()
+        if r is None:
+            return None
+        return SourceState(r.path, r.session_key, r.harness, r.inode, r.size, r.offset,
+                           r.line_count, r.prefix_sha256, r.reader_state, _utc(r.updated_at))
+
+    def put_source(self, state: SourceState) -> None:
+        values = {"session_key": state.session_key, "harness": state.harness,
+                  "inode": state.inode, "size": state.size, "offset": state.offset,
+                  "line_count": state.line_count, "prefix_sha256": state.prefix_sha256,
+                  "reader_state": state.reader_state, "updated_at": _now()}
+        with self._conn() as conn:
+            if conn.execute(select(t.sources.c.path).where(t.sources.c.path == state.path)).first():
+                conn.execute(update(t.sources).where(t.sources.c.path == state.path).values(**values))
+            else:
+                conn.execute(t.sources.insert().values(path=state.path, **values))
+
+    def put_raw_lines(self, lines: Sequence[RawLine]) -> None:
+        """Keep raw bytes content-addressed and map each source line to them (idempotent)."""
+        if not lines:
+            return
+        with self._conn() as conn:
+            _insert_ignore(conn, t.raw_lines, list({ln.sha256: {"sha256": ln.sha256,
+                                                                "data": ln.data}
+                                                    for ln in lines}.values()))
+            _insert_ignore(conn, t.source_lines, [
+                {"path": ln.path, "line_no": ln.line_no, "byte_offset": ln.byte_offset,
+                 "raw_sha256": ln.sha256} for ln in lines])
+
+    def raw_lines(self, path: str) -> Iterator[RawLine]:
+        """Every kept line of ``path`` in line order, with its exact bytes."""
+        sl, rl = t.source_lines.c, t.raw_lines.c
+        last = 0
+        while True:
+            stmt = (select(sl.line_no, sl.byte_offset, sl.raw_sha256, rl.data)
+                    .join(t.raw_lines, rl.sha256 == sl.raw_sha256)
+                    .where(and_(sl.path == path, sl.line_no > last))
+                    .order_by(sl.line_no).limit(_CHUNK))
+            with self._conn() as conn:
+                rows = conn.execute(stmt).all()
+            if not rows:
+                return
+            for r in rows:
+                yield RawLine(path, r.line_no, r.byte_offset, r.raw_sha256, bytes(r.data))
+            last = rows[-1].line_no
+
+    def put_issues(self, issues: Sequence[ImportIssue]) -> None:
+        if not issues:
+            return
+        now = _now()
+        with self._conn() as conn:
+            conn.execute(t.import_issues.insert(), [
+                {"path": i.path, "line_no": i.line_no, "byte_offset": i.byte_offset,
+                 "byte_length": i.byte_length, "reason": i.reason,
+                 "raw_sha256": i.raw_sha256, "created_at": now} for i in issues])
+
+    def issues(self, path: str | None = None) -> list[ImportIssue]:
+        c = t.import_issues.c
+        stmt = select(t.import_issues).order_by(c.path, c.line_no)
+        if path is not None:
+            stmt = stmt.where(c.path == path)
+        with self._conn() as conn:
+            return [ImportIssue(r.path, r.line_no, r.byte_offset, r.byte_length, r.reason,
+                                r.raw_sha256) for r in conn.execute(stmt)]
+
+
+__all__ = ["SqlStore"]

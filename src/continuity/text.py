@@ -1,0 +1,92 @@
+"""Text helpers every layer may use: UTF-8 cleaning, byte measures and character-safe cuts.
+
+Bug vectors B43/B45: text never holds a lone surrogate (it would make every later request
+invalid JSON), and no cut ever falls inside a character. Sizes here are UTF-8 bytes.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+import orjson
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+REPLACEMENT = "\ufffd"
+
+
+def clean(text: str) -> str:
+    """Return ``text`` with every lone surrogate replaced by U+FFFD (B43).
+
+    JSON such as ``"\\ud83c"`` decodes to a lone surrogate, which cannot be encoded as UTF-8.
+    Valid text is returned unchanged (same object).
+    """
+    if text.isascii():
+        return text
+    return _SURROGATE.sub(REPLACEMENT, text)
+
+
+def utf8_len(text: str) -> int:
+    """UTF-8 byte length of ``text`` (lone surrogates count as the 3-byte U+FFFD)."""
+    if text.isascii():
+        return len(text)
+    return len(clean(text).encode("utf-8"))
+
+
+def json_bytes(value: Any) -> bytes:
+    """Compact JSON (no spaces, non-ASCII not escaped) as UTF-8 bytes: the unit every budget in
+    continuity is measured in (spec/continuation.md, "Measuring bytes")."""
+    return orjson.dumps(value)
+
+
+def json_len(value: Any) -> int:
+    """``len(json_bytes(value))``."""
+    return len(orjson.dumps(value))
+
+
+def cut_utf8(text: str, max_bytes: int) -> str:
+    """The longest prefix of ``text`` whose UTF-8 encoding fits ``max_bytes``, never cutting a
+    character. ``max_bytes`` <= 0 gives ``""``."""
+    if max_bytes <= 0:
+        return ""
+    data = clean(text).encode("utf-8")
+    if len(data) <= max_bytes:
+        return text
+    return data[:max_bytes].decode("utf-8", errors="ignore")
+
+
+def cut_utf8_tail(text: str, max_bytes: int) -> str:
+    """The longest suffix of ``text`` whose UTF-8 encoding fits ``max_bytes``, never cutting a
+    character."""
+    if max_bytes <= 0:
+        return ""
+    data = clean(text).encode("utf-8")
+    if len(data) <= max_bytes:
+        return text
+    return data[len(data) - max_bytes :].decode("utf-8", errors="ignore")
+
+
+def omitted_marker(n_bytes: int) -> str:
+    """The explicit marker for elided text (B20): ``[… N bytes omitted …]``."""
+    return f"[… {n_bytes} bytes omitted …]"
+
+
+def clip_middle(text: str, max_bytes: int) -> str:
+    """Keep the head and the tail of ``text`` within ``max_bytes`` UTF-8 bytes, with an explicit
+    ``[… N bytes omitted …]`` marker between them (B20: the error on the last line survives).
+
+    Text that fits is returned unchanged. The result never exceeds ``max_bytes`` and never
+    splits a character; with a budget too small for any marker, the head alone is kept.
+    """
+    total = utf8_len(text)
+    if total <= max_bytes:
+        return text
+    # The marker's own length depends on N; size it for the worst case (N = total).
+    room = max_bytes - utf8_len(omitted_marker(total)) - 2
+    if room <= 0:
+        return cut_utf8(text, max_bytes)
+    head = cut_utf8(text, room - room // 3)
+    tail = cut_utf8_tail(text, room // 3)
+    omitted = total - utf8_len(head) - utf8_len(tail)
+    return f"{head}\n{omitted_marker(omitted)}\n{tail}"
