@@ -149,10 +149,23 @@ def _decode(body: bytes, *, first: bool) -> tuple[dict | None, str | None]:
     try:
         data = orjson.loads(body)
     except orjson.JSONDecodeError as exc:
-        return None, f"not JSON: {exc}"
+        data = _decode_lenient(body)
+        if data is None:
+            return None, f"not JSON: {exc}"
     if not isinstance(data, dict):
         return None, f"not a JSON object: {type(data).__name__}"
     return data, None
+
+
+def _decode_lenient(body: bytes) -> object | None:
+    """orjson rejects escaped lone surrogates (``"\\ud83c"``), which tools do emit (B43): the
+    standard parser accepts them, and readers pass all text through ``text.clean``."""
+    import json
+
+    try:
+        return json.loads(body.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        return None
 
 
 def read_head(path: str, *, max_lines: int = 50, max_bytes: int = 256 * 1024) -> list[dict]:

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, Iterator, Sequence
 
 import orjson
-from sqlalchemy import Connection, Engine, and_, event, func, select, update
+from sqlalchemy import Connection, Engine, and_, event, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
@@ -220,7 +220,8 @@ class SqlStore:
             "session_key": session_key, "seq": e.seq, "entry_id": e.entry_id,
             "native_id": e.native_id, "parent_native_id": e.parent_native_id,
             "kind": e.kind.value, "role": e.role.value, "type_name": e.type_name[:100],
-            "visible": e.visible, "is_request": e.is_request, "sidechain": e.sidechain,
+            "visible": e.visible, "base_visible": e.visible, "is_request": e.is_request,
+            "sidechain": e.sidechain,
             "ts": e.timestamp, "cwd": e.cwd, "content": blocks_to_json(e.blocks), "meta": meta,
             "view_bytes": message_bytes(e.seq, e.role.value, e.blocks),
             "source_path": src.path if src else None, "line_no": src.line if src else None,
@@ -312,15 +313,20 @@ class SqlStore:
         out.sort(key=lambda e: e.seq)
         return out
 
-    def tail(self, session_key: str, *, before_seq: int | None = None,
-             limit: int = 256) -> list[RowMeta]:
-        """Visible rows with seq < ``before_seq`` (all when None), newest first, metadata only."""
+    def rows_meta(self, session_key: str, *, after_seq: int | None = None,
+                  before_seq: int | None = None, limit: int = 256,
+                  newest_first: bool = True) -> list[RowMeta]:
+        """Visible rows with ``after_seq < seq < before_seq`` (bounds optional), metadata only,
+        newest first (or oldest first), at most ``limit``."""
         c = t.entries.c
         cond = [c.session_key == session_key, c.visible.is_(True)]
+        if after_seq is not None:
+            cond.append(c.seq > after_seq)
         if before_seq is not None:
             cond.append(c.seq < before_seq)
+        order = c.seq.desc() if newest_first else c.seq.asc()
         stmt = (select(c.seq, c.kind, c.role, c.is_request, c.view_bytes).where(and_(*cond))
-                .order_by(c.seq.desc()).limit(limit))
+                .order_by(order).limit(limit))
         with self._conn() as conn:
             return [RowMeta(r.seq, EntryKind(r.kind), Role(r.role), bool(r.is_request),
                             r.view_bytes) for r in conn.execute(stmt)]
@@ -343,6 +349,16 @@ class SqlStore:
         return {k: ToolCallIndex(k, r.call_seq if r.call_seq is not None else -1, r.result_seq)
                 for k, r in rows.items()}
 
+    def tool_calls_from(self, session_key: str, seq: int) -> list[ToolCallIndex]:
+        """Index rows whose call or result sits at ``seq`` or later (a bounded window's pairs;
+        ``call_seq`` -1 marks a result whose call never appeared)."""
+        c = t.tool_calls.c
+        stmt = select(t.tool_calls).where(and_(c.session_key == session_key,
+                                               or_(c.call_seq >= seq, c.result_seq >= seq)))
+        with self._conn() as conn:
+            return [ToolCallIndex(r.call_id, r.call_seq if r.call_seq is not None else -1,
+                                  r.result_seq) for r in conn.execute(stmt)]
+
     def native_seqs(self, session_key: str, native_ids: Iterable[str]) -> dict[str, int]:
         """``{native_id: seq}`` of the first row with each native id."""
         out: dict[str, int] = {}
@@ -357,20 +373,27 @@ class SqlStore:
         return out
 
     def tree_links(self, session_key: str) -> Iterator[tuple[int, str | None, str | None, bool]]:
+        """``(seq, native_id, parent_native_id, on_path)`` of every row in seq order, where
+        ``on_path`` says whether the row currently counts as on the conversation path."""
         c = t.entries.c
-        stmt = (select(c.seq, c.native_id, c.parent_native_id, c.visible, c.sidechain, c.kind)
+        stmt = (select(c.seq, c.native_id, c.parent_native_id, c.visible, c.base_visible)
                 .where(c.session_key == session_key).order_by(c.seq))
         with self._conn() as conn:
             rows = conn.execute(stmt).all()
         for r in rows:
-            yield r.seq, r.native_id, r.parent_native_id, bool(r.visible)
+            yield r.seq, r.native_id, r.parent_native_id, bool(r.visible or not r.base_visible)
 
-    def set_visible(self, session_key: str, seqs: Iterable[int], visible: bool) -> None:
+    def set_on_path(self, session_key: str, seqs: Iterable[int], on_path: bool) -> None:
+        """Put rows on or off the conversation path (a pi leaf path): a row is visible when
+        its reader said so (``base_visible``) and it is on the path."""
+        c = t.entries.c
         with self._conn() as conn:
             for part in _chunks(sorted(set(seqs))):
-                conn.execute(update(t.entries).where(and_(
-                    t.entries.c.session_key == session_key, t.entries.c.seq.in_(part)))
-                    .values(visible=visible))
+                where = and_(c.session_key == session_key, c.seq.in_(part))
+                if on_path:
+                    conn.execute(update(t.entries).where(where).values(visible=c.base_visible))
+                else:
+                    conn.execute(update(t.entries).where(where).values(visible=False))
 
     def media(self, sha256: str) -> bytes | None:
         with self._conn() as conn:

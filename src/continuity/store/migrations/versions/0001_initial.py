@@ -50,6 +50,7 @@ def upgrade() -> None:
         Column("role", String(20), nullable=False),
         Column("type_name", String(100), nullable=False),
         Column("visible", Boolean, nullable=False),
+        Column("base_visible", Boolean, nullable=False),
         Column("is_request", Boolean, nullable=False),
         Column("sidechain", Boolean, nullable=False),
         Column("ts", DateTime(timezone=True)),

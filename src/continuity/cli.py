@@ -1,0 +1,234 @@
+"""The `continuity` command: a thin shell over the library (parse, resolve, one call, render).
+
+JSON goes to stdout unformatted by Rich; progress and confirmations go to stderr, and progress is
+off under ``--json`` or without a terminal. Every ``ContinuityError`` becomes one line on stderr
+and its exit code (``CONTINUITY_RAISE_ERRORS=1`` shows the traceback instead).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Iterator, List, Optional
+
+import orjson
+import typer
+from rich.console import Console
+
+from continuity.config import FOLLOW_UP_BUDGET_BYTES, database_url, resolve_home
+from continuity.errors import AmbiguousSession, ContinuityError, InputError, SessionNotFound
+
+app = typer.Typer(
+    name="continuity",
+    help="Memory for coding agents that survives compaction, crashes and new sessions.\n\n"
+         "Import the session files your agents wrote, then get the bounded continuation the "
+         "next run should be handed.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+db_app = typer.Typer(help="Database schema commands.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+
+err = Console(stderr=True, soft_wrap=True, highlight=False)
+out = Console(highlight=False, soft_wrap=True)
+
+HomeOption = typer.Option(None, "--home", help="Workspace folder (default: $CONTINUITY_HOME or "
+                          "the platform's user data folder).", show_default=False)
+JsonOption = typer.Option(False, "--json", help="Print JSON on stdout.")
+
+
+# ---------------------------------------------------------------------------- plumbing
+
+
+def _store(home: Optional[Path]):  # type: ignore[no-untyped-def]
+    from continuity.store import open_store
+
+    return open_store(database_url(home) if not os.environ.get("CONTINUITY_DATABASE_URL")
+                      else os.environ["CONTINUITY_DATABASE_URL"])
+
+
+def _emit_json(value: Any) -> None:
+    sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
+
+
+def resolve_session(store: Any, name: str) -> str:
+    """The session key named by ``name``: an exact key or a unique prefix of one. Raises
+    ``SessionNotFound`` or ``AmbiguousSession``."""
+    if store.get_session(name) is not None:
+        return name
+    found = store.find_sessions(name, limit=21)
+    if not found:
+        raise SessionNotFound(name)
+    if len(found) > 1:
+        raise AmbiguousSession(name, [s.key for s in found])
+    return found[0].key
+
+
+# ---------------------------------------------------------------------------- commands
+
+
+@app.command("import")
+def import_cmd(
+    paths: List[Path] = typer.Argument(..., help="Session files or folders (searched for "
+                                       "*.jsonl): ~/.claude/projects, ~/.codex/sessions, "
+                                       "~/.pi/agent/sessions.", show_default=False),
+    home: Optional[Path] = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Import Claude Code, Codex and pi session files (detected from content).
+
+    Re-importing adds nothing; a file that grew adds only its new lines. Bad lines are reported
+    with file and line number, and the rest imports.
+    """
+    from continuity.importer import discover, import_file, ImportReport, total_bytes
+
+    files = discover(paths)
+    if not files:
+        raise InputError("no *.jsonl session files under " + ", ".join(map(str, paths)))
+    report = ImportReport()
+    with _store(home) as store, _progress(total_bytes(files), enabled=not as_json) as advance:
+        for path in files:
+            report.files.append(import_file(store, path, progress=advance))
+    if as_json:
+        _emit_json(report.to_dict())
+        return
+    from continuity.render import import_summary
+
+    import_summary(out, err, report)
+
+
+@app.command("sessions")
+def sessions_cmd(
+    limit: int = typer.Option(50, "-n", "--count", help="How many to list (0: all)."),
+    home: Optional[Path] = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """List imported sessions, newest first."""
+    with _store(home) as store:
+        sessions = store.list_sessions(limit=limit)
+    from continuity.render import session_dict, sessions_table
+
+    if as_json:
+        _emit_json([session_dict(s) for s in sessions])
+    else:
+        sessions_table(out, sessions)
+
+
+@app.command("show")
+def show_cmd(
+    session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
+    all_rows: bool = typer.Option(False, "--all", help="Also show rows outside the "
+                                  "conversation (events, context, sidechains, unknown lines)."),
+    home: Optional[Path] = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Show a session's log, readable (one block per row, with its seq)."""
+    from continuity.render import entry_dict, show_entries
+
+    with _store(home) as store:
+        key = resolve_session(store, session)
+        rows = _all_entries(store, key, visible_only=not all_rows)
+        if as_json:
+            _emit_json({"session": key, "entries": [entry_dict(e) for e in rows]})
+        else:
+            show_entries(out, store.get_session(key), rows)
+
+
+def _all_entries(store: Any, key: str, *, visible_only: bool) -> Iterator[Any]:
+    after = -1
+    while True:
+        page = store.entries(key, after_seq=after, limit=500, visible_only=visible_only)
+        yield from page
+        if len(page) < 500:
+            return
+        after = page[-1].seq
+
+
+@app.command("continue")
+def continue_cmd(
+    session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
+    budget: int = typer.Option(FOLLOW_UP_BUDGET_BYTES, "--budget", min=1,
+                               help="History budget in UTF-8 bytes (seed 002: 240,000)."),
+    home: Optional[Path] = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Print the continuation the next run of SESSION should be handed: the newest checkpoint,
+    the previous request verbatim, and a recent tail within the budget with every tool call
+    paired."""
+    from continuity.continuation import build_continuation
+
+    with _store(home) as store:
+        view = build_continuation(store, resolve_session(store, session), budget_bytes=budget)
+    if as_json:
+        _emit_json(view.to_dict())
+        return
+    from continuity.render import continuation_text
+
+    continuation_text(out, view)
+    if view.refusal:
+        raise typer.Exit(5)
+
+
+@db_app.command("upgrade")
+def db_upgrade(home: Optional[Path] = HomeOption) -> None:
+    """Bring the database schema to the newest revision."""
+    from continuity.store import open_store_raw
+
+    url = os.environ.get("CONTINUITY_DATABASE_URL") or database_url(home)
+    store = open_store_raw(url)
+    store.close()
+    err.print("schema is up to date")
+
+
+@app.command("where")
+def where_cmd(home: Optional[Path] = HomeOption) -> None:
+    """Print the workspace folder and the database URL in use."""
+    out.print(f"home: {resolve_home(home)}")
+    url = os.environ.get("CONTINUITY_DATABASE_URL") or database_url(home)
+    from sqlalchemy.engine import make_url
+
+    out.print(f"database: {make_url(url).render_as_string(hide_password=True)}")
+
+
+# ---------------------------------------------------------------------------- progress
+
+
+class _progress:
+    """A Rich progress bar over bytes on stderr, or a no-op when disabled or not a TTY."""
+
+    def __init__(self, total: int, *, enabled: bool) -> None:
+        self.total = total
+        self.enabled = enabled and err.is_terminal
+        self._bar: Any = None
+
+    def __enter__(self):  # type: ignore[no-untyped-def]
+        if not self.enabled:
+            return lambda n: None
+        from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+
+        self._bar = Progress("importing", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
+                             console=err, transient=True)
+        self._bar.start()
+        task = self._bar.add_task("import", total=self.total)
+        return lambda n: self._bar.advance(task, n)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
+def main() -> None:
+    """Console-script entry point: the one place errors become exit codes."""
+    try:
+        app()
+    except ContinuityError as exc:
+        if os.environ.get("CONTINUITY_RAISE_ERRORS"):
+            raise
+        err.print(f"continuity: {exc}", markup=False, highlight=False)
+        raise SystemExit(exc.exit_code) from None
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,478 @@
+"""The continuation for the next run: spec/continuation.md Part 2 (seed 002, dispatch side).
+
+``build_continuation(store, session_key, budget_bytes=240_000)`` returns a ``ContinuationView``:
+the newest compaction's summary (quoted, labelled as earlier work), the previous run's request
+verbatim, and the most recent suffix of rows after that request that fits the budget, cut at
+unit boundaries, with every tool call paired. Or a typed refusal.
+
+Reads are bounded (never the whole log): one newest-compaction read, one exact request row, the
+bounded notes, row metadata from the newest row back until the budget is spent, the tool-call
+index of that window, the content of the selected rows, and two edge reads to name a gap.
+
+Budget accounting (UTF-8 bytes of compact JSON): ``used_bytes`` = len(json(summary.text)) +
+len(json(request.text)) + len(json(messages)), each counted only when present. Notes and the gap
+notice are reserved from the same budget, so used_bytes + notes + notice <= budget.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from continuity.codec import message_view
+from continuity.config import FOLLOW_UP_BUDGET_BYTES
+from continuity.errors import ContinuityError, SessionNotFound
+from continuity.model import (
+    Block,
+    Entry,
+    EntryKind,
+    Role,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+from continuity.store.base import RowMeta, Store
+from continuity.text import clip_middle, json_len, utf8_len
+
+#: Bytes held back for the gap notice (the notice itself is at most ~160 bytes).
+GAP_NOTICE_RESERVE = 256
+#: Notes travel outside transcript rows, bounded by count and bytes.
+NOTES_LIMIT = 20
+NOTES_MAX_BYTES = 16_000
+#: Rows of metadata read per page while walking back from the newest row.
+PAGE_ROWS = 256
+
+UNKNOWN_EFFECTS = ("Tool call {name} ({id}) has no recorded result: the run ended before it "
+                   "returned. Its effects are unknown; check them before repeating it.")
+
+
+class RefusalReason:
+    """Closed set of reasons a continuation is refused (spec/continuation.md Part 2, step 11)."""
+
+    PROTECTED_OVER_BUDGET = "protected_context_over_budget"
+    INCOMPLETE_REQUEST = "incomplete_request"
+    SOURCE_READ_FAILURE = "source_read_failure"
+
+
+@dataclass(frozen=True, slots=True)
+class Gap:
+    """Visible rows ``from_seq..to_seq`` (inclusive) left out of the view, not covered by the
+    summary (the request, shown on its own, may sit inside the outer range)."""
+
+    from_seq: int
+    to_seq: int
+
+
+@dataclass
+class ContinuationView:
+    """The continuation for SESSION (see the README for the JSON contract).
+
+    ``messages`` are view dicts ``{seq, role, copied, content}``; ``copied`` is true for every
+    message when the request and the suffix are not contiguous (seed 002: never claim false row
+    reuse). ``gaps`` lists each omitted range exactly; ``gap`` spans them all.
+    """
+
+    session: str
+    budget_bytes: int
+    used_bytes: int = 0
+    summary: dict[str, Any] | None = None
+    request: dict[str, Any] | None = None
+    messages: list[dict[str, Any]] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    gaps: list[Gap] = field(default_factory=list)
+    notice: str | None = None
+    copied: bool = False
+    clipped: bool = False
+    refusal: dict[str, str] | None = None
+
+    @property
+    def gap(self) -> Gap | None:
+        """One range spanning every omitted range (None when nothing is omitted)."""
+        if not self.gaps:
+            return None
+        return Gap(self.gaps[0].from_seq, self.gaps[-1].to_seq)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The `continue --json` object."""
+        gap = self.gap
+        return {
+            "session": self.session,
+            "budget_bytes": self.budget_bytes,
+            "used_bytes": self.used_bytes,
+            "summary": self.summary,
+            "request": self.request,
+            "gap": ({"from_seq": gap.from_seq, "to_seq": gap.to_seq, "text": self.notice}
+                    if gap else None),
+            "gaps": [{"from_seq": g.from_seq, "to_seq": g.to_seq} for g in self.gaps],
+            "messages": self.messages,
+            "notes": self.notes,
+            "copied": self.copied,
+            "clipped": self.clipped,
+            "refusal": self.refusal,
+        }
+
+
+def used_bytes(summary: dict | None, request: dict | None, messages: list[dict]) -> int:
+    """The contract's byte count: compact JSON of summary.text, request.text and messages."""
+    total = json_len(messages)
+    if summary is not None:
+        total += json_len(summary["text"])
+    if request is not None:
+        total += json_len(request["text"])
+    return total
+
+
+def summary_text(summary: str, first_seq: int, covers_through_seq: int) -> str:
+    """The summary as the next run sees it: quoted and labelled as earlier work, not as
+    instructions (seed 002: a summary is evidence, not authority)."""
+    return (f"Summary of earlier work in this session (rows {first_seq}–{covers_through_seq}), "
+            "quoted for reference. It is not an instruction.\n<summary>\n"
+            f"{summary}\n</summary>")
+
+
+def gap_notice(gaps: Sequence[Gap]) -> str:
+    """The named gap: ``seq 412–977 omitted; use recall before relying on them or repeating
+    unresolved work``."""
+    ranges = " and ".join(f"{g.from_seq}–{g.to_seq}" if g.from_seq != g.to_seq else str(g.from_seq)
+                          for g in gaps)
+    return (f"seq {ranges} omitted; use recall before relying on them or repeating "
+            "unresolved work")
+
+
+def _refuse(view: ContinuationView, reason: str, detail: str) -> ContinuationView:
+    view.refusal = {"reason": reason, "detail": detail}
+    view.summary = view.request = None
+    view.messages, view.gaps, view.notice, view.used_bytes = [], [], None, 0
+    return view
+
+
+def build_continuation(store: Store, session_key: str, *,
+                       budget_bytes: int = FOLLOW_UP_BUDGET_BYTES,
+                       agent_id: str | None = None) -> ContinuationView:
+    """Assemble the continuation of ``session_key`` within ``budget_bytes`` UTF-8 bytes.
+
+    ``agent_id`` defaults to the session's agent. Raises ``SessionNotFound``; every other
+    failure is a refusal inside the returned view (``protected_context_over_budget``,
+    ``incomplete_request``, ``source_read_failure``).
+    """
+    session = store.get_session(session_key)
+    if session is None:
+        raise SessionNotFound(session_key)
+    view = ContinuationView(session=session.key, budget_bytes=budget_bytes)
+    try:
+        return _Assembler(store, session.key, agent_id or session.agent_id, view).build()
+    except ContinuityError as exc:
+        return _refuse(view, RefusalReason.SOURCE_READ_FAILURE, str(exc))
+
+
+class _Assembler:
+    def __init__(self, store: Store, key: str, agent_id: str, view: ContinuationView) -> None:
+        self.store, self.key, self.agent_id, self.view = store, key, agent_id, view
+
+    # -- steps 1, 4, 5: protected context -------------------------------------------------
+
+    def build(self) -> ContinuationView:
+        view, store = self.view, self.store
+        compaction = store.latest_compaction(self.key)
+        covers = -1
+        if compaction is not None and compaction.compaction and compaction.compaction.summary.strip():
+            info = compaction.compaction
+            covers = info.covers_through_seq if info.covers_through_seq is not None \
+                else compaction.seq - 1
+            view.summary = {"entry_id": compaction.entry_id, "covers_through_seq": covers,
+                            "text": summary_text(info.summary, 0, covers)}
+        request_entry = None
+        run = store.last_run(self.key, agent_id=self.agent_id, ended_only=True)
+        if run is not None:
+            found = store.entries_by_seq(self.key, [run.request_seq])
+            if not found:
+                return _refuse(view, RefusalReason.SOURCE_READ_FAILURE,
+                               f"request row {run.request_seq} of run {run.run_id} is missing")
+            request_entry = found[0]
+            text = request_entry.text()
+            if not text.strip():
+                return _refuse(view, RefusalReason.INCOMPLETE_REQUEST,
+                               f"request row {run.request_seq} holds no text")
+            view.request = {"seq": request_entry.seq, "actor": request_entry.role.value,
+                            "text": text}
+        view.notes = self._notes()
+        protected = (used_bytes(view.summary, view.request, []) - json_len([])
+                     + json_len(view.notes) + GAP_NOTICE_RESERVE + json_len([]))
+        if protected > view.budget_bytes:
+            return _refuse(view, RefusalReason.PROTECTED_OVER_BUDGET,
+                           f"summary, request and notes need {protected} bytes; budget is "
+                           f"{view.budget_bytes}")
+        req_seq = request_entry.seq if request_entry else None
+        self._suffix(covers, req_seq, view.budget_bytes - protected + json_len([]))
+        return view
+
+    def _notes(self) -> list[str]:
+        out: list[str] = []
+        total = 0
+        for note in reversed(self.store.notes(self.key, limit=NOTES_LIMIT)):
+            size = json_len(note.text) + 1
+            if total + size > NOTES_MAX_BYTES:
+                break
+            out.append(note.text)
+            total += size
+        return list(reversed(out))
+
+    # -- steps 2, 6: the bounded suffix -----------------------------------------------------
+
+    def _suffix(self, covers: int, req_seq: int | None, room: int) -> None:
+        view = self.view
+        lower = max(covers, req_seq if req_seq is not None else -1) + 1
+        window = self._window(lower, room)
+        if req_seq is None:
+            # Seed 002: a tail without a user message containing text contributes no turns.
+            window = self._from_first_user(window)
+        pairs = self.store.tool_calls_from(self.key, window[0].seq) if window else []
+        starts = _valid_starts(window, pairs, lower)
+        chosen: list[dict[str, Any]] = []
+        start_seq: int | None = None
+        for start in starts:  # newest first: each earlier start adds a whole unit
+            cost = sum(r.view_bytes for r in window if r.seq >= start)
+            if cost > room * 2 and chosen:
+                break
+            messages = self._messages(window, start, req_seq, covers, pairs)
+            if self._fits(messages, room, start):
+                chosen, start_seq = messages, start
+            elif chosen:
+                break
+        if start_seq is None and starts:
+            chosen, start_seq = self._clipped(window, starts[0], req_seq, covers, pairs, room)
+        view.messages = chosen
+        view.gaps = self._gaps(covers, req_seq, start_seq)
+        view.notice = gap_notice(view.gaps) if view.gaps else None
+        view.used_bytes = used_bytes(view.summary, view.request, view.messages)
+
+    def _window(self, lower: int, room: int) -> list[RowMeta]:
+        """Message rows from the newest back to ``lower``, until their bytes pass ``room``."""
+        rows: list[RowMeta] = []
+        total, before = 0, None
+        while True:
+            page = self.store.rows_meta(self.key, after_seq=lower - 1, before_seq=before,
+                                        limit=PAGE_ROWS)
+            for meta in page:
+                if meta.kind is not EntryKind.MESSAGE:
+                    continue  # older compaction rows inside the kept window are ignored (B56)
+                rows.append(meta)
+                total += meta.view_bytes
+            if len(page) < PAGE_ROWS or total > room:
+                break
+            before = page[-1].seq
+        rows.reverse()
+        return rows
+
+    @staticmethod
+    def _from_first_user(window: list[RowMeta]) -> list[RowMeta]:
+        for i, meta in enumerate(window):
+            if meta.role is Role.USER:
+                return window[i:]
+        return []
+
+    def _fits(self, messages: list[dict], room: int, start: int) -> bool:
+        return json_len(messages) <= room
+
+    # -- step 7: pairing and repair ---------------------------------------------------------
+
+    def _messages(self, window: list[RowMeta], start: int, req_seq: int | None, covers: int,
+                  pairs: Sequence[Any]) -> list[dict[str, Any]]:
+        seqs = [r.seq for r in window if r.seq >= start]
+        entries = self._load(seqs)
+        return self._render(entries, req_seq, covers, pairs, start)
+
+    def _load(self, seqs: list[int]) -> list[Entry]:
+        cache = getattr(self, "_cache", None)
+        if cache is None:
+            cache = self._cache = {}
+        missing = [s for s in seqs if s not in cache]
+        if missing:
+            for e in self.store.entries_by_seq(self.key, missing):
+                cache[e.seq] = e
+        return [cache[s] for s in seqs if s in cache]
+
+    def _render(self, entries: list[Entry], req_seq: int | None, covers: int,
+                pairs: Sequence[Any], start: int | None) -> list[dict[str, Any]]:
+        result_anywhere = {p.call_id for p in pairs if p.result_seq is not None}
+        copied = self._copied(req_seq, covers, start)
+        self.view.copied = copied
+        rows = [(e.seq, e.role, list(e.blocks)) for e in entries]
+        repaired = repair(rows, result_anywhere)
+        return [message_view(seq, role.value, blocks, copied) for seq, role, blocks in repaired]
+
+    def _copied(self, req_seq: int | None, covers: int, start: int | None) -> bool:
+        """Seed 002: when the request and the suffix are not contiguous, the view is copied."""
+        if req_seq is None:
+            return True
+        if req_seq <= covers:
+            return True
+        if start is None:
+            nxt = self.store.rows_meta(self.key, after_seq=req_seq, limit=1, newest_first=False)
+            return bool(nxt)
+        between = self.store.rows_meta(self.key, after_seq=req_seq, before_seq=start, limit=1,
+                                       newest_first=False)
+        return bool(between)
+
+    def _clipped(self, window: list[RowMeta], start: int, req_seq: int | None, covers: int,
+                 pairs: Sequence[Any], room: int) -> tuple[list[dict], int | None]:
+        """The newest unit alone is over the budget: keep it whole with its longest texts cut
+        head-and-tail with an omitted-bytes marker (B18, B20), or give up on it."""
+        seqs = [r.seq for r in window if r.seq >= start]
+        entries = self._load(seqs)
+        messages = self._render(entries, req_seq, covers, pairs, start)
+        over = json_len(messages) - room
+        for _ in range(8):
+            if over <= 0:
+                self.view.clipped = True
+                return messages, start
+            _clip_largest(messages, over)
+            over = json_len(messages) - room
+        return [], None
+
+    # -- step 10: named gaps --------------------------------------------------------------
+
+    def _gaps(self, covers: int, req_seq: int | None, start: int | None) -> list[Gap]:
+        regions: list[tuple[int, int | None]] = []  # (after, before) exclusive bounds
+        suffix_floor = start
+        if req_seq is not None and req_seq > covers:
+            regions.append((covers, req_seq))
+            regions.append((req_seq, suffix_floor))
+        else:
+            regions.append((covers, suffix_floor))
+        gaps = []
+        for after, before in regions:
+            first = self._edge(after, before, oldest=True)
+            if first is None:
+                continue
+            last = self._edge(after, before, oldest=False)
+            gaps.append(Gap(first, last if last is not None else first))
+        return gaps
+
+    def _edge(self, after: int, before: int | None, *, oldest: bool) -> int | None:
+        """The first (or last) message row strictly between the bounds; None if none."""
+        cursor_after, cursor_before = after, before
+        while True:
+            page = self.store.rows_meta(self.key, after_seq=cursor_after, before_seq=cursor_before,
+                                        limit=64, newest_first=not oldest)
+            for meta in page:
+                if meta.kind is EntryKind.MESSAGE:
+                    return meta.seq
+            if len(page) < 64:
+                return None
+            if oldest:
+                cursor_after = page[-1].seq
+            else:
+                cursor_before = page[-1].seq
+
+
+def _valid_starts(window: list[RowMeta], pairs: Sequence[Any], lower: int) -> list[int]:
+    """Row seqs of ``window`` where a suffix may start, newest first: never inside a unit.
+
+    A start ``b`` is invalid when a call at or after ``lower`` and before ``b`` has its result
+    at or after ``b`` (the unit would be split). Calls before ``lower`` (summarised, or before
+    the request) do not bind: their late results are orphans and are dropped (B07).
+    """
+    spans = [(p.call_seq, p.result_seq) for p in pairs
+             if p.result_seq is not None and p.call_seq >= lower and p.call_seq < p.result_seq]
+    blocked: set[int] = set()
+    if spans:
+        seqs = [r.seq for r in window]
+        for call_seq, result_seq in spans:
+            for s in seqs:
+                if call_seq < s <= result_seq:
+                    blocked.add(s)
+    out = [r.seq for r in window if r.seq not in blocked]
+    out.reverse()
+    return out
+
+
+def repair(rows: list[tuple[int, Role, list[Block]]],
+           result_anywhere: set[str]) -> list[tuple[int, Role, list[Block]]]:
+    """Pair tool calls over a whole view (spec Part 2, step 7). Idempotent.
+
+    - A result whose call is not earlier in the view, or that answers a call already answered,
+      is dropped (B02, B06, B07); a row left empty by that is dropped.
+    - A call with no result in the view and none anywhere in the log gets one synthetic error
+      result saying its effects are unknown (B01, B14). Synthetic results for one assistant turn
+      go together, in call order, right after that turn's existing results.
+    - A call whose real result exists in the log but not in the view is dropped from the view
+      rather than given a false synthetic answer (never over-repair, B12).
+    """
+    calls_seen: set[str] = set()
+    answered: set[str] = set()
+    cleaned: list[tuple[int, Role, list[Block]]] = []
+    all_results_in_view = {b.call_id for _, _, blocks in rows for b in blocks
+                           if isinstance(b, ToolResultBlock)}
+    for seq, role, blocks in rows:
+        kept: list[Block] = []
+        for b in blocks:
+            if isinstance(b, ToolResultBlock):
+                if b.call_id not in calls_seen or b.call_id in answered:
+                    continue
+                answered.add(b.call_id)
+            elif isinstance(b, ToolCallBlock):
+                if b.id in calls_seen:
+                    continue  # a repeated call id: the first call stands
+                if b.id not in all_results_in_view and b.id in result_anywhere:
+                    continue  # its real result lies outside the view
+                calls_seen.add(b.id)
+            kept.append(b)
+        if kept:
+            cleaned.append((seq, role, kept))
+    out: list[tuple[int, Role, list[Block]]] = []
+    pending: list[ToolCallBlock] = []
+    anchor_seq = -1
+    for i, (seq, role, blocks) in enumerate(cleaned):
+        if pending and role not in (Role.ASSISTANT, Role.TOOL) or \
+                pending and role is Role.ASSISTANT and _answers_after(cleaned, i, pending):
+            out.append(_synthetic(anchor_seq, pending))
+            pending = []
+        out.append((seq, role, blocks))
+        if role is Role.ASSISTANT:
+            for b in blocks:
+                if isinstance(b, ToolCallBlock) and b.id not in answered:
+                    pending.append(b)
+                    anchor_seq = seq
+        elif role is Role.TOOL and pending:
+            got = {b.call_id for b in blocks if isinstance(b, ToolResultBlock)}
+            pending = [c for c in pending if c.id not in got]
+    if pending:
+        out.append(_synthetic(anchor_seq, pending))
+    return out
+
+
+def _answers_after(rows: list[tuple[int, Role, list[Block]]], i: int,
+                   pending: list[ToolCallBlock]) -> bool:
+    """True when row ``i`` (an assistant row) starts a new turn: the previous row was a tool
+    row, so the pending calls belong to a finished turn."""
+    return i > 0 and rows[i - 1][1] is Role.TOOL
+
+
+def _synthetic(seq: int, calls: list[ToolCallBlock]) -> tuple[int, Role, list[Block]]:
+    blocks: list[Block] = [ToolResultBlock(c.id, True, UNKNOWN_EFFECTS.format(name=c.name,
+                                                                            id=c.id),
+                                           synthetic=True) for c in calls]
+    return (seq, Role.TOOL, blocks)
+
+
+def _clip_largest(messages: list[dict[str, Any]], over: int) -> None:
+    """Cut the longest text field among ``messages`` by about ``over`` bytes (head and tail
+    kept, marker between)."""
+    best = None
+    for m in messages:
+        for block in m["content"]:
+            for key in ("text",):
+                value = block.get(key)
+                if isinstance(value, str) and (best is None or utf8_len(value) > best[2]):
+                    best = (block, key, utf8_len(value))
+    if best is None:
+        return
+    block, key, size = best
+    block[key] = clip_middle(block[key], max(0, size - over - 64))
+
+
+__all__ = ["ContinuationView", "Gap", "RefusalReason", "build_continuation", "repair",
+           "used_bytes", "summary_text", "gap_notice", "UNKNOWN_EFFECTS",
+           "TextBlock", "ThinkingBlock"]

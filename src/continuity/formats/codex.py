@@ -1,0 +1,622 @@
+"""Reader of Codex CLI rollout JSONL (spec/formats.md §2).
+
+Every line is an envelope ``{timestamp, type, payload}``. ``response_item`` lines are what the
+model saw (messages, reasoning, tool calls and outputs); ``event_msg`` lines are UI/telemetry
+events, two of which (``user_message``, ``agent_message``) repeat response-item messages
+(§2.5). Codex has no per-line ids, so ``native_id`` stays None (the importer keys Codex rows on
+file identity + offset + line hash, §5.3).
+
+Duplicate handling (§2.5): within one turn, a ``(role, text)`` pair seen once as a response item
+and once as an event is shown once. The first of the pair seen is the visible row; the later one
+becomes a hidden ``event`` row. Both orders occur in real files (``real-exec-0.135.jsonl``: the
+user response item precedes its event, the ``agent_message`` event precedes its response item).
+An event with no response-item counterpart (``sample-session.jsonl``) is simply visible. Only
+SHA-256 prefixes of the texts are kept in ``state()``, so a grown file resumes mid-turn.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from typing import Any
+
+import orjson
+
+from continuity.formats.base import FormatReader, decode_media, parse_timestamp, text_of
+from continuity.formats.jsonl import Line
+from continuity.model import (
+    Block,
+    CompactionInfo,
+    Entry,
+    EntryKind,
+    MediaBlock,
+    Role,
+    RunStatus,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+from continuity.text import clean
+
+TOP_LEVEL_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
+
+# Text Codex itself injects into user-role messages (codex-rs contextual user fragments plus the
+# legacy tags); a user message whose text starts with one of these is context, not a request.
+INJECTED_PREFIXES = (
+    "<environment_context>",
+    "<user_instructions>",
+    "# agents.md instructions",
+    "<instructions>",
+    "<skill>",
+    "<skill ",
+    "<user_shell_command>",
+    "<turn_aborted>",
+    "<plugins>",
+    "<subagents>",
+    "<subagent_notification>",
+)
+
+# Image wrappers newer Codex puts around an ``input_image`` in the user response item (not in the
+# ``user_message`` event): ignored when matching the two.
+_IMAGE_TAG = re.compile(r"^\s*(<image\b[^>]*>|</image>)\s*$", re.IGNORECASE)
+_DATA_URL = re.compile(r"^data:([^;,]*)((?:;[^;,]*)*);base64,", re.IGNORECASE)
+_EXIT_CODE_LINE = re.compile(r"^(?:Exit code:|Process exited with code)\s*(-?\d+)\s*$")
+
+# event_msg kinds we know (anything else is opaque, §5.1 rule 5).
+KNOWN_EVENTS = frozenset({
+    "task_started", "turn_started", "task_complete", "turn_complete", "turn_aborted", "error",
+    "user_message", "agent_message", "token_count", "exec_command_end", "patch_apply_end",
+    "image_generation_end", "agent_reasoning", "agent_reasoning_raw_content",
+    "agent_reasoning_section_break", "context_compacted", "mcp_tool_call_end", "web_search_end",
+    "thread_rolled_back", "thread_name_updated", "item_completed", "stream_error", "warning",
+    "entered_review_mode", "exited_review_mode", "undo_completed", "view_image_tool_call",
+    "plan_update", "background_event", "session_configured", "turn_diff", "shutdown_complete",
+    "collab_agent_spawn_end", "collab_agent_interaction_end", "collab_waiting_end",
+    "collab_close_end", "collab_resume_end", "dynamic_tool_call_response",
+})
+
+_TURN_START_EVENTS = ("task_started", "turn_started")
+_TURN_END_EVENTS = ("task_complete", "turn_complete")
+# How many unmatched duplicate keys per side a turn keeps (bounds state() on turn-less files).
+_MAX_PENDING = 256
+
+
+def is_injected(text: str) -> bool:
+    """True when ``text`` is context Codex injected into a user-role message."""
+    head = text.lstrip()[:64].lower()
+    return head.startswith(INJECTED_PREFIXES)
+
+
+def _dedupe_key(role: str, texts: list[str]) -> str | None:
+    """A short hash of a message's role and whitespace-normalised text (None: no text)."""
+    parts = [t for t in texts if not _IMAGE_TAG.match(t)]
+    norm = " ".join(" ".join(parts).split())
+    if not norm:
+        return None
+    digest = hashlib.sha256(f"{role}\x00{norm}".encode("utf-8", "replace")).hexdigest()
+    return digest[:24]
+
+
+def _deep_clean(value: Any) -> Any:
+    """``value`` with every string cleaned of lone surrogates (dict keys included)."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {(clean(k) if isinstance(k, str) else k): _deep_clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_deep_clean(v) for v in value]
+    return value
+
+
+def _parse_json(text: str) -> Any:
+    """``text`` parsed as JSON, or a sentinel ``_NOT_JSON``. Lone surrogates are tolerated."""
+    try:
+        return orjson.loads(text)
+    except orjson.JSONDecodeError:
+        pass
+    try:
+        return _deep_clean(json.loads(text))
+    except (ValueError, RecursionError):
+        return _NOT_JSON
+
+
+_NOT_JSON = object()
+
+
+def _media_from_url(url: Any) -> tuple[MediaBlock, dict[str, bytes]] | None:
+    """A MediaBlock from a base64 ``data:`` URL (None for any other URL or value)."""
+    if not isinstance(url, str):
+        return None
+    match = _DATA_URL.match(url)
+    if not match:
+        return None
+    return decode_media(match.group(1) or "application/octet-stream", url[match.end():])
+
+
+class CodexReader(FormatReader):
+    """Reads Codex CLI rollouts (``~/.codex/sessions/…/rollout-*.jsonl``)."""
+
+    harness = "codex"
+
+    def __init__(self, path: str, head: list[dict], state: dict | None = None) -> None:
+        super().__init__(path, head, state)
+        self._turn_id: str | None = None
+        # Unmatched duplicate keys of the current turn, per source: key -> count.
+        self._pending_ri: dict[str, int] = {}
+        self._pending_ev: dict[str, int] = {}
+        self.restore(state)
+
+    # ------------------------------------------------------------------ detection
+
+    @classmethod
+    def sniff(cls, head: list[dict]) -> bool:
+        for obj in head[:20]:
+            if (isinstance(obj, dict) and obj.get("type") in TOP_LEVEL_TYPES
+                    and isinstance(obj.get("payload"), dict)):
+                return True
+        return False
+
+    def key_from_head(self, head: list[dict]) -> str | None:
+        for obj in head:
+            if isinstance(obj, dict) and obj.get("type") == "session_meta":
+                payload = obj.get("payload")
+                if isinstance(payload, dict):
+                    sid = payload.get("id")
+                    if isinstance(sid, str) and sid.strip():
+                        return clean(sid.strip())
+        # Rollout file names end in the thread UUID: rollout-<date>T<time>-<uuid>.jsonl
+        match = re.search(
+            r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:\.jsonl)?$",
+            getattr(self, "path", "") or "", re.IGNORECASE)
+        return match.group(1) if match else None
+
+    # ------------------------------------------------------------------ state
+
+    def state(self) -> dict[str, Any]:
+        out = super().state()
+        out["codex"] = {"turn_id": self._turn_id, "pending_ri": dict(self._pending_ri),
+                        "pending_ev": dict(self._pending_ev)}
+        return out
+
+    def restore(self, state: dict[str, Any] | None) -> None:
+        super().restore(state)
+        own = state.get("codex") if isinstance(state, dict) else None
+        if isinstance(own, dict):
+            turn = own.get("turn_id")
+            self._turn_id = turn if isinstance(turn, str) else None
+            for name in ("pending_ri", "pending_ev"):
+                value = own.get(name)
+                target = self._pending_ri if name == "pending_ri" else self._pending_ev
+                target.clear()
+                if isinstance(value, dict):
+                    target.update({k: v for k, v in value.items()
+                                   if isinstance(k, str) and isinstance(v, int) and v > 0})
+
+    # ------------------------------------------------------------------ turns and duplicates
+
+    def _start_turn(self, turn_id: Any, *, explicit: bool) -> None:
+        """A turn starts: forget unmatched duplicates unless it is the turn we are already in
+        (``turn_context`` repeats the ``task_started`` turn id). A ``turn_context`` without a
+        turn id (older Codex) says nothing about turns."""
+        tid = turn_id if isinstance(turn_id, str) and turn_id else None
+        if tid is None and not explicit:
+            return
+        if tid is not None and tid == self._turn_id:
+            return
+        if tid is not None and self._turn_id is None and not explicit:
+            # First turn id learned from turn_context: adopt it, keep what is pending.
+            self._turn_id = tid
+            return
+        self._turn_id = tid
+        self._pending_ri.clear()
+        self._pending_ev.clear()
+
+    def _first_of_pair(self, key: str | None, *, from_event: bool) -> bool:
+        """Record one side of a possible (response item, event) pair; True when this row is the
+        visible one (no unmatched counterpart from the other source was seen in this turn)."""
+        if key is None:
+            return True
+        mine, other = ((self._pending_ev, self._pending_ri) if from_event
+                       else (self._pending_ri, self._pending_ev))
+        count = other.get(key, 0)
+        if count > 0:
+            if count == 1:
+                del other[key]
+            else:
+                other[key] = count - 1
+            return False
+        mine[key] = mine.pop(key, 0) + 1  # re-insert: most recent last
+        while len(mine) > _MAX_PENDING:
+            del mine[next(iter(mine))]
+        return True
+
+    # ------------------------------------------------------------------ reading
+
+    def read(self, line: Line) -> Entry | None:
+        try:
+            return self._read(line)
+        except Exception as exc:  # never raise on odd input (contract)
+            self.warn(line, f"unreadable codex line: {type(exc).__name__}: {exc}")
+            data = line.data if isinstance(line.data, dict) else {}
+            top = data.get("type")
+            return Entry(kind=EntryKind.OPAQUE, role=Role.SYSTEM, visible=False,
+                         type_name=top if isinstance(top, str) and top else "unknown",
+                         timestamp=parse_timestamp(data.get("timestamp")))
+
+    def _read(self, line: Line) -> Entry | None:
+        data = line.data or {}
+        top = data.get("type")
+        ts = parse_timestamp(data.get("timestamp"))
+        payload = data.get("payload")
+        if top not in TOP_LEVEL_TYPES:
+            name = top if isinstance(top, str) and top else "unknown"
+            return Entry(kind=EntryKind.OPAQUE, role=Role.SYSTEM, visible=False,
+                         type_name=clean(name), timestamp=ts)
+        if not isinstance(payload, dict):
+            self.warn(line, f"{top}: payload missing or not an object")
+            payload = {}
+        if top == "session_meta":
+            return self._session_meta(payload, ts)
+        if top == "turn_context":
+            return self._turn_context(payload, ts)
+        if top == "compacted":
+            return self._compacted(line, payload, ts)
+        kind = payload.get("type")
+        if not isinstance(kind, str) or not kind:
+            return Entry(kind=EntryKind.OPAQUE, role=Role.SYSTEM, visible=False,
+                         type_name=top, timestamp=ts)
+        if top == "response_item":
+            entry = self._response_item(line, kind, payload)
+        else:
+            entry = self._event(line, kind, payload)
+        entry.timestamp = ts
+        return entry
+
+    # -- top-level kinds
+
+    def _session_meta(self, payload: dict, ts: Any) -> Entry:
+        cwd = text_of(payload.get("cwd")) or None
+        if cwd:
+            self._facts.cwd = cwd
+        version = text_of(payload.get("cli_version"))
+        if version:
+            self._facts.version = version
+        return Entry(kind=EntryKind.EVENT, role=Role.SYSTEM, visible=False,
+                     type_name="session_meta", timestamp=ts, cwd=cwd)
+
+    def _turn_context(self, payload: dict, ts: Any) -> Entry:
+        self._start_turn(payload.get("turn_id"), explicit=False)
+        cwd = text_of(payload.get("cwd")) or None
+        if cwd:
+            self._facts.cwd = cwd
+        return Entry(kind=EntryKind.EVENT, role=Role.SYSTEM, visible=False,
+                     type_name="turn_context", timestamp=ts, cwd=cwd)
+
+    def _compacted(self, line: Line, payload: dict, ts: Any) -> Entry:
+        summary = payload.get("message")
+        if not isinstance(summary, str):
+            self.warn(line, "compacted: summary message missing")
+        return Entry(kind=EntryKind.COMPACTION, role=Role.SYSTEM, visible=True,
+                     type_name="compacted", timestamp=ts,
+                     compaction=CompactionInfo(summary=text_of(summary)))
+
+    # -- response items
+
+    def _response_item(self, line: Line, kind: str, p: dict) -> Entry:
+        type_name = f"response_item/{clean(kind)}"
+        if kind == "message":
+            return self._message(line, p, type_name)
+        if kind == "reasoning":
+            blocks = self._reasoning_blocks(p)
+            if not blocks:
+                # Only encrypted content: nothing to show (it stays in the raw line).
+                return Entry(kind=EntryKind.EVENT, role=Role.ASSISTANT, visible=False,
+                             type_name=type_name)
+            return Entry(kind=EntryKind.MESSAGE, role=Role.ASSISTANT, blocks=tuple(blocks),
+                         type_name=type_name)
+        if kind in ("function_call", "custom_tool_call", "local_shell_call"):
+            return self._tool_call(line, kind, p, type_name)
+        if kind in ("function_call_output", "custom_tool_call_output"):
+            return self._tool_output(line, p, type_name)
+        if kind == "tool_search_call":
+            call_id = p.get("call_id")
+            if isinstance(call_id, str) and call_id and p.get("execution") != "server":
+                args = p.get("arguments")
+                block = ToolCallBlock(clean(call_id), "tool_search",
+                                      _deep_clean(args) if args is not None else {})
+                return Entry(kind=EntryKind.MESSAGE, role=Role.ASSISTANT, blocks=(block,),
+                             type_name=type_name)
+            return Entry(kind=EntryKind.EVENT, role=Role.ASSISTANT, visible=False,
+                         type_name=type_name)
+        if kind == "tool_search_output":
+            call_id = p.get("call_id")
+            if isinstance(call_id, str) and call_id and p.get("execution") != "server":
+                tools = p.get("tools")
+                text = orjson.dumps(_deep_clean(tools)).decode() if tools is not None else ""
+                block = ToolResultBlock(clean(call_id), p.get("status") == "failed", text)
+                return Entry(kind=EntryKind.MESSAGE, role=Role.TOOL, blocks=(block,),
+                             type_name=type_name)
+            return Entry(kind=EntryKind.EVENT, role=Role.TOOL, visible=False,
+                         type_name=type_name)
+        if kind == "image_generation_call":
+            result = p.get("result")
+            if not isinstance(result, str) or not result:
+                if p.get("status") not in ("in_progress", "generating", "failed"):
+                    self.warn(line, "image_generation_call: result missing")
+                return Entry(kind=EntryKind.MESSAGE, role=Role.ASSISTANT,
+                             type_name=type_name)
+            media, payloads = decode_media("image/png", result)
+            return Entry(kind=EntryKind.MESSAGE, role=Role.ASSISTANT, blocks=(media,),
+                         payloads=payloads, type_name=type_name)
+        if kind in ("compaction", "ghost_snapshot", "web_search_call", "compaction_trigger",
+                    "context_compaction"):
+            return Entry(kind=EntryKind.EVENT, role=Role.SYSTEM, visible=False,
+                         type_name=type_name)
+        return Entry(kind=EntryKind.OPAQUE, role=Role.SYSTEM, visible=False, type_name=type_name)
+
+    def _content(self, line: Line, content: Any) -> tuple[list[str], list[Block],
+                                                          dict[str, bytes]]:
+        """Texts, blocks (text and media in content order) and media payloads of a message
+        ``content`` (a list of blocks, or a plain string). ``<image …>``/``</image>`` wrapper
+        texts are dropped from the blocks: the media block stands in their place."""
+        texts: list[str] = []
+        blocks: list[Block] = []
+        payloads: dict[str, bytes] = {}
+        if isinstance(content, str):
+            content = [content]
+        if not isinstance(content, list):
+            self.warn(line, "message: content missing")
+            return texts, blocks, payloads
+        for block in content:
+            value: Any = block
+            if isinstance(block, dict):
+                btype = block.get("type")
+                if btype in ("input_image", "output_image", "image"):
+                    got = _media_from_url(block.get("image_url") or block.get("url"))
+                    if got is not None:
+                        blocks.append(got[0])
+                        payloads.update(got[1])
+                    continue
+                value = next((block[k] for k in ("text", "output_text", "input_text", "refusal")
+                              if isinstance(block.get(k), str)), None)
+                if value is None:
+                    if btype in ("input_text", "output_text", "text", "refusal"):
+                        self.warn(line, f"message: {btype} block without text")
+                    else:
+                        self.warn(line, f"message: unknown content block type {btype!r} skipped")
+                    continue
+            if not isinstance(value, str):
+                continue
+            text = clean(value)
+            texts.append(text)
+            if text and not _IMAGE_TAG.match(text):
+                blocks.append(TextBlock(text))
+        return texts, blocks, payloads
+
+    def _message(self, line: Line, p: dict, type_name: str) -> Entry:
+        role = p.get("role")
+        texts, blocks, payloads = self._content(line, p.get("content"))
+        entry = Entry(kind=EntryKind.MESSAGE, role=Role.USER, blocks=tuple(blocks),
+                      type_name=type_name, payloads=payloads or None)
+        if role == "user":
+            if any(is_injected(t) for t in texts if t.strip()):
+                entry.kind = EntryKind.CONTEXT
+                entry.visible = False
+                return entry
+            typed = any(t.strip() and not _IMAGE_TAG.match(t) for t in texts)
+            if not self._first_of_pair(_dedupe_key("user", texts), from_event=False):
+                entry.kind = EntryKind.EVENT
+                entry.visible = False
+                return entry
+            entry.is_request = typed
+            return entry
+        if role in ("developer", "system"):
+            entry.role = Role.SYSTEM
+            entry.kind = EntryKind.CONTEXT
+            entry.visible = False
+            return entry
+        if role == "assistant":
+            entry.role = Role.ASSISTANT
+            if p.get("phase") == "final_answer":
+                entry.run_end = RunStatus.FINISHED
+            if not self._first_of_pair(_dedupe_key("assistant", texts), from_event=False):
+                entry.kind = EntryKind.EVENT
+                entry.visible = False
+            return entry
+        entry.role = Role.SYSTEM
+        entry.kind = EntryKind.OPAQUE
+        entry.visible = False
+        return entry
+
+    def _reasoning_blocks(self, p: dict) -> list[Block]:
+        blocks: list[Block] = []
+        for source in ("summary", "content"):
+            items = p.get(source)
+            if not isinstance(items, list):
+                continue
+            for item in items:
+                text = item.get("text") if isinstance(item, dict) else item
+                if isinstance(text, str) and text.strip():
+                    blocks.append(ThinkingBlock(clean(text)))
+            if blocks:  # the summary when there is one; raw reasoning text only as fallback
+                break
+        return blocks
+
+    def _call_id(self, line: Line, p: dict, kind: str) -> str:
+        for key in ("call_id", "id"):
+            value = p.get(key)
+            if isinstance(value, str) and value:
+                return clean(value)
+        self.warn(line, f"{kind}: call_id missing")
+        return ""
+
+    def _tool_call(self, line: Line, kind: str, p: dict, type_name: str) -> Entry:
+        call_id = self._call_id(line, p, kind)
+        name = text_of(p.get("name"))
+        arguments: Any
+        if kind == "function_call":
+            raw = p.get("arguments")
+            if isinstance(raw, dict):
+                arguments = _deep_clean(raw)
+            elif isinstance(raw, str):
+                parsed = _parse_json(raw) if raw.strip() else _NOT_JSON
+                arguments = parsed if isinstance(parsed, dict) else clean(raw)
+            else:
+                self.warn(line, "function_call: arguments missing")
+                arguments = {}
+        elif kind == "custom_tool_call":
+            raw = p.get("input")
+            if not isinstance(raw, str):
+                self.warn(line, "custom_tool_call: input missing")
+            arguments = text_of(raw)
+        else:  # local_shell_call
+            name = name or "local_shell"
+            action = p.get("action")
+            if not isinstance(action, dict):
+                self.warn(line, "local_shell_call: action missing")
+            arguments = _deep_clean(action) if isinstance(action, dict) else {}
+        if not name:
+            self.warn(line, f"{kind}: name missing")
+        return Entry(kind=EntryKind.MESSAGE, role=Role.ASSISTANT,
+                     blocks=(ToolCallBlock(call_id, name, arguments),), type_name=type_name)
+
+    def _tool_output(self, line: Line, p: dict, type_name: str) -> Entry:
+        call_id = self._call_id(line, p, type_name.split("/", 1)[1])
+        output = p.get("output")
+        if output is None:
+            self.warn(line, f"{type_name}: output missing")
+        text, is_error, media, payloads = self._output(output)
+        block = ToolResultBlock(call_id, is_error, text, tuple(media))
+        return Entry(kind=EntryKind.MESSAGE, role=Role.TOOL, blocks=(block,),
+                     type_name=type_name, payloads=payloads or None)
+
+    def _output(self, output: Any) -> tuple[str, bool, list[MediaBlock], dict[str, bytes]]:
+        """Text, error flag, media and payloads of a tool output (string, object or list)."""
+        media: list[MediaBlock] = []
+        payloads: dict[str, bytes] = {}
+        if isinstance(output, str):
+            return clean(output), _string_says_error(output), media, payloads
+        if isinstance(output, list):
+            texts: list[str] = []
+            for item in output:
+                if isinstance(item, str):
+                    texts.append(clean(item))
+                elif isinstance(item, dict):
+                    if item.get("type") in ("input_image", "output_image", "image"):
+                        got = _media_from_url(item.get("image_url") or item.get("url"))
+                        if got is not None:
+                            media.append(got[0])
+                            payloads.update(got[1])
+                        continue
+                    value = item.get("text")
+                    if not isinstance(value, str):
+                        value = item.get("output_text")
+                    if isinstance(value, str):
+                        texts.append(clean(value))
+            return "\n".join(texts), False, media, payloads
+        if isinstance(output, dict):
+            inner = output.get("output")
+            if inner is None:
+                inner = output.get("content")
+            if inner is None:
+                inner = output.get("content_items")
+            text, is_error, media, payloads = self._output(inner)
+            if output.get("success") is False or _exit_code_error(output):
+                is_error = True
+            return text, is_error, media, payloads
+        return "", False, media, payloads
+
+    # -- events
+
+    def _event(self, line: Line, kind: str, p: dict) -> Entry:
+        type_name = f"event_msg/{clean(kind)}"
+        if kind not in KNOWN_EVENTS:
+            return Entry(kind=EntryKind.OPAQUE, role=Role.SYSTEM, visible=False,
+                         type_name=type_name)
+        if kind in ("user_message", "agent_message"):
+            return self._event_message(line, kind, p, type_name)
+        entry = Entry(kind=EntryKind.EVENT, role=Role.SYSTEM, visible=False, type_name=type_name)
+        if kind in _TURN_START_EVENTS:
+            self._start_turn(p.get("turn_id"), explicit=True)
+        elif kind in _TURN_END_EVENTS:
+            entry.run_end = RunStatus.FINISHED
+        elif kind == "turn_aborted":
+            entry.run_end = RunStatus.INTERRUPTED
+        elif kind == "error":
+            entry.run_end = RunStatus.FAILED
+            message = text_of(p.get("message"))
+            if message:
+                entry.blocks = (TextBlock(message),)
+        elif kind == "thread_name_updated":
+            name = text_of(p.get("thread_name")) or text_of(p.get("name"))
+            if name:
+                self._facts.title = name
+        return entry
+
+    def _event_message(self, line: Line, kind: str, p: dict, type_name: str) -> Entry:
+        message = p.get("message")
+        if not isinstance(message, str):
+            self.warn(line, f"{type_name}: message missing")
+        text = text_of(message)
+        if kind == "agent_message":
+            entry = Entry(kind=EntryKind.MESSAGE, role=Role.ASSISTANT,
+                          blocks=(TextBlock(text),) if text else (), type_name=type_name)
+            if p.get("phase") == "final_answer":
+                entry.run_end = RunStatus.FINISHED
+            if not self._first_of_pair(_dedupe_key("assistant", [text]), from_event=True):
+                entry.kind = EntryKind.EVENT
+                entry.visible = False
+            return entry
+        blocks: list[Block] = [TextBlock(text)] if text else []
+        payloads: dict[str, bytes] = {}
+        images = p.get("images")
+        if isinstance(images, list):
+            for url in images:
+                got = _media_from_url(url)
+                if got is not None:
+                    blocks.append(got[0])
+                    payloads.update(got[1])
+        entry = Entry(kind=EntryKind.MESSAGE, role=Role.USER, blocks=tuple(blocks),
+                      type_name=type_name, payloads=payloads or None)
+        legacy_kind = p.get("kind")
+        if (legacy_kind in ("user_instructions", "environment_context")
+                or (text.strip() and is_injected(text))):
+            entry.kind = EntryKind.CONTEXT
+            entry.visible = False
+            return entry
+        if not self._first_of_pair(_dedupe_key("user", [text]), from_event=True):
+            entry.kind = EntryKind.EVENT
+            entry.visible = False
+            return entry
+        entry.is_request = bool(text.strip())
+        return entry
+
+
+def _exit_code_error(obj: dict) -> bool:
+    """True when ``obj`` (or its ``metadata``) gives an integer exit code other than 0."""
+    for holder in (obj, obj.get("metadata")):
+        if isinstance(holder, dict):
+            code = holder.get("exit_code")
+            if isinstance(code, int) and not isinstance(code, bool):
+                return code != 0
+    return False
+
+
+def _string_says_error(output: str) -> bool:
+    """True when a tool output string clearly states a non-zero exit code: the JSON shape
+    ``{"output": …, "metadata": {"exit_code": N}}`` or an ``Exit code: N`` /
+    ``Process exited with code N`` line in the header before ``Output:``."""
+    stripped = output.lstrip()
+    if stripped.startswith("{") and ('"exit_code"' in stripped or '"success"' in stripped):
+        parsed = _parse_json(stripped) if len(stripped) < 8 * 1024 * 1024 else _NOT_JSON
+        if isinstance(parsed, dict):
+            return parsed.get("success") is False or _exit_code_error(parsed)
+    for header_line in output[:2048].splitlines()[:6]:
+        if header_line.strip() == "Output:":
+            break
+        match = _EXIT_CODE_LINE.match(header_line.strip())
+        if match:
+            return int(match.group(1)) != 0
+    return False

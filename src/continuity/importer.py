@@ -1,0 +1,484 @@
+"""Import harness session files into the store: streaming, idempotent, tolerant, lossless.
+
+``import_paths(store, paths)`` takes files and directory trees (``~/.claude/projects``,
+``~/.codex/sessions``, ``~/.pi/agent/sessions``), detects each file's harness from its content
+(``continuity.formats.detect``) and streams it through that harness's reader in batches. Each
+batch (raw lines, rows, runs, issues and the source's new offset) lands in one transaction, so an
+interrupted import resumes exactly where its last batch ended and never leaves half a batch.
+
+Rules (spec/formats.md §5): every line is kept raw; a bad line is reported as ``path:line`` and
+the rest imports (B35); an unterminated, unparseable last line is a pending tail retried next
+time (B36); re-importing adds nothing; a grown file adds only its new lines (§5.2: same inode and
+same first-64-KiB hash); a rewritten file is re-read with rows already present (same native id,
+or same line bytes at the same line number) skipped. Rows repeat a native id (Claude Code resume
+replays): the first wins, later ones are counted as duplicates.
+
+Derived here, for every harness alike: compaction coverage (``covers_through_seq``), the pi
+leaf path (rows off it are not visible), and runs (each request opens one; it ends
+``finished``, ``failed`` or ``interrupted`` by the last hint a reader gave, else by whether tool
+calls were left without results).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+import orjson
+
+from continuity.errors import InputError
+from continuity.formats import FormatReader, LineReader, detect, read_head, reader_for
+from continuity.formats.jsonl import Line
+from continuity.model import (
+    CompactionInfo,
+    Entry,
+    EntryKind,
+    Role,
+    Run,
+    RunStatus,
+    Session,
+    SourceRef,
+)
+from continuity.store.base import ImportIssue, RawLine, SourceState, Store
+
+PREFIX_BYTES = 64 * 1024
+BATCH_LINES = 2000
+BATCH_BYTES = 16 * 1024 * 1024
+#: File names that live beside sessions but are not sessions (global prompt logs, indexes).
+NOT_SESSIONS = {"history.jsonl", "session_index.jsonl"}
+
+Progress = Callable[[int], None]
+
+
+@dataclass
+class FileReport:
+    """What one file's import did (formats.md §5.6). ``errors`` holds ``(line, reason)``."""
+
+    path: str
+    harness: str | None = None
+    version: str | None = None
+    session_key: str | None = None
+    status: str = "imported"  # imported | unchanged | skipped | failed
+    reason: str | None = None
+    lines_read: int = 0
+    imported: int = 0
+    blank: int = 0
+    duplicate: int = 0
+    opaque: int = 0
+    skipped: int = 0
+    errors: list[tuple[int, str]] = field(default_factory=list)
+    warnings: list[tuple[int, str]] = field(default_factory=list)
+    skip_reasons: Counter = field(default_factory=Counter)
+    types: Counter = field(default_factory=Counter)
+    first_timestamp: datetime | None = None
+    last_timestamp: datetime | None = None
+    offset: int = 0
+    pending_tail_bytes: int = 0
+    resumed_from: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` shape of this report."""
+        return {
+            "path": self.path, "harness": self.harness, "version": self.version,
+            "session": self.session_key, "status": self.status, "reason": self.reason,
+            "lines_read": self.lines_read, "imported": self.imported, "blank": self.blank,
+            "duplicate": self.duplicate, "opaque": self.opaque, "skipped": self.skipped,
+            "skip_reasons": dict(self.skip_reasons),
+            "errors": [{"line": n, "reason": r} for n, r in self.errors],
+            "warnings": [{"line": n, "message": m} for n, m in self.warnings],
+            "types": dict(self.types),
+            "first_timestamp": _iso(self.first_timestamp),
+            "last_timestamp": _iso(self.last_timestamp),
+            "offset": self.offset, "resumed_from": self.resumed_from,
+            "pending_tail_bytes": self.pending_tail_bytes,
+        }
+
+
+@dataclass
+class ImportReport:
+    """The reports of every file of one import call."""
+
+    files: list[FileReport] = field(default_factory=list)
+
+    @property
+    def sessions(self) -> list[str]:
+        """Distinct session keys touched, in order."""
+        return list(dict.fromkeys(f.session_key for f in self.files if f.session_key))
+
+    def totals(self) -> dict[str, int]:
+        """Sums over the files: files, sessions, lines, rows, duplicates, errors, skipped files."""
+        return {
+            "files": len(self.files), "sessions": len(self.sessions),
+            "lines_read": sum(f.lines_read for f in self.files),
+            "imported": sum(f.imported for f in self.files),
+            "duplicate": sum(f.duplicate for f in self.files),
+            "opaque": sum(f.opaque for f in self.files),
+            "errors": sum(len(f.errors) for f in self.files),
+            "skipped_files": sum(1 for f in self.files if f.status in ("skipped", "failed")),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"totals": self.totals(), "sessions": self.sessions,
+                "files": [f.to_dict() for f in self.files]}
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value else None
+
+
+# ---------------------------------------------------------------------------- discovery
+
+
+def discover(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """Session files named by ``paths``: files as given, directories searched recursively for
+    ``*.jsonl`` (sorted). Raises ``InputError`` naming a path that does not exist."""
+    found: list[Path] = []
+    for raw in paths:
+        path = Path(raw).expanduser()
+        if path.is_dir():
+            found.extend(sorted(p for p in path.rglob("*.jsonl")
+                                if p.is_file() and p.name not in NOT_SESSIONS))
+        elif path.is_file():
+            found.append(path)
+        else:
+            raise InputError(f"{raw}: no such file or directory")
+    return list(dict.fromkeys(p.resolve() for p in found))
+
+
+def total_bytes(files: Iterable[Path]) -> int:
+    """Sum of the files' sizes in bytes (for a progress bar)."""
+    return sum(p.stat().st_size for p in files)
+
+
+def import_paths(store: Store, paths: Iterable[str | os.PathLike[str]], *,
+                 progress: Progress | None = None) -> ImportReport:
+    """Import every session file under ``paths``; see the module docstring."""
+    report = ImportReport()
+    for path in discover(paths):
+        report.files.append(import_file(store, path, progress=progress))
+    return report
+
+
+# ---------------------------------------------------------------------------- one file
+
+
+def _prefix_hash(path: Path) -> str:
+    with open(path, "rb") as fh:
+        return hashlib.sha256(fh.read(PREFIX_BYTES)).hexdigest()
+
+
+def import_file(store: Store, path: str | os.PathLike[str], *,
+                progress: Progress | None = None) -> FileReport:
+    """Import one session file (see the module docstring). Never raises for bad content: a file
+    that is not a session file gets status ``skipped`` with a reason."""
+    p = Path(path).resolve()
+    report = FileReport(str(p))
+    try:
+        stat = p.stat()
+        prefix = _prefix_hash(p)
+    except OSError as exc:
+        report.status, report.reason = "failed", f"cannot read: {exc.strerror or exc}"
+        return report
+    source = store.get_source(str(p))
+    resume = (source is not None and source.inode == stat.st_ino and stat.st_size >= source.size
+              and (source.prefix_sha256 == prefix or source.size < PREFIX_BYTES))
+    if source is not None and resume and stat.st_size == source.offset:
+        report.status, report.harness, report.session_key = "unchanged", source.harness, \
+            source.session_key
+        report.offset = report.resumed_from = source.offset
+        if progress:
+            progress(stat.st_size)
+        return report
+
+    head = read_head(str(p))
+    if source is not None:
+        reader_cls = reader_for(source.harness)
+    else:
+        reader_cls = detect(head)
+        if reader_cls is None:
+            report.status, report.reason = "skipped", "not a session file (format not recognised)"
+            if progress:
+                progress(stat.st_size)
+            return report
+    state = orjson.loads(source.reader_state) if (source and resume and source.reader_state) \
+        else {}
+    reader = reader_cls(str(p), head, state.get("reader"))
+    key = source.session_key if source else _claim_key(store, reader.session_key, str(p))
+    job = _FileImport(store, p, reader, key, report, state if resume else {}, stat, prefix)
+    start, start_line = (source.offset, source.line_count) if (source and resume) else (0, 0)
+    report.resumed_from = start
+    job.run(start, start_line, progress)
+    return report
+
+
+def _claim_key(store: Store, key: str, path: str) -> str:
+    """The session key for a new source: the reader's, unless another file already holds it
+    (a Claude Code subagent file shares its parent's session id): then ``<key>/<file stem>``."""
+    existing = store.get_session(key)
+    if existing is None or existing.source_path in (None, path):
+        return key
+    return f"{key}/{Path(path).stem}"
+
+
+class _RunTracker:
+    """Derives runs from rows in seq order (see the module docstring)."""
+
+    def __init__(self, key: str, agent_id: str, state: dict[str, Any] | None) -> None:
+        self.key, self.agent_id = key, agent_id
+        s = state or {}
+        self.request_seq: int | None = s.get("request_seq")
+        self.hint: str | None = s.get("hint")
+        self.pending: list[str] = s.get("pending", [])
+        self.end_seq: int = s.get("end_seq", -1)
+        self.started: str | None = s.get("started")
+        self.ended: str | None = s.get("ended")
+        self.closed: list[Run] = []
+
+    def state(self) -> dict[str, Any]:
+        return {"request_seq": self.request_seq, "hint": self.hint,
+                "pending": self.pending[-200:], "end_seq": self.end_seq,
+                "started": self.started, "ended": self.ended}
+
+    def feed(self, e: Entry) -> None:
+        if e.sidechain:
+            return
+        if e.is_request and e.visible:
+            self._close()
+            self.request_seq, self.hint, self.pending = e.seq, None, []
+            self.end_seq, self.started, self.ended = e.seq, _iso(e.timestamp), _iso(e.timestamp)
+            return
+        if self.request_seq is None:
+            return
+        if e.visible and e.role is Role.ASSISTANT:
+            # A later answer outranks an earlier error or retry notice of the same run.
+            self.hint = e.run_end.value if e.run_end is not None else None
+        elif e.run_end is not None:
+            self.hint = e.run_end.value
+        if e.timestamp is not None:
+            self.ended = _iso(e.timestamp)
+        if not e.visible:
+            return
+        self.end_seq = e.seq
+        for call in e.tool_calls():
+            self.pending.append(call.id)
+        done = {r.call_id for r in e.tool_results()}
+        if done:
+            self.pending = [c for c in self.pending if c not in done]
+
+    def current(self) -> Run | None:
+        """The open run as it stands now (status by the rules, as if the log ended here)."""
+        if self.request_seq is None:
+            return None
+        if self.hint is not None:
+            status = RunStatus(self.hint)
+        else:
+            status = RunStatus.INTERRUPTED if self.pending else RunStatus.FINISHED
+        if self.pending and status is RunStatus.FINISHED:
+            status = RunStatus.INTERRUPTED
+        return Run(f"{self.key}:{self.request_seq}", self.key, self.agent_id, self.request_seq,
+                   status, self.end_seq, _dt(self.started), _dt(self.ended))
+
+    def _close(self) -> None:
+        run = self.current()
+        if run is not None:
+            self.closed.append(run)
+
+    def take(self) -> list[Run]:
+        """Runs closed since the last call, plus the open one as it stands."""
+        out, self.closed = self.closed, []
+        cur = self.current()
+        if cur is not None:
+            out.append(cur)
+        return out
+
+
+def _dt(value: str | None) -> datetime | None:
+    return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
+
+
+class _FileImport:
+    """One file's streaming import (state between batches)."""
+
+    def __init__(self, store: Store, path: Path, reader: FormatReader, key: str,
+                 report: FileReport, state: dict[str, Any], stat: os.stat_result,
+                 prefix: str) -> None:
+        self.store, self.path, self.reader, self.key = store, path, reader, key
+        self.report, self.stat, self.prefix = report, stat, prefix
+        report.harness, report.session_key = reader.harness, key
+        session = store.get_session(key)
+        self.next_seq = session.entry_count if session else 0
+        self.started = session.started_at if session else None
+        self.ended = session.ended_at if session else None
+        self.tracker = _RunTracker(key, reader.facts().agent_id, state.get("runs"))
+        self.pending: list[tuple[Line, Entry]] = []
+        self.raw: list[RawLine] = []
+        self.issues: list[ImportIssue] = []
+        self.batch_bytes = 0
+        self.tree_changed = False
+
+    def run(self, start: int, start_line: int, progress: Progress | None) -> None:
+        report = self.report
+        with open(self.path, "rb") as fh:
+            lines = LineReader(fh, start_offset=start, start_line=start_line)
+            last_offset = start
+            for line in lines:
+                report.lines_read += 1
+                self._take(line)
+                if progress:
+                    progress(lines.offset - last_offset)
+                    last_offset = lines.offset
+                if len(self.raw) >= BATCH_LINES or self.batch_bytes >= BATCH_BYTES:
+                    self._flush(lines.offset, lines.line)
+            report.blank = lines.blank
+            report.pending_tail_bytes = lines.pending_tail
+            self._flush(lines.offset, lines.line, final=True)
+            if progress:
+                progress(max(0, self.stat.st_size - last_offset))
+        report.offset = lines.offset
+        report.version = self.reader.facts().version
+        report.warnings = list(self.reader.warnings)
+
+    def _take(self, line: Line) -> None:
+        self.raw.append(RawLine(str(self.path), line.number, line.offset, line.sha256, line.raw))
+        self.batch_bytes += len(line.raw)
+        if line.data is None:
+            reason = line.error or "unreadable"
+            self.issues.append(ImportIssue(str(self.path), line.number, line.offset,
+                                           len(line.raw), reason, line.sha256))
+            self.report.errors.append((line.number, reason))
+            return
+        try:
+            entry = self.reader.read(line)
+        except Exception as exc:  # a reader bug must not lose the rest of the file
+            reason = f"reader error: {exc.__class__.__name__}: {exc}"
+            self.issues.append(ImportIssue(str(self.path), line.number, line.offset,
+                                           len(line.raw), reason, line.sha256))
+            self.report.errors.append((line.number, reason))
+            return
+        if entry is None:
+            self.report.skipped += 1
+            self.report.skip_reasons[self.reader.skip_reason or "skipped"] += 1
+            return
+        entry.source = SourceRef(str(self.path), line.number, line.offset, line.sha256)
+        self.pending.append((line, entry))
+
+    def _flush(self, offset: int, line_count: int, *, final: bool = False) -> None:
+        store, report = self.store, self.report
+        entries = self._dedupe([e for _, e in self.pending])
+        for e in entries:
+            e.seq = self.next_seq
+            e.entry_id = f"{self.key}:{e.seq}"
+            self.next_seq += 1
+        self._resolve_compactions(entries)
+        for e in entries:
+            self.tracker.feed(e)
+            report.types[e.type_name or e.kind.value] += 1
+            if e.kind is EntryKind.OPAQUE:
+                report.opaque += 1
+            if e.timestamp is not None:
+                self.started = e.timestamp if self.started is None else min(self.started,
+                                                                           e.timestamp)
+                self.ended = e.timestamp if self.ended is None else max(self.ended, e.timestamp)
+                report.first_timestamp = (e.timestamp if report.first_timestamp is None
+                                          else min(report.first_timestamp, e.timestamp))
+                report.last_timestamp = (e.timestamp if report.last_timestamp is None
+                                         else max(report.last_timestamp, e.timestamp))
+            if e.parent_native_id is not None:
+                self.tree_changed = True
+        facts = self.reader.facts()
+        session = Session(key=self.key, harness=self.reader.harness, agent_id=facts.agent_id,
+                          project=facts.cwd, source_path=str(self.path),
+                          started_at=self.started, ended_at=self.ended, title=facts.title)
+        state = {"reader": self.reader.state(), "runs": self.tracker.state()}
+        source = SourceState(str(self.path), self.key, self.reader.harness, self.stat.st_ino,
+                             max(self.stat.st_size, offset), offset, line_count, self.prefix,
+                             orjson.dumps(state).decode())
+        with store.batch():
+            store.upsert_session(session)
+            store.put_raw_lines(self.raw)
+            store.append(self.key, entries)
+            store.put_issues(self.issues)
+            store.put_runs(self.tracker.take())
+            if final and self.reader.uses_tree and self.tree_changed:
+                _apply_leaf_path(store, self.key)
+            store.put_source(source)
+        report.imported += len(entries)
+        self.pending, self.raw, self.issues, self.batch_bytes = [], [], [], 0
+
+    def _dedupe(self, entries: list[Entry]) -> list[Entry]:
+        """Drop rows whose native id the session already has, or that an earlier import of
+        this same line (same line number, same bytes) already stored."""
+        ids = [e.native_id for e in entries if e.native_id]
+        known = set(self.store.native_seqs(self.key, ids)) if ids else set()
+        out: list[Entry] = []
+        for e in entries:
+            if e.native_id:
+                if e.native_id in known:
+                    self.report.duplicate += 1
+                    continue
+                known.add(e.native_id)
+            out.append(e)
+        if self.report.resumed_from == 0 and self.next_seq > 0:
+            out = self._drop_already_stored_lines(out)
+        return out
+
+    def _drop_already_stored_lines(self, entries: list[Entry]) -> list[Entry]:
+        """On a full re-read of a known file, rows without native ids are matched by their line
+        number and bytes against the lines kept from the earlier import."""
+        kept = {(r.line_no, r.sha256) for r in self.store.raw_lines(str(self.path))} \
+            if not hasattr(self, "_kept") else self._kept
+        self._kept = kept
+        out = []
+        for e in entries:
+            if not e.native_id and e.source and (e.source.line, e.source.raw_sha256) in kept:
+                self.report.duplicate += 1
+                continue
+            out.append(e)
+        return out
+
+    def _resolve_compactions(self, entries: list[Entry]) -> None:
+        wanted = [e.compaction.first_kept_entry_id for e in entries
+                  if e.compaction is not None and e.compaction.first_kept_entry_id]
+        if not wanted:
+            lookup: dict[str, int] = {}
+        else:
+            lookup = self.store.native_seqs(self.key, wanted)
+            lookup.update({e.native_id: e.seq for e in entries
+                           if e.native_id and e.native_id not in lookup})
+        for e in entries:
+            c = e.compaction
+            if c is None or c.covers_through_seq is not None:
+                continue
+            kept = lookup.get(c.first_kept_entry_id or "")
+            covers = kept - 1 if kept is not None and kept < e.seq else e.seq - 1
+            e.compaction = CompactionInfo(c.summary, covers, c.first_kept_entry_id,
+                                          c.continuation, c.run_id, c.trigger)
+
+
+def _apply_leaf_path(store: Store, key: str) -> None:
+    """Follow a parent tree (pi) from its leaf, the last row with a native id in file order:
+    rows on the path keep their reader's visibility, rows off it become invisible. A missing,
+    null or self parent ends the walk (a root); never fails on an orphan."""
+    links = list(store.tree_links(key))
+    by_id: dict[str, tuple[int, str | None]] = {}
+    leaf: str | None = None
+    for seq, native, parent, _ in links:
+        if native:
+            by_id.setdefault(native, (seq, parent))
+            leaf = native
+    on_path: set[int] = set()
+    current, guard = leaf, 0
+    while current and current in by_id and guard <= len(by_id):
+        seq, parent = by_id[current]
+        on_path.add(seq)
+        current = parent if parent != current else None
+        guard += 1
+    tree_rows = {seq for seq, native, _, _ in links if native}
+    off = tree_rows - on_path
+    store.set_on_path(key, on_path, True)
+    store.set_on_path(key, off, False)

@@ -1,0 +1,68 @@
+"""Small builders of session logs for tests: ``U("text")``, ``A(call("c1"))``, ``T("c1")``..."""
+
+from __future__ import annotations
+
+from continuity.model import (
+    CompactionInfo,
+    Entry,
+    EntryKind,
+    Role,
+    Run,
+    RunStatus,
+    Session,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+from continuity.store.base import Store
+
+
+def U(text: str, *, request: bool = True) -> Entry:
+    """A user row; a request unless ``request=False``."""
+    return Entry(EntryKind.MESSAGE, Role.USER, (TextBlock(text),), is_request=request)
+
+
+def A(*blocks: object, text: str | None = None) -> Entry:
+    """An assistant row with tool calls (``call(...)``) and/or text."""
+    out = [TextBlock(text)] if text else []
+    out.extend(blocks)  # type: ignore[arg-type]
+    return Entry(EntryKind.MESSAGE, Role.ASSISTANT, tuple(out))  # type: ignore[arg-type]
+
+
+def call(call_id: str, name: str = "read", **args: object) -> ToolCallBlock:
+    return ToolCallBlock(call_id, name, dict(args))
+
+
+def T(*call_ids: str, text: str = "ok", error: bool = False) -> Entry:
+    """A tool row answering ``call_ids``."""
+    return Entry(EntryKind.MESSAGE, Role.TOOL,
+                 tuple(ToolResultBlock(c, error, f"{text} {c}") for c in call_ids))
+
+
+def CP(summary: str, covers: int | None = None, *, first_kept: str | None = None) -> Entry:
+    """A compaction row covering seq 0..covers (default: everything before it)."""
+    return Entry(EntryKind.COMPACTION, Role.SYSTEM, (),
+                 compaction=CompactionInfo(summary, covers, first_kept))
+
+
+def load(store: Store, rows: list[Entry], *, key: str = "s1",
+         runs: list[tuple[int, RunStatus]] | None = None) -> str:
+    """Append ``rows`` to session ``key`` (seq = index) and derive its runs: each request opens
+    a run; ``runs`` overrides statuses by request seq. Returns the key."""
+    store.upsert_session(Session(key=key, harness="test"))
+    start = store.get_session(key).entry_count  # type: ignore[union-attr]
+    for i, e in enumerate(rows):
+        e.seq = start + i
+        if e.compaction is not None and e.compaction.covers_through_seq is None:
+            c = e.compaction
+            e.compaction = CompactionInfo(c.summary, e.seq - 1, c.first_kept_entry_id)
+    store.append(key, rows)
+    overrides = dict(runs or [])
+    reqs = [e.seq for e in rows if e.is_request]
+    out = []
+    for i, seq in enumerate(reqs):
+        end = (reqs[i + 1] - 1) if i + 1 < len(reqs) else rows[-1].seq
+        status = overrides.get(seq, RunStatus.FINISHED)
+        out.append(Run(f"{key}:{seq}", key, "default", seq, status, end))
+    store.put_runs(out)
+    return key

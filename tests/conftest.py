@@ -1,0 +1,85 @@
+"""Shared fixtures: an isolated workspace for every test, and a store per backend.
+
+The ``store`` fixture runs on SQLite always and on PostgreSQL whenever
+``CONTINUITY_TEST_DATABASE_URL`` is set (a server URL; each test gets a throwaway database).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from continuity.store import SqlStore, open_store
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+PG_URL = os.environ.get("CONTINUITY_TEST_DATABASE_URL")
+BACKENDS = ["sqlite", *(["postgresql"] if PG_URL else [])]
+
+
+@pytest.fixture(autouse=True)
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Point CONTINUITY_HOME at a fresh folder and forget any configured database."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("CONTINUITY_HOME", str(home))
+    monkeypatch.delenv("CONTINUITY_DATABASE_URL", raising=False)
+    return home
+
+
+def _pg_database() -> Iterator[str]:
+    from sqlalchemy import create_engine, text
+    from sqlalchemy.engine import make_url
+
+    assert PG_URL
+    base = make_url(PG_URL)
+    if base.drivername in ("postgresql", "postgres"):
+        base = base.set(drivername="postgresql+psycopg")
+    name = f"continuity_test_{uuid.uuid4().hex[:12]}"
+    admin = create_engine(base, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield base.set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture
+def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    """A fresh database URL of the backend named by the test's ``backend`` parameter."""
+    backend = getattr(request, "param", "sqlite")
+    if backend == "sqlite":
+        yield f"sqlite:///{tmp_path / 'continuity.db'}"
+    else:
+        yield from _pg_database()
+
+
+@pytest.fixture(params=BACKENDS)
+def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[SqlStore]:
+    """An empty, migrated store on each backend."""
+    if request.param == "sqlite":
+        with open_store(f"sqlite:///{tmp_path / 'continuity.db'}") as s:
+            yield s
+    else:
+        for url in _pg_database():
+            with open_store(url) as s:
+                yield s
+
+
+@pytest.fixture
+def sqlite_store(tmp_path: Path) -> Iterator[SqlStore]:
+    """An empty store on SQLite only (for tests about formats, not backends)."""
+    with open_store(f"sqlite:///{tmp_path / 'continuity.db'}") as s:
+        yield s
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    """The folder of real sample sessions (``../shared/data``)."""
+    assert SHARED_DATA.is_dir(), f"missing {SHARED_DATA}"
+    return SHARED_DATA

@@ -1,0 +1,169 @@
+"""Store conformance: every test runs on each backend in ``conftest.BACKENDS``."""
+
+from __future__ import annotations
+
+import pytest
+
+from continuity.model import (
+    Entry,
+    EntryKind,
+    MediaBlock,
+    Note,
+    Role,
+    Run,
+    RunStatus,
+    Session,
+    SourceRef,
+    TextBlock,
+)
+from continuity.store.base import ImportIssue, RawLine, SourceState
+from tests.builders import A, CP, T, U, call, load
+
+
+def test_store_upsert_session_then_get_returns_fields(store):
+    """A session reads back with the fields written and entry_count 0."""
+    store.upsert_session(Session(key="k1", harness="pi", project="/p", title="t"))
+    got = store.get_session("k1")
+    assert (got.key, got.harness, got.project, got.title, got.entry_count) == \
+        ("k1", "pi", "/p", "t", 0)
+    assert store.get_session("missing") is None
+
+
+def test_store_append_assigns_entry_ids_and_counts(store):
+    """Appended rows read back in seq order with their blocks; entry_count follows."""
+    key = load(store, [U("fix the parser"), A(call("c1", path="a.py")), T("c1")])
+    rows = store.entries(key)
+    assert [r.seq for r in rows] == [0, 1, 2]
+    assert [r.entry_id for r in rows] == ["s1:0", "s1:1", "s1:2"]
+    assert rows[0].text() == "fix the parser" and rows[0].is_request
+    assert rows[1].tool_calls()[0].arguments == {"path": "a.py"}
+    assert rows[2].tool_results()[0].text == "ok c1"
+    assert store.get_session(key).entry_count == 3
+
+
+def test_store_append_rejects_seq_gap(store):
+    """A row whose seq does not continue the log is refused and nothing is written."""
+    store.upsert_session(Session(key="k", harness="t"))
+    e = U("x")
+    e.seq = 5
+    with pytest.raises(ValueError, match="expected 0"):
+        store.append("k", [e])
+    assert store.entries("k") == []
+
+
+def test_store_batch_rolls_back_whole(store):
+    """An error inside batch() leaves none of its writes."""
+    store.upsert_session(Session(key="k", harness="t"))
+    with pytest.raises(RuntimeError):
+        with store.batch():
+            e = U("x")
+            e.seq = 0
+            store.append("k", [e])
+            raise RuntimeError("boom")
+    assert store.entries("k") == []
+    assert store.get_session("k").entry_count == 0
+
+
+def test_store_tool_call_index_tracks_first_result(store):
+    """The index knows each call's seq and its first result; unknown ids are absent."""
+    key = load(store, [U("go"), A(call("c1"), call("c2")), T("c1"), T("c1"), U("next")])
+    idx = store.tool_calls(key, ["c1", "c2", "nope"])
+    assert idx["c1"].call_seq == 1 and idx["c1"].result_seq == 2
+    assert idx["c2"].call_seq == 1 and idx["c2"].result_seq is None
+    assert "nope" not in idx
+    assert {p.call_id for p in store.tool_calls_from(key, 2)} == {"c1"}
+
+
+def test_store_orphan_result_indexed_without_call(store):
+    """A result whose call never appeared is indexed with call_seq -1."""
+    key = load(store, [U("go"), T("t9")])
+    assert store.tool_calls(key, ["t9"])["t9"].call_seq == -1
+
+
+def test_store_rows_meta_bounds_and_order(store):
+    """rows_meta honours both bounds and the order, and skips invisible rows."""
+    rows = [U("a"), A(text="b"), U("c"), A(text="d")]
+    rows[1].visible = False
+    key = load(store, rows)
+    assert [m.seq for m in store.rows_meta(key)] == [3, 2, 0]
+    assert [m.seq for m in store.rows_meta(key, after_seq=0, newest_first=False)] == [2, 3]
+    assert [m.seq for m in store.rows_meta(key, before_seq=3, limit=1)] == [2]
+    meta = store.rows_meta(key, limit=1)[0]
+    assert meta.view_bytes == len(b'{"seq":3,"role":"assistant","copied":false,'
+                                  b'"content":[{"type":"text","text":"d"}]}')
+
+
+def test_store_latest_compaction_by_seq(store):
+    """The newest compaction wins by seq; its coverage reads back."""
+    key = load(store, [U("a"), CP("one"), U("b"), CP("two"), U("c")])
+    got = store.latest_compaction(key)
+    assert got.seq == 3 and got.compaction.summary == "two"
+    assert got.compaction.covers_through_seq == 2
+    assert store.latest_compaction("other") is None
+
+
+def test_store_runs_last_ended(store):
+    """last_run(ended_only) skips a running run; other sessions are untouched."""
+    key = load(store, [U("a"), A(text="x"), U("b")],
+               runs=[(0, RunStatus.INTERRUPTED), (2, RunStatus.RUNNING)])
+    assert store.last_run(key).request_seq == 2
+    ended = store.last_run(key, ended_only=True)
+    assert (ended.request_seq, ended.status) == (0, RunStatus.INTERRUPTED)
+    assert store.last_run("nobody") is None
+    store.put_runs([Run("s1:2", key, "default", 2, RunStatus.FINISHED, 2)])
+    assert store.last_run(key, ended_only=True).request_seq == 2
+
+
+def test_store_notes_newest_limit_oldest_first(store):
+    for i in range(5):
+        store.add_note(Note("s", f"n{i}"))
+    assert [n.text for n in store.notes("s", limit=3)] == ["n2", "n3", "n4"]
+    assert store.notes("other") == []
+
+
+def test_store_find_sessions_escapes_wildcards(store):
+    for key in ("ab_1", "abx1", "zz"):
+        store.upsert_session(Session(key=key, harness="t"))
+    assert [s.key for s in store.find_sessions("ab")] == ["ab_1", "abx1"]
+    assert [s.key for s in store.find_sessions("ab_")] == ["ab_1"]
+    assert store.find_sessions("%") == []
+
+
+def test_store_raw_lines_are_lossless_and_idempotent(store):
+    lines = [RawLine("/f", 1, 0, "a" * 64, b'{"x":1}\r'), RawLine("/f", 2, 9, "b" * 64, b"\x00\x00")]
+    store.put_raw_lines(lines)
+    store.put_raw_lines(lines)
+    assert list(store.raw_lines("/f")) == lines
+    assert list(store.raw_lines("/other")) == []
+
+
+def test_store_media_and_issues_and_sources(store):
+    store.upsert_session(Session(key="k", harness="t"))
+    e = Entry(EntryKind.MESSAGE, Role.USER, (MediaBlock("image/png", 3, "d" * 64),),
+              payloads={"d" * 64: b"\x89PN"}, seq=0,
+              source=SourceRef("/f", 1, 0, "e" * 64))
+    store.append("k", [e])
+    assert store.media("d" * 64) == b"\x89PN"
+    assert store.entries("k")[0].source.line == 1
+    store.put_issues([ImportIssue("/f", 10, 99, 17, "not JSON", "c" * 64)])
+    assert store.issues("/f")[0].line_no == 10 and store.issues("/g") == []
+    state = SourceState("/f", "k", "codex", 7, 100, 90, 10, "f" * 64, '{"a":1}')
+    store.put_source(state)
+    store.put_source(state)
+    got = store.get_source("/f")
+    assert (got.offset, got.line_count, got.reader_state) == (90, 10, '{"a":1}')
+
+
+def test_store_set_on_path_restores_reader_visibility(store):
+    rows = [U("a"), A(text="b")]
+    rows[1].visible = False
+    key = load(store, rows)
+    store.set_on_path(key, [0, 1], False)
+    assert store.rows_meta(key) == []
+    store.set_on_path(key, [0, 1], True)
+    assert [m.seq for m in store.rows_meta(key)] == [0]
+
+
+def test_store_text_roundtrip_non_ascii(store):
+    key = load(store, [U("emoji 🎉 and ü")])
+    assert store.entries(key)[0].blocks == (TextBlock("emoji 🎉 and ü"),)
