@@ -16,6 +16,7 @@ notice are reserved from the same budget, so used_bytes + notes + notice <= budg
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -198,13 +199,13 @@ class _Assembler:
                             "text": text}
         view.notes = self._notes()
         protected = (used_bytes(view.summary, view.request, []) - json_len([])
-                     + json_len(view.notes) + GAP_NOTICE_RESERVE + json_len([]))
+                     + json_len(view.notes) + GAP_NOTICE_RESERVE)
         if protected > view.budget_bytes:
             return _refuse(view, RefusalReason.PROTECTED_OVER_BUDGET,
                            f"summary, request and notes need {protected} bytes; budget is "
                            f"{view.budget_bytes}")
         req_seq = request_entry.seq if request_entry else None
-        self._suffix(covers, req_seq, view.budget_bytes - protected + json_len([]))
+        self._suffix(covers, req_seq, view.budget_bytes - protected)
         return view
 
     def _notes(self) -> list[str]:
@@ -228,20 +229,27 @@ class _Assembler:
             # Seed 002: a tail without a user message containing text contributes no turns.
             window = self._from_first_user(window)
         pairs = self.store.tool_calls_from(self.key, window[0].seq) if window else []
-        starts = _valid_starts(window, pairs, lower)
+        starts = _valid_starts(window, pairs, lower)  # newest first
+        # The oldest start whose rows fit by their stored sizes, then exact checks moving to
+        # newer starts (each drops the oldest unit) until the rendered view fits.
+        suffix_bytes = _suffix_bytes(window)
+        pick = 0
+        for i, start in enumerate(starts):
+            if suffix_bytes[start] + 2 <= room:
+                pick = i
+            else:
+                break
         chosen: list[dict[str, Any]] = []
         start_seq: int | None = None
-        for start in starts:  # newest first: each earlier start adds a whole unit
-            cost = sum(r.view_bytes for r in window if r.seq >= start)
-            if cost > room * 2 and chosen:
-                break
+        for start in starts[pick::-1] if starts else []:
             messages = self._messages(window, start, req_seq, covers, pairs)
-            if self._fits(messages, room, start):
+            if json_len(messages) <= room:
                 chosen, start_seq = messages, start
-            elif chosen:
                 break
         if start_seq is None and starts:
             chosen, start_seq = self._clipped(window, starts[0], req_seq, covers, pairs, room)
+        if start_seq is None:
+            view.copied = self._copied(req_seq, covers, None)
         view.messages = chosen
         view.gaps = self._gaps(covers, req_seq, start_seq)
         view.notice = gap_notice(view.gaps) if view.gaps else None
@@ -271,9 +279,6 @@ class _Assembler:
             if meta.role is Role.USER:
                 return window[i:]
         return []
-
-    def _fits(self, messages: list[dict], room: int, start: int) -> bool:
-        return json_len(messages) <= room
 
     # -- step 7: pairing and repair ---------------------------------------------------------
 
@@ -374,17 +379,32 @@ def _valid_starts(window: list[RowMeta], pairs: Sequence[Any], lower: int) -> li
     at or after ``b`` (the unit would be split). Calls before ``lower`` (summarised, or before
     the request) do not bind: their late results are orphans and are dropped (B07).
     """
-    spans = [(p.call_seq, p.result_seq) for p in pairs
-             if p.result_seq is not None and p.call_seq >= lower and p.call_seq < p.result_seq]
-    blocked: set[int] = set()
-    if spans:
-        seqs = [r.seq for r in window]
-        for call_seq, result_seq in spans:
-            for s in seqs:
-                if call_seq < s <= result_seq:
-                    blocked.add(s)
-    out = [r.seq for r in window if r.seq not in blocked]
+    seqs = [r.seq for r in window]
+    depth = [0] * (len(seqs) + 1)
+    for p in pairs:
+        if p.result_seq is None or p.call_seq < lower or p.call_seq >= p.result_seq:
+            continue
+        lo = bisect_right(seqs, p.call_seq)  # first row after the call
+        hi = bisect_right(seqs, p.result_seq)  # first row after the result
+        if lo < hi:
+            depth[lo] += 1
+            depth[hi] -= 1
+    out, open_units = [], 0
+    for i, seq in enumerate(seqs):
+        open_units += depth[i]
+        if open_units == 0:
+            out.append(seq)
     out.reverse()
+    return out
+
+
+def _suffix_bytes(window: list[RowMeta]) -> dict[int, int]:
+    """``{seq: stored bytes of the rows from seq to the newest}`` plus one comma per row."""
+    out: dict[int, int] = {}
+    total = 0
+    for meta in reversed(window):
+        total += meta.view_bytes + 1
+        out[meta.seq] = total
     return out
 
 

@@ -1,0 +1,54 @@
+"""Alembic migrations: one head, equal to HEAD_REVISION, and no diff from the live schema."""
+
+from __future__ import annotations
+
+import pytest
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
+from alembic.script import ScriptDirectory
+from sqlalchemy import create_engine, inspect
+
+from continuity.errors import SchemaOutOfDate
+from continuity.store import HEAD_REVISION, _MIGRATIONS, current_revision, open_store
+from continuity.store.schema import metadata
+from tests.conftest import BACKENDS
+
+
+def test_migrations_single_head_is_head_revision():
+    """The revision graph has one head and open_store knows it."""
+    script = ScriptDirectory(str(_MIGRATIONS))
+    assert script.get_heads() == [HEAD_REVISION]
+
+
+@pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
+def test_migrations_empty_to_head_matches_schema(db_url):
+    """Migrating an empty database gives exactly the tables of store.schema."""
+    with open_store(db_url):
+        pass
+    engine = create_engine(db_url.replace("postgresql://", "postgresql+psycopg://", 1))
+    try:
+        with engine.connect() as conn:
+            diff = compare_metadata(MigrationContext.configure(conn), metadata)
+            tables = set(inspect(conn).get_table_names())
+        assert diff == []
+        assert tables == set(metadata.tables) | {"alembic_version"}
+        assert current_revision(engine) == HEAD_REVISION
+    finally:
+        engine.dispose()
+
+
+def test_migrations_stale_schema_names_the_command(tmp_path):
+    """Without auto-migration, an empty database is refused with the command to run."""
+    with pytest.raises(SchemaOutOfDate, match="continuity db upgrade"):
+        with open_store(tmp_path / "x.db", auto_migrate=False):
+            pass
+
+
+def test_migrations_reopen_keeps_rows(tmp_path):
+    """Opening a current database again migrates nothing and keeps its rows."""
+    from continuity.model import Session
+
+    with open_store(tmp_path / "x.db") as s:
+        s.upsert_session(Session(key="k", harness="pi"))
+    with open_store(tmp_path / "x.db", auto_migrate=False) as s:
+        assert s.get_session("k").harness == "pi"
