@@ -12,12 +12,9 @@ import sys
 from pathlib import Path
 from typing import Any, Iterator, List, Optional
 
-import orjson
 import typer
-from rich.console import Console
-
 from continuity.config import FOLLOW_UP_BUDGET_BYTES, database_url, resolve_home
-from continuity.errors import AmbiguousSession, ContinuityError, InputError, SessionNotFound
+from continuity.errors import ContinuityError, InputError
 
 app = typer.Typer(
     name="continuity",
@@ -31,39 +28,15 @@ app = typer.Typer(
 db_app = typer.Typer(help="Database schema commands.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 
-err = Console(stderr=True, soft_wrap=True, highlight=False)
-out = Console(highlight=False, soft_wrap=True)
-
-HomeOption = typer.Option(None, "--home", help="Workspace folder (default: $CONTINUITY_HOME or "
-                          "the platform's user data folder).", show_default=False)
-JsonOption = typer.Option(False, "--json", help="Print JSON on stdout.")
-
-
-# ---------------------------------------------------------------------------- plumbing
-
-
-def _store(home: Optional[Path]):  # type: ignore[no-untyped-def]
-    from continuity.store import open_store
-
-    return open_store(database_url(home) if not os.environ.get("CONTINUITY_DATABASE_URL")
-                      else os.environ["CONTINUITY_DATABASE_URL"])
-
-
-def _emit_json(value: Any) -> None:
-    sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
-
-
-def resolve_session(store: Any, name: str) -> str:
-    """The session key named by ``name``: an exact key or a unique prefix of one. Raises
-    ``SessionNotFound`` or ``AmbiguousSession``."""
-    if store.get_session(name) is not None:
-        return name
-    found = store.find_sessions(name, limit=21)
-    if not found:
-        raise SessionNotFound(name)
-    if len(found) > 1:
-        raise AmbiguousSession(name, [s.key for s in found])
-    return found[0].key
+from continuity.commands.common import (  # noqa: E402
+    HomeOption,
+    JsonOption,
+    emit_json as _emit_json,
+    err,
+    open_cli_store as _store,
+    out,
+    resolve_session,
+)
 
 
 # ---------------------------------------------------------------------------- commands
@@ -217,6 +190,11 @@ class _progress:
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:
             self._bar.stop()
+
+
+from continuity.commands import register_all  # noqa: E402
+
+register_all(app)
 
 
 def main() -> None:

@@ -12,7 +12,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from typing import TypeVar
+
+from pydantic import BaseModel
 from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from continuity.errors import ConfigError
+
+T = TypeVar("T", bound=BaseModel)
 
 #: seed 002: a follow-up reads at most 240,000 bytes (about 60,000 tokens at 4 bytes a token).
 FOLLOW_UP_BUDGET_BYTES = 240_000
@@ -45,3 +52,54 @@ def database_url(home: str | os.PathLike[str] | None = None) -> str:
     if url:
         return url
     return f"sqlite:///{resolve_home(home) / 'continuity.db'}"
+
+
+# ---------------------------------------------------------------------------- config.toml sections
+
+CONFIG_FILE = "config.toml"
+
+
+def config_path(home: str | os.PathLike[str] | None = None) -> Path:
+    """``<home>/config.toml``, the workspace's configuration file."""
+    return resolve_home(home) / CONFIG_FILE
+
+
+def load_section(section: str, model: type[T], home: str | os.PathLike[str] | None = None) -> T:
+    """Settings of one ``[section]`` of ``config.toml``, then environment variables.
+
+    ``model`` is a pydantic ``BaseModel``; a field ``prompt_interval`` of section ``continuity``
+    is read from ``[continuity] prompt_interval`` (or its alias, e.g. ``promptInterval``) and
+    overridden by ``CONTINUITY_CONTINUITY__PROMPT_INTERVAL``. Raises ``ConfigError`` naming the
+    file, the field and the rule for a bad value (never clamps silently) and for invalid TOML.
+    """
+    import tomllib
+
+    from pydantic import ValidationError
+
+    path = config_path(home)
+    values: dict[str, object] = {}
+    if path.is_file():
+        try:
+            with open(path, "rb") as fh:
+                data = tomllib.load(fh)
+        except (tomllib.TOMLDecodeError, OSError) as exc:
+            raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+        section_values = data.get(section, {})
+        if not isinstance(section_values, dict):
+            raise ConfigError(f"{path}: [{section}] must be a table")
+        values.update(section_values)
+    prefix = f"CONTINUITY_{section.upper()}__"
+    for name, info in model.model_fields.items():
+        env = os.environ.get(prefix + name.upper())
+        if env is not None:
+            for key in [name, info.alias]:
+                values.pop(key, None) if key else None
+            values[info.alias or name] = env
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        problems = []
+        for err in exc.errors():
+            field = ".".join(str(p) for p in err["loc"])
+            problems.append(f"[{section}] {field}: {err['msg']} (got {err.get('input')!r})")
+        raise ConfigError(f"{path}: " + "; ".join(problems)) from None

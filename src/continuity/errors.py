@@ -52,3 +52,15 @@ class InputError(ContinuityError):
     """A path or value given by the user is unusable (missing file, not a session file)."""
 
     exit_code = 2
+
+
+class ConfigError(ContinuityError):
+    """A configuration value is invalid: names the file, the field and its allowed range."""
+
+    exit_code = 2
+
+
+class FencedWrite(ContinuityError):
+    """A write carried a fencing token older than the session's newest owner (seed 002)."""
+
+    exit_code = 6

@@ -255,3 +255,106 @@ class ToolCallIndex:
     call_id: str
     call_seq: int
     result_seq: int | None
+
+
+# --------------------------------------------------------------------------- checkpoints (seed 000)
+
+
+class CheckpointTrigger(str, enum.Enum):
+    """The five checkpoint triggers of seed 000 ("Session Checkpoints")."""
+
+    PERIODIC = "periodic"
+    PRE_COMPACTION = "pre_compaction"
+    SESSION_END = "session_end"
+    AGENT = "agent"
+    EXPLICIT = "explicit"
+
+
+@dataclass(frozen=True, slots=True)
+class Checkpoint:
+    """A session checkpoint row (seed 000): a redacted markdown ``digest`` of the session's
+    focus, with ``prompt_count``, ``memory_queries`` and ``recent_remembers`` (JSON arrays in the
+    store). ``project_normalized`` is the resolved real path of ``project`` (or the raw value)."""
+
+    session_key: str
+    harness: str
+    project: str | None
+    project_normalized: str | None
+    trigger: CheckpointTrigger
+    digest: str
+    prompt_count: int
+    memory_queries: tuple[str, ...] = ()
+    recent_remembers: tuple[str, ...] = ()
+    created_at: datetime | None = None
+    checkpoint_id: int | None = None
+
+
+# --------------------------------------------------------------------------- continuation checkpoint (seed 002)
+
+
+class ReceiptReason(str, enum.Enum):
+    """Closed reasons of a refusal receipt (seed 002: continuation_checkpoint_refused)."""
+
+    CANCELLED = "cancelled"
+    TRUNCATED = "truncated"
+    EMPTY = "empty"
+    OVER_BOUND = "over_bound"
+    PROVIDER_FAILURE = "provider_failure"
+
+
+@dataclass(frozen=True, slots=True)
+class RefusalReceipt:
+    """A checkpoint that was not made: run id and closed reason, never summary text or a raw
+    exception (seed 002)."""
+
+    session_key: str
+    run_id: str | None
+    reason: ReceiptReason
+    created_at: datetime | None = None
+    receipt_id: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """Ownership of a session for writing: ``token`` is the fencing token, strictly increasing
+    per session; the store rejects writes that carry an older token."""
+
+    session_key: str
+    owner: str
+    token: int
+    acquired_at: datetime
+    expires_at: datetime
+
+
+# --------------------------------------------------------------------------- transcripts and memories (seed 000)
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptRow:
+    """A ``session_transcripts`` row (seed 000): the canonical transcript text of one session
+    of one agent, its sha256 ``content_hash`` (hex of the UTF-8 content), and completion time."""
+
+    session_key: str
+    agent_id: str
+    harness: str
+    project: str | None
+    content: str
+    content_hash: str
+    created_at: datetime | None = None
+    updated_at: datetime | None = None
+    completed_at: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """A remembered memory (redacted content, de-duplicated by ``content_hash``)."""
+
+    memory_id: str
+    content: str
+    content_hash: str
+    type: str = "fact"
+    tags: tuple[str, ...] = ()
+    importance: float = 0.5
+    source_id: str | None = None
+    agent_id: str = "default"
+    created_at: datetime | None = None

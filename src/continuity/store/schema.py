@@ -11,6 +11,7 @@ from sqlalchemy import (
     Boolean,
     Column,
     DateTime,
+    Float,
     Index,
     Integer,
     LargeBinary,
@@ -154,3 +155,88 @@ import_issues = Table(
     Column("created_at", DateTime(timezone=True), nullable=False),
 )
 Index("ix_import_issues_path", import_issues.c.path, import_issues.c.line_no)
+
+# ---------------------------------------------------------------------------- checkpoints (0002)
+
+session_checkpoints = Table(
+    "session_checkpoints",
+    metadata,
+    Column("checkpoint_id", Integer, primary_key=True, autoincrement=True),
+    Column("session_key", String(200), nullable=False),
+    Column("harness", String(40), nullable=False),
+    Column("project", Text),
+    Column("project_normalized", Text),
+    Column("trigger", String(20), nullable=False),
+    Column("digest", Text, nullable=False),
+    Column("prompt_count", Integer, nullable=False),
+    Column("memory_queries", Text, nullable=False),
+    Column("recent_remembers", Text, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_checkpoints_session", session_checkpoints.c.session_key,
+      session_checkpoints.c.created_at)
+Index("ix_checkpoints_project", session_checkpoints.c.project_normalized,
+      session_checkpoints.c.created_at)
+Index("ix_checkpoints_created", session_checkpoints.c.created_at)
+
+# ---------------------------------------------------------------------------- fencing (0003, 0004)
+
+session_leases = Table(
+    "session_leases",
+    metadata,
+    Column("session_key", String(200), primary_key=True),
+    Column("owner", String(200), nullable=False),
+    Column("token", Integer, nullable=False),
+    Column("acquired_at", DateTime(timezone=True), nullable=False),
+    Column("expires_at", DateTime(timezone=True), nullable=False),
+)
+
+refusal_receipts = Table(
+    "refusal_receipts",
+    metadata,
+    Column("receipt_id", Integer, primary_key=True, autoincrement=True),
+    Column("session_key", String(200), nullable=False),
+    Column("run_id", String(300)),
+    Column("reason", String(20), nullable=False),
+    Column("token", Integer),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_receipts_session", refusal_receipts.c.session_key, refusal_receipts.c.receipt_id)
+
+# ---------------------------------------------------------------------------- transcripts (0005)
+
+session_transcripts = Table(
+    "session_transcripts",
+    metadata,
+    Column("session_key", String(200), primary_key=True),
+    Column("agent_id", String(200), primary_key=True),
+    Column("harness", String(40), nullable=False),
+    Column("project", Text),
+    Column("content", Text, nullable=False),
+    Column("content_hash", String(64), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column("completed_at", DateTime(timezone=True)),
+)
+Index("ix_transcripts_agent_completed", session_transcripts.c.agent_id,
+      session_transcripts.c.completed_at)
+Index("ix_transcripts_agent_hash", session_transcripts.c.agent_id,
+      session_transcripts.c.content_hash)
+
+# ---------------------------------------------------------------------------- memories (0006)
+
+memories = Table(
+    "memories",
+    metadata,
+    Column("memory_id", String(64), primary_key=True),
+    Column("content", Text, nullable=False),
+    Column("content_hash", String(64), nullable=False),
+    Column("type", String(40), nullable=False),
+    Column("tags", Text, nullable=False),
+    Column("importance", Float, nullable=False),
+    Column("source_id", String(200)),
+    Column("agent_id", String(200), nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+Index("ux_memories_hash", memories.c.agent_id, memories.c.content_hash, unique=True)
+Index("ix_memories_source", memories.c.source_id)

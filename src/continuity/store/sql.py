@@ -33,6 +33,9 @@ from continuity.model import (
 )
 from continuity.store import schema as t
 from continuity.store.base import ImportIssue, RawLine, RowMeta, SourceState
+from continuity.store.checkpoints import CheckpointStoreMixin
+from continuity.store.fencing import FencingStoreMixin
+from continuity.store.memory import MemoryStoreMixin
 
 _CHUNK = 500  # bound on IN-lists and executemany batches
 
@@ -77,8 +80,11 @@ def _insert_ignore(conn: Connection, table: Any, rows: list[dict[str, Any]]) -> 
         conn.execute(stmt, list(part))
 
 
-class SqlStore:
-    """The ``Store`` implementation. Build it with ``continuity.store.open_store``."""
+class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin):
+    """The ``Store`` implementation. Build it with ``continuity.store.open_store``.
+
+    The core primitives (sessions, entries, runs, notes, sources) are here; the mixins add the
+    primitives of checkpoints, fencing and memories, one module each."""
 
     def __init__(self, engine: Engine, url: str) -> None:
         self.engine = engine

@@ -1,0 +1,48 @@
+"""What every CLI command shares: the consoles, the shared options, opening the store, resolving
+a session by key prefix, and JSON output (plain stdout, never through Rich)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import orjson
+import typer
+from rich.console import Console
+
+from continuity.config import database_url
+from continuity.errors import AmbiguousSession, SessionNotFound
+
+err = Console(stderr=True, soft_wrap=True, highlight=False)
+out = Console(highlight=False, soft_wrap=True)
+
+HomeOption = typer.Option(None, "--home", help="Workspace folder (default: $CONTINUITY_HOME or "
+                          "the platform's user data folder).", show_default=False)
+JsonOption = typer.Option(False, "--json", help="Print JSON on stdout.")
+
+
+def open_cli_store(home: Optional[Path]):  # type: ignore[no-untyped-def]
+    """The store of the workspace (or ``$CONTINUITY_DATABASE_URL``), as a context manager."""
+    from continuity.store import open_store
+
+    return open_store(os.environ.get("CONTINUITY_DATABASE_URL") or database_url(home))
+
+
+def emit_json(value: Any) -> None:
+    """Print ``value`` as indented JSON on stdout."""
+    sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
+
+
+def resolve_session(store: Any, name: str) -> str:
+    """The session key named by ``name``: an exact key or a unique prefix of one. Raises
+    ``SessionNotFound`` or ``AmbiguousSession``."""
+    if store.get_session(name) is not None:
+        return name
+    found = store.find_sessions(name, limit=21)
+    if not found:
+        raise SessionNotFound(name)
+    if len(found) > 1:
+        raise AmbiguousSession(name, [s.key for s in found])
+    return found[0].key
