@@ -27,7 +27,7 @@ from continuity.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from continuity.text import json_len
+from continuity.text import json_bytes, json_len
 
 
 def block_to_dict(block: Block) -> dict[str, Any]:
@@ -73,7 +73,7 @@ def block_from_dict(data: dict[str, Any]) -> Block:
 
 def blocks_to_json(blocks: Iterable[Block]) -> str:
     """Stored JSON text of a row's blocks."""
-    return orjson.dumps([block_to_dict(b) for b in blocks]).decode("utf-8")
+    return json_bytes([block_to_dict(b) for b in blocks]).decode("utf-8")
 
 
 def blocks_from_json(text: str) -> tuple[Block, ...]:
@@ -101,6 +101,17 @@ def message_view(seq: int, role: str, blocks: Iterable[Block], copied: bool) -> 
             "content": [block_view(b) for b in blocks]}
 
 
-def message_bytes(seq: int, role: str, blocks: Iterable[Block], copied: bool = False) -> int:
-    """UTF-8 length of the compact JSON of ``message_view(...)``."""
+def message_bytes(seq: int, role: str, blocks: Iterable[Block], copied: bool = False,
+                  stored_json: str | None = None) -> int:
+    """UTF-8 length of the compact JSON of ``message_view(...)``.
+
+    ``stored_json`` (the row's ``blocks_to_json``) lets rows without media or synthetic results,
+    whose view content is byte-identical to the stored content, skip a second serialisation.
+    """
+    blocks = tuple(blocks)
+    if stored_json is not None and not any(
+            isinstance(b, MediaBlock) or (isinstance(b, ToolResultBlock)
+                                          and (b.media or b.synthetic)) for b in blocks):
+        head = f'{{"seq":{seq},"role":"{role}","copied":{"true" if copied else "false"},"content":'
+        return len(head) + len(stored_json.encode("utf-8")) + 1
     return json_len(message_view(seq, role, blocks, copied))

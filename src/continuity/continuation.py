@@ -162,7 +162,8 @@ def build_continuation(store: Store, session_key: str, *,
         raise SessionNotFound(session_key)
     view = ContinuationView(session=session.key, budget_bytes=budget_bytes)
     try:
-        return _Assembler(store, session.key, agent_id or session.agent_id, view).build()
+        with store.batch():  # one connection and one consistent snapshot for every read
+            return _Assembler(store, session.key, agent_id or session.agent_id, view).build()
     except ContinuityError as exc:
         return _refuse(view, RefusalReason.SOURCE_READ_FAILURE, str(exc))
 

@@ -308,6 +308,7 @@ class _FileImport:
                  report: FileReport, state: dict[str, Any], stat: os.stat_result,
                  prefix: str) -> None:
         self.store, self.path, self.reader, self.key = store, path, reader, key
+        self.path_str = str(path)
         self.report, self.stat, self.prefix = report, stat, prefix
         report.harness, report.session_key = reader.harness, key
         session = store.get_session(key)
@@ -344,27 +345,28 @@ class _FileImport:
         report.warnings = list(self.reader.warnings)
 
     def _take(self, line: Line) -> None:
-        self.raw.append(RawLine(str(self.path), line.number, line.offset, line.sha256, line.raw))
+        digest = line.sha256
+        self.raw.append(RawLine(self.path_str, line.number, line.offset, digest, line.raw))
         self.batch_bytes += len(line.raw)
         if line.data is None:
             reason = line.error or "unreadable"
-            self.issues.append(ImportIssue(str(self.path), line.number, line.offset,
-                                           len(line.raw), reason, line.sha256))
+            self.issues.append(ImportIssue(self.path_str, line.number, line.offset,
+                                           len(line.raw), reason, digest))
             self.report.errors.append((line.number, reason))
             return
         try:
             entry = self.reader.read(line)
         except Exception as exc:  # a reader bug must not lose the rest of the file
             reason = f"reader error: {exc.__class__.__name__}: {exc}"
-            self.issues.append(ImportIssue(str(self.path), line.number, line.offset,
-                                           len(line.raw), reason, line.sha256))
+            self.issues.append(ImportIssue(self.path_str, line.number, line.offset,
+                                           len(line.raw), reason, digest))
             self.report.errors.append((line.number, reason))
             return
         if entry is None:
             self.report.skipped += 1
             self.report.skip_reasons[self.reader.skip_reason or "skipped"] += 1
             return
-        entry.source = SourceRef(str(self.path), line.number, line.offset, line.sha256)
+        entry.source = SourceRef(self.path_str, line.number, line.offset, digest)
         self.pending.append((line, entry))
 
     def _flush(self, offset: int, line_count: int, *, final: bool = False) -> None:

@@ -13,7 +13,7 @@ from continuity.codec import block_view
 from continuity.continuation import ContinuationView
 from continuity.importer import ImportReport
 from continuity.model import Entry, Session
-from continuity.text import cut_utf8
+from continuity.text import cut_utf8, json_bytes
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -95,9 +95,7 @@ def _block_text(block: dict[str, Any], limit: int = 2000) -> str:
     if kind == "thinking":
         return "(thinking) " + cut_utf8(block["text"], 400)
     if kind == "tool_call":
-        import orjson
-
-        args = orjson.dumps(block["arguments"]).decode() if not isinstance(
+        args = json_bytes(block["arguments"]).decode() if not isinstance(
             block["arguments"], str) else block["arguments"]
         return f"→ {block['name']} [{block['id']}] {cut_utf8(args, 400)}"
     if kind == "tool_result":

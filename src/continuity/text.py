@@ -36,13 +36,34 @@ def utf8_len(text: str) -> int:
 
 def json_bytes(value: Any) -> bytes:
     """Compact JSON (no spaces, non-ASCII not escaped) as UTF-8 bytes: the unit every budget in
-    continuity is measured in (spec/continuation.md, "Measuring bytes")."""
-    return orjson.dumps(value)
+    continuity is measured in (spec/continuation.md, "Measuring bytes").
+
+    Values orjson refuses (integers beyond 64 bits, lone surrogates in strings: both occur in
+    harness JSON) are encoded by the standard library after replacing lone surrogates with
+    U+FFFD, so encoding never fails on parsed input.
+    """
+    try:
+        return orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):
+        import json
+
+        return json.dumps(_deep_clean(value), ensure_ascii=False,
+                          separators=(",", ":")).encode("utf-8")
+
+
+def _deep_clean(value: Any) -> Any:
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        return {clean(str(k)): _deep_clean(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_deep_clean(v) for v in value]
+    return value
 
 
 def json_len(value: Any) -> int:
     """``len(json_bytes(value))``."""
-    return len(orjson.dumps(value))
+    return len(json_bytes(value))
 
 
 def cut_utf8(text: str, max_bytes: int) -> str:

@@ -14,6 +14,7 @@ from rich.console import Console
 
 from continuity.config import database_url
 from continuity.errors import AmbiguousSession, SessionNotFound
+from continuity.text import json_bytes
 
 err = Console(stderr=True, soft_wrap=True, highlight=False)
 out = Console(highlight=False, soft_wrap=True)
@@ -32,7 +33,13 @@ def open_cli_store(home: Optional[Path]):  # type: ignore[no-untyped-def]
 
 def emit_json(value: Any) -> None:
     """Print ``value`` as indented JSON on stdout."""
-    sys.stdout.write(orjson.dumps(value, option=orjson.OPT_INDENT_2).decode() + "\n")
+    try:
+        text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
+    except (TypeError, orjson.JSONEncodeError):  # >64-bit integers, lone surrogates
+        import json
+
+        text = json.dumps(orjson.loads(json_bytes(value)), indent=2, ensure_ascii=False)
+    sys.stdout.write(text + "\n")
 
 
 def resolve_session(store: Any, name: str) -> str:

@@ -16,7 +16,6 @@ from typing import Iterator
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
-from sqlalchemy.pool import NullPool
 
 from continuity.errors import SchemaOutOfDate, StoreError
 from continuity.store.base import ImportIssue, RawLine, RowMeta, SourceState, Store
@@ -64,7 +63,9 @@ def _engine(url: str):  # type: ignore[no-untyped-def]
         db = parsed.database
         if db and db != ":memory:":
             Path(db).expanduser().parent.mkdir(parents=True, exist_ok=True)
-        return create_engine(parsed, poolclass=NullPool)
+        # A file database keeps a small pool: opening a connection runs the PRAGMAs and, on
+        # close, a WAL checkpoint; reusing connections keeps a continuation to one of them.
+        return create_engine(parsed, pool_size=2, max_overflow=4)
     if parsed.get_backend_name() == "postgresql" and parsed.get_driver_name() in ("", "psycopg2"):
         parsed = parsed.set(drivername="postgresql+psycopg")
     return create_engine(parsed, pool_pre_ping=True)

@@ -18,6 +18,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import SQLAlchemyError
 
 from continuity.codec import blocks_from_json, blocks_to_json, message_bytes
+from continuity.text import json_bytes
 from continuity.errors import StoreError
 from continuity.model import (
     CompactionInfo,
@@ -217,19 +218,20 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin):
         meta = None
         if e.compaction is not None:
             c = e.compaction
-            meta = orjson.dumps({
+            meta = json_bytes({
                 "summary": c.summary, "covers_through_seq": c.covers_through_seq,
                 "first_kept_entry_id": c.first_kept_entry_id, "continuation": c.continuation,
                 "run_id": c.run_id, "trigger": c.trigger}).decode()
         src = e.source
+        content = blocks_to_json(e.blocks)
         return {
             "session_key": session_key, "seq": e.seq, "entry_id": e.entry_id,
             "native_id": e.native_id, "parent_native_id": e.parent_native_id,
             "kind": e.kind.value, "role": e.role.value, "type_name": e.type_name[:100],
             "visible": e.visible, "base_visible": e.visible, "is_request": e.is_request,
             "sidechain": e.sidechain,
-            "ts": e.timestamp, "cwd": e.cwd, "content": blocks_to_json(e.blocks), "meta": meta,
-            "view_bytes": message_bytes(e.seq, e.role.value, e.blocks),
+            "ts": e.timestamp, "cwd": e.cwd, "content": content, "meta": meta,
+            "view_bytes": message_bytes(e.seq, e.role.value, e.blocks, stored_json=content),
             "source_path": src.path if src else None, "line_no": src.line if src else None,
             "byte_offset": src.offset if src else None,
             "raw_sha256": src.raw_sha256 if src else None,
