@@ -136,10 +136,10 @@ def continue_cmd(
         view = build_continuation(store, resolve_session(store, session), budget_bytes=budget)
     if as_json:
         _emit_json(view.to_dict())
-        return
-    from continuity.render import continuation_text
+    else:
+        from continuity.render import continuation_text
 
-    continuation_text(out, view)
+        continuation_text(out, view)
     if view.refusal:
         raise typer.Exit(5)
 

@@ -325,10 +325,11 @@ class _FileImport:
     def run(self, start: int, start_line: int, progress: Progress | None) -> None:
         report = self.report
         with open(self.path, "rb") as fh:
-            lines = LineReader(fh, start_offset=start, start_line=start_line)
+            lines = LineReader(fh, start_offset=start, start_line=start_line, keep_blank=True)
             last_offset = start
             for line in lines:
-                report.lines_read += 1
+                if not line.blank:
+                    report.lines_read += 1
                 self._take(line)
                 if progress:
                     progress(lines.offset - last_offset)
@@ -342,12 +343,14 @@ class _FileImport:
                 progress(max(0, self.stat.st_size - last_offset))
         report.offset = lines.offset
         report.version = self.reader.facts().version
-        report.warnings = list(self.reader.warnings)
+        report.warnings = sorted(report.warnings + list(self.reader.warnings))
 
     def _take(self, line: Line) -> None:
         digest = line.sha256
         self.raw.append(RawLine(self.path_str, line.number, line.offset, digest, line.raw))
         self.batch_bytes += len(line.raw)
+        if line.blank:
+            return
         if line.data is None:
             reason = line.error or "unreadable"
             self.issues.append(ImportIssue(self.path_str, line.number, line.offset,
@@ -377,6 +380,7 @@ class _FileImport:
             e.entry_id = f"{self.key}:{e.seq}"
             self.next_seq += 1
         self._resolve_compactions(entries)
+        self._check_parents(entries)
         for e in entries:
             self.tracker.feed(e)
             report.types[e.type_name or e.kind.value] += 1
@@ -408,6 +412,14 @@ class _FileImport:
             store.put_runs(self.tracker.take())
             if final and self.reader.uses_tree and self.tree_changed:
                 _apply_leaf_path(store, self.key)
+                # Runs follow the conversation path: derive them again over the path.
+                self.tracker = _derive_runs(store, self.key, facts.agent_id)
+                store.replace_runs(self.key, self.tracker.take())
+                state["runs"] = self.tracker.state()
+                source = SourceState(source.path, source.session_key, source.harness,
+                                     source.inode, source.size, source.offset,
+                                     source.line_count, source.prefix_sha256,
+                                     orjson.dumps(state).decode())
             store.put_source(source)
         report.imported += len(entries)
         self.pending, self.raw, self.issues, self.batch_bytes = [], [], [], 0
@@ -443,6 +455,22 @@ class _FileImport:
             out.append(e)
         return out
 
+    def _check_parents(self, entries: list[Entry]) -> None:
+        """B53: a parent id that no row of the session has is reported (the row still counts,
+        in file order)."""
+        parents = {e.parent_native_id for e in entries if e.parent_native_id}
+        if not parents:
+            return
+        known = {e.native_id for e in entries if e.native_id}
+        missing = parents - known
+        if missing:
+            missing -= set(self.store.native_seqs(self.key, missing))
+        for e in entries:
+            if e.parent_native_id in missing and e.source is not None:
+                self.report.warnings.append(
+                    (e.source.line, f"parent {e.parent_native_id} is not in the session "
+                                    "(dangling parent; the row is kept in file order)"))
+
     def _resolve_compactions(self, entries: list[Entry]) -> None:
         wanted = [e.compaction.first_kept_entry_id for e in entries
                   if e.compaction is not None and e.compaction.first_kept_entry_id]
@@ -460,6 +488,19 @@ class _FileImport:
             covers = kept - 1 if kept is not None and kept < e.seq else e.seq - 1
             e.compaction = CompactionInfo(c.summary, covers, c.first_kept_entry_id,
                                           c.continuation, c.run_id, c.trigger)
+
+
+def _derive_runs(store: Store, key: str, agent_id: str) -> _RunTracker:
+    """A run tracker fed every row of the session from the store, in seq order (pages)."""
+    tracker = _RunTracker(key, agent_id, None)
+    after = -1
+    while True:
+        page = store.entries(key, after_seq=after, limit=1000)
+        for e in page:
+            tracker.feed(e)
+        if len(page) < 1000:
+            return tracker
+        after = page[-1].seq
 
 
 def _apply_leaf_path(store: Store, key: str) -> None:

@@ -9,7 +9,8 @@ Rules it implements, so no reader has to:
 3. a final line without LF that fails to parse is a *pending tail* (the harness is mid-write): it
    is not yielded, and ``LineReader.offset`` stays before it so the next import retries it;
 4. UTF-8 only; invalid bytes make the line an error; a leading BOM is stripped; blank lines are
-   counted and skipped;
+   counted and skipped (yielded with ``blank=True`` when ``keep_blank``, so a caller can keep
+   their bytes);
 5. a line longer than ``max_line_bytes`` (default 64 MiB) is not parsed: it is yielded raw with
    error ``oversize``.
 
@@ -43,6 +44,7 @@ class Line:
     raw: bytes
     data: dict | None
     error: str | None
+    blank: bool = False
 
     @property
     def sha256(self) -> str:
@@ -60,8 +62,9 @@ class LineReader:
     """
 
     def __init__(self, stream: BinaryIO, *, start_offset: int = 0, start_line: int = 0,
-                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES) -> None:
+                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, keep_blank: bool = False) -> None:
         self._stream = stream
+        self.keep_blank = keep_blank
         self.offset = start_offset
         self.line = start_line
         self.blank = 0
@@ -70,6 +73,12 @@ class LineReader:
 
     def __iter__(self) -> Iterator[Line]:
         stream = self._stream
+        # Resuming just after an unterminated last line that was accepted: its LF arrives now
+        # and closes that line; it is not a new (blank) line.
+        skip_lf = False
+        if self.offset > 0:
+            stream.seek(self.offset - 1)
+            skip_lf = stream.read(1) != b"\n"
         stream.seek(self.offset)
         buf = b""
         buf_start = self.offset  # file offset of buf[0]
@@ -99,6 +108,11 @@ class LineReader:
                 raw = buf[pos:nl]
                 line_offset = buf_start + pos
                 pos = nl + 1
+                if skip_lf:
+                    skip_lf = False
+                    if not raw.strip(b"\r"):
+                        self.offset = buf_start + pos
+                        continue
                 self.line += 1
                 self.offset = buf_start + pos
                 if len(raw) > self.max_line_bytes:
@@ -109,6 +123,8 @@ class LineReader:
                     yield item
             buf = buf[pos:]
             buf_start += pos
+            if buf:
+                skip_lf = False
             if len(buf) > self.max_line_bytes:
                 # Keep a bounded prefix of the oversize line (raw, content-addressed) and skip
                 # the rest up to its LF without buffering it.
@@ -136,7 +152,7 @@ class LineReader:
         body = raw[:-1] if raw.endswith(b"\r") else raw
         if not body.strip():
             self.blank += 1
-            return None
+            return Line(self.line, offset, raw, None, None, blank=True) if self.keep_blank else None
         data, error = _decode(body, first=self.line == 1)
         return Line(self.line, offset, raw, data, error)
 

@@ -215,13 +215,16 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin):
 
     @staticmethod
     def _entry_row(session_key: str, e: Entry) -> dict[str, Any]:
-        meta = None
+        meta_dict: dict[str, Any] = {}
         if e.compaction is not None:
             c = e.compaction
-            meta = json_bytes({
+            meta_dict["compaction"] = {
                 "summary": c.summary, "covers_through_seq": c.covers_through_seq,
                 "first_kept_entry_id": c.first_kept_entry_id, "continuation": c.continuation,
-                "run_id": c.run_id, "trigger": c.trigger}).decode()
+                "run_id": c.run_id, "trigger": c.trigger}
+        if e.run_end is not None:
+            meta_dict["run_end"] = e.run_end.value
+        meta = json_bytes(meta_dict).decode() if meta_dict else None
         src = e.source
         content = blocks_to_json(e.blocks)
         return {
@@ -280,9 +283,12 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin):
 
     @staticmethod
     def _entry(row: Any) -> Entry:
-        compaction = None
-        if row.meta:
-            m = orjson.loads(row.meta)
+        compaction, run_end = None, None
+        meta = orjson.loads(row.meta) if row.meta else {}
+        if meta.get("run_end"):
+            run_end = RunStatus(meta["run_end"])
+        m = meta.get("compaction")
+        if m:
             compaction = CompactionInfo(
                 summary=m.get("summary", ""), covers_through_seq=m.get("covers_through_seq"),
                 first_kept_entry_id=m.get("first_kept_entry_id"),
@@ -297,7 +303,7 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin):
             parent_native_id=row.parent_native_id, type_name=row.type_name,
             visible=bool(row.visible), is_request=bool(row.is_request),
             sidechain=bool(row.sidechain), compaction=compaction, source=source, cwd=row.cwd,
-            seq=row.seq, entry_id=row.entry_id)
+            run_end=run_end, seq=row.seq, entry_id=row.entry_id)
 
     def entries(self, session_key: str, *, after_seq: int = -1, limit: int = 1000,
                 visible_only: bool = False) -> list[Entry]:
@@ -423,6 +429,12 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin):
                      "ended_at": r.ended_at} for r in runs]
             for part in _chunks(rows):
                 conn.execute(t.runs.insert(), list(part))
+
+    def replace_runs(self, session_key: str, runs: Sequence[Run]) -> None:
+        """Replace every run of the session with ``runs`` (a re-derivation)."""
+        with self._conn() as conn:
+            conn.execute(t.runs.delete().where(t.runs.c.session_key == session_key))
+            self.put_runs(runs)
 
     @staticmethod
     def _run(r: Any) -> Run:

@@ -1,0 +1,274 @@
+"""The `continuity` command: import, sessions, show, continue, where, db upgrade, their JSON
+shapes, session resolution and the exit codes of the README (2 bad input, 3 unknown or
+ambiguous session, 5 continuation refused)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from continuity import cli
+from continuity.cli import app
+from continuity.store import HEAD_REVISION
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+CC_5C = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
+CONTRACT_KEYS = {"session", "budget_bytes", "used_bytes", "summary", "request", "gap", "gaps",
+                 "messages", "notes", "copied", "clipped", "refusal"}
+
+runner = CliRunner()
+
+
+def invoke(*args: str):
+    """Run the Typer app in-process; fail on an unexpected exception."""
+    result = runner.invoke(app, [str(a) for a in args])
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result
+
+
+def run_main(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
+    """Run the console-script entry point ``continuity.cli.main`` in-process:
+    (exit code, stdout, stderr)."""
+    monkeypatch.setattr(sys, "argv", ["continuity", *map(str, args)])
+    with pytest.raises(SystemExit) as exc:
+        cli.main()
+    cap = capsys.readouterr()
+    return exc.value.code, cap.out, cap.err
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory) -> Path:
+    """A workspace with every sample imported once (tests pass it with --home)."""
+    path = tmp_path_factory.mktemp("cli-home")
+    result = runner.invoke(app, ["import", str(SHARED_DATA), "--home", str(path), "--json"])
+    assert result.exit_code == 0, result.output
+    return path
+
+
+# --------------------------------------------------------------------------- import
+
+
+def test_cli_import_text_summary(tmp_path):
+    """import prints one line per file, bad lines as file:line on stderr, then totals."""
+    result = invoke("import", SHARED_DATA / "codex", "--home", tmp_path)
+    assert result.exit_code == 0
+    lines = result.stdout.splitlines()
+    assert lines[-1] == ("5 files, 5 sessions, 75 rows, 1 bad lines, 0 duplicates, "
+                         "0 files skipped")
+    sample = SHARED_DATA / "codex" / "sample-session.jsonl"
+    assert (f"imported {sample}: codex session sample-session-1, 9 rows from 10 lines "
+            "(1 unknown kept raw, 1 bad)") in lines
+    assert (f"imported {SHARED_DATA / 'codex' / 'with-compaction.jsonl'}: codex session "
+            "compact-codex-001, 20 rows from 20 lines") in lines
+    assert result.stderr.splitlines() == [
+        f"  {sample}:10: not JSON: invalid literal, expected 'true': line 1 column 1 (char 0)"]
+    again = invoke("import", SHARED_DATA / "codex", "--home", tmp_path)
+    assert again.stdout.splitlines()[-1] == ("5 files, 5 sessions, 0 rows, 0 bad lines, "
+                                             "0 duplicates, 0 files skipped")
+    assert (f"unchanged {sample} (codex, sample-session-1)") in again.stdout.splitlines()
+
+
+def test_cli_import_json_shape_and_totals(tmp_path):
+    """import --json gives totals, sessions and one report per file."""
+    result = invoke("import", SHARED_DATA, "--home", tmp_path, "--json")
+    assert result.exit_code == 0 and result.stderr == ""
+    report = json.loads(result.stdout)
+    assert set(report) == {"totals", "sessions", "files"}
+    assert report["totals"] == {"files": 12, "sessions": 12, "lines_read": 1333,
+                                "imported": 1332, "duplicate": 0, "opaque": 3, "errors": 1,
+                                "skipped_files": 0}
+    assert len(report["sessions"]) == 12 and CC_5C in report["sessions"]
+    by_name = {Path(f["path"]).name: f for f in report["files"]}
+    f = by_name["sample-session.jsonl"]
+    assert set(f) == {"path", "harness", "version", "session", "status", "reason",
+                      "lines_read", "imported", "blank", "duplicate", "opaque", "skipped",
+                      "skip_reasons", "errors", "warnings", "types", "first_timestamp",
+                      "last_timestamp", "offset", "resumed_from", "pending_tail_bytes"}
+    assert (f["harness"], f["session"], f["status"], f["lines_read"], f["imported"]) == (
+        "codex", "sample-session-1", "imported", 10, 9)
+    assert [e["line"] for e in f["errors"]] == [10]
+    assert f["offset"] == 2147 and f["resumed_from"] == 0
+    assert by_name["large-session.jsonl"]["imported"] == 1019
+    again = json.loads(invoke("import", SHARED_DATA, "--home", tmp_path, "--json").stdout)
+    assert {f["status"] for f in again["files"]} == {"unchanged"}
+    assert again["totals"]["imported"] == 0
+
+
+def test_cli_import_missing_path_exit_2(monkeypatch, capsys, tmp_path):
+    """A path that does not exist is bad input: exit 2 and one line naming it."""
+    missing = tmp_path / "nowhere"
+    code, out, err = run_main(monkeypatch, capsys, "import", missing)
+    assert code == 2 and out == ""
+    assert err == f"continuity: {missing}: no such file or directory\n"
+
+
+def test_cli_import_empty_folder_exit_2(monkeypatch, capsys, tmp_path):
+    """A folder without *.jsonl files is bad input too."""
+    code, _, err = run_main(monkeypatch, capsys, "import", tmp_path)
+    assert code == 2
+    assert err == f"continuity: no *.jsonl session files under {tmp_path}\n"
+
+
+# --------------------------------------------------------------------------- sessions, show
+
+
+def test_cli_sessions_json_newest_first(home):
+    """sessions --json lists every session, newest activity first; -n limits it."""
+    result = invoke("sessions", "--json", "--home", home)
+    assert result.exit_code == 0
+    sessions = json.loads(result.stdout)
+    assert len(sessions) == 12
+    assert set(sessions[0]) == {"session", "harness", "agent_id", "project", "title",
+                                "source_path", "started_at", "ended_at", "entries"}
+    # Ordered by each file's newest timestamp (checked against the files).
+    assert [(s["session"], s["ended_at"]) for s in sessions[:3]] == [
+        ("019e963d-6bd6-7ade-8a49-256ac3391bdd", "2026-06-05T05:24:31.430000Z"),
+        ("019e9625-802f-7e91-840a-cfe88d14117a", "2026-06-05T04:58:26.713000Z"),
+        ("interaction-detail-session", "2026-04-29T12:00:13Z")]
+    assert [s["session"] for s in sessions[3:]] == [
+        "event-shapes-session", "sample-session-1", "d6e0bada-1959-4eec-a9d2-0bfade768d8f",
+        "491e126e-1e71-469c-ade2-fcc8af567c74", "55604662-cf2a-4331-851a-ec234028f8ca",
+        "d703a1a9-1b7b-4fb1-b512-c9738b1fe617", "compact-codex-001", CC_5C,
+        "1af7fc5e-8455-4414-9ccd-011d40f70b2a"]
+    by_key = {s["session"]: s for s in sessions}
+    assert (by_key[CC_5C]["harness"], by_key[CC_5C]["entries"]) == ("claude-code", 53)
+    top3 = json.loads(invoke("sessions", "--json", "-n", "3", "--home", home).stdout)
+    assert [s["session"] for s in top3] == [s["session"] for s in sessions[:3]]
+    text = invoke("sessions", "--home", home)
+    assert text.exit_code == 0 and "compact-codex-001" in text.stdout
+
+
+def test_cli_show_prefix_json_and_all(home):
+    """show resolves a unique prefix; --json gives visible rows, --all every row."""
+    result = invoke("show", "5c0375b4", "--home", home)
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[0].startswith(f"{CC_5C} claude-code")
+    visible = json.loads(invoke("show", "5c0375b4", "--json", "--home", home).stdout)
+    assert visible["session"] == CC_5C
+    # 53 lines: 22 sidechain lines and 1 isMeta prompt are outside the conversation.
+    assert len(visible["entries"]) == 30
+    assert all(e["visible"] for e in visible["entries"])
+    first = visible["entries"][0]
+    assert set(first) >= {"seq", "entry_id", "native_id", "kind", "role", "type", "visible",
+                          "is_request", "timestamp", "content", "source"}
+    every = json.loads(invoke("show", "5c0375b4", "--json", "--all", "--home", home).stdout)
+    assert [e["seq"] for e in every["entries"]] == list(range(53))
+    assert sum(not e["visible"] for e in every["entries"]) == 23
+    assert every["entries"][0]["source"]["line"] == 1
+
+
+def test_cli_show_ambiguous_prefix_exit_3(monkeypatch, capsys, home):
+    """A prefix naming two sessions exits 3 and names both candidates."""
+    code, out, err = run_main(monkeypatch, capsys, "show", "019e96", "--home", home)
+    assert code == 3 and out == ""
+    assert err == ("continuity: '019e96' matches 2 sessions (019e9625-802f-7e91-840a-"
+                   "cfe88d14117a, 019e963d-6bd6-7ade-8a49-256ac3391bdd); give more of the key\n")
+
+
+def test_cli_unknown_session_exit_3(monkeypatch, capsys, home):
+    """An unknown session exits 3 with one line, for show and continue alike."""
+    for command in ("show", "continue"):
+        code, out, err = run_main(monkeypatch, capsys, command, "zzz", "--home", home)
+        assert code == 3 and out == ""
+        assert err == ("continuity: no session matches 'zzz'; run `continuity sessions` to "
+                       "list the imported ones\n")
+
+
+def test_cli_main_error_subprocess_one_line(home):
+    """The installed entry point turns an error into exit 3 and one stderr line, no traceback."""
+    proc = subprocess.run([sys.executable, "-m", "continuity.cli", "show", "nope", "--home",
+                           str(home)], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 3
+    assert proc.stdout == ""
+    assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
+    assert proc.stderr.startswith("continuity: no session matches 'nope'")
+
+
+# --------------------------------------------------------------------------- continue
+
+
+def test_cli_continue_json_contract(home):
+    """continue --json on the README's example session gives its documented values."""
+    result = invoke("continue", "compact-codex", "--json", "--home", home)
+    assert result.exit_code == 0
+    d = json.loads(result.stdout)
+    assert set(d) == CONTRACT_KEYS
+    assert (d["session"], d["budget_bytes"]) == ("compact-codex-001", 240_000)
+    assert d["summary"]["entry_id"] == "compact-codex-001:12"
+    assert d["summary"]["covers_through_seq"] == 11
+    assert d["request"] == {"seq": 13, "actor": "user",
+                            "text": "Now add the authentication middleware"}
+    assert d["refusal"] is None and d["used_bytes"] <= d["budget_bytes"]
+    assert all(m["seq"] > 13 for m in d["messages"])
+    text = invoke("continue", "compact-codex-001", "--home", home)
+    assert text.exit_code == 0
+    assert "previous request (seq 13, user): Now add the authentication middleware" in text.stdout
+
+
+@pytest.mark.parametrize("budget", [5_000, 20_000])
+def test_cli_continue_budget_respected(home, budget):
+    """--budget bounds used_bytes for the largest sample session."""
+    result = invoke("continue", "d703a1a9", "--json", "--budget", str(budget), "--home", home)
+    assert result.exit_code == 0
+    d = json.loads(result.stdout)
+    assert d["budget_bytes"] == budget
+    assert d["refusal"] is None
+    assert 0 < d["used_bytes"] <= budget
+
+
+def test_cli_continue_refusal_exit_5(monkeypatch, capsys, home):
+    """A budget too small for the protected context is refused with exit 5."""
+    result = invoke("continue", "compact-codex-001", "--budget", "10", "--home", home)
+    assert result.exit_code == 5
+    assert result.stdout.startswith("refused: protected_context_over_budget — ")
+    assert "budget is 10" in result.stdout
+    d = json.loads(invoke("continue", "compact-codex-001", "--budget", "10", "--json",
+                          "--home", home).stdout)
+    assert d["refusal"]["reason"] == "protected_context_over_budget"
+    assert (d["summary"], d["request"], d["messages"], d["used_bytes"]) == (None, None, [], 0)
+    code, _, _ = run_main(monkeypatch, capsys, "continue", "compact-codex-001", "--budget",
+                          "10", "--home", home)
+    assert code == 5
+
+
+# --------------------------------------------------------------------------- where, db, help
+
+
+def test_cli_where_names_home_and_database(tmp_path, isolated_home):
+    """where prints the workspace and its SQLite URL, from --home or $CONTINUITY_HOME."""
+    result = invoke("where", "--home", tmp_path / "ws")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines() == [
+        f"home: {tmp_path / 'ws'}", f"database: sqlite:///{tmp_path / 'ws' / 'continuity.db'}"]
+    env = invoke("where")
+    assert env.stdout.splitlines() == [
+        f"home: {isolated_home}", f"database: sqlite:///{isolated_home / 'continuity.db'}"]
+
+
+def test_cli_db_upgrade_creates_schema(tmp_path):
+    """db upgrade migrates a fresh workspace to the newest revision."""
+    import sqlite3
+
+    result = invoke("db", "upgrade", "--home", tmp_path)
+    assert result.exit_code == 0
+    assert result.stderr == "schema is up to date\n"
+    db = tmp_path / "continuity.db"
+    with sqlite3.connect(db) as conn:
+        assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [
+            (HEAD_REVISION,)]
+    assert invoke("db", "upgrade", "--home", tmp_path).exit_code == 0
+
+
+@pytest.mark.parametrize("command", [
+    [], ["import"], ["sessions"], ["show"], ["continue"], ["where"], ["db"], ["db", "upgrade"]])
+def test_cli_help_exits_0(command):
+    """--help of the app and every command exits 0 with a usage line."""
+    result = invoke(*command, "--help")
+    assert result.exit_code == 0
+    assert "Usage" in result.stdout
