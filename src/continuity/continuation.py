@@ -28,8 +28,6 @@ from continuity.model import (
     Entry,
     EntryKind,
     Role,
-    TextBlock,
-    ThinkingBlock,
     ToolCallBlock,
     ToolResultBlock,
 )
@@ -171,6 +169,7 @@ def build_continuation(store: Store, session_key: str, *,
 class _Assembler:
     def __init__(self, store: Store, key: str, agent_id: str, view: ContinuationView) -> None:
         self.store, self.key, self.agent_id, self.view = store, key, agent_id, view
+        self._cache: dict[int, Entry] = {}
 
     # -- steps 1, 4, 5: protected context -------------------------------------------------
 
@@ -290,9 +289,8 @@ class _Assembler:
         return self._render(entries, req_seq, covers, pairs, start)
 
     def _load(self, seqs: list[int]) -> list[Entry]:
-        cache = getattr(self, "_cache", None)
-        if cache is None:
-            cache = self._cache = {}
+        """Rows by seq, each read from the store at most once per assembly."""
+        cache = self._cache
         missing = [s for s in seqs if s not in cache]
         if missing:
             for e in self.store.entries_by_seq(self.key, missing):
@@ -495,5 +493,4 @@ def _clip_largest(messages: list[dict[str, Any]], over: int) -> None:
 
 
 __all__ = ["ContinuationView", "Gap", "RefusalReason", "build_continuation", "repair",
-           "used_bytes", "summary_text", "gap_notice", "UNKNOWN_EFFECTS",
-           "TextBlock", "ThinkingBlock"]
+           "used_bytes", "summary_text", "gap_notice", "UNKNOWN_EFFECTS"]
