@@ -53,23 +53,29 @@ def import_cmd(
     """Import Claude Code, Codex and pi session files (detected from content).
 
     Re-importing adds nothing; a file that grew adds only its new lines. Bad lines are reported
-    with file and line number, and the rest imports.
+    with file and line number, and the rest imports. Each imported session is replayed through
+    the checkpoint rules, so its checkpoints exist as live capture would have written them.
     """
     from continuity.importer import discover, import_file, ImportReport, total_bytes
 
     files = discover(paths)
     if not files:
         raise InputError("no *.jsonl session files under " + ", ".join(map(str, paths)))
+    from continuity.checkpoints import load_config, replay_import
+
+    config = load_config(home)
     report = ImportReport()
     with _store(home) as store, _progress(total_bytes(files), enabled=not as_json) as advance:
         for path in files:
             report.files.append(import_file(store, path, progress=advance))
+        replayed = replay_import(store, report, config=config)
     if as_json:
-        _emit_json(report.to_dict())
+        _emit_json({**report.to_dict(), "checkpoints_replayed": replayed})
         return
     from continuity.render import import_summary
 
     import_summary(out, err, report)
+    err.print(f"{replayed} checkpoints replayed from the imported sessions")
 
 
 @app.command("sessions")

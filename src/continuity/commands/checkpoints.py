@@ -1,0 +1,154 @@
+"""CLI commands of session checkpoints (issue 3): ``continuity checkpoint SESSION --reason``,
+``continuity checkpoints SESSION``, ``continuity prune`` and ``continuity recover``. Each is
+parse, resolve, one library call (``continuity.checkpoints``), render; JSON goes to plain stdout
+and confirmations to stderr. Settings come from the workspace's ``[continuity]`` section."""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from continuity.commands.common import (
+    HomeOption,
+    JsonOption,
+    emit_json,
+    err,
+    open_cli_store,
+    out,
+    resolve_session,
+)
+from continuity.errors import InputError, SessionNotFound
+
+
+class ManualTrigger(str, enum.Enum):
+    """The triggers a caller may write by hand (seed 000: explicit, agent)."""
+
+    explicit = "explicit"
+    agent = "agent"
+
+
+def _session_key(store: Any, name: str) -> str:
+    """An imported session (key or unique prefix), else a live session's exact key that has
+    checkpoints."""
+    try:
+        return resolve_session(store, name)
+    except SessionNotFound:
+        if store.latest_checkpoint(name) is not None:
+            return name
+        raise
+
+
+def checkpoint_cmd(
+    session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
+    reason: str = typer.Option(..., "--reason", help="Why this checkpoint is taken; it goes "
+                               "into the digest (secrets redacted)."),
+    trigger: ManualTrigger = typer.Option(ManualTrigger.explicit, "--trigger",
+                                          help="explicit (a person) or agent (an agent tool)."),
+    home: Optional[Path] = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Write a checkpoint of SESSION now, with its recent prompts and your reason."""
+    from continuity.checkpoints import checkpoint_dict, load_config, manual_checkpoint
+    from continuity.model import CheckpointTrigger
+
+    config = load_config(home)
+    with open_cli_store(home) as store:
+        key = resolve_session(store, session)
+        cp = manual_checkpoint(store, key, reason, config=config,
+                               trigger=CheckpointTrigger(trigger.value))
+    if cp is None:
+        raise InputError("continuity is disabled ([continuity] enabled = false): "
+                         "no checkpoint written")
+    if as_json:
+        emit_json(checkpoint_dict(cp))
+        return
+    out.print(cp.digest, markup=False, highlight=False)
+    err.print(f"checkpoint {cp.checkpoint_id} written for {key} ({cp.trigger.value})",
+              markup=False)
+
+
+def checkpoints_cmd(
+    session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
+    limit: int = typer.Option(0, "-n", "--count", help="How many of the newest (0: all)."),
+    home: Optional[Path] = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """List the checkpoints of SESSION, oldest first, with their digests."""
+    from continuity.checkpoints import checkpoint_dict
+
+    with open_cli_store(home) as store:
+        key = _session_key(store, session)
+        rows = [checkpoint_dict(cp) for cp in store.checkpoints(key, limit=limit)]
+    if as_json:
+        emit_json({"session": key, "count": len(rows), "checkpoints": rows})
+        return
+    if not rows:
+        err.print(f"no checkpoints for {key}", markup=False)
+    for row in rows:
+        out.print(f"#{row['id']} {row['created_at']} {row['trigger']} "
+                  f"prompts={row['prompt_count']}", markup=False, style="bold")
+        out.print(row["digest"] + "\n", markup=False, highlight=False)
+
+
+def prune_cmd(
+    retention_days: Optional[int] = typer.Option(
+        None, "--retention-days", help="Delete checkpoints older than this many days "
+        "(1-90; default: [continuity] retentionDays, 7)."),
+    home: Optional[Path] = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Delete checkpoints older than the retention window (a live session keeps its newest)."""
+    from continuity.checkpoints import load_config, prune
+
+    config = load_config(home)
+    days = config.retention_days if retention_days is None else retention_days
+    with open_cli_store(home) as store:
+        try:
+            deleted = prune(store, config, retention_days=days)
+        except ValueError as exc:
+            raise InputError(f"--retention-days: {exc}") from None
+    if as_json:
+        emit_json({"deleted": deleted, "retention_days": days})
+        return
+    out.print(f"pruned {deleted} checkpoint(s) older than {days} day(s)", markup=False)
+
+
+def recover_cmd(
+    session: Optional[str] = typer.Argument(None, help="Session key or a unique prefix of it."),
+    project: Optional[str] = typer.Option(None, "--project", help="Project folder: the newest "
+                                          "checkpoint of any of its sessions within "
+                                          "[continuity] recoveryWindowHours."),
+    home: Optional[Path] = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Print the recovery digest a new session starts with: the newest checkpoint of SESSION,
+    else of its project (or --project) within the recovery window, within
+    recoveryBudgetChars."""
+    from continuity.checkpoints import load_config, recover
+
+    if not session and not project:
+        raise InputError("give a SESSION or --project PATH")
+    config = load_config(home)
+    with open_cli_store(home) as store:
+        key = _session_key(store, session) if session else None
+        record = store.get_session(key) if key else None
+        where = project or (record.project if record else None)
+        found = recover(store, session_key=key, project=where, config=config)
+    if as_json:
+        emit_json({"session": key, "project": where, **found.to_dict()})
+        return
+    if found.checkpoint is None:
+        err.print(f"nothing to recover for {key or where}", markup=False)
+        return
+    out.print(found.text, markup=False, highlight=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``checkpoint``, ``checkpoints``, ``prune`` and ``recover`` to ``app``."""
+    app.command("checkpoint")(checkpoint_cmd)
+    app.command("checkpoints")(checkpoints_cmd)
+    app.command("prune")(prune_cmd)
+    app.command("recover")(recover_cmd)

@@ -1,0 +1,100 @@
+"""The checkpoint commands: ``checkpoint``, ``checkpoints``, ``prune``, ``recover``, their
+JSON shapes and exit codes (2 bad input or config, 3 unknown session)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from continuity import cli
+from continuity.cli import app
+
+SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+runner = CliRunner()
+
+
+def run_main(monkeypatch, capsys, *args) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
+    """Run the console-script entry point in-process: (exit code, stdout, stderr)."""
+    monkeypatch.setattr(sys, "argv", ["continuity", *map(str, args)])
+    with pytest.raises(SystemExit) as exc:
+        cli.main()
+    cap = capsys.readouterr()
+    return exc.value.code or 0, cap.out, cap.err
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    """A workspace with the Codex compaction sample imported."""
+    result = runner.invoke(app, ["import", str(SHARED_DATA / "codex" / "with-compaction.jsonl"),
+                                 "--home", str(tmp_path), "--json"])
+    assert result.exit_code == 0, result.output
+    return tmp_path
+
+
+def test_cli_checkpoint_writes_explicit_and_lists_it(monkeypatch, capsys, home):
+    """checkpoint prints the digest and confirms on stderr; checkpoints --json lists it."""
+    code, out, err = run_main(monkeypatch, capsys, "checkpoint", "compact", "--reason",
+                              "pause here; PASSWORD=hunter22x", "--home", home)
+    assert code == 0 and out.startswith("## Explicit Checkpoint\n")
+    assert "PASSWORD=[REDACTED:password]" in out and "hunter22x" not in out
+    assert "written for compact-codex-001 (explicit)" in err
+    code, out, _ = run_main(monkeypatch, capsys, "checkpoints", "compact", "--json", "--home", home)
+    listed = json.loads(out)
+    assert code == 0 and (listed["session"], listed["count"]) == ("compact-codex-001", 1)
+    assert set(listed["checkpoints"][0]) == {
+        "id", "session", "harness", "project", "project_normalized", "trigger", "prompt_count",
+        "memory_queries", "recent_remembers", "created_at", "digest"}
+
+
+def test_cli_checkpoint_agent_trigger_json(monkeypatch, capsys, home):
+    """--trigger agent writes an agent checkpoint; --json prints it."""
+    code, out, _ = run_main(monkeypatch, capsys, "checkpoint", "compact-codex-001", "--reason",
+                            "tool call", "--trigger", "agent", "--json", "--home", home)
+    row = json.loads(out)
+    assert code == 0 and (row["trigger"], row["prompt_count"]) == ("agent", 1)
+
+
+def test_cli_recover_prints_digest_and_json(monkeypatch, capsys, home):
+    """recover prints the newest checkpoint's digest; --json says where it came from."""
+    run_main(monkeypatch, capsys, "checkpoint", "compact", "--reason", "r", "--home", home)
+    code, out, _ = run_main(monkeypatch, capsys, "recover", "compact", "--home", home)
+    assert code == 0 and out.startswith("## Explicit Checkpoint\nProject: /home/testuser/")
+    code, out, _ = run_main(monkeypatch, capsys, "recover", "compact", "--json", "--home", home)
+    found = json.loads(out)
+    assert (found["session"], found["source"], found["truncated"]) == (
+        "compact-codex-001", "session", False)
+
+
+def test_cli_recover_nothing_found(monkeypatch, capsys, home):
+    """With nothing to recover, recover says so on stderr and exits 0."""
+    code, out, err = run_main(monkeypatch, capsys, "recover", "--project", "/nowhere",
+                              "--home", home)
+    assert (code, out) == (0, "") and "nothing to recover for /nowhere" in err
+    code, out, _ = run_main(monkeypatch, capsys, "recover", "--project", "/nowhere", "--json",
+                            "--home", home)
+    assert json.loads(out)["checkpoint"] is None
+
+
+def test_cli_prune_counts_and_rejects_bad_retention(monkeypatch, capsys, home):
+    """prune reports how many rows went; a retention outside 1–90 exits 2."""
+    run_main(monkeypatch, capsys, "checkpoint", "compact", "--reason", "r", "--home", home)
+    code, out, _ = run_main(monkeypatch, capsys, "prune", "--json", "--home", home)
+    assert code == 0 and json.loads(out) == {"deleted": 0, "retention_days": 7}
+    code, _, err = run_main(monkeypatch, capsys, "prune", "--retention-days", "91", "--home", home)
+    assert code == 2 and "1–90" in err
+
+
+def test_cli_bad_config_and_unknown_session(monkeypatch, capsys, home):
+    """A bad [continuity] value exits 2 naming the field; an unknown session exits 3."""
+    (home / "config.toml").write_text("[continuity]\nrecoveryBudgetChars = 50\n")
+    code, _, err = run_main(monkeypatch, capsys, "recover", "compact", "--home", home)
+    assert code == 2 and "recoveryBudgetChars" in err and "200–10000" in err
+    (home / "config.toml").unlink()
+    code, _, err = run_main(monkeypatch, capsys, "checkpoints", "nope", "--home", home)
+    assert code == 3 and "no session matches 'nope'" in err
+    code, _, err = run_main(monkeypatch, capsys, "recover", "--home", home)
+    assert code == 2 and "SESSION or --project" in err

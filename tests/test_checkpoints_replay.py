@@ -1,0 +1,174 @@
+"""Replay of imported sessions into checkpoints (issue 3, "Replay on import"): exact results
+on real sessions of ../shared/data, idempotence, grown files, and secrets kept out."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from continuity.checkpoints import (
+    CheckpointConfig,
+    manual_checkpoint,
+    recover,
+    replay_import,
+    replay_session,
+)
+from continuity.importer import import_paths
+from continuity.model import CheckpointTrigger, EntryKind
+from tests.builders import CP, A, U, load
+
+PI_LARGE = "d703a1a9-1b7b-4fb1-b512-c9738b1fe617"
+CODEX_COMPACT = "compact-codex-001"
+CFG = CheckpointConfig()
+T0 = datetime(2026, 2, 1, 10, 0, tzinfo=timezone.utc)
+
+
+def _shape(rows):  # type: ignore[no-untyped-def]
+    return [(c.trigger.value, c.prompt_count) for c in rows]
+
+
+def test_replay_pi_large_session_exact(store, shared_data):
+    """pi/large-session.jsonl (88 requests over 2 h 40 m): 11 periodic rows from the
+    15-minute timer and every 10 prompts, then session_end with all 88."""
+    import_paths(store, [shared_data / "pi" / "large-session.jsonl"])
+    added = replay_session(store, PI_LARGE, config=CFG)
+    assert _shape(added) == [("periodic", 4), ("periodic", 2), ("periodic", 8), ("periodic", 5),
+                             ("periodic", 8), ("periodic", 10), ("periodic", 10),
+                             ("periodic", 6), ("periodic", 10), ("periodic", 10),
+                             ("periodic", 10), ("session_end", 88)]
+    start = datetime(2025, 11, 20, 23, 33, 50, 805000, tzinfo=timezone.utc)
+    assert added[0].created_at == start + timedelta(minutes=15)
+    assert added[-1].created_at == datetime(2025, 11, 21, 2, 14, 2, 980000, tzinfo=timezone.utc)
+    assert added[-1].digest.splitlines()[:3] == [
+        "## Session End Checkpoint", "Project: /Users/dev/workspaces/pi-mono",
+        "Duration: 2h 40m | Total Prompts: 88"]
+    assert store.checkpoints(PI_LARGE) == added
+
+
+def test_replay_codex_compaction_exact(store, shared_data):
+    """codex/with-compaction.jsonl: three timer checkpoints, pre_compaction at the harness's
+    compaction row, then session_end with the 4 requests."""
+    import_paths(store, [shared_data / "codex" / "with-compaction.jsonl"])
+    added = replay_session(store, CODEX_COMPACT, config=CFG)
+    assert _shape(added) == [("periodic", 1), ("periodic", 1), ("periodic", 1),
+                             ("pre_compaction", 0), ("session_end", 4)]
+    compaction = [e for e in store.entries(CODEX_COMPACT, limit=100)
+                  if e.kind is EntryKind.COMPACTION][0]
+    assert added[3].created_at == compaction.timestamp
+    assert added[3].digest.startswith("## Pre-Compaction Checkpoint\n"
+                                      "Project: /home/testuser/codex-compact-project\n")
+
+
+def test_replay_is_idempotent(store, shared_data):
+    """Replaying a session already replayed adds nothing."""
+    import_paths(store, [shared_data / "codex" / "with-compaction.jsonl"])
+    first = replay_session(store, CODEX_COMPACT, config=CFG)
+    assert replay_session(store, CODEX_COMPACT, config=CFG) == []
+    assert store.checkpoints(CODEX_COMPACT) == first
+
+
+def test_replay_import_every_shared_session(sqlite_store, shared_data):
+    """Importing ../shared/data and replaying gives every session with requests its
+    checkpoints, the newest a session_end counting all its requests; a re-run adds none."""
+    report = import_paths(sqlite_store, [shared_data])
+    assert replay_import(sqlite_store, report, config=CFG) == 27
+    for key in report.sessions:
+        requests = sum(1 for e in sqlite_store.entries(key, limit=5000) if e.is_request)
+        newest = sqlite_store.latest_checkpoint(key)
+        assert requests > 0 and newest is not None
+        assert (newest.trigger, newest.prompt_count) == (CheckpointTrigger.SESSION_END, requests)
+    assert replay_import(sqlite_store, report, config=CFG) == 0
+
+
+def test_replay_grown_file_adds_only_newer_checkpoints(store, shared_data, tmp_path):
+    """A file that grew replays only what is newer than the rows already there."""
+    lines = (shared_data / "pi" / "large-session.jsonl").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "large-session.jsonl"
+    path.write_bytes(b"".join(lines[:400]))
+    import_paths(store, [path])
+    half = replay_session(store, PI_LARGE, config=CFG)
+    with open(path, "ab") as fh:
+        fh.write(b"".join(lines[400:]))
+    import_paths(store, [path])
+    more = replay_session(store, PI_LARGE, config=CFG)
+    assert half and more and half[-1].trigger is CheckpointTrigger.SESSION_END
+    assert all(c.created_at > half[-1].created_at for c in more)
+    assert _shape(more)[-1] == ("session_end", 88)
+    keys = [(c.trigger, c.created_at) for c in store.checkpoints(PI_LARGE)]
+    assert len(keys) == len(set(keys)) == len(half) + len(more)
+
+
+def _timed(rows, minutes):  # type: ignore[no-untyped-def]
+    for row, m in zip(rows, minutes):
+        row.timestamp = T0 + timedelta(minutes=m)
+    return rows
+
+
+def test_replay_time_rule_and_compaction_from_timestamps(store):
+    """The timer fires at last checkpoint + 15 min when prompts are pending; a compaction
+    row gives pre_compaction; the end gives session_end."""
+    rows = _timed([U("one"), A(text="ok"), U("two"), U("three"), CP("summary"), U("four")],
+                  [0, 1, 10, 20, 40, 41])
+    load(store, rows, key="timed")
+    added = replay_session(store, "timed", config=CFG)
+    assert [(c.trigger.value, c.prompt_count, c.created_at - T0) for c in added] == [
+        ("periodic", 2, timedelta(minutes=15)), ("periodic", 1, timedelta(minutes=30)),
+        ("pre_compaction", 0, timedelta(minutes=40)), ("session_end", 4, timedelta(minutes=41))]
+
+
+def test_replay_merges_periodic_rows_inside_the_window(store):
+    """Two periodic triggers 1 s apart land as one merged row (prompt counts summed)."""
+    minutes = [0, 0, 0.01]
+    rows = [U("a"), U("b"), U("c")]
+    for row, m in zip(rows, minutes):
+        row.timestamp = T0 + timedelta(minutes=m)
+    load(store, rows, key="burst")
+    added = replay_session(store, "burst", config=CheckpointConfig(promptInterval=1))
+    assert _shape(added) == [("periodic", 3), ("session_end", 3)]
+
+
+def test_replay_keeps_secrets_out_b29_b31(store):
+    """B29/B31: secrets typed into prompts never reach a checkpoint or the recovery text."""
+    rows = _timed([U("deploy with DATABASE_URL=postgres://admin:hunter2@10.0.0.5/prod and "
+                     "AZURE_STORAGE_KEY=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg=="),
+                   U("ok, I'll use <private>TOKEN-123</private>")], [0, 1])
+    load(store, rows, key="leaky")
+    added = replay_session(store, "leaky", config=CFG)
+    text = "\n".join(c.digest for c in added) + recover(store, session_key="leaky",
+                                                        config=CFG).text
+    for secret in ("hunter2", "Zm9vYmFyYmF6", "TOKEN-123"):
+        assert secret not in text
+    assert "[REDACTED:url-credential]" in text and "[REDACTED:private]" in text
+
+
+def test_replay_disabled_or_unknown(store):
+    """Disabled continuity replays nothing; an unknown session is a KeyError."""
+    load(store, _timed([U("x")], [0]), key="off")
+    assert replay_session(store, "off", config=CheckpointConfig(enabled=False)) == []
+    with pytest.raises(KeyError):
+        replay_session(store, "nobody", config=CFG)
+
+
+def test_manual_checkpoint_rebuilds_state_from_transcript(store, shared_data):
+    """An explicit checkpoint of a stored session lists its recent prompts and the reason,
+    stamped now."""
+    import_paths(store, [shared_data / "codex" / "with-compaction.jsonl"])
+    now = datetime(2026, 5, 1, tzinfo=timezone.utc)
+    row = manual_checkpoint(store, CODEX_COMPACT, "before the auth rewrite", config=CFG, now=now)
+    assert row is not None and row.created_at == now and row.trigger is CheckpointTrigger.EXPLICIT
+    assert row.digest == (
+        "## Explicit Checkpoint\n"
+        "Project: /home/testuser/codex-compact-project\n"
+        "Duration: 1h 27m | Prompts: 1 | Total Prompts: 4\n"
+        "\n"
+        "### Reason\n"
+        "before the auth rewrite\n"
+        "\n"
+        "### Recent Prompts\n"
+        "- Help me build the API endpoints\n"
+        "- Add the user CRUD endpoints\n"
+        "- Now add product endpoints\n"
+        "- Now add the authentication middleware")
+    assert store.latest_checkpoint(CODEX_COMPACT) == row

@@ -1,0 +1,230 @@
+"""Tests of the redaction funnel: the corpus in tests/redaction, bug vectors B29 B30 B31 B33,
+the origin's table (signet-behaviour.md §2) and hypothesis properties."""
+
+from __future__ import annotations
+
+import json
+import string
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from continuity.redact import find_secrets, redact, redact_all
+
+CORPUS = Path(__file__).parent / "redaction"
+SECRETS = json.loads((CORPUS / "secrets.json").read_text(encoding="utf-8"))
+BENIGN = json.loads((CORPUS / "benign.json").read_text(encoding="utf-8"))
+
+
+def test_corpus_sizes():
+    """The corpus holds at least 60 secrets and 60 look-alike benign strings."""
+    assert len(SECRETS) >= 60 and len(BENIGN) >= 60
+    assert len({c["name"] for c in SECRETS + BENIGN}) == len(SECRETS) + len(BENIGN)
+
+
+@pytest.mark.parametrize("case", SECRETS, ids=[c["name"] for c in SECRETS])
+def test_redact_corpus_secret(case):
+    """Each secret of the corpus gives exactly its expected output, and its body is gone."""
+    out = redact(case["input"])
+    assert out == case["expected"]
+    assert case["secret"] not in out
+
+
+@pytest.mark.parametrize("case", BENIGN, ids=[c["name"] for c in BENIGN])
+def test_redact_corpus_benign_unchanged(case):
+    """Each look-alike benign string survives byte-identical."""
+    assert case["expected"] == case["input"]
+    assert redact(case["input"]) == case["input"]
+
+
+@pytest.mark.parametrize("case", SECRETS + BENIGN, ids=[c["name"] for c in SECRETS + BENIGN])
+def test_redact_corpus_idempotent(case):
+    """Redacting twice changes nothing more than redacting once."""
+    once = redact(case["input"])
+    assert redact(once) == once
+
+
+def test_redact_b29_env_file_and_connection_string():
+    """B29: a storage key and a DB password printed by a tool leave no trace."""
+    key = "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg=="
+    text = f"AZURE_STORAGE_KEY={key}\nDATABASE_URL=postgres://admin:hunter2@10.0.0.5/prod"
+    assert redact(text) == ("AZURE_STORAGE_KEY=[REDACTED:base64-credential]\n"
+                            "DATABASE_URL=postgres://admin:[REDACTED:url-credential]@10.0.0.5/prod")
+
+
+def test_redact_b30_signature_fields_untouched():
+    """B30: known-prefix secrets in text are replaced; the opaque signature stays identical."""
+    sig = "EqQBCkgIBRABGAIqQKzL3s9Xbq7lZ0c8yF1rTUjW2mNcVd5oHpQa6iE4gS0tRkYxvB7nJf+/=="
+    secret_text = ("keys: sk-ant-api03-Zx8fK2mQ9vLr4TnB7wYc1HdS6gPa3JeU0kNo5RtV-AA and "
+                   "AKIAIOSFODNN7EXAMPLE")
+    record = {"role": "assistant", "content": [
+        {"type": "thinking", "thinking": "check env", "thinkingSignature": sig},
+        {"type": "text", "text": secret_text}]}
+    for block in record["content"]:
+        for field in ("text", "thinking"):
+            if field in block:
+                block[field] = redact(block[field])
+    assert record["content"][0]["thinkingSignature"] == sig
+    assert record["content"][1]["text"] == ("keys: [REDACTED:anthropic-key] and "
+                                            "[REDACTED:aws-access-key]")
+    line = orjson.dumps({**record, "content": [{"thinkingSignature": sig, "text": secret_text}]})
+    assert sig in redact(line.decode())
+
+
+def test_redact_b31_private_span():
+    """B31: a <private> span never reaches a derived text."""
+    assert redact("ok, I'll use <private>TOKEN-123</private>") == "ok, I'll use [REDACTED:private]"
+
+
+def test_redact_b33_whole_token_run():
+    """B33: a token longer than its pattern, or with a suffix, is replaced whole."""
+    body = "Zx8fK2mQ9vLr4TnB7wYc1HdS6gPa3JeU0kNo5RtViJ"  # 42 alphanumerics
+    assert redact(f"token ghp_{body} end") == "token [REDACTED:github-token] end"
+    assert redact("AKIAIOSFODNN7EXAMPLE_old") == "[REDACTED:aws-access-key]"
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("curl -H 'Authorization: Bearer abc.DEF-123_xyz~9' https://x.invalid",
+     "curl -H 'Authorization: Bearer [REDACTED:bearer-token]' https://x.invalid"),
+    ("token abc123", "token abc123"),
+    ("use key sk-live-4f9a2b7c1d for staging", "use key [REDACTED:openai-key] for staging"),
+    ("secret_key=abcdefgh12", "secret_key=[REDACTED:secret]"),
+    ('{"password": "hunter2secret"}', '{"password": "[REDACTED:password]"}'),
+    ("x-api-key: 0123456789abcdef", "x-api-key: [REDACTED:api-key]"),
+    ("blob dGhpcyBpcyBhIHNlY3JldCB0b2tlbiB2YWx1ZSE= end",
+     "blob dGhpcyBpcyBhIHNlY3JldCB0b2tlbiB2YWx1ZSE= end"),
+    ("commit 3f2a9c1e0b7d4a6f8e5c2b1a0d9e8f7c6b5a4d3e merged",
+     "commit 3f2a9c1e0b7d4a6f8e5c2b1a0d9e8f7c6b5a4d3e merged"),
+    ("$PATH=/usr/bin", "$PATH=/usr/bin"),
+])
+def test_redact_origin_table_done_better(text, expected):
+    """The origin's misses are caught and its false positives are gone (§2 table)."""
+    assert redact(text) == expected
+
+
+def test_find_secrets_spans_and_kinds():
+    """Findings are ordered, non-overlapping spans with the most specific kind."""
+    text = "GITHUB_TOKEN=ghp_Zx8fK2mQ9vLr4TnB7wYc1HdS6gPa3JeU0kNo and pw=x"
+    found = find_secrets(text)
+    assert [(f.start, f.end, f.kind) for f in found] == [(13, 53, "github-token")]
+
+
+def test_redact_without_secrets_returns_same_object():
+    """Text without secrets comes back as the very same string."""
+    text = "nothing to see in /home/dev/project"
+    assert redact(text) is text
+
+
+def test_redact_all_redacts_each_item():
+    """redact_all maps redact over a list."""
+    assert redact_all(["a", "password=hunter2x"]) == ["a", "password=[REDACTED:password]"]
+
+
+# ---------------------------------------------------------------------------- properties
+
+ALNUM = string.ascii_letters + string.digits
+_body = st.text(alphabet=ALNUM, min_size=8, max_size=40)
+
+
+def _mixed(min_size: int, max_size: int, alphabet: str = ALNUM) -> st.SearchStrategy[str]:
+    """Random text that has a letter and a digit (as real tokens do)."""
+    return st.builds(lambda a, b: a + "Q7" + b,
+                     st.text(alphabet=alphabet, min_size=min_size, max_size=max_size),
+                     st.text(alphabet=alphabet, max_size=8))
+
+
+_B64URL = ALNUM + "-_"
+_VALUE = ALNUM + "+/=!#%^*-_@~"
+
+#: (secret text, its body) pairs: a body is what must never survive
+SECRET_STRATEGIES = {
+    "github": _mixed(34, 50).map(lambda b: (f"ghp_{b}", b)),
+    "github-pat": _mixed(30, 60, ALNUM + "_").map(lambda b: (f"github_pat_{b}", b)),
+    "aws": st.tuples(st.text(alphabet=string.ascii_uppercase + string.digits, min_size=16,
+                             max_size=16), st.sampled_from(["", "_old", "XYZ"]))
+    .map(lambda t: (f"AKIA{t[0]}{t[1]}", t[0] + t[1])),
+    "anthropic": _mixed(40, 90, _B64URL).map(lambda b: (f"sk-ant-api03-{b}", b)),
+    "openai": _mixed(40, 80, _B64URL).map(lambda b: (f"sk-proj-{b}", b)),
+    "google": st.text(alphabet=_B64URL, min_size=35, max_size=45)
+    .map(lambda b: (f"AIza{b}", b)),
+    "slack": _mixed(20, 40).map(lambda b: (f"xoxb-123456789012-{b}", b)),
+    "stripe": _mixed(22, 40).map(lambda b: (f"sk_live_{b}", b)),
+    "jwt": st.tuples(_mixed(10, 30, _B64URL), _mixed(10, 60, _B64URL), _mixed(10, 40, _B64URL))
+    .map(lambda t: (f"eyJ{t[0]}.eyJ{t[1]}.{t[2]}", f"{t[1]}.{t[2]}")),
+    "bearer": _mixed(16, 60).map(lambda b: (f"Authorization: Bearer {b}", b)),
+    "url": _mixed(6, 30, ALNUM + "!*~-").map(lambda b: (f"postgres://app:{b}@db.internal/x", b)),
+    "env": _mixed(6, 40, _VALUE).map(lambda b: (f"DB_PASSWORD={b}", b)),
+    "json": _mixed(6, 40, _VALUE + " ").map(lambda b: (f'"client_secret": "{b}"', b)),
+    "pem": _mixed(40, 200, ALNUM + "+/\n").map(
+        lambda b: (f"-----BEGIN RSA PRIVATE KEY-----\n{b}\n-----END RSA PRIVATE KEY-----", b)),
+    "private": _mixed(8, 60, ALNUM + " .,\n").map(lambda b: (f"<private>{b}</private>", b)),
+}
+#: kinds whose whole token run is redacted even when glued to neighbouring letters (B33)
+GLUABLE = {"github", "aws", "anthropic", "openai", "google", "slack", "stripe", "jwt"}
+
+_noise = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)
+_separator = st.sampled_from([" ", "\n", "\t", "(", ")", ",", ";", "'", '"', "[", "]", "<", ">"])
+
+
+def _assert_gone(body: str, out: str, around: str) -> None:
+    for i in range(len(body) - 7):
+        piece = body[i:i + 8]
+        assert piece in around or piece not in out, f"{piece!r} survived in {out!r}"
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kind=st.sampled_from(sorted(SECRET_STRATEGIES)), data=st.data(), before=_noise,
+       after=_noise, left=_separator, right=_separator)
+def test_redact_property_secret_never_survives(kind, data, before, after, left, right):
+    """A secret embedded anywhere in random text loses every 8-character piece of its body."""
+    secret, body = data.draw(SECRET_STRATEGIES[kind])
+    out = redact(before + left + secret + right + after)
+    _assert_gone(body, out, before + after)
+
+
+@settings(max_examples=40, deadline=None)
+@given(kind=st.sampled_from(sorted(GLUABLE)), data=st.data(),
+       before=st.text(alphabet=ALNUM, max_size=6), after=st.text(alphabet=ALNUM, max_size=6))
+def test_redact_property_glued_token_never_survives(kind, data, before, after):
+    """A token glued to letters and digits on either side is still replaced whole (B33)."""
+    secret, body = data.draw(SECRET_STRATEGIES[kind])
+    out = redact(before + secret + after)
+    _assert_gone(body, out, before + after)
+
+
+_benign_alphabet = string.ascii_lowercase + string.digits + " \n.,/()"
+_words = st.sampled_from(["token", "password", "secret", "key", "credential", "auth",
+                          "the", "rotate", "expired", "tokens", "api", "passed", "keys"])
+_hex = st.text(alphabet="0123456789abcdef", min_size=40, max_size=40)
+_sha256 = st.text(alphabet="0123456789abcdef", min_size=64, max_size=64)
+_uuid = st.uuids().map(str)
+_path = st.lists(st.text(alphabet=string.ascii_lowercase + "_-", min_size=1, max_size=12),
+                 min_size=1, max_size=8).map(lambda parts: "/" + "/".join(parts))
+
+
+@settings(max_examples=80, deadline=None)
+@given(text=st.text(alphabet=_benign_alphabet, max_size=200))
+def test_redact_property_random_benign_text_unchanged(text):
+    """Random text without secrets comes back unchanged."""
+    assert redact(text) == text
+
+
+@settings(max_examples=80, deadline=None)
+@given(parts=st.lists(st.one_of(_words, _hex, _sha256, _uuid, _path), max_size=20),
+       sep=st.sampled_from([" ", "\n", ", "]))
+def test_redact_property_benign_lookalikes_unchanged(parts, sep):
+    """Prose about tokens mixed with SHAs, digests, UUIDs and paths survives byte-identical."""
+    text = sep.join(parts)
+    assert redact(text) == text
+
+
+@settings(max_examples=60, deadline=None)
+@given(kind=st.sampled_from(sorted(SECRET_STRATEGIES)), data=st.data(), before=_noise)
+def test_redact_property_idempotent(kind, data, before):
+    """redact(redact(t)) == redact(t)."""
+    secret, _ = data.draw(SECRET_STRATEGIES[kind])
+    once = redact(before + " " + secret)
+    assert redact(once) == once
