@@ -44,7 +44,10 @@ def test_cli_checkpoint_writes_explicit_and_lists_it(monkeypatch, capsys, home):
     assert "written for compact-codex-001 (explicit)" in err
     code, out, _ = run_main(monkeypatch, capsys, "checkpoints", "compact", "--json", "--home", home)
     listed = json.loads(out)
-    assert code == 0 and (listed["session"], listed["count"]) == ("compact-codex-001", 1)
+    # 5 replayed by the import (3 periodic, pre_compaction, session_end) + the explicit one
+    assert code == 0 and (listed["session"], listed["count"]) == ("compact-codex-001", 6)
+    assert [c["trigger"] for c in listed["checkpoints"]] == [
+        "periodic", "periodic", "periodic", "pre_compaction", "session_end", "explicit"]
     assert set(listed["checkpoints"][0]) == {
         "id", "session", "harness", "project", "project_normalized", "trigger", "prompt_count",
         "memory_queries", "recent_remembers", "created_at", "digest"}
@@ -83,7 +86,8 @@ def test_cli_prune_counts_and_rejects_bad_retention(monkeypatch, capsys, home):
     """prune reports how many rows went; a retention outside 1–90 exits 2."""
     run_main(monkeypatch, capsys, "checkpoint", "compact", "--reason", "r", "--home", home)
     code, out, _ = run_main(monkeypatch, capsys, "prune", "--json", "--home", home)
-    assert code == 0 and json.loads(out) == {"deleted": 0, "retention_days": 7}
+    # the import replayed 5 checkpoints dated 2025-10-28: older than 7 days, so pruned
+    assert code == 0 and json.loads(out) == {"deleted": 5, "retention_days": 7}
     code, _, err = run_main(monkeypatch, capsys, "prune", "--retention-days", "91", "--home", home)
     assert code == 2 and "1–90" in err
 

@@ -67,11 +67,13 @@ def test_cli_import_text_summary(tmp_path):
     assert (f"imported {SHARED_DATA / 'codex' / 'with-compaction.jsonl'}: codex session "
             "compact-codex-001, 20 rows from 20 lines") in lines
     assert result.stderr.splitlines() == [
-        f"  {sample}:10: not JSON: invalid literal, expected 'true': line 1 column 1 (char 0)"]
+        f"  {sample}:10: not JSON: invalid literal, expected 'true': line 1 column 1 (char 0)",
+        "9 checkpoints replayed from the imported sessions"]
     again = invoke("import", SHARED_DATA / "codex", "--home", tmp_path)
     assert again.stdout.splitlines()[-1] == ("5 files, 5 sessions, 0 rows, 0 bad lines, "
                                              "0 duplicates, 0 files skipped")
     assert (f"unchanged {sample} (codex, sample-session-1)") in again.stdout.splitlines()
+    assert again.stderr.splitlines() == ["0 checkpoints replayed from the imported sessions"]
 
 
 def test_cli_import_json_shape_and_totals(tmp_path):
@@ -79,7 +81,8 @@ def test_cli_import_json_shape_and_totals(tmp_path):
     result = invoke("import", SHARED_DATA, "--home", tmp_path, "--json")
     assert result.exit_code == 0 and result.stderr == ""
     report = json.loads(result.stdout)
-    assert set(report) == {"totals", "sessions", "files"}
+    assert set(report) == {"totals", "sessions", "files", "checkpoints_replayed"}
+    assert report["checkpoints_replayed"] == 27
     assert report["totals"] == {"files": 12, "sessions": 12, "lines_read": 1333,
                                 "imported": 1332, "duplicate": 0, "opaque": 3, "errors": 1,
                                 "skipped_files": 0}
