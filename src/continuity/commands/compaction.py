@@ -1,0 +1,100 @@
+"""`continuity compact` and `continuity receipts`: the continuation checkpoint from the CLI.
+
+``compact`` runs the policy of ``continuity.compaction`` as if a turn of SESSION had just
+settled, as session owner ``cli``; ``receipts`` lists the refusal receipts of a session.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from continuity.commands.common import (
+    HomeOption,
+    JsonOption,
+    emit_json,
+    open_cli_store,
+    out,
+    resolve_session,
+)
+from continuity.config import FOLLOW_UP_BUDGET_BYTES
+from continuity.summarize.settings import Provider
+
+#: Exit status when the checkpoint was refused (as `continue` does for a refused view).
+REFUSED_EXIT = 5
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``compact`` and ``receipts`` to ``app``."""
+    app.command("compact")(compact_cmd)
+    app.command("receipts")(receipts_cmd)
+
+
+def compact_cmd(
+    session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
+    summarizer: Optional[Provider] = typer.Option(
+        None, "--summarizer", help="Summary provider (default: summarizer.provider in "
+        "config.toml, else extractive).", case_sensitive=False, show_default=False),
+    budget: int = typer.Option(FOLLOW_UP_BUDGET_BYTES, "--budget", min=1,
+                               help="History budget in UTF-8 bytes (seed 002: 240,000)."),
+    force: bool = typer.Option(False, "--force", help="Compact even when the view is within "
+                               "the budget or this turn was already compacted."),
+    home: Optional[Path] = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Make a continuation checkpoint of SESSION as if its turn had just settled: summarize
+    the working view when it is over the budget, and print the checkpoint, or the refusal
+    receipt with its reason, or why none was needed."""
+    from continuity.compaction import compact_now
+    from continuity.summarize import make_summarizer
+    from continuity.summarize.settings import load_settings
+
+    settings = load_settings(home, provider=summarizer)
+    provider = make_summarizer(settings)
+    with open_cli_store(home) as store:
+        outcome = compact_now(store, resolve_session(store, session), summarizer=provider,
+                              budget_bytes=budget, force=force, timeout=settings.timeout)
+    if as_json:
+        emit_json(outcome.to_dict())
+        return
+    data = outcome.to_dict()
+    if outcome.entry is not None:
+        cp = data["checkpoint"]
+        out.print(f"compacted {outcome.session}: checkpoint {cp['entry_id']} covers seq "
+                  f"0–{cp['covers_through_seq']} (view {outcome.view_bytes} → "
+                  f"{outcome.view_bytes_after} bytes, budget {outcome.budget_bytes})",
+                  markup=False)
+        out.print(cp["summary"], markup=False)
+    elif outcome.receipt is not None:
+        out.print(f"refused {outcome.session}: {data['reason']} (run {outcome.run_id}, receipt "
+                  f"#{outcome.receipt.receipt_id}); no checkpoint was written", markup=False)
+        raise typer.Exit(REFUSED_EXIT)
+    else:
+        out.print(f"not needed for {outcome.session}: {data['reason']} (view "
+                  f"{outcome.view_bytes} bytes, budget {outcome.budget_bytes})", markup=False)
+
+
+def receipts_cmd(
+    session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
+    limit: int = typer.Option(50, "-n", "--count", min=1, help="How many, newest."),
+    home: Optional[Path] = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """List the refusal receipts of SESSION: checkpoints that were not made, with the run id
+    and the closed reason (cancelled, truncated, empty, over_bound, provider_failure)."""
+    from continuity.compaction import receipt_dict
+
+    with open_cli_store(home) as store:
+        key = resolve_session(store, session)
+        rows = store.receipts(key, limit=limit)
+    if as_json:
+        emit_json([receipt_dict(r) for r in rows])
+        return
+    if not rows:
+        out.print(f"no refusal receipts for {key}", markup=False)
+    for r in rows:
+        d = receipt_dict(r)
+        out.print(f"#{d['receipt_id']}  {d['created_at']}  {d['reason']:<16}  run {d['run_id']}",
+                  markup=False)

@@ -1,0 +1,309 @@
+"""The continuation checkpoint after a settled turn: spec/continuation.md Part 1 (seed 002).
+
+``after_turn(store, session_key, lease=, summarizer=, deadline=)`` is called by a harness when
+a task turn has settled successfully. It decides, in this order (the first that applies wins):
+
+1. the turn did not settle successfully, or a stop is in progress → not needed;
+2. the settled run (the session's newest run) already has a continuation checkpoint or a
+   refusal receipt → not needed: at most one compaction per settled turn;
+3. the working view, measured from the store now (the newest compaction's summary as the
+   continuation shows it, plus the visible message rows after its coverage, in stored view
+   bytes; never a cached usage figure, B22), has no rows after that coverage → not needed
+   (B48: nothing new never replaces a summary); is at or under the budget → not needed;
+4. a tool call of the settled run has no result yet (in flight, B12) → not needed;
+5. less time is left before the deadline than the summarizer needs → not needed.
+
+Otherwise it summarizes the complete working view once (``continuity.summarize``), in a worker
+thread that owns a cancel signal: a stop or the deadline sets it, and a result that comes after
+it (a late result of an abandoned attempt) is discarded. A usable summary whose new view would
+not fall below the budget is refused as ``over_bound`` (no compaction loop). Success writes one
+self-retaining compaction row (``CompactionInfo(continuation=True, run_id=...,
+covers_through_seq=<last seq of the view>)``) through the lease's fenced write before
+returning; failure writes one refusal receipt (run id and closed reason only). Never both,
+never a partial row. ``--force`` (``force=True``) skips rules 2 and 3's budget test only.
+
+A lost lease raises ``continuity.errors.FencedWrite``: nothing is written.
+"""
+
+from __future__ import annotations
+
+import enum
+import threading
+import time
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable, Iterator
+
+from continuity.config import FOLLOW_UP_BUDGET_BYTES
+from continuity.continuation import summary_text
+from continuity.errors import SessionNotFound
+from continuity.model import (
+    CompactionInfo,
+    Entry,
+    EntryKind,
+    Lease,
+    ReceiptReason,
+    RefusalReceipt,
+    Role,
+    Run,
+)
+from continuity.store.fencing import FencingStore
+from continuity.summarize import Summarizer, SummaryResult, WorkingView, summarize
+from continuity.text import json_len
+
+#: After the cancel signal, how long a summary attempt may take to stop before it is abandoned.
+ABANDON_GRACE_SECONDS = 2.0
+#: Rows read per page when loading the working view.
+PAGE_ROWS = 500
+#: ``compact_now`` (the CLI) gives the summary this many request timeouts in all.
+CLI_ROUNDS = 4
+#: How the compaction row names its trigger.
+TRIGGER = "settled_turn"
+
+
+class Skip(str, enum.Enum):
+    """Why no compaction was needed (closed set; nothing is written for these)."""
+
+    NOT_SETTLED = "turn_not_settled"
+    STOP_IN_PROGRESS = "stop_in_progress"
+    ALREADY_COMPACTED = "already_compacted_this_turn"
+    ALREADY_REFUSED = "already_refused_this_turn"
+    NOTHING_NEW = "nothing_new"
+    UNDER_BUDGET = "under_budget"
+    TOOL_CALL_IN_FLIGHT = "tool_call_in_flight"
+    NO_TIME_LEFT = "no_time_left"
+
+
+@dataclass
+class Outcome:
+    """What ``after_turn`` did: exactly one of ``entry`` (the compaction row written),
+    ``receipt`` (the refusal receipt written) or ``skip`` (nothing needed, nothing written).
+    Byte figures are UTF-8 view bytes (``view_bytes_after`` is the view the next turn sees)."""
+
+    session: str
+    run_id: str | None
+    budget_bytes: int
+    view_bytes: int
+    entry: Entry | None = None
+    receipt: RefusalReceipt | None = None
+    skip: Skip | None = None
+    view_bytes_after: int | None = None
+    chunks: int = 0
+
+    @property
+    def status(self) -> str:
+        """``compacted``, ``refused`` or ``not_needed``."""
+        return "compacted" if self.entry else "refused" if self.receipt else "not_needed"
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``compact --json`` object."""
+        out: dict[str, Any] = {"session": self.session, "status": self.status,
+                               "run_id": self.run_id, "budget_bytes": self.budget_bytes,
+                               "view_bytes": self.view_bytes,
+                               "view_bytes_after": self.view_bytes_after,
+                               "chunks": self.chunks, "checkpoint": None, "receipt": None,
+                               "reason": None}
+        if self.entry is not None and self.entry.compaction is not None:
+            c = self.entry.compaction
+            out["checkpoint"] = {"entry_id": self.entry.entry_id, "seq": self.entry.seq,
+                                 "covers_through_seq": c.covers_through_seq,
+                                 "first_kept_entry_id": c.first_kept_entry_id,
+                                 "continuation": c.continuation, "run_id": c.run_id,
+                                 "summary": c.summary}
+        if self.receipt is not None:
+            out["receipt"] = receipt_dict(self.receipt)
+            out["reason"] = self.receipt.reason.value
+        if self.skip is not None:
+            out["reason"] = self.skip.value
+        return out
+
+
+def receipt_dict(r: RefusalReceipt) -> dict[str, Any]:
+    """The JSON shape of a refusal receipt (no summary text, no exception: there is none)."""
+    created = r.created_at.isoformat().replace("+00:00", "Z") if r.created_at else None
+    return {"receipt_id": r.receipt_id, "session": r.session_key, "run_id": r.run_id,
+            "reason": r.reason.value, "created_at": created}
+
+
+@dataclass(frozen=True, slots=True)
+class ViewSize:
+    """The working view measured now: ``rows_bytes`` (stored view bytes of the visible
+    message rows after ``covers``), ``summary_bytes`` (the newest summary as the continuation
+    quotes it; 0 without one), the coverage and the summary text."""
+
+    rows_bytes: int
+    summary_bytes: int
+    covers: int
+    summary: str | None
+
+    @property
+    def total(self) -> int:
+        return self.rows_bytes + self.summary_bytes
+
+
+def measure_view(store: FencingStore, session_key: str) -> ViewSize:
+    """The session's working view size, read from the store now: one newest-compaction read
+    and one aggregate query over row sizes (B22: never a cached usage figure)."""
+    compaction = store.latest_compaction(session_key)
+    covers, summary = -1, None
+    if compaction is not None and compaction.compaction is not None:
+        info = compaction.compaction
+        covers = info.covers_through_seq if info.covers_through_seq is not None \
+            else compaction.seq - 1
+        summary = info.summary if info.summary.strip() else None
+    summary_bytes = json_len(summary_text(summary, 0, covers)) if summary else 0
+    return ViewSize(store.view_bytes_after(session_key, covers), summary_bytes, covers, summary)
+
+
+def after_turn(store: FencingStore, session_key: str, *, lease: Lease,
+               summarizer: Summarizer, budget_bytes: int = FOLLOW_UP_BUDGET_BYTES,
+               deadline: float, stop: threading.Event | None = None,
+               now: Callable[[], float] = time.monotonic, settled: bool = True,
+               force: bool = False) -> Outcome:
+    """Run the continuation policy once for a turn that just settled (module docstring).
+
+    ``deadline`` is in ``now()`` seconds (default ``time.monotonic``); ``stop`` a soft stop
+    signal (a hard stop ends the process, not this call); ``settled`` False says the turn did
+    not settle successfully. Raises ``SessionNotFound``, ``ValueError`` for a lease of another
+    session, and ``FencedWrite`` when ``lease`` is no longer the session's newest.
+    """
+    session = store.get_session(session_key)
+    if session is None:
+        raise SessionNotFound(session_key)
+    if lease.session_key != session_key:
+        raise ValueError(f"lease is for session {lease.session_key!r}, not {session_key!r}")
+    run = store.last_run(session_key, agent_id=session.agent_id)
+    run_id = run.run_id if run else None
+    size = measure_view(store, session_key)
+    out = Outcome(session_key, run_id, budget_bytes, size.total)
+    out.skip = _skip(store, session_key, run, size, budget_bytes, settled=settled, stop=stop,
+                     force=force)
+    if out.skip is None and deadline - now() < max(summarizer.min_seconds, 0.0) + 0.05:
+        out.skip = Skip.NO_TIME_LEFT
+    if out.skip is not None:
+        return out
+    view = WorkingView(size.summary, [n.text for n in store.notes(session_key)],
+                       _view_rows(store, session_key, size.covers))
+    result = _attempt(view, summarizer, budget_bytes, deadline, stop, now)
+    out.chunks = result.chunks
+    reason = result.reason
+    if reason is None:
+        late = (stop is not None and stop.is_set()) or now() >= deadline
+        out.view_bytes_after = json_len(summary_text(result.summary or "", 0, result.last_seq)) \
+            + store.view_bytes_after(session_key, result.last_seq)
+        reason = ReceiptReason.CANCELLED if late else \
+            ReceiptReason.OVER_BOUND if out.view_bytes_after >= budget_bytes else None
+    if reason is not None:  # no row, ever: the receipt says why (seed 002)
+        out.view_bytes_after = None
+        out.receipt = store.add_receipt(RefusalReceipt(session_key, run_id, reason), lease.token)
+        return out
+    entry = Entry(EntryKind.COMPACTION, Role.SYSTEM, (), timestamp=datetime.now(timezone.utc),
+                  type_name="continuation_checkpoint",
+                  compaction=CompactionInfo(result.summary or "", result.last_seq, None, True,
+                                            run_id, TRIGGER))
+    out.entry = store.append_fenced(session_key, [entry], lease.token)[0]
+    return out
+
+
+def _skip(store: FencingStore, key: str, run: Run | None, size: ViewSize, budget: int, *,
+          settled: bool, stop: threading.Event | None, force: bool) -> Skip | None:
+    if not settled:
+        return Skip.NOT_SETTLED
+    if stop is not None and stop.is_set():
+        return Skip.STOP_IN_PROGRESS
+    if run is not None and not force:
+        latest = store.latest_compaction(key)
+        info = latest.compaction if latest is not None else None
+        if info is not None and info.continuation and info.run_id == run.run_id:
+            return Skip.ALREADY_COMPACTED
+        if store.receipts(key, run_id=run.run_id, limit=1):
+            return Skip.ALREADY_REFUSED
+    if size.rows_bytes <= 0:
+        return Skip.NOTHING_NEW
+    if size.total <= budget and not force:
+        return Skip.UNDER_BUDGET
+    if _in_flight(store, key, size.covers, run):
+        return Skip.TOOL_CALL_IN_FLIGHT
+    return None
+
+
+def _in_flight(store: FencingStore, key: str, covers: int, run: Run | None) -> bool:
+    """B12: a visible call of the settled run, after the newest coverage, with no result in
+    the log. (Calls of earlier, ended runs that never got a result are dead, not in flight:
+    the continuation answers them as "effects unknown".)"""
+    lower = max(covers + 1, run.request_seq if run is not None else 0)
+    pending = [p.call_seq for p in store.tool_calls_from(key, lower)
+               if p.result_seq is None and p.call_seq >= lower]
+    if not pending:
+        return False
+    return any(e.visible for e in store.entries_by_seq(key, pending))
+
+
+def _view_rows(store: FencingStore, key: str, covers: int) -> Iterator[Entry]:
+    """The visible message rows after ``covers``, oldest first, read page by page."""
+    after = covers
+    while True:
+        page = store.entries(key, after_seq=after, limit=PAGE_ROWS, visible_only=True)
+        for e in page:
+            if e.kind is EntryKind.MESSAGE:
+                yield e
+        if len(page) < PAGE_ROWS:
+            return
+        after = page[-1].seq
+
+
+class _Attempt(threading.Thread):
+    """One summary attempt in a worker thread; its result is read only if it finishes before
+    it is abandoned (a late result is discarded)."""
+
+    def __init__(self, view: WorkingView, summarizer: Summarizer, bound: int,
+                 deadline: float) -> None:
+        super().__init__(name="continuity-summary", daemon=True)
+        self.view, self.summarizer, self.bound, self.deadline = view, summarizer, bound, deadline
+        self.cancel = threading.Event()
+        self.result: SummaryResult | None = None
+
+    def run(self) -> None:
+        try:
+            self.result = summarize(self.view, self.summarizer, cancel=self.cancel,
+                                    deadline=self.deadline, max_summary_bytes=self.bound)
+        except Exception:  # noqa: BLE001 - fail closed; summarize() reports provider failures
+            self.result = SummaryResult(reason=ReceiptReason.PROVIDER_FAILURE)
+
+
+def _attempt(view: WorkingView, summarizer: Summarizer, budget: int, deadline: float,
+             stop: threading.Event | None, now: Callable[[], float]) -> SummaryResult:
+    """Run one attempt, cancelling it on ``stop`` or the deadline; an attempt that does not
+    stop within ``ABANDON_GRACE_SECONDS`` of the signal is abandoned (cancelled)."""
+    # The summarizer's own deadline is on time.monotonic(), whatever clock ``now`` is.
+    attempt = _Attempt(view, summarizer, max(1, budget // 2),
+                       time.monotonic() + (deadline - now()))
+    attempt.start()
+    while attempt.is_alive():
+        attempt.join(0.02)
+        if attempt.is_alive() and ((stop is not None and stop.is_set()) or now() >= deadline):
+            attempt.cancel.set()
+            attempt.join(ABANDON_GRACE_SECONDS)
+            return SummaryResult(reason=ReceiptReason.CANCELLED, chunks=0)
+    if attempt.cancel.is_set():
+        return SummaryResult(reason=ReceiptReason.CANCELLED)
+    return attempt.result or SummaryResult(reason=ReceiptReason.PROVIDER_FAILURE)
+
+
+def compact_now(store: FencingStore, session_key: str, *, summarizer: Summarizer,
+                budget_bytes: int = FOLLOW_UP_BUDGET_BYTES, force: bool = False,
+                owner: str = "cli", timeout: float = 120.0) -> Outcome:
+    """Run ``after_turn`` as if the session's turn had just settled (``continuity compact``):
+    acquire the session as ``owner``, allow ``CLI_ROUNDS`` requests of ``timeout`` seconds
+    (a chunked summary makes several), release the lease. Raises ``LeaseHeld`` (a
+    ``FencedWrite``) when another owner holds the session."""
+    if store.get_session(session_key) is None:
+        raise SessionNotFound(session_key)
+    seconds = timeout * CLI_ROUNDS
+    lease = store.acquire_lease(session_key, owner, timedelta(seconds=seconds + 60))
+    try:
+        return after_turn(store, session_key, lease=lease, summarizer=summarizer,
+                          budget_bytes=budget_bytes, deadline=time.monotonic() + seconds,
+                          force=force)
+    finally:
+        store.release_lease(lease)

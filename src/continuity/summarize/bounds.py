@@ -1,0 +1,261 @@
+"""The summarizer's input, bounded before any call (B15, B17, B20) and redacted (B31).
+
+A working view's rows become ``RowDigest``s: text redacted through ``continuity.redact.redact``
+(the one funnel) *before* any cut, so a cut never leaves half a secret; media become stubs
+(``[image/png 48213 B omitted]``) and long base64 runs inside text become
+``[base64 N bytes omitted]`` (an image never hides inside "text", B17); long texts and tool
+outputs keep head and tail with a ``[… N bytes omitted …]`` marker (``text.clip_middle``, B20,
+never cutting a character).
+
+``pack_chunk`` takes rows oldest-first into one request whose messages (compact JSON, UTF-8)
+fit the provider's input limit exactly: JSON escaping is per character, so a request's size is
+the size of its empty shape plus the escaped size of each rendered row.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any, Iterable, Sequence
+
+import orjson
+
+from continuity.model import (
+    Entry,
+    MediaBlock,
+    Role,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
+from continuity.redact import redact
+from continuity.text import clean, clip_middle, json_len, utf8_len
+
+#: Per-part caps in UTF-8 bytes (head + tail kept, B20).
+TEXT_CAP = 6_000
+THINKING_CAP = 600
+ARGS_CAP = 800
+RESULT_CAP = 3_000
+#: A run of base64 characters at least this long is a payload, not text (B17).
+BASE64_RUN = 400
+_BASE64 = re.compile(r"(?:data:[\w/+.-]+;base64,)?[A-Za-z0-9+/]{%d,}={0,2}" % BASE64_RUN)
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
+_PATH_KEYS = ("file_path", "path", "filePath", "notebook_path", "file", "filename")
+READ_TOOLS = {"read", "read_file", "view", "cat", "open", "notebookread", "ls", "list_dir"}
+WRITE_TOOLS = {"write", "edit", "multiedit", "apply_patch", "create", "write_file",
+               "str_replace", "str_replace_based_edit_tool", "notebookedit", "replace"}
+
+
+def scrub(text: str) -> str:
+    """Clean (B43) and redact (B31) one text: every string entering or leaving a summarizer
+    passes here, and only here."""
+    return redact(clean(text))
+
+
+def _stub(match: re.Match[str]) -> str:
+    run = match.group(0)
+    sample = run[:4096]
+    if any(c.isdigit() for c in sample) and any(c.isupper() for c in sample) and \
+            any(c.islower() for c in sample):
+        return f"[base64 {len(run)} bytes omitted]"
+    return run  # a long run of one kind of character is text, not a payload
+
+
+def strip_payloads(text: str) -> str:
+    """``text`` with each base64 run (``BASE64_RUN``+ characters mixing upper case, lower
+    case and digits) replaced by a stub."""
+    if len(text) < BASE64_RUN:
+        return text
+    return _BASE64.sub(_stub, text)
+
+
+def bounded(text: str, cap: int) -> str:
+    """Redacted, payload-free ``text`` within ``cap`` UTF-8 bytes (head + marker + tail)."""
+    return clip_middle(strip_payloads(scrub(text)), cap)
+
+
+@dataclass(frozen=True, slots=True)
+class CallDigest:
+    """A tool call as the summarizer sees it: ``args`` is compact JSON (redacted, clipped),
+    ``paths`` the file paths it names, ``command`` a shell command if any."""
+
+    id: str
+    name: str
+    args: str
+    paths: tuple[str, ...] = ()
+    command: str | None = None
+
+    @property
+    def kind(self) -> str:
+        """``read``, ``write`` or ``other`` by the tool's name."""
+        name = self.name.lower()
+        if name in READ_TOOLS:
+            return "read"
+        if name in WRITE_TOOLS:
+            return "write"
+        return "other"
+
+
+@dataclass(frozen=True, slots=True)
+class ResultDigest:
+    """A tool result: ``text`` redacted and clipped head + tail."""
+
+    call_id: str
+    is_error: bool
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class RowDigest:
+    """One row of the working view, bounded: ``text`` (text blocks and media stubs),
+    ``thinking``, the calls it makes and the results it carries."""
+
+    seq: int
+    role: str
+    is_request: bool
+    text: str = ""
+    thinking: str = ""
+    calls: tuple[CallDigest, ...] = ()
+    results: tuple[ResultDigest, ...] = ()
+    todos: tuple[tuple[str, str], ...] | None = None
+
+
+def _paths(name: str, arguments: Any) -> tuple[str, ...]:
+    found: list[str] = []
+    if isinstance(arguments, dict):
+        for key in _PATH_KEYS:
+            value = arguments.get(key)
+            if isinstance(value, str) and value:
+                found.append(value)
+        for key in ("input", "patch"):
+            if isinstance(arguments.get(key), str):
+                found.extend(_PATCH_FILE.findall(arguments[key]))
+    elif isinstance(arguments, str) and name.lower() == "apply_patch":
+        found.extend(_PATCH_FILE.findall(arguments))
+    return tuple(dict.fromkeys(scrub(p.strip())[:300] for p in found))
+
+
+def _command(arguments: Any) -> str | None:
+    if isinstance(arguments, dict):
+        value = arguments.get("command") or arguments.get("cmd")
+        if isinstance(value, list):
+            value = " ".join(str(v) for v in value)
+        if isinstance(value, str) and value:
+            return bounded(value, 300)
+    return None
+
+
+def _todos(arguments: Any) -> tuple[tuple[str, str], ...] | None:
+    """``(status, text)`` of a TodoWrite-style call (Claude Code), else None."""
+    if not isinstance(arguments, dict) or not isinstance(arguments.get("todos"), list):
+        return None
+    out = []
+    for item in arguments["todos"][:50]:
+        if isinstance(item, dict):
+            text = item.get("content") or item.get("activeForm") or ""
+            out.append((str(item.get("status", "")), bounded(str(text), 240)))
+    return tuple(out)
+
+
+def digest(entry: Entry) -> RowDigest:
+    """The bounded, redacted digest of one view row."""
+    texts: list[str] = []
+    thinking: list[str] = []
+    calls: list[CallDigest] = []
+    results: list[ResultDigest] = []
+    todos = None
+    for block in entry.blocks:
+        if isinstance(block, TextBlock):
+            texts.append(block.text)
+        elif isinstance(block, ThinkingBlock):
+            thinking.append(block.text)
+        elif isinstance(block, MediaBlock):
+            texts.append(block.stub())
+        elif isinstance(block, ToolCallBlock):
+            raw = block.arguments if isinstance(block.arguments, str) else \
+                orjson.dumps(block.arguments, default=str).decode()
+            calls.append(CallDigest(block.id, scrub(block.name)[:100], bounded(raw, ARGS_CAP),
+                                    _paths(block.name, block.arguments),
+                                    _command(block.arguments)))
+            todos = _todos(block.arguments) if todos is None else todos
+        elif isinstance(block, ToolResultBlock):
+            text = block.text
+            if block.media:
+                stubs = " ".join(m.stub() for m in block.media)
+                text = f"{text}\n{stubs}" if text else stubs
+            results.append(ResultDigest(block.call_id, block.is_error, bounded(text, RESULT_CAP)))
+    return RowDigest(entry.seq, entry.role.value, entry.is_request and entry.role is Role.USER,
+                     bounded("\n\n".join(texts), TEXT_CAP),
+                     bounded("\n".join(thinking), THINKING_CAP) if thinking else "",
+                     tuple(calls), tuple(results), todos)
+
+
+def render_row(row: RowDigest) -> str:
+    """One row as transcript text for a model prompt."""
+    head = f"[#{row.seq} {row.role}{', request' if row.is_request else ''}]"
+    parts = [head]
+    if row.text:
+        parts.append(row.text)
+    if row.thinking:
+        parts.append(f"(thinking) {row.thinking}")
+    for c in row.calls:
+        parts.append(f"-> call {c.id} {c.name} {c.args}")
+    for r in row.results:
+        parts.append(f"<- result {r.call_id} ({'error' if r.is_error else 'ok'}): {r.text}")
+    return "\n".join(parts)
+
+
+def escaped_len(text: str) -> int:
+    """UTF-8 bytes ``text`` takes inside a JSON string (without the quotes)."""
+    return json_len(text) - 2
+
+
+def fit_row(text: str, room: int) -> str:
+    """``text`` cut head + tail until its escaped size fits ``room`` bytes."""
+    cap = room
+    out = text
+    while escaped_len(out) > room and cap > 0:
+        cap = min(cap, utf8_len(out)) * 9 // 10
+        out = clip_middle(text, cap)
+    return out if escaped_len(out) <= room else ""
+
+
+def pack_chunk(rendered: Sequence[str], start: int, base_bytes: int,
+               limit: int) -> tuple[list[str], int]:
+    """Rows ``rendered[start:]`` taken oldest-first while the request stays within ``limit``
+    bytes; ``base_bytes`` is the request's size with an empty transcript. Returns the rows
+    (the first one cut to fit when it alone is too large; never none while rows remain) and
+    the index after the last row taken."""
+    room = limit - base_bytes
+    taken: list[str] = []
+    used = 0
+    i = start
+    sep = escaped_len("\n")
+    while i < len(rendered):
+        size = escaped_len(rendered[i]) + (sep if taken else 0)
+        if used + size > room:
+            if not taken:
+                cut = fit_row(rendered[i], room)
+                if cut:
+                    taken.append(cut)
+                    i += 1
+            break
+        taken.append(rendered[i])
+        used += size
+        i += 1
+    return taken, i
+
+
+def quoted_notes(notes: Iterable[str], total_cap: int = 4_000, each_cap: int = 1_000) -> list[str]:
+    """Notes as quoted evidence: redacted, each within ``each_cap`` bytes, newest kept first
+    within ``total_cap``, returned oldest first."""
+    out: list[str] = []
+    used = 0
+    for note in reversed(list(notes)):
+        text = bounded(note, each_cap)
+        if used + utf8_len(text) > total_cap:
+            break
+        out.append(text)
+        used += utf8_len(text)
+    return list(reversed(out))

@@ -1,0 +1,318 @@
+"""The ``extractive`` provider: a deterministic, offline summary built from the log itself.
+
+It needs no model, so the product works without one. From the bounded, redacted row digests
+of a ``SummaryRequest`` it takes: the requests (the latest verbatim up to 1,500 bytes), the
+user's constraints and preferences (sentences with "don't", "always", "must", ...), the tool
+calls and their outcomes (counts, errors not later resolved, calls without a result), the
+latest todo list (Claude Code ``TodoWrite``), decisions the agent stated, the files it read and
+modified, URLs, notes and the last answer. A previous summary in this same format is merged
+section by section (older items rank below newer ones); any other previous summary is quoted.
+
+The result fits ``max_summary_bytes``: each section's lowest-ranked items are dropped, largest
+section first, until it does. The same input always gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import re
+import threading
+from bisect import bisect_right
+from collections import Counter
+from dataclasses import dataclass, field
+
+from continuity.summarize import (
+    MIN_SECTIONS,
+    Cancelled,
+    ProviderReply,
+    SummaryRequest,
+    structured_sections,
+)
+from continuity.summarize.bounds import CallDigest, RowDigest
+from continuity.text import clip_middle, utf8_len
+
+_CONSTRAINT = re.compile(r"\b(?:don'?t|do not|never|always|must|should|shouldn'?t|avoid|prefer"
+                         r"|without|only|make sure|keep|please use|instead of)\b", re.I)
+_DECISION = re.compile(r"\b(?:decided|decide|chose|choose|instead|i'?ll use|we'?ll use|will use"
+                       r"|switch(?:ed)? to|going with|the fix is|root cause|because|plan is)\b",
+                       re.I)
+_SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+_URL = re.compile(r"https?://[^\s<>()\"'`]+")
+_ITEM = re.compile(r"^- (.+)$")
+NONE = "- none recorded"
+#: Earlier requests named in Goal (all of them appear under Done with their answers).
+EARLIER_REQUESTS = 5
+#: Items per list before fitting (newest first).
+MOST_ITEMS = 40
+#: Fitting halves an item longer than this instead of dropping it.
+CLIP_BEFORE_DROP = 300
+
+#: The sections in order: (key, heading line).
+LAYOUT = (("Goal", "## Goal"), ("Constraints and preferences", "## Constraints and preferences"),
+          ("Progress", "## Progress"), ("Done", "### Done"), ("In progress", "### In progress"),
+          ("Blocked", "### Blocked"), ("Key decisions", "## Key decisions"),
+          ("Next steps", "## Next steps"), ("Critical context", "## Critical context"),
+          ("Files read and modified", "## Files read and modified"))
+_CARRY = {"Goal", "Constraints and preferences", "Done", "Blocked", "Key decisions",
+          "Critical context", "Files read and modified"}
+
+
+class ExtractiveSummarizer:
+    """The offline default ``Summarizer`` (see the module docstring)."""
+
+    name = "extractive"
+    max_input_bytes: int | None = None  # nothing leaves the process
+    min_seconds = 0.0
+
+    def __init__(self, max_summary_bytes: int = 24_000) -> None:
+        self.max_summary_bytes = max_summary_bytes
+
+    def generate(self, request: SummaryRequest, *, cancel: threading.Event,
+                 deadline: float) -> ProviderReply:
+        """The summary of ``request.rows`` within ``request.max_summary_bytes``."""
+        if cancel.is_set():
+            raise Cancelled("cancelled")
+        return ProviderReply(build_summary(request), "end")
+
+
+@dataclass
+class _Facts:
+    requests: list[tuple[int, str]] = field(default_factory=list)
+    calls: dict[str, tuple[int, CallDigest]] = field(default_factory=dict)
+    results: dict[str, tuple[int, bool, str]] = field(default_factory=dict)
+    answers: list[tuple[int, str]] = field(default_factory=list)
+    todos: tuple[tuple[str, str], ...] | None = None
+    roles: Counter = field(default_factory=Counter)
+    user_texts: list[str] = field(default_factory=list)
+
+
+def _collect(rows: tuple[RowDigest, ...]) -> _Facts:
+    f = _Facts()
+    for row in rows:
+        f.roles[row.role] += 1
+        if row.role == "user" and row.text:
+            f.user_texts.append(row.text)
+            if row.is_request:
+                f.requests.append((row.seq, row.text))
+        if row.role == "assistant" and row.text:
+            f.answers.append((row.seq, row.text))
+        for c in row.calls:
+            f.calls.setdefault(c.id, (row.seq, c))
+        for r in row.results:
+            f.results.setdefault(r.call_id, (row.seq, r.is_error, r.text))
+        if row.todos is not None:
+            f.todos = row.todos
+    if not f.requests and f.user_texts:
+        first = next(r for r in rows if r.role == "user" and r.text)
+        f.requests.append((first.seq, first.text))
+    return f
+
+
+def _one_line(text: str, cap: int) -> str:
+    return clip_middle(" ".join(text.split()), cap)
+
+
+def _sentences(texts: list[str], pattern: re.Pattern[str], cap: int, most: int) -> list[str]:
+    out: list[str] = []
+    for text in reversed(texts):
+        for s in _SENTENCE.split(text):
+            s = s.strip(" -*#>\t")
+            if 12 <= len(s) and pattern.search(s):
+                item = f"- {_one_line(s, cap)}"
+                if item not in out:
+                    out.append(item)
+            if len(out) >= most:
+                return out
+    return out
+
+
+def _target(c: CallDigest) -> str:
+    return c.paths[0] if c.paths else (c.command or c.args[:120])
+
+
+def _outcomes(f: _Facts) -> tuple[list[str], list[str], list[str], list[str]]:
+    """(tool stats, blocked, files modified, files read)."""
+    used: Counter = Counter(c.name for _, c in f.calls.values())
+    errors = [cid for cid, (_, err, _) in f.results.items() if err and cid in f.calls]
+    stats = []
+    if used:
+        names = ", ".join(f"{n} {k}" for n, k in used.most_common(8))
+        stats.append(f"- {sum(used.values())} tool calls ({names}); {len(errors)} failed")
+    ok_after: dict[tuple[str, str], int] = {}
+    for cid, (seq, c) in f.calls.items():
+        res = f.results.get(cid)
+        if res is not None and not res[1]:
+            key = (c.name, _target(c))
+            ok_after[key] = max(ok_after.get(key, -1), res[0])
+    blocked: list[str] = []
+    for cid in reversed(errors):
+        seq, c = f.calls[cid]
+        rseq, _, text = f.results[cid]
+        if ok_after.get((c.name, _target(c)), -1) > rseq:
+            continue  # a later call on the same target succeeded
+        lines = [ln for ln in text.splitlines() if ln.strip()]
+        last = lines[-1] if lines else "error"
+        blocked.append(f"- {c.name} `{_one_line(_target(c), 120)}` failed (#{rseq}): "
+                       f"{_one_line(last, 200)}")
+    for cid, (seq, c) in reversed(list(f.calls.items())):
+        if cid not in f.results:
+            blocked.append(f"- {c.name} `{_one_line(_target(c), 120)}` (#{seq}) has no recorded "
+                           "result: its effects are unknown; check before repeating it")
+    modified: dict[str, None] = {}
+    read: dict[str, None] = {}
+    for cid, (seq, c) in reversed(list(f.calls.items())):
+        res = f.results.get(cid)
+        for p in c.paths:
+            if c.kind == "write" and not (res and res[1]):
+                modified.setdefault(f"- modified: `{_one_line(p, 200)}`")
+            elif c.kind == "read":
+                read.setdefault(f"- read: `{_one_line(p, 200)}`")
+    return stats, list(dict.fromkeys(blocked))[:MOST_ITEMS], list(modified)[:MOST_ITEMS], \
+        list(read)[:MOST_ITEMS]
+
+
+def _previous(previous: str | None) -> tuple[dict[str, list[str]], list[str]]:
+    """Items of a previous summary in this format by section, or it quoted whole."""
+    if not previous:
+        return {}, []
+    if structured_sections(previous) < MIN_SECTIONS:
+        return {}, [f"- Earlier summary (quoted): {_one_line(previous, 2_000)}"]
+    items: dict[str, list[str]] = {}
+    current = None
+    headings = {h: k for k, h in LAYOUT}
+    for line in previous.splitlines():
+        if line.strip() in headings:
+            current = headings[line.strip()]
+            continue
+        m = _ITEM.match(line)
+        if current and m and line != NONE:
+            items.setdefault(current, []).append(line)
+    return items, []
+
+
+def _sections(req: SummaryRequest) -> dict[str, list[str]]:
+    f = _collect(req.rows)
+    stats, blocked, modified, read = _outcomes(f)
+    s: dict[str, list[str]] = {k: [] for k, _ in LAYOUT}
+    latest = f.requests[-1] if f.requests else None
+    if latest:
+        s["Goal"].append(f"- Latest request (#{latest[0]}): {_one_line(latest[1], 1_500)}")
+    earlier = f.requests[:-1]
+    s["Goal"] += [f"- Earlier request (#{q}): {_one_line(t, 300)}"
+                  for q, t in reversed(earlier[-EARLIER_REQUESTS:])]
+    if len(earlier) > EARLIER_REQUESTS:
+        q, t = earlier[0]
+        s["Goal"].append(f"- First request of these rows (#{q}): {_one_line(t, 300)}")
+    s["Constraints and preferences"] = _sentences([t for _, t in f.requests] or f.user_texts,
+                                                  _CONSTRAINT, 240, 12)
+    todos = f.todos or ()
+    s["Done"] = stats + [f"- [todo] {_one_line(t, 200)}" for st, t in todos
+                         if st == "completed"]
+    s["Done"] += _answered(f)
+    s["In progress"] = [f"- [todo] {_one_line(t, 200)}" for st, t in todos if st == "in_progress"]
+    if latest and not s["In progress"]:
+        s["In progress"].append(f"- Latest request (#{latest[0]}): {_one_line(latest[1], 300)}")
+    s["Blocked"] = blocked
+    s["Key decisions"] = _sentences([t for _, t in f.answers], _DECISION, 240, 10)
+    s["Next steps"] = [f"- [todo] {_one_line(t, 200)}" for st, t in todos if st == "pending"]
+    if f.answers and f.answers[-1][1].rstrip().endswith("?"):
+        s["Next steps"].append(f"- The agent's last question awaits an answer: "
+                               f"{_one_line(f.answers[-1][1], 300)}")
+    if blocked:
+        s["Next steps"].append("- Resolve or re-check the blocked items above before relying "
+                               "on them")
+    if latest:
+        s["Next steps"].append(f"- Continue from the latest request (#{latest[0]}) and the state "
+                               "above; use recall for details not kept here")
+    s["Critical context"] = _context(req, f)
+    s["Files read and modified"] = modified + read
+    return _merge(s, *_previous(req.previous), has_request=bool(f.requests))
+
+
+def _answered(f: _Facts) -> list[str]:
+    """One item per earlier request of the view with its final answer, newest first."""
+    starts = [q for q, _ in f.requests]
+    last_answer: dict[int, str] = {}
+    for seq, text in f.answers:
+        i = bisect_right(starts, seq) - 1
+        if i >= 0:
+            last_answer[i] = text
+    out: list[str] = []
+    for i in range(len(f.requests) - 2, -1, -1):
+        if len(out) >= MOST_ITEMS:
+            break
+        q, text = f.requests[i]
+        reply = f" → {_one_line(last_answer[i], 200)}" if i in last_answer else ""
+        out.append(f"- #{q} {_one_line(text, 160)}{reply}")
+    return out
+
+
+def _context(req: SummaryRequest, f: _Facts) -> list[str]:
+    out = []
+    if f.answers:
+        seq, text = f.answers[-1]
+        out.append(f"- Last answer (#{seq}): {_one_line(text, 1_500)}")
+    urls = list(dict.fromkeys(u for t in reversed(f.user_texts[-10:]) for u in _URL.findall(t)))
+    if urls:
+        out.append("- URLs: " + " ".join(_one_line(u, 200) for u in urls[:8]))
+    out += [f"- Note (quoted): {_one_line(n, 300)}" for n in reversed(req.notes)]
+    out.append(f"- Rows #{req.first_seq}–#{req.last_seq} summarized: {f.roles['user']} user, "
+               f"{f.roles['assistant']} assistant, {f.roles['tool']} tool rows")
+    return out
+
+
+def _merge(new: dict[str, list[str]], old: dict[str, list[str]], quoted: list[str], *,
+           has_request: bool) -> dict[str, list[str]]:
+    carry = set(_CARRY) | (set() if has_request else {"In progress", "Next steps"})
+    for key, items in old.items():
+        if key in carry:
+            new[key] += [i for i in items if i not in new[key]]
+    new["Critical context"] += quoted
+    return new
+
+
+def _size(sections: dict[str, list[str]]) -> int:
+    total = 0
+    for key, heading in LAYOUT:
+        items = sections[key]
+        total += utf8_len(heading) + 1
+        if key != "Progress":
+            total += sum(utf8_len(i) + 1 for i in items) if items else len(NONE) + 1
+    return total - 1
+
+
+def _fit(sections: dict[str, list[str]], max_bytes: int) -> None:
+    """Drop lowest-ranked items, largest section first, then halve the largest item, until
+    the summary fits ``max_bytes`` (or nothing is left to drop)."""
+    total = _size(sections)
+    while total > max_bytes:
+        key = max((k for k, _ in LAYOUT if _shrinkable(k, sections[k])),
+                  key=lambda k: sum(utf8_len(i) for i in sections[k]), default=None)
+        if key is None:
+            return
+        items = sections[key]
+        last = len(items) - 1
+        if key == "Goal" and last == 0 or utf8_len(items[last]) > CLIP_BEFORE_DROP:
+            items[last] = clip_middle(items[last], max(60, utf8_len(items[last]) // 2))
+        else:
+            items.pop()
+        total = _size(sections)
+
+
+def _shrinkable(key: str, items: list[str]) -> bool:
+    """The latest request (the first Goal item) is halved, never dropped, down to 80 bytes."""
+    if key != "Goal" or len(items) > 1:
+        return bool(items)
+    return bool(items) and utf8_len(items[0]) >= 80
+
+
+def build_summary(req: SummaryRequest) -> str:
+    """The extractive summary text of ``req`` (markdown, at most ``req.max_summary_bytes``
+    UTF-8 bytes unless even the bare headings do not fit)."""
+    sections = _sections(req)
+    _fit(sections, req.max_summary_bytes)
+    lines: list[str] = []
+    for key, heading in LAYOUT:
+        lines.append(heading)
+        if key != "Progress":
+            lines.extend(sections[key] or [NONE])
+    return "\n".join(lines)

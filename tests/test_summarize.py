@@ -1,0 +1,294 @@
+"""Summarizer input bounds, chunking, validation, redaction, the extractive provider and the
+``[summarizer]`` settings (issue 4; B15 B17 B20 B31 B48 B49)."""
+
+from __future__ import annotations
+
+import re
+import threading
+import time
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from continuity.errors import ConfigError
+from continuity.model import (
+    Entry,
+    EntryKind,
+    MediaBlock,
+    ReceiptReason,
+    Role,
+    TextBlock,
+    ToolResultBlock,
+)
+from continuity.summarize import (
+    ProviderReply,
+    SummaryRequest,
+    WorkingView,
+    looks_like_error,
+    make_summarizer,
+    summarize,
+    validate,
+)
+from continuity.summarize.bounds import RESULT_CAP, digest, render_row
+from continuity.summarize.extractive import ExtractiveSummarizer
+from continuity.summarize.settings import Provider, SummarizerSettings, load_settings
+from tests.builders import A, T, U, call
+
+GOOD = "## Goal\n- g\n## Progress\n### Done\n- d\n## Next steps\n- n"
+
+
+def _seq(rows: list[Entry]) -> list[Entry]:
+    for i, e in enumerate(rows):
+        e.seq = i
+    return rows
+
+
+class Recorder:
+    """A model-like summarizer with an input limit: records each request and answers a
+    short structured summary naming the rows it saw."""
+
+    name = "recorder"
+    max_summary_bytes = 2_000
+    min_seconds = 0.0
+
+    def __init__(self, max_input_bytes: int = 20_000) -> None:
+        self.max_input_bytes = max_input_bytes
+        self.requests: list[SummaryRequest] = []
+
+    def generate(self, request: SummaryRequest, *, cancel: threading.Event,
+                 deadline: float) -> ProviderReply:
+        self.requests.append(request)
+        return ProviderReply(f"## Goal\n- rows {request.first_seq}-{request.last_seq}\n"
+                             "## Progress\n### Done\n- x\n## Next steps\n- y")
+
+
+def _run(view: WorkingView, summarizer, **kw):  # type: ignore[no-untyped-def]
+    return summarize(view, summarizer, cancel=kw.pop("cancel", threading.Event()),
+                     deadline=time.monotonic() + 30, **kw)
+
+
+def test_summarize_bounds_media_payloads_and_long_outputs():
+    """B17/B20: media become stubs, base64 runs in text become stubs, and a long tool output
+    keeps its head, its last line and an omitted-bytes marker."""
+    b64 = "iVBORw0KGgo" + "A" * 1_000_000
+    output = "compiling\n" + "warning: x\n" * 20_000 + "error[E0308]: mismatched types"
+    row = Entry(EntryKind.MESSAGE, Role.TOOL, (ToolResultBlock("c1", True, output),
+                                               ToolResultBlock("c2", False, "img",
+                                                               (MediaBlock("image/png", 48213),))))
+    user = Entry(EntryKind.MESSAGE, Role.USER, (TextBlock(f"see data:image/png;base64,{b64}"),
+                                                MediaBlock("image/jpeg", 1_200_000)))
+    text = render_row(digest(row)) + render_row(digest(user))
+    assert "error[E0308]: mismatched types" in text and "compiling" in text
+    assert re.search(r"\[… \d+ bytes omitted …\]", text)
+    assert "[image/png 48213 B omitted]" in text and "[image/jpeg 1200000 B omitted]" in text
+    assert "[base64 " in text and not re.search(r"[A-Za-z0-9+/]{400,}", text)
+    assert len(digest(row).results[0].text.encode()) <= RESULT_CAP
+
+
+def test_summarize_chunks_oldest_first_within_the_input_limit():
+    """B15: a view larger than the provider's limit is summarized in chunks, oldest first,
+    each request within the limit, each chunk's summary the next one's previous summary."""
+    rows = _seq([U(f"request {i} " + "w" * 2_500) if i % 2 == 0 else A(text="a " * 1_200)
+                 for i in range(60)])
+    rec = Recorder(max_input_bytes=20_000)
+    result = _run(WorkingView("## Goal\n- old", ["a note"], rows), rec)
+    assert result.reason is None and result.chunks == len(rec.requests) >= 8
+    assert all(r.request_bytes <= 20_000 for r in rec.requests)
+    assert result.request_bytes == [r.request_bytes for r in rec.requests]
+    firsts = [r.first_seq for r in rec.requests]
+    assert firsts == sorted(firsts) and firsts[0] == 0 and rec.requests[-1].last_seq == 59
+    assert rec.requests[0].previous == "## Goal\n- old"
+    assert rec.requests[1].previous.startswith(f"## Goal\n- rows 0-{rec.requests[0].last_seq}")
+    assert result.summary.startswith(f"## Goal\n- rows {rec.requests[-1].first_seq}-59")
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(sizes=st.lists(st.integers(min_value=0, max_value=60_000), min_size=1, max_size=12),
+       limit=st.integers(min_value=12_000, max_value=40_000))
+def test_summarize_no_request_exceeds_the_limit(sizes, limit):
+    """Property (B15): whatever the row sizes, every request fits the limit and every row
+    is covered exactly once, in order."""
+    rows = _seq([U("é" * n) if i % 2 else T("c", text="\"\n" * (n // 2)) for i, n in
+                 enumerate(sizes)])
+    rec = Recorder(max_input_bytes=limit)
+    result = _run(WorkingView(None, [], rows), rec)
+    assert result.reason is None
+    assert all(r.request_bytes <= limit for r in rec.requests)
+    covered = [row.seq for r in rec.requests for row in r.rows]
+    assert covered == list(range(len(sizes)))
+
+
+def test_summarize_refuses_when_no_row_fits_beside_the_protected_input():
+    """An input limit with no room beside the previous summary refuses (over_bound)."""
+    rec = Recorder(max_input_bytes=3_000)
+    result = _run(WorkingView("## Goal\n- " + "p" * 2_000, [], _seq([U("hi")])), rec)
+    assert (result.reason, result.summary, rec.requests) == (ReceiptReason.OVER_BOUND, None, [])
+
+
+def test_summarize_redacts_every_input_and_the_output():
+    """B31: private blocks and keys are redacted in the rows, the previous summary, the notes
+    and the prompt; a secret in the reply is redacted before validation."""
+    rows = _seq([U("deploy with key sk-ant-api03-ABCDEFGHIJKLMNOP"),
+                 A(text="ok, I'll use <private>TOKEN-123</private>")])
+    rec = Recorder()
+    rec.generate = lambda request, **kw: (rec.requests.append(request),  # type: ignore
+                                          ProviderReply(GOOD + "\n- AKIAIOSFODNN7EXAMPLE_old"))[1]
+    result = _run(WorkingView("## Goal\n- ghp_" + "z" * 30, ["TOKEN <private>n</private>"],
+                              rows), rec)
+    sent = repr(rec.requests[0])
+    for secret in ("ABCDEFGHIJKLMNOP", "TOKEN-123", "zzzzzzzz", "<private>n"):
+        assert secret not in sent
+    assert "AKIA" not in result.summary and "_old" not in result.summary
+    assert result.summary.endswith("[REDACTED:aws-access-key]")
+
+
+@pytest.mark.parametrize("reply, reason", [
+    (ProviderReply(GOOD, "length"), ReceiptReason.TRUNCATED),
+    (ProviderReply("", "end"), ReceiptReason.EMPTY),
+    (ProviderReply(" \n\t ", "end"), ReceiptReason.EMPTY),
+    (ProviderReply("<think>hmm</think>", "end"), ReceiptReason.EMPTY),
+    (ProviderReply("Claude AI usage limit reached|1699999999"), ReceiptReason.PROVIDER_FAILURE),
+    (ProviderReply("Error: rate limit exceeded"), ReceiptReason.PROVIDER_FAILURE),
+    (ProviderReply("API Error: 529 overloaded\n" + GOOD), ReceiptReason.PROVIDER_FAILURE),
+    (ProviderReply("429 Too Many Requests"), ReceiptReason.PROVIDER_FAILURE),
+    (ProviderReply("Summary unavailable; older messages were truncated."),
+     ReceiptReason.PROVIDER_FAILURE),
+    (ProviderReply(GOOD, "refusal"), ReceiptReason.PROVIDER_FAILURE),
+    (ProviderReply(GOOD + "\n- " + "v" * 500), ReceiptReason.OVER_BOUND),
+])
+def test_summarize_validate_fails_closed(reply, reason):
+    """Each unusable reply maps to its closed reason and yields no summary."""
+    assert validate(reply, 400) == (None, reason)
+
+
+def test_summarize_validate_accepts_a_structured_summary():
+    """A structured reply is kept (trimmed, a leading think block removed); it may mention
+    rate limits as content."""
+    text = GOOD + "\n## Critical context\n- the API returns 429 on rate limit"
+    assert validate(ProviderReply(f"<think>plan</think>\n{text}\n\n"), 4_000) == (text, None)
+    assert not looks_like_error(text)
+
+
+def test_summarize_cancelled_before_the_request():
+    """A set cancel signal refuses before any request."""
+    rec = Recorder()
+    cancel = threading.Event()
+    cancel.set()
+    result = _run(WorkingView(None, [], _seq([U("x")])), rec, cancel=cancel)
+    assert (result.reason, rec.requests) == (ReceiptReason.CANCELLED, [])
+
+
+def test_summarize_empty_view_is_refused():
+    """B48: no rows never yields a summary that could replace an earlier one."""
+    result = _run(WorkingView("## Goal\n- keep me", [], []), ExtractiveSummarizer())
+    assert (result.summary, result.reason) == (None, ReceiptReason.EMPTY)
+
+
+# ---------------------------------------------------------------------------- extractive
+
+
+def _work() -> list[Entry]:
+    todo = call("t1", "TodoWrite", todos=[
+        {"content": "Read the parser", "status": "completed"},
+        {"content": "Fix the off-by-one", "status": "in_progress"},
+        {"content": "Add a regression test", "status": "pending"}])
+    return _seq([
+        U("Fix the parser. Don't touch the public API, and always run pytest."),
+        A(todo), T("t1"),
+        A(call("c1", "Read", file_path="src/parser.py")), T("c1", text="def parse(): ..."),
+        A(call("c2", "Bash", command="pytest -q")), T("c2", text="E   IndexError\n1 failed",
+                                                      error=True),
+        A(call("c3", "Edit", file_path="src/parser.py")), T("c3"),
+        A(text="I decided to switch to a bounded loop because the index overran."),
+        U("also check https://example.test/docs please"),
+        A(text="Checked. Shall I add the test now?"),
+    ])
+
+
+def test_extractive_summary_sections_from_the_log():
+    """The extractive summary names the latest request verbatim, constraints, todos,
+    failures not yet resolved, decisions, URLs, files and the last answer."""
+    result = _run(WorkingView(None, ["staging only"], _work()), ExtractiveSummarizer())
+    s = result.summary
+    assert result.reason is None
+    for heading in ("## Goal", "## Constraints and preferences", "## Progress", "### Done",
+                    "### In progress", "### Blocked", "## Key decisions", "## Next steps",
+                    "## Critical context", "## Files read and modified"):
+        assert f"\n{heading}\n" in f"\n{s}\n"
+    assert "- Latest request (#10): also check https://example.test/docs please" in s
+    assert "- Don't touch the public API, and always run pytest." in s
+    assert "- [todo] Read the parser" in s and "- [todo] Add a regression test" in s
+    assert "### In progress\n- [todo] Fix the off-by-one" in s
+    assert "- Bash `pytest -q` failed (#6): 1 failed" in s
+    assert "switch to a bounded loop because the index overran" in s
+    assert "- URLs: https://example.test/docs" in s
+    assert "- Last answer (#11): Checked. Shall I add the test now?" in s
+    assert "- The agent's last question awaits an answer" in s
+    assert "- Note (quoted): staging only" in s
+    assert "- modified: `src/parser.py`" in s and "- read: `src/parser.py`" in s
+
+
+def test_extractive_is_deterministic_and_fits_any_bound():
+    """Same input, same bytes; every bound from 600 bytes up is respected."""
+    view = WorkingView(None, [], _work())
+    a = _run(view, ExtractiveSummarizer()).summary
+    assert a == _run(WorkingView(None, [], _work()), ExtractiveSummarizer()).summary
+    for bound in (600, 900, 1_500, 4_000):
+        got = _run(WorkingView(None, [], _work()), ExtractiveSummarizer(bound))
+        assert got.reason is None and len(got.summary.encode()) <= bound
+        assert "- Latest request (#10)" in got.summary
+
+
+def test_extractive_merges_its_previous_summary():
+    """B48: a previous extractive summary's items survive into the next one (ranked below
+    the new ones); a foreign previous summary is quoted."""
+    first = _run(WorkingView(None, [], _work()), ExtractiveSummarizer()).summary
+    more = _seq([U("now release it"), A(text="Released v1.2.")])
+    for e in more:
+        e.seq += 20
+    second = _run(WorkingView(first, [], more), ExtractiveSummarizer()).summary
+    assert "- Latest request (#20): now release it" in second
+    assert "- Don't touch the public API, and always run pytest." in second
+    assert "- modified: `src/parser.py`" in second
+    foreign = _run(WorkingView("The user wanted X. Done: Y.", [], more),
+                   ExtractiveSummarizer()).summary
+    assert "- Earlier summary (quoted): The user wanted X. Done: Y." in foreign
+
+
+# ---------------------------------------------------------------------------- settings
+
+
+def test_summarizer_settings_from_config_and_env(isolated_home, monkeypatch):
+    """[summarizer] in config.toml, overridden by CONTINUITY_SUMMARIZER__*, then --summarizer."""
+    isolated_home.mkdir(parents=True)
+    (isolated_home / "config.toml").write_text(
+        '[summarizer]\nprovider = "openai"\nmodel = "m1"\neffort = "high"\n'
+        'base_url = "http://127.0.0.1:11434/v1"\ntimeout = 30\n', encoding="utf-8")
+    monkeypatch.setenv("CONTINUITY_SUMMARIZER__MODEL", "m2")
+    s = load_settings()
+    assert (s.provider, s.model, s.effort, s.timeout) == (Provider.OPENAI, "m2", "high", 30.0)
+    assert load_settings(provider="extractive").provider is Provider.EXTRACTIVE
+    assert make_summarizer(s).name == "openai"
+
+
+@pytest.mark.parametrize("toml, field", [
+    ("timeout = -1", "timeout"),
+    ("max_summary_bytes = 10", "max_summary_bytes"),
+    ('provider = "gpt"', "provider"),
+    ("max_input_bytes = 20000\nmax_summary_bytes = 9000", "max_input_bytes"),
+    ('api_key_env = "sk-123 oops"', "api_key_env"),
+])
+def test_summarizer_settings_bad_values_name_the_field(isolated_home, toml, field):
+    """A bad value is a ConfigError naming the field and the rule."""
+    isolated_home.mkdir(parents=True)
+    (isolated_home / "config.toml").write_text(f"[summarizer]\n{toml}\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match=field):
+        load_settings()
+
+
+def test_summarizer_model_provider_needs_a_model():
+    """openai/anthropic without a model is a ConfigError naming [summarizer] model."""
+    with pytest.raises(ConfigError, match=r"\[summarizer\] model"):
+        make_summarizer(SummarizerSettings(provider="anthropic"))
+    assert make_summarizer(SummarizerSettings()).name == "extractive"
