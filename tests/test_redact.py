@@ -228,3 +228,9 @@ def test_redact_property_idempotent(kind, data, before):
     secret, _ = data.draw(SECRET_STRATEGIES[kind])
     once = redact(before + " " + secret)
     assert redact(once) == once
+
+
+def test_redact_env_double_equals_value():
+    """Found by the property test: ``NAME==value`` in env form assigns "=value", redacted whole."""
+    assert redact(" DB_PASSWORD==00000Q7 ") == " DB_PASSWORD=[REDACTED:password] "
+    assert redact("if password == x:") == "if password == x:"

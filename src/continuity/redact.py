@@ -407,6 +407,14 @@ def _kv_value(text: str, pos: int, *, tight: bool, flag: bool, env: bool, kind: 
     return pos, pos + len(value)
 
 
+def _env_double_equals(text: str, ke: int, kind: str, weak: bool) -> Finding | None:
+    """The value of ``NAME==value`` (env form): everything after the first ``=``."""
+    span = _kv_value(text, ke + 1, tight=True, flag=False, env=True, kind=kind)
+    if not span or (weak and not _credential_like(text[span[0]:span[1]])):
+        return None
+    return Finding(span[0], span[1], _value_kind(text[span[0]:span[1]], kind), 1)
+
+
 def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
     """The value of the key around ``hit`` when the key names a secret (each key once)."""
     n = len(text)
@@ -428,6 +436,9 @@ def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
     ke = ks + len(raw)
     env = key.upper() == key and any(c.isalpha() for c in key)
     sep = _SEP_RE.match(text, ke)
+    if sep is None and env and text.startswith("==", ke):
+        # ``NAME==value`` in env form assigns "=value" (a comparison is spaced or lower case).
+        return _env_double_equals(text, ke, kind, weak)
     if sep:
         tight = not sep.group(2) and not sep.group(4)
         if weak and key.upper() == key and not (tight and sep.group(3) == "="):
