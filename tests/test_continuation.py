@@ -52,7 +52,8 @@ def test_continuation_worked_example(store):
         (3, "assistant", True), (4, "tool", True), (3, "tool", True)]
     synthetic = d["messages"][2]["content"]
     assert synthetic == [{"type": "tool_result", "call_id": "c3", "is_error": True,
-                          "text": UNKNOWN_EFFECTS.format(name="test", id="c3")}]
+                          "text": UNKNOWN_EFFECTS.format(name="test", id="c3"),
+                          "synthetic": True}]
     assert d["gap"] is None and d["refusal"] is None
     assert_paired(view)
     assert d["used_bytes"] == used_bytes(d["summary"], d["request"], d["messages"])

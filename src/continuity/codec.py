@@ -88,8 +88,11 @@ def block_view(block: Block) -> dict[str, Any]:
         if block.media:
             stubs = " ".join(m.stub() for m in block.media)
             text = f"{text}\n{stubs}" if text else stubs
-        return {"type": "tool_result", "call_id": block.call_id, "is_error": block.is_error,
-                "text": text}
+        out = {"type": "tool_result", "call_id": block.call_id, "is_error": block.is_error,
+               "text": text}
+        if block.synthetic:
+            out["synthetic"] = True
+        return out
     if isinstance(block, MediaBlock):
         return {"type": "media", "media_type": block.media_type, "bytes": block.bytes}
     return block_to_dict(block)

@@ -240,18 +240,21 @@ class _Assembler:
             else:
                 break
         chosen: list[dict[str, Any]] = []
-        start_seq: int | None = None
         for start in starts[pick::-1] if starts else []:
-            messages = self._messages(window, start, req_seq, covers, pairs)
-            if json_len(messages) <= room:
-                chosen, start_seq = messages, start
+            messages = self._messages(window, start, pairs)
+            if messages and json_len(messages) <= room:
+                chosen = messages
                 break
-        if start_seq is None and starts:
-            chosen, start_seq = self._clipped(window, starts[0], req_seq, covers, pairs, room)
-        if start_seq is None:
-            view.copied = self._copied(req_seq, covers, None)
+        if not chosen:
+            chosen = self._clipped(window, starts, pairs, room)
+        # Gaps and copies are decided by the first row actually emitted (repair may have
+        # emptied the rows before it).
+        first = chosen[0]["seq"] if chosen else None
+        view.copied = self._copied(req_seq, covers, first)
+        for message in chosen:
+            message["copied"] = view.copied  # "true" is shorter than "false": still fits
         view.messages = chosen
-        view.gaps = self._gaps(covers, req_seq, start_seq)
+        view.gaps = self._gaps(covers, req_seq, first)
         view.notice = gap_notice(view.gaps) if view.gaps else None
         view.used_bytes = used_bytes(view.summary, view.request, view.messages)
 
@@ -282,11 +285,14 @@ class _Assembler:
 
     # -- step 7: pairing and repair ---------------------------------------------------------
 
-    def _messages(self, window: list[RowMeta], start: int, req_seq: int | None, covers: int,
-                  pairs: Sequence[Any]) -> list[dict[str, Any]]:
-        seqs = [r.seq for r in window if r.seq >= start]
-        entries = self._load(seqs)
-        return self._render(entries, req_seq, covers, pairs, start)
+    def _messages(self, window: list[RowMeta], start: int,
+                   pairs: Sequence[Any]) -> list[dict[str, Any]]:
+        """The repaired view messages of the window's rows from ``start`` (copied=false)."""
+        entries = self._load([r.seq for r in window if r.seq >= start])
+        result_anywhere = {p.call_id for p in pairs if p.result_seq is not None}
+        rows = [(e.seq, e.role, list(e.blocks)) for e in entries]
+        return [message_view(seq, role.value, blocks, False)
+                for seq, role, blocks in repair(rows, result_anywhere)]
 
     def _load(self, seqs: list[int]) -> list[Entry]:
         """Rows by seq, each read from the store at most once per assembly."""
@@ -296,15 +302,6 @@ class _Assembler:
             for e in self.store.entries_by_seq(self.key, missing):
                 cache[e.seq] = e
         return [cache[s] for s in seqs if s in cache]
-
-    def _render(self, entries: list[Entry], req_seq: int | None, covers: int,
-                pairs: Sequence[Any], start: int | None) -> list[dict[str, Any]]:
-        result_anywhere = {p.call_id for p in pairs if p.result_seq is not None}
-        copied = self._copied(req_seq, covers, start)
-        self.view.copied = copied
-        rows = [(e.seq, e.role, list(e.blocks)) for e in entries]
-        repaired = repair(rows, result_anywhere)
-        return [message_view(seq, role.value, blocks, copied) for seq, role, blocks in repaired]
 
     def _copied(self, req_seq: int | None, covers: int, start: int | None) -> bool:
         """Seed 002: when the request and the suffix are not contiguous, the view is copied."""
@@ -319,21 +316,24 @@ class _Assembler:
                                        newest_first=False)
         return bool(between)
 
-    def _clipped(self, window: list[RowMeta], start: int, req_seq: int | None, covers: int,
-                 pairs: Sequence[Any], room: int) -> tuple[list[dict], int | None]:
-        """The newest unit alone is over the budget: keep it whole with its longest texts cut
-        head-and-tail with an omitted-bytes marker (B18, B20), or give up on it."""
-        seqs = [r.seq for r in window if r.seq >= start]
-        entries = self._load(seqs)
-        messages = self._render(entries, req_seq, covers, pairs, start)
-        over = json_len(messages) - room
-        for _ in range(8):
-            if over <= 0:
-                self.view.clipped = True
-                return messages, start
-            _clip_largest(messages, over)
-            over = json_len(messages) - room
-        return [], None
+    def _clipped(self, window: list[RowMeta], starts: list[int], pairs: Sequence[Any],
+                 room: int) -> list[dict[str, Any]]:
+        """Nothing fits whole: keep the newest unit that has something to show, with its
+        longest texts cut head and tail around an omitted-bytes marker (B18, B20); synthetic
+        "effects unknown" answers are never cut. Empty when even that cannot fit."""
+        for start in starts:  # newest first
+            messages = self._messages(window, start, pairs)
+            if not messages:
+                continue
+            for _ in range(8):
+                over = json_len(messages) - room
+                if over <= 0:
+                    self.view.clipped = True
+                    return messages
+                if not _clip_largest(messages, over):
+                    break
+            return []
+        return []
 
     # -- step 10: named gaps --------------------------------------------------------------
 
@@ -476,20 +476,23 @@ def _synthetic(seq: int, calls: list[ToolCallBlock]) -> tuple[int, Role, list[Bl
     return (seq, Role.TOOL, blocks)
 
 
-def _clip_largest(messages: list[dict[str, Any]], over: int) -> None:
-    """Cut the longest text field among ``messages`` by about ``over`` bytes (head and tail
-    kept, marker between)."""
+def _clip_largest(messages: list[dict[str, Any]], over: int) -> bool:
+    """Cut the longest text among ``messages`` by about ``over`` bytes (head and tail kept,
+    marker between); synthetic answers are left whole. False when nothing can be cut."""
     best = None
     for m in messages:
         for block in m["content"]:
-            for key in ("text",):
-                value = block.get(key)
-                if isinstance(value, str) and (best is None or utf8_len(value) > best[2]):
-                    best = (block, key, utf8_len(value))
-    if best is None:
-        return
-    block, key, size = best
-    block[key] = clip_middle(block[key], max(0, size - over - 64))
+            value = block.get("text")
+            if block.get("synthetic") or not isinstance(value, str):
+                continue
+            size = utf8_len(value)
+            if best is None or size > best[1]:
+                best = (block, size)
+    if best is None or best[1] <= 128:
+        return False
+    block, size = best
+    block["text"] = clip_middle(block["text"], max(0, size - over - 64))
+    return True
 
 
 __all__ = ["ContinuationView", "Gap", "RefusalReason", "build_continuation", "repair",
