@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Sequence
 
 
@@ -64,3 +65,13 @@ class FencedWrite(ContinuityError):
     """A write carried a fencing token older than the session's newest owner (seed 002)."""
 
     exit_code = 6
+
+
+class LeaseHeld(FencedWrite):
+    """Another owner holds a live lease on the session (seed 002: one owner at a time)."""
+
+    def __init__(self, session_key: str, owner: str, expires_at: datetime | None) -> None:
+        until = f" until {expires_at.isoformat()}" if expires_at else ""
+        super().__init__(f"session {session_key!r} is owned by {owner!r}{until}; wait for "
+                         "the lease to expire or take it over explicitly")
+        self.session_key, self.owner, self.expires_at = session_key, owner, expires_at

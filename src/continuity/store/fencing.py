@@ -27,20 +27,10 @@ from typing import Any, Protocol, Sequence
 from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from continuity.errors import FencedWrite
+from continuity.errors import FencedWrite, LeaseHeld  # noqa: F401 (re-exported)
 from continuity.model import Entry, EntryKind, Lease, ReceiptReason, RefusalReceipt
 from continuity.store import schema as t
 from continuity.store.base import Store
-
-
-class LeaseHeld(FencedWrite):
-    """Another owner holds a live lease on the session (seed 002: one owner at a time)."""
-
-    def __init__(self, session_key: str, owner: str, expires_at: datetime | None) -> None:
-        until = f" until {expires_at.isoformat()}" if expires_at else ""
-        super().__init__(f"session {session_key!r} is owned by {owner!r}{until}; wait for "
-                         "the lease to expire or take it over explicitly")
-        self.session_key, self.owner, self.expires_at = session_key, owner, expires_at
 
 
 class FencingStore(Store, Protocol):
