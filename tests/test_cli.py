@@ -68,12 +68,12 @@ def test_cli_import_text_summary(tmp_path):
             "compact-codex-001, 20 rows from 20 lines") in lines
     assert result.stderr.splitlines() == [
         f"  {sample}:10: not JSON: invalid literal, expected 'true': line 1 column 1 (char 0)",
-        "9 checkpoints replayed from the imported sessions"]
+        "9 checkpoints replayed, 5 transcripts written"]
     again = invoke("import", SHARED_DATA / "codex", "--home", tmp_path)
     assert again.stdout.splitlines()[-1] == ("5 files, 5 sessions, 0 rows, 0 bad lines, "
                                              "0 duplicates, 0 files skipped")
     assert (f"unchanged {sample} (codex, sample-session-1)") in again.stdout.splitlines()
-    assert again.stderr.splitlines() == ["0 checkpoints replayed from the imported sessions"]
+    assert again.stderr.splitlines() == ["0 checkpoints replayed, 0 transcripts written"]
 
 
 def test_cli_import_json_shape_and_totals(tmp_path):
@@ -81,8 +81,9 @@ def test_cli_import_json_shape_and_totals(tmp_path):
     result = invoke("import", SHARED_DATA, "--home", tmp_path, "--json")
     assert result.exit_code == 0 and result.stderr == ""
     report = json.loads(result.stdout)
-    assert set(report) == {"totals", "sessions", "files", "checkpoints_replayed"}
-    assert report["checkpoints_replayed"] == 27
+    assert set(report) == {"totals", "sessions", "files", "checkpoints_replayed",
+                           "transcripts_written"}
+    assert (report["checkpoints_replayed"], report["transcripts_written"]) == (27, 12)
     assert report["totals"] == {"files": 12, "sessions": 12, "lines_read": 1333,
                                 "imported": 1332, "duplicate": 0, "opaque": 3, "errors": 1,
                                 "skipped_files": 0}

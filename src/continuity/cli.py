@@ -63,6 +63,7 @@ def import_cmd(
     if not files:
         raise InputError("no *.jsonl session files under " + ", ".join(map(str, paths)))
     from continuity.checkpoints import load_config, replay_import
+    from continuity.transcripts import sync_import
 
     config = load_config(home)
     report = ImportReport()
@@ -70,13 +71,15 @@ def import_cmd(
         for path in files:
             report.files.append(import_file(store, path, progress=advance))
         replayed = replay_import(store, report, config=config)
+        transcripts = sync_import(store, report, home)
     if as_json:
-        _emit_json({**report.to_dict(), "checkpoints_replayed": replayed})
+        _emit_json({**report.to_dict(), "checkpoints_replayed": replayed,
+                    "transcripts_written": transcripts})
         return
     from continuity.render import import_summary
 
     import_summary(out, err, report)
-    err.print(f"{replayed} checkpoints replayed from the imported sessions")
+    err.print(f"{replayed} checkpoints replayed, {transcripts} transcripts written")
 
 
 @app.command("sessions")

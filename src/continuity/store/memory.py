@@ -1,11 +1,272 @@
 """Store methods for session_transcripts rows and memories with full-text recall (issue 5).
 
 A mixin of ``SqlStore``: methods use ``self._conn()`` (joins an open ``batch()``) and the tables
-of ``continuity.store.schema``.
+of ``continuity.store.schema``. Only primitives live here; the rules (what "unchanged content"
+means, when a row completes, redaction, de-duplication) are in ``continuity.transcripts`` and
+``continuity.recall``.
+
+Each write primitive is one conditional statement, so it is race-free on its own and says whether
+it changed a row: ``insert_transcript`` / ``insert_memory`` skip an existing key,
+``update_transcript_content`` writes only a different hash, ``complete_transcript`` only an open
+row. Full-text search is dialect-specific (revision 0007): SQLite FTS5 ranked by BM25, PostgreSQL
+``to_tsvector('english', content)`` ranked by ``ts_rank`` with length normalisation.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Any, Iterable, Sequence
+
+import orjson
+from sqlalchemy import and_, column, func, literal_column, select, table, text, update
+from sqlalchemy.dialects import postgresql, sqlite
+
+from continuity.model import Memory, TranscriptRow
+from continuity.store import schema as t
+
+_CHUNK = 500
+_PG_CONFIG = literal_column("'english'::regconfig")
+_FTS = table("memories_fts", column("memory_id"))
+#: BM25-ranked ids of an FTS5 match (``:k`` -1: all), best first; bm25() is lower-is-better.
+_FTS5_RANKED = text("SELECT memory_id, bm25(memories_fts) AS score FROM memories_fts "
+                    "WHERE memories_fts MATCH :q ORDER BY score LIMIT :k")
+#: How many ranked ids per wanted result the first FTS5 round takes; the agent and the filters
+#: are applied to them afterwards, so a filtered search takes more (one round in most cases).
+PREFIX_FACTOR = 4
+FILTERED_PREFIX_FACTOR = 40
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(
+        timezone.utc)
+
+
+def _like_escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryFilter:
+    """Conditions a recalled memory must meet (all optional; ``tags``: every tag present)."""
+
+    type: str | None = None
+    tags: tuple[str, ...] = ()
+    source_id: str | None = None
+    importance_min: float | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+
 
 class MemoryStoreMixin:
-    """Mixin of ``SqlStore``: session_transcripts rows and memories with full-text recall (issue 5)."""
+    """Mixin of ``SqlStore``: session_transcripts rows and memories with full-text recall
+    (issue 5)."""
+
+    dialect: str
+
+    def in_batch(self) -> bool:
+        """Whether a ``batch()`` transaction is open in this thread (then writes join it)."""
+        return getattr(self._local, "conn", None) is not None  # type: ignore[attr-defined]
+
+    # ------------------------------------------------------------------ session_transcripts
+
+    def _insert_ignore_one(self, conn: Any, tbl: Any, values: dict[str, Any]) -> bool:
+        """INSERT .. ON CONFLICT DO NOTHING RETURNING: whether the row went in (``rowcount`` is
+        not reliable for it under psycopg, a returned row is)."""
+        ins = (sqlite.insert(tbl) if self.dialect == "sqlite" else postgresql.insert(tbl))
+        stmt = ins.values(**values).on_conflict_do_nothing().returning(
+            *tbl.primary_key.columns)
+        return conn.execute(stmt).first() is not None
+
+    def insert_transcript(self, row: TranscriptRow) -> bool:
+        """Insert ``row`` unless (agent_id, session_key) exists; True when inserted.
+        ``created_at``/``updated_at`` must be set by the caller."""
+        values = {"session_key": row.session_key, "agent_id": row.agent_id,
+                  "harness": row.harness, "project": row.project, "content": row.content,
+                  "content_hash": row.content_hash, "created_at": row.created_at,
+                  "updated_at": row.updated_at, "completed_at": row.completed_at}
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            return self._insert_ignore_one(conn, t.session_transcripts, values)
+
+    def update_transcript_content(self, session_key: str, agent_id: str, *, content: str,
+                                  content_hash: str, harness: str, project: str | None,
+                                  updated_at: datetime) -> bool:
+        """Replace the row's content when its hash differs from ``content_hash``: sets
+        ``updated_at`` and re-opens it (``completed_at`` NULL). True when a row changed."""
+        c = t.session_transcripts.c
+        stmt = (update(t.session_transcripts)
+                .where(and_(c.session_key == session_key, c.agent_id == agent_id,
+                            c.content_hash != content_hash))
+                .values(content=content, content_hash=content_hash, harness=harness,
+                        project=project, updated_at=updated_at, completed_at=None))
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            return conn.execute(stmt).rowcount == 1
+
+    def complete_transcript(self, session_key: str, agent_id: str, at: datetime) -> bool:
+        """Set ``completed_at`` = ``at`` where it is NULL (first completion wins); True when a
+        row changed, False when it was already complete or does not exist."""
+        c = t.session_transcripts.c
+        stmt = (update(t.session_transcripts)
+                .where(and_(c.session_key == session_key, c.agent_id == agent_id,
+                            c.completed_at.is_(None)))
+                .values(completed_at=at))
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            return conn.execute(stmt).rowcount == 1
+
+    @staticmethod
+    def _transcript(r: Any) -> TranscriptRow:
+        return TranscriptRow(r.session_key, r.agent_id, r.harness, r.project, r.content,
+                             r.content_hash, _utc(r.created_at), _utc(r.updated_at),
+                             _utc(r.completed_at))
+
+    def get_transcripts(self, session_keys: Iterable[str], agent_id: str
+                        ) -> dict[str, TranscriptRow]:
+        """``{session_key: row}`` of this agent's rows for these keys, in one query per 500
+        keys (keys without a row are absent)."""
+        keys = sorted({k for k in session_keys if k})
+        c = t.session_transcripts.c
+        out: dict[str, TranscriptRow] = {}
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            for i in range(0, len(keys), _CHUNK):
+                stmt = select(t.session_transcripts).where(and_(
+                    c.agent_id == agent_id, c.session_key.in_(keys[i:i + _CHUNK])))
+                out.update({r.session_key: self._transcript(r) for r in conn.execute(stmt)})
+        return out
+
+    def transcript_hash(self, session_key: str, agent_id: str) -> str | None:
+        """The stored ``content_hash`` of the row (None: no row), without reading its content."""
+        c = t.session_transcripts.c
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            return conn.execute(select(c.content_hash).where(and_(
+                c.session_key == session_key, c.agent_id == agent_id))).scalar()
+
+    def open_transcripts(self, *, agent_id: str | None = None,
+                         updated_before: datetime | None = None, harness: str | None = None,
+                         project: str | None = None, exclude: Sequence[str] = (),
+                         newest_first: bool = False, limit: int = 100) -> list[tuple[str, str]]:
+        """``(session_key, agent_id)`` of incomplete rows matching the conditions, ordered by
+        ``updated_at`` (oldest first unless ``newest_first``), at most ``limit``."""
+        c = t.session_transcripts.c
+        cond = [c.completed_at.is_(None)]
+        if agent_id is not None:
+            cond.append(c.agent_id == agent_id)
+        if updated_before is not None:
+            cond.append(c.updated_at < updated_before)
+        if harness is not None:
+            cond.append(c.harness == harness)
+        if project is not None:
+            cond.append(c.project == project)
+        if exclude:
+            cond.append(c.session_key.not_in(list(exclude)))
+        order = (c.updated_at.desc(), c.session_key) if newest_first else (c.updated_at,
+                                                                             c.session_key)
+        stmt = select(c.session_key, c.agent_id).where(and_(*cond)).order_by(*order).limit(limit)
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            return [(r.session_key, r.agent_id) for r in conn.execute(stmt)]
+
+    # ------------------------------------------------------------------ memories
+
+    def insert_memory(self, memory: Memory) -> bool:
+        """Insert ``memory`` unless its id or (agent_id, content_hash) exists; True when
+        inserted. ``created_at`` must be set by the caller."""
+        values = {"memory_id": memory.memory_id, "content": memory.content,
+                  "content_hash": memory.content_hash, "type": memory.type,
+                  "tags": orjson.dumps(list(memory.tags)).decode(),
+                  "importance": memory.importance, "source_id": memory.source_id,
+                  "agent_id": memory.agent_id, "created_at": memory.created_at}
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            return self._insert_ignore_one(conn, t.memories, values)
+
+    @staticmethod
+    def _memory(r: Any) -> Memory:
+        return Memory(r.memory_id, r.content, r.content_hash, r.type, tuple(orjson.loads(r.tags)),
+                      r.importance, r.source_id, r.agent_id, _utc(r.created_at))
+
+    def memory_by_hash(self, agent_id: str, content_hash: str) -> Memory | None:
+        """The agent's memory with this content hash (None: none)."""
+        c = t.memories.c
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            r = conn.execute(select(t.memories).where(and_(
+                c.agent_id == agent_id, c.content_hash == content_hash))).first()
+        return self._memory(r) if r else None
+
+    def search_memories(self, terms: Sequence[str], *, agent_id: str, limit: int,
+                        filters: MemoryFilter | None = None) -> list[tuple[Memory, float]]:
+        """The agent's memories matching any of ``terms`` (plain words: letters and digits
+        only), best first, with a relevance score (higher is better; the scale is the
+        backend's, only the order compares across backends)."""
+        if not terms:
+            return []
+        cond = [t.memories.c.agent_id == agent_id, *self._filter_conditions(filters)]
+        if self.dialect == "sqlite":
+            # Unary + keeps SQLite from looking rows up through the (agent_id, content_hash)
+            # index, i.e. every memory of the agent, instead of by the ranked primary keys.
+            cond[0] = literal_column("+memories.agent_id") == agent_id
+            factor = PREFIX_FACTOR if len(cond) == 1 else FILTERED_PREFIX_FACTOR
+            return self._search_fts5(terms, cond, limit, limit * factor)
+        vector = func.to_tsvector(_PG_CONFIG, t.memories.c.content)
+        query = func.to_tsquery(_PG_CONFIG, " | ".join(terms))
+        rank = func.ts_rank(vector, query, 1)
+        stmt = (select(t.memories, rank.label("score"))
+                .where(vector.op("@@")(query), *cond)
+                .order_by(rank.desc(), t.memories.c.memory_id).limit(limit))
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            return [(self._memory(r), float(r.score)) for r in conn.execute(stmt)]
+
+    def _search_fts5(self, terms: Sequence[str], cond: list[Any], limit: int,
+                     prefix: int) -> list[tuple[Memory, float]]:
+        """BM25 over the FTS5 table alone, taking a ranked prefix of ``prefix`` ids, then the memories among them that meet ``cond``: when at least ``limit`` survive,
+        or the prefix held every match, they are exactly the best matches meeting ``cond``.
+        Otherwise (a narrow filter) one query joins every match with ``memories`` and ranks
+        those meeting ``cond``. Ranking the FTS table alone first is the fast path: a join
+        before sorting makes SQLite join every match, about 3x slower, and so does ordering by
+        ``memory_id`` in SQL (ties are ordered by it in Python, within the prefix)."""
+        match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            ranked = conn.execute(_FTS5_RANKED, {"q": match, "k": prefix}).all()
+            ids = [r[0] for r in ranked]
+            rows = {}
+            for i in range(0, len(ids), _CHUNK):
+                rows.update({r.memory_id: r for r in conn.execute(select(t.memories).where(
+                    t.memories.c.memory_id.in_(ids[i:i + _CHUNK]), *cond))})
+            if len(rows) >= limit or len(ranked) < prefix:
+                hits = sorted((score, mid) for mid, score in ranked if mid in rows)[:limit]
+                return [(self._memory(rows[mid]), -score) for score, mid in hits]
+            rank = func.bm25(literal_column("memories_fts"))
+            stmt = (select(t.memories, rank.label("score"))
+                    .select_from(t.memories.join(_FTS, _FTS.c.memory_id
+                                                 == t.memories.c.memory_id))
+                    .where(text("memories_fts MATCH :q").bindparams(q=match), *cond)
+                    .order_by(rank, t.memories.c.memory_id).limit(limit))
+            return [(self._memory(r), -float(r.score)) for r in conn.execute(stmt)]
+
+    @staticmethod
+    def _filter_conditions(f: MemoryFilter | None) -> list[Any]:
+        if f is None:
+            return []
+        c = t.memories.c
+        cond: list[Any] = []
+        if f.type is not None:
+            cond.append(c.type == f.type)
+        for tag in f.tags:
+            needle = "%" + _like_escape(orjson.dumps(tag).decode()) + "%"
+            cond.append(c.tags.like(needle, escape="\\"))
+        if f.source_id is not None:
+            cond.append(c.source_id == f.source_id)
+        if f.importance_min is not None:
+            cond.append(c.importance >= f.importance_min)
+        if f.since is not None:
+            cond.append(c.created_at >= f.since)
+        if f.until is not None:
+            cond.append(c.created_at < f.until)
+        return cond
+
+    def count_memories(self, agent_id: str | None = None) -> int:
+        """How many memories (of one agent, or all)."""
+        stmt = select(func.count()).select_from(t.memories)
+        if agent_id is not None:
+            stmt = stmt.where(t.memories.c.agent_id == agent_id)
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            return int(conn.execute(stmt).scalar() or 0)

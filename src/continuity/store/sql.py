@@ -63,6 +63,7 @@ def _on_connect_sqlite(dbapi_conn: Any, _record: Any) -> None:
     cur.execute("PRAGMA journal_mode=WAL")
     cur.execute("PRAGMA busy_timeout=10000")
     cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA cache_size=-65536")  # 64 MiB page cache: recall ranks many pages
     cur.close()
 
 

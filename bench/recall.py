@@ -1,0 +1,228 @@
+"""Benchmark of the memory store: recall latency at 100,000 memories and remember throughput.
+
+Run from the project root:  .venv/bin/python bench/recall.py [--quick]
+
+1. A fresh SQLite store gets N memories (100,000; quick 10,000): sentences of 8-30 words drawn
+   with a Zipf-like law from 40 English function words and 6,000 made-up terms (seed 7), a tag or
+   two, a third of them with a source session. The first 3,000 go through ``remember`` one call
+   (one transaction) each, timed; the same number of ``insert_memory`` calls, one transaction
+   each, with the same rows re-hashed is the baseline. Then the rest are bulk-loaded through
+   ``insert_memory`` in transactions of 5,000, and 2,000 sessions get a transcript (~2 KB each).
+2. Recall: 1,000 queries (quick 300) of 1-3 words drawn from the same law (so common words that
+   match tens of thousands of memories are included), ``recall(limit=10)``: p50 and p99 over
+   the queries of each query's wall time (the median of 3 passes over all queries, to damp a
+   busy machine), also with ``expand=True`` and with a ``tags`` filter. Stop words are dropped
+   by ``recall`` (as PostgreSQL does). Baseline, measured the same way: a plain indexed lookup
+   by content hash (``memory_by_hash``) of 1,000 stored memories.
+
+3. The recall figures again with ``PRAGMA cache_size=-65536`` (64 MiB page cache, proposed for
+   ``SqlStore``'s SQLite connections; the default is 2 MiB) set on each new connection.
+
+Goal: recall p99 < 10 ms on SQLite at 100,000 memories. Figures also go to
+``bench/results/recall.json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import statistics
+import sys
+import tempfile
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = Path(__file__).resolve().parent / "results" / "recall.json"
+sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
+
+from sqlalchemy import event  # noqa: E402
+
+from continuity.model import Memory  # noqa: E402
+from continuity.recall import memory_id, recall, remember  # noqa: E402
+from continuity.store import open_store  # noqa: E402
+from continuity.transcripts import content_hash, put_transcript  # noqa: E402
+
+FUNCTION_WORDS = ("the a of to and in is for on that with as it by from at this be are was "
+                  "or not we an use uses when then after before into our its have has").split()
+GOAL_P99_MS = 10.0
+REMEMBER_CALLS = 3_000
+REPS = 3
+CACHE_KIB = 65_536  # the page cache proposed for SqlStore's SQLite connections (default 2 MiB)
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+class Corpus:
+    """Deterministic sentences, tags and queries (Zipf-like word frequencies)."""
+
+    def __init__(self, seed: int = 7, terms: int = 6_000) -> None:
+        self.rng = random.Random(seed)
+        letters = "abcdefghijklmnopqrstuvwxyz"
+        made_up = {"".join(self.rng.choice(letters) for _ in range(self.rng.randint(4, 10)))
+                   for _ in range(terms * 2)}
+        self.words = list(FUNCTION_WORDS) + sorted(made_up)[:terms]
+        self.weights = [1.0 / (rank + 1) ** 1.05 for rank in range(len(self.words))]
+        self.tags = ["export", "bug", "parser", "deploy", "decision", "ops", "api", "db"]
+
+    def words_of(self, n: int) -> list[str]:
+        return self.rng.choices(self.words, self.weights, k=n)
+
+    def sentence(self, i: int) -> str:
+        return " ".join(self.words_of(self.rng.randint(8, 30))) + f" (note {i})."
+
+    def query(self) -> str:
+        return " ".join(self.words_of(self.rng.randint(1, 3)))
+
+
+def percentile(values: list[float], p: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+
+
+def latencies(fn: Callable[[Any], Any], items: list[Any], reps: int = REPS) -> list[float]:
+    """Wall time of ``fn(item)`` in ms for each item: the median of ``reps`` passes over all
+    items (passes, not back-to-back repeats, so caches are not warmed per item)."""
+    times: list[list[float]] = [[] for _ in items]
+    for _ in range(reps):
+        for i, item in enumerate(items):
+            start = time.perf_counter()
+            fn(item)
+            times[i].append((time.perf_counter() - start) * 1000)
+    return [statistics.median(t) for t in times]
+
+
+def _memory(corpus: Corpus, i: int, now: datetime) -> Memory:
+    text = corpus.sentence(i)
+    digest = content_hash(text)
+    tags = tuple(corpus.rng.sample(corpus.tags, corpus.rng.randint(1, 2)))
+    source = f"sess-{i % 2000}" if i % 3 == 0 else None
+    return Memory(memory_id("default", digest), text, digest, "fact", tags,
+                  round(corpus.rng.random(), 2), source, "default", now)
+
+
+def load(store: Any, corpus: Corpus, n: int) -> dict[str, float]:
+    """Fill the store; returns remember and baseline throughput (calls/s)."""
+    now = datetime.now(timezone.utc)
+    sample = [_memory(corpus, i, now) for i in range(REMEMBER_CALLS)]
+    start = time.perf_counter()
+    for m in sample:
+        remember(store, m.content, tags=m.tags, importance=m.importance, source_id=m.source_id)
+    remember_s = time.perf_counter() - start
+    start = time.perf_counter()
+    dedup = [remember(store, m.content) for m in sample[:1000]]
+    dedup_s = time.perf_counter() - start
+    assert all(d.deduped for d in dedup)
+    baseline = [Memory(memory_id("bench", m.content_hash), m.content, m.content_hash, m.type,
+                       m.tags, m.importance, m.source_id, "bench", now) for m in sample]
+    start = time.perf_counter()
+    for m in baseline:
+        store.insert_memory(m)  # one transaction each, no validation or redaction
+    insert_s = time.perf_counter() - start
+    log(f"remembered {REMEMBER_CALLS:,} in {remember_s:.2f} s; bulk-loading to {n:,}")
+    rest = (_memory(corpus, i, now) for i in range(REMEMBER_CALLS, n))
+    while True:
+        chunk = [m for _, m in zip(range(5_000), rest)]
+        if not chunk:
+            break
+        with store.batch():
+            for m in chunk:
+                store.insert_memory(m)
+    for s in range(2_000):
+        put_transcript(store, f"sess-{s}", "\n\n".join(
+            f"User: {corpus.sentence(s)}\n\nTool call: Bash\n  {{}}\n\nAssistant: "
+            f"{corpus.sentence(s + 1)}" for _ in range(6)))
+    return {"remember_per_s": REMEMBER_CALLS / remember_s,
+            "remember_dedup_per_s": 1000 / dedup_s,
+            "baseline_insert_per_s": REMEMBER_CALLS / insert_s}
+
+
+def measure(store: Any, corpus: Corpus, queries: int) -> dict[str, Any]:
+    qs = [corpus.query() for _ in range(queries)]
+    for q in qs[:50]:  # warm the page cache
+        recall(store, q)
+    hits = [len(recall(store, q).results) for q in qs]
+    plain = latencies(lambda q: recall(store, q, limit=10), qs)
+    expand = latencies(lambda q: recall(store, q, limit=10, expand=True), qs)
+    tagged = latencies(lambda q: recall(store, q, limit=10, filters={"tags": ["export"]}), qs)
+    sample = store.search_memories(["note"], agent_id="default", limit=1000)
+    lookup = latencies(lambda h: store.memory_by_hash("default", h),
+                       [m.content_hash for m, _ in sample])
+
+    def figures(times: list[float]) -> dict[str, float]:
+        return {"p50_ms": statistics.median(times), "p99_ms": percentile(times, 99),
+                "max_ms": max(times)}
+
+    return {"queries": len(qs), "mean_hits": statistics.mean(hits),
+            "recall": figures(plain), "recall_expand": figures(expand),
+            "recall_tag_filter": figures(tagged), "baseline_hash_lookup": figures(lookup)}
+
+
+def _bigger_cache(dbapi_conn: Any, _record: Any) -> None:
+    dbapi_conn.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
+
+
+def run(quick: bool) -> dict[str, Any]:
+    """Run the benchmark; returns the figures (see the module docstring)."""
+    n, queries = (10_000, 300) if quick else (100_000, 1_000)
+    corpus = Corpus()
+    with tempfile.TemporaryDirectory() as tmp:
+        with open_store(Path(tmp) / "bench.db") as store:
+            throughput = load(store, corpus, n)
+            log(f"{store.count_memories('default'):,} memories; measuring recall")
+            state = corpus.rng.getstate()
+            latency = measure(store, corpus, queries)
+            log(f"again with PRAGMA cache_size=-{CACHE_KIB} on each connection")
+            event.listen(store.engine, "connect", _bigger_cache)
+            store.engine.dispose()  # new connections get the pragma
+            corpus.rng.setstate(state)  # the same queries
+            cached = measure(store, corpus, queries)
+    out = {"memories": n, **throughput, **latency,
+           "with_cache_pragma": {k: cached[k] for k in ("recall", "recall_expand",
+                                                        "recall_tag_filter")}}
+    out["recall_p99_vs_lookup_p99"] = (out["recall"]["p99_ms"]
+                                       / out["baseline_hash_lookup"]["p99_ms"])
+    out["remember_vs_baseline_insert"] = (out["remember_per_s"] / out["baseline_insert_per_s"])
+    out["goal_recall_p99_ms"] = GOAL_P99_MS
+    out["goal_met"] = out["recall"]["p99_ms"] < GOAL_P99_MS
+    out["goal_met_with_cache_pragma"] = out["with_cache_pragma"]["recall"]["p99_ms"] < GOAL_P99_MS
+    return out
+
+
+def _print(f: dict[str, Any]) -> None:
+    print(f"memories: {f['memories']:,} (SQLite), queries: {f['queries']:,}, "
+          f"mean hits/query: {f['mean_hits']:.1f}")
+    for name in ("recall", "recall_expand", "recall_tag_filter", "baseline_hash_lookup"):
+        x = f[name]
+        print(f"  {name:22} p50 {x['p50_ms']:7.3f} ms   p99 {x['p99_ms']:7.3f} ms   "
+              f"max {x['max_ms']:7.3f} ms")
+    for name in ("recall", "recall_expand", "recall_tag_filter"):
+        x = f["with_cache_pragma"][name]
+        print(f"  {name + ' +64MiB cache':22} p50 {x['p50_ms']:7.3f} ms   "
+              f"p99 {x['p99_ms']:7.3f} ms   max {x['max_ms']:7.3f} ms")
+    print(f"  recall p99 / hash-lookup p99: {f['recall_p99_vs_lookup_p99']:.1f}x   "
+          f"goal p99 < {GOAL_P99_MS:.0f} ms: {'met' if f['goal_met'] else 'MISSED'} "
+          f"(with the cache pragma: "
+          f"{'met' if f['goal_met_with_cache_pragma'] else 'MISSED'})")
+    print(f"  remember: {f['remember_per_s']:,.0f}/s (deduplicated: "
+          f"{f['remember_dedup_per_s']:,.0f}/s); baseline insert_memory: "
+          f"{f['baseline_insert_per_s']:,.0f}/s; ratio {f['remember_vs_baseline_insert']:.2f}x")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="10,000 memories, 300 queries")
+    args = parser.parse_args()
+    figures = run(args.quick)
+    _print(figures)
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(json.dumps(figures, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

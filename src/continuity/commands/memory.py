@@ -1,0 +1,102 @@
+"""CLI commands of transcripts and memories (issue 5): ``continuity transcript SESSION``,
+``continuity remember TEXT`` and ``continuity recall QUERY``. Each is parse, one library call
+(``continuity.transcripts`` / ``continuity.recall``), render; JSON goes to plain stdout and
+confirmations to stderr."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from continuity.commands.common import HomeOption, JsonOption, emit_json, err, open_cli_store
+
+
+def _iso(value) -> str | None:  # type: ignore[no-untyped-def]
+    return value.isoformat().replace("+00:00", "Z") if value else None
+
+
+def transcript_cmd(
+    session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
+    sanitized: bool = typer.Option(False, "--sanitized", help="Show the read-time projection: "
+                                   "tool calls as [tool call: NAME] markers, tool outputs and "
+                                   "reasoning left out, secrets redacted."),
+    home: Optional[Path] = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Print the canonical transcript of SESSION (as stored, unless --sanitized)."""
+    from continuity.transcripts import load_transcript, project
+
+    with open_cli_store(home) as store:
+        row = load_transcript(store, session, home=home)
+    text = project(row.content) if sanitized else row.content
+    if as_json:
+        emit_json({"session": row.session_key, "agent_id": row.agent_id,
+                   "harness": row.harness, "project": row.project,
+                   "content_hash": row.content_hash, "created_at": _iso(row.created_at),
+                   "updated_at": _iso(row.updated_at), "completed_at": _iso(row.completed_at),
+                   "sanitized": sanitized, "content": text})
+        return
+    sys.stdout.write(text + "\n")
+
+
+def remember_cmd(
+    text: str = typer.Argument(..., help="What to remember (secrets are redacted first)."),
+    type_: str = typer.Option("fact", "--type", help="Kind of memory, e.g. fact, decision."),
+    tags: List[str] = typer.Option([], "--tag", help="A tag (repeatable)."),
+    importance: float = typer.Option(0.5, "--importance", help="0..1."),
+    source: Optional[str] = typer.Option(None, "--source", help="The session key it came from."),
+    home: Optional[Path] = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Remember TEXT (stored once: the same text again is reported as already remembered)."""
+    from continuity.recall import remember
+
+    with open_cli_store(home) as store:
+        done = remember(store, text, type=type_, tags=tags, importance=importance,
+                        source_id=source)
+    if as_json:
+        emit_json(done.model_dump(mode="json"))
+        return
+    err.print(f"{'already remembered' if done.deduped else 'remembered'} {done.id}",
+              markup=False)
+
+
+def recall_cmd(
+    query: str = typer.Argument(..., help="Words to search for (any of them; best match first)."),
+    expand: bool = typer.Option(False, "--expand", help="Also print the sanitized transcript "
+                                "of each result's session."),
+    limit: int = typer.Option(10, "-n", "--limit", help="How many memories (1..100)."),
+    type_: Optional[str] = typer.Option(None, "--type", help="Only memories of this type."),
+    tags: List[str] = typer.Option([], "--tag", help="Only memories with this tag (repeatable)."),
+    home: Optional[Path] = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Recall memories matching QUERY, most relevant first."""
+    from continuity.recall import recall
+
+    with open_cli_store(home) as store:
+        found = recall(store, query, limit=limit, expand=expand,
+                       filters={"type": type_, "tags": tags})
+    if as_json:
+        emit_json(found.model_dump(mode="json"))
+        return
+    lines = []
+    for r in found.results:
+        meta = ", ".join([r.type, *r.tags] + ([f"from {r.source_id}"] if r.source_id else []))
+        lines.append(f"{r.score:.3g}  {r.id[:12]}  ({meta})\n  {r.content}")
+    for key, src in (found.sources or {}).items():
+        lines.append(f"--- transcript of {key}{' (clipped)' if src.truncated else ''}\n"
+                     f"{src.content}")
+    if not found.results:
+        err.print(f"no memory matches {query!r}", markup=False)
+    sys.stdout.write("".join(line + "\n" for line in lines))
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``transcript``, ``remember`` and ``recall`` to the ``continuity`` app."""
+    app.command("transcript")(transcript_cmd)
+    app.command("remember")(remember_cmd)
+    app.command("recall")(recall_cmd)

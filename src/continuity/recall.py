@@ -1,0 +1,323 @@
+"""The memory store (seed 000, remember/recall): ``remember`` keeps a redacted memory once,
+``recall`` finds memories by full-text relevance and, on request, the transcripts behind them.
+
+- **remember**: the content is cleaned (lone surrogates, NUL) and redacted (``continuity.redact``,
+  the one funnel) and trimmed; that stored text is hashed (SHA-256 hex of its UTF-8 bytes) and a
+  memory with the same hash for the same agent is not stored again (``deduped: true``, the first
+  one's fields win). The memory commits first. Then, when a ``transcript`` and a ``source_id``
+  (the session key) are both given, the transcript is written to ``session_transcripts`` by the
+  row rules of ``continuity.transcripts`` in a **separate** transaction, also for a deduplicated
+  memory (origin defect: it was silently skipped then); a failure there is reported in
+  ``transcript_error`` and never loses the memory.
+- **recall**: words of the query (letters and digits; English stop words left out, as PostgreSQL
+  does; at most 32) are matched with OR and ranked
+  by the backend's full-text relevance (SQLite FTS5 BM25, PostgreSQL ``ts_rank``; both stem
+  English). With ``expand``, the distinct ``source_id``s of the results are looked up in
+  ``session_transcripts`` in one batched query and returned in ``sources``, keyed by session
+  key: the sanitized, redacted projection by default (raw text only with ``raw_sources``), each
+  clipped head-and-tail to ``source_max_bytes`` and all within ``sources_total_bytes`` (UTF-8
+  bytes), with a ``truncated`` flag (origin defect: ``expand`` was accepted and ignored).
+
+The request and response shapes are pydantic models, ready for ``/api/memory/remember`` and
+``/api/memory/recall``; field names are snake_case and camelCase spellings are accepted on input.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Iterable
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from continuity.errors import InputError, StoreError
+from continuity.model import Memory
+from continuity.redact import redact
+from continuity.store.memory import MemoryFilter
+from continuity.text import clip_middle, utf8_len
+from continuity.transcripts import content_hash, project, put_transcript, storable
+
+if TYPE_CHECKING:
+    from continuity.store import SqlStore
+
+log = logging.getLogger(__name__)
+
+MAX_QUERY_TERMS = 32
+SOURCE_MAX_BYTES = 16_000
+SOURCES_TOTAL_BYTES = 64_000
+_WORD = re.compile(r"[^\W_]+")
+#: Snowball's English stop words (PostgreSQL ``english``): too common to rank by.
+STOP_WORDS = frozenset("""
+a about above after again against all am an and any are as at be because been before being
+below between both but by can did do does doing don down during each few for from further had
+has have having he her here hers herself him himself his how i if in into is it its itself just
+me more most my myself no nor not now of off on once only or other our ours ourselves out over
+own s same she should so some such t than that the their theirs them themselves then there these
+they this those through to too under until up very was we were what when where which while who
+whom why will with you your yours yourself yourselves""".split())
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(populate_by_name=True, extra="forbid", str_strip_whitespace=False)
+
+
+class RememberRequest(_Model):
+    """``POST /api/memory/remember``: only ``content`` is required. ``tags`` may be one string.
+    ``importance`` is 0..1; ``source_id`` is the session key the memory came from; ``harness``
+    names the transcript's harness (default ``manual``)."""
+
+    content: str = Field(min_length=1)
+    type: str = Field("fact", min_length=1, max_length=40)
+    tags: list[str] = Field(default_factory=list, max_length=50)
+    importance: float = Field(0.5, ge=0.0, le=1.0)
+    source_id: str | None = Field(None, max_length=200,
+                                  validation_alias=AliasChoices("source_id", "sourceId"))
+    transcript: str | None = None
+    agent_id: str = Field("default", min_length=1, max_length=200,
+                          validation_alias=AliasChoices("agent_id", "agentId"))
+    harness: str = Field("manual", min_length=1, max_length=40,
+                         validation_alias=AliasChoices("harness", "sourceType", "source_type"))
+    project: str | None = None
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _one_tag(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+    @field_validator("tags")
+    @classmethod
+    def _clean_tags(cls, value: list[str]) -> list[str]:
+        tags = [t.strip() for t in value]
+        if any(not t or len(t) > 100 for t in tags):
+            raise ValueError("each tag must be 1..100 characters")
+        return list(dict.fromkeys(tags))
+
+
+class MemoryOut(_Model):
+    """A memory as the API returns it."""
+
+    id: str
+    content: str
+    content_hash: str
+    type: str
+    tags: list[str]
+    importance: float
+    source_id: str | None
+    agent_id: str
+    created_at: datetime | None
+
+    @classmethod
+    def of(cls, m: Memory) -> "MemoryOut":
+        return cls(id=m.memory_id, content=m.content, content_hash=m.content_hash, type=m.type,
+                   tags=list(m.tags), importance=m.importance, source_id=m.source_id,
+                   agent_id=m.agent_id, created_at=m.created_at)
+
+
+class RememberResponse(MemoryOut):
+    """What ``remember`` did: the stored memory, ``deduped`` when it already existed, and
+    ``transcript_stored`` (None: no transcript and source id given; False: see
+    ``transcript_error``)."""
+
+    deduped: bool
+    transcript_stored: bool | None = None
+    transcript_error: str | None = None
+
+
+class RecallRequest(_Model):
+    """``POST /api/memory/recall``: ``query`` is required; filters are all optional (``tags``:
+    every tag must be present; ``since`` inclusive, ``until`` exclusive)."""
+
+    query: str = Field(min_length=1, max_length=2000)
+    limit: int = Field(10, ge=1, le=100)
+    type: str | None = None
+    tags: list[str] = Field(default_factory=list, max_length=20)
+    source_id: str | None = Field(None, validation_alias=AliasChoices("source_id", "sourceId"))
+    importance_min: float | None = Field(None, ge=0.0, le=1.0,
+                                         validation_alias=AliasChoices("importance_min",
+                                                                 "importanceMin"))
+    since: datetime | None = None
+    until: datetime | None = None
+    agent_id: str = Field("default", min_length=1, max_length=200,
+                          validation_alias=AliasChoices("agent_id", "agentId"))
+    expand: bool = False
+    raw_sources: bool = Field(False, validation_alias=AliasChoices("raw_sources", "rawSources"))
+    source_max_bytes: int = Field(SOURCE_MAX_BYTES, ge=256, le=1_000_000)
+    sources_total_bytes: int = Field(SOURCES_TOTAL_BYTES, ge=256, le=10_000_000)
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _one_tag(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value
+
+
+class RecallResult(MemoryOut):
+    """One recalled memory with its relevance ``score`` (higher is better; compare only within
+    one response)."""
+
+    score: float
+
+
+class SourceTranscript(_Model):
+    """The transcript behind recalled memories: ``content`` (projection or raw), its full size
+    ``bytes`` (UTF-8) before clipping, ``truncated`` when clipped, and whether the session is
+    ``completed``."""
+
+    content: str
+    bytes: int
+    truncated: bool
+    sanitized: bool
+    completed: bool
+
+
+class RecallResponse(_Model):
+    """``results`` best first; ``sources`` (only with ``expand``) maps each result's
+    ``source_id`` that has a transcript to it."""
+
+    query: str
+    results: list[RecallResult]
+    sources: dict[str, SourceTranscript] | None = None
+    sources_truncated: bool = False
+
+
+def _validated(model: type[_Model], values: dict[str, Any]) -> Any:
+    try:
+        return model.model_validate(values)
+    except ValidationError as exc:
+        problems = [f"{'.'.join(str(p) for p in e['loc']) or 'request'}: {e['msg']} "
+                    f"(got {e.get('input')!r})" for e in exc.errors()]
+        raise InputError("; ".join(problems)) from None
+
+
+def _utc(value: datetime | None) -> datetime | None:
+    if value is None:
+        return None
+    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(
+        timezone.utc)
+
+
+# ---------------------------------------------------------------------------- remember
+
+
+def memory_id(agent_id: str, digest: str) -> str:
+    """The stable id of an agent's memory with content hash ``digest``: 32 hex characters."""
+    return hashlib.sha256(f"{agent_id}\0{digest}".encode("utf-8")).hexdigest()[:32]
+
+
+def remember(store: "SqlStore", content: str, *, type: str = "fact", tags: Iterable[str] = (),
+             importance: float = 0.5, source_id: str | None = None,
+             transcript: str | None = None, agent_id: str = "default", harness: str = "manual",
+             project: str | None = None, now: datetime | None = None) -> RememberResponse:
+    """Remember ``content`` (see the module docstring). Raises ``InputError`` naming the bad
+    field (empty content, importance outside 0..1, an over-long type or tag)."""
+    request = _validated(RememberRequest, {
+        "content": content, "type": type, "tags": list(tags), "importance": importance,
+        "source_id": source_id, "transcript": transcript, "agent_id": agent_id,
+        "harness": harness, "project": project})
+    return remember_request(store, request, now=now)
+
+
+def remember_request(store: "SqlStore", request: RememberRequest, *,
+                     now: datetime | None = None) -> RememberResponse:
+    """``remember`` for a validated request. Must not run inside ``store.batch()`` (the
+    transcript's transaction must be separate): raises ``RuntimeError`` then."""
+    if store.in_batch():
+        raise RuntimeError("remember() must not run inside store.batch(): its transcript "
+                           "write needs a transaction of its own")
+    text = redact(storable(request.content)).strip()
+    if not text:
+        raise InputError("content: must not be blank")
+    digest = content_hash(text)
+    memory = Memory(memory_id(request.agent_id, digest), text, digest, request.type,
+                    tuple(request.tags), request.importance,
+                    (request.source_id or "").strip() or None, request.agent_id,
+                    _utc(now) or datetime.now(timezone.utc))
+    with store.batch():
+        inserted = store.insert_memory(memory)
+        stored = memory if inserted else store.memory_by_hash(request.agent_id, digest)
+    if stored is None:  # pragma: no cover - the insert conflicted with exactly this row
+        raise StoreError(f"memory {memory.memory_id} neither inserted nor found")
+    response = RememberResponse(**MemoryOut.of(stored).model_dump(), deduped=not inserted)
+    if request.transcript is not None and memory.source_id:
+        try:
+            put_transcript(store, memory.source_id, request.transcript,
+                           agent_id=request.agent_id, harness=request.harness,
+                           project=request.project, now=now)
+            response.transcript_stored = True
+        except Exception as exc:  # the memory is committed; report, never lose it
+            log.warning("memory %s stored, its transcript was not: %s", stored.memory_id, exc)
+            response.transcript_stored = False
+            response.transcript_error = f"{exc.__class__.__name__}: {exc}"
+    return response
+
+
+# ---------------------------------------------------------------------------- recall
+
+
+def query_words(query: str) -> list[str]:
+    """The words of ``query``: runs of letters and digits, lower-cased, first occurrence kept."""
+    return list(dict.fromkeys(w.lower() for w in _WORD.findall(query)))
+
+
+def query_terms(query: str) -> list[str]:
+    """The searchable words of ``query``: ``query_words`` without English stop words (the
+    Snowball list PostgreSQL's ``english`` configuration drops, so both backends search the
+    same words), at most ``MAX_QUERY_TERMS``."""
+    return [w for w in query_words(query) if w not in STOP_WORDS][:MAX_QUERY_TERMS]
+
+
+def recall(store: "SqlStore", query: str, *, limit: int = 10,
+           filters: dict[str, Any] | None = None, expand: bool = False,
+           agent_id: str = "default", raw_sources: bool = False) -> RecallResponse:
+    """Memories matching ``query``, best first (see the module docstring). ``filters`` takes
+    the ``RecallRequest`` filter fields (``type``, ``tags``, ``source_id``, ``importance_min``,
+    ``since``, ``until``). Raises ``InputError`` naming a bad field, or for a query without a
+    word."""
+    request = _validated(RecallRequest, {"query": query, "limit": limit, "expand": expand,
+                                         "agent_id": agent_id, "raw_sources": raw_sources,
+                                         **(filters or {})})
+    return recall_request(store, request)
+
+
+def recall_request(store: "SqlStore", request: RecallRequest) -> RecallResponse:
+    """``recall`` for a validated request."""
+    if not query_words(request.query):
+        raise InputError(f"query: no word to search for in {request.query!r}")
+    terms = query_terms(request.query)  # none left (stop words only): no results
+    found = store.search_memories(terms, agent_id=request.agent_id, limit=request.limit,
+                                  filters=MemoryFilter(
+                                      type=request.type, tags=tuple(request.tags),
+                                      source_id=request.source_id,
+                                      importance_min=request.importance_min,
+                                      since=_utc(request.since), until=_utc(request.until)))
+    results = [RecallResult(**MemoryOut.of(m).model_dump(), score=score) for m, score in found]
+    response = RecallResponse(query=request.query, results=results)
+    if request.expand:
+        response.sources, response.sources_truncated = _sources(store, request, results)
+    return response
+
+
+def _sources(store: "SqlStore", request: RecallRequest, results: list[RecallResult]
+             ) -> tuple[dict[str, SourceTranscript], bool]:
+    """One batched lookup of the results' transcripts, bounded per transcript and in total."""
+    keys = list(dict.fromkeys(r.source_id for r in results if r.source_id))
+    rows = store.get_transcripts(keys, request.agent_id) if keys else {}
+    out: dict[str, SourceTranscript] = {}
+    left, dropped = request.sources_total_bytes, False
+    for key in keys:  # result order: the best memory's transcript gets the budget first
+        row = rows.get(key)
+        if row is None:
+            continue
+        text = row.content if request.raw_sources else project(row.content)
+        room = min(request.source_max_bytes, left)
+        if room < 256:
+            dropped = True
+            continue
+        size = utf8_len(text)
+        clipped = clip_middle(text, room)
+        left -= utf8_len(clipped)
+        out[key] = SourceTranscript(content=clipped, bytes=size, truncated=size > room,
+                                    sanitized=not request.raw_sources,
+                                    completed=row.completed_at is not None)
+    return out, dropped

@@ -1,0 +1,523 @@
+"""Lossless transcripts: records and their ids, the JSONL file (torn tails, snapshots, escaping,
+safe paths), the session_transcripts row rules and completion paths, the rendering of rows and
+the sanitized projection, import filling, and the `transcript` command."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from continuity import transcripts as tr
+from continuity.cli import app
+from continuity.errors import ConfigError, InputError
+from continuity.importer import import_paths
+from continuity.model import Session, ThinkingBlock, ToolResultBlock
+from continuity.transcripts import TranscriptLog, TranscriptRecord
+from tests.builders import A, CP, T, U, call, load
+
+T0 = datetime(2026, 9, 1, 8, 0, tzinfo=timezone.utc)
+
+
+def rec(seq: int = 0, content: str = "hello", *, key: str = "s1", agent: str = "default",
+        role: str = "user", captured: str = "2026-09-01T08:00:00.000Z",
+        path: str | None = "/src/a.jsonl") -> TranscriptRecord:
+    return TranscriptRecord(agent, "claude-code", key, "/p", seq, role, content, "jsonl", path,
+                            captured, seq + 1)
+
+
+# --------------------------------------------------------------------------- records
+
+
+def test_record_id_is_sha256_of_identity_fields():
+    """The id is the first 32 hex of SHA-256 over the compact JSON of the identity fields."""
+    r = rec(3, "Found it")
+    digest = hashlib.sha256("Found it".encode()).hexdigest()
+    expected = hashlib.sha256(json.dumps(
+        [tr.SCHEMA, "default", "claude-code", "s1", 3, "user", digest],
+        separators=(",", ":")).encode()).hexdigest()[:32]
+    assert r.id == expected and len(r.id) == 32
+
+
+def test_record_id_stable_across_capture_and_source_changes_only():
+    """Re-capturing (time, source path) keeps the id; any identity field changes it."""
+    base = rec(1, "x")
+    assert rec(1, "x", captured="2030-01-01T00:00:00.000Z", path="/moved.jsonl").id == base.id
+    others = [rec(2, "x"), rec(1, "y"), rec(1, "x", key="s2"), rec(1, "x", agent="a2"),
+              rec(1, "x", role="assistant")]
+    assert len({base.id, *(o.id for o in others)}) == 6
+
+
+def test_record_content_sha256_is_hex_of_utf8():
+    """content_sha256 is the lowercase hex SHA-256 of the UTF-8 content, no normalisation."""
+    text = "héllo 🎉 \r\n  "
+    assert rec(0, text).content_sha256 == hashlib.sha256(text.encode("utf-8")).hexdigest()
+    assert tr.content_hash(text) == rec(0, text).content_sha256
+
+
+def test_record_from_dict_rejects_tampered_content():
+    """A line whose content no longer matches its hash and id is refused."""
+    data = rec(0, "original").to_dict()
+    assert TranscriptRecord.from_dict(dict(data)) == rec(0, "original")
+    data["content"] = "edited"
+    with pytest.raises(ValueError, match="does not match"):
+        TranscriptRecord.from_dict(data)
+
+
+def test_record_dict_field_order_ends_with_id():
+    """The line's fields come in the documented order, id last."""
+    assert list(rec().to_dict()) == [
+        "schema", "captured_at", "agent_id", "harness", "session_key", "project", "seq", "role",
+        "content", "source_format", "source_path", "source_line", "content_sha256", "id"]
+
+
+def test_encode_record_is_one_line_for_every_line_breaker():
+    """Controls, DEL, C1 (NEL) and U+2028/U+2029 are escaped: one record, one line."""
+    nasty = "a\nb\rc\x00d\x0be\x0cf\x1cg\x1dh\x1ei\x85j\u2028k\u2029l\x7fm\x9fn\ud83c"
+    line = tr.encode_record(rec(0, tr.storable(nasty)))
+    assert line.count(b"\n") == 1 and line.endswith(b"\n")
+    text = line.decode("utf-8")
+    assert len(text.splitlines()) == 1
+    assert TranscriptRecord.from_dict(json.loads(text)).content == tr.storable(nasty)
+
+
+# --------------------------------------------------------------------------- paths
+
+
+@pytest.mark.parametrize("name, folded", [
+    ("claude-code", "claude-code"), ("Claude Code", "claude-code"), ("../../etc", "etc"),
+    ("..", "unknown"), ("", "unknown"), ("a/b\\c", "a-b-c"), ("  .hidden ", "hidden"),
+])
+def test_safe_name_folds_into_one_segment(name, folded):
+    """Harness names become one safe segment; dots and slashes never climb."""
+    assert tr.safe_name(name) == folded
+
+
+def test_session_key_never_reaches_a_path(sqlite_store, isolated_home):
+    """A session key like ../../etc/passwd and a hostile harness write only under memory/."""
+    load(sqlite_store, [U("hi")], key="../../etc/passwd")
+    sqlite_store.upsert_session(Session(key="../../etc/passwd", harness="../../etc"))
+    tr.sync_session(sqlite_store, "../../etc/passwd", home=isolated_home, fsync=False)
+    files = sorted(p.relative_to(isolated_home).as_posix()
+                   for p in isolated_home.rglob("*") if p.is_file())
+    assert files == ["memory/etc/transcripts/transcript.jsonl",
+                     "memory/etc/transcripts/transcript.jsonl.lock"]
+    [record] = TranscriptLog(isolated_home / files[0]).read()
+    assert record.session_key == "../../etc/passwd" and record.harness == "../../etc"
+
+
+# --------------------------------------------------------------------------- the JSONL file
+
+
+def test_log_append_then_read_round_trips(tmp_path):
+    """Appended records read back equal, in order; the count is returned."""
+    log = TranscriptLog(tmp_path / "t" / "transcript.jsonl", fsync=False)
+    records = [rec(i, f"turn {i}") for i in range(3)]
+    assert log.append(records) == 3
+    assert list(log.read()) == records
+    assert list(log.read(session_key="other")) == []
+
+
+def test_log_repairs_torn_tail_before_append(tmp_path):
+    """B36: a crash fragment is cut (kept in .torn) and the next record parses."""
+    path = tmp_path / "transcript.jsonl"
+    log = TranscriptLog(path, fsync=False)
+    log.append([rec(0)])
+    fragment = b'{"type":"message","text":"hal'
+    with open(path, "ab") as fh:
+        fh.write(fragment)
+    log.append([rec(1, "after")])
+    lines = path.read_bytes().split(b"\n")
+    assert lines[-1] == b"" and len(lines) == 3
+    assert [TranscriptRecord.from_dict(json.loads(x)).seq for x in lines[:2]] == [0, 1]
+    assert log.torn_bytes == len(fragment)
+    assert path.with_name("transcript.jsonl.torn").read_bytes() == fragment + b"\n"
+
+
+def test_log_keeps_complete_record_missing_only_its_newline(tmp_path):
+    """A last line that still parses only gets its newline; nothing is dropped."""
+    path = tmp_path / "transcript.jsonl"
+    path.write_bytes(tr.encode_record(rec(0)).rstrip(b"\n"))
+    log = TranscriptLog(path, fsync=False)
+    assert log.repair_tail() == 0
+    log.append([rec(1)])
+    assert [r.seq for r in log.read()] == [0, 1]
+
+
+def test_log_read_reports_bad_lines_and_skips_unterminated_tail(tmp_path):
+    """Bad lines are listed with line numbers; a tail being written is not read."""
+    path = tmp_path / "transcript.jsonl"
+    path.write_bytes(tr.encode_record(rec(0)) + b"not json\n" + tr.encode_record(rec(1))
+                     + b'{"partial": ')
+    bad: list[tuple[int, str]] = []
+    assert [r.seq for r in TranscriptLog(path).read(bad=bad)] == [0, 1]
+    assert [n for n, _ in bad] == [2]
+
+
+def test_log_replace_session_keeps_other_sessions_byte_for_byte(tmp_path):
+    """A snapshot replaces one session's records; other lines keep their bytes and order."""
+    path = tmp_path / "transcript.jsonl"
+    log = TranscriptLog(path, fsync=False)
+    log.append([rec(0, "a0", key="a"), rec(0, "b0", key="b"), rec(1, "a1", key="a"),
+                rec(1, "b1", key="b"), rec(0, "a-other-agent", key="a", agent="x")])
+    others = [ln for ln in path.read_bytes().splitlines(keepends=True)
+              if b'"session_key":"b"' in ln or b'"agent_id":"x"' in ln]
+    inode = path.stat().st_ino
+    assert log.replace_session("default", "a", [rec(0, "A0", key="a")]) == 1
+    lines = path.read_bytes().splitlines(keepends=True)
+    assert lines[:3] == others
+    assert [r.content for r in log.read(session_key="a", agent_id="default")] == ["A0"]
+    assert path.stat().st_ino != inode  # replaced by rename, never rewritten in place
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["transcript.jsonl",
+                                                          "transcript.jsonl.lock"]
+
+
+def test_log_replace_session_failure_leaves_file_unchanged(tmp_path):
+    """A snapshot that fails midway leaves the old file whole and no temp file behind."""
+    path = tmp_path / "transcript.jsonl"
+    log = TranscriptLog(path, fsync=False)
+    log.append([rec(0, key="a"), rec(0, key="b")])
+    before = path.read_bytes()
+
+    def failing():
+        yield rec(0, "new", key="a")
+        raise RuntimeError("disk gone")
+
+    with pytest.raises(RuntimeError):
+        log.replace_session("default", "a", failing())
+    assert path.read_bytes() == before
+    assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_log_replace_session_appends_when_session_absent(tmp_path):
+    """A session with no records yet is appended without rewriting the file."""
+    path = tmp_path / "transcript.jsonl"
+    log = TranscriptLog(path, fsync=False)
+    log.append([rec(0, key="b")])
+    inode = path.stat().st_ino
+    log.replace_session("default", "a", [rec(0, key="a")])
+    assert path.stat().st_ino == inode
+    assert [r.session_key for r in log.read()] == ["b", "a"]
+
+
+def test_log_replace_session_repairs_torn_tail_first(tmp_path):
+    """A snapshot over a file with a crash fragment keeps the fragment in .torn, not silently."""
+    path = tmp_path / "transcript.jsonl"
+    log = TranscriptLog(path, fsync=False)
+    log.append([rec(0, key="a"), rec(0, key="b")])
+    with open(path, "ab") as fh:
+        fh.write(b'{"half')
+    log.replace_session("default", "a", [rec(1, key="a")])
+    assert [(r.session_key, r.seq) for r in log.read()] == [("b", 0), ("a", 1)]
+    assert path.with_name("transcript.jsonl.torn").read_bytes() == b'{"half\n'
+
+
+# --------------------------------------------------------------------------- row rules
+
+
+def test_put_transcript_new_row_has_hash_and_is_open(store):
+    """A new row: sha256 of the UTF-8 content, created = updated, not completed."""
+    w = tr.put_transcript(store, "s1", "User: hé", harness="pi", project="/p", now=T0)
+    assert w == tr.TranscriptWrite(inserted=True)
+    row = store.get_transcripts(["s1"], "default")["s1"]
+    assert row.content_hash == hashlib.sha256("User: hé".encode()).hexdigest()
+    assert (row.created_at, row.updated_at, row.completed_at) == (T0, T0, None)
+    assert (row.harness, row.project, row.agent_id) == ("pi", "/p", "default")
+
+
+def test_put_transcript_unchanged_content_changes_nothing(store):
+    """Writing the same content later leaves updated_at and completion as they were."""
+    tr.put_transcript(store, "s1", "same", now=T0, completed_at=T0)
+    w = tr.put_transcript(store, "s1", "same", now=T0 + timedelta(hours=1))
+    assert w == tr.TranscriptWrite()
+    row = store.get_transcripts(["s1"], "default")["s1"]
+    assert (row.updated_at, row.completed_at) == (T0, T0)
+
+
+def test_put_transcript_changed_content_updates_and_reopens(store):
+    """Changed content sets updated_at and re-opens a completed row."""
+    tr.put_transcript(store, "s1", "v1", now=T0, completed_at=T0)
+    later = T0 + timedelta(minutes=5)
+    assert tr.put_transcript(store, "s1", "v2", now=later).changed
+    row = store.get_transcripts(["s1"], "default")["s1"]
+    assert (row.content, row.created_at, row.updated_at, row.completed_at) == \
+        ("v2", T0, later, None)
+
+
+def test_complete_transcript_is_idempotent_first_completion_wins(store):
+    """Marking complete twice keeps the first time; the second reports no change."""
+    tr.put_transcript(store, "s1", "v1", now=T0)
+    assert store.complete_transcript("s1", "default", T0 + timedelta(hours=1))
+    assert not store.complete_transcript("s1", "default", T0 + timedelta(hours=2))
+    assert not tr.put_transcript(store, "s1", "v1", completed_at=T0 + timedelta(hours=3)).completed
+    assert store.get_transcripts(["s1"], "default")["s1"].completed_at == T0 + timedelta(hours=1)
+    assert not store.complete_transcript("missing", "default", T0)
+
+
+def test_put_transcript_changed_with_completion_closes_new_revision(store):
+    """Changed content given with a completion time is written, then completed at that time."""
+    tr.put_transcript(store, "s1", "v1", now=T0, completed_at=T0)
+    done = T0 + timedelta(hours=2)
+    assert tr.put_transcript(store, "s1", "v2", now=done, completed_at=done) == \
+        tr.TranscriptWrite(changed=True, completed=True)
+    assert store.get_transcripts(["s1"], "default")["s1"].completed_at == done
+
+
+def test_put_transcript_rows_are_per_agent(store):
+    """The same session key under two agents is two rows."""
+    tr.put_transcript(store, "s1", "main", now=T0)
+    tr.put_transcript(store, "s1", "helper", agent_id="helper", now=T0)
+    assert store.get_transcripts(["s1"], "default")["s1"].content == "main"
+    assert store.get_transcripts(["s1"], "helper")["s1"].content == "helper"
+
+
+def test_put_transcript_rejects_blank_key_and_stores_nul_safely(store):
+    """A blank key is an InputError naming the field; NUL becomes U+FFFD (PostgreSQL-safe)."""
+    with pytest.raises(InputError, match="session_key"):
+        tr.put_transcript(store, "  ", "x")
+    tr.put_transcript(store, "s1", "a\x00b")
+    assert store.get_transcripts(["s1"], "default")["s1"].content == "a\ufffdb"
+
+
+# --------------------------------------------------------------------------- completion paths
+
+
+def test_end_session_captures_and_completes(store, isolated_home):
+    """Session end renders the final transcript and completes the row once."""
+    load(store, [U("fix it"), A(text="done")])
+    assert tr.end_session(store, "s1", home=isolated_home, at=T0)
+    row = store.get_transcripts(["s1"], "default")["s1"]
+    assert row.content == "User: fix it\n\nAssistant: done" and row.completed_at == T0
+    assert not tr.end_session(store, "s1", home=isolated_home, at=T0 + timedelta(hours=1))
+
+
+def test_recover_after_clear_completes_previous_then_latest_open(store):
+    """Clear-start recovery completes the named previous row, else the newest open one."""
+    for i, key in enumerate(["old", "newer", "current"]):
+        tr.put_transcript(store, key, key, harness="claude-code", now=T0 + timedelta(minutes=i))
+    assert tr.recover_after_clear(store, "current", previous_key="old", at=T0) == "old"
+    assert tr.recover_after_clear(store, "current", at=T0) == "newer"
+    assert tr.recover_after_clear(store, "current", at=T0) is None
+    assert store.get_transcripts(["current"], "default")["current"].completed_at is None
+
+
+def test_recover_after_clear_respects_harness_and_project(store):
+    """Only an open row of the same harness and project is completed."""
+    tr.put_transcript(store, "pi-row", "x", harness="pi", project="/a", now=T0)
+    tr.put_transcript(store, "cc-row", "x", harness="claude-code", project="/b", now=T0)
+    assert tr.recover_after_clear(store, "new", harness="pi", project="/b") is None
+    assert tr.recover_after_clear(store, "new", harness="pi", project="/a") == "pi-row"
+
+
+def test_sweep_idle_completes_rows_idle_past_the_configured_limit(store, isolated_home):
+    """The TTL sweep reads [transcripts] idle_limit_minutes and completes only idle rows."""
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    (isolated_home / "config.toml").write_text("[transcripts]\nidle_limit_minutes = 30\n")
+    tr.put_transcript(store, "idle", "x", now=T0)
+    tr.put_transcript(store, "busy", "x", now=T0 + timedelta(minutes=20))
+    now = T0 + timedelta(minutes=40)
+    assert tr.sweep_idle(store, home=isolated_home, now=now) == [("idle", "default")]
+    assert tr.sweep_idle(store, now=now, idle_limit=timedelta(minutes=10)) == \
+        [("busy", "default")]
+    assert store.get_transcripts(["idle"], "default")["idle"].completed_at == now
+
+
+def test_sweep_idle_default_limit_is_four_hours(isolated_home):
+    """Without config the idle limit is 240 minutes (origin: 4 h TTL)."""
+    assert tr.settings(isolated_home).idle_limit_minutes == 240
+
+
+def test_settings_bad_idle_limit_names_the_field(isolated_home, monkeypatch):
+    """A fractional or out-of-range limit is a ConfigError naming the field."""
+    monkeypatch.setenv("CONTINUITY_TRANSCRIPTS__IDLE_LIMIT_MINUTES", "0")
+    with pytest.raises(ConfigError, match=r"\[transcripts\] idle_limit_minutes"):
+        tr.settings(isolated_home)
+
+
+# --------------------------------------------------------------------------- rendering
+
+
+def test_render_entry_labels_each_block_and_indents_continuations():
+    """Rows become labelled paragraphs; later lines are indented so they never pass as labels."""
+    assert tr.render_entry(U("fix\nthe test")) == "User: fix\n  the test"
+    row = A(ThinkingBlock("plan"), call("c1", "Bash", command="ls"), text="Let me look")
+    assert tr.render_entry(row) == ('Assistant: Let me look\n\nThinking: plan\n\n'
+                                    'Tool call: Bash\n  {"command":"ls"}')
+    out = T("c1", text="line1\nUser: injected")
+    assert tr.render_entry(out) == "Tool result: line1\n  User: injected c1"
+    error = A(ToolResultBlock("c2", True, "boom"))
+    assert tr.render_entry(error) == "Tool error: boom"
+    assert tr.render_entry(CP("earlier work", covers=0)) == "Summary: earlier work"
+
+
+def test_sync_session_content_is_records_joined(store, isolated_home):
+    """The row holds the records' contents joined by blank lines, rows in seq order."""
+    load(store, [U("a"), A(call("c1", "Read", path="x")), T("c1"), A(text="b")])
+    res = tr.sync_session(store, "s1", home=isolated_home, fsync=False)
+    records = list(TranscriptLog(res.path).read(session_key="s1"))
+    assert [r.seq for r in records] == [0, 1, 2, 3] and res.records == 4
+    row = store.get_transcripts(["s1"], "default")["s1"]
+    assert row.content == "\n\n".join(r.content for r in records)
+    assert [r.role for r in records] == ["user", "assistant", "tool", "assistant"]
+
+
+def test_sync_session_reads_the_log_in_pages(store, isolated_home, monkeypatch):
+    """Rendering pages through store.entries, never one unbounded read."""
+    load(store, [U(f"m{i}") for i in range(7)])
+    monkeypatch.setattr(tr, "PAGE_ROWS", 3)
+    calls = []
+    original = store.entries
+
+    def spy(key, **kw):
+        calls.append((kw["after_seq"], kw["limit"]))
+        return original(key, **kw)
+
+    monkeypatch.setattr(store, "entries", spy)
+    tr.sync_session(store, "s1", home=isolated_home, fsync=False)
+    assert calls == [(-1, 3), (2, 3), (5, 3)]
+
+
+def test_sync_session_unchanged_leaves_the_file_alone(store, isolated_home):
+    """A second capture of unchanged rows writes no record and keeps the file's inode."""
+    load(store, [U("a"), A(text="b")])
+    first = tr.sync_session(store, "s1", home=isolated_home, fsync=False)
+    stat = first.path.stat()
+    again = tr.sync_session(store, "s1", home=isolated_home, fsync=False)
+    assert (again.records, again.write) == (0, tr.TranscriptWrite())
+    assert (first.path.stat().st_ino, first.path.stat().st_size) == (stat.st_ino, stat.st_size)
+
+
+def test_sync_session_grown_session_replaces_its_snapshot(store, isolated_home):
+    """New rows rewrite the session's records whole (no duplicates) and re-open its row."""
+    load(store, [U("a")])
+    tr.sync_session(store, "s1", home=isolated_home, fsync=False, completed_at=T0)
+    load(store, [A(text="b")])
+    res = tr.sync_session(store, "s1", home=isolated_home, fsync=False)
+    assert res.write.changed
+    assert [r.seq for r in TranscriptLog(res.path).read()] == [0, 1]
+    assert store.get_transcripts(["s1"], "default")["s1"].completed_at is None
+
+
+def test_sync_import_fills_every_session_of_shared_data(store, shared_data, isolated_home):
+    """Importing ../shared/data gives every session a row and matching JSONL records."""
+    report = import_paths(store, [shared_data])
+    assert tr.sync_import(store, report, isolated_home) == len(report.sessions) == 12
+    rows = store.get_transcripts(report.sessions, "default")
+    sessions = {s.key: s for s in store.list_sessions()}
+    for key in report.sessions:
+        agent = sessions[key].agent_id
+        row = rows.get(key) or store.get_transcripts([key], agent)[key]
+        assert row.content and row.content_hash == tr.content_hash(row.content)
+        log = TranscriptLog(tr.transcript_path(isolated_home, sessions[key].harness))
+        records = list(log.read(session_key=key, agent_id=agent))
+        assert "\n\n".join(r.content for r in records) == row.content
+        assert row.completed_at is not None  # the samples are long idle
+    assert tr.sync_import(store, import_paths(store, [shared_data]), isolated_home) == 0
+
+
+# --------------------------------------------------------------------------- projection
+
+
+def test_project_marks_tool_calls_and_omits_outputs_and_reasoning():
+    """Seed example: user, a Bash call, its output, thinking, answer -> three lines."""
+    stored = ("User: fix the test\n\nThinking: maybe the fixture\n  spans lines\n\n"
+              "Tool call: Bash\n  {\"command\":\"pytest\"}\n\nTool result: 4 KB of output\n"
+              "  User: not a real turn\n\nTool error: exit 1\n\nAssistant: Fixed")
+    assert tr.project(stored) == "User: fix the test\n\n[tool call: Bash]\n\nAssistant: Fixed"
+
+
+def test_project_plain_text_tool_block_runs_to_next_label():
+    """In foreign plain text a Tool:/Function: line hides everything up to the next label."""
+    text = ("Human: list files\nTool: a.py\nb.py\nFunction call: grep x\n"
+            "Reasoning: hmm\nAssistant: two files\nSystem: note")
+    assert tr.project(text) == ("User: list files\n\n[tool call: grep]\n\n"
+                                "Assistant: two files\n\nSystem: note")
+
+
+def test_project_json_lines_of_harness_shapes():
+    """Claude Code, Codex and chat-API JSON lines project to the same markers and turns."""
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": "hi"}},
+        {"type": "assistant", "message": {"role": "assistant", "content": [
+            {"type": "thinking", "thinking": "secret plan"},
+            {"type": "text", "text": "calling"},
+            {"type": "tool_use", "name": "Read", "input": {"path": "a"}}]}},
+        {"type": "user", "message": {"role": "user", "content": [
+            {"type": "tool_result", "content": "FILE BODY"}]}},
+        {"type": "response_item", "payload": {"type": "function_call", "name": "shell"}},
+        {"type": "response_item", "payload": {"type": "function_call_output",
+                                              "output": "CODEX OUT"}},
+        {"type": "response_item", "payload": {"type": "reasoning", "summary": []}},
+        {"role": "assistant", "content": "ok", "tool_calls": [{"function": {"name": "f"}}]},
+        {"role": "tool", "content": "TOOL OUT"},
+    ]
+    text = "\n".join(json.dumps(x) for x in lines)
+    assert tr.project(text) == ("User: hi\n\nAssistant: calling\n\n[tool call: Read]\n\n"
+                                "[tool call: shell]\n\nAssistant: ok\n\n[tool call: f]")
+
+
+def test_project_redacts_secrets_in_kept_text():
+    """Projected text passes the redaction funnel; the raw argument is untouched."""
+    stored = "User: use sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123 now"
+    assert "sk-ant-api03" not in tr.project(stored)
+    assert "sk-ant-api03" in tr.project(stored, redact_secrets=False)
+
+
+# --------------------------------------------------------------------------- CLI
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def cli_home(tmp_path, shared_data) -> Path:
+    """A workspace with the Claude Code samples imported and their transcripts filled."""
+    from continuity.store import open_store
+
+    home = tmp_path / "cli"
+    with open_store(home / "continuity.db") as s:
+        tr.sync_import(s, import_paths(s, [shared_data / "claude-code"]), home)
+    return home
+
+
+def test_cli_transcript_sanitized_shows_markers_and_no_tool_output(cli_home):
+    """`transcript --sanitized` shows [tool call: NAME] and none of the tool outputs."""
+    raw = runner.invoke(app, ["transcript", "5c0375b4", "--home", str(cli_home)])
+    clean = runner.invoke(app, ["transcript", "5c0375b4", "--sanitized", "--home",
+                                str(cli_home)])
+    assert raw.exit_code == 0 and clean.exit_code == 0
+    assert "Tool result: Todos have been modified successfully" in raw.stdout
+    assert "[tool call: TodoWrite]" in clean.stdout and "[tool call: Glob]" in clean.stdout
+    for label in ("Tool result:", "Tool error:", "Tool call:", "Thinking:"):
+        assert label not in clean.stdout
+    assert "Todos have been modified" not in clean.stdout
+
+
+def test_cli_transcript_json_and_stored_row_untouched(cli_home):
+    """--json gives the row's fields; projecting never rewrites the stored row."""
+    before = runner.invoke(app, ["transcript", "5c0375b4", "--json", "--home", str(cli_home)])
+    after_sanitized = runner.invoke(app, ["transcript", "5c0375b4", "--sanitized", "--json",
+                                          "--home", str(cli_home)])
+    again = runner.invoke(app, ["transcript", "5c0375b4", "--json", "--home", str(cli_home)])
+    first, projected, second = (json.loads(r.stdout) for r in (before, after_sanitized, again))
+    assert first == second and projected["sanitized"] is True
+    assert first["session"] == "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
+    assert first["content_hash"] == tr.content_hash(first["content"])
+    assert first["harness"] == "claude-code" and first["sanitized"] is False
+
+
+def test_cli_transcript_unknown_session_exit_3(cli_home, monkeypatch, capsys):
+    """An unknown session is one line on stderr naming `continuity sessions`, exit 3."""
+    from continuity import cli
+
+    monkeypatch.setattr(sys, "argv", ["continuity", "transcript", "nope", "--home",
+                                      str(cli_home)])
+    with pytest.raises(SystemExit) as exc:
+        cli.main()
+    assert exc.value.code == 3
+    assert "continuity sessions" in capsys.readouterr().err
+

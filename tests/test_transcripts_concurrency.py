@@ -1,0 +1,56 @@
+"""Concurrent appends to one canonical transcript file: 8 processes x 1,000 records, each record
+its own append call (lock, tail check, one write), so the writers interleave as much as they can.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from pathlib import Path
+
+from continuity.transcripts import TranscriptLog, TranscriptRecord
+
+WRITERS = 8
+RECORDS = 1000
+
+
+def _record(writer: int, n: int) -> TranscriptRecord:
+    # Content long enough that a torn or interleaved write would show, with a line separator
+    # and a control character that must stay escaped.
+    content = f"writer {writer} record {n} " + "x" * (n % 97) + "\u2028\x1b" + "é" * (n % 13)
+    return TranscriptRecord("default", "pi", f"session-{writer}", "/p", n, "assistant", content,
+                            "live", None, "2026-09-01T08:00:00.000Z")
+
+
+def _writer(path: str, writer: int) -> None:
+    log = TranscriptLog(path, fsync=False)
+    for n in range(RECORDS):
+        log.append([_record(writer, n)])
+
+
+def test_transcript_log_concurrent_appends_every_line_is_one_record(tmp_path: Path):
+    """8 processes x 1,000 appends: every line parses and equals exactly one submitted record."""
+    path = tmp_path / "memory" / "pi" / "transcripts" / "transcript.jsonl"
+    ctx = multiprocessing.get_context("fork")
+    procs = [ctx.Process(target=_writer, args=(str(path), w)) for w in range(WRITERS)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+    assert [p.exitcode for p in procs] == [0] * WRITERS
+
+    data = path.read_bytes()
+    assert data.endswith(b"\n")
+    lines = data.split(b"\n")[:-1]
+    assert len(lines) == WRITERS * RECORDS
+    submitted = {_record(w, n).id: _record(w, n) for w in range(WRITERS) for n in range(RECORDS)}
+    seen = set()
+    per_writer_order: dict[str, list[int]] = {}
+    for line in lines:
+        record = TranscriptRecord.from_dict(json.loads(line))
+        assert record == submitted[record.id]
+        seen.add(record.id)
+        per_writer_order.setdefault(record.session_key, []).append(record.seq)
+    assert seen == set(submitted)
+    # Each writer's records land in the order it appended them.
+    assert all(order == list(range(RECORDS)) for order in per_writer_order.values())
