@@ -66,7 +66,14 @@ def test_cli_import_text_summary(tmp_path):
             "(1 unknown kept raw, 1 bad)") in lines
     assert (f"imported {SHARED_DATA / 'codex' / 'with-compaction.jsonl'}: codex session "
             "compact-codex-001, 20 rows from 20 lines") in lines
+    shapes, detail = SHARED_DATA / "codex" / "event-shapes.jsonl", \
+        SHARED_DATA / "codex" / "interaction-detail.jsonl"
     assert result.stderr.splitlines() == [
+        f"  {shapes}:11: warning: function_call: arguments missing",
+        f"  {shapes}:12: warning: response_item/function_call_output: output missing",
+        f"  {shapes}:13: warning: custom_tool_call: input missing",
+        f"  {shapes}:14: warning: response_item/custom_tool_call_output: output missing",
+        f"  {detail}:6: warning: custom_tool_call: input missing",
         f"  {sample}:10: not JSON: invalid literal, expected 'true': line 1 column 1 (char 0)",
         "9 checkpoints replayed, 5 transcripts written"]
     again = invoke("import", SHARED_DATA / "codex", "--home", tmp_path)

@@ -49,7 +49,7 @@ def test_continuation_worked_example(store):
     assert d["summary"]["covers_through_seq"] == 2 and "parser work so far" in d["summary"]["text"]
     assert d["request"] == {"seq": 0, "actor": "user", "text": "fix the parser"}
     assert [(m["seq"], m["role"], m["copied"]) for m in d["messages"]] == [
-        (3, "assistant", True), (4, "tool", True), (3, "tool", True)]
+        (3, "assistant", True), (4, "tool", True), (4, "tool", True)]
     synthetic = d["messages"][2]["content"]
     assert synthetic == [{"type": "tool_result", "call_id": "c3", "is_error": True,
                           "text": UNKNOWN_EFFECTS.format(name="test", id="c3"),
@@ -266,12 +266,21 @@ def test_repair_idempotent_and_keeps_paired_units():
             (3, Role.TOOL, [ToolResultBlock("zz", False, "orphan")])]
     once = repair(rows, set())
     assert repair(once, set()) == once
-    assert [r[0] for r in once] == [0, 1, 2, 1]
+    assert [r[0] for r in once] == [0, 1, 2, 2]
     paired = rows[:3]
     paired_ok = [(0, Role.USER, [TextBlock("go")]), (1, Role.ASSISTANT, [call("a")]),
                  (2, Role.TOOL, [ToolResultBlock("a", False, "ok")])]
     assert repair(paired_ok, set()) == paired_ok
     assert paired[0] == rows[0]
+
+
+def test_repair_synthetic_answer_comes_before_later_text():
+    """A dangling call is answered before the assistant's next text row, not after it."""
+    rows = [(0, Role.USER, [TextBlock("go")]), (4, Role.ASSISTANT, [call("x")]),
+            (5, Role.ASSISTANT, [TextBlock("meanwhile")])]
+    out = repair(rows, set())
+    assert [(seq, role) for seq, role, _ in out] == [
+        (0, Role.USER), (4, Role.ASSISTANT), (4, Role.TOOL), (5, Role.ASSISTANT)]
 
 
 def test_repair_never_fakes_a_result_that_exists_elsewhere():

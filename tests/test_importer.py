@@ -289,7 +289,7 @@ def test_import_invalid_utf8_line_is_error_rest_imports(sqlite_store, tmp_path):
     path.write_bytes(data)
     report = import_file(sqlite_store, path)
     assert [n for n, _ in report.errors] == [3]
-    assert report.errors[0][1].startswith("not JSON")
+    assert report.errors[0][1].startswith("invalid UTF-8 at byte")
     assert report.imported == 3
     assert [e.native_id for e in sqlite_store.entries("cc-importer-test")] == ["u0", "a1", "a3"]
     assert rebuilt(sqlite_store, path) == data

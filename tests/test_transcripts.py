@@ -335,7 +335,7 @@ def test_sweep_idle_default_limit_is_four_hours(isolated_home):
 def test_settings_bad_idle_limit_names_the_field(isolated_home, monkeypatch):
     """A fractional or out-of-range limit is a ConfigError naming the field."""
     monkeypatch.setenv("CONTINUITY_TRANSCRIPTS__IDLE_LIMIT_MINUTES", "0")
-    with pytest.raises(ConfigError, match=r"\[transcripts\] idle_limit_minutes"):
+    with pytest.raises(ConfigError, match=r"CONTINUITY_TRANSCRIPTS__IDLE_LIMIT_MINUTES"):
         tr.settings(isolated_home)
 
 

@@ -84,7 +84,7 @@ def import_cmd(
 
 @app.command("sessions")
 def sessions_cmd(
-    limit: int = typer.Option(50, "-n", "--count", help="How many to list (0: all)."),
+    limit: int = typer.Option(50, "-n", "--count", min=0, help="How many to list (0: all)."),
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -159,8 +159,7 @@ def db_upgrade(home: Optional[Path] = HomeOption) -> None:
     """Bring the database schema to the newest revision."""
     from continuity.store import open_store_raw
 
-    url = os.environ.get("CONTINUITY_DATABASE_URL") or database_url(home)
-    store = open_store_raw(url)
+    store = open_store_raw(database_url(home))
     store.close()
     err.print("schema is up to date")
 
@@ -169,10 +168,15 @@ def db_upgrade(home: Optional[Path] = HomeOption) -> None:
 def where_cmd(home: Optional[Path] = HomeOption) -> None:
     """Print the workspace folder and the database URL in use."""
     out.print(f"home: {resolve_home(home)}")
-    url = os.environ.get("CONTINUITY_DATABASE_URL") or database_url(home)
     from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
 
-    out.print(f"database: {make_url(url).render_as_string(hide_password=True)}")
+    url = database_url(home)
+    try:
+        shown = make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        raise InputError(f"not a database URL: {url!r}") from None
+    out.print(f"database: {shown}")
 
 
 # ---------------------------------------------------------------------------- progress
@@ -211,6 +215,10 @@ def main() -> None:
     """Console-script entry point: the one place errors become exit codes."""
     try:
         app()
+    except KeyboardInterrupt:
+        err.print("continuity: interrupted; what was committed stays (an import resumes where "
+                  "it stopped)")
+        raise SystemExit(130) from None
     except ContinuityError as exc:
         if os.environ.get("CONTINUITY_RAISE_ERRORS"):
             raise

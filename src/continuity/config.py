@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-
 from typing import TypeVar
 
 from pydantic import BaseModel
-from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from continuity.errors import ConfigError
 
@@ -25,22 +23,15 @@ T = TypeVar("T", bound=BaseModel)
 FOLLOW_UP_BUDGET_BYTES = 240_000
 
 
-class Settings(BaseSettings):
-    """Settings from the environment (prefix ``CONTINUITY_``): ``home``, ``database_url``."""
-
-    model_config = SettingsConfigDict(env_prefix="CONTINUITY_", extra="ignore")
-
-    home: Path | None = None
-    database_url: str | None = None
-
-
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
     """The workspace folder (see the module docstring); not created here."""
+    if home is not None and str(home) == "":
+        raise ConfigError("--home is empty: give a workspace folder")
     if home:
         return Path(home).expanduser()
-    settings = Settings()
-    if settings.home:
-        return settings.home.expanduser()
+    env = os.environ.get("CONTINUITY_HOME")
+    if env:  # an empty CONTINUITY_HOME counts as unset
+        return Path(env).expanduser()
     from platformdirs import user_data_dir
 
     return Path(user_data_dir("continuity", appauthor=False))
@@ -48,8 +39,11 @@ def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
 
 def database_url(home: str | os.PathLike[str] | None = None) -> str:
     """The SQLAlchemy URL of the store: ``$CONTINUITY_DATABASE_URL`` or SQLite in the home."""
-    url = Settings().database_url
+    url = os.environ.get("CONTINUITY_DATABASE_URL")
     if url:
+        if "://" not in url:
+            raise ConfigError(f"CONTINUITY_DATABASE_URL={url!r} is not a database URL (use "
+                              "sqlite:///PATH or postgresql+psycopg://USER@HOST/DB)")
         return url
     return f"sqlite:///{resolve_home(home) / 'continuity.db'}"
 
@@ -89,17 +83,23 @@ def load_section(section: str, model: type[T], home: str | os.PathLike[str] | No
             raise ConfigError(f"{path}: [{section}] must be a table")
         values.update(section_values)
     prefix = f"CONTINUITY_{section.upper()}__"
+    from_env: dict[str, str] = {}
     for name, info in model.model_fields.items():
-        env = os.environ.get(prefix + name.upper())
-        if env is not None:
-            for key in [name, info.alias]:
-                values.pop(key, None) if key else None
-            values[info.alias or name] = env
+        for var in dict.fromkeys(prefix + n.upper() for n in (name, info.alias) if n):
+            env = os.environ.get(var)
+            if env is not None:
+                for key in (name, info.alias):
+                    if key:
+                        values.pop(key, None)
+                values[info.alias or name] = env
+                from_env[info.alias or name] = var
+                from_env[name] = var
     try:
         return model.model_validate(values)
     except ValidationError as exc:
         problems = []
         for err in exc.errors():
             field = ".".join(str(p) for p in err["loc"])
-            problems.append(f"[{section}] {field}: {err['msg']} (got {err.get('input')!r})")
-        raise ConfigError(f"{path}: " + "; ".join(problems)) from None
+            where = f"${from_env[field]}" if field in from_env else f"{path} [{section}] {field}"
+            problems.append(f"{where}: {err['msg']} (got {err.get('input')!r})")
+        raise ConfigError("; ".join(problems)) from None

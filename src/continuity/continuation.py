@@ -113,8 +113,9 @@ class ContinuationView:
 
 
 def used_bytes(summary: dict | None, request: dict | None, messages: list[dict]) -> int:
-    """The contract's byte count: compact JSON of summary.text, request.text and messages."""
-    total = json_len(messages)
+    """The contract's byte count: compact JSON of summary.text, request.text and messages, each
+    counted when present (an empty message list counts 0)."""
+    total = json_len(messages) if messages else 0
     if summary is not None:
         total += json_len(summary["text"])
     if request is not None:
@@ -198,7 +199,7 @@ class _Assembler:
             view.request = {"seq": request_entry.seq, "actor": request_entry.role.value,
                             "text": text}
         view.notes = self._notes()
-        protected = (used_bytes(view.summary, view.request, []) - json_len([])
+        protected = (used_bytes(view.summary, view.request, [])
                      + json_len(view.notes) + GAP_NOTICE_RESERVE)
         if protected > view.budget_bytes:
             return _refuse(view, RefusalReason.PROTECTED_OVER_BUDGET,
@@ -415,7 +416,8 @@ def repair(rows: list[tuple[int, Role, list[Block]]],
       is dropped (B02, B06, B07); a row left empty by that is dropped.
     - A call with no result in the view and none anywhere in the log gets one synthetic error
       result saying its effects are unknown (B01, B14). Synthetic results for one assistant turn
-      go together, in call order, right after that turn's existing results.
+      go together, in call order, right after the turn's calls and existing results, before any
+      later text, user row or new turn.
     - A call whose real result exists in the log but not in the view is dropped from the view
       rather than given a false synthetic answer (never over-repair, B12).
     """
@@ -441,35 +443,26 @@ def repair(rows: list[tuple[int, Role, list[Block]]],
         if kept:
             cleaned.append((seq, role, kept))
     out: list[tuple[int, Role, list[Block]]] = []
-    pending: list[ToolCallBlock] = []
-    anchor_seq = -1
-    for i, (seq, role, blocks) in enumerate(cleaned):
-        if pending and role not in (Role.ASSISTANT, Role.TOOL) or \
-                pending and role is Role.ASSISTANT and _answers_after(cleaned, i, pending):
-            out.append(_synthetic(anchor_seq, pending))
+    pending: list[ToolCallBlock] = []  # calls of the current turn with no result in the view
+    prev_role: Role | None = None
+    for seq, role, blocks in cleaned:
+        calls = [b for b in blocks if isinstance(b, ToolCallBlock)]
+        if pending and (role not in (Role.ASSISTANT, Role.TOOL) or (role is Role.ASSISTANT and (
+                not calls or prev_role is Role.TOOL))):
+            out.append(_synthetic(out[-1][0], pending))  # the turn's calls end here
             pending = []
         out.append((seq, role, blocks))
         if role is Role.ASSISTANT:
-            for b in blocks:
-                if isinstance(b, ToolCallBlock) and b.id not in answered:
-                    pending.append(b)
-                    anchor_seq = seq
-        elif role is Role.TOOL and pending:
-            got = {b.call_id for b in blocks if isinstance(b, ToolResultBlock)}
-            pending = [c for c in pending if c.id not in got]
+            pending.extend(c for c in calls if c.id not in answered)
+        prev_role = role
     if pending:
-        out.append(_synthetic(anchor_seq, pending))
+        out.append(_synthetic(out[-1][0], pending))
     return out
 
 
-def _answers_after(rows: list[tuple[int, Role, list[Block]]], i: int,
-                   pending: list[ToolCallBlock]) -> bool:
-    """True when row ``i`` (an assistant row) starts a new turn: the previous row was a tool
-    row, so the pending calls belong to a finished turn."""
-    return i > 0 and rows[i - 1][1] is Role.TOOL
-
-
 def _synthetic(seq: int, calls: list[ToolCallBlock]) -> tuple[int, Role, list[Block]]:
+    """One tool row answering ``calls`` with "effects unknown" errors; ``seq`` is the seq of the
+    row it follows (message seqs never go backwards)."""
     blocks: list[Block] = [ToolResultBlock(c.id, True, UNKNOWN_EFFECTS.format(name=c.name,
                                                                             id=c.id),
                                            synthetic=True) for c in calls]

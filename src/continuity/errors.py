@@ -49,6 +49,11 @@ class StoreError(ContinuityError):
     exit_code = 4
 
 
+class StoreConflict(StoreError):
+    """Another writer changed the same rows at the same time (e.g. two imports of one file);
+    the operation can be retried from the store's new state."""
+
+
 class InputError(ContinuityError):
     """A path or value given by the user is unusable (missing file, not a session file)."""
 

@@ -31,7 +31,8 @@ from typing import Any, Callable, Iterable
 
 import orjson
 
-from continuity.errors import InputError
+from continuity.codec import blocks_to_json
+from continuity.errors import ContinuityError, InputError, StoreConflict
 from continuity.formats import FormatReader, LineReader, detect, read_head, reader_for
 from continuity.formats.jsonl import Line
 from continuity.model import (
@@ -167,53 +168,83 @@ def import_paths(store: Store, paths: Iterable[str | os.PathLike[str]], *,
 # ---------------------------------------------------------------------------- one file
 
 
-def _prefix_hash(path: Path) -> str:
+def _prefix_hash(path: Path, n_bytes: int = PREFIX_BYTES) -> str:
+    """SHA-256 hex of the first ``n_bytes`` bytes of ``path``."""
     with open(path, "rb") as fh:
-        return hashlib.sha256(fh.read(PREFIX_BYTES)).hexdigest()
+        return hashlib.sha256(fh.read(n_bytes)).hexdigest()
+
+
+def path_key(path: Path) -> str:
+    """The text under which a source path is stored: the path itself, with bytes that are not
+    UTF-8 (a file name is any bytes on POSIX) shown as ``\\xNN`` escapes."""
+    return os.fsencode(path).decode("utf-8", "backslashreplace")
 
 
 def import_file(store: Store, path: str | os.PathLike[str], *,
                 progress: Progress | None = None) -> FileReport:
-    """Import one session file (see the module docstring). Never raises for bad content: a file
-    that is not a session file gets status ``skipped`` with a reason."""
+    """Import one session file (see the module docstring). Never raises for bad content or a
+    store failure: a file that is not a session file gets status ``skipped``, one that could
+    not be stored ``failed``, each with a reason. An import that collides with another process
+    importing the same file at the same time is retried once from where that one got."""
     p = Path(path).resolve()
-    report = FileReport(str(p))
+    for attempt in (1, 2):
+        report = FileReport(path_key(p))
+        try:
+            _import_once(store, p, report, progress)
+            return report
+        except StoreConflict:
+            if attempt == 2:
+                report.status = "failed"
+                report.reason = ("another import was writing this file at the same time; "
+                                 "import it again")
+        except ContinuityError as exc:
+            report.status, report.reason = "failed", str(exc)
+            return report
+    return report
+
+
+def _import_once(store: Store, p: Path, report: FileReport, progress: Progress | None) -> None:
+    key_path = report.path
     try:
         stat = p.stat()
-        prefix = _prefix_hash(p)
+        source = store.get_source(key_path)
+        hashed = min(source.size if source else stat.st_size, PREFIX_BYTES)
+        prefix = _prefix_hash(p, hashed)
     except OSError as exc:
         report.status, report.reason = "failed", f"cannot read: {exc.strerror or exc}"
-        return report
-    source = store.get_source(str(p))
+        return
+    # §5.2: same inode, not shorter, same leading bytes: the file grew (or is unchanged).
     resume = (source is not None and source.inode == stat.st_ino and stat.st_size >= source.size
-              and (source.prefix_sha256 == prefix or source.size < PREFIX_BYTES))
+              and source.prefix_sha256 == prefix)
     if source is not None and resume and stat.st_size == source.offset:
         report.status, report.harness, report.session_key = "unchanged", source.harness, \
             source.session_key
         report.offset = report.resumed_from = source.offset
         if progress:
             progress(stat.st_size)
-        return report
-
+        return
+    if hashed != min(stat.st_size, PREFIX_BYTES):
+        prefix = _prefix_hash(p, min(stat.st_size, PREFIX_BYTES))  # what the next import checks
     head = read_head(str(p))
-    if source is not None:
+    reader_cls = detect(head) or (reader_for(source.harness) if source and resume else None)
+    if source is not None and resume:
         reader_cls = reader_for(source.harness)
-    else:
-        reader_cls = detect(head)
-        if reader_cls is None:
-            report.status, report.reason = "skipped", "not a session file (format not recognised)"
-            if progress:
-                progress(stat.st_size)
-            return report
+    if reader_cls is None:
+        report.status, report.reason = "skipped", "not a session file (format not recognised)"
+        if progress:
+            progress(stat.st_size)
+        return
     state = orjson.loads(source.reader_state) if (source and resume and source.reader_state) \
         else {}
-    reader = reader_cls(str(p), head, state.get("reader"))
-    key = source.session_key if source else _claim_key(store, reader.session_key, str(p))
+    reader = reader_cls(key_path, head, state.get("reader"))
+    if source is not None and (resume or reader.session_key == source.session_key):
+        key = source.session_key  # grown, or re-read: the same session
+    else:
+        key = _claim_key(store, reader.session_key, key_path)  # new, or now another session
     job = _FileImport(store, p, reader, key, report, state if resume else {}, stat, prefix)
     start, start_line = (source.offset, source.line_count) if (source and resume) else (0, 0)
     report.resumed_from = start
     job.run(start, start_line, progress)
-    return report
 
 
 def _claim_key(store: Store, key: str, path: str) -> str:
@@ -308,7 +339,7 @@ class _FileImport:
                  report: FileReport, state: dict[str, Any], stat: os.stat_result,
                  prefix: str) -> None:
         self.store, self.path, self.reader, self.key = store, path, reader, key
-        self.path_str = str(path)
+        self.path_str = report.path
         self.report, self.stat, self.prefix = report, stat, prefix
         report.harness, report.session_key = reader.harness, key
         session = store.get_session(key)
@@ -369,6 +400,16 @@ class _FileImport:
             self.report.skipped += 1
             self.report.skip_reasons[self.reader.skip_reason or "skipped"] += 1
             return
+        if line.raw.count(b"[") + line.raw.count(b"{") > 200:
+            # orjson encodes at most 255 levels; a deeper value must still encode, or the
+            # line is reported instead of failing its whole batch.
+            try:
+                blocks_to_json(entry.blocks)
+            except ValueError as exc:
+                self.issues.append(ImportIssue(self.path_str, line.number, line.offset,
+                                               len(line.raw), str(exc), digest))
+                self.report.errors.append((line.number, str(exc)))
+                return
         entry.source = SourceRef(self.path_str, line.number, line.offset, digest)
         self.pending.append((line, entry))
 
@@ -398,11 +439,12 @@ class _FileImport:
                 self.tree_changed = True
         facts = self.reader.facts()
         session = Session(key=self.key, harness=self.reader.harness, agent_id=facts.agent_id,
-                          project=facts.cwd, source_path=str(self.path),
+                          project=facts.cwd, source_path=self.path_str,
                           started_at=self.started, ended_at=self.ended, title=facts.title)
         state = {"reader": self.reader.state(), "runs": self.tracker.state()}
-        source = SourceState(str(self.path), self.key, self.reader.harness, self.stat.st_ino,
-                             max(self.stat.st_size, offset), offset, line_count, self.prefix,
+        # size: the length the prefix hash covers the start of (the size when this import began)
+        source = SourceState(self.path_str, self.key, self.reader.harness, self.stat.st_ino,
+                             self.stat.st_size, offset, line_count, self.prefix,
                              orjson.dumps(state).decode())
         with store.batch():
             store.upsert_session(session)
@@ -444,7 +486,7 @@ class _FileImport:
     def _drop_already_stored_lines(self, entries: list[Entry]) -> list[Entry]:
         """On a full re-read of a known file, rows without native ids are matched by their line
         number and bytes against the lines kept from the earlier import."""
-        kept = {(r.line_no, r.sha256) for r in self.store.raw_lines(str(self.path))} \
+        kept = {(r.line_no, r.sha256) for r in self.store.raw_lines(self.path_str)} \
             if not hasattr(self, "_kept") else self._kept
         self._kept = kept
         out = []

@@ -36,7 +36,7 @@ from continuity.errors import InputError, StoreError
 from continuity.model import Memory
 from continuity.redact import redact
 from continuity.store.memory import MemoryFilter
-from continuity.text import clip_middle, utf8_len
+from continuity.text import clean, clip_middle, utf8_len
 from continuity.transcripts import content_hash, project, put_transcript, storable
 
 if TYPE_CHECKING:
@@ -274,7 +274,7 @@ def recall(store: "SqlStore", query: str, *, limit: int = 10,
     the ``RecallRequest`` filter fields (``type``, ``tags``, ``source_id``, ``importance_min``,
     ``since``, ``until``). Raises ``InputError`` naming a bad field, or for a query without a
     word."""
-    request = _validated(RecallRequest, {"query": query, "limit": limit, "expand": expand,
+    request = _validated(RecallRequest, {"query": clean(query), "limit": limit, "expand": expand,
                                          "agent_id": agent_id, "raw_sources": raw_sources,
                                          **(filters or {})})
     return recall_request(store, request)

@@ -55,6 +55,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any, Iterable
 
+from continuity.text import clean
+
 __all__ = ["Finding", "find_secrets", "redact", "redact_all", "marker"]
 
 
@@ -546,7 +548,10 @@ def find_secrets(text: str) -> list[Finding]:
 def redact(text: str) -> str:
     """``text`` with every recognised secret replaced by ``[REDACTED:<kind>]`` (the module
     docstring lists the detectors and kinds). Text without secrets is returned unchanged (the
-    same object); ``redact(redact(t)) == redact(t)``."""
+    same object); ``redact(redact(t)) == redact(t)``. Lone surrogates (undecodable bytes
+    smuggled through a command line or a tool, B43/B45) become U+FFFD first, so the result
+    always encodes as UTF-8."""
+    text = clean(text)
     findings = find_secrets(text)
     if not findings:
         return text

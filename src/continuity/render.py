@@ -46,6 +46,10 @@ def entry_dict(e: Entry) -> dict[str, Any]:
     return out
 
 
+#: Warnings shown per file in text mode (all of them are in --json).
+WARNINGS_SHOWN = 5
+
+
 def import_summary(out: Console, err: Console, report: ImportReport) -> None:
     """One line per file, problems with file:line, then totals."""
     for f in report.files:
@@ -62,12 +66,19 @@ def import_summary(out: Console, err: Console, report: ImportReport) -> None:
             extra.append(f"{f.opaque} unknown kept raw")
         if f.errors:
             extra.append(f"{len(f.errors)} bad")
+        if f.warnings:
+            extra.append(f"{len(f.warnings)} warnings")
         tail = f" ({', '.join(extra)})" if extra else ""
         out.print(f"imported {escape(f.path)}: {f.harness} session "
                   f"{escape(f.session_key or '')}, {f.imported} rows from {f.lines_read} "
                   f"lines{tail}")
         for line, reason in f.errors:
             err.print(f"  {escape(f.path)}:{line}: {escape(reason)}")
+        for line, message in f.warnings[:WARNINGS_SHOWN]:
+            err.print(f"  {escape(f.path)}:{line}: warning: {escape(message)}")
+        if len(f.warnings) > WARNINGS_SHOWN:
+            err.print(f"  {escape(f.path)}: … {len(f.warnings) - WARNINGS_SHOWN} more warnings "
+                      "(--json lists them all)")
         if f.pending_tail_bytes:
             err.print(f"  {escape(f.path)}: last {f.pending_tail_bytes} bytes are an "
                       "unfinished line; they will be read on the next import")

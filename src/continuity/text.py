@@ -47,8 +47,11 @@ def json_bytes(value: Any) -> bytes:
     except (TypeError, orjson.JSONEncodeError):
         import json
 
-        return json.dumps(_deep_clean(value), ensure_ascii=False,
-                          separators=(",", ":")).encode("utf-8")
+        try:
+            return json.dumps(_deep_clean(value), ensure_ascii=False,
+                              separators=(",", ":")).encode("utf-8")
+        except RecursionError:
+            raise ValueError("value nested too deep to encode as JSON") from None
 
 
 def _deep_clean(value: Any) -> Any:

@@ -16,6 +16,7 @@ from continuity.model import (
     SourceRef,
     TextBlock,
 )
+from continuity.errors import StoreConflict
 from continuity.store.base import ImportIssue, RawLine, SourceState
 from tests.builders import A, CP, T, U, call, load
 
@@ -46,7 +47,7 @@ def test_store_append_rejects_seq_gap(store):
     store.upsert_session(Session(key="k", harness="t"))
     e = U("x")
     e.seq = 5
-    with pytest.raises(ValueError, match="expected 0"):
+    with pytest.raises(StoreConflict, match="expected 0"):
         store.append("k", [e])
     assert store.entries("k") == []
 
@@ -167,3 +168,13 @@ def test_store_set_on_path_restores_reader_visibility(store):
 def test_store_text_roundtrip_non_ascii(store):
     key = load(store, [U("emoji 🎉 and ü")])
     assert store.entries(key)[0].blocks == (TextBlock("emoji 🎉 and ü"),)
+
+
+def test_store_nul_in_text_becomes_replacement_char(store):
+    """PostgreSQL refuses NUL in text: every backend stores U+FFFD instead (raw bytes keep it)."""
+    store.upsert_session(Session(key="k", harness="t", project="/p\x00q"))
+    e = U("nul \x00 here")
+    e.seq = 0
+    store.append("k", [e])
+    assert store.entries("k")[0].text() == "nul \x00 here"  # JSON escapes it inside content
+    assert store.get_session("k").project == "/p\ufffdq"

@@ -3,7 +3,6 @@ a session by key prefix, and JSON output (plain stdout, never through Rich)."""
 
 from __future__ import annotations
 
-import os
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -28,7 +27,7 @@ def open_cli_store(home: Optional[Path]):  # type: ignore[no-untyped-def]
     """The store of the workspace (or ``$CONTINUITY_DATABASE_URL``), as a context manager."""
     from continuity.store import open_store
 
-    return open_store(os.environ.get("CONTINUITY_DATABASE_URL") or database_url(home))
+    return open_store(database_url(home))
 
 
 def emit_json(value: Any) -> None:
@@ -45,6 +44,8 @@ def emit_json(value: Any) -> None:
 def resolve_session(store: Any, name: str) -> str:
     """The session key named by ``name``: an exact key or a unique prefix of one. Raises
     ``SessionNotFound`` or ``AmbiguousSession``."""
+    if not name or len(name) > 200:  # keys are at most 200 characters
+        raise SessionNotFound(name[:80] + ("…" if len(name) > 80 else ""))
     if store.get_session(name) is not None:
         return name
     found = store.find_sessions(name, limit=21)

@@ -11,6 +11,7 @@ from typing import List, Optional
 
 import typer
 
+from continuity.text import clean
 from continuity.commands.common import HomeOption, JsonOption, emit_json, err, open_cli_store
 
 
@@ -91,7 +92,7 @@ def recall_cmd(
         lines.append(f"--- transcript of {key}{' (clipped)' if src.truncated else ''}\n"
                      f"{src.content}")
     if not found.results:
-        err.print(f"no memory matches {query!r}", markup=False)
+        err.print(f"no memory matches {clean(query)!r}", markup=False)
     sys.stdout.write("".join(line + "\n" for line in lines))
 
 

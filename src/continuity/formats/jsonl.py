@@ -96,7 +96,8 @@ class LineReader:
                 self.line += 1
                 buf_start += nl + 1
                 self.offset = buf_start
-                yield Line(self.line, oversize_from, oversize_head, None, "oversize")
+                yield Line(self.line, oversize_from, oversize_head, None,
+                           self._oversize(buf_start - oversize_from))
                 oversize_from = None
                 chunk = chunk[nl + 1:]
             buf += chunk
@@ -116,7 +117,8 @@ class LineReader:
                 self.line += 1
                 self.offset = buf_start + pos
                 if len(raw) > self.max_line_bytes:
-                    yield Line(self.line, line_offset, raw[: self.max_line_bytes], None, "oversize")
+                    yield Line(self.line, line_offset, raw[: self.max_line_bytes], None,
+                               self._oversize(len(raw)))
                     continue
                 item = self._parse(raw, line_offset)
                 if item is not None:
@@ -148,6 +150,10 @@ class LineReader:
             else:
                 self.pending_tail = len(buf)
 
+    def _oversize(self, n_bytes: int) -> str:
+        return (f"oversize: line of {n_bytes} bytes is over the {self.max_line_bytes}-byte "
+                "limit; kept raw (its first bytes), not parsed")
+
     def _parse(self, raw: bytes, offset: int) -> Line | None:
         body = raw[:-1] if raw.endswith(b"\r") else raw
         if not body.strip():
@@ -167,6 +173,12 @@ def _decode(body: bytes, *, first: bool) -> tuple[dict | None, str | None]:
     except orjson.JSONDecodeError as exc:
         data = _decode_lenient(body)
         if data is None:
+            try:
+                body.decode("utf-8")
+            except UnicodeDecodeError as bad:
+                return None, f"invalid UTF-8 at byte {bad.start}"
+            if "recursion" in str(exc) or "depth limit" in str(exc):
+                return None, "JSON nested too deep (over 1,024 levels)"
             return None, f"not JSON: {exc}"
     if not isinstance(data, dict):
         return None, f"not a JSON object: {type(data).__name__}"
@@ -180,7 +192,7 @@ def _decode_lenient(body: bytes) -> object | None:
 
     try:
         return json.loads(body.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+    except (UnicodeDecodeError, ValueError, RecursionError):
         return None
 
 

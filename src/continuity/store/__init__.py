@@ -17,7 +17,7 @@ from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 
-from continuity.errors import SchemaOutOfDate, StoreError
+from continuity.errors import ContinuityError, SchemaOutOfDate, StoreError
 from continuity.store.base import ImportIssue, RawLine, RowMeta, SourceState, Store
 from continuity.store.sql import SqlStore
 
@@ -58,37 +58,74 @@ def _engine(url: str):  # type: ignore[no-untyped-def]
     try:
         parsed = make_url(url)
     except ArgumentError as exc:
-        raise StoreError(f"not a database URL: {url!r} ({exc})") from exc
-    if parsed.get_backend_name() == "sqlite":
+        raise StoreError(f"not a database URL: {url!r} (use sqlite:///PATH or "
+                         "postgresql+psycopg://USER@HOST/DB)") from exc
+    backend = parsed.get_backend_name()
+    if backend == "sqlite":
         db = parsed.database
         if db and db != ":memory:":
-            Path(db).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            folder = Path(db).expanduser().parent
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create the workspace folder {folder}: "
+                                 f"{exc.strerror or exc}") from exc
         # A file database keeps a small pool: opening a connection runs the PRAGMAs and, on
         # close, a WAL checkpoint; reusing connections keeps a continuation to one of them.
         return create_engine(parsed, pool_size=2, max_overflow=4)
-    if parsed.get_backend_name() == "postgresql" and parsed.get_driver_name() in ("", "psycopg2"):
+    if backend != "postgresql":
+        raise StoreError(f"unsupported database {backend!r} in {url!r}: continuity stores in "
+                         "SQLite or PostgreSQL")
+    if parsed.get_driver_name() in ("", "psycopg2"):
         parsed = parsed.set(drivername="postgresql+psycopg")
-    return create_engine(parsed, pool_pre_ping=True)
+    try:
+        return create_engine(parsed, pool_pre_ping=True)
+    except ImportError as exc:
+        raise StoreError("PostgreSQL needs the psycopg driver: pip install 'continuity[postgres]'"
+                         ) from exc
+
+
+def _migrate_to_head(engine, auto_migrate: bool) -> None:  # type: ignore[no-untyped-def]
+    rev = current_revision(engine)
+    if rev == HEAD_REVISION:
+        return
+    if rev is not None and rev not in _known_revisions():
+        raise SchemaOutOfDate(f"database schema is at {rev}, newer than this version of "
+                              f"continuity knows ({HEAD_REVISION}): upgrade continuity")
+    if not auto_migrate:
+        raise SchemaOutOfDate(f"database schema is at {rev or 'nothing'}, this version needs "
+                              f"{HEAD_REVISION}: run `continuity db upgrade`")
+    try:
+        migrate(engine)
+    except SQLAlchemyError:
+        # Another process may have migrated the same database at the same moment.
+        if current_revision(engine) != HEAD_REVISION:
+            raise
+
+
+def _known_revisions() -> set[str]:
+    from alembic.script import ScriptDirectory
+
+    return {r.revision for r in ScriptDirectory(str(_MIGRATIONS)).walk_revisions()}
 
 
 def open_store_raw(url: str, *, auto_migrate: bool = True) -> SqlStore:
     """A ``SqlStore`` on ``url``; see ``open_store``. The caller closes it."""
     engine = _engine(url)
+    safe = make_url(url).render_as_string(hide_password=True)
     try:
-        rev = current_revision(engine)
-        if rev != HEAD_REVISION:
-            if not auto_migrate:
-                raise SchemaOutOfDate(
-                    f"database schema is at {rev or 'nothing'}, this version needs "
-                    f"{HEAD_REVISION}: run `continuity db upgrade`")
-            migrate(engine)
+        _migrate_to_head(engine, auto_migrate)
     except OperationalError as exc:
         engine.dispose()
-        msg = str(exc.orig).splitlines()[0] if exc.orig else str(exc)
-        raise StoreError(f"cannot open database {make_url(url).render_as_string()}: {msg}") from exc
+        msg = str(exc.orig).splitlines()[0] if exc.orig else str(exc).splitlines()[0]
+        raise StoreError(f"cannot open database {safe}: {msg}") from exc
     except SQLAlchemyError as exc:
         engine.dispose()
-        raise StoreError(f"cannot open database: {exc.__class__.__name__}: {exc}") from exc
+        msg = str(exc.orig or exc).splitlines()[0]
+        raise StoreError(f"cannot open database {safe}: {exc.__class__.__name__}: {msg}") from exc
+    except ContinuityError:
+        engine.dispose()
+        raise
     return SqlStore(engine, url)
 
 

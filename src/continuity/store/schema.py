@@ -7,6 +7,9 @@ metadata agree (no diff).
 
 from __future__ import annotations
 
+from typing import Any
+
+import sqlalchemy as sa
 from sqlalchemy import (
     Boolean,
     Column,
@@ -16,10 +19,33 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     MetaData,
-    String,
     Table,
-    Text,
 )
+from sqlalchemy.types import TypeDecorator
+
+
+class _NulFree(TypeDecorator):  # type: ignore[type-arg]
+    """Text that never carries NUL: PostgreSQL's text type refuses it (SQLite stores it), and
+    harness JSON can hold ``\\u0000``. NUL becomes U+FFFD on both backends alike; the raw line
+    (bytes) keeps the original."""
+
+    cache_ok = True
+
+    def process_bind_param(self, value: Any, dialect: Any) -> Any:
+        if isinstance(value, str) and "\x00" in value:
+            return value.replace("\x00", "\ufffd")
+        return value
+
+
+class Text(_NulFree):
+    impl = sa.Text
+    cache_ok = True
+
+
+class String(_NulFree):
+    impl = sa.String
+    cache_ok = True
+
 
 metadata = MetaData()
 

@@ -15,11 +15,11 @@ from typing import Any, Iterable, Iterator, Sequence
 import orjson
 from sqlalchemy import Connection, Engine, and_, event, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from continuity.codec import blocks_from_json, blocks_to_json, message_bytes
 from continuity.text import json_bytes
-from continuity.errors import StoreError
+from continuity.errors import StoreConflict, StoreError
 from continuity.model import (
     CompactionInfo,
     Entry,
@@ -111,9 +111,12 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin):
                     yield
                 finally:
                     self._local.conn = None
+        except IntegrityError as exc:
+            raise StoreConflict(f"conflicting write on {self._safe_url()}: "
+                                f"{str(exc.orig or exc).splitlines()[0]}") from exc
         except SQLAlchemyError as exc:
             raise StoreError(f"database error on {self._safe_url()}: {exc.__class__.__name__}: "
-                             f"{str(exc).splitlines()[0]}") from exc
+                             f"{str(exc.orig or exc).splitlines()[0]}") from exc
 
     @contextmanager
     def _conn(self) -> Iterator[Connection]:
@@ -167,10 +170,11 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin):
         return self._session(row) if row else None
 
     def find_sessions(self, prefix: str, *, limit: int = 20) -> list[Session]:
-        """Sessions whose key starts with ``prefix`` (LIKE wildcards in it are escaped)."""
-        escaped = prefix.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-        stmt = (select(t.sessions).where(t.sessions.c.session_key.like(escaped + "%", escape="\\"))
-                .order_by(t.sessions.c.session_key).limit(limit))
+        """Sessions whose key starts with ``prefix``, compared byte for byte (case-sensitive
+        on every backend; no wildcards)."""
+        key = t.sessions.c.session_key
+        stmt = (select(t.sessions).where(func.substr(key, 1, len(prefix)) == prefix)
+                .order_by(key).limit(limit))
         with self._conn() as conn:
             return [self._session(r) for r in conn.execute(stmt)]
 
@@ -187,8 +191,8 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin):
     # ------------------------------------------------------------------ entries
 
     def append(self, session_key: str, entries: Sequence[Entry]) -> None:
-        """Append rows (see ``Store.append``). Raises ``ValueError`` on a seq gap or an unknown
-        session."""
+        """Append rows (see ``Store.append``). Raises ``StoreConflict`` on a seq gap (another
+        writer appended first) and ``ValueError`` for an unknown session."""
         if not entries:
             return
         with self._conn() as conn:
@@ -198,8 +202,8 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin):
                 raise ValueError(f"unknown session {session_key!r}: upsert it first")
             for i, entry in enumerate(entries):
                 if entry.seq != count + i:
-                    raise ValueError(f"seq {entry.seq} breaks the log of {session_key!r} "
-                                     f"(expected {count + i})")
+                    raise StoreConflict(f"seq {entry.seq} breaks the log of {session_key!r} "
+                                        f"(expected {count + i}): another writer appended")
             rows, media_rows = [], []
             for entry in entries:
                 if not entry.entry_id:
