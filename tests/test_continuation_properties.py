@@ -373,7 +373,7 @@ def test_counted_bytes_never_exceed_budget(prop_store, case_in):
                                                                                else ""))
     assert total <= budget, (total, budget)
     assert d["used_bytes"] == used_bytes(d["summary"], d["request"], d["messages"])
-    recomputed = len(orjson.dumps(d["messages"]))
+    recomputed = len(orjson.dumps(d["messages"])) if d["messages"] else 0  # README: when present
     recomputed += len(orjson.dumps(d["summary"]["text"])) if d["summary"] else 0
     recomputed += len(orjson.dumps(d["request"]["text"])) if d["request"] else 0
     assert d["used_bytes"] == recomputed
