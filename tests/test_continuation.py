@@ -287,3 +287,18 @@ def test_repair_never_fakes_a_result_that_exists_elsewhere():
     rows = [(0, Role.USER, [TextBlock("go")]), (1, Role.ASSISTANT, [call("a")])]
     out = repair(rows, {"a"})
     assert out == [(0, Role.USER, [TextBlock("go")])]
+
+
+def test_b05_checkpoint_inside_a_parallel_batch_never_starts_with_a_result(store):
+    """B05: a checkpoint cut between results of one batch; the kept rows never start with a
+    result, and a result with an empty call id is never emitted."""
+    rows = [U("go"), A(call("c1"), call("c2"), call("c3")), T("c1"), CP("batch half done", 2),
+            T("c2"), T("c3"), T(""), A(text="all three done")]
+    key = load(store, rows)
+    view = build_continuation(store, key)
+    assert view.messages[0]["content"][0]["type"] != "tool_result"
+    assert blocks(view, "tool_result") == []  # c2, c3: their call is behind the checkpoint
+    assert [m["seq"] for m in view.messages] == [7]
+    # rows 4-6 hold only results whose calls were summarised: left out, and named as such
+    assert [(g.from_seq, g.to_seq) for g in view.gaps] == [(4, 6)]
+    assert_paired(view)
