@@ -290,7 +290,7 @@ def test_fts_migration_indexes_memories_from_before_it(db_url):
                 " '[]', 0.5, 'default', :now)"), {"now": T0})
     finally:
         engine.dispose()
-    assert HEAD_REVISION == "0007"
+    assert HEAD_REVISION >= "0007"  # open_store migrates 0006 -> head, through the FTS revision
     with open_store(db_url) as s:
         assert ids(rc.recall(s, "legacy")) == ["legacy remembered fact"]
 

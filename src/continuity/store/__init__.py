@@ -25,7 +25,7 @@ __all__ = ["Store", "SqlStore", "RowMeta", "SourceState", "RawLine", "ImportIssu
            "open_store", "migrate", "HEAD_REVISION"]
 
 #: The newest migration; ``open_store`` upgrades any older schema to it.
-HEAD_REVISION = "0007"
+HEAD_REVISION = "0010"
 _MIGRATIONS = Path(__file__).parent / "migrations"
 
 

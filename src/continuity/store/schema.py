@@ -266,3 +266,57 @@ memories = Table(
 )
 Index("ux_memories_hash", memories.c.agent_id, memories.c.content_hash, unique=True)
 Index("ix_memories_source", memories.c.source_id)
+
+# ---------------------------------------------------------------------------- lineage (0008, 0009, 0010)
+
+thread_heads = Table(
+    "thread_heads",
+    metadata,
+    Column("agent_id", String(200), primary_key=True),
+    Column("thread_key", String(500), primary_key=True),
+    Column("label", Text, nullable=False),
+    Column("project", Text),
+    Column("session_key", String(200), nullable=False),
+    Column("harness", String(40), nullable=False),
+    Column("source_type", String(20), nullable=False),
+    Column("source_ref", Text),
+    Column("node_id", String(300), nullable=False),
+    Column("sample", Text, nullable=False),
+    Column("open_items", Text, nullable=False),
+    Column("latest_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_thread_heads_latest", thread_heads.c.agent_id, thread_heads.c.latest_at)
+
+dag_nodes = Table(
+    "dag_nodes",
+    metadata,
+    Column("node_id", String(300), primary_key=True),
+    Column("agent_id", String(200), nullable=False),
+    Column("kind", String(20), nullable=False),
+    Column("label", Text, nullable=False),
+    Column("content", Text, nullable=False),
+    Column("project", Text),
+    Column("session_key", String(200)),
+    Column("thread_key", String(500)),
+    Column("harness", String(40)),
+    Column("source_ref", Text),
+    Column("earliest_at", DateTime(timezone=True)),
+    Column("latest_at", DateTime(timezone=True)),
+    Column("meta", Text, nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_dag_nodes_latest", dag_nodes.c.agent_id, dag_nodes.c.latest_at)
+Index("ix_dag_nodes_thread", dag_nodes.c.agent_id, dag_nodes.c.thread_key)
+Index("ix_dag_nodes_session", dag_nodes.c.session_key)
+
+dag_edges = Table(
+    "dag_edges",
+    metadata,
+    Column("src_id", String(300), primary_key=True),
+    Column("dst_id", String(300), primary_key=True),
+    Column("kind", String(20), primary_key=True),
+    Column("agent_id", String(200), nullable=False),
+    Column("at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_dag_edges_dst", dag_edges.c.dst_id)

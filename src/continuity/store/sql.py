@@ -36,6 +36,7 @@ from continuity.store import schema as t
 from continuity.store.base import ImportIssue, RawLine, RowMeta, SourceState
 from continuity.store.checkpoints import CheckpointStoreMixin
 from continuity.store.fencing import FencingStoreMixin
+from continuity.store.lineage import LineageStoreMixin
 from continuity.store.memory import MemoryStoreMixin
 
 _CHUNK = 500  # bound on IN-lists and executemany batches
@@ -82,7 +83,7 @@ def _insert_ignore(conn: Connection, table: Any, rows: list[dict[str, Any]]) -> 
         conn.execute(stmt, list(part))
 
 
-class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin):
+class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, LineageStoreMixin):
     """The ``Store`` implementation. Build it with ``continuity.store.open_store``.
 
     The core primitives (sessions, entries, runs, notes, sources) are here; the mixins add the

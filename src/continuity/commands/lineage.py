@@ -1,0 +1,166 @@
+"""CLI commands of the lineage (issue 6): ``continuity consolidate [SESSION|--all]``,
+``continuity lineage SESSION`` and ``continuity memory render [--project P] [--output PATH]``.
+Each is parse, one library call (``continuity.consolidate`` / ``continuity.memory_md``), render;
+JSON goes to plain stdout, confirmations and warnings to stderr."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from continuity.commands.common import (
+    HomeOption,
+    JsonOption,
+    emit_json,
+    err,
+    open_cli_store,
+    resolve_session,
+)
+from continuity.errors import InputError
+
+memory_app = typer.Typer(help="The MEMORY.md projection (seed 000).", no_args_is_help=True,
+                         rich_markup_mode=None)
+
+
+def _as_of(value: Optional[str]):  # type: ignore[no-untyped-def]
+    from continuity.lineage import parse_iso
+
+    if value is None:
+        return None
+    try:
+        return parse_iso(value)
+    except ValueError:
+        raise InputError(f"--as-of: not an ISO 8601 time (got {value!r}; e.g. "
+                         "2026-06-06T00:00:00Z)") from None
+
+
+def _warn_skipped(skipped: list[tuple[str, str]]) -> None:
+    for path, reason in skipped:
+        err.print(f"warning: left out of the ledger: {path}: {reason}", markup=False)
+
+
+@memory_app.command("render")
+def memory_render(
+    project: Optional[str] = typer.Option(None, "--project", help="Only this project (its "
+                                          "full path, as `continuity sessions` shows it)."),
+    output: Optional[Path] = typer.Option(None, "--output", help="Where to write it ('-': "
+                                          "stdout). Default: <home>/MEMORY.md, or "
+                                          "<home>/projects/<project>/MEMORY.md with --project."),
+    as_of: Optional[str] = typer.Option(None, "--as-of", help="Render as of this UTC time "
+                                        "(ISO 8601) instead of now: it sets the 30-day ledger "
+                                        "window."),
+    home: Optional[Path] = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Rebuild MEMORY.md from the lineage: six sections, within the [memory_md] budget."""
+    from continuity.memory_md import default_path, render_memory_md, write
+
+    when = _as_of(as_of)
+    with open_cli_store(home) as store:
+        result = render_memory_md(store, home=home, project=project, now=when)
+    _warn_skipped(result.skipped)
+    if output is not None and str(output) == "-":
+        sys.stdout.write(result.text)
+        return
+    path = output or default_path(home, project)
+    changed = write(result.text, path)
+    if as_json:
+        emit_json({"path": str(path), "changed": changed, **result.to_dict()})
+        return
+    err.print(f"{'wrote' if changed else 'unchanged'} {path} ({result.bytes:,} bytes, "
+              f"{result.lines} lines)", markup=False)
+
+
+def lineage_cmd(
+    session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
+    home: Optional[Path] = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Show the lineage of SESSION: manifest, artifacts (hash-checked), thread and DAG edges."""
+    from continuity.consolidate import session_lineage
+
+    with open_cli_store(home) as store:
+        found = store.get_transcripts([session], "default")
+        key = session if session in found else resolve_session(store, session)
+        view = session_lineage(store, key, home=home)
+    if as_json:
+        emit_json(view)
+        return
+    sys.stdout.write(_lineage_text(view))
+
+
+def _lineage_text(view: dict[str, Any]) -> str:
+    lines = [f"session {view['session']} (agent {view['agent_id']}, token {view['token']})"]
+    manifest = view["manifest"]
+    if manifest is None:
+        lines.append("  no manifest: run `continuity consolidate " + view["session"] + "`")
+    else:
+        lines.append(f"  manifest revision {manifest['revision']}, updated "
+                     f"{manifest['updated_at']}, summary {manifest['summary_status']}")
+    for a in view["artifacts"]:
+        lines.append(f"  {a['kind']:<10} {a['path']}  [{a['check']}]")
+        if a.get("memory_sentence"):
+            lines.append(f"             {a['memory_sentence']} ({a['quality']})")
+    thread = view["thread"]
+    if thread:
+        lines.append(f"  thread {thread['label']} (head: session {thread['session']}, "
+                     f"{thread['latest_at']})")
+        lines += [f"    open: {item}" for item in thread["open_items"]]
+    for e in view["edges"]:
+        lines.append(f"  {e['from']} --{e['kind']}--> {e['to']} ({e['at']})")
+    return "\n".join(lines) + "\n"
+
+
+def consolidate_cmd(
+    session: Optional[str] = typer.Argument(None, help="Session key or a unique prefix."),
+    all_: bool = typer.Option(False, "--all", help="Every completed session whose lineage is "
+                              "not current."),
+    home: Optional[Path] = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Run the consolidation pass over completed transcripts, then rebuild MEMORY.md.
+
+    It writes each session's transcript, summary and compaction artifacts and manifest in
+    <home>/memory/, stores the durable facts, decisions and constraints the user stated, and
+    updates thread heads and the temporal DAG. Sessions still open are left alone.
+    """
+    from continuity.consolidate import run_pass
+
+    if (session is None) == (not all_):
+        raise InputError("give a SESSION or --all (not both)")
+    with open_cli_store(home) as store:
+        keys = None if all_ else [_completed_key(store, session or "")]
+        report = run_pass(store, home=home, sessions=keys)
+    _warn_skipped(report.skipped_artifacts)
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    for r in report.results:
+        extra = f", {len(r.created)} files written, {r.memories_added} memories" \
+            if r.status in ("consolidated", "unchanged") else ""
+        sys.stdout.write(f"{r.session_key}: {r.status}{extra}\n")
+        if r.status == "not_completed":
+            err.print(f"{r.session_key}: its transcript is still open; the pass runs after "
+                      "session end or the idle limit ([transcripts] idle_limit_minutes)",
+                      markup=False)
+    if report.memory_md is not None:
+        err.print(f"{'wrote' if report.memory_md_changed else 'unchanged'} {report.memory_md}",
+                  markup=False)
+    elif not report.results:
+        err.print("nothing to consolidate", markup=False)
+
+
+def _completed_key(store: Any, name: str) -> str:
+    if store.get_transcripts([name], "default"):
+        return name
+    return resolve_session(store, name)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``consolidate``, ``lineage`` and the ``memory`` group (``render``) to the app."""
+    app.command("consolidate")(consolidate_cmd)
+    app.command("lineage")(lineage_cmd)
+    app.add_typer(memory_app, name="memory")

@@ -1,0 +1,439 @@
+"""The MEMORY.md projection (seed 000): a programmatic, deterministic, rebuildable view of the
+lineage for an agent that loads it whole at session start.
+
+**Sections**, always all six, in the seed's order, each a ``##`` heading, a blank line, one-line
+rows (or a placeholder row saying why there are none) and a blank line:
+
+1. ``## Global Head (Tier 1)``: durable facts and decisions (memory rows of any type but the
+   note types, ``NOTE_TYPES``): importance, then newest, then id; at most 8.
+2. ``## Thread Heads (Tier 2)``: thread heads, newest first; at most 12.
+3. ``## Session Ledger (Last 30 Days)``: from artifact frontmatter in ``memory/`` only. Per
+   session token the representative artifact is the highest kind (summary > compaction >
+   transcript; ties: later time, then name) whose hash verifies; its time is ``ended_at``, else
+   ``captured_at``. A session is listed when that time is not in the future and at most
+   ``30 x 86,400,000`` ms before ``now`` and the representative has a memory sentence (one that
+   fails the gate is replaced by ``lineage.generic_sentence``). Newest first under
+   ``### YYYY-MM-DD`` (UTC) headings; each row links the artifacts that exist.
+4. ``## Open Threads``: thread heads whose latest session left work open, newest first; at
+   most 8.
+5. ``## Durable Notes & Constraints``: memories of ``NOTE_TYPES`` (constraints, preferences,
+   notes, rules), by importance; at most 12. Its own source, so it never repeats section 1
+   (origin defect: both showed the same rows).
+6. ``## Temporal Index``: session and compaction nodes of the temporal DAG, newest first, with
+   their ``continues`` / ``compacted_into`` / ``mentions`` edges; at most 20.
+
+Scratch sessions (``lineage.is_noise``) are left out everywhere; ``project`` narrows every
+section to one project (memories without a source session stay: they belong to no project).
+
+**Budget** (``[memory_md]``: ``max_bytes`` default 25,000 UTF-8 bytes and ``max_lines`` default
+200, the limits Claude Code applies to its own MEMORY.md): when the document is over either, rows
+are dropped least important first (Temporal Index rows beyond its newest ``INDEX_KEPT``, oldest
+first; ledger rows, oldest first; the newest Temporal Index rows; thread heads beyond the newest
+three; notes; global head; open threads; the newest three thread heads) and each section that
+lost rows says how many and why in a closing ``- …`` row; rows over a section's limit are
+counted the same way. Headings are never dropped.
+
+**Determinism**: the text is a function of the store, the artifacts and the UTC day of ``now``
+(no generation time is written), so the same state renders byte-identical files and deleting
+MEMORY.md and rendering again gives the same file. ``write`` replaces the file atomically and
+only when its bytes change.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from continuity import lineage as ln
+from continuity.config import load_section, resolve_home
+from continuity.text import utf8_len
+from continuity.transcripts import safe_name
+
+if TYPE_CHECKING:
+    from continuity.store import SqlStore
+
+FILE_NAME = "MEMORY.md"
+#: seed 000: the strict 30-day ledger, in milliseconds.
+LEDGER_WINDOW = timedelta(milliseconds=30 * 86_400_000)
+NOTE_TYPES = ("constraint", "preference", "note", "rule")
+HEAD_ROWS, NOTE_ROWS = 8, 12
+ROW_CHARS = 700  # one row is clipped to this many characters
+#: The newest Temporal Index rows outrank ledger rows in the budget (origin: never below 2).
+INDEX_KEPT = 5
+KIND_RANK = {"summary": 3, "compaction": 2, "transcript": 1}
+SECTIONS = ("Global Head (Tier 1)", "Thread Heads (Tier 2)", "Session Ledger (Last 30 Days)",
+            "Open Threads", "Durable Notes & Constraints", "Temporal Index")
+
+
+class MemoryMdSettings(BaseModel):
+    """The ``[memory_md]`` section of ``config.toml``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    #: Size budget of MEMORY.md in UTF-8 bytes (Claude Code loads 25 KB of its MEMORY.md).
+    max_bytes: int = Field(25_000, ge=2_000, le=1_000_000)
+    #: Line budget (Claude Code loads the first 200 lines of its MEMORY.md).
+    max_lines: int = Field(200, ge=40, le=20_000)
+
+
+def settings(home: Any = None) -> MemoryMdSettings:
+    """``[memory_md]`` of the workspace's config (``ConfigError`` names a bad field)."""
+    return load_section("memory_md", MemoryMdSettings, home)
+
+
+def default_path(home: Any = None, project: str | None = None) -> Path:
+    """``<workspace>/MEMORY.md``, or ``<workspace>/projects/<safe project>/MEMORY.md`` for one
+    project."""
+    root = resolve_home(home)
+    return root / FILE_NAME if project is None else root / "projects" / safe_name(project) / \
+        FILE_NAME
+
+
+# ---------------------------------------------------------------------------- rows
+
+
+@dataclass
+class Row:
+    """One line of a section; ``tier`` is its drop tier (lower goes first), ``day`` its ledger
+    day heading."""
+
+    text: str
+    tier: int
+    day: str | None = None
+
+
+@dataclass
+class Section:
+    """A section: heading, intro lines, rows in display order (most important first), the
+    row shown when it has none, the noun its notice counts and its row limit."""
+
+    heading: str
+    rows: list[Row]
+    placeholder: str
+    noun: str
+    limit: int | None = None
+    intro: list[str] = field(default_factory=list)
+    unread: int = 0  # rows over the limit that were counted, not read
+
+
+def _one_line(text: str, limit: int = ROW_CHARS) -> str:
+    text = " ".join(str(text).split())
+    return text if len(text) <= limit else text[:limit - 1] + "…"
+
+
+def _minute(value: datetime | None) -> str:
+    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%MZ") if value else "unknown"
+
+
+def _base(project: str | None) -> str:
+    return project.rstrip("/").rsplit("/", 1)[-1] or project if project else "all projects"
+
+
+def _memory_rows(store: "SqlStore", agent: str, project: str | None, notes: bool,
+                 limit: int) -> tuple[list[Row], int]:
+    """The section's rows (at most ``limit``) and how many more memories it has."""
+    kw: dict[str, Any] = {"project": project, "exclude_prefixes": ln.NOISE_PREFIXES}
+    kw["types" if notes else "exclude_types"] = NOTE_TYPES
+    found = store.ranked_memories(agent, limit=limit, **kw)
+    more = max(0, store.count_ranked_memories(agent, **kw) - len(found)) \
+        if len(found) == limit else 0
+    rows = []
+    for m, where in found:
+        date = m.created_at.date().isoformat() if m.created_at else "undated"
+        if notes:
+            rows.append(Row(f"- {_one_line(m.content)} ({m.type}; {_base(where)}, {date})", 4))
+        else:
+            rows.append(Row(f"- [{m.type}] {_one_line(m.content)} ({_base(where)}, {date})", 5))
+    return rows, more
+
+
+def _heads(store: "SqlStore", agent: str, project: str | None) -> list[Any]:
+    return [h for h in store.thread_heads(agent, project=project)
+            if not ln.is_noise(h.project, h.session_key, h.harness)]
+
+
+def _thread_rows(heads: list[Any]) -> list[Row]:
+    rows = []
+    for i, h in enumerate(heads):
+        link = f" {ln.wikilink(h.source_ref, h.source_type)}" if h.source_ref else ""
+        rows.append(Row(_one_line(f"- **{h.label}** ({h.harness}, latest {_minute(h.latest_at)}, "
+                                  f"session {h.session_key}): {h.sample}") + link,
+                        7 if i < 3 else 3))
+    return rows
+
+
+def _open_rows(heads: list[Any]) -> list[Row]:
+    return [Row(_one_line(f"- **{h.label}** ({h.latest_at.date().isoformat()}, session "
+                          f"{h.session_key}): {'; '.join(h.open_items)}"), 6)
+            for h in heads if h.open_items]
+
+
+def _index_rows(store: "SqlStore", agent: str, project: str | None) -> list[Row]:
+    nodes = [n for n in store.dag_nodes(agent, kinds=["session", "compaction"], project=project)
+             if not ln.is_noise(n.project, n.session_key or "", n.harness)]
+    labels = {n.node_id: n.label for n in store.dag_nodes(agent, kinds=["session", "thread"])}
+    edges: dict[str, list[Any]] = {}
+    for e in store.dag_edges(agent, node_ids=[n.node_id for n in nodes]) if nodes else []:
+        edges.setdefault(e.src_id, []).append(e)
+    rows = []
+    for n in nodes:
+        tier = 0 if len(rows) >= INDEX_KEPT else 2
+        if n.kind == "compaction":
+            m = n.meta
+            kind = " (continuation checkpoint)" if m.get("continuation") else ""
+            rows.append(Row(f"- {_minute(n.latest_at)} · compaction of {n.session_key} at row "
+                            f"#{m.get('seq')}, covering rows #0-#{m.get('covers_through_seq')}"
+                            f"{kind}", tier))
+            continue
+        parts = [f"- {_minute(n.latest_at)} · session {n.label} · {_base(n.project)} · "
+                 f"{n.harness}"]
+        out = edges.get(n.node_id, [])
+        parts += [f"continues {labels.get(e.dst_id, e.dst_id)}" for e in out
+                  if e.kind == "continues"]
+        count = sum(1 for e in out if e.kind == "compacted_into")
+        if count:
+            parts.append(f"{count} compaction{'s' if count > 1 else ''}")
+        others = [labels.get(e.dst_id, e.dst_id) for e in out
+                  if e.kind == "mentions" and labels.get(e.dst_id) != (n.project or n.label)]
+        if others:
+            parts.append("mentions " + ", ".join(others))
+        rows.append(Row(_one_line(" · ".join(parts)), tier))
+    return rows
+
+
+# ---------------------------------------------------------------------------- the ledger
+
+
+@dataclass(frozen=True, slots=True)
+class _Candidate:
+    rank: int
+    time: datetime
+    path: Path
+    fields: dict[str, Any]
+
+
+def _candidates(home: Any, agent: str, skipped: list[tuple[str, str]]
+                ) -> dict[str, list[_Candidate]]:
+    folder = ln.memory_dir(home)
+    groups: dict[str, list[_Candidate]] = {}
+    for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
+        parsed = ln.parse_name(path.name)
+        if parsed is None or parsed[2] == "manifest":
+            continue
+        try:
+            fields = ln.read_fields(path)
+            if fields.get("kind") != parsed[2] or ln.session_token(
+                    str(fields.get("agent_id")), str(fields.get("session_key"))) != parsed[1]:
+                raise ln.ArtifactCorrupt(f"{path}: identity mismatch with its name")
+            when = ln.parse_iso(fields.get("ended_at")) or ln.parse_iso(fields["captured_at"])
+        except (ln.ArtifactError, KeyError, ValueError, TypeError) as exc:
+            skipped.append((ln.rel_path(path.name), str(exc)))
+            continue
+        if fields["agent_id"] == agent and when is not None:
+            groups.setdefault(parsed[1], []).append(
+                _Candidate(KIND_RANK[parsed[2]], when, path, fields))
+    return groups
+
+
+def _ledger_rows(home: Any, agent: str, project: str | None, now: datetime,
+                 skipped: list[tuple[str, str]]) -> list[Row]:
+    picked = []
+    for cands in _candidates(home, agent, skipped).values():
+        cands.sort(key=lambda c: (c.rank, c.time, c.path.name), reverse=True)
+        first = cands[0].fields
+        if ln.is_noise(first.get("project"), first["session_key"], first.get("harness")) \
+                or project is not None and first.get("project") != project:
+            continue
+        for c in cands:
+            if not (now - LEDGER_WINDOW <= c.time <= now):
+                continue
+            try:
+                art = ln.read_artifact(c.path)
+            except ln.ArtifactError as exc:
+                skipped.append((ln.rel_path(c.path.name), str(exc)))
+                continue
+            if art.fields.get("memory_sentence"):
+                picked.append((c.time, art))
+            break
+    picked.sort(key=lambda p: (p[0], p[1].fields["session_key"]), reverse=True)
+    return [_ledger_row(home, when, art) for when, art in picked]
+
+
+def _ledger_row(home: Any, when: datetime, art: ln.Artifact) -> Row:
+    f = art.fields
+    anchor = ln.choose_anchor(f.get("project"), "", f.get("harness"))
+    sentence = _one_line(f["memory_sentence"], 400)
+    if ln.sentence_problem(sentence, anchor) is not None:  # re-checked at render (seed 000)
+        sentence = ln.generic_sentence(art.kind, anchor, f.get("harness"),
+                                       when.date().isoformat())
+    links = [ln.wikilink(art.rel, art.kind)]
+    root = resolve_home(home)
+    for link in f.get("links") or []:
+        target = str(link)[2:].split("|", 1)[0]
+        if str(link).startswith("[[") and (root / target).is_file():
+            links.append(str(link))
+    text = (f"- {ln.iso(when)} | session={f['session_key']} | project={f.get('project') or 'none'}"
+            f" | {sentence} {' '.join(links)}")
+    return Row(text, 1, when.date().isoformat())
+
+
+# ---------------------------------------------------------------------------- layout and budget
+
+
+@dataclass
+class RenderResult:
+    """A rendered MEMORY.md: ``text``, its size (UTF-8 ``bytes``, ``lines``), per section
+    ``{shown, total, over_limit, over_budget}``, and artifacts left out of the ledger because
+    they failed a check (``skipped``: ``(path, reason)``)."""
+
+    text: str
+    bytes: int
+    lines: int
+    sections: dict[str, dict[str, int]]
+    skipped: list[tuple[str, str]]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"bytes": self.bytes, "lines": self.lines, "sections": self.sections,
+                "skipped_artifacts": [{"path": p, "reason": r} for p, r in self.skipped]}
+
+
+def _layout(header: list[str], sections: Sequence[Section], dropped: set[int],
+            budget: str) -> tuple[str, dict[str, dict[str, int]]]:
+    lines = list(header)
+    stats: dict[str, dict[str, int]] = {}
+    for s in sections:
+        lines += [f"## {s.heading}", ""] + s.intro
+        shown = s.rows[:s.limit] if s.limit is not None else s.rows
+        kept = [r for r in shown if id(r) not in dropped]
+        over_limit = len(s.rows) - len(shown) + s.unread
+        over_budget = len(shown) - len(kept)
+        day = None
+        for r in kept:
+            if r.day is not None and r.day != day:
+                lines += ([""] if day is not None else []) + [f"### {r.day}"]
+                day = r.day
+            lines.append(r.text)
+        if over_limit or over_budget:
+            why = ([f"this section lists at most {s.limit}"] if over_limit else []) + \
+                  ([f"the {budget} budget, least important first"] if over_budget else [])
+            lines.append(f"- … {over_limit + over_budget} more {s.noun} left out "
+                         f"({'; '.join(why)}).")
+        elif not kept:
+            lines.append(s.placeholder)
+        lines.append("")
+        stats[s.heading] = {"shown": len(kept), "total": len(s.rows) + s.unread,
+                            "over_limit": over_limit, "over_budget": over_budget}
+    return "\n".join(lines).rstrip("\n") + "\n", stats
+
+
+def fit(header: list[str], sections: Sequence[Section], max_bytes: int,
+        max_lines: int) -> tuple[str, dict[str, dict[str, int]]]:
+    """Lay the sections out within ``max_bytes`` (UTF-8) and ``max_lines``, dropping the
+    fewest rows in drop order (tier, then from the end of each section's display order)."""
+    budget = f"{max_bytes:,}-byte / {max_lines}-line"
+    order: list[tuple[int, int, Row]] = []
+    for s in sections:
+        shown = s.rows[:s.limit] if s.limit is not None else s.rows
+        order += [(r.tier, -i, r) for i, r in enumerate(shown)]
+    order.sort(key=lambda x: (x[0], x[1]))
+    drops = [id(r) for _, _, r in order]
+
+    def attempt(k: int) -> tuple[str, dict[str, dict[str, int]], bool]:
+        text, stats = _layout(header, sections, set(drops[:k]), budget)
+        return text, stats, utf8_len(text) <= max_bytes and text.count("\n") <= max_lines
+
+    text, stats, ok = attempt(0)
+    if ok:
+        return text, stats
+    lo, hi = 1, len(drops)
+    while lo < hi:  # smallest k that fits (a notice row can appear: verified below)
+        mid = (lo + hi) // 2
+        if attempt(mid)[2]:
+            hi = mid
+        else:
+            lo = mid + 1
+    for k in range(lo, len(drops) + 1):
+        text, stats, ok = attempt(k)
+        if ok:
+            break
+    return text, stats
+
+
+def build_sections(store: "SqlStore", home: Any, *, agent_id: str, project: str | None,
+                   now: datetime, skipped: list[tuple[str, str]]) -> list[Section]:
+    """The six sections in the seed's order, rows in display order (module docstring)."""
+    heads = _heads(store, agent_id, project)
+    facts, more_facts = _memory_rows(store, agent_id, project, False, HEAD_ROWS)
+    notes, more_notes = _memory_rows(store, agent_id, project, True, NOTE_ROWS)
+    return [
+        Section(SECTIONS[0], facts,
+                "- No durable facts or decisions yet: `continuity consolidate` extracts them "
+                "from completed sessions and `continuity remember` adds them.",
+                "facts and decisions", HEAD_ROWS, unread=more_facts),
+        Section(SECTIONS[1], _thread_rows(heads),
+                "- No thread yet: a thread appears when a completed session is consolidated.",
+                "thread heads", 12),
+        Section(SECTIONS[2], _ledger_rows(home, agent_id, project, now, skipped),
+                "- No session ended in the last 30 days; older sessions are in the Temporal "
+                "Index and in memory/.", "ledger rows",
+                intro=[f"Sessions that ended in the 30 days up to {now.date().isoformat()} "
+                       "(UTC), newest first, with links to their artifacts.", ""]),
+        Section(SECTIONS[3], _open_rows(heads),
+                "- Nothing left open: the latest session of every thread finished its requests.",
+                "open threads", 8),
+        Section(SECTIONS[4], notes, "- No constraints or notes recorded yet.", "notes",
+                NOTE_ROWS, unread=more_notes),
+        Section(SECTIONS[5], _index_rows(store, agent_id, project),
+                "- No session in the temporal DAG yet.", "index entries", 20),
+    ]
+
+
+def render_memory_md(store: "SqlStore", *, home: Any = None, project: str | None = None,
+                     agent_id: str = "default", now: datetime | None = None,
+                     config: MemoryMdSettings | None = None) -> RenderResult:
+    """Render MEMORY.md (module docstring) as of ``now`` (default: the current time, UTC).
+    Raises ``ConfigError`` for bad ``[memory_md]`` settings."""
+    config = config or settings(home)
+    now = ln.utc(now or datetime.now(timezone.utc))
+    project = project.rstrip("/") or project if project else None
+    skipped: list[tuple[str, str]] = []
+    sections = build_sections(store, home, agent_id=agent_id, project=project, now=now,
+                              skipped=skipped)
+    header = ["# MEMORY.md", "",
+              "<!-- Rebuilt by `continuity memory render` from durable memories, thread heads, "
+              "the temporal DAG and the artifact frontmatter in memory/. Edits here are lost "
+              "on the next rebuild. -->", "",
+              f"Scope: {('project ' + project) if project else 'all projects'} · agent "
+              f"{agent_id} · as of {now.date().isoformat()} (UTC).", ""]
+    text, stats = fit(header, sections, config.max_bytes, config.max_lines)
+    return RenderResult(text, utf8_len(text), text.count("\n"), stats, sorted(set(skipped)))
+
+
+def write(text: str, path: str | os.PathLike[str]) -> bool:
+    """Write ``text`` to ``path`` atomically (temp file, fsync, rename) unless the file
+    already holds exactly these bytes. True when the file changed. Raises ``ValueError`` for
+    empty text."""
+    if not text.strip():
+        raise ValueError("MEMORY.md text is empty: refusing to write it")
+    target = Path(path)
+    data = text.encode("utf-8")
+    if target.is_file() and target.read_bytes() == data:
+        return False
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".MEMORY-", suffix=".tmp", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return True

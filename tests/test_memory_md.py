@@ -1,0 +1,217 @@
+"""The MEMORY.md projection (issue 6): six sections in the seed's order, the fixed state's
+expected file, byte-identical rebuilds, the strict 30-day ledger boundary, the render-time
+sentence check, and the size budget that drops the least important rows and says so."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from continuity import consolidate as co
+from continuity import lineage as ln
+from continuity import memory_md as mm
+from continuity.errors import ConfigError
+from continuity.recall import remember
+from continuity.summarize.extractive import ExtractiveSummarizer
+from tests.builders import A, T, U, call
+from tests.test_consolidate import make_session
+from continuity.model import RunStatus
+from continuity.store.lineage import DagNode
+
+NOW = datetime(2026, 9, 2, 12, 0, tzinfo=timezone.utc)
+EXPECTED = Path(__file__).parent / "fixtures" / "memory_md" / "expected.md"
+
+
+def fixed_state(store) -> None:
+    """Four real sessions in two projects, one scratch session, two remembered memories."""
+    day = timedelta(days=1)
+    make_session(store, "ledger-1", [
+        U("Set up the ledger repository. We decided to use uv instead of pip for installs."),
+        A(call("c1", "Write", file_path="pyproject.toml"), text="Creating pyproject.toml."),
+        T("c1"), A(text="Set up.")], start=NOW - 20 * day, completed=NOW - 20 * day)
+    make_session(store, "ledger-2", [
+        U("Fix the March export in src/export.py. Always run the migrations before the tests."),
+        A(call("c2", "Edit", file_path="src/export.py"), text="The fix is in month_range."),
+        T("c2"), A(text="Fixed."), U("Now add a leap-year test for month_range"),
+        A(call("c3", "Bash", command="pytest tests/test_export.py"))],
+        start=NOW - 2 * day, completed=NOW - day, last_status=RunStatus.INTERRUPTED)
+    make_session(store, "books-1", [
+        U("Draft the books importer for the CSV bank statements"), A(text="Drafted.")],
+        project="/home/ana/books", start=NOW - 40 * day, completed=NOW - 40 * day)
+    make_session(store, "scratch", [U("Try the parser on /tmp/x.csv please"), A(text="Ok.")],
+                 project="/tmp/play", start=NOW - 3 * day, completed=NOW - 3 * day)
+    remember(store, "The production database is PostgreSQL 16 on ledger-db.", importance=0.9,
+             now=NOW - 5 * day)
+    remember(store, "Release notes go in CHANGELOG.md under Unreleased.", type="note",
+             tags=["release"], importance=0.4, now=NOW - 4 * day)
+    co.run_pass(store, summarizer=ExtractiveSummarizer(), render=False, now=NOW)
+
+
+def render(store, **kw):  # type: ignore[no-untyped-def]
+    return mm.render_memory_md(store, now=NOW, **kw)
+
+
+def test_render_matches_the_expected_file(store, isolated_home):
+    """The fixed state renders exactly tests/fixtures/memory_md/expected.md."""
+    fixed_state(store)
+    assert render(store).text == EXPECTED.read_text(encoding="utf-8")
+
+
+def test_render_is_byte_identical_and_rebuilds_after_delete(store, isolated_home):
+    """Same state, same bytes; deleting MEMORY.md and rendering again gives the same file."""
+    fixed_state(store)
+    path = mm.default_path()
+    assert mm.write(render(store).text, path) is True
+    first = path.read_bytes()
+    assert mm.write(render(store).text, path) is False
+    path.unlink()
+    co.run_pass(store, summarizer=ExtractiveSummarizer(), now=NOW)
+    assert path.read_bytes() == first
+
+
+def test_empty_workspace_has_six_sections_with_placeholders(store, isolated_home):
+    """With nothing consolidated every section is present, in order, saying why it is empty."""
+    text = render(store).text
+    assert [ln_ for ln_ in text.splitlines() if ln_.startswith("## ")] == \
+        [f"## {s}" for s in mm.SECTIONS]
+    assert "- No durable facts or decisions yet" in text
+    assert "- No session in the temporal DAG yet." in text
+
+
+def test_project_scope_keeps_one_project_and_unscoped_memories(store, isolated_home):
+    """--project narrows threads, ledger and index; memories without a session stay."""
+    fixed_state(store)
+    text = render(store, project="/home/ana/books").text
+    assert "Scope: project /home/ana/books" in text
+    assert "/home/ana/ledger" not in text and "ledger-2" not in text
+    assert "The production database is PostgreSQL 16" in text
+    assert "Draft the books importer" in text
+    assert mm.default_path(None, "/home/ana/books").parts[-3:] == \
+        ("projects", "home-ana-books", "MEMORY.md")
+
+
+# --------------------------------------------------------------------------- the ledger
+
+
+def summary(key: str, ended: datetime | None, *, sentence: str | None = None,
+            project: str = "/home/ana/ledger", captured: datetime = NOW,
+            kind: str = "summary") -> ln.WriteResult:
+    text = sentence or (f"In ledger the session {key} fixed the export in src/export.py and "
+                        "added tests for the month range.")
+    fields: list[tuple[str, object]] = [
+        ("agent_id", "default"), ("session_key", key), ("harness", "pi"), ("project", project),
+        ("captured_at", ln.iso(captured)), ("started_at", None), ("ended_at", ln.iso(ended)),
+        ("content_sha256", None), ("hash_scope", None)]
+    if kind != "transcript":
+        fields.append(("memory_sentence", text))
+    return ln.write_artifact(None, kind, fields, f"Body of {key}.", captured_at=captured)
+
+
+def ledger(text: str) -> str:
+    return text.split("## Session Ledger (Last 30 Days)")[1].split("## Open Threads")[0]
+
+
+def test_ledger_30_day_boundary_is_strict(store, isolated_home):
+    """Exactly 30 x 86,400,000 ms ago is in; one millisecond more is out; the future is out;
+    without ended_at the capture time counts."""
+    window = timedelta(milliseconds=30 * 86_400_000)
+    summary("edge", NOW - window)
+    summary("past", NOW - window - timedelta(milliseconds=1))
+    summary("future", NOW + timedelta(milliseconds=1))
+    summary("captured", None, captured=NOW - timedelta(days=1))
+    rows = ledger(render(store).text)
+    assert "session=edge" in rows and "session=captured" in rows
+    assert "session=past" not in rows and "session=future" not in rows
+    assert "### 2026-08-03\n- 2026-08-03T12:00:00.000Z | session=edge" in rows
+
+
+def test_ledger_row_picks_summary_and_links_existing_artifacts(store, isolated_home):
+    """The summary represents its session over the transcript; links name only files that
+    exist; a scratch project is left out."""
+    t = summary("s1", NOW - timedelta(hours=1), kind="transcript")
+    s = summary("s1", NOW - timedelta(hours=2))
+    summary("tmp", NOW, project="/tmp/x")
+    rows = ledger(render(store).text)
+    assert f"[[{s.rel}|summary]]" in rows and t.rel not in rows
+    assert "session=tmp" not in rows
+    assert rows.count("| session=") == 1
+
+
+def test_ledger_rechecks_a_stored_sentence_at_render(store, isolated_home):
+    """A hand-edited low-signal sentence is replaced by the generic one."""
+    summary("s1", NOW - timedelta(hours=1), sentence="Worked on task.")
+    rows = ledger(render(store).text)
+    assert "Worked on task." not in rows
+    assert "Summary of the ledger pi session on 2026-09-02 is stored as durable context" in rows
+
+
+def test_ledger_leaves_out_and_reports_a_tampered_artifact(store, isolated_home):
+    """An artifact whose body no longer matches its hash is reported and not listed."""
+    done = summary("s1", NOW - timedelta(hours=1))
+    done.path.write_text(done.path.read_text().replace("Body of s1.", "Edited."))
+    result = render(store)
+    assert "session=s1" not in ledger(result.text)
+    assert result.skipped == [(done.rel, f"{done.path}: checksum mismatch: the body does not "
+                               "match its content_sha256 (edited or damaged)")]
+
+
+# --------------------------------------------------------------------------- the budget
+
+
+def test_budget_drops_oldest_ledger_rows_first_and_says_so(store, isolated_home):
+    """120 sessions in the window: the file fits 25,000 bytes and 200 lines, the newest rows
+    stay, and the ledger says how many rows it left out and why."""
+    for i in range(120):
+        summary(f"s{i:03d}", NOW - timedelta(hours=6 * i))
+    result = render(store)
+    assert result.bytes <= 25_000 and result.lines <= 200
+    assert result.bytes == len(result.text.encode()) and result.lines == result.text.count("\n")
+    stats = result.sections["Session Ledger (Last 30 Days)"]
+    shown = stats["shown"]
+    assert 0 < shown < 120 and stats["over_budget"] == 120 - shown
+    assert f"- … {120 - shown} more ledger rows left out (the 25,000-byte / 200-line budget, " \
+           "least important first)." in result.text
+    assert "session=s000" in result.text and f"session=s{shown - 1:03d}" in result.text
+    assert f"session=s{shown:03d}" not in result.text
+    assert [x for x in result.text.splitlines() if x.startswith("## ")] == \
+        [f"## {s}" for s in mm.SECTIONS]
+
+
+def test_budget_drops_old_index_rows_then_ledger_rows_then_keeps_the_head(store,
+                                                                          isolated_home):
+    """Index rows beyond the newest five go first, then ledger rows; facts, threads, open
+    threads and notes stay."""
+    fixed_state(store)
+    store.put_dag_nodes([DagNode(f"session:old{i}", "default", "session", f"old-{i}",
+                                 "Older work.", NOW, "/home/ana/ledger", f"old-{i}", None,
+                                 "pi", None, NOW - timedelta(days=100 + i),
+                                 NOW - timedelta(days=100 + i)) for i in range(8)])
+    full = render(store)
+    assert full.sections["Temporal Index"]["shown"] == 11
+    tight = render(store, config=mm.MemoryMdSettings(max_bytes=full.bytes - 60))
+    assert tight.bytes <= full.bytes - 60
+    assert tight.sections["Temporal Index"]["over_budget"] >= 1
+    assert tight.sections["Session Ledger (Last 30 Days)"]["over_budget"] == 0
+    assert f"more index entries left out (the {full.bytes - 60:,}-byte / 200-line budget" \
+        in tight.text
+    tighter = render(store, config=mm.MemoryMdSettings(max_bytes=full.bytes - 700))
+    assert tighter.sections["Temporal Index"]["shown"] == mm.INDEX_KEPT
+    assert tighter.sections["Session Ledger (Last 30 Days)"]["over_budget"] >= 1
+    for name in ("Global Head (Tier 1)", "Thread Heads (Tier 2)", "Open Threads",
+                 "Durable Notes & Constraints"):
+        assert tighter.sections[name]["over_budget"] == 0, name
+
+
+def test_memory_md_settings_are_validated(isolated_home, monkeypatch):
+    """A budget outside its range is a ConfigError naming the field."""
+    monkeypatch.setenv("CONTINUITY_MEMORY_MD__MAX_LINES", "5")
+    with pytest.raises(ConfigError, match="(?i)max_lines.*greater than or equal to 40"):
+        mm.settings()
+
+
+def test_write_refuses_empty_text(tmp_path):
+    """An empty projection is never written."""
+    with pytest.raises(ValueError, match="empty"):
+        mm.write("  \n", tmp_path / "MEMORY.md")
