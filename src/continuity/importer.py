@@ -452,8 +452,8 @@ class _FileImport:
             store.append(self.key, entries)
             store.put_issues(self.issues)
             store.put_runs(self.tracker.take())
-            if final and self.reader.uses_tree and self.tree_changed:
-                _apply_leaf_path(store, self.key)
+            if final and self.reader.uses_tree and self.tree_changed \
+                    and _apply_leaf_path(store, self.key):
                 # Runs follow the conversation path: derive them again over the path.
                 self.tracker = _derive_runs(store, self.key, facts.agent_id)
                 store.replace_runs(self.key, self.tracker.take())
@@ -545,14 +545,15 @@ def _derive_runs(store: Store, key: str, agent_id: str) -> _RunTracker:
         after = page[-1].seq
 
 
-def _apply_leaf_path(store: Store, key: str) -> None:
+def _apply_leaf_path(store: Store, key: str) -> bool:
     """Follow a parent tree (pi) from its leaf, the last row with a native id in file order:
     rows on the path keep their reader's visibility, rows off it become invisible. A missing,
-    null or self parent ends the walk (a root); never fails on an orphan."""
+    null or self parent ends the walk (a root); never fails on an orphan. Returns whether any
+    row's visibility changed (a linear session changes nothing)."""
     links = list(store.tree_links(key))
     by_id: dict[str, tuple[int, str | None]] = {}
     leaf: str | None = None
-    for seq, native, parent, _ in links:
+    for seq, native, parent, _, _ in links:
         if native:
             by_id.setdefault(native, (seq, parent))
             leaf = native
@@ -563,7 +564,12 @@ def _apply_leaf_path(store: Store, key: str) -> None:
         on_path.add(seq)
         current = parent if parent != current else None
         guard += 1
-    tree_rows = {seq for seq, native, _, _ in links if native}
-    off = tree_rows - on_path
-    store.set_on_path(key, on_path, True)
-    store.set_on_path(key, off, False)
+    to_on = [seq for seq, native, _, visible, base in links
+             if native and seq in on_path and base and not visible]
+    to_off = [seq for seq, native, _, visible, _ in links
+              if native and seq not in on_path and visible]
+    if to_on:
+        store.set_on_path(key, to_on, True)
+    if to_off:
+        store.set_on_path(key, to_off, False)
+    return bool(to_on or to_off)

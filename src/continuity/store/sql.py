@@ -392,16 +392,18 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
                 out.update({r[0]: r[1] for r in conn.execute(stmt)})
         return out
 
-    def tree_links(self, session_key: str) -> Iterator[tuple[int, str | None, str | None, bool]]:
-        """``(seq, native_id, parent_native_id, on_path)`` of every row in seq order, where
-        ``on_path`` says whether the row currently counts as on the conversation path."""
+    def tree_links(self, session_key: str) -> Iterator[tuple[int, str | None, str | None, bool,
+                                                             bool]]:
+        """``(seq, native_id, parent_native_id, visible, base_visible)`` of every row in seq
+        order: ``base_visible`` is the reader's verdict, ``visible`` also needs the row on the
+        conversation path."""
         c = t.entries.c
         stmt = (select(c.seq, c.native_id, c.parent_native_id, c.visible, c.base_visible)
                 .where(c.session_key == session_key).order_by(c.seq))
         with self._conn() as conn:
             rows = conn.execute(stmt).all()
         for r in rows:
-            yield r.seq, r.native_id, r.parent_native_id, bool(r.visible or not r.base_visible)
+            yield r.seq, r.native_id, r.parent_native_id, bool(r.visible), bool(r.base_visible)
 
     def set_on_path(self, session_key: str, seqs: Iterable[int], on_path: bool) -> None:
         """Put rows on or off the conversation path (a pi leaf path): a row is visible when
