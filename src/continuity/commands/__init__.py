@@ -8,7 +8,7 @@ import importlib
 import typer
 
 #: Modules under ``continuity.commands`` that add commands (each defines ``register(app)``).
-MODULES = ["checkpoints", "compaction", "memory", "lineage"]
+MODULES = ["checkpoints", "compaction", "memory", "lineage", "daemon"]
 
 
 def register_all(app: typer.Typer) -> None:

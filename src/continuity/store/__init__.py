@@ -126,6 +126,9 @@ def open_store_raw(url: str, *, auto_migrate: bool = True) -> SqlStore:
     except ContinuityError:
         engine.dispose()
         raise
+    # The migration's pooled connections predate SqlStore's connect hook (WAL, busy timeout):
+    # drop them so every connection the store uses runs it.
+    engine.dispose()
     return SqlStore(engine, url)
 
 

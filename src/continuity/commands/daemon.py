@@ -1,0 +1,121 @@
+"""CLI commands of live capture (issue 7): ``continuity serve``, ``continuity hook EVENT
+--harness H``, ``continuity hooks install|uninstall HARNESS`` and ``continuity mcp``.
+
+``continuity hook`` is the hook command; harnesses run it on every hook, so
+``continuity.cli.main`` dispatches ``hook`` to ``continuity.hookcmd`` before Typer is imported,
+and the installers write the ``continuity-hook`` script (the same code). The Typer command here
+only serves ``--help`` and the rare call that did come through Typer.
+"""
+
+from __future__ import annotations
+
+import enum
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from continuity.commands.common import HomeOption, JsonOption, emit_json, out
+
+
+class HarnessName(str, enum.Enum):
+    """Harnesses with hooks."""
+
+    claude_code = "claude-code"
+    codex = "codex"
+    pi = "pi"
+
+
+hooks_app = typer.Typer(help="Install or remove continuity's hooks in a harness.",
+                        no_args_is_help=True)
+
+SettingsOption = typer.Option(
+    None, "--settings", help="The settings file (claude-code: ~/.claude/settings.json; codex: "
+    "~/.codex/hooks.json) or, for pi, the extensions folder (~/.pi/agent/extensions).",
+    show_default=False)
+
+
+def serve_cmd(
+    host: Optional[str] = typer.Option(None, "--host", help="Address to listen on (default: "
+                                       "[daemon] host, 127.0.0.1; others need [daemon] token)."),
+    port: Optional[int] = typer.Option(None, "--port", help="Port (default: [daemon] port, "
+                                       "7438; 0 picks a free one)."),
+    home: Optional[Path] = HomeOption,
+) -> None:
+    """Run the local daemon the hooks talk to, until SIGTERM or Ctrl-C (queues are flushed
+    on the way out)."""
+    import logging
+
+    from continuity.server import serve
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    logging.getLogger("alembic").setLevel(logging.WARNING)
+    serve(home, host=host, port=port)
+
+
+def hook_cmd(
+    event: str = typer.Argument(..., help="session-start, user-prompt-submit, pre-compaction, "
+                                "post-compaction, stop or session-end."),
+    harness: HarnessName = typer.Option(..., "--harness", help="Whose hook JSON is on stdin."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds for the whole "
+                                            "exchange with the daemon."),
+) -> None:
+    """Forward a hook's JSON (stdin) to the daemon and print what the harness expects; when
+    the daemon is down, record it for replay. Always exits 0."""
+    from continuity.hookcmd import run
+
+    argv = [event, "--harness", harness.value]
+    if timeout is not None:
+        argv += ["--timeout", str(timeout)]
+    raise typer.Exit(run(argv))
+
+
+@hooks_app.command("install")
+def hooks_install(
+    harness: HarnessName = typer.Argument(..., help="claude-code, codex or pi."),
+    settings: Optional[Path] = SettingsOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Add continuity's hooks to HARNESS (a backup of the file is made first; running it
+    again changes nothing)."""
+    from continuity.hooks.install import install
+
+    _report(install(harness.value, settings), as_json)
+
+
+@hooks_app.command("uninstall")
+def hooks_uninstall(
+    harness: HarnessName = typer.Argument(..., help="claude-code, codex or pi."),
+    settings: Optional[Path] = SettingsOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Remove continuity's hooks from HARNESS (restoring the backup when nothing else
+    changed)."""
+    from continuity.hooks.install import uninstall
+
+    _report(uninstall(harness.value, settings), as_json)
+
+
+def _report(result, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+    if as_json:
+        emit_json(result.to_dict())
+        return
+    backup = f" (backup: {result.backup})" if result.backup else ""
+    out.print(f"{result.harness}: {result.action} {result.path}{backup}", markup=False)
+
+
+def mcp_cmd(home: Optional[Path] = HomeOption) -> None:
+    """Run the MCP server on stdio: tools recall, remember, checkpoint and continuation."""
+    from continuity.mcp_server import run
+
+    run(home)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``serve``, ``hook``, ``hooks install|uninstall`` and ``mcp`` to ``app``."""
+    app.command("serve")(serve_cmd)
+    app.command("hook")(hook_cmd)
+    app.add_typer(hooks_app, name="hooks")
+    app.command("mcp")(mcp_cmd)
+
+

@@ -1,0 +1,155 @@
+"""Harness adapters: a harness's hook stdin JSON → our endpoint body, and our endpoint's answer
+→ the stdout that harness expects (spec/formats.md §4; pi: §3.7 and our extension).
+
+**Input.** Claude Code and Codex send one JSON object with ``session_id``, ``transcript_path``,
+``cwd``, ``hook_event_name`` and per-event fields (``source``, ``prompt``, ``trigger``,
+``custom_instructions``, ``compact_summary``, ``last_assistant_message``, ``stop_hook_active``,
+``reason``, ``turn_id``, ``model``). Our pi extension (``pi_extension/continuity.ts``) sends the
+same field names, built from pi's extension events. The session key is the first present of
+``session_id``, ``sessionId``, ``session_key``, ``sessionKey`` (the origin's rule); the project is
+``cwd``. A ``transcript_path`` that is empty or not absolute is dropped (B60: Claude Code has sent
+an empty one; the daemon then uses the path it saw at session start). Unknown fields are ignored:
+harnesses add fields between releases (formats.md §5).
+
+**Output.** The session-start answer's ``context`` becomes, for Claude Code,
+``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": …}}`` kept under
+``CONTEXT_LIMIT`` characters (above 10,000 Claude Code moves it to a file); for Codex the same
+inside ``{"continue": true, "suppressOutput": true, …}``; for pi ``{"additionalContext": …}``.
+Every other Claude Code and Codex event prints nothing: a hook of ours never answers
+``"decision": "block"`` (B62: a blocking PreCompact disabled ``/compact``); pi gets the
+endpoint's JSON answer.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from continuity.hooks.spool import EVENTS, HARNESSES
+
+#: Claude Code moves injected context of more than 10,000 characters to a file (formats.md
+#: §4.1); ours stays strictly under it.
+CONTEXT_LIMIT = 10_000
+CLIPPED_MARKER = "\n[… recovery context clipped]"
+#: Our event → the ``hookEventName`` Claude Code and Codex expect in ``hookSpecificOutput``.
+HOOK_EVENT_NAMES = {"session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit"}
+_KEY_FIELDS = ("session_id", "sessionId", "session_key", "sessionKey")
+
+
+class AdapterError(ValueError):
+    """The hook input cannot become a body: names the field and the problem."""
+
+
+def _text(payload: dict[str, Any], *names: str) -> str | None:
+    for name in names:
+        value = payload.get(name)
+        if isinstance(value, str) and value.strip():
+            return value
+    return None
+
+
+def _path(payload: dict[str, Any], *names: str) -> str | None:
+    value = _text(payload, *names)
+    return value if value and os.path.isabs(value) else None
+
+
+def parse_payload(raw: bytes) -> dict[str, Any]:
+    """The hook stdin as a JSON object. Raises ``AdapterError`` when it is not one."""
+    try:
+        data = json.loads(raw.decode("utf-8") if raw.strip() else "{}")
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise AdapterError(f"stdin: not JSON ({exc})") from None
+    if not isinstance(data, dict):
+        raise AdapterError(f"stdin: a JSON object is expected (got {type(data).__name__})")
+    return data
+
+
+def to_body(harness: str, event: str, payload: dict[str, Any]) -> dict[str, Any]:
+    """Our endpoint body for ``event`` from a ``harness``'s hook input (module docstring).
+    Raises ``AdapterError`` for an unknown harness or event, or no session id."""
+    if harness not in HARNESSES:
+        raise AdapterError(f"harness: must be one of {', '.join(HARNESSES)} (got {harness!r})")
+    if event not in EVENTS:
+        raise AdapterError(f"event: must be one of {', '.join(EVENTS)} (got {event!r})")
+    key = _text(payload, *_KEY_FIELDS)
+    if key is None:
+        raise AdapterError("session_id: missing from the hook input")
+    body: dict[str, Any] = {"harness": harness, "session_key": key.strip(),
+                            "project": _text(payload, "cwd", "project"),
+                            "transcript_path": _path(payload, "transcript_path",
+                                                     "transcriptPath", "session_file")}
+    body.update(_EVENT_FIELDS[event](payload))
+    return {k: v for k, v in body.items() if v is not None}
+
+
+def _start(p: dict[str, Any]) -> dict[str, Any]:
+    return {"source": _text(p, "source", "reason"), "model": _text(p, "model"),
+            "parent_session_key": _text(p, "parent_session_id", "previous_session_id")}
+
+
+def _prompt(p: dict[str, Any]) -> dict[str, Any]:
+    prompt = p.get("prompt", p.get("user_prompt"))
+    return {"prompt": prompt if isinstance(prompt, str) else "",
+            "turn_id": _text(p, "turn_id")}
+
+
+def _pre(p: dict[str, Any]) -> dict[str, Any]:
+    return {"trigger": _text(p, "trigger"),
+            "context": _text(p, "custom_instructions", "customInstructions")}
+
+
+def _post(p: dict[str, Any]) -> dict[str, Any]:
+    return {"trigger": _text(p, "trigger"), "summary": _text(p, "compact_summary", "summary")}
+
+
+def _stop(p: dict[str, Any]) -> dict[str, Any]:
+    return {"last_assistant_message": _text(p, "last_assistant_message"),
+            "stop_hook_active": bool(p.get("stop_hook_active", False)),
+            "settled": p.get("settled", True) is not False, "turn_id": _text(p, "turn_id")}
+
+
+def _end(p: dict[str, Any]) -> dict[str, Any]:
+    return {"reason": _text(p, "reason")}
+
+
+_EVENT_FIELDS = {"session-start": _start, "user-prompt-submit": _prompt,
+                 "pre-compaction": _pre, "post-compaction": _post, "stop": _stop,
+                 "session-end": _end}
+
+
+def clip_context(text: str, limit: int = CONTEXT_LIMIT) -> str:
+    """``text`` if it is shorter than ``limit`` characters, else its beginning (cut at a line
+    end when one is near, never inside a character) plus ``CLIPPED_MARKER``, shorter than
+    ``limit`` in all."""
+    if len(text) < limit:
+        return text
+    room = limit - 1 - len(CLIPPED_MARKER)
+    kept = text[:room]
+    line_end = kept.rfind("\n")
+    if line_end >= room - 200:
+        kept = kept[:line_end]
+    return kept.rstrip() + CLIPPED_MARKER
+
+
+def render(harness: str, event: str, answer: dict[str, Any]) -> bytes:
+    """The stdout ``harness`` expects for our ``answer`` to ``event`` (module docstring)."""
+    context = answer.get("context") or ""
+    if harness == "pi":
+        out = {k: v for k, v in answer.items() if k != "context"}
+        if event == "session-start":
+            out["additionalContext"] = clip_context(context) if context else ""
+        return _json(out)
+    if event not in HOOK_EVENT_NAMES or not context:
+        return b""
+    specific = {"hookEventName": HOOK_EVENT_NAMES[event],
+                "additionalContext": clip_context(context)}
+    if harness == "codex":
+        return _json({"continue": True, "suppressOutput": True,
+                      "hookSpecificOutput": specific})
+    return _json({"hookSpecificOutput": specific})
+
+
+def _json(value: Any) -> bytes:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode(
+        "utf-8")

@@ -1,0 +1,138 @@
+"""Live transcript turns: the canonical JSONL record before the hook's answer, the
+``session_transcripts`` row after it.
+
+``LiveTurns.append`` writes one turn (``User:`` prompt, or the ``Assistant:`` message a Stop
+carries when the harness gave no transcript file) as a ``live`` record of the harness's
+canonical JSONL (``continuity.transcripts``), fsync'd, and queues ``write_row``, which adds every
+turn that arrived meanwhile to the session's row in one write (the row is derived: a crash
+between the two leaves the record, and the harness's file, when there is one, restores the row
+at the next capture).
+
+**Group commit.** Every live turn must be on disk before its hook is answered (B57), and each
+``TranscriptLog.append`` call holds the file's lock across its writes and one ``fsync``. Called
+once per turn from many threads, the turns queue behind one another's fsync. ``GroupAppender``
+lets the first caller write everything waiting as one ``append`` call (one fsync), while the
+callers that arrive meanwhile gather into the next batch, written by one of them as soon as the
+first finishes. Every caller still returns only after its own record was fsync'd, or raises
+the error of its batch.
+"""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+from typing import Any, Callable
+
+from continuity import transcripts as tx
+
+
+class _Batch:
+    __slots__ = ("records", "done", "error")
+
+    def __init__(self) -> None:
+        self.records: list[Any] = []
+        self.done = False
+        self.error: BaseException | None = None
+
+
+class GroupAppender:
+    """Appends records to ``log`` (a ``TranscriptLog``), batching concurrent callers."""
+
+    def __init__(self, log: Any) -> None:
+        self.log = log
+        self._cond = threading.Condition()
+        self._open: _Batch | None = None
+        self._writing = False
+        self.batches = 0  # appends made (one fsync each), for figures
+
+    def append(self, record: Any) -> None:
+        """Write ``record`` durably (module docstring). Raises the batch's ``OSError``."""
+        with self._cond:
+            if self._open is None:
+                self._open = _Batch()
+            batch = self._open
+            batch.records.append(record)
+            while not batch.done:
+                if not self._writing and batch is self._open:
+                    self._open, self._writing = None, True
+                    break
+                self._cond.wait()
+            else:
+                if batch.error is not None:
+                    raise batch.error
+                return
+        try:
+            self.log.append(batch.records)
+        except BaseException as exc:  # every caller of the batch gets the error
+            batch.error = exc
+        with self._cond:
+            batch.done, self._writing = True, False
+            self.batches += 1
+            self._cond.notify_all()
+        if batch.error is not None:
+            raise batch.error
+
+
+class LiveTurns:
+    """Live turns of the daemon's sessions (module docstring). ``db_lock`` serializes the
+    daemon's database writers, ``session_lock(key)`` gives a session's lock, ``submit(name,
+    task)`` queues background work (``Worker.submit``). ``info`` is a ``LiveSession``."""
+
+    def __init__(self, store: Any, home: str, *, db_lock: Any,
+                 session_lock: Callable[[str], Any],
+                 submit: Callable[[str, Callable[[], None]], bool]) -> None:
+        self.store, self.home = store, home
+        self._db_lock, self._session_lock, self._submit = db_lock, session_lock, submit
+        self._lock = threading.Lock()
+        self._appenders: dict[str, GroupAppender] = {}
+
+    def append(self, info: Any, role: str, label: str, text: str, at: datetime) -> None:
+        """Append one live turn to the canonical JSONL (a ``live`` record, fsync'd by group
+        commit) before the hook is answered; the session's row follows in the background
+        (``write_row``), one write for all the turns that arrived meanwhile."""
+        key = info.store_key or info.key
+        para = tx.paragraph(label, tx.storable(text))
+        self._appender(info.harness).append(tx.TranscriptRecord(
+            info.agent_id, info.harness, key, info.project, info.entry_count + info.live_turns,
+            role, para, "live", info.transcript_path,
+            at.isoformat(timespec="milliseconds").replace("+00:00", "Z")))
+        info.pending.append((para, at))
+        info.live_turns += 1
+        self._submit(f"row:{info.key}", lambda: self.write_row(info))
+
+    def write_row(self, info: Any) -> None:
+        """Append the session's pending live turns to its ``session_transcripts`` row in one
+        write (worker thread). The row's text is kept in ``info`` and re-read only when its
+        stored hash says another writer changed it. The session stays unlocked while the
+        write waits for the database, so its next hook is answered meanwhile."""
+        key = info.store_key or info.key
+        with self._session_lock(info.key):
+            taken, known, known_hash = list(info.pending), info.row_content, info.row_hash
+        if not taken:
+            return
+        with self._db_lock:
+            stored = self.store.transcript_hash(key, info.agent_id)
+            old = known if stored is not None and stored == known_hash else None
+            if old is None:
+                row = self.store.get_transcripts([key], info.agent_id).get(key)
+                old = row.content if row else ""
+            new = "\n\n".join([old, *(p for p, _ in taken)] if old else [p for p, _ in taken])
+            digest, at = tx.content_hash(new), taken[-1][1]
+            if stored is None:
+                tx.put_transcript(self.store, key, new, agent_id=info.agent_id,
+                                  harness=info.harness, project=info.project, now=at)
+            else:
+                self.store.update_transcript_content(
+                    key, info.agent_id, content=new, content_hash=digest,
+                    harness=info.harness, project=info.project, updated_at=at)
+        with self._session_lock(info.key):
+            info.row_content, info.row_hash = new, digest
+            del info.pending[:len(taken)]
+
+    def _appender(self, harness: str) -> GroupAppender:
+        with self._lock:
+            found = self._appenders.get(harness)
+            if found is None:
+                log_file = tx.TranscriptLog(tx.transcript_path(self.home, harness))
+                found = self._appenders[harness] = GroupAppender(log_file)
+            return found

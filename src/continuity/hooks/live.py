@@ -1,0 +1,538 @@
+"""``LiveCapture``: the daemon's service. Hook events in; checkpoints, transcripts, recovery and
+continuation checkpoints out. ``continuity.server`` is a thin HTTP shell over it.
+
+Per event (each under its session's lock, so one session's events apply in order):
+
+- **session-start** records the session (its checkpoint state, seed 000), answers the recovery
+  context (``## Session Recovery Context`` and the newest checkpoint of the session, else of its
+  project within ``recoveryWindowHours``, all within ``recoveryBudgetChars`` characters) unless
+  that checkpoint was already injected into the session (formats.md §4.1: a resume replays
+  injected text; never inject one twice; ``compact`` starts a fresh context, so it may). A
+  ``clear`` start ends the harness's previous session of the same project (Claude Code sends no
+  SessionEnd then); a Codex start ends the other Codex sessions of its project (Codex has no
+  SessionEnd; formats.md §4.2).
+- **user-prompt-submit** counts the prompt (``periodic`` may be queued: seed 000's 2,500 ms
+  window) and appends the live ``User:`` turn to the canonical transcript JSONL (a record
+  fsync'd before the answer, by group commit); the session's row follows in the background.
+- **pre-compaction** writes the ``pre_compaction`` checkpoint before answering (B60: before the
+  harness changes its view; an empty ``transcript_path`` falls back to the one seen earlier).
+- **post-compaction** re-imports the transcript; the next start may inject again.
+- **stop** (a settled turn): in the background, import the transcript file, capture the
+  transcript, then run the continuation policy (``compaction.after_turn``) as the session's
+  fenced owner ``continuity-daemon:<pid>`` with ``[daemon] stop_seconds`` to finish. Codex's Stop
+  is "turn settled", never "session ended" (origin defect).
+- **session-end** is journaled in the spool before it is acknowledged and done in the
+  background (Claude Code kills SessionEnd hooks after 1.5 s): flush the session's queued
+  checkpoints, write ``session_end``, import and capture the transcript, mark it completed.
+  A second end of the same session writes nothing.
+
+After the transcript file of a session was imported, ``sync_session`` replaces the live turns
+with the rows rendered from it (the file is the lossless source); a session without a file keeps
+its live turns. On SQLite the daemon's own writers queue on one lock (``_db_lock``) rather than
+in SQLite's busy handler, which sleeps in steps of milliseconds. Sessions idle for
+``[transcripts] idle_limit_minutes`` are ended (reason ``idle``). After a daemon restart a
+session's checkpoint state is rebuilt from its imported rows (prompts, and prompts since its
+newest checkpoint).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from contextlib import nullcontext
+from datetime import datetime, timedelta, timezone
+from typing import Any, Callable
+
+from pydantic import ValidationError
+
+from continuity import checkpoints as cps
+from continuity import transcripts as tx
+from continuity.errors import ContinuityError, FencedWrite, SessionNotFound
+from continuity.hooks import adapters, spool
+from continuity.hooks.journal import LiveTurns
+from continuity.hooks.models import BODIES, CheckpointBody, HookBody, SessionEndBody
+from continuity.hooks.sessions import LiveSession, as_stored, busy_timeout_first, history
+from continuity.hooks.worker import RecentIds, Worker
+from continuity.model import Checkpoint, CheckpointTrigger
+from continuity.store import SqlStore
+
+log = logging.getLogger("continuity.daemon")
+
+RECOVERY_HEADING = "## Session Recovery Context\n"
+#: How often idle sessions are looked for (seconds).
+SWEEP_SECONDS = 60.0
+
+
+def _now() -> datetime:
+    return datetime.now(timezone.utc)
+
+
+class LiveCapture:
+    """The daemon's service (module docstring). Thread-safe; ``start`` before use, ``close``
+    at shutdown (finishes queued work, replays the spool, flushes queued checkpoints)."""
+
+    def __init__(self, store: SqlStore, *, home: str | os.PathLike[str],
+                 config: cps.CheckpointConfig, budget_bytes: int, stop_seconds: float,
+                 idle_limit: timedelta, summarizer: Callable[[], Any] | None = None,
+                 tick_seconds: float = 1.0) -> None:
+        self.store, self.home, self.config = store, os.fspath(home), config
+        busy_timeout_first(store)
+        self.budget_bytes, self.stop_seconds, self.idle_limit = budget_bytes, stop_seconds, \
+            idle_limit
+        self.owner = f"continuity-daemon:{os.getpid()}"
+        # SQLite takes one writer at a time and makes the others sleep in its busy handler
+        # (1, 2, 5, 10 ... ms): our writing threads queue on this lock instead.
+        self._db_lock: Any = threading.Lock() if store.dialect == "sqlite" else nullcontext()
+        sink = cps.store_sink(store, config.max_checkpoints_per_session)
+
+        def locked_sink(rows: Any) -> None:
+            with self._db_lock:
+                sink(rows)
+
+        self.recorder = cps.CheckpointRecorder(cps.CheckpointQueue(locked_sink), config)
+        self.worker = Worker(self._tick, tick_seconds=tick_seconds)
+        self.sessions: dict[str, LiveSession] = {}
+        self.seen = RecentIds()
+        self.closing = threading.Event()
+        self._summarizer_factory = summarizer
+        self._summarizer: Any = None
+        self._injected: dict[str, set[int]] = {}
+        self._ended = RecentIds()
+        self._lock = threading.Lock()
+        self._session_locks: dict[str, threading.RLock] = {}
+        self._import_lock = threading.Lock()
+        self._drain_lock = threading.Lock()
+        self.turns = LiveTurns(store, self.home, db_lock=self._db_lock,
+                               session_lock=self._session_lock, submit=self.worker.submit)
+        self._last_sweep = time.monotonic()
+        self._local = threading.local()  # .replaying: a spooled event is being applied
+        self.last_drain: spool.DrainReport | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> spool.DrainReport:
+        """Replay the spool (events recorded while the daemon was down), then start the
+        checkpoint timer and the worker. Returns what the replay did."""
+        report = self.drain_spool()
+        self.recorder.start()
+        self.worker.start()
+        return report
+
+    def close(self) -> None:
+        """Stop: cancel a running summary (``closing``), finish queued tasks, replay what the
+        spool still holds, flush queued checkpoints (``CheckpointFlushError`` if they cannot
+        be written)."""
+        self.closing.set()
+        self.worker.stop()
+        self.drain_spool()
+        self.recorder.shutdown()
+
+    def _tick(self) -> None:
+        if spool.pending(self.home):
+            self.drain_spool()
+        if time.monotonic() - self._last_sweep >= SWEEP_SECONDS:
+            self._last_sweep = time.monotonic()
+            self.sweep_idle()
+
+    # ------------------------------------------------------------------ dispatch
+
+    def handle(self, event: str, body: HookBody) -> dict[str, Any]:
+        """Apply one hook event (``event`` names the endpoint); an ``event_id`` seen before is
+        answered ``{"duplicate": true}`` and applied once."""
+        if event == "session-end":
+            return self.session_end_queued(body)  # type: ignore[arg-type]
+        if body.event_id and body.event_id in self.seen:
+            return {"session_key": body.session_key, "duplicate": True}
+        answer = getattr(self, _HANDLERS[event])(body)
+        if body.event_id:
+            self.seen.add(body.event_id)
+        return answer
+
+    def handle_native(self, harness: str, event: str, raw: bytes, *, event_id: str | None,
+                      at: str | None) -> bytes:
+        """A harness's raw hook stdin → ``handle`` → the stdout that harness expects. Raises
+        ``adapters.AdapterError`` or ``pydantic.ValidationError`` for bad input."""
+        body = self.native_body(harness, event, raw, event_id=event_id, at=at)
+        return adapters.render(harness, event, self.handle(event, body))
+
+    @staticmethod
+    def native_body(harness: str, event: str, raw: bytes, *, event_id: str | None,
+                    at: str | None) -> HookBody:
+        """Our validated body from a harness's raw hook stdin."""
+        data = adapters.to_body(harness, event, adapters.parse_payload(raw))
+        if event_id:
+            data["event_id"] = event_id
+        if at:
+            data["at"] = at
+        return BODIES[event].model_validate(data)
+
+    def _replay(self, item: spool.SpooledEvent) -> None:
+        """Spool drain handler: bad input is rejected (kept aside), anything else retried."""
+        try:
+            if item.body is not None:
+                body = BODIES[item.event].model_validate({**item.body, "event_id": item.id})
+            else:
+                body = self.native_body(item.harness or "", item.event, item.payload or b"",
+                                        event_id=item.id, at=item.at)
+        except (adapters.AdapterError, ValidationError) as exc:
+            raise spool.RejectedEvent(str(exc).replace("\n", " ")) from None
+        if item.event == "session-end":
+            if not (body.event_id and body.event_id in self.seen):
+                self.end_session(body)  # type: ignore[arg-type]
+                self.seen.add(item.id)
+            return
+        self._local.replaying = True
+        try:
+            self.handle(item.event, body)
+        finally:
+            self._local.replaying = False
+
+    def drain_spool(self) -> spool.DrainReport:
+        """Replay the spool now (one drain at a time)."""
+        with self._drain_lock:
+            self.last_drain = spool.drain(self.home, self._replay, log=log)
+            return self.last_drain
+
+    # ------------------------------------------------------------------ sessions
+
+    def _session_lock(self, key: str) -> threading.RLock:
+        with self._lock:
+            return self._session_locks.setdefault(key, threading.RLock())
+
+    def _touch(self, body: HookBody) -> LiveSession:
+        with self._lock:
+            info = self.sessions.get(body.session_key)
+            if info is None:
+                info = LiveSession(body.session_key, body.harness, body.agent_id)
+                self.sessions[body.session_key] = info
+            info.harness, info.last_seen = body.harness, _now()
+            info.project = body.project or info.project
+            info.transcript_path = body.transcript_path or info.transcript_path
+            return info
+
+    @staticmethod
+    def _at(body: HookBody) -> datetime:
+        now = _now()
+        return min(body.at, now) if body.at else now
+
+    def _ensure_state(self, info: LiveSession, at: datetime) -> cps.SessionState:
+        """The session's checkpoint state; after a restart rebuilt from its imported rows.
+        Everything is read before the state is made, so a failed read changes nothing."""
+        state = self.recorder.states.get(info.key)
+        if state is not None:
+            return state
+        session = self.store.get_session(info.store_key or info.key)
+        past = history(self.store, session.key) if session is not None else None
+        started = session.started_at if session and session.started_at else at
+        state = self.recorder.start_session(info.key, harness=info.harness,
+                                            project=info.project, at=min(started, at))
+        if past is not None:
+            past.apply(state)
+        return state
+
+    # ------------------------------------------------------------------ events
+
+    def session_start(self, body: Any) -> dict[str, Any]:
+        at, source = self._at(body), body.source.lower()
+        ended = self._superseded(body, source)
+        for other in ended:
+            self._supersede(other, at, "clear" if source == "clear" else "superseded")
+        if source == "clear" and not ended:  # the previous session is not live here
+            self.worker.submit(f"clear:{body.session_key}", lambda: tx.recover_after_clear(
+                self.store, body.session_key, agent_id=body.agent_id, harness=body.harness,
+                project=body.project, at=at))
+        info = self._touch(body)
+        with self._session_lock(info.key):
+            self._ensure_state(info, at)
+            if getattr(self._local, "replaying", False):  # nobody reads this answer
+                context, recovery = "", {"skipped": "replayed"}
+            else:
+                context, recovery = self._recovery(info, source)
+        self._queue_import(info)
+        return {"session_key": info.key, "source": source, "context": context,
+                "injected": bool(context), "recovery": recovery}
+
+    def _superseded(self, body: Any, source: str) -> list[LiveSession]:
+        """Sessions a start ends: the newest other session of the same harness and project
+        after ``clear``; every other Codex session of the project on a Codex start."""
+        with self._lock:
+            others = [s for s in self.sessions.values() if s.key != body.session_key
+                      and s.harness == body.harness and body.project
+                      and s.project == body.project]
+        if source == "clear":
+            return sorted(others, key=lambda s: s.last_seen)[-1:]
+        if body.harness == "codex" and source in ("startup", "clear"):
+            return others
+        return []
+
+    def _recovery(self, info: LiveSession, source: str) -> tuple[str, dict[str, Any]]:
+        budget = self.config.recovery_budget_chars
+        inner = self.config.model_copy(update={
+            "recovery_budget_chars": budget - len(RECOVERY_HEADING)})
+        found = cps.recover(self.store, session_key=info.key, project=info.project,
+                            config=inner)
+        meta = {k: v for k, v in found.to_dict().items() if k != "text"}
+        meta["budget_chars"] = budget
+        if found.checkpoint is None or not found.text:
+            return "", meta
+        injected = self._injected.setdefault(info.key, set())
+        if source == "compact":
+            injected.clear()
+        if found.checkpoint.checkpoint_id in injected:
+            meta["skipped"] = "already_injected"
+            return "", meta
+        injected.add(found.checkpoint.checkpoint_id or 0)
+        return RECOVERY_HEADING + found.text, meta
+
+    def user_prompt(self, body: Any) -> dict[str, Any]:
+        at, info = self._at(body), self._touch(body)
+        with self._session_lock(info.key):
+            state = self._ensure_state(info, at)
+            if body.prompt.strip():  # the durable write first: a failure counts nothing
+                self.turns.append(info, "user", "User", body.prompt, at)
+            periodic = self.recorder.record_prompt(info.key, body.prompt, at=at)
+        self._queue_import(info)
+        return {"session_key": info.key, "prompt_count": state.total_prompts,
+                "periodic_queued": periodic is not None}
+
+    def pre_compaction(self, body: Any) -> dict[str, Any]:
+        at, info = self._at(body), self._touch(body)
+        with self._session_lock(info.key):
+            self._ensure_state(info, at)
+            cp = self.recorder.pre_compaction(info.key, context=body.context, at=at)
+            cp = as_stored(self.store, cp) if cp else None
+        self._queue_import(info)
+        return {"session_key": info.key, "transcript_path": info.transcript_path,
+                "checkpoint": cps.checkpoint_dict(cp) if cp else None}
+
+    def post_compaction(self, body: Any) -> dict[str, Any]:
+        info = self._touch(body)
+        self._injected.pop(info.key, None)
+        self._queue_import(info)
+        return {"session_key": info.key, "import_queued": info.transcript_path is not None}
+
+    def stop(self, body: Any) -> dict[str, Any]:
+        at, info = self._at(body), self._touch(body)
+        if body.last_assistant_message and not info.transcript_path:
+            with self._session_lock(info.key):
+                self.turns.append(info, "assistant", "Assistant", body.last_assistant_message, at)
+        queued = self.worker.submit(f"turn:{info.key}", lambda: self._settled_turn(
+            info, settled=body.settled))
+        return {"session_key": info.key, "queued": queued}
+
+    def session_end_queued(self, body: SessionEndBody) -> dict[str, Any]:
+        """Journal a session end in the spool (fsync'd) and let the worker do it."""
+        if body.event_id and body.event_id in self.seen:
+            return {"session_key": body.session_key, "duplicate": True}
+        event_id = body.event_id or spool.new_event_id()
+        at = (body.at or _now()).isoformat().replace("+00:00", "Z")
+        data = body.model_dump(mode="json", exclude_none=True)
+        data.update(event_id=event_id, at=at)
+        spool.append(self.home, spool.body_line(event_id, at, "session-end", data))
+        self.worker.wake()
+        return {"session_key": body.session_key, "queued": True, "event_id": event_id}
+
+    def end_session(self, body: SessionEndBody) -> dict[str, Any]:
+        """Do a session end now (module docstring); the spool replay calls this."""
+        at, info = self._at(body), self._touch(body)
+        cp = self._end_now(info, at)
+        completed = self._finish_transcript(info, at)
+        with self._lock:
+            self.sessions.pop(info.key, None)
+        return {"session_key": info.key, "completed": completed,
+                "checkpoint": cps.checkpoint_dict(cp) if cp else None}
+
+    def _end_now(self, info: LiveSession, at: datetime) -> Checkpoint | None:
+        """Flush the session's queued checkpoints and write ``session_end`` (once; seed 000:
+        only when it had prompts)."""
+        with self._session_lock(info.key):
+            if info.key not in self.recorder.states:
+                if info.key in self._ended:
+                    return None
+                latest = self.store.latest_checkpoint(info.key)
+                if latest is not None and latest.trigger is CheckpointTrigger.SESSION_END:
+                    self._ended.add(info.key)  # ended before a restart
+                    return None
+                self._ensure_state(info, at)
+            cp = self.recorder.end_session(info.key, at=at)
+            self._ended.add(info.key)
+            return cp
+
+    def _supersede(self, info: LiveSession, at: datetime, reason: str) -> None:
+        """End a session that will send no end of its own (``reason``: clear, superseded,
+        idle): its checkpoint now, its transcript in the background."""
+        log.info("ending session %s (%s)", info.key, reason)
+        self._end_now(info, at)
+
+        def finish() -> None:
+            self._finish_transcript(info, at)
+            with self._lock:
+                if self.sessions.get(info.key) is info:
+                    self.sessions.pop(info.key, None)
+
+        self.worker.submit(f"end:{info.key}", finish)
+
+    def _finish_transcript(self, info: LiveSession, at: datetime) -> bool:
+        self.turns.write_row(info)
+        self._import(info)
+        with self._session_lock(info.key), self._db_lock:
+            key = info.store_key or info.key
+            if self.store.get_session(key) is not None:
+                return tx.end_session(self.store, key, home=self.home, at=at)
+            return self.store.complete_transcript(info.key, info.agent_id, at)
+
+    def sweep_idle(self, now: datetime | None = None) -> list[str]:
+        """End the sessions not heard from for the idle limit (reason ``idle``), and complete
+        transcript rows idle as long; returns the keys ended."""
+        now = now or _now()
+        with self._lock:
+            idle = [s for s in self.sessions.values() if now - s.last_seen >= self.idle_limit]
+        for info in idle:
+            self._supersede(info, now, "idle")
+        tx.sweep_idle(self.store, home=self.home, now=now, idle_limit=self.idle_limit)
+        return [s.key for s in idle]
+
+    # ------------------------------------------------------------------ transcripts
+
+    def _queue_import(self, info: LiveSession) -> None:
+        if info.transcript_path:
+            self.worker.submit(f"import:{info.key}", lambda: self._import(info))
+
+    def _import(self, info: LiveSession) -> None:
+        """Import the session's transcript file (new lines only), if it has one."""
+        path = info.transcript_path
+        if not path or not path.endswith(".jsonl") or not os.path.isfile(path):
+            return
+        from continuity.importer import import_file
+
+        with self._import_lock, self._db_lock:
+            report = import_file(self.store, path)
+        if report.session_key:
+            info.store_key = report.session_key
+            session = self.store.get_session(report.session_key)
+            info.entry_count = session.entry_count if session else 0
+        if report.status == "failed":
+            log.warning("import of %s failed: %s", path, report.reason)
+
+    def _sync(self, info: LiveSession) -> None:
+        key = info.store_key
+        if key and self.store.get_session(key) is not None:
+            with self._session_lock(info.key), self._db_lock:
+                tx.sync_session(self.store, key, home=self.home)
+                info.live_turns, info.row_content, info.row_hash = 0, None, None
+                info.pending.clear()  # the file's rows hold these turns now
+
+    # ------------------------------------------------------------------ settled turns
+
+    def _settled_turn(self, info: LiveSession, *, settled: bool) -> None:
+        self._import(info)
+        self._sync(info)
+        info.last_outcome = self.run_policy(info, settled=settled)
+
+    def run_policy(self, info: LiveSession, *, settled: bool = True) -> dict[str, Any]:
+        """The continuation policy for the session's settled turn (``after_turn``) as its
+        fenced owner; returns ``Outcome.to_dict()`` or ``{"status": "not_needed", "reason"}``."""
+        from continuity.compaction import after_turn
+
+        key = info.store_key
+        if not key or self.store.get_session(key) is None:
+            return {"session": info.key, "status": "not_needed", "reason": "no_transcript"}
+        try:
+            summarizer = self._get_summarizer()
+        except ContinuityError as exc:
+            log.warning("continuation policy skipped for %s: %s", key, exc)
+            return {"session": key, "status": "not_needed", "reason": "summarizer_unavailable"}
+        try:
+            lease = self.store.acquire_lease(key, self.owner, self.stop_seconds + 60)
+        except FencedWrite as exc:
+            return {"session": key, "status": "not_needed", "reason": "lease_held",
+                    "detail": str(exc)}
+        try:
+            outcome = after_turn(self.store, key, lease=lease, summarizer=summarizer,
+                                 budget_bytes=self.budget_bytes, settled=settled,
+                                 deadline=time.monotonic() + self.stop_seconds,
+                                 stop=self.closing)
+        finally:
+            self.store.release_lease(lease)
+        return outcome.to_dict()
+
+    def _get_summarizer(self) -> Any:
+        if self._summarizer is None:
+            if self._summarizer_factory is not None:
+                self._summarizer = self._summarizer_factory()
+            else:
+                from continuity.summarize import make_summarizer
+                from continuity.summarize.settings import load_settings
+
+                self._summarizer = make_summarizer(load_settings(self.home))
+        return self._summarizer
+
+    # ------------------------------------------------------------------ read API and tools
+
+    def store_key(self, key: str) -> str:
+        """The stored session behind ``key`` (a live session's imported key, else ``key``),
+        after its queued imports ran."""
+        info = self.sessions.get(key)
+        if info is None:
+            return key
+        self._import(info)
+        return info.store_key or key
+
+    def current_session(self, project: str | None, harness: str | None = None) -> str | None:
+        """The most recently active live session of ``project`` (and ``harness``), if any."""
+        wanted = cps.normalize_project(project) if project else None
+        with self._lock:
+            found = [s for s in self.sessions.values()
+                     if (wanted is None or cps.normalize_project(s.project) == wanted)
+                     and (harness is None or s.harness == harness)]
+        return max(found, key=lambda s: s.last_seen).key if found else None
+
+    def checkpoint(self, body: CheckpointBody) -> Checkpoint:
+        """An ``agent`` or ``explicit`` checkpoint of ``body.session_key`` (else the project's
+        current session): from the live state when the daemon has one, else rebuilt from the
+        stored transcript. Raises ``SessionNotFound``; ``InputError`` when disabled."""
+        from continuity.errors import InputError
+
+        key = body.session_key or self.current_session(body.project)
+        if key is None:
+            raise SessionNotFound(body.project or "(no session_key or project given)")
+        trigger = CheckpointTrigger(body.trigger)
+        info = self.sessions.get(key)
+        if info is not None:
+            with self._session_lock(key):
+                self._ensure_state(info, _now())
+                cp = self.recorder.checkpoint(key, body.reason, trigger=trigger)
+        else:
+            if self.store.get_session(key) is None:
+                raise SessionNotFound(key)
+            cp = cps.manual_checkpoint(self.store, key, body.reason, config=self.config,
+                                       trigger=trigger)
+        if cp is None:
+            raise InputError("continuity is disabled ([continuity] enabled = false): "
+                             "no checkpoint written")
+        return cp
+
+    def record_query(self, session_key: str | None, query: str) -> None:
+        """Count a memory query in a live session's checkpoint state (seed 000)."""
+        if session_key and session_key in self.recorder.states:
+            self.recorder.record_query(session_key, query)
+
+    def record_remember(self, session_key: str | None, text: str) -> None:
+        """Count a remembered text in a live session's checkpoint state (seed 000)."""
+        if session_key and session_key in self.recorder.states:
+            self.recorder.record_remember(session_key, text)
+
+    def health(self) -> dict[str, Any]:
+        """Counts for ``/health``."""
+        return {"live_sessions": len(self.sessions),
+                "queued_checkpoints": self.recorder.queue.pending_count(),
+                "background_tasks": self.worker.pending(),
+                "spool_pending": spool.pending(self.home),
+                "last_replay": self.last_drain.to_dict() if self.last_drain else None}
+
+
+_HANDLERS = {"session-start": "session_start", "user-prompt-submit": "user_prompt",
+             "pre-compaction": "pre_compaction", "post-compaction": "post_compaction",
+             "stop": "stop", "session-end": "session_end_queued"}

@@ -1,0 +1,129 @@
+"""The bodies of the daemon's endpoints (pydantic), harness-neutral: what ``adapters.to_body``
+produces from a hook's stdin, and what any client may POST to ``/api/hooks/<event>``.
+
+Unknown fields are refused (a typo names itself in the 422 answer). Lengths are characters.
+Values harnesses add between releases (``source``, ``trigger``, ``reason``) are free strings of
+at most 40 characters, not closed enums, so a new value never drops an event.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+Harness = Literal["claude-code", "codex", "pi"]
+#: A session key: 1..200 characters, no control characters.
+_KEY = re.compile(r"^[^\x00-\x1f\x7f]{1,200}$")
+MAX_PROMPT_CHARS = 1_000_000
+MAX_MESSAGE_CHARS = 4_000_000
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_max_length=MAX_MESSAGE_CHARS)
+
+
+class HookBody(_Body):
+    """Fields every hook event carries: the ``harness``, the ``session_key`` (the harness's
+    session id), the ``project`` (cwd), the ``transcript_path`` the harness writes (absolute),
+    the ``agent_id`` (``default`` for the main agent), and the event's ``event_id`` and ``at``
+    (set by the hook command; used to replay a spooled event exactly once, at its own time)."""
+
+    harness: Harness
+    session_key: str = Field(min_length=1, max_length=200)
+    project: str | None = Field(None, max_length=4096)
+    transcript_path: str | None = Field(None, max_length=4096)
+    agent_id: str = Field("default", min_length=1, max_length=200)
+    event_id: str | None = Field(None, min_length=1, max_length=64)
+    at: datetime | None = None
+
+    @field_validator("session_key")
+    @classmethod
+    def _key(cls, value: str) -> str:
+        value = value.strip()
+        if not _KEY.match(value):
+            raise ValueError("must be 1..200 characters without control characters")
+        return value
+
+    @field_validator("transcript_path")
+    @classmethod
+    def _absolute(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith("/"):
+            raise ValueError("must be an absolute path")
+        return value
+
+    @field_validator("at")
+    @classmethod
+    def _utc(cls, value: datetime | None) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(
+            timezone.utc)
+
+
+class SessionStartBody(HookBody):
+    """``session-start``: ``source`` is ``startup``, ``resume``, ``clear``, ``compact``,
+    ``fork`` … (Claude Code, Codex; pi's ``reason``)."""
+
+    source: str = Field("startup", min_length=1, max_length=40)
+    model: str | None = Field(None, max_length=200)
+    parent_session_key: str | None = Field(None, max_length=200)
+
+
+class UserPromptBody(HookBody):
+    """``user-prompt-submit``: the ``prompt`` as typed (may be empty: an image-only turn)."""
+
+    prompt: str = Field("", max_length=MAX_PROMPT_CHARS)
+    turn_id: str | None = Field(None, max_length=200)
+
+
+class PreCompactionBody(HookBody):
+    """``pre-compaction``: ``trigger`` (``manual``, ``auto``; pi ``threshold``, ``overflow``)
+    and the user's compaction instructions as ``context`` (seed 000: "session context")."""
+
+    trigger: str | None = Field(None, max_length=40)
+    context: str | None = Field(None, max_length=100_000)
+
+
+class PostCompactionBody(HookBody):
+    """``post-compaction``: the harness compacted; ``summary`` is its summary when it sends
+    one (Claude Code ``compact_summary``)."""
+
+    trigger: str | None = Field(None, max_length=40)
+    summary: str | None = None
+
+
+class StopBody(HookBody):
+    """``stop``: a turn settled (Claude Code and Codex ``Stop``, pi ``agent_settled``).
+    ``settled`` false: it ended without settling successfully (the policy then does nothing)."""
+
+    last_assistant_message: str | None = None
+    stop_hook_active: bool = False
+    settled: bool = True
+    turn_id: str | None = Field(None, max_length=200)
+
+
+class SessionEndBody(HookBody):
+    """``session-end``: ``reason`` as the harness gives it (``clear``, ``logout``,
+    ``prompt_input_exit``, ``other``; ours: ``idle``, ``superseded``)."""
+
+    reason: str | None = Field(None, max_length=40)
+
+
+BODIES: dict[str, type[HookBody]] = {
+    "session-start": SessionStartBody, "user-prompt-submit": UserPromptBody,
+    "pre-compaction": PreCompactionBody, "post-compaction": PostCompactionBody,
+    "stop": StopBody, "session-end": SessionEndBody}
+
+
+class CheckpointBody(_Body):
+    """``POST /api/checkpoints``: an ``agent`` (an agent's tool) or ``explicit`` (a person)
+    checkpoint with the caller's ``reason``, of ``session_key``, or else of the most recently
+    active live session of ``project``."""
+
+    reason: str = Field(min_length=1, max_length=10_000)
+    trigger: Literal["agent", "explicit"] = "explicit"
+    session_key: str | None = Field(None, min_length=1, max_length=200)
+    project: str | None = Field(None, min_length=1, max_length=4096)

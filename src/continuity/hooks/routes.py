@@ -1,0 +1,130 @@
+"""The daemon's HTTP routes (an edge: parse, one call into ``LiveCapture`` or the library,
+answer). ``continuity.server.create_app`` adds them; the module docstring of
+``continuity.server`` lists them. Sync endpoints run in the server's thread pool."""
+
+# No ``from __future__ import annotations``: FastAPI reads these annotations at runtime.
+
+import os
+from typing import Any, Literal, Optional
+
+import orjson
+from fastapi import FastAPI, Query, Request
+from fastapi.responses import JSONResponse, Response
+from starlette.concurrency import run_in_threadpool
+
+from continuity.checkpoints import checkpoint_dict
+from continuity.config import FOLLOW_UP_BUDGET_BYTES
+from continuity.hooks.adapters import AdapterError
+from continuity.hooks.models import BODIES, CheckpointBody
+from continuity.recall import RecallRequest, RememberRequest, recall_request, remember_request
+
+HarnessName = Literal["claude-code", "codex", "pi"]
+EventName = Literal["session-start", "user-prompt-submit", "pre-compaction", "post-compaction",
+                    "stop", "session-end"]
+#: Events whose work continues after the answer (202 Accepted).
+ACCEPTED = ("stop", "session-end")
+
+
+def add_routes(app: FastAPI, live: Any) -> None:
+    """Add every route of the daemon to ``app``, serving ``live`` (a ``LiveCapture``)."""
+
+    @app.get("/health", tags=["daemon"])
+    def health() -> dict:
+        """Liveness and queue figures (no token needed)."""
+        return {"status": "ok", "pid": os.getpid(), **live.health()}
+
+    for event, model in BODIES.items():
+        _hook_route(app, live, event, model)
+
+    @app.post("/api/harness/{harness}/{event}", tags=["hooks"], response_class=Response,
+              openapi_extra={"requestBody": {"required": True, "content": {
+                  "application/json": {"schema": {"type": "object"}}}}})
+    async def harness_hook(harness: HarnessName, event: EventName, request: Request) -> Response:
+        """A harness's raw hook stdin (what ``continuity hook`` forwards); answers the exact
+        stdout that harness expects (empty when it expects nothing)."""
+        raw = await request.body()
+        try:
+            out = await run_in_threadpool(
+                live.handle_native, harness, event, raw,
+                event_id=request.headers.get("x-continuity-event-id"),
+                at=request.headers.get("x-continuity-event-at"))
+        except AdapterError as exc:
+            return JSONResponse({"error": "invalid_request", "detail": str(exc)}, 400)
+        return Response(out, status_code=200, media_type="application/json")
+
+    @app.post("/api/memory/remember", tags=["memory"])
+    def remember(body: RememberRequest) -> dict:
+        """Remember a memory (redacted, stored once); with ``transcript`` and ``source_id``
+        also the session's transcript row. A live session's next digest lists it."""
+        done = remember_request(live.store, body)
+        live.record_remember(body.source_id, done.content)
+        return done.model_dump(mode="json")
+
+    @app.post("/api/memory/recall", tags=["memory"])
+    def recall(body: RecallRequest,
+               session_key: Optional[str] = Query(None, max_length=200)) -> dict:
+        """Memories matching ``query``, best first; ``expand`` joins their transcripts.
+        ``session_key`` (query string) counts the query in that live session's digest."""
+        found = recall_request(live.store, body)
+        live.record_query(session_key, body.query)
+        return found.model_dump(mode="json")
+
+    @app.get("/api/checkpoints", tags=["checkpoints"])
+    def project_checkpoints(project: str = Query(..., min_length=1, max_length=4096),
+                            limit: int = Query(10, ge=1, le=100)) -> dict:
+        """The newest checkpoints of any session of ``project``, newest first."""
+        from continuity.hooks.sessions import project_checkpoints as newest
+
+        rows = [checkpoint_dict(cp) for cp in newest(live.store, project, limit=limit)]
+        return {"checkpoints": rows, "count": len(rows)}
+
+    @app.post("/api/checkpoints", tags=["checkpoints"], status_code=201)
+    def write_checkpoint(body: CheckpointBody) -> dict:
+        """An ``agent`` or ``explicit`` checkpoint now, with the caller's reason."""
+        return checkpoint_dict(live.checkpoint(body))
+
+    @app.get("/api/checkpoints/{session_key:path}", tags=["checkpoints"])
+    def session_checkpoints(session_key: str, limit: int = Query(50, ge=1, le=500)) -> dict:
+        """The session's newest checkpoints, newest first."""
+        rows = [checkpoint_dict(cp) for cp in
+                reversed(live.store.checkpoints(session_key, limit=limit))]
+        return {"session": session_key, "checkpoints": rows, "count": len(rows)}
+
+    @app.get("/api/sessions/current", tags=["sessions"])
+    def current_session(project: str = Query(..., min_length=1, max_length=4096),
+                        harness: Optional[HarnessName] = None) -> dict:
+        """The most recently active live session of ``project`` (404 when none)."""
+        from continuity.errors import SessionNotFound
+
+        key = live.current_session(project, harness)
+        if key is None:
+            raise SessionNotFound(project)
+        return {"session_key": key}
+
+    @app.get("/api/sessions/{session_key:path}/continuation", tags=["sessions"])
+    def continuation(session_key: str,
+                     budget_bytes: int = Query(FOLLOW_UP_BUDGET_BYTES, ge=1,
+                                               le=100_000_000)) -> dict:
+        """The bounded continuation of the session (the ``continue --json`` contract), after
+        its transcript file was imported; ``policy`` is the last settled-turn outcome."""
+        from continuity.continuation import build_continuation
+
+        key = live.store_key(session_key)
+        view = build_continuation(live.store, key, budget_bytes=budget_bytes).to_dict()
+        info = live.sessions.get(session_key)
+        view["policy"] = info.last_outcome if info is not None else None
+        return view
+
+
+def _hook_route(app: FastAPI, live: Any, event: str, model: type) -> None:
+    status = 202 if event in ACCEPTED else 200
+
+    def endpoint(body: Any) -> Response:
+        return Response(orjson.dumps(live.handle(event, body)), status_code=status,
+                        media_type="application/json")
+
+    endpoint.__annotations__ = {"body": model, "return": Response}
+    endpoint.__name__ = "hook_" + event.replace("-", "_")
+    endpoint.__doc__ = (model.__doc__ or "").split("\n\n")[0]
+    app.post(f"/api/hooks/{event}", tags=["hooks"], status_code=status,
+             response_model=None)(endpoint)

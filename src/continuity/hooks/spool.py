@@ -1,0 +1,325 @@
+"""The spool: a durable, append-only inbox of hook events under ``<home>/spool/``.
+
+**Writing** (``append``; standard library only, used by the hook command). One event is one JSONL
+line, written with a single ``write`` on an ``O_APPEND`` file while holding ``flock`` on
+``spool/.lock``, then ``fsync``ed (and the folder fsync'd when the file was created), so an
+acknowledged line survives a crash. Two shapes, both with ``v`` (1), ``id`` (the event id),
+``at`` (ISO-8601 UTC, milliseconds) and ``event`` (``session-start`` …):
+
+- ``{"harness": "claude-code", "payload_b64": "…"}``: a harness's hook stdin, kept byte for byte
+  (base64), written by the hook command when the daemon could not take it;
+- ``{"body": {…}}``: one of our endpoint bodies, journaled by the daemon itself before it
+  acknowledges deferred work (a session end).
+
+**Replaying** (``drain``; the daemon). Under the lock, ``events.jsonl`` is renamed to
+``replay-<ns>-<pid>.jsonl`` (new events start a fresh file), then each replay file is read in
+order; each event's id is appended to ``<file>.done`` (fsync'd) after its handler returned, so a
+restart resumes after the last finished event and a line is handled exactly once (a crash
+between a handler's return and its done mark repeats that one event). A line that is not a valid
+record, or that the handler rejects as bad input (``RejectedEvent``), goes to ``rejected.jsonl``
+with its reason: reported, never retried, never lost. Any other handler error stops the drain;
+that event is retried on the next drain, before anything after it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import sys
+import time
+
+if False:  # annotations only: importing ``typing`` would cost the hook command ~10 ms
+    from typing import Any, Callable
+
+SPOOL_DIR = "spool"
+EVENTS_FILE = "events.jsonl"
+LOCK_FILE = ".lock"
+REJECTED_FILE = "rejected.jsonl"
+REPLAY_PREFIX = "replay-"
+#: The events a spool line may name (the ``/api/hooks/*`` endpoints).
+EVENTS = ("session-start", "user-prompt-submit", "pre-compaction", "post-compaction", "stop",
+          "session-end")
+HARNESSES = ("claude-code", "codex", "pi")
+
+
+def fast_home() -> str:
+    """The workspace folder as ``continuity.config.resolve_home`` finds it without ``--home``
+    (``$CONTINUITY_HOME``, else the platform's user data folder), importing nothing heavy:
+    Linux ``$XDG_DATA_HOME/continuity`` or ``~/.local/share/continuity``, macOS
+    ``~/Library/Application Support/continuity``; elsewhere ``platformdirs`` decides."""
+    home = os.environ.get("CONTINUITY_HOME")
+    if home:
+        return os.path.expanduser(home)
+    if sys.platform.startswith("linux"):
+        base = os.environ.get("XDG_DATA_HOME", "").strip() or os.path.expanduser(
+            "~/.local/share")
+        return os.path.join(base, "continuity")
+    if sys.platform == "darwin":
+        return os.path.expanduser("~/Library/Application Support/continuity")
+    from platformdirs import user_data_dir  # pragma: no cover - other platforms
+
+    return user_data_dir("continuity", appauthor=False)  # pragma: no cover
+
+
+def iso_now() -> str:
+    """Now as ISO-8601 UTC with milliseconds (``2026-09-01T08:00:02.503Z``)."""
+    now = time.time()
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now * 1000) % 1000:03d}Z"
+
+
+def new_event_id() -> str:
+    """A random event id: 32 hex characters."""
+    return os.urandom(16).hex()
+
+
+def native_line(event_id: str, at: str, harness: str, event: str, payload: bytes) -> bytes:
+    """The spool line of a harness's raw hook stdin. Raises ``ValueError`` for a harness or
+    event outside ``HARNESSES``/``EVENTS`` (so no value here ever needs JSON escaping)."""
+    import binascii
+
+    if harness not in HARNESSES or event not in EVENTS:
+        raise ValueError(f"unknown harness {harness!r} or event {event!r}")
+    if not all(c in "0123456789abcdef" for c in event_id) or len(event_id) > 64:
+        raise ValueError(f"event id must be hex (got {event_id!r})")
+    b64 = binascii.b2a_base64(payload, newline=False).decode("ascii")
+    return (f'{{"v":1,"id":"{event_id}","at":"{at}","event":"{event}","harness":"{harness}",'
+            f'"payload_b64":"{b64}"}}\n').encode("ascii")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _fsync_dir(path: str) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+class _Locked:
+    """``flock`` on ``spool/.lock`` (released by the kernel if the holder dies)."""
+
+    def __init__(self, folder: str) -> None:
+        self.folder = folder
+        self.fd = -1
+
+    def __enter__(self) -> "_Locked":
+        os.makedirs(self.folder, exist_ok=True)
+        self.fd = os.open(os.path.join(self.folder, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o600)
+        fcntl.flock(self.fd, fcntl.LOCK_EX)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        os.close(self.fd)
+
+
+def spool_dir(home: str | os.PathLike[str]) -> str:
+    """``<home>/spool``."""
+    return os.path.join(os.fspath(home), SPOOL_DIR)
+
+
+def append(home: str | os.PathLike[str], line: bytes) -> None:
+    """Append one record line (ending in ``\\n``) durably: one write, then fsync, under the
+    spool lock. Raises ``OSError`` when the disk refuses it."""
+    if not line.endswith(b"\n") or b"\n" in line[:-1]:
+        raise ValueError("a spool record is exactly one line ending in \\n")
+    folder = spool_dir(home)
+    with _Locked(folder):
+        path = os.path.join(folder, EVENTS_FILE)
+        created = not os.path.exists(path)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            _write_all(fd, line)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if created:
+            _fsync_dir(folder)
+
+
+# ---------------------------------------------------------------------------- the daemon's side
+
+
+class RejectedEvent(Exception):
+    """Raised by a drain handler for an event that can never succeed (bad input): the event
+    goes to ``rejected.jsonl`` with this reason instead of being retried."""
+
+
+class SpooledEvent:
+    """One spool record: ``id``, ``at`` (ISO string), ``event``, and either ``harness`` +
+    ``payload`` (raw hook stdin bytes) or ``body`` (one of our endpoint bodies)."""
+
+    __slots__ = ("id", "at", "event", "harness", "payload", "body")
+
+    def __init__(self, id: str, at: str, event: str, harness: str | None = None,
+                 payload: bytes | None = None, body: dict | None = None) -> None:
+        self.id, self.at, self.event = id, at, event
+        self.harness, self.payload, self.body = harness, payload, body
+
+    @classmethod
+    def parse(cls, line: bytes) -> "SpooledEvent":
+        """Parse a line. Raises ``ValueError`` naming what is wrong."""
+        import binascii
+        import json
+
+        try:
+            data = json.loads(line)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise ValueError(f"not JSON: {exc}") from None
+        if not isinstance(data, dict) or data.get("v") != 1:
+            raise ValueError("not a version-1 spool record")
+        event_id, at, event = data.get("id"), data.get("at"), data.get("event")
+        if not isinstance(event_id, str) or not event_id or not isinstance(at, str):
+            raise ValueError("id and at must be non-empty strings")
+        if event not in EVENTS:
+            raise ValueError(f"event: unknown {event!r}")
+        if isinstance(data.get("body"), dict):
+            return cls(event_id, at, event, body=data["body"])
+        harness = data.get("harness")
+        if harness not in HARNESSES or not isinstance(data.get("payload_b64"), str):
+            raise ValueError("needs a body, or a known harness and payload_b64")
+        try:
+            payload = binascii.a2b_base64(data["payload_b64"])
+        except (binascii.Error, ValueError) as exc:
+            raise ValueError(f"payload_b64: {exc}") from None
+        return cls(event_id, at, event, harness=harness, payload=payload)
+
+
+def body_line(event_id: str, at: str, event: str, body: dict) -> bytes:
+    """The spool line journaling one of our endpoint bodies (the daemon's own deferred work)."""
+    import json
+
+    if event not in EVENTS:
+        raise ValueError(f"unknown event {event!r}")
+    record = {"v": 1, "id": event_id, "at": at, "event": event, "body": body}
+    return json.dumps(record, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
+
+
+class DrainReport:
+    """What one ``drain`` did: events ``handled``, ``duplicates`` skipped (already done),
+    ``rejected`` lines (with reasons in ``rejected.jsonl``), and ``error`` when it stopped at
+    an event that failed (that event and the rest wait for the next drain)."""
+
+    def __init__(self) -> None:
+        self.handled = 0
+        self.duplicates = 0
+        self.rejected = 0
+        self.error: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"handled": self.handled, "duplicates": self.duplicates,
+                "rejected": self.rejected, "error": self.error}
+
+
+def pending(home: str | os.PathLike[str]) -> bool:
+    """True when the spool holds events not yet replayed."""
+    folder = spool_dir(home)
+    try:
+        names = os.listdir(folder)
+    except FileNotFoundError:
+        return False
+    if any(n.startswith(REPLAY_PREFIX) and n.endswith(".jsonl") for n in names):
+        return True
+    try:
+        return os.path.getsize(os.path.join(folder, EVENTS_FILE)) > 0
+    except FileNotFoundError:
+        return False
+
+
+def _rotate(folder: str) -> None:
+    with _Locked(folder):
+        path = os.path.join(folder, EVENTS_FILE)
+        if os.path.exists(path) and os.path.getsize(path) > 0:
+            name = f"{REPLAY_PREFIX}{time.time_ns():020d}-{os.getpid()}.jsonl"
+            os.replace(path, os.path.join(folder, name))
+            _fsync_dir(folder)
+
+
+def _reject(folder: str, line: bytes, number: int, source: str, reason: str) -> None:
+    import json
+
+    record = {"source": source, "line": number, "reason": reason,
+              "record": line.decode("utf-8", "replace").rstrip("\n"), "at": iso_now()}
+    append_path = os.path.join(folder, REJECTED_FILE)
+    with open(append_path, "ab") as fh:
+        fh.write(json.dumps(record, ensure_ascii=True).encode("ascii") + b"\n")
+        fh.flush()
+        os.fsync(fh.fileno())
+
+
+def drain(home: str | os.PathLike[str], handle: Callable[[SpooledEvent], None], *,
+          log: Any = None) -> DrainReport:
+    """Replay every spooled event through ``handle(event: SpooledEvent)`` (module docstring).
+    ``log`` (a ``logging.Logger``) gets one warning per rejected line and per failure."""
+    folder = spool_dir(home)
+    report = DrainReport()
+    if not os.path.isdir(folder):
+        return report
+    _rotate(folder)
+    files = sorted(n for n in os.listdir(folder)
+                   if n.startswith(REPLAY_PREFIX) and n.endswith(".jsonl"))
+    for name in files:
+        if not _drain_file(folder, name, handle, report, log):
+            break
+    return report
+
+
+def _drain_file(folder: str, name: str, handle: Callable[[SpooledEvent], None],
+                report: DrainReport, log: Any) -> bool:
+    path = os.path.join(folder, name)
+    done_path = path + ".done"
+    done: set[str] = set()
+    if os.path.exists(done_path):
+        with open(done_path, "rb") as fh:
+            done = {line.strip().decode("ascii", "replace") for line in fh if line.strip()}
+    with open(path, "rb") as src, open(done_path, "ab") as marks:
+        for number, line in enumerate(src, 1):
+            try:
+                event = SpooledEvent.parse(line)
+            except ValueError as exc:
+                _mark_rejected(folder, line, number, name, str(exc), marks, f"line-{number}",
+                               done, report, log)
+                continue
+            if event.id in done:
+                report.duplicates += 1
+                continue
+            try:
+                handle(event)
+            except RejectedEvent as exc:
+                _mark_rejected(folder, line, number, name, str(exc), marks, event.id, done,
+                               report, log)
+                continue
+            except Exception as exc:  # noqa: BLE001 - retried at the next drain, in order
+                report.error = f"{name}:{number}: {exc.__class__.__name__}: {exc}"
+                if log is not None:
+                    log.warning("spool replay stopped at %s (will retry)", report.error)
+                return False
+            _mark(marks, event.id, done)
+            report.handled += 1
+    os.unlink(path)
+    os.unlink(done_path)
+    return True
+
+
+def _mark(marks: Any, mark: str, done: set[str]) -> None:
+    marks.write(mark.encode("ascii", "replace") + b"\n")
+    marks.flush()
+    os.fsync(marks.fileno())
+    done.add(mark)
+
+
+def _mark_rejected(folder: str, line: bytes, number: int, name: str, reason: str,
+                   marks: Any, mark: str, done: set[str], report: DrainReport,
+                   log: Any) -> None:
+    if mark in done:
+        report.duplicates += 1
+        return
+    _reject(folder, line, number, name, reason)
+    _mark(marks, mark, done)
+    report.rejected += 1
+    if log is not None:
+        log.warning("spool %s:%d rejected: %s", name, number, reason)

@@ -1,0 +1,369 @@
+"""``continuity serve``: the local daemon (FastAPI on uvicorn), a thin HTTP shell over
+``continuity.hooks.live.LiveCapture`` and the library.
+
+**Binding.** ``[daemon] host`` (default 127.0.0.1) and ``port`` (default ``DEFAULT_PORT``, 7438);
+``--host``/``--port`` override them, port 0 picks a free one. Any address outside the loopback
+range requires ``[daemon] token`` (at least 16 characters; env ``CONTINUITY_DAEMON__TOKEN``):
+with a token set, every ``/api/*`` request must carry ``Authorization: Bearer <token>`` (401
+otherwise). The token is never logged or echoed, not even in a configuration error. The address
+in use is written to ``<home>/daemon.url`` once the daemon is ready (the hook command reads it)
+and removed at shutdown; ``<home>/daemon.lock`` keeps a second daemon off the same workspace.
+
+**Lifecycle.** Startup replays the spool (events hooks recorded while the daemon was down)
+before the first request is served. SIGTERM and SIGINT stop accepting requests, let the ones in
+flight finish, finish queued background work, replay what the spool still holds, flush queued
+checkpoints, close the store and exit 0 (non-zero only when queued checkpoints could not be
+written), so a restart loses no acknowledged write. Before a hook is answered, what it brought
+is durable: a live turn fsync'd in the canonical transcript JSONL, a pre-compaction checkpoint
+committed (SQLite WAL, ``synchronous=NORMAL``: durable across a process crash), a session end
+fsync'd in the spool. Periodic checkpoints wait up to seed 000's 2,500 ms window in memory
+(flushed at shutdown; a SIGKILL inside the window loses that row, not its prompts).
+
+**Endpoints** (``/openapi.json`` describes them): ``GET /health``; ``POST /api/hooks/<event>``
+with our bodies (``continuity.hooks.models``) for session-start, user-prompt-submit,
+pre-compaction, post-compaction, stop (202: the policy runs in the background) and session-end
+(202: journaled, then done in the background); ``POST /api/harness/<harness>/<event>`` with a
+harness's raw hook stdin (the hook command's route; answers the harness's stdout);
+``POST /api/memory/remember``, ``POST /api/memory/recall`` (``expand``); ``GET
+/api/checkpoints?project=&limit=`` and ``GET /api/checkpoints/<session_key>`` (``{checkpoints,
+count}``, newest first, re-redacted); ``POST /api/checkpoints`` (an ``agent`` or ``explicit``
+checkpoint); ``GET /api/sessions/current?project=``; ``GET
+/api/sessions/<session_key>/continuation?budget_bytes=``. Bad input gets a 4xx whose ``detail``
+names the field; a write either happens whole or not at all.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hmac
+import ipaddress
+import logging
+import os
+import signal
+import socket
+from contextlib import asynccontextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from continuity.config import FOLLOW_UP_BUDGET_BYTES, database_url, load_section, resolve_home
+from continuity.errors import (
+    AmbiguousSession,
+    ConfigError,
+    ContinuityError,
+    FencedWrite,
+    InputError,
+    SessionNotFound,
+    StoreError,
+)
+
+log = logging.getLogger("continuity.daemon")
+
+#: The daemon's default port (unassigned by IANA; "7438" spells nothing in particular).
+DEFAULT_PORT = 7438
+MIN_TOKEN_CHARS = 16
+URL_FILE, LOCK_FILE = "daemon.url", "daemon.lock"
+
+
+class DaemonSettings(BaseModel):
+    """The ``[daemon]`` section of ``config.toml`` (env ``CONTINUITY_DAEMON__<FIELD>``).
+
+    ``stop_seconds``: how long the continuation policy may take after a settled turn (the
+    summary's deadline); ``budget_bytes``: the follow-up budget it compacts against (seed 002:
+    240,000); ``max_body_bytes``: the largest request body accepted (413 beyond); ``threads``:
+    requests served at once (the thread pool of the sync endpoints)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    host: str = Field("127.0.0.1", min_length=1, max_length=255)
+    port: int = Field(DEFAULT_PORT, ge=0, le=65535)
+    token: str | None = Field(None, repr=False)
+    stop_seconds: float = Field(120.0, gt=0, le=3600)
+    budget_bytes: int = Field(FOLLOW_UP_BUDGET_BYTES, ge=1000, le=100_000_000)
+    max_body_bytes: int = Field(16 * 1024 * 1024, ge=64 * 1024, le=1024 * 1024 * 1024)
+    threads: int = Field(64, ge=1, le=1024)
+    log_level: str = Field("info", pattern=r"^(critical|error|warning|info|debug)$")
+
+
+def load_settings(home: str | os.PathLike[str] | None = None) -> DaemonSettings:
+    """``[daemon]`` of the workspace. Raises ``ConfigError`` naming the field (a bad token is
+    named, never shown)."""
+    settings = load_section("daemon", DaemonSettings, home)
+    token = settings.token
+    if token is not None and (len(token.strip()) < MIN_TOKEN_CHARS or token != token.strip()):
+        raise ConfigError(f"[daemon] token: must be at least {MIN_TOKEN_CHARS} characters "
+                          "without surrounding spaces (value not shown)")
+    return settings
+
+
+def is_loopback(host: str) -> bool:
+    """True for ``localhost`` and addresses in 127.0.0.0/8 or ``::1``."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_token_rule(host: str, token: str | None) -> None:
+    """Raise ``ConfigError`` when ``host`` is not loopback and no token is configured."""
+    if not is_loopback(host) and not token:
+        raise ConfigError(f"[daemon] token: required to bind {host} (any address other than "
+                          "loopback); set it in config.toml or CONTINUITY_DAEMON__TOKEN")
+
+
+# ---------------------------------------------------------------------------- the app
+
+
+_STATUS = ((SessionNotFound, 404), (AmbiguousSession, 409), (FencedWrite, 409),
+           (InputError, 400), (ConfigError, 400), (StoreError, 503))
+
+
+def _status(exc: ContinuityError) -> int:
+    return next((code for cls, code in _STATUS if isinstance(exc, cls)), 500)
+
+
+def _problems(errors: list[dict[str, Any]]) -> list[dict[str, str]]:
+    return [{"field": ".".join(str(p) for p in e.get("loc", ())) or "body",
+             "message": e.get("msg", "invalid")} for e in errors]
+
+
+def _invalid(errors: list[dict[str, Any]]) -> Any:
+    from fastapi.responses import JSONResponse
+
+    fields = _problems(errors)
+    detail = "; ".join(f"{f['field']}: {f['message']}" for f in fields)
+    return JSONResponse({"error": "invalid_request", "detail": detail, "fields": fields}, 422)
+
+
+class _Guard:
+    """ASGI middleware: the bearer token on ``/api/*`` (when configured) and the body limit."""
+
+    def __init__(self, app: Any, token: str | None, max_body: int) -> None:
+        self.app, self.max_body = app, max_body
+        self.expected = f"Bearer {token}".encode() if token else None
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        headers = dict(scope.get("headers") or ())
+        if self.expected is not None and scope["path"].startswith("/api/") and \
+                not hmac.compare_digest(headers.get(b"authorization", b""), self.expected):
+            return await _send_json(send, 401, {"error": "unauthorized", "detail":
+                                    "Authorization: Bearer <[daemon] token> required"},
+                                    [(b"www-authenticate", b"Bearer")])
+        length = headers.get(b"content-length")
+        if length is not None and length.isdigit() and int(length) > self.max_body:
+            return await _send_json(send, 413, {"error": "too_large", "detail":
+                                    f"body: over {self.max_body} bytes ([daemon] "
+                                    "max_body_bytes)"})
+        return await self.app(scope, receive, send)
+
+
+async def _send_json(send: Any, status: int, body: dict[str, Any],
+                     extra: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
+    import json
+
+    data = json.dumps(body).encode()
+    await send({"type": "http.response.start", "status": status, "headers": [
+        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
+        *extra]})
+    await send({"type": "http.response.body", "body": data})
+
+
+def create_app(live: Any, settings: DaemonSettings | None = None, *,
+               on_ready: Any = None, on_stop: Any = None) -> Any:
+    """The FastAPI app over ``live`` (a ``LiveCapture``); its lifespan starts ``live`` (spool
+    replay first), then calls ``on_ready()``; at shutdown ``live.close()``, then
+    ``on_stop(error)`` (``error``: the flush failure, or None)."""
+    from fastapi import FastAPI
+    from fastapi.exceptions import RequestValidationError
+
+    from continuity.hooks.routes import add_routes
+
+    settings = settings or DaemonSettings()
+
+    @asynccontextmanager
+    async def lifespan(_app: Any):  # type: ignore[no-untyped-def]
+        import anyio.to_thread
+
+        # Request threads mostly wait (for a transcript fsync, shared by group commit): more
+        # of them than anyio's default 40 let more turns share each fsync.
+        anyio.to_thread.current_default_thread_limiter().total_tokens = settings.threads
+        report = live.start()
+        if report.handled or report.rejected:
+            log.info("spool replay: %s", report.to_dict())
+        if on_ready:
+            on_ready()
+        try:
+            yield
+        finally:
+            error = None
+            try:
+                live.close()
+            except ContinuityError as exc:
+                error = exc
+                log.error("shutdown: %s", exc)
+            if on_stop:
+                on_stop(error)
+
+    app = FastAPI(title="continuity daemon", version=_version(), lifespan=lifespan,
+                  description="Live capture for coding agents: hooks, checkpoints, memory.")
+
+    @app.exception_handler(ContinuityError)
+    async def _continuity_error(request: Any, exc: ContinuityError) -> Any:
+        from fastapi.responses import JSONResponse
+
+        if _status(exc) >= 500:
+            log.warning("%s %s failed: %s", request.method, request.url.path, exc)
+        return JSONResponse({"error": type(exc).__name__, "detail": str(exc)}, _status(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def _request_invalid(_request: Any, exc: RequestValidationError) -> Any:
+        return _invalid(list(exc.errors()))
+
+    @app.exception_handler(ValidationError)
+    async def _model_invalid(_request: Any, exc: ValidationError) -> Any:
+        return _invalid(list(exc.errors()))
+
+    add_routes(app, live)
+    app.add_middleware(_Guard, token=settings.token, max_body=settings.max_body_bytes)
+    return app
+
+
+def _version() -> str:
+    try:
+        from importlib.metadata import version
+
+        return version("continuity")
+    except Exception:  # noqa: BLE001 - running from a source tree
+        return "0"
+
+
+# ---------------------------------------------------------------------------- serving
+
+
+def build_live(home: Path, settings: DaemonSettings) -> Any:
+    """A ``LiveCapture`` over the workspace's store and settings (the store stays open)."""
+    from continuity.checkpoints import load_config
+    from continuity.hooks.live import LiveCapture
+    from continuity.store import open_store_raw
+    from continuity.transcripts import settings as transcript_settings
+
+    config = load_config(home)
+    idle = timedelta(minutes=transcript_settings(home).idle_limit_minutes)
+    store = open_store_raw(os.environ.get("CONTINUITY_DATABASE_URL") or database_url(home))
+    return LiveCapture(store, home=home, config=config, budget_bytes=settings.budget_bytes,
+                       stop_seconds=settings.stop_seconds, idle_limit=idle)
+
+
+def _lock(home: Path) -> int:
+    home.mkdir(parents=True, exist_ok=True)
+    fd = os.open(home / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        other = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
+        os.close(fd)
+        raise ContinuityError(f"another continuity daemon (pid {other or '?'}) serves {home}; "
+                              "stop it first") from None
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    return fd
+
+
+def _bind(host: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    # proto=IPPROTO_TCP: asyncio turns Nagle off (TCP_NODELAY) only on sockets that say so;
+    # without it every keep-alive answer waits ~40 ms for the client's delayed ACK.
+    sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise ContinuityError(f"cannot listen on {host}:{port}: {exc.strerror or exc} "
+                              "(set [daemon] port or --port)") from None
+    sock.listen(2048)
+    sock.set_inheritable(True)
+    return sock
+
+
+def _ignore_signal(_signum: int, _frame: Any) -> None:
+    """uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown; we already shut down."""
+
+
+def serve(home: str | os.PathLike[str] | None = None, *, host: str | None = None,
+          port: int | None = None) -> None:
+    """Run the daemon until SIGTERM/SIGINT (module docstring). Raises ``ConfigError`` (bad
+    ``[daemon]`` settings, the token rule) or ``ContinuityError`` (address in use, another
+    daemon on this workspace, queued checkpoints not written at shutdown)."""
+    import uvicorn
+
+    where = resolve_home(home)
+    settings = load_settings(where)
+    host = host or settings.host
+    port = settings.port if port is None else port
+    check_token_rule(host, settings.token)
+    lock_fd = _lock(where)
+    sock = _bind(host, port)
+    bound = sock.getsockname()[1]
+    url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
+    url_file = where / URL_FILE
+    live = build_live(where, settings)
+    failure: list[BaseException] = []
+
+    def ready() -> None:
+        tmp = url_file.with_suffix(".tmp")
+        tmp.write_text(url + "\n")
+        os.replace(tmp, url_file)
+        log.info("continuity daemon listening on %s (workspace %s)", url, where)
+
+    def stopped(error: BaseException | None) -> None:
+        url_file.unlink(missing_ok=True)
+        live.store.close()
+        if error is not None:
+            failure.append(error)
+
+    app = create_app(live, settings, on_ready=ready, on_stop=stopped)
+    server = uvicorn.Server(uvicorn.Config(app, log_level=settings.log_level,
+                                           access_log=False, lifespan="on",
+                                           timeout_graceful_shutdown=30))
+    previous = {s: signal.signal(s, _ignore_signal) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        server.run(sockets=[sock])
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        sock.close()
+        os.close(lock_fd)
+    if failure:
+        raise failure[0]
+    if not server.started:
+        raise ContinuityError("the daemon did not start (see the log above)")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m continuity.server [--home DIR] [--host H] [--port N]``."""
+    import argparse
+    import sys
+
+    parser = argparse.ArgumentParser(prog="continuity serve")
+    parser.add_argument("--home")
+    parser.add_argument("--host")
+    parser.add_argument("--port", type=int)
+    args = parser.parse_args(argv)
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    try:
+        serve(args.home, host=args.host, port=args.port)
+    except ContinuityError as exc:
+        print(f"continuity: {exc}", file=sys.stderr)
+        raise SystemExit(exc.exit_code) from None
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,266 @@
+"""Harness adapters (recorded hook JSON → our bodies → the harness's expected stdout) and the
+fast hook command (arguments, addresses, imports, never failing the agent)."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, HTTPServer
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from continuity import hookcmd
+from continuity.hooks import adapters
+from continuity.hooks.models import BODIES
+from continuity.hooks.spool import SpooledEvent, fast_home
+
+FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
+CASES = sorted((p.parent.name, p.stem) for p in FIXTURES.glob("*/*.json"))
+
+
+@pytest.mark.parametrize("harness,event", CASES)
+def test_adapters_recorded_input_becomes_a_valid_body(harness: str, event: str) -> None:
+    """Every recorded hook input maps to a body our endpoint accepts, keyed by session_id."""
+    payload = json.loads((FIXTURES / harness / f"{event}.json").read_text())
+    body = BODIES[event].model_validate(adapters.to_body(harness, event, payload))
+    assert body.session_key == payload["session_id"]
+    assert body.project == payload["cwd"]
+    assert body.harness == harness
+
+
+def test_adapters_map_event_fields() -> None:
+    """Prompt, compaction instructions, last message and end reason land in our fields; an
+    elided transcript_path ("…", B60) is dropped rather than trusted."""
+    load = lambda e: json.loads((FIXTURES / "claude-code" / f"{e}.json").read_text())  # noqa: E731
+    assert adapters.to_body("claude-code", "user-prompt-submit",
+                            load("user-prompt-submit"))["prompt"] == "also cover leap years"
+    pre = adapters.to_body("claude-code", "pre-compaction", load("pre-compaction"))
+    assert pre["trigger"] == "auto" and "context" not in pre and "transcript_path" not in pre
+    stop = adapters.to_body("claude-code", "stop", load("stop"))
+    assert stop["last_assistant_message"] == "Added the leap-year case; 31 tests pass."
+    assert adapters.to_body("claude-code", "session-end", load("session-end"))["reason"] == \
+        "prompt_input_exit"
+    start = adapters.to_body("claude-code", "session-start", load("session-start"))
+    assert start["source"] == "resume" and start["transcript_path"].endswith("5b7c2e90-aaaa.jsonl")
+
+
+def test_adapters_reject_input_without_session() -> None:
+    """No session id, or stdin that is not a JSON object, is an AdapterError naming it."""
+    with pytest.raises(adapters.AdapterError, match="session_id"):
+        adapters.to_body("codex", "stop", {"cwd": "/p"})
+    with pytest.raises(adapters.AdapterError, match="stdin: a JSON object"):
+        adapters.parse_payload(b"[1, 2]")
+    assert adapters.to_body("pi", "stop", {"sessionKey": "k"})["session_key"] == "k"
+
+
+def test_adapters_render_each_harness_output() -> None:
+    """Claude Code gets hookSpecificOutput, Codex the same inside continue/suppressOutput, pi
+    plain JSON; no context and every other event print nothing for Claude Code and Codex."""
+    answer = {"session_key": "k", "context": "## Session Recovery Context\nhello"}
+    cc = json.loads(adapters.render("claude-code", "session-start", answer))
+    assert cc == {"hookSpecificOutput": {"hookEventName": "SessionStart",
+                                         "additionalContext": answer["context"]}}
+    codex = json.loads(adapters.render("codex", "session-start", answer))
+    assert codex["continue"] is True and codex["suppressOutput"] is True
+    assert codex["hookSpecificOutput"]["additionalContext"] == answer["context"]
+    assert json.loads(adapters.render("pi", "session-start", answer))["additionalContext"] == \
+        answer["context"]
+    assert adapters.render("claude-code", "session-start", {"context": ""}) == b""
+    for event in ("pre-compaction", "stop", "session-end", "user-prompt-submit"):
+        assert adapters.render("claude-code", event, {"checkpoint": {"id": 1}}) == b""
+
+
+def test_adapters_clip_context_under_claude_code_limit() -> None:
+    """additionalContext stays under 10,000 characters, cut at a line end, marked."""
+    text = "\n".join(f"line {i} " + "é" * 80 for i in range(400))
+    clipped = adapters.clip_context(text)
+    assert len(clipped) < 10_000 and clipped.endswith(adapters.CLIPPED_MARKER)
+    assert text.startswith(clipped[: -len(adapters.CLIPPED_MARKER)])
+    body = json.loads(adapters.render("claude-code", "session-start", {"context": text}))
+    assert len(body["hookSpecificOutput"]["additionalContext"]) < 10_000
+    assert adapters.clip_context("short") == "short"
+
+
+# ---------------------------------------------------------------------------- hook command
+
+
+def test_hookcmd_parse_args_accepts_both_spellings() -> None:
+    """`hook EVENT --harness H`, native event names and --harness=H all parse."""
+    assert hookcmd.parse_args(["hook", "SessionStart", "--harness", "claude-code"]) == (
+        "session-start", "claude-code", None)
+    assert hookcmd.parse_args(["stop", "--harness=codex", "--timeout", "2"]) == (
+        "stop", "codex", 2.0)
+    with pytest.raises(ValueError, match="--harness must be one of"):
+        hookcmd.parse_args(["stop", "--harness", "cursor"])
+    with pytest.raises(ValueError, match="EVENT must be one of"):
+        hookcmd.parse_args(["reboot", "--harness", "pi"])
+
+
+def test_hookcmd_daemon_address_and_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+                                          ) -> None:
+    """The URL comes from the env, else daemon.url, else the default; the token from the env,
+    else [daemon] token of config.toml."""
+    monkeypatch.delenv("CONTINUITY_DAEMON_URL", raising=False)
+    monkeypatch.delenv("CONTINUITY_DAEMON__TOKEN", raising=False)
+    assert hookcmd.daemon_address(str(tmp_path)) == ("127.0.0.1", 7438)
+    (tmp_path / "daemon.url").write_text("http://[::1]:9000\n")
+    assert hookcmd.daemon_address(str(tmp_path)) == ("::1", 9000)
+    monkeypatch.setenv("CONTINUITY_DAEMON_URL", "http://localhost:8123/")
+    assert hookcmd.daemon_address(str(tmp_path)) == ("localhost", 8123)
+    assert hookcmd.daemon_token(str(tmp_path)) is None
+    (tmp_path / "config.toml").write_text('[daemon]\ntoken = "abcdefghijklmnop1234"\n')
+    assert hookcmd.daemon_token(str(tmp_path)) == "abcdefghijklmnop1234"
+    monkeypatch.setenv("CONTINUITY_DAEMON__TOKEN", "from-the-environment-1234")
+    assert hookcmd.daemon_token(str(tmp_path)) == "from-the-environment-1234"
+
+
+def test_hookcmd_fast_home_matches_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The hook command finds the same workspace as the library, without importing it."""
+    from continuity.config import resolve_home
+
+    assert fast_home() == str(resolve_home())
+    monkeypatch.delenv("CONTINUITY_HOME")
+    monkeypatch.setenv("XDG_DATA_HOME", "/tmp/xdg-data")
+    assert fast_home() == str(resolve_home())
+
+
+def test_hookcmd_imports_no_heavy_module(tmp_path: Path) -> None:
+    """A hook, started as installed (``-I -S``), imports none of typer, rich, sqlalchemy,
+    pydantic, urllib, http, json, typing, re or enum."""
+    from continuity.hooks.install import hook_argv
+
+    argv = hook_argv()
+    code = argv[-1].replace("main()", "") + (
+        "from continuity.hookcmd import run; run(['stop', '--harness', 'codex']); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'rich', "
+        "'sqlalchemy', 'pydantic', 'urllib', 'http', 'email', 'json', 'typing', 're', "
+        "'enum')))")
+    env = {**os.environ, "CONTINUITY_HOME": str(tmp_path),
+           "CONTINUITY_DAEMON_URL": f"http://127.0.0.1:{_free_port()}"}
+    done = subprocess.run([*argv[:-1], code], input=b"{}", env=env, capture_output=True,
+                          timeout=30)
+    assert done.stdout.strip() == b"[]", done.stderr
+
+
+def test_hookcmd_daemon_down_spools_and_exits_zero(tmp_path: Path) -> None:
+    """With nothing listening the hook exits 0 and the event is one durable spool line
+    holding the stdin byte for byte."""
+    payload = json.dumps({"session_id": "s", "prompt": "héllo\nworld"}).encode()
+    env = {**os.environ, "CONTINUITY_HOME": str(tmp_path),
+           "CONTINUITY_DAEMON_URL": f"http://127.0.0.1:{_free_port()}"}
+    done = subprocess.run([sys.executable, "-m", "continuity.hookcmd", "user-prompt-submit",
+                           "--harness", "claude-code"], input=payload, env=env,
+                          capture_output=True, timeout=30)
+    assert done.returncode == 0 and done.stdout == b""
+    assert b"spooled for replay" in done.stderr
+    lines = (tmp_path / "spool" / "events.jsonl").read_bytes().splitlines()
+    event = SpooledEvent.parse(lines[0])
+    assert len(lines) == 1 and event.payload == payload
+    assert (event.harness, event.event) == ("claude-code", "user-prompt-submit")
+
+
+class _Handler(BaseHTTPRequestHandler):
+    status, answer, delay = 200, b"", 0.0
+    seen: list[tuple[str, dict, bytes]] = []
+
+    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        self.seen.append((self.path, dict(self.headers), body))
+        time.sleep(self.delay)
+        self.send_response(self.status)
+        self.send_header("Content-Length", str(len(self.answer)))
+        self.end_headers()
+        self.wfile.write(self.answer)
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+@pytest.fixture
+def fake_daemon() -> Iterator[tuple[str, type[_Handler]]]:
+    """An HTTP server standing in for the daemon (status, answer and delay settable)."""
+    handler = type("H", (_Handler,), {"seen": []})
+    server = HTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", handler
+    server.shutdown()
+
+
+def _run_hook(home: Path, url: str, event: str = "session-start",
+              extra: list[str] = ()) -> subprocess.CompletedProcess:  # type: ignore[assignment]
+    env = {**os.environ, "CONTINUITY_HOME": str(home), "CONTINUITY_DAEMON_URL": url,
+           "CONTINUITY_DAEMON__TOKEN": "token-token-token-123"}
+    return subprocess.run([sys.executable, "-m", "continuity.hookcmd", event, "--harness",
+                           "claude-code", *extra], input=b'{"session_id":"s"}', env=env,
+                          capture_output=True, timeout=30)
+
+
+def test_hookcmd_forwards_stdin_and_prints_answer(tmp_path: Path, fake_daemon: tuple) -> None:
+    """The stdin goes to /api/harness/<h>/<event> with an event id and the bearer token; the
+    daemon's answer is printed as is."""
+    url, handler = fake_daemon
+    handler.answer = b'{"hookSpecificOutput":{"additionalContext":"x"}}'
+    done = _run_hook(tmp_path, url)
+    assert done.returncode == 0 and done.stdout == handler.answer
+    path, headers, body = handler.seen[0]
+    assert path == "/api/harness/claude-code/session-start" and body == b'{"session_id":"s"}'
+    assert headers["Authorization"] == "Bearer token-token-token-123"
+    assert len(headers["X-Continuity-Event-Id"]) == 32
+    assert not (tmp_path / "spool").exists()
+
+
+def test_hookcmd_slow_or_failing_daemon_never_blocks(tmp_path: Path,
+                                                     fake_daemon: tuple) -> None:
+    """A daemon slower than the timeout, or answering 500, gets the event spooled; a 422
+    (bad input) is reported on stderr and not spooled; the exit status is always 0."""
+    url, handler = fake_daemon
+    handler.delay = 1.0
+    started = time.monotonic()
+    done = _run_hook(tmp_path, url, extra=["--timeout", "0.3"])
+    assert done.returncode == 0 and time.monotonic() - started < 0.9
+    handler.delay, handler.status = 0.0, 500
+    assert _run_hook(tmp_path, url).returncode == 0
+    handler.status, handler.answer = 422, b'{"detail":"body.prompt: bad"}'
+    rejected = _run_hook(tmp_path, url)
+    assert rejected.returncode == 0 and b"body.prompt: bad" in rejected.stderr
+    lines = (tmp_path / "spool" / "events.jsonl").read_bytes().splitlines()
+    assert len(lines) == 2
+
+
+def test_hookcmd_bad_arguments_exit_zero(tmp_path: Path) -> None:
+    """Even a misconfigured hook exits 0 (B62), saying what is wrong on stderr."""
+    done = subprocess.run([sys.executable, "-m", "continuity.hookcmd", "stop"],
+                          input=b"{}", capture_output=True, timeout=30,
+                          env={**os.environ, "CONTINUITY_HOME": str(tmp_path)})
+    assert done.returncode == 0 and b"--harness must be one of" in done.stderr
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_hookcmd_console_dispatches_hook_without_the_cli(tmp_path: Path) -> None:
+    """The `continuity` entry `console` runs `continuity hook ...` without importing Typer,
+    and hands every other command to the CLI."""
+    code = ("import sys; from continuity.hookcmd import console; sys.argv = {argv!r}\n"
+            "try:\n    console()\nexcept SystemExit as e:\n"
+            "    print('typer' in sys.modules, e.code)")
+    env = {**os.environ, "CONTINUITY_HOME": str(tmp_path),
+           "CONTINUITY_DAEMON_URL": f"http://127.0.0.1:{_free_port()}"}
+    hook = subprocess.run([sys.executable, "-c", code.format(argv=[
+        "continuity", "hook", "stop", "--harness", "codex"])], input=b"{}", env=env,
+        capture_output=True, timeout=30)
+    assert hook.stdout.split() == [b"False", b"0"]
+    cli = subprocess.run([sys.executable, "-c", code.format(argv=["continuity", "where"])],
+                         env=env, capture_output=True, timeout=30)
+    assert cli.stdout.split()[-2:] == [b"True", b"0"] and b"home:" in cli.stdout

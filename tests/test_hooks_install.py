@@ -1,0 +1,170 @@
+"""Installers: Claude Code and Codex settings merged with a backup, idempotent, uninstall
+restoring; pi's extension file; the CLI commands."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from continuity.errors import InputError
+from continuity.hooks import install
+
+USER_SETTINGS = """{
+    "model": "opus",
+    "hooks": {
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "lint.sh"}]}],
+        "Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]
+    }
+}
+"""
+
+
+def _hooks(path: Path) -> dict:
+    return json.loads(path.read_text())["hooks"]
+
+
+def test_install_claude_code_merges_with_backup(tmp_path: Path) -> None:
+    """Our six hooks join the user's settings; the user's keys and hooks stay; the original
+    is backed up first; the commands take the fast path."""
+    settings = tmp_path / "settings.json"
+    settings.write_text(USER_SETTINGS)
+    os.chmod(settings, 0o600)
+    result = install.install("claude-code", settings)
+    assert result.action == "installed" and result.backup is not None
+    assert result.backup.read_text() == USER_SETTINGS
+    data = json.loads(settings.read_text())
+    assert data["model"] == "opus" and stat.S_IMODE(settings.stat().st_mode) == 0o600
+    hooks = data["hooks"]
+    assert set(hooks) == {"PreToolUse", "SessionStart", "UserPromptSubmit", "PreCompact",
+                          "PostCompact", "Stop", "SessionEnd"}
+    assert hooks["Stop"][0]["hooks"][0]["command"] == "notify-send done"
+    ours = hooks["SessionEnd"][0]["hooks"][0]
+    assert ours["command"].endswith("session-end --harness claude-code")
+    assert "continuity.hookcmd import main" in ours["command"] or "continuity-hook" in \
+        ours["command"]
+    assert ours["timeout"] == 2 and ours["type"] == "command"
+
+
+def test_install_claude_code_is_idempotent(tmp_path: Path) -> None:
+    """A second install writes nothing and makes no second backup."""
+    settings = tmp_path / "settings.json"
+    settings.write_text(USER_SETTINGS)
+    install.install("claude-code", settings)
+    before = settings.read_bytes()
+    again = install.install("claude-code", settings)
+    assert again.action == "unchanged" and again.backup is None
+    assert settings.read_bytes() == before
+    assert len(_hooks(settings)["SessionStart"]) == 1
+
+
+def test_install_replaces_an_older_command(tmp_path: Path) -> None:
+    """An install over hooks of an older continuity path replaces them, never duplicates."""
+    settings = tmp_path / "settings.json"
+    old = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command":
+                                         "/old/venv/bin/continuity-hook stop --harness "
+                                         "claude-code"}]}]}}
+    settings.write_text(json.dumps(old))
+    install.install("claude-code", settings)
+    stops = _hooks(settings)["Stop"]
+    assert len(stops) == 1 and "/old/venv" not in stops[0]["hooks"][0]["command"]
+
+
+def test_uninstall_claude_code_restores_the_original_bytes(tmp_path: Path) -> None:
+    """Uninstall after install gives back the file exactly as it was, and the backup goes."""
+    settings = tmp_path / "settings.json"
+    settings.write_text(USER_SETTINGS)
+    install.install("claude-code", settings)
+    result = install.uninstall("claude-code", settings)
+    assert result.action == "restored" and settings.read_text() == USER_SETTINGS
+    assert not (tmp_path / ("settings.json" + install.BACKUP_SUFFIX)).exists()
+    assert install.uninstall("claude-code", settings).action == "absent"
+
+
+def test_uninstall_keeps_changes_made_after_install(tmp_path: Path) -> None:
+    """Settings the user changed after install keep those changes; only ours go."""
+    settings = tmp_path / "settings.json"
+    settings.write_text(USER_SETTINGS)
+    install.install("claude-code", settings)
+    data = json.loads(settings.read_text())
+    data["theme"] = "dark"
+    settings.write_text(json.dumps(data))
+    assert install.uninstall("claude-code", settings).action == "removed"
+    after = json.loads(settings.read_text())
+    assert after["theme"] == "dark" and set(after["hooks"]) == {"PreToolUse", "Stop"}
+    assert after == {**json.loads(USER_SETTINGS), "theme": "dark"}
+
+
+def test_install_into_a_missing_file_and_uninstall_removes_it(tmp_path: Path) -> None:
+    """A settings file install created is deleted by uninstall when nothing else is left."""
+    settings = tmp_path / "nested" / "settings.json"
+    assert install.install("claude-code", settings).backup is None
+    assert install.uninstall("claude-code", settings).action == "removed"
+    assert not settings.exists()
+
+
+def test_install_refuses_a_broken_settings_file(tmp_path: Path) -> None:
+    """Settings that are not a JSON object are never overwritten."""
+    settings = tmp_path / "settings.json"
+    settings.write_text("{ not json")
+    with pytest.raises(InputError, match="not valid JSON"):
+        install.install("claude-code", settings)
+    assert settings.read_text() == "{ not json"
+
+
+def test_install_codex_has_no_session_end(tmp_path: Path) -> None:
+    """Codex hooks.json gets the same shape, without SessionEnd (formats.md §4.2)."""
+    hooks_file = tmp_path / "hooks.json"
+    install.install("codex", hooks_file)
+    hooks = _hooks(hooks_file)
+    assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PreCompact", "PostCompact",
+                          "Stop"}
+    assert hooks["Stop"][0]["hooks"][0]["command"].endswith("stop --harness codex")
+    assert install.uninstall("codex", hooks_file).action == "removed"
+
+
+def test_install_pi_writes_the_extension_with_the_command(tmp_path: Path) -> None:
+    """pi gets continuity.ts with the hook command filled in; uninstall deletes it, and a
+    foreign continuity.ts is left alone."""
+    result = install.install("pi", tmp_path)
+    text = (tmp_path / "continuity.ts").read_text()
+    assert result.action == "installed" and "__CONTINUITY_HOOK_COMMAND__" not in text
+    assert f"const HOOK_COMMAND = {json.dumps(install.hook_argv())};" in text
+    assert install.install("pi", tmp_path).action == "unchanged"
+    assert install.uninstall("pi", tmp_path).action == "removed"
+    (tmp_path / "continuity.ts").write_text("// someone else's\n")
+    with pytest.raises(InputError, match="not continuity's extension"):
+        install.install("pi", tmp_path)
+
+
+def test_install_default_paths_follow_the_environment(monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path) -> None:
+    """pi honours PI_CODING_AGENT_DIR and Codex CODEX_HOME."""
+    monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
+    assert install.default_path("pi") == tmp_path / "agent" / "extensions"
+    assert install.default_path("codex") == tmp_path / "codex" / "hooks.json"
+
+
+def test_install_cli_commands(tmp_path: Path) -> None:
+    """`continuity hooks install|uninstall claude-code --settings PATH` via the CLI module."""
+    from continuity.commands.daemon import register
+
+    app = typer.Typer()
+    app.command("noop")(lambda: None)
+    register(app)
+    settings = tmp_path / "settings.json"
+    runner = CliRunner()
+    done = runner.invoke(app, ["hooks", "install", "claude-code", "--settings", str(settings),
+                               "--json"])
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["action"] == "installed"
+    done = runner.invoke(app, ["hooks", "uninstall", "claude-code", "--settings",
+                               str(settings)])
+    assert done.exit_code == 0 and "removed" in done.stdout
+    assert runner.invoke(app, ["hook", "--help"]).exit_code == 0

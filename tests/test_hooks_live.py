@@ -1,0 +1,197 @@
+"""``LiveCapture``, the daemon's service, without HTTP: implied session ends, restarts,
+duplicates, live transcript turns and the settled-turn policy (each store backend)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from datetime import timedelta
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from continuity.checkpoints import CheckpointConfig
+from continuity.hooks.live import LiveCapture
+from continuity.hooks.models import BODIES
+from continuity.transcripts import TranscriptLog, transcript_path
+
+CC_FIXTURE = Path(__file__).parent / "fixtures" / "claude_code" / "compaction.jsonl"
+
+
+def _live(store, home: Path, **config: int) -> LiveCapture:
+    live = LiveCapture(store, home=home, config=CheckpointConfig(**config), budget_bytes=1000,
+                       stop_seconds=10, idle_limit=timedelta(hours=4), tick_seconds=0.05)
+    live.start()
+    return live
+
+
+@pytest.fixture
+def live(store, isolated_home: Path) -> Iterator[LiveCapture]:
+    """A started LiveCapture over the ``store`` fixture."""
+    capture = _live(store, isolated_home)
+    yield capture
+    capture.close()
+
+
+def ev(live: LiveCapture, event: str, key: str, *, harness: str = "claude-code",
+       project: str = "/tmp/ledger", **fields: object) -> dict:
+    body = BODIES[event].model_validate({"harness": harness, "session_key": key,
+                                         "project": project, **fields})
+    if event == "session-end":
+        return live.end_session(body)  # type: ignore[arg-type]
+    return live.handle(event, body)
+
+
+def _triggers(live: LiveCapture, key: str) -> list[tuple[str, int]]:
+    return [(c.trigger.value, c.prompt_count) for c in live.store.checkpoints(key)]
+
+
+def test_live_clear_start_ends_the_previous_session(live: LiveCapture) -> None:
+    """A `clear` start writes the previous session's session_end and completes its
+    transcript (Claude Code sends no SessionEnd then)."""
+    ev(live, "session-start", "before")
+    ev(live, "user-prompt-submit", "before", prompt="first")
+    ev(live, "session-start", "after", source="clear")
+    assert _triggers(live, "before") == [("session_end", 1)]
+    assert live.worker.wait_idle(10)
+    row = live.store.get_transcripts(["before"], "default")["before"]
+    assert row.completed_at is not None and "before" not in live.sessions
+
+
+def test_live_codex_start_supersedes_codex_sessions_of_the_project(live: LiveCapture) -> None:
+    """Codex has no SessionEnd: a new Codex session in the folder ends the older one, not a
+    Claude Code session there."""
+    ev(live, "session-start", "cx1", harness="codex")
+    ev(live, "user-prompt-submit", "cx1", harness="codex", prompt="p")
+    ev(live, "session-start", "cc1")
+    ev(live, "user-prompt-submit", "cc1", prompt="p")
+    ev(live, "session-start", "cx2", harness="codex")
+    assert _triggers(live, "cx1") == [("session_end", 1)]
+    assert _triggers(live, "cc1") == []
+
+
+def test_live_idle_sessions_are_ended(live: LiveCapture) -> None:
+    """A session silent for the idle limit is ended with its checkpoint."""
+    ev(live, "session-start", "quiet")
+    ev(live, "user-prompt-submit", "quiet", prompt="p")
+    live.sessions["quiet"].last_seen -= timedelta(hours=5)
+    assert live.sweep_idle() == ["quiet"]
+    assert _triggers(live, "quiet") == [("session_end", 1)]
+
+
+def test_live_duplicate_event_id_applies_once(live: LiveCapture) -> None:
+    """The same event id twice (a hook retried after a timeout) counts once."""
+    ev(live, "session-start", "d1")
+    first = ev(live, "user-prompt-submit", "d1", prompt="p", event_id="e" * 32)
+    again = ev(live, "user-prompt-submit", "d1", prompt="p", event_id="e" * 32)
+    assert first["prompt_count"] == 1 and again == {"session_key": "d1", "duplicate": True}
+
+
+def test_live_turns_without_a_transcript_file(live: LiveCapture) -> None:
+    """Without a transcript file the row holds the live turns: prompts and the Stop
+    payload's last assistant message (the JSONL record first, the row in the background); a
+    prompt typed twice is two turns."""
+    ev(live, "session-start", "t1")
+    ev(live, "user-prompt-submit", "t1", prompt="fix March")
+    ev(live, "stop", "t1", last_assistant_message="Fixed: end month included.")
+    ev(live, "user-prompt-submit", "t1", prompt="continue")
+    ev(live, "user-prompt-submit", "t1", prompt="continue")
+    records = [r.content for r in TranscriptLog(transcript_path(live.home, "claude-code")).read(
+        session_key="t1")]
+    assert records == ["User: fix March", "Assistant: Fixed: end month included.",
+                       "User: continue", "User: continue"]
+    assert live.worker.wait_idle(10)
+    row = live.store.get_transcripts(["t1"], "default")["t1"]
+    assert row.content == "\n\n".join(records)
+
+
+def test_live_restart_rebuilds_state_from_the_transcript(store, isolated_home: Path,
+                                                         tmp_path: Path) -> None:
+    """After a restart the session's counts come back from its imported rows, and an end
+    already written is not written again."""
+    path = tmp_path / "5b7c2e90-aaaa.jsonl"
+    shutil.copy(CC_FIXTURE, path)
+    first = _live(store, isolated_home)
+    ev(first, "session-start", "5b7c2e90-aaaa", transcript_path=str(path))
+    assert first.worker.wait_idle(10)
+    first.close()
+    second = _live(store, isolated_home)
+    try:
+        answer = ev(second, "user-prompt-submit", "5b7c2e90-aaaa", transcript_path=str(path),
+                    prompt="one more")
+        assert answer["prompt_count"] == 3  # two requests in the file, then this one
+        ev(second, "session-end", "5b7c2e90-aaaa", transcript_path=str(path))
+        # the file is months old: the time rule fires at the first prompt after the restart
+        assert _triggers(second, "5b7c2e90-aaaa") == [("periodic", 3), ("session_end", 3)]
+    finally:
+        second.close()
+    third = _live(store, isolated_home)
+    try:
+        ev(third, "session-end", "5b7c2e90-aaaa", transcript_path=str(path))
+        assert _triggers(third, "5b7c2e90-aaaa") == [("periodic", 3), ("session_end", 3)]
+    finally:
+        third.close()
+
+
+def test_live_settled_turn_compacts_as_fenced_owner(live: LiveCapture, tmp_path: Path) -> None:
+    """A settled turn over the budget gets a continuation checkpoint; another owner's lease
+    makes the policy stand back and write nothing."""
+    path = tmp_path / "5b7c2e90-aaaa.jsonl"
+    shutil.copy(CC_FIXTURE, path)
+    info_key = "5b7c2e90-aaaa"
+    ev(live, "session-start", info_key, transcript_path=str(path))
+    assert live.worker.wait_idle(10)
+    with open(path, "a") as fh:  # the session goes on after its last compaction
+        for n, (kind, text) in enumerate([("user", "now add leap years"),
+                                          ("assistant", "Leap years handled. " * 100)]):
+            fh.write(json.dumps({
+                "sessionId": info_key, "cwd": "/home/ana/ledger", "type": kind,
+                "uuid": f"n{n}", "parentUuid": "c21" if n == 0 else "n0",
+                "timestamp": f"2026-09-01T11:0{n + 1}:00.000Z", "isSidechain": False,
+                "message": {"role": kind, "content": text}}) + "\n")
+    lease = live.store.acquire_lease(info_key, "someone-else", 60)
+    ev(live, "stop", info_key)
+    assert live.worker.wait_idle(10)
+    assert live.sessions[info_key].last_outcome["reason"] == "lease_held"
+    live.store.release_lease(lease)
+    ev(live, "stop", info_key)
+    assert live.worker.wait_idle(10)
+    outcome = live.sessions[info_key].last_outcome
+    assert outcome["status"] == "compacted", (outcome["reason"], outcome["view_bytes"])
+    assert live.store.latest_compaction(info_key).compaction.continuation
+
+
+def test_live_group_commit_shares_fsyncs_between_threads(tmp_path: Path) -> None:
+    """Concurrent live records all land, each exactly once, in fewer appends (fsyncs) than
+    records; an append error reaches every caller of its batch."""
+    import threading
+    import time as _time
+
+    from continuity.hooks.journal import GroupAppender
+
+    class SlowLog:
+        def __init__(self) -> None:
+            self.calls: list[list[int]] = []
+
+        def append(self, records: list[int]) -> int:
+            _time.sleep(0.01)  # an fsync
+            self.calls.append(list(records))
+            return len(records)
+
+    log = SlowLog()
+    appender = GroupAppender(log)
+    threads = [threading.Thread(target=appender.append, args=(n,)) for n in range(40)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    written = [r for call in log.calls for r in call]
+    assert sorted(written) == list(range(40)) and len(log.calls) < 20
+
+    class BrokenLog:
+        def append(self, records: list[int]) -> int:
+            raise OSError("No space left on device")
+
+    with pytest.raises(OSError, match="No space left"):
+        GroupAppender(BrokenLog()).append(1)

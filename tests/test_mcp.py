@@ -1,0 +1,159 @@
+"""``continuity mcp``: the four tools through the daemon (uvicorn in a thread) and, when the
+daemon is down, on the store directly; and a real stdio round trip with the official SDK."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import socket
+import sys
+import threading
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from continuity.checkpoints import CheckpointConfig
+from continuity.config import database_url
+from continuity.importer import import_file
+from continuity.mcp_server import ContinuityTools, build_server
+from continuity.store import open_store
+
+CC_FIXTURE = Path(__file__).parent / "fixtures" / "claude_code" / "compaction.jsonl"
+KEY = "5b7c2e90-aaaa"
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture
+def imported(isolated_home: Path, tmp_path: Path) -> Path:
+    """The workspace with one imported Claude Code session (key 5b7c2e90-aaaa)."""
+    path = tmp_path / f"{KEY}.jsonl"
+    shutil.copy(CC_FIXTURE, path)
+    with open_store(database_url(isolated_home)) as store:
+        import_file(store, path)
+    return path
+
+
+@pytest.fixture
+def daemon_down(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Point every daemon client at a port nobody listens on."""
+    monkeypatch.setenv("CONTINUITY_DAEMON_URL", f"http://127.0.0.1:{_free_port()}")
+
+
+@pytest.fixture
+def daemon_up(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """The daemon app served by uvicorn in a thread on a free loopback port."""
+    import uvicorn
+
+    from continuity.hooks.live import LiveCapture
+    from continuity.server import create_app
+    from continuity.store import open_store_raw
+
+    store = open_store_raw(database_url(isolated_home))
+    live = LiveCapture(store, home=isolated_home, config=CheckpointConfig(),
+                       budget_bytes=240_000, stop_seconds=10, idle_limit=timedelta(hours=4))
+    port = _free_port()
+    server = uvicorn.Server(uvicorn.Config(create_app(live), host="127.0.0.1", port=port,
+                                           log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while not server.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    url = f"http://127.0.0.1:{port}"
+    monkeypatch.setenv("CONTINUITY_DAEMON_URL", url)
+    yield url
+    server.should_exit = True
+    thread.join(20)
+    store.close()
+
+
+def test_mcp_tools_through_the_daemon(daemon_up: str, tmp_path: Path) -> None:
+    """With the daemon up, tools act on the project's live session: remember and recall count
+    in its digest, checkpoint writes an agent checkpoint carrying the reason."""
+    import httpx
+
+    project = str(tmp_path / "ledger")
+    httpx.post(f"{daemon_up}/api/hooks/session-start", json={
+        "harness": "claude-code", "session_key": "live-1", "project": project})
+    httpx.post(f"{daemon_up}/api/hooks/user-prompt-submit", json={
+        "harness": "claude-code", "session_key": "live-1", "project": project,
+        "prompt": "why does the export skip March"})
+    tools = ContinuityTools(cwd=project)
+    assert tools.session(None) == "live-1"
+    kept = tools.remember("Export ranges are half-open", tags=["export"])
+    assert kept["source_id"] == "live-1" and kept["deduped"] is False
+    found = tools.recall("half-open ranges")
+    assert [r["id"] for r in found["results"]] == [kept["id"]]
+    cp = tools.checkpoint("phase one done")
+    assert (cp["trigger"], cp["session"]) == ("agent", "live-1")
+    assert "### Reason\nphase one done" in cp["digest"]
+    assert cp["memory_queries"] == ["half-open ranges"]
+    assert cp["recent_remembers"] == ["Export ranges are half-open"]
+
+
+def test_mcp_tools_without_the_daemon(imported: Path, daemon_down: None) -> None:
+    """With the daemon down the tools use the store: an agent checkpoint rebuilt from the
+    stored session, its continuation, remember and recall."""
+    tools = ContinuityTools()
+    cp = tools.checkpoint("before the refactor", session=KEY)
+    assert cp["trigger"] == "agent" and "before the refactor" in cp["digest"]
+    view = tools.continuation(session=KEY)
+    assert view["session"] == KEY and view["refusal"] is None
+    tools.remember("Leap years: February has 29 days", session=KEY)
+    assert tools.recall("February")["results"][0]["source_id"] == KEY
+    with pytest.raises(Exception, match="no live session"):
+        tools.continuation()
+
+
+def test_mcp_server_lists_tools_and_reports_errors(isolated_home: Path,
+                                                   daemon_down: None) -> None:
+    """The SDK server exposes exactly the four tools; a bad call is an error result naming
+    the problem, not a crash."""
+    from mcp import Client
+
+    async def go() -> tuple[list[str], object]:
+        async with Client(build_server(ContinuityTools())) as client:
+            names = sorted(t.name for t in (await client.list_tools()).tools)
+            bad = await client.call_tool("recall", {"query": "!!!"})
+            return names, bad
+
+    names, bad = asyncio.run(go())
+    assert names == ["checkpoint", "continuation", "recall", "remember"]
+    assert bad.is_error and "query: no word to search for" in bad.content[0].text
+
+    async def missing() -> object:
+        async with Client(build_server(ContinuityTools())) as client:
+            return await client.call_tool("continuation", {})
+    result = asyncio.run(missing())
+    assert result.is_error and "no live session" in result.content[0].text
+
+
+def test_mcp_stdio_round_trip(isolated_home: Path, daemon_down: None) -> None:
+    """`python -m continuity.mcp_server` speaks MCP on stdio: remember then recall."""
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters
+
+    params = StdioServerParameters(command=sys.executable,
+                                   args=["-m", "continuity.mcp_server"],
+                                   env={**os.environ})
+
+    async def go() -> dict:
+        async with Client(params) as client:
+            await client.call_tool("remember", {"content": "Use UTC in exports",
+                                                "session": "stdio-1"})
+            result = await client.call_tool("recall", {"query": "UTC exports"})
+            return json.loads(result.content[0].text)
+
+    found = asyncio.run(go())
+    assert [r["content"] for r in found["results"]] == ["Use UTC in exports"]

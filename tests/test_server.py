@@ -1,0 +1,267 @@
+"""The daemon's HTTP API in process (FastAPI's TestClient over a ``LiveCapture`` on each store
+backend): endpoints, input validation, the token rule."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from datetime import timedelta
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from continuity.checkpoints import CheckpointConfig
+from continuity.errors import ConfigError
+from continuity.hooks.live import LiveCapture
+from continuity.server import DaemonSettings, check_token_rule, create_app, load_settings, serve
+
+FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
+TOKEN = "s3cret-token-of-32-characters-xx"
+
+
+def _live(store, home: Path, **config: int) -> LiveCapture:
+    return LiveCapture(store, home=home, config=CheckpointConfig(**config), budget_bytes=240_000,
+                       stop_seconds=10, idle_limit=timedelta(hours=4), tick_seconds=0.05)
+
+
+@pytest.fixture
+def client(store, isolated_home: Path) -> Iterator[TestClient]:
+    """A client of the daemon app over the ``store`` fixture (promptInterval 2)."""
+    live = _live(store, isolated_home, promptInterval=2)
+    with TestClient(create_app(live)) as c:
+        c.live = live  # type: ignore[attr-defined]
+        yield c
+
+
+def _wait(predicate, seconds: float = 10.0):  # type: ignore[no-untyped-def]
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.05)
+    raise AssertionError("condition not met in time")
+
+
+def _body(key: str = "s-1", **extra: object) -> dict:
+    return {"harness": "claude-code", "session_key": key, "project": "/tmp/ledger", **extra}
+
+
+def test_server_health_and_openapi(client: TestClient) -> None:
+    """/health answers without a token; /openapi.json lists every endpoint of the issue."""
+    assert client.get("/health").json()["status"] == "ok"
+    paths = client.get("/openapi.json").json()["paths"]
+    for path in ("/api/hooks/session-start", "/api/hooks/user-prompt-submit",
+                 "/api/hooks/pre-compaction", "/api/hooks/stop", "/api/hooks/session-end",
+                 "/api/memory/remember", "/api/memory/recall", "/api/checkpoints",
+                 "/api/checkpoints/{session_key}",
+                 "/api/sessions/{session_key}/continuation"):
+        assert path in paths
+
+
+def test_server_session_lifecycle_writes_checkpoints(client: TestClient) -> None:
+    """Prompts queue a periodic checkpoint, pre-compaction writes one at once, session end
+    flushes and writes session_end with the total prompt count."""
+    assert client.post("/api/hooks/session-start", json=_body()).status_code == 200
+    for i in range(3):
+        r = client.post("/api/hooks/user-prompt-submit", json=_body(prompt=f"fix export {i}"))
+        assert r.json()["prompt_count"] == i + 1
+    pre = client.post("/api/hooks/pre-compaction", json=_body(context="keep the tests"))
+    assert pre.json()["checkpoint"]["trigger"] == "pre_compaction"
+    assert isinstance(pre.json()["checkpoint"]["id"], int)
+    end = client.post("/api/hooks/session-end", json=_body(reason="other"))
+    assert end.status_code == 202 and end.json()["queued"] is True
+    rows = _wait(lambda: (r := client.get("/api/checkpoints/s-1").json())["count"] == 3 and r)
+    assert [(c["trigger"], c["prompt_count"]) for c in rows["checkpoints"]] == [
+        ("session_end", 3), ("pre_compaction", 1), ("periodic", 2)]
+    assert "### Session Context\nkeep the tests" in rows["checkpoints"][1]["digest"]
+
+
+def test_server_session_end_twice_writes_one_checkpoint(client: TestClient) -> None:
+    """A repeated session end (a retried hook) writes nothing the second time."""
+    client.post("/api/hooks/session-start", json=_body("s-2"))
+    client.post("/api/hooks/user-prompt-submit", json=_body("s-2", prompt="one"))
+    for _ in range(2):
+        client.post("/api/hooks/session-end", json=_body("s-2", reason="other"))
+    _wait(lambda: client.get("/api/checkpoints/s-2").json()["count"] >= 1)
+    assert client.live.worker.wait_idle(5)  # type: ignore[attr-defined]
+    time.sleep(0.2)
+    triggers = [c["trigger"] for c in client.get("/api/checkpoints/s-2").json()["checkpoints"]]
+    assert triggers == ["session_end"]
+
+
+def test_server_recovery_context_once_per_session(client: TestClient) -> None:
+    """A new session of the project gets the recovery digest; a resume of it does not get the
+    same checkpoint again."""
+    client.post("/api/hooks/session-start", json=_body("old"))
+    client.post("/api/hooks/user-prompt-submit", json=_body("old", prompt="why is March gone"))
+    client.post("/api/hooks/pre-compaction", json=_body("old"))
+    first = client.post("/api/hooks/session-start", json=_body("new")).json()
+    assert first["context"].startswith("## Session Recovery Context\n## Pre-Compaction")
+    assert "why is March gone" in first["context"]
+    assert first["recovery"]["source"] == "project"
+    again = client.post("/api/hooks/session-start", json=_body("new", source="resume")).json()
+    assert again["context"] == "" and again["recovery"]["skipped"] == "already_injected"
+
+
+def test_server_recovery_context_within_budget(store, isolated_home: Path) -> None:
+    """The whole recovery context, heading included, fits recoveryBudgetChars."""
+    live = _live(store, isolated_home, recoveryBudgetChars=200)
+    with TestClient(create_app(live)) as c:
+        c.post("/api/hooks/session-start", json=_body("a"))
+        for i in range(10):
+            c.post("/api/hooks/user-prompt-submit", json=_body("a", prompt=f"long prompt {i} "
+                                                                  + "x" * 150))
+        c.post("/api/hooks/pre-compaction", json=_body("a"))
+        context = c.post("/api/hooks/session-start", json=_body("b")).json()["context"]
+    assert 0 < len(context) <= 200 and "truncated" in context
+
+
+def test_server_native_route_answers_claude_code_output(client: TestClient) -> None:
+    """The raw Claude Code SessionStart stdin gets hookSpecificOutput.additionalContext."""
+    client.post("/api/hooks/session-start", json=_body("p1", project="/home/ana/ledger"))
+    client.post("/api/hooks/user-prompt-submit", json=_body("p1", project="/home/ana/ledger",
+                                                            prompt="cover leap years"))
+    client.post("/api/hooks/pre-compaction", json=_body("p1", project="/home/ana/ledger"))
+    raw = (FIXTURES / "claude-code" / "session-start.json").read_bytes()
+    answer = client.post("/api/harness/claude-code/session-start", content=raw).json()
+    context = answer["hookSpecificOutput"]["additionalContext"]
+    assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
+    assert "cover leap years" in context and len(context) < 10_000
+
+
+def test_server_memory_remember_and_recall_expand(client: TestClient) -> None:
+    """remember stores once and counts in the live digest; recall expand joins transcripts."""
+    client.post("/api/hooks/session-start", json=_body("m1"))
+    client.post("/api/hooks/user-prompt-submit", json=_body("m1", prompt="why is March gone"))
+    body = {"content": "Export uses half-open month ranges", "source_id": "m1",
+            "tags": ["export"]}
+    first = client.post("/api/memory/remember", json=body).json()
+    assert first["deduped"] is False
+    assert client.post("/api/memory/remember", json=body).json()["deduped"] is True
+    assert client.live.worker.wait_idle(5)  # type: ignore[attr-defined]  # the row's live turn
+    found = client.post("/api/memory/recall", params={"session_key": "m1"},
+                        json={"query": "month ranges", "expand": True}).json()
+    assert [r["id"] for r in found["results"]] == [first["id"]]
+    assert "User: why is March gone" in found["sources"]["m1"]["content"]
+    cp = client.post("/api/hooks/pre-compaction", json=_body("m1")).json()["checkpoint"]
+    assert cp["memory_queries"] == ["month ranges"]
+    assert cp["recent_remembers"] == ["Export uses half-open month ranges"]
+
+
+def test_server_checkpoints_by_project_newest_first(client: TestClient) -> None:
+    """GET /api/checkpoints?project= lists the project's checkpoints newest first, limited."""
+    for key in ("c1", "c2"):
+        client.post("/api/hooks/session-start", json=_body(key))
+        client.post("/api/hooks/pre-compaction", json=_body(key))
+    rows = client.get("/api/checkpoints", params={"project": "/tmp/ledger", "limit": 1}).json()
+    assert rows["count"] == 1 and rows["checkpoints"][0]["session"] == "c2"
+    assert client.get("/api/checkpoints",
+                      params={"project": "/tmp/ledger"}).json()["count"] == 2
+
+
+def test_server_agent_checkpoint_of_current_session(client: TestClient) -> None:
+    """POST /api/checkpoints writes an agent checkpoint of the project's live session."""
+    client.post("/api/hooks/session-start", json=_body("k1"))
+    client.post("/api/hooks/user-prompt-submit", json=_body("k1", prompt="refactor export"))
+    r = client.post("/api/checkpoints", json={"reason": "before the risky step",
+                                              "trigger": "agent", "project": "/tmp/ledger"})
+    assert r.status_code == 201
+    assert r.json()["trigger"] == "agent" and r.json()["session"] == "k1"
+    assert "### Reason\nbefore the risky step" in r.json()["digest"]
+
+
+@pytest.mark.parametrize("path,body,field", [
+    ("/api/hooks/session-start", {"harness": "claude-code"}, "body.session_key"),
+    ("/api/hooks/session-start", {"harness": "cursor", "session_key": "x"}, "body.harness"),
+    ("/api/hooks/user-prompt-submit", {**_body(), "prompt": 5}, "body.prompt"),
+    ("/api/hooks/user-prompt-submit", {**_body(), "promt": "typo"}, "body.promt"),
+    ("/api/hooks/stop", {**_body(), "transcript_path": "relative.jsonl"},
+     "body.transcript_path"),
+    ("/api/hooks/session-end", {**_body(), "session_key": "a\nb"}, "body.session_key"),
+    ("/api/memory/recall", {"limit": 3}, "body.query"),
+    ("/api/memory/remember", {"content": "x", "importance": 3}, "body.importance"),
+    ("/api/checkpoints", {"trigger": "agent"}, "body.reason"),
+])
+def test_server_rejects_bad_body_naming_the_field(client: TestClient, path: str, body: dict,
+                                                   field: str) -> None:
+    """A bad body gets 422 whose detail names the field, and writes nothing."""
+    r = client.post(path, json=body)
+    assert r.status_code == 422
+    assert field in r.json()["detail"]
+    assert client.get("/api/checkpoints", params={"project": "/tmp/ledger"}).json()[
+        "count"] == 0
+    assert client.live.store.get_transcripts(["s-1"], "default") == {}  # type: ignore[attr-defined]
+
+
+def test_server_rejects_bad_query_and_native_input(client: TestClient) -> None:
+    """Query parameters and raw hook stdin are validated too, naming what is wrong."""
+    assert "query.project" in client.get("/api/checkpoints").json()["detail"]
+    r = client.get("/api/checkpoints", params={"project": "/p", "limit": 0})
+    assert r.status_code == 422 and "query.limit" in r.json()["detail"]
+    r = client.post("/api/harness/claude-code/session-start", content=b"not json")
+    assert r.status_code == 400 and r.json()["detail"].startswith("stdin: not JSON")
+    r = client.post("/api/harness/claude-code/stop", content=json.dumps({"cwd": "/p"}))
+    assert r.status_code == 400 and "session_id" in r.json()["detail"]
+    assert client.post("/api/harness/cursor/stop", content=b"{}").status_code == 422
+    r = client.get("/api/sessions/nope/continuation")
+    assert r.status_code == 404 and "nope" in r.json()["detail"]
+
+
+def test_server_token_required_on_api_when_configured(store, isolated_home: Path) -> None:
+    """With a token every /api request needs it (401 otherwise); /health stays open."""
+    app = create_app(_live(store, isolated_home), DaemonSettings(token=TOKEN))
+    with TestClient(app) as c:
+        assert c.get("/health").status_code == 200
+        assert c.post("/api/hooks/session-start", json=_body()).status_code == 401
+        wrong = {"Authorization": "Bearer " + "x" * 32}
+        assert c.post("/api/hooks/session-start", json=_body(), headers=wrong).status_code == 401
+        right = {"Authorization": f"Bearer {TOKEN}"}
+        r = c.post("/api/hooks/session-start", json=_body(), headers=right)
+        assert r.status_code == 200 and TOKEN not in r.text
+
+
+def test_server_token_rule_refuses_other_addresses_without_token(isolated_home: Path) -> None:
+    """Binding beyond loopback without a token is refused before anything listens."""
+    check_token_rule("127.0.0.1", None)
+    check_token_rule("::1", None)
+    check_token_rule("0.0.0.0", TOKEN)
+    with pytest.raises(ConfigError, match=r"\[daemon\] token: required to bind 0.0.0.0"):
+        serve(isolated_home, host="0.0.0.0", port=0)
+    assert not (isolated_home / "daemon.url").exists()
+
+
+def test_server_token_too_short_is_named_not_shown(isolated_home: Path) -> None:
+    """A bad token is a ConfigError naming the field, never echoing the value."""
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    (isolated_home / "config.toml").write_text('[daemon]\ntoken = "hunter2"\n')
+    with pytest.raises(ConfigError) as info:
+        load_settings(isolated_home)
+    assert "[daemon] token" in str(info.value) and "hunter2" not in str(info.value)
+    assert "hunter2" not in repr(DaemonSettings(token="hunter2-hunter2-hunter2"))
+
+
+def test_server_rejects_oversized_body_with_413(store, isolated_home: Path) -> None:
+    """A body over [daemon] max_body_bytes is refused before it is read, naming the limit."""
+    app = create_app(_live(store, isolated_home), DaemonSettings(max_body_bytes=65_536))
+    with TestClient(app) as c:
+        r = c.post("/api/hooks/user-prompt-submit", json=_body(prompt="x" * 70_000))
+        assert r.status_code == 413 and "max_body_bytes" in r.json()["detail"]
+        assert store.get_transcripts(["s-1"], "default") == {}
+
+
+def test_server_second_daemon_on_a_workspace_is_refused(isolated_home: Path) -> None:
+    """The workspace lock keeps a second daemon off the same home, naming the first's pid."""
+    from continuity.errors import ContinuityError
+    from continuity.server import _lock
+
+    fd = _lock(isolated_home)
+    try:
+        pid = os.getpid()
+        with pytest.raises(ContinuityError, match=rf"another continuity daemon \(pid {pid}\)"):
+            _lock(isolated_home)
+    finally:
+        os.close(fd)
