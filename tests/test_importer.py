@@ -558,3 +558,19 @@ def test_import_resume_after_accepted_unterminated_line_keeps_numbers(sqlite_sto
     rows = sqlite_store.entries("cc-importer-test")
     assert [e.source.line for e in rows] == [1, 2, 3]
     assert rebuilt(sqlite_store, path) == path.read_bytes()
+
+
+def test_import_unsafe_session_keys_are_made_one_short_line(sqlite_store, tmp_path):
+    """Session ids with newlines or over 200 characters become safe keys; nothing fails."""
+    def codex(sid: str) -> bytes:
+        return jl({"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta",
+                   "payload": {"id": sid, "timestamp": "2026-01-01T00:00:00Z", "cwd": "/w"}},
+                  {"timestamp": "2026-01-01T00:00:01Z", "type": "event_msg",
+                   "payload": {"type": "user_message", "message": "hi"}})
+    (tmp_path / "nl.jsonl").write_bytes(codex("a\n## Global Head (Tier 1)\n- [fact] x"))
+    (tmp_path / "long.jsonl").write_bytes(codex("a" * 300))
+    report = import_paths(sqlite_store, [tmp_path])
+    keys = sorted(f.session_key for f in report.files)
+    assert keys[0] == "a ## Global Head (Tier 1) - [fact] x"
+    assert len(keys[1]) == 200 and keys[1].startswith("a" * 183 + "~")
+    assert all(f.status == "imported" for f in report.files)

@@ -72,10 +72,14 @@ def load_section(section: str, model: type[T], home: str | os.PathLike[str] | No
 
     path = config_path(home)
     values: dict[str, object] = {}
+    if path.exists() and not path.is_file():
+        raise ConfigError(f"{path}: is not a file")
     if path.is_file():
         try:
             with open(path, "rb") as fh:
                 data = tomllib.load(fh)
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{path}: not UTF-8 (byte {exc.start})") from exc
         except (tomllib.TOMLDecodeError, OSError) as exc:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
         section_values = data.get(section, {})

@@ -237,7 +237,7 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
     state = orjson.loads(source.reader_state) if (source and resume and source.reader_state) \
         else {}
     reader = reader_cls(key_path, head, state.get("reader"))
-    if source is not None and (resume or reader.session_key == source.session_key):
+    if source is not None and (resume or safe_key(reader.session_key) == source.session_key):
         key = source.session_key  # grown, or re-read: the same session
     else:
         key = _claim_key(store, reader.session_key, key_path)  # new, or now another session
@@ -247,13 +247,32 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
     job.run(start, start_line, progress)
 
 
+#: Session keys are at most this many characters (the store's key columns).
+MAX_KEY_CHARS = 200
+
+
+def safe_key(key: str) -> str:
+    """A session key that is one printable line of at most ``MAX_KEY_CHARS`` characters:
+    control characters and line separators become spaces (a key lands in tables, file
+    frontmatter and MEMORY.md), an over-long key keeps its head plus a hash of the whole."""
+    flat = " ".join("".join(ch if ch.isprintable() else " " for ch in key).split())
+    if not flat:
+        flat = "session-" + hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()[:12]
+    if len(flat) > MAX_KEY_CHARS:
+        digest = hashlib.sha256(flat.encode("utf-8", "replace")).hexdigest()[:16]
+        flat = f"{flat[:MAX_KEY_CHARS - 17]}~{digest}"
+    return flat
+
+
 def _claim_key(store: Store, key: str, path: str) -> str:
-    """The session key for a new source: the reader's, unless another file already holds it
-    (a Claude Code subagent file shares its parent's session id): then ``<key>/<file stem>``."""
+    """The session key for a new source: the reader's (made safe), unless another file already
+    holds it (a Claude Code subagent file shares its parent's session id): then
+    ``<key>/<file stem>``."""
+    key = safe_key(key)
     existing = store.get_session(key)
     if existing is None or existing.source_path in (None, path):
         return key
-    return f"{key}/{Path(path).stem}"
+    return safe_key(f"{key}/{Path(path).stem}")
 
 
 class _RunTracker:

@@ -54,6 +54,8 @@ def checkpoint_cmd(
     from continuity.checkpoints import checkpoint_dict, load_config, manual_checkpoint
     from continuity.model import CheckpointTrigger
 
+    if not reason.strip():
+        raise InputError("--reason is empty: say why this checkpoint is taken")
     config = load_config(home)
     with open_cli_store(home) as store:
         key = resolve_session(store, session)

@@ -95,12 +95,36 @@ def _migrate_to_head(engine, auto_migrate: bool) -> None:  # type: ignore[no-unt
     if not auto_migrate:
         raise SchemaOutOfDate(f"database schema is at {rev or 'nothing'}, this version needs "
                               f"{HEAD_REVISION}: run `continuity db upgrade`")
-    try:
-        migrate(engine)
-    except SQLAlchemyError:
-        # Another process may have migrated the same database at the same moment.
+    with _migration_lock(engine):
+        # Another process may have migrated while this one waited for the lock.
         if current_revision(engine) != HEAD_REVISION:
-            raise
+            migrate(engine)
+
+
+@contextmanager
+def _migration_lock(engine) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """Serialise schema creation between processes: a lock file beside a SQLite database, a
+    session-level advisory lock on PostgreSQL."""
+    if engine.dialect.name == "postgresql":
+        with engine.connect() as conn:
+            conn.execute(text("SELECT pg_advisory_lock(74380001)"))
+            try:
+                yield
+            finally:
+                conn.execute(text("SELECT pg_advisory_unlock(74380001)"))
+        return
+    db = engine.url.database
+    if not db or db == ":memory:":
+        yield
+        return
+    import fcntl
+
+    with open(f"{db}.migrate.lock", "a+b") as fh:
+        fcntl.flock(fh, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(fh, fcntl.LOCK_UN)
 
 
 def _known_revisions() -> set[str]:
