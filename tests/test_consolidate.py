@@ -342,3 +342,79 @@ def test_a_transcript_without_a_session_log_gets_its_transcript(store, isolated_
     assert (done.status, done.summary_status) == ("consolidated", "empty")
     assert set(done.artifacts) == {"manifest", "transcript"}
     assert store.thread_heads("default") == []
+
+
+# --------------------------------------------------------------------------- damaged lineage
+
+SHORT = "55604662-cf2a-4331-851a-ec234028f8ca"
+
+
+def consolidated_short(shared_data: Path) -> dict[str, str]:
+    """short.jsonl imported and consolidated through the CLI; its artifacts by kind."""
+    assert runner.invoke(app, ["import", str(shared_data / "claude-code" / "short.jsonl")]) \
+        .exit_code == 0
+    out = runner.invoke(app, ["consolidate", SHORT, "--json"])
+    assert out.exit_code == 0, out.output
+    return json.loads(out.stdout)["sessions"][0]["artifacts"]
+
+
+def test_cli_lineage_reports_an_edited_and_a_missing_artifact_with_exit_7(shared_data,
+                                                                          isolated_home):
+    """An edited summary frontmatter and a deleted transcript are listed (check failed,
+    missing) and `lineage` exits 7 saying how to repair."""
+    arts = consolidated_short(shared_data)
+    summary = isolated_home / arts["summary"]
+    summary.write_text(summary.read_text().replace("memory_sentence: \"", "memory_sentence: \"X"))
+    (isolated_home / arts["transcript"]).unlink()
+    out = runner.invoke(app, ["lineage", SHORT, "--json"])
+    assert isinstance(out.exception, ln.LineageDamaged) and out.exception.exit_code == 7
+    data = json.loads(out.stdout)
+    checks = {p["path"]: p["check"] for p in data["problems"]}
+    assert checks[arts["transcript"]] == "missing"
+    assert checks[arts["summary"]] == (f"{summary}: frontmatter mismatch: a field no longer "
+                                       "matches its frontmatter_sha256 (edited or damaged)")
+    assert str(out.exception) == (
+        f"the lineage of session {SHORT} is damaged: summary {arts['summary']} failed its "
+        f"check, transcript {arts['transcript']} missing; to repair: delete each damaged "
+        f"file listed above and run `continuity consolidate {SHORT}` again")
+    text = runner.invoke(app, ["lineage", SHORT])
+    assert f"transcript {arts['transcript']}  [missing]" in text.stdout
+
+
+def test_cli_consolidate_on_a_damaged_artifact_says_how_to_repair(shared_data, isolated_home):
+    """`consolidate SESSION` over an edited summary exits 7 (not 4) naming the file and the
+    repair; doing the repair makes the lineage whole again."""
+    arts = consolidated_short(shared_data)
+    summary = isolated_home / arts["summary"]
+    summary.write_text(summary.read_text().replace("memory_sentence: \"", "memory_sentence: \"X"))
+    (isolated_home / "memory").joinpath(Path(arts["manifest"]).name).unlink()
+    out = runner.invoke(app, ["consolidate", SHORT])
+    assert isinstance(out.exception, ln.LineageDamaged) and out.exception.exit_code == 7
+    assert str(out.exception) == (
+        f"{summary}: frontmatter mismatch: a field no longer matches its frontmatter_sha256 "
+        f"(edited or damaged); to repair: delete {summary} and run `continuity consolidate "
+        f"{SHORT}` again")
+    assert f"{SHORT}: damaged" in out.stdout
+    summary.unlink()
+    assert runner.invoke(app, ["consolidate", SHORT]).exit_code == 0
+    view = runner.invoke(app, ["lineage", SHORT, "--json"])
+    assert view.exit_code == 0 and json.loads(view.stdout)["problems"] == []
+
+
+def test_run_pass_goes_on_after_a_damaged_session(store, isolated_home):
+    """One damaged session is reported as such; the next one is consolidated."""
+    for key in ("s1", "s2"):
+        make_session(store, key, ledger_rows())
+    first = co.run_pass(store, summarizer=ExtractiveSummarizer(), render=False, now=NOW)
+    s1 = next(r for r in first.results if r.session_key == "s1")
+    manifest = isolated_home / s1.artifacts["manifest"]
+    manifest.write_text(manifest.read_text().replace("Lineage of session", "Lineage of"))
+    make_session(store, "s3", ledger_rows())
+    again = co.run_pass(store, sessions=["s1", "s3"], summarizer=ExtractiveSummarizer(),
+                        render=False, now=NOW)
+    assert [(r.session_key, r.status) for r in again.results] == [("s1", "damaged"),
+                                                                  ("s3", "consolidated")]
+    assert again.results[0].error == (
+        f"{manifest}: checksum mismatch: the body does not match its content_sha256 (edited "
+        "or damaged); to repair: delete " + str(manifest) + " and run `continuity consolidate "
+        "s1` again")

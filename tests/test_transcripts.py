@@ -420,6 +420,69 @@ def test_sync_import_fills_every_session_of_shared_data(store, shared_data, isol
     assert tr.sync_import(store, import_paths(store, [shared_data]), isolated_home) == 0
 
 
+def test_sync_import_report_one_failing_session_does_not_stop_the_others(store, shared_data,
+                                                                         isolated_home,
+                                                                         caplog):
+    """A session whose key the row refuses is returned with its reason (and logged); every
+    other session is captured, and nothing of the failing one is written."""
+    from continuity.importer import FileReport
+
+    report = import_paths(store, [shared_data / "claude-code"])
+    store.upsert_session(Session(key=" ", harness="claude-code"))
+    report.files.insert(0, FileReport("/src/blank.jsonl", session_key=" "))
+    done = tr.sync_import_report(store, report, isolated_home)
+    assert done.failed == [(" ", "session_key: must be 1..200 characters (got ' ')")]
+    assert done.captured == len(report.sessions) - 1 == 5
+    assert set(store.get_transcripts(report.sessions, "default")) == set(report.sessions) - {" "}
+    assert "transcript of session ' ' not captured: session_key: must be" in caplog.text
+
+
+def test_sync_import_keeps_its_count_and_logs_failures(store, shared_data, isolated_home):
+    """``sync_import`` still returns the captured count when a session fails."""
+    from continuity.importer import FileReport
+
+    report = import_paths(store, [shared_data / "claude-code" / "short.jsonl"])
+    store.upsert_session(Session(key=" ", harness="claude-code"))
+    report.files.append(FileReport("/src/blank.jsonl", session_key=" "))
+    assert tr.sync_import(store, report, isolated_home) == 1
+
+
+@pytest.mark.parametrize("cut", ["mid-record", "before-its-key"])
+def test_torn_record_is_rewritten_from_the_database_on_the_next_snapshot(store, shared_data,
+                                                                         isolated_home, cut):
+    """A file cut mid-record loses that line at the next write; the session it belonged to
+    is rewritten from the database there, so all its records are present and parse."""
+    first = import_paths(store, [shared_data / "claude-code" / "short.jsonl"])
+    assert tr.sync_import(store, first, isolated_home) == 1
+    key = first.sessions[0]
+    path = tr.transcript_path(isolated_home, "claude-code")
+    seqs = [r.seq for r in TranscriptLog(path).read(session_key=key)]
+    assert len(seqs) >= 2
+    data = path.read_bytes()
+    last = data.rstrip(b"\n").rfind(b"\n") + 1
+    path.write_bytes(data[:len(data) - 40] if cut == "mid-record" else data[:last + 30])
+    second = import_paths(store, [shared_data / "claude-code" / "tool_heavy.jsonl"])
+    assert tr.sync_import(store, second, isolated_home) == 1
+    bad: list[tuple[int, str]] = []
+    records = list(TranscriptLog(path).read(session_key=key, bad=bad))
+    assert bad == [] and path.read_bytes().endswith(b"\n")
+    assert [r.seq for r in records] == seqs
+    assert "\n\n".join(r.content for r in records) == \
+        store.get_transcripts([key], "default")[key].content
+    assert [r.session_key for r in TranscriptLog(path).read()].count(second.sessions[0]) > 0
+    assert path.with_name("transcript.jsonl.torn").read_bytes()
+
+
+def test_restore_torn_leaves_other_sessions_alone(store, isolated_home):
+    """Without a torn tail nothing is rewritten; a fragment naming a session not imported is
+    skipped."""
+    log_file = TranscriptLog(tr.transcript_path(isolated_home, "claude-code"), fsync=False)
+    assert tr.restore_torn(store, log_file, home=isolated_home) == []
+    log_file.torn_sessions.append(("default", "never-imported"))
+    assert tr.restore_torn(store, log_file, home=isolated_home) == []
+    assert log_file.torn_sessions == []
+
+
 # --------------------------------------------------------------------------- projection
 
 

@@ -63,7 +63,7 @@ def import_cmd(
     if not files:
         raise InputError("no *.jsonl session files under " + ", ".join(map(str, paths)))
     from continuity.checkpoints import load_config, replay_import
-    from continuity.transcripts import sync_import
+    from continuity.transcripts import sync_import_report
 
     config = load_config(home)
     report = ImportReport()
@@ -71,14 +71,18 @@ def import_cmd(
         for path in files:
             report.files.append(import_file(store, path, progress=advance))
         replayed = replay_import(store, report, config=config)
-        transcripts = sync_import(store, report, home)
+        sync = sync_import_report(store, report, home)
+        transcripts = sync.captured
     if as_json:
         _emit_json({**report.to_dict(), "checkpoints_replayed": replayed,
-                    "transcripts_written": transcripts})
+                    "transcripts_written": transcripts,
+                    "transcripts_failed": [{"session": k, "reason": r} for k, r in sync.failed]})
         return
     from continuity.render import import_summary
 
     import_summary(out, err, report)
+    for key, reason in sync.failed:
+        err.print(f"warning: transcript of session {key} not captured: {reason}", markup=False)
     err.print(f"{replayed} checkpoints replayed, {transcripts} transcripts written")
 
 

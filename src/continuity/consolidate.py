@@ -27,6 +27,10 @@ artifacts exist with the same bodies (a model-written summary is not asked for a
 are de-duplicated, DAG rows are upserted. A transcript that changed since the last capture (a
 resumed session completed again) is a new capture: new artifacts named by its completion time,
 the earlier ones listed as ``superseded`` in the manifest.
+
+A **damaged** artifact (edited, corrupt: ``lineage.ArtifactCorrupt``, exit code 7) stops the
+pass for its session only, with the repair in the message: delete the file and consolidate
+again. A deleted artifact of the current capture is written again under its name.
 """
 
 from __future__ import annotations
@@ -34,6 +38,7 @@ from __future__ import annotations
 import hashlib
 import base64
 import re
+import shlex
 import threading
 import time
 from dataclasses import dataclass, field
@@ -90,9 +95,8 @@ def thread_of(agent_id: str, project: str | None, session_key: str) -> tuple[str
     return key, project or session_key, f"thread:{_short_id(f'{agent_id}:{key}')}"
 
 
-def session_node_id(agent_id: str, session_key: str) -> str:
-    """The DAG id of a session: ``session:<token>``."""
-    return f"session:{ln.session_token(agent_id, session_key)}"
+#: The DAG id of a session: ``session:<token>`` (``lineage.session_node_id``).
+session_node_id = ln.session_node_id
 
 
 # ---------------------------------------------------------------------------- durable statements
@@ -251,7 +255,8 @@ def main_request(requests: list[Entry]) -> str:
 class Consolidation:
     """What the pass did for one session. ``status``: ``consolidated`` (something new was
     written), ``unchanged`` (the lineage was already complete), ``not_completed`` (the
-    transcript is still open: nothing written) or ``no_transcript``. ``artifacts`` maps kind
+    transcript is still open: nothing written), ``no_transcript`` or ``damaged`` (an artifact
+    failed its check: ``error`` says which and how to repair it). ``artifacts`` maps kind
     to workspace-relative path; ``created`` lists the artifact files this run wrote."""
 
     session_key: str
@@ -265,6 +270,7 @@ class Consolidation:
     memories_added: int = 0
     transient_skipped: int = 0
     thread_key: str | None = None
+    error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The ``consolidate --json`` object of this session."""
@@ -272,7 +278,8 @@ class Consolidation:
                 "token": self.token, "artifacts": dict(self.artifacts),
                 "created": list(self.created), "manifest_revision": self.manifest_revision,
                 "summary_status": self.summary_status, "memories_added": self.memories_added,
-                "transient_skipped": self.transient_skipped, "thread": self.thread_key}
+                "transient_skipped": self.transient_skipped, "thread": self.thread_key,
+                "error": self.error}
 
 
 @dataclass
@@ -291,6 +298,17 @@ class _Ctx:
     out: Consolidation
 
 
+def repair_hint(key: str, path: Path | None, *, missing: bool = False) -> str:
+    """How to repair a damaged artifact of session ``key``: delete it (``path``, else "the
+    damaged file") and consolidate the session again; for a ``missing`` one, only the
+    latter."""
+    command = f"`continuity consolidate {shlex.quote(ln.one_line(key))}`"
+    if missing:
+        return f"to repair: run {command} again (it writes the missing file)"
+    target = str(path) if path is not None else "the damaged file"
+    return f"to repair: delete {target} and run {command} again"
+
+
 def consolidate(store: "SqlStore", session_key: str, *, home: Any = None,
                 agent_id: str | None = None, summarizer: Summarizer | None = None,
                 sentence_writer: ln.SentenceWriter | None = None,
@@ -298,7 +316,21 @@ def consolidate(store: "SqlStore", session_key: str, *, home: Any = None,
     """Run the pass over one session's completed transcript (module docstring).
     ``summarizer`` defaults to the configured one (``[summarizer]``), ``sentence_writer`` to
     the configured model when that is not the extractive provider. Raises ``ArtifactConflict``
-    / ``ArtifactCorrupt`` for a damaged lineage and ``ConfigError`` for bad settings."""
+    for a write-once clash, ``ArtifactCorrupt`` (exit code 7) for a damaged artifact, its
+    message saying what is wrong and how to repair it (``repair_hint``), and ``ConfigError``
+    for bad settings."""
+    try:
+        return _consolidate(store, session_key, home=home, agent_id=agent_id,
+                            summarizer=summarizer, sentence_writer=sentence_writer, now=now)
+    except ln.ArtifactCorrupt as exc:
+        raise ln.ArtifactCorrupt(f"{exc}; {repair_hint(session_key, exc.path)}",
+                                 exc.path) from exc
+
+
+def _consolidate(store: "SqlStore", session_key: str, *, home: Any,
+                 agent_id: str | None, summarizer: Summarizer | None,
+                 sentence_writer: ln.SentenceWriter | None,
+                 now: datetime | None) -> Consolidation:
     session = store.get_session(session_key)
     agent = agent_id or (session.agent_id if session else "default")
     out = Consolidation(session_key, agent, "no_transcript")
@@ -321,8 +353,8 @@ def consolidate(store: "SqlStore", session_key: str, *, home: Any = None,
     status = last.status.value if last else None
     previous = _manifest(home, out.token)
     same = previous is not None and previous.get("transcript_sha256") == row.content_hash \
-        and _exists(home, previous.get("transcript_path"))
-    if same:  # this capture's artifacts exist: keep their names
+        and bool(previous.get("transcript_path"))
+    if same:  # this capture's artifacts (a deleted one is written again): keep their names
         ctx.capture = _stamp_of(previous["transcript_path"]) or ctx.capture  # type: ignore
     changes = {"harness": ctx.harness, "project": ctx.project,
                "started_at": ln.iso(ctx.started), "ended_at": ln.iso(ctx.ended),
@@ -701,7 +733,8 @@ def run_pass(store: "SqlStore", *, home: Any = None, sessions: Iterable[str] | N
              now: datetime | None = None) -> PassReport:
     """Consolidate ``sessions`` (keys), or every ``pending`` one when None, then, when
     ``render`` and anything was consolidated (or ``<home>/MEMORY.md`` is missing), rebuild
-    ``<home>/MEMORY.md`` (``continuity.memory_md``)."""
+    ``<home>/MEMORY.md`` (``continuity.memory_md``). A session with a damaged artifact does
+    not stop the others: its result has status ``damaged`` and the error."""
     from continuity import memory_md
 
     if summarizer is None:
@@ -710,9 +743,13 @@ def run_pass(store: "SqlStore", *, home: Any = None, sessions: Iterable[str] | N
     report = PassReport()
     todo = [(k, None) for k in sessions] if sessions is not None else pending(store, home)
     for key, agent in todo:
-        report.results.append(consolidate(store, key, home=home, agent_id=agent,
-                                          summarizer=summarizer,
-                                          sentence_writer=sentence_writer, now=now))
+        try:
+            report.results.append(consolidate(store, key, home=home, agent_id=agent,
+                                              summarizer=summarizer,
+                                              sentence_writer=sentence_writer, now=now))
+        except ln.ArtifactCorrupt as exc:
+            report.results.append(Consolidation(key, agent or "default", "damaged",
+                                                error=str(exc)))
     path = memory_md.default_path(home)
     changed = any(r.status == "consolidated" for r in report.results)
     if render and (changed or not path.exists()):
@@ -725,8 +762,10 @@ def run_pass(store: "SqlStore", *, home: Any = None, sessions: Iterable[str] | N
 def session_lineage(store: "SqlStore", session_key: str, *, home: Any = None,
                     agent_id: str | None = None) -> dict[str, Any]:
     """Everything the lineage holds for one session (``continuity lineage --json``): the
-    manifest's fields, each artifact with its check (``ok`` or the error), the DAG nodes of
-    the session with their edges, and its thread head."""
+    manifest's fields, each artifact with its check (``ok``, ``missing`` for a file the
+    manifest names that is gone, or the error), the DAG nodes of the session with their edges,
+    its thread head, and ``problems``: the artifacts whose check is not ``ok``, each with how
+    to repair it (``repair``)."""
     session = store.get_session(session_key)
     agent = agent_id or (session.agent_id if session else "default")
     token = ln.session_token(agent, session_key)
@@ -744,6 +783,12 @@ def session_lineage(store: "SqlStore", session_key: str, *, home: Any = None,
     manifest = next((a for a in artifacts if a["kind"] == "manifest" and a["check"] == "ok"),
                     None)
     nodes = store.dag_nodes(agent, session_key=session_key)
+    artifacts += _missing(home, manifest, artifacts, consolidated=any(
+        n.kind == "session" for n in nodes))
+    root = ln.resolve_home(home)
+    problems = [{**a, "repair": repair_hint(session_key, root / a["path"] if a["path"] else None,
+                                            missing=a["check"] == "missing")}
+                for a in artifacts if a["check"] != "ok"]
     edges = store.dag_edges(agent, node_ids=[n.node_id for n in nodes]) if nodes else []
     tk = thread_of(agent, session.project if session else None, session_key)[0]
     head = store.thread_head(agent, nodes[0].thread_key or tk) if nodes else None
@@ -752,6 +797,7 @@ def session_lineage(store: "SqlStore", session_key: str, *, home: Any = None,
         "manifest": dict(ln.read_artifact(ln.resolve_home(home) / manifest["path"]).fields)
         if manifest else None,
         "artifacts": artifacts,
+        "problems": problems,
         "nodes": [{"id": n.node_id, "kind": n.kind, "label": n.label, "content": n.content,
                    "earliest_at": ln.iso(n.earliest_at), "latest_at": ln.iso(n.latest_at),
                    "meta": n.meta} for n in nodes],
@@ -762,3 +808,23 @@ def session_lineage(store: "SqlStore", session_key: str, *, home: Any = None,
             "latest_at": ln.iso(head.latest_at), "sample": head.sample,
             "open_items": list(head.open_items), "source": head.source_ref},
     }
+
+
+def _missing(home: Any, manifest: dict[str, Any] | None, found: list[dict[str, Any]], *,
+             consolidated: bool) -> list[dict[str, Any]]:
+    """Artifact entries (check ``missing``) for the current capture's files the session's
+    manifest names that are gone, or for the manifest itself when the session was consolidated
+    and it is gone. Superseded captures are history: a deleted one is not reported."""
+    if manifest is None:
+        if consolidated and not any(a["kind"] == "manifest" for a in found):
+            return [{"kind": "manifest", "path": None, "check": "missing"}]
+        return []
+    fields = ln.read_artifact(ln.resolve_home(home) / manifest["path"]).fields
+    named = [fields.get(k) for k in ("transcript_path", "summary_path", "compaction_path")]
+    have = {a["path"] for a in found}
+    out = []
+    for rel in dict.fromkeys(r for r in named if isinstance(r, str) and r):
+        if rel not in have and not (ln.resolve_home(home) / rel).is_file():
+            parsed = ln.parse_name(Path(rel).name)
+            out.append({"kind": parsed[2] if parsed else "?", "path": rel, "check": "missing"})
+    return out

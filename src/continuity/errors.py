@@ -80,3 +80,11 @@ class LeaseHeld(FencedWrite):
         super().__init__(f"session {session_key!r} is owned by {owner!r}{until}; wait for "
                          "the lease to expire or take it over explicitly")
         self.session_key, self.owner, self.expires_at = session_key, owner, expires_at
+
+
+class LineageDamaged(ContinuityError):
+    """The lineage on disk is damaged: an artifact is missing, edited or corrupt. Exit code 7
+    (4 is a database problem). The repair: delete the damaged file and run ``continuity
+    consolidate SESSION`` again."""
+
+    exit_code = 7

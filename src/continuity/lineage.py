@@ -12,16 +12,25 @@ artifacts share its ``captured_at``; the manifest keeps the first capture's.
 Values: ``null``, ``true``/``false``, numbers, JSON-quoted strings (control characters, C1
 controls and line separators escaped, so every value is valid YAML on one line), ``[]`` for an
 empty list, else ``key:`` followed by ``  - <value>`` lines. Field order is fixed per kind, so
-the same fields always give the same bytes. ``content_sha256`` is the body hash of scope
-``body-normalized-v1`` (CRLF/CR -> LF, trailing spaces and tabs cut per line, trailing empty
-lines dropped, SHA-256 hex of the UTF-8 result; the frontmatter is not hashed).
+the same fields always give the same bytes. Identity fields (``agent_id``, ``session_key``) are
+kept exactly (the token is their hash); display text (``memory_sentence``) is flattened to one
+line (``one_line``).
+
+**Integrity.** ``content_sha256`` is the body hash of scope ``body-normalized-v1`` (CRLF/CR ->
+LF, trailing spaces and tabs cut per line, trailing empty lines dropped, SHA-256 hex of the
+UTF-8 result). ``frontmatter_sha256`` is the SHA-256 hex of the canonical frontmatter: every
+other field re-rendered by ``dump_frontmatter`` in file order, ``---`` lines included
+(``frontmatter_hash``). It covers ``content_sha256`` and so the whole file: an edited
+``memory_sentence`` is caught like an edited body. A file without it (written before it existed)
+fails the check too; the repair is always "delete the file and run ``continuity consolidate``
+for its session again".
 
 **Write-once** (``write_artifact``): when the file exists, a different kind, agent, session or
 hash scope is an "identity mismatch", a stored hash that does not match the stored body a
 "checksum mismatch" (``ArtifactCorrupt``), a different body a "content mismatch"
 (``ArtifactConflict``); an identical body returns the existing path untouched. New files are
 written to a temp file, fsynced and renamed under the session's lock, so a reader never sees half
-a file. ``read_artifact`` verifies the hash on every read.
+a file. ``read_artifact`` verifies both hashes on every read.
 
 **Manifest** (``update_manifest``): the only file that changes after session end. Each change
 bumps ``revision`` and ``updated_at``; a writer sets only the fields it passes, a ``None`` never
@@ -53,13 +62,15 @@ from typing import Any, Callable, Iterator, Sequence
 import orjson
 
 from continuity.config import resolve_home
-from continuity.errors import ContinuityError
+from continuity.errors import ContinuityError, LineageDamaged  # noqa: F401 (re-exported)
 from continuity.redact import redact
 from continuity.text import clean
 
 KINDS = ("transcript", "summary", "compaction", "manifest")
 CONTENT_KINDS = ("transcript", "summary", "compaction")
 HASH_SCOPE = "body-normalized-v1"
+#: The frontmatter field holding ``frontmatter_hash`` (module docstring, "Integrity").
+FRONTMATTER_HASH = "frontmatter_sha256"
 SANITIZER_VERSION = "transcripts.project/v1"
 SENTENCE_VERSION = 1
 MEMORY_DIR = "memory"
@@ -83,10 +94,15 @@ class ArtifactConflict(ArtifactError):
     exit_code = 5
 
 
-class ArtifactCorrupt(ArtifactError):
-    """An artifact's frontmatter or name is malformed, or its body does not match its hash."""
+class ArtifactCorrupt(ArtifactError, LineageDamaged):
+    """An artifact's frontmatter or name is malformed, or its frontmatter or body does not
+    match its hash. ``path`` is the damaged file when known."""
 
-    exit_code = 4
+    exit_code = 7
+
+    def __init__(self, message: str, path: str | os.PathLike[str] | None = None) -> None:
+        super().__init__(message)
+        self.path = Path(path) if path is not None else None
 
 
 # ---------------------------------------------------------------------------- times and names
@@ -125,6 +141,11 @@ def session_token(agent_id: str, session_key: str) -> str:
     return base64.b32encode(digest).decode("ascii").lower()[:16]
 
 
+def session_node_id(agent_id: str, session_key: str) -> str:
+    """The temporal DAG id of a session: ``session:<token>``."""
+    return f"session:{session_token(agent_id, session_key)}"
+
+
 _NAME = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\.\d{3}Z)--([a-z2-7]{16})--"
                    r"(transcript|summary|compaction|manifest)\.md$")
 
@@ -158,6 +179,22 @@ def rel_path(name: str) -> str:
 def wikilink(path: str, label: str) -> str:
     """``[[memory/<file>|label]]``: a workspace-relative wikilink."""
     return f"[[{path}|{label}]]"
+
+
+# ---------------------------------------------------------------------------- one line
+
+_BREAKERS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def one_line(value: Any, limit: int | None = None) -> str:
+    """``value`` as text on one line: control characters (C0, DEL, C1) and the Unicode line and
+    paragraph separators become spaces, runs of whitespace one space, edges trimmed; cut to at
+    most ``limit`` characters (ending in ``…``) when given. Every value rendered into MEMORY.md
+    goes through it (a key or a project holding ``"\\n## Heading"`` must not start a line)."""
+    text = " ".join(_BREAKERS.sub(" ", str(value)).split())
+    if limit is not None and len(text) > limit:
+        text = text[:limit - 1] + "…"
+    return text
 
 
 # ---------------------------------------------------------------------------- frontmatter
@@ -242,6 +279,15 @@ def body_hash(body: str) -> str:
     return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
 
 
+def frontmatter_hash(fields: Sequence[tuple[str, Any]]) -> str:
+    """SHA-256 hex of the canonical frontmatter of ``fields`` (``dump_frontmatter`` of every
+    field but ``frontmatter_sha256``, in the given order, UTF-8): the same for the fields a
+    writer seals and for the fields ``parse_frontmatter`` reads back, whatever line ends or
+    trailing blanks the file picked up since."""
+    canonical = dump_frontmatter([(k, v) for k, v in fields if k != FRONTMATTER_HASH])
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
 @dataclass(frozen=True, slots=True)
 class Artifact:
     """An artifact read from disk: its ``path``, ``fields`` (frontmatter) and ``body``."""
@@ -272,35 +318,59 @@ def _split(text: str, where: str) -> tuple[list[str], str]:
     return head, body[:-1] if body.endswith("\n") else body
 
 
+_REQUIRED = ("kind", "agent_id", "session_key", "content_sha256", "hash_scope")
+
+
 def read_artifact(path: str | os.PathLike[str], *, verify: bool = True) -> Artifact:
     """Read and check one artifact: its name, required fields (``kind``, ``agent_id``,
     ``session_key``, ``content_sha256``, ``hash_scope``), the kind and token its name gives,
-    and (``verify``) the body against ``content_sha256``. Raises ``ArtifactCorrupt`` naming
-    the file and the problem, ``ArtifactError`` when it cannot be read."""
+    and (``verify``) the body against ``content_sha256`` and the whole frontmatter against
+    ``frontmatter_sha256`` (module docstring, "Integrity"). Raises ``ArtifactCorrupt`` naming
+    the file and the problem (``path`` set), ``ArtifactError`` when it cannot be read."""
     p = Path(path)
     parsed = parse_name(p.name)
     if parsed is None:
-        raise ArtifactCorrupt(f"{p}: not an artifact name (<captured_at>--<token>--<kind>.md)")
+        raise ArtifactCorrupt(f"{p}: not an artifact name (<captured_at>--<token>--<kind>.md)",
+                              p)
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise ArtifactError(f"{p}: cannot read: {exc}") from exc
-    head, body = _split(text, str(p))
-    fields = parse_frontmatter(head, str(p))
-    for key in ("kind", "agent_id", "session_key", "content_sha256", "hash_scope"):
+    try:
+        head, body = _split(text, str(p))
+        fields = parse_frontmatter(head, str(p))
+    except ArtifactCorrupt as exc:
+        raise ArtifactCorrupt(str(exc), p) from None
+    _check_fields(p, parsed, fields)
+    if verify:
+        _verify(p, fields, body)
+    return Artifact(p, fields, body)
+
+
+def _check_fields(p: Path, parsed: tuple[str, str, str], fields: dict[str, Any]) -> None:
+    for key in _REQUIRED:
         if not isinstance(fields.get(key), str):
-            raise ArtifactCorrupt(f"{p}: missing field {key!r}")
+            raise ArtifactCorrupt(f"{p}: missing field {key!r}", p)
     if fields["kind"] != parsed[2] or \
             session_token(fields["agent_id"], fields["session_key"]) != parsed[1]:
         raise ArtifactCorrupt(f"{p}: identity mismatch: its name says {parsed[2]} of token "
                               f"{parsed[1]}, its frontmatter {fields['kind']} of session "
-                              f"{fields['session_key']!r}")
+                              f"{fields['session_key']!r}", p)
     if fields["hash_scope"] != HASH_SCOPE:
-        raise ArtifactCorrupt(f"{p}: unknown hash_scope {fields['hash_scope']!r}")
-    if verify and body_hash(body) != fields["content_sha256"]:
+        raise ArtifactCorrupt(f"{p}: unknown hash_scope {fields['hash_scope']!r}", p)
+
+
+def _verify(p: Path, fields: dict[str, Any], body: str) -> None:
+    if body_hash(body) != fields["content_sha256"]:
         raise ArtifactCorrupt(f"{p}: checksum mismatch: the body does not match its "
-                              "content_sha256 (edited or damaged)")
-    return Artifact(p, fields, body)
+                              "content_sha256 (edited or damaged)", p)
+    stored = fields.get(FRONTMATTER_HASH)
+    if not isinstance(stored, str):
+        raise ArtifactCorrupt(f"{p}: no {FRONTMATTER_HASH}: its frontmatter cannot be checked "
+                              "(written by an older version, or the line was removed)", p)
+    if frontmatter_hash(list(fields.items())) != stored:
+        raise ArtifactCorrupt(f"{p}: frontmatter mismatch: a field no longer matches its "
+                              f"{FRONTMATTER_HASH} (edited or damaged)", p)
 
 
 def read_fields(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -411,11 +481,17 @@ def write_artifact(home: str | os.PathLike[str] | None, kind: str,
 
 
 def _with_hash(fields: list[tuple[str, Any]], body: str) -> list[tuple[str, Any]]:
+    """``fields`` sealed: ``content_sha256``, ``hash_scope`` and ``frontmatter_sha256`` set
+    where ``content_sha256`` stands (else last); ``memory_sentence`` flattened to one line."""
     keys = [k for k, _ in fields]
-    out = [(k, v) for k, v in fields if k not in ("content_sha256", "hash_scope")]
+    out = [(k, one_line(v) if k == "memory_sentence" and isinstance(v, str) else v)
+           for k, v in fields if k not in ("content_sha256", "hash_scope", FRONTMATTER_HASH)]
     at = keys.index("content_sha256") if "content_sha256" in keys else len(out)
     at = min(at, len(out))
-    return out[:at] + [("content_sha256", body_hash(body)), ("hash_scope", HASH_SCOPE)] + out[at:]
+    sealed = out[:at] + [("content_sha256", body_hash(body)), ("hash_scope", HASH_SCOPE)] + \
+        out[at:]
+    digest = frontmatter_hash(sealed)
+    return sealed[:at + 2] + [(FRONTMATTER_HASH, digest)] + sealed[at + 2:]
 
 
 # ---------------------------------------------------------------------------- the manifest
@@ -444,8 +520,9 @@ def find_manifest(home: str | os.PathLike[str] | None, token: str) -> Path | Non
 
 def manifest_body(fields: dict[str, Any]) -> str:
     """The manifest's readable body, derived from its fields (so its hash checks them)."""
-    lines = [f"Lineage of session {fields['session_key']} ({fields.get('harness') or 'unknown'}"
-             f", project {fields.get('project') or 'none'}), first captured "
+    lines = [f"Lineage of session {one_line(fields['session_key'])} "
+             f"({one_line(fields.get('harness') or 'unknown')}, project "
+             f"{one_line(fields.get('project') or 'none')}), first captured "
              f"{fields['captured_at']}, revision {fields['revision']}.", ""]
     for label, key in (("transcript", "transcript_path"), ("summary", "summary_path"),
                        ("compaction", "compaction_path")):
@@ -576,10 +653,12 @@ def first_sentence(reply: str) -> str | None:
 
 
 def choose_anchor(project: str | None, body: str, harness: str | None) -> str:
-    """The sentence's anchor: the project's base name, else the first ``#123``-style reference
-    of ``body``, else its first path or file name, else the harness, else ``session``."""
-    if project and project.rstrip("/").rsplit("/", 1)[-1]:
-        return project.rstrip("/").rsplit("/", 1)[-1]
+    """The sentence's anchor (one line): the project's base name, else the first
+    ``#123``-style reference of ``body``, else its first path or file name, else the harness,
+    else ``session``."""
+    base = one_line(project.rstrip("/").rsplit("/", 1)[-1]) if project else ""
+    if base:
+        return base
     for pattern in (_REF, _PATH_TOKEN):
         m = pattern.search(body)
         if m:
@@ -675,7 +754,7 @@ def fallback_sentence(facts: SentenceFacts) -> str:
         else:
             main_n -= 1
         text = _parts(facts, main_n, last_n)
-    sentence = text.rstrip("…").rstrip(" :;,") + "."
+    sentence = one_line(text).rstrip("…").rstrip(" :;,") + "."
     if len(sentence.split()) < SENTENCE_MIN_WORDS:
         sentence = sentence[:-1] + ", and the linked transcript keeps its full record."
     if sentence_problem(sentence, facts.anchor) is None:
@@ -686,8 +765,8 @@ def fallback_sentence(facts: SentenceFacts) -> str:
 def generic_sentence(kind: str, anchor: str, harness: str | None, date: str) -> str:
     """The plain stand-in sentence (render time, or when nothing else passes the gate)."""
     label = {"compaction": "Compaction", "transcript": "Transcript"}.get(kind, "Summary")
-    return (f"{label} of the {anchor} {harness or 'agent'} session on {date} is stored as durable "
-            f"context; the linked artifacts in memory hold the full record.")
+    return one_line(f"{label} of the {anchor} {harness or 'agent'} session on {date} is stored "
+                    "as durable context; the linked artifacts in memory hold the full record.")
 
 
 #: The request of a model-written memory sentence (seed 000: one sentence, 12-48 words).

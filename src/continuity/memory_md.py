@@ -7,13 +7,17 @@ rows (or a placeholder row saying why there are none) and a blank line:
 1. ``## Global Head (Tier 1)``: durable facts and decisions (memory rows of any type but the
    note types, ``NOTE_TYPES``): importance, then newest, then id; at most 8.
 2. ``## Thread Heads (Tier 2)``: thread heads, newest first; at most 12.
-3. ``## Session Ledger (Last 30 Days)``: from artifact frontmatter in ``memory/`` only. Per
+3. ``## Session Ledger (Last 30 Days)``: from artifact frontmatter in ``memory/``. Per
    session token the representative artifact is the highest kind (summary > compaction >
-   transcript; ties: later time, then name) whose hash verifies; its time is ``ended_at``, else
+   transcript; ties: later time, then name) in the window; its time is ``ended_at``, else
    ``captured_at``. A session is listed when that time is not in the future and at most
    ``30 x 86,400,000`` ms before ``now`` and the representative has a memory sentence (one that
    fails the gate is replaced by ``lineage.generic_sentence``). Newest first under
-   ``### YYYY-MM-DD`` (UTC) headings; each row links the artifacts that exist.
+   ``### YYYY-MM-DD`` (UTC) headings; each row links the artifacts that exist. No text of an
+   artifact that fails verification (either hash, ``lineage.read_artifact``) is used: its
+   row is built from the session's node in the database (sentence, time, project) when there
+   is one, else from the next verified artifact with a sentence, else left out; the section
+   closes with a note counting both cases.
 4. ``## Open Threads``: thread heads whose latest session left work open, newest first; at
    most 8.
 5. ``## Durable Notes & Constraints``: memories of ``NOTE_TYPES`` (constraints, preferences,
@@ -21,6 +25,11 @@ rows (or a placeholder row saying why there are none) and a blank line:
    (origin defect: both showed the same rows).
 6. ``## Temporal Index``: session and compaction nodes of the temporal DAG, newest first, with
    their ``continues`` / ``compacted_into`` / ``mentions`` edges; at most 20.
+
+**One line per value.** Every value from the store or the artifacts (keys, projects, labels,
+memory texts, sentences) is flattened by ``lineage.one_line`` and every row starts with ``- ``,
+so no value can start a line, add a heading or a row: the file always has exactly the six
+``## `` headings.
 
 Scratch sessions (``lineage.is_noise``) are left out everywhere; ``project`` narrows every
 section to one project (memories without a source session stay: they belong to no project).
@@ -107,6 +116,11 @@ class Row:
     tier: int
     day: str | None = None
 
+    def __post_init__(self) -> None:
+        self.text = ln.one_line(self.text)  # a row is one line, whatever its values hold
+        if not self.text.startswith("- "):
+            self.text = "- " + self.text
+
 
 @dataclass
 class Section:
@@ -120,11 +134,11 @@ class Section:
     limit: int | None = None
     intro: list[str] = field(default_factory=list)
     unread: int = 0  # rows over the limit that were counted, not read
+    notes: list[str] = field(default_factory=list)  # closing ``- …`` lines, never dropped
 
 
-def _one_line(text: str, limit: int = ROW_CHARS) -> str:
-    text = " ".join(str(text).split())
-    return text if len(text) <= limit else text[:limit - 1] + "…"
+def _one_line(text: Any, limit: int = ROW_CHARS) -> str:
+    return ln.one_line(text, limit)
 
 
 def _minute(value: datetime | None) -> str:
@@ -132,7 +146,9 @@ def _minute(value: datetime | None) -> str:
 
 
 def _base(project: str | None) -> str:
-    return project.rstrip("/").rsplit("/", 1)[-1] or project if project else "all projects"
+    if not project:
+        return "all projects"
+    return ln.one_line(project.rstrip("/").rsplit("/", 1)[-1] or project)
 
 
 def _memory_rows(store: "SqlStore", agent: str, project: str | None, notes: bool,
@@ -241,15 +257,37 @@ def _candidates(home: Any, agent: str, skipped: list[tuple[str, str]]
     return groups
 
 
-def _ledger_rows(home: Any, agent: str, project: str | None, now: datetime,
-                 skipped: list[tuple[str, str]]) -> list[Row]:
-    picked = []
+@dataclass
+class _Ledger:
+    """The ledger's rows as ``(time, session_key, row)`` and what verification changed."""
+
+    picked: list[tuple[datetime, str, Row]] = field(default_factory=list)
+    from_db: int = 0  # rows whose artifact failed: built from the session's DAG node
+    lost: int = 0  # sessions left out: their artifact failed and nothing verified replaced it
+
+    def notes(self) -> list[str]:
+        out = []
+        if self.from_db:
+            out.append(f"- … {self.from_db} of these rows use the sentence stored in the "
+                       "database: their artifact failed verification (`continuity lineage "
+                       "SESSION` says why).")
+        if self.lost:
+            out.append(f"- … {self.lost} more session{'s' if self.lost > 1 else ''} left out: "
+                       "their artifacts failed verification and no stored sentence replaces "
+                       "them (`continuity lineage SESSION` says why).")
+        return out
+
+
+def _ledger_rows(store: "SqlStore", home: Any, agent: str, project: str | None, now: datetime,
+                 skipped: list[tuple[str, str]]) -> _Ledger:
+    out = _Ledger()
     for cands in _candidates(home, agent, skipped).values():
         cands.sort(key=lambda c: (c.rank, c.time, c.path.name), reverse=True)
         first = cands[0].fields
         if ln.is_noise(first.get("project"), first["session_key"], first.get("harness")) \
                 or project is not None and first.get("project") != project:
             continue
+        failed = False
         for c in cands:
             if not (now - LEDGER_WINDOW <= c.time <= now):
                 continue
@@ -257,30 +295,68 @@ def _ledger_rows(home: Any, agent: str, project: str | None, now: datetime,
                 art = ln.read_artifact(c.path)
             except ln.ArtifactError as exc:
                 skipped.append((ln.rel_path(c.path.name), str(exc)))
+                if not failed:
+                    failed = True
+                    row = _db_row(store, agent, str(first["session_key"]), project, now)
+                    if row is not None:
+                        out.picked.append(row)
+                        out.from_db += 1
+                        break
                 continue
             if art.fields.get("memory_sentence"):
-                picked.append((c.time, art))
-            break
-    picked.sort(key=lambda p: (p[0], p[1].fields["session_key"]), reverse=True)
-    return [_ledger_row(home, when, art) for when, art in picked]
+                out.picked.append((c.time, str(art.fields["session_key"]),
+                                   _ledger_row(home, c.time, art)))
+                break
+            if not failed:
+                break
+        else:
+            out.lost += failed
+    out.picked.sort(key=lambda p: (p[0], p[1]), reverse=True)
+    return out
+
+
+def _line(when: datetime, key: str, project: str | None, sentence: str, tail: str) -> Row:
+    return Row(f"- {ln.iso(when)} | session={key} | project={project or 'none'} | {sentence} "
+               f"{tail}", 1, when.date().isoformat())
+
+
+def _sentence(text: Any, kind: str, project: str | None, harness: str | None,
+              when: datetime) -> str:
+    anchor = ln.choose_anchor(project, "", harness)
+    sentence = _one_line(text or "", 400)
+    if ln.sentence_problem(sentence, anchor) is not None:  # re-checked at render (seed 000)
+        sentence = ln.generic_sentence(kind, anchor, harness, when.date().isoformat())
+    return sentence
 
 
 def _ledger_row(home: Any, when: datetime, art: ln.Artifact) -> Row:
     f = art.fields
-    anchor = ln.choose_anchor(f.get("project"), "", f.get("harness"))
-    sentence = _one_line(f["memory_sentence"], 400)
-    if ln.sentence_problem(sentence, anchor) is not None:  # re-checked at render (seed 000)
-        sentence = ln.generic_sentence(art.kind, anchor, f.get("harness"),
-                                       when.date().isoformat())
+    sentence = _sentence(f["memory_sentence"], art.kind, f.get("project"), f.get("harness"),
+                         when)
     links = [ln.wikilink(art.rel, art.kind)]
     root = resolve_home(home)
     for link in f.get("links") or []:
         target = str(link)[2:].split("|", 1)[0]
         if str(link).startswith("[[") and (root / target).is_file():
             links.append(str(link))
-    text = (f"- {ln.iso(when)} | session={f['session_key']} | project={f.get('project') or 'none'}"
-            f" | {sentence} {' '.join(links)}")
-    return Row(text, 1, when.date().isoformat())
+    return _line(when, str(f["session_key"]), f.get("project"), sentence, " ".join(links))
+
+
+def _db_row(store: "SqlStore", agent: str, key: str, project: str | None,
+            now: datetime) -> tuple[datetime, str, Row] | None:
+    """The ledger row of a session whose artifact failed verification, from its DAG node
+    (sentence, time, project, harness); None when there is none or it is out of scope."""
+    node = store.dag_node(ln.session_node_id(agent, key))
+    if node is None or node.kind != "session" or node.agent_id != agent or not node.content \
+            or node.latest_at is None:
+        return None
+    when = ln.utc(node.latest_at)
+    if not (now - LEDGER_WINDOW <= when <= now) or ln.is_noise(node.project, key, node.harness) \
+            or project is not None and node.project != project:
+        return None
+    sentence = _sentence(node.content, "summary", node.project, node.harness, when)
+    return when, key, _line(when, key, node.project, sentence,
+                            "(from the database: its artifact failed verification)")
 
 
 # ---------------------------------------------------------------------------- layout and budget
@@ -324,8 +400,9 @@ def _layout(header: list[str], sections: Sequence[Section], dropped: set[int],
                   ([f"the {budget} budget, least important first"] if over_budget else [])
             lines.append(f"- … {over_limit + over_budget} more {s.noun} left out "
                          f"({'; '.join(why)}).")
-        elif not kept:
+        elif not kept and not s.notes:
             lines.append(s.placeholder)
+        lines += s.notes
         lines.append("")
         stats[s.heading] = {"shown": len(kept), "total": len(s.rows) + s.unread,
                             "over_limit": over_limit, "over_budget": over_budget}
@@ -369,6 +446,7 @@ def build_sections(store: "SqlStore", home: Any, *, agent_id: str, project: str 
                    now: datetime, skipped: list[tuple[str, str]]) -> list[Section]:
     """The six sections in the seed's order, rows in display order (module docstring)."""
     heads = _heads(store, agent_id, project)
+    ledger = _ledger_rows(store, home, agent_id, project, now, skipped)
     facts, more_facts = _memory_rows(store, agent_id, project, False, HEAD_ROWS)
     notes, more_notes = _memory_rows(store, agent_id, project, True, NOTE_ROWS)
     return [
@@ -379,11 +457,12 @@ def build_sections(store: "SqlStore", home: Any, *, agent_id: str, project: str 
         Section(SECTIONS[1], _thread_rows(heads),
                 "- No thread yet: a thread appears when a completed session is consolidated.",
                 "thread heads", 12),
-        Section(SECTIONS[2], _ledger_rows(home, agent_id, project, now, skipped),
+        Section(SECTIONS[2], [r for _, _, r in ledger.picked],
                 "- No session ended in the last 30 days; older sessions are in the Temporal "
                 "Index and in memory/.", "ledger rows",
                 intro=[f"Sessions that ended in the 30 days up to {now.date().isoformat()} "
-                       "(UTC), newest first, with links to their artifacts.", ""]),
+                       "(UTC), newest first, with links to their artifacts.", ""],
+                notes=ledger.notes()),
         Section(SECTIONS[3], _open_rows(heads),
                 "- Nothing left open: the latest session of every thread finished its requests.",
                 "open threads", 8),
@@ -409,8 +488,8 @@ def render_memory_md(store: "SqlStore", *, home: Any = None, project: str | None
               "<!-- Rebuilt by `continuity memory render` from durable memories, thread heads, "
               "the temporal DAG and the artifact frontmatter in memory/. Edits here are lost "
               "on the next rebuild. -->", "",
-              f"Scope: {('project ' + project) if project else 'all projects'} · agent "
-              f"{agent_id} · as of {now.date().isoformat()} (UTC).", ""]
+              f"Scope: {('project ' + ln.one_line(project)) if project else 'all projects'} · "
+              f"agent {ln.one_line(agent_id)} · as of {now.date().isoformat()} (UTC).", ""]
     text, stats = fit(header, sections, config.max_bytes, config.max_lines)
     return RenderResult(text, utf8_len(text), text.count("\n"), stats, sorted(set(skipped)))
 

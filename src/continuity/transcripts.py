@@ -17,6 +17,10 @@ folded by ``safe_name``; session keys live only inside records, never in paths):
 sibling ``.lock`` file, repair a torn last line before appending (B36), write each record with
 one ``write`` call, and fsync before returning. ``replace_session`` rewrites one session's
 records through a temp file and ``os.replace``, leaving every other session's lines untouched.
+A torn line cut off by the repair is lost from the file but not from the database: the next
+snapshot (``sync_session``) rewrites the session it belonged to from the database (named by the
+fragment, else every session whose records no longer match its row), so the file is complete
+again.
 
 **Row rules** (``put_transcript``): same hash changes nothing; a different hash replaces the
 content, sets ``updated_at`` and re-opens a completed row; completion sets ``completed_at`` only
@@ -35,7 +39,7 @@ import os
 import re
 import tempfile
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
@@ -216,6 +220,9 @@ class TranscriptLog:
         self.lock_path = self.path.with_name(self.path.name + ".lock")
         self.fsync = fsync
         self.torn_bytes = 0  # bytes of torn tails this object dropped (also logged)
+        #: ``(agent_id, session_key)`` of each torn tail dropped, None when the fragment does not
+        #: name its session; the consumer (``sync_session``) clears it.
+        self.torn_sessions: list[tuple[str, str] | None] = []
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -284,6 +291,7 @@ class TranscriptLog:
             torn.write(tail + b"\n")
         os.ftruncate(fd, start)
         self.torn_bytes += len(tail)
+        self.torn_sessions.append(_identity(tail))
         log.warning("%s: dropped a torn last line of %d bytes (kept in %s.torn)",
                     self.path, len(tail), self.path.name)
         return len(tail)
@@ -338,6 +346,15 @@ class TranscriptLog:
         with open(self.path, "rb") as src:
             return any(needle in line and _belongs(line, agent_id, session_key) for line in src)
 
+    def digests(self) -> dict[tuple[str, str], str]:
+        """``content_hash`` of each session's records joined as ``sync_session`` joins them
+        (file order), by ``(agent_id, session_key)``: equal to the session's row hash when its
+        records in the file are complete and current."""
+        parts: dict[tuple[str, str], list[str]] = {}
+        for record in self.read():
+            parts.setdefault((record.agent_id, record.session_key), []).append(record.content)
+        return {k: content_hash("\n\n".join(v)) for k, v in parts.items()}
+
     def read(self, *, session_key: str | None = None, agent_id: str | None = None,
              bad: list[tuple[int, str]] | None = None) -> Iterator[TranscriptRecord]:
         """Stream the records (of one session when ``session_key`` is given), in file order.
@@ -375,6 +392,25 @@ def _fsync_dir(path: Path) -> None:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+_FIELD = {name: re.compile(rb'"' + name.encode() + rb'":("(?:[^"\\]|\\.)*")')
+          for name in ("agent_id", "session_key")}
+
+
+def _identity(fragment: bytes) -> tuple[str, str] | None:
+    """``(agent_id, session_key)`` named by a torn record's fragment, None when it was cut
+    before both."""
+    found = []
+    for name in ("agent_id", "session_key"):
+        m = _FIELD[name].search(fragment)
+        if m is None:
+            return None
+        try:
+            found.append(orjson.loads(m.group(1)))
+        except orjson.JSONDecodeError:
+            return None
+    return found[0], found[1]
 
 
 def _belongs(line: bytes, agent_id: str, session_key: str) -> bool:
@@ -442,6 +478,18 @@ class TranscriptWrite:
     completed: bool = False
 
 
+def check_identity(session_key: str, agent_id: str, harness: str) -> None:
+    """The row's identity rules: ``session_key`` not blank and at most 200 characters,
+    ``agent_id`` 1..200 and ``harness`` 1..40 characters (the store's columns). Raises
+    ``InputError`` naming the field."""
+    if not session_key.strip() or len(session_key) > 200:
+        raise InputError(f"session_key: must be 1..200 characters (got {session_key!r})")
+    if not agent_id or len(agent_id) > 200:
+        raise InputError(f"agent_id: must be 1..200 characters (got {agent_id!r})")
+    if not harness or len(harness) > 40:
+        raise InputError(f"harness: must be 1..40 characters (got {harness!r})")
+
+
 def put_transcript(store: "SqlStore", session_key: str, content: str, *,
                    agent_id: str = "default", harness: str = "manual", project: str | None = None,
                    completed_at: datetime | None = None,
@@ -450,12 +498,7 @@ def put_transcript(store: "SqlStore", session_key: str, content: str, *,
     Raises ``InputError`` naming ``session_key`` (blank or over 200 characters), ``agent_id`` or
     ``harness`` (over 40 characters)."""
     key = session_key
-    if not key.strip() or len(key) > 200:
-        raise InputError(f"session_key: must be 1..200 characters (got {session_key!r})")
-    if not agent_id or len(agent_id) > 200:
-        raise InputError(f"agent_id: must be 1..200 characters (got {agent_id!r})")
-    if not harness or len(harness) > 40:
-        raise InputError(f"harness: must be 1..40 characters (got {harness!r})")
+    check_identity(key, agent_id, harness)
     text = storable(content)
     digest, at = content_hash(text), now or _now()
     with store.batch():
@@ -490,19 +533,10 @@ def _session_rows(store: "SqlStore", key: str) -> Iterator[Entry]:
         after = page[-1].seq
 
 
-def sync_session(store: "SqlStore", session_key: str, *,
-                 home: str | os.PathLike[str] | None = None,
-                 completed_at: datetime | None = None, fsync: bool = True) -> SyncResult:
-    """Capture an imported session's transcript: render its visible rows (read in pages of
-    ``PAGE_ROWS``, one rendered text per row kept, never the log's entries), then, when the text
-    differs from the stored row (or the JSONL file is missing), replace the session's records in
-    its harness's JSONL, and write the row. Raises ``SessionNotFound`` for an unknown key."""
-    session = store.get_session(session_key)
-    if session is None:
-        raise SessionNotFound(session_key)
-    captured = _iso(_now())
+def _records(store: "SqlStore", session: Any, captured: str) -> list[TranscriptRecord]:
+    """The session's records: its visible rows rendered (read in pages of ``PAGE_ROWS``)."""
     records: list[TranscriptRecord] = []
-    for entry in _session_rows(store, session_key):
+    for entry in _session_rows(store, session.key):
         text = render_entry(entry)
         if text:
             src = entry.source
@@ -510,14 +544,33 @@ def sync_session(store: "SqlStore", session_key: str, *,
                 session.agent_id, session.harness, session.key, session.project, entry.seq,
                 entry.role.value, text, "jsonl", src.path if src else session.source_path,
                 captured, src.line if src else None))
+    return records
+
+
+def sync_session(store: "SqlStore", session_key: str, *,
+                 home: str | os.PathLike[str] | None = None,
+                 completed_at: datetime | None = None, fsync: bool = True) -> SyncResult:
+    """Capture an imported session's transcript: render its visible rows (one rendered text per
+    row kept, never the log's entries), then, when the text differs from the stored row (or the
+    JSONL file is missing), replace the session's records in its harness's JSONL, and write the
+    row. When that write cut off a torn line of another session, that session's records are
+    rewritten from the database too (``restore_torn``). Raises ``SessionNotFound`` for an
+    unknown key, ``InputError`` for a key, agent or harness the row refuses (nothing written),
+    ``ContinuityError`` when the file cannot be written."""
+    session = store.get_session(session_key)
+    if session is None:
+        raise SessionNotFound(session_key)
+    check_identity(session.key, session.agent_id, session.harness)  # before any write
+    records = _records(store, session, _iso(_now()))
     content = "\n\n".join(r.content for r in records)
     path = transcript_path(home, session.harness)
     written = 0
     if store.transcript_hash(session.key, session.agent_id) != content_hash(content) \
             or not path.exists():
+        log_file = TranscriptLog(path, fsync=fsync)
         try:
-            written = TranscriptLog(path, fsync=fsync).replace_session(
-                session.agent_id, session.key, records)
+            written = log_file.replace_session(session.agent_id, session.key, records)
+            restore_torn(store, log_file, home=home, done=(session.agent_id, session.key))
         except OSError as exc:
             raise ContinuityError(f"cannot write the transcript file {path}: "
                                   f"{exc.strerror or exc}") from exc
@@ -527,28 +580,85 @@ def sync_session(store: "SqlStore", session_key: str, *,
     return SyncResult(session.key, written, write, path)
 
 
-def sync_import(store: "SqlStore", report: "ImportReport",
-                home: str | os.PathLike[str] | None = None) -> int:
+def restore_torn(store: "SqlStore", log_file: TranscriptLog, *,
+                 home: str | os.PathLike[str] | None = None,
+                 done: tuple[str, str] | None = None) -> list[tuple[str, str]]:
+    """Rewrite from the database the sessions whose records ``log_file`` lost to a torn-tail
+    repair (``log_file.torn_sessions``, then cleared): the session the fragment names, or, when
+    it names none, every session whose records in the file no longer match its row's hash.
+    Only imported sessions of the file's harness can be rewritten; ``done`` (a session just
+    snapshotted, so already complete) is skipped. Returns the ``(agent_id, session_key)``
+    rewritten; raises ``OSError`` when the file cannot be written."""
+    if not log_file.torn_sessions:
+        return []
+    suspects = {s for s in log_file.torn_sessions if s is not None}
+    if None in log_file.torn_sessions:
+        for (agent, key), digest in log_file.digests().items():
+            stored = store.transcript_hash(key, agent)
+            if stored is not None and stored != digest:
+                suspects.add((agent, key))
+    log_file.torn_sessions.clear()
+    suspects.discard(done)  # type: ignore[arg-type]
+    restored = []
+    for agent, key in sorted(suspects):
+        session = store.get_session(key)
+        if session is None or session.agent_id != agent \
+                or transcript_path(home, session.harness) != log_file.path:
+            continue
+        log_file.replace_session(agent, key, _records(store, session, _iso(_now())))
+        log.warning("%s: rewrote the records of session %r from the database after a torn "
+                    "line", log_file.path, key)
+        restored.append((agent, key))
+    return restored
+
+
+@dataclass
+class ImportSync:
+    """What ``sync_import_report`` did: how many sessions were ``captured``, and each session
+    that ``failed`` as ``(session_key, reason)`` (one line each)."""
+
+    captured: int = 0
+    failed: list[tuple[str, str]] = field(default_factory=list)
+
+
+def sync_import_report(store: "SqlStore", report: "ImportReport",
+                       home: str | os.PathLike[str] | None = None) -> ImportSync:
     """Fill transcripts after ``continuity import``: every session of ``report`` (an
     ``importer.ImportReport``) whose file imported gets its JSONL snapshot and row, and so does
     an unchanged one that has no row yet. A session whose last activity is older than the idle
-    limit is completed at once. Returns how many sessions were captured."""
+    limit is completed at once. A session that fails (a ``ContinuityError`` or ``ValueError``:
+    a key the row refuses, an unwritable file, a database error) is counted in ``failed`` with
+    its reason and the others go on; each is also logged as a warning. Raises ``ConfigError``
+    for bad ``[transcripts]`` settings."""
     limit = timedelta(minutes=settings(home).idle_limit_minutes)
     now = _now()
     wanted = [f.session_key for f in report.files
               if f.session_key and f.status in ("imported", "unchanged")]
     fresh = {f.session_key for f in report.files if f.status == "imported"}
-    count = 0
+    out = ImportSync()
     for key in dict.fromkeys(wanted):
-        session = store.get_session(key)
-        if session is None:
+        try:
+            session = store.get_session(key)
+            if session is None:
+                continue
+            if key not in fresh and store.transcript_hash(key, session.agent_id) is not None:
+                continue
+            idle = session.ended_at is not None and session.ended_at < now - limit
+            sync_session(store, key, home=home, completed_at=now if idle else None)
+        except (ContinuityError, ValueError) as exc:
+            reason = " ".join(str(exc).split()) or type(exc).__name__
+            out.failed.append((key, reason))
+            log.warning("transcript of session %r not captured: %s", key, reason)
             continue
-        if key not in fresh and store.transcript_hash(key, session.agent_id) is not None:
-            continue
-        idle = session.ended_at is not None and session.ended_at < now - limit
-        sync_session(store, key, home=home, completed_at=now if idle else None)
-        count += 1
-    return count
+        out.captured += 1
+    return out
+
+
+def sync_import(store: "SqlStore", report: "ImportReport",
+                home: str | os.PathLike[str] | None = None) -> int:
+    """``sync_import_report(...).captured``: how many sessions were captured (failures are
+    logged; call ``sync_import_report`` to get them)."""
+    return sync_import_report(store, report, home).captured
 
 
 # ---------------------------------------------------------------------------- completion paths

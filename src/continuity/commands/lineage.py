@@ -1,7 +1,9 @@
 """CLI commands of the lineage (issue 6): ``continuity consolidate [SESSION|--all]``,
 ``continuity lineage SESSION`` and ``continuity memory render [--project P] [--output PATH]``.
 Each is parse, one library call (``continuity.consolidate`` / ``continuity.memory_md``), render;
-JSON goes to plain stdout, confirmations and warnings to stderr."""
+JSON goes to plain stdout, confirmations and warnings to stderr. ``lineage`` and ``consolidate``
+exit 7 (``lineage.LineageDamaged``) after their output when an artifact is missing or fails its
+check, the error line naming the file and the repair."""
 
 from __future__ import annotations
 
@@ -79,7 +81,9 @@ def lineage_cmd(
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Show the lineage of SESSION: manifest, artifacts (hash-checked), thread and DAG edges."""
+    """Show the lineage of SESSION: manifest, artifacts (hash-checked), thread and DAG edges.
+
+    Exits 7 when an artifact is missing or fails its check (after showing the lineage)."""
     from continuity.consolidate import session_lineage
 
     with open_cli_store(home) as store:
@@ -88,20 +92,39 @@ def lineage_cmd(
         view = session_lineage(store, key, home=home)
     if as_json:
         emit_json(view)
-        return
-    sys.stdout.write(_lineage_text(view))
+    else:
+        sys.stdout.write(_lineage_text(view))
+    if view["problems"]:
+        raise _damaged(key, view["problems"])
+
+
+def _damaged(key: str, problems: list[dict[str, Any]]) -> Exception:
+    """The exit-7 error naming each missing or failing artifact and the repair."""
+    from continuity.consolidate import repair_hint
+    from continuity.lineage import LineageDamaged, one_line
+
+    listed = ", ".join(
+        f"{p['kind']}{' ' + p['path'] if p['path'] else ''} "
+        f"{'missing' if p['check'] == 'missing' else 'failed its check'}" for p in problems)
+    repair = problems[0]["repair"] if len(problems) == 1 else repair_hint(key, None).replace(
+        "the damaged file", "each damaged file listed above")
+    return LineageDamaged(f"the lineage of session {one_line(key)} is damaged: {listed}; "
+                          f"{repair}")
 
 
 def _lineage_text(view: dict[str, Any]) -> str:
-    lines = [f"session {view['session']} (agent {view['agent_id']}, token {view['token']})"]
+    from continuity.lineage import one_line
+
+    key = one_line(view["session"])
+    lines = [f"session {key} (agent {one_line(view['agent_id'])}, token {view['token']})"]
     manifest = view["manifest"]
     if manifest is None:
-        lines.append("  no manifest: run `continuity consolidate " + view["session"] + "`")
+        lines.append(f"  no manifest: run `continuity consolidate {key}`")
     else:
         lines.append(f"  manifest revision {manifest['revision']}, updated "
                      f"{manifest['updated_at']}, summary {manifest['summary_status']}")
     for a in view["artifacts"]:
-        lines.append(f"  {a['kind']:<10} {a['path']}  [{a['check']}]")
+        lines.append(f"  {a['kind']:<10} {a['path'] or '(no file)'}  [{one_line(a['check'])}]")
         if a.get("memory_sentence"):
             lines.append(f"             {a['memory_sentence']} ({a['quality']})")
     thread = view["thread"]
@@ -135,13 +158,27 @@ def consolidate_cmd(
         keys = None if all_ else [_completed_key(store, session or "")]
         report = run_pass(store, home=home, sessions=keys)
     _warn_skipped(report.skipped_artifacts)
+    damaged = [r for r in report.results if r.status == "damaged"]
     if as_json:
         emit_json(report.to_dict())
-        return
+    else:
+        _consolidate_text(report, many=len(damaged) > 1)
+    if damaged:
+        from continuity.lineage import LineageDamaged
+
+        raise LineageDamaged(damaged[0].error if len(damaged) == 1 else
+                             f"{len(damaged)} sessions have a damaged lineage (listed above); "
+                             "delete each damaged file named there and run `continuity "
+                             "consolidate` again")
+
+
+def _consolidate_text(report: Any, *, many: bool) -> None:
     for r in report.results:
         extra = f", {len(r.created)} files written, {r.memories_added} memories" \
             if r.status in ("consolidated", "unchanged") else ""
         sys.stdout.write(f"{r.session_key}: {r.status}{extra}\n")
+        if r.status == "damaged" and many:
+            err.print(f"{r.session_key}: {r.error}", markup=False)
         if r.status == "not_completed":
             err.print(f"{r.session_key}: its transcript is still open; the pass runs after "
                       "session end or the idle limit ([transcripts] idle_limit_minutes)",
