@@ -113,6 +113,68 @@ def test_remember_inside_a_batch_is_refused(store):
     assert store.count_memories() == 0
 
 
+ANT_KEY = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123"
+
+
+def test_remember_redacts_type_tags_and_source_id(store):
+    """type, each tag and source_id are redacted before storing; the transcript is keyed by
+    the stored (redacted) source id."""
+    done = rc.remember(store, "ops note", type="PGPASSWORD=S3cretPass99",
+                       tags=["ops", f"key {ANT_KEY}"], source_id=f"sess {ANT_KEY}",
+                       transcript="User: hi")
+    stored = store.memory_by_hash("default", done.content_hash)
+    assert stored.type == done.type == "PGPASSWORD=[REDACTED:password]"
+    assert stored.tags == ("ops", "key [REDACTED:anthropic-key]")
+    assert stored.source_id == done.source_id == "sess [REDACTED:anthropic-key]"
+    assert done.transcript_stored is True
+    assert list(store.get_transcripts([stored.source_id], "default")) == [stored.source_id]
+
+
+def test_remember_clips_a_redacted_type_longer_than_its_column(store):
+    """A 40-character type whose marker makes it longer is clipped to 40 with an ellipsis."""
+    kind = "x" * 27 + " pwd=hunter2x"
+    assert len(kind) == 40
+    done = rc.remember(store, "clipped type", type=kind)
+    assert done.type == "x" * 27 + " pwd=[REDACT\u2026"
+    assert len(done.type) == 40 and "hunter2x" not in done.type
+
+
+def test_remember_error_never_echoes_a_secret(store):
+    """A refused value holding a secret is named, never shown."""
+    with pytest.raises(InputError, match="type") as caught:
+        rc.remember(store, "x", type=f"{'t' * 30} {ANT_KEY}")
+    assert ANT_KEY[:12] not in str(caught.value)
+    assert "<not shown: holds a secret>" in str(caught.value)
+    with pytest.raises(InputError, match="tags") as caught:
+        rc.remember(store, "x", tags=["", "password=hunter2x"])
+    assert "hunter2x" not in str(caught.value)
+    assert store.count_memories() == 0
+
+
+def test_remember_error_clips_a_long_value(store):
+    """A long refused value is shown as at most 40 characters ending in an ellipsis."""
+    with pytest.raises(InputError) as caught:
+        rc.remember(store, "x", type="a" * 500)
+    message = str(caught.value)
+    assert "(got '" + "a" * 38 + "\u2026)" in message and "a" * 39 not in message
+
+
+def test_error_echo_shapes():
+    """error_echo: short reprs as is, long ones clipped, secrets anywhere inside hidden."""
+    assert rc.error_echo(1.5) == "1.5"
+    assert rc.error_echo("abc") == "'abc'"
+    assert rc.error_echo("b" * 100) == "'" + "b" * 38 + "\u2026"
+    assert rc.error_echo({"k": ["ok", "token=ghp_abcdefghij1234567890abcdefghij123456"]}) == (
+        "<not shown: holds a secret>")
+
+
+def test_recall_query_error_echo_is_bounded(store):
+    """A query without a word is echoed clipped to 40 characters."""
+    with pytest.raises(InputError, match="query") as caught:
+        rc.recall(store, "?" * 300)
+    assert str(caught.value) == "query: no word to search for in '" + "?" * 38 + "\u2026"
+
+
 # --------------------------------------------------------------------------- recall
 
 

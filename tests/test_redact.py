@@ -4,6 +4,7 @@ the origin's table (signet-behaviour.md §2) and hypothesis properties."""
 from __future__ import annotations
 
 import json
+import re
 import string
 from pathlib import Path
 
@@ -161,21 +162,37 @@ SECRET_STRATEGIES = {
     "pem": _mixed(40, 200, ALNUM + "+/\n").map(
         lambda b: (f"-----BEGIN RSA PRIVATE KEY-----\n{b}\n-----END RSA PRIVATE KEY-----", b)),
     "private": _mixed(8, 60, ALNUM + " .,\n").map(lambda b: (f"<private>{b}</private>", b)),
+    "private-attr": _mixed(8, 60, ALNUM + " .,\n").map(
+        lambda b: (f"<private reason='x'>{b}</private>", b)),
+    "slack-app": _mixed(20, 40).map(lambda b: (f"xapp-1-A0123456789-{b}", b)),
+    "google-client-secret": _mixed(24, 32, _B64URL).map(lambda b: (f"GOCSPX-{b}", b)),
+    "twilio": st.text(alphabet="0123456789abcdef", min_size=32, max_size=32)
+    .map(lambda h: (f"SK{h}", h)),
+    "env-glued": _mixed(6, 40, _VALUE).map(lambda b: (f"PGPASSWORD={b}", b)),
+    "url-reserved": _mixed(6, 30, ALNUM + "#/?@!").map(
+        lambda b: (f"postgres://app:p{b}@db.internal/x", b)),
+    "curl-user": _mixed(6, 30, ALNUM + "!#%^*").map(lambda b: (f"curl -u admin:{b} https://h", b)),
+    "mysql": _mixed(6, 30).map(lambda b: (f"mysql -u root -p{b} app", b)),
+    "sshpass": _mixed(6, 30).map(lambda b: (f"sshpass -p '{b}' ssh host", b)),
+    "prose": _mixed(6, 30).map(lambda b: (f"the password is {b}", b)),
 }
 #: kinds whose whole token run is redacted even when glued to neighbouring letters (B33)
-GLUABLE = {"github", "aws", "anthropic", "openai", "google", "slack", "stripe", "jwt"}
+GLUABLE = {"github", "aws", "anthropic", "openai", "google", "slack", "stripe", "jwt",
+           "slack-app", "google-client-secret"}
 
+_MARKER = re.compile(r"\[REDACTED:[a-z0-9-]+\]")
 _noise = st.text(alphabet=st.characters(blacklist_categories=("Cs",)), max_size=40)
 _separator = st.sampled_from([" ", "\n", "\t", "(", ")", ",", ";", "'", '"', "[", "]", "<", ">"])
 
 
 def _assert_gone(body: str, out: str, around: str) -> None:
+    out = _MARKER.sub("\0", out)  # a body may hold "edential" of "[REDACTED:credential]"
     for i in range(len(body) - 7):
         piece = body[i:i + 8]
         assert piece in around or piece not in out, f"{piece!r} survived in {out!r}"
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(kind=st.sampled_from(sorted(SECRET_STRATEGIES)), data=st.data(), before=_noise,
        after=_noise, left=_separator, right=_separator)
 def test_redact_property_secret_never_survives(kind, data, before, after, left, right):
@@ -234,3 +251,128 @@ def test_redact_env_double_equals_value():
     """Found by the property test: ``NAME==value`` in env form assigns "=value", redacted whole."""
     assert redact(" DB_PASSWORD==00000Q7 ") == " DB_PASSWORD=[REDACTED:password] "
     assert redact("if password == x:") == "if password == x:"
+
+
+# ---------------------------------------------------------------------------- review gaps
+
+
+@pytest.mark.parametrize("name", ["PGPASSWORD", "MYSQL_PWD", "REDISPASSWD", "LDAPBINDPWD",
+                                  "DB_ROOT_PASSWORD"])
+def test_redact_env_names_holding_password(name):
+    """Env names that only hold a password word glued to a prefix (PGPASSWORD) are secret."""
+    assert redact(f"{name}=S3cretPass99 psql") == f"{name}=[REDACTED:password] psql"
+
+
+def test_redact_shell_pwd_directory_kept():
+    """PWD and OLDPWD holding a directory are the shell's working directory, not a password."""
+    text = "PWD=/home/dev/project\nOLDPWD=~/src"
+    assert redact(text) is text
+
+
+def test_redact_curl_user_keeps_user_name():
+    """curl -u/--user: the password after the first colon goes, the user name stays."""
+    assert redact("curl -u admin:Passw0rd123 https://h") == (
+        "curl -u admin:[REDACTED:password] https://h")
+    assert redact("curl --user admin:Passw0rd123 https://h") == (
+        "curl --user admin:[REDACTED:password] https://h")
+    assert redact("curl -s --user=ops:letmein https://h") == (
+        "curl -s --user=ops:[REDACTED:password] https://h")
+
+
+def test_redact_user_flag_outside_http_clients_kept():
+    """Docker's -u uid:gid and --user app:app, and git push -u, are not credentials."""
+    text = "docker run -u 1000:1000 --user app:app img && git push -u origin main"
+    assert redact(text) is text
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("postgres://a:hunter#2xyz@db/app", "postgres://a:[REDACTED:url-credential]@db/app"),
+    ("https://u:p/a?ss@host/x", "https://u:[REDACTED:url-credential]@host/x"),
+    ("mysql://app:p@ss/w0rd@db.internal:3306/app",
+     "mysql://app:[REDACTED:url-credential]@db.internal:3306/app"),
+])
+def test_redact_url_password_with_reserved_characters(text, expected):
+    """A URL password holding # / ? @ unescaped goes up to the last @ before the host."""
+    assert redact(text) == expected
+
+
+def test_redact_url_port_and_path_at_kept():
+    """A port followed by a path holding @ (medium.com:443/@user) is no password."""
+    text = "https://medium.com:443/@user/post http://localhost:8080/a?u=bob@example.com"
+    assert redact(text) is text
+
+
+def test_redact_slack_app_token_and_google_client_secret():
+    """Slack app-level tokens and Google OAuth client secrets are replaced whole."""
+    assert redact("xapp-1-A0123456789-1234567890123-abcdef0123456789abcdef") == (
+        "[REDACTED:slack-token]")
+    assert redact("secret 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.") == (
+        "secret [REDACTED:google-oauth-secret].")
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("mysql -u root -pS3cretPass77 app", "mysql -u root -p[REDACTED:password] app"),
+    ("mysql --password=S3cretPass77", "mysql --password=[REDACTED:password]"),
+    ("sshpass -p 'secret' ssh host", "sshpass -p '[REDACTED:password]' ssh host"),
+    ("sshpass -pS3cret ssh -p 2222 host", "sshpass -p[REDACTED:password] ssh -p 2222 host"),
+    ("mysql -u root -p app", "mysql -u root -p app"),
+    ("mysql -u root -p$MYSQL_PWD app", "mysql -u root -p$MYSQL_PWD app"),
+    ('sshpass -p "$SSHPASS" ssh host', 'sshpass -p "$SSHPASS" ssh host'),
+    ("ls -p; mkdir -p build", "ls -p; mkdir -p build"),
+])
+def test_redact_command_line_passwords(text, expected):
+    """mysql's glued -p and sshpass -p lose their password; prompts and $VARs stay."""
+    assert redact(text) == expected
+
+
+def test_redact_twilio_key_but_not_account_sid():
+    """SK + 32 lowercase hex is a Twilio API key; an AC account SID and other shapes stay."""
+    assert redact("key SK0123456789abcdef0123456789abcdef ok") == "key [REDACTED:twilio-key] ok"
+    kept = ("AC0123456789abcdef0123456789abcdef SK0123456789ABCDEF0123456789ABCDEF "
+            "TASK0123456789abcdef0123456789abcdef SK0123456789abcdef0123456789abcdef0")
+    assert redact(kept) is kept
+
+
+def test_redact_private_tag_with_attributes():
+    """<private …> with attributes is a private span like <private>; <private_data> is not."""
+    assert redact("a <private reason='x'>code 4411</private> b") == "a [REDACTED:private] b"
+    assert redact('a <private scope="s">\nrest') == "a [REDACTED:private]"
+    kept = "<private_data>ok</private_data>"
+    assert redact(kept) is kept
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("the password is hunter2xyz", "the password is [REDACTED:password]"),
+    ("Password was set to 'aB3dEfGh'.", "Password was set to '[REDACTED:password]'."),
+    ("password: Tr0ub4dor&3", "password: [REDACTED:password]"),
+    ("the passphrase is `S3cret!x` now", "the passphrase is `[REDACTED:password]` now"),
+    ("the password is in the vault", "the password is in the vault"),
+    ("The password is required", "The password is required"),
+    ("The password is Hunter", "The password is Hunter"),
+])
+def test_redact_prose_password_only_when_machine_like(text, expected):
+    """A password named in prose goes when it has a digit or mixed case; plain words stay."""
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "task-8f14e45fceea167a5a36dedd4bea2543", "disk-0a1b2c3d4e5f6a7b8c9d",
+    "risk-3f2a9c1e0b7d4a6f8e5c2b1a0d9e8f7c", "SORT_KEY=created_at_desc_2024",
+    "/bearer 0000000000000000000000000000000000000000",
+])
+def test_redact_review_false_positives_kept(text):
+    """Ids ending in "sk-<hex>", a KEY holding snake_case words and a /bearer path stay."""
+    assert redact(text) is text
+
+
+def test_redact_sk_legacy_needs_token_start():
+    """A legacy sk- key is found at a token start (or glued, with OpenAI's T3BlbkFJ marker)."""
+    body = "8f14e45fceea167a5a36dedd4bea2543"
+    assert redact(f"key=sk-{body}") == "key=[REDACTED:openai-key]"
+    assert redact(f"xsk-{body[:10]}T3BlbkFJ{body[10:]}") == "[REDACTED:openai-key]"
+
+
+def test_redact_format_like_value_with_made_rest():
+    """Found by the property test: a quoted secret holding "%d" is not a format template."""
+    assert redact('"client_secret": "000000Q7%d"') == '"client_secret": "[REDACTED:secret]"'
+    assert redact('upgrade_token="%s_upgrades"') == 'upgrade_token="%s_upgrades"'

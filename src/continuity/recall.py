@@ -2,7 +2,8 @@
 ``recall`` finds memories by full-text relevance and, on request, the transcripts behind them.
 
 - **remember**: the content is cleaned (lone surrogates, NUL) and redacted (``continuity.redact``,
-  the one funnel) and trimmed; that stored text is hashed (SHA-256 hex of its UTF-8 bytes) and a
+  the one funnel) and trimmed; so are ``type``, each tag and ``source_id`` (a redacted value
+  longer than its column is clipped with "…"); that stored text is hashed (SHA-256 hex of its UTF-8 bytes) and a
   memory with the same hash for the same agent is not stored again (``deduped: true``, the first
   one's fields win). The memory commits first. Then, when a ``transcript`` and a ``source_id``
   (the session key) are both given, the transcript is written to ``session_transcripts`` by the
@@ -20,6 +21,8 @@
 
 The request and response shapes are pydantic models, ready for ``/api/memory/remember`` and
 ``/api/memory/recall``; field names are snake_case and camelCase spellings are accepted on input.
+An error about a bad value shows at most ``ECHO_MAX_CHARS`` characters of it, and never a value
+that ``redact`` would change.
 """
 
 from __future__ import annotations
@@ -45,6 +48,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 MAX_QUERY_TERMS = 32
+#: the most characters of a bad value an error message shows
+ECHO_MAX_CHARS = 40
+TYPE_MAX_CHARS, TAG_MAX_CHARS, SOURCE_ID_MAX_CHARS = 40, 100, 200
 SOURCE_MAX_BYTES = 16_000
 SOURCES_TOTAL_BYTES = 64_000
 _WORD = re.compile(r"[^\W_]+")
@@ -69,10 +75,10 @@ class RememberRequest(_Model):
     names the transcript's harness (default ``manual``)."""
 
     content: str = Field(min_length=1)
-    type: str = Field("fact", min_length=1, max_length=40)
+    type: str = Field("fact", min_length=1, max_length=TYPE_MAX_CHARS)
     tags: list[str] = Field(default_factory=list, max_length=50)
     importance: float = Field(0.5, ge=0.0, le=1.0)
-    source_id: str | None = Field(None, max_length=200,
+    source_id: str | None = Field(None, max_length=SOURCE_ID_MAX_CHARS,
                                   validation_alias=AliasChoices("source_id", "sourceId"))
     transcript: str | None = None
     agent_id: str = Field("default", min_length=1, max_length=200,
@@ -90,8 +96,8 @@ class RememberRequest(_Model):
     @classmethod
     def _clean_tags(cls, value: list[str]) -> list[str]:
         tags = [t.strip() for t in value]
-        if any(not t or len(t) > 100 for t in tags):
-            raise ValueError("each tag must be 1..100 characters")
+        if any(not t or len(t) > TAG_MAX_CHARS for t in tags):
+            raise ValueError(f"each tag must be 1..{TAG_MAX_CHARS} characters")
         return list(dict.fromkeys(tags))
 
 
@@ -181,13 +187,43 @@ class RecallResponse(_Model):
     sources_truncated: bool = False
 
 
+def _strings(value: Any) -> Iterable[str]:
+    """Every string in ``value`` and the lists, tuples, sets and dicts inside it."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _strings(key)
+            yield from _strings(item)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for item in value:
+            yield from _strings(item)
+
+
+def error_echo(value: Any) -> str:
+    """How an error shows a bad value: its ``repr`` clipped to ``ECHO_MAX_CHARS`` characters
+    with "…", or ``<not shown: holds a secret>`` when ``redact`` would change the value, any
+    string inside it or its ``repr`` (an error must not carry the secret it refused)."""
+    shown = repr(value)
+    if any(redact(t) != t for t in (shown, *_strings(value))):
+        return "<not shown: holds a secret>"
+    return shown if len(shown) <= ECHO_MAX_CHARS else shown[:ECHO_MAX_CHARS - 1] + "\u2026"
+
+
 def _validated(model: type[_Model], values: dict[str, Any]) -> Any:
     try:
         return model.model_validate(values)
     except ValidationError as exc:
         problems = [f"{'.'.join(str(p) for p in e['loc']) or 'request'}: {e['msg']} "
-                    f"(got {e.get('input')!r})" for e in exc.errors()]
+                    f"(got {error_echo(e.get('input'))})" for e in exc.errors()]
         raise InputError("; ".join(problems)) from None
+
+
+def _stored(value: str, max_chars: int) -> str:
+    """``value`` as stored: cleaned, redacted and trimmed, clipped to ``max_chars`` characters
+    with "…" when a marker made it longer than its column."""
+    text = redact(storable(value)).strip()
+    return text if len(text) <= max_chars else text[:max_chars - 1] + "\u2026"
 
 
 def _utc(value: datetime | None) -> datetime | None:
@@ -229,10 +265,12 @@ def remember_request(store: "SqlStore", request: RememberRequest, *,
     if not text:
         raise InputError("content: must not be blank")
     digest = content_hash(text)
-    memory = Memory(memory_id(request.agent_id, digest), text, digest, request.type,
-                    tuple(request.tags), request.importance,
-                    (request.source_id or "").strip() or None, request.agent_id,
-                    _utc(now) or datetime.now(timezone.utc))
+    kind = _stored(request.type, TYPE_MAX_CHARS) or request.type
+    tags = tuple(dict.fromkeys(_stored(t, TAG_MAX_CHARS) for t in request.tags))
+    memory = Memory(memory_id(request.agent_id, digest), text, digest, kind, tags,
+                    request.importance,
+                    _stored(request.source_id or "", SOURCE_ID_MAX_CHARS) or None,
+                    request.agent_id, _utc(now) or datetime.now(timezone.utc))
     with store.batch():
         inserted = store.insert_memory(memory)
         stored = memory if inserted else store.memory_by_hash(request.agent_id, digest)
@@ -283,7 +321,7 @@ def recall(store: "SqlStore", query: str, *, limit: int = 10,
 def recall_request(store: "SqlStore", request: RecallRequest) -> RecallResponse:
     """``recall`` for a validated request."""
     if not query_words(request.query):
-        raise InputError(f"query: no word to search for in {request.query!r}")
+        raise InputError(f"query: no word to search for in {error_echo(request.query)}")
     terms = query_terms(request.query)  # none left (stop words only): no results
     found = store.search_memories(terms, agent_id=request.agent_id, limit=request.limit,
                                   filters=MemoryFilter(

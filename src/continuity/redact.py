@@ -6,16 +6,24 @@ are touched: opaque fields such as signatures are never passed in (B30).
 ``redact(text)`` replaces each secret with a typed marker ``[REDACTED:<kind>]`` and leaves
 ordinary text byte-identical. Detectors, each giving spans of ``text``:
 
-- **token shapes** recognised by prefix and length (OpenAI, Anthropic, Google, AWS access key
-  ids, GitHub, GitLab, Slack, Stripe, npm, Hugging Face, SendGrid, JWTs). The span grows to the
-  whole contiguous token run on both sides, so a longer token or a ``_old`` suffix never leaks
-  its tail (B33);
+- **token shapes** recognised by prefix and length (OpenAI, Anthropic, Google API keys and
+  OAuth client secrets ``GOCSPX-``, AWS access key ids, GitHub, GitLab, Slack incl. app-level
+  ``xapp-``, Stripe, npm, Hugging Face, SendGrid, JWTs). The span grows to the whole contiguous
+  token run on both sides, so a longer token or a ``_old`` suffix never leaks its tail (B33).
+  A legacy or short ``sk-`` key must start a token (``task-<hex>``, ``disk-<hex>`` are ids);
+  a Twilio API key is exactly ``SK`` + 32 lowercase hex standing alone (account SIDs ``AC…``
+  are not secrets);
 - **key = value** where the key names a secret (``DB_PASSWORD=…``, ``"apiKey": "…"``,
   ``client_secret: …``, ``--token …``, ``AccountKey=…;``): the value goes, the key stays. Keys
   are split into words (``_ - .`` and camelCase; of a dotted key only the last part counts);
   a key is secret when a word is ``password``, ``passwd``, ``pwd``, ``secret``, ``token``,
-  ``credential``…, or it ends in ``key`` after ``api``, ``access``, ``account``…; an ALL_CAPS
-  ``…_KEY`` in ``NAME=value`` form and an ``auth`` key count only for a machine-made value.
+  ``credential``…, or holds ``password``/``passwd`` or ends in ``pwd`` glued to a prefix
+  (``PGPASSWORD``, ``MYSQL_PWD``), or it ends in ``key`` after ``api``, ``access``,
+  ``account``…; an ALL_CAPS ``…_KEY`` in ``NAME=value`` form and an ``auth`` key count only
+  for a machine-made value that is not lowercase words joined by ``_``
+  (``SORT_KEY=created_at_desc_2024``). ``PWD``/``OLDPWD`` holding a directory are kept.
+  In prose, ``the password is hunter2xyz`` / ``was set to `…` ``: the value goes when it is
+  machine-like (a letter and a digit, or mixed case), not ``the password is in the vault``.
   No word may mark metadata (``max_tokens``, ``token_count``, ``password_file``,
   ``secret_name``…). Placeholders (``$VAR``, ``${X}``, ``<token>``, ``***``, ``null``,
   ``sk-ant-...``), code (``token=token``, ``os.environ[...]``, ``NAME = "word"``) and type
@@ -23,23 +31,29 @@ ordinary text byte-identical. Detectors, each giving spans of ``text``:
 - **Authorization headers** (``Bearer``, ``Basic`` base64, ``token``) and free ``Bearer``
   tokens: the credential goes, the scheme word stays;
 - **credentials inside URLs** and connection strings (``postgres://admin:hunter2@host``): the
-  password goes (B29), the user stays unless it is itself token-like;
-- **PEM private-key blocks** and **``<private>…</private>``** spans (B31), to the end of the
-  text when unclosed.
+  password goes (B29), the user stays unless it is itself token-like. A password holding
+  ``# / ? @`` unescaped (``postgres://a:hunter#2@db``) goes up to the last ``@`` before the
+  host (a port before a path, ``host:8080/@me``, is not a password);
+- **command lines**: ``curl -u/--user user:pass`` (the user stays; outside an HTTP client's
+  command the password must look machine-made, so ``docker -u 1000:1000`` stays), a MySQL or
+  MariaDB client's glued ``-pS3cret`` (a spaced ``-p`` prompts) and ``sshpass -p pw``;
+- **PEM private-key blocks** and **``<private>…</private>``** spans (B31), also with
+  attributes (``<private reason='x'>``), to the end of the text when unclosed.
 
-Kinds: ``openai-key anthropic-key google-api-key google-oauth-token aws-access-key github-token
-gitlab-token slack-token slack-webhook stripe-key npm-token huggingface-token sendgrid-key jwt
-bearer-token basic-auth auth-token url-credential private-key private password token api-key
-secret credential base64-credential``.
+Kinds: ``openai-key anthropic-key google-api-key google-oauth-token google-oauth-secret
+aws-access-key github-token gitlab-token slack-token slack-webhook stripe-key twilio-key
+npm-token huggingface-token sendgrid-key jwt bearer-token basic-auth auth-token url-credential
+private-key private password token api-key secret credential base64-credential``.
 
 Not redacted (no false positives): paths, git SHAs, UUIDs, content digests, long base64 that no
 secret-named key or header introduces (images, signatures), prose that mentions tokens or
 passwords. ``redact`` is idempotent: markers never match a detector.
 
 Speed: one trie regex finds every literal anchor (token prefixes, secret words in three
-casings, ``Authorization``, ``Bearer``, ``://``, key-block markers) in a single pass, and each
-detector runs only where its anchor occurs (bench/checkpoints.py: tens of MB/s on real
-transcripts; a 600-character digest in about 20 µs).
+casings, ``Authorization``, ``Bearer``, ``://``, ``-u``/``--user``/``-p``, key-block markers,
+``<private``) in a single pass, and each detector runs only where its anchor occurs
+(bench/checkpoints.py: tens of MB/s on real transcripts; a 600-character digest in about
+20 µs).
 
 Why our own patterns rather than a detector library: detect-secrets 1.5.0 (last release May
 2024) is line and file oriented and reports findings, not spans to rewrite. Measured on the
@@ -82,7 +96,8 @@ def marker(kind: str) -> str:
 #: alternations slowly); the run around a match is redacted whole (B33).
 _SHAPES: list[tuple[str, tuple[str, ...], str]] = [
     ("anthropic-key", ("sk-",), r"sk-ant-[A-Za-z0-9_-]{20,}"),
-    ("openai-key", ("sk-",), r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}|sk-[A-Za-z0-9]{32,}"),
+    ("openai-key", ("sk-",), r"sk-(?:proj|svcacct|admin)-[A-Za-z0-9_-]{20,}"),
+    ("sk-legacy", ("sk-",), r"sk-[A-Za-z0-9]{32,}"),
     ("sk-generic", ("sk-",), r"sk-[A-Za-z0-9_-]{12,}"),
     ("stripe-key", ("_live_", "_test_"), r"[srp]k_(?:live|test)_[A-Za-z0-9]{16,}"),
     ("stripe-key", ("whsec_",), r"whsec_[A-Za-z0-9]{24,}"),
@@ -92,9 +107,12 @@ _SHAPES: list[tuple[str, tuple[str, ...], str]] = [
     ("aws-access-key", ("AKIA", "ASIA", "ABIA", "ACCA"), r"A[KSBC][IC]A[A-Z0-9]{16}"),
     ("google-api-key", ("AIza",), r"AIza[A-Za-z0-9_-]{35}"),
     ("google-oauth-token", ("ya29.",), r"ya29\.[A-Za-z0-9_-]{20,}"),
+    ("google-oauth-secret", ("SPX-",), r"GOCSPX-[A-Za-z0-9_-]{20,}"),
     ("slack-webhook", ("hooks.slack.com/services/",),
      r"hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+"),
     ("slack-token", ("xox",), r"xox[abeoprs]-[A-Za-z0-9-]{10,}"),
+    ("slack-token", ("xapp-",), r"xapp-\d+-[A-Za-z0-9-]{10,}"),
+    ("twilio-key", ("SK",), r"SK[0-9a-f]{32}(?![A-Za-z0-9_-])"),
     ("npm-token", ("npm_",), r"npm_[A-Za-z0-9]{36,}"),
     ("huggingface-token", ("hf_",), r"hf_[A-Za-z]{30,}"),
     ("sendgrid-key", ("SG.",), r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
@@ -104,7 +122,7 @@ _SHAPES: list[tuple[str, tuple[str, ...], str]] = [
 _SHAPE_ANCHORS: dict[str, list[tuple[str, re.Pattern[str], int]]] = {}
 for _kind, _anchors, _pattern in _SHAPES:
     for _anchor in _anchors:
-        _offset = -2 if _anchor in ("_live_", "_test_") else 0
+        _offset = {"_live_": -2, "_test_": -2, "SPX-": -3}.get(_anchor, 0)
         _SHAPE_ANCHORS.setdefault(_anchor, []).append((_kind, re.compile(_pattern), _offset))
 _RUN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _RUN_LEFT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
@@ -121,16 +139,22 @@ def _shape_at(text: str, hit: int, shapes: list[tuple[str, re.Pattern[str], int]
         m = pattern.match(text, at)
         if not m:
             continue
-        if kind == "sk-generic":  # a short "sk-" key: at a token start, with a digit
+        before = text[at - 1] if at > 0 else " "
+        if kind == "sk-legacy":  # at a token start ("task-<hex>" is an id), or OpenAI's marker
+            if before.isalnum() and "T3BlbkFJ" not in m.group():
+                continue
+            kind = "openai-key"
+        elif kind == "sk-generic":  # a short "sk-" key: at a token start, with a digit
             body = m.group()[3:]
-            if (at > 0 and text[at - 1] in _RUN) or not (
-                    _HAS_DIGIT.search(body) and _HAS_ALPHA.search(body)):
+            if before in _RUN or not (_HAS_DIGIT.search(body) and _HAS_ALPHA.search(body)):
                 continue
             kind = "openai-key"
         elif kind == "stripe-key" and not _HAS_DIGIT.search(m.group()):
             continue
+        elif kind == "twilio-key" and before in _RUN:  # exactly "SK" + 32 hex, alone
+            continue
         start, end = m.span()
-        if kind != "slack-webhook":
+        if kind not in ("slack-webhook", "twilio-key"):
             n = len(text)
             while start > 0 and text[start - 1] in _RUN_LEFT:
                 start -= 1
@@ -144,9 +168,13 @@ def _shape_at(text: str, hit: int, shapes: list[tuple[str, re.Pattern[str], int]
 
 # ---------------------------------------------------------------------------- blocks
 
-#: a <private> span; unclosed, it runs to the end of the text, unless the tag is only quoted
-#: (``<private>`` in code or docs: a quote, backtick or bracket right after it)
-_PRIVATE_RE = re.compile(r"(?is)<private>(?:.*?</private>|(?![`'\")\]]).*\Z)")
+#: a <private> span, also with attributes (``<private reason='x'>``: each ``name=value``, so
+#: prose like ``<private or public>`` is no tag); unclosed, it runs to the end of the text,
+#: unless the tag is only quoted (``<private>`` in code or docs: a quote, backtick or bracket
+#: right after it)
+_PRIVATE_RE = re.compile(
+    r"(?is)<private(?:\s+[\w:.-]+\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\"'<>]+))*\s*>"
+    r"(?:.*?</private\s*>|(?![`'\")\]]).*\Z)")
 _PEM_RE = re.compile(
     r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
     r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.S)
@@ -166,6 +194,11 @@ _BEARER_RE = re.compile(r"(?i)bearer[ \t]+(?P<val>[A-Za-z0-9._~+/-]+=*)")
 _URL_RE = re.compile(
     r"[A-Za-z][A-Za-z0-9+.-]{0,30}://"
     r"(?P<user>[^\s:/?#@\"'<>\[\]]*)(?::(?P<pw>[^\s/?#\"'<>]*))?@(?=[^\s@/?#]*[A-Za-z0-9\]])")
+#: ``scheme://user:`` and the rest of the URL, for a password holding ``# / ? @`` unescaped
+_URL_LOOSE_RE = re.compile(
+    r"[A-Za-z][A-Za-z0-9+.-]{0,30}://(?P<user>[^\s:/?#@\"'<>\[\]]*):(?P<rest>[^\s\"'<>]{1,300})")
+_HOST_RE = re.compile(r"[A-Za-z0-9.\[\]-]*")
+_HOST_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789[")
 _SCHEME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-")
 
 
@@ -203,8 +236,9 @@ def _auth_at(text: str, hit: int) -> Finding | None:
 
 
 def _bearer_at(text: str, hit: int) -> Finding | None:
-    """The token after the word ``Bearer`` at ``hit`` when it looks machine-made."""
-    if hit > 0 and text[hit - 1].isalpha():
+    """The token after the word ``Bearer`` at ``hit`` when it looks machine-made (the word
+    alone: not a path or name part like ``/bearer`` or ``x-bearer``)."""
+    if hit > 0 and (text[hit - 1].isalnum() or text[hit - 1] in "_-/."):
         return None
     m = _BEARER_RE.match(text, hit)
     if m and _credential_like(m.group("val")):
@@ -221,14 +255,40 @@ def _url_at(text: str, hit: int) -> Finding | None:
         start += 1
     m = _URL_RE.match(text, start)
     if not m:
-        return None
+        return _loose_url_at(text, start)
     pw = m.group("pw")
     if pw and not _is_placeholder(pw):
+        if "." not in _HOST_RE.match(text, m.end()).group():  # "p@ss/w0rd@db.internal"
+            loose = _loose_url_at(text, start, dotted=True)
+            if loose and loose.end > m.end("pw"):
+                return loose
         return Finding(m.start("pw"), m.end("pw"), "url-credential", 2)
     user = m.group("user")
     if user and not pw and _credential_like(user, min_len=16):
         return Finding(m.start("user"), m.end("user"), "url-credential", 2)
     return None
+
+
+def _loose_url_at(text: str, start: int, *, dotted: bool = False) -> Finding | None:
+    """The password of ``scheme://user:pass@host`` when it holds ``#``, ``/``, ``?`` or ``@``
+    unescaped (``postgres://a:hunter#2@db``): everything up to the last ``@`` followed by a
+    host (with ``dotted``, a host with a dot). A port before a path (``http://host:8080/@me``)
+    is not a password. (``_url_at`` also prefers this to ``a:p@ss/w0rd@db.internal`` read
+    as host ``ss``: a dotless host followed by ``@`` and a dotted one.)"""
+    m = _URL_LOOSE_RE.match(text, start)
+    if not m:
+        return None
+    rest = m.group("rest")
+    at = rest.rfind("@")
+    while at > 0 and (at + 1 >= len(rest) or rest[at + 1] not in _HOST_START or (
+            dotted and "." not in _HOST_RE.match(rest, at + 1).group())):
+        at = rest.rfind("@", 0, at)
+    if at <= 0:
+        return None
+    pw = rest[:at]
+    if re.split(r"[/?#]", pw, maxsplit=1)[0].isdigit() or _is_placeholder(pw):
+        return None
+    return Finding(m.start("rest"), m.start("rest") + at, "url-credential", 2)
 
 
 # ---------------------------------------------------------------------------- key = value
@@ -275,6 +335,9 @@ _QUOTED_RE = {
     '"': re.compile(r'"((?:[^"\\\n]|\\[^"\n])*)"'),
     "'": re.compile(r"'([^'\\\n]*)'"),
 }
+_PROSE_KEY_RE = re.compile(r"(?i)pass(?:w|phrase|code)")
+_PROSE_RE = re.compile(
+    r"[ \t]+(?:is|was)(?:[ \t]+(?:now|still|set[ \t]+to|changed[ \t]+to))?[ \t]+(?=[^\s])")
 _OPEN_QUOTE_RE = re.compile(r"\\*[\"']")
 _UNQUOTED_RE = re.compile(r"(?:[^\s\"'`\\,;&<>|]|&(?![A-Za-z_][\w.-]*=))+")
 _CODE_RE = re.compile(
@@ -291,6 +354,10 @@ _PLACEHOLDER_WORDS = {
 
 _ALNUM_RUN_RE = re.compile(r"[A-Za-z0-9]{8,}")
 _HAS_ALNUM = re.compile(r"[A-Za-z0-9]")
+#: lowercase words joined by ``_`` (``created_at_desc_2024``): a setting, not a secret
+_SNAKE_WORDS_RE = re.compile(r"(?:[a-z]+|\d+)(?:_(?:[a-z]+|\d+))+\Z")
+#: a directory: the shell's ``PWD=/home/dev``, ``OLDPWD=~/src`` (not ``MYSQL_PWD=/x``)
+_DIR_RE = re.compile(r"~?/[\w./~-]*\Z")
 _FORMAT_RE = re.compile(r"%[sd(]|\{[A-Za-z_0-9]*\}")
 _WORD_ONLY_RE = re.compile(r"[A-Za-z_]+\Z")
 #: an ALL_CAPS variable name (``ANTHROPIC_AUTH_TOKEN``) or a colour (``#cccccc``)
@@ -327,7 +394,7 @@ def _key_kind(key: str) -> tuple[str, bool] | None:
     words = [w.lower() for w in _WORD_RE.findall(key.rsplit(".", 1)[-1])]
     if not words or any(w in _MODIFIERS for w in words):
         return None
-    kinds = {_SECRET_WORDS[w] for w in words if w in _SECRET_WORDS}
+    kinds = {_SECRET_WORDS.get(w) or _glued_password(w) for w in words}
     for kind in _KIND_ORDER:
         if kind in kinds:
             return kind, False
@@ -338,6 +405,14 @@ def _key_kind(key: str) -> tuple[str, bool] | None:
             return "secret", True
     if "auth" in words:
         return "secret", True
+    return None
+
+
+def _glued_password(word: str) -> str | None:
+    """``password`` for a word that holds one glued to a prefix (``PGPASSWORD``, ``MYSQLPWD``,
+    ``DBPASSWD``: env names split into no words), else None."""
+    if ("pass" in word and ("password" in word or "passwd" in word)) or word.endswith("pwd"):
+        return "password"
     return None
 
 
@@ -384,7 +459,8 @@ def _unquoted_value(text: str, pos: int) -> str:
 def _kv_value(text: str, pos: int, *, tight: bool, flag: bool, env: bool, kind: str,
               assign: bool = False) -> tuple[int, int] | None:
     """The span of the value starting at ``pos`` when it should be redacted. Quoted values
-    go unless they are placeholders or templates (``"%s_x"``), or a plain word assigned in
+    go unless they are placeholders or templates whose rest is not machine-made
+    (``"%s_x"``, but not ``"000000Q7%d"``), or a plain word assigned in
     code (``assign``: ``NAME = "word"``, a parser token or constant); bare values must also not
     look like code (``token``, ``args.token``, ``get_token()``), and with a spaced
     ``key: value`` not like a type (``TokenCredential``) or prose (it must look machine-made,
@@ -394,7 +470,8 @@ def _kv_value(text: str, pos: int, *, tight: bool, flag: bool, env: bool, kind: 
         if span is None or span[1] - span[0] < 3:
             return None
         value = text[span[0]:span[1]]
-        if _is_placeholder(value) or _FORMAT_RE.search(value) or (
+        if _is_placeholder(value) or (_FORMAT_RE.search(value) and not _credential_like(
+                _FORMAT_RE.sub("", value))) or (
                 assign and _WORD_ONLY_RE.match(value)):
             return None
         return span
@@ -447,15 +524,115 @@ def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
             return None
         span = _kv_value(text, sep.end(), tight=tight, flag=flag, env=env, kind=kind,
                          assign=not tight and sep.group(3) == "=")
-        if weak and span and not _credential_like(text[span[0]:span[1]]):
+        if weak and span and _weak_value_plain(text[span[0]:span[1]]):
             return None
     elif flag and (fs := _FLAG_SEP_RE.match(text, ke)):
         span = _kv_value(text, fs.end(), tight=False, flag=True, env=False, kind=kind)
     else:
-        return None
-    if not span:
+        return _prose_at(text, ke) if _PROSE_KEY_RE.search(key) else None
+    if not span or (key.lower() in ("pwd", "oldpwd") and _DIR_RE.match(text[span[0]:span[1]])):
         return None
     return Finding(span[0], span[1], _value_kind(text[span[0]:span[1]], kind), 1)
+
+
+def _weak_value_plain(value: str) -> bool:
+    """True when the value of a weak key (``SORT_KEY``, ``auth``) is not machine-made, or is
+    lowercase words joined by ``_``."""
+    return not _credential_like(value) or bool(_SNAKE_WORDS_RE.match(value))
+
+
+def _machine_like(value: str) -> bool:
+    """A value in prose that looks made, not written: 6+ characters, not a placeholder, with a
+    letter and a digit or with mixed case inside (``hunter2xyz``, ``Tr0ub4dor&3``, ``aBcDeF``;
+    not ``vault``, ``Hunter``)."""
+    if len(value) < 6 or _is_placeholder(value):
+        return False
+    if _HAS_DIGIT.search(value) and _HAS_ALPHA.search(value):
+        return True
+    return value[1:].lower() != value[1:] and value.upper() != value
+
+
+def _prose_at(text: str, pos: int) -> Finding | None:
+    """The password in prose after a password word ending at ``pos``: ``… password is
+    hunter2xyz``, ``password was set to `S3cret!x` ``, when the value is machine-like."""
+    m = _PROSE_RE.match(text, pos)
+    if not m:
+        return None
+    at = m.end()
+    span = _quoted_span(text, at) if text[at] in "'\"" else None
+    if text[at] == "`":
+        close = text.find("`", at + 1, at + 200)
+        span = (at + 1, close) if close > at + 1 else None
+    elif span is None:
+        u = _UNQUOTED_RE.match(text, m.end())
+        span = (m.end(), m.end() + (len(u.group().rstrip(".,:;!?)]}")) if u else 0))
+    if span is None or not _machine_like(text[span[0]:span[1]]):
+        return None
+    return Finding(span[0], span[1], "password", 1)
+
+
+# ---------------------------------------------------------------------------- command lines
+
+_USER_FLAG_RE = re.compile(r"(?:-u|--user)(?:[ \t]+|=|(?=[^\s-]))")
+_HTTP_CLIENT_RE = re.compile(r"\b(?:curl|wget|http|https|httpie|xh)\b")
+#: the program of the command a ``-p`` belongs to: ``sshpass`` right before it (only other
+#: options between), or a MySQL/MariaDB client anywhere before it in the command
+_SSHPASS_RE = re.compile(r"(?<![\w.-])sshpass(?:[ \t]+-[a-oq-zA-Z]\S*)*[ \t]+\Z")
+_MYSQL_RE = re.compile(r"(?<![\w.-])(?:mysql|mariadb)[a-z-]*[ \t]")
+_COMMAND_END_RE = re.compile(r".*[;|&\n]", re.S)
+
+
+def _arg_span(text: str, pos: int) -> tuple[int, int] | None:
+    """The command-line argument at ``pos``: the inside of a quoted one, else up to a space."""
+    if text[pos] in "'\"":
+        return _quoted_span(text, pos)
+    u = _UNQUOTED_RE.match(text, pos)
+    return (pos, u.end()) if u else None
+
+
+def _literal_password(value: str) -> bool:
+    """A value given as a password on a command line: anything but a reference (``$PW``,
+    ``<password>``) or a mask (``***``); plain words (``secret``) count."""
+    return value.lower() in _PLACEHOLDER_WORDS or not _is_placeholder(value)
+
+
+def _user_flag_at(text: str, hit: int) -> Finding | None:
+    """The password of ``-u user:pass`` / ``--user user:pass`` (curl, wget): the user stays.
+    Outside an HTTP client's command line the password must look machine-made, so Docker's
+    ``-u 1000:1000`` and ``--user app:app`` stay."""
+    if hit > 0 and not text[hit - 1].isspace():
+        return None
+    m = _USER_FLAG_RE.match(text, hit)
+    span = _arg_span(text, m.end()) if m and m.end() < len(text) else None
+    if not span or ":" not in text[span[0]:span[1]]:
+        return None
+    user, pw = text[span[0]:span[1]].split(":", 1)
+    if not pw or pw == user or pw.isdigit() or not _literal_password(pw):
+        return None
+    line = text[max(text.rfind("\n", 0, hit) + 1, hit - 300):hit]
+    if not (_credential_like(pw, min_len=6) or _HTTP_CLIENT_RE.search(line)):
+        return None
+    return Finding(span[1] - len(pw), span[1], "password", 2)
+
+
+def _command_password_at(text: str, hit: int) -> Finding | None:
+    """The password after the ``-p`` at ``hit`` of ``sshpass -p pw`` or glued to a MySQL or
+    MariaDB client's ``-p`` (``mysql -pS3cret``; a spaced ``-p`` prompts for it)."""
+    if hit == 0 or text[hit - 1] not in " \t" or hit + 2 >= len(text):
+        return None
+    command = text[max(hit - 500, 0):hit]
+    end = _COMMAND_END_RE.match(command)
+    command = command[end.end():] if end else command
+    pos = hit + 2
+    if _SSHPASS_RE.search(command):
+        while pos < len(text) and text[pos] in " \t":
+            pos += 1
+    elif text[pos] in " \t-" or not _MYSQL_RE.search(command):
+        return None
+    span = _arg_span(text, pos) if pos < len(text) and not text[pos].isspace() else None
+    if not span or not _literal_password(text[span[0]:span[1]]):
+        return None
+    return Finding(span[0], span[1], "password", 2)
 
 
 # ---------------------------------------------------------------------------- the funnel
@@ -491,8 +668,11 @@ for _anchor in _case_variants("authorization"):
 for _anchor in _case_variants("bearer"):
     _HANDLERS.setdefault(_anchor, []).append("bearer")
 _HANDLERS["://"] = ["url"]
+_HANDLERS["-u"] = _HANDLERS["--user"] = ["user"]
+_HANDLERS["-p"] = ["command"]
 _HANDLERS["PRIVATE KEY"] = ["pem"]
-_HANDLERS["rivate>"] = _HANDLERS["RIVATE>"] = ["private"]
+for _anchor in _case_variants("<private"):
+    _HANDLERS[_anchor] = ["private"]
 #: a longer anchor also runs the handlers of the anchors it starts with ("authorization" ⊃ "auth")
 _DISPATCH = {lit: [h for other, hs in _HANDLERS.items() if lit.startswith(other) for h in hs]
              for lit in _HANDLERS}
@@ -521,6 +701,10 @@ def find_secrets(text: str) -> list[Finding]:
                 f = _bearer_at(text, hit)
             elif handler == "url":
                 f = _url_at(text, hit)
+            elif handler == "user":
+                f = _user_flag_at(text, hit)
+            elif handler == "command":
+                f = _command_password_at(text, hit)
             else:
                 blocks.add(handler)
             if f is not None:
