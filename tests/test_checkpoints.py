@@ -9,11 +9,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from continuity.checkpoints import (
+from continuity.checkpoint_queue import (
     FLUSH_WINDOW_MS,
-    CheckpointConfig,
     CheckpointFlushError,
     CheckpointQueue,
+    merge_checkpoints,
+)
+from continuity.checkpoints import (
+    CheckpointConfig,
     CheckpointRecorder,
     Snapshot,
     format_duration,
@@ -22,12 +25,11 @@ from continuity.checkpoints import (
     format_pre_compaction_digest,
     format_session_end_digest,
     load_config,
-    merge_checkpoints,
-    render_recovery,
     safe_cut,
 )
 from continuity.errors import ConfigError
 from continuity.model import Checkpoint, CheckpointTrigger
+from continuity.recovery import render_recovery
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 P, PC, SE = (CheckpointTrigger.PERIODIC, CheckpointTrigger.PRE_COMPACTION,
@@ -565,3 +567,35 @@ def test_config_rejects_bad_values_naming_field_and_range(isolated_home, line, m
     with pytest.raises(ConfigError) as info:
         load_config()
     assert message in str(info.value) and "[continuity]" in str(info.value)
+
+
+def test_checkpoints_reexports_moved_names():
+    """Names moved to checkpoint_queue and recovery stay importable from checkpoints as the
+    same objects; an unknown name is still an AttributeError."""
+    import continuity.checkpoint_queue as queue_mod
+    import continuity.checkpoints as cps
+    import continuity.recovery as recovery_mod
+
+    for name in ("CheckpointQueue", "CheckpointFlushError", "FlushResult", "Sink", "Clock",
+                 "store_sink", "merge_checkpoints", "utc_now", "FLUSH_WINDOW_MS",
+                 "MAX_BACKOFF_MS", "MAX_QUERIES", "MAX_REMEMBERS"):
+        assert getattr(cps, name) is getattr(queue_mod, name), name
+    for name in ("Recovery", "checkpoint_dict", "render_recovery", "recover", "replay_session",
+                 "replay_import", "manual_checkpoint", "TRUNCATION_MARKER",
+                 "RECOVERY_LINE_SLACK"):
+        assert getattr(cps, name) is getattr(recovery_mod, name), name
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        cps.nope  # noqa: B018
+
+
+def test_checkpoints_split_modules_import_first_without_cycle():
+    """continuity.recovery and continuity.redact_kv import cleanly in a fresh interpreter
+    (recovery first loads checkpoints, which must not import recovery back at load time)."""
+    import subprocess
+    import sys
+
+    code = ("import continuity.recovery as r, continuity.redact_kv, continuity.checkpoints as c;"
+            "assert c.recover is r.recover; print('ok')")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60)
+    assert (proc.returncode, proc.stdout.strip()) == (0, "ok"), proc.stderr

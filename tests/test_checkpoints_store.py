@@ -13,9 +13,9 @@ from continuity.checkpoints import (
     CheckpointRecorder,
     normalize_project,
     prune,
-    recover,
 )
 from continuity.model import Checkpoint, CheckpointTrigger
+from continuity.recovery import recover
 from continuity.store import schema
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)

@@ -376,3 +376,15 @@ def test_redact_format_like_value_with_made_rest():
     """Found by the property test: a quoted secret holding "%d" is not a format template."""
     assert redact('"client_secret": "000000Q7%d"') == '"client_secret": "[REDACTED:secret]"'
     assert redact('upgrade_token="%s_upgrades"') == 'upgrade_token="%s_upgrades"'
+
+
+def test_redact_public_names_stay_in_redact():
+    """The split keeps Finding, find_secrets, redact, redact_all and marker importable from
+    continuity.redact; Finding is the one class the key = value detectors build."""
+    import continuity.redact as red
+    import continuity.redact_kv as kv
+
+    assert sorted(red.__all__) == ["Finding", "find_secrets", "marker", "redact", "redact_all"]
+    assert red.Finding is kv.Finding
+    assert red.marker("password") == "[REDACTED:password]"
+    assert red.find_secrets("DB_PASSWORD=hunter2xyz") == [red.Finding(12, 22, "password", 1)]

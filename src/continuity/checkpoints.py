@@ -6,15 +6,23 @@ continuity as redacted digests, and hand the newest one to the next session.
   memory queries and remembers since the last checkpoint, start and last-checkpoint times).
 - Digest formatters: ``format_periodic_digest``, ``format_pre_compaction_digest``,
   ``format_session_end_digest``, ``format_manual_digest`` (structured markdown, redacted).
-- ``CheckpointQueue``: buffered writes flushed within a fixed 2,500 ms window after the first
-  queued one; same-session periodic writes merge; a failed write is retried, never dropped.
 - ``CheckpointRecorder``: the state machine of the five triggers (``periodic`` on
   ``promptInterval`` prompts or ``timeIntervalMs`` elapsed, ``pre_compaction``,
   ``session_end``, ``agent``, ``explicit``). Direct writes flush the session's queued writes
   first, in the same transaction, so a periodic row never lands after them.
-- ``recover``/``render_recovery``: the recovery digest within ``recoveryBudgetChars``.
-- ``replay_session``/``replay_import``: checkpoints of imported sessions, from the transcript's
-  own timestamps, through the same recorder and queue.
+- ``prune``: retention (``retentionDays``).
+
+Two neighbours own the rest, and every name of theirs stays importable from here:
+
+- ``continuity.checkpoint_queue``: ``CheckpointQueue`` (buffered writes flushed within a fixed
+  2,500 ms window; same-session periodic writes merge; a failed write is retried, never
+  dropped), ``store_sink``, ``FlushResult``, ``CheckpointFlushError``, ``merge_checkpoints``,
+  ``Clock``/``utc_now``. It sits below this module, which imports it.
+- ``continuity.recovery``: ``recover``/``render_recovery`` (the recovery digest within
+  ``recoveryBudgetChars``), ``replay_session``/``replay_import`` (checkpoints of imported
+  sessions, from the transcript's own timestamps, through the same recorder and queue) and
+  ``manual_checkpoint``. It sits above this module and imports it, so its names are
+  re-exported lazily (``__getattr__``), never imported here at load time: no import cycle.
 
 Times are aware UTC datetimes from an injectable clock; durations are milliseconds; budgets and
 snippet lengths are characters (code points), never cut inside a character.
@@ -22,48 +30,72 @@ snippet lengths are characters (code points), never cut inside a character.
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import threading
 import unicodedata
 from collections import deque
-from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from continuity.checkpoint_queue import (
+    MAX_QUERIES,
+    MAX_REMEMBERS,
+    CheckpointQueue,
+    Clock,
+    _union,
+    store_sink,
+    utc_now,
+)
+# re-exported (``X as X``): these lived here before the split
+from continuity.checkpoint_queue import FLUSH_WINDOW_MS as FLUSH_WINDOW_MS
+from continuity.checkpoint_queue import MAX_BACKOFF_MS as MAX_BACKOFF_MS
+from continuity.checkpoint_queue import CheckpointFlushError as CheckpointFlushError
+from continuity.checkpoint_queue import FlushResult as FlushResult
+from continuity.checkpoint_queue import Sink as Sink
+from continuity.checkpoint_queue import merge_checkpoints as merge_checkpoints
 from continuity.config import load_section
-from continuity.errors import StoreError
-from continuity.model import Checkpoint, CheckpointTrigger, Entry, EntryKind
+from continuity.model import Checkpoint, CheckpointTrigger
 from continuity.redact import redact
 
 if TYPE_CHECKING:  # pragma: no cover
-    from continuity.importer import ImportReport
+    # the lazy re-exports below, for type checkers
+    from continuity.recovery import RECOVERY_LINE_SLACK as RECOVERY_LINE_SLACK
+    from continuity.recovery import TRUNCATION_MARKER as TRUNCATION_MARKER
+    from continuity.recovery import Recovery as Recovery
+    from continuity.recovery import checkpoint_dict as checkpoint_dict
+    from continuity.recovery import manual_checkpoint as manual_checkpoint
+    from continuity.recovery import recover as recover
+    from continuity.recovery import render_recovery as render_recovery
+    from continuity.recovery import replay_import as replay_import
+    from continuity.recovery import replay_session as replay_session
     from continuity.store import SqlStore
 
-log = logging.getLogger(__name__)
+#: names ``continuity.recovery`` owns, importable from here as before the split
+_RECOVERY_NAMES = frozenset({
+    "RECOVERY_LINE_SLACK", "TRUNCATION_MARKER", "Recovery", "checkpoint_dict",
+    "manual_checkpoint", "recover", "render_recovery", "replay_import", "replay_session",
+    "_ReplayClock", "_rows", "_replay", "_advance",
+})
 
-Clock = Callable[[], datetime]
 
-#: seed 000: periodic writes are flushed within 2,500 ms of the first queued one (fixed window).
-FLUSH_WINDOW_MS = 2_500
-#: seed 000: caps of the merged lists of a checkpoint, and of the pending prompt snippets.
-MAX_QUERIES, MAX_REMEMBERS, MAX_SNIPPETS = 20, 10, 10
+def __getattr__(name: str) -> Any:
+    """The lazy re-export of ``continuity.recovery``'s names (PEP 562): that module imports
+    this one, so importing it here at load time would be a cycle."""
+    if name in _RECOVERY_NAMES:
+        from continuity import recovery
+
+        return getattr(recovery, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+#: seed 000: cap of the pending prompt snippets.
+MAX_SNIPPETS = 10
 #: seed 000 (origin): a prompt snippet is the first 200 characters; a remember shows 120.
 SNIPPET_CHARS, REMEMBER_CHARS = 200, 120
-#: retry backoff of a failed flush: the window doubled per failure, at most this.
-MAX_BACKOFF_MS = 60_000
-#: the end of a recovery digest that did not fit its budget (counted inside the budget).
-TRUNCATION_MARKER = "\n[… truncated: {n} characters omitted]"
-#: a truncated recovery digest ends on a whole line if one ends within this many characters.
-RECOVERY_LINE_SLACK = 80
-
-
-def utc_now() -> datetime:
-    """The wall clock as an aware UTC datetime (the default ``Clock``)."""
-    return datetime.now(timezone.utc)
 
 
 # ---------------------------------------------------------------------------- configuration
@@ -128,11 +160,6 @@ def normalize_project(project: str | None) -> str | None:
 
 
 # ---------------------------------------------------------------------------- text helpers
-
-
-def _union(old: Sequence[str], new: Sequence[str], cap: int) -> tuple[str, ...]:
-    """Order-preserving union (first occurrence wins), keeping the newest ``cap`` items."""
-    return tuple(dict.fromkeys([*old, *new]))[-cap:] if cap else ()
 
 
 def safe_cut(text: str, limit: int) -> str:
@@ -312,172 +339,6 @@ def _checkpoint(s: Snapshot, trigger: CheckpointTrigger, digest: str,
                       prompt_count, s.queries, s.remembers, created_at=s.at)
 
 
-def merge_checkpoints(old: Checkpoint, new: Checkpoint) -> Checkpoint:
-    """Two queued writes of one session inside the window (seed 000): queries and remembers
-    are an order-preserving union capped at the newest 20 and 10, prompt counts are summed,
-    every other field (digest, trigger, time, project) comes from ``new``."""
-    return replace(new, prompt_count=old.prompt_count + new.prompt_count,
-                   memory_queries=_union(old.memory_queries, new.memory_queries, MAX_QUERIES),
-                   recent_remembers=_union(old.recent_remembers, new.recent_remembers,
-                                           MAX_REMEMBERS))
-
-
-# ---------------------------------------------------------------------------- flush queue
-
-Sink = Callable[[Sequence[Checkpoint]], None]
-
-
-def store_sink(store: "SqlStore", max_per_session: int) -> Sink:
-    """A sink writing checkpoints in order, all in one transaction, each insert applying the
-    per-session cap."""
-    def write(items: Sequence[Checkpoint]) -> None:
-        with store.batch():
-            for cp in items:
-                store.insert_checkpoint(cp, max_per_session=max_per_session)
-    return write
-
-
-class CheckpointFlushError(StoreError):
-    """Queued checkpoints could not be written at shutdown (they were retried meanwhile)."""
-
-
-@dataclass(frozen=True, slots=True)
-class FlushResult:
-    """What one flush did: rows ``written``, rows still ``pending`` after a failure, and the
-    ``error`` of the last failed write (None when everything landed)."""
-
-    written: int = 0
-    pending: int = 0
-    error: str | None = None
-
-
-class CheckpointQueue:
-    """Buffered checkpoint writes (seed 000: ``queueCheckpointWrite``).
-
-    ``enqueue`` buffers a periodic write; the first write into an empty queue arms a deadline
-    2,500 ms later, and later writes never move it (a fixed window, so steady traffic cannot
-    starve it). A write for a session whose newest pending write is also periodic merges into
-    it (``merge_checkpoints``). ``poll`` flushes when the deadline has passed; ``flush`` now.
-    ``write_now`` writes a direct checkpoint (pre-compaction, session end, explicit, agent)
-    together with that session's pending writes, in order, in one call of the sink. A flush
-    writes every session in one sink call (one transaction), falling back to one call per
-    session when that fails.
-
-    A failed write keeps its rows queued, in order, and re-arms the deadline with a backoff
-    (2.5 s, 5 s, 10 s … at most 60 s); nothing is dropped. Flushes are serialised, so rows of
-    one session land in the order they were queued. Thread-safe.
-    """
-
-    def __init__(self, sink: Sink, *, clock: Clock = utc_now,
-                 window_ms: int = FLUSH_WINDOW_MS,
-                 on_armed: Callable[[], None] | None = None) -> None:
-        self._sink, self._clock, self._window = sink, clock, timedelta(milliseconds=window_ms)
-        self._pending: dict[str, list[Checkpoint]] = {}
-        self._deadline: datetime | None = None
-        self._failures = 0
-        self._state = threading.Lock()
-        self._writing = threading.Lock()
-        self._on_armed = on_armed
-        self.last_error: str | None = None
-
-    @property
-    def deadline(self) -> datetime | None:
-        """When the queued writes are due (None: nothing queued)."""
-        return self._deadline
-
-    def pending_count(self) -> int:
-        """Rows waiting to be written."""
-        with self._state:
-            return sum(len(v) for v in self._pending.values())
-
-    def enqueue(self, cp: Checkpoint) -> None:
-        """Buffer a periodic write, merging it into the session's pending periodic write."""
-        with self._state:
-            items = self._pending.setdefault(cp.session_key, [])
-            if items and items[-1].trigger is CheckpointTrigger.PERIODIC \
-                    and cp.trigger is CheckpointTrigger.PERIODIC:
-                items[-1] = merge_checkpoints(items[-1], cp)
-            else:
-                items.append(cp)
-            armed = self._deadline is None
-            if armed:
-                self._deadline = self._clock() + self._window
-        if armed and self._on_armed:
-            self._on_armed()
-
-    def due(self) -> bool:
-        """True when queued writes have reached their deadline."""
-        deadline = self._deadline
-        return deadline is not None and self._clock() >= deadline
-
-    def poll(self) -> FlushResult:
-        """Flush if the deadline has passed."""
-        return self.flush() if self.due() else FlushResult(pending=self.pending_count())
-
-    def flush(self) -> FlushResult:
-        """Write every queued row now."""
-        with self._writing:
-            with self._state:
-                taken, self._pending, self._deadline = self._pending, {}, None
-            return self._write(taken)
-
-    def flush_session(self, session_key: str) -> FlushResult:
-        """Write the queued rows of one session now."""
-        return self._write_session(session_key, [])
-
-    def write_now(self, cp: Checkpoint) -> FlushResult:
-        """Write ``cp`` after the session's queued rows, in one sink call. On failure every
-        one of them stays queued for the retry (the result says so)."""
-        return self._write_session(cp.session_key, [cp])
-
-    def _write_session(self, key: str, extra: list[Checkpoint]) -> FlushResult:
-        with self._writing:
-            with self._state:
-                items = self._pending.pop(key, []) + extra
-                if not self._pending:
-                    self._deadline = None
-            return self._write({key: items} if items else {})
-
-    def _write(self, taken: dict[str, list[Checkpoint]]) -> FlushResult:
-        """One sink call for everything taken; if that fails, one call per session, so a
-        session whose rows cannot be written does not hold back the others."""
-        written, failed, error = 0, {}, None
-        if len(taken) > 1:
-            try:
-                self._sink([cp for items in taken.values() for cp in items])
-                written, taken = sum(len(v) for v in taken.values()), {}
-            except Exception as exc:  # noqa: BLE001 - retried below, session by session
-                log.warning("checkpoint flush failed, retrying per session: %s", exc)
-        for key, items in taken.items():
-            try:
-                self._sink(items)
-                written += len(items)
-            except Exception as exc:  # noqa: BLE001 - any failure is retried, never dropped
-                failed[key] = items
-                error = f"{exc.__class__.__name__}: {exc}"
-                log.warning("checkpoint write for %s failed, will retry: %s", key, error)
-        with self._state:
-            if failed:
-                for key, items in failed.items():
-                    self._pending[key] = items + self._pending.get(key, [])
-                self._failures += 1
-                backoff = min(self._window * 2 ** (self._failures - 1),
-                              timedelta(milliseconds=MAX_BACKOFF_MS))
-                self._deadline = self._clock() + backoff
-                self.last_error = error
-            elif written:
-                self._failures = 0
-            pending = sum(len(v) for v in self._pending.values())
-        return FlushResult(written, pending, error)
-
-    def close(self) -> None:
-        """Flush everything; raise ``CheckpointFlushError`` if rows could not be written."""
-        result = self.flush()
-        if result.pending:
-            raise CheckpointFlushError(
-                f"{result.pending} checkpoint(s) could not be written: {result.error}")
-
-
 # ---------------------------------------------------------------------------- the recorder
 
 
@@ -649,80 +510,7 @@ class CheckpointRecorder:
         self.queue.close()
 
 
-# ---------------------------------------------------------------------------- recovery
-
-
-@dataclass(frozen=True, slots=True)
-class Recovery:
-    """The recovery digest for a new session: ``source`` is ``session`` (the newest checkpoint
-    of the same session) or ``project`` (the newest of the same project within the window),
-    None when nothing was found; ``text`` fits ``budget_chars``."""
-
-    checkpoint: Checkpoint | None
-    source: str | None
-    text: str
-    truncated: bool
-    budget_chars: int
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``recover --json`` shape."""
-        return {"source": self.source, "text": self.text, "truncated": self.truncated,
-                "budget_chars": self.budget_chars,
-                "checkpoint": checkpoint_dict(self.checkpoint) if self.checkpoint else None}
-
-
-def checkpoint_dict(cp: Checkpoint) -> dict[str, Any]:
-    """A checkpoint as JSON (the digest re-redacted on the way out)."""
-    return {"id": cp.checkpoint_id, "session": cp.session_key, "harness": cp.harness,
-            "project": cp.project, "project_normalized": cp.project_normalized,
-            "trigger": cp.trigger.value, "prompt_count": cp.prompt_count,
-            "memory_queries": list(cp.memory_queries),
-            "recent_remembers": list(cp.recent_remembers),
-            "created_at": cp.created_at.isoformat().replace("+00:00", "Z")
-            if cp.created_at else None,
-            "digest": redact(cp.digest)}
-
-
-def render_recovery(digest: str, budget_chars: int) -> tuple[str, bool]:
-    """``(text, truncated)``: the redacted digest if it fits ``budget_chars`` characters, else
-    its beginning (so the structural head, the lines before the first ``###`` block, comes
-    first) cut at a whole line when one ends within 80 characters, else at a character
-    boundary, plus ``TRUNCATION_MARKER`` naming the characters left out; the marker counts
-    inside the budget (the origin's went past it). Budget ≤ 0 → ``""``."""
-    text = redact(digest)
-    if budget_chars <= 0:
-        return "", bool(text)
-    if len(text) <= budget_chars:
-        return text, False
-    room = budget_chars - len(TRUNCATION_MARKER.format(n=len(text)))
-    if room <= 0:
-        return safe_cut(text, budget_chars), True
-    kept = safe_cut(text, room)
-    head_end = text.find("\n\n###")
-    line_end = kept.rfind("\n")
-    if head_end >= 0 and line_end >= head_end and len(kept) - line_end <= RECOVERY_LINE_SLACK:
-        kept = kept[:line_end]  # end on a whole line when one ends close by
-    kept = kept.rstrip()
-    return kept + TRUNCATION_MARKER.format(n=len(text) - len(kept)), True
-
-
-def recover(store: "SqlStore", *, session_key: str | None = None, project: str | None = None,
-            config: CheckpointConfig, now: datetime | None = None) -> Recovery:
-    """The recovery digest at session start: the newest checkpoint of ``session_key`` (no age
-    limit), else the newest of ``project`` (normalized) created within
-    ``recoveryWindowHours`` before ``now``; rendered within ``recoveryBudgetChars``."""
-    budget = config.recovery_budget_chars
-    cp, source = None, None
-    if config.enabled and session_key:
-        cp, source = store.latest_checkpoint(session_key), "session"
-    if config.enabled and cp is None and project:
-        since = (now or utc_now()) - timedelta(hours=config.recovery_window_hours)
-        cp, source = store.latest_project_checkpoint(normalize_project(project) or project,
-                                                     since=since), "project"
-    if cp is None:
-        return Recovery(None, None, "", False, budget)
-    text, truncated = render_recovery(cp.digest, budget)
-    return Recovery(cp, source, text, truncated, budget)
+# ---------------------------------------------------------------------------- retention
 
 
 def prune(store: "SqlStore", config: CheckpointConfig, *, retention_days: int | None = None,
@@ -735,127 +523,3 @@ def prune(store: "SqlStore", config: CheckpointConfig, *, retention_days: int | 
     if not low <= days <= high:
         raise ValueError(f"retention days must be an integer in {text} (got {days})")
     return store.prune_checkpoints(older_than=(now or utc_now()) - timedelta(days=days))
-
-
-# ---------------------------------------------------------------------------- replay
-
-
-class _ReplayClock:
-    def __init__(self, now: datetime) -> None:
-        self.now = now
-
-    def __call__(self) -> datetime:
-        return self.now
-
-
-def _rows(store: "SqlStore", key: str) -> Iterator[Entry]:
-    after = -1
-    while True:
-        page = store.entries(key, after_seq=after, limit=1000)
-        yield from page
-        if len(page) < 1000:
-            return
-        after = page[-1].seq
-
-
-def _replay(store: "SqlStore", session_key: str, config: CheckpointConfig,
-            *, end: bool = True) -> tuple[list[Checkpoint], CheckpointRecorder]:
-    """Run a stored session through a recorder on the transcript's clock (see
-    ``replay_session``); returns the checkpoints in landing order and the recorder."""
-    session = store.get_session(session_key)
-    if session is None:
-        raise KeyError(session_key)
-    out: list[Checkpoint] = []
-    first = session.started_at or datetime(1970, 1, 1, tzinfo=timezone.utc)
-    clock = _ReplayClock(first)
-    recorder = CheckpointRecorder(CheckpointQueue(out.extend, clock=clock), config, clock=clock)
-    state = None
-    for row in _rows(store, session_key):
-        ts = max(row.timestamp, clock.now) if row.timestamp else clock.now
-        if state is None:
-            clock.now = ts
-            state = recorder.start_session(session_key, harness=session.harness,
-                                           project=session.project, at=ts)
-        while state.has_activity() and (due := recorder.time_due_at(state)) <= ts:
-            _advance(recorder, clock, due)
-            recorder.tick(due)
-        _advance(recorder, clock, ts)
-        if row.is_request:
-            recorder.record_prompt(session_key, row.text(), at=ts)
-        elif row.kind is EntryKind.COMPACTION and not (row.compaction and
-                                                       row.compaction.continuation):
-            recorder.pre_compaction(session_key, at=ts)
-    if end and state is not None:
-        recorder.end_session(session_key, at=clock.now)
-    recorder.queue.flush()
-    return out, recorder
-
-
-def _advance(recorder: CheckpointRecorder, clock: _ReplayClock, to: datetime) -> None:
-    """Move the replay clock to ``to``, flushing the queue at its deadline on the way."""
-    deadline = recorder.queue.deadline
-    if deadline is not None and deadline <= to:
-        clock.now = max(deadline, clock.now)
-        recorder.queue.poll()
-    clock.now = max(to, clock.now)
-
-
-def replay_session(store: "SqlStore", session_key: str, *,
-                   config: CheckpointConfig) -> list[Checkpoint]:
-    """Replay an imported session through the recorder and store the checkpoints live capture
-    would have written: ``periodic`` from the transcript's own timestamps and prompt counts
-    (each ``is_request`` row is a prompt; the time rule fires when the timer would have),
-    ``pre_compaction`` at each compaction row the harness recorded, ``session_end`` at its
-    last row. Idempotent: only checkpoints newer than the session's newest replay-kind row
-    (periodic, pre-compaction, session end) are added, so a re-run adds nothing and a grown
-    file adds only its new ones. Returns the rows added. Raises ``KeyError`` for an unknown
-    session."""
-    if not config.enabled:
-        return []
-    computed, _ = _replay(store, session_key, config)
-    computed = computed[-config.max_checkpoints_per_session:]
-    replay_kinds = (CheckpointTrigger.PERIODIC, CheckpointTrigger.PRE_COMPACTION,
-                    CheckpointTrigger.SESSION_END)
-    existing = [c for c in store.checkpoints(session_key) if c.trigger in replay_kinds]
-    mark = max((c.created_at for c in existing if c.created_at), default=None)
-    have = {(c.trigger, c.created_at) for c in existing}
-    added = []
-    with store.batch():
-        for cp in computed:
-            if (cp.trigger, cp.created_at) in have or (mark and cp.created_at
-                                                       and cp.created_at <= mark):
-                continue
-            added.append(store.insert_checkpoint(
-                cp, max_per_session=config.max_checkpoints_per_session))
-    return added
-
-
-def replay_import(store: "SqlStore", report: "ImportReport", *,
-                  config: CheckpointConfig) -> int:
-    """Replay every session an import touched (``replay_session``); returns the number of
-    checkpoints added."""
-    return sum(len(replay_session(store, key, config=config)) for key in report.sessions)
-
-
-def manual_checkpoint(store: "SqlStore", session_key: str, reason: str, *,
-                      config: CheckpointConfig,
-                      trigger: CheckpointTrigger = CheckpointTrigger.EXPLICIT,
-                      now: datetime | None = None) -> Checkpoint | None:
-    """Write an ``explicit`` or ``agent`` checkpoint of a stored session from outside a live
-    recorder (the CLI): its state is rebuilt from the transcript (prompts since its newest
-    checkpoint, the last 10 snippets, duration to its last row), stamped ``now``. Returns
-    None when continuity is disabled."""
-    if not config.enabled:
-        return None
-    _, recorder = _replay(store, session_key, config, end=False)
-    state = recorder.states.get(session_key)
-    if state is None:
-        session = store.get_session(session_key)
-        state = recorder.start_session(session_key, harness=session.harness if session else
-                                       "unknown", project=session.project if session else None,
-                                       at=now or utc_now())
-    snap = state.consume(recorder.clock())
-    digest = format_manual_digest(snap, trigger, reason)
-    cp = replace(_checkpoint(snap, trigger, digest, snap.interval_prompts),
-                 created_at=now or utc_now())
-    return store.insert_checkpoint(cp, max_per_session=config.max_checkpoints_per_session)

@@ -51,7 +51,8 @@ def checkpoint_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """Write a checkpoint of SESSION now, with its recent prompts and your reason."""
-    from continuity.checkpoints import checkpoint_dict, load_config, manual_checkpoint
+    from continuity.checkpoints import load_config
+    from continuity.recovery import checkpoint_dict, manual_checkpoint
     from continuity.model import CheckpointTrigger
 
     if not reason.strip():
@@ -79,7 +80,7 @@ def checkpoints_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """List the checkpoints of SESSION, oldest first, with their digests."""
-    from continuity.checkpoints import checkpoint_dict
+    from continuity.recovery import checkpoint_dict
 
     with open_cli_store(home) as store:
         key = _session_key(store, session)
@@ -129,7 +130,8 @@ def recover_cmd(
     """Print the recovery digest a new session starts with: the newest checkpoint of SESSION,
     else of its project (or --project) within the recovery window, within
     recoveryBudgetChars."""
-    from continuity.checkpoints import load_config, recover
+    from continuity.checkpoints import load_config
+    from continuity.recovery import recover
 
     if not session and not project:
         raise InputError("give a SESSION or --project PATH")

@@ -1,0 +1,243 @@
+"""Checkpoint recovery and replay (seed 000, "Session Checkpoints"; issue 3): reading
+checkpoints back, and deriving them for sessions that were imported rather than captured live.
+Split out of ``continuity.checkpoints``, which re-exports every name.
+
+- ``recover``/``render_recovery``/``Recovery``: the recovery digest a new session gets (the
+  newest checkpoint of the same session, else of the same project within
+  ``recoveryWindowHours``), within ``recoveryBudgetChars``; ``checkpoint_dict`` is the JSON
+  shape of a checkpoint.
+- ``replay_session``/``replay_import``: checkpoints of imported sessions, from the transcript's
+  own timestamps, through the same recorder and queue as live capture (idempotent).
+- ``manual_checkpoint``: an ``explicit`` or ``agent`` checkpoint of a stored session from
+  outside a live recorder (the CLI), its state rebuilt by replay.
+
+Budgets are characters (code points), never cut inside a character. Sits above
+``continuity.checkpoints`` (the recorder and digests) and ``continuity.checkpoint_queue``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING, Any, Iterator
+
+from continuity.checkpoint_queue import CheckpointQueue, utc_now
+from continuity.checkpoints import (
+    CheckpointConfig,
+    CheckpointRecorder,
+    _checkpoint,
+    format_manual_digest,
+    normalize_project,
+    safe_cut,
+)
+from continuity.model import Checkpoint, CheckpointTrigger, Entry, EntryKind
+from continuity.redact import redact
+
+if TYPE_CHECKING:  # pragma: no cover
+    from continuity.importer import ImportReport
+    from continuity.store import SqlStore
+
+#: the end of a recovery digest that did not fit its budget (counted inside the budget).
+TRUNCATION_MARKER = "\n[… truncated: {n} characters omitted]"
+#: a truncated recovery digest ends on a whole line if one ends within this many characters.
+RECOVERY_LINE_SLACK = 80
+
+
+# ---------------------------------------------------------------------------- recovery
+
+
+@dataclass(frozen=True, slots=True)
+class Recovery:
+    """The recovery digest for a new session: ``source`` is ``session`` (the newest checkpoint
+    of the same session) or ``project`` (the newest of the same project within the window),
+    None when nothing was found; ``text`` fits ``budget_chars``."""
+
+    checkpoint: Checkpoint | None
+    source: str | None
+    text: str
+    truncated: bool
+    budget_chars: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``recover --json`` shape."""
+        return {"source": self.source, "text": self.text, "truncated": self.truncated,
+                "budget_chars": self.budget_chars,
+                "checkpoint": checkpoint_dict(self.checkpoint) if self.checkpoint else None}
+
+
+def checkpoint_dict(cp: Checkpoint) -> dict[str, Any]:
+    """A checkpoint as JSON (the digest re-redacted on the way out)."""
+    return {"id": cp.checkpoint_id, "session": cp.session_key, "harness": cp.harness,
+            "project": cp.project, "project_normalized": cp.project_normalized,
+            "trigger": cp.trigger.value, "prompt_count": cp.prompt_count,
+            "memory_queries": list(cp.memory_queries),
+            "recent_remembers": list(cp.recent_remembers),
+            "created_at": cp.created_at.isoformat().replace("+00:00", "Z")
+            if cp.created_at else None,
+            "digest": redact(cp.digest)}
+
+
+def render_recovery(digest: str, budget_chars: int) -> tuple[str, bool]:
+    """``(text, truncated)``: the redacted digest if it fits ``budget_chars`` characters, else
+    its beginning (so the structural head, the lines before the first ``###`` block, comes
+    first) cut at a whole line when one ends within 80 characters, else at a character
+    boundary, plus ``TRUNCATION_MARKER`` naming the characters left out; the marker counts
+    inside the budget (the origin's went past it). Budget ≤ 0 → ``""``."""
+    text = redact(digest)
+    if budget_chars <= 0:
+        return "", bool(text)
+    if len(text) <= budget_chars:
+        return text, False
+    room = budget_chars - len(TRUNCATION_MARKER.format(n=len(text)))
+    if room <= 0:
+        return safe_cut(text, budget_chars), True
+    kept = safe_cut(text, room)
+    head_end = text.find("\n\n###")
+    line_end = kept.rfind("\n")
+    if head_end >= 0 and line_end >= head_end and len(kept) - line_end <= RECOVERY_LINE_SLACK:
+        kept = kept[:line_end]  # end on a whole line when one ends close by
+    kept = kept.rstrip()
+    return kept + TRUNCATION_MARKER.format(n=len(text) - len(kept)), True
+
+
+def recover(store: "SqlStore", *, session_key: str | None = None, project: str | None = None,
+            config: CheckpointConfig, now: datetime | None = None) -> Recovery:
+    """The recovery digest at session start: the newest checkpoint of ``session_key`` (no age
+    limit), else the newest of ``project`` (normalized) created within
+    ``recoveryWindowHours`` before ``now``; rendered within ``recoveryBudgetChars``."""
+    budget = config.recovery_budget_chars
+    cp, source = None, None
+    if config.enabled and session_key:
+        cp, source = store.latest_checkpoint(session_key), "session"
+    if config.enabled and cp is None and project:
+        since = (now or utc_now()) - timedelta(hours=config.recovery_window_hours)
+        cp, source = store.latest_project_checkpoint(normalize_project(project) or project,
+                                                     since=since), "project"
+    if cp is None:
+        return Recovery(None, None, "", False, budget)
+    text, truncated = render_recovery(cp.digest, budget)
+    return Recovery(cp, source, text, truncated, budget)
+
+
+# ---------------------------------------------------------------------------- replay
+
+
+class _ReplayClock:
+    def __init__(self, now: datetime) -> None:
+        self.now = now
+
+    def __call__(self) -> datetime:
+        return self.now
+
+
+def _rows(store: "SqlStore", key: str) -> Iterator[Entry]:
+    after = -1
+    while True:
+        page = store.entries(key, after_seq=after, limit=1000)
+        yield from page
+        if len(page) < 1000:
+            return
+        after = page[-1].seq
+
+
+def _replay(store: "SqlStore", session_key: str, config: CheckpointConfig,
+            *, end: bool = True) -> tuple[list[Checkpoint], CheckpointRecorder]:
+    """Run a stored session through a recorder on the transcript's clock (see
+    ``replay_session``); returns the checkpoints in landing order and the recorder."""
+    session = store.get_session(session_key)
+    if session is None:
+        raise KeyError(session_key)
+    out: list[Checkpoint] = []
+    first = session.started_at or datetime(1970, 1, 1, tzinfo=timezone.utc)
+    clock = _ReplayClock(first)
+    recorder = CheckpointRecorder(CheckpointQueue(out.extend, clock=clock), config, clock=clock)
+    state = None
+    for row in _rows(store, session_key):
+        ts = max(row.timestamp, clock.now) if row.timestamp else clock.now
+        if state is None:
+            clock.now = ts
+            state = recorder.start_session(session_key, harness=session.harness,
+                                           project=session.project, at=ts)
+        while state.has_activity() and (due := recorder.time_due_at(state)) <= ts:
+            _advance(recorder, clock, due)
+            recorder.tick(due)
+        _advance(recorder, clock, ts)
+        if row.is_request:
+            recorder.record_prompt(session_key, row.text(), at=ts)
+        elif row.kind is EntryKind.COMPACTION and not (row.compaction and
+                                                       row.compaction.continuation):
+            recorder.pre_compaction(session_key, at=ts)
+    if end and state is not None:
+        recorder.end_session(session_key, at=clock.now)
+    recorder.queue.flush()
+    return out, recorder
+
+
+def _advance(recorder: CheckpointRecorder, clock: _ReplayClock, to: datetime) -> None:
+    """Move the replay clock to ``to``, flushing the queue at its deadline on the way."""
+    deadline = recorder.queue.deadline
+    if deadline is not None and deadline <= to:
+        clock.now = max(deadline, clock.now)
+        recorder.queue.poll()
+    clock.now = max(to, clock.now)
+
+
+def replay_session(store: "SqlStore", session_key: str, *,
+                   config: CheckpointConfig) -> list[Checkpoint]:
+    """Replay an imported session through the recorder and store the checkpoints live capture
+    would have written: ``periodic`` from the transcript's own timestamps and prompt counts
+    (each ``is_request`` row is a prompt; the time rule fires when the timer would have),
+    ``pre_compaction`` at each compaction row the harness recorded, ``session_end`` at its
+    last row. Idempotent: only checkpoints newer than the session's newest replay-kind row
+    (periodic, pre-compaction, session end) are added, so a re-run adds nothing and a grown
+    file adds only its new ones. Returns the rows added. Raises ``KeyError`` for an unknown
+    session."""
+    if not config.enabled:
+        return []
+    computed, _ = _replay(store, session_key, config)
+    computed = computed[-config.max_checkpoints_per_session:]
+    replay_kinds = (CheckpointTrigger.PERIODIC, CheckpointTrigger.PRE_COMPACTION,
+                    CheckpointTrigger.SESSION_END)
+    existing = [c for c in store.checkpoints(session_key) if c.trigger in replay_kinds]
+    mark = max((c.created_at for c in existing if c.created_at), default=None)
+    have = {(c.trigger, c.created_at) for c in existing}
+    added = []
+    with store.batch():
+        for cp in computed:
+            if (cp.trigger, cp.created_at) in have or (mark and cp.created_at
+                                                       and cp.created_at <= mark):
+                continue
+            added.append(store.insert_checkpoint(
+                cp, max_per_session=config.max_checkpoints_per_session))
+    return added
+
+
+def replay_import(store: "SqlStore", report: "ImportReport", *,
+                  config: CheckpointConfig) -> int:
+    """Replay every session an import touched (``replay_session``); returns the number of
+    checkpoints added."""
+    return sum(len(replay_session(store, key, config=config)) for key in report.sessions)
+
+
+def manual_checkpoint(store: "SqlStore", session_key: str, reason: str, *,
+                      config: CheckpointConfig,
+                      trigger: CheckpointTrigger = CheckpointTrigger.EXPLICIT,
+                      now: datetime | None = None) -> Checkpoint | None:
+    """Write an ``explicit`` or ``agent`` checkpoint of a stored session from outside a live
+    recorder (the CLI): its state is rebuilt from the transcript (prompts since its newest
+    checkpoint, the last 10 snippets, duration to its last row), stamped ``now``. Returns
+    None when continuity is disabled."""
+    if not config.enabled:
+        return None
+    _, recorder = _replay(store, session_key, config, end=False)
+    state = recorder.states.get(session_key)
+    if state is None:
+        session = store.get_session(session_key)
+        state = recorder.start_session(session_key, harness=session.harness if session else
+                                       "unknown", project=session.project if session else None,
+                                       at=now or utc_now())
+    snap = state.consume(recorder.clock())
+    digest = format_manual_digest(snap, trigger, reason)
+    cp = replace(_checkpoint(snap, trigger, digest, snap.interval_prompts),
+                 created_at=now or utc_now())
+    return store.insert_checkpoint(cp, max_per_session=config.max_checkpoints_per_session)

@@ -1,0 +1,394 @@
+"""Secret detectors keyed on a name: **key = value** (``DB_PASSWORD=…``, ``"apiKey": "…"``,
+``--token …``, and a password in prose, ``the password is hunter2xyz``) and **command lines**
+(``curl -u user:pass``, ``mysql -pS3cret``, ``sshpass -p pw``). Each finds a secret by the key,
+flag or command that introduces it, not by its own shape. Split out of ``continuity.redact``,
+whose module docstring states the rules; ``redact`` stays the one funnel and the only entry
+point (callers never use this module directly).
+
+Also owns what both modules' detectors share: ``Finding`` (re-exported by ``continuity.redact``)
+and the value tests, ``_is_placeholder`` (``$VAR``, ``<token>``, ``***``…) and
+``_credential_like`` (machine-made). Entry points for ``continuity.redact``'s dispatch:
+``_STEMS`` (the literal anchors of key checks), ``_kv_at``, ``_user_flag_at``,
+``_command_password_at``. Imports only the standard library; never ``continuity.redact``.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """A secret at ``text[start:end]`` (character offsets) of kind ``kind``."""
+
+    start: int
+    end: int
+    kind: str
+    priority: int = 1
+
+
+_HAS_DIGIT = re.compile(r"\d")
+_HAS_ALPHA = re.compile(r"[A-Za-z]")
+
+
+def _case_variants(word: str) -> tuple[str, ...]:
+    return (word, word.capitalize(), word.upper())
+
+
+def _credential_like(value: str, *, min_len: int = 8) -> bool:
+    """A value that looks machine-made: long enough and with a digit, or mixed case, or
+    symbols; or very long. Plain words (``required``, ``Bearer token``) are not."""
+    if len(value) < min_len or _is_placeholder(value):
+        return False
+    if len(value) >= 24:
+        return True
+    if _HAS_DIGIT.search(value) and _HAS_ALPHA.search(value):
+        return True
+    lower = value.lower()
+    return lower != value and value.upper() != value and value[1:].lower() != value[1:]
+
+
+# ---------------------------------------------------------------------------- key = value
+
+#: words that make a key secret on their own
+_SECRET_WORDS = {
+    "password": "password", "passwd": "password", "pwd": "password", "pass": "password",
+    "passphrase": "password", "passcode": "password", "secret": "secret",
+    "token": "token", "credential": "credential", "credentials": "credential",
+    "apikey": "api-key", "privatekey": "private-key",
+    "accesskey": "api-key", "secretkey": "secret",
+}
+#: when a key holds several secret words (``x-auth-token``), the most specific kind wins
+_KIND_ORDER = ("password", "private-key", "token", "api-key", "credential", "secret")
+#: words before a final ``key`` that make it secret (``api_key``, ``AccountKey``…)
+_KEY_QUALIFIERS = {
+    "api", "access", "secret", "private", "account", "storage", "signing", "encryption",
+    "master", "subscription", "app", "auth", "client", "service", "webhook", "shared",
+    "license", "deploy", "admin", "consumer",
+}
+#: words that mark a key as metadata about a secret, not the secret itself
+_MODIFIERS = {
+    "count", "counts", "limit", "limits", "max", "min", "len", "length", "size", "type",
+    "types", "url", "uri", "urls", "endpoint", "path", "paths", "file", "files", "filename",
+    "dir", "name", "names", "id", "ids", "expires", "expiry", "expiration", "exp", "ttl",
+    "usage", "budget", "hint", "policy", "prompt", "field", "fields", "label", "env", "var",
+    "header", "param", "mode", "format", "regex", "pattern", "required", "enabled", "rotation",
+    "kind", "ref", "prefix", "suffix", "index", "num", "number", "total", "used", "remaining",
+    "cost", "window", "helper", "manager", "store", "provider", "source", "location",
+    "command", "cmd", "version", "method", "scheme", "algorithm", "alg", "lifetime",
+    "timeout", "retry", "cache", "is", "has", "reset", "strength", "input", "placeholder",
+    "validator", "estimate", "tokens", "in", "out", "output", "rate", "pos",
+    "position", "start", "end", "class", "fingerprint", "generation", "ms", "sec", "secs",
+    "seconds", "time", "at", "date", "first", "last",
+}
+#: literal stems whose hits start a key check (lower, Capitalized and UPPER forms)
+_STEMS = tuple(v for w in ("pass", "pwd", "secret", "token", "key", "credential", "auth")
+               for v in _case_variants(w))
+_KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
+_WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_SEP_RE = re.compile(r"(\\*[\"'])?([ \t]*)(=>|:=|=(?!=)|:(?![:/\\]))([ \t]*)")
+_FLAG_SEP_RE = re.compile(r"[ \t]+(?=[^\s-])")
+_QUOTED_RE = {
+    '"': re.compile(r'"((?:[^"\\\n]|\\[^"\n])*)"'),
+    "'": re.compile(r"'([^'\\\n]*)'"),
+}
+_PROSE_KEY_RE = re.compile(r"(?i)pass(?:w|phrase|code)")
+_PROSE_RE = re.compile(
+    r"[ \t]+(?:is|was)(?:[ \t]+(?:now|still|set[ \t]+to|changed[ \t]+to))?[ \t]+(?=[^\s])")
+_OPEN_QUOTE_RE = re.compile(r"\\*[\"']")
+_UNQUOTED_RE = re.compile(r"(?:[^\s\"'`\\,;&<>|]|&(?![A-Za-z_][\w.-]*=))+")
+_CODE_RE = re.compile(
+    r"[a-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*\Z|[A-Za-z_][\w.]*[(\[]|[\[({]")
+_TYPE_RE = re.compile(r"(?:[A-Za-z_]+|(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*)(?:\[[\w\[\], .|]*\])?\Z")
+_PLACEHOLDER_WORDS = {
+    "null", "none", "nil", "true", "false", "undefined", "empty", "redacted", "hidden",
+    "masked", "required", "optional", "string", "str", "bool", "int",
+    # a value that only names what it stands for (docs, mapping tables): user:pass@host
+    "password", "passwd", "pass", "pwd", "secret", "token", "apikey", "api_key", "api-key",
+    "key", "credential", "credentials", "private-key", "auth", "basic", "bearer", "digest",
+}
+
+
+_ALNUM_RUN_RE = re.compile(r"[A-Za-z0-9]{8,}")
+_HAS_ALNUM = re.compile(r"[A-Za-z0-9]")
+#: lowercase words joined by ``_`` (``created_at_desc_2024``): a setting, not a secret
+_SNAKE_WORDS_RE = re.compile(r"(?:[a-z]+|\d+)(?:_(?:[a-z]+|\d+))+\Z")
+#: a directory: the shell's ``PWD=/home/dev``, ``OLDPWD=~/src`` (not ``MYSQL_PWD=/x``)
+_DIR_RE = re.compile(r"~?/[\w./~-]*\Z")
+_FORMAT_RE = re.compile(r"%[sd(]|\{[A-Za-z_0-9]*\}")
+_WORD_ONLY_RE = re.compile(r"[A-Za-z_]+\Z")
+#: an ALL_CAPS variable name (``ANTHROPIC_AUTH_TOKEN``) or a colour (``#cccccc``)
+_NAME_RE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|#[0-9A-Fa-f]{3,8}")
+#: a reference or template, not a value: $VAR ${VAR} $(cmd) %s %(name)s %VAR% <name> {name}
+_TEMPLATE_RE = re.compile(
+    r"\$[A-Za-z_{(].*|%[sd]|%\(\w+\)[sd]|%\w+%|<[^<>]*>|\{\{?[^{}]*\}?\}", re.S)
+
+
+def _is_placeholder(value: str) -> bool:
+    """``$VAR``, ``${X}``, ``<token>``, ``***``, ``xxxx``, ``null``, ``sk-ant-...``, an
+    ALL_CAPS variable name, a colour: not a secret (an elided value counts as one only if 8 or
+    more letters/digits run unbroken)."""
+    v = value.strip()
+    if not v or v.startswith(("[REDACTED", "process.env", "os.environ")):
+        return True
+    if _TEMPLATE_RE.fullmatch(v) or _NAME_RE.fullmatch(v) or not _HAS_ALNUM.search(v):
+        return True
+    low = v.lower()
+    if low in _PLACEHOLDER_WORDS or low.startswith("your") or low.endswith(("-here", "_here")):
+        return True
+    if ("..." in v or "\u2026" in v) and not _ALNUM_RUN_RE.search(v):
+        return True
+    return len(set(low)) == 1 and v[0] in "x*.#-_"
+
+
+@lru_cache(maxsize=4096)
+def _key_kind(key: str) -> tuple[str, bool] | None:
+    """``(kind, weak)`` for a key naming a secret (``password``, ``token``…), None for an
+    ordinary key. Only the last part of a dotted key counts (``token.markup`` is not secret,
+    ``config.password`` is). ``weak`` keys need a machine-made value: ``auth`` (an auth object
+    in code, a base64 credential in Docker's config) and ALL_CAPS names ending in ``KEY``
+    (``STRIPE_KEY=…`` in env form, but not ``CACHE_KEY = "stats"`` in code)."""
+    words = [w.lower() for w in _WORD_RE.findall(key.rsplit(".", 1)[-1])]
+    if not words or any(w in _MODIFIERS for w in words):
+        return None
+    kinds = {_SECRET_WORDS.get(w) or _glued_password(w) for w in words}
+    for kind in _KIND_ORDER:
+        if kind in kinds:
+            return kind, False
+    if words[-1] == "key" and len(words) >= 2:
+        if words[-2] in _KEY_QUALIFIERS:
+            return ("api-key" if words[-2] == "api" else "secret"), False
+        if key.upper() == key and "_" in key:
+            return "secret", True
+    if "auth" in words:
+        return "secret", True
+    return None
+
+
+def _glued_password(word: str) -> str | None:
+    """``password`` for a word that holds one glued to a prefix (``PGPASSWORD``, ``MYSQLPWD``,
+    ``DBPASSWD``: env names split into no words), else None."""
+    if ("pass" in word and ("password" in word or "passwd" in word)) or word.endswith("pwd"):
+        return "password"
+    return None
+
+
+_B64_RE = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}\Z")
+
+
+def _value_kind(value: str, key_kind: str) -> str:
+    """``base64-credential`` for a base64 blob (padding, ``+``/``/``, or a whole number of
+    quads mixing cases and digits), else the key's kind."""
+    if _B64_RE.match(value) and ("=" in value or "+" in value or "/" in value or (
+            len(value) % 4 == 0 and value.lower() != value and value.upper() != value
+            and _HAS_DIGIT.search(value))):
+        return "base64-credential"
+    return key_kind
+
+
+def _quoted_span(text: str, pos: int) -> tuple[int, int] | None:
+    """The inside of the quoted string opening at ``pos`` (``"…"``, ``'…'`` or a JSON-escaped
+    ``\\"…\\"``), or None."""
+    m = _OPEN_QUOTE_RE.match(text, pos)
+    if not m:
+        return None
+    quote = m.group()
+    if len(quote) > 1:
+        close = text.find(quote, m.end(), m.end() + 2000)
+        return (m.end(), close) if close >= 0 else None
+    q = _QUOTED_RE[quote].match(text, pos)
+    return q.span(1) if q else None
+
+
+def _unquoted_value(text: str, pos: int) -> str:
+    """The bare value at ``pos``: up to a space, quote or separator, without trailing ``.``,
+    ``:`` or unbalanced closing brackets ("" for an elided placeholder like ``sk-ant-...``)."""
+    u = _UNQUOTED_RE.match(text, pos)
+    value = u.group() if u else ""
+    if _is_placeholder(value):
+        return ""
+    while value and (value[-1] in ".:" or (value[-1] in ")]}" and value.count(value[-1])
+                                             > value.count("([{"[")]}".index(value[-1])]))):
+        value = value[:-1]
+    return value
+
+
+def _kv_value(text: str, pos: int, *, tight: bool, flag: bool, env: bool, kind: str,
+              assign: bool = False) -> tuple[int, int] | None:
+    """The span of the value starting at ``pos`` when it should be redacted. Quoted values
+    go unless they are placeholders or templates whose rest is not machine-made
+    (``"%s_x"``, but not ``"000000Q7%d"``), or a plain word assigned in
+    code (``assign``: ``NAME = "word"``, a parser token or constant); bare values must also not
+    look like code (``token``, ``args.token``, ``get_token()``), and with a spaced
+    ``key: value`` not like a type (``TokenCredential``) or prose (it must look machine-made,
+    or the key be ALL_CAPS)."""
+    if _OPEN_QUOTE_RE.match(text, pos):
+        span = _quoted_span(text, pos)
+        if span is None or span[1] - span[0] < 3:
+            return None
+        value = text[span[0]:span[1]]
+        if _is_placeholder(value) or (_FORMAT_RE.search(value) and not _credential_like(
+                _FORMAT_RE.sub("", value))) or (
+                assign and _WORD_ONLY_RE.match(value)):
+            return None
+        return span
+    value = _unquoted_value(text, pos)
+    if len(value) < 4 or _is_placeholder(value) or (value.isdigit() and kind != "password"):
+        return None
+    if not (tight and env) and _CODE_RE.match(value):
+        return None
+    if not (tight or flag or env or _credential_like(value)) or (
+            not tight and not flag and _TYPE_RE.match(value)):
+        return None
+    return pos, pos + len(value)
+
+
+def _env_double_equals(text: str, ke: int, kind: str, weak: bool) -> Finding | None:
+    """The value of ``NAME==value`` (env form): everything after the first ``=``."""
+    span = _kv_value(text, ke + 1, tight=True, flag=False, env=True, kind=kind)
+    if not span or (weak and not _credential_like(text[span[0]:span[1]])):
+        return None
+    return Finding(span[0], span[1], _value_kind(text[span[0]:span[1]], kind), 1)
+
+
+def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
+    """The value of the key around ``hit`` when the key names a secret (each key once)."""
+    n = len(text)
+    ks, ke = hit, hit + 1
+    while ks > 0 and text[ks - 1] in _KEY_CHARS and hit - ks < 80:
+        ks -= 1
+    if ks in seen:
+        return None
+    seen.add(ks)
+    while ke < n and text[ke] in _KEY_CHARS and ke - hit < 80:
+        ke += 1
+    raw = text[ks:ke].rstrip("-.")
+    key = raw.lstrip("-.")
+    flag = raw.startswith("-") and not raw.startswith("---")
+    named = _key_kind(key)
+    if named is None:
+        return None
+    kind, weak = named
+    ke = ks + len(raw)
+    env = key.upper() == key and any(c.isalpha() for c in key)
+    sep = _SEP_RE.match(text, ke)
+    if sep is None and env and text.startswith("==", ke):
+        # ``NAME==value`` in env form assigns "=value" (a comparison is spaced or lower case).
+        return _env_double_equals(text, ke, kind, weak)
+    if sep:
+        tight = not sep.group(2) and not sep.group(4)
+        if weak and key.upper() == key and not (tight and sep.group(3) == "="):
+            return None
+        span = _kv_value(text, sep.end(), tight=tight, flag=flag, env=env, kind=kind,
+                         assign=not tight and sep.group(3) == "=")
+        if weak and span and _weak_value_plain(text[span[0]:span[1]]):
+            return None
+    elif flag and (fs := _FLAG_SEP_RE.match(text, ke)):
+        span = _kv_value(text, fs.end(), tight=False, flag=True, env=False, kind=kind)
+    else:
+        return _prose_at(text, ke) if _PROSE_KEY_RE.search(key) else None
+    if not span or (key.lower() in ("pwd", "oldpwd") and _DIR_RE.match(text[span[0]:span[1]])):
+        return None
+    return Finding(span[0], span[1], _value_kind(text[span[0]:span[1]], kind), 1)
+
+
+def _weak_value_plain(value: str) -> bool:
+    """True when the value of a weak key (``SORT_KEY``, ``auth``) is not machine-made, or is
+    lowercase words joined by ``_``."""
+    return not _credential_like(value) or bool(_SNAKE_WORDS_RE.match(value))
+
+
+def _machine_like(value: str) -> bool:
+    """A value in prose that looks made, not written: 6+ characters, not a placeholder, with a
+    letter and a digit or with mixed case inside (``hunter2xyz``, ``Tr0ub4dor&3``, ``aBcDeF``;
+    not ``vault``, ``Hunter``)."""
+    if len(value) < 6 or _is_placeholder(value):
+        return False
+    if _HAS_DIGIT.search(value) and _HAS_ALPHA.search(value):
+        return True
+    return value[1:].lower() != value[1:] and value.upper() != value
+
+
+def _prose_at(text: str, pos: int) -> Finding | None:
+    """The password in prose after a password word ending at ``pos``: ``… password is
+    hunter2xyz``, ``password was set to `S3cret!x` ``, when the value is machine-like."""
+    m = _PROSE_RE.match(text, pos)
+    if not m:
+        return None
+    at = m.end()
+    span = _quoted_span(text, at) if text[at] in "'\"" else None
+    if text[at] == "`":
+        close = text.find("`", at + 1, at + 200)
+        span = (at + 1, close) if close > at + 1 else None
+    elif span is None:
+        u = _UNQUOTED_RE.match(text, m.end())
+        span = (m.end(), m.end() + (len(u.group().rstrip(".,:;!?)]}")) if u else 0))
+    if span is None or not _machine_like(text[span[0]:span[1]]):
+        return None
+    return Finding(span[0], span[1], "password", 1)
+
+
+# ---------------------------------------------------------------------------- command lines
+
+_USER_FLAG_RE = re.compile(r"(?:-u|--user)(?:[ \t]+|=|(?=[^\s-]))")
+_HTTP_CLIENT_RE = re.compile(r"\b(?:curl|wget|http|https|httpie|xh)\b")
+#: the program of the command a ``-p`` belongs to: ``sshpass`` right before it (only other
+#: options between), or a MySQL/MariaDB client anywhere before it in the command
+_SSHPASS_RE = re.compile(r"(?<![\w.-])sshpass(?:[ \t]+-[a-oq-zA-Z]\S*)*[ \t]+\Z")
+_MYSQL_RE = re.compile(r"(?<![\w.-])(?:mysql|mariadb)[a-z-]*[ \t]")
+_COMMAND_END_RE = re.compile(r".*[;|&\n]", re.S)
+
+
+def _arg_span(text: str, pos: int) -> tuple[int, int] | None:
+    """The command-line argument at ``pos``: the inside of a quoted one, else up to a space."""
+    if text[pos] in "'\"":
+        return _quoted_span(text, pos)
+    u = _UNQUOTED_RE.match(text, pos)
+    return (pos, u.end()) if u else None
+
+
+def _literal_password(value: str) -> bool:
+    """A value given as a password on a command line: anything but a reference (``$PW``,
+    ``<password>``) or a mask (``***``); plain words (``secret``) count."""
+    return value.lower() in _PLACEHOLDER_WORDS or not _is_placeholder(value)
+
+
+def _user_flag_at(text: str, hit: int) -> Finding | None:
+    """The password of ``-u user:pass`` / ``--user user:pass`` (curl, wget): the user stays.
+    Outside an HTTP client's command line the password must look machine-made, so Docker's
+    ``-u 1000:1000`` and ``--user app:app`` stay."""
+    if hit > 0 and not text[hit - 1].isspace():
+        return None
+    m = _USER_FLAG_RE.match(text, hit)
+    span = _arg_span(text, m.end()) if m and m.end() < len(text) else None
+    if not span or ":" not in text[span[0]:span[1]]:
+        return None
+    user, pw = text[span[0]:span[1]].split(":", 1)
+    if not pw or pw == user or pw.isdigit() or not _literal_password(pw):
+        return None
+    line = text[max(text.rfind("\n", 0, hit) + 1, hit - 300):hit]
+    if not (_credential_like(pw, min_len=6) or _HTTP_CLIENT_RE.search(line)):
+        return None
+    return Finding(span[1] - len(pw), span[1], "password", 2)
+
+
+def _command_password_at(text: str, hit: int) -> Finding | None:
+    """The password after the ``-p`` at ``hit`` of ``sshpass -p pw`` or glued to a MySQL or
+    MariaDB client's ``-p`` (``mysql -pS3cret``; a spaced ``-p`` prompts for it)."""
+    if hit == 0 or text[hit - 1] not in " \t" or hit + 2 >= len(text):
+        return None
+    command = text[max(hit - 500, 0):hit]
+    end = _COMMAND_END_RE.match(command)
+    command = command[end.end():] if end else command
+    pos = hit + 2
+    if _SSHPASS_RE.search(command):
+        while pos < len(text) and text[pos] in " \t":
+            pos += 1
+    elif text[pos] in " \t-" or not _MYSQL_RE.search(command):
+        return None
+    span = _arg_span(text, pos) if pos < len(text) and not text[pos].isspace() else None
+    if not span or not _literal_password(text[span[0]:span[1]]):
+        return None
+    return Finding(span[0], span[1], "password", 2)
