@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from continuity import lineage as ln
+from continuity import sentence as sn
 
 T0 = datetime(2026, 9, 1, 10, 40, tzinfo=timezone.utc)
 KEY = "5b7c2e90-aaaa"
@@ -204,12 +205,12 @@ def test_frontmatter_hash_is_of_the_canonical_frontmatter_without_itself():
 ])
 def test_one_line_flattens_controls_and_line_separators(value, flat):
     """Control characters and U+2028/U+2029 become a space; runs collapse; edges trimmed."""
-    assert ln.one_line(value) == flat
+    assert sn.one_line(value) == flat
 
 
 def test_one_line_clips_to_the_limit():
     """A clipped value ends in an ellipsis and has exactly ``limit`` characters."""
-    assert ln.one_line("abcdef", 4) == "abc…" and ln.one_line("abc", 4) == "abc"
+    assert sn.one_line("abcdef", 4) == "abc…" and sn.one_line("abc", 4) == "abc"
 
 
 def test_sealed_memory_sentence_and_manifest_body_are_one_line(isolated_home):
@@ -305,35 +306,35 @@ BAD = [
 @pytest.mark.parametrize("sentence", GOOD)
 def test_sentence_gate_accepts_anchored_sentences(sentence):
     """A whole sentence of 12-48 words ending in punctuation with an anchor passes."""
-    assert ln.sentence_problem(sentence, "ledger") is None
+    assert sn.sentence_problem(sentence, "ledger") is None
 
 
 @pytest.mark.parametrize(("sentence", "problem"), BAD)
 def test_sentence_gate_rejects_low_quality_sentences(sentence, problem):
     """Stock, short, long, unpunctuated, multi-sentence, markdown, multi-line and
     anchorless sentences are refused with the reason."""
-    assert problem in (ln.sentence_problem(sentence, "ledger") or "")
+    assert problem in (sn.sentence_problem(sentence, "ledger") or "")
 
 
 def test_fallback_sentence_is_built_from_the_session_facts():
     """The fallback names the anchor, date, harness, request, changed files and last request."""
-    facts = ln.SentenceFacts("summary", "ledger", "claude-code", "2026-09-01",
+    facts = sn.SentenceFacts("summary", "ledger", "claude-code", "2026-09-01",
                              "Fix the **March** export in `export.py`, please.",
                              ("src/export.py", "tests/test_export.py"), "interrupted",
                              latest="Now add a leap-year test")
-    sentence = ln.fallback_sentence(facts)
+    sentence = sn.fallback_sentence(facts)
     assert sentence == ("In ledger on 2026-09-01, a claude-code session worked on: Fix the "
                         "March export in export.py, please, changing export.py and "
                         "test_export.py; last request (interrupted): Now add a leap-year test.")
-    assert ln.sentence_problem(sentence, "ledger") is None
+    assert sn.sentence_problem(sentence, "ledger") is None
 
 
 def test_fallback_sentence_for_a_compaction_names_its_coverage():
     """A compaction's fallback says how often it was compacted and where the summary starts."""
-    facts = ln.SentenceFacts("compaction", "api", "codex", "2025-10-28",
+    facts = sn.SentenceFacts("compaction", "api", "codex", "2025-10-28",
                              "**Progress**\n- Completed user CRUD endpoints", compactions=2,
                              covers=11)
-    assert ln.fallback_sentence(facts) == (
+    assert sn.fallback_sentence(facts) == (
         "In api on 2025-10-28, a codex session was compacted 2 times; the latest summary covers "
         "rows through #11 and starts with: Completed user CRUD endpoints.")
 
@@ -344,43 +345,43 @@ def test_fallback_sentence_for_a_compaction_names_its_coverage():
        kind=st.sampled_from(["summary", "compaction"]))
 def test_fallback_sentence_always_passes_the_gate(request, latest, anchor, kind):
     """Whatever the session said, the fallback sentence passes the quality gate."""
-    facts = ln.SentenceFacts(kind, anchor, "pi", "2026-01-02", request, ("a/b.py",),
+    facts = sn.SentenceFacts(kind, anchor, "pi", "2026-01-02", request, ("a/b.py",),
                              "failed", 1, 3, latest)
-    assert ln.sentence_problem(ln.fallback_sentence(facts), anchor) is None
+    assert sn.sentence_problem(sn.fallback_sentence(facts), anchor) is None
 
 
 def test_memory_sentence_takes_a_passing_model_sentence():
     """A model reply that passes the gate is used (its first sentence only): quality ok."""
-    facts = ln.SentenceFacts("summary", "ledger", "pi", "2026-09-01", "Fix the export")
+    facts = sn.SentenceFacts("summary", "ledger", "pi", "2026-09-01", "Fix the export")
     reply = GOOD[0] + " A second sentence is ignored."
-    assert ln.memory_sentence("summary", "body", facts, "/x/ledger",
+    assert sn.memory_sentence("summary", "body", facts, "/x/ledger",
                               lambda *a: reply) == (GOOD[0], "ok")
 
 
 def test_memory_sentence_falls_back_on_rejection_failure_or_no_model():
     """A rejected reply, a raising writer or no writer give the fallback sentence."""
-    facts = ln.SentenceFacts("summary", "ledger", "pi", "2026-09-01", "Fix the export job now")
-    fallback = ln.fallback_sentence(facts)
+    facts = sn.SentenceFacts("summary", "ledger", "pi", "2026-09-01", "Fix the export job now")
+    fallback = sn.fallback_sentence(facts)
 
     def boom(*_a: object) -> str:
         raise RuntimeError("down")
 
     for writer in (lambda *a: "Worked on task.", boom, None):
-        assert ln.memory_sentence("summary", "b", facts, None, writer) == (fallback, "fallback")
+        assert sn.memory_sentence("summary", "b", facts, None, writer) == (fallback, "fallback")
 
 
 def test_first_sentence_takes_the_shortest_punctuated_prefix():
     """Newlines collapse; the prefix ends at . ! or ? followed by space or the end."""
-    assert ln.first_sentence("Fixed v1.2 of\nfoo.py today. More.") == "Fixed v1.2 of foo.py today."
-    assert ln.first_sentence("no end") is None
+    assert sn.first_sentence("Fixed v1.2 of\nfoo.py today. More.") == "Fixed v1.2 of foo.py today."
+    assert sn.first_sentence("no end") is None
 
 
 def test_choose_anchor_order():
     """Project base name, then a reference, then a path, then the harness."""
-    assert ln.choose_anchor("/home/ana/ledger/", "x", "pi") == "ledger"
-    assert ln.choose_anchor(None, "see PR-12 and src/a.py", "pi") == "PR-12"
-    assert ln.choose_anchor(None, "edit src/a.py now", "pi") == "src/a.py"
-    assert ln.choose_anchor(None, "nothing", "pi") == "pi"
+    assert sn.choose_anchor("/home/ana/ledger/", "x", "pi") == "ledger"
+    assert sn.choose_anchor(None, "see PR-12 and src/a.py", "pi") == "PR-12"
+    assert sn.choose_anchor(None, "edit src/a.py now", "pi") == "src/a.py"
+    assert sn.choose_anchor(None, "nothing", "pi") == "pi"
 
 
 def test_is_noise_temp_projects_and_scratch_keys():

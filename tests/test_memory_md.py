@@ -11,6 +11,7 @@ import pytest
 
 from continuity import consolidate as co
 from continuity import lineage as ln
+from continuity import sentence as sn
 from continuity import memory_md as mm
 from continuity.errors import ConfigError
 from continuity.recall import remember
@@ -262,7 +263,7 @@ def test_render_injected_key_and_cwd_from_an_import_stay_inside_their_rows(store
     assert [r.status for r in done.results] == ["consolidated"]
     text = mm.render_memory_md(store, now=now).text
     assert headings(text) == ["# MEMORY.md"] + [f"## {s}" for s in mm.SECTIONS]
-    key = ln.one_line(INJECTED_KEY)
+    key = sn.one_line(INJECTED_KEY)
     assert f"| session={key} | project=/home/dev/n0 ## Injected heading | " in ledger(text)
     assert "- [decision] We decided to use uv instead of pip for installs. (n0 ## Injected " \
            "heading, 2025-01-10)" in text
@@ -287,7 +288,7 @@ def test_render_flattens_values_stored_with_line_breaks(store, isolated_home):
     assert "- [fact] # Deploys ## need the VPN up first. (all projects, 2026-09-01)" in text
     assert "- Notes ## Temporal Index - fake row (note; all projects, 2026-09-02)" in text
     assert "- **/home/dev/n0 ## Injected heading** (claude-code, latest " in text
-    assert f"session {ln.one_line(INJECTED_KEY)} · n0 ## Injected heading" in text
+    assert f"session {sn.one_line(INJECTED_KEY)} · n0 ## Injected heading" in text
     assert all(x.startswith(("- ", "### ", "## ", "# ", "<!--", "Scope:", "Sessions that"))
                for x in text.splitlines() if x)
 

@@ -18,7 +18,7 @@ from continuity.cli import app
 from continuity.errors import ConfigError, InputError
 from continuity.importer import import_paths
 from continuity.model import Session, ThinkingBlock, ToolResultBlock
-from continuity.transcripts import TranscriptLog, TranscriptRecord
+from continuity.transcript_log import TranscriptLog, TranscriptRecord
 from tests.builders import A, CP, T, U, call, load
 
 T0 = datetime(2026, 9, 1, 8, 0, tzinfo=timezone.utc)

@@ -6,11 +6,11 @@ lineage out.
 so any checkpoint taken mid-session, never starts it. For that row it:
 
 1. writes the manifest (first), then the immutable ``transcript`` artifact (the sanitized,
-   redacted projection of the row, ``continuity.transcripts.project``), the ``summary``
+   redacted projection of the row, ``continuity.projection.project``), the ``summary``
    artifact (the whole session through the configured summarizer, extractive by default) and,
    when the log holds compaction rows, the ``compaction`` artifact (every compaction summary of
    the session, oldest first, redacted); summary and compaction carry a memory sentence
-   (``continuity.lineage.memory_sentence``);
+   (``continuity.sentence.memory_sentence``);
 2. extracts **durable memories** stated by the user (constraints, decisions, facts; see
    ``durable_statements``) into the memory store through ``continuity.recall.remember``, never
    transient operational state (B63: temp paths, counters, hedged in-progress conclusions,
@@ -47,13 +47,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from continuity import lineage as ln
+from continuity import sentence as sn
 from continuity.model import Entry, EntryKind, Role, Run
+from continuity.projection import project as sanitized
 from continuity.recall import remember
 from continuity.redact import redact
 from continuity.store.lineage import DagEdge, DagNode, ThreadHead
 from continuity.summarize import Summarizer, WorkingView, summarize
 from continuity.summarize.bounds import digest
-from continuity.transcripts import project as sanitized, transcript_path
+from continuity.transcript_log import transcript_path
 
 if TYPE_CHECKING:
     from continuity.store import SqlStore
@@ -156,11 +158,11 @@ def classify(sentence: str) -> str | None:
     if _VAGUE.search(sentence):
         return None
     if _CONSTRAINT.search(sentence) or (_SHOULD.search(sentence)
-                                        and ln.has_anchor(sentence, None)):
+                                        and sn.has_anchor(sentence, None)):
         return "constraint"
     if _DECISION.search(sentence):
         return "decision"
-    if _FACT.search(sentence) and (ln.has_anchor(sentence, None) or re.search(r"\d|#\w", sentence)):
+    if _FACT.search(sentence) and (sn.has_anchor(sentence, None) or re.search(r"\d|#\w", sentence)):
         return "fact"
     return None
 
@@ -302,7 +304,7 @@ def repair_hint(key: str, path: Path | None, *, missing: bool = False) -> str:
     """How to repair a damaged artifact of session ``key``: delete it (``path``, else "the
     damaged file") and consolidate the session again; for a ``missing`` one, only the
     latter."""
-    command = f"`continuity consolidate {shlex.quote(ln.one_line(key))}`"
+    command = f"`continuity consolidate {shlex.quote(sn.one_line(key))}`"
     if missing:
         return f"to repair: run {command} again (it writes the missing file)"
     target = str(path) if path is not None else "the damaged file"
@@ -311,7 +313,7 @@ def repair_hint(key: str, path: Path | None, *, missing: bool = False) -> str:
 
 def consolidate(store: "SqlStore", session_key: str, *, home: Any = None,
                 agent_id: str | None = None, summarizer: Summarizer | None = None,
-                sentence_writer: ln.SentenceWriter | None = None,
+                sentence_writer: sn.SentenceWriter | None = None,
                 now: datetime | None = None) -> Consolidation:
     """Run the pass over one session's completed transcript (module docstring).
     ``summarizer`` defaults to the configured one (``[summarizer]``), ``sentence_writer`` to
@@ -329,7 +331,7 @@ def consolidate(store: "SqlStore", session_key: str, *, home: Any = None,
 
 def _consolidate(store: "SqlStore", session_key: str, *, home: Any,
                  agent_id: str | None, summarizer: Summarizer | None,
-                 sentence_writer: ln.SentenceWriter | None,
+                 sentence_writer: sn.SentenceWriter | None,
                  now: datetime | None) -> Consolidation:
     session = store.get_session(session_key)
     agent = agent_id or (session.agent_id if session else "default")
@@ -382,7 +384,7 @@ def _consolidate(store: "SqlStore", session_key: str, *, home: Any,
     return out
 
 
-def configured(home: Any) -> tuple[Summarizer, ln.SentenceWriter | None]:
+def configured(home: Any) -> tuple[Summarizer, sn.SentenceWriter | None]:
     """The configured summarizer and, unless it is the extractive one, a sentence writer on
     the same model (10 s per sentence, seed 000)."""
     from continuity.summarize import make_summarizer
@@ -392,13 +394,13 @@ def configured(home: Any) -> tuple[Summarizer, ln.SentenceWriter | None]:
     return summarizer, (None if summarizer.name == "extractive" else model_writer(summarizer))
 
 
-def model_writer(summarizer: Summarizer, seconds: float = 10.0) -> ln.SentenceWriter:
+def model_writer(summarizer: Summarizer, seconds: float = 10.0) -> sn.SentenceWriter:
     """A ``SentenceWriter`` asking ``summarizer``'s model for one sentence within ``seconds``
     (the provider's smallest output cap, 256 tokens; a length stop counts as no reply)."""
     from continuity.summarize import SummaryRequest
 
     def write(kind: str, anchor: str, project: str | None, body: str) -> str | None:
-        system = ln.SENTENCE_SYSTEM.format(kind=kind, anchor=anchor)
+        system = sn.SENTENCE_SYSTEM.format(kind=kind, anchor=anchor)
         prompt = f"Project: {project or 'none'}\n\n<{kind}>\n{body}\n</{kind}>"
         request = SummaryRequest(system, prompt, (), None, (), 0, 0, 480)
         reply = summarizer.generate(request, cancel=threading.Event(),
@@ -469,12 +471,12 @@ def _write_transcript(ctx: _Ctx, content: str, raw_hash: str) -> str:
 
 
 def _sentence_fields(sentence: str, quality: str) -> list[tuple[str, Any]]:
-    return [("memory_sentence", sentence), ("memory_sentence_version", ln.SENTENCE_VERSION),
+    return [("memory_sentence", sentence), ("memory_sentence_version", sn.SENTENCE_VERSION),
             ("memory_sentence_quality", quality)]
 
 
 def _summary(ctx: _Ctx, facts: _Facts, status: str | None, summarizer: Summarizer,
-             writer: ln.SentenceWriter | None, previous: dict[str, Any] | None
+             writer: sn.SentenceWriter | None, previous: dict[str, Any] | None
              ) -> tuple[str | None, str | None, str | None]:
     """The summary artifact's path, memory sentence and body (Nones when there is none)."""
     if previous and previous.get("summary_path") and _exists(ctx.home, previous["summary_path"]):
@@ -492,12 +494,12 @@ def _summary(ctx: _Ctx, facts: _Facts, status: str | None, summarizer: Summarize
         reason = result.reason.value if result.reason else "empty"
         ctx.out.summary_status = "empty" if reason == "empty" else f"refused:{reason}"
         return None, None, None
-    anchor = ln.choose_anchor(ctx.project, result.summary, ctx.harness)
+    anchor = sn.choose_anchor(ctx.project, result.summary, ctx.harness)
     date = (ctx.ended or ctx.capture).date().isoformat()
-    sfacts = ln.SentenceFacts("summary", anchor, ctx.harness, date, main_request(facts.requests),
+    sfacts = sn.SentenceFacts("summary", anchor, ctx.harness, date, main_request(facts.requests),
                               tuple(facts.modified), status,
                               latest=facts.requests[-1].text() if facts.requests else "")
-    sentence, quality = ln.memory_sentence("summary", result.summary, sfacts, ctx.project,
+    sentence, quality = sn.memory_sentence("summary", result.summary, sfacts, ctx.project,
                                            writer)
     fields = _base_fields(ctx)
     manifest = dict(fields)["manifest_path"]
@@ -509,7 +511,7 @@ def _summary(ctx: _Ctx, facts: _Facts, status: str | None, summarizer: Summarize
     return _write(ctx, "summary", fields, result.summary), sentence, result.summary
 
 
-def _compaction(ctx: _Ctx, facts: _Facts, writer: ln.SentenceWriter | None,
+def _compaction(ctx: _Ctx, facts: _Facts, writer: sn.SentenceWriter | None,
                 previous: dict[str, Any] | None) -> str | None:
     if not facts.compactions:
         return None
@@ -527,14 +529,14 @@ def _compaction(ctx: _Ctx, facts: _Facts, writer: ln.SentenceWriter | None,
                      f"{redact(info.summary).strip() or '(empty summary)'}")
     body = "\n\n".join(parts)
     newest = facts.compactions[-1]
-    anchor = ln.choose_anchor(ctx.project, body, ctx.harness)
+    anchor = sn.choose_anchor(ctx.project, body, ctx.harness)
     date = (newest.timestamp or ctx.ended or ctx.capture).date().isoformat()
-    sfacts = ln.SentenceFacts("compaction", anchor, ctx.harness, date,
+    sfacts = sn.SentenceFacts("compaction", anchor, ctx.harness, date,
                               newest.compaction.summary if newest.compaction else "",
                               compactions=len(facts.compactions),
                               covers=newest.compaction.covers_through_seq if newest.compaction
                               else None)
-    sentence, quality = ln.memory_sentence("compaction", body, sfacts, ctx.project, writer)
+    sentence, quality = sn.memory_sentence("compaction", body, sfacts, ctx.project, writer)
     fields = _base_fields(ctx)
     manifest = dict(fields)["manifest_path"]
     transcript = ctx.out.artifacts.get("transcript")
@@ -578,7 +580,7 @@ def open_items(summary: str | None, last: Run | None, request_text: str) -> list
     open question count as next steps; ``_still_blocked`` filters blocked items)."""
     items: list[str] = []
     if last is not None and last.status.value != "finished" and request_text:
-        items.append(f"last request {last.status.value}: {ln.gist(request_text, 30)}")
+        items.append(f"last request {last.status.value}: {sn.gist(request_text, 30)}")
     found: dict[str, list[str]] = {"in progress": [], "next": [], "blocked": []}
     current = None
     extractive = "## Files read and modified" in (summary or "")
@@ -624,8 +626,8 @@ def _update_dag(ctx: _Ctx, facts: _Facts, sentence: str | None,
     sid = session_node_id(agent, ctx.key)
     latest = ctx.ended or ctx.capture
     earliest = ctx.started or latest
-    anchor = ln.choose_anchor(ctx.project, summary or "", ctx.harness)
-    text = sentence or ln.generic_sentence("transcript", anchor, ctx.harness,
+    anchor = sn.choose_anchor(ctx.project, summary or "", ctx.harness)
+    text = sentence or sn.generic_sentence("transcript", anchor, ctx.harness,
                                            latest.date().isoformat())
     request = next((e.text() for e in facts.requests if last and e.seq == last.request_seq), "")
     items = open_items(summary, last, request)
@@ -644,7 +646,7 @@ def _update_dag(ctx: _Ctx, facts: _Facts, sentence: str | None,
         at = e.timestamp or latest
         cid = f"compaction:{ctx.out.token}:{e.seq}"
         nodes.append(DagNode(cid, agent, "compaction", f"{ctx.key}#{e.seq}",
-                             ln.gist(info.summary, 30) or "(empty summary)", ctx.now,
+                             sn.gist(info.summary, 30) or "(empty summary)", ctx.now,
                              ctx.project, ctx.key, tk, ctx.harness, compaction_ref, at, at,
                              {"seq": e.seq, "covers_through_seq": info.covers_through_seq,
                               "continuation": info.continuation, "trigger": info.trigger}))
@@ -729,7 +731,7 @@ class PassReport:
 
 def run_pass(store: "SqlStore", *, home: Any = None, sessions: Iterable[str] | None = None,
              render: bool = True, summarizer: Summarizer | None = None,
-             sentence_writer: ln.SentenceWriter | None = None,
+             sentence_writer: sn.SentenceWriter | None = None,
              now: datetime | None = None) -> PassReport:
     """Consolidate ``sessions`` (keys), or every ``pending`` one when None, then, when
     ``render`` and anything was consolidated (or ``<home>/MEMORY.md`` is missing), rebuild

@@ -60,9 +60,10 @@ from typing import TYPE_CHECKING, Any, Sequence
 from pydantic import BaseModel, ConfigDict, Field
 
 from continuity import lineage as ln
+from continuity import sentence as sn
 from continuity.config import load_section, resolve_home
 from continuity.text import utf8_len
-from continuity.transcripts import safe_name
+from continuity.transcript_log import safe_name
 
 if TYPE_CHECKING:
     from continuity.store import SqlStore
@@ -117,7 +118,7 @@ class Row:
     day: str | None = None
 
     def __post_init__(self) -> None:
-        self.text = ln.one_line(self.text)  # a row is one line, whatever its values hold
+        self.text = sn.one_line(self.text)  # a row is one line, whatever its values hold
         if not self.text.startswith("- "):
             self.text = "- " + self.text
 
@@ -138,7 +139,7 @@ class Section:
 
 
 def _one_line(text: Any, limit: int = ROW_CHARS) -> str:
-    return ln.one_line(text, limit)
+    return sn.one_line(text, limit)
 
 
 def _minute(value: datetime | None) -> str:
@@ -148,7 +149,7 @@ def _minute(value: datetime | None) -> str:
 def _base(project: str | None) -> str:
     if not project:
         return "all projects"
-    return ln.one_line(project.rstrip("/").rsplit("/", 1)[-1] or project)
+    return sn.one_line(project.rstrip("/").rsplit("/", 1)[-1] or project)
 
 
 def _memory_rows(store: "SqlStore", agent: str, project: str | None, notes: bool,
@@ -322,10 +323,10 @@ def _line(when: datetime, key: str, project: str | None, sentence: str, tail: st
 
 def _sentence(text: Any, kind: str, project: str | None, harness: str | None,
               when: datetime) -> str:
-    anchor = ln.choose_anchor(project, "", harness)
+    anchor = sn.choose_anchor(project, "", harness)
     sentence = _one_line(text or "", 400)
-    if ln.sentence_problem(sentence, anchor) is not None:  # re-checked at render (seed 000)
-        sentence = ln.generic_sentence(kind, anchor, harness, when.date().isoformat())
+    if sn.sentence_problem(sentence, anchor) is not None:  # re-checked at render (seed 000)
+        sentence = sn.generic_sentence(kind, anchor, harness, when.date().isoformat())
     return sentence
 
 
@@ -488,8 +489,8 @@ def render_memory_md(store: "SqlStore", *, home: Any = None, project: str | None
               "<!-- Rebuilt by `continuity memory render` from durable memories, thread heads, "
               "the temporal DAG and the artifact frontmatter in memory/. Edits here are lost "
               "on the next rebuild. -->", "",
-              f"Scope: {('project ' + ln.one_line(project)) if project else 'all projects'} · "
-              f"agent {ln.one_line(agent_id)} · as of {now.date().isoformat()} (UTC).", ""]
+              f"Scope: {('project ' + sn.one_line(project)) if project else 'all projects'} · "
+              f"agent {sn.one_line(agent_id)} · as of {now.date().isoformat()} (UTC).", ""]
     text, stats = fit(header, sections, config.max_bytes, config.max_lines)
     return RenderResult(text, utf8_len(text), text.count("\n"), stats, sorted(set(skipped)))
 

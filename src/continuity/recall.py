@@ -37,10 +37,12 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from continuity.errors import InputError, StoreError
 from continuity.model import Memory
+from continuity.projection import project
 from continuity.redact import redact
 from continuity.store.memory import MemoryFilter
 from continuity.text import clean, clip_middle, utf8_len
-from continuity.transcripts import content_hash, project, put_transcript, storable
+from continuity.transcript_log import content_hash
+from continuity.transcripts import put_transcript, storable
 
 if TYPE_CHECKING:
     from continuity.store import SqlStore

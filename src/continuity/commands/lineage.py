@@ -101,7 +101,8 @@ def lineage_cmd(
 def _damaged(key: str, problems: list[dict[str, Any]]) -> Exception:
     """The exit-7 error naming each missing or failing artifact and the repair."""
     from continuity.consolidate import repair_hint
-    from continuity.lineage import LineageDamaged, one_line
+    from continuity.lineage import LineageDamaged
+    from continuity.sentence import one_line
 
     listed = ", ".join(
         f"{p['kind']}{' ' + p['path'] if p['path'] else ''} "
@@ -113,7 +114,7 @@ def _damaged(key: str, problems: list[dict[str, Any]]) -> Exception:
 
 
 def _lineage_text(view: dict[str, Any]) -> str:
-    from continuity.lineage import one_line
+    from continuity.sentence import one_line
 
     key = one_line(view["session"])
     lines = [f"session {key} (agent {one_line(view['agent_id'])}, token {view['token']})"]

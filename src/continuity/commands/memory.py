@@ -28,7 +28,8 @@ def transcript_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """Print the canonical transcript of SESSION (as stored, unless --sanitized)."""
-    from continuity.transcripts import load_transcript, project
+    from continuity.projection import project
+    from continuity.transcripts import load_transcript
 
     with open_cli_store(home) as store:
         row = load_transcript(store, session, home=home)

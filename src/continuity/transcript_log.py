@@ -1,0 +1,355 @@
+"""The canonical transcript JSONL file (seed 000, "Lossless Session Transcripts"): its path, its
+records and their ids, and the locked, durable writer with torn-tail repair and per-session
+snapshots. ``continuity.transcripts`` renders sessions into records and keeps the database row.
+
+**Canonical JSONL** at ``<workspace>/memory/<harness>/transcripts/transcript.jsonl`` (harness
+folded by ``safe_name``; session keys live only inside records, never in paths): one
+``TranscriptRecord`` per row, its ``content`` that row's paragraphs. Writers hold ``flock`` on a
+sibling ``.lock`` file, repair a torn last line before appending (B36), write each record with
+one ``write`` call, and fsync before returning. ``replace_session`` rewrites one session's
+records through a temp file and ``os.replace``, leaving every other session's lines untouched.
+A torn line cut off by the repair is lost from the file but not from the database: the next
+snapshot (``transcripts.sync_session``) rewrites the session it belonged to from the database
+(named by the fragment, else every session whose records no longer match its row), so the file
+is complete again.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import hashlib
+import logging
+import os
+import re
+import tempfile
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Iterator
+
+import orjson
+
+from continuity.config import resolve_home
+from continuity.text import json_bytes
+
+log = logging.getLogger(__name__)
+
+SCHEMA = "continuity.transcript.v1"
+FILE_NAME = "transcript.jsonl"
+_TAIL_CHUNK = 64 * 1024
+
+
+# ---------------------------------------------------------------------------- names and records
+
+_UNSAFE = re.compile(r"[^a-z0-9._-]+")
+
+
+def safe_name(name: str) -> str:
+    """``name`` folded into one safe path segment: trimmed, lower-cased, each run of characters
+    other than ``a-z 0-9 . _ -`` turned into ``-``, edge dots and dashes removed (so ``..`` and
+    ``../../etc`` cannot climb), at most 64 characters; empty gives ``unknown``."""
+    folded = _UNSAFE.sub("-", name.strip().lower()).strip(".-")[:64].strip(".-")
+    return folded or "unknown"
+
+
+def transcript_path(home: str | os.PathLike[str] | None, harness: str) -> Path:
+    """``<workspace>/memory/<safe_name(harness)>/transcripts/transcript.jsonl``."""
+    return resolve_home(home) / "memory" / safe_name(harness) / "transcripts" / FILE_NAME
+
+
+def content_hash(content: str) -> str:
+    """Lowercase hex SHA-256 of the UTF-8 ``content`` (no normalisation)."""
+    return hashlib.sha256(content.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptRecord:
+    """One line of the canonical JSONL: one row of one session.
+
+    ``content_sha256`` is the hex SHA-256 of ``content``; ``id`` is the first 32 hex characters
+    of the SHA-256 of the compact JSON array ``[schema, agent_id, harness, session_key, seq,
+    role, content_sha256]``: stable across re-captures (``captured_at`` and the source fields
+    are left out), different for any change of who, where or what.
+    """
+
+    agent_id: str
+    harness: str
+    session_key: str
+    project: str | None
+    seq: int
+    role: str
+    content: str
+    source_format: str
+    source_path: str | None
+    captured_at: str
+    source_line: int | None = None
+    schema: str = SCHEMA
+
+    @property
+    def content_sha256(self) -> str:
+        return content_hash(self.content)
+
+    @property
+    def id(self) -> str:
+        key = json_bytes([self.schema, self.agent_id, self.harness, self.session_key,
+                          self.seq, self.role, self.content_sha256])
+        return hashlib.sha256(key).hexdigest()[:32]
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of the line, fields in documented order, ``id`` last."""
+        return {"schema": self.schema, "captured_at": self.captured_at,
+                "agent_id": self.agent_id, "harness": self.harness,
+                "session_key": self.session_key, "project": self.project, "seq": self.seq,
+                "role": self.role, "content": self.content, "source_format": self.source_format,
+                "source_path": self.source_path, "source_line": self.source_line,
+                "content_sha256": self.content_sha256, "id": self.id}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "TranscriptRecord":
+        """Parse a line's object. Raises ``ValueError`` for a missing field or an ``id`` or
+        ``content_sha256`` that does not match the fields (a corrupted or edited line)."""
+        try:
+            record = cls(data["agent_id"], data["harness"], data["session_key"],
+                         data.get("project"), int(data["seq"]), data["role"], data["content"],
+                         data["source_format"], data.get("source_path"), data["captured_at"],
+                         data.get("source_line"), data["schema"])
+        except (KeyError, TypeError) as exc:
+            raise ValueError(f"not a transcript record: missing or bad field {exc}") from None
+        if data.get("content_sha256") != record.content_sha256 or data.get("id") != record.id:
+            raise ValueError("id or content_sha256 does not match the record's fields")
+        return record
+
+
+# Beyond what JSON escapes (< U+0020): DEL, C1 controls (U+0085 NEL among them) and the Unicode
+# line and paragraph separators, which some line readers (str.splitlines, JavaScript) split on.
+_LINE_BREAKERS = re.compile("[\x7f-\x9f\u2028\u2029]")
+
+
+def _json_line(value: Any) -> bytes:
+    line = json_bytes(value).decode("utf-8")
+    return _LINE_BREAKERS.sub(lambda m: f"\\u{ord(m.group()):04x}", line).encode("utf-8")
+
+
+def encode_record(record: TranscriptRecord) -> bytes:
+    """One JSONL line (with its ``\\n``): every control character and line separator escaped, so
+    one record is always exactly one line for any line reader."""
+    return _json_line(record.to_dict()) + b"\n"
+
+
+# ---------------------------------------------------------------------------- the JSONL file
+
+
+class TranscriptLog:
+    """The canonical JSONL file of one harness (see the module docstring).
+
+    ``fsync`` (default on) makes every ``append``/``replace_session`` durable before it returns
+    (B57); turn it off only where durability does not matter (tests, bulk rebuilds). POSIX only
+    (``fcntl.flock``): the lock is released by the kernel if its holder dies, so it never goes
+    stale. Files are created owner-only (0600): transcripts are raw and may hold secrets.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = True) -> None:
+        self.path = Path(path)
+        self.lock_path = self.path.with_name(self.path.name + ".lock")
+        self.fsync = fsync
+        self.torn_bytes = 0  # bytes of torn tails this object dropped (also logged)
+        #: ``(agent_id, session_key)`` of each torn tail dropped, None when the fragment does not
+        #: name its session; the consumer (``sync_session``) clears it.
+        self.torn_sessions: list[tuple[str, str] | None] = []
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)  # closing releases the lock
+
+    def append(self, records: Iterable[TranscriptRecord]) -> int:
+        """Append records, one ``write`` each, after repairing a torn tail; returns how many."""
+        with self._locked():
+            return self._append_locked(records)
+
+    def _append_locked(self, records: Iterable[TranscriptRecord]) -> int:
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            self._repair(fd)
+            count = 0
+            for record in records:
+                _write_all(fd, encode_record(record))
+                count += 1
+            if self.fsync and count:
+                os.fsync(fd)
+            return count
+        finally:
+            os.close(fd)
+
+    def repair_tail(self) -> int:
+        """Repair an unterminated last line now (see ``_repair``); returns bytes dropped."""
+        with self._locked():
+            return self._repair_locked()
+
+    def _repair_locked(self) -> int:
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            return self._repair(fd)
+        finally:
+            os.close(fd)
+
+    def _repair(self, fd: int) -> int:
+        """B36: a last line without ``\\n`` is a crash's fragment. If it still parses as a JSON
+        object it only lost its newline, which is added; otherwise it is cut off (its bytes go
+        to ``<file>.torn`` and a warning is logged) so the next record starts a fresh line."""
+        size = os.fstat(fd).st_size
+        if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
+            return 0
+        start = size
+        while start > 0:
+            chunk_start = max(0, start - _TAIL_CHUNK)
+            nl = os.pread(fd, start - chunk_start, chunk_start).rfind(b"\n")
+            if nl >= 0:
+                start = chunk_start + nl + 1
+                break
+            start = chunk_start
+        tail = os.pread(fd, size - start, start)
+        try:
+            if isinstance(orjson.loads(tail), dict):
+                _write_all(fd, b"\n")
+                return 0
+        except orjson.JSONDecodeError:
+            pass
+        with open(self.path.with_name(self.path.name + ".torn"), "ab") as torn:
+            torn.write(tail + b"\n")
+        os.ftruncate(fd, start)
+        self.torn_bytes += len(tail)
+        self.torn_sessions.append(_identity(tail))
+        log.warning("%s: dropped a torn last line of %d bytes (kept in %s.torn)",
+                    self.path, len(tail), self.path.name)
+        return len(tail)
+
+    def replace_session(self, agent_id: str, session_key: str,
+                        records: Iterable[TranscriptRecord]) -> int:
+        """Make ``records`` the session's only records (a snapshot), atomically: readers see the
+        old file or the new one. Other sessions' lines are copied byte for byte; when the file
+        holds no line of this session the records are simply appended. Returns how many."""
+        with self._locked():
+            for stale in self.path.parent.glob(".transcript-*.tmp"):  # a crashed snapshot's
+                stale.unlink(missing_ok=True)
+            self._repair_locked()
+            if not self._holds_session(agent_id, session_key):
+                return self._append_locked(records)
+            fd, tmp = tempfile.mkstemp(prefix=".transcript-", suffix=".tmp",
+                                       dir=self.path.parent)
+            try:
+                count = self._rewrite(fd, agent_id, session_key, records)
+                if self.fsync:
+                    os.fsync(fd)
+                os.close(fd)
+                fd = -1
+                os.replace(tmp, self.path)
+            except BaseException:
+                if fd >= 0:
+                    os.close(fd)
+                os.unlink(tmp)
+                raise
+            if self.fsync:
+                _fsync_dir(self.path.parent)
+            return count
+
+    def _rewrite(self, fd: int, agent_id: str, session_key: str,
+                 records: Iterable[TranscriptRecord]) -> int:
+        needle = b'"session_key":' + _json_line(session_key)
+        with open(self.path, "rb") as src:
+            for line in src:  # _repair_locked ran: every line ends with a newline
+                if needle in line and _belongs(line, agent_id, session_key):
+                    continue
+                _write_all(fd, line)
+        count = 0
+        for record in records:
+            _write_all(fd, encode_record(record))
+            count += 1
+        return count
+
+    def _holds_session(self, agent_id: str, session_key: str) -> bool:
+        if not self.path.exists():
+            return False
+        needle = b'"session_key":' + _json_line(session_key)
+        with open(self.path, "rb") as src:
+            return any(needle in line and _belongs(line, agent_id, session_key) for line in src)
+
+    def digests(self) -> dict[tuple[str, str], str]:
+        """``content_hash`` of each session's records joined as ``sync_session`` joins them
+        (file order), by ``(agent_id, session_key)``: equal to the session's row hash when its
+        records in the file are complete and current."""
+        parts: dict[tuple[str, str], list[str]] = {}
+        for record in self.read():
+            parts.setdefault((record.agent_id, record.session_key), []).append(record.content)
+        return {k: content_hash("\n\n".join(v)) for k, v in parts.items()}
+
+    def read(self, *, session_key: str | None = None, agent_id: str | None = None,
+             bad: list[tuple[int, str]] | None = None) -> Iterator[TranscriptRecord]:
+        """Stream the records (of one session when ``session_key`` is given), in file order.
+        Lines that are not valid records are appended to ``bad`` as ``(line_no, reason)``; an
+        unterminated last line (a write in progress or a crash) is left out."""
+        if not self.path.exists():
+            return
+        with open(self.path, "rb") as src:
+            for number, line in enumerate(src, 1):
+                if not line.endswith(b"\n"):
+                    return
+                try:
+                    record = TranscriptRecord.from_dict(orjson.loads(line))
+                except (orjson.JSONDecodeError, ValueError) as exc:
+                    if bad is not None:
+                        bad.append((number, str(exc)))
+                    continue
+                if session_key is not None and record.session_key != session_key:
+                    continue
+                if agent_id is not None and record.agent_id != agent_id:
+                    continue
+                yield record
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """One ``write`` for the whole buffer; loops only on a short write (e.g. disk nearly full)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+_FIELD = {name: re.compile(rb'"' + name.encode() + rb'":("(?:[^"\\]|\\.)*")')
+          for name in ("agent_id", "session_key")}
+
+
+def _identity(fragment: bytes) -> tuple[str, str] | None:
+    """``(agent_id, session_key)`` named by a torn record's fragment, None when it was cut
+    before both."""
+    found = []
+    for name in ("agent_id", "session_key"):
+        m = _FIELD[name].search(fragment)
+        if m is None:
+            return None
+        try:
+            found.append(orjson.loads(m.group(1)))
+        except orjson.JSONDecodeError:
+            return None
+    return found[0], found[1]
+
+
+def _belongs(line: bytes, agent_id: str, session_key: str) -> bool:
+    try:
+        data = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    return (isinstance(data, dict) and data.get("session_key") == session_key
+            and data.get("agent_id") == agent_id)
