@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import shutil
+import subprocess
 import stat
 from pathlib import Path
 
@@ -134,7 +137,9 @@ def test_install_pi_writes_the_extension_with_the_command(tmp_path: Path) -> Non
     result = install.install("pi", tmp_path)
     text = (tmp_path / "continuity.ts").read_text()
     assert result.action == "installed" and "__CONTINUITY_HOOK_COMMAND__" not in text
-    assert f"const HOOK_COMMAND = {json.dumps(install.hook_argv())};" in text
+    argv = [shutil.which("env") or "/usr/bin/env", f"CONTINUITY_HOME={result.home}",
+            *install.hook_argv()]
+    assert f"const HOOK_COMMAND = {json.dumps(argv)};" in text
     assert install.install("pi", tmp_path).action == "unchanged"
     assert install.uninstall("pi", tmp_path).action == "removed"
     (tmp_path / "continuity.ts").write_text("// someone else's\n")
@@ -168,3 +173,76 @@ def test_install_cli_commands(tmp_path: Path) -> None:
                                str(settings)])
     assert done.exit_code == 0 and "removed" in done.stdout
     assert runner.invoke(app, ["hook", "--help"]).exit_code == 0
+
+
+def test_install_through_symlink_keeps_the_link(tmp_path: Path) -> None:
+    """A symlinked settings file is written through: the link survives install and
+    uninstall, the target is backed up and restored byte for byte."""
+    real = tmp_path / "dotfiles" / "settings.json"
+    real.parent.mkdir()
+    real.write_text(USER_SETTINGS)
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    result = install.install("claude-code", link)
+    assert result.action == "installed" and result.path == link
+    assert link.is_symlink() and link.resolve() == real
+    assert result.backup == real.with_name("settings.json" + install.BACKUP_SUFFIX)
+    assert result.backup.read_text() == USER_SETTINGS
+    assert "SessionEnd" in _hooks(real)
+    assert install.install("claude-code", link).action == "unchanged"
+    assert install.uninstall("claude-code", link).action == "restored"
+    assert link.is_symlink() and link.resolve() == real
+    assert real.read_text() == USER_SETTINGS and not result.backup.exists()
+
+
+def test_install_settings_folder_is_input_error(tmp_path: Path) -> None:
+    """--settings naming a folder is an InputError (exit 2) naming --settings; nothing
+    is written."""
+    with pytest.raises(InputError, match=r"--settings: .* is a folder") as info:
+        install.install("claude-code", tmp_path)
+    assert info.value.exit_code == 2 and list(tmp_path.iterdir()) == []
+    with pytest.raises(InputError, match=r"--settings: .* is a folder"):
+        install.uninstall("codex", tmp_path)
+
+
+def test_install_bakes_the_workspace_into_the_command(tmp_path: Path,
+                                                      isolated_home: Path) -> None:
+    """The command carries CONTINUITY_HOME: the given home, else the current one; a shell
+    running it hands hookcmd that home even when its environment has none."""
+    settings = tmp_path / "settings.json"
+    result = install.install("claude-code", settings)
+    assert result.home == Path(os.path.abspath(isolated_home))
+    command = _hooks(settings)["Stop"][0]["hooks"][0]["command"]
+    assert command.startswith(f"CONTINUITY_HOME={shlex.quote(str(result.home))} ")
+    odd = tmp_path / "my home's $dir"
+    result = install.install("claude-code", settings, odd)
+    assert result.action == "installed" and result.home == odd
+    command = _hooks(settings)["Stop"][0]["hooks"][0]["command"]
+    assert sum(len(g) for g in _hooks(settings).values()) == 6  # replaced, not added
+    assert command.startswith(f"CONTINUITY_HOME={shlex.quote(str(odd))} ")
+    env = {k: v for k, v in os.environ.items() if k != "CONTINUITY_HOME"}
+    env["CONTINUITY_DAEMON_URL"] = "http://127.0.0.1:1"  # nothing listens: the hook spools
+    done = subprocess.run(["sh", "-c", command], env=env, input=b'{"session_id": "s"}',
+                          capture_output=True, timeout=20)
+    assert done.returncode == 0, done.stderr
+    spooled = (odd / "spool" / "events.jsonl").read_text()
+    assert '"event":"stop"' in spooled.replace(" ", "") and '"harness":"claude-code"' in \
+        spooled.replace(" ", "")
+
+
+def test_install_cli_prints_the_workspace(tmp_path: Path) -> None:
+    """`hooks install --home DIR` reports the workspace the hooks point at."""
+    from continuity.commands.daemon import register
+
+    app = typer.Typer()
+    app.command("noop")(lambda: None)
+    register(app)
+    settings, home = tmp_path / "settings.json", tmp_path / "ws"
+    runner = CliRunner()
+    done = runner.invoke(app, ["hooks", "install", "claude-code", "--settings", str(settings),
+                               "--home", str(home)])
+    assert done.exit_code == 0, done.output
+    assert f"hooks point at workspace {home}" in done.stdout
+    done = runner.invoke(app, ["hooks", "install", "codex", "--settings",
+                               str(tmp_path / "h.json"), "--home", str(home), "--json"])
+    assert json.loads(done.stdout)["home"] == str(home)

@@ -172,6 +172,32 @@ def test_server_agent_checkpoint_of_current_session(client: TestClient) -> None:
     assert r.status_code == 201
     assert r.json()["trigger"] == "agent" and r.json()["session"] == "k1"
     assert "### Reason\nbefore the risky step" in r.json()["digest"]
+    stored = client.live.store.checkpoints("k1", limit=1)[0]
+    assert r.json()["id"] == stored.checkpoint_id and stored.checkpoint_id is not None
+    assert r.json()["queued"] is False
+
+
+def test_server_checkpoint_returns_the_stored_id(client: TestClient) -> None:
+    """POST /api/checkpoints {"reason"} of a stored session answers 201 with the row's id."""
+    client.post("/api/hooks/session-start", json=_body("k2"))
+    client.post("/api/hooks/user-prompt-submit", json=_body("k2", prompt="plan export"))
+    first = client.post("/api/checkpoints", json={"reason": "x", "session_key": "k2"})
+    second = client.post("/api/checkpoints", json={"reason": "y", "session_key": "k2"})
+    assert first.status_code == second.status_code == 201
+    ids = {cp.checkpoint_id: cp.digest for cp in client.live.store.checkpoints("k2")}
+    assert first.json()["id"] in ids and second.json()["id"] in ids
+    assert first.json()["id"] != second.json()["id"]
+    assert "### Reason\ny" in ids[second.json()["id"]]
+
+
+def test_server_checkpoint_not_stored_answers_202_queued(client: TestClient,
+                                                         monkeypatch) -> None:
+    """A checkpoint whose write is queued for a retry answers 202 "queued": true, not a
+    201 with a null id."""
+    client.post("/api/hooks/session-start", json=_body("k3"))
+    monkeypatch.setattr(client.live.store, "checkpoints", lambda key, limit=0: [])
+    r = client.post("/api/checkpoints", json={"reason": "x", "session_key": "k3"})
+    assert r.status_code == 202 and r.json()["queued"] is True and r.json()["id"] is None
 
 
 @pytest.mark.parametrize("path,body,field", [
@@ -255,13 +281,68 @@ def test_server_rejects_oversized_body_with_413(store, isolated_home: Path) -> N
 
 def test_server_second_daemon_on_a_workspace_is_refused(isolated_home: Path) -> None:
     """The workspace lock keeps a second daemon off the same home, naming the first's pid."""
-    from continuity.errors import ContinuityError
-    from continuity.server import _lock
+    from continuity.server import DaemonConflict, _lock
 
     fd = _lock(isolated_home)
     try:
         pid = os.getpid()
-        with pytest.raises(ContinuityError, match=rf"another continuity daemon \(pid {pid}\)"):
+        with pytest.raises(DaemonConflict, match=rf"another continuity daemon \(pid {pid}\)") \
+                as info:
             _lock(isolated_home)
+        assert info.value.exit_code == 8
     finally:
         os.close(fd)
+
+
+def test_server_bearer_scheme_matches_case_insensitively(store, isolated_home: Path) -> None:
+    """RFC 7235: 'bearer', 'BEARER' and 'Bearer' all carry the token; a wrong token is 401."""
+    app = create_app(_live(store, isolated_home), DaemonSettings(token=TOKEN))
+    with TestClient(app) as c:
+        for scheme in ("bearer", "BEARER", "BeArEr"):
+            headers = {"Authorization": f"{scheme} {TOKEN}"}
+            r = c.post("/api/hooks/session-start", json=_body(), headers=headers)
+            assert r.status_code == 200, scheme
+        for value in (f"Basic {TOKEN}", TOKEN, f"bearer {TOKEN}x", "bearer"):
+            r = c.post("/api/hooks/session-start", json=_body(),
+                       headers={"Authorization": value})
+            assert r.status_code == 401, value
+
+
+@pytest.mark.parametrize("port", [99999, -1, 65536])
+def test_server_port_out_of_range_is_input_error(isolated_home: Path, port: int) -> None:
+    """--port outside 0..65535 is an InputError (exit 2) naming --port, not an OverflowError."""
+    from continuity.errors import InputError
+
+    with pytest.raises(InputError, match=rf"--port: must be 0..65535.*got {port}") as info:
+        serve(isolated_home, port=port)
+    assert info.value.exit_code == 2
+    assert not (isolated_home / "daemon.url").exists()
+
+
+def test_server_main_port_out_of_range_exits_2(isolated_home: Path, capsys) -> None:
+    """`python -m continuity.server --port 99999` prints one line and exits 2."""
+    from continuity.server import main
+
+    with pytest.raises(SystemExit) as info:
+        main(["--home", str(isolated_home), "--port", "99999"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("continuity: --port: must be 0..65535")
+
+
+def test_server_address_in_use_is_daemon_conflict(isolated_home: Path) -> None:
+    """A port another socket holds is a DaemonConflict with exit code 8."""
+    import socket
+
+    from continuity.server import DaemonConflict, _bind
+
+    holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    holder.bind(("127.0.0.1", 0))
+    holder.listen(1)
+    try:
+        port = holder.getsockname()[1]
+        with pytest.raises(DaemonConflict, match=rf"cannot listen on 127.0.0.1:{port}") as info:
+            _bind("127.0.0.1", port)
+        assert info.value.exit_code == 8
+    finally:
+        holder.close()

@@ -5,9 +5,14 @@
 ``--host``/``--port`` override them, port 0 picks a free one. Any address outside the loopback
 range requires ``[daemon] token`` (at least 16 characters; env ``CONTINUITY_DAEMON__TOKEN``):
 with a token set, every ``/api/*`` request must carry ``Authorization: Bearer <token>`` (401
-otherwise). The token is never logged or echoed, not even in a configuration error. The address
+otherwise; the scheme name matches case-insensitively, RFC 7235 §2.1). The token is never logged or echoed, not even in a configuration error. The address
 in use is written to ``<home>/daemon.url`` once the daemon is ready (the hook command reads it)
 and removed at shutdown; ``<home>/daemon.lock`` keeps a second daemon off the same workspace.
+
+**Exit codes** of ``continuity serve``: 0 after a clean shutdown; 2 for bad input or settings
+(``InputError``/``ConfigError``: a port outside 0..65535, the token rule); 8 when the daemon
+cannot take its place (``DaemonConflict``: the address is in use, or another daemon serves the
+workspace); 1 when queued checkpoints could not be written at shutdown.
 
 **Lifecycle.** Startup replays the spool (events hooks recorded while the daemon was down)
 before the first request is served. SIGTERM and SIGINT stop accepting requests, let the ones in
@@ -34,6 +39,7 @@ names the field; a write either happens whole or not at all.
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import hmac
 import ipaddress
@@ -85,6 +91,21 @@ class DaemonSettings(BaseModel):
     max_body_bytes: int = Field(16 * 1024 * 1024, ge=64 * 1024, le=1024 * 1024 * 1024)
     threads: int = Field(64, ge=1, le=1024)
     log_level: str = Field("info", pattern=r"^(critical|error|warning|info|debug)$")
+
+
+class DaemonConflict(ContinuityError):
+    """The daemon cannot take its place: its address is in use, or another daemon serves the
+    workspace. Exit code 8 (module docstring, Exit codes)."""
+
+    exit_code = 8
+
+
+def check_port(port: int) -> int:
+    """``port`` when it is 0..65535 (0: pick a free one); else ``InputError`` naming
+    ``--port``."""
+    if not 0 <= port <= 65535:
+        raise InputError(f"--port: must be 0..65535, 0 picks a free port (got {port})")
+    return port
 
 
 def load_settings(home: str | os.PathLike[str] | None = None) -> DaemonSettings:
@@ -144,14 +165,14 @@ class _Guard:
 
     def __init__(self, app: Any, token: str | None, max_body: int) -> None:
         self.app, self.max_body = app, max_body
-        self.expected = f"Bearer {token}".encode() if token else None
+        self.expected = token.encode() if token else None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         headers = dict(scope.get("headers") or ())
         if self.expected is not None and scope["path"].startswith("/api/") and \
-                not hmac.compare_digest(headers.get(b"authorization", b""), self.expected):
+                not _bearer_ok(headers.get(b"authorization", b""), self.expected):
             return await _send_json(send, 401, {"error": "unauthorized", "detail":
                                     "Authorization: Bearer <[daemon] token> required"},
                                     [(b"www-authenticate", b"Bearer")])
@@ -161,6 +182,13 @@ class _Guard:
                                     f"body: over {self.max_body} bytes ([daemon] "
                                     "max_body_bytes)"})
         return await self.app(scope, receive, send)
+
+
+def _bearer_ok(header: bytes, token: bytes) -> bool:
+    """True when ``header`` is ``Bearer <token>``: the scheme in any case (RFC 7235 §2.1),
+    the token compared in constant time."""
+    scheme, _, credentials = header.strip().partition(b" ")
+    return scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), token)
 
 
 async def _send_json(send: Any, status: int, body: dict[str, Any],
@@ -230,8 +258,48 @@ def create_app(live: Any, settings: DaemonSettings | None = None, *,
         return _invalid(list(exc.errors()))
 
     add_routes(app, live)
+    _checkpoint_route(app, live)
     app.add_middleware(_Guard, token=settings.token, max_body=settings.max_body_bytes)
     return app
+
+
+def _checkpoint_route(app: Any, live: Any) -> None:
+    """Replace ``POST /api/checkpoints`` of ``hooks.routes`` with one answering the stored
+    row: 201 with its ``id``, or 202 with ``"queued": true`` (and ``"id": null``) when the
+    write failed and the row waits in the checkpoint queue for the retry. (The recorder
+    returns the row it built, without the store's id: this looks the row up.)"""
+    from fastapi.responses import JSONResponse
+    from fastapi.routing import APIRoute
+
+    from continuity.hooks.models import CheckpointBody
+    from continuity.recovery import checkpoint_dict
+
+    app.router.routes[:] = [r for r in app.router.routes if not (
+        isinstance(r, APIRoute) and r.path == "/api/checkpoints" and "POST" in r.methods)]
+
+    def write_checkpoint(body: Any) -> Any:
+        """An ``agent`` or ``explicit`` checkpoint now, with the caller's reason: 201 with the
+        stored row's ``id``, or 202 ``"queued": true`` when it waits for a retried write."""
+        cp = live.checkpoint(body)
+        stored = cp if cp.checkpoint_id is not None else _stored(live.store, cp)
+        if stored is None:
+            return JSONResponse({**checkpoint_dict(cp), "queued": True}, 202)
+        return JSONResponse({**checkpoint_dict(stored), "queued": False}, 201)
+
+    write_checkpoint.__annotations__ = {"body": CheckpointBody, "return": Any}
+    app.post("/api/checkpoints", tags=["checkpoints"], status_code=201, responses={
+        202: {"description": "Accepted: queued for a retried write (\"queued\": true)"}})(
+        write_checkpoint)
+
+
+def _stored(store: Any, cp: Any) -> Any:
+    """The stored row of ``cp`` (same trigger, digest and prompt count; the newest such),
+    or None when it is not in the store."""
+    for row in reversed(store.checkpoints(cp.session_key, limit=50)):
+        if (row.trigger, row.digest, row.prompt_count) == (cp.trigger, cp.digest,
+                                                           cp.prompt_count):
+            return row
+    return None
 
 
 def _version() -> str:
@@ -268,8 +336,8 @@ def _lock(home: Path) -> int:
     except BlockingIOError:
         other = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
         os.close(fd)
-        raise ContinuityError(f"another continuity daemon (pid {other or '?'}) serves {home}; "
-                              "stop it first") from None
+        raise DaemonConflict(f"another continuity daemon (pid {other or '?'}) serves {home}; "
+                             "stop it first") from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     return fd
@@ -284,10 +352,14 @@ def _bind(host: str, port: int) -> socket.socket:
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind((host, port))
+    except (OverflowError, socket.gaierror) as exc:
+        sock.close()
+        raise InputError(f"--host/--port: cannot listen on {host}:{port}: {exc}") from None
     except OSError as exc:
         sock.close()
-        raise ContinuityError(f"cannot listen on {host}:{port}: {exc.strerror or exc} "
-                              "(set [daemon] port or --port)") from None
+        cls = DaemonConflict if exc.errno in (errno.EADDRINUSE, errno.EACCES) else InputError
+        raise cls(f"cannot listen on {host}:{port}: {exc.strerror or exc} "
+                  "(set [daemon] port or --port)") from None
     sock.listen(2048)
     sock.set_inheritable(True)
     return sock
@@ -300,14 +372,15 @@ def _ignore_signal(_signum: int, _frame: Any) -> None:
 def serve(home: str | os.PathLike[str] | None = None, *, host: str | None = None,
           port: int | None = None) -> None:
     """Run the daemon until SIGTERM/SIGINT (module docstring). Raises ``ConfigError`` (bad
-    ``[daemon]`` settings, the token rule) or ``ContinuityError`` (address in use, another
-    daemon on this workspace, queued checkpoints not written at shutdown)."""
+    ``[daemon]`` settings, the token rule), ``InputError`` (a port outside 0..65535),
+    ``DaemonConflict`` (address in use, another daemon on this workspace) or
+    ``ContinuityError`` (queued checkpoints not written at shutdown)."""
     import uvicorn
 
     where = resolve_home(home)
     settings = load_settings(where)
     host = host or settings.host
-    port = settings.port if port is None else port
+    port = settings.port if port is None else check_port(port)
     check_token_rule(host, settings.token)
     lock_fd = _lock(where)
     sock = _bind(host, port)

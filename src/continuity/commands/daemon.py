@@ -74,13 +74,17 @@ def hook_cmd(
 def hooks_install(
     harness: HarnessName = typer.Argument(..., help="claude-code, codex or pi."),
     settings: Optional[Path] = SettingsOption,
+    home: Optional[Path] = typer.Option(
+        None, "--home", help="Workspace the hooks send events to, baked into the installed "
+        "command (default: $CONTINUITY_HOME or the user data folder, resolved now); use the "
+        "daemon's --home.", show_default=False),
     as_json: bool = JsonOption,
 ) -> None:
     """Add continuity's hooks to HARNESS (a backup of the file is made first; running it
-    again changes nothing)."""
+    again changes nothing). Prints the workspace the hooks point at."""
     from continuity.hooks.install import install
 
-    _report(install(harness.value, settings), as_json)
+    _report(install(harness.value, settings, home), as_json)
 
 
 @hooks_app.command("uninstall")
@@ -102,6 +106,8 @@ def _report(result, as_json: bool) -> None:  # type: ignore[no-untyped-def]
         return
     backup = f" (backup: {result.backup})" if result.backup else ""
     out.print(f"{result.harness}: {result.action} {result.path}{backup}", markup=False)
+    if result.home is not None:
+        out.print(f"hooks point at workspace {result.home}", markup=False)
 
 
 def mcp_cmd(home: Optional[Path] = HomeOption) -> None:

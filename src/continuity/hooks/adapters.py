@@ -55,10 +55,14 @@ def _path(payload: dict[str, Any], *names: str) -> str | None:
 
 
 def parse_payload(raw: bytes) -> dict[str, Any]:
-    """The hook stdin as a JSON object. Raises ``AdapterError`` when it is not one."""
+    """The hook stdin as a JSON object. Raises ``AdapterError`` when it is not one: not UTF-8,
+    not JSON, or nested too deep for the parser (a ``RecursionError`` must never become a 500
+    that the hook then spools and the replay retries forever)."""
     try:
         data = json.loads(raw.decode("utf-8") if raw.strip() else "{}")
-    except (ValueError, UnicodeDecodeError) as exc:
+    except RecursionError:
+        raise AdapterError("stdin: JSON nested too deep") from None
+    except (ValueError, UnicodeError) as exc:
         raise AdapterError(f"stdin: not JSON ({exc})") from None
     if not isinstance(data, dict):
         raise AdapterError(f"stdin: a JSON object is expected (got {type(data).__name__})")

@@ -17,7 +17,15 @@ recognised by their command (``continuity.hookcmd`` or ``continuity-hook``), so:
   result equals the backup, the backup's bytes are restored (formatting included) and the
   backup removed; a file install created is deleted when nothing else is left in it.
 
-A file that is not a JSON object is never overwritten (``InputError``).
+A file that is not a JSON object, or a path that is a folder, is never overwritten
+(``InputError``). A settings path that is a symlink is written through: the link's target is
+backed up, rewritten and restored, so the link itself survives install and uninstall.
+
+**Workspace.** Harnesses run hooks without ``$CONTINUITY_HOME``, so the installed command
+carries the workspace the daemon uses (``home``, default ``continuity.config.resolve_home()``,
+made absolute): ``CONTINUITY_HOME=<home> <hook command>`` for the shell commands of Claude Code
+and Codex, ``env CONTINUITY_HOME=<home> <hook command>`` as pi's argv (``hookcmd`` reads
+``$CONTINUITY_HOME`` to find ``daemon.url``, the token and the spool).
 
 **pi**: pi loads TypeScript extensions from ``<agentDir>/extensions/`` (``agentDir`` =
 ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``). install writes ``continuity.ts`` there (our
@@ -36,6 +44,7 @@ import copy
 import json
 import os
 import shlex
+import shutil
 import sys
 import tempfile
 from dataclasses import dataclass
@@ -43,6 +52,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from continuity.config import resolve_home
 from continuity.errors import InputError
 
 #: Claude Code event → (our event, timeout in seconds). SessionEnd: 1.5 s default budget.
@@ -62,16 +72,19 @@ _OURS = ("continuity.hookcmd", "continuity-hook")  # both forms of hook_argv() m
 class InstallResult:
     """What an install or uninstall did: ``action`` is ``installed``, ``unchanged``,
     ``removed``, ``restored`` (the backup's bytes put back) or ``absent``; ``backup`` is the
-    backup file made by this call, if any."""
+    backup file made by this call, if any; ``home`` the workspace the installed hooks point at
+    (None for uninstall)."""
 
     harness: str
     path: Path
     action: str
     backup: Path | None = None
+    home: Path | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {"harness": self.harness, "path": str(self.path), "action": self.action,
-                "backup": str(self.backup) if self.backup else None}
+                "backup": str(self.backup) if self.backup else None,
+                "home": str(self.home) if self.home else None}
 
 
 def hook_argv() -> list[str]:
@@ -86,9 +99,19 @@ def hook_argv() -> list[str]:
     return [sys.executable, "-I", "-S", "-c", code]
 
 
-def hook_command(harness: str, event: str) -> str:
-    """The shell command a harness runs for ``event``."""
-    return " ".join(shlex.quote(a) for a in [*hook_argv(), event, "--harness", harness])
+def hook_command(harness: str, event: str, home: Path | None = None) -> str:
+    """The shell command a harness runs for ``event``; with ``home``, prefixed by a
+    shell-quoted ``CONTINUITY_HOME=<home>`` assignment (module docstring, Workspace)."""
+    words = [shlex.quote(a) for a in [*hook_argv(), event, "--harness", harness]]
+    if home is not None:
+        words.insert(0, "CONTINUITY_HOME=" + shlex.quote(str(home)))
+    return " ".join(words)
+
+
+def hook_home(home: str | os.PathLike[str] | None = None) -> Path:
+    """The absolute workspace the hooks will point at: ``home`` or the resolved current one
+    (``continuity.config.resolve_home``). Raises ``ConfigError`` for an empty ``home``."""
+    return Path(os.path.abspath(resolve_home(home)))
 
 
 def default_path(harness: str) -> Path:
@@ -103,13 +126,17 @@ def default_path(harness: str) -> Path:
     raise InputError(f"harness: must be claude-code, codex or pi (got {harness!r})")
 
 
-def install(harness: str, path: str | os.PathLike[str] | None = None) -> InstallResult:
+def install(harness: str, path: str | os.PathLike[str] | None = None,
+            home: str | os.PathLike[str] | None = None) -> InstallResult:
     """Install our hooks for ``harness`` (module docstring). ``path``: the settings file
-    (Claude Code, Codex) or the extensions folder (pi). Raises ``InputError``."""
-    target = Path(path).expanduser() if path else default_path(harness)
+    (Claude Code, Codex) or the extensions folder (pi); ``home``: the workspace baked into the
+    commands (default: the current one). Raises ``InputError``."""
+    given = Path(path).expanduser() if path else default_path(harness)
+    where = hook_home(home)
     if harness == "pi":
-        return _install_pi(target)
+        return _install_pi(given, where)
     events = _events(harness)
+    target = _through_link(given)
     before, raw = _read(target)
     after = _without_ours(before)
     hooks = after.setdefault("hooks", {})
@@ -119,25 +146,27 @@ def install(harness: str, path: str | os.PathLike[str] | None = None) -> Install
         groups = hooks.setdefault(native, [])
         if not isinstance(groups, list):
             raise InputError(f"{target}: hooks.{native} must be a list")
-        groups.append({"hooks": [{"type": "command", "command": hook_command(harness, event),
+        groups.append({"hooks": [{"type": "command",
+                                  "command": hook_command(harness, event, where),
                                   "timeout": timeout}]})
     if after == before and raw is not None:
-        return InstallResult(harness, target, "unchanged")
+        return InstallResult(harness, given, "unchanged", home=where)
     backup = _backup(target, raw)
     _write(target, after)
-    return InstallResult(harness, target, "installed", backup)
+    return InstallResult(harness, given, "installed", backup, home=where)
 
 
 def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> InstallResult:
     """Remove our hooks for ``harness`` (module docstring). Raises ``InputError``."""
-    target = Path(path).expanduser() if path else default_path(harness)
+    given = Path(path).expanduser() if path else default_path(harness)
     if harness == "pi":
-        return _uninstall_pi(target)
+        return _uninstall_pi(given)
     _events(harness)
+    target = _through_link(given)
     before, raw = _read(target)
     after = _without_ours(before)
     if raw is None or after == before:
-        return InstallResult(harness, target, "absent")
+        return InstallResult(harness, given, "absent")
     backup = target.with_name(target.name + BACKUP_SUFFIX)
     if backup.is_file():
         saved = backup.read_bytes()
@@ -148,12 +177,18 @@ def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> Insta
         if same:
             _atomic_bytes(target, saved)
             backup.unlink()
-            return InstallResult(harness, target, "restored")
+            return InstallResult(harness, given, "restored")
     if not after and not backup.is_file():
         target.unlink()  # install created this file; nothing else is in it
-        return InstallResult(harness, target, "removed")
+        return InstallResult(harness, given, "removed")
     _write(target, after)
-    return InstallResult(harness, target, "removed")
+    return InstallResult(harness, given, "removed")
+
+
+def _through_link(path: Path) -> Path:
+    """The file to read and rewrite: ``path``, or the file a symlink at ``path`` points at
+    (followed to the end, even when it does not exist yet), so the link is kept."""
+    return path.resolve() if path.is_symlink() else path
 
 
 def _events(harness: str) -> dict[str, tuple[str, int]]:
@@ -163,9 +198,15 @@ def _events(harness: str) -> dict[str, tuple[str, int]]:
 
 
 def _read(path: Path) -> tuple[dict[str, Any], bytes | None]:
+    if path.is_dir():
+        raise InputError(f"--settings: {path} is a folder; give the settings file (e.g. "
+                         f"{path / 'settings.json'})")
     if not path.exists():
         return {}, None
-    raw = path.read_bytes()
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise InputError(f"--settings: cannot read {path}: {exc.strerror or exc}") from None
     try:
         data = json.loads(raw) if raw.strip() else {}
     except ValueError as exc:
@@ -248,18 +289,21 @@ def pi_extension_text(argv: list[str] | None = None) -> str:
     return template.replace("__CONTINUITY_HOOK_COMMAND__", json.dumps(argv or hook_argv()))
 
 
-def _install_pi(folder: Path) -> InstallResult:
+def _install_pi(folder: Path, home: Path) -> InstallResult:
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"--settings: {folder} is a file; pi needs its extensions folder")
     target = folder / PI_FILE
-    text = pi_extension_text()
+    env = shutil.which("env") or "/usr/bin/env"
+    text = pi_extension_text([env, f"CONTINUITY_HOME={home}", *hook_argv()])
     if target.exists():
         old = target.read_text("utf-8", errors="replace")
         if PI_MARKER not in old:
             raise InputError(f"{target} exists and is not continuity's extension; move it "
                              "away first")
         if old == text:
-            return InstallResult("pi", target, "unchanged")
+            return InstallResult("pi", target, "unchanged", home=home)
     _atomic_bytes(target, text.encode("utf-8"))
-    return InstallResult("pi", target, "installed")
+    return InstallResult("pi", target, "installed", home=home)
 
 
 def _uninstall_pi(folder: Path) -> InstallResult:

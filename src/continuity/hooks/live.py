@@ -61,6 +61,9 @@ from continuity.store import SqlStore
 log = logging.getLogger("continuity.daemon")
 
 RECOVERY_HEADING = "## Session Recovery Context\n"
+#: A Stop answer is looked for among the transcript file's last rows, on its last characters.
+ANSWER_WINDOW = 50
+ANSWER_PROBE = 120
 #: How often idle sessions are looked for (seconds).
 SWEEP_SECONDS = 60.0
 
@@ -94,11 +97,12 @@ class LiveCapture:
         self.recorder = cps.CheckpointRecorder(cps.CheckpointQueue(locked_sink), config)
         self.worker = Worker(self._tick, tick_seconds=tick_seconds)
         self.sessions: dict[str, LiveSession] = {}
-        self.seen = RecentIds()
+        self.seen = spool.RecentEvents(self.home)  # persisted: duplicates survive a restart
         self.closing = threading.Event()
         self._summarizer_factory = summarizer
         self._summarizer: Any = None
         self._injected: dict[str, set[int]] = {}
+        self._answers: dict[str, str] = {}  # session → its last Stop answer the file may lack
         self._ended = RecentIds()
         self._lock = threading.Lock()
         self._session_locks: dict[str, threading.RLock] = {}
@@ -140,14 +144,20 @@ class LiveCapture:
 
     def handle(self, event: str, body: HookBody) -> dict[str, Any]:
         """Apply one hook event (``event`` names the endpoint); an ``event_id`` seen before is
-        answered ``{"duplicate": true}`` and applied once."""
+        answered ``{"duplicate": true}`` and applied once (also when both deliveries race, and
+        across a daemon restart: ``spool.RecentEvents``)."""
         if event == "session-end":
             return self.session_end_queued(body)  # type: ignore[arg-type]
-        if body.event_id and body.event_id in self.seen:
+        if not body.event_id:
+            return getattr(self, _HANDLERS[event])(body)
+        if not self.seen.claim(body.event_id):  # atomic: two deliveries apply once
             return {"session_key": body.session_key, "duplicate": True}
-        answer = getattr(self, _HANDLERS[event])(body)
-        if body.event_id:
-            self.seen.add(body.event_id)
+        try:
+            answer = getattr(self, _HANDLERS[event])(body)
+        except BaseException:
+            self.seen.release(body.event_id)
+            raise
+        self.seen.add(body.event_id)
         return answer
 
     def handle_native(self, harness: str, event: str, raw: bytes, *, event_id: str | None,
@@ -176,7 +186,8 @@ class LiveCapture:
             else:
                 body = self.native_body(item.harness or "", item.event, item.payload or b"",
                                         event_id=item.id, at=item.at)
-        except (adapters.AdapterError, ValidationError) as exc:
+        except (adapters.AdapterError, ValidationError, RecursionError, ValueError,
+                UnicodeError) as exc:
             raise spool.RejectedEvent(str(exc).replace("\n", " ")) from None
         if item.event == "session-end":
             if not (body.event_id and body.event_id in self.seen):
@@ -315,9 +326,11 @@ class LiveCapture:
 
     def stop(self, body: Any) -> dict[str, Any]:
         at, info = self._at(body), self._touch(body)
-        if body.last_assistant_message and not info.transcript_path:
+        if body.last_assistant_message:  # formats.md §4.1: trust the payload, the file may lag
             with self._session_lock(info.key):
                 self.turns.append(info, "assistant", "Assistant", body.last_assistant_message, at)
+                if info.transcript_path:
+                    self._answers[info.key] = body.last_assistant_message
         queued = self.worker.submit(f"turn:{info.key}", lambda: self._settled_turn(
             info, settled=body.settled))
         return {"session_key": info.key, "queued": queued}
@@ -428,8 +441,30 @@ class LiveCapture:
 
     def _settled_turn(self, info: LiveSession, *, settled: bool) -> None:
         self._import(info)
-        self._sync(info)
+        if self._file_lags(info):  # keep the live records until the file catches up
+            log.info("transcript of %s lags its Stop answer: live turns kept", info.key)
+        else:
+            self._sync(info)
         info.last_outcome = self.run_policy(info, settled=settled)
+
+    def _file_lags(self, info: LiveSession) -> bool:
+        """True while the imported transcript file does not yet hold the last Stop's
+        ``last_assistant_message`` (among its last ``ANSWER_WINDOW`` rows, compared on its
+        last ``ANSWER_PROBE`` characters with whitespace collapsed). False once it does (the
+        answer is then forgotten), or when there is nothing to wait for."""
+        answer = self._answers.get(info.key)
+        key = info.store_key
+        session = self.store.get_session(key) if answer and key else None
+        if session is None:
+            return False
+        probe = " ".join(answer.split())[-ANSWER_PROBE:]  # type: ignore[union-attr]
+        rows = self.store.entries(key, after_seq=session.entry_count - ANSWER_WINDOW - 1,
+                                  limit=ANSWER_WINDOW + 1)
+        if any(probe in " ".join(tx.render_entry(r).split()) for r in rows
+               if r.role is not None and r.role.value == "assistant"):
+            self._answers.pop(info.key, None)
+            return False
+        return True
 
     def run_policy(self, info: LiveSession, *, settled: bool = True) -> dict[str, Any]:
         """The continuation policy for the session's settled turn (``after_turn``) as its

@@ -2,6 +2,9 @@
 produces from a hook's stdin, and what any client may POST to ``/api/hooks/<event>``.
 
 Unknown fields are refused (a typo names itself in the 422 answer). Lengths are characters.
+Text is never refused for its content: lone surrogates become U+FFFD and an oversized
+``prompt``, ``last_assistant_message``, ``context`` or ``summary`` is clipped head + tail with
+the ``[… N bytes omitted …]`` marker (``CLIPPED_FIELDS``); only a structurally invalid body is.
 Values harnesses add between releases (``source``, ``trigger``, ``reason``) are free strings of
 at most 40 characters, not closed enums, so a new value never drops an event.
 """
@@ -9,20 +12,50 @@ at most 40 characters, not closed enums, so a new value never drops an event.
 from __future__ import annotations
 
 import re
-from datetime import datetime, timezone
-from typing import Literal
+from datetime import datetime, timedelta, timezone
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from continuity.text import clean, clip_middle
 
 Harness = Literal["claude-code", "codex", "pi"]
 #: A session key: 1..200 characters, no control characters.
 _KEY = re.compile(r"^[^\x00-\x1f\x7f]{1,200}$")
 MAX_PROMPT_CHARS = 1_000_000
 MAX_MESSAGE_CHARS = 4_000_000
+MAX_CONTEXT_CHARS = 100_000
+
+
+#: Free-text fields clipped (head + tail, ``continuity.text.clip_middle``, UTF-8 bytes, so
+#: never more characters either) rather than refused: an oversized prompt is still a prompt
+#: the user typed, and a refused hook event is lost.
+CLIPPED_FIELDS = {"prompt": MAX_PROMPT_CHARS, "last_assistant_message": MAX_MESSAGE_CHARS,
+                  "context": MAX_CONTEXT_CHARS, "summary": MAX_MESSAGE_CHARS}
+
+
+def _tidy(data: Any) -> Any:
+    """Every string value of a body with lone surrogates replaced by U+FFFD (B43), and the
+    ``CLIPPED_FIELDS`` clipped to their limits. Anything else is left to validation."""
+    if not isinstance(data, dict):
+        return data
+    out = {}
+    for name, value in data.items():
+        if isinstance(value, str):
+            value = clean(value)
+            if name in CLIPPED_FIELDS:
+                value = clip_middle(value, CLIPPED_FIELDS[name])
+        out[name] = value
+    return out
 
 
 class _Body(BaseModel):
     model_config = ConfigDict(extra="forbid", str_max_length=MAX_MESSAGE_CHARS)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _tidy_text(cls, data: Any) -> Any:
+        return _tidy(data)
 
 
 class HookBody(_Body):
@@ -59,8 +92,15 @@ class HookBody(_Body):
     def _utc(cls, value: datetime | None) -> datetime | None:
         if value is None:
             return None
-        return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(
+        value = value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(
             timezone.utc)
+        if value < EARLIEST_EVENT or value > datetime.now(timezone.utc) + timedelta(days=1):
+            raise ValueError("must be between 2000-01-01T00:00:00Z and one day from now")
+        return value
+
+
+#: Hook times before this are refused: they would date checkpoints in year 1 and prune them.
+EARLIEST_EVENT = datetime(2000, 1, 1, tzinfo=timezone.utc)
 
 
 class SessionStartBody(HookBody):
@@ -84,7 +124,7 @@ class PreCompactionBody(HookBody):
     and the user's compaction instructions as ``context`` (seed 000: "session context")."""
 
     trigger: str | None = Field(None, max_length=40)
-    context: str | None = Field(None, max_length=100_000)
+    context: str | None = Field(None, max_length=MAX_CONTEXT_CHARS)
 
 
 class PostCompactionBody(HookBody):

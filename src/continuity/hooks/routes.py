@@ -50,6 +50,9 @@ def add_routes(app: FastAPI, live: Any) -> None:
                 at=request.headers.get("x-continuity-event-at"))
         except AdapterError as exc:
             return JSONResponse({"error": "invalid_request", "detail": str(exc)}, 400)
+        except (RecursionError, ValueError, UnicodeError) as exc:
+            return JSONResponse({"error": "invalid_request",
+                                 "detail": f"body: {exc.__class__.__name__}: {exc}"}, 400)
         return Response(out, status_code=200, media_type="application/json")
 
     @app.post("/api/memory/remember", tags=["memory"])

@@ -17,8 +17,10 @@ order; each event's id is appended to ``<file>.done`` (fsync'd) after its handle
 restart resumes after the last finished event and a line is handled exactly once (a crash
 between a handler's return and its done mark repeats that one event). A line that is not a valid
 record, or that the handler rejects as bad input (``RejectedEvent``), goes to ``rejected.jsonl``
-with its reason: reported, never retried, never lost. Any other handler error stops the drain;
-that event is retried on the next drain, before anything after it.
+with its reason: reported, never retried, never lost. So does an event whose handler raises a
+non-transient error (``transient``: anything but an ``OSError`` or a database-unavailable
+error), so one bad event never blocks the others. A transient error stops the drain; that event
+is retried on the next drain, before anything after it.
 """
 
 from __future__ import annotations
@@ -251,6 +253,31 @@ def _reject(folder: str, line: bytes, number: int, source: str, reason: str) -> 
         os.fsync(fh.fileno())
 
 
+#: Exception class names (anywhere in the class's MRO) of a database that is unavailable for
+#: now: SQLAlchemy's and DB-API's ``OperationalError``, ``InterfaceError``,
+#: ``DisconnectionError`` (named, not imported: this module stays standard-library only).
+TRANSIENT_NAMES = frozenset({"OperationalError", "InterfaceError", "DisconnectionError",
+                             "TimeoutError"})
+#: Messages of a wrapped database-unavailable error (SQLite's "database is locked", a driver's
+#: "could not connect" / "connection refused" / "server closed the connection").
+TRANSIENT_MESSAGES = ("database is locked", "database is busy", "could not connect",
+                      "connection refused", "connection reset", "closed the connection",
+                      "database unavailable", "database is unavailable")
+
+
+def transient(exc: BaseException) -> bool:
+    """True when a replay error may go away by itself (a connection refused or reset, a
+    database unavailable or locked, a disk error): the event is retried at the next drain,
+    before anything after it. Anything else (a bug or an input the code cannot take, e.g.
+    ``RecursionError``) would fail forever and block every later event, so it is set aside."""
+    if isinstance(exc, (OSError, TimeoutError)):
+        return True
+    if any(cls.__name__ in TRANSIENT_NAMES for cls in type(exc).__mro__):
+        return True
+    message = str(exc).lower()
+    return any(words in message for words in TRANSIENT_MESSAGES)
+
+
 def drain(home: str | os.PathLike[str], handle: Callable[[SpooledEvent], None], *,
           log: Any = None) -> DrainReport:
     """Replay every spooled event through ``handle(event: SpooledEvent)`` (module docstring).
@@ -293,7 +320,12 @@ def _drain_file(folder: str, name: str, handle: Callable[[SpooledEvent], None],
                 _mark_rejected(folder, line, number, name, str(exc), marks, event.id, done,
                                report, log)
                 continue
-            except Exception as exc:  # noqa: BLE001 - retried at the next drain, in order
+            except Exception as exc:  # noqa: BLE001 - sorted by transient()
+                if not transient(exc):  # can never succeed: one bad event blocks nothing
+                    _mark_rejected(folder, line, number, name,
+                                   f"{exc.__class__.__name__}: {exc}", marks, event.id, done,
+                                   report, log)
+                    continue
                 report.error = f"{name}:{number}: {exc.__class__.__name__}: {exc}"
                 if log is not None:
                     log.warning("spool replay stopped at %s (will retry)", report.error)
@@ -323,3 +355,77 @@ def _mark_rejected(folder: str, line: bytes, number: int, name: str, reason: str
     report.rejected += 1
     if log is not None:
         log.warning("spool %s:%d rejected: %s", name, number, reason)
+
+
+RECENT_IDS_FILE = "recent-ids.txt"
+
+
+class RecentEvents:
+    """The ids of the last ``size`` events applied, kept in memory and in
+    ``<home>/spool/recent-ids.txt`` (one id a line, appended and flushed, not fsync'd: it must
+    survive a daemon restart, and costs one small write per event), so an event delivered
+    twice (the hook timed out and spooled what the daemon also did) is applied once, even
+    across a restart. ``claim`` is an atomic check-and-reserve. Thread-safe."""
+
+    def __init__(self, home: str | os.PathLike[str], size: int = 10_000) -> None:
+        import threading
+        from collections import OrderedDict
+
+        self._lock = threading.Lock()
+        self._size = size
+        self._ids: OrderedDict[str, None] = OrderedDict()
+        self._claimed: set[str] = set()
+        self._path = os.path.join(spool_dir(home), RECENT_IDS_FILE)
+        lines = self._load()
+        if len(lines) > 2 * size:  # compact once in a while, at start
+            self._rewrite()
+
+    def _load(self) -> list[str]:
+        try:
+            with open(self._path, "rb") as fh:
+                lines = [line.strip().decode("ascii", "replace") for line in fh]
+        except FileNotFoundError:
+            return []
+        for event_id in lines[-self._size:]:
+            if event_id:
+                self._ids[event_id] = None
+        return lines
+
+    def _rewrite(self) -> None:
+        tmp = self._path + ".tmp"
+        with open(tmp, "wb") as fh:
+            fh.write("".join(f"{i}\n" for i in self._ids).encode("ascii", "replace"))
+        os.replace(tmp, self._path)
+
+    def __contains__(self, event_id: object) -> bool:
+        with self._lock:
+            return event_id in self._ids or event_id in self._claimed
+
+    def claim(self, event_id: str) -> bool:
+        """Reserve ``event_id``: False when it was applied or is being applied already."""
+        with self._lock:
+            if event_id in self._ids or event_id in self._claimed:
+                return False
+            self._claimed.add(event_id)
+            return True
+
+    def release(self, event_id: str) -> None:
+        """Give up a claim (its event failed; a retry may claim it again)."""
+        with self._lock:
+            self._claimed.discard(event_id)
+
+    def add(self, event_id: str) -> None:
+        """Remember ``event_id`` as applied (and persist it); ends its claim."""
+        with self._lock:
+            self._claimed.discard(event_id)
+            if event_id in self._ids:
+                return
+            self._ids[event_id] = None
+            while len(self._ids) > self._size:
+                self._ids.popitem(last=False)
+            try:
+                os.makedirs(os.path.dirname(self._path), exist_ok=True)
+                with open(self._path, "ab") as fh:
+                    fh.write(event_id.encode("ascii", "replace") + b"\n")
+            except OSError:  # memory still answers duplicates until a restart
+                pass

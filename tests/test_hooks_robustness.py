@@ -1,0 +1,249 @@
+"""Robustness of the daemon's hook path: too-deep JSON, a replay error that never goes away,
+duplicate deliveries (concurrent and across a restart), a transcript file lagging its Stop
+answer, and oversized or badly encoded text (each store backend where a store is used)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from datetime import timedelta
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from continuity.checkpoints import CheckpointConfig
+from continuity.hooks import adapters, spool
+from continuity.hooks.live import LiveCapture
+from continuity.hooks.models import MAX_PROMPT_CHARS, BODIES, StopBody, UserPromptBody
+from continuity.server import create_app
+from continuity.text import utf8_len
+
+DEEP = b'{"session_id":"deep","x":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+
+
+def _live(store, home: Path) -> LiveCapture:
+    live = LiveCapture(store, home=home, config=CheckpointConfig(), budget_bytes=1000,
+                       stop_seconds=10, idle_limit=timedelta(hours=4), tick_seconds=0.05)
+    live.start()
+    return live
+
+
+@pytest.fixture
+def live(store, isolated_home: Path) -> Iterator[LiveCapture]:
+    """A started LiveCapture over the ``store`` fixture."""
+    capture = _live(store, isolated_home)
+    yield capture
+    capture.close()
+
+
+def ev(live: LiveCapture, event: str, key: str, **fields: object) -> dict:
+    body = BODIES[event].model_validate({"harness": "claude-code", "session_key": key,
+                                         "project": "/tmp/ledger", **fields})
+    return live.handle(event, body)
+
+
+def _native(n: int, payload: bytes = b'{"session_id":"s","prompt":"hi"}') -> bytes:
+    return spool.native_line(f"{n:032x}", "2026-09-01T08:00:00.000Z", "claude-code",
+                             "user-prompt-submit", payload)
+
+
+# ---------------------------------------------------------------------------- 1. deep JSON
+
+
+def test_adapters_parse_payload_refuses_too_deep_json() -> None:
+    """JSON nested 100,000 deep is an AdapterError naming the depth, not a RecursionError."""
+    with pytest.raises(adapters.AdapterError, match="nested too deep"):
+        adapters.parse_payload(DEEP)
+
+
+def test_adapters_parse_payload_refuses_bad_utf8() -> None:
+    """Bytes that are not UTF-8 are an AdapterError naming stdin."""
+    with pytest.raises(adapters.AdapterError, match="stdin: not JSON"):
+        adapters.parse_payload(b'{"session_id":"\xff"}')
+
+
+def test_routes_harness_hook_answers_400_for_too_deep_json(store, isolated_home: Path) -> None:
+    """The raw hook route answers 400 (never 500, which the hook would spool) for deep JSON."""
+    live = LiveCapture(store, home=isolated_home, config=CheckpointConfig(), budget_bytes=1000,
+                       stop_seconds=10, idle_limit=timedelta(hours=4))
+    with TestClient(create_app(live)) as client:
+        answer = client.post("/api/harness/claude-code/user-prompt-submit", content=DEEP)
+    assert answer.status_code == 400
+    assert "nested too deep" in answer.json()["detail"]
+
+
+def test_spool_drain_sets_aside_a_non_transient_error(tmp_path: Path) -> None:
+    """An event whose handler raises a non-transient error goes to rejected.jsonl; the events
+    after it are handled in the same drain."""
+    for n in range(3):
+        spool.append(tmp_path, _native(n))
+    seen: list[str] = []
+
+    def handler(event: spool.SpooledEvent) -> None:
+        if event.id.endswith("1"):
+            raise RecursionError("maximum recursion depth exceeded")
+        seen.append(event.id[-1])
+
+    report = spool.drain(tmp_path, handler)
+    assert (report.handled, report.rejected, report.error) == (2, 1, None)
+    assert seen == ["0", "2"] and not spool.pending(tmp_path)
+    rejected = [json.loads(line) for line in
+                (tmp_path / "spool" / "rejected.jsonl").read_text().splitlines()]
+    assert [r["reason"] for r in rejected] == [
+        "RecursionError: maximum recursion depth exceeded"]
+
+
+def test_spool_transient_sorts_errors() -> None:
+    """Connection and database-unavailable errors are retried; anything else is not."""
+    class OperationalError(Exception):
+        pass
+
+    assert spool.transient(ConnectionRefusedError("refused")) is True
+    assert spool.transient(OperationalError("server closed")) is True
+    assert spool.transient(RuntimeError("database is locked")) is True
+    assert spool.transient(RecursionError("too deep")) is False
+    assert spool.transient(KeyError("x")) is False
+
+
+def test_live_replay_rejects_a_spooled_deep_payload(live: LiveCapture) -> None:
+    """A too-deep spooled hook input is set aside; the prompt spooled after it is recorded."""
+    spool.append(live.home, _native(1, DEEP))
+    spool.append(live.home, _native(2, b'{"session_id":"after","prompt":"still here"}'))
+    report = live.drain_spool()
+    assert (report.handled, report.rejected, report.error) == (1, 1, None)
+    assert live.recorder.states["after"].total_prompts == 1
+
+
+# ---------------------------------------------------------------------------- 2. duplicates
+
+
+def test_live_same_event_id_concurrently_is_recorded_once(live: LiveCapture) -> None:
+    """Eight threads delivering one event id count the prompt once."""
+    ev(live, "session-start", "dup")
+    barrier = threading.Barrier(8)
+    answers: list[dict] = []
+
+    def deliver() -> None:
+        barrier.wait()
+        answers.append(ev(live, "user-prompt-submit", "dup", prompt="p", event_id="a" * 32))
+
+    threads = [threading.Thread(target=deliver) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sum(1 for a in answers if a.get("duplicate")) == 7
+    assert live.recorder.states["dup"].total_prompts == 1
+
+
+def test_live_same_event_id_across_a_restart_is_recorded_once(store,
+                                                               isolated_home: Path) -> None:
+    """An event id applied before a restart is answered as a duplicate after it."""
+    first = _live(store, isolated_home)
+    ev(first, "session-start", "dup2")
+    assert ev(first, "user-prompt-submit", "dup2", prompt="p", event_id="b" * 32)[
+        "prompt_count"] == 1
+    first.close()
+    second = _live(store, isolated_home)
+    try:
+        again = ev(second, "user-prompt-submit", "dup2", prompt="p", event_id="b" * 32)
+        assert again == {"session_key": "dup2", "duplicate": True}
+    finally:
+        second.close()
+
+
+def test_spool_recent_events_claim_is_exclusive(tmp_path: Path) -> None:
+    """A claimed id cannot be claimed again; a released one can; an added one persists."""
+    recent = spool.RecentEvents(tmp_path)
+    assert recent.claim("x") is True and recent.claim("x") is False
+    recent.release("x")
+    assert recent.claim("x") is True
+    recent.add("x")
+    assert "x" in spool.RecentEvents(tmp_path) and "y" not in spool.RecentEvents(tmp_path)
+
+
+# ---------------------------------------------------------------------------- 3. lagging file
+
+
+def _line(kind: str, uuid: str, parent: str | None, content: object) -> str:
+    return json.dumps({"sessionId": "5b7c2e90-lag", "cwd": "/tmp/ledger", "type": kind,
+                       "uuid": uuid, "parentUuid": parent,
+                       "timestamp": "2026-09-01T08:00:02.000Z",
+                       "message": {"role": kind, "content": content}}) + "\n"
+
+
+def test_live_stop_answer_kept_when_the_transcript_file_lags(live: LiveCapture,
+                                                             tmp_path: Path) -> None:
+    """A Stop answer missing from a lagging transcript file is still the turn's answer in the
+    row; once the file holds it, it appears once."""
+    path = tmp_path / "5b7c2e90-lag.jsonl"
+    path.write_text(_line("user", "u1", None, "Why does the export skip March?"))
+    key = "5b7c2e90-lag"
+    ev(live, "session-start", key, transcript_path=str(path))
+    ev(live, "user-prompt-submit", key, prompt="Why does the export skip March?",
+       transcript_path=str(path))
+    ev(live, "stop", key, transcript_path=str(path),
+       last_assistant_message="Fixed: the end month is now included.")
+    assert live.worker.wait_idle(10)
+    row = live.store.get_transcripts([key], "default")[key]
+    assert row.content.endswith("Assistant: Fixed: the end month is now included.")
+    with path.open("a") as fh:  # the file catches up
+        fh.write(_line("assistant", "a1", "u1",
+                       [{"type": "text", "text": "Fixed: the end month is now included."}]))
+    ev(live, "stop", key, transcript_path=str(path),
+       last_assistant_message="Fixed: the end month is now included.")
+    assert live.worker.wait_idle(10)
+    row = live.store.get_transcripts([key], "default")[key]
+    assert row.content.count("Fixed: the end month is now included.") == 1
+
+
+# ---------------------------------------------------------------------------- 4. text
+
+
+def test_models_prompt_with_lone_surrogate_is_cleaned() -> None:
+    """A lone surrogate becomes U+FFFD instead of a 422."""
+    body = UserPromptBody.model_validate({"harness": "pi", "session_key": "k",
+                                          "prompt": "a\ud83d"})
+    assert body.prompt == "a\ufffd"
+
+
+def test_models_oversized_prompt_and_answer_are_clipped() -> None:
+    """An oversized prompt or Stop answer keeps its head and tail around the omitted marker."""
+    prompt = UserPromptBody.model_validate({"harness": "pi", "session_key": "k",
+                                            "prompt": "h" + "x" * 1_500_000 + "TAIL"}).prompt
+    assert prompt.startswith("hx") and prompt.endswith("xTAIL") and "bytes omitted" in prompt
+    assert utf8_len(prompt) <= MAX_PROMPT_CHARS
+    answer = StopBody.model_validate({"harness": "pi", "session_key": "k",
+                                      "last_assistant_message": "é" * 2_100_000 + "END"})
+    text = answer.last_assistant_message or ""
+    assert text.endswith("éEND") and utf8_len(text) <= 4_000_000
+
+
+def test_routes_oversized_surrogate_prompt_is_recorded(live: LiveCapture) -> None:
+    """Over HTTP an oversized prompt with a lone surrogate is recorded (200, counted)."""
+    with TestClient(create_app(live)) as client:
+        ev(live, "session-start", "big")
+        raw = json.dumps({"harness": "claude-code", "session_key": "big",
+                          "prompt": "a\ud83d" * 600_000})  # ASCII: the surrogate escaped
+        answer = client.post("/api/hooks/user-prompt-submit", content=raw,
+                             headers={"content-type": "application/json"})
+    assert answer.status_code == 200 and answer.json()["prompt_count"] == 1
+
+
+def test_hook_body_refuses_ancient_and_future_times():
+    """A hook 'at' before 2000 or over a day ahead is refused (it would date a checkpoint in
+    year 1 and let prune delete it at once)."""
+    from datetime import datetime, timedelta, timezone
+
+    from pydantic import ValidationError
+
+    from continuity.hooks.models import SessionStartBody
+
+    with pytest.raises(ValidationError, match="2000-01-01"):
+        SessionStartBody(harness="claude-code", session_key="s", at="0001-01-01T00:00:00")
+    with pytest.raises(ValidationError, match="one day from now"):
+        SessionStartBody(harness="claude-code", session_key="s", at=datetime.now(timezone.utc) + timedelta(days=3))
+    ok = SessionStartBody(harness="claude-code", session_key="s", at="2026-01-01T00:00:00")
+    assert ok.at == datetime(2026, 1, 1, tzinfo=timezone.utc)
