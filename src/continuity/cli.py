@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, Iterator, List, Optional
+from typing import Any, List, Optional
 
 import typer
 from continuity.config import FOLLOW_UP_BUDGET_BYTES, database_url, resolve_home
@@ -113,24 +113,17 @@ def show_cmd(
 ) -> None:
     """Show a session's log, readable (one block per row, with its seq)."""
     from continuity.render import entry_dict, show_entries
+    from continuity.store import iter_entries
 
     with _store(home) as store:
         key = resolve_session(store, session)
-        rows = _all_entries(store, key, visible_only=not all_rows)
+        rows = iter_entries(store, key, visible_only=not all_rows)
         if as_json:
             _emit_json({"session": key, "entries": [entry_dict(e) for e in rows]})
         else:
             show_entries(out, store.get_session(key), rows)
 
 
-def _all_entries(store: Any, key: str, *, visible_only: bool) -> Iterator[Any]:
-    after = -1
-    while True:
-        page = store.entries(key, after_seq=after, limit=500, visible_only=visible_only)
-        yield from page
-        if len(page) < 500:
-            return
-        after = page[-1].seq
 
 
 @app.command("continue")

@@ -47,6 +47,7 @@ from continuity.model import (
     Role,
     Run,
 )
+from continuity.store import iter_entries
 from continuity.store.fencing import FencingStore
 from continuity.summarize import Summarizer, SummaryResult, WorkingView, summarize
 from continuity.text import json_len
@@ -241,15 +242,9 @@ def _in_flight(store: FencingStore, key: str, covers: int, run: Run | None) -> b
 
 def _view_rows(store: FencingStore, key: str, covers: int) -> Iterator[Entry]:
     """The visible message rows after ``covers``, oldest first, read page by page."""
-    after = covers
-    while True:
-        page = store.entries(key, after_seq=after, limit=PAGE_ROWS, visible_only=True)
-        for e in page:
-            if e.kind is EntryKind.MESSAGE:
-                yield e
-        if len(page) < PAGE_ROWS:
-            return
-        after = page[-1].seq
+    for e in iter_entries(store, key, after_seq=covers, visible_only=True, page_rows=PAGE_ROWS):
+        if e.kind is EntryKind.MESSAGE:
+            yield e
 
 
 class _Attempt(threading.Thread):

@@ -51,6 +51,7 @@ from continuity import sentence as sn
 from continuity.model import Entry, EntryKind, Role, Run
 from continuity.projection import project as sanitized
 from continuity.recall import remember
+from continuity.store import iter_entries
 from continuity.redact import redact
 from continuity.store.lineage import DagEdge, DagNode, ThreadHead
 from continuity.summarize import Summarizer, WorkingView, summarize
@@ -201,13 +202,7 @@ def durable_statements(texts: Iterable[str]) -> tuple[list[tuple[str, str]], int
 
 
 def _rows(store: "SqlStore", key: str) -> Iterator[Entry]:
-    after = -1
-    while True:
-        page = store.entries(key, after_seq=after, limit=PAGE_ROWS, visible_only=True)
-        yield from page
-        if len(page) < PAGE_ROWS:
-            return
-        after = page[-1].seq
+    return iter_entries(store, key, visible_only=True, page_rows=PAGE_ROWS)
 
 
 @dataclass

@@ -45,6 +45,7 @@ from continuity.model import (
     Session,
     SourceRef,
 )
+from continuity.store import iter_entries
 from continuity.store.base import ImportIssue, RawLine, SourceState, Store
 
 PREFIX_BYTES = 64 * 1024
@@ -554,14 +555,9 @@ class _FileImport:
 def _derive_runs(store: Store, key: str, agent_id: str) -> _RunTracker:
     """A run tracker fed every row of the session from the store, in seq order (pages)."""
     tracker = _RunTracker(key, agent_id, None)
-    after = -1
-    while True:
-        page = store.entries(key, after_seq=after, limit=1000)
-        for e in page:
-            tracker.feed(e)
-        if len(page) < 1000:
-            return tracker
-        after = page[-1].seq
+    for e in iter_entries(store, key, page_rows=1000):
+        tracker.feed(e)
+    return tracker
 
 
 def _apply_leaf_path(store: Store, key: str) -> bool:

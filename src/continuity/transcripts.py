@@ -52,6 +52,7 @@ from continuity.model import (
     TranscriptRow,
 )
 from continuity.projection import marker, paragraph, project  # noqa: F401 (re-exported)
+from continuity.store import iter_entries
 from continuity.text import clean, json_bytes
 from continuity.transcript_log import (  # noqa: F401 (re-exported)
     FILE_NAME,
@@ -198,13 +199,7 @@ class SyncResult:
 
 
 def _session_rows(store: "SqlStore", key: str) -> Iterator[Entry]:
-    after = -1
-    while True:
-        page = store.entries(key, after_seq=after, limit=PAGE_ROWS, visible_only=True)
-        yield from page
-        if len(page) < PAGE_ROWS:
-            return
-        after = page[-1].seq
+    return iter_entries(store, key, visible_only=True, page_rows=PAGE_ROWS)
 
 
 def _records(store: "SqlStore", session: Any, captured: str) -> list[TranscriptRecord]:

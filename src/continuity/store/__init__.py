@@ -17,16 +17,31 @@ from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 
+from continuity.model import Entry
 from continuity.errors import ContinuityError, SchemaOutOfDate, StoreError
 from continuity.store.base import ImportIssue, RawLine, RowMeta, SourceState, Store
 from continuity.store.sql import SqlStore
 
 __all__ = ["Store", "SqlStore", "RowMeta", "SourceState", "RawLine", "ImportIssue",
-           "open_store", "migrate", "HEAD_REVISION"]
+           "open_store", "migrate", "iter_entries", "HEAD_REVISION"]
 
 #: The newest migration; ``open_store`` upgrades any older schema to it.
 HEAD_REVISION = "0010"
 _MIGRATIONS = Path(__file__).parent / "migrations"
+
+
+def iter_entries(store: Store, session_key: str, *, after_seq: int = -1,
+                 visible_only: bool = False, page_rows: int = 500) -> Iterator[Entry]:
+    """Every row of the session after ``after_seq``, in seq order, read ``page_rows`` at a time
+    (memory stays bounded by one page). A convenience over ``Store.entries``."""
+    after = after_seq
+    while True:
+        page = store.entries(session_key, after_seq=after, limit=page_rows,
+                             visible_only=visible_only)
+        yield from page
+        if len(page) < page_rows:
+            return
+        after = page[-1].seq
 
 
 def _alembic_config(connection):  # type: ignore[no-untyped-def]
