@@ -88,3 +88,10 @@ class LineageDamaged(ContinuityError):
     consolidate SESSION`` again."""
 
     exit_code = 7
+
+
+class DaemonConflict(ContinuityError):
+    """The daemon cannot take its place: its address is in use, or another daemon serves the
+    workspace."""
+
+    exit_code = 8

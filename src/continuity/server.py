@@ -59,6 +59,7 @@ from continuity.errors import (
     AmbiguousSession,
     ConfigError,
     ContinuityError,
+    DaemonConflict,
     FencedWrite,
     InputError,
     SessionNotFound,
@@ -91,13 +92,6 @@ class DaemonSettings(BaseModel):
     max_body_bytes: int = Field(16 * 1024 * 1024, ge=64 * 1024, le=1024 * 1024 * 1024)
     threads: int = Field(64, ge=1, le=1024)
     log_level: str = Field("info", pattern=r"^(critical|error|warning|info|debug)$")
-
-
-class DaemonConflict(ContinuityError):
-    """The daemon cannot take its place: its address is in use, or another daemon serves the
-    workspace. Exit code 8 (module docstring, Exit codes)."""
-
-    exit_code = 8
 
 
 def check_port(port: int) -> int:
