@@ -346,3 +346,12 @@ def test_server_address_in_use_is_daemon_conflict(isolated_home: Path) -> None:
         assert info.value.exit_code == 8
     finally:
         holder.close()
+
+
+def test_server_body_nested_too_deep_is_400(client: TestClient) -> None:
+    """A hook body nested deeper than the JSON parser allows is a 400, never a 500."""
+    deep = '{"harness":"claude-code","session_key":"d","x":' + "[" * 100000 + "]" * 100000 + "}"
+    r = client.post("/api/hooks/user-prompt-submit", content=deep,
+                    headers={"content-type": "application/json"})
+    assert r.status_code == 400  # FastAPI refuses to parse it: the hook spools nothing
+    assert r.json() == {"detail": "There was an error parsing the body"}
