@@ -1,10 +1,13 @@
 """Where continuity keeps its data, and the settings that say so.
 
-The workspace ("home") is a folder holding ``continuity.db`` (SQLite) and, later, the markdown
-lineage. It is, in order: the ``--home`` option, ``$CONTINUITY_HOME``, or the platform's user data
-folder (``platformdirs.user_data_dir("continuity")``, e.g. ``~/.local/share/continuity``).
-The database is ``$CONTINUITY_DATABASE_URL`` when set (e.g. ``postgresql+psycopg://...``), else
-SQLite in the home folder.
+The workspace ("home") is a folder holding ``continuity.db`` (SQLite), ``config.toml``, the
+canonical transcripts and markdown lineage under ``memory/``, ``MEMORY.md`` and the hook spool.
+It is, in order: the ``--home`` option, ``$CONTINUITY_HOME`` (empty counts as unset), or the
+platform's user data folder (``platformdirs.user_data_dir("continuity")``, e.g.
+``~/.local/share/continuity``). The database is ``$CONTINUITY_DATABASE_URL`` when set (it must be
+a URL, e.g. ``postgresql+psycopg://...``; anything else is a ``ConfigError``), else SQLite in the
+home folder. ``load_section`` reads one ``[section]`` of ``config.toml`` with environment
+overrides; each feature owns its section's pydantic model.
 """
 
 from __future__ import annotations
