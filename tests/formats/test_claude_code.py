@@ -60,7 +60,8 @@ def hints(entries):
 
 
 def test_data_path_resolves():
-    assert DATA == Path("/work/shared/data")
+    # ../shared sits beside the checkout wherever it is cloned (CI uses another root).
+    assert DATA.is_dir() and DATA.parent.name == "shared"
     assert all(p.exists() for p in ALL_FILES)
 
 

@@ -68,7 +68,8 @@ def results(entries):
 
 
 def test_samples_resolve():
-    assert DATA == Path("/work/shared/data") or DATA.resolve() == Path("/work/shared/data")
+    # ../shared sits beside the checkout wherever it is cloned (CI uses another root).
+    assert DATA.is_dir() and DATA.parent.name == "shared"
     assert len(SAMPLES) == 5
 
 

@@ -51,7 +51,8 @@ def large():
 
 
 def test_data_path_resolves():
-    assert DATA == Path("/work/shared/data")
+    # ../shared sits beside the checkout wherever it is cloned (CI uses another root).
+    assert DATA.is_dir() and DATA.parent.name == "shared"
     assert LARGE.is_file() and V3_SHORT.is_file()
 
 
