@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from continuity import consolidate as co
+from continuity import durable_memory as dm
 from continuity import lineage as ln
 from continuity.cli import app
 from continuity.errors import InputError
@@ -27,6 +28,7 @@ from continuity.model import (
     Session,
 )
 from continuity.summarize.extractive import ExtractiveSummarizer
+from continuity.temporal_dag import thread_of
 from continuity.transcripts import sync_import, sync_session
 from tests.builders import A, T, U, call
 
@@ -182,7 +184,7 @@ def test_thread_chain_and_head_do_not_depend_on_order(store, isolated_home):
     assert store.thread_head("default", f"project:{PROJECT}").session_key == "new"
     mentioned = {e.dst_id for e in store.dag_edges("default", kinds=["mentions"])
                  if e.src_id == tok["new"]}
-    assert mentioned == {co.thread_of("default", p, "")[2] for p in (PROJECT, "/home/ana/books")}
+    assert mentioned == {thread_of("default", p, "")[2] for p in (PROJECT, "/home/ana/books")}
 
 
 def test_interrupted_last_request_is_an_open_item(store, isolated_home):
@@ -245,15 +247,15 @@ def test_scratch_sessions_store_no_memories(store, isolated_home):
 ])
 def test_classify_user_statements(text, kind):
     """Constraints, decisions and concrete facts are recognised; requests and vague ones not."""
-    assert co.classify(text) == kind
+    assert dm.classify(text) == kind
 
 
 def test_durable_statements_caps_and_orders():
     """Constraints come first, repeats once, at most MAX_MEMORIES_PER_SESSION in all."""
     texts = [f"Rule {i}: always keep file{i}.py small." for i in range(20)] + \
         ["ok, ALWAYS keep file0.py small.", "green diff is #b5bd68"]
-    found, transient = co.durable_statements(texts)
-    assert len(found) == co.MAX_MEMORIES_PER_SESSION and transient == 0
+    found, transient = dm.durable_statements(texts)
+    assert len(found) == dm.MAX_MEMORIES_PER_SESSION and transient == 0
     assert found[0] == ("constraint", "Rule 0: always keep file0.py small.")
     assert all(k == "constraint" for k, _ in found)
 

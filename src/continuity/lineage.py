@@ -9,21 +9,12 @@ UTC as ``2026-09-01T10-40-00.000Z`` (ISO 8601 with ``:`` made ``-``, filename-sa
 ``kind`` one of ``transcript``, ``summary``, ``compaction``, ``manifest``. A capture's content
 artifacts share its ``captured_at``; the manifest keeps the first capture's.
 
-**File.** ``---``, one ``key: value`` line per field, ``---``, a blank line, the body, a newline.
-Values: ``null``, ``true``/``false``, numbers, JSON-quoted strings (control characters, C1
-controls and line separators escaped, so every value is valid YAML on one line), ``[]`` for an
-empty list, else ``key:`` followed by ``  - <value>`` lines. Field order is fixed per kind, so
-the same fields always give the same bytes. Identity fields (``agent_id``, ``session_key``) are
-kept exactly (the token is their hash); display text (``memory_sentence``) is flattened to one
-line (``one_line``).
-
-**Integrity.** ``content_sha256`` is the body hash of scope ``body-normalized-v1`` (CRLF/CR ->
-LF, trailing spaces and tabs cut per line, trailing empty lines dropped, SHA-256 hex of the
-UTF-8 result). ``frontmatter_sha256`` is the SHA-256 hex of the canonical frontmatter: every
-other field re-rendered by ``dump_frontmatter`` in file order, ``---`` lines included
-(``frontmatter_hash``). It covers ``content_sha256`` and so the whole file: an edited
-``memory_sentence`` is caught like an edited body. A file without it (written before it existed)
-fails the check too; the repair is always "delete the file and run ``continuity consolidate``
+**File format and integrity** (``continuity.frontmatter``): frontmatter, a blank line, the
+body; ``content_sha256`` seals the body and ``frontmatter_sha256`` every other field, both
+checked on every read. Field order is fixed per kind, so the same fields always give the same
+bytes. Identity fields (``agent_id``, ``session_key``) are kept exactly (the token is their
+hash); display text (``memory_sentence``) is flattened to one line (``one_line``). The repair
+of a file that fails its check is always "delete the file and run ``continuity consolidate``
 for its session again".
 
 **Write-once** (``write_artifact``): when the file exists, a different kind, agent, session or
@@ -55,10 +46,22 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-import orjson
-
 from continuity.config import resolve_home
-from continuity.errors import ContinuityError, LineageDamaged  # noqa: F401 (re-exported)
+from continuity.errors import LineageDamaged  # noqa: F401 (re-exported)
+from continuity.frontmatter import (  # noqa: F401 (re-exported: the lineage's file format)
+    FRONTMATTER_HASH,
+    HASH_SCOPE,
+    ArtifactCorrupt,
+    ArtifactError,
+    body_hash,
+    dump_frontmatter,
+    frontmatter_hash,
+    parse_frontmatter,
+    read_fields,
+    render_file,
+    split_file,
+    verify_hashes,
+)
 from continuity.sentence import (  # noqa: F401 (re-exported)
     SENTENCE_MAX_WORDS,
     SENTENCE_MIN_WORDS,
@@ -81,9 +84,6 @@ from continuity.text import clean
 
 KINDS = ("transcript", "summary", "compaction", "manifest")
 CONTENT_KINDS = ("transcript", "summary", "compaction")
-HASH_SCOPE = "body-normalized-v1"
-#: The frontmatter field holding ``frontmatter_hash`` (module docstring, "Integrity").
-FRONTMATTER_HASH = "frontmatter_sha256"
 SANITIZER_VERSION = "transcripts.project/v1"
 MEMORY_DIR = "memory"
 #: seed 000 / origin: a manifest lock waiter gives up after 5 s, polling every 25 ms.
@@ -91,28 +91,10 @@ LOCK_WAIT_SECONDS = 5.0
 LOCK_POLL_SECONDS = 0.025
 
 
-
-class ArtifactError(ContinuityError):
-    """A lineage artifact could not be written or read."""
-
-    exit_code = 1
-
-
 class ArtifactConflict(ArtifactError):
     """A write-once artifact already exists with other content or another identity."""
 
     exit_code = 5
-
-
-class ArtifactCorrupt(ArtifactError, LineageDamaged):
-    """An artifact's frontmatter or name is malformed, or its frontmatter or body does not
-    match its hash. ``path`` is the damaged file when known."""
-
-    exit_code = 7
-
-    def __init__(self, message: str, path: str | os.PathLike[str] | None = None) -> None:
-        super().__init__(message)
-        self.path = Path(path) if path is not None else None
 
 
 # ---------------------------------------------------------------------------- times and names
@@ -191,95 +173,7 @@ def wikilink(path: str, label: str) -> str:
     return f"[[{path}|{label}]]"
 
 
-# ---------------------------------------------------------------------------- frontmatter
-
-_KEY = re.compile(r"^[a-z_][a-z0-9_]*$")
-_ESCAPE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff]")
-
-
-def _scalar(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return orjson.dumps(value).decode()
-    if isinstance(value, str):
-        text = orjson.dumps(clean(value)).decode()
-        return _ESCAPE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-    raise TypeError(f"frontmatter value must be null, bool, number or string (got "
-                    f"{type(value).__name__})")
-
-
-def dump_frontmatter(fields: Sequence[tuple[str, Any]]) -> str:
-    """The frontmatter block (``---`` lines included, no trailing newline) of ``fields`` in
-    the given order. Raises ``ValueError`` for a bad key, ``TypeError`` for a bad value."""
-    lines = ["---"]
-    for key, value in fields:
-        if not _KEY.match(key):
-            raise ValueError(f"frontmatter key {key!r}: must match [a-z_][a-z0-9_]*")
-        if isinstance(value, (list, tuple)):
-            lines.append(f"{key}: []" if not value else f"{key}:")
-            lines.extend(f"  - {_scalar(v)}" for v in value)
-        else:
-            lines.append(f"{key}: {_scalar(value)}")
-    lines.append("---")
-    return "\n".join(lines)
-
-
-def _parse_value(raw: str, where: str) -> Any:
-    if raw == "[]":
-        return []
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        raise ArtifactCorrupt(f"{where}: value {raw[:60]!r} is not null, a boolean, a number "
-                              "or a JSON-quoted string") from None
-
-
-def parse_frontmatter(lines: Sequence[str], where: str) -> dict[str, Any]:
-    """The fields of frontmatter ``lines`` (between the ``---`` lines, without newlines).
-    Raises ``ArtifactCorrupt`` naming ``where`` and the bad line."""
-    fields: dict[str, Any] = {}
-    current: list[Any] | None = None
-    for n, line in enumerate(lines, 2):
-        if line.startswith("  - ") and current is not None:
-            current.append(_parse_value(line[4:], f"{where}:{n}"))
-            continue
-        key, sep, rest = line.partition(":")
-        if not sep or not _KEY.match(key) or key in fields:
-            raise ArtifactCorrupt(f"{where}:{n}: not a 'key: value' line of a new key")
-        if rest == "":
-            fields[key] = current = []
-        elif rest.startswith(" "):
-            fields[key] = _parse_value(rest[1:], f"{where}:{n}")
-            current = None
-        else:
-            raise ArtifactCorrupt(f"{where}:{n}: expected a space after {key!r}:")
-    return fields
-
-
-def render_file(fields: Sequence[tuple[str, Any]], body: str) -> str:
-    """The whole artifact file: frontmatter, a blank line, the body, a newline."""
-    return f"{dump_frontmatter(fields)}\n\n{body}\n"
-
-
-def body_hash(body: str) -> str:
-    """SHA-256 hex of ``body`` normalized by scope ``body-normalized-v1`` (module docstring)."""
-    text = body.replace("\r\n", "\n").replace("\r", "\n")
-    lines = [ln.rstrip(" \t") for ln in text.split("\n")]
-    while lines and not lines[-1]:
-        lines.pop()
-    return hashlib.sha256("\n".join(lines).encode("utf-8")).hexdigest()
-
-
-def frontmatter_hash(fields: Sequence[tuple[str, Any]]) -> str:
-    """SHA-256 hex of the canonical frontmatter of ``fields`` (``dump_frontmatter`` of every
-    field but ``frontmatter_sha256``, in the given order, UTF-8): the same for the fields a
-    writer seals and for the fields ``parse_frontmatter`` reads back, whatever line ends or
-    trailing blanks the file picked up since."""
-    canonical = dump_frontmatter([(k, v) for k, v in fields if k != FRONTMATTER_HASH])
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+# ---------------------------------------------------------------------------- reading
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,24 +186,13 @@ class Artifact:
 
     @property
     def kind(self) -> str:
+        """Its ``kind`` field (``transcript``, ``summary``, ``compaction``, ``manifest``)."""
         return str(self.fields.get("kind"))
 
     @property
     def rel(self) -> str:
         """Its workspace-relative path (``memory/<name>``)."""
         return rel_path(self.path.name)
-
-
-def _split(text: str, where: str) -> tuple[list[str], str]:
-    if not text.startswith("---\n"):
-        raise ArtifactCorrupt(f"{where}: does not start with a '---' frontmatter line")
-    end = text.find("\n---\n", 3)
-    if end < 0:
-        raise ArtifactCorrupt(f"{where}: frontmatter has no closing '---' line")
-    head = text[4:end].split("\n") if end > 4 else []
-    body = text[end + 5:]
-    body = body[1:] if body.startswith("\n") else body
-    return head, body[:-1] if body.endswith("\n") else body
 
 
 _REQUIRED = ("kind", "agent_id", "session_key", "content_sha256", "hash_scope")
@@ -319,8 +202,9 @@ def read_artifact(path: str | os.PathLike[str], *, verify: bool = True) -> Artif
     """Read and check one artifact: its name, required fields (``kind``, ``agent_id``,
     ``session_key``, ``content_sha256``, ``hash_scope``), the kind and token its name gives,
     and (``verify``) the body against ``content_sha256`` and the whole frontmatter against
-    ``frontmatter_sha256`` (module docstring, "Integrity"). Raises ``ArtifactCorrupt`` naming
-    the file and the problem (``path`` set), ``ArtifactError`` when it cannot be read."""
+    ``frontmatter_sha256`` (``continuity.frontmatter``, "Integrity"). Raises
+    ``ArtifactCorrupt`` naming the file and the problem (``path`` set), ``ArtifactError`` when
+    it cannot be read."""
     p = Path(path)
     parsed = parse_name(p.name)
     if parsed is None:
@@ -331,13 +215,13 @@ def read_artifact(path: str | os.PathLike[str], *, verify: bool = True) -> Artif
     except (OSError, UnicodeDecodeError) as exc:
         raise ArtifactError(f"{p}: cannot read: {exc}") from exc
     try:
-        head, body = _split(text, str(p))
+        head, body = split_file(text, str(p))
         fields = parse_frontmatter(head, str(p))
     except ArtifactCorrupt as exc:
         raise ArtifactCorrupt(str(exc), p) from None
     _check_fields(p, parsed, fields)
     if verify:
-        _verify(p, fields, body)
+        verify_hashes(p, fields, body)
     return Artifact(p, fields, body)
 
 
@@ -352,38 +236,6 @@ def _check_fields(p: Path, parsed: tuple[str, str, str], fields: dict[str, Any])
                               f"{fields['session_key']!r}", p)
     if fields["hash_scope"] != HASH_SCOPE:
         raise ArtifactCorrupt(f"{p}: unknown hash_scope {fields['hash_scope']!r}", p)
-
-
-def _verify(p: Path, fields: dict[str, Any], body: str) -> None:
-    if body_hash(body) != fields["content_sha256"]:
-        raise ArtifactCorrupt(f"{p}: checksum mismatch: the body does not match its "
-                              "content_sha256 (edited or damaged)", p)
-    stored = fields.get(FRONTMATTER_HASH)
-    if not isinstance(stored, str):
-        raise ArtifactCorrupt(f"{p}: no {FRONTMATTER_HASH}: its frontmatter cannot be checked "
-                              "(written by an older version, or the line was removed)", p)
-    if frontmatter_hash(list(fields.items())) != stored:
-        raise ArtifactCorrupt(f"{p}: frontmatter mismatch: a field no longer matches its "
-                              f"{FRONTMATTER_HASH} (edited or damaged)", p)
-
-
-def read_fields(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """Only the frontmatter of an artifact, read line by line up to its closing ``---``
-    (no body read, no hash check: use ``read_artifact`` before trusting the body). Raises
-    ``ArtifactCorrupt`` / ``ArtifactError``."""
-    p = Path(path)
-    head: list[str] = []
-    try:
-        with open(p, encoding="utf-8") as fh:
-            if fh.readline() != "---\n":
-                raise ArtifactCorrupt(f"{p}: does not start with a '---' frontmatter line")
-            for line in fh:
-                if line == "---\n":
-                    return parse_frontmatter(head, str(p))
-                head.append(line.rstrip("\n"))
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ArtifactError(f"{p}: cannot read: {exc}") from exc
-    raise ArtifactCorrupt(f"{p}: frontmatter has no closing '---' line")
 
 
 # ---------------------------------------------------------------------------- locking and writing

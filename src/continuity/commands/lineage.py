@@ -84,7 +84,7 @@ def lineage_cmd(
     """Show the lineage of SESSION: manifest, artifacts (hash-checked), thread and DAG edges.
 
     Exits 7 when an artifact is missing or fails its check (after showing the lineage)."""
-    from continuity.consolidate import session_lineage
+    from continuity.lineage_report import session_lineage
 
     with open_cli_store(home) as store:
         found = store.get_transcripts([session], "default")
@@ -100,7 +100,7 @@ def lineage_cmd(
 
 def _damaged(key: str, problems: list[dict[str, Any]]) -> Exception:
     """The exit-7 error naming each missing or failing artifact and the repair."""
-    from continuity.consolidate import repair_hint
+    from continuity.lineage_report import repair_hint
     from continuity.lineage import LineageDamaged
     from continuity.sentence import one_line
 

@@ -12,30 +12,39 @@ becomes a hidden ``event`` row. Both orders occur in real files (``real-exec-0.1
 user response item precedes its event, the ``agent_message`` event precedes its response item).
 An event with no response-item counterpart (``sample-session.jsonl``) is simply visible. Only
 SHA-256 prefixes of the texts are kept in ``state()``, so a grown file resumes mid-turn.
+
+This module decides each row's kind, role, visibility and duplicate status, and tracks turns;
+what a response item's payload holds (content, reasoning, tool call arguments, tool outputs and
+their error flag) is read into blocks by ``continuity.formats.codex_items``.
 """
 
 from __future__ import annotations
 
 import hashlib
-import json
 import re
+from functools import partial
 from typing import Any
 
-import orjson
-
 from continuity.formats.base import FormatReader, decode_media, parse_timestamp, text_of
+from continuity.formats.codex_items import (
+    add_media,
+    call_id,
+    content_blocks,
+    is_image_tag,
+    reasoning_blocks,
+    tool_call_block,
+    tool_output,
+    tool_search_block,
+)
 from continuity.formats.jsonl import Line
 from continuity.model import (
     Block,
     CompactionInfo,
     Entry,
     EntryKind,
-    MediaBlock,
     Role,
     RunStatus,
     TextBlock,
-    ThinkingBlock,
-    ToolCallBlock,
     ToolResultBlock,
 )
 from continuity.text import clean
@@ -57,12 +66,6 @@ INJECTED_PREFIXES = (
     "<subagents>",
     "<subagent_notification>",
 )
-
-# Image wrappers newer Codex puts around an ``input_image`` in the user response item (not in the
-# ``user_message`` event): ignored when matching the two.
-_IMAGE_TAG = re.compile(r"^\s*(<image\b[^>]*>|</image>)\s*$", re.IGNORECASE)
-_DATA_URL = re.compile(r"^data:([^;,]*)((?:;[^;,]*)*);base64,", re.IGNORECASE)
-_EXIT_CODE_LINE = re.compile(r"^(?:Exit code:|Process exited with code)\s*(-?\d+)\s*$")
 
 # event_msg kinds we know (anything else is opaque, §5.1 rule 5).
 KNOWN_EVENTS = frozenset({
@@ -91,48 +94,12 @@ def is_injected(text: str) -> bool:
 
 def _dedupe_key(role: str, texts: list[str]) -> str | None:
     """A short hash of a message's role and whitespace-normalised text (None: no text)."""
-    parts = [t for t in texts if not _IMAGE_TAG.match(t)]
+    parts = [t for t in texts if not is_image_tag(t)]
     norm = " ".join(" ".join(parts).split())
     if not norm:
         return None
     digest = hashlib.sha256(f"{role}\x00{norm}".encode("utf-8", "replace")).hexdigest()
     return digest[:24]
-
-
-def _deep_clean(value: Any) -> Any:
-    """``value`` with every string cleaned of lone surrogates (dict keys included)."""
-    if isinstance(value, str):
-        return clean(value)
-    if isinstance(value, dict):
-        return {(clean(k) if isinstance(k, str) else k): _deep_clean(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_deep_clean(v) for v in value]
-    return value
-
-
-def _parse_json(text: str) -> Any:
-    """``text`` parsed as JSON, or a sentinel ``_NOT_JSON``. Lone surrogates are tolerated."""
-    try:
-        return orjson.loads(text)
-    except orjson.JSONDecodeError:
-        pass
-    try:
-        return _deep_clean(json.loads(text))
-    except (ValueError, RecursionError):
-        return _NOT_JSON
-
-
-_NOT_JSON = object()
-
-
-def _media_from_url(url: Any) -> tuple[MediaBlock, dict[str, bytes]] | None:
-    """A MediaBlock from a base64 ``data:`` URL (None for any other URL or value)."""
-    if not isinstance(url, str):
-        return None
-    match = _DATA_URL.match(url)
-    if not match:
-        return None
-    return decode_media(match.group(1) or "application/octet-stream", url[match.end():])
 
 
 class CodexReader(FormatReader):
@@ -309,7 +276,7 @@ class CodexReader(FormatReader):
         if kind == "message":
             return self._message(line, p, type_name)
         if kind == "reasoning":
-            blocks = self._reasoning_blocks(p)
+            blocks = reasoning_blocks(p)
             if not blocks:
                 # Only encrypted content: nothing to show (it stays in the raw line).
                 return Entry(kind=EntryKind.EVENT, role=Role.ASSISTANT, visible=False,
@@ -317,87 +284,45 @@ class CodexReader(FormatReader):
             return Entry(kind=EntryKind.MESSAGE, role=Role.ASSISTANT, blocks=tuple(blocks),
                          type_name=type_name)
         if kind in ("function_call", "custom_tool_call", "local_shell_call"):
-            return self._tool_call(line, kind, p, type_name)
+            block = tool_call_block(kind, p, partial(self.warn, line))
+            return Entry(kind=EntryKind.MESSAGE, role=Role.ASSISTANT, blocks=(block,),
+                         type_name=type_name)
         if kind in ("function_call_output", "custom_tool_call_output"):
             return self._tool_output(line, p, type_name)
-        if kind == "tool_search_call":
-            call_id = p.get("call_id")
-            if isinstance(call_id, str) and call_id and p.get("execution") != "server":
-                args = p.get("arguments")
-                block = ToolCallBlock(clean(call_id), "tool_search",
-                                      _deep_clean(args) if args is not None else {})
-                return Entry(kind=EntryKind.MESSAGE, role=Role.ASSISTANT, blocks=(block,),
-                             type_name=type_name)
-            return Entry(kind=EntryKind.EVENT, role=Role.ASSISTANT, visible=False,
-                         type_name=type_name)
-        if kind == "tool_search_output":
-            call_id = p.get("call_id")
-            if isinstance(call_id, str) and call_id and p.get("execution") != "server":
-                tools = p.get("tools")
-                text = orjson.dumps(_deep_clean(tools)).decode() if tools is not None else ""
-                block = ToolResultBlock(clean(call_id), p.get("status") == "failed", text)
-                return Entry(kind=EntryKind.MESSAGE, role=Role.TOOL, blocks=(block,),
-                             type_name=type_name)
-            return Entry(kind=EntryKind.EVENT, role=Role.TOOL, visible=False,
-                         type_name=type_name)
+        if kind in ("tool_search_call", "tool_search_output"):
+            return self._tool_search(kind, p, type_name)
         if kind == "image_generation_call":
-            result = p.get("result")
-            if not isinstance(result, str) or not result:
-                if p.get("status") not in ("in_progress", "generating", "failed"):
-                    self.warn(line, "image_generation_call: result missing")
-                return Entry(kind=EntryKind.MESSAGE, role=Role.ASSISTANT,
-                             type_name=type_name)
-            media, payloads = decode_media("image/png", result)
-            return Entry(kind=EntryKind.MESSAGE, role=Role.ASSISTANT, blocks=(media,),
-                         payloads=payloads, type_name=type_name)
+            return self._image_generation(line, p, type_name)
         if kind in ("compaction", "ghost_snapshot", "web_search_call", "compaction_trigger",
                     "context_compaction"):
             return Entry(kind=EntryKind.EVENT, role=Role.SYSTEM, visible=False,
                          type_name=type_name)
         return Entry(kind=EntryKind.OPAQUE, role=Role.SYSTEM, visible=False, type_name=type_name)
 
-    def _content(self, line: Line, content: Any) -> tuple[list[str], list[Block],
-                                                          dict[str, bytes]]:
-        """Texts, blocks (text and media in content order) and media payloads of a message
-        ``content`` (a list of blocks, or a plain string). ``<image …>``/``</image>`` wrapper
-        texts are dropped from the blocks: the media block stands in their place."""
-        texts: list[str] = []
-        blocks: list[Block] = []
-        payloads: dict[str, bytes] = {}
-        if isinstance(content, str):
-            content = [content]
-        if not isinstance(content, list):
-            self.warn(line, "message: content missing")
-            return texts, blocks, payloads
-        for block in content:
-            value: Any = block
-            if isinstance(block, dict):
-                btype = block.get("type")
-                if btype in ("input_image", "output_image", "image"):
-                    got = _media_from_url(block.get("image_url") or block.get("url"))
-                    if got is not None:
-                        blocks.append(got[0])
-                        payloads.update(got[1])
-                    continue
-                value = next((block[k] for k in ("text", "output_text", "input_text", "refusal")
-                              if isinstance(block.get(k), str)), None)
-                if value is None:
-                    if btype in ("input_text", "output_text", "text", "refusal"):
-                        self.warn(line, f"message: {btype} block without text")
-                    else:
-                        self.warn(line, f"message: unknown content block type {btype!r} skipped")
-                    continue
-            if not isinstance(value, str):
-                continue
-            text = clean(value)
-            texts.append(text)
-            if text and not _IMAGE_TAG.match(text):
-                blocks.append(TextBlock(text))
-        return texts, blocks, payloads
+    def _tool_search(self, kind: str, p: dict, type_name: str) -> Entry:
+        """A tool search the client ran (its call or output); one the server ran is a hidden
+        event."""
+        role = Role.ASSISTANT if kind == "tool_search_call" else Role.TOOL
+        block = tool_search_block(kind, p)
+        if block is None:
+            return Entry(kind=EntryKind.EVENT, role=role, visible=False, type_name=type_name)
+        return Entry(kind=EntryKind.MESSAGE, role=role, blocks=(block,), type_name=type_name)
+
+    def _image_generation(self, line: Line, p: dict, type_name: str) -> Entry:
+        """A generated image (a PNG in ``result``); without one an empty message (with a
+        warning unless the call is still running or failed)."""
+        result = p.get("result")
+        if not isinstance(result, str) or not result:
+            if p.get("status") not in ("in_progress", "generating", "failed"):
+                self.warn(line, "image_generation_call: result missing")
+            return Entry(kind=EntryKind.MESSAGE, role=Role.ASSISTANT, type_name=type_name)
+        media, payloads = decode_media("image/png", result)
+        return Entry(kind=EntryKind.MESSAGE, role=Role.ASSISTANT, blocks=(media,),
+                     payloads=payloads, type_name=type_name)
 
     def _message(self, line: Line, p: dict, type_name: str) -> Entry:
         role = p.get("role")
-        texts, blocks, payloads = self._content(line, p.get("content"))
+        texts, blocks, payloads = content_blocks(p.get("content"), partial(self.warn, line))
         entry = Entry(kind=EntryKind.MESSAGE, role=Role.USER, blocks=tuple(blocks),
                       type_name=type_name, payloads=payloads or None)
         if role == "user":
@@ -405,7 +330,7 @@ class CodexReader(FormatReader):
                 entry.kind = EntryKind.CONTEXT
                 entry.visible = False
                 return entry
-            typed = any(t.strip() and not _IMAGE_TAG.match(t) for t in texts)
+            typed = any(t.strip() and not is_image_tag(t) for t in texts)
             if not self._first_of_pair(_dedupe_key("user", texts), from_event=False):
                 entry.kind = EntryKind.EVENT
                 entry.visible = False
@@ -430,103 +355,16 @@ class CodexReader(FormatReader):
         entry.visible = False
         return entry
 
-    def _reasoning_blocks(self, p: dict) -> list[Block]:
-        blocks: list[Block] = []
-        for source in ("summary", "content"):
-            items = p.get(source)
-            if not isinstance(items, list):
-                continue
-            for item in items:
-                text = item.get("text") if isinstance(item, dict) else item
-                if isinstance(text, str) and text.strip():
-                    blocks.append(ThinkingBlock(clean(text)))
-            if blocks:  # the summary when there is one; raw reasoning text only as fallback
-                break
-        return blocks
-
-    def _call_id(self, line: Line, p: dict, kind: str) -> str:
-        for key in ("call_id", "id"):
-            value = p.get(key)
-            if isinstance(value, str) and value:
-                return clean(value)
-        self.warn(line, f"{kind}: call_id missing")
-        return ""
-
-    def _tool_call(self, line: Line, kind: str, p: dict, type_name: str) -> Entry:
-        call_id = self._call_id(line, p, kind)
-        name = text_of(p.get("name"))
-        arguments: Any
-        if kind == "function_call":
-            raw = p.get("arguments")
-            if isinstance(raw, dict):
-                arguments = _deep_clean(raw)
-            elif isinstance(raw, str):
-                parsed = _parse_json(raw) if raw.strip() else _NOT_JSON
-                arguments = parsed if isinstance(parsed, dict) else clean(raw)
-            else:
-                self.warn(line, "function_call: arguments missing")
-                arguments = {}
-        elif kind == "custom_tool_call":
-            raw = p.get("input")
-            if not isinstance(raw, str):
-                self.warn(line, "custom_tool_call: input missing")
-            arguments = text_of(raw)
-        else:  # local_shell_call
-            name = name or "local_shell"
-            action = p.get("action")
-            if not isinstance(action, dict):
-                self.warn(line, "local_shell_call: action missing")
-            arguments = _deep_clean(action) if isinstance(action, dict) else {}
-        if not name:
-            self.warn(line, f"{kind}: name missing")
-        return Entry(kind=EntryKind.MESSAGE, role=Role.ASSISTANT,
-                     blocks=(ToolCallBlock(call_id, name, arguments),), type_name=type_name)
-
     def _tool_output(self, line: Line, p: dict, type_name: str) -> Entry:
-        call_id = self._call_id(line, p, type_name.split("/", 1)[1])
+        warn = partial(self.warn, line)
+        cid = call_id(p, type_name.split("/", 1)[1], warn)
         output = p.get("output")
         if output is None:
-            self.warn(line, f"{type_name}: output missing")
-        text, is_error, media, payloads = self._output(output)
-        block = ToolResultBlock(call_id, is_error, text, tuple(media))
+            warn(f"{type_name}: output missing")
+        text, is_error, media, payloads = tool_output(output)
+        block = ToolResultBlock(cid, is_error, text, tuple(media))
         return Entry(kind=EntryKind.MESSAGE, role=Role.TOOL, blocks=(block,),
                      type_name=type_name, payloads=payloads or None)
-
-    def _output(self, output: Any) -> tuple[str, bool, list[MediaBlock], dict[str, bytes]]:
-        """Text, error flag, media and payloads of a tool output (string, object or list)."""
-        media: list[MediaBlock] = []
-        payloads: dict[str, bytes] = {}
-        if isinstance(output, str):
-            return clean(output), _string_says_error(output), media, payloads
-        if isinstance(output, list):
-            texts: list[str] = []
-            for item in output:
-                if isinstance(item, str):
-                    texts.append(clean(item))
-                elif isinstance(item, dict):
-                    if item.get("type") in ("input_image", "output_image", "image"):
-                        got = _media_from_url(item.get("image_url") or item.get("url"))
-                        if got is not None:
-                            media.append(got[0])
-                            payloads.update(got[1])
-                        continue
-                    value = item.get("text")
-                    if not isinstance(value, str):
-                        value = item.get("output_text")
-                    if isinstance(value, str):
-                        texts.append(clean(value))
-            return "\n".join(texts), False, media, payloads
-        if isinstance(output, dict):
-            inner = output.get("output")
-            if inner is None:
-                inner = output.get("content")
-            if inner is None:
-                inner = output.get("content_items")
-            text, is_error, media, payloads = self._output(inner)
-            if output.get("success") is False or _exit_code_error(output):
-                is_error = True
-            return text, is_error, media, payloads
-        return "", False, media, payloads
 
     # -- events
 
@@ -574,10 +412,7 @@ class CodexReader(FormatReader):
         images = p.get("images")
         if isinstance(images, list):
             for url in images:
-                got = _media_from_url(url)
-                if got is not None:
-                    blocks.append(got[0])
-                    payloads.update(got[1])
+                add_media(url, blocks, payloads)
         entry = Entry(kind=EntryKind.MESSAGE, role=Role.USER, blocks=tuple(blocks),
                       type_name=type_name, payloads=payloads or None)
         legacy_kind = p.get("kind")
@@ -592,31 +427,3 @@ class CodexReader(FormatReader):
             return entry
         entry.is_request = bool(text.strip())
         return entry
-
-
-def _exit_code_error(obj: dict) -> bool:
-    """True when ``obj`` (or its ``metadata``) gives an integer exit code other than 0."""
-    for holder in (obj, obj.get("metadata")):
-        if isinstance(holder, dict):
-            code = holder.get("exit_code")
-            if isinstance(code, int) and not isinstance(code, bool):
-                return code != 0
-    return False
-
-
-def _string_says_error(output: str) -> bool:
-    """True when a tool output string clearly states a non-zero exit code: the JSON shape
-    ``{"output": …, "metadata": {"exit_code": N}}`` or an ``Exit code: N`` /
-    ``Process exited with code N`` line in the header before ``Output:``."""
-    stripped = output.lstrip()
-    if stripped.startswith("{") and ('"exit_code"' in stripped or '"success"' in stripped):
-        parsed = _parse_json(stripped) if len(stripped) < 8 * 1024 * 1024 else _NOT_JSON
-        if isinstance(parsed, dict):
-            return parsed.get("success") is False or _exit_code_error(parsed)
-    for header_line in output[:2048].splitlines()[:6]:
-        if header_line.strip() == "Output:":
-            break
-        match = _EXIT_CODE_LINE.match(header_line.strip())
-        if match:
-            return int(match.group(1)) != 0
-    return False
