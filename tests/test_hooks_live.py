@@ -195,3 +195,38 @@ def test_live_group_commit_shares_fsyncs_between_threads(tmp_path: Path) -> None
 
     with pytest.raises(OSError, match="No space left"):
         GroupAppender(BrokenLog()).append(1)
+
+
+def test_live_turn_after_a_crash_repairs_the_torn_tail(store, isolated_home: Path,
+                                                       tmp_path: Path) -> None:
+    """A crash cut the canonical JSONL's last record in half (an imported session's): the
+    next live turn is written after the repair, on a line of its own (the fragment kept in
+    ``.torn``), and the imported session's records are rewritten from the database."""
+    live = LiveCapture(store, home=isolated_home, config=CheckpointConfig(),
+                       budget_bytes=240_000, stop_seconds=10, idle_limit=timedelta(hours=4),
+                       tick_seconds=0.05)
+    live.start()
+    try:
+        key, path = "5b7c2e90-aaaa", tmp_path / "5b7c2e90-aaaa.jsonl"
+        shutil.copy(CC_FIXTURE, path)
+        ev(live, "session-start", key, transcript_path=str(path))
+        ev(live, "stop", key, transcript_path=str(path))  # import, then its records written
+        assert live.worker.wait_idle(10)
+        log_path = transcript_path(isolated_home, "claude-code")
+        before = [r.id for r in TranscriptLog(log_path).read(session_key=key)]
+        assert len(before) == 9  # visible rows of the fixture
+        data = log_path.read_bytes()
+        start = data.rstrip(b"\n").rfind(b"\n") + 1
+        fragment = data[start:start + (len(data) - start) // 2]
+        log_path.write_bytes(data[:start] + fragment)  # the crash
+        ev(live, "user-prompt-submit", "after-crash", prompt="where were we")
+        assert live.worker.wait_idle(10)
+        bad: list = []
+        records = list(TranscriptLog(log_path).read(bad=bad))
+        assert bad == [] and log_path.read_bytes().endswith(b"\n")
+        assert [r.content for r in records if r.session_key == "after-crash"] == [
+            "User: where were we"]
+        assert [r.id for r in records if r.session_key == key] == before
+        assert (log_path.parent / "transcript.jsonl.torn").read_bytes() == fragment + b"\n"
+    finally:
+        live.close()

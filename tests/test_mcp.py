@@ -157,3 +157,104 @@ def test_mcp_stdio_round_trip(isolated_home: Path, daemon_down: None) -> None:
 
     found = asyncio.run(go())
     assert [r["content"] for r in found["results"]] == ["Use UTC in exports"]
+
+
+@pytest.fixture
+def slow_daemon(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A stand-in daemon answering every request after 1.5 s."""
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    class Slow(BaseHTTPRequestHandler):
+        def do_POST(self) -> None:  # noqa: N802 - the http.server spelling
+            self.rfile.read(int(self.headers.get("content-length") or 0))
+            time.sleep(1.5)
+            body = json.dumps({"results": [{"id": 7, "content": "late but kept"}]}).encode()
+            self.send_response(200)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *_args: object) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    monkeypatch.setenv("CONTINUITY_DAEMON_URL", url)
+    yield url
+    server.shutdown()
+
+
+def test_mcp_stdin_closed_during_a_call_still_answers_it(isolated_home: Path,
+                                                         slow_daemon: str) -> None:
+    """The client closes stdin while a tool call waits for the daemon: the call's answer is
+    written before the server exits (it was dropped before: EOF ended the serving loop)."""
+    import subprocess
+
+    proc = subprocess.Popen([sys.executable, "-m", "continuity.mcp_server"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, env={**os.environ})
+
+    def send(message: dict) -> None:
+        proc.stdin.write((json.dumps(message) + "\n").encode())  # type: ignore[union-attr]
+        proc.stdin.flush()  # type: ignore[union-attr]
+
+    try:
+        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}})
+        assert json.loads(proc.stdout.readline())["id"] == 1  # type: ignore[union-attr]
+        send({"jsonrpc": "2.0", "method": "notifications/initialized"})
+        send({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "recall", "arguments": {"query": "export ranges", "session": "s1"}}})
+        time.sleep(0.3)  # the call is in flight (the daemon answers after 1.5 s)
+        proc.stdin.close()  # type: ignore[union-attr]
+        out = proc.stdout.read()  # type: ignore[union-attr]
+        assert proc.wait(30) == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    answers = [json.loads(line) for line in out.splitlines()]
+    assert [a["id"] for a in answers] == [2]
+    assert answers[0]["result"]["structuredContent"]["results"][0]["content"] == "late but kept"
+
+
+def test_mcp_drain_is_bounded() -> None:
+    """At end of input the reader waits for open requests at most ``seconds``, then ends;
+    an answered or cancelled request no longer holds it."""
+    import anyio
+    from mcp.shared.message import SessionMessage
+    from mcp_types import JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
+
+    from continuity.mcp_server import _Drain
+
+    def request(n: int) -> SessionMessage:
+        return SessionMessage(JSONRPCRequest(jsonrpc="2.0", id=n, method="tools/call",
+                                             params={"name": "recall"}))
+
+    async def go() -> tuple[set, set, bool]:
+        drain = _Drain(0.2)
+        send, receive = anyio.create_memory_object_stream(10)
+        reader, sent = drain.reader(receive), []
+
+        class Sink:
+            async def send(self, item: object) -> None:
+                sent.append(item)
+
+        writer = drain.writer(Sink())
+        for n in (1, 2, 3):
+            await send.send(request(n))
+        await send.send(SessionMessage(JSONRPCNotification(
+            jsonrpc="2.0", method="notifications/cancelled", params={"requestId": 3})))
+        for _ in range(4):
+            await reader.receive()
+        await writer.send(SessionMessage(JSONRPCResponse(jsonrpc="2.0", id=1, result={})))
+        waiting = set(drain.open)
+        send.close()
+        with pytest.raises(anyio.EndOfStream):
+            await reader.receive()  # request 2 is never answered: ends after 0.2 s
+        return waiting, set(drain.open), await drain.until_answered()
+
+    waiting, left, answered = anyio.run(go)
+    assert waiting == {2} and left == {2} and answered is False

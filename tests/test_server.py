@@ -250,6 +250,32 @@ def test_server_token_required_on_api_when_configured(store, isolated_home: Path
         assert r.status_code == 200 and TOKEN not in r.text
 
 
+def test_server_api_docs_need_the_token_and_health_says_nothing(store,
+                                                                 isolated_home: Path) -> None:
+    """With a token (what any non-loopback bind needs) the API docs need it too (/docs,
+    /redoc, /openapi.json, unknown paths: 401); /health answers only its status without it."""
+    app = create_app(_live(store, isolated_home), DaemonSettings(token=TOKEN))
+    right = {"Authorization": f"Bearer {TOKEN}"}
+    with TestClient(app) as c:
+        for path in ("/docs", "/redoc", "/openapi.json", "/docs/oauth2-redirect", "/nope"):
+            r = c.get(path)
+            assert (r.status_code, r.json()["error"]) == (401, "unauthorized"), path
+            assert r.headers["www-authenticate"] == "Bearer" and TOKEN not in r.text
+        assert c.get("/docs", headers=right).status_code == 200
+        assert c.get("/redoc", headers=right).status_code == 200
+        assert "/api/hooks/session-end" in c.get("/openapi.json", headers=right).json()["paths"]
+        assert c.get("/health").json() == {"status": "ok"}
+        full = c.get("/health", headers=right).json()
+        assert full["status"] == "ok" and full["pid"] == os.getpid()
+        assert full["consolidation_tasks"] == 0
+
+
+def test_server_without_token_serves_docs_on_loopback(client: TestClient) -> None:
+    """On loopback without a token the docs and /health figures stay open."""
+    assert client.get("/docs").status_code == 200
+    assert client.get("/health").json()["pid"] == os.getpid()
+
+
 def test_server_token_rule_refuses_other_addresses_without_token(isolated_home: Path) -> None:
     """Binding beyond loopback without a token is refused before anything listens."""
     check_token_rule("127.0.0.1", None)

@@ -18,6 +18,7 @@ from typing import Any, Callable
 import httpx
 import pytest
 
+from continuity import lineage as ln
 from continuity.hooks.install import hook_argv
 from continuity.store import open_store
 
@@ -207,7 +208,7 @@ def _open_store(home: Path):  # type: ignore[no-untyped-def]
 
 def _session(daemon: Daemon, tmp_path: Path, harness: str) -> tuple[str, str, Transcript]:
     key = f"{harness}-e2e-{tmp_path.name}"
-    cwd = str(tmp_path / "project")
+    cwd = f"/srv/e2e/{tmp_path.name}/project"  # not a scratch folder: MEMORY.md lists it
     writer = WRITERS[harness](tmp_path / "session" / f"{key}.jsonl", key, cwd)
     base = {"session_id": key, "cwd": cwd, "transcript_path": str(writer.path)}
     writer.start()
@@ -238,7 +239,9 @@ def _session(daemon: Daemon, tmp_path: Path, harness: str) -> tuple[str, str, Tr
 @pytest.mark.parametrize("harness", ["claude-code", "codex", "pi"])
 def test_server_e2e_whole_session(daemon: Daemon, tmp_path: Path, harness: str) -> None:
     """start, prompts, compaction, settled turns and end leave the checkpoints, the complete
-    transcript, a continuation checkpoint and the next session's recovery context."""
+    transcript, a continuation checkpoint, the session's lineage (transcript and summary
+    artifacts, a MEMORY.md naming it: the consolidation pass at session end) and the next
+    session's recovery context."""
     key, cwd, writer = _session(daemon, tmp_path, harness)
     if harness == "codex":  # no SessionEnd: a new Codex session in the same folder ends it
         hook(daemon.home, daemon.url, "codex", "session-start", session_id=key + "-next",
@@ -262,6 +265,13 @@ def test_server_e2e_whole_session(daemon: Daemon, tmp_path: Path, harness: str) 
         assert "Assistant: answer 5: leap years handled." in row.content
         compaction = store.latest_compaction(key)
         assert compaction is not None and compaction.compaction.continuation
+    token = ln.session_token("default", key)
+    assert _until(lambda: {"manifest", "transcript", "summary"} <= {
+        p[2] for f in (daemon.home / "memory").glob(f"*--{token}--*.md")
+        if (p := ln.parse_name(f.name))})
+    memory = _until(lambda: (m := daemon.home / "MEMORY.md").exists()
+                    and f"· session {key} · project · {harness}" in (t := m.read_text()) and t)
+    assert f"session {key}): " in memory  # its thread head, with its summary's sentence
     view = daemon.http.get(f"/api/sessions/{key}/continuation").json()
     assert view["summary"] is not None and view["refusal"] is None
     assert view["request"]["text"] == "prompt 5: now add leap years"

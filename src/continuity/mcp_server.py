@@ -17,6 +17,11 @@ when one is configured), so the live session's digest counts recalls and remembe
 daemon is down they call the library on the workspace's store directly (a checkpoint is then
 rebuilt from the stored transcript). A tool error is an MCP error result with one line naming
 what to fix.
+
+**End of input.** A client may close stdin right after its last request (a one-shot call, a
+harness shutting down). The SDK's serving loop ends at end of input and drops the answers of
+calls still running; ``run`` holds the end of input back until every request read has been
+answered (``_Drain``), for at most ``DRAIN_SECONDS``, so those answers are still written.
 """
 
 from __future__ import annotations
@@ -27,6 +32,10 @@ from typing import Any
 
 from continuity.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.errors import ContinuityError
+
+#: After stdin closed, how long calls still running may take to answer (seconds): a daemon
+#: call's own timeout (``ContinuityTools.timeout``) plus a margin.
+DRAIN_SECONDS = 35.0
 
 INSTRUCTIONS = (
     "continuity keeps this project's memory across compactions, crashes and sessions. Use "
@@ -231,9 +240,156 @@ def _call(fn: Any, *args: Any, **kwargs: Any) -> Any:
         raise ToolError(str(exc)) from None
 
 
+class _Drain:
+    """The request ids read from the client and not answered yet, and the stream wrappers that
+    keep them: ``reader`` notes each request (forgets one the client cancels) and, at end of
+    input, waits until all are answered or ``seconds`` passed before it ends; ``writer``
+    forgets each id it sends an answer (result or error) for. Messages pass unchanged."""
+
+    def __init__(self, seconds: float = DRAIN_SECONDS) -> None:
+        import anyio
+
+        self.seconds = seconds
+        self.open: set[Any] = set()
+        self._idle = anyio.Event()
+        self._idle.set()
+
+    @staticmethod
+    def _parts(item: Any) -> tuple[str | None, Any, Any]:
+        message = getattr(getattr(item, "message", None), "root", getattr(item, "message", None))
+        return (getattr(message, "method", None), getattr(message, "id", None),
+                getattr(message, "params", None))
+
+    def _note(self, item: Any) -> None:
+        import anyio
+
+        method, ident, params = self._parts(item)
+        if method is not None and ident is not None:
+            self.open.add(ident)
+            if self._idle.is_set():
+                self._idle = anyio.Event()
+        elif method == "notifications/cancelled":
+            got = params.get("requestId") if isinstance(params, dict) else \
+                getattr(params, "requestId", getattr(params, "request_id", None))
+            self._forget(got)
+
+    def _forget(self, ident: Any) -> None:
+        self.open.discard(ident)
+        if not self.open:
+            self._idle.set()
+
+    def answered(self, item: Any) -> None:
+        """Forget the request ``item`` (an outgoing message) answers, if it is an answer."""
+        method, ident, _ = self._parts(item)
+        if method is None and ident is not None:
+            self._forget(ident)
+
+    async def until_answered(self) -> bool:
+        """Wait until every request read was answered (True) or ``seconds`` passed (False)."""
+        import anyio
+
+        with anyio.move_on_after(self.seconds):
+            await self._idle.wait()
+        return not self.open
+
+    def reader(self, inner: Any) -> Any:
+        return _DrainReader(inner, self)
+
+    def writer(self, inner: Any) -> Any:
+        return _DrainWriter(inner, self)
+
+
+class _DrainReader:
+    """The read stream of ``_Drain``: end of input waits for the open requests."""
+
+    def __init__(self, inner: Any, drain: _Drain) -> None:
+        self._inner, self._drain = inner, drain
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        import anyio
+
+        try:
+            item = await self._inner.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            if not await self._drain.until_answered():
+                import logging
+
+                logging.getLogger("continuity.mcp").warning(
+                    "stdin closed: %d call(s) still running after %.0f s are not answered",
+                    len(self._drain.open), self._drain.seconds)
+            raise
+        self._drain._note(item)
+        return item
+
+    def __aiter__(self) -> "_DrainReader":
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def close(self) -> None:
+        self._inner.close()
+
+    async def __aenter__(self) -> "_DrainReader":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+
+class _DrainWriter:
+    """The write stream of ``_Drain``: an answer sent forgets its request."""
+
+    def __init__(self, inner: Any, drain: _Drain) -> None:
+        self._inner, self._drain = inner, drain
+
+    async def send(self, item: Any) -> None:
+        await self._inner.send(item)
+        self._drain.answered(item)
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    def close(self) -> None:
+        self._inner.close()
+
+    async def __aenter__(self) -> "_DrainWriter":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.aclose()
+
+
+async def serve_stdio(server: Any, *, drain_seconds: float = DRAIN_SECONDS) -> None:
+    """Serve ``server`` (``build_server``'s) on stdio until the client closes stdin; the calls
+    still running then are answered first (module docstring: end of input)."""
+    from mcp.server.stdio import stdio_server
+
+    low = getattr(server, "_lowlevel_server", None) or getattr(server, "_mcp_server")
+    drain = _Drain(drain_seconds)
+    async with stdio_server() as (read_stream, write_stream):
+        await low.run(drain.reader(read_stream), drain.writer(write_stream),
+                      low.create_initialization_options())
+
+
 def run(home: str | os.PathLike[str] | Path | None = None) -> None:
-    """Serve the tools on stdio until the client closes it."""
-    build_server(ContinuityTools(home)).run("stdio")
+    """Serve the tools on stdio until the client closes it (the calls still running then
+    answered first, for at most ``DRAIN_SECONDS``)."""
+    import anyio
+
+    anyio.run(serve_stdio, build_server(ContinuityTools(home)))
 
 
 if __name__ == "__main__":  # pragma: no cover - `python -m continuity.mcp_server`

@@ -4,10 +4,13 @@
 **Binding.** ``[daemon] host`` (default 127.0.0.1) and ``port`` (default ``DEFAULT_PORT``, 7438);
 ``--host``/``--port`` override them, port 0 picks a free one. Any address outside the loopback
 range requires ``[daemon] token`` (at least 16 characters; env ``CONTINUITY_DAEMON__TOKEN``):
-with a token set, every ``/api/*`` request must carry ``Authorization: Bearer <token>`` (401
-otherwise; the scheme name matches case-insensitively, RFC 7235 §2.1). The token is never logged or echoed, not even in a configuration error. The address
-in use is written to ``<home>/daemon.url`` once the daemon is ready (the hook command reads it)
-and removed at shutdown; ``<home>/daemon.lock`` keeps a second daemon off the same workspace.
+with a token set, every request but ``GET /health`` must carry ``Authorization: Bearer <token>``
+(401 otherwise; the scheme name matches case-insensitively, RFC 7235 §2.1), the API docs
+(``/docs``, ``/redoc``, ``/openapi.json``) included; ``/health`` without it answers only
+``{"status": "ok"}``. The token is never logged or echoed, not even in a configuration error.
+The address in use is written to ``<home>/daemon.url`` once the daemon is ready (the hook
+command reads it) and removed at shutdown; ``<home>/daemon.lock`` keeps a second daemon off
+the same workspace.
 
 **Exit codes** of ``continuity serve``: 0 after a clean shutdown; 2 for bad input or settings
 (``InputError``/``ConfigError``: a port outside 0..65535, the token rule); 8 when the daemon
@@ -27,7 +30,8 @@ fsync'd in the spool. Periodic checkpoints wait up to seed 000's 2,500 ms window
 **Endpoints** (``/openapi.json`` describes them): ``GET /health``; ``POST /api/hooks/<event>``
 with our bodies (``continuity.hooks.models``) for session-start, user-prompt-submit,
 pre-compaction, post-compaction, stop (202: the policy runs in the background) and session-end
-(202: journaled, then done in the background); ``POST /api/harness/<harness>/<event>`` with a
+(202: journaled, then done in the background, the consolidation pass queued after it unless
+``[daemon] consolidate_on_end = false``); ``POST /api/harness/<harness>/<event>`` with a
 harness's raw hook stdin (the hook command's route; answers the harness's stdout);
 ``POST /api/memory/remember``, ``POST /api/memory/recall`` (``expand``); ``GET
 /api/checkpoints?project=&limit=`` and ``GET /api/checkpoints/<session_key>`` (``{checkpoints,
@@ -80,7 +84,9 @@ class DaemonSettings(BaseModel):
     ``stop_seconds``: how long the continuation policy may take after a settled turn (the
     summary's deadline); ``budget_bytes``: the follow-up budget it compacts against (seed 002:
     240,000); ``max_body_bytes``: the largest request body accepted (413 beyond); ``threads``:
-    requests served at once (the thread pool of the sync endpoints)."""
+    requests served at once (the thread pool of the sync endpoints); ``consolidate_on_end``:
+    run the consolidation pass (lineage artifacts, MEMORY.md) in the background when a
+    session ends (``continuity.hooks.consolidation``)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -92,6 +98,7 @@ class DaemonSettings(BaseModel):
     max_body_bytes: int = Field(16 * 1024 * 1024, ge=64 * 1024, le=1024 * 1024 * 1024)
     threads: int = Field(64, ge=1, le=1024)
     log_level: str = Field("info", pattern=r"^(critical|error|warning|info|debug)$")
+    consolidate_on_end: bool = True
 
 
 def check_port(port: int) -> int:
@@ -155,7 +162,12 @@ def _invalid(errors: list[dict[str, Any]]) -> Any:
 
 
 class _Guard:
-    """ASGI middleware: the bearer token on ``/api/*`` (when configured) and the body limit."""
+    """ASGI middleware: the bearer token (when configured) and the body limit.
+
+    With a token, every path but ``/health`` needs it: the API, and the API's description
+    too (``/docs``, ``/redoc``, ``/openapi.json``), which would tell an unauthenticated caller
+    what the daemon serves. ``/health`` answers ``{"status": "ok"}`` alone without the token
+    (a liveness probe), its figures (pid, queues, the last replay) only with it."""
 
     def __init__(self, app: Any, token: str | None, max_body: int) -> None:
         self.app, self.max_body = app, max_body
@@ -165,8 +177,10 @@ class _Guard:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         headers = dict(scope.get("headers") or ())
-        if self.expected is not None and scope["path"].startswith("/api/") and \
+        if self.expected is not None and \
                 not _bearer_ok(headers.get(b"authorization", b""), self.expected):
+            if scope["path"] == "/health":
+                return await _send_json(send, 200, {"status": "ok"})
             return await _send_json(send, 401, {"error": "unauthorized", "detail":
                                     "Authorization: Bearer <[daemon] token> required"},
                                     [(b"www-authenticate", b"Bearer")])
@@ -319,7 +333,8 @@ def build_live(home: Path, settings: DaemonSettings) -> Any:
     idle = timedelta(minutes=transcript_settings(home).idle_limit_minutes)
     store = open_store_raw(os.environ.get("CONTINUITY_DATABASE_URL") or database_url(home))
     return LiveCapture(store, home=home, config=config, budget_bytes=settings.budget_bytes,
-                       stop_seconds=settings.stop_seconds, idle_limit=idle)
+                       stop_seconds=settings.stop_seconds, idle_limit=idle,
+                       consolidate=settings.consolidate_on_end)
 
 
 def _lock(home: Path) -> int:

@@ -6,9 +6,13 @@
 - ``adapters``: each harness's hook stdin JSON (Claude Code, Codex, pi) mapped to our endpoint
   bodies, and each endpoint's answer mapped to the output that harness expects.
 - ``models``: the pydantic bodies of the ``/api/hooks/*`` endpoints.
-- ``live``: ``LiveCapture``, the daemon's service: sessions, checkpoints, transcripts,
-  recovery at session start and the continuation policy after a settled turn.
-- ``worker``: the daemon's background thread (imports, settled turns, session ends, replay).
+- ``live``: ``LiveCapture``, the daemon's service: sessions, checkpoints, session ends and
+  recovery at session start; ``sessions``: what it keeps per session.
+- ``capture``: transcript imports and sync, session-end capture and the continuation policy
+  after a settled turn; ``journal``: live turns in the canonical transcript JSONL.
+- ``consolidation``: the consolidation pass (lineage artifacts, MEMORY.md) after a session end.
+- ``worker``: the daemon's background threads (imports, settled turns, session ends, replay;
+  consolidation passes on a thread of their own).
 - ``install``: ``continuity hooks install|uninstall claude-code|codex|pi``.
 
 This package's ``__init__`` imports nothing: ``continuity.hookcmd`` loads ``spool`` alone.

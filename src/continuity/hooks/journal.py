@@ -8,6 +8,14 @@ turn that arrived meanwhile to the session's row in one write (the row is derive
 between the two leaves the record, and the harness's file, when there is one, restores the row
 at the next capture).
 
+**Torn tail.** A crash in the middle of a write leaves the file's last line unterminated.
+``TranscriptLog.append`` repairs it under the file's lock before it writes (B36: a fragment that
+still parses only gets its newline, any other is cut off into ``<file>.torn``), so a live record
+always starts a line of its own. The record the fragment belonged to is then missing from the
+file: when the fragment was an imported session's, ``LiveTurns`` queues ``restore_torn``, which
+rewrites that session's records from the database (``transcripts.restore_torn``); a live turn's
+own record is written again when its hook, never answered, is replayed from the spool.
+
 **Group commit.** Every live turn must be on disk before its hook is answered (B57), and each
 ``TranscriptLog.append`` call holds the file's lock across its writes and one ``fsync``. Called
 once per turn from many threads, the turns queue behind one another's fsync. ``GroupAppender``
@@ -92,10 +100,13 @@ class LiveTurns:
         (``write_row``), one write for all the turns that arrived meanwhile."""
         key = info.store_key or info.key
         para = tx.paragraph(label, tx.storable(text))
-        self._appender(info.harness).append(tx.TranscriptRecord(
+        appender = self._appender(info.harness)
+        appender.append(tx.TranscriptRecord(
             info.agent_id, info.harness, key, info.project, info.entry_count + info.live_turns,
             role, para, "live", info.transcript_path,
             at.isoformat(timespec="milliseconds").replace("+00:00", "Z")))
+        if appender.log.torn_sessions:  # the append cut off a crash's torn last line
+            self._submit(f"torn:{info.harness}", lambda: self.restore_torn(appender.log))
         info.pending.append((para, at))
         info.live_turns += 1
         self._submit(f"row:{info.key}", lambda: self.write_row(info))
@@ -128,6 +139,13 @@ class LiveTurns:
         with self._session_lock(info.key):
             info.row_content, info.row_hash = new, digest
             del info.pending[:len(taken)]
+
+    def restore_torn(self, log_file: Any) -> list[tuple[str, str]]:
+        """Rewrite from the database the records a torn-tail repair of ``log_file`` (a
+        ``TranscriptLog``) cut off (module docstring); returns the ``(agent_id, session_key)``
+        rewritten. Raises ``OSError`` when the file cannot be written."""
+        with self._db_lock:
+            return tx.restore_torn(self.store, log_file, home=self.home)
 
     def _appender(self, harness: str) -> GroupAppender:
         with self._lock:

@@ -23,16 +23,17 @@ Per event (each under its session's lock, so one session's events apply in order
   is "turn settled", never "session ended" (origin defect).
 - **session-end** is journaled in the spool before it is acknowledged and done in the
   background (Claude Code kills SessionEnd hooks after 1.5 s): flush the session's queued
-  checkpoints, write ``session_end``, import and capture the transcript, mark it completed.
-  A second end of the same session writes nothing.
+  checkpoints, write ``session_end``, import and capture the transcript, mark it completed,
+  then queue the consolidation pass (``hooks.consolidation``: lineage artifacts, MEMORY.md).
+  A second end of the same session writes nothing new.
 
-After the transcript file of a session was imported, ``sync_session`` replaces the live turns
-with the rows rendered from it (the file is the lossless source); a session without a file keeps
-its live turns. On SQLite the daemon's own writers queue on one lock (``_db_lock``) rather than
-in SQLite's busy handler, which sleeps in steps of milliseconds. Sessions idle for
-``[transcripts] idle_limit_minutes`` are ended (reason ``idle``). After a daemon restart a
-session's checkpoint state is rebuilt from its imported rows (prompts, and prompts since its
-newest checkpoint).
+Imports, transcript sync, session-end capture and the settled-turn policy live in
+``hooks.capture`` (``TranscriptCapture``). On SQLite the daemon's own writers queue on one lock
+(``_db_lock``) rather than in SQLite's busy handler, which sleeps in steps of milliseconds.
+Sessions idle for ``[transcripts] idle_limit_minutes`` are ended (reason ``idle``); every
+completion path (end, clear, supersede, idle, recovery after clear, the idle sweep) queues the
+consolidation pass. After a daemon restart a session's checkpoint state is rebuilt from its
+imported rows (prompts, and prompts since its newest checkpoint).
 """
 
 from __future__ import annotations
@@ -48,9 +49,10 @@ from typing import Any, Callable
 from pydantic import ValidationError
 
 from continuity import checkpoints as cps
-from continuity import transcripts as tx
-from continuity.errors import ContinuityError, FencedWrite, SessionNotFound
+from continuity.errors import SessionNotFound
 from continuity.hooks import adapters, spool
+from continuity.hooks.capture import TranscriptCapture
+from continuity.hooks.consolidation import Consolidator
 from continuity.hooks.journal import LiveTurns
 from continuity.hooks.models import BODIES, CheckpointBody, HookBody, SessionEndBody
 from continuity.hooks.sessions import LiveSession, as_stored, busy_timeout_first, history
@@ -61,9 +63,6 @@ from continuity.store import SqlStore
 log = logging.getLogger("continuity.daemon")
 
 RECOVERY_HEADING = "## Session Recovery Context\n"
-#: A Stop answer is looked for among the transcript file's last rows, on its last characters.
-ANSWER_WINDOW = 50
-ANSWER_PROBE = 120
 #: How often idle sessions are looked for (seconds).
 SWEEP_SECONDS = 60.0
 
@@ -74,12 +73,14 @@ def _now() -> datetime:
 
 class LiveCapture:
     """The daemon's service (module docstring). Thread-safe; ``start`` before use, ``close``
-    at shutdown (finishes queued work, replays the spool, flushes queued checkpoints)."""
+    at shutdown (finishes queued work, replays the spool, flushes queued checkpoints).
+    ``summarizer`` makes the summarizer of the policy and of the consolidation pass (default:
+    the configured one); ``consolidate`` False turns the pass at session end off."""
 
     def __init__(self, store: SqlStore, *, home: str | os.PathLike[str],
                  config: cps.CheckpointConfig, budget_bytes: int, stop_seconds: float,
                  idle_limit: timedelta, summarizer: Callable[[], Any] | None = None,
-                 tick_seconds: float = 1.0) -> None:
+                 tick_seconds: float = 1.0, consolidate: bool = True) -> None:
         self.store, self.home, self.config = store, os.fspath(home), config
         busy_timeout_first(store)
         self.budget_bytes, self.stop_seconds, self.idle_limit = budget_bytes, stop_seconds, \
@@ -99,15 +100,17 @@ class LiveCapture:
         self.sessions: dict[str, LiveSession] = {}
         self.seen = spool.RecentEvents(self.home)  # persisted: duplicates survive a restart
         self.closing = threading.Event()
-        self._summarizer_factory = summarizer
-        self._summarizer: Any = None
         self._injected: dict[str, set[int]] = {}
-        self._answers: dict[str, str] = {}  # session → its last Stop answer the file may lack
         self._ended = RecentIds()
         self._lock = threading.Lock()
         self._session_locks: dict[str, threading.RLock] = {}
-        self._import_lock = threading.Lock()
         self._drain_lock = threading.Lock()
+        self.capture = TranscriptCapture(
+            store, self.home, owner=self.owner, budget_bytes=budget_bytes,
+            stop_seconds=stop_seconds, db_lock=self._db_lock, session_lock=self._session_lock,
+            closing=self.closing, summarizer=summarizer)
+        self.consolidator = Consolidator(store, self.home, enabled=consolidate,
+                                         summarizer=summarizer)
         self.turns = LiveTurns(store, self.home, db_lock=self._db_lock,
                                session_lock=self._session_lock, submit=self.worker.submit)
         self._last_sweep = time.monotonic()
@@ -118,7 +121,8 @@ class LiveCapture:
 
     def start(self) -> spool.DrainReport:
         """Replay the spool (events recorded while the daemon was down), then start the
-        checkpoint timer and the worker. Returns what the replay did."""
+        checkpoint timer and the workers. Returns what the replay did."""
+        self.consolidator.start()
         report = self.drain_spool()
         self.recorder.start()
         self.worker.start()
@@ -126,11 +130,12 @@ class LiveCapture:
 
     def close(self) -> None:
         """Stop: cancel a running summary (``closing``), finish queued tasks, replay what the
-        spool still holds, flush queued checkpoints (``CheckpointFlushError`` if they cannot
-        be written)."""
+        spool still holds, give queued consolidation passes ``consolidation.SHUTDOWN_SECONDS``,
+        flush queued checkpoints (``CheckpointFlushError`` if they cannot be written)."""
         self.closing.set()
         self.worker.stop()
         self.drain_spool()
+        self.consolidator.stop()
         self.recorder.shutdown()
 
     def _tick(self) -> None:
@@ -251,9 +256,8 @@ class LiveCapture:
         for other in ended:
             self._supersede(other, at, "clear" if source == "clear" else "superseded")
         if source == "clear" and not ended:  # the previous session is not live here
-            self.worker.submit(f"clear:{body.session_key}", lambda: tx.recover_after_clear(
-                self.store, body.session_key, agent_id=body.agent_id, harness=body.harness,
-                project=body.project, at=at))
+            self.worker.submit(f"clear:{body.session_key}", lambda: self._consolidate(
+                self.capture.recover_after_clear(body, at)))
         info = self._touch(body)
         with self._session_lock(info.key):
             self._ensure_state(info, at)
@@ -330,8 +334,8 @@ class LiveCapture:
             with self._session_lock(info.key):
                 self.turns.append(info, "assistant", "Assistant", body.last_assistant_message, at)
                 if info.transcript_path:
-                    self._answers[info.key] = body.last_assistant_message
-        queued = self.worker.submit(f"turn:{info.key}", lambda: self._settled_turn(
+                    self.capture.answers[info.key] = body.last_assistant_message
+        queued = self.worker.submit(f"turn:{info.key}", lambda: self.capture.settled_turn(
             info, settled=body.settled))
         return {"session_key": info.key, "queued": queued}
 
@@ -388,13 +392,12 @@ class LiveCapture:
         self.worker.submit(f"end:{info.key}", finish)
 
     def _finish_transcript(self, info: LiveSession, at: datetime) -> bool:
+        """Write the live row, capture and complete the transcript, then queue the
+        consolidation pass (also when the row was completed before: a replayed end)."""
         self.turns.write_row(info)
-        self._import(info)
-        with self._session_lock(info.key), self._db_lock:
-            key = info.store_key or info.key
-            if self.store.get_session(key) is not None:
-                return tx.end_session(self.store, key, home=self.home, at=at)
-            return self.store.complete_transcript(info.key, info.agent_id, at)
+        completed, key, agent = self.capture.finish(info, at)
+        self._consolidate((key, agent))
+        return completed
 
     def sweep_idle(self, now: datetime | None = None) -> list[str]:
         """End the sessions not heard from for the idle limit (reason ``idle``), and complete
@@ -404,105 +407,24 @@ class LiveCapture:
             idle = [s for s in self.sessions.values() if now - s.last_seen >= self.idle_limit]
         for info in idle:
             self._supersede(info, now, "idle")
-        tx.sweep_idle(self.store, home=self.home, now=now, idle_limit=self.idle_limit)
+        self._consolidate(*self.capture.sweep_rows(now, self.idle_limit))
         return [s.key for s in idle]
+
+    def _consolidate(self, *completed: tuple[str, str | None] | None) -> None:
+        """Queue the consolidation pass of each completed ``(session_key, agent_id)``."""
+        for done in completed:
+            if done is not None:
+                self.consolidator.queue(*done)
 
     # ------------------------------------------------------------------ transcripts
 
     def _queue_import(self, info: LiveSession) -> None:
         if info.transcript_path:
-            self.worker.submit(f"import:{info.key}", lambda: self._import(info))
-
-    def _import(self, info: LiveSession) -> None:
-        """Import the session's transcript file (new lines only), if it has one."""
-        path = info.transcript_path
-        if not path or not path.endswith(".jsonl") or not os.path.isfile(path):
-            return
-        from continuity.importer import import_file
-
-        with self._import_lock, self._db_lock:
-            report = import_file(self.store, path)
-        if report.session_key:
-            info.store_key = report.session_key
-            session = self.store.get_session(report.session_key)
-            info.entry_count = session.entry_count if session else 0
-        if report.status == "failed":
-            log.warning("import of %s failed: %s", path, report.reason)
-
-    def _sync(self, info: LiveSession) -> None:
-        key = info.store_key
-        if key and self.store.get_session(key) is not None:
-            with self._session_lock(info.key), self._db_lock:
-                tx.sync_session(self.store, key, home=self.home)
-                info.live_turns, info.row_content, info.row_hash = 0, None, None
-                info.pending.clear()  # the file's rows hold these turns now
-
-    # ------------------------------------------------------------------ settled turns
-
-    def _settled_turn(self, info: LiveSession, *, settled: bool) -> None:
-        self._import(info)
-        if self._file_lags(info):  # keep the live records until the file catches up
-            log.info("transcript of %s lags its Stop answer: live turns kept", info.key)
-        else:
-            self._sync(info)
-        info.last_outcome = self.run_policy(info, settled=settled)
-
-    def _file_lags(self, info: LiveSession) -> bool:
-        """True while the imported transcript file does not yet hold the last Stop's
-        ``last_assistant_message`` (among its last ``ANSWER_WINDOW`` rows, compared on its
-        last ``ANSWER_PROBE`` characters with whitespace collapsed). False once it does (the
-        answer is then forgotten), or when there is nothing to wait for."""
-        answer = self._answers.get(info.key)
-        key = info.store_key
-        session = self.store.get_session(key) if answer and key else None
-        if session is None:
-            return False
-        probe = " ".join(answer.split())[-ANSWER_PROBE:]  # type: ignore[union-attr]
-        rows = self.store.entries(key, after_seq=session.entry_count - ANSWER_WINDOW - 1,
-                                  limit=ANSWER_WINDOW + 1)
-        if any(probe in " ".join(tx.render_entry(r).split()) for r in rows
-               if r.role is not None and r.role.value == "assistant"):
-            self._answers.pop(info.key, None)
-            return False
-        return True
+            self.worker.submit(f"import:{info.key}", lambda: self.capture.import_(info))
 
     def run_policy(self, info: LiveSession, *, settled: bool = True) -> dict[str, Any]:
-        """The continuation policy for the session's settled turn (``after_turn``) as its
-        fenced owner; returns ``Outcome.to_dict()`` or ``{"status": "not_needed", "reason"}``."""
-        from continuity.compaction import after_turn
-
-        key = info.store_key
-        if not key or self.store.get_session(key) is None:
-            return {"session": info.key, "status": "not_needed", "reason": "no_transcript"}
-        try:
-            summarizer = self._get_summarizer()
-        except ContinuityError as exc:
-            log.warning("continuation policy skipped for %s: %s", key, exc)
-            return {"session": key, "status": "not_needed", "reason": "summarizer_unavailable"}
-        try:
-            lease = self.store.acquire_lease(key, self.owner, self.stop_seconds + 60)
-        except FencedWrite as exc:
-            return {"session": key, "status": "not_needed", "reason": "lease_held",
-                    "detail": str(exc)}
-        try:
-            outcome = after_turn(self.store, key, lease=lease, summarizer=summarizer,
-                                 budget_bytes=self.budget_bytes, settled=settled,
-                                 deadline=time.monotonic() + self.stop_seconds,
-                                 stop=self.closing)
-        finally:
-            self.store.release_lease(lease)
-        return outcome.to_dict()
-
-    def _get_summarizer(self) -> Any:
-        if self._summarizer is None:
-            if self._summarizer_factory is not None:
-                self._summarizer = self._summarizer_factory()
-            else:
-                from continuity.summarize import make_summarizer
-                from continuity.summarize.settings import load_settings
-
-                self._summarizer = make_summarizer(load_settings(self.home))
-        return self._summarizer
+        """The continuation policy for the session's settled turn (``hooks.capture``)."""
+        return self.capture.run_policy(info, settled=settled)
 
     # ------------------------------------------------------------------ read API and tools
 
@@ -512,7 +434,7 @@ class LiveCapture:
         info = self.sessions.get(key)
         if info is None:
             return key
-        self._import(info)
+        self.capture.import_(info)
         return info.store_key or key
 
     def current_session(self, project: str | None, harness: str | None = None) -> str | None:
@@ -564,6 +486,7 @@ class LiveCapture:
         return {"live_sessions": len(self.sessions),
                 "queued_checkpoints": self.recorder.queue.pending_count(),
                 "background_tasks": self.worker.pending(),
+                "consolidation_tasks": self.consolidator.pending(),
                 "spool_pending": spool.pending(self.home),
                 "last_replay": self.last_drain.to_dict() if self.last_drain else None}
 

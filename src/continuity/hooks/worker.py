@@ -75,13 +75,24 @@ class Worker:
         self._thread = threading.Thread(target=self._loop, name=self._name, daemon=True)
         self._thread.start()
 
-    def stop(self, timeout: float | None = None) -> None:
-        """Finish every queued task, run a last ``tick``, and stop the thread."""
+    def stop(self, timeout: float | None = None) -> list[str]:
+        """Finish every queued task, run a last ``tick``, and stop the thread. With a
+        ``timeout`` (seconds), the tasks not started by then are dropped: returns their names
+        (the task running then finishes in the background)."""
         with self._cond:
             self._stopping = True
             self._cond.notify_all()
-        if self._thread is not None:
-            self._thread.join(timeout)
+        if self._thread is None:
+            return []
+        self._thread.join(timeout)
+        if not self._thread.is_alive():
+            return []
+        with self._cond:
+            dropped = [name for name, _ in self._tasks]
+            self._tasks.clear()
+            self._names.clear()
+            self._cond.notify_all()
+        return dropped
 
     def _loop(self) -> None:
         while True:

@@ -1,0 +1,188 @@
+"""Transcript capture of the daemon's live sessions and the settled-turn policy (split out of
+``continuity.hooks.live``; ``LiveCapture`` owns one ``TranscriptCapture``).
+
+- ``import_`` imports a session's transcript file (new lines only, ``importer.import_file``)
+  and records the key the import gave it (``LiveSession.store_key``).
+- ``sync`` replaces a session's live turns with the rows rendered from the file
+  (``transcripts.sync_session``): the file is the lossless source; a session without a file
+  keeps its live turns.
+- ``settled_turn`` (a Stop, in the background): import, sync unless the file still lacks the
+  Stop's answer (``file_lags``: formats.md §4.1, the file may lag the payload), then the
+  continuation policy (``run_policy``: ``compaction.after_turn`` as the session's fenced owner,
+  with ``[daemon] stop_seconds`` to finish).
+- ``finish`` (a session end, in the background): import, capture the final transcript and
+  mark its row completed; ``recover_after_clear`` and ``sweep_rows`` complete the rows of
+  sessions that are not live (after ``clear``; idle for the limit). Each returns the rows it
+  completed, for the consolidation pass (``continuity.hooks.consolidation``).
+
+On SQLite the daemon's writers queue on ``db_lock`` (see ``live``); imports also queue on one
+lock of their own, so two imports of one file never interleave.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from datetime import datetime, timedelta
+from typing import Any, Callable
+
+from continuity import transcripts as tx
+from continuity.errors import ContinuityError, FencedWrite
+from continuity.hooks.sessions import LiveSession
+
+log = logging.getLogger("continuity.daemon")
+
+#: A Stop answer is looked for among the transcript file's last rows, on its last characters.
+ANSWER_WINDOW = 50
+ANSWER_PROBE = 120
+
+
+class TranscriptCapture:
+    """Imports, transcript sync, session-end capture and the settled-turn policy of the
+    daemon's sessions (module docstring). ``session_lock(key)`` gives a session's lock,
+    ``db_lock`` serializes the daemon's database writers, ``closing`` cancels a running
+    summary at shutdown, ``summarizer`` makes the policy's summarizer (default: the
+    configured one, ``[summarizer]``). Thread-safe."""
+
+    def __init__(self, store: Any, home: str, *, owner: str, budget_bytes: int,
+                 stop_seconds: float, db_lock: Any, session_lock: Callable[[str], Any],
+                 closing: threading.Event,
+                 summarizer: Callable[[], Any] | None = None) -> None:
+        self.store, self.home, self.owner = store, home, owner
+        self.budget_bytes, self.stop_seconds = budget_bytes, stop_seconds
+        self._db_lock, self._session_lock, self._closing = db_lock, session_lock, closing
+        self._summarizer_factory = summarizer
+        self._summarizer: Any = None
+        self._import_lock = threading.Lock()
+        #: session → its last Stop answer the transcript file may not hold yet.
+        self.answers: dict[str, str] = {}
+
+    # ------------------------------------------------------------------ imports
+
+    def import_(self, info: LiveSession) -> None:
+        """Import the session's transcript file (new lines only), if it has one (a ``.jsonl``
+        file that exists). A failed import is logged, never raised."""
+        path = info.transcript_path
+        if not path or not path.endswith(".jsonl") or not os.path.isfile(path):
+            return
+        from continuity.importer import import_file
+
+        with self._import_lock, self._db_lock:
+            report = import_file(self.store, path)
+        if report.session_key:
+            info.store_key = report.session_key
+            session = self.store.get_session(report.session_key)
+            info.entry_count = session.entry_count if session else 0
+        if report.status == "failed":
+            log.warning("import of %s failed: %s", path, report.reason)
+
+    def sync(self, info: LiveSession) -> None:
+        """Replace the session's live turns with its imported rows (when it was imported)."""
+        key = info.store_key
+        if key and self.store.get_session(key) is not None:
+            with self._session_lock(info.key), self._db_lock:
+                tx.sync_session(self.store, key, home=self.home)
+                info.live_turns, info.row_content, info.row_hash = 0, None, None
+                info.pending.clear()  # the file's rows hold these turns now
+
+    def finish(self, info: LiveSession, at: datetime) -> tuple[bool, str, str | None]:
+        """Capture the session's final transcript and complete its row at ``at``. Returns
+        ``(completed, key, agent_id)``: whether this call completed the row, the row's key
+        (the imported session's, else the live key) and its agent (None: the imported
+        session's own)."""
+        self.import_(info)
+        with self._session_lock(info.key), self._db_lock:
+            key = info.store_key or info.key
+            if self.store.get_session(key) is not None:
+                return tx.end_session(self.store, key, home=self.home, at=at), key, None
+            done = self.store.complete_transcript(info.key, info.agent_id, at)
+            return done, info.key, info.agent_id
+
+    def recover_after_clear(self, body: Any, at: datetime) -> tuple[str, str] | None:
+        """A ``clear`` start whose previous session is not live here: complete the open row it
+        left behind (``transcripts.recover_after_clear``); returns ``(session_key, agent_id)``
+        of the row completed, or None."""
+        with self._db_lock:
+            key = tx.recover_after_clear(self.store, body.session_key, agent_id=body.agent_id,
+                                         harness=body.harness, project=body.project, at=at)
+        return (key, body.agent_id) if key is not None else None
+
+    def sweep_rows(self, now: datetime, idle_limit: timedelta) -> list[tuple[str, str]]:
+        """Complete the open rows unchanged for ``idle_limit`` (``transcripts.sweep_idle``);
+        returns their ``(session_key, agent_id)``."""
+        with self._db_lock:
+            return tx.sweep_idle(self.store, home=self.home, now=now, idle_limit=idle_limit)
+
+    # ------------------------------------------------------------------ settled turns
+
+    def settled_turn(self, info: LiveSession, *, settled: bool) -> None:
+        """A Stop's background work (module docstring); the outcome goes to
+        ``info.last_outcome``."""
+        self.import_(info)
+        if self.file_lags(info):  # keep the live records until the file catches up
+            log.info("transcript of %s lags its Stop answer: live turns kept", info.key)
+        else:
+            self.sync(info)
+        info.last_outcome = self.run_policy(info, settled=settled)
+
+    def file_lags(self, info: LiveSession) -> bool:
+        """True while the imported transcript file does not yet hold the last Stop's
+        ``last_assistant_message`` (among its last ``ANSWER_WINDOW`` rows, compared on its
+        last ``ANSWER_PROBE`` characters with whitespace collapsed). False once it does (the
+        answer is then forgotten), or when there is nothing to wait for."""
+        answer = self.answers.get(info.key)
+        key = info.store_key
+        session = self.store.get_session(key) if answer and key else None
+        if session is None:
+            return False
+        probe = " ".join(answer.split())[-ANSWER_PROBE:]  # type: ignore[union-attr]
+        rows = self.store.entries(key, after_seq=session.entry_count - ANSWER_WINDOW - 1,
+                                  limit=ANSWER_WINDOW + 1)
+        if any(probe in " ".join(tx.render_entry(r).split()) for r in rows
+               if r.role is not None and r.role.value == "assistant"):
+            self.answers.pop(info.key, None)
+            return False
+        return True
+
+    def run_policy(self, info: LiveSession, *, settled: bool = True) -> dict[str, Any]:
+        """The continuation policy for the session's settled turn (``after_turn``) as its
+        fenced owner; returns ``Outcome.to_dict()`` or ``{"status": "not_needed", "reason"}``
+        (reasons: ``no_transcript``, ``summarizer_unavailable``, ``lease_held``)."""
+        from continuity.compaction import after_turn
+
+        key = info.store_key
+        if not key or self.store.get_session(key) is None:
+            return {"session": info.key, "status": "not_needed", "reason": "no_transcript"}
+        try:
+            summarizer = self.summarizer()
+        except ContinuityError as exc:
+            log.warning("continuation policy skipped for %s: %s", key, exc)
+            return {"session": key, "status": "not_needed", "reason": "summarizer_unavailable"}
+        try:
+            lease = self.store.acquire_lease(key, self.owner, self.stop_seconds + 60)
+        except FencedWrite as exc:
+            return {"session": key, "status": "not_needed", "reason": "lease_held",
+                    "detail": str(exc)}
+        try:
+            outcome = after_turn(self.store, key, lease=lease, summarizer=summarizer,
+                                 budget_bytes=self.budget_bytes, settled=settled,
+                                 deadline=time.monotonic() + self.stop_seconds,
+                                 stop=self._closing)
+        finally:
+            self.store.release_lease(lease)
+        return outcome.to_dict()
+
+    def summarizer(self) -> Any:
+        """The policy's summarizer, made once. Raises ``ContinuityError`` when it cannot be
+        made (bad ``[summarizer]`` settings)."""
+        if self._summarizer is None:
+            if self._summarizer_factory is not None:
+                self._summarizer = self._summarizer_factory()
+            else:
+                from continuity.summarize import make_summarizer
+                from continuity.summarize.settings import load_settings
+
+                self._summarizer = make_summarizer(load_settings(self.home))
+        return self._summarizer
