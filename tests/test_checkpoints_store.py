@@ -61,7 +61,8 @@ def test_store_newest_ties_break_by_insertion(store):
 
 
 def test_store_checkpoints_limit_keeps_newest_oldest_first(store):
-    """Listing with a limit returns the newest rows, oldest first; unknown sessions are empty."""
+    """B58: listing with a limit returns the newest rows, oldest first; unknown sessions are
+    empty."""
     for i in range(4):
         store.insert_checkpoint(cp(prompts=i, at=T0 + timedelta(minutes=i)), max_per_session=50)
     assert [c.prompt_count for c in store.checkpoints("s1", limit=2)] == [2, 3]

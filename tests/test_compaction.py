@@ -180,7 +180,7 @@ def test_compaction_previous_summary_and_notes_are_quoted_evidence(db):
 
 
 def test_compaction_rows_appended_during_the_summary_stay_in_the_view(db):
-    """B39/B41: rows the owner appends while the summary runs land after the checkpoint's
+    """B39/B41/B42: rows the owner appends while the summary runs land after the checkpoint's
     coverage and stay in the next view; the checkpoint covers only what it read."""
     key = _long(db)
     lease = db.acquire_lease(key, "harness", 60)
@@ -211,7 +211,8 @@ def test_compaction_that_would_not_shrink_the_view_is_refused(db):
 
 
 def test_compaction_bad_summaries_give_receipts_not_rows(db):
-    """Empty, whitespace, an error string, or a summarizer crash: a receipt, never a row."""
+    """B16/B49: empty, whitespace, an error string, or a summarizer crash: a receipt, never a
+    row (and never a "compacted" status)."""
     cases = [("", ReceiptReason.EMPTY), ("  \n\t", ReceiptReason.EMPTY),
              ("Error: overloaded", ReceiptReason.PROVIDER_FAILURE),
              ("Claude AI usage limit reached|1699999999", ReceiptReason.PROVIDER_FAILURE),

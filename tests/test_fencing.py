@@ -74,7 +74,8 @@ def test_fencing_tokens_increase_per_session(store):
 
 
 def test_fencing_acquire_refuses_a_live_lease_of_another_owner(store):
-    """A live lease of another owner is refused (naming it) unless taken over explicitly."""
+    """B38: a live lease of another owner is refused (naming it) unless taken over
+    explicitly."""
     key = _key("held")
     store.acquire_lease(key, "harness", 60)
     with pytest.raises(LeaseHeld, match="owned by 'harness'"):
@@ -187,7 +188,7 @@ def _hold_and_write(url: str, key: str, ready, out) -> None:
 
 
 def test_fencing_two_processes_never_interleave(store):
-    """A takeover by a second process cuts the first off: its rows all precede the new
+    """B38: a takeover by a second process cuts the first off: its rows all precede the new
     owner's, whole units only, and its next write is refused."""
     key = _key("race")
     store.upsert_session(Session(key=key, harness="test"))

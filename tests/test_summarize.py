@@ -158,7 +158,8 @@ def test_summarize_redacts_every_input_and_the_output():
     (ProviderReply(GOOD + "\n- " + "v" * 500), ReceiptReason.OVER_BOUND),
 ])
 def test_summarize_validate_fails_closed(reply, reason):
-    """Each unusable reply maps to its closed reason and yields no summary."""
+    """B49 (and B51's "summary unavailable" text): each unusable reply maps to its closed
+    reason and yields no summary."""
     assert validate(reply, 400) == (None, reason)
 
 

@@ -187,7 +187,8 @@ def test_provider_success_writes_the_checkpoint(server, sqlite_store):
     ("500", ReceiptReason.PROVIDER_FAILURE),
 ])
 def test_provider_bad_reply_gives_receipt_and_no_row(server, sqlite_store, mode, reason):
-    """Truncated, empty, an error string as the answer, or HTTP 500: a receipt, no row."""
+    """B16/B49: truncated, empty, an error string as the answer, or HTTP 500: a receipt, no
+    row."""
     api, base, fake = server
     fake.mode = mode
     key = _session(sqlite_store)

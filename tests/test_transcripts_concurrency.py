@@ -29,7 +29,8 @@ def _writer(path: str, writer: int) -> None:
 
 
 def test_transcript_log_concurrent_appends_every_line_is_one_record(tmp_path: Path):
-    """8 processes x 1,000 appends: every line parses and equals exactly one submitted record."""
+    """B38 (file side): 8 processes x 1,000 appends under the file lock: every line parses
+    and equals exactly one submitted record; no two writers' records ever interleave in a line."""
     path = tmp_path / "memory" / "pi" / "transcripts" / "transcript.jsonl"
     ctx = multiprocessing.get_context("fork")
     procs = [ctx.Process(target=_writer, args=(str(path), w)) for w in range(WRITERS)]

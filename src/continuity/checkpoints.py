@@ -5,7 +5,9 @@ continuity as redacted digests, and hand the newest one to the next session.
 - ``SessionState``: the accumulator of one live session (prompt counters, recent prompts,
   memory queries and remembers since the last checkpoint, start and last-checkpoint times).
 - Digest formatters: ``format_periodic_digest``, ``format_pre_compaction_digest``,
-  ``format_session_end_digest``, ``format_manual_digest`` (structured markdown, redacted).
+  ``format_session_end_digest``, ``format_manual_digest`` (structured markdown, redacted);
+  each carries ``### Open Tasks``, the open items of the agent's newest task list, when the
+  session has one (B27: ``record_tool_call`` feeds it).
 - ``CheckpointRecorder``: the state machine of the five triggers (``periodic`` on
   ``promptInterval`` prompts or ``timeIntervalMs`` elapsed, ``pre_compaction``,
   ``session_end``, ``agent``, ``explicit``). Direct writes flush the session's queued writes
@@ -60,6 +62,7 @@ from continuity.checkpoint_queue import merge_checkpoints as merge_checkpoints
 from continuity.config import load_section
 from continuity.model import Checkpoint, CheckpointTrigger
 from continuity.redact import redact
+from continuity.tasklist import TaskItem, open_items, task_list
 
 if TYPE_CHECKING:  # pragma: no cover
     # the lazy re-exports below, for type checkers
@@ -216,13 +219,16 @@ class Snapshot:
     snippets: tuple[str, ...]
     queries: tuple[str, ...]
     remembers: tuple[str, ...]
+    tasks: tuple[TaskItem, ...] = ()
 
 
 @dataclass(slots=True)
 class SessionState:
     """The continuity accumulator of one live session. ``snippets`` is a rolling window of the
     last 10 prompts (each checkpoint shows the current focus); ``queries`` and ``remembers``
-    hold the memory activity since the last checkpoint (capped at 20 and 10, newest kept)."""
+    hold the memory activity since the last checkpoint (capped at 20 and 10, newest kept);
+    ``tasks`` the agent's newest task list (B27: every digest carries its open items, so the
+    tasks survive compaction), None until one is seen."""
 
     session_key: str
     harness: str
@@ -235,6 +241,7 @@ class SessionState:
     snippets: deque[str] = field(default_factory=lambda: deque(maxlen=MAX_SNIPPETS))
     queries: tuple[str, ...] = ()
     remembers: tuple[str, ...] = ()
+    tasks: tuple[TaskItem, ...] | None = None
 
     def record_prompt(self, text: str) -> None:
         """Count a prompt and keep its redacted snippet (empty snippets are not kept)."""
@@ -256,6 +263,16 @@ class SessionState:
         if r:
             self.remembers = _union(self.remembers, [r], MAX_REMEMBERS)
 
+    def record_tool_call(self, arguments: Any) -> bool:
+        """Keep the task list a plan/todo call writes (``continuity.tasklist``: Claude Code
+        ``TodoWrite``, Codex ``update_plan``) as the session's current list; True when the call
+        was one. Other calls change nothing."""
+        items = task_list(arguments)
+        if items is None:
+            return False
+        self.tasks = items
+        return True
+
     def has_activity(self) -> bool:
         """True when something happened since the last checkpoint."""
         return bool(self.interval_prompts or self.queries or self.remembers)
@@ -266,7 +283,8 @@ class SessionState:
         snap = Snapshot(
             self.session_key, self.harness, self.project, self.project_normalized, now,
             int((now - self.started_at) / timedelta(milliseconds=1)), self.interval_prompts,
-            self.total_prompts, tuple(self.snippets), self.queries, self.remembers)
+            self.total_prompts, tuple(self.snippets), self.queries, self.remembers,
+            tuple(open_items(self.tasks)))
         self.interval_prompts, self.queries, self.remembers = 0, (), ()
         self.last_checkpoint_at = now
         return snap
@@ -281,6 +299,9 @@ def _header(title: str, s: Snapshot, counts: str) -> list[str]:
 
 def _blocks(s: Snapshot, activity_title: str) -> list[str]:
     lines: list[str] = []
+    if s.tasks:  # B27: before the prompts, so a recovery cut keeps them first
+        lines += ["", "### Open Tasks",
+                  *(f"- [{t.status}] {_short(t.label(), SNIPPET_CHARS)}" for t in s.tasks)]
     if s.snippets:
         lines += ["", "### Recent Prompts", *(f"- {p}" for p in s.snippets)]
     activity = []
@@ -405,6 +426,12 @@ class CheckpointRecorder:
         """Keep a remembered text of the session (redacted)."""
         with self._lock:
             self.states[session_key].record_remember(text)
+
+    def record_tool_call(self, session_key: str, arguments: Any) -> bool:
+        """Note a tool call of the session: a plan/todo call's list becomes the session's
+        task list, whose open items every later digest carries (B27). True when it was one."""
+        with self._lock:
+            return self.states[session_key].record_tool_call(arguments)
 
     def _due(self, state: SessionState, now: datetime) -> bool:
         if state.interval_prompts >= self.config.prompt_interval:

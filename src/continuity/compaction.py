@@ -35,7 +35,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterator
 
 from continuity.config import FOLLOW_UP_BUDGET_BYTES
-from continuity.continuation import summary_text
+from continuity.continuation import effective_compaction, summary_text
 from continuity.errors import SessionNotFound
 from continuity.model import (
     CompactionInfo,
@@ -143,15 +143,17 @@ class ViewSize:
 
 
 def measure_view(store: FencingStore, session_key: str) -> ViewSize:
-    """The session's working view size, read from the store now: one newest-compaction read
-    and one aggregate query over row sizes (B22: never a cached usage figure)."""
-    compaction = store.latest_compaction(session_key)
+    """The session's working view size, read from the store now: the compaction that takes
+    effect (``continuation.effective_compaction``: one with an empty summary never hides the
+    rows before it, B47) and one aggregate query over row sizes (B22: never a cached usage
+    figure)."""
+    compaction = effective_compaction(store, session_key)
     covers, summary = -1, None
     if compaction is not None and compaction.compaction is not None:
         info = compaction.compaction
         covers = info.covers_through_seq if info.covers_through_seq is not None \
             else compaction.seq - 1
-        summary = info.summary if info.summary.strip() else None
+        summary = info.summary
     summary_bytes = json_len(summary_text(summary, 0, covers)) if summary else 0
     return ViewSize(store.view_bytes_after(session_key, covers), summary_bytes, covers, summary)
 

@@ -167,6 +167,9 @@ def _replay(store: "SqlStore", session_key: str, config: CheckpointConfig,
         elif row.kind is EntryKind.COMPACTION and not (row.compaction and
                                                        row.compaction.continuation):
             recorder.pre_compaction(session_key, at=ts)
+        elif row.visible and not row.sidechain:  # B27: the main agent's task list
+            for c in row.tool_calls():
+                recorder.record_tool_call(session_key, c.arguments)
     if end and state is not None:
         recorder.end_session(session_key, at=clock.now)
     recorder.queue.flush()

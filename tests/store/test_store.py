@@ -116,6 +116,7 @@ def test_store_runs_last_ended(store):
 
 
 def test_store_notes_newest_limit_oldest_first(store):
+    """B58: the newest ``limit`` notes, oldest first."""
     for i in range(5):
         store.add_note(Note("s", f"n{i}"))
     assert [n.text for n in store.notes("s", limit=3)] == ["n2", "n3", "n4"]

@@ -30,6 +30,7 @@ from continuity.model import (
     ToolResultBlock,
 )
 from continuity.redact import redact
+from continuity.tasklist import TaskItem, task_list
 from continuity.text import clean, clip_middle, json_len, utf8_len
 
 #: Per-part caps in UTF-8 bytes (head + tail kept, B20).
@@ -109,7 +110,8 @@ class ResultDigest:
 @dataclass(frozen=True, slots=True)
 class RowDigest:
     """One row of the working view, bounded: ``text`` (text blocks and media stubs),
-    ``thinking``, the calls it makes and the results it carries."""
+    ``thinking``, the calls it makes and the results it carries; ``todos`` the task list its
+    newest plan/todo call writes (B27), None when it makes none."""
 
     seq: int
     role: str
@@ -118,7 +120,7 @@ class RowDigest:
     thinking: str = ""
     calls: tuple[CallDigest, ...] = ()
     results: tuple[ResultDigest, ...] = ()
-    todos: tuple[tuple[str, str], ...] | None = None
+    todos: tuple[TaskItem, ...] | None = None
 
 
 def _paths(name: str, arguments: Any) -> tuple[str, ...]:
@@ -146,16 +148,14 @@ def _command(arguments: Any) -> str | None:
     return None
 
 
-def _todos(arguments: Any) -> tuple[tuple[str, str], ...] | None:
-    """``(status, text)`` of a TodoWrite-style call (Claude Code), else None."""
-    if not isinstance(arguments, dict) or not isinstance(arguments.get("todos"), list):
+def _todos(arguments: Any) -> tuple[TaskItem, ...] | None:
+    """The task list a plan/todo call writes (``continuity.tasklist``: Claude Code
+    ``TodoWrite``, Codex ``update_plan``), titles and ids redacted and clipped; else None."""
+    items = task_list(arguments)
+    if items is None:
         return None
-    out = []
-    for item in arguments["todos"][:50]:
-        if isinstance(item, dict):
-            text = item.get("content") or item.get("activeForm") or ""
-            out.append((str(item.get("status", "")), bounded(str(text), 240)))
-    return tuple(out)
+    return tuple(TaskItem(bounded(i.title, 240), i.status, bounded(i.id, 80) if i.id else None)
+                 for i in items)
 
 
 def digest(entry: Entry) -> RowDigest:
@@ -178,7 +178,8 @@ def digest(entry: Entry) -> RowDigest:
             calls.append(CallDigest(block.id, scrub(block.name)[:100], bounded(raw, ARGS_CAP),
                                     _paths(block.name, block.arguments),
                                     _command(block.arguments)))
-            todos = _todos(block.arguments) if todos is None else todos
+            listed = _todos(block.arguments)
+            todos = listed if listed is not None else todos  # the newest call wins
         elif isinstance(block, ToolResultBlock):
             text = block.text
             if block.media:
@@ -203,6 +204,9 @@ def render_row(row: RowDigest) -> str:
         parts.append(f"-> call {c.id} {c.name} {c.args}")
     for r in row.results:
         parts.append(f"<- result {r.call_id} ({'error' if r.is_error else 'ok'}): {r.text}")
+    if row.todos is not None:  # the whole list, never clipped inside the call's arguments
+        parts.append("(task list) " + ("; ".join(f"[{t.status}] {t.label()}" for t in row.todos)
+                                       or "empty"))
     return "\n".join(parts)
 
 

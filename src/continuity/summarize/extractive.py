@@ -4,9 +4,11 @@ It needs no model, so the product works without one. From the bounded, redacted 
 of a ``SummaryRequest`` it takes: the requests (the latest verbatim up to 1,500 bytes), the
 user's constraints and preferences (sentences with "don't", "always", "must", ...), the tool
 calls and their outcomes (counts, errors not later resolved, calls without a result), the
-latest todo list (Claude Code ``TodoWrite``), decisions the agent stated, the files it read and
-modified, URLs, notes and the last answer. A previous summary in this same format is merged
-section by section (older items rank below newer ones); any other previous summary is quoted.
+newest task list (``continuity.tasklist``: Claude Code ``TodoWrite``, Codex ``update_plan``;
+items as ``- [todo] title (id X)``), decisions the agent stated, the files it read and modified,
+URLs, notes and the last answer. A previous summary in this same format is merged section by
+section (older items rank below newer ones; its open ``[todo]`` items stay open until a newer
+list replaces them, B27); any other previous summary is quoted.
 
 The result fits ``max_summary_bytes``: each section's lowest-ranked items are dropped, largest
 section first, until it does. The same input always gives the same bytes.
@@ -28,6 +30,7 @@ from continuity.summarize import (
     structured_sections,
 )
 from continuity.summarize.bounds import CallDigest, RowDigest
+from continuity.tasklist import TaskItem, open_items
 from continuity.text import clip_middle, utf8_len
 
 _CONSTRAINT = re.compile(r"\b(?:don'?t|do not|never|always|must|should|shouldn'?t|avoid|prefer"
@@ -80,7 +83,7 @@ class _Facts:
     calls: dict[str, tuple[int, CallDigest]] = field(default_factory=dict)
     results: dict[str, tuple[int, bool, str]] = field(default_factory=dict)
     answers: list[tuple[int, str]] = field(default_factory=list)
-    todos: tuple[tuple[str, str], ...] | None = None
+    todos: tuple[TaskItem, ...] | None = None
     roles: Counter = field(default_factory=Counter)
     user_texts: list[str] = field(default_factory=list)
 
@@ -205,15 +208,14 @@ def _sections(req: SummaryRequest) -> dict[str, list[str]]:
     s["Constraints and preferences"] = _sentences([t for _, t in f.requests] or f.user_texts,
                                                   _CONSTRAINT, 240, 12)
     todos = f.todos or ()
-    s["Done"] = stats + [f"- [todo] {_one_line(t, 200)}" for st, t in todos
-                         if st == "completed"]
+    s["Done"] = stats + [_todo(t) for t in todos if t.status == "completed"]
     s["Done"] += _answered(f)
-    s["In progress"] = [f"- [todo] {_one_line(t, 200)}" for st, t in todos if st == "in_progress"]
+    s["In progress"] = [_todo(t) for t in todos if t.status == "in_progress"]
     if latest and not s["In progress"]:
         s["In progress"].append(f"- Latest request (#{latest[0]}): {_one_line(latest[1], 300)}")
     s["Blocked"] = blocked
     s["Key decisions"] = _sentences([t for _, t in f.answers], _DECISION, 240, 10)
-    s["Next steps"] = [f"- [todo] {_one_line(t, 200)}" for st, t in todos if st == "pending"]
+    s["Next steps"] = [_todo(t) for t in open_items(todos) if t.status != "in_progress"]
     if f.answers and f.answers[-1][1].rstrip().endswith("?"):
         s["Next steps"].append(f"- The agent's last question awaits an answer: "
                                f"{_one_line(f.answers[-1][1], 300)}")
@@ -225,7 +227,13 @@ def _sections(req: SummaryRequest) -> dict[str, list[str]]:
                                "above; use recall for details not kept here")
     s["Critical context"] = _context(req, f)
     s["Files read and modified"] = modified + read
-    return _merge(s, *_previous(req.previous), has_request=bool(f.requests))
+    return _merge(s, *_previous(req.previous), has_request=bool(f.requests),
+                  has_tasks=f.todos is not None)
+
+
+def _todo(item: TaskItem) -> str:
+    """A task-list item as a summary line: ``- [todo] title (id X)`` (B27)."""
+    return f"- [todo] {_one_line(item.label(), 240)}"
 
 
 def _answered(f: _Facts) -> list[str]:
@@ -261,11 +269,18 @@ def _context(req: SummaryRequest, f: _Facts) -> list[str]:
 
 
 def _merge(new: dict[str, list[str]], old: dict[str, list[str]], quoted: list[str], *,
-           has_request: bool) -> dict[str, list[str]]:
+           has_request: bool, has_tasks: bool) -> dict[str, list[str]]:
+    """The new sections with the previous summary's items carried below the new ones. B27:
+    when these rows write no task list, the previous summary's open ``[todo]`` items are
+    still the open tasks, so they are carried (ahead of the stock lines); a new list
+    replaces them."""
     carry = set(_CARRY) | (set() if has_request else {"In progress", "Next steps"})
     for key, items in old.items():
         if key in carry:
             new[key] += [i for i in items if i not in new[key]]
+        elif key in ("In progress", "Next steps") and not has_tasks:
+            todos = [i for i in items if i.startswith("- [todo] ") and i not in new[key]]
+            new[key][:0] = todos
     new["Critical context"] += quoted
     return new
 
