@@ -1,6 +1,7 @@
 """Bug vectors of shared/spec/bug-vectors.md that no feature's own test file holds, each with the
 vector's minimal input through the real API and its right value: B16 B17 B29 B38 B42 B43 B47
-B51 B57 B58 B61. (The others are named in the docstrings of their tests: ``grep -ri b07 tests``.)"""
+B49 B51 B57 B58 B61. (The others are named in the docstrings of their tests:
+``grep -ri b07 tests``.)"""
 
 from __future__ import annotations
 
@@ -16,11 +17,12 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable
 
+import pytest
 from typer.testing import CliRunner
 
 from continuity.cli import app
 from continuity.compaction import after_turn
-from continuity.continuation import build_continuation
+from continuity.continuation import build_continuation, effective_compaction
 from continuity.model import (
     Checkpoint,
     CheckpointTrigger,
@@ -146,6 +148,64 @@ def test_b47_failed_summary_falls_back_to_the_previous_checkpoint(store):
     assert view["summary"]["covers_through_seq"] == 38 and "S1 work" in view["summary"]["text"]
     texts = [b["text"] for m in view["messages"] for b in m["content"]]
     assert texts == [f"M{i}" for i in range(40, 52)] and view["gaps"] == []
+
+
+#: B49's minimal input: an error or limit string where the summary belongs (claude-code#4996),
+#: as the summary text alone and behind Claude Code's continuation preamble.
+B49_SUMMARIES = [
+    "Claude AI usage limit reached|1712345678",
+    "API Error: 400 prompt is too long: 210000 tokens > 200000 maximum",
+    "Error: rate_limit_error",
+    "5-hour limit reached ∙ resets 3pm",
+    "This session is being continued from a previous conversation that ran out of context. "
+    "The conversation is summarized below:\nClaude AI usage limit reached|1712345678",
+]
+
+
+@pytest.mark.parametrize("summary", B49_SUMMARIES)
+def test_b49_error_text_summary_never_drops_the_rows_before_it(store, summary):
+    """B49 on an imported compaction: M1..M50 | CP(summary = an error/limit string) | M51: the
+    compaction takes no effect, so the view still covers M1..M51 verbatim and carries no
+    error text as its summary."""
+    rows = [U(f"M{i}", request=i == 1) if i % 2 else A(text=f"M{i}") for i in range(1, 51)]
+    key = load(store, rows + [CP(summary, covers=38), U("M51", request=False)])
+    assert effective_compaction(store, key) is None
+    view = build_continuation(store, key, budget_bytes=240_000).to_dict()
+    shown = [b["text"] for m in view["messages"] for b in m["content"]] + [
+        view["request"]["text"]]
+    assert view["summary"] is None and view["gaps"] == []
+    assert {f"M{i}" for i in range(1, 52)} <= set(shown)
+
+
+def test_b49_error_text_summary_falls_back_to_the_previous_checkpoint(store):
+    """B49: a good checkpoint S1 (through M39), then an imported compaction whose summary is
+    the usage-limit string: S1 and the rows after it make the view; the next compaction
+    summarizes from M40 on (S1's coverage), never from after the failed one."""
+    rows = [U(f"M{i}", request=i == 1) if i % 2 else A(text=f"M{i}") for i in range(1, 40)]
+    rows += [CP("## Goal\n- S1 work", covers=38)]
+    rows += [A(text=f"M{i}") for i in range(40, 51)]
+    rows += [CP("Claude AI usage limit reached|1712345678", covers=50)]
+    key = load(store, rows + [A(text="M51")])
+    assert effective_compaction(store, key).seq == 39
+    view = build_continuation(store, key, budget_bytes=240_000).to_dict()
+    assert view["summary"]["covers_through_seq"] == 38 and "S1 work" in view["summary"]["text"]
+    texts = [b["text"] for m in view["messages"] for b in m["content"]]
+    assert texts == [f"M{i}" for i in range(40, 52)] and view["gaps"] == []
+
+
+@pytest.mark.parametrize("summary", [
+    "This session is being continued from a previous conversation that ran out of context. "
+    "Summary: ranges fixed.",
+    "## Goal\n- handle 429 responses from the API",
+    # a long summary whose first line names a rate limit is a summary, not an error
+    "Rate limit handling was the goal.\n" + "- done: retry with backoff\n" * 120,
+])
+def test_b49_real_summaries_still_take_effect(store, summary):
+    """The B49 check never discards a real summary: Claude Code's own preamble, a heading, a
+    long summary mentioning a rate limit in its first line."""
+    key = load(store, [U("M1"), A(text="M2"), CP(summary), U("M3", request=False)])
+    assert effective_compaction(store, key).seq == 2
+    assert build_continuation(store, key).to_dict()["summary"]["covers_through_seq"] == 1
 
 
 def test_b29_continuation_view_carries_markers_never_secrets(store):

@@ -230,3 +230,124 @@ def test_live_turn_after_a_crash_repairs_the_torn_tail(store, isolated_home: Pat
         assert (log_path.parent / "transcript.jsonl.torn").read_bytes() == fragment + b"\n"
     finally:
         live.close()
+
+
+# ---------------------------------------------------------------------------- B27, live
+
+
+def _cc_line(key: str, n: int, kind: str, content: object, parent: str | None) -> str:
+    """One Claude Code transcript line (``kind`` user or assistant) of session ``key``."""
+    message: dict = {"role": kind, "content": content}
+    if kind == "assistant":
+        message.update(id=f"msg_{n}", model="claude-opus-4-6", stop_reason="tool_use")
+    return json.dumps({"sessionId": key, "cwd": "/tmp/ledger", "version": "2.1.40",
+                       "type": kind, "uuid": f"u{n}", "parentUuid": parent,
+                       "isSidechain": False, "timestamp": f"2026-09-01T08:{n:02d}:00.000Z",
+                       "message": message}) + "\n"
+
+
+def _todo_turn(key: str, n: int, prompt: str, todos: list[dict]) -> str:
+    """A prompt, the agent's TodoWrite call writing ``todos`` and its result (lines n..n+2)."""
+    call = {"type": "tool_use", "id": f"toolu_{n}", "name": "TodoWrite", "input": {
+        "todos": todos}}
+    result = {"type": "tool_result", "tool_use_id": f"toolu_{n}",
+              "content": "Todos have been modified successfully."}
+    return (_cc_line(key, n, "user", prompt, f"u{n - 1}" if n else None)
+            + _cc_line(key, n + 1, "assistant", [call], f"u{n}")
+            + _cc_line(key, n + 2, "user", [result], f"u{n + 1}"))
+
+
+TODOS_OLD = [{"content": "Find why March is skipped", "status": "in_progress",
+              "activeForm": "Finding why March is skipped"}]
+TODOS_NEW = [
+    {"content": "Find why March is skipped", "status": "completed",
+     "activeForm": "Finding why March is skipped"},
+    {"content": "Make month_range end-inclusive", "status": "in_progress",
+     "activeForm": "Making month_range end-inclusive"},
+    {"content": "Add a regression test for March", "status": "pending",
+     "activeForm": "Adding a regression test for March"}]
+OPEN_NEW = ["- [in_progress] Make month_range end-inclusive",
+            "- [pending] Add a regression test for March"]
+
+
+def _open_tasks(digest: str) -> list[str]:
+    """The lines of a digest's ``### Open Tasks`` block ([] without one)."""
+    if "### Open Tasks\n" not in digest:
+        return []
+    return digest.split("### Open Tasks\n")[1].split("\n\n")[0].splitlines()
+
+
+def test_b27_live_pre_compaction_digest_lists_the_open_todos(live: LiveCapture,
+                                                             tmp_path: Path) -> None:
+    """B27 on the live path: the agent's newest TodoWrite list reaches the live session's
+    checkpoints. The background import after a prompt feeds the older list; the
+    pre-compaction hook imports the file's new lines itself (the TodoWrite the worker has not
+    imported yet), so its digest lists the newest list's open items by title, in progress
+    first, and none of the older list's; the session end's digest lists them too."""
+    key = "7d1e0c44-bbbb"
+    path = tmp_path / f"{key}.jsonl"
+    path.write_text(_todo_turn(key, 0, "Why does the export skip March?", TODOS_OLD))
+    ev(live, "session-start", key, transcript_path=str(path))
+    ev(live, "user-prompt-submit", key, transcript_path=str(path),
+       prompt="Why does the export skip March?")
+    assert live.worker.wait_idle(10)
+    assert [t.title for t in live.recorder.states[key].tasks] == ["Find why March is skipped"]
+    with open(path, "a") as fh:  # the next turn's TodoWrite, not imported by anyone yet
+        fh.write(_todo_turn(key, 3, "fix it", TODOS_NEW))
+    answer = ev(live, "pre-compaction", key, transcript_path=str(path))
+    digest = answer["checkpoint"]["digest"]
+    assert digest.startswith("## Pre-Compaction Checkpoint\n")
+    assert _open_tasks(digest) == OPEN_NEW
+    assert live.store.get_session(key).entry_count == 6  # both turns imported, once each
+    ev(live, "user-prompt-submit", key, transcript_path=str(path), prompt="go on")
+    ended = ev(live, "session-end", key, transcript_path=str(path))
+    assert _open_tasks(ended["checkpoint"]["digest"]) == OPEN_NEW
+
+
+def test_b27_live_task_feed_reads_only_the_rows_an_import_added(live: LiveCapture,
+                                                                 tmp_path: Path,
+                                                                 monkeypatch) -> None:
+    """The feed reads the store from the first row the import added (never the whole
+    session again): after 40 rows are stored, a grown file's import reads from seq 40 on."""
+    key = "9a3f5e10-cccc"
+    path = tmp_path / f"{key}.jsonl"
+    path.write_text("".join(_cc_line(key, n, "user" if n % 2 == 0 else "assistant",
+                                     f"turn {n}", f"u{n - 1}" if n else None)
+                            for n in range(40)))
+    ev(live, "session-start", key, transcript_path=str(path))
+    assert live.worker.wait_idle(10)
+    assert live.store.get_session(key).entry_count == 40
+    reads: list[int] = []
+    entries = live.store.entries
+
+    def spy(session_key: str, **kw):  # type: ignore[no-untyped-def]
+        reads.append(kw["after_seq"])
+        return entries(session_key, **kw)
+
+    monkeypatch.setattr(live.store, "entries", spy)
+    with open(path, "a") as fh:
+        fh.write(_todo_turn(key, 40, "plan it", TODOS_NEW))
+    ev(live, "pre-compaction", key, transcript_path=str(path))
+    assert reads == [39]
+    assert [t.title for t in live.recorder.states[key].tasks][1:] == [
+        "Make month_range end-inclusive", "Add a regression test for March"]
+
+
+def test_b27_live_restart_keeps_the_task_list(store, isolated_home: Path,
+                                              tmp_path: Path) -> None:
+    """After a daemon restart the session's state is rebuilt with its newest task list (read
+    from its last rows): the first pre-compaction digest lists the open todos."""
+    key = "4c8b2a77-dddd"
+    path = tmp_path / f"{key}.jsonl"
+    path.write_text(_todo_turn(key, 0, "first", TODOS_OLD) + _todo_turn(key, 3, "more",
+                                                                          TODOS_NEW))
+    first = _live(store, isolated_home)
+    ev(first, "session-start", key, transcript_path=str(path))
+    assert first.worker.wait_idle(10)
+    first.close()
+    second = _live(store, isolated_home)
+    try:
+        answer = ev(second, "pre-compaction", key, transcript_path=str(path))
+        assert _open_tasks(answer["checkpoint"]["digest"]) == OPEN_NEW
+    finally:
+        second.close()

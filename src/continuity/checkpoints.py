@@ -7,7 +7,8 @@ continuity as redacted digests, and hand the newest one to the next session.
 - Digest formatters: ``format_periodic_digest``, ``format_pre_compaction_digest``,
   ``format_session_end_digest``, ``format_manual_digest`` (structured markdown, redacted);
   each carries ``### Open Tasks``, the open items of the agent's newest task list, when the
-  session has one (B27: ``record_tool_call`` feeds it).
+  session has one (B27: ``record_tool_call`` feeds it, from ``recovery``'s replay of an
+  imported session and from the daemon's import of a live session's file, ``hooks.capture``).
 - ``CheckpointRecorder``: the state machine of the five triggers (``periodic`` on
   ``promptInterval`` prompts or ``timeIntervalMs`` elapsed, ``pre_compaction``,
   ``session_end``, ``agent``, ``explicit``). Direct writes flush the session's queued writes

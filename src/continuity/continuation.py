@@ -1,10 +1,10 @@
 """The continuation for the next run: spec/continuation.md Part 2 (seed 002, dispatch side).
 
 ``build_continuation(store, session_key, budget_bytes=240_000)`` returns a ``ContinuationView``:
-the newest compaction's summary (quoted, labelled as earlier work; a compaction with an empty
-summary takes no effect, B47: ``effective_compaction``), the previous run's request
-verbatim, and the most recent suffix of rows after that request that fits the budget, cut at
-unit boundaries, with every tool call paired. Or a typed refusal.
+the newest compaction's summary (quoted, labelled as earlier work; a compaction whose summary is
+empty or an error message takes no effect, B47/B49: ``effective_compaction``), the previous
+run's request verbatim, and the most recent suffix of rows after that request that fits the
+budget, cut at unit boundaries, with every tool call paired. Or a typed refusal.
 
 Reads are bounded (never the whole log): one newest-compaction read, one exact request row, the
 bounded notes, row metadata from the newest row back until the budget is spent, the tool-call
@@ -26,6 +26,7 @@ from typing import Any, Sequence
 
 from continuity.codec import message_view
 from continuity.config import FOLLOW_UP_BUDGET_BYTES
+from continuity.error_text import failed_summary
 from continuity.errors import ContinuityError, SessionNotFound
 from continuity.model import (
     Block,
@@ -156,13 +157,16 @@ def _refuse(view: ContinuationView, reason: str, detail: str) -> ContinuationVie
 
 
 def effective_compaction(store: Store, session_key: str) -> Entry | None:
-    """The compaction row that takes effect: the newest visible compaction whose summary is
-    not empty (B47: a compaction whose summary failed, e.g. an imported marker with no summary
-    text, never drops the rows before it; the one before it, or the full view, stands).
+    """The compaction row that takes effect: the newest visible compaction whose summary
+    finished (``error_text.failed_summary``). A compaction whose summary failed never drops
+    the rows before it; the one before it, or the full view, stands. Failed: empty (B47, e.g.
+    an imported marker with no summary text) or an error or limit message returned as text
+    (B49, "Claude AI usage limit reached|<epoch>", "Error: …", "Prompt is too long"), the same
+    check ``summarize.validate`` gives a model's answer.
 
     One ``latest_compaction`` read when the newest has a summary (the usual case); otherwise
     a walk back over row metadata, newest first, reading only the compaction rows it meets.
-    None when no compaction has a summary."""
+    None when no compaction has a usable summary."""
     newest = store.latest_compaction(session_key)
     if newest is None or _has_summary(newest):
         return newest
@@ -180,7 +184,7 @@ def effective_compaction(store: Store, session_key: str) -> Entry | None:
 
 
 def _has_summary(row: Entry) -> bool:
-    return row.compaction is not None and bool(row.compaction.summary.strip())
+    return row.compaction is not None and not failed_summary(row.compaction.summary)
 
 
 def build_continuation(store: Store, session_key: str, *,

@@ -1,8 +1,14 @@
 """Transcript capture of the daemon's live sessions and the settled-turn policy (split out of
 ``continuity.hooks.live``; ``LiveCapture`` owns one ``TranscriptCapture``).
 
-- ``import_`` imports a session's transcript file (new lines only, ``importer.import_file``)
-  and records the key the import gave it (``LiveSession.store_key``).
+- ``import_`` imports a session's transcript file (new lines only, ``importer.import_file``),
+  records the key the import gave it (``LiveSession.store_key``) and hands the newest task list
+  among the rows it added (Claude Code ``TodoWrite``, Codex ``update_plan``) to the session's
+  checkpoint state, so that live digests carry the open tasks (B27). ``import_pending`` does
+  it at once for a hook that needs the newest rows (pre-compaction, session end, an agent
+  checkpoint) when the file's bytes not yet imported are few (``SYNC_IMPORT_BYTES``).
+- ``ensure_state`` gives a session's checkpoint state; after a daemon restart it is rebuilt
+  from the stored rows (prompts, and the task list among the last ``TASK_LOOKBACK_ROWS``).
 - ``sync`` replaces a session's live turns with the rows rendered from the file
   (``transcripts.sync_session``): the file is the lossless source; a session without a file
   keeps its live turns.
@@ -26,17 +32,41 @@ import os
 import threading
 import time
 from datetime import datetime, timedelta
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Iterator
 
 from continuity import transcripts as tx
+from continuity.checkpoints import CheckpointRecorder, SessionState
 from continuity.errors import ContinuityError, FencedWrite
-from continuity.hooks.sessions import LiveSession
+from continuity.hooks.sessions import LiveSession, history
+from continuity.tasklist import task_list
 
 log = logging.getLogger("continuity.daemon")
 
 #: A Stop answer is looked for among the transcript file's last rows, on its last characters.
 ANSWER_WINDOW = 50
 ANSWER_PROBE = 120
+#: A hook that needs the file's newest rows before it answers (pre-compaction, B27) imports them
+#: itself when the file holds at most this many bytes not yet imported; beyond that the import
+#: stays in the background (the hook client waits 5 s, ``hookcmd.TIMEOUTS``; 4 MiB of Claude Code
+#: lines import in about 0.7 s on SQLite).
+SYNC_IMPORT_BYTES = 4 * 1024 * 1024
+#: After a daemon restart the newest task list is looked for among a session's last rows only.
+TASK_LOOKBACK_ROWS = 2_000
+#: Rows read per store call when looking for task-list calls.
+PAGE_ROWS = 500
+
+
+def newest_task_call(rows: Iterable[Any]) -> Any | None:
+    """The arguments of the newest task-list call (``tasklist.task_list``: Claude Code
+    ``TodoWrite``, Codex ``update_plan``) the main agent makes among ``rows`` (seq order;
+    sidechain and invisible rows are skipped, as in ``recovery``'s replay), else None."""
+    found = None
+    for row in rows:
+        if row.visible and not row.sidechain:
+            for call in row.tool_calls():
+                if task_list(call.arguments) is not None:
+                    found = call.arguments
+    return found
 
 
 class TranscriptCapture:
@@ -44,18 +74,22 @@ class TranscriptCapture:
     daemon's sessions (module docstring). ``session_lock(key)`` gives a session's lock,
     ``db_lock`` serializes the daemon's database writers, ``closing`` cancels a running
     summary at shutdown, ``summarizer`` makes the policy's summarizer (default: the
-    configured one, ``[summarizer]``). Thread-safe."""
+    configured one, ``[summarizer]``). ``recorder`` (the daemon's ``CheckpointRecorder``)
+    gets the task list of the rows each import adds (B27). Thread-safe; locks are taken in the
+    order session lock, ``import_lock``, ``db_lock``."""
 
     def __init__(self, store: Any, home: str, *, owner: str, budget_bytes: int,
                  stop_seconds: float, db_lock: Any, session_lock: Callable[[str], Any],
-                 closing: threading.Event,
-                 summarizer: Callable[[], Any] | None = None) -> None:
+                 closing: threading.Event, summarizer: Callable[[], Any] | None = None,
+                 recorder: CheckpointRecorder | None = None) -> None:
         self.store, self.home, self.owner = store, home, owner
         self.budget_bytes, self.stop_seconds = budget_bytes, stop_seconds
         self._db_lock, self._session_lock, self._closing = db_lock, session_lock, closing
         self._summarizer_factory = summarizer
         self._summarizer: Any = None
-        self._import_lock = threading.Lock()
+        self.recorder = recorder
+        #: held by every import and its task-list feed (see ``import_``)
+        self.import_lock = threading.Lock()
         #: session → its last Stop answer the transcript file may not hold yet.
         self.answers: dict[str, str] = {}
 
@@ -63,20 +97,106 @@ class TranscriptCapture:
 
     def import_(self, info: LiveSession) -> None:
         """Import the session's transcript file (new lines only), if it has one (a ``.jsonl``
-        file that exists). A failed import is logged, never raised."""
+        file that exists), then hand the newest task list among the rows it added to the
+        session's checkpoint state (B27: a live digest carries the open tasks; only the added
+        rows are read, seq ``count - imported`` on). A failed import is logged, never
+        raised."""
         path = info.transcript_path
         if not path or not path.endswith(".jsonl") or not os.path.isfile(path):
             return
         from continuity.importer import import_file
 
-        with self._import_lock, self._db_lock:
-            report = import_file(self.store, path)
-        if report.session_key:
-            info.store_key = report.session_key
-            session = self.store.get_session(report.session_key)
-            info.entry_count = session.entry_count if session else 0
+        with self.import_lock:
+            with self._db_lock:
+                report = import_file(self.store, path)
+                session = self.store.get_session(report.session_key) \
+                    if report.session_key else None
+            if report.session_key:
+                info.store_key = report.session_key
+                info.entry_count = session.entry_count if session else 0
+                if session is not None and report.imported:
+                    self._feed_tasks(info, session.entry_count - report.imported)
         if report.status == "failed":
             log.warning("import of %s failed: %s", path, report.reason)
+
+    def ensure_state(self, info: LiveSession, at: datetime) -> SessionState:
+        """The session's checkpoint state (``recorder``); after a restart rebuilt from its
+        imported rows: prompts (``sessions.history``) and the newest task list among its last
+        rows (B27, ``newest_tasks``). Everything is read before the state is made, so a failed
+        read changes nothing; under ``import_lock``, so an import's task list lands either in
+        what is read or in the state made."""
+        assert self.recorder is not None, "ensure_state needs the recorder"
+        state = self.recorder.states.get(info.key)
+        if state is not None:
+            return state
+        with self.import_lock:
+            session = self.store.get_session(info.store_key or info.key)
+            past = history(self.store, session.key) if session is not None else None
+            tasks = self.newest_tasks(session.key) if session is not None else None
+            started = session.started_at if session and session.started_at else at
+            state = self.recorder.start_session(info.key, harness=info.harness,
+                                                project=info.project, at=min(started, at))
+            if tasks is not None:  # before the lock goes: a later import's list is newer
+                state.record_tool_call(tasks)
+        if past is not None:
+            past.apply(state)
+        return state
+
+    def import_pending(self, info: LiveSession, max_bytes: int = SYNC_IMPORT_BYTES) -> bool:
+        """Import now (``import_``) when the session's file holds at most ``max_bytes`` bytes
+        past the offset the last import stored (the whole file when it was never imported or
+        shrank); True when it did. For a hook whose answer needs the newest rows (B27: the
+        pre-compaction digest's open tasks) without waiting on a long import."""
+        path = info.transcript_path
+        if not path or not path.endswith(".jsonl"):
+            return False
+        from pathlib import Path
+
+        from continuity.importer import path_key
+
+        try:
+            size = os.path.getsize(path)
+            source = self.store.get_source(path_key(Path(path).resolve()))
+        except OSError:
+            return False
+        done = source.offset if source is not None and source.offset <= size else 0
+        if size - done > max_bytes:
+            log.info("%s: %d bytes not imported yet, left to the background import", path,
+                     size - done)
+            return False
+        self.import_(info)
+        return True
+
+    def _feed_tasks(self, info: LiveSession, first_seq: int) -> None:
+        """Give the recorder's state of ``info`` the newest task list among the stored rows
+        from ``first_seq`` on (under ``import_lock``, so imports feed in file order)."""
+        if self.recorder is None or info.key not in self.recorder.states:
+            return  # no state yet: ``ensure_state`` reads the task list when it makes one
+        arguments = newest_task_call(self._rows(info.store_key or info.key, first_seq))
+        if arguments is not None:
+            try:
+                self.recorder.record_tool_call(info.key, arguments)
+            except KeyError:  # the session ended meanwhile
+                pass
+
+    def newest_tasks(self, key: str) -> Any | None:
+        """The arguments of the newest task-list call among the last ``TASK_LOOKBACK_ROWS``
+        rows of stored session ``key`` (a state rebuilt after a restart; bounded read), else
+        None. Callers hold ``import_lock`` so that an import's feed lands before or after."""
+        session = self.store.get_session(key)
+        if session is None:
+            return None
+        return newest_task_call(self._rows(key, session.entry_count - TASK_LOOKBACK_ROWS))
+
+    def _rows(self, key: str, first_seq: int) -> Iterator[Any]:
+        """The visible rows of ``key`` from seq ``first_seq`` on, a page at a time."""
+        after = max(first_seq, 0) - 1
+        while True:
+            page = self.store.entries(key, after_seq=after, limit=PAGE_ROWS, visible_only=True)
+            yield from page
+            if len(page) < PAGE_ROWS:
+                return
+            after = page[-1].seq
 
     def sync(self, info: LiveSession) -> None:
         """Replace the session's live turns with its imported rows (when it was imported)."""

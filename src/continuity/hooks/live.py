@@ -15,7 +15,9 @@ Per event (each under its session's lock, so one session's events apply in order
   window) and appends the live ``User:`` turn to the canonical transcript JSONL (a record
   fsync'd before the answer, by group commit); the session's row follows in the background.
 - **pre-compaction** writes the ``pre_compaction`` checkpoint before answering (B60: before the
-  harness changes its view; an empty ``transcript_path`` falls back to the one seen earlier).
+  harness changes its view; an empty ``transcript_path`` falls back to the one seen earlier),
+  after importing the file's new lines (``capture.import_pending``, bounded) so that its
+  ``### Open Tasks`` holds the agent's newest task list (B27).
 - **post-compaction** re-imports the transcript; the next start may inject again.
 - **stop** (a settled turn): in the background, import the transcript file, capture the
   transcript, then run the continuation policy (``compaction.after_turn``) as the session's
@@ -33,7 +35,8 @@ Imports, transcript sync, session-end capture and the settled-turn policy live i
 Sessions idle for ``[transcripts] idle_limit_minutes`` are ended (reason ``idle``); every
 completion path (end, clear, supersede, idle, recovery after clear, the idle sweep) queues the
 consolidation pass. After a daemon restart a session's checkpoint state is rebuilt from its
-imported rows (prompts, and prompts since its newest checkpoint).
+imported rows (prompts, prompts since its newest checkpoint, the newest task list;
+``capture.ensure_state``).
 """
 
 from __future__ import annotations
@@ -55,7 +58,7 @@ from continuity.hooks.capture import TranscriptCapture
 from continuity.hooks.consolidation import Consolidator
 from continuity.hooks.journal import LiveTurns
 from continuity.hooks.models import BODIES, CheckpointBody, HookBody, SessionEndBody
-from continuity.hooks.sessions import LiveSession, as_stored, busy_timeout_first, history
+from continuity.hooks.sessions import LiveSession, as_stored, busy_timeout_first
 from continuity.hooks.worker import RecentIds, Worker
 from continuity.model import Checkpoint, CheckpointTrigger
 from continuity.store import SqlStore
@@ -108,7 +111,7 @@ class LiveCapture:
         self.capture = TranscriptCapture(
             store, self.home, owner=self.owner, budget_bytes=budget_bytes,
             stop_seconds=stop_seconds, db_lock=self._db_lock, session_lock=self._session_lock,
-            closing=self.closing, summarizer=summarizer)
+            closing=self.closing, summarizer=summarizer, recorder=self.recorder)
         self.consolidator = Consolidator(store, self.home, enabled=consolidate,
                                          summarizer=summarizer)
         self.turns = LiveTurns(store, self.home, db_lock=self._db_lock,
@@ -233,21 +236,6 @@ class LiveCapture:
         now = _now()
         return min(body.at, now) if body.at else now
 
-    def _ensure_state(self, info: LiveSession, at: datetime) -> cps.SessionState:
-        """The session's checkpoint state; after a restart rebuilt from its imported rows.
-        Everything is read before the state is made, so a failed read changes nothing."""
-        state = self.recorder.states.get(info.key)
-        if state is not None:
-            return state
-        session = self.store.get_session(info.store_key or info.key)
-        past = history(self.store, session.key) if session is not None else None
-        started = session.started_at if session and session.started_at else at
-        state = self.recorder.start_session(info.key, harness=info.harness,
-                                            project=info.project, at=min(started, at))
-        if past is not None:
-            past.apply(state)
-        return state
-
     # ------------------------------------------------------------------ events
 
     def session_start(self, body: Any) -> dict[str, Any]:
@@ -260,7 +248,7 @@ class LiveCapture:
                 self.capture.recover_after_clear(body, at)))
         info = self._touch(body)
         with self._session_lock(info.key):
-            self._ensure_state(info, at)
+            self.capture.ensure_state(info, at)
             if getattr(self._local, "replaying", False):  # nobody reads this answer
                 context, recovery = "", {"skipped": "replayed"}
             else:
@@ -304,7 +292,7 @@ class LiveCapture:
     def user_prompt(self, body: Any) -> dict[str, Any]:
         at, info = self._at(body), self._touch(body)
         with self._session_lock(info.key):
-            state = self._ensure_state(info, at)
+            state = self.capture.ensure_state(info, at)
             if body.prompt.strip():  # the durable write first: a failure counts nothing
                 self.turns.append(info, "user", "User", body.prompt, at)
             periodic = self.recorder.record_prompt(info.key, body.prompt, at=at)
@@ -315,10 +303,12 @@ class LiveCapture:
     def pre_compaction(self, body: Any) -> dict[str, Any]:
         at, info = self._at(body), self._touch(body)
         with self._session_lock(info.key):
-            self._ensure_state(info, at)
+            self.capture.ensure_state(info, at)
+            imported = self.capture.import_pending(info)  # B27: the newest task list first
             cp = self.recorder.pre_compaction(info.key, context=body.context, at=at)
             cp = as_stored(self.store, cp) if cp else None
-        self._queue_import(info)
+        if not imported:
+            self._queue_import(info)
         return {"session_key": info.key, "transcript_path": info.transcript_path,
                 "checkpoint": cps.checkpoint_dict(cp) if cp else None}
 
@@ -372,7 +362,8 @@ class LiveCapture:
                 if latest is not None and latest.trigger is CheckpointTrigger.SESSION_END:
                     self._ended.add(info.key)  # ended before a restart
                     return None
-                self._ensure_state(info, at)
+                self.capture.ensure_state(info, at)
+            self.capture.import_pending(info)  # B27: the newest task list first
             cp = self.recorder.end_session(info.key, at=at)
             self._ended.add(info.key)
             return cp
@@ -459,7 +450,8 @@ class LiveCapture:
         info = self.sessions.get(key)
         if info is not None:
             with self._session_lock(key):
-                self._ensure_state(info, _now())
+                self.capture.ensure_state(info, _now())
+                self.capture.import_pending(info)  # B27: the newest task list first
                 cp = self.recorder.checkpoint(key, body.reason, trigger=trigger)
         else:
             if self.store.get_session(key) is None:

@@ -30,6 +30,7 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Protocol, Sequence
 
+from continuity.error_text import looks_like_error
 from continuity.model import Entry, ReceiptReason
 from continuity.summarize.bounds import (
     RowDigest,
@@ -181,13 +182,6 @@ def _prompt(previous: str | None, notes: Sequence[str], rows: Sequence[str], fir
 
 # ---------------------------------------------------------------------------- validation
 
-_ERROR_SIGNATURES = re.compile(
-    r"usage limit reached|\|\d{9,}\s*$|^\s*(?:api\s+)?error\b|rate[ _-]?limit|too many requests"
-    r"|\b429\b|quota (?:exceeded|exhausted)|insufficient_quota|overloaded"
-    r"|context[_ ]length[_ ]exceeded|prompt is too long|conversation too long"
-    r"|request too large|internal server error|service unavailable|summary unavailable"
-    r"|^\s*i(?:'m| am) sorry|^\s*i can(?:no|')t",
-    re.I | re.M)
 _HEADING = re.compile(r"^\s{0,3}#{1,4}\s*(.+?)\s*:?\s*$", re.M)
 _THINK = re.compile(r"^\s*<think>.*?</think>\s*", re.S)
 
@@ -199,15 +193,10 @@ def structured_sections(text: str) -> int:
     return sum(1 for s in SECTIONS if any(h.startswith(s.lower()) for h in found))
 
 
-def looks_like_error(text: str) -> bool:
-    """B49: an error or limit message returned as text, judged by its first non-blank line
-    (a structured summary starts with a heading; anything else it says is content)."""
-    stripped = text.strip()
-    return bool(stripped) and bool(_ERROR_SIGNATURES.search(stripped.splitlines()[0]))
-
-
 def validate(reply: ProviderReply, max_bytes: int) -> tuple[str | None, ReceiptReason | None]:
-    """``(summary, None)`` for a usable reply (redacted, trimmed), else ``(None, reason)``."""
+    """``(summary, None)`` for a usable reply (redacted, trimmed), else ``(None, reason)``. An
+    error or limit message as text is ``continuity.error_text.looks_like_error`` (B49), the
+    same check a stored compaction's summary gets (``continuation.effective_compaction``)."""
     if reply.stop == "length":
         return None, ReceiptReason.TRUNCATED
     if reply.stop == "refusal":
