@@ -14,9 +14,9 @@ or same line bytes at the same line number) skipped. Rows repeat a native id (Cl
 replays): the first wins, later ones are counted as duplicates.
 
 Derived here, for every harness alike: compaction coverage (``covers_through_seq``), the pi
-leaf path (rows off it are not visible), and runs (each request opens one; it ends
-``finished``, ``failed`` or ``interrupted`` by the last hint a reader gave, else by whether tool
-calls were left without results).
+leaf path (rows off it are not visible), and runs (``continuity.runs``: each request opens one;
+it ends ``finished``, ``failed`` or ``interrupted`` by the last hint a reader gave, else by
+whether tool calls were left without results).
 """
 
 from __future__ import annotations
@@ -35,17 +35,8 @@ from continuity.codec import blocks_to_json
 from continuity.errors import ContinuityError, InputError, StoreConflict
 from continuity.formats import FormatReader, LineReader, detect, read_head, reader_for
 from continuity.formats.jsonl import Line
-from continuity.model import (
-    CompactionInfo,
-    Entry,
-    EntryKind,
-    Role,
-    Run,
-    RunStatus,
-    Session,
-    SourceRef,
-)
-from continuity.store import iter_entries
+from continuity.model import CompactionInfo, Entry, EntryKind, Session, SourceRef
+from continuity.runs import RunTracker, derive_runs
 from continuity.store.base import ImportIssue, RawLine, SourceState, Store
 
 PREFIX_BYTES = 64 * 1024
@@ -276,82 +267,6 @@ def _claim_key(store: Store, key: str, path: str) -> str:
     return safe_key(f"{key}/{Path(path).stem}")
 
 
-class _RunTracker:
-    """Derives runs from rows in seq order (see the module docstring)."""
-
-    def __init__(self, key: str, agent_id: str, state: dict[str, Any] | None) -> None:
-        self.key, self.agent_id = key, agent_id
-        s = state or {}
-        self.request_seq: int | None = s.get("request_seq")
-        self.hint: str | None = s.get("hint")
-        self.pending: list[str] = s.get("pending", [])
-        self.end_seq: int = s.get("end_seq", -1)
-        self.started: str | None = s.get("started")
-        self.ended: str | None = s.get("ended")
-        self.closed: list[Run] = []
-
-    def state(self) -> dict[str, Any]:
-        return {"request_seq": self.request_seq, "hint": self.hint,
-                "pending": self.pending[-200:], "end_seq": self.end_seq,
-                "started": self.started, "ended": self.ended}
-
-    def feed(self, e: Entry) -> None:
-        if e.sidechain:
-            return
-        if e.is_request and e.visible:
-            self._close()
-            self.request_seq, self.hint, self.pending = e.seq, None, []
-            self.end_seq, self.started, self.ended = e.seq, _iso(e.timestamp), _iso(e.timestamp)
-            return
-        if self.request_seq is None:
-            return
-        if e.visible and e.role is Role.ASSISTANT:
-            # A later answer outranks an earlier error or retry notice of the same run.
-            self.hint = e.run_end.value if e.run_end is not None else None
-        elif e.run_end is not None:
-            self.hint = e.run_end.value
-        if e.timestamp is not None:
-            self.ended = _iso(e.timestamp)
-        if not e.visible:
-            return
-        self.end_seq = e.seq
-        for call in e.tool_calls():
-            self.pending.append(call.id)
-        done = {r.call_id for r in e.tool_results()}
-        if done:
-            self.pending = [c for c in self.pending if c not in done]
-
-    def current(self) -> Run | None:
-        """The open run as it stands now (status by the rules, as if the log ended here)."""
-        if self.request_seq is None:
-            return None
-        if self.hint is not None:
-            status = RunStatus(self.hint)
-        else:
-            status = RunStatus.INTERRUPTED if self.pending else RunStatus.FINISHED
-        if self.pending and status is RunStatus.FINISHED:
-            status = RunStatus.INTERRUPTED
-        return Run(f"{self.key}:{self.request_seq}", self.key, self.agent_id, self.request_seq,
-                   status, self.end_seq, _dt(self.started), _dt(self.ended))
-
-    def _close(self) -> None:
-        run = self.current()
-        if run is not None:
-            self.closed.append(run)
-
-    def take(self) -> list[Run]:
-        """Runs closed since the last call, plus the open one as it stands."""
-        out, self.closed = self.closed, []
-        cur = self.current()
-        if cur is not None:
-            out.append(cur)
-        return out
-
-
-def _dt(value: str | None) -> datetime | None:
-    return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
-
-
 class _FileImport:
     """One file's streaming import (state between batches)."""
 
@@ -364,10 +279,11 @@ class _FileImport:
         report.harness, report.session_key = reader.harness, key
         session = store.get_session(key)
         self.next_seq = session.entry_count if session else 0
+        self.had_rows = self.next_seq > 0  # rows from an earlier import of this file
         self.started = session.started_at if session else None
         self.ended = session.ended_at if session else None
-        self.tracker = _RunTracker(key, reader.facts().agent_id, state.get("runs"))
-        self.pending: list[tuple[Line, Entry]] = []
+        self.tracker = RunTracker(key, reader.facts().agent_id, state.get("runs"))
+        self.pending: list[Entry] = []
         self.raw: list[RawLine] = []
         self.issues: list[ImportIssue] = []
         self.batch_bytes = 0
@@ -431,17 +347,27 @@ class _FileImport:
                 self.report.errors.append((line.number, str(exc)))
                 return
         entry.source = SourceRef(self.path_str, line.number, line.offset, digest)
-        self.pending.append((line, entry))
+        self.pending.append(entry)
 
     def _flush(self, offset: int, line_count: int, *, final: bool = False) -> None:
-        store, report = self.store, self.report
-        entries = self._dedupe([e for _, e in self.pending])
-        for e in entries:
-            e.seq = self.next_seq
-            e.entry_id = f"{self.key}:{e.seq}"
-            self.next_seq += 1
-        self._resolve_compactions(entries)
-        self._check_parents(entries)
+        """Store the batch: its lookups (duplicates, parents, compactions) and its writes
+        (raw lines, rows, issues, runs, the source's new offset) in one transaction."""
+        with self.store.batch():
+            entries = self._dedupe(self.pending)
+            for e in entries:
+                e.seq = self.next_seq
+                e.entry_id = f"{self.key}:{e.seq}"
+                self.next_seq += 1
+            self._resolve_compactions(entries)
+            self._check_parents(entries)
+            self._tally(entries)
+            self._write(entries, offset, line_count, final)
+        self.report.imported += len(entries)
+        self.pending, self.raw, self.issues, self.batch_bytes = [], [], [], 0
+
+    def _tally(self, entries: list[Entry]) -> None:
+        """Feed the run tracker and count types, opaque rows and the time span."""
+        report = self.report
         for e in entries:
             self.tracker.feed(e)
             report.types[e.type_name or e.kind.value] += 1
@@ -457,34 +383,28 @@ class _FileImport:
                                          else max(report.last_timestamp, e.timestamp))
             if e.parent_native_id is not None:
                 self.tree_changed = True
+
+    def _write(self, entries: list[Entry], offset: int, line_count: int, final: bool) -> None:
+        store = self.store
         facts = self.reader.facts()
         session = Session(key=self.key, harness=self.reader.harness, agent_id=facts.agent_id,
                           project=facts.cwd, source_path=self.path_str,
                           started_at=self.started, ended_at=self.ended, title=facts.title)
+        store.upsert_session(session)
+        store.put_raw_lines(self.raw)
+        store.append(self.key, entries)
+        store.put_issues(self.issues)
+        store.put_runs(self.tracker.take())
+        if final and self.reader.uses_tree and self.tree_changed \
+                and _apply_leaf_path(store, self.key):
+            # Runs follow the conversation path: derive them again over the path.
+            self.tracker = derive_runs(store, self.key, facts.agent_id)
+            store.replace_runs(self.key, self.tracker.take())
         state = {"reader": self.reader.state(), "runs": self.tracker.state()}
         # size: the length the prefix hash covers the start of (the size when this import began)
-        source = SourceState(self.path_str, self.key, self.reader.harness, self.stat.st_ino,
-                             self.stat.st_size, offset, line_count, self.prefix,
-                             orjson.dumps(state).decode())
-        with store.batch():
-            store.upsert_session(session)
-            store.put_raw_lines(self.raw)
-            store.append(self.key, entries)
-            store.put_issues(self.issues)
-            store.put_runs(self.tracker.take())
-            if final and self.reader.uses_tree and self.tree_changed \
-                    and _apply_leaf_path(store, self.key):
-                # Runs follow the conversation path: derive them again over the path.
-                self.tracker = _derive_runs(store, self.key, facts.agent_id)
-                store.replace_runs(self.key, self.tracker.take())
-                state["runs"] = self.tracker.state()
-                source = SourceState(source.path, source.session_key, source.harness,
-                                     source.inode, source.size, source.offset,
-                                     source.line_count, source.prefix_sha256,
-                                     orjson.dumps(state).decode())
-            store.put_source(source)
-        report.imported += len(entries)
-        self.pending, self.raw, self.issues, self.batch_bytes = [], [], [], 0
+        store.put_source(SourceState(self.path_str, self.key, self.reader.harness,
+                                     self.stat.st_ino, self.stat.st_size, offset, line_count,
+                                     self.prefix, orjson.dumps(state).decode()))
 
     def _dedupe(self, entries: list[Entry]) -> list[Entry]:
         """Drop rows whose native id the session already has, or that an earlier import of
@@ -499,7 +419,7 @@ class _FileImport:
                     continue
                 known.add(e.native_id)
             out.append(e)
-        if self.report.resumed_from == 0 and self.next_seq > 0:
+        if self.report.resumed_from == 0 and self.had_rows:
             out = self._drop_already_stored_lines(out)
         return out
 
@@ -550,14 +470,6 @@ class _FileImport:
             covers = kept - 1 if kept is not None and kept < e.seq else e.seq - 1
             e.compaction = CompactionInfo(c.summary, covers, c.first_kept_entry_id,
                                           c.continuation, c.run_id, c.trigger)
-
-
-def _derive_runs(store: Store, key: str, agent_id: str) -> _RunTracker:
-    """A run tracker fed every row of the session from the store, in seq order (pages)."""
-    tracker = _RunTracker(key, agent_id, None)
-    for e in iter_entries(store, key, page_rows=1000):
-        tracker.feed(e)
-    return tracker
 
 
 def _apply_leaf_path(store: Store, key: str) -> bool:

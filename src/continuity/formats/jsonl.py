@@ -72,6 +72,7 @@ class LineReader:
         self.max_line_bytes = max_line_bytes
 
     def __iter__(self) -> Iterator[Line]:
+        loads, JSONDecodeError = orjson.loads, orjson.JSONDecodeError
         stream = self._stream
         # Resuming just after an unterminated last line that was accepted: its LF arrives now
         # and closes that line; it is not a new (blank) line.
@@ -119,6 +120,16 @@ class LineReader:
                 if len(raw) > self.max_line_bytes:
                     yield Line(self.line, line_offset, raw[: self.max_line_bytes], None,
                                self._oversize(len(raw)))
+                    continue
+                # Fast path: a line orjson reads as an object is good as it is (orjson allows
+                # the trailing CR as whitespace and refuses NUL, a BOM and blank input, which
+                # ``_parse`` then sorts out).
+                try:
+                    data = loads(raw)
+                except JSONDecodeError:
+                    data = None
+                if data.__class__ is dict:
+                    yield Line(self.line, line_offset, raw, data, None)
                     continue
                 item = self._parse(raw, line_offset)
                 if item is not None:

@@ -24,17 +24,23 @@ from sqlalchemy import (
 from sqlalchemy.types import TypeDecorator
 
 
+def nul_free(value: Any) -> Any:
+    """The one NUL rule of stored text: a ``str`` holding NUL (U+0000) gets U+FFFD in its place;
+    any other value is returned as is. PostgreSQL's text type refuses NUL (SQLite stores it) and
+    harness JSON can hold ``\\u0000``, so both backends store the same text; the raw line (bytes)
+    keeps the original. Applied by ``_NulFree`` columns and by ``store.bulk``."""
+    if isinstance(value, str) and "\x00" in value:
+        return value.replace("\x00", "\ufffd")
+    return value
+
+
 class _NulFree(TypeDecorator):  # type: ignore[type-arg]
-    """Text that never carries NUL: PostgreSQL's text type refuses it (SQLite stores it), and
-    harness JSON can hold ``\\u0000``. NUL becomes U+FFFD on both backends alike; the raw line
-    (bytes) keeps the original."""
+    """Text that never carries NUL (``nul_free``)."""
 
     cache_ok = True
 
     def process_bind_param(self, value: Any, dialect: Any) -> Any:
-        if isinstance(value, str) and "\x00" in value:
-            return value.replace("\x00", "\ufffd")
-        return value
+        return nul_free(value)
 
 
 class Text(_NulFree):

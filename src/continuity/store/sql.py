@@ -1,8 +1,8 @@
 """``SqlStore``: the store over SQLAlchemy Core, for SQLite (default) and PostgreSQL.
 
-Dialect differences live in three small functions: ``_on_connect_sqlite`` (WAL, busy timeout),
-``_insert_ignore`` (conflict-free inserts) and ``_utc`` (SQLite keeps naive datetimes; we store
-UTC and read back aware UTC).
+Dialect differences live in ``_on_connect_sqlite`` (WAL, busy timeout), ``_utc`` (SQLite keeps
+naive datetimes; we store UTC and read back aware UTC) and ``store.bulk`` (the import's big
+inserts, rendered once per dialect, conflict-free where a row may exist).
 """
 
 from __future__ import annotations
@@ -14,11 +14,9 @@ from typing import Any, Iterable, Iterator, Sequence
 
 import orjson
 from sqlalchemy import Connection, Engine, and_, event, func, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from continuity.codec import blocks_from_json, blocks_to_json, message_bytes
-from continuity.text import json_bytes
+from continuity.codec import blocks_from_json
 from continuity.errors import StoreConflict, StoreError
 from continuity.model import (
     CompactionInfo,
@@ -33,6 +31,7 @@ from continuity.model import (
     ToolCallIndex,
 )
 from continuity.store import schema as t
+from continuity.store.bulk import BulkWriter
 from continuity.store.base import ImportIssue, RawLine, RowMeta, SourceState
 from continuity.store.checkpoints import CheckpointStoreMixin
 from continuity.store.fencing import FencingStoreMixin
@@ -68,21 +67,6 @@ def _on_connect_sqlite(dbapi_conn: Any, _record: Any) -> None:
     cur.close()
 
 
-def _insert_ignore(conn: Connection, table: Any, rows: list[dict[str, Any]]) -> None:
-    """Insert ``rows``, skipping those whose primary key exists."""
-    if not rows:
-        return
-    dialect = conn.dialect.name
-    for part in _chunks(rows):
-        if dialect == "sqlite":
-            stmt = sqlite.insert(table).on_conflict_do_nothing()
-        elif dialect == "postgresql":
-            stmt = postgresql.insert(table).on_conflict_do_nothing()
-        else:  # pragma: no cover - other dialects are not supported
-            raise StoreError(f"unsupported database dialect {dialect!r}")
-        conn.execute(stmt, list(part))
-
-
 class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, LineageStoreMixin):
     """The ``Store`` implementation. Build it with ``continuity.store.open_store``.
 
@@ -94,6 +78,7 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         self.url = url
         self.dialect = engine.dialect.name
         self._local = threading.local()
+        self._bulk = BulkWriter(engine.dialect)
         if self.dialect == "sqlite":
             event.listen(engine, "connect", _on_connect_sqlite)
 
@@ -205,87 +190,12 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
                 if entry.seq != count + i:
                     raise StoreConflict(f"seq {entry.seq} breaks the log of {session_key!r} "
                                         f"(expected {count + i}): another writer appended")
-            rows, media_rows = [], []
             for entry in entries:
                 if not entry.entry_id:
                     entry.entry_id = f"{session_key}:{entry.seq}"
-                rows.append(self._entry_row(session_key, entry))
-                for digest, data in (entry.payloads or {}).items():
-                    media_rows.append({"sha256": digest, "data": data})
-            for part in _chunks(rows):
-                conn.execute(t.entries.insert(), list(part))
-            _insert_ignore(conn, t.media, media_rows)
-            self._index_tool_calls(conn, session_key, entries)
+            self._bulk.put_entries(conn, session_key, entries)
             conn.execute(update(t.sessions).where(t.sessions.c.session_key == session_key)
                          .values(entry_count=count + len(entries), updated_at=_now()))
-
-    @staticmethod
-    def _entry_row(session_key: str, e: Entry) -> dict[str, Any]:
-        meta_dict: dict[str, Any] = {}
-        if e.compaction is not None:
-            c = e.compaction
-            meta_dict["compaction"] = {
-                "summary": c.summary, "covers_through_seq": c.covers_through_seq,
-                "first_kept_entry_id": c.first_kept_entry_id, "continuation": c.continuation,
-                "run_id": c.run_id, "trigger": c.trigger}
-        if e.run_end is not None:
-            meta_dict["run_end"] = e.run_end.value
-        meta = json_bytes(meta_dict).decode() if meta_dict else None
-        src = e.source
-        content = blocks_to_json(e.blocks)
-        return {
-            "session_key": session_key, "seq": e.seq, "entry_id": e.entry_id,
-            "native_id": e.native_id, "parent_native_id": e.parent_native_id,
-            "kind": e.kind.value, "role": e.role.value, "type_name": e.type_name[:100],
-            "visible": e.visible, "base_visible": e.visible, "is_request": e.is_request,
-            "sidechain": e.sidechain,
-            "ts": e.timestamp, "cwd": e.cwd, "content": content, "meta": meta,
-            "view_bytes": message_bytes(e.seq, e.role.value, e.blocks, stored_json=content),
-            "source_path": src.path if src else None, "line_no": src.line if src else None,
-            "byte_offset": src.offset if src else None,
-            "raw_sha256": src.raw_sha256 if src else None,
-        }
-
-    def _index_tool_calls(self, conn: Connection, key: str, entries: Sequence[Entry]) -> None:
-        calls: dict[str, int] = {}
-        results: dict[str, int] = {}
-        for e in entries:
-            for block in e.blocks:
-                kind = getattr(block, "type", "")
-                if kind == "tool_call" and block.id not in calls:
-                    calls[block.id] = e.seq
-                elif kind == "tool_result" and block.call_id not in results:
-                    results[block.call_id] = e.seq
-        ids = list({*calls, *results})
-        if not ids:
-            return
-        existing = self._tool_call_rows(conn, key, ids)
-        inserts = []
-        for call_id in ids:
-            have = existing.get(call_id)
-            call_seq, result_seq = calls.get(call_id), results.get(call_id)
-            if have is None:
-                inserts.append({"session_key": key, "call_id": call_id, "call_seq": call_seq,
-                                "result_seq": result_seq})
-                continue
-            new_call = have.call_seq if have.call_seq is not None else call_seq
-            new_result = have.result_seq if have.result_seq is not None else result_seq
-            if (new_call, new_result) != (have.call_seq, have.result_seq):
-                conn.execute(update(t.tool_calls).where(and_(
-                    t.tool_calls.c.session_key == key, t.tool_calls.c.call_id == call_id))
-                    .values(call_seq=new_call, result_seq=new_result))
-        for part in _chunks(inserts):
-            conn.execute(t.tool_calls.insert(), list(part))
-
-    @staticmethod
-    def _tool_call_rows(conn: Connection, key: str, ids: Sequence[str]) -> dict[str, Any]:
-        out: dict[str, Any] = {}
-        for part in _chunks(list(ids)):
-            stmt = select(t.tool_calls).where(and_(t.tool_calls.c.session_key == key,
-                                                   t.tool_calls.c.call_id.in_(part)))
-            for row in conn.execute(stmt):
-                out[row.call_id] = row
-        return out
 
     @staticmethod
     def _entry(row: Any) -> Entry:
@@ -365,7 +275,7 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
     def tool_calls(self, session_key: str, call_ids: Iterable[str]) -> dict[str, ToolCallIndex]:
         """Index rows of these call ids (ids never seen are absent)."""
         with self._conn() as conn:
-            rows = self._tool_call_rows(conn, session_key, list(set(call_ids)))
+            rows = self._bulk.tool_call_rows(conn, session_key, list(set(call_ids)))
         return {k: ToolCallIndex(k, r.call_seq if r.call_seq is not None else -1, r.result_seq)
                 for k, r in rows.items()}
 
@@ -381,16 +291,8 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
 
     def native_seqs(self, session_key: str, native_ids: Iterable[str]) -> dict[str, int]:
         """``{native_id: seq}`` of the first row with each native id."""
-        out: dict[str, int] = {}
-        ids = [i for i in set(native_ids) if i]
         with self._conn() as conn:
-            for part in _chunks(ids):
-                stmt = (select(t.entries.c.native_id, func.min(t.entries.c.seq))
-                        .where(and_(t.entries.c.session_key == session_key,
-                                    t.entries.c.native_id.in_(part)))
-                        .group_by(t.entries.c.native_id))
-                out.update({r[0]: r[1] for r in conn.execute(stmt)})
-        return out
+            return self._bulk.native_seqs(conn, session_key, native_ids)
 
     def tree_links(self, session_key: str) -> Iterator[tuple[int, str | None, str | None, bool,
                                                              bool]]:
@@ -402,8 +304,8 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
                 .where(c.session_key == session_key).order_by(c.seq))
         with self._conn() as conn:
             rows = conn.execute(stmt).all()
-        for r in rows:
-            yield r.seq, r.native_id, r.parent_native_id, bool(r.visible), bool(r.base_visible)
+        for seq, native_id, parent_native_id, visible, base_visible in rows:
+            yield seq, native_id, parent_native_id, bool(visible), bool(base_visible)
 
     def set_on_path(self, session_key: str, seqs: Iterable[int], on_path: bool) -> None:
         """Put rows on or off the conversation path (a pi leaf path): a row is visible when
@@ -504,9 +406,10 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
                   "inode": state.inode, "size": state.size, "offset": state.offset,
                   "line_count": state.line_count, "prefix_sha256": state.prefix_sha256,
                   "reader_state": state.reader_state, "updated_at": _now()}
+        where = t.sources.c.path == state.path
         with self._conn() as conn:
-            if conn.execute(select(t.sources.c.path).where(t.sources.c.path == state.path)).first():
-                conn.execute(update(t.sources).where(t.sources.c.path == state.path).values(**values))
+            if conn.execute(select(t.sources.c.path).where(where)).first():
+                conn.execute(update(t.sources).where(where).values(**values))
             else:
                 conn.execute(t.sources.insert().values(path=state.path, **values))
 
@@ -515,12 +418,7 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         if not lines:
             return
         with self._conn() as conn:
-            _insert_ignore(conn, t.raw_lines, list({ln.sha256: {"sha256": ln.sha256,
-                                                                "data": ln.data}
-                                                    for ln in lines}.values()))
-            _insert_ignore(conn, t.source_lines, [
-                {"path": ln.path, "line_no": ln.line_no, "byte_offset": ln.byte_offset,
-                 "raw_sha256": ln.sha256} for ln in lines])
+            self._bulk.put_raw_lines(conn, lines)
 
     def raw_lines(self, path: str) -> Iterator[RawLine]:
         """Every kept line of ``path`` in line order, with its exact bytes."""

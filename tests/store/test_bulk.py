@@ -1,0 +1,99 @@
+"""The bulk path of the import's big tables (``store.bulk``): rows it writes read back as the
+SQLAlchemy path would write them, on every backend, with the one NUL rule."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from sqlalchemy.dialects import postgresql, sqlite
+
+from continuity.model import (
+    Entry,
+    EntryKind,
+    MediaBlock,
+    Role,
+    RunStatus,
+    Session,
+    SourceRef,
+    TextBlock,
+)
+from continuity.store import schema as t
+from continuity.store.base import RawLine
+from continuity.store.bulk import ENTRY_COLUMNS, BulkInsert, _nul_free_column
+from tests.builders import A, T, U, call, load
+
+
+def test_bulk_entry_columns_are_every_entries_column():
+    """A column added to ``entries`` must be added to the bulk row too."""
+    assert sorted(ENTRY_COLUMNS) == sorted(c.name for c in t.entries.columns)
+
+
+@pytest.mark.parametrize("dialect, sql", [
+    (sqlite.dialect(),
+     "INSERT INTO raw_lines (sha256, data) VALUES (?, ?) ON CONFLICT DO NOTHING"),
+    (postgresql.dialect(paramstyle="pyformat"),
+     "INSERT INTO raw_lines (sha256, data) VALUES (%s, %s) ON CONFLICT DO NOTHING"),
+])
+def test_bulk_statement_rendered_once_per_dialect(dialect, sql):
+    assert BulkInsert(t.raw_lines, ("sha256", "data"), dialect, ignore=True).sql == sql
+    plain = BulkInsert(t.tool_calls, ("session_key", "call_id"), dialect).sql
+    assert "ON CONFLICT" not in plain and plain.startswith("INSERT INTO tool_calls (")
+
+
+@given(st.lists(st.one_of(st.none(), st.integers(), st.text(alphabet="ab\x00\ufffd", max_size=6)),
+                max_size=8))
+def test_bulk_nul_column_rule_is_nul_free_per_value(values):
+    """The column-at-once check gives exactly ``nul_free`` applied to each value."""
+    assert list(_nul_free_column(tuple(values))) == [t.nul_free(v) for v in values]
+
+
+def test_bulk_rows_read_back_with_nul_replaced_and_fields_kept(store):
+    """Every text field of a row follows the NUL rule (U+FFFD); booleans, the microsecond UTC
+    timestamp, media and the source position read back as written."""
+    store.upsert_session(Session(key="k", harness="t"))
+    when = datetime(2026, 3, 4, 5, 6, 7, 891011, tzinfo=timezone.utc)
+    rows = [
+        Entry(EntryKind.MESSAGE, Role.USER, (TextBlock("a\x00b"),), timestamp=when,
+              native_id="n\x001", type_name="user\x00x", cwd="/c\x00d", is_request=True,
+              source=SourceRef("/f\x00", 3, 120, "c" * 64), run_end=RunStatus.FAILED),
+        Entry(EntryKind.EVENT, Role.SYSTEM, (MediaBlock("image/png", 3, "d" * 64),),
+              native_id="n2", parent_native_id="n\x001", visible=False, sidechain=True,
+              payloads={"d" * 64: b"\x89PN"}),
+    ]
+    for i, e in enumerate(rows):
+        e.seq = i
+    store.append("k", rows)
+    first, second = store.entries("k")
+    assert (first.native_id, first.type_name, first.cwd, first.source.path) == \
+        ("n\ufffd1", "user\ufffdx", "/c\ufffdd", "/f\ufffd")
+    assert first.text() == "a\x00b"  # content is JSON: the NUL travels escaped
+    assert (first.timestamp, first.is_request, first.visible, first.sidechain,
+            first.run_end, first.source.line, first.source.offset) == \
+        (when, True, True, False, RunStatus.FAILED, 3, 120)
+    assert (second.parent_native_id, second.visible, second.sidechain, second.timestamp) == \
+        ("n\ufffd1", False, True, None)
+    assert store.media("d" * 64) == b"\x89PN"
+    # Lookups follow the same rule as the stored values and answer with the ids asked.
+    assert store.native_seqs("k", ["n\x001", "n2", "absent"]) == {"n\x001": 0, "n2": 1}
+
+
+def test_bulk_tool_call_id_with_nul_pairs_across_appends(store):
+    """A call whose id holds NUL and its result, appended separately, make one index row
+    (before: the second append missed the stored row and collided with it)."""
+    key = load(store, [U("go"), A(call("c\x001"))])
+    load(store, [T("c\x001")], key=key)
+    assert {c.call_id: (c.call_seq, c.result_seq) for c in store.tool_calls_from(key, 0)} == \
+        {"c\ufffd1": (1, 2)}
+    assert store.tool_calls(key, ["c\x001"])["c\x001"].result_seq == 2
+
+
+def test_bulk_raw_lines_keep_bytes_once_and_positions(store):
+    """Two lines with the same bytes share one raw row; a second put changes nothing."""
+    lines = [RawLine("/p", 1, 0, "e" * 64, b'{"a":1}'), RawLine("/p", 2, 8, "e" * 64, b'{"a":1}'),
+             RawLine("/p", 3, 16, "f" * 64, b"\x00\xff")]
+    store.put_raw_lines(lines)
+    store.put_raw_lines(lines)
+    assert list(store.raw_lines("/p")) == lines
