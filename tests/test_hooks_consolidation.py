@@ -52,6 +52,9 @@ def _turns(live: LiveCapture, key: str) -> None:
     ev(live, "session-start", key)
     ev(live, "user-prompt-submit", key, prompt="We always store amounts in cents.")
     ev(live, "stop", key, last_assistant_message="Amounts are now stored in cents.")
+    # The daemon's session end runs on its worker after the jobs these hooks queued (FIFO);
+    # a test that calls end_session directly waits for them the same way.
+    assert live.worker.wait_idle(20)
 
 
 def _idle(live: LiveCapture) -> None:
