@@ -116,27 +116,73 @@ def test_remember_inside_a_batch_is_refused(store):
 ANT_KEY = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123"
 
 
-def test_remember_redacts_type_tags_and_source_id(store):
-    """type, each tag and source_id are redacted before storing; the transcript is keyed by
-    the stored (redacted) source id."""
-    done = rc.remember(store, "ops note", type="PGPASSWORD=S3cretPass99",
-                       tags=["ops", f"key {ANT_KEY}"], source_id=f"sess {ANT_KEY}",
-                       transcript="User: hi")
+def test_remember_redacts_tags_and_source_id(store):
+    """Each tag and source_id are redacted before storing; the transcript is keyed by the
+    stored (redacted) source id."""
+    done = rc.remember(store, "ops note", type="note", tags=["ops", f"key {ANT_KEY}"],
+                       source_id=f"sess {ANT_KEY}", transcript="User: hi")
     stored = store.memory_by_hash("default", done.content_hash)
-    assert stored.type == done.type == "PGPASSWORD=[REDACTED:password]"
+    assert stored.type == done.type == "note"
     assert stored.tags == ("ops", "key [REDACTED:anthropic-key]")
     assert stored.source_id == done.source_id == "sess [REDACTED:anthropic-key]"
     assert done.transcript_stored is True
     assert list(store.get_transcripts([stored.source_id], "default")) == [stored.source_id]
 
 
-def test_remember_clips_a_redacted_type_longer_than_its_column(store):
-    """A 40-character type whose marker makes it longer is clipped to 40 with an ellipsis."""
-    kind = "x" * 27 + " pwd=hunter2x"
-    assert len(kind) == 40
-    done = rc.remember(store, "clipped type", type=kind)
-    assert done.type == "x" * 27 + " pwd=[REDACT\u2026"
-    assert len(done.type) == 40 and "hunter2x" not in done.type
+def test_remember_clips_a_redacted_tag_longer_than_its_column(store):
+    """A 100-character tag whose marker makes it longer is clipped to 100 with an ellipsis."""
+    tag = "x" * 87 + " pwd=hunter2x"
+    assert len(tag) == 100
+    done = rc.remember(store, "clipped tag", tags=[tag])
+    assert done.tags == ["x" * 87 + " pwd=[REDACT\u2026"]
+    assert len(done.tags[0]) == 100 and "hunter2x" not in done.tags[0]
+
+
+def test_memory_types_are_a_closed_set(store):
+    """type is one of MEMORY_TYPES (case and spaces folded); another value is refused naming
+    the field and listing the allowed values, and nothing is stored."""
+    assert rc.MEMORY_TYPES == ("fact", "decision", "constraint", "preference", "procedure",
+                               "note", "rule")
+    assert rc.remember(store, "picked", type=" Decision ").type == "decision"
+    assert rc.remember(store, "plain").type == "fact"
+    with pytest.raises(InputError) as caught:
+        rc.remember(store, "x", type="todo")
+    assert str(caught.value) == (
+        "type: Input should be 'fact', 'decision', 'constraint', 'preference', 'procedure', "
+        "'note' or 'rule' (got 'todo')")
+    with pytest.raises(InputError, match="type"):
+        rc.remember(store, "x", type="PGPASSWORD=S3cretPass99")
+    assert store.count_memories() == 2
+
+
+def test_cli_remember_bad_type_exits_2_listing_types(tmp_path, monkeypatch, capsys):
+    """`continuity remember --type todo` exits 2 naming the field and the allowed values."""
+    from continuity.cli import main
+
+    monkeypatch.setattr("sys.argv", ["continuity", "remember", "x", "--type", "todo", "--home",
+                                     str(tmp_path / "h")])
+    with pytest.raises(SystemExit) as caught:
+        main()
+    assert caught.value.code == 2
+    message = " ".join(capsys.readouterr().err.split())
+    assert "type: Input should be 'fact', 'decision', 'constraint'" in message
+    assert "(got 'todo')" in message
+
+
+def test_api_remember_bad_type_is_422_naming_the_field(store, isolated_home):
+    """The daemon's /api/memory/remember validates type with the same model (422, field)."""
+    from fastapi.testclient import TestClient
+
+    from continuity.server import create_app
+    from tests.test_server import _live
+
+    with TestClient(create_app(_live(store, isolated_home))) as client:
+        bad = client.post("/api/memory/remember", json={"content": "x", "type": "todo"})
+        assert bad.status_code == 422
+        assert "body.type" in bad.json()["detail"] and "'procedure'" in bad.json()["detail"]
+        ok = client.post("/api/memory/remember", json={"content": "x", "type": "rule"})
+        assert ok.status_code == 200 and ok.json()["type"] == "rule"
+    assert store.count_memories() == 1
 
 
 def test_remember_error_never_echoes_a_secret(store):

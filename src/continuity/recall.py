@@ -1,19 +1,24 @@
 """The memory store (seed 000, remember/recall): ``remember`` keeps a redacted memory once,
 ``recall`` finds memories by full-text relevance and, on request, the transcripts behind them.
 
-- **remember**: the content is cleaned (lone surrogates, NUL) and redacted (``continuity.redact``,
-  the one funnel) and trimmed; so are ``type``, each tag and ``source_id`` (a redacted value
-  longer than its column is clipped with "…"); that stored text is hashed (SHA-256 hex of its UTF-8 bytes) and a
-  memory with the same hash for the same agent is not stored again (``deduped: true``, the first
-  one's fields win). The memory commits first. Then, when a ``transcript`` and a ``source_id``
-  (the session key) are both given, the transcript is written to ``session_transcripts`` by the
-  row rules of ``continuity.transcripts`` in a **separate** transaction, also for a deduplicated
-  memory (origin defect: it was silently skipped then); a failure there is reported in
+- **remember**: ``type`` is one of ``MEMORY_TYPES`` (case and surrounding space ignored; any
+  other value is an error listing them). The content is cleaned (lone surrogates, NUL) and
+  redacted (``continuity.redact``, the one funnel) and trimmed; so are each tag and
+  ``source_id`` (a redacted value longer than its column is clipped with "…"); that stored
+  text is hashed (SHA-256 hex of its UTF-8 bytes) and a memory with the same hash for the same
+  agent is not stored again (``deduped: true``, the first one's fields win). The memory commits
+  first. Then, when a ``transcript`` and a ``source_id`` (the session key) are both given, the
+  transcript is written to ``session_transcripts`` by the row rules of
+  ``continuity.transcripts`` in a **separate** transaction, also for a deduplicated memory
+  (origin defect: it was silently skipped then); a failure there is reported in
   ``transcript_error`` and never loses the memory.
 - **recall**: words of the query (letters and digits; English stop words left out, as PostgreSQL
-  does; at most 32) are matched with OR and ranked
-  by the backend's full-text relevance (SQLite FTS5 BM25, PostgreSQL ``ts_rank``; both stem
-  English). With ``expand``, the distinct ``source_id``s of the results are looked up in
+  does; at most 32) are matched with OR, a run of Chinese, Japanese or Korean characters as the
+  phrase of its characters (``store.fts.search_text``), and ranked by the backend's full-text
+  relevance (SQLite FTS5 BM25, PostgreSQL ``ts_rank``; both stem English). On SQLite a word
+  found in more than ``store.fts.RANK_WINDOW`` (1,000) memories ranks only its newest matches
+  when at least ``limit`` of the candidates meet the filters (else every match is ranked). With
+  ``expand``, the distinct ``source_id``s of the results are looked up in
   ``session_transcripts`` in one batched query and returned in ``sources``, keyed by session
   key: the sanitized, redacted projection by default (raw text only with ``raw_sources``), each
   clipped head-and-tail to ``source_max_bytes`` and all within ``sources_total_bytes`` (UTF-8
@@ -31,7 +36,7 @@ import hashlib
 import logging
 import re
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable, Literal, get_args
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -52,7 +57,7 @@ log = logging.getLogger(__name__)
 MAX_QUERY_TERMS = 32
 #: the most characters of a bad value an error message shows
 ECHO_MAX_CHARS = 40
-TYPE_MAX_CHARS, TAG_MAX_CHARS, SOURCE_ID_MAX_CHARS = 40, 100, 200
+TAG_MAX_CHARS, SOURCE_ID_MAX_CHARS = 100, 200
 SOURCE_MAX_BYTES = 16_000
 SOURCES_TOTAL_BYTES = 64_000
 _WORD = re.compile(r"[^\W_]+")
@@ -67,6 +72,14 @@ they this those through to too under until up very was we were what when where w
 whom why will with you your yours yourself yourselves""".split())
 
 
+#: The kinds of memory ``remember`` accepts: ``fact`` (the default), ``decision`` and
+#: ``constraint`` (what ``durable_memory.classify`` stores), ``preference``, ``note`` and ``rule``
+#: (with ``constraint`` the note types of ``memory_md.NOTE_TYPES``), and ``procedure`` (how
+#: something is done).
+MemoryType = Literal["fact", "decision", "constraint", "preference", "procedure", "note", "rule"]
+MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
+
+
 class _Model(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="forbid", str_strip_whitespace=False)
 
@@ -77,7 +90,7 @@ class RememberRequest(_Model):
     names the transcript's harness (default ``manual``)."""
 
     content: str = Field(min_length=1)
-    type: str = Field("fact", min_length=1, max_length=TYPE_MAX_CHARS)
+    type: MemoryType = "fact"
     tags: list[str] = Field(default_factory=list, max_length=50)
     importance: float = Field(0.5, ge=0.0, le=1.0)
     source_id: str | None = Field(None, max_length=SOURCE_ID_MAX_CHARS,
@@ -93,6 +106,11 @@ class RememberRequest(_Model):
     @classmethod
     def _one_tag(cls, value: Any) -> Any:
         return [value] if isinstance(value, str) else value
+
+    @field_validator("type", mode="before")
+    @classmethod
+    def _type_folded(cls, value: Any) -> Any:
+        return value.strip().lower() if isinstance(value, str) else value
 
     @field_validator("tags")
     @classmethod
@@ -267,7 +285,7 @@ def remember_request(store: "SqlStore", request: RememberRequest, *,
     if not text:
         raise InputError("content: must not be blank")
     digest = content_hash(text)
-    kind = _stored(request.type, TYPE_MAX_CHARS) or request.type
+    kind = request.type  # one of MEMORY_TYPES: nothing to redact or clip
     tags = tuple(dict.fromkeys(_stored(t, TAG_MAX_CHARS) for t in request.tags))
     memory = Memory(memory_id(request.agent_id, digest), text, digest, kind, tags,
                     request.importance,

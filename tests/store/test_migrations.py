@@ -13,8 +13,8 @@ from continuity.store import HEAD_REVISION, _MIGRATIONS, current_revision, open_
 from continuity.store.schema import metadata
 from tests.conftest import BACKENDS
 
-#: Full-text objects of revision 0007 (dialect-specific, outside store.schema by design).
-FTS_OBJECTS = ("memories_fts", "ix_memories_content_fts")
+#: Full-text objects of revisions 0007 and 0011 (dialect-specific, outside store.schema).
+FTS_OBJECTS = ("memories_fts", "ix_memories_content_fts", "ix_memories_search_fts")
 
 
 def _not_fts(obj, name, type_, reflected, compare_to):  # type: ignore[no-untyped-def]

@@ -8,8 +8,11 @@ means, when a row completes, redaction, de-duplication) are in ``continuity.tran
 Each write primitive is one conditional statement, so it is race-free on its own and says whether
 it changed a row: ``insert_transcript`` / ``insert_memory`` skip an existing key,
 ``update_transcript_content`` writes only a different hash, ``complete_transcript`` only an open
-row. Full-text search is dialect-specific (revision 0007): SQLite FTS5 ranked by BM25, PostgreSQL
-``to_tsvector('english', content)`` ranked by ``ts_rank`` with length normalisation.
+row (on SQLite ``insert_memory`` also writes the memory's ``memories_fts`` row, in the same
+transaction). Full-text search is dialect-specific (revisions 0007, 0011): SQLite FTS5 ranked by
+BM25 (candidates of very common words bounded, ``continuity.store.fts``), PostgreSQL
+``to_tsvector('english', continuity_search_text(content))`` ranked by ``ts_rank`` with length
+normalisation; both index CJK characters one a token (``fts.search_text``).
 """
 
 from __future__ import annotations
@@ -19,22 +22,38 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, Sequence
 
 import orjson
-from sqlalchemy import and_, column, func, literal_column, select, table, text, update
+from sqlalchemy import (and_, bindparam, column, func, literal_column, select, table, text,
+                        update)
 from sqlalchemy.dialects import postgresql, sqlite
 
 from continuity.model import Memory, TranscriptRow
+from continuity.store import fts
 from continuity.store import schema as t
 
 _CHUNK = 500
 _PG_CONFIG = literal_column("'english'::regconfig")
-_FTS = table("memories_fts", column("memory_id"))
-#: BM25-ranked ids of an FTS5 match (``:k`` -1: all), best first; bm25() is lower-is-better.
-_FTS5_RANKED = text("SELECT memory_id, bm25(memories_fts) AS score FROM memories_fts "
-                    "WHERE memories_fts MATCH :q ORDER BY score LIMIT :k")
+_FTS = table("memories_fts", column("rowid"), column("memory_id"), column("content"))
+_FTS_INSERT = text("INSERT INTO memories_fts (memory_id, content) VALUES (:m, :c)")
 #: How many ranked ids per wanted result the first FTS5 round takes; the agent and the filters
 #: are applied to them afterwards, so a filtered search takes more (one round in most cases).
 PREFIX_FACTOR = 4
 FILTERED_PREFIX_FACTOR = 40
+
+
+def _by_fts_rowid(cond: list[Any]) -> Any:
+    """The memories meeting ``cond`` whose FTS rows have the rowids in the JSON array ``:ids``,
+    with ``fts_rowid``: FTS rowid lookups, then primary-key lookups (one statement)."""
+    ids = func.json_each(bindparam("ids")).table_valued("value").alias("ids")
+    return (select(t.memories, _FTS.c.rowid.label("fts_rowid"))
+            .select_from(ids.join(_FTS, _FTS.c.rowid == ids.c.value)
+                         .join(t.memories, t.memories.c.memory_id == _FTS.c.memory_id))
+            .where(*cond))
+
+
+#: Unary + keeps SQLite from looking rows up through the (agent_id, content_hash) index, i.e.
+#: every memory of the agent, instead of by the ranked primary keys.
+_AGENT = literal_column("+memories.agent_id")
+_OF_AGENT_BY_FTS_ROWID = _by_fts_rowid([_AGENT == bindparam("agent")])
 
 
 def _utc(value: datetime | None) -> datetime | None:
@@ -177,7 +196,11 @@ class MemoryStoreMixin:
                   "importance": memory.importance, "source_id": memory.source_id,
                   "agent_id": memory.agent_id, "created_at": memory.created_at}
         with self._conn() as conn:  # type: ignore[attr-defined]
-            return self._insert_ignore_one(conn, t.memories, values)
+            inserted = self._insert_ignore_one(conn, t.memories, values)
+            if inserted and self.dialect == "sqlite":  # revision 0011: no insert trigger
+                conn.execute(_FTS_INSERT, {"m": memory.memory_id,
+                                           "c": fts.search_text(memory.content)})
+            return inserted
 
     @staticmethod
     def _memory(r: Any) -> Memory:
@@ -195,19 +218,19 @@ class MemoryStoreMixin:
     def search_memories(self, terms: Sequence[str], *, agent_id: str, limit: int,
                         filters: MemoryFilter | None = None) -> list[tuple[Memory, float]]:
         """The agent's memories matching any of ``terms`` (plain words: letters and digits
-        only), best first, with a relevance score (higher is better; the scale is the
-        backend's, only the order compares across backends)."""
+        only; a CJK run is matched as the phrase of its characters, ``fts.search_text``), best
+        first, with a relevance score (higher is better; the scale is the backend's, only the
+        order compares across backends). On SQLite the candidates of a common word are bounded
+        (``fts.rank_fts5``)."""
         if not terms:
             return []
         cond = [t.memories.c.agent_id == agent_id, *self._filter_conditions(filters)]
         if self.dialect == "sqlite":
-            # Unary + keeps SQLite from looking rows up through the (agent_id, content_hash)
-            # index, i.e. every memory of the agent, instead of by the ranked primary keys.
-            cond[0] = literal_column("+memories.agent_id") == agent_id
+            cond[0] = _AGENT == agent_id
             factor = PREFIX_FACTOR if len(cond) == 1 else FILTERED_PREFIX_FACTOR
-            return self._search_fts5(terms, cond, limit, limit * factor)
-        vector = func.to_tsvector(_PG_CONFIG, t.memories.c.content)
-        query = func.to_tsquery(_PG_CONFIG, " | ".join(terms))
+            return self._search_fts5(terms, agent_id, cond, limit, limit * factor)
+        vector = func.to_tsvector(_PG_CONFIG, getattr(func, fts.PG_FUNCTION)(t.memories.c.content))
+        query = func.to_tsquery(_PG_CONFIG, fts.pg_tsquery(terms))
         rank = func.ts_rank(vector, query, 1)
         stmt = (select(t.memories, rank.label("score"))
                 .where(vector.op("@@")(query), *cond)
@@ -215,25 +238,26 @@ class MemoryStoreMixin:
         with self._conn() as conn:  # type: ignore[attr-defined]
             return [(self._memory(r), float(r.score)) for r in conn.execute(stmt)]
 
-    def _search_fts5(self, terms: Sequence[str], cond: list[Any], limit: int,
+    def _search_fts5(self, terms: Sequence[str], agent_id: str, cond: list[Any], limit: int,
                      prefix: int) -> list[tuple[Memory, float]]:
-        """BM25 over the FTS5 table alone, taking a ranked prefix of ``prefix`` ids, then the memories among them that meet ``cond``: when at least ``limit`` survive,
-        or the prefix held every match, they are exactly the best matches meeting ``cond``.
-        Otherwise (a narrow filter) one query joins every match with ``memories`` and ranks
-        those meeting ``cond``. Ranking the FTS table alone first is the fast path: a join
-        before sorting makes SQLite join every match, about 3x slower, and so does ordering by
-        ``memory_id`` in SQL (ties are ordered by it in Python, within the prefix)."""
-        match = " OR ".join('"' + term.replace('"', '""') + '"' for term in terms)
+        """The ``prefix`` best FTS5 rows (``fts.rank_fts5``: BM25 over the FTS table alone,
+        no join before sorting), then the memories among them that meet ``cond``, fetched by
+        FTS rowid in one query: when at least ``limit`` survive, or the ranking held every
+        candidate, they are the best matches meeting ``cond``. Otherwise (a narrow filter, or
+        another agent's memories ranking first) one query joins every match with ``memories``
+        and ranks exactly those meeting ``cond``. Ties are ordered by ``memory_id``."""
         with self._conn() as conn:  # type: ignore[attr-defined]
-            ranked = conn.execute(_FTS5_RANKED, {"q": match, "k": prefix}).all()
-            ids = [r[0] for r in ranked]
-            rows = {}
-            for i in range(0, len(ids), _CHUNK):
-                rows.update({r.memory_id: r for r in conn.execute(select(t.memories).where(
-                    t.memories.c.memory_id.in_(ids[i:i + _CHUNK]), *cond))})
-            if len(rows) >= limit or len(ranked) < prefix:
-                hits = sorted((score, mid) for mid, score in ranked if mid in rows)[:limit]
-                return [(self._memory(rows[mid]), -score) for score, mid in hits]
+            ranked, complete = fts.rank_fts5(conn, terms, prefix)
+            score = dict(ranked)
+            ids = orjson.dumps(list(score)).decode()
+            if len(cond) == 1:  # the agent alone: one statement built once
+                rows = conn.execute(_OF_AGENT_BY_FTS_ROWID, {"ids": ids, "agent": agent_id}).all()
+            else:
+                rows = conn.execute(_by_fts_rowid(cond), {"ids": ids}).all()
+            if len(rows) >= limit or complete:
+                hits = sorted(rows, key=lambda r: (score[r.fts_rowid], r.memory_id))[:limit]
+                return [(self._memory(r), -score[r.fts_rowid]) for r in hits]
+            match = " OR ".join(fts.fts5_phrase(term) for term in terms)
             rank = func.bm25(literal_column("memories_fts"))
             stmt = (select(t.memories, rank.label("score"))
                     .select_from(t.memories.join(_FTS, _FTS.c.memory_id
