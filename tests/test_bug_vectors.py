@@ -357,6 +357,16 @@ def test_b57_kill_9_after_30_records_and_a_checkpoint_loses_nothing(store, tmp_p
     assert [r.seq for r in TranscriptLog(log_path).read(session_key="k9")] == list(range(30))
 
 
+def test_b57_sqlite_syncs_every_commit(sqlite_store):
+    """B57 (power loss, not only kill -9): the SQLite store runs WAL with synchronous=FULL
+    (2), so an acknowledged commit is on disk before the call returns."""
+    from sqlalchemy import text as sql
+
+    with sqlite_store.engine.connect() as conn:
+        assert conn.execute(sql("PRAGMA journal_mode")).scalar() == "wal"
+        assert conn.execute(sql("PRAGMA synchronous")).scalar() == 2
+
+
 def test_b61_compaction_keeps_every_record_readable(sqlite_store):
     """B61: 600 records, a compaction, then a full read: all 600 are still there (the
     checkpoint is one more row; it rewrites nothing)."""

@@ -62,7 +62,8 @@ def _on_connect_sqlite(dbapi_conn: Any, _record: Any) -> None:
     cur = dbapi_conn.cursor()
     cur.execute("PRAGMA busy_timeout=10000")  # first: switching to WAL can wait on a writer
     cur.execute("PRAGMA journal_mode=WAL")
-    cur.execute("PRAGMA synchronous=NORMAL")
+    # FULL: an acknowledged write survives power loss too (B57; README "Durability").
+    cur.execute("PRAGMA synchronous=FULL")
     cur.execute("PRAGMA cache_size=-65536")  # 64 MiB page cache: recall ranks many pages
     cur.close()
 
