@@ -15,7 +15,7 @@ import pytest
 
 from continuity.store import SqlStore, open_store
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from tests.paths import SHARED_DATA
 PG_URL = os.environ.get("CONTINUITY_TEST_DATABASE_URL")
 BACKENDS = ["sqlite", *(["postgresql"] if PG_URL else [])]
 

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from continuity import cli
 from continuity.cli import app
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from tests.paths import SHARED_DATA
 runner = CliRunner()
 
 

@@ -16,7 +16,7 @@ from continuity import cli
 from continuity.cli import app
 from continuity.store import HEAD_REVISION
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from tests.paths import SHARED_DATA
 CC_5C = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
 CONTRACT_KEYS = {"session", "budget_bytes", "used_bytes", "summary", "request", "gap", "gaps",
                  "messages", "notes", "copied", "clipped", "refusal"}

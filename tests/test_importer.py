@@ -18,7 +18,7 @@ from continuity.importer import import_file, import_paths
 from continuity.store import open_store
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "importer"
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+from tests.paths import SHARED_DATA
 
 #: Every sample file: (lines, rows imported, session key), checked against the files themselves
 #: (`wc -l`, and the `sessionId` / `session_meta.payload.id` / pi header `id` in each file).

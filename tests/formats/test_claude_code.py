@@ -22,7 +22,7 @@ from continuity.model import (
     ToolResultBlock,
 )
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+from tests.paths import SHARED_DATA as DATA
 SAMPLES = DATA / "claude-code"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code"
 

@@ -24,7 +24,7 @@ from continuity.model import (
     ToolResultBlock,
 )
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+from tests.paths import SHARED_DATA as DATA
 CODEX = DATA / "codex"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "codex"
 DOC = FIXTURES / "doc-features.jsonl"

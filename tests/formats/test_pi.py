@@ -23,7 +23,7 @@ from continuity.model import (
     ToolResultBlock,
 )
 
-DATA = Path(__file__).resolve().parents[3] / "shared" / "data"
+from tests.paths import SHARED_DATA as DATA
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "pi"
 LARGE = DATA / "pi" / "large-session.jsonl"
 V3_SHORT = DATA / "pi" / "v3-short-session.jsonl"
