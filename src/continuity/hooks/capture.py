@@ -13,11 +13,12 @@
   (``transcripts.sync_session``): the file is the lossless source; a session without a file
   keeps its live turns.
 - ``settled_turn`` (a Stop, in the background): import, sync unless the file still lacks the
-  Stop's answer (``file_lags``: formats.md §4.1, the file may lag the payload), then the
-  continuation policy (``run_policy``: ``compaction.after_turn`` as the session's fenced owner,
-  with ``[daemon] stop_seconds`` to finish).
-- ``finish`` (a session end, in the background): import, capture the final transcript and
-  mark its row completed; ``recover_after_clear`` and ``sweep_rows`` complete the rows of
+  session's newest live turn, the Stop's answer or the last prompt (``file_lags``: formats.md
+  §4.1, the file may lag the payload), then the continuation policy (``run_policy``:
+  ``compaction.after_turn`` as the session's fenced owner, with ``[daemon] stop_seconds`` to
+  finish).
+- ``finish`` (a session end, in the background): import, capture the final transcript from the
+  file (or, while the file lags, keep the row's live turns) and mark its row completed; ``recover_after_clear`` and ``sweep_rows`` complete the rows of
   sessions that are not live (after ``clear``; idle for the limit). Each returns the rows it
   completed, for the consolidation pass (``continuity.hooks.consolidation``).
 
@@ -90,8 +91,9 @@ class TranscriptCapture:
         self.recorder = recorder
         #: held by every import and its task-list feed (see ``import_``)
         self.import_lock = threading.Lock()
-        #: session → its last Stop answer the transcript file may not hold yet.
-        self.answers: dict[str, str] = {}
+        #: session → ``(role, text)`` of its newest live turn (a prompt, or a Stop's answer)
+        #: that the transcript file may not hold yet (``expect``, ``file_lags``).
+        self.expected: dict[str, tuple[str, str]] = {}
 
     # ------------------------------------------------------------------ imports
 
@@ -211,14 +213,19 @@ class TranscriptCapture:
         """Capture the session's final transcript and complete its row at ``at``. Returns
         ``(completed, key, agent_id)``: whether this call completed the row, the row's key
         (the imported session's, else the live key) and its agent (None: the imported
-        session's own)."""
+        session's own). While the file lags the session's newest live turn (``file_lags``)
+        the row keeps its live turns and is completed as it stands: a session end never
+        replaces turns the hooks delivered with a file that does not hold them yet."""
         self.import_(info)
+        lagging = self.file_lags(info)
         with self._session_lock(info.key), self._db_lock:
             key = info.store_key or info.key
-            if self.store.get_session(key) is not None:
+            if self.store.get_session(key) is not None and not lagging:
                 return tx.end_session(self.store, key, home=self.home, at=at), key, None
-            done = self.store.complete_transcript(info.key, info.agent_id, at)
-            return done, info.key, info.agent_id
+            if lagging:
+                log.info("transcript of %s lags its live turns at session end: kept", key)
+            done = self.store.complete_transcript(key, info.agent_id, at)
+            return done, key, info.agent_id
 
     def recover_after_clear(self, body: Any, at: datetime) -> tuple[str, str] | None:
         """A ``clear`` start whose previous session is not live here: complete the open row it
@@ -242,27 +249,36 @@ class TranscriptCapture:
         ``info.last_outcome``."""
         self.import_(info)
         if self.file_lags(info):  # keep the live records until the file catches up
-            log.info("transcript of %s lags its Stop answer: live turns kept", info.key)
+            log.info("transcript of %s lags its live turns: kept", info.key)
         else:
             self.sync(info)
         info.last_outcome = self.run_policy(info, settled=settled)
 
+    def expect(self, info: LiveSession, role: str, text: str) -> None:
+        """Note a live turn (``role`` ``user`` or ``assistant``) the session's transcript file
+        should come to hold; the newest one is what ``file_lags`` looks for. Sessions without
+        a file have nothing to wait for."""
+        if info.transcript_path and text.strip():
+            self.expected[info.key] = (role, text)
+
     def file_lags(self, info: LiveSession) -> bool:
-        """True while the imported transcript file does not yet hold the last Stop's
-        ``last_assistant_message`` (among its last ``ANSWER_WINDOW`` rows, compared on its
-        last ``ANSWER_PROBE`` characters with whitespace collapsed). False once it does (the
-        answer is then forgotten), or when there is nothing to wait for."""
-        answer = self.answers.get(info.key)
+        """True while the imported transcript file does not yet hold the session's newest live
+        turn (``expect``: the last prompt, or the last Stop's ``last_assistant_message``),
+        looked for among the file's last ``ANSWER_WINDOW`` rows of the same role, compared on
+        its last ``ANSWER_PROBE`` characters with whitespace collapsed. False once it does
+        (the turn is then forgotten), or when there is nothing to wait for."""
+        expected = self.expected.get(info.key)
         key = info.store_key
-        session = self.store.get_session(key) if answer and key else None
-        if session is None:
+        session = self.store.get_session(key) if expected and key else None
+        if session is None or expected is None:
             return False
-        probe = " ".join(answer.split())[-ANSWER_PROBE:]  # type: ignore[union-attr]
+        role, text = expected
+        probe = " ".join(text.split())[-ANSWER_PROBE:]
         rows = self.store.entries(key, after_seq=session.entry_count - ANSWER_WINDOW - 1,
                                   limit=ANSWER_WINDOW + 1)
         if any(probe in " ".join(tx.render_entry(r).split()) for r in rows
-               if r.role is not None and r.role.value == "assistant"):
-            self.answers.pop(info.key, None)
+               if r.role is not None and r.role.value == role):
+            self.expected.pop(info.key, None)
             return False
         return True
 

@@ -295,6 +295,7 @@ class LiveCapture:
             state = self.capture.ensure_state(info, at)
             if body.prompt.strip():  # the durable write first: a failure counts nothing
                 self.turns.append(info, "user", "User", body.prompt, at)
+                self.capture.expect(info, "user", body.prompt)
             periodic = self.recorder.record_prompt(info.key, body.prompt, at=at)
         self._queue_import(info)
         return {"session_key": info.key, "prompt_count": state.total_prompts,
@@ -323,8 +324,7 @@ class LiveCapture:
         if body.last_assistant_message:  # formats.md §4.1: trust the payload, the file may lag
             with self._session_lock(info.key):
                 self.turns.append(info, "assistant", "Assistant", body.last_assistant_message, at)
-                if info.transcript_path:
-                    self.capture.answers[info.key] = body.last_assistant_message
+                self.capture.expect(info, "assistant", body.last_assistant_message)
         queued = self.worker.submit(f"turn:{info.key}", lambda: self.capture.settled_turn(
             info, settled=body.settled))
         return {"session_key": info.key, "queued": queued}
