@@ -69,9 +69,15 @@ def test_continuation_reuses_contiguous_rows(store):
     key = load(store, [U("a"), A(text="done a"), U("b"), A(call("c1")), T("c1"), A(text="ok")])
     d = build_continuation(store, key).to_dict()
     assert d["request"]["text"] == "b"
-    assert [m["seq"] for m in d["messages"]] == [3, 4, 5]
+    # Spec step 3: the whole tail fits, so the rows before the request are reused too.
+    assert [m["seq"] for m in d["messages"]] == [0, 1, 3, 4, 5]
+    assert d["gap"] is None
     assert not d["copied"] and all(not m["copied"] for m in d["messages"])
-    assert d["gaps"] == [{"from_seq": 0, "to_seq": 1}]  # the earlier run, not summarised
+    assert d["gaps"] == []
+    # A budget that holds the request's suffix but not the earlier run names it as a gap.
+    small = build_continuation(store, key, budget_bytes=600).to_dict()
+    assert [m["seq"] for m in small["messages"]] == [3, 4, 5]
+    assert small["gaps"] == [{"from_seq": 0, "to_seq": 1}]  # the earlier run, not summarised
 
 
 # --- pairing ---------------------------------------------------------------------------------
@@ -82,8 +88,18 @@ def test_b01_parallel_calls_without_results_get_synthetic_errors(store):
     view = build_continuation(store, key)
     d = view.to_dict()
     assert d["request"]["text"] == "actually do y"
-    # The previous request is the newest; the interrupted batch sits before it, as a gap.
-    assert d["messages"] == []
+    # B01's right value: the interrupted batch, then one tool turn answering t1, t2, t3 in call
+    # order, then the text "actually do y" (the request, read after the messages before it).
+    assert [(m["seq"], m["role"]) for m in d["messages"]] == [(0, "user"), (1, "assistant"),
+                                                              (1, "tool")]
+    assert [b["id"] for b in d["messages"][1]["content"]] == ["t1", "t2", "t3"]
+    answers = d["messages"][2]["content"]
+    assert [(r["call_id"], r["is_error"]) for r in answers] == [("t1", True), ("t2", True),
+                                                                 ("t3", True)]
+    assert all("effects are unknown" in r["text"] for r in answers)
+    assert d["gap"] is None and d["copied"] is False
+    before, after = view.before_request()
+    assert [m["seq"] for m in before] == [0, 1, 1] and after == []
     key2 = load(store, [U("fix x"), A(call("t1"), call("t2"), call("t3"))], key="s2",
                 runs=[(0, RunStatus.INTERRUPTED)])
     d2 = build_continuation(store, key2).to_dict()
@@ -229,6 +245,19 @@ def test_b25_newest_messages_verbatim(store):
     key = load(store, rows)
     d = build_continuation(store, key).to_dict()
     assert d["request"]["text"] == "so should we?"
+    # The URL and its analysis travel verbatim before the last request (spec step 3).
+    assert [(m["seq"], m["content"][0]["text"]) for m in d["messages"]] == [
+        (0, "look at https://example.test/docs"), (1, "pros/cons…")]
+    assert d["gap"] is None
+    # After a compaction of older work, the newest messages still land in the verbatim tail.
+    older = [U("old task"), A(text="old answer"), CP("old work summarised", covers=1)]
+    key3 = load(store, older + [U("look at https://example.test/docs"), A(text="pros/cons…"),
+                                U("so should we?")], key="s3")
+    d3 = build_continuation(store, key3).to_dict()
+    assert d3["summary"]["covers_through_seq"] == 1
+    assert [m["seq"] for m in d3["messages"]] == [3, 4] and d3["request"]["seq"] == 5
+    assert d3["messages"][0]["content"][0]["text"] == "look at https://example.test/docs"
+    assert d3["gap"] is None
     key2 = load(store, [U("look at https://example.test/docs"), A(text="pros/cons…")], key="s2")
     d2 = build_continuation(store, key2).to_dict()
     assert d2["request"]["text"] == "look at https://example.test/docs"

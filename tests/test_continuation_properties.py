@@ -466,7 +466,19 @@ def test_previous_request_verbatim(prop_store, case_in):
         return
     assert d["request"] == {"seq": req.seq, "actor": "user", "text": req.text()}
     assert list(d).index("summary") < list(d).index("request") < list(d).index("messages")
-    assert all(m["seq"] > req.seq for m in d["messages"])
+    # The request travels once, as ``request``, never again among the messages.
+    assert not any(m["seq"] == req.seq and m["role"] == "user" for m in d["messages"])
+    before = [m for m in d["messages"] if m["seq"] < req.seq]
+    if before:  # spec step 3: the tail before the request is reused only whole and contiguous
+        assert not d["copied"] and before[0]["role"] == "user" and before[0]["seq"] > case.covers
+        shown = {m["seq"] for m in before}
+        for e in case.rows:
+            if before[0]["seq"] <= e.seq < req.seq and e.visible \
+                    and e.kind is EntryKind.MESSAGE and e.blocks \
+                    and not all(isinstance(b, ToolResultBlock) for b in e.blocks):
+                assert e.seq in shown, f"row {e.seq} left out between reused rows"
+        after = [m["seq"] for m in d["messages"] if m["seq"] > req.seq]
+        assert after == sorted(after)
 
 
 # --------------------------------------------------------------------------- 5. named gap

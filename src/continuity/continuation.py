@@ -6,6 +6,13 @@ empty or an error message takes no effect, B47/B49: ``effective_compaction``), t
 run's request verbatim, and the most recent suffix of rows after that request that fits the
 budget, cut at unit boundaries, with every tool call paired. Or a typed refusal.
 
+When every row after the request fits and bytes remain, the view also reuses the rows just
+before the request (spec step 3: a recent tail with a usable opening that includes the request
+is reused as it is): the longest run back from the request that fits, starting on a user row
+and never inside a unit or at or below the summary's coverage. Those messages carry seqs below
+``request.seq`` and are read before the request: summary, earlier messages, request, later
+messages (``ContinuationView.before_request``).
+
 Reads are bounded (never the whole log): one newest-compaction read, one exact request row, the
 bounded notes, row metadata from the newest row back until the budget is spent, the tool-call
 index of that window, the content of the selected rows, and two edge reads to name a gap.
@@ -99,6 +106,16 @@ class ContinuationView:
         if not self.gaps:
             return None
         return Gap(self.gaps[0].from_seq, self.gaps[-1].to_seq)
+
+    def before_request(self) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """``messages`` split around the request, in reading order: those before it (seqs
+        below ``request.seq``, reused when the tail before the request fits) and those after
+        it. Without a request every message comes after."""
+        if self.request is None:
+            return [], list(self.messages)
+        seq = self.request["seq"]
+        return ([m for m in self.messages if m["seq"] < seq],
+                [m for m in self.messages if m["seq"] >= seq])
 
     def to_dict(self) -> dict[str, Any]:
         """The `continue --json` object."""
@@ -293,17 +310,49 @@ class _Assembler:
         # emptied the rows before it).
         first = chosen[0]["seq"] if chosen else None
         view.copied = self._copied(req_seq, covers, first)
+        earlier_first = None
+        if not view.copied and not view.clipped and req_seq is not None and req_seq > covers:
+            chosen, earlier_first = self._earlier(covers, req_seq, chosen, room)
         for message in chosen:
             message["copied"] = view.copied  # "true" is shorter than "false": still fits
         view.messages = chosen
-        view.gaps = self._gaps(covers, req_seq, first)
+        view.gaps = self._gaps(covers, req_seq, first, earlier_first)
         view.notice = gap_notice(view.gaps) if view.gaps else None
         view.used_bytes = used_bytes(view.summary, view.request, view.messages)
 
-    def _window(self, lower: int, room: int) -> list[RowMeta]:
-        """Message rows from the newest back to ``lower``, until their bytes pass ``room``."""
+    def _earlier(self, covers: int, req_seq: int, chosen: list[dict[str, Any]],
+                 room: int) -> tuple[list[dict[str, Any]], int | None]:
+        """Spec step 3: the suffix after the request is whole and contiguous with it; reuse
+        the rows just before the request too, as many as fit in ``room`` with the request's
+        suffix: the oldest start after ``covers`` that is a user row (a usable opening, B09)
+        and not inside a unit. Pairing is repaired over the whole run, request included (its
+        row is then left out: it travels as ``request``). Returns the messages and the first
+        earlier seq, or ``(chosen, None)`` when nothing earlier fits."""
+        left = room - (json_len(chosen) if chosen else 2) - 1
+        if left <= 2:
+            return chosen, None
+        window = self._window(covers + 1, left, before=req_seq)
+        if not window:
+            return chosen, None
+        pairs = self.store.tool_calls_from(self.key, window[0].seq)
+        roles = {m.seq: m.role for m in window}
+        starts = [b for b in _valid_starts(window, pairs, covers + 1) if roles[b] is Role.USER]
+        sizes = _suffix_bytes(window)
+        fitting = [b for b in starts if sizes[b] <= left]  # newest first
+        later = sorted({m["seq"] for m in chosen})
+        for start in reversed(fitting):  # oldest first: exact checks towards newer starts
+            seqs = [r.seq for r in window if r.seq >= start] + [req_seq] + later
+            messages = [m for m in self._messages_for(seqs, pairs)
+                        if not (m["seq"] == req_seq and m["role"] == "user")]
+            if json_len(messages) <= room and messages and messages[0]["seq"] < req_seq:
+                return messages, messages[0]["seq"]
+        return chosen, None
+
+    def _window(self, lower: int, room: int, before: int | None = None) -> list[RowMeta]:
+        """Message rows from the newest (below ``before`` when given) back to ``lower``,
+        until their bytes pass ``room``."""
         rows: list[RowMeta] = []
-        total, before = 0, None
+        total = 0
         while True:
             page = self.store.rows_meta(self.key, after_seq=lower - 1, before_seq=before,
                                         limit=PAGE_ROWS)
@@ -330,7 +379,11 @@ class _Assembler:
     def _messages(self, window: list[RowMeta], start: int,
                    pairs: Sequence[Any]) -> list[dict[str, Any]]:
         """The repaired view messages of the window's rows from ``start`` (copied=false)."""
-        entries = self._load([r.seq for r in window if r.seq >= start])
+        return self._messages_for([r.seq for r in window if r.seq >= start], pairs)
+
+    def _messages_for(self, seqs: list[int], pairs: Sequence[Any]) -> list[dict[str, Any]]:
+        """The repaired view messages of the rows ``seqs`` (ascending; copied=false)."""
+        entries = self._load(seqs)
         result_anywhere = {p.call_id for p in pairs if p.result_seq is not None}
         rows = [(e.seq, e.role, list(e.blocks)) for e in entries]
         return [message_view(seq, role.value, blocks, False)
@@ -379,11 +432,12 @@ class _Assembler:
 
     # -- step 10: named gaps --------------------------------------------------------------
 
-    def _gaps(self, covers: int, req_seq: int | None, start: int | None) -> list[Gap]:
+    def _gaps(self, covers: int, req_seq: int | None, start: int | None,
+              earlier_first: int | None = None) -> list[Gap]:
         regions: list[tuple[int, int | None]] = []  # (after, before) exclusive bounds
         suffix_floor = start
         if req_seq is not None and req_seq > covers:
-            regions.append((covers, req_seq))
+            regions.append((covers, req_seq if earlier_first is None else earlier_first))
             regions.append((req_seq, suffix_floor))
         else:
             regions.append((covers, suffix_floor))

@@ -146,11 +146,17 @@ def continuation_text(out: Console, view: ContinuationView) -> None:
         out.print(escape(view.summary["text"]))
     if view.notice:
         out.print(f"[yellow][{escape(view.notice)}][/]")
+    before, after = view.before_request()
+    _messages_text(out, before)
     if view.request:
         out.print(f"[bold]previous request[/] (seq {view.request['seq']}, "
                   f"{view.request['actor']}): {escape(view.request['text'])}")
-    for m in view.messages:
-        for block in m["content"]:
-            out.print(f"{m['seq']:>5} [bold]{m['role']}[/]: {escape(_block_text(block))}")
+    _messages_text(out, after)
     for note in view.notes:
         out.print(f"[cyan]note[/]: {escape(note)}")
+
+
+def _messages_text(out: Console, messages: list[dict]) -> None:
+    for m in messages:
+        for block in m["content"]:
+            out.print(f"{m['seq']:>5} [bold]{m['role']}[/]: {escape(_block_text(block))}")
