@@ -437,8 +437,8 @@ def test_import_pi_leaf_path_visibility_flips_on_growth(store, tmp_path):
     d = build_continuation(store, key).to_dict()
     check_contract(d)
     assert d["request"] == {"seq": 3, "actor": "user", "text": "Shorter"}
-    assert [(m["seq"], m["content"]) for m in d["messages"]] == [
-        (5, [{"type": "text", "text": "ldg"}])]
+    assert [(m["seq"], m["content"][0]["text"]) for m in d["messages"]] == [
+        (1, "Pick a name"), (2, "ledgerkit?"), (5, "ldg")]
 
     with open(path, "ab") as fh:
         fh.write(jl(pi_msg("m6", "m4", "user", "Go with lk", 6),
@@ -449,8 +449,8 @@ def test_import_pi_leaf_path_visibility_flips_on_growth(store, tmp_path):
     d = build_continuation(store, key).to_dict()
     check_contract(d)
     assert d["request"] == {"seq": 6, "actor": "user", "text": "Go with lk"}
-    assert [(m["seq"], m["content"]) for m in d["messages"]] == [
-        (7, [{"type": "text", "text": "ok, lk"}])]
+    assert [(m["seq"], m["content"][0]["text"]) for m in d["messages"]] == [
+        (1, "Pick a name"), (2, "ledgerkit?"), (3, "Shorter"), (4, "lk"), (7, "ok, lk")]
     assert "ldg" not in json.dumps(d)
 
 
@@ -574,3 +574,45 @@ def test_import_unsafe_session_keys_are_made_one_short_line(sqlite_store, tmp_pa
     assert keys[0] == "a ## Global Head (Tier 1) - [fact] x"
     assert len(keys[1]) == 200 and keys[1].startswith("a" * 183 + "~")
     assert all(f.status == "imported" for f in report.files)
+
+
+# --------------------------------------------------------------------------- Claude Code keys
+
+
+def test_import_claude_code_project_folder_keys_subagent_files_apart(store, tmp_path):
+    """A 2.x project folder: ``S.jsonl`` and ``S/subagents/agent-x.jsonl`` (same sessionId).
+    The session file is ``S`` and the subagent file ``S/agent-x`` in either import order, so
+    ``continue S`` is the main conversation, never the subagent's."""
+    sid = "5b7c2e90-aaaa"
+    folder = tmp_path / "projects" / "-home-ana-ledger"
+    (folder / sid / "subagents").mkdir(parents=True)
+    (folder / f"{sid}.jsonl").write_bytes(jl(*cc_pairs(2, sid=sid)))
+    side = folder / sid / "subagents" / "agent-a1b2c3.jsonl"
+    shutil.copy(Path(__file__).parent / "fixtures/claude_code/subagents/agent-a1b2c3.jsonl",
+                side)
+    report = import_paths(store, [tmp_path / "projects"])  # the side file sorts first
+    assert sorted(f.session_key for f in report.files) == [sid, f"{sid}/agent-a1b2c3"]
+    d = build_continuation(store, sid).to_dict()
+    assert d["request"]["text"] == "request 0"
+    other = tmp_path / "again"
+    (other / "subagents").mkdir(parents=True)
+    shutil.copy(side, other / "subagents" / side.name)
+    shutil.copy(folder / f"{sid}.jsonl", other / f"{sid}.jsonl")
+    with open_store(f"sqlite:///{tmp_path / 'b.db'}") as fresh:
+        first = import_file(fresh, other / f"{sid}.jsonl")
+        second = import_file(fresh, other / "subagents" / side.name)
+        assert (first.session_key, second.session_key) == (sid, f"{sid}/agent-a1b2c3")
+
+
+def test_import_claude_code_resumed_file_keyed_by_its_own_name(store, tmp_path):
+    """A resumed session's file starts with lines replayed from the earlier session (their
+    sessionId is the old one); the file ``<new id>.jsonl`` is keyed by the new id
+    (formats.md §1.9), and a fixture not named by id takes the id of most head lines."""
+    old, new = "11111111-aaaa", "22222222-bbbb"
+    lines = cc_pairs(2, sid=old) + cc_pairs(2, start=2, sid=new)
+    path = tmp_path / f"{new}.jsonl"
+    path.write_bytes(jl(*lines))
+    assert import_file(store, path).session_key == new
+    odd = tmp_path / "fixture.jsonl"
+    odd.write_bytes(jl(*(cc_pairs(1, sid=old) + cc_pairs(3, start=10, sid="33333333-cccc"))))
+    assert import_file(store, odd).session_key == "33333333-cccc"

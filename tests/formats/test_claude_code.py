@@ -359,7 +359,8 @@ def test_features_fixture():
 def test_subagent_side_file():
     # A side file is the child session itself: its sidechain lines are its visible main line.
     reader, entries = read_all(F_AGENT)
-    assert reader.session_key == "5b7c2e90-aaaa"
+    # Keyed under its parent's id, never the parent's own key (import order must not matter).
+    assert reader.session_key == f"5b7c2e90-aaaa/{F_AGENT.stem}"
     assert reader.facts().agent_id == "a1b2c3"
     assert reader.facts().cwd == "/home/ana/ledger"
     assert len(entries) == 4

@@ -36,7 +36,13 @@ from typing import Any, ClassVar
 
 import orjson
 
-from continuity.formats.base import FormatReader, decode_media, parse_timestamp, text_of
+from continuity.formats.base import (
+    FormatReader,
+    decode_media,
+    file_stem,
+    parse_timestamp,
+    text_of,
+)
 from continuity.formats.jsonl import Line
 from continuity.model import (
     Block,
@@ -182,12 +188,25 @@ class ClaudeCodeReader(FormatReader):
         return found
 
     def key_from_head(self, head: list[dict]) -> str | None:
+        """The session key (formats.md §1.9): the file's own name when it is one of the head's
+        ``sessionId`` values (real files are ``<sessionId>.jsonl``; a resumed file starts with
+        lines replayed from the earlier session), else the ``sessionId`` of most head lines
+        (the first of equals). A 2.x subagent file (its first conversational line a sidechain
+        line) shares its parent's id and is keyed ``<sessionId>/<file stem>``, whatever order
+        the files are imported in. None when no head line has a ``sessionId``."""
+        counts: dict[str, int] = {}
         for obj in head:
             if isinstance(obj, dict):
                 sid = obj.get("sessionId")
                 if isinstance(sid, str) and sid:
-                    return sid
-        return None
+                    counts[sid] = counts.get(sid, 0) + 1
+        if not counts:
+            return None
+        stem = file_stem(self.path)
+        sid = stem if stem in counts else max(counts, key=lambda k: counts[k])
+        if self._side_file_from_head(head) and stem != sid:
+            return f"{sid}/{stem}"
+        return sid
 
     @staticmethod
     def _side_file_from_head(head: list[dict]) -> bool | None:
