@@ -17,6 +17,7 @@ from continuity.cli import app
 from continuity.store import HEAD_REVISION
 
 from tests.paths import SHARED_DATA
+
 CC_5C = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
 CONTRACT_KEYS = {"session", "budget_bytes", "used_bytes", "summary", "request", "gap", "gaps",
                  "messages", "notes", "copied", "clipped", "refusal"}
@@ -284,3 +285,29 @@ def test_cli_help_exits_0(command):
     result = invoke(*command, "--help")
     assert result.exit_code == 0
     assert "Usage" in result.stdout
+
+
+def test_cli_b45_non_utf8_console_never_fails_on_emoji(tmp_path):
+    """B45: under a cp1252 stdout, ``continue`` prints ``?`` for what it cannot show and
+    ``continue --json`` is UTF-8 JSON with the emoji intact; neither raises."""
+    path = tmp_path / "emo.jsonl"
+    path.write_text(json.dumps({"type": "user", "sessionId": "emo1", "uuid": "e1",
+                                "parentUuid": None, "timestamp": "2026-09-01T08:00:00.000Z",
+                                "cwd": "/x", "message": {"role": "user",
+                                                         "content": "ship it 🎉 💩"}}) + "\n",
+                    encoding="utf-8")
+    env = {"PYTHONIOENCODING": "cp1252", "CONTINUITY_HOME": str(tmp_path / "home"),
+           "PATH": "/usr/bin:/bin"}
+    code = "from continuity.cli import main; main()"
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", code, *args], env=env,
+                              capture_output=True, timeout=60)
+
+    assert run("import", str(path)).returncode == 0
+    text = run("continue", "emo1")
+    assert text.returncode == 0, text.stderr
+    assert b"previous request (seq 0, user): ship it ? ?" in text.stdout
+    as_json = run("continue", "emo1", "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    assert json.loads(as_json.stdout.decode("utf-8"))["request"]["text"] == "ship it 🎉 💩"

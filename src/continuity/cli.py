@@ -208,8 +208,19 @@ from continuity.commands import register_all  # noqa: E402
 register_all(app)
 
 
+def _tolerant_streams() -> None:
+    """B45: a terminal whose encoding is not UTF-8 (cp1252, say) gets ``?`` for a character it
+    cannot show, never a ``UnicodeEncodeError`` traceback; JSON goes out as UTF-8 bytes
+    whatever the locale (``commands.common.emit_json``)."""
+    for stream in (sys.stdout, sys.stderr):
+        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
+        if encoding != "utf8" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
+
+
 def main() -> None:
     """Console-script entry point: the one place errors become exit codes."""
+    _tolerant_streams()
     try:
         app()
     except KeyboardInterrupt:

@@ -31,14 +31,21 @@ def open_cli_store(home: Optional[Path]):  # type: ignore[no-untyped-def]
 
 
 def emit_json(value: Any) -> None:
-    """Print ``value`` as indented JSON on stdout."""
+    """Print ``value`` as indented JSON on stdout, as UTF-8 bytes whatever the locale's
+    encoding (JSON is UTF-8, RFC 8259; B45: a cp1252 console never fails on an emoji)."""
     try:
         text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
     except (TypeError, orjson.JSONEncodeError):  # >64-bit integers, lone surrogates
         import json
 
         text = json.dumps(orjson.loads(json_bytes(value)), indent=2, ensure_ascii=False)
-    sys.stdout.write(text + "\n")
+    buffer = getattr(sys.stdout, "buffer", None)
+    if buffer is None:  # a text-only stream (a test's capture): it takes str
+        sys.stdout.write(text + "\n")
+        return
+    sys.stdout.flush()
+    buffer.write((text + "\n").encode("utf-8"))
+    buffer.flush()
 
 
 def resolve_session(store: Any, name: str) -> str:
