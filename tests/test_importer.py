@@ -280,6 +280,29 @@ def test_import_nul_line_is_one_error(sqlite_store, tmp_path):
     assert rebuilt(sqlite_store, path) == data
 
 
+def test_import_record_written_after_a_torn_fragment_or_nuls_is_kept(sqlite_store, tmp_path):
+    """B35/B36 kinds: a crash left a torn fragment (or a run of NULs) with no LF, and the next
+    append landed right after it on the same line. The whole record at the line's end
+    imports, the cut-off bytes are a warning naming the line, and the raw line stays whole."""
+    lines = cc_pairs(6)
+    data = (jl(*lines[:2]) + b'{"type":"user","message":{"content":"hal' + jl(lines[2])
+            + jl(lines[3]) + b"\x00" * 300 + jl(lines[4]) + jl(lines[5]))
+    path = tmp_path / "torn.jsonl"
+    path.write_bytes(data)
+    report = import_file(sqlite_store, path)
+    assert report.errors == []
+    assert (report.lines_read, report.imported) == (6, 6)
+    assert [(n, m.split("; ")[1]) for n, m in report.warnings if "cut off" in m] == [
+        (3, "40 bytes before a complete record cut off (kept raw), the record imported"),
+        (5, "300 bytes before a complete record cut off (kept raw), the record imported")]
+    rows = sqlite_store.entries("cc-importer-test")
+    assert [(e.native_id, e.text(), e.source.line) for e in rows][2:5] == [
+        ("u2", "request 2", 3), ("a3", "answer 3", 4), ("u4", "request 4", 5)]
+    d = build_continuation(sqlite_store, "cc-importer-test").to_dict()
+    assert d["request"]["text"] == "request 4"  # the newest, not a stale earlier one
+    assert rebuilt(sqlite_store, path) == data
+
+
 def test_import_invalid_utf8_line_is_error_rest_imports(sqlite_store, tmp_path):
     """A line with invalid UTF-8 bytes is an error (raw kept); the lines around it import."""
     lines = cc_pairs(4)

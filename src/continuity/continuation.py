@@ -515,6 +515,8 @@ def repair(rows: list[tuple[int, Role, list[Block]]],
       later text, user row or new turn.
     - A call whose real result exists in the log but not in the view is dropped from the view
       rather than given a false synthetic answer (never over-repair, B12).
+    - A call or result with an empty id is dropped: it can pair with nothing, and a provider
+      refuses it (B05: "tool_call_id  is not found"); a row left empty by that is dropped.
     """
     calls_seen: set[str] = set()
     answered: set[str] = set()
@@ -524,6 +526,9 @@ def repair(rows: list[tuple[int, Role, list[Block]]],
     for seq, role, blocks in rows:
         kept: list[Block] = []
         for b in blocks:
+            if isinstance(b, (ToolResultBlock, ToolCallBlock)) and not (
+                    b.call_id if isinstance(b, ToolResultBlock) else b.id):
+                continue  # B05: an empty id is never emitted
             if isinstance(b, ToolResultBlock):
                 if b.call_id not in calls_seen or b.call_id in answered:
                     continue

@@ -318,6 +318,8 @@ class _FileImport:
         self.batch_bytes += len(line.raw)
         if line.blank:
             return
+        if line.salvaged is not None:
+            self.report.warnings.append((line.number, line.salvaged))
         if line.data is None:
             reason = line.error or "unreadable"
             self.issues.append(ImportIssue(self.path_str, line.number, line.offset,

@@ -12,7 +12,10 @@ Rules it implements, so no reader has to:
    counted and skipped (yielded with ``blank=True`` when ``keep_blank``, so a caller can keep
    their bytes);
 5. a line longer than ``max_line_bytes`` (default 64 MiB) is not parsed: it is yielded raw with
-   error ``oversize``.
+   error ``oversize``;
+6. a bad line that ends in a complete record (a crash's torn fragment or a run of NULs, then
+   the next append written right after it: B35, B36) yields that record with ``salvaged`` set
+   to what was cut off; the raw line is kept whole.
 
 Memory stays flat: the file is read in 1 MiB chunks and only the current line is held.
 """
@@ -45,6 +48,8 @@ class Line:
     data: dict | None
     error: str | None
     blank: bool = False
+    #: Rule 6: why the line was bad, when ``data`` is the complete record found at its end.
+    salvaged: str | None = None
 
     @property
     def sha256(self) -> str:
@@ -171,7 +176,36 @@ class LineReader:
             self.blank += 1
             return Line(self.line, offset, raw, None, None, blank=True) if self.keep_blank else None
         data, error = _decode(body, first=self.line == 1)
+        if data is None and error is not None:
+            found = salvage(body)
+            if found is not None:
+                start, record = found
+                return Line(self.line, offset, raw, record, None,
+                            salvaged=f"{error}; {start} bytes before a complete record cut off "
+                                     "(kept raw), the record imported")
         return Line(self.line, offset, raw, data, error)
+
+
+#: Rule 6 looks at most this many record starts, on lines of at most this many bytes.
+SALVAGE_STARTS = 64
+SALVAGE_MAX_BYTES = 8 * 1024 * 1024
+
+
+def salvage(body: bytes) -> tuple[int, dict] | None:
+    """The complete JSON object a bad line ends with, after a torn fragment or NULs (rule 6):
+    ``(bytes cut off before it, the object)``, the earliest start that parses as a whole
+    object; None when there is none (or the line is over ``SALVAGE_MAX_BYTES``)."""
+    if len(body) > SALVAGE_MAX_BYTES:
+        return None
+    pos = 0
+    for _ in range(SALVAGE_STARTS):
+        pos = body.find(b'{"', pos + 1)
+        if pos < 0:
+            return None
+        data, error = _decode(body[pos:], first=False)
+        if error is None and data is not None:
+            return pos, data
+    return None
 
 
 def _decode(body: bytes, *, first: bool) -> tuple[dict | None, str | None]:
@@ -222,7 +256,8 @@ def read_head(path: str, *, max_lines: int = 50, max_bytes: int = 256 * 1024) ->
         try:
             obj = orjson.loads(body)
         except orjson.JSONDecodeError:
-            continue
+            found = salvage(body)  # rule 6: a torn fragment before a whole record
+            obj = found[1] if found is not None else None
         if isinstance(obj, dict):
             out.append(obj)
     return out
