@@ -203,6 +203,22 @@ def test_b20_oversized_newest_unit_clipped_head_and_tail(store):
     assert_paired(view)
 
 
+def test_b20_oversized_newest_call_arguments_clipped_not_dropped(store):
+    """The newest unit's size is in a tool call's arguments (a Write of 300 KB): the longest
+    argument string is cut head and tail; the call, its result and the other arguments stay."""
+    content = "y" * 300_000 + "THE END"
+    key = load(store, [U("write the file"), A(call("w1", "Write", file_path="/x/big.txt",
+                                                   content=content)), T("w1", text="created")])
+    d = build_continuation(store, key, budget_bytes=20_000).to_dict()
+    assert d["used_bytes"] <= 20_000 and d["clipped"] and d["gap"] is None
+    assert [(m["seq"], m["role"]) for m in d["messages"]] == [(1, "assistant"), (2, "tool")]
+    args = d["messages"][0]["content"][0]["arguments"]
+    assert args["file_path"] == "/x/big.txt"
+    assert args["content"].startswith("yyyy") and args["content"].endswith("THE END")
+    assert "bytes omitted …]" in args["content"]
+    assert d["messages"][1]["content"][0]["text"] == "created w1"
+
+
 def test_b22_budget_never_exceeded(store):
     rows = [U("task")]
     for i in range(200):

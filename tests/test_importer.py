@@ -639,3 +639,15 @@ def test_import_claude_code_resumed_file_keyed_by_its_own_name(store, tmp_path):
     odd = tmp_path / "fixture.jsonl"
     odd.write_bytes(jl(*(cc_pairs(1, sid=old) + cc_pairs(3, start=10, sid="33333333-cccc"))))
     assert import_file(store, odd).session_key == "33333333-cccc"
+
+
+def test_import_detects_the_format_past_a_first_line_of_megabytes(store, tmp_path):
+    """A first line larger than the detection window (a pasted screenshot, 1 MB) no longer
+    hides the file's format: the session imports under its sessionId with both rows."""
+    big = cc("u0", None, "user", "see " + "x" * 1_000_000, sid="big1-aaaa")
+    answer = cc("a1", "u0", "assistant", [{"type": "text", "text": "ok"}], ts=1,
+                sid="big1-aaaa", stop="end_turn")
+    path = tmp_path / "fixture-big.jsonl"
+    path.write_bytes(jl(big, answer))
+    report = import_file(store, path)
+    assert (report.status, report.session_key, report.imported) == ("imported", "big1-aaaa", 2)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any, List, Optional
 
 import typer
-from continuity.config import FOLLOW_UP_BUDGET_BYTES, database_url, resolve_home
+from continuity.config import database_url, resolve_home
 from continuity.errors import ContinuityError, InputError
 
 app = typer.Typer(
@@ -30,6 +30,7 @@ db_app = typer.Typer(help="Database schema commands.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 
 from continuity.commands.common import (  # noqa: E402
+    BudgetOption,
     HomeOption,
     JsonOption,
     emit_json as _emit_json,
@@ -129,8 +130,7 @@ def show_cmd(
 @app.command("continue")
 def continue_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
-    budget: int = typer.Option(FOLLOW_UP_BUDGET_BYTES, "--budget", min=1,
-                               help="History budget in UTF-8 bytes (seed 002: 240,000)."),
+    budget: int = BudgetOption,
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:

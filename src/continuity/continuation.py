@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
-from typing import Any, Sequence
+from typing import Any, Iterator, Sequence
 
 from continuity.codec import message_view
 from continuity.config import FOLLOW_UP_BUDGET_BYTES
@@ -594,21 +594,42 @@ def _synthetic(seq: int, calls: list[ToolCallBlock]) -> tuple[int, Role, list[Bl
 
 def _clip_largest(messages: list[dict[str, Any]], over: int) -> bool:
     """Cut the longest text among ``messages`` by about ``over`` bytes (head and tail kept,
-    marker between); synthetic answers are left whole. False when nothing can be cut."""
+    marker between): a text, thinking or result text, or a string inside a tool call's
+    arguments (a Write call's 300 KB content); synthetic answers are left whole. False when
+    nothing can be cut."""
     best = None
     for m in messages:
         for block in m["content"]:
-            value = block.get("text")
-            if block.get("synthetic") or not isinstance(value, str):
+            if block.get("synthetic"):
                 continue
-            size = utf8_len(value)
-            if best is None or size > best[1]:
-                best = (block, size)
-    if best is None or best[1] <= 128:
+            for holder, key in _strings(block):
+                size = utf8_len(holder[key])
+                if best is None or size > best[2]:
+                    best = (holder, key, size)
+    if best is None or best[2] <= 128:
         return False
-    block, size = best
-    block["text"] = clip_middle(block["text"], max(0, size - over - 64))
+    holder, key, size = best
+    holder[key] = clip_middle(holder[key], max(0, size - over - 64))
     return True
+
+
+def _strings(block: dict[str, Any]) -> Iterator[tuple[Any, Any]]:
+    """``(container, key)`` of each string a view block shows: its ``text``, or every string
+    leaf of a tool call's ``arguments`` (keys and structure are never cut)."""
+    if isinstance(block.get("text"), str):
+        yield block, "text"
+    if block.get("type") != "tool_call":
+        return
+    stack: list[tuple[Any, Any]] = [(block, "arguments")]
+    while stack:
+        holder, key = stack.pop()
+        value = holder[key]
+        if isinstance(value, str):
+            yield holder, key
+        elif isinstance(value, dict):
+            stack.extend((value, k) for k in value)
+        elif isinstance(value, list):
+            stack.extend((value, i) for i in range(len(value)))
 
 
 __all__ = ["ContinuationView", "Gap", "RefusalReason", "build_continuation", "repair",

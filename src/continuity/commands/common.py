@@ -11,7 +11,7 @@ import orjson
 import typer
 from rich.console import Console
 
-from continuity.config import database_url
+from continuity.config import FOLLOW_UP_BUDGET_BYTES, database_url
 from continuity.errors import AmbiguousSession, SessionNotFound
 from continuity.text import json_bytes
 
@@ -21,6 +21,10 @@ out = Console(highlight=False, soft_wrap=True)
 HomeOption = typer.Option(None, "--home", help="Workspace folder (default: $CONTINUITY_HOME or "
                           "the platform's user data folder).", show_default=False)
 JsonOption = typer.Option(False, "--json", help="Print JSON on stdout.")
+#: A budget over 1 TB means nothing and would not survive JSON as an exact integer.
+MAX_BUDGET_BYTES = 10**12
+BudgetOption = typer.Option(FOLLOW_UP_BUDGET_BYTES, "--budget", min=1, max=MAX_BUDGET_BYTES,
+                            help="History budget in UTF-8 bytes (seed 002: 240,000).")
 
 
 def open_cli_store(home: Optional[Path]):  # type: ignore[no-untyped-def]

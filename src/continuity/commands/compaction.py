@@ -12,6 +12,7 @@ from typing import Optional
 import typer
 
 from continuity.commands.common import (
+    BudgetOption,
     HomeOption,
     JsonOption,
     emit_json,
@@ -19,7 +20,6 @@ from continuity.commands.common import (
     out,
     resolve_session,
 )
-from continuity.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.summarize.settings import Provider
 
 #: Exit status when the checkpoint was refused (as `continue` does for a refused view).
@@ -37,8 +37,7 @@ def compact_cmd(
     summarizer: Optional[Provider] = typer.Option(
         None, "--summarizer", help="Summary provider (default: summarizer.provider in "
         "config.toml, else extractive).", case_sensitive=False, show_default=False),
-    budget: int = typer.Option(FOLLOW_UP_BUDGET_BYTES, "--budget", min=1,
-                               help="History budget in UTF-8 bytes (seed 002: 240,000)."),
+    budget: int = BudgetOption,
     force: bool = typer.Option(False, "--force", help="Compact even when the view is within "
                                "the budget or this turn was already compacted."),
     home: Optional[Path] = HomeOption,

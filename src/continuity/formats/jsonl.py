@@ -242,22 +242,17 @@ def _decode_lenient(body: bytes) -> object | None:
 
 
 def read_head(path: str, *, max_lines: int = 50, max_bytes: int = 256 * 1024) -> list[dict]:
-    """Parsed objects of the first lines of ``path`` (at most ``max_lines`` lines or
-    ``max_bytes`` bytes), skipping bad lines: the input of format detection."""
+    """Parsed objects of the first lines of ``path``: the input of format detection. Lines are
+    read whole (``LineReader``: rule 6 salvage, a BOM, lines up to its 64 MiB limit), at most
+    ``max_lines`` of them, and no line is started past ``max_bytes``: a first line of a few MB
+    (a pasted screenshot) is still read, so it never hides the file's format. Bad lines are
+    skipped; a pending unterminated tail is read if it parses."""
     out: list[dict] = []
     with open(path, "rb") as fh:
-        data = fh.read(max_bytes)
-    for i, raw in enumerate(data.split(b"\n")[:max_lines]):
-        body = raw.rstrip(b"\r")
-        if i == 0 and body.startswith(BOM):
-            body = body[len(BOM):]
-        if not body.strip():
-            continue
-        try:
-            obj = orjson.loads(body)
-        except orjson.JSONDecodeError:
-            found = salvage(body)  # rule 6: a torn fragment before a whole record
-            obj = found[1] if found is not None else None
-        if isinstance(obj, dict):
-            out.append(obj)
+        lines = LineReader(fh)
+        for i, line in enumerate(lines):
+            if line.data is not None:
+                out.append(line.data)
+            if i + 1 >= max_lines or lines.offset >= max_bytes:
+                break
     return out
