@@ -355,3 +355,17 @@ def test_b05_checkpoint_inside_a_parallel_batch_never_starts_with_a_result(store
     assert [(m["seq"], [b.get("id") or b.get("call_id") for b in m["content"]
                         if b["type"] in ("tool_call", "tool_result")])
             for m in d2["messages"]] == [(1, ["k1"]), (3, ["k1"]), (4, [])]
+
+
+def test_rows_before_the_request_pair_with_results_after_it(store):
+    """Regression (property test): a call before the request whose result comes after it is
+    reused with that result, not dropped as if the result lay outside the view."""
+    key = load(store, [U("task"), A(call("c0")), U("task 2"), U("note", request=False),
+                       T("c0"), U("task 3")],
+               runs=[(0, RunStatus.FINISHED), (2, RunStatus.FINISHED), (5, RunStatus.RUNNING)])
+    d = build_continuation(store, key).to_dict()
+    assert d["request"]["seq"] == 2
+    assert [(m["seq"], m["role"]) for m in d["messages"]] == [
+        (0, "user"), (1, "assistant"), (3, "user"), (4, "tool"), (5, "user")]
+    assert d["messages"][3]["content"][0] == {"type": "tool_result", "call_id": "c0",
+                                              "is_error": False, "text": "ok c0"}

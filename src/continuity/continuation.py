@@ -312,7 +312,8 @@ class _Assembler:
         view.copied = self._copied(req_seq, covers, first)
         earlier_first = None
         if not view.copied and not view.clipped and req_seq is not None and req_seq > covers:
-            chosen, earlier_first = self._earlier(covers, req_seq, chosen, room)
+            after = [r.seq for r in window if r.seq > req_seq]  # all of them: contiguous
+            chosen, earlier_first = self._earlier(covers, req_seq, chosen, after, room)
         for message in chosen:
             message["copied"] = view.copied  # "true" is shorter than "false": still fits
         view.messages = chosen
@@ -321,13 +322,14 @@ class _Assembler:
         view.used_bytes = used_bytes(view.summary, view.request, view.messages)
 
     def _earlier(self, covers: int, req_seq: int, chosen: list[dict[str, Any]],
-                 room: int) -> tuple[list[dict[str, Any]], int | None]:
+                 after: list[int], room: int) -> tuple[list[dict[str, Any]], int | None]:
         """Spec step 3: the suffix after the request is whole and contiguous with it; reuse
         the rows just before the request too, as many as fit in ``room`` with the request's
         suffix: the oldest start after ``covers`` that is a user row (a usable opening, B09)
-        and not inside a unit. Pairing is repaired over the whole run, request included (its
-        row is then left out: it travels as ``request``). Returns the messages and the first
-        earlier seq, or ``(chosen, None)`` when nothing earlier fits."""
+        and not inside a unit. Pairing is repaired over the whole run, request and every row
+        after it (``after``) included, so a call before the request pairs with its result
+        after it; the request's row is then left out (it travels as ``request``). Returns the
+        messages and the first earlier seq, or ``(chosen, None)`` when nothing earlier fits."""
         left = room - (json_len(chosen) if chosen else 2) - 1
         if left <= 2:
             return chosen, None
@@ -339,9 +341,8 @@ class _Assembler:
         starts = [b for b in _valid_starts(window, pairs, covers + 1) if roles[b] is Role.USER]
         sizes = _suffix_bytes(window)
         fitting = [b for b in starts if sizes[b] <= left]  # newest first
-        later = sorted({m["seq"] for m in chosen})
         for start in reversed(fitting):  # oldest first: exact checks towards newer starts
-            seqs = [r.seq for r in window if r.seq >= start] + [req_seq] + later
+            seqs = [r.seq for r in window if r.seq >= start] + [req_seq] + after
             messages = [m for m in self._messages_for(seqs, pairs)
                         if not (m["seq"] == req_seq and m["role"] == "user")]
             if json_len(messages) <= room and messages and messages[0]["seq"] < req_seq:

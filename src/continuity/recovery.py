@@ -201,11 +201,12 @@ def replay_session(store: "SqlStore", session_key: str, *,
     computed = computed[-config.max_checkpoints_per_session:]
     replay_kinds = (CheckpointTrigger.PERIODIC, CheckpointTrigger.PRE_COMPACTION,
                     CheckpointTrigger.SESSION_END)
-    existing = [c for c in store.checkpoints(session_key) if c.trigger in replay_kinds]
-    mark = max((c.created_at for c in existing if c.created_at), default=None)
-    have = {(c.trigger, c.created_at) for c in existing}
     added = []
-    with store.batch():
+    with store.batch():  # the read and the inserts are one step: two imports never both add
+        store.lock_session(session_key)
+        existing = [c for c in store.checkpoints(session_key) if c.trigger in replay_kinds]
+        mark = max((c.created_at for c in existing if c.created_at), default=None)
+        have = {(c.trigger, c.created_at) for c in existing}
         for cp in computed:
             if (cp.trigger, cp.created_at) in have or (mark and cp.created_at
                                                        and cp.created_at <= mark):

@@ -179,3 +179,45 @@ def test_store_nul_in_text_becomes_replacement_char(store):
     store.append("k", [e])
     assert store.entries("k")[0].text() == "nul \x00 here"  # JSON escapes it inside content
     assert store.get_session("k").project == "/p\ufffdq"
+
+
+def test_store_lock_session_holds_the_row_until_commit(store):
+    """lock_session: False for an unknown session (and for another session it changes
+    nothing); inside batch() a second writer of the same session waits for the first to
+    commit and then reads what it wrote (replay's read-then-insert stays atomic)."""
+    import threading
+    import time
+
+    from continuity.model import Checkpoint, CheckpointTrigger
+    from continuity.store import open_store
+
+    assert store.lock_session("missing") is False
+    store.upsert_session(Session(key="k", harness="t"))
+    store.upsert_session(Session(key="other", harness="t"))
+    with store.batch():
+        assert store.lock_session("other") is True
+    assert store.get_session("other").entry_count == 0
+    locked, seen, committed = threading.Event(), [], []
+
+    def first() -> None:
+        with store.batch():
+            store.lock_session("k")
+            locked.set()
+            time.sleep(0.5)
+            store.insert_checkpoint(Checkpoint(session_key="k", harness="t", project=None,
+                                               project_normalized=None,
+                                               trigger=CheckpointTrigger.EXPLICIT,
+                                               digest="d", prompt_count=1),
+                                    max_per_session=50)
+        committed.append(time.monotonic())
+
+    with open_store(store.url) as second:
+        second.get_session("k")  # connected and migrated before the first writer starts
+        worker = threading.Thread(target=first)
+        worker.start()
+        assert locked.wait(10)
+        with second.batch():
+            assert second.lock_session("k") is True
+            seen.append(len(second.checkpoints("k")))
+        worker.join(10)
+    assert seen == [1] and committed  # it read the first writer's row: it waited

@@ -156,6 +156,21 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
             row = conn.execute(select(t.sessions).where(t.sessions.c.session_key == key)).first()
         return self._session(row) if row else None
 
+    def lock_session(self, key: str) -> bool:
+        """Hold session ``key``'s row until the open transaction ends (call it first inside
+        ``batch()``): on PostgreSQL a ``SELECT … FOR UPDATE`` row lock; on SQLite a no-op
+        write, which takes the database's write lock (a second writer waits up to the busy
+        timeout, then sees what the first committed). False when there is no such session."""
+        c = t.sessions.c
+        with self._conn() as conn:
+            if self.dialect == "sqlite":
+                done = conn.execute(update(t.sessions).where(c.session_key == key)
+                                    .values(entry_count=c.entry_count))
+                return bool(done.rowcount)
+            row = conn.execute(select(c.session_key).where(c.session_key == key)
+                               .with_for_update()).first()
+            return row is not None
+
     def find_sessions(self, prefix: str, *, limit: int = 20) -> list[Session]:
         """Sessions whose key starts with ``prefix``, compared byte for byte (case-sensitive
         on every backend; no wildcards)."""
