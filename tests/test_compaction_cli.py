@@ -123,8 +123,11 @@ def test_compact_cli_refusal_prints_reason_and_receipts_lists_it(small):
     result = _cli("compact", key, "--budget", "500", "--home", str(home))
     assert result.exit_code == 5
     assert "refused" in result.stdout and "provider_failure" in result.stdout
+    as_json = _cli("compact", key, "--budget", "500", "--home", str(home), "--json", "--force")
+    assert as_json.exit_code == 5  # the same status with --json
+    assert json.loads(as_json.stdout)["reason"] == "provider_failure"
     listed = json.loads(_cli("receipts", key, "--home", str(home), "--json").stdout)
-    assert [(r["session"], r["reason"]) for r in listed] == [(key, "provider_failure")]
+    assert [(r["session"], r["reason"]) for r in listed] == [(key, "provider_failure")] * 2
     text = _cli("receipts", key[:8], "--home", str(home)).stdout
     assert "provider_failure" in text and "run " in text
     with open_store(f"sqlite:///{home / 'continuity.db'}") as store:

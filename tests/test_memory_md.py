@@ -335,3 +335,17 @@ def test_ledger_without_a_stored_sentence_leaves_the_session_out_and_says_so(sto
     assert "- … 1 more session left out: their artifacts failed verification and no stored " \
            "sentence replaces them" in rows
     assert "No session ended in the last 30 days" not in rows
+
+
+def test_memory_md_write_to_a_bad_path_is_an_input_error(tmp_path):
+    """``--output`` a folder or a path under a file: one InputError naming the path, nothing
+    written."""
+    from continuity.errors import InputError
+
+    with pytest.raises(InputError, match="is a folder"):
+        mm.write("# MEMORY\n", tmp_path)
+    afile = tmp_path / "afile"
+    afile.write_text("x")
+    with pytest.raises(InputError, match=r"afile/x: cannot write MEMORY.md there"):
+        mm.write("# MEMORY\n", afile / "x")
+    assert afile.read_text() == "x" and list(tmp_path.iterdir()) == [afile]

@@ -62,6 +62,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from continuity import lineage as ln
 from continuity import sentence as sn
 from continuity.config import load_section, resolve_home
+from continuity.errors import InputError
 from continuity.text import utf8_len
 from continuity.transcript_log import safe_name
 
@@ -498,11 +499,21 @@ def render_memory_md(store: "SqlStore", *, home: Any = None, project: str | None
 def write(text: str, path: str | os.PathLike[str]) -> bool:
     """Write ``text`` to ``path`` atomically (temp file, fsync, rename) unless the file
     already holds exactly these bytes. True when the file changed. Raises ``ValueError`` for
-    empty text."""
+    empty text and ``InputError`` naming ``path`` when it cannot be written there (a
+    folder, a path under a file, a read-only place)."""
     if not text.strip():
         raise ValueError("MEMORY.md text is empty: refusing to write it")
     target = Path(path)
-    data = text.encode("utf-8")
+    if target.is_dir():
+        raise InputError(f"{target}: is a folder; give a file path for MEMORY.md")
+    try:
+        return _write_atomic(target, text.encode("utf-8"))
+    except OSError as exc:
+        raise InputError(f"{target}: cannot write MEMORY.md there: "
+                         f"{exc.strerror or exc}") from None
+
+
+def _write_atomic(target: Path, data: bytes) -> bool:
     if target.is_file() and target.read_bytes() == data:
         return False
     target.parent.mkdir(parents=True, exist_ok=True)

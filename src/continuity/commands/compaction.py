@@ -57,6 +57,8 @@ def compact_cmd(
                               budget_bytes=budget, force=force, timeout=settings.timeout)
     if as_json:
         emit_json(outcome.to_dict())
+        if outcome.receipt is not None:  # the same exit status with or without --json
+            raise typer.Exit(REFUSED_EXIT)
         return
     data = outcome.to_dict()
     if outcome.entry is not None:
