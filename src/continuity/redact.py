@@ -46,8 +46,9 @@ are here. ``Finding`` stays importable from here.
 
 Kinds: ``openai-key anthropic-key google-api-key google-oauth-token google-oauth-secret
 aws-access-key github-token gitlab-token slack-token slack-webhook stripe-key twilio-key
-npm-token huggingface-token sendgrid-key jwt bearer-token basic-auth auth-token url-credential
-private-key private password token api-key secret credential base64-credential``.
+npm-token docker-token huggingface-token sendgrid-key jwt bearer-token basic-auth auth-token
+url-credential cookie private-key private password token api-key secret credential
+base64-credential``.
 
 Not redacted (no false positives): paths, git SHAs, UUIDs, content digests, long base64 that no
 secret-named key or header introduces (images, signatures), prose that mentions tokens or
@@ -72,6 +73,7 @@ import re
 from typing import Any, Iterable
 
 from continuity.redact_kv import (
+    POSITIONAL_KEYS,
     _HAS_ALPHA,
     _HAS_DIGIT,
     _STEMS,
@@ -82,6 +84,9 @@ from continuity.redact_kv import (
     _is_placeholder,
     _kv_at,
     _user_flag_at,
+    cookie_at,
+    netrc_at,
+    positional_at,
 )
 from continuity.text import clean
 
@@ -118,6 +123,7 @@ _SHAPES: list[tuple[str, tuple[str, ...], str]] = [
     ("slack-token", ("xapp-",), r"xapp-\d+-[A-Za-z0-9-]{10,}"),
     ("twilio-key", ("SK",), r"SK[0-9a-f]{32}(?![A-Za-z0-9_-])"),
     ("npm-token", ("npm_",), r"npm_[A-Za-z0-9]{36,}"),
+    ("docker-token", ("dckr_pat_", "dckr_oat_"), r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,}"),
     ("huggingface-token", ("hf_",), r"hf_[A-Za-z]{30,}"),
     ("sendgrid-key", ("SG.",), r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
     ("jwt", ("eyJ",), r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*"),
@@ -231,6 +237,18 @@ def _bearer_at(text: str, hit: int) -> Finding | None:
     return None
 
 
+_SAS_RE = re.compile(r"sig=([A-Za-z0-9%+/=_-]{16,})")
+
+
+def _sas_at(text: str, hit: int) -> Finding | None:
+    """An Azure SAS signature, ``?sig=…`` or ``&sig=…`` in a URL query (the rest of the
+    URL stays)."""
+    if hit == 0 or text[hit - 1] not in "?&":
+        return None
+    m = _SAS_RE.match(text, hit)
+    return Finding(m.start(1), m.end(1), "url-credential", 2) if m else None
+
+
 def _url_at(text: str, hit: int) -> Finding | None:
     """The password (or token-like user) of the URL whose ``://`` is at ``hit``."""
     start = hit
@@ -312,6 +330,14 @@ _HANDLERS["://"] = ["url"]
 _HANDLERS["-u"] = _HANDLERS["--user"] = ["user"]
 _HANDLERS["-p"] = ["command"]
 _HANDLERS["PRIVATE KEY"] = ["pem"]
+for _key in POSITIONAL_KEYS:
+    for _anchor in {*_case_variants(_key), "_authToken"} if _key == "_authtoken" \
+            else _case_variants(_key):
+        _HANDLERS.setdefault(_anchor, []).append("positional")
+_HANDLERS["machine"] = ["netrc"]
+for _anchor in _case_variants("cookie:"):
+    _HANDLERS.setdefault(_anchor, []).append("cookie")
+_HANDLERS["sig="] = ["sas"]
 for _anchor in _case_variants("<private"):
     _HANDLERS[_anchor] = ["private"]
 #: a longer anchor also runs the handlers of the anchors it starts with ("authorization" ⊃ "auth")
@@ -346,6 +372,14 @@ def find_secrets(text: str) -> list[Finding]:
                 f = _user_flag_at(text, hit)
             elif handler == "command":
                 f = _command_password_at(text, hit)
+            elif handler == "positional":
+                f = positional_at(text, hit, lit)
+            elif handler == "netrc":
+                f = netrc_at(text, hit)
+            elif handler == "cookie":
+                f = cookie_at(text, hit)
+            elif handler == "sas":
+                f = _sas_at(text, hit)
             else:
                 blocks.add(handler)
             if f is not None:

@@ -337,6 +337,9 @@ _HTTP_CLIENT_RE = re.compile(r"\b(?:curl|wget|http|https|httpie|xh)\b")
 #: the program of the command a ``-p`` belongs to: ``sshpass`` right before it (only other
 #: options between), or a MySQL/MariaDB client anywhere before it in the command
 _SSHPASS_RE = re.compile(r"(?<![\w.-])sshpass(?:[ \t]+-[a-oq-zA-Z]\S*)*[ \t]+\Z")
+#: ``docker login … -p TOKEN`` (also podman, helm registry, buildah): the spaced value
+_REGISTRY_LOGIN_RE = re.compile(
+    r"(?<![\w.-])(?:docker|podman|buildah|nerdctl|helm[ \t]+registry)[ \t]+login\b")
 _MYSQL_RE = re.compile(r"(?<![\w.-])(?:mysql|mariadb)[a-z-]*[ \t]")
 _COMMAND_END_RE = re.compile(r".*[;|&\n]", re.S)
 
@@ -375,15 +378,16 @@ def _user_flag_at(text: str, hit: int) -> Finding | None:
 
 
 def _command_password_at(text: str, hit: int) -> Finding | None:
-    """The password after the ``-p`` at ``hit`` of ``sshpass -p pw`` or glued to a MySQL or
-    MariaDB client's ``-p`` (``mysql -pS3cret``; a spaced ``-p`` prompts for it)."""
+    """The password after the ``-p`` at ``hit`` of ``sshpass -p pw`` or ``docker login -u
+    me -p TOKEN`` (podman, buildah, nerdctl, helm registry), or glued to a MySQL or MariaDB
+    client's ``-p`` (``mysql -pS3cret``; a spaced ``-p`` prompts for it)."""
     if hit == 0 or text[hit - 1] not in " \t" or hit + 2 >= len(text):
         return None
     command = text[max(hit - 500, 0):hit]
     end = _COMMAND_END_RE.match(command)
     command = command[end.end():] if end else command
     pos = hit + 2
-    if _SSHPASS_RE.search(command):
+    if _SSHPASS_RE.search(command) or _REGISTRY_LOGIN_RE.search(command):
         while pos < len(text) and text[pos] in " \t":
             pos += 1
     elif text[pos] in " \t-" or not _MYSQL_RE.search(command):
@@ -392,3 +396,47 @@ def _command_password_at(text: str, hit: int) -> Finding | None:
     if not span or not _literal_password(text[span[0]:span[1]]):
         return None
     return Finding(span[0], span[1], "password", 2)
+
+
+# ---------------------------------------------------------------------------- positional
+
+#: key names a secret follows without ``=`` or ``:`` (``aws configure set
+#: aws_secret_access_key VALUE``, ``npm config set //host/:_authToken VALUE``, a ``.netrc``
+#: ``machine H login U password P``, "AWS secret key VALUE"), lower-cased
+POSITIONAL_KEYS = ("secret_access_key", "_authtoken", "secret key")
+_POSITIONAL_VALUE_RE = re.compile(r"[ \t]*[:=]?[ \t]*([\"']?)([A-Za-z0-9/+=_.~-]{16,})\1")
+_NETRC_RE = re.compile(r"(?<![\w.-])machine[ \t]+[\w-]+(?:\.[\w-]+)+(?:[ \t]+login[ \t]+\S+)?"
+                       r"[ \t]+password[ \t]+(\S+)")
+_COOKIE_RE = re.compile(r"(?i)(?<![\w-])(?:set-)?cookie:[ \t]*([^\r\n\"']+)")
+
+
+def positional_at(text: str, hit: int, anchor: str) -> Finding | None:
+    """The machine-made value right after a key in ``POSITIONAL_KEYS`` at ``hit`` (the
+    anchor as found), with a space, ``:`` or ``=`` between."""
+    m = _POSITIONAL_VALUE_RE.match(text, hit + len(anchor))
+    if not m or not _credential_like(m.group(2), min_len=16):
+        return None
+    kind = "token" if "token" in anchor.lower() else "secret"
+    return Finding(m.start(2), m.end(2), kind, 1)  # a key = value finding names it better
+
+
+def netrc_at(text: str, hit: int) -> Finding | None:
+    """The password of a ``.netrc`` entry ``machine H [login U] password P`` at ``hit``
+    (``H`` a dotted host name, so "machine learning password policy" is prose)."""
+    m = _NETRC_RE.match(text, hit)
+    if not m or not _literal_password(m.group(1)):
+        return None
+    return Finding(m.start(1), m.end(1), "password", 2)
+
+
+def cookie_at(text: str, hit: int) -> Finding | None:
+    """The value of a ``Cookie:`` / ``Set-Cookie:`` header at ``hit``: its ``name=value``
+    pairs, when one holds a machine-made value (prose such as "Cookie: a treat" stays)."""
+    start = hit - 4 if text[max(hit - 4, 0):hit].lower() == "set-" else hit
+    m = _COOKIE_RE.match(text, start)
+    if not m or "=" not in m.group(1):
+        return None
+    values = [pair.split("=", 1)[1].strip() for pair in m.group(1).split(";") if "=" in pair]
+    if not any(_credential_like(v, min_len=12) for v in values):
+        return None
+    return Finding(m.start(1), m.end(1), "cookie", 2)
