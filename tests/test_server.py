@@ -107,6 +107,26 @@ def test_server_recovery_context_once_per_session(client: TestClient) -> None:
     assert again["context"] == "" and again["recovery"]["skipped"] == "already_injected"
 
 
+def test_server_recovery_context_not_injected_again_after_a_restart(store,
+                                                                    isolated_home: Path) -> None:
+    """formats.md §4.1: a resume replays injected text, so the same checkpoint is never
+    injected twice into a session, also when the daemon restarted in between; a ``compact``
+    start gets it again (a fresh context)."""
+    live = _live(store, isolated_home)
+    with TestClient(create_app(live)) as c:
+        c.post("/api/hooks/session-start", json=_body("old"))
+        c.post("/api/hooks/user-prompt-submit", json=_body("old", prompt="why is March gone"))
+        c.post("/api/hooks/pre-compaction", json=_body("old"))
+        first = c.post("/api/hooks/session-start", json=_body("new")).json()
+        assert "why is March gone" in first["context"]
+    restarted = _live(store, isolated_home)
+    with TestClient(create_app(restarted)) as c:
+        again = c.post("/api/hooks/session-start", json=_body("new", source="resume")).json()
+        assert again["context"] == "" and again["recovery"]["skipped"] == "already_injected"
+        fresh = c.post("/api/hooks/session-start", json=_body("new", source="compact")).json()
+        assert "why is March gone" in fresh["context"]
+
+
 def test_server_recovery_context_within_budget(store, isolated_home: Path) -> None:
     """The whole recovery context, heading included, fits recoveryBudgetChars."""
     live = _live(store, isolated_home, recoveryBudgetChars=200)

@@ -7,7 +7,8 @@ Per event (each under its session's lock, so one session's events apply in order
   context (``## Session Recovery Context`` and the newest checkpoint of the session, else of its
   project within ``recoveryWindowHours``, all within ``recoveryBudgetChars`` characters) unless
   that checkpoint was already injected into the session (formats.md §4.1: a resume replays
-  injected text; never inject one twice; ``compact`` starts a fresh context, so it may). A
+  injected text; never inject one twice, also across a daemon restart: the marks are kept with
+  the applied event ids; ``compact`` starts a fresh context, so it may). A
   ``clear`` start ends the harness's previous session of the same project (Claude Code sends no
   SessionEnd then); a Codex start ends the other Codex sessions of its project (Codex has no
   SessionEnd; formats.md §4.2).
@@ -70,6 +71,16 @@ RECOVERY_HEADING = "## Session Recovery Context\n"
 SWEEP_SECONDS = 60.0
 
 
+def injection_mark(session_key: str, checkpoint_id: int) -> str:
+    """The id, among the applied event ids (``spool.RecentEvents``, kept across restarts),
+    saying that checkpoint ``checkpoint_id`` was injected into session ``session_key``
+    (formats.md §4.1: never inject one continuation twice into a session)."""
+    import hashlib
+
+    digest = hashlib.sha256(session_key.encode("utf-8", "surrogatepass")).hexdigest()[:24]
+    return f"inject-{digest}-{checkpoint_id}"
+
+
 def _now() -> datetime:
     return datetime.now(timezone.utc)
 
@@ -103,7 +114,8 @@ class LiveCapture:
         self.sessions: dict[str, LiveSession] = {}
         self.seen = spool.RecentEvents(self.home)  # persisted: duplicates survive a restart
         self.closing = threading.Event()
-        self._injected: dict[str, set[int]] = {}
+        #: sessions whose context a harness compaction replaced since their last injection
+        self._compacted: set[str] = set()
         self._ended = RecentIds()
         self._lock = threading.Lock()
         self._session_locks: dict[str, threading.RLock] = {}
@@ -280,13 +292,13 @@ class LiveCapture:
         meta["budget_chars"] = budget
         if found.checkpoint is None or not found.text:
             return "", meta
-        injected = self._injected.setdefault(info.key, set())
-        if source == "compact":
-            injected.clear()
-        if found.checkpoint.checkpoint_id in injected:
+        mark = injection_mark(info.key, found.checkpoint.checkpoint_id or 0)
+        fresh = source == "compact" or info.key in self._compacted
+        if not fresh and mark in self.seen:  # persisted: also after a daemon restart
             meta["skipped"] = "already_injected"
             return "", meta
-        injected.add(found.checkpoint.checkpoint_id or 0)
+        self._compacted.discard(info.key)
+        self.seen.add(mark)
         return RECOVERY_HEADING + found.text, meta
 
     def user_prompt(self, body: Any) -> dict[str, Any]:
@@ -315,7 +327,7 @@ class LiveCapture:
 
     def post_compaction(self, body: Any) -> dict[str, Any]:
         info = self._touch(body)
-        self._injected.pop(info.key, None)
+        self._compacted.add(info.key)
         self._queue_import(info)
         return {"session_key": info.key, "import_queued": info.transcript_path is not None}
 
