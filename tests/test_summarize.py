@@ -230,6 +230,25 @@ def test_extractive_summary_sections_from_the_log():
     assert "- modified: `src/parser.py`" in s and "- read: `src/parser.py`" in s
 
 
+def test_extractive_failure_resolved_by_a_later_command_with_the_same_step_is_not_blocked():
+    """A failed ``cd /r && git commit -m x`` that a later ``cd /r && git add . && git commit
+    -m x`` ran again with success is done, not blocked; a failure nothing retried stays."""
+    rows = _seq([
+        U("release it"),
+        A(call("c1", "bash", command='cd /r && git commit -m "Release v0.8.0"')),
+        T("c1", text="error: lint failed", error=True),
+        A(call("c2", "bash", command='cd /r && git add . && git commit -m "Release v0.8.0"')),
+        T("c2", text="[main 45ffe0a] Release v0.8.0"),
+        A(call("c3", "bash", command="cd /r && npm run publish")),
+        T("c3", text="error TS2305: no exported member", error=True),
+        A(text="The publish fails on TS2305."),
+    ])
+    s = _run(WorkingView(None, [], rows), ExtractiveSummarizer()).summary
+    blocked = s.split("### Blocked\n", 1)[1].split("\n#", 1)[0]
+    assert blocked.splitlines() == [
+        "- bash `cd /r && npm run publish` failed (#6): error TS2305: no exported member c3"]
+
+
 def test_extractive_is_deterministic_and_fits_any_bound():
     """Same input, same bytes; every bound from 600 bytes up is respected."""
     view = WorkingView(None, [], _work())

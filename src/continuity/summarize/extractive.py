@@ -132,6 +132,19 @@ def _target(c: CallDigest) -> str:
     return c.paths[0] if c.paths else (c.command or c.args[:120])
 
 
+_STEP_SPLIT = re.compile(r"\s*(?:&&|;|\n)\s*")
+
+
+def _steps(c: CallDigest) -> list[str]:
+    """The steps of a shell command, ``cd`` steps left out: ``cd /repo && git commit -m x``
+    and ``git add . && git commit -m x`` share the step ``git commit -m x``, so the second
+    succeeding resolves the first's failure. Empty for a call that is not a command."""
+    if not c.command:
+        return []
+    steps = [step.strip() for step in _STEP_SPLIT.split(c.command)]
+    return [step for step in steps if step and not step.startswith("cd ")]
+
+
 def _outcomes(f: _Facts) -> tuple[list[str], list[str], list[str], list[str]]:
     """(tool stats, blocked, files modified, files read)."""
     used: Counter = Counter(c.name for _, c in f.calls.values())
@@ -144,14 +157,17 @@ def _outcomes(f: _Facts) -> tuple[list[str], list[str], list[str], list[str]]:
     for cid, (seq, c) in f.calls.items():
         res = f.results.get(cid)
         if res is not None and not res[1]:
-            key = (c.name, _target(c))
-            ok_after[key] = max(ok_after.get(key, -1), res[0])
+            for key in [(c.name, _target(c))] + [(c.name, step) for step in _steps(c)]:
+                ok_after[key] = max(ok_after.get(key, -1), res[0])
     blocked: list[str] = []
     for cid in reversed(errors):
         seq, c = f.calls[cid]
         rseq, _, text = f.results[cid]
         if ok_after.get((c.name, _target(c)), -1) > rseq:
             continue  # a later call on the same target succeeded
+        steps = _steps(c)
+        if steps and ok_after.get((c.name, steps[-1]), -1) > rseq:
+            continue  # a later command ran the step that failed, and succeeded
         lines = [ln for ln in text.splitlines() if ln.strip()]
         last = lines[-1] if lines else "error"
         blocked.append(f"- {c.name} `{_one_line(_target(c), 120)}` failed (#{rseq}): "
