@@ -416,6 +416,9 @@ def test_sync_import_fills_every_session_of_shared_data(store, shared_data, isol
         log = TranscriptLog(tr.transcript_path(isolated_home, sessions[key].harness))
         records = list(log.read(session_key=key, agent_id=agent))
         assert "\n\n".join(r.content for r in records) == row.content
+        assert {r.source_format for r in records} == {
+            {"claude-code": "claude-code-jsonl", "codex": "codex-rollout-jsonl",
+             "pi": "pi-session-jsonl"}[sessions[key].harness]}
         assert row.completed_at is not None  # the samples are long idle
     assert tr.sync_import(store, import_paths(store, [shared_data]), isolated_home) == 0
 

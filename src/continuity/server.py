@@ -23,7 +23,7 @@ flight finish, finish queued background work, replay what the spool still holds,
 checkpoints, close the store and exit 0 (non-zero only when queued checkpoints could not be
 written), so a restart loses no acknowledged write. Before a hook is answered, what it brought
 is durable: a live turn fsync'd in the canonical transcript JSONL, a pre-compaction checkpoint
-committed (SQLite WAL, ``synchronous=NORMAL``: durable across a process crash), a session end
+committed (SQLite WAL, ``synchronous=FULL``: durable across a power loss, B57), a session end
 fsync'd in the spool. Periodic checkpoints wait up to seed 000's 2,500 ms window in memory
 (flushed at shutdown; a SIGKILL inside the window loses that row, not its prompts).
 

@@ -202,6 +202,14 @@ def _session_rows(store: "SqlStore", key: str) -> Iterator[Entry]:
     return iter_entries(store, key, visible_only=True, page_rows=PAGE_ROWS)
 
 
+def source_format(harness: str) -> str:
+    """The ``source_format`` of an imported row's record: the harness's session-file format
+    (``claude-code-jsonl``, ``codex-rollout-jsonl``, ``pi-session-jsonl``); live turns from a
+    hook say ``live``."""
+    return {"claude-code": "claude-code-jsonl", "codex": "codex-rollout-jsonl",
+            "pi": "pi-session-jsonl"}.get(harness, f"{harness}-jsonl")
+
+
 def _records(store: "SqlStore", session: Any, captured: str) -> list[TranscriptRecord]:
     """The session's records: its visible rows rendered (read in pages of ``PAGE_ROWS``)."""
     records: list[TranscriptRecord] = []
@@ -211,7 +219,8 @@ def _records(store: "SqlStore", session: Any, captured: str) -> list[TranscriptR
             src = entry.source
             records.append(TranscriptRecord(
                 session.agent_id, session.harness, session.key, session.project, entry.seq,
-                entry.role.value, text, "jsonl", src.path if src else session.source_path,
+                entry.role.value, text, source_format(session.harness),
+                src.path if src else session.source_path,
                 captured, src.line if src else None))
     return records
 

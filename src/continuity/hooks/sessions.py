@@ -50,7 +50,7 @@ def busy_timeout_first(store: SqlStore) -> None:
 
     - ``open_store`` migrates through the engine before ``SqlStore`` registers its connect
       hook, so the pooled connections it keeps never got ``journal_mode=WAL`` and
-      ``synchronous=NORMAL`` (every commit then fsyncs the rollback journal): the pool is
+      ``synchronous=FULL`` (without WAL every commit fsyncs the rollback journal): the pool is
       emptied so that each connection is made again, through the hook;
     - the hook runs ``PRAGMA journal_mode=WAL`` before ``busy_timeout``, and that fails at once
       with "database is locked" while another connection writes (the daemon opens connections
