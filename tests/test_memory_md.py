@@ -346,6 +346,33 @@ def test_memory_md_write_to_a_bad_path_is_an_input_error(tmp_path):
         mm.write("# MEMORY\n", tmp_path)
     afile = tmp_path / "afile"
     afile.write_text("x")
-    with pytest.raises(InputError, match=r"afile/x: cannot write MEMORY.md there"):
+    with pytest.raises(InputError, match=r"afile/x: .*afile is a file, not a folder"):
         mm.write("# MEMORY\n", afile / "x")
     assert afile.read_text() == "x" and list(tmp_path.iterdir()) == [afile]
+
+
+def test_memory_md_write_never_replaces_a_device_and_writes_through_a_symlink(tmp_path):
+    """A FIFO (like /dev/null, a non-regular file) is refused and left as it is; a symlink is
+    written through (the link stays) and the file keeps its permission bits; an explicit
+    output into a missing folder is refused rather than made."""
+    import os
+    import stat
+
+    from continuity.errors import InputError
+
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    with pytest.raises(InputError, match="is not a regular file"):
+        mm.write("# MEMORY\n", fifo)
+    assert stat.S_ISFIFO(fifo.lstat().st_mode)
+    real = tmp_path / "real.md"
+    real.write_text("old")
+    real.chmod(0o640)
+    link = tmp_path / "link.md"
+    link.symlink_to(real)
+    assert mm.write("# MEMORY\n", link) is True
+    assert link.is_symlink() and real.read_text() == "# MEMORY\n"
+    assert stat.S_IMODE(real.stat().st_mode) == 0o640
+    with pytest.raises(InputError, match="does not exist"):
+        mm.write("# MEMORY\n", tmp_path / "missing" / "M.md", create_folders=False)
+    assert not (tmp_path / "missing").exists()

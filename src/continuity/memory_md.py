@@ -496,26 +496,41 @@ def render_memory_md(store: "SqlStore", *, home: Any = None, project: str | None
     return RenderResult(text, utf8_len(text), text.count("\n"), stats, sorted(set(skipped)))
 
 
-def write(text: str, path: str | os.PathLike[str]) -> bool:
+def write(text: str, path: str | os.PathLike[str], *, create_folders: bool = True) -> bool:
     """Write ``text`` to ``path`` atomically (temp file, fsync, rename) unless the file
-    already holds exactly these bytes. True when the file changed. Raises ``ValueError`` for
-    empty text and ``InputError`` naming ``path`` when it cannot be written there (a
-    folder, a path under a file, a read-only place)."""
+    already holds exactly these bytes. True when the file changed. A symlink is written
+    through (its target is replaced, the link stays) and an existing file keeps its
+    permission bits. ``create_folders=False`` (an explicit ``--output``) refuses a path whose
+    folder does not exist rather than making it. Raises ``ValueError`` for empty text and
+    ``InputError`` naming ``path`` when it cannot be written there: a folder, a device or
+    other non-regular file (never replaced), a path under a file, a read-only place."""
     if not text.strip():
         raise ValueError("MEMORY.md text is empty: refusing to write it")
-    target = Path(path)
+    given = Path(path)
+    target = given.resolve() if given.is_symlink() else given
     if target.is_dir():
-        raise InputError(f"{target}: is a folder; give a file path for MEMORY.md")
+        raise InputError(f"{given}: is a folder; give a file path for MEMORY.md")
+    if target.exists() and not target.is_file():
+        raise InputError(f"{given}: is not a regular file (a device, socket or pipe); "
+                         "MEMORY.md is only written to a regular file")
+    parent = target.parent
+    if parent.exists() and not parent.is_dir():
+        raise InputError(f"{given}: {parent} is a file, not a folder")
+    if not create_folders and not parent.exists():
+        raise InputError(f"{given}: folder {parent} does not exist")
     try:
         return _write_atomic(target, text.encode("utf-8"))
     except OSError as exc:
-        raise InputError(f"{target}: cannot write MEMORY.md there: "
+        raise InputError(f"{given}: cannot write MEMORY.md there: "
                          f"{exc.strerror or exc}") from None
 
 
 def _write_atomic(target: Path, data: bytes) -> bool:
-    if target.is_file() and target.read_bytes() == data:
-        return False
+    mode = None
+    if target.is_file():
+        if target.read_bytes() == data:
+            return False
+        mode = target.stat().st_mode & 0o7777
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=".MEMORY-", suffix=".tmp", dir=target.parent)
     try:
@@ -523,6 +538,8 @@ def _write_atomic(target: Path, data: bytes) -> bool:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
+        if mode is not None:  # a new file stays 0600 (mkstemp), private like the workspace
+            os.chmod(tmp, mode)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -68,7 +68,7 @@ def memory_render(
         sys.stdout.write(result.text)
         return
     path = output or default_path(home, project)
-    changed = write(result.text, path)
+    changed = write(result.text, path, create_folders=output is None)
     if as_json:
         emit_json({"path": str(path), "changed": changed, **result.to_dict()})
         return
