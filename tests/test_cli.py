@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from continuity import cli
 from continuity.cli import app
+from continuity.errors import AmbiguousSession
 from continuity.store import HEAD_REVISION
 
 from tests.paths import SHARED_DATA
@@ -182,6 +183,23 @@ def test_cli_show_ambiguous_prefix_exit_3(monkeypatch, capsys, home):
     assert code == 3 and out == ""
     assert err == ("continuity: '019e96' matches 2 sessions (019e9625-802f-7e91-840a-"
                    "cfe88d14117a, 019e963d-6bd6-7ade-8a49-256ac3391bdd); give more of the key\n")
+
+
+def test_cli_prefix_of_a_session_and_its_subagents_names_the_session(tmp_path):
+    """``S`` and ``S/agent-x`` (a 2.x subagent file): a prefix of both names S; a prefix that
+    also matches an unrelated session stays ambiguous."""
+    from continuity.commands.common import resolve_session
+    from continuity.model import Session
+    from continuity.store import open_store
+
+    with open_store(f"sqlite:///{tmp_path / 'c.db'}") as store:
+        for key in ("S1111111-aaaa", "S1111111-aaaa/agent-abc123", "S1111111-aaaa/agent-def"):
+            store.upsert_session(Session(key=key, harness="claude-code"))
+        assert resolve_session(store, "S1111111") == "S1111111-aaaa"
+        assert resolve_session(store, "S1111111-aaaa/agent-a") == "S1111111-aaaa/agent-abc123"
+        store.upsert_session(Session(key="S1111111-bbbb", harness="claude-code"))
+        with pytest.raises(AmbiguousSession):
+            resolve_session(store, "S1111111")
 
 
 def test_cli_unknown_session_exit_3(monkeypatch, capsys, home):

@@ -53,8 +53,9 @@ def emit_json(value: Any) -> None:
 
 
 def resolve_session(store: Any, name: str) -> str:
-    """The session key named by ``name``: an exact key or a unique prefix of one. Raises
-    ``SessionNotFound`` or ``AmbiguousSession``."""
+    """The session key named by ``name``: an exact key or a unique prefix of one; a prefix
+    of a session and of its subagent sessions only (``S``, ``S/agent-x``) names the session.
+    Raises ``SessionNotFound`` or ``AmbiguousSession``."""
     if not name or len(name) > 200:  # keys are at most 200 characters
         raise SessionNotFound(name[:80] + ("…" if len(name) > 80 else ""))
     if store.get_session(name) is not None:
@@ -63,5 +64,10 @@ def resolve_session(store: Any, name: str) -> str:
     if not found:
         raise SessionNotFound(name)
     if len(found) > 1:
+        # A session and its own subagent files (``S``, ``S/agent-…``): the prefix names S.
+        parents = [s.key for s in found
+                   if all(o.key == s.key or o.key.startswith(s.key + "/") for o in found)]
+        if len(parents) == 1 and len(found) < 21:
+            return parents[0]
         raise AmbiguousSession(name, [s.key for s in found])
     return found[0].key
