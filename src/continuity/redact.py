@@ -85,6 +85,7 @@ from continuity.redact_kv import (
     _kv_at,
     _user_flag_at,
     cookie_at,
+    cookie_flag_at,
     netrc_at,
     positional_at,
 )
@@ -335,6 +336,8 @@ for _key in POSITIONAL_KEYS:
             else _case_variants(_key):
         _HANDLERS.setdefault(_anchor, []).append("positional")
 _HANDLERS["machine"] = ["netrc"]
+_HANDLERS["default"] = ["netrc"]
+_HANDLERS["-b"] = _HANDLERS["--cookie"] = ["cookie-flag"]
 for _anchor in _case_variants("cookie:"):
     _HANDLERS.setdefault(_anchor, []).append("cookie")
 _HANDLERS["sig="] = ["sas"]
@@ -378,6 +381,8 @@ def find_secrets(text: str) -> list[Finding]:
                 f = netrc_at(text, hit)
             elif handler == "cookie":
                 f = cookie_at(text, hit)
+            elif handler == "cookie-flag":
+                f = cookie_flag_at(text, hit)
             elif handler == "sas":
                 f = _sas_at(text, hit)
             else:

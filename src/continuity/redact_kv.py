@@ -404,29 +404,51 @@ def _command_password_at(text: str, hit: int) -> Finding | None:
 #: aws_secret_access_key VALUE``, ``npm config set //host/:_authToken VALUE``, a ``.netrc``
 #: ``machine H login U password P``, "AWS secret key VALUE"), lower-cased
 POSITIONAL_KEYS = ("secret_access_key", "_authtoken", "secret key")
-_POSITIONAL_VALUE_RE = re.compile(r"[ \t]*[:=]?[ \t]*([\"']?)([A-Za-z0-9/+=_.~-]{16,})\1")
-_NETRC_RE = re.compile(r"(?<![\w.-])machine[ \t]+[\w-]+(?:\.[\w-]+)+(?:[ \t]+login[ \t]+\S+)?"
-                       r"[ \t]+password[ \t]+(\S+)")
+_POSITIONAL_VALUE_RE = re.compile(r"[ \t]*[:=]?[ \t]*([\"']?)([A-Za-z0-9/+=_.~-]{8,})\1")
+#: curl's ``-b`` / ``--cookie`` with ``name=value`` pairs (a file name has no ``=``)
+_COOKIE_FLAG_RE = re.compile(r"(?:-b|--cookie)(?:[ \t]+|=)([\"']?)([^\s\"']*=[^\s\"']+)\1")
+_NETRC_RE = re.compile(r"(?<![\w.-])(?:machine\s+[\w-]+(?:\.[\w-]+)+"
+                       r"(?:\s+(?:login|account)\s+\S+)*"
+                       r"|default(?:\s+(?:login|account)\s+\S+)+)\s+password\s+(\S+)")
 _COOKIE_RE = re.compile(r"(?i)(?<![\w-])(?:set-)?cookie:[ \t]*([^\r\n\"']+)")
 
 
 def positional_at(text: str, hit: int, anchor: str) -> Finding | None:
     """The machine-made value right after a key in ``POSITIONAL_KEYS`` at ``hit`` (the
-    anchor as found), with a space, ``:`` or ``=`` between."""
+    anchor as found), with a space, ``:`` or ``=`` between: 8 characters at least after an
+    identifier key (``aws_secret_access_key``, ``_authToken``), 16 after prose ("secret
+    key")."""
     m = _POSITIONAL_VALUE_RE.match(text, hit + len(anchor))
-    if not m or not _credential_like(m.group(2), min_len=16):
+    min_len = 16 if " " in anchor else 8
+    if not m or len(m.group(2)) < min_len or not _credential_like(m.group(2), min_len=min_len):
         return None
     kind = "token" if "token" in anchor.lower() else "secret"
     return Finding(m.start(2), m.end(2), kind, 1)  # a key = value finding names it better
 
 
 def netrc_at(text: str, hit: int) -> Finding | None:
-    """The password of a ``.netrc`` entry ``machine H [login U] password P`` at ``hit``
-    (``H`` a dotted host name, so "machine learning password policy" is prose)."""
+    """The password of a ``.netrc`` entry ``machine H [login U] password P`` (or ``default
+    login U password P``; tokens on one line or several) at ``hit`` (``H`` a dotted host
+    name, so "machine learning password policy" is prose)."""
     m = _NETRC_RE.match(text, hit)
     if not m or not _literal_password(m.group(1)):
         return None
     return Finding(m.start(1), m.end(1), "password", 2)
+
+
+def cookie_flag_at(text: str, hit: int) -> Finding | None:
+    """curl's ``-b 'name=value'`` / ``--cookie name=value`` at ``hit``, in an HTTP client's
+    command line, when a value looks machine-made."""
+    if hit > 0 and not text[hit - 1].isspace():
+        return None
+    line = text[max(text.rfind("\n", 0, hit) + 1, hit - 300):hit]
+    m = _COOKIE_FLAG_RE.match(text, hit)
+    if not m or not _HTTP_CLIENT_RE.search(line):
+        return None
+    values = [pair.split("=", 1)[1] for pair in m.group(2).split(";") if "=" in pair]
+    if not any(_credential_like(v.strip(), min_len=12) for v in values):
+        return None
+    return Finding(m.start(2), m.end(2), "cookie", 2)
 
 
 def cookie_at(text: str, hit: int) -> Finding | None:
