@@ -410,3 +410,17 @@ def test_b58_cli_latest_n_is_the_newest_in_chronological_order(tmp_path: Path):
                                    str(tmp_path)])
     assert receipts.exit_code == 0, receipts.output
     assert [r["run_id"] for r in json.loads(receipts.stdout)] == ["8", "9", "10"]
+
+
+
+def test_b20_marker_counts_original_bytes_through_repeated_cuts():
+    """A text cut twice (the summarizer's input bound, then a one-line cap) names the bytes
+    of the original that are gone, not only those of the second cut."""
+    text = "start " + "x" * 2_000_000 + " error: the end"
+    once = clip_middle(text, 8_000)
+    twice = clip_middle(once, 300)
+    assert len(twice.encode("utf-8")) <= 300 and twice.endswith("error: the end")
+    kept = twice.split("\n")
+    assert len(kept) == 3 and kept[1].startswith("[… ")
+    shown = len(kept[0].encode()) + len(kept[2].encode())
+    assert kept[1] == f"[… {len(text.encode()) - shown} bytes omitted …]"

@@ -96,21 +96,31 @@ def omitted_marker(n_bytes: int) -> str:
     return f"[… {n_bytes} bytes omitted …]"
 
 
+_MARKER_RE = re.compile(r"\n?\[… (\d{1,15}) bytes omitted …\]\n?")  # with the cut's own LFs
+
+
 def clip_middle(text: str, max_bytes: int) -> str:
     """Keep the head and the tail of ``text`` within ``max_bytes`` UTF-8 bytes, with an explicit
     ``[… N bytes omitted …]`` marker between them (B20: the error on the last line survives).
 
     Text that fits is returned unchanged. The result never exceeds ``max_bytes`` and never
-    splits a character; with a budget too small for any marker, the head alone is kept.
+    splits a character; with a budget too small for any marker, the head alone is kept. ``N``
+    counts bytes of the original: a marker of an earlier cut inside the omitted middle adds
+    the bytes it stood for (a 2 MB request cut to 8 KB, then to 300 bytes, says about 2 MB).
     """
     total = utf8_len(text)
     if total <= max_bytes:
         return text
-    # The marker's own length depends on N; size it for the worst case (N = total).
-    room = max_bytes - utf8_len(omitted_marker(total)) - 2
+    carried = sum(int(n) for n in _MARKER_RE.findall(text))  # at most this much more
+    # The marker's own length depends on N; size it for the worst case.
+    room = max_bytes - utf8_len(omitted_marker(total + carried)) - 2
     if room <= 0:
         return cut_utf8(text, max_bytes)
     head = cut_utf8(text, room - room // 3)
     tail = cut_utf8_tail(text, room // 3)
     omitted = total - utf8_len(head) - utf8_len(tail)
+    if carried:
+        middle = text[len(head):len(text) - len(tail)]
+        omitted += sum(int(m.group(1)) - utf8_len(m.group(0))
+                       for m in _MARKER_RE.finditer(middle))
     return f"{head}\n{omitted_marker(omitted)}\n{tail}"
