@@ -127,6 +127,24 @@ def test_server_recovery_context_not_injected_again_after_a_restart(store,
         assert "why is March gone" in fresh["context"]
 
 
+def test_server_live_prompts_survive_a_daemon_restart(store, isolated_home: Path) -> None:
+    """A live session with no transcript file: its prompts before a restart still count and
+    show in the next checkpoint's digest (the state is rebuilt from its transcript row)."""
+    live = _live(store, isolated_home)
+    with TestClient(create_app(live)) as c:
+        c.post("/api/hooks/session-start", json=_body("s-live"))
+        for prompt in ("first live prompt", "second live prompt"):
+            c.post("/api/hooks/user-prompt-submit", json=_body("s-live", prompt=prompt))
+        assert live.worker.wait_idle(10)
+    restarted = _live(store, isolated_home)
+    with TestClient(create_app(restarted)) as c:
+        c.post("/api/hooks/user-prompt-submit", json=_body("s-live", prompt="third prompt"))
+        digest = c.post("/api/hooks/pre-compaction", json=_body("s-live")).json()[
+            "checkpoint"]["digest"]
+    assert "first live prompt" in digest and "second live prompt" in digest
+    assert "third prompt" in digest and "Prompts: 3" in digest
+
+
 def test_server_recovery_context_within_budget(store, isolated_home: Path) -> None:
     """The whole recovery context, heading included, fits recoveryBudgetChars."""
     live = _live(store, isolated_home, recoveryBudgetChars=200)

@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterable, Iterator
 from continuity import transcripts as tx
 from continuity.checkpoints import CheckpointRecorder, SessionState
 from continuity.errors import ContinuityError, FencedWrite
-from continuity.hooks.sessions import LiveSession, history
+from continuity.hooks.sessions import LiveSession, history, live_history
 from continuity.tasklist import task_list
 
 log = logging.getLogger("continuity.daemon")
@@ -133,7 +133,8 @@ class TranscriptCapture:
             return state
         with self.import_lock:
             session = self.store.get_session(info.store_key or info.key)
-            past = history(self.store, session.key) if session is not None else None
+            past = history(self.store, session.key) if session is not None \
+                else live_history(self.store, info.key, info.agent_id)
             tasks = self.newest_tasks(session.key) if session is not None else None
             started = session.started_at if session and session.started_at else at
             state = self.recorder.start_session(info.key, harness=info.harness,

@@ -117,6 +117,32 @@ def history(store: SqlStore, key: str) -> History:
     return History(prompts, after, since)
 
 
+def live_history(store: SqlStore, key: str, agent_id: str) -> History | None:
+    """The prompts of a live session with no imported rows (no transcript file), for a state
+    rebuilt after a daemon restart: the ``User:`` paragraphs of its ``session_transcripts``
+    row (a paragraph's later lines are indented, so a line starting ``User: `` opens one).
+    With a checkpoint they all count as before it (the row keeps no prompt times), so in the
+    total only. None without a row."""
+    row = store.get_transcripts([key], agent_id).get(key)
+    if row is None:
+        return None
+    prompts: list[str] = []
+    current: list[str] | None = None
+    for line in row.content.split("\n"):
+        if line.startswith("User: ") or line == "User:":
+            current = [line[6:]]
+            prompts.append("")
+        elif current is not None and (line.startswith("  ") or not line):
+            current.append(line[2:])
+        else:
+            current = None
+        if current is not None:
+            prompts[-1] = "\n".join(current).strip("\n")
+    latest = store.latest_checkpoint(key)
+    after = 0 if latest is not None else len(prompts)  # no times: all before the checkpoint
+    return History(prompts, after, latest.created_at if latest else None)
+
+
 def project_checkpoints(store: SqlStore, project: str, *, limit: int) -> list[Checkpoint]:
     """The newest ``limit`` checkpoints of any session of ``project`` (normalized), newest
     first. Stand-in until the store offers this primitive (``project_checkpoints``)."""
