@@ -8,7 +8,7 @@ ordinary text byte-identical. Detectors, each giving spans of ``text``:
 
 - **token shapes** recognised by prefix and length (OpenAI, Anthropic, Google API keys and
   OAuth client secrets ``GOCSPX-``, AWS access key ids, GitHub, GitLab, Slack incl. app-level
-  ``xapp-``, Stripe, npm, Hugging Face, SendGrid, JWTs). The span grows to the whole contiguous
+  ``xapp-``, Stripe, npm, Docker ``dckr_pat_``, Hugging Face, SendGrid, JWTs). The span grows to the whole contiguous
   token run on both sides, so a longer token or a ``_old`` suffix never leaks its tail (B33).
   A legacy or short ``sk-`` key must start a token (``task-<hex>``, ``disk-<hex>`` are ids);
   a Twilio API key is exactly ``SK`` + 32 lowercase hex standing alone (account SIDs ``AC…``
@@ -36,7 +36,12 @@ ordinary text byte-identical. Detectors, each giving spans of ``text``:
   host (a port before a path, ``host:8080/@me``, is not a password);
 - **command lines**: ``curl -u/--user user:pass`` (the user stays; outside an HTTP client's
   command the password must look machine-made, so ``docker -u 1000:1000`` stays), a MySQL or
-  MariaDB client's glued ``-pS3cret`` (a spaced ``-p`` prompts) and ``sshpass -p pw``;
+  MariaDB client's glued ``-pS3cret`` (a spaced ``-p`` prompts), ``sshpass -p pw``, ``docker
+  login -p TOKEN`` and curl's ``-b/--cookie name=value``;
+- **positional keys and files**: a value right after ``aws_secret_access_key``,
+  ``_authToken`` or "secret key" (no ``=`` needed), a ``.netrc`` password (``machine H login U
+  password P`` on one line or several, ``default login U password P``), a ``Cookie:`` /
+  ``Set-Cookie:`` header holding a machine-made value, an Azure SAS ``?sig=…``;
 - **PEM private-key blocks** and **``<private>…</private>``** spans (B31), also with
   attributes (``<private reason='x'>``), to the end of the text when unclosed.
 
@@ -70,7 +75,7 @@ secrets missed (Bearer tokens, URL passwords, OpenAI/Google/Stripe shapes, ``<pr
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from continuity.redact_kv import (
     POSITIONAL_KEYS,
@@ -349,6 +354,14 @@ _DISPATCH = {lit: [h for other, hs in _HANDLERS.items() if lit.startswith(other)
 _ANCHOR_RE = re.compile(_trie_pattern(_HANDLERS))
 
 
+#: the detectors that need only the text and where their anchor was found
+_AT: dict[str, Callable[[str, int], Finding | None]] = {
+    "auth": _auth_at, "bearer": _bearer_at, "url": _url_at, "user": _user_flag_at,
+    "command": _command_password_at, "netrc": netrc_at, "cookie": cookie_at,
+    "cookie-flag": cookie_flag_at, "sas": _sas_at,
+}
+
+
 def find_secrets(text: str) -> list[Finding]:
     """The secrets in ``text`` as non-overlapping spans in order (overlapping detections are
     merged; the kind is the most specific: block > token shape > header/URL > key = value)."""
@@ -365,26 +378,10 @@ def find_secrets(text: str) -> list[Finding]:
                 f = _shape_at(text, hit, _SHAPE_ANCHORS[lit])
             elif handler == "kv":
                 f = _kv_at(text, hit, seen)
-            elif handler == "auth":
-                f = _auth_at(text, hit)
-            elif handler == "bearer":
-                f = _bearer_at(text, hit)
-            elif handler == "url":
-                f = _url_at(text, hit)
-            elif handler == "user":
-                f = _user_flag_at(text, hit)
-            elif handler == "command":
-                f = _command_password_at(text, hit)
             elif handler == "positional":
                 f = positional_at(text, hit, lit)
-            elif handler == "netrc":
-                f = netrc_at(text, hit)
-            elif handler == "cookie":
-                f = cookie_at(text, hit)
-            elif handler == "cookie-flag":
-                f = cookie_flag_at(text, hit)
-            elif handler == "sas":
-                f = _sas_at(text, hit)
+            elif handler in _AT:
+                f = _AT[handler](text, hit)
             else:
                 blocks.add(handler)
             if f is not None:
