@@ -91,6 +91,23 @@ def test_adapters_clip_context_under_claude_code_limit() -> None:
 # ---------------------------------------------------------------------------- hook command
 
 
+def test_hookcmd_home_option_picks_the_workspace(tmp_path: Path, monkeypatch) -> None:
+    """``--home DIR`` (as on every command) is the workspace: with no daemon there the event
+    is spooled in DIR/spool, not in $CONTINUITY_HOME's."""
+    other = tmp_path / "other"
+    monkeypatch.setenv("CONTINUITY_HOME", str(tmp_path / "env-home"))
+    (other / "config.toml").parent.mkdir(parents=True)
+    (other / "config.toml").write_text("[daemon]\nport = 1\n", encoding="utf-8")
+    assert hookcmd.take_home(["stop", "--home", str(other), "--harness", "pi"]) == (
+        ["stop", "--harness", "pi"], str(other))
+    assert hookcmd.take_home(["stop", f"--home={other}"]) == (["stop"], str(other))
+    monkeypatch.setattr(hookcmd, "_read_stdin", lambda: b'{"session_id":"s"}')
+    assert hookcmd.run(["stop", "--harness", "claude-code", "--home", str(other),
+                        "--timeout", "0.5"]) == 0
+    assert (other / "spool").is_dir() and any((other / "spool").iterdir())
+    assert not (tmp_path / "env-home").exists()
+
+
 def test_hookcmd_parse_args_accepts_both_spellings() -> None:
     """`hook EVENT --harness H`, native event names and --harness=H all parse."""
     assert hookcmd.parse_args(["hook", "SessionStart", "--harness", "claude-code"]) == (

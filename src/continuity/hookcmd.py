@@ -37,7 +37,8 @@ NATIVE = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-subm
 #: Answers meaning "this request is bad": spooling it would only fail again.
 REJECTED = (400, 404, 413, 422)
 MAX_PAYLOAD = 32 * 1024 * 1024
-USAGE = ("usage: continuity hook EVENT --harness claude-code|codex|pi\n"
+USAGE = ("usage: continuity hook EVENT --harness claude-code|codex|pi [--home DIR] "
+         "[--timeout S]\n"
          "EVENT: session-start, user-prompt-submit, pre-compaction, post-compaction, stop,\n"
          "session-end (or SessionStart, UserPromptSubmit, PreCompact, PostCompact, Stop,\n"
          "SessionEnd). Reads the hook JSON on stdin; always exits 0.\n")
@@ -48,6 +49,25 @@ def _note(message: str) -> None:
         sys.stderr.write(f"continuity hook: {message}\n")
     except Exception:  # noqa: BLE001 - stderr closed: nothing to tell
         pass
+
+
+def take_home(argv: list[str]) -> tuple[list[str], str | None]:
+    """``argv`` without its ``--home DIR`` (or ``--home=DIR``), and that folder (None when not
+    given: ``$CONTINUITY_HOME``, else the platform's folder). The same workspace option as
+    every other command's. Raises ``ValueError`` for a ``--home`` without a value."""
+    rest, home = [], None
+    args = list(argv)
+    while args:
+        arg = args.pop(0)
+        if arg == "--home":
+            if not args:
+                raise ValueError("--home needs a folder")
+            home = args.pop(0)
+        elif arg.startswith("--home="):
+            home = arg.split("=", 1)[1]
+        else:
+            rest.append(arg)
+    return rest, home
 
 
 def parse_args(argv: list[str]) -> tuple[str, str, float | None]:
@@ -213,13 +233,15 @@ def run(argv: list[str]) -> int:
         sys.stdout.write(USAGE)
         return 0
     try:
+        argv, home_arg = take_home(argv)
         event, harness, timeout = parse_args(argv)
     except ValueError as exc:
         _note(f"{exc}\n{USAGE}")
         return 0
     from continuity.hooks.spool import fast_home, iso_now, new_event_id
 
-    home, event_id, at = fast_home(), new_event_id(), iso_now()
+    home = os.path.expanduser(home_arg) if home_arg else fast_home()
+    event_id, at = new_event_id(), iso_now()
     payload = b""
     try:
         payload = _read_stdin()
