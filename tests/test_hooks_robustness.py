@@ -174,25 +174,32 @@ def _line(kind: str, uuid: str, parent: str | None, content: object) -> str:
                        "message": {"role": kind, "content": content}}) + "\n"
 
 
+def _lagging(live: LiveCapture, tmp_path: Path, *lines: str) -> tuple[str, str]:
+    """A started session ``5b7c2e90-lag`` whose transcript file holds ``lines``: (path, key)."""
+    path = tmp_path / "5b7c2e90-lag.jsonl"
+    path.write_text("".join(lines))
+    key = "5b7c2e90-lag"
+    ev(live, "session-start", key, transcript_path=str(path))
+    return str(path), key
+
+
 def test_live_stop_answer_kept_when_the_transcript_file_lags(live: LiveCapture,
                                                              tmp_path: Path) -> None:
     """A Stop answer missing from a lagging transcript file is still the turn's answer in the
     row; once the file holds it, it appears once."""
-    path = tmp_path / "5b7c2e90-lag.jsonl"
-    path.write_text(_line("user", "u1", None, "Why does the export skip March?"))
-    key = "5b7c2e90-lag"
-    ev(live, "session-start", key, transcript_path=str(path))
+    path, key = _lagging(live, tmp_path, _line("user", "u1", None,
+                                               "Why does the export skip March?"))
     ev(live, "user-prompt-submit", key, prompt="Why does the export skip March?",
-       transcript_path=str(path))
-    ev(live, "stop", key, transcript_path=str(path),
+       transcript_path=path)
+    ev(live, "stop", key, transcript_path=path,
        last_assistant_message="Fixed: the end month is now included.")
     assert live.worker.wait_idle(10)
     row = live.store.get_transcripts([key], "default")[key]
     assert row.content.endswith("Assistant: Fixed: the end month is now included.")
-    with path.open("a") as fh:  # the file catches up
+    with open(path, "a") as fh:  # the file catches up
         fh.write(_line("assistant", "a1", "u1",
                        [{"type": "text", "text": "Fixed: the end month is now included."}]))
-    ev(live, "stop", key, transcript_path=str(path),
+    ev(live, "stop", key, transcript_path=path,
        last_assistant_message="Fixed: the end month is now included.")
     assert live.worker.wait_idle(10)
     row = live.store.get_transcripts([key], "default")[key]
@@ -204,23 +211,21 @@ def test_live_session_end_keeps_live_turns_the_lagging_file_lacks(live: LiveCapt
     """A session that ends while its transcript file still lacks the last prompt and the Stop
     answer keeps both in the completed row: the end never replaces delivered turns with a
     file that does not hold them (formats.md §4.1: the file may lag the payload)."""
-    path = tmp_path / "5b7c2e90-lag.jsonl"
-    path.write_text(_line("user", "u1", None, "Why does the export skip March?")
-                    + _line("assistant", "a1", "u1", [{"type": "text", "text": "Fixed."}]))
-    key = "5b7c2e90-lag"
-    ev(live, "session-start", key, transcript_path=str(path))
+    path, key = _lagging(live, tmp_path,
+                         _line("user", "u1", None, "Why does the export skip March?"),
+                         _line("assistant", "a1", "u1", [{"type": "text", "text": "Fixed."}]))
     ev(live, "user-prompt-submit", key, prompt="Why does the export skip March?",
-       transcript_path=str(path))
-    ev(live, "stop", key, transcript_path=str(path), last_assistant_message="Fixed.")
+       transcript_path=path)
+    ev(live, "stop", key, transcript_path=path, last_assistant_message="Fixed.")
     assert live.worker.wait_idle(10)  # the file held the turn: the row is the file's
     ev(live, "user-prompt-submit", key, prompt="fix the xterm scrollback",
-       transcript_path=str(path))
-    ev(live, "stop", key, transcript_path=str(path),
+       transcript_path=path)
+    ev(live, "stop", key, transcript_path=path,
        last_assistant_message="Scrollback fixed in assets/js/terminal.js.")
     assert live.worker.wait_idle(10)
     live.end_session(BODIES["session-end"].model_validate(
         {"harness": "claude-code", "session_key": key, "project": "/tmp/ledger",
-         "transcript_path": str(path)}))
+         "transcript_path": path}))
     row = live.store.get_transcripts([key], "default")[key]
     assert row.completed_at is not None
     assert row.content == ("User: Why does the export skip March?\n\nAssistant: Fixed.\n\n"
@@ -232,13 +237,11 @@ def test_live_prompt_kept_when_the_file_lacks_it_at_a_stop_without_answer(
         live: LiveCapture, tmp_path: Path) -> None:
     """A Stop with no answer while the file lacks the turn's prompt keeps the prompt in the
     row (the newest live turn is what the file must hold before it replaces live turns)."""
-    path = tmp_path / "5b7c2e90-lag.jsonl"
-    path.write_text(_line("user", "u1", None, "Why does the export skip March?"))
-    key = "5b7c2e90-lag"
-    ev(live, "session-start", key, transcript_path=str(path))
+    path, key = _lagging(live, tmp_path, _line("user", "u1", None,
+                                               "Why does the export skip March?"))
     ev(live, "user-prompt-submit", key, prompt="also cover leap years",
-       transcript_path=str(path))
-    ev(live, "stop", key, transcript_path=str(path))
+       transcript_path=path)
+    ev(live, "stop", key, transcript_path=path)
     assert live.worker.wait_idle(10)
     row = live.store.get_transcripts([key], "default")[key]
     assert row.content.endswith("User: also cover leap years")
