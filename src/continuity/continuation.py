@@ -82,9 +82,11 @@ class Gap:
 class ContinuationView:
     """The continuation for SESSION (see the README for the JSON contract).
 
-    ``messages`` are view dicts ``{seq, role, copied, content}``; ``copied`` is true for every
-    message when the request and the suffix are not contiguous (seed 002: never claim false row
-    reuse). ``gaps`` lists each omitted range exactly; ``gap`` spans them all.
+    ``messages`` are view dicts ``{seq, role, copied, content}`` in log order; those with a
+    seq below ``request.seq`` (reused rows just before the request, spec step 3) are read
+    before the request (``before_request``). ``copied`` is true for every message when the
+    request and the suffix are not contiguous (seed 002: never claim false row reuse).
+    ``gaps`` lists each omitted range exactly; ``gap`` spans them all.
     """
 
     session: str
