@@ -38,7 +38,7 @@ from continuity.checkpoints import (  # noqa: E402
     CheckpointRecorder,
     store_sink,
 )
-from continuity.model import Checkpoint, CheckpointTrigger  # noqa: E402
+from continuity.core.model import Checkpoint, CheckpointTrigger  # noqa: E402
 from continuity.redact import redact  # noqa: E402
 from continuity.store import open_store  # noqa: E402
 

@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 
 from sqlalchemy import text  # noqa: E402
 
-from continuity.model import Memory  # noqa: E402
+from continuity.core.model import Memory  # noqa: E402
 from continuity.recall import memory_id, query_terms, recall, remember  # noqa: E402
 from continuity.store import fts, open_store  # noqa: E402
 from continuity.transcripts import content_hash, put_transcript  # noqa: E402

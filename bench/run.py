@@ -47,7 +47,7 @@ import orjson  # noqa: E402
 
 from continuity.continuation import build_continuation  # noqa: E402
 from continuity.importer import discover, import_file, import_paths  # noqa: E402
-from continuity.model import (  # noqa: E402
+from continuity.core.model import (  # noqa: E402
     CompactionInfo,
     Entry,
     EntryKind,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from continuity.model import (
+from continuity.core.model import (
     CompactionInfo,
     Entry,
     EntryKind,

@@ -23,7 +23,7 @@ from typer.testing import CliRunner
 from continuity.cli import app
 from continuity.compaction import after_turn
 from continuity.continuation import build_continuation, effective_compaction
-from continuity.model import (
+from continuity.core.model import (
     Checkpoint,
     CheckpointTrigger,
     Entry,
@@ -41,7 +41,7 @@ from continuity.store.fencing import LeaseHeld
 from continuity.summarize import ProviderError, ProviderReply, SummaryRequest, make_summarizer
 from continuity.summarize.extractive import ExtractiveSummarizer
 from continuity.summarize.settings import SummarizerSettings
-from continuity.text import clean, clip_middle, cut_utf8
+from continuity.core.text import clean, clip_middle, cut_utf8
 from continuity.transcript_log import TranscriptLog, TranscriptRecord
 from tests.builders import CP, A, T, U, call, load
 

@@ -27,8 +27,8 @@ from continuity.checkpoints import (
     load_config,
     safe_cut,
 )
-from continuity.errors import ConfigError
-from continuity.model import Checkpoint, CheckpointTrigger
+from continuity.core.errors import ConfigError
+from continuity.core.model import Checkpoint, CheckpointTrigger
 from continuity.recovery import render_recovery
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)

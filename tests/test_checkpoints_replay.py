@@ -10,7 +10,7 @@ import pytest
 
 from continuity.checkpoints import CheckpointConfig
 from continuity.importer import import_paths
-from continuity.model import CheckpointTrigger, EntryKind
+from continuity.core.model import CheckpointTrigger, EntryKind
 from continuity.recovery import manual_checkpoint, recover, replay_import, replay_session
 from tests.builders import CP, A, U, load
 

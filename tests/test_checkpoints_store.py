@@ -14,7 +14,7 @@ from continuity.checkpoints import (
     normalize_project,
     prune,
 )
-from continuity.model import Checkpoint, CheckpointTrigger
+from continuity.core.model import Checkpoint, CheckpointTrigger
 from continuity.recovery import recover
 from continuity.store import schema
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 
 from continuity import cli
 from continuity.cli import app
-from continuity.errors import AmbiguousSession
+from continuity.core.errors import AmbiguousSession
 from continuity.store import HEAD_REVISION
 
 from tests.paths import SHARED_DATA
@@ -189,7 +189,7 @@ def test_cli_prefix_of_a_session_and_its_subagents_names_the_session(tmp_path):
     """``S`` and ``S/agent-x`` (a 2.x subagent file): a prefix of both names S; a prefix that
     also matches an unrelated session stays ambiguous."""
     from continuity.commands.common import resolve_session
-    from continuity.model import Session
+    from continuity.core.model import Session
     from continuity.store import open_store
 
     with open_store(f"sqlite:///{tmp_path / 'c.db'}") as store:

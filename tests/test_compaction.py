@@ -12,8 +12,8 @@ import pytest
 from continuity import compaction
 from continuity.compaction import Skip, after_turn, measure_view
 from continuity.continuation import build_continuation
-from continuity.errors import FencedWrite
-from continuity.model import EntryKind, ReceiptReason, RunStatus
+from continuity.core.errors import FencedWrite
+from continuity.core.model import EntryKind, ReceiptReason, RunStatus
 from continuity.store import SqlStore, open_store
 from continuity.summarize import ProviderReply, SummaryRequest
 from continuity.summarize.extractive import ExtractiveSummarizer
@@ -165,7 +165,7 @@ def test_compaction_nothing_new_never_replaces_a_summary(db):
 
 def test_compaction_previous_summary_and_notes_are_quoted_evidence(db):
     """The summarizer gets the newest summary and the notes, redacted, as evidence."""
-    from continuity.model import Note
+    from continuity.core.model import Note
 
     key = load(db, [U("a"), CP("## Goal\n- old goal <private>TOKEN-123</private>")],
                key=f"p{next(_KEYS)}")

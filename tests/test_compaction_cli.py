@@ -14,9 +14,9 @@ from typer.testing import CliRunner
 from continuity.cli import app
 from continuity.compaction import measure_view
 from continuity.continuation import build_continuation
-from continuity.errors import ConfigError, FencedWrite
+from continuity.core.errors import ConfigError, FencedWrite
 from continuity.importer import import_paths
-from continuity.model import EntryKind
+from continuity.core.model import EntryKind
 from continuity.store import open_store
 from tests.conftest import SHARED_DATA
 

@@ -15,10 +15,10 @@ from continuity import consolidate as co
 from continuity import durable_memory as dm
 from continuity import lineage as ln
 from continuity.cli import app
-from continuity.errors import InputError
+from continuity.core.errors import InputError
 from continuity.importer import import_paths
 from continuity.memory_md import SECTIONS
-from continuity.model import (
+from continuity.core.model import (
     CompactionInfo,
     Entry,
     EntryKind,

@@ -7,8 +7,8 @@ import orjson
 import pytest
 
 from continuity.continuation import UNKNOWN_EFFECTS, build_continuation, repair, used_bytes
-from continuity.errors import SessionNotFound
-from continuity.model import (
+from continuity.core.errors import SessionNotFound
+from continuity.core.model import (
     Entry,
     EntryKind,
     MediaBlock,

@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import event
 
-from continuity.codec import block_view
+from continuity.core.codec import block_view
 from continuity.continuation import (
     GAP_NOTICE_RESERVE,
     UNKNOWN_EFFECTS,
@@ -38,7 +38,7 @@ from continuity.continuation import (
     summary_text,
     used_bytes,
 )
-from continuity.model import (
+from continuity.core.model import (
     Entry,
     EntryKind,
     MediaBlock,
@@ -51,7 +51,7 @@ from continuity.model import (
     ToolResultBlock,
 )
 from continuity.store import SqlStore, open_store
-from continuity.text import clean
+from continuity.core.text import clean
 from tests.builders import A, CP, T, U, call, load
 from tests.test_continuation import assert_paired
 

@@ -11,8 +11,8 @@ from typing import Iterator
 
 import pytest
 
-from continuity.errors import FencedWrite
-from continuity.model import (
+from continuity.core.errors import FencedWrite
+from continuity.core.model import (
     CompactionInfo,
     Entry,
     EntryKind,

@@ -140,7 +140,7 @@ def test_hookcmd_daemon_address_and_token(tmp_path: Path, monkeypatch: pytest.Mo
 
 def test_hookcmd_fast_home_matches_config(monkeypatch: pytest.MonkeyPatch) -> None:
     """The hook command finds the same workspace as the library, without importing it."""
-    from continuity.config import resolve_home
+    from continuity.core.config import resolve_home
 
     assert fast_home() == str(resolve_home())
     monkeypatch.delenv("CONTINUITY_HOME")

@@ -17,7 +17,7 @@ import pytest
 
 from continuity import lineage as ln
 from continuity.checkpoints import CheckpointConfig
-from continuity.errors import ContinuityError
+from continuity.core.errors import ContinuityError
 from continuity.hooks.live import LiveCapture
 from continuity.hooks.models import BODIES
 from continuity.hooks.worker import Worker

@@ -15,7 +15,7 @@ import pytest
 import typer
 from typer.testing import CliRunner
 
-from continuity.errors import InputError
+from continuity.core.errors import InputError
 from continuity.hooks import install
 
 USER_SETTINGS = """{

@@ -18,7 +18,7 @@ from continuity.hooks import adapters, spool
 from continuity.hooks.live import LiveCapture
 from continuity.hooks.models import MAX_PROMPT_CHARS, BODIES, StopBody, UserPromptBody
 from continuity.server import create_app
-from continuity.text import utf8_len
+from continuity.core.text import utf8_len
 
 DEEP = b'{"session_id":"deep","x":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
 

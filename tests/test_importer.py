@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from continuity.continuation import build_continuation
-from continuity.errors import InputError
+from continuity.core.errors import InputError
 from continuity.importer import import_file, import_paths
 from continuity.store import open_store
 

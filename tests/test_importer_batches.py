@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import continuity.importer as importer
-from continuity.errors import StoreError
+from continuity.core.errors import StoreError
 from continuity.importer import import_file
 from continuity.store import iter_entries
 

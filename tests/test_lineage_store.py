@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from continuity.model import Memory, Session
+from continuity.core.model import Memory, Session
 from continuity.store.lineage import DagEdge, DagNode, ThreadHead
 from continuity.transcripts import put_transcript
 

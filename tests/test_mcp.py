@@ -18,7 +18,7 @@ from typing import Iterator
 import pytest
 
 from continuity.checkpoints import CheckpointConfig
-from continuity.config import database_url
+from continuity.core.config import database_url
 from continuity.importer import import_file
 from continuity.mcp_server import ContinuityTools, build_server
 from continuity.store import open_store

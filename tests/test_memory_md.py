@@ -13,12 +13,12 @@ from continuity import consolidate as co
 from continuity import lineage as ln
 from continuity import sentence as sn
 from continuity import memory_md as mm
-from continuity.errors import ConfigError
+from continuity.core.errors import ConfigError
 from continuity.recall import remember
 from continuity.summarize.extractive import ExtractiveSummarizer
 from tests.builders import A, T, U, call
 from tests.test_consolidate import make_session
-from continuity.model import RunStatus
+from continuity.core.model import RunStatus
 from continuity.store.lineage import DagNode
 
 NOW = datetime(2026, 9, 2, 12, 0, tzinfo=timezone.utc)
@@ -340,7 +340,7 @@ def test_ledger_without_a_stored_sentence_leaves_the_session_out_and_says_so(sto
 def test_memory_md_write_to_a_bad_path_is_an_input_error(tmp_path):
     """``--output`` a folder or a path under a file: one InputError naming the path, nothing
     written."""
-    from continuity.errors import InputError
+    from continuity.core.errors import InputError
 
     with pytest.raises(InputError, match="is a folder"):
         mm.write("# MEMORY\n", tmp_path)
@@ -358,7 +358,7 @@ def test_memory_md_write_never_replaces_a_device_and_writes_through_a_symlink(tm
     import os
     import stat
 
-    from continuity.errors import InputError
+    from continuity.core.errors import InputError
 
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from continuity import recall as rc
 from continuity import transcripts as tr
 from continuity.cli import app
-from continuity.errors import InputError, StoreError
+from continuity.core.errors import InputError, StoreError
 from continuity.store import HEAD_REVISION, migrate, open_store
 from tests.conftest import BACKENDS
 

@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sqlalchemy import text
 
 from continuity import recall as rc
-from continuity.model import Memory
+from continuity.core.model import Memory
 from continuity.store import _alembic_config, _engine, fts, migrate, open_store
 from tests.conftest import BACKENDS
 

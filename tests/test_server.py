@@ -14,7 +14,7 @@ import pytest
 from fastapi.testclient import TestClient
 
 from continuity.checkpoints import CheckpointConfig
-from continuity.errors import ConfigError
+from continuity.core.errors import ConfigError
 from continuity.hooks.live import LiveCapture
 from continuity.server import DaemonSettings, check_token_rule, create_app, load_settings, serve
 
@@ -375,7 +375,7 @@ def test_server_bearer_scheme_matches_case_insensitively(store, isolated_home: P
 @pytest.mark.parametrize("port", [99999, -1, 65536])
 def test_server_port_out_of_range_is_input_error(isolated_home: Path, port: int) -> None:
     """--port outside 0..65535 is an InputError (exit 2) naming --port, not an OverflowError."""
-    from continuity.errors import InputError
+    from continuity.core.errors import InputError
 
     with pytest.raises(InputError, match=rf"--port: must be 0..65535.*got {port}") as info:
         serve(isolated_home, port=port)

@@ -11,8 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from continuity.errors import ConfigError
-from continuity.model import (
+from continuity.core.errors import ConfigError
+from continuity.core.model import (
     Entry,
     EntryKind,
     MediaBlock,

@@ -16,7 +16,7 @@ from typing import Any, Iterator
 import pytest
 
 from continuity.compaction import after_turn
-from continuity.model import EntryKind, ReceiptReason
+from continuity.core.model import EntryKind, ReceiptReason
 from continuity.summarize import make_summarizer
 from continuity.store import SqlStore, open_store
 from continuity.summarize.settings import SummarizerSettings

@@ -16,7 +16,7 @@ from continuity.importer import import_paths
 from continuity.recovery import replay_session
 from continuity.summarize import WorkingView, summarize
 from continuity.summarize.extractive import ExtractiveSummarizer
-from continuity.tasklist import TaskItem, open_items, task_list
+from continuity.core.tasklist import TaskItem, open_items, task_list
 from tests.builders import A, T, U, call, load
 from tests.test_summarize import Recorder
 

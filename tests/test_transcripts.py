@@ -15,9 +15,9 @@ from typer.testing import CliRunner
 
 from continuity import transcripts as tr
 from continuity.cli import app
-from continuity.errors import ConfigError, InputError
+from continuity.core.errors import ConfigError, InputError
 from continuity.importer import import_paths
-from continuity.model import Session, ThinkingBlock, ToolResultBlock
+from continuity.core.model import Session, ThinkingBlock, ToolResultBlock
 from continuity.transcript_log import TranscriptLog, TranscriptRecord
 from tests.builders import A, CP, T, U, call, load
 

@@ -22,8 +22,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Callable, Sequence
 
-from continuity.errors import StoreError
-from continuity.model import Checkpoint, CheckpointTrigger
+from continuity.core.errors import StoreError
+from continuity.core.model import Checkpoint, CheckpointTrigger
 
 if TYPE_CHECKING:  # pragma: no cover
     from continuity.store import SqlStore

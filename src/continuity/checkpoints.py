@@ -60,10 +60,10 @@ from continuity.checkpoint_queue import CheckpointFlushError as CheckpointFlushE
 from continuity.checkpoint_queue import FlushResult as FlushResult
 from continuity.checkpoint_queue import Sink as Sink
 from continuity.checkpoint_queue import merge_checkpoints as merge_checkpoints
-from continuity.config import load_section
-from continuity.model import Checkpoint, CheckpointTrigger
+from continuity.core.config import load_section
+from continuity.core.model import Checkpoint, CheckpointTrigger
 from continuity.redact import redact
-from continuity.tasklist import TaskItem, open_items, task_list
+from continuity.core.tasklist import TaskItem, open_items, task_list
 
 if TYPE_CHECKING:  # pragma: no cover
     # the lazy re-exports below, for type checkers
@@ -265,7 +265,7 @@ class SessionState:
             self.remembers = _union(self.remembers, [r], MAX_REMEMBERS)
 
     def record_tool_call(self, arguments: Any) -> bool:
-        """Keep the task list a plan/todo call writes (``continuity.tasklist``: Claude Code
+        """Keep the task list a plan/todo call writes (``continuity.core.tasklist``: Claude Code
         ``TodoWrite``, Codex ``update_plan``) as the session's current list; True when the call
         was one. Other calls change nothing."""
         items = task_list(arguments)

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any, List, Optional
 
 import typer
-from continuity.config import database_url, resolve_home
-from continuity.errors import ContinuityError, InputError
+from continuity.core.config import database_url, resolve_home
+from continuity.core.errors import ContinuityError, InputError
 
 app = typer.Typer(
     name="continuity",

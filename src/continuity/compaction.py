@@ -22,7 +22,7 @@ covers_through_seq=<last seq of the view>)``) through the lease's fenced write b
 returning; failure writes one refusal receipt (run id and closed reason only). Never both,
 never a partial row. ``--force`` (``force=True``) skips rules 2 and 3's budget test only.
 
-A lost lease raises ``continuity.errors.FencedWrite``: nothing is written.
+A lost lease raises ``continuity.core.errors.FencedWrite``: nothing is written.
 """
 
 from __future__ import annotations
@@ -34,10 +34,10 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterator
 
-from continuity.config import FOLLOW_UP_BUDGET_BYTES
+from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.continuation import effective_compaction, summary_text
-from continuity.errors import SessionNotFound
-from continuity.model import (
+from continuity.core.errors import SessionNotFound
+from continuity.core.model import (
     CompactionInfo,
     Entry,
     EntryKind,
@@ -50,7 +50,7 @@ from continuity.model import (
 from continuity.store import iter_entries
 from continuity.store.fencing import FencingStore
 from continuity.summarize import Summarizer, SummaryResult, WorkingView, summarize
-from continuity.text import json_len
+from continuity.core.text import json_len
 
 #: After the cancel signal, how long a summary attempt may take to stop before it is abandoned.
 ABANDON_GRACE_SECONDS = 2.0

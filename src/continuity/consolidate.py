@@ -44,11 +44,11 @@ from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
 from continuity import lineage as ln
 from continuity import sentence as sn
-from continuity.config import resolve_home
+from continuity.core.config import resolve_home
 from continuity.durable_memory import remember_durable
 from continuity.frontmatter import ArtifactCorrupt
 from continuity.lineage_report import repair_hint
-from continuity.model import Entry, EntryKind, Role, Run
+from continuity.core.model import Entry, EntryKind, Role, Run
 from continuity.projection import project as sanitized
 from continuity.redact import redact
 from continuity.store import iter_entries

@@ -31,11 +31,11 @@ from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Sequence
 
-from continuity.codec import message_view
-from continuity.config import FOLLOW_UP_BUDGET_BYTES
-from continuity.error_text import failed_summary
-from continuity.errors import ContinuityError, SessionNotFound
-from continuity.model import (
+from continuity.core.codec import message_view
+from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
+from continuity.core.error_text import failed_summary
+from continuity.core.errors import ContinuityError, SessionNotFound
+from continuity.core.model import (
     Block,
     Entry,
     EntryKind,
@@ -47,7 +47,7 @@ from continuity.model import (
 )
 from continuity.redact import redact
 from continuity.store.base import RowMeta, Store
-from continuity.text import clip_middle, json_len, utf8_len
+from continuity.core.text import clip_middle, json_len, utf8_len
 
 #: Bytes held back for the gap notice (the notice itself is at most ~160 bytes).
 GAP_NOTICE_RESERVE = 256

@@ -28,8 +28,8 @@ from typing import Any, Sequence
 
 import orjson
 
-from continuity.errors import ContinuityError, LineageDamaged
-from continuity.text import clean
+from continuity.core.errors import ContinuityError, LineageDamaged
+from continuity.core.text import clean
 
 HASH_SCOPE = "body-normalized-v1"
 #: The frontmatter field holding ``frontmatter_hash`` (module docstring, "Integrity").

@@ -31,11 +31,11 @@ from typing import Any, Callable, Iterable
 
 import orjson
 
-from continuity.codec import blocks_to_json
-from continuity.errors import ContinuityError, InputError, StoreConflict
+from continuity.core.codec import blocks_to_json
+from continuity.core.errors import ContinuityError, InputError, StoreConflict
 from continuity.formats import FormatReader, LineReader, detect, read_head, reader_for
 from continuity.formats.jsonl import Line
-from continuity.model import CompactionInfo, Entry, EntryKind, Session, SourceRef
+from continuity.core.model import CompactionInfo, Entry, EntryKind, Session, SourceRef
 from continuity.runs import RunTracker, derive_runs
 from continuity.store.base import ImportIssue, RawLine, SourceState, Store
 

@@ -46,8 +46,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterator, Sequence
 
-from continuity.config import resolve_home
-from continuity.errors import LineageDamaged  # noqa: F401 (re-exported)
+from continuity.core.config import resolve_home
+from continuity.core.errors import LineageDamaged  # noqa: F401 (re-exported)
 from continuity.frontmatter import (  # noqa: F401 (re-exported: the lineage's file format)
     FRONTMATTER_HASH,
     HASH_SCOPE,
@@ -80,7 +80,7 @@ from continuity.sentence import (  # noqa: F401 (re-exported)
     one_line,
     sentence_problem,
 )
-from continuity.text import clean
+from continuity.core.text import clean
 
 KINDS = ("transcript", "summary", "compaction", "manifest")
 CONTENT_KINDS = ("transcript", "summary", "compaction")

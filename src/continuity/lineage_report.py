@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from continuity import lineage as ln
 from continuity import sentence as sn
-from continuity.config import resolve_home
+from continuity.core.config import resolve_home
 from continuity.frontmatter import ArtifactError
 from continuity.temporal_dag import thread_of
 

@@ -30,8 +30,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from continuity.config import FOLLOW_UP_BUDGET_BYTES
-from continuity.errors import ContinuityError
+from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
+from continuity.core.errors import ContinuityError
 
 #: After stdin closed, how long calls still running may take to answer (seconds): a daemon
 #: call's own timeout (``ContinuityTools.timeout``) plus a margin.
@@ -57,7 +57,7 @@ class ContinuityTools:
 
     def __init__(self, home: str | os.PathLike[str] | None = None, *,
                  cwd: str | None = None, timeout: float = 30.0) -> None:
-        from continuity.config import resolve_home
+        from continuity.core.config import resolve_home
 
         self.home = resolve_home(home)
         self.cwd = cwd or os.getcwd()
@@ -90,7 +90,7 @@ class ContinuityTools:
         return answer.json()
 
     def _store(self):  # type: ignore[no-untyped-def]
-        from continuity.config import database_url
+        from continuity.core.config import database_url
         from continuity.store import open_store
 
         return open_store(os.environ.get("CONTINUITY_DATABASE_URL") or database_url(self.home))
@@ -110,7 +110,7 @@ class ContinuityTools:
         return found["session_key"] if found else None
 
     def _need_session(self, given: str | None) -> str:
-        from continuity.errors import InputError
+        from continuity.core.errors import InputError
 
         key = self.session(given)
         if key is None:
@@ -158,8 +158,8 @@ class ContinuityTools:
         if done is not None:
             return done
         from continuity.checkpoints import checkpoint_dict, load_config, manual_checkpoint
-        from continuity.errors import InputError
-        from continuity.model import CheckpointTrigger
+        from continuity.core.errors import InputError
+        from continuity.core.model import CheckpointTrigger
 
         key = self._need_session(key)
         with self._store() as store:

@@ -61,9 +61,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from continuity import lineage as ln
 from continuity import sentence as sn
-from continuity.config import load_section, resolve_home
-from continuity.errors import InputError
-from continuity.text import utf8_len
+from continuity.core.config import load_section, resolve_home
+from continuity.core.errors import InputError
+from continuity.core.text import utf8_len
 from continuity.transcript_log import safe_name
 
 if TYPE_CHECKING:

@@ -40,12 +40,12 @@ from typing import TYPE_CHECKING, Any, Iterable, Literal, get_args
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from continuity.errors import InputError, StoreError
-from continuity.model import Memory
+from continuity.core.errors import InputError, StoreError
+from continuity.core.model import Memory
 from continuity.projection import project
 from continuity.redact import redact
 from continuity.store.memory import MemoryFilter
-from continuity.text import clean, clip_middle, utf8_len
+from continuity.core.text import clean, clip_middle, utf8_len
 from continuity.transcript_log import content_hash
 from continuity.transcripts import put_transcript, storable
 

@@ -30,7 +30,7 @@ from continuity.checkpoints import (
     normalize_project,
     safe_cut,
 )
-from continuity.model import Checkpoint, CheckpointTrigger, Entry, EntryKind
+from continuity.core.model import Checkpoint, CheckpointTrigger, Entry, EntryKind
 from continuity.redact import redact
 
 if TYPE_CHECKING:  # pragma: no cover

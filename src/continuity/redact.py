@@ -94,7 +94,7 @@ from continuity.redact_kv import (
     netrc_at,
     positional_at,
 )
-from continuity.text import clean
+from continuity.core.text import clean
 
 __all__ = ["Finding", "find_secrets", "redact", "redact_all", "marker"]
 

@@ -9,11 +9,11 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from continuity.codec import block_view
+from continuity.core.codec import block_view
 from continuity.continuation import ContinuationView
 from continuity.importer import ImportReport
-from continuity.model import Entry, Session
-from continuity.text import cut_utf8, json_bytes
+from continuity.core.model import Entry, Session
+from continuity.core.text import cut_utf8, json_bytes
 
 
 def _iso(value: datetime | None) -> str | None:

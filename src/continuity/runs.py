@@ -13,7 +13,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from continuity.model import Entry, Role, Run, RunStatus, ToolCallBlock, ToolResultBlock
+from continuity.core.model import Entry, Role, Run, RunStatus, ToolCallBlock, ToolResultBlock
 from continuity.store import iter_entries
 from continuity.store.base import Store
 

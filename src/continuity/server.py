@@ -58,8 +58,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from continuity.config import FOLLOW_UP_BUDGET_BYTES, database_url, load_section, resolve_home
-from continuity.errors import (
+from continuity.core.config import FOLLOW_UP_BUDGET_BYTES, database_url, load_section, resolve_home
+from continuity.core.errors import (
     AmbiguousSession,
     ConfigError,
     ContinuityError,

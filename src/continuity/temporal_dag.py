@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from continuity import lineage as ln
 from continuity import sentence as sn
-from continuity.model import Entry, Run
+from continuity.core.model import Entry, Run
 from continuity.redact import redact
 from continuity.store.lineage import DagEdge, DagNode, ThreadHead
 

@@ -29,8 +29,8 @@ from typing import Any, Iterable, Iterator
 
 import orjson
 
-from continuity.config import resolve_home
-from continuity.text import json_bytes
+from continuity.core.config import resolve_home
+from continuity.core.text import json_bytes
 
 log = logging.getLogger(__name__)
 

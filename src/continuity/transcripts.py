@@ -38,9 +38,9 @@ from typing import TYPE_CHECKING, Any, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from continuity.config import load_section
-from continuity.errors import AmbiguousSession, ContinuityError, InputError, SessionNotFound
-from continuity.model import (
+from continuity.core.config import load_section
+from continuity.core.errors import AmbiguousSession, ContinuityError, InputError, SessionNotFound
+from continuity.core.model import (
     Entry,
     EntryKind,
     MediaBlock,
@@ -53,7 +53,7 @@ from continuity.model import (
 )
 from continuity.projection import marker, paragraph, project  # noqa: F401 (re-exported)
 from continuity.store import iter_entries
-from continuity.text import clean, json_bytes
+from continuity.core.text import clean, json_bytes
 from continuity.transcript_log import (  # noqa: F401 (re-exported)
     FILE_NAME,
     SCHEMA,

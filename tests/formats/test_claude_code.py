@@ -11,7 +11,7 @@ import pytest
 
 from continuity.formats.claude_code import ClaudeCodeReader
 from continuity.formats.jsonl import Line, LineReader, read_head
-from continuity.model import (
+from continuity.core.model import (
     EntryKind,
     MediaBlock,
     Role,

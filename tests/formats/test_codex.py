@@ -13,7 +13,7 @@ import pytest
 
 from continuity.formats.codex import CodexReader
 from continuity.formats.jsonl import LineReader, read_head
-from continuity.model import (
+from continuity.core.model import (
     EntryKind,
     MediaBlock,
     Role,

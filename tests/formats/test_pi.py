@@ -13,7 +13,7 @@ import pytest
 
 from continuity.formats.jsonl import Line, LineReader, read_head
 from continuity.formats.pi import PiReader
-from continuity.model import (
+from continuity.core.model import (
     EntryKind,
     MediaBlock,
     Role,

@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from sqlalchemy.dialects import postgresql, sqlite
 
-from continuity.model import (
+from continuity.core.model import (
     Entry,
     EntryKind,
     MediaBlock,

@@ -8,7 +8,7 @@ from alembic.migration import MigrationContext
 from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect
 
-from continuity.errors import SchemaOutOfDate
+from continuity.core.errors import SchemaOutOfDate
 from continuity.store import HEAD_REVISION, _MIGRATIONS, current_revision, open_store
 from continuity.store.schema import metadata
 from tests.conftest import BACKENDS
@@ -55,7 +55,7 @@ def test_migrations_stale_schema_names_the_command(tmp_path):
 
 def test_migrations_reopen_keeps_rows(tmp_path):
     """Opening a current database again migrates nothing and keeps its rows."""
-    from continuity.model import Session
+    from continuity.core.model import Session
 
     with open_store(tmp_path / "x.db") as s:
         s.upsert_session(Session(key="k", harness="pi"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from continuity.model import (
+from continuity.core.model import (
     Entry,
     EntryKind,
     MediaBlock,
@@ -16,7 +16,7 @@ from continuity.model import (
     SourceRef,
     TextBlock,
 )
-from continuity.errors import StoreConflict
+from continuity.core.errors import StoreConflict
 from continuity.store.base import ImportIssue, RawLine, SourceState
 from tests.builders import A, CP, T, U, call, load
 
@@ -188,7 +188,7 @@ def test_store_lock_session_holds_the_row_until_commit(store):
     import threading
     import time
 
-    from continuity.model import Checkpoint, CheckpointTrigger
+    from continuity.core.model import Checkpoint, CheckpointTrigger
     from continuity.store import open_store
 
     assert store.lock_session("missing") is False

@@ -20,7 +20,7 @@ from continuity.commands.common import (
     out,
     resolve_session,
 )
-from continuity.errors import InputError, SessionNotFound
+from continuity.core.errors import InputError, SessionNotFound
 
 
 class ManualTrigger(str, enum.Enum):
@@ -53,7 +53,7 @@ def checkpoint_cmd(
     """Write a checkpoint of SESSION now, with its recent prompts and your reason."""
     from continuity.checkpoints import load_config
     from continuity.recovery import checkpoint_dict, manual_checkpoint
-    from continuity.model import CheckpointTrigger
+    from continuity.core.model import CheckpointTrigger
 
     if not reason.strip():
         raise InputError("--reason is empty: say why this checkpoint is taken")

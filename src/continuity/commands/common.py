@@ -11,9 +11,9 @@ import orjson
 import typer
 from rich.console import Console
 
-from continuity.config import FOLLOW_UP_BUDGET_BYTES, database_url
-from continuity.errors import AmbiguousSession, SessionNotFound
-from continuity.text import json_bytes
+from continuity.core.config import FOLLOW_UP_BUDGET_BYTES, database_url
+from continuity.core.errors import AmbiguousSession, SessionNotFound
+from continuity.core.text import json_bytes
 
 err = Console(stderr=True, soft_wrap=True, highlight=False)
 out = Console(highlight=False, soft_wrap=True)

@@ -21,7 +21,7 @@ from continuity.commands.common import (
     open_cli_store,
     resolve_session,
 )
-from continuity.errors import InputError
+from continuity.core.errors import InputError
 
 memory_app = typer.Typer(help="The MEMORY.md projection (seed 000).", no_args_is_help=True,
                          rich_markup_mode=None)

@@ -11,7 +11,7 @@ from typing import List, Optional
 
 import typer
 
-from continuity.text import clean
+from continuity.core.text import clean
 from continuity.commands.common import HomeOption, JsonOption, emit_json, err, open_cli_store
 
 

@@ -33,8 +33,8 @@ from datetime import datetime, timezone
 from typing import Any, ClassVar
 
 from continuity.formats.jsonl import Line
-from continuity.model import Entry, MediaBlock
-from continuity.text import clean
+from continuity.core.model import Entry, MediaBlock
+from continuity.core.text import clean
 
 
 @dataclass(slots=True)

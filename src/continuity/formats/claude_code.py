@@ -44,7 +44,7 @@ from continuity.formats.base import (
     text_of,
 )
 from continuity.formats.jsonl import Line
-from continuity.model import (
+from continuity.core.model import (
     Block,
     CompactionInfo,
     Entry,

@@ -37,7 +37,7 @@ from continuity.formats.codex_items import (
     tool_search_block,
 )
 from continuity.formats.jsonl import Line
-from continuity.model import (
+from continuity.core.model import (
     Block,
     CompactionInfo,
     Entry,
@@ -47,7 +47,7 @@ from continuity.model import (
     TextBlock,
     ToolResultBlock,
 )
-from continuity.text import clean
+from continuity.core.text import clean
 
 TOP_LEVEL_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 

@@ -16,7 +16,7 @@ from typing import Any, Callable
 import orjson
 
 from continuity.formats.base import decode_media, text_of
-from continuity.model import (
+from continuity.core.model import (
     Block,
     MediaBlock,
     TextBlock,
@@ -24,7 +24,7 @@ from continuity.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from continuity.text import clean
+from continuity.core.text import clean
 
 #: Reports a problem of the payload being read (the reader adds the line number).
 Warn = Callable[[str], None]

@@ -33,7 +33,7 @@ import orjson
 
 from continuity.formats.base import FormatReader, decode_media, parse_timestamp, text_of
 from continuity.formats.jsonl import Line
-from continuity.model import (
+from continuity.core.model import (
     Block,
     CompactionInfo,
     Entry,
@@ -46,7 +46,7 @@ from continuity.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from continuity.text import clean
+from continuity.core.text import clean
 
 _STOP_REASONS: dict[str, RunStatus | None] = {
     "stop": RunStatus.FINISHED,

@@ -37,9 +37,9 @@ from typing import Any, Callable, Iterable, Iterator
 
 from continuity import transcripts as tx
 from continuity.checkpoints import CheckpointRecorder, SessionState
-from continuity.errors import ContinuityError, FencedWrite
+from continuity.core.errors import ContinuityError, FencedWrite
 from continuity.hooks.sessions import LiveSession, history, live_history
-from continuity.tasklist import task_list
+from continuity.core.tasklist import task_list
 
 log = logging.getLogger("continuity.daemon")
 

@@ -32,7 +32,7 @@ import threading
 from collections import deque
 from typing import Any, Callable
 
-from continuity.errors import ContinuityError
+from continuity.core.errors import ContinuityError
 from continuity.hooks.worker import Worker
 
 log = logging.getLogger("continuity.daemon")

@@ -22,7 +22,7 @@ A file that is not a JSON object, or a path that is a folder, is never overwritt
 backed up, rewritten and restored, so the link itself survives install and uninstall.
 
 **Workspace.** Harnesses run hooks without ``$CONTINUITY_HOME``, so the installed command
-carries the workspace the daemon uses (``home``, default ``continuity.config.resolve_home()``,
+carries the workspace the daemon uses (``home``, default ``continuity.core.config.resolve_home()``,
 made absolute): ``CONTINUITY_HOME=<home> <hook command>`` for the shell commands of Claude Code
 and Codex, ``env CONTINUITY_HOME=<home> <hook command>`` as pi's argv (``hookcmd`` reads
 ``$CONTINUITY_HOME`` to find ``daemon.url``, the token and the spool).
@@ -52,8 +52,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from continuity.config import resolve_home
-from continuity.errors import InputError
+from continuity.core.config import resolve_home
+from continuity.core.errors import InputError
 
 #: Claude Code event → (our event, timeout in seconds). SessionEnd: 1.5 s default budget.
 CLAUDE_EVENTS = {"SessionStart": ("session-start", 10), "UserPromptSubmit":
@@ -110,7 +110,7 @@ def hook_command(harness: str, event: str, home: Path | None = None) -> str:
 
 def hook_home(home: str | os.PathLike[str] | None = None) -> Path:
     """The absolute workspace the hooks will point at: ``home`` or the resolved current one
-    (``continuity.config.resolve_home``). Raises ``ConfigError`` for an empty ``home``."""
+    (``continuity.core.config.resolve_home``). Raises ``ConfigError`` for an empty ``home``."""
     return Path(os.path.abspath(resolve_home(home)))
 
 

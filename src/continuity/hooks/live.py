@@ -53,7 +53,7 @@ from typing import Any, Callable
 from pydantic import ValidationError
 
 from continuity import checkpoints as cps
-from continuity.errors import SessionNotFound
+from continuity.core.errors import SessionNotFound
 from continuity.hooks import adapters, spool
 from continuity.hooks.capture import TranscriptCapture
 from continuity.hooks.consolidation import Consolidator
@@ -61,7 +61,7 @@ from continuity.hooks.journal import LiveTurns
 from continuity.hooks.models import BODIES, CheckpointBody, HookBody, SessionEndBody
 from continuity.hooks.sessions import LiveSession, as_stored, busy_timeout_first
 from continuity.hooks.worker import RecentIds, Worker
-from continuity.model import Checkpoint, CheckpointTrigger
+from continuity.core.model import Checkpoint, CheckpointTrigger
 from continuity.store import SqlStore
 
 log = logging.getLogger("continuity.daemon")
@@ -453,7 +453,7 @@ class LiveCapture:
         """An ``agent`` or ``explicit`` checkpoint of ``body.session_key`` (else the project's
         current session): from the live state when the daemon has one, else rebuilt from the
         stored transcript. Raises ``SessionNotFound``; ``InputError`` when disabled."""
-        from continuity.errors import InputError
+        from continuity.core.errors import InputError
 
         key = body.session_key or self.current_session(body.project)
         if key is None:

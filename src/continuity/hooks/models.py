@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
-from continuity.text import clean, clip_middle
+from continuity.core.text import clean, clip_middle
 
 Harness = Literal["claude-code", "codex", "pi"]
 #: A session key: 1..200 characters, no control characters.
@@ -27,7 +27,7 @@ MAX_MESSAGE_CHARS = 4_000_000
 MAX_CONTEXT_CHARS = 100_000
 
 
-#: Free-text fields clipped (head + tail, ``continuity.text.clip_middle``, UTF-8 bytes, so
+#: Free-text fields clipped (head + tail, ``continuity.core.text.clip_middle``, UTF-8 bytes, so
 #: never more characters either) rather than refused: an oversized prompt is still a prompt
 #: the user typed, and a refused hook event is lost.
 CLIPPED_FIELDS = {"prompt": MAX_PROMPT_CHARS, "last_assistant_message": MAX_MESSAGE_CHARS,

@@ -13,7 +13,7 @@ from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
 from continuity.checkpoints import checkpoint_dict
-from continuity.config import FOLLOW_UP_BUDGET_BYTES
+from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.hooks.adapters import AdapterError
 from continuity.hooks.models import BODIES, CheckpointBody
 from continuity.recall import RecallRequest, RememberRequest, recall_request, remember_request
@@ -97,7 +97,7 @@ def add_routes(app: FastAPI, live: Any) -> None:
     def current_session(project: str = Query(..., min_length=1, max_length=4096),
                         harness: Optional[HarnessName] = None) -> dict:
         """The most recently active live session of ``project`` (404 when none)."""
-        from continuity.errors import SessionNotFound
+        from continuity.core.errors import SessionNotFound
 
         key = live.current_session(project, harness)
         if key is None:

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterator
 
 from continuity import checkpoints as cps
-from continuity.model import Checkpoint
+from continuity.core.model import Checkpoint
 from continuity.store import SqlStore
 
 

@@ -45,7 +45,7 @@ HARNESSES = ("claude-code", "codex", "pi")
 
 
 def fast_home() -> str:
-    """The workspace folder as ``continuity.config.resolve_home`` finds it without ``--home``
+    """The workspace folder as ``continuity.core.config.resolve_home`` finds it without ``--home``
     (``$CONTINUITY_HOME``, else the platform's user data folder), importing nothing heavy:
     Linux ``$XDG_DATA_HOME/continuity`` or ``~/.local/share/continuity``, macOS
     ``~/Library/Application Support/continuity``; elsewhere ``platformdirs`` decides."""

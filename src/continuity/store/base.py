@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Iterable, Iterator, Protocol, Sequence
 
-from continuity.model import Entry, EntryKind, Note, Role, Run, Session, ToolCallIndex
+from continuity.core.model import Entry, EntryKind, Note, Role, Run, Session, ToolCallIndex
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,7 +73,7 @@ class Store(Protocol):
     """Persistence of sessions, their entries, runs, notes and import progress.
 
     Every method is atomic on its own; ``batch()`` groups several into one transaction (an
-    import batch either lands whole or not at all). Errors: ``continuity.errors.StoreError``
+    import batch either lands whole or not at all). Errors: ``continuity.core.errors.StoreError``
     for an unusable database; ``ValueError`` for a call that breaks an invariant (e.g. a
     non-contiguous seq in ``append``).
     """

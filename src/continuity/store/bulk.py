@@ -21,12 +21,12 @@ from typing import Any, Callable, Iterable, Sequence
 from sqlalchemy import Boolean, Connection, LargeBinary, Table, and_, update
 from sqlalchemy.engine import Dialect
 
-from continuity.codec import blocks_to_json, message_bytes
-from continuity.errors import StoreError
-from continuity.model import Entry
+from continuity.core.codec import blocks_to_json, message_bytes
+from continuity.core.errors import StoreError
+from continuity.core.model import Entry
 from continuity.store import schema as t
 from continuity.store.base import RawLine
-from continuity.text import json_bytes
+from continuity.core.text import json_bytes
 
 _CHUNK = 500  # bound on IN-lists
 

@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 from sqlalchemy import Connection, and_, delete, func, select
 
-from continuity.model import Checkpoint, CheckpointTrigger
+from continuity.core.model import Checkpoint, CheckpointTrigger
 from continuity.store import schema as t
 
 _C = t.session_checkpoints.c

@@ -27,8 +27,8 @@ from typing import Any, Protocol, Sequence
 from sqlalchemy import and_, func, or_, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 
-from continuity.errors import FencedWrite, LeaseHeld  # noqa: F401 (re-exported)
-from continuity.model import Entry, EntryKind, Lease, ReceiptReason, RefusalReceipt
+from continuity.core.errors import FencedWrite, LeaseHeld  # noqa: F401 (re-exported)
+from continuity.core.model import Entry, EntryKind, Lease, ReceiptReason, RefusalReceipt
 from continuity.store import schema as t
 from continuity.store.base import Store
 

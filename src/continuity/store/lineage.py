@@ -27,7 +27,7 @@ import orjson
 from sqlalchemy import and_, delete, func, or_, select
 from sqlalchemy.dialects import postgresql, sqlite
 
-from continuity.model import Memory
+from continuity.core.model import Memory
 from continuity.store import schema as t
 
 _CHUNK = 500

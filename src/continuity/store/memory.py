@@ -26,7 +26,7 @@ from sqlalchemy import (and_, bindparam, column, func, literal_column, select, t
                         update)
 from sqlalchemy.dialects import postgresql, sqlite
 
-from continuity.model import Memory, TranscriptRow
+from continuity.core.model import Memory, TranscriptRow
 from continuity.store import fts
 from continuity.store import schema as t
 

@@ -16,9 +16,9 @@ import orjson
 from sqlalchemy import Connection, Engine, and_, event, func, or_, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from continuity.codec import blocks_from_json
-from continuity.errors import StoreConflict, StoreError
-from continuity.model import (
+from continuity.core.codec import blocks_from_json
+from continuity.core.errors import StoreConflict, StoreError
+from continuity.core.model import (
     CompactionInfo,
     Entry,
     EntryKind,

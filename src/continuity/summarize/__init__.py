@@ -30,8 +30,8 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Protocol, Sequence
 
-from continuity.error_text import looks_like_error
-from continuity.model import Entry, ReceiptReason
+from continuity.core.error_text import looks_like_error
+from continuity.core.model import Entry, ReceiptReason
 from continuity.summarize.bounds import (
     RowDigest,
     bounded,
@@ -42,7 +42,7 @@ from continuity.summarize.bounds import (
     render_row,
     scrub,
 )
-from continuity.text import json_len, utf8_len
+from continuity.core.text import json_len, utf8_len
 
 if TYPE_CHECKING:
     from continuity.summarize.settings import SummarizerSettings
@@ -195,7 +195,7 @@ def structured_sections(text: str) -> int:
 
 def validate(reply: ProviderReply, max_bytes: int) -> tuple[str | None, ReceiptReason | None]:
     """``(summary, None)`` for a usable reply (redacted, trimmed), else ``(None, reason)``. An
-    error or limit message as text is ``continuity.error_text.looks_like_error`` (B49), the
+    error or limit message as text is ``continuity.core.error_text.looks_like_error`` (B49), the
     same check a stored compaction's summary gets (``continuation.effective_compaction``)."""
     if reply.stop == "length":
         return None, ReceiptReason.TRUNCATED

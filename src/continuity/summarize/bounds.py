@@ -20,7 +20,7 @@ from typing import Any, Iterable, Sequence
 
 import orjson
 
-from continuity.model import (
+from continuity.core.model import (
     Entry,
     MediaBlock,
     Role,
@@ -30,8 +30,8 @@ from continuity.model import (
     ToolResultBlock,
 )
 from continuity.redact import redact
-from continuity.tasklist import TaskItem, task_list
-from continuity.text import clean, clip_middle, json_len, utf8_len
+from continuity.core.tasklist import TaskItem, task_list
+from continuity.core.text import clean, clip_middle, json_len, utf8_len
 
 #: Per-part caps in UTF-8 bytes (head + tail kept, B20).
 TEXT_CAP = 6_000
@@ -149,7 +149,7 @@ def _command(arguments: Any) -> str | None:
 
 
 def _todos(arguments: Any) -> tuple[TaskItem, ...] | None:
-    """The task list a plan/todo call writes (``continuity.tasklist``: Claude Code
+    """The task list a plan/todo call writes (``continuity.core.tasklist``: Claude Code
     ``TodoWrite``, Codex ``update_plan``), titles and ids redacted and clipped; else None."""
     items = task_list(arguments)
     if items is None:

@@ -4,7 +4,7 @@ It needs no model, so the product works without one. From the bounded, redacted 
 of a ``SummaryRequest`` it takes: the requests (the latest verbatim up to 1,500 bytes), the
 user's constraints and preferences (sentences with "don't", "always", "must", ...), the tool
 calls and their outcomes (counts, errors not later resolved, calls without a result), the
-newest task list (``continuity.tasklist``: Claude Code ``TodoWrite``, Codex ``update_plan``;
+newest task list (``continuity.core.tasklist``: Claude Code ``TodoWrite``, Codex ``update_plan``;
 items as ``- [todo] title (id X)``), decisions the agent stated, the files it read and modified,
 URLs, notes and the last answer. A previous summary in this same format is merged section by
 section (older items rank below newer ones; its open ``[todo]`` items stay open until a newer
@@ -30,8 +30,8 @@ from continuity.summarize import (
     structured_sections,
 )
 from continuity.summarize.bounds import CallDigest, RowDigest
-from continuity.tasklist import TaskItem, open_items
-from continuity.text import clip_middle, utf8_len
+from continuity.core.tasklist import TaskItem, open_items
+from continuity.core.text import clip_middle, utf8_len
 
 _CONSTRAINT = re.compile(r"\b(?:don'?t|do not|never|always|must|should|shouldn'?t|avoid|prefer"
                          r"|without|only|make sure|keep|please use|instead of)\b", re.I)

@@ -23,8 +23,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from continuity.config import load_section
-from continuity.errors import ConfigError
+from continuity.core.config import load_section
+from continuity.core.errors import ConfigError
 
 
 class Provider(str, enum.Enum):

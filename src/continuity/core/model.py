@@ -66,7 +66,7 @@ ENDED_RUN_STATUSES = (RunStatus.FINISHED, RunStatus.FAILED, RunStatus.INTERRUPTE
 
 @dataclass(frozen=True, slots=True)
 class TextBlock:
-    """Plain text (UTF-8; never contains a lone surrogate, see ``continuity.text.clean``)."""
+    """Plain text (UTF-8; never contains a lone surrogate, see ``continuity.core.text.clean``)."""
 
     text: str
     type: str = field(default="text", init=False)

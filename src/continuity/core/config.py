@@ -18,7 +18,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel
 
-from continuity.errors import ConfigError
+from continuity.core.errors import ConfigError
 
 T = TypeVar("T", bound=BaseModel)
 

@@ -19,7 +19,7 @@ from typing import Any, Iterable
 
 import orjson
 
-from continuity.model import (
+from continuity.core.model import (
     Block,
     MediaBlock,
     TextBlock,
@@ -27,7 +27,7 @@ from continuity.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from continuity.text import json_bytes, json_len
+from continuity.core.text import json_bytes, json_len
 
 
 def block_to_dict(block: Block) -> dict[str, Any]:
