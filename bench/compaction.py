@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 
 from continuity.compaction import _view_rows, after_turn, measure_view  # noqa: E402
 from continuity.continuation import build_continuation  # noqa: E402
-from continuity.importer import import_paths  # noqa: E402
+from continuity.formats.importer import import_paths  # noqa: E402
 from continuity.store import open_store  # noqa: E402
 from continuity.summarize import WorkingView, summarize  # noqa: E402
 from continuity.summarize.extractive import ExtractiveSummarizer  # noqa: E402

@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 
 from continuity import consolidate as co  # noqa: E402
 from continuity import memory_md as mm  # noqa: E402
-from continuity.importer import import_paths  # noqa: E402
+from continuity.formats.importer import import_paths  # noqa: E402
 from continuity.core.model import (  # noqa: E402
     Entry,
     EntryKind,

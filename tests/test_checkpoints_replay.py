@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from continuity.checkpoints import CheckpointConfig
-from continuity.importer import import_paths
+from continuity.formats.importer import import_paths
 from continuity.core.model import CheckpointTrigger, EntryKind
 from continuity.recovery import manual_checkpoint, recover, replay_import, replay_session
 from tests.builders import CP, A, U, load

@@ -15,7 +15,7 @@ from continuity.cli import app
 from continuity.compaction import measure_view
 from continuity.continuation import build_continuation
 from continuity.core.errors import ConfigError, FencedWrite
-from continuity.importer import import_paths
+from continuity.formats.importer import import_paths
 from continuity.core.model import EntryKind
 from continuity.store import open_store
 from tests.conftest import SHARED_DATA

@@ -16,7 +16,7 @@ from continuity import durable_memory as dm
 from continuity import lineage as ln
 from continuity.cli import app
 from continuity.core.errors import InputError
-from continuity.importer import import_paths
+from continuity.formats.importer import import_paths
 from continuity.memory_md import SECTIONS
 from continuity.core.model import (
     CompactionInfo,

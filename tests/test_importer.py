@@ -14,7 +14,7 @@ import pytest
 
 from continuity.continuation import build_continuation
 from continuity.core.errors import InputError
-from continuity.importer import import_file, import_paths
+from continuity.formats.importer import import_file, import_paths
 from continuity.store import open_store
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "importer"

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import continuity.importer as importer
+import continuity.formats.importer as importer
 from continuity.core.errors import StoreError
-from continuity.importer import import_file
+from continuity.formats.importer import import_file
 from continuity.store import iter_entries
 
 SAMPLES = ["claude-code/subagent.jsonl", "claude-code/tool_heavy.jsonl", "pi/large-session.jsonl",

@@ -19,7 +19,7 @@ import pytest
 
 from continuity.checkpoints import CheckpointConfig
 from continuity.core.config import database_url
-from continuity.importer import import_file
+from continuity.formats.importer import import_file
 from continuity.mcp_server import ContinuityTools, build_server
 from continuity.store import open_store
 

@@ -252,7 +252,7 @@ def test_render_injected_key_and_cwd_from_an_import_stay_inside_their_rows(store
     """A session key and cwd holding newlines and headings, through import, sync_import,
     consolidate and render: the file has exactly the six section headings and each value
     sits flattened inside its row."""
-    from continuity.importer import import_paths
+    from continuity.formats.importer import import_paths
     from continuity.transcripts import sync_import
 
     src = claude_file(tmp_path / "in" / "s.jsonl", INJECTED_KEY, INJECTED_CWD)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from continuity.checkpoints import CheckpointConfig, CheckpointQueue, CheckpointRecorder
 from continuity.compaction import after_turn
-from continuity.importer import import_paths
+from continuity.formats.importer import import_paths
 from continuity.recovery import replay_session
 from continuity.summarize import WorkingView, summarize
 from continuity.summarize.extractive import ExtractiveSummarizer

@@ -16,7 +16,7 @@ from typer.testing import CliRunner
 from continuity import transcripts as tr
 from continuity.cli import app
 from continuity.core.errors import ConfigError, InputError
-from continuity.importer import import_paths
+from continuity.formats.importer import import_paths
 from continuity.core.model import Session, ThinkingBlock, ToolResultBlock
 from continuity.transcript_log import TranscriptLog, TranscriptRecord
 from tests.builders import A, CP, T, U, call, load
@@ -428,7 +428,7 @@ def test_sync_import_report_one_failing_session_does_not_stop_the_others(store, 
                                                                          caplog):
     """A session whose key the row refuses is returned with its reason (and logged); every
     other session is captured, and nothing of the failing one is written."""
-    from continuity.importer import FileReport
+    from continuity.formats.importer import FileReport
 
     report = import_paths(store, [shared_data / "claude-code"])
     store.upsert_session(Session(key=" ", harness="claude-code"))
@@ -442,7 +442,7 @@ def test_sync_import_report_one_failing_session_does_not_stop_the_others(store, 
 
 def test_sync_import_keeps_its_count_and_logs_failures(store, shared_data, isolated_home):
     """``sync_import`` still returns the captured count when a session fails."""
-    from continuity.importer import FileReport
+    from continuity.formats.importer import FileReport
 
     report = import_paths(store, [shared_data / "claude-code" / "short.jsonl"])
     store.upsert_session(Session(key=" ", harness="claude-code"))

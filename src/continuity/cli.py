@@ -58,7 +58,7 @@ def import_cmd(
     with file and line number, and the rest imports. Each imported session is replayed through
     the checkpoint rules, so its checkpoints exist as live capture would have written them.
     """
-    from continuity.importer import discover, import_file, ImportReport, total_bytes
+    from continuity.formats.importer import discover, import_file, ImportReport, total_bytes
 
     files = discover(paths)
     if not files:

@@ -34,7 +34,7 @@ from continuity.core.model import Checkpoint, CheckpointTrigger, Entry, EntryKin
 from continuity.redact import redact
 
 if TYPE_CHECKING:  # pragma: no cover
-    from continuity.importer import ImportReport
+    from continuity.formats.importer import ImportReport
     from continuity.store import SqlStore
 
 #: the end of a recovery digest that did not fit its budget (counted inside the budget).

@@ -11,7 +11,7 @@ from rich.table import Table
 
 from continuity.core.codec import block_view
 from continuity.continuation import ContinuationView
-from continuity.importer import ImportReport
+from continuity.formats.importer import ImportReport
 from continuity.core.model import Entry, Session
 from continuity.core.text import cut_utf8, json_bytes
 

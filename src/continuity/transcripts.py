@@ -66,7 +66,7 @@ from continuity.transcript_log import (  # noqa: F401 (re-exported)
 )
 
 if TYPE_CHECKING:
-    from continuity.importer import ImportReport
+    from continuity.formats.importer import ImportReport
     from continuity.store import SqlStore
 
 log = logging.getLogger(__name__)

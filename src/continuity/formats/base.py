@@ -2,7 +2,7 @@
 
 A reader turns the lines of one session file into ``Entry`` rows (one entry per parsed line,
 opaque or not, so that seq order is file order and nothing is lost). It never touches the store:
-the importer (``continuity.importer``) feeds it lines, assigns seqs, de-duplicates by native id,
+the importer (``continuity.formats.importer``) feeds it lines, assigns seqs, de-duplicates by native id,
 resolves compaction coverage, follows pi trees from their leaf and derives runs.
 
 Contract for a reader class:

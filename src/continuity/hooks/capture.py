@@ -106,7 +106,7 @@ class TranscriptCapture:
         path = info.transcript_path
         if not path or not path.endswith(".jsonl") or not os.path.isfile(path):
             return
-        from continuity.importer import import_file
+        from continuity.formats.importer import import_file
 
         with self.import_lock:
             with self._db_lock:
@@ -155,7 +155,7 @@ class TranscriptCapture:
             return False
         from pathlib import Path
 
-        from continuity.importer import path_key
+        from continuity.formats.importer import path_key
 
         try:
             size = os.path.getsize(path)

@@ -14,7 +14,7 @@ or same line bytes at the same line number) skipped. Rows repeat a native id (Cl
 replays): the first wins, later ones are counted as duplicates.
 
 Derived here, for every harness alike: compaction coverage (``covers_through_seq``), the pi
-leaf path (rows off it are not visible), and runs (``continuity.runs``: each request opens one;
+leaf path (rows off it are not visible), and runs (``continuity.formats.runs``: each request opens one;
 it ends ``finished``, ``failed`` or ``interrupted`` by the last hint a reader gave, else by
 whether tool calls were left without results).
 """
@@ -36,7 +36,7 @@ from continuity.core.errors import ContinuityError, InputError, StoreConflict
 from continuity.formats import FormatReader, LineReader, detect, read_head, reader_for
 from continuity.formats.jsonl import Line
 from continuity.core.model import CompactionInfo, Entry, EntryKind, Session, SourceRef
-from continuity.runs import RunTracker, derive_runs
+from continuity.formats.runs import RunTracker, derive_runs
 from continuity.store.base import ImportIssue, RawLine, SourceState, Store
 
 PREFIX_BYTES = 64 * 1024
