@@ -39,7 +39,7 @@ from continuity.checkpoints import (  # noqa: E402
     store_sink,
 )
 from continuity.core.model import Checkpoint, CheckpointTrigger  # noqa: E402
-from continuity.redact import redact  # noqa: E402
+from continuity.redaction.funnel import redact  # noqa: E402
 from continuity.store import open_store  # noqa: E402
 
 GOAL_TRIGGERS_PER_S = 5_000

@@ -589,12 +589,12 @@ def test_checkpoints_reexports_moved_names():
 
 
 def test_checkpoints_split_modules_import_first_without_cycle():
-    """continuity.recovery and continuity.redact_kv import cleanly in a fresh interpreter
+    """continuity.recovery and continuity.redaction.keyed import cleanly in a fresh interpreter
     (recovery first loads checkpoints, which must not import recovery back at load time)."""
     import subprocess
     import sys
 
-    code = ("import continuity.recovery as r, continuity.redact_kv, continuity.checkpoints as c;"
+    code = ("import continuity.recovery as r, continuity.redaction.keyed, continuity.checkpoints as c;"
             "assert c.recover is r.recover; print('ok')")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from continuity.redact import find_secrets, redact, redact_all
+from continuity.redaction.funnel import find_secrets, redact, redact_all
 
 CORPUS = Path(__file__).parent / "redaction"
 SECRETS = json.loads((CORPUS / "secrets.json").read_text(encoding="utf-8"))
@@ -380,9 +380,9 @@ def test_redact_format_like_value_with_made_rest():
 
 def test_redact_public_names_stay_in_redact():
     """The split keeps Finding, find_secrets, redact, redact_all and marker importable from
-    continuity.redact; Finding is the one class the key = value detectors build."""
-    import continuity.redact as red
-    import continuity.redact_kv as kv
+    continuity.redaction.funnel; Finding is the one class the key = value detectors build."""
+    import continuity.redaction.funnel as red
+    import continuity.redaction.keyed as kv
 
     assert sorted(red.__all__) == ["Finding", "find_secrets", "marker", "redact", "redact_all"]
     assert red.Finding is kv.Finding

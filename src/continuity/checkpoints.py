@@ -62,7 +62,7 @@ from continuity.checkpoint_queue import Sink as Sink
 from continuity.checkpoint_queue import merge_checkpoints as merge_checkpoints
 from continuity.core.config import load_section
 from continuity.core.model import Checkpoint, CheckpointTrigger
-from continuity.redact import redact
+from continuity.redaction.funnel import redact
 from continuity.core.tasklist import TaskItem, open_items, task_list
 
 if TYPE_CHECKING:  # pragma: no cover

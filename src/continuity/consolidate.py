@@ -50,7 +50,7 @@ from continuity.frontmatter import ArtifactCorrupt
 from continuity.lineage_report import repair_hint
 from continuity.core.model import Entry, EntryKind, Role, Run
 from continuity.projection import project as sanitized
-from continuity.redact import redact
+from continuity.redaction.funnel import redact
 from continuity.store import iter_entries
 from continuity.summarize import Summarizer, WorkingView, summarize
 from continuity.summarize.bounds import digest

@@ -45,7 +45,7 @@ from continuity.core.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from continuity.redact import redact
+from continuity.redaction.funnel import redact
 from continuity.store.base import RowMeta, Store
 from continuity.core.text import clip_middle, json_len, utf8_len
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from continuity.redact import redact
+from continuity.redaction.funnel import redact
 
 
 def paragraph(label: str, text: str) -> str:
@@ -50,7 +50,7 @@ def marker(name: str) -> str:
 def project(content: str, *, redact_secrets: bool = True) -> str:
     """The read-time sanitized projection of a stored transcript (seed 000): each tool call
     becomes ``[tool call: NAME]``, tool outputs and reasoning are left out, everything else is
-    kept as written; then secrets are redacted (``continuity.redact``). The stored row is never
+    kept as written; then secrets are redacted (``continuity.redaction.funnel``). The stored row is never
     changed.
 
     Reads transcript text (labels ``User``/``Human``, ``Assistant``, ``System``/``Developer``,

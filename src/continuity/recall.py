@@ -3,7 +3,7 @@
 
 - **remember**: ``type`` is one of ``MEMORY_TYPES`` (case and surrounding space ignored; any
   other value is an error listing them). The content is cleaned (lone surrogates, NUL) and
-  redacted (``continuity.redact``, the one funnel) and trimmed; so are each tag and
+  redacted (``continuity.redaction.funnel``, the one funnel) and trimmed; so are each tag and
   ``source_id`` (a redacted value longer than its column is clipped with "…"); that stored
   text is hashed (SHA-256 hex of its UTF-8 bytes) and a memory with the same hash for the same
   agent is not stored again (``deduped: true``, the first one's fields win). The memory commits
@@ -43,7 +43,7 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 from continuity.core.errors import InputError, StoreError
 from continuity.core.model import Memory
 from continuity.projection import project
-from continuity.redact import redact
+from continuity.redaction.funnel import redact
 from continuity.store.memory import MemoryFilter
 from continuity.core.text import clean, clip_middle, utf8_len
 from continuity.transcript_log import content_hash

@@ -31,7 +31,7 @@ from continuity.checkpoints import (
     safe_cut,
 )
 from continuity.core.model import Checkpoint, CheckpointTrigger, Entry, EntryKind
-from continuity.redact import redact
+from continuity.redaction.funnel import redact
 
 if TYPE_CHECKING:  # pragma: no cover
     from continuity.formats.importer import ImportReport

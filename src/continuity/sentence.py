@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from continuity.redact import redact
+from continuity.redaction.funnel import redact
 
 SENTENCE_VERSION = 1
 #: The quality gate's bounds on a memory sentence (issue 6: "roughly 12-48 words").

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 from continuity import lineage as ln
 from continuity import sentence as sn
 from continuity.core.model import Entry, Run
-from continuity.redact import redact
+from continuity.redaction.funnel import redact
 from continuity.store.lineage import DagEdge, DagNode, ThreadHead
 
 if TYPE_CHECKING:

@@ -1,6 +1,6 @@
 """The summarizer's input, bounded before any call (B15, B17, B20) and redacted (B31).
 
-A working view's rows become ``RowDigest``s: text redacted through ``continuity.redact.redact``
+A working view's rows become ``RowDigest``s: text redacted through ``continuity.redaction.funnel.redact``
 (the one funnel) *before* any cut, so a cut never leaves half a secret; media become stubs
 (``[image/png 48213 B omitted]``) and long base64 runs inside text become
 ``[base64 N bytes omitted]`` (an image never hides inside "text", B17); long texts and tool
@@ -29,7 +29,7 @@ from continuity.core.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from continuity.redact import redact
+from continuity.redaction.funnel import redact
 from continuity.core.tasklist import TaskItem, task_list
 from continuity.core.text import clean, clip_middle, json_len, utf8_len
 

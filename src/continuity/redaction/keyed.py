@@ -1,15 +1,15 @@
 """Secret detectors keyed on a name: **key = value** (``DB_PASSWORD=…``, ``"apiKey": "…"``,
 ``--token …``, and a password in prose, ``the password is hunter2xyz``) and **command lines**
 (``curl -u user:pass``, ``mysql -pS3cret``, ``sshpass -p pw``). Each finds a secret by the key,
-flag or command that introduces it, not by its own shape. Split out of ``continuity.redact``,
+flag or command that introduces it, not by its own shape. Split out of ``continuity.redaction.funnel``,
 whose module docstring states the rules; ``redact`` stays the one funnel and the only entry
 point (callers never use this module directly).
 
-Also owns what both modules' detectors share: ``Finding`` (re-exported by ``continuity.redact``)
+Also owns what both modules' detectors share: ``Finding`` (re-exported by ``continuity.redaction.funnel``)
 and the value tests, ``_is_placeholder`` (``$VAR``, ``<token>``, ``***``…) and
-``_credential_like`` (machine-made). Entry points for ``continuity.redact``'s dispatch:
+``_credential_like`` (machine-made). Entry points for ``continuity.redaction.funnel``'s dispatch:
 ``_STEMS`` (the literal anchors of key checks), ``_kv_at``, ``_user_flag_at``,
-``_command_password_at``. Imports only the standard library; never ``continuity.redact``.
+``_command_password_at``. Imports only the standard library; never ``continuity.redaction.funnel``.
 """
 
 from __future__ import annotations

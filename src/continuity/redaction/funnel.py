@@ -45,7 +45,7 @@ ordinary text byte-identical. Detectors, each giving spans of ``text``:
 - **PEM private-key blocks** and **``<private>…</private>``** spans (B31), also with
   attributes (``<private reason='x'>``), to the end of the text when unclosed.
 
-The key = value and command-line detectors live in ``continuity.redact_kv`` (with ``Finding``
+The key = value and command-line detectors live in ``continuity.redaction.keyed`` (with ``Finding``
 and the value tests both halves share); token shapes, blocks, headers, URLs and the funnel
 are here. ``Finding`` stays importable from here.
 
@@ -77,7 +77,7 @@ from __future__ import annotations
 import re
 from typing import Any, Callable, Iterable
 
-from continuity.redact_kv import (
+from continuity.redaction.keyed import (
     POSITIONAL_KEYS,
     _HAS_ALPHA,
     _HAS_DIGIT,
