@@ -32,7 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 
-from continuity.checkpoints import (  # noqa: E402
+from continuity.checkpoints.capture import (  # noqa: E402
     CheckpointConfig,
     CheckpointQueue,
     CheckpointRecorder,

@@ -9,13 +9,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from continuity.checkpoint_queue import (
+from continuity.checkpoints.queue import (
     FLUSH_WINDOW_MS,
     CheckpointFlushError,
     CheckpointQueue,
     merge_checkpoints,
 )
-from continuity.checkpoints import (
+from continuity.checkpoints.capture import (
     CheckpointConfig,
     CheckpointRecorder,
     Snapshot,
@@ -29,7 +29,7 @@ from continuity.checkpoints import (
 )
 from continuity.core.errors import ConfigError
 from continuity.core.model import Checkpoint, CheckpointTrigger
-from continuity.recovery import render_recovery
+from continuity.checkpoints.recovery import render_recovery
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 P, PC, SE = (CheckpointTrigger.PERIODIC, CheckpointTrigger.PRE_COMPACTION,
@@ -572,9 +572,9 @@ def test_config_rejects_bad_values_naming_field_and_range(isolated_home, line, m
 def test_checkpoints_reexports_moved_names():
     """Names moved to checkpoint_queue and recovery stay importable from checkpoints as the
     same objects; an unknown name is still an AttributeError."""
-    import continuity.checkpoint_queue as queue_mod
-    import continuity.checkpoints as cps
-    import continuity.recovery as recovery_mod
+    import continuity.checkpoints.queue as queue_mod
+    import continuity.checkpoints.capture as cps
+    import continuity.checkpoints.recovery as recovery_mod
 
     for name in ("CheckpointQueue", "CheckpointFlushError", "FlushResult", "Sink", "Clock",
                  "store_sink", "merge_checkpoints", "utc_now", "FLUSH_WINDOW_MS",
@@ -589,12 +589,12 @@ def test_checkpoints_reexports_moved_names():
 
 
 def test_checkpoints_split_modules_import_first_without_cycle():
-    """continuity.recovery and continuity.redaction.keyed import cleanly in a fresh interpreter
+    """continuity.checkpoints.recovery and continuity.redaction.keyed import cleanly in a fresh interpreter
     (recovery first loads checkpoints, which must not import recovery back at load time)."""
     import subprocess
     import sys
 
-    code = ("import continuity.recovery as r, continuity.redaction.keyed, continuity.checkpoints as c;"
+    code = ("import continuity.checkpoints.recovery as r, continuity.redaction.keyed, continuity.checkpoints.capture as c;"
             "assert c.recover is r.recover; print('ok')")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from continuity.checkpoints import CheckpointConfig
+from continuity.checkpoints.capture import CheckpointConfig
 from continuity.formats.importer import import_paths
 from continuity.core.model import CheckpointTrigger, EntryKind
-from continuity.recovery import manual_checkpoint, recover, replay_import, replay_session
+from continuity.checkpoints.recovery import manual_checkpoint, recover, replay_import, replay_session
 from tests.builders import CP, A, U, load
 
 PI_LARGE = "d703a1a9-1b7b-4fb1-b512-c9738b1fe617"

@@ -8,14 +8,14 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import insert
 
-from continuity.checkpoints import (
+from continuity.checkpoints.capture import (
     CheckpointConfig,
     CheckpointRecorder,
     normalize_project,
     prune,
 )
 from continuity.core.model import Checkpoint, CheckpointTrigger
-from continuity.recovery import recover
+from continuity.checkpoints.recovery import recover
 from continuity.store import schema
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)

@@ -16,7 +16,7 @@ from typing import Iterator
 import pytest
 
 from continuity import lineage as ln
-from continuity.checkpoints import CheckpointConfig
+from continuity.checkpoints.capture import CheckpointConfig
 from continuity.core.errors import ContinuityError
 from continuity.hooks.live import LiveCapture
 from continuity.hooks.models import BODIES

@@ -11,7 +11,7 @@ from typing import Iterator
 
 import pytest
 
-from continuity.checkpoints import CheckpointConfig
+from continuity.checkpoints.capture import CheckpointConfig
 from continuity.hooks.live import LiveCapture
 from continuity.hooks.models import BODIES
 from continuity.transcripts import TranscriptLog, transcript_path

@@ -13,7 +13,7 @@ from typing import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from continuity.checkpoints import CheckpointConfig
+from continuity.checkpoints.capture import CheckpointConfig
 from continuity.hooks import adapters, spool
 from continuity.hooks.live import LiveCapture
 from continuity.hooks.models import MAX_PROMPT_CHARS, BODIES, StopBody, UserPromptBody

@@ -17,7 +17,7 @@ from typing import Iterator
 
 import pytest
 
-from continuity.checkpoints import CheckpointConfig
+from continuity.checkpoints.capture import CheckpointConfig
 from continuity.core.config import database_url
 from continuity.formats.importer import import_file
 from continuity.mcp_server import ContinuityTools, build_server

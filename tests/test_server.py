@@ -13,7 +13,7 @@ from typing import Iterator
 import pytest
 from fastapi.testclient import TestClient
 
-from continuity.checkpoints import CheckpointConfig
+from continuity.checkpoints.capture import CheckpointConfig
 from continuity.core.errors import ConfigError
 from continuity.hooks.live import LiveCapture
 from continuity.server import DaemonSettings, check_token_rule, create_app, load_settings, serve

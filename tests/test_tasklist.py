@@ -10,10 +10,10 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
-from continuity.checkpoints import CheckpointConfig, CheckpointQueue, CheckpointRecorder
+from continuity.checkpoints.capture import CheckpointConfig, CheckpointQueue, CheckpointRecorder
 from continuity.compaction import after_turn
 from continuity.formats.importer import import_paths
-from continuity.recovery import replay_session
+from continuity.checkpoints.recovery import replay_session
 from continuity.summarize import WorkingView, summarize
 from continuity.summarize.extractive import ExtractiveSummarizer
 from continuity.core.tasklist import TaskItem, open_items, task_list

@@ -157,7 +157,7 @@ class ContinuityTools:
         done = self._daemon("POST", "/api/checkpoints", json=body)
         if done is not None:
             return done
-        from continuity.checkpoints import checkpoint_dict, load_config, manual_checkpoint
+        from continuity.checkpoints.capture import checkpoint_dict, load_config, manual_checkpoint
         from continuity.core.errors import InputError
         from continuity.core.model import CheckpointTrigger
 

@@ -280,7 +280,7 @@ def _checkpoint_route(app: Any, live: Any) -> None:
     from fastapi.routing import APIRoute
 
     from continuity.hooks.models import CheckpointBody
-    from continuity.recovery import checkpoint_dict
+    from continuity.checkpoints.recovery import checkpoint_dict
 
     app.router.routes[:] = [r for r in app.router.routes if not (
         isinstance(r, APIRoute) and r.path == "/api/checkpoints" and "POST" in r.methods)]
@@ -324,7 +324,7 @@ def _version() -> str:
 
 def build_live(home: Path, settings: DaemonSettings) -> Any:
     """A ``LiveCapture`` over the workspace's store and settings (the store stays open)."""
-    from continuity.checkpoints import load_config
+    from continuity.checkpoints.capture import load_config
     from continuity.hooks.live import LiveCapture
     from continuity.store import open_store_raw
     from continuity.transcripts import settings as transcript_settings

@@ -1,6 +1,6 @@
 """CLI commands of session checkpoints (issue 3): ``continuity checkpoint SESSION --reason``,
 ``continuity checkpoints SESSION``, ``continuity prune`` and ``continuity recover``. Each is
-parse, resolve, one library call (``continuity.checkpoints``), render; JSON goes to plain stdout
+parse, resolve, one library call (``continuity.checkpoints.capture``), render; JSON goes to plain stdout
 and confirmations to stderr. Settings come from the workspace's ``[continuity]`` section."""
 
 from __future__ import annotations
@@ -51,8 +51,8 @@ def checkpoint_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """Write a checkpoint of SESSION now, with its recent prompts and your reason."""
-    from continuity.checkpoints import load_config
-    from continuity.recovery import checkpoint_dict, manual_checkpoint
+    from continuity.checkpoints.capture import load_config
+    from continuity.checkpoints.recovery import checkpoint_dict, manual_checkpoint
     from continuity.core.model import CheckpointTrigger
 
     if not reason.strip():
@@ -80,7 +80,7 @@ def checkpoints_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """List the checkpoints of SESSION, oldest first, with their digests."""
-    from continuity.recovery import checkpoint_dict
+    from continuity.checkpoints.recovery import checkpoint_dict
 
     with open_cli_store(home) as store:
         key = _session_key(store, session)
@@ -104,7 +104,7 @@ def prune_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """Delete checkpoints older than the retention window (a live session keeps its newest)."""
-    from continuity.checkpoints import load_config, prune
+    from continuity.checkpoints.capture import load_config, prune
 
     config = load_config(home)
     days = config.retention_days if retention_days is None else retention_days
@@ -130,8 +130,8 @@ def recover_cmd(
     """Print the recovery digest a new session starts with: the newest checkpoint of SESSION,
     else of its project (or --project) within the recovery window, within
     recoveryBudgetChars."""
-    from continuity.checkpoints import load_config
-    from continuity.recovery import recover
+    from continuity.checkpoints.capture import load_config
+    from continuity.checkpoints.recovery import recover
 
     if not session and not project:
         raise InputError("give a SESSION or --project PATH")

@@ -52,7 +52,7 @@ from typing import Any, Callable
 
 from pydantic import ValidationError
 
-from continuity import checkpoints as cps
+from continuity.checkpoints import capture as cps
 from continuity.core.errors import SessionNotFound
 from continuity.hooks import adapters, spool
 from continuity.hooks.capture import TranscriptCapture

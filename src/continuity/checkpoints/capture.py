@@ -17,11 +17,11 @@ continuity as redacted digests, and hand the newest one to the next session.
 
 Two neighbours own the rest, and every name of theirs stays importable from here:
 
-- ``continuity.checkpoint_queue``: ``CheckpointQueue`` (buffered writes flushed within a fixed
+- ``continuity.checkpoints.queue``: ``CheckpointQueue`` (buffered writes flushed within a fixed
   2,500 ms window; same-session periodic writes merge; a failed write is retried, never
   dropped), ``store_sink``, ``FlushResult``, ``CheckpointFlushError``, ``merge_checkpoints``,
   ``Clock``/``utc_now``. It sits below this module, which imports it.
-- ``continuity.recovery``: ``recover``/``render_recovery`` (the recovery digest within
+- ``continuity.checkpoints.recovery``: ``recover``/``render_recovery`` (the recovery digest within
   ``recoveryBudgetChars``), ``replay_session``/``replay_import`` (checkpoints of imported
   sessions, from the transcript's own timestamps, through the same recorder and queue) and
   ``manual_checkpoint``. It sits above this module and imports it, so its names are
@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from continuity.checkpoint_queue import (
+from continuity.checkpoints.queue import (
     MAX_QUERIES,
     MAX_REMEMBERS,
     CheckpointQueue,
@@ -54,12 +54,12 @@ from continuity.checkpoint_queue import (
     utc_now,
 )
 # re-exported (``X as X``): these lived here before the split
-from continuity.checkpoint_queue import FLUSH_WINDOW_MS as FLUSH_WINDOW_MS
-from continuity.checkpoint_queue import MAX_BACKOFF_MS as MAX_BACKOFF_MS
-from continuity.checkpoint_queue import CheckpointFlushError as CheckpointFlushError
-from continuity.checkpoint_queue import FlushResult as FlushResult
-from continuity.checkpoint_queue import Sink as Sink
-from continuity.checkpoint_queue import merge_checkpoints as merge_checkpoints
+from continuity.checkpoints.queue import FLUSH_WINDOW_MS as FLUSH_WINDOW_MS
+from continuity.checkpoints.queue import MAX_BACKOFF_MS as MAX_BACKOFF_MS
+from continuity.checkpoints.queue import CheckpointFlushError as CheckpointFlushError
+from continuity.checkpoints.queue import FlushResult as FlushResult
+from continuity.checkpoints.queue import Sink as Sink
+from continuity.checkpoints.queue import merge_checkpoints as merge_checkpoints
 from continuity.core.config import load_section
 from continuity.core.model import Checkpoint, CheckpointTrigger
 from continuity.redaction.funnel import redact
@@ -67,18 +67,18 @@ from continuity.core.tasklist import TaskItem, open_items, task_list
 
 if TYPE_CHECKING:  # pragma: no cover
     # the lazy re-exports below, for type checkers
-    from continuity.recovery import RECOVERY_LINE_SLACK as RECOVERY_LINE_SLACK
-    from continuity.recovery import TRUNCATION_MARKER as TRUNCATION_MARKER
-    from continuity.recovery import Recovery as Recovery
-    from continuity.recovery import checkpoint_dict as checkpoint_dict
-    from continuity.recovery import manual_checkpoint as manual_checkpoint
-    from continuity.recovery import recover as recover
-    from continuity.recovery import render_recovery as render_recovery
-    from continuity.recovery import replay_import as replay_import
-    from continuity.recovery import replay_session as replay_session
+    from continuity.checkpoints.recovery import RECOVERY_LINE_SLACK as RECOVERY_LINE_SLACK
+    from continuity.checkpoints.recovery import TRUNCATION_MARKER as TRUNCATION_MARKER
+    from continuity.checkpoints.recovery import Recovery as Recovery
+    from continuity.checkpoints.recovery import checkpoint_dict as checkpoint_dict
+    from continuity.checkpoints.recovery import manual_checkpoint as manual_checkpoint
+    from continuity.checkpoints.recovery import recover as recover
+    from continuity.checkpoints.recovery import render_recovery as render_recovery
+    from continuity.checkpoints.recovery import replay_import as replay_import
+    from continuity.checkpoints.recovery import replay_session as replay_session
     from continuity.store import SqlStore
 
-#: names ``continuity.recovery`` owns, importable from here as before the split
+#: names ``continuity.checkpoints.recovery`` owns, importable from here as before the split
 _RECOVERY_NAMES = frozenset({
     "RECOVERY_LINE_SLACK", "TRUNCATION_MARKER", "Recovery", "checkpoint_dict",
     "manual_checkpoint", "recover", "render_recovery", "replay_import", "replay_session",
@@ -87,10 +87,10 @@ _RECOVERY_NAMES = frozenset({
 
 
 def __getattr__(name: str) -> Any:
-    """The lazy re-export of ``continuity.recovery``'s names (PEP 562): that module imports
+    """The lazy re-export of ``continuity.checkpoints.recovery``'s names (PEP 562): that module imports
     this one, so importing it here at load time would be a cycle."""
     if name in _RECOVERY_NAMES:
-        from continuity import recovery
+        from continuity.checkpoints import recovery
 
         return getattr(recovery, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -1,6 +1,6 @@
 """Checkpoint recovery and replay (seed 000, "Session Checkpoints"; issue 3): reading
 checkpoints back, and deriving them for sessions that were imported rather than captured live.
-Split out of ``continuity.checkpoints``, which re-exports every name.
+Split out of ``continuity.checkpoints.capture``, which re-exports every name.
 
 - ``recover``/``render_recovery``/``Recovery``: the recovery digest a new session gets (the
   newest checkpoint of the same session, else of the same project within
@@ -12,7 +12,7 @@ Split out of ``continuity.checkpoints``, which re-exports every name.
   outside a live recorder (the CLI), its state rebuilt by replay.
 
 Budgets are characters (code points), never cut inside a character. Sits above
-``continuity.checkpoints`` (the recorder and digests) and ``continuity.checkpoint_queue``.
+``continuity.checkpoints.capture`` (the recorder and digests) and ``continuity.checkpoints.queue``.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Iterator
 
-from continuity.checkpoint_queue import CheckpointQueue, utc_now
-from continuity.checkpoints import (
+from continuity.checkpoints.queue import CheckpointQueue, utc_now
+from continuity.checkpoints.capture import (
     CheckpointConfig,
     CheckpointRecorder,
     _checkpoint,

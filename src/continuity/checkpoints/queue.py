@@ -1,5 +1,5 @@
 """The checkpoint flush queue (seed 000: ``queueCheckpointWrite``): buffered checkpoint writes
-and the sink they land in. Split out of ``continuity.checkpoints``, which re-exports every name.
+and the sink they land in. Split out of ``continuity.checkpoints.capture``, which re-exports every name.
 
 - ``CheckpointQueue``: buffered writes flushed within a fixed 2,500 ms window after the first
   queued one; same-session periodic writes merge (``merge_checkpoints``); a failed write is
@@ -8,10 +8,10 @@ and the sink they land in. Split out of ``continuity.checkpoints``, which re-exp
 - ``Sink``/``store_sink``: where a flush goes (a callable taking checkpoints in order; the store
   sink writes them in one transaction under the per-session cap).
 - ``FlushResult`` (what one flush did) and ``CheckpointFlushError`` (rows left at shutdown).
-- ``Clock``/``utc_now`` and the caps shared with ``continuity.checkpoints``.
+- ``Clock``/``utc_now`` and the caps shared with ``continuity.checkpoints.capture``.
 
 Times are aware UTC datetimes from an injectable clock; durations are milliseconds. Imports
-only ``model``, ``errors`` and ``store`` (for typing); never ``continuity.checkpoints``.
+only ``model``, ``errors`` and ``store`` (for typing); never ``continuity.checkpoints.capture``.
 """
 
 from __future__ import annotations
