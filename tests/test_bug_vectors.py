@@ -42,7 +42,7 @@ from continuity.summarize import ProviderError, ProviderReply, SummaryRequest, m
 from continuity.summarize.extractive import ExtractiveSummarizer
 from continuity.summarize.settings import SummarizerSettings
 from continuity.core.text import clean, clip_middle, cut_utf8
-from continuity.transcript_log import TranscriptLog, TranscriptRecord
+from continuity.transcripts.transcript_log import TranscriptLog, TranscriptRecord
 from tests.builders import CP, A, T, U, call, load
 
 CTX = mp.get_context("fork")

@@ -29,7 +29,7 @@ from continuity.core.model import (
 )
 from continuity.summarize.extractive import ExtractiveSummarizer
 from continuity.temporal_dag import thread_of
-from continuity.transcripts import sync_import, sync_session
+from continuity.transcripts.session_transcripts import sync_import, sync_session
 from tests.builders import A, T, U, call
 
 T0 = datetime(2026, 9, 1, 8, 0, tzinfo=timezone.utc)
@@ -337,7 +337,7 @@ def test_a_configured_model_writes_the_memory_sentence(store, isolated_home):
 
 def test_a_transcript_without_a_session_log_gets_its_transcript(store, isolated_home):
     """A completed row from `remember` (no imported log) gets a transcript artifact only."""
-    from continuity.transcripts import put_transcript
+    from continuity.transcripts.session_transcripts import put_transcript
 
     put_transcript(store, "manual-1", "User: hi", completed_at=NOW, now=NOW)
     done = run(store, "manual-1")

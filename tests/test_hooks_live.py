@@ -14,7 +14,7 @@ import pytest
 from continuity.checkpoints.capture import CheckpointConfig
 from continuity.hooks.live import LiveCapture
 from continuity.hooks.models import BODIES
-from continuity.transcripts import TranscriptLog, transcript_path
+from continuity.transcripts.session_transcripts import TranscriptLog, transcript_path
 
 CC_FIXTURE = Path(__file__).parent / "fixtures" / "claude_code" / "compaction.jsonl"
 

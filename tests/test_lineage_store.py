@@ -9,7 +9,7 @@ import pytest
 
 from continuity.core.model import Memory, Session
 from continuity.store.lineage import DagEdge, DagNode, ThreadHead
-from continuity.transcripts import put_transcript
+from continuity.transcripts.session_transcripts import put_transcript
 
 T0 = datetime(2026, 9, 1, 10, 0, tzinfo=timezone.utc)
 

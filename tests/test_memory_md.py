@@ -14,7 +14,7 @@ from continuity import lineage as ln
 from continuity import sentence as sn
 from continuity import memory_md as mm
 from continuity.core.errors import ConfigError
-from continuity.recall import remember
+from continuity.transcripts.memories import remember
 from continuity.summarize.extractive import ExtractiveSummarizer
 from tests.builders import A, T, U, call
 from tests.test_consolidate import make_session
@@ -253,7 +253,7 @@ def test_render_injected_key_and_cwd_from_an_import_stay_inside_their_rows(store
     consolidate and render: the file has exactly the six section headings and each value
     sits flattened inside its row."""
     from continuity.formats.importer import import_paths
-    from continuity.transcripts import sync_import
+    from continuity.transcripts.session_transcripts import sync_import
 
     src = claude_file(tmp_path / "in" / "s.jsonl", INJECTED_KEY, INJECTED_CWD)
     report = import_paths(store, [src])

@@ -11,8 +11,8 @@ import pytest
 from sqlalchemy import text
 from typer.testing import CliRunner
 
-from continuity import recall as rc
-from continuity import transcripts as tr
+from continuity.transcripts import memories as rc
+from continuity.transcripts import session_transcripts as tr
 from continuity.cli import app
 from continuity.core.errors import InputError, StoreError
 from continuity.store import HEAD_REVISION, migrate, open_store

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from sqlalchemy import text
 
-from continuity import recall as rc
+from continuity.transcripts import memories as rc
 from continuity.core.model import Memory
 from continuity.store import _alembic_config, _engine, fts, migrate, open_store
 from tests.conftest import BACKENDS

@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from continuity import transcripts as tr
+from continuity.transcripts import session_transcripts as tr
 from continuity.cli import app
 from continuity.core.errors import ConfigError, InputError
 from continuity.formats.importer import import_paths
 from continuity.core.model import Session, ThinkingBlock, ToolResultBlock
-from continuity.transcript_log import TranscriptLog, TranscriptRecord
+from continuity.transcripts.transcript_log import TranscriptLog, TranscriptRecord
 from tests.builders import A, CP, T, U, call, load
 
 T0 = datetime(2026, 9, 1, 8, 0, tzinfo=timezone.utc)

@@ -8,7 +8,7 @@ import json
 import multiprocessing
 from pathlib import Path
 
-from continuity.transcript_log import TranscriptLog, TranscriptRecord
+from continuity.transcripts.transcript_log import TranscriptLog, TranscriptRecord
 
 WRITERS = 8
 RECORDS = 1000

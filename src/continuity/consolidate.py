@@ -6,7 +6,7 @@ lineage out.
 so any checkpoint taken mid-session, never starts it. For that row it:
 
 1. writes the manifest (first), then the immutable ``transcript`` artifact (the sanitized,
-   redacted projection of the row, ``continuity.projection.project``), the ``summary``
+   redacted projection of the row, ``continuity.transcripts.projection.project``), the ``summary``
    artifact (the whole session through the configured summarizer, extractive by default) and,
    when the log holds compaction rows, the ``compaction`` artifact (every compaction summary of
    the session, oldest first, redacted); summary and compaction carry a memory sentence
@@ -49,13 +49,13 @@ from continuity.durable_memory import remember_durable
 from continuity.frontmatter import ArtifactCorrupt
 from continuity.lineage_report import repair_hint
 from continuity.core.model import Entry, EntryKind, Role, Run
-from continuity.projection import project as sanitized
+from continuity.transcripts.projection import project as sanitized
 from continuity.redaction.funnel import redact
 from continuity.store import iter_entries
 from continuity.summarize import Summarizer, WorkingView, summarize
 from continuity.summarize.bounds import digest
 from continuity.temporal_dag import SessionRecord, open_items, update_dag
-from continuity.transcript_log import transcript_path
+from continuity.transcripts.transcript_log import transcript_path
 
 if TYPE_CHECKING:
     from continuity.store import SqlStore

@@ -8,7 +8,7 @@ Transient operational state is never kept (B63: the origin stored 33 memories in
 of them temp paths, queue depths and hedged in-progress conclusions): ``transient_reason``
 says why a sentence is transient. ``durable_statements`` picks at most
 ``MAX_MEMORIES_PER_SESSION`` from a session's user texts and ``remember_durable`` stores them
-through ``continuity.recall.remember`` (redacted, de-duplicated by content).
+through ``continuity.transcripts.memories.remember`` (redacted, de-duplicated by content).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING, Iterable
 
 from continuity import sentence as sn
-from continuity.recall import remember
+from continuity.transcripts.memories import remember
 
 if TYPE_CHECKING:
     from continuity.store import SqlStore

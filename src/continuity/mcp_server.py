@@ -122,28 +122,28 @@ class ContinuityTools:
 
     def recall(self, query: str, limit: int = 10, expand: bool = False,
                session: str | None = None) -> dict[str, Any]:
-        """Memories matching ``query`` (see ``continuity.recall``)."""
+        """Memories matching ``query`` (see ``continuity.transcripts.memories``)."""
         key = self.session(session)
         body = {"query": query, "limit": limit, "expand": expand}
         found = self._daemon("POST", "/api/memory/recall", json=body,
                              params={"session_key": key} if key else None)
         if found is not None:
             return found
-        from continuity.recall import recall
+        from continuity.transcripts.memories import recall
 
         with self._store() as store:
             return recall(store, query, limit=limit, expand=expand).model_dump(mode="json")
 
     def remember(self, content: str, tags: list[str] | None = None, importance: float = 0.5,
                  type: str = "fact", session: str | None = None) -> dict[str, Any]:
-        """Remember ``content`` for the current session (see ``continuity.recall``)."""
+        """Remember ``content`` for the current session (see ``continuity.transcripts.memories``)."""
         key = self.session(session)
         body = {"content": content, "tags": tags or [], "importance": importance,
                 "type": type, "source_id": key}
         done = self._daemon("POST", "/api/memory/remember", json=body)
         if done is not None:
             return done
-        from continuity.recall import remember
+        from continuity.transcripts.memories import remember
 
         with self._store() as store:
             return remember(store, content, type=type, tags=tags or [],

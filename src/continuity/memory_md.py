@@ -64,7 +64,7 @@ from continuity import sentence as sn
 from continuity.core.config import load_section, resolve_home
 from continuity.core.errors import InputError
 from continuity.core.text import utf8_len
-from continuity.transcript_log import safe_name
+from continuity.transcripts.transcript_log import safe_name
 
 if TYPE_CHECKING:
     from continuity.store import SqlStore

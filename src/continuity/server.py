@@ -327,7 +327,7 @@ def build_live(home: Path, settings: DaemonSettings) -> Any:
     from continuity.checkpoints.capture import load_config
     from continuity.hooks.live import LiveCapture
     from continuity.store import open_store_raw
-    from continuity.transcripts import settings as transcript_settings
+    from continuity.transcripts.session_transcripts import settings as transcript_settings
 
     config = load_config(home)
     idle = timedelta(minutes=transcript_settings(home).idle_limit_minutes)

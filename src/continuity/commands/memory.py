@@ -1,6 +1,6 @@
 """CLI commands of transcripts and memories (issue 5): ``continuity transcript SESSION``,
 ``continuity remember TEXT`` and ``continuity recall QUERY``. Each is parse, one library call
-(``continuity.transcripts`` / ``continuity.recall``), render; JSON goes to plain stdout and
+(``continuity.transcripts.session_transcripts`` / ``continuity.transcripts.memories``), render; JSON goes to plain stdout and
 confirmations to stderr."""
 
 from __future__ import annotations
@@ -28,8 +28,8 @@ def transcript_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """Print the canonical transcript of SESSION (as stored, unless --sanitized)."""
-    from continuity.projection import project
-    from continuity.transcripts import load_transcript
+    from continuity.transcripts.projection import project
+    from continuity.transcripts.session_transcripts import load_transcript
 
     with open_cli_store(home) as store:
         row = load_transcript(store, session, home=home)
@@ -54,7 +54,7 @@ def remember_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """Remember TEXT (stored once: the same text again is reported as already remembered)."""
-    from continuity.recall import remember
+    from continuity.transcripts.memories import remember
 
     with open_cli_store(home) as store:
         done = remember(store, text, type=type_, tags=tags, importance=importance,
@@ -77,7 +77,7 @@ def recall_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """Recall memories matching QUERY, most relevant first."""
-    from continuity.recall import recall
+    from continuity.transcripts.memories import recall
 
     with open_cli_store(home) as store:
         found = recall(store, query, limit=limit, expand=expand,

@@ -35,7 +35,7 @@ import time
 from datetime import datetime, timedelta
 from typing import Any, Callable, Iterable, Iterator
 
-from continuity import transcripts as tx
+from continuity.transcripts import session_transcripts as tx
 from continuity.checkpoints.capture import CheckpointRecorder, SessionState
 from continuity.core.errors import ContinuityError, FencedWrite
 from continuity.hooks.sessions import LiveSession, history, live_history

@@ -3,7 +3,7 @@
 
 ``LiveTurns.append`` writes one turn (``User:`` prompt, or the ``Assistant:`` message a Stop
 carries when the harness gave no transcript file) as a ``live`` record of the harness's
-canonical JSONL (``continuity.transcripts``), fsync'd, and queues ``write_row``, which adds every
+canonical JSONL (``continuity.transcripts.session_transcripts``), fsync'd, and queues ``write_row``, which adds every
 turn that arrived meanwhile to the session's row in one write (the row is derived: a crash
 between the two leaves the record, and the harness's file, when there is one, restores the row
 at the next capture).
@@ -31,7 +31,7 @@ import threading
 from datetime import datetime
 from typing import Any, Callable
 
-from continuity import transcripts as tx
+from continuity.transcripts import session_transcripts as tx
 
 
 class _Batch:

@@ -16,7 +16,7 @@ from continuity.checkpoints.capture import checkpoint_dict
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.hooks.adapters import AdapterError
 from continuity.hooks.models import BODIES, CheckpointBody
-from continuity.recall import RecallRequest, RememberRequest, recall_request, remember_request
+from continuity.transcripts.memories import RecallRequest, RememberRequest, recall_request, remember_request
 
 HarnessName = Literal["claude-code", "codex", "pi"]
 EventName = Literal["session-start", "user-prompt-submit", "pre-compaction", "post-compaction",

@@ -2,8 +2,8 @@
 
 A mixin of ``SqlStore``: methods use ``self._conn()`` (joins an open ``batch()``) and the tables
 of ``continuity.store.schema``. Only primitives live here; the rules (what "unchanged content"
-means, when a row completes, redaction, de-duplication) are in ``continuity.transcripts`` and
-``continuity.recall``.
+means, when a row completes, redaction, de-duplication) are in ``continuity.transcripts.session_transcripts`` and
+``continuity.transcripts.memories``.
 
 Each write primitive is one conditional statement, so it is race-free on its own and says whether
 it changed a row: ``insert_transcript`` / ``insert_memory`` skip an existing key,

@@ -1,4 +1,4 @@
-"""0007 memories full-text search: the index behind ``continuity.recall`` (issue 5).
+"""0007 memories full-text search: the index behind ``continuity.transcripts.memories`` (issue 5).
 
 Why: ``recall`` ranks memories by full-text relevance, and a LIKE scan over 100,000 memories misses
 the 10 ms goal and cannot rank. The two dialects index differently, so this revision branches on

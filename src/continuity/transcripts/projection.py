@@ -1,5 +1,5 @@
 """Transcript text's paragraph unit and its read-time sanitized projection (seed 000): ``paragraph``
-builds the ``Label: …`` paragraphs that ``continuity.transcripts`` stores, and ``project`` turns
+builds the ``Label: …`` paragraphs that ``continuity.transcripts.session_transcripts`` stores, and ``project`` turns
 stored text (or raw JSON lines) into what a reader may see: tool calls as markers, tool output
 and reasoning left out, secrets redacted. The stored row is never changed.
 """

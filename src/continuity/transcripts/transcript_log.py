@@ -1,6 +1,6 @@
 """The canonical transcript JSONL file (seed 000, "Lossless Session Transcripts"): its path, its
 records and their ids, and the locked, durable writer with torn-tail repair and per-session
-snapshots. ``continuity.transcripts`` renders sessions into records and keeps the database row.
+snapshots. ``continuity.transcripts.session_transcripts`` renders sessions into records and keeps the database row.
 
 **Canonical JSONL** at ``<workspace>/memory/<harness>/transcripts/transcript.jsonl`` (harness
 folded by ``safe_name``; session keys live only inside records, never in paths): one

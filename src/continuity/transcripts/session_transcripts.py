@@ -1,7 +1,7 @@
 """Lossless session transcripts (seed 000, "Lossless Session Transcripts"): the rendering of a
 session's rows into transcript text, the ``session_transcripts`` row per session, its snapshot
-into the canonical JSONL file (``continuity.transcript_log``), completion, and reading. The
-read-time sanitized projection is ``continuity.projection``; the names of both modules stay
+into the canonical JSONL file (``continuity.transcripts.transcript_log``), completion, and reading. The
+read-time sanitized projection is ``continuity.transcripts.projection``; the names of both modules stay
 importable from here.
 
 **Transcript text** (``render_entry``; the content of a ``session_transcripts`` row). A session's
@@ -15,7 +15,7 @@ by one blank line. Nothing is cut, collapsed or redacted: the stored row is loss
 
 **Canonical JSONL**: one record per rendered row in
 ``<workspace>/memory/<harness>/transcripts/transcript.jsonl``; file format, locking, torn-tail
-repair (B36) and snapshots are described in ``continuity.transcript_log``. ``sync_session``
+repair (B36) and snapshots are described in ``continuity.transcripts.transcript_log``. ``sync_session``
 replaces a session's records there and rewrites from the database any session a torn-tail repair
 cut short (``restore_torn``).
 
@@ -51,10 +51,10 @@ from continuity.core.model import (
     ToolResultBlock,
     TranscriptRow,
 )
-from continuity.projection import marker, paragraph, project  # noqa: F401 (re-exported)
+from continuity.transcripts.projection import marker, paragraph, project  # noqa: F401 (re-exported)
 from continuity.store import iter_entries
 from continuity.core.text import clean, json_bytes
-from continuity.transcript_log import (  # noqa: F401 (re-exported)
+from continuity.transcripts.transcript_log import (  # noqa: F401 (re-exported)
     FILE_NAME,
     SCHEMA,
     TranscriptLog,

@@ -9,7 +9,7 @@
   agent is not stored again (``deduped: true``, the first one's fields win). The memory commits
   first. Then, when a ``transcript`` and a ``source_id`` (the session key) are both given, the
   transcript is written to ``session_transcripts`` by the row rules of
-  ``continuity.transcripts`` in a **separate** transaction, also for a deduplicated memory
+  ``continuity.transcripts.session_transcripts`` in a **separate** transaction, also for a deduplicated memory
   (origin defect: it was silently skipped then); a failure there is reported in
   ``transcript_error`` and never loses the memory.
 - **recall**: words of the query (letters and digits; English stop words left out, as PostgreSQL
@@ -42,12 +42,12 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from continuity.core.errors import InputError, StoreError
 from continuity.core.model import Memory
-from continuity.projection import project
+from continuity.transcripts.projection import project
 from continuity.redaction.funnel import redact
 from continuity.store.memory import MemoryFilter
 from continuity.core.text import clean, clip_middle, utf8_len
-from continuity.transcript_log import content_hash
-from continuity.transcripts import put_transcript, storable
+from continuity.transcripts.transcript_log import content_hash
+from continuity.transcripts.session_transcripts import put_transcript, storable
 
 if TYPE_CHECKING:
     from continuity.store import SqlStore

@@ -1,0 +1,1 @@
+"""continuity.transcripts.session_transcripts."""
