@@ -29,8 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT.parent / "shared" / "data"
 sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 
-from continuity import consolidate as co  # noqa: E402
-from continuity import memory_md as mm  # noqa: E402
+from continuity.lineage import consolidation as co  # noqa: E402
+from continuity.lineage import memory_md as mm  # noqa: E402
 from continuity.formats.importer import import_paths  # noqa: E402
 from continuity.core.model import (  # noqa: E402
     Entry,

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from continuity import consolidate as co
-from continuity import durable_memory as dm
-from continuity import lineage as ln
+from continuity.lineage import consolidation as co
+from continuity.lineage import durable_memory as dm
+from continuity.lineage import artifacts as ln
 from continuity.cli import app
 from continuity.core.errors import InputError
 from continuity.formats.importer import import_paths
-from continuity.memory_md import SECTIONS
+from continuity.lineage.memory_md import SECTIONS
 from continuity.core.model import (
     CompactionInfo,
     Entry,
@@ -28,7 +28,7 @@ from continuity.core.model import (
     Session,
 )
 from continuity.summarize.extractive import ExtractiveSummarizer
-from continuity.temporal_dag import thread_of
+from continuity.lineage.temporal_dag import thread_of
 from continuity.transcripts.session_transcripts import sync_import, sync_session
 from tests.builders import A, T, U, call
 

@@ -15,7 +15,7 @@ from typing import Iterator
 
 import pytest
 
-from continuity import lineage as ln
+from continuity.lineage import artifacts as ln
 from continuity.checkpoints.capture import CheckpointConfig
 from continuity.core.errors import ContinuityError
 from continuity.hooks.live import LiveCapture
@@ -152,7 +152,7 @@ def test_failed_pass_keeps_the_session_end(live: LiveCapture, isolated_home: Pat
     def broken(*_a: object, **_k: object) -> None:
         raise error
 
-    monkeypatch.setattr("continuity.consolidate.consolidate", broken)
+    monkeypatch.setattr("continuity.lineage.consolidation.consolidate", broken)
     _turns(live, "s-fail")
     with caplog.at_level(logging.WARNING, logger="continuity.daemon"):
         live.end_session(BODIES["session-end"].model_validate(
@@ -171,7 +171,7 @@ def test_pass_never_holds_up_hooks_or_other_work(live: LiveCapture,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """While a pass runs (held here), hooks are answered and the daemon's own background
     work (rows, settled turns, the next end) completes."""
-    from continuity import consolidate as real
+    from continuity.lineage import consolidation as real
 
     release, started = threading.Event(), threading.Event()
     original = real.consolidate
@@ -181,7 +181,7 @@ def test_pass_never_holds_up_hooks_or_other_work(live: LiveCapture,
         assert release.wait(30)
         return original(*a, **k)
 
-    monkeypatch.setattr("continuity.consolidate.consolidate", slow)
+    monkeypatch.setattr("continuity.lineage.consolidation.consolidate", slow)
     _turns(live, "s-slow")
     live.end_session(BODIES["session-end"].model_validate(
         {"harness": "claude-code", "session_key": "s-slow", "project": PROJECT}))

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from continuity import consolidate as co
-from continuity import lineage as ln
-from continuity import sentence as sn
-from continuity import memory_md as mm
+from continuity.lineage import consolidation as co
+from continuity.lineage import artifacts as ln
+from continuity.lineage import sentence as sn
+from continuity.lineage import memory_md as mm
 from continuity.core.errors import ConfigError
 from continuity.transcripts.memories import remember
 from continuity.summarize.extractive import ExtractiveSummarizer

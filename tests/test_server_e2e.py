@@ -18,7 +18,7 @@ from typing import Any, Callable
 import httpx
 import pytest
 
-from continuity import lineage as ln
+from continuity.lineage import artifacts as ln
 from continuity.hooks.install import hook_argv
 from continuity.store import open_store
 

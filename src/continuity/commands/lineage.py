@@ -1,6 +1,6 @@
 """CLI commands of the lineage (issue 6): ``continuity consolidate [SESSION|--all]``,
 ``continuity lineage SESSION`` and ``continuity memory render [--project P] [--output PATH]``.
-Each is parse, one library call (``continuity.consolidate`` / ``continuity.memory_md``), render;
+Each is parse, one library call (``continuity.lineage.consolidation`` / ``continuity.lineage.memory_md``), render;
 JSON goes to plain stdout, confirmations and warnings to stderr. ``lineage`` and ``consolidate``
 exit 7 (``lineage.LineageDamaged``) after their output when an artifact is missing or fails its
 check, the error line naming the file and the repair."""
@@ -28,7 +28,7 @@ memory_app = typer.Typer(help="The MEMORY.md projection (seed 000).", no_args_is
 
 
 def _as_of(value: Optional[str]):  # type: ignore[no-untyped-def]
-    from continuity.lineage import parse_iso
+    from continuity.lineage.artifacts import parse_iso
 
     if value is None:
         return None
@@ -58,7 +58,7 @@ def memory_render(
     as_json: bool = JsonOption,
 ) -> None:
     """Rebuild MEMORY.md from the lineage: six sections, within the [memory_md] budget."""
-    from continuity.memory_md import default_path, render_memory_md, write
+    from continuity.lineage.memory_md import default_path, render_memory_md, write
 
     when = _as_of(as_of)
     with open_cli_store(home) as store:
@@ -84,7 +84,7 @@ def lineage_cmd(
     """Show the lineage of SESSION: manifest, artifacts (hash-checked), thread and DAG edges.
 
     Exits 7 when an artifact is missing or fails its check (after showing the lineage)."""
-    from continuity.lineage_report import session_lineage
+    from continuity.lineage.report import session_lineage
 
     with open_cli_store(home) as store:
         found = store.get_transcripts([session], "default")
@@ -100,9 +100,9 @@ def lineage_cmd(
 
 def _damaged(key: str, problems: list[dict[str, Any]]) -> Exception:
     """The exit-7 error naming each missing or failing artifact and the repair."""
-    from continuity.lineage_report import repair_hint
-    from continuity.lineage import LineageDamaged
-    from continuity.sentence import one_line
+    from continuity.lineage.report import repair_hint
+    from continuity.lineage.artifacts import LineageDamaged
+    from continuity.lineage.sentence import one_line
 
     listed = ", ".join(
         f"{p['kind']}{' ' + p['path'] if p['path'] else ''} "
@@ -114,7 +114,7 @@ def _damaged(key: str, problems: list[dict[str, Any]]) -> Exception:
 
 
 def _lineage_text(view: dict[str, Any]) -> str:
-    from continuity.sentence import one_line
+    from continuity.lineage.sentence import one_line
 
     key = one_line(view["session"])
     lines = [f"session {key} (agent {one_line(view['agent_id'])}, token {view['token']})"]
@@ -151,7 +151,7 @@ def consolidate_cmd(
     <home>/memory/, stores the durable facts, decisions and constraints the user stated, and
     updates thread heads and the temporal DAG. Sessions still open are left alone.
     """
-    from continuity.consolidate import run_pass
+    from continuity.lineage.consolidation import run_pass
 
     if (session is None) == (not all_):
         raise InputError("give a SESSION or --all (not both)")
@@ -165,7 +165,7 @@ def consolidate_cmd(
     else:
         _consolidate_text(report, many=len(damaged) > 1)
     if damaged:
-        from continuity.lineage import LineageDamaged
+        from continuity.lineage.artifacts import LineageDamaged
 
         raise LineageDamaged(damaged[0].error if len(damaged) == 1 else
                              f"{len(damaged)} sessions have a damaged lineage (listed above); "

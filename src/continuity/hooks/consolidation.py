@@ -95,8 +95,8 @@ class Consolidator:
         """One pass now (module docstring); returns its status. A ``ContinuityError`` (a
         damaged artifact, bad settings, a database error) is logged as one line and answered
         ``failed``; any other exception propagates (the worker logs it with its trace)."""
-        from continuity import memory_md
-        from continuity.consolidate import consolidate
+        from continuity.lineage import memory_md
+        from continuity.lineage.consolidation import consolidate
 
         try:
             summarizer, writer = self._summarizers()

@@ -4,7 +4,7 @@ plus the ranked read of durable memories the MEMORY.md projection needs.
 A mixin of ``SqlStore``: methods use ``self._conn()`` (joins an open ``batch()``) and the tables
 of ``continuity.store.schema`` (revisions 0008-0010). Only primitives live here; what a thread
 is, which edges a session gets and how MEMORY.md orders rows are rules of
-``continuity.consolidate`` and ``continuity.memory_md``.
+``continuity.lineage.consolidation`` and ``continuity.lineage.memory_md``.
 
 - **Thread heads**: one row per ``(agent_id, thread_key)``. ``upsert_thread_head`` is one
   conditional statement: it writes only when the new ``latest_at`` is not older than the stored

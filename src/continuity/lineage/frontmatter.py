@@ -1,6 +1,6 @@
 """The file format of a lineage artifact (seed 000, "Canonical Markdown Lineage"): frontmatter
 lines, the whole file, its two hashes and their check, and the errors a bad file raises.
-``continuity.lineage`` names, writes and reads the files and re-exports these names.
+``continuity.lineage.artifacts`` names, writes and reads the files and re-exports these names.
 
 **File.** ``---``, one ``key: value`` line per field, ``---``, a blank line, the body, a newline.
 Values: ``null``, ``true``/``false``, numbers, JSON-quoted strings (control characters, C1

@@ -59,8 +59,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from continuity import lineage as ln
-from continuity import sentence as sn
+from continuity.lineage import artifacts as ln
+from continuity.lineage import sentence as sn
 from continuity.core.config import load_section, resolve_home
 from continuity.core.errors import InputError
 from continuity.core.text import utf8_len

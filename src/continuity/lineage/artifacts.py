@@ -1,7 +1,7 @@
 """Canonical markdown lineage (seed 000, "Canonical Markdown Lineage and MEMORY.md Projection"):
 immutable per-session artifacts in ``<workspace>/memory/`` and one mutable manifest per session.
 The memory sentence (quality gate and deterministic fallback) and ``one_line`` live in
-``continuity.sentence``; their names stay importable from here.
+``continuity.lineage.sentence``; their names stay importable from here.
 
 **Names.** ``<captured_at>--<token>--<kind>.md`` where ``captured_at`` is the capture time in
 UTC as ``2026-09-01T10-40-00.000Z`` (ISO 8601 with ``:`` made ``-``, filename-safe everywhere),
@@ -9,7 +9,7 @@ UTC as ``2026-09-01T10-40-00.000Z`` (ISO 8601 with ``:`` made ``-``, filename-sa
 ``kind`` one of ``transcript``, ``summary``, ``compaction``, ``manifest``. A capture's content
 artifacts share its ``captured_at``; the manifest keeps the first capture's.
 
-**File format and integrity** (``continuity.frontmatter``): frontmatter, a blank line, the
+**File format and integrity** (``continuity.lineage.frontmatter``): frontmatter, a blank line, the
 body; ``content_sha256`` seals the body and ``frontmatter_sha256`` every other field, both
 checked on every read. Field order is fixed per kind, so the same fields always give the same
 bytes. Identity fields (``agent_id``, ``session_key``) are kept exactly (the token is their
@@ -48,7 +48,7 @@ from typing import Any, Iterator, Sequence
 
 from continuity.core.config import resolve_home
 from continuity.core.errors import LineageDamaged  # noqa: F401 (re-exported)
-from continuity.frontmatter import (  # noqa: F401 (re-exported: the lineage's file format)
+from continuity.lineage.frontmatter import (  # noqa: F401 (re-exported: the lineage's file format)
     FRONTMATTER_HASH,
     HASH_SCOPE,
     ArtifactCorrupt,
@@ -62,7 +62,7 @@ from continuity.frontmatter import (  # noqa: F401 (re-exported: the lineage's f
     split_file,
     verify_hashes,
 )
-from continuity.sentence import (  # noqa: F401 (re-exported)
+from continuity.lineage.sentence import (  # noqa: F401 (re-exported)
     SENTENCE_MAX_WORDS,
     SENTENCE_MIN_WORDS,
     SENTENCE_SYSTEM,
@@ -202,7 +202,7 @@ def read_artifact(path: str | os.PathLike[str], *, verify: bool = True) -> Artif
     """Read and check one artifact: its name, required fields (``kind``, ``agent_id``,
     ``session_key``, ``content_sha256``, ``hash_scope``), the kind and token its name gives,
     and (``verify``) the body against ``content_sha256`` and the whole frontmatter against
-    ``frontmatter_sha256`` (``continuity.frontmatter``, "Integrity"). Raises
+    ``frontmatter_sha256`` (``continuity.lineage.frontmatter``, "Integrity"). Raises
     ``ArtifactCorrupt`` naming the file and the problem (``path`` set), ``ArtifactError`` when
     it cannot be read."""
     p = Path(path)

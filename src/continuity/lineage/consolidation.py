@@ -10,13 +10,13 @@ so any checkpoint taken mid-session, never starts it. For that row it:
    artifact (the whole session through the configured summarizer, extractive by default) and,
    when the log holds compaction rows, the ``compaction`` artifact (every compaction summary of
    the session, oldest first, redacted); summary and compaction carry a memory sentence
-   (``continuity.sentence.memory_sentence``);
+   (``continuity.lineage.sentence.memory_sentence``);
 2. extracts **durable memories** stated by the user (constraints, decisions, facts;
-   ``continuity.durable_memory``) into the memory store, never transient operational state
+   ``continuity.lineage.durable_memory``) into the memory store, never transient operational state
    (B63: temp paths, counters, hedged in-progress conclusions, questions) and nothing at all
    from a scratch session (``lineage.is_noise``);
 3. in one transaction, records the session in the temporal DAG and its thread head
-   (``continuity.temporal_dag``: session, compaction and thread nodes; ``continues``,
+   (``continuity.lineage.temporal_dag``: session, compaction and thread nodes; ``continues``,
    ``compacted_into`` and ``mentions`` edges; a head never moved back in time).
 
 This module holds the artifact writing and the pass driver (``consolidate``, ``pending``,
@@ -42,19 +42,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-from continuity import lineage as ln
-from continuity import sentence as sn
+from continuity.lineage import artifacts as ln
+from continuity.lineage import sentence as sn
 from continuity.core.config import resolve_home
-from continuity.durable_memory import remember_durable
-from continuity.frontmatter import ArtifactCorrupt
-from continuity.lineage_report import repair_hint
+from continuity.lineage.durable_memory import remember_durable
+from continuity.lineage.frontmatter import ArtifactCorrupt
+from continuity.lineage.report import repair_hint
 from continuity.core.model import Entry, EntryKind, Role, Run
 from continuity.transcripts.projection import project as sanitized
 from continuity.redaction.funnel import redact
 from continuity.store import iter_entries
 from continuity.summarize import Summarizer, WorkingView, summarize
 from continuity.summarize.bounds import digest
-from continuity.temporal_dag import SessionRecord, open_items, update_dag
+from continuity.lineage.temporal_dag import SessionRecord, open_items, update_dag
 from continuity.transcripts.transcript_log import transcript_path
 
 if TYPE_CHECKING:
@@ -491,9 +491,9 @@ def run_pass(store: "SqlStore", *, home: Any = None, sessions: Iterable[str] | N
              now: datetime | None = None) -> PassReport:
     """Consolidate ``sessions`` (keys), or every ``pending`` one when None, then, when
     ``render`` and anything was consolidated (or ``<home>/MEMORY.md`` is missing), rebuild
-    ``<home>/MEMORY.md`` (``continuity.memory_md``). A session with a damaged artifact does
+    ``<home>/MEMORY.md`` (``continuity.lineage.memory_md``). A session with a damaged artifact does
     not stop the others: its result has status ``damaged`` and the error."""
-    from continuity import memory_md
+    from continuity.lineage import memory_md
 
     if summarizer is None:
         summarizer, sentence_writer = configured(home)

@@ -14,11 +14,11 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from continuity import lineage as ln
-from continuity import sentence as sn
+from continuity.lineage import artifacts as ln
+from continuity.lineage import sentence as sn
 from continuity.core.config import resolve_home
-from continuity.frontmatter import ArtifactError
-from continuity.temporal_dag import thread_of
+from continuity.lineage.frontmatter import ArtifactError
+from continuity.lineage.temporal_dag import thread_of
 
 if TYPE_CHECKING:
     from continuity.store import SqlStore

@@ -25,8 +25,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Sequence
 
-from continuity import lineage as ln
-from continuity import sentence as sn
+from continuity.lineage import artifacts as ln
+from continuity.lineage import sentence as sn
 from continuity.core.model import Entry, Run
 from continuity.redaction.funnel import redact
 from continuity.store.lineage import DagEdge, DagNode, ThreadHead

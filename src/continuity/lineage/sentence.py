@@ -6,7 +6,7 @@ compaction frontmatter. ``sentence_problem`` is the quality gate; ``fallback_sen
 sentence from the session's facts when no model is configured or the gate fails, and
 ``generic_sentence`` is the render-time stand-in for a stored sentence that fails the gate.
 ``memory_sentence`` asks a model writer and falls back. ``one_line`` flattens any display value
-(a sentence, a key, a project) to one line; ``continuity.lineage`` uses it for frontmatter and
+(a sentence, a key, a project) to one line; ``continuity.lineage.artifacts`` uses it for frontmatter and
 re-exports every name of this module.
 """
 

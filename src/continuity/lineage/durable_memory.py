@@ -17,7 +17,7 @@ import re
 from datetime import datetime
 from typing import TYPE_CHECKING, Iterable
 
-from continuity import sentence as sn
+from continuity.lineage import sentence as sn
 from continuity.transcripts.memories import remember
 
 if TYPE_CHECKING:
