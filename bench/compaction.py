@@ -8,7 +8,7 @@ figure is the median of N runs (quick: 3, full: 9), all measured in this run:
 - **baseline**: reading the working view alone (every visible message row after the newest
   coverage, page by page, as the policy reads it);
 - **extractive summary**: bounding + digesting those rows and building the extractive summary
-  (``continuity.summarize.summarize``), rows already read;
+  (``continuity.continuation.summarize.summarize``), rows already read;
 - **compaction + continue**: ``after_turn`` with the extractive summarizer (measure, read,
   summarize, fenced write) followed by ``build_continuation``, each run on a fresh copy of the
   store; next to ``build_continuation`` alone on the uncompacted session.
@@ -34,12 +34,12 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "pi" / "large-session.jsonl"
 sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 
-from continuity.compaction import _view_rows, after_turn, measure_view  # noqa: E402
-from continuity.continuation import build_continuation  # noqa: E402
+from continuity.continuation.compaction import _view_rows, after_turn, measure_view  # noqa: E402
+from continuity.continuation.view import build_continuation  # noqa: E402
 from continuity.formats.importer import import_paths  # noqa: E402
 from continuity.store import open_store  # noqa: E402
-from continuity.summarize import WorkingView, summarize  # noqa: E402
-from continuity.summarize.extractive import ExtractiveSummarizer  # noqa: E402
+from continuity.continuation.summarize import WorkingView, summarize  # noqa: E402
+from continuity.continuation.summarize.extractive import ExtractiveSummarizer  # noqa: E402
 
 BUDGET = 240_000
 

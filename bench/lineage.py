@@ -42,8 +42,8 @@ from continuity.core.model import (  # noqa: E402
     TextBlock,
 )
 from continuity.store import open_store  # noqa: E402
-from continuity.summarize import WorkingView, summarize  # noqa: E402
-from continuity.summarize.extractive import ExtractiveSummarizer  # noqa: E402
+from continuity.continuation.summarize import WorkingView, summarize  # noqa: E402
+from continuity.continuation.summarize.extractive import ExtractiveSummarizer  # noqa: E402
 from continuity.transcripts.session_transcripts import sync_import, sync_session  # noqa: E402
 
 NOW = datetime(2026, 9, 2, 12, 0, tzinfo=timezone.utc)

@@ -45,7 +45,7 @@ sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 
 import orjson  # noqa: E402
 
-from continuity.continuation import build_continuation  # noqa: E402
+from continuity.continuation.view import build_continuation  # noqa: E402
 from continuity.formats.importer import discover, import_file, import_paths  # noqa: E402
 from continuity.core.model import (  # noqa: E402
     CompactionInfo,

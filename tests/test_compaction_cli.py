@@ -12,8 +12,8 @@ import pytest
 from typer.testing import CliRunner
 
 from continuity.cli import app
-from continuity.compaction import measure_view
-from continuity.continuation import build_continuation
+from continuity.continuation.compaction import measure_view
+from continuity.continuation.view import build_continuation
 from continuity.core.errors import ConfigError, FencedWrite
 from continuity.formats.importer import import_paths
 from continuity.core.model import EntryKind

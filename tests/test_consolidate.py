@@ -27,7 +27,7 @@ from continuity.core.model import (
     RunStatus,
     Session,
 )
-from continuity.summarize.extractive import ExtractiveSummarizer
+from continuity.continuation.summarize.extractive import ExtractiveSummarizer
 from continuity.lineage.temporal_dag import thread_of
 from continuity.transcripts.session_transcripts import sync_import, sync_session
 from tests.builders import A, T, U, call
@@ -310,7 +310,7 @@ class FakeModel:
     name, max_input_bytes, max_summary_bytes, min_seconds = "fake", None, 24_000, 0.0
 
     def generate(self, request, *, cancel, deadline):  # type: ignore[no-untyped-def]
-        from continuity.summarize import ProviderReply
+        from continuity.continuation.summarize import ProviderReply
 
         if request.system.startswith("Write exactly one sentence"):
             assert "Project: /home/ana/ledger" in request.prompt

@@ -6,7 +6,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from continuity.continuation import UNKNOWN_EFFECTS, build_continuation, repair, used_bytes
+from continuity.continuation.view import UNKNOWN_EFFECTS, build_continuation, repair, used_bytes
 from continuity.core.errors import SessionNotFound
 from continuity.core.model import (
     Entry,

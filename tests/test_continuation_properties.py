@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from sqlalchemy import event
 
 from continuity.core.codec import block_view
-from continuity.continuation import (
+from continuity.continuation.view import (
     GAP_NOTICE_RESERVE,
     UNKNOWN_EFFECTS,
     build_continuation,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from continuity.continuation import build_continuation
+from continuity.continuation.view import build_continuation
 from continuity.core.errors import InputError
 from continuity.formats.importer import import_file, import_paths
 from continuity.store import open_store

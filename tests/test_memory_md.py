@@ -15,7 +15,7 @@ from continuity.lineage import sentence as sn
 from continuity.lineage import memory_md as mm
 from continuity.core.errors import ConfigError
 from continuity.transcripts.memories import remember
-from continuity.summarize.extractive import ExtractiveSummarizer
+from continuity.continuation.summarize.extractive import ExtractiveSummarizer
 from tests.builders import A, T, U, call
 from tests.test_consolidate import make_session
 from continuity.core.model import RunStatus

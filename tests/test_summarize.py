@@ -21,7 +21,7 @@ from continuity.core.model import (
     TextBlock,
     ToolResultBlock,
 )
-from continuity.summarize import (
+from continuity.continuation.summarize import (
     ProviderReply,
     SummaryRequest,
     WorkingView,
@@ -30,9 +30,9 @@ from continuity.summarize import (
     summarize,
     validate,
 )
-from continuity.summarize.bounds import RESULT_CAP, digest, render_row
-from continuity.summarize.extractive import ExtractiveSummarizer
-from continuity.summarize.settings import Provider, SummarizerSettings, load_settings
+from continuity.continuation.summarize.bounds import RESULT_CAP, digest, render_row
+from continuity.continuation.summarize.extractive import ExtractiveSummarizer
+from continuity.continuation.summarize.settings import Provider, SummarizerSettings, load_settings
 from tests.builders import A, T, U, call
 
 GOOD = "## Goal\n- g\n## Progress\n### Done\n- d\n## Next steps\n- n"

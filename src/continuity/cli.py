@@ -137,7 +137,7 @@ def continue_cmd(
     """Print the continuation the next run of SESSION should be handed: the newest checkpoint,
     the previous request verbatim, and a recent tail within the budget with every tool call
     paired."""
-    from continuity.continuation import build_continuation
+    from continuity.continuation.view import build_continuation
 
     with _store(home) as store:
         view = build_continuation(store, resolve_session(store, session), budget_bytes=budget)

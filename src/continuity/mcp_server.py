@@ -179,7 +179,7 @@ class ContinuityTools:
                             params={"budget_bytes": budget_bytes})
         if view is not None:
             return view
-        from continuity.continuation import build_continuation
+        from continuity.continuation.view import build_continuation
 
         with self._store() as store:
             return build_continuation(store, key, budget_bytes=budget_bytes).to_dict()

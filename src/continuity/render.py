@@ -10,7 +10,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from continuity.core.codec import block_view
-from continuity.continuation import ContinuationView
+from continuity.continuation.view import ContinuationView
 from continuity.formats.importer import ImportReport
 from continuity.core.model import Entry, Session
 from continuity.core.text import cut_utf8, json_bytes

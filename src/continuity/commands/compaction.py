@@ -1,6 +1,6 @@
 """`continuity compact` and `continuity receipts`: the continuation checkpoint from the CLI.
 
-``compact`` runs the policy of ``continuity.compaction`` as if a turn of SESSION had just
+``compact`` runs the policy of ``continuity.continuation.compaction`` as if a turn of SESSION had just
 settled, as session owner ``cli``; ``receipts`` lists the refusal receipts of a session.
 """
 
@@ -20,7 +20,7 @@ from continuity.commands.common import (
     out,
     resolve_session,
 )
-from continuity.summarize.settings import Provider
+from continuity.continuation.summarize.settings import Provider
 
 #: Exit status when the checkpoint was refused (as `continue` does for a refused view).
 REFUSED_EXIT = 5
@@ -46,9 +46,9 @@ def compact_cmd(
     """Make a continuation checkpoint of SESSION as if its turn had just settled: summarize
     the working view when it is over the budget, and print the checkpoint, or the refusal
     receipt with its reason, or why none was needed."""
-    from continuity.compaction import compact_now
-    from continuity.summarize import make_summarizer
-    from continuity.summarize.settings import load_settings
+    from continuity.continuation.compaction import compact_now
+    from continuity.continuation.summarize import make_summarizer
+    from continuity.continuation.summarize.settings import load_settings
 
     settings = load_settings(home, provider=summarizer)
     provider = make_summarizer(settings)
@@ -85,7 +85,7 @@ def receipts_cmd(
 ) -> None:
     """List the refusal receipts of SESSION: checkpoints that were not made, with the run id
     and the closed reason (cancelled, truncated, empty, over_bound, provider_failure)."""
-    from continuity.compaction import receipt_dict
+    from continuity.continuation.compaction import receipt_dict
 
     with open_cli_store(home) as store:
         key = resolve_session(store, session)

@@ -287,7 +287,7 @@ class TranscriptCapture:
         """The continuation policy for the session's settled turn (``after_turn``) as its
         fenced owner; returns ``Outcome.to_dict()`` or ``{"status": "not_needed", "reason"}``
         (reasons: ``no_transcript``, ``summarizer_unavailable``, ``lease_held``)."""
-        from continuity.compaction import after_turn
+        from continuity.continuation.compaction import after_turn
 
         key = info.store_key
         if not key or self.store.get_session(key) is None:
@@ -318,8 +318,8 @@ class TranscriptCapture:
             if self._summarizer_factory is not None:
                 self._summarizer = self._summarizer_factory()
             else:
-                from continuity.summarize import make_summarizer
-                from continuity.summarize.settings import load_settings
+                from continuity.continuation.summarize import make_summarizer
+                from continuity.continuation.summarize.settings import load_settings
 
                 self._summarizer = make_summarizer(load_settings(self.home))
         return self._summarizer

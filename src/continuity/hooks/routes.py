@@ -110,7 +110,7 @@ def add_routes(app: FastAPI, live: Any) -> None:
                                                le=100_000_000)) -> dict:
         """The bounded continuation of the session (the ``continue --json`` contract), after
         its transcript file was imported; ``policy`` is the last settled-turn outcome."""
-        from continuity.continuation import build_continuation
+        from continuity.continuation.view import build_continuation
 
         key = live.store_key(session_key)
         view = build_continuation(live.store, key, budget_bytes=budget_bytes).to_dict()

@@ -52,8 +52,8 @@ from continuity.core.model import Entry, EntryKind, Role, Run
 from continuity.transcripts.projection import project as sanitized
 from continuity.redaction.funnel import redact
 from continuity.store import iter_entries
-from continuity.summarize import Summarizer, WorkingView, summarize
-from continuity.summarize.bounds import digest
+from continuity.continuation.summarize import Summarizer, WorkingView, summarize
+from continuity.continuation.summarize.bounds import digest
 from continuity.lineage.temporal_dag import SessionRecord, open_items, update_dag
 from continuity.transcripts.transcript_log import transcript_path
 
@@ -253,8 +253,8 @@ def _capture(ctx: _Ctx, content: str, facts: _Facts, last: Run | None,
 def configured(home: Any) -> tuple[Summarizer, sn.SentenceWriter | None]:
     """The configured summarizer and, unless it is the extractive one, a sentence writer on
     the same model (10 s per sentence, seed 000)."""
-    from continuity.summarize import make_summarizer
-    from continuity.summarize.settings import load_settings
+    from continuity.continuation.summarize import make_summarizer
+    from continuity.continuation.summarize.settings import load_settings
 
     summarizer = make_summarizer(load_settings(home))
     return summarizer, (None if summarizer.name == "extractive" else model_writer(summarizer))
@@ -263,7 +263,7 @@ def configured(home: Any) -> tuple[Summarizer, sn.SentenceWriter | None]:
 def model_writer(summarizer: Summarizer, seconds: float = 10.0) -> sn.SentenceWriter:
     """A ``SentenceWriter`` asking ``summarizer``'s model for one sentence within ``seconds``
     (the provider's smallest output cap, 256 tokens; a length stop counts as no reply)."""
-    from continuity.summarize import SummaryRequest
+    from continuity.continuation.summarize import SummaryRequest
 
     def write(kind: str, anchor: str, project: str | None, body: str) -> str | None:
         system = sn.SENTENCE_SYSTEM.format(kind=kind, anchor=anchor)

@@ -35,7 +35,7 @@ from continuity.store.base import Store
 
 class FencingStore(Store, Protocol):
     """The ``Store`` primitives plus those of this module: what the continuation checkpoint
-    (``continuity.compaction``) needs."""
+    (``continuity.continuation.compaction``) needs."""
 
     def acquire_lease(self, session_key: str, owner: str, ttl: float | timedelta, *,
                       take_over: bool = False) -> Lease: ...

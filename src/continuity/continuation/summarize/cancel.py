@@ -17,7 +17,7 @@ import threading
 import time
 from typing import Awaitable, Callable, TypeVar
 
-from continuity.summarize import Cancelled
+from continuity.continuation.summarize import Cancelled
 
 T = TypeVar("T")
 POLL_SECONDS = 0.02

@@ -9,7 +9,7 @@ A ``Summarizer`` is a provider: ``generate(request, cancel=, deadline=)`` turns 
 ``SummaryRequest`` into a ``ProviderReply`` or raises ``ProviderError`` / ``Cancelled``.
 Providers: ``extractive`` (offline, deterministic, the default), ``openai`` (any
 OpenAI-compatible chat endpoint), ``anthropic`` (the official SDK). ``make_summarizer`` builds
-one from the ``[summarizer]`` settings (``continuity.summarize.settings``).
+one from the ``[summarizer]`` settings (``continuity.continuation.summarize.settings``).
 
 ``summarize(view, summarizer, ...)`` is the one place that bounds the input (B15, B17, B20),
 redacts it and the output (one funnel, B31), summarizes a view too large for one request in
@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Iterable, Protocol, Sequence
 
 from continuity.core.error_text import looks_like_error
 from continuity.core.model import Entry, ReceiptReason
-from continuity.summarize.bounds import (
+from continuity.continuation.summarize.bounds import (
     RowDigest,
     bounded,
     digest,
@@ -45,7 +45,7 @@ from continuity.summarize.bounds import (
 from continuity.core.text import json_len, utf8_len
 
 if TYPE_CHECKING:
-    from continuity.summarize.settings import SummarizerSettings
+    from continuity.continuation.summarize.settings import SummarizerSettings
 
 log = logging.getLogger("continuity.summarize")
 
@@ -295,7 +295,7 @@ def _refuse(result: SummaryResult, reason: ReceiptReason, detail: str) -> Summar
 def make_summarizer(settings: "SummarizerSettings") -> Summarizer:
     """The provider named by ``settings.provider``. Raises ``ConfigError`` naming the field
     when the settings cannot work (e.g. no model for a model provider)."""
-    from continuity.summarize.settings import build
+    from continuity.continuation.summarize.settings import build
 
     return build(settings)
 

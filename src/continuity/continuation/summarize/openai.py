@@ -5,7 +5,7 @@ OpenAI itself, or a local server (Ollama, llama.cpp, vLLM) through ``base_url``.
 next settled turn may try again), no streaming. ``effort`` is sent as ``reasoning_effort`` with
 ``max_completion_tokens`` (reasoning models reject ``max_tokens``); without it ``max_tokens`` is
 sent, which every compatible server understands. The request is aborted, connection closed, on
-the cancel signal or the deadline (``continuity.summarize.cancel``).
+the cancel signal or the deadline (``continuity.continuation.summarize.cancel``).
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ from typing import Any
 
 import httpx
 
-from continuity.summarize import ProviderError, ProviderReply, SummaryRequest
-from continuity.summarize.cancel import run_cancellable
-from continuity.summarize.settings import SummarizerSettings
+from continuity.continuation.summarize import ProviderError, ProviderReply, SummaryRequest
+from continuity.continuation.summarize.cancel import run_cancellable
+from continuity.continuation.summarize.settings import SummarizerSettings
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 #: Reasoning models spend output tokens on reasoning too: room for it beside the summary.

@@ -13,7 +13,7 @@ a task turn has settled successfully. It decides, in this order (the first that 
 4. a tool call of the settled run has no result yet (in flight, B12) → not needed;
 5. less time is left before the deadline than the summarizer needs → not needed.
 
-Otherwise it summarizes the complete working view once (``continuity.summarize``), in a worker
+Otherwise it summarizes the complete working view once (``continuity.continuation.summarize``), in a worker
 thread that owns a cancel signal: a stop or the deadline sets it, and a result that comes after
 it (a late result of an abandoned attempt) is discarded. A usable summary whose new view would
 not fall below the budget is refused as ``over_bound`` (no compaction loop). Success writes one
@@ -35,7 +35,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterator
 
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
-from continuity.continuation import effective_compaction, summary_text
+from continuity.continuation.view import effective_compaction, summary_text
 from continuity.core.errors import SessionNotFound
 from continuity.core.model import (
     CompactionInfo,
@@ -49,7 +49,7 @@ from continuity.core.model import (
 )
 from continuity.store import iter_entries
 from continuity.store.fencing import FencingStore
-from continuity.summarize import Summarizer, SummaryResult, WorkingView, summarize
+from continuity.continuation.summarize import Summarizer, SummaryResult, WorkingView, summarize
 from continuity.core.text import json_len
 
 #: After the cancel signal, how long a summary attempt may take to stop before it is abandoned.

@@ -78,9 +78,9 @@ def load_settings(home: str | os.PathLike[str] | Path | None = None, *,
 
 
 def build(settings: SummarizerSettings):  # type: ignore[no-untyped-def]
-    """The provider object for ``settings`` (see ``continuity.summarize.make_summarizer``)."""
+    """The provider object for ``settings`` (see ``continuity.continuation.summarize.make_summarizer``)."""
     if settings.provider is Provider.EXTRACTIVE:
-        from continuity.summarize.extractive import ExtractiveSummarizer
+        from continuity.continuation.summarize.extractive import ExtractiveSummarizer
 
         return ExtractiveSummarizer(max_summary_bytes=settings.max_summary_bytes)
     if not settings.model:
@@ -88,9 +88,9 @@ def build(settings: SummarizerSettings):  # type: ignore[no-untyped-def]
                           f"{settings.provider.value!r} (e.g. model = \"...\" in config.toml or "
                           "CONTINUITY_SUMMARIZER__MODEL)")
     if settings.provider is Provider.OPENAI:
-        from continuity.summarize.openai import OpenAISummarizer
+        from continuity.continuation.summarize.openai import OpenAISummarizer
 
         return OpenAISummarizer(settings)
-    from continuity.summarize.anthropic import AnthropicSummarizer
+    from continuity.continuation.summarize.anthropic import AnthropicSummarizer
 
     return AnthropicSummarizer(settings)

@@ -3,7 +3,7 @@
 One ``messages.create`` per request, ``max_retries=0`` (a failure is a receipt), ``effort``
 passed as ``output_config.effort`` when configured. ``base_url`` points the SDK at a proxy or a
 compatible server. The request is aborted (the SDK's httpx connection closed) on the cancel
-signal or the deadline (``continuity.summarize.cancel``). Stop reasons: ``max_tokens`` is a
+signal or the deadline (``continuity.continuation.summarize.cancel``). Stop reasons: ``max_tokens`` is a
 truncation; ``refusal`` and ``model_context_window_exceeded`` are provider failures.
 """
 
@@ -13,9 +13,9 @@ import threading
 import time
 from typing import Any
 
-from continuity.summarize import ProviderError, ProviderReply, SummaryRequest
-from continuity.summarize.cancel import run_cancellable
-from continuity.summarize.settings import SummarizerSettings
+from continuity.continuation.summarize import ProviderError, ProviderReply, SummaryRequest
+from continuity.continuation.summarize.cancel import run_cancellable
+from continuity.continuation.summarize.settings import SummarizerSettings
 
 _REFUSALS = {"refusal", "model_context_window_exceeded"}
 

@@ -22,14 +22,14 @@ from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 
-from continuity.summarize import (
+from continuity.continuation.summarize import (
     MIN_SECTIONS,
     Cancelled,
     ProviderReply,
     SummaryRequest,
     structured_sections,
 )
-from continuity.summarize.bounds import CallDigest, RowDigest
+from continuity.continuation.summarize.bounds import CallDigest, RowDigest
 from continuity.core.tasklist import TaskItem, open_items
 from continuity.core.text import clip_middle, utf8_len
 
