@@ -9,7 +9,7 @@ Run from the project root:  .venv/bin/python bench/hooks.py [--quick]
    (the event spooled, fsync'd), next to a bare
    ``python -c pass`` measured in the same run: hyperfine when installed, else the median of N
    sequential runs (60; quick 20). Goal: hook <= 2x bare start.
-2. **Daemon under load.** ``python -m continuity.server`` on a free loopback port of a fresh
+2. **Daemon under load.** ``python -m continuity.daemon.server`` on a free loopback port of a fresh
    workspace. An open-loop load of 1,000 requests/s for 60 s (quick: 5 s) over 32 keep-alive
    connections: every request has a scheduled send time, and its latency is measured from that
    time (so a slow server shows as queueing, not as a lower rate). The mix is the hook traffic
@@ -73,7 +73,7 @@ class Daemon:
         (home / "config.toml").write_text("[continuity]\npromptInterval = 10\n")
         env = {**os.environ, "CONTINUITY_HOME": str(home)}
         env.pop("CONTINUITY_DATABASE_URL", None)
-        self.proc = subprocess.Popen([PY, "-m", "continuity.server", "--home", str(home),
+        self.proc = subprocess.Popen([PY, "-m", "continuity.daemon.server", "--home", str(home),
                                       "--port", "0"], env=env, stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 30
@@ -131,7 +131,7 @@ def bench_hook(daemon: Daemon, workdir: Path, runs: int) -> dict[str, Any]:
     payload = json.dumps({"session_id": "hook-bench", "cwd": "/tmp/bench/p0",
                           "transcript_path": "", "hook_event_name": "UserPromptSubmit",
                           "prompt": "also cover leap years"}).encode()
-    from continuity.hooks.install import hook_argv
+    from continuity.daemon.hooks.install import hook_argv
 
     hook = [*hook_argv(), "user-prompt-submit", "--harness", "claude-code"]
     base_env = {**os.environ, "CONTINUITY_HOME": str(daemon.home)}

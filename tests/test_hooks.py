@@ -17,9 +17,9 @@ from typing import Iterator
 import pytest
 
 from continuity import hookcmd
-from continuity.hooks import adapters
-from continuity.hooks.models import BODIES
-from continuity.hooks.spool import SpooledEvent, fast_home
+from continuity.daemon.hooks import adapters
+from continuity.daemon.hooks.models import BODIES
+from continuity.daemon.hooks.spool import SpooledEvent, fast_home
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 CASES = sorted((p.parent.name, p.stem) for p in FIXTURES.glob("*/*.json"))
@@ -151,7 +151,7 @@ def test_hookcmd_fast_home_matches_config(monkeypatch: pytest.MonkeyPatch) -> No
 def test_hookcmd_imports_no_heavy_module(tmp_path: Path) -> None:
     """A hook, started as installed (``-I -S``), imports none of typer, rich, sqlalchemy,
     pydantic, urllib, http, json, typing, re or enum."""
-    from continuity.hooks.install import hook_argv
+    from continuity.daemon.hooks.install import hook_argv
 
     argv = hook_argv()
     code = argv[-1].replace("main()", "") + (

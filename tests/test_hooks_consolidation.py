@@ -18,9 +18,9 @@ import pytest
 from continuity.lineage import artifacts as ln
 from continuity.checkpoints.capture import CheckpointConfig
 from continuity.core.errors import ContinuityError
-from continuity.hooks.live import LiveCapture
-from continuity.hooks.models import BODIES
-from continuity.hooks.worker import Worker
+from continuity.daemon.hooks.live import LiveCapture
+from continuity.daemon.hooks.models import BODIES
+from continuity.daemon.hooks.worker import Worker
 
 PROJECT = "/srv/ledger"  # not a scratch folder: /tmp projects are left out of MEMORY.md
 CC_FIXTURE = Path(__file__).parent / "fixtures" / "claude_code" / "compaction.jsonl"
@@ -212,7 +212,7 @@ def test_consolidation_off_writes_no_lineage(store, isolated_home: Path) -> None
 
 def test_daemon_settings_switch(isolated_home: Path) -> None:
     """``[daemon] consolidate_on_end`` defaults to on and reads false from config.toml."""
-    from continuity.server import load_settings
+    from continuity.daemon.server import load_settings
 
     assert load_settings(isolated_home).consolidate_on_end is True
     isolated_home.mkdir(parents=True, exist_ok=True)

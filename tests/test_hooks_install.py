@@ -16,7 +16,7 @@ import typer
 from typer.testing import CliRunner
 
 from continuity.core.errors import InputError
-from continuity.hooks import install
+from continuity.daemon.hooks import install
 
 USER_SETTINGS = """{
     "model": "opus",

@@ -12,8 +12,8 @@ from typing import Iterator
 import pytest
 
 from continuity.checkpoints.capture import CheckpointConfig
-from continuity.hooks.live import LiveCapture
-from continuity.hooks.models import BODIES
+from continuity.daemon.hooks.live import LiveCapture
+from continuity.daemon.hooks.models import BODIES
 from continuity.transcripts.session_transcripts import TranscriptLog, transcript_path
 
 CC_FIXTURE = Path(__file__).parent / "fixtures" / "claude_code" / "compaction.jsonl"
@@ -168,7 +168,7 @@ def test_live_group_commit_shares_fsyncs_between_threads(tmp_path: Path) -> None
     import threading
     import time as _time
 
-    from continuity.hooks.journal import GroupAppender
+    from continuity.daemon.hooks.journal import GroupAppender
 
     class SlowLog:
         def __init__(self) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from continuity.hooks.install import pi_extension_text
+from continuity.daemon.hooks.install import pi_extension_text
 
 NODE = shutil.which("node")
 

@@ -14,10 +14,10 @@ import pytest
 from fastapi.testclient import TestClient
 
 from continuity.checkpoints.capture import CheckpointConfig
-from continuity.hooks import adapters, spool
-from continuity.hooks.live import LiveCapture
-from continuity.hooks.models import MAX_PROMPT_CHARS, BODIES, StopBody, UserPromptBody
-from continuity.server import create_app
+from continuity.daemon.hooks import adapters, spool
+from continuity.daemon.hooks.live import LiveCapture
+from continuity.daemon.hooks.models import MAX_PROMPT_CHARS, BODIES, StopBody, UserPromptBody
+from continuity.daemon.server import create_app
 from continuity.core.text import utf8_len
 
 DEEP = b'{"session_id":"deep","x":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
@@ -287,7 +287,7 @@ def test_hook_body_refuses_ancient_and_future_times():
 
     from pydantic import ValidationError
 
-    from continuity.hooks.models import SessionStartBody
+    from continuity.daemon.hooks.models import SessionStartBody
 
     with pytest.raises(ValidationError, match="2000-01-01"):
         SessionStartBody(harness="claude-code", session_key="s", at="0001-01-01T00:00:00")

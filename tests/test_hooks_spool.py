@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from continuity.hooks import spool
+from continuity.daemon.hooks import spool
 
 
 def _native(n: int) -> bytes:

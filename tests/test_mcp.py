@@ -20,7 +20,7 @@ import pytest
 from continuity.checkpoints.capture import CheckpointConfig
 from continuity.core.config import database_url
 from continuity.formats.importer import import_file
-from continuity.mcp_server import ContinuityTools, build_server
+from continuity.daemon.mcp_server import ContinuityTools, build_server
 from continuity.store import open_store
 
 CC_FIXTURE = Path(__file__).parent / "fixtures" / "claude_code" / "compaction.jsonl"
@@ -54,8 +54,8 @@ def daemon_up(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     """The daemon app served by uvicorn in a thread on a free loopback port."""
     import uvicorn
 
-    from continuity.hooks.live import LiveCapture
-    from continuity.server import create_app
+    from continuity.daemon.hooks.live import LiveCapture
+    from continuity.daemon.server import create_app
     from continuity.store import open_store_raw
 
     store = open_store_raw(database_url(isolated_home))
@@ -140,12 +140,12 @@ def test_mcp_server_lists_tools_and_reports_errors(isolated_home: Path,
 
 
 def test_mcp_stdio_round_trip(isolated_home: Path, daemon_down: None) -> None:
-    """`python -m continuity.mcp_server` speaks MCP on stdio: remember then recall."""
+    """`python -m continuity.daemon.mcp_server` speaks MCP on stdio: remember then recall."""
     from mcp import Client
     from mcp.client.stdio import StdioServerParameters
 
     params = StdioServerParameters(command=sys.executable,
-                                   args=["-m", "continuity.mcp_server"],
+                                   args=["-m", "continuity.daemon.mcp_server"],
                                    env={**os.environ})
 
     async def go() -> dict:
@@ -192,7 +192,7 @@ def test_mcp_stdin_closed_during_a_call_still_answers_it(isolated_home: Path,
     written before the server exits (it was dropped before: EOF ended the serving loop)."""
     import subprocess
 
-    proc = subprocess.Popen([sys.executable, "-m", "continuity.mcp_server"],
+    proc = subprocess.Popen([sys.executable, "-m", "continuity.daemon.mcp_server"],
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, env={**os.environ})
 
@@ -227,7 +227,7 @@ def test_mcp_drain_is_bounded() -> None:
     from mcp.shared.message import SessionMessage
     from mcp_types import JSONRPCNotification, JSONRPCRequest, JSONRPCResponse
 
-    from continuity.mcp_server import _Drain
+    from continuity.daemon.mcp_server import _Drain
 
     def request(n: int) -> SessionMessage:
         return SessionMessage(JSONRPCRequest(jsonrpc="2.0", id=n, method="tools/call",

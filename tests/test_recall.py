@@ -173,7 +173,7 @@ def test_api_remember_bad_type_is_422_naming_the_field(store, isolated_home):
     """The daemon's /api/memory/remember validates type with the same model (422, field)."""
     from fastapi.testclient import TestClient
 
-    from continuity.server import create_app
+    from continuity.daemon.server import create_app
     from tests.test_server import _live
 
     with TestClient(create_app(_live(store, isolated_home))) as client:

@@ -15,8 +15,8 @@ from fastapi.testclient import TestClient
 
 from continuity.checkpoints.capture import CheckpointConfig
 from continuity.core.errors import ConfigError
-from continuity.hooks.live import LiveCapture
-from continuity.server import DaemonSettings, check_token_rule, create_app, load_settings, serve
+from continuity.daemon.hooks.live import LiveCapture
+from continuity.daemon.server import DaemonSettings, check_token_rule, create_app, load_settings, serve
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
 TOKEN = "s3cret-token-of-32-characters-xx"
@@ -345,7 +345,7 @@ def test_server_rejects_oversized_body_with_413(store, isolated_home: Path) -> N
 
 def test_server_second_daemon_on_a_workspace_is_refused(isolated_home: Path) -> None:
     """The workspace lock keeps a second daemon off the same home, naming the first's pid."""
-    from continuity.server import DaemonConflict, _lock
+    from continuity.daemon.server import DaemonConflict, _lock
 
     fd = _lock(isolated_home)
     try:
@@ -384,8 +384,8 @@ def test_server_port_out_of_range_is_input_error(isolated_home: Path, port: int)
 
 
 def test_server_main_port_out_of_range_exits_2(isolated_home: Path, capsys) -> None:
-    """`python -m continuity.server --port 99999` prints one line and exits 2."""
-    from continuity.server import main
+    """`python -m continuity.daemon.server --port 99999` prints one line and exits 2."""
+    from continuity.daemon.server import main
 
     with pytest.raises(SystemExit) as info:
         main(["--home", str(isolated_home), "--port", "99999"])
@@ -398,7 +398,7 @@ def test_server_address_in_use_is_daemon_conflict(isolated_home: Path) -> None:
     """A port another socket holds is a DaemonConflict with exit code 8."""
     import socket
 
-    from continuity.server import DaemonConflict, _bind
+    from continuity.daemon.server import DaemonConflict, _bind
 
     holder = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     holder.bind(("127.0.0.1", 0))

@@ -1,4 +1,4 @@
-"""End to end: the real daemon (``python -m continuity.server``, uvicorn, a subprocess on a
+"""End to end: the real daemon (``python -m continuity.daemon.server``, uvicorn, a subprocess on a
 free loopback port) driven by the real hook command (``python -m continuity.hookcmd``, a
 subprocess per hook) fed the recorded hook JSON of each harness, while a transcript file grows
 the way the harness writes it."""
@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from continuity.lineage import artifacts as ln
-from continuity.hooks.install import hook_argv
+from continuity.daemon.hooks.install import hook_argv
 from continuity.store import open_store
 
 FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
@@ -127,14 +127,14 @@ def free_port() -> int:
 
 
 class Daemon:
-    """``python -m continuity.server`` on a free port of its own workspace."""
+    """``python -m continuity.daemon.server`` on a free port of its own workspace."""
 
     def __init__(self, home: Path) -> None:
         self.home = home
         env = {**os.environ, "CONTINUITY_HOME": str(home)}
         env.pop("CONTINUITY_DATABASE_URL", None)
         self.log = open(home / "daemon.log", "ab")
-        self.proc = subprocess.Popen([sys.executable, "-m", "continuity.server", "--home",
+        self.proc = subprocess.Popen([sys.executable, "-m", "continuity.daemon.server", "--home",
                                       str(home), "--port", "0"], env=env,
                                      stdout=self.log, stderr=subprocess.STDOUT)
         url_file = home / "daemon.url"

@@ -7,7 +7,7 @@ daemon's answer (the exact stdout the harness expects, e.g. Claude Code's
 
 It never blocks or fails the agent (B62): every network step has a deadline (``TIMEOUTS``, or
 ``CONTINUITY_HOOK_TIMEOUT`` seconds), and when the daemon is down, slow, or answers with a server
-error, the event is appended durably to ``<home>/spool/events.jsonl`` (``continuity.hooks.spool``)
+error, the event is appended durably to ``<home>/spool/events.jsonl`` (``continuity.daemon.hooks.spool``)
 for the daemon to replay when it starts; the command still exits 0. A request the daemon rejects
 as bad input (HTTP 400/404/413/422) is not spooled (it would be rejected again): one line on
 stderr says why. ``CONTINUITY_NO_HOOKS=1`` makes it exit at once (a recursion guard).
@@ -93,7 +93,7 @@ def parse_args(argv: list[str]) -> tuple[str, str, float | None]:
             harness = value
         else:
             timeout = float(value)
-    from continuity.hooks.spool import EVENTS, HARNESSES
+    from continuity.daemon.hooks.spool import EVENTS, HARNESSES
 
     if event not in EVENTS:
         raise ValueError(f"EVENT must be one of {', '.join(EVENTS)} (got {event!r})")
@@ -216,7 +216,7 @@ def _read_stdin() -> bytes:
 
 def _spool(home: str, event_id: str, at: str, harness: str, event: str, payload: bytes,
            why: str) -> None:
-    from continuity.hooks.spool import append, native_line
+    from continuity.daemon.hooks.spool import append, native_line
 
     try:
         append(home, native_line(event_id, at, harness, event, payload))
@@ -238,7 +238,7 @@ def run(argv: list[str]) -> int:
     except ValueError as exc:
         _note(f"{exc}\n{USAGE}")
         return 0
-    from continuity.hooks.spool import fast_home, iso_now, new_event_id
+    from continuity.daemon.hooks.spool import fast_home, iso_now, new_event_id
 
     home = os.path.expanduser(home_arg) if home_arg else fast_home()
     event_id, at = new_event_id(), iso_now()

@@ -46,7 +46,7 @@ def serve_cmd(
     on the way out)."""
     import logging
 
-    from continuity.server import serve
+    from continuity.daemon.server import serve
 
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     logging.getLogger("alembic").setLevel(logging.WARNING)
@@ -82,7 +82,7 @@ def hooks_install(
 ) -> None:
     """Add continuity's hooks to HARNESS (a backup of the file is made first; running it
     again changes nothing). Prints the workspace the hooks point at."""
-    from continuity.hooks.install import install
+    from continuity.daemon.hooks.install import install
 
     _report(install(harness.value, settings, home), as_json)
 
@@ -95,7 +95,7 @@ def hooks_uninstall(
 ) -> None:
     """Remove continuity's hooks from HARNESS (restoring the backup when nothing else
     changed)."""
-    from continuity.hooks.install import uninstall
+    from continuity.daemon.hooks.install import uninstall
 
     _report(uninstall(harness.value, settings), as_json)
 
@@ -112,7 +112,7 @@ def _report(result, as_json: bool) -> None:  # type: ignore[no-untyped-def]
 
 def mcp_cmd(home: Optional[Path] = HomeOption) -> None:
     """Run the MCP server on stdio: tools recall, remember, checkpoint and continuation."""
-    from continuity.mcp_server import run
+    from continuity.daemon.mcp_server import run
 
     run(home)
 

@@ -1,6 +1,6 @@
 """The daemon's HTTP routes (an edge: parse, one call into ``LiveCapture`` or the library,
-answer). ``continuity.server.create_app`` adds them; the module docstring of
-``continuity.server`` lists them. Sync endpoints run in the server's thread pool."""
+answer). ``continuity.daemon.server.create_app`` adds them; the module docstring of
+``continuity.daemon.server`` lists them. Sync endpoints run in the server's thread pool."""
 
 # No ``from __future__ import annotations``: FastAPI reads these annotations at runtime.
 
@@ -14,8 +14,8 @@ from starlette.concurrency import run_in_threadpool
 
 from continuity.checkpoints.capture import checkpoint_dict
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
-from continuity.hooks.adapters import AdapterError
-from continuity.hooks.models import BODIES, CheckpointBody
+from continuity.daemon.hooks.adapters import AdapterError
+from continuity.daemon.hooks.models import BODIES, CheckpointBody
 from continuity.transcripts.memories import RecallRequest, RememberRequest, recall_request, remember_request
 
 HarnessName = Literal["claude-code", "codex", "pi"]
@@ -76,7 +76,7 @@ def add_routes(app: FastAPI, live: Any) -> None:
     def project_checkpoints(project: str = Query(..., min_length=1, max_length=4096),
                             limit: int = Query(10, ge=1, le=100)) -> dict:
         """The newest checkpoints of any session of ``project``, newest first."""
-        from continuity.hooks.sessions import project_checkpoints as newest
+        from continuity.daemon.hooks.sessions import project_checkpoints as newest
 
         rows = [checkpoint_dict(cp) for cp in newest(live.store, project, limit=limit)]
         return {"checkpoints": rows, "count": len(rows)}

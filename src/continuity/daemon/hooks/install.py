@@ -284,7 +284,7 @@ def _atomic_bytes(path: Path, data: bytes) -> None:
 
 def pi_extension_text(argv: list[str] | None = None) -> str:
     """Our pi extension with the hook command (``argv``, default ``hook_argv()``) filled in."""
-    template = resources.files("continuity.hooks").joinpath(
+    template = resources.files("continuity.daemon.hooks").joinpath(
         "pi_extension", PI_FILE).read_text("utf-8")
     return template.replace("__CONTINUITY_HOOK_COMMAND__", json.dumps(argv or hook_argv()))
 

@@ -26,7 +26,7 @@ import json
 import os
 from typing import Any
 
-from continuity.hooks.spool import EVENTS, HARNESSES
+from continuity.daemon.hooks.spool import EVENTS, HARNESSES
 
 #: Claude Code moves injected context of more than 10,000 characters to a file (formats.md
 #: §4.1); ours stays strictly under it.

@@ -392,5 +392,5 @@ def run(home: str | os.PathLike[str] | Path | None = None) -> None:
     anyio.run(serve_stdio, build_server(ContinuityTools(home)))
 
 
-if __name__ == "__main__":  # pragma: no cover - `python -m continuity.mcp_server`
+if __name__ == "__main__":  # pragma: no cover - `python -m continuity.daemon.mcp_server`
     run()

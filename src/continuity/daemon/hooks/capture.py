@@ -1,5 +1,5 @@
 """Transcript capture of the daemon's live sessions and the settled-turn policy (split out of
-``continuity.hooks.live``; ``LiveCapture`` owns one ``TranscriptCapture``).
+``continuity.daemon.hooks.live``; ``LiveCapture`` owns one ``TranscriptCapture``).
 
 - ``import_`` imports a session's transcript file (new lines only, ``importer.import_file``),
   records the key the import gave it (``LiveSession.store_key``) and hands the newest task list
@@ -20,7 +20,7 @@
 - ``finish`` (a session end, in the background): import, capture the final transcript from the
   file (or, while the file lags, keep the row's live turns) and mark its row completed; ``recover_after_clear`` and ``sweep_rows`` complete the rows of
   sessions that are not live (after ``clear``; idle for the limit). Each returns the rows it
-  completed, for the consolidation pass (``continuity.hooks.consolidation``).
+  completed, for the consolidation pass (``continuity.daemon.hooks.consolidation``).
 
 On SQLite the daemon's writers queue on ``db_lock`` (see ``live``); imports also queue on one
 lock of their own, so two imports of one file never interleave.
@@ -38,7 +38,7 @@ from typing import Any, Callable, Iterable, Iterator
 from continuity.transcripts import session_transcripts as tx
 from continuity.checkpoints.capture import CheckpointRecorder, SessionState
 from continuity.core.errors import ContinuityError, FencedWrite
-from continuity.hooks.sessions import LiveSession, history, live_history
+from continuity.daemon.hooks.sessions import LiveSession, history, live_history
 from continuity.core.tasklist import task_list
 
 log = logging.getLogger("continuity.daemon")

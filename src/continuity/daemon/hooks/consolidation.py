@@ -33,7 +33,7 @@ from collections import deque
 from typing import Any, Callable
 
 from continuity.core.errors import ContinuityError
-from continuity.hooks.worker import Worker
+from continuity.daemon.hooks.worker import Worker
 
 log = logging.getLogger("continuity.daemon")
 

@@ -1,5 +1,5 @@
 """``LiveCapture``: the daemon's service. Hook events in; checkpoints, transcripts, recovery and
-continuation checkpoints out. ``continuity.server`` is a thin HTTP shell over it.
+continuation checkpoints out. ``continuity.daemon.server`` is a thin HTTP shell over it.
 
 Per event (each under its session's lock, so one session's events apply in order):
 
@@ -54,13 +54,13 @@ from pydantic import ValidationError
 
 from continuity.checkpoints import capture as cps
 from continuity.core.errors import SessionNotFound
-from continuity.hooks import adapters, spool
-from continuity.hooks.capture import TranscriptCapture
-from continuity.hooks.consolidation import Consolidator
-from continuity.hooks.journal import LiveTurns
-from continuity.hooks.models import BODIES, CheckpointBody, HookBody, SessionEndBody
-from continuity.hooks.sessions import LiveSession, as_stored, busy_timeout_first
-from continuity.hooks.worker import RecentIds, Worker
+from continuity.daemon.hooks import adapters, spool
+from continuity.daemon.hooks.capture import TranscriptCapture
+from continuity.daemon.hooks.consolidation import Consolidator
+from continuity.daemon.hooks.journal import LiveTurns
+from continuity.daemon.hooks.models import BODIES, CheckpointBody, HookBody, SessionEndBody
+from continuity.daemon.hooks.sessions import LiveSession, as_stored, busy_timeout_first
+from continuity.daemon.hooks.worker import RecentIds, Worker
 from continuity.core.model import Checkpoint, CheckpointTrigger
 from continuity.store import SqlStore
 

@@ -1,5 +1,5 @@
 """``continuity serve``: the local daemon (FastAPI on uvicorn), a thin HTTP shell over
-``continuity.hooks.live.LiveCapture`` and the library.
+``continuity.daemon.hooks.live.LiveCapture`` and the library.
 
 **Binding.** ``[daemon] host`` (default 127.0.0.1) and ``port`` (default ``DEFAULT_PORT``, 7438);
 ``--host``/``--port`` override them, port 0 picks a free one. Any address outside the loopback
@@ -28,7 +28,7 @@ fsync'd in the spool. Periodic checkpoints wait up to seed 000's 2,500 ms window
 (flushed at shutdown; a SIGKILL inside the window loses that row, not its prompts).
 
 **Endpoints** (``/openapi.json`` describes them): ``GET /health``; ``POST /api/hooks/<event>``
-with our bodies (``continuity.hooks.models``) for session-start, user-prompt-submit,
+with our bodies (``continuity.daemon.hooks.models``) for session-start, user-prompt-submit,
 pre-compaction, post-compaction, stop (202: the policy runs in the background) and session-end
 (202: journaled, then done in the background, the consolidation pass queued after it unless
 ``[daemon] consolidate_on_end = false``); ``POST /api/harness/<harness>/<event>`` with a
@@ -86,7 +86,7 @@ class DaemonSettings(BaseModel):
     240,000); ``max_body_bytes``: the largest request body accepted (413 beyond); ``threads``:
     requests served at once (the thread pool of the sync endpoints); ``consolidate_on_end``:
     run the consolidation pass (lineage artifacts, MEMORY.md) in the background when a
-    session ends (``continuity.hooks.consolidation``)."""
+    session ends (``continuity.daemon.hooks.consolidation``)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -218,7 +218,7 @@ def create_app(live: Any, settings: DaemonSettings | None = None, *,
     from fastapi import FastAPI
     from fastapi.exceptions import RequestValidationError
 
-    from continuity.hooks.routes import add_routes
+    from continuity.daemon.hooks.routes import add_routes
 
     settings = settings or DaemonSettings()
 
@@ -279,7 +279,7 @@ def _checkpoint_route(app: Any, live: Any) -> None:
     from fastapi.responses import JSONResponse
     from fastapi.routing import APIRoute
 
-    from continuity.hooks.models import CheckpointBody
+    from continuity.daemon.hooks.models import CheckpointBody
     from continuity.checkpoints.recovery import checkpoint_dict
 
     app.router.routes[:] = [r for r in app.router.routes if not (
@@ -325,7 +325,7 @@ def _version() -> str:
 def build_live(home: Path, settings: DaemonSettings) -> Any:
     """A ``LiveCapture`` over the workspace's store and settings (the store stays open)."""
     from continuity.checkpoints.capture import load_config
-    from continuity.hooks.live import LiveCapture
+    from continuity.daemon.hooks.live import LiveCapture
     from continuity.store import open_store_raw
     from continuity.transcripts.session_transcripts import settings as transcript_settings
 
@@ -430,7 +430,7 @@ def serve(home: str | os.PathLike[str] | None = None, *, host: str | None = None
 
 
 def main(argv: list[str] | None = None) -> None:
-    """``python -m continuity.server [--home DIR] [--host H] [--port N]``."""
+    """``python -m continuity.daemon.server [--home DIR] [--host H] [--port N]``."""
     import argparse
     import sys
 
