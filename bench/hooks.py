@@ -3,7 +3,7 @@
 Run from the project root:  .venv/bin/python bench/hooks.py [--quick]
 
 1. **Hook command wall time.** The command ``continuity hooks install`` writes
-   (``python -I -S -c '... from continuity.hookcmd import main; main()' user-prompt-submit
+   (``python -I -S -c '... from continuity.cli.hookcmd import main; main()' user-prompt-submit
    --harness claude-code``) with a Claude Code prompt on stdin, against a running daemon (a
    real round trip: prompt counted, live transcript turn fsync'd) and against a closed port
    (the event spooled, fsync'd), next to a bare

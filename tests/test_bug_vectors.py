@@ -20,7 +20,7 @@ from typing import Any, Callable
 import pytest
 from typer.testing import CliRunner
 
-from continuity.cli import app
+from continuity.cli.app import app
 from continuity.continuation.compaction import after_turn
 from continuity.continuation.view import build_continuation, effective_compaction
 from continuity.core.model import (

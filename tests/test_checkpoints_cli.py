@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from continuity import cli
-from continuity.cli import app
+from continuity.cli import app as cli
+from continuity.cli.app import app
 
 from tests.paths import SHARED_DATA
 runner = CliRunner()

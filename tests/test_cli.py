@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from continuity import cli
-from continuity.cli import app
+from continuity.cli import app as cli
+from continuity.cli.app import app
 from continuity.core.errors import AmbiguousSession
 from continuity.store import HEAD_REVISION
 
@@ -35,7 +35,7 @@ def invoke(*args: str):
 
 
 def run_main(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    """Run the console-script entry point ``continuity.cli.main`` in-process:
+    """Run the console-script entry point ``continuity.cli.app.main`` in-process:
     (exit code, stdout, stderr)."""
     monkeypatch.setattr(sys, "argv", ["continuity", *map(str, args)])
     with pytest.raises(SystemExit) as exc:
@@ -188,7 +188,7 @@ def test_cli_show_ambiguous_prefix_exit_3(monkeypatch, capsys, home):
 def test_cli_prefix_of_a_session_and_its_subagents_names_the_session(tmp_path):
     """``S`` and ``S/agent-x`` (a 2.x subagent file): a prefix of both names S; a prefix that
     also matches an unrelated session stays ambiguous."""
-    from continuity.commands.common import resolve_session
+    from continuity.cli.commands.common import resolve_session
     from continuity.core.model import Session
     from continuity.store import open_store
 
@@ -213,7 +213,7 @@ def test_cli_unknown_session_exit_3(monkeypatch, capsys, home):
 
 def test_cli_main_error_subprocess_one_line(home):
     """The installed entry point turns an error into exit 3 and one stderr line, no traceback."""
-    proc = subprocess.run([sys.executable, "-m", "continuity.cli", "show", "nope", "--home",
+    proc = subprocess.run([sys.executable, "-m", "continuity.cli.app", "show", "nope", "--home",
                            str(home)], capture_output=True, text=True, timeout=60)
     assert proc.returncode == 3
     assert proc.stdout == ""
@@ -316,7 +316,7 @@ def test_cli_b45_non_utf8_console_never_fails_on_emoji(tmp_path):
                     encoding="utf-8")
     env = {"PYTHONIOENCODING": "cp1252", "CONTINUITY_HOME": str(tmp_path / "home"),
            "PATH": "/usr/bin:/bin"}
-    code = "from continuity.cli import main; main()"
+    code = "from continuity.cli.app import main; main()"
 
     def run(*args: str) -> subprocess.CompletedProcess:
         return subprocess.run([sys.executable, "-c", code, *args], env=env,

@@ -11,7 +11,7 @@ from typing import Any, Iterator
 import pytest
 from typer.testing import CliRunner
 
-from continuity.cli import app
+from continuity.cli.app import app
 from continuity.continuation.compaction import measure_view
 from continuity.continuation.view import build_continuation
 from continuity.core.errors import ConfigError, FencedWrite

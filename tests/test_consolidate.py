@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from continuity.lineage import consolidation as co
 from continuity.lineage import durable_memory as dm
 from continuity.lineage import artifacts as ln
-from continuity.cli import app
+from continuity.cli.app import app
 from continuity.core.errors import InputError
 from continuity.formats.importer import import_paths
 from continuity.lineage.memory_md import SECTIONS

@@ -16,7 +16,7 @@ from typing import Iterator
 
 import pytest
 
-from continuity import hookcmd
+from continuity.cli import hookcmd
 from continuity.daemon.hooks import adapters
 from continuity.daemon.hooks.models import BODIES
 from continuity.daemon.hooks.spool import SpooledEvent, fast_home
@@ -155,7 +155,7 @@ def test_hookcmd_imports_no_heavy_module(tmp_path: Path) -> None:
 
     argv = hook_argv()
     code = argv[-1].replace("main()", "") + (
-        "from continuity.hookcmd import run; run(['stop', '--harness', 'codex']); "
+        "from continuity.cli.hookcmd import run; run(['stop', '--harness', 'codex']); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'rich', "
         "'sqlalchemy', 'pydantic', 'urllib', 'http', 'email', 'json', 'typing', 're', "
         "'enum')))")
@@ -172,7 +172,7 @@ def test_hookcmd_daemon_down_spools_and_exits_zero(tmp_path: Path) -> None:
     payload = json.dumps({"session_id": "s", "prompt": "héllo\nworld"}).encode()
     env = {**os.environ, "CONTINUITY_HOME": str(tmp_path),
            "CONTINUITY_DAEMON_URL": f"http://127.0.0.1:{_free_port()}"}
-    done = subprocess.run([sys.executable, "-m", "continuity.hookcmd", "user-prompt-submit",
+    done = subprocess.run([sys.executable, "-m", "continuity.cli.hookcmd", "user-prompt-submit",
                            "--harness", "claude-code"], input=payload, env=env,
                           capture_output=True, timeout=30)
     assert done.returncode == 0 and done.stdout == b""
@@ -215,7 +215,7 @@ def _run_hook(home: Path, url: str, event: str = "session-start",
               extra: list[str] = ()) -> subprocess.CompletedProcess:  # type: ignore[assignment]
     env = {**os.environ, "CONTINUITY_HOME": str(home), "CONTINUITY_DAEMON_URL": url,
            "CONTINUITY_DAEMON__TOKEN": "token-token-token-123"}
-    return subprocess.run([sys.executable, "-m", "continuity.hookcmd", event, "--harness",
+    return subprocess.run([sys.executable, "-m", "continuity.cli.hookcmd", event, "--harness",
                            "claude-code", *extra], input=b'{"session_id":"s"}', env=env,
                           capture_output=True, timeout=30)
 
@@ -254,7 +254,7 @@ def test_hookcmd_slow_or_failing_daemon_never_blocks(tmp_path: Path,
 
 def test_hookcmd_bad_arguments_exit_zero(tmp_path: Path) -> None:
     """Even a misconfigured hook exits 0 (B62), saying what is wrong on stderr."""
-    done = subprocess.run([sys.executable, "-m", "continuity.hookcmd", "stop"],
+    done = subprocess.run([sys.executable, "-m", "continuity.cli.hookcmd", "stop"],
                           input=b"{}", capture_output=True, timeout=30,
                           env={**os.environ, "CONTINUITY_HOME": str(tmp_path)})
     assert done.returncode == 0 and b"--harness must be one of" in done.stderr
@@ -269,7 +269,7 @@ def _free_port() -> int:
 def test_hookcmd_console_dispatches_hook_without_the_cli(tmp_path: Path) -> None:
     """The `continuity` entry `console` runs `continuity hook ...` without importing Typer,
     and hands every other command to the CLI."""
-    code = ("import sys; from continuity.hookcmd import console; sys.argv = {argv!r}\n"
+    code = ("import sys; from continuity.cli.hookcmd import console; sys.argv = {argv!r}\n"
             "try:\n    console()\nexcept SystemExit as e:\n"
             "    print('typer' in sys.modules, e.code)")
     env = {**os.environ, "CONTINUITY_HOME": str(tmp_path),

@@ -49,7 +49,7 @@ def test_install_claude_code_merges_with_backup(tmp_path: Path) -> None:
     assert hooks["Stop"][0]["hooks"][0]["command"] == "notify-send done"
     ours = hooks["SessionEnd"][0]["hooks"][0]
     assert ours["command"].endswith("session-end --harness claude-code")
-    assert "continuity.hookcmd import main" in ours["command"] or "continuity-hook" in \
+    assert "continuity.cli.hookcmd import main" in ours["command"] or "continuity-hook" in \
         ours["command"]
     assert ours["timeout"] == 2 and ours["type"] == "command"
 
@@ -158,7 +158,7 @@ def test_install_default_paths_follow_the_environment(monkeypatch: pytest.Monkey
 
 def test_install_cli_commands(tmp_path: Path) -> None:
     """`continuity hooks install|uninstall claude-code --settings PATH` via the CLI module."""
-    from continuity.commands.daemon import register
+    from continuity.cli.commands.daemon import register
 
     app = typer.Typer()
     app.command("noop")(lambda: None)
@@ -232,7 +232,7 @@ def test_install_bakes_the_workspace_into_the_command(tmp_path: Path,
 
 def test_install_cli_prints_the_workspace(tmp_path: Path) -> None:
     """`hooks install --home DIR` reports the workspace the hooks point at."""
-    from continuity.commands.daemon import register
+    from continuity.cli.commands.daemon import register
 
     app = typer.Typer()
     app.command("noop")(lambda: None)

@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 
 from continuity.transcripts import memories as rc
 from continuity.transcripts import session_transcripts as tr
-from continuity.cli import app
+from continuity.cli.app import app
 from continuity.core.errors import InputError, StoreError
 from continuity.store import HEAD_REVISION, migrate, open_store
 from tests.conftest import BACKENDS
@@ -157,7 +157,7 @@ def test_memory_types_are_a_closed_set(store):
 
 def test_cli_remember_bad_type_exits_2_listing_types(tmp_path, monkeypatch, capsys):
     """`continuity remember --type todo` exits 2 naming the field and the allowed values."""
-    from continuity.cli import main
+    from continuity.cli.app import main
 
     monkeypatch.setattr("sys.argv", ["continuity", "remember", "x", "--type", "todo", "--home",
                                      str(tmp_path / "h")])

@@ -1,5 +1,5 @@
 """End to end: the real daemon (``python -m continuity.daemon.server``, uvicorn, a subprocess on a
-free loopback port) driven by the real hook command (``python -m continuity.hookcmd``, a
+free loopback port) driven by the real hook command (``python -m continuity.cli.hookcmd``, a
 subprocess per hook) fed the recorded hook JSON of each harness, while a transcript file grows
 the way the harness writes it."""
 

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from continuity.transcripts import session_transcripts as tr
-from continuity.cli import app
+from continuity.cli.app import app
 from continuity.core.errors import ConfigError, InputError
 from continuity.formats.importer import import_paths
 from continuity.core.model import Session, ThinkingBlock, ToolResultBlock
@@ -578,7 +578,7 @@ def test_cli_transcript_json_and_stored_row_untouched(cli_home):
 
 def test_cli_transcript_unknown_session_exit_3(cli_home, monkeypatch, capsys):
     """An unknown session is one line on stderr naming `continuity sessions`, exit 3."""
-    from continuity import cli
+    from continuity.cli import app as cli
 
     monkeypatch.setattr(sys, "argv", ["continuity", "transcript", "nope", "--home",
                                       str(cli_home)])

@@ -70,7 +70,7 @@ class ContinuityTools:
         ``DaemonError`` with the daemon's detail for a 4xx/5xx answer."""
         import httpx
 
-        from continuity.hookcmd import daemon_address, daemon_token
+        from continuity.cli.hookcmd import daemon_address, daemon_token
 
         host, port = daemon_address(str(self.home))
         token = daemon_token(str(self.home))

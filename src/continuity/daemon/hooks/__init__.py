@@ -15,5 +15,5 @@
   consolidation passes on a thread of their own).
 - ``install``: ``continuity hooks install|uninstall claude-code|codex|pi``.
 
-This package's ``__init__`` imports nothing: ``continuity.hookcmd`` loads ``spool`` alone.
+This package's ``__init__`` imports nothing: ``continuity.cli.hookcmd`` loads ``spool`` alone.
 """

@@ -6,7 +6,7 @@ we use the JSON file so no TOML is rewritten, and ``hooks.json`` has the same sh
 Code's ``hooks`` object): for each event in ``CLAUDE_EVENTS``/``CODEX_EVENTS`` one matcher group
 ``{"hooks": [{"type": "command", "command": "<hook command> EVENT --harness H", "timeout": S}]}``
 is appended under ``hooks.<Event>``. Codex has no SessionEnd (formats.md §4.2). Our entries are
-recognised by their command (``continuity.hookcmd`` or ``continuity-hook``), so:
+recognised by their command (``continuity.cli.hookcmd`` or ``continuity-hook``), so:
 
 - **install** first removes entries of ours (an older command path), then adds the current
   ones; when that changes nothing, nothing is written. Before the first write the file is
@@ -32,7 +32,7 @@ and Codex, ``env CONTINUITY_HOME=<home> <hook command>`` as pi's argv (``hookcmd
 ``pi_extension/continuity.ts`` with the hook command filled in); uninstall deletes it. A
 ``continuity.ts`` there that is not ours is left alone (``InputError``).
 
-The hook command is ``<python> -I -S -c "...from continuity.hookcmd import main; main()"``
+The hook command is ``<python> -I -S -c "...from continuity.cli.hookcmd import main; main()"``
 (``hook_argv``): the fast path (no CLI imports, no ``site``), with absolute paths, so the hook
 works whatever PATH or environment the harness gives it. The ``continuity-hook`` console script
 runs the same code, with ``site``.
@@ -65,7 +65,7 @@ HARNESS_EVENTS = {"claude-code": CLAUDE_EVENTS, "codex": CODEX_EVENTS}
 BACKUP_SUFFIX = ".continuity-backup"
 PI_FILE = "continuity.ts"
 PI_MARKER = "marker: continuity-pi-extension v1"
-_OURS = ("continuity.hookcmd", "continuity-hook")  # both forms of hook_argv() match
+_OURS = ("continuity.cli.hookcmd", "continuity-hook")  # both forms of hook_argv() match
 
 
 @dataclass(frozen=True)
@@ -90,12 +90,12 @@ class InstallResult:
 def hook_argv() -> list[str]:
     """The hook command as argv: this Python with ``-I -S`` (no ``site``: the hook imports
     only the standard library and ``continuity``, whose folder is appended to ``sys.path``)
-    running ``continuity.hookcmd.main``; ~4 ms less than a console script's start."""
+    running ``continuity.cli.hookcmd.main``; ~4 ms less than a console script's start."""
     import continuity
 
     root = Path(continuity.__file__).resolve().parents[1]
     code = (f"import sys; sys.path.append({json.dumps(str(root))}); "
-            "from continuity.hookcmd import main; main()")
+            "from continuity.cli.hookcmd import main; main()")
     return [sys.executable, "-I", "-S", "-c", code]
 
 

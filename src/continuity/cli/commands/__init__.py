@@ -1,4 +1,4 @@
-"""CLI command groups beyond the core ones in ``continuity.cli``: one module per concern, each
+"""CLI command groups beyond the core ones in ``continuity.cli.app``: one module per concern, each
 with ``register(app)`` adding its commands to the Typer app."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ import importlib
 
 import typer
 
-#: Modules under ``continuity.commands`` that add commands (each defines ``register(app)``).
+#: Modules under ``continuity.cli.commands`` that add commands (each defines ``register(app)``).
 MODULES = ["checkpoints", "compaction", "memory", "lineage", "daemon"]
 
 
@@ -15,9 +15,9 @@ def register_all(app: typer.Typer) -> None:
     """Add every command module's commands to ``app`` (a missing module is skipped)."""
     for name in MODULES:
         try:
-            module = importlib.import_module(f"continuity.commands.{name}")
+            module = importlib.import_module(f"continuity.cli.commands.{name}")
         except ModuleNotFoundError as exc:
-            if exc.name != f"continuity.commands.{name}":
+            if exc.name != f"continuity.cli.commands.{name}":
                 raise
             continue
         module.register(app)

@@ -285,10 +285,10 @@ def main(argv: list[str] | None = None) -> None:
 def console() -> None:
     """A ``continuity`` console-script entry that keeps ``continuity hook ...`` fast: the hook
     runs without importing the CLI (Typer, Rich); any other command goes to
-    ``continuity.cli.main``."""
+    ``continuity.cli.app.main``."""
     if len(sys.argv) > 1 and sys.argv[1] == "hook":
         main(sys.argv[2:])
-    from continuity.cli import main as cli_main
+    from continuity.cli.app import main as cli_main
 
     cli_main()
 

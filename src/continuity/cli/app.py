@@ -29,7 +29,7 @@ app = typer.Typer(
 db_app = typer.Typer(help="Database schema commands.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 
-from continuity.commands.common import (  # noqa: E402
+from continuity.cli.commands.common import (  # noqa: E402
     BudgetOption,
     HomeOption,
     JsonOption,
@@ -79,7 +79,7 @@ def import_cmd(
                     "transcripts_written": transcripts,
                     "transcripts_failed": [{"session": k, "reason": r} for k, r in sync.failed]})
         return
-    from continuity.render import import_summary
+    from continuity.cli.render import import_summary
 
     import_summary(out, err, report)
     for key, reason in sync.failed:
@@ -96,7 +96,7 @@ def sessions_cmd(
     """List imported sessions, newest first."""
     with _store(home) as store:
         sessions = store.list_sessions(limit=limit)
-    from continuity.render import session_dict, sessions_table
+    from continuity.cli.render import session_dict, sessions_table
 
     if as_json:
         _emit_json([session_dict(s) for s in sessions])
@@ -113,7 +113,7 @@ def show_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """Show a session's log, readable (one block per row, with its seq)."""
-    from continuity.render import entry_dict, show_entries
+    from continuity.cli.render import entry_dict, show_entries
     from continuity.store import iter_entries
 
     with _store(home) as store:
@@ -144,7 +144,7 @@ def continue_cmd(
     if as_json:
         _emit_json(view.to_dict())
     else:
-        from continuity.render import continuation_text
+        from continuity.cli.render import continuation_text
 
         continuation_text(out, view)
     if view.refusal:
@@ -203,7 +203,7 @@ class _progress:
             self._bar.stop()
 
 
-from continuity.commands import register_all  # noqa: E402
+from continuity.cli.commands import register_all  # noqa: E402
 
 register_all(app)
 

@@ -11,7 +11,7 @@ from typing import Optional
 
 import typer
 
-from continuity.commands.common import (
+from continuity.cli.commands.common import (
     BudgetOption,
     HomeOption,
     JsonOption,

@@ -2,7 +2,7 @@
 --harness H``, ``continuity hooks install|uninstall HARNESS`` and ``continuity mcp``.
 
 ``continuity hook`` is the hook command; harnesses run it on every hook, so
-``continuity.cli.main`` dispatches ``hook`` to ``continuity.hookcmd`` before Typer is imported,
+``continuity.cli.app.main`` dispatches ``hook`` to ``continuity.cli.hookcmd`` before Typer is imported,
 and the installers write the ``continuity-hook`` script (the same code). The Typer command here
 only serves ``--help`` and the rare call that did come through Typer.
 """
@@ -15,7 +15,7 @@ from typing import Optional
 
 import typer
 
-from continuity.commands.common import HomeOption, JsonOption, emit_json, out
+from continuity.cli.commands.common import HomeOption, JsonOption, emit_json, out
 
 
 class HarnessName(str, enum.Enum):
@@ -62,7 +62,7 @@ def hook_cmd(
 ) -> None:
     """Forward a hook's JSON (stdin) to the daemon and print what the harness expects; when
     the daemon is down, record it for replay. Always exits 0."""
-    from continuity.hookcmd import run
+    from continuity.cli.hookcmd import run
 
     argv = [event, "--harness", harness.value]
     if timeout is not None:

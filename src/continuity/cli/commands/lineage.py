@@ -13,7 +13,7 @@ from typing import Any, Optional
 
 import typer
 
-from continuity.commands.common import (
+from continuity.cli.commands.common import (
     HomeOption,
     JsonOption,
     emit_json,

@@ -12,7 +12,7 @@ from typing import List, Optional
 import typer
 
 from continuity.core.text import clean
-from continuity.commands.common import HomeOption, JsonOption, emit_json, err, open_cli_store
+from continuity.cli.commands.common import HomeOption, JsonOption, emit_json, err, open_cli_store
 
 
 def _iso(value) -> str | None:  # type: ignore[no-untyped-def]

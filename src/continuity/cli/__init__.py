@@ -1,0 +1,1 @@
+"""continuity.cli.app."""
