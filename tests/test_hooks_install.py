@@ -78,6 +78,36 @@ def test_install_replaces_an_older_command(tmp_path: Path) -> None:
     assert len(stops) == 1 and "/old/venv" not in stops[0]["hooks"][0]["command"]
 
 
+def test_install_replaces_a_hook_of_the_pre_layout_module_path(tmp_path: Path) -> None:
+    """A hook installed before issue 11 ran ``from continuity.hookcmd import main``: install
+    recognises it as ours and replaces it with the new path (one Stop entry, not two)."""
+    settings = tmp_path / "settings.json"
+    old_cmd = ('/usr/bin/python3 -I -S -c "import sys; sys.path.append(\'/old/src\'); '
+               'from continuity.hookcmd import main; main()" stop --harness claude-code')
+    settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [
+        {"type": "command", "command": old_cmd}]}]}}))
+    install.install("claude-code", settings)
+    stops = _hooks(settings)["Stop"]
+    assert len(stops) == 1
+    assert "from continuity.cli.hookcmd import main" in stops[0]["hooks"][0]["command"]
+
+
+def test_the_pre_layout_hook_path_still_runs(tmp_path: Path) -> None:
+    """Hooks installed before issue 11 keep working until reinstalled: the old module path
+    runs the same command (the recursion guard makes it exit 0 at once, printing nothing)."""
+    import subprocess
+    import sys
+
+    import continuity
+
+    src = str(Path(continuity.__file__).resolve().parents[1])
+    code = f"import sys; sys.path.append({src!r}); from continuity.hookcmd import main; main()"
+    proc = subprocess.run([sys.executable, "-I", "-S", "-c", code, "stop", "--harness",
+                           "claude-code"], input=b"{}", capture_output=True, timeout=30,
+                          env={"CONTINUITY_NO_HOOKS": "1"})
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
+
+
 def test_uninstall_claude_code_restores_the_original_bytes(tmp_path: Path) -> None:
     """Uninstall after install gives back the file exactly as it was, and the backup goes."""
     settings = tmp_path / "settings.json"

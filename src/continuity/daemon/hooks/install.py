@@ -65,7 +65,8 @@ HARNESS_EVENTS = {"claude-code": CLAUDE_EVENTS, "codex": CODEX_EVENTS}
 BACKUP_SUFFIX = ".continuity-backup"
 PI_FILE = "continuity.ts"
 PI_MARKER = "marker: continuity-pi-extension v1"
-_OURS = ("continuity.cli.hookcmd", "continuity-hook")  # both forms of hook_argv() match
+#: Both forms of hook_argv() match, and the module path hooks installed before issue 11 ran.
+_OURS = ("continuity.cli.hookcmd", "continuity-hook", "continuity.hookcmd")
 
 
 @dataclass(frozen=True)
