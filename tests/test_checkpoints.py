@@ -573,7 +573,7 @@ def test_checkpoints_reexports_moved_names():
     """Names moved to checkpoint_queue and recovery stay importable from checkpoints as the
     same objects; an unknown name is still an AttributeError."""
     import continuity.checkpoints.queue as queue_mod
-    import continuity.checkpoints.capture as cps
+    import continuity.checkpoints as cps
     import continuity.checkpoints.recovery as recovery_mod
 
     for name in ("CheckpointQueue", "CheckpointFlushError", "FlushResult", "Sink", "Clock",
@@ -589,13 +589,14 @@ def test_checkpoints_reexports_moved_names():
 
 
 def test_checkpoints_split_modules_import_first_without_cycle():
-    """continuity.checkpoints.recovery and continuity.redaction.keyed import cleanly in a fresh interpreter
-    (recovery first loads checkpoints, which must not import recovery back at load time)."""
+    """continuity.checkpoints.recovery and continuity.redaction.keyed import cleanly in a fresh
+    interpreter (recovery first loads capture, which never imports recovery), and the package
+    gives recovery's names."""
     import subprocess
     import sys
 
-    code = ("import continuity.checkpoints.recovery as r, continuity.redaction.keyed, continuity.checkpoints.capture as c;"
-            "assert c.recover is r.recover; print('ok')")
+    code = ("import continuity.checkpoints.recovery as r, continuity.redaction.keyed, "
+            "continuity.checkpoints as c; assert c.recover is r.recover; print('ok')")
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=60)
     assert (proc.returncode, proc.stdout.strip()) == (0, "ok"), proc.stderr

@@ -24,8 +24,8 @@ Two neighbours own the rest, and every name of theirs stays importable from here
 - ``continuity.checkpoints.recovery``: ``recover``/``render_recovery`` (the recovery digest within
   ``recoveryBudgetChars``), ``replay_session``/``replay_import`` (checkpoints of imported
   sessions, from the transcript's own timestamps, through the same recorder and queue) and
-  ``manual_checkpoint``. It sits above this module and imports it, so its names are
-  re-exported lazily (``__getattr__``), never imported here at load time: no import cycle.
+  ``manual_checkpoint``. It sits above this module and imports it; this module never imports
+  it back. Callers take all three modules' names from the package, ``continuity.checkpoints``.
 
 Times are aware UTC datetimes from an injectable clock; durations are milliseconds; budgets and
 snippet lengths are characters (code points), never cut inside a character.
@@ -66,34 +66,7 @@ from continuity.redaction.funnel import redact
 from continuity.core.tasklist import TaskItem, open_items, task_list
 
 if TYPE_CHECKING:  # pragma: no cover
-    # the lazy re-exports below, for type checkers
-    from continuity.checkpoints.recovery import RECOVERY_LINE_SLACK as RECOVERY_LINE_SLACK
-    from continuity.checkpoints.recovery import TRUNCATION_MARKER as TRUNCATION_MARKER
-    from continuity.checkpoints.recovery import Recovery as Recovery
-    from continuity.checkpoints.recovery import checkpoint_dict as checkpoint_dict
-    from continuity.checkpoints.recovery import manual_checkpoint as manual_checkpoint
-    from continuity.checkpoints.recovery import recover as recover
-    from continuity.checkpoints.recovery import render_recovery as render_recovery
-    from continuity.checkpoints.recovery import replay_import as replay_import
-    from continuity.checkpoints.recovery import replay_session as replay_session
     from continuity.store import SqlStore
-
-#: names ``continuity.checkpoints.recovery`` owns, importable from here as before the split
-_RECOVERY_NAMES = frozenset({
-    "RECOVERY_LINE_SLACK", "TRUNCATION_MARKER", "Recovery", "checkpoint_dict",
-    "manual_checkpoint", "recover", "render_recovery", "replay_import", "replay_session",
-    "_ReplayClock", "_rows", "_replay", "_advance",
-})
-
-
-def __getattr__(name: str) -> Any:
-    """The lazy re-export of ``continuity.checkpoints.recovery``'s names (PEP 562): that module imports
-    this one, so importing it here at load time would be a cycle."""
-    if name in _RECOVERY_NAMES:
-        from continuity.checkpoints import recovery
-
-        return getattr(recovery, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 #: seed 000: cap of the pending prompt snippets.

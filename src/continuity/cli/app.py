@@ -63,7 +63,7 @@ def import_cmd(
     files = discover(paths)
     if not files:
         raise InputError("no *.jsonl session files under " + ", ".join(map(str, paths)))
-    from continuity.checkpoints.capture import load_config, replay_import
+    from continuity.checkpoints import load_config, replay_import
     from continuity.transcripts.session_transcripts import sync_import_report
 
     config = load_config(home)

@@ -26,7 +26,8 @@ import os
 import sys
 import time
 
-DEFAULT_URL = "http://127.0.0.1:7438"
+from continuity.daemon.address import DEFAULT_URL, daemon_address, daemon_token
+
 #: Seconds the whole exchange may take, per event (Claude Code gives SessionEnd 1.5 s in all).
 TIMEOUTS = {"session-start": 5.0, "user-prompt-submit": 3.0, "pre-compaction": 5.0,
             "post-compaction": 3.0, "stop": 3.0, "session-end": 1.0}
@@ -100,48 +101,6 @@ def parse_args(argv: list[str]) -> tuple[str, str, float | None]:
     if harness not in HARNESSES:
         raise ValueError(f"--harness must be one of {', '.join(HARNESSES)} (got {harness!r})")
     return event, harness, timeout
-
-
-def daemon_address(home: str) -> tuple[str, int]:
-    """``(host, port)`` of the daemon (module docstring). Raises ``ValueError`` for a URL that
-    is not ``http://host:port``."""
-    url = os.environ.get("CONTINUITY_DAEMON_URL", "").strip()
-    if not url:
-        try:
-            with open(os.path.join(home, "daemon.url"), "rb") as fh:
-                url = fh.read(512).decode("ascii", "replace").strip()
-        except OSError:
-            url = DEFAULT_URL
-    if not url.startswith("http://"):
-        raise ValueError(f"daemon URL must start with http:// (got {url!r})")
-    netloc = url[7:].split("/", 1)[0]
-    if netloc.startswith("["):
-        host, _, rest = netloc[1:].partition("]")
-        port = rest[1:] if rest.startswith(":") else "80"
-    else:
-        host, _, port = netloc.partition(":")
-    return host, int(port or 80)
-
-
-def daemon_token(home: str) -> str | None:
-    """The bearer token to send, if one is configured (module docstring)."""
-    token = os.environ.get("CONTINUITY_DAEMON__TOKEN")
-    if token:
-        return token.strip()
-    try:
-        with open(os.path.join(home, "config.toml"), "rb") as fh:
-            raw = fh.read()
-    except OSError:
-        return None
-    if b"token" not in raw:
-        return None
-    import tomllib
-
-    try:
-        value = tomllib.loads(raw.decode("utf-8")).get("daemon", {}).get("token")
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):
-        return None
-    return value.strip() if isinstance(value, str) and value.strip() else None
 
 
 def post(host: str, port: int, path: str, body: bytes, headers: dict[str, str],

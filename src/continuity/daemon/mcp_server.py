@@ -70,7 +70,7 @@ class ContinuityTools:
         ``DaemonError`` with the daemon's detail for a 4xx/5xx answer."""
         import httpx
 
-        from continuity.cli.hookcmd import daemon_address, daemon_token
+        from continuity.daemon.address import daemon_address, daemon_token
 
         host, port = daemon_address(str(self.home))
         token = daemon_token(str(self.home))
@@ -157,7 +157,7 @@ class ContinuityTools:
         done = self._daemon("POST", "/api/checkpoints", json=body)
         if done is not None:
             return done
-        from continuity.checkpoints.capture import checkpoint_dict, load_config, manual_checkpoint
+        from continuity.checkpoints import checkpoint_dict, load_config, manual_checkpoint
         from continuity.core.errors import InputError
         from continuity.core.model import CheckpointTrigger
 

@@ -324,7 +324,7 @@ def _version() -> str:
 
 def build_live(home: Path, settings: DaemonSettings) -> Any:
     """A ``LiveCapture`` over the workspace's store and settings (the store stays open)."""
-    from continuity.checkpoints.capture import load_config
+    from continuity.checkpoints import load_config
     from continuity.daemon.hooks.live import LiveCapture
     from continuity.store import open_store_raw
     from continuity.transcripts.session_transcripts import settings as transcript_settings

@@ -1,7 +1,23 @@
-"""Readers of harness session files: one module per harness, detected from content.
+"""Harness files in: one reader per harness (Claude Code JSONL, Codex rollout JSONL, pi
+session JSONL v1-v3) detected from content, the tolerant JSONL line reader, the streaming,
+idempotent importer (``import_paths``), and the runs the importer derives from each log.
+
+Harness files in: one reader per harness (Claude Code JSONL, Codex rollout JSONL, pi
+session JSONL v1-v3) detected from content, the tolerant JSONL line reader, the streaming,
+idempotent importer (``import_paths``), and the runs the importer derives from each log.
+
+Readers of harness session files: one module per harness, detected from content.
 
 ``detect(path)`` reads the head of a file and returns the reader class whose ``sniff`` accepts
 it (Codex first, then pi, then Claude Code: the most specific envelope wins), or None.
+
+May import: ``core``, ``store``.
+
+The importer's names are re-exported lazily (``continuity.core.exports``).
+
+May import: ``core``, ``store``.
+
+The importer's names are re-exported lazily (``continuity.core.exports``).
 """
 
 from __future__ import annotations
@@ -42,3 +58,31 @@ def reader_for(harness: str) -> type[FormatReader]:
         if reader.harness == harness:
             return reader
     raise KeyError(harness)
+
+
+from continuity.core.exports import lazy_exports  # noqa: E402
+
+_EXPORTS = {
+    "FileReport": "importer",
+    "ImportReport": "importer",
+    "discover": "importer",
+    "import_file": "importer",
+    "import_paths": "importer",
+    "path_key": "importer",
+    "total_bytes": "importer",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+
+
+from continuity.core.exports import lazy_exports  # noqa: E402
+
+_EXPORTS = {
+    "FileReport": "importer",
+    "ImportReport": "importer",
+    "discover": "importer",
+    "import_file": "importer",
+    "import_paths": "importer",
+    "path_key": "importer",
+    "total_bytes": "importer",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -1,1 +1,20 @@
-"""continuity.redaction."""
+"""The one secret funnel: ``redact(text)``, which every derived text passes through before it is
+stored or served (``funnel``: token shapes; ``keyed``: secrets found by the key, flag or
+command in front of them).
+
+May import: ``core``.
+
+The names below are re-exported lazily (``continuity.core.exports``): importing the package
+loads none of its modules.
+"""
+
+from continuity.core.exports import lazy_exports
+
+_EXPORTS = {
+    "find_secrets": "funnel",
+    "redact": "funnel",
+    "redact_all": "funnel",
+}
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

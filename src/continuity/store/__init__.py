@@ -4,6 +4,8 @@
 on SQLite and PostgreSQL alike (so every command works on a fresh workspace); the check is one
 read of ``alembic_version`` when the schema is current. ``continuity db upgrade`` runs the same
 migration explicitly, for teams that migrate a shared PostgreSQL before rolling out.
+
+May import: ``core``.
 """
 
 from __future__ import annotations

@@ -51,7 +51,7 @@ def checkpoint_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """Write a checkpoint of SESSION now, with its recent prompts and your reason."""
-    from continuity.checkpoints.capture import load_config
+    from continuity.checkpoints import load_config
     from continuity.checkpoints.recovery import checkpoint_dict, manual_checkpoint
     from continuity.core.model import CheckpointTrigger
 
@@ -104,7 +104,7 @@ def prune_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """Delete checkpoints older than the retention window (a live session keeps its newest)."""
-    from continuity.checkpoints.capture import load_config, prune
+    from continuity.checkpoints import load_config, prune
 
     config = load_config(home)
     days = config.retention_days if retention_days is None else retention_days
@@ -130,7 +130,7 @@ def recover_cmd(
     """Print the recovery digest a new session starts with: the newest checkpoint of SESSION,
     else of its project (or --project) within the recovery window, within
     recoveryBudgetChars."""
-    from continuity.checkpoints.capture import load_config
+    from continuity.checkpoints import load_config
     from continuity.checkpoints.recovery import recover
 
     if not session and not project:

@@ -295,7 +295,7 @@ def _refuse(result: SummaryResult, reason: ReceiptReason, detail: str) -> Summar
 def make_summarizer(settings: "SummarizerSettings") -> Summarizer:
     """The provider named by ``settings.provider``. Raises ``ConfigError`` naming the field
     when the settings cannot work (e.g. no model for a model provider)."""
-    from continuity.continuation.summarize.settings import build
+    from continuity.continuation.summarize.factory import build
 
     return build(settings)
 

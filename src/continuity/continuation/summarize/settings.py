@@ -24,7 +24,6 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from continuity.core.config import load_section
-from continuity.core.errors import ConfigError
 
 
 class Provider(str, enum.Enum):
@@ -75,22 +74,3 @@ def load_settings(home: str | os.PathLike[str] | Path | None = None, *,
     if provider is not None:
         settings = settings.model_copy(update={"provider": Provider(provider)})
     return settings
-
-
-def build(settings: SummarizerSettings):  # type: ignore[no-untyped-def]
-    """The provider object for ``settings`` (see ``continuity.continuation.summarize.make_summarizer``)."""
-    if settings.provider is Provider.EXTRACTIVE:
-        from continuity.continuation.summarize.extractive import ExtractiveSummarizer
-
-        return ExtractiveSummarizer(max_summary_bytes=settings.max_summary_bytes)
-    if not settings.model:
-        raise ConfigError(f"[summarizer] model: required for provider "
-                          f"{settings.provider.value!r} (e.g. model = \"...\" in config.toml or "
-                          "CONTINUITY_SUMMARIZER__MODEL)")
-    if settings.provider is Provider.OPENAI:
-        from continuity.continuation.summarize.openai import OpenAISummarizer
-
-        return OpenAISummarizer(settings)
-    from continuity.continuation.summarize.anthropic import AnthropicSummarizer
-
-    return AnthropicSummarizer(settings)

@@ -36,7 +36,7 @@ from datetime import datetime, timedelta
 from typing import Any, Callable, Iterable, Iterator
 
 from continuity.transcripts import session_transcripts as tx
-from continuity.checkpoints.capture import CheckpointRecorder, SessionState
+from continuity.checkpoints import CheckpointRecorder, SessionState
 from continuity.core.errors import ContinuityError, FencedWrite
 from continuity.daemon.hooks.sessions import LiveSession, history, live_history
 from continuity.core.tasklist import task_list

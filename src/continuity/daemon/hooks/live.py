@@ -52,7 +52,7 @@ from typing import Any, Callable
 
 from pydantic import ValidationError
 
-from continuity.checkpoints import capture as cps
+from continuity import checkpoints as cps
 from continuity.core.errors import SessionNotFound
 from continuity.daemon.hooks import adapters, spool
 from continuity.daemon.hooks.capture import TranscriptCapture

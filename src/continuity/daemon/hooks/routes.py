@@ -12,7 +12,7 @@ from fastapi import FastAPI, Query, Request
 from fastapi.responses import JSONResponse, Response
 from starlette.concurrency import run_in_threadpool
 
-from continuity.checkpoints.capture import checkpoint_dict
+from continuity.checkpoints import checkpoint_dict
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.daemon.hooks.adapters import AdapterError
 from continuity.daemon.hooks.models import BODIES, CheckpointBody

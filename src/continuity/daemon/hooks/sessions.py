@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Iterator
 
-from continuity.checkpoints import capture as cps
+from continuity import checkpoints as cps
 from continuity.core.model import Checkpoint
 from continuity.store import SqlStore
 

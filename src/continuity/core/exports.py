@@ -1,0 +1,33 @@
+"""Lazy re-exports for the packages of continuity (PEP 562), so that callers write
+``from continuity.checkpoints import recover`` and not a private module path, and importing a
+package costs nothing until one of its names is used (the hook's fast path imports
+``continuity.cli`` and ``continuity.daemon`` and must not load Typer or FastAPI).
+"""
+
+from __future__ import annotations
+
+import sys
+
+# Nothing but ``sys`` is imported (not ``typing`` or ``importlib``): the hook's fast path runs
+# this module, and its import test counts every module it loads.
+
+
+def lazy_exports(package: str, names: dict[str, str]) -> tuple[object, object]:
+    """``(__getattr__, __dir__)`` (two functions) for ``package``, which re-exports ``names`` (a public name →
+    the submodule that owns it, relative to ``package``). A name is looked up in its module on
+    every access, never cached, so a test that patches the owning module's attribute patches
+    what the package gives too. Raises ``AttributeError`` for a name not in ``names``."""
+
+    def __getattr__(name: str) -> object:
+        module = names.get(name)
+        if module is None:
+            raise AttributeError(f"module {package!r} has no attribute {name!r}")
+        full = f"{package}.{module}"
+        if full not in sys.modules:
+            __import__(full)
+        return getattr(sys.modules[full], name)
+
+    def __dir__() -> list[str]:
+        return sorted(set(names) | set(sys.modules[package].__dict__))
+
+    return __getattr__, __dir__
