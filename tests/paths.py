@@ -10,3 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 
 SHARED_DATA = (Path(__file__).resolve().parents[2] / "shared" / "data").resolve()
+#: The published sample folders of ``../shared/data`` whose counts the tests assert (its README:
+#: claude-code, codex, pi). ``real-harness/``, recorded later from today's CLIs, has tests of
+#: its own; a test that imports "every sample" imports these folders, so a new recording there
+#: does not change the figures asserted here.
+SAMPLE_DIRS = [SHARED_DATA / name for name in ("claude-code", "codex", "pi")]

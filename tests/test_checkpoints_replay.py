@@ -12,6 +12,7 @@ from continuity.checkpoints.capture import CheckpointConfig
 from continuity.formats.importer import import_paths
 from continuity.core.model import CheckpointTrigger, EntryKind
 from continuity.checkpoints.recovery import manual_checkpoint, recover, replay_import, replay_session
+from tests.paths import SAMPLE_DIRS
 from tests.builders import CP, A, U, load
 
 PI_LARGE = "d703a1a9-1b7b-4fb1-b512-c9738b1fe617"
@@ -67,7 +68,7 @@ def test_replay_is_idempotent(store, shared_data):
 def test_replay_import_every_shared_session(sqlite_store, shared_data):
     """Importing ../shared/data and replaying gives every session with requests its
     checkpoints, the newest a session_end counting all its requests; a re-run adds none."""
-    report = import_paths(sqlite_store, [shared_data])
+    report = import_paths(sqlite_store, SAMPLE_DIRS)
     assert replay_import(sqlite_store, report, config=CFG) == 27
     for key in report.sessions:
         requests = sum(1 for e in sqlite_store.entries(key, limit=5000) if e.is_request)

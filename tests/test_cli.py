@@ -18,6 +18,7 @@ from continuity.core.errors import AmbiguousSession
 from continuity.store import HEAD_REVISION
 
 from tests.paths import SHARED_DATA
+from tests.paths import SAMPLE_DIRS
 
 CC_5C = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
 CONTRACT_KEYS = {"session", "budget_bytes", "used_bytes", "summary", "request", "gap", "gaps",
@@ -48,7 +49,7 @@ def run_main(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
 def home(tmp_path_factory) -> Path:
     """A workspace with every sample imported once (tests pass it with --home)."""
     path = tmp_path_factory.mktemp("cli-home")
-    result = runner.invoke(app, ["import", str(SHARED_DATA), "--home", str(path), "--json"])
+    result = runner.invoke(app, ["import", *map(str, SAMPLE_DIRS), "--home", str(path), "--json"])
     assert result.exit_code == 0, result.output
     return path
 
@@ -87,7 +88,7 @@ def test_cli_import_text_summary(tmp_path):
 
 def test_cli_import_json_shape_and_totals(tmp_path):
     """import --json gives totals, sessions and one report per file."""
-    result = invoke("import", SHARED_DATA, "--home", tmp_path, "--json")
+    result = invoke("import", *SAMPLE_DIRS, "--home", tmp_path, "--json")
     assert result.exit_code == 0 and result.stderr == ""
     report = json.loads(result.stdout)
     assert set(report) == {"totals", "sessions", "files", "checkpoints_replayed",
@@ -109,7 +110,7 @@ def test_cli_import_json_shape_and_totals(tmp_path):
     assert [e["line"] for e in f["errors"]] == [10]
     assert f["offset"] == 2147 and f["resumed_from"] == 0
     assert by_name["large-session.jsonl"]["imported"] == 1019
-    again = json.loads(invoke("import", SHARED_DATA, "--home", tmp_path, "--json").stdout)
+    again = json.loads(invoke("import", *SAMPLE_DIRS, "--home", tmp_path, "--json").stdout)
     assert {f["status"] for f in again["files"]} == {"unchanged"}
     assert again["totals"]["imported"] == 0
 

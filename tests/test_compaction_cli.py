@@ -18,10 +18,10 @@ from continuity.core.errors import ConfigError, FencedWrite
 from continuity.formats.importer import import_paths
 from continuity.core.model import EntryKind
 from continuity.store import open_store
-from tests.conftest import SHARED_DATA
+from tests.paths import SAMPLE_DIRS, SHARED_DATA
 
 BUDGET = 3_000
-FILES = sorted(SHARED_DATA.rglob("*.jsonl")) if SHARED_DATA.is_dir() else []
+FILES = sorted(f for d in SAMPLE_DIRS if d.is_dir() for f in d.rglob("*.jsonl"))
 runner = CliRunner()
 
 
@@ -30,7 +30,7 @@ def imported(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, d
     """A workspace with every shared session imported: ``(home, {file name: session key})``."""
     home = tmp_path_factory.mktemp("shared") / "home"
     with open_store(f"sqlite:///{home / 'continuity.db'}") as store:
-        report = import_paths(store, [SHARED_DATA])
+        report = import_paths(store, SAMPLE_DIRS)
     keys = {Path(f.path).name: f.session_key for f in report.files if f.session_key}
     yield home, keys
 

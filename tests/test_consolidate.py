@@ -30,6 +30,7 @@ from continuity.core.model import (
 from continuity.continuation.summarize.extractive import ExtractiveSummarizer
 from continuity.lineage.temporal_dag import thread_of
 from continuity.transcripts.session_transcripts import sync_import, sync_session
+from tests.paths import SAMPLE_DIRS
 from tests.builders import A, T, U, call
 
 T0 = datetime(2026, 9, 1, 8, 0, tzinfo=timezone.utc)
@@ -267,7 +268,7 @@ def test_shared_data_every_session_gets_verified_artifacts(sqlite_store, shared_
                                                            isolated_home):
     """Importing ../shared/data and running the pass gives every session a manifest,
     transcript and summary that verify, the compaction of compact-codex-001, and MEMORY.md."""
-    report = import_paths(sqlite_store, [shared_data])
+    report = import_paths(sqlite_store, SAMPLE_DIRS)
     sync_import(sqlite_store, report)
     done = co.run_pass(sqlite_store, summarizer=ExtractiveSummarizer(), now=NOW)
     keys = {f.session_key for f in report.files if f.session_key}

@@ -19,6 +19,7 @@ from continuity.store import open_store
 
 FIXTURES = Path(__file__).resolve().parent / "fixtures" / "importer"
 from tests.paths import SHARED_DATA
+from tests.paths import SAMPLE_DIRS
 
 #: Every sample file: (lines, rows imported, session key), checked against the files themselves
 #: (`wc -l`, and the `sessionId` / `session_meta.payload.id` / pi header `id` in each file).
@@ -149,7 +150,7 @@ def samples(tmp_path_factory):
     """A SQLite store holding every sample file, imported once for the read-only tests."""
     db = tmp_path_factory.mktemp("samples") / "continuity.db"
     with open_store(f"sqlite:///{db}") as s:
-        yield s, import_paths(s, [SHARED_DATA])
+        yield s, import_paths(s, SAMPLE_DIRS)
 
 
 def test_import_samples_exact_counts_and_keys(samples, shared_data):
@@ -179,10 +180,10 @@ def test_import_samples_exact_counts_and_keys(samples, shared_data):
 
 def test_import_reimport_adds_nothing(store, shared_data):
     """A second import of the samples reports every file unchanged and adds no rows."""
-    first = import_paths(store, [shared_data])
+    first = import_paths(store, SAMPLE_DIRS)
     counts = {k: store.get_session(k).entry_count for k in first.sessions}
     raw = {f.path: len(list(store.raw_lines(f.path))) for f in first.files}
-    second = import_paths(store, [shared_data])
+    second = import_paths(store, SAMPLE_DIRS)
     assert [f.status for f in second.files] == ["unchanged"] * 12
     assert [f.session_key for f in second.files] == [f.session_key for f in first.files]
     assert second.totals()["imported"] == 0 and second.totals()["lines_read"] == 0

@@ -19,6 +19,7 @@ from continuity.core.errors import ConfigError, InputError
 from continuity.formats.importer import import_paths
 from continuity.core.model import Session, ThinkingBlock, ToolResultBlock
 from continuity.transcripts.transcript_log import TranscriptLog, TranscriptRecord
+from tests.paths import SAMPLE_DIRS
 from tests.builders import A, CP, T, U, call, load
 
 T0 = datetime(2026, 9, 1, 8, 0, tzinfo=timezone.utc)
@@ -405,7 +406,7 @@ def test_sync_session_grown_session_replaces_its_snapshot(store, isolated_home):
 
 def test_sync_import_fills_every_session_of_shared_data(store, shared_data, isolated_home):
     """Importing ../shared/data gives every session a row and matching JSONL records."""
-    report = import_paths(store, [shared_data])
+    report = import_paths(store, SAMPLE_DIRS)
     assert tr.sync_import(store, report, isolated_home) == len(report.sessions) == 12
     rows = store.get_transcripts(report.sessions, "default")
     sessions = {s.key: s for s in store.list_sessions()}
@@ -420,7 +421,7 @@ def test_sync_import_fills_every_session_of_shared_data(store, shared_data, isol
             {"claude-code": "claude-code-jsonl", "codex": "codex-rollout-jsonl",
              "pi": "pi-session-jsonl"}[sessions[key].harness]}
         assert row.completed_at is not None  # the samples are long idle
-    assert tr.sync_import(store, import_paths(store, [shared_data]), isolated_home) == 0
+    assert tr.sync_import(store, import_paths(store, SAMPLE_DIRS), isolated_home) == 0
 
 
 def test_sync_import_report_one_failing_session_does_not_stop_the_others(store, shared_data,
