@@ -18,7 +18,7 @@ from continuity.continuation.summarize import WorkingView, summarize
 from continuity.continuation.summarize.extractive import ExtractiveSummarizer
 from continuity.core.tasklist import TaskItem, open_items, task_list
 from tests.builders import A, T, U, call, load
-from tests.test_summarize import Recorder
+from tests.continuation.test_summarize import Recorder
 
 #: Claude Code TodoWrite input, the older shape with ids (newer ones drop ``id``).
 TODOS = {"todos": [

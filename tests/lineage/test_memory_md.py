@@ -17,12 +17,12 @@ from continuity.core.errors import ConfigError
 from continuity.transcripts.memories import remember
 from continuity.continuation.summarize.extractive import ExtractiveSummarizer
 from tests.builders import A, T, U, call
-from tests.test_consolidate import make_session
+from tests.lineage.test_consolidate import make_session
 from continuity.core.model import RunStatus
 from continuity.store.lineage import DagNode
 
 NOW = datetime(2026, 9, 2, 12, 0, tzinfo=timezone.utc)
-EXPECTED = Path(__file__).parent / "fixtures" / "memory_md" / "expected.md"
+EXPECTED = Path(__file__).resolve().parents[1] / "fixtures" / "memory_md" / "expected.md"
 
 
 def fixed_state(store) -> None:

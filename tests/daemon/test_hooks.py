@@ -21,7 +21,7 @@ from continuity.daemon.hooks import adapters
 from continuity.daemon.hooks.models import BODIES
 from continuity.daemon.hooks.spool import SpooledEvent, fast_home
 
-FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"
 CASES = sorted((p.parent.name, p.stem) for p in FIXTURES.glob("*/*.json"))
 
 

@@ -53,7 +53,7 @@ from continuity.core.model import (
 from continuity.store import SqlStore, open_store
 from continuity.core.text import clean
 from tests.builders import A, CP, T, U, call, load
-from tests.test_continuation import assert_paired
+from tests.continuation.test_continuation import assert_paired
 
 SETTINGS = settings(
     max_examples=int(os.environ.get("CONTINUITY_PROPERTY_EXAMPLES", "150")),

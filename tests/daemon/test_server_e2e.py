@@ -22,7 +22,7 @@ from continuity.lineage import artifacts as ln
 from continuity.daemon.hooks.install import hook_argv
 from continuity.store import open_store
 
-FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"
 CONFIG = """
 [continuity]
 promptInterval = 2

@@ -17,7 +17,7 @@ from continuity.core.errors import InputError
 from continuity.formats.importer import import_file, import_paths
 from continuity.store import open_store
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "importer"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "importer"
 from tests.paths import SHARED_DATA
 from tests.paths import SAMPLE_DIRS
 
@@ -612,7 +612,7 @@ def test_import_claude_code_project_folder_keys_subagent_files_apart(store, tmp_
     (folder / sid / "subagents").mkdir(parents=True)
     (folder / f"{sid}.jsonl").write_bytes(jl(*cc_pairs(2, sid=sid)))
     side = folder / sid / "subagents" / "agent-a1b2c3.jsonl"
-    shutil.copy(Path(__file__).parent / "fixtures/claude_code/subagents/agent-a1b2c3.jsonl",
+    shutil.copy(Path(__file__).resolve().parents[1] / "fixtures/claude_code/subagents/agent-a1b2c3.jsonl",
                 side)
     report = import_paths(store, [tmp_path / "projects"])  # the side file sorts first
     assert sorted(f.session_key for f in report.files) == [sid, f"{sid}/agent-a1b2c3"]

@@ -174,7 +174,7 @@ def test_api_remember_bad_type_is_422_naming_the_field(store, isolated_home):
     from fastapi.testclient import TestClient
 
     from continuity.daemon.server import create_app
-    from tests.test_server import _live
+    from tests.daemon.test_server import _live
 
     with TestClient(create_app(_live(store, isolated_home))) as client:
         bad = client.post("/api/memory/remember", json={"content": "x", "type": "todo"})

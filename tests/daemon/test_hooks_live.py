@@ -16,7 +16,7 @@ from continuity.daemon.hooks.live import LiveCapture
 from continuity.daemon.hooks.models import BODIES
 from continuity.transcripts.session_transcripts import TranscriptLog, transcript_path
 
-CC_FIXTURE = Path(__file__).parent / "fixtures" / "claude_code" / "compaction.jsonl"
+CC_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code" / "compaction.jsonl"
 
 
 def _live(store, home: Path, **config: int) -> LiveCapture:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from continuity.redaction.funnel import find_secrets, redact, redact_all
 
-CORPUS = Path(__file__).parent / "redaction"
+CORPUS = Path(__file__).resolve().parent
 SECRETS = json.loads((CORPUS / "secrets.json").read_text(encoding="utf-8"))
 BENIGN = json.loads((CORPUS / "benign.json").read_text(encoding="utf-8"))
 

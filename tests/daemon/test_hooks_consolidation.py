@@ -23,7 +23,7 @@ from continuity.daemon.hooks.models import BODIES
 from continuity.daemon.hooks.worker import Worker
 
 PROJECT = "/srv/ledger"  # not a scratch folder: /tmp projects are left out of MEMORY.md
-CC_FIXTURE = Path(__file__).parent / "fixtures" / "claude_code" / "compaction.jsonl"
+CC_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code" / "compaction.jsonl"
 KEY = "5b7c2e90-aaaa"
 
 

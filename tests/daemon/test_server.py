@@ -18,7 +18,7 @@ from continuity.core.errors import ConfigError
 from continuity.daemon.hooks.live import LiveCapture
 from continuity.daemon.server import DaemonSettings, check_token_rule, create_app, load_settings, serve
 
-FIXTURES = Path(__file__).parent / "fixtures" / "hooks"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"
 TOKEN = "s3cret-token-of-32-characters-xx"
 
 

@@ -23,7 +23,7 @@ from continuity.formats.importer import import_file
 from continuity.daemon.mcp_server import ContinuityTools, build_server
 from continuity.store import open_store
 
-CC_FIXTURE = Path(__file__).parent / "fixtures" / "claude_code" / "compaction.jsonl"
+CC_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code" / "compaction.jsonl"
 KEY = "5b7c2e90-aaaa"
 
 
