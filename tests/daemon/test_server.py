@@ -245,7 +245,7 @@ def test_server_checkpoint_not_stored_answers_202_queued(client: TestClient,
     ("/api/hooks/user-prompt-submit", {**_body(), "promt": "typo"}, "body.promt"),
     ("/api/hooks/stop", {**_body(), "transcript_path": "relative.jsonl"},
      "body.transcript_path"),
-    ("/api/hooks/session-end", {**_body(), "session_key": "a\nb"}, "body.session_key"),
+    ("/api/hooks/session-end", {**_body(), "session_key": ""}, "body.session_key"),
     ("/api/memory/recall", {"limit": 3}, "body.query"),
     ("/api/memory/remember", {"content": "x", "importance": 3}, "body.importance"),
     ("/api/checkpoints", {"trigger": "agent"}, "body.reason"),
@@ -259,6 +259,26 @@ def test_server_rejects_bad_body_naming_the_field(client: TestClient, path: str,
     assert client.get("/api/checkpoints", params={"project": "/tmp/ledger"}).json()[
         "count"] == 0
     assert client.live.store.get_transcripts(["s-1"], "default") == {}  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("raw_key", ["k" * 300, "tab\there\nand\x1bescape"])
+def test_server_takes_any_session_key_by_the_import_rule(client: TestClient,
+                                                         raw_key: str) -> None:
+    """Issue 22: a key over 200 characters or with control characters (which import accepts)
+    is not refused: the hook event lands under the key import gives the same session."""
+    from continuity.formats.importer import safe_key
+
+    key = safe_key(raw_key)
+    raw = json.dumps({"session_id": raw_key, "cwd": "/tmp/ledger", "prompt": "keep me",
+                      "hook_event_name": "UserPromptSubmit"})
+    r = client.post("/api/harness/claude-code/user-prompt-submit", content=raw,
+                    headers={"content-type": "application/json"})
+    assert r.status_code == 200, r.text
+    r = client.post("/api/hooks/pre-compaction", json=_body(raw_key))
+    assert r.status_code == 200 and r.json()["checkpoint"]["session"] == key
+    assert [c["session"] for c in client.get(f"/api/checkpoints/{key}").json()[
+        "checkpoints"]] == [key]
+    assert "keep me" in client.live.store.checkpoints(key)[0].digest  # type: ignore[attr-defined]
 
 
 def test_server_rejects_bad_query_and_native_input(client: TestClient) -> None:

@@ -1,7 +1,7 @@
 """Plain types and helpers every layer uses: the data model (sessions, runs, entries,
 content blocks, compactions), UTF-8 byte measures and character-safe cuts, the two block
-codecs, the error hierarchy and exit codes, the workspace and config.toml sections, the task
-list of plan/todo calls, error-text detection (B49). No I/O beyond reading config.toml.
+codecs, the error hierarchy and exit codes, the workspace and config.toml sections, the one
+rule for session keys, the task list of plan/todo calls, error-text detection (B49). No I/O beyond reading config.toml.
 
 May import: nothing of continuity (the bottom layer).
 
@@ -52,6 +52,7 @@ _EXPORTS = {
     "block_view": "codec",
     "blocks_from_json": "codec",
     "blocks_to_json": "codec",
+    "MAX_KEY_CHARS": "keys",
     "clean": "text",
     "clip_middle": "text",
     "cut_utf8": "text",
@@ -65,6 +66,7 @@ _EXPORTS = {
     "message_view": "codec",
     "open_items": "tasklist",
     "resolve_home": "config",
+    "session_key": "keys",
     "task_list": "tasklist",
     "utf8_len": "text",
 }

@@ -33,6 +33,7 @@ import orjson
 
 from continuity.core.codec import blocks_to_json
 from continuity.core.errors import ContinuityError, InputError, StoreConflict
+from continuity.core.keys import MAX_KEY_CHARS, session_key  # noqa: F401 - MAX_KEY_CHARS re-exported
 from continuity.formats import FormatReader, LineReader, detect, read_head, reader_for
 from continuity.formats.jsonl import Line
 from continuity.core.model import CompactionInfo, Entry, EntryKind, Session, SourceRef
@@ -239,21 +240,10 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
     job.run(start, start_line, progress)
 
 
-#: Session keys are at most this many characters (the store's key columns).
-MAX_KEY_CHARS = 200
-
-
 def safe_key(key: str) -> str:
-    """A session key that is one printable line of at most ``MAX_KEY_CHARS`` characters:
-    control characters and line separators become spaces (a key lands in tables, file
-    frontmatter and MEMORY.md), an over-long key keeps its head plus a hash of the whole."""
-    flat = " ".join("".join(ch if ch.isprintable() else " " for ch in key).split())
-    if not flat:
-        flat = "session-" + hashlib.sha256(key.encode("utf-8", "replace")).hexdigest()[:12]
-    if len(flat) > MAX_KEY_CHARS:
-        digest = hashlib.sha256(flat.encode("utf-8", "replace")).hexdigest()[:16]
-        flat = f"{flat[:MAX_KEY_CHARS - 17]}~{digest}"
-    return flat
+    """The stored session key of a reader's session name: ``continuity.core.keys.session_key``,
+    the one rule the daemon's hooks and API use too (issue 22)."""
+    return session_key(key)
 
 
 def _claim_key(store: Store, key: str, path: str) -> str:

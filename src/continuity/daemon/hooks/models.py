@@ -6,22 +6,26 @@ Text is never refused for its content: lone surrogates become U+FFFD and an over
 ``prompt``, ``last_assistant_message``, ``context`` or ``summary`` is clipped head + tail with
 the ``[… N bytes omitted …]`` marker (``CLIPPED_FIELDS``); only a structurally invalid body is.
 Values harnesses add between releases (``source``, ``trigger``, ``reason``) are free strings of
-at most 40 characters, not closed enums, so a new value never drops an event.
+at most 40 characters, not closed enums, so a new value never drops an event. A session key
+is never refused for its shape either: ``session_key`` and ``parent_session_key`` go through
+``continuity.core.keys.session_key``, the rule ``continuity import`` applies to the same
+harness's files (issue 22), so live capture and import name a session alike.
 """
 
 from __future__ import annotations
 
-import re
 from datetime import datetime, timedelta, timezone
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from continuity.core.keys import MAX_KEY_CHARS, session_key
 from continuity.core.text import clean, clip_middle
 
 Harness = Literal["claude-code", "codex", "pi"]
-#: A session key: 1..200 characters, no control characters.
-_KEY = re.compile(r"^[^\x00-\x1f\x7f]{1,200}$")
+#: Fields holding a session key: made a stored key by ``continuity.core.keys.session_key``
+#: (the rule import uses too, issue 22) before anything else, never refused for their shape.
+KEY_FIELDS = ("session_key", "parent_session_key")
 MAX_PROMPT_CHARS = 1_000_000
 MAX_MESSAGE_CHARS = 4_000_000
 MAX_CONTEXT_CHARS = 100_000
@@ -41,7 +45,9 @@ def _tidy(data: Any) -> Any:
         return data
     out = {}
     for name, value in data.items():
-        if isinstance(value, str):
+        if isinstance(value, str) and name in KEY_FIELDS and value:
+            value = session_key(value)
+        elif isinstance(value, str):
             value = clean(value)
             if name in CLIPPED_FIELDS:
                 value = clip_middle(value, CLIPPED_FIELDS[name])
@@ -65,20 +71,12 @@ class HookBody(_Body):
     (set by the hook command; used to replay a spooled event exactly once, at its own time)."""
 
     harness: Harness
-    session_key: str = Field(min_length=1, max_length=200)
+    session_key: str = Field(min_length=1, max_length=MAX_KEY_CHARS)
     project: str | None = Field(None, max_length=4096)
     transcript_path: str | None = Field(None, max_length=4096)
     agent_id: str = Field("default", min_length=1, max_length=200)
     event_id: str | None = Field(None, min_length=1, max_length=64)
     at: datetime | None = None
-
-    @field_validator("session_key")
-    @classmethod
-    def _key(cls, value: str) -> str:
-        value = value.strip()
-        if not _KEY.match(value):
-            raise ValueError("must be 1..200 characters without control characters")
-        return value
 
     @field_validator("transcript_path")
     @classmethod
@@ -165,5 +163,5 @@ class CheckpointBody(_Body):
 
     reason: str = Field(min_length=1, max_length=10_000)
     trigger: Literal["agent", "explicit"] = "explicit"
-    session_key: str | None = Field(None, min_length=1, max_length=200)
+    session_key: str | None = Field(None, min_length=1, max_length=MAX_KEY_CHARS)
     project: str | None = Field(None, min_length=1, max_length=4096)

@@ -14,6 +14,7 @@ from starlette.concurrency import run_in_threadpool
 
 from continuity.checkpoints import checkpoint_dict
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
+from continuity.core.keys import session_key as stored_key
 from continuity.daemon.hooks.adapters import AdapterError
 from continuity.daemon.hooks.models import BODIES, CheckpointBody
 from continuity.transcripts.memories import RecallRequest, RememberRequest, recall_request, remember_request
@@ -65,11 +66,11 @@ def add_routes(app: FastAPI, live: Any) -> None:
 
     @app.post("/api/memory/recall", tags=["memory"])
     def recall(body: RecallRequest,
-               session_key: Optional[str] = Query(None, max_length=200)) -> dict:
+               session_key: Optional[str] = Query(None, max_length=100_000)) -> dict:
         """Memories matching ``query``, best first; ``expand`` joins their transcripts.
         ``session_key`` (query string) counts the query in that live session's digest."""
         found = recall_request(live.store, body)
-        live.record_query(session_key, body.query)
+        live.record_query(stored_key(session_key) if session_key else None, body.query)
         return found.model_dump(mode="json")
 
     @app.get("/api/checkpoints", tags=["checkpoints"])
@@ -89,6 +90,7 @@ def add_routes(app: FastAPI, live: Any) -> None:
     @app.get("/api/checkpoints/{session_key:path}", tags=["checkpoints"])
     def session_checkpoints(session_key: str, limit: int = Query(50, ge=1, le=500)) -> dict:
         """The session's newest checkpoints, newest first."""
+        session_key = stored_key(session_key)
         rows = [checkpoint_dict(cp) for cp in
                 reversed(live.store.checkpoints(session_key, limit=limit))]
         return {"session": session_key, "checkpoints": rows, "count": len(rows)}
@@ -112,6 +114,7 @@ def add_routes(app: FastAPI, live: Any) -> None:
         its transcript file was imported; ``policy`` is the last settled-turn outcome."""
         from continuity.continuation.view import build_continuation
 
+        session_key = stored_key(session_key)
         key = live.store_key(session_key)
         view = build_continuation(live.store, key, budget_bytes=budget_bytes).to_dict()
         info = live.sessions.get(session_key)
