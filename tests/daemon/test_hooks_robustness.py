@@ -20,6 +20,9 @@ from continuity.daemon.hooks.models import MAX_PROMPT_CHARS, BODIES, StopBody, U
 from continuity.daemon.server import create_app
 from continuity.core.text import utf8_len
 
+#: The daemon serves loopback Host values only (issue 16); TestClient's default is "testserver".
+LOCAL = "http://127.0.0.1"
+
 DEEP = b'{"session_id":"deep","x":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
 
 
@@ -68,8 +71,9 @@ def test_routes_harness_hook_answers_400_for_too_deep_json(store, isolated_home:
     """The raw hook route answers 400 (never 500, which the hook would spool) for deep JSON."""
     live = LiveCapture(store, home=isolated_home, config=CheckpointConfig(), budget_bytes=1000,
                        stop_seconds=10, idle_limit=timedelta(hours=4))
-    with TestClient(create_app(live)) as client:
-        answer = client.post("/api/harness/claude-code/user-prompt-submit", content=DEEP)
+    with TestClient(create_app(live), base_url=LOCAL) as client:
+        answer = client.post("/api/harness/claude-code/user-prompt-submit", content=DEEP,
+                             headers={"content-type": "application/json"})
     assert answer.status_code == 400
     assert "nested too deep" in answer.json()["detail"]
 
@@ -271,7 +275,7 @@ def test_models_oversized_prompt_and_answer_are_clipped() -> None:
 
 def test_routes_oversized_surrogate_prompt_is_recorded(live: LiveCapture) -> None:
     """Over HTTP an oversized prompt with a lone surrogate is recorded (200, counted)."""
-    with TestClient(create_app(live)) as client:
+    with TestClient(create_app(live), base_url=LOCAL) as client:
         ev(live, "session-start", "big")
         raw = json.dumps({"harness": "claude-code", "session_key": "big",
                           "prompt": "a\ud83d" * 600_000})  # ASCII: the surrogate escaped

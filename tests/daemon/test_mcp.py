@@ -51,19 +51,22 @@ def daemon_down(monkeypatch: pytest.MonkeyPatch) -> None:
 
 @pytest.fixture
 def daemon_up(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
-    """The daemon app served by uvicorn in a thread on a free loopback port."""
+    """The daemon app served by uvicorn in a thread on a free loopback port, with the
+    workspace's token as ``serve`` makes it (the tools must read it: issue 16)."""
     import uvicorn
 
     from continuity.daemon.hooks.live import LiveCapture
-    from continuity.daemon.server import create_app
+    from continuity.daemon.server import DaemonSettings, create_app, workspace_token
     from continuity.store import open_store_raw
 
     store = open_store_raw(database_url(isolated_home))
     live = LiveCapture(store, home=isolated_home, config=CheckpointConfig(),
                        budget_bytes=240_000, stop_seconds=10, idle_limit=timedelta(hours=4))
     port = _free_port()
-    server = uvicorn.Server(uvicorn.Config(create_app(live), host="127.0.0.1", port=port,
-                                           log_level="warning"))
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    settings = DaemonSettings(token=workspace_token(isolated_home))
+    server = uvicorn.Server(uvicorn.Config(create_app(live, settings), host="127.0.0.1",
+                                           port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
@@ -78,15 +81,17 @@ def daemon_up(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     store.close()
 
 
-def test_mcp_tools_through_the_daemon(daemon_up: str, tmp_path: Path) -> None:
+def test_mcp_tools_through_the_daemon(daemon_up: str, tmp_path: Path,
+                                      isolated_home: Path) -> None:
     """With the daemon up, tools act on the project's live session: remember and recall count
     in its digest, checkpoint writes an agent checkpoint carrying the reason."""
     import httpx
 
     project = str(tmp_path / "ledger")
-    httpx.post(f"{daemon_up}/api/hooks/session-start", json={
+    auth = {"Authorization": f"Bearer {(isolated_home / 'daemon.token').read_text().strip()}"}
+    httpx.post(f"{daemon_up}/api/hooks/session-start", headers=auth, json={
         "harness": "claude-code", "session_key": "live-1", "project": project})
-    httpx.post(f"{daemon_up}/api/hooks/user-prompt-submit", json={
+    httpx.post(f"{daemon_up}/api/hooks/user-prompt-submit", headers=auth, json={
         "harness": "claude-code", "session_key": "live-1", "project": project,
         "prompt": "why does the export skip March"})
     tools = ContinuityTools(cwd=project)

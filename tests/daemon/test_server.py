@@ -21,6 +21,11 @@ from continuity.daemon.server import DaemonSettings, check_token_rule, create_ap
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"
 TOKEN = "s3cret-token-of-32-characters-xx"
 
+#: The daemon serves loopback Host values only (issue 16); TestClient's default is "testserver".
+LOCAL = "http://127.0.0.1"
+#: Writes take application/json only (issue 16).
+JSON = {"content-type": "application/json"}
+
 
 def _live(store, home: Path, **config: int) -> LiveCapture:
     return LiveCapture(store, home=home, config=CheckpointConfig(**config), budget_bytes=240_000,
@@ -31,7 +36,7 @@ def _live(store, home: Path, **config: int) -> LiveCapture:
 def client(store, isolated_home: Path) -> Iterator[TestClient]:
     """A client of the daemon app over the ``store`` fixture (promptInterval 2)."""
     live = _live(store, isolated_home, promptInterval=2)
-    with TestClient(create_app(live)) as c:
+    with TestClient(create_app(live), base_url=LOCAL) as c:
         c.live = live  # type: ignore[attr-defined]
         yield c
 
@@ -113,14 +118,14 @@ def test_server_recovery_context_not_injected_again_after_a_restart(store,
     injected twice into a session, also when the daemon restarted in between; a ``compact``
     start gets it again (a fresh context)."""
     live = _live(store, isolated_home)
-    with TestClient(create_app(live)) as c:
+    with TestClient(create_app(live), base_url=LOCAL) as c:
         c.post("/api/hooks/session-start", json=_body("old"))
         c.post("/api/hooks/user-prompt-submit", json=_body("old", prompt="why is March gone"))
         c.post("/api/hooks/pre-compaction", json=_body("old"))
         first = c.post("/api/hooks/session-start", json=_body("new")).json()
         assert "why is March gone" in first["context"]
     restarted = _live(store, isolated_home)
-    with TestClient(create_app(restarted)) as c:
+    with TestClient(create_app(restarted), base_url=LOCAL) as c:
         again = c.post("/api/hooks/session-start", json=_body("new", source="resume")).json()
         assert again["context"] == "" and again["recovery"]["skipped"] == "already_injected"
         fresh = c.post("/api/hooks/session-start", json=_body("new", source="compact")).json()
@@ -131,13 +136,13 @@ def test_server_live_prompts_survive_a_daemon_restart(store, isolated_home: Path
     """A live session with no transcript file: its prompts before a restart still count and
     show in the next checkpoint's digest (the state is rebuilt from its transcript row)."""
     live = _live(store, isolated_home)
-    with TestClient(create_app(live)) as c:
+    with TestClient(create_app(live), base_url=LOCAL) as c:
         c.post("/api/hooks/session-start", json=_body("s-live"))
         for prompt in ("first live prompt", "second live prompt"):
             c.post("/api/hooks/user-prompt-submit", json=_body("s-live", prompt=prompt))
         assert live.worker.wait_idle(10)
     restarted = _live(store, isolated_home)
-    with TestClient(create_app(restarted)) as c:
+    with TestClient(create_app(restarted), base_url=LOCAL) as c:
         c.post("/api/hooks/user-prompt-submit", json=_body("s-live", prompt="third prompt"))
         digest = c.post("/api/hooks/pre-compaction", json=_body("s-live")).json()[
             "checkpoint"]["digest"]
@@ -148,7 +153,7 @@ def test_server_live_prompts_survive_a_daemon_restart(store, isolated_home: Path
 def test_server_recovery_context_within_budget(store, isolated_home: Path) -> None:
     """The whole recovery context, heading included, fits recoveryBudgetChars."""
     live = _live(store, isolated_home, recoveryBudgetChars=200)
-    with TestClient(create_app(live)) as c:
+    with TestClient(create_app(live), base_url=LOCAL) as c:
         c.post("/api/hooks/session-start", json=_body("a"))
         for i in range(10):
             c.post("/api/hooks/user-prompt-submit", json=_body("a", prompt=f"long prompt {i} "
@@ -165,7 +170,7 @@ def test_server_native_route_answers_claude_code_output(client: TestClient) -> N
                                                             prompt="cover leap years"))
     client.post("/api/hooks/pre-compaction", json=_body("p1", project="/home/ana/ledger"))
     raw = (FIXTURES / "claude-code" / "session-start.json").read_bytes()
-    answer = client.post("/api/harness/claude-code/session-start", content=raw).json()
+    answer = client.post("/api/harness/claude-code/session-start", content=raw, headers=JSON).json()
     context = answer["hookSpecificOutput"]["additionalContext"]
     assert answer["hookSpecificOutput"]["hookEventName"] == "SessionStart"
     assert "cover leap years" in context and len(context) < 10_000
@@ -286,11 +291,13 @@ def test_server_rejects_bad_query_and_native_input(client: TestClient) -> None:
     assert "query.project" in client.get("/api/checkpoints").json()["detail"]
     r = client.get("/api/checkpoints", params={"project": "/p", "limit": 0})
     assert r.status_code == 422 and "query.limit" in r.json()["detail"]
-    r = client.post("/api/harness/claude-code/session-start", content=b"not json")
+    r = client.post("/api/harness/claude-code/session-start", content=b"not json", headers=JSON)
     assert r.status_code == 400 and r.json()["detail"].startswith("stdin: not JSON")
-    r = client.post("/api/harness/claude-code/stop", content=json.dumps({"cwd": "/p"}))
+    r = client.post("/api/harness/claude-code/stop", content=json.dumps({"cwd": "/p"}),
+                    headers=JSON)
     assert r.status_code == 400 and "session_id" in r.json()["detail"]
-    assert client.post("/api/harness/cursor/stop", content=b"{}").status_code == 422
+    assert client.post("/api/harness/cursor/stop", content=b"{}",
+                       headers=JSON).status_code == 422
     r = client.get("/api/sessions/nope/continuation")
     assert r.status_code == 404 and "nope" in r.json()["detail"]
 
@@ -298,7 +305,7 @@ def test_server_rejects_bad_query_and_native_input(client: TestClient) -> None:
 def test_server_token_required_on_api_when_configured(store, isolated_home: Path) -> None:
     """With a token every /api request needs it (401 otherwise); /health stays open."""
     app = create_app(_live(store, isolated_home), DaemonSettings(token=TOKEN))
-    with TestClient(app) as c:
+    with TestClient(app, base_url=LOCAL) as c:
         assert c.get("/health").status_code == 200
         assert c.post("/api/hooks/session-start", json=_body()).status_code == 401
         wrong = {"Authorization": "Bearer " + "x" * 32}
@@ -314,7 +321,7 @@ def test_server_api_docs_need_the_token_and_health_says_nothing(store,
     /redoc, /openapi.json, unknown paths: 401); /health answers only its status without it."""
     app = create_app(_live(store, isolated_home), DaemonSettings(token=TOKEN))
     right = {"Authorization": f"Bearer {TOKEN}"}
-    with TestClient(app) as c:
+    with TestClient(app, base_url=LOCAL) as c:
         for path in ("/docs", "/redoc", "/openapi.json", "/docs/oauth2-redirect", "/nope"):
             r = c.get(path)
             assert (r.status_code, r.json()["error"]) == (401, "unauthorized"), path
@@ -357,7 +364,7 @@ def test_server_token_too_short_is_named_not_shown(isolated_home: Path) -> None:
 def test_server_rejects_oversized_body_with_413(store, isolated_home: Path) -> None:
     """A body over [daemon] max_body_bytes is refused before it is read, naming the limit."""
     app = create_app(_live(store, isolated_home), DaemonSettings(max_body_bytes=65_536))
-    with TestClient(app) as c:
+    with TestClient(app, base_url=LOCAL) as c:
         r = c.post("/api/hooks/user-prompt-submit", json=_body(prompt="x" * 70_000))
         assert r.status_code == 413 and "max_body_bytes" in r.json()["detail"]
         assert store.get_transcripts(["s-1"], "default") == {}
@@ -381,7 +388,7 @@ def test_server_second_daemon_on_a_workspace_is_refused(isolated_home: Path) -> 
 def test_server_bearer_scheme_matches_case_insensitively(store, isolated_home: Path) -> None:
     """RFC 7235: 'bearer', 'BEARER' and 'Bearer' all carry the token; a wrong token is 401."""
     app = create_app(_live(store, isolated_home), DaemonSettings(token=TOKEN))
-    with TestClient(app) as c:
+    with TestClient(app, base_url=LOCAL) as c:
         for scheme in ("bearer", "BEARER", "BeArEr"):
             headers = {"Authorization": f"{scheme} {TOKEN}"}
             r = c.post("/api/hooks/session-start", json=_body(), headers=headers)

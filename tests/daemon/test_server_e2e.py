@@ -144,7 +144,10 @@ class Daemon:
                 raise AssertionError("daemon did not start:\n" + self.logs())
             time.sleep(0.05)
         self.url = url_file.read_text().strip()
-        self.http = httpx.Client(base_url=self.url, timeout=10)
+        # every daemon has a token, loopback too (issue 16): clients read the workspace's
+        self.token = (home / "daemon.token").read_text().removesuffix("\n")
+        self.http = httpx.Client(base_url=self.url, timeout=10,
+                                 headers={"Authorization": f"Bearer {self.token}"})
         _until(lambda: self.http.get("/health").status_code == 200)
 
     def logs(self) -> str:

@@ -18,6 +18,9 @@ from continuity.core.errors import InputError, StoreError
 from continuity.store import HEAD_REVISION, migrate, open_store
 from tests.conftest import BACKENDS
 
+#: The daemon serves loopback Host values only (issue 16); TestClient's default is "testserver".
+LOCAL = "http://127.0.0.1"
+
 T0 = datetime(2026, 9, 1, 8, 0, tzinfo=timezone.utc)
 TRANSCRIPT = ("User: Why does the nightly export skip March?\n\n"
               "Tool call: Bash\n  {\"command\":\"cat export.py\"}\n\n"
@@ -176,7 +179,7 @@ def test_api_remember_bad_type_is_422_naming_the_field(store, isolated_home):
     from continuity.daemon.server import create_app
     from tests.daemon.test_server import _live
 
-    with TestClient(create_app(_live(store, isolated_home))) as client:
+    with TestClient(create_app(_live(store, isolated_home)), base_url=LOCAL) as client:
         bad = client.post("/api/memory/remember", json={"content": "x", "type": "todo"})
         assert bad.status_code == 422
         assert "body.type" in bad.json()["detail"] and "'procedure'" in bad.json()["detail"]

@@ -36,22 +36,43 @@ def daemon_address(home: str) -> tuple[str, int]:
     return host, int(port or 80)
 
 
+#: The daemon's token when none is configured: made by the daemon at its first start, owner-only
+#: (0600), one line (issue 16: a token even on loopback, so no web page or other workspace's
+#: hook can drive the daemon).
+TOKEN_FILE = "daemon.token"
+
+
+def read_token_file(home: str) -> str | None:
+    """The token kept in ``<home>/daemon.token`` (one line; its line end is not part of it),
+    or None when the file is missing or unreadable."""
+    try:
+        with open(os.path.join(home, TOKEN_FILE), "rb") as fh:
+            raw = fh.read(1024)
+    except OSError:
+        return None
+    token = raw.decode("ascii", "replace").removesuffix("\n")
+    return token or None
+
+
 def daemon_token(home: str) -> str | None:
-    """The bearer token to send, if one is configured (this module's docstring)."""
+    """The bearer token to send: ``$CONTINUITY_DAEMON__TOKEN``, else ``[daemon] token`` of
+    ``<home>/config.toml``, else ``<home>/daemon.token`` (the daemon's own, made at its first
+    start); None when there is none. Taken as written: the daemon compares it exactly."""
     token = os.environ.get("CONTINUITY_DAEMON__TOKEN")
     if token:
-        return token.strip()
+        return token
     try:
         with open(os.path.join(home, "config.toml"), "rb") as fh:
             raw = fh.read()
     except OSError:
-        return None
-    if b"token" not in raw:
-        return None
-    import tomllib
+        raw = b""
+    if b"token" in raw:
+        import tomllib
 
-    try:
-        value = tomllib.loads(raw.decode("utf-8")).get("daemon", {}).get("token")
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):
-        return None
-    return value.strip() if isinstance(value, str) and value.strip() else None
+        try:
+            value = tomllib.loads(raw.decode("utf-8")).get("daemon", {}).get("token")
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, AttributeError):
+            value = None
+        if isinstance(value, str) and value:
+            return value
+    return read_token_file(home)

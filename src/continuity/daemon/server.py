@@ -3,14 +3,23 @@
 
 **Binding.** ``[daemon] host`` (default 127.0.0.1) and ``port`` (default ``DEFAULT_PORT``, 7438);
 ``--host``/``--port`` override them, port 0 picks a free one. Any address outside the loopback
-range requires ``[daemon] token`` (at least 16 characters; env ``CONTINUITY_DAEMON__TOKEN``):
-with a token set, every request but ``GET /health`` must carry ``Authorization: Bearer <token>``
-(401 otherwise; the scheme name matches case-insensitively, RFC 7235 §2.1), the API docs
+range requires ``[daemon] token`` (at least 16 characters; env ``CONTINUITY_DAEMON__TOKEN``).
+
+**Who may talk to it** (issue 16: a web page the user visits must not read or write anything;
+``_Guard``). The daemon always has a token, loopback too: the configured one, else
+``<home>/daemon.token``, made at the first start, owner-only (``workspace_token``) and read by
+the hook command and the MCP server (``continuity.daemon.address``), so nothing changes for the
+user. Every request but ``GET /health`` carries exactly ``Authorization: Bearer <token>`` (401
+otherwise; the scheme in any case, RFC 7235 §2.1; the token byte for byte), the API docs
 (``/docs``, ``/redoc``, ``/openapi.json``) included; ``/health`` without it answers only
-``{"status": "ok"}``. The token is never logged or echoed, not even in a configuration error.
-The address in use is written to ``<home>/daemon.url`` once the daemon is ready (the hook
-command reads it) and removed at shutdown; ``<home>/daemon.lock`` keeps a second daemon off
-the same workspace.
+``{"status": "ok"}``. A ``Host`` that is not loopback, the bound address or a name of
+``[daemon] allowed_hosts`` is 421 (DNS rebinding); an ``Origin`` other than the daemon's own or
+a cross-site ``Sec-Fetch-Site`` is 403; a write that is not ``application/json`` is 415 (what a
+page can send without a CORS preflight never is); a body over ``[daemon] max_body_bytes`` as
+received, chunked or not, is 413. The token is never logged or echoed, not even in a
+configuration error. The address in use is written to ``<home>/daemon.url`` once the daemon is
+ready (the hook command reads it) and removed at shutdown; ``<home>/daemon.lock`` keeps a second
+daemon off the same workspace.
 
 **Exit codes** of ``continuity serve``: 0 after a clean shutdown; 2 for bad input or settings
 (``InputError``/``ConfigError``: a port outside 0..65535, the token rule); 8 when the daemon
@@ -54,9 +63,9 @@ import socket
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES, database_url, load_section, resolve_home
 from continuity.core.errors import (
@@ -86,7 +95,9 @@ class DaemonSettings(BaseModel):
     240,000); ``max_body_bytes``: the largest request body accepted (413 beyond); ``threads``:
     requests served at once (the thread pool of the sync endpoints); ``consolidate_on_end``:
     run the consolidation pass (lineage artifacts, MEMORY.md) in the background when a
-    session ends (``continuity.daemon.hooks.consolidation``)."""
+    session ends (``continuity.daemon.hooks.consolidation``); ``allowed_hosts``: names (or
+    addresses) besides loopback ones that a request's ``Host`` may give, e.g. the machine's
+    name when the daemon listens beyond loopback (issue 16: any other ``Host`` is 421)."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -99,6 +110,25 @@ class DaemonSettings(BaseModel):
     threads: int = Field(64, ge=1, le=1024)
     log_level: str = Field("info", pattern=r"^(critical|error|warning|info|debug)$")
     consolidate_on_end: bool = True
+    allowed_hosts: list[Annotated[str, Field(min_length=1, max_length=255,
+                                             pattern=r"^[A-Za-z0-9.:\[\]-]+$")]] = []
+
+    @field_validator("allowed_hosts", mode="before")
+    @classmethod
+    def _host_list(cls, value: Any) -> Any:
+        """``CONTINUITY_DAEMON__ALLOWED_HOSTS=a.example,b.example`` (an env value is a
+        string): split on commas."""
+        if isinstance(value, str):
+            return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+
+def own_hosts(settings: DaemonSettings) -> frozenset[str]:
+    """The ``Host`` names this daemon answers besides loopback ones (``host_allowed``): the
+    address it is bound to (unless a wildcard such as ``0.0.0.0``) and ``allowed_hosts``."""
+    names = {settings.host.strip("[]").lower(), *(h.strip("[]").lower()
+                                                  for h in settings.allowed_hosts)}
+    return frozenset(names - {"0.0.0.0", "::", ""})
 
 
 def check_port(port: int) -> int:
@@ -161,42 +191,134 @@ def _invalid(errors: list[dict[str, Any]]) -> Any:
     return JSONResponse({"error": "invalid_request", "detail": detail, "fields": fields}, 422)
 
 
+#: Methods whose body is read: a write, which must be ``application/json`` (issue 16).
+WRITE_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+#: ``Sec-Fetch-Site`` values a browser sends for a request the daemon's own page (or the user,
+#: typing the address) made; any other (``cross-site``, ``same-site``) is a foreign page's.
+OWN_FETCH_SITES = frozenset({b"same-origin", b"none"})
+
+
 class _Guard:
-    """ASGI middleware: the bearer token (when configured) and the body limit.
+    """ASGI middleware in front of every route: who may talk to the daemon, and how much.
 
-    With a token, every path but ``/health`` needs it: the API, and the API's description
-    too (``/docs``, ``/redoc``, ``/openapi.json``), which would tell an unauthenticated caller
-    what the daemon serves. ``/health`` answers ``{"status": "ok"}`` alone without the token
-    (a liveness probe), its figures (pid, queues, the last replay) only with it."""
+    In this order (issue 16: a web page must neither read nor write anything):
 
-    def __init__(self, app: Any, token: str | None, max_body: int) -> None:
-        self.app, self.max_body = app, max_body
+    1. ``Host`` (DNS rebinding): a loopback name or address (``localhost``, 127.0.0.0/8,
+       ``::1``), the address the daemon is bound to, or a name of ``[daemon] allowed_hosts``;
+       else 421.
+    2. ``Origin`` and ``Sec-Fetch-Site``: a request a browser sends from a page of another
+       origin is refused (403): an ``Origin`` other than ``http://<Host>`` (``null`` included),
+       a ``Sec-Fetch-Site`` other than ``same-origin`` or ``none``.
+    3. The bearer token (when configured; ``serve`` always configures one): every path but
+       ``/health`` needs exactly one ``Authorization: Bearer <token>``, the token compared
+       byte for byte in constant time (no trimming: a trailing space, a doubled token or a
+       second header is 401); the API's description too (``/docs``, ``/redoc``,
+       ``/openapi.json``). ``/health`` answers ``{"status": "ok"}`` alone without it (a
+       liveness probe), its figures (pid, queues, the last replay) only with it.
+    4. A write (``WRITE_METHODS``) takes ``Content-Type: application/json`` only, 415
+       otherwise: a browser sends ``text/plain`` or a form across origins without asking first
+       (no CORS preflight), never ``application/json``.
+    5. The body: at most ``max_body`` bytes as actually received, whatever the framing
+       (``Content-Length`` or ``Transfer-Encoding: chunked``), 413 beyond. It is read here
+       before any route runs, so no route ever sees more."""
+
+    def __init__(self, app: Any, token: str | None, max_body: int,
+                 hosts: frozenset[str] = frozenset()) -> None:
+        self.app, self.max_body, self.hosts = app, max_body, hosts
         self.expected = token.encode() if token else None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
-        headers = dict(scope.get("headers") or ())
-        if self.expected is not None and \
-                not _bearer_ok(headers.get(b"authorization", b""), self.expected):
+        headers: dict[bytes, list[bytes]] = {}
+        for name, value in scope.get("headers") or ():
+            headers.setdefault(name.lower(), []).append(value)
+        refusal = self._refusal(scope, headers)
+        if refusal is not None:
+            return await _send_json(send, *refusal)
+        length = headers.get(b"content-length", [b""])[0]
+        if length.isdigit() and int(length) > self.max_body:
+            return await _send_json(send, *self._too_large())
+        messages: list[dict[str, Any]] = []
+        size = 0
+        while True:  # the body as it arrives, counted: chunked framing has no length to trust
+            message = await receive()
+            messages.append(message)
+            if message["type"] != "http.request":
+                break
+            size += len(message.get("body", b""))
+            if size > self.max_body:
+                return await _send_json(send, *self._too_large())
+            if not message.get("more_body", False):
+                break
+
+        async def replay() -> Any:
+            return messages.pop(0) if messages else await receive()
+
+        return await self.app(scope, replay, send)
+
+    def _too_large(self) -> tuple[int, dict[str, Any]]:
+        return 413, {"error": "too_large", "detail": f"body: over {self.max_body} bytes "
+                     "([daemon] max_body_bytes)"}
+
+    def _refusal(self, scope: Any, headers: dict[bytes, list[bytes]]) -> tuple | None:
+        """``(status, body[, extra headers])`` for a request refused by steps 1..4."""
+        host = headers.get(b"host", [b""])
+        if len(host) != 1 or not host_allowed(host[0], self.hosts):
+            return 421, {"error": "misdirected", "detail": "Host: not an address of this "
+                         "daemon (a loopback address, or a name of [daemon] allowed_hosts)"}
+        origin = headers.get(b"origin")
+        if origin is not None and (len(origin) != 1 or
+                                   origin[0].lower() != b"http://" + host[0].lower()):
+            return 403, {"error": "forbidden", "detail": "Origin: requests from another "
+                         "origin (a web page) are refused"}
+        site = headers.get(b"sec-fetch-site")
+        if site is not None and not (len(site) == 1 and site[0].lower() in OWN_FETCH_SITES):
+            return 403, {"error": "forbidden", "detail": "Sec-Fetch-Site: requests from "
+                         "another site (a web page) are refused"}
+        if self.expected is not None and not _bearer_ok(headers.get(b"authorization", []),
+                                                        self.expected):
             if scope["path"] == "/health":
-                return await _send_json(send, 200, {"status": "ok"})
-            return await _send_json(send, 401, {"error": "unauthorized", "detail":
-                                    "Authorization: Bearer <[daemon] token> required"},
-                                    [(b"www-authenticate", b"Bearer")])
-        length = headers.get(b"content-length")
-        if length is not None and length.isdigit() and int(length) > self.max_body:
-            return await _send_json(send, 413, {"error": "too_large", "detail":
-                                    f"body: over {self.max_body} bytes ([daemon] "
-                                    "max_body_bytes)"})
-        return await self.app(scope, receive, send)
+                return 200, {"status": "ok"}
+            return 401, {"error": "unauthorized", "detail":
+                         "Authorization: Bearer <the daemon's token> required"}, \
+                [(b"www-authenticate", b"Bearer")]
+        if scope["method"] in WRITE_METHODS:
+            kind = headers.get(b"content-type", [b""])
+            if len(kind) != 1 or kind[0].split(b";")[0].strip().lower() != b"application/json":
+                return 415, {"error": "unsupported_media_type",
+                             "detail": "Content-Type: must be application/json"}
+        return None
 
 
-def _bearer_ok(header: bytes, token: bytes) -> bool:
-    """True when ``header`` is ``Bearer <token>``: the scheme in any case (RFC 7235 §2.1),
-    the token compared in constant time."""
-    scheme, _, credentials = header.strip().partition(b" ")
-    return scheme.lower() == b"bearer" and hmac.compare_digest(credentials.strip(), token)
+def host_allowed(value: bytes, hosts: frozenset[str] = frozenset()) -> bool:
+    """True when a ``Host`` header value names this daemon: ``localhost``, a loopback address
+    (127.0.0.0/8, ``[::1]``), or one of ``hosts`` (lower-case names or addresses: the bound
+    address and ``[daemon] allowed_hosts``), with or without a port."""
+    try:
+        text = value.decode("ascii").strip().lower()
+    except UnicodeDecodeError:
+        return False
+    if text.startswith("["):
+        name, _, rest = text[1:].partition("]")
+        if rest and not (rest.startswith(":") and rest[1:].isdigit()):
+            return False
+    else:
+        name, colon, port = text.partition(":")
+        if colon and not port.isdigit():
+            return False
+    return bool(name) and (is_loopback(name) or name in hosts)
+
+
+def _bearer_ok(values: list[bytes], token: bytes) -> bool:
+    """True when ``values`` (the ``Authorization`` headers) is exactly one ``Bearer <token>``:
+    the scheme in any case (RFC 7235 §2.1), one space, then the token compared byte for byte in
+    constant time (issue 16: nothing trimmed, a trailing space or a doubled token refused)."""
+    if len(values) != 1:
+        return False
+    scheme, space, credentials = values[0].partition(b" ")
+    return (scheme.lower() == b"bearer" and space == b" "
+            and hmac.compare_digest(credentials, token))
 
 
 async def _send_json(send: Any, status: int, body: dict[str, Any],
@@ -267,7 +389,8 @@ def create_app(live: Any, settings: DaemonSettings | None = None, *,
 
     add_routes(app, live)
     _checkpoint_route(app, live)
-    app.add_middleware(_Guard, token=settings.token, max_body=settings.max_body_bytes)
+    app.add_middleware(_Guard, token=settings.token, max_body=settings.max_body_bytes,
+                       hosts=own_hosts(settings))
     return app
 
 
@@ -374,6 +497,42 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+def workspace_token(home: Path) -> str:
+    """The daemon's token when none is configured: ``<home>/daemon.token``, made at the first
+    start (43 URL-safe characters, ``secrets.token_urlsafe(32)``), written whole (a temporary
+    file, fsync'd, then renamed) and owner-only (0600: a wider mode found is narrowed). The
+    hook command and the MCP server read it (``continuity.daemon.address.daemon_token``), so
+    nothing changes for the user. Raises ``ConfigError`` for a file that holds no valid token
+    (naming the file, never the value)."""
+    import secrets
+
+    from continuity.daemon.address import TOKEN_FILE, read_token_file
+
+    path = home / TOKEN_FILE
+    token = read_token_file(str(home))
+    if token is None and not path.exists():
+        token = secrets.token_urlsafe(32)
+        tmp = path.with_name(f".{TOKEN_FILE}.{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.fchmod(fd, 0o600)  # whatever the umask
+            os.write(fd, token.encode("ascii") + b"\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, path)
+        return token
+    if token is None or len(token) < MIN_TOKEN_CHARS or not token.isprintable() \
+            or token != token.strip():
+        raise ConfigError(f"{path}: holds no valid token (at least {MIN_TOKEN_CHARS} printable "
+                          "characters on one line; value not shown): delete the file and the "
+                          "daemon makes a new one")
+    if path.stat().st_mode & 0o077:
+        os.chmod(path, 0o600)
+        log.warning("%s was readable by others: made owner-only (0600)", path)
+    return token
+
+
 def _ignore_signal(_signum: int, _frame: Any) -> None:
     """uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown; we already shut down."""
 
@@ -392,6 +551,12 @@ def serve(home: str | os.PathLike[str] | None = None, *, host: str | None = None
     port = settings.port if port is None else check_port(port)
     check_token_rule(host, settings.token)
     lock_fd = _lock(where)
+    try:
+        token = settings.token or workspace_token(where)
+        settings = settings.model_copy(update={"host": host, "token": token})
+    except BaseException:
+        os.close(lock_fd)
+        raise
     sock = _bind(host, port)
     bound = sock.getsockname()[1]
     url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
