@@ -20,13 +20,38 @@ PG_URL = os.environ.get("CONTINUITY_TEST_DATABASE_URL")
 BACKENDS = ["sqlite", *(["postgresql"] if PG_URL else [])]
 
 
+#: The daemon's default port: no test may use it (issue 12: a user's daemon listening there
+#: must neither break the suite nor receive its events).
+DEFAULT_PORT = 7438
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point CONTINUITY_HOME at a fresh folder and forget any configured database."""
+    """Point CONTINUITY_HOME at a fresh folder and forget any configured database, daemon
+    address or token of the user's environment."""
     home = tmp_path / "home"
     monkeypatch.setenv("CONTINUITY_HOME", str(home))
-    monkeypatch.delenv("CONTINUITY_DATABASE_URL", raising=False)
+    for name in ("CONTINUITY_DATABASE_URL", "CONTINUITY_DAEMON_URL", "CONTINUITY_DAEMON__TOKEN",
+                 "CONTINUITY_DAEMON__PORT", "CONTINUITY_HOOK_TIMEOUT"):
+        monkeypatch.delenv(name, raising=False)
     return home
+
+
+@pytest.fixture(autouse=True)
+def no_default_port(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail any test that connects to or binds the daemon's default port 7438."""
+    import socket
+
+    def guard(original):  # type: ignore[no-untyped-def]
+        def call(self, address, *args):  # type: ignore[no-untyped-def]
+            if isinstance(address, tuple) and len(address) >= 2 and address[1] == DEFAULT_PORT:
+                raise AssertionError(f"tests never use the default port {DEFAULT_PORT} "
+                                     "(issue 12); pick a free one")
+            return original(self, address, *args)
+        return call
+
+    for name in ("connect", "connect_ex", "bind"):
+        monkeypatch.setattr(socket.socket, name, guard(getattr(socket.socket, name)))
 
 
 def _pg_database() -> Iterator[str]:

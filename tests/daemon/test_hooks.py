@@ -101,7 +101,7 @@ def test_hookcmd_home_option_picks_the_workspace(tmp_path: Path, monkeypatch) ->
     assert hookcmd.take_home(["stop", "--home", str(other), "--harness", "pi"]) == (
         ["stop", "--harness", "pi"], str(other))
     assert hookcmd.take_home(["stop", f"--home={other}"]) == (["stop"], str(other))
-    monkeypatch.setattr(hookcmd, "_read_stdin", lambda: b'{"session_id":"s"}')
+    monkeypatch.setattr(hookcmd, "_read_stdin", lambda deadline: (b'{"session_id":"s"}', None))
     assert hookcmd.run(["stop", "--harness", "claude-code", "--home", str(other),
                         "--timeout", "0.5"]) == 0
     assert (other / "spool").is_dir() and any((other / "spool").iterdir())
@@ -122,16 +122,20 @@ def test_hookcmd_parse_args_accepts_both_spellings() -> None:
 
 def test_hookcmd_daemon_address_and_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
                                           ) -> None:
-    """The URL comes from the env, else daemon.url, else the default; the token from the env,
-    else [daemon] token of config.toml."""
+    """The URL comes from the env, else daemon.url, else there is none (issue 12: never the
+    default port); the token from the env, else [daemon] token of config.toml, else the
+    daemon's daemon.token."""
     monkeypatch.delenv("CONTINUITY_DAEMON_URL", raising=False)
     monkeypatch.delenv("CONTINUITY_DAEMON__TOKEN", raising=False)
-    assert hookcmd.daemon_address(str(tmp_path)) == ("127.0.0.1", 7438)
+    (tmp_path / "config.toml").write_text("[daemon]\nport = 9001\n")
+    assert hookcmd.daemon_address(str(tmp_path)) is None
     (tmp_path / "daemon.url").write_text("http://[::1]:9000\n")
     assert hookcmd.daemon_address(str(tmp_path)) == ("::1", 9000)
     monkeypatch.setenv("CONTINUITY_DAEMON_URL", "http://localhost:8123/")
     assert hookcmd.daemon_address(str(tmp_path)) == ("localhost", 8123)
     assert hookcmd.daemon_token(str(tmp_path)) is None
+    (tmp_path / "daemon.token").write_text("from-the-token-file-0123456789\n")
+    assert hookcmd.daemon_token(str(tmp_path)) == "from-the-token-file-0123456789"
     (tmp_path / "config.toml").write_text('[daemon]\ntoken = "abcdefghijklmnop1234"\n')
     assert hookcmd.daemon_token(str(tmp_path)) == "abcdefghijklmnop1234"
     monkeypatch.setenv("CONTINUITY_DAEMON__TOKEN", "from-the-environment-1234")
@@ -281,3 +285,159 @@ def test_hookcmd_console_dispatches_hook_without_the_cli(tmp_path: Path) -> None
     cli = subprocess.run([sys.executable, "-c", code.format(argv=["continuity", "where"])],
                          env=env, capture_output=True, timeout=30)
     assert cli.stdout.split()[-2:] == [b"True", b"0"] and b"home:" in cli.stdout
+
+
+# ---------------------------------------------------------------------------- one deadline, refusals
+
+
+def _rejected(home: Path) -> list[dict]:
+    path = home / "spool" / "rejected.jsonl"
+    return [json.loads(line) for line in path.read_bytes().splitlines()] if path.exists() else []
+
+
+def _hook_env(home: Path, url: str | None = None) -> dict[str, str]:
+    env = {**os.environ, "CONTINUITY_HOME": str(home)}
+    env.pop("CONTINUITY_DAEMON_URL", None)
+    if url:
+        env["CONTINUITY_DAEMON_URL"] = url
+    return env
+
+
+def _popen_hook(home: Path, url: str | None, *extra: str) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "continuity.cli.hookcmd",
+                             "user-prompt-submit", "--harness", "claude-code", *extra],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=_hook_env(home, url))
+
+
+def test_hookcmd_stdin_that_never_closes_ends_within_the_deadline(tmp_path: Path) -> None:
+    """Issue 16: a harness that writes half a payload and never closes stdin: the hook exits
+    0 by its one deadline (before, it waited forever), nothing is spooled, and the event is
+    recorded in the rejected log with the bytes it read, byte for byte."""
+    partial = b'{"session_id": "s", "prompt": "half a prom'
+    proc = _popen_hook(tmp_path, f"http://127.0.0.1:{_free_port()}", "--timeout", "1")
+    try:
+        proc.stdin.write(partial)
+        proc.stdin.flush()
+        assert proc.wait(timeout=30) == 0  # stdin still open
+    finally:
+        proc.kill()
+        proc.wait()
+        proc.stdin.close()
+    stderr = proc.stderr.read()
+    proc.stdout.close()
+    proc.stderr.close()
+    assert b"stdin did not close in time (the hook's deadline: 1 s)" in stderr
+    [record] = _rejected(tmp_path)
+    assert record["source"] == "hook" and f"({len(partial)} bytes read)" in record["reason"]
+    assert SpooledEvent.parse(record["record"].encode()).payload == partial
+    assert not (tmp_path / "spool" / "events.jsonl").exists()
+
+
+def test_hookcmd_whole_json_on_a_stdin_left_open_is_delivered(tmp_path: Path,
+                                                               fake_daemon: tuple) -> None:
+    """A harness that writes one whole JSON object and keeps stdin open: delivered at the
+    deadline's stdin share, exit 0."""
+    url, handler = fake_daemon
+    proc = _popen_hook(tmp_path, url, "--timeout", "2")
+    try:
+        proc.stdin.write(b'{"session_id": "s", "prompt": "kept open"}\n')
+        proc.stdin.flush()
+        assert proc.wait(timeout=30) == 0
+    finally:
+        proc.kill()
+        proc.wait()
+        for stream in (proc.stdin, proc.stdout, proc.stderr):
+            stream.close()
+    assert [body for _path, _headers, body in handler.seen] == [
+        b'{"session_id": "s", "prompt": "kept open"}\n']
+
+
+def test_hookcmd_spool_lock_held_forever_still_exits_zero(tmp_path: Path) -> None:
+    """The spool is part of the one deadline: with the spool lock held by another process
+    and the daemon down, the hook gives up at its deadline and exits 0 (before: it blocked on
+    the lock for as long as it was held)."""
+    import fcntl
+
+    folder = tmp_path / "spool"
+    folder.mkdir()
+    fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        done = subprocess.run([sys.executable, "-m", "continuity.cli.hookcmd", "stop",
+                               "--harness", "codex", "--timeout", "1"], input=b"{}",
+                              env=_hook_env(tmp_path, f"http://127.0.0.1:{_free_port()}"),
+                              capture_output=True, timeout=30)
+    finally:
+        os.close(fd)
+    assert done.returncode == 0
+    assert b"the spool failed too" in done.stderr and b"locked" in done.stderr
+    assert not (folder / "events.jsonl").exists()
+
+
+def test_hookcmd_payload_over_32_mib_is_refused_whole(tmp_path: Path) -> None:
+    """Issue 16: 32 MiB + 1 byte of stdin is refused at the hook: no spool line (before: a
+    line cut to 32 MiB + 1 byte, rejected at replay without a word), one rejected-log record
+    naming the limit and the size, no cut copy of the payload."""
+    size = hookcmd.MAX_PAYLOAD + 1
+    head = b'{"session_id": "s", "prompt": "'
+    payload = head + b"x" * (size - len(head) - 2) + b'"}'
+    assert len(payload) == size == 33_554_433
+    done = subprocess.run([sys.executable, "-m", "continuity.cli.hookcmd", "user-prompt-submit",
+                           "--harness", "claude-code", "--timeout", "20"], input=payload,
+                          env=_hook_env(tmp_path, f"http://127.0.0.1:{_free_port()}"),
+                          capture_output=True, timeout=60)
+    assert done.returncode == 0 and b"payload over 33554432 bytes" in done.stderr
+    assert not (tmp_path / "spool" / "events.jsonl").exists()
+    [record] = _rejected(tmp_path)
+    assert record["record"] is None and record["payload_bytes"] == 33_554_433
+    assert "payload over 33554432 bytes (32 MiB): refused whole" in record["reason"]
+
+
+def test_hookcmd_rejected_event_is_recorded_not_dropped(tmp_path: Path,
+                                                         fake_daemon: tuple) -> None:
+    """Issue 22: an event the daemon rejects as bad input (422) is not spooled but recorded
+    in the spool's rejected log with the daemon's reason and the whole payload."""
+    url, handler = fake_daemon
+    handler.status, handler.answer = 422, b'{"detail":"body.prompt: bad"}'
+    done = _run_hook(tmp_path, url)
+    assert done.returncode == 0 and b"body.prompt: bad" in done.stderr
+    [record] = _rejected(tmp_path)
+    assert record["reason"] == ('the daemon rejected it (HTTP 422): '
+                                '{"detail":"body.prompt: bad"}')
+    assert SpooledEvent.parse(record["record"].encode()).payload == b'{"session_id":"s"}'
+    assert not (tmp_path / "spool" / "events.jsonl").exists()
+
+
+def test_hookcmd_bad_timeouts_fall_back_to_the_event_deadline(monkeypatch) -> None:
+    """--timeout and CONTINUITY_HOOK_TIMEOUT that are not positive finite numbers are
+    ignored (the event's own deadline), and none exceeds 600 s."""
+    monkeypatch.setenv("CONTINUITY_HOOK_TIMEOUT", "nan")
+    assert hookcmd.hook_seconds("session-end", None) == 1.0
+    assert hookcmd.hook_seconds("stop", float("inf")) == 3.0
+    assert hookcmd.hook_seconds("stop", -1.0) == 3.0
+    assert hookcmd.hook_seconds("stop", 1e9) == 600.0
+    monkeypatch.setenv("CONTINUITY_HOOK_TIMEOUT", "2.5")
+    assert hookcmd.hook_seconds("stop", None) == 2.5
+    assert hookcmd.spool_reserve(1.0) == 0.25 and hookcmd.spool_reserve(0.4) == 0.1
+
+
+# ---------------------------------------------------------------------------- own workspace only
+
+
+def test_hookcmd_no_daemon_url_spools_without_trying_any_port(tmp_path: Path) -> None:
+    """Issue 12: with no daemon.url (no daemon of this workspace runs) the event is spooled at
+    once, whatever [daemon] port says: no default address is tried."""
+    (tmp_path / "config.toml").write_text("[daemon]\nport = 9\n")
+    done = subprocess.run([sys.executable, "-m", "continuity.cli.hookcmd", "stop", "--harness",
+                           "codex"], input=b'{"session_id":"s"}', env=_hook_env(tmp_path),
+                          capture_output=True, timeout=30)
+    assert done.returncode == 0
+    assert b"no daemon of this workspace runs (no daemon.url)" in done.stderr
+    assert len((tmp_path / "spool" / "events.jsonl").read_bytes().splitlines()) == 1
+
+
+def test_hookcmd_suite_never_reaches_the_default_port() -> None:
+    """The suite's guard (tests/conftest.py): connecting to 7438 fails the test at once."""
+    with pytest.raises(AssertionError, match="never use the default port 7438"):
+        socket.create_connection(("127.0.0.1", 7438), timeout=1)

@@ -347,3 +347,41 @@ def test_server_e2e_sigterm_flushes_queue_and_exits_zero(tmp_path: Path) -> None
     with _open_store(home) as store:
         rows = store.checkpoints(key)
     assert [(r.trigger.value, r.prompt_count) for r in rows] == [("periodic", 2)]
+
+
+# ---------------------------------------------------------------------------- workspaces
+
+
+def test_server_e2e_hook_never_delivers_into_another_workspaces_daemon(tmp_path: Path) -> None:
+    """Issue 12: workspace B's daemon is down and its daemon.url is stale, naming the port
+    workspace A's daemon now listens on. B's hooks reach A's daemon but are refused there,
+    without B's token (401) and, with A's token copied into B, for B's daemon id (421): each
+    event waits in B's spool and A stores nothing of it (before: A took B's prompt)."""
+    a_home, b_home = tmp_path / "a", tmp_path / "b"
+    a_home.mkdir()
+    b_home.mkdir()
+    a = Daemon(a_home)
+    try:
+        assert (a_home / "daemon.id").read_text().strip().isalnum()
+        (b_home / "daemon.url").write_text(a.url + "\n")  # stale: B's daemon died
+        (b_home / "daemon.id").write_text("0123456789abcdef0123456789abcdef\n")
+        env = {**os.environ, "CONTINUITY_HOME": str(b_home)}
+        env.pop("CONTINUITY_DAEMON_URL", None)
+        for prompt in ("B's secret prompt", "B's second prompt"):
+            payload = {"session_id": "b-1", "cwd": str(tmp_path / "proj"), "prompt": prompt}
+            done = subprocess.run([*hook_argv(), "user-prompt-submit", "--harness",
+                                   "claude-code"], input=json.dumps(payload).encode(),
+                                  env=env, capture_output=True, timeout=30)
+            assert done.returncode == 0
+            assert b"is not this workspace's" in done.stderr, done.stderr
+            (b_home / "daemon.token").write_text(a.token + "\n")  # the second: A's token
+        assert b"(HTTP 421)" in done.stderr
+        lines = (b_home / "spool" / "events.jsonl").read_bytes().splitlines()
+        assert len(lines) == 2
+        assert a.http.get("/api/checkpoints/b-1").json()["count"] == 0
+        assert a.http.get("/health").json()["live_sessions"] == 0
+    finally:
+        assert a.stop() == 0, a.logs()
+    assert not (a_home / "daemon.id").exists() and not (a_home / "daemon.url").exists()
+    with _open_store(a_home) as store:
+        assert store.get_transcripts(["b-1"], "default") == {}

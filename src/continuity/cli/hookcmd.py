@@ -5,19 +5,32 @@ It reads the hook's JSON from stdin, forwards it unchanged to the daemon
 daemon's answer (the exact stdout the harness expects, e.g. Claude Code's
 ``hookSpecificOutput.additionalContext``) and exits 0.
 
-It never blocks or fails the agent (B62): every network step has a deadline (``TIMEOUTS``, or
-``CONTINUITY_HOOK_TIMEOUT`` seconds), and when the daemon is down, slow, or answers with a server
-error, the event is appended durably to ``<home>/spool/events.jsonl`` (``continuity.daemon.hooks.spool``)
-for the daemon to replay when it starts; the command still exits 0. A request the daemon rejects
-as bad input (HTTP 400/404/413/422) is not spooled (it would be rejected again): one line on
-stderr says why. ``CONTINUITY_NO_HOOKS=1`` makes it exit at once (a recursion guard).
+It never blocks or fails the agent (B62). **One deadline** covers the whole hook, reading stdin,
+the post and the spool (``TIMEOUTS`` per event, or ``--timeout``, or ``CONTINUITY_HOOK_TIMEOUT``
+seconds; issue 16): stdin and the post get the deadline less ``spool_reserve`` (a quarter, at
+most 0.25 s; a stdin left open at most half of that), the spool the rest, and the console entry (``main``) arms a timer that ends the
+process with status 0 at the deadline whatever still runs. When the daemon is down, slow, not
+this workspace's, or answers with a server error, the event is appended durably to
+``<home>/spool/events.jsonl`` (``continuity.daemon.hooks.spool``) for the daemon to replay when
+it starts. An event that cannot be delivered ever is not spooled but recorded whole in
+``<home>/spool/rejected.jsonl`` with its reason and one line on stderr (issues 16, 22: reported,
+never dropped without a word, never truncated): a request the daemon rejects as bad input (HTTP
+400/404/413/422), a payload over ``MAX_PAYLOAD`` (32 MiB; refused whole, its size noted, no
+cut copy kept), a stdin still open at the deadline with no complete JSON object read.
+``CONTINUITY_NO_HOOKS=1`` makes it exit at once (a recursion guard).
 
-Fast by construction: it imports only ``_socket``, ``fcntl`` and ``binascii`` (C modules) beyond
-what Python loads at startup, not ``urllib`` (about 30 ms of imports, three times a bare start),
-``json``, pydantic or the CLI. The daemon's address is ``$CONTINUITY_DAEMON_URL``, else the
-``<home>/daemon.url`` file the running daemon writes, else ``http://127.0.0.1:7438``; its bearer
-token ``$CONTINUITY_DAEMON__TOKEN``, else ``[daemon] token`` of ``<home>/config.toml`` (parsed
-only when that file mentions a token). Plain HTTP only: the hook talks to a local daemon.
+**Only the workspace's own daemon** (issue 12): the address is ``$CONTINUITY_DAEMON_URL``, else
+the ``<home>/daemon.url`` file the running daemon writes; with neither, no daemon of this
+workspace runs and the event is spooled at once (no default address is ever tried). Found in
+``daemon.url``, the request names the daemon's id (``<home>/daemon.id``,
+``X-Continuity-Workspace``) and carries the workspace's token (``$CONTINUITY_DAEMON__TOKEN``,
+else ``[daemon] token`` of ``config.toml``, else ``<home>/daemon.token``): a daemon of another
+workspace answers 421 or 401, and the event is spooled here, never delivered there.
+
+Fast by construction: it imports only ``_socket``, ``_signal``, ``select``, ``fcntl`` and
+``binascii`` (C modules) beyond what Python loads at startup, not ``urllib`` (about 30 ms of
+imports, three times a bare start), ``json``, pydantic or the CLI (``json`` only to record a
+rejected event). Plain HTTP only: the hook talks to a local daemon.
 """
 
 from __future__ import annotations
@@ -26,7 +39,7 @@ import os
 import sys
 import time
 
-from continuity.daemon.address import DEFAULT_URL, daemon_address, daemon_token
+from continuity.daemon.address import WORKSPACE_HEADER, daemon_address, daemon_id, daemon_token
 
 #: Seconds the whole exchange may take, per event (Claude Code gives SessionEnd 1.5 s in all).
 TIMEOUTS = {"session-start": 5.0, "user-prompt-submit": 3.0, "pre-compaction": 5.0,
@@ -37,7 +50,13 @@ NATIVE = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-subm
           "SessionEnd": "session-end"}
 #: Answers meaning "this request is bad": spooling it would only fail again.
 REJECTED = (400, 404, 413, 422)
+#: Answers meaning "this daemon is not the workspace's" (another workspace's token or id, a
+#: Host or Origin it does not serve): the event waits in this workspace's spool.
+NOT_OURS = (401, 403, 421)
+#: The largest hook stdin taken (bytes); a larger one is refused whole (issue 16).
 MAX_PAYLOAD = 32 * 1024 * 1024
+#: The longest deadline a hook takes (seconds): a bigger or non-finite ``--timeout`` is cut.
+MAX_SECONDS = 600.0
 USAGE = ("usage: continuity hook EVENT --harness claude-code|codex|pi [--home DIR] "
          "[--timeout S]\n"
          "EVENT: session-start, user-prompt-submit, pre-compaction, post-compaction, stop,\n"
@@ -166,26 +185,142 @@ def _unchunk(data: bytes) -> bytes:
         pos = line_end + 2 + size + 2
 
 
-def _read_stdin() -> bytes:
+def spool_reserve(seconds: float) -> float:
+    """The part of a ``seconds`` deadline kept for the spool write: a quarter, at most 0.25 s."""
+    return min(0.25, seconds / 4)
+
+
+def _read_stdin(deadline: float) -> tuple[bytes, str | None]:
+    """The hook's stdin, read until it closes or ``deadline`` (``time.monotonic()``):
+    ``(payload, problem)``. ``problem`` is None for a whole payload; ``"too_large"`` past
+    ``MAX_PAYLOAD`` bytes (reading stops there; the payload is then empty, never a cut copy);
+    ``"open"`` when stdin did not close by the deadline and what was read is not a whole JSON
+    object (a harness that keeps stdin open after writing one ``{...}`` is served). A terminal
+    or no stdin reads as ``{}``."""
+    import select
+
     stdin = sys.stdin
-    if stdin is None or stdin.isatty():
-        return b"{}"
-    return stdin.buffer.read(MAX_PAYLOAD + 1)
-
-
-def _spool(home: str, event_id: str, at: str, harness: str, event: str, payload: bytes,
-           why: str) -> None:
-    from continuity.daemon.hooks.spool import append, native_line
-
     try:
-        append(home, native_line(event_id, at, harness, event, payload))
+        if stdin is None or stdin.isatty():
+            return b"{}", None
+        fd = stdin.fileno()
+    except (OSError, ValueError):
+        return b"{}", None
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+    chunks: list[bytes] = []
+    size = 0
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            data = b"".join(chunks)
+            whole = data.strip().startswith(b"{") and data.strip().endswith(b"}")
+            return (data, None) if whole else (data, "open")
+        if not poller.poll(max(1, int(left * 1000))):
+            continue
+        try:
+            chunk = os.read(fd, 1 << 20)
+        except OSError:  # a broken stdin ends it
+            chunk = b""
+        if not chunk:
+            return b"".join(chunks), None
+        size += len(chunk)
+        if size > MAX_PAYLOAD:
+            return b"", "too_large"
+        chunks.append(chunk)
+
+
+class _Backstop:
+    """The hook's hard deadline (``main``): a ``SIGALRM`` at ``seconds`` that notes it and ends
+    the process with status 0, whatever still runs (a hung disk, a lock held forever).
+    ``hold()``/``release()`` keep it off a spool write in progress (a half line would spoil
+    the next one). Uses ``_signal``: ``signal`` imports ``enum``."""
+
+    def __init__(self) -> None:
+        self.armed = False
+
+    def arm(self, seconds: float) -> None:
+        import _signal
+
+        def expire(_signum: int, _frame: object) -> None:
+            _note(f"the hook's deadline ({seconds:g} s) passed; exiting")
+            os._exit(0)
+
+        _signal.signal(_signal.SIGALRM, expire)
+        _signal.setitimer(_signal.ITIMER_REAL, seconds)
+        self.armed = True
+
+    def disarm(self) -> None:
+        if self.armed:
+            import _signal
+
+            _signal.setitimer(_signal.ITIMER_REAL, 0)
+            self.armed = False
+
+    def hold(self) -> None:
+        if self.armed:
+            import _signal
+
+            _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGALRM})
+
+    def release(self) -> None:
+        if self.armed:
+            import _signal
+
+            _signal.pthread_sigmask(_signal.SIG_UNBLOCK, {_signal.SIGALRM})
+
+
+_BACKSTOP = _Backstop()
+
+
+def _spool(home: str, line: bytes, event: str, why: str, deadline: float) -> None:
+    from continuity.daemon.hooks.spool import append
+
+    _BACKSTOP.hold()
+    try:
+        append(home, line, lock_deadline=deadline)
         _note(f"daemon unavailable ({why}); {event} spooled for replay")
     except Exception as exc:  # noqa: BLE001 - never fail the agent, even with a full disk
         _note(f"daemon unavailable ({why}) and the spool failed too: {exc}")
+    finally:
+        _BACKSTOP.release()
 
 
-def run(argv: list[str]) -> int:
-    """Do the hook (module docstring); returns the exit status, which is always 0."""
+def _reject(home: str, line: bytes | None, event: str, reason: str,
+            payload_bytes: int | None = None) -> None:
+    """Record a refused event in the spool's rejected log, and say so on stderr."""
+    from continuity.daemon.hooks.spool import REJECTED_FILE, SPOOL_DIR, reject_event
+
+    _BACKSTOP.hold()
+    try:
+        reject_event(home, line, reason, payload_bytes=payload_bytes)
+        _note(f"{event} event refused: {reason} (recorded in "
+              f"{os.path.join(home, SPOOL_DIR, REJECTED_FILE)})")
+    except Exception as exc:  # noqa: BLE001 - never fail the agent
+        _note(f"{event} event refused: {reason}; recording it failed too: {exc}")
+    finally:
+        _BACKSTOP.release()
+
+
+def hook_seconds(event: str, timeout: float | None) -> float:
+    """The hook's one deadline in seconds: ``--timeout``, else ``$CONTINUITY_HOOK_TIMEOUT``,
+    else ``TIMEOUTS[event]``; a value that is not a positive finite number is ignored, and
+    none exceeds ``MAX_SECONDS``."""
+    for value in (timeout, os.environ.get("CONTINUITY_HOOK_TIMEOUT")):
+        try:
+            seconds = float(value) if value is not None and value != "" else None
+        except ValueError:
+            seconds = None
+        if seconds is not None and 0 < seconds < float("inf"):
+            return min(seconds, MAX_SECONDS)
+    return TIMEOUTS[event]
+
+
+def run(argv: list[str], *, backstop: bool = False) -> int:
+    """Do the hook (module docstring); returns the exit status, which is always 0.
+    ``backstop``: arm the process-ending timer at the deadline (the console entry does; a
+    caller in-process does not)."""
+    started = time.monotonic()
     if os.environ.get("CONTINUITY_NO_HOOKS") == "1":
         return 0
     if any(a in ("-h", "--help") for a in argv):
@@ -197,24 +332,52 @@ def run(argv: list[str]) -> int:
     except ValueError as exc:
         _note(f"{exc}\n{USAGE}")
         return 0
-    from continuity.daemon.hooks.spool import fast_home, iso_now, new_event_id
+    seconds = hook_seconds(event, timeout)
+    if backstop:
+        _BACKSTOP.arm(seconds)
+    try:
+        return _run(home_arg, event, harness, started + seconds, seconds)
+    finally:
+        _BACKSTOP.disarm()
+
+
+def _run(home_arg: str | None, event: str, harness: str, deadline: float,
+         seconds: float) -> int:
+    from continuity.daemon.hooks.spool import fast_home, iso_now, native_line, new_event_id
 
     home = os.path.expanduser(home_arg) if home_arg else fast_home()
     event_id, at = new_event_id(), iso_now()
-    payload = b""
+    work_deadline = deadline - spool_reserve(seconds)
+    # stdin closes at once when a harness is done writing; one left open may hold the rest of
+    # the work time only up to half of it, so the post keeps the other half
+    payload, problem = _read_stdin(work_deadline - (work_deadline - time.monotonic()) / 2)
+    if problem == "too_large":
+        _reject(home, None, event, f"payload over {MAX_PAYLOAD} bytes (32 MiB): refused whole "
+                "at the hook, not sent, not spooled", payload_bytes=MAX_PAYLOAD + 1)
+        return 0
+    line = native_line(event_id, at, harness, event, payload)
+    if problem == "open":
+        _reject(home, line, event, f"stdin did not close in time (the hook's deadline: "
+                f"{seconds:g} s) and holds no whole JSON object ({len(payload)} bytes read)")
+        return 0
     try:
-        payload = _read_stdin()
-        env_timeout = os.environ.get("CONTINUITY_HOOK_TIMEOUT")
-        seconds = timeout or (float(env_timeout) if env_timeout else TIMEOUTS[event])
-        host, port = daemon_address(home)
+        address = daemon_address(home)
+        if address is None:
+            _spool(home, line, event, "no daemon of this workspace runs (no daemon.url)",
+                   deadline)
+            return 0
+        host, port = address
         headers = {"X-Continuity-Event-Id": event_id, "X-Continuity-Event-At": at}
+        workspace = daemon_id(home)
+        if workspace:
+            headers[WORKSPACE_HEADER] = workspace
         token = daemon_token(home)
         if token:
             headers["Authorization"] = f"Bearer {token}"
         status, answer = post(host, port, f"/api/harness/{harness}/{event}", payload, headers,
-                              time.monotonic() + seconds)
+                              work_deadline)
     except Exception as exc:  # noqa: BLE001 - down, slow, refused or broken: spool, exit 0
-        _spool(home, event_id, at, harness, event, payload, f"{exc.__class__.__name__}: {exc}")
+        _spool(home, line, event, f"{exc.__class__.__name__}: {exc}", deadline)
         return 0
     if 200 <= status < 300:
         if answer:
@@ -225,17 +388,21 @@ def run(argv: list[str]) -> int:
                 pass
         return 0
     if status in REJECTED:
-        _note(f"daemon rejected the {event} event (HTTP {status}): "
-              f"{answer[:300].decode('utf-8', 'replace')}")
+        _reject(home, line, event, f"the daemon rejected it (HTTP {status}): "
+                f"{answer[:300].decode('utf-8', 'replace')}")
         return 0
-    _spool(home, event_id, at, harness, event, payload, f"HTTP {status}")
+    if status in NOT_OURS:
+        _spool(home, line, event, f"the daemon at {host}:{port} is not this workspace's "
+               f"(HTTP {status})", deadline)
+        return 0
+    _spool(home, line, event, f"HTTP {status}", deadline)
     return 0
 
 
 def main(argv: list[str] | None = None) -> None:
     """Console-script entry point (``continuity-hook``); also reached from ``continuity hook``."""
     try:
-        code = run(sys.argv[1:] if argv is None else argv)
+        code = run(sys.argv[1:] if argv is None else argv, backstop=True)
     except BaseException:  # noqa: BLE001 - B62: a hook never fails the agent
         code = 0
     sys.exit(code)

@@ -13,7 +13,6 @@ from continuity.core.exports import lazy_exports
 _EXPORTS = {
     "BODIES": "hooks.models",
     "ContinuityTools": "mcp_server",
-    "DEFAULT_URL": "address",
     "DaemonConflict": "server",
     "DaemonSettings": "server",
     "EVENTS": "hooks.spool",
@@ -31,6 +30,7 @@ _EXPORTS = {
     "check_token_rule": "server",
     "create_app": "server",
     "daemon_address": "address",
+    "daemon_id": "address",
     "daemon_token": "address",
     "fast_home": "hooks.spool",
     "hook_argv": "hooks.install",

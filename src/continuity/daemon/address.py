@@ -1,30 +1,47 @@
-"""Where the running daemon listens and the bearer token it wants, as its clients find them.
+"""Where the running daemon of a workspace listens, how it proves it is that workspace's, and the
+bearer token it wants, as its clients find them.
 
-The daemon writes ``<home>/daemon.url`` once it is ready; the hook command
-(``continuity.cli.hookcmd``) and the MCP server (``continuity.daemon.mcp_server``) read it here.
-The address is ``$CONTINUITY_DAEMON_URL``, else that file, else ``DEFAULT_URL``; the token
-``$CONTINUITY_DAEMON__TOKEN``, else ``[daemon] token`` of ``<home>/config.toml`` (parsed only
-when the file mentions a token). Standard library only, and nothing imported at load time but
-``os``: the hook's fast path imports this module.
+The daemon writes ``<home>/daemon.id`` (a random id per start) and then ``<home>/daemon.url``
+once it is ready, and removes both at shutdown; the hook command (``continuity.cli.hookcmd``) and
+the MCP server (``continuity.daemon.mcp_server``) read them here. The address is
+``$CONTINUITY_DAEMON_URL``, else ``daemon.url``; with neither the workspace has no daemon running
+and its clients do not guess one (issue 12: the old fallback to ``127.0.0.1:7438`` delivered a
+hook into whichever workspace's daemon listened there). A client that found the address in
+``daemon.url`` sends the id of ``daemon.id`` as ``X-Continuity-Workspace``; a daemon with another
+id (a stale ``daemon.url`` whose port another workspace's daemon took since) answers 421, and so
+does one whose token the client does not hold (401): either way the event is not delivered
+there. The token is ``$CONTINUITY_DAEMON__TOKEN``, else ``[daemon] token`` of
+``<home>/config.toml`` (parsed only when the file mentions a token), else ``<home>/daemon.token``.
+Standard library only, and nothing imported at load time but ``os``: the hook's fast path imports
+this module.
 """
 
 from __future__ import annotations
 
 import os
 
-DEFAULT_URL = "http://127.0.0.1:7438"
+URL_FILE, ID_FILE = "daemon.url", "daemon.id"
+#: The request header carrying the workspace's daemon id (``ID_FILE``).
+WORKSPACE_HEADER = "X-Continuity-Workspace"
 
 
-def daemon_address(home: str) -> tuple[str, int]:
-    """``(host, port)`` of the daemon (this module's docstring). Raises ``ValueError`` for a URL that
-    is not ``http://host:port``."""
-    url = os.environ.get("CONTINUITY_DAEMON_URL", "").strip()
+def _first_line(path: str) -> str | None:
+    try:
+        with open(path, "rb") as fh:
+            text = fh.read(512).decode("ascii", "replace")
+    except OSError:
+        return None
+    return text.split("\n", 1)[0].strip() or None
+
+
+def daemon_address(home: str) -> tuple[str, int] | None:
+    """``(host, port)`` of the workspace's daemon (this module's docstring), or None when no
+    daemon of this workspace runs (no ``$CONTINUITY_DAEMON_URL``, no ``daemon.url``). Raises
+    ``ValueError`` for a URL that is not ``http://host:port``."""
+    url = os.environ.get("CONTINUITY_DAEMON_URL", "").strip() or \
+        _first_line(os.path.join(home, URL_FILE))
     if not url:
-        try:
-            with open(os.path.join(home, "daemon.url"), "rb") as fh:
-                url = fh.read(512).decode("ascii", "replace").strip()
-        except OSError:
-            url = DEFAULT_URL
+        return None
     if not url.startswith("http://"):
         raise ValueError(f"daemon URL must start with http:// (got {url!r})")
     netloc = url[7:].split("/", 1)[0]
@@ -34,6 +51,16 @@ def daemon_address(home: str) -> tuple[str, int]:
     else:
         host, _, port = netloc.partition(":")
     return host, int(port or 80)
+
+
+def daemon_id(home: str) -> str | None:
+    """The id the workspace's running daemon wrote to ``daemon.id`` (to send as
+    ``WORKSPACE_HEADER``), or None when the address comes from ``$CONTINUITY_DAEMON_URL`` (an
+    address the user chose) or no id is written."""
+    if os.environ.get("CONTINUITY_DAEMON_URL", "").strip():
+        return None
+    value = _first_line(os.path.join(home, ID_FILE))
+    return value if value and value.isalnum() and len(value) <= 64 else None
 
 
 #: The daemon's token when none is configured: made by the daemon at its first start, owner-only

@@ -11,12 +11,13 @@
 
 Every tool takes an optional ``session`` (a session key). Without it the current session is
 ``$CONTINUITY_SESSION_KEY``, else the daemon's most recently active session of this server's
-working folder (harnesses start MCP servers in the project folder). Tools go through the daemon
-(``$CONTINUITY_DAEMON_URL``, ``<home>/daemon.url`` or the default address, with the bearer token
-when one is configured), so the live session's digest counts recalls and remembers; when the
-daemon is down they call the library on the workspace's store directly (a checkpoint is then
-rebuilt from the stored transcript). A tool error is an MCP error result with one line naming
-what to fix.
+working folder (harnesses start MCP servers in the project folder). Tools go through the
+workspace's own daemon (``$CONTINUITY_DAEMON_URL`` or ``<home>/daemon.url``, never a guessed
+address; with the workspace's token and daemon id: ``continuity.daemon.address``), so the live
+session's digest counts recalls and remembers; when the daemon is down, or the one answering is
+not this workspace's (401, 421), they call the library on the workspace's store directly (a
+checkpoint is then rebuilt from the stored transcript). A tool error is an MCP error result
+with one line naming what to fix.
 
 **End of input.** A client may close stdin right after its last request (a one-shot call, a
 harness shutting down). The SDK's serving loop ends at end of input and drops the answers of
@@ -70,16 +71,25 @@ class ContinuityTools:
         ``DaemonError`` with the daemon's detail for a 4xx/5xx answer."""
         import httpx
 
-        from continuity.daemon.address import daemon_address, daemon_token
+        from continuity.daemon.address import (WORKSPACE_HEADER, daemon_address, daemon_id,
+                                               daemon_token)
 
-        host, port = daemon_address(str(self.home))
+        address = daemon_address(str(self.home))
+        if address is None:  # no daemon of this workspace runs: never guess an address
+            return None
+        host, port = address
         token = daemon_token(str(self.home))
         headers = {"Authorization": f"Bearer {token}"} if token else {}
+        workspace = daemon_id(str(self.home))
+        if workspace:
+            headers[WORKSPACE_HEADER] = workspace
         hostport = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
         try:
             answer = httpx.request(method, f"http://{hostport}{path}", headers=headers,
                                    timeout=self.timeout, **kwargs)
         except httpx.TransportError:
+            return None
+        if answer.status_code in (401, 421):  # another workspace's daemon: not ours to use
             return None
         if answer.status_code >= 400:
             try:

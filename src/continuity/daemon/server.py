@@ -78,13 +78,14 @@ from continuity.core.errors import (
     SessionNotFound,
     StoreError,
 )
+from continuity.daemon.address import ID_FILE, URL_FILE, WORKSPACE_HEADER
 
 log = logging.getLogger("continuity.daemon")
 
 #: The daemon's default port (unassigned by IANA; "7438" spells nothing in particular).
 DEFAULT_PORT = 7438
 MIN_TOKEN_CHARS = 16
-URL_FILE, LOCK_FILE = "daemon.url", "daemon.lock"
+LOCK_FILE = "daemon.lock"
 
 
 class DaemonSettings(BaseModel):
@@ -215,7 +216,10 @@ class _Guard:
        second header is 401); the API's description too (``/docs``, ``/redoc``,
        ``/openapi.json``). ``/health`` answers ``{"status": "ok"}`` alone without it (a
        liveness probe), its figures (pid, queues, the last replay) only with it.
-    4. A write (``WRITE_METHODS``) takes ``Content-Type: application/json`` only, 415
+    4. A client that names its workspace's daemon (``X-Continuity-Workspace``, the id of
+       ``<home>/daemon.id``: ``continuity.daemon.address``) gets 421 from any other daemon
+       (issue 12: a hook only ever delivers to the daemon of its own workspace).
+       A write (``WRITE_METHODS``) takes ``Content-Type: application/json`` only, 415
        otherwise: a browser sends ``text/plain`` or a form across origins without asking first
        (no CORS preflight), never ``application/json``.
     5. The body: at most ``max_body`` bytes as actually received, whatever the framing
@@ -223,9 +227,10 @@ class _Guard:
        before any route runs, so no route ever sees more."""
 
     def __init__(self, app: Any, token: str | None, max_body: int,
-                 hosts: frozenset[str] = frozenset()) -> None:
+                 hosts: frozenset[str] = frozenset(), workspace_id: str | None = None) -> None:
         self.app, self.max_body, self.hosts = app, max_body, hosts
         self.expected = token.encode() if token else None
+        self.workspace = workspace_id.encode() if workspace_id else None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http":
@@ -283,6 +288,10 @@ class _Guard:
             return 401, {"error": "unauthorized", "detail":
                          "Authorization: Bearer <the daemon's token> required"}, \
                 [(b"www-authenticate", b"Bearer")]
+        named = headers.get(WORKSPACE_HEADER.lower().encode())
+        if named is not None and self.workspace is not None and named != [self.workspace]:
+            return 421, {"error": "wrong_workspace", "detail": f"{WORKSPACE_HEADER}: this "
+                         "daemon serves another workspace"}
         if scope["method"] in WRITE_METHODS:
             kind = headers.get(b"content-type", [b""])
             if len(kind) != 1 or kind[0].split(b";")[0].strip().lower() != b"application/json":
@@ -333,10 +342,12 @@ async def _send_json(send: Any, status: int, body: dict[str, Any],
 
 
 def create_app(live: Any, settings: DaemonSettings | None = None, *,
-               on_ready: Any = None, on_stop: Any = None) -> Any:
+               on_ready: Any = None, on_stop: Any = None,
+               workspace_id: str | None = None) -> Any:
     """The FastAPI app over ``live`` (a ``LiveCapture``); its lifespan starts ``live`` (spool
     replay first), then calls ``on_ready()``; at shutdown ``live.close()``, then
-    ``on_stop(error)`` (``error``: the flush failure, or None)."""
+    ``on_stop(error)`` (``error``: the flush failure, or None). ``workspace_id``: the id of
+    ``<home>/daemon.id``; a request naming another in ``X-Continuity-Workspace`` is 421."""
     from fastapi import FastAPI
     from fastapi.exceptions import RequestValidationError
 
@@ -390,7 +401,7 @@ def create_app(live: Any, settings: DaemonSettings | None = None, *,
     add_routes(app, live)
     _checkpoint_route(app, live)
     app.add_middleware(_Guard, token=settings.token, max_body=settings.max_body_bytes,
-                       hosts=own_hosts(settings))
+                       hosts=own_hosts(settings), workspace_id=workspace_id)
     return app
 
 
@@ -560,23 +571,27 @@ def serve(home: str | os.PathLike[str] | None = None, *, host: str | None = None
     sock = _bind(host, port)
     bound = sock.getsockname()[1]
     url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
-    url_file = where / URL_FILE
+    url_file, id_file = where / URL_FILE, where / ID_FILE
+    workspace_id = os.urandom(16).hex()
     live = build_live(where, settings)
     failure: list[BaseException] = []
 
     def ready() -> None:
-        tmp = url_file.with_suffix(".tmp")
-        tmp.write_text(url + "\n")
-        os.replace(tmp, url_file)
+        for path, text in ((id_file, workspace_id), (url_file, url)):  # the id first
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(text + "\n")
+            os.replace(tmp, path)
         log.info("continuity daemon listening on %s (workspace %s)", url, where)
 
     def stopped(error: BaseException | None) -> None:
         url_file.unlink(missing_ok=True)
+        id_file.unlink(missing_ok=True)
         live.store.close()
         if error is not None:
             failure.append(error)
 
-    app = create_app(live, settings, on_ready=ready, on_stop=stopped)
+    app = create_app(live, settings, on_ready=ready, on_stop=stopped,
+                     workspace_id=workspace_id)
     server = uvicorn.Server(uvicorn.Config(app, log_level=settings.log_level,
                                            access_log=False, lifespan="on",
                                            timeout_graceful_shutdown=30))

@@ -17,7 +17,8 @@ order; each event's id is appended to ``<file>.done`` (fsync'd) after its handle
 restart resumes after the last finished event and a line is handled exactly once (a crash
 between a handler's return and its done mark repeats that one event). A line that is not a valid
 record, or that the handler rejects as bad input (``RejectedEvent``), goes to ``rejected.jsonl``
-with its reason: reported, never retried, never lost. So does an event whose handler raises a
+with its reason: reported, never retried, never lost. The hook command records there too what
+it refused or the daemon rejected (``reject_event``; ``"source": "hook"``). So does an event whose handler raises a
 non-transient error (``transient``: anything but an ``OSError`` or a database-unavailable
 error), so one bad event never blocks the others. A transient error stops the drain; that event
 is retried on the next drain, before anything after it.
@@ -103,17 +104,29 @@ def _fsync_dir(path: str) -> None:
 
 
 class _Locked:
-    """``flock`` on ``spool/.lock`` (released by the kernel if the holder dies)."""
+    """``flock`` on ``spool/.lock`` (released by the kernel if the holder dies); with a
+    ``deadline`` (``time.monotonic()``), ``TimeoutError`` when the lock is still held then."""
 
-    def __init__(self, folder: str) -> None:
+    def __init__(self, folder: str, deadline: float | None = None) -> None:
         self.folder = folder
+        self.deadline = deadline
         self.fd = -1
 
     def __enter__(self) -> "_Locked":
         os.makedirs(self.folder, exist_ok=True)
         self.fd = os.open(os.path.join(self.folder, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o600)
-        fcntl.flock(self.fd, fcntl.LOCK_EX)
-        return self
+        if self.deadline is None:
+            fcntl.flock(self.fd, fcntl.LOCK_EX)
+            return self
+        while True:
+            try:
+                fcntl.flock(self.fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return self
+            except BlockingIOError:
+                if time.monotonic() >= self.deadline:
+                    os.close(self.fd)
+                    raise TimeoutError("the spool is locked by another process") from None
+                time.sleep(0.005)
 
     def __exit__(self, *exc: object) -> None:
         os.close(self.fd)
@@ -124,13 +137,16 @@ def spool_dir(home: str | os.PathLike[str]) -> str:
     return os.path.join(os.fspath(home), SPOOL_DIR)
 
 
-def append(home: str | os.PathLike[str], line: bytes) -> None:
+def append(home: str | os.PathLike[str], line: bytes, *,
+           lock_deadline: float | None = None) -> None:
     """Append one record line (ending in ``\\n``) durably: one write, then fsync, under the
-    spool lock. Raises ``OSError`` when the disk refuses it."""
+    spool lock (waited for until ``lock_deadline``, ``time.monotonic()``, when given: the hook
+    command's deadline). Raises ``OSError`` when the disk refuses it, ``TimeoutError`` when
+    the lock stays held past ``lock_deadline``."""
     if not line.endswith(b"\n") or b"\n" in line[:-1]:
         raise ValueError("a spool record is exactly one line ending in \\n")
     folder = spool_dir(home)
-    with _Locked(folder):
+    with _Locked(folder, lock_deadline):
         path = os.path.join(folder, EVENTS_FILE)
         created = not os.path.exists(path)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -241,16 +257,32 @@ def _rotate(folder: str) -> None:
             _fsync_dir(folder)
 
 
-def _reject(folder: str, line: bytes, number: int, source: str, reason: str) -> None:
+def _reject(folder: str, line: bytes | None, number: int | None, source: str, reason: str,
+            **extra: object) -> None:
     import json
 
     record = {"source": source, "line": number, "reason": reason,
-              "record": line.decode("utf-8", "replace").rstrip("\n"), "at": iso_now()}
-    append_path = os.path.join(folder, REJECTED_FILE)
-    with open(append_path, "ab") as fh:
-        fh.write(json.dumps(record, ensure_ascii=True).encode("ascii") + b"\n")
-        fh.flush()
-        os.fsync(fh.fileno())
+              "record": None if line is None else line.decode("utf-8", "replace").rstrip("\n"),
+              "at": iso_now(), **extra}
+    os.makedirs(folder, exist_ok=True)
+    fd = os.open(os.path.join(folder, REJECTED_FILE), os.O_WRONLY | os.O_APPEND | os.O_CREAT,
+                 0o600)
+    try:
+        _write_all(fd, json.dumps(record, ensure_ascii=True).encode("ascii") + b"\n")
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def reject_event(home: str | os.PathLike[str], line: bytes | None, reason: str, *,
+                 payload_bytes: int | None = None) -> None:
+    """Record in ``rejected.jsonl`` an event the hook command refused or the daemon rejected
+    (issue 16, issue 22: reported, never dropped without a word): ``{"source": "hook",
+    "line": null, "reason", "record"}`` with ``record`` the event's whole spool line
+    (``native_line``, the payload byte for byte), or null with ``payload_bytes`` for a
+    payload too large to keep (never a truncated copy). Raises ``OSError``."""
+    _reject(spool_dir(home), line, None, "hook", reason,
+            **({} if payload_bytes is None else {"payload_bytes": payload_bytes}))
 
 
 #: Exception class names (anywhere in the class's MRO) of a database that is unavailable for
