@@ -85,6 +85,10 @@ class Daemon:
         self.url = url
         self.host, port = url[7:].split(":")
         self.port = int(port)
+        # every daemon has a token, loopback too, and serves loopback Host values only (issue 16)
+        token = (home / "daemon.token").read_text().removesuffix("\n")
+        global HEADERS
+        HEADERS = f"Host: {self.host}:{self.port}\r\nAuthorization: Bearer {token}\r\n"
 
     def rss_kib(self) -> int:
         with open(f"/proc/{self.proc.pid}/status") as fh:
@@ -184,13 +188,17 @@ def _request(i: int) -> bytes:
     return _post("/api/hooks/stop", hook)
 
 
+#: The Host and Authorization header lines of the daemon under load (set when it starts).
+HEADERS = ""
+
+
 def _get(path: str) -> bytes:
-    return f"GET {path} HTTP/1.1\r\nHost: bench\r\n\r\n".encode()
+    return f"GET {path} HTTP/1.1\r\n{HEADERS}\r\n".encode()
 
 
 def _post(path: str, body: dict[str, Any]) -> bytes:
     data = json.dumps(body).encode()
-    return (f"POST {path} HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
+    return (f"POST {path} HTTP/1.1\r\n{HEADERS}Content-Type: application/json\r\n"
             f"Content-Length: {len(data)}\r\n\r\n").encode() + data
 
 
