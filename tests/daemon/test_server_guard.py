@@ -218,3 +218,14 @@ def test_guard_chunked_body_over_the_limit_is_413(served: str, sqlite_store) -> 
         small = http.post("/api/memory/remember", content=chunks(1_000))
         assert small.status_code == 200, small.text
         assert sqlite_store.count_memories() == 1
+
+
+def test_guard_websocket_from_a_page_is_closed(guarded: TestClient) -> None:
+    """A WebSocket handshake is held to the same rule: from a foreign Origin it is closed
+    (policy violation) before any route sees it."""
+    from starlette.websockets import WebSocketDisconnect
+
+    with pytest.raises(WebSocketDisconnect) as info:
+        with guarded.websocket_connect("/ws", headers={"Origin": "https://evil.example"}):
+            pass
+    assert info.value.code == 1008

@@ -233,12 +233,16 @@ class _Guard:
         self.workspace = workspace_id.encode() if workspace_id else None
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
-        if scope["type"] != "http":
+        if scope["type"] not in ("http", "websocket"):
             return await self.app(scope, receive, send)
         headers: dict[bytes, list[bytes]] = {}
         for name, value in scope.get("headers") or ():
             headers.setdefault(name.lower(), []).append(value)
         refusal = self._refusal(scope, headers)
+        if scope["type"] == "websocket":  # the same rule (a browser UI's socket included)
+            if refusal is not None and refusal[0] != 200:
+                return await send({"type": "websocket.close", "code": 1008})
+            return await self.app(scope, receive, send)
         if refusal is not None:
             return await _send_json(send, *refusal)
         length = headers.get(b"content-length", [b""])[0]
@@ -292,7 +296,7 @@ class _Guard:
         if named is not None and self.workspace is not None and named != [self.workspace]:
             return 421, {"error": "wrong_workspace", "detail": f"{WORKSPACE_HEADER}: this "
                          "daemon serves another workspace"}
-        if scope["method"] in WRITE_METHODS:
+        if scope.get("method") in WRITE_METHODS:
             kind = headers.get(b"content-type", [b""])
             if len(kind) != 1 or kind[0].split(b";")[0].strip().lower() != b"application/json":
                 return 415, {"error": "unsupported_media_type",
