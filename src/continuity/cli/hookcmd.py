@@ -8,11 +8,12 @@ daemon's answer (the exact stdout the harness expects, e.g. Claude Code's
 It never blocks or fails the agent (B62). **One deadline** covers the whole hook, reading stdin,
 the post and the spool (``TIMEOUTS`` per event, or ``--timeout``, or ``CONTINUITY_HOOK_TIMEOUT``
 seconds; issue 16): stdin and the post get the deadline less ``spool_reserve`` (a quarter, at
-most 0.25 s; a stdin left open at most half of that), the spool the rest, and the console entry (``main``) arms a timer that ends the
-process with status 0 at the deadline whatever still runs. When the daemon is down, slow, not
-this workspace's, or answers with a server error, the event is appended durably to
-``<home>/spool/events.jsonl`` (``continuity.daemon.hooks.spool``) for the daemon to replay when
-it starts. An event that cannot be delivered ever is not spooled but recorded whole in
+most 0.25 s; a stdin left open at most half of that), the spool the rest (its lock waited for
+until the deadline), and the console entry (``main``) arms a timer that ends the process with
+status 0 at the deadline whatever still runs (a spool write under way finishes first, so no
+half line is ever left). When the daemon is down, slow, not this workspace's, or answers with
+a server error, the event is appended durably to ``<home>/spool/events.jsonl``
+(``continuity.daemon.hooks.spool``) for the daemon to replay when it starts. An event that cannot be delivered ever is not spooled but recorded whole in
 ``<home>/spool/rejected.jsonl`` with its reason and one line on stderr (issues 16, 22: reported,
 never dropped without a word, never truncated): a request the daemon rejects as bad input (HTTP
 400/404/413/422), a payload over ``MAX_PAYLOAD`` (32 MiB; refused whole, its size noted, no
