@@ -274,6 +274,30 @@ def test_install_pi_writes_the_extension_with_the_command(tmp_path: Path) -> Non
         install.install("pi", tmp_path)
 
 
+def test_uninstall_pi_removes_the_folders_install_created(tmp_path: Path) -> None:
+    """Issue 12, fault 10: install into a missing ~/.pi/agent/extensions creates it; uninstall
+    removes it again (before the fix the empty folder stayed), but never a folder that was
+    there before or that holds something else."""
+    agent = tmp_path / ".pi" / "agent"
+    agent.mkdir(parents=True)
+    (agent / "models.json").write_text("{}\n")
+    install.install("pi", agent / "extensions", tmp_path / "ws")
+    assert (agent / "extensions" / "continuity.ts").is_file()
+    install.install("pi", agent / "extensions", tmp_path / "ws")  # unchanged: record kept
+    assert install.uninstall("pi", agent / "extensions").action == "removed"
+    assert sorted(p.name for p in agent.iterdir()) == ["models.json"]
+    deep = tmp_path / "fresh" / "agent" / "extensions"
+    install.install("pi", deep, tmp_path / "ws")
+    (deep.parent / "sessions").mkdir()  # pi wrote something beside it meanwhile
+    install.uninstall("pi", deep)
+    assert not deep.exists() and (deep.parent / "sessions").is_dir()
+    existing = tmp_path / "mine"
+    existing.mkdir()
+    install.install("pi", existing, tmp_path / "ws")
+    install.uninstall("pi", existing)
+    assert existing.is_dir() and list(existing.iterdir()) == []
+
+
 def test_install_default_paths_follow_the_environment(monkeypatch: pytest.MonkeyPatch,
                                                       tmp_path: Path) -> None:
     """pi honours PI_CODING_AGENT_DIR and Codex CODEX_HOME."""

@@ -48,7 +48,8 @@ state now (for ``hooks install`` and ``continuity doctor``).
 
 **pi**: pi loads TypeScript extensions from ``<agentDir>/extensions/`` (``agentDir`` =
 ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``). install writes ``continuity.ts`` there (our
-``pi_extension/continuity.ts`` with the hook command filled in); uninstall deletes it. A
+``pi_extension/continuity.ts`` with the hook command filled in); uninstall deletes it, and the
+folders install had to create (listed in ``PI_CREATED`` beside it; issue 12, fault 10). A
 ``continuity.ts`` there that is not ours is left alone (``InputError``).
 
 The hook command is ``<python> -I -S -c "...from continuity.cli.hookcmd import main; main()"``
@@ -99,6 +100,8 @@ HARNESS_EVENTS = {"claude-code": CLAUDE_EVENTS, "codex": CODEX_EVENTS}
 BACKUP_SUFFIX = ".continuity-backup"
 PI_FILE = "continuity.ts"
 PI_MARKER = "marker: continuity-pi-extension v1"
+#: In pi's extensions folder: the folders install created, so uninstall can remove them.
+PI_CREATED = ".continuity-created-folders"
 #: Both forms of hook_argv() match, and the module path hooks installed before issue 11 ran.
 _OURS = ("continuity.cli.hookcmd", "continuity-hook", "continuity.hookcmd")
 
@@ -569,6 +572,7 @@ def _install_pi(folder: Path, home: Path) -> InstallResult:
     if folder.exists() and not folder.is_dir():
         raise InputError(f"--settings: {folder} is a file; pi needs its extensions folder")
     target = folder / PI_FILE
+    created = [p for p in (folder, *folder.parents) if not p.exists()]
     env = shutil.which("env") or "/usr/bin/env"
     text = pi_extension_text([env, f"CONTINUITY_HOME={home}", *hook_argv()])
     if target.exists():
@@ -579,6 +583,8 @@ def _install_pi(folder: Path, home: Path) -> InstallResult:
         if old == text:
             return InstallResult("pi", target, "unchanged", home=home)
     _atomic_bytes(target, text.encode("utf-8"))
+    if created:  # uninstall removes them again (issue 12, fault 10)
+        _atomic_bytes(folder / PI_CREATED, "".join(f"{p}\n" for p in created).encode())
     return InstallResult("pi", target, "installed", home=home)
 
 
@@ -589,4 +595,21 @@ def _uninstall_pi(folder: Path) -> InstallResult:
     if PI_MARKER not in target.read_text("utf-8", errors="replace"):
         raise InputError(f"{target} is not continuity's extension; left in place")
     target.unlink()
+    _remove_created_folders(folder)
     return InstallResult("pi", target, "removed")
+
+
+def _remove_created_folders(folder: Path) -> None:
+    """Remove the folders install created for pi's extension (listed in ``PI_CREATED``, the
+    deepest first), each only while empty."""
+    record = folder / PI_CREATED
+    try:
+        created = [Path(line) for line in record.read_text("utf-8").splitlines() if line]
+    except OSError:
+        return
+    record.unlink()
+    for path in created:
+        try:
+            path.rmdir()
+        except OSError:  # not empty (something else lives there now) or gone
+            break
