@@ -232,6 +232,24 @@ def test_codex_trust_sees_a_changed_command_and_a_stale_table(tmp_path: Path) ->
     assert "[other]\nx = 1\n" in text
 
 
+def test_codex_trust_keys_use_codex_home_canonicalized(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Codex canonicalizes $CODEX_HOME (codex-rs find_codex_home): with CODEX_HOME a symlink,
+    the trust keys name the real folder (checked with Codex 0.171.0: its hooks then ran)."""
+    real = tmp_path / "real-codex"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "link"))
+    result = install.install("codex", home=tmp_path / "ws")
+    assert result.path == tmp_path / "link" / "hooks.json"
+    assert result.trust is not None and result.trust.status == "trusted"
+    import tomllib
+
+    keys = tomllib.loads((real / "config.toml").read_text())["hooks"]["state"]
+    assert f"{real}/hooks.json:session_start:0:0" in keys
+    assert not any(str(tmp_path / "link") in k for k in keys)
+
+
 def test_install_codex_says_the_one_step_left_when_trust_cannot_be_written(
         tmp_path: Path) -> None:
     """A config.toml our tables cannot join (an inline hooks.state) is left as it was, and

@@ -359,9 +359,15 @@ def codex_hook_hash(event: str, hook: dict[str, Any], matcher: str | None = None
 
 
 def codex_hooks_key_path(hooks_path: Path) -> str:
-    """The ``hooks.json`` path as Codex writes it in trust keys: absolute (symlinks of the
-    folder kept, as Codex joins ``hooks.json`` to its config folder)."""
-    return os.path.abspath(hooks_path)
+    """The ``hooks.json`` path as Codex spells it in trust keys: its config folder joined with
+    ``hooks.json``, where the folder is ``$CODEX_HOME`` canonicalized (codex-rs
+    ``find_codex_home`` resolves symlinks of ``CODEX_HOME``) when ``hooks_path`` lies there, else
+    absolute as given (``~/.codex`` is not resolved)."""
+    folder = os.path.abspath(hooks_path.parent)
+    codex_home = os.environ.get("CODEX_HOME")
+    if codex_home and os.path.realpath(codex_home) == os.path.realpath(folder):
+        folder = os.path.realpath(codex_home)
+    return os.path.join(folder, hooks_path.name)
 
 
 def _codex_config_path(hooks_path: Path) -> Path:
