@@ -144,6 +144,7 @@ class World:
         self.port = free_port()
         (self.ws / "config.toml").write_text(
             f"[daemon]\nport = {self.port}\nstop_seconds = 20\nconsolidate_on_end = false\n")
+        self.first_request = len(model.requests)  # this world's requests start here
         self.daemon: subprocess.Popen[bytes] | None = None
         self.daemon_starts = 0
         self.setup_harness()
@@ -310,6 +311,7 @@ class World:
         return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
     def requests_with(self, text: str) -> list[dict[str, Any]]:
-        """The model requests whose body holds ``text`` anywhere (as JSON), in order."""
-        return [r for r in self.model.model_requests() if text in json.dumps(
+        """This world's model requests whose body holds ``text`` anywhere (as JSON), in
+        order (the worlds of the harnesses run one after another)."""
+        return [r for r in self.model.model_requests(self.first_request) if text in json.dumps(
             r["body"], ensure_ascii=False)]

@@ -125,10 +125,11 @@ class FakeModel:
         with self._lock:
             self.requests.append({"method": method, "path": path, "body": body})
 
-    def model_requests(self) -> list[dict[str, Any]]:
-        """The logged requests that asked the model for a reply (any of the three protocols)."""
+    def model_requests(self, since: int = 0) -> list[dict[str, Any]]:
+        """The logged requests from the ``since``-th on that asked the model for a reply (any
+        of the three protocols)."""
         with self._lock:
-            return [r for r in self.requests if r["method"] == "POST" and isinstance(
+            return [r for r in self.requests[since:] if r["method"] == "POST" and isinstance(
                 r["body"], dict) and r["path"].split("?")[0].endswith(
                 ("/messages", "/responses", "/chat/completions"))]
 
