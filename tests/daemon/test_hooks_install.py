@@ -250,6 +250,27 @@ def test_codex_trust_keys_use_codex_home_canonicalized(tmp_path: Path,
     assert not any(str(tmp_path / "link") in k for k in keys)
 
 
+def test_codex_trust_with_hooks_json_a_symlink(tmp_path: Path) -> None:
+    """hooks.json a symlink into a dotfiles folder: Codex reads it at ~/.codex/hooks.json and
+    its trust from ~/.codex/config.toml, so the keys name the link's path and the tables go
+    beside the link, not beside its target."""
+    codex, dotfiles = tmp_path / ".codex", tmp_path / "dotfiles"
+    codex.mkdir()
+    dotfiles.mkdir()
+    (dotfiles / "codex-hooks.json").write_text("{}\n")
+    (codex / "hooks.json").symlink_to(dotfiles / "codex-hooks.json")
+    result = install.install("codex", codex / "hooks.json", tmp_path / "ws")
+    assert result.trust is not None and result.trust.status == "trusted"
+    assert (codex / "hooks.json").is_symlink() and not (dotfiles / "config.toml").exists()
+    import tomllib
+
+    keys = tomllib.loads((codex / "config.toml").read_text())["hooks"]["state"]
+    assert f"{codex}/hooks.json:stop:0:0" in keys
+    install.uninstall("codex", codex / "hooks.json")
+    assert not (codex / "config.toml").exists()
+    assert (dotfiles / "codex-hooks.json").read_text() == "{}\n"
+
+
 def test_install_codex_says_the_one_step_left_when_trust_cannot_be_written(
         tmp_path: Path) -> None:
     """A config.toml our tables cannot join (an inline hooks.state) is left as it was, and

@@ -17,7 +17,8 @@ It checks, for the workspace (``--home``, else ``$CONTINUITY_HOME``, else the pl
 Each check is ``ok``, ``problem`` (capture does not work: a fix is named), ``warning`` (works,
 but look) or ``info``. A harness found without hooks of ours is a ``warning`` (not every user
 runs all three; with no harness hooked at all it is a ``problem``), one not found and not
-hooked only ``info``. Nothing is ever written. Exit status: 0 when no check
+hooked only ``info``. Nothing is written (opening an existing store brings its
+schema up to date, as every command does). Exit status: 0 when no check
 is a ``problem``, else 1 (``--json`` prints the same checks either way).
 """
 

@@ -204,7 +204,7 @@ def install(harness: str, path: str | os.PathLike[str] | None = None,
     note = None
     if trust:
         try:
-            _write_codex_trust(target, after)
+            _write_codex_trust(given, after)
         except InputError as exc:
             note = str(exc)
     return InstallResult(harness, given, action, backup, home=where,
@@ -219,7 +219,7 @@ def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> Insta
     _events(harness)
     target = _through_link(given)
     if harness == "codex":
-        _remove_codex_trust(target)
+        _remove_codex_trust(given)
     before, raw = _read(target)
     after = _without_ours(before)
     if raw is None or after == before:
