@@ -205,7 +205,7 @@ def installed_hooks(harness: str) -> InstalledHooks:
         return found
     found = InstalledHooks(path)
     try:
-        data, _raw = install._read(install._through_link(path))
+        data = install.read_settings(path)
     except InputError as exc:
         found.error = str(exc)
         return found
@@ -214,7 +214,7 @@ def installed_hooks(harness: str) -> InstalledHooks:
         for group in groups if isinstance(groups, list) else []:
             inner = group.get("hooks") if isinstance(group, dict) else None
             for hook in inner if isinstance(inner, list) else []:
-                if not install._is_ours(hook):
+                if not install.is_our_hook(hook):
                     continue
                 found.events.add(native)
                 try:

@@ -336,6 +336,21 @@ def _atomic_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+# ---------------------------------------------------------------------------- reading back
+
+
+def read_settings(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The parsed settings file at ``path`` (a symlink followed), ``{}`` when absent; for
+    ``continuity doctor``. Raises ``InputError`` for a folder or a file that is not a JSON
+    object."""
+    return _read(_through_link(Path(path)))[0]
+
+
+def is_our_hook(hook: Any) -> bool:
+    """True for a hook entry (``{"type": "command", "command": ...}``) that install wrote."""
+    return _is_ours(hook)
+
+
 # ---------------------------------------------------------------------------- Codex trust
 
 
