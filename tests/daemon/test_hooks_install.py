@@ -436,3 +436,57 @@ def test_install_cli_prints_the_workspace(tmp_path: Path) -> None:
     done = runner.invoke(app, ["hooks", "install", "codex", "--settings",
                                str(tmp_path / "h.json"), "--home", str(home), "--json"])
     assert json.loads(done.stdout)["home"] == str(home)
+
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+_BARE = st.text("abcdefghijklmnopqrstuvwxyz_-", min_size=1, max_size=8)
+_VALUE = st.one_of(st.integers(-10**6, 10**6), st.booleans(),
+                   st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=12).map(
+                       lambda t: json.dumps(t, ensure_ascii=False)))
+
+
+@st.composite
+def _codex_config(draw: st.DrawFn) -> str:
+    """A config.toml: top-level keys, then tables (one maybe an earlier hooks.state of a
+    user's own hook), with comments and blank lines; no trailing newline sometimes."""
+    lines = [f"{k} = {v}" if not isinstance(v, bool) else f"{k} = {str(v).lower()}"
+             for k, v in draw(st.dictionaries(_BARE, _VALUE, max_size=3)).items()]
+    for name in draw(st.lists(_BARE, max_size=3, unique=True)):
+        lines += ["", f"[tables.{name}]", "# a comment"]
+        lines += [f"{k} = {json.dumps(str(v), ensure_ascii=False)}"
+                  for k, v in draw(st.dictionaries(_BARE, _VALUE, max_size=2)).items()]
+    if draw(st.booleans()):
+        lines += ["", '[hooks.state."/elsewhere/hooks.json:stop:0:0"]',
+                  'trusted_hash = "sha256:theirs"']
+    return "\n".join(lines) + ("\n" if draw(st.booleans()) else "")
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(config=_codex_config(), user_groups=st.integers(0, 2))
+def test_codex_trust_round_trip_property(tmp_path_factory: pytest.TempPathFactory, config: str,
+                                         user_groups: int) -> None:
+    """For any config.toml and any number of the user's own Stop groups before ours: install
+    leaves every other table as it was and makes all six hooks trusted; uninstall gives the
+    config.toml back byte for byte."""
+    import tomllib
+
+    folder = tmp_path_factory.mktemp("codex")
+    (folder / "config.toml").write_text(config)
+    (folder / "hooks.json").write_text(json.dumps({"hooks": {"Stop": [
+        {"hooks": [{"type": "command", "command": f"notify {i}"}]} for i in range(user_groups)]}}))
+    before = tomllib.loads(config)
+    result = install.install("codex", folder / "hooks.json", folder / "ws")
+    assert result.trust is not None and (result.trust.status, result.trust.trusted) == (
+        "trusted", 6)
+    after = tomllib.loads((folder / "config.toml").read_text())
+    state = after.get("hooks", {}).get("state", {})
+    assert f"{folder}/hooks.json:stop:{user_groups}:0" in state
+    for key, value in before.items():
+        if key != "hooks":
+            assert after[key] == value
+    for key, value in before.get("hooks", {}).get("state", {}).items():
+        assert state[key] == value
+    install.uninstall("codex", folder / "hooks.json")
+    assert (folder / "config.toml").read_text() == config
