@@ -17,6 +17,9 @@ what each showed; the tests below assert one property each on that record:
 6. daemon down: session C's hooks spool; the daemon's start replays them, exactly once (a
    second restart adds nothing);
 7. ``hooks uninstall H`` restores the harness's settings byte for byte.
+
+Apart from the scenario, Codex alone: hooks installed without the trust never run, and run once
+``hooks install codex`` has written it.
 """
 
 from __future__ import annotations
@@ -335,3 +338,24 @@ def test_doctor_on_a_working_install_says_all_is_well(run: Record) -> None:
         assert _check(report, "trust", h)["data"]["status"] == "trusted"
     last = _check(report, "last-event", h)
     assert last["status"] == "ok" and last["data"]["session"] == rec.key_a
+
+
+def test_codex_skips_untrusted_hooks_and_runs_them_once_trusted(
+        clis: dict[str, Path], fake_model: Any, tmp_path: Path) -> None:
+    """Issue 12, fault 2, with the real Codex: hooks installed without the trust (--no-trust,
+    as before the fix) never run (with no daemon, a hook that ran would have spooled its
+    event), and doctor says so with the step left; after `hooks install codex` they run."""
+    w = World(tmp_path / "world", "codex", clis["codex"], fake_model)
+    installed = w.continuity_json("hooks", "install", "codex", "--no-trust")
+    assert installed["trust"]["status"] == "untrusted" and installed["trust"]["trusted"] == 0
+    w.run_harness("an untrusted turn")
+    assert w.spool_lines() == []
+    done = w.continuity("doctor", "--json", "--harness", "codex", check=False)
+    trust = [c for c in json.loads(done.stdout)["checks"] if c["check"] == "trust"]
+    assert done.returncode == 1 and trust[0]["status"] == "problem"
+    assert trust[0]["detail"] == ("Codex does not trust 6 of the 6 continuity hooks: "
+                                  "`codex exec` skips them silently")
+    assert w.continuity_json("hooks", "install", "codex")["trust"]["status"] == "trusted"
+    w.run_harness("a trusted turn")
+    events = [e["event"] for e in w.spool_lines()]
+    assert events == ["session-start", "user-prompt-submit", "stop", "session-end"]
