@@ -63,6 +63,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -474,18 +475,15 @@ def codex_trust(hooks_path: str | os.PathLike[str] | None = None, *,
                       untrusted, note=note)
 
 
-_STATE_HEADER = None
+#: A ``[hooks.state."KEY"]`` (or ``'KEY'``) table header line, the key's TOML string captured.
+_STATE_HEADER = re.compile(
+    r'^\s*\[\s*hooks\s*\.\s*state\s*\.\s*("(?:[^"\\]|\\.)*"|\'[^\']*\')\s*\]\s*(#.*)?$')
 
 
 def _state_header_key(line: str) -> str | None:
     """The key of a ``[hooks.state."KEY"]`` header line, else None."""
-    import re
     import tomllib
 
-    global _STATE_HEADER
-    if _STATE_HEADER is None:
-        _STATE_HEADER = re.compile(
-            r'^\s*\[\s*hooks\s*\.\s*state\s*\.\s*("(?:[^"\\]|\\.)*"|\'[^\']*\')\s*\]\s*(#.*)?$')
     match = _STATE_HEADER.match(line)
     if not match:
         return None
