@@ -150,15 +150,151 @@ def test_install_refuses_a_broken_settings_file(tmp_path: Path) -> None:
     assert settings.read_text() == "{ not json"
 
 
-def test_install_codex_has_no_session_end(tmp_path: Path) -> None:
-    """Codex hooks.json gets the same shape, without SessionEnd (formats.md §4.2)."""
+def test_install_codex_includes_session_end(tmp_path: Path) -> None:
+    """Codex hooks.json gets the same shape, SessionEnd included: Codex sends it after every
+    `codex exec` (issue 12, fault 3; before the fix the set lacked SessionEnd)."""
     hooks_file = tmp_path / "hooks.json"
     install.install("codex", hooks_file)
     hooks = _hooks(hooks_file)
     assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PreCompact", "PostCompact",
-                          "Stop"}
+                          "Stop", "SessionEnd"}
+    assert hooks["SessionEnd"][0]["hooks"][0]["command"].endswith("session-end --harness codex")
     assert hooks["Stop"][0]["hooks"][0]["command"].endswith("stop --harness codex")
     assert install.uninstall("codex", hooks_file).action == "removed"
+    assert not (tmp_path / "config.toml").exists()
+
+
+# Codex trust (issue 12, fault 2). The hash below was proven by Codex 0.171.0 itself: with it
+# in config.toml, `codex exec` ran a hooks.json SessionStart hook `echo hello` (timeout 5) and
+# printed "hook: SessionStart"; without it Codex skipped the hook silently.
+CODEX_PROVEN_HASH = "sha256:ff2c653a6842a4cd8469820c8fa306b143c86553055b2b071b04162735e26f71"
+CODEX_CONFIG = 'model = "gpt-5"\n\n[model_providers.local]\nbase_url = "http://127.0.0.1:9/v1"\n'
+
+
+def test_codex_hook_hash_is_the_one_codex_computes() -> None:
+    """codex_hook_hash reproduces Codex's trusted_hash (codex-rs command_hook_hash)."""
+    assert install.codex_hook_hash("SessionStart", {"command": "echo hello", "timeout": 5}) \
+        == CODEX_PROVEN_HASH
+    assert install.codex_hook_hash("SessionStart", {"command": "echo hello", "timeout": 6}) \
+        != CODEX_PROVEN_HASH
+
+
+def test_install_codex_writes_the_trust_codex_needs(tmp_path: Path) -> None:
+    """install writes one trusted_hash table per hook of ours into config.toml beside
+    hooks.json, keyed <hooks.json>:<event>:<group>:<handler> after the user's own groups;
+    uninstall restores config.toml byte for byte (before the fix: no trust, status untrusted)."""
+    codex = tmp_path / ".codex"
+    codex.mkdir()
+    (codex / "config.toml").write_text(CODEX_CONFIG)
+    (codex / "hooks.json").write_text(json.dumps({"hooks": {"Stop": [
+        {"hooks": [{"type": "command", "command": "notify-send done"}]}]}}))
+    before_hooks = (codex / "hooks.json").read_bytes()
+    result = install.install("codex", codex / "hooks.json", tmp_path / "ws")
+    trust = result.trust
+    assert trust is not None and (trust.status, trust.hooks, trust.trusted) == ("trusted", 6, 6)
+    assert result.to_dict()["trust"]["next_step"] is None
+    import tomllib
+
+    state = tomllib.loads((codex / "config.toml").read_text())["hooks"]["state"]
+    prefix = str(codex / "hooks.json")
+    assert sorted(state) == sorted(f"{prefix}:{e}:{g}:0" for e, g in [
+        ("session_start", 0), ("user_prompt_submit", 0), ("pre_compact", 0),
+        ("post_compact", 0), ("stop", 1), ("session_end", 0)])
+    stop = _hooks(codex / "hooks.json")["Stop"][1]["hooks"][0]
+    assert state[f"{prefix}:stop:1:0"]["trusted_hash"] == install.codex_hook_hash("Stop", stop)
+    assert (codex / "config.toml").read_text().startswith(CODEX_CONFIG)
+    assert install.install("codex", codex / "hooks.json", tmp_path / "ws").action == "unchanged"
+    assert (codex / "config.toml").read_text().count("[hooks.state.") == 6
+    install.uninstall("codex", codex / "hooks.json")
+    assert (codex / "config.toml").read_text() == CODEX_CONFIG
+    assert (codex / "hooks.json").read_bytes() == before_hooks
+    assert not (codex / "config.toml.continuity-backup").exists()
+
+
+def test_codex_trust_sees_a_changed_command_and_a_stale_table(tmp_path: Path) -> None:
+    """A hook whose command changed is untrusted again (Codex's rule); install replaces a
+    stale table of our key (an earlier trust from the TUI) instead of duplicating it."""
+    hooks_file = tmp_path / "hooks.json"
+    install.install("codex", hooks_file, tmp_path / "ws")
+    data = json.loads(hooks_file.read_text())
+    data["hooks"]["Stop"][0]["hooks"][0]["command"] += " --changed"
+    hooks_file.write_text(json.dumps(data))
+    trust = install.codex_trust(hooks_file)
+    assert (trust.status, trust.trusted) == ("untrusted", 5)
+    assert trust.untrusted_keys == (f"{hooks_file}:stop:0:0",)
+    assert "continuity hooks install codex" in (trust.next_step or "")
+    config = tmp_path / "config.toml"
+    stale = f'[hooks.state."{hooks_file}:stop:0:0"]\ntrusted_hash = "sha256:old"\nenabled = true\n'
+    config.write_text(stale + "\n[other]\nx = 1\n")
+    assert install.install("codex", hooks_file, tmp_path / "ws").trust.status == "trusted"
+    text = config.read_text()
+    assert text.count(f"{hooks_file}:stop:0:0") == 1 and "sha256:old" not in text
+    assert "[other]\nx = 1\n" in text
+
+
+def test_codex_trust_keys_use_codex_home_canonicalized(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """Codex canonicalizes $CODEX_HOME (codex-rs find_codex_home): with CODEX_HOME a symlink,
+    the trust keys name the real folder (checked with Codex 0.171.0: its hooks then ran)."""
+    real = tmp_path / "real-codex"
+    real.mkdir()
+    (tmp_path / "link").symlink_to(real)
+    monkeypatch.setenv("CODEX_HOME", str(tmp_path / "link"))
+    result = install.install("codex", home=tmp_path / "ws")
+    assert result.path == tmp_path / "link" / "hooks.json"
+    assert result.trust is not None and result.trust.status == "trusted"
+    import tomllib
+
+    keys = tomllib.loads((real / "config.toml").read_text())["hooks"]["state"]
+    assert f"{real}/hooks.json:session_start:0:0" in keys
+    assert not any(str(tmp_path / "link") in k for k in keys)
+
+
+def test_codex_trust_with_hooks_json_a_symlink(tmp_path: Path) -> None:
+    """hooks.json a symlink into a dotfiles folder: Codex reads it at ~/.codex/hooks.json and
+    its trust from ~/.codex/config.toml, so the keys name the link's path and the tables go
+    beside the link, not beside its target."""
+    codex, dotfiles = tmp_path / ".codex", tmp_path / "dotfiles"
+    codex.mkdir()
+    dotfiles.mkdir()
+    (dotfiles / "codex-hooks.json").write_text("{}\n")
+    (codex / "hooks.json").symlink_to(dotfiles / "codex-hooks.json")
+    result = install.install("codex", codex / "hooks.json", tmp_path / "ws")
+    assert result.trust is not None and result.trust.status == "trusted"
+    assert (codex / "hooks.json").is_symlink() and not (dotfiles / "config.toml").exists()
+    import tomllib
+
+    keys = tomllib.loads((codex / "config.toml").read_text())["hooks"]["state"]
+    assert f"{codex}/hooks.json:stop:0:0" in keys
+    install.uninstall("codex", codex / "hooks.json")
+    assert not (codex / "config.toml").exists()
+    assert (dotfiles / "codex-hooks.json").read_text() == "{}\n"
+
+
+def test_install_codex_says_the_one_step_left_when_trust_cannot_be_written(
+        tmp_path: Path) -> None:
+    """A config.toml our tables cannot join (an inline hooks.state) is left as it was, and
+    the result and the CLI say loudly that Codex will skip the hooks and what to do."""
+    from continuity.cli.commands.daemon import register
+
+    config = tmp_path / "config.toml"
+    config.write_text('hooks = { state = {} }\n')
+    result = install.install("codex", tmp_path / "hooks.json", tmp_path / "ws")
+    assert result.trust is not None and result.trust.status == "untrusted"
+    assert result.trust.trusted == 0 and "nothing was changed" in (result.trust.note or "")
+    assert config.read_text() == 'hooks = { state = {} }\n'
+    app = typer.Typer()
+    app.command("noop")(lambda: None)
+    register(app)
+    done = CliRunner().invoke(app, ["hooks", "install", "codex", "--settings",
+                                    str(tmp_path / "hooks.json"), "--home", str(tmp_path)])
+    assert done.exit_code == 0
+    assert "NOT TRUSTED: Codex skips 6 of the 6 continuity hooks" in done.output
+    assert "/hooks" in done.output
+    done = CliRunner().invoke(app, ["hooks", "install", "codex", "--settings",
+                                    str(tmp_path / "h2.json"), "--no-trust", "--json"])
+    assert json.loads(done.stdout)["trust"]["status"] == "untrusted"
+    assert not (tmp_path / "config.toml.continuity-backup").exists()
 
 
 def test_install_pi_writes_the_extension_with_the_command(tmp_path: Path) -> None:
@@ -175,6 +311,30 @@ def test_install_pi_writes_the_extension_with_the_command(tmp_path: Path) -> Non
     (tmp_path / "continuity.ts").write_text("// someone else's\n")
     with pytest.raises(InputError, match="not continuity's extension"):
         install.install("pi", tmp_path)
+
+
+def test_uninstall_pi_removes_the_folders_install_created(tmp_path: Path) -> None:
+    """Issue 12, fault 10: install into a missing ~/.pi/agent/extensions creates it; uninstall
+    removes it again (before the fix the empty folder stayed), but never a folder that was
+    there before or that holds something else."""
+    agent = tmp_path / ".pi" / "agent"
+    agent.mkdir(parents=True)
+    (agent / "models.json").write_text("{}\n")
+    install.install("pi", agent / "extensions", tmp_path / "ws")
+    assert (agent / "extensions" / "continuity.ts").is_file()
+    install.install("pi", agent / "extensions", tmp_path / "ws")  # unchanged: record kept
+    assert install.uninstall("pi", agent / "extensions").action == "removed"
+    assert sorted(p.name for p in agent.iterdir()) == ["models.json"]
+    deep = tmp_path / "fresh" / "agent" / "extensions"
+    install.install("pi", deep, tmp_path / "ws")
+    (deep.parent / "sessions").mkdir()  # pi wrote something beside it meanwhile
+    install.uninstall("pi", deep)
+    assert not deep.exists() and (deep.parent / "sessions").is_dir()
+    existing = tmp_path / "mine"
+    existing.mkdir()
+    install.install("pi", existing, tmp_path / "ws")
+    install.uninstall("pi", existing)
+    assert existing.is_dir() and list(existing.iterdir()) == []
 
 
 def test_install_default_paths_follow_the_environment(monkeypatch: pytest.MonkeyPatch,
@@ -276,3 +436,57 @@ def test_install_cli_prints_the_workspace(tmp_path: Path) -> None:
     done = runner.invoke(app, ["hooks", "install", "codex", "--settings",
                                str(tmp_path / "h.json"), "--home", str(home), "--json"])
     assert json.loads(done.stdout)["home"] == str(home)
+
+
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+_BARE = st.text("abcdefghijklmnopqrstuvwxyz_-", min_size=1, max_size=8)
+_VALUE = st.one_of(st.integers(-10**6, 10**6), st.booleans(),
+                   st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=12).map(
+                       lambda t: json.dumps(t, ensure_ascii=False)))
+
+
+@st.composite
+def _codex_config(draw: st.DrawFn) -> str:
+    """A config.toml: top-level keys, then tables (one maybe an earlier hooks.state of a
+    user's own hook), with comments and blank lines; no trailing newline sometimes."""
+    lines = [f"{k} = {v}" if not isinstance(v, bool) else f"{k} = {str(v).lower()}"
+             for k, v in draw(st.dictionaries(_BARE, _VALUE, max_size=3)).items()]
+    for name in draw(st.lists(_BARE, max_size=3, unique=True)):
+        lines += ["", f"[tables.{name}]", "# a comment"]
+        lines += [f"{k} = {json.dumps(str(v), ensure_ascii=False)}"
+                  for k, v in draw(st.dictionaries(_BARE, _VALUE, max_size=2)).items()]
+    if draw(st.booleans()):
+        lines += ["", '[hooks.state."/elsewhere/hooks.json:stop:0:0"]',
+                  'trusted_hash = "sha256:theirs"']
+    return "\n".join(lines) + ("\n" if draw(st.booleans()) else "")
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(config=_codex_config(), user_groups=st.integers(0, 2))
+def test_codex_trust_round_trip_property(tmp_path_factory: pytest.TempPathFactory, config: str,
+                                         user_groups: int) -> None:
+    """For any config.toml and any number of the user's own Stop groups before ours: install
+    leaves every other table as it was and makes all six hooks trusted; uninstall gives the
+    config.toml back byte for byte."""
+    import tomllib
+
+    folder = tmp_path_factory.mktemp("codex")
+    (folder / "config.toml").write_text(config)
+    (folder / "hooks.json").write_text(json.dumps({"hooks": {"Stop": [
+        {"hooks": [{"type": "command", "command": f"notify {i}"}]} for i in range(user_groups)]}}))
+    before = tomllib.loads(config)
+    result = install.install("codex", folder / "hooks.json", folder / "ws")
+    assert result.trust is not None and (result.trust.status, result.trust.trusted) == (
+        "trusted", 6)
+    after = tomllib.loads((folder / "config.toml").read_text())
+    state = after.get("hooks", {}).get("state", {})
+    assert f"{folder}/hooks.json:stop:{user_groups}:0" in state
+    for key, value in before.items():
+        if key != "hooks":
+            assert after[key] == value
+    for key, value in before.get("hooks", {}).get("state", {}).items():
+        assert state[key] == value
+    install.uninstall("codex", folder / "hooks.json")
+    assert (folder / "config.toml").read_text() == config

@@ -78,13 +78,17 @@ def hooks_install(
         None, "--home", help="Workspace the hooks send events to, baked into the installed "
         "command (default: $CONTINUITY_HOME or the user data folder, resolved now); use the "
         "daemon's --home.", show_default=False),
+    no_trust: bool = typer.Option(False, "--no-trust", help="codex: do not write the trust "
+                                  "state Codex needs to run the hooks (you trust them in "
+                                  "Codex's /hooks yourself)."),
     as_json: bool = JsonOption,
 ) -> None:
     """Add continuity's hooks to HARNESS (a backup of the file is made first; running it
-    again changes nothing). Prints the workspace the hooks point at."""
+    again changes nothing). Prints the workspace the hooks point at and, for codex, whether
+    Codex trusts them now (issue 12: an untrusted hook is skipped silently by `codex exec`)."""
     from continuity.daemon.hooks.install import install
 
-    _report(install(harness.value, settings, home), as_json)
+    _report(install(harness.value, settings, home, trust=not no_trust), as_json)
 
 
 @hooks_app.command("uninstall")
@@ -108,6 +112,20 @@ def _report(result, as_json: bool) -> None:  # type: ignore[no-untyped-def]
     out.print(f"{result.harness}: {result.action} {result.path}{backup}", markup=False)
     if result.home is not None:
         out.print(f"hooks point at workspace {result.home}", markup=False)
+    trust = result.trust
+    if trust is None:
+        return
+    if trust.status == "trusted":
+        out.print(f"codex: trusts all {trust.hooks} continuity hooks ({trust.config})",
+                  markup=False)
+        return
+    from continuity.cli.commands.common import err
+
+    if trust.note:
+        err.print(f"codex: {trust.note}", markup=False)
+    err.print(f"codex: NOT TRUSTED: Codex skips {trust.hooks - trust.trusted} of the "
+              f"{trust.hooks} continuity hooks until you trust them. One step left: "
+              f"{trust.next_step}", markup=False)
 
 
 def mcp_cmd(home: Optional[Path] = HomeOption) -> None:

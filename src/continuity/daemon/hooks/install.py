@@ -5,8 +5,9 @@ hooks from ``hooks.json`` or inline ``[hooks]`` tables of ``config.toml`` beside
 we use the JSON file so no TOML is rewritten, and ``hooks.json`` has the same shape as Claude
 Code's ``hooks`` object): for each event in ``CLAUDE_EVENTS``/``CODEX_EVENTS`` one matcher group
 ``{"hooks": [{"type": "command", "command": "<hook command> EVENT --harness H", "timeout": S}]}``
-is appended under ``hooks.<Event>``. Codex has no SessionEnd (formats.md §4.2). Our entries are
-recognised by their command (``continuity.cli.hookcmd`` or ``continuity-hook``), so:
+is appended under ``hooks.<Event>``. Codex gets SessionEnd too: it sends one at the end of every
+``codex exec`` (issue 12, fault 3; harnesses.md). Our entries are recognised by their command
+(``continuity.cli.hookcmd`` or ``continuity-hook``), so:
 
 - **install** first removes entries of ours (an older command path), then adds the current
   ones; when that changes nothing, nothing is written. Before the first write the file is
@@ -27,9 +28,28 @@ made absolute): ``CONTINUITY_HOME=<home> <hook command>`` for the shell commands
 and Codex, ``env CONTINUITY_HOME=<home> <hook command>`` as pi's argv (``hookcmd`` reads
 ``$CONTINUITY_HOME`` to find ``daemon.url``, the token and the spool).
 
+**Codex trust** (issue 12, fault 2). Codex runs a hook of ``hooks.json`` only once it is
+trusted: ``config.toml`` beside ``hooks.json`` holds, per hook, ``[hooks.state."<hooks.json
+path>:<event>:<group>:<handler>"]`` with ``trusted_hash``; an untrusted hook is skipped silently
+by ``codex exec`` (only the TUI asks). ``<event>`` is the snake_case name (``session_start``),
+``<group>``/``<handler>`` the 0-based positions in ``hooks.<Event>`` and in the group's
+``hooks``. The hash (``codex_hook_hash``, from codex-rs ``hooks/src/engine/discovery.rs``
+``command_hook_hash`` and ``config`` ``version_for_toml``) is ``sha256:`` + the hex SHA-256 of
+the compact JSON, keys sorted, of ``{"event_name": <event>, "hooks": [{"type": "command",
+"command": C, "timeout": T, "async": false}]}`` (``matcher`` too when the group has one).
+``install`` writes these tables for our hooks in one block between ``TRUST_BEGIN`` and
+``TRUST_END`` at the end of ``config.toml`` (a table of ours elsewhere, from an earlier trust in
+the TUI, is removed first; the file is backed up once, like ``hooks.json``), and checks that
+the result parses and holds exactly those hashes; when it would not (a ``config.toml`` that is
+not TOML, an inline ``hooks.state``), nothing is written and the result says the one step left
+(``CODEX_TRUST_STEP``). ``trust=False`` leaves trust to the user. ``uninstall`` removes the
+block, restoring the backup's bytes when nothing else changed. ``codex_trust`` reports the
+state now (for ``hooks install`` and ``continuity doctor``).
+
 **pi**: pi loads TypeScript extensions from ``<agentDir>/extensions/`` (``agentDir`` =
 ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``). install writes ``continuity.ts`` there (our
-``pi_extension/continuity.ts`` with the hook command filled in); uninstall deletes it. A
+``pi_extension/continuity.ts`` with the hook command filled in); uninstall deletes it, and the
+folders install had to create (listed in ``PI_CREATED`` beside it; issue 12, fault 10). A
 ``continuity.ts`` there that is not ours is left alone (``InputError``).
 
 The hook command is ``<python> -I -S -c "...from continuity.cli.hookcmd import main; main()"``
@@ -43,6 +63,7 @@ from __future__ import annotations
 import copy
 import json
 import os
+import re
 import shlex
 import shutil
 import sys
@@ -60,11 +81,28 @@ CLAUDE_EVENTS = {"SessionStart": ("session-start", 10), "UserPromptSubmit":
                  ("user-prompt-submit", 5), "PreCompact": ("pre-compaction", 10),
                  "PostCompact": ("post-compaction", 5), "Stop": ("stop", 5),
                  "SessionEnd": ("session-end", 2)}
-CODEX_EVENTS = {k: v for k, v in CLAUDE_EVENTS.items() if k != "SessionEnd"}
+#: Codex: the same events, SessionEnd included (issue 12, fault 3).
+CODEX_EVENTS = dict(CLAUDE_EVENTS)
+#: Codex's snake_case event names (codex-rs ``hook_event_key_label``), used in trust keys.
+CODEX_EVENT_LABELS = {"SessionStart": "session_start", "UserPromptSubmit": "user_prompt_submit",
+                      "PreCompact": "pre_compact", "PostCompact": "post_compact",
+                      "Stop": "stop", "SessionEnd": "session_end",
+                      "PreToolUse": "pre_tool_use", "PostToolUse": "post_tool_use",
+                      "PermissionRequest": "permission_request",
+                      "SubagentStart": "subagent_start", "SubagentStop": "subagent_stop"}
+TRUST_BEGIN = ("# >>> continuity: Codex trusts continuity's hooks (written by `continuity hooks "
+               "install codex`; `continuity hooks uninstall codex` removes it)")
+TRUST_END = "# <<< continuity"
+#: What a user has to do when install could not write the trust state.
+CODEX_TRUST_STEP = ("run `codex` once (the interactive TUI), open /hooks (\"Hooks need "
+                    "review\") and trust the continuity hooks; `codex exec` skips untrusted "
+                    "hooks silently")
 HARNESS_EVENTS = {"claude-code": CLAUDE_EVENTS, "codex": CODEX_EVENTS}
 BACKUP_SUFFIX = ".continuity-backup"
 PI_FILE = "continuity.ts"
 PI_MARKER = "marker: continuity-pi-extension v1"
+#: In pi's extensions folder: the folders install created, so uninstall can remove them.
+PI_CREATED = ".continuity-created-folders"
 #: Both forms of hook_argv() match, and the module path hooks installed before issue 11 ran.
 _OURS = ("continuity.cli.hookcmd", "continuity-hook", "continuity.hookcmd")
 
@@ -81,11 +119,16 @@ class InstallResult:
     action: str
     backup: Path | None = None
     home: Path | None = None
+    #: Codex only: ``codex_trust`` after the call (``CodexTrust.to_dict``).
+    trust: "CodexTrust | None" = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"harness": self.harness, "path": str(self.path), "action": self.action,
-                "backup": str(self.backup) if self.backup else None,
-                "home": str(self.home) if self.home else None}
+        out = {"harness": self.harness, "path": str(self.path), "action": self.action,
+               "backup": str(self.backup) if self.backup else None,
+               "home": str(self.home) if self.home else None}
+        if self.trust is not None:
+            out["trust"] = self.trust.to_dict()
+        return out
 
 
 def hook_argv() -> list[str]:
@@ -128,10 +171,11 @@ def default_path(harness: str) -> Path:
 
 
 def install(harness: str, path: str | os.PathLike[str] | None = None,
-            home: str | os.PathLike[str] | None = None) -> InstallResult:
+            home: str | os.PathLike[str] | None = None, *, trust: bool = True) -> InstallResult:
     """Install our hooks for ``harness`` (module docstring). ``path``: the settings file
     (Claude Code, Codex) or the extensions folder (pi); ``home``: the workspace baked into the
-    commands (default: the current one). Raises ``InputError``."""
+    commands (default: the current one); ``trust`` (Codex): write the trust state Codex needs
+    to run them (module docstring, Codex trust). Raises ``InputError``."""
     given = Path(path).expanduser() if path else default_path(harness)
     where = hook_home(home)
     if harness == "pi":
@@ -151,10 +195,21 @@ def install(harness: str, path: str | os.PathLike[str] | None = None,
                                   "command": hook_command(harness, event, where),
                                   "timeout": timeout}]})
     if after == before and raw is not None:
-        return InstallResult(harness, given, "unchanged", home=where)
-    backup = _backup(target, raw)
-    _write(target, after)
-    return InstallResult(harness, given, "installed", backup, home=where)
+        action, backup = "unchanged", None
+    else:
+        backup = _backup(target, raw)
+        _write(target, after)
+        action = "installed"
+    if harness != "codex":
+        return InstallResult(harness, given, action, backup, home=where)
+    note = None
+    if trust:
+        try:
+            _write_codex_trust(given, after)
+        except InputError as exc:
+            note = str(exc)
+    return InstallResult(harness, given, action, backup, home=where,
+                         trust=codex_trust(given, note=note))
 
 
 def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> InstallResult:
@@ -164,6 +219,8 @@ def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> Insta
         return _uninstall_pi(given)
     _events(harness)
     target = _through_link(given)
+    if harness == "codex":
+        _remove_codex_trust(given)
     before, raw = _read(target)
     after = _without_ours(before)
     if raw is None or after == before:
@@ -280,6 +337,246 @@ def _atomic_bytes(path: Path, data: bytes) -> None:
         raise
 
 
+# ---------------------------------------------------------------------------- reading back
+
+
+def read_settings(path: str | os.PathLike[str]) -> dict[str, Any]:
+    """The parsed settings file at ``path`` (a symlink followed), ``{}`` when absent; for
+    ``continuity doctor``. Raises ``InputError`` for a folder or a file that is not a JSON
+    object."""
+    return _read(_through_link(Path(path)))[0]
+
+
+def is_our_hook(hook: Any) -> bool:
+    """True for a hook entry (``{"type": "command", "command": ...}``) that install wrote."""
+    return _is_ours(hook)
+
+
+# ---------------------------------------------------------------------------- Codex trust
+
+
+def codex_hook_hash(event: str, hook: dict[str, Any], matcher: str | None = None) -> str:
+    """The ``trusted_hash`` Codex expects for one command ``hook`` (``{"command", "timeout",
+    "async"?, "statusMessage"?}``) of ``event`` (native name, ``SessionStart``) in a group with
+    ``matcher`` (module docstring, Codex trust; codex-rs ``command_hook_hash``). A timeout
+    missing is Codex's default of 600 s. Raises ``KeyError`` for an event Codex does not know."""
+    handler: dict[str, Any] = {"type": "command", "command": str(hook.get("command", "")),
+                               "timeout": max(1, int(hook.get("timeout") or 600)),
+                               "async": bool(hook.get("async", False))}
+    if hook.get("statusMessage") is not None:
+        handler["statusMessage"] = str(hook["statusMessage"])
+    identity: dict[str, Any] = {"event_name": CODEX_EVENT_LABELS[event], "hooks": [handler]}
+    if matcher is not None:
+        identity["matcher"] = matcher
+    data = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    import hashlib
+
+    return "sha256:" + hashlib.sha256(data.encode("utf-8")).hexdigest()
+
+
+def codex_hooks_key_path(hooks_path: Path) -> str:
+    """The ``hooks.json`` path as Codex spells it in trust keys: its config folder joined with
+    ``hooks.json``, where the folder is ``$CODEX_HOME`` canonicalized (codex-rs
+    ``find_codex_home`` resolves symlinks of ``CODEX_HOME``) when ``hooks_path`` lies there, else
+    absolute as given (``~/.codex`` is not resolved)."""
+    folder = os.path.abspath(hooks_path.parent)
+    codex_home = os.environ.get("CODEX_HOME")
+    if codex_home and os.path.realpath(codex_home) == os.path.realpath(folder):
+        folder = os.path.realpath(codex_home)
+    return os.path.join(folder, hooks_path.name)
+
+
+def _codex_config_path(hooks_path: Path) -> Path:
+    return hooks_path.parent / "config.toml"
+
+
+def codex_our_hooks(hooks_path: Path, data: dict[str, Any] | None = None
+                    ) -> list[tuple[str, str, str]]:
+    """``[(key, native_event, trusted_hash)]`` of our hooks in ``hooks.json`` (``data``: its
+    parsed content, read from ``hooks_path`` when None), in file order."""
+    if data is None:
+        data, _raw = _read(hooks_path)
+    prefix = codex_hooks_key_path(hooks_path)
+    found = []
+    hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+    for native, groups in hooks.items():
+        if native not in CODEX_EVENT_LABELS or not isinstance(groups, list):
+            continue
+        for g, group in enumerate(groups):
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            for h, hook in enumerate(inner if isinstance(inner, list) else []):
+                if _is_ours(hook):
+                    matcher = group.get("matcher")
+                    key = f"{prefix}:{CODEX_EVENT_LABELS[native]}:{g}:{h}"
+                    found.append((key, native, codex_hook_hash(
+                        native, hook, matcher if isinstance(matcher, str) else None)))
+    return found
+
+
+@dataclass(frozen=True)
+class CodexTrust:
+    """Whether Codex runs our hooks right now. ``status``: ``trusted`` (every hook of ours has
+    its current hash in ``config.toml``), ``untrusted`` (none or only some do: Codex skips the
+    others silently), ``no-hooks`` (none of ours in ``hooks.json``) or ``unreadable``
+    (``config.toml`` is not TOML). ``untrusted_keys``: the hooks Codex skips; ``note``: why
+    install could not write the trust; ``next_step``: what the user has to do (None when
+    trusted)."""
+
+    status: str
+    hooks: int
+    trusted: int
+    config: Path
+    untrusted_keys: tuple[str, ...] = ()
+    note: str | None = None
+
+    @property
+    def next_step(self) -> str | None:
+        if self.status == "trusted":
+            return None
+        if self.status == "no-hooks":
+            return "run `continuity hooks install codex`"
+        if self.status == "unreadable":
+            return f"fix {self.config} (not valid TOML), then run `continuity hooks install codex`"
+        return ("run `continuity hooks install codex` again (it writes the trust), or "
+                + CODEX_TRUST_STEP)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"status": self.status, "hooks": self.hooks, "trusted": self.trusted,
+                "config": str(self.config), "untrusted_keys": list(self.untrusted_keys),
+                "note": self.note, "next_step": self.next_step}
+
+
+def codex_trust(hooks_path: str | os.PathLike[str] | None = None, *,
+                note: str | None = None) -> CodexTrust:
+    """Whether Codex trusts our hooks of ``hooks_path`` (default ``default_path("codex")``) now,
+    comparing the ``trusted_hash`` of each in ``config.toml`` with its current hash (module
+    docstring, Codex trust). Raises ``InputError`` when ``hooks.json`` is not a JSON object."""
+    import tomllib
+
+    given = Path(hooks_path).expanduser() if hooks_path else default_path("codex")
+    target = _through_link(given)
+    config = _codex_config_path(given)
+    ours = codex_our_hooks(given, _read(target)[0])
+    if not ours:
+        return CodexTrust("no-hooks", 0, 0, config, note=note)
+    try:
+        state = tomllib.loads(config.read_text("utf-8")) if config.is_file() else {}
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
+        return CodexTrust("unreadable", len(ours), 0, config, tuple(k for k, _e, _h in ours),
+                          note=note)
+    hooks_state = state.get("hooks", {}).get("state", {}) if isinstance(
+        state.get("hooks"), dict) else {}
+    untrusted = tuple(k for k, _e, h in ours
+                      if not isinstance(hooks_state.get(k), dict)
+                      or hooks_state[k].get("trusted_hash") != h
+                      or hooks_state[k].get("enabled") is False)
+    trusted = len(ours) - len(untrusted)
+    return CodexTrust("trusted" if not untrusted else "untrusted", len(ours), trusted, config,
+                      untrusted, note=note)
+
+
+#: A ``[hooks.state."KEY"]`` (or ``'KEY'``) table header line, the key's TOML string captured.
+_STATE_HEADER = re.compile(
+    r'^\s*\[\s*hooks\s*\.\s*state\s*\.\s*("(?:[^"\\]|\\.)*"|\'[^\']*\')\s*\]\s*(#.*)?$')
+
+
+def _state_header_key(line: str) -> str | None:
+    """The key of a ``[hooks.state."KEY"]`` header line, else None."""
+    import tomllib
+
+    match = _STATE_HEADER.match(line)
+    if not match:
+        return None
+    try:
+        return tomllib.loads(f"k = {match.group(1)}")["k"]
+    except tomllib.TOMLDecodeError:
+        return None
+
+
+def _strip_trust(text: str, keys: set[str] | None) -> str:
+    """``text`` without our ``TRUST_BEGIN``…``TRUST_END`` block and, for ``keys``, without the
+    ``[hooks.state."KEY"]`` tables of those keys elsewhere (up to the next table header)."""
+    lines = text.splitlines(keepends=True)
+    out: list[str] = []
+    skipping_block = skipping_table = False
+    for line in lines:
+        bare = line.rstrip("\r\n")
+        if skipping_block:
+            if bare == TRUST_END:
+                skipping_block = False
+            continue
+        if bare == TRUST_BEGIN:
+            skipping_block, skipping_table = True, False
+            continue
+        if bare.lstrip().startswith("["):
+            key = _state_header_key(bare)
+            skipping_table = key is not None and keys is not None and key in keys
+            if skipping_table:
+                continue
+        if skipping_table:
+            continue
+        out.append(line)
+    return "".join(out)
+
+
+def _write_codex_trust(hooks_path: Path, data: dict[str, Any]) -> None:
+    """Write the trust tables of our hooks in ``hooks_path`` (parsed ``data``) into the
+    ``config.toml`` beside it (module docstring, Codex trust). Raises ``InputError`` (nothing
+    written) when the result would not hold them."""
+    import tomllib
+
+    ours = codex_our_hooks(hooks_path, data)
+    config = _codex_config_path(hooks_path)
+    config_file = _through_link(config)
+    try:
+        raw = config_file.read_bytes() if config_file.exists() else None
+        text = raw.decode("utf-8") if raw is not None else ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{config}: cannot read it ({exc}); Codex trust not written") from None
+    kept = _strip_trust(text, {k for k, _e, _h in ours})
+    if kept and not kept.endswith("\n"):
+        kept += "\n"
+    block = "".join(f"[hooks.state.{json.dumps(k, ensure_ascii=False)}]\n"
+                    f"trusted_hash = {json.dumps(h)}\n" for k, _e, h in ours)
+    new = kept + (f"{TRUST_BEGIN}\n{block}{TRUST_END}\n" if ours else "")
+    try:
+        parsed = tomllib.loads(new)
+        state = parsed["hooks"]["state"] if ours else {}
+        if any(state[k].get("trusted_hash") != h for k, _e, h in ours):
+            raise KeyError("hash")
+    except (tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError) as exc:
+        raise InputError(f"{config}: the trust state of continuity's hooks cannot be added "
+                         f"to it ({exc.__class__.__name__}: {exc}); nothing was changed "
+                         "there") from None
+    if new == text:
+        return
+    _backup(config_file, raw)
+    _atomic_bytes(config_file, new.encode("utf-8"))
+
+
+def _remove_codex_trust(hooks_path: Path) -> None:
+    """Remove our trust block from the ``config.toml`` beside ``hooks_path``: its backup's bytes
+    come back when the rest equals them; a file that held only the block is deleted."""
+    config_file = _through_link(_codex_config_path(hooks_path))
+    if not config_file.is_file():
+        return
+    text = config_file.read_text("utf-8", errors="surrogateescape")
+    if TRUST_BEGIN not in text:
+        return
+    kept = _strip_trust(text, None)
+    backup = config_file.with_name(config_file.name + BACKUP_SUFFIX)
+    if backup.is_file():
+        saved = backup.read_bytes()
+        if saved.decode("utf-8", "surrogateescape").rstrip("\n") == kept.rstrip("\n"):
+            _atomic_bytes(config_file, saved)
+            backup.unlink()
+            return
+    if not kept.strip() and not backup.is_file():
+        config_file.unlink()
+        return
+    _atomic_bytes(config_file, kept.encode("utf-8", "surrogateescape"))
+
+
 # ---------------------------------------------------------------------------- pi
 
 
@@ -294,6 +591,7 @@ def _install_pi(folder: Path, home: Path) -> InstallResult:
     if folder.exists() and not folder.is_dir():
         raise InputError(f"--settings: {folder} is a file; pi needs its extensions folder")
     target = folder / PI_FILE
+    created = [p for p in (folder, *folder.parents) if not p.exists()]
     env = shutil.which("env") or "/usr/bin/env"
     text = pi_extension_text([env, f"CONTINUITY_HOME={home}", *hook_argv()])
     if target.exists():
@@ -304,6 +602,8 @@ def _install_pi(folder: Path, home: Path) -> InstallResult:
         if old == text:
             return InstallResult("pi", target, "unchanged", home=home)
     _atomic_bytes(target, text.encode("utf-8"))
+    if created:  # uninstall removes them again (issue 12, fault 10)
+        _atomic_bytes(folder / PI_CREATED, "".join(f"{p}\n" for p in created).encode())
     return InstallResult("pi", target, "installed", home=home)
 
 
@@ -314,4 +614,21 @@ def _uninstall_pi(folder: Path) -> InstallResult:
     if PI_MARKER not in target.read_text("utf-8", errors="replace"):
         raise InputError(f"{target} is not continuity's extension; left in place")
     target.unlink()
+    _remove_created_folders(folder)
     return InstallResult("pi", target, "removed")
+
+
+def _remove_created_folders(folder: Path) -> None:
+    """Remove the folders install created for pi's extension (listed in ``PI_CREATED``, the
+    deepest first), each only while empty."""
+    record = folder / PI_CREATED
+    try:
+        created = [Path(line) for line in record.read_text("utf-8").splitlines() if line]
+    except OSError:
+        return
+    record.unlink()
+    for path in created:
+        try:
+            path.rmdir()
+        except OSError:  # not empty (something else lives there now) or gone
+            break

@@ -1,0 +1,419 @@
+"""``continuity doctor``: does live capture work here, per harness, and what to do when not
+(issue 12).
+
+It checks, for the workspace (``--home``, else ``$CONTINUITY_HOME``, else the platform's folder):
+
+- **daemon**: ``<home>/daemon.url`` names a daemon that answers ``GET /health`` (two-second
+  deadline; the bearer token and the workspace id of ``daemon.id`` sent; a daemon of another
+  workspace, answering 421, is a problem);
+- **spool**: the backlog of hook events waiting for the daemon (``<home>/spool/``: lines of
+  ``events.jsonl`` and of replay files not yet marked done) and the lines set aside in
+  ``rejected.jsonl``;
+- per harness (Claude Code, Codex, pi): **found**: the CLI on ``PATH`` and its ``--version``;
+  **hooks**: ours installed for every event (``continuity.daemon.hooks.install``), every one
+  carrying this workspace (``CONTINUITY_HOME=<home>``) and a Python that exists; **trust**
+  (Codex): whether Codex runs them now (``install.codex_trust``); **last event**: the newest
+  session of that harness in the store and the time of its newest row.
+
+Each check is ``ok``, ``problem`` (capture does not work: a fix is named), ``warning`` (works,
+but look) or ``info``. A harness found without hooks of ours is a ``warning`` (not every user
+runs all three; with no harness hooked at all it is a ``problem``), one not found and not
+hooked only ``info``. Nothing is written (opening an existing store brings its
+schema up to date, as every command does). Exit status: 0 when no check
+is a ``problem``, else 1 (``--json`` prints the same checks either way).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shlex
+import shutil
+import subprocess
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Optional
+
+import typer
+
+from continuity.cli.commands.common import HomeOption, JsonOption, emit_json, out
+
+HARNESSES = ("claude-code", "codex", "pi")
+#: The executable of each harness's CLI.
+BINARIES = {"claude-code": "claude", "codex": "codex", "pi": "pi"}
+VERSION_TIMEOUT = 15.0
+HEALTH_TIMEOUT = 2.0
+EXIT_BROKEN = 1
+
+
+@dataclass
+class Check:
+    """One finding: ``check`` (``daemon``, ``spool``, ``found``, ``hooks``, ``trust``,
+    ``last-event``), ``harness`` (None for the workspace's), ``status`` (``ok``, ``problem``,
+    ``warning``, ``info``), ``detail`` (what was seen), ``fix`` (what to do; None when
+    nothing), ``data`` (the figures, for ``--json``)."""
+
+    check: str
+    harness: str | None
+    status: str
+    detail: str
+    fix: str | None = None
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"check": self.check, "harness": self.harness, "status": self.status,
+                "detail": self.detail, "fix": self.fix, "data": self.data}
+
+
+def _serve_hint(home: Path) -> str:
+    return f"start it: `continuity serve --home {shlex.quote(str(home))}`"
+
+
+def check_daemon(home: Path) -> Check:
+    """The daemon of ``home`` up (``/health`` answers) or not."""
+    import httpx
+
+    from continuity.daemon.address import WORKSPACE_HEADER, daemon_id, daemon_token
+
+    url_file = home / "daemon.url"
+    if not url_file.is_file():
+        return Check("daemon", None, "problem", f"no daemon serves this workspace ({url_file} "
+                     "is absent): hooks spool their events until one starts", _serve_hint(home))
+    url = url_file.read_text("utf-8", errors="replace").strip()
+    token = daemon_token(str(home))
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    workspace = daemon_id(str(home))
+    if workspace:
+        headers[WORKSPACE_HEADER] = workspace
+    try:
+        answer = httpx.get(url.rstrip("/") + "/health", headers=headers, timeout=HEALTH_TIMEOUT)
+        health = answer.json() if answer.status_code == 200 else None
+    except (httpx.HTTPError, ValueError):
+        answer, health = None, None
+    if answer is not None and answer.status_code == 421:
+        return Check("daemon", None, "problem", f"{url_file} names {url}, which serves another "
+                     "workspace (hooks spool instead of posting there)", _serve_hint(home),
+                     {"url": url})
+    if not isinstance(health, dict) or health.get("status") != "ok":
+        return Check("daemon", None, "problem", f"{url_file} names {url}, which does not answer "
+                     "(a daemon that died without cleaning up?)", _serve_hint(home),
+                     {"url": url})
+    return Check("daemon", None, "ok", f"up at {url} (pid {health.get('pid', '?')})",
+                 data={"url": url, "health": health})
+
+
+def spool_backlog(home: Path) -> tuple[int, int]:
+    """``(waiting, rejected)`` spool lines of ``home``: events not yet replayed, and lines set
+    aside in ``rejected.jsonl`` (``continuity.daemon.hooks.spool``)."""
+    from continuity.daemon.hooks import spool
+
+    folder = Path(spool.spool_dir(home))
+    if not folder.is_dir():
+        return 0, 0
+
+    def lines(path: Path) -> list[bytes]:
+        try:
+            return [ln for ln in path.read_bytes().splitlines() if ln.strip()]
+        except OSError:
+            return []
+
+    waiting = len(lines(folder / spool.EVENTS_FILE))
+    for replay in folder.glob(spool.REPLAY_PREFIX + "*.jsonl"):
+        done = {ln.strip() for ln in lines(replay.with_name(replay.name + ".done"))}
+        for line in lines(replay):
+            try:
+                event_id = json.loads(line).get("id", "")
+            except (ValueError, AttributeError):
+                event_id = ""
+            if event_id.encode() not in done:
+                waiting += 1
+    return waiting, len(lines(folder / spool.REJECTED_FILE))
+
+
+def check_spool(home: Path, daemon_up: bool) -> Check:
+    """The spool backlog (``spool_backlog``)."""
+    waiting, rejected = spool_backlog(home)
+    data = {"waiting": waiting, "rejected": rejected}
+    if waiting:
+        fix = ("restart the daemon so it replays them: stop it, then "
+               if daemon_up else "") + _serve_hint(home)
+        return Check("spool", None, "problem", f"{waiting} hook events wait in the spool "
+                     f"({home / 'spool'}), not yet in the store", fix, data)
+    if rejected:
+        return Check("spool", None, "warning", f"no backlog; {rejected} events were set aside "
+                     f"as bad input ({home / 'spool' / 'rejected.jsonl'}, with reasons)",
+                     data=data)
+    return Check("spool", None, "ok", "no backlog", data=data)
+
+
+def harness_version(binary: str, *, which: Callable[[str], str | None] = shutil.which
+                    ) -> tuple[str | None, str | None]:
+    """``(path, version)`` of a harness CLI on ``PATH``; ``(None, None)`` when absent, the
+    version None when ``--version`` fails."""
+    path = which(binary)
+    if path is None:
+        return None, None
+    try:
+        done = subprocess.run([path, "--version"], capture_output=True, text=True,
+                              timeout=VERSION_TIMEOUT, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError):
+        return path, None
+    text = (done.stdout or done.stderr).strip().splitlines()
+    match = re.search(r"\d+\.\d+\.\d+\S*", text[0]) if text else None
+    return path, match.group(0) if match else (text[0][:80] if text else None)
+
+
+@dataclass
+class InstalledHooks:
+    """Our hooks of one harness as found on disk: ``path`` (settings file or extension),
+    ``events`` (native events holding one of ours), ``homes`` (the workspaces they carry),
+    ``pythons`` (the interpreters they run)."""
+
+    path: Path
+    events: set[str] = field(default_factory=set)
+    homes: set[str] = field(default_factory=set)
+    pythons: set[str] = field(default_factory=set)
+    error: str | None = None
+
+
+def _command_parts(words: list[str]) -> tuple[str | None, str | None]:
+    home = python = None
+    for word in words:
+        if word.startswith("CONTINUITY_HOME="):
+            home = word.split("=", 1)[1]
+        elif python is None and not word.startswith("-") and "=" not in word \
+                and not word.endswith("/env"):
+            python = word
+    return home, python
+
+
+def installed_hooks(harness: str) -> InstalledHooks:
+    """What of ours is installed for ``harness`` (``InstalledHooks``)."""
+    from continuity.core.errors import InputError
+    from continuity.daemon.hooks import install
+
+    path = install.default_path(harness)
+    if harness == "pi":
+        found = InstalledHooks(path / install.PI_FILE)
+        try:
+            text = found.path.read_text("utf-8")
+        except OSError:
+            return found
+        if install.PI_MARKER not in text:
+            found.error = "a continuity.ts there is not continuity's"
+            return found
+        match = re.search(r"const HOOK_COMMAND = (\[.*?\]);", text)
+        argv = json.loads(match.group(1)) if match else []
+        home, python = _command_parts(argv)
+        found.events = {"extension"}
+        found.homes = {home} if home else set()
+        found.pythons = {python} if python else set()
+        return found
+    found = InstalledHooks(path)
+    try:
+        data = install.read_settings(path)
+    except InputError as exc:
+        found.error = str(exc)
+        return found
+    hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+    for native, groups in hooks.items():
+        for group in groups if isinstance(groups, list) else []:
+            inner = group.get("hooks") if isinstance(group, dict) else None
+            for hook in inner if isinstance(inner, list) else []:
+                if not install.is_our_hook(hook):
+                    continue
+                found.events.add(native)
+                try:
+                    home, python = _command_parts(shlex.split(str(hook.get("command", ""))))
+                except ValueError:
+                    home = python = None
+                if home:
+                    found.homes.add(home)
+                if python:
+                    found.pythons.add(python)
+    return found
+
+
+def check_harness(harness: str, home: Path, *,
+                  which: Callable[[str], str | None] = shutil.which) -> list[Check]:
+    """``found``, ``hooks``, ``trust`` (Codex) and ``last-event`` of one harness."""
+    from continuity.daemon.hooks import install
+
+    checks: list[Check] = []
+    path, version = harness_version(BINARIES[harness], which=which)
+    hooks = installed_hooks(harness)
+    install_hint = f"`continuity hooks install {harness} --home {shlex.quote(str(home))}`"
+    if path is None:
+        checks.append(Check("found", harness, "warning" if hooks.events else "info",
+                            f"`{BINARIES[harness]}` is not on PATH", data={"path": None}))
+    else:
+        checks.append(Check("found", harness, "ok", f"{path} (version {version or 'unknown'})",
+                            data={"path": path, "version": version}))
+    if hooks.error:
+        checks.append(Check("hooks", harness, "problem", f"{hooks.path}: {hooks.error}",
+                            "fix the file, then run " + install_hint))
+        return checks
+    if not hooks.events:
+        # A harness found without our hooks: a warning (the user may not use it); when no
+        # harness has hooks at all, diagnose() adds the problem.
+        status = "warning" if path is not None else "info"
+        checks.append(Check("hooks", harness, status, f"not installed ({hooks.path})",
+                            f"if you use {BINARIES[harness]}, run {install_hint}"
+                            if path is not None else None, {"path": str(hooks.path)}))
+        return checks
+    expected = {"extension"} if harness == "pi" else set(install.HARNESS_EVENTS[harness])
+    missing = sorted(expected - hooks.events)
+    ours = str(home)
+    elsewhere = sorted(h for h in hooks.homes if os.path.abspath(h) != ours)
+    gone = sorted(p for p in hooks.pythons if not os.access(p, os.X_OK))
+    data = {"path": str(hooks.path), "events": sorted(hooks.events), "missing": missing,
+            "homes": sorted(hooks.homes), "pythons": sorted(hooks.pythons)}
+    if elsewhere or not hooks.homes:
+        where = ", ".join(elsewhere) or "no workspace"
+        checks.append(Check("hooks", harness, "problem", f"installed in {hooks.path}, but they "
+                            f"send events to {where}, not to this workspace ({ours})",
+                            f"run {install_hint} (or run doctor with --home {where})", data))
+    elif gone:
+        checks.append(Check("hooks", harness, "problem", f"installed, but they run "
+                            f"{', '.join(gone)}, which no longer exists", f"run {install_hint}",
+                            data))
+    elif missing:
+        checks.append(Check("hooks", harness, "problem", f"installed in {hooks.path}, but "
+                            f"without {', '.join(missing)}", f"run {install_hint}", data))
+    else:
+        checks.append(Check("hooks", harness, "ok", f"installed in {hooks.path}, pointing at "
+                            "this workspace", data=data))
+    if harness == "codex":
+        trust = install.codex_trust(hooks.path)
+        if trust.status == "trusted":
+            checks.append(Check("trust", harness, "ok", f"Codex trusts all {trust.hooks} "
+                                f"continuity hooks ({trust.config})", data=trust.to_dict()))
+        else:
+            checks.append(Check("trust", harness, "problem", f"Codex does not trust "
+                                f"{trust.hooks - trust.trusted} of the {trust.hooks} continuity "
+                                "hooks: `codex exec` skips them silently",
+                                trust.next_step, trust.to_dict()))
+    return checks
+
+
+def last_events(home: Path, harnesses: tuple[str, ...]) -> dict[str, dict[str, Any]]:
+    """``{harness: {"session", "at", "rows"}}``: the newest session of each harness in the
+    store and the time of its newest row (bounded: the 500 newest sessions, one row each)."""
+    from continuity.core.config import database_url
+    from continuity.store import open_store
+
+    found: dict[str, dict[str, Any]] = {}
+    db = home / "continuity.db"
+    url = database_url(home)
+    if url.startswith("sqlite") and not db.exists():
+        return found
+    with open_store(url) as store:
+        for session in store.list_sessions(limit=500):
+            if session.harness not in harnesses or session.harness in found:
+                continue
+            rows = store.entries(session.key, after_seq=max(-1, session.entry_count - 3),
+                                 limit=3)
+            stamps = [e.timestamp for e in rows if e.timestamp is not None]
+            at = max(stamps) if stamps else (session.ended_at or session.started_at)
+            found[session.harness] = {"session": session.key, "rows": session.entry_count,
+                                      "at": at.isoformat() if at else None}
+            if len(found) == len(harnesses):
+                break
+    return found
+
+
+def _ago(iso: str | None) -> str:
+    if not iso:
+        return "at an unknown time"
+    try:
+        at = datetime.fromisoformat(iso)
+    except ValueError:
+        return iso
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=timezone.utc)
+    seconds = int((datetime.now(timezone.utc) - at).total_seconds())
+    span = (f"{seconds} s" if seconds < 120 else f"{seconds // 60} min" if seconds < 7200
+            else f"{seconds // 3600} h" if seconds < 172800 else f"{seconds // 86400} days")
+    return f"{iso} ({span} ago)"
+
+
+def diagnose(home: Path, harnesses: tuple[str, ...] = HARNESSES, *,
+             which: Callable[[str], str | None] = shutil.which) -> list[Check]:
+    """Every check of the module docstring, in order: daemon, spool, then per harness."""
+    checks = [check_daemon(home)]
+    checks.append(check_spool(home, checks[0].status == "ok"))
+    try:
+        last = last_events(home, harnesses)
+    except Exception as exc:  # noqa: BLE001 - a broken store is one more finding
+        last = {}
+        checks.append(Check("store", None, "problem", f"the store cannot be read: {exc}",
+                            "run `continuity where` and `continuity db upgrade`"))
+    for harness in harnesses:
+        per = check_harness(harness, home, which=which)
+        hooked = any(c.check == "hooks" and c.data.get("events") for c in per)
+        if hooked:
+            seen = last.get(harness)
+            if seen:
+                per.append(Check("last-event", harness, "ok", f"session {seen['session']}, "
+                                 f"newest row {_ago(seen['at'])}", data=seen))
+            else:
+                per.append(Check("last-event", harness, "info", "no event received yet (run "
+                                 f"{BINARIES[harness]} once)"))
+        checks.extend(per)
+    if not any(c.check == "hooks" and c.data.get("events") for c in checks):
+        found = [c.harness for c in checks if c.check == "found" and c.status == "ok"]
+        checks.append(Check("hooks", None, "problem", "no harness has continuity's hooks: "
+                            "nothing is captured live" + ("" if found else
+                                                          " (and no harness CLI is on PATH)"),
+                            f"run `continuity hooks install {found[0] if found else '<harness>'}"
+                            f" --home {shlex.quote(str(home))}`"))
+    return checks
+
+
+_MARK = {"ok": "ok     ", "problem": "PROBLEM", "warning": "warning", "info": "-      "}
+
+
+def doctor_cmd(
+    home: Optional[Path] = HomeOption,
+    harness: Optional[list[str]] = typer.Option(
+        None, "--harness", help="Check only this harness (claude-code, codex, pi); repeatable.",
+        show_default=False),
+    as_json: bool = JsonOption,
+) -> None:
+    """Tell whether live capture works: per harness, the CLI found (version), our hooks
+    installed and pointing at this workspace, Codex's trust, the last event received; the
+    daemon of this workspace and the spool backlog; and what to do for each problem. Exits 1
+    when something is broken."""
+    from continuity.core.config import resolve_home
+    from continuity.core.errors import InputError
+
+    chosen = tuple(harness or HARNESSES)
+    unknown = [h for h in chosen if h not in HARNESSES]
+    if unknown:
+        raise InputError(f"--harness: must be claude-code, codex or pi (got {unknown[0]!r})")
+    where = Path(os.path.abspath(resolve_home(home)))
+    checks = diagnose(where, chosen)
+    broken = [c for c in checks if c.status == "problem"]
+    if as_json:
+        emit_json({"home": str(where), "ok": not broken,
+                   "checks": [c.to_dict() for c in checks]})
+    else:
+        out.print(f"workspace {where}", markup=False)
+        for c in checks:
+            label = f"{c.harness + ' ' if c.harness else ''}{c.check}"
+            out.print(f"{_MARK[c.status]} {label}: {c.detail}", markup=False)
+            if c.fix:
+                out.print(f"        → {c.fix}", markup=False)
+        warned = sum(c.status == "warning" for c in checks)
+        out.print(("all is well: live capture works"
+                   + (f" ({warned} warning(s) above)" if warned else "")) if not broken else
+                  f"{len(broken)} problem(s): capture is not working as it should", markup=False)
+    if broken:
+        raise typer.Exit(EXIT_BROKEN)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``doctor`` to ``app``."""
+    app.command("doctor")(doctor_cmd)

@@ -1,0 +1,190 @@
+"""`continuity doctor` (issue 12): per harness found / hooks / Codex trust / last event, the
+daemon of the workspace and the spool backlog, each problem with its fix; exit 1 when broken.
+
+The harness CLIs are fake scripts on a PATH of the test's own; the daemon is a tiny HTTP server
+answering ``/health``; HOME is the test's folder, so the real user's settings are never read."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import threading
+from datetime import datetime, timezone
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from typer.testing import CliRunner
+
+from continuity.cli.app import app
+from continuity.core.model import Session
+from continuity.daemon.hooks import install
+from continuity.store import open_store
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """HOME and PATH of the test's own, with a fake `claude` (2.1.332) and `codex` (0.171.0)."""
+    home, bin_dir, ws = tmp_path / "user", tmp_path / "bin", tmp_path / "ws"
+    for folder in (home, bin_dir, ws):
+        folder.mkdir()
+    for name, version in (("claude", "2.1.332 (Claude Code)"), ("codex", "codex-cli 0.171.0")):
+        script = bin_dir / name
+        script.write_text(f"#!/bin/sh\necho '{version}'\n")
+        script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}/usr/bin:/bin")
+    monkeypatch.delenv("CODEX_HOME", raising=False)
+    monkeypatch.delenv("PI_CODING_AGENT_DIR", raising=False)
+    monkeypatch.setenv("CONTINUITY_HOME", str(ws))
+    return {"home": home, "ws": ws, "bin": bin_dir}
+
+
+@pytest.fixture
+def daemon(world: dict[str, Path]) -> Iterator[str]:
+    """A stand-in daemon answering GET /health, named in <ws>/daemon.url."""
+
+    class Health(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_GET(self) -> None:  # noqa: N802
+            body = json.dumps({"status": "ok", "pid": 4242}).encode()
+            self.send_response(200 if self.path == "/health" else 404)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Health)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}"
+    (world["ws"] / "daemon.url").write_text(url + "\n")
+    yield url
+    server.shutdown()
+    server.server_close()
+
+
+def doctor(*args: str) -> tuple[int, dict[str, Any]]:
+    result = runner.invoke(app, ["doctor", "--json", *args])
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, json.loads(result.stdout)
+
+
+def check(report: dict[str, Any], name: str, harness: str | None) -> dict[str, Any]:
+    found = [c for c in report["checks"] if c["check"] == name and c["harness"] == harness]
+    assert len(found) == 1, (name, harness, report["checks"])
+    return found[0]
+
+
+def test_doctor_fresh_install_names_what_is_missing(world: dict[str, Path]) -> None:
+    """Nothing installed, no daemon: exit 1; the daemon, the hooks and the commands to run."""
+    code, report = doctor()
+    ws = str(world["ws"])
+    assert code == 1 and report["ok"] is False and report["home"] == ws
+    assert check(report, "daemon", None)["status"] == "problem"
+    assert check(report, "daemon", None)["fix"] == f"start it: `continuity serve --home {ws}`"
+    assert check(report, "found", "claude-code")["data"]["version"] == "2.1.332"
+    assert check(report, "found", "codex")["data"]["version"] == "0.171.0"
+    assert check(report, "found", "pi")["status"] == "info"
+    claude = check(report, "hooks", "claude-code")
+    assert claude["status"] == "warning"
+    assert claude["fix"] == f"if you use claude, run `continuity hooks install claude-code --home {ws}`"
+    nothing = check(report, "hooks", None)
+    assert nothing["status"] == "problem"
+    assert nothing["fix"] == f"run `continuity hooks install claude-code --home {ws}`"
+    text = runner.invoke(app, ["doctor"])
+    assert text.exit_code == 1
+    assert "PROBLEM daemon: no daemon serves this workspace" in text.stdout
+    assert "problem(s): capture is not working" in text.stdout
+
+
+def test_doctor_working_install_says_all_is_well(world: dict[str, Path], daemon: str) -> None:
+    """Hooks of Claude Code and Codex installed for this workspace (Codex trusted), the daemon
+    up, a captured session: exit 0, no problem, the last event named."""
+    install.install("claude-code", home=world["ws"])
+    install.install("codex", home=world["ws"])
+    started = datetime(2026, 12, 2, 5, 24, tzinfo=timezone.utc)
+    with open_store(f"sqlite:///{world['ws'] / 'continuity.db'}") as store:
+        store.upsert_session(Session("cc-1", "claude-code", started_at=started))
+    code, report = doctor()
+    assert code == 0, report
+    assert report["ok"] is True
+    assert check(report, "daemon", None)["data"]["url"] == daemon
+    assert check(report, "hooks", "claude-code")["status"] == "ok"
+    assert check(report, "hooks", "codex")["data"]["homes"] == [str(world["ws"])]
+    assert check(report, "trust", "codex")["detail"].startswith("Codex trusts all 6 ")
+    last = check(report, "last-event", "claude-code")
+    assert last["data"] == {"session": "cc-1", "rows": 0, "at": "2026-12-02T05:24:00+00:00"}
+    assert check(report, "last-event", "codex")["status"] == "info"
+    assert "all is well: live capture works" in runner.invoke(app, ["doctor"]).stdout
+
+
+def test_doctor_hooks_of_another_workspace_or_untrusted_are_problems(
+        world: dict[str, Path], daemon: str, tmp_path: Path) -> None:
+    """Claude Code hooks sending to another workspace, Codex hooks untrusted (--no-trust):
+    both problems, each with its fix; exit 1."""
+    other = tmp_path / "other-ws"
+    install.install("claude-code", home=other)
+    install.install("codex", home=world["ws"], trust=False)
+    code, report = doctor()
+    assert code == 1
+    claude = check(report, "hooks", "claude-code")
+    assert claude["status"] == "problem"
+    assert f"send events to {other}, not to this workspace ({world['ws']})" in claude["detail"]
+    trust = check(report, "trust", "codex")
+    assert trust["status"] == "problem" and trust["data"]["trusted"] == 0
+    assert trust["detail"] == ("Codex does not trust 6 of the 6 continuity hooks: `codex exec` "
+                               "skips them silently")
+    assert "continuity hooks install codex" in trust["fix"]
+
+
+def test_doctor_missing_events_and_a_gone_python_are_problems(world: dict[str, Path],
+                                                             daemon: str) -> None:
+    """A hooks file lacking one of our events, or whose Python no longer exists."""
+    install.install("claude-code", home=world["ws"])
+    settings = world["home"] / ".claude" / "settings.json"
+    data = json.loads(settings.read_text())
+    del data["hooks"]["SessionEnd"]
+    settings.write_text(json.dumps(data))
+    code, report = doctor("--harness", "claude-code")
+    assert code == 1
+    assert check(report, "hooks", "claude-code")["data"]["missing"] == ["SessionEnd"]
+    text = settings.read_text().replace(install.hook_argv()[0], "/gone/python3")
+    settings.write_text(text)
+    code, report = doctor("--harness", "claude-code")
+    hooks = check(report, "hooks", "claude-code")
+    assert hooks["status"] == "problem" and "/gone/python3, which no longer exists" in \
+        hooks["detail"]
+
+
+def test_doctor_counts_the_spool_backlog(world: dict[str, Path]) -> None:
+    """Lines of events.jsonl and of replay files not marked done are the backlog; rejected
+    lines are counted apart."""
+    spool = world["ws"] / "spool"
+    spool.mkdir()
+    line = '{{"v":1,"id":"{}","at":"2026-12-02T05:00:00.000Z","event":"stop","harness":"codex","payload_b64":"e30="}}\n'
+    (spool / "events.jsonl").write_text(line.format("a1") + line.format("a2"))
+    (spool / "replay-00000000000000000001-1.jsonl").write_text(line.format("b1") + line.format("b2"))
+    (spool / "replay-00000000000000000001-1.jsonl.done").write_text("b1\n")
+    (spool / "rejected.jsonl").write_text('{"reason": "bad"}\n')
+    code, report = doctor()
+    spooled = check(report, "spool", None)
+    assert code == 1 and spooled["status"] == "problem"
+    assert spooled["data"] == {"waiting": 3, "rejected": 1}
+    assert spooled["fix"] == f"start it: `continuity serve --home {world['ws']}`"
+
+
+def test_doctor_rejects_an_unknown_harness(world: dict[str, Path]) -> None:
+    """An unknown --harness is bad input (InputError: exit 2 through the console entry)."""
+    from continuity.core.errors import InputError
+
+    result = runner.invoke(app, ["doctor", "--harness", "cursor"])
+    assert isinstance(result.exception, InputError)
+    assert str(result.exception) == "--harness: must be claude-code, codex or pi (got 'cursor')"
+    assert result.exception.exit_code == 2

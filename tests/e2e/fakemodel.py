@@ -1,0 +1,274 @@
+"""A fake model server for the end-to-end suite (issue 12): the three real harnesses run offline
+against it.
+
+It listens on 127.0.0.1 only, on a free port, and speaks just enough of three wire protocols
+(harnesses.md, "Running a harness offline"):
+
+- **Anthropic Messages** (Claude Code): ``POST /v1/messages`` streamed as SSE
+  (``message_start``, ``content_block_start/delta/stop``, ``message_delta``, ``message_stop``),
+  and ``POST /v1/messages/count_tokens``;
+- **OpenAI Responses** (Codex): ``POST /v1/responses`` streamed as SSE (``response.created``,
+  ``response.output_item.added/done``, ``response.output_text.delta``, ``response.completed``);
+- **OpenAI Chat Completions** (pi): ``POST /v1/chat/completions`` streamed as SSE.
+
+Any other path answers 200 ``{}``. **Every** request is logged (method, path, parsed JSON body)
+in ``FakeModel.requests``, in arrival order: the log is the proof of what reached the model.
+
+**Script** (per request, stateless, so retries and side requests do not shift it): a request
+that offers a shell tool and whose last message is not a tool result gets a call of that tool
+running ``SHELL_COMMAND``; any other request gets the text ``REPLY_TEXT``. So every user turn is
+"a tool call, then text", and calls are always answered.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import uuid
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+SHELL_COMMAND = "echo continuity-e2e-tool-ran"
+REPLY_TEXT = "Fake model answer: the command ran."
+#: Shell tools by harness: Claude Code ``Bash``, Codex ``exec_command``/``shell``, pi ``bash``.
+SHELL_TOOLS = ("Bash", "exec_command", "shell", "bash", "local_shell")
+
+
+class FakeModel:
+    """The server (``start()`` → base URL ``http://127.0.0.1:PORT``; ``stop()``). ``requests``:
+    ``[{"method", "path", "body"}]`` (``body``: the parsed JSON, or the raw text when it is not
+    JSON)."""
+
+    def __init__(self) -> None:
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+            def _body(self) -> Any:
+                size = int(self.headers.get("Content-Length") or 0)
+                raw = self.rfile.read(size) if size else b""
+                try:
+                    return json.loads(raw) if raw else None
+                except ValueError:
+                    return raw.decode("utf-8", "replace")
+
+            def do_GET(self) -> None:  # noqa: N802
+                owner._log("GET", self.path, None)
+                self._json({})
+
+            def do_HEAD(self) -> None:  # noqa: N802
+                owner._log("HEAD", self.path, None)
+                self.send_response(200)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+
+            def do_POST(self) -> None:  # noqa: N802
+                body = self._body()
+                owner._log("POST", self.path, body)
+                path = self.path.split("?", 1)[0]
+                if path.endswith("/messages/count_tokens"):
+                    self._json({"input_tokens": 100})
+                elif path.endswith("/messages"):
+                    self._sse(anthropic_events(body if isinstance(body, dict) else {}))
+                elif path.endswith("/responses"):
+                    self._sse(responses_events(body if isinstance(body, dict) else {}))
+                elif path.endswith("/chat/completions"):
+                    self._sse(chat_events(body if isinstance(body, dict) else {}), named=False)
+                else:
+                    self._json({})
+
+            def _json(self, value: Any) -> None:
+                data = json.dumps(value).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _sse(self, events: list[tuple[str, Any]], named: bool = True) -> None:
+                chunks = []
+                for name, data in events:
+                    payload = data if isinstance(data, str) else json.dumps(data)
+                    chunks.append((f"event: {name}\n" if named and name else "")
+                                  + f"data: {payload}\n\n")
+                raw = "".join(chunks).encode()
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Cache-Control", "no-cache")
+                self.send_header("Content-Length", str(len(raw)))
+                self.end_headers()
+                self.wfile.write(raw)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    def start(self) -> "FakeModel":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _log(self, method: str, path: str, body: Any) -> None:
+        with self._lock:
+            self.requests.append({"method": method, "path": path, "body": body})
+
+    def model_requests(self, since: int = 0) -> list[dict[str, Any]]:
+        """The logged requests from the ``since``-th on that asked the model for a reply (any
+        of the three protocols)."""
+        with self._lock:
+            return [r for r in self.requests[since:] if r["method"] == "POST" and isinstance(
+                r["body"], dict) and r["path"].split("?")[0].endswith(
+                ("/messages", "/responses", "/chat/completions"))]
+
+    def clear(self) -> None:
+        with self._lock:
+            self.requests.clear()
+
+
+def _tool_names(body: dict[str, Any]) -> list[str]:
+    names = []
+    for tool in body.get("tools") or []:
+        if isinstance(tool, dict):
+            name = tool.get("name") or (tool.get("function") or {}).get("name")
+            if name:
+                names.append(name)
+    return names
+
+
+def _shell_tool(body: dict[str, Any]) -> str | None:
+    names = _tool_names(body)
+    for wanted in SHELL_TOOLS:
+        if wanted in names:
+            return wanted
+    return None
+
+
+def _last_is_tool_result(body: dict[str, Any]) -> bool:
+    if isinstance(body.get("input"), list):  # Responses
+        items = [i for i in body["input"] if isinstance(i, dict)]
+        return bool(items) and items[-1].get("type") in (
+            "function_call_output", "custom_tool_call_output", "local_shell_call_output")
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    if not messages:
+        return False
+    last = messages[-1]
+    if last.get("role") == "tool":  # Chat Completions
+        return True
+    content = last.get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
+
+
+def _call_id() -> str:
+    return "call_" + uuid.uuid4().hex[:20]
+
+
+def anthropic_events(body: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The SSE events of one Anthropic Messages reply (module docstring, Script)."""
+    tool = _shell_tool(body)
+    msg_id = "msg_" + uuid.uuid4().hex[:20]
+    events: list[tuple[str, Any]] = [("message_start", {"type": "message_start", "message": {
+        "id": msg_id, "type": "message", "role": "assistant", "model": body.get("model", "fake"),
+        "content": [], "stop_reason": None, "stop_sequence": None,
+        "usage": {"input_tokens": 100, "output_tokens": 1}}})]
+    if tool and not _last_is_tool_result(body):
+        args = {"command": SHELL_COMMAND, "description": "Run the e2e command"}
+        events += [
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
+                "type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:20], "name": tool,
+                "input": {}}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
+                "type": "input_json_delta", "partial_json": json.dumps(args)}}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0})]
+        stop = "tool_use"
+    else:
+        events += [
+            ("content_block_start", {"type": "content_block_start", "index": 0,
+                                     "content_block": {"type": "text", "text": ""}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0,
+                                     "delta": {"type": "text_delta", "text": REPLY_TEXT}}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0})]
+        stop = "end_turn"
+    events += [("message_delta", {"type": "message_delta", "delta": {
+        "stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 20}}),
+        ("message_stop", {"type": "message_stop"})]
+    return events
+
+
+def responses_events(body: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The SSE events of one OpenAI Responses reply (module docstring, Script)."""
+    tool = _shell_tool(body)
+    resp_id = "resp_" + uuid.uuid4().hex[:20]
+    base = {"id": resp_id, "object": "response", "status": "in_progress",
+            "model": body.get("model", "fake"), "output": []}
+    events: list[tuple[str, Any]] = [("response.created", {"type": "response.created",
+                                                           "response": base})]
+    if tool and not _last_is_tool_result(body):
+        args = {"cmd": SHELL_COMMAND} if tool == "exec_command" else {
+            "command": ["bash", "-lc", SHELL_COMMAND]}
+        item = {"type": "function_call", "id": "fc_" + uuid.uuid4().hex[:20],
+                "status": "completed", "name": tool, "arguments": json.dumps(args),
+                "call_id": _call_id()}
+        events += [("response.output_item.added", {"type": "response.output_item.added",
+                                                   "output_index": 0, "item": item}),
+                   ("response.output_item.done", {"type": "response.output_item.done",
+                                                  "output_index": 0, "item": item})]
+    else:
+        item_id = "msg_" + uuid.uuid4().hex[:20]
+        started = {"type": "message", "id": item_id, "status": "in_progress",
+                   "role": "assistant", "content": []}
+        done = {**started, "status": "completed", "content": [
+            {"type": "output_text", "text": REPLY_TEXT, "annotations": []}]}
+        events += [("response.output_item.added", {"type": "response.output_item.added",
+                                                   "output_index": 0, "item": started}),
+                   ("response.output_text.delta", {"type": "response.output_text.delta",
+                                                   "item_id": item_id, "output_index": 0,
+                                                   "content_index": 0, "delta": REPLY_TEXT}),
+                   ("response.output_item.done", {"type": "response.output_item.done",
+                                                  "output_index": 0, "item": done})]
+        item = done
+    events.append(("response.completed", {"type": "response.completed", "response": {
+        **base, "status": "completed", "output": [item],
+        "usage": {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
+                  "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0},
+                  "total_tokens": 120}}}))
+    return events
+
+
+def chat_events(body: dict[str, Any]) -> list[tuple[str, Any]]:
+    """The SSE chunks of one OpenAI Chat Completions reply (module docstring, Script)."""
+    tool = _shell_tool(body)
+    cid = "chatcmpl-" + uuid.uuid4().hex[:20]
+    model = body.get("model", "fake")
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> tuple[str, Any]:
+        return ("", {"id": cid, "object": "chat.completion.chunk", "created": 1796190000,
+                     "model": model, "choices": [{"index": 0, "delta": delta,
+                                                  "finish_reason": finish}]})
+
+    events = [chunk({"role": "assistant", "content": ""})]
+    if tool and not _last_is_tool_result(body):
+        events.append(chunk({"tool_calls": [{"index": 0, "id": _call_id(), "type": "function",
+                                             "function": {"name": tool, "arguments": json.dumps(
+                                                 {"command": SHELL_COMMAND})}}]}))
+        events.append(chunk({}, "tool_calls"))
+    else:
+        events.append(chunk({"content": REPLY_TEXT}))
+        events.append(chunk({}, "stop"))
+    usage = ("", {"id": cid, "object": "chat.completion.chunk", "created": 1796190000,
+                  "model": model, "choices": [], "usage": {
+                      "prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}})
+    return [*events, usage, ("", "[DONE]")]
