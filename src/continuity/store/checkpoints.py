@@ -45,10 +45,21 @@ class CheckpointStoreMixin:
         """Insert ``checkpoint`` and, in the same transaction, delete the session's oldest rows
         beyond ``max_per_session`` (seed 000: per-session cap). ``created_at`` defaults to now.
         Returns the stored checkpoint (with ``checkpoint_id``). Raises ``ValueError`` for a cap
-        below 1."""
+        below 1.
+
+        A session ends once (issue 22): a ``session_end`` replaces the session's earlier
+        ``session_end`` rows in the same transaction (the session went on after them: a file
+        imported while it grew, a live end after an import's). When the session already has a
+        ``session_end`` at or after this one's ``created_at``, nothing is written and that row
+        is returned."""
         if max_per_session < 1:
             raise ValueError(f"max_per_session must be at least 1 (got {max_per_session})")
         created = _utc(checkpoint.created_at or datetime.now(timezone.utc))
+        if checkpoint.trigger is CheckpointTrigger.SESSION_END:
+            with self._conn() as conn:  # type: ignore[attr-defined]
+                kept = self._replace_session_end(conn, checkpoint.session_key, created)
+            if kept is not None:
+                return kept
         values = {
             "session_key": checkpoint.session_key, "harness": checkpoint.harness,
             "project": checkpoint.project, "project_normalized": checkpoint.project_normalized,
@@ -64,6 +75,22 @@ class CheckpointStoreMixin:
             self._apply_cap(conn, checkpoint.session_key, max_per_session)
         fields = {name: getattr(checkpoint, name) for name in Checkpoint.__slots__}
         return Checkpoint(**{**fields, "created_at": created, "checkpoint_id": new_id})
+
+    @staticmethod
+    def _replace_session_end(conn: Connection, session_key: str,
+                             created: datetime) -> Checkpoint | None:
+        """The session's newest ``session_end`` when it is at or after ``created`` (then the
+        new one is not written); else delete the session's ``session_end`` rows, None."""
+        ends = and_(_C.session_key == session_key,
+                    _C.trigger == CheckpointTrigger.SESSION_END.value)
+        newest = conn.execute(select(t.session_checkpoints).where(ends)
+                              .order_by(*_NEWEST_FIRST).limit(1)).first()
+        if newest is None:
+            return None
+        if _utc(newest.created_at) >= created:
+            return _row_checkpoint(newest)
+        conn.execute(delete(t.session_checkpoints).where(ends))
+        return None
 
     @staticmethod
     def _apply_cap(conn: Connection, session_key: str, max_per_session: int) -> None:
