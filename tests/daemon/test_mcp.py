@@ -315,6 +315,8 @@ def _req(ident: object, method: str = "ping", **extra: object) -> str:
     (json.dumps({"jsonrpc": "2.0", "id": 9}), 9, -32600),
     (_req(10, "no/such method \u0000"), 10, -32601),
     (_req("s-11", "tools/call", params={"name": "recall", "arguments": []}), "s-11", -32602),
+    ('{"jsonrpc": "2.0", "id": 12, "method": "ping", "params": {"a": '
+     + "[" * 600 + '"\\ud800"' + "]" * 600 + "}}", 12, -32600),  # nested too deep
 ])
 def test_mcp_bad_request_gets_one_error_with_its_id(line: str, ident: object, code: int,
                                                     isolated_home: Path, daemon_down: None,

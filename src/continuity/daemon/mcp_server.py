@@ -395,26 +395,23 @@ def _usable_id(value: Any) -> bool:
     return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
 
 
-def _clean_tree(value: Any) -> tuple[Any, bool]:
-    """``value`` with every string (and key) passed through ``core.text.clean`` (B43: lone
-    surrogates become U+FFFD); the flag says whether anything changed."""
+def _has_lone_surrogate(value: Any) -> bool:
+    """Whether a string (or key) anywhere in ``value`` holds a lone surrogate; iterative, so
+    any nesting depth json.loads accepted is fine."""
     from continuity.core.text import clean
 
-    if isinstance(value, str):
-        cleaned = clean(value)
-        return cleaned, cleaned is not value
-    if isinstance(value, list):
-        items = [_clean_tree(v) for v in value]
-        return [v for v, _ in items], any(c for _, c in items)
-    if isinstance(value, dict):
-        changed, out = False, {}
-        for key, item in value.items():
-            new_key, c1 = _clean_tree(key)
-            new_item, c2 = _clean_tree(item)
-            out[new_key] = new_item
-            changed = changed or c1 or c2
-        return out, changed
-    return value, False
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if clean(item) is not item:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
 
 
 def _error(ident: Any, code: int, message: str) -> dict[str, Any]:
@@ -435,8 +432,6 @@ def screen_line(line: str | bytes) -> tuple[str | None, dict[str, Any] | None]:
     be told), -32602 ``params`` neither an object nor absent. Never raises."""
     import json
 
-    from mcp_types import JSONRPCRequest, jsonrpc_message_adapter
-
     text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
     if not text.strip():
         return None, None
@@ -450,8 +445,29 @@ def screen_line(line: str | bytes) -> tuple[str | None, dict[str, Any] | None]:
     if not isinstance(message, dict):
         return None, _error(None, INVALID_REQUEST, "Invalid Request: a message is a JSON "
                             f"object, not {type(message).__name__}")
-    message, changed = _clean_tree(message)
     ident = message.get("id")
+    try:
+        return _screen_object(text, message, ident)
+    except RecursionError:  # nested deeper than re-encoding or validating allows
+        quiet = ("id" not in message) if "method" in message else \
+            ("result" in message or "error" in message)  # a notification or a response
+        return None, (None if quiet else
+                      _error(ident, INVALID_REQUEST, "Invalid Request: nested too deep"))
+
+
+def _screen_object(text: str, message: dict[str, Any],
+                   ident: Any) -> tuple[str | None, dict[str, Any] | None]:
+    """``screen_line`` for a line that holds a JSON object ``message``."""
+    import json
+
+    from mcp_types import JSONRPCRequest, jsonrpc_message_adapter
+
+    from continuity.core.text import clean
+
+    changed = _has_lone_surrogate(message)
+    if changed:  # B43: every lone surrogate becomes U+FFFD, the rest stays as it was
+        message = json.loads(clean(json.dumps(message, ensure_ascii=False)))
+        ident = message.get("id")
     is_request = "method" in message and "id" in message
     if "method" not in message and not ("result" in message or "error" in message):
         return None, _error(ident, INVALID_REQUEST,
@@ -495,6 +511,8 @@ def _why(exc: Exception) -> str:
         loc = [str(p) for p in err.get("loc", ())]
         if loc and loc[0] == "JSONRPCRequest":
             return f"{'.'.join(loc[1:]) or 'message'}: {err.get('msg', '')}"
+    if found:
+        return str(found[0].get("msg", exc.__class__.__name__))
     return str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
 
 
