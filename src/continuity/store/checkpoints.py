@@ -55,11 +55,6 @@ class CheckpointStoreMixin:
         if max_per_session < 1:
             raise ValueError(f"max_per_session must be at least 1 (got {max_per_session})")
         created = _utc(checkpoint.created_at or datetime.now(timezone.utc))
-        if checkpoint.trigger is CheckpointTrigger.SESSION_END:
-            with self._conn() as conn:  # type: ignore[attr-defined]
-                kept = self._replace_session_end(conn, checkpoint.session_key, created)
-            if kept is not None:
-                return kept
         values = {
             "session_key": checkpoint.session_key, "harness": checkpoint.harness,
             "project": checkpoint.project, "project_normalized": checkpoint.project_normalized,
@@ -70,6 +65,13 @@ class CheckpointStoreMixin:
             "created_at": created,
         }
         with self._conn() as conn:  # type: ignore[attr-defined]
+            if checkpoint.trigger is CheckpointTrigger.SESSION_END:
+                # One transaction with the insert, the session's row held: two writers of one
+                # session's end (an import, the daemon) never both write.
+                self.lock_session(checkpoint.session_key)  # type: ignore[attr-defined]
+                kept = self._replace_session_end(conn, checkpoint.session_key, created)
+                if kept is not None:
+                    return kept
             result = conn.execute(t.session_checkpoints.insert().values(**values))
             new_id = result.inserted_primary_key[0]
             self._apply_cap(conn, checkpoint.session_key, max_per_session)
