@@ -93,7 +93,9 @@ def test_replay_grown_file_adds_only_newer_checkpoints(store, shared_data, tmp_p
     assert all(c.created_at > half[-1].created_at for c in more)
     assert _shape(more)[-1] == ("session_end", 88)
     keys = [(c.trigger, c.created_at) for c in store.checkpoints(PI_LARGE)]
-    assert len(keys) == len(set(keys)) == len(half) + len(more)
+    # The first import's session_end was not the end: the second one replaced it (issue 22).
+    assert half[-1].checkpoint_id not in {c.checkpoint_id for c in store.checkpoints(PI_LARGE)}
+    assert len(keys) == len(set(keys)) == len(half) - 1 + len(more)
 
 
 def _timed(rows, minutes):  # type: ignore[no-untyped-def]
@@ -168,3 +170,78 @@ def test_manual_checkpoint_rebuilds_state_from_transcript(store, shared_data):
         "- Now add product endpoints\n"
         "- Now add the authentication middleware")
     assert store.latest_checkpoint(CODEX_COMPACT) == row
+
+
+# ---------------------------------------------------------------------------- issue 22 item 2
+
+PI_LAST_ROW = datetime(2025, 11, 21, 2, 14, 2, 980000, tzinfo=timezone.utc)
+
+
+def _growing(shared_data: Path, tmp_path: Path, parts: int):  # type: ignore[no-untyped-def]
+    """The pi large session written in ``parts`` growing prefixes: yields after each write."""
+    lines = (shared_data / "pi" / "large-session.jsonl").read_bytes().splitlines(keepends=True)
+    path = tmp_path / "large-session.jsonl"
+    path.write_bytes(b"")
+    cuts = [len(lines) * i // parts for i in range(1, parts + 1)]
+    done = 0
+    for cut in cuts:
+        with open(path, "ab") as fh:
+            fh.write(b"".join(lines[done:cut]))
+        done = cut
+        yield path
+
+
+def _ends(store, key):  # type: ignore[no-untyped-def]
+    return [(c.prompt_count, c.created_at) for c in store.checkpoints(key)
+            if c.trigger is CheckpointTrigger.SESSION_END]
+
+
+def test_replay_growing_file_imported_5_times_ends_the_session_once(store, shared_data,
+                                                                    tmp_path):
+    """Issue 22: importing a file 5 times while it grows used to add a session_end each time
+    (5). A session ends once: each import's end stands at the last row known so far and moves
+    when the file grows, so the checkpoints equal those of one import of the whole file (11
+    periodic, then one session_end with all 88 prompts at the last row)."""
+    for path in _growing(shared_data, tmp_path, 5):
+        replay_import(store, import_paths(store, [path]), config=CFG)
+    assert _ends(store, PI_LARGE) == [(88, PI_LAST_ROW)]
+    assert _shape(store.checkpoints(PI_LARGE)) == [
+        ("periodic", 4), ("periodic", 2), ("periodic", 8), ("periodic", 5), ("periodic", 8),
+        ("periodic", 10), ("periodic", 10), ("periodic", 6), ("periodic", 10),
+        ("periodic", 10), ("periodic", 10), ("session_end", 88)]
+
+
+def test_replay_live_capture_mixed_with_imports_keeps_later_checkpoints(store, shared_data,
+                                                                        tmp_path):
+    """Issue 22: live capture saw the first third of the session (its periodic rows at the
+    prompts' times) and stopped; then the growing file was imported 3 times. Every checkpoint
+    of the file after live capture's newest one is kept (the periodic rows of the later part,
+    the same as one import of the whole file gives), and the session has one session_end,
+    with all 88 prompts at the last row (before the fix: 3, one at each import's last row)."""
+    from continuity.checkpoints.capture import CheckpointRecorder
+    from continuity.store import open_store
+
+    (tmp_path / "ref").mkdir()
+    final = list(_growing(shared_data, tmp_path / "ref", 1))[-1]
+    with open_store(tmp_path / "ref" / "ref.db") as ref:  # what one import of it all gives
+        import_paths(ref, [final])
+        reference = replay_session(ref, PI_LARGE, config=CFG)
+        requests = [e for e in ref.entries(PI_LARGE, limit=5000) if e.is_request]
+    recorder = CheckpointRecorder.for_store(store, CFG, clock=lambda: requests[0].timestamp)
+    recorder.start_session(PI_LARGE, harness="pi", project="/Users/dev/workspaces/pi-mono",
+                           at=requests[0].timestamp)
+    for row in requests[: len(requests) // 3]:
+        recorder.record_prompt(PI_LARGE, row.text(), at=row.timestamp)
+    recorder.queue.flush()
+    live = store.checkpoints(PI_LARGE)
+    assert len(live) == 1 and live[0].trigger is CheckpointTrigger.PERIODIC
+    newest_live = live[-1].created_at
+    for path in _growing(shared_data, tmp_path, 3):
+        replay_import(store, import_paths(store, [path]), config=CFG)
+    rows = store.checkpoints(PI_LARGE)
+    later = [(c.trigger, c.prompt_count, c.created_at) for c in rows
+             if c.created_at > newest_live]
+    assert later == [(c.trigger, c.prompt_count, c.created_at) for c in reference
+                     if c.created_at > newest_live]
+    assert [t for t, _, _ in later].count(CheckpointTrigger.PERIODIC) == 7
+    assert _ends(store, PI_LARGE) == [(88, PI_LAST_ROW)]

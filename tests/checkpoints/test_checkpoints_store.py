@@ -46,6 +46,27 @@ def test_store_cap_deletes_oldest_in_insert(store):
     assert [c.prompt_count for c in store.checkpoints("other")] == [9]
 
 
+def test_store_session_ends_once(store):
+    """Issue 22: a later session_end replaces the session's earlier one (an import's end, then
+    the daemon's real end 5 min on); an earlier or equal one writes nothing and returns the
+    stored end; other sessions and other kinds are untouched."""
+    E = CheckpointTrigger.SESSION_END
+    store.insert_checkpoint(cp(prompts=2, at=T0), max_per_session=50)
+    first = store.insert_checkpoint(cp(prompts=5, at=T0 + timedelta(minutes=1), trigger=E),
+                                    max_per_session=50)
+    store.insert_checkpoint(cp("other", prompts=1, trigger=E), max_per_session=50)
+    real = store.insert_checkpoint(cp(prompts=9, at=T0 + timedelta(minutes=6), trigger=E),
+                                   max_per_session=50)
+    assert real.checkpoint_id != first.checkpoint_id
+    again = store.insert_checkpoint(cp(prompts=5, at=T0 + timedelta(minutes=1), trigger=E),
+                                    max_per_session=50)
+    assert again == real
+    assert store.insert_checkpoint(cp(prompts=9, at=T0 + timedelta(minutes=6), trigger=E),
+                                   max_per_session=50) == real
+    assert [(c.trigger, c.prompt_count) for c in store.checkpoints("s1")] == [(P, 2), (E, 9)]
+    assert [(c.trigger, c.prompt_count) for c in store.checkpoints("other")] == [(E, 1)]
+
+
 def test_store_cap_rejects_below_one(store):
     """A cap under 1 is refused before anything is written."""
     with pytest.raises(ValueError, match="at least 1"):

@@ -115,6 +115,38 @@ def test_cli_import_json_shape_and_totals(tmp_path):
     assert again["totals"]["imported"] == 0
 
 
+def test_cli_import_concurrent_failure_exits_4(monkeypatch, capsys, tmp_path):
+    """Issue 22: a file that another import kept writing at the same time (a StoreConflict on
+    both attempts) is reported failed, the other files import, and the exit code is 4 (it
+    was 0); --json still prints the whole report, with the same exit code."""
+    from continuity.core.errors import StoreConflict
+    from continuity.formats import importer
+
+    real = importer._import_once
+    contested = (SHARED_DATA / "codex" / "with-compaction.jsonl").resolve()
+    tries: list[Path] = []
+
+    def racing(store, p, report, progress):  # type: ignore[no-untyped-def]
+        if p == contested:
+            tries.append(p)
+            raise StoreConflict("UNIQUE constraint failed: entries.entry_id")
+        return real(store, p, report, progress)
+
+    monkeypatch.setattr(importer, "_import_once", racing)
+    code, out, err = run_main(monkeypatch, capsys, "import", SHARED_DATA / "codex",
+                              "--home", tmp_path)
+    assert code == 4 and len(tries) == 2
+    assert out.splitlines()[-1] == ("5 files, 4 sessions, 55 rows, 1 bad lines, 0 duplicates, "
+                                    "1 files skipped")
+    assert (f"skipped {contested}: another import was writing this file at the same time; "
+            "import it again") in err.splitlines()
+    assert err.splitlines()[-1] == "error: 1 file(s) failed to import; import them again"
+    code, out, _ = run_main(monkeypatch, capsys, "import", SHARED_DATA / "codex",
+                            "--home", tmp_path / "json", "--json")
+    failed = [f for f in json.loads(out)["files"] if f["status"] == "failed"]
+    assert code == 4 and [Path(f["path"]) for f in failed] == [contested]
+
+
 def test_cli_import_missing_path_exit_2(monkeypatch, capsys, tmp_path):
     """A path that does not exist is bad input: exit 2 and one line naming it."""
     missing = tmp_path / "nowhere"

@@ -263,3 +263,192 @@ def test_mcp_drain_is_bounded() -> None:
 
     waiting, left, answered = anyio.run(go)
     assert waiting == {2} and left == {2} and answered is False
+
+
+# ---------------------------------------------------------------------------- issue 22 item 3
+
+_INIT = [{"jsonrpc": "2.0", "id": "init", "method": "initialize", "params": {
+    "protocolVersion": "2025-06-18", "capabilities": {},
+    "clientInfo": {"name": "fuzz", "version": "1"}}},
+    {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+
+
+def _serve_lines(lines: list[str], monkeypatch: pytest.MonkeyPatch) -> list[dict]:
+    """Run the stdio server in-process on ``lines`` (after initialize) until end of input;
+    the answers it wrote, in order (the initialize answer left out)."""
+    import io
+
+    import anyio
+
+    from continuity.daemon.mcp_server import serve_stdio
+
+    data = "".join(json.dumps(m) + "\n" for m in _INIT) + "".join(line + "\n" for line in lines)
+    stdin = io.TextIOWrapper(io.BytesIO(data.encode("utf-8", "surrogatepass")),
+                             encoding="utf-8")
+    stdout = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
+    with monkeypatch.context() as m:
+        m.setattr(sys, "stdin", stdin)
+        m.setattr(sys, "stdout", stdout)
+        server = build_server(ContinuityTools())
+        anyio.run(lambda: serve_stdio(server, drain_seconds=10))
+    stdout.flush()
+    out = stdout.buffer.getvalue().decode("utf-8")  # type: ignore[attr-defined]
+    answers = [json.loads(line) for line in out.splitlines() if line.strip()]
+    return [a for a in answers if a.get("id") != "init"]
+
+
+def _req(ident: object, method: str = "ping", **extra: object) -> str:
+    return json.dumps({"jsonrpc": "2.0", "id": ident, "method": method, **extra})
+
+
+@pytest.mark.parametrize(("line", "ident", "code"), [
+    (_req(1, "tools/list", params=[]), 1, -32602),
+    (_req(2, "tools/list", params="x"), 2, -32602),
+    (_req(3, "tools/call", params=7), 3, -32602),
+    (_req(4.5), None, -32600),
+    (_req(True), None, -32600),
+    (_req(None), None, -32600),
+    (_req({"a": 1}), None, -32600),
+    ('{"jsonrpc": "2.0", "id": 6, "method": "ping"', None, -32700),
+    ("garbage", None, -32700),
+    ("[]", None, -32600),
+    ('"just a string"', None, -32600),
+    ("42", None, -32600),
+    ("null", None, -32600),
+    (json.dumps({"jsonrpc": "1.0", "id": 7, "method": "ping"}), 7, -32600),
+    (json.dumps({"jsonrpc": "2.0", "id": 8, "method": 5}), 8, -32600),
+    (json.dumps({"jsonrpc": "2.0", "id": 9}), 9, -32600),
+    (_req(10, "no/such method \u0000"), 10, -32601),
+    (_req("s-11", "tools/call", params={"name": "recall", "arguments": []}), "s-11", -32602),
+    ('{"jsonrpc": "2.0", "id": 12, "method": "ping", "params": {"a": '
+     + "[" * 600 + '"\\ud800"' + "]" * 600 + "}}", 12, -32600),  # nested too deep
+])
+def test_mcp_bad_request_gets_one_error_with_its_id(line: str, ident: object, code: int,
+                                                    isolated_home: Path, daemon_down: None,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 22: each bad request gets exactly one JSON-RPC error, with its id when it has a
+    usable one (a string or an integer) and null otherwise; before the fix only the last two
+    (method not found, arguments not an object) got an answer. A ping after it still answers."""
+    answers = _serve_lines([line, _req("after")], monkeypatch)
+    errors = [a for a in answers if a.get("id") != "after"]
+    assert [(a["id"], a["error"]["code"]) for a in errors] == [(ident, code)]
+    assert [a for a in answers if a.get("id") == "after"] == [
+        {"jsonrpc": "2.0", "id": "after", "result": {}}]
+
+
+def test_mcp_lone_surrogate_arguments_are_answered(isolated_home: Path, daemon_down: None,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 22: arguments holding a lone surrogate ("\\ud800" in the JSON, which the SDK's
+    parser refuses) used to get no answer. The surrogate becomes U+FFFD (B43) and the call
+    runs: remember stores "a\ufffdb"; a broken notification gets no answer."""
+    line = json.dumps({"jsonrpc": "2.0", "id": 21, "method": "tools/call", "params": {
+        "name": "remember", "arguments": {"content": "a\ud800b", "session": "s"}}})
+    assert "\\ud800" in line
+    note = json.dumps({"jsonrpc": "2.0", "method": "notifications/x", "params": ["\udfff"]})
+    answers = _serve_lines([line, note], monkeypatch)
+    assert [a["id"] for a in answers] == [21]
+    stored = answers[0]["result"]["structuredContent"]
+    assert stored["content"] == "a\ufffdb"
+
+
+def _fuzz_messages():  # type: ignore[no-untyped-def]
+    """Hypothesis strategy: lists of JSON-RPC-ish lines (valid, broken, garbage), each
+    request with an id unique in its list."""
+    from hypothesis import strategies as st
+
+    surrogate = st.integers(0xD800, 0xDFFF).map(chr)
+    text = st.text(alphabet=st.one_of(st.characters(), surrogate), max_size=12)
+    scalar = st.one_of(st.none(), st.booleans(), st.integers(-5, 5),
+                       st.floats(allow_nan=False, allow_infinity=False), text)
+    value = st.recursive(scalar, lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(text, inner, max_size=3)), max_leaves=6)
+    method = st.one_of(st.sampled_from(["ping", "tools/list", "tools/call", "resources/list",
+                                        "prompts/list", "initialize", "logging/setLevel"]),
+                       text, st.integers())
+    call_params = st.fixed_dictionaries({
+        "name": st.sampled_from(["recall", "remember", "continuation", "nope"]),
+        "arguments": st.one_of(st.dictionaries(st.sampled_from(
+            ["query", "content", "limit", "session", "budget_bytes", "x"]), value, max_size=3),
+            value)})
+    params = st.one_of(value, call_params, st.dictionaries(text, value, max_size=2))
+    id_kind = st.sampled_from(["int", "str", "float", "bool", "null", "list", "missing"])
+
+    @st.composite
+    def message(draw):  # type: ignore[no-untyped-def]
+        if draw(st.integers(0, 9)) == 0:  # a raw line, JSON or not
+            return draw(st.one_of(text, value.map(json.dumps))).replace("\n", " ")
+        msg: dict = {}
+        if draw(st.booleans()) or draw(st.booleans()):
+            msg["jsonrpc"] = draw(st.sampled_from(["2.0", "2.0", "1.0", 2]))
+        kind = draw(id_kind)
+        if kind != "missing":
+            msg["id"] = {"int": 0, "str": "", "float": draw(st.floats(0.5, 9.5)),
+                         "bool": draw(st.booleans()), "null": None, "list": [1]}[kind]
+            if kind in ("int", "str"):
+                msg["id"] = "unique"  # numbered below
+        if draw(st.integers(0, 4)):
+            msg["method"] = draw(method)
+        if draw(st.booleans()):
+            msg["params"] = draw(params)
+        if "method" not in msg and draw(st.booleans()):
+            msg["result"] = draw(value)
+        return msg
+
+    def number(items):  # type: ignore[no-untyped-def]
+        out = []
+        for n, item in enumerate(items):
+            if isinstance(item, dict) and item.get("id") == "unique":
+                item = {**item, "id": n if n % 2 else f"r{n}"}
+            out.append(item if isinstance(item, str) else json.dumps(item))
+        return out
+
+    return st.lists(message(), min_size=1, max_size=6).map(number)
+
+
+def _expected_reply(line: str) -> object:
+    """Whom JSON-RPC 2.0 answers for ``line``: the request's id, "null" (an error whose id
+    cannot be told), or None (a notification or a response: never answered)."""
+    try:
+        msg = json.loads(line)
+    except ValueError:
+        return "null" if line.strip() else None
+    if not isinstance(msg, dict):
+        return "null"
+    ident = msg.get("id")
+    usable = isinstance(ident, (str, int)) and not isinstance(ident, bool)
+    if "method" in msg:
+        if "id" not in msg:
+            return None
+        return ident if usable else "null"
+    if "result" in msg or "error" in msg:
+        return None
+    return ident if usable else "null"
+
+
+def test_mcp_fuzz_every_request_gets_exactly_one_answer(isolated_home: Path,
+                                                        daemon_down: None,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 22 (271 of 10,000 fuzzed messages unanswered): over fuzzed lines (params of any
+    JSON type, lone surrogates, garbage methods, ids of every type, raw garbage), every
+    request with an id gets exactly one answer with that id, each line whose id cannot be
+    told gets one error with id null, and notifications and responses get none."""
+    from collections import Counter
+
+    from hypothesis import HealthCheck, given, settings
+
+    @settings(max_examples=40, deadline=None,
+              suppress_health_check=[HealthCheck.function_scoped_fixture,
+                                     HealthCheck.too_slow])
+    @given(_fuzz_messages())
+    def check(lines: list[str]) -> None:
+        answers = _serve_lines(lines, monkeypatch)
+        expected = Counter(_expected_reply(line) for line in lines)
+        expected.pop(None, None)
+        got = Counter("null" if a.get("id") is None else a["id"] for a in answers)
+        assert got == expected
+        for a in answers:
+            assert ("result" in a) != ("error" in a)
+            if "error" in a:
+                assert isinstance(a["error"]["code"], int) and a["error"]["message"]
+
+    check()

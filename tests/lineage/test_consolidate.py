@@ -421,3 +421,60 @@ def test_run_pass_goes_on_after_a_damaged_session(store, isolated_home):
         f"{manifest}: checksum mismatch: the body does not match its content_sha256 (edited "
         "or damaged); to repair: delete " + str(manifest) + " and run `continuity consolidate "
         "s1` again")
+
+
+# --------------------------------------------------------------------------- issue 22: temp files
+
+
+def test_killed_consolidation_temp_file_is_removed_by_the_next_run(sqlite_store,
+                                                                   isolated_home):
+    """A pass killed after writing an artifact's temp file (before its rename) leaves
+    `.tmp-<token>-*.md`; the next pass deletes it (its session lock is free) and completes.
+    Before issue 22 the file stayed for good."""
+    import os
+
+    make_session(sqlite_store, "s1", ledger_rows())
+    token = ln.session_token("default", "s1")
+    pid = os.fork()
+    if pid == 0:  # the killed writer
+        try:
+            sqlite_store.engine.dispose(close=False)
+            os.replace = lambda *_a, **_k: os._exit(9)  # killed between fsync and rename
+            run(sqlite_store, "s1")
+        finally:
+            os._exit(1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 9
+    left = sorted(p.name for p in (isolated_home / "memory").glob(".tmp-*"))
+    assert len(left) == 1 and left[0].startswith(".tmp-") and left[0].endswith(".md")
+    done = run(sqlite_store, "s1")
+    assert sorted(p.name for p in (isolated_home / "memory").glob(".tmp-*")) == []
+    assert done.status == "consolidated" and done.temp_files_removed == left
+    assert left[0].startswith(f".tmp-{token}-")  # named after the session whose lock guards it
+    assert md_files(isolated_home) == [f"2026-09-02T12-00-00.000Z--{token}--{k}.md"
+                                       for k in ("manifest", "summary", "transcript")]
+
+
+def test_sweep_temp_files_only_stale_ones_of_ours(isolated_home):
+    """The sweep deletes a token temp file whose session lock is free and an old-style one
+    older than STALE_TEMP_SECONDS; it keeps the temp file of a live writer (lock held), a
+    fresh old-style one, and every name not ours."""
+    import os
+
+    folder = isolated_home / "memory"
+    folder.mkdir(parents=True)
+    live, idle = ln.session_token("default", "live"), ln.session_token("default", "idle")
+    names = [f".tmp-{idle}-ab12_x9k.md", f".tmp-{live}-zz99qq00.md", ".tmp-oldxyz12.md",
+             ".tmp-newxyz12.md", ".tmp-notes.txt", "notes.md", ".tmp-a b.md",
+             f".tmp-{idle}-ab12.md.bak"]
+    for name in names:
+        (folder / name).write_text("half an artifact")
+    now = 1_800_000_000.0
+    for name in names:
+        age = 2 * ln.STALE_TEMP_SECONDS if name != ".tmp-newxyz12.md" else 60
+        os.utime(folder / name, (now - age, now - age))
+    with ln.session_lock(isolated_home, live):
+        removed = ln.sweep_temp_files(isolated_home, now=now)
+    assert removed == sorted([f".tmp-{idle}-ab12_x9k.md", ".tmp-oldxyz12.md"])
+    assert sorted(p.name for p in folder.iterdir() if p.is_file()) == sorted(
+        set(names) - set(removed))

@@ -193,8 +193,11 @@ def replay_session(store: "SqlStore", session_key: str, *,
     ``pre_compaction`` at each compaction row the harness recorded, ``session_end`` at its
     last row. Idempotent: only checkpoints newer than the session's newest replay-kind row
     (periodic, pre-compaction, session end) are added, so a re-run adds nothing and a grown
-    file adds only its new ones. Returns the rows added. Raises ``KeyError`` for an unknown
-    session."""
+    file adds only its new ones. A session ends once (issue 22): the ``session_end`` stands at
+    the last row imported so far; when the file grew, the new end replaces the earlier one
+    (``insert_checkpoint``), also when live capture wrote rows after it, and a ``session_end``
+    at or after the last row (the daemon's real end) is kept and none added. Returns the rows
+    added. Raises ``KeyError`` for an unknown session."""
     if not config.enabled:
         return []
     computed, _ = _replay(store, session_key, config)
@@ -207,9 +210,14 @@ def replay_session(store: "SqlStore", session_key: str, *,
         existing = [c for c in store.checkpoints(session_key) if c.trigger in replay_kinds]
         mark = max((c.created_at for c in existing if c.created_at), default=None)
         have = {(c.trigger, c.created_at) for c in existing}
+        end = max((c.created_at for c in existing if c.created_at
+                   and c.trigger is CheckpointTrigger.SESSION_END), default=None)
         for cp in computed:
-            if (cp.trigger, cp.created_at) in have or (mark and cp.created_at
-                                                       and cp.created_at <= mark):
+            if cp.trigger is CheckpointTrigger.SESSION_END:
+                if end is not None and cp.created_at is not None and cp.created_at <= end:
+                    continue
+            elif (cp.trigger, cp.created_at) in have or (mark and cp.created_at
+                                                         and cp.created_at <= mark):
                 continue
             added.append(store.insert_checkpoint(
                 cp, max_per_session=config.max_checkpoints_per_session))

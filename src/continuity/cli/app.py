@@ -57,6 +57,8 @@ def import_cmd(
     Re-importing adds nothing; a file that grew adds only its new lines. Bad lines are reported
     with file and line number, and the rest imports. Each imported session is replayed through
     the checkpoint rules, so its checkpoints exist as live capture would have written them.
+    When a file failed (e.g. another import wrote it at the same time) the others still import
+    and the exit code is not 0: 4 a store problem, 2 a file that cannot be read (issue 22).
     """
     from continuity.formats.importer import discover, import_file, ImportReport, total_bytes
 
@@ -78,13 +80,18 @@ def import_cmd(
         _emit_json({**report.to_dict(), "checkpoints_replayed": replayed,
                     "transcripts_written": transcripts,
                     "transcripts_failed": [{"session": k, "reason": r} for k, r in sync.failed]})
-        return
-    from continuity.cli.render import import_summary
+    else:
+        from continuity.cli.render import import_summary
 
-    import_summary(out, err, report)
-    for key, reason in sync.failed:
-        err.print(f"warning: transcript of session {key} not captured: {reason}", markup=False)
-    err.print(f"{replayed} checkpoints replayed, {transcripts} transcripts written")
+        import_summary(out, err, report)
+        for key, reason in sync.failed:
+            err.print(f"warning: transcript of session {key} not captured: {reason}",
+                      markup=False)
+        err.print(f"{replayed} checkpoints replayed, {transcripts} transcripts written")
+    if report.exit_code:
+        failed = sum(1 for f in report.files if f.status == "failed")
+        err.print(f"error: {failed} file(s) failed to import; import them again", markup=False)
+        raise typer.Exit(report.exit_code)
 
 
 @app.command("sessions")

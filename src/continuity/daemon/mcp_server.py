@@ -19,6 +19,17 @@ not this workspace's (401, 421), they call the library on the workspace's store 
 checkpoint is then rebuilt from the stored transcript). A tool error is an MCP error result
 with one line naming what to fix.
 
+**Every request is answered** (issue 22). The SDK's stdio transport drops a line it cannot
+validate (the session only logs it), and reads a request whose ``id`` is not a string or an
+integer as a notification, so the client waited forever: a request whose ``params`` is not an
+object, whose arguments hold a lone surrogate (``"\\ud800"``, which the SDK's JSON parser
+refuses), or whose ``id`` is a float or a boolean. Each line is screened first
+(``screen_line``): lone surrogates become U+FFFD (B43, ``core.text.clean``) and the message
+goes on; a line that still is no valid message is answered here with a JSON-RPC error
+(-32700 not JSON, -32600 not a request, -32602 ``params`` not an object), with the request's
+``id`` when it has a usable one and ``null`` otherwise. Notifications and responses are never
+answered (JSON-RPC 2.0 §4.1, §5).
+
 **End of input.** A client may close stdin right after its last request (a one-shot call, a
 harness shutting down). The SDK's serving loop ends at end of input and drops the answers of
 calls still running; ``run`` holds the end of input back until every request read has been
@@ -382,14 +393,183 @@ class _DrainWriter:
         await self.aclose()
 
 
+# ---------------------------------------------------------------------------- screening
+
+#: JSON-RPC 2.0 error codes (§5.1).
+PARSE_ERROR, INVALID_REQUEST, INVALID_PARAMS = -32700, -32600, -32602
+
+
+def _usable_id(value: Any) -> bool:
+    """MCP's request id: a string or an integer (JSON-RPC's number without a fraction; not a
+    boolean, which Python counts as an integer)."""
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _has_lone_surrogate(value: Any) -> bool:
+    """Whether a string (or key) anywhere in ``value`` holds a lone surrogate; iterative, so
+    any nesting depth json.loads accepted is fine."""
+    from continuity.core.text import clean
+
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if clean(item) is not item:
+                return True
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return False
+
+
+def _error(ident: Any, code: int, message: str) -> dict[str, Any]:
+    return {"jsonrpc": "2.0", "id": ident if _usable_id(ident) else None,
+            "error": {"code": code, "message": message}}
+
+
+def screen_line(line: str | bytes) -> tuple[str | None, dict[str, Any] | None]:
+    """Screen one line read from the client (module docstring: every request is answered).
+
+    Returns ``(line for the SDK, None)`` for a message the SDK reads as meant (a lone
+    surrogate replaced by U+FFFD, B43), ``(None, error answer)`` for a request (or what
+    cannot be told from one) that is no valid message, and ``(None, None)`` for a blank line
+    or a broken notification or response (JSON-RPC never answers those). The answer is a
+    JSON-RPC 2.0 error object: -32700 the line is not JSON, -32600 not a valid request
+    (not an object, a batch, ``jsonrpc`` not "2.0", ``method`` not a string, ``id`` neither
+    a string nor an integer: then answered with ``id`` null, as §5 asks when the id cannot
+    be told), -32602 ``params`` neither an object nor absent. Never raises."""
+    import json
+
+    text = line.decode("utf-8", "replace") if isinstance(line, bytes) else line
+    if not text.strip():
+        return None, None
+    try:
+        message = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        return None, _error(None, PARSE_ERROR, f"Parse error: not JSON ({exc})"[:300])
+    if isinstance(message, list):
+        return None, _error(None, INVALID_REQUEST, "Invalid Request: batches are not "
+                            "supported (MCP sends one message per line)")
+    if not isinstance(message, dict):
+        return None, _error(None, INVALID_REQUEST, "Invalid Request: a message is a JSON "
+                            f"object, not {type(message).__name__}")
+    ident = message.get("id")
+    try:
+        return _screen_object(text, message, ident)
+    except RecursionError:  # nested deeper than re-encoding or validating allows
+        quiet = ("id" not in message) if "method" in message else \
+            ("result" in message or "error" in message)  # a notification or a response
+        return None, (None if quiet else
+                      _error(ident, INVALID_REQUEST, "Invalid Request: nested too deep"))
+
+
+def _screen_object(text: str, message: dict[str, Any],
+                   ident: Any) -> tuple[str | None, dict[str, Any] | None]:
+    """``screen_line`` for a line that holds a JSON object ``message``."""
+    import json
+
+    from mcp_types import JSONRPCRequest, jsonrpc_message_adapter
+
+    from continuity.core.text import clean
+
+    changed = _has_lone_surrogate(message)
+    if changed:  # B43: every lone surrogate becomes U+FFFD, the rest stays as it was
+        message = json.loads(clean(json.dumps(message, ensure_ascii=False)))
+        ident = message.get("id")
+    is_request = "method" in message and "id" in message
+    if "method" not in message and not ("result" in message or "error" in message):
+        return None, _error(ident, INVALID_REQUEST,
+                            "Invalid Request: no method (and not a response)")
+    if is_request:
+        problem = None
+        if not _usable_id(ident):
+            problem = (INVALID_REQUEST, "Invalid Request: id must be a string or an integer, "
+                       f"not {json.dumps(ident)[:40]}")
+        elif message.get("jsonrpc") != "2.0":
+            problem = (INVALID_REQUEST, 'Invalid Request: jsonrpc must be "2.0"')
+        elif not isinstance(message.get("method"), str):
+            problem = (INVALID_REQUEST, "Invalid Request: method must be a string")
+        elif message.get("params") is not None and not isinstance(message["params"], dict):
+            problem = (INVALID_PARAMS, "Invalid params: params must be an object, not "
+                       f"{type(message['params']).__name__}")
+        if problem:
+            return None, _error(ident, *problem)
+    out = json.dumps(message, ensure_ascii=False) if changed else text.rstrip("\r\n")
+    try:
+        parsed = jsonrpc_message_adapter.validate_json(out, by_name=False)
+    except Exception as exc:  # noqa: BLE001 - any failure of the SDK's reading is an answer
+        if is_request:
+            return None, _error(ident, INVALID_REQUEST, f"Invalid Request: {_why(exc)}"[:300])
+        return None, None
+    if is_request and not isinstance(parsed, JSONRPCRequest):  # pragma: no cover - defensive
+        return None, _error(ident, INVALID_REQUEST, "Invalid Request")
+    if not is_request and isinstance(parsed, JSONRPCRequest):  # pragma: no cover - defensive
+        return None, None
+    return out, None
+
+
+def _why(exc: Exception) -> str:
+    """The first problem pydantic found with the message read as a request."""
+    errors = getattr(exc, "errors", None)
+    try:
+        found = errors() if callable(errors) else []
+    except Exception:  # noqa: BLE001 - only a message is wanted
+        found = []
+    for err in found:
+        loc = [str(p) for p in err.get("loc", ())]
+        if loc and loc[0] == "JSONRPCRequest":
+            return f"{'.'.join(loc[1:]) or 'message'}: {err.get('msg', '')}"
+    if found:
+        return str(found[0].get("msg", exc.__class__.__name__))
+    return str(exc).splitlines()[0] if str(exc) else exc.__class__.__name__
+
+
+class _Screen:
+    """The client's lines, screened (``screen_line``): good lines go on to the SDK's stdio
+    transport; error answers go out on its write stream once ``attach`` gave it."""
+
+    def __init__(self, source: Any) -> None:
+        import anyio
+
+        self._source = source
+        self._answers: Any = None
+        self._attached = anyio.Event()
+
+    def attach(self, write_stream: Any) -> None:
+        self._answers = write_stream
+        self._attached.set()
+
+    async def lines(self) -> Any:
+        from mcp.shared.message import SessionMessage
+        from mcp_types import JSONRPCError
+
+        async for line in self._source:
+            good, answer = screen_line(line)
+            if answer is not None:
+                await self._attached.wait()
+                await self._answers.send(SessionMessage(JSONRPCError.model_validate(answer)))
+            if good is not None:
+                yield good + "\n"
+
+
 async def serve_stdio(server: Any, *, drain_seconds: float = DRAIN_SECONDS) -> None:
-    """Serve ``server`` (``build_server``'s) on stdio until the client closes stdin; the calls
-    still running then are answered first (module docstring: end of input)."""
+    """Serve ``server`` (``build_server``'s) on stdio until the client closes stdin; every
+    line is screened first (``screen_line``; read as UTF-8, bad bytes replaced), and the calls
+    still running at end of input are answered first (module docstring). Writes go through
+    the SDK's stdout (fd 1 diverted to stderr while serving, so stray output misses the
+    wire)."""
+    import sys
+
+    import anyio
     from mcp.server.stdio import stdio_server
 
     low = getattr(server, "_lowlevel_server", None) or getattr(server, "_mcp_server")
     drain = _Drain(drain_seconds)
-    async with stdio_server() as (read_stream, write_stream):
+    screen = _Screen(anyio.wrap_file(sys.stdin.buffer))
+    async with stdio_server(stdin=screen.lines()) as (read_stream, write_stream):
+        screen.attach(write_stream)
         await low.run(drain.reader(read_stream), drain.writer(write_stream),
                       low.create_initialization_options())
 

@@ -74,6 +74,13 @@ class FileReport:
     offset: int = 0
     pending_tail_bytes: int = 0
     resumed_from: int = 0
+    #: the exit code a ``failed`` file stands for (``core.errors``: 2 the file cannot be read,
+    #: 4 the store refused it, e.g. a concurrent import of the same file), else None.
+    failure_code: int | None = None
+
+    def fail(self, reason: str, code: int) -> None:
+        """Mark the file ``failed`` with ``reason`` and the exit code ``code`` it stands for."""
+        self.status, self.reason, self.failure_code = "failed", reason, code
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` shape of this report."""
@@ -115,6 +122,15 @@ class ImportReport:
             "errors": sum(len(f.errors) for f in self.files),
             "skipped_files": sum(1 for f in self.files if f.status in ("skipped", "failed")),
         }
+
+    @property
+    def exit_code(self) -> int:
+        """The import command's exit code (issue 22): 0 when no file ``failed`` (a file that
+        is not a session file is ``skipped``, not failed), else the highest failure code of
+        its files (4 a store problem, 2 a file that cannot be read), so a script sees that
+        some file must be imported again."""
+        return max((f.failure_code or 1 for f in self.files if f.status == "failed"),
+                   default=0)
 
     def to_dict(self) -> dict[str, Any]:
         return {"totals": self.totals(), "sessions": self.sessions,
@@ -187,11 +203,10 @@ def import_file(store: Store, path: str | os.PathLike[str], *,
             return report
         except StoreConflict:
             if attempt == 2:
-                report.status = "failed"
-                report.reason = ("another import was writing this file at the same time; "
-                                 "import it again")
+                report.fail("another import was writing this file at the same time; "
+                            "import it again", StoreConflict.exit_code)
         except ContinuityError as exc:
-            report.status, report.reason = "failed", str(exc)
+            report.fail(str(exc), exc.exit_code)
             return report
     return report
 
@@ -204,7 +219,7 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
         hashed = min(source.size if source else stat.st_size, PREFIX_BYTES)
         prefix = _prefix_hash(p, hashed)
     except OSError as exc:
-        report.status, report.reason = "failed", f"cannot read: {exc.strerror or exc}"
+        report.fail(f"cannot read: {exc.strerror or exc}", InputError.exit_code)
         return
     # §5.2: same inode, not shorter, same leading bytes: the file grew (or is unchanged).
     resume = (source is not None and source.inode == stat.st_ino and stat.st_size >= source.size

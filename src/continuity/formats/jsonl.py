@@ -17,7 +17,8 @@ Rules it implements, so no reader has to:
    the next append written right after it: B35, B36) yields that record with ``salvaged`` set
    to what was cut off; the raw line is kept whole.
 
-Memory stays flat: the file is read in 1 MiB chunks and only the current line is held.
+Memory stays flat: the file is read in 1 MiB chunks and only the current line is held. Time is
+linear in the file's size, also for one line spanning many chunks (issue 22).
 """
 
 from __future__ import annotations
@@ -86,42 +87,53 @@ class LineReader:
             stream.seek(self.offset - 1)
             skip_lf = stream.read(1) != b"\n"
         stream.seek(self.offset)
-        buf = b""
-        buf_start = self.offset  # file offset of buf[0]
+        # The current line's bytes before this chunk, as the chunks' tails: joined once when
+        # its LF arrives, and only the new chunk is searched for an LF, so a line of n bytes
+        # costs O(n) whatever the number of chunks it spans (issue 22: growing one ``bytes``
+        # and searching it from its start again each chunk was quadratic).
+        parts: list[bytes] = []
+        parts_len = 0
+        line_start = self.offset  # file offset of the current line's first byte
+        chunk_start = self.offset  # file offset of chunk[0]
         oversize_from: int | None = None  # file offset of an oversize line being skipped
         oversize_head = b""
         while True:
             chunk = stream.read(CHUNK_BYTES)
             if not chunk:
                 break
+            pos = 0
             if oversize_from is not None:
                 nl = chunk.find(b"\n")
                 if nl < 0:
-                    buf_start += len(chunk)
+                    chunk_start += len(chunk)
                     continue
                 self.line += 1
-                buf_start += nl + 1
-                self.offset = buf_start
+                pos = nl + 1
+                line_start = self.offset = chunk_start + pos
+                # Its length without the LF, as for an oversize line inside one chunk.
                 yield Line(self.line, oversize_from, oversize_head, None,
-                           self._oversize(buf_start - oversize_from))
+                           self._oversize(chunk_start + nl - oversize_from))
                 oversize_from = None
-                chunk = chunk[nl + 1:]
-            buf += chunk
-            pos = 0
             while True:
-                nl = buf.find(b"\n", pos)
+                nl = chunk.find(b"\n", pos)
                 if nl < 0:
                     break
-                raw = buf[pos:nl]
-                line_offset = buf_start + pos
+                if parts:
+                    parts.append(chunk[pos:nl])
+                    raw = b"".join(parts)
+                    parts, parts_len = [], 0
+                else:
+                    raw = chunk[pos:nl]
+                line_offset = line_start
                 pos = nl + 1
+                line_start = chunk_start + pos
                 if skip_lf:
                     skip_lf = False
                     if not raw.strip(b"\r"):
-                        self.offset = buf_start + pos
+                        self.offset = line_start
                         continue
                 self.line += 1
-                self.offset = buf_start + pos
+                self.offset = line_start
                 if len(raw) > self.max_line_bytes:
                     yield Line(self.line, line_offset, raw[: self.max_line_bytes], None,
                                self._oversize(len(raw)))
@@ -139,21 +151,22 @@ class LineReader:
                 item = self._parse(raw, line_offset)
                 if item is not None:
                     yield item
-            buf = buf[pos:]
-            buf_start += pos
-            if buf:
+            if pos < len(chunk):
+                parts.append(chunk[pos:] if pos else chunk)
+                parts_len += len(chunk) - pos
                 skip_lf = False
-            if len(buf) > self.max_line_bytes:
+            chunk_start += len(chunk)
+            if parts_len > self.max_line_bytes:
                 # Keep a bounded prefix of the oversize line (raw, content-addressed) and skip
                 # the rest up to its LF without buffering it.
-                oversize_from = buf_start
-                oversize_head = buf[: self.max_line_bytes]
-                buf_start += len(buf)
-                buf = b""
+                oversize_from = line_start
+                oversize_head = b"".join(parts)[: self.max_line_bytes]
+                parts, parts_len = [], 0
         if oversize_from is not None:
-            self.pending_tail = buf_start - oversize_from
+            self.pending_tail = chunk_start - oversize_from
             return
-        if buf:
+        if parts:
+            buf = b"".join(parts)
             # Unterminated last line: accepted if it parses, else a pending tail (rule 3).
             stripped = buf[:-1] if buf.endswith(b"\r") else buf
             if not stripped.strip():
@@ -161,8 +174,8 @@ class LineReader:
             data, error = _decode(stripped, first=self.line == 0)
             if error is None and data is not None:
                 self.line += 1
-                self.offset = buf_start + len(buf)
-                yield Line(self.line, buf_start, buf, data, None)
+                self.offset = line_start + len(buf)
+                yield Line(self.line, line_start, buf, data, None)
             else:
                 self.pending_tail = len(buf)
 

@@ -22,7 +22,10 @@ hash scope is an "identity mismatch", a stored hash that does not match the stor
 "checksum mismatch" (``ArtifactCorrupt``), a different body a "content mismatch"
 (``ArtifactConflict``); an identical body returns the existing path untouched. New files are
 written to a temp file, fsynced and renamed under the session's lock, so a reader never sees half
-a file. ``read_artifact`` verifies both hashes on every read.
+a file. ``read_artifact`` verifies both hashes on every read. A writer killed between the two
+leaves its temp file, ``.tmp-<token>-<random>.md``: ``sweep_temp_files`` (run by every
+consolidation pass) deletes those whose session lock it can take (no live writer), and the
+``.tmp-<random>.md`` of older versions once ``STALE_TEMP_SECONDS`` old (issue 22).
 
 **Manifest** (``update_manifest``): the only file that changes after session end. Each change
 bumps ``revision`` and ``updated_at``; a writer sets only the fields it passes, a ``None`` never
@@ -266,8 +269,17 @@ def session_lock(home: str | os.PathLike[str] | None, token: str,
         os.close(fd)
 
 
-def _replace(path: Path, text: str) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".md", dir=path.parent)
+#: A temp file of an older version (no token in its name) is stale once this old (seconds):
+#: a write takes milliseconds, and a writer waits at most ``LOCK_WAIT_SECONDS`` for its lock.
+STALE_TEMP_SECONDS = 3600.0
+_TEMP_TOKEN = re.compile(r"\.tmp-([a-z2-7]{16})-[A-Za-z0-9_]+\.md")
+_TEMP_LEGACY = re.compile(r"\.tmp-[A-Za-z0-9_]+\.md")
+
+
+def _replace(path: Path, text: str, token: str) -> None:
+    """Write ``path`` whole: a temp file named after the session ``token`` (the caller holds
+    its lock), fsynced, then renamed over ``path``."""
+    fd, tmp = tempfile.mkstemp(prefix=f".tmp-{token}-", suffix=".md", dir=path.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as fh:
             fh.write(text)
@@ -277,6 +289,44 @@ def _replace(path: Path, text: str) -> None:
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def sweep_temp_files(home: str | os.PathLike[str] | None = None, *,
+                     now: float | None = None) -> list[str]:
+    """Delete the temp files killed writers left in ``<home>/memory/`` (issue 22) and return
+    their names, sorted. Only our own names are touched: ``.tmp-<token>-<random>.md`` when the
+    session's lock of ``<token>`` is free (every writer holds it from creating its temp file
+    to renaming it, so a free lock means no live writer), and ``.tmp-<random>.md`` (older
+    versions, no token) when its mtime is ``STALE_TEMP_SECONDS`` before ``now`` (epoch
+    seconds; default the clock). A file that vanished meanwhile is skipped; never raises
+    for a file."""
+    folder = memory_dir(home)
+    if not folder.is_dir():
+        return []
+    now = time.time() if now is None else now
+    removed = []
+    for entry in os.scandir(folder):
+        name = entry.name
+        if not name.startswith(".tmp-") or not entry.is_file(follow_symlinks=False):
+            continue
+        owned = _TEMP_TOKEN.fullmatch(name)
+        try:
+            if owned:
+                try:
+                    with session_lock(home, owned.group(1), wait=0):
+                        os.unlink(entry.path)
+                except ArtifactError:  # held: a live writer's temp file
+                    continue
+            elif _TEMP_LEGACY.fullmatch(name):
+                if now - entry.stat(follow_symlinks=False).st_mtime < STALE_TEMP_SECONDS:
+                    continue
+                os.unlink(entry.path)
+            else:
+                continue
+        except FileNotFoundError:
+            continue
+        removed.append(name)
+    return sorted(removed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -322,7 +372,7 @@ def write_artifact(home: str | os.PathLike[str] | None, kind: str,
                                        "and holds a different body")
             return WriteResult(path, False)
         folder.mkdir(parents=True, exist_ok=True)
-        _replace(path, render_file(ordered, body))
+        _replace(path, render_file(ordered, body), token)
     return WriteResult(path, True)
 
 
@@ -415,7 +465,7 @@ def update_manifest(home: str | os.PathLike[str] | None, agent_id: str, session_
         body = manifest_body(merged)
         fields = _with_hash([(k, merged.get(k)) for k in MANIFEST_FIELDS], body)
         path.parent.mkdir(parents=True, exist_ok=True)
-        _replace(path, render_file(fields, body))
+        _replace(path, render_file(fields, body), token)
     return read_artifact(path), True
 
 

@@ -140,6 +140,7 @@ class Consolidation:
     transient_skipped: int = 0
     thread_key: str | None = None
     error: str | None = None
+    temp_files_removed: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``consolidate --json`` object of this session."""
@@ -148,7 +149,7 @@ class Consolidation:
                 "created": list(self.created), "manifest_revision": self.manifest_revision,
                 "summary_status": self.summary_status, "memories_added": self.memories_added,
                 "transient_skipped": self.transient_skipped, "thread": self.thread_key,
-                "error": self.error}
+                "error": self.error, "temp_files_removed": list(self.temp_files_removed)}
 
 
 @dataclass
@@ -176,10 +177,14 @@ def consolidate(store: "SqlStore", session_key: str, *, home: Any = None,
     the configured model when that is not the extractive provider. Raises ``ArtifactConflict``
     for a write-once clash, ``ArtifactCorrupt`` (exit code 7) for a damaged artifact, its
     message saying what is wrong and how to repair it (``repair_hint``), and ``ConfigError``
-    for bad settings."""
+    for bad settings. First the temp files killed writers left in ``<home>/memory/`` are
+    deleted (``artifacts.sweep_temp_files``, issue 22; their names in ``temp_files_removed``)."""
+    swept = ln.sweep_temp_files(home)
     try:
-        return _consolidate(store, session_key, home=home, agent_id=agent_id,
-                            summarizer=summarizer, sentence_writer=sentence_writer, now=now)
+        out = _consolidate(store, session_key, home=home, agent_id=agent_id,
+                           summarizer=summarizer, sentence_writer=sentence_writer, now=now)
+        out.temp_files_removed = swept
+        return out
     except ArtifactCorrupt as exc:
         raise ArtifactCorrupt(f"{exc}; {repair_hint(session_key, exc.path)}",
                                  exc.path) from exc

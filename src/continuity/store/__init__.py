@@ -5,6 +5,12 @@ on SQLite and PostgreSQL alike (so every command works on a fresh workspace); th
 read of ``alembic_version`` when the schema is current. ``continuity db upgrade`` runs the same
 migration explicitly, for teams that migrate a shared PostgreSQL before rolling out.
 
+An upgrade is all or nothing (issue 22): every revision it runs, and the ``alembic_version`` row,
+commit in one transaction, on SQLite too (where pysqlite would otherwise commit each ``CREATE``
+on its own). A kill at any step leaves the schema as it was. Tables that an interrupted first
+open of an older continuity left behind without a version record (``sessions`` but no
+``alembic_version`` row) are dropped, when empty, before the upgrade runs again.
+
 May import: ``core``.
 """
 
@@ -12,6 +18,7 @@ from __future__ import annotations
 
 import os
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterator
 
@@ -64,11 +71,102 @@ def current_revision(engine) -> str | None:  # type: ignore[no-untyped-def]
 
 
 def migrate(engine, revision: str = "head") -> None:  # type: ignore[no-untyped-def]
-    """Upgrade the schema of ``engine``'s database to ``revision`` (default: the newest)."""
+    """Upgrade the schema of ``engine``'s database to ``revision`` (default: the newest), in one
+    transaction: a failure or a kill at any step leaves the schema as it was (issue 22). Tables
+    an interrupted upgrade of an older continuity left behind are dropped first
+    (``_drop_interrupted``). Raises ``StoreError`` when such a leftover table holds rows."""
+    with engine.connect() as conn:
+        with _schema_transaction(conn):
+            _drop_interrupted(conn)
+            _upgrade(conn, revision)
+
+
+def _upgrade(conn, revision: str) -> None:  # type: ignore[no-untyped-def]
     from alembic import command
 
-    with engine.begin() as conn:
-        command.upgrade(_alembic_config(conn), revision)
+    command.upgrade(_alembic_config(conn), revision)
+
+
+@contextmanager
+def _schema_transaction(conn) -> Iterator[None]:  # type: ignore[no-untyped-def]
+    """One real transaction on ``conn`` around the block, committed at its end.
+
+    PostgreSQL's DDL is transactional as is. pysqlite (Python < 3.12) opens a transaction only
+    before INSERT/UPDATE/DELETE and runs ``CREATE TABLE`` outside any, committed at once: a kill
+    after the first ``CREATE`` used to leave ``sessions`` without a version row (issue 22). So on
+    SQLite the driver's implicit transactions are switched off for the block and the
+    transaction is opened explicitly (``BEGIN IMMEDIATE``: the write lock from the start), the
+    SQLAlchemy recipe "Serializable isolation / Savepoints / Transactional DDL" for pysqlite."""
+    if conn.dialect.name != "sqlite":
+        with conn.begin():
+            yield
+        return
+    raw = conn.connection.driver_connection
+    saved = raw.isolation_level
+    raw.isolation_level = None
+    try:
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            conn.rollback()
+            raise
+        conn.commit()
+    finally:
+        raw.isolation_level = saved
+
+
+@lru_cache(maxsize=None)
+def _tables_at(revision: str) -> frozenset[str]:
+    """The tables a database holds at ``revision``, found by migrating an empty in-memory
+    SQLite database to it (SQLite's full-text shadow tables included)."""
+    engine = create_engine("sqlite://")
+    try:
+        with engine.connect() as conn:
+            with _schema_transaction(conn):
+                _upgrade(conn, revision)
+            return frozenset(inspect(conn).get_table_names()) - {"alembic_version"}
+    finally:
+        engine.dispose()
+
+
+def _drop_interrupted(conn) -> None:  # type: ignore[no-untyped-def]
+    """Drop the tables an interrupted upgrade left behind, before upgrading again (issue 22).
+
+    Before upgrades were one transaction, a kill could leave tables of a revision committed
+    without its ``alembic_version`` row (first open: ``sessions`` and no version); running that
+    revision again then failed with "table sessions already exists" on every command. A
+    leftover is a table of ours (one the newest schema has) that the recorded revision does not
+    have. Tables that are not ours are never touched. A leftover that holds rows is not
+    dropped: ``StoreError`` names it, so nothing is lost."""
+    recorded = None
+    if inspect(conn).has_table("alembic_version"):
+        recorded = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
+    if recorded == HEAD_REVISION:
+        return
+    ours = _tables_at(HEAD_REVISION)
+    present = set(inspect(conn).get_table_names()) & ours
+    if not present:
+        return
+    leftovers = present - (_tables_at(recorded) if recorded else frozenset())
+    if not leftovers:
+        return
+    virtual: set[str] = set()
+    if conn.dialect.name == "sqlite":
+        virtual = {name for (name,) in conn.execute(text(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL%'"))}
+    quote = conn.dialect.identifier_preparer.quote
+    # Virtual tables first: dropping one drops its shadow tables, which are not empty.
+    for name in sorted(leftovers, key=lambda n: (n not in virtual, n)):
+        if not inspect(conn).has_table(name):
+            continue
+        if conn.execute(text(f"SELECT 1 FROM {quote(name)} LIMIT 1")).first() is not None:
+            raise StoreError(
+                f"table {name} holds rows but the schema record says revision "
+                f"{recorded or 'none'}, which has no such table: an upgrade was interrupted after "
+                "data was written; not dropping it (restore the database from a backup, or "
+                "move the rows out of that table and run `continuity db upgrade`)")
+        conn.execute(text(f"DROP TABLE {quote(name)}"))
 
 
 def _engine(url: str):  # type: ignore[no-untyped-def]

@@ -45,7 +45,13 @@ class CheckpointStoreMixin:
         """Insert ``checkpoint`` and, in the same transaction, delete the session's oldest rows
         beyond ``max_per_session`` (seed 000: per-session cap). ``created_at`` defaults to now.
         Returns the stored checkpoint (with ``checkpoint_id``). Raises ``ValueError`` for a cap
-        below 1."""
+        below 1.
+
+        A session ends once (issue 22): a ``session_end`` replaces the session's earlier
+        ``session_end`` rows in the same transaction (the session went on after them: a file
+        imported while it grew, a live end after an import's). When the session already has a
+        ``session_end`` at or after this one's ``created_at``, nothing is written and that row
+        is returned."""
         if max_per_session < 1:
             raise ValueError(f"max_per_session must be at least 1 (got {max_per_session})")
         created = _utc(checkpoint.created_at or datetime.now(timezone.utc))
@@ -59,11 +65,34 @@ class CheckpointStoreMixin:
             "created_at": created,
         }
         with self._conn() as conn:  # type: ignore[attr-defined]
+            if checkpoint.trigger is CheckpointTrigger.SESSION_END:
+                # One transaction with the insert, the session's row held: two writers of one
+                # session's end (an import, the daemon) never both write.
+                self.lock_session(checkpoint.session_key)  # type: ignore[attr-defined]
+                kept = self._replace_session_end(conn, checkpoint.session_key, created)
+                if kept is not None:
+                    return kept
             result = conn.execute(t.session_checkpoints.insert().values(**values))
             new_id = result.inserted_primary_key[0]
             self._apply_cap(conn, checkpoint.session_key, max_per_session)
         fields = {name: getattr(checkpoint, name) for name in Checkpoint.__slots__}
         return Checkpoint(**{**fields, "created_at": created, "checkpoint_id": new_id})
+
+    @staticmethod
+    def _replace_session_end(conn: Connection, session_key: str,
+                             created: datetime) -> Checkpoint | None:
+        """The session's newest ``session_end`` when it is at or after ``created`` (then the
+        new one is not written); else delete the session's ``session_end`` rows, None."""
+        ends = and_(_C.session_key == session_key,
+                    _C.trigger == CheckpointTrigger.SESSION_END.value)
+        newest = conn.execute(select(t.session_checkpoints).where(ends)
+                              .order_by(*_NEWEST_FIRST).limit(1)).first()
+        if newest is None:
+            return None
+        if _utc(newest.created_at) >= created:
+            return _row_checkpoint(newest)
+        conn.execute(delete(t.session_checkpoints).where(ends))
+        return None
 
     @staticmethod
     def _apply_cap(conn: Connection, session_key: str, max_per_session: int) -> None:

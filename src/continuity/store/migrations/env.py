@@ -1,7 +1,8 @@
 """Alembic environment: runs on the connection that ``continuity.store.migrate`` passes in.
 
-One transaction per revision (``transaction_per_migration``), so a failed revision leaves the
-schema at the previous one.
+The caller's connection is already in a transaction (``continuity.store._schema_transaction``),
+so Alembic opens none of its own: the whole upgrade, every revision and the ``alembic_version``
+row, commits at once or not at all (issue 22).
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ if connection is None:  # pragma: no cover - only through continuity.store.migra
 context.configure(
     connection=connection,
     target_metadata=None,
-    transaction_per_migration=True,
     render_as_batch=connection.dialect.name == "sqlite",
 )
 with context.begin_transaction():
