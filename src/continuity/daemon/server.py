@@ -59,6 +59,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES, database_url, load_section, resolve_home
+from continuity.core.private import private_dir, write_private
 from continuity.core.errors import (
     AmbiguousSession,
     ConfigError,
@@ -338,7 +339,7 @@ def build_live(home: Path, settings: DaemonSettings) -> Any:
 
 
 def _lock(home: Path) -> int:
-    home.mkdir(parents=True, exist_ok=True)
+    private_dir(home)  # issue 16: the workspace is owner-only
     fd = os.open(home / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -400,9 +401,7 @@ def serve(home: str | os.PathLike[str] | None = None, *, host: str | None = None
     failure: list[BaseException] = []
 
     def ready() -> None:
-        tmp = url_file.with_suffix(".tmp")
-        tmp.write_text(url + "\n")
-        os.replace(tmp, url_file)
+        write_private(url_file, (url + "\n").encode())
         log.info("continuity daemon listening on %s (workspace %s)", url, where)
 
     def stopped(error: BaseException | None) -> None:

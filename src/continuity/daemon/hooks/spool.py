@@ -30,6 +30,8 @@ import os
 import sys
 import time
 
+from continuity.core.private import private_dir, private_open
+
 if False:  # annotations only: importing ``typing`` would cost the hook command ~10 ms
     from typing import Any, Callable
 
@@ -110,13 +112,17 @@ class _Locked:
         self.fd = -1
 
     def __enter__(self) -> "_Locked":
-        os.makedirs(self.folder, exist_ok=True)
+        private_dir(self.folder)
         self.fd = os.open(os.path.join(self.folder, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o600)
         fcntl.flock(self.fd, fcntl.LOCK_EX)
         return self
 
     def __exit__(self, *exc: object) -> None:
         os.close(self.fd)
+
+
+#: flags of an append-only spool file (created 0600 by ``private_open``, issue 16)
+_APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT
 
 
 def spool_dir(home: str | os.PathLike[str]) -> str:
@@ -247,7 +253,7 @@ def _reject(folder: str, line: bytes, number: int, source: str, reason: str) -> 
     record = {"source": source, "line": number, "reason": reason,
               "record": line.decode("utf-8", "replace").rstrip("\n"), "at": iso_now()}
     append_path = os.path.join(folder, REJECTED_FILE)
-    with open(append_path, "ab") as fh:
+    with os.fdopen(private_open(append_path, _APPEND), "ab") as fh:
         fh.write(json.dumps(record, ensure_ascii=True).encode("ascii") + b"\n")
         fh.flush()
         os.fsync(fh.fileno())
@@ -303,7 +309,7 @@ def _drain_file(folder: str, name: str, handle: Callable[[SpooledEvent], None],
     if os.path.exists(done_path):
         with open(done_path, "rb") as fh:
             done = {line.strip().decode("ascii", "replace") for line in fh if line.strip()}
-    with open(path, "rb") as src, open(done_path, "ab") as marks:
+    with open(path, "rb") as src, os.fdopen(private_open(done_path, _APPEND), "ab") as marks:
         for number, line in enumerate(src, 1):
             try:
                 event = SpooledEvent.parse(line)
@@ -393,7 +399,7 @@ class RecentEvents:
 
     def _rewrite(self) -> None:
         tmp = self._path + ".tmp"
-        with open(tmp, "wb") as fh:
+        with os.fdopen(private_open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as fh:
             fh.write("".join(f"{i}\n" for i in self._ids).encode("ascii", "replace"))
         os.replace(tmp, self._path)
 
@@ -424,8 +430,8 @@ class RecentEvents:
             while len(self._ids) > self._size:
                 self._ids.popitem(last=False)
             try:
-                os.makedirs(os.path.dirname(self._path), exist_ok=True)
-                with open(self._path, "ab") as fh:
+                private_dir(os.path.dirname(self._path))
+                with os.fdopen(private_open(self._path, _APPEND), "ab") as fh:
                     fh.write(event_id.encode("ascii", "replace") + b"\n")
             except OSError:  # memory still answers duplicates until a restart
                 pass
