@@ -488,3 +488,13 @@ def test_redact_issue16_lookalikes_kept(text):
     """Issue 16: look-alikes next to secret words (reset pages, SHAs, UUIDs, paths, base64 of
     plain text) come back as the same object."""
     assert redact(text) is text
+
+
+def test_redact_discord_token_at_sentence_end_but_not_in_dotted_names():
+    """A Discord bot token before a full stop goes; a dotted name that only has its shape (its
+    first part not the base64 of an id) stays."""
+    tok = (base64.b64encode(b"1087654321123456789").decode().rstrip("=")
+           + ".GhIjKl.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789ab")
+    assert redact(f"the bot token is {tok}.") == "the bot token is [REDACTED:discord-token]."
+    kept = "see aGVsbG8gd29ybGQgaGVsbG8gd29y.abcdef.AbCdEfGhIjKlMnOpQrStUvWxYz01 here"
+    assert redact(kept) is kept

@@ -253,22 +253,40 @@ def _randomish(body: str) -> bool:
 
 
 #: a Discord bot token: the base64 of the bot's numeric id (a 17 to 20 digit snowflake), a
-#: 6-character timestamp and a 25 to 48 character HMAC, joined by dots (no literal prefix, so
-#: this is the one shape found by a scan of its own; the id must decode to digits)
-_DISCORD_RE = re.compile(
-    r"(?<![A-Za-z0-9_.-])([A-Za-z0-9_-]{23,28})\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{25,48}"
-    r"(?![A-Za-z0-9_.-])")
+#: 6-character timestamp and a 25 to 48 character HMAC, joined by dots. It has no literal
+#: prefix, so it is found by its middle (``.<6>.``, a fast literal-first scan) and checked
+#: outwards; the id must decode to digits.
+_DISCORD_MID_RE = re.compile(r"\.[A-Za-z0-9_-]{6}\.")
+_DISCORD_HEAD = (23, 28)
+_DISCORD_TAIL = (25, 48)
 
 
 def _discord_findings(text: str) -> Iterable[Finding]:
-    for m in _DISCORD_RE.finditer(text):
-        head = m.group(1)
+    n = len(text)
+    for m in _DISCORD_MID_RE.finditer(text):
+        start = m.start()
+        while start > 0 and text[start - 1] in _RUN and m.start() - start <= _DISCORD_HEAD[1]:
+            start -= 1
+        end = m.end()
+        while end < n and text[end] in _RUN and end - m.end() <= _DISCORD_TAIL[1]:
+            end += 1
+        head, tail = m.start() - start, end - m.end()
+        if not (_DISCORD_HEAD[0] <= head <= _DISCORD_HEAD[1]
+                and _DISCORD_TAIL[0] <= tail <= _DISCORD_TAIL[1]):
+            continue
+        if (start > 0 and text[start - 1] in _RUN_OR_DOT) or (end < n and text[end] in _RUN) or (
+                text.startswith(".", end) and end + 1 < n and text[end + 1] in _RUN):
+            continue  # part of a longer dotted name (a full stop after it is fine)
+        ident = text[start:m.start()]
         try:
-            ident = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+            decoded = base64.urlsafe_b64decode(ident + "=" * (-len(ident) % 4))
         except (ValueError, binascii.Error):
             continue
-        if 17 <= len(ident) <= 20 and ident.isdigit():
-            yield Finding(m.start(), m.end(), "discord-token", 3)
+        if 17 <= len(decoded) <= 20 and decoded.isdigit():
+            yield Finding(start, end, "discord-token", 3)
+
+
+_RUN_OR_DOT = _RUN | {"."}
 
 
 # ---------------------------------------------------------------------------- blocks
