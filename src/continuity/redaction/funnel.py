@@ -71,7 +71,7 @@ npm-token docker-token huggingface-token sendgrid-key jwt digitalocean-token dis
 gitlab-token groq-key pypi-token shopify-token linear-key doppler-token postman-key
 atlassian-token age-secret-key databricks-token grafana-token vault-token sentry-token
 newrelic-key heroku-key square-token supabase-token replicate-token planetscale-token xai-key
-perplexity-key flyio-token azure-client-secret bearer-token basic-auth auth-token
+perplexity-key flyio-token azure-client-secret discord-webhook bearer-token basic-auth auth-token
 url-credential cookie private-key private password token api-key secret credential
 base64-credential``.
 
@@ -148,6 +148,7 @@ _SHAPES: list[tuple[str, tuple[str, ...], str]] = [
     ("google-oauth-secret", ("SPX-",), r"GOCSPX-[A-Za-z0-9_-]{20,}"),
     ("slack-webhook", ("hooks.slack.com/services/",),
      r"hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+"),
+    ("discord-webhook", ("/api/webhooks/",), r"/api/webhooks/\d{17,20}/[A-Za-z0-9_-]{60,}"),
     ("slack-token", ("xox",), r"xox[abeoprs]-[A-Za-z0-9-]{10,}"),
     ("slack-token", ("xapp-",), r"xapp-\d+-[A-Za-z0-9-]{10,}"),
     ("twilio-key", ("SK",), r"SK[0-9a-f]{32}(?![A-Za-z0-9_-])"),
@@ -227,6 +228,9 @@ def _shape_at(text: str, hit: int, shapes: list[tuple[str, re.Pattern[str], int]
                 m.group()[_TOKEN_START[kind]:])):  # short prefix: alone, random body
             continue
         start, end = m.span()
+        if kind == "discord-webhook":  # the id stays, the token goes
+            start = m.start() + m.group().rindex("/") + 1
+            return Finding(start, end, kind, 3)
         if kind not in ("slack-webhook", "twilio-key"):
             n = len(text)
             while start > 0 and text[start - 1] in _RUN_LEFT:

@@ -111,14 +111,17 @@ _QUOTED_RE = {
 }
 _PROSE_KEY_RE = re.compile(r"(?i)pass(?:w|phrase|code)|\Apw\Z")
 #: ``is`` / ``was`` after a password word, also after what it is for (``the ssh password for
-#: root@host is X``, up to three words after ``for``/``of``/``on``/``at``)
+#: root@host is X`` or ``… for root@host: X``, up to three words after ``for``/``of``/``on``/``at``)
 _PROSE_RE = re.compile(
-    r"(?:[ \t]+(?:for|of|on|at)(?:[ \t]+(?!is\b|was\b)[^\s]{1,80}){1,3}?)?"
-    r"[ \t]+(?:is|was)(?:[ \t]+(?:now|still|set[ \t]+to|changed[ \t]+to))?[ \t]+(?=[^\s])")
+    r"(?:[ \t]+(?:for|of|on|at)(?:[ \t]+(?!is\b|was\b)[^\s:]{1,80}){1,3}?"
+    r"(?::|(?=[ \t]+(?:is|was)\b)))?"
+    r"(?:[ \t]+(?:is|was)(?:[ \t]+(?:now|still|set[ \t]+to|changed[ \t]+to))?[ \t]+(?=[^\s])"
+    r"|(?<=:)[ \t]*(?=[^\s]))")
 #: ``log in as deploy, password X``: a password word right after a comma or ``;`` (or a
 #: ``login U`` / ``user U`` / ``as U``), its value after a space
 _CLAUSE_BEFORE_RE = re.compile(
-    r"(?:[,;(][ \t]*|(?:\blog[ \t]?in|\bsign[ \t]in|\buser(?:name)?|\bas)[ \t]+\S+[ \t]+)\Z",
+    r"(?:[,;(][ \t]*|(?:\blog[ \t]?in|\bsign[ \t]in|\buser(?:name)?|\bas)[ \t]+\S+[ \t]+"
+    r"(?:(?:with|and|using)[ \t]+)?)\Z",
     re.I)
 #: ``credentials admin / X``, ``creds are admin:X``: a user and a password after the word
 _USER_PASS_RE = re.compile(
