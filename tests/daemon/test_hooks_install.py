@@ -490,3 +490,54 @@ def test_codex_trust_round_trip_property(tmp_path_factory: pytest.TempPathFactor
         assert state[key] == value
     install.uninstall("codex", folder / "hooks.json")
     assert (folder / "config.toml").read_text() == config
+
+
+# ---------------------------------------------------------------------------- issue 16
+
+
+def test_install_backup_keeps_the_settings_mode(tmp_path: Path) -> None:
+    """Issue 16: the backup of a 0600 settings file (it may hold the user's secrets) is 0600
+    too, whatever the umask (it was 0644)."""
+    settings = tmp_path / "settings.json"
+    settings.write_text('{"env": {"API_KEY": "x"}}\n')
+    os.chmod(settings, 0o600)
+    old = os.umask(0o022)
+    try:
+        result = install.install("claude-code", settings, home=tmp_path / "ws")
+    finally:
+        os.umask(old)
+    assert result.backup is not None
+    assert stat.S_IMODE(result.backup.stat().st_mode) == 0o600
+    assert stat.S_IMODE(settings.stat().st_mode) == 0o600
+
+
+def test_install_refuses_a_settings_path_that_is_not_a_regular_file(tmp_path: Path) -> None:
+    """Issue 16: ``--settings /dev/null`` replaced the device with a regular file. A pipe (as
+    a stand-in for a device) is refused, named, and left a pipe; a symlink to a regular file
+    is still written through."""
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+
+    def writer() -> None:  # lets a read of the pipe (the old behaviour) end instead of hang
+        try:
+            os.close(os.open(fifo, os.O_WRONLY))
+        except OSError:
+            pass
+
+    thread = threading.Thread(target=writer, daemon=True)
+    thread.start()
+    try:
+        with pytest.raises(InputError, match="is not a regular file"):
+            install.install("claude-code", fifo, home=tmp_path / "ws")
+    finally:
+        os.close(os.open(fifo, os.O_RDONLY | os.O_NONBLOCK))  # release the writer
+        thread.join(5)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+    real = tmp_path / "real.json"
+    real.write_text("{}\n")
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    install.install("claude-code", link, home=tmp_path / "ws")
+    assert link.is_symlink() and "hooks" in json.loads(real.read_text())

@@ -3,6 +3,8 @@ the origin's table (signet-behaviour.md §2) and hypothesis properties."""
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
 import string
@@ -138,6 +140,17 @@ def _mixed(min_size: int, max_size: int, alphabet: str = ALNUM) -> st.SearchStra
 
 
 _B64URL = ALNUM + "-_"
+
+
+def _random_token(min_size: int, max_size: int, alphabet: str = ALNUM
+                  ) -> st.SearchStrategy[str]:
+    """A token as a provider makes one: random characters (drawn from a seed, so shrinking
+    keeps them random) with a letter and a digit."""
+    def token(seed: int, size: int) -> str:
+        digest = hashlib.sha512(str(seed).encode()).digest()
+        return "Q7" + "".join(alphabet[b % len(alphabet)] for b in digest[:size])
+    return st.tuples(st.integers(0, 2**32), st.integers(min_size, max_size)).map(
+        lambda t: token(*t))
 _VALUE = ALNUM + "+/=!#%^*-_@~"
 
 #: (secret text, its body) pairs: a body is what must never survive
@@ -175,6 +188,30 @@ SECRET_STRATEGIES = {
     "mysql": _mixed(6, 30).map(lambda b: (f"mysql -u root -p{b} app", b)),
     "sshpass": _mixed(6, 30).map(lambda b: (f"sshpass -p '{b}' ssh host", b)),
     "prose": _mixed(6, 30).map(lambda b: (f"the password is {b}", b)),
+    # issue 16: the kinds that survived the hold-out corpus
+    "aws-secret-prose": _random_token(36, 40, ALNUM + "+/").map(lambda b: (f"its secret is {b}", b)),
+    "huggingface": _mixed(32, 36).map(lambda b: (f"hf_{b}", b)),
+    "digitalocean": st.tuples(st.sampled_from("opr"), st.text(
+        alphabet="0123456789abcdef", min_size=64, max_size=64))
+    .map(lambda t: (f"do{t[0]}_v1_{t[1]}", t[1])),
+    "discord": st.tuples(st.integers(10**16, 10**20 - 1), st.text(alphabet=_B64URL, min_size=6,
+                                                                  max_size=6),
+                         _mixed(25, 36, _B64URL))
+    .map(lambda t: (base64.b64encode(str(t[0]).encode()).decode().rstrip("=")
+                    + f".{t[1]}.{t[2]}", t[2])),
+    "keytool": st.tuples(st.sampled_from(["storepass", "keypass", "srcstorepass"]),
+                         _mixed(6, 30, ALNUM + "!#%^*@"))
+    .map(lambda t: (f"keytool -list -keystore k.jks -{t[0]} {t[1]} -v", t[1])),
+    "prose-for-host": st.tuples(st.sampled_from(["root@10.0.0.5", "deploy@web-01", "the db"]),
+                                _mixed(6, 30))
+    .map(lambda t: (f"the ssh password for {t[0]} is {t[1]}", t[1])),
+    "prose-credentials": _mixed(6, 30, ALNUM + "!#%^*").map(
+        lambda b: (f"use credentials admin / {b}", b)),
+    "prose-log-in-as": _mixed(6, 30).map(lambda b: (f"log in as deploy, password {b}", b)),
+    "prose-pw": _mixed(6, 30).map(lambda b: (f"the root pw is {b}", b)),
+    "entropy-near-token": st.tuples(st.sampled_from(["token", "secret", "API key", "credential"]),
+                                    _random_token(24, 48))
+    .map(lambda t: (f"the {t[0]} for prod is {t[1]}", t[1])),
 }
 #: kinds whose whole token run is redacted even when glued to neighbouring letters (B33)
 GLUABLE = {"github", "aws", "anthropic", "openai", "google", "slack", "stripe", "jwt",
@@ -220,6 +257,23 @@ _sha256 = st.text(alphabet="0123456789abcdef", min_size=64, max_size=64)
 _uuid = st.uuids().map(str)
 _path = st.lists(st.text(alphabet=string.ascii_lowercase + "_-", min_size=1, max_size=12),
                  min_size=1, max_size=8).map(lambda parts: "/" + "/".join(parts))
+_words_text = st.lists(st.sampled_from(["the", "build", "passed", "and", "secret", "sauce",
+                                         "is", "love", "token", "rotation"]), min_size=3,
+                       max_size=8).map(" ".join)
+#: issue 16: base64 of ordinary text, file names, identifiers, env names and UUIDs right after
+#: secret-ish words (the entropy rule's look-alikes)
+_lookalike = st.one_of(
+    _hex, _sha256, _uuid, _path,
+    _words_text.map(lambda t: base64.b64encode(t.encode()).decode()),
+    st.tuples(_path, st.sampled_from([".py", ".txt", ".md", ".json"]))
+    .map(lambda t: t[0].lstrip("/") + t[1]),
+    st.lists(st.sampled_from(["required", "Characteristic", "Types", "For", "Display", "Meta"]),
+             min_size=3, max_size=6).map("".join),
+    st.lists(st.sampled_from(["MY", "SERVICE", "ACCESS", "TOKEN", "2024", "PROD"]),
+             min_size=3, max_size=6).map("_".join),
+)
+_secret_word = st.sampled_from(["token", "secret", "the API key", "password", "pw", "credentials",
+                                "its secret is", "the token for prod is", "password reset"])
 
 
 @settings(max_examples=80, deadline=None)
@@ -235,6 +289,16 @@ def test_redact_property_random_benign_text_unchanged(text):
 def test_redact_property_benign_lookalikes_unchanged(parts, sep):
     """Prose about tokens mixed with SHAs, digests, UUIDs and paths survives byte-identical."""
     text = sep.join(parts)
+    assert redact(text) == text
+
+
+@settings(max_examples=150, deadline=None)
+@given(pairs=st.lists(st.tuples(_secret_word, _lookalike), min_size=1, max_size=6),
+       sep=st.sampled_from([" ", "\n", ", ", ". "]))
+def test_redact_property_lookalikes_after_secret_words_unchanged(pairs, sep):
+    """Issue 16: SHAs, UUIDs, paths, file names, identifiers and base64 of plain text right after
+    a secret-ish word survive byte-identical (the entropy rule takes only random tokens)."""
+    text = sep.join(f"{word} {value}" for word, value in pairs)
     assert redact(text) == text
 
 
@@ -388,3 +452,49 @@ def test_redact_public_names_stay_in_redact():
     assert red.Finding is kv.Finding
     assert red.marker("password") == "[REDACTED:password]"
     assert red.find_secrets("DB_PASSWORD=hunter2xyz") == [red.Finding(12, 22, "password", 1)]
+
+
+# ---------------------------------------------------------------------------- issue 16
+
+_B = "Zx8fK2mQ9vLr4TnB7wYc1HdS6gPa3JeU0kNo5RtVAbCdEfGhIjKlMnOpQrStUvWxYz"  # 66 alphanumerics
+_H = "0123456789abcdef" * 4
+
+
+@pytest.mark.parametrize("token,kind", [
+    ("glptt-" + _B[:20], "gitlab-token"), ("glrt-" + _B[:20], "gitlab-token"),
+    ("pypi-AgEIcHlwaS5vcmc" + _B[:50], "pypi-token"), ("lin_api_" + _B[:40], "linear-key"),
+    ("dp.pt." + _B[:43], "doppler-token"), ("PMAK-" + _H[:24] + "-" + _H[:34], "postman-key"),
+    ("ATATT3xFfGF0" + (_B * 3)[:180], "atlassian-token"),
+    ("AGE-SECRET-KEY-1" + "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L" * 2, "age-secret-key"),
+    ("glsa_" + _B[:32] + "_" + _H[:8], "grafana-token"), ("glc_" + _B[:40], "grafana-token"),
+    ("sntryu_" + _H, "sentry-token"), ("NRAK-" + _B[:27].upper(), "newrelic-key"),
+    ("HRKU-AA" + _B[:58], "heroku-key"), ("sq0atp-" + _B[:22], "square-token"),
+    ("sbp_" + _H[:40], "supabase-token"), ("r8_" + _B[:37], "replicate-token"),
+    ("pscale_tkn_" + _B[:43], "planetscale-token"), ("xai-" + _B[:64] + "AB", "xai-key"),
+    ("pplx-" + _B[:48], "perplexity-key"), ("fo1_" + _B[:43], "flyio-token"),
+])
+def test_redact_gitleaks_token_shapes(token, kind):
+    """Issue 16: the token shapes of the gitleaks rule set (our own patterns) are replaced
+    whole, with their kind."""
+    assert redact(f"use {token} now") == f"use [REDACTED:{kind}] now"
+
+
+@pytest.mark.parametrize("text", [
+    "visit the password reset page", "git rev-parse HEAD gives 3f2a9c1e0b7d4a6f8e5c2b1a0d9e8f7c6b5a4d3e",
+    "token for session 5c0375b4-57a5-4f26-b12d-d022ee4e51b7", "the secret is in docs/ops/secrets.md",
+    "the token is aGVsbG8gd29ybGQsIHRoaXMgaXMgcGxhaW4gdGV4dA== (base64 of a greeting)",
+])
+def test_redact_issue16_lookalikes_kept(text):
+    """Issue 16: look-alikes next to secret words (reset pages, SHAs, UUIDs, paths, base64 of
+    plain text) come back as the same object."""
+    assert redact(text) is text
+
+
+def test_redact_discord_token_at_sentence_end_but_not_in_dotted_names():
+    """A Discord bot token before a full stop goes; a dotted name that only has its shape (its
+    first part not the base64 of an id) stays."""
+    tok = (base64.b64encode(b"1087654321123456789").decode().rstrip("=")
+           + ".GhIjKl.AbCdEfGhIjKlMnOpQrStUvWxYz0123456789ab")
+    assert redact(f"the bot token is {tok}.") == "the bot token is [REDACTED:discord-token]."
+    kept = "see aGVsbG8gd29ybGQgaGVsbG8gd29y.abcdef.AbCdEfGhIjKlMnOpQrStUvWxYz01 here"
+    assert redact(kept) is kept

@@ -170,7 +170,8 @@ def db_upgrade(home: Optional[Path] = HomeOption) -> None:
 
 @app.command("where")
 def where_cmd(home: Optional[Path] = HomeOption) -> None:
-    """Print the workspace folder and the database URL in use."""
+    """Print the workspace folder and the database URL in use; warn on stderr about each
+    folder or file in the workspace that other users can read (issue 16)."""
     out.print(f"home: {resolve_home(home)}")
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
@@ -181,6 +182,14 @@ def where_cmd(home: Optional[Path] = HomeOption) -> None:
     except ArgumentError:
         raise InputError(f"not a database URL: {url!r}") from None
     out.print(f"database: {shown}")
+    from continuity.core.private import exposed
+
+    found = exposed(resolve_home(home))
+    for item in found[:20]:  # issue 16: a workspace others can read
+        err.print(f"warning: {item.describe()}", markup=False, highlight=False)
+    if len(found) > 20:
+        err.print(f"warning: and {len(found) - 20} more folders or files other users can read",
+                  markup=False, highlight=False)
 
 
 # ---------------------------------------------------------------------------- progress

@@ -55,6 +55,45 @@ def database_url(home: str | os.PathLike[str] | None = None) -> str:
 
 CONFIG_FILE = "config.toml"
 
+#: every ``[section]`` of ``config.toml`` a feature reads with ``load_section`` (checkpoints,
+#: daemon, MEMORY.md, summarizer, transcripts). A section or ``CONTINUITY_<SECTION>__<FIELD>``
+#: override naming another is an error (issue 16: ``[continuty]`` was ignored silently and
+#: ``prune`` then used the default retention). tests/core/test_config.py checks that every
+#: ``load_section`` call names one of these.
+KNOWN_SECTIONS = ("continuity", "daemon", "memory_md", "summarizer", "transcripts")
+
+
+def _closest(name: str, known: tuple[str, ...] = KNOWN_SECTIONS) -> str:
+    """`` (did you mean [x]?)`` for the known section closest to ``name`` (difflib), else the
+    list of known sections."""
+    import difflib
+
+    match = difflib.get_close_matches(name.lower().replace("-", "_"), known, n=1, cutoff=0.5)
+    if match:
+        return f"did you mean [{match[0]}]?"
+    return "known sections: " + ", ".join(f"[{k}]" for k in known)
+
+
+def check_sections(data: dict[str, object], path: Path) -> None:
+    """Raise ``ConfigError`` naming ``path``, the unknown section and the closest known one
+    for each top-level table of ``config.toml`` (``data``) that no feature reads, and for each
+    ``CONTINUITY_<SECTION>__<FIELD>`` environment variable whose section is unknown
+    (``CONTINUITY_CONTINUTY__RETENTION_DAYS``: did you mean ``CONTINUITY_CONTINUITY__…``?)."""
+    problems = [f"{path}: unknown section [{name}]; {_closest(name)}"
+                for name in data if name not in KNOWN_SECTIONS]
+    for var in sorted(os.environ):
+        if not var.startswith("CONTINUITY_") or "__" not in var[11:]:
+            continue
+        section, field = var[11:].split("__", 1)
+        if section.lower() not in KNOWN_SECTIONS:
+            hint = _closest(section)
+            if hint.startswith("did you mean"):
+                best = hint[len("did you mean ["):-2]
+                hint = f"did you mean ${'CONTINUITY_' + best.upper() + '__' + field}?"
+            problems.append(f"${var}: unknown section {section.lower()!r}; {hint}")
+    if problems:
+        raise ConfigError("; ".join(problems))
+
 
 def config_path(home: str | os.PathLike[str] | None = None) -> Path:
     """``<home>/config.toml``, the workspace's configuration file."""
@@ -67,7 +106,9 @@ def load_section(section: str, model: type[T], home: str | os.PathLike[str] | No
     ``model`` is a pydantic ``BaseModel``; a field ``prompt_interval`` of section ``continuity``
     is read from ``[continuity] prompt_interval`` (or its alias, e.g. ``promptInterval``) and
     overridden by ``CONTINUITY_CONTINUITY__PROMPT_INTERVAL``. Raises ``ConfigError`` naming the
-    file, the field and the rule for a bad value (never clamps silently) and for invalid TOML.
+    file, the field and the rule for a bad value (never clamps silently), for invalid TOML, and
+    for a section or env override no feature reads, with the closest known one
+    (``check_sections``, issue 16).
     """
     import tomllib
 
@@ -85,10 +126,13 @@ def load_section(section: str, model: type[T], home: str | os.PathLike[str] | No
             raise ConfigError(f"{path}: not UTF-8 (byte {exc.start})") from exc
         except (tomllib.TOMLDecodeError, OSError) as exc:
             raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+        check_sections(data, path)
         section_values = data.get(section, {})
         if not isinstance(section_values, dict):
             raise ConfigError(f"{path}: [{section}] must be a table")
         values.update(section_values)
+    else:
+        check_sections({}, path)
     prefix = f"CONTINUITY_{section.upper()}__"
     from_env: dict[str, str] = {}
     for name, info in model.model_fields.items():

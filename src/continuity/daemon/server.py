@@ -68,6 +68,7 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES, database_url, load_section, resolve_home
+from continuity.core.private import private_dir, write_private
 from continuity.core.errors import (
     AmbiguousSession,
     ConfigError,
@@ -476,7 +477,7 @@ def build_live(home: Path, settings: DaemonSettings) -> Any:
 
 
 def _lock(home: Path) -> int:
-    home.mkdir(parents=True, exist_ok=True)
+    private_dir(home)  # issue 16: the workspace is owner-only
     fd = os.open(home / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -582,9 +583,7 @@ def serve(home: str | os.PathLike[str] | None = None, *, host: str | None = None
 
     def ready() -> None:
         for path, text in ((id_file, workspace_id), (url_file, url)):  # the id first
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(text + "\n")
-            os.replace(tmp, path)
+            write_private(path, (text + "\n").encode())
         log.info("continuity daemon listening on %s (workspace %s)", url, where)
 
     def stopped(error: BaseException | None) -> None:

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import dataclasses
 import hashlib
 import os
 from dataclasses import dataclass
@@ -60,7 +61,8 @@ class FormatReader:
         self.warnings: list[tuple[int, str]] = []
         self.skip_reason: str = ""
         self._facts = SessionFacts()
-        self.session_key = self.key_from_head(head) or file_stem(path)
+        key = self.key_from_head(head)
+        self.session_key = clean(key) if isinstance(key, str) and key else file_stem(path)
 
     @classmethod
     def sniff(cls, head: list[dict]) -> bool:  # pragma: no cover - abstract
@@ -121,6 +123,14 @@ def parse_timestamp(value: Any) -> datetime | None:
     return None
 
 
+def str_field(obj: Any, key: str) -> str | None:
+    """``obj[key]`` when ``obj`` is a dict and the value a string, else None: the type check
+    for fields compared with sets or used as keys (issue 16: a ``type`` holding a list raised
+    ``TypeError: unhashable type`` while sniffing a file)."""
+    value = obj.get(key) if isinstance(obj, dict) else None
+    return value if isinstance(value, str) else None
+
+
 def text_of(value: Any) -> str:
     """Clean text from a value that should be a string (None and non-strings give "")."""
     return clean(value) if isinstance(value, str) else ""
@@ -140,3 +150,94 @@ def decode_media(media_type: str, data: Any) -> tuple[MediaBlock, dict[str, byte
         raw = b""
     digest = hashlib.sha256(raw).hexdigest()
     return MediaBlock(media_type or "application/octet-stream", len(raw), digest), {digest: raw}
+
+
+# ---------------------------------------------------------------------------- field checks
+
+
+def clean_deep(value: Any) -> Any:
+    """A JSON-like ``value`` (str, dict, list, tuple, scalars) with lone surrogates in every string (dict keys too) replaced by U+FFFD; the
+    same object when nothing changed."""
+    if isinstance(value, str):
+        return clean(value)
+    if isinstance(value, dict):
+        out = {clean_deep(k) if isinstance(k, str) else k: clean_deep(v)
+               for k, v in value.items()}
+        same = len(out) == len(value) and all(
+            k is k2 and v is v2 for (k, v), (k2, v2) in zip(out.items(), value.items()))
+        return value if same else out
+    if isinstance(value, (list, tuple)):
+        items = [clean_deep(v) for v in value]
+        if all(a is b for a, b in zip(items, value)):
+            return value
+        return type(value)(items) if isinstance(value, tuple) else items
+    return value
+
+
+def _checked(obj: Any, where: str, problems: list[str]) -> Any:
+    """A copy of dataclass ``obj`` (a block, ``CompactionInfo``) whose ``str`` fields hold
+    strings (a wrong type becomes None for an optional field, "" for a required one, with a
+    problem noted), with surrogate-free text everywhere; ``obj`` itself when all was well."""
+    changes: dict[str, Any] = {}
+    for f in dataclasses.fields(obj):
+        value = getattr(obj, f.name)
+        kind = str(f.type)
+        if kind in ("str", "str | None"):
+            if value is None and kind == "str | None":
+                continue
+            if not isinstance(value, str):
+                problems.append(f"{where}{f.name}: expected a string, got "
+                                f"{type(value).__name__} (dropped)")
+                changes[f.name] = None if kind == "str | None" else ""
+            elif (fixed := clean(value)) is not value:
+                changes[f.name] = fixed
+        elif dataclasses.is_dataclass(value):
+            fixed = _checked(value, f"{where}{f.name}.", problems)
+            if fixed is not value:
+                changes[f.name] = fixed
+        elif isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0]):
+            items = tuple(_checked(v, f"{where}{f.name}[{i}].", problems)
+                          for i, v in enumerate(value))
+            if any(a is not b for a, b in zip(items, value)):
+                changes[f.name] = items
+        elif f.name in ("arguments",):
+            fixed = clean_deep(value)
+            if fixed is not value:
+                changes[f.name] = fixed
+    return dataclasses.replace(obj, **changes) if changes else obj
+
+
+def check_entry(entry: Entry) -> list[str]:
+    """Make the reader's ``entry`` safe to store, in place, and return what was wrong (issue
+    16: a field that should be a string holding a list or an object raised ``TypeError:
+    unhashable type``; a lone surrogate from a JSON escape raised ``UnicodeEncodeError``).
+
+    Every ``str`` field of the entry, its compaction and its blocks must hold a string: a wrong
+    type is dropped (None, or "" for a required field) and named in the result
+    (``"native_id: expected a string, got list (dropped)"``); lone surrogates become U+FFFD in
+    every stored text (tool call arguments too). The raw line is kept as read, so nothing is
+    lost. The one place the importer checks field types, whatever the reader."""
+    problems: list[str] = []
+    for name in ("native_id", "parent_native_id", "cwd", "run_id", "type_name"):
+        value = getattr(entry, name)
+        if value is None and name != "type_name":
+            continue
+        if not isinstance(value, str):
+            problems.append(f"{name}: expected a string, got {type(value).__name__} (dropped)")
+            setattr(entry, name, "" if name == "type_name" else None)
+        else:
+            setattr(entry, name, clean(value))
+    if entry.compaction is not None:
+        entry.compaction = _checked(entry.compaction, "compaction.", problems)
+    entry.blocks = tuple(_checked(b, f"blocks[{i}].", problems)
+                         for i, b in enumerate(entry.blocks))
+    return problems
+
+
+def check_facts(facts: SessionFacts) -> SessionFacts:
+    """``facts`` with every field a surrogate-free string (a wrong type: None, or "default"
+    for ``agent_id``)."""
+    def one(value: Any) -> str | None:
+        return clean(value) if isinstance(value, str) else None
+    return SessionFacts(cwd=one(facts.cwd), title=one(facts.title), version=one(facts.version),
+                        agent_id=one(facts.agent_id) or "default")

@@ -37,6 +37,7 @@ from typing import Any, ClassVar
 import orjson
 
 from continuity.formats.base import (
+    str_field,
     FormatReader,
     decode_media,
     file_stem,
@@ -173,7 +174,7 @@ class ClaudeCodeReader(FormatReader):
         for obj in head:
             if not isinstance(obj, dict):
                 continue
-            kind = obj.get("type")
+            kind = str_field(obj, "type")
             if kind == "session":  # pi header
                 return False
             if isinstance(obj.get("payload"), dict) and (

@@ -25,7 +25,9 @@ import re
 from functools import partial
 from typing import Any
 
-from continuity.formats.base import FormatReader, decode_media, parse_timestamp, text_of
+from continuity.formats.base import (
+    FormatReader, decode_media, parse_timestamp, str_field, text_of,
+)
 from continuity.formats.codex_items import (
     add_media,
     call_id,
@@ -120,7 +122,7 @@ class CodexReader(FormatReader):
     @classmethod
     def sniff(cls, head: list[dict]) -> bool:
         for obj in head[:20]:
-            if (isinstance(obj, dict) and obj.get("type") in TOP_LEVEL_TYPES
+            if (str_field(obj, "type") in TOP_LEVEL_TYPES
                     and isinstance(obj.get("payload"), dict)):
                 return True
         return False

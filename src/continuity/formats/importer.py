@@ -35,6 +35,8 @@ from continuity.core.codec import blocks_to_json
 from continuity.core.errors import ContinuityError, InputError, StoreConflict
 from continuity.core.keys import MAX_KEY_CHARS, session_key  # noqa: F401 - MAX_KEY_CHARS re-exported
 from continuity.formats import FormatReader, LineReader, detect, read_head, reader_for
+from continuity.core.text import clean
+from continuity.formats.base import check_entry, check_facts, clean_deep
 from continuity.formats.jsonl import Line
 from continuity.core.model import CompactionInfo, Entry, EntryKind, Session, SourceRef
 from continuity.formats.runs import RunTracker, derive_runs
@@ -314,7 +316,7 @@ class _FileImport:
             if progress:
                 progress(max(0, self.stat.st_size - last_offset))
         report.offset = lines.offset
-        report.version = self.reader.facts().version
+        report.version = check_facts(self.reader.facts()).version
         report.warnings = sorted(report.warnings + list(self.reader.warnings))
 
     def _take(self, line: Line) -> None:
@@ -326,7 +328,7 @@ class _FileImport:
         if line.salvaged is not None:
             self.report.warnings.append((line.number, line.salvaged))
         if line.data is None:
-            reason = line.error or "unreadable"
+            reason = clean(line.error or "unreadable")
             self.issues.append(ImportIssue(self.path_str, line.number, line.offset,
                                            len(line.raw), reason, digest))
             self.report.errors.append((line.number, reason))
@@ -334,7 +336,7 @@ class _FileImport:
         try:
             entry = self.reader.read(line)
         except Exception as exc:  # a reader bug must not lose the rest of the file
-            reason = f"reader error: {exc.__class__.__name__}: {exc}"
+            reason = clean(f"reader error: {exc.__class__.__name__}: {exc}")
             self.issues.append(ImportIssue(self.path_str, line.number, line.offset,
                                            len(line.raw), reason, digest))
             self.report.errors.append((line.number, reason))
@@ -343,6 +345,8 @@ class _FileImport:
             self.report.skipped += 1
             self.report.skip_reasons[self.reader.skip_reason or "skipped"] += 1
             return
+        for problem in check_entry(entry):  # issue 16: wrong types, lone surrogates
+            self.report.warnings.append((line.number, problem))
         if line.raw.count(b"[") + line.raw.count(b"{") > 200:
             # orjson encodes at most 255 levels; a deeper value must still encode, or the
             # line is reported instead of failing its whole batch.
@@ -393,7 +397,7 @@ class _FileImport:
 
     def _write(self, entries: list[Entry], offset: int, line_count: int, final: bool) -> None:
         store = self.store
-        facts = self.reader.facts()
+        facts = check_facts(self.reader.facts())
         session = Session(key=self.key, harness=self.reader.harness, agent_id=facts.agent_id,
                           project=facts.cwd, source_path=self.path_str,
                           started_at=self.started, ended_at=self.ended, title=facts.title)
@@ -407,7 +411,8 @@ class _FileImport:
             # Runs follow the conversation path: derive them again over the path.
             self.tracker = derive_runs(store, self.key, facts.agent_id)
             store.replace_runs(self.key, self.tracker.take())
-        state = {"reader": self.reader.state(), "runs": self.tracker.state()}
+        # a reader keeps field values in its state: lone surrogates must not reach orjson
+        state = clean_deep({"reader": self.reader.state(), "runs": self.tracker.state()})
         # size: the length the prefix hash covers the start of (the size when this import began)
         store.put_source(SourceState(self.path_str, self.key, self.reader.harness,
                                      self.stat.st_ino, self.stat.st_size, offset, line_count,

@@ -50,6 +50,7 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from continuity.core.config import resolve_home
+from continuity.core.private import private_dir
 from continuity.core.errors import LineageDamaged  # noqa: F401 (re-exported)
 from continuity.lineage.frontmatter import (  # noqa: F401 (re-exported: the lineage's file format)
     FRONTMATTER_HASH,
@@ -250,8 +251,7 @@ def session_lock(home: str | os.PathLike[str] | None, token: str,
     """Hold the session's lineage lock (``memory/.locks/<token>.lock``). Not re-entrant: a
     second hold from the same process waits like any other. Raises ``ArtifactError`` after
     ``wait`` seconds."""
-    folder = memory_dir(home) / ".locks"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = private_dir(memory_dir(home) / ".locks")
     fd = os.open(folder / f"{token}.lock", os.O_RDWR | os.O_CREAT, 0o600)
     try:
         give_up = time.monotonic() + wait
@@ -371,7 +371,7 @@ def write_artifact(home: str | os.PathLike[str] | None, kind: str,
                 raise ArtifactConflict(f"{path}: content mismatch: the artifact is write-once "
                                        "and holds a different body")
             return WriteResult(path, False)
-        folder.mkdir(parents=True, exist_ok=True)
+        private_dir(folder)
         _replace(path, render_file(ordered, body), token)
     return WriteResult(path, True)
 
@@ -464,7 +464,7 @@ def update_manifest(home: str | os.PathLike[str] | None, agent_id: str, session_
         merged["updated_at"] = iso(now)
         body = manifest_body(merged)
         fields = _with_hash([(k, merged.get(k)) for k in MANIFEST_FIELDS], body)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(path.parent)
         _replace(path, render_file(fields, body), token)
     return read_artifact(path), True
 

@@ -63,6 +63,7 @@ from continuity.lineage import artifacts as ln
 from continuity.lineage import sentence as sn
 from continuity.core.config import load_section, resolve_home
 from continuity.core.errors import InputError
+from continuity.core.private import private_dir
 from continuity.core.text import utf8_len
 from continuity.transcripts.transcript_log import safe_name
 
@@ -531,7 +532,7 @@ def _write_atomic(target: Path, data: bytes) -> bool:
         if target.read_bytes() == data:
             return False
         mode = target.stat().st_mode & 0o7777
-    target.parent.mkdir(parents=True, exist_ok=True)
+    private_dir(target.parent)
     fd, tmp = tempfile.mkstemp(prefix=".MEMORY-", suffix=".tmp", dir=target.parent)
     try:
         with os.fdopen(fd, "wb") as fh:

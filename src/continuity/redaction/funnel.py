@@ -8,8 +8,16 @@ ordinary text byte-identical. Detectors, each giving spans of ``text``:
 
 - **token shapes** recognised by prefix and length (OpenAI, Anthropic, Google API keys and
   OAuth client secrets ``GOCSPX-``, AWS access key ids, GitHub, GitLab, Slack incl. app-level
-  ``xapp-``, Stripe, npm, Docker ``dckr_pat_``, Hugging Face, SendGrid, JWTs). The span grows to the whole contiguous
-  token run on both sides, so a longer token or a ``_old`` suffix never leaks its tail (B33).
+  ``xapp-``, Stripe, npm, Docker ``dckr_pat_``, Hugging Face ``hf_``/``api_org_``, SendGrid,
+  JWTs, DigitalOcean ``dop_v1_``/``doo_v1_``/``dor_v1_``, and, after the gitleaks rule set
+  (issue 16; our own patterns), GitLab's other prefixes, Groq, PyPI, Shopify, Linear, Doppler,
+  Postman, Atlassian, age, Databricks, Grafana, Vault, Sentry, New Relic, Heroku, Square,
+  Supabase, Replicate, PlanetScale, xAI, Perplexity, Fly.io, Azure AD client secrets). The span
+  grows to the whole contiguous token run on both sides, so a longer token or a ``_old`` suffix
+  never leaks its tail (B33). A short prefix (``hf_``, ``dapi``, ``r8_``…) must start a token and
+  its body look random (a digit, or both cases mixed; not ``hf_requiredCharacteristicTypes``);
+- **Discord bot tokens** (issue 16), found by their shape alone: ``<base64 of a 17-20 digit
+  id>.<6>.<25-48>``, the first part decoding to digits;
   A legacy or short ``sk-`` key must start a token (``task-<hex>``, ``disk-<hex>`` are ids);
   a Twilio API key is exactly ``SK`` + 32 lowercase hex standing alone (account SIDs ``AC…``
   are not secrets);
@@ -22,8 +30,16 @@ ordinary text byte-identical. Detectors, each giving spans of ``text``:
   ``account``…; an ALL_CAPS ``…_KEY`` in ``NAME=value`` form and an ``auth`` key count only
   for a machine-made value that is not lowercase words joined by ``_``
   (``SORT_KEY=created_at_desc_2024``). ``PWD``/``OLDPWD`` holding a directory are kept.
-  In prose, ``the password is hunter2xyz`` / ``was set to `…` ``: the value goes when it is
-  machine-like (a letter and a digit, or mixed case), not ``the password is in the vault``.
+  In prose, ``the password is hunter2xyz`` / ``was set to `…` ``, ``the ssh password for
+  root@host is X``, ``the root pw is X``, ``log in as deploy, password X`` (after a comma or a
+  ``login``/``as U``: X needs a digit or a symbol), ``use credentials admin / X`` (issue 16):
+  the value goes when it is machine-like (a letter and a digit, or mixed case), not ``the
+  password is in the vault``; keytool's ``-storepass``/``-keypass`` take any literal value;
+- **entropy near a secret word** (issue 16): among the six words after ``secret``, ``token``,
+  ``key``, ``password``, ``credential``… in the same sentence, a token of 20+ characters with
+  3.5+ bits of Shannon entropy per character and a digit or well-mixed case (``its secret is
+  wJalrXUtnFEMI/K7MDENG…``); never lowercase hex, a UUID, a path or file name, words joined by
+  ``_ - . /`` or camelCase, or base64 of plain text;
   No word may mark metadata (``max_tokens``, ``token_count``, ``password_file``,
   ``secret_name``…). Placeholders (``$VAR``, ``${X}``, ``<token>``, ``***``, ``null``,
   ``sk-ant-...``), code (``token=token``, ``os.environ[...]``, ``NAME = "word"``) and type
@@ -51,7 +67,11 @@ are here. ``Finding`` stays importable from here.
 
 Kinds: ``openai-key anthropic-key google-api-key google-oauth-token google-oauth-secret
 aws-access-key github-token gitlab-token slack-token slack-webhook stripe-key twilio-key
-npm-token docker-token huggingface-token sendgrid-key jwt bearer-token basic-auth auth-token
+npm-token docker-token huggingface-token sendgrid-key jwt digitalocean-token discord-token
+gitlab-token groq-key pypi-token shopify-token linear-key doppler-token postman-key
+atlassian-token age-secret-key databricks-token grafana-token vault-token sentry-token
+newrelic-key heroku-key square-token supabase-token replicate-token planetscale-token xai-key
+perplexity-key flyio-token azure-client-secret discord-webhook bearer-token basic-auth auth-token
 url-credential cookie private-key private password token api-key secret credential
 base64-credential``.
 
@@ -74,10 +94,13 @@ secrets missed (Bearer tokens, URL passwords, OpenAI/Google/Stripe shapes, ``<pr
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from typing import Any, Callable, Iterable
 
 from continuity.redaction.keyed import (
+    CAMEL_WORDS_RE,
     POSITIONAL_KEYS,
     _HAS_ALPHA,
     _HAS_DIGIT,
@@ -125,12 +148,41 @@ _SHAPES: list[tuple[str, tuple[str, ...], str]] = [
     ("google-oauth-secret", ("SPX-",), r"GOCSPX-[A-Za-z0-9_-]{20,}"),
     ("slack-webhook", ("hooks.slack.com/services/",),
      r"hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+"),
+    ("discord-webhook", ("/api/webhooks/",), r"/api/webhooks/\d{17,20}/[A-Za-z0-9_-]{60,}"),
     ("slack-token", ("xox",), r"xox[abeoprs]-[A-Za-z0-9-]{10,}"),
     ("slack-token", ("xapp-",), r"xapp-\d+-[A-Za-z0-9-]{10,}"),
     ("twilio-key", ("SK",), r"SK[0-9a-f]{32}(?![A-Za-z0-9_-])"),
     ("npm-token", ("npm_",), r"npm_[A-Za-z0-9]{36,}"),
     ("docker-token", ("dckr_pat_", "dckr_oat_"), r"dckr_(?:pat|oat)_[A-Za-z0-9_-]{20,}"),
-    ("huggingface-token", ("hf_",), r"hf_[A-Za-z]{30,}"),
+    ("huggingface-token", ("hf_",), r"hf_[A-Za-z0-9]{30,}"),
+    ("huggingface-token", ("api_org_",), r"api_org_[A-Za-z0-9]{30,}"),
+    ("digitalocean-token", ("dop_v1_", "doo_v1_", "dor_v1_"), r"do[opr]_v1_[a-f0-9]{64}"),
+    # shapes after the gitleaks rule set (our own patterns): prefix + body of a known length
+    ("gitlab-token", ("glptt-", "gldt-", "glrt-", "glsoat-", "glcbt-", "glft-", "glimt-"),
+     r"gl(?:ptt|dt|rt|soat|cbt|ft|imt)-[A-Za-z0-9_-]{20,}"),
+    ("groq-key", ("gsk_",), r"gsk_[A-Za-z0-9]{48,}"),
+    ("pypi-token", ("pypi-AgE",), r"pypi-AgE[A-Za-z0-9_-]{50,}"),
+    ("shopify-token", ("shpat_", "shpca_", "shppa_", "shpss_"), r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
+    ("linear-key", ("lin_api_",), r"lin_api_[A-Za-z0-9]{40}"),
+    ("doppler-token", ("dp.pt.",), r"dp\.pt\.[A-Za-z0-9]{40,}"),
+    ("postman-key", ("PMAK-",), r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}"),
+    ("atlassian-token", ("ATATT3",), r"ATATT3[A-Za-z0-9_=-]{100,}"),
+    ("age-secret-key", ("AGE-SECRET-KEY-1",), r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
+    ("databricks-token", ("dapi",), r"dapi[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9_])"),
+    ("grafana-token", ("glsa_", "glc_"), r"gl(?:sa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|c_[A-Za-z0-9+/]{32,}={0,2})"),
+    ("vault-token", ("hvs.", "hvb."), r"hv[sb]\.[A-Za-z0-9_-]{24,}"),
+    ("sentry-token", ("sntrys_eyJ", "sntryu_"), r"sntry(?:s_eyJ[A-Za-z0-9+/=_-]{40,}|u_[a-f0-9]{64})"),
+    ("newrelic-key", ("NRAK-",), r"NRAK-[A-Z0-9]{27}"),
+    ("heroku-key", ("HRKU-",), r"HRKU-[A-Za-z0-9_-]{40,}"),
+    ("square-token", ("sq0atp-", "sq0csp-"), r"sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}"),
+    ("supabase-token", ("sbp_",), r"sbp_[a-f0-9]{40}"),
+    ("replicate-token", ("r8_",), r"r8_[A-Za-z0-9]{37}"),
+    ("planetscale-token", ("pscale_tkn_", "pscale_pw_", "pscale_oauth_"),
+     r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,}"),
+    ("xai-key", ("xai-",), r"xai-[A-Za-z0-9]{60,}"),
+    ("perplexity-key", ("pplx-",), r"pplx-[A-Za-z0-9]{40,}"),
+    ("flyio-token", ("fo1_",), r"fo1_[A-Za-z0-9_-]{39,}"),
+    ("azure-client-secret", ("Q~",), r"[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}"),
     ("sendgrid-key", ("SG.",), r"SG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
     ("jwt", ("eyJ",), r"eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]*"),
 ]
@@ -138,8 +190,13 @@ _SHAPES: list[tuple[str, tuple[str, ...], str]] = [
 _SHAPE_ANCHORS: dict[str, list[tuple[str, re.Pattern[str], int]]] = {}
 for _kind, _anchors, _pattern in _SHAPES:
     for _anchor in _anchors:
-        _offset = {"_live_": -2, "_test_": -2, "SPX-": -3}.get(_anchor, 0)
+        _offset = {"_live_": -2, "_test_": -2, "SPX-": -3, "Q~": -4}.get(_anchor, 0)
         _SHAPE_ANCHORS.setdefault(_anchor, []).append((_kind, re.compile(_pattern), _offset))
+#: kinds whose short prefix must start a token and whose body must look random (not
+#: ``rhf_SponsoredProducts…`` or ``hf_requiredCharacteristicTypes``): kind -> prefix length
+_TOKEN_START = {"huggingface-token": 3, "databricks-token": 4, "replicate-token": 3,
+                "groq-key": 4, "xai-key": 4, "flyio-token": 4, "supabase-token": 4,
+                "perplexity-key": 5}
 _RUN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _RUN_LEFT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
@@ -167,7 +224,13 @@ def _shape_at(text: str, hit: int, shapes: list[tuple[str, re.Pattern[str], int]
             continue
         elif kind == "twilio-key" and before in _RUN:  # exactly "SK" + 32 hex, alone
             continue
+        elif kind in _TOKEN_START and (before in _RUN or not _randomish(
+                m.group()[_TOKEN_START[kind]:])):  # short prefix: alone, random body
+            continue
         start, end = m.span()
+        if kind == "discord-webhook":  # the id stays, the token goes
+            start = m.start() + m.group().rindex("/") + 1
+            return Finding(start, end, kind, 3)
         if kind not in ("slack-webhook", "twilio-key"):
             n = len(text)
             while start > 0 and text[start - 1] in _RUN_LEFT:
@@ -178,6 +241,56 @@ def _shape_at(text: str, hit: int, shapes: list[tuple[str, re.Pattern[str], int]
                 end += 1
         return Finding(start, end, kind, 3)
     return None
+
+
+def _randomish(body: str) -> bool:
+    """A token body that looks machine-made rather than an identifier: it holds a digit, or
+    both letter cases with neither under a sixth of its letters (``hf_`` + 34 random letters,
+    not ``requiredCharacteristicTypes``), or it is lowercase hex (a key body like ``dapi…``)."""
+    if any(c.isdigit() for c in body):
+        return True
+    if CAMEL_WORDS_RE.match(body):
+        return False
+    letters = [c for c in body if c.isalpha()]
+    upper = sum(1 for c in letters if c.isupper())
+    return bool(letters) and min(upper, len(letters) - upper) * 6 >= len(letters)
+
+
+#: a Discord bot token: the base64 of the bot's numeric id (a 17 to 20 digit snowflake), a
+#: 6-character timestamp and a 25 to 48 character HMAC, joined by dots. It has no literal
+#: prefix, so it is found by its middle (``.<6>.``, a fast literal-first scan) and checked
+#: outwards; the id must decode to digits.
+_DISCORD_MID_RE = re.compile(r"\.[A-Za-z0-9_-]{6}\.")
+_DISCORD_HEAD = (23, 28)
+_DISCORD_TAIL = (25, 48)
+
+
+def _discord_findings(text: str) -> Iterable[Finding]:
+    n = len(text)
+    for m in _DISCORD_MID_RE.finditer(text):
+        start = m.start()
+        while start > 0 and text[start - 1] in _RUN and m.start() - start <= _DISCORD_HEAD[1]:
+            start -= 1
+        end = m.end()
+        while end < n and text[end] in _RUN and end - m.end() <= _DISCORD_TAIL[1]:
+            end += 1
+        head, tail = m.start() - start, end - m.end()
+        if not (_DISCORD_HEAD[0] <= head <= _DISCORD_HEAD[1]
+                and _DISCORD_TAIL[0] <= tail <= _DISCORD_TAIL[1]):
+            continue
+        if (start > 0 and text[start - 1] in _RUN_OR_DOT) or (end < n and text[end] in _RUN) or (
+                text.startswith(".", end) and end + 1 < n and text[end + 1] in _RUN):
+            continue  # part of a longer dotted name (a full stop after it is fine)
+        ident = text[start:m.start()]
+        try:
+            decoded = base64.urlsafe_b64decode(ident + "=" * (-len(ident) % 4))
+        except (ValueError, binascii.Error):
+            continue
+        if 17 <= len(decoded) <= 20 and decoded.isdigit():
+            yield Finding(start, end, "discord-token", 3)
+
+
+_RUN_OR_DOT = _RUN | {"."}
 
 
 # ---------------------------------------------------------------------------- blocks
@@ -387,6 +500,8 @@ def find_secrets(text: str) -> list[Finding]:
             if f is not None:
                 found.append(f)
         m = search(text, hit + 1)  # overlapping: "keyeyJ…" still finds the JWT
+    if "." in text:
+        found.extend(_discord_findings(text))
     if "pem" in blocks:
         found.extend(_block_findings(text, _PEM_RE, "private-key"))
     if "private" in blocks:

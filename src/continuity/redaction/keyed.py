@@ -1,6 +1,9 @@
 """Secret detectors keyed on a name: **key = value** (``DB_PASSWORD=…``, ``"apiKey": "…"``,
-``--token …``, and a password in prose, ``the password is hunter2xyz``) and **command lines**
-(``curl -u user:pass``, ``mysql -pS3cret``, ``sshpass -p pw``). Each finds a secret by the key,
+``--token …``, ``keytool -storepass X``, and a password in prose, ``the password is
+hunter2xyz``, ``the ssh password for root@host is X``, ``use credentials admin / X``),
+**command lines** (``curl -u user:pass``, ``mysql -pS3cret``, ``sshpass -p pw``) and the
+**entropy rule** (``high_entropy_token``: a long random token among the words after a secret
+word, ``its secret is wJalrXUtnFEMI/K7MDENG…``; issue 16). Each finds a secret by the key,
 flag or command that introduces it, not by its own shape. Split out of ``continuity.redaction.funnel``,
 whose module docstring states the rules; ``redact`` stays the one funnel and the only entry
 point (callers never use this module directly).
@@ -14,7 +17,11 @@ and the value tests, ``_is_placeholder`` (``$VAR``, ``<token>``, ``***``…) and
 
 from __future__ import annotations
 
+import base64
+import binascii
+import math
 import re
+from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -55,11 +62,18 @@ def _credential_like(value: str, *, min_len: int = 8) -> bool:
 #: words that make a key secret on their own
 _SECRET_WORDS = {
     "password": "password", "passwd": "password", "pwd": "password", "pass": "password",
-    "passphrase": "password", "passcode": "password", "secret": "secret",
+    "passphrase": "password", "passcode": "password", "pw": "password",
+    # keytool's and jarsigner's password flags (``-storepass X``), openssl's ``-passin``
+    "storepass": "password", "keypass": "password", "srcstorepass": "password",
+    "deststorepass": "password", "srckeypass": "password", "destkeypass": "password",
+    "secret": "secret", "creds": "credential",
     "token": "token", "credential": "credential", "credentials": "credential",
     "apikey": "api-key", "privatekey": "private-key",
     "accesskey": "api-key", "secretkey": "secret",
 }
+#: flags whose spaced value is a literal password, even a plain word (``-storepass changeit``)
+_PASSWORD_FLAGS = {"storepass", "keypass", "srcstorepass", "deststorepass", "srckeypass",
+                   "destkeypass"}
 #: when a key holds several secret words (``x-auth-token``), the most specific kind wins
 _KIND_ORDER = ("password", "private-key", "token", "api-key", "credential", "secret")
 #: words before a final ``key`` that make it secret (``api_key``, ``AccountKey``…)
@@ -84,7 +98,8 @@ _MODIFIERS = {
     "seconds", "time", "at", "date", "first", "last",
 }
 #: literal stems whose hits start a key check (lower, Capitalized and UPPER forms)
-_STEMS = tuple(v for w in ("pass", "pwd", "secret", "token", "key", "credential", "auth")
+_STEMS = tuple(v for w in ("pass", "pwd", "pw", "secret", "token", "key", "credential",
+                            "creds", "auth")
                for v in _case_variants(w))
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
@@ -94,9 +109,24 @@ _QUOTED_RE = {
     '"': re.compile(r'"((?:[^"\\\n]|\\[^"\n])*)"'),
     "'": re.compile(r"'([^'\\\n]*)'"),
 }
-_PROSE_KEY_RE = re.compile(r"(?i)pass(?:w|phrase|code)")
+_PROSE_KEY_RE = re.compile(r"(?i)pass(?:w|phrase|code)|\Apw\Z")
+#: ``is`` / ``was`` after a password word, also after what it is for (``the ssh password for
+#: root@host is X`` or ``… for root@host: X``, up to three words after ``for``/``of``/``on``/``at``)
 _PROSE_RE = re.compile(
-    r"[ \t]+(?:is|was)(?:[ \t]+(?:now|still|set[ \t]+to|changed[ \t]+to))?[ \t]+(?=[^\s])")
+    r"(?:[ \t]+(?:for|of|on|at)(?:[ \t]+(?!is\b|was\b)[^\s:]{1,80}){1,3}?"
+    r"(?::|(?=[ \t]+(?:is|was)\b)))?"
+    r"(?:[ \t]+(?:is|was)(?:[ \t]+(?:now|still|set[ \t]+to|changed[ \t]+to))?[ \t]+(?=[^\s])"
+    r"|(?<=:)[ \t]*(?=[^\s]))")
+#: ``log in as deploy, password X``: a password word right after a comma or ``;`` (or a
+#: ``login U`` / ``user U`` / ``as U``), its value after a space
+_CLAUSE_BEFORE_RE = re.compile(
+    r"(?:[,;(][ \t]*|(?:\blog[ \t]?in|\bsign[ \t]in|\buser(?:name)?|\bas)[ \t]+\S+[ \t]+"
+    r"(?:(?:with|and|using)[ \t]+)?)\Z",
+    re.I)
+#: ``credentials admin / X``, ``creds are admin:X``: a user and a password after the word
+_USER_PASS_RE = re.compile(
+    r"(?:[ \t]+(?:are|is))?[ \t]*:?[ \t]+[\"'`]?(?P<user>[A-Za-z0-9_.@-]{1,64})"
+    r"(?:[ \t]*/[ \t]*|:)(?P<pw>[^\s\"'`]{1,128})")
 _OPEN_QUOTE_RE = re.compile(r"\\*[\"']")
 _UNQUOTED_RE = re.compile(r"(?:[^\s\"'`\\,;&<>|]|&(?![A-Za-z_][\w.-]*=))+")
 _CODE_RE = re.compile(
@@ -176,6 +206,7 @@ def _glued_password(word: str) -> str | None:
 
 
 _B64_RE = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}\Z")
+_B64_ANY_RE = re.compile(r"[A-Za-z0-9+/]+={0,2}\Z")
 
 
 def _value_kind(value: str, key_kind: str) -> str:
@@ -268,10 +299,10 @@ def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
     key = raw.lstrip("-.")
     flag = raw.startswith("-") and not raw.startswith("---")
     named = _key_kind(key)
-    if named is None:
-        return None
-    kind, weak = named
     ke = ks + len(raw)
+    if named is None:  # "the API key is …": a bare "key" names a secret only by its value
+        return _entropy_near(text, ke, "secret") if key.lower() == "key" else None
+    kind, weak = named
     env = key.upper() == key and any(c.isalpha() for c in key)
     sep = _SEP_RE.match(text, ke)
     if sep is None and env and text.startswith("==", ke):
@@ -286,9 +317,19 @@ def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
         if weak and span and _weak_value_plain(text[span[0]:span[1]]):
             return None
     elif flag and (fs := _FLAG_SEP_RE.match(text, ke)):
-        span = _kv_value(text, fs.end(), tight=False, flag=True, env=False, kind=kind)
+        if key.lower() in _PASSWORD_FLAGS:  # keytool -storepass changeit: a literal password
+            span = _arg_span(text, fs.end())
+            if span and not _literal_password(text[span[0]:span[1]]):
+                span = None
+        else:
+            span = _kv_value(text, fs.end(), tight=False, flag=True, env=False, kind=kind)
     else:
-        return _prose_at(text, ke) if _PROSE_KEY_RE.search(key) else None
+        found = None
+        if _PROSE_KEY_RE.search(key):
+            found = _prose_at(text, ke, ks)
+        elif kind == "credential":
+            found = _user_pass_at(text, ke)
+        return found or (None if weak else _entropy_near(text, ke, kind))
     if not span or (key.lower() in ("pwd", "oldpwd") and _DIR_RE.match(text[span[0]:span[1]])):
         return None
     return Finding(span[0], span[1], _value_kind(text[span[0]:span[1]], kind), 1)
@@ -311,13 +352,20 @@ def _machine_like(value: str) -> bool:
     return value[1:].lower() != value[1:] and value.upper() != value
 
 
-def _prose_at(text: str, pos: int) -> Finding | None:
-    """The password in prose after a password word ending at ``pos``: ``… password is
-    hunter2xyz``, ``password was set to `S3cret!x` ``, when the value is machine-like."""
+def _prose_at(text: str, pos: int, key_start: int) -> Finding | None:
+    """The password in prose after a password word ending at ``pos`` (the word starting at
+    ``key_start``): ``… password is hunter2xyz``, ``password was set to `S3cret!x` ``, ``the
+    ssh password for root@host is X``, ``the root pw is X``, ``log in as deploy, password X``
+    (issue 16), when the value is machine-like."""
     m = _PROSE_RE.match(text, pos)
-    if not m:
+    bare = m is None
+    if m:
+        at = m.end()
+    elif (_CLAUSE_BEFORE_RE.search(text[max(key_start - 80, 0):key_start])
+          and (m := _SPACED_RE.match(text, pos))):
+        at = m.end()
+    else:
         return None
-    at = m.end()
     span = _quoted_span(text, at) if text[at] in "'\"" else None
     if text[at] == "`":
         close = text.find("`", at + 1, at + 200)
@@ -325,9 +373,124 @@ def _prose_at(text: str, pos: int) -> Finding | None:
     elif span is None:
         u = _UNQUOTED_RE.match(text, m.end())
         span = (m.end(), m.end() + (len(u.group().rstrip(".,:;!?)]}")) if u else 0))
-    if span is None or not _machine_like(text[span[0]:span[1]]):
+    if span is None or not _machine_like(value := text[span[0]:span[1]]) or _digest_like(
+            value) or _plain_base64(value):
         return None
+    if bare and (CAMEL_WORDS_RE.match(value) or _words_joined(value) or not (
+            (_HAS_DIGIT.search(value) and _HAS_ALPHA.search(value)) or not value.isalnum())):
+        return None  # ", password X" without "is": X needs a digit or a symbol
     return Finding(span[0], span[1], "password", 1)
+
+
+def _digest_like(value: str) -> bool:
+    """A git SHA or content digest (40 or 64 lowercase hex) or a UUID: an id, not a password."""
+    return bool(_UUID_RE.match(value) or (len(value) in (40, 64) and _LOWER_HEX_RE.match(value)))
+
+
+_SPACED_RE = re.compile(r"[ \t]+(?=[^\s])")
+
+
+def _user_pass_at(text: str, pos: int) -> Finding | None:
+    """The password of ``credentials admin / X`` or ``creds are admin:X`` after a credential
+    word ending at ``pos`` (issue 16): the user stays; the password must be machine-like or
+    hold a symbol (``admin / admin`` and ``user/password`` placeholders stay)."""
+    m = _USER_PASS_RE.match(text, pos)
+    if not m:
+        return None
+    pw, user = m.group("pw").rstrip(".,;:)]}"), m.group("user")
+    spaced = " " in text[m.end("user"):m.start("pw")]
+    if not (_machine_like(pw) or (spaced and len(pw) >= 6 and not pw.isalnum()
+                                  and not _is_placeholder(pw))):
+        return None
+    if pw.lower() in _PLACEHOLDER_WORDS or "/" in pw or pw == user or _FILE_RE.match(pw) or (
+            not _HAS_ALNUM.search(user)):
+        return None
+    return Finding(m.start("pw"), m.start("pw") + len(pw), "password", 1)
+
+
+# ---------------------------------------------------------------------------- entropy
+
+#: the next word after a secret word (``its secret is X``, ``bot token X``): an optional
+#: ``:``/``=``, an opening quote or bracket, then the word
+_NEAR_WORD_RE = re.compile(r"[ \t]*(?:[:=][ \t]*)?[\"'`(]?([^\s\"'`<>()\[\]{},;]+)")
+_TOKEN_CHARS_RE = re.compile(r"[A-Za-z0-9+/=_.~-]+\Z")
+_LOWER_HEX_RE = re.compile(r"[0-9a-f]+\Z")
+_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+                      r"[0-9a-fA-F]{12}\Z")
+_FILE_RE = re.compile(r".*\.[A-Za-z][A-Za-z0-9]{0,4}\Z")
+#: words run together, each capitalised (``requiredTypesForDisplay``): an identifier
+CAMEL_WORDS_RE = re.compile(r"(?:[A-Z]?[a-z]{2,})+\Z")
+_WORD_PART_RE = re.compile(r"(?:[a-z]+|[A-Z][a-z]+|[A-Z]+|\d+)\Z")
+#: how many words after a secret word the entropy rule looks at, within how many characters
+NEAR_WORDS = 6
+NEAR_CHARS = 120
+#: the least length and Shannon entropy (bits per character) of a token the entropy rule takes
+ENTROPY_MIN_LEN = 20
+ENTROPY_MIN_BITS = 3.5
+
+
+def _words_joined(value: str) -> bool:
+    """Words or numbers joined by ``/ _ . -`` (``MY_TOKEN_2024``, ``created-at``): a name."""
+    parts = [p for p in re.split(r"[/_.-]", value) if p]
+    return len(parts) >= 2 and all(_WORD_PART_RE.match(p) for p in parts)
+
+
+def _shannon_bits(value: str) -> float:
+    """Shannon entropy of ``value`` in bits per character."""
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values())
+
+
+def high_entropy_token(value: str) -> bool:
+    """A long mixed token that looks random (issue 16's entropy rule): at least
+    ``ENTROPY_MIN_LEN`` characters of ``[A-Za-z0-9+/=_.~-]``, ``ENTROPY_MIN_BITS`` bits per
+    character, a letter and a digit or both cases well mixed; never lowercase hex (git SHAs,
+    digests), a UUID, a path, a file name, words joined by ``_ - .``, or base64 of plain text."""
+    if len(value) < ENTROPY_MIN_LEN or not _TOKEN_CHARS_RE.match(value):
+        return False
+    if value[0] in "/~.$-" or "=" in value.rstrip("=") or _is_placeholder(value) or _LOWER_HEX_RE.match(value) or (
+            _UUID_RE.match(value) or _FILE_RE.match(value)):
+        return False
+    if _words_joined(value) or CAMEL_WORDS_RE.match(value):
+        return False
+    if _shannon_bits(value) < ENTROPY_MIN_BITS:
+        return False
+    letters = [c for c in value if c.isalpha()]
+    upper = sum(1 for c in letters if c.isupper())
+    mixed_case = bool(letters) and min(upper, len(letters) - upper) * 6 >= len(letters)
+    if not letters or not (_HAS_DIGIT.search(value) or mixed_case):
+        return False
+    return not _plain_base64(value)
+
+
+def _plain_base64(value: str) -> bool:
+    """``value`` is base64 of printable text with a space (``dGhpcyBpcyBh…``, prose encoded)."""
+    if len(value) % 4 or len(value) < 8 or not _B64_ANY_RE.match(value):
+        return False
+    try:
+        raw = base64.b64decode(value, validate=True)
+    except (ValueError, binascii.Error):
+        return False
+    return b" " in raw and all(32 <= b < 127 or b in (9, 10, 13) for b in raw)
+
+
+def _entropy_near(text: str, pos: int, kind: str) -> Finding | None:
+    """A high-entropy token (``high_entropy_token``) among the ``NEAR_WORDS`` words after a
+    secret word ending at ``pos`` (``its secret is wJalrXUtnFEMI/K7MDENG…``, ``bot token
+    MTA4…``), in the same sentence and line: the token goes as ``kind``."""
+    end = min(len(text), pos + NEAR_CHARS)
+    for _ in range(NEAR_WORDS):
+        m = _NEAR_WORD_RE.match(text, pos)
+        if not m or m.start(1) >= end:
+            return None
+        word = m.group(1)
+        value = word.rstrip(".,:;!?")
+        if high_entropy_token(value):
+            return Finding(m.start(1), m.start(1) + len(value), kind, 1)
+        if value != word and word[-1] in ".!?":  # the sentence ended
+            return None
+        pos = m.end()
+    return None
 
 
 # ---------------------------------------------------------------------------- command lines

@@ -27,6 +27,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 
 from continuity.core.model import Entry
+from continuity.core.private import private_dir, private_open
 from continuity.core.errors import ContinuityError, SchemaOutOfDate, StoreError
 from continuity.store.base import ImportIssue, RawLine, RowMeta, SourceState, Store
 from continuity.store.sql import SqlStore
@@ -181,7 +182,10 @@ def _engine(url: str):  # type: ignore[no-untyped-def]
         if db and db != ":memory:":
             folder = Path(db).expanduser().parent
             try:
-                folder.mkdir(parents=True, exist_ok=True)
+                private_dir(folder)
+                # issue 16: the database holds every raw line. Created 0600 before SQLite
+                # opens it, its -wal and -shm files take the same mode.
+                os.close(private_open(Path(db).expanduser(), os.O_RDWR | os.O_CREAT))
             except OSError as exc:
                 raise StoreError(f"cannot create the workspace folder {folder}: "
                                  f"{exc.strerror or exc}") from exc
@@ -234,7 +238,8 @@ def _migration_lock(engine) -> Iterator[None]:  # type: ignore[no-untyped-def]
         return
     import fcntl
 
-    with open(f"{db}.migrate.lock", "a+b") as fh:
+    with os.fdopen(private_open(f"{db}.migrate.lock", os.O_RDWR | os.O_APPEND | os.O_CREAT),
+                   "a+b") as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield

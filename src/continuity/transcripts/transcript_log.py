@@ -30,6 +30,7 @@ from typing import Any, Iterable, Iterator
 import orjson
 
 from continuity.core.config import resolve_home
+from continuity.core.private import private_dir, private_open
 from continuity.core.text import json_bytes
 
 log = logging.getLogger(__name__)
@@ -159,7 +160,7 @@ class TranscriptLog:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        private_dir(self.path.parent)
         fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT, 0o600)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
@@ -220,7 +221,9 @@ class TranscriptLog:
                 return 0
         except orjson.JSONDecodeError:
             pass
-        with open(self.path.with_name(self.path.name + ".torn"), "ab") as torn:
+        torn_path = self.path.with_name(self.path.name + ".torn")
+        with os.fdopen(private_open(torn_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT),
+                       "ab") as torn:
             torn.write(tail + b"\n")
         os.ftruncate(fd, start)
         self.torn_bytes += len(tail)

@@ -245,8 +245,15 @@ def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> Insta
 
 def _through_link(path: Path) -> Path:
     """The file to read and rewrite: ``path``, or the file a symlink at ``path`` points at
-    (followed to the end, even when it does not exist yet), so the link is kept."""
-    return path.resolve() if path.is_symlink() else path
+    (followed to the end, even when it does not exist yet), so the link is kept. Raises
+    ``InputError`` when that is a device, a pipe or a socket: settings are written
+    only to a regular file (issue 16: ``--settings /dev/null`` as root replaced the device),
+    as ``memory render --output`` does."""
+    target = path.resolve() if path.is_symlink() else path
+    if target.exists() and not target.is_dir() and not target.is_file():
+        raise InputError(f"{path}: is not a regular file (a device, socket or pipe); "
+                         "settings are only written to a regular file")
+    return target
 
 
 def _events(harness: str) -> dict[str, tuple[str, int]]:
@@ -309,10 +316,13 @@ def _without_ours(data: dict[str, Any]) -> dict[str, Any]:
 
 
 def _backup(path: Path, raw: bytes | None) -> Path | None:
+    """Copy the settings' bytes to ``<file>.continuity-backup`` with the original's permission
+    bits (issue 16: a ``0600`` settings file, which may hold the user's secrets, was backed up
+    ``0644``)."""
     backup = path.with_name(path.name + BACKUP_SUFFIX)
     if raw is None or backup.exists():
         return None
-    _atomic_bytes(backup, raw)
+    _atomic_bytes(backup, raw, mode=path.stat().st_mode & 0o777)
     return backup
 
 
@@ -320,9 +330,12 @@ def _write(path: Path, data: dict[str, Any]) -> None:
     _atomic_bytes(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
 
 
-def _atomic_bytes(path: Path, data: bytes) -> None:
+def _atomic_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
+    """Write ``data`` to ``path`` whole (temp file, fsync, rename) with ``mode``, else the
+    existing file's permission bits, else ``0644``."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
+    if mode is None:
+        mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:

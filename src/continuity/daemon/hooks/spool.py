@@ -31,6 +31,8 @@ import os
 import sys
 import time
 
+from continuity.core.private import private_dir, private_open
+
 if False:  # annotations only: importing ``typing`` would cost the hook command ~10 ms
     from typing import Any, Callable
 
@@ -113,7 +115,7 @@ class _Locked:
         self.fd = -1
 
     def __enter__(self) -> "_Locked":
-        os.makedirs(self.folder, exist_ok=True)
+        private_dir(self.folder)
         self.fd = os.open(os.path.join(self.folder, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o600)
         if self.deadline is None:
             fcntl.flock(self.fd, fcntl.LOCK_EX)
@@ -130,6 +132,10 @@ class _Locked:
 
     def __exit__(self, *exc: object) -> None:
         os.close(self.fd)
+
+
+#: flags of an append-only spool file (created 0600 by ``private_open``, issue 16)
+_APPEND = os.O_WRONLY | os.O_APPEND | os.O_CREAT
 
 
 def spool_dir(home: str | os.PathLike[str]) -> str:
@@ -264,9 +270,8 @@ def _reject(folder: str, line: bytes | None, number: int | None, source: str, re
     record = {"source": source, "line": number, "reason": reason,
               "record": None if line is None else line.decode("utf-8", "replace").rstrip("\n"),
               "at": iso_now(), **extra}
-    os.makedirs(folder, exist_ok=True)
-    fd = os.open(os.path.join(folder, REJECTED_FILE), os.O_WRONLY | os.O_APPEND | os.O_CREAT,
-                 0o600)
+    private_dir(folder)
+    fd = private_open(os.path.join(folder, REJECTED_FILE), _APPEND)
     try:
         _write_all(fd, json.dumps(record, ensure_ascii=True).encode("ascii") + b"\n")
         os.fsync(fd)
@@ -335,7 +340,7 @@ def _drain_file(folder: str, name: str, handle: Callable[[SpooledEvent], None],
     if os.path.exists(done_path):
         with open(done_path, "rb") as fh:
             done = {line.strip().decode("ascii", "replace") for line in fh if line.strip()}
-    with open(path, "rb") as src, open(done_path, "ab") as marks:
+    with open(path, "rb") as src, os.fdopen(private_open(done_path, _APPEND), "ab") as marks:
         for number, line in enumerate(src, 1):
             try:
                 event = SpooledEvent.parse(line)
@@ -425,7 +430,7 @@ class RecentEvents:
 
     def _rewrite(self) -> None:
         tmp = self._path + ".tmp"
-        with open(tmp, "wb") as fh:
+        with os.fdopen(private_open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC), "wb") as fh:
             fh.write("".join(f"{i}\n" for i in self._ids).encode("ascii", "replace"))
         os.replace(tmp, self._path)
 
@@ -456,8 +461,8 @@ class RecentEvents:
             while len(self._ids) > self._size:
                 self._ids.popitem(last=False)
             try:
-                os.makedirs(os.path.dirname(self._path), exist_ok=True)
-                with open(self._path, "ab") as fh:
+                private_dir(os.path.dirname(self._path))
+                with os.fdopen(private_open(self._path, _APPEND), "ab") as fh:
                     fh.write(event_id.encode("ascii", "replace") + b"\n")
             except OSError:  # memory still answers duplicates until a restart
                 pass

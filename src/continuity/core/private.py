@@ -1,0 +1,150 @@
+"""Owner-only files: the workspace holds every raw line, prompt and tool output an agent saw,
+so other users of the machine must not read any of it (issue 16: ``continuity.db``,
+``spool/recent-ids.txt`` and the settings backup were created ``0644``).
+
+- ``private_dir(path)``: make a folder (and its missing parents inside the workspace) ``0700``
+  whatever the umask;
+- ``private_open(path, flags)``: ``os.open`` a file created ``0600``;
+- ``write_private(path, data)``: write a file whole (temp file, fsync, rename) as ``0600``;
+- ``make_private(path)``: ``chmod 0600`` an existing file we created (SQLite's ``-wal`` and
+  ``-shm`` take the database file's mode, so a database file created ``0600`` first keeps
+  both private);
+- ``exposed(home)``: the folders and files under a workspace that users other than the owner
+  can read, write or enter (for ``where`` and ``doctor``).
+
+Imports nothing of ours.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+
+# Only os and stat at import time: the hook's fast path (spool) imports this module.
+if False:  # annotations only
+    from pathlib import Path
+
+__all__ = ["PRIVATE_DIR", "PRIVATE_FILE", "Exposed", "exposed", "make_private", "private_dir",
+           "private_open", "write_private"]
+
+#: the mode of every folder in the workspace (issue 16)
+PRIVATE_DIR = 0o700
+#: the mode of every file in the workspace (issue 16)
+PRIVATE_FILE = 0o600
+
+
+def private_dir(path: str | os.PathLike[str]) -> str | os.PathLike[str]:
+    """Create folder ``path`` (and missing parents) if needed; each folder this call creates is
+    ``0700`` whatever the umask. An existing folder keeps its mode (``exposed`` reports it).
+    Returns ``path`` as given. Raises ``OSError`` as ``os.mkdir`` does. Uses ``os.path`` only
+    (``pathlib`` would cost the hook's fast path its ``re`` and ``urllib`` imports)."""
+    missing: list[str] = []
+    probe = os.path.abspath(os.fspath(path))
+    while not os.path.exists(probe):
+        missing.append(probe)
+        parent = os.path.dirname(probe)
+        if parent == probe:
+            break
+        probe = parent
+    for folder in reversed(missing):
+        try:
+            os.mkdir(folder, PRIVATE_DIR)
+        except FileExistsError:  # made by another process meanwhile
+            continue
+        os.chmod(folder, PRIVATE_DIR)  # the umask may have cleared owner bits (0o7xx)
+    return path
+
+
+def private_open(path: str | os.PathLike[str], flags: int) -> int:
+    """``os.open(path, flags)``; a file it creates is ``0600`` whatever the umask (an
+    existing file keeps its mode). Returns the descriptor."""
+    return os.open(path, flags, PRIVATE_FILE)
+
+
+def make_private(path: str | os.PathLike[str]) -> None:
+    """``chmod 0600`` the file at ``path`` when it exists and has any bit for group or others
+    (missing files are ignored)."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return
+    if mode & 0o077:
+        os.chmod(path, PRIVATE_FILE)
+
+
+def write_private(path: str | os.PathLike[str], data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all (temp file beside it, fsync, rename); the
+    file is ``0600``. Its folder must exist. Raises ``OSError``."""
+    import tempfile
+    from pathlib import Path
+
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, PRIVATE_FILE)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class Exposed:
+    """A folder or file under the workspace that others can use: its ``path``, permission
+    ``mode`` (the low 9 bits) and ``kind`` (``folder`` or ``file``)."""
+
+    __slots__ = ("path", "mode", "kind")
+
+    def __init__(self, path: Path, mode: int, kind: str) -> None:
+        self.path, self.mode, self.kind = path, mode, kind
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Exposed) and (self.path, self.mode, self.kind) == (
+            other.path, other.mode, other.kind)
+
+    def __repr__(self) -> str:
+        return f"Exposed({str(self.path)!r}, 0o{self.mode:o}, {self.kind!r})"
+
+    def describe(self) -> str:
+        """``<path> is 0644: other users can read it (chmod 600)``."""
+        want = "700" if self.kind == "folder" else "600"
+        return (f"{self.path} is {self.mode:04o}: other users can "
+                f"{'enter' if self.kind == 'folder' else 'read'} it (chmod {want})")
+
+
+def exposed(home: str | os.PathLike[str], *, limit: int = 10_000) -> list[Exposed]:
+    """The workspace folder ``home`` and the folders and regular files under it whose mode
+    gives group or others any bit (``mode & 0o077``), in walk order, at most ``limit`` entries
+    looked at. Symlinks are not followed (the link's target is not in the workspace). A
+    missing ``home`` gives []. Issue 16: a fresh workspace gives []."""
+    from pathlib import Path
+
+    root = Path(home)
+    try:
+        st = root.lstat()
+    except FileNotFoundError:
+        return []
+    found: list[Exposed] = []
+    if stat.S_ISDIR(st.st_mode) and st.st_mode & 0o077:
+        found.append(Exposed(root, st.st_mode & 0o777, "folder"))
+    seen = 0
+    for folder, dirs, files in os.walk(root):
+        for name in dirs + files:
+            seen += 1
+            if seen > limit:
+                return found
+            path = Path(folder) / name
+            try:
+                st = path.lstat()
+            except OSError:
+                continue
+            if not st.st_mode & 0o077:
+                continue
+            if stat.S_ISDIR(st.st_mode):
+                found.append(Exposed(path, st.st_mode & 0o777, "folder"))
+            elif stat.S_ISREG(st.st_mode):
+                found.append(Exposed(path, st.st_mode & 0o777, "file"))
+    return found

@@ -1,0 +1,71 @@
+"""config.toml sections (issue 16: "Writes that replace what they should not"): a misspelled
+section or env override is an error naming the closest known section and the file, at load."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from pydantic import BaseModel
+
+from continuity.core.config import load_section
+from continuity.core.errors import ConfigError
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "continuity"
+
+
+class _Retention(BaseModel):
+    retention_days: int = 30
+
+
+def test_misspelled_section_is_an_error_naming_the_closest(isolated_home):
+    """``[continuty]`` (the retention the user meant to raise) is refused at load, naming the
+    file and ``[continuity]``; ``[memory-md]`` names ``[memory_md]``."""
+    isolated_home.mkdir(parents=True)
+    config = isolated_home / "config.toml"
+    config.write_text("[continuty]\nretention_days = 365\n")
+    with pytest.raises(ConfigError) as exc:
+        load_section("continuity", _Retention)
+    assert str(exc.value) == f"{config}: unknown section [continuty]; did you mean [continuity]?"
+    config.write_text("[memory-md]\nmax_bytes = 1\n")
+    with pytest.raises(ConfigError) as exc:
+        load_section("continuity", _Retention)
+    assert str(exc.value) == f"{config}: unknown section [memory-md]; did you mean [memory_md]?"
+    config.write_text("[zzz]\n")
+    with pytest.raises(ConfigError, match=r"unknown section \[zzz\]; known sections: "
+                                          r"\[continuity\], \[daemon\]"):
+        load_section("continuity", _Retention)
+
+
+def test_misspelled_env_override_is_an_error(isolated_home, monkeypatch):
+    """``CONTINUITY_CONTINUTY__RETENTION_DAYS`` is refused, naming the variable meant."""
+    monkeypatch.setenv("CONTINUITY_CONTINUTY__RETENTION_DAYS", "365")
+    with pytest.raises(ConfigError) as exc:
+        load_section("continuity", _Retention)
+    assert str(exc.value) == ("$CONTINUITY_CONTINUTY__RETENTION_DAYS: unknown section "
+                              "'continuty'; did you mean $CONTINUITY_CONTINUITY__RETENTION_DAYS?")
+    monkeypatch.delenv("CONTINUITY_CONTINUTY__RETENTION_DAYS")
+    monkeypatch.setenv("CONTINUITY_CONTINUITY__RETENTION_DAYS", "365")
+    assert load_section("continuity", _Retention).retention_days == 365
+
+
+def test_known_sections_load(isolated_home):
+    """Every known section is accepted; its values are read."""
+    from continuity.core.config import KNOWN_SECTIONS
+
+    isolated_home.mkdir(parents=True)
+    (isolated_home / "config.toml").write_text(
+        "".join(f"[{name}]\n" for name in KNOWN_SECTIONS if name != "continuity")
+        + "[continuity]\nretention_days = 7\n")
+    assert load_section("continuity", _Retention).retention_days == 7
+
+
+def test_every_load_section_call_names_a_known_section():
+    """KNOWN_SECTIONS lists every section a feature reads (so none is refused as unknown)."""
+    from continuity.core.config import KNOWN_SECTIONS
+
+    used = set()
+    for path in SRC.rglob("*.py"):
+        used.update(re.findall(r'load_section\(\s*"([a-z_]+)"', path.read_text()))
+    assert used and used <= set(KNOWN_SECTIONS), used - set(KNOWN_SECTIONS)

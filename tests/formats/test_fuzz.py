@@ -1,0 +1,183 @@
+"""Fuzzing the readers and the importer with mutated real lines (issue 16: "Inputs that crash
+the importer"). Real lines of each harness's sample sessions (``../shared/data``) get one field
+value replaced by a list, an object, a number, null, a bool or a string holding a lone surrogate
+(``"\\ud800"`` as a JSON escape), or are truncated; the file is imported. No exception escapes,
+and every line ends as a row, a duplicate, a skipped line or a reported bad line."""
+
+from __future__ import annotations
+
+import itertools
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from continuity.formats.importer import import_file
+from continuity.store import open_store
+from tests.paths import SHARED_DATA
+
+#: a few real files per harness, first lines only (the head decides the reader)
+SOURCES = {
+    "claude-code": SHARED_DATA / "claude-code" / "short.jsonl",
+    "claude-code-tools": SHARED_DATA / "claude-code" / "tool_heavy.jsonl",
+    "codex": SHARED_DATA / "codex" / "with-compaction.jsonl",
+    "codex-events": SHARED_DATA / "codex" / "event-shapes.jsonl",
+    "pi": SHARED_DATA / "pi" / "v3-short-session.jsonl",
+}
+LINES = {name: path.read_bytes().splitlines()[:16] for name, path in SOURCES.items()}
+
+#: values that a field of the wrong type might hold
+_WRONG = st.one_of(
+    st.lists(st.sampled_from(["a", 1, None]), max_size=3),
+    st.dictionaries(st.sampled_from(["type", "text", "id", "x"]),
+                    st.sampled_from(["a", 1, None, [], {}]), max_size=3),
+    st.integers(-2**70, 2**70), st.floats(allow_nan=False), st.none(), st.booleans(),
+    st.sampled_from(["\ud800", "a\udfffb", "\udc80\udc81", "", " ", "\x00", "x" * 300]),
+)
+
+
+def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
+    """Every path to a value inside a parsed JSON line (keys and list indexes)."""
+    out = [prefix] if prefix else []
+    if isinstance(value, dict):
+        for k, v in value.items():
+            out.extend(_paths(v, prefix + (k,)))
+    elif isinstance(value, list):
+        for i, v in enumerate(value[:5]):
+            out.extend(_paths(v, prefix + (i,)))
+    return out
+
+
+def _set(value: Any, path: tuple, new: Any) -> None:
+    for step in path[:-1]:
+        value = value[step]
+    value[path[-1]] = new
+
+
+def _dump(value: Any) -> bytes:
+    """JSON with lone surrogates written as ``\\uXXXX`` escapes, as a harness writes them."""
+    return json.dumps(value, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+@st.composite
+def mutated_file(draw: st.DrawFn) -> tuple[str, list[bytes]]:
+    """A sample's first lines with 1 to 3 of them mutated."""
+    name = draw(st.sampled_from(sorted(LINES)))
+    lines = list(LINES[name])
+    for _ in range(draw(st.integers(1, 3))):
+        i = draw(st.one_of(st.just(0), st.integers(0, len(lines) - 1)))  # the head decides
+        how = draw(st.sampled_from(["field", "field", "field", "truncate", "whole"]))
+        if how == "truncate":
+            lines[i] = lines[i][:draw(st.integers(0, max(len(lines[i]) - 1, 0)))]
+            continue
+        try:
+            data = json.loads(lines[i])
+        except ValueError:  # truncated by an earlier mutation
+            continue
+        if how == "whole":
+            lines[i] = _dump(draw(_WRONG))
+            continue
+        paths = _paths(data)
+        if not paths:
+            continue
+        _set(data, draw(st.sampled_from(paths)), draw(_WRONG))
+        lines[i] = _dump(data)
+    return name, lines
+
+
+def test_fuzz_mutated_lines_never_crash_the_importer(tmp_path: Path):
+    """Issue 16: a field holding a list, an object, a number, null or a lone surrogate, or a
+    truncated line, never crashes the import: every non-blank line is a row, a duplicate, a
+    skipped line or a reported bad line (``path:line``), and the raw lines are all kept."""
+    counter = itertools.count()
+    with open_store(tmp_path / "fuzz.db") as store:
+
+        @settings(max_examples=150, deadline=2000,
+                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+        @given(case=mutated_file())
+        def run(case: tuple[str, list[bytes]]) -> None:
+            name, lines = case
+            path = tmp_path / f"{name}-{next(counter)}.jsonl"
+            path.write_bytes(b"".join(line + b"\n" for line in lines))
+            report = import_file(store, path)
+            if report.status == "skipped":  # a mutated head may no longer look like a session
+                assert report.reason == "not a session file (format not recognised)"
+                return
+            assert report.status == "imported", (report.status, report.reason)
+            non_blank = sum(1 for line in lines if line.strip())
+            assert report.lines_read == non_blank
+            assert (report.imported + report.duplicate + report.skipped + len(report.errors)
+                    == non_blank), report.to_dict()
+            assert len(list(store.raw_lines(report.path))) == len(lines)
+
+        run()
+
+
+def _import_lines(tmp_path: Path, lines: list[bytes]):
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(line + b"\n" for line in lines))
+    return path
+
+
+def test_sniff_type_holding_a_list_is_no_crash(tmp_path: Path):
+    """Issue 16: a head line whose ``type`` is a list raised ``TypeError: unhashable type:
+    'list'`` while detecting the format; now the file imports and that line is a row or a
+    reported bad line."""
+    lines = list(LINES["claude-code"][:6])
+    data = json.loads(lines[0])
+    data["type"] = ["user"]
+    lines[0] = _dump(data)
+    with open_store(tmp_path / "t.db") as store:
+        report = import_file(store, _import_lines(tmp_path, lines))
+        assert (report.status, report.harness) == ("imported", "claude-code")
+        assert report.imported + report.skipped + len(report.errors) == 6
+
+
+def test_lone_surrogate_in_a_native_id_is_stored_as_replacement(tmp_path: Path):
+    """Issue 16: a ``uuid`` holding a lone surrogate (``"\\ud800"`` in the JSON) raised
+    ``UnicodeEncodeError: surrogates not allowed`` in the store; the row is kept with U+FFFD
+    in its id, and the raw line is kept as read."""
+    lines = list(LINES["claude-code"][:6])
+    data = json.loads(lines[2])
+    data["uuid"] = "id-\ud800"
+    lines[2] = _dump(data)
+    with open_store(tmp_path / "t.db") as store:
+        report = import_file(store, _import_lines(tmp_path, lines))
+        assert (report.status, report.imported, report.errors) == ("imported", 6, [])
+        assert list(store.native_seqs(report.session_key, ["id-\ufffd"])) == ["id-\ufffd"]
+        raw = [r.data for r in store.raw_lines(report.path)]
+        assert raw[2] == lines[2] and b"\\ud800" in raw[2]
+
+
+def test_lone_surrogate_in_reader_state_is_no_crash(tmp_path: Path):
+    """Issue 16: a pi header ``version`` holding a lone surrogate reached orjson through the
+    reader's saved state (``TypeError: str is not valid UTF-8``); now the file imports."""
+    lines = list(LINES["pi"])
+    data = json.loads(lines[0])
+    data["version"] = "\ud800"
+    lines[0] = _dump(data)
+    with open_store(tmp_path / "t.db") as store:
+        report = import_file(store, _import_lines(tmp_path, lines))
+        assert (report.status, report.imported, report.errors) == ("imported", len(lines), [])
+
+
+@pytest.mark.parametrize("field,value", [
+    ("uuid", ["a", "b"]), ("uuid", {"id": 1}), ("parentUuid", {"x": 1}),
+    ("sessionId", ["s"]), ("uuid", "id-\ud800"), ("cwd", "/tmp/\udfff"),
+])
+def test_claude_code_wrong_typed_fields_import(tmp_path: Path, field, value):
+    """Issue 16: ``TypeError: unhashable type`` and ``UnicodeEncodeError: surrogates not
+    allowed`` were raised out of the import; now the line is a row or a reported bad line."""
+    lines = LINES["claude-code"][:6]
+    data = json.loads(lines[2])
+    data[field] = value
+    path = tmp_path / "s.jsonl"
+    path.write_bytes(b"".join(line + b"\n" for line in [*lines[:2], _dump(data), *lines[3:]]))
+    with open_store(tmp_path / "t.db") as store:
+        report = import_file(store, path)
+        assert report.status == "imported", report.reason
+        assert report.imported + report.duplicate + report.skipped + len(report.errors) == 6
+        assert len(list(store.raw_lines(report.path))) == 6
