@@ -419,3 +419,29 @@ def test_server_body_nested_too_deep_is_400(client: TestClient) -> None:
                     headers={"content-type": "application/json"})
     assert r.status_code == 400  # FastAPI refuses to parse it: the hook spools nothing
     assert r.json() == {"detail": "There was an error parsing the body"}
+
+
+@pytest.mark.parametrize("value", ["4", "0.5", "9.9", "3601"])
+def test_server_stop_seconds_outside_range_is_refused_at_load(isolated_home: Path,
+                                                             value: str) -> None:
+    """Issue 15: a `[daemon] stop_seconds` shorter than a summary needs (model summarizers
+    start only with 5 s left) silently disabled compaction (`no_time_left`, no row, no
+    receipt). It is refused at load, naming the key, its range and the value."""
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    (isolated_home / "config.toml").write_text(f"[daemon]\nstop_seconds = {value}\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings(isolated_home)
+    message = str(info.value)
+    assert "[daemon] stop_seconds" in message and "must be 10–3600 seconds" in message
+    assert message.endswith(f"(got {value if '.' in value else int(value)})")
+
+
+def test_server_stop_seconds_in_range_loads(isolated_home: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bounds themselves load; the environment override is checked the same way."""
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    (isolated_home / "config.toml").write_text("[daemon]\nstop_seconds = 10\n")
+    assert load_settings(isolated_home).stop_seconds == 10.0
+    monkeypatch.setenv("CONTINUITY_DAEMON__STOP_SECONDS", "3")
+    with pytest.raises(ConfigError, match=r"\$CONTINUITY_DAEMON__STOP_SECONDS: .*10–3600"):
+        load_settings(isolated_home)
