@@ -46,6 +46,7 @@ from continuity.core.model import (
     ToolResultBlock,
 )
 from continuity.redaction.funnel import redact
+from continuity.redaction.structured import redact_value
 from continuity.store.base import RowMeta, Store
 from continuity.core.text import clip_middle, json_len, utf8_len
 
@@ -571,19 +572,8 @@ def _redacted(block: Block) -> Block:
     if isinstance(block, ToolResultBlock):
         return replace(block, text=redact(block.text))
     if isinstance(block, ToolCallBlock):
-        return replace(block, arguments=_redacted_value(block.arguments))
+        return replace(block, arguments=redact_value(block.arguments))  # issue 15
     return block
-
-
-def _redacted_value(value: object) -> object:
-    """Tool-call arguments with every string redacted, keys and structure kept."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {k: _redacted_value(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redacted_value(v) for v in value]
-    return value
 
 
 def _synthetic(seq: int, calls: list[ToolCallBlock]) -> tuple[int, Role, list[Block]]:
