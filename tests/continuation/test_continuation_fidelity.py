@@ -56,3 +56,43 @@ def test_continue_json_redacts_secret_keyed_tool_arguments(tmp_path):
     text = orjson.dumps(view).decode()
     for secret in ("deadbeef12345678", "hunter2", "p4ss-w0rd-9"):
         assert secret not in text
+
+
+# ---------------------------------------------------------------- item 5: empty ids
+
+def test_continue_pairs_empty_id_calls_by_position(tmp_path):
+    """Issue 15 item 5: a write and a test run whose harness left every id empty were dropped
+    (`messages` held only texts, `gaps: []`). They are paired by position under derived ids;
+    the unanswered one gets the "effects unknown" answer; nothing is dropped."""
+    rows = [U("write the config"),
+            A(ToolCallBlock("", "Write", {"file_path": "/app/config.toml", "content": "x=1"})),
+            Entry(EntryKind.MESSAGE, Role.TOOL, (ToolResultBlock("", False, "File written"),)),
+            A(ToolCallBlock("", "Bash", {"command": "make test"})),
+            A(text="Wrote the config; the test run did not report back.")]
+    view = _continue(_home_with(tmp_path, rows))
+    shown = [(m["seq"], b["type"], b.get("id") or b.get("call_id"), b.get("text"))
+             for m in view["messages"] for b in m["content"]
+             if b["type"] in ("tool_call", "tool_result")]
+    assert shown[:3] == [(1, "tool_call", "unnamed-1-0", None),
+                         (2, "tool_result", "unnamed-1-0", "File written"),
+                         (3, "tool_call", "unnamed-3-0", None)]
+    assert shown[3][:3] == (3, "tool_result", "unnamed-3-0")
+    assert "effects are unknown" in shown[3][3]
+    assert [m["seq"] for m in view["messages"]] == [1, 2, 3, 3, 4] and view["gaps"] == []
+
+
+def test_empty_id_parallel_calls_pair_in_order(store):
+    """Two unnamed calls of one turn (Codex writes each call as its own row) take the two
+    unnamed results in the order they come."""
+    from continuity.continuation.view import build_continuation
+
+    rows = [U("read both"), A(ToolCallBlock("", "read", {"path": "a"})),
+            A(ToolCallBlock("", "read", {"path": "b"})),
+            Entry(EntryKind.MESSAGE, Role.TOOL, (ToolResultBlock("", False, "A"),)),
+            Entry(EntryKind.MESSAGE, Role.TOOL, (ToolResultBlock("", False, "B"),)),
+            A(text="both read")]
+    view = build_continuation(store, load(store, rows)).to_dict()
+    pairs = [(b.get("id") or b["call_id"], b.get("text") or b["arguments"]["path"])
+             for m in view["messages"] for b in m["content"] if b["type"] != "text"]
+    assert pairs == [("unnamed-1-0", "a"), ("unnamed-2-0", "b"), ("unnamed-1-0", "A"),
+                     ("unnamed-2-0", "B")]

@@ -389,7 +389,7 @@ class _Assembler:
         """The repaired view messages of the rows ``seqs`` (ascending; copied=false)."""
         entries = self._load(seqs)
         result_anywhere = {p.call_id for p in pairs if p.result_seq is not None}
-        rows = [(e.seq, e.role, list(e.blocks)) for e in entries]
+        rows = name_unnamed([(e.seq, e.role, list(e.blocks)) for e in entries])
         return [message_view(seq, role.value, blocks, False)
                 for seq, role, blocks in repair(rows, result_anywhere)]
 
@@ -507,6 +507,46 @@ def _suffix_bytes(window: list[RowMeta]) -> dict[int, int]:
     return out
 
 
+#: The id a call gets when its harness left the id empty (issue 15): ``unnamed-<seq>-<n>``,
+#: the row's seq and the call's place among that row's unnamed calls.
+UNNAMED_ID = "unnamed-{seq}-{n}"
+
+
+def name_unnamed(rows: list[tuple[int, Role, list[Block]]]
+                 ) -> list[tuple[int, Role, list[Block]]]:
+    """Pair tool calls and results whose harness left the id empty, by position (issue 15:
+    they were dropped silently, so the next run could not tell a write happened).
+
+    Each call with an empty id gets ``UNNAMED_ID``; each result with an empty id answers the
+    oldest such call not yet answered (first in, first out, the order harnesses run and
+    report calls), and takes its id. A user row without results starts a new turn: unnamed
+    calls still open then stay unanswered (``repair`` gives them the "effects unknown"
+    answer). A result left with no unnamed call before it keeps its empty id, and ``repair``
+    drops it as an orphan (its call is outside the view: summarised or in a named gap).
+    Rows without empty ids are returned unchanged (the same objects)."""
+    queue: list[str] = []
+    out: list[tuple[int, Role, list[Block]]] = []
+    for seq, role, blocks in rows:
+        if role is Role.USER and not any(isinstance(b, ToolResultBlock) for b in blocks):
+            queue = []
+        if not any((isinstance(b, ToolCallBlock) and not b.id)
+                   or (isinstance(b, ToolResultBlock) and not b.call_id) for b in blocks):
+            out.append((seq, role, blocks))
+            continue
+        named: list[Block] = []
+        n = 0
+        for b in blocks:
+            if isinstance(b, ToolCallBlock) and not b.id:
+                b = replace(b, id=UNNAMED_ID.format(seq=seq, n=n))
+                n += 1
+                queue.append(b.id)
+            elif isinstance(b, ToolResultBlock) and not b.call_id and queue:
+                b = replace(b, call_id=queue.pop(0))
+            named.append(b)
+        out.append((seq, role, named))
+    return out
+
+
 def repair(rows: list[tuple[int, Role, list[Block]]],
            result_anywhere: set[str]) -> list[tuple[int, Role, list[Block]]]:
     """Pair tool calls over a whole view (spec Part 2, step 7). Idempotent.
@@ -521,6 +561,8 @@ def repair(rows: list[tuple[int, Role, list[Block]]],
       rather than given a false synthetic answer (never over-repair, B12).
     - A call or result with an empty id is dropped: it can pair with nothing, and a provider
       refuses it (B05: "tool_call_id  is not found"); a row left empty by that is dropped.
+      The continuation first names them by position (``name_unnamed``, issue 15), so only a
+      result with no unnamed call before it in the view is left for this rule.
     """
     calls_seen: set[str] = set()
     answered: set[str] = set()
@@ -626,5 +668,6 @@ def _strings(block: dict[str, Any]) -> Iterator[tuple[Any, Any]]:
 
 
 __all__ = ["ContinuationView", "Gap", "RefusalReason", "build_continuation", "repair",
+           "name_unnamed", "UNNAMED_ID",
            "effective_compaction",
            "used_bytes", "summary_text", "gap_notice", "UNKNOWN_EFFECTS"]
