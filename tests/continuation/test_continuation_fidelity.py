@@ -96,3 +96,49 @@ def test_empty_id_parallel_calls_pair_in_order(store):
              for m in view["messages"] for b in m["content"] if b["type"] != "text"]
     assert pairs == [("unnamed-1-0", "a"), ("unnamed-2-0", "b"), ("unnamed-1-0", "A"),
                      ("unnamed-2-0", "B")]
+
+
+# ---------------------------------------------------------------- item 4: media
+
+def _png_data_url(payload_bytes: int) -> tuple[str, int]:
+    import base64
+
+    raw = b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * (payload_bytes // 256 + 1)
+    raw = raw[:payload_bytes]
+    return "data:image/png;base64," + base64.b64encode(raw).decode(), payload_bytes
+
+
+def test_continue_request_image_becomes_a_stub(tmp_path):
+    """Issue 15 item 4: an image on the request row vanished from the view (the request had
+    no place for it). It travels as a media stub (type, decoded bytes, its block index), and
+    counts in used_bytes."""
+    from continuity.core.model import MediaBlock
+
+    request = Entry(EntryKind.MESSAGE, Role.USER,
+                    (TextBlock("why does the chart look like this?"),
+                     MediaBlock("image/png", 48_213, "ab" * 32)), is_request=True)
+    view = _continue(_home_with(tmp_path, [request, A(text="The y axis is logarithmic.")]))
+    assert view["request"] == {"seq": 0, "actor": "user",
+                               "text": "why does the chart look like this?",
+                               "media": [{"type": "media", "media_type": "image/png",
+                                          "bytes": 48_213, "block": 1}]}
+    media = json.dumps(view["request"]["media"], separators=(",", ":"))
+    text = json.dumps(view["request"]["text"], ensure_ascii=False)
+    messages = json.dumps(view["messages"], separators=(",", ":"), ensure_ascii=False)
+    assert view["used_bytes"] == len(media) + len(text.encode()) + len(messages.encode())
+
+
+def test_continue_data_url_in_tool_result_becomes_a_stub(tmp_path):
+    """Issue 15 item 4: a ``data:image/png;base64,…`` URL inside a tool result's text travelled
+    as 120 KB of text. It becomes the stub ``[image/png 90480 B omitted]`` where it stood,
+    and the row's stored size counts the stub, so the rows around it still fit."""
+    url, size = _png_data_url(90_480)
+    assert len(url) > 120_000
+    rows = [U("take a screenshot"), A(call("c1", "screenshot")),
+            T("c1", text=f"saved shot.png\n{url}\nend"), A(text="Here it is.")]
+    view = _continue(_home_with(tmp_path, rows), budget=12_000)
+    results = [b for m in view["messages"] for b in m["content"] if b["type"] == "tool_result"]
+    assert results == [{"type": "tool_result", "call_id": "c1", "is_error": False,
+                        "text": f"saved shot.png\n[image/png {size} B omitted]\nend c1"}]
+    assert [m["seq"] for m in view["messages"]] == [1, 2, 3]
+    assert view["used_bytes"] < 1_000 and "base64" not in json.dumps(view)

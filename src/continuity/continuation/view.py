@@ -31,7 +31,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Sequence
 
-from continuity.core.codec import message_view
+from continuity.core.codec import message_view, stub_data_urls
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.core.error_text import failed_summary
 from continuity.core.errors import ContinuityError, SessionNotFound
@@ -39,6 +39,7 @@ from continuity.core.model import (
     Block,
     Entry,
     EntryKind,
+    MediaBlock,
     Role,
     TextBlock,
     ThinkingBlock,
@@ -141,14 +142,26 @@ class ContinuationView:
 
 
 def used_bytes(summary: dict | None, request: dict | None, messages: list[dict]) -> int:
-    """The contract's byte count: compact JSON of summary.text, request.text and messages, each
-    counted when present (an empty message list counts 0)."""
+    """The contract's byte count: compact JSON of summary.text, request.text (and
+    request.media when the request holds media) and messages, each counted when present (an
+    empty message list counts 0)."""
     total = json_len(messages) if messages else 0
     if summary is not None:
         total += json_len(summary["text"])
     if request is not None:
         total += json_len(request["text"])
+        if request.get("media"):
+            total += json_len(request["media"])
     return total
+
+
+def request_media(entry: Entry) -> list[dict[str, Any]]:
+    """The media stubs of a request row (issue 15: an image on the request vanished, the
+    request object had no place for it): ``{"type": "media", "media_type", "bytes", "block"}``
+    per image or file, ``block`` its index among the row's content blocks (where it was);
+    payloads never travel. Empty when the row holds none."""
+    return [{"type": "media", "media_type": b.media_type, "bytes": b.bytes, "block": i}
+            for i, b in enumerate(entry.blocks) if isinstance(b, MediaBlock)]
 
 
 def summary_text(summary: str, first_seq: int, covers_through_seq: int) -> str:
@@ -252,12 +265,15 @@ class _Assembler:
                 return _refuse(view, RefusalReason.SOURCE_READ_FAILURE,
                                f"request row {run.request_seq} of run {run.run_id} is missing")
             request_entry = found[0]
-            text = redact(request_entry.text())
-            if not text.strip():
+            text = stub_data_urls(redact(request_entry.text()))
+            media = request_media(request_entry)
+            if not text.strip() and not media:
                 return _refuse(view, RefusalReason.INCOMPLETE_REQUEST,
                                f"request row {run.request_seq} holds no text")
             view.request = {"seq": request_entry.seq, "actor": request_entry.role.value,
                             "text": text}
+            if media:
+                view.request["media"] = media
         view.notes = self._notes()
         protected = (used_bytes(view.summary, view.request, [])
                      + json_len(view.notes) + GAP_NOTICE_RESERVE)
@@ -668,6 +684,6 @@ def _strings(block: dict[str, Any]) -> Iterator[tuple[Any, Any]]:
 
 
 __all__ = ["ContinuationView", "Gap", "RefusalReason", "build_continuation", "repair",
-           "name_unnamed", "UNNAMED_ID",
+           "name_unnamed", "UNNAMED_ID", "request_media",
            "effective_compaction",
            "used_bytes", "summary_text", "gap_notice", "UNKNOWN_EFFECTS"]
