@@ -142,3 +142,51 @@ def test_continue_data_url_in_tool_result_becomes_a_stub(tmp_path):
                         "text": f"saved shot.png\n[image/png {size} B omitted]\nend c1"}]
     assert [m["seq"] for m in view["messages"]] == [1, 2, 3]
     assert view["used_bytes"] < 1_000 and "base64" not in json.dumps(view)
+
+
+# ---------------------------------------------------------------- item 1: after our compaction
+
+def _export_session() -> list[Entry]:
+    """Three exchanges; the first holds a 9 KB file read, so the view (12,498 bytes) is over
+    a 12,000-byte budget while the last two exchanges (rows 4-11) fit beside a summary."""
+    return [U("set up the nightly export job"), A(call("c1", "read", path="export.py")),
+            T("c1", text="def export():\n" + "    pass  # body\n" * 500),
+            A(text="Read export.py."),
+            U("run the export dry run and show me the row counts"),
+            A(call("c2", "bash", command="python export.py --dry-run")),
+            T("c2", text="exported rows: 1204\n" + "row ok\n" * 250),
+            A(text="The dry run wrote 1,204 rows."),
+            U("why 1204 and not 1300?"),
+            A(call("c3", "bash", command="grep -c 'date=None' export.log")),
+            T("c3", text="96"), A(text="96 rows lack a date, so the export skips them.")]
+
+
+def test_compact_then_continue_carries_the_recent_exchanges_verbatim(tmp_path):
+    """Issue 15 item 1: after `continuity compact` (extractive) the next `continue` held the
+    summary, the request and 0 messages. Now the checkpoint summarises rows 0-3 only and the
+    two most recent complete exchanges (rows 4-11: both tool calls with their results) travel
+    verbatim, reused (not copied), nothing twice, no gap, within the 12,000-byte budget."""
+    home = _home_with(tmp_path, _export_session())
+    compact = runner.invoke(app, ["compact", "s1", "--summarizer", "extractive", "--budget",
+                                  "12000", "--home", str(home), "--json"])
+    assert compact.exit_code == 0, compact.output
+    outcome = json.loads(compact.stdout)
+    assert (outcome["status"], outcome["view_bytes"]) == ("compacted", 12_498)
+    view = _continue(home, budget=12_000)
+    assert [m["seq"] for m in view["messages"]] == [4, 5, 6, 7, 9, 10, 11]  # was []
+    assert view["refusal"] is None and view["summary"]["covers_through_seq"] == 3
+    assert view["request"] == {"seq": 8, "actor": "user", "text": "why 1204 and not 1300?"}
+    assert outcome["kept_from_seq"] == 4 and outcome["checkpoint"]["covers_through_seq"] == 3
+    assert outcome["checkpoint"]["first_kept_entry_id"] == outcome["checkpoint"]["entry_id"]
+    assert "Rows #0–#3 summarized" in outcome["checkpoint"]["summary"]
+    assert (view["gaps"], view["copied"], view["clipped"]) == ([], False, False)
+    with open_store(f"sqlite:///{home / 'continuity.db'}") as store:
+        from continuity.core.codec import message_view
+
+        stored = {e.seq: message_view(e.seq, e.role.value, e.blocks, False)
+                  for e in store.entries("s1", limit=100)}
+    assert all(m == stored[m["seq"]] for m in view["messages"]), "not verbatim"
+    results = [b["text"] for m in view["messages"] for b in m["content"]
+               if b["type"] == "tool_result"]
+    assert results == ["exported rows: 1204\n" + "row ok\n" * 250 + " c2", "96 c3"]
+    assert view["used_bytes"] == 3_679 and view["used_bytes"] <= view["budget_bytes"]

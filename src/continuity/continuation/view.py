@@ -189,6 +189,21 @@ def _refuse(view: ContinuationView, reason: str, detail: str) -> ContinuationVie
     return view
 
 
+def bounded_notes(store: Store, session_key: str) -> list[str]:
+    """The notes a continuation carries, oldest first: the newest ``NOTES_LIMIT``, redacted,
+    newest kept first within ``NOTES_MAX_BYTES`` (UTF-8 bytes of their JSON strings)."""
+    out: list[str] = []
+    total = 0
+    for note in reversed(store.notes(session_key, limit=NOTES_LIMIT)):
+        text = redact(note.text)
+        size = json_len(text) + 1
+        if total + size > NOTES_MAX_BYTES:
+            break
+        out.append(text)
+        total += size
+    return list(reversed(out))
+
+
 def effective_compaction(store: Store, session_key: str) -> Entry | None:
     """The compaction row that takes effect: the newest visible compaction whose summary
     finished (``error_text.failed_summary``). A compaction whose summary failed never drops
@@ -286,16 +301,7 @@ class _Assembler:
         return view
 
     def _notes(self) -> list[str]:
-        out: list[str] = []
-        total = 0
-        for note in reversed(self.store.notes(self.key, limit=NOTES_LIMIT)):
-            text = redact(note.text)
-            size = json_len(text) + 1
-            if total + size > NOTES_MAX_BYTES:
-                break
-            out.append(text)
-            total += size
-        return list(reversed(out))
+        return bounded_notes(self.store, self.key)
 
     # -- steps 2, 6: the bounded suffix -----------------------------------------------------
 
@@ -485,6 +491,54 @@ class _Assembler:
                 cursor_after = page[-1].seq
             else:
                 cursor_before = page[-1].seq
+
+
+def recent_exchanges_start(store: Store, session_key: str, *, after_seq: int,
+                           room: int) -> int | None:
+    """Where the most recent complete exchanges after ``after_seq`` start: the oldest seq from
+    which the visible message rows fit ``room`` UTF-8 bytes as view messages (their stored
+    ``view_bytes``, a comma each and the list's brackets), cut at a unit boundary (never
+    between a tool call and its result, spec Part 2 step 6) and, when one fits, at a user
+    row (an exchange opens with the user; a usable opening, B09). At least one message row
+    is left before it (something to summarise). None when not even the newest unit fits.
+
+    Our checkpoint keeps the rows from here out of its summary so the next continuation
+    carries them verbatim (issue 15; seed 002: "complete-exchange recovery"). Reads row
+    metadata from the newest row back until ``room`` is spent, and the tool-call index of
+    that window: bounded like the continuation itself."""
+    if room <= 2:
+        return None
+    rows: list[RowMeta] = []
+    total, before, exhausted = 2, None, False
+    while True:
+        page = store.rows_meta(session_key, after_seq=after_seq, before_seq=before,
+                               limit=PAGE_ROWS)
+        for meta in page:
+            if meta.kind is EntryKind.MESSAGE:
+                rows.append(meta)
+                total += meta.view_bytes + 1
+        if len(page) < PAGE_ROWS:
+            exhausted = True
+            break
+        if total > room:
+            break
+        before = page[-1].seq
+    if len(rows) < 2:
+        return None
+    rows.reverse()
+    pairs = store.tool_calls_from(session_key, rows[0].seq)
+    sizes = _suffix_bytes(rows)
+    roles = {m.seq: m.role for m in rows}
+    best = best_user = None
+    for start in _valid_starts(rows, pairs, after_seq + 1):  # newest first
+        if exhausted and start == rows[0].seq:
+            break  # the oldest row of the view: nothing would be left to summarise
+        if sizes[start] + 1 > room:
+            break
+        best = start
+        if roles[start] is Role.USER:
+            best_user = start
+    return best_user if best_user is not None else best
 
 
 def _valid_starts(window: list[RowMeta], pairs: Sequence[Any], lower: int) -> list[int]:
@@ -684,6 +738,7 @@ def _strings(block: dict[str, Any]) -> Iterator[tuple[Any, Any]]:
 
 
 __all__ = ["ContinuationView", "Gap", "RefusalReason", "build_continuation", "repair",
-           "name_unnamed", "UNNAMED_ID", "request_media",
+           "name_unnamed", "UNNAMED_ID", "request_media", "recent_exchanges_start",
+           "bounded_notes", "GAP_NOTICE_RESERVE",
            "effective_compaction",
            "used_bytes", "summary_text", "gap_notice", "UNKNOWN_EFFECTS"]
