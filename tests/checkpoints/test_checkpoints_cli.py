@@ -102,3 +102,45 @@ def test_cli_bad_config_and_unknown_session(monkeypatch, capsys, home):
     assert code == 3 and "no session matches 'nope'" in err
     code, _, err = run_main(monkeypatch, capsys, "recover", "--home", home)
     assert code == 2 and "SESSION or --project" in err
+
+
+def _corrupt_newest(home: Path, column: str = "memory_queries", value: str = '["unclosed') -> int:
+    """Damage the newest checkpoint row of the workspace in SQLite itself (a bad manual edit);
+    returns its id."""
+    import sqlite3
+
+    with sqlite3.connect(home / "continuity.db") as db:
+        (newest,) = db.execute("SELECT max(checkpoint_id) FROM session_checkpoints").fetchone()
+        db.execute(f"UPDATE session_checkpoints SET {column} = ? WHERE checkpoint_id = ?",
+                   (value, newest))
+    return newest
+
+
+def test_cli_checkpoints_damaged_newest_row_reported_and_skipped(monkeypatch, capsys, home):
+    """Issue 15: a corrupt JSON column in the newest checkpoint row crashed `checkpoints` with
+    a traceback. The row is reported as damaged (id, column) and skipped; the other 4 are
+    listed, and `recover` falls back to the newest readable one."""
+    bad = _corrupt_newest(home)
+    code, out, err = run_main(monkeypatch, capsys, "checkpoints", "compact", "--json",
+                              "--home", home)
+    listed = json.loads(out)
+    assert code == 0 and listed["count"] == 4
+    assert [c["trigger"] for c in listed["checkpoints"]] == [
+        "periodic", "periodic", "periodic", "pre_compaction"]
+    assert [(d["id"], d["session"], d["column"]) for d in listed["damaged"]] == [
+        (bad, "compact-codex-001", "memory_queries")]
+    assert f"checkpoint #{bad} of compact-codex-001 is damaged (memory_queries:" in err
+    code, out, err = run_main(monkeypatch, capsys, "checkpoints", "compact", "--home", home)
+    assert code == 0 and out.count("periodic prompts=") == 3 and "Traceback" not in out + err
+    code, out, _ = run_main(monkeypatch, capsys, "recover", "compact", "--json", "--home", home)
+    assert code == 0 and json.loads(out)["checkpoint"]["trigger"] == "pre_compaction"
+
+
+def test_cli_checkpoints_unknown_trigger_is_damaged_too(monkeypatch, capsys, home):
+    """A trigger outside the closed set is a damaged row the same way (not a ValueError)."""
+    bad = _corrupt_newest(home, "trigger", "sometimes")
+    code, out, _ = run_main(monkeypatch, capsys, "checkpoints", "compact", "--json",
+                            "--home", home)
+    listed = json.loads(out)
+    assert code == 0 and listed["count"] == 4
+    assert [(d["id"], d["column"]) for d in listed["damaged"]] == [(bad, "trigger")]

@@ -75,8 +75,9 @@ def _written(store, key: str) -> tuple[int, int]:  # type: ignore[no-untyped-def
 
 
 def test_compaction_over_budget_writes_self_retaining_checkpoint(store):
-    """Over the budget: one compaction row with the continuation marker, covering the view,
-    pointing at itself, that the next continuation uses; on every backend."""
+    """Over the budget: one compaction row with the continuation marker, covering the view
+    but its most recent complete exchange (row 3, kept verbatim: issue 15), pointing at
+    itself, that the next continuation uses; on every backend."""
     key = _long(store)
     out = _turn(store, key)
     assert out.status == "compacted" and out.receipt is None and out.skip is None
@@ -84,12 +85,14 @@ def test_compaction_over_budget_writes_self_retaining_checkpoint(store):
     info = row.compaction
     assert (row.seq, row.entry_id) == (4, f"{key}:4") and row.entry_id == out.entry.entry_id
     assert (info.summary, info.covers_through_seq, info.first_kept_entry_id) == \
-        (GOOD, 3, row.entry_id)
+        (GOOD, 2, row.entry_id)
+    assert out.kept_from_seq == 3
     assert (info.continuation, info.run_id) == (True, f"{key}:0")
     assert _written(store, key) == (1, 0)
     view = build_continuation(store, key, budget_bytes=BUDGET).to_dict()
     assert view["summary"]["entry_id"] == row.entry_id and view["used_bytes"] <= BUDGET
     assert view["request"]["text"] == "fix the parser" and view["gaps"] == []
+    assert [m["seq"] for m in view["messages"]] == [3] and view["copied"] is True
     assert out.view_bytes > BUDGET > out.view_bytes_after == measure_view(store, key).total
 
 
@@ -190,7 +193,7 @@ def test_compaction_rows_appended_during_the_summary_stay_in_the_view(db):
 
     out = _turn(db, key, Stub(hook=append_during), lease=lease)
     assert out.status == "compacted"
-    assert out.entry.compaction.covers_through_seq == 3 and out.entry.seq == 5
+    assert out.entry.compaction.covers_through_seq == 2 and out.entry.seq == 5  # 3 kept
     view = build_continuation(db, key, budget_bytes=BUDGET).to_dict()
     texts = [b.get("text") for m in view["messages"] for b in m["content"]]
     assert texts.count("probe-42") == 1
@@ -277,19 +280,25 @@ def test_compaction_with_a_lost_lease_writes_nothing(store):
 
 def test_compaction_extractive_checkpoint_drives_the_next_continuation(db):
     """With the extractive default, the next continuation starts from the new checkpoint:
-    within budget, previous request verbatim, nothing after the coverage left unnamed."""
+    within budget, previous request verbatim, nothing after the coverage left unnamed; the
+    newest complete exchange (request 4 and its failed test run, rows 4-7) is kept out of
+    the summary and travels verbatim (issue 15: it was summary prose and 0 messages)."""
     key = _long(db, extra=[U("now add tests " + "q" * 200),
                            A(call("c9", "bash", command="pytest")),
                            T("c9", text="1 failed", error=True), A(text="One test fails.")])
     out = _turn(db, key, ExtractiveSummarizer())
     assert out.status == "compacted"
     summary = out.entry.compaction.summary
-    assert summary.startswith("## Goal\n- Latest request (#4): now add tests")
-    assert "bash `pytest` failed (#6): 1 failed" in summary
+    assert summary.startswith("## Goal\n- Latest request (#0): fix the parser")
+    assert "Rows #0–#3 summarized" in summary and out.kept_from_seq == 4
     view = build_continuation(db, key, budget_bytes=BUDGET).to_dict()
     assert view["used_bytes"] <= BUDGET and view["refusal"] is None
     assert view["request"]["text"] == "now add tests " + "q" * 200
-    assert view["summary"]["covers_through_seq"] == 7 and view["messages"] == []
+    assert view["summary"]["covers_through_seq"] == 3
+    assert [m["seq"] for m in view["messages"]] == [5, 6, 7] and view["gaps"] == []
+    result = view["messages"][1]["content"][0]
+    assert (result["call_id"], result["is_error"], result["text"]) == ("c9", True,
+                                                                       "1 failed c9")
 
 
 def test_compaction_outcome_to_dict_shapes(db):

@@ -347,14 +347,15 @@ def test_b05_checkpoint_inside_a_parallel_batch_never_starts_with_a_result(store
     # rows 4-6 hold only results whose calls were summarised: left out, and named as such
     assert [(g.from_seq, g.to_seq) for g in view.gaps] == [(4, 6)]
     assert_paired(view)
-    # A call with no id and a result with an empty id, both in the view: neither is emitted;
-    # the call with a real id is answered as usual.
+    # A call with no id and a result with an empty id, both in the view: paired by position
+    # under a derived id (issue 15: no longer dropped silently); never an empty id emitted.
     key2 = load(store, [U("go"), A(call(""), call("k1")), T(""), T("k1"), A(text="done")],
                 key="s2")
     d2 = build_continuation(store, key2).to_dict()
     assert [(m["seq"], [b.get("id") or b.get("call_id") for b in m["content"]
                         if b["type"] in ("tool_call", "tool_result")])
-            for m in d2["messages"]] == [(1, ["k1"]), (3, ["k1"]), (4, [])]
+            for m in d2["messages"]] == [(1, ["unnamed-1-0", "k1"]), (2, ["unnamed-1-0"]),
+                                         (3, ["k1"]), (4, [])]
 
 
 def test_rows_before_the_request_pair_with_results_after_it(store):

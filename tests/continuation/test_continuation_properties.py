@@ -690,3 +690,62 @@ def test_json_output_is_valid_utf8(prop_store, log, budget):
     case = run_case(prop_store, log, budget)
     encoded = json.dumps(case.d, ensure_ascii=False).encode("utf-8")
     assert orjson.loads(orjson.dumps(case.d)) == json.loads(encoded.decode("utf-8"))
+
+
+# --------------------------------------------------------------------------- after our compaction
+
+@SETTINGS
+@given(CASES)
+def test_after_our_compaction_budget_pairing_and_recent_exchanges(prop_store, case_in):
+    """Issue 15: `compact` (extractive, forced) then `continue` on a generated log, at the
+    same budget. The view never exceeds the budget, every call is paired, no row the new
+    checkpoint covers is copied again, and every visible row the checkpoint kept out of its
+    summary (``kept_from_seq`` on) travels: as a message, as the request, or repaired
+    away (orphan or unanswerable result rows), or, only when the request's size leaves too
+    little room, in a named gap."""
+    import time
+
+    from continuity.continuation.compaction import after_turn
+    from continuity.continuation.summarize.extractive import ExtractiveSummarizer
+
+    log, budget = case_in
+    key = f"prop{next(_KEYS)}"
+    log = Log([dataclasses.replace(e) for e in log.rows], log.statuses, log.notes)
+    load(prop_store, log.rows, key=key, runs=list(log.statuses.items()))
+    for text in log.notes:
+        prop_store.add_note(Note(key, text))
+    lease = prop_store.acquire_lease(key, "props", 60)
+    out = after_turn(prop_store, key, lease=lease, summarizer=ExtractiveSummarizer(),
+                     budget_bytes=budget, deadline=time.monotonic() + 60, force=True)
+    prop_store.release_lease(lease)
+    view = build_continuation(prop_store, key, budget_bytes=budget)
+    d = view.to_dict()
+    if d["refusal"] is not None:
+        assert d["refusal"]["reason"] in ("protected_context_over_budget", "incomplete_request")
+        return
+    notice = len(orjson.dumps(d["gap"]["text"])) if d["gap"] else 0
+    assert d["used_bytes"] <= budget
+    assert d["used_bytes"] + len(orjson.dumps(d["notes"])) + notice <= budget
+    assert_paired(view)
+    if out.entry is None:
+        return
+    covers = out.entry.compaction.covers_through_seq
+    assert d["summary"]["covers_through_seq"] == covers
+    assert all(m["seq"] > covers for m in d["messages"]), "a covered row copied again"
+    seqs = [m["seq"] for m in d["messages"]]
+    real = [s for i, s in enumerate(seqs) if i == 0 or s != seqs[i - 1]]
+    assert len(real) == len(set(real)), "a row copied twice"
+    if out.kept_from_seq is None:
+        return
+    assert out.kept_from_seq == covers + 1 or all(
+        not (e.visible and e.kind is EntryKind.MESSAGE)
+        for e in log.rows[covers + 1:out.kept_from_seq])
+    shown = set(seqs) | ({d["request"]["seq"]} if d["request"] else set())
+    gaps = [(g["from_seq"], g["to_seq"]) for g in d["gaps"]]
+    for e in log.rows[out.kept_from_seq:]:
+        if not (e.visible and e.kind is EntryKind.MESSAGE) or e.seq in shown:
+            continue
+        only_results = e.blocks and all(isinstance(b, (ToolResultBlock, ToolCallBlock))
+                                        for b in e.blocks)
+        assert only_results or any(lo <= e.seq <= hi for lo, hi in gaps), \
+            f"kept row {e.seq} neither shown nor named"

@@ -312,3 +312,75 @@ def test_summarizer_model_provider_needs_a_model():
     with pytest.raises(ConfigError, match=r"\[summarizer\] model"):
         make_summarizer(SummarizerSettings(provider="anthropic"))
     assert make_summarizer(SummarizerSettings()).name == "extractive"
+
+
+# ---------------------------------------------------------------------------- issue 15 item 3
+
+def _section(summary: str, heading: str) -> list[str]:
+    """The item lines under ``heading`` (up to the next heading)."""
+    return summary.split(f"{heading}\n", 1)[1].split("\n#", 1)[0].splitlines()
+
+
+_SHIP = [A(call("c1", "bash", command="git commit -am 'Fix the export date filter'")),
+         T("c1", text="[i15 3f2c1ab] Fix the export date filter"),
+         A(call("c2", "bash", command="git push origin i15")),
+         T("c2", text="To github.com:acme/export.git\n   1a2b3c4..3f2c1ab  i15 -> i15"),
+         A(call("c3", "bash", command="gh pr edit 42 --body-file pr.md")),
+         T("c3", text="https://github.com/acme/export/pull/42"),
+         A(text="Done: committed 3f2c1ab, pushed i15 and updated PR #42.")]
+
+
+def test_extractive_finished_request_is_done_not_in_progress():
+    """Issue 15 item 3: the last run committed, pushed and updated the PR, every call
+    succeeded and the answer says "Done"; the summary listed the request under In progress
+    and Next steps. It is Done, with its answer; In progress and Next steps hold nothing."""
+    rows = _seq([U("fix the date filter"), A(text="Fixed in export.py."),
+                 U("commit, push and update the PR"), *_SHIP])
+    s = _run(WorkingView(None, [], rows), ExtractiveSummarizer()).summary
+    assert _section(s, "### In progress") == ["- none recorded"]
+    assert _section(s, "## Next steps") == ["- none recorded"]
+    done = _section(s, "### Done")
+    assert done[1] == ("- #2 commit, push and update the PR → Done: committed 3f2c1ab, pushed "
+                       "i15 and updated PR #42.")
+    assert done[2] == "- #0 fix the date filter → Fixed in export.py."
+
+
+def test_extractive_task_items_done_by_successful_calls():
+    """Issue 15 item 3: the three task items stayed "pending" in the list the agent wrote
+    before doing them; each one's call succeeded, so each is Done (with the call), none is
+    In progress or a Next step. An item no call did stays open."""
+    todo = call("t1", "TodoWrite", todos=[
+        {"content": "Commit the fix", "status": "in_progress"},
+        {"content": "Push the branch", "status": "pending"},
+        {"content": "Update the PR description", "status": "pending"},
+        {"content": "Tell the data team", "status": "pending"}])
+    rows = _seq([U("ship it"), A(todo), T("t1"), *_SHIP])
+    s = _run(WorkingView(None, [], rows), ExtractiveSummarizer()).summary
+    assert _section(s, "### Done")[1:4] == [
+        "- [done] Commit the fix by `git commit -am 'Fix the export date filter'` (#4)",
+        "- [done] Push the branch by `git push origin i15` (#6)",
+        "- [done] Update the PR description by `gh pr edit 42 --body-file pr.md` (#8)"]
+    assert _section(s, "### In progress") == ["- none recorded"]
+    assert _section(s, "## Next steps") == ["- [todo] Tell the data team"]
+
+
+def test_extractive_carried_task_items_done_by_later_calls():
+    """Issue 15 item 3 with B27: open items carried from the previous summary that these
+    rows' successful calls did move to Done; a failed push leaves its item open."""
+    todo = call("t1", "update_plan", plan=[
+        {"step": "Commit the fix", "status": "pending"},
+        {"step": "Push the branch", "status": "pending"}])
+    first = _run(WorkingView(None, [], _seq([U("ship it"), A(todo), T("t1"),
+                                             A(text="Planned.")])), ExtractiveSummarizer())
+    assert "- [todo] Commit the fix" in first.summary
+    more = _seq([U("go on"), *_SHIP[:2],
+                 A(call("c2", "bash", command="git push origin i15")),
+                 T("c2", text="rejected: fetch first", error=True),
+                 A(text="The push was rejected.")])
+    for e in more:
+        e.seq += 10
+    s = _run(WorkingView(first.summary, [], more), ExtractiveSummarizer()).summary
+    assert "- [done] Commit the fix by `git commit -am 'Fix the export date filter'` (#12)" \
+        in _section(s, "### Done")
+    assert "- [todo] Push the branch" in _section(s, "## Next steps")
+    assert "- [todo] Commit the fix" not in s

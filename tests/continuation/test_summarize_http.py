@@ -168,7 +168,8 @@ def test_provider_success_writes_the_checkpoint(server, sqlite_store):
     outcome = _run(sqlite_store, key, _summarizer(api, base, effort="low"))
     assert outcome.status == "compacted" and outcome.receipt is None
     assert outcome.entry.compaction.summary == GOOD
-    assert outcome.entry.compaction.covers_through_seq == 3
+    # row 3, the newest complete exchange, stays out of the summary (issue 15)
+    assert (outcome.entry.compaction.covers_through_seq, outcome.kept_from_seq) == (2, 3)
     assert _written(sqlite_store, key) == (1, 0)
     body = fake.bodies[0]
     assert body["model"] == "test-model"

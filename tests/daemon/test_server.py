@@ -446,3 +446,61 @@ def test_server_body_nested_too_deep_is_400(client: TestClient) -> None:
                     headers={"content-type": "application/json"})
     assert r.status_code == 400  # FastAPI refuses to parse it: the hook spools nothing
     assert r.json() == {"detail": "There was an error parsing the body"}
+
+
+@pytest.mark.parametrize("value", ["4", "0.5", "9.9", "3601"])
+def test_server_stop_seconds_outside_range_is_refused_at_load(isolated_home: Path,
+                                                             value: str) -> None:
+    """Issue 15: a `[daemon] stop_seconds` shorter than a summary needs (model summarizers
+    start only with 5 s left) silently disabled compaction (`no_time_left`, no row, no
+    receipt). It is refused at load, naming the key, its range and the value."""
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    (isolated_home / "config.toml").write_text(f"[daemon]\nstop_seconds = {value}\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings(isolated_home)
+    message = str(info.value)
+    assert "[daemon] stop_seconds" in message and "must be 10–3600 seconds" in message
+    assert message.endswith(f"(got {value if '.' in value else int(value)})")
+
+
+def test_server_stop_seconds_in_range_loads(isolated_home: Path,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """The bounds themselves load; the environment override is checked the same way."""
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    (isolated_home / "config.toml").write_text("[daemon]\nstop_seconds = 10\n")
+    assert load_settings(isolated_home).stop_seconds == 10.0
+    monkeypatch.setenv("CONTINUITY_DAEMON__STOP_SECONDS", "3")
+    with pytest.raises(ConfigError, match=r"\$CONTINUITY_DAEMON__STOP_SECONDS: .*10–3600"):
+        load_settings(isolated_home)
+
+
+def test_server_checkpoints_damaged_row_skipped_not_500(client: TestClient) -> None:
+    """Issue 15: a damaged newest checkpoint row (corrupt JSON column in the database) made
+    GET /api/checkpoints/{key} answer 500. It answers 200 with the readable rows and names
+    the damaged one; the project listing skips it too."""
+    client.post("/api/hooks/session-start", json=_body("s-9"))
+    for i in range(2):
+        client.post("/api/hooks/user-prompt-submit", json=_body("s-9", prompt=f"step {i}"))
+    client.post("/api/hooks/pre-compaction", json=_body("s-9", context="keep"))
+    client.post("/api/hooks/session-end", json=_body("s-9", reason="other"))
+    rows = _wait(lambda: (r := client.get("/api/checkpoints/s-9").json())["count"] == 3 and r)
+    newest = rows["checkpoints"][0]
+    assert [c["trigger"] for c in rows["checkpoints"]] == [
+        "session_end", "pre_compaction", "periodic"]
+    store = client.live.store  # type: ignore[attr-defined]
+    from sqlalchemy import update
+    from continuity.store import schema
+    with store._conn() as conn:  # noqa: SLF001 - damage the row as a bad manual edit would
+        conn.execute(update(schema.session_checkpoints)
+                     .where(schema.session_checkpoints.c.checkpoint_id == newest["id"])
+                     .values(recent_remembers="{not json"))
+    r = client.get("/api/checkpoints/s-9")
+    assert r.status_code == 200
+    body = r.json()
+    assert body["count"] == 2 and [c["trigger"] for c in body["checkpoints"]] == [
+        "pre_compaction", "periodic"]
+    assert [(d["id"], d["column"]) for d in body["damaged"]] == [
+        (newest["id"], "recent_remembers")]
+    listed = client.get("/api/checkpoints", params={"project": "/tmp/ledger"})
+    assert listed.status_code == 200 and newest["id"] not in [
+        c["id"] for c in listed.json()["checkpoints"]]

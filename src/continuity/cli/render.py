@@ -151,6 +151,9 @@ def continuation_text(out: Console, view: ContinuationView) -> None:
     if view.request:
         out.print(f"[bold]previous request[/] (seq {view.request['seq']}, "
                   f"{view.request['actor']}): {escape(view.request['text'])}")
+        for media in view.request.get("media", ()):
+            out.print(f"      [dim][{escape(media['media_type'])} {media['bytes']} B omitted, "
+                      f"request block {media['block']}][/]")
     _messages_text(out, after)
     for note in view.notes:
         out.print(f"[cyan]note[/]: {escape(note)}")

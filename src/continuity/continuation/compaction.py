@@ -13,12 +13,18 @@ a task turn has settled successfully. It decides, in this order (the first that 
 4. a tool call of the settled run has no result yet (in flight, B12) → not needed;
 5. less time is left before the deadline than the summarizer needs → not needed.
 
-Otherwise it summarizes the complete working view once (``continuity.continuation.summarize``), in a worker
+Otherwise it splits the working view (issue 15; seed 002's "complete-exchange recovery"):
+the most recent complete exchanges that fit ``kept_room`` (the budget less the summary's
+share, ``summary_share`` = min(the summarizer's bound, half the budget), and less the
+previous request, the notes and the gap notice) stay out of the summary, starting at a unit
+boundary and preferably a user row (``view.recent_exchanges_start``), so the next
+continuation carries them verbatim after the checkpoint's coverage. It summarizes the rest of
+the working view once (``continuity.continuation.summarize``), in a worker
 thread that owns a cancel signal: a stop or the deadline sets it, and a result that comes after
 it (a late result of an abandoned attempt) is discarded. A usable summary whose new view would
 not fall below the budget is refused as ``over_bound`` (no compaction loop). Success writes one
 self-retaining compaction row (``CompactionInfo(continuation=True, run_id=...,
-covers_through_seq=<last seq of the view>)``) through the lease's fenced write before
+covers_through_seq=<last seq summarized>)``: the kept exchanges lie after it) through the lease's fenced write before
 returning; failure writes one refusal receipt (run id and closed reason only). Never both,
 never a partial row. ``--force`` (``force=True``) skips rules 2 and 3's budget test only.
 
@@ -35,7 +41,16 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterator
 
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
-from continuity.continuation.view import effective_compaction, summary_text
+from continuity.continuation.view import (
+    GAP_NOTICE_RESERVE,
+    bounded_notes,
+    effective_compaction,
+    recent_exchanges_start,
+    request_media,
+    summary_text,
+)
+from continuity.core.codec import stub_data_urls
+from continuity.redaction.funnel import redact
 from continuity.core.errors import SessionNotFound
 from continuity.core.model import (
     CompactionInfo,
@@ -90,6 +105,7 @@ class Outcome:
     skip: Skip | None = None
     view_bytes_after: int | None = None
     chunks: int = 0
+    kept_from_seq: int | None = None
 
     @property
     def status(self) -> str:
@@ -102,8 +118,8 @@ class Outcome:
                                "run_id": self.run_id, "budget_bytes": self.budget_bytes,
                                "view_bytes": self.view_bytes,
                                "view_bytes_after": self.view_bytes_after,
-                               "chunks": self.chunks, "checkpoint": None, "receipt": None,
-                               "reason": None}
+                               "chunks": self.chunks, "kept_from_seq": None,
+                               "checkpoint": None, "receipt": None, "reason": None}
         if self.entry is not None and self.entry.compaction is not None:
             c = self.entry.compaction
             out["checkpoint"] = {"entry_id": self.entry.entry_id, "seq": self.entry.seq,
@@ -111,6 +127,7 @@ class Outcome:
                                  "first_kept_entry_id": c.first_kept_entry_id,
                                  "continuation": c.continuation, "run_id": c.run_id,
                                  "summary": c.summary}
+            out["kept_from_seq"] = self.kept_from_seq
         if self.receipt is not None:
             out["receipt"] = receipt_dict(self.receipt)
             out["reason"] = self.receipt.reason.value
@@ -185,8 +202,12 @@ def after_turn(store: FencingStore, session_key: str, *, lease: Lease,
         out.skip = Skip.NO_TIME_LEFT
     if out.skip is not None:
         return out
+    keep_from = recent_exchanges_start(
+        store, session_key, after_seq=size.covers,
+        room=kept_room(store, session_key, budget_bytes, summarizer, size.covers))
+    out.kept_from_seq = keep_from
     view = WorkingView(size.summary, [n.text for n in store.notes(session_key)],
-                       _view_rows(store, session_key, size.covers))
+                       _view_rows(store, session_key, size.covers, before=keep_from))
     result = _attempt(view, summarizer, budget_bytes, deadline, stop, now)
     out.chunks = result.chunks
     reason = result.reason
@@ -242,11 +263,43 @@ def _in_flight(store: FencingStore, key: str, covers: int, run: Run | None) -> b
     return any(e.visible for e in store.entries_by_seq(key, pending))
 
 
-def _view_rows(store: FencingStore, key: str, covers: int) -> Iterator[Entry]:
-    """The visible message rows after ``covers``, oldest first, read page by page."""
+def _view_rows(store: FencingStore, key: str, covers: int,
+               before: int | None = None) -> Iterator[Entry]:
+    """The visible message rows after ``covers`` (and below ``before`` when given), oldest
+    first, read page by page."""
     for e in iter_entries(store, key, after_seq=covers, visible_only=True, page_rows=PAGE_ROWS):
+        if before is not None and e.seq >= before:
+            return
         if e.kind is EntryKind.MESSAGE:
             yield e
+
+
+def summary_share(budget_bytes: int, summarizer: Summarizer) -> int:
+    """The most UTF-8 bytes a checkpoint's summary may take: the summarizer's own bound, and
+    at most half the budget (the other half is for the recent exchanges, issue 15)."""
+    return min(summarizer.max_summary_bytes, max(1, budget_bytes // 2))
+
+
+def kept_room(store: FencingStore, session_key: str, budget_bytes: int,
+              summarizer: Summarizer, covers: int) -> int:
+    """How many view bytes the most recent complete exchanges may keep verbatim beside a new
+    checkpoint (issue 15): the budget less what the next continuation reserves before its
+    messages, each at its largest: the summary (``summary_share``, plus JSON escaping, an
+    eighth, and the quoting label), the previous request (its redacted text and media
+    stubs), the bounded notes and the gap notice. So summary + kept rows + request + notes
+    always fit the budget together, and the kept rows travel whole."""
+    cap = summary_share(budget_bytes, summarizer)
+    reserve = cap + cap // 8 + json_len(summary_text("", 0, covers)) + GAP_NOTICE_RESERVE
+    reserve += json_len(bounded_notes(store, session_key))
+    session = store.get_session(session_key)
+    run = store.last_run(session_key, agent_id=session.agent_id if session else None,
+                         ended_only=True)
+    if run is not None:
+        for row in store.entries_by_seq(session_key, [run.request_seq]):
+            reserve += json_len(stub_data_urls(redact(row.text())))
+            media = request_media(row)
+            reserve += json_len(media) if media else 0
+    return budget_bytes - reserve
 
 
 class _Attempt(threading.Thread):

@@ -31,7 +31,7 @@ from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from typing import Any, Iterator, Sequence
 
-from continuity.core.codec import message_view
+from continuity.core.codec import message_view, stub_data_urls
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.core.error_text import failed_summary
 from continuity.core.errors import ContinuityError, SessionNotFound
@@ -39,6 +39,7 @@ from continuity.core.model import (
     Block,
     Entry,
     EntryKind,
+    MediaBlock,
     Role,
     TextBlock,
     ThinkingBlock,
@@ -46,6 +47,7 @@ from continuity.core.model import (
     ToolResultBlock,
 )
 from continuity.redaction.funnel import redact
+from continuity.redaction.structured import redact_value
 from continuity.store.base import RowMeta, Store
 from continuity.core.text import clip_middle, json_len, utf8_len
 
@@ -140,14 +142,26 @@ class ContinuationView:
 
 
 def used_bytes(summary: dict | None, request: dict | None, messages: list[dict]) -> int:
-    """The contract's byte count: compact JSON of summary.text, request.text and messages, each
-    counted when present (an empty message list counts 0)."""
+    """The contract's byte count: compact JSON of summary.text, request.text (and
+    request.media when the request holds media) and messages, each counted when present (an
+    empty message list counts 0)."""
     total = json_len(messages) if messages else 0
     if summary is not None:
         total += json_len(summary["text"])
     if request is not None:
         total += json_len(request["text"])
+        if request.get("media"):
+            total += json_len(request["media"])
     return total
+
+
+def request_media(entry: Entry) -> list[dict[str, Any]]:
+    """The media stubs of a request row (issue 15: an image on the request vanished, the
+    request object had no place for it): ``{"type": "media", "media_type", "bytes", "block"}``
+    per image or file, ``block`` its index among the row's content blocks (where it was);
+    payloads never travel. Empty when the row holds none."""
+    return [{"type": "media", "media_type": b.media_type, "bytes": b.bytes, "block": i}
+            for i, b in enumerate(entry.blocks) if isinstance(b, MediaBlock)]
 
 
 def summary_text(summary: str, first_seq: int, covers_through_seq: int) -> str:
@@ -173,6 +187,21 @@ def _refuse(view: ContinuationView, reason: str, detail: str) -> ContinuationVie
     view.summary = view.request = None
     view.messages, view.gaps, view.notice, view.used_bytes = [], [], None, 0
     return view
+
+
+def bounded_notes(store: Store, session_key: str) -> list[str]:
+    """The notes a continuation carries, oldest first: the newest ``NOTES_LIMIT``, redacted,
+    newest kept first within ``NOTES_MAX_BYTES`` (UTF-8 bytes of their JSON strings)."""
+    out: list[str] = []
+    total = 0
+    for note in reversed(store.notes(session_key, limit=NOTES_LIMIT)):
+        text = redact(note.text)
+        size = json_len(text) + 1
+        if total + size > NOTES_MAX_BYTES:
+            break
+        out.append(text)
+        total += size
+    return list(reversed(out))
 
 
 def effective_compaction(store: Store, session_key: str) -> Entry | None:
@@ -251,12 +280,15 @@ class _Assembler:
                 return _refuse(view, RefusalReason.SOURCE_READ_FAILURE,
                                f"request row {run.request_seq} of run {run.run_id} is missing")
             request_entry = found[0]
-            text = redact(request_entry.text())
-            if not text.strip():
+            text = stub_data_urls(redact(request_entry.text()))
+            media = request_media(request_entry)
+            if not text.strip() and not media:
                 return _refuse(view, RefusalReason.INCOMPLETE_REQUEST,
                                f"request row {run.request_seq} holds no text")
             view.request = {"seq": request_entry.seq, "actor": request_entry.role.value,
                             "text": text}
+            if media:
+                view.request["media"] = media
         view.notes = self._notes()
         protected = (used_bytes(view.summary, view.request, [])
                      + json_len(view.notes) + GAP_NOTICE_RESERVE)
@@ -269,16 +301,7 @@ class _Assembler:
         return view
 
     def _notes(self) -> list[str]:
-        out: list[str] = []
-        total = 0
-        for note in reversed(self.store.notes(self.key, limit=NOTES_LIMIT)):
-            text = redact(note.text)
-            size = json_len(text) + 1
-            if total + size > NOTES_MAX_BYTES:
-                break
-            out.append(text)
-            total += size
-        return list(reversed(out))
+        return bounded_notes(self.store, self.key)
 
     # -- steps 2, 6: the bounded suffix -----------------------------------------------------
 
@@ -388,7 +411,7 @@ class _Assembler:
         """The repaired view messages of the rows ``seqs`` (ascending; copied=false)."""
         entries = self._load(seqs)
         result_anywhere = {p.call_id for p in pairs if p.result_seq is not None}
-        rows = [(e.seq, e.role, list(e.blocks)) for e in entries]
+        rows = name_unnamed([(e.seq, e.role, list(e.blocks)) for e in entries])
         return [message_view(seq, role.value, blocks, False)
                 for seq, role, blocks in repair(rows, result_anywhere)]
 
@@ -470,6 +493,54 @@ class _Assembler:
                 cursor_before = page[-1].seq
 
 
+def recent_exchanges_start(store: Store, session_key: str, *, after_seq: int,
+                           room: int) -> int | None:
+    """Where the most recent complete exchanges after ``after_seq`` start: the oldest seq from
+    which the visible message rows fit ``room`` UTF-8 bytes as view messages (their stored
+    ``view_bytes``, a comma each and the list's brackets), cut at a unit boundary (never
+    between a tool call and its result, spec Part 2 step 6) and, when one fits, at a user
+    row (an exchange opens with the user; a usable opening, B09). At least one message row
+    is left before it (something to summarise). None when not even the newest unit fits.
+
+    Our checkpoint keeps the rows from here out of its summary so the next continuation
+    carries them verbatim (issue 15; seed 002: "complete-exchange recovery"). Reads row
+    metadata from the newest row back until ``room`` is spent, and the tool-call index of
+    that window: bounded like the continuation itself."""
+    if room <= 2:
+        return None
+    rows: list[RowMeta] = []
+    total, before, exhausted = 2, None, False
+    while True:
+        page = store.rows_meta(session_key, after_seq=after_seq, before_seq=before,
+                               limit=PAGE_ROWS)
+        for meta in page:
+            if meta.kind is EntryKind.MESSAGE:
+                rows.append(meta)
+                total += meta.view_bytes + 1
+        if len(page) < PAGE_ROWS:
+            exhausted = True
+            break
+        if total > room:
+            break
+        before = page[-1].seq
+    if len(rows) < 2:
+        return None
+    rows.reverse()
+    pairs = store.tool_calls_from(session_key, rows[0].seq)
+    sizes = _suffix_bytes(rows)
+    roles = {m.seq: m.role for m in rows}
+    best = best_user = None
+    for start in _valid_starts(rows, pairs, after_seq + 1):  # newest first
+        if exhausted and start == rows[0].seq:
+            break  # the oldest row of the view: nothing would be left to summarise
+        if sizes[start] + 1 > room:
+            break
+        best = start
+        if roles[start] is Role.USER:
+            best_user = start
+    return best_user if best_user is not None else best
+
+
 def _valid_starts(window: list[RowMeta], pairs: Sequence[Any], lower: int) -> list[int]:
     """Row seqs of ``window`` where a suffix may start, newest first: never inside a unit.
 
@@ -506,6 +577,46 @@ def _suffix_bytes(window: list[RowMeta]) -> dict[int, int]:
     return out
 
 
+#: The id a call gets when its harness left the id empty (issue 15): ``unnamed-<seq>-<n>``,
+#: the row's seq and the call's place among that row's unnamed calls.
+UNNAMED_ID = "unnamed-{seq}-{n}"
+
+
+def name_unnamed(rows: list[tuple[int, Role, list[Block]]]
+                 ) -> list[tuple[int, Role, list[Block]]]:
+    """Pair tool calls and results whose harness left the id empty, by position (issue 15:
+    they were dropped silently, so the next run could not tell a write happened).
+
+    Each call with an empty id gets ``UNNAMED_ID``; each result with an empty id answers the
+    oldest such call not yet answered (first in, first out, the order harnesses run and
+    report calls), and takes its id. A user row without results starts a new turn: unnamed
+    calls still open then stay unanswered (``repair`` gives them the "effects unknown"
+    answer). A result left with no unnamed call before it keeps its empty id, and ``repair``
+    drops it as an orphan (its call is outside the view: summarised or in a named gap).
+    Rows without empty ids are returned unchanged (the same objects)."""
+    queue: list[str] = []
+    out: list[tuple[int, Role, list[Block]]] = []
+    for seq, role, blocks in rows:
+        if role is Role.USER and not any(isinstance(b, ToolResultBlock) for b in blocks):
+            queue = []
+        if not any((isinstance(b, ToolCallBlock) and not b.id)
+                   or (isinstance(b, ToolResultBlock) and not b.call_id) for b in blocks):
+            out.append((seq, role, blocks))
+            continue
+        named: list[Block] = []
+        n = 0
+        for b in blocks:
+            if isinstance(b, ToolCallBlock) and not b.id:
+                b = replace(b, id=UNNAMED_ID.format(seq=seq, n=n))
+                n += 1
+                queue.append(b.id)
+            elif isinstance(b, ToolResultBlock) and not b.call_id and queue:
+                b = replace(b, call_id=queue.pop(0))
+            named.append(b)
+        out.append((seq, role, named))
+    return out
+
+
 def repair(rows: list[tuple[int, Role, list[Block]]],
            result_anywhere: set[str]) -> list[tuple[int, Role, list[Block]]]:
     """Pair tool calls over a whole view (spec Part 2, step 7). Idempotent.
@@ -520,6 +631,8 @@ def repair(rows: list[tuple[int, Role, list[Block]]],
       rather than given a false synthetic answer (never over-repair, B12).
     - A call or result with an empty id is dropped: it can pair with nothing, and a provider
       refuses it (B05: "tool_call_id  is not found"); a row left empty by that is dropped.
+      The continuation first names them by position (``name_unnamed``, issue 15), so only a
+      result with no unnamed call before it in the view is left for this rule.
     """
     calls_seen: set[str] = set()
     answered: set[str] = set()
@@ -571,19 +684,8 @@ def _redacted(block: Block) -> Block:
     if isinstance(block, ToolResultBlock):
         return replace(block, text=redact(block.text))
     if isinstance(block, ToolCallBlock):
-        return replace(block, arguments=_redacted_value(block.arguments))
+        return replace(block, arguments=redact_value(block.arguments))  # issue 15
     return block
-
-
-def _redacted_value(value: object) -> object:
-    """Tool-call arguments with every string redacted, keys and structure kept."""
-    if isinstance(value, str):
-        return redact(value)
-    if isinstance(value, dict):
-        return {k: _redacted_value(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_redacted_value(v) for v in value]
-    return value
 
 
 def _synthetic(seq: int, calls: list[ToolCallBlock]) -> tuple[int, Role, list[Block]]:
@@ -636,5 +738,7 @@ def _strings(block: dict[str, Any]) -> Iterator[tuple[Any, Any]]:
 
 
 __all__ = ["ContinuationView", "Gap", "RefusalReason", "build_continuation", "repair",
+           "name_unnamed", "UNNAMED_ID", "request_media", "recent_exchanges_start",
+           "bounded_notes", "GAP_NOTICE_RESERVE",
            "effective_compaction",
            "used_bytes", "summary_text", "gap_notice", "UNKNOWN_EFFECTS"]

@@ -8,6 +8,11 @@ Two shapes, one place:
   text}``, ``media {media_type, bytes}``. Media inside a tool result become stubs appended to its
   text; payloads never travel (seed 002: base64 is outside the text budget).
 
+An image never hides inside text (spec/continuation.md, issue 15): in the view shape, every
+base64 ``data:`` URL inside a text, thinking or tool-result text becomes the media stub
+``[image/png 90480 B omitted]`` (its type and decoded bytes) where it stood
+(``stub_data_urls``).
+
 ``message_view`` builds one view message ``{seq, role, copied, content}`` and ``message_bytes`` its
 UTF-8 compact-JSON length, the figure the store keeps per row so that a continuation can select
 a tail without reading its content.
@@ -15,6 +20,7 @@ a tail without reading its content.
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable
 
 import orjson
@@ -81,10 +87,38 @@ def blocks_from_json(text: str) -> tuple[Block, ...]:
     return tuple(block_from_dict(d) for d in orjson.loads(text))
 
 
+#: A base64 ``data:`` URL: its media type (may be empty), parameters, and payload.
+DATA_URL = re.compile(r"data:([\w.+-]+/[\w.+-]+|)((?:;[\w.+-]+=[\w.+-]+)*);base64,"
+                      r"([A-Za-z0-9+/]+={0,2})", re.IGNORECASE)
+#: Payloads shorter than this (characters) are left as text (a data URL mentioned in prose).
+DATA_URL_MIN = 16
+
+
+def _data_url_stub(match: re.Match[str]) -> str:
+    payload = match.group(3)
+    if len(payload) < DATA_URL_MIN:
+        return match.group(0)
+    size = len(payload.rstrip("=")) * 3 // 4
+    return MediaBlock(match.group(1).lower() or "application/octet-stream", size).stub()
+
+
+def stub_data_urls(text: str) -> str:
+    """``text`` with each base64 ``data:`` URL (payload of ``DATA_URL_MIN``+ characters)
+    replaced, where it stood, by its media stub ``[<type> <decoded bytes> B omitted]`` (issue
+    15: a 120,653-byte image travelled as tool-result text). Text without one is returned
+    unchanged (the same object)."""
+    if "base64," not in text:
+        return text
+    return DATA_URL.sub(_data_url_stub, text)
+
+
 def block_view(block: Block) -> dict[str, Any]:
-    """View shape of one block (the `continue --json` contract)."""
+    """View shape of one block (the `continue --json` contract). Data URLs inside texts
+    become media stubs (``stub_data_urls``)."""
+    if isinstance(block, (TextBlock, ThinkingBlock)):
+        return {"type": block.type, "text": stub_data_urls(block.text)}
     if isinstance(block, ToolResultBlock):
-        text = block.text
+        text = stub_data_urls(block.text)
         if block.media:
             stubs = " ".join(m.stub() for m in block.media)
             text = f"{text}\n{stubs}" if text else stubs
@@ -112,7 +146,7 @@ def message_bytes(seq: int, role: str, blocks: Iterable[Block], copied: bool = F
     whose view content is byte-identical to the stored content, skip a second serialisation.
     """
     blocks = tuple(blocks)
-    if stored_json is not None and not any(
+    if stored_json is not None and "base64," not in stored_json and not any(
             isinstance(b, MediaBlock) or (isinstance(b, ToolResultBlock)
                                           and (b.media or b.synthetic)) for b in blocks):
         head = f'{{"seq":{seq},"role":"{role}","copied":{"true" if copied else "false"},"content":'

@@ -87,13 +87,21 @@ log = logging.getLogger("continuity.daemon")
 DEFAULT_PORT = 7438
 MIN_TOKEN_CHARS = 16
 LOCK_FILE = "daemon.lock"
+#: ``[daemon] stop_seconds`` range (issue 15). A model summarizer will not start with less
+#: than ``SUMMARY_START_SECONDS`` left (``openai``/``anthropic`` ``min_seconds``), so the
+#: deadline must leave that plus a request's time: below 10 s the policy would skip every
+#: over-budget session as ``no_time_left``, writing nothing.
+SUMMARY_START_SECONDS = 5.0
+MIN_STOP_SECONDS, MAX_STOP_SECONDS = 10.0, 3600.0
 
 
 class DaemonSettings(BaseModel):
     """The ``[daemon]`` section of ``config.toml`` (env ``CONTINUITY_DAEMON__<FIELD>``).
 
     ``stop_seconds``: how long the continuation policy may take after a settled turn (the
-    summary's deadline); ``budget_bytes``: the follow-up budget it compacts against (seed 002:
+    summary's deadline), ``MIN_STOP_SECONDS``–``MAX_STOP_SECONDS`` (issue 15: a shorter
+    deadline than a summary needs silently disabled compaction, so it is refused here);
+    ``budget_bytes``: the follow-up budget it compacts against (seed 002:
     240,000); ``max_body_bytes``: the largest request body accepted (413 beyond); ``threads``:
     requests served at once (the thread pool of the sync endpoints); ``consolidate_on_end``:
     run the consolidation pass (lineage artifacts, MEMORY.md) in the background when a
@@ -106,7 +114,7 @@ class DaemonSettings(BaseModel):
     host: str = Field("127.0.0.1", min_length=1, max_length=255)
     port: int = Field(DEFAULT_PORT, ge=0, le=65535)
     token: str | None = Field(None, repr=False)
-    stop_seconds: float = Field(120.0, gt=0, le=3600)
+    stop_seconds: float = 120.0
     budget_bytes: int = Field(FOLLOW_UP_BUDGET_BYTES, ge=1000, le=100_000_000)
     max_body_bytes: int = Field(16 * 1024 * 1024, ge=64 * 1024, le=1024 * 1024 * 1024)
     threads: int = Field(64, ge=1, le=1024)
@@ -122,6 +130,16 @@ class DaemonSettings(BaseModel):
         string): split on commas."""
         if isinstance(value, str):
             return [part.strip() for part in value.split(",") if part.strip()]
+        return value
+
+    @field_validator("stop_seconds")
+    @classmethod
+    def _stop_seconds_range(cls, value: float) -> float:
+        if not MIN_STOP_SECONDS <= value <= MAX_STOP_SECONDS:
+            raise ValueError(
+                f"must be {MIN_STOP_SECONDS:g}–{MAX_STOP_SECONDS:g} seconds: a model summary "
+                f"needs {SUMMARY_START_SECONDS:g} s left to start and time to answer; a shorter "
+                "deadline would never compact")
         return value
 
 

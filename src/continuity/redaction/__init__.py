@@ -1,6 +1,7 @@
 """The one secret funnel: ``redact(text)``, which every derived text passes through before it is
 stored or served (``funnel``: token shapes; ``keyed``: secrets found by the key, flag or
-command in front of them).
+command in front of them), and ``redact_value(obj)`` for structured values such as tool-call
+arguments, where a key naming a secret redacts its value (``structured``, issue 15).
 
 May import: ``core``.
 
@@ -14,6 +15,7 @@ _EXPORTS = {
     "find_secrets": "funnel",
     "redact": "funnel",
     "redact_all": "funnel",
+    "redact_value": "structured",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -4,12 +4,18 @@ session/project, list by session, prune by age.
 A mixin of ``SqlStore``: methods use ``self._conn()`` (joins an open ``batch()``) and the tables
 of ``continuity.store.schema``. "Newest" is ``created_at`` (the event time of the checkpoint),
 then ``checkpoint_id`` (insertion order) for equal times. Times are stored as UTC.
+
+A row that cannot be read back (issue 15: a corrupt JSON column after a bad manual edit or a
+disk error, an unknown trigger) is *damaged*: readers skip it and keep serving the rest;
+``checkpoint_page`` names each one (``DamagedCheckpoint``) so the CLI and the API can report it.
 """
 
 from __future__ import annotations
 
+import logging
+from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Iterable
 
 import orjson
 from sqlalchemy import Connection, and_, delete, func, select
@@ -19,6 +25,39 @@ from continuity.store import schema as t
 
 _C = t.session_checkpoints.c
 _NEWEST_FIRST = (_C.created_at.desc(), _C.checkpoint_id.desc())
+#: Rows read per step while looking for the newest readable checkpoint.
+_SCAN_ROWS = 16
+log = logging.getLogger("continuity.store")
+
+
+@dataclass(frozen=True, slots=True)
+class DamagedCheckpoint:
+    """A stored checkpoint row that cannot be read back (issue 15): its id and session, the
+    column that failed (``memory_queries``, ``recent_remembers``, ``trigger``, ...) and why
+    (the decoder's message, clipped to 200 characters; the row's content is never shown)."""
+
+    checkpoint_id: int
+    session_key: str
+    column: str
+    detail: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"id", "session", "column", "detail"}`` for JSON outputs."""
+        return {"id": self.checkpoint_id, "session": self.session_key, "column": self.column,
+                "detail": self.detail}
+
+
+class _Damaged(Exception):
+    def __init__(self, column: str, detail: str) -> None:
+        super().__init__(column, detail)
+        self.column, self.detail = column, detail
+
+
+def _column(row: Any, name: str, decode: Any) -> Any:
+    try:
+        return decode(getattr(row, name))
+    except (ValueError, TypeError) as exc:  # orjson.JSONDecodeError is a ValueError
+        raise _Damaged(name, str(exc)[:200]) from None
 
 
 def _utc(value: datetime) -> datetime:
@@ -27,14 +66,40 @@ def _utc(value: datetime) -> datetime:
     return value.astimezone(timezone.utc)
 
 
+def _strings(text: str | None) -> tuple[str, ...]:
+    value = orjson.loads(text or "[]")
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError("not a JSON list of strings")
+    return tuple(value)
+
+
 def _row_checkpoint(row: Any) -> Checkpoint:
+    """The checkpoint of one stored row. Raises ``_Damaged`` naming the column that cannot
+    be decoded."""
     return Checkpoint(
         session_key=row.session_key, harness=row.harness, project=row.project,
-        project_normalized=row.project_normalized, trigger=CheckpointTrigger(row.trigger),
+        project_normalized=row.project_normalized,
+        trigger=_column(row, "trigger", CheckpointTrigger),
         digest=row.digest, prompt_count=row.prompt_count,
-        memory_queries=tuple(orjson.loads(row.memory_queries or "[]")),
-        recent_remembers=tuple(orjson.loads(row.recent_remembers or "[]")),
-        created_at=_utc(row.created_at), checkpoint_id=row.checkpoint_id)
+        memory_queries=_column(row, "memory_queries", _strings),
+        recent_remembers=_column(row, "recent_remembers", _strings),
+        created_at=_column(row, "created_at", _utc), checkpoint_id=row.checkpoint_id)
+
+
+def read_rows(rows: Iterable[Any]) -> tuple[list[Checkpoint], list[DamagedCheckpoint]]:
+    """The readable checkpoints of ``rows`` (in their order) and the damaged ones, each
+    logged once as a warning (issue 15: skip a damaged row, keep serving the rest)."""
+    good: list[Checkpoint] = []
+    damaged: list[DamagedCheckpoint] = []
+    for row in rows:
+        try:
+            good.append(_row_checkpoint(row))
+        except _Damaged as exc:
+            bad = DamagedCheckpoint(row.checkpoint_id, row.session_key, exc.column, exc.detail)
+            log.warning("checkpoint %s of %s is damaged (%s: %s): skipped", bad.checkpoint_id,
+                        bad.session_key, bad.column, bad.detail)
+            damaged.append(bad)
+    return good, damaged
 
 
 class CheckpointStoreMixin:
@@ -102,35 +167,50 @@ class CheckpointStoreMixin:
         if ids:
             conn.execute(delete(t.session_checkpoints).where(_C.checkpoint_id.in_(ids)))
 
+    def _newest_readable(self, where: Any) -> Checkpoint | None:
+        """The newest readable checkpoint matching ``where``: damaged rows are skipped (issue
+        15), read ``_SCAN_ROWS`` at a time."""
+        offset = 0
+        while True:
+            stmt = (select(t.session_checkpoints).where(where).order_by(*_NEWEST_FIRST)
+                    .offset(offset).limit(_SCAN_ROWS))
+            with self._conn() as conn:  # type: ignore[attr-defined]
+                rows = conn.execute(stmt).all()
+            good, _ = read_rows(rows)
+            if good:
+                return good[0]
+            if len(rows) < _SCAN_ROWS:
+                return None
+            offset += _SCAN_ROWS
+
     def latest_checkpoint(self, session_key: str) -> Checkpoint | None:
-        """The session's newest checkpoint (no age limit), or None."""
-        stmt = (select(t.session_checkpoints).where(_C.session_key == session_key)
-                .order_by(*_NEWEST_FIRST).limit(1))
-        with self._conn() as conn:  # type: ignore[attr-defined]
-            row = conn.execute(stmt).first()
-        return _row_checkpoint(row) if row else None
+        """The session's newest readable checkpoint (no age limit), or None. A damaged newer
+        row is skipped (issue 15)."""
+        return self._newest_readable(_C.session_key == session_key)
 
     def latest_project_checkpoint(self, project_normalized: str, *,
                                   since: datetime) -> Checkpoint | None:
         """The newest checkpoint of any session of ``project_normalized`` created strictly
         after ``since``, or None."""
-        stmt = (select(t.session_checkpoints)
-                .where(and_(_C.project_normalized == project_normalized,
-                            _C.created_at > _utc(since)))
-                .order_by(*_NEWEST_FIRST).limit(1))
-        with self._conn() as conn:  # type: ignore[attr-defined]
-            row = conn.execute(stmt).first()
-        return _row_checkpoint(row) if row else None
+        return self._newest_readable(and_(_C.project_normalized == project_normalized,
+                                          _C.created_at > _utc(since)))
 
-    def checkpoints(self, session_key: str, *, limit: int = 0) -> list[Checkpoint]:
-        """The session's newest ``limit`` checkpoints (0: all), oldest first."""
+    def checkpoint_page(self, session_key: str, *, limit: int = 0
+                        ) -> tuple[list[Checkpoint], list[DamagedCheckpoint]]:
+        """The session's newest ``limit`` checkpoint rows (0: all), oldest first: the readable
+        checkpoints and the damaged rows among them (issue 15), each oldest first."""
         stmt = (select(t.session_checkpoints).where(_C.session_key == session_key)
                 .order_by(*_NEWEST_FIRST))
         if limit:
             stmt = stmt.limit(limit)
         with self._conn() as conn:  # type: ignore[attr-defined]
             rows = conn.execute(stmt).all()
-        return [_row_checkpoint(r) for r in reversed(rows)]
+        return read_rows(reversed(rows))
+
+    def checkpoints(self, session_key: str, *, limit: int = 0) -> list[Checkpoint]:
+        """The readable checkpoints among the session's newest ``limit`` rows (0: all), oldest
+        first; damaged rows are skipped (``checkpoint_page`` names them)."""
+        return self.checkpoint_page(session_key, limit=limit)[0]
 
     def prune_checkpoints(self, *, older_than: datetime) -> int:
         """Delete every checkpoint created before ``older_than`` and return how many went,

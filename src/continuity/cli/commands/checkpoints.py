@@ -79,14 +79,21 @@ def checkpoints_cmd(
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """List the checkpoints of SESSION, oldest first, with their digests."""
+    """List the checkpoints of SESSION, oldest first, with their digests. A row that cannot
+    be read (a corrupt column) is reported as damaged and skipped; the rest are listed
+    (issue 15)."""
     from continuity.checkpoints.recovery import checkpoint_dict
 
     with open_cli_store(home) as store:
         key = _session_key(store, session)
-        rows = [checkpoint_dict(cp) for cp in store.checkpoints(key, limit=limit)]
+        good, damaged = store.checkpoint_page(key, limit=limit)
+        rows = [checkpoint_dict(cp) for cp in good]
+    for bad in damaged:
+        err.print(f"checkpoint #{bad.checkpoint_id} of {key} is damaged ({bad.column}: "
+                  f"{bad.detail}); skipped", markup=False)
     if as_json:
-        emit_json({"session": key, "count": len(rows), "checkpoints": rows})
+        emit_json({"session": key, "count": len(rows), "checkpoints": rows,
+                   "damaged": [d.to_dict() for d in damaged]})
         return
     if not rows:
         err.print(f"no checkpoints for {key}", markup=False)

@@ -30,6 +30,7 @@ from continuity.core.model import (
     ToolResultBlock,
 )
 from continuity.redaction.funnel import redact
+from continuity.redaction.structured import redact_value
 from continuity.core.tasklist import TaskItem, task_list
 from continuity.core.text import clean, clip_middle, json_len, utf8_len
 
@@ -174,7 +175,7 @@ def digest(entry: Entry) -> RowDigest:
             texts.append(block.stub())
         elif isinstance(block, ToolCallBlock):
             raw = block.arguments if isinstance(block.arguments, str) else \
-                orjson.dumps(block.arguments, default=str).decode()
+                orjson.dumps(redact_value(block.arguments), default=str).decode()  # issue 15
             calls.append(CallDigest(block.id, scrub(block.name)[:100], bounded(raw, ARGS_CAP),
                                     _paths(block.name, block.arguments),
                                     _command(block.arguments)))

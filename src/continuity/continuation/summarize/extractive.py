@@ -10,6 +10,14 @@ URLs, notes and the last answer. A previous summary in this same format is merge
 section (older items rank below newer ones; its open ``[todo]`` items stay open until a newer
 list replaces them, B27); any other previous summary is quoted.
 
+Finished work is done, not in progress (issue 15): when every call after the latest request
+returned without an unresolved failure and the agent answered after its last call (not with a
+question), that request is listed under Done with its answer and no longer under In progress
+or Next steps; an open task item (of the newest list, or carried from the previous summary)
+that a later successful command did (its subcommand or program is a word of the item's title:
+"Commit the fix" ← ``git commit``, "Push" ← ``git push``, "Update the PR" ← ``gh pr edit``)
+moves to Done as ``- [done] title by `command` (#seq)``.
+
 The result fits ``max_summary_bytes``: each section's lowest-ranked items are dropped, largest
 section first, until it does. The same input always gives the same bytes.
 """
@@ -84,8 +92,10 @@ class _Facts:
     results: dict[str, tuple[int, bool, str]] = field(default_factory=dict)
     answers: list[tuple[int, str]] = field(default_factory=list)
     todos: tuple[TaskItem, ...] | None = None
+    todos_seq: int = -1
     roles: Counter = field(default_factory=Counter)
     user_texts: list[str] = field(default_factory=list)
+    unresolved: set[str] = field(default_factory=set)
 
 
 def _collect(rows: tuple[RowDigest, ...]) -> _Facts:
@@ -103,7 +113,7 @@ def _collect(rows: tuple[RowDigest, ...]) -> _Facts:
         for r in row.results:
             f.results.setdefault(r.call_id, (row.seq, r.is_error, r.text))
         if row.todos is not None:
-            f.todos = row.todos
+            f.todos, f.todos_seq = row.todos, row.seq
     if not f.requests and f.user_texts:
         first = next(r for r in rows if r.role == "user" and r.text)
         f.requests.append((first.seq, first.text))
@@ -145,6 +155,66 @@ def _steps(c: CallDigest) -> list[str]:
     return [step for step in steps if step and not step.startswith("cd ")]
 
 
+_WORD = re.compile(r"[a-z0-9]+")
+#: Words of a task title that say nothing about which command does it.
+_FILLER = {"the", "a", "an", "to", "and", "of", "for", "in", "on", "with", "it", "its", "my",
+           "our", "all", "new", "up", "then", "now", "this", "that", "run", "do", "make"}
+
+
+def _stem(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+
+
+def _title_words(text: str) -> set[str]:
+    return {_stem(w) for w in _WORD.findall(text.lower()) if len(w) >= 2 and w not in _FILLER}
+
+
+def _step_head(step: str) -> str | None:
+    """What a command step does: the program's subcommand (``git commit`` → ``commit``,
+    ``gh pr edit`` → ``pr``, ``npm test`` → ``test``), else the program (``pytest``)."""
+    tokens = [t for t in step.split() if "=" not in t or t.startswith("-")]
+    if not tokens:
+        return None
+    for token in tokens[1:]:
+        if not token.startswith("-"):
+            return _stem(token.lower().strip("'\""))
+        break
+    return _stem(tokens[0].rsplit("/", 1)[-1].lower())
+
+
+def _done_by_call(title: str, f: _Facts, after_seq: int) -> tuple[int, str] | None:
+    """Issue 15: a task step whose call succeeded is done. The first successful command
+    call after ``after_seq`` (the row that wrote the task list) one of whose steps does what
+    the title names (its subcommand or program is a word of the title: "Commit the fix" ←
+    ``git commit -m …``, "Push to origin" ← ``git push``, "Update the PR" ← ``gh pr edit``),
+    as ``(result seq, command)``; None when no such call exists."""
+    words = _title_words(title)
+    if not words:
+        return None
+    for cid, (seq, c) in f.calls.items():
+        res = f.results.get(cid)
+        if seq <= after_seq or res is None or res[1]:
+            continue
+        if any(_step_head(step) in words for step in _steps(c)):
+            return res[0], c.command or c.name
+    return None
+
+
+def _settled(f: _Facts, latest: tuple[int, str] | None, unresolved: set[str]) -> bool:
+    """Issue 15: the latest request's work is done: every call after it returned and none
+    failed unresolved, and the agent answered after its last call with something other than
+    a question."""
+    if latest is None:
+        return False
+    after = [(seq, cid) for cid, (seq, _) in f.calls.items() if seq > latest[0]]
+    if any(cid in unresolved or cid not in f.results for _, cid in after):
+        return False
+    last_work = max([seq for seq, _ in after] +
+                    [f.results[cid][0] for _, cid in after] + [latest[0]])
+    answers = [(seq, text) for seq, text in f.answers if seq > last_work]
+    return bool(answers) and not answers[-1][1].rstrip().endswith("?")
+
+
 def _outcomes(f: _Facts) -> tuple[list[str], list[str], list[str], list[str]]:
     """(tool stats, blocked, files modified, files read)."""
     used: Counter = Counter(c.name for _, c in f.calls.values())
@@ -168,12 +238,14 @@ def _outcomes(f: _Facts) -> tuple[list[str], list[str], list[str], list[str]]:
         steps = _steps(c)
         if steps and ok_after.get((c.name, steps[-1]), -1) > rseq:
             continue  # a later command ran the step that failed, and succeeded
+        f.unresolved.add(cid)
         lines = [ln for ln in text.splitlines() if ln.strip()]
         last = lines[-1] if lines else "error"
         blocked.append(f"- {c.name} `{_one_line(_target(c), 120)}` failed (#{rseq}): "
                        f"{_one_line(last, 200)}")
     for cid, (seq, c) in reversed(list(f.calls.items())):
         if cid not in f.results:
+            f.unresolved.add(cid)
             blocked.append(f"- {c.name} `{_one_line(_target(c), 120)}` (#{seq}) has no recorded "
                            "result: its effects are unknown; check before repeating it")
     modified: dict[str, None] = {}
@@ -224,27 +296,63 @@ def _sections(req: SummaryRequest) -> dict[str, list[str]]:
     s["Constraints and preferences"] = _sentences([t for _, t in f.requests] or f.user_texts,
                                                   _CONSTRAINT, 240, 12)
     todos = f.todos or ()
+    done_now = {t: _done_by_call(t.title, f, f.todos_seq) for t in open_items(todos)}
+    done_now = {t: by for t, by in done_now.items() if by is not None}
+    still_open = [t for t in open_items(todos) if t not in done_now]
+    settled = _settled(f, latest, f.unresolved)
     s["Done"] = stats + [_todo(t) for t in todos if t.status == "completed"]
+    s["Done"] += [_done_todo(t, by) for t, by in done_now.items()]
+    if settled and latest:
+        s["Done"].append(f"- #{latest[0]} {_one_line(latest[1], 160)} → "
+                         f"{_one_line(f.answers[-1][1], 200)}")
     s["Done"] += _answered(f)
-    s["In progress"] = [_todo(t) for t in todos if t.status == "in_progress"]
-    if latest and not s["In progress"]:
+    s["In progress"] = [_todo(t) for t in still_open if t.status == "in_progress"]
+    if latest and not s["In progress"] and not settled:
         s["In progress"].append(f"- Latest request (#{latest[0]}): {_one_line(latest[1], 300)}")
     s["Blocked"] = blocked
     s["Key decisions"] = _sentences([t for _, t in f.answers], _DECISION, 240, 10)
-    s["Next steps"] = [_todo(t) for t in open_items(todos) if t.status != "in_progress"]
+    s["Next steps"] = [_todo(t) for t in still_open if t.status != "in_progress"]
     if f.answers and f.answers[-1][1].rstrip().endswith("?"):
         s["Next steps"].append(f"- The agent's last question awaits an answer: "
                                f"{_one_line(f.answers[-1][1], 300)}")
     if blocked:
         s["Next steps"].append("- Resolve or re-check the blocked items above before relying "
                                "on them")
-    if latest:
+    if latest and not settled:
         s["Next steps"].append(f"- Continue from the latest request (#{latest[0]}) and the state "
                                "above; use recall for details not kept here")
     s["Critical context"] = _context(req, f)
     s["Files read and modified"] = modified + read
-    return _merge(s, *_previous(req.previous), has_request=bool(f.requests),
-                  has_tasks=f.todos is not None)
+    merged = _merge(s, *_previous(req.previous), has_request=bool(f.requests),
+                    has_tasks=f.todos is not None)
+    return _close_carried(merged, f)
+
+
+def _done_todo(item: TaskItem, by: tuple[int, str]) -> str:
+    """A task item a later successful call did: ``- [done] title (id X) by `cmd` (#seq)``."""
+    return f"- [done] {_one_line(item.label(), 200)} by `{_one_line(by[1], 120)}` (#{by[0]})"
+
+
+_CARRIED_TODO = re.compile(r"^- \[todo\] (.+?)(?: \(id [^)]*\))?$")
+
+
+def _close_carried(s: dict[str, list[str]], f: _Facts) -> dict[str, list[str]]:
+    """Issue 15: open ``[todo]`` items carried from the previous summary (B27) that a
+    successful call in these rows did move to Done; the rest stay where they were."""
+    for key in ("In progress", "Next steps"):
+        kept = []
+        for item in s[key]:
+            m = _CARRIED_TODO.match(item)
+            by = _done_by_call(m.group(1), f, -1) if m and f.todos is None else None
+            if by is None:
+                kept.append(item)
+            else:
+                done = f"- [done] {item[len('- [todo] '):]} by `{_one_line(by[1], 120)}` " \
+                       f"(#{by[0]})"
+                if done not in s["Done"]:
+                    s["Done"].append(done)
+        s[key] = kept
+    return s
 
 
 def _todo(item: TaskItem) -> str:

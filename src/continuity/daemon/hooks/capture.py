@@ -287,7 +287,7 @@ class TranscriptCapture:
         """The continuation policy for the session's settled turn (``after_turn``) as its
         fenced owner; returns ``Outcome.to_dict()`` or ``{"status": "not_needed", "reason"}``
         (reasons: ``no_transcript``, ``summarizer_unavailable``, ``lease_held``)."""
-        from continuity.continuation.compaction import after_turn
+        from continuity.continuation.compaction import Skip, after_turn
 
         key = info.store_key
         if not key or self.store.get_session(key) is None:
@@ -309,6 +309,9 @@ class TranscriptCapture:
                                  stop=self._closing)
         finally:
             self.store.release_lease(lease)
+        if outcome.skip is Skip.NO_TIME_LEFT:  # issue 15: never nothing
+            log.warning("continuation policy for %s: no time left for a summary within "
+                        "[daemon] stop_seconds = %g", key, self.stop_seconds)
         return outcome.to_dict()
 
     def summarizer(self) -> Any:

@@ -89,11 +89,13 @@ def add_routes(app: FastAPI, live: Any) -> None:
 
     @app.get("/api/checkpoints/{session_key:path}", tags=["checkpoints"])
     def session_checkpoints(session_key: str, limit: int = Query(50, ge=1, le=500)) -> dict:
-        """The session's newest checkpoints, newest first."""
+        """The session's newest checkpoints, newest first; ``damaged`` names the rows among
+        them that cannot be read (skipped, issue 15: never a 500 for the rest)."""
         session_key = stored_key(session_key)
-        rows = [checkpoint_dict(cp) for cp in
-                reversed(live.store.checkpoints(session_key, limit=limit))]
-        return {"session": session_key, "checkpoints": rows, "count": len(rows)}
+        good, damaged = live.store.checkpoint_page(session_key, limit=limit)
+        rows = [checkpoint_dict(cp) for cp in reversed(good)]
+        return {"session": session_key, "checkpoints": rows, "count": len(rows),
+                "damaged": [d.to_dict() for d in reversed(damaged)]}
 
     @app.get("/api/sessions/current", tags=["sessions"])
     def current_session(project: str = Query(..., min_length=1, max_length=4096),

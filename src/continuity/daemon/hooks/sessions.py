@@ -157,4 +157,4 @@ def project_checkpoints(store: SqlStore, project: str, *, limit: int) -> list[Ch
             .order_by(c.created_at.desc(), c.checkpoint_id.desc()).limit(limit))
     with store._conn() as conn:  # noqa: SLF001 - see the docstring
         rows = conn.execute(stmt).all()
-    return [store_cps._row_checkpoint(r) for r in rows]  # noqa: SLF001
+    return store_cps.read_rows(rows)[0]  # damaged rows skipped (issue 15)

@@ -1,0 +1,127 @@
+"""Redaction of structured values: JSON-like objects (tool-call arguments) whose keys say what
+their values are (issue 15).
+
+``redact(text)`` finds ``"token": "…"`` inside a *text*; a tool call's arguments travel as an
+object, where a value such as ``deadbeef12345678`` under the key ``token`` carries no key in
+front of it. ``redact_value`` walks the object instead: a value under a key that names a secret
+(the same key rule as the text funnel, ``keyed._key_kind``: ``password``, ``secret``,
+``token``, ``api_key``, ``PGPASSWORD``…; metadata keys such as ``max_tokens`` or
+``password_file`` are not secret) becomes ``[REDACTED:<kind>]``; every other string passes
+through ``redact``. Keys and structure are kept.
+
+Rules for a value under a secret key (mirroring the quoted-value rule of ``keyed._kv_value``):
+
+- a string goes unless it is a placeholder (``$TOKEN``, ``<token>``, ``***``, ``null``…,
+  ``keyed._is_placeholder``) or shorter than 3 characters; under a *weak* key (``auth``,
+  ``SORT_KEY``) only a machine-made value goes (``keyed._weak_value_plain``); ``pwd`` /
+  ``oldpwd`` holding a directory stay;
+- a number goes under a ``password`` key (``{"pin": …}`` is not a secret key; ``{"password":
+  123456}`` is); booleans and null stay;
+- an object or list under a secret key is secret throughout: each string leaf goes by the same
+  rule, except under an inner key that is metadata (``type``, ``name``, ``expires_at``…),
+  whose values pass through ``redact`` only.
+
+Lives apart from ``funnel`` (token shapes) and ``keyed`` (text detectors) so each can change
+on its own; it imports both and neither imports it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from continuity.redaction.funnel import marker, redact
+from continuity.redaction.keyed import (
+    _DIR_RE,
+    _MODIFIERS,
+    _WORD_RE,
+    _is_placeholder,
+    _key_kind,
+    _value_kind,
+    _weak_value_plain,
+)
+
+__all__ = ["redact_value"]
+
+#: Containers nested deeper than this have every string leaf passed through ``redact`` without
+#: the key rule, iteratively (a guard against pathological input; real arguments never reach it).
+MAX_DEPTH = 64
+#: The shell's working-directory variables: a directory under them is not a password.
+_DIR_KEYS = ("pwd", "oldpwd")
+
+
+def redact_value(value: Any) -> Any:
+    """``value`` (a JSON-like tree: dict, list, str, int, float, bool, None) with every secret
+    redacted: strings through ``redact``, values under secret-naming keys replaced by
+    ``[REDACTED:<kind>]`` (module docstring). A new tree is returned; ``value`` is not
+    changed. Idempotent: ``redact_value(redact_value(v)) == redact_value(v)``."""
+    return _walk(value, None, 0)
+
+
+def _walk(value: Any, secret: tuple[str, bool] | None, depth: int) -> Any:
+    """``value`` redacted; ``secret`` is the ``(kind, weak)`` of the nearest enclosing secret
+    key (None outside any)."""
+    if isinstance(value, str):
+        return _secret_string(value, secret) if secret else redact(value)
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, (int, float)):
+        if secret is not None and secret[0] in ("password", "pwd") and not secret[1]:
+            return marker("password")
+        return value
+    if depth >= MAX_DEPTH:
+        return value if not isinstance(value, (dict, list)) else _flat(value)
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        for key, item in value.items():
+            out[key] = _walk(item, _inner(key, secret), depth + 1)
+        return out
+    if isinstance(value, (list, tuple)):
+        return [_walk(item, secret, depth + 1) for item in value]
+    return value
+
+
+def _inner(key: Any, outer: tuple[str, bool] | None) -> tuple[str, bool] | None:
+    """The secret context of the value under ``key``: its own kind when the key names a
+    secret; none when the key is metadata; else the enclosing one."""
+    if not isinstance(key, str):
+        return outer
+    named = _key_kind(key)
+    if named is not None:
+        return ("pwd", False) if key.lower() in _DIR_KEYS else named
+    if outer is not None and _is_metadata(key):
+        return None
+    return outer
+
+
+def _is_metadata(key: str) -> bool:
+    words = [w.lower() for w in _WORD_RE.findall(key.rsplit(".", 1)[-1])]
+    return any(w in _MODIFIERS for w in words)
+
+
+def _secret_string(value: str, secret: tuple[str, bool]) -> str:
+    kind, weak = secret
+    v = value.strip()
+    if len(v) < 3 or _is_placeholder(v) or (weak and _weak_value_plain(v)) or (
+            kind == "pwd" and _DIR_RE.match(v)):
+        return redact(value)
+    return marker(_value_kind(v, "password" if kind == "pwd" else kind))
+
+
+def _flat(value: Any) -> Any:
+    """Past ``MAX_DEPTH``: every string leaf through ``redact`` (no key rule), iteratively."""
+    root: list[Any] = [value]
+    stack: list[tuple[Any, Any]] = [(root, 0)]
+    while stack:
+        holder, key = stack.pop()
+        item = holder[key]
+        if isinstance(item, str):
+            holder[key] = redact(item)
+        elif isinstance(item, dict):
+            copy = dict(item)
+            holder[key] = copy
+            stack.extend((copy, k) for k in copy)
+        elif isinstance(item, (list, tuple)):
+            copy_list = list(item)
+            holder[key] = copy_list
+            stack.extend((copy_list, i) for i in range(len(copy_list)))
+    return root[0]

@@ -1,0 +1,119 @@
+"""Structured values through the funnel (issue 15): tool-call arguments that are objects,
+where a key naming a secret redacts its value, and hypothesis properties (no planted secret
+survives, no benign tree changes, idempotent)."""
+
+from __future__ import annotations
+
+import string
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from continuity.redaction import redact_value
+from continuity.redaction.funnel import redact
+from tests.redaction.test_redact import (
+    BENIGN,
+    SECRET_STRATEGIES,
+    _assert_gone,
+    _hex,
+    _path,
+    _sha256,
+    _uuid,
+    _words,
+)
+
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    ({"token": "deadbeef12345678"}, {"token": "[REDACTED:token]"}),
+    ({"password": "hunter2"}, {"password": "[REDACTED:password]"}),
+    ({"secret": "abc"}, {"secret": "[REDACTED:secret]"}),
+    ({"url": "https://api.example.com", "apiKey": "k-2024-prod"},
+     {"url": "https://api.example.com", "apiKey": "[REDACTED:api-key]"}),
+    ({"env": {"PGPASSWORD": "s3cr3t", "PGUSER": "app"}},
+     {"env": {"PGPASSWORD": "[REDACTED:password]", "PGUSER": "app"}}),
+    ({"credentials": {"user": "ci", "value": "x9Yk2pQ"}, "expires_in": 3600},
+     {"credentials": {"user": "ci", "value": "[REDACTED:credential]"},
+      "expires_in": 3600}),
+    ({"password": 12345678, "secret": True, "token": None},
+     {"password": "[REDACTED:password]", "secret": True, "token": None}),
+    ({"tokens": ["a", "b"], "max_tokens": 4096, "token_count": 12, "password_file": "/etc/pw"},
+     {"tokens": ["a", "b"], "max_tokens": 4096, "token_count": 12, "password_file": "/etc/pw"}),
+    ({"token": "$GITHUB_TOKEN", "password": "<password>", "secret": "***"},
+     {"token": "$GITHUB_TOKEN", "password": "<password>", "secret": "***"}),
+    ({"auth": {"type": "oauth", "token": "ya-real-1234"}},
+     {"auth": {"type": "oauth", "token": "[REDACTED:token]"}}),
+    ({"auth": "basic"}, {"auth": "basic"}),
+    ({"pwd": "/home/dev/src"}, {"pwd": "/home/dev/src"}),
+    ({"command": "curl -H 'Authorization: Bearer abcDEF123456ghiJKL' https://x"},
+     {"command": "curl -H 'Authorization: Bearer [REDACTED:bearer-token]' https://x"}),
+    ("export API_TOKEN=deadbeef12345678", "export API_TOKEN=[REDACTED:token]"),
+    ([{"secret": "x1y2z3w4"}], [{"secret": "[REDACTED:secret]"}]),
+])
+def test_redact_value_keys_naming_secrets(arguments, expected):
+    """Issue 15: the Codex call ``{"token": "deadbeef12345678"}`` and Claude Code calls with
+    ``{"password": …}`` / ``{"secret": …}`` lose the value; keys, structure, metadata keys and
+    placeholders stay."""
+    before = orjson.dumps(arguments)
+    assert redact_value(arguments) == expected
+    assert orjson.dumps(arguments) == before  # the input is not changed
+
+
+def test_redact_value_text_funnel_missed_these_leaves():
+    """The value alone carries no key: the text funnel leaves it (the bug), the walk does
+    not."""
+    assert redact("deadbeef12345678") == "deadbeef12345678"
+    assert redact_value({"token": "deadbeef12345678"}) == {"token": "[REDACTED:token]"}
+
+
+_SECRET_KEYS = st.sampled_from(["token", "password", "secret", "apiKey", "api_key",
+                                "client_secret", "PGPASSWORD", "x-auth-token", "accessToken",
+                                "passphrase", "DB_PASSWORD", "privateKey", "credentials"])
+_BENIGN_KEYS = st.sampled_from(["command", "path", "file_path", "content", "max_tokens",
+                                "token_count", "password_file", "secret_name", "description",
+                                "old_string", "new_string", "pattern", "url", "tokens", "id"])
+_machine = st.text(alphabet=string.ascii_letters + string.digits, min_size=8, max_size=40).filter(
+    lambda v: any(c.isdigit() for c in v) and any(c.isalpha() for c in v))
+_planted = st.one_of(
+    _machine.map(lambda b: (b, b)),
+    st.sampled_from(sorted(SECRET_STRATEGIES)).flatmap(lambda k: SECRET_STRATEGIES[k]))
+_benign_leaf = st.one_of(_words, _hex, _sha256, _uuid, _path, st.integers(-2**40, 2**40), st.booleans(),
+                         st.none(), st.sampled_from([c["input"] for c in BENIGN]))
+
+
+def _tree(leaf: st.SearchStrategy, keys: st.SearchStrategy) -> st.SearchStrategy:
+    return st.recursive(leaf, lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(keys, inner, max_size=4)), max_leaves=12)
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(planted=_planted, key=_SECRET_KEYS, tree=_tree(_benign_leaf, _BENIGN_KEYS),
+       data=st.data())
+def test_redact_value_property_planted_secret_never_survives(planted, key, tree, data):
+    """A secret under a secret-naming key, or any corpus secret as a string leaf, placed
+    anywhere in a random arguments tree, loses every 8-character piece of its body."""
+    secret, body = planted
+    path = data.draw(st.lists(_BENIGN_KEYS, max_size=3))
+    node: dict = {key: secret}
+    for name in reversed(path):
+        node = {name: node}
+    arguments = {"rest": tree, "inner": node}
+    around = orjson.dumps(tree).decode()
+    _assert_gone(body, orjson.dumps(redact_value(arguments)).decode(), around)
+
+
+@settings(max_examples=150, deadline=None)
+@given(tree=_tree(_benign_leaf, _BENIGN_KEYS))
+def test_redact_value_property_benign_tree_unchanged(tree):
+    """A tree of benign keys (metadata keys about tokens included) and look-alike values
+    (digests, UUIDs, paths, the benign corpus) comes back equal."""
+    assert redact_value(tree) == tree
+
+
+@settings(max_examples=80, deadline=None)
+@given(planted=_planted, key=_SECRET_KEYS, tree=_tree(_benign_leaf, _BENIGN_KEYS))
+def test_redact_value_property_idempotent(planted, key, tree):
+    """redact_value(redact_value(v)) == redact_value(v)."""
+    once = redact_value({"a": tree, key: planted[0]})
+    assert redact_value(once) == once
