@@ -32,6 +32,7 @@ def world(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     home, bin_dir, ws = tmp_path / "user", tmp_path / "bin", tmp_path / "ws"
     for folder in (home, bin_dir, ws):
         folder.mkdir()
+    ws.chmod(0o700)  # as the product makes it (issue 16); tmp_path folders are 0755
     for name, version in (("claude", "2.1.332 (Claude Code)"), ("codex", "codex-cli 0.171.0")):
         script = bin_dir / name
         script.write_text(f"#!/bin/sh\necho '{version}'\n")
@@ -64,6 +65,7 @@ def daemon(world: dict[str, Path]) -> Iterator[str]:
     thread.start()
     url = f"http://127.0.0.1:{server.server_address[1]}"
     (world["ws"] / "daemon.url").write_text(url + "\n")
+    (world["ws"] / "daemon.url").chmod(0o600)
     yield url
     server.shutdown()
     server.server_close()
@@ -178,6 +180,29 @@ def test_doctor_counts_the_spool_backlog(world: dict[str, Path]) -> None:
     assert code == 1 and spooled["status"] == "problem"
     assert spooled["data"] == {"waiting": 3, "rejected": 1}
     assert spooled["fix"] == f"start it: `continuity serve --home {world['ws']}`"
+
+
+def test_doctor_names_a_workspace_others_can_read(world: dict[str, Path]) -> None:
+    """Issue 16: a 0644 database inside an owner-only workspace folder is a warning (out of
+    others' reach); once the folder is 0755 too it is a problem with both modes and the chmod
+    that fixes it; an owner-only workspace is ok."""
+    code, report = doctor()
+    assert check(report, "private", None)["status"] == "ok"
+    db = world["ws"] / "continuity.db"
+    db.touch()  # doctor reads the store only when a harness has hooks
+    db.chmod(0o644)
+    code, report = doctor()
+    private = check(report, "private", None)
+    assert private["status"] == "warning"
+    assert private["detail"] == ("wider than owner-only, though inside an owner-only folder: "
+                                 f"{db} (644)")
+    world["ws"].chmod(0o755)
+    code, report = doctor()
+    private = check(report, "private", None)
+    assert code == 1 and private["status"] == "problem"
+    assert private["detail"] == f"others can read the workspace: {world['ws']} (755), {db} (644)"
+    assert private["fix"] == f"chmod -R go-rwx {world['ws']}"
+    assert private["data"] == {"exposed": [str(world["ws"]), str(db)]}
 
 
 def test_doctor_rejects_an_unknown_harness(world: dict[str, Path]) -> None:

@@ -140,6 +140,7 @@ class World:
         self.project = root / "project"
         for folder in (self.home, self.ws, self.project):
             folder.mkdir(parents=True)
+        self.ws.chmod(0o700)  # as continuity makes a workspace (issue 16); doctor checks it
         (self.project / "README.md").write_text("# demo\n")
         self.port = free_port()
         (self.ws / "config.toml").write_text(

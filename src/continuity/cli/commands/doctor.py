@@ -3,6 +3,7 @@
 
 It checks, for the workspace (``--home``, else ``$CONTINUITY_HOME``, else the platform's folder):
 
+- **private**: the workspace owner-only (issue 16; ``check_private``);
 - **daemon**: ``<home>/daemon.url`` names a daemon that answers ``GET /health`` (two-second
   deadline; the bearer token and the workspace id of ``daemon.id`` sent; a daemon of another
   workspace, answering 421, is a problem);
@@ -339,11 +340,34 @@ def _ago(iso: str | None) -> str:
     return f"{iso} ({span} ago)"
 
 
+def check_private(home: Path) -> Check:
+    """Issue 16: the workspace holds every raw line, prompt and secret an agent saw, so it must
+    be owner-only (folders ``0700``, files ``0600``; ``continuity.core.private.exposed`` lists
+    what is not). A workspace folder others may enter, with such a file or folder in it, is a
+    problem; a wider file inside an owner-only workspace folder (say a ``config.toml`` made
+    with an editor) is out of others' reach, so only a warning. The first three paths are
+    named, all of them in ``data["exposed"]``."""
+    from continuity.core.private import exposed
+
+    found = exposed(home)
+    if not found:
+        return Check("private", None, "ok", "the workspace is owner-only")
+    named = ", ".join(f"{e.path} ({e.mode:o})" for e in found[:3])
+    more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+    open_root = any(e.path == home for e in found)
+    detail = (f"others can read the workspace: {named}{more}" if open_root else
+              f"wider than owner-only, though inside an owner-only folder: {named}{more}")
+    return Check("private", None, "problem" if open_root else "warning", detail,
+                 f"chmod -R go-rwx {shlex.quote(str(home))}",
+                 {"exposed": [str(e.path) for e in found]})
+
+
 def diagnose(home: Path, harnesses: tuple[str, ...] = HARNESSES, *,
              which: Callable[[str], str | None] = shutil.which) -> list[Check]:
     """Every check of the module docstring, in order: daemon, spool, then per harness."""
     checks = [check_daemon(home)]
     checks.append(check_spool(home, checks[0].status == "ok"))
+    checks.append(check_private(home))
     try:
         last = last_events(home, harnesses)
     except Exception as exc:  # noqa: BLE001 - a broken store is one more finding
