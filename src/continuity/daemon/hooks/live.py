@@ -432,33 +432,53 @@ class LiveCapture:
     # ------------------------------------------------------------------ read API and tools
 
     def store_key(self, key: str) -> str:
-        """The stored session behind ``key`` (a live session's imported key, else ``key``),
-        after its queued imports ran."""
+        """The stored session behind ``key`` (a live session's imported key, after its queued
+        imports ran; else a stored key or a unique key prefix, ``store.names``). Raises
+        ``SessionNotFound`` / ``AmbiguousSession`` for a name that is neither."""
+        from continuity.store.names import resolve_session
+
         info = self.sessions.get(key)
         if info is None:
-            return key
+            return resolve_session(self.store, key)
         self.capture.import_(info)
         return info.store_key or key
 
     def current_session(self, project: str | None, harness: str | None = None) -> str | None:
-        """The most recently active live session of ``project`` (and ``harness``), if any."""
+        """The most recently active live session of ``project`` (and ``harness``), else (no
+        ``harness`` asked) the most recently active stored session of that folder (issue 12:
+        the tools work outside a running harness; ``store.names.project_session``)."""
+        from continuity.store.names import project_session
+
         wanted = cps.normalize_project(project) if project else None
         with self._lock:
             found = [s for s in self.sessions.values()
                      if (wanted is None or cps.normalize_project(s.project) == wanted)
                      and (harness is None or s.harness == harness)]
-        return max(found, key=lambda s: s.last_seen).key if found else None
+        if found:
+            return max(found, key=lambda s: s.last_seen).key
+        if project and harness is None:
+            return project_session(self.store, project)
+        return None
 
     def checkpoint(self, body: CheckpointBody) -> Checkpoint:
-        """An ``agent`` or ``explicit`` checkpoint of ``body.session_key`` (else the project's
-        current session): from the live state when the daemon has one, else rebuilt from the
-        stored transcript. Raises ``SessionNotFound``; ``InputError`` when disabled."""
+        """An ``agent`` or ``explicit`` checkpoint of ``body.session_key`` (a live key, a stored
+        key or a unique key prefix; else the project's current session, ``current_session``):
+        from the live state when the daemon has one, else rebuilt from the stored transcript.
+        Raises ``SessionNotFound`` (``NoProjectSession`` for a folder with none),
+        ``AmbiguousSession``; ``InputError`` when disabled."""
         from continuity.core.errors import InputError
+
+        from continuity.core.errors import NoProjectSession
+        from continuity.store.names import resolve_session
 
         key = body.session_key or self.current_session(body.project)
         if key is None:
-            raise SessionNotFound(body.project or "(no session_key or project given)")
+            if body.project:
+                raise NoProjectSession(body.project)
+            raise SessionNotFound("(no session_key or project given)")
         trigger = CheckpointTrigger(body.trigger)
+        if key not in self.sessions:
+            key = resolve_session(self.store, key)  # a stored key or a unique prefix
         info = self.sessions.get(key)
         if info is not None:
             with self._session_lock(key):
@@ -466,8 +486,6 @@ class LiveCapture:
                 self.capture.import_pending(info)  # B27: the newest task list first
                 cp = self.recorder.checkpoint(key, body.reason, trigger=trigger)
         else:
-            if self.store.get_session(key) is None:
-                raise SessionNotFound(key)
             cp = cps.manual_checkpoint(self.store, key, body.reason, config=self.config,
                                        trigger=trigger)
         if cp is None:
