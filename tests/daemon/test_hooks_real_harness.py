@@ -12,6 +12,7 @@ import pytest
 
 from continuity.checkpoints.capture import CheckpointConfig
 from continuity.daemon.hooks.live import LiveCapture
+from continuity.daemon.hooks.models import BODIES
 
 from tests.paths import SHARED_DATA
 
@@ -56,3 +57,80 @@ def test_lone_claude_code_session_end_creates_nothing(live: LiveCapture,
     assert key not in live.sessions
     created = [f for f in _files(isolated_home) if f not in before]
     assert [f for f in created if not f.startswith(("spool/", "continuity.db"))] == []
+
+
+CODEX_HOOKS = HOOKS / "codex"
+
+
+def _codex(name: str) -> bytes:
+    return (CODEX_HOOKS / name).read_bytes()
+
+
+def _native(live: LiveCapture, event: str, raw: bytes) -> bytes:
+    return live.handle_native("codex", event, raw, event_id=None, at=None)
+
+
+def test_codex_session_live_across_a_restart_is_superseded(store, isolated_home: Path) -> None:
+    """Issue 12: a Codex session live when the daemon restarts (real hook inputs: session
+    01a23549-13d8, its prompt "Codex: list files", no SessionEnd) is ended by the next Codex
+    start in its folder after the restart: its session_end checkpoint holds its prompt (before,
+    the supersede rule looked at memory only and it was never ended)."""
+    start = json.loads(_codex("20261202T054511.517137715-SessionStart.json"))
+    prompt = json.loads(_codex("20261202T054511.632743050-UserPromptSubmit.json"))
+    key = start["session_id"]
+    assert prompt["session_id"] == key
+    # keep the payloads, without the rollout file (absent here): the live turns are the record
+    for data in (start, prompt):
+        data["transcript_path"] = None
+    first = _live(store, isolated_home)
+    _native(first, "session-start", json.dumps(start).encode())
+    _native(first, "user-prompt-submit", json.dumps(prompt).encode())
+    assert first.worker.wait_idle(10)
+    first.close()  # a restart: nothing ended the session
+    assert store.checkpoints(key) == []
+    second = _live(store, isolated_home)
+    try:
+        nxt = dict(start, session_id="01a2354b-a280-7fd1-bf9c-2a0e7c7e312b")
+        _native(second, "session-start", json.dumps(nxt).encode())
+        assert second.worker.wait_idle(10)
+        ends = [(c.trigger.value, c.prompt_count) for c in store.checkpoints(key)]
+        assert ends == [("session_end", 1)]
+        assert prompt["prompt"] in store.checkpoints(key)[0].digest
+        row = store.get_transcripts([key], "default")[key]
+        assert row.completed_at is not None
+        assert row.content == f"User: {prompt['prompt']}"
+        assert store.checkpoints(nxt["session_id"]) == []
+    finally:
+        second.close()
+
+
+def test_session_live_across_a_restart_is_swept_when_idle(store, isolated_home: Path) -> None:
+    """Issue 12: the idle sweep after a restart ends a session the store holds open and
+    unchanged for the idle limit (4 h here), with its session_end checkpoint; one changed
+    since is left alone."""
+    first = _live(store, isolated_home)
+    for key in ("quiet-1", "busy-1"):
+        first.handle("session-start", BODIES["session-start"].model_validate(
+            {"harness": "claude-code", "session_key": key, "project": "/home/dev/p"}))
+        first.handle("user-prompt-submit", BODIES["user-prompt-submit"].model_validate(
+            {"harness": "claude-code", "session_key": key, "project": "/home/dev/p",
+             "prompt": f"prompt of {key}"}))
+    assert first.worker.wait_idle(10)
+    first.close()
+    row = store.get_transcripts(["busy-1"], "default")["busy-1"]
+    second = _live(store, isolated_home)
+    try:
+        later = row.updated_at + timedelta(hours=4, minutes=30)
+        store.update_transcript_content(
+            "busy-1", "default", content=row.content + "\n\nUser: more", content_hash="x",
+            harness="claude-code", project=row.project, updated_at=later - timedelta(hours=1))
+        assert second.sweep_idle(later) == ["quiet-1"]
+        assert second.worker.wait_idle(10)
+        assert [(c.trigger.value, c.prompt_count) for c in store.checkpoints("quiet-1")] == [
+            ("session_end", 1)]
+        assert store.checkpoints("busy-1") == []
+        assert store.get_transcripts(["quiet-1"], "default")["quiet-1"].completed_at \
+            is not None
+        assert store.get_transcripts(["busy-1"], "default")["busy-1"].completed_at is None
+    finally:
+        second.close()

@@ -33,7 +33,9 @@ Per event (each under its session's lock, so one session's events apply in order
 Imports, transcript sync, session-end capture and the settled-turn policy live in
 ``hooks.capture`` (``TranscriptCapture``). On SQLite the daemon's own writers queue on one lock
 (``_db_lock``) rather than in SQLite's busy handler, which sleeps in steps of milliseconds.
-Sessions idle for ``[transcripts] idle_limit_minutes`` are ended (reason ``idle``); every
+Sessions idle for ``[transcripts] idle_limit_minutes`` are ended (reason ``idle``); the
+supersede rule and the idle sweep also end the sessions the store holds open that were live
+when the daemon restarted (``stored_live``: a bounded query of open transcript rows); every
 completion path (end, clear, supersede, idle, recovery after clear, the idle sweep) queues the
 consolidation pass. After a daemon restart a session's checkpoint state is rebuilt from its
 imported rows (prompts, prompts since its newest checkpoint, the newest task list;
@@ -69,6 +71,9 @@ log = logging.getLogger("continuity.daemon")
 RECOVERY_HEADING = "## Session Recovery Context\n"
 #: How often idle sessions are looked for (seconds).
 SWEEP_SECONDS = 60.0
+#: At most this many stored open sessions one start or one idle sweep ends (issue 12: the
+#: sessions live before a daemon restart are known from the store only; the query is bounded).
+STORED_LIVE_LIMIT = 50
 
 
 def injection_mark(session_key: str, checkpoint_id: int) -> str:
@@ -271,16 +276,48 @@ class LiveCapture:
 
     def _superseded(self, body: Any, source: str) -> list[LiveSession]:
         """Sessions a start ends: the newest other session of the same harness and project
-        after ``clear``; every other Codex session of the project on a Codex start."""
+        after ``clear``; every other Codex session of the project on a Codex start, those held
+        in memory and those the store holds open that were live before a daemon restart
+        (``stored_live``; issue 12: they were never ended)."""
         with self._lock:
             others = [s for s in self.sessions.values() if s.key != body.session_key
                       and s.harness == body.harness and body.project
                       and s.project == body.project]
         if source == "clear":
             return sorted(others, key=lambda s: s.last_seen)[-1:]
-        if body.harness == "codex" and source in ("startup", "clear"):
-            return others
+        if body.harness == "codex" and source in ("startup", "clear") and body.project:
+            return others + self.stored_live(harness="codex", project=body.project,
+                                             exclude=[body.session_key])
         return []
+
+    def stored_live(self, *, harness: str | None = None, project: str | None = None,
+                    idle_since: datetime | None = None,
+                    exclude: list[str] | None = None) -> list[LiveSession]:
+        """The sessions the store holds open (a ``session_transcripts`` row not completed) that
+        this daemon does not hold in memory, e.g. those live when it restarted, as
+        ``LiveSession``s (key, harness, agent, project, the transcript file of an imported
+        one, ``last_seen`` = the row's last change): of ``harness`` and ``project`` when
+        given, unchanged since before ``idle_since`` when given, never a key in ``exclude``.
+        One bounded query: at most ``STORED_LIVE_LIMIT``, least recently changed first."""
+        with self._lock:
+            held = set(self.sessions) | {s.store_key for s in self.sessions.values()
+                                         if s.store_key}
+        skip = sorted(held | set(exclude or ()))
+        found = self.store.open_transcripts(harness=harness, project=project,
+                                            updated_before=idle_since, exclude=skip,
+                                            limit=STORED_LIVE_LIMIT)
+        out: list[LiveSession] = []
+        for key, agent in found:
+            row = self.store.get_transcripts([key], agent).get(key)
+            if row is None:  # completed or deleted meanwhile
+                continue
+            session = self.store.get_session(key)
+            info = LiveSession(key, row.harness, agent, project=row.project,
+                               transcript_path=session.source_path if session else None,
+                               store_key=key if session else None, last_seen=row.updated_at)
+            info.row_content, info.row_hash = row.content, row.content_hash
+            out.append(info)
+        return out
 
     def _recovery(self, info: LiveSession, source: str) -> tuple[str, dict[str, Any]]:
         budget = self.config.recovery_budget_chars
@@ -403,11 +440,14 @@ class LiveCapture:
         return completed
 
     def sweep_idle(self, now: datetime | None = None) -> list[str]:
-        """End the sessions not heard from for the idle limit (reason ``idle``), and complete
-        transcript rows idle as long; returns the keys ended."""
+        """End the sessions not heard from for the idle limit (reason ``idle``): those held in
+        memory and those the store holds open, unchanged as long, that were live before a
+        daemon restart (``stored_live``, issue 12); then complete transcript rows idle as
+        long. Returns the keys ended, memory's first."""
         now = now or _now()
         with self._lock:
             idle = [s for s in self.sessions.values() if now - s.last_seen >= self.idle_limit]
+        idle += self.stored_live(idle_since=now - self.idle_limit)
         for info in idle:
             self._supersede(info, now, "idle")
         self._consolidate(*self.capture.sweep_rows(now, self.idle_limit))
