@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 import json
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Iterator
 
@@ -134,3 +134,82 @@ def test_session_live_across_a_restart_is_swept_when_idle(store, isolated_home: 
         assert store.get_transcripts(["busy-1"], "default")["busy-1"].completed_at is None
     finally:
         second.close()
+
+
+_EVENTS = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
+           "Stop": "stop", "SessionEnd": "session-end", "PreCompact": "pre-compaction",
+           "PostCompact": "post-compaction"}
+
+
+def _recorded(path: Path) -> datetime:
+    """When the hook input was recorded (its file name: 20261202T054051.771392694-...)."""
+    return datetime.strptime(path.name.split("-")[0][:22],
+                             "%Y%m%dT%H%M%S.%f").replace(tzinfo=timezone.utc)
+
+
+#: The recorded times moved to end an hour ago (recovery looks back 4 hours from now), gaps kept.
+_SHIFT = datetime.now(timezone.utc) - timedelta(hours=1) - _recorded(
+    HOOKS / "claude-code" / "20261202T055508.849395698-SessionEnd.json")
+
+
+def _at(path: Path) -> str:
+    return (_recorded(path) + _SHIFT).isoformat()
+
+
+def _replay_claude(live: LiveCapture, sessions: set[str], until: str) -> dict[str, dict]:
+    """Feed the recorded Claude Code hook inputs of ``sessions`` in time order up to the file
+    named ``until`` (its transcript files are not here: the live turns are the record).
+    Returns the daemon's answer to each session start, by file name."""
+    answers = {}
+    for path in sorted((HOOKS / "claude-code").glob("*.json")):
+        data = json.loads(path.read_bytes())
+        event = _EVENTS.get(data["hook_event_name"])
+        if data["session_id"] in sessions and event is not None:
+            data["transcript_path"] = None
+            body = live.native_body("claude-code", event, json.dumps(data).encode(),
+                                    event_id=None, at=_at(path))
+            if event == "session-end":
+                live.end_session(body)  # type: ignore[arg-type]
+            else:
+                answer = live.handle(event, body)
+                if event == "session-start":
+                    answers[path.name] = answer
+            assert live.worker.wait_idle(10)
+        if path.name == until:
+            break
+    return answers
+
+
+def test_claude_resume_gets_other_sessions_newer_work_not_its_own(store,
+                                                                   isolated_home: Path) -> None:
+    """Issue 12, with the recorded runs: 4e6017d9 ("List the files ...") ends; 43f9cd0f
+    ("Now add a subtract function") ends and is resumed (`claude --continue`, "Also add a
+    multiply function"); then 4e6017d9 is resumed. Each resume was injected its own session
+    end digest, which its context already holds. Now the first resume gets nothing (no other
+    session worked after 43f9cd0f started) and the second gets 43f9cd0f's newer work."""
+    live = _live(store, isolated_home)
+    try:
+        answers = _replay_claude(live, {"4e6017d9-a336-4580-9165-7a6dbd4d88c6",
+                                        "43f9cd0f-7b54-4119-a54f-d17e128ccde6"},
+                                 until="20261202T054106.208536028-SessionStart.json")
+    finally:
+        live.close()
+    first_resume = answers["20261202T054051.288761803-SessionStart.json"]
+    assert (first_resume["source"], first_resume["injected"], first_resume["context"]) == (
+        "resume", False, "")
+    second_resume = answers["20261202T054106.208536028-SessionStart.json"]
+    assert second_resume["injected"] is True
+    assert second_resume["recovery"]["source"] == "other_session"
+    assert second_resume["recovery"]["checkpoint"]["session"] == \
+        "43f9cd0f-7b54-4119-a54f-d17e128ccde6"
+    context = second_resume["context"]
+    assert context.startswith("## Session Recovery Context\n## Session End Checkpoint\n"
+                              "Project: /home/dev/projects/claude-demo\n")
+    assert "- Now add a subtract function to calc.py" in context
+    assert "- Also add a multiply function" in context
+    assert "List the files in this project" not in context  # its own: already in context
+    # a start (not a resume) still gets the project's newest checkpoint
+    startup = answers["20261202T054021.486454530-SessionStart.json"]
+    assert startup["recovery"]["source"] == "project"
+    assert startup["recovery"]["checkpoint"]["session"] == \
+        "4e6017d9-a336-4580-9165-7a6dbd4d88c6"

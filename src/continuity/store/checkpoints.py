@@ -81,13 +81,14 @@ class CheckpointStoreMixin:
             row = conn.execute(stmt).first()
         return _row_checkpoint(row) if row else None
 
-    def latest_project_checkpoint(self, project_normalized: str, *,
-                                  since: datetime) -> Checkpoint | None:
+    def latest_project_checkpoint(self, project_normalized: str, *, since: datetime,
+                                  exclude_session: str | None = None) -> Checkpoint | None:
         """The newest checkpoint of any session of ``project_normalized`` created strictly
-        after ``since``, or None."""
-        stmt = (select(t.session_checkpoints)
-                .where(and_(_C.project_normalized == project_normalized,
-                            _C.created_at > _utc(since)))
+        after ``since`` (of a session other than ``exclude_session`` when given), or None."""
+        cond = [_C.project_normalized == project_normalized, _C.created_at > _utc(since)]
+        if exclude_session is not None:
+            cond.append(_C.session_key != exclude_session)
+        stmt = (select(t.session_checkpoints).where(and_(*cond))
                 .order_by(*_NEWEST_FIRST).limit(1))
         with self._conn() as conn:  # type: ignore[attr-defined]
             row = conn.execute(stmt).first()

@@ -5,7 +5,9 @@ Per event (each under its session's lock, so one session's events apply in order
 
 - **session-start** records the session (its checkpoint state, seed 000), answers the recovery
   context (``## Session Recovery Context`` and the newest checkpoint of the session, else of its
-  project within ``recoveryWindowHours``, all within ``recoveryBudgetChars`` characters) unless
+  project within ``recoveryWindowHours``, all within ``recoveryBudgetChars`` characters; on a
+  ``resume``, whose context holds the session's own turns, the newest checkpoint of another
+  session of the project made since the resumed one started, else nothing: issue 12) unless
   that checkpoint was already injected into the session (formats.md §4.1: a resume replays
   injected text; never inject one twice, also across a daemon restart: the marks are kept with
   the applied event ids; ``compact`` starts a fresh context, so it may). A
@@ -265,11 +267,12 @@ class LiveCapture:
                 self.capture.recover_after_clear(body, at)))
         info = self._touch(body)
         with self._session_lock(info.key):
+            since = self._started_at(info) if source == "resume" else None
             self.capture.ensure_state(info, at)
             if getattr(self._local, "replaying", False):  # nobody reads this answer
                 context, recovery = "", {"skipped": "replayed"}
             else:
-                context, recovery = self._recovery(info, source)
+                context, recovery = self._recovery(info, source, since)
         self._queue_import(info)
         return {"session_key": info.key, "source": source, "context": context,
                 "injected": bool(context), "recovery": recovery}
@@ -319,12 +322,17 @@ class LiveCapture:
             out.append(info)
         return out
 
-    def _recovery(self, info: LiveSession, source: str) -> tuple[str, dict[str, Any]]:
+    def _recovery(self, info: LiveSession, source: str,
+                  since: datetime | None = None) -> tuple[str, dict[str, Any]]:
         budget = self.config.recovery_budget_chars
         inner = self.config.model_copy(update={
             "recovery_budget_chars": budget - len(RECOVERY_HEADING)})
-        found = cps.recover(self.store, session_key=info.key, project=info.project,
-                            config=inner)
+        if source == "resume":  # the resumed context holds its own turns: others' newer work
+            found = cps.recover_resumed(self.store, session_key=info.store_key or info.key,
+                                        project=info.project, since=since, config=inner)
+        else:
+            found = cps.recover(self.store, session_key=info.key, project=info.project,
+                                config=inner)
         meta = {k: v for k, v in found.to_dict().items() if k != "text"}
         meta["budget_chars"] = budget
         if found.checkpoint is None or not found.text:
@@ -337,6 +345,23 @@ class LiveCapture:
         self._compacted.discard(info.key)
         self.seen.add(mark)
         return RECOVERY_HEADING + found.text, meta
+
+    def _started_at(self, info: LiveSession) -> datetime | None:
+        """When session ``info`` started, as the daemon can tell before it makes a state for
+        this start: the earliest of its checkpoint state's start, its stored rows' first time
+        and its transcript row's creation; None for a session it never saw."""
+        key = info.store_key or info.key
+        times = []
+        state = self.recorder.states.get(info.key)
+        if state is not None:
+            times.append(state.started_at)
+        session = self.store.get_session(key)
+        if session is not None and session.started_at is not None:
+            times.append(session.started_at)
+        row = self.store.get_transcripts([key], info.agent_id).get(key)
+        if row is not None:
+            times.append(row.created_at)
+        return min(times) if times else None
 
     def user_prompt(self, body: Any) -> dict[str, Any]:
         at, info = self._at(body), self._touch(body)
