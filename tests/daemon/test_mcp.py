@@ -133,6 +133,8 @@ def test_mcp_tools_outside_a_harness_use_the_folders_stored_session(
     assert (cp["trigger"], cp["session"]) == ("agent", KEY)
     assert "### Reason\nbefore the refactor" in cp["digest"]
     assert tools.continuation(budget_bytes=4000)["session"] == KEY
+    # a memory is tied to the session it is made in, never to an earlier stored one
+    assert tools.remember("Exports use UTC")["source_id"] is None
 
 
 @pytest.mark.parametrize("daemon", ["daemon_up", "daemon_down"])

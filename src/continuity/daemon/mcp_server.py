@@ -12,8 +12,9 @@
 Every tool takes an optional ``session`` (a session key or a unique key prefix, as on the
 command line). Without it the current session is ``$CONTINUITY_SESSION_KEY``, else the most
 recently active live session of this server's working folder (harnesses start MCP servers in
-the project folder), else the most recently active stored session of that folder, so that the
-tools also work outside a running harness (issue 12). A folder with none gets one error
+the project folder), else, for ``checkpoint`` and ``continuation``, the most recently active
+stored session of that folder, so that they also work outside a running harness (issue 12;
+``recall`` and ``remember`` tie a query or a memory only to a live session). A folder with none gets one error
 (``NoProjectSession``), with the daemon up or down. Tools go through the daemon
 (``$CONTINUITY_DAEMON_URL``, ``<home>/daemon.url`` or the default address, with the bearer token
 when one is configured), so the live session's digest counts recalls and remembers; when the
@@ -103,20 +104,26 @@ class ContinuityTools:
 
         return open_store(os.environ.get("CONTINUITY_DATABASE_URL") or database_url(self.home))
 
-    def session(self, given: str | None) -> str | None:
-        """The session a tool acts on (module docstring); None when none is known."""
+    def session(self, given: str | None, *, stored: bool = True) -> str | None:
+        """The session a tool acts on (module docstring); None when none is known.
+        ``stored`` False: a live one only (recall and remember, which tie a query or a memory
+        to the session they run in, never to an earlier stored one)."""
         if given:
             return given
         if os.environ.get("CONTINUITY_SESSION_KEY"):
             return os.environ["CONTINUITY_SESSION_KEY"]
         try:
-            found = self._daemon("GET", "/api/sessions/current", params={"project": self.cwd})
+            found = self._daemon("GET", "/api/sessions/current",
+                                 params={"project": self.cwd,
+                                         "stored": "true" if stored else "false"})
         except DaemonError as exc:
             if exc.status == 404:
                 return None
             raise
         if found is not None:
             return found["session_key"]
+        if not stored:
+            return None
         from continuity.store.names import project_session
 
         with self._store() as store:  # the daemon is down: the newest stored session
@@ -136,7 +143,7 @@ class ContinuityTools:
     def recall(self, query: str, limit: int = 10, expand: bool = False,
                session: str | None = None) -> dict[str, Any]:
         """Memories matching ``query`` (see ``continuity.transcripts.memories``)."""
-        key = self.session(session)
+        key = self.session(session, stored=False)
         body = {"query": query, "limit": limit, "expand": expand}
         found = self._daemon("POST", "/api/memory/recall", json=body,
                              params={"session_key": key} if key else None)
@@ -150,7 +157,7 @@ class ContinuityTools:
     def remember(self, content: str, tags: list[str] | None = None, importance: float = 0.5,
                  type: str = "fact", session: str | None = None) -> dict[str, Any]:
         """Remember ``content`` for the current session (see ``continuity.transcripts.memories``)."""
-        key = self.session(session)
+        key = self.session(session, stored=False)
         body = {"content": content, "tags": tags or [], "importance": importance,
                 "type": type, "source_id": key}
         done = self._daemon("POST", "/api/memory/remember", json=body)

@@ -508,10 +508,12 @@ class LiveCapture:
         self.capture.import_(info)
         return info.store_key or key
 
-    def current_session(self, project: str | None, harness: str | None = None) -> str | None:
+    def current_session(self, project: str | None, harness: str | None = None, *,
+                        stored: bool = True) -> str | None:
         """The most recently active live session of ``project`` (and ``harness``), else (no
-        ``harness`` asked) the most recently active stored session of that folder (issue 12:
-        the tools work outside a running harness; ``store.names.project_session``)."""
+        ``harness`` asked, ``stored`` True) the most recently active stored session of that
+        folder (issue 12: the tools work outside a running harness;
+        ``store.names.project_session``)."""
         from continuity.store.names import project_session
 
         wanted = cps.normalize_project(project) if project else None
@@ -521,7 +523,7 @@ class LiveCapture:
                      and (harness is None or s.harness == harness)]
         if found:
             return max(found, key=lambda s: s.last_seen).key
-        if project and harness is None:
+        if project and harness is None and stored:
             return project_session(self.store, project)
         return None
 

@@ -95,13 +95,13 @@ def add_routes(app: FastAPI, live: Any) -> None:
 
     @app.get("/api/sessions/current", tags=["sessions"])
     def current_session(project: str = Query(..., min_length=1, max_length=4096),
-                        harness: Optional[HarnessName] = None) -> dict:
+                        harness: Optional[HarnessName] = None, stored: bool = True) -> dict:
         """The most recently active live session of ``project`` (and ``harness``), else the
-        most recently active stored session of that folder (no ``harness`` given); 404 when
-        there is none (``NoProjectSession``)."""
+        most recently active stored session of that folder (no ``harness`` given, ``stored``
+        true); 404 when there is none (``NoProjectSession``)."""
         from continuity.core.errors import NoProjectSession
 
-        key = live.current_session(project, harness)
+        key = live.current_session(project, harness, stored=stored)
         if key is None:
             raise NoProjectSession(project)
         return {"session_key": key}
