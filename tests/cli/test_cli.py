@@ -66,9 +66,9 @@ def test_cli_import_text_summary(tmp_path):
                          "0 files skipped")
     sample = SHARED_DATA / "codex" / "sample-session.jsonl"
     assert (f"imported {sample}: codex session sample-session-1, 9 rows from 10 lines "
-            "(1 unknown kept raw, 1 bad)") in lines
+            "(6 non-conversation kept raw, 1 unknown kept raw, 1 bad)") in lines
     assert (f"imported {SHARED_DATA / 'codex' / 'with-compaction.jsonl'}: codex session "
-            "compact-codex-001, 20 rows from 20 lines") in lines
+            "compact-codex-001, 20 rows from 20 lines (3 non-conversation kept raw)") in lines
     shapes, detail = SHARED_DATA / "codex" / "event-shapes.jsonl", \
         SHARED_DATA / "codex" / "interaction-detail.jsonl"
     assert result.stderr.splitlines() == [
@@ -96,13 +96,14 @@ def test_cli_import_json_shape_and_totals(tmp_path):
     assert report["transcripts_failed"] == []
     assert (report["checkpoints_replayed"], report["transcripts_written"]) == (27, 12)
     assert report["totals"] == {"files": 12, "sessions": 12, "lines_read": 1333,
-                                "imported": 1332, "duplicate": 0, "opaque": 3, "errors": 1,
-                                "skipped_files": 0}
+                                "imported": 1332, "duplicate": 0, "opaque": 3,
+                                "non_conversation": 221, "errors": 1, "skipped_files": 0}
     assert len(report["sessions"]) == 12 and CC_5C in report["sessions"]
     by_name = {Path(f["path"]).name: f for f in report["files"]}
     f = by_name["sample-session.jsonl"]
     assert set(f) == {"path", "harness", "version", "session", "status", "reason",
-                      "lines_read", "imported", "blank", "duplicate", "opaque", "skipped",
+                      "lines_read", "imported", "blank", "duplicate", "opaque",
+                      "non_conversation", "skipped",
                       "skip_reasons", "errors", "warnings", "types", "first_timestamp",
                       "last_timestamp", "offset", "resumed_from", "pending_tail_bytes"}
     assert (f["harness"], f["session"], f["status"], f["lines_read"], f["imported"]) == (

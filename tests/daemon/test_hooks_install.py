@@ -541,3 +541,28 @@ def test_install_refuses_a_settings_path_that_is_not_a_regular_file(tmp_path: Pa
     link.symlink_to(real)
     install.install("claude-code", link, home=tmp_path / "ws")
     assert link.is_symlink() and "hooks" in json.loads(real.read_text())
+
+
+def test_uninstall_pi_removes_the_folders_install_created(tmp_path: Path) -> None:
+    """Issue 12: on a machine where pi never ran, install creates agent/extensions; uninstall
+    removes both again (the extensions folder was left behind). A reinstall keeps the record;
+    a folder holding something else stays."""
+    (tmp_path / "home").mkdir()
+    agent = tmp_path / "home" / ".pi" / "agent"
+    folder = agent / "extensions"
+    assert install.install("pi", folder).action == "installed"
+    assert json.loads((folder / "continuity.ts").read_text().splitlines()[-1].split(": ", 1)[1]) \
+        == [str(folder), str(agent), str(agent.parent)]
+    assert install.install("pi", folder).action == "unchanged"
+    assert install.uninstall("pi", folder).action == "removed"
+    assert list((tmp_path / "home").iterdir()) == []
+    install.install("pi", folder)
+    (agent / "sessions").mkdir()  # pi ran meanwhile
+    assert install.uninstall("pi", folder).action == "removed"
+    assert not folder.exists() and sorted(p.name for p in agent.iterdir()) == ["sessions"]
+    existing = tmp_path / "own"
+    existing.mkdir()
+    install.install("pi", existing)
+    (existing / "other.ts").write_text("// another extension\n")
+    install.uninstall("pi", existing)
+    assert sorted(p.name for p in existing.iterdir()) == ["other.ts"]

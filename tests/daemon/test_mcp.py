@@ -117,8 +117,102 @@ def test_mcp_tools_without_the_daemon(imported: Path, daemon_down: None) -> None
     assert view["session"] == KEY and view["refusal"] is None
     tools.remember("Leap years: February has 29 days", session=KEY)
     assert tools.recall("February")["results"][0]["source_id"] == KEY
-    with pytest.raises(Exception, match="no live session"):
+    with pytest.raises(Exception, match="none is live and none is stored"):
         tools.continuation()
+
+
+NO_SESSION = ("no session of /home/ana/elsewhere: none is live and none is stored; pass "
+              "session (a key or a unique key prefix) or set CONTINUITY_SESSION_KEY")
+
+
+@pytest.mark.parametrize("daemon", ["daemon_up", "daemon_down"])
+def test_mcp_tools_outside_a_harness_use_the_folders_stored_session(
+        imported: Path, daemon: str, request: pytest.FixtureRequest) -> None:
+    """Issue 12: with no harness running (no live session), checkpoint and continuation act on
+    the newest stored session of the server's folder (/home/ana/ledger), with the daemon up
+    (it refused: "no session matches '/home/ana/ledger'") or down ("no live session in ...")."""
+    request.getfixturevalue(daemon)
+    tools = ContinuityTools(cwd="/home/ana/ledger/")
+    assert tools.session(None) == KEY
+    cp = tools.checkpoint("before the refactor")
+    assert (cp["trigger"], cp["session"]) == ("agent", KEY)
+    assert "### Reason\nbefore the refactor" in cp["digest"]
+    assert tools.continuation(budget_bytes=4000)["session"] == KEY
+    # a memory is tied to the session it is made in, never to an earlier stored one
+    assert tools.remember("Exports use UTC")["source_id"] is None
+
+
+@pytest.mark.parametrize("daemon", ["daemon_up", "daemon_down"])
+def test_mcp_tools_accept_a_key_prefix(imported: Path, daemon: str,
+                                       request: pytest.FixtureRequest) -> None:
+    """Issue 12: a unique key prefix names the session, as on the command line (the daemon
+    answered 404 "no session matches '5b7c2e'" before, the store raised SessionNotFound)."""
+    request.getfixturevalue(daemon)
+    tools = ContinuityTools(cwd="/home/ana/elsewhere")
+    assert tools.continuation(session="5b7c2e")["session"] == KEY
+    cp = tools.checkpoint("phase one", session="5b7c2e")
+    assert cp["session"] == KEY
+
+
+def test_rest_continuation_and_checkpoint_accept_a_key_prefix(imported: Path, daemon_up: str,
+                                                             isolated_home: Path) -> None:
+    """Issue 12: ``GET /api/sessions/<prefix>/continuation`` and ``POST /api/checkpoints`` take
+    a unique key prefix (both were 404); an unknown one is still 404."""
+    import httpx
+
+    auth = {"Authorization": f"Bearer {(isolated_home / 'daemon.token').read_text().strip()}"}
+    view = httpx.get(f"{daemon_up}/api/sessions/5b7c2e/continuation",
+                     params={"budget_bytes": 4000},
+                     headers=auth)
+    assert view.status_code == 200 and view.json()["session"] == KEY
+    cp = httpx.post(f"{daemon_up}/api/checkpoints", json={
+        "reason": "phase one", "trigger": "explicit", "session_key": "5b7c"}, headers=auth)
+    assert cp.status_code == 201 and cp.json()["session"] == KEY
+    missing = httpx.get(f"{daemon_up}/api/sessions/zz9/continuation", headers=auth)
+    assert missing.status_code == 404 and "no session matches 'zz9'" in missing.json()["detail"]
+
+
+@pytest.mark.parametrize("daemon", ["daemon_up", "daemon_down"])
+def test_mcp_no_session_has_one_wording(imported: Path, daemon: str,
+                                        request: pytest.FixtureRequest) -> None:
+    """Issue 12: a folder with no session, live or stored, gets the same error from checkpoint
+    and continuation, daemon up or down (it was "daemon answered 404: no session matches ..."
+    from one and "session: no live session in ..." from the other)."""
+    from continuity.core.errors import NoProjectSession
+
+    request.getfixturevalue(daemon)
+    tools = ContinuityTools(cwd="/home/ana/elsewhere")
+    for call in (lambda: tools.checkpoint("x"), lambda: tools.continuation()):
+        with pytest.raises(NoProjectSession) as caught:
+            call()
+        assert str(caught.value) == NO_SESSION
+
+
+def test_mcp_server_info_version_and_quiet_daemon_calls(
+        imported: Path, daemon_up: str, caplog: pytest.LogCaptureFixture) -> None:
+    """Issue 12: ``serverInfo.version`` is the package version (it was ""); a tool call through
+    the daemon logs nothing at INFO or above (httpx logged "HTTP Request: ..." each call)."""
+    import logging
+    from importlib.metadata import version
+
+    from mcp import Client
+
+    caplog.set_level(logging.DEBUG)
+
+    async def go() -> tuple[object, object]:
+        async with Client(build_server(ContinuityTools(cwd="/home/ana/ledger"))) as client:
+            info = client.server_info
+            result = await client.call_tool("continuation", {"budget_bytes": 4000})
+            return info, result
+
+    info, result = asyncio.run(go())
+    assert (info.name, info.version) == ("continuity", version("continuity"))
+    assert info.version == "0.1.0"
+    assert not result.is_error
+    loud = [(r.name, r.getMessage()) for r in caplog.records if r.levelno >= logging.INFO]
+    assert loud == []
+    assert any(r.name == "continuity.mcp" and "daemon call GET" in r.getMessage()
+               for r in caplog.records)
 
 
 def test_mcp_server_lists_tools_and_reports_errors(isolated_home: Path,
@@ -141,7 +235,7 @@ def test_mcp_server_lists_tools_and_reports_errors(isolated_home: Path,
         async with Client(build_server(ContinuityTools())) as client:
             return await client.call_tool("continuation", {})
     result = asyncio.run(missing())
-    assert result.is_error and "no live session" in result.content[0].text
+    assert result.is_error and "none is live and none is stored" in result.content[0].text
 
 
 def test_mcp_stdio_round_trip(isolated_home: Path, daemon_down: None) -> None:

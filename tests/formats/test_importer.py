@@ -174,7 +174,8 @@ def test_import_samples_exact_counts_and_keys(samples, shared_data):
     issues = sqlite_store.issues(bad.path)
     assert [(i.line_no, i.byte_length) for i in issues] == [(10, len(b"this is not json"))]
     assert report.totals() == {"files": 12, "sessions": 12, "lines_read": 1333,
-                               "imported": 1332, "duplicate": 0, "opaque": 3, "errors": 1,
+                               "imported": 1332, "duplicate": 0, "opaque": 3,
+                               "non_conversation": 221, "errors": 1,
                                "skipped_files": 0}
 
 

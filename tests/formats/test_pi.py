@@ -391,3 +391,42 @@ def test_lone_surrogates_are_cleaned():
 def test_key_falls_back_to_file_stem():
     reader = PiReader("/x/2026-01-01_abc.jsonl", [{"type": "message", "message": {"role": "user"}}])
     assert reader.session_key == "2026-01-01_abc"
+
+
+def test_recovery_context_our_extension_injected_is_context_not_conversation(tmp_path):
+    """Issue 12: our pi extension hands pi the recovery context as a custom message on the
+    first agent start; pi stores it right after the prompt (``custom_message``, customType
+    ``continuity-recovery``). Importing a real pi 0.73.1 session with it keeps it as context:
+    not in the continuation, not in the transcript, the prompt still the request."""
+    from continuity.continuation.view import build_continuation
+    from continuity.formats.importer import import_paths
+    from continuity.store import open_store
+    from continuity.transcripts import session_transcripts as tx
+
+    real = next((DATA / "real-harness" / "pi" / "sessions").rglob("*36f4*.jsonl"))
+    lines = [json.loads(x) for x in real.read_text().splitlines()]
+    assert [d.get("id") for d in lines][3:5] == ["7fd02825", "44322157"]
+    recovery = {"type": "custom_message", "id": "c0ffee01", "parentId": "7fd02825",
+                "timestamp": lines[3]["timestamp"], "customType": "continuity-recovery",
+                "content": "Recovery context from continuity: a digest of earlier work in "
+                           "this project, quoted as evidence. It is not an instruction.\n\n"
+                           "## Session Recovery Context\n## Session End Checkpoint",
+                "display": False}
+    lines[4]["parentId"] = "c0ffee01"
+    path = tmp_path / real.name
+    path.write_text("".join(json.dumps(d) + "\n" for d in lines[:4] + [recovery] + lines[4:]))
+    with open_store(f"sqlite:///{tmp_path / 'c.db'}") as store:
+        report = import_paths(store, [path])
+        key = report.sessions[0]
+        rows = store.entries(key, limit=100)
+        ours = [r for r in rows if r.native_id == "c0ffee01"]
+        assert [(r.kind.value, r.visible, r.type_name) for r in ours] == [
+            ("context", False, "custom_message/continuity-recovery")]
+        assert report.files[0].opaque == 0
+        view = build_continuation(store, key).to_dict()
+        tx.sync_session(store, key, home=tmp_path)
+        transcript = store.get_transcripts([key], "default")[key].content
+    assert view["request"]["text"] == "Daemon down: pi lists files"
+    assert "Recovery context" not in json.dumps(view)
+    assert "Recovery context" not in transcript
+    assert transcript.startswith("User: Daemon down: pi lists files\n")

@@ -39,6 +39,7 @@ _EXPORTS = {
     "normalize_project": "capture",
     "prune": "capture",
     "recover": "recovery",
+    "recover_resumed": "recovery",
     "render_recovery": "recovery",
     "replay_import": "recovery",
     "replay_session": "recovery",

@@ -49,7 +49,8 @@ RECOVERY_LINE_SLACK = 80
 @dataclass(frozen=True, slots=True)
 class Recovery:
     """The recovery digest for a new session: ``source`` is ``session`` (the newest checkpoint
-    of the same session) or ``project`` (the newest of the same project within the window),
+    of the same session), ``project`` (the newest of the same project within the window) or
+    ``other_session`` (a resumed session: another session's newer work, ``recover_resumed``),
     None when nothing was found; ``text`` fits ``budget_chars``."""
 
     checkpoint: Checkpoint | None
@@ -117,6 +118,29 @@ def recover(store: "SqlStore", *, session_key: str | None = None, project: str |
         return Recovery(None, None, "", False, budget)
     text, truncated = render_recovery(cp.digest, budget)
     return Recovery(cp, source, text, truncated, budget)
+
+
+def recover_resumed(store: "SqlStore", *, session_key: str, project: str | None,
+                    since: datetime | None, config: CheckpointConfig,
+                    now: datetime | None = None) -> Recovery:
+    """The recovery digest of a resumed session (Claude Code ``--continue`` / ``--resume``,
+    ``pi --continue``): the resumed context already holds the session's own turns verbatim,
+    so never its own checkpoint; what it lacks is the newer work of the other sessions of its
+    project: the newest checkpoint of another session of ``project`` (normalized) created
+    after ``since`` (when the resumed session started: work it cannot hold; None for a session
+    never seen: any) and within ``recoveryWindowHours`` before ``now``; rendered within ``recoveryBudgetChars``. Nothing
+    (``source`` None) without a project or when no other session did newer work (issue 12)."""
+    budget = config.recovery_budget_chars
+    if not (config.enabled and project):
+        return Recovery(None, None, "", False, budget)
+    window = (now or utc_now()) - timedelta(hours=config.recovery_window_hours)
+    cp = store.latest_project_checkpoint(normalize_project(project) or project,
+                                         since=max(since, window) if since else window,
+                                         exclude_session=session_key)
+    if cp is None:
+        return Recovery(None, None, "", False, budget)
+    text, truncated = render_recovery(cp.digest, budget)
+    return Recovery(cp, "other_session", text, truncated, budget)
 
 
 # ---------------------------------------------------------------------------- replay

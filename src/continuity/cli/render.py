@@ -62,6 +62,8 @@ def import_summary(out: Console, err: Console, report: ImportReport) -> None:
         extra = []
         if f.duplicate:
             extra.append(f"{f.duplicate} duplicate")
+        if f.non_conversation:
+            extra.append(f"{f.non_conversation} non-conversation kept raw")
         if f.opaque:
             extra.append(f"{f.opaque} unknown kept raw")
         if f.errors:

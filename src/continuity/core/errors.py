@@ -25,6 +25,17 @@ class SessionNotFound(ContinuityError):
         self.name = name
 
 
+class NoProjectSession(SessionNotFound):
+    """No session was named and folder ``project`` has none, live or stored (issue 12: the
+    one wording of the MCP tools and the daemon)."""
+
+    def __init__(self, project: str) -> None:
+        ContinuityError.__init__(
+            self, f"no session of {project}: none is live and none is stored; pass session "
+            "(a key or a unique key prefix) or set CONTINUITY_SESSION_KEY")
+        self.name = project
+
+
 class AmbiguousSession(ContinuityError):
     """A key prefix names more than one session; ``candidates`` lists (some of) them."""
 

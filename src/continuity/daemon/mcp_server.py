@@ -9,15 +9,20 @@
 - ``continuation(budget_bytes=240000)``: the bounded continuation of the current session (the
   ``continue --json`` contract, seed 002).
 
-Every tool takes an optional ``session`` (a session key). Without it the current session is
-``$CONTINUITY_SESSION_KEY``, else the daemon's most recently active session of this server's
-working folder (harnesses start MCP servers in the project folder). Tools go through the
+Every tool takes an optional ``session`` (a session key or a unique key prefix, as on the
+command line). Without it the current session is ``$CONTINUITY_SESSION_KEY``, else the most
+recently active live session of this server's working folder (harnesses start MCP servers in
+the project folder), else, for ``checkpoint`` and ``continuation``, the most recently active
+stored session of that folder, so that they also work outside a running harness (issue 12;
+``recall`` and ``remember`` tie a query or a memory only to a live session). A folder with none
+gets one error (``NoProjectSession``), with the daemon up or down. Tools go through the
 workspace's own daemon (``$CONTINUITY_DAEMON_URL`` or ``<home>/daemon.url``, never a guessed
 address; with the workspace's token and daemon id: ``continuity.daemon.address``), so the live
 session's digest counts recalls and remembers; when the daemon is down, or the one answering is
 not this workspace's (401, 421), they call the library on the workspace's store directly (a
 checkpoint is then rebuilt from the stored transcript). A tool error is an MCP error result
-with one line naming what to fix.
+with one line naming what to fix. ``serverInfo.version`` is the package's version; the daemon
+calls are logged at debug level only (the SDK shows ``httpx``'s INFO lines on stderr otherwise).
 
 **Every request is answered** (issue 22). The SDK's stdio transport drops a line it cannot
 validate (the session only logs it), and reads a request whose ``id`` is not a string or an
@@ -38,12 +43,15 @@ answered (``_Drain``), for at most ``DRAIN_SECONDS``, so those answers are still
 
 from __future__ import annotations
 
+import logging
 import os
 from pathlib import Path
 from typing import Any
 
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.core.errors import ContinuityError
+
+_log = logging.getLogger("continuity.mcp")
 
 #: After stdin closed, how long calls still running may take to answer (seconds): a daemon
 #: call's own timeout (``ContinuityTools.timeout``) plus a margin.
@@ -95,6 +103,7 @@ class ContinuityTools:
         if workspace:
             headers[WORKSPACE_HEADER] = workspace
         hostport = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        _log.debug("daemon call %s http://%s%s", method, hostport, path)
         try:
             answer = httpx.request(method, f"http://{hostport}{path}", headers=headers,
                                    timeout=self.timeout, **kwargs)
@@ -116,27 +125,38 @@ class ContinuityTools:
 
         return open_store(os.environ.get("CONTINUITY_DATABASE_URL") or database_url(self.home))
 
-    def session(self, given: str | None) -> str | None:
-        """The session a tool acts on (module docstring); None when none is known."""
+    def session(self, given: str | None, *, stored: bool = True) -> str | None:
+        """The session a tool acts on (module docstring); None when none is known.
+        ``stored`` False: a live one only (recall and remember, which tie a query or a memory
+        to the session they run in, never to an earlier stored one)."""
         if given:
             return given
         if os.environ.get("CONTINUITY_SESSION_KEY"):
             return os.environ["CONTINUITY_SESSION_KEY"]
         try:
-            found = self._daemon("GET", "/api/sessions/current", params={"project": self.cwd})
+            found = self._daemon("GET", "/api/sessions/current",
+                                 params={"project": self.cwd,
+                                         "stored": "true" if stored else "false"})
         except DaemonError as exc:
             if exc.status == 404:
                 return None
             raise
-        return found["session_key"] if found else None
+        if found is not None:
+            return found["session_key"]
+        if not stored:
+            return None
+        from continuity.store.names import project_session
+
+        with self._store() as store:  # the daemon is down: the newest stored session
+            return project_session(store, self.cwd)
 
     def _need_session(self, given: str | None) -> str:
-        from continuity.core.errors import InputError
+        """``session(given)``; raises ``NoProjectSession`` when there is none."""
+        from continuity.core.errors import NoProjectSession
 
         key = self.session(given)
         if key is None:
-            raise InputError(f"session: no live session in {self.cwd}; pass the session key "
-                             "(or set CONTINUITY_SESSION_KEY)")
+            raise NoProjectSession(self.cwd)
         return key
 
     # ------------------------------------------------------------------ tools
@@ -144,7 +164,7 @@ class ContinuityTools:
     def recall(self, query: str, limit: int = 10, expand: bool = False,
                session: str | None = None) -> dict[str, Any]:
         """Memories matching ``query`` (see ``continuity.transcripts.memories``)."""
-        key = self.session(session)
+        key = self.session(session, stored=False)
         body = {"query": query, "limit": limit, "expand": expand}
         found = self._daemon("POST", "/api/memory/recall", json=body,
                              params={"session_key": key} if key else None)
@@ -158,7 +178,7 @@ class ContinuityTools:
     def remember(self, content: str, tags: list[str] | None = None, importance: float = 0.5,
                  type: str = "fact", session: str | None = None) -> dict[str, Any]:
         """Remember ``content`` for the current session (see ``continuity.transcripts.memories``)."""
-        key = self.session(session)
+        key = self.session(session, stored=False)
         body = {"content": content, "tags": tags or [], "importance": importance,
                 "type": type, "source_id": key}
         done = self._daemon("POST", "/api/memory/remember", json=body)
@@ -172,18 +192,18 @@ class ContinuityTools:
 
     def checkpoint(self, reason: str, session: str | None = None) -> dict[str, Any]:
         """Write an ``agent`` checkpoint of the current session now."""
-        key = self.session(session)
-        body = {"reason": reason, "trigger": "agent", "session_key": key,
-                "project": None if key else self.cwd}
+        key = self._need_session(session)
+        body = {"reason": reason, "trigger": "agent", "session_key": key}
         done = self._daemon("POST", "/api/checkpoints", json=body)
         if done is not None:
             return done
         from continuity.checkpoints import checkpoint_dict, load_config, manual_checkpoint
         from continuity.core.errors import InputError
         from continuity.core.model import CheckpointTrigger
+        from continuity.store.names import resolve_session
 
-        key = self._need_session(key)
         with self._store() as store:
+            key = resolve_session(store, key)
             cp = manual_checkpoint(store, key, reason, config=load_config(self.home),
                                    trigger=CheckpointTrigger.AGENT)
         if cp is None:
@@ -201,8 +221,10 @@ class ContinuityTools:
         if view is not None:
             return view
         from continuity.continuation.view import build_continuation
+        from continuity.store.names import resolve_session
 
         with self._store() as store:
+            key = resolve_session(store, key)
             return build_continuation(store, key, budget_bytes=budget_bytes).to_dict()
 
 
@@ -217,9 +239,33 @@ def _server_class():  # type: ignore[no-untyped-def]
         return FastMCP
 
 
+def package_version() -> str:
+    """The installed version of the ``continuity`` package (``serverInfo.version``), else
+    ``"0+unknown"`` when it is run from a source tree that was never installed."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("continuity")
+    except PackageNotFoundError:  # pragma: no cover - always installed in tests
+        return "0+unknown"
+
+
 def build_server(tools: ContinuityTools) -> Any:
-    """The MCP server exposing ``tools``' four tools."""
-    server = _server_class()("continuity", instructions=INSTRUCTIONS)
+    """The MCP server exposing ``tools``' four tools, named ``continuity`` with the package's
+    version (``package_version``). The SDK logs at WARNING and ``httpx`` too: a tool call's
+    daemon request is logged at debug level only (``continuity.mcp``), never on stderr by
+    default (issue 12)."""
+    import logging
+
+    cls = _server_class()
+    try:
+        server = cls("continuity", instructions=INSTRUCTIONS, version=package_version(),
+                     log_level="WARNING")
+    except TypeError:  # mcp 1.x: no version argument
+        server = cls("continuity", instructions=INSTRUCTIONS, log_level="WARNING")
+        server._mcp_server.version = package_version()  # noqa: SLF001
+    for name in ("httpx", "httpcore"):
+        logging.getLogger(name).setLevel(logging.WARNING)
 
     @server.tool(name="recall", description="Find memories matching the words of query, "
                  "best first. expand=true adds the (sanitized) transcripts they came from.")

@@ -19,7 +19,11 @@ block each) and each becomes its own entry. Mapping (decided by the lead):
   raw line keeps it); ``stop_reason: end_turn`` → finished; ``isApiErrorMessage`` → failed.
 - ``system`` lines: ``local_command`` → ``context``; every other subtype (``compact_boundary``,
   ``api_error`` included) → event. ``api_error`` lines are often retry notices: no run hint.
-- ``progress``, snapshots, queue operations, titles and the one-field markers → events;
+- tool results: text items, media, and ``tool_reference`` items (ToolSearch loading a deferred
+  tool) as the text ``loaded tool: NAME``, one line each.
+- ``progress``, snapshots, queue operations, titles, the one-field markers and the 2.1.332
+  request and bookkeeping records (``api-request*``, ``atis-latch``, ``tools-used``,
+  ``cost-state``) → events;
   ``attachment`` → context; anything else → opaque.
 - ``isSidechain`` lines in a session file (1.x in-file subagents) are sidechain rows: invisible,
   never requests, no run hints. A subagent side file (2.x ``subagents/agent-<id>.jsonl``: its
@@ -62,12 +66,21 @@ from continuity.core.model import (
 #: Conversational line types (they carry the envelope: uuid, parentUuid, sessionId, cwd ...).
 CONVERSATION_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
 
-#: Known metadata line types: events, not conversation.
+#: Known metadata line types: events, not conversation (kept raw, never in a view, a
+#: transcript or a digest). Claude Code 2.1.332 added the request records (``api-request``,
+#: ``api-request-blob``, ``api-request-shape``: what it sent the model), ``atis-latch``,
+#: ``tools-used`` and ``cost-state`` (issue 12; ``../shared/spec/harnesses.md``).
 EVENT_TYPES = frozenset({
     "progress", "file-history-snapshot", "queue-operation", "summary", "ai-title",
     "custom-title", "last-prompt", "pr-link", "permission-mode", "mode", "agent-name",
     "agent-setting", "bridge-session", "continued-in",
+    "api-request", "api-request-blob", "api-request-shape", "atis-latch", "tools-used",
+    "cost-state",
 })
+
+#: The text a ``tool_reference`` item of a tool result stands for (ToolSearch loading a
+#: deferred MCP tool, Claude Code 2.1.332: ``{"type": "tool_reference", "tool_name": N}``).
+TOOL_REFERENCE_TEXT = "loaded tool: {}"
 
 #: Every top-level ``type`` Claude Code is known to write.
 CLAUDE_TYPES = CONVERSATION_TYPES | EVENT_TYPES
@@ -435,6 +448,8 @@ class ClaudeCodeReader(FormatReader):
                     got = self._media(line, item, payloads)
                     if got is not None:
                         media.append(got)
+                elif itype == "tool_reference":  # issue 12: ToolSearch loaded a tool
+                    parts.append(TOOL_REFERENCE_TEXT.format(text_of(item.get("tool_name"))))
                 else:
                     self.warn(line, f"unknown tool_result content block {itype!r} skipped")
         elif content is None:

@@ -66,6 +66,9 @@ class FileReport:
     blank: int = 0
     duplicate: int = 0
     opaque: int = 0
+    #: known lines that hold no conversation (events, injected context: Claude Code's
+    #: ``api-request``, ``attachment`` ... lines), kept raw; ``opaque`` counts unknown ones
+    non_conversation: int = 0
     skipped: int = 0
     errors: list[tuple[int, str]] = field(default_factory=list)
     warnings: list[tuple[int, str]] = field(default_factory=list)
@@ -90,7 +93,8 @@ class FileReport:
             "path": self.path, "harness": self.harness, "version": self.version,
             "session": self.session_key, "status": self.status, "reason": self.reason,
             "lines_read": self.lines_read, "imported": self.imported, "blank": self.blank,
-            "duplicate": self.duplicate, "opaque": self.opaque, "skipped": self.skipped,
+            "duplicate": self.duplicate, "opaque": self.opaque,
+            "non_conversation": self.non_conversation, "skipped": self.skipped,
             "skip_reasons": dict(self.skip_reasons),
             "errors": [{"line": n, "reason": r} for n, r in self.errors],
             "warnings": [{"line": n, "message": m} for n, m in self.warnings],
@@ -121,6 +125,7 @@ class ImportReport:
             "imported": sum(f.imported for f in self.files),
             "duplicate": sum(f.duplicate for f in self.files),
             "opaque": sum(f.opaque for f in self.files),
+            "non_conversation": sum(f.non_conversation for f in self.files),
             "errors": sum(len(f.errors) for f in self.files),
             "skipped_files": sum(1 for f in self.files if f.status in ("skipped", "failed")),
         }
@@ -377,13 +382,16 @@ class _FileImport:
         self.pending, self.raw, self.issues, self.batch_bytes = [], [], [], 0
 
     def _tally(self, entries: list[Entry]) -> None:
-        """Feed the run tracker and count types, opaque rows and the time span."""
+        """Feed the run tracker and count types, opaque (unknown) and non-conversation
+        (event, context) rows and the time span."""
         report = self.report
         for e in entries:
             self.tracker.feed(e)
             report.types[e.type_name or e.kind.value] += 1
             if e.kind is EntryKind.OPAQUE:
                 report.opaque += 1
+            elif e.kind in (EntryKind.EVENT, EntryKind.CONTEXT):
+                report.non_conversation += 1
             if e.timestamp is not None:
                 self.started = e.timestamp if self.started is None else min(self.started,
                                                                            e.timestamp)

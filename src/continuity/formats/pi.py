@@ -18,7 +18,9 @@ Mapping (decided with the lead):
   TOOL; ``bashExecution`` (a ``!`` command the person ran) → USER message rendering
   ``$ command / output / [exit N]``, never a request, CONTEXT when ``excludeFromContext``;
   ``custom`` (v2 ``hookMessage``) → USER message, never a request; other roles → OPAQUE;
-- ``custom_message`` → USER message, never a request; ``branch_summary`` → USER message with the
+- ``custom_message`` → USER message, never a request, except our extension's recovery context
+  (``customType`` ``continuity-recovery``, ``RECOVERY_TYPE``): CONTEXT, like the recovery
+  context Claude Code records as an attachment (issue 12); ``branch_summary`` → USER message with the
   summary (EVENT when empty); ``compaction`` → COMPACTION (trigger ``pi``);
 - ``model_change``, ``thinking_level_change``, ``label``, ``session_info``, ``custom`` → EVENT
   (``session_info.name`` is the title, latest non-empty wins);
@@ -59,6 +61,10 @@ _STOP_REASONS: dict[str, RunStatus | None] = {
 _EVENT_TYPES = frozenset({"model_change", "thinking_level_change", "label", "session_info",
                           "custom"})
 
+
+#: The ``customType`` of the recovery context our pi extension hands pi on a session's first
+#: agent start (``daemon/hooks/pi_extension/continuity.ts``).
+RECOVERY_TYPE = "continuity-recovery"
 
 class PiReader(FormatReader):
     """Reader of pi session files (v1, v2 and v3)."""
@@ -254,6 +260,9 @@ class PiReader(FormatReader):
         elif etype == "custom_message":
             payloads: dict[str, bytes] = {}
             entry.kind, entry.role, entry.visible = EntryKind.MESSAGE, Role.USER, True
+            if data.get("customType") == RECOVERY_TYPE:  # what we injected: not conversation
+                entry.kind, entry.visible = EntryKind.CONTEXT, False
+                entry.type_name = f"custom_message/{RECOVERY_TYPE}"
             entry.blocks = tuple(self._text_blocks(line, data.get("content"), payloads,
                                                    "custom_message"))
             entry.payloads = payloads or None
@@ -316,6 +325,8 @@ class PiReader(FormatReader):
             entry.blocks = (TextBlock(self._bash_text(line, msg)),)
         elif role == "custom":
             entry.kind, entry.role, entry.visible = EntryKind.MESSAGE, Role.USER, True
+            if msg.get("customType") == RECOVERY_TYPE:
+                entry.kind, entry.visible = EntryKind.CONTEXT, False
             entry.blocks = tuple(self._text_blocks(line, msg.get("content"), payloads,
                                                    "custom"))
         # other roles (incl. runtime-only compactionSummary/branchSummary) stay OPAQUE

@@ -188,12 +188,15 @@ class CheckpointStoreMixin:
         row is skipped (issue 15)."""
         return self._newest_readable(_C.session_key == session_key)
 
-    def latest_project_checkpoint(self, project_normalized: str, *,
-                                  since: datetime) -> Checkpoint | None:
+    def latest_project_checkpoint(self, project_normalized: str, *, since: datetime,
+                                  exclude_session: str | None = None) -> Checkpoint | None:
         """The newest checkpoint of any session of ``project_normalized`` created strictly
-        after ``since``, or None."""
-        return self._newest_readable(and_(_C.project_normalized == project_normalized,
-                                          _C.created_at > _utc(since)))
+        after ``since`` (of a session other than ``exclude_session`` when given), or None. A
+        damaged row is skipped (issue 15)."""
+        cond = [_C.project_normalized == project_normalized, _C.created_at > _utc(since)]
+        if exclude_session is not None:
+            cond.append(_C.session_key != exclude_session)
+        return self._newest_readable(and_(*cond))
 
     def checkpoint_page(self, session_key: str, *, limit: int = 0
                         ) -> tuple[list[Checkpoint], list[DamagedCheckpoint]]:

@@ -180,6 +180,15 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         with self._conn() as conn:
             return [self._session(r) for r in conn.execute(stmt)]
 
+    def project_sessions(self, projects: Sequence[str], *, limit: int = 20) -> list[Session]:
+        """At most ``limit`` sessions whose ``project`` is one of ``projects`` (exact
+        strings), newest activity first (``ended_at``, then ``updated_at``)."""
+        order = func.coalesce(t.sessions.c.ended_at, t.sessions.c.updated_at)
+        stmt = (select(t.sessions).where(t.sessions.c.project.in_(list(projects)))
+                .order_by(order.desc(), t.sessions.c.session_key).limit(limit))
+        with self._conn() as conn:
+            return [self._session(r) for r in conn.execute(stmt)]
+
     def list_sessions(self, *, limit: int = 0) -> list[Session]:
         """Sessions, newest activity first (``ended_at``, then ``updated_at``); 0 = all."""
         stmt = select(t.sessions).order_by(

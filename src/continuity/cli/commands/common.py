@@ -12,7 +12,6 @@ import typer
 from rich.console import Console
 
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES, database_url
-from continuity.core.errors import AmbiguousSession, SessionNotFound
 from continuity.core.text import json_bytes
 
 err = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -53,21 +52,8 @@ def emit_json(value: Any) -> None:
 
 
 def resolve_session(store: Any, name: str) -> str:
-    """The session key named by ``name``: an exact key or a unique prefix of one; a prefix
-    of a session and of its subagent sessions only (``S``, ``S/agent-x``) names the session.
-    Raises ``SessionNotFound`` or ``AmbiguousSession``."""
-    if not name or len(name) > 200:  # keys are at most 200 characters
-        raise SessionNotFound(name[:80] + ("…" if len(name) > 80 else ""))
-    if store.get_session(name) is not None:
-        return name
-    found = store.find_sessions(name, limit=21)
-    if not found:
-        raise SessionNotFound(name)
-    if len(found) > 1:
-        # A session and its own subagent files (``S``, ``S/agent-…``): the prefix names S.
-        parents = [s.key for s in found
-                   if all(o.key == s.key or o.key.startswith(s.key + "/") for o in found)]
-        if len(parents) == 1 and len(found) < 21:
-            return parents[0]
-        raise AmbiguousSession(name, [s.key for s in found])
-    return found[0].key
+    """The session key named by ``name`` (``continuity.store.names.resolve_session``: an
+    exact key or a unique prefix). Raises ``SessionNotFound`` or ``AmbiguousSession``."""
+    from continuity.store.names import resolve_session as resolve
+
+    return resolve(store, name)

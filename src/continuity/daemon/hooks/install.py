@@ -48,9 +48,10 @@ state now (for ``hooks install`` and ``continuity doctor``).
 
 **pi**: pi loads TypeScript extensions from ``<agentDir>/extensions/`` (``agentDir`` =
 ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``). install writes ``continuity.ts`` there (our
-``pi_extension/continuity.ts`` with the hook command filled in); uninstall deletes it, and the
-folders install had to create (listed in ``PI_CREATED`` beside it; issue 12, fault 10). A
-``continuity.ts`` there that is not ours is left alone (``InputError``).
+``pi_extension/continuity.ts`` with the hook command filled in); uninstall deletes it. A
+``continuity.ts`` there that is not ours is left alone (``InputError``). The folders install had
+to create (``extensions``, and ``~/.pi/agent`` on a machine where pi never ran) are named in the
+file (``PI_CREATED``), and uninstall removes those that are empty then (issue 12).
 
 The hook command is ``<python> -I -S -c "...from continuity.cli.hookcmd import main; main()"``
 (``hook_argv``): the fast path (no CLI imports, no ``site``), with absolute paths, so the hook
@@ -101,8 +102,9 @@ HARNESS_EVENTS = {"claude-code": CLAUDE_EVENTS, "codex": CODEX_EVENTS}
 BACKUP_SUFFIX = ".continuity-backup"
 PI_FILE = "continuity.ts"
 PI_MARKER = "marker: continuity-pi-extension v1"
-#: In pi's extensions folder: the folders install created, so uninstall can remove them.
-PI_CREATED = ".continuity-created-folders"
+#: The comment line of our pi extension naming the folders its install created (JSON list,
+#: innermost first); uninstall removes each one that is empty by then.
+PI_CREATED = "// continuity-created-folders: "
 #: Both forms of hook_argv() match, and the module path hooks installed before issue 11 ran.
 _OURS = ("continuity.cli.hookcmd", "continuity-hook", "continuity.hookcmd")
 
@@ -600,23 +602,48 @@ def pi_extension_text(argv: list[str] | None = None) -> str:
     return template.replace("__CONTINUITY_HOOK_COMMAND__", json.dumps(argv or hook_argv()))
 
 
+def _missing_folders(folder: Path) -> list[Path]:
+    """``folder`` and those of its parents that do not exist, innermost first."""
+    missing: list[Path] = []
+    here = folder.absolute()
+    while not here.exists() and here != here.parent:
+        missing.append(here)
+        here = here.parent
+    return missing
+
+
+def _created_folders(text: str) -> list[Path]:
+    """The folders an installed extension's ``PI_CREATED`` line names (none: [])."""
+    for line in text.splitlines():
+        if line.startswith(PI_CREATED):
+            try:
+                names = json.loads(line[len(PI_CREATED):])
+            except ValueError:
+                return []
+            return [Path(n) for n in names if isinstance(n, str)] \
+                if isinstance(names, list) else []
+    return []
+
+
 def _install_pi(folder: Path, home: Path) -> InstallResult:
     if folder.exists() and not folder.is_dir():
         raise InputError(f"--settings: {folder} is a file; pi needs its extensions folder")
     target = folder / PI_FILE
-    created = [p for p in (folder, *folder.parents) if not p.exists()]
     env = shutil.which("env") or "/usr/bin/env"
     text = pi_extension_text([env, f"CONTINUITY_HOME={home}", *hook_argv()])
-    if target.exists():
-        old = target.read_text("utf-8", errors="replace")
+    created = _missing_folders(folder)
+    old = target.read_text("utf-8", errors="replace") if target.exists() else None
+    if old is not None:
         if PI_MARKER not in old:
             raise InputError(f"{target} exists and is not continuity's extension; move it "
                              "away first")
+        created = _created_folders(old)  # a reinstall keeps what the first one created
+    if created:
+        text += PI_CREATED + json.dumps([str(p) for p in created]) + "\n"
+    if old is not None:
         if old == text:
             return InstallResult("pi", target, "unchanged", home=home)
     _atomic_bytes(target, text.encode("utf-8"))
-    if created:  # uninstall removes them again (issue 12, fault 10)
-        _atomic_bytes(folder / PI_CREATED, "".join(f"{p}\n" for p in created).encode())
     return InstallResult("pi", target, "installed", home=home)
 
 
@@ -624,24 +651,14 @@ def _uninstall_pi(folder: Path) -> InstallResult:
     target = folder / PI_FILE
     if not target.exists():
         return InstallResult("pi", target, "absent")
-    if PI_MARKER not in target.read_text("utf-8", errors="replace"):
+    text = target.read_text("utf-8", errors="replace")
+    if PI_MARKER not in text:
         raise InputError(f"{target} is not continuity's extension; left in place")
     target.unlink()
-    _remove_created_folders(folder)
+    for created in _created_folders(text):  # innermost first; only while empty
+        try:
+            created.rmdir()
+        except OSError:  # not empty (pi or the user put something there), or gone
+            break
     return InstallResult("pi", target, "removed")
 
-
-def _remove_created_folders(folder: Path) -> None:
-    """Remove the folders install created for pi's extension (listed in ``PI_CREATED``, the
-    deepest first), each only while empty."""
-    record = folder / PI_CREATED
-    try:
-        created = [Path(line) for line in record.read_text("utf-8").splitlines() if line]
-    except OSError:
-        return
-    record.unlink()
-    for path in created:
-        try:
-            path.rmdir()
-        except OSError:  # not empty (something else lives there now) or gone
-            break

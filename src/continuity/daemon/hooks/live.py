@@ -5,7 +5,9 @@ Per event (each under its session's lock, so one session's events apply in order
 
 - **session-start** records the session (its checkpoint state, seed 000), answers the recovery
   context (``## Session Recovery Context`` and the newest checkpoint of the session, else of its
-  project within ``recoveryWindowHours``, all within ``recoveryBudgetChars`` characters) unless
+  project within ``recoveryWindowHours``, all within ``recoveryBudgetChars`` characters; on a
+  ``resume``, whose context holds the session's own turns, the newest checkpoint of another
+  session of the project made since the resumed one started, else nothing: issue 12) unless
   that checkpoint was already injected into the session (formats.md §4.1: a resume replays
   injected text; never inject one twice, also across a daemon restart: the marks are kept with
   the applied event ids; ``compact`` starts a fresh context, so it may). A
@@ -33,7 +35,9 @@ Per event (each under its session's lock, so one session's events apply in order
 Imports, transcript sync, session-end capture and the settled-turn policy live in
 ``hooks.capture`` (``TranscriptCapture``). On SQLite the daemon's own writers queue on one lock
 (``_db_lock``) rather than in SQLite's busy handler, which sleeps in steps of milliseconds.
-Sessions idle for ``[transcripts] idle_limit_minutes`` are ended (reason ``idle``); every
+Sessions idle for ``[transcripts] idle_limit_minutes`` are ended (reason ``idle``); the
+supersede rule and the idle sweep also end the sessions the store holds open that were live
+when the daemon restarted (``stored_live``: a bounded query of open transcript rows); every
 completion path (end, clear, supersede, idle, recovery after clear, the idle sweep) queues the
 consolidation pass. After a daemon restart a session's checkpoint state is rebuilt from its
 imported rows (prompts, prompts since its newest checkpoint, the newest task list;
@@ -69,6 +73,9 @@ log = logging.getLogger("continuity.daemon")
 RECOVERY_HEADING = "## Session Recovery Context\n"
 #: How often idle sessions are looked for (seconds).
 SWEEP_SECONDS = 60.0
+#: At most this many stored open sessions one start or one idle sweep ends (issue 12: the
+#: sessions live before a daemon restart are known from the store only; the query is bounded).
+STORED_LIVE_LIMIT = 50
 
 
 def injection_mark(session_key: str, checkpoint_id: int) -> str:
@@ -260,34 +267,72 @@ class LiveCapture:
                 self.capture.recover_after_clear(body, at)))
         info = self._touch(body)
         with self._session_lock(info.key):
+            since = self._started_at(info) if source == "resume" else None
             self.capture.ensure_state(info, at)
             if getattr(self._local, "replaying", False):  # nobody reads this answer
                 context, recovery = "", {"skipped": "replayed"}
             else:
-                context, recovery = self._recovery(info, source)
+                context, recovery = self._recovery(info, source, since)
         self._queue_import(info)
         return {"session_key": info.key, "source": source, "context": context,
                 "injected": bool(context), "recovery": recovery}
 
     def _superseded(self, body: Any, source: str) -> list[LiveSession]:
         """Sessions a start ends: the newest other session of the same harness and project
-        after ``clear``; every other Codex session of the project on a Codex start."""
+        after ``clear``; every other Codex session of the project on a Codex start, those held
+        in memory and those the store holds open that were live before a daemon restart
+        (``stored_live``; issue 12: they were never ended)."""
         with self._lock:
             others = [s for s in self.sessions.values() if s.key != body.session_key
                       and s.harness == body.harness and body.project
                       and s.project == body.project]
         if source == "clear":
             return sorted(others, key=lambda s: s.last_seen)[-1:]
-        if body.harness == "codex" and source in ("startup", "clear"):
-            return others
+        if body.harness == "codex" and source in ("startup", "clear") and body.project:
+            return others + self.stored_live(harness="codex", project=body.project,
+                                             exclude=[body.session_key])
         return []
 
-    def _recovery(self, info: LiveSession, source: str) -> tuple[str, dict[str, Any]]:
+    def stored_live(self, *, harness: str | None = None, project: str | None = None,
+                    idle_since: datetime | None = None,
+                    exclude: list[str] | None = None) -> list[LiveSession]:
+        """The sessions the store holds open (a ``session_transcripts`` row not completed) that
+        this daemon does not hold in memory, e.g. those live when it restarted, as
+        ``LiveSession``s (key, harness, agent, project, the transcript file of an imported
+        one, ``last_seen`` = the row's last change): of ``harness`` and ``project`` when
+        given, unchanged since before ``idle_since`` when given, never a key in ``exclude``.
+        One bounded query: at most ``STORED_LIVE_LIMIT``, least recently changed first."""
+        with self._lock:
+            held = set(self.sessions) | {s.store_key for s in self.sessions.values()
+                                         if s.store_key}
+        skip = sorted(held | set(exclude or ()))
+        found = self.store.open_transcripts(harness=harness, project=project,
+                                            updated_before=idle_since, exclude=skip,
+                                            limit=STORED_LIVE_LIMIT)
+        out: list[LiveSession] = []
+        for key, agent in found:
+            row = self.store.get_transcripts([key], agent).get(key)
+            if row is None:  # completed or deleted meanwhile
+                continue
+            session = self.store.get_session(key)
+            info = LiveSession(key, row.harness, agent, project=row.project,
+                               transcript_path=session.source_path if session else None,
+                               store_key=key if session else None, last_seen=row.updated_at)
+            info.row_content, info.row_hash = row.content, row.content_hash
+            out.append(info)
+        return out
+
+    def _recovery(self, info: LiveSession, source: str,
+                  since: datetime | None = None) -> tuple[str, dict[str, Any]]:
         budget = self.config.recovery_budget_chars
         inner = self.config.model_copy(update={
             "recovery_budget_chars": budget - len(RECOVERY_HEADING)})
-        found = cps.recover(self.store, session_key=info.key, project=info.project,
-                            config=inner)
+        if source == "resume":  # the resumed context holds its own turns: others' newer work
+            found = cps.recover_resumed(self.store, session_key=info.store_key or info.key,
+                                        project=info.project, since=since, config=inner)
+        else:
+            found = cps.recover(self.store, session_key=info.key, project=info.project,
+                                config=inner)
         meta = {k: v for k, v in found.to_dict().items() if k != "text"}
         meta["budget_chars"] = budget
         if found.checkpoint is None or not found.text:
@@ -300,6 +345,23 @@ class LiveCapture:
         self._compacted.discard(info.key)
         self.seen.add(mark)
         return RECOVERY_HEADING + found.text, meta
+
+    def _started_at(self, info: LiveSession) -> datetime | None:
+        """When session ``info`` started, as the daemon can tell before it makes a state for
+        this start: the earliest of its checkpoint state's start, its stored rows' first time
+        and its transcript row's creation; None for a session it never saw."""
+        key = info.store_key or info.key
+        times = []
+        state = self.recorder.states.get(info.key)
+        if state is not None:
+            times.append(state.started_at)
+        session = self.store.get_session(key)
+        if session is not None and session.started_at is not None:
+            times.append(session.started_at)
+        row = self.store.get_transcripts([key], info.agent_id).get(key)
+        if row is not None:
+            times.append(row.created_at)
+        return min(times) if times else None
 
     def user_prompt(self, body: Any) -> dict[str, Any]:
         at, info = self._at(body), self._touch(body)
@@ -403,11 +465,14 @@ class LiveCapture:
         return completed
 
     def sweep_idle(self, now: datetime | None = None) -> list[str]:
-        """End the sessions not heard from for the idle limit (reason ``idle``), and complete
-        transcript rows idle as long; returns the keys ended."""
+        """End the sessions not heard from for the idle limit (reason ``idle``): those held in
+        memory and those the store holds open, unchanged as long, that were live before a
+        daemon restart (``stored_live``, issue 12); then complete transcript rows idle as
+        long. Returns the keys ended, memory's first."""
         now = now or _now()
         with self._lock:
             idle = [s for s in self.sessions.values() if now - s.last_seen >= self.idle_limit]
+        idle += self.stored_live(idle_since=now - self.idle_limit)
         for info in idle:
             self._supersede(info, now, "idle")
         self._consolidate(*self.capture.sweep_rows(now, self.idle_limit))
@@ -432,33 +497,55 @@ class LiveCapture:
     # ------------------------------------------------------------------ read API and tools
 
     def store_key(self, key: str) -> str:
-        """The stored session behind ``key`` (a live session's imported key, else ``key``),
-        after its queued imports ran."""
+        """The stored session behind ``key`` (a live session's imported key, after its queued
+        imports ran; else a stored key or a unique key prefix, ``store.names``). Raises
+        ``SessionNotFound`` / ``AmbiguousSession`` for a name that is neither."""
+        from continuity.store.names import resolve_session
+
         info = self.sessions.get(key)
         if info is None:
-            return key
+            return resolve_session(self.store, key)
         self.capture.import_(info)
         return info.store_key or key
 
-    def current_session(self, project: str | None, harness: str | None = None) -> str | None:
-        """The most recently active live session of ``project`` (and ``harness``), if any."""
+    def current_session(self, project: str | None, harness: str | None = None, *,
+                        stored: bool = True) -> str | None:
+        """The most recently active live session of ``project`` (and ``harness``), else (no
+        ``harness`` asked, ``stored`` True) the most recently active stored session of that
+        folder (issue 12: the tools work outside a running harness;
+        ``store.names.project_session``)."""
+        from continuity.store.names import project_session
+
         wanted = cps.normalize_project(project) if project else None
         with self._lock:
             found = [s for s in self.sessions.values()
                      if (wanted is None or cps.normalize_project(s.project) == wanted)
                      and (harness is None or s.harness == harness)]
-        return max(found, key=lambda s: s.last_seen).key if found else None
+        if found:
+            return max(found, key=lambda s: s.last_seen).key
+        if project and harness is None and stored:
+            return project_session(self.store, project)
+        return None
 
     def checkpoint(self, body: CheckpointBody) -> Checkpoint:
-        """An ``agent`` or ``explicit`` checkpoint of ``body.session_key`` (else the project's
-        current session): from the live state when the daemon has one, else rebuilt from the
-        stored transcript. Raises ``SessionNotFound``; ``InputError`` when disabled."""
+        """An ``agent`` or ``explicit`` checkpoint of ``body.session_key`` (a live key, a stored
+        key or a unique key prefix; else the project's current session, ``current_session``):
+        from the live state when the daemon has one, else rebuilt from the stored transcript.
+        Raises ``SessionNotFound`` (``NoProjectSession`` for a folder with none),
+        ``AmbiguousSession``; ``InputError`` when disabled."""
         from continuity.core.errors import InputError
+
+        from continuity.core.errors import NoProjectSession
+        from continuity.store.names import resolve_session
 
         key = body.session_key or self.current_session(body.project)
         if key is None:
-            raise SessionNotFound(body.project or "(no session_key or project given)")
+            if body.project:
+                raise NoProjectSession(body.project)
+            raise SessionNotFound("(no session_key or project given)")
         trigger = CheckpointTrigger(body.trigger)
+        if key not in self.sessions:
+            key = resolve_session(self.store, key)  # a stored key or a unique prefix
         info = self.sessions.get(key)
         if info is not None:
             with self._session_lock(key):
@@ -466,8 +553,6 @@ class LiveCapture:
                 self.capture.import_pending(info)  # B27: the newest task list first
                 cp = self.recorder.checkpoint(key, body.reason, trigger=trigger)
         else:
-            if self.store.get_session(key) is None:
-                raise SessionNotFound(key)
             cp = cps.manual_checkpoint(self.store, key, body.reason, config=self.config,
                                        trigger=trigger)
         if cp is None:

@@ -99,13 +99,15 @@ def add_routes(app: FastAPI, live: Any) -> None:
 
     @app.get("/api/sessions/current", tags=["sessions"])
     def current_session(project: str = Query(..., min_length=1, max_length=4096),
-                        harness: Optional[HarnessName] = None) -> dict:
-        """The most recently active live session of ``project`` (404 when none)."""
-        from continuity.core.errors import SessionNotFound
+                        harness: Optional[HarnessName] = None, stored: bool = True) -> dict:
+        """The most recently active live session of ``project`` (and ``harness``), else the
+        most recently active stored session of that folder (no ``harness`` given, ``stored``
+        true); 404 when there is none (``NoProjectSession``)."""
+        from continuity.core.errors import NoProjectSession
 
-        key = live.current_session(project, harness)
+        key = live.current_session(project, harness, stored=stored)
         if key is None:
-            raise SessionNotFound(project)
+            raise NoProjectSession(project)
         return {"session_key": key}
 
     @app.get("/api/sessions/{session_key:path}/continuation", tags=["sessions"])
@@ -113,13 +115,15 @@ def add_routes(app: FastAPI, live: Any) -> None:
                      budget_bytes: int = Query(FOLLOW_UP_BUDGET_BYTES, ge=1,
                                                le=100_000_000)) -> dict:
         """The bounded continuation of the session (the ``continue --json`` contract), after
-        its transcript file was imported; ``policy`` is the last settled-turn outcome."""
+        its transcript file was imported; ``policy`` is the last settled-turn outcome.
+        ``session_key`` may be a unique key prefix, as on the command line (404 / 409 when it
+        names no session / several)."""
         from continuity.continuation.view import build_continuation
 
         session_key = stored_key(session_key)
         key = live.store_key(session_key)
         view = build_continuation(live.store, key, budget_bytes=budget_bytes).to_dict()
-        info = live.sessions.get(session_key)
+        info = live.sessions.get(session_key) or live.sessions.get(key)
         view["policy"] = info.last_outcome if info is not None else None
         return view
 

@@ -1,0 +1,215 @@
+"""``LiveCapture`` fed the hook JSON the real CLIs sent (issue 12;
+``../shared/data/real-harness/hook-inputs``): what each event creates, across daemon restarts."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from continuity.checkpoints.capture import CheckpointConfig
+from continuity.daemon.hooks.live import LiveCapture
+from continuity.daemon.hooks.models import BODIES
+
+from tests.paths import SHARED_DATA
+
+HOOKS = SHARED_DATA / "real-harness" / "hook-inputs"
+#: Claude Code sent this SessionEnd while `claude mcp list` ran: no SessionStart before it, and
+#: its transcript_path was never written.
+LONE_END = HOOKS / "claude-code" / "20261202T055339.284665569-SessionEnd.json"
+
+
+def _live(store, home: Path) -> LiveCapture:
+    live = LiveCapture(store, home=home, config=CheckpointConfig(), budget_bytes=1000,
+                       stop_seconds=10, idle_limit=timedelta(hours=4), tick_seconds=0.05)
+    live.start()
+    return live
+
+
+@pytest.fixture
+def live(store, isolated_home: Path) -> Iterator[LiveCapture]:
+    capture = _live(store, isolated_home)
+    yield capture
+    capture.close()
+
+
+def _files(home: Path) -> list[str]:
+    return sorted(str(p.relative_to(home)) for p in home.rglob("*") if p.is_file())
+
+
+def test_lone_claude_code_session_end_creates_nothing(live: LiveCapture,
+                                                      isolated_home: Path) -> None:
+    """The real lone SessionEnd (session c662a0be, its transcript file absent) leaves no
+    session, checkpoint, transcript row, transcript file, memory or lineage artifact."""
+    raw = LONE_END.read_bytes()
+    key = json.loads(raw)["session_id"]
+    before = _files(isolated_home)
+    assert live.handle_native("claude-code", "session-end", raw, event_id=None, at=None) == b""
+    live.drain_spool()
+    assert live.worker.wait_idle(10) and live.consolidator.wait_idle(10)
+    assert live.store.list_sessions() == []
+    assert live.store.checkpoints(key) == []
+    assert live.store.get_transcripts([key], "default") == {}
+    assert live.store.open_transcripts() == []
+    assert key not in live.sessions
+    created = [f for f in _files(isolated_home) if f not in before]
+    assert [f for f in created if not f.startswith(("spool/", "continuity.db"))] == []
+
+
+CODEX_HOOKS = HOOKS / "codex"
+
+
+def _codex(name: str) -> bytes:
+    return (CODEX_HOOKS / name).read_bytes()
+
+
+def _native(live: LiveCapture, event: str, raw: bytes) -> bytes:
+    return live.handle_native("codex", event, raw, event_id=None, at=None)
+
+
+def test_codex_session_live_across_a_restart_is_superseded(store, isolated_home: Path) -> None:
+    """Issue 12: a Codex session live when the daemon restarts (real hook inputs: session
+    01a23549-13d8, its prompt "Codex: list files", no SessionEnd) is ended by the next Codex
+    start in its folder after the restart: its session_end checkpoint holds its prompt (before,
+    the supersede rule looked at memory only and it was never ended)."""
+    start = json.loads(_codex("20261202T054511.517137715-SessionStart.json"))
+    prompt = json.loads(_codex("20261202T054511.632743050-UserPromptSubmit.json"))
+    key = start["session_id"]
+    assert prompt["session_id"] == key
+    # keep the payloads, without the rollout file (absent here): the live turns are the record
+    for data in (start, prompt):
+        data["transcript_path"] = None
+    first = _live(store, isolated_home)
+    _native(first, "session-start", json.dumps(start).encode())
+    _native(first, "user-prompt-submit", json.dumps(prompt).encode())
+    assert first.worker.wait_idle(10)
+    first.close()  # a restart: nothing ended the session
+    assert store.checkpoints(key) == []
+    second = _live(store, isolated_home)
+    try:
+        nxt = dict(start, session_id="01a2354b-a280-7fd1-bf9c-2a0e7c7e312b")
+        _native(second, "session-start", json.dumps(nxt).encode())
+        assert second.worker.wait_idle(10)
+        ends = [(c.trigger.value, c.prompt_count) for c in store.checkpoints(key)]
+        assert ends == [("session_end", 1)]
+        assert prompt["prompt"] in store.checkpoints(key)[0].digest
+        row = store.get_transcripts([key], "default")[key]
+        assert row.completed_at is not None
+        assert row.content == f"User: {prompt['prompt']}"
+        assert store.checkpoints(nxt["session_id"]) == []
+    finally:
+        second.close()
+
+
+def test_session_live_across_a_restart_is_swept_when_idle(store, isolated_home: Path) -> None:
+    """Issue 12: the idle sweep after a restart ends a session the store holds open and
+    unchanged for the idle limit (4 h here), with its session_end checkpoint; one changed
+    since is left alone."""
+    first = _live(store, isolated_home)
+    for key in ("quiet-1", "busy-1"):
+        first.handle("session-start", BODIES["session-start"].model_validate(
+            {"harness": "claude-code", "session_key": key, "project": "/home/dev/p"}))
+        first.handle("user-prompt-submit", BODIES["user-prompt-submit"].model_validate(
+            {"harness": "claude-code", "session_key": key, "project": "/home/dev/p",
+             "prompt": f"prompt of {key}"}))
+    assert first.worker.wait_idle(10)
+    first.close()
+    row = store.get_transcripts(["busy-1"], "default")["busy-1"]
+    second = _live(store, isolated_home)
+    try:
+        later = row.updated_at + timedelta(hours=4, minutes=30)
+        store.update_transcript_content(
+            "busy-1", "default", content=row.content + "\n\nUser: more", content_hash="x",
+            harness="claude-code", project=row.project, updated_at=later - timedelta(hours=1))
+        assert second.sweep_idle(later) == ["quiet-1"]
+        assert second.worker.wait_idle(10)
+        assert [(c.trigger.value, c.prompt_count) for c in store.checkpoints("quiet-1")] == [
+            ("session_end", 1)]
+        assert store.checkpoints("busy-1") == []
+        assert store.get_transcripts(["quiet-1"], "default")["quiet-1"].completed_at \
+            is not None
+        assert store.get_transcripts(["busy-1"], "default")["busy-1"].completed_at is None
+    finally:
+        second.close()
+
+
+_EVENTS = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
+           "Stop": "stop", "SessionEnd": "session-end", "PreCompact": "pre-compaction",
+           "PostCompact": "post-compaction"}
+
+
+def _recorded(path: Path) -> datetime:
+    """When the hook input was recorded (its file name: 20261202T054051.771392694-...)."""
+    return datetime.strptime(path.name.split("-")[0][:22],
+                             "%Y%m%dT%H%M%S.%f").replace(tzinfo=timezone.utc)
+
+
+#: The recorded times moved to end an hour ago (recovery looks back 4 hours from now), gaps kept.
+_SHIFT = datetime.now(timezone.utc) - timedelta(hours=1) - _recorded(
+    HOOKS / "claude-code" / "20261202T055508.849395698-SessionEnd.json")
+
+
+def _at(path: Path) -> str:
+    return (_recorded(path) + _SHIFT).isoformat()
+
+
+def _replay_claude(live: LiveCapture, sessions: set[str], until: str) -> dict[str, dict]:
+    """Feed the recorded Claude Code hook inputs of ``sessions`` in time order up to the file
+    named ``until`` (its transcript files are not here: the live turns are the record).
+    Returns the daemon's answer to each session start, by file name."""
+    answers = {}
+    for path in sorted((HOOKS / "claude-code").glob("*.json")):
+        data = json.loads(path.read_bytes())
+        event = _EVENTS.get(data["hook_event_name"])
+        if data["session_id"] in sessions and event is not None:
+            data["transcript_path"] = None
+            body = live.native_body("claude-code", event, json.dumps(data).encode(),
+                                    event_id=None, at=_at(path))
+            if event == "session-end":
+                live.end_session(body)  # type: ignore[arg-type]
+            else:
+                answer = live.handle(event, body)
+                if event == "session-start":
+                    answers[path.name] = answer
+            assert live.worker.wait_idle(10)
+        if path.name == until:
+            break
+    return answers
+
+
+def test_claude_resume_gets_other_sessions_newer_work_not_its_own(store,
+                                                                   isolated_home: Path) -> None:
+    """Issue 12, with the recorded runs: 4e6017d9 ("List the files ...") ends; 43f9cd0f
+    ("Now add a subtract function") ends and is resumed (`claude --continue`, "Also add a
+    multiply function"); then 4e6017d9 is resumed. Each resume was injected its own session
+    end digest, which its context already holds. Now the first resume gets nothing (no other
+    session worked after 43f9cd0f started) and the second gets 43f9cd0f's newer work."""
+    live = _live(store, isolated_home)
+    try:
+        answers = _replay_claude(live, {"4e6017d9-a336-4580-9165-7a6dbd4d88c6",
+                                        "43f9cd0f-7b54-4119-a54f-d17e128ccde6"},
+                                 until="20261202T054106.208536028-SessionStart.json")
+    finally:
+        live.close()
+    first_resume = answers["20261202T054051.288761803-SessionStart.json"]
+    assert (first_resume["source"], first_resume["injected"], first_resume["context"]) == (
+        "resume", False, "")
+    second_resume = answers["20261202T054106.208536028-SessionStart.json"]
+    assert second_resume["injected"] is True
+    assert second_resume["recovery"]["source"] == "other_session"
+    assert second_resume["recovery"]["checkpoint"]["session"] == \
+        "43f9cd0f-7b54-4119-a54f-d17e128ccde6"
+    context = second_resume["context"]
+    assert context.startswith("## Session Recovery Context\n## Session End Checkpoint\n"
+                              "Project: /home/dev/projects/claude-demo\n")
+    assert "- Now add a subtract function to calc.py" in context
+    assert "- Also add a multiply function" in context
+    assert "List the files in this project" not in context  # its own: already in context
+    # a start (not a resume) still gets the project's newest checkpoint
+    startup = answers["20261202T054021.486454530-SessionStart.json"]
+    assert startup["recovery"]["source"] == "project"
+    assert startup["recovery"]["checkpoint"]["session"] == \
+        "4e6017d9-a336-4580-9165-7a6dbd4d88c6"
