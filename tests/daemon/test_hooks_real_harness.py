@@ -213,3 +213,46 @@ def test_claude_resume_gets_other_sessions_newer_work_not_its_own(store,
     assert startup["recovery"]["source"] == "project"
     assert startup["recovery"]["checkpoint"]["session"] == \
         "4e6017d9-a336-4580-9165-7a6dbd4d88c6"
+
+
+def test_session_end_after_a_restart_moves_an_earlier_end(store, isolated_home: Path) -> None:
+    """Issue 22 (a session ends once, when it really ends): a session ended, then resumed with
+    a second prompt (same id: ``codex exec resume``, ``claude --continue``), then the daemon
+    restarted; its SessionEnd after the restart must move the end to hold both prompts (before,
+    the daemon saw a session_end as the newest checkpoint and skipped: the end kept 1 prompt)."""
+    start = json.loads(_codex("20261202T054511.517137715-SessionStart.json"))
+    prompt = json.loads(_codex("20261202T054511.632743050-UserPromptSubmit.json"))
+    key = start["session_id"]
+    for data in (start, prompt):
+        data["transcript_path"] = None
+    end = json.loads(_codex("20261202T054511.974306056-SessionEnd.json"))
+    assert end["session_id"] == key
+    end["transcript_path"] = None
+    first = _live(store, isolated_home)
+    _native(first, "session-start", json.dumps(start).encode())
+    _native(first, "user-prompt-submit", json.dumps(prompt).encode())
+    _native(first, "session-end", json.dumps(end).encode())
+    first.drain_spool()  # an end is journaled in the spool, then done by the worker
+    assert first.worker.wait_idle(10)
+    assert [(c.trigger.value, c.prompt_count) for c in store.checkpoints(key)] == [
+        ("session_end", 1)]
+    resumed = dict(start, source="resume")
+    second_prompt = dict(prompt, prompt="Codex: now count them")
+    _native(first, "session-start", json.dumps(resumed).encode())
+    _native(first, "user-prompt-submit", json.dumps(second_prompt).encode())
+    assert first.worker.wait_idle(10)
+    first.close()  # a restart before the resumed run ended
+    second = _live(store, isolated_home)
+    try:
+        _native(second, "session-end", json.dumps(end).encode())
+        second.drain_spool()
+        assert second.worker.wait_idle(10)
+        ends = [(c.trigger.value, c.prompt_count) for c in store.checkpoints(key)]
+        assert ends == [("session_end", 2)]
+        assert "Codex: now count them" in store.checkpoints(key)[0].digest
+        _native(second, "session-end", json.dumps(end).encode())  # a second end: no change
+        second.drain_spool()
+        assert second.worker.wait_idle(10)
+        assert [(c.trigger.value, c.prompt_count) for c in store.checkpoints(key)] == ends
+    finally:
+        second.close()

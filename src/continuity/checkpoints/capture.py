@@ -464,6 +464,13 @@ class CheckpointRecorder:
         self.queue.write_now(cp)
         return cp
 
+    def discard(self, session_key: str) -> None:
+        """Forget the session's state without writing anything (its queued rows flushed): for
+        a session found already ended."""
+        with self._lock:
+            self.states.pop(session_key, None)
+        self.queue.flush_session(session_key)
+
     def end_session(self, session_key: str, *, at: datetime | None = None) -> Checkpoint | None:
         """Flush the session's queued rows, write ``session_end`` (total prompts) when the
         session had prompts, and forget its state."""

@@ -427,17 +427,27 @@ class LiveCapture:
 
     def _end_now(self, info: LiveSession, at: datetime) -> Checkpoint | None:
         """Flush the session's queued checkpoints and write ``session_end`` (once; seed 000:
-        only when it had prompts)."""
+        only when it had prompts).
+
+        After a restart (no state in memory) the state is rebuilt from the store; when the
+        session's newest checkpoint is already a ``session_end`` holding as many prompts, the
+        session ended before and nothing is written (a replayed end). When it holds fewer (the
+        session was resumed after that end, or an import ended it at an earlier row), the end
+        moves: the store keeps one ``session_end`` per session, the later one (issue 22)."""
         with self._session_lock(info.key):
             if info.key not in self.recorder.states:
                 if info.key in self._ended:
                     return None
                 latest = self.store.latest_checkpoint(info.key)
-                if latest is not None and latest.trigger is CheckpointTrigger.SESSION_END:
+                state = self.capture.ensure_state(info, at)
+                self.capture.import_pending(info)  # B27: the newest task list first
+                if latest is not None and latest.trigger is CheckpointTrigger.SESSION_END \
+                        and state.total_prompts <= latest.prompt_count:
+                    self.recorder.discard(info.key)
                     self._ended.add(info.key)  # ended before a restart
                     return None
-                self.capture.ensure_state(info, at)
-            self.capture.import_pending(info)  # B27: the newest task list first
+            else:
+                self.capture.import_pending(info)  # B27: the newest task list first
             cp = self.recorder.end_session(info.key, at=at)
             self._ended.add(info.key)
             return cp
