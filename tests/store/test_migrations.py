@@ -61,3 +61,17 @@ def test_migrations_reopen_keeps_rows(tmp_path):
         s.upsert_session(Session(key="k", harness="pi"))
     with open_store(tmp_path / "x.db", auto_migrate=False) as s:
         assert s.get_session("k").harness == "pi"
+
+
+def test_project_sessions_uses_the_project_index(tmp_path):
+    """Revision 0012 (issue 12): the folder lookup of the MCP tools' fallback
+    (``project_sessions``) searches ``ix_sessions_project`` instead of scanning ``sessions``."""
+    from sqlalchemy import text
+
+    with open_store(f"sqlite:///{tmp_path / 'c.db'}") as store:
+        with store.engine.connect() as conn:
+            plan = conn.execute(text(
+                "EXPLAIN QUERY PLAN SELECT * FROM sessions WHERE project IN ('/p', '/p/') "
+                "ORDER BY coalesce(ended_at, updated_at) DESC LIMIT 20")).all()
+    details = " | ".join(str(row[-1]) for row in plan)
+    assert "USING INDEX ix_sessions_project" in details, details

@@ -71,6 +71,7 @@ sessions = Table(
     Column("updated_at", DateTime(timezone=True), nullable=False),
 )
 Index("ix_sessions_updated", sessions.c.updated_at)
+Index("ix_sessions_project", sessions.c.project)  # revision 0012
 
 entries = Table(
     "entries",
