@@ -144,3 +144,24 @@ def test_cli_checkpoints_unknown_trigger_is_damaged_too(monkeypatch, capsys, hom
     listed = json.loads(out)
     assert code == 0 and listed["count"] == 4
     assert [(d["id"], d["column"]) for d in listed["damaged"]] == [(bad, "trigger")]
+
+
+@pytest.mark.parametrize(("column", "value"), [
+    ("created_at", "garbage"), ("created_at", 12345), ("digest", b"\xff\xfe\x00"),
+    ("prompt_count", "abc")])
+def test_cli_checkpoints_any_damaged_column_is_skipped(monkeypatch, capsys, home, column, value):
+    """Issue 15, the kind beyond JSON columns (a fresh-user review found these): a time that
+    is not one, a blob digest and a text prompt count crashed `checkpoints` and `recover` with
+    a traceback (the time already while SQLAlchemy fetched the rows) or, for the count, were
+    printed as a string. Each is a damaged row named by its column; the other 4 are listed and
+    `recover` uses the newest readable one."""
+    bad = _corrupt_newest(home, column, value)
+    code, out, err = run_main(monkeypatch, capsys, "checkpoints", "compact", "--json",
+                              "--home", home)
+    listed = json.loads(out)
+    assert code == 0 and listed["count"] == 4
+    assert [(d["id"], d["column"]) for d in listed["damaged"]] == [(bad, column)]
+    assert all(isinstance(c["prompt_count"], int) for c in listed["checkpoints"])
+    code, out, err = run_main(monkeypatch, capsys, "recover", "compact", "--json", "--home", home)
+    assert code == 0 and json.loads(out)["checkpoint"]["trigger"] == "pre_compaction"
+    assert "Traceback" not in err

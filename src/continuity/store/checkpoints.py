@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterable
 
 import orjson
-from sqlalchemy import Connection, and_, delete, func, select
+from sqlalchemy import Connection, String, and_, delete, func, select, type_coerce
 
 from continuity.core.model import Checkpoint, CheckpointTrigger
 from continuity.store import schema as t
@@ -66,6 +66,32 @@ def _utc(value: datetime) -> datetime:
     return value.astimezone(timezone.utc)
 
 
+def _stored_time(value: Any) -> datetime:
+    """A stored ``created_at`` read without SQLAlchemy's processor (``_ROWS``): a datetime
+    (PostgreSQL's driver) or SQLite's ISO text. Raises ``ValueError``/``TypeError`` for
+    anything else (a damaged row, issue 15)."""
+    if isinstance(value, datetime):
+        return _utc(value)
+    if not isinstance(value, str):
+        raise TypeError(f"not a time: {type(value).__name__}")
+    return _utc(datetime.fromisoformat(value))
+
+
+def _typed(kind: type) -> Any:
+    def check(value: Any) -> Any:
+        if not isinstance(value, kind) or isinstance(value, bool):
+            raise TypeError(f"not {kind.__name__}: {type(value).__name__}")
+        return value
+    return check
+
+
+#: The checkpoint columns as read back: ``created_at`` without SQLAlchemy's result processor,
+#: which raised for a damaged value while the rows were fetched, before any row could be
+#: skipped (a bad manual edit such as ``created_at = 'garbage'``; issue 15).
+_ROWS = select(*[type_coerce(c, String).label(c.name) if c.name == "created_at" else c
+                 for c in t.session_checkpoints.c])
+
+
 def _strings(text: str | None) -> tuple[str, ...]:
     value = orjson.loads(text or "[]")
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
@@ -80,10 +106,11 @@ def _row_checkpoint(row: Any) -> Checkpoint:
         session_key=row.session_key, harness=row.harness, project=row.project,
         project_normalized=row.project_normalized,
         trigger=_column(row, "trigger", CheckpointTrigger),
-        digest=row.digest, prompt_count=row.prompt_count,
+        digest=_column(row, "digest", _typed(str)),
+        prompt_count=_column(row, "prompt_count", _typed(int)),
         memory_queries=_column(row, "memory_queries", _strings),
         recent_remembers=_column(row, "recent_remembers", _strings),
-        created_at=_column(row, "created_at", _utc), checkpoint_id=row.checkpoint_id)
+        created_at=_column(row, "created_at", _stored_time), checkpoint_id=row.checkpoint_id)
 
 
 def read_rows(rows: Iterable[Any]) -> tuple[list[Checkpoint], list[DamagedCheckpoint]]:
@@ -150,12 +177,16 @@ class CheckpointStoreMixin:
         new one is not written); else delete the session's ``session_end`` rows, None."""
         ends = and_(_C.session_key == session_key,
                     _C.trigger == CheckpointTrigger.SESSION_END.value)
-        newest = conn.execute(select(t.session_checkpoints).where(ends)
+        newest = conn.execute(_ROWS.where(ends)
                               .order_by(*_NEWEST_FIRST).limit(1)).first()
         if newest is None:
             return None
-        if _utc(newest.created_at) >= created:
-            return _row_checkpoint(newest)
+        try:
+            kept = _row_checkpoint(newest)
+        except _Damaged:  # a damaged end is replaced, never kept (issue 15)
+            kept = None
+        if kept is not None and kept.created_at is not None and kept.created_at >= created:
+            return kept
         conn.execute(delete(t.session_checkpoints).where(ends))
         return None
 
@@ -172,7 +203,7 @@ class CheckpointStoreMixin:
         15), read ``_SCAN_ROWS`` at a time."""
         offset = 0
         while True:
-            stmt = (select(t.session_checkpoints).where(where).order_by(*_NEWEST_FIRST)
+            stmt = (_ROWS.where(where).order_by(*_NEWEST_FIRST)
                     .offset(offset).limit(_SCAN_ROWS))
             with self._conn() as conn:  # type: ignore[attr-defined]
                 rows = conn.execute(stmt).all()
@@ -202,8 +233,7 @@ class CheckpointStoreMixin:
                         ) -> tuple[list[Checkpoint], list[DamagedCheckpoint]]:
         """The session's newest ``limit`` checkpoint rows (0: all), oldest first: the readable
         checkpoints and the damaged rows among them (issue 15), each oldest first."""
-        stmt = (select(t.session_checkpoints).where(_C.session_key == session_key)
-                .order_by(*_NEWEST_FIRST))
+        stmt = (_ROWS.where(_C.session_key == session_key).order_by(*_NEWEST_FIRST))
         if limit:
             stmt = stmt.limit(limit)
         with self._conn() as conn:  # type: ignore[attr-defined]
