@@ -505,3 +505,33 @@ def test_server_checkpoints_damaged_row_skipped_not_500(client: TestClient) -> N
     listed = client.get("/api/checkpoints", params={"project": "/tmp/ledger"})
     assert listed.status_code == 200 and newest["id"] not in [
         c["id"] for c in listed.json()["checkpoints"]]
+
+
+def test_server_damaged_checkpoint_time_never_blames_the_hook(client: TestClient) -> None:
+    """A fresh-user review: a checkpoint row whose ``created_at`` was edited to 'garbage'
+    made the next SessionStart of its project answer 400 "invalid_request" (the hook then set
+    the event aside for good as bad input) and GET /api/checkpoints/{key} answer 500. The
+    damaged row is skipped: the start is answered 200 with the project's older checkpoint
+    in its context, and the listing is 200 and names the row (SQLite keeps any text in a
+    time column; PostgreSQL refuses such an edit, so this runs on SQLite)."""
+    store = client.live.store  # type: ignore[attr-defined]
+    if store.engine.dialect.name != "sqlite":
+        pytest.skip("PostgreSQL cannot hold a non-time in a timestamptz column")
+    client.post("/api/hooks/session-start", json=_body("p1", project="/home/ana/ledger"))
+    client.post("/api/hooks/user-prompt-submit", json=_body("p1", project="/home/ana/ledger",
+                                                            prompt="cover leap years"))
+    client.post("/api/hooks/pre-compaction", json=_body("p1", project="/home/ana/ledger"))
+    client.post("/api/hooks/pre-compaction", json=_body("p1", project="/home/ana/ledger"))
+    rows = _wait(lambda: (r := client.get("/api/checkpoints/p1").json())["count"] >= 2 and r)
+    newest = rows["checkpoints"][0]["id"]
+    from sqlalchemy import text
+    with store._conn() as conn:  # noqa: SLF001 - damage the row as a bad manual edit would
+        conn.execute(text("UPDATE session_checkpoints SET created_at = 'garbage' "
+                          "WHERE checkpoint_id = :id"), {"id": newest})
+    raw = (FIXTURES / "claude-code" / "session-start.json").read_bytes()
+    answer = client.post("/api/harness/claude-code/session-start", content=raw, headers=JSON)
+    assert answer.status_code == 200, answer.text
+    assert "cover leap years" in answer.json()["hookSpecificOutput"]["additionalContext"]
+    listed = client.get("/api/checkpoints/p1")
+    assert listed.status_code == 200
+    assert [(d["id"], d["column"]) for d in listed.json()["damaged"]] == [(newest, "created_at")]

@@ -192,6 +192,11 @@ class LiveCapture:
         """A harness's raw hook stdin → ``handle`` → the stdout that harness expects. Raises
         ``adapters.AdapterError`` or ``pydantic.ValidationError`` for bad input."""
         body = self.native_body(harness, event, raw, event_id=event_id, at=at)
+        return self.handle_native_body(harness, event, body)
+
+    def handle_native_body(self, harness: str, event: str, body: HookBody) -> bytes:
+        """``handle`` a body ``native_body`` validated, rendered as the stdout that harness
+        expects. What it raises is the daemon's failure, never bad input."""
         return adapters.render(harness, event, self.handle(event, body))
 
     @staticmethod

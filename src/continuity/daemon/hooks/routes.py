@@ -44,16 +44,19 @@ def add_routes(app: FastAPI, live: Any) -> None:
         """A harness's raw hook stdin (what ``continuity hook`` forwards); answers the exact
         stdout that harness expects (empty when it expects nothing)."""
         raw = await request.body()
+        # Only the parse is the caller's fault (400: the hook sets the event aside for good);
+        # an error while handling a valid body is ours (500: the hook spools it for replay),
+        # e.g. a damaged stored row met while building the recovery context.
         try:
-            out = await run_in_threadpool(
-                live.handle_native, harness, event, raw,
-                event_id=request.headers.get("x-continuity-event-id"),
-                at=request.headers.get("x-continuity-event-at"))
+            body = live.native_body(harness, event, raw,
+                                    event_id=request.headers.get("x-continuity-event-id"),
+                                    at=request.headers.get("x-continuity-event-at"))
         except AdapterError as exc:
             return JSONResponse({"error": "invalid_request", "detail": str(exc)}, 400)
-        except (RecursionError, ValueError, UnicodeError) as exc:
+        except (RecursionError, ValueError, UnicodeError) as exc:  # ValidationError too
             return JSONResponse({"error": "invalid_request",
                                  "detail": f"body: {exc.__class__.__name__}: {exc}"}, 400)
+        out = await run_in_threadpool(live.handle_native_body, harness, event, body)
         return Response(out, status_code=200, media_type="application/json")
 
     @app.post("/api/memory/remember", tags=["memory"])
