@@ -250,6 +250,8 @@ def test_session_end_after_a_restart_moves_an_earlier_end(store, isolated_home: 
         ends = [(c.trigger.value, c.prompt_count) for c in store.checkpoints(key)]
         assert ends == [("session_end", 2)]
         assert "Codex: now count them" in store.checkpoints(key)[0].digest
+        row = store.get_transcripts([key], "default")[key]  # each prompt once, in order
+        assert row.content == f"User: {prompt['prompt']}\n\nUser: Codex: now count them"
         _native(second, "session-end", json.dumps(end).encode())  # a second end: no change
         second.drain_spool()
         assert second.worker.wait_idle(10)

@@ -93,6 +93,7 @@ class LiveTurns:
         self._db_lock, self._session_lock, self._submit = db_lock, session_lock, submit
         self._lock = threading.Lock()
         self._appenders: dict[str, GroupAppender] = {}
+        self._row_locks: dict[str, threading.Lock] = {}
 
     def append(self, info: Any, role: str, label: str, text: str, at: datetime) -> None:
         """Append one live turn to the canonical JSONL (a ``live`` record, fsync'd by group
@@ -116,6 +117,17 @@ class LiveTurns:
         write (worker thread). The row's text is kept in ``info`` and re-read only when its
         stored hash says another writer changed it. The session stays unlocked while the
         write waits for the database, so its next hook is answered meanwhile."""
+        with self._row_lock(info.key):
+            self._write_row(info)
+
+    def _row_lock(self, key: str) -> threading.Lock:
+        """The lock that makes one session's row writes one at a time: the worker's
+        ``row:`` task and a session end's own ``write_row`` both took the same pending turns
+        and appended them twice (a fresh-user review saw a prompt doubled under load)."""
+        with self._lock:
+            return self._row_locks.setdefault(key, threading.Lock())
+
+    def _write_row(self, info: Any) -> None:
         key = info.store_key or info.key
         with self._session_lock(info.key):
             taken, known, known_hash = list(info.pending), info.row_content, info.row_hash
