@@ -120,6 +120,31 @@ def test_live_replay_rejects_a_spooled_deep_payload(live: LiveCapture) -> None:
     assert live.recorder.states["after"].total_prompts == 1
 
 
+def test_live_replay_refuses_a_spooled_payload_over_max_body_bytes(store,
+                                                                    isolated_home: Path) -> None:
+    """A security review: a 20 MiB hook input was answered 413 by the daemon, the hook saw the
+    connection reset and spooled it, and the replay then accepted what the daemon had refused.
+    A spooled payload over ``[daemon] max_body_bytes`` is set aside with the reason; the
+    prompt spooled after it is recorded."""
+    live = LiveCapture(store, home=isolated_home, config=CheckpointConfig(), budget_bytes=1000,
+                       stop_seconds=10, idle_limit=timedelta(hours=4), max_body_bytes=65_536)
+    try:
+        big = b'{"session_id":"big","prompt":"' + b"x" * 70_000 + b'"}'
+        spool.append(live.home, _native(1, big))
+        spool.append(live.home, _native(2, b'{"session_id":"after","prompt":"still here"}'))
+        report = live.drain_spool()
+        assert (report.handled, report.rejected, report.error) == (1, 1, None)
+        assert "big" not in live.recorder.states
+        assert live.recorder.states["after"].total_prompts == 1
+        rejected = [json.loads(line) for line in
+                    (isolated_home / "spool" / "rejected.jsonl").read_text().splitlines()]
+        assert [r["reason"] for r in rejected] == [
+            f"payload of {len(big)} bytes is over [daemon] max_body_bytes (65536): refused as "
+            "the daemon refuses such a body (413)"]
+    finally:
+        live.close()
+
+
 # ---------------------------------------------------------------------------- 2. duplicates
 
 

@@ -491,7 +491,8 @@ def build_live(home: Path, settings: DaemonSettings) -> Any:
     store = open_store_raw(os.environ.get("CONTINUITY_DATABASE_URL") or database_url(home))
     return LiveCapture(store, home=home, config=config, budget_bytes=settings.budget_bytes,
                        stop_seconds=settings.stop_seconds, idle_limit=idle,
-                       consolidate=settings.consolidate_on_end)
+                       consolidate=settings.consolidate_on_end,
+                       max_body_bytes=settings.max_body_bytes)
 
 
 def _lock(home: Path) -> int:

@@ -101,8 +101,12 @@ class LiveCapture:
     def __init__(self, store: SqlStore, *, home: str | os.PathLike[str],
                  config: cps.CheckpointConfig, budget_bytes: int, stop_seconds: float,
                  idle_limit: timedelta, summarizer: Callable[[], Any] | None = None,
-                 tick_seconds: float = 1.0, consolidate: bool = True) -> None:
+                 tick_seconds: float = 1.0, consolidate: bool = True,
+                 max_body_bytes: int | None = None) -> None:
         self.store, self.home, self.config = store, os.fspath(home), config
+        #: ``[daemon] max_body_bytes``: a spooled payload over it is refused at replay, as
+        #: the same body posted would have been (413): the limit holds whatever the path.
+        self.max_body_bytes = max_body_bytes
         busy_timeout_first(store)
         self.budget_bytes, self.stop_seconds, self.idle_limit = budget_bytes, stop_seconds, \
             idle_limit
@@ -212,6 +216,11 @@ class LiveCapture:
 
     def _replay(self, item: spool.SpooledEvent) -> None:
         """Spool drain handler: bad input is rejected (kept aside), anything else retried."""
+        size = len(item.payload or b"")
+        if self.max_body_bytes is not None and size > self.max_body_bytes:
+            raise spool.RejectedEvent(f"payload of {size} bytes is over [daemon] max_body_bytes "
+                                      f"({self.max_body_bytes}): refused as the daemon "
+                                      "refuses such a body (413)")
         try:
             if item.body is not None:
                 body = BODIES[item.event].model_validate({**item.body, "event_id": item.id})
