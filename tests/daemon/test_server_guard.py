@@ -180,12 +180,13 @@ def _free_port() -> int:
 
 @pytest.fixture
 def served(sqlite_store, isolated_home: Path) -> Iterator[str]:
-    """The app on a real uvicorn (a thread, a free loopback port), max_body_bytes 65,536."""
+    """The app on a real uvicorn (a thread, a free loopback port), max_body_bytes 65,536,
+    body_seconds 1."""
     import uvicorn
 
     port = _free_port()
     app = create_app(_live(sqlite_store, isolated_home),
-                     DaemonSettings(token=TOKEN, max_body_bytes=65_536))
+                     DaemonSettings(token=TOKEN, max_body_bytes=65_536, body_seconds=1.0))
     server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
                                            log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
@@ -218,6 +219,31 @@ def test_guard_chunked_body_over_the_limit_is_413(served: str, sqlite_store) -> 
         small = http.post("/api/memory/remember", content=chunks(1_000))
         assert small.status_code == 200, small.text
         assert sqlite_store.count_memories() == 1
+
+
+def test_guard_slow_body_is_408_and_holds_no_one_else(served: str, sqlite_store) -> None:
+    """A security review: a client that sends the headers of a 100-byte body, then one byte,
+    kept its connection (and a request) open for good, and one byte every 1.5 s was served
+    after 48 s. The whole body must arrive within [daemon] body_seconds (1 s here): 408
+    naming the setting, nothing remembered; /health answers meanwhile."""
+    import socket
+
+    host, port = served.removeprefix("http://").split(":")
+    with socket.create_connection((host, int(port)), timeout=10) as sock:
+        sock.sendall((f"POST /api/memory/remember HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                      f"Authorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n"
+                      "Content-Length: 100\r\n\r\n{").encode())
+        assert httpx.get(f"{served}/health").status_code == 200
+        answer = b""
+        while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
+            chunk = sock.recv(4096)
+            if not chunk:
+                break
+            answer += chunk
+    status = answer.split(b" ", 2)[1]
+    assert status == b"408", answer
+    assert b"not received within 1 s ([daemon] body_seconds)" in answer
+    assert sqlite_store.count_memories() == 0
 
 
 def test_guard_websocket_from_a_page_is_closed(guarded: TestClient) -> None:

@@ -107,7 +107,11 @@ class DaemonSettings(BaseModel):
     run the consolidation pass (lineage artifacts, MEMORY.md) in the background when a
     session ends (``continuity.daemon.hooks.consolidation``); ``allowed_hosts``: names (or
     addresses) besides loopback ones that a request's ``Host`` may give, e.g. the machine's
-    name when the daemon listens beyond loopback (issue 16: any other ``Host`` is 421)."""
+    name when the daemon listens beyond loopback (issue 16: any other ``Host`` is 421);
+    ``body_seconds``: how long a request's whole body may take to arrive (408 beyond: a client
+    sending one byte at a time holds nothing for long); ``max_connections``: connections
+    served at once (uvicorn's ``limit_concurrency``; 503 beyond), so idle sockets cannot use
+    up the process's file handles."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -117,6 +121,8 @@ class DaemonSettings(BaseModel):
     stop_seconds: float = 120.0
     budget_bytes: int = Field(FOLLOW_UP_BUDGET_BYTES, ge=1000, le=100_000_000)
     max_body_bytes: int = Field(16 * 1024 * 1024, ge=64 * 1024, le=1024 * 1024 * 1024)
+    body_seconds: float = Field(30.0, ge=1.0, le=3600.0)
+    max_connections: int = Field(512, ge=16, le=100_000)
     threads: int = Field(64, ge=1, le=1024)
     log_level: str = Field("info", pattern=r"^(critical|error|warning|info|debug)$")
     consolidate_on_end: bool = True
@@ -242,12 +248,15 @@ class _Guard:
        otherwise: a browser sends ``text/plain`` or a form across origins without asking first
        (no CORS preflight), never ``application/json``.
     5. The body: at most ``max_body`` bytes as actually received, whatever the framing
-       (``Content-Length`` or ``Transfer-Encoding: chunked``), 413 beyond. It is read here
-       before any route runs, so no route ever sees more."""
+       (``Content-Length`` or ``Transfer-Encoding: chunked``), 413 beyond, and all of it
+       within ``body_seconds`` of the headers, 408 beyond (a slow-body client). It is read
+       here before any route runs, so no route ever sees more."""
 
     def __init__(self, app: Any, token: str | None, max_body: int,
-                 hosts: frozenset[str] = frozenset(), workspace_id: str | None = None) -> None:
+                 hosts: frozenset[str] = frozenset(), workspace_id: str | None = None,
+                 body_seconds: float = 30.0) -> None:
         self.app, self.max_body, self.hosts = app, max_body, hosts
+        self.body_seconds = body_seconds
         self.expected = token.encode() if token else None
         self.workspace = workspace_id.encode() if workspace_id else None
 
@@ -267,10 +276,19 @@ class _Guard:
         length = headers.get(b"content-length", [b""])[0]
         if length.isdigit() and int(length) > self.max_body:
             return await _send_json(send, *self._too_large())
+        import asyncio
+
         messages: list[dict[str, Any]] = []
         size = 0
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.body_seconds
         while True:  # the body as it arrives, counted: chunked framing has no length to trust
-            message = await receive()
+            try:
+                message = await asyncio.wait_for(receive(), max(deadline - loop.time(), 0))
+            except asyncio.TimeoutError:
+                return await _send_json(send, 408, {
+                    "error": "timeout", "detail": f"body: not received within "
+                    f"{self.body_seconds:g} s ([daemon] body_seconds)"})
             messages.append(message)
             if message["type"] != "http.request":
                 break
@@ -424,7 +442,8 @@ def create_app(live: Any, settings: DaemonSettings | None = None, *,
     add_routes(app, live)
     _checkpoint_route(app, live)
     app.add_middleware(_Guard, token=settings.token, max_body=settings.max_body_bytes,
-                       hosts=own_hosts(settings), workspace_id=workspace_id)
+                       hosts=own_hosts(settings), workspace_id=workspace_id,
+                       body_seconds=settings.body_seconds)
     return app
 
 
@@ -616,6 +635,7 @@ def serve(home: str | os.PathLike[str] | None = None, *, host: str | None = None
                      workspace_id=workspace_id)
     server = uvicorn.Server(uvicorn.Config(app, log_level=settings.log_level,
                                            access_log=False, lifespan="on",
+                                           limit_concurrency=settings.max_connections,
                                            timeout_graceful_shutdown=30))
     previous = {s: signal.signal(s, _ignore_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
