@@ -15,7 +15,8 @@ from typing import Optional
 
 import typer
 
-from continuity.cli.commands.common import HomeOption, JsonOption, emit_json, out
+from continuity.cli.commands.common import (HomeOption, JsonOption, check_workspace, emit_json,
+                                            out, parse_home)
 
 
 class HarnessName(str, enum.Enum):
@@ -77,7 +78,7 @@ def hooks_install(
     home: Optional[Path] = typer.Option(
         None, "--home", help="Workspace the hooks send events to, baked into the installed "
         "command (default: $CONTINUITY_HOME or the user data folder, resolved now); use the "
-        "daemon's --home.", show_default=False),
+        "daemon's --home.", show_default=False, parser=parse_home, callback=check_workspace),
     no_trust: bool = typer.Option(False, "--no-trust", help="codex: do not write the trust "
                                   "state Codex needs to run the hooks (you trust them in "
                                   "Codex's /hooks yourself)."),

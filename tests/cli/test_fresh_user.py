@@ -1,0 +1,149 @@
+"""Faults of the fresh-user review: config errors in every command (exit 2), ``doctor``'s
+config check, ``--home ""``, a workspace that is a file, read-only workspaces, ``-n`` ranges,
+``import`` of odd paths, ``hooks uninstall`` wording and ``remember``'s id on stdout."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from continuity.cli import app as cli
+
+
+def run_main(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
+    """Run ``continuity.cli.app.main`` in-process: (exit code, stdout, stderr)."""
+    monkeypatch.setattr(sys, "argv", ["continuity", *map(str, args)])
+    monkeypatch.delenv("CONTINUITY_RAISE_ERRORS", raising=False)
+    code = 0
+    try:
+        cli.main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+COMMANDS = [["sessions"], ["show", "abc"], ["continue", "abc"], ["where"],
+            ["checkpoints", "abc"], ["recall", "x"], ["db", "upgrade"]]
+BAD_CONFIGS = {
+    "misspelled section": (b"[continuty]\nretention_days = 3\n", "unknown section [continuty]"),
+    "dash section": (b"[memory-md]\nenabled = true\n", "unknown section [memory-md]"),
+    "invalid TOML": (b"[continuity\n", "not valid TOML"),
+    "not UTF-8": (b"[continuity]\n# \xff\n", "not UTF-8 (byte 15)"),
+}
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
+@pytest.mark.parametrize("case", sorted(BAD_CONFIGS))
+def test_every_command_refuses_a_bad_config_file(monkeypatch, capsys, tmp_path, command, case):
+    content, message = BAD_CONFIGS[case]
+    (tmp_path / "config.toml").write_bytes(content)
+    code, out, err = run_main(monkeypatch, capsys, *command, "--home", tmp_path)
+    assert code == 2
+    assert message in err and str(tmp_path / "config.toml") in err
+    assert not (tmp_path / "continuity.db").exists()
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
+def test_every_command_refuses_a_misspelled_env_override(monkeypatch, capsys, tmp_path, command):
+    monkeypatch.setenv("CONTINUITY_CONTINUTY__RETENTION_DAYS", "3")
+    code, out, err = run_main(monkeypatch, capsys, *command, "--home", tmp_path)
+    assert code == 2
+    assert "$CONTINUITY_CONTINUTY__RETENTION_DAYS: unknown section 'continuty'" in err
+    assert "did you mean $CONTINUITY_CONTINUITY__RETENTION_DAYS?" in err
+
+
+def test_config_check_does_not_import_feature_models(tmp_path):
+    """The start-up check is tomllib only: no feature's settings module gets imported."""
+    import subprocess
+
+    code = ("import sys; from continuity.cli.commands.common import check_workspace; "
+            f"check_workspace({str(tmp_path)!r}); "
+            "print(sorted(m for m in sys.modules if m.startswith('continuity.') and "
+            "m.split('.')[1] in ('checkpoints', 'daemon', 'lineage', 'transcripts', "
+            "'continuation', 'store')))")
+    (tmp_path / "config.toml").write_text("[continuity]\nretention_days = 3\n")
+    res = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert res.stdout.strip() == "[]"
+
+
+def test_doctor_reports_a_bad_value_of_any_section_as_a_check(monkeypatch, capsys, tmp_path):
+    (tmp_path / "config.toml").write_text("[daemon]\nstop_seconds = 2\n")
+    code, out, err = run_main(monkeypatch, capsys, "doctor", "--home", tmp_path, "--json")
+    import json
+
+    checks = json.loads(out)["checks"]
+    config = next(c for c in checks if c["check"] == "config")
+    assert code == 1
+    assert config["status"] == "problem"
+    assert f"{tmp_path / 'config.toml'} [daemon] stop_seconds" in config["detail"]
+    assert "(got 2)" in config["detail"]
+    assert config["fix"].startswith(f"edit {tmp_path / 'config.toml'}")
+    daemon = next(c for c in checks if c["check"] == "daemon")
+    assert daemon["fix"].startswith("fix the config problem above first")
+
+
+def test_doctor_reports_an_unknown_section_as_a_check(monkeypatch, capsys, tmp_path):
+    (tmp_path / "config.toml").write_text("[continuty]\nretention_days = 3\n")
+    code, out, err = run_main(monkeypatch, capsys, "doctor", "--home", tmp_path)
+    assert code == 1
+    assert (f"PROBLEM config: {tmp_path / 'config.toml'}: unknown section [continuty]; "
+            "did you mean [continuity]?") in out
+
+
+def test_doctor_config_ok_without_a_file(monkeypatch, capsys, tmp_path):
+    code, out, err = run_main(monkeypatch, capsys, "doctor", "--home", tmp_path)
+    assert f"ok      config: {tmp_path / 'config.toml'} absent: defaults; every section valid" in out
+
+
+# --------------------------------------------------------------------------- --home
+
+
+@pytest.mark.parametrize("command", COMMANDS + [["serve"], ["doctor"]], ids=lambda c: c[0])
+def test_empty_home_option_is_refused(monkeypatch, capsys, tmp_path, command):
+    monkeypatch.chdir(tmp_path)
+    code, out, err = run_main(monkeypatch, capsys, *command, "--home", "")
+    assert (code, err.strip()) == (2, "continuity: --home is empty: give a workspace folder")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_empty_continuity_home_falls_back_to_the_default(monkeypatch):
+    from continuity.core.config import resolve_home
+
+    monkeypatch.setenv("CONTINUITY_HOME", "")
+    from platformdirs import user_data_dir
+
+    assert resolve_home() == Path(user_data_dir("continuity", appauthor=False))
+
+
+@pytest.mark.parametrize("command", COMMANDS + [["serve"], ["doctor"], ["mcp"]],
+                         ids=lambda c: c[0])
+def test_home_that_is_a_file_is_refused(monkeypatch, capsys, tmp_path, command):
+    target = tmp_path / "afile"
+    target.write_text("x")
+    code, out, err = run_main(monkeypatch, capsys, *command, "--home", target)
+    assert code == 2
+    assert err.strip() == (f"continuity: --home {target}: is a file, not a folder; give a "
+                           "workspace folder")
+
+
+def test_hooks_install_refuses_a_home_that_is_a_file(monkeypatch, capsys, tmp_path):
+    target, settings = tmp_path / "afile", tmp_path / "settings.json"
+    target.write_text("x")
+    code, out, err = run_main(monkeypatch, capsys, "hooks", "install", "claude-code",
+                              "--settings", settings, "--home", target)
+    assert code == 2 and "is a file, not a folder" in err
+    assert not settings.exists()
+
+
+def test_continuity_home_that_is_a_file_is_refused(monkeypatch, tmp_path):
+    from continuity.core.config import resolve_home
+    from continuity.core.errors import ConfigError
+
+    target = tmp_path / "afile"
+    target.write_text("x")
+    monkeypatch.setenv("CONTINUITY_HOME", str(target))
+    with pytest.raises(ConfigError, match=r"^\$CONTINUITY_HOME .*afile: is a file, not a folder"):
+        resolve_home()
