@@ -147,3 +147,34 @@ def test_continuity_home_that_is_a_file_is_refused(monkeypatch, tmp_path):
     monkeypatch.setenv("CONTINUITY_HOME", str(target))
     with pytest.raises(ConfigError, match=r"^\$CONTINUITY_HOME .*afile: is a file, not a folder"):
         resolve_home()
+
+
+# --------------------------------------------------------------------------- serve
+
+
+def test_serve_under_a_file_is_one_line_exit_4(monkeypatch, capsys, tmp_path):
+    """``--home FILE/sub``: making the workspace fails with NotADirectoryError."""
+    target = tmp_path / "afile"
+    target.write_text("x")
+    code, out, err = run_main(monkeypatch, capsys, "serve", "--home", target / "sub", "--port", "0")
+    assert code == 4
+    assert err.strip() == (f"continuity: cannot write in the workspace folder {target / 'sub'} "
+                           f"({target / 'sub'}): Not a directory")
+
+
+def test_serve_in_a_read_only_workspace_is_one_line_exit_4(monkeypatch, capsys, tmp_path):
+    """Root ignores mode 0500, so the refusal of ``daemon.lock`` is simulated."""
+    import os
+
+    real_open = os.open
+
+    def refusing(path, flags, *args, **kwargs):
+        if str(path).endswith("daemon.lock"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", refusing)
+    code, out, err = run_main(monkeypatch, capsys, "serve", "--home", tmp_path, "--port", "0")
+    assert code == 4
+    assert err.strip() == (f"continuity: cannot write in the workspace folder {tmp_path} "
+                           f"({tmp_path / 'daemon.lock'}): Permission denied")
