@@ -178,3 +178,46 @@ def test_serve_in_a_read_only_workspace_is_one_line_exit_4(monkeypatch, capsys, 
     assert code == 4
     assert err.strip() == (f"continuity: cannot write in the workspace folder {tmp_path} "
                            f"({tmp_path / 'daemon.lock'}): Permission denied")
+
+
+# --------------------------------------------------------------------------- read-only workspace
+
+
+@pytest.mark.parametrize("command", [["sessions"], ["show", "abc"], ["continue", "abc"]],
+                         ids=lambda c: c[0])
+def test_read_only_workspace_says_what_failed(monkeypatch, capsys, tmp_path, command):
+    """An existing folder whose database cannot be created: the message no longer claims the
+    folder could not be created. Root ignores mode 0500, so the refusal is simulated."""
+    import continuity.store as store
+
+    def refusing(path, flags):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(store, "private_open", refusing)
+    code, out, err = run_main(monkeypatch, capsys, *command, "--home", tmp_path)
+    assert code == 4
+    assert err.strip() == (f"continuity: cannot write in the workspace folder {tmp_path} "
+                           "(continuity.db): Permission denied")
+
+
+def test_unwritable_folder_of_an_existing_database_is_named(monkeypatch, capsys, tmp_path):
+    """SQLite cannot make its -wal file in a read-only folder: the OperationalError is
+    completed with the reason (os.access simulated, as root may write anywhere)."""
+    import os
+
+    import continuity.store as store
+    from sqlalchemy.exc import OperationalError
+
+    def failing(engine, auto_migrate):
+        raise OperationalError("PRAGMA", {}, Exception("unable to open database file"))
+
+    real_access = os.access
+    monkeypatch.setattr(store, "_migrate_to_head", failing)
+    monkeypatch.setattr(os, "access", lambda p, m: False if Path(p) == tmp_path else
+                        real_access(p, m))
+    code, out, err = run_main(monkeypatch, capsys, "sessions", "--home", tmp_path)
+    assert code == 4
+    assert err.strip() == (f"continuity: cannot open database sqlite:///{tmp_path}/continuity.db: "
+                           f"unable to open database file; the workspace folder {tmp_path} is "
+                           "not writable (SQLite writes its -wal and -shm files beside the "
+                           "database, even to read it)")

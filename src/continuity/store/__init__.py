@@ -183,12 +183,17 @@ def _engine(url: str):  # type: ignore[no-untyped-def]
             folder = Path(db).expanduser().parent
             try:
                 private_dir(folder)
-                # issue 16: the database holds every raw line. Created 0600 before SQLite
-                # opens it, its -wal and -shm files take the same mode.
-                os.close(private_open(Path(db).expanduser(), os.O_RDWR | os.O_CREAT))
             except OSError as exc:
                 raise StoreError(f"cannot create the workspace folder {folder}: "
                                  f"{exc.strerror or exc}") from exc
+            try:
+                # issue 16: the database holds every raw line. Created 0600 before SQLite
+                # opens it, its -wal and -shm files take the same mode.
+                os.close(private_open(Path(db).expanduser(), os.O_RDWR | os.O_CREAT))
+            except OSError as exc:  # the folder exists: say what really failed (review)
+                raise StoreError(f"cannot write in the workspace folder {folder} "
+                                 f"({Path(db).expanduser().name}): {exc.strerror or exc}"
+                                 ) from exc
         # A file database keeps a small pool: opening a connection runs the PRAGMAs and, on
         # close, a WAL checkpoint; reusing connections keeps a continuation to one of them.
         return create_engine(parsed, pool_size=2, max_overflow=4)
@@ -253,6 +258,20 @@ def _known_revisions() -> set[str]:
     return {r.revision for r in ScriptDirectory(str(_MIGRATIONS)).walk_revisions()}
 
 
+def _unwritable(engine) -> str:  # type: ignore[no-untyped-def]
+    """``"; the workspace folder F is not writable ..."`` when a SQLite database's folder
+    cannot be written (SQLite makes its ``-wal`` and ``-shm`` files there, even to read), else
+    ``""``."""
+    db = engine.url.database if engine.dialect.name == "sqlite" else None
+    if not db or db == ":memory:":
+        return ""
+    folder = Path(db).expanduser().parent
+    if folder.is_dir() and not os.access(folder, os.W_OK):
+        return (f"; the workspace folder {folder} is not writable (SQLite writes its -wal and "
+                "-shm files beside the database, even to read it)")
+    return ""
+
+
 def open_store_raw(url: str, *, auto_migrate: bool = True) -> SqlStore:
     """A ``SqlStore`` on ``url``; see ``open_store``. The caller closes it."""
     engine = _engine(url)
@@ -262,7 +281,7 @@ def open_store_raw(url: str, *, auto_migrate: bool = True) -> SqlStore:
     except OperationalError as exc:
         engine.dispose()
         msg = str(exc.orig).splitlines()[0] if exc.orig else str(exc).splitlines()[0]
-        raise StoreError(f"cannot open database {safe}: {msg}") from exc
+        raise StoreError(f"cannot open database {safe}: {msg}{_unwritable(engine)}") from exc
     except SQLAlchemyError as exc:
         engine.dispose()
         msg = str(exc.orig or exc).splitlines()[0]
