@@ -221,3 +221,32 @@ def test_unwritable_folder_of_an_existing_database_is_named(monkeypatch, capsys,
                            f"unable to open database file; the workspace folder {tmp_path} is "
                            "not writable (SQLite writes its -wal and -shm files beside the "
                            "database, even to read it)")
+
+
+# --------------------------------------------------------------------------- -n
+
+
+@pytest.mark.parametrize("command", [["sessions"], ["checkpoints", "abc"], ["recall", "x"],
+                                     ["receipts", "abc"]], ids=lambda c: c[0])
+@pytest.mark.parametrize("count", ["0", "-1"])
+def test_every_count_option_is_at_least_1(monkeypatch, capsys, tmp_path, command, count):
+    code, out, err = run_main(monkeypatch, capsys, *command, "-n", count, "--home", tmp_path)
+    assert code == 2
+    assert "Invalid value for '-n'" in err
+    assert "Input should be greater than or equal to 1" in err
+    assert not (tmp_path / "continuity.db").exists()
+
+
+def test_sessions_all_lists_past_the_count(monkeypatch, capsys, tmp_path):
+    from tests.paths import SAMPLE_DIRS
+
+    code, _, _ = run_main(monkeypatch, capsys, "import", *SAMPLE_DIRS, "--home", tmp_path,
+                          "--json")
+    assert code == 0
+    import json
+
+    _, one, _ = run_main(monkeypatch, capsys, "sessions", "-n", "1", "--json", "--home", tmp_path)
+    _, every, _ = run_main(monkeypatch, capsys, "sessions", "--all", "--json", "--home", tmp_path)
+    assert len(json.loads(one)) == 1
+    _, default, _ = run_main(monkeypatch, capsys, "sessions", "--json", "--home", tmp_path)
+    assert len(json.loads(every)) == len(json.loads(default)) > 1

@@ -96,13 +96,15 @@ def import_cmd(
 
 @app.command("sessions")
 def sessions_cmd(
-    limit: int = typer.Option(50, "-n", "--count", min=0, help="How many to list (0: all)."),
+    limit: int = typer.Option(50, "-n", "--count", min=1, help="How many to list (at least "
+                              "1; every -n has this rule)."),
+    all_sessions: bool = typer.Option(False, "--all", help="List every session (ignores -n)."),
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """List imported sessions, newest first."""
     with _store(home) as store:
-        sessions = store.list_sessions(limit=limit)
+        sessions = store.list_sessions(limit=0 if all_sessions else limit)
     from continuity.cli.render import session_dict, sessions_table
 
     if as_json:

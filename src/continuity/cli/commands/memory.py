@@ -70,7 +70,8 @@ def recall_cmd(
     query: str = typer.Argument(..., help="Words to search for (any of them; best match first)."),
     expand: bool = typer.Option(False, "--expand", help="Also print the sanitized transcript "
                                 "of each result's session."),
-    limit: int = typer.Option(10, "-n", "--limit", help="How many memories (1..100)."),
+    limit: int = typer.Option(10, "-n", "--limit", min=1, max=100,
+                               help="How many memories (1..100)."),
     type_: Optional[str] = typer.Option(None, "--type", help="Only memories of this type."),
     tags: List[str] = typer.Option([], "--tag", help="Only memories with this tag (repeatable)."),
     home: Optional[Path] = HomeOption,
