@@ -250,3 +250,80 @@ def test_sessions_all_lists_past_the_count(monkeypatch, capsys, tmp_path):
     assert len(json.loads(one)) == 1
     _, default, _ = run_main(monkeypatch, capsys, "sessions", "--json", "--home", tmp_path)
     assert len(json.loads(every)) == len(json.loads(default)) > 1
+
+
+# --------------------------------------------------------------------------- import
+
+
+def test_import_of_a_device_says_it_is_not_a_regular_file(monkeypatch, capsys, tmp_path):
+    code, out, err = run_main(monkeypatch, capsys, "import", "/dev/null", "--home", tmp_path)
+    assert code == 2
+    assert err.strip() == ("continuity: /dev/null: not a regular file or folder (a device, "
+                           "pipe or socket): give session files or folders")
+
+
+def _tree_with_unreadable_folder(tmp_path: Path, monkeypatch) -> tuple[Path, Path]:
+    """A folder with one session file and a subfolder that cannot be listed (os.scandir
+    refusing it: root may list a mode-000 folder)."""
+    import os
+    import shutil
+
+    from tests.paths import SHARED_DATA
+
+    tree = tmp_path / "tree"
+    locked = tree / "locked"
+    locked.mkdir(parents=True)
+    shutil.copy(SHARED_DATA / "codex" / "with-compaction.jsonl", tree / "a.jsonl")
+    (locked / "hidden.jsonl").write_text("{}\n")
+    real = os.scandir
+
+    def scandir(path="."):
+        if Path(path) == locked:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    return tree, locked
+
+
+def test_import_reports_an_unreadable_subfolder(monkeypatch, capsys, tmp_path):
+    tree, locked = _tree_with_unreadable_folder(tmp_path, monkeypatch)
+    code, out, err = run_main(monkeypatch, capsys, "import", tree, "--home", tmp_path / "h")
+    assert code == 2  # as for an unreadable file (InputError's code)
+    assert f"skipped {locked}: cannot read folder: Permission denied" in err.splitlines()
+    assert out.splitlines()[-1].endswith("1 files skipped")
+    assert f"imported {(tree / 'a.jsonl').resolve()}" in out
+
+
+def test_import_json_lists_an_unreadable_subfolder(monkeypatch, capsys, tmp_path):
+    import json
+
+    tree, locked = _tree_with_unreadable_folder(tmp_path, monkeypatch)
+    code, out, err = run_main(monkeypatch, capsys, "import", tree, "--home", tmp_path / "h",
+                              "--json")
+    failed = [f for f in json.loads(out)["files"] if f["status"] == "failed"]
+    assert code == 2
+    assert [(f["path"], f["reason"]) for f in failed] == [
+        (str(locked), "cannot read folder: Permission denied")]
+
+
+def test_import_of_an_unreadable_file_has_the_same_exit_code(monkeypatch, capsys, tmp_path):
+    """The rule the folder follows: an unreadable file is failed with exit code 2."""
+    import builtins
+    import shutil
+
+    from tests.paths import SHARED_DATA
+
+    target = tmp_path / "a.jsonl"
+    shutil.copy(SHARED_DATA / "codex" / "with-compaction.jsonl", target)
+    real = builtins.open
+
+    def refusing(file, *args, **kwargs):
+        if str(file) == str(target.resolve()):
+            raise PermissionError(13, "Permission denied", str(file))
+        return real(file, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "open", refusing)
+    code, out, err = run_main(monkeypatch, capsys, "import", target, "--home", tmp_path / "h")
+    assert code == 2
+    assert f"skipped {target.resolve()}: cannot read: Permission denied" in err.splitlines()

@@ -62,14 +62,14 @@ def import_cmd(
     """
     from continuity.formats.importer import discover, import_file, ImportReport, total_bytes
 
-    files = discover(paths)
-    if not files:
+    report = ImportReport()
+    files = discover(paths, unreadable=report.files)  # unreadable folders: failed, exit 2
+    if not files and not report.files:
         raise InputError("no *.jsonl session files under " + ", ".join(map(str, paths)))
     from continuity.checkpoints import load_config, replay_import
     from continuity.transcripts.session_transcripts import sync_import_report
 
     config = load_config(home)
-    report = ImportReport()
     with _store(home) as store, _progress(total_bytes(files), enabled=not as_json) as advance:
         for path in files:
             report.files.append(import_file(store, path, progress=advance))
