@@ -327,3 +327,45 @@ def test_import_of_an_unreadable_file_has_the_same_exit_code(monkeypatch, capsys
     code, out, err = run_main(monkeypatch, capsys, "import", target, "--home", tmp_path / "h")
     assert code == 2
     assert f"skipped {target.resolve()}: cannot read: Permission denied" in err.splitlines()
+
+
+# --------------------------------------------------------------------------- hooks uninstall
+
+
+def test_uninstall_says_it_removed_only_our_hooks(monkeypatch, capsys, tmp_path):
+    """Install created the file, the user added a setting: the file stays, our hooks go."""
+    import json
+
+    settings = tmp_path / "settings.json"
+    code, _, _ = run_main(monkeypatch, capsys, "hooks", "install", "claude-code", "--settings",
+                          settings, "--home", tmp_path / "ws")
+    assert code == 0
+    data = json.loads(settings.read_text())
+    settings.write_text(json.dumps({**data, "theme": "dark"}))
+    code, out, err = run_main(monkeypatch, capsys, "hooks", "uninstall", "claude-code",
+                              "--settings", settings)
+    assert code == 0
+    assert out.splitlines() == [f"claude-code: removed continuity's hooks from {settings} (the "
+                                "file and its other settings are kept)"]
+    assert json.loads(settings.read_text()) == {"theme": "dark"}
+
+
+def test_uninstall_says_where_the_backup_is_left(monkeypatch, capsys, tmp_path):
+    import json
+
+    from continuity.daemon.hooks.install import BACKUP_SUFFIX
+
+    settings = tmp_path / "settings.json"
+    settings.write_text('{"model": "x"}\n')
+    run_main(monkeypatch, capsys, "hooks", "install", "claude-code", "--settings", settings,
+             "--home", tmp_path / "ws")
+    settings.write_text(json.dumps({**json.loads(settings.read_text()), "theme": "dark"}))
+    code, out, err = run_main(monkeypatch, capsys, "hooks", "uninstall", "claude-code",
+                              "--settings", settings)
+    backup = settings.with_name(settings.name + BACKUP_SUFFIX)
+    assert code == 0 and backup.is_file()
+    assert out.splitlines() == [
+        f"claude-code: removed continuity's hooks from {settings} (the file and its other "
+        "settings are kept)",
+        f"claude-code: the backup made at install is left at {backup} ({settings} changed "
+        "since); delete it when you no longer need it"]

@@ -110,7 +110,15 @@ def _report(result, as_json: bool) -> None:  # type: ignore[no-untyped-def]
         emit_json(result.to_dict())
         return
     backup = f" (backup: {result.backup})" if result.backup else ""
-    out.print(f"{result.harness}: {result.action} {result.path}{backup}", markup=False)
+    if result.action == "removed" and result.file_kept:
+        out.print(f"{result.harness}: removed continuity's hooks from {result.path} (the file "
+                  "and its other settings are kept)", markup=False)
+        if result.backup_left:
+            out.print(f"{result.harness}: the backup made at install is left at "
+                      f"{result.backup_left} ({result.path} changed since); delete it when "
+                      "you no longer need it", markup=False)
+    else:
+        out.print(f"{result.harness}: {result.action} {result.path}{backup}", markup=False)
     if result.home is not None:
         out.print(f"hooks point at workspace {result.home}", markup=False)
     trust = result.trust
