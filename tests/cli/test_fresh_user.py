@@ -369,3 +369,21 @@ def test_uninstall_says_where_the_backup_is_left(monkeypatch, capsys, tmp_path):
         "settings are kept)",
         f"claude-code: the backup made at install is left at {backup} ({settings} changed "
         "since); delete it when you no longer need it"]
+
+
+# --------------------------------------------------------------------------- remember
+
+
+def test_remember_prints_the_id_on_stdout(monkeypatch, capsys, tmp_path):
+    import json
+
+    code, out, err = run_main(monkeypatch, capsys, "remember", "the build needs make -j2",
+                              "--home", tmp_path)
+    memory_id = out.strip()
+    assert code == 0 and memory_id and "\n" not in memory_id
+    assert err.strip() == f"remembered {memory_id}"
+    code, again, err = run_main(monkeypatch, capsys, "remember", "the build needs make -j2",
+                                "--home", tmp_path)
+    assert again.strip() == memory_id and err.strip() == f"already remembered {memory_id}"
+    code, found, _ = run_main(monkeypatch, capsys, "recall", "build", "--json", "--home", tmp_path)
+    assert [r["id"] for r in json.loads(found)["results"]] == [memory_id]
