@@ -387,3 +387,63 @@ def test_remember_prints_the_id_on_stdout(monkeypatch, capsys, tmp_path):
     assert again.strip() == memory_id and err.strip() == f"already remembered {memory_id}"
     code, found, _ = run_main(monkeypatch, capsys, "recall", "build", "--json", "--home", tmp_path)
     assert [r["id"] for r in json.loads(found)["results"]] == [memory_id]
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory) -> Path:
+    """A workspace with the samples imported (read by the read-only tests)."""
+    from typer.testing import CliRunner
+
+    from continuity.cli.app import app
+    from tests.paths import SAMPLE_DIRS
+
+    path = tmp_path_factory.mktemp("ro-home")
+    done = CliRunner().invoke(app, ["import", *map(str, SAMPLE_DIRS), "--home", str(path),
+                                    "--json"])
+    assert done.exit_code == 0, done.output
+    return path
+
+
+@pytest.mark.parametrize("command", [["sessions", "--json"], ["show", "CC", "--json"],
+                                     ["continue", "CC", "--json"]], ids=lambda c: c[0])
+def test_read_only_workspace_is_read(monkeypatch, capsys, imported, command):
+    """A workspace folder that cannot be written (mode 0500; simulated through os.access, as
+    root may write anywhere): sessions, show and continue read its database read-only, print
+    what they print in a writable one, and leave the folder as it was."""
+    import os
+
+    key = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
+    args = [key if a == "CC" else a for a in command]
+    code, expected, _ = run_main(monkeypatch, capsys, *args, "--home", imported)
+    assert code == 0
+    before = {p.name: p.stat().st_mtime_ns for p in imported.iterdir()}
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, m, **kw: False if m & os.W_OK and
+                        Path(p) in (imported, imported / "continuity.db") else real(p, m, **kw))
+    import continuity.store as store
+
+    def refusing(path, flags):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(store, "private_open", refusing)  # what opening it to write gets
+    code, out, err = run_main(monkeypatch, capsys, *args, "--home", imported)
+    assert (code, err) == (0, "")
+    assert out == expected
+    assert {p.name: p.stat().st_mtime_ns for p in imported.iterdir()} == before
+
+
+def test_read_only_database_file_is_read(monkeypatch, capsys, imported):
+    """The database file itself cannot be opened to write (``chmod -R 0500``; simulated):
+    ``sessions`` still lists what it holds."""
+    import json
+
+    import continuity.store as store
+
+    code, expected, _ = run_main(monkeypatch, capsys, "sessions", "--json", "--home", imported)
+
+    def refusing(path, flags):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(store, "private_open", refusing)
+    code, out, err = run_main(monkeypatch, capsys, "sessions", "--json", "--home", imported)
+    assert (code, err) == (0, "") and out == expected and len(json.loads(out)) > 1

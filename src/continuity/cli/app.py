@@ -103,7 +103,7 @@ def sessions_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """List imported sessions, newest first."""
-    with _store(home) as store:
+    with _store(home, read_only=True) as store:
         sessions = store.list_sessions(limit=0 if all_sessions else limit)
     from continuity.cli.render import session_dict, sessions_table
 
@@ -125,7 +125,7 @@ def show_cmd(
     from continuity.cli.render import entry_dict, show_entries
     from continuity.store import iter_entries
 
-    with _store(home) as store:
+    with _store(home, read_only=True) as store:
         key = resolve_session(store, session)
         rows = iter_entries(store, key, visible_only=not all_rows)
         if as_json:
@@ -148,7 +148,7 @@ def continue_cmd(
     paired."""
     from continuity.continuation.view import build_continuation
 
-    with _store(home) as store:
+    with _store(home, read_only=True) as store:
         view = build_continuation(store, resolve_session(store, session), budget_bytes=budget)
     if as_json:
         _emit_json(view.to_dict())

@@ -60,11 +60,13 @@ BudgetOption = typer.Option(FOLLOW_UP_BUDGET_BYTES, "--budget", min=1, max=MAX_B
                             help="History budget in UTF-8 bytes (seed 002: 240,000).")
 
 
-def open_cli_store(home: Optional[Path]):  # type: ignore[no-untyped-def]
-    """The store of the workspace (or ``$CONTINUITY_DATABASE_URL``), as a context manager."""
+def open_cli_store(home: Optional[Path], *, read_only: bool = False):  # type: ignore[no-untyped-def]
+    """The store of the workspace (or ``$CONTINUITY_DATABASE_URL``), as a context manager;
+    ``read_only`` (commands that only read) opens the database of a workspace that cannot be
+    written read-only instead of failing (``continuity.store.open_store``)."""
     from continuity.store import open_store
 
-    return open_store(database_url(home))
+    return open_store(database_url(home), read_only=read_only)
 
 
 def emit_json(value: Any) -> None:
