@@ -287,7 +287,8 @@ def test_install_codex_says_the_one_step_left_when_trust_cannot_be_written(
     app.command("noop")(lambda: None)
     register(app)
     done = CliRunner().invoke(app, ["hooks", "install", "codex", "--settings",
-                                    str(tmp_path / "hooks.json"), "--home", str(tmp_path)])
+                                    str(tmp_path / "hooks.json"), "--home",
+                                    str(tmp_path / "ws")])  # tmp_path holds Codex's config.toml
     assert done.exit_code == 0
     assert "NOT TRUSTED: Codex skips 6 of the 6 continuity hooks" in done.output
     assert "/hooks" in done.output

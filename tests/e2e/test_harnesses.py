@@ -69,7 +69,7 @@ class Record:
 
 
 def _sessions(world: World) -> list[dict[str, Any]]:
-    return world.continuity_json("sessions", "-n", "0")
+    return world.continuity_json("sessions", "--all")
 
 
 def _count_prompt_rows(world: World, key: str, prompt: str) -> int:

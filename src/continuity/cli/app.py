@@ -62,14 +62,14 @@ def import_cmd(
     """
     from continuity.formats.importer import discover, import_file, ImportReport, total_bytes
 
-    files = discover(paths)
-    if not files:
+    report = ImportReport()
+    files = discover(paths, unreadable=report.files)  # unreadable folders: failed, exit 2
+    if not files and not report.files:
         raise InputError("no *.jsonl session files under " + ", ".join(map(str, paths)))
     from continuity.checkpoints import load_config, replay_import
     from continuity.transcripts.session_transcripts import sync_import_report
 
     config = load_config(home)
-    report = ImportReport()
     with _store(home) as store, _progress(total_bytes(files), enabled=not as_json) as advance:
         for path in files:
             report.files.append(import_file(store, path, progress=advance))
@@ -96,13 +96,15 @@ def import_cmd(
 
 @app.command("sessions")
 def sessions_cmd(
-    limit: int = typer.Option(50, "-n", "--count", min=0, help="How many to list (0: all)."),
+    limit: int = typer.Option(50, "-n", "--count", min=1, help="How many to list (at least "
+                              "1; every -n has this rule)."),
+    all_sessions: bool = typer.Option(False, "--all", help="List every session (ignores -n)."),
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """List imported sessions, newest first."""
-    with _store(home) as store:
-        sessions = store.list_sessions(limit=limit)
+    with _store(home, read_only=True) as store:
+        sessions = store.list_sessions(limit=0 if all_sessions else limit)
     from continuity.cli.render import session_dict, sessions_table
 
     if as_json:
@@ -123,7 +125,7 @@ def show_cmd(
     from continuity.cli.render import entry_dict, show_entries
     from continuity.store import iter_entries
 
-    with _store(home) as store:
+    with _store(home, read_only=True) as store:
         key = resolve_session(store, session)
         rows = iter_entries(store, key, visible_only=not all_rows)
         if as_json:
@@ -146,7 +148,7 @@ def continue_cmd(
     paired."""
     from continuity.continuation.view import build_continuation
 
-    with _store(home) as store:
+    with _store(home, read_only=True) as store:
         view = build_continuation(store, resolve_session(store, session), budget_bytes=budget)
     if as_json:
         _emit_json(view.to_dict())

@@ -27,17 +27,27 @@ FOLLOW_UP_BUDGET_BYTES = 240_000
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
-    """The workspace folder (see the module docstring); not created here."""
+    """The workspace folder (see the module docstring); not created here. Raises
+    ``ConfigError`` for an empty ``home`` and for a workspace path that is a regular file,
+    naming where it came from (``--home``, ``$CONTINUITY_HOME``): a file is never used as a
+    workspace (fresh-user review: ``where --home FILE`` printed it)."""
     if home is not None and str(home) == "":
         raise ConfigError("--home is empty: give a workspace folder")
     if home:
-        return Path(home).expanduser()
+        return _folder(Path(home).expanduser(), "--home")
     env = os.environ.get("CONTINUITY_HOME")
     if env:  # an empty CONTINUITY_HOME counts as unset
-        return Path(env).expanduser()
+        return _folder(Path(env).expanduser(), "$CONTINUITY_HOME")
     from platformdirs import user_data_dir
 
-    return Path(user_data_dir("continuity", appauthor=False))
+    return _folder(Path(user_data_dir("continuity", appauthor=False)), "the default workspace")
+
+
+def _folder(path: Path, source: str) -> Path:
+    """``path``, unless it is a regular file (``ConfigError`` naming ``source`` and ``path``)."""
+    if path.is_file():
+        raise ConfigError(f"{source} {path}: is a file, not a folder; give a workspace folder")
+    return path
 
 
 def database_url(home: str | os.PathLike[str] | None = None) -> str:
@@ -100,6 +110,42 @@ def config_path(home: str | os.PathLike[str] | None = None) -> Path:
     return resolve_home(home) / CONFIG_FILE
 
 
+def read_config(home: str | os.PathLike[str] | None = None) -> dict[str, object]:
+    """The tables of ``<home>/config.toml`` (``{}`` when there is none), its section names
+    and the ``CONTINUITY_<SECTION>__<FIELD>`` override names checked (``check_sections``).
+    Only ``tomllib``: every CLI command calls it at start (``check_config``) without importing
+    any feature's settings model. Raises ``ConfigError`` naming the file for a path that is not
+    a file, bytes that are not UTF-8 (with the byte offset), invalid TOML, an unknown section
+    or override (issue 16, fresh-user review: ``sessions`` ignored ``[continuty]``)."""
+    import tomllib
+
+    path = config_path(home)
+    if path.exists() and not path.is_file():
+        raise ConfigError(f"{path}: is not a file")
+    if not path.is_file():
+        check_sections({}, path)
+        return {}
+    try:
+        with open(path, "rb") as fh:
+            raw = fh.read()
+        data = tomllib.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{path}: not UTF-8 (byte {exc.start})") from exc
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
+    except OSError as exc:
+        raise ConfigError(f"{path}: cannot be read: {exc.strerror or exc}") from exc
+    check_sections(data, path)
+    return data
+
+
+def check_config(home: str | os.PathLike[str] | None = None) -> None:
+    """Raise ``ConfigError`` when ``config.toml`` or an env override is unusable as a whole
+    (``read_config``); the values of a section are checked by the feature that reads it
+    (``load_section``) and by ``continuity doctor`` (every section)."""
+    read_config(home)
+
+
 def load_section(section: str, model: type[T], home: str | os.PathLike[str] | None = None) -> T:
     """Settings of one ``[section]`` of ``config.toml``, then environment variables.
 
@@ -110,29 +156,15 @@ def load_section(section: str, model: type[T], home: str | os.PathLike[str] | No
     for a section or env override no feature reads, with the closest known one
     (``check_sections``, issue 16).
     """
-    import tomllib
-
     from pydantic import ValidationError
 
     path = config_path(home)
     values: dict[str, object] = {}
-    if path.exists() and not path.is_file():
-        raise ConfigError(f"{path}: is not a file")
-    if path.is_file():
-        try:
-            with open(path, "rb") as fh:
-                data = tomllib.load(fh)
-        except UnicodeDecodeError as exc:
-            raise ConfigError(f"{path}: not UTF-8 (byte {exc.start})") from exc
-        except (tomllib.TOMLDecodeError, OSError) as exc:
-            raise ConfigError(f"{path}: not valid TOML: {exc}") from exc
-        check_sections(data, path)
-        section_values = data.get(section, {})
-        if not isinstance(section_values, dict):
-            raise ConfigError(f"{path}: [{section}] must be a table")
-        values.update(section_values)
-    else:
-        check_sections({}, path)
+    data = read_config(home)
+    section_values = data.get(section, {})
+    if not isinstance(section_values, dict):
+        raise ConfigError(f"{path}: [{section}] must be a table")
+    values.update(section_values)
     prefix = f"CONTINUITY_{section.upper()}__"
     from_env: dict[str, str] = {}
     for name, info in model.model_fields.items():

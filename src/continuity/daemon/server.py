@@ -515,8 +515,17 @@ def build_live(home: Path, settings: DaemonSettings) -> Any:
 
 
 def _lock(home: Path) -> int:
-    private_dir(home)  # issue 16: the workspace is owner-only
-    fd = os.open(home / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    """The descriptor of ``<home>/daemon.lock``, locked (one daemon per workspace). Raises
+    ``DaemonConflict`` when another daemon holds it and ``StoreError`` (exit 4, one line) when
+    the workspace cannot be made or written (a read-only folder, a file on its path; the
+    fresh-user review got a ``PermissionError`` traceback)."""
+    try:
+        private_dir(home)  # issue 16: the workspace is owner-only
+        fd = os.open(home / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        where = exc.filename or home / LOCK_FILE
+        raise StoreError(f"cannot write in the workspace folder {home} ({where}): "
+                         f"{exc.strerror or exc}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:

@@ -151,17 +151,36 @@ def _iso(value: datetime | None) -> str | None:
 # ---------------------------------------------------------------------------- discovery
 
 
-def discover(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+def discover(paths: Iterable[str | os.PathLike[str]], *,
+             unreadable: list[FileReport] | None = None) -> list[Path]:
     """Session files named by ``paths``: files as given, directories searched recursively for
-    ``*.jsonl`` (sorted). Raises ``InputError`` naming a path that does not exist."""
+    ``*.jsonl`` (sorted; symlinked folders not followed). Raises ``InputError`` naming a path
+    that does not exist, or that exists but is neither a regular file nor a folder
+    (``/dev/null``). A folder that cannot be listed (mode 000) is not skipped silently: it is
+    appended to ``unreadable`` as a ``failed`` report with the reason and exit code 2, as an
+    unreadable file is (fresh-user review); without ``unreadable`` it raises ``InputError``."""
     found: list[Path] = []
     for raw in paths:
         path = Path(raw).expanduser()
         if path.is_dir():
-            found.extend(sorted(p for p in path.rglob("*.jsonl")
-                                if p.is_file() and p.name not in NOT_SESSIONS))
+            errors: list[OSError] = []
+            here: list[Path] = []
+            for folder, _dirs, names in os.walk(path, onerror=errors.append):
+                here.extend(Path(folder, n) for n in names
+                            if n.endswith(".jsonl") and n not in NOT_SESSIONS)
+            found.extend(sorted(p for p in here if p.is_file()))
+            for exc in errors:
+                reason = f"cannot read folder: {exc.strerror or exc}"
+                if unreadable is None:
+                    raise InputError(f"{exc.filename}: {reason}")
+                bad = FileReport(path_key(Path(exc.filename or path)), status="failed")
+                bad.fail(reason, InputError.exit_code)
+                unreadable.append(bad)
         elif path.is_file():
             found.append(path)
+        elif path.exists():
+            raise InputError(f"{raw}: not a regular file or folder (a device, pipe or "
+                             "socket): give session files or folders")
         else:
             raise InputError(f"{raw}: no such file or directory")
     return list(dict.fromkeys(p.resolve() for p in found))
@@ -176,7 +195,7 @@ def import_paths(store: Store, paths: Iterable[str | os.PathLike[str]], *,
                  progress: Progress | None = None) -> ImportReport:
     """Import every session file under ``paths``; see the module docstring."""
     report = ImportReport()
-    for path in discover(paths):
+    for path in discover(paths, unreadable=report.files):
         report.files.append(import_file(store, path, progress=progress))
     return report
 

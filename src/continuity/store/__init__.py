@@ -170,7 +170,16 @@ def _drop_interrupted(conn) -> None:  # type: ignore[no-untyped-def]
         conn.execute(text(f"DROP TABLE {quote(name)}"))
 
 
-def _engine(url: str):  # type: ignore[no-untyped-def]
+def _read_only_url(parsed, db: Path):  # type: ignore[no-untyped-def]
+    """A SQLite URI opening ``db`` read-only (``mode=ro``); ``immutable=1`` too when no
+    ``-wal``/``-shm`` file is beside it (SQLite cannot make them in a read-only folder, and
+    nothing can be writing the database there then)."""
+    live = any(Path(f"{db}{suffix}").exists() for suffix in ("-wal", "-shm"))
+    query = {"mode": "ro", "uri": "true", **({} if live else {"immutable": "1"})}
+    return parsed.set(database=f"file:{db}", query=query)
+
+
+def _engine(url: str, read_only: bool = False):  # type: ignore[no-untyped-def]
     try:
         parsed = make_url(url)
     except ArgumentError as exc:
@@ -183,12 +192,28 @@ def _engine(url: str):  # type: ignore[no-untyped-def]
             folder = Path(db).expanduser().parent
             try:
                 private_dir(folder)
-                # issue 16: the database holds every raw line. Created 0600 before SQLite
-                # opens it, its -wal and -shm files take the same mode.
-                os.close(private_open(Path(db).expanduser(), os.O_RDWR | os.O_CREAT))
             except OSError as exc:
                 raise StoreError(f"cannot create the workspace folder {folder}: "
                                  f"{exc.strerror or exc}") from exc
+            path = Path(db).expanduser()
+            if read_only and path.is_file() and not (os.access(folder, os.W_OK)
+                                                     and os.access(path, os.W_OK)):
+                # a read-only workspace (mode 0500): read its database without writing
+                return create_engine(_read_only_url(parsed, path), pool_size=2, max_overflow=4)
+            try:
+                # issue 16: the database holds every raw line. Created 0600 before SQLite
+                # opens it, its -wal and -shm files take the same mode.
+                os.close(private_open(path, os.O_RDWR | os.O_CREAT))
+            except PermissionError as exc:
+                if read_only and path.is_file():
+                    return create_engine(_read_only_url(parsed, path), pool_size=2,
+                                         max_overflow=4)
+                raise StoreError(f"cannot write in the workspace folder {folder} "
+                                 f"({path.name}): {exc.strerror or exc}") from exc
+            except OSError as exc:  # the folder exists: say what really failed (review)
+                raise StoreError(f"cannot write in the workspace folder {folder} "
+                                 f"({Path(db).expanduser().name}): {exc.strerror or exc}"
+                                 ) from exc
         # A file database keeps a small pool: opening a connection runs the PRAGMAs and, on
         # close, a WAL checkpoint; reusing connections keeps a continuation to one of them.
         return create_engine(parsed, pool_size=2, max_overflow=4)
@@ -253,16 +278,32 @@ def _known_revisions() -> set[str]:
     return {r.revision for r in ScriptDirectory(str(_MIGRATIONS)).walk_revisions()}
 
 
-def open_store_raw(url: str, *, auto_migrate: bool = True) -> SqlStore:
+def _unwritable(engine) -> str:  # type: ignore[no-untyped-def]
+    """``"; the workspace folder F is not writable ..."`` when a SQLite database's folder
+    cannot be written (SQLite makes its ``-wal`` and ``-shm`` files there, even to read), else
+    ``""``."""
+    db = engine.url.database if engine.dialect.name == "sqlite" else None
+    if not db or db == ":memory:":
+        return ""
+    folder = Path(db).expanduser().parent
+    if folder.is_dir() and not os.access(folder, os.W_OK):
+        return (f"; the workspace folder {folder} is not writable (SQLite writes its -wal and "
+                "-shm files beside the database, even to read it)")
+    return ""
+
+
+def open_store_raw(url: str, *, auto_migrate: bool = True, read_only: bool = False) -> SqlStore:
     """A ``SqlStore`` on ``url``; see ``open_store``. The caller closes it."""
-    engine = _engine(url)
+    engine = _engine(url, read_only)
+    if engine.url.query.get("mode") == "ro":
+        auto_migrate = False  # a read-only database is read at the newest schema, or not at all
     safe = make_url(url).render_as_string(hide_password=True)
     try:
         _migrate_to_head(engine, auto_migrate)
     except OperationalError as exc:
         engine.dispose()
         msg = str(exc.orig).splitlines()[0] if exc.orig else str(exc).splitlines()[0]
-        raise StoreError(f"cannot open database {safe}: {msg}") from exc
+        raise StoreError(f"cannot open database {safe}: {msg}{_unwritable(engine)}") from exc
     except SQLAlchemyError as exc:
         engine.dispose()
         msg = str(exc.orig or exc).splitlines()[0]
@@ -277,15 +318,19 @@ def open_store_raw(url: str, *, auto_migrate: bool = True) -> SqlStore:
 
 
 @contextmanager
-def open_store(url: str | os.PathLike[str], *, auto_migrate: bool = True) -> Iterator[SqlStore]:
+def open_store(url: str | os.PathLike[str], *, auto_migrate: bool = True,
+               read_only: bool = False) -> Iterator[SqlStore]:
     """Open the store at ``url`` (a SQLAlchemy URL, or a path to a SQLite file), migrating its
     schema to the newest revision first unless ``auto_migrate`` is False (then an old schema
     raises ``SchemaOutOfDate`` naming `continuity db upgrade`). Raises ``StoreError`` when the
-    database cannot be opened. Closes the store on exit."""
+    database cannot be opened. Closes the store on exit. ``read_only``: a SQLite database in
+    a workspace that cannot be written (mode 0500) is opened read-only (``mode=ro``) instead of
+    failing, when its schema is the newest (else ``SchemaOutOfDate``); a write then fails as
+    a ``StoreError`` (fresh-user review: ``sessions`` in a read-only workspace)."""
     text_url = str(url)
     if "://" not in text_url:
         text_url = f"sqlite:///{Path(text_url).expanduser()}"
-    store = open_store_raw(text_url, auto_migrate=auto_migrate)
+    store = open_store_raw(text_url, auto_migrate=auto_migrate, read_only=read_only)
     try:
         yield store
     finally:

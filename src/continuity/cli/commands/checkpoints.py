@@ -75,7 +75,9 @@ def checkpoint_cmd(
 
 def checkpoints_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
-    limit: int = typer.Option(0, "-n", "--count", help="How many of the newest (0: all)."),
+    limit: Optional[int] = typer.Option(None, "-n", "--count", min=1, help="How many of the "
+                                        "newest (at least 1; default: all).",
+                                        show_default=False),
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -86,7 +88,7 @@ def checkpoints_cmd(
 
     with open_cli_store(home) as store:
         key = _session_key(store, session)
-        good, damaged = store.checkpoint_page(key, limit=limit)
+        good, damaged = store.checkpoint_page(key, limit=limit or 0)
         rows = [checkpoint_dict(cp) for cp in good]
     for bad in damaged:
         err.print(f"checkpoint #{bad.checkpoint_id} of {key} is damaged ({bad.column}: "

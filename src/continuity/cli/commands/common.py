@@ -12,13 +12,47 @@ import typer
 from rich.console import Console
 
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES, database_url
+from continuity.core.errors import InputError
 from continuity.core.text import json_bytes
 
 err = Console(stderr=True, soft_wrap=True, highlight=False)
 out = Console(highlight=False, soft_wrap=True)
 
-HomeOption = typer.Option(None, "--home", help="Workspace folder (default: $CONTINUITY_HOME or "
-                          "the platform's user data folder).", show_default=False)
+def parse_home(value: str) -> Path:
+    """``--home`` as given; ``""`` is an ``InputError`` naming ``--home`` (fresh-user review:
+    ``Path("")`` is the current folder, and ``--home ""`` wrote ``./continuity.db``)."""
+    if value == "":
+        raise InputError("--home is empty: give a workspace folder")
+    return Path(value)
+
+
+def check_workspace(value: Optional[Path]) -> Optional[Path]:
+    """The callback of ``--home`` (Click runs it given or not, before the command): the
+    workspace must not be a file and ``config.toml`` and the env overrides must parse with
+    known section names (``core.config.check_config``: ``ConfigError``, exit 2; README,
+    Configuration). Cheap: tomllib only, no feature's settings model."""
+    from continuity.core.config import check_config, resolve_home
+
+    resolve_home(value)
+    check_config(value)
+    return value
+
+
+def check_home_only(value: Optional[Path]) -> Optional[Path]:
+    """The callback of ``doctor``'s ``--home``: the workspace must not be a file; a config
+    problem is one of doctor's checks, not an exit."""
+    from continuity.core.config import resolve_home
+
+    resolve_home(value)
+    return value
+
+
+HOME_HELP = "Workspace folder (default: $CONTINUITY_HOME or the platform's user data folder)."
+HomeOption = typer.Option(None, "--home", help=HOME_HELP, show_default=False,
+                          parser=parse_home, callback=check_workspace)
+#: ``--home`` without the config check (``continuity doctor`` reports it as a check).
+HomeOptionNoConfigCheck = typer.Option(None, "--home", help=HOME_HELP, show_default=False,
+                                       parser=parse_home, callback=check_home_only)
 JsonOption = typer.Option(False, "--json", help="Print JSON on stdout.")
 #: A budget over 1 TB means nothing and would not survive JSON as an exact integer.
 MAX_BUDGET_BYTES = 10**12
@@ -26,11 +60,13 @@ BudgetOption = typer.Option(FOLLOW_UP_BUDGET_BYTES, "--budget", min=1, max=MAX_B
                             help="History budget in UTF-8 bytes (seed 002: 240,000).")
 
 
-def open_cli_store(home: Optional[Path]):  # type: ignore[no-untyped-def]
-    """The store of the workspace (or ``$CONTINUITY_DATABASE_URL``), as a context manager."""
+def open_cli_store(home: Optional[Path], *, read_only: bool = False):  # type: ignore[no-untyped-def]
+    """The store of the workspace (or ``$CONTINUITY_DATABASE_URL``), as a context manager;
+    ``read_only`` (commands that only read) opens the database of a workspace that cannot be
+    written read-only instead of failing (``continuity.store.open_store``)."""
     from continuity.store import open_store
 
-    return open_store(database_url(home))
+    return open_store(database_url(home), read_only=read_only)
 
 
 def emit_json(value: Any) -> None:

@@ -15,7 +15,8 @@ from typing import Optional
 
 import typer
 
-from continuity.cli.commands.common import HomeOption, JsonOption, emit_json, out
+from continuity.cli.commands.common import (HomeOption, JsonOption, check_workspace, emit_json,
+                                            out, parse_home)
 
 
 class HarnessName(str, enum.Enum):
@@ -77,7 +78,7 @@ def hooks_install(
     home: Optional[Path] = typer.Option(
         None, "--home", help="Workspace the hooks send events to, baked into the installed "
         "command (default: $CONTINUITY_HOME or the user data folder, resolved now); use the "
-        "daemon's --home.", show_default=False),
+        "daemon's --home.", show_default=False, parser=parse_home, callback=check_workspace),
     no_trust: bool = typer.Option(False, "--no-trust", help="codex: do not write the trust "
                                   "state Codex needs to run the hooks (you trust them in "
                                   "Codex's /hooks yourself)."),
@@ -109,7 +110,15 @@ def _report(result, as_json: bool) -> None:  # type: ignore[no-untyped-def]
         emit_json(result.to_dict())
         return
     backup = f" (backup: {result.backup})" if result.backup else ""
-    out.print(f"{result.harness}: {result.action} {result.path}{backup}", markup=False)
+    if result.action == "removed" and result.file_kept:
+        out.print(f"{result.harness}: removed continuity's hooks from {result.path} (the file "
+                  "and its other settings are kept)", markup=False)
+        if result.backup_left:
+            out.print(f"{result.harness}: the backup made at install is left at "
+                      f"{result.backup_left} ({result.path} changed since); delete it when "
+                      "you no longer need it", markup=False)
+    else:
+        out.print(f"{result.harness}: {result.action} {result.path}{backup}", markup=False)
     if result.home is not None:
         out.print(f"hooks point at workspace {result.home}", markup=False)
     trust = result.trust

@@ -3,6 +3,8 @@
 
 It checks, for the workspace (``--home``, else ``$CONTINUITY_HOME``, else the platform's folder):
 
+- **config**: ``config.toml`` and the env overrides parse, name known sections, and every
+  section's values are valid (``check_config``; a problem names the file or variable and key);
 - **private**: the workspace owner-only (issue 16; ``check_private``);
 - **daemon**: ``<home>/daemon.url`` names a daemon that answers ``GET /health`` (two-second
   deadline; the bearer token and the workspace id of ``daemon.id`` sent; a daemon of another
@@ -39,7 +41,7 @@ from typing import Any, Callable, Optional
 
 import typer
 
-from continuity.cli.commands.common import HomeOption, JsonOption, emit_json, out
+from continuity.cli.commands.common import HomeOptionNoConfigCheck, JsonOption, emit_json, out
 
 HARNESSES = ("claude-code", "codex", "pi")
 #: The executable of each harness's CLI.
@@ -70,6 +72,41 @@ class Check:
 
 def _serve_hint(home: Path) -> str:
     return f"start it: `continuity serve --home {shlex.quote(str(home))}`"
+
+
+def _section_loaders() -> dict[str, Callable[[Path], object]]:
+    """The loader of each ``KNOWN_SECTIONS`` section, the one its feature uses (so doctor
+    refuses exactly what the feature would: ``[daemon] stop_seconds = 2`` as ``serve`` does)."""
+    from continuity.checkpoints import load_config
+    from continuity.continuation.summarize.settings import load_settings as summarizer
+    from continuity.daemon.server import load_settings as daemon
+    from continuity.lineage.memory_md import settings as memory_md
+    from continuity.transcripts.session_transcripts import settings as transcripts
+
+    return {"continuity": load_config, "daemon": daemon, "memory_md": memory_md,
+            "summarizer": summarizer, "transcripts": transcripts}
+
+
+def check_config(home: Path) -> Check:
+    """``<home>/config.toml`` and the ``CONTINUITY_<SECTION>__<FIELD>`` overrides: the syntax,
+    the section names and the values of EVERY known section (fresh-user review: a bad
+    ``[daemon]`` value was found only by ``serve``). A ``ConfigError`` is a ``problem`` whose
+    detail names the file (or variable) and the key."""
+    from continuity.core.config import KNOWN_SECTIONS, config_path, read_config
+    from continuity.core.errors import ConfigError
+
+    path = config_path(home)
+    fix = (f"edit {path} (or the environment variable named) as the message says, then run "
+           "`continuity doctor` again")
+    try:
+        read_config(home)
+        loaders = _section_loaders()
+        for section in KNOWN_SECTIONS:
+            loaders[section](home)
+    except ConfigError as exc:
+        return Check("config", None, "problem", str(exc), fix, {"path": str(path)})
+    shown = str(path) if path.is_file() else f"{path} absent: defaults"
+    return Check("config", None, "ok", f"{shown}; every section valid", data={"path": str(path)})
 
 
 def check_daemon(home: Path) -> Check:
@@ -364,9 +401,16 @@ def check_private(home: Path) -> Check:
 
 def diagnose(home: Path, harnesses: tuple[str, ...] = HARNESSES, *,
              which: Callable[[str], str | None] = shutil.which) -> list[Check]:
-    """Every check of the module docstring, in order: daemon, spool, then per harness."""
-    checks = [check_daemon(home)]
-    checks.append(check_spool(home, checks[0].status == "ok"))
+    """Every check of the module docstring, in order: config, daemon, spool, then per
+    harness. With a config problem, a daemon that is down gets the config fixed first as its
+    fix (``continuity serve`` would fail on it)."""
+    config = check_config(home)
+    daemon = check_daemon(home)
+    if config.status == "problem" and daemon.status == "problem":
+        daemon.fix = ("fix the config problem above first (`continuity serve` refuses it), "
+                      + daemon.fix if daemon.fix else "")
+    checks = [config, daemon]
+    checks.append(check_spool(home, daemon.status == "ok"))
     checks.append(check_private(home))
     try:
         last = last_events(home, harnesses)
@@ -400,7 +444,7 @@ _MARK = {"ok": "ok     ", "problem": "PROBLEM", "warning": "warning", "info": "-
 
 
 def doctor_cmd(
-    home: Optional[Path] = HomeOption,
+    home: Optional[Path] = HomeOptionNoConfigCheck,
     harness: Optional[list[str]] = typer.Option(
         None, "--harness", help="Check only this harness (claude-code, codex, pi); repeatable.",
         show_default=False),

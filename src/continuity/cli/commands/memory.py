@@ -12,7 +12,8 @@ from typing import List, Optional
 import typer
 
 from continuity.core.text import clean
-from continuity.cli.commands.common import HomeOption, JsonOption, emit_json, err, open_cli_store
+from continuity.cli.commands.common import (HomeOption, JsonOption, emit_json, err, open_cli_store,
+                                            out)
 
 
 def _iso(value) -> str | None:  # type: ignore[no-untyped-def]
@@ -53,7 +54,9 @@ def remember_cmd(
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Remember TEXT (stored once: the same text again is reported as already remembered)."""
+    """Remember TEXT (stored once: the same text again is reported as already remembered).
+    Prints the memory's id on stdout (``id=$(continuity remember ...)``) and
+    ``remembered <id>`` or ``already remembered <id>`` on stderr."""
     from continuity.transcripts.memories import remember
 
     with open_cli_store(home) as store:
@@ -62,6 +65,7 @@ def remember_cmd(
     if as_json:
         emit_json(done.model_dump(mode="json"))
         return
+    out.print(done.id, markup=False, highlight=False)  # fresh-user review: scripts need it
     err.print(f"{'already remembered' if done.deduped else 'remembered'} {done.id}",
               markup=False)
 
@@ -70,7 +74,8 @@ def recall_cmd(
     query: str = typer.Argument(..., help="Words to search for (any of them; best match first)."),
     expand: bool = typer.Option(False, "--expand", help="Also print the sanitized transcript "
                                 "of each result's session."),
-    limit: int = typer.Option(10, "-n", "--limit", help="How many memories (1..100)."),
+    limit: int = typer.Option(10, "-n", "--limit", min=1, max=100,
+                               help="How many memories (1..100)."),
     type_: Optional[str] = typer.Option(None, "--type", help="Only memories of this type."),
     tags: List[str] = typer.Option([], "--tag", help="Only memories with this tag (repeatable)."),
     home: Optional[Path] = HomeOption,

@@ -114,20 +114,26 @@ class InstallResult:
     """What an install or uninstall did: ``action`` is ``installed``, ``unchanged``,
     ``removed``, ``restored`` (the backup's bytes put back) or ``absent``; ``backup`` is the
     backup file made by this call, if any; ``home`` the workspace the installed hooks point at
-    (None for uninstall)."""
+    (None for uninstall). For ``removed``: ``file_kept`` is True when only our hooks were taken
+    out of the file (it holds other settings) and ``backup_left`` the install's backup left in
+    place because the file changed since install (fresh-user review: "removed S" read as if
+    the file had been deleted)."""
 
     harness: str
     path: Path
     action: str
     backup: Path | None = None
     home: Path | None = None
+    file_kept: bool = False
+    backup_left: Path | None = None
     #: Codex only: ``codex_trust`` after the call (``CodexTrust.to_dict``).
     trust: "CodexTrust | None" = None
 
     def to_dict(self) -> dict[str, Any]:
         out = {"harness": self.harness, "path": str(self.path), "action": self.action,
                "backup": str(self.backup) if self.backup else None,
-               "home": str(self.home) if self.home else None}
+               "home": str(self.home) if self.home else None, "file_kept": self.file_kept,
+               "backup_left": str(self.backup_left) if self.backup_left else None}
         if self.trust is not None:
             out["trust"] = self.trust.to_dict()
         return out
@@ -242,7 +248,8 @@ def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> Insta
         target.unlink()  # install created this file; nothing else is in it
         return InstallResult(harness, given, "removed")
     _write(target, after)
-    return InstallResult(harness, given, "removed")
+    return InstallResult(harness, given, "removed", file_kept=True,
+                         backup_left=backup if backup.is_file() else None)
 
 
 def _through_link(path: Path) -> Path:
