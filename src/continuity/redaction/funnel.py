@@ -101,6 +101,7 @@ from typing import Any, Callable, Iterable
 
 from continuity.redaction.keyed import (
     CAMEL_WORDS_RE,
+    FOREIGN_PASSWORD_WORDS,
     POSITIONAL_KEYS,
     _HAS_ALPHA,
     _HAS_DIGIT,
@@ -114,6 +115,7 @@ from continuity.redaction.keyed import (
     _user_flag_at,
     cookie_at,
     cookie_flag_at,
+    foreign_prose_at,
     netrc_at,
     positional_at,
 )
@@ -453,6 +455,9 @@ for _key in POSITIONAL_KEYS:
     for _anchor in {*_case_variants(_key), "_authToken"} if _key == "_authtoken" \
             else _case_variants(_key):
         _HANDLERS.setdefault(_anchor, []).append("positional")
+for _word in FOREIGN_PASSWORD_WORDS:
+    for _anchor in _case_variants(_word):
+        _HANDLERS.setdefault(_anchor, []).append("foreign")
 _HANDLERS["machine"] = ["netrc"]
 _HANDLERS["default"] = ["netrc"]
 _HANDLERS["-b"] = _HANDLERS["--cookie"] = ["cookie-flag"]
@@ -491,8 +496,9 @@ def find_secrets(text: str) -> list[Finding]:
                 f = _shape_at(text, hit, _SHAPE_ANCHORS[lit])
             elif handler == "kv":
                 f = _kv_at(text, hit, seen)
-            elif handler == "positional":
-                f = positional_at(text, hit, lit)
+            elif handler in ("positional", "foreign"):
+                f = (positional_at if handler == "positional" else foreign_prose_at)(
+                    text, hit, lit)
             elif handler in _AT:
                 f = _AT[handler](text, hit)
             else:
