@@ -34,7 +34,17 @@ ordinary text byte-identical. Detectors, each giving spans of ``text``:
   root@host is X``, ``the root pw is X``, ``log in as deploy, password X`` (after a comma or a
   ``login``/``as U``: X needs a digit or a symbol), ``use credentials admin / X`` (issue 16):
   the value goes when it is machine-like (a letter and a digit, or mixed case), not ``the
-  password is in the vault``; keytool's ``-storepass``/``-keypass`` take any literal value;
+  password is in the vault``; keytool's ``-storepass``/``-keypass`` take any literal value.
+  Also (the review of prose forms) ``the password is: 'X'``, a quoted value right after the
+  word (``auth failed for password 'X'``), the value before it (``use X as the password``,
+  ``… as the API key``; not ``use it as the password field``), ``passwd X`` / ``pwd X``,
+  ``the secret is X``, ``the token is X``, ``the API key is X``, and other languages' words
+  (``le mot de passe est X``, ``la contraseña es X``, ``das Passwort ist X``, ``a senha é X``,
+  ``la password è X``, ``het wachtwoord is X``). Where plain words are common (``passwd
+  root``, ``the secret is out``, ``the token is expired``) the value must look made: upper
+  and lower case and a digit, or a symbol such as ``! @ # %`` (``keyed._secret_looking``);
+  flags, paths, user names, e-mail addresses, technical terms (``Base64Encoded``) and code
+  (``VARCHAR(255)``) stay;
 - **entropy near a secret word** (issue 16): among the six words after ``secret``, ``token``,
   ``key``, ``password``, ``credential``… in the same sentence, a token of 20+ characters with
   3.5+ bits of Shannon entropy per character and a digit or well-mixed case (``its secret is
