@@ -239,6 +239,10 @@ SECRET_STRATEGIES = {
         "le mot de passe est", "Mot de passe :", "la contraseña es", "das Passwort ist",
         "Das Passwort lautet", "a senha é", "A palavra-passe é", "la password è",
         "het wachtwoord is"]), _made(6, 30)).map(lambda t: (f"{t[0]} {t[1]}", t[1])),
+    "pair-text": st.tuples(st.sampled_from([
+        '{{"name": "DB_PASSWORD", "value": "{}"}}', '{{"Name": "API_TOKEN", "Value": "{}"}}',
+        "- name: DB_PASSWORD\n  value: {}\n", '{{"key": "client_secret", "value": "{}"}}']),
+        _mixed(6, 30)).map(lambda t: (t[0].format(t[1]), t[1])),
 }
 #: kinds whose whole token run is redacted even when glued to neighbouring letters (B33)
 GLUABLE = {"github", "aws", "anthropic", "openai", "google", "slack", "stripe", "jwt",

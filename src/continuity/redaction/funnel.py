@@ -44,7 +44,9 @@ ordinary text byte-identical. Detectors, each giving spans of ``text``:
   root``, ``the secret is out``, ``the token is expired``) the value must look made: upper
   and lower case and a digit, or a symbol such as ``! @ # %`` (``keyed._secret_looking``);
   flags, paths, user names, e-mail addresses, technical terms (``Base64Encoded``) and code
-  (``VARCHAR(255)``) stay;
+  (``VARCHAR(255)``) stay. A secret key written as the name of a name/value pair in JSON or
+  YAML text (``{"name": "DB_PASSWORD", "value": "X"}``, ``- name: API_TOKEN⏎  value: X``)
+  redacts the value field after it (``valueFrom`` references stay);
 - **entropy near a secret word** (issue 16): among the six words after ``secret``, ``token``,
   ``key``, ``password``, ``credential``… in the same sentence, a token of 20+ characters with
   3.5+ bits of Shannon entropy per character and a digit or well-mixed case (``its secret is

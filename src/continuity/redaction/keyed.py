@@ -353,9 +353,11 @@ def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
         else:
             span = _kv_value(text, fs.end(), tight=False, flag=True, env=False, kind=kind)
     else:
-        found = None
+        found = _pair_value_at(text, ks, ke, kind, weak)
         low = key.lower()
-        if _PROSE_KEY_RE.search(key):
+        if found:
+            pass
+        elif _PROSE_KEY_RE.search(key):
             found = _prose_at(text, ke, ks, spaced=low in _SPACED_PASSWORD_KEYS,
                               clause=low not in _COMMAND_WORDS) or (
                 _value_before(text, ks, ke, "password"))
@@ -366,6 +368,35 @@ def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
             found = _user_pass_at(text, ke)
         return found or (None if weak else _entropy_near(text, ke, kind))
     if not span or (key.lower() in ("pwd", "oldpwd") and _DIR_RE.match(text[span[0]:span[1]])):
+        return None
+    return Finding(span[0], span[1], _value_kind(text[span[0]:span[1]], kind), 1)
+
+
+#: a secret key written as the name of a name/value pair, in JSON or YAML text (``{"name":
+#: "DB_PASSWORD", "value": "…"}``, ``- name: DB_PASSWORD⏎  value: …``): what comes before the
+#: key, and what joins it to its value field (``structured.PAIR_*_KEYS`` for objects)
+_PAIR_NAME_BEFORE_RE = re.compile(
+    r"[\"']?(?:name|Name|key|Key|ParameterKey|variable)[\"']?[ \t]*[:=][ \t]*[\"']?\Z")
+_PAIR_VALUE_AFTER_RE = re.compile(
+    r"[\"']?[ \t]*(?:,[ \t]*(?:\r?\n[ \t]*)?|\r?\n[ \t]*)"
+    r"[\"']?(?:value|Value|ParameterValue)[\"']?[ \t]*[:=][ \t]*")
+
+
+def _pair_value_at(text: str, key_start: int, key_end: int, kind: str, weak: bool
+                   ) -> Finding | None:
+    """The value of a name/value pair in JSON or YAML text whose name is the secret key at
+    ``text[key_start:key_end]`` (``{"name": "DB_PASSWORD", "value": "X"}``, a Kubernetes env
+    list in YAML): the value field right after it goes by the rule of an env value
+    (``_kv_value``); ``valueFrom`` references and plain words stay."""
+    if not _PAIR_NAME_BEFORE_RE.search(text, max(key_start - 20, 0), key_start):
+        return None
+    m = _PAIR_VALUE_AFTER_RE.match(text, key_end)
+    if not m or m.end() >= len(text):
+        return None
+    span = _kv_value(text, m.end(), tight=False, flag=False, env=True, kind=kind)
+    if not span or (weak and _weak_value_plain(text[span[0]:span[1]])) or (
+            text[key_start:key_end].lower() in ("pwd", "oldpwd")
+            and _DIR_RE.match(text[span[0]:span[1]])):
         return None
     return Finding(span[0], span[1], _value_kind(text[span[0]:span[1]], kind), 1)
 
