@@ -478,3 +478,25 @@ def test_sweep_temp_files_only_stale_ones_of_ours(isolated_home):
     assert removed == sorted([f".tmp-{idle}-ab12_x9k.md", ".tmp-oldxyz12.md"])
     assert sorted(p.name for p in folder.iterdir() if p.is_file()) == sorted(
         set(names) - set(removed))
+
+
+def test_consolidate_keeps_no_secret_a_user_named_in_prose(store, isolated_home):
+    """The review of prose secrets: "The secret is X" is a durable fact by its shape, and the
+    consolidation pass (memories, summary, transcript, manifest) stores it with X redacted,
+    since every derived text passes the funnel; so for the other prose forms."""
+    said = ["The secret is SecretIsValue-73.",
+            "The staging password is: 'QuotedPw-4242'.",
+            "Use UseAsPw-Secret1 as the password for the admin user.",
+            "Le mot de passe est Mdp-Secret42."]
+    make_session(store, "sec", [U("Deploy the ledger to staging."),
+                                *[U(t, request=False) for t in said], A(text="Noted.")])
+    done = run(store, "sec")
+    assert done.status == "consolidated"
+    stored = [m.content for m, _ in store.ranked_memories("default")]
+    assert "The secret is [REDACTED:secret]." in stored
+    # the derived markdown artifacts (the canonical transcript.jsonl stays lossless, B29)
+    written = "\n".join(p.read_text(encoding="utf-8") for p in isolated_home.rglob("*.md"))
+    texts = "\n".join(stored) + written
+    for secret in ("SecretIsValue-73", "QuotedPw-4242", "UseAsPw-Secret1", "Mdp-Secret42"):
+        assert secret not in texts
+    assert "[REDACTED:secret]" in written

@@ -142,6 +142,14 @@ def _mixed(min_size: int, max_size: int, alphabet: str = ALNUM) -> st.SearchStra
 _B64URL = ALNUM + "-_"
 
 
+def _made(min_size: int, max_size: int) -> st.SearchStrategy[str]:
+    """A password as a person or generator makes one: upper and lower case and a digit, maybe
+    symbols (the shape prose rules take where plain words are common, ``passwd X``)."""
+    return st.builds(lambda a, b: "Qx7" + a + b,
+                     st.text(alphabet=ALNUM, min_size=min_size, max_size=max_size),
+                     st.text(alphabet=ALNUM + "!#%^*-_@", max_size=8))
+
+
 def _random_token(min_size: int, max_size: int, alphabet: str = ALNUM
                   ) -> st.SearchStrategy[str]:
     """A token as a provider makes one: random characters (drawn from a seed, so shrinking
@@ -212,6 +220,29 @@ SECRET_STRATEGIES = {
     "entropy-near-token": st.tuples(st.sampled_from(["token", "secret", "API key", "credential"]),
                                     _random_token(24, 48))
     .map(lambda t: (f"the {t[0]} for prod is {t[1]}", t[1])),
+    # the review of prose forms: spaced passwd/pwd, quoted values, the value before the word,
+    # "the secret is X", other languages
+    "passwd-spaced": st.tuples(st.sampled_from(["passwd", "pwd", "PASSWD", "new password"]),
+                               _made(6, 30)).map(lambda t: (f"{t[0]} {t[1]}", t[1])),
+    "prose-quoted": st.tuples(st.sampled_from([
+        "The password is: '{}'", 'the password is "{}"', "auth failed for password '{}'",
+        "bad passphrase `{}`", "rejected token '{}'", "wrong secret \"{}\""]), _made(6, 30))
+    .map(lambda t: (t[0].format(t[1]), t[1])),
+    "value-before-word": st.tuples(st.sampled_from([
+        "Use {} as the password", "use {} as password", "set {} as the root password",
+        "use {} as the API key", "pass {} as the token"]), _made(6, 30))
+    .map(lambda t: (t[0].format(t[1]), t[1])),
+    "prose-secret-is": st.tuples(st.sampled_from([
+        "The secret is", "the token is", "the API key is", "the webhook secret is:",
+        "the GitHub token for CI is"]), _made(6, 30)).map(lambda t: (f"{t[0]} {t[1]}", t[1])),
+    "prose-foreign": st.tuples(st.sampled_from([
+        "le mot de passe est", "Mot de passe :", "la contraseña es", "das Passwort ist",
+        "Das Passwort lautet", "a senha é", "A palavra-passe é", "la password è",
+        "het wachtwoord is"]), _made(6, 30)).map(lambda t: (f"{t[0]} {t[1]}", t[1])),
+    "pair-text": st.tuples(st.sampled_from([
+        '{{"name": "DB_PASSWORD", "value": "{}"}}', '{{"Name": "API_TOKEN", "Value": "{}"}}',
+        "- name: DB_PASSWORD\n  value: {}\n", '{{"key": "client_secret", "value": "{}"}}']),
+        _mixed(6, 30)).map(lambda t: (t[0].format(t[1]), t[1])),
 }
 #: kinds whose whole token run is redacted even when glued to neighbouring letters (B33)
 GLUABLE = {"github", "aws", "anthropic", "openai", "google", "slack", "stripe", "jwt",
@@ -273,7 +304,10 @@ _lookalike = st.one_of(
              min_size=3, max_size=6).map("_".join),
 )
 _secret_word = st.sampled_from(["token", "secret", "the API key", "password", "pw", "credentials",
-                                "its secret is", "the token for prod is", "password reset"])
+                                "its secret is", "the token for prod is", "password reset",
+                                "passwd", "pwd", "the secret is", "the token is",
+                                "the API key is", "the password is:", "le mot de passe est",
+                                "Passwort ist", "la contraseña es", "a senha é"])
 
 
 @settings(max_examples=80, deadline=None)
@@ -299,6 +333,41 @@ def test_redact_property_lookalikes_after_secret_words_unchanged(pairs, sep):
     """Issue 16: SHAs, UUIDs, paths, file names, identifiers and base64 of plain text right after
     a secret-ish word survive byte-identical (the entropy rule takes only random tokens)."""
     text = sep.join(f"{word} {value}" for word, value in pairs)
+    assert redact(text) == text
+
+
+#: what follows "the password is" / "mot de passe est" in ordinary text: plain words in
+#: several languages, folders, references (a letter and a digit make a password there)
+_plain_word = st.one_of(st.sampled_from([
+    "wrong", "out", "required", "missing", "incorrect", "falsch", "obligatoria", "inválida",
+    "sbagliata", "vergeten", "it", "bcrypt", "hunter", "Hunter", "requiredCharacteristic",
+    "$DB_PASSWORD", "<password>", "/home/dev", "~/src/app2"]), _path)
+#: what follows passwd / pwd / "the secret is" / "as the password …": also user names with
+#: digits, flags, technical terms, code, e-mail addresses, digests
+_plain_value = st.one_of(_plain_word, _hex, _uuid, st.sampled_from([
+    "root", "alice", "deploy01", "user01", "-l alice", "-S bob", "./build", "then ls",
+    "argon2id", "Base64Encoded", "utf8mb4-safe", "SHA256-hashed", "ops@example.com",
+    "VARCHAR(255)", "x86_64-linux", "gpt4o-mini"]))
+_plain_pair = st.one_of(
+    st.tuples(st.sampled_from([
+        "passwd {}", "pwd {}", "run pwd {}", "sudo passwd {}", "The secret is {}",
+        "the token is {}", "the API key is {}", "unexpected token '{}'",
+        "use {} as the password field", "use {} as the password hash",
+        "use {} as the API key header"]), _plain_value),
+    st.tuples(st.sampled_from([
+        "The password is {}", "the password is: '{}'", "auth failed for password '{}'",
+        "le mot de passe est {}", "Passwort ist {}", "la contraseña es {}", "a senha é {}",
+        "la password è {}", "het wachtwoord is {}", "use {} as the password"]), _plain_word))
+
+
+@settings(max_examples=150, deadline=None)
+@given(pairs=st.lists(_plain_pair, min_size=1, max_size=5),
+       sep=st.sampled_from([" ", "\n", ", ", ". "]))
+def test_redact_property_plain_values_after_secret_phrases_unchanged(pairs, sep):
+    """The review of prose forms: user names, flags, folders and plain words after passwd,
+    pwd, "the secret is", "as the password …" and other languages' password words survive
+    byte-identical (only made values go)."""
+    text = sep.join(phrase.format(value) for phrase, value in pairs)
     assert redact(text) == text
 
 

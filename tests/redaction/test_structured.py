@@ -117,3 +117,72 @@ def test_redact_value_property_idempotent(planted, key, tree):
     """redact_value(redact_value(v)) == redact_value(v)."""
     once = redact_value({"a": tree, key: planted[0]})
     assert redact_value(once) == once
+
+
+# ------------------------------------------------------------------ name/value pairs
+
+
+@pytest.mark.parametrize(("arguments", "expected"), [
+    ({"env": [{"name": "DB_PASSWORD", "value": "ListPairPw-18"}]},
+     {"env": [{"name": "DB_PASSWORD", "value": "[REDACTED:password]"}]}),
+    ({"spec": {"containers": [{"image": "app:1.4", "env": [
+        {"name": "LOG_LEVEL", "value": "debug"},
+        {"name": "STRIPE_API_KEY", "value": "k8sEnvVal-77"},
+        {"name": "API_TOKEN", "valueFrom": {"secretKeyRef": {"name": "app", "key": "token"}}}]}]}},
+     {"spec": {"containers": [{"image": "app:1.4", "env": [
+         {"name": "LOG_LEVEL", "value": "debug"},
+         {"name": "STRIPE_API_KEY", "value": "[REDACTED:api-key]"},
+         {"name": "API_TOKEN", "valueFrom": {"secretKeyRef": {"name": "app", "key": "token"}}}]}]}}),
+    ([{"Name": "NPM_TOKEN", "Value": "ghActVar-2024q"}, {"Name": "NODE_ENV", "Value": "ci"}],
+     [{"Name": "NPM_TOKEN", "Value": "[REDACTED:token]"}, {"Name": "NODE_ENV", "Value": "ci"}]),
+    ({"environment": [{"key": "client_secret", "value": "composeSec-9x"}]},
+     {"environment": [{"key": "client_secret", "value": "[REDACTED:secret]"}]}),
+    ({"Parameters": [{"ParameterKey": "DbPassword", "ParameterValue": "CfnPw-2024x"},
+                     {"ParameterKey": "Stage", "ParameterValue": "prod"}]},
+     {"Parameters": [{"ParameterKey": "DbPassword", "ParameterValue": "[REDACTED:password]"},
+                     {"ParameterKey": "Stage", "ParameterValue": "prod"}]}),
+    ({"name": "PGPASSWORD", "value": 12345678}, {"name": "PGPASSWORD", "value": "[REDACTED:password]"}),
+])
+def test_redact_value_name_value_pair_naming_a_secret(arguments, expected):
+    """The review: a ``value`` whose sibling ``name``/``key`` field names a secret (Kubernetes
+    env lists, GitHub Actions variables, compose-like lists, CloudFormation parameters) loses
+    its value; the name, other pairs and ``valueFrom`` references stay."""
+    assert redact_value(arguments) == expected
+
+
+@pytest.mark.parametrize("arguments", [
+    {"env": [{"name": "PWD", "value": "/app"}, {"name": "LOG_LEVEL", "value": "debug"}]},
+    {"name": "password", "type": "password", "value": ""},
+    {"name": "SORT_KEY", "value": "created_at_desc"},
+    {"name": "TOKEN_LIMIT", "value": "4096"},
+    {"name": "DB_PASSWORD", "value": "$DB_PASSWORD"},
+    {"name": "password_file", "value": "/run/secrets/db"},
+    {"key": "secret", "label": "Secret"},
+    {"name": "the secret and its value are described below in more detail", "value": "x1"},
+])
+def test_redact_value_name_value_pair_lookalikes_kept(arguments):
+    """A pair naming no secret, a directory under PWD, a metadata name, a placeholder value or
+    a pair with no value field stays equal."""
+    assert redact_value(arguments) == arguments
+
+
+_SECRET_NAMES = st.sampled_from(["DB_PASSWORD", "PGPASSWORD", "API_TOKEN", "client_secret",
+                                 "STRIPE_API_KEY", "DbPassword", "npm_token", "AWS_SECRET_ACCESS_KEY"])
+_PLAIN_NAMES = st.sampled_from(["LOG_LEVEL", "NODE_ENV", "PORT", "TOKEN_LIMIT", "SECRET_NAME",
+                                "password_file", "HOME", "max_tokens"])
+_PAIR_FIELDS = st.sampled_from([("name", "value"), ("Name", "Value"), ("key", "value"),
+                                ("ParameterKey", "ParameterValue")])
+
+
+@settings(max_examples=100, deadline=None)
+@given(name=_SECRET_NAMES, fields=_PAIR_FIELDS, value=_machine,
+       others=st.lists(st.tuples(_PLAIN_NAMES, _words), max_size=4), at=st.integers(0, 4))
+def test_redact_value_property_pair_value_never_survives(name, fields, value, others, at):
+    """A made value in a name/value pair naming a secret, among ordinary pairs, is gone; the
+    ordinary pairs come back equal."""
+    nk, vk = fields
+    plain = [{nk: n, vk: v} for n, v in others]
+    pairs = plain[:at] + [{nk: name, vk: value}] + plain[at:]
+    out = redact_value({"env": pairs})
+    _assert_gone(value, orjson.dumps(out).decode(), orjson.dumps(plain).decode())
+    assert [p for p in out["env"] if p[nk] != name] == plain

@@ -34,7 +34,19 @@ ordinary text byte-identical. Detectors, each giving spans of ``text``:
   root@host is X``, ``the root pw is X``, ``log in as deploy, password X`` (after a comma or a
   ``login``/``as U``: X needs a digit or a symbol), ``use credentials admin / X`` (issue 16):
   the value goes when it is machine-like (a letter and a digit, or mixed case), not ``the
-  password is in the vault``; keytool's ``-storepass``/``-keypass`` take any literal value;
+  password is in the vault``; keytool's ``-storepass``/``-keypass`` take any literal value.
+  Also (the review of prose forms) ``the password is: 'X'``, a quoted value right after the
+  word (``auth failed for password 'X'``), the value before it (``use X as the password``,
+  ``… as the API key``; not ``use it as the password field``), ``passwd X`` / ``pwd X``,
+  ``the secret is X``, ``the token is X``, ``the API key is X``, and other languages' words
+  (``le mot de passe est X``, ``la contraseña es X``, ``das Passwort ist X``, ``a senha é X``,
+  ``la password è X``, ``het wachtwoord is X``). Where plain words are common (``passwd
+  root``, ``the secret is out``, ``the token is expired``) the value must look made: upper
+  and lower case and a digit, or a symbol such as ``! @ # %`` (``keyed._secret_looking``);
+  flags, paths, user names, e-mail addresses, technical terms (``Base64Encoded``) and code
+  (``VARCHAR(255)``) stay. A secret key written as the name of a name/value pair in JSON or
+  YAML text (``{"name": "DB_PASSWORD", "value": "X"}``, ``- name: API_TOKEN⏎  value: X``)
+  redacts the value field after it (``valueFrom`` references stay);
 - **entropy near a secret word** (issue 16): among the six words after ``secret``, ``token``,
   ``key``, ``password``, ``credential``… in the same sentence, a token of 20+ characters with
   3.5+ bits of Shannon entropy per character and a digit or well-mixed case (``its secret is
@@ -101,6 +113,7 @@ from typing import Any, Callable, Iterable
 
 from continuity.redaction.keyed import (
     CAMEL_WORDS_RE,
+    FOREIGN_PASSWORD_WORDS,
     POSITIONAL_KEYS,
     _HAS_ALPHA,
     _HAS_DIGIT,
@@ -114,6 +127,7 @@ from continuity.redaction.keyed import (
     _user_flag_at,
     cookie_at,
     cookie_flag_at,
+    foreign_prose_at,
     netrc_at,
     positional_at,
 )
@@ -453,6 +467,9 @@ for _key in POSITIONAL_KEYS:
     for _anchor in {*_case_variants(_key), "_authToken"} if _key == "_authtoken" \
             else _case_variants(_key):
         _HANDLERS.setdefault(_anchor, []).append("positional")
+for _word in FOREIGN_PASSWORD_WORDS:
+    for _anchor in _case_variants(_word):
+        _HANDLERS.setdefault(_anchor, []).append("foreign")
 _HANDLERS["machine"] = ["netrc"]
 _HANDLERS["default"] = ["netrc"]
 _HANDLERS["-b"] = _HANDLERS["--cookie"] = ["cookie-flag"]
@@ -491,8 +508,9 @@ def find_secrets(text: str) -> list[Finding]:
                 f = _shape_at(text, hit, _SHAPE_ANCHORS[lit])
             elif handler == "kv":
                 f = _kv_at(text, hit, seen)
-            elif handler == "positional":
-                f = positional_at(text, hit, lit)
+            elif handler in ("positional", "foreign"):
+                f = (positional_at if handler == "positional" else foreign_prose_at)(
+                    text, hit, lit)
             elif handler in _AT:
                 f = _AT[handler](text, hit)
             else:

@@ -63,6 +63,8 @@ def _credential_like(value: str, *, min_len: int = 8) -> bool:
 _SECRET_WORDS = {
     "password": "password", "passwd": "password", "pwd": "password", "pass": "password",
     "passphrase": "password", "passcode": "password", "pw": "password",
+    # German (``Passwort=…``, ``das Passwort ist X``); other languages' words are prose only
+    "passwort": "password", "kennwort": "password",
     # keytool's and jarsigner's password flags (``-storepass X``), openssl's ``-passin``
     "storepass": "password", "keypass": "password", "srcstorepass": "password",
     "deststorepass": "password", "srckeypass": "password", "destkeypass": "password",
@@ -109,14 +111,35 @@ _QUOTED_RE = {
     '"': re.compile(r'"((?:[^"\\\n]|\\[^"\n])*)"'),
     "'": re.compile(r"'([^'\\\n]*)'"),
 }
-_PROSE_KEY_RE = re.compile(r"(?i)pass(?:w|phrase|code)|\Apw\Z")
-#: ``is`` / ``was`` after a password word, also after what it is for (``the ssh password for
-#: root@host is X`` or ``… for root@host: X``, up to three words after ``for``/``of``/``on``/``at``)
+_PROSE_KEY_RE = re.compile(r"(?i)pass(?:w|phrase|code)|\Apwd?\Z|kennwort")
+#: the verb between a secret word and its value in prose: English ``is``/``was`` and the
+#: French, Spanish, German, Portuguese, Italian and Dutch ones (``le mot de passe est X``,
+#: ``la contraseña es X``, ``das Passwort ist X``/``lautet X``, ``a senha é X``, ``la password
+#: è X``, ``het wachtwoord is X``)
+COPULA = (r"(?:is|was|est|était|es|era|será|sera|ist|war|lautet|é|è|foi)"
+          r"(?:[ \t]+(?:now|still|set[ \t]+to|changed[ \t]+to|maintenant|ahora|jetzt|agora|ora"
+          r"|nu))?")
+#: ``is`` / ``was`` (``is:``, ``is =``) after a password word, also after what it is for (``the
+#: ssh password for root@host is X`` or ``… for root@host: X``, up to three words after
+#: ``for``/``of``/``on``/``at``)
 _PROSE_RE = re.compile(
-    r"(?:[ \t]+(?:for|of|on|at)(?:[ \t]+(?!is\b|was\b)[^\s:]{1,80}){1,3}?"
-    r"(?::|(?=[ \t]+(?:is|was)\b)))?"
-    r"(?:[ \t]+(?:is|was)(?:[ \t]+(?:now|still|set[ \t]+to|changed[ \t]+to))?[ \t]+(?=[^\s])"
+    rf"(?:[ \t]+(?:for|of|on|at)(?:[ \t]+(?!{COPULA}\b)[^\s:]{{1,80}}){{1,3}}?"
+    rf"(?::|(?=[ \t]+{COPULA}\b)))?"
+    rf"(?:[ \t]+{COPULA}(?:[ \t]*[:=](?![:=/])[ \t]*|[ \t]+)(?=[^\s])"
     r"|(?<=:)[ \t]*(?=[^\s]))")
+#: a quoted value right after a secret word (``auth failed for password 'X'``)
+_SPACED_QUOTE_RE = re.compile(r"[ \t]+(?=[\"'`])")
+#: password words whose spaced bare value is taken without ``is`` (``passwd Xk9#mLq2vB``),
+#: when it looks made (``_secret_looking``; ``passwd root``, ``pwd /home/dev`` stay)
+_SPACED_PASSWORD_KEYS = frozenset({"passwd", "pwd", "password", "passphrase"})
+#: secret words (besides the password words) whose value prose names with ``is``: ``the secret
+#: is X``, ``the token is X`` (also ``the API key is X``, found from ``key``)
+_PROSE_SECRET_KEYS = frozenset({"secret", "token"})
+#: password words that are also commands (``passwd alice``, ``pwd``): their spaced value never
+#: goes by the comma rule of ``log in as deploy, password X``, only when it looks made
+_COMMAND_WORDS = frozenset({"passwd", "pwd"})
+#: capitals and digits joined by ``_`` (``MY_TOKEN_2024``, ``2024_PROD``): a name, not a value
+_CAPS_NAME_RE = re.compile(r"[A-Z0-9]+(?:_[A-Z0-9]+)+\Z")
 #: ``log in as deploy, password X``: a password word right after a comma or ``;`` (or a
 #: ``login U`` / ``user U`` / ``as U``), its value after a space
 _CLAUSE_BEFORE_RE = re.compile(
@@ -301,7 +324,13 @@ def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
     named = _key_kind(key)
     ke = ks + len(raw)
     if named is None:  # "the API key is …": a bare "key" names a secret only by its value
-        return _entropy_near(text, ke, "secret") if key.lower() == "key" else None
+        if key.lower() != "key":
+            return None
+        if text[max(ks - 4, 0):ks].lower() == "api " and (
+                found := _prose_at(text, ke, ks, kind="api-key", strict=True)
+                or _value_before(text, ks, ke, "api-key")):
+            return found
+        return _entropy_near(text, ke, "secret")
     kind, weak = named
     env = key.upper() == key and any(c.isalpha() for c in key)
     sep = _SEP_RE.match(text, ke)
@@ -324,13 +353,50 @@ def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
         else:
             span = _kv_value(text, fs.end(), tight=False, flag=True, env=False, kind=kind)
     else:
-        found = None
-        if _PROSE_KEY_RE.search(key):
-            found = _prose_at(text, ke, ks)
+        found = _pair_value_at(text, ks, ke, kind, weak)
+        low = key.lower()
+        if found:
+            pass
+        elif _PROSE_KEY_RE.search(key):
+            found = _prose_at(text, ke, ks, spaced=low in _SPACED_PASSWORD_KEYS,
+                              clause=low not in _COMMAND_WORDS) or (
+                _value_before(text, ks, ke, "password"))
+        elif low in _PROSE_SECRET_KEYS:
+            found = _prose_at(text, ke, ks, kind=kind, strict=True) or (
+                _value_before(text, ks, ke, kind))
         elif kind == "credential":
             found = _user_pass_at(text, ke)
         return found or (None if weak else _entropy_near(text, ke, kind))
     if not span or (key.lower() in ("pwd", "oldpwd") and _DIR_RE.match(text[span[0]:span[1]])):
+        return None
+    return Finding(span[0], span[1], _value_kind(text[span[0]:span[1]], kind), 1)
+
+
+#: a secret key written as the name of a name/value pair, in JSON or YAML text (``{"name":
+#: "DB_PASSWORD", "value": "…"}``, ``- name: DB_PASSWORD⏎  value: …``): what comes before the
+#: key, and what joins it to its value field (``structured.PAIR_*_KEYS`` for objects)
+_PAIR_NAME_BEFORE_RE = re.compile(
+    r"[\"']?(?:name|Name|key|Key|ParameterKey|variable)[\"']?[ \t]*[:=][ \t]*[\"']?\Z")
+_PAIR_VALUE_AFTER_RE = re.compile(
+    r"[\"']?[ \t]*(?:,[ \t]*(?:\r?\n[ \t]*)?|\r?\n[ \t]*)"
+    r"[\"']?(?:value|Value|ParameterValue)[\"']?[ \t]*[:=][ \t]*")
+
+
+def _pair_value_at(text: str, key_start: int, key_end: int, kind: str, weak: bool
+                   ) -> Finding | None:
+    """The value of a name/value pair in JSON or YAML text whose name is the secret key at
+    ``text[key_start:key_end]`` (``{"name": "DB_PASSWORD", "value": "X"}``, a Kubernetes env
+    list in YAML): the value field right after it goes by the rule of an env value
+    (``_kv_value``); ``valueFrom`` references and plain words stay."""
+    if not _PAIR_NAME_BEFORE_RE.search(text, max(key_start - 20, 0), key_start):
+        return None
+    m = _PAIR_VALUE_AFTER_RE.match(text, key_end)
+    if not m or m.end() >= len(text):
+        return None
+    span = _kv_value(text, m.end(), tight=False, flag=False, env=True, kind=kind)
+    if not span or (weak and _weak_value_plain(text[span[0]:span[1]])) or (
+            text[key_start:key_end].lower() in ("pwd", "oldpwd")
+            and _DIR_RE.match(text[span[0]:span[1]])):
         return None
     return Finding(span[0], span[1], _value_kind(text[span[0]:span[1]], kind), 1)
 
@@ -352,18 +418,34 @@ def _machine_like(value: str) -> bool:
     return value[1:].lower() != value[1:] and value.upper() != value
 
 
-def _prose_at(text: str, pos: int, key_start: int) -> Finding | None:
-    """The password in prose after a password word ending at ``pos`` (the word starting at
-    ``key_start``): ``… password is hunter2xyz``, ``password was set to `S3cret!x` ``, ``the
-    ssh password for root@host is X``, ``the root pw is X``, ``log in as deploy, password X``
-    (issue 16), when the value is machine-like."""
+def _prose_at(text: str, pos: int, key_start: int, *, kind: str = "password",
+              strict: bool = False, spaced: bool = False, clause: bool = True
+              ) -> Finding | None:
+    """The secret in prose after a secret word ending at ``pos`` (the word starting at
+    ``key_start``), as ``kind``: ``… password is hunter2xyz``, ``password was set to `S3cret!x`
+    ``, ``the password is: 'X'``, ``the ssh password for root@host is X``, ``the root pw is X``,
+    ``log in as deploy, password X`` (issue 16; with ``clause``), ``auth failed for password 'X'`` (a quoted value
+    right after the word), ``le mot de passe est X`` (``COPULA``), when the value is
+    machine-like (``_machine_like``; with ``strict``, for ``the secret is X`` / ``the token is
+    X``, it must look made, ``_secret_looking``). With ``spaced`` (``passwd``, ``pwd``…) a bare
+    value right after the word goes too when it looks made (``passwd Xk9#mLq2vB``; not ``passwd
+    root``, ``passwd -l alice``, ``pwd /home/dev``). A path (``/…``, ``~/…``, ``./…``) is never
+    a password here."""
     m = _PROSE_RE.match(text, pos)
     bare = m is None
     if m:
         at = m.end()
-    elif (_CLAUSE_BEFORE_RE.search(text[max(key_start - 80, 0):key_start])
-          and (m := _SPACED_RE.match(text, pos))):
+    elif m := _SPACED_QUOTE_RE.match(text, pos):
+        at, bare = m.end(), False
+    elif clause and not strict and (_CLAUSE_BEFORE_RE.search(text[max(key_start - 80, 0):key_start])
+                         and (m := _SPACED_RE.match(text, pos))):
         at = m.end()
+    elif spaced and (m := _SPACED_RE.match(text, pos)) and text[m.end()] not in "'\"`":
+        u = _UNQUOTED_RE.match(text, m.end())
+        value = u.group().rstrip(_TRAILING) if u else ""
+        if _secret_looking(value):
+            return Finding(m.end(), m.end() + len(value), kind, 1)
+        return None
     else:
         return None
     span = _quoted_span(text, at) if text[at] in "'\"" else None
@@ -372,13 +454,134 @@ def _prose_at(text: str, pos: int, key_start: int) -> Finding | None:
         span = (at + 1, close) if close > at + 1 else None
     elif span is None:
         u = _UNQUOTED_RE.match(text, m.end())
-        span = (m.end(), m.end() + (len(u.group().rstrip(".,:;!?)]}")) if u else 0))
+        span = (m.end(), m.end() + (len(u.group().rstrip(_TRAILING)) if u else 0))
     if span is None or not _machine_like(value := text[span[0]:span[1]]) or _digest_like(
-            value) or _plain_base64(value):
+            value) or _plain_base64(value) or value.startswith(_PATH_STARTS):
         return None
-    if bare and (CAMEL_WORDS_RE.match(value) or _words_joined(value) or not (
+    if strict and not _secret_looking(value):
+        return None
+    if CAMEL_WORDS_RE.match(value) or _CAPS_NAME_RE.match(value):
+        return None  # words run together (``requiredCharacteristic``, ``MY_TOKEN_2024``): a name
+    if bare and (CAMEL_WORDS_RE.match(value) or _words_joined(value) or _TYPE_CALL_RE.match(
+            value) or not (
             (_HAS_DIGIT.search(value) and _HAS_ALPHA.search(value)) or not value.isalnum())):
-        return None  # ", password X" without "is": X needs a digit or a symbol
+        return None  # ", password X" without "is": X needs a digit or a symbol, not code
+        # ("(password VARCHAR(255)" in a table definition)
+    return Finding(span[0], span[1], kind, 1)
+
+
+_PATH_STARTS = ("/", "~/", "./", "../")
+#: a type or call written with letters only before its bracket (``VARCHAR(255)``, ``str[``)
+_TYPE_CALL_RE = re.compile(r"[A-Za-z_]+[(\[]")
+#: symbols that a written word or name never holds but a made password often does
+_STRONG_SYMBOL_RE = re.compile(r"[!@#$%^&*+~]")
+#: technical words that make a mixed token a term, not a secret, at its start or after a
+#: ``- _ .`` (``Base64Encoded``, ``SHA256-hashed``, ``utf8mb4-safe``)
+_TECH_WORD_RE = re.compile(
+    r"(?i)(?:\A|[-_.])(?:base(?:32|58|64)|sha-?\d|md5|utf-?(?:8|16)|aes-?\d|rsa-?\d|x86|arm64"
+    r"|u?int\d|float\d)")
+_BRACKET_RE = re.compile(r"[(\[{]")
+_EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+\Z")
+
+
+def _secret_looking(value: str) -> bool:
+    """A bare value that looks made, for the places where words are also common (``passwd
+    X``, ``the secret is X``, ``use X as the API key``): 8-128 characters, a letter, and either
+    upper case, lower case and a digit (``PwdSpaceSecret77``, ``Tok3n-Value9``) or a symbol
+    such as ``! @ # $ % & * + ~`` (``Xk9#mLq2vB``); never a flag, path, ``$VAR``, file name,
+    digest, e-mail address, code (``VARCHAR(255)``, ``get_token()``: only the part before a
+    bracket counts), base64 of plain text or a technical term (``Base64Encoded``). ``user01``,
+    ``root``, ``out``, ``expired`` are not."""
+    value = _BRACKET_RE.split(value, 1)[0]
+    if not 8 <= len(value) <= 128 or value[0] in "-/~.$" or "/" in value:
+        return False
+    if _is_placeholder(value) or not _HAS_ALPHA.search(value) or _FILE_RE.match(value) or (
+            _digest_like(value) or _EMAIL_RE.match(value) or _TECH_WORD_RE.search(value)
+            or _plain_base64(value)):
+        return False
+    if _STRONG_SYMBOL_RE.search(value):
+        return True
+    return bool(_HAS_DIGIT.search(value)) and value.lower() != value and value.upper() != value
+
+
+#: ``use X as the password``, ``set X as the root password``, ``X as the API key``: the value
+#: before ``as`` (optionally ``the``/``a``/``my``… and one more word) right before the key word
+_AS_BEFORE_RE = re.compile(
+    r"(?:(?<=[\s(\[\"'`,;<>])|\A)([\"'`]?)(?P<val>[^\s\"'`,;()\[\]<>]{6,128}?)\1[ \t]+as[ \t]+"
+    r"(?:(?:the|a|an|my|your|our|its|their|his|her|new)[ \t]+)?(?:[A-Za-z][\w-]{0,15}[ \t]+)?\Z",
+    re.I)
+#: the word after ``… as the password`` that makes it a thing, not the secret itself (``use
+#: it as the password field``, ``use argon2 as the password hash``)
+_AS_NOUNS = frozenset({"hash", "hasher", "hashing", "salt", "column", "attribute", "property",
+                       "parameter", "argument", "arg", "option", "flag", "variable", "box",
+                       "reset", "manager", "generator", "check", "encoding", "storage",
+                       "algorithm", "backend", "value", "key", "policy", "rule", "rules"})
+_NEXT_WORD_RE = re.compile(r"[ \t]+([A-Za-z]+)")
+
+
+def _value_before(text: str, key_start: int, key_end: int, kind: str) -> Finding | None:
+    """The value named before the secret word at ``text[key_start:key_end]``: ``Use X as the
+    password``, ``X as password``, ``use X as the API key``. A ``password`` value must be
+    machine-like (``_machine_like``; not a technical term, words joined, a name, a file or a
+    path); other
+    kinds must look made (``_secret_looking``). A noun after the word (``as the password
+    field``, ``… hash``) makes it no value."""
+    if " as " not in text[max(key_start - 40, 0):key_start].lower().replace("\t", " "):
+        return None
+    nxt = _NEXT_WORD_RE.match(text, key_end)
+    if nxt and nxt.group(1).lower() in (_AS_NOUNS | _MODIFIERS):
+        return None
+    m = _AS_BEFORE_RE.search(text, max(key_start - 200, 0), key_start)
+    if not m:
+        return None
+    value = m.group("val")
+    if not m.group(1):
+        value = value.rstrip(_TRAILING)
+    if kind == "password":
+        ok = (_machine_like(value) and not _TECH_WORD_RE.search(value)
+              and not _words_joined(value) and not value.startswith(_PATH_STARTS)
+              and not _digest_like(value) and not _FILE_RE.match(value)
+              and not CAMEL_WORDS_RE.match(value) and not _CAPS_NAME_RE.match(value))
+    else:
+        ok = _secret_looking(value)
+    if not ok:
+        return None
+    return Finding(m.start("val"), m.start("val") + len(value), kind, 1)
+
+
+#: other languages' words for password whose value prose names (a small list; ``Passwort``
+#: and Italian ``password è`` are keys, found by the key check): French, Spanish, Portuguese
+#: (Brazil and Portugal), Dutch, German
+FOREIGN_PASSWORD_WORDS = ("mot de passe", "contraseña", "contrasena", "senha", "palavra-passe",
+                          "wachtwoord", "kennwort")
+_FOREIGN_SEP_RE = re.compile(
+    rf"[ \t]+{COPULA}(?:[ \t]*:[ \t]*|[ \t]+)(?=[^\s])|[ \t]*:[ \t]*(?=[^\s])")
+
+
+def foreign_prose_at(text: str, hit: int, anchor: str) -> Finding | None:
+    """The password after another language's word for it at ``hit`` (``anchor`` as found,
+    ``FOREIGN_PASSWORD_WORDS``): ``le mot de passe est X``, ``la contraseña es X``, ``a senha
+    é X``, ``het wachtwoord is X``, ``mot de passe : X``, when X is machine-like (the English
+    rule of ``_prose_at``: ``le mot de passe est incorrect`` stays)."""
+    end = hit + len(anchor)
+    if (hit > 0 and text[hit - 1].isalpha()) or (end < len(text) and text[end].isalpha()):
+        return None
+    m = _FOREIGN_SEP_RE.match(text, end)
+    if not m:
+        return None
+    at = m.end()
+    if text[at] == "`":
+        close = text.find("`", at + 1, at + 200)
+        span = (at + 1, close) if close > at + 1 else None
+    elif text[at] in "'\"":
+        span = _quoted_span(text, at)
+    else:
+        u = _UNQUOTED_RE.match(text, at)
+        span = (at, at + (len(u.group().rstrip(_TRAILING)) if u else 0))
+    if span is None or not _machine_like(value := text[span[0]:span[1]]) or _digest_like(
+            value) or _plain_base64(value) or value.startswith(_PATH_STARTS) or (
+            CAMEL_WORDS_RE.match(value) or _CAPS_NAME_RE.match(value)):
+        return None
     return Finding(span[0], span[1], "password", 1)
 
 
@@ -388,6 +591,8 @@ def _digest_like(value: str) -> bool:
 
 
 _SPACED_RE = re.compile(r"[ \t]+(?=[^\s])")
+#: what ends a bare value in prose: sentence punctuation and brackets of the text around it
+_TRAILING = ".,:;!?)]}([{"
 
 
 def _user_pass_at(text: str, pos: int) -> Finding | None:
@@ -397,7 +602,8 @@ def _user_pass_at(text: str, pos: int) -> Finding | None:
     m = _USER_PASS_RE.match(text, pos)
     if not m:
         return None
-    pw, user = m.group("pw").rstrip(".,;:)]}"), m.group("user")
+    # trailing brackets and slashes are the text's, not the password's ("admin / X(/")
+    pw, user = m.group("pw").rstrip(".,;:)]}([{/"), m.group("user")
     spaced = " " in text[m.end("user"):m.start("pw")]
     if not (_machine_like(pw) or (spaced and len(pw) >= 6 and not pw.isalnum()
                                   and not _is_placeholder(pw))):

@@ -19,7 +19,14 @@ Rules for a value under a secret key (mirroring the quoted-value rule of ``keyed
   123456}`` is); booleans and null stay;
 - an object or list under a secret key is secret throughout: each string leaf goes by the same
   rule, except under an inner key that is metadata (``type``, ``name``, ``expires_at``…),
-  whose values pass through ``redact`` only.
+  whose values pass through ``redact`` only;
+- a **name/value pair** names its secret in a sibling field: ``{"name": "DB_PASSWORD",
+  "value": "…"}`` (Kubernetes and ECS env lists, GitHub Actions variables), ``{"key":
+  "api_token", "value": "…"}`` (Terraform, compose-like lists), ``{"ParameterKey":
+  "DbPassword", "ParameterValue": "…"}`` (CloudFormation): when the name field
+  (``PAIR_NAME_KEYS``) holds a string that is a secret key by the rule above, the value field
+  (``PAIR_VALUE_KEYS``) is treated as if it stood under that key (``{"name": "PWD", "value":
+  "/app"}`` and ``{"name": "LOG_LEVEL", …}`` stay; a ``valueFrom`` reference is not a value).
 
 Lives apart from ``funnel`` (token shapes) and ``keyed`` (text detectors) so each can change
 on its own; it imports both and neither imports it.
@@ -47,6 +54,11 @@ __all__ = ["redact_value"]
 MAX_DEPTH = 64
 #: The shell's working-directory variables: a directory under them is not a password.
 _DIR_KEYS = ("pwd", "oldpwd")
+#: Fields of a name/value pair that name the variable, and that hold its value (lower case).
+PAIR_NAME_KEYS = frozenset({"name", "key", "parameterkey", "parametername", "variable", "var"})
+PAIR_VALUE_KEYS = frozenset({"value", "parametervalue", "val"})
+#: A name longer than this is text, not a variable name.
+_PAIR_NAME_CHARS = 200
 
 
 def redact_value(value: Any) -> Any:
@@ -71,9 +83,13 @@ def _walk(value: Any, secret: tuple[str, bool] | None, depth: int) -> Any:
     if depth >= MAX_DEPTH:
         return value if not isinstance(value, (dict, list)) else _flat(value)
     if isinstance(value, dict):
+        pair = _pair_kind(value)
         out: dict[Any, Any] = {}
         for key, item in value.items():
-            out[key] = _walk(item, _inner(key, secret), depth + 1)
+            inner = _inner(key, secret)
+            if pair is not None and isinstance(key, str) and key.lower() in PAIR_VALUE_KEYS:
+                inner = pair
+            out[key] = _walk(item, inner, depth + 1)
         return out
     if isinstance(value, (list, tuple)):
         return [_walk(item, secret, depth + 1) for item in value]
@@ -91,6 +107,21 @@ def _inner(key: Any, outer: tuple[str, bool] | None) -> tuple[str, bool] | None:
     if outer is not None and _is_metadata(key):
         return None
     return outer
+
+
+def _pair_kind(obj: dict[Any, Any]) -> tuple[str, bool] | None:
+    """The secret context of the value field of a name/value pair ``obj`` (``{"name":
+    "DB_PASSWORD", "value": …}``): the kind of the secret key its name field names, None when
+    ``obj`` is no such pair or names nothing secret."""
+    if not any(isinstance(k, str) and k.lower() in PAIR_VALUE_KEYS for k in obj):
+        return None
+    for key, item in obj.items():
+        if (isinstance(key, str) and key.lower() in PAIR_NAME_KEYS and isinstance(item, str)
+                and 0 < len(item) <= _PAIR_NAME_CHARS):
+            named = _key_kind(item.strip())
+            if named is not None:
+                return ("pwd", False) if item.strip().lower() in _DIR_KEYS else named
+    return None
 
 
 def _is_metadata(key: str) -> bool:
