@@ -190,3 +190,34 @@ def test_compact_then_continue_carries_the_recent_exchanges_verbatim(tmp_path):
                if b["type"] == "tool_result"]
     assert results == ["exported rows: 1204\n" + "row ok\n" * 250 + " c2", "96 c3"]
     assert view["used_bytes"] == 3_616 and view["used_bytes"] <= view["budget_bytes"]
+
+
+def test_compact_at_a_small_budget_keeps_the_newest_rows_the_summary_left_room_for(tmp_path):
+    """Issue 15 item 1, found by a review on a real session (Claude Code 5c0375b4): at
+    ``--budget 3000`` the checkpoint reserved half the budget for its summary, kept no row,
+    and the next continuation used 1,706 of 3,000 bytes with ``messages: []``, the final
+    834-byte answer only as summary prose. The extractive summary came out smaller than its
+    share, so the split moves back by what it left: the final answer (row 52) travels
+    verbatim, the summary covers through 51, within the budget, every row once."""
+    from tests.paths import SHARED_DATA
+
+    home = tmp_path / "ws"
+    source = SHARED_DATA / "claude-code" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+    done = runner.invoke(app, ["import", str(source), "--home", str(home)])
+    assert done.exit_code == 0, done.output
+    compact = runner.invoke(app, ["compact", "5c0375b4", "--summarizer", "extractive",
+                                  "--budget", "3000", "--home", str(home), "--json"])
+    assert compact.exit_code == 0, compact.output
+    outcome = json.loads(compact.stdout)
+    assert (outcome["status"], outcome["kept_from_seq"]) == ("compacted", 52)
+    assert outcome["checkpoint"]["covers_through_seq"] == 51
+    view = _continue(home, key="5c0375b4", budget=3000)
+    assert [m["seq"] for m in view["messages"]] == [52]  # was []
+    assert view["summary"]["covers_through_seq"] == 51 and view["gaps"] == []
+    assert view["used_bytes"] == 2_591 and view["used_bytes"] <= 3_000
+    with open_store(f"sqlite:///{home / 'continuity.db'}") as store:
+        from continuity.core.codec import message_view
+
+        (row,) = store.entries_by_seq("5c0375b4-57a5-4f26-b12d-d022ee4e51b7", [52])
+        stored = message_view(row.seq, row.role.value, row.blocks, True)
+    assert view["messages"][0] == stored, "not verbatim"

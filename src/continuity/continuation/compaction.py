@@ -209,6 +209,9 @@ def after_turn(store: FencingStore, session_key: str, *, lease: Lease,
     view = WorkingView(size.summary, [n.text for n in store.notes(session_key)],
                        _view_rows(store, session_key, size.covers, before=keep_from))
     result = _attempt(view, summarizer, budget_bytes, deadline, stop, now)
+    if result.reason is None and summarizer.max_input_bytes is None:
+        result, out.kept_from_seq = _widen_tail(store, session_key, summarizer, budget_bytes,
+                                                size, keep_from, result, deadline, stop, now)
     out.chunks = result.chunks
     reason = result.reason
     if reason is None:
@@ -227,6 +230,39 @@ def after_turn(store: FencingStore, session_key: str, *, lease: Lease,
                                             run_id, TRIGGER))
     out.entry = store.append_fenced(session_key, [entry], lease.token)[0]
     return out
+
+
+def _widen_tail(store: FencingStore, key: str, summarizer: Summarizer, budget: int,
+                size: ViewSize, keep_from: int | None, result: SummaryResult, deadline: float,
+                stop: threading.Event | None, now: Callable[[], float]
+                ) -> tuple[SummaryResult, int | None]:
+    """Give the recent exchanges the room a smaller summary left (issue 15; a review saw
+    ``compact --budget 3000`` keep no row while 1.3 KB of the budget went unused).
+
+    ``kept_room`` reserves the summary's share at its largest. When the summary came out
+    smaller, the split moves back by what it left (``recent_exchanges_start`` with the slack
+    added) and the rows before the new split are summarised again, once, and only by a
+    local summarizer (``max_input_bytes`` None: no request leaves the process, so a second
+    attempt costs little). The second result is kept when its summary is no larger than the
+    first (then summary + kept rows + request + notes still fit the budget), else the first
+    split stands. Returns ``(result, kept_from_seq)``."""
+    first = json_len(summary_text(result.summary or "", 0, result.last_seq))
+    cap = summary_share(budget, summarizer)
+    slack = cap + cap // 8 + json_len(summary_text("", 0, size.covers)) - first
+    if slack <= 0:
+        return result, keep_from
+    wider = recent_exchanges_start(
+        store, key, after_seq=size.covers,
+        room=kept_room(store, key, budget, summarizer, size.covers) + slack)
+    if wider is None or (keep_from is not None and wider >= keep_from):
+        return result, keep_from
+    view = WorkingView(size.summary, [n.text for n in store.notes(key)],
+                       _view_rows(store, key, size.covers, before=wider))
+    second = _attempt(view, summarizer, budget, deadline, stop, now)
+    if second.reason is not None or \
+            json_len(summary_text(second.summary or "", 0, second.last_seq)) > first:
+        return result, keep_from
+    return second, wider
 
 
 def _skip(store: FencingStore, key: str, run: Run | None, size: ViewSize, budget: int, *,
