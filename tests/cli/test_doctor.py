@@ -127,6 +127,25 @@ def test_doctor_working_install_says_all_is_well(world: dict[str, Path], daemon:
     assert "all is well: live capture works" in runner.invoke(app, ["doctor"]).stdout
 
 
+def test_doctor_sees_hooks_installed_with_settings(world: dict[str, Path]) -> None:
+    """A review: `hooks install claude-code --settings FILE` installed into FILE, and doctor
+    then said "not installed (~/.claude/settings.json)" and "no harness has continuity's
+    hooks", exit 1. The install notes FILE in the workspace and doctor checks it."""
+    custom = world["home"] / "elsewhere" / "settings.json"
+    custom.parent.mkdir()
+    done = runner.invoke(app, ["hooks", "install", "claude-code", "--settings", str(custom),
+                               "--home", str(world["ws"])])
+    assert done.exit_code == 0, done.output
+    assert json.loads((world["ws"] / "hooks-installed.json").read_text()) == {
+        "claude-code": str(custom)}
+    assert stat.S_IMODE((world["ws"] / "hooks-installed.json").stat().st_mode) == 0o600
+    code, report = doctor("--harness", "claude-code")
+    hooks = check(report, "hooks", "claude-code")
+    assert hooks["status"] == "ok", hooks
+    assert hooks["detail"].startswith(f"installed in {custom}, pointing at ")
+    assert not [c for c in report["checks"] if c["check"] == "hooks" and c["harness"] is None]
+
+
 def test_doctor_hooks_of_another_workspace_or_untrusted_are_problems(
         world: dict[str, Path], daemon: str, tmp_path: Path) -> None:
     """Claude Code hooks sending to another workspace, Codex hooks untrusted (--no-trust):

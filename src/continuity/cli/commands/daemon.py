@@ -87,9 +87,16 @@ def hooks_install(
     """Add continuity's hooks to HARNESS (a backup of the file is made first; running it
     again changes nothing). Prints the workspace the hooks point at and, for codex, whether
     Codex trusts them now (issue 12: an untrusted hook is skipped silently by `codex exec`)."""
-    from continuity.daemon.hooks.install import install
+    from continuity.daemon.hooks.install import install, record_install
 
-    _report(install(harness.value, settings, home, trust=not no_trust), as_json)
+    result = install(harness.value, settings, home, trust=not no_trust)
+    if result.home is not None:  # so `continuity doctor` checks this file (a --settings one)
+        try:
+            record_install(result.home, harness.value, result.path if harness.value != "pi"
+                           else result.path.parent)
+        except OSError:
+            pass  # the hooks are installed; doctor then checks the default place only
+    _report(result, as_json)
 
 
 @hooks_app.command("uninstall")

@@ -227,12 +227,13 @@ def _command_parts(words: list[str]) -> tuple[str | None, str | None]:
     return home, python
 
 
-def installed_hooks(harness: str) -> InstalledHooks:
-    """What of ours is installed for ``harness`` (``InstalledHooks``)."""
+def installed_hooks(harness: str, path: Path | None = None) -> InstalledHooks:
+    """What of ours is installed for ``harness`` (``InstalledHooks``) in ``path`` (the
+    settings file, or pi's extensions folder; default: the harness's own place)."""
     from continuity.core.errors import InputError
     from continuity.daemon.hooks import install
 
-    path = install.default_path(harness)
+    path = path or install.default_path(harness)
     if harness == "pi":
         found = InstalledHooks(path / install.PI_FILE)
         try:
@@ -282,6 +283,11 @@ def check_harness(harness: str, home: Path, *,
     checks: list[Check] = []
     path, version = harness_version(BINARIES[harness], which=which)
     hooks = installed_hooks(harness)
+    recorded = install.installed_paths(home).get(harness)
+    if recorded and not hooks.events:  # `hooks install --settings FILE` wrote elsewhere
+        elsewhere = installed_hooks(harness, Path(recorded))
+        if elsewhere.events or elsewhere.error:
+            hooks = elsewhere
     install_hint = f"`continuity hooks install {harness} --home {shlex.quote(str(home))}`"
     if path is None:
         checks.append(Check("found", harness, "warning" if hooks.events else "info",

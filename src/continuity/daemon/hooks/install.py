@@ -669,3 +669,30 @@ def _uninstall_pi(folder: Path) -> InstallResult:
             break
     return InstallResult("pi", target, "removed")
 
+
+#: In the workspace: where ``hooks install`` last wrote each harness's hooks (``{harness:
+#: path}``), so ``continuity doctor`` checks a ``--settings`` file too, not only the default.
+INSTALLED_FILE = "hooks-installed.json"
+
+
+def record_install(home: str | os.PathLike[str], harness: str,
+                   path: str | os.PathLike[str]) -> None:
+    """Note in ``<home>/INSTALLED_FILE`` that ``harness``'s hooks were installed at ``path``
+    (absolute; owner-only file, written whole). Raises ``OSError``."""
+    from continuity.core.private import private_dir, write_private
+
+    record = Path(home) / INSTALLED_FILE
+    known = installed_paths(home)
+    known[harness] = str(Path(path).expanduser().absolute())
+    private_dir(Path(home))
+    write_private(record, (json.dumps(known, indent=1, sort_keys=True) + "\n").encode())
+
+
+def installed_paths(home: str | os.PathLike[str]) -> dict[str, str]:
+    """``{harness: path}`` from ``<home>/INSTALLED_FILE`` ({} when absent or unreadable)."""
+    try:
+        data = json.loads((Path(home) / INSTALLED_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)} \
+        if isinstance(data, dict) else {}
