@@ -16,9 +16,9 @@ from typing import Iterator
 import pytest
 
 from continuity.lineage import artifacts as ln
-from continuity.checkpoints.capture import CheckpointConfig
 from continuity.core.errors import ContinuityError
 from continuity.daemon.hooks.live import LiveCapture
+from tests.daemon.livecapture import start_live
 from continuity.daemon.hooks.models import BODIES
 from continuity.daemon.hooks.worker import Worker
 
@@ -28,11 +28,7 @@ KEY = "5b7c2e90-aaaa"
 
 
 def _live(store, home: Path, **kw: object) -> LiveCapture:
-    live = LiveCapture(store, home=home, config=CheckpointConfig(), budget_bytes=240_000,
-                       stop_seconds=10, idle_limit=timedelta(hours=4), tick_seconds=0.05,
-                       **kw)  # type: ignore[arg-type]
-    live.start()
-    return live
+    return start_live(store, home, budget_bytes=240_000, **kw)
 
 
 @pytest.fixture

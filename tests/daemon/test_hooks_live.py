@@ -7,12 +7,12 @@ import json
 import shutil
 from datetime import timedelta
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from continuity.checkpoints.capture import CheckpointConfig
 from continuity.daemon.hooks.live import LiveCapture
+from tests.daemon.livecapture import start_live
 from continuity.daemon.hooks.models import BODIES
 from continuity.transcripts.session_transcripts import TranscriptLog, transcript_path
 
@@ -20,18 +20,9 @@ CC_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code" / 
 
 
 def _live(store, home: Path, **config: int) -> LiveCapture:
-    live = LiveCapture(store, home=home, config=CheckpointConfig(**config), budget_bytes=1000,
-                       stop_seconds=10, idle_limit=timedelta(hours=4), tick_seconds=0.05)
-    live.start()
-    return live
+    return start_live(store, home, checkpoint=CheckpointConfig(**config))
 
 
-@pytest.fixture
-def live(store, isolated_home: Path) -> Iterator[LiveCapture]:
-    """A started LiveCapture over the ``store`` fixture."""
-    capture = _live(store, isolated_home)
-    yield capture
-    capture.close()
 
 
 def ev(live: LiveCapture, event: str, key: str, *, harness: str = "claude-code",

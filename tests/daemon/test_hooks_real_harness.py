@@ -6,12 +6,10 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Iterator
 
-import pytest
 
-from continuity.checkpoints.capture import CheckpointConfig
 from continuity.daemon.hooks.live import LiveCapture
+from tests.daemon.livecapture import start_live
 from continuity.daemon.hooks.models import BODIES
 
 from tests.paths import SHARED_DATA
@@ -23,17 +21,9 @@ LONE_END = HOOKS / "claude-code" / "20261202T055339.284665569-SessionEnd.json"
 
 
 def _live(store, home: Path) -> LiveCapture:
-    live = LiveCapture(store, home=home, config=CheckpointConfig(), budget_bytes=1000,
-                       stop_seconds=10, idle_limit=timedelta(hours=4), tick_seconds=0.05)
-    live.start()
-    return live
+    return start_live(store, home)
 
 
-@pytest.fixture
-def live(store, isolated_home: Path) -> Iterator[LiveCapture]:
-    capture = _live(store, isolated_home)
-    yield capture
-    capture.close()
 
 
 def _files(home: Path) -> list[str]:

@@ -8,7 +8,6 @@ import json
 import threading
 from datetime import timedelta
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
@@ -16,6 +15,7 @@ from fastapi.testclient import TestClient
 from continuity.checkpoints.capture import CheckpointConfig
 from continuity.daemon.hooks import adapters, spool
 from continuity.daemon.hooks.live import LiveCapture
+from tests.daemon.livecapture import start_live
 from continuity.daemon.hooks.models import MAX_PROMPT_CHARS, BODIES, StopBody, UserPromptBody
 from continuity.daemon.server import create_app
 from continuity.core.text import utf8_len
@@ -27,18 +27,9 @@ DEEP = b'{"session_id":"deep","x":' + b"[" * 100_000 + b"]" * 100_000 + b"}"
 
 
 def _live(store, home: Path) -> LiveCapture:
-    live = LiveCapture(store, home=home, config=CheckpointConfig(), budget_bytes=1000,
-                       stop_seconds=10, idle_limit=timedelta(hours=4), tick_seconds=0.05)
-    live.start()
-    return live
+    return start_live(store, home)
 
 
-@pytest.fixture
-def live(store, isolated_home: Path) -> Iterator[LiveCapture]:
-    """A started LiveCapture over the ``store`` fixture."""
-    capture = _live(store, isolated_home)
-    yield capture
-    capture.close()
 
 
 def ev(live: LiveCapture, event: str, key: str, **fields: object) -> dict:

@@ -1,0 +1,19 @@
+"""Fixtures of the daemon's tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from continuity.daemon.hooks.live import LiveCapture
+from tests.daemon.livecapture import start_live
+
+
+@pytest.fixture
+def live(store, isolated_home: Path) -> Iterator[LiveCapture]:
+    """A started LiveCapture over the ``store`` fixture (budget 1,000 bytes), closed after."""
+    capture = start_live(store, isolated_home)
+    yield capture
+    capture.close()
