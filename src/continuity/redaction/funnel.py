@@ -125,6 +125,7 @@ from continuity.redaction.keyed import (
     _is_placeholder,
     _kv_at,
     _user_flag_at,
+    _user_pass_at,
     cookie_at,
     cookie_flag_at,
     foreign_prose_at,
@@ -373,6 +374,18 @@ def _bearer_at(text: str, hit: int) -> Finding | None:
 _SAS_RE = re.compile(r"sig=([A-Za-z0-9%+/=_-]{16,})")
 
 
+def _login_at(text: str, hit: int) -> Finding | None:
+    """The password of ``login: admin / X`` or ``login is deploy:X`` (a review found it
+    surviving): the user stays, the password after it is taken on the rules of ``credentials
+    admin / X`` (``keyed._user_pass_at``: machine-like, or spaced with a symbol; ``admin /
+    admin`` and placeholders stay). Only the word ``login`` on its own; ``login`` is not a
+    secret key, so ``login=alice`` and ``login: alice`` are left alone."""
+    end = hit + 5
+    if (hit and text[hit - 1].isalnum()) or (end < len(text) and text[end].isalnum()):
+        return None
+    return _user_pass_at(text, end)
+
+
 def _sas_at(text: str, hit: int) -> Finding | None:
     """An Azure SAS signature, ``?sig=…`` or ``&sig=…`` in a URL query (the rest of the
     URL stays)."""
@@ -476,6 +489,8 @@ _HANDLERS["-b"] = _HANDLERS["--cookie"] = ["cookie-flag"]
 for _anchor in _case_variants("cookie:"):
     _HANDLERS.setdefault(_anchor, []).append("cookie")
 _HANDLERS["sig="] = ["sas"]
+for _anchor in _case_variants("login"):
+    _HANDLERS.setdefault(_anchor, []).append("login")
 for _anchor in _case_variants("<private"):
     _HANDLERS[_anchor] = ["private"]
 #: a longer anchor also runs the handlers of the anchors it starts with ("authorization" ⊃ "auth")
@@ -488,7 +503,7 @@ _ANCHOR_RE = re.compile(_trie_pattern(_HANDLERS))
 _AT: dict[str, Callable[[str, int], Finding | None]] = {
     "auth": _auth_at, "bearer": _bearer_at, "url": _url_at, "user": _user_flag_at,
     "command": _command_password_at, "netrc": netrc_at, "cookie": cookie_at,
-    "cookie-flag": cookie_flag_at, "sas": _sas_at,
+    "cookie-flag": cookie_flag_at, "sas": _sas_at, "login": _login_at,
 }
 
 
