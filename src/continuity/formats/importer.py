@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -47,6 +48,10 @@ BATCH_LINES = 2000
 BATCH_BYTES = 16 * 1024 * 1024
 #: File names that live beside sessions but are not sessions (global prompt logs, indexes).
 NOT_SESSIONS = {"history.jsonl", "session_index.jsonl"}
+#: Issue 21: how long an import of a file waits, in seconds, for another process importing
+#: the same file at the same time (the daemon's archiving and a manual import) before it
+#: reports the file failed. It retries from where the other got, backing off 0.05 s → 2 s.
+CONFLICT_WAIT_SECONDS = 120.0
 
 Progress = Callable[[int], None]
 
@@ -220,21 +225,27 @@ def import_file(store: Store, path: str | os.PathLike[str], *,
     """Import one session file (see the module docstring). Never raises for bad content or a
     store failure: a file that is not a session file gets status ``skipped``, one that could
     not be stored ``failed``, each with a reason. An import that collides with another process
-    importing the same file at the same time is retried once from where that one got."""
+    importing the same file at the same time waits for it (issue 21): it is retried from
+    where that one got, backing off, for up to ``CONFLICT_WAIT_SECONDS``, so both succeed;
+    only a collision lasting longer reports the file failed."""
     p = Path(path).resolve()
-    for attempt in (1, 2):
+    deadline = time.monotonic() + CONFLICT_WAIT_SECONDS
+    delay = 0.05
+    while True:
         report = FileReport(path_key(p))
         try:
             _import_once(store, p, report, progress)
             return report
         except StoreConflict:
-            if attempt == 2:
+            if time.monotonic() + delay > deadline:
                 report.fail("another import was writing this file at the same time; "
                             "import it again", StoreConflict.exit_code)
+                return report
+            time.sleep(delay)
+            delay = min(delay * 2, 2.0)
         except ContinuityError as exc:
             report.fail(str(exc), exc.exit_code)
             return report
-    return report
 
 
 def _import_once(store: Store, p: Path, report: FileReport, progress: Progress | None) -> None:
