@@ -58,9 +58,9 @@ def import_cmd(
     with file and line number, and the rest imports. Each imported session is replayed through
     the checkpoint rules, so its checkpoints exist as live capture would have written them.
     A file another import is writing at the same time is waited for (up to 120 s) and then
-    imported from where that one got (issue 21). When a file failed (e.g. that wait ran out)
+    imported from where that one got. When a file failed (e.g. that wait ran out)
     the others still import and the exit code is not 0: 4 a store problem, 2 a file that
-    cannot be read (issue 22).
+    cannot be read.
     """
     from continuity.formats.importer import discover, import_file, ImportReport, total_bytes
 
