@@ -85,9 +85,15 @@ def test_cli_recover_nothing_found(monkeypatch, capsys, home):
 def test_cli_prune_counts_and_rejects_bad_retention(monkeypatch, capsys, home):
     """prune reports how many rows went; a retention outside 1–90 exits 2."""
     run_main(monkeypatch, capsys, "checkpoint", "compact", "--reason", "r", "--home", home)
+    code, out, _ = run_main(monkeypatch, capsys, "prune", "--dry-run", "--home", home)
+    assert (code, out.strip()) == (0, "would prune 5 checkpoint(s) older than 7 day(s); nothing "
+                                      "deleted (run without --dry-run to delete them)")
+    code, out, _ = run_main(monkeypatch, capsys, "prune", "--dry-run", "--json", "--home", home)
+    assert json.loads(out) == {"would_delete": 5, "retention_days": 7, "dry_run": True}
+    # issue 20: the dry run deleted nothing; the import replayed 5 checkpoints dated
+    # 2025-10-28: older than 7 days, so pruned now
     code, out, _ = run_main(monkeypatch, capsys, "prune", "--json", "--home", home)
-    # the import replayed 5 checkpoints dated 2025-10-28: older than 7 days, so pruned
-    assert code == 0 and json.loads(out) == {"deleted": 5, "retention_days": 7}
+    assert code == 0 and json.loads(out) == {"deleted": 5, "retention_days": 7, "dry_run": False}
     code, _, err = run_main(monkeypatch, capsys, "prune", "--retention-days", "91", "--home", home)
     assert code == 2 and "1–90" in err
 

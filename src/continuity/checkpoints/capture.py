@@ -522,12 +522,14 @@ class CheckpointRecorder:
 
 
 def prune(store: "SqlStore", config: CheckpointConfig, *, retention_days: int | None = None,
-          now: datetime | None = None) -> int:
+          now: datetime | None = None, dry_run: bool = False) -> int:
     """Delete checkpoints older than ``retention_days`` (default ``retentionDays``) before
     ``now``; returns how many went (seed 000: ``pruneCheckpoints``; a live session keeps its
-    newest). Raises ``ValueError`` for a retention outside 1–90 days."""
+    newest), or with ``dry_run`` how many would go, deleting nothing. Raises ``ValueError``
+    for a retention outside 1–90 days."""
     days = config.retention_days if retention_days is None else retention_days
     low, high, text = _RANGES["retention_days"]
     if not low <= days <= high:
         raise ValueError(f"retention days must be an integer in {text} (got {days})")
-    return store.prune_checkpoints(older_than=(now or utc_now()) - timedelta(days=days))
+    return store.prune_checkpoints(older_than=(now or utc_now()) - timedelta(days=days),
+                                   dry_run=dry_run)

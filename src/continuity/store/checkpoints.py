@@ -245,17 +245,20 @@ class CheckpointStoreMixin:
         first; damaged rows are skipped (``checkpoint_page`` names them)."""
         return self.checkpoint_page(session_key, limit=limit)[0]
 
-    def prune_checkpoints(self, *, older_than: datetime) -> int:
+    def prune_checkpoints(self, *, older_than: datetime, dry_run: bool = False) -> int:
         """Delete every checkpoint created before ``older_than`` and return how many went,
         except the newest checkpoint of a session whose transcript row is not completed (a
-        live session keeps something to recover; signet-behaviour.md §1.5)."""
+        live session keeps something to recover; signet-behaviour.md §1.5). ``dry_run``:
+        delete nothing, return how many would go (``prune --dry-run``, issue 20)."""
         st = t.session_transcripts.c
         live = select(st.session_key).where(st.completed_at.is_(None))
         ranked = (select(_C.checkpoint_id, func.row_number().over(
             partition_by=_C.session_key, order_by=_NEWEST_FIRST).label("rn"))
             .where(_C.session_key.in_(live)).subquery())
         kept = select(ranked.c.checkpoint_id).where(ranked.c.rn == 1)
-        stmt = delete(t.session_checkpoints).where(and_(
-            _C.created_at < _utc(older_than), _C.checkpoint_id.not_in(kept)))
+        doomed = and_(_C.created_at < _utc(older_than), _C.checkpoint_id.not_in(kept))
         with self._conn() as conn:  # type: ignore[attr-defined]
-            return conn.execute(stmt).rowcount or 0
+            if dry_run:
+                return conn.execute(select(func.count()).select_from(t.session_checkpoints)
+                                    .where(doomed)).scalar_one()
+            return conn.execute(delete(t.session_checkpoints).where(doomed)).rowcount or 0

@@ -109,21 +109,30 @@ def prune_cmd(
     retention_days: Optional[int] = typer.Option(
         None, "--retention-days", help="Delete checkpoints older than this many days "
         "(1-90; default: [continuity] retentionDays, 7)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Say how many checkpoints would be "
+                                 "deleted, and delete nothing."),
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Delete checkpoints older than the retention window (a live session keeps its newest)."""
+    """Delete checkpoints older than the retention window (a live session keeps its newest).
+    Imported sessions keep their historical times, so an old import loses its checkpoints:
+    try --dry-run first."""
     from continuity.checkpoints import load_config, prune
 
     config = load_config(home)
     days = config.retention_days if retention_days is None else retention_days
     with open_cli_store(home) as store:
         try:
-            deleted = prune(store, config, retention_days=days)
+            deleted = prune(store, config, retention_days=days, dry_run=dry_run)
         except ValueError as exc:
             raise InputError(f"--retention-days: {exc}") from None
     if as_json:
-        emit_json({"deleted": deleted, "retention_days": days})
+        emit_json({"would_delete" if dry_run else "deleted": deleted, "retention_days": days,
+                   "dry_run": dry_run})
+        return
+    if dry_run:
+        out.print(f"would prune {deleted} checkpoint(s) older than {days} day(s); nothing "
+                  "deleted (run without --dry-run to delete them)", markup=False)
         return
     out.print(f"pruned {deleted} checkpoint(s) older than {days} day(s)", markup=False)
 
