@@ -73,8 +73,15 @@ def make_private(path: str | os.PathLike[str]) -> None:
 
 
 def write_private(path: str | os.PathLike[str], data: bytes) -> None:
-    """Write ``data`` to ``path`` whole or not at all (temp file beside it, fsync, rename); the
-    file is ``0600``. Its folder must exist. Raises ``OSError``."""
+    """Write ``data`` to ``path`` whole or not at all (``write_whole``); the file is
+    ``0600``. Its folder must exist. Raises ``OSError``."""
+    write_whole(path, data, PRIVATE_FILE)
+
+
+def write_whole(path: str | os.PathLike[str], data: bytes, mode: int) -> None:
+    """Write ``data`` to ``path`` whole or not at all: a temp file beside it, fsynced, given
+    permission bits ``mode`` (whatever the umask), then renamed over ``path``. Its folder
+    must exist. Raises ``OSError`` (the temp file is removed)."""
     import tempfile
     from pathlib import Path
 
@@ -85,7 +92,7 @@ def write_private(path: str | os.PathLike[str], data: bytes) -> None:
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
-        os.chmod(tmp, PRIVATE_FILE)
+        os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

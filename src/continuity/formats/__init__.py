@@ -72,17 +72,3 @@ _EXPORTS = {
     "total_bytes": "importer",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
-
-
-from continuity.core.exports import lazy_exports  # noqa: E402
-
-_EXPORTS = {
-    "FileReport": "importer",
-    "ImportReport": "importer",
-    "discover": "importer",
-    "import_file": "importer",
-    "import_paths": "importer",
-    "path_key": "importer",
-    "total_bytes": "importer",
-}
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
