@@ -53,31 +53,19 @@ def daemon_down(monkeypatch: pytest.MonkeyPatch) -> None:
 def daemon_up(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """The daemon app served by uvicorn in a thread on a free loopback port, with the
     workspace's token as ``serve`` makes it (the tools must read it: issue 16)."""
-    import uvicorn
-
     from continuity.daemon.hooks.live import LiveCapture
     from continuity.daemon.server import DaemonSettings, create_app, workspace_token
+    from tests.daemon.livecapture import served_on_loopback
     from continuity.store import open_store_raw
 
     store = open_store_raw(database_url(isolated_home))
     live = LiveCapture(store, home=isolated_home, config=CheckpointConfig(),
                        budget_bytes=240_000, stop_seconds=10, idle_limit=timedelta(hours=4))
-    port = _free_port()
     isolated_home.mkdir(parents=True, exist_ok=True)
     settings = DaemonSettings(token=workspace_token(isolated_home))
-    server = uvicorn.Server(uvicorn.Config(create_app(live, settings), host="127.0.0.1",
-                                           port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    url = f"http://127.0.0.1:{port}"
-    monkeypatch.setenv("CONTINUITY_DAEMON_URL", url)
-    yield url
-    server.should_exit = True
-    thread.join(20)
+    with served_on_loopback(create_app(live, settings)) as url:
+        monkeypatch.setenv("CONTINUITY_DAEMON_URL", url)
+        yield url
     store.close()
 
 

@@ -8,8 +8,6 @@ from __future__ import annotations
 import os
 import socket
 import stat
-import threading
-import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Iterator
@@ -172,32 +170,16 @@ def test_guard_workspace_token_made_once_owner_only(isolated_home: Path,
 # ---------------------------------------------------------------------------- body limit
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture
 def served(sqlite_store, isolated_home: Path) -> Iterator[str]:
     """The app on a real uvicorn (a thread, a free loopback port), max_body_bytes 65,536,
     body_seconds 1."""
-    import uvicorn
+    from tests.daemon.livecapture import served_on_loopback
 
-    port = _free_port()
     app = create_app(_live(sqlite_store, isolated_home),
                      DaemonSettings(token=TOKEN, max_body_bytes=65_536, body_seconds=1.0))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
-                                           log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(20)
+    with served_on_loopback(app) as url:
+        yield url
 
 
 def test_guard_chunked_body_over_the_limit_is_413(served: str, sqlite_store) -> None:
@@ -226,7 +208,6 @@ def test_guard_slow_body_is_408_and_holds_no_one_else(served: str, sqlite_store)
     kept its connection (and a request) open for good, and one byte every 1.5 s was served
     after 48 s. The whole body must arrive within [daemon] body_seconds (1 s here): 408
     naming the setting, nothing remembered; /health answers meanwhile."""
-    import socket
 
     host, port = served.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=10) as sock:
