@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("redaction",),
     ("checkpoints", "transcripts"),
     ("continuation",),
-    ("lineage",),
+    ("lineage", "resume"),
     ("daemon",),
     ("cli",),
 ]

@@ -1,0 +1,72 @@
+"""`continuity resume SESSION --in HARNESS`: the continuation written as a new session of that
+harness, opened with the harness's own resume (issue 13; ``continuity.resume``)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from continuity.cli.commands.common import (
+    BudgetOption,
+    HomeOption,
+    JsonOption,
+    emit_json,
+    err,
+    open_cli_store,
+    out,
+    resolve_session,
+)
+from continuity.core.errors import InputError
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``resume`` to ``app``."""
+    app.command("resume")(resume_cmd)
+
+
+def resume_cmd(
+    session: str = typer.Argument(..., help="Session key or a unique prefix of it, of any "
+                                  "harness."),
+    target: str = typer.Option(..., "--in", metavar="claude-code|codex|pi",
+                               help="The harness to continue the session in.",
+                               show_default=False),
+    budget: int = BudgetOption,
+    execute: bool = typer.Option(False, "--exec", help="Open the new session in the harness "
+                                 "right away (in the session's project folder)."),
+    target_home: Optional[Path] = typer.Option(
+        None, "--target-home", metavar="DIR", show_default=False,
+        help="The harness's home folder (default: $CLAUDE_CONFIG_DIR or ~/.claude, $CODEX_HOME "
+             "or ~/.codex, $PI_CODING_AGENT_DIR or ~/.pi/agent)."),
+    home: Optional[Path] = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Continue SESSION in another (or the same) harness: write its continuation (the one
+    `continue` prints: the newest checkpoint, the previous request verbatim, the recent work
+    with every tool call answered) as a new session of that harness, in the place the harness
+    looks for sessions of the project folder, and print the command that opens it.
+
+    The original session is never changed, and an existing session file is never replaced.
+    A refused continuation writes nothing (exit 5)."""
+    from continuity.resume import resume_session
+
+    with open_cli_store(home, read_only=True) as store:
+        written = resume_session(store, resolve_session(store, session), target,
+                                 budget_bytes=budget, target_home=target_home)
+    if as_json and not execute:
+        emit_json(written.to_dict())
+        return
+    if not execute:
+        out.print(written.to_dict()["command"], markup=False, highlight=False)
+        err.print(f"wrote {written.path}", markup=False, highlight=False)
+        return
+    binary = shutil.which(written.command[0])
+    if binary is None:
+        raise InputError(f"{written.command[0]} is not on PATH; the session is written: "
+                         f"{written.to_dict()['command']}")
+    err.print(f"wrote {written.path}; opening it", markup=False, highlight=False)
+    os.chdir(written.cwd)
+    os.execv(binary, [binary, *written.command[1:]])

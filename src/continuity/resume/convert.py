@@ -1,0 +1,305 @@
+"""The shared cross-format step of ``continuity resume`` (issue 13): a continuation view, as
+``continue --json`` gives it, turned into a harness-neutral list of turns that every target
+writer can render without breaking its provider's rules.
+
+``to_turns(view, source, target)`` returns a ``Resumed``: the text that stands first (the copy
+notice naming the source session, then the view's quoted summary, notes and named gaps), and the
+conversation in reading order (messages before the request, the request verbatim, the rest) as
+``Turn`` objects:
+
+- ``user``: text parts only (the request keeps its original actor in ``Turn.actor``);
+- ``assistant``: text parts and ``Call`` objects (consecutive assistant rows are one turn, the
+  way Claude Code splits one reply over several lines);
+- ``results``: the ``Result`` objects answering the calls of the assistant turn just before it,
+  one per call, in call order.
+
+Rules (the provider APIs answer anything else with HTTP 400; README "The continue --json
+contract"):
+
+- every call has exactly one result, right after its turn: a result found later in the view
+  is moved up to it, a second result for a call and a result whose call is not in the view
+  are dropped, and a call left without one gets the synthetic "effects unknown" error result
+  (``view.UNKNOWN_EFFECTS``);
+- ids are made valid for the target: ``[A-Za-z0-9_-]``, at most 64 characters (Anthropic
+  ``tool_use.id``; OpenAI ``call_id``), unique in the file, the same id on a call and its result;
+- tool names are made valid the same way (``^[a-zA-Z0-9_-]{1,64}$``); a shell call (Codex
+  ``exec_command``/``shell``/``local_shell``, Claude Code ``Bash``, pi ``bash``) becomes the
+  target's own shell tool with its argument shape, so the next run reads it as its own;
+- media stay stubs (``[image/png 90480 B omitted]``): payloads never travel;
+- thinking stays text of the same assistant turn, marked as earlier reasoning (a target
+  provider refuses a thinking block it did not sign).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+from continuity.continuation.view import UNKNOWN_EFFECTS, ContinuationView
+
+#: The three harnesses ``resume`` writes for (the importer's harness names).
+TARGETS = ("claude-code", "codex", "pi")
+
+#: The provider id rule (Anthropic ``tool_use.id``, OpenAI ``call_id``/tool names).
+_ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
+MAX_ID = 64
+
+#: Shell tools by harness and how each spells its command argument.
+SHELL_TOOL = {"claude-code": ("Bash", "command"), "codex": ("exec_command", "cmd"),
+              "pi": ("bash", "command")}
+_SHELL_NAMES = {"Bash", "bash", "exec_command", "shell", "local_shell", "shell_command"}
+
+
+@dataclass
+class Call:
+    """A tool call in the target's spelling: ``id`` valid for it, ``name``, ``arguments`` (a
+    JSON object), ``original_name`` as recorded in the source."""
+
+    id: str
+    name: str
+    arguments: dict[str, Any]
+    original_name: str
+
+
+@dataclass
+class Result:
+    """The one result of call ``call_id``: its text, whether it is an error, whether
+    continuity made it (``synthetic``: the source never recorded one)."""
+
+    call_id: str
+    name: str
+    text: str
+    is_error: bool = False
+    synthetic: bool = False
+
+
+@dataclass
+class Turn:
+    """One turn: ``kind`` is ``user``, ``assistant`` or ``results``; ``parts`` holds text
+    strings and ``Call`` objects (assistant) or ``Result`` objects (results); ``actor`` the
+    original actor of a user turn; ``request`` marks the previous request, verbatim."""
+
+    kind: str
+    parts: list[Any] = field(default_factory=list)
+    actor: str = "user"
+    request: bool = False
+
+    def texts(self) -> list[str]:
+        return [p for p in self.parts if isinstance(p, str)]
+
+    def calls(self) -> list[Call]:
+        return [p for p in self.parts if isinstance(p, Call)]
+
+
+@dataclass
+class Source:
+    """The session being resumed: its ``key``, ``harness``, ``project`` folder and the file it
+    was read from (``path``, None for a live session without one)."""
+
+    key: str
+    harness: str
+    project: str
+    path: str | None = None
+
+
+@dataclass
+class Resumed:
+    """What a writer renders: ``preamble`` (the copy notice, the quoted summary, notes, named
+    gaps: the text the next run reads first), ``summary`` (the view's quoted summary text or
+    None), ``turns`` in reading order, and ``source``."""
+
+    source: Source
+    preamble: str
+    summary: str | None
+    turns: list[Turn]
+
+
+def copy_notice(source: Source) -> str:
+    """The first words of every resumed file: it is a copy and which session it continues."""
+    where = f" ({source.path})" if source.path else ""
+    return (f"This session is a copy written by `continuity resume`: it continues the "
+            f"{source.harness} session {source.key}{where} in {source.project}. The source "
+            "session is unchanged. What follows is the continuation of that session: the "
+            "summary of earlier work, the previous request verbatim and the most recent "
+            "exchanges.")
+
+
+def media_stub(media_type: str, size: int) -> str:
+    """``[image/png 90480 B omitted]``: the text a media block becomes (payloads never travel,
+    README: "media stay stubs")."""
+    return f"[{media_type} {size} B omitted]"
+
+
+def to_turns(view: ContinuationView, source: Source, target: str) -> Resumed:
+    """The view as turns for ``target`` (module docstring). ``view`` must not be a refusal
+    (``ValueError``); ``target`` one of ``TARGETS`` (``ValueError``)."""
+    if target not in TARGETS:
+        raise ValueError(f"unknown target {target!r}")
+    if view.refusal:
+        raise ValueError("a refused continuation has no turns")
+    before, after = view.before_request()
+    rows: list[tuple[str, list[dict[str, Any]], dict[str, Any] | None]] = []
+    for m in before:
+        rows.append((m["role"], m["content"], None))
+    if view.request is not None:
+        content = [{"type": "text", "text": view.request["text"]}]
+        content += [{"type": "media", "media_type": s["media_type"], "bytes": s["bytes"]}
+                    for s in view.request.get("media") or []]
+        rows.append(("user", content, view.request))
+    for m in after:
+        rows.append((m["role"], m["content"], None))
+    ids = _Ids(target)
+    turns = _pair(_raw_turns(rows, ids, target), target)
+    parts = [copy_notice(source)]
+    summary = view.summary["text"] if view.summary else None
+    if summary:
+        parts.append(summary)
+    if view.notes:
+        parts.append("Notes kept with the session, quoted for reference:\n"
+                     + "\n".join(f"- {n}" for n in view.notes))
+    if view.notice:
+        parts.append(f"Rows left out: {view.notice}")
+    return Resumed(source=source, preamble="\n\n".join(parts), summary=summary, turns=turns)
+
+
+# ------------------------------------------------------------------------ building turns
+
+
+class _Ids:
+    """Source ids → ids valid for the target, one for one and unique (module docstring)."""
+
+    def __init__(self, target: str) -> None:
+        self.prefix = {"claude-code": "toolu_", "codex": "call_", "pi": "call_"}[target]
+        self.map: dict[str, str] = {}
+        self.used: set[str] = set()
+
+    def get(self, source_id: str) -> str:
+        if source_id in self.map:
+            return self.map[source_id]
+        clean = _ID_BAD.sub("_", source_id)
+        if not clean.startswith(self.prefix):
+            clean = self.prefix + clean
+        if len(clean) > MAX_ID or clean in self.used or clean == self.prefix:
+            digest = hashlib.sha256(source_id.encode("utf-8", "surrogatepass")).hexdigest()
+            clean = self.prefix + digest[:24]
+            n = 0
+            while clean in self.used:
+                n += 1
+                clean = f"{self.prefix}{digest[:24]}_{n}"
+        self.map[source_id] = clean
+        self.used.add(clean)
+        return clean
+
+
+def tool_name(name: str) -> str:
+    """A tool name valid for every provider (``^[a-zA-Z0-9_-]{1,64}$``)."""
+    clean = _ID_BAD.sub("_", name or "")[:MAX_ID]
+    return clean or "tool"
+
+
+def _call(block: dict[str, Any], ids: _Ids, target: str) -> Call:
+    name = block.get("name") or ""
+    args = block.get("arguments")
+    if name in _SHELL_NAMES:
+        command = _shell_command(args)
+        if command is not None:
+            tname, key = SHELL_TOOL[target]
+            return Call(ids.get(block["id"]), tname, {key: command}, name)
+    if not isinstance(args, dict):
+        args = {"input": args}
+    return Call(ids.get(block["id"]), tool_name(name), args, name)
+
+
+def _shell_command(args: Any) -> str | None:
+    """The command line of a shell call in any harness's shape, or None."""
+    if isinstance(args, str):
+        return args
+    if not isinstance(args, dict):
+        return None
+    value = args.get("command", args.get("cmd"))
+    if isinstance(value, str):
+        return value
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        if len(value) >= 3 and value[1] in ("-lc", "-c"):
+            return value[2]
+        import shlex
+
+        return shlex.join(value)
+    return None
+
+
+def _texts(content: Iterable[dict[str, Any]]) -> list[str]:
+    out = []
+    for b in content:
+        t = b.get("type")
+        if t == "text" and b.get("text"):
+            out.append(b["text"])
+        elif t == "thinking" and b.get("text"):
+            out.append(f"(earlier reasoning, quoted)\n{b['text']}")
+        elif t == "media":
+            out.append(media_stub(b.get("media_type", "application/octet-stream"),
+                                  int(b.get("bytes") or 0)))
+    return out
+
+
+def _raw_turns(rows: list[tuple[str, list[dict[str, Any]], dict[str, Any] | None]],
+               ids: _Ids, target: str) -> list[Turn]:
+    turns: list[Turn] = []
+    for role, content, request in rows:
+        results = [b for b in content if b.get("type") == "tool_result"]
+        if results:
+            turns.append(Turn("results", [
+                Result(ids.get(b["call_id"]), "", b.get("text") or "", bool(b.get("is_error")),
+                       bool(b.get("synthetic"))) for b in results if b.get("call_id")]))
+        if role == "assistant":
+            parts: list[Any] = _texts(content)
+            parts += [_call(b, ids, target) for b in content
+                      if b.get("type") == "tool_call" and b.get("id")]
+            if not parts:
+                continue
+            if turns and turns[-1].kind == "assistant":
+                turns[-1].parts.extend(parts)
+            else:
+                turns.append(Turn("assistant", parts))
+        elif role == "user" or request is not None:
+            texts = _texts(content)
+            if request is not None:
+                texts = [request["text"], *texts[1:]]  # verbatim, even when empty
+                turns.append(Turn("user", texts, actor=request.get("actor") or "user",
+                                  request=True))
+            elif texts:
+                turns.append(Turn("user", texts))
+    return turns
+
+
+def _pair(turns: list[Turn], target: str) -> list[Turn]:
+    """Every call answered exactly once right after its assistant turn (module docstring)."""
+    results: dict[str, Result] = {}
+    for t in turns:
+        if t.kind == "results":
+            for r in t.parts:
+                results.setdefault(r.call_id, r)
+    out: list[Turn] = []
+    answered: set[str] = set()
+    for t in turns:
+        if t.kind == "results":
+            continue  # each result is placed after its call below
+        out.append(t)
+        if t.kind != "assistant" or not t.calls():
+            continue
+        placed = []
+        for c in t.calls():
+            found = results.get(c.id)
+            if found is None or c.id in answered:
+                found = Result(c.id, c.name, UNKNOWN_EFFECTS.format(name=c.original_name,
+                                                                   id=c.id), True, True)
+            answered.add(c.id)
+            placed.append(Result(c.id, c.name, found.text, found.is_error, found.synthetic))
+        out.append(Turn("results", placed))
+    return out
+
+
+__all__ = ["TARGETS", "SHELL_TOOL", "Call", "Result", "Turn", "Source", "Resumed",
+           "to_turns", "copy_notice", "media_stub", "tool_name"]

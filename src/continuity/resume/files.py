@@ -1,0 +1,62 @@
+"""Writing a resumed session file: whole or not at all, never over an existing file (issue 13).
+
+``write_new(path, lines)`` writes the JSONL ``lines`` (dicts) to a temp file beside ``path``,
+fsyncs it, and links it to ``path`` (``os.link`` fails when ``path`` exists, so an existing
+session file is never replaced, not even by a race), then removes the temp name and fsyncs the
+folder. Raises ``FileExistsError`` or ``OSError``; nothing half-written is ever visible.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any, Iterable
+
+import orjson
+
+#: Session files are private to their user, as the harnesses write them.
+FILE_MODE = 0o600
+
+
+def jsonl(lines: Iterable[dict[str, Any]]) -> bytes:
+    """``lines`` as JSONL bytes (compact JSON, UTF-8, one object per line)."""
+    return b"".join(orjson.dumps(line) + b"\n" for line in lines)
+
+
+def write_new(path: Path, lines: Iterable[dict[str, Any]]) -> None:
+    """Write ``lines`` as a new file at ``path`` (module docstring). Its folder must exist."""
+    data = jsonl(lines)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, FILE_MODE)
+        os.link(tmp, path)  # FileExistsError: never overwrite
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+    try:
+        dfd = os.open(path.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
+
+
+def uuid7() -> str:
+    """A new RFC 9562 version-7 UUID (time-ordered, as Codex and pi name their sessions)."""
+    import time
+
+    ms = time.time_ns() // 1_000_000
+    rand = int.from_bytes(os.urandom(10), "big")
+    value = (ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | (rand >> 68 & 0xFFF) << 64 \
+        | 0b10 << 62 | (rand & ((1 << 62) - 1))
+    return str(uuid.UUID(int=value))
+
+
+__all__ = ["write_new", "jsonl", "uuid7", "FILE_MODE"]
