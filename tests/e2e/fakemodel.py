@@ -11,7 +11,13 @@ It listens on 127.0.0.1 only, on a free port, and speaks just enough of three wi
   ``response.output_item.added/done``, ``response.output_text.delta``, ``response.completed``);
 - **OpenAI Chat Completions** (pi): ``POST /v1/chat/completions`` streamed as SSE.
 
-Any other path answers 200 ``{}``. **Every** request is logged (method, path, parsed JSON body)
+Any other path answers 200 ``{}``. A model request whose history breaks tool-call pairing is
+answered the way the real API answers it (issue 13): HTTP 400 with that provider's error shape
+(``unpaired``: Anthropic wants each ``tool_use`` answered by a ``tool_result`` in the very next
+user message and no result without its call; the Responses API each ``function_call`` answered
+by a ``function_call_output`` and no output without its call; Chat Completions an assistant
+message with ``tool_calls`` followed by one ``tool`` message per call id, and no ``tool``
+message without one). Such requests are logged too. **Every** request is logged (method, path, parsed JSON body)
 in ``FakeModel.requests``, in arrival order: the log is the proof of what reached the model.
 
 **Script** (per request, stateless, so retries and side requests do not shift it): a request
@@ -41,6 +47,8 @@ class FakeModel:
 
     def __init__(self) -> None:
         self.requests: list[dict[str, Any]] = []
+        #: The requests answered with 400 for unpaired tool calls: ``[{"path", "message"}]``.
+        self.rejected: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         owner = self
 
@@ -72,7 +80,11 @@ class FakeModel:
                 body = self._body()
                 owner._log("POST", self.path, body)
                 path = self.path.split("?", 1)[0]
-                if path.endswith("/messages/count_tokens"):
+                problem = unpaired(path, body) if isinstance(body, dict) else None
+                if problem is not None:
+                    owner.rejected.append({"path": self.path, "message": problem[0]})
+                    self._json(problem[1], status=400)
+                elif path.endswith("/messages/count_tokens"):
                     self._json({"input_tokens": 100})
                 elif path.endswith("/messages"):
                     self._sse(anthropic_events(body if isinstance(body, dict) else {}))
@@ -83,9 +95,9 @@ class FakeModel:
                 else:
                     self._json({})
 
-            def _json(self, value: Any) -> None:
+            def _json(self, value: Any, status: int = 200) -> None:
                 data = json.dumps(value).encode()
-                self.send_response(200)
+                self.send_response(status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
@@ -136,6 +148,119 @@ class FakeModel:
     def clear(self) -> None:
         with self._lock:
             self.requests.clear()
+
+
+def unpaired(path: str, body: dict[str, Any]) -> tuple[str, dict[str, Any]] | None:
+    """``(message, error body)`` when the request's history has a tool call without exactly
+    one result right after it, or a result without its call (module docstring); else None.
+    The error bodies are the providers' own shapes: Anthropic ``{"type": "error", "error":
+    {"type": "invalid_request_error", "message"}}``, OpenAI ``{"error": {"message", "type":
+    "invalid_request_error", "param", "code"}}``."""
+    if path.endswith("/messages/count_tokens"):
+        return None
+    message = None
+    if path.endswith("/messages"):
+        message = _anthropic_unpaired(body.get("messages") or [])
+        if message is not None:
+            return message, {"type": "error", "error": {"type": "invalid_request_error",
+                                                        "message": message}}
+        return None
+    if path.endswith("/responses"):
+        message = _responses_unpaired(body.get("input"))
+    elif path.endswith("/chat/completions"):
+        message = _chat_unpaired(body.get("messages") or [])
+    if message is None:
+        return None
+    return message, {"error": {"message": message, "type": "invalid_request_error",
+                               "param": "messages" if "chat" in path else "input",
+                               "code": None}}
+
+
+def _blocks(message: Any, kind: str) -> list[dict[str, Any]]:
+    content = message.get("content") if isinstance(message, dict) else None
+    return [b for b in content if isinstance(b, dict) and b.get("type") == kind] \
+        if isinstance(content, list) else []
+
+
+def _anthropic_unpaired(messages: list[Any]) -> str | None:
+    for i, m in enumerate(messages):
+        if not isinstance(m, dict):
+            continue
+        if m.get("role") == "assistant":
+            ids = [b.get("id") for b in _blocks(m, "tool_use")]
+            if not ids:
+                continue
+            nxt = messages[i + 1] if i + 1 < len(messages) else None
+            answered = [b.get("tool_use_id") for b in _blocks(nxt, "tool_result")] \
+                if isinstance(nxt, dict) and nxt.get("role") == "user" else []
+            missing = [x for x in ids if answered.count(x) != 1]
+            if missing:
+                return (f"messages.{i}: `tool_use` ids were found without `tool_result` blocks "
+                        f"immediately after: {', '.join(map(str, missing))}. Each `tool_use` "
+                        "block must have a corresponding `tool_result` block in the next "
+                        "message.")
+        elif m.get("role") == "user":
+            results = [b.get("tool_use_id") for b in _blocks(m, "tool_result")]
+            prev = messages[i - 1] if i > 0 else None
+            calls = [b.get("id") for b in _blocks(prev, "tool_use")] \
+                if isinstance(prev, dict) and prev.get("role") == "assistant" else []
+            stray = [x for x in results if x not in calls]
+            if stray:
+                return (f"messages.{i}.content.0: unexpected `tool_use_id` found in "
+                        f"`tool_result` blocks: {stray[0]}. Each `tool_result` block must have "
+                        "a corresponding `tool_use` block in the previous message.")
+    return None
+
+
+_CALLS = ("function_call", "custom_tool_call", "local_shell_call")
+_OUTPUTS = ("function_call_output", "custom_tool_call_output", "local_shell_call_output")
+
+
+def _responses_unpaired(items: Any) -> str | None:
+    if not isinstance(items, list):
+        return None
+    calls: list[str] = []
+    outputs: dict[str, int] = {}
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        if item.get("type") in _CALLS:
+            calls.append(str(item.get("call_id")))
+        elif item.get("type") in _OUTPUTS:
+            cid = str(item.get("call_id"))
+            if cid not in calls:
+                return f"No tool call found for function call output with call_id {cid}."
+            outputs[cid] = outputs.get(cid, 0) + 1
+    for cid in calls:
+        if outputs.get(cid, 0) != 1:
+            return f"No tool output found for function call {cid}."
+    return None
+
+
+def _chat_unpaired(messages: list[Any]) -> str | None:
+    open_ids: list[str] = []
+    for m in messages:
+        if not isinstance(m, dict):
+            continue
+        if m.get("role") == "tool":
+            cid = m.get("tool_call_id")
+            if cid not in open_ids:
+                return ("Invalid parameter: messages with role 'tool' must be a response to a "
+                        "preceeding message with 'tool_calls'.")
+            open_ids.remove(cid)
+            continue
+        if open_ids:
+            return ("An assistant message with 'tool_calls' must be followed by tool messages "
+                    "responding to each 'tool_call_id'. The following tool_call_ids did not "
+                    f"have response messages: {', '.join(open_ids)}")
+        if m.get("role") == "assistant":
+            open_ids = [str(c.get("id")) for c in m.get("tool_calls") or []
+                        if isinstance(c, dict)]
+    if open_ids:
+        return ("An assistant message with 'tool_calls' must be followed by tool messages "
+                "responding to each 'tool_call_id'. The following tool_call_ids did not "
+                f"have response messages: {', '.join(open_ids)}")
+    return None
 
 
 def _tool_names(body: dict[str, Any]) -> list[str]:

@@ -1,0 +1,159 @@
+"""``continuity resume`` with the real CLIs (issue 13, item 5): for each source → target pair of
+the three harnesses, a session each real CLI wrote (``../shared/data/real-harness``, its project
+folder moved into the test world) is imported, given a continuation checkpoint (``compact
+--force``: a summary of the first turn, the second kept verbatim), resumed into the target, and
+then the target's real CLI runs one non-interactive turn on the written session.
+
+From the fake model's request log: the model received the copy notice, the summary, the
+previous request verbatim and the tail (the second turn's call and its result), in that order,
+with every call paired (the fake server answers an unpaired history with the provider's 400, and
+none was answered so); and the target accepted the file (the run exits 0 and appends its turn
+to the written file: no fallback to a new empty session). A second set cuts the source file
+right after the last turn's tool call (a run that crashed mid-call; no checkpoint can be made
+while a call is in flight, so it has no summary): the target must receive the synthetic
+"effects unknown" result for it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import HARNESSES, World
+from tests.e2e.fakemodel import FakeModel, unpaired
+
+DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "real-harness"
+
+#: One two-turn session per harness, as the real CLI wrote it, and the project it ran in.
+SOURCES = {
+    "claude-code": ("claude-code/projects/-home-dev-projects-claude-demo/"
+                    "43f9cd0f-7b54-4119-a54f-d17e128ccde6.jsonl",
+                    "/home/dev/projects/claude-demo", "Also add a multiply function"),
+    "codex": ("codex/sessions/2026/12/02/"
+              "rollout-2026-12-02T05-44-03-01a23548-0b9f-7a51-b432-4e4efd240d37.jsonl",
+              "/home/dev/projects/codex-demo", "Now add a subtract function (tui turn 2)"),
+    "pi": ("pi/sessions/--home-dev-projects-pi-demo--/"
+           "2026-12-02T05-49-39-241Z_01a2354d-2a28-75c5-9931-4e663de4f734.jsonl",
+           "/home/dev/projects/pi-demo", "Continued pi session"),
+}
+PROMPT = "Resumed turn: carry on from the continuation"
+#: The compaction budget that summarises the first turn(s) and keeps the last one verbatim.
+BUDGET = "3000"
+PAIRS = [(s, t) for s in HARNESSES for t in HARNESSES]
+#: The crashed-mid-call variant, one pair per source (each target once).
+DANGLING = [("claude-code", "codex"), ("codex", "pi"), ("pi", "claude-code")]
+
+
+def _source_file(world: World, source: str, *, dangling: bool) -> Path:
+    """The real session file with its project folder moved to the world's; cut after the last
+    tool call's line when ``dangling``."""
+    rel, old_project, _ = SOURCES[source]
+    lines = (DATA / rel).read_text(encoding="utf-8").replace(
+        old_project, str(world.project)).splitlines(keepends=True)
+    if dangling:
+        last_call = max(i for i, line in enumerate(lines) if _is_call(json.loads(line)))
+        lines = lines[:last_call + 1]
+    path = world.root / "source" / Path(rel).name
+    path.parent.mkdir()
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+def _is_call(obj: dict[str, Any]) -> bool:
+    if obj.get("type") == "response_item":
+        return (obj.get("payload") or {}).get("type") == "function_call"
+    content = (obj.get("message") or {}).get("content")
+    return isinstance(content, list) and any(
+        isinstance(b, dict) and b.get("type") in ("tool_use", "toolCall") for b in content)
+
+
+def _run_target(world: World, written: dict[str, Any]) -> subprocess.CompletedProcess[str]:
+    """One non-interactive turn of the target on the written session (harnesses.md)."""
+    sid, path = written["session_id"], written["path"]
+    argv = {"claude-code": [str(world.cli), "-p", PROMPT, "--resume", sid,
+                            "--allowedTools", "Bash"],
+            "codex": [str(world.cli), "exec", "--skip-git-repo-check", "resume", sid, PROMPT],
+            "pi": [str(world.cli), "-p", "--session", path, PROMPT]}[world.harness]
+    return subprocess.run(argv, env=world.env(), cwd=world.project, capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+
+
+def _resume(tmp_path: Path, clis: dict[str, Path], fake_model: FakeModel, source: str,
+            target: str, *, dangling: bool) -> None:
+    world = World(tmp_path, target, clis[target], fake_model)
+    try:
+        src = _source_file(world, source, dangling=dangling)
+        before = src.read_bytes()
+        world.continuity("import", str(src))
+        key = world.continuity_json("sessions")[0]["session"]
+        goal = None
+        if not dangling:  # compaction waits while a call is in flight: no summary then
+            compacted = world.continuity_json("compact", key, "--force", "--budget", BUDGET)
+            assert compacted["status"] == "compacted", compacted
+            # "- Latest request (#N): ..." of the first turn, the summary's second line
+            goal = compacted["checkpoint"]["summary"].splitlines()[1]
+        view = world.continuity_json("continue", key)
+        request = SOURCES[source][2]
+        assert view["request"]["text"] == request
+
+        written = world.continuity_json("resume", key, "--in", target)
+        path = Path(written["path"])
+        assert path.is_file() and written["target"] == target
+        assert written["command"].startswith(f"cd {world.project} && ")
+        size = path.stat().st_size
+        rejected = len(fake_model.rejected)
+        first = len(fake_model.requests)
+
+        done = _run_target(world, written)
+        assert done.returncode == 0, f"{target} exited {done.returncode}:\n{done.stdout}\n" \
+                                     f"{done.stderr}"
+        assert fake_model.rejected[rejected:] == []  # no 400: every call was paired
+        asked = [r for r in fake_model.model_requests(first)
+                 if PROMPT in json.dumps(r["body"], ensure_ascii=False)]
+        assert asked, f"{target} never sent the prompt to the model"
+        body = asked[0]
+        assert unpaired(body["path"].split("?")[0], body["body"]) is None
+        sent = json.dumps(body["body"], ensure_ascii=False)
+        notice = f"continues the {source} session {key}"
+        places = [sent.find(notice), sent.find(json.dumps(goal or notice,
+                                                           ensure_ascii=False)[1:-1]),
+                  sent.find(json.dumps(request)[1:-1]), sent.find(PROMPT)]
+        assert -1 not in places, (places, sent[:4000])
+        assert places == sorted(places), places  # notice, summary, request, ..., new prompt
+        tail = sent[places[2]:places[3]]
+        if dangling:
+            assert "has no recorded result" in tail, tail[:3000]
+        else:
+            assert "README.md" in tail and "calc.py" in tail, tail[:3000]  # the kept result
+            assert "has no recorded result" not in tail
+        assert "Fake model answer" in sent  # the session's own answers reached the model
+        # The target accepted the file: its turn was appended to the written session.
+        grown = path.read_bytes()
+        assert len(grown) > size and PROMPT.encode() in grown[size:]
+        assert src.read_bytes() == before  # the source is never touched
+
+        # Our importer takes the resumed file as a new session linked to its source.
+        world.continuity("import", str(path))
+        sessions = {s["session"]: s for s in world.continuity_json("sessions")}
+        assert written["session_id"] in {k.split("/")[0] for k in sessions}
+        assert key in sessions and len(sessions) == 2
+    finally:
+        world.close()
+
+
+@pytest.mark.parametrize(("source", "target"), PAIRS)
+def test_resume_then_a_real_turn_in_the_target(tmp_path: Path, clis: dict[str, Path],
+                                               fake_model: FakeModel, source: str,
+                                               target: str) -> None:
+    _resume(tmp_path, clis, fake_model, source, target, dangling=False)
+
+
+@pytest.mark.parametrize(("source", "target"), DANGLING)
+def test_resume_of_a_run_that_crashed_mid_call(tmp_path: Path, clis: dict[str, Path],
+                                               fake_model: FakeModel, source: str,
+                                               target: str) -> None:
+    _resume(tmp_path, clis, fake_model, source, target, dangling=True)
