@@ -39,8 +39,9 @@ from continuity.formats import FormatReader, LineReader, detect, read_head, read
 from continuity.core.text import clean
 from continuity.formats.base import check_entry, check_facts, clean_deep
 from continuity.formats.jsonl import Line
-from continuity.core.model import CompactionInfo, Entry, EntryKind, Session, SourceRef
+from continuity.core.model import CompactionInfo, Entry, EntryKind, Note, Session, SourceRef
 from continuity.formats.runs import RunTracker, derive_runs
+from continuity.formats.resumed import copy_note, copy_of
 from continuity.store.base import ImportIssue, RawLine, SourceState, Store
 
 PREFIX_BYTES = 64 * 1024
@@ -84,6 +85,8 @@ class FileReport:
     offset: int = 0
     pending_tail_bytes: int = 0
     resumed_from: int = 0
+    #: the source session a file ``continuity resume`` wrote continues (issue 13), else None
+    copy_of: str | None = None
     #: the exit code a ``failed`` file stands for (``core.errors``: 2 the file cannot be read,
     #: 4 the store refused it, e.g. a concurrent import of the same file), else None.
     failure_code: int | None = None
@@ -107,7 +110,7 @@ class FileReport:
             "first_timestamp": _iso(self.first_timestamp),
             "last_timestamp": _iso(self.last_timestamp),
             "offset": self.offset, "resumed_from": self.resumed_from,
-            "pending_tail_bytes": self.pending_tail_bytes,
+            "pending_tail_bytes": self.pending_tail_bytes, "copy_of": self.copy_of,
         }
 
 
@@ -290,6 +293,12 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
     start, start_line = (source.offset, source.line_count) if (source and resume) else (0, 0)
     report.resumed_from = start
     job.run(start, start_line, progress)
+    marker = copy_of(head) if start == 0 else None
+    if marker is not None and report.status == "imported":
+        # issue 13: a resumed copy is its own session, linked to its source by a note
+        report.copy_of = marker["session"]
+        if not any(n.text == copy_note(marker) for n in store.notes(key)):
+            store.add_note(Note(key, copy_note(marker)))
 
 
 def safe_key(key: str) -> str:

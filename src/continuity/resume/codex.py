@@ -10,7 +10,9 @@ What: a ``session_meta`` line (the new thread id, the project folder as ``cwd``,
 preamble as one user message (Codex rebuilds its history from it; our importer reads it as the
 session's compaction), then the turns as ``response_item`` lines: ``message`` (``input_text``
 for the user, ``output_text`` for the assistant), ``function_call`` (arguments as a JSON
-string) and, right after, one ``function_call_output`` per call.
+string) and, right after, one ``function_call_output`` per call (the Responses API has no error
+flag on an output: an error result, the synthetic "effects unknown" one included, says so in
+its text).
 """
 
 from __future__ import annotations

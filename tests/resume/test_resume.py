@@ -1,0 +1,255 @@
+"""``continuity resume`` (issue 13): the written file of every target, read back with our own
+importer, and the typed refusals. The real CLIs accepting the files: tests/e2e/test_resume.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from continuity.continuation.view import build_continuation
+from continuity.core.errors import InputError
+from continuity.core.model import EntryKind, Role, Session, ToolCallBlock, ToolResultBlock
+from continuity.formats.importer import import_file
+from continuity.resume import ResumeRefused, resume_session
+from continuity.resume.convert import TARGETS
+from continuity.resume.files import write_new
+from continuity.store import open_store, open_store_raw
+from tests.builders import CP, A, T, U, call, load
+
+VALID_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
+def _session(store, project: Path, rows, key: str = "src-1", harness: str = "codex") -> str:
+    load(store, rows, key=key)
+    store.upsert_session(Session(key=key, harness=harness, project=str(project),
+                                 source_path="/somewhere/src.jsonl"))
+    return key
+
+
+def _rows():
+    return [U("first request"), A(call("c/1:weird id", "exec_command", cmd="ls"), text="look"),
+            T("c/1:weird id", text="README.md"), A(text="done with the first"),
+            CP("the first turn listed the files"),
+            U("Now add the authentication middleware"),
+            A(call("call_2", "shell", command=["bash", "-lc", "pytest -q"])),
+            T("call_2", text="3 passed"),
+            A(call("call_3", "apply_patch", input="*** Begin Patch")),  # never answered
+            ]
+
+
+def _read_back(tmp_path: Path, path: Path, name: str):
+    """The written file imported into a fresh store: (store, report)."""
+    store = open_store_raw(f"sqlite:///{tmp_path / (name + '.db')}")
+    report = import_file(store, path)
+    return store, report
+
+
+def _paired(messages: list[dict]) -> None:
+    """Every call is answered exactly once, right after its turn, and no result is stray."""
+    open_calls: list[str] = []
+    seen: set[str] = set()
+    for m in messages:
+        calls = [b["id"] for b in m["content"] if b["type"] == "tool_call"]
+        results = [b["call_id"] for b in m["content"] if b["type"] == "tool_result"]
+        for r in results:
+            assert r in open_calls, (r, messages)
+            open_calls.remove(r)
+        if m["role"] != "tool" and not calls:
+            assert not open_calls, (open_calls, m)
+        for c in calls:
+            assert c not in seen
+            seen.add(c)
+        open_calls += calls
+    assert not open_calls
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_written_file_reads_back_as_a_new_session_linked_to_its_source(
+        sqlite_store, tmp_path: Path, target: str) -> None:
+    project = tmp_path / "proj"
+    project.mkdir()
+    key = _session(sqlite_store, project, _rows())
+    view = build_continuation(sqlite_store, key)
+    home = tmp_path / "home"
+    written = resume_session(sqlite_store, key, target, target_home=home)
+    assert written.path.is_file() and written.path.is_relative_to(home)
+    assert oct(written.path.stat().st_mode & 0o777) == "0o600"
+    assert [p.name for p in written.path.parent.iterdir()] == [written.path.name]  # no temp
+    back, report = _read_back(tmp_path, written.path, target)
+    try:
+        assert report.status == "imported" and report.errors == []
+        assert report.harness == target and report.copy_of == key
+        new_key = report.session_key
+        assert new_key == written.session_id != key
+        notes = [n.text for n in back.notes(new_key)]
+        assert notes == [f"Resumed copy of codex session {key} (continuity resume); that "
+                         "session is the original."]
+        again = build_continuation(back, new_key, budget_bytes=10**9)
+        assert again.refusal is None
+        assert again.request["text"] == view.request["text"] == \
+            "Now add the authentication middleware"
+        assert f"continues the codex session {key}" in again.summary["text"]
+        assert "the first turn listed the files" in again.summary["text"]
+        _paired(again.messages)
+        blocks = [b for m in again.messages for b in m["content"]]
+        calls = [b for b in blocks if b["type"] == "tool_call"]
+        assert all(VALID_ID.match(c["id"]) for c in calls)
+        assert [c["name"] for c in calls][-2:] == [
+            {"claude-code": "Bash", "codex": "exec_command", "pi": "bash"}[target],
+            "apply_patch"]
+        shell = calls[-2]["arguments"]
+        assert shell == ({"cmd": "pytest -q"} if target == "codex" else
+                         {"command": "pytest -q"})
+        results = [b for b in blocks if b["type"] == "tool_result"]
+        assert results[-2]["text"] == "3 passed call_2"  # T() appends the id
+        # the dangling call's synthetic answer (a Responses output has no error flag)
+        assert results[-1]["is_error"] is (target != "codex")
+        assert "has no recorded result" in results[-1]["text"]
+        # the source session is untouched
+        assert sqlite_store.get_session(key).entry_count == len(_rows())
+        # a second import of the same file adds nothing
+        assert import_file(back, written.path).status == "unchanged"
+        assert len(back.notes(new_key)) == 1
+    finally:
+        back.close()
+
+
+def test_ids_and_names_are_made_valid_and_stay_paired(sqlite_store, tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    project.mkdir()
+    long_id = "x" * 80
+    rows = [U("go"), A(call("a b/c", "mcp:server/tool"), call(long_id, "read")),
+            T(long_id), T("a b/c")]  # results out of order, in separate rows
+    key = _session(sqlite_store, project, rows, harness="pi")
+    written = resume_session(sqlite_store, key, "claude-code", target_home=tmp_path / "h")
+    lines = [json.loads(x) for x in written.path.read_text().splitlines()]
+    assistant = [x for x in lines if x["type"] == "assistant"]
+    assert len(assistant) == 1
+    uses = [b for b in assistant[0]["message"]["content"] if b["type"] == "tool_use"]
+    assert [u["name"] for u in uses] == ["mcp_server_tool", "read"]
+    assert all(VALID_ID.match(u["id"]) for u in uses)
+    following = lines[lines.index(assistant[0]) + 1]
+    assert following["parentUuid"] == assistant[0]["uuid"]
+    assert [b["tool_use_id"] for b in following["message"]["content"]] == [u["id"] for u in uses]
+    chain = [x["parentUuid"] for x in lines]
+    assert chain == [None] + [x["uuid"] for x in lines[:-1]]
+    assert all(x["sessionId"] == written.session_id and x["cwd"] == str(project)
+               for x in lines)
+
+
+def test_media_stay_stubs(sqlite_store, tmp_path: Path) -> None:
+    from continuity.core.model import Entry, MediaBlock, TextBlock
+
+    project = tmp_path / "p"
+    project.mkdir()
+    rows = [Entry(EntryKind.MESSAGE, Role.USER, (TextBlock("see this"),
+                                                 MediaBlock("image/png", 90480)),
+                  is_request=True), A(text="a cat")]
+    key = _session(sqlite_store, project, rows)
+    written = resume_session(sqlite_store, key, "pi", target_home=tmp_path / "h")
+    text = written.path.read_text()
+    assert "[image/png 90480 B omitted]" in text and "base64" not in text
+
+
+def test_homes_follow_each_harness_variable(sqlite_store, tmp_path: Path) -> None:
+    project = tmp_path / "my proj"
+    project.mkdir()
+    key = _session(sqlite_store, project, [U("hi"), A(text="hello")])
+    env = {"HOME": str(tmp_path / "user"), "CLAUDE_CONFIG_DIR": str(tmp_path / "cc"),
+           "CODEX_HOME": str(tmp_path / "cx"), "PI_CODING_AGENT_DIR": str(tmp_path / "pa")}
+    claude = resume_session(sqlite_store, key, "claude-code", env=env)
+    encoded = re.sub(r"[^A-Za-z0-9]", "-", str(project))
+    assert claude.path.parent == tmp_path / "cc" / "projects" / encoded
+    assert claude.command == ["claude", "--resume", claude.session_id]
+    codex = resume_session(sqlite_store, key, "codex", env=env)
+    assert codex.path.parent.parent.parent.parent == tmp_path / "cx" / "sessions"
+    assert re.fullmatch(r"rollout-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-" + codex.session_id
+                        + r"\.jsonl", codex.path.name)
+    pi = resume_session(sqlite_store, key, "pi", env=env)
+    assert pi.path.parent == tmp_path / "pa" / "sessions" / f"--{str(project)[1:].replace('/', '-')}--"
+    assert pi.command == ["pi", "--session", str(pi.path)]
+    default = resume_session(sqlite_store, key, "codex", env={"HOME": str(tmp_path / "user")})
+    assert default.path.is_relative_to(tmp_path / "user" / ".codex" / "sessions")
+
+
+def test_a_refused_continuation_writes_nothing(sqlite_store, tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    project.mkdir()
+    key = _session(sqlite_store, project, [U("x" * 5000), A(text="ok")])
+    home = tmp_path / "h"
+    with pytest.raises(ResumeRefused) as caught:
+        resume_session(sqlite_store, key, "codex", budget_bytes=1000, target_home=home)
+    assert caught.value.exit_code == 5
+    assert caught.value.refusal["reason"] == "protected_context_over_budget"
+    assert not home.exists()
+
+
+def test_bad_targets_projects_and_homes_are_input_errors(sqlite_store, tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    project.mkdir()
+    key = _session(sqlite_store, project, [U("hi"), A(text="hello")])
+    with pytest.raises(InputError, match="unknown harness 'vim'"):
+        resume_session(sqlite_store, key, "vim", target_home=tmp_path / "h")
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    with pytest.raises(InputError, match="cannot write the pi session under"):
+        resume_session(sqlite_store, key, "pi", target_home=blocker)
+    assert blocker.read_text() == "not a folder"
+    load(sqlite_store, [U("hi")], key="nowhere")
+    with pytest.raises(InputError, match="has no project folder"):
+        resume_session(sqlite_store, "nowhere", "pi", target_home=tmp_path / "h")
+    _session(sqlite_store, tmp_path / "gone", [U("hi")], key="gone")
+    with pytest.raises(InputError, match="does not exist here"):
+        resume_session(sqlite_store, "gone", "pi", target_home=tmp_path / "h")
+
+
+def test_write_new_never_overwrites(tmp_path: Path) -> None:
+    path = tmp_path / "s.jsonl"
+    path.write_text("original\n")
+    with pytest.raises(FileExistsError):
+        write_new(path, [{"a": 1}])
+    assert path.read_text() == "original\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["s.jsonl"]
+    write_new(tmp_path / "t.jsonl", [{"a": 1}, {"b": "é"}])
+    assert (tmp_path / "t.jsonl").read_text(encoding="utf-8") == '{"a":1}\n{"b":"é"}\n'
+
+
+def _cli(home: Path, *args: str, env: dict[str, str] | None = None):
+    return subprocess.run([sys.executable, "-m", "continuity.cli.app", *args],
+                          capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "CONTINUITY_HOME": str(home), **(env or {})})
+
+
+def test_cli_json_and_errors(tmp_path: Path) -> None:
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    project = tmp_path / "proj"
+    project.mkdir()
+    with open_store(f"sqlite:///{ws / 'continuity.db'}") as store:
+        _session(store, project, [U("Fix the bug"), A(text="on it")], key="abc-123")
+        load(store, [U("y" * 4000)], key="big")
+        store.upsert_session(Session(key="big", harness="pi", project=str(project)))
+    target = tmp_path / "codex-home"
+    done = _cli(ws, "resume", "abc", "--in", "codex", "--target-home", str(target), "--json")
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert set(data) == {"target", "path", "session_id", "command", "cwd"}
+    assert data["target"] == "codex" and Path(data["path"]).is_file()
+    assert data["command"] == f"cd {project} && codex resume {data['session_id']}"
+    plain = _cli(ws, "resume", "abc", "--in", "pi", "--target-home", str(tmp_path / "pi"))
+    assert plain.returncode == 0 and plain.stdout.startswith(f"cd {project} && pi --session ")
+    bad = _cli(ws, "resume", "abc", "--in", "emacs")
+    assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0
+    assert "unknown harness 'emacs'" in bad.stderr
+    refused = _cli(ws, "resume", "big", "--in", "claude-code", "--budget", "500",
+                   "--target-home", str(tmp_path / "cc"))
+    assert refused.returncode == 5 and "refused" in refused.stderr
+    assert not (tmp_path / "cc").exists()
+    unknown = _cli(ws, "resume", "zzz", "--in", "pi")
+    assert unknown.returncode == 3
