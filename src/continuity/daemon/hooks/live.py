@@ -287,6 +287,8 @@ class LiveCapture:
                 context, recovery = "", {"skipped": "replayed"}
             else:
                 context, recovery = self._recovery(info, source, since)
+                if body.harness == "claude-code" and source in ("compact", "clear"):
+                    context = self._with_essentials(info, source, ended, context, recovery)
         self._queue_import(info)
         return {"session_key": info.key, "source": source, "context": context,
                 "injected": bool(context), "recovery": recovery}
@@ -359,6 +361,46 @@ class LiveCapture:
         self._compacted.discard(info.key)
         self.seen.add(mark)
         return RECOVERY_HEADING + found.text, meta
+
+    def _with_essentials(self, info: LiveSession, source: str, ended: list[LiveSession],
+                         context: str, recovery: dict[str, Any]) -> str:
+        """``context`` plus the continuation's essentials (``resume.essentials``, issue 13)
+        for a fresh Claude Code context: after ``compact`` those of this session, after
+        ``clear`` those of the session it cleared (the one this start ended, else the
+        project's most recently active stored session). All within Claude Code's
+        10,000-character ``additionalContext`` limit (``adapters.CONTEXT_LIMIT``), the
+        recovery digest first; never the same essentials twice into one session (marks
+        kept with the applied event ids, like the recovery's), but again after a compaction
+        (a fresh context). ``recovery["continuation"]`` says what was done."""
+        from continuity.resume.essentials import essentials
+        from continuity.store.names import project_session
+
+        if source == "compact":
+            key: str | None = info.store_key or info.key
+        elif ended:
+            key = ended[-1].store_key or ended[-1].key
+        else:
+            key = project_session(self.store, info.project) if info.project else None
+            if key in (info.key, info.store_key):
+                key = None
+        if key is None or self.store.get_session(key) is None:
+            recovery["continuation"] = None
+            return context
+        sep = "\n\n" if context else ""
+        room = adapters.CONTEXT_LIMIT - 1 - len(context) - len(sep)
+        found = essentials(self.store, key, room)
+        if found is None:
+            recovery["continuation"] = {"session": key, "skipped": "nothing_fits_or_refused"}
+            return context
+        mark = injection_mark(info.key, 0).replace("inject-", "essentials-", 1) + "-" + \
+            found.mark
+        fresh = source == "compact"
+        if not fresh and mark in self.seen:
+            recovery["continuation"] = {"session": key, "skipped": "already_injected"}
+            return context
+        self.seen.add(mark)
+        recovery["continuation"] = {"session": key, "chars": len(found.text)}
+        return context + sep + found.text
 
     def _started_at(self, info: LiveSession) -> datetime | None:
         """When session ``info`` started, as the daemon can tell before it makes a state for
