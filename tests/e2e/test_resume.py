@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import HARNESSES, World
+from tests.e2e.conftest import HARNESSES, World, until
 from tests.e2e.fakemodel import FakeModel, unpaired
 
 DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "real-harness"
@@ -157,3 +157,41 @@ def test_resume_of_a_run_that_crashed_mid_call(tmp_path: Path, clis: dict[str, P
                                                fake_model: FakeModel, source: str,
                                                target: str) -> None:
     _resume(tmp_path, clis, fake_model, source, target, dangling=True)
+
+
+def test_claude_code_compact_start_gets_the_essentials_once(
+        tmp_path: Path, clis: dict[str, Path], fake_model: FakeModel) -> None:
+    """Item 4 with the real Claude Code: after ``/compact`` its SessionStart (``source``
+    ``compact``) gets the continuation's essentials from our hook; the next model request holds
+    them once, the previous request verbatim inside them, under the 10,000-character limit."""
+    world = World(tmp_path, "claude-code", clis["claude-code"], fake_model)
+    try:
+        world.continuity_json("hooks", "install", "claude-code")
+        world.start_daemon()
+        task = "Task A: fix the March totals in report.py"
+        world.run_harness(task)
+        key = until(lambda: next((s["session"] for s in world.continuity_json("sessions")
+                                  if s["harness"] == "claude-code"), None), "session A")
+        until(lambda: (world.continuity_json("continue", key).get("request") or {}).get(
+            "text") == task, "A's continuation")
+        compact = subprocess.run([str(world.cli), "-p", "/compact", "--continue"],
+                                 env=world.env(), cwd=world.project, capture_output=True,
+                                 text=True, timeout=120, stdin=subprocess.DEVNULL)
+        assert compact.returncode == 0, compact.stderr
+        first = len(fake_model.requests)
+        rejected = len(fake_model.rejected)
+        world.run_harness("Task B after the compaction", resume=True)
+        asked = [r for r in fake_model.model_requests(first)
+                 if "Task B after the compaction" in json.dumps(r["body"], ensure_ascii=False)]
+        assert asked and fake_model.rejected[rejected:] == []
+        sent = json.dumps(asked[0]["body"], ensure_ascii=False)
+        assert sent.count("## Continuation of the previous work") == 1
+        assert f"<previous-request>\\n{task}\\n</previous-request>" in sent
+        assert f'one MCP `continuation` call away (session \\"{key}\\")' in sent
+        contexts = [b.get("text", "") for m in asked[0]["body"].get("messages", [])
+                    for b in (m.get("content") if isinstance(m.get("content"), list) else [
+                        {"text": m.get("content")}]) if isinstance(b, dict) and isinstance(
+                        b.get("text"), str) and "Continuation of the previous work" in b["text"]]
+        assert contexts and all(len(c) < 10_000 + 100 for c in contexts)  # + Claude's prefix
+    finally:
+        world.close()
