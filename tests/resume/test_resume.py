@@ -253,3 +253,27 @@ def test_cli_json_and_errors(tmp_path: Path) -> None:
     assert not (tmp_path / "cc").exists()
     unknown = _cli(ws, "resume", "zzz", "--in", "pi")
     assert unknown.returncode == 3
+
+
+def test_exec_opens_the_new_session_in_the_project_folder(tmp_path: Path) -> None:
+    """``--exec`` runs the printed command: the harness, in the project folder (a stand-in
+    ``codex`` on PATH records its arguments and folder)."""
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    project = tmp_path / "proj"
+    project.mkdir()
+    with open_store(f"sqlite:///{ws / 'continuity.db'}") as store:
+        _session(store, project, [U("Fix the bug"), A(text="on it")], key="abc-123")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    fake = bin_dir / "codex"
+    fake.write_text('#!/bin/sh\necho "$PWD" "$@" > "$RECORD"\n')
+    fake.chmod(0o755)
+    record = tmp_path / "record.txt"
+    done = _cli(ws, "resume", "abc", "--in", "codex", "--exec", "--target-home",
+                str(tmp_path / "cx"), env={"PATH": f"{bin_dir}:{os.environ['PATH']}",
+                                           "RECORD": str(record)})
+    assert done.returncode == 0, done.stderr
+    written = next((tmp_path / "cx" / "sessions").rglob("rollout-*.jsonl"))
+    session_id = json.loads(written.read_text().splitlines()[0])["payload"]["id"]
+    assert record.read_text().split() == [str(project), "resume", session_id]
