@@ -226,7 +226,9 @@ def _cli(home: Path, *args: str, env: dict[str, str] | None = None):
                           env={**os.environ, "CONTINUITY_HOME": str(home), **(env or {})})
 
 
-def test_cli_json_and_errors(tmp_path: Path) -> None:
+def _workspace(tmp_path: Path) -> tuple[Path, Path]:
+    """A workspace holding session ``abc-123`` (a request and its answer) and ``big`` (one
+    4,000-byte request), both of folder ``proj``: (workspace, project)."""
     ws = tmp_path / "ws"
     ws.mkdir()
     project = tmp_path / "proj"
@@ -235,6 +237,11 @@ def test_cli_json_and_errors(tmp_path: Path) -> None:
         _session(store, project, [U("Fix the bug"), A(text="on it")], key="abc-123")
         load(store, [U("y" * 4000)], key="big")
         store.upsert_session(Session(key="big", harness="pi", project=str(project)))
+    return ws, project
+
+
+def test_cli_json_and_errors(tmp_path: Path) -> None:
+    ws, project = _workspace(tmp_path)
     target = tmp_path / "codex-home"
     done = _cli(ws, "resume", "abc", "--in", "codex", "--target-home", str(target), "--json")
     assert done.returncode == 0, done.stderr
@@ -258,12 +265,7 @@ def test_cli_json_and_errors(tmp_path: Path) -> None:
 def test_exec_opens_the_new_session_in_the_project_folder(tmp_path: Path) -> None:
     """``--exec`` runs the printed command: the harness, in the project folder (a stand-in
     ``codex`` on PATH records its arguments and folder)."""
-    ws = tmp_path / "ws"
-    ws.mkdir()
-    project = tmp_path / "proj"
-    project.mkdir()
-    with open_store(f"sqlite:///{ws / 'continuity.db'}") as store:
-        _session(store, project, [U("Fix the bug"), A(text="on it")], key="abc-123")
+    ws, project = _workspace(tmp_path)
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     fake = bin_dir / "codex"

@@ -78,10 +78,13 @@ def write_private(path: str | os.PathLike[str], data: bytes) -> None:
     write_whole(path, data, PRIVATE_FILE)
 
 
-def write_whole(path: str | os.PathLike[str], data: bytes, mode: int) -> None:
+def write_whole(path: str | os.PathLike[str], data: bytes, mode: int, *,
+                replace: bool = True) -> None:
     """Write ``data`` to ``path`` whole or not at all: a temp file beside it, fsynced, given
-    permission bits ``mode`` (whatever the umask), then renamed over ``path``. Its folder
-    must exist. Raises ``OSError`` (the temp file is removed)."""
+    permission bits ``mode`` (whatever the umask), then renamed over ``path``; with
+    ``replace`` False linked to ``path`` instead, which fails with ``FileExistsError`` when
+    ``path`` exists (never overwrite, not even in a race; issue 13). Its folder must exist.
+    Raises ``OSError`` (the temp file is removed)."""
     import tempfile
     from pathlib import Path
 
@@ -93,7 +96,11 @@ def write_whole(path: str | os.PathLike[str], data: bytes, mode: int) -> None:
             fh.flush()
             os.fsync(fh.fileno())
         os.chmod(tmp, mode)
-        os.replace(tmp, path)
+        if replace:
+            os.replace(tmp, path)
+        else:
+            os.link(tmp, path)
+            Path(tmp).unlink()
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise

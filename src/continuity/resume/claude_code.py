@@ -16,14 +16,14 @@ session (our importer links the new session to it).
 
 from __future__ import annotations
 
-import os
 import re
 import uuid
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Mapping
 
-from continuity.resume.convert import Call, Resumed, Turn
+from continuity.resume import files
+from continuity.resume.convert import Resumed, Turn
 
 TARGET = "claude-code"
 #: The Claude Code release whose files these lines follow (harnesses.md).
@@ -36,11 +36,7 @@ _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
 def harness_home(env: Mapping[str, str], override: Path | None = None) -> Path:
     """Claude Code's config folder: ``override``, else ``$CLAUDE_CONFIG_DIR``, else
     ``~/.claude``."""
-    if override is not None:
-        return override
-    if env.get("CLAUDE_CONFIG_DIR"):
-        return Path(env["CLAUDE_CONFIG_DIR"])
-    return Path(env.get("HOME") or os.path.expanduser("~")) / ".claude"
+    return files.harness_home(env, override, "CLAUDE_CONFIG_DIR", ".claude")
 
 
 def project_folder(home: Path, project: str) -> Path:
@@ -99,13 +95,9 @@ def _line(turn: Turn) -> dict[str, Any]:
         return {"type": "user", "message": {"role": "user", "content": [
             {"tool_use_id": r.call_id, "type": "tool_result", "content": r.text,
              "is_error": r.is_error} for r in turn.parts]}}
-    content: list[dict[str, Any]] = []
-    for part in turn.parts:
-        if isinstance(part, Call):
-            content.append({"type": "tool_use", "id": part.id, "name": part.name,
-                            "input": part.arguments})
-        elif part:
-            content.append({"type": "text", "text": part})
+    content = turn.content(lambda text: {"type": "text", "text": text},
+                           lambda c: {"type": "tool_use", "id": c.id, "name": c.name,
+                                      "input": c.arguments})
     return {"type": "assistant", "message": {
         "id": "msg_" + uuid.uuid4().hex[:24], "type": "message", "role": "assistant",
         "model": "<synthetic>", "content": content,

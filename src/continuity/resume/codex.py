@@ -17,7 +17,6 @@ its text).
 
 from __future__ import annotations
 
-import os
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Mapping
@@ -25,6 +24,7 @@ from typing import Any, Mapping
 import orjson
 
 from continuity.resume.convert import Call, Resumed, Turn
+from continuity.resume import files
 from continuity.resume.files import uuid7
 
 TARGET = "codex"
@@ -34,11 +34,7 @@ VERSION = "0.171.0"
 
 def harness_home(env: Mapping[str, str], override: Path | None = None) -> Path:
     """Codex's home: ``override``, else ``$CODEX_HOME``, else ``~/.codex``."""
-    if override is not None:
-        return override
-    if env.get("CODEX_HOME"):
-        return Path(env["CODEX_HOME"])
-    return Path(env.get("HOME") or os.path.expanduser("~")) / ".codex"
+    return files.harness_home(env, override, "CODEX_HOME", ".codex")
 
 
 def project_folder(home: Path, project: str, now: datetime) -> Path:

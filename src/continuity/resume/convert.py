@@ -92,6 +92,12 @@ class Turn:
     def calls(self) -> list[Call]:
         return [p for p in self.parts if isinstance(p, Call)]
 
+    def content(self, on_text: Any, on_call: Any) -> list[dict[str, Any]]:
+        """The parts of an assistant turn as a writer's blocks, in order: ``on_text(str)``
+        for each non-empty text, ``on_call(Call)`` for each call."""
+        return [on_call(p) if isinstance(p, Call) else on_text(p) for p in self.parts
+                if isinstance(p, Call) or p]
+
 
 @dataclass
 class Source:

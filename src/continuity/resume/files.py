@@ -9,12 +9,13 @@ folder. Raises ``FileExistsError`` or ``OSError``; nothing half-written is ever 
 from __future__ import annotations
 
 import os
-import tempfile
 import uuid
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import orjson
+
+from continuity.core.private import write_whole
 
 #: Session files are private to their user, as the harnesses write them.
 FILE_MODE = 0o600
@@ -27,17 +28,7 @@ def jsonl(lines: Iterable[dict[str, Any]]) -> bytes:
 
 def write_new(path: Path, lines: Iterable[dict[str, Any]]) -> None:
     """Write ``lines`` as a new file at ``path`` (module docstring). Its folder must exist."""
-    data = jsonl(lines)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, FILE_MODE)
-        os.link(tmp, path)  # FileExistsError: never overwrite
-    finally:
-        Path(tmp).unlink(missing_ok=True)
+    write_whole(path, jsonl(lines), FILE_MODE, replace=False)  # FileExistsError: never over
     try:
         dfd = os.open(path.parent, os.O_RDONLY)
     except OSError:
@@ -46,6 +37,17 @@ def write_new(path: Path, lines: Iterable[dict[str, Any]]) -> None:
         os.fsync(dfd)
     finally:
         os.close(dfd)
+
+
+def harness_home(env: Mapping[str, str], override: Path | None, variable: str,
+                 *default: str) -> Path:
+    """A harness's home folder: ``override`` (``--target-home``), else the folder named by the
+    harness's own variable ``variable`` in ``env``, else ``$HOME`` joined with ``default``."""
+    if override is not None:
+        return override
+    if env.get(variable):
+        return Path(env[variable])
+    return Path(env.get("HOME") or os.path.expanduser("~")).joinpath(*default)
 
 
 def uuid7() -> str:
@@ -59,4 +61,4 @@ def uuid7() -> str:
     return str(uuid.UUID(int=value))
 
 
-__all__ = ["write_new", "jsonl", "uuid7", "FILE_MODE"]
+__all__ = ["write_new", "jsonl", "uuid7", "harness_home", "FILE_MODE"]

@@ -18,13 +18,13 @@ Assistant messages name the provider and model of pi's settings (``defaultProvid
 from __future__ import annotations
 
 import json
-import os
 import secrets
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Mapping
 
-from continuity.resume.convert import Call, Resumed, Turn
+from continuity.resume.convert import Resumed, Turn
+from continuity.resume import files
 from continuity.resume.files import uuid7
 
 TARGET = "pi"
@@ -32,11 +32,7 @@ TARGET = "pi"
 
 def harness_home(env: Mapping[str, str], override: Path | None = None) -> Path:
     """pi's agent folder: ``override``, else ``$PI_CODING_AGENT_DIR``, else ``~/.pi/agent``."""
-    if override is not None:
-        return override
-    if env.get("PI_CODING_AGENT_DIR"):
-        return Path(env["PI_CODING_AGENT_DIR"])
-    return Path(env.get("HOME") or os.path.expanduser("~")) / ".pi" / "agent"
+    return files.harness_home(env, override, "PI_CODING_AGENT_DIR", ".pi", "agent")
 
 
 def project_folder(home: Path, project: str) -> Path:
@@ -121,13 +117,9 @@ def _messages(turn: Turn, provider: str, model: str) -> list[dict[str, Any]]:
         return [{"role": "toolResult", "toolCallId": r.call_id, "toolName": r.name,
                  "content": [{"type": "text", "text": r.text}], "isError": r.is_error}
                 for r in turn.parts]
-    content: list[dict[str, Any]] = []
-    for part in turn.parts:
-        if isinstance(part, Call):
-            content.append({"type": "toolCall", "id": part.id, "name": part.name,
-                            "arguments": part.arguments})
-        elif part:
-            content.append({"type": "text", "text": part})
+    content = turn.content(lambda text: {"type": "text", "text": text},
+                           lambda c: {"type": "toolCall", "id": c.id, "name": c.name,
+                                      "arguments": c.arguments})
     return [{"role": "assistant", "content": content, "api": "openai-completions",
              "provider": provider, "model": model,
              "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0,
