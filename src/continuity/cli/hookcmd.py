@@ -49,6 +49,12 @@ TIMEOUTS = {"session-start": 5.0, "user-prompt-submit": 3.0, "pre-compaction": 5
 NATIVE = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
           "PreCompact": "pre-compaction", "PostCompact": "post-compaction", "Stop": "stop",
           "SessionEnd": "session-end"}
+#: Requests a harness waits on for their answer, never spooled (issue 14: pi's extension asks
+#: for its continuation checkpoint's summary, or reports one it refused): event → route. When
+#: the daemon is down or does not answer, the command prints ``{"delivered": false, "why"}``
+#: (an HTTP error: also ``"status"``) and the caller fails closed.
+SYNC_ROUTES = {"continuation-summary": "/api/continuation/summary",
+               "continuation-refused": "/api/continuation/refused"}
 #: Answers meaning "this request is bad": spooling it would only fail again.
 REJECTED = (400, 404, 413, 422)
 #: Answers meaning "this daemon is not the workspace's" (another workspace's token or id, a
@@ -116,7 +122,7 @@ def parse_args(argv: list[str]) -> tuple[str, str, float | None]:
             timeout = float(value)
     from continuity.daemon.hooks.spool import EVENTS, HARNESSES
 
-    if event not in EVENTS:
+    if event not in EVENTS and event not in SYNC_ROUTES:
         raise ValueError(f"EVENT must be one of {', '.join(EVENTS)} (got {event!r})")
     if harness not in HARNESSES:
         raise ValueError(f"--harness must be one of {', '.join(HARNESSES)} (got {harness!r})")
@@ -314,7 +320,12 @@ def hook_seconds(event: str, timeout: float | None) -> float:
             seconds = None
         if seconds is not None and 0 < seconds < float("inf"):
             return min(seconds, MAX_SECONDS)
-    return TIMEOUTS[event]
+    return TIMEOUTS.get(event, SYNC_SECONDS)
+
+
+#: The default deadline of a ``SYNC_ROUTES`` request (the daemon bounds a summary by
+#: ``[daemon] stop_seconds`` itself; the caller passes ``--timeout``).
+SYNC_SECONDS = 130.0
 
 
 def run(argv: list[str], *, backstop: bool = False) -> int:
@@ -347,6 +358,8 @@ def _run(home_arg: str | None, event: str, harness: str, deadline: float,
     from continuity.daemon.hooks.spool import fast_home, iso_now, native_line, new_event_id
 
     home = os.path.expanduser(home_arg) if home_arg else fast_home()
+    if event in SYNC_ROUTES:
+        return _run_sync(home, event, deadline)
     event_id, at = new_event_id(), iso_now()
     work_deadline = deadline - spool_reserve(seconds)
     # stdin closes at once when a harness is done writing; one left open may hold the rest of
@@ -397,6 +410,48 @@ def _run(home_arg: str | None, event: str, harness: str, deadline: float,
                f"(HTTP {status})", deadline)
         return 0
     _spool(home, line, event, f"HTTP {status}", deadline)
+    return 0
+
+
+def _answer_sync(value: bytes) -> None:
+    try:
+        sys.stdout.buffer.write(value)
+        sys.stdout.flush()
+    except Exception:  # noqa: BLE001 - the caller closed our stdout
+        pass
+
+
+def _run_sync(home: str, event: str, deadline: float) -> int:
+    """A ``SYNC_ROUTES`` request: stdin posted as it is, the daemon's 2xx answer printed;
+    anything else printed as ``{"delivered": false, ...}``. Never spooled."""
+    payload, problem = _read_stdin(deadline - (deadline - time.monotonic()) / 2)
+    if problem is not None:
+        _answer_sync(b'{"delivered":false,"why":"stdin"}')
+        return 0
+    try:
+        address = daemon_address(home)
+        if address is None:
+            _answer_sync(b'{"delivered":false,"why":"no_daemon"}')
+            return 0
+        host, port = address
+        headers: dict[str, str] = {}
+        workspace = daemon_id(home)
+        if workspace:
+            headers[WORKSPACE_HEADER] = workspace
+        token = daemon_token(home)
+        if token:
+            headers["Authorization"] = f"Bearer {token}"
+        status, answer = post(host, port, SYNC_ROUTES[event], payload, headers, deadline)
+    except TimeoutError:
+        _answer_sync(b'{"delivered":false,"why":"timeout"}')
+        return 0
+    except Exception:  # noqa: BLE001 - down or broken: the caller fails closed
+        _answer_sync(b'{"delivered":false,"why":"unreachable"}')
+        return 0
+    if 200 <= status < 300 and answer:
+        _answer_sync(answer)
+    else:
+        _answer_sync(b'{"delivered":false,"why":"http","status":%d}' % status)
     return 0
 
 

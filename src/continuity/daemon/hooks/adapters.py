@@ -110,7 +110,8 @@ def _post(p: dict[str, Any]) -> dict[str, Any]:
 def _stop(p: dict[str, Any]) -> dict[str, Any]:
     return {"last_assistant_message": _text(p, "last_assistant_message"),
             "stop_hook_active": bool(p.get("stop_hook_active", False)),
-            "settled": p.get("settled", True) is not False, "turn_id": _text(p, "turn_id")}
+            "settled": p.get("settled", True) is not False, "turn_id": _text(p, "turn_id"),
+            "checkpoint_in_harness": p.get("checkpoint_in_harness") is True or None}
 
 
 def _end(p: dict[str, Any]) -> dict[str, Any]:
