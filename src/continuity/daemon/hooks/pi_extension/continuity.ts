@@ -96,7 +96,7 @@ export function runHook(event, payload, options = {}) {
       const [command, ...args] = hookCommand();
       const wait = options.timeoutMs ?? TIMEOUT_MS[event] ?? DEFAULT_TIMEOUT_MS;
       const extra = options.timeoutMs ? ["--timeout", String(Math.ceil(wait / 1000))] : [];
-      const child = spawn(command, [...args, event, "--harness", "pi", ...extra], {
+      const child = spawn(command, [...args, event, "--harness", "pi"].concat(extra), {
         stdio: ["pipe", "pipe", "ignore"],
       });
       const chunks = [];
