@@ -222,3 +222,23 @@ def test_stop_from_pi_answers_the_budget_and_leaves_the_checkpoint_to_pi(
         assert info.last_outcome == {"session": KEY, "status": "not_needed",
                                      "reason": "checkpoint_in_harness"}
         assert live.store.latest_compaction(KEY) is None
+
+
+@pytest.mark.parametrize(("config", "budget"), [
+    ("", 240_000),
+    ("[continuity]\nfollow_up_budget_bytes = 50000\n", 50_000),
+    ("[continuity]\nfollow_up_budget_bytes = 50000\n[daemon]\nbudget_bytes = 7000\n", 7_000)])
+def test_the_daemon_budget_is_the_follow_up_budget(isolated_home: Path, monkeypatch: Any,
+                                                   config: str, budget: int) -> None:
+    """``[continuity] follow_up_budget_bytes`` is the daemon's budget (what pi's extension is
+    told); the older ``[daemon] budget_bytes`` wins only when a workspace sets it."""
+    from continuity.daemon.server import build_live, load_settings
+
+    monkeypatch.delenv("CONTINUITY_DATABASE_URL", raising=False)
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    (isolated_home / "config.toml").write_text(config)
+    live = build_live(isolated_home, load_settings(isolated_home))
+    try:
+        assert live.budget_bytes == budget
+    finally:
+        live.store.close()
