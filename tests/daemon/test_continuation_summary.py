@@ -242,3 +242,29 @@ def test_the_daemon_budget_is_the_follow_up_budget(isolated_home: Path, monkeypa
         assert live.budget_bytes == budget
     finally:
         live.store.close()
+
+
+def test_a_refusal_spooled_while_the_daemon_was_down_is_recorded_once(
+        store: Any, isolated_home: Path, tmp_path: Path) -> None:
+    """pi's extension found no daemon: its ``continuation-refused`` report waits in the spool
+    (the hook command journals it); the daemon's start records it as the run's receipt, and a
+    second start (the same line replayed, or a second report) adds none."""
+    from continuity.daemon.hooks import spool
+
+    path, _entries = _session_file(tmp_path)
+    body = {"harness": "pi", "session_key": KEY, "transcript_path": str(path),
+            "request_entry_id": "u1", "reason": "provider_failure"}
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    for _ in range(2):
+        spool.append(str(isolated_home), spool.body_line(spool.new_event_id(), spool.iso_now(),
+                                                         "continuation-refused", body))
+    for _ in range(2):
+        live = LiveCapture(store, home=isolated_home, config=CheckpointConfig(),
+                           budget_bytes=240_000, stop_seconds=10,
+                           idle_limit=timedelta(hours=4), tick_seconds=0.05)
+        report = live.start()
+        live.close()
+    assert report.rejected == 0
+    rows = store.receipts(KEY)
+    assert [(r.run_id, r.reason.value) for r in rows] == [(f"{KEY}:1", "provider_failure")]
+    assert spool.pending(str(isolated_home)) == 0

@@ -111,7 +111,8 @@ def test_hookcmd_home_option_picks_the_workspace(tmp_path: Path, monkeypatch) ->
 def test_hookcmd_sync_request_is_never_spooled(tmp_path: Path, monkeypatch, capsys) -> None:
     """Issue 14: ``continuation-summary`` (pi's extension waits for the answer) with no daemon
     of the workspace prints ``{"delivered": false, ...}`` and spools nothing: a summary made
-    later would reach no one."""
+    later would reach no one. A ``continuation-refused`` report no daemon took is journaled
+    as a body line, so the receipt reaches the store when the daemon starts."""
     import json
 
     monkeypatch.delenv("CONTINUITY_DAEMON_URL", raising=False)
@@ -124,7 +125,10 @@ def test_hookcmd_sync_request_is_never_spooled(tmp_path: Path, monkeypatch, caps
     assert hookcmd.run(["continuation-refused", "--harness", "pi", "--home", str(tmp_path),
                         "--timeout", "1"]) == 0
     assert json.loads(capsys.readouterr().out) == {"delivered": False, "why": "unreachable"}
-    assert not (tmp_path / "spool").exists()
+    lines = (tmp_path / "spool" / "events.jsonl").read_text().splitlines()
+    assert len(lines) == 1
+    spooled = SpooledEvent.parse(lines[0].encode())
+    assert (spooled.event, spooled.body) == ("continuation-refused", {"session_key": "s"})
 
 
 def test_hookcmd_parse_args_accepts_both_spellings() -> None:

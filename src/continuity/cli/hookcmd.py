@@ -431,6 +431,7 @@ def _run_sync(home: str, event: str, deadline: float) -> int:
     try:
         address = daemon_address(home)
         if address is None:
+            _spool_refusal(home, event, payload, deadline)
             _answer_sync(b'{"delivered":false,"why":"no_daemon"}')
             return 0
         host, port = address
@@ -446,13 +447,36 @@ def _run_sync(home: str, event: str, deadline: float) -> int:
         _answer_sync(b'{"delivered":false,"why":"timeout"}')
         return 0
     except Exception:  # noqa: BLE001 - down or broken: the caller fails closed
+        _spool_refusal(home, event, payload, deadline)
         _answer_sync(b'{"delivered":false,"why":"unreachable"}')
         return 0
     if 200 <= status < 300 and answer:
         _answer_sync(answer)
     else:
+        if status >= 500 or status in NOT_OURS:
+            _spool_refusal(home, event, payload, deadline)
         _answer_sync(b'{"delivered":false,"why":"http","status":%d}' % status)
     return 0
+
+
+def _spool_refusal(home: str, event: str, payload: bytes, deadline: float) -> None:
+    """A ``continuation-refused`` report no daemon took: journaled as a body line for the
+    daemon's start to record (issue 14: the receipt reaches the store even when the daemon
+    was down). A summary request is never spooled (nobody would read its answer)."""
+    if event != "continuation-refused":
+        return
+    import json
+
+    from continuity.daemon.hooks.spool import body_line, iso_now, new_event_id
+
+    try:
+        body = json.loads(payload.decode("utf-8"))
+        if not isinstance(body, dict):
+            return
+        line = body_line(new_event_id(), iso_now(), event, body)
+    except (ValueError, UnicodeError):
+        return
+    _spool(home, line, event, "no daemon answered", deadline)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -221,6 +221,9 @@ class LiveCapture:
             raise spool.RejectedEvent(f"payload of {size} bytes is over [daemon] max_body_bytes "
                                       f"({self.max_body_bytes}): refused as the daemon "
                                       "refuses such a body (413)")
+        if item.event == "continuation-refused":  # issue 14: a body line only
+            self._replay_refusal(item)
+            return
         try:
             if item.body is not None:
                 body = BODIES[item.event].model_validate({**item.body, "event_id": item.id})
@@ -240,6 +243,22 @@ class LiveCapture:
             self.handle(item.event, body)
         finally:
             self._local.replaying = False
+
+    def _replay_refusal(self, item: spool.SpooledEvent) -> None:
+        """A spooled ``continuation-refused`` body (pi's extension found no daemon): recorded
+        once (the applied event ids, and ``capture.refuse``'s once-per-run rule)."""
+        from continuity.daemon.hooks.models import ContinuationRefusedBody
+
+        if item.body is None:
+            raise spool.RejectedEvent("continuation-refused: a body line is expected")
+        if item.id in self.seen:
+            return
+        try:
+            body = ContinuationRefusedBody.model_validate(item.body)
+        except (ValidationError, ValueError) as exc:
+            raise spool.RejectedEvent(str(exc).replace("\n", " ")) from None
+        self.continuation_refused(body)
+        self.seen.add(item.id)
 
     def drain_spool(self) -> spool.DrainReport:
         """Replay the spool now (one drain at a time)."""
