@@ -46,8 +46,11 @@ harness's raw hook stdin (the hook command's route; answers the harness's stdout
 /api/checkpoints?project=&limit=`` and ``GET /api/checkpoints/<session_key>`` (``{checkpoints,
 count}``, newest first, re-redacted); ``POST /api/checkpoints`` (an ``agent`` or ``explicit``
 checkpoint); ``GET /api/sessions/current?project=``; ``GET
-/api/sessions/<session_key>/continuation?budget_bytes=``. Bad input gets a 4xx whose ``detail``
-names the field; a write either happens whole or not at all.
+/api/sessions/<session_key>/continuation?budget_bytes=``; ``POST /api/continuation/summary``
+(the summary of pi's own continuation checkpoint, issue 14; cancelled when the client goes
+away) and ``POST /api/continuation/refused`` (a refusal the harness reports; once per run).
+Bad input gets a 4xx whose ``detail`` names the field; a write either happens whole or not at
+all.
 """
 
 from __future__ import annotations
