@@ -280,7 +280,7 @@ export default function continuity(pi) {
   let checked = false; // this turn's continuation checkpoint was considered
   let budget = FOLLOW_UP_BUDGET_BYTES;
   let stopping = false; // a stop is in progress (SIGTERM in print mode, quit)
-  let pending; // our compaction request: {instructions, abort, done}
+  let pending; // our compaction request: {instructions, abort}
   let checkpointing = Promise.resolve(); // the checkpoint in flight
   let signalHooked = false;
 
@@ -347,7 +347,6 @@ export default function continuity(pi) {
     const request = { instructions: `${CHECKPOINT_MARKER} ${nonce}`, abort: new AbortController() };
     pending = request;
     checkpointing = new Promise((resolve) => {
-      request.done = resolve;
       try {
         ctx.compact({
           customInstructions: request.instructions,
@@ -375,11 +374,12 @@ export default function continuity(pi) {
       else event.signal.addEventListener("abort", cancel, { once: true });
     }
     request.abort.signal.addEventListener("abort", cancel, { once: true });
+    base(ctx, "ContinuationSummary"); // the session's id, file and folder, as pi has them now
     const answer = abort.signal.aborted ? { aborted: true } : await runHook(
       "continuation-summary",
       {
         harness: "pi",
-        session_key: (base(ctx, "ContinuationSummary"), session.id),
+        session_key: session.id,
         transcript_path: session.file,
         project: session.cwd,
         request_entry_id: requestId,
@@ -413,8 +413,15 @@ export default function continuity(pi) {
       // the daemon did not answer (or we stopped waiting): tell it, bounded; it records the
       // receipt once per run (its own cancellation of the same attempt included)
       const why = answer && answer.why;
-      reason = answer && (answer.aborted || why === "timeout") || abort.signal.aborted
-        ? "cancelled" : (summary !== undefined ? "empty" : "provider_failure");
+      if ((answer && answer.aborted) || why === "timeout" || abort.signal.aborted) {
+        reason = "cancelled"; // pi's abort, a stop, or no answer within our wait
+      } else if (why === "http" && answer.status === 413) {
+        reason = "over_bound"; // the view is larger than the daemon takes ([daemon] max_body_bytes)
+      } else if (summary !== undefined) {
+        reason = "empty";
+      } else {
+        reason = "provider_failure"; // no daemon, or it failed: no summarizer to make one
+      }
       const told = await runHook("continuation-refused", {
         harness: "pi",
         session_key: session.id,
