@@ -6,6 +6,9 @@ from __future__ import annotations
 import threading
 import time
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from continuity.continuation.harness import split_view, summarize_working_view
 from continuity.continuation.summarize.extractive import ExtractiveSummarizer
 from continuity.formats.pi import read_entries
@@ -79,17 +82,20 @@ class Wordy:
         return ProviderReply("## Goal\n- " + "w" * 3000 + "\n## Progress\n## Next steps\n")
 
 
-def test_the_next_view_stays_under_the_budget():
-    """Whatever the budget, a summary given back is one whose quoted text (as the next
-    continuation carries it) is below the budget: no compaction loop."""
+@settings(max_examples=40, deadline=None)
+@given(budget=st.integers(1_000, 300_000), calls=st.integers(1, 8),
+       size=st.integers(0, 20_000))
+def test_the_next_view_stays_under_the_budget(budget: int, calls: int, size: int):
+    """Whatever the budget and the view, a summary given back is one whose quoted text (as
+    the next continuation carries it, the whole view after a self-retaining checkpoint) is
+    below the budget: no compaction loop; a refusal carries no summary."""
     from continuity.continuation.view import summary_text
     from continuity.core.text import json_len
 
-    rows = read_entries(_branch(n=6))
-    for budget in (1_000, 1_500, 3_000, 10_000, 240_000):
-        result = summarize_working_view(rows, summarizer=ExtractiveSummarizer(),
-                                        budget_bytes=budget, deadline=time.monotonic() + 10)
-        if result.reason is None:
-            assert json_len(summary_text(result.summary, 0, result.last_seq)) < budget
-        else:
-            assert result.summary is None
+    rows = read_entries(_branch(n=calls, size=size))
+    result = summarize_working_view(rows, summarizer=ExtractiveSummarizer(),
+                                    budget_bytes=budget, deadline=time.monotonic() + 10)
+    if result.reason is None:
+        assert json_len(summary_text(result.summary, 0, result.last_seq)) < budget
+    else:
+        assert result.summary is None
