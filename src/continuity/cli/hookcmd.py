@@ -353,6 +353,19 @@ def run(argv: list[str], *, backstop: bool = False) -> int:
         _BACKSTOP.disarm()
 
 
+def _daemon_headers(home: str) -> dict[str, str]:
+    """The headers naming this workspace's daemon (its id, when found in ``daemon.id``) and
+    carrying the workspace's token (``continuity.daemon.address``)."""
+    headers: dict[str, str] = {}
+    workspace = daemon_id(home)
+    if workspace:
+        headers[WORKSPACE_HEADER] = workspace
+    token = daemon_token(home)
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    return headers
+
+
 def _run(home_arg: str | None, event: str, harness: str, deadline: float,
          seconds: float) -> int:
     from continuity.daemon.hooks.spool import fast_home, iso_now, native_line, new_event_id
@@ -381,13 +394,8 @@ def _run(home_arg: str | None, event: str, harness: str, deadline: float,
                    deadline)
             return 0
         host, port = address
-        headers = {"X-Continuity-Event-Id": event_id, "X-Continuity-Event-At": at}
-        workspace = daemon_id(home)
-        if workspace:
-            headers[WORKSPACE_HEADER] = workspace
-        token = daemon_token(home)
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
+        headers = {"X-Continuity-Event-Id": event_id, "X-Continuity-Event-At": at,
+                   **_daemon_headers(home)}
         status, answer = post(host, port, f"/api/harness/{harness}/{event}", payload, headers,
                               work_deadline)
     except Exception as exc:  # noqa: BLE001 - down, slow, refused or broken: spool, exit 0
@@ -435,14 +443,8 @@ def _run_sync(home: str, event: str, deadline: float) -> int:
             _answer_sync(b'{"delivered":false,"why":"no_daemon"}')
             return 0
         host, port = address
-        headers: dict[str, str] = {}
-        workspace = daemon_id(home)
-        if workspace:
-            headers[WORKSPACE_HEADER] = workspace
-        token = daemon_token(home)
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
-        status, answer = post(host, port, SYNC_ROUTES[event], payload, headers, deadline)
+        status, answer = post(host, port, SYNC_ROUTES[event], payload, _daemon_headers(home),
+                              deadline)
     except TimeoutError:
         _answer_sync(b'{"delivered":false,"why":"timeout"}')
         return 0
