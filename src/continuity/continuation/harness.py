@@ -38,7 +38,7 @@ from continuity.continuation.summarize import Summarizer, SummaryResult, Working
 from continuity.continuation.view import summary_text
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.core.model import Entry, EntryKind, ReceiptReason
-from continuity.core.text import json_len, utf8_len
+from continuity.core.text import json_len
 
 #: The largest working view (rows) one summary request takes from a harness; the daemon's body
 #: limit (``[daemon] max_body_bytes``) bounds the bytes first.
@@ -95,8 +95,3 @@ def summarize_working_view(rows: Sequence[Entry], *, summarizer: Summarizer,
     if quoted >= budget_bytes:
         return SummaryResult(reason=ReceiptReason.OVER_BOUND, chunks=result.chunks)
     return result
-
-
-def summary_bytes(result: SummaryResult) -> int:
-    """UTF-8 bytes of a result's summary (0 for a refusal)."""
-    return utf8_len(result.summary or "")

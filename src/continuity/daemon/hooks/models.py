@@ -160,11 +160,6 @@ BODIES: dict[str, type[HookBody]] = {
     "stop": StopBody, "session-end": SessionEndBody}
 
 
-#: Reasons a harness gives for a continuation checkpoint it refused without the daemon's
-#: answer (``ContinuationRefusedBody``): seed 002's closed set.
-HARNESS_REFUSALS = ("cancelled", "truncated", "empty", "over_bound", "provider_failure")
-
-
 class ContinuationSummaryBody(HookBody):
     """``POST /api/continuation/summary`` (issue 14): summarize the working view a harness is
     about to compact, for its own continuation checkpoint. ``entries``: the working view as
@@ -182,7 +177,8 @@ class ContinuationSummaryBody(HookBody):
 class ContinuationRefusedBody(HookBody):
     """``POST /api/continuation/refused``: a continuation checkpoint the harness refused
     without the daemon's answer (the daemon did not answer in time, or not at all):
-    ``reason`` of seed 002's closed set, ``request_entry_id`` as above."""
+    ``reason`` of seed 002's closed set (``core.model.ReceiptReason``), ``request_entry_id``
+    as above."""
 
     reason: Literal["cancelled", "truncated", "empty", "over_bound", "provider_failure"]
     request_entry_id: str | None = Field(None, max_length=200)
