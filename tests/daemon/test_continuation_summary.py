@@ -268,3 +268,14 @@ def test_a_refusal_spooled_while_the_daemon_was_down_is_recorded_once(
     rows = store.receipts(KEY)
     assert [(r.run_id, r.reason.value) for r in rows] == [(f"{KEY}:1", "provider_failure")]
     assert spool.pending(str(isolated_home)) == 0
+
+
+def test_the_reasons_a_harness_may_report_are_the_receipt_reasons() -> None:
+    """The refusal body takes exactly seed 002's closed set, as the store keeps it."""
+    import typing
+
+    from continuity.core.model import ReceiptReason
+    from continuity.daemon.hooks.models import ContinuationRefusedBody
+
+    allowed = typing.get_args(ContinuationRefusedBody.model_fields["reason"].annotation)
+    assert sorted(allowed) == sorted(r.value for r in ReceiptReason)
