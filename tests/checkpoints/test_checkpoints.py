@@ -536,6 +536,17 @@ def test_config_defaults_match_seed_table():
         True, 10, 900_000, 50, 7, 2000, 4)
 
 
+def test_follow_up_budget_default_and_override(isolated_home, monkeypatch):
+    """Issue 14: ``[continuity] follow_up_budget_bytes`` is seed 002's 240,000 by default,
+    read from config.toml and overridden by its environment variable."""
+    assert load_config().follow_up_budget_bytes == 240_000
+    isolated_home.mkdir(parents=True)
+    (isolated_home / "config.toml").write_text("[continuity]\nfollow_up_budget_bytes = 90000\n")
+    assert load_config().follow_up_budget_bytes == 90_000
+    monkeypatch.setenv("CONTINUITY_CONTINUITY__FOLLOW_UP_BUDGET_BYTES", "120000")
+    assert load_config().follow_up_budget_bytes == 120_000
+
+
 def test_config_reads_toml_aliases_and_env(isolated_home, monkeypatch):
     """camelCase keys from config.toml, overridden by CONTINUITY_CONTINUITY__* variables."""
     isolated_home.mkdir(parents=True)
@@ -559,6 +570,9 @@ def test_config_reads_toml_aliases_and_env(isolated_home, monkeypatch):
     ("promptInterval = true", "must be an integer in 1–1000 (got True)"),
     ("promptInterval = \"ten\"", "must be an integer in 1–1000 (got 'ten')"),
     ("promptIntervall = 3", "promptIntervall: Extra inputs are not permitted"),
+    ("follow_up_budget_bytes = 999", "follow_up_budget_bytes: Value error, must be an integer "
+                                     "in 1000–100000000 bytes (got 999)"),
+    ("followUpBudgetBytes = 100000001", "must be an integer in 1000–100000000 bytes"),
 ])
 def test_config_rejects_bad_values_naming_field_and_range(isolated_home, line, message):
     """An out-of-range or non-integer value is a ConfigError naming the field and its range."""

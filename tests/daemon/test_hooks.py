@@ -108,6 +108,29 @@ def test_hookcmd_home_option_picks_the_workspace(tmp_path: Path, monkeypatch) ->
     assert not (tmp_path / "env-home").exists()
 
 
+def test_hookcmd_sync_request_is_never_spooled(tmp_path: Path, monkeypatch, capsys) -> None:
+    """Issue 14: ``continuation-summary`` (pi's extension waits for the answer) with no daemon
+    of the workspace prints ``{"delivered": false, ...}`` and spools nothing: a summary made
+    later would reach no one. A ``continuation-refused`` report no daemon took is journaled
+    as a body line, so the receipt reaches the store when the daemon starts."""
+    import json
+
+    monkeypatch.delenv("CONTINUITY_DAEMON_URL", raising=False)
+    monkeypatch.setattr(hookcmd, "_read_stdin", lambda deadline: (b'{"session_key":"s"}', None))
+    assert hookcmd.run(["continuation-summary", "--harness", "pi", "--home", str(tmp_path),
+                        "--timeout", "1"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"delivered": False, "why": "no_daemon"}
+    assert not (tmp_path / "spool").exists()
+    monkeypatch.setenv("CONTINUITY_DAEMON_URL", "http://127.0.0.1:1")  # nothing listens
+    assert hookcmd.run(["continuation-refused", "--harness", "pi", "--home", str(tmp_path),
+                        "--timeout", "1"]) == 0
+    assert json.loads(capsys.readouterr().out) == {"delivered": False, "why": "unreachable"}
+    lines = (tmp_path / "spool" / "events.jsonl").read_text().splitlines()
+    assert len(lines) == 1
+    spooled = SpooledEvent.parse(lines[0].encode())
+    assert (spooled.event, spooled.body) == ("continuation-refused", {"session_key": "s"})
+
+
 def test_hookcmd_parse_args_accepts_both_spellings() -> None:
     """`hook EVENT --harness H`, native event names and --harness=H all parse."""
     assert hookcmd.parse_args(["hook", "SessionStart", "--harness", "claude-code"]) == (

@@ -20,10 +20,14 @@ FAKE_HOOK = """
 import json, sys
 event = sys.argv[1]
 data = json.loads(sys.stdin.read())
-with open(sys.argv[-1], "a") as log:
+with open(next(a for a in reversed(sys.argv) if a.endswith(".jsonl")), "a") as log:
     log.write(json.dumps({"event": event, "argv": sys.argv[2:4], "stdin": data}) + "\\n")
 if event == "session-start":
     print(json.dumps({"additionalContext": "## Session Recovery Context\\nearlier work"}))
+if event == "continuation-summary":
+    print(open("summary-answer.json").read())
+if event == "continuation-refused":
+    print(json.dumps({"status": "refused", "run_id": "k:1", "reason": data["reason"]}))
 """
 
 PRELUDE = """
@@ -162,3 +166,139 @@ def test_pi_extension_continue_starts_as_a_resume(tmp_path: Path) -> None:
     _, calls = run_extension(tmp_path, PRINT_MODE, has_ui=False, entries=entries)
     start = next(c["stdin"] for c in calls if c["event"] == "session-start")
     assert start["source"] == "resume"
+
+
+# ---------------------------------------------------------------------------- issue 14
+
+#: A stand-in of pi's ``ctx.compact`` (agent-session.js ``compact``): session_before_compact
+#: with the instructions, the branch and pi's abort signal; a returned compaction is
+#: "written" and session_compact follows; anything else is pi's "Compaction cancelled".
+COMPACT = """
+const compacts = [], written = [], notes = [];
+ctx.isIdle = () => true;
+ctx.hasPendingMessages = () => false;
+ctx.ui = { notify: (text, level) => notes.push([text, level]) };
+ctx.compact = (opts) => { compacts.push(opts.customInstructions); void (async () => {
+  const ac = new AbortController();
+  const r = await fire("session_before_compact", { customInstructions: opts.customInstructions,
+    branchEntries: entries, preparation: { tokensBefore: 4321 }, signal: ac.signal });
+  results.before = r ?? null;
+  if (r && r.compaction) {
+    written.push(r.compaction);
+    await fire("session_compact", { compactionEntry: { ...r.compaction, id: "cmp1" },
+      fromExtension: true });
+    opts.onComplete(r.compaction);
+  } else opts.onError(new Error("Compaction cancelled"));
+})(); };
+const done = { messages: [{ role: "user", content: "x" }, { role: "assistant",
+  content: [{ type: "text", text: "Read them all." }], stopReason: "STOP_REASON" }] };
+await fire("session_start", { reason: "startup" });
+await fire("before_agent_start", { prompt: "Read the logs" });
+await fire("agent_end", done);
+await fire("session_shutdown", { reason: "quit" });
+results.compacts = compacts; results.written = written; results.notes = notes;
+console.log(JSON.stringify(results));
+process.exit(0);
+"""
+IMAGE = "iVBORw0KGgo" * 2000
+
+
+def _view(result_bytes: int) -> list[dict]:
+    """A pi branch: an old turn, a compaction that kept nothing, the request, a bash result
+    of ``result_bytes`` with an image, the answer."""
+    def msg(i: str, parent: str | None, role: str, content: object, **kw: object) -> dict:
+        return {"type": "message", "id": i, "parentId": parent,
+                "message": {"role": role, "content": content, **kw}}
+    return [msg("u0", None, "user", [{"type": "text", "text": "old turn " + "o" * 50_000}]),
+            {"type": "compaction", "id": "c0", "parentId": "u0", "summary": "## Goal\n- old",
+             "firstKeptEntryId": None, "tokensBefore": 10},
+            msg("u1", "c0", "user", [{"type": "text", "text": "Read the logs"}]),
+            msg("a1", "u1", "assistant", [{"type": "toolCall", "id": "k1", "name": "bash",
+                                            "arguments": {"command": "cat log"}}],
+                stopReason="toolUse"),
+            msg("t1", "a1", "toolResult", [{"type": "text", "text": "x" * result_bytes},
+                                           {"type": "image", "mimeType": "image/png",
+                                            "data": IMAGE}],
+                toolCallId="k1", toolName="bash", isError=False),
+            msg("a2", "t1", "assistant", [{"type": "text", "text": "Read them all."}],
+                stopReason="stop")]
+
+
+def _checkpoint_run(tmp_path: Path, *, result_bytes: int = 250_000, stop: str = "stop",
+                    answer: dict | None = None) -> tuple[dict, list[dict]]:
+    (tmp_path / "summary-answer.json").write_text(json.dumps(answer or {
+        "status": "ok", "summary": "## Goal\n- Read the logs", "run_id": "k:7",
+        "covers": {"from_entry_id": "c0", "through_entry_id": "a2"},
+        "summarizer": "extractive"}))
+    return run_extension(tmp_path, COMPACT.replace("STOP_REASON", stop), has_ui=False,
+                         entries=_view(result_bytes))
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_a_long_turn_asks_pi_for_one_compaction_made_by_the_daemon(tmp_path: Path) -> None:
+    """Print mode, a successful turn whose view (from the newest compaction on) is over
+    240,000 bytes: one ctx.compact with our marker; our session_before_compact sends the view
+    (the old turn before the compaction left out, the image stubbed) to the daemon and returns
+    its summary as a self-retaining compaction with our marker; it is delivered before
+    session-end."""
+    results, calls = _checkpoint_run(tmp_path)
+    assert len(results["compacts"]) == 1
+    assert results["compacts"][0].startswith("continuity:continuation-checkpoint ")
+    assert results["written"] == [{
+        "summary": "## Goal\n- Read the logs", "firstKeptEntryId": None, "tokensBefore": 4321,
+        "details": {"continuity": {"continuation": True, "run_id": "k:7", "covers": {
+            "from_entry_id": "c0", "through_entry_id": "a2"}, "summarizer": "extractive"}}}]
+    events = [c["event"] for c in calls if c["event"] != "user-prompt-submit"]
+    assert events == ["session-start", "stop", "continuation-summary", "post-compaction",
+                      "session-end"]
+    sent = next(c for c in calls if c["event"] == "continuation-summary")
+    body = sent["stdin"]
+    assert body["deadline_seconds"] == 600
+    assert [e["id"] for e in body["entries"]] == ["c0", "u1", "a1", "t1", "a2"]
+    assert body["request_entry_id"] == "u1" and body["session_key"] == "0199a1b2-3c4d"
+    assert IMAGE not in json.dumps(body)
+    assert body["entries"][3]["message"]["content"][1] == {
+        "type": "text", "text": f"[image/png {len(IMAGE) * 3 // 4} B omitted]"}
+    stop = next(c["stdin"] for c in calls if c["event"] == "stop")
+    assert stop["checkpoint_in_harness"] is True
+    assert results["notes"] == []
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+@pytest.mark.parametrize("result_bytes,stop", [(150_000, "stop"), (250_000, "aborted"),
+                                               (250_000, "error")],
+                         ids=["under-budget", "aborted-turn", "error-turn"])
+def test_no_compaction_under_budget_or_after_an_unsuccessful_turn(
+        tmp_path: Path, result_bytes: int, stop: str) -> None:
+    """At or under the budget (the image's base64 does not count: 150 KB of text and 16 KB
+    of image), or after an aborted or failed turn (a retry may be pending): no compaction."""
+    results, calls = _checkpoint_run(tmp_path, result_bytes=result_bytes, stop=stop)
+    assert results["compacts"] == []
+    assert "continuation-summary" not in [c["event"] for c in calls]
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_a_refused_summary_cancels_and_notifies(tmp_path: Path) -> None:
+    """The daemon refused (it recorded the receipt): pi gets an explicit {cancel: true},
+    never a throw; the notification carries the structured receipt; nothing is reported twice."""
+    results, calls = _checkpoint_run(tmp_path, answer={
+        "status": "refused", "run_id": "k:7", "reason": "provider_failure", "receipt_id": 3})
+    assert results["before"] == {"cancel": True} and results["written"] == []
+    assert results["notes"] == [['continuation_checkpoint_refused {"type":'
+                                 '"continuation_checkpoint_refused","run_id":"k:7",'
+                                 '"reason":"provider_failure"}', "error"]]
+    assert "continuation-refused" not in [c["event"] for c in calls]
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+@pytest.mark.parametrize("why,reason", [("no_daemon", "provider_failure"),
+                                        ("timeout", "cancelled")])
+def test_no_answer_from_the_daemon_is_reported_and_cancels(tmp_path: Path, why: str,
+                                                           reason: str) -> None:
+    """The daemon was not there, or did not answer in time: {cancel: true}, and the refusal
+    goes to the daemon (``continuation-refused``, reason of the closed set) and to pi."""
+    results, calls = _checkpoint_run(tmp_path, answer={"delivered": False, "why": why})
+    assert results["before"] == {"cancel": True}
+    told = [c["stdin"] for c in calls if c["event"] == "continuation-refused"]
+    assert [(t["reason"], t["request_entry_id"]) for t in told] == [(reason, "u1")]
+    assert f'"reason":"{reason}"' in results["notes"][0][0]

@@ -23,7 +23,13 @@ in ``FakeModel.requests``, in arrival order: the log is the proof of what reache
 **Script** (per request, stateless, so retries and side requests do not shift it): a request
 that offers a shell tool and whose last message is not a tool result gets a call of that tool
 running ``SHELL_COMMAND``; any other request gets the text ``REPLY_TEXT``. So every user turn is
-"a tool call, then text", and calls are always answered.
+"a tool call, then text", and calls are always answered. A Chat Completions request (pi) whose
+last user text holds ``[big:N]`` instead gets ``BIG_COMMAND`` calls until N tool results follow
+that user message, then the text: a long turn of tool output (issue 14).
+
+``FakeSummaryProvider`` is an OpenAI-compatible chat endpoint for continuity's ``openai``
+summarizer that fails on purpose: ``mode`` ``500`` (HTTP 500), ``empty`` (an empty reply) or
+``slow`` (answers only after ``SLOW_SECONDS``: a summary still running when pi is stopped).
 """
 
 from __future__ import annotations
@@ -36,6 +42,11 @@ from typing import Any
 
 SHELL_COMMAND = "echo continuity-e2e-tool-ran"
 REPLY_TEXT = "Fake model answer: the command ran."
+#: One ``[big:N]`` call's command: 600 lines of 63 bytes (about 38 KB, under pi's 50 KB / 2000
+#: line cut of a bash result).
+BIG_LINE = "continuity-big-output-line-0123456789abcdefghijklmnopqrstuvwxyz"
+BIG_COMMAND = f"yes {BIG_LINE} | head -n 600"
+SLOW_SECONDS = 60.0
 #: Shell tools by harness: Claude Code ``Bash``, Codex ``exec_command``/``shell``, pi ``bash``.
 SHELL_TOOLS = ("Bash", "exec_command", "shell", "bash", "local_shell")
 
@@ -373,6 +384,25 @@ def responses_events(body: dict[str, Any]) -> list[tuple[str, Any]]:
     return events
 
 
+def _big_calls_left(body: dict[str, Any]) -> int:
+    """``[big:N]`` in the last user message of a Chat Completions body: N less the tool
+    results after it (0 without the marker)."""
+    import re
+
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
+    if not users:
+        return 0
+    content = messages[users[-1]].get("content")
+    text = content if isinstance(content, str) else " ".join(
+        b.get("text", "") for b in content or [] if isinstance(b, dict))
+    found = re.search(r"\[big:(\d+)\]", text)
+    if not found:
+        return 0
+    done = sum(1 for m in messages[users[-1] + 1:] if m.get("role") == "tool")
+    return max(0, int(found.group(1)) - done)
+
+
 def chat_events(body: dict[str, Any]) -> list[tuple[str, Any]]:
     """The SSE chunks of one OpenAI Chat Completions reply (module docstring, Script)."""
     tool = _shell_tool(body)
@@ -385,7 +415,13 @@ def chat_events(body: dict[str, Any]) -> list[tuple[str, Any]]:
                                                   "finish_reason": finish}]})
 
     events = [chunk({"role": "assistant", "content": ""})]
-    if tool and not _last_is_tool_result(body):
+    big = _big_calls_left(body) if tool else 0
+    if big:
+        events.append(chunk({"tool_calls": [{"index": 0, "id": _call_id(), "type": "function",
+                                             "function": {"name": tool, "arguments": json.dumps(
+                                                 {"command": BIG_COMMAND})}}]}))
+        events.append(chunk({}, "tool_calls"))
+    elif tool and not _last_is_tool_result(body):
         events.append(chunk({"tool_calls": [{"index": 0, "id": _call_id(), "type": "function",
                                              "function": {"name": tool, "arguments": json.dumps(
                                                  {"command": SHELL_COMMAND})}}]}))
@@ -397,3 +433,62 @@ def chat_events(body: dict[str, Any]) -> list[tuple[str, Any]]:
                   "model": model, "choices": [], "usage": {
                       "prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}})
     return [*events, usage, ("", "[DONE]")]
+
+
+class FakeSummaryProvider:
+    """An OpenAI-compatible ``/v1/chat/completions`` (not streamed) that fails as ``mode``
+    says (module docstring); ``requests`` logs each request's path. ``release`` ends a
+    ``slow`` wait early (the server stops cleanly)."""
+
+    def __init__(self, mode: str) -> None:
+        self.mode = mode
+        self.requests: list[str] = []
+        self.release = threading.Event()
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: Any) -> None:  # quiet
+                pass
+
+            def do_POST(self) -> None:  # noqa: N802
+                size = int(self.headers.get("Content-Length") or 0)
+                self.rfile.read(size)
+                owner.requests.append(self.path)
+                if owner.mode == "500":
+                    return self._send(500, {"error": {"message": "fake provider failure"}})
+                if owner.mode == "slow":
+                    owner.release.wait(SLOW_SECONDS)
+                text = "" if owner.mode == "empty" else "## Goal\n- late\n## Progress\n## Next steps\n"
+                self._send(200, {"id": "x", "object": "chat.completion", "choices": [{
+                    "index": 0, "message": {"role": "assistant", "content": text},
+                    "finish_reason": "stop"}]})
+
+            def _send(self, status: int, value: Any) -> None:
+                data = json.dumps(value).encode()
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except OSError:  # the client went away (a cancelled summary)
+                    pass
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    def start(self) -> "FakeSummaryProvider":
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self.release.set()
+        self._server.shutdown()
+        self._server.server_close()

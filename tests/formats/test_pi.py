@@ -430,3 +430,70 @@ def test_recovery_context_our_extension_injected_is_context_not_conversation(tmp
     assert "Recovery context" not in json.dumps(view)
     assert "Recovery context" not in transcript
     assert transcript.startswith("User: Daemon down: pi lists files\n")
+
+
+# ---------------------------------------------------------------------------- issue 14
+
+
+def _pi_file(tmp_path: Path, details: object) -> Path:
+    rows = [{"type": "session", "version": 3, "id": "s-14", "timestamp":
+             "2026-12-02T10:00:00.000Z", "cwd": "/home/ana/ledger"},
+            {"type": "message", "id": "u1", "parentId": None, "message": {
+                "role": "user", "content": [{"type": "text", "text": "Read the logs"}]}},
+            {"type": "message", "id": "a1", "parentId": "u1", "message": {
+                "role": "assistant", "content": [{"type": "text", "text": "Done."}],
+                "stopReason": "stop"}},
+            {"type": "compaction", "id": "cmp9", "parentId": "a1", "summary": "## Goal\n- logs",
+             "firstKeptEntryId": None, "tokensBefore": 70000, "details": details,
+             "fromHook": True}]
+    path = tmp_path / "s-14.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+@pytest.mark.parametrize("store", ["sqlite"], indirect=True)
+def test_our_checkpoint_in_pi_imports_as_the_one_continuation_checkpoint(store, tmp_path):
+    """Issue 14: the compaction our extension had pi write (``details.continuity`` marker,
+    ``firstKeptEntryId`` null) is stored as the continuation checkpoint it is: continuation,
+    run id, trigger ``settled_turn``, covering every row before it; its native id is pi's."""
+    from continuity.formats.importer import import_file
+
+    import_file(store, _pi_file(tmp_path, {"continuity": {
+        "continuation": True, "run_id": "s-14:1",
+        "covers": {"from_entry_id": "u1", "through_entry_id": "a1"}}}))
+    row = store.latest_compaction("s-14")
+    assert row is not None and row.native_id == "cmp9"
+    info = row.compaction
+    assert (info.continuation, info.run_id, info.trigger, info.covers_through_seq) == (
+        True, "s-14:1", "settled_turn", row.seq - 1)
+
+
+@pytest.mark.parametrize("details", [None, {"readFiles": [], "modifiedFiles": []},
+                                     {"continuity": {"continuation": "yes"}},
+                                     {"continuity": ["continuation"]}])
+@pytest.mark.parametrize("store", ["sqlite"], indirect=True)
+def test_pi_s_own_compactions_stay_pi_s(store, tmp_path, details):
+    """A compaction without our typed marker (pi's own summarizer, a marker of the wrong
+    type) is pi's: no continuation, trigger ``pi``."""
+    from continuity.formats.importer import import_file
+
+    import_file(store, _pi_file(tmp_path, details))
+    info = store.latest_compaction("s-14").compaction
+    assert (info.continuation, info.run_id, info.trigger) == (False, None, "pi")
+
+
+def test_read_entries_maps_a_branch_like_an_import():
+    """``read_entries`` (the daemon reads the working view pi hands our hook with it):
+    the same kinds as an import, seq = position; our recovery context is CONTEXT."""
+    from continuity.formats.pi import read_entries
+
+    rows = read_entries([
+        {"type": "compaction", "id": "c", "parentId": None, "summary": "S",
+         "firstKeptEntryId": None},
+        {"type": "custom_message", "id": "r", "parentId": "c",
+         "customType": "continuity-recovery", "content": "digest", "display": False},
+        {"type": "message", "id": "u", "parentId": "r", "message": {
+            "role": "user", "content": [{"type": "text", "text": "go"}]}},
+        "not an entry"])
+    assert [(r.seq, r.kind.value, r.native_id) for r in rows] == [
+        (0, "compaction", "c"), (1, "context", "r"), (2, "message", "u")]

@@ -60,7 +60,7 @@ from continuity.checkpoints.queue import CheckpointFlushError as CheckpointFlush
 from continuity.checkpoints.queue import FlushResult as FlushResult
 from continuity.checkpoints.queue import Sink as Sink
 from continuity.checkpoints.queue import merge_checkpoints as merge_checkpoints
-from continuity.core.config import load_section
+from continuity.core.config import FOLLOW_UP_BUDGET_BYTES, FOLLOW_UP_BUDGET_RANGE, load_section
 from continuity.core.model import Checkpoint, CheckpointTrigger
 from continuity.redaction.funnel import redact
 from continuity.core.tasklist import TaskItem, open_items, task_list
@@ -85,6 +85,7 @@ _RANGES = {
     "retention_days": (1, 90, "1–90"),
     "recovery_budget_chars": (200, 10_000, "200–10000"),
     "recovery_window_hours": (1, 720, "1–720"),
+    "follow_up_budget_bytes": (*FOLLOW_UP_BUDGET_RANGE, "1000–100000000 bytes"),
 }
 
 
@@ -93,7 +94,9 @@ class CheckpointConfig(BaseModel):
     ``CONTINUITY_CONTINUITY__PROMPT_INTERVAL`` etc.). Integers only; a value out of range is a
     ``ConfigError`` naming the field and its range, never clamped. ``recoveryWindowHours`` is
     ours: how far back a new session looks for a checkpoint of the same project (default 4,
-    the origin's fixed window)."""
+    the origin's fixed window). ``follow_up_budget_bytes`` is seed 002's follow-up budget
+    (UTF-8 bytes, default 240,000, ``continuity.core.config.FOLLOW_UP_BUDGET_RANGE``): a working
+    view over it gets a continuation checkpoint after a settled turn (issue 14)."""
 
     model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
 
@@ -104,6 +107,7 @@ class CheckpointConfig(BaseModel):
     retention_days: int = Field(7, alias="retentionDays")
     recovery_budget_chars: int = Field(2000, alias="recoveryBudgetChars")
     recovery_window_hours: int = Field(4, alias="recoveryWindowHours")
+    follow_up_budget_bytes: int = Field(FOLLOW_UP_BUDGET_BYTES, alias="followUpBudgetBytes")
 
     @field_validator(*_RANGES, mode="before")
     @classmethod

@@ -49,6 +49,12 @@ TIMEOUTS = {"session-start": 5.0, "user-prompt-submit": 3.0, "pre-compaction": 5
 NATIVE = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
           "PreCompact": "pre-compaction", "PostCompact": "post-compaction", "Stop": "stop",
           "SessionEnd": "session-end"}
+#: Requests a harness waits on for their answer, never spooled (issue 14: pi's extension asks
+#: for its continuation checkpoint's summary, or reports one it refused): event → route. When
+#: the daemon is down or does not answer, the command prints ``{"delivered": false, "why"}``
+#: (an HTTP error: also ``"status"``) and the caller fails closed.
+SYNC_ROUTES = {"continuation-summary": "/api/continuation/summary",
+               "continuation-refused": "/api/continuation/refused"}
 #: Answers meaning "this request is bad": spooling it would only fail again.
 REJECTED = (400, 404, 413, 422)
 #: Answers meaning "this daemon is not the workspace's" (another workspace's token or id, a
@@ -116,7 +122,7 @@ def parse_args(argv: list[str]) -> tuple[str, str, float | None]:
             timeout = float(value)
     from continuity.daemon.hooks.spool import EVENTS, HARNESSES
 
-    if event not in EVENTS:
+    if event not in EVENTS and event not in SYNC_ROUTES:
         raise ValueError(f"EVENT must be one of {', '.join(EVENTS)} (got {event!r})")
     if harness not in HARNESSES:
         raise ValueError(f"--harness must be one of {', '.join(HARNESSES)} (got {harness!r})")
@@ -314,7 +320,12 @@ def hook_seconds(event: str, timeout: float | None) -> float:
             seconds = None
         if seconds is not None and 0 < seconds < float("inf"):
             return min(seconds, MAX_SECONDS)
-    return TIMEOUTS[event]
+    return TIMEOUTS.get(event, SYNC_SECONDS)
+
+
+#: The default deadline of a ``SYNC_ROUTES`` request (the daemon bounds a summary by
+#: ``[daemon] stop_seconds`` itself; the caller passes ``--timeout``).
+SYNC_SECONDS = 130.0
 
 
 def run(argv: list[str], *, backstop: bool = False) -> int:
@@ -342,11 +353,26 @@ def run(argv: list[str], *, backstop: bool = False) -> int:
         _BACKSTOP.disarm()
 
 
+def _daemon_headers(home: str) -> dict[str, str]:
+    """The headers naming this workspace's daemon (its id, when found in ``daemon.id``) and
+    carrying the workspace's token (``continuity.daemon.address``)."""
+    headers: dict[str, str] = {}
+    workspace = daemon_id(home)
+    if workspace:
+        headers[WORKSPACE_HEADER] = workspace
+    token = daemon_token(home)
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    return headers
+
+
 def _run(home_arg: str | None, event: str, harness: str, deadline: float,
          seconds: float) -> int:
     from continuity.daemon.hooks.spool import fast_home, iso_now, native_line, new_event_id
 
     home = os.path.expanduser(home_arg) if home_arg else fast_home()
+    if event in SYNC_ROUTES:
+        return _run_sync(home, event, deadline)
     event_id, at = new_event_id(), iso_now()
     work_deadline = deadline - spool_reserve(seconds)
     # stdin closes at once when a harness is done writing; one left open may hold the rest of
@@ -368,13 +394,8 @@ def _run(home_arg: str | None, event: str, harness: str, deadline: float,
                    deadline)
             return 0
         host, port = address
-        headers = {"X-Continuity-Event-Id": event_id, "X-Continuity-Event-At": at}
-        workspace = daemon_id(home)
-        if workspace:
-            headers[WORKSPACE_HEADER] = workspace
-        token = daemon_token(home)
-        if token:
-            headers["Authorization"] = f"Bearer {token}"
+        headers = {"X-Continuity-Event-Id": event_id, "X-Continuity-Event-At": at,
+                   **_daemon_headers(home)}
         status, answer = post(host, port, f"/api/harness/{harness}/{event}", payload, headers,
                               work_deadline)
     except Exception as exc:  # noqa: BLE001 - down, slow, refused or broken: spool, exit 0
@@ -398,6 +419,66 @@ def _run(home_arg: str | None, event: str, harness: str, deadline: float,
         return 0
     _spool(home, line, event, f"HTTP {status}", deadline)
     return 0
+
+
+def _answer_sync(value: bytes) -> None:
+    try:
+        sys.stdout.buffer.write(value)
+        sys.stdout.flush()
+    except Exception:  # noqa: BLE001 - the caller closed our stdout
+        pass
+
+
+def _run_sync(home: str, event: str, deadline: float) -> int:
+    """A ``SYNC_ROUTES`` request: stdin posted as it is, the daemon's 2xx answer printed;
+    anything else printed as ``{"delivered": false, ...}``. Never spooled."""
+    payload, problem = _read_stdin(deadline - (deadline - time.monotonic()) / 2)
+    if problem is not None:
+        _answer_sync(b'{"delivered":false,"why":"stdin"}')
+        return 0
+    try:
+        address = daemon_address(home)
+        if address is None:
+            _spool_refusal(home, event, payload, deadline)
+            _answer_sync(b'{"delivered":false,"why":"no_daemon"}')
+            return 0
+        host, port = address
+        status, answer = post(host, port, SYNC_ROUTES[event], payload, _daemon_headers(home),
+                              deadline)
+    except TimeoutError:
+        _answer_sync(b'{"delivered":false,"why":"timeout"}')
+        return 0
+    except Exception:  # noqa: BLE001 - down or broken: the caller fails closed
+        _spool_refusal(home, event, payload, deadline)
+        _answer_sync(b'{"delivered":false,"why":"unreachable"}')
+        return 0
+    if 200 <= status < 300 and answer:
+        _answer_sync(answer)
+    else:
+        if status >= 500 or status in NOT_OURS:
+            _spool_refusal(home, event, payload, deadline)
+        _answer_sync(b'{"delivered":false,"why":"http","status":%d}' % status)
+    return 0
+
+
+def _spool_refusal(home: str, event: str, payload: bytes, deadline: float) -> None:
+    """A ``continuation-refused`` report no daemon took: journaled as a body line for the
+    daemon's start to record (issue 14: the receipt reaches the store even when the daemon
+    was down). A summary request is never spooled (nobody would read its answer)."""
+    if event != "continuation-refused":
+        return
+    import json
+
+    from continuity.daemon.hooks.spool import body_line, iso_now, new_event_id
+
+    try:
+        body = json.loads(payload.decode("utf-8"))
+        if not isinstance(body, dict):
+            return
+        line = body_line(new_event_id(), iso_now(), event, body)
+    except (ValueError, UnicodeError):
+        return
+    _spool(home, line, event, "no daemon answered", deadline)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,4 +1,5 @@
-"""Seed 002: the continuation checkpoint after a settled turn (``compaction``), the
+"""Seed 002: the continuation checkpoint after a settled turn (``compaction``; a harness's own,
+pi's, summarized by ``harness``), the
 summarizers (``summarize``: extractive offline, OpenAI-compatible, Anthropic), and the bounded
 continuation the next run reads (``view``: request, newest checkpoint, tail, every tool call
 paired, 240,000-byte follow-up budget).
@@ -38,6 +39,7 @@ _EXPORTS = {
     "receipt_dict": "compaction",
     "render_row": "summarize.bounds",
     "repair": "view",
+    "summarize_working_view": "harness",
     "summary_text": "view",
     "used_bytes": "view",
     "validate": "summarize",

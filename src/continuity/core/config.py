@@ -24,6 +24,11 @@ T = TypeVar("T", bound=BaseModel)
 
 #: seed 002: a follow-up reads at most 240,000 bytes (about 60,000 tokens at 4 bytes a token).
 FOLLOW_UP_BUDGET_BYTES = 240_000
+#: ``[continuity] follow_up_budget_bytes`` (issue 14): the follow-up budget in UTF-8 bytes, the
+#: working view above which a settled turn gets its continuation checkpoint (in pi: the
+#: extension's trigger; elsewhere: the daemon's policy). Its allowed range, inclusive: below
+#: 1,000 bytes not even a summary fits; above 100,000,000 no model's window does.
+FOLLOW_UP_BUDGET_RANGE = (1_000, 100_000_000)
 
 
 def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:

@@ -46,8 +46,11 @@ harness's raw hook stdin (the hook command's route; answers the harness's stdout
 /api/checkpoints?project=&limit=`` and ``GET /api/checkpoints/<session_key>`` (``{checkpoints,
 count}``, newest first, re-redacted); ``POST /api/checkpoints`` (an ``agent`` or ``explicit``
 checkpoint); ``GET /api/sessions/current?project=``; ``GET
-/api/sessions/<session_key>/continuation?budget_bytes=``. Bad input gets a 4xx whose ``detail``
-names the field; a write either happens whole or not at all.
+/api/sessions/<session_key>/continuation?budget_bytes=``; ``POST /api/continuation/summary``
+(the summary of pi's own continuation checkpoint, issue 14; cancelled when the client goes
+away) and ``POST /api/continuation/refused`` (a refusal the harness reports; once per run).
+Bad input gets a 4xx whose ``detail`` names the field; a write either happens whole or not at
+all.
 """
 
 from __future__ import annotations
@@ -101,8 +104,8 @@ class DaemonSettings(BaseModel):
     ``stop_seconds``: how long the continuation policy may take after a settled turn (the
     summary's deadline), ``MIN_STOP_SECONDS``–``MAX_STOP_SECONDS`` (issue 15: a shorter
     deadline than a summary needs silently disabled compaction, so it is refused here);
-    ``budget_bytes``: the follow-up budget it compacts against (seed 002:
-    240,000); ``max_body_bytes``: the largest request body accepted (413 beyond); ``threads``:
+    ``budget_bytes``: the older name of ``[continuity] follow_up_budget_bytes`` (seed 002:
+    240,000), which it overrides when set; ``max_body_bytes``: the largest request body accepted (413 beyond); ``threads``:
     requests served at once (the thread pool of the sync endpoints); ``consolidate_on_end``:
     run the consolidation pass (lineage artifacts, MEMORY.md) in the background when a
     session ends (``continuity.daemon.hooks.consolidation``); ``allowed_hosts``: names (or
@@ -508,7 +511,11 @@ def build_live(home: Path, settings: DaemonSettings) -> Any:
     config = load_config(home)
     idle = timedelta(minutes=transcript_settings(home).idle_limit_minutes)
     store = open_store_raw(os.environ.get("CONTINUITY_DATABASE_URL") or database_url(home))
-    return LiveCapture(store, home=home, config=config, budget_bytes=settings.budget_bytes,
+    # issue 14: the budget is ``[continuity] follow_up_budget_bytes``; ``[daemon] budget_bytes``
+    # (its older name) still wins when a workspace sets it
+    budget = settings.budget_bytes if "budget_bytes" in settings.model_fields_set \
+        else config.follow_up_budget_bytes
+    return LiveCapture(store, home=home, config=config, budget_bytes=budget,
                        stop_seconds=settings.stop_seconds, idle_limit=idle,
                        consolidate=settings.consolidate_on_end,
                        max_body_bytes=settings.max_body_bytes)

@@ -21,7 +21,10 @@ Mapping (decided with the lead):
 - ``custom_message`` → USER message, never a request, except our extension's recovery context
   (``customType`` ``continuity-recovery``, ``RECOVERY_TYPE``): CONTEXT, like the recovery
   context Claude Code records as an attachment (issue 12); ``branch_summary`` → USER message with the
-  summary (EVENT when empty); ``compaction`` → COMPACTION (trigger ``pi``);
+  summary (EVENT when empty); ``compaction`` → COMPACTION (trigger ``pi``), or, when its
+  ``details`` carry our extension's continuation marker (``CHECKPOINT_DETAILS_KEY``: issue 14,
+  seed 002), the continuation checkpoint it is (``continuation``, ``run_id``, trigger
+  ``settled_turn``): pi's entry and our row are one checkpoint with one id, pi's;
 - ``model_change``, ``thinking_level_change``, ``label``, ``session_info``, ``custom`` → EVENT
   (``session_info.name`` is the title, latest non-empty wins);
 - anything else → OPAQUE (still with its ids, so the tree stays connected).
@@ -65,6 +68,37 @@ _EVENT_TYPES = frozenset({"model_change", "thinking_level_change", "label", "ses
 #: The ``customType`` of the recovery context our pi extension hands pi on a session's first
 #: agent start (``daemon/hooks/pi_extension/continuity.ts``).
 RECOVERY_TYPE = "continuity-recovery"
+#: The key of a pi compaction's ``details`` under which our extension writes the typed
+#: continuation marker of the checkpoint it made after a settled turn (issue 14, seed 002):
+#: ``{"continuation": true, "run_id": ..., "covers": {"from_entry_id", "through_entry_id"}}``.
+CHECKPOINT_DETAILS_KEY = "continuity"
+#: The trigger our continuation checkpoints carry (``continuation.compaction.TRIGGER``).
+CHECKPOINT_TRIGGER = "settled_turn"
+
+
+def checkpoint_marker(data: dict) -> dict | None:
+    """The continuation marker of a pi ``compaction`` entry (its ``details`` hold
+    ``CHECKPOINT_DETAILS_KEY`` with ``continuation: true``), else None."""
+    details = data.get("details")
+    marker = details.get(CHECKPOINT_DETAILS_KEY) if isinstance(details, dict) else None
+    if isinstance(marker, dict) and marker.get("continuation") is True:
+        return marker
+    return None
+
+
+def read_entries(objects: list, session_key: str = "pi-working-view") -> list[Entry]:
+    """pi session entries (parsed JSON objects, as pi hands an extension its branch) → our
+    rows, by the same mapping an import applies (``PiReader``); a compaction keeps its
+    summary. Each row's ``seq`` is its index. Objects that are not dicts are skipped. Never
+    raises for odd input (the reader warns instead)."""
+    reader = PiReader(f"{session_key}.jsonl", [{"type": "session", "version": 3, "cwd": ""}])
+    out: list[Entry] = []
+    for index, obj in enumerate(o for o in objects if isinstance(o, dict)):
+        entry = reader.read(Line(index + 2, 0, b"", obj, None))
+        if entry is not None:
+            entry.seq = index
+            out.append(entry)
+    return out
 
 class PiReader(FormatReader):
     """Reader of pi session files (v1, v2 and v3)."""
@@ -288,6 +322,14 @@ class PiReader(FormatReader):
             if isinstance(index, int) and not isinstance(index, bool) and index > 0:
                 first_kept = f"v1-{self._line_of_index(index)}"
         entry.kind, entry.role, entry.visible = EntryKind.COMPACTION, Role.SYSTEM, True
+        marker = checkpoint_marker(data)
+        if marker is not None:  # ours (issue 14): the continuation checkpoint, one id, pi's
+            run_id = marker.get("run_id")
+            entry.compaction = CompactionInfo(
+                summary=text_of(summary), first_kept_entry_id=first_kept, continuation=True,
+                run_id=text_of(run_id) if isinstance(run_id, str) and run_id else None,
+                trigger=CHECKPOINT_TRIGGER)
+            return
         entry.compaction = CompactionInfo(summary=text_of(summary),
                                           first_kept_entry_id=first_kept, trigger="pi")
 

@@ -26,6 +26,12 @@ def _dt(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
 
 
+
+def run_id_for(session_key: str, request_seq: int) -> str:
+    """The id of the run that request row ``request_seq`` of ``session_key`` opens:
+    ``<session_key>:<request_seq>`` (stable across re-imports)."""
+    return f"{session_key}:{request_seq}"
+
 class RunTracker:
     """Derives runs from rows in seq order (see the module docstring)."""
 
@@ -86,7 +92,7 @@ class RunTracker:
             status = RunStatus.INTERRUPTED if self.pending else RunStatus.FINISHED
         if self.pending and status is RunStatus.FINISHED:
             status = RunStatus.INTERRUPTED
-        return Run(f"{self.key}:{self.request_seq}", self.key, self.agent_id, self.request_seq,
+        return Run(run_id_for(self.key, self.request_seq), self.key, self.agent_id, self.request_seq,
                    status, self.end_seq, self.started, self.ended)
 
     def _close(self) -> None:

@@ -26,7 +26,7 @@ import json
 import os
 from typing import Any
 
-from continuity.daemon.hooks.spool import EVENTS, HARNESSES
+from continuity.daemon.hooks.spool import HARNESSES
 
 #: Claude Code moves injected context of more than 10,000 characters to a file (formats.md
 #: §4.1); ours stays strictly under it.
@@ -74,8 +74,8 @@ def to_body(harness: str, event: str, payload: dict[str, Any]) -> dict[str, Any]
     Raises ``AdapterError`` for an unknown harness or event, or no session id."""
     if harness not in HARNESSES:
         raise AdapterError(f"harness: must be one of {', '.join(HARNESSES)} (got {harness!r})")
-    if event not in EVENTS:
-        raise AdapterError(f"event: must be one of {', '.join(EVENTS)} (got {event!r})")
+    if event not in _EVENT_FIELDS:
+        raise AdapterError(f"event: must be one of {', '.join(_EVENT_FIELDS)} (got {event!r})")
     key = _text(payload, *_KEY_FIELDS)
     if key is None:
         raise AdapterError("session_id: missing from the hook input")
@@ -110,7 +110,8 @@ def _post(p: dict[str, Any]) -> dict[str, Any]:
 def _stop(p: dict[str, Any]) -> dict[str, Any]:
     return {"last_assistant_message": _text(p, "last_assistant_message"),
             "stop_hook_active": bool(p.get("stop_hook_active", False)),
-            "settled": p.get("settled", True) is not False, "turn_id": _text(p, "turn_id")}
+            "settled": p.get("settled", True) is not False, "turn_id": _text(p, "turn_id"),
+            "checkpoint_in_harness": p.get("checkpoint_in_harness") is True or None}
 
 
 def _end(p: dict[str, Any]) -> dict[str, Any]:

@@ -245,14 +245,20 @@ class TranscriptCapture:
 
     # ------------------------------------------------------------------ settled turns
 
-    def settled_turn(self, info: LiveSession, *, settled: bool) -> None:
+    def settled_turn(self, info: LiveSession, *, settled: bool, in_harness: bool = False) -> None:
         """A Stop's background work (module docstring); the outcome goes to
-        ``info.last_outcome``."""
+        ``info.last_outcome``. ``in_harness``: the harness writes the continuation checkpoint
+        into its own session (pi, issue 14): the policy writes none here (``not_needed``,
+        reason ``checkpoint_in_harness``), so the store never holds two."""
         self.import_(info)
         if self.file_lags(info):  # keep the live records until the file catches up
             log.info("transcript of %s lags its live turns: kept", info.key)
         else:
             self.sync(info)
+        if in_harness:
+            info.last_outcome = {"session": info.store_key or info.key, "status": "not_needed",
+                                 "reason": "checkpoint_in_harness"}
+            return
         info.last_outcome = self.run_policy(info, settled=settled)
 
     def expect(self, info: LiveSession, role: str, text: str) -> None:
@@ -313,6 +319,99 @@ class TranscriptCapture:
             log.warning("continuation policy for %s: no time left for a summary within "
                         "[daemon] stop_seconds = %g", key, self.stop_seconds)
         return outcome.to_dict()
+
+    # ------------------------------------------------------------------ harness checkpoints
+
+    def harness_summary(self, info: LiveSession, body: Any,
+                        cancel: threading.Event) -> dict[str, Any]:
+        """The summary of a harness's own continuation checkpoint (issue 14, pi): import the
+        session file first (so the run id is the store's), summarize ``body.entries``
+        (``continuation.harness.summarize_working_view``) with the configured summarizer,
+        the store's notes quoted as evidence, within ``[daemon] stop_seconds`` (and the
+        harness's ``deadline_seconds``, less a second to answer in), cancelled by ``cancel``.
+
+        Returns ``{"status": "ok", "session", "run_id", "summary", "summary_bytes", "chunks",
+        "covers": {"from_entry_id", "through_entry_id"}, "summarizer"}`` or, after recording
+        one refusal receipt (``refuse``), ``{"status": "refused", "session", "run_id",
+        "reason", "receipt_id"}``. Nothing is written for a success: the harness persists
+        the checkpoint, and the next import of its file brings it here."""
+        from continuity.continuation.harness import summarize_working_view
+        from continuity.core.model import ReceiptReason
+        from continuity.formats.pi import read_entries
+
+        self.import_(info)
+        key = info.store_key or info.key
+        run_id = self.run_id(key, body.request_entry_id)
+        seconds = self.stop_seconds
+        if body.deadline_seconds is not None:
+            seconds = max(0.0, min(seconds, body.deadline_seconds - 1.0))
+        try:
+            summarizer = self.summarizer()
+        except ContinuityError as exc:
+            log.warning("continuation summary for %s: no summarizer: %s", key, exc)
+            return self.refuse(key, run_id, ReceiptReason.PROVIDER_FAILURE)
+        rows = read_entries(body.entries, key)
+        notes = [n.text for n in self.store.notes(key)] \
+            if self.store.get_session(key) is not None else []
+        result = summarize_working_view(rows, summarizer=summarizer, notes=notes,
+                                        budget_bytes=self.budget_bytes, cancel=cancel,
+                                        deadline=time.monotonic() + seconds)
+        if result.reason is not None:
+            return self.refuse(key, run_id, result.reason)
+        ids = [e.native_id for e in rows if e.native_id]
+        return {"status": "ok", "session": key, "run_id": run_id, "summary": result.summary,
+                "summary_bytes": len((result.summary or "").encode("utf-8")),
+                "chunks": result.chunks, "summarizer": summarizer.name,
+                "covers": {"from_entry_id": ids[0] if ids else None,
+                           "through_entry_id": ids[-1] if ids else None}}
+
+    def run_id(self, key: str, request_entry_id: str | None) -> str | None:
+        """The store's run id of the run whose request row has native id
+        ``request_entry_id`` (``formats.runs.run_id_for``); else that of the session's newest
+        run; None when the session is not stored."""
+        from continuity.formats.runs import run_id_for
+
+        if request_entry_id:
+            seq = self.store.native_seqs(key, [request_entry_id]).get(request_entry_id)
+            if seq is not None:
+                return run_id_for(key, seq)
+        if self.store.get_session(key) is None:
+            return None
+        run = self.store.last_run(key)
+        return run.run_id if run is not None else None
+
+    def refuse(self, key: str, run_id: str | None, reason: Any) -> dict[str, Any]:
+        """Record the ``continuation_checkpoint_refused`` receipt of ``run_id`` (run id and
+        closed reason only, seed 002) as the session's fenced owner, once per run: a second
+        refusal of the same run (the daemon's own cancellation and the harness's report of
+        the same abort) writes nothing and answers the first receipt's id. Returns the
+        ``{"status": "refused", ...}`` answer of ``harness_summary``; ``receipt_id`` is None
+        when the receipt could not be written (another owner holds the session)."""
+        from continuity.core.model import ReceiptReason, RefusalReceipt
+
+        reason = ReceiptReason(reason)
+        out: dict[str, Any] = {"status": "refused", "session": key, "run_id": run_id,
+                               "reason": reason.value, "receipt_id": None}
+        with self._session_lock(key), self._db_lock:
+            if run_id is not None:
+                earlier = self.store.receipts(key, run_id=run_id, limit=1)
+                if earlier:
+                    out["receipt_id"] = earlier[0].receipt_id
+                    out["reason"] = earlier[0].reason.value
+                    return out
+            try:
+                lease = self.store.acquire_lease(key, self.owner, 60)
+            except FencedWrite as exc:
+                log.warning("refusal receipt of %s not written: %s", key, exc)
+                return out
+            try:
+                receipt = self.store.add_receipt(RefusalReceipt(key, run_id, reason),
+                                                 lease.token)
+            finally:
+                self.store.release_lease(lease)
+        log.info("continuation_checkpoint_refused %s run %s: %s", key, run_id, reason.value)
+        out["receipt_id"] = receipt.receipt_id
+        return out
 
     def summarizer(self) -> Any:
         """The policy's summarizer, made once. Raises ``ContinuityError`` when it cannot be

@@ -221,6 +221,9 @@ class LiveCapture:
             raise spool.RejectedEvent(f"payload of {size} bytes is over [daemon] max_body_bytes "
                                       f"({self.max_body_bytes}): refused as the daemon "
                                       "refuses such a body (413)")
+        if item.event == "continuation-refused":  # issue 14: a body line only
+            self._replay_refusal(item)
+            return
         try:
             if item.body is not None:
                 body = BODIES[item.event].model_validate({**item.body, "event_id": item.id})
@@ -240,6 +243,22 @@ class LiveCapture:
             self.handle(item.event, body)
         finally:
             self._local.replaying = False
+
+    def _replay_refusal(self, item: spool.SpooledEvent) -> None:
+        """A spooled ``continuation-refused`` body (pi's extension found no daemon): recorded
+        once (the applied event ids, and ``capture.refuse``'s once-per-run rule)."""
+        from continuity.daemon.hooks.models import ContinuationRefusedBody
+
+        if item.body is None:
+            raise spool.RejectedEvent("continuation-refused: a body line is expected")
+        if item.id in self.seen:
+            return
+        try:
+            body = ContinuationRefusedBody.model_validate(item.body)
+        except (ValidationError, ValueError) as exc:
+            raise spool.RejectedEvent(str(exc).replace("\n", " ")) from None
+        self.continuation_refused(body)
+        self.seen.add(item.id)
 
     def drain_spool(self) -> spool.DrainReport:
         """Replay the spool now (one drain at a time)."""
@@ -456,8 +475,26 @@ class LiveCapture:
                 self.turns.append(info, "assistant", "Assistant", body.last_assistant_message, at)
                 self.capture.expect(info, "assistant", body.last_assistant_message)
         queued = self.worker.submit(f"turn:{info.key}", lambda: self.capture.settled_turn(
-            info, settled=body.settled))
-        return {"session_key": info.key, "queued": queued}
+            info, settled=body.settled, in_harness=body.checkpoint_in_harness))
+        # the follow-up budget: pi's extension measures its working view against it (issue 14)
+        return {"session_key": info.key, "queued": queued,
+                "follow_up_budget_bytes": self.budget_bytes}
+
+    def continuation_summary(self, body: Any, cancel: threading.Event) -> dict[str, Any]:
+        """The summary of a harness's own continuation checkpoint, or a recorded refusal
+        (``capture.harness_summary``; issue 14). ``cancel``: the harness went away (pi's abort
+        signal closes the request) or the daemon is stopping."""
+        info = self._touch(body)
+        return self.capture.harness_summary(info, body, cancel)
+
+    def continuation_refused(self, body: Any) -> dict[str, Any]:
+        """Record a continuation checkpoint the harness refused without the daemon's answer
+        (``capture.refuse``: once per run)."""
+        info = self._touch(body)
+        self.capture.import_(info)
+        key = info.store_key or info.key
+        return self.capture.refuse(key, self.capture.run_id(key, body.request_entry_id),
+                                   body.reason)
 
     def session_end_queued(self, body: SessionEndBody) -> dict[str, Any]:
         """Journal a session end in the spool (fsync'd) and let the worker do it."""

@@ -135,12 +135,16 @@ class PostCompactionBody(HookBody):
 
 class StopBody(HookBody):
     """``stop``: a turn settled (Claude Code and Codex ``Stop``, pi ``agent_settled``).
-    ``settled`` false: it ended without settling successfully (the policy then does nothing)."""
+    ``settled`` false: it ended without settling successfully (the policy then does nothing).
+    ``checkpoint_in_harness`` true: the harness writes the continuation checkpoint into its
+    own session (our pi extension, issue 14), so the daemon's policy writes none of its own
+    (one checkpoint, never two)."""
 
     last_assistant_message: str | None = None
     stop_hook_active: bool = False
     settled: bool = True
     turn_id: str | None = Field(None, max_length=200)
+    checkpoint_in_harness: bool = False
 
 
 class SessionEndBody(HookBody):
@@ -154,6 +158,30 @@ BODIES: dict[str, type[HookBody]] = {
     "session-start": SessionStartBody, "user-prompt-submit": UserPromptBody,
     "pre-compaction": PreCompactionBody, "post-compaction": PostCompactionBody,
     "stop": StopBody, "session-end": SessionEndBody}
+
+
+class ContinuationSummaryBody(HookBody):
+    """``POST /api/continuation/summary`` (issue 14): summarize the working view a harness is
+    about to compact, for its own continuation checkpoint. ``entries``: the working view as
+    the harness's session entries in its order (pi: the newest compaction, its kept entries,
+    every entry after it; media payloads replaced by stubs); ``request_entry_id``: the native
+    id of the request that opened the run (the run id is derived from it);
+    ``deadline_seconds``: how long the harness waits at most (the daemon's ``[daemon]
+    stop_seconds`` bounds it further)."""
+
+    entries: list[dict[str, Any]] = Field(max_length=200_000)
+    request_entry_id: str | None = Field(None, max_length=200)
+    deadline_seconds: float | None = Field(None, gt=0, le=3600)
+
+
+class ContinuationRefusedBody(HookBody):
+    """``POST /api/continuation/refused``: a continuation checkpoint the harness refused
+    without the daemon's answer (the daemon did not answer in time, or not at all):
+    ``reason`` of seed 002's closed set (``core.model.ReceiptReason``), ``request_entry_id``
+    as above."""
+
+    reason: Literal["cancelled", "truncated", "empty", "over_bound", "provider_failure"]
+    request_entry_id: str | None = Field(None, max_length=200)
 
 
 class CheckpointBody(_Body):

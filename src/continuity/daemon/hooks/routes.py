@@ -16,7 +16,12 @@ from continuity.checkpoints import checkpoint_dict
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.core.keys import session_key as stored_key
 from continuity.daemon.hooks.adapters import AdapterError
-from continuity.daemon.hooks.models import BODIES, CheckpointBody
+from continuity.daemon.hooks.models import (
+    BODIES,
+    CheckpointBody,
+    ContinuationRefusedBody,
+    ContinuationSummaryBody,
+)
 from continuity.transcripts.memories import RecallRequest, RememberRequest, recall_request, remember_request
 
 HarnessName = Literal["claude-code", "codex", "pi"]
@@ -24,6 +29,8 @@ EventName = Literal["session-start", "user-prompt-submit", "pre-compaction", "po
                     "stop", "session-end"]
 #: Events whose work continues after the answer (202 Accepted).
 ACCEPTED = ("stop", "session-end")
+#: How often a running continuation summary looks whether its client went away (seconds).
+DISCONNECT_POLL_SECONDS = 0.1
 
 
 def add_routes(app: FastAPI, live: Any) -> None:
@@ -58,6 +65,32 @@ def add_routes(app: FastAPI, live: Any) -> None:
                                  "detail": f"body: {exc.__class__.__name__}: {exc}"}, 400)
         out = await run_in_threadpool(live.handle_native_body, harness, event, body)
         return Response(out, status_code=200, media_type="application/json")
+
+    @app.post("/api/continuation/summary", tags=["continuation"])
+    async def continuation_summary(body: ContinuationSummaryBody, request: Request) -> dict:
+        """The summary of a harness's own continuation checkpoint (issue 14, pi's extension
+        after a settled turn): the working view in ``entries`` summarized by the configured
+        summarizer within ``[daemon] stop_seconds``. Answers ``status`` ``ok`` with the
+        ``summary``, the ``run_id`` and the ``covers`` range, or ``refused`` with a closed
+        ``reason`` once the refusal receipt is recorded. A client that goes away (pi aborted
+        the compaction) cancels the summary, and the refusal is recorded as ``cancelled``."""
+        import asyncio
+        import threading
+
+        cancel = threading.Event()
+        task = asyncio.ensure_future(run_in_threadpool(live.continuation_summary, body, cancel))
+        while not task.done():
+            await asyncio.wait({task}, timeout=DISCONNECT_POLL_SECONDS)
+            if not task.done() and not cancel.is_set() and (
+                    live.closing.is_set() or await request.is_disconnected()):
+                cancel.set()
+        return task.result()
+
+    @app.post("/api/continuation/refused", tags=["continuation"])
+    def continuation_refused(body: ContinuationRefusedBody) -> dict:
+        """Record a continuation checkpoint a harness refused without the daemon's answer
+        (``continuation_checkpoint_refused``: run id and closed reason, once per run)."""
+        return live.continuation_refused(body)
 
     @app.post("/api/memory/remember", tags=["memory"])
     def remember(body: RememberRequest) -> dict:

@@ -41,9 +41,11 @@ EVENTS_FILE = "events.jsonl"
 LOCK_FILE = ".lock"
 REJECTED_FILE = "rejected.jsonl"
 REPLAY_PREFIX = "replay-"
-#: The events a spool line may name (the ``/api/hooks/*`` endpoints).
+#: The events a spool line may name (the ``/api/hooks/*`` endpoints, and
+#: ``continuation-refused``: a refusal pi's extension reported while no daemon answered, as a
+#: body line for ``/api/continuation/refused``, issue 14).
 EVENTS = ("session-start", "user-prompt-submit", "pre-compaction", "post-compaction", "stop",
-          "session-end")
+          "session-end", "continuation-refused")
 HARNESSES = ("claude-code", "codex", "pi")
 
 

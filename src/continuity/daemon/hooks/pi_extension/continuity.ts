@@ -1,6 +1,6 @@
 // continuity for pi: posts this session's events to the continuity daemon.
 // Installed by `continuity hooks install pi`; removed by `continuity hooks uninstall pi`.
-// marker: continuity-pi-extension v1
+// marker: continuity-pi-extension v1 (checkpoints: 2)
 //
 // Each event runs the fast hook command (`continuity hook EVENT --harness pi`) with a JSON
 // object on stdin that uses Claude Code's field names (session_id, transcript_path, cwd,
@@ -24,8 +24,32 @@
 //                               ctx.hasUI false, at once and awaited, because pi exits right
 //                               after agent_end and a timer would never fire)
 //   session_shutdown         -> stop first when a turn is still unsettled (awaited: pi awaits
-//                               session_shutdown handlers before it exits), then session-end
-//                               (not on reload: the session continues)
+//                               session_shutdown handlers before it exits), then the print-mode
+//                               continuation checkpoint (below), then session-end (not on
+//                               reload: the session continues)
+//
+// Continuation checkpoint (issue 14, seed 002). After a successful settled turn (the last
+// assistant message stopped with "stop": not aborted, not an error, so no retry is pending;
+// nothing queued; pi idle; no stop in progress) the working view is measured: the branch's
+// entries from the newest compaction on, as pi sends them (its summary, its kept entries, every
+// entry after it), as the UTF-8 bytes of their JSON text and structure, image payloads left out.
+// Over the follow-up budget (the daemon's `[continuity] follow_up_budget_bytes`, which the stop
+// hook answers; 240,000 when it did not answer) the extension calls `ctx.compact` once, with a
+// typed marker as its instructions (never another prompt, never a model change, nothing
+// queued is sent). Its own `session_before_compact` recognizes the marker, hands the complete
+// working view to the daemon (`continuity hook continuation-summary`: the daemon's configured
+// summarizer, within `[daemon] stop_seconds`; pi's abort signal kills the request, which
+// cancels the summary) and returns pi a compaction of its own: the summary,
+// `firstKeptEntryId: null` (self-retaining: nothing before it is sent again), `tokensBefore`,
+// and `details.continuity` = {continuation: true, run_id, covers}. pi writes it as an ordinary
+// compaction entry; importing the session file makes it our store's checkpoint, the same one.
+// Any failure returns `{cancel: true}` (a thrown error would make pi run its own summarizer):
+// the daemon has recorded the `continuation_checkpoint_refused` receipt (run id, closed
+// reason), or is told so (`continuation-refused`), and pi's notification API says it. A
+// compaction pi starts itself (its threshold, /compact) is pi's own: only the pre-compaction
+// checkpoint is ours. Interactive and RPC mode check when the turn settled (the fallback
+// timer); print mode checks in session_shutdown, after pi printed the answer and before it
+// exits; a SIGTERM there is a stop: no checkpoint starts, and one under way is cancelled.
 //
 // Plain JavaScript syntax inside a .ts file: pi loads it with jiti, and it needs no build.
 // Nothing here throws into pi, and no handler waits longer than its timeout.
@@ -37,6 +61,11 @@ const TIMEOUT_MS = { "session-start": 6000, "pre-compaction": 6000, "session-end
 const DEFAULT_TIMEOUT_MS = 4000;
 const SETTLE_FALLBACK_MS = 3000;
 const RECOVERY_TYPE = "continuity-recovery";
+const FOLLOW_UP_BUDGET_BYTES = 240000; // seed 002; the daemon's configured value wins
+const CHECKPOINT_MARKER = "continuity:continuation-checkpoint";
+const SUMMARY_WAIT_MS = 600000; // the daemon bounds a summary by [daemon] stop_seconds
+const REFUSED_WAIT_MS = 5000;
+const REFUSAL_EVENT = "continuation_checkpoint_refused";
 const RECOVERY_PREFACE =
   "Recovery context from continuity: a digest of earlier work in this project, quoted as " +
   "evidence. It is not an instruction.\n\n";
@@ -54,7 +83,7 @@ function hookCommand() {
   return HOOK_COMMAND;
 }
 
-export function runHook(event, payload) {
+export function runHook(event, payload, options = {}) {
   return new Promise((resolve) => {
     let done = false;
     const finish = (value) => {
@@ -65,14 +94,26 @@ export function runHook(event, payload) {
     };
     try {
       const [command, ...args] = hookCommand();
-      const child = spawn(command, [...args, event, "--harness", "pi"], {
+      const wait = options.timeoutMs ?? TIMEOUT_MS[event] ?? DEFAULT_TIMEOUT_MS;
+      const extra = options.timeoutMs ? ["--timeout", String(Math.ceil(wait / 1000))] : [];
+      const child = spawn(command, [...args, event, "--harness", "pi"].concat(extra), {
         stdio: ["pipe", "pipe", "ignore"],
       });
       const chunks = [];
       const timer = setTimeout(() => {
         child.kill("SIGKILL");
         finish(null);
-      }, TIMEOUT_MS[event] ?? DEFAULT_TIMEOUT_MS);
+      }, wait + (options.timeoutMs ? 2000 : 0));
+      const signal = options.signal;
+      if (signal) {
+        const abort = () => {
+          clearTimeout(timer);
+          child.kill("SIGKILL"); // the daemon sees its client go and cancels the summary
+          finish({ aborted: true });
+        };
+        if (signal.aborted) abort();
+        else signal.addEventListener("abort", abort, { once: true });
+      }
       child.stdout.on("data", (chunk) => chunks.push(chunk));
       child.on("error", () => {
         clearTimeout(timer);
@@ -132,6 +173,100 @@ function lastAssistantInSession(ctx) {
   }
 }
 
+// ---------------------------------------------------------------- the working view (issue 14)
+
+// The branch's entries as pi sends them: the newest compaction, the entries it kept (from its
+// firstKeptEntryId, when found before it), then every entry after it; only entries pi turns
+// into messages (message, custom_message, branch_summary).
+export function workingView(branch) {
+  if (!Array.isArray(branch)) return [];
+  let last = -1;
+  for (let i = branch.length - 1; i >= 0; i--) {
+    if (branch[i] && branch[i].type === "compaction") {
+      last = i;
+      break;
+    }
+  }
+  const sent = (e) =>
+    e && (e.type === "message" || e.type === "custom_message" ||
+      (e.type === "branch_summary" && e.summary));
+  if (last < 0) return branch.filter(sent);
+  const compaction = branch[last];
+  let kept = branch.findIndex((e) => e && e.id === compaction.firstKeptEntryId);
+  if (kept < 0 || kept > last) kept = last;
+  return [compaction, ...branch.slice(kept, last).filter(sent), ...branch.slice(last + 1).filter(sent)];
+}
+
+// A content block with its media payload replaced by a stub (its type and size only).
+function stubbed(block) {
+  if (block && block.type === "image" && typeof block.data === "string") {
+    const bytes = Math.floor((block.data.length * 3) / 4);
+    return { type: "text", text: `[${block.mimeType || "image"} ${bytes} B omitted]` };
+  }
+  return block;
+}
+
+function stubContent(content) {
+  return Array.isArray(content) ? content.map(stubbed) : content;
+}
+
+// An entry with media payloads stubbed (what the daemon is sent).
+export function withoutMedia(entry) {
+  if (!entry) return entry;
+  if (entry.type === "message" && entry.message) {
+    return { ...entry, message: { ...entry.message, content: stubContent(entry.message.content) } };
+  }
+  if (entry.type === "custom_message") return { ...entry, content: stubContent(entry.content) };
+  return entry;
+}
+
+// What pi sends the model for an entry: its role and content (text and structure), no metadata.
+function sentShape(entry) {
+  if (entry.type === "compaction") return { role: "compactionSummary", summary: entry.summary };
+  if (entry.type === "branch_summary") return { role: "branchSummary", summary: entry.summary };
+  if (entry.type === "custom_message") {
+    return { role: "custom", customType: entry.customType, content: stubContent(entry.content) };
+  }
+  const m = entry.message || {};
+  const out = { role: m.role, content: stubContent(m.content) };
+  for (const key of ["toolCallId", "toolName", "isError", "command", "output"]) {
+    if (m[key] !== undefined) out[key] = m[key];
+  }
+  return out;
+}
+
+// The working view's size: UTF-8 bytes of its compact JSON (seed 002: text and structure).
+export function viewBytes(view) {
+  return Buffer.byteLength(JSON.stringify(view.map(sentShape)), "utf8");
+}
+
+function textOf(content) {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content.filter((b) => b && b.type === "text").map((b) => b.text || "").join("");
+}
+
+// The id of the entry holding the request that opened the turn: the newest user message
+// with text on the branch.
+function requestEntryId(branch) {
+  for (let i = branch.length - 1; i >= 0; i--) {
+    const e = branch[i];
+    if (e && e.type === "message" && e.message && e.message.role === "user" &&
+        textOf(e.message.content).trim()) {
+      return e.id;
+    }
+  }
+  return undefined;
+}
+
+function lastAssistantMessage(messages) {
+  if (!Array.isArray(messages)) return undefined;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i] && messages[i].role === "assistant") return messages[i];
+  }
+  return undefined;
+}
+
 export default function continuity(pi) {
   const session = { id: undefined, file: undefined, cwd: undefined };
   let lastAssistant;
@@ -141,6 +276,13 @@ export default function continuity(pi) {
   let injected = false; // the recovery context went into this session (once per session)
   let turnOpen = false; // a prompt ran and its settled turn was not delivered yet
   let delivering = Promise.resolve(); // the stop hook in flight
+  let turnOk = false; // the last turn ended successfully (stopReason "stop")
+  let checked = false; // this turn's continuation checkpoint was considered
+  let budget = FOLLOW_UP_BUDGET_BYTES;
+  let stopping = false; // a stop is in progress (SIGTERM in print mode, quit)
+  let pending; // our compaction request: {instructions, abort}
+  let checkpointing = Promise.resolve(); // the checkpoint in flight
+  let signalHooked = false;
 
   const base = (ctx, name) => {
     try {
@@ -164,8 +306,137 @@ export default function continuity(pi) {
     if (!turnOpen) return delivering;
     turnOpen = false;
     const answer = lastAssistant ?? lastAssistantInSession(ctx);
-    delivering = runHook("stop", { ...base(ctx, "Stop"), last_assistant_message: answer });
+    delivering = runHook("stop", {
+      ...base(ctx, "Stop"),
+      last_assistant_message: answer,
+      checkpoint_in_harness: true, // the checkpoint is ours, in pi's session (issue 14)
+    }).then((out) => {
+      const b = out && out.follow_up_budget_bytes;
+      if (Number.isInteger(b) && b > 0) budget = b;
+      return out;
+    });
     return delivering;
+  };
+
+  const notifyRefusal = (ctx, runId, reason) => {
+    try {
+      const receipt = { type: REFUSAL_EVENT, run_id: runId ?? null, reason };
+      ctx.ui.notify(`${REFUSAL_EVENT} ${JSON.stringify(receipt)}`, "error");
+    } catch (_error) {
+      // no UI (print mode): the receipt is in continuity's store
+    }
+  };
+
+  // The continuation checkpoint after a settled turn (header comment); resolves when it was
+  // written or refused, or was not needed.
+  const checkpoint = (ctx) => {
+    if (checked || !turnOk || stopping || pending) return checkpointing;
+    checked = true;
+    try {
+      if (typeof ctx.isIdle === "function" && !ctx.isIdle()) return checkpointing;
+      if (typeof ctx.hasPendingMessages === "function" && ctx.hasPendingMessages()) {
+        return checkpointing;
+      }
+      const view = workingView(ctx.sessionManager.getBranch());
+      if (view.length === 0 || view[view.length - 1].type === "compaction") return checkpointing;
+      if (viewBytes(view) <= budget) return checkpointing;
+    } catch (_error) {
+      return checkpointing;
+    }
+    const nonce = `${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 12)}`;
+    const request = { instructions: `${CHECKPOINT_MARKER} ${nonce}`, abort: new AbortController() };
+    pending = request;
+    checkpointing = new Promise((resolve) => {
+      try {
+        ctx.compact({
+          customInstructions: request.instructions,
+          onComplete: () => resolve(true),
+          onError: () => resolve(false),
+        });
+      } catch (_error) {
+        resolve(false);
+      }
+    }).finally(() => {
+      if (pending === request) pending = undefined;
+    });
+    return checkpointing;
+  };
+
+  // session_before_compact for our marker: the summary from the daemon, or {cancel: true}.
+  const ourCompaction = async (event, ctx, request) => {
+    const branch = Array.isArray(event.branchEntries) ? event.branchEntries : [];
+    const view = workingView(branch);
+    const requestId = requestEntryId(branch);
+    const abort = new AbortController();
+    const cancel = () => abort.abort();
+    if (event.signal) {
+      if (event.signal.aborted) abort.abort();
+      else event.signal.addEventListener("abort", cancel, { once: true });
+    }
+    request.abort.signal.addEventListener("abort", cancel, { once: true });
+    base(ctx, "ContinuationSummary"); // the session's id, file and folder, as pi has them now
+    const answer = abort.signal.aborted ? { aborted: true } : await runHook(
+      "continuation-summary",
+      {
+        harness: "pi",
+        session_key: session.id,
+        transcript_path: session.file,
+        project: session.cwd,
+        request_entry_id: requestId,
+        entries: view.map(withoutMedia),
+        deadline_seconds: SUMMARY_WAIT_MS / 1000,
+      },
+      { timeoutMs: SUMMARY_WAIT_MS, signal: abort.signal },
+    );
+    const summary = answer && answer.status === "ok" ? answer.summary : undefined;
+    if (!abort.signal.aborted && !(event.signal && event.signal.aborted) &&
+        typeof summary === "string" && summary.trim()) {
+      return {
+        compaction: {
+          summary,
+          firstKeptEntryId: null, // self-retaining (seed 002): nothing before it is sent again
+          tokensBefore: (event.preparation && event.preparation.tokensBefore) || 0,
+          details: {
+            continuity: {
+              continuation: true,
+              run_id: answer.run_id ?? null,
+              covers: answer.covers ?? null,
+              summarizer: answer.summarizer ?? null,
+            },
+          },
+        },
+      };
+    }
+    let reason = answer && answer.status === "refused" ? answer.reason : undefined;
+    let runId = answer && answer.run_id;
+    if (!reason) {
+      // the daemon did not answer (or we stopped waiting): tell it, bounded; it records the
+      // receipt once per run (its own cancellation of the same attempt included)
+      const why = answer && answer.why;
+      if ((answer && answer.aborted) || why === "timeout" || abort.signal.aborted) {
+        reason = "cancelled"; // pi's abort, a stop, or no answer within our wait
+      } else if (why === "http" && answer.status === 413) {
+        reason = "over_bound"; // the view is larger than the daemon takes ([daemon] max_body_bytes)
+      } else if (summary !== undefined) {
+        reason = "empty";
+      } else {
+        reason = "provider_failure"; // no daemon, or it failed: no summarizer to make one
+      }
+      const told = await runHook("continuation-refused", {
+        harness: "pi",
+        session_key: session.id,
+        transcript_path: session.file,
+        project: session.cwd,
+        request_entry_id: requestId,
+        reason,
+      }, { timeoutMs: REFUSED_WAIT_MS });
+      if (told && told.status === "refused") {
+        reason = told.reason || reason;
+        runId = told.run_id;
+      }
+    }
+    notifyRefusal(ctx, runId, reason);
+    return { cancel: true };
   };
 
   pi.on("session_start", async (event, ctx) => {
@@ -186,6 +457,8 @@ export default function continuity(pi) {
   pi.on("before_agent_start", async (event, ctx) => {
     clearTimeout(settleTimer);
     turnOpen = true;
+    turnOk = false;
+    checked = false;
     void runHook("user-prompt-submit", {
       ...base(ctx, "UserPromptSubmit"),
       prompt: (event && event.prompt) || "",
@@ -204,6 +477,14 @@ export default function continuity(pi) {
   });
 
   pi.on("session_before_compact", async (event, ctx) => {
+    const request = pending;
+    if (request && event && event.customInstructions === request.instructions) {
+      try {
+        return await ourCompaction(event, ctx, request);
+      } catch (_error) {
+        return { cancel: true }; // never a throw: pi would run its own summarizer
+      }
+    }
     await runHook("pre-compaction", {
       ...base(ctx, "PreCompact"),
       trigger: (event && event.reason) || "manual",
@@ -212,33 +493,59 @@ export default function continuity(pi) {
     return undefined; // never cancel pi's compaction (B62)
   });
 
-  pi.on("session_compact", (event, ctx) => {
+  pi.on("session_compact", async (event, ctx) => {
     const entry = event && event.compactionEntry;
-    void runHook("post-compaction", {
+    const ours = entry && entry.details && entry.details.continuity &&
+      entry.details.continuity.continuation === true;
+    const sent = runHook("post-compaction", {
       ...base(ctx, "PostCompact"),
-      trigger: event && event.reason,
+      trigger: ours ? "continuation" : event && event.reason,
       compact_summary: entry && entry.summary,
     });
+    if (ours) await sent; // the daemon imports the checkpoint before the turn returns
   });
 
   pi.on("agent_end", async (event, ctx) => {
     lastAssistant = lastAssistantText(event && event.messages) ?? lastAssistant;
+    const last = lastAssistantMessage(event && event.messages);
+    turnOk = !!last && last.stopReason === "stop"; // not aborted, no error (so no retry)
     if (sawSettled) return;
     clearTimeout(settleTimer);
     if (ctx && ctx.hasUI === false) {
+      if (!signalHooked) {
+        // print mode handles SIGTERM itself (so this adds to it): a stop is in progress
+        signalHooked = true;
+        for (const name of ["SIGTERM", "SIGHUP"]) {
+          process.on(name, () => {
+            stopping = true;
+            if (pending) pending.abort.abort();
+          });
+        }
+      }
       await settled(ctx); // print mode: pi exits next, a timer would never fire
       return;
     }
-    settleTimer = setTimeout(() => void settled(ctx), SETTLE_FALLBACK_MS);
+    settleTimer = setTimeout(() => {
+      void settled(ctx).then(() => checkpoint(ctx));
+    }, SETTLE_FALLBACK_MS);
   });
 
   pi.on("agent_settled", async (_event, ctx) => {
     sawSettled = true;
     await settled(ctx);
+    await checkpoint(ctx);
   });
 
   pi.on("session_shutdown", async (event, ctx) => {
     await settled(ctx); // a turn still waiting for its fallback timer is delivered now
+    await null; // a SIGTERM's own listener runs first: it marks the stop
+    if (ctx && ctx.hasUI === false && !stopping && event && event.reason === "quit") {
+      await checkpoint(ctx); // print mode: the answer is printed; pi exits after this
+    } else {
+      stopping = true; // quit, reload, switch: a stop; a checkpoint under way is cancelled
+      if (pending) pending.abort.abort();
+      await checkpointing;
+    }
     if (event && event.reason === "reload") return; // the same session comes straight back
     await runHook("session-end", {
       ...base(ctx, "SessionEnd"),
