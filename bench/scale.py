@@ -74,7 +74,9 @@ def run_command(args: list[str], tmp: Path, *, profile: bool = False) -> dict[st
     prof = None
     if profile:
         prof = tmp / f"prof-{time.monotonic_ns()}.out"
-        cmd = [sys.executable, "-m", "cProfile", "-o", str(prof), "-c", _CHILD, str(io_file),
+        script = tmp / "child.py"
+        script.write_text(_CHILD)
+        cmd = [sys.executable, "-m", "cProfile", "-o", str(prof), str(script), str(io_file),
                *args]
     env = {**os.environ, "PYTHONPATH": str(HERE.parent / "src"), "COLUMNS": "200"}
     t0 = time.perf_counter()

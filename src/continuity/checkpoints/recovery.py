@@ -250,9 +250,13 @@ def replay_session(store: "SqlStore", session_key: str, *,
 
 def replay_import(store: "SqlStore", report: "ImportReport", *,
                   config: CheckpointConfig) -> int:
-    """Replay every session an import touched (``replay_session``); returns the number of
-    checkpoints added."""
-    return sum(len(replay_session(store, key, config=config)) for key in report.sessions)
+    """Replay every session whose file this import added or changed rows of
+    (``replay_session``; ``FileReport.changed``); returns the number of checkpoints added. An
+    unchanged session is not read (issue 17: replay adds nothing to it, ``replay_session`` is
+    idempotent)."""
+    keys = dict.fromkeys(f.session_key for f in report.files
+                         if f.session_key and f.status == "imported" and f.changed)
+    return sum(len(replay_session(store, key, config=config)) for key in keys)
 
 
 def manual_checkpoint(store: "SqlStore", session_key: str, reason: str, *,

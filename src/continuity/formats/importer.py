@@ -87,6 +87,18 @@ class FileReport:
     #: the exit code a ``failed`` file stands for (``core.errors``: 2 the file cannot be read,
     #: 4 the store refused it, e.g. a concurrent import of the same file), else None.
     failure_code: int | None = None
+    #: issue 17: the seq of the first row this import added (None: it added none), so the
+    #: phases after the import (checkpoint replay, transcripts) read only the new rows.
+    first_new_seq: int | None = None
+    #: issue 17: this import changed rows stored before it (a pi leaf path moved and put
+    #: earlier rows on or off the path): derived data must be rebuilt, not only extended.
+    old_rows_changed: bool = False
+
+    @property
+    def changed(self) -> bool:
+        """Whether this import added or changed rows of its session (an unchanged file, a
+        file that only gained blank lines or an unfinished line, did not)."""
+        return self.imported > 0 or self.old_rows_changed
 
     def fail(self, reason: str, code: int) -> None:
         """Mark the file ``failed`` with ``reason`` and the exit code ``code`` it stands for."""
@@ -231,12 +243,19 @@ def import_file(store: Store, path: str | os.PathLike[str], *,
     p = Path(path).resolve()
     deadline = time.monotonic() + CONFLICT_WAIT_SECONDS
     delay = 0.05
+    first_new: int | None = None  # rows an attempt committed before it collided
     while True:
         report = FileReport(path_key(p))
         try:
             _import_once(store, p, report, progress)
+            if first_new is not None:
+                report.first_new_seq = min(first_new, report.first_new_seq or first_new)
+                report.old_rows_changed = report.old_rows_changed or report.imported == 0
             return report
         except StoreConflict:
+            if report.first_new_seq is not None:
+                first_new = min(first_new if first_new is not None else report.first_new_seq,
+                                report.first_new_seq)
             if time.monotonic() + delay > deadline:
                 report.fail("another import was writing this file at the same time; "
                             "import it again", StoreConflict.exit_code)
@@ -404,6 +423,8 @@ class _FileImport:
                 e.seq = self.next_seq
                 e.entry_id = f"{self.key}:{e.seq}"
                 self.next_seq += 1
+            if entries and self.report.first_new_seq is None:
+                self.report.first_new_seq = entries[0].seq
             self._resolve_compactions(entries)
             self._check_parents(entries)
             self._tally(entries)
@@ -444,8 +465,11 @@ class _FileImport:
         store.append(self.key, entries)
         store.put_issues(self.issues)
         store.put_runs(self.tracker.take())
-        if final and self.reader.uses_tree and self.tree_changed \
-                and _apply_leaf_path(store, self.key):
+        moved = _apply_leaf_path(store, self.key) \
+            if final and self.reader.uses_tree and self.tree_changed else []
+        if moved:
+            if min(moved) < self._first_seq_of_import():
+                self.report.old_rows_changed = True
             # Runs follow the conversation path: derive them again over the path.
             self.tracker = derive_runs(store, self.key, facts.agent_id)
             store.replace_runs(self.key, self.tracker.take())
@@ -455,6 +479,11 @@ class _FileImport:
         store.put_source(SourceState(self.path_str, self.key, self.reader.harness,
                                      self.stat.st_ino, self.stat.st_size, offset, line_count,
                                      self.prefix, orjson.dumps(state).decode()))
+
+    def _first_seq_of_import(self) -> int:
+        """The first seq this import added (rows below it were stored before)."""
+        first = self.report.first_new_seq
+        return self.next_seq if first is None else first
 
     def _dedupe(self, entries: list[Entry]) -> list[Entry]:
         """Drop rows whose native id the session already has, or that an earlier import of
@@ -522,11 +551,11 @@ class _FileImport:
                                           c.continuation, c.run_id, c.trigger)
 
 
-def _apply_leaf_path(store: Store, key: str) -> bool:
+def _apply_leaf_path(store: Store, key: str) -> list[int]:
     """Follow a parent tree (pi) from its leaf, the last row with a native id in file order:
     rows on the path keep their reader's visibility, rows off it become invisible. A missing,
-    null or self parent ends the walk (a root); never fails on an orphan. Returns whether any
-    row's visibility changed (a linear session changes nothing)."""
+    null or self parent ends the walk (a root); never fails on an orphan. Returns the seqs
+    whose visibility changed (none for a linear session)."""
     links = list(store.tree_links(key))
     by_id: dict[str, tuple[int, str | None]] = {}
     leaf: str | None = None
@@ -549,4 +578,4 @@ def _apply_leaf_path(store: Store, key: str) -> bool:
         store.set_on_path(key, to_on, True)
     if to_off:
         store.set_on_path(key, to_off, False)
-    return bool(to_on or to_off)
+    return to_on + to_off
