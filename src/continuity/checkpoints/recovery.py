@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from continuity.checkpoints.queue import CheckpointQueue, utc_now
 from continuity.checkpoints.capture import (
@@ -30,6 +30,7 @@ from continuity.checkpoints.capture import (
     normalize_project,
     safe_cut,
 )
+from continuity.core.errors import ContinuityError
 from continuity.core.model import Checkpoint, CheckpointTrigger, Entry, EntryKind
 from continuity.redaction.funnel import redact
 
@@ -248,15 +249,44 @@ def replay_session(store: "SqlStore", session_key: str, *,
     return added
 
 
+#: ``replay_import`` replays small sessions together in one transaction, up to this many new
+#: rows in all (the size of one import batch, ``formats.importer.BATCH_LINES``)
+REPLAY_GROUP_ROWS = 2000
+
+
 def replay_import(store: "SqlStore", report: "ImportReport", *,
-                  config: CheckpointConfig) -> int:
+                  config: CheckpointConfig,
+                  progress: Callable[[int], None] | None = None) -> int:
     """Replay every session whose file this import added or changed rows of
     (``replay_session``; ``FileReport.changed``); returns the number of checkpoints added. An
     unchanged session is not read (issue 17: replay adds nothing to it, ``replay_session`` is
-    idempotent)."""
-    keys = dict.fromkeys(f.session_key for f in report.files
-                         if f.session_key and f.status == "imported" and f.changed)
-    return sum(len(replay_session(store, key, config=config)) for key in keys)
+    idempotent). ``progress(1)`` is called after each session."""
+    rows: dict[str, int] = {}
+    for f in report.files:
+        if f.session_key and f.status == "imported" and f.changed:
+            rows[f.session_key] = rows.get(f.session_key, 0) + f.imported
+    groups: list[list[str]] = [[]]
+    size = 0
+    for key, n in rows.items():  # groups of about REPLAY_GROUP_ROWS new rows
+        if groups[-1] and size + n > REPLAY_GROUP_ROWS:
+            groups.append([])
+            size = 0
+        groups[-1].append(key)
+        size += n
+    added = 0
+    for group in groups:
+        if len(group) == 1:
+            counts = [len(replay_session(store, group[0], config=config))]
+        else:
+            try:
+                with store.batch():  # issue 17: one commit for many small sessions
+                    counts = [len(replay_session(store, key, config=config)) for key in group]
+            except ContinuityError:  # rolled back: each on its own, one failure stays one
+                counts = [len(replay_session(store, key, config=config)) for key in group]
+        added += sum(counts)
+        if progress:
+            progress(len(group))
+    return added
 
 
 def manual_checkpoint(store: "SqlStore", session_key: str, reason: str, *,

@@ -28,7 +28,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import orjson
 
@@ -212,9 +212,81 @@ def import_paths(store: Store, paths: Iterable[str | os.PathLike[str]], *,
                  progress: Progress | None = None) -> ImportReport:
     """Import every session file under ``paths``; see the module docstring."""
     report = ImportReport()
-    for path in discover(paths, unreadable=report.files):
-        report.files.append(import_file(store, path, progress=progress))
+    files = discover(paths, unreadable=report.files)
+    report.files.extend(import_files(store, files, progress=progress))
     return report
+
+
+#: Issue 20/17: small files are imported several to one transaction (one commit, one sync,
+#: instead of one each: 10,000 small files took ten minutes). A group holds files of at most
+#: ``GROUP_FILE_BYTES`` each, ``GROUP_BYTES`` and ``GROUP_FILES`` in all, so the write
+#: transaction stays as short as one batch of a large file.
+GROUP_FILE_BYTES = 256 * 1024
+GROUP_BYTES = 4 * 1024 * 1024
+GROUP_FILES = 200
+
+
+def import_files(store: Store, files: Iterable[Path], *, progress: Progress | None = None,
+                 done: Callable[[FileReport], None] | None = None) -> Iterator[FileReport]:
+    """Import ``files`` (``import_file`` each) and yield their reports in order; ``done`` is
+    called with each report as it is final. Consecutive small files share one transaction
+    (``GROUP_*``): all of them are stored or none is; when the group fails (a store error, a
+    collision with another import), it is rolled back and each of its files imported again
+    on its own, with ``import_file``'s waiting and reporting. ``progress`` counts a grouped
+    file's bytes once the group is committed."""
+    group: list[Path] = []
+    size = 0
+
+    def flush() -> Iterator[FileReport]:
+        nonlocal group, size
+        todo, group, size = group, [], 0
+        if not todo:
+            return
+        reports = _import_group(store, todo) if len(todo) > 1 else None
+        if reports is None:
+            reports = [import_file(store, p, progress=progress) for p in todo]
+        elif progress:
+            progress(sum(_size(p) for p in todo))
+        for r in reports:
+            if done:
+                done(r)
+            yield r
+
+    for path in files:
+        n = _size(path)
+        if n > GROUP_FILE_BYTES:
+            yield from flush()
+            report = import_file(store, path, progress=progress)
+            if done:
+                done(report)
+            yield report
+            continue
+        if group and (size + n > GROUP_BYTES or len(group) >= GROUP_FILES):
+            yield from flush()
+        group.append(path)
+        size += n
+    yield from flush()
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _import_group(store: Store, paths: list[Path]) -> list[FileReport] | None:
+    """Import ``paths`` in one transaction; None when it failed and was rolled back."""
+    reports = []
+    try:
+        with store.batch():
+            for p in paths:
+                report = FileReport(path_key(p.resolve()))
+                _import_once(store, p.resolve(), report, None)
+                reports.append(report)
+    except ContinuityError:
+        return None
+    return reports
 
 
 # ---------------------------------------------------------------------------- one file

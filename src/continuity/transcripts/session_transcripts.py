@@ -34,7 +34,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -405,7 +405,8 @@ class _ImportCapture:
 
 
 def sync_import_report(store: "SqlStore", report: "ImportReport",
-                       home: str | os.PathLike[str] | None = None) -> ImportSync:
+                       home: str | os.PathLike[str] | None = None, *,
+                       progress: Callable[[int], None] | None = None) -> ImportSync:
     """Fill transcripts after ``continuity import`` (issue 17: the cost grows with new rows
     only). A session whose file added or changed rows is captured: when it has no row yet,
     or only gained rows after those its row and file already hold, its new records are
@@ -416,7 +417,8 @@ def sync_import_report(store: "SqlStore", report: "ImportReport",
     idle limit is completed at once. A session that fails (a ``ContinuityError`` or
     ``ValueError``: a key the row refuses, an unwritable file, a database error) is counted in
     ``failed`` with its reason and the others go on; each is also logged as a warning.
-    Raises ``ConfigError`` for bad ``[transcripts]`` settings."""
+    ``progress(1)`` is called after each session. Raises ``ConfigError`` for bad
+    ``[transcripts]`` settings."""
     limit = timedelta(minutes=settings(home).idle_limit_minutes)
     now = _now()
     changed: dict[str, list[Any]] = {}
@@ -444,6 +446,8 @@ def sync_import_report(store: "SqlStore", report: "ImportReport",
                             now if idle else None)
         except (ContinuityError, ValueError) as exc:
             _failed(out, key, exc)
+        if progress:
+            progress(1)
     capture.flush()
     return out
 
