@@ -15,7 +15,9 @@ fresh ids, so nothing deduplicates: ``bench/run.py``'s generator), in one run:
    appended to a tenth of the files, then the command again. Goal 2: <= 2% of the fresh
    import's time, and bytes written (``write_bytes`` of ``/proc/<pid>/io``: what the process
    sent to storage, SQLite WAL and transcript files included) <= 3x the appended bytes.
-4. **10,000 small files** (``--small-files``; real 10 KB Claude Code sessions, fresh ids):
+4. **process start** (goal 5): median of 5 runs of ``continuity sessions``, ``show KEY`` and
+   ``continue KEY`` on that workspace next to ``python -c pass``. Goal: <= 4x.
+5. **10,000 small files** (``--small-files``; real 10 KB Claude Code sessions, fresh ids):
    fresh import files/s next to MB/s, a no-op re-import's time, and how many lines of text the
    no-op re-import prints (issue 20: unchanged files are summed in one line).
 
@@ -182,6 +184,25 @@ def small_files(root: Path, count: int) -> list[Path]:
     return out
 
 
+def process_start(home: Path, key: str, runs: int = 5) -> dict[str, float]:
+    """Median wall time of ``continuity sessions``, ``show KEY`` and ``continue KEY`` (each a
+    fresh process, output discarded) next to a bare ``python -c pass`` (goal 5: <= 4x)."""
+    exe = Path(sys.executable).with_name("continuity")
+    cmds = {"python -c pass": [sys.executable, "-c", "pass"],
+            "sessions": [str(exe), "sessions", "--home", str(home)],
+            "show": [str(exe), "show", key, "--home", str(home)],
+            "continue": [str(exe), "continue", key, "--home", str(home)]}
+    out: dict[str, float] = {}
+    for name, cmd in cmds.items():
+        times = []
+        for _ in range(runs):
+            t0 = time.perf_counter()
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            times.append(time.perf_counter() - t0)
+        out[name] = sorted(times)[len(times) // 2]
+    return out
+
+
 def verdict(ok: bool) -> str:
     return "met" if ok else "NOT met"
 
@@ -219,6 +240,8 @@ def main(argv: list[str] | None = None) -> int:
             grown = run_command(cmd, tmp, profile=args.profile)
             grown_summary = orjson.loads(grown["stdout"])
             ws = sum(f.stat().st_size for f in home.rglob("*") if f.is_file())
+            log("process start ...")
+            starts = process_start(home, summary["sessions"][0])
             res["corpus"] = {
                 "bytes": nbytes, "files": len(paths), "rows": summary["totals"]["imported"],
                 "parse_only": parse, "appended_bytes": added,
@@ -228,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
                 "append_rows": grown_summary["totals"]["imported"],
                 "append_checkpoints": grown_summary["checkpoints_replayed"],
                 "append_transcripts": grown_summary["transcripts_written"],
-                "workspace_bytes": ws}
+                "workspace_bytes": ws, "process_start_s": starts}
             mbs = nbytes / MB / fresh["seconds"]
             ratio = mbs / parse["mb_per_s"]
             rows += [
@@ -249,6 +272,12 @@ def main(argv: list[str] | None = None) -> int:
                 ("workspace size (db + transcripts)", f"{ws / MB:.0f} MB",
                  f"input: {ws / nbytes:.2f}x", f"goal <= 1.2x: {verdict(ws <= 1.2 * nbytes)}"),
             ]
+            bare = starts["python -c pass"]
+            for name in ("sessions", "show", "continue"):
+                rows.append((f"`continuity {name}` process (median of 5)",
+                             f"{starts[name] * 1000:.0f} ms",
+                             f"python -c pass {bare * 1000:.0f} ms: {starts[name] / bare:.1f}x",
+                             f"goal <= 4x: {verdict(starts[name] <= 4 * bare)}"))
         if args.only in (None, "small"):
             log(f"writing {args.small_files} small files ...")
             folder = tmp / "small"
