@@ -314,6 +314,9 @@ class ImportSync:
     rows_read: int = 0
 
 
+#: rows before an import's first new row read to check that the stored row holds them
+LOOK_BACK_ROWS = 50
+
 #: Rendered text gathered before one append per harness file and one transaction of rows
 #: (issue 17: one fsync for many small sessions, memory bounded by this, in characters).
 GROUP_CHARS = 16 * 1024 * 1024
@@ -353,7 +356,8 @@ class _ImportCapture:
         path = transcript_path(self.home, session.harness)
         if row is None:  # never captured: every record is new, the file holds none of them
             records, old = self.records(session, -1), ""
-        elif first_new_seq is not None and not old_rows_changed and path.exists():
+        elif first_new_seq is not None and not old_rows_changed and path.exists() \
+                and self._holds_rows_before(session.key, first_new_seq, row.content):
             records, old = self.records(session, first_new_seq - 1), row.content
         else:
             result = sync_session(self.store, session.key, home=self.home,
@@ -368,6 +372,19 @@ class _ImportCapture:
         self.chars += len(new)
         if self.chars >= GROUP_CHARS:
             self.flush()
+
+    def _holds_rows_before(self, key: str, first_new_seq: int, content: str) -> bool:
+        """Whether ``content`` (the stored row) ends with the last row before
+        ``first_new_seq`` that renders, looked for among the ``LOOK_BACK_ROWS`` rows before
+        it: a capture that never ran for some earlier rows (a crash between the import and
+        this phase) shows, and the session is snapshotted instead of extended."""
+        rows = self.store.entries(key, after_seq=max(-1, first_new_seq - 1 - LOOK_BACK_ROWS),
+                                  limit=LOOK_BACK_ROWS, visible_only=True)
+        self.out.rows_read += len(rows)
+        texts = [t for t in (render_entry(e) for e in rows if e.seq < first_new_seq) if t]
+        if not texts:
+            return not content and first_new_seq <= LOOK_BACK_ROWS
+        return content == texts[-1] or content.endswith("\n\n" + texts[-1])
 
     def flush(self) -> None:
         """Write the gathered sessions (``_write``); when that fails, each of them is counted
