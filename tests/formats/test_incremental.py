@@ -152,12 +152,13 @@ def _small_files(folder: Path, count: int) -> list[Path]:
 
 
 def test_small_files_share_one_transaction(tmp_path):
-    """30 small files commit once (issue 20: one sync per file made 10,000 files take ten
+    """30 small files commit their writes once (issue 20: one sync per file made 10,000 files take ten
     minutes); every file is imported with its rows."""
     files = _small_files(tmp_path / "in", 30)
     with open_store(tmp_path / "a.db") as store:
-        commits = []
-        event.listen(store.engine, "commit", lambda conn: commits.append(1))
+        commits = []  # commits that write (sqlite3 opens a transaction at the first write)
+        event.listen(store.engine, "commit", lambda conn: commits.append(1)
+                     if conn.connection.driver_connection.in_transaction else None)
         reports = list(import_files(store, files))
         assert [r.status for r in reports] == ["imported"] * 30
         assert len({r.session_key for r in reports}) == 30
@@ -218,3 +219,17 @@ def test_capture_missed_by_a_crash_is_repaired_on_the_next_growth(tmp_path):
         row2 = store2.get_transcripts([key], store2.get_session(key).agent_id)[key]
     assert row.content == row2.content
     assert _records(home, "claude-code") == _records(tmp_path / "home2", "claude-code")
+
+
+def test_unchanged_files_cost_one_source_query(tmp_path):
+    """A no-op re-import of 30 files reads their sources in one query and opens no file
+    beyond its first bytes: every file is ``unchanged``, nothing written."""
+    files = _small_files(tmp_path / "in", 30)
+    with open_store(tmp_path / "a.db") as store:
+        list(import_files(store, files))
+        statements: list[str] = []
+        event.listen(store.engine, "before_cursor_execute",
+                     lambda conn, cur, sql, *a: statements.append(sql))
+        reports = list(import_files(store, files))
+    assert [r.status for r in reports] == ["unchanged"] * 30
+    assert len(statements) == 1 and "FROM sources" in statements[0]

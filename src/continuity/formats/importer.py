@@ -22,6 +22,7 @@ whether tool calls were left without results).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import time
 from collections import Counter
@@ -236,6 +237,8 @@ def import_files(store: Store, files: Iterable[Path], *, progress: Progress | No
     file's bytes once the group is committed."""
     group: list[Path] = []
     size = 0
+    known: dict[str, SourceState] = {}
+    ahead: list[Path] = []  # the files whose sources ``known`` holds
 
     def flush() -> Iterator[FileReport]:
         nonlocal group, size
@@ -252,7 +255,22 @@ def import_files(store: Store, files: Iterable[Path], *, progress: Progress | No
                 done(r)
             yield r
 
-    for path in files:
+    pending = iter(files)
+    while True:
+        if not ahead:  # the next files' sources in one query (unchanged ones stop here)
+            ahead = [Path(p).resolve() for p in itertools.islice(pending, 500)]
+            if not ahead:
+                break
+            known = store.get_sources([path_key(p) for p in ahead])
+        path = ahead.pop(0)
+        key = path_key(path)
+        same = _unchanged(path, key, known.get(key), progress)
+        if same is not None:
+            yield from flush()
+            if done:
+                done(same)
+            yield same
+            continue
         n = _size(path)
         if n > GROUP_FILE_BYTES:
             yield from flush()
@@ -353,11 +371,7 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
     resume = (source is not None and source.inode == stat.st_ino and stat.st_size >= source.size
               and source.prefix_sha256 == prefix)
     if source is not None and resume and stat.st_size == source.offset:
-        report.status, report.harness, report.session_key = "unchanged", source.harness, \
-            source.session_key
-        report.offset = report.resumed_from = source.offset
-        if progress:
-            progress(stat.st_size)
+        _mark_unchanged(report, source, stat, progress)
         return
     if hashed != min(stat.st_size, PREFIX_BYTES):
         prefix = _prefix_hash(p, min(stat.st_size, PREFIX_BYTES))  # what the next import checks
@@ -381,6 +395,34 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
     start, start_line = (source.offset, source.line_count) if (source and resume) else (0, 0)
     report.resumed_from = start
     job.run(start, start_line, progress)
+
+
+def _mark_unchanged(report: FileReport, source: SourceState, stat: os.stat_result,
+                    progress: Progress | None) -> None:
+    report.status, report.harness, report.session_key = "unchanged", source.harness, \
+        source.session_key
+    report.offset = report.resumed_from = source.offset
+    if progress:
+        progress(stat.st_size)
+
+
+def _unchanged(p: Path, key: str, source: SourceState | None,
+               progress: Progress | None) -> FileReport | None:
+    """The ``unchanged`` report of ``p`` when it is exactly what ``source`` read (§5.2: same
+    inode, size at the stored offset, same leading bytes), else None (import it)."""
+    if source is None:
+        return None
+    try:
+        stat = p.stat()
+        if stat.st_ino != source.inode or stat.st_size != source.offset \
+                or stat.st_size < source.size \
+                or _prefix_hash(p, min(source.size, PREFIX_BYTES)) != source.prefix_sha256:
+            return None
+    except OSError:
+        return None  # the ordinary path reports it
+    report = FileReport(key)
+    _mark_unchanged(report, source, stat, progress)
+    return report
 
 
 def safe_key(key: str) -> str:
