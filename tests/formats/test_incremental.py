@@ -233,3 +233,54 @@ def test_unchanged_files_cost_one_source_query(tmp_path):
         reports = list(import_files(store, files))
     assert [r.status for r in reports] == ["unchanged"] * 30
     assert len(statements) == 1 and "FROM sources" in statements[0]
+
+
+def _checkpoints(store, key):
+    return [(c.trigger, c.created_at, c.digest, c.prompt_count)
+            for c in store.checkpoints(key)]
+
+
+@pytest.mark.parametrize("sample", [SHARED_DATA / "claude-code" / "tool_heavy.jsonl",
+                                    SHARED_DATA / "claude-code" / "1af7fc5e-8455-4414-9ccd-"
+                                    "011d40f70b2a.jsonl"])
+def test_grown_file_replays_from_where_it_stopped(tmp_path, monkeypatch, sample):
+    """The replay of a grown file reads only the rows after its saved resume point, and the
+    checkpoints equal those of a replay of the whole file imported in the same steps from
+    the first row (``resume`` off)."""
+    lines = _lines(sample)
+    cuts = [len(lines) // 3, 2 * len(lines) // 3, len(lines)]
+    config = CheckpointConfig(promptInterval=1)  # a checkpoint per prompt: many to compare
+    read: list[int] = []
+    real_rows = recovery._rows
+
+    def counted(store, key, after=-1):
+        for row in real_rows(store, key, after):
+            read.append(row.seq)
+            yield row
+    monkeypatch.setattr(recovery, "_rows", counted)
+    results = {}
+    for resume in (True, False):
+        path = tmp_path / f"resume-{resume}" / sample.name
+        path.parent.mkdir()
+        with open_store(tmp_path / f"{resume}.db") as store:
+            done = 0
+            for cut in cuts:
+                with open(path, "ab") as fh:
+                    fh.write(b"".join(lines[done:cut]))
+                done = cut
+                report = import_paths(store, [path])
+                f = report.files[0]
+                key = f.session_key
+                read.clear()
+                if resume:
+                    recovery.replay_import(store, report, config=config)
+                    if f.resumed_from:  # a grown file: rows before the new ones not reread
+                        assert read and min(read) > 0
+                        assert len(read) < store.get_session(key).entry_count
+                else:
+                    recovery.replay_session(store, key, config=config)
+                    assert read[0] == 0
+            results[resume] = _checkpoints(store, key)
+    assert len(results[True]) >= 2  # a periodic and the session end, whose digest shows the
+    # restored state (total prompts, recent prompts)
+    assert results[True] == results[False]

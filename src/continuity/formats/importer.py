@@ -458,6 +458,9 @@ class _FileImport:
         self.started = session.started_at if session else None
         self.ended = session.ended_at if session else None
         self.tracker = RunTracker(key, reader.facts().agent_id, state.get("runs"))
+        #: the checkpoint replay's resume point (``checkpoints.recovery.RESUME_KEY``), kept
+        #: as it is: it stays valid while the file only grows
+        self.replay_point = state.get("replay")
         self.pending: list[Entry] = []
         self.raw: list[RawLine] = []
         self.issues: list[ImportIssue] = []
@@ -589,6 +592,8 @@ class _FileImport:
             store.replace_runs(self.key, self.tracker.take())
         # a reader keeps field values in its state: lone surrogates must not reach orjson
         state = clean_deep({"reader": self.reader.state(), "runs": self.tracker.state()})
+        if self.replay_point is not None and not self.report.old_rows_changed:
+            state["replay"] = self.replay_point
         # size: the length the prefix hash covers the start of (the size when this import began)
         store.put_source(SourceState(self.path_str, self.key, self.reader.harness,
                                      self.stat.st_ino, self.stat.st_size, offset, line_count,
