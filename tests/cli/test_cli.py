@@ -82,7 +82,10 @@ def test_cli_import_text_summary(tmp_path):
     again = invoke("import", SHARED_DATA / "codex", "--home", tmp_path)
     assert again.stdout.splitlines()[-1] == ("5 files, 5 sessions, 0 rows, 0 bad lines, "
                                              "0 duplicates, 0 files skipped")
-    assert (f"unchanged {sample} (codex, sample-session-1)") in again.stdout.splitlines()
+    # issue 20: unchanged files are summed in one line, not one line each
+    assert again.stdout.splitlines() == [
+        "unchanged 5 files (nothing new since the last import)",
+        "5 files, 5 sessions, 0 rows, 0 bad lines, 0 duplicates, 0 files skipped"]
     assert again.stderr.splitlines() == ["0 checkpoints replayed, 0 transcripts written"]
 
 

@@ -19,18 +19,23 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from continuity.checkpoints.queue import CheckpointQueue, utc_now
+import orjson
+
 from continuity.checkpoints.capture import (
     CheckpointConfig,
     CheckpointRecorder,
+    SessionState,
     _checkpoint,
     format_manual_digest,
     normalize_project,
     safe_cut,
 )
+from continuity.core.errors import ContinuityError
 from continuity.core.model import Checkpoint, CheckpointTrigger, Entry, EntryKind
+from continuity.core.tasklist import TaskItem
 from continuity.redaction.funnel import redact
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -154,8 +159,7 @@ class _ReplayClock:
         return self.now
 
 
-def _rows(store: "SqlStore", key: str) -> Iterator[Entry]:
-    after = -1
+def _rows(store: "SqlStore", key: str, after: int = -1) -> Iterator[Entry]:
     while True:
         page = store.entries(key, after_seq=after, limit=1000)
         yield from page
@@ -164,10 +168,55 @@ def _rows(store: "SqlStore", key: str) -> Iterator[Entry]:
         after = page[-1].seq
 
 
+#: issue 17: where a replay stopped, kept with the session's source (``sources.reader_state``,
+#: key ``replay``) so a grown file's replay reads only its new rows. Version 1.
+RESUME_KEY = "replay"
+
+
+def _resume_point(state: SessionState, now: datetime, last_seq: int,
+                  config: CheckpointConfig) -> dict[str, Any]:
+    """The JSON form of a replay's recorder state after row ``last_seq`` (before its end)."""
+    return {"v": 1, "seq": last_seq, "now": now.isoformat(),
+            "rules": [config.prompt_interval, config.time_interval_ms],
+            "harness": state.harness, "project": state.project,
+            "started_at": state.started_at.isoformat(),
+            "last_checkpoint_at": state.last_checkpoint_at.isoformat(),
+            "interval_prompts": state.interval_prompts, "total_prompts": state.total_prompts,
+            "snippets": list(state.snippets), "queries": list(state.queries),
+            "remembers": list(state.remembers),
+            "tasks": None if state.tasks is None else [[t.title, t.status, t.id]
+                                                       for t in state.tasks]}
+
+
+def _restore(point: Any, session_key: str, config: CheckpointConfig
+             ) -> tuple[SessionState, datetime, int] | None:
+    """``(state, clock time, last seq)`` of a saved resume point, None when it is missing,
+    of another version or made under other trigger rules (the replay then starts over)."""
+    try:
+        if not isinstance(point, dict) or point.get("v") != 1 \
+                or point.get("rules") != [config.prompt_interval, config.time_interval_ms]:
+            return None
+        state = SessionState(session_key, point["harness"], point["project"],
+                             normalize_project(point["project"]),
+                             datetime.fromisoformat(point["started_at"]),
+                             datetime.fromisoformat(point["last_checkpoint_at"]),
+                             int(point["interval_prompts"]), int(point["total_prompts"]))
+        state.snippets.extend(point["snippets"])
+        state.queries, state.remembers = tuple(point["queries"]), tuple(point["remembers"])
+        if point["tasks"] is not None:
+            state.tasks = tuple(TaskItem(*t) for t in point["tasks"])
+        return state, datetime.fromisoformat(point["now"]), int(point["seq"])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
 def _replay(store: "SqlStore", session_key: str, config: CheckpointConfig,
-            *, end: bool = True) -> tuple[list[Checkpoint], CheckpointRecorder]:
+            *, end: bool = True, resume: Any = None
+            ) -> tuple[list[Checkpoint], CheckpointRecorder, dict[str, Any] | None]:
     """Run a stored session through a recorder on the transcript's clock (see
-    ``replay_session``); returns the checkpoints in landing order and the recorder."""
+    ``replay_session``); returns the checkpoints in landing order, the recorder, and the
+    resume point after the last row at which no write was queued (None if there was none).
+    From a ``resume`` point (``_resume_point``) only the rows after it are read."""
     session = store.get_session(session_key)
     if session is None:
         raise KeyError(session_key)
@@ -176,7 +225,13 @@ def _replay(store: "SqlStore", session_key: str, config: CheckpointConfig,
     clock = _ReplayClock(first)
     recorder = CheckpointRecorder(CheckpointQueue(out.extend, clock=clock), config, clock=clock)
     state = None
-    for row in _rows(store, session_key):
+    after = -1
+    point = resume if isinstance(resume, dict) else None
+    restored = _restore(resume, session_key, config) if resume is not None else None
+    if restored is not None:
+        state, clock.now, after = restored
+        recorder.states[session_key] = state
+    for row in _rows(store, session_key, after):
         ts = max(row.timestamp, clock.now) if row.timestamp else clock.now
         if state is None:
             clock.now = ts
@@ -194,10 +249,12 @@ def _replay(store: "SqlStore", session_key: str, config: CheckpointConfig,
         elif row.visible and not row.sidechain:  # B27: the main agent's task list
             for c in row.tool_calls():
                 recorder.record_tool_call(session_key, c.arguments)
+        if recorder.queue.deadline is None:  # nothing queued: a replay can resume here
+            point = _resume_point(state, clock.now, row.seq, config)
     if end and state is not None:
         recorder.end_session(session_key, at=clock.now)
     recorder.queue.flush()
-    return out, recorder
+    return out, recorder, point
 
 
 def _advance(recorder: CheckpointRecorder, clock: _ReplayClock, to: datetime) -> None:
@@ -210,7 +267,7 @@ def _advance(recorder: CheckpointRecorder, clock: _ReplayClock, to: datetime) ->
 
 
 def replay_session(store: "SqlStore", session_key: str, *,
-                   config: CheckpointConfig) -> list[Checkpoint]:
+                   config: CheckpointConfig, resume: bool = False) -> list[Checkpoint]:
     """Replay an imported session through the recorder and store the checkpoints live capture
     would have written: ``periodic`` from the transcript's own timestamps and prompt counts
     (each ``is_request`` row is a prompt; the time rule fires when the timer would have),
@@ -221,10 +278,21 @@ def replay_session(store: "SqlStore", session_key: str, *,
     the last row imported so far; when the file grew, the new end replaces the earlier one
     (``insert_checkpoint``), also when live capture wrote rows after it, and a ``session_end``
     at or after the last row (the daemon's real end) is kept and none added. Returns the rows
-    added. Raises ``KeyError`` for an unknown session."""
+    added. Raises ``KeyError`` for an unknown session.
+
+    Issue 17: with ``resume`` (the import changed no row stored before it), the replay starts
+    from where the last one stopped, kept with the session's source file (``RESUME_KEY``: the
+    recorder's state after its last row, saved when no write was queued then, in the
+    transaction of the checkpoints it added), and reads only the newer rows; the checkpoints
+    are the same as a replay from the first row. Without a saved point it starts over."""
     if not config.enabled:
         return []
-    computed, _ = _replay(store, session_key, config)
+    session = store.get_session(session_key)
+    source = store.get_source(session.source_path) \
+        if session is not None and session.source_path else None
+    saved = _source_state(source)
+    point = saved.get(RESUME_KEY) if resume else None
+    computed, _, new_point = _replay(store, session_key, config, resume=point)
     computed = computed[-config.max_checkpoints_per_session:]
     replay_kinds = (CheckpointTrigger.PERIODIC, CheckpointTrigger.PRE_COMPACTION,
                     CheckpointTrigger.SESSION_END)
@@ -245,14 +313,70 @@ def replay_session(store: "SqlStore", session_key: str, *,
                 continue
             added.append(store.insert_checkpoint(
                 cp, max_per_session=config.max_checkpoints_per_session))
+        if source is not None and source.session_key == session_key:
+            fresh = store.get_source(source.path)  # the import's newest state, same lock
+            state = _source_state(fresh)
+            if fresh is not None and state.get(RESUME_KEY) != new_point:
+                state[RESUME_KEY] = new_point
+                store.put_source(replace(fresh, reader_state=orjson.dumps(state).decode()))
     return added
 
 
+def _source_state(source: Any) -> dict[str, Any]:
+    """A source's ``reader_state`` JSON as a dict (empty when there is none or it is bad)."""
+    if source is None or not source.reader_state:
+        return {}
+    try:
+        state = orjson.loads(source.reader_state)
+    except orjson.JSONDecodeError:
+        return {}
+    return state if isinstance(state, dict) else {}
+
+
+#: ``replay_import`` replays small sessions together in one transaction, up to this many new
+#: rows in all (the size of one import batch, ``formats.importer.BATCH_LINES``)
+REPLAY_GROUP_ROWS = 2000
+
+
 def replay_import(store: "SqlStore", report: "ImportReport", *,
-                  config: CheckpointConfig) -> int:
-    """Replay every session an import touched (``replay_session``); returns the number of
-    checkpoints added."""
-    return sum(len(replay_session(store, key, config=config)) for key in report.sessions)
+                  config: CheckpointConfig,
+                  progress: Callable[[int], None] | None = None) -> int:
+    """Replay every session whose file this import added or changed rows of
+    (``replay_session``; ``FileReport.changed``); returns the number of checkpoints added. An
+    unchanged session is not read (issue 17: replay adds nothing to it, ``replay_session`` is
+    idempotent). ``progress(1)`` is called after each session."""
+    rows: dict[str, int] = {}
+    moved: set[str] = set()  # sessions whose earlier rows changed: replayed from the start
+    for f in report.files:
+        if f.session_key and f.status == "imported" and f.changed:
+            rows[f.session_key] = rows.get(f.session_key, 0) + f.imported
+            if f.old_rows_changed or f.resumed_from == 0:
+                moved.add(f.session_key)
+    groups: list[list[str]] = [[]]
+    size = 0
+    for key, n in rows.items():  # groups of about REPLAY_GROUP_ROWS new rows
+        if groups[-1] and size + n > REPLAY_GROUP_ROWS:
+            groups.append([])
+            size = 0
+        groups[-1].append(key)
+        size += n
+    added = 0
+    for group in groups:
+        if len(group) == 1:
+            counts = [len(replay_session(store, group[0], config=config,
+                                         resume=group[0] not in moved))]
+        else:
+            try:
+                with store.batch():  # issue 17: one commit for many small sessions
+                    counts = [len(replay_session(store, key, config=config,
+                                                 resume=key not in moved)) for key in group]
+            except ContinuityError:  # rolled back: each on its own, one failure stays one
+                counts = [len(replay_session(store, key, config=config,
+                                             resume=key not in moved)) for key in group]
+        added += sum(counts)
+        if progress:
+            progress(len(group))
+    return added
 
 
 def manual_checkpoint(store: "SqlStore", session_key: str, reason: str, *,
@@ -265,7 +389,7 @@ def manual_checkpoint(store: "SqlStore", session_key: str, reason: str, *,
     None when continuity is disabled."""
     if not config.enabled:
         return None
-    _, recorder = _replay(store, session_key, config, end=False)
+    _, recorder, _ = _replay(store, session_key, config, end=False)
     state = recorder.states.get(session_key)
     if state is None:
         session = store.get_session(session_key)

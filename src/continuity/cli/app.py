@@ -62,7 +62,7 @@ def import_cmd(
     the others still import and the exit code is not 0: 4 a store problem, 2 a file that
     cannot be read.
     """
-    from continuity.formats.importer import discover, import_file, ImportReport, total_bytes
+    from continuity.formats.importer import discover, import_files, ImportReport, total_bytes
 
     report = ImportReport()
     files = discover(paths, unreadable=report.files)  # unreadable folders: failed, exit 2
@@ -72,11 +72,15 @@ def import_cmd(
     from continuity.transcripts.session_transcripts import sync_import_report
 
     config = load_config(home)
-    with _store(home) as store, _progress(total_bytes(files), enabled=not as_json) as advance:
-        for path in files:
-            report.files.append(import_file(store, path, progress=advance))
-        replayed = replay_import(store, report, config=config)
-        sync = sync_import_report(store, report, home)
+    with _store(home) as store, _progress(total_bytes(files), files=len(files),
+                                          enabled=not as_json) as bar:
+        report.files.extend(import_files(store, files, progress=bar.advance,
+                                         done=lambda _r: bar.file_done()))
+        changed = len({f.session_key for f in report.files if f.changed})
+        bar.phase("checkpoints", changed)
+        replayed = replay_import(store, report, config=config, progress=bar.step)
+        bar.phase("transcripts", changed)
+        sync = sync_import_report(store, report, home, progress=bar.step)
         transcripts = sync.captured
     if as_json:
         _emit_json({**report.to_dict(), "checkpoints_replayed": replayed,
@@ -200,23 +204,56 @@ def where_cmd(home: Optional[Path] = HomeOption) -> None:
 
 
 class _progress:
-    """A Rich progress bar over bytes on stderr, or a no-op when disabled or not a TTY."""
+    """A Rich progress bar on stderr, or a no-op when disabled or not a TTY (issue 20): the
+    import phase counts bytes and files with an ETA; ``phase(name, total)`` then starts the
+    next phase (checkpoints, transcripts) counted in sessions. ``advance(n)`` adds bytes,
+    ``file_done()`` one file, ``step()`` one session of the current phase."""
 
-    def __init__(self, total: int, *, enabled: bool) -> None:
-        self.total = total
+    def __init__(self, total: int, *, files: int, enabled: bool) -> None:
+        self.total, self.files = total, files
         self.enabled = enabled and err.is_terminal
         self._bar: Any = None
+        self._task: Any = None
 
-    def __enter__(self):  # type: ignore[no-untyped-def]
-        if not self.enabled:
-            return lambda n: None
-        from rich.progress import BarColumn, DownloadColumn, Progress, TransferSpeedColumn
+    def __enter__(self) -> "_progress":
+        if self.enabled:
+            from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
+                                       TimeRemainingColumn, TransferSpeedColumn)
 
-        self._bar = Progress("importing", BarColumn(), DownloadColumn(), TransferSpeedColumn(),
-                             console=err, transient=True)
-        self._bar.start()
-        task = self._bar.add_task("import", total=self.total)
-        return lambda n: self._bar.advance(task, n)
+            self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                                 TextColumn("{task.fields[count]}"), DownloadColumn(),
+                                 TransferSpeedColumn(), TimeRemainingColumn(),
+                                 console=err, transient=True)
+            self._bar.start()
+            self._done_files = 0
+            self._task = self._bar.add_task("importing", total=self.total,
+                                            count=f"0/{self.files} files")
+        return self
+
+    def advance(self, n: int) -> None:
+        if self._bar is not None:
+            self._bar.advance(self._task, n)
+
+    def file_done(self) -> None:
+        if self._bar is not None:
+            self._done_files += 1
+            self._bar.update(self._task, count=f"{self._done_files}/{self.files} files")
+
+    def phase(self, name: str, total: int) -> None:
+        if self._bar is not None:
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeRemainingColumn)
+
+            self._bar.stop()
+            self._bar = Progress(TextColumn(name), BarColumn(), MofNCompleteColumn(),
+                                 TextColumn("sessions"), TimeRemainingColumn(),
+                                 console=err, transient=True)
+            self._bar.start()
+            self._task = self._bar.add_task(name, total=total)
+
+    def step(self, n: int = 1) -> None:
+        if self._bar is not None:
+            self._bar.advance(self._task, n)
 
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:

@@ -51,13 +51,16 @@ WARNINGS_SHOWN = 5
 
 
 def import_summary(out: Console, err: Console, report: ImportReport) -> None:
-    """One line per file, problems with file:line, then totals."""
+    """One line per imported or skipped file, problems with file:line, the unchanged files
+    summed in one line (issue 20: a no-op re-import of 10,000 files printed 10,000 lines),
+    then totals."""
+    unchanged = 0
     for f in report.files:
         if f.status in ("skipped", "failed"):
             err.print(f"[yellow]skipped[/] {escape(f.path)}: {escape(f.reason or '')}")
             continue
         if f.status == "unchanged":
-            out.print(f"[dim]unchanged[/] {escape(f.path)} ({f.harness}, {escape(f.session_key or '')})")
+            unchanged += 1
             continue
         extra = []
         if f.duplicate:
@@ -84,6 +87,9 @@ def import_summary(out: Console, err: Console, report: ImportReport) -> None:
         if f.pending_tail_bytes:
             err.print(f"  {escape(f.path)}: last {f.pending_tail_bytes} bytes are an "
                       "unfinished line; they will be read on the next import")
+    if unchanged:
+        out.print(f"[dim]unchanged[/] {unchanged} file{'' if unchanged == 1 else 's'} "
+                  "(nothing new since the last import)")
     t = report.totals()
     out.print(f"{t['files']} files, {t['sessions']} sessions, {t['imported']} rows, "
               f"{t['errors']} bad lines, {t['duplicate']} duplicates, "

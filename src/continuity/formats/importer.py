@@ -22,13 +22,14 @@ whether tool calls were left without results).
 from __future__ import annotations
 
 import hashlib
+import itertools
 import os
 import time
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Iterator
 
 import orjson
 
@@ -90,6 +91,18 @@ class FileReport:
     #: the exit code a ``failed`` file stands for (``core.errors``: 2 the file cannot be read,
     #: 4 the store refused it, e.g. a concurrent import of the same file), else None.
     failure_code: int | None = None
+    #: issue 17: the seq of the first row this import added (None: it added none), so the
+    #: phases after the import (checkpoint replay, transcripts) read only the new rows.
+    first_new_seq: int | None = None
+    #: issue 17: this import changed rows stored before it (a pi leaf path moved and put
+    #: earlier rows on or off the path): derived data must be rebuilt, not only extended.
+    old_rows_changed: bool = False
+
+    @property
+    def changed(self) -> bool:
+        """Whether this import added or changed rows of its session (an unchanged file, a
+        file that only gained blank lines or an unfinished line, did not)."""
+        return self.imported > 0 or self.old_rows_changed
 
     def fail(self, reason: str, code: int) -> None:
         """Mark the file ``failed`` with ``reason`` and the exit code ``code`` it stands for."""
@@ -203,9 +216,98 @@ def import_paths(store: Store, paths: Iterable[str | os.PathLike[str]], *,
                  progress: Progress | None = None) -> ImportReport:
     """Import every session file under ``paths``; see the module docstring."""
     report = ImportReport()
-    for path in discover(paths, unreadable=report.files):
-        report.files.append(import_file(store, path, progress=progress))
+    files = discover(paths, unreadable=report.files)
+    report.files.extend(import_files(store, files, progress=progress))
     return report
+
+
+#: Issue 20/17: small files are imported several to one transaction (one commit, one sync,
+#: instead of one each: 10,000 small files took ten minutes). A group holds files of at most
+#: ``GROUP_FILE_BYTES`` each, ``GROUP_BYTES`` and ``GROUP_FILES`` in all, so the write
+#: transaction stays as short as one batch of a large file.
+GROUP_FILE_BYTES = 256 * 1024
+GROUP_BYTES = 4 * 1024 * 1024
+GROUP_FILES = 200
+
+
+def import_files(store: Store, files: Iterable[Path], *, progress: Progress | None = None,
+                 done: Callable[[FileReport], None] | None = None) -> Iterator[FileReport]:
+    """Import ``files`` (``import_file`` each) and yield their reports in order; ``done`` is
+    called with each report as it is final. Consecutive small files share one transaction
+    (``GROUP_*``): all of them are stored or none is; when the group fails (a store error, a
+    collision with another import), it is rolled back and each of its files imported again
+    on its own, with ``import_file``'s waiting and reporting. ``progress`` counts a grouped
+    file's bytes once the group is committed."""
+    group: list[Path] = []
+    size = 0
+    known: dict[str, SourceState] = {}
+    ahead: list[Path] = []  # the files whose sources ``known`` holds
+
+    def flush() -> Iterator[FileReport]:
+        nonlocal group, size
+        todo, group, size = group, [], 0
+        if not todo:
+            return
+        reports = _import_group(store, todo) if len(todo) > 1 else None
+        if reports is None:
+            reports = [import_file(store, p, progress=progress) for p in todo]
+        elif progress:
+            progress(sum(_size(p) for p in todo))
+        for r in reports:
+            if done:
+                done(r)
+            yield r
+
+    pending = iter(files)
+    while True:
+        if not ahead:  # the next files' sources in one query (unchanged ones stop here)
+            ahead = [Path(p).resolve() for p in itertools.islice(pending, 500)]
+            if not ahead:
+                break
+            known = store.get_sources([path_key(p) for p in ahead])
+        path = ahead.pop(0)
+        key = path_key(path)
+        same = _unchanged(path, key, known.get(key), progress)
+        if same is not None:
+            yield from flush()
+            if done:
+                done(same)
+            yield same
+            continue
+        n = _size(path)
+        if n > GROUP_FILE_BYTES:
+            yield from flush()
+            report = import_file(store, path, progress=progress)
+            if done:
+                done(report)
+            yield report
+            continue
+        if group and (size + n > GROUP_BYTES or len(group) >= GROUP_FILES):
+            yield from flush()
+        group.append(path)
+        size += n
+    yield from flush()
+
+
+def _size(path: Path) -> int:
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
+
+
+def _import_group(store: Store, paths: list[Path]) -> list[FileReport] | None:
+    """Import ``paths`` in one transaction; None when it failed and was rolled back."""
+    reports = []
+    try:
+        with store.batch():
+            for p in paths:
+                report = FileReport(path_key(p.resolve()))
+                _import_once(store, p.resolve(), report, None)
+                reports.append(report)
+    except ContinuityError:
+        return None
+    return reports
 
 
 # ---------------------------------------------------------------------------- one file
@@ -234,12 +336,19 @@ def import_file(store: Store, path: str | os.PathLike[str], *,
     p = Path(path).resolve()
     deadline = time.monotonic() + CONFLICT_WAIT_SECONDS
     delay = 0.05
+    first_new: int | None = None  # rows an attempt committed before it collided
     while True:
         report = FileReport(path_key(p))
         try:
             _import_once(store, p, report, progress)
+            if first_new is not None:
+                report.first_new_seq = min(first_new, report.first_new_seq or first_new)
+                report.old_rows_changed = report.old_rows_changed or report.imported == 0
             return report
         except StoreConflict:
+            if report.first_new_seq is not None:
+                first_new = min(first_new if first_new is not None else report.first_new_seq,
+                                report.first_new_seq)
             if time.monotonic() + delay > deadline:
                 report.fail("another import was writing this file at the same time; "
                             "import it again", StoreConflict.exit_code)
@@ -265,11 +374,7 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
     resume = (source is not None and source.inode == stat.st_ino and stat.st_size >= source.size
               and source.prefix_sha256 == prefix)
     if source is not None and resume and stat.st_size == source.offset:
-        report.status, report.harness, report.session_key = "unchanged", source.harness, \
-            source.session_key
-        report.offset = report.resumed_from = source.offset
-        if progress:
-            progress(stat.st_size)
+        _mark_unchanged(report, source, stat, progress)
         return
     if hashed != min(stat.st_size, PREFIX_BYTES):
         prefix = _prefix_hash(p, min(stat.st_size, PREFIX_BYTES))  # what the next import checks
@@ -299,6 +404,34 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
         report.copy_of = marker["session"]
         if not any(n.text == copy_note(marker) for n in store.notes(key)):
             store.add_note(Note(key, copy_note(marker)))
+
+
+def _mark_unchanged(report: FileReport, source: SourceState, stat: os.stat_result,
+                    progress: Progress | None) -> None:
+    report.status, report.harness, report.session_key = "unchanged", source.harness, \
+        source.session_key
+    report.offset = report.resumed_from = source.offset
+    if progress:
+        progress(stat.st_size)
+
+
+def _unchanged(p: Path, key: str, source: SourceState | None,
+               progress: Progress | None) -> FileReport | None:
+    """The ``unchanged`` report of ``p`` when it is exactly what ``source`` read (§5.2: same
+    inode, size at the stored offset, same leading bytes), else None (import it)."""
+    if source is None:
+        return None
+    try:
+        stat = p.stat()
+        if stat.st_ino != source.inode or stat.st_size != source.offset \
+                or stat.st_size < source.size \
+                or _prefix_hash(p, min(source.size, PREFIX_BYTES)) != source.prefix_sha256:
+            return None
+    except OSError:
+        return None  # the ordinary path reports it
+    report = FileReport(key)
+    _mark_unchanged(report, source, stat, progress)
+    return report
 
 
 def safe_key(key: str) -> str:
@@ -334,6 +467,9 @@ class _FileImport:
         self.started = session.started_at if session else None
         self.ended = session.ended_at if session else None
         self.tracker = RunTracker(key, reader.facts().agent_id, state.get("runs"))
+        #: the checkpoint replay's resume point (``checkpoints.recovery.RESUME_KEY``), kept
+        #: as it is: it stays valid while the file only grows
+        self.replay_point = state.get("replay")
         self.pending: list[Entry] = []
         self.raw: list[RawLine] = []
         self.issues: list[ImportIssue] = []
@@ -413,6 +549,8 @@ class _FileImport:
                 e.seq = self.next_seq
                 e.entry_id = f"{self.key}:{e.seq}"
                 self.next_seq += 1
+            if entries and self.report.first_new_seq is None:
+                self.report.first_new_seq = entries[0].seq
             self._resolve_compactions(entries)
             self._check_parents(entries)
             self._tally(entries)
@@ -453,17 +591,27 @@ class _FileImport:
         store.append(self.key, entries)
         store.put_issues(self.issues)
         store.put_runs(self.tracker.take())
-        if final and self.reader.uses_tree and self.tree_changed \
-                and _apply_leaf_path(store, self.key):
+        moved = _apply_leaf_path(store, self.key) \
+            if final and self.reader.uses_tree and self.tree_changed else []
+        if moved:
+            if min(moved) < self._first_seq_of_import():
+                self.report.old_rows_changed = True
             # Runs follow the conversation path: derive them again over the path.
             self.tracker = derive_runs(store, self.key, facts.agent_id)
             store.replace_runs(self.key, self.tracker.take())
         # a reader keeps field values in its state: lone surrogates must not reach orjson
         state = clean_deep({"reader": self.reader.state(), "runs": self.tracker.state()})
+        if self.replay_point is not None and not self.report.old_rows_changed:
+            state["replay"] = self.replay_point
         # size: the length the prefix hash covers the start of (the size when this import began)
         store.put_source(SourceState(self.path_str, self.key, self.reader.harness,
                                      self.stat.st_ino, self.stat.st_size, offset, line_count,
                                      self.prefix, orjson.dumps(state).decode()))
+
+    def _first_seq_of_import(self) -> int:
+        """The first seq this import added (rows below it were stored before)."""
+        first = self.report.first_new_seq
+        return self.next_seq if first is None else first
 
     def _dedupe(self, entries: list[Entry]) -> list[Entry]:
         """Drop rows whose native id the session already has, or that an earlier import of
@@ -531,11 +679,11 @@ class _FileImport:
                                           c.continuation, c.run_id, c.trigger)
 
 
-def _apply_leaf_path(store: Store, key: str) -> bool:
+def _apply_leaf_path(store: Store, key: str) -> list[int]:
     """Follow a parent tree (pi) from its leaf, the last row with a native id in file order:
     rows on the path keep their reader's visibility, rows off it become invisible. A missing,
-    null or self parent ends the walk (a root); never fails on an orphan. Returns whether any
-    row's visibility changed (a linear session changes nothing)."""
+    null or self parent ends the walk (a root); never fails on an orphan. Returns the seqs
+    whose visibility changed (none for a linear session)."""
     links = list(store.tree_links(key))
     by_id: dict[str, tuple[int, str | None]] = {}
     leaf: str | None = None
@@ -558,4 +706,4 @@ def _apply_leaf_path(store: Store, key: str) -> bool:
         store.set_on_path(key, to_on, True)
     if to_off:
         store.set_on_path(key, to_off, False)
-    return bool(to_on or to_off)
+    return to_on + to_off

@@ -154,6 +154,23 @@ class MemoryStoreMixin:
                 out.update({r.session_key: self._transcript(r) for r in conn.execute(stmt)})
         return out
 
+    def sessions_without_transcript(self, session_keys: Iterable[str]) -> list[str]:
+        """Of the imported sessions ``session_keys``, those whose agent has no transcript row
+        (one query per 500 keys; issue 17: an unchanged re-import of 10,000 files asks once,
+        not per session). Keys of unknown sessions are left out."""
+        keys = sorted({k for k in session_keys if k})
+        s, tr = t.sessions.c, t.session_transcripts.c
+        out: list[str] = []
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            for i in range(0, len(keys), _CHUNK):
+                stmt = (select(s.session_key)
+                        .select_from(t.sessions.outerjoin(t.session_transcripts, and_(
+                            tr.session_key == s.session_key, tr.agent_id == s.agent_id)))
+                        .where(s.session_key.in_(keys[i:i + _CHUNK]),
+                               tr.session_key.is_(None)))
+                out.extend(r[0] for r in conn.execute(stmt))
+        return sorted(out)
+
     def transcript_hash(self, session_key: str, agent_id: str) -> str | None:
         """The stored ``content_hash`` of the row (None: no row), without reading its content."""
         c = t.session_transcripts.c

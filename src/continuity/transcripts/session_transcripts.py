@@ -34,7 +34,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -196,10 +196,13 @@ class SyncResult:
     records: int
     write: TranscriptWrite
     path: Path
+    #: rows read from the store to render the session
+    rows_read: int = 0
 
 
-def _session_rows(store: "SqlStore", key: str) -> Iterator[Entry]:
-    return iter_entries(store, key, visible_only=True, page_rows=PAGE_ROWS)
+def _session_rows(store: "SqlStore", key: str, after_seq: int = -1) -> Iterator[Entry]:
+    return iter_entries(store, key, after_seq=after_seq, visible_only=True,
+                        page_rows=PAGE_ROWS)
 
 
 def source_format(harness: str) -> str:
@@ -210,10 +213,14 @@ def source_format(harness: str) -> str:
             "pi": "pi-session-jsonl"}.get(harness, f"{harness}-jsonl")
 
 
-def _records(store: "SqlStore", session: Any, captured: str) -> list[TranscriptRecord]:
-    """The session's records: its visible rows rendered (read in pages of ``PAGE_ROWS``)."""
+def _records(store: "SqlStore", session: Any, captured: str,
+             read: list[int] | None = None, *, after_seq: int = -1) -> list[TranscriptRecord]:
+    """The session's records: its visible rows after ``after_seq`` rendered (read in pages
+    of ``PAGE_ROWS``; ``read[0]`` counts the rows read)."""
     records: list[TranscriptRecord] = []
-    for entry in _session_rows(store, session.key):
+    for entry in _session_rows(store, session.key, after_seq):
+        if read is not None:
+            read[0] += 1
         text = render_entry(entry)
         if text:
             src = entry.source
@@ -239,7 +246,8 @@ def sync_session(store: "SqlStore", session_key: str, *,
     if session is None:
         raise SessionNotFound(session_key)
     check_identity(session.key, session.agent_id, session.harness)  # before any write
-    records = _records(store, session, _iso(_now()))
+    read = [0]
+    records = _records(store, session, _iso(_now()), read)
     content = "\n\n".join(r.content for r in records)
     path = transcript_path(home, session.harness)
     written = 0
@@ -255,7 +263,7 @@ def sync_session(store: "SqlStore", session_key: str, *,
     write = put_transcript(store, session.key, content, agent_id=session.agent_id,
                            harness=session.harness, project=session.project,
                            completed_at=completed_at)
-    return SyncResult(session.key, written, write, path)
+    return SyncResult(session.key, written, write, path, read[0])
 
 
 def restore_torn(store: "SqlStore", log_file: TranscriptLog, *,
@@ -293,43 +301,178 @@ def restore_torn(store: "SqlStore", log_file: TranscriptLog, *,
 @dataclass
 class ImportSync:
     """What ``sync_import_report`` did: how many sessions were ``captured``, and each session
-    that ``failed`` as ``(session_key, reason)`` (one line each)."""
+    that ``failed`` as ``(session_key, reason)`` (one line each). ``records_appended``: records
+    added to the JSONL files by appending; ``sessions_rewritten``: sessions whose records had
+    to be replaced (a snapshot rewrite of the file, ``TranscriptLog.replace_session``);
+    ``rows_read``: rows read from the store to render them (issue 17: an unchanged re-import
+    reads none, a grown session only its new rows)."""
 
     captured: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)
+    records_appended: int = 0
+    sessions_rewritten: int = 0
+    rows_read: int = 0
+
+
+#: rows before an import's first new row read to check that the stored row holds them
+LOOK_BACK_ROWS = 50
+
+#: Rendered text gathered before one append per harness file and one transaction of rows
+#: (issue 17: one fsync for many small sessions, memory bounded by this, in characters).
+GROUP_CHARS = 16 * 1024 * 1024
+
+
+@dataclass
+class _Pending:
+    session: Any
+    records: list[TranscriptRecord]
+    content: str
+    completed_at: datetime | None
+
+
+class _ImportCapture:
+    """The transcript phase of one import (``sync_import_report``): sessions whose records
+    only need appending are gathered, then written as one append (one fsync) per harness file
+    followed by one transaction of rows; any other session is snapshotted at once."""
+
+    def __init__(self, store: "SqlStore", home: str | os.PathLike[str] | None,
+                 out: ImportSync) -> None:
+        self.store, self.home, self.out = store, home, out
+        self.pending: list[_Pending] = []
+        self.chars = 0
+
+    def records(self, session: Any, after_seq: int) -> list[TranscriptRecord]:
+        read = [0]
+        out = _records(self.store, session, _iso(_now()), read, after_seq=after_seq)
+        self.out.rows_read += read[0]
+        return out
+
+    def session(self, session: Any, first_new_seq: int | None, old_rows_changed: bool,
+                completed_at: datetime | None) -> None:
+        """Capture one session that the import changed: append its new records when its row
+        and file hold every earlier one, else snapshot it (``sync_session``)."""
+        check_identity(session.key, session.agent_id, session.harness)
+        row = self.store.get_transcripts([session.key], session.agent_id).get(session.key)
+        path = transcript_path(self.home, session.harness)
+        if row is None:  # never captured: every record is new, the file holds none of them
+            records, old = self.records(session, -1), ""
+        elif first_new_seq is not None and not old_rows_changed and path.exists() \
+                and self._holds_rows_before(session.key, first_new_seq, row.content):
+            records, old = self.records(session, first_new_seq - 1), row.content
+        else:
+            result = sync_session(self.store, session.key, home=self.home,
+                                  completed_at=completed_at)
+            self.out.rows_read += result.rows_read
+            self.out.sessions_rewritten += 1 if result.records else 0
+            self.out.captured += 1
+            return
+        new = "\n\n".join(r.content for r in records)
+        content = f"{old}\n\n{new}" if old and new else (old or new)
+        self.pending.append(_Pending(session, records, content, completed_at))
+        self.chars += len(new)
+        if self.chars >= GROUP_CHARS:
+            self.flush()
+
+    def _holds_rows_before(self, key: str, first_new_seq: int, content: str) -> bool:
+        """Whether ``content`` (the stored row) ends with the last row before
+        ``first_new_seq`` that renders, looked for among the ``LOOK_BACK_ROWS`` rows before
+        it: a capture that never ran for some earlier rows (a crash between the import and
+        this phase) shows, and the session is snapshotted instead of extended."""
+        rows = self.store.entries(key, after_seq=max(-1, first_new_seq - 1 - LOOK_BACK_ROWS),
+                                  limit=LOOK_BACK_ROWS, visible_only=True)
+        self.out.rows_read += len(rows)
+        texts = [t for t in (render_entry(e) for e in rows if e.seq < first_new_seq) if t]
+        if not texts:
+            return not content and first_new_seq <= LOOK_BACK_ROWS
+        return content == texts[-1] or content.endswith("\n\n" + texts[-1])
+
+    def flush(self) -> None:
+        """Write the gathered sessions (``_write``); when that fails, each of them is counted
+        in ``failed`` with the reason (none of their rows was written)."""
+        pending, self.pending, self.chars = self.pending, [], 0
+        try:
+            self._write(pending)
+        except (ContinuityError, ValueError) as exc:
+            for p in pending:
+                _failed(self.out, p.session.key, exc)
+
+    def _write(self, pending: list[_Pending]) -> None:
+        """Append the records (one write each, one fsync per harness file), then write the
+        rows in one transaction. Raises ``ContinuityError`` when a file cannot be written."""
+        by_path: dict[Path, list[TranscriptRecord]] = {}
+        for p in pending:
+            if p.records:
+                by_path.setdefault(transcript_path(self.home, p.session.harness),
+                                   []).extend(p.records)
+        for path, records in by_path.items():
+            log_file = TranscriptLog(path)
+            try:
+                self.out.records_appended += log_file.append(records)
+                restore_torn(self.store, log_file, home=self.home)
+            except OSError as exc:
+                raise ContinuityError(f"cannot write the transcript file {path}: "
+                                      f"{exc.strerror or exc}") from exc
+        with self.store.batch():
+            for p in pending:
+                s = p.session
+                put_transcript(self.store, s.key, p.content, agent_id=s.agent_id,
+                               harness=s.harness, project=s.project,
+                               completed_at=p.completed_at)
+        self.out.captured += len(pending)
 
 
 def sync_import_report(store: "SqlStore", report: "ImportReport",
-                       home: str | os.PathLike[str] | None = None) -> ImportSync:
-    """Fill transcripts after ``continuity import``: every session of ``report`` (an
-    ``importer.ImportReport``) whose file imported gets its JSONL snapshot and row, and so does
-    an unchanged one that has no row yet. A session whose last activity is older than the idle
-    limit is completed at once. A session that fails (a ``ContinuityError`` or ``ValueError``:
-    a key the row refuses, an unwritable file, a database error) is counted in ``failed`` with
-    its reason and the others go on; each is also logged as a warning. Raises ``ConfigError``
-    for bad ``[transcripts]`` settings."""
+                       home: str | os.PathLike[str] | None = None, *,
+                       progress: Callable[[int], None] | None = None) -> ImportSync:
+    """Fill transcripts after ``continuity import`` (issue 17: the cost grows with new rows
+    only). A session whose file added or changed rows is captured: when it has no row yet,
+    or only gained rows after those its row and file already hold, its new records are
+    appended to its harness's JSONL (gathered, one fsync per ``GROUP_CHARS``) and its row
+    extended; when the import changed earlier rows (a pi leaf path moved) it is snapshotted
+    (``sync_session``: the file rewritten). An unchanged session is not read at all, unless
+    it has no row yet (one query finds those). A session whose last activity is older than the
+    idle limit is completed at once. A session that fails (a ``ContinuityError`` or
+    ``ValueError``: a key the row refuses, an unwritable file, a database error) is counted in
+    ``failed`` with its reason and the others go on; each is also logged as a warning.
+    ``progress(1)`` is called after each session. Raises ``ConfigError`` for bad
+    ``[transcripts]`` settings."""
     limit = timedelta(minutes=settings(home).idle_limit_minutes)
     now = _now()
-    wanted = [f.session_key for f in report.files
-              if f.session_key and f.status in ("imported", "unchanged")]
-    fresh = {f.session_key for f in report.files if f.status == "imported"}
+    changed: dict[str, list[Any]] = {}
+    unchanged: dict[str, None] = {}
+    for f in report.files:
+        if not f.session_key or f.status not in ("imported", "unchanged"):
+            continue
+        if f.status == "imported" and f.changed:
+            changed.setdefault(f.session_key, []).append(f)
+        else:
+            unchanged[f.session_key] = None
+    missing = store.sessions_without_transcript([k for k in unchanged if k not in changed])
+    wanted = [(k, changed.get(k, [])) for k in dict.fromkeys([*changed, *missing])]
     out = ImportSync()
-    for key in dict.fromkeys(wanted):
+    capture = _ImportCapture(store, home, out)
+    for key, files in wanted:
         try:
             session = store.get_session(key)
             if session is None:
                 continue
-            if key not in fresh and store.transcript_hash(key, session.agent_id) is not None:
-                continue
             idle = session.ended_at is not None and session.ended_at < now - limit
-            sync_session(store, key, home=home, completed_at=now if idle else None)
+            firsts = [f.first_new_seq for f in files if f.first_new_seq is not None]
+            capture.session(session, min(firsts) if firsts else None,
+                            any(f.old_rows_changed for f in files) or not files,
+                            now if idle else None)
         except (ContinuityError, ValueError) as exc:
-            reason = " ".join(str(exc).split()) or type(exc).__name__
-            out.failed.append((key, reason))
-            log.warning("transcript of session %r not captured: %s", key, reason)
-            continue
-        out.captured += 1
+            _failed(out, key, exc)
+        if progress:
+            progress(1)
+    capture.flush()
     return out
+
+
+def _failed(out: ImportSync, key: str, exc: Exception) -> None:
+    reason = " ".join(str(exc).split()) or type(exc).__name__
+    out.failed.append((key, reason))
+    log.warning("transcript of session %r not captured: %s", key, reason)
 
 
 def sync_import(store: "SqlStore", report: "ImportReport",

@@ -92,18 +92,22 @@ class TranscriptRecord:
 
     @property
     def id(self) -> str:
+        return self._id(self.content_sha256)
+
+    def _id(self, content_sha256: str) -> str:
         key = json_bytes([self.schema, self.agent_id, self.harness, self.session_key,
-                          self.seq, self.role, self.content_sha256])
+                          self.seq, self.role, content_sha256])
         return hashlib.sha256(key).hexdigest()[:32]
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of the line, fields in documented order, ``id`` last."""
+        digest = self.content_sha256  # hashed once for both fields
         return {"schema": self.schema, "captured_at": self.captured_at,
                 "agent_id": self.agent_id, "harness": self.harness,
                 "session_key": self.session_key, "project": self.project, "seq": self.seq,
                 "role": self.role, "content": self.content, "source_format": self.source_format,
                 "source_path": self.source_path, "source_line": self.source_line,
-                "content_sha256": self.content_sha256, "id": self.id}
+                "content_sha256": digest, "id": self._id(digest)}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "TranscriptRecord":

@@ -1,0 +1,286 @@
+"""Issue 17 goal 2 / issue 20: an import's cost grows with new bytes only.
+
+A grown file appends its new transcript records (the JSONL is never rewritten, its old bytes
+stay as they were), an unchanged re-import replays and renders nothing, small files share a
+transaction, and what the incremental path writes equals what a fresh import of the whole file
+writes.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import orjson
+import pytest
+from sqlalchemy import event
+
+from continuity.checkpoints import recovery
+from continuity.checkpoints.capture import CheckpointConfig
+from continuity.core.errors import StoreConflict
+from continuity.formats import importer
+from continuity.formats.importer import import_files, import_paths
+from continuity.store import open_store
+from continuity.transcripts import session_transcripts as st
+from continuity.transcripts.transcript_log import TranscriptLog, transcript_path
+from tests.paths import SHARED_DATA
+
+CLAUDE = SHARED_DATA / "claude-code" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+PI = SHARED_DATA / "pi" / "v3-short-session.jsonl"
+
+
+def _lines(path: Path) -> list[bytes]:
+    return [ln + b"\n" for ln in path.read_bytes().split(b"\n") if ln.strip()]
+
+
+def _import(store, home: Path, path: Path):
+    """What ``continuity import`` does: rows, checkpoint replay, transcripts."""
+    report = import_paths(store, [path])
+    replayed = recovery.replay_import(store, report, config=CheckpointConfig())
+    return report, replayed, st.sync_import_report(store, report, home)
+
+
+def _records(home: Path, harness: str) -> list[tuple[str, int, str, str]]:
+    return [(r.session_key, r.seq, r.role, r.content)
+            for r in TranscriptLog(transcript_path(home, harness)).read()]
+
+
+@pytest.mark.parametrize("sample,harness", [(CLAUDE, "claude-code"), (PI, "pi")])
+def test_grown_file_appends_records_and_equals_a_fresh_import(tmp_path, monkeypatch, sample,
+                                                              harness):
+    """Half a session, then the rest: the JSONL keeps its first bytes and inode and grows by
+    the new records only; the rows read to render are the new visible rows only (and the
+    look-back, 2 rows here); records and row equal those of one import of the whole file."""
+    monkeypatch.setattr(st, "LOOK_BACK_ROWS", 2)
+    lines = _lines(sample)
+    half = len(lines) // 2 if len(lines) >= 10 else len(lines) - 1  # both parts talk
+    path = tmp_path / sample.name
+    path.write_bytes(b"".join(lines[:half]))
+    home = tmp_path / "home"
+    with open_store(tmp_path / "a.db") as store:
+        _, _, first = _import(store, home, path)
+        log_path = transcript_path(home, harness)
+        before, inode = log_path.read_bytes(), log_path.stat().st_ino
+        assert first.captured == 1 and first.sessions_rewritten == 0
+        with open(path, "ab") as fh:
+            fh.write(b"".join(lines[half:]))
+        report, _, grown = _import(store, home, path)
+        new_rows = report.files[0].imported
+        key = report.files[0].session_key
+        visible_new = [e for e in store.entries(key, after_seq=report.files[0].first_new_seq - 1,
+                                               limit=10_000, visible_only=True)]
+        total_visible = len(store.entries(key, limit=100_000, visible_only=True))
+        after = log_path.read_bytes()
+        row = store.get_transcripts([key], store.get_session(key).agent_id)[key]
+    assert new_rows > 0
+    assert log_path.stat().st_ino == inode  # appended in place, not replaced
+    assert after.startswith(before)
+    appended = after[len(before):]
+    assert appended.count(b"\n") == grown.records_appended > 0
+    assert grown.sessions_rewritten == 0
+    # only the new rows were read, and the few before them that check the row holds them
+    assert len(visible_new) <= grown.rows_read <= len(visible_new) + st.LOOK_BACK_ROWS
+    if harness == "claude-code":  # long enough that a re-read of everything shows
+        assert total_visible > len(visible_new) + 2
+        assert grown.rows_read < total_visible
+    # the same as one import of the whole file
+    home2 = tmp_path / "home2"
+    whole = tmp_path / "whole" / sample.name
+    whole.parent.mkdir()
+    shutil.copy(sample, whole)
+    with open_store(tmp_path / "b.db") as store2:
+        _import(store2, home2, whole)
+        row2 = store2.get_transcripts([key], store2.get_session(key).agent_id)[key]
+    assert _records(home, harness) == _records(home2, harness)
+    assert row.content == row2.content and row.content_hash == row2.content_hash
+
+
+def test_unchanged_reimport_replays_and_reads_nothing(tmp_path, monkeypatch):
+    """A re-import of unchanged files replays 0 sessions, reads 0 rows for transcripts and
+    writes no transcript byte."""
+    folder = tmp_path / "in"
+    folder.mkdir()
+    for sample in (CLAUDE, PI):
+        shutil.copy(sample, folder / sample.name)
+    home = tmp_path / "home"
+    with open_store(tmp_path / "a.db") as store:
+        _, replayed, first = _import(store, home, folder)
+        assert first.captured == 2
+        replays: list[str] = []
+        real = recovery.replay_session
+        monkeypatch.setattr(recovery, "replay_session",
+                            lambda s, key, **kw: replays.append(key) or real(s, key, **kw))
+        sizes = {p: p.stat().st_size for p in (home / "memory").rglob("*.jsonl")}
+        report, again, sync = _import(store, home, folder)
+    assert [f.status for f in report.files] == ["unchanged", "unchanged"]
+    assert replays == [] and again == 0
+    assert (sync.captured, sync.rows_read, sync.records_appended) == (0, 0, 0)
+    assert {p: p.stat().st_size for p in sizes} == sizes
+
+
+def test_unchanged_session_without_a_row_is_captured(tmp_path):
+    """An unchanged file whose session has no transcript row yet (imported before transcripts
+    existed) still gets one: ``sessions_without_transcript`` finds it in one query."""
+    path = tmp_path / CLAUDE.name
+    shutil.copy(CLAUDE, path)
+    home = tmp_path / "home"
+    with open_store(tmp_path / "a.db") as store:
+        report = import_paths(store, [path])
+        key = report.files[0].session_key
+        assert store.sessions_without_transcript([key, "no-such-session"]) == [key]
+        again = import_paths(store, [path])
+        sync = st.sync_import_report(store, again, home)
+        assert sync.captured == 1
+        assert store.sessions_without_transcript([key]) == []
+    assert len(_records(home, "claude-code")) > 0
+
+
+def _small_files(folder: Path, count: int) -> list[Path]:
+    """``count`` copies of the short Claude Code session with distinct session ids."""
+    folder.mkdir()
+    text = (SHARED_DATA / "claude-code" / "short.jsonl").read_text("utf-8")
+    sid = next(orjson.loads(ln).get("sessionId") for ln in text.split("\n")
+               if ln.strip() and "sessionId" in ln)
+    assert sid
+    out = []
+    for i in range(count):
+        new = f"00000000-0000-4000-8000-{i:012d}"
+        p = folder / f"{new}.jsonl"
+        p.write_text(text.replace(sid, new), "utf-8")
+        out.append(p)
+    return out
+
+
+def test_small_files_share_one_transaction(tmp_path):
+    """30 small files commit their writes once (issue 20: one sync per file made 10,000 files take ten
+    minutes); every file is imported with its rows."""
+    files = _small_files(tmp_path / "in", 30)
+    with open_store(tmp_path / "a.db") as store:
+        commits = []  # commits that write (sqlite3 opens a transaction at the first write)
+        event.listen(store.engine, "commit", lambda conn: commits.append(1)
+                     if conn.connection.driver_connection.in_transaction else None)
+        reports = list(import_files(store, files))
+        assert [r.status for r in reports] == ["imported"] * 30
+        assert len({r.session_key for r in reports}) == 30
+        assert all(r.imported > 0 and r.first_new_seq == 0 for r in reports)
+        assert len(commits) == 1
+        assert sum(s.entry_count for s in store.list_sessions(limit=0)) == \
+            sum(r.imported for r in reports)
+
+
+def test_small_file_group_failure_is_redone_file_by_file(tmp_path, monkeypatch):
+    """A collision inside a group rolls the whole group back and imports each file on its own
+    (the waiting path): every file ends imported exactly once, none half-written."""
+    files = _small_files(tmp_path / "in", 5)
+    real = importer._import_once
+    calls = {"n": 0}
+
+    def flaky(store, p, report, progress):
+        calls["n"] += 1
+        if calls["n"] == 3:  # the third file of the group collides once
+            real(store, p, report, progress)
+            raise StoreConflict("simulated collision")
+        return real(store, p, report, progress)
+
+    monkeypatch.setattr(importer, "_import_once", flaky)
+    with open_store(tmp_path / "a.db") as store:
+        reports = list(import_files(store, files))
+        rows = {s.key: s.entry_count for s in store.list_sessions(limit=0)}
+    assert [r.status for r in reports] == ["imported"] * 5
+    assert calls["n"] == 3 + 5  # the group's three attempts, then five single imports
+    assert rows == {r.session_key: r.imported for r in reports}
+
+
+def test_capture_missed_by_a_crash_is_repaired_on_the_next_growth(tmp_path):
+    """Rows imported while the transcript phase never ran (a crash after the import's commit):
+    the next growth sees the row does not end with the rows before its new ones and snapshots
+    the session, so the transcript equals a fresh import of the whole file."""
+    lines = _lines(CLAUDE)
+    third = len(lines) // 3
+    path = tmp_path / CLAUDE.name
+    path.write_bytes(b"".join(lines[:third]))
+    home = tmp_path / "home"
+    with open_store(tmp_path / "a.db") as store:
+        _import(store, home, path)
+        with open(path, "ab") as fh:
+            fh.write(b"".join(lines[third:2 * third]))
+        import_paths(store, [path])  # rows committed; the transcript phase never ran
+        with open(path, "ab") as fh:
+            fh.write(b"".join(lines[2 * third:]))
+        report, _, sync = _import(store, home, path)
+        key = report.files[0].session_key
+        row = store.get_transcripts([key], store.get_session(key).agent_id)[key]
+    assert sync.sessions_rewritten == 1 and sync.records_appended == 0
+    whole = tmp_path / "whole" / CLAUDE.name
+    whole.parent.mkdir()
+    shutil.copy(CLAUDE, whole)
+    with open_store(tmp_path / "b.db") as store2:
+        _import(store2, tmp_path / "home2", whole)
+        row2 = store2.get_transcripts([key], store2.get_session(key).agent_id)[key]
+    assert row.content == row2.content
+    assert _records(home, "claude-code") == _records(tmp_path / "home2", "claude-code")
+
+
+def test_unchanged_files_cost_one_source_query(tmp_path):
+    """A no-op re-import of 30 files reads their sources in one query and opens no file
+    beyond its first bytes: every file is ``unchanged``, nothing written."""
+    files = _small_files(tmp_path / "in", 30)
+    with open_store(tmp_path / "a.db") as store:
+        list(import_files(store, files))
+        statements: list[str] = []
+        event.listen(store.engine, "before_cursor_execute",
+                     lambda conn, cur, sql, *a: statements.append(sql))
+        reports = list(import_files(store, files))
+    assert [r.status for r in reports] == ["unchanged"] * 30
+    assert len(statements) == 1 and "FROM sources" in statements[0]
+
+
+def _checkpoints(store, key):
+    return [(c.trigger, c.created_at, c.digest, c.prompt_count)
+            for c in store.checkpoints(key)]
+
+
+@pytest.mark.parametrize("sample", [SHARED_DATA / "claude-code" / "tool_heavy.jsonl",
+                                    SHARED_DATA / "claude-code" / "1af7fc5e-8455-4414-9ccd-"
+                                    "011d40f70b2a.jsonl"])
+def test_grown_file_replays_from_where_it_stopped(tmp_path, monkeypatch, sample):
+    """The replay of a grown file reads only the rows after its saved resume point, and the
+    checkpoints equal those of a replay of the whole file imported in the same steps from
+    the first row (``resume`` off)."""
+    lines = _lines(sample)
+    cuts = [len(lines) // 3, 2 * len(lines) // 3, len(lines)]
+    config = CheckpointConfig(promptInterval=1)  # a checkpoint per prompt: many to compare
+    read: list[int] = []
+    real_rows = recovery._rows
+
+    def counted(store, key, after=-1):
+        for row in real_rows(store, key, after):
+            read.append(row.seq)
+            yield row
+    monkeypatch.setattr(recovery, "_rows", counted)
+    results = {}
+    for resume in (True, False):
+        path = tmp_path / f"resume-{resume}" / sample.name
+        path.parent.mkdir()
+        with open_store(tmp_path / f"{resume}.db") as store:
+            done = 0
+            for cut in cuts:
+                with open(path, "ab") as fh:
+                    fh.write(b"".join(lines[done:cut]))
+                done = cut
+                report = import_paths(store, [path])
+                f = report.files[0]
+                key = f.session_key
+                read.clear()
+                if resume:
+                    recovery.replay_import(store, report, config=config)
+                    if f.resumed_from:  # a grown file: rows before the new ones not reread
+                        assert read and min(read) > 0
+                        assert len(read) < store.get_session(key).entry_count
+                else:
+                    recovery.replay_session(store, key, config=config)
+                    assert read[0] == 0
+            results[resume] = _checkpoints(store, key)
+    assert len(results[True]) >= 2  # a periodic and the session end, whose digest shows the
+    # restored state (total prompts, recent prompts)
+    assert results[True] == results[False]
