@@ -11,7 +11,8 @@ the rest imports (B35); an unterminated, unparseable last line is a pending tail
 time (B36); re-importing adds nothing; a grown file adds only its new lines (§5.2: same inode and
 same first-64-KiB hash); a rewritten file is re-read with rows already present (same native id,
 or same line bytes at the same line number) skipped. Rows repeat a native id (Claude Code resume
-replays): the first wins, later ones are counted as duplicates.
+replays): identical copies are counted as duplicates, a differing copy is kept and the usable
+one wins in the view (``continuity.formats.repeats``, issue 18).
 
 Derived here, for every harness alike: compaction coverage (``covers_through_seq``), the pi
 leaf path (rows off it are not visible), and runs (``continuity.formats.runs``: each request opens one;
@@ -25,7 +26,7 @@ import hashlib
 import os
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -40,6 +41,7 @@ from continuity.core.text import clean
 from continuity.formats.base import check_entry, check_facts, clean_deep
 from continuity.formats.jsonl import Line
 from continuity.core.model import CompactionInfo, Entry, EntryKind, Session, SourceRef
+from continuity.formats.repeats import RepeatFilter
 from continuity.formats.runs import RunTracker, derive_runs
 from continuity.store.base import ImportIssue, RawLine, SourceState, Store
 
@@ -330,6 +332,7 @@ class _FileImport:
         self.issues: list[ImportIssue] = []
         self.batch_bytes = 0
         self.tree_changed = False
+        self.repeats = RepeatFilter(store, key)
 
     def run(self, start: int, start_line: int, progress: Progress | None) -> None:
         report = self.report
@@ -368,6 +371,12 @@ class _FileImport:
                                            len(line.raw), reason, digest))
             self.report.errors.append((line.number, reason))
             return
+        # Rule 6 (issue 18): a line holding glued records reads each, in order.
+        for record in line.records:
+            self._read(line if record is line.data else replace(line, data=record, more=()),
+                       digest)
+
+    def _read(self, line: Line, digest: str) -> None:
         try:
             entry = self.reader.read(line)
         except Exception as exc:  # a reader bug must not lose the rest of the file
@@ -408,6 +417,7 @@ class _FileImport:
             self._check_parents(entries)
             self._tally(entries)
             self._write(entries, offset, line_count, final)
+            self.repeats.stored()
         self.report.imported += len(entries)
         self.pending, self.raw, self.issues, self.batch_bytes = [], [], [], 0
 
@@ -459,16 +469,16 @@ class _FileImport:
     def _dedupe(self, entries: list[Entry]) -> list[Entry]:
         """Drop rows whose native id the session already has, or that an earlier import of
         this same line (same line number, same bytes) already stored."""
-        ids = [e.native_id for e in entries if e.native_id]
-        known = set(self.store.native_seqs(self.key, ids)) if ids else set()
-        out: list[Entry] = []
-        for e in entries:
-            if e.native_id:
-                if e.native_id in known:
-                    self.report.duplicate += 1
-                    continue
-                known.add(e.native_id)
-            out.append(e)
+        # issue 18: identical copies are duplicates, differing ones kept (formats/repeats.py)
+        repeats = self.repeats
+        before = repeats.duplicates
+        out = repeats.filter(entries)
+        self.report.duplicate += repeats.duplicates - before
+        self.report.warnings.extend(repeats.warnings)
+        repeats.warnings.clear()
+        if repeats.hide:
+            self.store.set_on_path(self.key, repeats.hide, False)
+            repeats.hide.clear()
         if self.report.resumed_from == 0 and self.had_rows:
             out = self._drop_already_stored_lines(out)
         return out

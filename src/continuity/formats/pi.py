@@ -224,6 +224,11 @@ class PiReader(FormatReader):
         # Ids: native for v2/v3, migrated (linear chain) for v1.
         if self._v1:
             native_id: str | None = f"v1-{line.number}"
+            prev = self._prev_id or ""
+            if prev == native_id or prev.startswith(native_id + "."):
+                # Records glued on one line (jsonl rule 6): one id each, ``v1-<line>.<n>``.
+                part = int(prev.rpartition(".")[2]) + 1 if prev != native_id else 2
+                native_id = f"{native_id}.{part}"
             parent_id = self._prev_id
             self._prev_id = native_id
         else:
