@@ -287,7 +287,8 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
     if source is not None and (resume or safe_key(reader.session_key) == source.session_key):
         key = source.session_key  # grown, or re-read: the same session
     else:
-        key = _claim_key(store, reader.session_key, key_path)  # new, or now another session
+        key = _claim_key(store, reader.session_key, key_path,  # new, or now another session
+                         joins=reader.continues_session)
     job = _FileImport(store, p, reader, key, report, state if resume else {}, stat, prefix)
     start, start_line = (source.offset, source.line_count) if (source and resume) else (0, 0)
     report.resumed_from = start
@@ -300,13 +301,14 @@ def safe_key(key: str) -> str:
     return session_key(key)
 
 
-def _claim_key(store: Store, key: str, path: str) -> str:
+def _claim_key(store: Store, key: str, path: str, *, joins: bool = False) -> str:
     """The session key for a new source: the reader's (made safe), unless another file already
     holds it (a Claude Code subagent file shares its parent's session id): then
-    ``<key>/<file stem>``."""
+    ``<key>/<file stem>``. A file that ``joins`` (a later page of a Codex history, issue 18)
+    takes the key as it is."""
     key = safe_key(key)
     existing = store.get_session(key)
-    if existing is None or existing.source_path in (None, path):
+    if existing is None or existing.source_path in (None, path) or joins:
         return key
     return safe_key(f"{key}/{Path(path).stem}")
 
