@@ -159,16 +159,21 @@ def _iso(value: datetime | None) -> str | None:
 
 
 def discover(paths: Iterable[str | os.PathLike[str]], *,
-             unreadable: list[FileReport] | None = None) -> list[Path]:
+             unreadable: list[FileReport] | None = None,
+             home: str | os.PathLike[str] | None = None) -> list[Path]:
     """Session files named by ``paths``: files as given, directories searched recursively for
     ``*.jsonl`` (sorted; symlinked folders not followed). Raises ``InputError`` naming a path
     that does not exist, or that exists but is neither a regular file nor a folder
     (``/dev/null``). A folder that cannot be listed (mode 000) is not skipped silently: it is
     appended to ``unreadable`` as a ``failed`` report with the reason and exit code 2, as an
-    unreadable file is (fresh-user review); without ``unreadable`` it raises ``InputError``."""
+    unreadable file is (fresh-user review); without ``unreadable`` it raises ``InputError``.
+    An OpenCode data folder (``formats/opencode``, issue 18) stands for its sessions' mirrors,
+    brought up to date under the workspace ``home`` (default: ``resolve_home()``)."""
     found: list[Path] = []
     for raw in paths:
         path = Path(raw).expanduser()
+        if path.is_dir() and _opencode_mirrors(path, home, found):
+            continue
         if path.is_dir():
             errors: list[OSError] = []
             here: list[Path] = []
@@ -193,16 +198,35 @@ def discover(paths: Iterable[str | os.PathLike[str]], *,
     return list(dict.fromkeys(p.resolve() for p in found))
 
 
+def _opencode_mirrors(path: Path, home: str | os.PathLike[str] | None,
+                      found: list[Path]) -> bool:
+    """When ``path`` is an OpenCode data folder: sync its mirrors, add them to ``found``."""
+    from continuity.formats import opencode
+
+    if opencode.layout(path) is None:
+        return False
+    from continuity.core.config import resolve_home
+
+    try:
+        found.extend(opencode.sync_mirrors(path, opencode.mirror_root(path,
+                                                                      resolve_home(home))))
+    except (OSError, ValueError, opencode.sqlite3.Error) as exc:
+        raise InputError(f"{path}: cannot read the OpenCode sessions: {exc}") from exc
+    return True
+
+
 def total_bytes(files: Iterable[Path]) -> int:
     """Sum of the files' sizes in bytes (for a progress bar)."""
     return sum(p.stat().st_size for p in files)
 
 
 def import_paths(store: Store, paths: Iterable[str | os.PathLike[str]], *,
-                 progress: Progress | None = None) -> ImportReport:
-    """Import every session file under ``paths``; see the module docstring."""
+                 progress: Progress | None = None,
+                 home: str | os.PathLike[str] | None = None) -> ImportReport:
+    """Import every session file under ``paths`` (``home``: see ``discover``); see the module
+    docstring."""
     report = ImportReport()
-    for path in discover(paths, unreadable=report.files):
+    for path in discover(paths, unreadable=report.files, home=home):
         report.files.append(import_file(store, path, progress=progress))
     return report
 
