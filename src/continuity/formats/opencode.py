@@ -285,7 +285,8 @@ class OpenCodeReader(FormatReader):
 
     @classmethod
     def sniff(cls, head: list[dict]) -> bool:
-        return any(isinstance(o, dict) and str_field(o, "type").startswith("opencode.")
+        return any(isinstance(o, dict)
+                   and (str_field(o, "type") or "").startswith("opencode.")
                    and isinstance(o.get("session", o.get("part", o.get("message"))), dict)
                    for o in head[:5])
 
@@ -332,7 +333,7 @@ class OpenCodeReader(FormatReader):
 
     def read(self, line: Line) -> Entry | None:
         data = line.data or {}
-        kind = str_field(data, "type")
+        kind = str_field(data, "type") or ""
         entry = Entry(kind=EntryKind.OPAQUE, role=Role.SYSTEM, visible=False,
                       type_name=clean(kind) or "<missing type>")
         try:
@@ -360,16 +361,16 @@ class OpenCodeReader(FormatReader):
             self.warn(line, "opencode.message without a message record")
             return
         data = message.get("data") if isinstance(message.get("data"), dict) else {}
-        role = str_field(data, "role")
+        role = str_field(data, "role") or ""
         entry.kind, entry.type_name = EntryKind.EVENT, f"message/{clean(role) or '?'}"
         entry.native_id = text_of(message.get("id")) or None
         entry.timestamp = _time(data, "completed", "created")
         if role != "assistant":
             return
         error = data.get("error")
-        finish = str_field(data, "finish")
+        finish = str_field(data, "finish") or ""
         if isinstance(error, dict):
-            name = str_field(error, "name")
+            name = str_field(error, "name") or ""
             entry.run_end = RunStatus.INTERRUPTED if "Abort" in name else RunStatus.FAILED
             text = text_of((error.get("data") or {}).get("message")
                            if isinstance(error.get("data"), dict) else name)
@@ -388,8 +389,8 @@ class OpenCodeReader(FormatReader):
             return
         pdata = part.get("data") if isinstance(part.get("data"), dict) else {}
         mdata = message.get("data") if isinstance(message.get("data"), dict) else {}
-        ptype = str_field(pdata, "type")
-        role = str_field(mdata, "role")
+        ptype = str_field(pdata, "type") or ""
+        role = str_field(mdata, "role") or ""
         pid = text_of(part.get("id"))
         entry.native_id = pid or None
         entry.type_name = f"part/{clean(ptype) or '?'}"
@@ -437,7 +438,7 @@ class OpenCodeReader(FormatReader):
     def _tool(self, line: Line, view: Any, pid: str, pdata: dict, entry: Entry) -> None:
         call_id = text_of(pdata.get("callID")) or pid
         state = pdata.get("state") if isinstance(pdata.get("state"), dict) else {}
-        status = str_field(state, "status")
+        status = str_field(state, "status") or ""
         entry.kind, entry.visible = EntryKind.MESSAGE, True
         if view == "result":
             entry.native_id = f"{pid}#result"

@@ -6,7 +6,7 @@ when the first write was incomplete (an assistant line with no content, then the
 The rule here, for every harness alike:
 
 - a copy whose content equals an earlier row with that id (same kind, role, request flag,
-  blocks and compaction summary: ``fingerprint``) is a duplicate: not stored again (its raw
+  run-end hint, blocks and compaction summary: ``fingerprint``) is a duplicate: not stored again (its raw
   line is kept, as every line is);
 - a copy whose content differs is stored as a row of its own (same native id) and a warning
   names both lines; the *usable* copy wins in the view (``usable``: it has blocks and is not
@@ -30,10 +30,12 @@ from continuity.store.base import Store
 
 
 def fingerprint(entry: Entry) -> str:
-    """SHA-256 hex of what a row says: kind, role, request flag, blocks (their JSON) and the
-    compaction summary. Envelope fields (time, session id, cwd, line) are not part of it."""
+    """SHA-256 hex of what a row says: kind, role, request flag, run-end hint, blocks (their
+    JSON) and the compaction summary. Envelope fields (time, session id, cwd, line) are not part of it."""
     h = hashlib.sha256()
-    h.update(f"{entry.kind.value}|{entry.role.value}|{int(entry.is_request)}|".encode())
+    run_end = entry.run_end.value if entry.run_end is not None else ""
+    h.update(f"{entry.kind.value}|{entry.role.value}|{int(entry.is_request)}|{run_end}|"
+             .encode())
     h.update(blocks_to_json(entry.blocks).encode() if entry.blocks else b"")
     if entry.compaction is not None:
         h.update(b"|" + entry.compaction.summary.encode("utf-8", "surrogatepass"))
