@@ -65,6 +65,8 @@ _EVENT_TYPES = frozenset({"model_change", "thinking_level_change", "label", "ses
 #: The ``customType`` of the recovery context our pi extension hands pi on a session's first
 #: agent start (``daemon/hooks/pi_extension/continuity.ts``).
 RECOVERY_TYPE = "continuity-recovery"
+#: How many recent message entries the reader remembers to place a ``retainedTail``.
+RECENT_MESSAGES = 256
 
 class PiReader(FormatReader):
     """Reader of pi session files (v1, v2 and v3)."""
@@ -84,6 +86,9 @@ class PiReader(FormatReader):
         # [index, line number] where that index stops being line number - 1 (blank/bad lines).
         self._count = 0
         self._breaks: list[list[int]] = []
+        #: The last ``RECENT_MESSAGES`` message entries, ``"<role>:<message.timestamp>"`` → entry
+        #: id: where a compaction's ``retainedTail`` (copies of kept messages) starts.
+        self._recent: dict[str, str] = {}
         self.restore(state)
 
     # ------------------------------------------------------------------ detection
@@ -118,7 +123,7 @@ class PiReader(FormatReader):
     def state(self) -> dict[str, Any]:
         out = super().state()
         out.update({"v1": self._v1, "prev_id": self._prev_id, "count": self._count,
-                    "breaks": [list(b) for b in self._breaks]})
+                    "breaks": [list(b) for b in self._breaks], "recent": dict(self._recent)})
         return out
 
     def restore(self, state: dict[str, Any] | None) -> None:
@@ -130,6 +135,10 @@ class PiReader(FormatReader):
         self._prev_id = prev if isinstance(prev, str) else None
         count = state.get("count")
         self._count = count if isinstance(count, int) and count >= 0 else 0
+        recent = state.get("recent")
+        if isinstance(recent, dict):
+            self._recent = {k: v for k, v in recent.items()
+                            if isinstance(k, str) and isinstance(v, str)}
         breaks = state.get("breaks")
         if isinstance(breaks, list):
             self._breaks = [[int(b[0]), int(b[1])] for b in breaks
@@ -292,9 +301,35 @@ class PiReader(FormatReader):
             index = data.get("firstKeptEntryIndex")
             if isinstance(index, int) and not isinstance(index, bool) and index > 0:
                 first_kept = f"v1-{self._line_of_index(index)}"
+        if first_kept is None:  # issue 18: a self-contained compaction names what it kept
+            first_kept = self._retained_head(line, data.get("retainedTail"))
         entry.kind, entry.role, entry.visible = EntryKind.COMPACTION, Role.SYSTEM, True
         entry.compaction = CompactionInfo(summary=text_of(summary),
                                           first_kept_entry_id=first_kept, trigger="pi")
+
+    def _retained_head(self, line: Line, tail: Any) -> str | None:
+        """The id of the entry the first message of a compaction's ``retainedTail`` copies
+        (newer pi harness builds embed the kept messages and may leave ``firstKeptEntryId``
+        out: spec/formats.md §3.3, §3.5 "prefer retainedTail"), matched by role and message
+        timestamp among the last ``RECENT_MESSAGES`` messages; None (with a warning) when the
+        copies match no earlier entry, or when there is no tail."""
+        if not isinstance(tail, list) or not tail:
+            return None
+        first = tail[0] if isinstance(tail[0], dict) else {}
+        found = self._recent.get(f"{first.get('role')}:{first.get('timestamp')}")
+        if found is None:
+            self.warn(line, f"compaction: the {len(tail)} retained messages match no earlier "
+                            "entry (kept raw; the summary covers every row before it)")
+        return found
+
+    def _remember(self, native_id: str | None, msg: dict) -> None:
+        ts = msg.get("timestamp")
+        if native_id and isinstance(ts, (int, float)) and not isinstance(ts, bool):
+            key = f"{msg.get('role')}:{ts}"
+            self._recent.pop(key, None)
+            self._recent[key] = native_id
+            while len(self._recent) > RECENT_MESSAGES:
+                del self._recent[next(iter(self._recent))]
 
     def _message(self, line: Line, data: dict, entry: Entry) -> None:
         msg = data.get("message")
@@ -308,6 +343,7 @@ class PiReader(FormatReader):
         entry.type_name = f"message/{role}" if isinstance(role, str) else "message"
         if entry.timestamp is None:
             entry.timestamp = parse_timestamp(msg.get("timestamp"))
+        self._remember(entry.native_id, msg)
         payloads: dict[str, bytes] = {}
 
         if role == "user":
