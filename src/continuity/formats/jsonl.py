@@ -350,13 +350,13 @@ def read_head(path: str, *, max_lines: int = 50, max_bytes: int = 256 * 1024) ->
     read whole (``LineReader``: rule 6 salvage, a BOM, lines up to its 64 MiB limit), at most
     ``max_lines`` of them, and no line is started past ``max_bytes``: a first line of a few MB
     (a pasted screenshot) is still read, so it never hides the file's format. Bad lines are
-    skipped; a pending unterminated tail is read if it parses."""
+    skipped; a pending unterminated tail is read if it parses; every record of a line holding
+    glued records counts."""
     out: list[dict] = []
     with open(path, "rb") as fh:
         lines = LineReader(fh)
         for i, line in enumerate(lines):
-            if line.data is not None:
-                out.append(line.data)
+            out.extend(line.records)  # glued records too (rule 6)
             if i + 1 >= max_lines or lines.offset >= max_bytes:
                 break
     return out
