@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from continuity.cli.app import app
@@ -225,3 +227,32 @@ def test_replayed_uuid_with_same_content_and_another_session_id_is_one_row(sqlit
     report = import_file(sqlite_store, path)
     assert (report.imported, report.duplicate) == (4, 1)
     assert not [m for _, m in report.warnings if "repeats" in m]
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.integers(2, 8), copies=st.lists(st.integers(0, 7), max_size=5),
+       empty_first=st.booleans())
+def test_identical_copies_never_change_the_view(tmp_path_factory, n, copies, empty_first):
+    """Property: identical copies of any lines, anywhere later in the file, add no row and
+    leave the view as it was; an empty first copy of a request followed by the whole line
+    still gives the whole line's request to the continuation."""
+    lines = cc_pairs(n)
+    data = list(lines)
+    for i in copies:
+        data.append(lines[i % n])
+    if empty_first:
+        empty = dict(lines[0], message={"role": "user"})
+        data.insert(0, empty)
+    tmp = tmp_path_factory.mktemp("repeats")
+    with open_store(f"sqlite:///{tmp / 'a.db'}") as a, \
+            open_store(f"sqlite:///{tmp / 'b.db'}") as b:
+        (tmp / "plain.jsonl").write_bytes(jl(*lines))
+        (tmp / "copies.jsonl").write_bytes(jl(*data))
+        import_file(a, tmp / "plain.jsonl")
+        report = import_file(b, tmp / "copies.jsonl")
+        assert report.duplicate == len(copies)
+        shown = [(e.native_id, e.text()) for e in b.entries(KEY) if e.visible]
+        assert shown == [(e.native_id, e.text()) for e in a.entries(KEY) if e.visible]
+        # the same request text (its seq is one later behind an empty first copy)
+        assert build_continuation(b, KEY).to_dict()["request"]["text"] == \
+            build_continuation(a, KEY).to_dict()["request"]["text"]
