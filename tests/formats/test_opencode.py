@@ -9,6 +9,7 @@ OpenCode before 1.2 ([doc]: field names as that layout documents them)."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sqlite3
 from pathlib import Path
@@ -150,3 +151,25 @@ def test_a_subagent_session_is_keyed_under_its_parent(sqlite_store, data_dir: Pa
     assert sorted(f.session_key for f in report.files) == [SID, f"{SID}/ses_child1"]
     child = sqlite_store.get_session(f"{SID}/ses_child1")
     assert (child.agent_id, child.parent_key) == ("ses_child1", SID)
+
+
+def test_json_layout_rewritten_part_reimports_once(sqlite_store, tmp_path: Path) -> None:
+    """The JSON-file layout's cursor is the files' modification time: a part file rewritten
+    (newer mtime) is read again and replaces its older copy in view; nothing else is read
+    again, and an unchanged folder adds nothing."""
+    data = tmp_path / "opencode"
+    shutil.copytree(FIXTURES / "json", data)
+    ws = tmp_path / "ws"
+    import_paths(sqlite_store, [data], home=ws)
+    (part,) = data.glob(f"storage/part/*/{TEXT_PART}.json")
+    record = json.loads(part.read_text())
+    record["text"] = "Fake model answer: rewritten file."
+    part.write_text(json.dumps(record))
+    future = part.stat().st_mtime_ns + 10_000_000_000
+    os.utime(part, ns=(future, future))
+    (f,) = import_paths(sqlite_store, [data], home=ws).files
+    assert (f.lines_read, f.imported, f.duplicate) == (1, 1, 0)
+    assert conversation(sqlite_store, SID)[-1] == (
+        "assistant", "message", "Fake model answer: rewritten file.")
+    (g,) = import_paths(sqlite_store, [data], home=ws).files
+    assert (g.status, g.imported) == ("unchanged", 0)

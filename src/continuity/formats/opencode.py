@@ -17,8 +17,9 @@ alone:
 
 ``sync_mirrors(data_dir, mirror_root)`` appends to ``<mirror_root>/<session id>.jsonl`` every
 record that is new or changed since the last sync. The cursor (``<session id>.cursor.json``:
-each record id with the update time mirrored) is the "incremental cursor on id and update
-time": a part OpenCode rewrote in place is appended again, an unchanged one never. Lines are
+an update time and the ids mirrored at or after it, ``_Cursor``) is the incremental cursor on
+id and update time: only records updated since are read, a part OpenCode rewrote in place is
+appended again, an unchanged one never. Lines are
 appended and fsynced before the cursor is replaced (temp file + rename), so a crash at worst
 appends a record twice, which the importer keeps as one row (an identical copy is a
 duplicate, ``formats/repeats``); a changed copy is a new row of the same native id and the
@@ -47,7 +48,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from pathlib import Path
-from typing import Any, ClassVar, Iterator
+from typing import Any, ClassVar
 
 import orjson
 
@@ -129,59 +130,139 @@ def _loads(text: Any) -> Any:
     return None
 
 
-def _sqlite_sessions(db: Path) -> Iterator[tuple[dict, list[tuple[dict, list[dict]]]]]:
-    with _connect(db) as conn:
-        conn.row_factory = sqlite3.Row
-        for srow in conn.execute("SELECT * FROM session ORDER BY time_created, id").fetchall():
-            session = {k: srow[k] for k in srow.keys()}
-            messages = []
-            for mrow in conn.execute(
-                    "SELECT id, session_id, time_created, time_updated, data FROM message "
-                    "WHERE session_id = ? ORDER BY time_created, id", (session["id"],)):
-                message = dict(mrow)
-                message["data"] = _loads(message["data"])
-                parts = []
-                for prow in conn.execute(
-                        "SELECT id, message_id, time_created, time_updated, data FROM part "
-                        "WHERE message_id = ? ORDER BY id", (message["id"],)):
-                    part = dict(prow)
-                    part["data"] = _loads(part["data"])
-                    parts.append(part)
-                messages.append((message, parts))
-            yield session, messages
+class _Source:
+    """One layout's records (``margin``: 2 s in its update-time unit). ``sessions()``: each session record; ``changed(session,
+    since)``: ``(messages, parts)`` whose update time is at or after ``since`` (every record
+    when ``since`` is None); ``heads(ids)``: the message records of these ids. A record is a
+    dict ``id``, ``time_created``, ``time_updated`` (ms; a JSON file's mtime in ns), ``data``
+    (its JSON); a part also ``message_id``."""
+
+    margin = 2_000
+
+    def sessions(self) -> list[dict]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def changed(self, session: dict, since: int | None) -> tuple[list[dict], list[dict]]:
+        raise NotImplementedError  # pragma: no cover - interface
+
+    def heads(self, ids: list[str]) -> list[dict]:  # pragma: no cover - interface
+        raise NotImplementedError
+
+    def close(self) -> None:
+        pass
 
 
-def _json_sessions(data_dir: Path) -> Iterator[tuple[dict, list[tuple[dict, list[dict]]]]]:
-    storage = data_dir / "storage" if (data_dir / "storage").is_dir() else data_dir
+class _SqliteSource(_Source):
+    """``opencode.db``, read in one read transaction (a consistent snapshot while OpenCode
+    writes)."""
 
-    def record(path: Path) -> dict | None:
+    def __init__(self, db: Path) -> None:
+        self.conn = _connect(db)
+        self.conn.row_factory = sqlite3.Row
+        self.conn.execute("BEGIN")
+        cols = {r[1] for r in self.conn.execute("PRAGMA table_info(part)")}
+        self._part_where = ("session_id = ?" if "session_id" in cols else
+                            "message_id IN (SELECT id FROM message WHERE session_id = ?)")
+
+    def sessions(self) -> list[dict]:
+        rows = self.conn.execute("SELECT * FROM session ORDER BY time_created, id").fetchall()
+        return [{k: r[k] for k in r.keys()} for r in rows]
+
+    def _records(self, sql: str, args: tuple) -> list[dict]:
+        out = []
+        for row in self.conn.execute(sql, args):
+            rec = dict(row)
+            rec["data"] = _loads(rec["data"])
+            out.append(rec)
+        return out
+
+    def changed(self, session: dict, since: int | None) -> tuple[list[dict], list[dict]]:
+        floor = -1 if since is None else since
+        messages = self._records(
+            "SELECT id, time_created, time_updated, data FROM message WHERE session_id = ? "
+            "AND time_updated >= ?", (session["id"], floor))
+        parts = self._records(
+            "SELECT id, message_id, time_created, time_updated, data FROM part WHERE "
+            f"{self._part_where} AND time_updated >= ?", (session["id"], floor))
+        return messages, parts
+
+    def heads(self, ids: list[str]) -> list[dict]:
+        out = []
+        for i in range(0, len(ids), 500):
+            chunk = ids[i:i + 500]
+            out += self._records("SELECT id, time_created, time_updated, data FROM message "
+                                 f"WHERE id IN ({','.join('?' * len(chunk))})", tuple(chunk))
+        return out
+
+    def close(self) -> None:
+        self.conn.rollback()
+        self.conn.close()
+
+
+class _JsonSource(_Source):
+    """``storage/`` JSON files; a file is read only when its mtime is at or after ``since``."""
+
+    margin = 2_000_000_000  # ns
+
+    def __init__(self, data_dir: Path) -> None:
+        self.storage = data_dir / "storage" if (data_dir / "storage").is_dir() else data_dir
+
+    @staticmethod
+    def _record(path: Path, mtime: int | None = None) -> dict | None:
         data = _read_json(path)
         if not isinstance(data, dict) or not isinstance(data.get("id"), str):
             return None
         t = data.get("time") if isinstance(data.get("time"), dict) else {}
         return {"id": data["id"], "time_created": t.get("created"),
-                "time_updated": path.stat().st_mtime_ns, "data": data}
+                "time_updated": mtime if mtime is not None else path.stat().st_mtime_ns,
+                "data": data}
 
-    for spath in sorted((storage / "session").glob("*/*.json")):
-        srec = record(spath)
-        if srec is None:
-            continue
-        data = srec["data"]
-        session = {"id": srec["id"], "parent_id": data.get("parentID"),
-                   "directory": data.get("directory"), "title": data.get("title"),
-                   "version": data.get("version"), "time_updated": srec["time_updated"],
-                   "data": data}
-        messages = []
-        for mpath in sorted((storage / "message" / srec["id"]).glob("*.json")):
-            message = record(mpath)
-            if message is None:
+    def sessions(self) -> list[dict]:
+        out = []
+        for spath in sorted((self.storage / "session").glob("*/*.json")):
+            rec = self._record(spath)
+            if rec is None:
                 continue
-            parts = [p for p in (record(pp) for pp in
-                                 sorted((storage / "part" / message["id"]).glob("*.json")))
-                     if p is not None]
-            messages.append((message, parts))
-        messages.sort(key=lambda m: (m[0]["time_created"] or 0, m[0]["id"]))
-        yield session, messages
+            data = rec["data"]
+            out.append({"id": rec["id"], "parent_id": data.get("parentID"),
+                        "directory": data.get("directory"), "title": data.get("title"),
+                        "version": data.get("version"), "time_created": rec["time_created"],
+                        "time_updated": rec["time_updated"], "data": data})
+        return out
+
+    def _fresh(self, folder: Path, since: int | None) -> list[tuple[Path, int]]:
+        out = []
+        for path in sorted(folder.glob("*.json")):
+            try:
+                mtime = path.stat().st_mtime_ns
+            except OSError:
+                continue
+            if since is None or mtime >= since:
+                out.append((path, mtime))
+        return out
+
+    def changed(self, session: dict, since: int | None) -> tuple[list[dict], list[dict]]:
+        folder = self.storage / "message" / str(session["id"])
+        messages = [r for r in (self._record(p, m) for p, m in self._fresh(folder, since))
+                    if r is not None]
+        parts = []
+        for mpath in sorted(folder.glob("*.json")):
+            mid = mpath.stem
+            for path, mtime in self._fresh(self.storage / "part" / mid, since):
+                rec = self._record(path, mtime)
+                if rec is not None:
+                    rec["message_id"] = rec["data"].get("messageID") or mid
+                    parts.append(rec)
+        return messages, parts
+
+    def heads(self, ids: list[str]) -> list[dict]:
+        out = []
+        for mid in ids:
+            for path in self.storage.glob(f"message/*/{mid}.json"):
+                rec = self._record(path)
+                if rec is not None:
+                    out.append(rec)
+        return out
 
 
 # ---------------------------------------------------------------------------- mirrors
@@ -200,52 +281,96 @@ def sync_mirrors(data_dir: str | os.PathLike[str], mirror_root: str | os.PathLik
                  ) -> list[Path]:
     """Append what changed in the OpenCode data folder ``data_dir`` to the session mirrors
     under ``mirror_root`` (created ``0700``); returns every session's mirror path (changed or
-    not), sorted. Raises ``ValueError`` when ``data_dir`` holds no OpenCode layout and
-    ``sqlite3.Error`` / ``OSError`` when it cannot be read."""
+    not), sorted. Only records updated at or after a session's cursor are read. Raises
+    ``ValueError`` when ``data_dir`` holds no OpenCode layout and ``sqlite3.Error`` /
+    ``OSError`` when it cannot be read."""
     kind = layout(data_dir)
     if kind is None:
         raise ValueError(f"{data_dir}: not an OpenCode data folder (no opencode.db and no "
                          "storage/session records)")
     root = Path(mirror_root)
     root.mkdir(parents=True, exist_ok=True, mode=0o700)
-    sessions = _sqlite_sessions(Path(data_dir) / DB_NAME) if kind == "sqlite" \
-        else _json_sessions(Path(data_dir))
+    source: _Source = _SqliteSource(Path(data_dir) / DB_NAME) if kind == "sqlite" \
+        else _JsonSource(Path(data_dir))
     out = []
-    for session, messages in sessions:
-        sid = str(session["id"])
-        safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in sid)
-        out.append(_sync_one(root / f"{safe}{MIRROR_SUFFIX}", session, messages))
+    try:
+        for session in source.sessions():
+            sid = str(session["id"])
+            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in sid)
+            out.append(_sync_one(root / f"{safe}{MIRROR_SUFFIX}", session, source))
+    finally:
+        source.close()
     return sorted(out)
 
 
-def _sync_one(path: Path, session: dict, messages: list[tuple[dict, list[dict]]]) -> Path:
-    cursor_path = path.with_name(path.name[:-len(MIRROR_SUFFIX)] + CURSOR_SUFFIX)
-    cursor = _read_json(cursor_path) if cursor_path.exists() else None
-    seen: dict[str, Any] = cursor.get("seen", {}) if isinstance(cursor, dict) else {}
-    lines: list[bytes] = []
+class _Cursor:
+    """A session mirror's cursor on update time and id: ``since`` and ``at``, the records
+    mirrored with an update time at or after ``since`` (``"<kind>:<id>"`` → that time). A
+    record is new or changed when its update time is at or after ``since`` and not the time
+    ``at`` holds for it. ``since`` trails the newest time mirrored by ``margin`` (2 s in the
+    layout's unit), so a write committed just after a newer one is still seen."""
 
-    def changed(kind: str, rec: dict) -> bool:
+    def __init__(self, path: Path, margin: int) -> None:
+        self.path, self.margin = path, margin
+        raw = _read_json(path) if path.exists() else None
+        raw = raw if isinstance(raw, dict) else {}
+        since, at = raw.get("since"), raw.get("at")
+        self.since: int | None = since if isinstance(since, int) else None
+        self.at: dict[str, int] = {k: v for k, v in at.items() if isinstance(v, int)} \
+            if isinstance(at, dict) else {}
+        self.newest = max(self.at.values(), default=self.since)
+
+    def fresh(self, kind: str, rec: dict) -> bool:
+        t = rec.get("time_updated")
+        t = t if isinstance(t, int) and not isinstance(t, bool) else 0
         key = f"{kind}:{rec['id']}"
-        if seen.get(key) == rec.get("time_updated"):
+        if self.since is not None and t < self.since or self.at.get(key) == t:
             return False
-        seen[key] = rec.get("time_updated")
+        self.at[key] = t
+        self.newest = t if self.newest is None else max(self.newest, t)
         return True
 
-    if changed("session", session):
+    def save(self) -> None:
+        since = None if self.newest is None else self.newest - self.margin
+        keep = {k: v for k, v in self.at.items() if since is None or v >= since}
+        tmp = self.path.with_name(self.path.name + ".tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        try:
+            os.write(fd, orjson.dumps({"since": since, "at": keep}))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, self.path)
+
+
+def _sync_one(path: Path, session: dict, source: _Source) -> Path:
+    cursor = _Cursor(path.with_name(path.name[:-len(MIRROR_SUFFIX)] + CURSOR_SUFFIX),
+                     source.margin)
+    lines: list[bytes] = []
+    if cursor.fresh("session", session):
         lines.append(orjson.dumps({"type": "opencode.session", "session": session}))
-    for message, parts in messages:
-        head = {k: message[k] for k in ("id", "time_created", "time_updated", "data")}
-        for part in parts:
-            if not changed("part", part):
-                continue
+    messages, parts = source.changed(session, cursor.since)
+    changed = {m["id"]: m for m in messages if cursor.fresh("message", m)}
+    fresh_parts = [p for p in parts if cursor.fresh("part", p)]
+    heads = dict(changed)
+    missing = sorted({p["message_id"] for p in fresh_parts} - set(heads))
+    heads.update({m["id"]: m for m in source.heads(missing)} if missing else {})
+    by_message: dict[str, list[dict]] = {}
+    for part in sorted(fresh_parts, key=lambda p: p["id"]):
+        by_message.setdefault(part["message_id"], []).append(part)
+    order = sorted(set(changed) | set(by_message),
+                   key=lambda mid: ((heads.get(mid) or {}).get("time_created") or 0, mid))
+    for mid in order:
+        message = heads.get(mid) or {"id": mid, "data": {}}
+        head = {k: message.get(k) for k in ("id", "time_created", "time_updated", "data")}
+        for part in by_message.get(mid, []):
             pdata = part.get("data") if isinstance(part.get("data"), dict) else {}
-            views = ["call", "result"] if pdata.get("type") == "tool" else [None]
-            for view in views:
+            for view in (["call", "result"] if pdata.get("type") == "tool" else [None]):
                 line: dict[str, Any] = {"type": "opencode.part", "part": part, "message": head}
                 if view:
                     line["as"] = view
                 lines.append(orjson.dumps(line))
-        if changed("message", message):
+        if mid in changed:
             lines.append(orjson.dumps({"type": "opencode.message", "message": message}))
     if lines:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -254,14 +379,9 @@ def _sync_one(path: Path, session: dict, messages: list[tuple[dict, list[dict]]]
             os.fsync(fd)
         finally:
             os.close(fd)
-        tmp = cursor_path.with_name(cursor_path.name + ".tmp")
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        try:
-            os.write(fd, orjson.dumps({"seen": seen}))
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, cursor_path)
+        cursor.save()
+    elif not path.exists():
+        path.touch(mode=0o600)
     return path
 
 
