@@ -207,7 +207,7 @@ def test_cli_sessions_json_newest_first(home):
     sessions = json.loads(result.stdout)
     assert len(sessions) == 12
     assert set(sessions[0]) == {"session", "harness", "agent_id", "project", "title",
-                                "source_path", "started_at", "ended_at", "entries"}
+                                "source_path", "started_at", "ended_at", "entries", "parent"}
     # Ordered by each file's newest timestamp (checked against the files).
     assert [(s["session"], s["ended_at"]) for s in sessions[:3]] == [
         ("019e963d-6bd6-7ade-8a49-256ac3391bdd", "2026-06-05T05:24:31.430000Z"),
@@ -427,3 +427,25 @@ def test_cli_two_imports_of_one_file_at_once_both_succeed(tmp_path):
                           for s in store.list_sessions())
 
     assert counts(home) == counts(single)
+
+
+def test_cli_subagent_file_is_named_a_subagent_of_its_parent(tmp_path):
+    """Issue 18: a 2.x ``<S>/subagents/agent-a1b2c3.jsonl`` is its own session ``S/agent-a1b2c3``
+    linked to ``S``: ``sessions --json`` gives its ``parent`` (None for ``S``) and ``show``
+    names its parent."""
+    from tests.formats.test_importer import cc_pairs, jl
+
+    sid = "5b7c2e90-aaaa"
+    folder = tmp_path / "projects" / "-home-ana-ledger"
+    (folder / sid / "subagents").mkdir(parents=True)
+    (folder / f"{sid}.jsonl").write_bytes(jl(*cc_pairs(2, sid=sid)))
+    fixture = Path(__file__).resolve().parents[1] / "fixtures/claude_code/subagents/agent-a1b2c3.jsonl"
+    (folder / sid / "subagents" / fixture.name).write_bytes(fixture.read_bytes())
+    home = tmp_path / "home"
+    assert invoke("import", tmp_path / "projects", "--home", home).exit_code == 0
+    listed = json.loads(invoke("sessions", "--json", "--home", home).stdout)
+    assert sorted((s["session"], s["agent_id"], s["parent"]) for s in listed) == [
+        (sid, "default", None), (f"{sid}/agent-a1b2c3", "a1b2c3", sid)]
+    shown = invoke("show", f"{sid}/agent-a1b2c3", "--home", home).stdout
+    assert f"subagent a1b2c3 of session {sid}" in shown
+    assert "subagent" not in invoke("show", sid, "--home", home).stdout.splitlines()[0]

@@ -278,7 +278,8 @@ def test_compaction_fixture():
     reader, entries = read_all(F_COMPACT)
     assert entries[6].kind is EntryKind.EVENT
     assert entries[6].type_name == "system/compact_boundary"
-    assert entries[6].parent_native_id is None
+    # a new root in the file (``parentUuid: null``): its parent is its logicalParentUuid
+    assert entries[6].parent_native_id == "c5"
     first = entries[7]
     assert first.kind is EntryKind.COMPACTION and first.role is Role.SYSTEM and first.visible
     assert not first.is_request and first.native_id == "c10"
@@ -288,6 +289,7 @@ def test_compaction_fixture():
     assert first.compaction.covers_through_seq is None
     assert first.compaction.trigger == "auto"
     second = entries[11]
+    assert entries[10].parent_native_id == "c12"
     assert second.kind is EntryKind.COMPACTION and second.compaction.trigger == "manual"
     assert second.compaction.summary.startswith("This session is being continued")
     assert requests(entries) == {1: "Why does the nightly export skip March?",
@@ -471,3 +473,45 @@ def test_state_resume_matches_single_pass(path):
         got += [b.read(line) for line in lines[k:]]
         assert got == expected, k
         assert b.facts() == whole.facts(), k
+
+
+def test_microcompact_boundary_is_an_event_and_no_checkpoint(sqlite_store, tmp_path):
+    """A ``microcompact_boundary`` (Claude Code cleared old tool results from the model's
+    context; no summary) is an event naming how many, not a compaction: the next compaction
+    summary still gets the trigger of its own boundary, and every tool result stays in view."""
+    from continuity.continuation.view import build_continuation
+    from continuity.formats.importer import import_file
+
+    base = {"sessionId": "mc-1", "cwd": "/w", "version": "2.1.332", "isSidechain": False,
+            "userType": "external", "timestamp": "2026-12-02T05:00:00.000Z"}
+    lines = [
+        dict(base, type="user", uuid="m1", parentUuid=None,
+             message={"role": "user", "content": "list the files"}),
+        dict(base, type="assistant", uuid="m2", parentUuid="m1", message={
+            "id": "msg_1", "role": "assistant", "content": [
+                {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}],
+            "stop_reason": "tool_use"}),
+        dict(base, type="user", uuid="m3", parentUuid="m2", message={"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py\nb.py"}]}),
+        dict(base, type="system", subtype="microcompact_boundary", uuid="m4", parentUuid=None,
+             logicalParentUuid="m3", content="Context microcompacted", level="info",
+             microcompactMetadata={"trigger": "auto", "preTokens": 90000, "tokensSaved": 4100,
+                                   "compactedToolIds": ["toolu_1"]}),
+        dict(base, type="assistant", uuid="m5", parentUuid="m4", message={
+            "id": "msg_2", "role": "assistant", "content": [{"type": "text", "text": "a.py, b.py"}],
+            "stop_reason": "end_turn"}),
+    ]
+    path = tmp_path / "mc.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    report = import_file(sqlite_store, path)
+    assert report.opaque == 0 and report.warnings == []
+    rows = sqlite_store.entries("mc-1")
+    mc = rows[3]
+    assert (mc.kind, mc.type_name, mc.visible, mc.parent_native_id, mc.text()) == (
+        EntryKind.EVENT, "system/microcompact_boundary", False, "m3",
+        "microcompact: 1 tool results cleared from the model's context, 4100 tokens saved")
+    assert sqlite_store.latest_compaction("mc-1") is None
+    view = build_continuation(sqlite_store, "mc-1").to_dict()
+    assert view["summary"] is None
+    assert [b["type"] for m in view["messages"] for b in m["content"]] == [
+        "tool_call", "tool_result", "text"]

@@ -106,3 +106,37 @@ def test_tool_reference_results_keep_the_loaded_tool_names(sqlite_store, tmp_pat
     results = [b for m in view["messages"] for b in m["content"]
                if b["type"] == "tool_result" and b["call_id"] == "toolu_2cc943b3555c457db01c"]
     assert [b["text"] for b in results] == [expected]
+
+
+def test_real_harness_import_reports_no_unknown_claude_code_line_types(sqlite_store) -> None:
+    """Issue 18: importing the whole ``real-harness`` folder (Claude Code, Codex, pi), every
+    Claude Code file reports opaque 0 and no "unknown" warning: every line type 2.1.332
+    writes is known."""
+    report = import_paths(sqlite_store, [SHARED_DATA / "real-harness"])
+    claude = [f for f in report.files if f.harness == "claude-code"]
+    assert len(claude) == 6
+    assert sum(f.lines_read for f in claude) == 278
+    assert [(f.session_key[:8], f.opaque) for f in claude if f.opaque] == []
+    assert [(f.session_key[:8], m) for f in claude for _, m in f.warnings
+            if "unknown" in m] == []
+
+
+def test_preserved_segment_stays_in_view_after_the_compaction(sqlite_store) -> None:
+    """2.1.332 ``/compact`` (line 58): the boundary's ``preservedSegment`` starts at the last
+    answer (line 48, uuid d15cd186…), written before the boundary. The summary (line 59) is
+    the checkpoint and covers rows 0–46 only, so that answer stays in the continuation; the
+    boundary's parent is its ``logicalParentUuid``."""
+    import_paths(sqlite_store, [TOOL_SEARCH])
+    rows = {r.source.line: r for r in sqlite_store.entries(SESSION, limit=1000)}
+    boundary, summary = rows[58], rows[59]
+    assert boundary.type_name == "system/compact_boundary"
+    assert boundary.parent_native_id == "ee466d59-76e6-44d6-9df9-8c444527f7cf"
+    assert summary.compaction.first_kept_entry_id == "d15cd186-b333-40ac-939c-13e4b6453363"
+    assert summary.compaction.trigger == "manual"
+    assert rows[48].seq == 47 and summary.compaction.covers_through_seq == 46
+    view = build_continuation(sqlite_store, SESSION).to_dict()
+    assert view["summary"]["entry_id"] == summary.entry_id
+    assert view["summary"]["covers_through_seq"] == 46
+    assert [(m["seq"], m["content"][0]["text"]) for m in view["messages"]] == [
+        (47, "Fake model answer: I listed the project directory; it contains the files "
+             "shown above.")]

@@ -48,11 +48,12 @@ from continuity.cli.commands.common import (  # noqa: E402
 def import_cmd(
     paths: List[Path] = typer.Argument(..., help="Session files or folders (searched for "
                                        "*.jsonl): ~/.claude/projects, ~/.codex/sessions, "
-                                       "~/.pi/agent/sessions.", show_default=False),
+                                       "~/.pi/agent/sessions; OpenCode's data folder "
+                                       "~/.local/share/opencode.", show_default=False),
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Import Claude Code, Codex and pi session files (detected from content).
+    """Import Claude Code, Codex, pi and OpenCode sessions (detected from content).
 
     Re-importing adds nothing; a file that grew adds only its new lines. Bad lines are reported
     with file and line number, and the rest imports. Each imported session is replayed through
@@ -65,7 +66,8 @@ def import_cmd(
     from continuity.formats.importer import discover, import_files, ImportReport, total_bytes
 
     report = ImportReport()
-    files = discover(paths, unreadable=report.files)  # unreadable folders: failed, exit 2
+    files = discover(paths, unreadable=report.files,  # unreadable folders: failed, exit 2
+                     home=home)
     if not files and not report.files:
         raise InputError("no *.jsonl session files under " + ", ".join(map(str, paths)))
     from continuity.checkpoints import load_config, replay_import

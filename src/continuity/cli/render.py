@@ -25,7 +25,7 @@ def session_dict(s: Session) -> dict[str, Any]:
     return {"session": s.key, "harness": s.harness, "agent_id": s.agent_id,
             "project": s.project, "title": s.title, "source_path": s.source_path,
             "started_at": _iso(s.started_at), "ended_at": _iso(s.ended_at),
-            "entries": s.entry_count}
+            "entries": s.entry_count, "parent": s.parent_key}
 
 
 def entry_dict(e: Entry) -> dict[str, Any]:
@@ -130,6 +130,9 @@ def show_entries(out: Console, session: Session | None, rows: Iterable[Entry]) -
     if session is not None:
         out.print(f"[bold]{escape(session.key)}[/] {session.harness} "
                   f"{escape(session.project or '')}")
+        if session.parent_key:
+            out.print(f"subagent {escape(session.agent_id)} of session "
+                      f"{escape(session.parent_key)}")
     for e in rows:
         label = e.role.value + (" (request)" if e.is_request else "")
         if e.compaction is not None:

@@ -219,6 +219,15 @@ class Session:
     entry_count: int = 0
     title: str | None = None
 
+    @property
+    def parent_key(self) -> str | None:
+        """The session this one is a subagent of, or None: a subagent's own session (a Claude
+        Code ``<session>/subagents/agent-<id>.jsonl`` file, ``agent_id`` not "default") is
+        keyed ``<parent key>/<file stem>`` (``ClaudeCodeReader.key_from_head``)."""
+        if self.agent_id == "default" or "/" not in self.key:
+            return None
+        return self.key.rpartition("/")[0] or None
+
 
 @dataclass(frozen=True, slots=True)
 class Run:

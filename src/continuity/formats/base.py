@@ -19,7 +19,10 @@ Contract for a reader class:
 - ``session_key``: the session id, known from ``head`` (fallback: the file stem);
 - ``facts()``: ``SessionFacts`` as known so far (latest cwd, title);
 - ``warnings``: list of ``(line_number, message)`` for fields a view needed but were missing;
-- ``uses_tree``: True when entries form a parent tree whose leaf path is the conversation (pi).
+- ``uses_tree``: True when entries form a parent tree whose leaf path is the conversation (pi);
+- ``continues_session``: True when this file is a later part of a session another file began
+  (a Codex history paginated across files): the importer appends it to that session instead
+  of keying it ``<key>/<file stem>``.
 """
 
 from __future__ import annotations
@@ -58,6 +61,8 @@ class FormatReader:
     def __init__(self, path: str, head: list[dict], state: dict | None = None) -> None:
         self.path = path
         self.head = head
+        #: See the module docstring; a reader sets it from ``head``.
+        self.continues_session = False
         self.warnings: list[tuple[int, str]] = []
         self.skip_reason: str = ""
         self._facts = SessionFacts()

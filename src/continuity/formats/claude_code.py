@@ -19,6 +19,12 @@ block each) and each becomes its own entry. Mapping (decided by the lead):
   raw line keeps it); ``stop_reason: end_turn`` → finished; ``isApiErrorMessage`` → failed.
 - ``system`` lines: ``local_command`` → ``context``; every other subtype (``compact_boundary``,
   ``api_error`` included) → event. ``api_error`` lines are often retry notices: no run hint.
+  A ``compact_boundary`` (a new root: its parent is its ``logicalParentUuid``) gives its
+  summary line the trigger and, in 2.1.33x, ``compactMetadata.preservedSegment.headUuid`` as
+  the first kept row (the rows it preserves, written before the boundary, stay in view:
+  the summary covers only the rows before them). A ``microcompact_boundary`` (tool results
+  cleared from the model's context, no summary) is an event saying how many; nothing leaves
+  our view.
 - tool results: text items, media, and ``tool_reference`` items (ToolSearch loading a deferred
   tool) as the text ``loaded tool: NAME``, one line each.
 - ``progress``, snapshots, queue operations, titles, the one-field markers and the 2.1.332
@@ -171,6 +177,9 @@ class ClaudeCodeReader(FormatReader):
         super().__init__(path, head, state)
         #: ``compactMetadata.trigger`` of a boundary not yet followed by its summary line.
         self._compact_trigger: str | None = None
+        #: ``compactMetadata.preservedSegment.headUuid`` of that boundary: the first row the
+        #: compaction kept (2.1.33x: the rows it preserves stay in view).
+        self._compact_kept: str | None = None
         #: Which line type set the current title (custom titles outrank generated ones).
         self._title_source: str | None = None
         #: True in a subagent side file (its own conversation is the main line), False in a
@@ -252,6 +261,7 @@ class ClaudeCodeReader(FormatReader):
     def state(self) -> dict[str, Any]:
         out = super().state()
         out["compact_trigger"] = self._compact_trigger
+        out["compact_kept"] = self._compact_kept
         out["title_source"] = self._title_source
         out["side_file"] = self._side_file
         out["agent_id"] = self._facts.agent_id
@@ -262,6 +272,8 @@ class ClaudeCodeReader(FormatReader):
         if state:
             trigger = state.get("compact_trigger")
             self._compact_trigger = trigger if isinstance(trigger, str) else None
+            kept = state.get("compact_kept")
+            self._compact_kept = kept if isinstance(kept, str) else None
             source = state.get("title_source")
             self._title_source = source if isinstance(source, str) else None
             side = state.get("side_file")
@@ -383,9 +395,10 @@ class ClaudeCodeReader(FormatReader):
             entry.blocks = (TextBlock(all_text),) if all_text else ()
             if not all_text:
                 self.warn(line, "compaction summary without text")
-            entry.compaction = CompactionInfo(summary=all_text, first_kept_entry_id=None,
+            entry.compaction = CompactionInfo(summary=all_text,
+                                              first_kept_entry_id=self._compact_kept,
                                               trigger=self._compact_trigger)
-            self._compact_trigger = None
+            self._compact_trigger = self._compact_kept = None
             return
 
         if results:
@@ -556,11 +569,30 @@ class ClaudeCodeReader(FormatReader):
         entry.kind = EntryKind.EVENT
         if text:
             entry.blocks = (TextBlock(text),)
+        if subtype in ("compact_boundary", "microcompact_boundary"):
+            # A new root (``parentUuid: null``); the chain goes on through its logical parent.
+            logical = data.get("logicalParentUuid")
+            if entry.parent_native_id is None and isinstance(logical, str) and logical:
+                entry.parent_native_id = logical
         if subtype == "compact_boundary":
             meta = data.get("compactMetadata")
-            trigger = meta.get("trigger") if isinstance(meta, dict) else None
+            meta = meta if isinstance(meta, dict) else {}
             if not entry.sidechain:
-                self._compact_trigger = text_of(trigger) or None
+                self._compact_trigger = text_of(meta.get("trigger")) or None
+                segment = meta.get("preservedSegment")
+                head = segment.get("headUuid") if isinstance(segment, dict) else None
+                self._compact_kept = head if isinstance(head, str) and head else None
+        elif subtype == "microcompact_boundary":
+            # Claude Code cleared old tool results from the model's context (no summary): an
+            # event naming what it cleared; every row stays in our view and transcript.
+            meta = data.get("microcompactMetadata")
+            meta = meta if isinstance(meta, dict) else {}
+            ids = meta.get("compactedToolIds")
+            n = len(ids) if isinstance(ids, list) else 0
+            saved = meta.get("tokensSaved")
+            entry.blocks = (TextBlock(
+                f"microcompact: {n} tool results cleared from the model's context"
+                + (f", {saved} tokens saved" if isinstance(saved, int) else "")),)
 
     def _attachment(self, data: dict, entry: Entry) -> None:
         """Injected payloads (queued prompts, hook output, tool deltas): context, kept raw."""

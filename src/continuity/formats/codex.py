@@ -53,6 +53,16 @@ from continuity.core.text import clean
 
 TOP_LEVEL_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 
+#: Top-level records 0.169+ writes that hold no conversation (kept raw, counted as known):
+#: the workspace state at a turn's start and the per-response token usage.
+RECORD_TYPES = frozenset({"world_state", "token_usage_record"})
+
+#: What the reader says instead of an empty summary when Codex compacted on the server and
+#: kept only an encrypted summary (a ``compaction`` item with ``encrypted_content``).
+ENCRYPTED_COMPACTION_TEXT = (
+    "Codex compacted the conversation on the server; its summary is encrypted and cannot be "
+    "read here. The earlier rows are kept as they are (not summarised).")
+
 # Text Codex itself injects into user-role messages (codex-rs contextual user fragments plus the
 # legacy tags); a user message whose text starts with one of these is context, not a request.
 INJECTED_PREFIXES = (
@@ -80,6 +90,7 @@ KNOWN_EVENTS = frozenset({
     "plan_update", "background_event", "session_configured", "turn_diff", "shutdown_complete",
     "collab_agent_spawn_end", "collab_agent_interaction_end", "collab_waiting_end",
     "collab_close_end", "collab_resume_end", "dynamic_tool_call_response",
+    "thread_settings_applied",
 })
 
 _TURN_START_EVENTS = ("task_started", "turn_started")
@@ -115,7 +126,18 @@ class CodexReader(FormatReader):
         # Unmatched duplicate keys of the current turn, per source: key -> count.
         self._pending_ri: dict[str, int] = {}
         self._pending_ev: dict[str, int] = {}
+        self.continues_session = self._later_page(head)
         self.restore(state)
+
+    @staticmethod
+    def _later_page(head: list[dict]) -> bool:
+        """A later page of a history paginated across files (0.169+ ``history_mode:
+        "paginated"``, every line numbered by ``ordinal``): its first line's ordinal is past 0,
+        so an earlier file holds the thread's start."""
+        for obj in head[:1]:
+            ordinal = obj.get("ordinal") if isinstance(obj, dict) else None
+            return isinstance(ordinal, int) and not isinstance(ordinal, bool) and ordinal > 0
+        return False
 
     # ------------------------------------------------------------------ detection
 
@@ -219,6 +241,9 @@ class CodexReader(FormatReader):
         top = data.get("type")
         ts = parse_timestamp(data.get("timestamp"))
         payload = data.get("payload")
+        if top in RECORD_TYPES:
+            return Entry(kind=EntryKind.EVENT, role=Role.SYSTEM, visible=False, type_name=top,
+                         timestamp=ts)
         if top not in TOP_LEVEL_TYPES:
             name = top if isinstance(top, str) and top else "unknown"
             return Entry(kind=EntryKind.OPAQUE, role=Role.SYSTEM, visible=False,
@@ -264,9 +289,22 @@ class CodexReader(FormatReader):
                      type_name="turn_context", timestamp=ts, cwd=cwd)
 
     def _compacted(self, line: Line, payload: dict, ts: Any) -> Entry:
+        """A compaction row with its summary. A remote compaction (``message`` empty, the
+        summary an encrypted ``compaction`` item of ``replacement_history``) is never an empty
+        summary: it is an event saying so, and the rows before it stay in view (a gap only
+        when they do not fit the budget, named like every gap)."""
         summary = payload.get("message")
-        if not isinstance(summary, str):
-            self.warn(line, "compacted: summary message missing")
+        history = payload.get("replacement_history")
+        encrypted = isinstance(history, list) and any(
+            isinstance(item, dict) and item.get("type") in ("compaction", "compaction_summary")
+            and item.get("encrypted_content") for item in history)
+        if not isinstance(summary, str) or not summary.strip():
+            if not encrypted:
+                self.warn(line, "compacted: summary message missing")
+            return Entry(kind=EntryKind.EVENT, role=Role.SYSTEM, visible=False,
+                         type_name="compacted/encrypted" if encrypted else "compacted/empty",
+                         timestamp=ts, blocks=(TextBlock(ENCRYPTED_COMPACTION_TEXT),)
+                         if encrypted else ())
         return Entry(kind=EntryKind.COMPACTION, role=Role.SYSTEM, visible=True,
                      type_name="compacted", timestamp=ts,
                      compaction=CompactionInfo(summary=text_of(summary)))

@@ -11,7 +11,8 @@ the rest imports (B35); an unterminated, unparseable last line is a pending tail
 time (B36); re-importing adds nothing; a grown file adds only its new lines (§5.2: same inode and
 same first-64-KiB hash); a rewritten file is re-read with rows already present (same native id,
 or same line bytes at the same line number) skipped. Rows repeat a native id (Claude Code resume
-replays): the first wins, later ones are counted as duplicates.
+replays): identical copies are counted as duplicates, a differing copy is kept and the usable
+one wins in the view (``continuity.formats.repeats``, issue 18).
 
 Derived here, for every harness alike: compaction coverage (``covers_through_seq``), the pi
 leaf path (rows off it are not visible), and runs (``continuity.formats.runs``: each request opens one;
@@ -26,7 +27,7 @@ import itertools
 import os
 import time
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
@@ -41,6 +42,7 @@ from continuity.core.text import clean
 from continuity.formats.base import check_entry, check_facts, clean_deep
 from continuity.formats.jsonl import Line
 from continuity.core.model import CompactionInfo, Entry, EntryKind, Note, Session, SourceRef
+from continuity.formats.repeats import RepeatFilter
 from continuity.formats.runs import RunTracker, derive_runs
 from continuity.formats.resumed import copy_note, copy_of
 from continuity.store.base import ImportIssue, RawLine, SourceState, Store
@@ -173,16 +175,21 @@ def _iso(value: datetime | None) -> str | None:
 
 
 def discover(paths: Iterable[str | os.PathLike[str]], *,
-             unreadable: list[FileReport] | None = None) -> list[Path]:
+             unreadable: list[FileReport] | None = None,
+             home: str | os.PathLike[str] | None = None) -> list[Path]:
     """Session files named by ``paths``: files as given, directories searched recursively for
     ``*.jsonl`` (sorted; symlinked folders not followed). Raises ``InputError`` naming a path
     that does not exist, or that exists but is neither a regular file nor a folder
     (``/dev/null``). A folder that cannot be listed (mode 000) is not skipped silently: it is
     appended to ``unreadable`` as a ``failed`` report with the reason and exit code 2, as an
-    unreadable file is (fresh-user review); without ``unreadable`` it raises ``InputError``."""
+    unreadable file is (fresh-user review); without ``unreadable`` it raises ``InputError``.
+    An OpenCode data folder (``formats/opencode``, issue 18) stands for its sessions' mirrors,
+    brought up to date under the workspace ``home`` (default: ``resolve_home()``)."""
     found: list[Path] = []
     for raw in paths:
         path = Path(raw).expanduser()
+        if path.is_dir() and _opencode_mirrors(path, home, found):
+            continue
         if path.is_dir():
             errors: list[OSError] = []
             here: list[Path] = []
@@ -207,16 +214,35 @@ def discover(paths: Iterable[str | os.PathLike[str]], *,
     return list(dict.fromkeys(p.resolve() for p in found))
 
 
+def _opencode_mirrors(path: Path, home: str | os.PathLike[str] | None,
+                      found: list[Path]) -> bool:
+    """When ``path`` is an OpenCode data folder: sync its mirrors, add them to ``found``."""
+    from continuity.formats import opencode
+
+    if opencode.layout(path) is None:
+        return False
+    from continuity.core.config import resolve_home
+
+    try:
+        found.extend(opencode.sync_mirrors(path, opencode.mirror_root(path,
+                                                                      resolve_home(home))))
+    except (OSError, ValueError, opencode.sqlite3.Error) as exc:
+        raise InputError(f"{path}: cannot read the OpenCode sessions: {exc}") from exc
+    return True
+
+
 def total_bytes(files: Iterable[Path]) -> int:
     """Sum of the files' sizes in bytes (for a progress bar)."""
     return sum(p.stat().st_size for p in files)
 
 
 def import_paths(store: Store, paths: Iterable[str | os.PathLike[str]], *,
-                 progress: Progress | None = None) -> ImportReport:
-    """Import every session file under ``paths``; see the module docstring."""
+                 progress: Progress | None = None,
+                 home: str | os.PathLike[str] | None = None) -> ImportReport:
+    """Import every session file under ``paths`` (``home``: see ``discover``); see the module
+    docstring."""
     report = ImportReport()
-    files = discover(paths, unreadable=report.files)
+    files = discover(paths, unreadable=report.files, home=home)
     report.files.extend(import_files(store, files, progress=progress))
     return report
 
@@ -393,7 +419,8 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
     if source is not None and (resume or safe_key(reader.session_key) == source.session_key):
         key = source.session_key  # grown, or re-read: the same session
     else:
-        key = _claim_key(store, reader.session_key, key_path)  # new, or now another session
+        key = _claim_key(store, reader.session_key, key_path,  # new, or now another session
+                         joins=reader.continues_session)
     job = _FileImport(store, p, reader, key, report, state if resume else {}, stat, prefix)
     start, start_line = (source.offset, source.line_count) if (source and resume) else (0, 0)
     report.resumed_from = start
@@ -440,13 +467,14 @@ def safe_key(key: str) -> str:
     return session_key(key)
 
 
-def _claim_key(store: Store, key: str, path: str) -> str:
+def _claim_key(store: Store, key: str, path: str, *, joins: bool = False) -> str:
     """The session key for a new source: the reader's (made safe), unless another file already
     holds it (a Claude Code subagent file shares its parent's session id): then
-    ``<key>/<file stem>``."""
+    ``<key>/<file stem>``. A file that ``joins`` (a later page of a Codex history, issue 18)
+    takes the key as it is."""
     key = safe_key(key)
     existing = store.get_session(key)
-    if existing is None or existing.source_path in (None, path):
+    if existing is None or existing.source_path in (None, path) or joins:
         return key
     return safe_key(f"{key}/{Path(path).stem}")
 
@@ -475,6 +503,7 @@ class _FileImport:
         self.issues: list[ImportIssue] = []
         self.batch_bytes = 0
         self.tree_changed = False
+        self.repeats = RepeatFilter(store, key)
 
     def run(self, start: int, start_line: int, progress: Progress | None) -> None:
         report = self.report
@@ -513,6 +542,12 @@ class _FileImport:
                                            len(line.raw), reason, digest))
             self.report.errors.append((line.number, reason))
             return
+        # Rule 6 (issue 18): a line holding glued records reads each, in order.
+        for record in line.records:
+            self._read(line if record is line.data else replace(line, data=record, more=()),
+                       digest)
+
+    def _read(self, line: Line, digest: str) -> None:
         try:
             entry = self.reader.read(line)
         except Exception as exc:  # a reader bug must not lose the rest of the file
@@ -555,6 +590,7 @@ class _FileImport:
             self._check_parents(entries)
             self._tally(entries)
             self._write(entries, offset, line_count, final)
+            self.repeats.stored()
         self.report.imported += len(entries)
         self.pending, self.raw, self.issues, self.batch_bytes = [], [], [], 0
 
@@ -616,16 +652,16 @@ class _FileImport:
     def _dedupe(self, entries: list[Entry]) -> list[Entry]:
         """Drop rows whose native id the session already has, or that an earlier import of
         this same line (same line number, same bytes) already stored."""
-        ids = [e.native_id for e in entries if e.native_id]
-        known = set(self.store.native_seqs(self.key, ids)) if ids else set()
-        out: list[Entry] = []
-        for e in entries:
-            if e.native_id:
-                if e.native_id in known:
-                    self.report.duplicate += 1
-                    continue
-                known.add(e.native_id)
-            out.append(e)
+        # issue 18: identical copies are duplicates, differing ones kept (formats/repeats.py)
+        repeats = self.repeats
+        before = repeats.duplicates
+        out = repeats.filter(entries)
+        self.report.duplicate += repeats.duplicates - before
+        self.report.warnings.extend(repeats.warnings)
+        repeats.warnings.clear()
+        if repeats.hide:
+            self.store.set_on_path(self.key, repeats.hide, False)
+            repeats.hide.clear()
         if self.report.resumed_from == 0 and self.had_rows:
             out = self._drop_already_stored_lines(out)
         return out

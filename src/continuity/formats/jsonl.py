@@ -13,9 +13,11 @@ Rules it implements, so no reader has to:
    their bytes);
 5. a line longer than ``max_line_bytes`` (default 64 MiB) is not parsed: it is yielded raw with
    error ``oversize``;
-6. a bad line that ends in a complete record (a crash's torn fragment or a run of NULs, then
-   the next append written right after it: B35, B36) yields that record with ``salvaged`` set
-   to what was cut off; the raw line is kept whole.
+6. a bad line that holds complete records (a crash's torn fragment or a run of NULs, then
+   the next append written right after it: B35, B36; or two records glued by a lost newline,
+   ``{...}{...}``: issue 18) yields every record it holds, the first as ``data`` and the
+   others in ``more``, with ``salvaged`` saying what was found and what was cut off; the raw
+   line is kept whole.
 
 Memory stays flat: the file is read in 1 MiB chunks and only the current line is held. Time is
 linear in the file's size, also for one line spanning many chunks (issue 22).
@@ -24,6 +26,7 @@ linear in the file's size, also for one line spanning many chunks (issue 22).
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator
 
@@ -49,8 +52,17 @@ class Line:
     data: dict | None
     error: str | None
     blank: bool = False
-    #: Rule 6: why the line was bad, when ``data`` is the complete record found at its end.
+    #: Rule 6: why the line was bad, when ``data`` is the first complete record found in it.
     salvaged: str | None = None
+    #: Rule 6: the records after ``data`` on the same line (glued by a lost newline), in order.
+    more: tuple[dict, ...] = ()
+
+    @property
+    def records(self) -> tuple[dict, ...]:
+        """Every record the line holds, in order: ``data`` then ``more`` (empty when none)."""
+        if self.data is None:
+            return ()
+        return (self.data,) + self.more if self.more else (self.data,)
 
     @property
     def sha256(self) -> str:
@@ -190,12 +202,11 @@ class LineReader:
             return Line(self.line, offset, raw, None, None, blank=True) if self.keep_blank else None
         data, error = _decode(body, first=self.line == 1)
         if data is None and error is not None:
-            found = salvage(body)
+            found = salvage(body[len(BOM):] if self.line == 1 and body.startswith(BOM)
+                            else body)
             if found is not None:
-                start, record = found
-                return Line(self.line, offset, raw, record, None,
-                            salvaged=f"{error}; {start} bytes before a complete record cut off "
-                                     "(kept raw), the record imported")
+                return Line(self.line, offset, raw, found.records[0], None,
+                            salvaged=found.describe(error), more=found.records[1:])
         return Line(self.line, offset, raw, data, error)
 
 
@@ -204,21 +215,101 @@ SALVAGE_STARTS = 64
 SALVAGE_MAX_BYTES = 8 * 1024 * 1024
 
 
-def salvage(body: bytes) -> tuple[int, dict] | None:
-    """The complete JSON object a bad line ends with, after a torn fragment or NULs (rule 6):
-    ``(bytes cut off before it, the object)``, the earliest start that parses as a whole
-    object; None when there is none (or the line is over ``SALVAGE_MAX_BYTES``)."""
+@dataclass(frozen=True, slots=True)
+class Salvage:
+    """What rule 6 found on a bad line: ``records`` (one or more complete JSON objects, in
+    order) and ``cut_bytes``, the UTF-8 bytes between or before them that are no record
+    (a torn fragment, NULs)."""
+
+    records: tuple[dict, ...]
+    cut_bytes: int
+    #: Whether the cut bytes come after the last record (a record, then a torn fragment).
+    trailing: bool = False
+
+    def describe(self, error: str) -> str:
+        """The warning for the line: ``"<error>; <what was found>"``."""
+        if len(self.records) == 1:
+            where = "after" if self.trailing else "before"
+            return (f"{error}; {self.cut_bytes} bytes {where} a complete record cut off "
+                    "(kept raw), the record imported")
+        text = (f"{error}; {len(self.records)} records glued on one line (a lost newline), "
+                "each imported")
+        if self.cut_bytes:
+            text += f"; {self.cut_bytes} bytes that are no record cut off (kept raw)"
+        return text
+
+
+def salvage(body: bytes) -> Salvage | None:
+    """The complete JSON objects a bad line holds (rule 6), or None (none, or the line is over
+    ``SALVAGE_MAX_BYTES``).
+
+    The line is read as a *head* and a *tail*: the head is the run of objects that starts at
+    byte 0, one right after the other (whitespace between them allowed: ``{..}{..}``, a lost
+    newline); the tail the run of objects that reaches the line's end from the earliest
+    ``{"`` after the head (at most ``SALVAGE_STARTS`` tried) where one does and its first
+    object has a string ``type`` (every record of the three harnesses has one; an object
+    nested in a torn fragment, ``{"a":{"b":1}`` then the next record, rarely does), else the
+    earliest start where the rest is one object. Bytes between them (a torn fragment, NULs)
+    are cut off. A record holding bytes that are not UTF-8 is no record."""
     if len(body) > SALVAGE_MAX_BYTES:
         return None
-    pos = 0
+    text = body.decode("utf-8", "surrogateescape")
+    head, end = _objects_from(text, len(text) - len(text.lstrip(_SPACE)), to_end=False)
+    if end >= len(text):
+        return Salvage(tuple(head), 0) if len(head) > 1 else None
+    records, tail_start = head, None
+    pos, last = end, None
     for _ in range(SALVAGE_STARTS):
-        pos = body.find(b'{"', pos + 1)
+        pos = text.find('{"', pos + 1)
         if pos < 0:
-            return None
-        data, error = _decode(body[pos:], first=False)
-        if error is None and data is not None:
-            return pos, data
-    return None
+            break
+        tail, _ = _objects_from(text, pos, to_end=True)
+        if not tail:
+            continue
+        if isinstance(tail[0].get("type"), str):
+            records, tail_start = head + tail, pos
+            break
+        if len(tail) == 1 and last is None:
+            last = pos, tail
+    else:
+        pos = -1
+    if tail_start is None and last is not None:
+        # No run starting with a typed record: the one object the line ends with.
+        records, tail_start = head + last[1], last[0]
+    if not records:
+        return None
+    cut = len(text[end:tail_start].encode("utf-8", "surrogateescape"))
+    return Salvage(tuple(records), cut, trailing=tail_start is None)
+
+
+_DECODER = json.JSONDecoder()
+_SPACE = " \t\r\n"
+
+
+def _objects_from(text: str, pos: int, *, to_end: bool) -> tuple[list[dict], int]:
+    """The JSON objects in a row from ``pos`` and the position after the last (whitespace
+    skipped). With ``to_end``, all or nothing: ``([], pos)`` unless they reach the end."""
+    out: list[dict] = []
+    start = pos
+    n = len(text)
+    while pos < n:
+        try:
+            value, stop = _DECODER.raw_decode(text, pos)
+        except (ValueError, RecursionError):
+            break
+        if not isinstance(value, dict):
+            break
+        try:
+            text[pos:stop].encode("utf-8")  # surrogate-escaped bytes: not UTF-8, no record
+        except UnicodeEncodeError:
+            break
+        out.append(value)
+        pos = stop
+        while pos < n and text[pos] in _SPACE:
+            pos += 1
+    if to_end and pos < n:
+        return [], start
+    return out, pos
 
 
 def _decode(body: bytes, *, first: bool) -> tuple[dict | None, str | None]:
@@ -259,13 +350,13 @@ def read_head(path: str, *, max_lines: int = 50, max_bytes: int = 256 * 1024) ->
     read whole (``LineReader``: rule 6 salvage, a BOM, lines up to its 64 MiB limit), at most
     ``max_lines`` of them, and no line is started past ``max_bytes``: a first line of a few MB
     (a pasted screenshot) is still read, so it never hides the file's format. Bad lines are
-    skipped; a pending unterminated tail is read if it parses."""
+    skipped; a pending unterminated tail is read if it parses; every record of a line holding
+    glued records counts."""
     out: list[dict] = []
     with open(path, "rb") as fh:
         lines = LineReader(fh)
         for i, line in enumerate(lines):
-            if line.data is not None:
-                out.append(line.data)
+            out.extend(line.records)  # glued records too (rule 6)
             if i + 1 >= max_lines or lines.offset >= max_bytes:
                 break
     return out

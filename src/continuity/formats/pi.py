@@ -99,6 +99,8 @@ def read_entries(objects: list, session_key: str = "pi-working-view") -> list[En
             entry.seq = index
             out.append(entry)
     return out
+#: How many recent message entries the reader remembers to place a ``retainedTail``.
+RECENT_MESSAGES = 256
 
 class PiReader(FormatReader):
     """Reader of pi session files (v1, v2 and v3)."""
@@ -118,6 +120,9 @@ class PiReader(FormatReader):
         # [index, line number] where that index stops being line number - 1 (blank/bad lines).
         self._count = 0
         self._breaks: list[list[int]] = []
+        #: The last ``RECENT_MESSAGES`` message entries, ``"<role>:<message.timestamp>"`` → entry
+        #: id: where a compaction's ``retainedTail`` (copies of kept messages) starts.
+        self._recent: dict[str, str] = {}
         self.restore(state)
 
     # ------------------------------------------------------------------ detection
@@ -152,7 +157,7 @@ class PiReader(FormatReader):
     def state(self) -> dict[str, Any]:
         out = super().state()
         out.update({"v1": self._v1, "prev_id": self._prev_id, "count": self._count,
-                    "breaks": [list(b) for b in self._breaks]})
+                    "breaks": [list(b) for b in self._breaks], "recent": dict(self._recent)})
         return out
 
     def restore(self, state: dict[str, Any] | None) -> None:
@@ -164,6 +169,10 @@ class PiReader(FormatReader):
         self._prev_id = prev if isinstance(prev, str) else None
         count = state.get("count")
         self._count = count if isinstance(count, int) and count >= 0 else 0
+        recent = state.get("recent")
+        if isinstance(recent, dict):
+            self._recent = {k: v for k, v in recent.items()
+                            if isinstance(k, str) and isinstance(v, str)}
         breaks = state.get("breaks")
         if isinstance(breaks, list):
             self._breaks = [[int(b[0]), int(b[1])] for b in breaks
@@ -258,6 +267,11 @@ class PiReader(FormatReader):
         # Ids: native for v2/v3, migrated (linear chain) for v1.
         if self._v1:
             native_id: str | None = f"v1-{line.number}"
+            prev = self._prev_id or ""
+            if prev == native_id or prev.startswith(native_id + "."):
+                # Records glued on one line (jsonl rule 6): one id each, ``v1-<line>.<n>``.
+                part = int(prev.rpartition(".")[2]) + 1 if prev != native_id else 2
+                native_id = f"{native_id}.{part}"
             parent_id = self._prev_id
             self._prev_id = native_id
         else:
@@ -321,6 +335,8 @@ class PiReader(FormatReader):
             index = data.get("firstKeptEntryIndex")
             if isinstance(index, int) and not isinstance(index, bool) and index > 0:
                 first_kept = f"v1-{self._line_of_index(index)}"
+        if first_kept is None:  # issue 18: a self-contained compaction names what it kept
+            first_kept = self._retained_head(line, data.get("retainedTail"))
         entry.kind, entry.role, entry.visible = EntryKind.COMPACTION, Role.SYSTEM, True
         marker = checkpoint_marker(data)
         if marker is not None:  # ours (issue 14): the continuation checkpoint, one id, pi's
@@ -332,6 +348,30 @@ class PiReader(FormatReader):
             return
         entry.compaction = CompactionInfo(summary=text_of(summary),
                                           first_kept_entry_id=first_kept, trigger="pi")
+
+    def _retained_head(self, line: Line, tail: Any) -> str | None:
+        """The id of the entry the first message of a compaction's ``retainedTail`` copies
+        (newer pi harness builds embed the kept messages and may leave ``firstKeptEntryId``
+        out: spec/formats.md §3.3, §3.5 "prefer retainedTail"), matched by role and message
+        timestamp among the last ``RECENT_MESSAGES`` messages; None (with a warning) when the
+        copies match no earlier entry, or when there is no tail."""
+        if not isinstance(tail, list) or not tail:
+            return None
+        first = tail[0] if isinstance(tail[0], dict) else {}
+        found = self._recent.get(f"{first.get('role')}:{first.get('timestamp')}")
+        if found is None:
+            self.warn(line, f"compaction: the {len(tail)} retained messages match no earlier "
+                            "entry (kept raw; the summary covers every row before it)")
+        return found
+
+    def _remember(self, native_id: str | None, msg: dict) -> None:
+        ts = msg.get("timestamp")
+        if native_id and isinstance(ts, (int, float)) and not isinstance(ts, bool):
+            key = f"{msg.get('role')}:{ts}"
+            self._recent.pop(key, None)
+            self._recent[key] = native_id
+            while len(self._recent) > RECENT_MESSAGES:
+                del self._recent[next(iter(self._recent))]
 
     def _message(self, line: Line, data: dict, entry: Entry) -> None:
         msg = data.get("message")
@@ -345,6 +385,7 @@ class PiReader(FormatReader):
         entry.type_name = f"message/{role}" if isinstance(role, str) else "message"
         if entry.timestamp is None:
             entry.timestamp = parse_timestamp(msg.get("timestamp"))
+        self._remember(entry.native_id, msg)
         payloads: dict[str, bytes] = {}
 
         if role == "user":
