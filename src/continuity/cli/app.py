@@ -65,7 +65,9 @@ def import_cmd(
     from continuity.formats.importer import discover, import_file, ImportReport, total_bytes
 
     report = ImportReport()
-    files = discover(paths, unreadable=report.files)  # unreadable folders: failed, exit 2
+    files = discover(paths, unreadable=report.files)  # paths that cannot be read: failed, exit 2
+    if not files and len(report.files) == 1:  # the one problem is the whole answer
+        raise InputError(f"{report.files[0].path}: {report.files[0].reason}")
     if not files and not report.files:
         raise InputError("no *.jsonl session files under " + ", ".join(map(str, paths)))
     from continuity.checkpoints import load_config, replay_import
@@ -92,7 +94,15 @@ def import_cmd(
         err.print(f"{replayed} checkpoints replayed, {transcripts} transcripts written")
     if report.exit_code:
         failed = sum(1 for f in report.files if f.status == "failed")
-        err.print(f"error: {failed} file(s) failed to import; import them again", markup=False)
+        if report.exit_code != InputError.exit_code:  # a store problem: worth a retry
+            err.print(f"error: {failed} file(s) failed to import; import them again",
+                      markup=False)
+        elif failed:
+            err.print(f"error: {failed} path(s) could not be read (shown as skipped above, "
+                      "with the reason); the others were imported", markup=False)
+        else:
+            err.print(f"error: nothing imported: none of the {len(report.files)} files is a "
+                      "Claude Code, Codex or pi session file", markup=False)
         raise typer.Exit(report.exit_code)
 
 
