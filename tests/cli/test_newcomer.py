@@ -83,3 +83,142 @@ def test_a_symlinked_folder_is_followed_once_and_a_loop_ends(monkeypatch, capsys
     assert code == 0, err
     files = json.loads(out)["files"]
     assert [(f["path"], f["status"]) for f in files] == [(str(real / "s.jsonl"), "imported")]
+
+
+# --------------------------------------------------------------------------- continue, show text
+
+
+def _console(width: int = 80, terminal: bool = True):
+    import io
+
+    from rich.console import Console
+
+    return Console(file=io.StringIO(), width=width, force_terminal=terminal, color_system=None,
+                   highlight=False, soft_wrap=True)
+
+
+def _view(**kw):
+    from continuity.continuation.view import ContinuationView, Gap, gap_notice
+
+    gaps = [Gap(2, 49)]
+    return ContinuationView(session="s1", budget_bytes=240_000, used_bytes=1_234, gaps=gaps,
+                            notice=gap_notice(gaps), **kw)
+
+
+def test_continue_text_shows_the_gap_notice_and_user_brackets():
+    from continuity.cli.render import continuation_text
+
+    console = _console()
+    view = _view(request={"seq": 50, "actor": "user", "text": "fix [bold]this[/] and [red]"},
+                 messages=[{"seq": 51, "role": "assistant", "copied": False,
+                            "content": [{"type": "text", "text": "see [link=x]y[/link]"}]}])
+    continuation_text(console, view)
+    lines = console.file.getvalue().splitlines()
+    assert lines[0] == ("session s1: 1,234 of 240,000 bytes (long texts are cut here, marked; "
+                        "--json has them whole)")
+    assert lines[1] == ("[seq 2–49 omitted; use recall before relying on them or repeating "
+                        "unresolved work]")
+    assert lines[2] == "previous request (seq 50, user): fix [bold]this[/] and [red]"
+    assert lines[3] == "   51 assistant: see [link=x]y[/link]"
+
+
+def test_continue_text_shows_ansi_escapes_instead_of_obeying_them():
+    from continuity.cli.render import continuation_text
+
+    console = _console()
+    view = _view(request={"seq": 50, "actor": "user", "text": "\x1b[31mred\x1b[0m\rover"})
+    continuation_text(console, view)
+    assert "\x1b" not in console.file.getvalue() and "\r" not in console.file.getvalue()
+    assert ("previous request (seq 50, user): \\x1b[31mred\\x1b[0m\\rover"
+            in console.file.getvalue().splitlines())
+
+
+def test_every_display_cut_says_what_it_left_out():
+    from continuity.cli.render import continuation_text
+
+    console = _console(width=10_000)
+    args = {"command": "x" * 1_000}
+    messages = [{"seq": 51, "role": "assistant", "copied": False, "content": [
+                    {"type": "text", "text": "é" * 1_500},
+                    {"type": "tool_call", "id": "c1", "name": "shell", "arguments": args}]},
+                {"seq": 52, "role": "tool", "copied": False, "content": [
+                    {"type": "tool_result", "call_id": "c1", "is_error": False,
+                     "text": "r" * 5_000}]}]
+    continuation_text(console, _view(messages=messages))
+    lines = console.file.getvalue().splitlines()
+    assert lines[2] == "   51 assistant: " + "é" * 1_000 + " [… 1,000 bytes omitted]"
+    args_json = '{"command":"' + "x" * 1_000 + '"}'
+    assert lines[3] == ("   51 assistant: → shell [c1] " + args_json[:400]
+                        + f" [… {len(args_json) - 400:,} bytes omitted]")
+    assert lines[4] == "   52 tool: ← [c1] " + "r" * 600 + " [… 4,400 bytes omitted]"
+
+
+def test_show_text_escapes_markup_from_the_transcript(monkeypatch, capsys, tmp_path):
+    target = tmp_path / "s.jsonl"
+    text = PI_SAMPLE.read_text(encoding="utf-8").replace("Interactive pi turn 1: list files",
+                                                         "[bold]list[/] \\u001b[2J files")
+    target.write_text(text, encoding="utf-8")
+    code, _, err = run_main(monkeypatch, capsys, "import", target, "--home", tmp_path)
+    assert code == 0, err
+    code, out, _ = run_main(monkeypatch, capsys, "show", "01a2354d", "--home", tmp_path)
+    assert "    3 user (request): [bold]list[/] \\x1b[2J files" in out.splitlines()
+
+
+# --------------------------------------------------------------------------- sessions layout
+
+
+def _sessions():
+    from datetime import datetime, timedelta, timezone
+
+    from continuity.core.model import Session
+
+    now = datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)
+    long_key = "a-very-long-session-key-that-would-hide-every-other-column-" + "x" * 60
+    sessions = [
+        Session(key="01a23556-7fab-7dd1-86d3-d100eb5ab801", harness="codex",
+                project="/home/dev/projects/a-project-with-a-rather-long-name/and/deeper/still",
+                ended_at=now - timedelta(minutes=5), entry_count=32),
+        Session(key="01a2354d-2a28-75c5-9931-4e663de4f734", harness="pi",
+                project="/home/dev/pi", ended_at=now - timedelta(days=3), entry_count=15),
+        Session(key=long_key, harness="claude-code", project=None,
+                ended_at=now - timedelta(days=90), entry_count=7)]
+    return now, sessions, long_key
+
+
+def test_sessions_fits_80_columns_with_short_keys_and_relative_times():
+    from continuity.cli.render import sessions_table
+
+    now, sessions, long_key = _sessions()
+    console = _console(width=80)
+    sessions_table(console, sessions, now=now)
+    lines = console.file.getvalue().splitlines()
+    assert all(len(line) <= 80 for line in lines), lines
+    assert lines[0].split() == ["session", "harness", "project", "rows", "last", "activity"]
+    assert lines[1].split()[:2] == ["01a23556", "codex"]
+    assert lines[1].split()[-3:] == ["5", "min", "ago"]
+    assert "01a2354d" in lines[-3] or any(l.split()[:2] == ["01a2354d", "pi"] for l in lines)
+    assert any(l.split()[:2] == ["a-very-l", "claude-code"] and l.endswith("2026-09-03")
+               for l in (x.rstrip() for x in lines))
+    # the project is wrapped, not cut: all of it is there
+    assert "".join(l[20:60].strip() for l in lines[1:4]).startswith("/home/dev/projects/a-pr")
+    assert lines[-1] == "short keys: any unique prefix works; --json or a pipe shows them whole"
+
+
+def test_sessions_piped_prints_full_values():
+    from continuity.cli.render import sessions_table
+
+    now, sessions, long_key = _sessions()
+    console = _console(width=80, terminal=False)
+    sessions_table(console, sessions, now=now)
+    lines = console.file.getvalue().splitlines()
+    assert lines[0] == "session\tharness\tproject\tentries\tlast_activity"
+    assert lines[3] == f"{long_key}\tclaude-code\t\t7\t2026-09-03T12:00:00Z"
+    assert lines[1].split("\t")[2] == sessions[0].project
+
+
+def test_short_keys_are_unique_prefixes():
+    from continuity.cli.render import short_keys
+
+    keys = ["01a23547-4f15", "01a23547-cc57", "abc", "01a2354d-0000"]
+    assert short_keys(keys) == {"01a23547-4f15": "01a23547-4", "01a23547-cc57": "01a23547-c",
+                                "abc": "abc", "01a2354d-0000": "01a2354d"}
