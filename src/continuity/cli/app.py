@@ -31,6 +31,7 @@ app.add_typer(db_app, name="db")
 
 from continuity.cli.commands.common import (  # noqa: E402
     BudgetOption,
+    count_option,
     HomeOption,
     JsonOption,
     emit_json as _emit_json,
@@ -108,8 +109,7 @@ def import_cmd(
 
 @app.command("sessions")
 def sessions_cmd(
-    limit: int = typer.Option(50, "-n", "--count", min=1, help="How many to list (at least "
-                              "1; every -n has this rule)."),
+    limit: int = count_option(50, "to list, newest first"),
     all_sessions: bool = typer.Option(False, "--all", help="List every session (ignores -n)."),
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,

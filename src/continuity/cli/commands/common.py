@@ -60,6 +60,22 @@ BudgetOption = typer.Option(FOLLOW_UP_BUDGET_BYTES, "--budget", min=1, max=MAX_B
                             help="History budget in UTF-8 bytes (seed 002: 240,000).")
 
 
+#: The largest ``-n`` any listing takes (issue 20: one rule for every ``-n``). Larger values
+#: mean nothing for a listing and, past 2**63, no database could even compare them.
+MAX_COUNT = 1_000_000
+
+
+def count_option(default: int | None, what: str, *, flags: tuple[str, ...] = ("-n", "--count"),
+                 maximum: int = MAX_COUNT) -> Any:
+    """The ``-n`` option of a listing, one rule everywhere (issue 20): a whole number from 0
+    to ``maximum`` (``MAX_COUNT``), where 0 means all; anything else, a negative number or one
+    too large (``9223372036854775808``), is a usage error naming ``-n`` (exit 2)."""
+    shown = "all" if default in (None, 0) else str(default)
+    return typer.Option(default or 0, *flags, min=0, max=maximum, show_default=False,
+                        help=f"How many {what} (default {shown}; 0 = all; at most "
+                             f"{maximum:,}).")
+
+
 def open_cli_store(home: Optional[Path], *, read_only: bool = False):  # type: ignore[no-untyped-def]
     """The store of the workspace (or ``$CONTINUITY_DATABASE_URL``), as a context manager;
     ``read_only`` (commands that only read) opens the database of a workspace that cannot be

@@ -12,8 +12,8 @@ from typing import List, Optional
 import typer
 
 from continuity.core.text import clean
-from continuity.cli.commands.common import (HomeOption, JsonOption, emit_json, err, open_cli_store,
-                                            out)
+from continuity.cli.commands.common import (HomeOption, JsonOption, count_option, emit_json,
+                                            err, open_cli_store, out)
 
 
 def _iso(value) -> str | None:  # type: ignore[no-untyped-def]
@@ -74,8 +74,8 @@ def recall_cmd(
     query: str = typer.Argument(..., help="Words to search for (any of them; best match first)."),
     expand: bool = typer.Option(False, "--expand", help="Also print the sanitized transcript "
                                 "of each result's session."),
-    limit: int = typer.Option(10, "-n", "--limit", min=1, max=100,
-                               help="How many memories (1..100)."),
+    limit: int = count_option(10, "memories (recall gives at most 100)",
+                              flags=("-n", "--limit"), maximum=100),
     type_: Optional[str] = typer.Option(None, "--type", help="Only memories of this type."),
     tags: List[str] = typer.Option([], "--tag", help="Only memories with this tag (repeatable)."),
     home: Optional[Path] = HomeOption,
@@ -85,7 +85,7 @@ def recall_cmd(
     from continuity.transcripts.memories import recall
 
     with open_cli_store(home) as store:
-        found = recall(store, query, limit=limit, expand=expand,
+        found = recall(store, query, limit=limit or 100, expand=expand,
                        filters={"type": type_, "tags": tags})
     if as_json:
         emit_json(found.model_dump(mode="json"))
