@@ -60,7 +60,7 @@ def test_config_check_does_not_import_feature_models(tmp_path):
     import subprocess
 
     code = ("import sys; from continuity.cli.commands.common import check_workspace; "
-            f"check_workspace({str(tmp_path)!r}); "
+            f"check_workspace(None, {str(tmp_path)!r}); "
             "print(sorted(m for m in sys.modules if m.startswith('continuity.') and "
             "m.split('.')[1] in ('checkpoints', 'daemon', 'lineage', 'transcripts', "
             "'continuation', 'store')))")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -222,3 +223,173 @@ def test_short_keys_are_unique_prefixes():
     keys = ["01a23547-4f15", "01a23547-cc57", "abc", "01a2354d-0000"]
     assert short_keys(keys) == {"01a23547-4f15": "01a23547-4", "01a23547-cc57": "01a23547-c",
                                 "abc": "abc", "01a2354d-0000": "01a2354d"}
+
+
+# --------------------------------------------------------------------------- conventions
+
+
+def _all_commands():
+    """Every command path of the app: ["sessions"], ["db", "upgrade"], ["hooks", "install"]..."""
+    from continuity.cli.app import command
+
+    found = []
+
+    def walk(cmd, path):
+        subs = getattr(cmd, "commands", None)
+        if subs:
+            if path:
+                found.append(path)
+            for name, sub in subs.items():
+                walk(sub, [*path, name])
+        else:
+            found.append(path)
+
+    walk(command(), [])
+    return found
+
+
+COMMAND_PATHS = _all_commands()
+
+
+def test_the_command_list_is_complete():
+    names = {" ".join(p) for p in COMMAND_PATHS}
+    assert {"import", "sessions", "show", "continue", "db upgrade", "hooks install", "serve",
+            "mcp", "doctor", "prune", "remember", "recall"} <= names
+
+
+@pytest.mark.parametrize("path", COMMAND_PATHS, ids=lambda p: " ".join(p))
+def test_every_command_has_version_and_short_help(monkeypatch, capsys, path):
+    from continuity.core.version import package_version
+
+    code, out, err = run_main(monkeypatch, capsys, *path, "--version")
+    assert (code, out, err) == (0, f"continuity {package_version()}\n", "")
+    code, out, err = run_main(monkeypatch, capsys, *path, "-h")
+    assert code == 0 and out.startswith(f"Usage: continuity {' '.join(path)}".rstrip())
+
+
+def test_version_is_the_package_metadata(monkeypatch, capsys):
+    import tomllib
+
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["version"]
+    code, out, _ = run_main(monkeypatch, capsys, "--version")
+    assert (code, out) == (0, f"continuity {declared}\n")
+
+
+#: What a user should never read in a --help: our seeds, bug numbers, format placeholders,
+#: Python type names, implementation asides.
+JARGON = ["seed 0", "seed 002", "B57", "B45", "issue ", "{session}", "<list[", "<Path>",
+          "<int>", "<str>", "(fallback)", "spec/", "formats.md"]
+
+
+@pytest.mark.parametrize("path", [[]] + COMMAND_PATHS, ids=lambda p: " ".join(p) or "root")
+def test_help_speaks_to_users(monkeypatch, capsys, path):
+    monkeypatch.setenv("COLUMNS", "200")
+    code, out, _ = run_main(monkeypatch, capsys, *path, "--help")
+    assert code == 0
+    found = [word for word in JARGON if word.lower() in out.lower()]
+    assert found == [], f"continuity {' '.join(path)} --help says {found}:\n{out}"
+    assert re.search(r"\bB\d{2}\b", out) is None, out
+
+
+def test_shell_completion_is_offered(monkeypatch, capsys):
+    code, out, _ = run_main(monkeypatch, capsys, "--help")
+    assert code == 0 and "--install-completion" in out and "--show-completion" in out
+    import subprocess
+    import sys
+
+    done = subprocess.run([str(Path(sys.executable).with_name("continuity"))],
+                          env={**os.environ, "_CONTINUITY_COMPLETE": "complete_bash",
+                               "COMP_WORDS": "continuity sess", "COMP_CWORD": "1"},
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "sessions" in done.stdout.split()
+
+
+def test_home_before_the_command(monkeypatch, capsys, tmp_path):
+    code, _, err = run_main(monkeypatch, capsys, "--home", tmp_path, "import", PI_SAMPLE)
+    assert code == 0, err
+    code, out, _ = run_main(monkeypatch, capsys, "--home", tmp_path, "sessions", "--json")
+    assert [s["session"] for s in json.loads(out)] == ["01a2354d-2a28-75c5-9931-4e663de4f734"]
+    code, out, _ = run_main(monkeypatch, capsys, "--home", tmp_path, "where")
+    assert out.splitlines()[0] == f"home: {tmp_path}"
+    # after the command wins
+    other = tmp_path / "other"
+    code, out, _ = run_main(monkeypatch, capsys, "--home", tmp_path, "where", "--home", other)
+    assert out.splitlines()[0] == f"home: {other}"
+    code, _, err = run_main(monkeypatch, capsys, "--home", "", "sessions")
+    assert code == 2 and "--home is empty" in err
+
+
+def test_no_colour_when_piped_or_under_no_color(tmp_path):
+    import subprocess
+    import sys
+
+    exe = str(Path(sys.executable).with_name("continuity"))
+    subprocess.run([exe, "import", str(PI_SAMPLE), "--home", str(tmp_path)], check=True,
+                   capture_output=True)
+    piped = subprocess.run([exe, "show", "01a2354d", "--home", str(tmp_path)],
+                           capture_output=True, text=True, check=True)
+    assert "\x1b" not in piped.stdout and "    3 user (request): Interactive pi turn 1" \
+        in piped.stdout
+    code = ("import os, sys; os.environ['NO_COLOR'] = '1'; "
+            "from continuity.cli.commands.common import _consoles; o, e = _consoles(); "
+            "print(o.color_system, e.color_system)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          check=True, env={**os.environ, "TERM": "xterm-256color"})
+    assert done.stdout.strip() == "None None"
+
+
+# --------------------------------------------------------------------------- sessions filters
+
+
+@pytest.fixture(scope="module")
+def examples_home(tmp_path_factory) -> Path:
+    from typer.testing import CliRunner
+
+    from continuity.cli.app import app
+
+    home = tmp_path_factory.mktemp("examples")
+    done = CliRunner().invoke(app, ["import", str(EXAMPLES), "--home", str(home), "--json"])
+    assert done.exit_code == 0, done.output
+    return home
+
+
+def _keys(monkeypatch, capsys, home, *args):
+    code, out, err = run_main(monkeypatch, capsys, "sessions", "--json", "--home", home, *args)
+    assert code == 0, err
+    return [s["session"] for s in json.loads(out)]
+
+
+def test_sessions_filters(monkeypatch, capsys, examples_home):
+    every = _keys(monkeypatch, capsys, examples_home)
+    assert len(every) == 3
+    assert _keys(monkeypatch, capsys, examples_home, "--harness", "pi") == [
+        "01a2354d-2a28-75c5-9931-4e663de4f734"]
+    assert _keys(monkeypatch, capsys, examples_home, "--project", "/home/dev/projects/codex-demo"
+                 ) == [CODEX_KEY]
+    assert _keys(monkeypatch, capsys, examples_home, "--project", "/home/dev/projects") == every
+    assert _keys(monkeypatch, capsys, examples_home, "--project", "/home/dev/projects/codex") == []
+    # the samples' last activity: codex 06:00:05.765, claude-code 05:53:46, pi 05:50:0x
+    assert _keys(monkeypatch, capsys, examples_home, "--since", "2026-12-02T05:55") == [CODEX_KEY]
+    assert _keys(monkeypatch, capsys, examples_home, "--since",
+                 "2026-12-02T06:55+01:00") == [CODEX_KEY]
+    assert _keys(monkeypatch, capsys, examples_home, "--since", "2026-12-03") == []
+    assert len(_keys(monkeypatch, capsys, examples_home, "--since", "5200w")) == 3
+
+
+def test_sessions_bad_since_is_exit_2(monkeypatch, capsys, examples_home):
+    code, out, err = run_main(monkeypatch, capsys, "sessions", "--since", "yesterday",
+                              "--home", examples_home)
+    assert code == 2
+    assert err.strip() == ("continuity: --since 'yesterday': give a date or time (2026-12-01, "
+                           "2026-12-01T09:30) or an age (90min, 12h, 7d, 2w)")
+
+
+def test_parse_since_ages():
+    from datetime import datetime, timezone
+
+    from continuity.cli.commands.common import parse_since
+
+    now = datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)
+    assert parse_since("90min", now=now) == datetime(2026, 12, 2, 10, 30, tzinfo=timezone.utc)
+    assert parse_since("7d", now=now) == datetime(2026, 11, 25, 12, 0, tzinfo=timezone.utc)
+    assert parse_since("2026-12-01", now=now) == datetime(2026, 12, 1, tzinfo=timezone.utc)

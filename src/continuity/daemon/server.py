@@ -487,12 +487,9 @@ def _stored(store: Any, cp: Any) -> Any:
 
 
 def _version() -> str:
-    try:
-        from importlib.metadata import version
+    from continuity.core.version import package_version
 
-        return version("continuity")
-    except Exception:  # noqa: BLE001 - running from a source tree
-        return "0"
+    return package_version()
 
 
 # ---------------------------------------------------------------------------- serving

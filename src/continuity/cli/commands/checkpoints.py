@@ -81,8 +81,7 @@ def checkpoints_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """List the checkpoints of SESSION, oldest first, with their digests. A row that cannot
-    be read (a corrupt column) is reported as damaged and skipped; the rest are listed
-    (issue 15)."""
+    be read (a corrupt column) is reported as damaged and skipped; the rest are listed."""
     from continuity.checkpoints.recovery import checkpoint_dict
 
     with open_cli_store(home) as store:

@@ -86,7 +86,7 @@ def hooks_install(
 ) -> None:
     """Add continuity's hooks to HARNESS (a backup of the file is made first; running it
     again changes nothing). Prints the workspace the hooks point at and, for codex, whether
-    Codex trusts them now (issue 12: an untrusted hook is skipped silently by `codex exec`)."""
+    Codex trusts them now (Codex skips an untrusted hook silently in `codex exec`)."""
     from continuity.daemon.hooks.install import install, record_install
 
     result = install(harness.value, settings, home, trust=not no_trust)

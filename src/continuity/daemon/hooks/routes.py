@@ -31,8 +31,11 @@ def add_routes(app: FastAPI, live: Any) -> None:
 
     @app.get("/health", tags=["daemon"])
     def health() -> dict:
-        """Liveness and queue figures (no token needed)."""
-        return {"status": "ok", "pid": os.getpid(), **live.health()}
+        """Liveness, the package version and queue figures (no token needed)."""
+        from continuity.core.version import package_version
+
+        return {"status": "ok", "version": package_version(), "pid": os.getpid(),
+                **live.health()}
 
     for event, model in BODIES.items():
         _hook_route(app, live, event, model)
