@@ -393,3 +393,65 @@ def test_parse_since_ages():
     assert parse_since("90min", now=now) == datetime(2026, 12, 2, 10, 30, tzinfo=timezone.utc)
     assert parse_since("7d", now=now) == datetime(2026, 11, 25, 12, 0, tzinfo=timezone.utc)
     assert parse_since("2026-12-01", now=now) == datetime(2026, 12, 1, tzinfo=timezone.utc)
+
+
+# --------------------------------------------------------------------------- home, remember, consolidate
+
+
+def test_a_relative_home_is_made_absolute(monkeypatch, capsys, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("CONTINUITY_HOME", "rel-ws")
+    code, out, _ = run_main(monkeypatch, capsys, "where")
+    assert out.splitlines() == [f"home: {tmp_path / 'rel-ws'}",
+                                f"database: sqlite:///{tmp_path / 'rel-ws'}/continuity.db"]
+    monkeypatch.delenv("CONTINUITY_HOME")
+    code, out, _ = run_main(monkeypatch, capsys, "where", "--home", "sub/ws")
+    assert out.splitlines()[0] == f"home: {tmp_path / 'sub' / 'ws'}"
+    (tmp_path / "afile").write_text("x")
+    code, _, err = run_main(monkeypatch, capsys, "where", "--home", "afile")
+    assert code == 2 and err.strip() == (f"continuity: --home {tmp_path / 'afile'}: is a file, "
+                                         "not a folder; give a workspace folder")
+
+
+def test_remember_reads_stdin_and_a_file(monkeypatch, capsys, tmp_path):
+    import io
+    import sys
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(
+        "the deploy key rotates monthly\n".encode())))
+    code, out, err = run_main(monkeypatch, capsys, "remember", "-", "--home", tmp_path)
+    assert code == 0, err
+    note = tmp_path / "note.txt"
+    note.write_text("backups live in bucket ops-archive\n", encoding="utf-8")
+    code, out2, err = run_main(monkeypatch, capsys, "remember", "--file", note, "--home", tmp_path)
+    assert code == 0, err
+    code, found, _ = run_main(monkeypatch, capsys, "recall", "deploy bucket", "--json",
+                              "--home", tmp_path)
+    assert sorted(r["content"] for r in json.loads(found)["results"]) == [
+        "backups live in bucket ops-archive", "the deploy key rotates monthly"]
+    code, _, err = run_main(monkeypatch, capsys, "remember", "x", "--file", note,
+                            "--home", tmp_path)
+    assert code == 2 and "give the TEXT, - to read it from stdin, or --file FILE" in err
+
+
+@pytest.mark.parametrize("text", ["the and of", "🎉 🎉", "!!! ---"])
+def test_remember_refuses_a_text_recall_could_never_find(monkeypatch, capsys, tmp_path, text):
+    code, out, err = run_main(monkeypatch, capsys, "remember", text, "--home", tmp_path)
+    assert (code, out) == (2, "")
+    assert err.startswith("continuity: content: no word recall could find it by in ")
+
+
+def test_consolidate_after_the_manifest_was_deleted_says_it_wrote_it(monkeypatch, capsys,
+                                                                      examples_home, tmp_path):
+    home = tmp_path / "h"
+    shutil.copytree(examples_home, home)
+    code, out, err = run_main(monkeypatch, capsys, "consolidate", "3185d1ef", "--home", home)
+    assert code == 0, err
+    manifests = sorted((home / "memory").glob("*--manifest.md"))
+    assert len(manifests) == 1
+    manifests[0].unlink()
+    code, out, err = run_main(monkeypatch, capsys, "consolidate", "3185d1ef", "--home", home)
+    assert code == 0, err
+    assert out.strip() == ("3185d1ef-21e2-4727-91d3-fda9d4ee95a1: consolidated, 1 files written, "
+                           "0 memories")
+    assert manifests[0].is_file()
