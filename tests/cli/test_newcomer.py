@@ -455,3 +455,45 @@ def test_consolidate_after_the_manifest_was_deleted_says_it_wrote_it(monkeypatch
     assert out.strip() == ("3185d1ef-21e2-4727-91d3-fda9d4ee95a1: consolidated, 1 files written, "
                            "0 memories")
     assert manifests[0].is_file()
+
+
+# --------------------------------------------------------------------------- formats: nothing dropped silently
+
+
+@pytest.mark.parametrize("output,text,is_error", [
+    ({"rows": 3, "names": ["a", "é"]}, '{"rows":3,"names":["a","é"]}', False),
+    ({"stdout": "hi", "exit_code": 1}, '{"stdout":"hi","exit_code":1}', True),
+    ({"content": {"a": 1}}, '{"a":1}', False),
+    ([{"type": "resource", "uri": "file:///x"}, {"type": "text", "text": "ok"}],
+     '{"type":"resource","uri":"file:///x"}\nok', False),
+    (42, "42", False),
+    ({"output": "plain"}, "plain", False),
+    (None, "", False)])
+def test_a_codex_tool_output_object_is_rendered(output, text, is_error):
+    from continuity.formats.codex_items import tool_output
+
+    assert tool_output(output)[:2] == (text, is_error)
+
+
+def _pi_lines():
+    return PI_SAMPLE.read_text(encoding="utf-8").splitlines()
+
+
+def test_pi_second_session_header_and_bad_timestamp_warn(monkeypatch, capsys, tmp_path):
+    lines = _pi_lines()
+    header = json.loads(lines[0])
+    message = json.loads(lines[3])
+    message["timestamp"] = "yesterday"
+    lines[3] = json.dumps(message)
+    lines.insert(5, json.dumps({**header, "id": "other-session"}))
+    target = tmp_path / "odd.jsonl"
+    target.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    code, out, err = run_main(monkeypatch, capsys, "import", target, "--json",
+                              "--home", tmp_path / "h")
+    assert code == 0, err
+    (f,) = json.loads(out)["files"]
+    assert f["warnings"] == [
+        {"line": 4, "message": "timestamp: 'yesterday' is not a time; the row has none"},
+        {"line": 6, "message": "a second session header of session 'other-session': its rows "
+                               "are read as part of this file's session (split the file to "
+                               "keep them apart)"}]
