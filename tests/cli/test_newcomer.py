@@ -497,3 +497,33 @@ def test_pi_second_session_header_and_bad_timestamp_warn(monkeypatch, capsys, tm
         {"line": 6, "message": "a second session header of session 'other-session': its rows "
                                "are read as part of this file's session (split the file to "
                                "keep them apart)"}]
+
+
+# --------------------------------------------------------------------------- read-only, old schema
+
+
+def test_a_read_only_workspace_with_an_old_schema_says_what_to_run(monkeypatch, capsys, tmp_path):
+    """The database is at an older revision and the folder cannot be written (simulated, as
+    root may write anywhere): the one line names `continuity db upgrade` and who can run it."""
+    from sqlalchemy import create_engine
+
+    import continuity.store as store
+
+    db = tmp_path / "continuity.db"
+    engine = create_engine(f"sqlite:///{db}")
+    store.migrate(engine, "0009")
+    engine.dispose()
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, m, **kw: False if m & os.W_OK and Path(p) in (
+        tmp_path, db) else real(p, m, **kw))
+
+    def refusing(path, flags):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(store, "private_open", refusing)
+    code, out, err = run_main(monkeypatch, capsys, "sessions", "--home", tmp_path)
+    assert code == 4
+    assert err.strip() == (
+        f"continuity: database schema is at 0009, this version needs {store.HEAD_REVISION}: "
+        f"run `continuity db upgrade` as a user who can write the workspace folder {tmp_path} "
+        "(it is read-only here, so it was opened read-only and cannot be migrated)")
