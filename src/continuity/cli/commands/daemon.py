@@ -45,12 +45,9 @@ def serve_cmd(
 ) -> None:
     """Run the local daemon the hooks talk to, until SIGTERM or Ctrl-C (queues are flushed
     on the way out)."""
-    import logging
+    from continuity.daemon.server import configure_logging, serve
 
-    from continuity.daemon.server import serve
-
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    configure_logging()
     serve(home, host=host, port=port)
 
 

@@ -46,6 +46,8 @@ def add_routes(app: FastAPI, live: Any) -> None:
     async def harness_hook(harness: HarnessName, event: EventName, request: Request) -> Response:
         """A harness's raw hook stdin (what ``continuity hook`` forwards); answers the exact
         stdout that harness expects (empty when it expects nothing)."""
+        from continuity.daemon.server import error_body
+
         raw = await request.body()
         # Only the parse is the caller's fault (400: the hook sets the event aside for good);
         # an error while handling a valid body is ours (500: the hook spools it for replay),
@@ -55,10 +57,12 @@ def add_routes(app: FastAPI, live: Any) -> None:
                                     event_id=request.headers.get("x-continuity-event-id"),
                                     at=request.headers.get("x-continuity-event-at"))
         except AdapterError as exc:
-            return JSONResponse({"error": "invalid_request", "detail": str(exc)}, 400)
+            return JSONResponse(error_body("invalid_request", str(exc), [
+                {"field": "body", "message": str(exc)}]), 400)
         except (RecursionError, ValueError, UnicodeError) as exc:  # ValidationError too
-            return JSONResponse({"error": "invalid_request",
-                                 "detail": f"body: {exc.__class__.__name__}: {exc}"}, 400)
+            detail = f"body: {exc.__class__.__name__}: {exc}"
+            return JSONResponse(error_body("invalid_request", detail, [
+                {"field": "body", "message": f"{exc.__class__.__name__}: {exc}"}]), 400)
         out = await run_in_threadpool(live.handle_native_body, harness, event, body)
         return Response(out, status_code=200, media_type="application/json")
 
