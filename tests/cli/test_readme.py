@@ -64,3 +64,72 @@ def test_own_sessions_come_right_after_the_first_command():
     second = bash_blocks()[1].strip()
     assert second.endswith("continuity import ~/.claude/projects ~/.codex/sessions "
                            "~/.pi/agent/sessions")
+
+
+def test_readme_lists_every_api_path_the_daemon_serves(tmp_path, monkeypatch):
+    """Each route of the app (docs pages aside) is named in the README's API table, with
+    ``{a,b}`` groups spelled out; and each path the table names is served."""
+    from continuity.daemon.server import create_app
+    from continuity.store import open_store_raw
+    from tests.daemon.test_server import _live
+
+    monkeypatch.setenv("CONTINUITY_HOME", str(tmp_path))
+    store = open_store_raw(f"sqlite:///{tmp_path}/c.db")
+    try:
+        app = create_app(_live(store, tmp_path))
+        served = {(m, r.path.replace(":path}", "}")) for r in app.routes
+                  for m in getattr(r, "methods", ()) or () if m != "HEAD"}
+    finally:
+        store.close()
+    table = README[README.index("| method | path | what |"):]
+    table = table[:table.index("\n\n")]
+    listed = set()
+    for row in table.splitlines()[2:]:
+        methods, paths = [c.strip() for c in row.strip().strip("|").split("|")[:2]]
+        for path in re.findall(r"`([^`]+)`", paths):
+            path = path.split("?")[0]
+            group = re.search(r"\{([^}]*,[^}]*)\}", path)
+            options = group.group(1).split(",") if group else [None]
+            for option in options:
+                real = path.replace(group.group(0), option) if option else path
+                real = real.replace("{claude-code}", "{harness}")
+                for m in methods.split(","):
+                    listed.add((m.strip(), real))
+    harness = {(m, p) for m, p in listed if p.startswith("/api/harness/")}
+    listed = (listed - harness) | {("POST", "/api/harness/{harness}/{event}")}
+    docs = {("GET", p) for p in ("/openapi.json", "/docs", "/docs/oauth2-redirect", "/redoc")}
+    assert listed == served - docs
+
+
+def _config_block() -> str:
+    start = README.index("```toml\n", README.index("## Configuration"))
+    return README[start:README.index("```\n", start + 8)]
+
+
+def test_readme_config_block_has_every_setting():
+    """Every field of every section's settings model (``core.config.KNOWN_SECTIONS``) is in
+    the README's config block, under its section, by the name config.toml takes."""
+    import dataclasses
+
+    from continuity.checkpoints.capture import CheckpointConfig
+    from continuity.continuation.summarize.settings import SummarizerSettings
+    from continuity.core.config import KNOWN_SECTIONS
+    from continuity.daemon.server import DaemonSettings
+    from continuity.lineage.memory_md import MemoryMdSettings
+    from continuity.transcripts.session_transcripts import TranscriptSettings
+
+    models = {"continuity": CheckpointConfig, "daemon": DaemonSettings,
+              "memory_md": MemoryMdSettings, "summarizer": SummarizerSettings,
+              "transcripts": TranscriptSettings}
+    assert set(models) == set(KNOWN_SECTIONS)
+    sections = re.split(r"^\[(\w+)\]", _config_block(), flags=re.M)
+    written = {sections[i]: set(re.findall(r"^#? ?(\w+) =", sections[i + 1], flags=re.M))
+               for i in range(1, len(sections), 2)}
+    for name, model in models.items():
+        fields = getattr(model, "model_fields", None)
+        if fields is not None:
+            names = {f.alias or key for key, f in fields.items()}
+        else:
+            names = {f.name for f in dataclasses.fields(model)}
+        assert names - written.get(name, set()) == set(), name
+        assert written.get(name, set()) - names == set(), name
