@@ -80,6 +80,7 @@ from continuity.core.errors import (
     StoreError,
 )
 from continuity.daemon.address import ID_FILE, URL_FILE, WORKSPACE_HEADER
+from continuity.daemon.errors import error_body
 
 log = logging.getLogger("continuity.daemon")
 #: The daemon's one log format (issue 20): ours and uvicorn's lines alike (uvicorn is given no
@@ -211,6 +212,7 @@ _STATUS = ((SessionNotFound, 404), (AmbiguousSession, 409), (FencedWrite, 409),
 
 #: The ``error`` code of a ``ContinuityError`` (issue 20: one snake_case code per kind, as
 #: the guard's ``unauthorized`` or ``too_large``, never a Python class name).
+
 _CODES = ((SessionNotFound, "unknown_session"), (AmbiguousSession, "ambiguous_session"),
           (FencedWrite, "fenced_write"), (InputError, "invalid_request"),
           (ConfigError, "invalid_config"), (StoreError, "store_unavailable"))
@@ -220,12 +222,6 @@ def _status(exc: ContinuityError) -> int:
     return next((code for cls, code in _STATUS if isinstance(exc, cls)), 500)
 
 
-def error_body(code: str, detail: str, fields: list[dict[str, str]] | None = None
-               ) -> dict[str, Any]:
-    """The one error shape of the REST API (issue 20), for every 4xx and 5xx it answers:
-    ``{"error": code, "detail": one line, "fields": [{"field", "message"}...]}`` (``fields``
-    empty when no single field is at fault)."""
-    return {"error": code, "detail": detail, "fields": fields or []}
 
 
 def _problems(errors: list[dict[str, Any]]) -> list[dict[str, str]]:

@@ -15,6 +15,7 @@ from starlette.concurrency import run_in_threadpool
 from continuity.checkpoints import checkpoint_dict
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.core.keys import session_key as stored_key
+from continuity.daemon.errors import error_body
 from continuity.daemon.hooks.adapters import AdapterError
 from continuity.daemon.hooks.models import BODIES, CheckpointBody
 from continuity.transcripts.memories import RecallRequest, RememberRequest, recall_request, remember_request
@@ -46,8 +47,6 @@ def add_routes(app: FastAPI, live: Any) -> None:
     async def harness_hook(harness: HarnessName, event: EventName, request: Request) -> Response:
         """A harness's raw hook stdin (what ``continuity hook`` forwards); answers the exact
         stdout that harness expects (empty when it expects nothing)."""
-        from continuity.daemon.server import error_body
-
         raw = await request.body()
         # Only the parse is the caller's fault (400: the hook sets the event aside for good);
         # an error while handling a valid body is ours (500: the hook spools it for replay),
