@@ -527,3 +527,16 @@ def test_a_read_only_workspace_with_an_old_schema_says_what_to_run(monkeypatch, 
         f"continuity: database schema is at 0009, this version needs {store.HEAD_REVISION}: "
         f"run `continuity db upgrade` as a user who can write the workspace folder {tmp_path} "
         "(it is read-only here, so it was opened read-only and cannot be migrated)")
+
+
+def test_the_installed_hook_command_answers_version_too():
+    import subprocess
+    import sys
+
+    from continuity.core.version import package_version
+
+    exe = str(Path(sys.executable).with_name("continuity"))
+    done = subprocess.run([exe, "hook", "--version"], capture_output=True, text=True,
+                          timeout=60)
+    assert (done.returncode, done.stdout, done.stderr) == (0, f"continuity {package_version()}\n",
+                                                           "")
