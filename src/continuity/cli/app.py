@@ -7,7 +7,6 @@ and its exit code (``CONTINUITY_RAISE_ERRORS=1`` shows the traceback instead).
 
 from __future__ import annotations
 
-import enum
 import os
 import sys
 from pathlib import Path
@@ -43,6 +42,7 @@ def _print_version(value: bool) -> None:
 from continuity.cli.commands.common import (  # noqa: E402
     HOME_HELP,
     BudgetOption,
+    HarnessName,
     count_option,
     parse_home,
     HomeOption,
@@ -129,14 +129,6 @@ def import_cmd(
             err.print(f"error: nothing imported: none of the {len(report.files)} files is a "
                       "Claude Code, Codex or pi session file", markup=False)
         raise typer.Exit(report.exit_code)
-
-
-class HarnessName(str, enum.Enum):
-    """The harnesses whose sessions continuity reads."""
-
-    claude_code = "claude-code"
-    codex = "codex"
-    pi = "pi"
 
 
 @app.command("sessions")

@@ -3,6 +3,7 @@ a session by key prefix, and JSON output (plain stdout, never through Rich)."""
 
 from __future__ import annotations
 
+import enum
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -27,6 +28,14 @@ def _consoles() -> tuple[Console, Console]:
 
 
 out, err = _consoles()
+
+class HarnessName(str, enum.Enum):
+    """The harnesses continuity reads and hooks into (``--harness``, ``hooks install``)."""
+
+    claude_code = "claude-code"
+    codex = "codex"
+    pi = "pi"
+
 
 def parse_home(value: str) -> Path:
     """``--home`` as given; ``""`` is an ``InputError`` naming ``--home`` (fresh-user review:

@@ -9,22 +9,13 @@ only serves ``--help`` and the rare call that did come through Typer.
 
 from __future__ import annotations
 
-import enum
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from continuity.cli.commands.common import (HomeOption, JsonOption, check_workspace, emit_json,
-                                            out, parse_home)
-
-
-class HarnessName(str, enum.Enum):
-    """Harnesses with hooks."""
-
-    claude_code = "claude-code"
-    codex = "codex"
-    pi = "pi"
+from continuity.cli.commands.common import (HarnessName, HomeOption, JsonOption, check_workspace,
+                                            emit_json, out, parse_home)
 
 
 hooks_app = typer.Typer(help="Install or remove continuity's hooks in a harness.",
