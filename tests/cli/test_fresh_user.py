@@ -60,7 +60,7 @@ def test_config_check_does_not_import_feature_models(tmp_path):
     import subprocess
 
     code = ("import sys; from continuity.cli.commands.common import check_workspace; "
-            f"check_workspace({str(tmp_path)!r}); "
+            f"check_workspace(None, {str(tmp_path)!r}); "
             "print(sorted(m for m in sys.modules if m.startswith('continuity.') and "
             "m.split('.')[1] in ('checkpoints', 'daemon', 'lineage', 'transcripts', "
             "'continuation', 'store')))")
@@ -228,12 +228,18 @@ def test_unwritable_folder_of_an_existing_database_is_named(monkeypatch, capsys,
 
 @pytest.mark.parametrize("command", [["sessions"], ["checkpoints", "abc"], ["recall", "x"],
                                      ["receipts", "abc"]], ids=lambda c: c[0])
-@pytest.mark.parametrize("count", ["0", "-1"])
-def test_every_count_option_is_at_least_1(monkeypatch, capsys, tmp_path, command, count):
+@pytest.mark.parametrize("count,message", [
+    ("-1", "Input should be greater than or equal to 0"),
+    ("9223372036854775808", "Input should be less than or equal to"),
+    ("1e3", "Input should be a valid integer")])
+def test_every_count_option_has_one_rule(monkeypatch, capsys, tmp_path, command, count,
+                                          message):
+    """Issue 20: every -n is 0 (all) to its maximum; outside it, exit 2 naming -n, never a
+    traceback (9223372036854775808 once overflowed SQLite's INTEGER)."""
     code, out, err = run_main(monkeypatch, capsys, *command, "-n", count, "--home", tmp_path)
     assert code == 2
-    assert "Invalid value for '-n'" in err
-    assert "Input should be greater than or equal to 1" in err
+    assert "Invalid value for '-n'" in err and message in err
+    assert "Traceback" not in err
     assert not (tmp_path / "continuity.db").exists()
 
 
@@ -250,6 +256,24 @@ def test_sessions_all_lists_past_the_count(monkeypatch, capsys, tmp_path):
     assert len(json.loads(one)) == 1
     _, default, _ = run_main(monkeypatch, capsys, "sessions", "--json", "--home", tmp_path)
     assert len(json.loads(every)) == len(json.loads(default)) > 1
+    _, zero, _ = run_main(monkeypatch, capsys, "sessions", "-n", "0", "--json", "--home", tmp_path)
+    assert zero == every  # -n 0 is all, as everywhere
+
+
+def test_count_zero_is_all_for_checkpoints_and_receipts(monkeypatch, capsys, tmp_path):
+    from tests.paths import SAMPLE_DIRS
+
+    import json
+
+    run_main(monkeypatch, capsys, "import", *SAMPLE_DIRS, "--home", tmp_path, "--json")
+    key = "compact-codex-001"
+    _, every, _ = run_main(monkeypatch, capsys, "checkpoints", key, "--json", "--home", tmp_path)
+    code, zero, _ = run_main(monkeypatch, capsys, "checkpoints", key, "-n", "0", "--json",
+                             "--home", tmp_path)
+    assert code == 0 and zero == every and json.loads(zero)["count"] >= 1
+    code, receipts, err = run_main(monkeypatch, capsys, "receipts", key, "-n", "0", "--json",
+                                   "--home", tmp_path)
+    assert (code, json.loads(receipts)) == (0, [])
 
 
 # --------------------------------------------------------------------------- import

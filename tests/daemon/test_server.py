@@ -446,7 +446,9 @@ def test_server_body_nested_too_deep_is_400(client: TestClient) -> None:
     r = client.post("/api/hooks/user-prompt-submit", content=deep,
                     headers={"content-type": "application/json"})
     assert r.status_code == 400  # FastAPI refuses to parse it: the hook spools nothing
-    assert r.json() == {"detail": "There was an error parsing the body"}
+    assert r.json() == {"error": "invalid_request", "detail": "There was an error parsing the "
+                        "body", "fields": [{"field": "body", "message": "There was an error "
+                                            "parsing the body"}]}  # issue 20: one shape
 
 
 @pytest.mark.parametrize("value", ["4", "0.5", "9.9", "3601"])

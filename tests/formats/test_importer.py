@@ -14,7 +14,7 @@ import pytest
 
 from continuity.continuation.view import build_continuation
 from continuity.core.errors import InputError
-from continuity.formats.importer import import_file, import_paths
+from continuity.formats.importer import discover, import_file, import_paths
 from continuity.store import open_store
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "importer"
@@ -534,7 +534,13 @@ def test_import_directory_discovery_and_skips(sqlite_store, shared_data, tmp_pat
     assert (f.status, f.reason) == ("skipped", "not a session file (format not recognised)")
 
     with pytest.raises(InputError, match="nowhere.jsonl: no such file or directory"):
-        import_paths(sqlite_store, [tmp_path / "nowhere.jsonl"])
+        discover([tmp_path / "nowhere.jsonl"])
+    # issue 20: in an import, a missing path is reported failed (exit 2), the others import
+    report = import_paths(sqlite_store, [tmp_path / "nowhere.jsonl", config])
+    assert [(f.path, f.status, f.reason) for f in report.files] == [
+        (str(tmp_path / "nowhere.jsonl"), "failed", "no such file or directory"),
+        (str(config), "skipped", "not a session file (format not recognised)")]
+    assert report.exit_code == 2
 
 
 # --------------------------------------------------------------------------- contract

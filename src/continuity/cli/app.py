@@ -22,15 +22,29 @@ app = typer.Typer(
          "Import the session files your agents wrote, then get the bounded continuation the "
          "next run should be handed.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, pwsh)
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
+    context_settings={"help_option_names": ["-h", "--help"]},  # inherited by every command
 )
 db_app = typer.Typer(help="Database schema commands.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 
+
+def _print_version(value: bool) -> None:
+    """The eager ``--version`` of the app and of every command: ``continuity 0.1.0``."""
+    if value:
+        from continuity.core.version import package_version
+
+        print(f"continuity {package_version()}")
+        raise typer.Exit()
+
 from continuity.cli.commands.common import (  # noqa: E402
+    HOME_HELP,
     BudgetOption,
+    HarnessName,
+    count_option,
+    parse_home,
     HomeOption,
     JsonOption,
     emit_json as _emit_json,
@@ -39,6 +53,17 @@ from continuity.cli.commands.common import (  # noqa: E402
     out,
     resolve_session,
 )
+
+
+@app.callback()
+def _root(
+    version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
+                                 help="Print the version and exit."),
+    home: Optional[Path] = typer.Option(None, "--home", help=HOME_HELP + " Also accepted "
+                                        "after the command, where it wins.",
+                                        show_default=False, parser=parse_home),
+) -> None:
+    """Memory for coding agents that survives compaction, crashes and new sessions."""
 
 
 # ---------------------------------------------------------------------------- commands
@@ -66,8 +91,10 @@ def import_cmd(
     from continuity.formats.importer import discover, import_files, ImportReport, total_bytes
 
     report = ImportReport()
-    files = discover(paths, unreadable=report.files,  # unreadable folders: failed, exit 2
+    files = discover(paths, unreadable=report.files,  # paths that cannot be read: failed, exit 2
                      home=home)
+    if not files and len(report.files) == 1:  # the one problem is the whole answer
+        raise InputError(f"{report.files[0].path}: {report.files[0].reason}")
     if not files and not report.files:
         raise InputError("no *.jsonl session files under " + ", ".join(map(str, paths)))
     from continuity.checkpoints import load_config, replay_import
@@ -98,27 +125,54 @@ def import_cmd(
         err.print(f"{replayed} checkpoints replayed, {transcripts} transcripts written")
     if report.exit_code:
         failed = sum(1 for f in report.files if f.status == "failed")
-        err.print(f"error: {failed} file(s) failed to import; import them again", markup=False)
+        if report.exit_code != InputError.exit_code:  # a store problem: worth a retry
+            err.print(f"error: {failed} file(s) failed to import; import them again",
+                      markup=False)
+        elif failed:
+            err.print(f"error: {failed} path(s) could not be read (shown as skipped above, "
+                      "with the reason); the others were imported", markup=False)
+        else:
+            err.print(f"error: nothing imported: none of the {len(report.files)} files is a "
+                      "Claude Code, Codex or pi session file", markup=False)
         raise typer.Exit(report.exit_code)
 
 
 @app.command("sessions")
 def sessions_cmd(
-    limit: int = typer.Option(50, "-n", "--count", min=1, help="How many to list (at least "
-                              "1; every -n has this rule)."),
-    all_sessions: bool = typer.Option(False, "--all", help="List every session (ignores -n)."),
+    limit: int = count_option(50, "to list, newest first"),
+    all_sessions: bool = typer.Option(False, "--all", help="List every session (as -n 0)."),
+    harness: Optional[HarnessName] = typer.Option(None, "--harness", show_default=False,
+                                                  help="Only sessions of this harness."),
+    project: Optional[Path] = typer.Option(None, "--project", metavar="DIR",
+                                           show_default=False, help="Only sessions whose "
+                                           "project folder is DIR or a folder inside it."),
+    since: Optional[str] = typer.Option(None, "--since", metavar="WHEN", show_default=False,
+                                        help="Only sessions active since WHEN: a date or time "
+                                        "(2026-12-01, 2026-12-01T09:30, UTC unless it says) "
+                                        "or an age (90min, 12h, 7d, 2w)."),
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """List imported sessions, newest first."""
+    """List imported sessions, newest first. In a terminal, keys are shortened to a unique
+    prefix and times shown relative; piped or with --json every value is whole."""
+    from continuity.cli.commands.common import parse_since
+
+    after = parse_since(since) if since is not None else None
     with _store(home, read_only=True) as store:
-        sessions = store.list_sessions(limit=0 if all_sessions else limit)
+        sessions = store.list_sessions(
+            limit=0 if all_sessions else limit, harness=harness.value if harness else None,
+            project=str(project.expanduser().resolve()) if project else None, since=after)
     from continuity.cli.render import session_dict, sessions_table
 
     if as_json:
         _emit_json([session_dict(s) for s in sessions])
-    else:
-        sessions_table(out, sessions)
+        return
+    sessions_table(out, sessions)
+    if not sessions:
+        filtered = harness or project or since
+        err.print("no sessions match those filters" if filtered else "no sessions yet: "
+                  "import some (continuity import ~/.claude/projects ~/.codex/sessions "
+                  "~/.pi/agent/sessions)", markup=False)
 
 
 @app.command("show")
@@ -181,7 +235,7 @@ def db_upgrade(home: Optional[Path] = HomeOption) -> None:
 @app.command("where")
 def where_cmd(home: Optional[Path] = HomeOption) -> None:
     """Print the workspace folder and the database URL in use; warn on stderr about each
-    folder or file in the workspace that other users can read (issue 16)."""
+    folder or file in the workspace that other users can read."""
     out.print(f"home: {resolve_home(home)}")
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
@@ -267,6 +321,60 @@ from continuity.cli.commands import register_all  # noqa: E402
 register_all(app)
 
 
+#: The placeholder a command's help shows for a value, by parameter name (issue 20: help
+#: shows ``--home DIR``, never the Python type, ``<Path>`` or ``<list[str]>``).
+METAVARS = {"home": "DIR", "project": "DIR", "paths": "PATH...", "limit": "N",
+            "budget": "BYTES", "retention_days": "DAYS", "type_": "TYPE", "tags": "TAG",
+            "importance": "0..1", "host": "ADDRESS", "port": "PORT", "timeout": "SECONDS",
+            "harness": "HARNESS", "output": "FILE", "settings": "FILE", "as_of": "WHEN",
+            "since": "WHEN"}
+
+
+def _name_value(param: Any) -> None:
+    """Give ``param`` a placeholder a user reads (``METAVARS``, an argument's name in capitals,
+    else ``TEXT``/``N``/``NUMBER``) unless it has one, is a flag, or offers choices."""
+    if param.metavar is not None or getattr(param, "is_flag", False):
+        return
+    desc = getattr(param, "type_descriptor", None)  # Typer >= 0.29; older: Click's types
+    is_choice = desc.is_choice if desc is not None else hasattr(param.type, "choices")
+    annotation = desc.annotation if desc is not None else {
+        "integer": int, "float": float}.get(getattr(param.type, "name", ""))
+    if param.param_type_name == "argument":
+        shown = param.metavar = METAVARS.get(param.name) or (
+            param.name.upper() + ("..." if param.nargs != 1 else ""))
+        # Typer writes a required argument ``{session}`` in the usage line and its Python
+        # type beside it: a user reads ``SESSION`` (``[SESSION]`` when optional)
+        param._usage_display_name = lambda: shown if param.required else f"[{shown}]"
+        if not is_choice:
+            param.display_type_rich = lambda ctx: None
+    elif param.name in METAVARS:
+        param.metavar = METAVARS[param.name]
+    elif not is_choice:
+        param.metavar = {int: "N", float: "NUMBER"}.get(annotation, "TEXT")
+
+
+def command() -> Any:
+    """The Click command ``main`` runs: the Typer app with ``--version`` added to every
+    command and group (issue 20: ``continuity sessions --version`` answers as
+    ``continuity --version`` does)."""
+    import copy
+
+    root = typer.main.get_command(app)
+    version = copy.copy(next(p for p in root.params if p.name == "version"))
+    version.expose_value = False  # the commands' functions take no ``version``
+
+    def add(cmd: Any) -> None:
+        if not any("--version" in p.opts for p in cmd.params):
+            cmd.params.insert(0, version)
+        for param in cmd.params:
+            _name_value(param)
+        for sub in getattr(cmd, "commands", {}).values():
+            add(sub)
+
+    add(root)
+    return root
+
+
 def _tolerant_streams() -> None:
     """B45: a terminal whose encoding is not UTF-8 (cp1252, say) gets ``?`` for a character it
     cannot show, never a ``UnicodeEncodeError`` traceback; JSON goes out as UTF-8 bytes
@@ -281,7 +389,7 @@ def main() -> None:
     """Console-script entry point: the one place errors become exit codes."""
     _tolerant_streams()
     try:
-        app()
+        command()(prog_name="continuity")
     except KeyboardInterrupt:
         err.print("continuity: interrupted; what was committed stays (an import resumes where "
                   "it stopped)")

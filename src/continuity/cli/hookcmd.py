@@ -338,6 +338,11 @@ def run(argv: list[str], *, backstop: bool = False) -> int:
     if any(a in ("-h", "--help") for a in argv):
         sys.stdout.write(USAGE)
         return 0
+    if "--version" in argv:  # issue 20: as every command (imported only when asked)
+        from continuity.core.version import package_version
+
+        sys.stdout.write(f"continuity {package_version()}\n")
+        return 0
     try:
         argv, home_arg = take_home(argv)
         event, harness, timeout = parse_args(argv)

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+import os
+from datetime import datetime, timezone
 from typing import Any, Iterable
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from continuity.core.codec import block_view
 from continuity.continuation.view import ContinuationView
@@ -96,81 +98,175 @@ def import_summary(out: Console, err: Console, report: ImportReport) -> None:
               f"{t['skipped_files']} files skipped")
 
 
-def sessions_table(out: Console, sessions: Iterable[Session]) -> None:
-    """A table of sessions, newest first."""
-    table = Table("session", "harness", "project", "entries", "last activity", box=None)
+# ---------------------------------------------------------------------------- display text
+# Issue 20: what comes from a transcript is never read as Rich markup (it is put in ``Text``
+# objects, never in a markup string), never recolours the terminal (control characters are
+# shown as escapes), and every cut says how much it left out.
+
+#: Control characters shown as escapes: C0 but tab and newline, DEL, C1 (ESC starts the ANSI
+#: sequences that recolour a terminal, CR overwrites a line).
+_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F,
+                                         *range(0x80, 0xA0)]}
+_CONTROLS[0x0D] = "\\r"
+
+#: Display limits in UTF-8 bytes (``--json`` always carries the whole text).
+TEXT_BYTES, THINKING_BYTES, ARGUMENT_BYTES, RESULT_BYTES, SUMMARY_BYTES = 2000, 400, 400, 600, 600
+
+
+def shown(text: str) -> str:
+    """``text`` with every control character but tab and newline as a visible escape
+    (``\\x1b``, ``\\r``), so that a transcript cannot move the cursor or change colours."""
+    return text.translate(_CONTROLS)
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` UTF-8 bytes, never inside a character, with a
+    ``[… 1,234 bytes omitted]`` marker saying how many bytes were left out; whole if it fits."""
+    size = len(text.encode("utf-8", errors="surrogatepass"))
+    if size <= limit:
+        return text
+    head = cut_utf8(text, limit)
+    return f"{head} [… {size - len(head.encode('utf-8', errors='surrogatepass')):,} bytes omitted]"
+
+
+def _line(*parts: tuple[str, str] | str) -> Text:
+    """One display line: plain parts are user text (controls shown), ``(text, style)`` ours."""
+    return Text.assemble(*[(shown(p), "") if isinstance(p, str) else p for p in parts])
+
+
+def _ago(value: datetime | None, now: datetime) -> str:
+    """``"42 s ago"``, ``"5 min ago"``, ``"3 h ago"``, ``"6 d ago"``, then the date."""
+    if value is None:
+        return ""
+    seconds = (now - value).total_seconds()
+    if seconds < 0 or seconds >= 30 * 86400:
+        return value.strftime("%Y-%m-%d")
+    for unit, size in (("d", 86400), ("h", 3600), ("min", 60)):
+        if seconds >= size:
+            return f"{int(seconds // size)} {unit} ago"
+    return f"{int(seconds)} s ago"
+
+
+def short_keys(keys: list[str], *, minimum: int = 8) -> dict[str, str]:
+    """Each key's shortest prefix of at least ``minimum`` characters that no other key of
+    ``keys`` starts with (a key that short, or one that is a prefix of another, is whole):
+    what ``sessions`` shows in a terminal; any unique prefix names a session."""
+    result = {}
+    for key in keys:
+        n = minimum
+        while n < len(key) and any(o != key and o.startswith(key[:n]) for o in keys):
+            n += 1
+        result[key] = key[:n]
+    return result
+
+
+def _project(value: str | None) -> str:
+    home = os.path.expanduser("~")
+    if value and home not in ("", "/") and (value == home or value.startswith(home + "/")):
+        return "~" + value[len(home):]
+    return value or ""
+
+
+def sessions_table(out: Console, sessions: Iterable[Session], *,
+                   now: datetime | None = None) -> None:
+    """Sessions, newest first. In a terminal: a table laid out for its width (80 columns
+    too: short unique key prefixes, the project wrapped, times relative to ``now``); piped:
+    one tab-separated line per session with the full key, project and ISO time (under a
+    header line), as ``--json`` has them."""
+    sessions = list(sessions)
+    if not out.is_terminal:
+        lines = ["session\tharness\tproject\tentries\tlast_activity"]
+        lines += ["\t".join(shown(v).replace("\t", " ") for v in (
+            s.key, s.harness, s.project or "", str(s.entry_count), _iso(s.ended_at) or ""))
+            for s in sessions]
+        out.file.write("\n".join(lines) + "\n")  # Rich would turn the tabs into spaces
+        return
+    now = now or datetime.now(timezone.utc)
+    keys = short_keys([s.key for s in sessions])
+    table = Table("session", "harness", "project", "rows", "last activity", box=None,
+                  pad_edge=False)
     table.columns[0].no_wrap = True
-    table.columns[0].min_width = 36
+    table.columns[1].no_wrap = True
+    table.columns[2].overflow = "fold"
+    table.columns[3].justify = "right"
+    table.columns[4].no_wrap = True
     for s in sessions:
-        table.add_row(escape(s.key), s.harness, escape(s.project or ""), str(s.entry_count),
-                      _iso(s.ended_at) or "")
-    out.print(table)
+        table.add_row(Text(shown(keys[s.key])), s.harness, Text(shown(_project(s.project))),
+                      str(s.entry_count), _ago(s.ended_at, now))
+    out.print(table, soft_wrap=False)
+    if any(keys[s.key] != s.key for s in sessions):
+        out.print(Text("short keys: any unique prefix works; --json or a pipe shows them "
+                       "whole", style="dim"))
 
 
-def _block_text(block: dict[str, Any], limit: int = 2000) -> str:
+def _block_text(block: dict[str, Any]) -> str:
     kind = block["type"]
     if kind == "text":
-        return cut_utf8(block["text"], limit)
+        return cut(block["text"], TEXT_BYTES)
     if kind == "thinking":
-        return "(thinking) " + cut_utf8(block["text"], 400)
+        return "(thinking) " + cut(block["text"], THINKING_BYTES)
     if kind == "tool_call":
         args = json_bytes(block["arguments"]).decode() if not isinstance(
             block["arguments"], str) else block["arguments"]
-        return f"→ {block['name']} [{block['id']}] {cut_utf8(args, 400)}"
+        return f"→ {block['name']} [{block['id']}] {cut(args, ARGUMENT_BYTES)}"
     if kind == "tool_result":
         flag = " error" if block["is_error"] else ""
-        return f"← [{block['call_id']}]{flag} {cut_utf8(block['text'], 600)}"
+        return f"← [{block['call_id']}]{flag} {cut(block['text'], RESULT_BYTES)}"
     if kind == "media":
         return f"[{block['media_type']} {block['bytes']} B]"
     return str(block)
 
 
 def show_entries(out: Console, session: Session | None, rows: Iterable[Entry]) -> None:
-    """The log as readable text: ``seq role: block`` lines."""
+    """The log as readable text: ``seq role: block`` lines (long texts cut, marked)."""
     if session is not None:
-        out.print(f"[bold]{escape(session.key)}[/] {session.harness} "
-                  f"{escape(session.project or '')}")
+        out.print(_line((shown(session.key), "bold"), f" {session.harness} ",
+                        session.project or ""))
         if session.parent_key:
-            out.print(f"subagent {escape(session.agent_id)} of session "
-                      f"{escape(session.parent_key)}")
+            out.print(_line(f"subagent {session.agent_id} of session {session.parent_key}"))
     for e in rows:
         label = e.role.value + (" (request)" if e.is_request else "")
         if e.compaction is not None:
-            out.print(f"[magenta]{e.seq:>5} compaction[/] covers ≤ "
-                      f"{e.compaction.covers_through_seq}: "
-                      f"{escape(cut_utf8(e.compaction.summary, 600))}")
+            out.print(_line((f"{e.seq:>5} compaction", "magenta"),
+                            f" covers ≤ {e.compaction.covers_through_seq}: ",
+                            cut(e.compaction.summary, SUMMARY_BYTES)))
             continue
         if not e.blocks:
-            out.print(f"[dim]{e.seq:>5} {label} {escape(e.type_name)}[/]")
+            out.print(_line((f"{e.seq:>5} {label} {shown(e.type_name)}", "dim")))
         for b in e.blocks:
-            out.print(f"{e.seq:>5} [bold]{label}[/]: {escape(_block_text(block_view(b)))}")
+            out.print(_line(f"{e.seq:>5} ", (label, "bold"), ": ",
+                            _block_text(block_view(b))))
 
 
 def continuation_text(out: Console, view: ContinuationView) -> None:
-    """The continuation as the next run would read it."""
+    """The continuation as the next run would read it. The header's byte count is the
+    continuation's (``used_bytes``); long texts are cut for display, each cut marked."""
     if view.refusal:
-        out.print(f"[red]refused[/]: {view.refusal['reason']} — {escape(view.refusal['detail'])}")
+        out.print(_line(("refused", "red"), f": {view.refusal['reason']} — ",
+                        view.refusal["detail"]))
         return
-    out.print(f"[dim]session {escape(view.session)}: {view.used_bytes} of {view.budget_bytes} "
-              f"bytes{', copied rows' if view.copied else ''}[/]")
+    out.print(_line((f"session {shown(view.session)}: {view.used_bytes:,} of "
+                     f"{view.budget_bytes:,} bytes{', copied rows' if view.copied else ''} "
+                     "(long texts are cut here, marked; --json has them whole)", "dim")))
     if view.summary:
-        out.print(escape(view.summary["text"]))
+        out.print(_line(view.summary["text"]))
     if view.notice:
-        out.print(f"[yellow][{escape(view.notice)}][/]")
+        out.print(_line((f"[{shown(view.notice)}]", "yellow")))
     before, after = view.before_request()
     _messages_text(out, before)
     if view.request:
-        out.print(f"[bold]previous request[/] (seq {view.request['seq']}, "
-                  f"{view.request['actor']}): {escape(view.request['text'])}")
+        out.print(_line(("previous request", "bold"),
+                        f" (seq {view.request['seq']}, {view.request['actor']}): ",
+                        view.request["text"]))
         for media in view.request.get("media", ()):
-            out.print(f"      [dim][{escape(media['media_type'])} {media['bytes']} B omitted, "
-                      f"request block {media['block']}][/]")
+            out.print(_line((f"      [{shown(media['media_type'])} {media['bytes']} B "
+                             f"omitted, request block {media['block']}]", "dim")))
     _messages_text(out, after)
     for note in view.notes:
-        out.print(f"[cyan]note[/]: {escape(note)}")
+        out.print(_line(("note", "cyan"), ": ", note))
 
 
 def _messages_text(out: Console, messages: list[dict]) -> None:
     for m in messages:
         for block in m["content"]:
-            out.print(f"{m['seq']:>5} [bold]{m['role']}[/]: {escape(_block_text(block))}")
+            out.print(_line(f"{m['seq']:>5} ", (m["role"], "bold"), ": ", _block_text(block)))

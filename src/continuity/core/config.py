@@ -49,7 +49,11 @@ def resolve_home(home: str | os.PathLike[str] | None = None) -> Path:
 
 
 def _folder(path: Path, source: str) -> Path:
-    """``path``, unless it is a regular file (``ConfigError`` naming ``source`` and ``path``)."""
+    """``path`` made absolute (issue 20: a relative ``CONTINUITY_HOME`` or ``--home`` is
+    printed, stored and baked into hooks as the folder it means now, never relative to
+    wherever a later process starts), unless it is a regular file (``ConfigError`` naming
+    ``source`` and ``path``)."""
+    path = path.absolute()
     if path.is_file():
         raise ConfigError(f"{source} {path}: is a file, not a folder; give a workspace folder")
     return path

@@ -240,14 +240,11 @@ def _server_class():  # type: ignore[no-untyped-def]
 
 
 def package_version() -> str:
-    """The installed version of the ``continuity`` package (``serverInfo.version``), else
-    ``"0+unknown"`` when it is run from a source tree that was never installed."""
-    from importlib.metadata import PackageNotFoundError, version
+    """The installed version of the ``continuity`` package (``serverInfo.version``;
+    ``continuity.core.version``)."""
+    from continuity.core.version import package_version as version
 
-    try:
-        return version("continuity")
-    except PackageNotFoundError:  # pragma: no cover - always installed in tests
-        return "0+unknown"
+    return version()
 
 
 def build_server(tools: ContinuityTools) -> Any:

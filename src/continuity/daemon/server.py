@@ -83,8 +83,18 @@ from continuity.core.errors import (
     StoreError,
 )
 from continuity.daemon.address import ID_FILE, URL_FILE, WORKSPACE_HEADER
+from continuity.daemon.errors import error_body
 
 log = logging.getLogger("continuity.daemon")
+#: The daemon's one log format (issue 20): ours and uvicorn's lines alike (uvicorn is given no
+#: logging config of its own, so its records reach the root handler set up here).
+LOG_FORMAT = "%(asctime)s %(levelname)s %(message)s"
+
+
+def configure_logging(level: int = logging.INFO) -> None:
+    """Log to stderr in ``LOG_FORMAT`` (a no-op when the process has set up logging)."""
+    logging.basicConfig(level=level, format=LOG_FORMAT)
+    logging.getLogger("alembic").setLevel(logging.WARNING)
 
 #: The daemon's default port (unassigned by IANA; "7438" spells nothing in particular).
 DEFAULT_PORT = 7438
@@ -203,13 +213,31 @@ _STATUS = ((SessionNotFound, 404), (AmbiguousSession, 409), (FencedWrite, 409),
            (InputError, 400), (ConfigError, 400), (StoreError, 503))
 
 
+#: The ``error`` code of a ``ContinuityError`` (issue 20: one snake_case code per kind, as
+#: the guard's ``unauthorized`` or ``too_large``, never a Python class name).
+
+_CODES = ((SessionNotFound, "unknown_session"), (AmbiguousSession, "ambiguous_session"),
+          (FencedWrite, "fenced_write"), (InputError, "invalid_request"),
+          (ConfigError, "invalid_config"), (StoreError, "store_unavailable"))
+
+
 def _status(exc: ContinuityError) -> int:
     return next((code for cls, code in _STATUS if isinstance(exc, cls)), 500)
 
 
+
+
 def _problems(errors: list[dict[str, Any]]) -> list[dict[str, str]]:
-    return [{"field": ".".join(str(p) for p in e.get("loc", ())) or "body",
-             "message": e.get("msg", "invalid")} for e in errors]
+    out = []
+    for e in errors:
+        if e.get("type") == "json_invalid":  # a body that is not JSON: loc is (body, offset)
+            reason = (e.get("ctx") or {}).get("error") or e.get("msg", "invalid")
+            out.append({"field": "body", "message": f"not JSON ({reason}, at character "
+                                                    f"{e.get('loc', ('', '?'))[-1]})"})
+            continue
+        out.append({"field": ".".join(str(p) for p in e.get("loc", ())) or "body",
+                    "message": e.get("msg", "invalid")})
+    return out
 
 
 def _invalid(errors: list[dict[str, Any]]) -> Any:
@@ -217,7 +245,7 @@ def _invalid(errors: list[dict[str, Any]]) -> Any:
 
     fields = _problems(errors)
     detail = "; ".join(f"{f['field']}: {f['message']}" for f in fields)
-    return JSONResponse({"error": "invalid_request", "detail": detail, "fields": fields}, 422)
+    return JSONResponse(error_body("invalid_request", detail, fields), 422)
 
 
 #: Methods whose body is read: a write, which must be ``application/json`` (issue 16).
@@ -378,6 +406,8 @@ async def _send_json(send: Any, status: int, body: dict[str, Any],
                      extra: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
     import json
 
+    if status >= 400 and "error" in body:
+        body = error_body(body["error"], body.get("detail", ""), body.get("fields"))
     data = json.dumps(body).encode()
     await send({"type": "http.response.start", "status": status, "headers": [
         (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
@@ -394,6 +424,7 @@ def create_app(live: Any, settings: DaemonSettings | None = None, *,
     ``<home>/daemon.id``; a request naming another in ``X-Continuity-Workspace`` is 421."""
     from fastapi import FastAPI
     from fastapi.exceptions import RequestValidationError
+    from starlette.exceptions import HTTPException as StarletteHTTPException
 
     from continuity.daemon.hooks.routes import add_routes
 
@@ -432,7 +463,25 @@ def create_app(live: Any, settings: DaemonSettings | None = None, *,
 
         if _status(exc) >= 500:
             log.warning("%s %s failed: %s", request.method, request.url.path, exc)
-        return JSONResponse({"error": type(exc).__name__, "detail": str(exc)}, _status(exc))
+        code = next((c for cls, c in _CODES if isinstance(exc, cls)), "internal_error")
+        return JSONResponse(error_body(code, str(exc)), _status(exc))
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(_request: Any, exc: StarletteHTTPException) -> Any:
+        from http import HTTPStatus
+
+        from fastapi.responses import JSONResponse
+
+        fields: list[dict[str, str]] = []
+        if exc.status_code == 400:  # FastAPI could not parse the body (nested too deep)
+            code, fields = "invalid_request", [{"field": "body", "message": str(exc.detail)}]
+        else:
+            try:
+                code = HTTPStatus(exc.status_code).phrase.lower().replace(" ", "_")
+            except ValueError:
+                code = "http_error"
+        return JSONResponse(error_body(code, str(exc.detail), fields), exc.status_code,
+                            headers=getattr(exc, "headers", None))
 
     @app.exception_handler(RequestValidationError)
     async def _request_invalid(_request: Any, exc: RequestValidationError) -> Any:
@@ -490,12 +539,9 @@ def _stored(store: Any, cp: Any) -> Any:
 
 
 def _version() -> str:
-    try:
-        from importlib.metadata import version
+    from continuity.core.version import package_version
 
-        return version("continuity")
-    except Exception:  # noqa: BLE001 - running from a source tree
-        return "0"
+    return package_version()
 
 
 # ---------------------------------------------------------------------------- serving
@@ -649,7 +695,7 @@ def serve(home: str | os.PathLike[str] | None = None, *, host: str | None = None
 
     app = create_app(live, settings, on_ready=ready, on_stop=stopped,
                      workspace_id=workspace_id)
-    server = uvicorn.Server(uvicorn.Config(app, log_level=settings.log_level,
+    server = uvicorn.Server(uvicorn.Config(app, log_level=settings.log_level, log_config=None,
                                            access_log=False, lifespan="on",
                                            limit_concurrency=settings.max_connections,
                                            timeout_graceful_shutdown=30))
@@ -677,7 +723,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--host")
     parser.add_argument("--port", type=int)
     args = parser.parse_args(argv)
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    configure_logging()
     try:
         serve(args.home, host=args.host, port=args.port)
     except ContinuityError as exc:

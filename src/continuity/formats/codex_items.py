@@ -24,7 +24,7 @@ from continuity.core.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from continuity.core.text import clean
+from continuity.core.text import clean, json_bytes
 
 #: Reports a problem of the payload being read (the reader adds the line number).
 Warn = Callable[[str], None]
@@ -194,9 +194,17 @@ def tool_search_block(kind: str, p: dict) -> ToolCallBlock | ToolResultBlock | N
 
 
 def tool_output(output: Any) -> tuple[str, bool, list[MediaBlock], dict[str, bytes]]:
-    """Text, error flag, media and payloads of a tool output (string, object or list)."""
+    """Text, error flag, media and payloads of a tool output (string, object or list).
+
+    The text is the output's own text where it has one (a string; ``output``, ``content`` or
+    ``content_items`` of an object; the ``text``/``output_text`` of list items). An output
+    that is data without such text (an MCP tool's structured result ``{"rows": 3}``, a
+    number, a list item of another type) is shown as its compact JSON (issue 20: it showed
+    as empty), so nothing the tool returned is dropped from the transcript."""
     media: list[MediaBlock] = []
     payloads: dict[str, bytes] = {}
+    if output is None:
+        return "", False, media, payloads
     if isinstance(output, str):
         return clean(output), string_says_error(output), media, payloads
     if isinstance(output, list):
@@ -211,20 +219,26 @@ def tool_output(output: Any) -> tuple[str, bool, list[MediaBlock], dict[str, byt
                 value = item.get("text")
                 if not isinstance(value, str):
                     value = item.get("output_text")
-                if isinstance(value, str):
-                    texts.append(clean(value))
+                texts.append(clean(value) if isinstance(value, str) else _as_json(item))
+            else:
+                texts.append(_as_json(item))
         return "\n".join(texts), False, media, payloads
     if isinstance(output, dict):
-        inner = output.get("output")
+        inner = next((output[k] for k in ("output", "content", "content_items")
+                      if output.get(k) is not None), None)
         if inner is None:
-            inner = output.get("content")
-        if inner is None:
-            inner = output.get("content_items")
-        text, is_error, media, payloads = tool_output(inner)
+            text, is_error = _as_json(output), False
+        else:
+            text, is_error, media, payloads = tool_output(inner)
         if output.get("success") is False or exit_code_error(output):
             is_error = True
         return text, is_error, media, payloads
-    return "", False, media, payloads
+    return _as_json(output), False, media, payloads
+
+
+def _as_json(value: Any) -> str:
+    """``value`` as compact JSON text (``core.text.json_bytes``: non-ASCII kept)."""
+    return clean(json_bytes(value).decode("utf-8"))
 
 
 def exit_code_error(obj: dict) -> bool:

@@ -158,9 +158,14 @@ class ImportReport:
         """The import command's exit code (issue 22): 0 when no file ``failed`` (a file that
         is not a session file is ``skipped``, not failed), else the highest failure code of
         its files (4 a store problem, 2 a file that cannot be read), so a script sees that
-        some file must be imported again."""
-        return max((f.failure_code or 1 for f in self.files if f.status == "failed"),
-                   default=0)
+        some file must be imported again; 2 when every file was skipped (nothing in the
+        import was a session file)."""
+        failed = max((f.failure_code or 1 for f in self.files if f.status == "failed"),
+                     default=0)
+        if failed or not self.files:
+            return failed
+        # issue 20: every input skipped (none a session file) is not a success
+        return 0 if any(f.status in ("imported", "unchanged") for f in self.files) else 2
 
     def to_dict(self) -> dict[str, Any]:
         return {"totals": self.totals(), "sessions": self.sessions,
@@ -178,14 +183,27 @@ def discover(paths: Iterable[str | os.PathLike[str]], *,
              unreadable: list[FileReport] | None = None,
              home: str | os.PathLike[str] | None = None) -> list[Path]:
     """Session files named by ``paths``: files as given, directories searched recursively for
-    ``*.jsonl`` (sorted; symlinked folders not followed). Raises ``InputError`` naming a path
-    that does not exist, or that exists but is neither a regular file nor a folder
-    (``/dev/null``). A folder that cannot be listed (mode 000) is not skipped silently: it is
-    appended to ``unreadable`` as a ``failed`` report with the reason and exit code 2, as an
-    unreadable file is (fresh-user review); without ``unreadable`` it raises ``InputError``.
+    ``*.jsonl`` (sorted). A symlinked folder inside a tree is followed once: a folder already
+    searched (the same device and inode, a link loop included) is not searched again.
     An OpenCode data folder (``formats/opencode``, issue 18) stands for its sessions' mirrors,
-    brought up to date under the workspace ``home`` (default: ``resolve_home()``)."""
+    brought up to date under the workspace ``home`` (default: ``resolve_home()``).
+
+    With ``unreadable`` (the CLI's ``ImportReport.files``), a path that cannot be used is not
+    fatal (issue 20: ``import /missing good.jsonl`` imports the good one): each is appended as
+    a ``failed`` report with its reason and exit code 2 — a path that does not exist, one that
+    is neither a regular file nor a folder (``/dev/zero``, a FIFO: never opened, as reading
+    them never ends or blocks), a folder that cannot be listed. Without ``unreadable`` the
+    first such path raises ``InputError`` naming it."""
     found: list[Path] = []
+
+    def problem(where: str | os.PathLike[str], reason: str) -> None:
+        if unreadable is None:
+            raise InputError(f"{where}: {reason}")
+        bad = FileReport(path_key(Path(where)), status="failed")
+        bad.fail(reason, InputError.exit_code)
+        unreadable.append(bad)
+
+    seen: set[tuple[int, int]] = set()
     for raw in paths:
         path = Path(raw).expanduser()
         if path.is_dir() and _opencode_mirrors(path, home, found):
@@ -193,24 +211,30 @@ def discover(paths: Iterable[str | os.PathLike[str]], *,
         if path.is_dir():
             errors: list[OSError] = []
             here: list[Path] = []
-            for folder, _dirs, names in os.walk(path, onerror=errors.append):
+            for folder, dirs, names in os.walk(path, onerror=errors.append, followlinks=True):
+                try:
+                    st = os.stat(folder)
+                except OSError as exc:
+                    errors.append(exc)
+                    dirs[:] = []
+                    continue
+                if (st.st_dev, st.st_ino) in seen:  # a link loop, or a tree given twice
+                    dirs[:] = []
+                    continue
+                seen.add((st.st_dev, st.st_ino))
+                dirs.sort()
                 here.extend(Path(folder, n) for n in names
                             if n.endswith(".jsonl") and n not in NOT_SESSIONS)
             found.extend(sorted(p for p in here if p.is_file()))
             for exc in errors:
-                reason = f"cannot read folder: {exc.strerror or exc}"
-                if unreadable is None:
-                    raise InputError(f"{exc.filename}: {reason}")
-                bad = FileReport(path_key(Path(exc.filename or path)), status="failed")
-                bad.fail(reason, InputError.exit_code)
-                unreadable.append(bad)
+                problem(exc.filename or path, f"cannot read folder: {exc.strerror or exc}")
         elif path.is_file():
             found.append(path)
         elif path.exists():
-            raise InputError(f"{raw}: not a regular file or folder (a device, pipe or "
-                             "socket): give session files or folders")
+            problem(raw, "not a regular file or folder (a device, pipe or socket): give "
+                         "session files or folders")
         else:
-            raise InputError(f"{raw}: no such file or directory")
+            problem(raw, "no such file or directory")
     return list(dict.fromkeys(p.resolve() for p in found))
 
 
@@ -409,7 +433,8 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
     if source is not None and resume:
         reader_cls = reader_for(source.harness)
     if reader_cls is None:
-        report.status, report.reason = "skipped", "not a session file (format not recognised)"
+        report.status, report.reason = "skipped", "not a session file (format not " \
+            "recognised)" + _encoding_hint(p)
         if progress:
             progress(stat.st_size)
         return
@@ -459,6 +484,31 @@ def _unchanged(p: Path, key: str, source: SourceState | None,
     report = FileReport(key)
     _mark_unchanged(report, source, stat, progress)
     return report
+
+
+#: Byte-order marks of encodings a session file is sometimes saved in by an editor (JSONL is
+#: UTF-8, RFC 8259 §8.1); UTF-32 first, as its little-endian mark begins with UTF-16's.
+_BOMS = [(b"\xff\xfe\x00\x00", "UTF-32-LE"), (b"\x00\x00\xfe\xff", "UTF-32-BE"),
+         (b"\xff\xfe", "UTF-16-LE"), (b"\xfe\xff", "UTF-16-BE")]
+
+
+def _encoding_hint(path: Path) -> str:
+    """``": it is UTF-16-LE, not UTF-8 ..."`` when ``path`` starts with a UTF-16/32 byte-order
+    mark or (no mark) its first bytes alternate with NULs as UTF-16 text does; else ``""``."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(64)
+    except OSError:
+        return ""
+    name = next((n for bom, n in _BOMS if head.startswith(bom)), None)
+    if name is None and len(head) >= 4 and head[1::2].count(0) == len(head[1::2]):
+        name = "UTF-16-LE"
+    elif name is None and len(head) >= 4 and head[0::2].count(0) == len(head[0::2]):
+        name = "UTF-16-BE"
+    if name is None:
+        return ""
+    return (f": it is {name} text, not UTF-8; convert it first "
+            f"(iconv -f {name} -t UTF-8 FILE > FILE.jsonl)")
 
 
 def safe_key(key: str) -> str:

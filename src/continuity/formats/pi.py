@@ -247,16 +247,31 @@ class PiReader(FormatReader):
 
     # ------------------------------------------------------------------ reading
 
+    def _timestamp(self, line: Line, value: Any, field: str) -> Any:
+        """``parse_timestamp(value)``; a value given that is not a time (``"yesterday"``,
+        ``"2026-13-45"``, a list) is warned about, naming the field, and the row keeps no
+        time (issue 20: it was accepted silently)."""
+        parsed = parse_timestamp(value)
+        if parsed is None and value is not None:
+            shown = value if isinstance(value, (str, int, float)) else type(value).__name__
+            self.warn(line, f"{field}: {str(shown)[:80]!r} is not a time; the row has none")
+        return parsed
+
     def read(self, line: Line) -> Entry | None:
         data = line.data or {}
         self._count_line(line)
         etype = data.get("type")
         type_name = etype if isinstance(etype, str) else ""
-        timestamp = parse_timestamp(data.get("timestamp"))
+        timestamp = self._timestamp(line, data.get("timestamp"), "timestamp")
 
         if etype == "session":
             if line.number == 1 or self._count == 1:
                 self._set_header_version(data)
+            else:  # issue 20: never merged silently (pi writes one file per session)
+                other = data.get("id")
+                named = f" of session {other!r}" if isinstance(other, str) and other else ""
+                self.warn(line, f"a second session header{named}: its rows are read as part "
+                                "of this file's session (split the file to keep them apart)")
             cwd = data.get("cwd")
             cwd = text_of(cwd) or None
             if cwd:
@@ -384,7 +399,7 @@ class PiReader(FormatReader):
             role = "custom"
         entry.type_name = f"message/{role}" if isinstance(role, str) else "message"
         if entry.timestamp is None:
-            entry.timestamp = parse_timestamp(msg.get("timestamp"))
+            entry.timestamp = self._timestamp(line, msg.get("timestamp"), "message.timestamp")
         self._remember(entry.native_id, msg)
         payloads: dict[str, bytes] = {}
 

@@ -304,9 +304,17 @@ def _canonical(home: Any, harness: str) -> str:
 
 
 def _manifest_update(ctx: _Ctx, changes: dict[str, Any]) -> ln.Artifact:
-    manifest, _ = ln.update_manifest(ctx.home, ctx.agent, ctx.key, changes,
-                                     captured_at=ctx.capture, now=ctx.now)
+    """Apply ``changes`` to the session's manifest. A manifest this call had to create (the
+    session's first pass, or one deleted since: issue 20) is listed in ``created``, so the
+    report says the file was written."""
+    existed = ln.find_manifest(ctx.home, ln.session_token(ctx.agent, ctx.key)) is not None
+    manifest, wrote = ln.update_manifest(ctx.home, ctx.agent, ctx.key, changes,
+                                         captured_at=ctx.capture, now=ctx.now)
     ctx.out.manifest_revision = int(manifest.fields["revision"])
+    if wrote and not existed and manifest.path is not None:
+        rel = ln.rel_path(Path(manifest.path).name)
+        if rel not in ctx.out.created:
+            ctx.out.created.append(rel)
     return manifest
 
 

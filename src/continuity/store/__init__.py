@@ -295,11 +295,20 @@ def _unwritable(engine) -> str:  # type: ignore[no-untyped-def]
 def open_store_raw(url: str, *, auto_migrate: bool = True, read_only: bool = False) -> SqlStore:
     """A ``SqlStore`` on ``url``; see ``open_store``. The caller closes it."""
     engine = _engine(url, read_only)
-    if engine.url.query.get("mode") == "ro":
+    read_only_db = engine.url.query.get("mode") == "ro"
+    if read_only_db:
         auto_migrate = False  # a read-only database is read at the newest schema, or not at all
     safe = make_url(url).render_as_string(hide_password=True)
     try:
         _migrate_to_head(engine, auto_migrate)
+    except SchemaOutOfDate as exc:
+        engine.dispose()
+        if read_only_db and "db upgrade" in str(exc):  # issue 20: say who can run it
+            folder = Path(make_url(url).database or "").expanduser().parent
+            raise SchemaOutOfDate(f"{exc} as a user who can write the workspace folder "
+                                  f"{folder} (it is read-only here, so it was opened "
+                                  "read-only and cannot be migrated)") from None
+        raise
     except OperationalError as exc:
         engine.dispose()
         msg = str(exc.orig).splitlines()[0] if exc.orig else str(exc).splitlines()[0]

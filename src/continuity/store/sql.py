@@ -189,11 +189,24 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         with self._conn() as conn:
             return [self._session(r) for r in conn.execute(stmt)]
 
-    def list_sessions(self, *, limit: int = 0) -> list[Session]:
-        """Sessions, newest activity first (``ended_at``, then ``updated_at``); 0 = all."""
-        stmt = select(t.sessions).order_by(
-            func.coalesce(t.sessions.c.ended_at, t.sessions.c.updated_at).desc(),
-            t.sessions.c.session_key)
+    def list_sessions(self, *, limit: int = 0, harness: str | None = None,
+                      project: str | None = None,
+                      since: datetime | None = None) -> list[Session]:
+        """Sessions, newest activity first (``ended_at``, then ``updated_at``); ``limit`` 0 =
+        all. Filters (``continuity sessions``, issue 20): ``harness`` exactly; ``project``
+        the folder or any folder under it (``/a/b`` matches ``/a/b`` and ``/a/b/c``, not
+        ``/a/bc``); ``since`` last activity at or after it (an aware datetime)."""
+        c = t.sessions.c
+        activity = func.coalesce(c.ended_at, c.updated_at)
+        stmt = select(t.sessions).order_by(activity.desc(), c.session_key)
+        if harness is not None:
+            stmt = stmt.where(c.harness == harness)
+        if project is not None:
+            folder = project.rstrip("/") or "/"
+            stmt = stmt.where(or_(c.project == folder, c.project.startswith(
+                folder if folder.endswith("/") else folder + "/", autoescape=True)))
+        if since is not None:
+            stmt = stmt.where(activity >= _utc(since))
         if limit:
             stmt = stmt.limit(limit)
         with self._conn() as conn:

@@ -284,6 +284,9 @@ def remember_request(store: "SqlStore", request: RememberRequest, *,
     text = redact(storable(request.content)).strip()
     if not text:
         raise InputError("content: must not be blank")
+    if not query_terms(text):  # issue 20: recall could never find it
+        raise InputError(f"content: no word recall could find it by in {error_echo(text)} "
+                         "(only symbols, emoji or common words such as 'the'): add one")
     digest = content_hash(text)
     kind = request.type  # one of MEMORY_TYPES: nothing to redact or clip
     tags = tuple(dict.fromkeys(_stored(t, TAG_MAX_CHARS) for t in request.tags))

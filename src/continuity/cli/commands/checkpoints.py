@@ -13,6 +13,7 @@ import typer
 
 from continuity.cli.commands.common import (
     HomeOption,
+    count_option,
     JsonOption,
     emit_json,
     err,
@@ -75,15 +76,12 @@ def checkpoint_cmd(
 
 def checkpoints_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
-    limit: Optional[int] = typer.Option(None, "-n", "--count", min=1, help="How many of the "
-                                        "newest (at least 1; default: all).",
-                                        show_default=False),
+    limit: int = count_option(None, "of the newest"),
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """List the checkpoints of SESSION, oldest first, with their digests. A row that cannot
-    be read (a corrupt column) is reported as damaged and skipped; the rest are listed
-    (issue 15)."""
+    be read (a corrupt column) is reported as damaged and skipped; the rest are listed."""
     from continuity.checkpoints.recovery import checkpoint_dict
 
     with open_cli_store(home) as store:

@@ -3,6 +3,7 @@ a session by key prefix, and JSON output (plain stdout, never through Rich)."""
 
 from __future__ import annotations
 
+import enum
 import sys
 from pathlib import Path
 from typing import Any, Optional
@@ -15,8 +16,26 @@ from continuity.core.config import FOLLOW_UP_BUDGET_BYTES, database_url
 from continuity.core.errors import InputError
 from continuity.core.text import json_bytes
 
-err = Console(stderr=True, soft_wrap=True, highlight=False)
-out = Console(highlight=False, soft_wrap=True)
+def _consoles() -> tuple[Console, Console]:
+    """stdout and stderr consoles. Colour and styles only on a terminal (Rich's detection),
+    and none at all under ``NO_COLOR`` (any non-empty value, no-color.org): Rich alone would
+    still send bold and dim there (issue 20)."""
+    import os
+
+    plain = {"color_system": None} if os.environ.get("NO_COLOR") else {}
+    return (Console(highlight=False, soft_wrap=True, **plain),  # type: ignore[arg-type]
+            Console(stderr=True, soft_wrap=True, highlight=False, **plain))  # type: ignore[arg-type]
+
+
+out, err = _consoles()
+
+class HarnessName(str, enum.Enum):
+    """The harnesses continuity reads and hooks into (``--harness``, ``hooks install``)."""
+
+    claude_code = "claude-code"
+    codex = "codex"
+    pi = "pi"
+
 
 def parse_home(value: str) -> Path:
     """``--home`` as given; ``""`` is an ``InputError`` naming ``--home`` (fresh-user review:
@@ -26,23 +45,35 @@ def parse_home(value: str) -> Path:
     return Path(value)
 
 
-def check_workspace(value: Optional[Path]) -> Optional[Path]:
+def global_home(ctx: Optional[typer.Context], value: Optional[Path]) -> Optional[Path]:
+    """``value`` (a command's ``--home``), else the ``--home`` given before the command
+    (``continuity --home DIR sessions``, as ``git -C`` users expect; issue 20), else None."""
+    if value is not None or ctx is None:
+        return value
+    root = ctx.find_root()
+    return root.params.get("home") if root is not ctx else None
+
+
+def check_workspace(ctx: typer.Context, value: Optional[Path]) -> Optional[Path]:
     """The callback of ``--home`` (Click runs it given or not, before the command): the
     workspace must not be a file and ``config.toml`` and the env overrides must parse with
     known section names (``core.config.check_config``: ``ConfigError``, exit 2; README,
-    Configuration). Cheap: tomllib only, no feature's settings model."""
+    Configuration). Cheap: tomllib only, no feature's settings model. Returns the
+    workspace the command uses (``global_home``)."""
     from continuity.core.config import check_config, resolve_home
 
+    value = global_home(ctx, value)
     resolve_home(value)
     check_config(value)
     return value
 
 
-def check_home_only(value: Optional[Path]) -> Optional[Path]:
+def check_home_only(ctx: typer.Context, value: Optional[Path]) -> Optional[Path]:
     """The callback of ``doctor``'s ``--home``: the workspace must not be a file; a config
     problem is one of doctor's checks, not an exit."""
     from continuity.core.config import resolve_home
 
+    value = global_home(ctx, value)
     resolve_home(value)
     return value
 
@@ -56,8 +87,48 @@ HomeOptionNoConfigCheck = typer.Option(None, "--home", help=HOME_HELP, show_defa
 JsonOption = typer.Option(False, "--json", help="Print JSON on stdout.")
 #: A budget over 1 TB means nothing and would not survive JSON as an exact integer.
 MAX_BUDGET_BYTES = 10**12
+#: seed 002: the 240,000-byte follow-up budget (the help says it without the seed).
 BudgetOption = typer.Option(FOLLOW_UP_BUDGET_BYTES, "--budget", min=1, max=MAX_BUDGET_BYTES,
-                            help="History budget in UTF-8 bytes (seed 002: 240,000).")
+                            help="How many UTF-8 bytes of history the continuation may hold "
+                                 "(default 240,000).", show_default=False)
+
+
+#: The largest ``-n`` any listing takes (issue 20: one rule for every ``-n``). Larger values
+#: mean nothing for a listing and, past 2**63, no database could even compare them.
+MAX_COUNT = 1_000_000
+
+
+def count_option(default: int | None, what: str, *, flags: tuple[str, ...] = ("-n", "--count"),
+                 maximum: int = MAX_COUNT) -> Any:
+    """The ``-n`` option of a listing, one rule everywhere (issue 20): a whole number from 0
+    to ``maximum`` (``MAX_COUNT``), where 0 means all; anything else, a negative number or one
+    too large (``9223372036854775808``), is a usage error naming ``-n`` (exit 2)."""
+    shown = "all" if default in (None, 0) else str(default)
+    return typer.Option(default or 0, *flags, min=0, max=maximum, show_default=False,
+                        help=f"How many {what} (default {shown}; 0 = all; at most "
+                             f"{maximum:,}).")
+
+
+_AGES = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
+
+
+def parse_since(value: str, *, now: Any = None) -> Any:
+    """``--since``: an age (``90min``, ``12h``, ``7d``, ``2w``: that long before ``now``) or
+    an ISO 8601 date or time (``2026-12-01``, ``2026-12-01T09:30+01:00``; UTC when it names
+    no offset), as an aware datetime. Anything else is an ``InputError`` naming ``--since``."""
+    import re
+    from datetime import datetime, timedelta, timezone
+
+    now = now or datetime.now(timezone.utc)
+    age = re.fullmatch(r"\s*(\d{1,9})\s*(s|sec|m|min|h|d|w)\s*", value)
+    if age:
+        return now - timedelta(seconds=int(age.group(1)) * _AGES[age.group(2)])
+    try:
+        when = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise InputError(f"--since {value!r}: give a date or time (2026-12-01, "
+                         "2026-12-01T09:30) or an age (90min, 12h, 7d, 2w)") from None
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
 
 
 def open_cli_store(home: Optional[Path], *, read_only: bool = False):  # type: ignore[no-untyped-def]

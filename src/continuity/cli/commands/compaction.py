@@ -14,6 +14,7 @@ import typer
 from continuity.cli.commands.common import (
     BudgetOption,
     HomeOption,
+    count_option,
     JsonOption,
     emit_json,
     open_cli_store,
@@ -79,7 +80,7 @@ def compact_cmd(
 
 def receipts_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
-    limit: int = typer.Option(50, "-n", "--count", min=1, help="How many, newest."),
+    limit: int = count_option(50, "receipts, newest first"),
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -89,7 +90,7 @@ def receipts_cmd(
 
     with open_cli_store(home) as store:
         key = resolve_session(store, session)
-        rows = store.receipts(key, limit=limit)
+        rows = store.receipts(key, limit=limit or None)  # type: ignore[arg-type]
     if as_json:
         emit_json([receipt_dict(r) for r in rows])
         return

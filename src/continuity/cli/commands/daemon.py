@@ -9,22 +9,13 @@ only serves ``--help`` and the rare call that did come through Typer.
 
 from __future__ import annotations
 
-import enum
 from pathlib import Path
 from typing import Optional
 
 import typer
 
-from continuity.cli.commands.common import (HomeOption, JsonOption, check_workspace, emit_json,
-                                            out, parse_home)
-
-
-class HarnessName(str, enum.Enum):
-    """Harnesses with hooks."""
-
-    claude_code = "claude-code"
-    codex = "codex"
-    pi = "pi"
+from continuity.cli.commands.common import (HarnessName, HomeOption, JsonOption, check_workspace,
+                                            emit_json, out, parse_home)
 
 
 hooks_app = typer.Typer(help="Install or remove continuity's hooks in a harness.",
@@ -45,12 +36,9 @@ def serve_cmd(
 ) -> None:
     """Run the local daemon the hooks talk to, until SIGTERM or Ctrl-C (queues are flushed
     on the way out)."""
-    import logging
+    from continuity.daemon.server import configure_logging, serve
 
-    from continuity.daemon.server import serve
-
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    logging.getLogger("alembic").setLevel(logging.WARNING)
+    configure_logging()
     serve(home, host=host, port=port)
 
 
@@ -86,7 +74,7 @@ def hooks_install(
 ) -> None:
     """Add continuity's hooks to HARNESS (a backup of the file is made first; running it
     again changes nothing). Prints the workspace the hooks point at and, for codex, whether
-    Codex trusts them now (issue 12: an untrusted hook is skipped silently by `codex exec`)."""
+    Codex trusts them now (Codex skips an untrusted hook silently in `codex exec`)."""
     from continuity.daemon.hooks.install import install, record_install
 
     result = install(harness.value, settings, home, trust=not no_trust)

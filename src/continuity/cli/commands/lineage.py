@@ -23,7 +23,8 @@ from continuity.cli.commands.common import (
 )
 from continuity.core.errors import InputError
 
-memory_app = typer.Typer(help="The MEMORY.md projection (seed 000).", no_args_is_help=True,
+memory_app = typer.Typer(help="The MEMORY.md file your agents load: durable memories, "
+                         "decisions and threads, within a size budget.", no_args_is_help=True,
                          rich_markup_mode=None)
 
 

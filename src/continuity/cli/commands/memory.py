@@ -11,9 +11,10 @@ from typing import List, Optional
 
 import typer
 
+from continuity.core.errors import InputError
 from continuity.core.text import clean
-from continuity.cli.commands.common import (HomeOption, JsonOption, emit_json, err, open_cli_store,
-                                            out)
+from continuity.cli.commands.common import (HomeOption, JsonOption, count_option, emit_json,
+                                            err, open_cli_store, out)
 
 
 def _iso(value) -> str | None:  # type: ignore[no-untyped-def]
@@ -45,8 +46,32 @@ def transcript_cmd(
     sys.stdout.write(text + "\n")
 
 
+def _text_to_remember(text: Optional[str], file: Optional[Path]) -> str:
+    """TEXT as given, stdin for ``-``, or the UTF-8 file ``--file`` names (exactly one of
+    them; ``InputError`` otherwise, or for a file that cannot be read or is not UTF-8)."""
+    if (text is None) == (file is None):
+        raise InputError("remember: give the TEXT, - to read it from stdin, or --file FILE "
+                         "(one of them)")
+    if text == "-":
+        data, where = sys.stdin.buffer.read(), "stdin"
+    elif file is not None:
+        try:
+            data, where = file.read_bytes(), str(file)
+        except OSError as exc:
+            raise InputError(f"--file {file}: {exc.strerror or exc}") from None
+    else:
+        return text
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(f"{where}: not UTF-8 text (byte {exc.start})") from None
+
+
 def remember_cmd(
-    text: str = typer.Argument(..., help="What to remember (secrets are redacted first)."),
+    text: Optional[str] = typer.Argument(None, help="What to remember (secrets are redacted "
+                                         "first); - reads it from stdin.", show_default=False),
+    file: Optional[Path] = typer.Option(None, "--file", metavar="FILE", show_default=False,
+                                        help="Read what to remember from FILE (UTF-8)."),
     type_: str = typer.Option("fact", "--type", help="Kind of memory, e.g. fact, decision."),
     tags: List[str] = typer.Option([], "--tag", help="A tag (repeatable)."),
     importance: float = typer.Option(0.5, "--importance", help="0..1."),
@@ -55,10 +80,13 @@ def remember_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """Remember TEXT (stored once: the same text again is reported as already remembered).
+    A text with no word recall could search for (only symbols or words such as "the") is
+    refused.
     Prints the memory's id on stdout (``id=$(continuity remember ...)``) and
     ``remembered <id>`` or ``already remembered <id>`` on stderr."""
     from continuity.transcripts.memories import remember
 
+    text = _text_to_remember(text, file)
     with open_cli_store(home) as store:
         done = remember(store, text, type=type_, tags=tags, importance=importance,
                         source_id=source)
@@ -74,8 +102,8 @@ def recall_cmd(
     query: str = typer.Argument(..., help="Words to search for (any of them; best match first)."),
     expand: bool = typer.Option(False, "--expand", help="Also print the sanitized transcript "
                                 "of each result's session."),
-    limit: int = typer.Option(10, "-n", "--limit", min=1, max=100,
-                               help="How many memories (1..100)."),
+    limit: int = count_option(10, "memories (recall gives at most 100)",
+                              flags=("-n", "--limit"), maximum=100),
     type_: Optional[str] = typer.Option(None, "--type", help="Only memories of this type."),
     tags: List[str] = typer.Option([], "--tag", help="Only memories with this tag (repeatable)."),
     home: Optional[Path] = HomeOption,
@@ -85,7 +113,7 @@ def recall_cmd(
     from continuity.transcripts.memories import recall
 
     with open_cli_store(home) as store:
-        found = recall(store, query, limit=limit, expand=expand,
+        found = recall(store, query, limit=limit or 100, expand=expand,
                        filters={"type": type_, "tags": tags})
     if as_json:
         emit_json(found.model_dump(mode="json"))

@@ -15,6 +15,7 @@ from starlette.concurrency import run_in_threadpool
 from continuity.checkpoints import checkpoint_dict
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.core.keys import session_key as stored_key
+from continuity.daemon.errors import error_body
 from continuity.daemon.hooks.adapters import AdapterError
 from continuity.daemon.hooks.models import (
     BODIES,
@@ -38,8 +39,11 @@ def add_routes(app: FastAPI, live: Any) -> None:
 
     @app.get("/health", tags=["daemon"])
     def health() -> dict:
-        """Liveness and queue figures (no token needed)."""
-        return {"status": "ok", "pid": os.getpid(), **live.health()}
+        """Liveness, the package version and queue figures (no token needed)."""
+        from continuity.core.version import package_version
+
+        return {"status": "ok", "version": package_version(), "pid": os.getpid(),
+                **live.health()}
 
     for event, model in BODIES.items():
         _hook_route(app, live, event, model)
@@ -59,10 +63,12 @@ def add_routes(app: FastAPI, live: Any) -> None:
                                     event_id=request.headers.get("x-continuity-event-id"),
                                     at=request.headers.get("x-continuity-event-at"))
         except AdapterError as exc:
-            return JSONResponse({"error": "invalid_request", "detail": str(exc)}, 400)
+            return JSONResponse(error_body("invalid_request", str(exc), [
+                {"field": "body", "message": str(exc)}]), 400)
         except (RecursionError, ValueError, UnicodeError) as exc:  # ValidationError too
-            return JSONResponse({"error": "invalid_request",
-                                 "detail": f"body: {exc.__class__.__name__}: {exc}"}, 400)
+            detail = f"body: {exc.__class__.__name__}: {exc}"
+            return JSONResponse(error_body("invalid_request", detail, [
+                {"field": "body", "message": f"{exc.__class__.__name__}: {exc}"}]), 400)
         out = await run_in_threadpool(live.handle_native_body, harness, event, body)
         return Response(out, status_code=200, media_type="application/json")
 
