@@ -149,6 +149,10 @@ class LiveCapture:
         """Replay the spool (events recorded while the daemon was down), then start the
         checkpoint timer and the workers. Returns what the replay did."""
         self.consolidator.start()
+        added = self.turns.reconcile()  # live turns a kill left without their row (issue 21)
+        if added:
+            log.warning("%d live turn(s) recorded before a crash were added to their rows",
+                        added)
         report = self.drain_spool()
         self.recorder.start()
         self.worker.start()
@@ -184,12 +188,37 @@ class LiveCapture:
         if not self.seen.claim(body.event_id):  # atomic: two deliveries apply once
             return {"session_key": body.session_key, "duplicate": True}
         try:
+            if self._replaying() and self._applied(body.event_id):
+                self.seen.add(body.event_id)
+                return {"session_key": body.session_key, "duplicate": True}
+            self._local.turn = False
             answer = getattr(self, _HANDLERS[event])(body)
+            if not self._local.turn:  # a live turn's id commits with its row (journal)
+                self._mark_applied(body.event_id)
         except BaseException:
             self.seen.release(body.event_id)
             raise
         self.seen.add(body.event_id)
         return answer
+
+    def _replaying(self) -> bool:
+        return getattr(self._local, "replaying", False)
+
+    def _applied(self, event_id: str) -> bool:
+        """Whether ``event_id`` is recorded in ``applied_events`` (issue 21)."""
+        with self._db_lock:
+            return bool(self.store.applied_events([event_id]))
+
+    def _mark_applied(self, event_id: str) -> None:
+        with self._db_lock:
+            self.store.mark_events_applied([event_id], _now())
+
+    def _turn(self, info: LiveSession, role: str, label: str, text: str, at: datetime,
+              body: Any) -> None:
+        """A live turn of ``body``'s event (``LiveTurns.append``): its id then commits with
+        the session's row, not after the handler."""
+        self.turns.append(info, role, label, text, at, event_id=body.event_id)
+        self._local.turn = bool(body.event_id)
 
     def handle_native(self, harness: str, event: str, raw: bytes, *, event_id: str | None,
                       at: str | None) -> bytes:
@@ -231,8 +260,9 @@ class LiveCapture:
                 UnicodeError) as exc:
             raise spool.RejectedEvent(str(exc).replace("\n", " ")) from None
         if item.event == "session-end":
-            if not (body.event_id and body.event_id in self.seen):
+            if not (item.id in self.seen or self._applied(item.id)):
                 self.end_session(body)  # type: ignore[arg-type]
+                self._mark_applied(item.id)
                 self.seen.add(item.id)
             return
         self._local.replaying = True
@@ -382,7 +412,7 @@ class LiveCapture:
         with self._session_lock(info.key):
             state = self.capture.ensure_state(info, at)
             if body.prompt.strip():  # the durable write first: a failure counts nothing
-                self.turns.append(info, "user", "User", body.prompt, at)
+                self._turn(info, "user", "User", body.prompt, at, body)
                 self.capture.expect(info, "user", body.prompt)
             periodic = self.recorder.record_prompt(info.key, body.prompt, at=at)
         self._queue_import(info)
@@ -411,7 +441,8 @@ class LiveCapture:
         at, info = self._at(body), self._touch(body)
         if body.last_assistant_message:  # formats.md §4.1: trust the payload, the file may lag
             with self._session_lock(info.key):
-                self.turns.append(info, "assistant", "Assistant", body.last_assistant_message, at)
+                self._turn(info, "assistant", "Assistant", body.last_assistant_message, at,
+                           body)
                 self.capture.expect(info, "assistant", body.last_assistant_message)
         queued = self.worker.submit(f"turn:{info.key}", lambda: self.capture.settled_turn(
             info, settled=body.settled))

@@ -31,6 +31,7 @@ import os
 import sys
 import time
 
+from continuity.core.faults import crash_point
 from continuity.core.private import private_dir, private_open
 
 if False:  # annotations only: importing ``typing`` would cost the hook command ~10 ms
@@ -261,6 +262,7 @@ def _rotate(folder: str) -> None:
             name = f"{REPLAY_PREFIX}{time.time_ns():020d}-{os.getpid()}.jsonl"
             os.replace(path, os.path.join(folder, name))
             _fsync_dir(folder)
+            crash_point("spool-rotated")
 
 
 def _reject(folder: str, line: bytes | None, number: int | None, source: str, reason: str,
@@ -351,6 +353,7 @@ def _drain_file(folder: str, name: str, handle: Callable[[SpooledEvent], None],
             if event.id in done:
                 report.duplicates += 1
                 continue
+            crash_point("replay-before-apply")
             try:
                 handle(event)
             except RejectedEvent as exc:
@@ -367,7 +370,9 @@ def _drain_file(folder: str, name: str, handle: Callable[[SpooledEvent], None],
                 if log is not None:
                     log.warning("spool replay stopped at %s (will retry)", report.error)
                 return False
+            crash_point("replay-after-apply")
             _mark(marks, event.id, done)
+            crash_point("replay-after-mark")
             report.handled += 1
     os.unlink(path)
     os.unlink(done_path)
