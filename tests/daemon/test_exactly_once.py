@@ -24,8 +24,8 @@ from continuity.transcripts.transcript_log import TranscriptLog, transcript_path
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = "5e55104e-0000-4000-8000-00000000e721"
 #: every step a replay passes, with how many times a replay of ``_events()`` reaches it at most
-POINTS = {"spool-rotated": 1, "replay-before-apply": 4, "replay-after-apply": 4,
-          "replay-after-mark": 4, "turn-recorded": 3, "row-before-commit": 3,
+POINTS = {"spool-rotated": 1, "replay-before-apply": 5, "replay-after-apply": 5,
+          "replay-after-mark": 5, "turn-recorded": 3, "row-before-commit": 3,
           "row-after-commit": 3}
 
 
@@ -37,14 +37,16 @@ def _line(n: int, event: str, payload: dict) -> tuple[str, bytes]:
 
 
 def _events() -> list[tuple[str, bytes]]:
-    """A session start, two prompts and a Stop carrying the answer (three live turns)."""
+    """A session start, two prompts, a Stop carrying the answer (three live turns) and a
+    pre-compaction (a checkpoint)."""
     return [_line(1, "session-start", {"hook_event_name": "SessionStart", "source": "startup"}),
             _line(2, "user-prompt-submit", {"hook_event_name": "UserPromptSubmit",
                                             "prompt": "first prompt p-one"}),
             _line(3, "user-prompt-submit", {"hook_event_name": "UserPromptSubmit",
                                             "prompt": "second prompt p-two"}),
             _line(4, "stop", {"hook_event_name": "Stop", "stop_hook_active": False,
-                              "last_assistant_message": "the answer a-three"})]
+                              "last_assistant_message": "the answer a-three"}),
+            _line(6, "pre-compaction", {"hook_event_name": "PreCompact", "trigger": "auto"})]
 
 
 @pytest.fixture(scope="module")
@@ -96,8 +98,10 @@ def _assert_once(home: Path, url: str, extra: bool) -> None:
     assert not spool.pending(home)
     assert not (home / "spool" / spool.REJECTED_FILE).exists()
     with open_store(url) as store:  # every event id applied, none lost
-        assert store.applied_events(f"{n:032x}" for n in range(1, 6)) == \
-            {f"{n:032x}" for n in range(1, 5 + extra)}
+        assert store.applied_events(f"{n:032x}" for n in range(1, 7)) == \
+            {f"{n:032x}" for n in (1, 2, 3, 4, 6, *([5] if extra else []))}
+        triggers = [cp.trigger.value for cp in store.checkpoint_page(SESSION, limit=50)[0]]
+    assert triggers.count("pre_compaction") == 1, triggers
 
 
 @pytest.mark.parametrize("point", sorted(POINTS))
@@ -141,7 +145,7 @@ def test_an_event_spooled_and_delivered_live_meanwhile_is_applied_once(store, is
         # now spool more and deliver the same events live while the replay runs
         more = [_line(n, "user-prompt-submit", {"hook_event_name": "UserPromptSubmit",
                                                "prompt": f"prompt number q-{n}"})
-                for n in range(5, 25)]
+                for n in range(10, 30)]
         for _, line in more[::2]:
             spool.append(isolated_home, line)
         drain = threading.Thread(target=live.drain_spool)
@@ -156,7 +160,7 @@ def test_an_event_spooled_and_delivered_live_meanwhile_is_applied_once(store, is
     finally:
         live.close()
     content = store.get_transcripts([SESSION], "default")[SESSION].content
-    for n in range(5, 25):
+    for n in range(10, 30):
         assert content.count(f"q-{n}\n") + content.endswith(f"q-{n}") == 1, n
     ids = [r.event_id for r in TranscriptLog(transcript_path(isolated_home, "claude-code"))
            .live_events()]

@@ -424,12 +424,24 @@ class LiveCapture:
         with self._session_lock(info.key):
             self.capture.ensure_state(info, at)
             imported = self.capture.import_pending(info)  # B27: the newest task list first
-            cp = self.recorder.pre_compaction(info.key, context=body.context, at=at)
-            cp = as_stored(self.store, cp) if cp else None
+            cp = self._replayed_checkpoint(info, at) if self._replaying() else None
+            if cp is None:
+                cp = self.recorder.pre_compaction(info.key, context=body.context, at=at)
+                cp = as_stored(self.store, cp) if cp else None
         if not imported:
             self._queue_import(info)
         return {"session_key": info.key, "transcript_path": info.transcript_path,
                 "checkpoint": cps.checkpoint_dict(cp) if cp else None}
+
+    def _replayed_checkpoint(self, info: LiveSession, at: datetime) -> Checkpoint | None:
+        """The ``pre_compaction`` checkpoint a replayed event wrote before a kill cut it short
+        (issue 21: the session's newest checkpoint, of that trigger, made at the event's own
+        time), so that the replay writes none a second time; else None."""
+        latest = self.store.latest_checkpoint(info.key)
+        if latest is not None and latest.trigger is CheckpointTrigger.PRE_COMPACTION \
+                and latest.created_at == at:
+            return latest
+        return None
 
     def post_compaction(self, body: Any) -> dict[str, Any]:
         info = self._touch(body)
