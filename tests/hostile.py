@@ -4,7 +4,7 @@ slow and fragile paths that random bytes never reach: deep nesting, huge numbers
 many tool calls with repeated or empty ids, long runs of one character, many small lines, and
 Unicode edge cases (lone surrogates, combining marks, line separators, NUL, RTL, ZWJ).
 
-Each file is a few KB to a few hundred KB: ``session_file()`` draws ``(harness, lines)``;
+Each file is a few KB to about a MB: ``session_file()`` draws ``(harness, lines)``;
 ``hook_body(event)`` a Claude Code hook payload; ``remember_body()`` / ``recall_body()`` the
 memory endpoints' JSON bodies."""
 
@@ -26,7 +26,7 @@ EDGES = ["\ud800", "a\udfffb", "\udc80", "\x00", "\u2028\u2029", "\u0085", "e\u0
 
 
 @st.composite
-def hostile_text(draw: st.DrawFn, max_run: int = 50_000) -> str:
+def hostile_text(draw: st.DrawFn, max_run: int = 20_000) -> str:
     """A text: a long run of one character, an edge case, a mix, or a long plain word."""
     how = draw(st.sampled_from(["run", "run", "edge", "mix", "words", "plain"]))
     if how == "run":
@@ -40,7 +40,7 @@ def hostile_text(draw: st.DrawFn, max_run: int = 50_000) -> str:
     if how == "words":
         word = draw(st.sampled_from(["sk-", "ghp_", "AKIA", "password=", "Bearer ", "x", "é",
                                      "http://", "a.b", "--", "0x"]))
-        return (word + " ") * draw(st.integers(1, 5_000))
+        return (word + " ") * draw(st.integers(1, 2_000))
     return draw(st.text(max_size=200))
 
 
@@ -115,7 +115,7 @@ def _pi(n: int, message: dict, parent: str | None) -> dict:
 def tool_calls(draw: st.DrawFn) -> tuple[list[str], int]:
     """Ids for many tool calls: repeated, empty, long, or edgy; and how many calls."""
     pool = draw(st.sampled_from([[""], ["same"], ["a", "b"], ["x" * 5_000], EDGES]))
-    count = draw(st.integers(1, 20 if len(pool[0]) > 100 else 2_000))
+    count = draw(st.integers(1, 20 if len(pool[0]) > 100 else 1_000))
     return [pool[i % len(pool)] for i in range(count)], count
 
 
@@ -135,7 +135,7 @@ def _body_lines(draw: st.DrawFn, harness: str) -> list[bytes]:
     shape = draw(st.sampled_from(["tools", "text", "value", "deep", "small", "results"]))
     lines: list[bytes] = []
     if shape == "deep":
-        depth = draw(st.integers(500, 200_000))
+        depth = draw(st.integers(500, 50_000))
         raw = _deep_json(depth, draw(st.sampled_from(["list", "dict"])))
         if harness == "claude-code":
             prefix = b'{"type":"user","sessionId":"s-fuzz","uuid":"d","message":{"role":"user","content":'
@@ -148,12 +148,12 @@ def _body_lines(draw: st.DrawFn, harness: str) -> list[bytes]:
         line = draw(st.sampled_from([b"{}", b"[]", b"1", b'""', b"{\"type\":\"user\"}",
                                      b"{\"type\":\"message\"}", b" ", b"null", b"\xff",
                                      b'{"type":"response_item","payload":{}}']))
-        return [line] * draw(st.integers(100, 20_000))
+        return [line] * draw(st.integers(100, 5_000))
     if shape in ("tools", "results"):
         ids, count = draw(tool_calls())
         name = draw(st.sampled_from(["Bash", "", "x" * 3_000, "TodoWrite", "update_plan"]))
         args = draw(st.sampled_from([{}, {"command": "ls"}, {"todos": []}, {"plan": "x"},
-                                     {"todos": [{"content": "t", "status": "pending"}] * 200}]))
+                                     {"todos": [{"content": "t", "status": "pending"}] * 50}]))
         if harness == "claude-code":
             use = [{"type": "tool_use", "id": i, "name": name, "input": args} for i in ids]
             res = [{"type": "tool_result", "tool_use_id": i, "content": "ok"} for i in ids]
