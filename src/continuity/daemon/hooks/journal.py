@@ -8,6 +8,12 @@ turn that arrived meanwhile to the session's row in one write (the row is derive
 between the two leaves the record, and the harness's file, when there is one, restores the row
 at the next capture).
 
+**Exactly once** (issue 21). A live record carries its hook event's id (``event_id``); the row
+write commits the ids of the turns it adds to ``applied_events`` in the same transaction, so a
+turn is in the row with its id or in neither. A kill between the record and the row leaves a
+record whose id is not applied: ``reconcile``, at daemon start, adds such turns to their rows
+(with their ids), and the spool replay then skips them.
+
 **Torn tail.** A crash in the middle of a write leaves the file's last line unterminated.
 ``TranscriptLog.append`` repairs it under the file's lock before it writes (B36: a fragment that
 still parses only gets its newline, any other is cut off into ``<file>.torn``), so a live record

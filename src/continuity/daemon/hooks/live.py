@@ -180,7 +180,10 @@ class LiveCapture:
     def handle(self, event: str, body: HookBody) -> dict[str, Any]:
         """Apply one hook event (``event`` names the endpoint); an ``event_id`` seen before is
         answered ``{"duplicate": true}`` and applied once (also when both deliveries race, and
-        across a daemon restart: ``spool.RecentEvents``)."""
+        across a daemon restart: ``spool.RecentEvents``). Exactly once under kills (issue 21):
+        a live turn's id commits in ``applied_events`` with the row write that adds the turn
+        (``journal.LiveTurns``), any other event's once its handler returned; a replayed event
+        whose id is found there is answered as a duplicate and not applied again."""
         if event == "session-end":
             return self.session_end_queued(body)  # type: ignore[arg-type]
         if not body.event_id:

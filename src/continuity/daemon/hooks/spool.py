@@ -14,8 +14,12 @@ acknowledged line survives a crash. Two shapes, both with ``v`` (1), ``id`` (the
 **Replaying** (``drain``; the daemon). Under the lock, ``events.jsonl`` is renamed to
 ``replay-<ns>-<pid>.jsonl`` (new events start a fresh file), then each replay file is read in
 order; each event's id is appended to ``<file>.done`` (fsync'd) after its handler returned, so a
-restart resumes after the last finished event and a line is handled exactly once (a crash
-between a handler's return and its done mark repeats that one event). A line that is not a valid
+restart resumes after the last finished event. A crash between a handler's work and its done
+mark hands that one event to the handler again: the daemon's handler applies it once all the
+same (issue 21: its id commits in ``applied_events`` with the rows it writes, and a replayed
+id found there is skipped; ``live.LiveCapture.handle``). ``core.faults.crash_point`` marks the
+steps (``spool-rotated``, ``replay-before-apply``, ``replay-after-apply``,
+``replay-after-mark``) where a crash test kills the process. A line that is not a valid
 record, or that the handler rejects as bad input (``RejectedEvent``), goes to ``rejected.jsonl``
 with its reason: reported, never retried, never lost. The hook command records there too what
 it refused or the daemon rejected (``reject_event``; ``"source": "hook"``). So does an event whose handler raises a
