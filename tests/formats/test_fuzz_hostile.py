@@ -13,10 +13,8 @@ from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 
-from continuity.formats import importer
 from continuity.formats.importer import import_file, import_paths
 from continuity.store import open_store
-from continuity.core.errors import StoreConflict
 from continuity.transcripts.session_transcripts import sync_import_report
 from tests.hostile import session_file
 
@@ -31,7 +29,7 @@ def wall_bound(size: int, lines: int) -> float:
     return BASE_SECONDS + size * PER_BYTE + lines * PER_LINE
 
 
-def test_fuzz_hostile_session_files_import_in_bounded_time(tmp_path: Path, monkeypatch):
+def test_fuzz_hostile_session_files_import_in_bounded_time(tmp_path: Path):
     """Every hostile file imports (or is skipped as not a session file) without an exception
     escaping, each line accounted for, within ``wall_bound``; the transcript sync after it
     too. Each file is a session of its own, in a workspace of its own."""
@@ -96,26 +94,3 @@ def test_a_nul_call_id_and_a_replaced_surrogate_id_are_one_stored_call(tmp_path:
         index = store.tool_calls(report.session_key, ["\ufffd", "ok"])
         assert (index["\ufffd"].call_seq, index["\ufffd"].result_seq) == (1, 2)
         assert (index["ok"].call_seq, index["ok"].result_seq) == (1, None)
-
-
-def test_a_conflict_of_the_file_itself_fails_at_once(tmp_path: Path, monkeypatch):
-    """A write conflict that repeats with no import's progress stored in between is the file's
-    own, not another import of it (issue 21): reported after one retry, never after waiting
-    ``CONFLICT_WAIT_SECONDS`` (120 s)."""
-    path = tmp_path / "s.jsonl"
-    path.write_bytes(b'{"type":"session","version":3,"id":"pi-c","cwd":"/p",'
-                     b'"timestamp":"2026-06-05T05:24:28.246Z"}\n')
-    calls = []
-
-    def conflict(*args, **kwargs):
-        calls.append(1)
-        raise StoreConflict("conflicting write on sqlite: UNIQUE constraint failed: x")
-
-    monkeypatch.setattr(importer, "_import_once", conflict)
-    with open_store(tmp_path / "t.db") as store:
-        started = time.perf_counter()
-        report = import_file(store, path)
-    assert time.perf_counter() - started < 2
-    assert report.status == "failed" and len(calls) == 2
-    assert "conflict with each other or with stored rows" in (report.reason or "")
-    assert str(path.resolve()) in (report.reason or "")

@@ -231,22 +231,12 @@ def import_file(store: Store, path: str | os.PathLike[str], *,
     p = Path(path).resolve()
     deadline = time.monotonic() + CONFLICT_WAIT_SECONDS
     delay = 0.05
-    seen: object = _UNSEEN
     while True:
         report = FileReport(path_key(p))
         try:
             _import_once(store, p, report, progress)
             return report
-        except StoreConflict as exc:
-            # Another import's progress shows in the file's stored source state; a conflict
-            # again with none made in between is the file's own (issue 21: fuzzed files waited
-            # the whole CONFLICT_WAIT_SECONDS for an import that did not exist).
-            state = _source_state(store, report.path)
-            if state == seen:
-                report.fail(f"{p}: rows of this file conflict with each other or with stored "
-                            f"rows: {exc}", StoreConflict.exit_code)
-                return report
-            seen = state
+        except StoreConflict:
             if time.monotonic() + delay > deadline:
                 report.fail("another import was writing this file at the same time; "
                             "import it again", StoreConflict.exit_code)
@@ -256,19 +246,6 @@ def import_file(store: Store, path: str | os.PathLike[str], *,
         except ContinuityError as exc:
             report.fail(str(exc), exc.exit_code)
             return report
-
-
-_UNSEEN = object()
-
-
-def _source_state(store: Store, key_path: str) -> tuple[Any, ...] | None:
-    """What an import of ``key_path`` has committed so far (its source row), to tell another
-    import's progress from none."""
-    try:
-        source = store.get_source(key_path)
-    except ContinuityError:
-        return None
-    return None if source is None else (source.offset, source.size, source.session_key)
 
 
 def _import_once(store: Store, p: Path, report: FileReport, progress: Progress | None) -> None:
