@@ -212,16 +212,18 @@ class BulkWriter:
 
     def _index_tool_calls(self, conn: Connection, key: str, entries: Sequence[Entry]) -> None:
         """Record where each call id's call and first result sit; a row seen earlier keeps its
-        seqs and gains only the one it lacked."""
+        seqs and gains only the one it lacked. Ids are keyed as stored (``nul_free``): a NUL
+        id and a U+FFFD id (a lone surrogate's replacement) are one stored id, and counting
+        them as two made the insert fail with a UNIQUE conflict (issue 21's fuzzing)."""
         calls: dict[str, int] = {}
         results: dict[str, int] = {}
         for e in entries:
             for block in e.blocks:
                 kind = getattr(block, "type", "")
-                if kind == "tool_call" and block.id not in calls:
-                    calls[block.id] = e.seq
-                elif kind == "tool_result" and block.call_id not in results:
-                    results[block.call_id] = e.seq
+                if kind == "tool_call":
+                    calls.setdefault(t.nul_free(block.id), e.seq)
+                elif kind == "tool_result":
+                    results.setdefault(t.nul_free(block.call_id), e.seq)
         ids = list({*calls, *results})
         if not ids:
             return

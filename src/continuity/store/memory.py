@@ -134,6 +134,28 @@ class MemoryStoreMixin:
         with self._conn() as conn:  # type: ignore[attr-defined]
             return conn.execute(stmt).rowcount == 1
 
+    def mark_events_applied(self, event_ids: Iterable[str], at: datetime) -> int:
+        """Record hook event ids as applied at ``at`` (issue 21; ids already recorded are
+        skipped); returns how many went in. Inside a ``batch()`` it joins that transaction, so
+        the ids commit with the rows the events wrote, or not at all."""
+        count = 0
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            for event_id in dict.fromkeys(i for i in event_ids if i):
+                count += self._insert_ignore_one(conn, t.applied_events,
+                                                 {"event_id": event_id, "applied_at": at})
+        return count
+
+    def applied_events(self, event_ids: Iterable[str]) -> set[str]:
+        """The ids among ``event_ids`` recorded as applied (one query per 500 ids)."""
+        ids = sorted({i for i in event_ids if i})
+        c = t.applied_events.c
+        found: set[str] = set()
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            for i in range(0, len(ids), _CHUNK):
+                found.update(conn.execute(select(c.event_id).where(
+                    c.event_id.in_(ids[i:i + _CHUNK]))).scalars())
+        return found
+
     @staticmethod
     def _transcript(r: Any) -> TranscriptRow:
         return TranscriptRow(r.session_key, r.agent_id, r.harness, r.project, r.content,

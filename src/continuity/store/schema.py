@@ -256,6 +256,18 @@ Index("ix_transcripts_agent_completed", session_transcripts.c.agent_id,
 Index("ix_transcripts_agent_hash", session_transcripts.c.agent_id,
       session_transcripts.c.content_hash)
 
+# ---------------------------------------------------------------------------- applied events (0013)
+
+#: The hook events the daemon applied (issue 21: exactly once). A live turn's event id is
+#: inserted in the transaction that adds the turn to its ``session_transcripts`` row, any other
+#: event's once its handler returned; a spool replay skips the ids found here.
+applied_events = Table(
+    "applied_events",
+    metadata,
+    Column("event_id", String(64), primary_key=True),
+    Column("applied_at", DateTime(timezone=True), nullable=False),
+)
+
 # ---------------------------------------------------------------------------- memories (0006)
 
 memories = Table(

@@ -85,6 +85,9 @@ class TranscriptRecord:
     captured_at: str
     source_line: int | None = None
     schema: str = SCHEMA
+    #: the hook event that delivered a ``live`` record (issue 21: a replay finds it by this
+    #: id and never writes it twice); None, and absent from the line, for any other record
+    event_id: str | None = None
 
     @property
     def content_sha256(self) -> str:
@@ -100,14 +103,19 @@ class TranscriptRecord:
         return hashlib.sha256(key).hexdigest()[:32]
 
     def to_dict(self) -> dict[str, Any]:
-        """The JSON object of the line, fields in documented order, ``id`` last."""
+        """The JSON object of the line, fields in documented order, ``id`` last (``event_id``
+        before it, only on a live record that has one)."""
         digest = self.content_sha256  # hashed once for both fields
-        return {"schema": self.schema, "captured_at": self.captured_at,
-                "agent_id": self.agent_id, "harness": self.harness,
-                "session_key": self.session_key, "project": self.project, "seq": self.seq,
-                "role": self.role, "content": self.content, "source_format": self.source_format,
-                "source_path": self.source_path, "source_line": self.source_line,
-                "content_sha256": digest, "id": self._id(digest)}
+        out = {"schema": self.schema, "captured_at": self.captured_at,
+               "agent_id": self.agent_id, "harness": self.harness,
+               "session_key": self.session_key, "project": self.project, "seq": self.seq,
+               "role": self.role, "content": self.content, "source_format": self.source_format,
+               "source_path": self.source_path, "source_line": self.source_line,
+               "content_sha256": digest}
+        if self.event_id is not None:
+            out["event_id"] = self.event_id
+        out["id"] = self._id(digest)
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "TranscriptRecord":
@@ -117,7 +125,7 @@ class TranscriptRecord:
             record = cls(data["agent_id"], data["harness"], data["session_key"],
                          data.get("project"), int(data["seq"]), data["role"], data["content"],
                          data["source_format"], data.get("source_path"), data["captured_at"],
-                         data.get("source_line"), data["schema"])
+                         data.get("source_line"), data["schema"], data.get("event_id"))
         except (KeyError, TypeError) as exc:
             raise ValueError(f"not a transcript record: missing or bad field {exc}") from None
         if data.get("content_sha256") != record.content_sha256 or data.get("id") != record.id:
@@ -294,6 +302,23 @@ class TranscriptLog:
         for record in self.read():
             parts.setdefault((record.agent_id, record.session_key), []).append(record.content)
         return {k: content_hash("\n\n".join(v)) for k, v in parts.items()}
+
+    def live_events(self) -> Iterator[TranscriptRecord]:
+        """Stream the records that carry an ``event_id`` (live turns, issue 21), in file order:
+        one pass over the file, parsing only the lines that hold the key (JSON escapes every
+        quote inside a value, so the bytes ``"event_id":"`` only occur as the key)."""
+        if not self.path.exists():
+            return
+        with open(self.path, "rb") as src:
+            for line in src:
+                if b'"event_id":"' not in line or not line.endswith(b"\n"):
+                    continue
+                try:
+                    record = TranscriptRecord.from_dict(orjson.loads(line))
+                except (orjson.JSONDecodeError, ValueError):
+                    continue
+                if record.event_id:
+                    yield record
 
     def read(self, *, session_key: str | None = None, agent_id: str | None = None,
              bad: list[tuple[int, str]] | None = None) -> Iterator[TranscriptRecord]:

@@ -32,7 +32,7 @@ import logging
 import os
 import threading
 import time
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterable, Iterator
 
 from continuity.transcripts import session_transcripts as tx
@@ -206,6 +206,10 @@ class TranscriptCapture:
         key = info.store_key
         if key and self.store.get_session(key) is not None:
             with self._session_lock(info.key), self._db_lock:
+                # The turns waiting for the row are in the file's rows now: their ids are
+                # applied (issue 21), before the sync drops their live records.
+                self.store.mark_events_applied((i for _, _, i in info.pending if i),
+                                               datetime.now(timezone.utc))
                 tx.sync_session(self.store, key, home=self.home)
                 info.live_turns, info.row_content, info.row_hash = 0, None, None
                 info.pending.clear()  # the file's rows hold these turns now

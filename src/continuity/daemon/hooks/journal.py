@@ -8,6 +8,12 @@ turn that arrived meanwhile to the session's row in one write (the row is derive
 between the two leaves the record, and the harness's file, when there is one, restores the row
 at the next capture).
 
+**Exactly once** (issue 21). A live record carries its hook event's id (``event_id``); the row
+write commits the ids of the turns it adds to ``applied_events`` in the same transaction, so a
+turn is in the row with its id or in neither. A kill between the record and the row leaves a
+record whose id is not applied: ``reconcile``, at daemon start, adds such turns to their rows
+(with their ids), and the spool replay then skips them.
+
 **Torn tail.** A crash in the middle of a write leaves the file's last line unterminated.
 ``TranscriptLog.append`` repairs it under the file's lock before it writes (B36: a fragment that
 still parses only gets its newline, any other is cut off into ``<file>.torn``), so a live record
@@ -29,8 +35,10 @@ from __future__ import annotations
 
 import threading
 from datetime import datetime
+from pathlib import Path
 from typing import Any, Callable
 
+from continuity.core.faults import crash_point
 from continuity.transcripts import session_transcripts as tx
 
 
@@ -95,20 +103,23 @@ class LiveTurns:
         self._appenders: dict[str, GroupAppender] = {}
         self._row_locks: dict[str, threading.Lock] = {}
 
-    def append(self, info: Any, role: str, label: str, text: str, at: datetime) -> None:
-        """Append one live turn to the canonical JSONL (a ``live`` record, fsync'd by group
-        commit) before the hook is answered; the session's row follows in the background
-        (``write_row``), one write for all the turns that arrived meanwhile."""
+    def append(self, info: Any, role: str, label: str, text: str, at: datetime,
+               event_id: str | None = None) -> None:
+        """Append one live turn to the canonical JSONL (a ``live`` record carrying
+        ``event_id``, fsync'd by group commit) before the hook is answered; the session's row
+        follows in the background (``write_row``), one write for all the turns that arrived
+        meanwhile, committing the turns' event ids with it (module docstring: exactly once)."""
         key = info.store_key or info.key
         para = tx.paragraph(label, tx.storable(text))
         appender = self._appender(info.harness)
         appender.append(tx.TranscriptRecord(
             info.agent_id, info.harness, key, info.project, info.entry_count + info.live_turns,
             role, para, "live", info.transcript_path,
-            at.isoformat(timespec="milliseconds").replace("+00:00", "Z")))
+            at.isoformat(timespec="milliseconds").replace("+00:00", "Z"), event_id=event_id))
+        crash_point("turn-recorded")
         if appender.log.torn_sessions:  # the append cut off a crash's torn last line
             self._submit(f"torn:{info.harness}", lambda: self.restore_torn(appender.log))
-        info.pending.append((para, at))
+        info.pending.append((para, at, event_id))
         info.live_turns += 1
         self._submit(f"row:{info.key}", lambda: self.write_row(info))
 
@@ -133,13 +144,14 @@ class LiveTurns:
             taken, known, known_hash = list(info.pending), info.row_content, info.row_hash
         if not taken:
             return
-        with self._db_lock:
+        with self._db_lock, self.store.batch():  # the row and its turns' ids: one commit
             stored = self.store.transcript_hash(key, info.agent_id)
             old = known if stored is not None and stored == known_hash else None
             if old is None:
                 row = self.store.get_transcripts([key], info.agent_id).get(key)
                 old = row.content if row else ""
-            new = "\n\n".join([old, *(p for p, _ in taken)] if old else [p for p, _ in taken])
+            paras = [p for p, _, _ in taken]
+            new = "\n\n".join([old, *paras] if old else paras)
             digest, at = tx.content_hash(new), taken[-1][1]
             if stored is None:
                 tx.put_transcript(self.store, key, new, agent_id=info.agent_id,
@@ -148,9 +160,53 @@ class LiveTurns:
                 self.store.update_transcript_content(
                     key, info.agent_id, content=new, content_hash=digest,
                     harness=info.harness, project=info.project, updated_at=at)
+            self.store.mark_events_applied((i for _, _, i in taken if i), at)
+            crash_point("row-before-commit")
+        crash_point("row-after-commit")
         with self._session_lock(info.key):
             info.row_content, info.row_hash = new, digest
             del info.pending[:len(taken)]
+
+    def reconcile(self) -> int:
+        """Give the session rows the live turns whose JSONL record is on disk but whose row
+        write never committed (a daemon killed in between, issue 21): every record carrying
+        an ``event_id`` not in ``applied_events`` is appended to its session's row, in file
+        order, with its id, one transaction per session. Run at daemon start, before the spool
+        replay (which then skips those ids). One pass over each harness's JSONL file; returns
+        the turns added. Raises ``OSError`` / ``StoreError``."""
+        from collections import OrderedDict
+
+        added = 0
+        for path in sorted((Path(self.home) / "memory").glob("*/transcripts/" + tx.FILE_NAME)):
+            records = list(tx.TranscriptLog(path).live_events())
+            if not records:
+                continue
+            with self._db_lock:
+                done = self.store.applied_events(r.event_id for r in records)
+            missing: OrderedDict[tuple[str, str], list[Any]] = OrderedDict()
+            for record in records:
+                if record.event_id not in done:
+                    done.add(record.event_id)
+                    missing.setdefault((record.agent_id, record.session_key), []).append(record)
+            for (agent_id, key), turns in missing.items():
+                self._restore_row(agent_id, key, turns)
+                added += len(turns)
+        return added
+
+    def _restore_row(self, agent_id: str, key: str, turns: list[Any]) -> None:
+        at = datetime.fromisoformat(turns[-1].captured_at.replace("Z", "+00:00"))
+        with self._db_lock, self.store.batch():
+            row = self.store.get_transcripts([key], agent_id).get(key)
+            paras = [r.content for r in turns]
+            new = "\n\n".join([row.content, *paras] if row and row.content else paras)
+            if row is None:
+                tx.put_transcript(self.store, key, new, agent_id=agent_id,
+                                  harness=turns[-1].harness, project=turns[-1].project, now=at)
+            else:
+                self.store.update_transcript_content(
+                    key, agent_id, content=new, content_hash=tx.content_hash(new),
+                    harness=row.harness, project=row.project, updated_at=at)
+            self.store.mark_events_applied((r.event_id for r in turns), at)
 
     def restore_torn(self, log_file: Any) -> list[tuple[str, str]]:
         """Rewrite from the database the records a torn-tail repair of ``log_file`` (a

@@ -149,6 +149,10 @@ class LiveCapture:
         """Replay the spool (events recorded while the daemon was down), then start the
         checkpoint timer and the workers. Returns what the replay did."""
         self.consolidator.start()
+        added = self.turns.reconcile()  # live turns a kill left without their row (issue 21)
+        if added:
+            log.warning("%d live turn(s) recorded before a crash were added to their rows",
+                        added)
         report = self.drain_spool()
         self.recorder.start()
         self.worker.start()
@@ -176,7 +180,10 @@ class LiveCapture:
     def handle(self, event: str, body: HookBody) -> dict[str, Any]:
         """Apply one hook event (``event`` names the endpoint); an ``event_id`` seen before is
         answered ``{"duplicate": true}`` and applied once (also when both deliveries race, and
-        across a daemon restart: ``spool.RecentEvents``)."""
+        across a daemon restart: ``spool.RecentEvents``). Exactly once under kills (issue 21):
+        a live turn's id commits in ``applied_events`` with the row write that adds the turn
+        (``journal.LiveTurns``), any other event's once its handler returned; a replayed event
+        whose id is found there is answered as a duplicate and not applied again."""
         if event == "session-end":
             return self.session_end_queued(body)  # type: ignore[arg-type]
         if not body.event_id:
@@ -184,12 +191,37 @@ class LiveCapture:
         if not self.seen.claim(body.event_id):  # atomic: two deliveries apply once
             return {"session_key": body.session_key, "duplicate": True}
         try:
+            if self._replaying() and self._applied(body.event_id):
+                self.seen.add(body.event_id)
+                return {"session_key": body.session_key, "duplicate": True}
+            self._local.turn = False
             answer = getattr(self, _HANDLERS[event])(body)
+            if not self._local.turn:  # a live turn's id commits with its row (journal)
+                self._mark_applied(body.event_id)
         except BaseException:
             self.seen.release(body.event_id)
             raise
         self.seen.add(body.event_id)
         return answer
+
+    def _replaying(self) -> bool:
+        return getattr(self._local, "replaying", False)
+
+    def _applied(self, event_id: str) -> bool:
+        """Whether ``event_id`` is recorded in ``applied_events`` (issue 21)."""
+        with self._db_lock:
+            return bool(self.store.applied_events([event_id]))
+
+    def _mark_applied(self, event_id: str) -> None:
+        with self._db_lock:
+            self.store.mark_events_applied([event_id], _now())
+
+    def _turn(self, info: LiveSession, role: str, label: str, text: str, at: datetime,
+              body: Any) -> None:
+        """A live turn of ``body``'s event (``LiveTurns.append``): its id then commits with
+        the session's row, not after the handler."""
+        self.turns.append(info, role, label, text, at, event_id=body.event_id)
+        self._local.turn = bool(body.event_id)
 
     def handle_native(self, harness: str, event: str, raw: bytes, *, event_id: str | None,
                       at: str | None) -> bytes:
@@ -234,8 +266,9 @@ class LiveCapture:
                 UnicodeError) as exc:
             raise spool.RejectedEvent(str(exc).replace("\n", " ")) from None
         if item.event == "session-end":
-            if not (body.event_id and body.event_id in self.seen):
+            if not (item.id in self.seen or self._applied(item.id)):
                 self.end_session(body)  # type: ignore[arg-type]
+                self._mark_applied(item.id)
                 self.seen.add(item.id)
             return
         self._local.replaying = True
@@ -443,7 +476,7 @@ class LiveCapture:
         with self._session_lock(info.key):
             state = self.capture.ensure_state(info, at)
             if body.prompt.strip():  # the durable write first: a failure counts nothing
-                self.turns.append(info, "user", "User", body.prompt, at)
+                self._turn(info, "user", "User", body.prompt, at, body)
                 self.capture.expect(info, "user", body.prompt)
             periodic = self.recorder.record_prompt(info.key, body.prompt, at=at)
         self._queue_import(info)
@@ -455,12 +488,24 @@ class LiveCapture:
         with self._session_lock(info.key):
             self.capture.ensure_state(info, at)
             imported = self.capture.import_pending(info)  # B27: the newest task list first
-            cp = self.recorder.pre_compaction(info.key, context=body.context, at=at)
-            cp = as_stored(self.store, cp) if cp else None
+            cp = self._replayed_checkpoint(info, at) if self._replaying() else None
+            if cp is None:
+                cp = self.recorder.pre_compaction(info.key, context=body.context, at=at)
+                cp = as_stored(self.store, cp) if cp else None
         if not imported:
             self._queue_import(info)
         return {"session_key": info.key, "transcript_path": info.transcript_path,
                 "checkpoint": cps.checkpoint_dict(cp) if cp else None}
+
+    def _replayed_checkpoint(self, info: LiveSession, at: datetime) -> Checkpoint | None:
+        """The ``pre_compaction`` checkpoint a replayed event wrote before a kill cut it short
+        (issue 21: the session's newest checkpoint, of that trigger, made at the event's own
+        time), so that the replay writes none a second time; else None."""
+        latest = self.store.latest_checkpoint(info.key)
+        if latest is not None and latest.trigger is CheckpointTrigger.PRE_COMPACTION \
+                and latest.created_at == at:
+            return latest
+        return None
 
     def post_compaction(self, body: Any) -> dict[str, Any]:
         info = self._touch(body)
@@ -472,7 +517,8 @@ class LiveCapture:
         at, info = self._at(body), self._touch(body)
         if body.last_assistant_message:  # formats.md §4.1: trust the payload, the file may lag
             with self._session_lock(info.key):
-                self.turns.append(info, "assistant", "Assistant", body.last_assistant_message, at)
+                self._turn(info, "assistant", "Assistant", body.last_assistant_message, at,
+                           body)
                 self.capture.expect(info, "assistant", body.last_assistant_message)
         queued = self.worker.submit(f"turn:{info.key}", lambda: self.capture.settled_turn(
             info, settled=body.settled, in_harness=body.checkpoint_in_harness))

@@ -38,7 +38,7 @@ class LiveSession:
     last_seen: datetime = field(default_factory=_now)
     entry_count: int = 0
     live_turns: int = 0
-    pending: list[tuple[str, datetime]] = field(default_factory=list)
+    pending: list[tuple[str, datetime, str | None]] = field(default_factory=list)
     row_content: str | None = None
     row_hash: str | None = None
     last_outcome: dict[str, Any] | None = None

@@ -14,8 +14,12 @@ acknowledged line survives a crash. Two shapes, both with ``v`` (1), ``id`` (the
 **Replaying** (``drain``; the daemon). Under the lock, ``events.jsonl`` is renamed to
 ``replay-<ns>-<pid>.jsonl`` (new events start a fresh file), then each replay file is read in
 order; each event's id is appended to ``<file>.done`` (fsync'd) after its handler returned, so a
-restart resumes after the last finished event and a line is handled exactly once (a crash
-between a handler's return and its done mark repeats that one event). A line that is not a valid
+restart resumes after the last finished event. A crash between a handler's work and its done
+mark hands that one event to the handler again: the daemon's handler applies it once all the
+same (issue 21: its id commits in ``applied_events`` with the rows it writes, and a replayed
+id found there is skipped; ``live.LiveCapture.handle``). ``core.faults.crash_point`` marks the
+steps (``spool-rotated``, ``replay-before-apply``, ``replay-after-apply``,
+``replay-after-mark``) where a crash test kills the process. A line that is not a valid
 record, or that the handler rejects as bad input (``RejectedEvent``), goes to ``rejected.jsonl``
 with its reason: reported, never retried, never lost. The hook command records there too what
 it refused or the daemon rejected (``reject_event``; ``"source": "hook"``). So does an event whose handler raises a
@@ -31,6 +35,7 @@ import os
 import sys
 import time
 
+from continuity.core.faults import crash_point
 from continuity.core.private import private_dir, private_open
 
 if False:  # annotations only: importing ``typing`` would cost the hook command ~10 ms
@@ -263,6 +268,7 @@ def _rotate(folder: str) -> None:
             name = f"{REPLAY_PREFIX}{time.time_ns():020d}-{os.getpid()}.jsonl"
             os.replace(path, os.path.join(folder, name))
             _fsync_dir(folder)
+            crash_point("spool-rotated")
 
 
 def _reject(folder: str, line: bytes | None, number: int | None, source: str, reason: str,
@@ -353,6 +359,7 @@ def _drain_file(folder: str, name: str, handle: Callable[[SpooledEvent], None],
             if event.id in done:
                 report.duplicates += 1
                 continue
+            crash_point("replay-before-apply")
             try:
                 handle(event)
             except RejectedEvent as exc:
@@ -369,7 +376,9 @@ def _drain_file(folder: str, name: str, handle: Callable[[SpooledEvent], None],
                 if log is not None:
                     log.warning("spool replay stopped at %s (will retry)", report.error)
                 return False
+            crash_point("replay-after-apply")
             _mark(marks, event.id, done)
+            crash_point("replay-after-mark")
             report.handled += 1
     os.unlink(path)
     os.unlink(done_path)

@@ -1,0 +1,96 @@
+"""Hostile session files (issue 21, item 2): deep nesting, huge numbers, long keys, many tool
+calls with repeated or empty ids, long runs of one character, many small lines and Unicode edge
+cases (``tests.hostile``), imported as ``continuity import`` does (import, then the transcript
+sync). No input raises, and none takes long: hypothesis's ``deadline`` per input, and a wall
+bound per file that is linear in its size and lines (measured generously: the machine is
+shared), so a super-linear path or a wait shows up as a failure."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+
+from continuity.formats.importer import import_file, import_paths
+from continuity.store import open_store
+from continuity.transcripts.session_transcripts import sync_import_report
+from tests.hostile import session_file
+
+#: What one file may take: 2 s, plus 2 µs per byte and 0.5 ms per line (the importer reads
+#: about 2,000 rows a second on this shared machine; these bounds are 3 to 10 times that).
+BASE_SECONDS, PER_BYTE, PER_LINE = 2.0, 2e-6, 5e-4
+HEADS = (b"s-fuzz", b"codex-fuzz", b"pi-fuzz")
+
+
+def wall_bound(size: int, lines: int) -> float:
+    """The seconds a file of ``size`` bytes and ``lines`` lines may take to import."""
+    return BASE_SECONDS + size * PER_BYTE + lines * PER_LINE
+
+
+def test_fuzz_hostile_session_files_import_in_bounded_time(tmp_path: Path):
+    """Every hostile file imports (or is skipped as not a session file) without an exception
+    escaping, each line accounted for, within ``wall_bound``; the transcript sync after it
+    too. Each file is a session of its own, in a workspace of its own."""
+    counter = itertools.count()
+    with open_store(tmp_path / "fuzz.db") as store:
+
+        @settings(max_examples=40, deadline=20_000, derandomize=True, database=None,
+                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                         HealthCheck.large_base_example])
+        @given(case=session_file())
+        def run(case: tuple[str, list[bytes]]) -> None:
+            harness, lines = case
+            n = next(counter)
+            data = b"".join(line + b"\n" for line in lines)
+            for head in HEADS:  # a session id of its own
+                data = data.replace(head, head + b"-%d" % n)
+            path = tmp_path / f"{harness}-{n}.jsonl"
+            path.write_bytes(data)
+            home = tmp_path / f"home-{n}"
+            started = time.perf_counter()
+            report = import_paths(store, [path])
+            sync_import_report(store, report, home)
+            elapsed = time.perf_counter() - started
+            assert elapsed < wall_bound(len(data), len(lines)), (elapsed, len(data), len(lines))
+            (file,) = report.files
+            if file.status == "skipped":
+                assert file.reason == "not a session file (format not recognised)"
+                return
+            assert file.status == "imported", (file.status, file.reason)
+            non_blank = sum(1 for line in lines if line.strip())
+            assert (file.imported + file.duplicate + file.skipped + len(file.errors)
+                    == non_blank), file.to_dict()
+
+        run()
+
+
+def test_a_nul_call_id_and_a_replaced_surrogate_id_are_one_stored_call(tmp_path: Path):
+    """Issue 21's fuzzing: call ids ``"\\u0000"`` and ``"\\ud800"`` are both stored as U+FFFD;
+    counted as two, the tool-call index inserted two rows with one key, the import failed
+    with a UNIQUE conflict after waiting 120 s for another import that did not exist. Now the
+    file imports at once and the stored id points at the first call."""
+    import json
+
+    head = {"type": "session", "version": 3, "id": "pi-ids", "cwd": "/work/p",
+            "timestamp": "2026-06-05T05:24:28.246Z"}
+    calls = [{"type": "toolCall", "id": i, "name": "Bash", "arguments": {}}
+             for i in ("\x00", "\ud800", "ok")]
+    lines = [head, {"type": "message", "id": "00000001", "parentId": None,
+                    "timestamp": "2026-06-05T05:24:29.000Z",
+                    "message": {"role": "assistant", "content": calls}},
+             {"type": "message", "id": "00000002", "parentId": "00000001",
+              "timestamp": "2026-06-05T05:24:30.000Z",
+              "message": {"role": "toolResult", "toolCallId": "\ud800", "toolName": "Bash",
+                          "content": [{"type": "text", "text": "done"}]}}]
+    path = tmp_path / "ids.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    with open_store(tmp_path / "t.db") as store:
+        started = time.perf_counter()
+        report = import_file(store, path)
+        assert time.perf_counter() - started < 5
+        assert (report.status, report.imported, report.errors) == ("imported", 3, [])
+        index = store.tool_calls(report.session_key, ["\ufffd", "ok"])
+        assert (index["\ufffd"].call_seq, index["\ufffd"].result_seq) == (1, 2)
+        assert (index["ok"].call_seq, index["ok"].result_seq) == (1, None)
