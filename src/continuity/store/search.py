@@ -39,7 +39,7 @@ from sqlalchemy import (Connection, and_, bindparam, column, func, literal_colum
                         table, text)
 from sqlalchemy.engine import Dialect
 
-from continuity.core.model import Entry
+from continuity.core.model import Entry, Session
 from continuity.store import fts
 from continuity.store import schema as t
 
@@ -217,6 +217,21 @@ class EntrySearchMixin:
             if self.dialect == "sqlite":
                 return self._entries_fts5(conn, terms, f, cond, limit)
             return self._entries_pg(conn, terms, f, cond, limit)
+
+    def filter_sessions(self, *, harness: str | None = None, projects: Sequence[str] = (),
+                        offset: int = 0, limit: int = 50) -> tuple[list[Session], bool]:
+        """One page of sessions, newest activity first (``ended_at``, then ``updated_at``, as
+        ``list_sessions``), of ``harness`` and inside one of ``projects`` (as
+        ``EntryFilter.projects``) when given: ``(sessions, more)``, ``more`` when a later page
+        has rows. ``offset``/``limit`` in sessions."""
+        s = t.sessions.c
+        cond = _conditions(EntryFilter(harness=harness, projects=tuple(projects)))
+        stmt = (select(t.sessions).where(*cond)
+                .order_by(func.coalesce(s.ended_at, s.updated_at).desc(), s.session_key)
+                .offset(max(0, offset)).limit(limit + 1))
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            rows = [self._session(r) for r in conn.execute(stmt)]  # type: ignore[attr-defined]
+        return rows[:limit], len(rows) > limit
 
     @staticmethod
     def _joined(select_from: Any, key: Any, seq: Any) -> Any:
