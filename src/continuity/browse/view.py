@@ -115,7 +115,7 @@ class ContinuationInfo:
 
     used_bytes: int
     budget_bytes: int
-    percent: int
+    percent: float
     request_seq: int | None
     request: str
     summary: str
@@ -215,7 +215,7 @@ def _continuation(store: Any, key: str, raw: bool) -> ContinuationInfo | None:
     budget = max(1, view.budget_bytes)
     return ContinuationInfo(
         used_bytes=view.used_bytes, budget_bytes=view.budget_bytes,
-        percent=min(100, round(100 * view.used_bytes / budget)),
+        percent=min(100.0, round(100 * view.used_bytes / budget, 1)),
         request_seq=req.get("seq") if req else None, request=clean_text(req_text, raw=True),
         summary=clean_text((view.summary or {}).get("text", ""), raw=True),
         gaps=[(g.from_seq, g.to_seq) for g in view.gaps], notice=view.notice or "",
