@@ -3,7 +3,7 @@
 ``search(store, query, ...)`` turns the query into plain words (``transcripts.memories.
 query_terms``, the rule of ``recall``: letters and digits only, so quotes, operators and
 punctuation are never syntax), asks the store's index (``store.search``) for the best rows, then
-reads those rows and their sessions and builds, per hit, a snippet of at most
+reads their sessions and builds, per hit, a snippet of at most
 ``SNIPPET_CHARS`` characters around the first matching word with the spans of every matching
 word in it, and the commands that reopen the session.
 
@@ -22,7 +22,6 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Sequence
 
 from continuity.core.errors import InputError
-from continuity.core.model import Entry, Session
 from continuity.redaction.funnel import redact
 from continuity.store.search import EntryFilter, entry_body
 from continuity.transcripts.memories import query_terms
@@ -137,24 +136,17 @@ def search(store: Any, query: str, *, limit: int = 20, filters: EntryFilter | No
            raw: bool = False) -> list[SearchHit]:
     """The best ``limit`` rows of every session matching any word of ``query`` and
     ``filters``, as ``SearchHit``s, best first. A query without a searchable word (only
-    punctuation or stop words) finds nothing. Reads: one index query, then the hit rows and
-    their sessions (bounded by ``limit``)."""
+    punctuation or stop words) finds nothing. Reads: the index query (which returns the rows),
+    then the hits' sessions in one statement, in one transaction."""
     terms = query_terms(query)
     if not terms:
         return []
-    hits = store.search_entries(terms, limit=limit, filters=filters)
-    sessions: dict[str, Session | None] = {}
-    rows: dict[tuple[str, int], Entry] = {}
-    by_session: dict[str, list[int]] = {}
-    for h in hits:
-        by_session.setdefault(h.session_key, []).append(h.seq)
-    for key, seqs in by_session.items():
-        sessions[key] = store.get_session(key)
-        for e in store.entries_by_seq(key, seqs):
-            rows[(key, e.seq)] = e
+    with store.batch():  # one connection and snapshot for the three reads
+        hits = store.search_entries(terms, limit=limit, filters=filters)
+        sessions = store.sessions_by_key([h.session_key for h in hits])
     out = []
     for h in hits:
-        entry, session = rows.get((h.session_key, h.seq)), sessions.get(h.session_key)
+        entry, session = h.entry, sessions.get(h.session_key)
         if entry is None or session is None:  # pragma: no cover - index and rows share a tx
             continue
         text, spans = snippet(entry_body(entry), terms, raw=raw)

@@ -167,12 +167,13 @@ class EntryFilter:
 
 @dataclass(frozen=True, slots=True)
 class EntryHit:
-    """One matching row: its session, seq and relevance (higher is better; the scale is the
-    backend's, only the order compares)."""
+    """One matching row: its session, seq, relevance (higher is better; the scale is the
+    backend's, only the order compares) and the row itself (read by the same statement)."""
 
     session_key: str
     seq: int
     score: float
+    entry: Entry | None = None
 
 
 def _like_escape(value: str) -> str:
@@ -218,6 +219,17 @@ class EntrySearchMixin:
                 return self._entries_fts5(conn, terms, f, cond, limit)
             return self._entries_pg(conn, terms, f, cond, limit)
 
+    def sessions_by_key(self, keys: Sequence[str]) -> dict[str, Session]:
+        """``{key: session}`` of these keys, in one statement per 500."""
+        wanted = sorted(set(keys))
+        out: dict[str, Session] = {}
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            for i in range(0, len(wanted), 500):
+                stmt = select(t.sessions).where(t.sessions.c.session_key.in_(wanted[i:i + 500]))
+                for r in conn.execute(stmt):
+                    out[r.session_key] = self._session(r)  # type: ignore[attr-defined]
+        return out
+
     def filter_sessions(self, *, harness: str | None = None, projects: Sequence[str] = (),
                         offset: int = 0, limit: int = 50) -> tuple[list[Session], bool]:
         """One page of sessions, newest activity first (``ended_at``, then ``updated_at``, as
@@ -256,17 +268,24 @@ class EntrySearchMixin:
         rows = conn.execute(stmt, {"ids": orjson.dumps(list(score)).decode()}).all()
         if len(rows) >= limit or complete:
             hits = sorted(rows, key=lambda r: (score[r.search_id], r.session_key, r.seq))
-            return [EntryHit(r.session_key, r.seq, -score[r.search_id]) for r in hits[:limit]]
+            best = [r.search_id for r in hits[:limit]]
+            found = {r.search_id: self._entry(r) for r in conn.execute(  # type: ignore[attr-defined]
+                select(_ROWS.c.search_id, t.entries).select_from(self._joined(
+                    ids.join(_ROWS, _ROWS.c.search_id == ids.c.value), _ROWS.c.session_key,
+                    _ROWS.c.seq)), {"ids": orjson.dumps(best).decode()})}
+            return [EntryHit(r.session_key, r.seq, -score[r.search_id], found.get(r.search_id))
+                    for r in hits[:limit]]
         # A narrow filter: rank every match that meets it, exactly.
         fts_t = table(FTS_TABLE, column("rowid"))
         rank = func.bm25(literal_column(FTS_TABLE))
         match = " OR ".join(fts.fts5_phrase(term) for term in terms)
-        stmt = (select(_ROWS.c.session_key, _ROWS.c.seq, rank.label("score"))
+        stmt = (select(t.entries, rank.label("score"))
                 .select_from(self._joined(fts_t.join(_ROWS, _ROWS.c.search_id == fts_t.c.rowid),
                                           _ROWS.c.session_key, _ROWS.c.seq))
                 .where(text(f"{FTS_TABLE} MATCH :q").bindparams(q=match), *cond)
                 .order_by(rank, _ROWS.c.session_key, _ROWS.c.seq).limit(limit))
-        return [EntryHit(r.session_key, r.seq, -float(r.score)) for r in conn.execute(stmt)]
+        return [EntryHit(r.session_key, r.seq, -float(r.score), self._entry(r))  # type: ignore[attr-defined]
+                for r in conn.execute(stmt)]
 
     def _entries_pg(self, conn: Any, terms: Sequence[str], f: EntryFilter, cond: list[Any],
                    limit: int) -> list[EntryHit]:
@@ -274,11 +293,12 @@ class EntrySearchMixin:
         rank = func.ts_rank(_PG_FTS.c.doc, query, 1)
         if f.tool:
             cond = [*cond, func.strpos(_PG_FTS.c.tools, f" {f.tool.lower()} ") > 0]
-        stmt = (select(_PG_FTS.c.session_key, _PG_FTS.c.seq, rank.label("score"))
+        stmt = (select(t.entries, rank.label("score"))
                 .select_from(self._joined(_PG_FTS, _PG_FTS.c.session_key, _PG_FTS.c.seq))
                 .where(_PG_FTS.c.doc.op("@@")(query), *cond)
                 .order_by(rank.desc(), _PG_FTS.c.session_key, _PG_FTS.c.seq).limit(limit))
-        return [EntryHit(r.session_key, r.seq, float(r.score)) for r in conn.execute(stmt)]
+        return [EntryHit(r.session_key, r.seq, float(r.score), self._entry(r))  # type: ignore[attr-defined]
+                for r in conn.execute(stmt)]
 
 
 __all__ = ["EntryFilter", "EntryHit", "EntrySearchMixin", "SearchIndexWriter", "entry_body",
