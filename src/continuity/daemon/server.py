@@ -46,8 +46,9 @@ harness's raw hook stdin (the hook command's route; answers the harness's stdout
 /api/checkpoints?project=&limit=`` and ``GET /api/checkpoints/<session_key>`` (``{checkpoints,
 count}``, newest first, re-redacted); ``POST /api/checkpoints`` (an ``agent`` or ``explicit``
 checkpoint); ``GET /api/sessions/current?project=``; ``GET
-/api/sessions/<session_key>/continuation?budget_bytes=``. Bad input gets a 4xx whose ``detail``
-names the field; a write either happens whole or not at all.
+/api/sessions/<session_key>/continuation?budget_bytes=``; the session browser's HTML pages
+``GET /``, ``/search``, ``/session`` (``daemon.browser``; read-only). Bad input gets a 4xx
+whose ``detail`` names the field; a write either happens whole or not at all.
 """
 
 from __future__ import annotations
@@ -243,7 +244,9 @@ class _Guard:
        byte for byte in constant time (no trimming: a trailing space, a doubled token or a
        second header is 401); the API's description too (``/docs``, ``/redoc``,
        ``/openapi.json``). ``/health`` answers ``{"status": "ok"}`` alone without it (a
-       liveness probe), its figures (pid, queues, the last replay) only with it.
+       liveness probe), its figures (pid, queues, the last replay) only with it. The session
+       browser's pages (``daemon.browser.BROWSER_PATHS``, GET) also take the browser cookie,
+       which ``?login=<one-time code>`` or ``?token=<token>`` set (``_browser``; issue 19).
     4. A client that names its workspace's daemon (``X-Continuity-Workspace``, the id of
        ``<home>/daemon.id``: ``continuity.daemon.address``) gets 421 from any other daemon
        (issue 12: a hook only ever delivers to the daemon of its own workspace).
