@@ -42,6 +42,7 @@ from sqlalchemy.engine import Dialect
 from continuity.core.model import Entry, Session
 from continuity.store import fts
 from continuity.store import schema as t
+from continuity.store.memory import _like_escape  # the one LIKE-escape rule of the store
 
 #: Characters of a row's text that are indexed (see the module docstring).
 INDEX_CHARS = 100_000
@@ -174,10 +175,6 @@ class EntryHit:
     seq: int
     score: float
     entry: Entry | None = None
-
-
-def _like_escape(value: str) -> str:
-    return value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
 
 
 def _conditions(f: EntryFilter) -> list[Any]:
