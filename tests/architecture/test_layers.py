@@ -24,6 +24,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("checkpoints", "transcripts"),
     ("continuation",),
     ("lineage", "resume"),
+    ("browse",),
     ("daemon",),
     ("cli",),
 ]

@@ -25,6 +25,7 @@ Apart from the scenario, Codex alone: hooks installed without the trust never ru
 from __future__ import annotations
 
 import json
+import shlex
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +66,8 @@ class Record:
     prompt_c_rows_after_restart: int = -1
     spool_after_replay: list[dict[str, Any]] = field(default_factory=list)
     uninstall: Any = None
+    search_a: list[dict[str, Any]] = field(default_factory=list)
+    shown_at_hit: Any = None
     failed: str | None = None
 
 
@@ -114,6 +117,12 @@ def _scenario(rec: Record) -> None:
             cp["trigger"] == "session_end" for cp in c) and c, "A's session_end checkpoint")
     done = w.continuity("doctor", "--json", check=False)
     rec.doctor_ok_code, rec.doctor_ok = done.returncode, json.loads(done.stdout)
+    # issue 19: the live-captured rows are searchable, before any import
+    rec.search_a = [json.loads(line) for line in w.continuity(
+        "search", tag, "--json").stdout.splitlines()]
+    hit = next((h for h in rec.search_a if h["session"] == rec.key_a), None)
+    if hit is not None:
+        rec.shown_at_hit = w.continuity_json(*shlex.split(hit["show_command"])[1:])
 
     # session B: a new session in the same folder gets A's recovery context
     w.run_harness(pb)
@@ -194,6 +203,20 @@ def test_live_session_is_listed_before_any_import(run: Record) -> None:
     assert len(listed) == 1 and len(rec.live_sessions) == 1
     assert listed[0]["harness"] == rec.world.harness
     assert listed[0]["project"] == str(rec.world.project)
+
+
+def test_live_rows_are_found_by_search_and_reopened(run: Record) -> None:
+    """Issue 19: `search` finds session A's prompt as live capture stored it (no import yet),
+    with this harness and project, and the hit's `show KEY --seq N` shows that row."""
+    rec = _ok(run)
+    hits = [h for h in rec.search_a if h["session"] == rec.key_a and h["role"] == "user"]
+    assert hits, rec.search_a
+    hit = hits[0]
+    assert hit["harness"] == rec.world.harness and hit["project"] == str(rec.world.project)
+    assert rec.prompts["a"].split(":")[0] in hit["snippet"]
+    assert hit["resume_command"] == f"continuity resume {rec.key_a} --in {rec.world.harness}"
+    shown = {e["seq"]: e for e in rec.shown_at_hit["entries"]}
+    assert rec.prompts["a"] in json.dumps(shown[hit["seq"]]["content"], ensure_ascii=False)
 
 
 def test_continuation_carries_the_last_prompt_verbatim_with_calls_paired(run: Record) -> None:

@@ -14,7 +14,8 @@ from continuity.store.schema import metadata
 from tests.conftest import BACKENDS
 
 #: Full-text objects of revisions 0007 and 0011 (dialect-specific, outside store.schema).
-FTS_OBJECTS = ("memories_fts", "ix_memories_content_fts", "ix_memories_search_fts")
+FTS_OBJECTS = ("memories_fts", "ix_memories_content_fts", "ix_memories_search_fts",
+               "entries_fts", "entries_fts_rows", "ix_entries_fts_doc", "ux_entries_fts_rows")
 
 
 def _not_fts(obj, name, type_, reflected, compare_to):  # type: ignore[no-untyped-def]
@@ -75,3 +76,38 @@ def test_project_sessions_uses_the_project_index(tmp_path):
                 "ORDER BY coalesce(ended_at, updated_at) DESC LIMIT 20")).all()
     details = " | ".join(str(row[-1]) for row in plan)
     assert "USING INDEX ix_sessions_project" in details, details
+
+
+@pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
+def test_revision_0014_indexes_existing_entries(db_url):
+    """Revision 0014 (issue 19): rows stored before the entries index existed are found by
+    ``search`` after the upgrade, as rows written later are."""
+    from sqlalchemy import create_engine
+
+    from continuity.browse.search import search
+    from continuity.core.model import Session
+    from continuity.store import SqlStore, migrate
+    from tests.builders import A, T, U, call
+
+    engine = create_engine(db_url)
+    migrate(engine, "0013")
+    # Rows written the 0013 way: the bulk writer without the index hook.
+    s = SqlStore(engine, db_url)
+    s._bulk.search.put = lambda *a, **k: None  # type: ignore[method-assign]
+    try:
+        s.upsert_session(Session(key="old", harness="codex"))
+        rows = [U("the pelican question"), A(call("c1", "Bash", cmd="ls pelican/")),
+                T("c1", text="pelican.txt")]
+        for i, e in enumerate(rows):
+            e.seq = i
+        s.append("old", rows)
+    finally:
+        s.close()
+    with open_store(db_url) as s:  # upgrades to head
+        assert [(h.seq, h.harness) for h in sorted(search(s, "pelican"),
+                                                    key=lambda h: h.seq)] == [
+            (0, "codex"), (1, "codex"), (2, "codex")]
+        new = U("pelican again")
+        new.seq = 3
+        s.append("old", [new])
+        assert len(search(s, "pelican")) == 4

@@ -180,6 +180,9 @@ def show_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
     all_rows: bool = typer.Option(False, "--all", help="Also show rows outside the "
                                   "conversation (events, context, sidechains, unknown lines)."),
+    seq: Optional[int] = typer.Option(None, "--seq", min=0, help="Show the rows around row N "
+                                      "(from N-5, 30 rows; every kind of row), e.g. a "
+                                      "`continuity search` hit."),
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -189,13 +192,16 @@ def show_cmd(
 
     with _store(home, read_only=True) as store:
         key = resolve_session(store, session)
-        rows = iter_entries(store, key, visible_only=not all_rows)
+        if seq is not None:  # issue 19: the reopen command of a search hit
+            rows = store.entries(key, after_seq=max(-1, seq - 6), limit=30)
+            if not rows or rows[0].seq > seq:
+                raise InputError(f"--seq {seq}: session {key} has no row {seq}")
+        else:
+            rows = iter_entries(store, key, visible_only=not all_rows)
         if as_json:
             _emit_json({"session": key, "entries": [entry_dict(e) for e in rows]})
         else:
             show_entries(out, store.get_session(key), rows)
-
-
 
 
 @app.command("continue")

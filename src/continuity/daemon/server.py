@@ -48,9 +48,10 @@ count}``, newest first, re-redacted); ``POST /api/checkpoints`` (an ``agent`` or
 checkpoint); ``GET /api/sessions/current?project=``; ``GET
 /api/sessions/<session_key>/continuation?budget_bytes=``; ``POST /api/continuation/summary``
 (the summary of pi's own continuation checkpoint, issue 14; cancelled when the client goes
-away) and ``POST /api/continuation/refused`` (a refusal the harness reports; once per run).
-Bad input gets a 4xx whose ``detail`` names the field; a write either happens whole or not at
-all.
+away) and ``POST /api/continuation/refused`` (a refusal the harness reports; once per run);
+the session browser's HTML pages ``GET /``, ``/search``, ``/session`` (``daemon.browser``;
+read-only). Bad input gets a 4xx whose ``detail`` names the field; a write either happens
+whole or not at all.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ import hmac
 import ipaddress
 import logging
 import os
+import secrets
 import signal
 import socket
 from contextlib import asynccontextmanager
@@ -83,6 +85,8 @@ from continuity.core.errors import (
     StoreError,
 )
 from continuity.daemon.address import ID_FILE, URL_FILE, WORKSPACE_HEADER
+from continuity.daemon.browser import (BROWSER_COOKIE, BROWSER_PATHS, add_browser_routes,
+                                       cookie_value, page_headers)
 from continuity.daemon.errors import error_body
 
 log = logging.getLogger("continuity.daemon")
@@ -271,7 +275,9 @@ class _Guard:
        byte for byte in constant time (no trimming: a trailing space, a doubled token or a
        second header is 401); the API's description too (``/docs``, ``/redoc``,
        ``/openapi.json``). ``/health`` answers ``{"status": "ok"}`` alone without it (a
-       liveness probe), its figures (pid, queues, the last replay) only with it.
+       liveness probe), its figures (pid, queues, the last replay) only with it. The session
+       browser's pages (``daemon.browser.BROWSER_PATHS``, GET) also take the browser cookie,
+       which ``?login=<one-time code>`` or ``?token=<token>`` set (``_browser``; issue 19).
     4. A client that names its workspace's daemon (``X-Continuity-Workspace``, the id of
        ``<home>/daemon.id``: ``continuity.daemon.address``) gets 421 from any other daemon
        (issue 12: a hook only ever delivers to the daemon of its own workspace).
@@ -285,8 +291,10 @@ class _Guard:
 
     def __init__(self, app: Any, token: str | None, max_body: int,
                  hosts: frozenset[str] = frozenset(), workspace_id: str | None = None,
-                 body_seconds: float = 30.0) -> None:
+                 body_seconds: float = 30.0, login_codes: set[str] | None = None) -> None:
         self.app, self.max_body, self.hosts = app, max_body, hosts
+        self.token = token
+        self.login_codes = login_codes if login_codes is not None else set()
         self.body_seconds = body_seconds
         self.expected = token.encode() if token else None
         self.workspace = workspace_id.encode() if workspace_id else None
@@ -357,9 +365,9 @@ class _Guard:
                                                         self.expected):
             if scope["path"] == "/health":
                 return 200, {"status": "ok"}
-            return 401, {"error": "unauthorized", "detail":
-                         "Authorization: Bearer <the daemon's token> required"}, \
-                [(b"www-authenticate", b"Bearer")]
+            browser = self._browser(scope, headers)
+            if browser is not True:
+                return browser
         named = headers.get(WORKSPACE_HEADER.lower().encode())
         if named is not None and self.workspace is not None and named != [self.workspace]:
             return 421, {"error": "wrong_workspace", "detail": f"{WORKSPACE_HEADER}: this "
@@ -370,6 +378,55 @@ class _Guard:
                 return 415, {"error": "unsupported_media_type",
                              "detail": "Content-Type: must be application/json"}
         return None
+
+
+    def _browser(self, scope: Any, headers: dict[bytes, list[bytes]]) -> Any:
+        """Step 3 for a request without the bearer token: True when it is a page of the
+        session browser (``daemon.browser``: GET of a ``BROWSER_PATHS`` path) carrying the
+        browser cookie; a 303 that sets the cookie when it carries ``?login=`` (a one-time
+        code, then void) or ``?token=`` (the daemon's token); else the refusal: 401, as HTML
+        for a page (saying how to sign in), as JSON for the API."""
+        unauthorized = (401, {"error": "unauthorized", "detail":
+                              "Authorization: Bearer <the daemon's token> required"},
+                        [(b"www-authenticate", b"Bearer")])
+        if scope["path"] not in BROWSER_PATHS or scope.get("method") not in ("GET", "HEAD") \
+                or self.token is None:
+            return unauthorized
+        want = cookie_value(self.token)
+        from http.cookies import CookieError, SimpleCookie
+
+        for raw in headers.get(b"cookie", []):
+            try:
+                jar = SimpleCookie(raw.decode("latin-1"))
+            except CookieError:
+                continue
+            got = jar.get(BROWSER_COOKIE)
+            if got is not None and hmac.compare_digest(got.value.encode(), want.encode()):
+                return True
+        from urllib.parse import parse_qsl, urlencode
+
+        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"),
+                          keep_blank_values=True)
+        codes = [v for k, v in query if k == "login"]
+        tokens = [v for k, v in query if k == "token"]
+        ok = (len(codes) == 1 and codes[0] in self.login_codes) or (
+            len(tokens) == 1 and hmac.compare_digest(tokens[0].encode(), self.token.encode()))
+        if not ok:
+            from continuity.browse.render import message_page
+
+            return 401, message_page(
+                "Sign in", "Open the link `continuity serve` printed when it started, or add "
+                "?token=<the contents of daemon.token in the workspace> to this address."), \
+                [(b"www-authenticate", b"Bearer")]
+        if codes:
+            self.login_codes.discard(codes[0])  # one-time
+        rest = urlencode([(k, v) for k, v in query if k not in ("login", "token")])
+        location = scope["path"] + (f"?{rest}" if rest else "")
+        cookie = f"{BROWSER_COOKIE}={want}; HttpOnly; SameSite=Strict; Path=/"
+        return 303, {"see": location}, [(b"location", location.encode("latin-1")),
+                                        (b"set-cookie", cookie.encode()),
+                                        (b"cache-control", b"no-store"),
+                                        (b"referrer-policy", b"no-referrer")]
 
 
 def host_allowed(value: bytes, hosts: frozenset[str] = frozenset()) -> bool:
@@ -402,26 +459,34 @@ def _bearer_ok(values: list[bytes], token: bytes) -> bool:
             and hmac.compare_digest(credentials, token))
 
 
-async def _send_json(send: Any, status: int, body: dict[str, Any],
+async def _send_json(send: Any, status: int, body: dict[str, Any] | str,
                      extra: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
+    """Send ``body`` as JSON, or as an HTML page when it is a ``str`` (a browser page's
+    refusal, ``_Guard._browser``)."""
     import json
 
-    if status >= 400 and "error" in body:
-        body = error_body(body["error"], body.get("detail", ""), body.get("fields"))
-    data = json.dumps(body).encode()
+    if isinstance(body, str):
+        data, kind = body.encode("utf-8"), b"text/html; charset=utf-8"
+        extra = [*extra, *((k.lower().encode(), v.encode()) for k, v in page_headers().items())]
+    else:
+        if status >= 400 and "error" in body:
+            body = error_body(body["error"], body.get("detail", ""), body.get("fields"))
+        data, kind = json.dumps(body).encode(), b"application/json"
     await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", b"application/json"), (b"content-length", str(len(data)).encode()),
+        (b"content-type", kind), (b"content-length", str(len(data)).encode()),
         *extra]})
     await send({"type": "http.response.body", "body": data})
 
 
 def create_app(live: Any, settings: DaemonSettings | None = None, *,
                on_ready: Any = None, on_stop: Any = None,
-               workspace_id: str | None = None) -> Any:
+               workspace_id: str | None = None, login_codes: set[str] | None = None) -> Any:
     """The FastAPI app over ``live`` (a ``LiveCapture``); its lifespan starts ``live`` (spool
     replay first), then calls ``on_ready()``; at shutdown ``live.close()``, then
     ``on_stop(error)`` (``error``: the flush failure, or None). ``workspace_id``: the id of
-    ``<home>/daemon.id``; a request naming another in ``X-Continuity-Workspace`` is 421."""
+    ``<home>/daemon.id``; a request naming another in ``X-Continuity-Workspace`` is 421.
+    ``login_codes``: one-time codes that sign a browser in to the session browser
+    (``daemon.browser``; each void once used)."""
     from fastapi import FastAPI
     from fastapi.exceptions import RequestValidationError
     from starlette.exceptions import HTTPException as StarletteHTTPException
@@ -493,9 +558,10 @@ def create_app(live: Any, settings: DaemonSettings | None = None, *,
 
     add_routes(app, live)
     _checkpoint_route(app, live)
+    add_browser_routes(app, live)
     app.add_middleware(_Guard, token=settings.token, max_body=settings.max_body_bytes,
                        hosts=own_hosts(settings), workspace_id=workspace_id,
-                       body_seconds=settings.body_seconds)
+                       body_seconds=settings.body_seconds, login_codes=login_codes)
     return app
 
 
@@ -620,8 +686,6 @@ def workspace_token(home: Path) -> str:
     hook command and the MCP server read it (``continuity.daemon.address.daemon_token``), so
     nothing changes for the user. Raises ``ConfigError`` for a file that holds no valid token
     (naming the file, never the value)."""
-    import secrets
-
     from continuity.daemon.address import TOKEN_FILE, read_token_file
 
     path = home / TOKEN_FILE
@@ -681,10 +745,15 @@ def serve(home: str | os.PathLike[str] | None = None, *, host: str | None = None
     live = build_live(where, settings)
     failure: list[BaseException] = []
 
+    login_codes = {secrets.token_urlsafe(24)}  # the browser's one-time sign-in (issue 19)
+    browser_url = f"{url}/?login={next(iter(login_codes))}"
+
     def ready() -> None:
         for path, text in ((id_file, workspace_id), (url_file, url)):  # the id first
             write_private(path, (text + "\n").encode())
         log.info("continuity daemon listening on %s (workspace %s)", url, where)
+        log.info("session browser: %s (a one-time sign-in link; later, add "
+                 "?token=<contents of %s>)", browser_url, where / "daemon.token")
 
     def stopped(error: BaseException | None) -> None:
         url_file.unlink(missing_ok=True)
@@ -694,7 +763,7 @@ def serve(home: str | os.PathLike[str] | None = None, *, host: str | None = None
             failure.append(error)
 
     app = create_app(live, settings, on_ready=ready, on_stop=stopped,
-                     workspace_id=workspace_id)
+                     workspace_id=workspace_id, login_codes=login_codes)
     server = uvicorn.Server(uvicorn.Config(app, log_level=settings.log_level, log_config=None,
                                            access_log=False, lifespan="on",
                                            limit_concurrency=settings.max_connections,

@@ -26,6 +26,7 @@ from continuity.core.errors import StoreError
 from continuity.core.model import Entry
 from continuity.store import schema as t
 from continuity.store.base import RawLine
+from continuity.store.search import SearchIndexWriter
 from continuity.core.text import json_bytes
 
 _CHUNK = 500  # bound on IN-lists
@@ -157,6 +158,7 @@ class BulkWriter:
         self.media = BulkInsert(t.media, ("sha256", "data"), dialect, ignore=True)
         self.tool_calls = BulkInsert(
             t.tool_calls, ("session_key", "call_id", "call_seq", "result_seq"), dialect)
+        self.search = SearchIndexWriter(dialect)
 
     def _select_in(self, conn: Connection, sql: str, key: str, ids: Sequence[str]) -> list[Any]:
         """Rows of ``sql`` for the session ``key`` and ``ids`` (its IN-list), ``_CHUNK`` ids at
@@ -203,8 +205,10 @@ class BulkWriter:
 
     def put_entries(self, conn: Connection, session_key: str, entries: Sequence[Entry]) -> None:
         """Insert the rows, their media payloads (by SHA-256, idempotent) and their tool-call
-        index. A row whose (session, seq) or entry id exists raises ``IntegrityError``."""
+        index, and their full-text index rows (``store.search``, issue 19). A row whose
+        (session, seq) or entry id exists raises ``IntegrityError``."""
         self.entries.run(conn, [entry_row(session_key, e) for e in entries])
+        self.search.put(conn, session_key, entries)
         media = {digest: (digest, data) for e in entries
                  for digest, data in (e.payloads or {}).items()}
         self.media.run(conn, media.values())

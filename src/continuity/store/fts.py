@@ -1,4 +1,4 @@
-"""Full-text search of memories (issue 5): the text the index holds, the phrases a query
+"""Full-text search of memories (issue 5) and of entries (issue 19, ``store.search``): the text the index holds, the phrases a query
 matches, and the bounded BM25 ranking on SQLite. Used by ``store.memory`` and revision 0011.
 
 **CJK segmentation.** SQLite's ``unicode61`` tokenizer and PostgreSQL's parser both make an
@@ -27,6 +27,7 @@ fewer than ``limit`` of the bounded candidates meet the agent and the filters.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Any, Sequence
 
 from sqlalchemy import text
@@ -80,26 +81,31 @@ def fts5_phrase(term: str) -> str:
     return '"' + " ".join(phrase_tokens(term)).replace('"', '""') + '"'
 
 
-_RANKED = text("SELECT rowid, bm25(memories_fts) AS s FROM memories_fts "
-               "WHERE memories_fts MATCH :q ORDER BY s LIMIT :k")
-#: The newest ``:w`` matches ranked, with ``n``: how many of the newest ``:w`` + 1 there are
-#: (``n`` > ``:w``: older matches were left out; a constant subquery, evaluated once).
-_WINDOWED = text("SELECT rowid, s, (SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE "
-                 "memories_fts MATCH :q LIMIT :w + 1)) AS n FROM (SELECT rowid, "
-                 "bm25(memories_fts) AS s FROM memories_fts WHERE memories_fts MATCH :q "
-                 "ORDER BY rowid DESC LIMIT :w) ORDER BY s LIMIT :k")
+@lru_cache(maxsize=8)
+def _statements(table: str) -> tuple[Any, Any]:
+    """``(ranked, windowed)`` of the FTS5 table ``table`` (``memories_fts`` or
+    ``entries_fts``): the best ``:k`` rows of ``:q`` by BM25, and the newest ``:w`` matches
+    ranked, with ``n``: how many of the newest ``:w`` + 1 there are (``n`` > ``:w``: older
+    matches were left out; a constant subquery, evaluated once)."""
+    ranked = text(f"SELECT rowid, bm25({table}) AS s FROM {table} "
+                  f"WHERE {table} MATCH :q ORDER BY s LIMIT :k")
+    windowed = text(f"SELECT rowid, s, (SELECT count(*) FROM (SELECT 1 FROM {table} WHERE "
+                    f"{table} MATCH :q LIMIT :w + 1)) AS n FROM (SELECT rowid, "
+                    f"bm25({table}) AS s FROM {table} WHERE {table} MATCH :q "
+                    f"ORDER BY rowid DESC LIMIT :w) ORDER BY s LIMIT :k")
+    return ranked, windowed
 
 
-def _capped_counts(conn: Any, phrases: list[str], cap: int) -> list[int]:
+def _capped_counts(conn: Any, phrases: list[str], cap: int, table: str) -> list[int]:
     """How many rows match each phrase, counting at most ``cap`` (one statement)."""
-    parts = ", ".join(f"(SELECT count(*) FROM (SELECT 1 FROM memories_fts WHERE memories_fts "
+    parts = ", ".join(f"(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} "
                       f"MATCH :q{i} LIMIT :cap))" for i in range(len(phrases)))
     params: dict[str, Any] = {f"q{i}": p for i, p in enumerate(phrases)}
     return list(conn.execute(text(f"SELECT {parts}"), {**params, "cap": cap}).one())
 
 
-def rank_fts5(conn: Any, terms: Sequence[str], k: int,
-              window: int | None = None) -> tuple[list[tuple[int, float]], bool]:
+def rank_fts5(conn: Any, terms: Sequence[str], k: int, window: int | None = None, *,
+              table: str = "memories_fts") -> tuple[list[tuple[int, float]], bool]:
     """The best ``k`` FTS5 rows for ``terms`` (any of them): ``([(rowid, bm25)], complete)``,
     best (lowest bm25) first; ``complete`` when the list holds every match (no query hit ``k``
     and no window was full: a caller that filters the rows and keeps too few must rank every
@@ -107,11 +113,12 @@ def rank_fts5(conn: Any, terms: Sequence[str], k: int,
     see the module docstring. Cost: one FTS5 query for one term; else one statement of capped
     counts, then one FTS5 query (no common phrase, or only common ones) or three (``_mixed``)."""
     window = RANK_WINDOW if window is None else window
+    ranked_sql, windowed_sql = _statements(table)
     phrases = list(dict.fromkeys(fts5_phrase(t) for t in terms))
     if len(phrases) == 1:  # its newest `window` matches: every match when it is not common
-        rows = conn.execute(_WINDOWED, {"q": phrases[0], "w": window, "k": k}).all()
+        rows = conn.execute(windowed_sql, {"q": phrases[0], "w": window, "k": k}).all()
         return [(r[0], r[1]) for r in rows], len(rows) < k and not _full(rows, window)
-    counts = dict(zip(phrases, _capped_counts(conn, phrases, window + 1)))
+    counts = dict(zip(phrases, _capped_counts(conn, phrases, window + 1, table)))
     rare: list[str] = []
     total = 0
     for p in sorted(phrases, key=counts.__getitem__):
@@ -121,18 +128,18 @@ def rank_fts5(conn: Any, terms: Sequence[str], k: int,
         total += counts[p]
     common = [p for p in phrases if p not in rare]
     if not common:
-        rows = conn.execute(_RANKED, {"q": " OR ".join(phrases), "k": k}).all()
+        rows = conn.execute(ranked_sql, {"q": " OR ".join(phrases), "k": k}).all()
         return [(r[0], r[1]) for r in rows], len(rows) < k
     some_common = "(" + " OR ".join(common) + ")"
     if rare:
         return _mixed(conn, some_common, "(" + " OR ".join(p for p in phrases if p in rare) + ")",
-                      window - total, k)
-    rows = conn.execute(_WINDOWED, {"q": some_common, "w": window, "k": k}).all()
+                      window - total, k, table)
+    rows = conn.execute(windowed_sql, {"q": some_common, "w": window, "k": k}).all()
     return [(r[0], r[1]) for r in rows], len(rows) < k and not _full(rows, window)
 
 
-def _mixed(conn: Any, common: str, rare: str, left: int,
-           k: int) -> tuple[list[tuple[int, float]], bool]:
+def _mixed(conn: Any, common: str, rare: str, left: int, k: int,
+           table: str) -> tuple[list[tuple[int, float]], bool]:
     """``rank_fts5`` for a query with common and rare phrases, in three FTS5 queries of which
     only one computes the common phrases' IDF twice over: the rows holding both (``common AND
     rare``: the whole query's bm25), every row holding a rare phrase ranked by the rare phrases
@@ -142,11 +149,12 @@ def _mixed(conn: Any, common: str, rare: str, left: int,
     positive, so a row scored by one group alone never ranks better than it should: a row that
     belongs in the best ``k`` is in the best ``k`` of its list; when the first list is cut at
     ``k``, ranks past its last row are dropped (rows holding both beyond it may be missing)."""
-    both = conn.execute(_RANKED, {"q": f"{common} AND {rare}", "k": k}).all()
-    parts = [conn.execute(_RANKED, {"q": rare, "k": k}).all()]
+    ranked_sql, windowed_sql = _statements(table)
+    both = conn.execute(ranked_sql, {"q": f"{common} AND {rare}", "k": k}).all()
+    parts = [conn.execute(ranked_sql, {"q": rare, "k": k}).all()]
     cut = left <= 0  # the rare phrases took the whole window: no common-only candidate
     if not cut:
-        parts.append(conn.execute(_WINDOWED, {"q": common, "w": left, "k": k}).all())
+        parts.append(conn.execute(windowed_sql, {"q": common, "w": left, "k": k}).all())
         cut = _full(parts[-1], left)
     score = {r[0]: r[1] for r in both}
     for rows in parts:
@@ -159,5 +167,5 @@ def _mixed(conn: Any, common: str, rare: str, left: int,
 
 
 def _full(windowed: list[Any], window: int) -> bool:
-    """Whether a ``_WINDOWED`` result left older matches out."""
+    """Whether a windowed result left older matches out."""
     return bool(windowed) and windowed[0][2] > window

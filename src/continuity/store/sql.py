@@ -37,6 +37,7 @@ from continuity.store.checkpoints import CheckpointStoreMixin
 from continuity.store.fencing import FencingStoreMixin
 from continuity.store.lineage import LineageStoreMixin
 from continuity.store.memory import MemoryStoreMixin
+from continuity.store.search import EntrySearchMixin
 
 _CHUNK = 500  # bound on IN-lists and executemany batches
 
@@ -68,7 +69,8 @@ def _on_connect_sqlite(dbapi_conn: Any, _record: Any) -> None:
     cur.close()
 
 
-class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, LineageStoreMixin):
+class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, LineageStoreMixin,
+               EntrySearchMixin):
     """The ``Store`` implementation. Build it with ``continuity.store.open_store``.
 
     The core primitives (sessions, entries, runs, notes, sources) are here; the mixins add the

@@ -8,7 +8,8 @@ import importlib
 import typer
 
 #: Modules under ``continuity.cli.commands`` that add commands (each defines ``register(app)``).
-MODULES = ["checkpoints", "compaction", "memory", "lineage", "daemon", "doctor", "resume"]
+MODULES = ["checkpoints", "compaction", "memory", "lineage", "daemon", "doctor", "resume",
+           "browse"]
 
 
 def register_all(app: typer.Typer) -> None:

@@ -1,0 +1,166 @@
+"""HTML and Markdown of the browse view models (issue 19): one Jinja2 environment over
+``templates/``, autoescaping every value (transcripts hold arbitrary HTML), used by the
+browser (``daemon.browser``) and ``continuity export`` alike, so an exported page looks as the
+browser shows it.
+
+Pages are readable without JavaScript (there is none): long texts fold with ``<details>``,
+paging and filters are links and GET forms. ``CSP`` is the Content-Security-Policy the browser
+serves them with (no script at all, inline styles only).
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import lru_cache
+from typing import Any, Sequence
+from urllib.parse import urlencode
+
+from jinja2 import Environment, PackageLoader, select_autoescape
+
+from continuity.browse.search import SearchHit
+from continuity.browse.view import BlockView, SessionView
+from continuity.core.model import Session
+
+#: Served with every page: nothing may run, nothing is fetched from elsewhere.
+CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
+       "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+
+
+@lru_cache(maxsize=1)
+def environment() -> Environment:
+    """The template environment (autoescape on for every template, undefined names fail)."""
+    from jinja2 import StrictUndefined
+
+    return Environment(loader=PackageLoader("continuity.browse", "templates"),
+                       autoescape=select_autoescape(default=True, default_for_string=True),
+                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+
+
+def segments(hit: SearchHit) -> list[tuple[str, bool]]:
+    """The snippet of ``hit`` cut at its spans: ``[(text, is_match), ...]`` in order."""
+    out: list[tuple[str, bool]] = []
+    at = 0
+    for start, end in sorted(hit.spans):
+        if start < at:
+            continue
+        if start > at:
+            out.append((hit.snippet[at:start], False))
+        out.append((hit.snippet[start:end], True))
+        at = end
+    if at < len(hit.snippet):
+        out.append((hit.snippet[at:], False))
+    return out
+
+
+def _when(s: Session) -> str:
+    value: datetime | None = s.ended_at or s.started_at
+    return value.strftime("%Y-%m-%d %H:%M") if value else ""
+
+
+def sessions_page(sessions: Sequence[Session], *, page: int, more: bool,
+                  harness: str | None, project: str | None) -> str:
+    """The sessions list page (newest first) with its filter form and pager links."""
+    def page_link(n: int) -> str:
+        q = {k: v for k, v in (("harness", harness), ("project", project)) if v}
+        return "/?" + urlencode({**q, "page": n})
+    return environment().get_template("sessions.html").render(
+        sessions=sessions, page=page, more=more, harness=harness, project=project,
+        when=_when, page_link=page_link, standalone=False)
+
+
+def search_page(hits: Sequence[SearchHit], *, query: str | None, error: str | None = None,
+                **filters: Any) -> str:
+    """The search page: the form (``filters``: harness, project, role, tool, since as typed)
+    and the hits with their matching words marked (``<mark>``)."""
+    values = {k: filters.get(k) for k in ("harness", "project", "role", "tool", "since")}
+    return environment().get_template("search.html").render(
+        hits=hits, query=query, error=error, segments=segments, standalone=False, **values)
+
+
+def session_page(view: SessionView, *, standalone: bool = False) -> str:
+    """The session page; ``standalone`` (``export --format html``): no navigation or pager,
+    one file that opens anywhere (its CSS is inline)."""
+    return environment().get_template("session.html").render(v=view, standalone=standalone)
+
+
+def message_page(title: str, text: str, *, standalone: bool = False) -> str:
+    """A page saying one thing (a session that does not exist, a sign-in hint)."""
+    return environment().get_template("message.html").render(title=title, text=text,
+                                                             standalone=standalone)
+
+
+# ---------------------------------------------------------------------------- Markdown
+
+
+def _fence(text: str, info: str = "") -> str:
+    """``text`` in a code fence longer than any backtick run inside it."""
+    longest, run = 0, 0
+    for ch in text:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{info}\n{text}\n{fence}"
+
+
+def _md_inline(text: str) -> str:
+    """One line of plain text safe in Markdown prose: Markdown and HTML characters
+    backslash-escaped, newlines as spaces."""
+    out = []
+    for ch in " ".join(text.split()):
+        out.append("\\" + ch if ch in "\\`*_{}[]()<>#+-.!|~" else ch)
+    return "".join(out)
+
+
+def _md_block(b: BlockView) -> list[str]:
+    if b.kind == "tool_call":
+        lines = [f"**Tool call** `{b.name}` ({_md_inline(b.call_id)})", "", _fence(b.text, "json")]
+        if b.result is not None:
+            label = "**Result** (error)" if b.result.is_error else "**Result**"
+            lines += ["", f"{label}, row {b.result_seq}:", "", _fence(b.result.text)]
+        else:
+            lines += ["", "_No result recorded: its effects are unknown._"]
+        return lines
+    if b.kind == "tool_result":
+        return [f"**Result of** {_md_inline(b.call_id)}{' (error)' if b.is_error else ''}:", "",
+                _fence(b.text)]
+    if b.kind == "media":
+        return [f"_{_md_inline(b.text)}_"]
+    if b.kind == "thinking":
+        return ["_Reasoning:_", "", _fence(b.text)]
+    return [_fence(b.text)] if "\n" in b.text or len(b.text) > 200 else [_md_inline(b.text)]
+
+
+def session_markdown(view: SessionView) -> str:
+    """The session as readable Markdown: a header, then each row as a section (compactions
+    and checkpoints as quotes), tool calls followed by their results. Transcript text is in
+    code fences or escaped, so it never becomes Markdown or HTML."""
+    s = view.session
+    out: list[str] = [f"# {_md_inline(s.title or s.key)}", "",
+                      f"- session: `{s.key}`" if "`" not in s.key else f"- session: {s.key}",
+                      f"- harness: {s.harness}" + (f" (subagent {s.agent_id})"
+                                                   if view.subagent else ""),
+                      f"- project: {_md_inline(s.project or 'none')}",
+                      f"- rows: {view.first_seq}–{view.last_seq} of {view.total}",
+                      "- secrets: " + ("NOT redacted (--raw)" if view.raw else "redacted"), ""]
+    for r in view.rows:
+        if r.compaction:
+            cover = f", covers rows up to {r.covers}" if r.covers is not None else ""
+            out += [f"## Compaction at row {r.seq}{cover}", "", _fence(r.summary), ""]
+        elif r.answered_above:
+            continue
+        else:
+            flags = (" · request" if r.is_request else "") + (" · sidechain" if r.sidechain
+                                                             else "")
+            out += [f"## #{r.seq} {r.role}{flags}" + (f" · {r.time}" if r.time else ""), ""]
+            if not r.blocks:
+                out += [f"_{_md_inline(r.kind + ' ' + r.type_name)}, no content_", ""]
+            for b in r.blocks:
+                out += [*_md_block(b), ""]
+        for cp in r.checkpoints:
+            out += [f"> **Checkpoint** ({cp.trigger}, {cp.time}, {cp.prompt_count} prompts)",
+                    "", _fence(cp.digest), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+__all__ = ["environment", "sessions_page", "search_page", "session_page", "session_markdown",
+           "segments", "message_page", "CSP"]

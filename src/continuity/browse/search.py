@@ -1,0 +1,164 @@
+"""``continuity search``: ranked full-text hits over every entry of every session (issue 19).
+
+``search(store, query, ...)`` turns the query into plain words (``transcripts.memories.
+query_terms``, the rule of ``recall``: letters and digits only, so quotes, operators and
+punctuation are never syntax), asks the store's index (``store.search``) for the best rows, then
+reads their sessions and builds, per hit, a snippet of at most
+``SNIPPET_CHARS`` characters around the first matching word with the spans of every matching
+word in it, and the commands that reopen the session.
+
+**Redaction.** A snippet is cut from a region of ``REDACT_REGION`` characters each side of the
+hit that has passed ``redaction.redact`` first, so a secret near the hit is already a marker
+when the snippet is cut (a secret longer than the region's margin could be cut at the region's
+edge; the margin is 4x the snippet's).
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from dataclasses import asdict, dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import Any, Sequence
+
+from continuity.core.errors import InputError
+from continuity.redaction.funnel import redact
+from continuity.store.search import EntryFilter, entry_body
+from continuity.transcripts.memories import query_terms
+
+#: Characters of a snippet (about two terminal lines).
+SNIPPET_CHARS = 160
+#: Characters each side of the hit redacted before the snippet is cut (see the docstring).
+REDACT_REGION = 640
+_WS = re.compile(r"\s+")
+_AGO = re.compile(r"^\s*(\d+)\s*([mhdw])\s*$", re.IGNORECASE)
+_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
+
+
+@dataclass(slots=True)
+class SearchHit:
+    """One hit: where it is (``session``, ``seq``), what session it belongs to, the snippet
+    (plain text, redacted unless raw) with ``spans`` [(start, end), ...] of the matching words
+    in it (character offsets), and the commands that reopen it."""
+
+    session: str
+    seq: int
+    score: float
+    harness: str
+    project: str | None
+    title: str | None
+    agent: str
+    subagent: bool
+    sidechain: bool
+    role: str
+    kind: str
+    time: str | None
+    snippet: str
+    spans: list[tuple[int, int]] = field(default_factory=list)
+    show_command: str = ""
+    resume_command: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of ``search --json`` (one per line)."""
+        out = asdict(self)
+        out["spans"] = [list(s) for s in self.spans]
+        return out
+
+
+def parse_when(value: str, *, now: datetime | None = None, field_name: str = "--since"
+               ) -> datetime:
+    """A time bound from a user: ``7d``/``12h``/``30m``/``2w`` (that long before ``now``), a
+    date ``2026-11-30`` (its midnight, UTC) or an ISO time (UTC unless it names a zone).
+    Raises ``InputError`` naming ``field_name`` otherwise."""
+    now = now or datetime.now(timezone.utc)
+    m = _AGO.match(value)
+    if m:
+        return now - timedelta(**{_UNITS[m.group(2).lower()]: int(m.group(1))})
+    try:
+        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise InputError(f"{field_name}: {value!r} is not a date (2026-11-30), a time "
+                         "(2026-11-30T14:00) or an age (7d, 12h, 30m, 2w)") from None
+    return parsed.replace(tzinfo=timezone.utc) if parsed.tzinfo is None else parsed
+
+
+def _term_pattern(terms: Sequence[str]) -> re.Pattern[str]:
+    """Where a term shows in the text: the word as typed, or its first letters (the index
+    stems, so ``migrations`` also finds ``migration``); at a word start, CJK anywhere."""
+    alts = []
+    for term in sorted(terms, key=len, reverse=True):
+        stem = term if len(term) <= 4 else term[:max(4, len(term) - 3)]
+        alts.append(re.escape(stem) + (r"\w*" if stem.isascii() else ""))
+    return re.compile(r"(?<!\w)(?:" + "|".join(alts) + r")" if all(t.isascii() for t in terms)
+                      else "(?:" + "|".join(alts) + ")", re.IGNORECASE)
+
+
+def snippet(text: str, terms: Sequence[str], *, raw: bool = False,
+            width: int = SNIPPET_CHARS) -> tuple[str, list[tuple[int, int]]]:
+    """``(snippet, spans)``: at most ``width`` characters of ``text`` around the first match
+    of ``terms`` (whitespace runs shown as one space; ``…`` where it was cut), redacted unless
+    ``raw``, and the (start, end) character spans of every match in the snippet."""
+    pattern = _term_pattern(terms) if terms else None
+    m = pattern.search(text) if pattern else None
+    at = m.start() if m else 0
+    lo, hi = max(0, at - REDACT_REGION), min(len(text), at + REDACT_REGION)
+    region = text[lo:hi]
+    region = _WS.sub(" ", region if raw else redact(region)).strip()
+    m2 = pattern.search(region) if pattern else None
+    at2 = m2.start() if m2 else 0
+    start = max(0, at2 - width // 3)
+    end = min(len(region), start + width)
+    start = max(0, min(start, end - width))
+    cut = region[start:end]
+    prefix = "…" if start > 0 or lo > 0 else ""
+    suffix = "…" if end < len(region) or hi < len(text) else ""
+    shown = prefix + cut + suffix
+    spans = [(x.start() + len(prefix), x.end() + len(prefix))
+             for x in pattern.finditer(cut)] if pattern else []
+    return shown, spans
+
+
+def show_command(session: str, seq: int) -> str:
+    """``continuity show KEY --seq N``, the key shell-quoted."""
+    return f"continuity show {shlex.quote(session)} --seq {seq}"
+
+
+def resume_command(session: str, harness: str) -> str:
+    """``continuity resume KEY --in HARNESS`` (issue 13's command), the key shell-quoted."""
+    return f"continuity resume {shlex.quote(session)} --in {shlex.quote(harness)}"
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value else None
+
+
+def search(store: Any, query: str, *, limit: int = 20, filters: EntryFilter | None = None,
+           raw: bool = False) -> list[SearchHit]:
+    """The best ``limit`` rows of every session matching any word of ``query`` and
+    ``filters``, as ``SearchHit``s, best first. A query without a searchable word (only
+    punctuation or stop words) finds nothing. Reads: the index query (which returns the rows),
+    then the hits' sessions in one statement, in one transaction."""
+    terms = query_terms(query)
+    if not terms:
+        return []
+    with store.batch():  # one connection and snapshot for the three reads
+        hits = store.search_entries(terms, limit=limit, filters=filters)
+        sessions = store.sessions_by_key([h.session_key for h in hits])
+    out = []
+    for h in hits:
+        entry, session = h.entry, sessions.get(h.session_key)
+        if entry is None or session is None:  # pragma: no cover - index and rows share a tx
+            continue
+        text, spans = snippet(entry_body(entry), terms, raw=raw)
+        out.append(SearchHit(
+            session=h.session_key, seq=h.seq, score=h.score, harness=session.harness,
+            project=session.project, title=session.title, agent=session.agent_id,
+            subagent=session.agent_id != "default", sidechain=entry.sidechain,
+            role=entry.role.value, kind=entry.kind.value, time=_iso(entry.timestamp),
+            snippet=text, spans=spans, show_command=show_command(h.session_key, h.seq),
+            resume_command=resume_command(h.session_key, session.harness)))
+    return out
+
+
+__all__ = ["SearchHit", "search", "snippet", "parse_when", "show_command", "resume_command",
+           "SNIPPET_CHARS"]

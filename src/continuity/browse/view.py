@@ -1,0 +1,337 @@
+"""The session view model shared by the browser and ``continuity export`` (issue 19): a session
+as plain data a template can show without deciding anything.
+
+``session_view(store, key, ...)`` reads one page of the session's rows (``PAGE_ROWS``, or a
+``since_seq``/``until_seq`` range for an export), pairs each tool call with its result (read by
+the tool-call index, so a result outside the page is still shown beside its call), places the
+checkpoints after the last row taken before them, and adds the continuation the next run would
+get (``continuation.view.build_continuation``: its budget use, request and gaps).
+
+**Text rules.** Every text passes ``redaction.redact`` (tool-call arguments
+``redact_value``) unless ``raw``; ANSI escape sequences are removed and other control
+characters shown as their Unicode control pictures (``␛``), so a transcript never moves a
+terminal or a page; data URLs are media stubs (``codec.block_view``). Escaping HTML is the
+template's job (autoescape on, ``browse.render``).
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Iterable, Sequence
+
+import orjson
+
+from continuity.continuation.view import build_continuation
+from continuity.core.codec import block_view
+from continuity.core.errors import ContinuityError, SessionNotFound
+from continuity.core.model import Entry, Session
+from continuity.redaction.funnel import redact
+from continuity.redaction.structured import redact_value
+
+#: Rows of one browser page.
+PAGE_ROWS = 200
+#: A text longer than this (characters) or of more lines is folded (``<details>``).
+FOLD_CHARS = 1_500
+FOLD_LINES = 20
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+
+
+def clean_text(value: str, *, raw: bool = False) -> str:
+    """``value`` fit to show: redacted unless ``raw``, ANSI sequences removed, other control
+    characters (not tab or newline) as control pictures (U+2400 + code; DEL as U+2421)."""
+    value = _ANSI.sub("", value if raw else redact(value))
+    return _CONTROL.sub(lambda m: "\u2421" if m.group() == "\x7f"
+                        else chr(0x2400 + ord(m.group())), value)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value else None
+
+
+@dataclass
+class BlockView:
+    """One block to show. ``kind``: text, thinking, tool_call, tool_result, media. A tool call
+    carries its paired ``result`` (None: no result recorded) and ``result_seq``; ``folded``:
+    the text is long (see ``FOLD_CHARS``)."""
+
+    kind: str
+    text: str = ""
+    name: str = ""
+    call_id: str = ""
+    is_error: bool = False
+    result: "BlockView | None" = None
+    result_seq: int | None = None
+    folded: bool = False
+    lines: int = 0
+
+    @staticmethod
+    def of_text(kind: str, text: str, **kw: Any) -> "BlockView":
+        lines = text.count("\n") + 1 if text else 0
+        return BlockView(kind, text, folded=len(text) > FOLD_CHARS or lines > FOLD_LINES,
+                         lines=lines, **kw)
+
+
+@dataclass
+class RowView:
+    """One row: where (``seq``, ``time``), who (``role``, ``kind``), flags, its blocks, and a
+    compaction's ``summary``/``covers`` (``compaction`` True). ``answered_above``: a tool row
+    whose every result is shown beside its call in an earlier row."""
+
+    seq: int
+    role: str
+    kind: str
+    type_name: str
+    time: str | None
+    is_request: bool
+    sidechain: bool
+    visible: bool
+    blocks: list[BlockView] = field(default_factory=list)
+    compaction: bool = False
+    summary: str = ""
+    covers: int | None = None
+    answered_above: list[int] = field(default_factory=list)
+    checkpoints: list["CheckpointView"] = field(default_factory=list)
+
+
+@dataclass
+class CheckpointView:
+    """A checkpoint where it was taken: after row ``after_seq`` (-1: before every row)."""
+
+    trigger: str
+    time: str | None
+    prompt_count: int
+    digest: str
+    after_seq: int
+
+
+@dataclass
+class ContinuationInfo:
+    """What the next run would get: bytes used of the budget (``percent`` 0..100), the request,
+    the summary, the gaps [(from_seq, to_seq)] and their notice, or the refusal."""
+
+    used_bytes: int
+    budget_bytes: int
+    percent: float
+    request_seq: int | None
+    request: str
+    summary: str
+    gaps: list[tuple[int, int]]
+    notice: str
+    messages: int
+    refusal: dict[str, str] | None
+
+
+@dataclass
+class SessionView:
+    """A session page: the session, its rows ``first_seq..last_seq`` (of ``total``), the links
+    of the pages before/after (``prev_from``/``next_from``, None at an end), checkpoints placed
+    in the rows (and ``checkpoints_before``: taken before the first row shown), and the
+    continuation. ``raw``: nothing was redacted."""
+
+    session: Session
+    subagent: bool
+    rows: list[RowView]
+    total: int
+    first_seq: int | None
+    last_seq: int | None
+    prev_from: int | None
+    next_from: int | None
+    checkpoints_before: list[CheckpointView]
+    continuation: ContinuationInfo | None
+    raw: bool
+    focus_seq: int | None = None
+
+
+def _block(b: Any, raw: bool) -> BlockView:
+    v = block_view(b)
+    kind = v["type"]
+    if kind in ("text", "thinking"):
+        return BlockView.of_text(kind, clean_text(v["text"], raw=raw))
+    if kind == "tool_result":
+        return BlockView.of_text(kind, clean_text(v["text"], raw=raw), call_id=v["call_id"],
+                                 is_error=bool(v["is_error"]))
+    if kind == "tool_call":
+        args = v.get("arguments")
+        args = args if raw else redact_value(args)
+        shown = args if isinstance(args, str) else orjson.dumps(
+            args, option=orjson.OPT_INDENT_2, default=str).decode("utf-8")
+        return BlockView.of_text(kind, clean_text(shown, raw=True), name=clean_text(
+            str(v.get("name", "")), raw=True), call_id=str(v.get("id", "")))
+    if kind == "media":
+        return BlockView("media", f"[{v['media_type']} {v['bytes']} B omitted]")
+    return BlockView.of_text("text", clean_text(orjson.dumps(v, default=str).decode(), raw=raw))
+
+
+def row_view(e: Entry, raw: bool) -> RowView:
+    """One stored row as a ``RowView`` (results not yet paired)."""
+    row = RowView(seq=e.seq, role=e.role.value, kind=e.kind.value, type_name=e.type_name,
+                  time=_iso(e.timestamp), is_request=e.is_request, sidechain=e.sidechain,
+                  visible=e.visible, blocks=[_block(b, raw) for b in e.blocks])
+    if e.compaction is not None:
+        row.compaction = True
+        row.summary = clean_text(e.compaction.summary or "", raw=raw)
+        row.covers = e.compaction.covers_through_seq
+    return row
+
+
+def _pair(store: Any, key: str, rows: list[RowView], raw: bool) -> None:
+    """Give each tool call its result (from this page or read by seq), and mark the tool rows
+    whose every result sits beside its call on this page."""
+    calls = {b.call_id: (r, b) for r in rows for b in r.blocks if b.kind == "tool_call"}
+    if not calls:
+        return
+    index = store.tool_calls(key, list(calls))
+    local = {b.call_id: (r, b) for r in rows for b in r.blocks if b.kind == "tool_result"}
+    missing = sorted({i.result_seq for cid, i in index.items()
+                      if i.result_seq is not None and cid not in local})
+    for e in store.entries_by_seq(key, missing) if missing else []:
+        for b in e.blocks:
+            if getattr(b, "type", "") == "tool_result" and b.call_id in calls:
+                local.setdefault(b.call_id, (row_view(e, raw), _block(b, raw)))
+    for cid, (row, call) in calls.items():
+        found = local.get(cid)
+        if found is not None:
+            call.result, call.result_seq = found[1], found[0].seq
+    shown_with_call = {cid for cid, (r, _) in calls.items() if cid in local}
+    for r in rows:
+        results = [b for b in r.blocks if b.kind == "tool_result"]
+        if results and all(b.call_id in shown_with_call for b in results) and len(results) == \
+                len(r.blocks):
+            r.answered_above = sorted({calls[b.call_id][0].seq for b in results})
+
+
+def _continuation(store: Any, key: str, raw: bool) -> ContinuationInfo | None:
+    try:
+        view = build_continuation(store, key)
+    except ContinuityError:
+        return None
+    req = view.request or {}
+    req_text = "\n".join(c.get("text", "") for c in req.get("content", [])
+                         if isinstance(c, dict) and c.get("text")) if req else ""
+    budget = max(1, view.budget_bytes)
+    return ContinuationInfo(
+        used_bytes=view.used_bytes, budget_bytes=view.budget_bytes,
+        percent=min(100.0, round(100 * view.used_bytes / budget, 1)),
+        request_seq=req.get("seq") if req else None, request=clean_text(req_text, raw=True),
+        summary=clean_text((view.summary or {}).get("text", ""), raw=True),
+        gaps=[(g.from_seq, g.to_seq) for g in view.gaps], notice=view.notice or "",
+        messages=len(view.messages), refusal=view.refusal)
+
+
+def _place_checkpoints(store: Any, key: str, rows: list[RowView], *, first_page: bool,
+                       last_page: bool, raw: bool) -> list[CheckpointView]:
+    """Put each checkpoint after the last row of the page with a time at or before its own;
+    return those before the first row (first page only). Checkpoints outside the page's time
+    span are left to the page they belong to."""
+    times = [(r.time or "", r.seq) for r in rows]
+    stamps = [t for t, _ in times]
+    before: list[CheckpointView] = []
+    for cp in store.checkpoints(key):
+        at = _iso(cp.created_at) or ""
+        i = bisect_right(stamps, at) if all(stamps) else len(rows)
+        view = CheckpointView(trigger=cp.trigger.value, time=at or None,
+                              prompt_count=cp.prompt_count,
+                              digest=clean_text(cp.digest, raw=raw), after_seq=-1)
+        if i == 0:
+            if first_page:
+                before.append(view)
+            continue
+        if i == len(rows) and not last_page:
+            continue
+        view.after_seq = rows[i - 1].seq
+        rows[i - 1].checkpoints.append(view)
+    return before
+
+
+def session_view(store: Any, key: str, *, from_seq: int | None = None,
+                 until_seq: int | None = None, limit: int | None = PAGE_ROWS,
+                 raw: bool = False, continuation: bool = True,
+                 focus_seq: int | None = None) -> SessionView:
+    """The view of session ``key`` (an exact key): rows with ``from_seq <= seq <= until_seq``
+    (both optional), at most ``limit`` (None: all; an export), every row (not only the
+    conversation). ``focus_seq`` without ``from_seq`` starts the page a few rows before it.
+    Raises ``SessionNotFound``."""
+    session = store.get_session(key)
+    if session is None:
+        raise SessionNotFound(f"no session {key!r}")
+    if focus_seq is not None and from_seq is None:
+        from_seq = max(0, focus_seq - 5)
+    start = max(0, from_seq or 0)
+    want = limit if limit is not None else (1 << 62)
+    if until_seq is not None:
+        want = min(want, max(0, until_seq - start + 1))
+    entries: list[Entry] = []
+    after = start - 1
+    while len(entries) < want:
+        n = min(500, want - len(entries))
+        page = store.entries(key, after_seq=after, limit=n)
+        entries.extend(page)
+        if len(page) < n:
+            break
+        after = page[-1].seq
+    rows = [row_view(e, raw) for e in entries]
+    _pair(store, key, rows, raw)
+    total = session.entry_count
+    last = rows[-1].seq if rows else None
+    page_rows = limit or max(1, len(rows))
+    before = _place_checkpoints(store, key, rows, first_page=start == 0,
+                                last_page=last is None or last >= total - 1, raw=raw)
+    return SessionView(
+        session=session, subagent=session.agent_id != "default", rows=rows, total=total,
+        first_seq=rows[0].seq if rows else None, last_seq=last,
+        prev_from=max(0, start - page_rows) if start > 0 else None,
+        next_from=last + 1 if last is not None and last < total - 1 else None,
+        checkpoints_before=before,
+        continuation=_continuation(store, key, raw) if continuation else None,
+        raw=raw, focus_seq=focus_seq)
+
+
+def entry_record(session_key: str, e: Entry, *, raw: bool = False) -> dict[str, Any]:
+    """One line of ``export --format jsonl``: the row as stored, in the view shape of its
+    blocks (``codec.block_view``), with its session, flags, compaction and source position;
+    strings redacted unless ``raw``."""
+    out: dict[str, Any] = {
+        "session": session_key, "seq": e.seq, "entry_id": e.entry_id,
+        "native_id": e.native_id, "parent_native_id": e.parent_native_id,
+        "kind": e.kind.value, "role": e.role.value, "type": e.type_name,
+        "visible": e.visible, "is_request": e.is_request, "sidechain": e.sidechain,
+        "timestamp": _iso(e.timestamp), "content": [block_view(b) for b in e.blocks]}
+    if e.compaction is not None:
+        out["compaction"] = {"summary": e.compaction.summary,
+                             "covers_through_seq": e.compaction.covers_through_seq,
+                             "first_kept_entry_id": e.compaction.first_kept_entry_id,
+                             "continuation": e.compaction.continuation}
+    if e.source is not None:
+        out["source"] = {"path": e.source.path, "line": e.source.line}
+    return out if raw else redact_value(out)
+
+
+def session_records(store: Any, key: str, *, since_seq: int | None = None,
+                    until_seq: int | None = None, raw: bool = False) -> Iterable[dict[str, Any]]:
+    """``entry_record`` of every row of ``key`` in the seq range, read 500 rows at a time."""
+    after = (since_seq if since_seq is not None else 0) - 1
+    while True:
+        page = store.entries(key, after_seq=after, limit=500)
+        for e in page:
+            if until_seq is not None and e.seq > until_seq:
+                return
+            yield entry_record(key, e, raw=raw)
+        if len(page) < 500:
+            return
+        after = page[-1].seq
+
+
+def list_view(store: Any, *, harness: str | None = None, projects: Sequence[str] = (),
+              page: int = 1, per_page: int = 50) -> tuple[list[Session], bool]:
+    """One page (1-based) of sessions, newest first, with whether another page follows."""
+    return store.filter_sessions(harness=harness, projects=projects,
+                                 offset=(max(1, page) - 1) * per_page, limit=per_page)
+
+
+__all__ = ["SessionView", "RowView", "BlockView", "CheckpointView", "ContinuationInfo",
+           "session_view", "row_view", "entry_record", "session_records", "list_view",
+           "clean_text", "PAGE_ROWS"]

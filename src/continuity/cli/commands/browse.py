@@ -1,0 +1,143 @@
+"""CLI commands to find and look (issue 19): ``continuity search QUERY`` over every session and
+``continuity export SESSION``. Each is parse, one library call (``continuity.browse``), render.
+
+**Project scope (decided).** ``search`` looks in every project by default: the question it
+answers is "where did I solve this before", which is most often another project. ``--here``
+narrows it to the current folder (and folders inside it), ``--project DIR`` to any folder.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import List, Optional
+
+import orjson
+import typer
+
+from continuity.cli.commands.common import (HomeOption, JsonOption, err, open_cli_store, out,
+                                            resolve_session)
+from continuity.core.errors import InputError
+from continuity.core.text import clean
+
+
+def search_cmd(
+    query: str = typer.Argument(..., help="Words to find (any of them; best match first). "
+                                "Quotes, operators and punctuation are ordinary characters."),
+    harness: Optional[str] = typer.Option(None, "--harness", help="Only sessions of this "
+                                          "harness: claude-code, codex or pi."),
+    project: List[Path] = typer.Option([], "--project", help="Only sessions of this project "
+                                       "folder or a folder inside it (repeatable).",
+                                       show_default=False),
+    here: bool = typer.Option(False, "--here", help="Only sessions of the current folder "
+                              "(default: every project)."),
+    since: Optional[str] = typer.Option(None, "--since", help="Only rows from this time on: "
+                                        "a date (2026-11-30), a time or an age (7d, 12h)."),
+    until: Optional[str] = typer.Option(None, "--until", help="Only rows before this time "
+                                        "(same forms as --since)."),
+    role: Optional[str] = typer.Option(None, "--role", help="Only rows of this role: user, "
+                                       "assistant, tool or system."),
+    tool: Optional[str] = typer.Option(None, "--tool", help="Only rows that call a tool of "
+                                       "this name (e.g. Bash), or carry its result."),
+    limit: int = typer.Option(20, "-n", "--count", min=1, max=500,
+                              help="How many hits (1..500)."),
+    home: Optional[Path] = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Search the text of every row of every session: messages, tool calls and their results,
+    compaction summaries, subagent sessions too. Each hit shows its session, harness, project,
+    time, row number and a snippet (secrets redacted), with the commands that reopen it.
+
+    With --json, one JSON object per hit per line."""
+    from continuity.browse.search import parse_when, search
+    from continuity.store.search import EntryFilter
+
+    folders = [str(p.expanduser().resolve()) for p in project]
+    if here:
+        folders.append(str(Path.cwd().resolve()))
+    if role is not None and role not in ("user", "assistant", "tool", "system"):
+        raise InputError(f"--role: {role!r} is not one of user, assistant, tool, system")
+    filters = EntryFilter(
+        harness=harness, projects=tuple(folders), role=role, tool=tool,
+        since=parse_when(since, field_name="--since") if since else None,
+        until=parse_when(until, field_name="--until") if until else None)
+    with open_cli_store(home, read_only=True) as store:
+        hits = search(store, query, limit=limit, filters=filters)
+    if as_json:
+        buffer = sys.stdout.buffer
+        for h in hits:
+            buffer.write(orjson.dumps(h.to_dict()) + b"\n")
+        buffer.flush()
+        return
+    if not hits:
+        err.print(f"no row matches {clean(query)!r}", markup=False)
+        return
+    from rich.text import Text
+
+    for h in hits:
+        who = h.harness + (f", subagent {h.agent}" if h.subagent else "") + (
+            ", sidechain" if h.sidechain else "")
+        head = Text(f"{h.session} #{h.seq} ", style="bold")
+        head.append(f"{h.role} · {who} · {h.project or 'no project'} · {h.time or 'no time'}",
+                    style="dim")
+        out.print(head)
+        body = Text("  " + h.snippet)
+        for start, end in h.spans:
+            body.stylize("bold yellow", start + 2, end + 2)
+        out.print(body)
+        out.print(Text(f"  {h.show_command}   |   {h.resume_command}", style="cyan"))
+
+
+def export_cmd(
+    session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
+    fmt: str = typer.Option("md", "--format", help="md (readable Markdown), html (one "
+                            "self-contained page, as the browser shows it) or jsonl (one "
+                            "stored row per line)."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file "
+                                          "(whole or not at all) instead of stdout.",
+                                          show_default=False),
+    raw: bool = typer.Option(False, "--raw", help="Do not redact secrets (a warning is "
+                             "printed)."),
+    since_seq: Optional[int] = typer.Option(None, "--since-seq", min=0, help="First row."),
+    until_seq: Optional[int] = typer.Option(None, "--until-seq", min=0, help="Last row."),
+    home: Optional[Path] = HomeOption,
+) -> None:
+    """Export a session as Markdown, HTML or JSON Lines, secrets redacted unless --raw."""
+    from continuity.browse.render import session_markdown, session_page
+    from continuity.browse.view import session_records, session_view
+
+    if fmt not in ("md", "html", "jsonl"):
+        raise InputError(f"--format: {fmt!r} is not one of md, html, jsonl")
+    if since_seq is not None and until_seq is not None and until_seq < since_seq:
+        raise InputError(f"--until-seq {until_seq} is before --since-seq {since_seq}")
+    if raw:
+        err.print("warning: --raw: secrets in this session are NOT redacted in the export",
+                  markup=False)
+    with open_cli_store(home, read_only=True) as store:
+        key = resolve_session(store, session)
+        if fmt == "jsonl":
+            data = b"".join(orjson.dumps(r) + b"\n" for r in session_records(
+                store, key, since_seq=since_seq, until_seq=until_seq, raw=raw))
+        else:
+            view = session_view(store, key, from_seq=since_seq, until_seq=until_seq,
+                                limit=None, raw=raw, continuation=fmt == "html")
+            text = session_page(view, standalone=True) if fmt == "html" else \
+                session_markdown(view)
+            data = text.encode("utf-8")
+    if output is None:
+        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.flush()
+        return
+    from continuity.core.private import write_whole
+
+    try:
+        write_whole(output, data, 0o600)
+    except OSError as exc:
+        raise InputError(f"cannot write {output}: {exc.strerror or exc}") from None
+    err.print(f"wrote {output} ({len(data)} bytes)", markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``search`` and ``export`` to the ``continuity`` app."""
+    app.command("search")(search_cmd)
+    app.command("export")(export_cmd)

@@ -1,0 +1,105 @@
+"""The local session browser (issue 19), served by ``continuity serve`` at ``/``: read-only
+HTML pages over the daemon's store, rendered by ``continuity.browse.render``.
+
+Pages (``BROWSER_PATHS``, GET only): ``/`` the sessions list (``harness``, ``project``,
+``page``), ``/search`` (``q``, ``harness``, ``project``, ``role``, ``tool``, ``since``, ``n``),
+``/session`` (``key``, ``from``: first row, ``seq``: a row to mark, ``raw=1``: unredacted).
+
+**Who may read them.** The daemon's guard (``daemon.server._Guard``) applies its Host, Origin
+and Sec-Fetch-Site rules to these pages as to the API. A browser cannot send the bearer token,
+so a page also accepts the cookie ``BROWSER_COOKIE`` (``HttpOnly; SameSite=Strict; Path=/``:
+never readable by a script, never sent by another site's page), whose value is
+``cookie_value(token)`` (an HMAC of the daemon's token, so the cookie is not the token). The
+cookie is set by opening any page with ``?login=<code>`` (the one-time code ``serve`` prints
+in its browser URL at start, void once used) or ``?token=<the daemon's token>`` (from
+``<home>/daemon.token``, any time): the answer is a redirect to the same page without it, so
+the address bar and history keep no secret. The API (``/api/...``) never accepts the cookie:
+it stays bearer-only.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+from typing import Any
+
+from continuity.core.errors import ContinuityError, SessionNotFound
+
+#: The pages the cookie opens (exact paths, GET and HEAD only).
+BROWSER_PATHS = frozenset({"/", "/search", "/session"})
+BROWSER_COOKIE = "continuity_browser"
+
+
+def page_headers() -> dict[str, str]:
+    """Headers of every page: no script may run, nothing is framed, cached or sent on as a
+    referrer."""
+    from continuity.browse.render import CSP
+
+    return {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
+            "Referrer-Policy": "no-referrer", "Cache-Control": "no-store",
+            "X-Frame-Options": "DENY"}
+
+
+def cookie_value(token: str) -> str:
+    """The browser cookie's value for the daemon ``token``: HMAC-SHA256 of a fixed label
+    under the token, hex (64 characters)."""
+    return hmac.new(token.encode(), b"continuity browser cookie v1", hashlib.sha256).hexdigest()
+
+
+def _text(value: str | None) -> str | None:
+    value = (value or "").strip()
+    return value or None
+
+
+def add_browser_routes(app: Any, live: Any) -> None:
+    """Add the pages to ``app``, reading ``live.store``."""
+    from fastapi import Query
+    from fastapi.responses import HTMLResponse
+
+    from continuity.browse import render
+    from continuity.browse.search import parse_when, search
+    from continuity.browse.view import list_view, session_view
+    from continuity.store.search import EntryFilter
+
+    def page(html: str, status: int = 200) -> HTMLResponse:
+        return HTMLResponse(html, status, headers=page_headers())
+
+    @app.get("/", include_in_schema=False)
+    def sessions_page(harness: str | None = None, project: str | None = None,
+                      page_no: int = Query(1, alias="page", ge=1, le=100_000)) -> Any:
+        h, p = _text(harness), _text(project)
+        rows, more = list_view(live.store, harness=h, projects=(p,) if p else (),
+                               page=page_no, per_page=50)
+        return page(render.sessions_page(rows, page=page_no, more=more, harness=h, project=p))
+
+    @app.get("/search", include_in_schema=False)
+    def search_page(q: str | None = None, harness: str | None = None,
+                    project: str | None = None, role: str | None = None,
+                    tool: str | None = None, since: str | None = None,
+                    n: int = Query(50, ge=1, le=500)) -> Any:
+        typed = {"harness": _text(harness), "project": _text(project), "role": _text(role),
+                 "tool": _text(tool), "since": _text(since)}
+        hits: list[Any] = []
+        error = None
+        if _text(q):
+            try:
+                filters = EntryFilter(
+                    harness=typed["harness"],
+                    projects=(typed["project"],) if typed["project"] else (),
+                    role=typed["role"], tool=typed["tool"],
+                    since=parse_when(typed["since"]) if typed["since"] else None)
+                hits = search(live.store, q or "", limit=n, filters=filters)
+            except ContinuityError as exc:
+                error = str(exc)
+        return page(render.search_page(hits, query=_text(q), error=error, **typed),
+                    400 if error else 200)
+
+    @app.get("/session", include_in_schema=False)
+    def session_page(key: str, from_: int | None = Query(None, alias="from", ge=0),
+                     seq: int | None = Query(None, ge=0), raw: bool = False) -> Any:
+        try:
+            view = session_view(live.store, key, from_seq=from_, focus_seq=seq, raw=raw)
+        except SessionNotFound:
+            return page(render.message_page("No such session", f"No session has the key {key!r}."),
+                        404)
+        return page(render.session_page(view))

@@ -1,0 +1,302 @@
+"""Full-text index of every entry of every session (issue 19: ``continuity search``).
+
+**What is indexed.** ``entry_body(entry)``: the row's text, reasoning, tool calls (name and
+arguments as JSON), tool results and compaction summary, in block order, cut to ``INDEX_CHARS``
+characters (a multi-megabyte tool output is found by its first 100,000 characters), then
+segmented like recall's index (``fts.search_text``: each CJK character its own token). Every
+row is indexed, conversation or not (sidechains, events, subagent files), so a search finds
+what any run saw. ``entry_tools(entry)``: the tool names the row calls, or answers when the
+call sits in the same write (``--tool``; a result whose call came in an earlier write is found
+by the call's row, not by its own).
+
+**Where it is written.** ``SearchIndexWriter.put`` is called by ``bulk.BulkWriter.put_entries``,
+the one place entry rows are inserted (import and live capture alike), in the same transaction
+as the rows: the index never lags the log. Revision 0014 builds it for existing workspaces.
+
+**Per dialect** (revision 0014; neither table is in ``store.schema``: they are indexes):
+
+- SQLite: ``entries_fts_rows(search_id INTEGER PRIMARY KEY, session_key, seq)`` names the
+  indexed row, and the contentless FTS5 table ``entries_fts(body, tools)`` (tokenizer ``porter
+  unicode61 remove_diacritics 2``, as recall) is keyed by ``search_id``. A stable integer key
+  (not ``entries``' implicit rowid, which ``VACUUM`` may renumber); contentless, so the text is
+  not stored twice. Ranked by BM25 with the bounded window of ``fts.rank_fts5``.
+- PostgreSQL: ``entries_fts(session_key, seq, tools, doc tsvector)`` with a GIN index on
+  ``doc`` (``to_tsvector('english', body)``), ranked by ``ts_rank`` with length normalisation.
+
+Queries are plain words (``transcripts.memories.query_terms``): any of them matches, a CJK run
+as the phrase of its characters; nothing in a query reaches SQL or FTS syntax.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, Sequence
+
+import orjson
+from sqlalchemy import (Connection, and_, bindparam, column, func, literal_column, or_, select,
+                        table, text)
+from sqlalchemy.engine import Dialect
+
+from continuity.core.model import Entry, Session
+from continuity.store import fts
+from continuity.store import schema as t
+from continuity.store.memory import _like_escape  # the one LIKE-escape rule of the store
+
+#: Characters of a row's text that are indexed (see the module docstring).
+INDEX_CHARS = 100_000
+#: How many ranked candidates per wanted hit the bounded first round takes (SQLite).
+PREFIX_FACTOR = 4
+FILTERED_PREFIX_FACTOR = 40
+FTS_TABLE = "entries_fts"
+ROWS_TABLE = "entries_fts_rows"
+
+_ROWS = table(ROWS_TABLE, column("search_id"), column("session_key"), column("seq"))
+_PG_FTS = table(FTS_TABLE, column("session_key"), column("seq"), column("tools"), column("doc"))
+_PG_CONFIG = literal_column("'english'::regconfig")
+
+
+def entry_body(entry: Entry) -> str:
+    """The searchable text of ``entry`` (not yet segmented): each block's text on its own line
+    (a tool call as ``NAME {arguments JSON}``, media as its stub), then the compaction summary
+    when no block holds it; at most ``INDEX_CHARS`` characters."""
+    parts: list[str] = []
+    for block in entry.blocks:
+        kind = getattr(block, "type", "")
+        if kind in ("text", "thinking", "tool_result"):
+            parts.append(block.text)  # type: ignore[union-attr]
+        elif kind == "tool_call":
+            args = block.arguments  # type: ignore[union-attr]
+            shown = args if isinstance(args, str) else orjson.dumps(
+                args, default=str).decode("utf-8")
+            parts.append(f"{block.name} {shown}")  # type: ignore[union-attr]
+    if entry.compaction is not None and entry.compaction.summary \
+            and entry.compaction.summary not in parts:
+        parts.append(entry.compaction.summary)
+    return "\n".join(p for p in parts if p)[:INDEX_CHARS]
+
+
+_WORDS = re.compile(r"[^\W_]+")
+
+
+def pg_words(body: str) -> str:
+    """``body`` as PostgreSQL's parser should see it: its words (runs of letters and digits,
+    the query's rule) joined by spaces. PostgreSQL's parser keeps ``versions/0013_x.py`` as one
+    *file* token (and URLs, hosts, e-mail addresses likewise), where SQLite's ``unicode61``
+    splits at every non-alphanumeric character; without this a word inside a path was found
+    on SQLite only."""
+    return " ".join(_WORDS.findall(body))
+
+
+def entry_tools(entry: Entry, names: dict[str, str]) -> str:
+    """The lower-cased tool names ``entry`` calls or answers (``names``: call id -> name of the
+    calls known to the writer), space-separated with a space at each end (`` bash read ``);
+    "" when none."""
+    found: list[str] = []
+    for block in entry.blocks:
+        kind = getattr(block, "type", "")
+        if kind == "tool_call":
+            found.append(block.name.lower())  # type: ignore[union-attr]
+        elif kind == "tool_result" and block.call_id in names:  # type: ignore[union-attr]
+            found.append(names[block.call_id].lower())  # type: ignore[union-attr]
+    words = [w for w in dict.fromkeys(" ".join(found).split())]
+    return f" {' '.join(words)} " if words else ""
+
+
+def _call_names(entries: Sequence[Entry]) -> dict[str, str]:
+    return {b.id: b.name for e in entries for b in e.blocks  # type: ignore[union-attr]
+            if getattr(b, "type", "") == "tool_call"}
+
+
+class SearchIndexWriter:
+    """Writes the index rows of appended entries, in the caller's transaction (one dialect,
+    statements rendered once). ``put`` is the one call ``bulk.BulkWriter.put_entries`` makes."""
+
+    def __init__(self, dialect: Dialect) -> None:
+        self.dialect = dialect.name
+        mark = "?" if dialect.paramstyle == "qmark" else "%s"
+        if self.dialect == "sqlite":
+            self._rows_sql = (f"INSERT INTO {ROWS_TABLE} (search_id, session_key, seq) "
+                              f"VALUES ({mark}, {mark}, {mark})")
+            self._fts_sql = (f"INSERT INTO {FTS_TABLE} (rowid, body, tools) "
+                             f"VALUES ({mark}, {mark}, {mark})")
+        else:
+            self._pg_sql = (f"INSERT INTO {FTS_TABLE} (session_key, seq, tools, doc) VALUES "
+                            f"({mark}, {mark}, {mark}, to_tsvector('english'::regconfig, "
+                            f"{mark}))")
+
+    def put(self, conn: Connection, session_key: str, entries: Sequence[Entry]) -> None:
+        """Index ``entries`` (their ``seq`` set) of ``session_key``. Text follows the NUL rule
+        (``schema.nul_free``) like the rows themselves."""
+        if not entries:
+            return
+        key = t.nul_free(session_key)
+        names = _call_names(entries)
+        docs = [(e.seq, t.nul_free(fts.search_text(entry_body(e))), entry_tools(e, names))
+                for e in entries]
+        if self.dialect == "sqlite":
+            # The transaction already wrote the entries, so it holds SQLite's write lock:
+            # no other writer can take the same ids.
+            base = conn.exec_driver_sql(
+                f"SELECT coalesce(max(search_id), 0) FROM {ROWS_TABLE}").scalar() or 0
+            conn.exec_driver_sql(self._rows_sql, [(base + 1 + i, key, seq)
+                                                  for i, (seq, _, _) in enumerate(docs)])
+            conn.exec_driver_sql(self._fts_sql, [(base + 1 + i, body, tools)
+                                                 for i, (_, body, tools) in enumerate(docs)])
+        else:
+            conn.exec_driver_sql(self._pg_sql, [(key, seq, tools, pg_words(body))
+                                                for seq, body, tools in docs])
+
+
+@dataclass(frozen=True, slots=True)
+class EntryFilter:
+    """Conditions a hit must meet (all optional). ``projects``: the session's project is one
+    of these folders or inside one; ``since``/``until``: the row's time (UTC, ``until``
+    exclusive; rows without a time never match a time filter); ``role``: ``user``,
+    ``assistant``, ``tool``, ...; ``tool``: the row calls or answers a tool of that name (case
+    folded); ``session_key``: one session."""
+
+    harness: str | None = None
+    projects: tuple[str, ...] = ()
+    since: datetime | None = None
+    until: datetime | None = None
+    role: str | None = None
+    tool: str | None = None
+    session_key: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EntryHit:
+    """One matching row: its session, seq, relevance (higher is better; the scale is the
+    backend's, only the order compares) and the row itself (read by the same statement)."""
+
+    session_key: str
+    seq: int
+    score: float
+    entry: Entry | None = None
+
+
+def _conditions(f: EntryFilter) -> list[Any]:
+    e, s = t.entries.c, t.sessions.c
+    cond: list[Any] = []
+    if f.harness:
+        cond.append(s.harness == f.harness)
+    if f.projects:
+        cond.append(or_(*[or_(s.project == p, s.project.like(
+            _like_escape(p.rstrip("/")) + "/%", escape="\\")) for p in f.projects]))
+    if f.since is not None:
+        cond.append(e.ts >= f.since)
+    if f.until is not None:
+        cond.append(e.ts < f.until)
+    if f.role:
+        cond.append(e.role == f.role)
+    if f.session_key:
+        cond.append(e.session_key == f.session_key)
+    return cond
+
+
+class EntrySearchMixin:
+    """Mixin of ``SqlStore``: ``search_entries`` over the index this module writes."""
+
+    dialect: str
+
+    def search_entries(self, terms: Sequence[str], *, limit: int,
+                       filters: EntryFilter | None = None) -> list[EntryHit]:
+        """The rows matching any of ``terms`` (plain words, ``query_terms``) and ``filters``,
+        best first, at most ``limit``; ties by (session_key, seq). On SQLite the candidates
+        of a very common word are bounded to the newest ``fts.RANK_WINDOW`` matches when no
+        filter narrows the search (``fts.rank_fts5``)."""
+        if not terms or limit < 1:
+            return []
+        f = filters or EntryFilter()
+        cond = _conditions(f)
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            if self.dialect == "sqlite":
+                return self._entries_fts5(conn, terms, f, cond, limit)
+            return self._entries_pg(conn, terms, f, cond, limit)
+
+    def sessions_by_key(self, keys: Sequence[str]) -> dict[str, Session]:
+        """``{key: session}`` of these keys, in one statement per 500."""
+        wanted = sorted(set(keys))
+        out: dict[str, Session] = {}
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            for i in range(0, len(wanted), 500):
+                stmt = select(t.sessions).where(t.sessions.c.session_key.in_(wanted[i:i + 500]))
+                for r in conn.execute(stmt):
+                    out[r.session_key] = self._session(r)  # type: ignore[attr-defined]
+        return out
+
+    def filter_sessions(self, *, harness: str | None = None, projects: Sequence[str] = (),
+                        offset: int = 0, limit: int = 50) -> tuple[list[Session], bool]:
+        """One page of sessions, newest activity first (``ended_at``, then ``updated_at``, as
+        ``list_sessions``), of ``harness`` and inside one of ``projects`` (as
+        ``EntryFilter.projects``) when given: ``(sessions, more)``, ``more`` when a later page
+        has rows. ``offset``/``limit`` in sessions."""
+        s = t.sessions.c
+        cond = _conditions(EntryFilter(harness=harness, projects=tuple(projects)))
+        stmt = (select(t.sessions).where(*cond)
+                .order_by(func.coalesce(s.ended_at, s.updated_at).desc(), s.session_key)
+                .offset(max(0, offset)).limit(limit + 1))
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            rows = [self._session(r) for r in conn.execute(stmt)]  # type: ignore[attr-defined]
+        return rows[:limit], len(rows) > limit
+
+    @staticmethod
+    def _joined(select_from: Any, key: Any, seq: Any) -> Any:
+        e, s = t.entries, t.sessions
+        return (select_from.join(e, and_(e.c.session_key == key, e.c.seq == seq))
+                .join(s, s.c.session_key == e.c.session_key))
+
+    def _entries_fts5(self, conn: Any, terms: Sequence[str], f: EntryFilter, cond: list[Any],
+                     limit: int) -> list[EntryHit]:
+        if f.tool:
+            cond = [*cond, _ROWS.c.search_id.in_(text(
+                f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :tool_q")
+                .bindparams(tool_q="tools : " + fts.fts5_phrase(f.tool.lower())))]
+        prefix = limit * (FILTERED_PREFIX_FACTOR if cond else PREFIX_FACTOR)
+        ranked, complete = fts.rank_fts5(conn, terms, prefix, table=FTS_TABLE)
+        score = dict(ranked)
+        ids = func.json_each(bindparam("ids")).table_valued("value").alias("ids")
+        stmt = (select(_ROWS.c.search_id, _ROWS.c.session_key, _ROWS.c.seq)
+                .select_from(self._joined(ids.join(_ROWS, _ROWS.c.search_id == ids.c.value),
+                                          _ROWS.c.session_key, _ROWS.c.seq))
+                .where(*cond))
+        rows = conn.execute(stmt, {"ids": orjson.dumps(list(score)).decode()}).all()
+        if len(rows) >= limit or complete:
+            hits = sorted(rows, key=lambda r: (score[r.search_id], r.session_key, r.seq))
+            best = [r.search_id for r in hits[:limit]]
+            found = {r.search_id: self._entry(r) for r in conn.execute(  # type: ignore[attr-defined]
+                select(_ROWS.c.search_id, t.entries).select_from(self._joined(
+                    ids.join(_ROWS, _ROWS.c.search_id == ids.c.value), _ROWS.c.session_key,
+                    _ROWS.c.seq)), {"ids": orjson.dumps(best).decode()})}
+            return [EntryHit(r.session_key, r.seq, -score[r.search_id], found.get(r.search_id))
+                    for r in hits[:limit]]
+        # A narrow filter: rank every match that meets it, exactly.
+        fts_t = table(FTS_TABLE, column("rowid"))
+        rank = func.bm25(literal_column(FTS_TABLE))
+        match = " OR ".join(fts.fts5_phrase(term) for term in terms)
+        stmt = (select(t.entries, rank.label("score"))
+                .select_from(self._joined(fts_t.join(_ROWS, _ROWS.c.search_id == fts_t.c.rowid),
+                                          _ROWS.c.session_key, _ROWS.c.seq))
+                .where(text(f"{FTS_TABLE} MATCH :q").bindparams(q=match), *cond)
+                .order_by(rank, _ROWS.c.session_key, _ROWS.c.seq).limit(limit))
+        return [EntryHit(r.session_key, r.seq, -float(r.score), self._entry(r))  # type: ignore[attr-defined]
+                for r in conn.execute(stmt)]
+
+    def _entries_pg(self, conn: Any, terms: Sequence[str], f: EntryFilter, cond: list[Any],
+                   limit: int) -> list[EntryHit]:
+        query = func.to_tsquery(_PG_CONFIG, fts.pg_tsquery(terms))
+        rank = func.ts_rank(_PG_FTS.c.doc, query, 1)
+        if f.tool:
+            cond = [*cond, func.strpos(_PG_FTS.c.tools, f" {f.tool.lower()} ") > 0]
+        stmt = (select(t.entries, rank.label("score"))
+                .select_from(self._joined(_PG_FTS, _PG_FTS.c.session_key, _PG_FTS.c.seq))
+                .where(_PG_FTS.c.doc.op("@@")(query), *cond)
+                .order_by(rank.desc(), _PG_FTS.c.session_key, _PG_FTS.c.seq).limit(limit))
+        return [EntryHit(r.session_key, r.seq, float(r.score), self._entry(r))  # type: ignore[attr-defined]
+                for r in conn.execute(stmt)]
+
+
+__all__ = ["EntryFilter", "EntryHit", "EntrySearchMixin", "SearchIndexWriter", "entry_body",
+           "entry_tools", "pg_words", "INDEX_CHARS"]

@@ -1,0 +1,61 @@
+"""The browse view model and its Markdown (issue 19): paging, pairing across pages, checkpoint
+placement, text cleaning, and that no secret survives a snippet (property)."""
+
+from __future__ import annotations
+
+from hypothesis import given, settings, strategies as st
+
+from continuity.browse.search import snippet
+from continuity.browse.view import PAGE_ROWS, clean_text, session_view
+from tests.browser.corpus import SECRET, build
+from tests.builders import A, T, U, call, load
+
+
+def test_pages_of_a_long_session(sqlite_store):
+    rows = []
+    for i in range(250):
+        rows += [A(call(f"c{i}", "Read", path=f"/f{i}")), T(f"c{i}", text=f"content {i}")]
+    load(sqlite_store, [U("go"), *rows], key="long")
+    first = session_view(sqlite_store, "long", continuation=False)
+    assert (first.first_seq, first.last_seq, first.total) == (0, PAGE_ROWS - 1, 501)
+    assert first.prev_from is None and first.next_from == PAGE_ROWS
+    # The call at the page's last row gets its result from the next page.
+    last = first.rows[-1]
+    assert last.blocks[0].kind == "tool_call" and last.blocks[0].result_seq == PAGE_ROWS
+    n = (PAGE_ROWS - 1) // 2
+    assert last.blocks[0].result.text == f"content {n} c{n}"
+    second = session_view(sqlite_store, "long", from_seq=PAGE_ROWS, continuation=False)
+    assert second.first_seq == PAGE_ROWS and second.prev_from == 0
+    assert second.rows[0].answered_above == []  # its call is on the previous page
+    assert second.rows[2].answered_above == [PAGE_ROWS + 1]  # its call is just above
+    focus = session_view(sqlite_store, "long", focus_seq=300, continuation=False)
+    assert focus.first_seq == 295 and focus.focus_seq == 300
+    part = session_view(sqlite_store, "long", from_seq=10, until_seq=14, limit=None,
+                        continuation=False)
+    assert [r.seq for r in part.rows] == [10, 11, 12, 13, 14]
+
+
+def test_checkpoint_is_placed_after_the_row_before_it(sqlite_store):
+    build(sqlite_store)
+    view = session_view(sqlite_store, "cc-alembic")
+    placed = [(r.seq, c.trigger) for r in view.rows for c in r.checkpoints]
+    assert placed == [(2, "pre_compaction")] and view.checkpoints_before == []
+    assert view.rows[3].compaction and view.rows[3].covers == 2
+    assert SECRET not in view.rows[4].blocks[0].text
+    assert SECRET in session_view(sqlite_store, "cc-alembic", raw=True).rows[4].blocks[0].text
+
+
+def test_clean_text_removes_ansi_and_shows_controls():
+    assert clean_text("\x1b[1;31mred\x1b[0m \x07bell\x00", raw=True) == "red \u2407bell\u2400"
+    assert clean_text("a\tb\nc", raw=True) == "a\tb\nc"
+
+
+@settings(max_examples=60, deadline=None)
+@given(before=st.text(alphabet="abc xyz\n.,", max_size=900),
+       after=st.text(alphabet="abc xyz\n.,", max_size=900))
+def test_no_secret_survives_a_snippet(before, after):
+    text = f"{before} alembic {after} token {SECRET} {before}"
+    shown, spans = snippet(text, ["alembic"])
+    assert SECRET not in shown and "ZYXWVUTSRQPONMLK" not in shown
+    shown, _ = snippet(text, ["token"])
+    assert "ZYXWVUTSRQPONMLK" not in shown

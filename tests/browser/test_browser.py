@@ -1,0 +1,178 @@
+"""The session browser in a real headless Chromium (issue 19): Debian's ``/usr/bin/chromium``
+driven by Playwright, against the daemon app served by uvicorn on a free loopback port.
+Assertions are on what a person sees (visible text, what is folded, what is marked).
+
+No browser is a failure, never a skip: ``.ci/run`` installs ``chromium`` when it is missing.
+``CONTINUITY_SCREENSHOTS=DIR`` also saves one PNG per page there (docs/ keeps them).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from continuity.daemon.server import DaemonSettings, create_app
+from tests.browser.corpus import LONG, SECRET, build
+from tests.daemon.livecapture import served_on_loopback, start_live
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = os.environ.get("CONTINUITY_CHROMIUM", "/usr/bin/chromium")
+TOKEN = "browser-test-token-0123456789abcdef"
+CODE = "one-time-login-code-for-the-test"
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    """Headless Chromium; fails (never skips) when it cannot start."""
+    from playwright.sync_api import sync_playwright
+
+    assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install chromium"
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                    args=["--no-sandbox", "--disable-gpu"])
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def site(sqlite_store, isolated_home: Path) -> Iterator[str]:
+    build(sqlite_store)
+    live = start_live(sqlite_store, isolated_home)
+    settings = DaemonSettings(token=TOKEN)
+    try:
+        with served_on_loopback(create_app(live, settings, login_codes={CODE})) as url:
+            yield url
+    finally:
+        live.close()
+
+
+@pytest.fixture
+def page(chromium, site) -> Iterator[Any]:
+    """A fresh browser context signed in with the one-time code."""
+    context = chromium.new_context(viewport={"width": 1200, "height": 900})
+    pg = context.new_page()
+    pg.goto(f"{site}/?login={CODE}")
+    yield pg
+    context.close()
+
+
+def _shot(page: Any, name: str) -> None:
+    folder = os.environ.get("CONTINUITY_SCREENSHOTS")
+    if folder:
+        page.screenshot(path=str(Path(folder) / f"browser-{name}.png"), full_page=False)
+
+
+def test_sign_in_once_then_the_cookie(chromium, site):
+    context = chromium.new_context()
+    pg = context.new_page()
+    response = pg.goto(f"{site}/")
+    assert response.status == 401
+    assert pg.locator("h1").inner_text() == "Sign in"
+    assert "Alembic search index" not in pg.content()
+    pg.goto(f"{site}/?login={CODE}")
+    assert pg.url == f"{site}/"  # the code is gone from the address bar
+    assert pg.locator("h1").inner_text() == "Sessions"
+    assert pg.evaluate("document.cookie") == ""  # HttpOnly: no script reads it
+    cookie = next(c for c in context.cookies() if c["name"] == "continuity_browser")
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Strict" and TOKEN not in cookie["value"]
+    # One-time: a fresh browser cannot use the code again.
+    other = chromium.new_context().new_page()
+    assert other.goto(f"{site}/?login={CODE}").status == 401
+    # The daemon's token signs in any time; the API never takes the cookie.
+    assert other.goto(f"{site}/search?q=parser&token={TOKEN}").status == 200
+    assert other.url == f"{site}/search?q=parser"
+    assert pg.goto(f"{site}/api/checkpoints/cc-alembic").status == 401
+    context.close()
+
+
+def test_sessions_list_newest_first_with_filters(page, site):
+    rows = page.locator("tbody tr")
+    assert rows.count() == 3
+    assert "subagent 7" in page.locator("tbody").inner_text()
+    _shot(page, "sessions")
+    page.fill("input[name=harness]", "codex")
+    page.click("button[type=submit]")
+    assert page.locator("tbody tr").count() == 1
+    assert page.locator("tbody tr td").first.inner_text() == "cx-parser"
+
+
+def test_search_marks_hits_and_opens_the_row(page, site):
+    page.goto(f"{site}/search")
+    page.fill("input[name=q]", "alembic")
+    page.click("button[type=submit]")
+    hits = page.locator(".hit")
+    assert hits.count() == 5
+    marks = {m.lower() for m in page.locator(".hit mark").all_inner_texts()}
+    assert marks == {"alembic"}
+    text = page.locator("main").inner_text()
+    assert "continuity show cc-alembic --seq 1" in text
+    assert "continuity resume cx-parser --in codex" in text
+    assert "subagent 7" in text
+    _shot(page, "search")
+    page.locator(".hit a", has_text="Flaky parser").click()
+    assert page.locator("h1").inner_text() == "Flaky parser"
+    assert page.locator(".row.focus .head").inner_text().startswith("#1 assistant")
+
+
+def test_session_page_shows_compaction_pairs_folds_and_continuation(page, site):
+    page.goto(f"{site}/session?key=cc-alembic")
+    compaction = page.locator(".compaction")
+    assert compaction.count() == 1
+    assert "the migration for the search index was written" in compaction.inner_text()
+    pair = page.locator("#row-1 .pair")
+    left, right = pair.locator("> div").nth(0), pair.locator("> div").nth(1)
+    assert "Bash" in left.inner_text() and "alembic upgrade head" in left.inner_text()
+    assert "Result, row 2" in right.inner_text()
+    # The 80-line output is folded: its summary shows, its last line does not until opened.
+    details = right.locator("details")
+    assert details.locator("summary").inner_text().startswith("80 lines")
+    assert not right.get_by_text("line 79 of the migration log").is_visible()
+    details.locator("summary").click()
+    assert right.get_by_text("line 79 of the migration log").is_visible()
+    assert "results shown beside their calls" in page.locator("#row-2").inner_text()
+    assert page.locator(".media").inner_text() == "[image/png 48213 B omitted]"
+    checkpoint = page.locator(".checkpoint")
+    assert checkpoint.count() == 1 and "pre_compaction" in checkpoint.inner_text()
+    # The checkpoint sits where it was taken: after row 2 (taken at 09:02:30).
+    assert page.evaluate("document.querySelector('.checkpoint').previousElementSibling.id") \
+        == "row-2"
+    cont = page.locator("#continuation")
+    assert "bytes of budget used" in cont.inner_text()
+    import re
+
+    used, budget = map(int, re.search(r"(\d+) of (\d+) bytes of budget used",
+                                      cont.inner_text()).groups())
+    assert budget == 240_000 and 0 < used < budget
+    width = page.evaluate("document.querySelector('#continuation .bar span').style.width")
+    assert width == f"{round(100 * used / budget, 1):g}%"
+    assert "Request (row 4)" in cont.inner_text()
+    _shot(page, "session")
+
+
+def test_hostile_text_is_shown_not_run_and_secrets_are_redacted(page, site):
+    page.goto(f"{site}/session?key=cc-alembic")
+    row = page.locator("#row-4")
+    seen = row.inner_text()
+    assert "<script>window.pwned = 1</script>" in seen  # shown as text
+    assert page.evaluate("typeof window.pwned") == "undefined"
+    assert page.locator("#row-4 img").count() == 0
+    assert "\x1b" not in seen and "[31m" not in seen and "red" in seen
+    assert SECRET not in page.content() and "ZYXWVUTSRQ" not in page.content()
+    assert "Secrets are redacted." in page.locator("main").inner_text()
+    page.goto(f"{site}/session?key=cc-alembic&raw=1")
+    assert SECRET in page.locator("#row-4").inner_text()
+    assert LONG.splitlines()[0] in page.content()
+
+
+def test_readable_without_javascript(chromium, site):
+    context = chromium.new_context(java_script_enabled=False)
+    pg = context.new_page()
+    pg.goto(f"{site}/search?q=migration&login={CODE}")
+    assert pg.locator(".hit").count() >= 2
+    pg.goto(f"{site}/session?key=cc-alembic")
+    assert pg.locator(".compaction").is_visible()
+    context.close()

@@ -1,0 +1,134 @@
+"""``continuity search``, ``export`` and ``show --seq`` (issue 19): output, JSON lines, filters,
+redaction, exit codes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from continuity.cli.app import app
+from continuity.core.config import database_url
+from continuity.core.errors import ContinuityError
+from continuity.store import open_store
+from tests.browser.corpus import HOSTILE, SECRET, build
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    with open_store(database_url(path)) as store:
+        build(store)
+    return path
+
+
+def invoke(*args: object):
+    """Run the app in-process; a ``ContinuityError`` is kept (``code`` gives its exit code,
+    as ``cli.app.main`` maps it), any other exception raised."""
+    result = runner.invoke(app, [str(a) for a in args])
+    if result.exception and not isinstance(result.exception, (SystemExit, ContinuityError)):
+        raise result.exception
+    return result
+
+
+def code(result) -> int:
+    """The exit code ``continuity`` would end with."""
+    if isinstance(result.exception, ContinuityError):
+        return result.exception.exit_code
+    return result.exit_code
+
+
+def test_search_json_is_one_object_per_line(home):
+    r = invoke("search", "alembic", "--json", "--home", home)
+    assert r.exit_code == 0
+    hits = [json.loads(line) for line in r.stdout.splitlines()]
+    assert {(h["session"], h["seq"]) for h in hits} == {
+        ("cc-alembic", 0), ("cc-alembic", 1), ("cc-alembic", 6), ("cx-parser", 1),
+        ("cc-alembic/agent-7", 0)}
+    assert {h["harness"] for h in hits} == {"claude-code", "codex"}
+    sub = next(h for h in hits if h["session"] == "cc-alembic/agent-7")
+    assert sub["subagent"] is True and sub["agent"] == "7"
+    codex = next(h for h in hits if h["harness"] == "codex")
+    assert codex["show_command"] == "continuity show cx-parser --seq 1"
+    assert codex["resume_command"] == "continuity resume cx-parser --in codex"
+    assert codex["project"] == "/home/ana/other" and codex["time"] == "2026-11-20T09:01:00Z"
+
+
+def test_search_text_output_and_filters(home):
+    r = invoke("search", "alembic", "--harness", "codex", "-n", "5", "--home", home)
+    assert r.exit_code == 0
+    assert r.stdout.splitlines()[0].startswith("cx-parser #1 assistant · codex · /home/ana/other")
+    assert "continuity show cx-parser --seq 1" in r.stdout
+    r = invoke("search", "alembic", "--project", "/home/ana/app", "--role", "user", "--json",
+               "--home", home)
+    assert sorted(json.loads(x)["session"] for x in r.stdout.splitlines()) == [
+        "cc-alembic", "cc-alembic/agent-7"]
+    r = invoke("search", "alembic", "--tool", "bash", "--json", "--home", home)
+    assert [json.loads(x)["seq"] for x in r.stdout.splitlines()] == [1]
+    r = invoke("search", "alembic", "--since", "2026-11-20T09:05", "--json", "--home", home)
+    assert [json.loads(x)["seq"] for x in r.stdout.splitlines()] == [6]
+
+
+def test_search_here_is_the_current_folder(home, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    r = invoke("search", "alembic", "--here", "--json", "--home", home)
+    assert r.exit_code == 0 and r.stdout == ""
+
+
+def test_search_redacts_snippets(home):
+    r = invoke("search", "key", "--json", "--home", home)
+    assert SECRET not in r.stdout and "ZYXWVUTSRQ" not in r.stdout
+    assert "[REDACTED" in r.stdout
+
+
+@pytest.mark.parametrize("args,needle", [(["--since", "yesterday"], "--since"),
+                                         (["--role", "robot"], "--role")])
+def test_search_bad_input_exits_2(home, args, needle):
+    r = invoke("search", "alembic", *args, "--home", home)
+    assert code(r) == 2 and str(r.exception).startswith(needle)
+
+
+def test_search_nothing_found(home):
+    r = invoke("search", '"***"', "--home", home)
+    assert r.exit_code == 0 and r.stdout == ""
+
+
+def test_export_markdown_html_jsonl(home, tmp_path):
+    md = invoke("export", "cc-alembic", "--home", home).stdout
+    assert md.startswith("# Alembic search index\n")
+    assert "## Compaction at row 3" in md and "**Tool call** `Bash`" in md
+    assert SECRET not in md and "\\<script\\>" in md  # escaped, never HTML
+    out = tmp_path / "s.html"
+    r = invoke("export", "cc-alembic", "--format", "html", "--output", out, "--home", home)
+    assert r.exit_code == 0
+    html = out.read_text()
+    assert html.startswith("<!doctype html>") and "<script>" not in html
+    assert "&lt;script&gt;window.pwned = 1&lt;/script&gt;" in html
+    assert "href=\"/search\"" not in html  # self-contained: no navigation to the server
+    lines = invoke("export", "cc-alembic", "--format", "jsonl", "--since-seq", "1",
+                   "--until-seq", "4", "--home", home).stdout.splitlines()
+    rows = [json.loads(x) for x in lines]
+    assert [r["seq"] for r in rows] == [1, 2, 3, 4]
+    assert rows[0]["content"][1]["name"] == "Bash"
+    assert SECRET not in lines[3] and HOSTILE.split("<")[0] in rows[3]["content"][0]["text"]
+
+
+def test_export_raw_warns(home):
+    r = invoke("export", "cc-alembic", "--format", "jsonl", "--raw", "--home", home)
+    assert SECRET in r.stdout
+    assert "warning: --raw" in r.stderr
+
+
+def test_export_unknown_session_and_bad_format(home):
+    assert code(invoke("export", "nope", "--home", home)) == 3
+    assert code(invoke("export", "cc-alembic", "--format", "pdf", "--home", home)) == 2
+
+
+def test_show_seq_opens_the_rows_around_a_hit(home):
+    r = invoke("show", "cc-alembic", "--seq", "6", "--json", "--home", home)
+    assert [e["seq"] for e in json.loads(r.stdout)["entries"]] == [1, 2, 3, 4, 5, 6]
+    assert code(invoke("show", "cc-alembic", "--seq", "99", "--home", home)) == 2

@@ -1,0 +1,75 @@
+"""The session browser's sign-in behind the daemon's guard (issue 19), in process: the cookie
+opens the pages only, the Host/Origin/Sec-Fetch-Site rules hold for pages too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+from fastapi.testclient import TestClient
+
+from continuity.daemon.browser import BROWSER_COOKIE, cookie_value
+from continuity.daemon.server import DaemonSettings, create_app
+from tests.browser.corpus import build
+from tests.daemon.livecapture import start_live
+
+TOKEN = "guard-test-token-0123456789abcdef"
+LOCAL = "http://127.0.0.1"
+
+
+@pytest.fixture
+def client(store, isolated_home: Path) -> Iterator[TestClient]:
+    build(store)
+    live = start_live(store, isolated_home)
+    app = create_app(live, DaemonSettings(token=TOKEN), login_codes={"code-1"})
+    try:
+        with TestClient(app, base_url=LOCAL, follow_redirects=False) as c:
+            yield c
+    finally:
+        live.close()
+
+
+def test_login_code_sets_a_strict_httponly_cookie_once(client):
+    r = client.get("/search?q=alembic&login=code-1")
+    assert r.status_code == 303 and r.headers["location"] == "/search?q=alembic"
+    cookie = r.headers["set-cookie"]
+    assert cookie == (f"{BROWSER_COOKIE}={cookie_value(TOKEN)}; HttpOnly; SameSite=Strict; "
+                      "Path=/")
+    assert TOKEN not in cookie
+    client.cookies.clear()
+    assert client.get("/?login=code-1").status_code == 401  # used up
+
+
+def test_cookie_opens_pages_not_the_api(client):
+    jar = {"cookie": f"{BROWSER_COOKIE}={cookie_value(TOKEN)}"}
+    page = client.get("/session?key=cc-alembic", headers=jar)
+    assert page.status_code == 200 and "Alembic search index" in page.text
+    assert page.headers["content-security-policy"].startswith("default-src 'none'")
+    assert client.get("/api/checkpoints/cc-alembic", headers=jar).status_code == 401
+    assert client.get("/openapi.json", headers=jar).status_code == 401
+    assert client.get("/", headers={"cookie": f"{BROWSER_COOKIE}={'0' * 64}"}).status_code == 401
+
+
+def test_bearer_still_reads_pages_and_wrong_token_query_refused(client):
+    auth = {"authorization": f"Bearer {TOKEN}"}
+    assert client.get("/", headers=auth).status_code == 200
+    r = client.get(f"/?token={TOKEN}x")
+    assert r.status_code == 401 and r.headers["content-type"].startswith("text/html")
+    assert "Sign in" in r.text and TOKEN not in r.text
+
+
+@pytest.mark.parametrize("headers,status", [
+    ({"origin": "http://evil.example"}, 403),
+    ({"sec-fetch-site": "cross-site"}, 403),
+    ({"host": "evil.example"}, 421),
+])
+def test_page_guard_rules_hold_with_the_cookie(client, headers, status):
+    jar = {"cookie": f"{BROWSER_COOKIE}={cookie_value(TOKEN)}"}
+    assert client.get("/", headers={**jar, **headers}).status_code == status
+    assert client.get("/?login=code-1", headers=headers).status_code == status
+
+
+def test_unknown_session_is_a_404_page(client):
+    r = client.get("/session?key=nope", headers={"authorization": f"Bearer {TOKEN}"})
+    assert r.status_code == 404 and "No such session" in r.text
