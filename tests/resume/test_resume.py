@@ -279,3 +279,17 @@ def test_exec_opens_the_new_session_in_the_project_folder(tmp_path: Path) -> Non
     written = next((tmp_path / "cx" / "sessions").rglob("rollout-*.jsonl"))
     session_id = json.loads(written.read_text().splitlines()[0])["payload"]["id"]
     assert record.read_text().split() == [str(project), "resume", session_id]
+
+
+def test_blank_user_rows_are_not_written_as_turns():
+    """A tail user row whose text is whitespace only (``"\\r"``, found by the resume property
+    test) becomes no turn: read back it would be a request with no words (refused as
+    ``incomplete_request``), and the providers answer a blank text block with a 400."""
+    from continuity.resume.convert import _raw_turns, _Ids
+
+    rows = [("user", [{"type": "text", "text": "task"}], {"text": "task", "actor": "user"}),
+            ("user", [{"type": "text", "text": "\r"}], None),
+            ("user", [{"type": "text", "text": ""}], None),
+            ("user", [{"type": "text", "text": " next "}], None)]
+    turns = _raw_turns(rows, _Ids("claude-code"), "claude-code")
+    assert [(t.kind, t.parts) for t in turns] == [("user", ["task"]), ("user", [" next "])]

@@ -237,12 +237,15 @@ def _shell_command(args: Any) -> str | None:
 
 
 def _texts(content: Iterable[dict[str, Any]]) -> list[str]:
+    """The texts of a row's blocks for the target; a text or thinking block of whitespace only
+    is left out (it carries nothing, the providers refuse a blank text block with a 400, and
+    read back it would be a user turn with no words: an incomplete request)."""
     out = []
     for b in content:
         t = b.get("type")
-        if t == "text" and b.get("text"):
+        if t == "text" and (b.get("text") or "").strip():
             out.append(b["text"])
-        elif t == "thinking" and b.get("text"):
+        elif t == "thinking" and (b.get("text") or "").strip():
             out.append(f"(earlier reasoning, quoted)\n{b['text']}")
         elif t == "media":
             out.append(media_stub(b.get("media_type", "application/octet-stream"),
