@@ -4,6 +4,7 @@ redaction, exit codes."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -132,3 +133,32 @@ def test_show_seq_opens_the_rows_around_a_hit(home):
     r = invoke("show", "cc-alembic", "--seq", "6", "--json", "--home", home)
     assert [e["seq"] for e in json.loads(r.stdout)["entries"]] == [1, 2, 3, 4, 5, 6]
     assert code(invoke("show", "cc-alembic", "--seq", "99", "--home", home)) == 2
+
+
+def test_review_faults_are_one_line_errors(home, tmp_path):
+    """Fresh-user review: an age before year 1, a row number past 64 bits and an --output that
+    is not a regular file are exit 2 with one line (an OverflowError traceback before; export
+    replaced /dev/full with a regular file); ``-n 0`` is all hits up to the cap."""
+    r = invoke("search", "alembic", "--since", "99999999d", "--home", home)
+    assert code(r) == 2 and "before year 1" in str(r.exception)
+    r = invoke("show", "cx-parser", "--seq", str(2**64), "--home", home)
+    assert code(r) == 2
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    link = tmp_path / "link.md"
+    link.symlink_to(tmp_path / "target.md")
+    for bad in (fifo, link, Path("/dev/null")):
+        r = invoke("export", "cx-parser", "--output", bad, "--home", home)
+        assert code(r) == 2 and "not a regular file" in str(r.exception), bad
+    assert link.is_symlink() and not (tmp_path / "target.md").exists()
+    r = invoke("search", "alembic", "-n", "0", "--json", "--home", home)
+    assert code(r) == 0 and r.output.count("\n") >= 1
+
+
+def test_search_text_shows_control_characters_never_sends_them(home):
+    """A transcript's terminal escapes reach the screen as visible symbols (review: search
+    printed the ESC byte raw, so a title-setting sequence ran)."""
+    from continuity.cli.render import pictured
+
+    assert pictured("a\x1b]0;PWNED\x07b") == "a\u241b]0;PWNED\u2407b"
+    assert len(pictured("\x1b[31mred")) == len("\x1b[31mred")

@@ -380,8 +380,8 @@ def test_sessions_bad_since_is_exit_2(monkeypatch, capsys, examples_home):
     code, out, err = run_main(monkeypatch, capsys, "sessions", "--since", "yesterday",
                               "--home", examples_home)
     assert code == 2
-    assert err.strip() == ("continuity: --since 'yesterday': give a date or time (2026-12-01, "
-                           "2026-12-01T09:30) or an age (90min, 12h, 7d, 2w)")
+    assert err.strip() == ("continuity: --since 'yesterday': give a date (2026-11-30), a time "
+                           "(2026-11-30T14:00) or an age (90min, 12h, 7d, 2w)")
 
 
 def test_parse_since_ages():

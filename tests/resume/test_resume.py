@@ -246,11 +246,17 @@ def test_cli_json_and_errors(tmp_path: Path) -> None:
     done = _cli(ws, "resume", "abc", "--in", "codex", "--target-home", str(target), "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert set(data) == {"target", "path", "session_id", "command", "cwd"}
+    assert set(data) == {"target", "path", "session_id", "command", "cwd", "env"}
     assert data["target"] == "codex" and Path(data["path"]).is_file()
-    assert data["command"] == f"cd {project} && codex resume {data['session_id']}"
+    # --target-home: the command names the home, so codex looks where the file is (review)
+    assert data["env"] == {"CODEX_HOME": str(target)}
+    assert data["command"] == \
+        f"cd {project} && CODEX_HOME={target} codex resume {data['session_id']}"
     plain = _cli(ws, "resume", "abc", "--in", "pi", "--target-home", str(tmp_path / "pi"))
-    assert plain.returncode == 0 and plain.stdout.startswith(f"cd {project} && pi --session ")
+    assert plain.returncode == 0 and plain.stdout.startswith(
+        f"cd {project} && PI_CODING_AGENT_DIR={tmp_path / 'pi'} pi --session {tmp_path / 'pi'}/")
+    empty = _cli(ws, "resume", "abc", "--in", "claude-code", "--target-home", "")
+    assert empty.returncode == 2 and "--target-home is empty" in empty.stderr
     bad = _cli(ws, "resume", "abc", "--in", "emacs")
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0
     assert "unknown harness 'emacs'" in bad.stderr

@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Sequence
 
+from continuity.core.when import parse_when  # one rule (re-exported)
 from continuity.core.errors import InputError
 from continuity.redaction.funnel import redact
 from continuity.store.search import EntryFilter, entry_body
@@ -31,8 +32,6 @@ SNIPPET_CHARS = 160
 #: Characters each side of the hit redacted before the snippet is cut (see the docstring).
 REDACT_REGION = 640
 _WS = re.compile(r"\s+")
-_AGO = re.compile(r"^\s*(\d+)\s*([mhdw])\s*$", re.IGNORECASE)
-_UNITS = {"m": "minutes", "h": "hours", "d": "days", "w": "weeks"}
 
 
 @dataclass(slots=True)
@@ -63,23 +62,6 @@ class SearchHit:
         out = asdict(self)
         out["spans"] = [list(s) for s in self.spans]
         return out
-
-
-def parse_when(value: str, *, now: datetime | None = None, field_name: str = "--since"
-               ) -> datetime:
-    """A time bound from a user: ``7d``/``12h``/``30m``/``2w`` (that long before ``now``), a
-    date ``2026-11-30`` (its midnight, UTC) or an ISO time (UTC unless it names a zone).
-    Raises ``InputError`` naming ``field_name`` otherwise."""
-    now = now or datetime.now(timezone.utc)
-    m = _AGO.match(value)
-    if m:
-        return now - timedelta(**{_UNITS[m.group(2).lower()]: int(m.group(1))})
-    try:
-        parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
-    except ValueError:
-        raise InputError(f"{field_name}: {value!r} is not a date (2026-11-30), a time "
-                         "(2026-11-30T14:00) or an age (7d, 12h, 30m, 2w)") from None
-    return parsed.replace(tzinfo=timezone.utc) if parsed.tzinfo is None else parsed
 
 
 def _term_pattern(terms: Sequence[str]) -> re.Pattern[str]:

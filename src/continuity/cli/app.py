@@ -14,6 +14,7 @@ from typing import Any, List, Optional
 
 import typer
 from continuity.core.config import database_url, resolve_home
+from continuity.core.model import MAX_SEQ
 from continuity.core.errors import ContinuityError, InputError
 
 app = typer.Typer(
@@ -180,7 +181,7 @@ def show_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
     all_rows: bool = typer.Option(False, "--all", help="Also show rows outside the "
                                   "conversation (events, context, sidechains, unknown lines)."),
-    seq: Optional[int] = typer.Option(None, "--seq", min=0, help="Show the rows around row N "
+    seq: Optional[int] = typer.Option(None, "--seq", min=0, max=MAX_SEQ, help="Show the rows around row N "
                                       "(from N-5, 30 rows; every kind of row), e.g. a "
                                       "`continuity search` hit."),
     home: Optional[Path] = HomeOption,

@@ -367,3 +367,8 @@ class Memory:
     source_id: str | None = None
     agent_id: str = "default"
     created_at: datetime | None = None
+
+
+#: The largest row number a user may ask for (``--seq``, ``--since-seq``): the largest value a
+#: 64-bit signed integer column (SQLite's INTEGER, PostgreSQL's BIGINT) holds.
+MAX_SEQ = 2**63 - 1

@@ -23,6 +23,7 @@ import hashlib
 import hmac
 from typing import Any
 
+from continuity.core.model import MAX_SEQ
 from continuity.core.errors import ContinuityError, SessionNotFound
 
 #: The pages the cookie opens (exact paths, GET and HEAD only).
@@ -95,8 +96,8 @@ def add_browser_routes(app: Any, live: Any) -> None:
                     400 if error else 200)
 
     @app.get("/session", include_in_schema=False)
-    def session_page(key: str, from_: int | None = Query(None, alias="from", ge=0),
-                     seq: int | None = Query(None, ge=0), raw: bool = False) -> Any:
+    def session_page(key: str, from_: int | None = Query(None, alias="from", ge=0, le=MAX_SEQ),
+                     seq: int | None = Query(None, ge=0, le=MAX_SEQ), raw: bool = False) -> Any:
         try:
             view = session_view(live.store, key, from_seq=from_, focus_seq=seq, raw=raw)
         except SessionNotFound:

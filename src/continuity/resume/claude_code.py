@@ -33,10 +33,15 @@ MAX_FOLDER = 200
 _NON_ALNUM = re.compile(r"[^A-Za-z0-9]")
 
 
+#: The variable naming this harness's home folder (``--target-home`` sets it for the
+#: command that opens the new session).
+HOME_VARIABLE = "CLAUDE_CONFIG_DIR"
+
+
 def harness_home(env: Mapping[str, str], override: Path | None = None) -> Path:
     """Claude Code's config folder: ``override``, else ``$CLAUDE_CONFIG_DIR``, else
     ``~/.claude``."""
-    return files.harness_home(env, override, "CLAUDE_CONFIG_DIR", ".claude")
+    return files.harness_home(env, override, HOME_VARIABLE, ".claude")
 
 
 def project_folder(home: Path, project: str) -> Path:

@@ -32,9 +32,14 @@ TARGET = "codex"
 VERSION = "0.171.0"
 
 
+#: The variable naming this harness's home folder (``--target-home`` sets it for the
+#: command that opens the new session).
+HOME_VARIABLE = "CODEX_HOME"
+
+
 def harness_home(env: Mapping[str, str], override: Path | None = None) -> Path:
     """Codex's home: ``override``, else ``$CODEX_HOME``, else ``~/.codex``."""
-    return files.harness_home(env, override, "CODEX_HOME", ".codex")
+    return files.harness_home(env, override, HOME_VARIABLE, ".codex")
 
 
 def project_folder(home: Path, project: str, now: datetime) -> Path:

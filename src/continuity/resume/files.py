@@ -42,11 +42,12 @@ def write_new(path: Path, lines: Iterable[dict[str, Any]]) -> None:
 def harness_home(env: Mapping[str, str], override: Path | None, variable: str,
                  *default: str) -> Path:
     """A harness's home folder: ``override`` (``--target-home``), else the folder named by the
-    harness's own variable ``variable`` in ``env``, else ``$HOME`` joined with ``default``."""
+    harness's own variable ``variable`` in ``env``, else ``$HOME`` joined with ``default``;
+    always absolute (a relative one is taken from the current folder, as the shell would)."""
     if override is not None:
-        return override
+        return Path(os.path.abspath(Path(override).expanduser()))
     if env.get(variable):
-        return Path(env[variable])
+        return Path(os.path.abspath(Path(env[variable]).expanduser()))
     return Path(env.get("HOME") or os.path.expanduser("~")).joinpath(*default)
 
 

@@ -30,9 +30,14 @@ from continuity.resume.files import uuid7
 TARGET = "pi"
 
 
+#: The variable naming this harness's home folder (``--target-home`` sets it for the
+#: command that opens the new session).
+HOME_VARIABLE = "PI_CODING_AGENT_DIR"
+
+
 def harness_home(env: Mapping[str, str], override: Path | None = None) -> Path:
     """pi's agent folder: ``override``, else ``$PI_CODING_AGENT_DIR``, else ``~/.pi/agent``."""
-    return files.harness_home(env, override, "PI_CODING_AGENT_DIR", ".pi", "agent")
+    return files.harness_home(env, override, HOME_VARIABLE, ".pi", "agent")
 
 
 def project_folder(home: Path, project: str) -> Path:

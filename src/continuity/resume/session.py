@@ -13,7 +13,7 @@ folder:
 - ``pi``: ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent`` ``/sessions/--<project>--/…_<uuid>.jsonl``.
 
 ``target_home`` replaces the harness's home folder. The source session and its file are only
-read. Returns a ``Written`` ``{target, path, session_id, command, cwd}``.
+read. Returns a ``Written`` ``{target, path, session_id, command, cwd, env}``.
 
 Raises ``ResumeRefused`` (exit 5, nothing written) when the continuation is refused,
 ``InputError`` (exit 2) for an unknown target, a session without a project folder (or one that
@@ -23,7 +23,7 @@ does not exist), or a harness home that cannot be written, and ``SessionNotFound
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
@@ -59,15 +59,19 @@ class Written:
     session_id: str
     command: list[str]
     cwd: str
+    #: Variables the command needs (``{"CLAUDE_CONFIG_DIR": "/x"}`` after ``--target-home``),
+    #: so that the harness looks where the file was written; empty otherwise.
+    env: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """``{target, path, session_id, command}`` (``command`` as one shell line run in the
         project folder) plus ``cwd``: the ``resume --json`` object."""
         import shlex
 
+        assign = "".join(f"{k}={shlex.quote(v)} " for k, v in self.env.items())
         return {"target": self.target, "path": str(self.path), "session_id": self.session_id,
-                "command": f"cd {shlex.quote(self.cwd)} && {shlex.join(self.command)}",
-                "cwd": self.cwd}
+                "command": f"cd {shlex.quote(self.cwd)} && {assign}{shlex.join(self.command)}",
+                "cwd": self.cwd, "env": dict(self.env)}
 
 
 def resume_session(store: Any, session_key: str, target: str, *,
@@ -80,6 +84,8 @@ def resume_session(store: Any, session_key: str, target: str, *,
     if target not in TARGETS:
         raise InputError(f"unknown harness {target!r}: choose one of {', '.join(TARGETS)}")
     env = os.environ if env is None else env
+    if target_home is not None and not str(target_home).strip():
+        raise InputError("--target-home is empty: give the harness's home folder")
     session = store.get_session(session_key)
     if session is None:
         raise SessionNotFound(session_key)
@@ -116,7 +122,8 @@ def resume_session(store: Any, session_key: str, target: str, *,
     except OSError as exc:
         raise InputError(f"cannot write the {target} session under {home}: "
                          f"{exc.strerror or exc}") from None
-    return Written(target, path, session_id, writer.command(session_id, path, project), project)
+    return Written(target, path, session_id, writer.command(session_id, path, project), project,
+                   {writer.HOME_VARIABLE: str(home)} if target_home is not None else {})
 
 
 __all__ = ["resume_session", "Written", "ResumeRefused", "WRITERS", "TARGETS"]

@@ -15,10 +15,16 @@ from typing import List, Optional
 import orjson
 import typer
 
-from continuity.cli.commands.common import (HomeOption, JsonOption, err, open_cli_store, out,
+from continuity.cli.commands.common import (HomeOption, JsonOption, count_option, err,
+                                            open_cli_store, out,
                                             resolve_session)
+from continuity.core.model import MAX_SEQ
 from continuity.core.errors import InputError
 from continuity.core.text import clean
+
+
+#: The most hits ``search`` prints (``-n 0``: all of them up to this).
+MAX_HITS = 500
 
 
 def search_cmd(
@@ -39,8 +45,7 @@ def search_cmd(
                                        "assistant, tool or system."),
     tool: Optional[str] = typer.Option(None, "--tool", help="Only rows that call a tool of "
                                        "this name (e.g. Bash), or carry its result."),
-    limit: int = typer.Option(20, "-n", "--count", min=1, max=500,
-                              help="How many hits (1..500)."),
+    limit: int = count_option(20, "hits", maximum=MAX_HITS),
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -62,7 +67,7 @@ def search_cmd(
         since=parse_when(since, field_name="--since") if since else None,
         until=parse_when(until, field_name="--until") if until else None)
     with open_cli_store(home, read_only=True) as store:
-        hits = search(store, query, limit=limit, filters=filters)
+        hits = search(store, query, limit=limit or MAX_HITS, filters=filters)
     if as_json:
         buffer = sys.stdout.buffer
         for h in hits:
@@ -74,18 +79,20 @@ def search_cmd(
         return
     from rich.text import Text
 
+    from continuity.cli.render import pictured, shown
+
     for h in hits:
         who = h.harness + (f", subagent {h.agent}" if h.subagent else "") + (
             ", sidechain" if h.sidechain else "")
-        head = Text(f"{h.session} #{h.seq} ", style="bold")
-        head.append(f"{h.role} · {who} · {h.project or 'no project'} · {h.time or 'no time'}",
-                    style="dim")
+        head = Text(shown(f"{h.session} #{h.seq} "), style="bold")
+        head.append(shown(f"{h.role} · {who} · {h.project or 'no project'} · "
+                          f"{h.time or 'no time'}"), style="dim")
         out.print(head)
-        body = Text("  " + h.snippet)
+        body = Text("  " + pictured(h.snippet))  # same length: the spans still fit
         for start, end in h.spans:
             body.stylize("bold yellow", start + 2, end + 2)
         out.print(body)
-        out.print(Text(f"  {h.show_command}   |   {h.resume_command}", style="cyan"))
+        out.print(Text(shown(f"  {h.show_command}   |   {h.resume_command}"), style="cyan"))
 
 
 def export_cmd(
@@ -94,12 +101,14 @@ def export_cmd(
                             "self-contained page, as the browser shows it) or jsonl (one "
                             "stored row per line)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file "
-                                          "(whole or not at all) instead of stdout.",
+                                          "(whole or not at all; an existing regular file is "
+                                          "replaced, anything else refused) instead of stdout "
+                                          "(also -).",
                                           show_default=False),
     raw: bool = typer.Option(False, "--raw", help="Do not redact secrets (a warning is "
                              "printed)."),
-    since_seq: Optional[int] = typer.Option(None, "--since-seq", min=0, help="First row."),
-    until_seq: Optional[int] = typer.Option(None, "--until-seq", min=0, help="Last row."),
+    since_seq: Optional[int] = typer.Option(None, "--since-seq", min=0, max=MAX_SEQ, help="First row."),
+    until_seq: Optional[int] = typer.Option(None, "--until-seq", min=0, max=MAX_SEQ, help="Last row."),
     home: Optional[Path] = HomeOption,
 ) -> None:
     """Export a session as Markdown, HTML or JSON Lines, secrets redacted unless --raw."""
@@ -124,12 +133,26 @@ def export_cmd(
             text = session_page(view, standalone=True) if fmt == "html" else \
                 session_markdown(view)
             data = text.encode("utf-8")
-    if output is None:
+    if output is None or str(output) == "-":
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
         return
+    import os
+    import stat
+
     from continuity.core.private import write_whole
 
+    try:
+        mode = os.lstat(output).st_mode
+    except FileNotFoundError:
+        mode = None
+    except OSError as exc:
+        raise InputError(f"cannot write {output}: {exc.strerror or exc}") from None
+    if mode is not None and not stat.S_ISREG(mode):
+        # a device, pipe, socket, folder or symlink would be replaced by a regular file
+        raise InputError(f"--output {output}: not a regular file (a device, pipe, folder or "
+                         "symlink): give a new file name, or omit --output (or give -) for "
+                         "stdout")
     try:
         write_whole(output, data, 0o600)
     except OSError as exc:

@@ -109,26 +109,13 @@ def count_option(default: int | None, what: str, *, flags: tuple[str, ...] = ("-
                              f"{maximum:,}).")
 
 
-_AGES = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 * 86400}
-
-
 def parse_since(value: str, *, now: Any = None) -> Any:
-    """``--since``: an age (``90min``, ``12h``, ``7d``, ``2w``: that long before ``now``) or
-    an ISO 8601 date or time (``2026-12-01``, ``2026-12-01T09:30+01:00``; UTC when it names
-    no offset), as an aware datetime. Anything else is an ``InputError`` naming ``--since``."""
-    import re
-    from datetime import datetime, timedelta, timezone
+    """``--since``: ``continuity.core.when.parse_when`` (an age such as ``90min``, ``12h``,
+    ``7d``, ``2w``, or an ISO 8601 date or time, UTC when it names no offset), as an aware
+    datetime; anything else is an ``InputError`` naming ``--since``."""
+    from continuity.core.when import parse_when
 
-    now = now or datetime.now(timezone.utc)
-    age = re.fullmatch(r"\s*(\d{1,9})\s*(s|sec|m|min|h|d|w)\s*", value)
-    if age:
-        return now - timedelta(seconds=int(age.group(1)) * _AGES[age.group(2)])
-    try:
-        when = datetime.fromisoformat(value.strip())
-    except ValueError:
-        raise InputError(f"--since {value!r}: give a date or time (2026-12-01, "
-                         "2026-12-01T09:30) or an age (90min, 12h, 7d, 2w)") from None
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    return parse_when(value, now=now, field_name="--since")
 
 
 def open_cli_store(home: Optional[Path], *, read_only: bool = False):  # type: ignore[no-untyped-def]

@@ -37,7 +37,7 @@ def resume_cmd(
     budget: int = BudgetOption,
     execute: bool = typer.Option(False, "--exec", help="Open the new session in the harness "
                                  "right away (in the session's project folder)."),
-    target_home: Optional[Path] = typer.Option(
+    target_home: Optional[str] = typer.Option(
         None, "--target-home", metavar="DIR", show_default=False,
         help="The harness's home folder (default: $CLAUDE_CONFIG_DIR or ~/.claude, $CODEX_HOME "
              "or ~/.codex, $PI_CODING_AGENT_DIR or ~/.pi/agent)."),
@@ -53,9 +53,13 @@ def resume_cmd(
     A refused continuation writes nothing (exit 5)."""
     from continuity.resume import resume_session
 
+    if target_home is not None and not target_home.strip():
+        raise InputError("--target-home is empty: give the harness's home folder")
+
     with open_cli_store(home, read_only=True) as store:
         written = resume_session(store, resolve_session(store, session), target,
-                                 budget_bytes=budget, target_home=target_home)
+                                 budget_bytes=budget,
+                                 target_home=Path(target_home) if target_home else None)
     if as_json and not execute:
         emit_json(written.to_dict())
         return
@@ -69,4 +73,5 @@ def resume_cmd(
                          f"{written.to_dict()['command']}")
     err.print(f"wrote {written.path}; opening it", markup=False, highlight=False)
     os.chdir(written.cwd)
+    os.environ.update(written.env)  # --target-home: the harness looks where the file is
     os.execv(binary, [binary, *written.command[1:]])
