@@ -162,3 +162,10 @@ def test_search_text_shows_control_characters_never_sends_them(home):
 
     assert pictured("a\x1b]0;PWNED\x07b") == "a\u241b]0;PWNED\u2407b"
     assert len(pictured("\x1b[31mred")) == len("\x1b[31mred")
+
+
+def test_search_of_stop_words_only_says_why(home):
+    """Review: ``search AND`` found nothing without a word why; the index (as recall's, and
+    PostgreSQL's english configuration) leaves common words out."""
+    r = invoke("search", "AND or not", "--home", home)
+    assert r.exit_code == 0 and "only common English words" in r.stderr

@@ -75,7 +75,13 @@ def search_cmd(
         buffer.flush()
         return
     if not hits:
-        err.print(f"no row matches {clean(query)!r}", markup=False)
+        from continuity.transcripts.memories import query_terms, query_words
+
+        why = ""
+        if query_words(query) and not query_terms(query):  # e.g. "AND", "or not"
+            why = (": it holds only common English words (stop words such as and, or, not), "
+                   "which the index leaves out; add a word that is not one")
+        err.print(f"no row matches {clean(query)!r}{why}", markup=False)
         return
     from rich.text import Text
 
