@@ -540,3 +540,16 @@ def test_the_installed_hook_command_answers_version_too():
                           timeout=60)
     assert (done.returncode, done.stdout, done.stderr) == (0, f"continuity {package_version()}\n",
                                                            "")
+
+
+def test_import_of_an_empty_path_is_exit_2(tmp_path):
+    """Review: ``import ""`` imported the current folder (Typer reads "" as "."), exit 0."""
+    from typer.testing import CliRunner
+
+    from continuity.cli.app import app
+
+    r = CliRunner().invoke(app, ["import", "", "--home", str(tmp_path / "ws")])
+    from continuity.core.errors import InputError
+
+    assert isinstance(r.exception, InputError) and "an empty path" in str(r.exception)
+    assert not (tmp_path / "ws" / "continuity.db").exists()

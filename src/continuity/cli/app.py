@@ -72,7 +72,7 @@ def _root(
 
 @app.command("import")
 def import_cmd(
-    paths: List[Path] = typer.Argument(..., help="Session files or folders (searched for "
+    paths: List[str] = typer.Argument(..., help="Session files or folders (searched for "
                                        "*.jsonl): ~/.claude/projects, ~/.codex/sessions, "
                                        "~/.pi/agent/sessions; OpenCode's data folder "
                                        "~/.local/share/opencode.", show_default=False),
@@ -91,6 +91,9 @@ def import_cmd(
     """
     from continuity.formats.importer import discover, import_files, ImportReport, total_bytes
 
+    if any(not p.strip() for p in paths):  # "" would be the current folder (review)
+        raise InputError("an empty path was given; name a session file or folder "
+                         "(. for the current folder)")
     report = ImportReport()
     files = discover(paths, unreadable=report.files,  # paths that cannot be read: failed, exit 2
                      home=home)

@@ -43,7 +43,11 @@ def transcript_cmd(
                    "updated_at": _iso(row.updated_at), "completed_at": _iso(row.completed_at),
                    "sanitized": sanitized, "content": text})
         return
-    sys.stdout.write(text + "\n")
+    if sys.stdout.isatty():  # a terminal: a transcript's escapes are shown, never run
+        from continuity.cli.render import shown
+
+        text = shown(text)
+    sys.stdout.write(text + "\n")  # piped: the transcript as stored
 
 
 def _text_to_remember(text: Optional[str], file: Optional[Path]) -> str:
