@@ -294,19 +294,10 @@ def entry_record(session_key: str, e: Entry, *, raw: bool = False) -> dict[str, 
     """One line of ``export --format jsonl``: the row as stored, in the view shape of its
     blocks (``codec.block_view``), with its session, flags, compaction and source position;
     strings redacted unless ``raw``."""
-    out: dict[str, Any] = {
-        "session": session_key, "seq": e.seq, "entry_id": e.entry_id,
-        "native_id": e.native_id, "parent_native_id": e.parent_native_id,
-        "kind": e.kind.value, "role": e.role.value, "type": e.type_name,
-        "visible": e.visible, "is_request": e.is_request, "sidechain": e.sidechain,
-        "timestamp": _iso(e.timestamp), "content": [block_view(b) for b in e.blocks]}
-    if e.compaction is not None:
-        out["compaction"] = {"summary": e.compaction.summary,
-                             "covers_through_seq": e.compaction.covers_through_seq,
-                             "first_kept_entry_id": e.compaction.first_kept_entry_id,
-                             "continuation": e.compaction.continuation}
-    if e.source is not None:
-        out["source"] = {"path": e.source.path, "line": e.source.line}
+    from continuity.core.codec import entry_view
+
+    out: dict[str, Any] = {"session": session_key, **entry_view(e),
+                           "parent_native_id": e.parent_native_id, "sidechain": e.sidechain}
     return out if raw else redact_value(out)
 
 

@@ -31,21 +31,10 @@ def session_dict(s: Session) -> dict[str, Any]:
 
 
 def entry_dict(e: Entry) -> dict[str, Any]:
-    """The ``show --json`` shape of one row."""
-    out: dict[str, Any] = {
-        "seq": e.seq, "entry_id": e.entry_id, "native_id": e.native_id, "kind": e.kind.value,
-        "role": e.role.value, "type": e.type_name, "visible": e.visible,
-        "is_request": e.is_request, "timestamp": _iso(e.timestamp),
-        "content": [block_view(b) for b in e.blocks],
-    }
-    if e.compaction is not None:
-        out["compaction"] = {"summary": e.compaction.summary,
-                             "covers_through_seq": e.compaction.covers_through_seq,
-                             "first_kept_entry_id": e.compaction.first_kept_entry_id,
-                             "continuation": e.compaction.continuation}
-    if e.source is not None:
-        out["source"] = {"path": e.source.path, "line": e.source.line}
-    return out
+    """The ``show --json`` shape of one row (``core.codec.entry_view``)."""
+    from continuity.core.codec import entry_view
+
+    return entry_view(e)
 
 
 #: Warnings shown per file in text mode (all of them are in --json).

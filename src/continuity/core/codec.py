@@ -27,6 +27,7 @@ import orjson
 
 from continuity.core.model import (
     Block,
+    Entry,
     MediaBlock,
     TextBlock,
     ThinkingBlock,
@@ -152,3 +153,31 @@ def message_bytes(seq: int, role: str, blocks: Iterable[Block], copied: bool = F
         head = f'{{"seq":{seq},"role":"{role}","copied":{"true" if copied else "false"},"content":'
         return len(head) + len(stored_json.encode("utf-8")) + 1
     return json_len(message_view(seq, role, blocks, copied))
+
+
+def iso_time(value: Any) -> str | None:
+    """An aware datetime as ISO 8601 with ``Z`` for UTC (``2026-11-20T09:01:00Z``); None stays
+    None."""
+    return value.isoformat().replace("+00:00", "Z") if value else None
+
+
+def entry_view(e: Entry) -> dict[str, Any]:
+    """One stored row as plain JSON data, blocks in their view shape (``block_view``): ``{seq,
+    entry_id, native_id, kind, role, type, visible, is_request, timestamp, content}`` plus
+    ``compaction {summary, covers_through_seq, first_kept_entry_id, continuation}`` and
+    ``source {path, line}`` when the row has them. The one shape of ``show --json`` rows and
+    of ``export --format jsonl`` lines (which add the session and a few flags)."""
+    out: dict[str, Any] = {
+        "seq": e.seq, "entry_id": e.entry_id, "native_id": e.native_id, "kind": e.kind.value,
+        "role": e.role.value, "type": e.type_name, "visible": e.visible,
+        "is_request": e.is_request, "timestamp": iso_time(e.timestamp),
+        "content": [block_view(b) for b in e.blocks],
+    }
+    if e.compaction is not None:
+        out["compaction"] = {"summary": e.compaction.summary,
+                             "covers_through_seq": e.compaction.covers_through_seq,
+                             "first_kept_entry_id": e.compaction.first_kept_entry_id,
+                             "continuation": e.compaction.continuation}
+    if e.source is not None:
+        out["source"] = {"path": e.source.path, "line": e.source.line}
+    return out
