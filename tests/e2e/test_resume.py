@@ -25,8 +25,9 @@ import pytest
 
 from tests.e2e.conftest import HARNESSES, World, until
 from tests.e2e.fakemodel import FakeModel, unpaired
+from tests.paths import SHARED_DATA
 
-DATA = Path(__file__).resolve().parents[2] / ".." / "shared" / "data" / "real-harness"
+DATA = SHARED_DATA / "real-harness"
 
 #: One two-turn session per harness, as the real CLI wrote it, and the project it ran in.
 SOURCES = {

@@ -68,8 +68,8 @@ def results(entries):
 
 
 def test_samples_resolve():
-    # ../shared sits beside the checkout wherever it is cloned (CI uses another root).
-    assert DATA.is_dir() and DATA.parent.name == "shared"
+    # The samples travel with the checkout (tests/fixtures/samples; tests/test_samples.py).
+    assert DATA.is_dir() and DATA.name == "samples"
     assert len(SAMPLES) == 5
 
 

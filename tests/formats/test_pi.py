@@ -51,8 +51,8 @@ def large():
 
 
 def test_data_path_resolves():
-    # ../shared sits beside the checkout wherever it is cloned (CI uses another root).
-    assert DATA.is_dir() and DATA.parent.name == "shared"
+    # The samples travel with the checkout (tests/fixtures/samples; tests/test_samples.py).
+    assert DATA.is_dir() and DATA.name == "samples"
     assert LARGE.is_file() and V3_SHORT.is_file()
 
 
