@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
+DATA = ROOT / "tests" / "fixtures" / "samples"  # the copy of ../shared/data
 sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 
 from continuity.checkpoints.capture import (  # noqa: E402

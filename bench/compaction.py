@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "pi" / "large-session.jsonl"
+DATA = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "samples" / "pi" / "large-session.jsonl"
 sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 
 from continuity.continuation.compaction import _view_rows, after_turn, measure_view  # noqa: E402

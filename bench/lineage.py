@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data"
+DATA = ROOT / "tests" / "fixtures" / "samples"  # the copy of ../shared/data
 sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 
 from continuity.lineage import consolidation as co  # noqa: E402

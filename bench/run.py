@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "samples"  # the copy of ../shared/data
 RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
 sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 

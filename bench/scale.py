@@ -4,7 +4,7 @@ Run from the project root:  .venv/bin/python bench/scale.py [--mb N] [--quick]
 
 Everything is the real command (`continuity import DIR --home H --json`, a child process, so
 its start, checkpoint replay and transcript capture are in the time) on a corpus built in a
-temp folder from the real sessions of ../shared/data (Claude Code and pi lines repeated with
+temp folder from the real sessions of tests/fixtures/samples (the copy of ../shared/data) (Claude Code and pi lines repeated with
 fresh ids, so nothing deduplicates: ``bench/run.py``'s generator), in one run:
 
 1. **fresh import** of the corpus (``--mb``, default 50; the issue's goal is measured at
