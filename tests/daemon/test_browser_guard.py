@@ -73,3 +73,17 @@ def test_page_guard_rules_hold_with_the_cookie(client, headers, status):
 def test_unknown_session_is_a_404_page(client):
     r = client.get("/session?key=nope", headers={"authorization": f"Bearer {TOKEN}"})
     assert r.status_code == 404 and "No such session" in r.text
+
+
+def test_head_answers_like_get_without_a_body(client):
+    """A HEAD of a page (link checkers, ``curl -I``) gets the GET's status and headers, not 405
+    (review leftover of issue 19); without sign-in it is refused the same way."""
+    jar = {"cookie": f"{BROWSER_COOKIE}={cookie_value(TOKEN)}"}
+    got = client.get("/session?key=cc-alembic", headers=jar)
+    head = client.head("/session?key=cc-alembic", headers=jar)
+    assert head.status_code == 200 and head.content == b""
+    assert head.headers["content-type"] == got.headers["content-type"]
+    assert head.headers["content-security-policy"] == got.headers["content-security-policy"]
+    assert client.head("/", headers=jar).status_code == 200
+    assert client.head("/session?key=nope", headers=jar).status_code == 404
+    assert client.head("/").status_code == 401

@@ -65,7 +65,7 @@ def add_browser_routes(app: Any, live: Any) -> None:
     def page(html: str, status: int = 200) -> HTMLResponse:
         return HTMLResponse(html, status, headers=page_headers())
 
-    @app.get("/", include_in_schema=False)
+    @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
     def sessions_page(harness: str | None = None, project: str | None = None,
                       page_no: int = Query(1, alias="page", ge=1, le=100_000)) -> Any:
         h, p = _text(harness), _text(project)
@@ -73,7 +73,7 @@ def add_browser_routes(app: Any, live: Any) -> None:
                                page=page_no, per_page=50)
         return page(render.sessions_page(rows, page=page_no, more=more, harness=h, project=p))
 
-    @app.get("/search", include_in_schema=False)
+    @app.api_route("/search", methods=["GET", "HEAD"], include_in_schema=False)
     def search_page(q: str | None = None, harness: str | None = None,
                     project: str | None = None, role: str | None = None,
                     tool: str | None = None, since: str | None = None,
@@ -95,7 +95,7 @@ def add_browser_routes(app: Any, live: Any) -> None:
         return page(render.search_page(hits, query=_text(q), error=error, **typed),
                     400 if error else 200)
 
-    @app.get("/session", include_in_schema=False)
+    @app.api_route("/session", methods=["GET", "HEAD"], include_in_schema=False)
     def session_page(key: str, from_: int | None = Query(None, alias="from", ge=0, le=MAX_SEQ),
                      seq: int | None = Query(None, ge=0, le=MAX_SEQ), raw: bool = False) -> Any:
         try:
