@@ -203,7 +203,13 @@ def show_cmd(
         else:
             rows = iter_entries(store, key, visible_only=not all_rows)
         if as_json:
-            _emit_json({"session": key, "entries": [entry_dict(e) for e in rows]})
+            from continuity.cli.render import source_status
+
+            found = store.get_session(key)
+            _emit_json({"session": key,
+                        "source": source_status(found) if found else None,
+                        "forked_from": found.forked_from if found else None,
+                        "entries": [entry_dict(e) for e in rows]})
         else:
             show_entries(out, store.get_session(key), rows)
 

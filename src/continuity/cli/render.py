@@ -22,12 +22,22 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
 
 
+def source_status(s: Session) -> str | None:
+    """``"gone"`` when the archive found the session's file deleted (issue 18: the session
+    stays whole), ``"present"`` while it was not, None for a session without a file."""
+    if s.source_gone_at is not None:
+        return "gone"
+    return "present" if s.source_path else None
+
+
 def session_dict(s: Session) -> dict[str, Any]:
-    """The ``sessions --json`` shape of one session."""
+    """The ``sessions --json`` shape of one session: ``source`` is ``source_status``,
+    ``source_gone_at`` when it was found gone, ``forked_from`` a Codex fork's parent."""
     return {"session": s.key, "harness": s.harness, "agent_id": s.agent_id,
             "project": s.project, "title": s.title, "source_path": s.source_path,
+            "source": source_status(s), "source_gone_at": _iso(s.source_gone_at),
             "started_at": _iso(s.started_at), "ended_at": _iso(s.ended_at),
-            "entries": s.entry_count, "parent": s.parent_key}
+            "entries": s.entry_count, "parent": s.parent_key, "forked_from": s.forked_from}
 
 
 def entry_dict(e: Entry) -> dict[str, Any]:
@@ -178,10 +188,10 @@ def sessions_table(out: Console, sessions: Iterable[Session], *,
     header line), as ``--json`` has them."""
     sessions = list(sessions)
     if not out.is_terminal:
-        lines = ["session\tharness\tproject\tentries\tlast_activity"]
+        lines = ["session\tharness\tproject\tentries\tlast_activity\tsource"]
         lines += ["\t".join(shown(v).replace("\t", " ") for v in (
-            s.key, s.harness, s.project or "", str(s.entry_count), _iso(s.ended_at) or ""))
-            for s in sessions]
+            s.key, s.harness, s.project or "", str(s.entry_count), _iso(s.ended_at) or "",
+            source_status(s) or "")) for s in sessions]
         out.file.write("\n".join(lines) + "\n")  # Rich would turn the tabs into spaces
         return
     now = now or datetime.now(timezone.utc)
@@ -193,9 +203,15 @@ def sessions_table(out: Console, sessions: Iterable[Session], *,
     table.columns[2].overflow = "fold"
     table.columns[3].justify = "right"
     table.columns[4].no_wrap = True
+    gone = any(s.source_gone_at is not None for s in sessions)
+    if gone:  # issue 18: only when some file was deleted, so 80 columns stay enough
+        table.add_column("source", no_wrap=True)
     for s in sessions:
-        table.add_row(Text(shown(keys[s.key])), s.harness, Text(shown(_project(s.project))),
-                      str(s.entry_count), _ago(s.ended_at, now))
+        cells = [Text(shown(keys[s.key])), s.harness, Text(shown(_project(s.project))),
+                 str(s.entry_count), _ago(s.ended_at, now)]
+        if gone:
+            cells.append(Text("gone", style="yellow") if s.source_gone_at else Text(""))
+        table.add_row(*cells)
     out.print(table, soft_wrap=False)
     if any(keys[s.key] != s.key for s in sessions):
         out.print(Text("short keys: any unique prefix works; --json or a pipe shows them "
@@ -227,6 +243,12 @@ def show_entries(out: Console, session: Session | None, rows: Iterable[Entry]) -
                         session.project or ""))
         if session.parent_key:
             out.print(_line(f"subagent {session.agent_id} of session {session.parent_key}"))
+        if session.forked_from:
+            out.print(_line(f"forked from session {shown(session.forked_from)}"))
+        if session.source_gone_at is not None:  # issue 18: the archive keeps it whole
+            out.print(_line(("source: gone", "yellow"), f" ({shown(session.source_path or '')}"
+                            f" deleted; found {_iso(session.source_gone_at)}; every row is "
+                            "kept here)"))
     for e in rows:
         label = e.role.value + (" (request)" if e.is_request else "")
         if e.compaction is not None:

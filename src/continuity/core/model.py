@@ -207,7 +207,10 @@ class Entry:
 class Session:
     """A session: ``key`` (the harness's session id), ``agent_id`` ("default" for the main
     agent), ``harness`` (``claude-code``, ``codex``, ``pi``), ``project`` (the latest cwd) and the
-    source file it was read from."""
+    source file it was read from. ``forked_from``: the stored key of the session a Codex
+    rollout was forked from (``session_meta.forked_from_id``, issue 18), else None.
+    ``source_gone_at``: when the archive found ``source_path`` deleted (the session stays
+    whole: ``source: gone``, issue 18), None while the file exists or was never checked."""
 
     key: str
     harness: str
@@ -218,6 +221,8 @@ class Session:
     ended_at: datetime | None = None
     entry_count: int = 0
     title: str | None = None
+    forked_from: str | None = None
+    source_gone_at: datetime | None = None
 
     @property
     def parent_key(self) -> str | None:

@@ -44,12 +44,15 @@ from continuity.core.text import clean
 @dataclass(slots=True)
 class SessionFacts:
     """What a reader knows about its session beyond the rows: latest ``cwd`` (the project),
-    a ``title``, the ``agent_id`` and the harness format ``version``."""
+    a ``title``, the ``agent_id`` and the harness format ``version``; ``forked_from``: the
+    harness's id of the session this one was forked from (Codex ``forked_from_id``, issue 18),
+    which the importer stores as a session key (``core.keys.session_key``)."""
 
     cwd: str | None = None
     title: str | None = None
     version: str | None = None
     agent_id: str = "default"
+    forked_from: str | None = None
 
 
 class FormatReader:
@@ -245,4 +248,5 @@ def check_facts(facts: SessionFacts) -> SessionFacts:
     def one(value: Any) -> str | None:
         return clean(value) if isinstance(value, str) else None
     return SessionFacts(cwd=one(facts.cwd), title=one(facts.title), version=one(facts.version),
-                        agent_id=one(facts.agent_id) or "default")
+                        agent_id=one(facts.agent_id) or "default",
+                        forked_from=one(facts.forked_from) or None)

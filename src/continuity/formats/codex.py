@@ -128,6 +128,21 @@ class CodexReader(FormatReader):
         self._pending_ev: dict[str, int] = {}
         self.continues_session = self._later_page(head)
         self.restore(state)
+        self._facts.forked_from = self._forked_from(head)
+
+    @staticmethod
+    def _forked_from(head: list[dict]) -> str | None:
+        """The ``forked_from_id`` of the file's first ``session_meta`` (spec/formats.md §2.1:
+        ``codex fork`` writes a new rollout naming the thread it was forked from; the parent's
+        own ``session_meta`` copied after it is not this file's), else None. Read from the
+        head, so an import that resumes mid-file still knows it (issue 18)."""
+        for obj in head[:20]:
+            if isinstance(obj, dict) and obj.get("type") == "session_meta":
+                payload = obj.get("payload")
+                value = payload.get("forked_from_id") if isinstance(payload, dict) else None
+                return clean(value.strip()) if isinstance(value, str) and value.strip() \
+                    else None
+        return None
 
     @staticmethod
     def _later_page(head: list[dict]) -> bool:

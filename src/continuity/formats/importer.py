@@ -671,7 +671,9 @@ class _FileImport:
         facts = check_facts(self.reader.facts())
         session = Session(key=self.key, harness=self.reader.harness, agent_id=facts.agent_id,
                           project=facts.cwd, source_path=self.path_str,
-                          started_at=self.started, ended_at=self.ended, title=facts.title)
+                          started_at=self.started, ended_at=self.ended, title=facts.title,
+                          forked_from=safe_key(facts.forked_from) if facts.forked_from
+                          else None)
         store.upsert_session(session)
         store.put_raw_lines(self.raw)
         store.append(self.key, entries)

@@ -69,6 +69,7 @@ sessions = Table(
     Column("entry_count", Integer, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column("forked_from", String(200)),  # revision 0015: a Codex fork's parent session
 )
 Index("ix_sessions_updated", sessions.c.updated_at)
 Index("ix_sessions_project", sessions.c.project)  # revision 0012
@@ -150,6 +151,7 @@ sources = Table(
     Column("prefix_sha256", String(64), nullable=False),
     Column("reader_state", Text),
     Column("updated_at", DateTime(timezone=True), nullable=False),
+    Column("gone_at", DateTime(timezone=True)),  # revision 0015: the file was found missing
 )
 
 raw_lines = Table(

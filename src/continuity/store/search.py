@@ -222,7 +222,8 @@ class EntrySearchMixin:
         out: dict[str, Session] = {}
         with self._conn() as conn:  # type: ignore[attr-defined]
             for i in range(0, len(wanted), 500):
-                stmt = select(t.sessions).where(t.sessions.c.session_key.in_(wanted[i:i + 500]))
+                stmt = self._sessions_select().where(  # type: ignore[attr-defined]
+                    t.sessions.c.session_key.in_(wanted[i:i + 500]))
                 for r in conn.execute(stmt):
                     out[r.session_key] = self._session(r)  # type: ignore[attr-defined]
         return out
@@ -235,7 +236,7 @@ class EntrySearchMixin:
         has rows. ``offset``/``limit`` in sessions."""
         s = t.sessions.c
         cond = _conditions(EntryFilter(harness=harness, projects=tuple(projects)))
-        stmt = (select(t.sessions).where(*cond)
+        stmt = (self._sessions_select().where(*cond)  # type: ignore[attr-defined]
                 .order_by(func.coalesce(s.ended_at, s.updated_at).desc(), s.session_key)
                 .offset(max(0, offset)).limit(limit + 1))
         with self._conn() as conn:  # type: ignore[attr-defined]

@@ -136,6 +136,8 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
             "title": session.title, "started_at": session.started_at,
             "ended_at": session.ended_at, "updated_at": now,
         }
+        if session.forked_from is not None:  # a later page or a growth never clears it
+            values["forked_from"] = session.forked_from
         with self._conn() as conn:
             found = conn.execute(select(t.sessions.c.session_key).where(
                 t.sessions.c.session_key == session.key)).first()
@@ -148,14 +150,25 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
 
     @staticmethod
     def _session(row: Any) -> Session:
+        gone = getattr(row, "source_gone_at", None)
         return Session(key=row.session_key, harness=row.harness, agent_id=row.agent_id,
                        project=row.project, source_path=row.source_path,
                        started_at=_utc(row.started_at), ended_at=_utc(row.ended_at),
-                       entry_count=row.entry_count, title=row.title)
+                       entry_count=row.entry_count, title=row.title,
+                       forked_from=row.forked_from, source_gone_at=_utc(gone) if gone else None)
+
+    @staticmethod
+    def _sessions_select() -> Any:
+        """``SELECT`` of session rows with their source's ``gone_at`` as ``source_gone_at``
+        (issue 18: ``source: gone``), one outer join on the sources' primary key."""
+        return (select(t.sessions, t.sources.c.gone_at.label("source_gone_at"))
+                .select_from(t.sessions.outerjoin(
+                    t.sources, t.sources.c.path == t.sessions.c.source_path)))
 
     def get_session(self, key: str) -> Session | None:
         with self._conn() as conn:
-            row = conn.execute(select(t.sessions).where(t.sessions.c.session_key == key)).first()
+            row = conn.execute(self._sessions_select()
+                               .where(t.sessions.c.session_key == key)).first()
         return self._session(row) if row else None
 
     def lock_session(self, key: str) -> bool:
@@ -177,7 +190,7 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         """Sessions whose key starts with ``prefix``, compared byte for byte (case-sensitive
         on every backend; no wildcards)."""
         key = t.sessions.c.session_key
-        stmt = (select(t.sessions).where(func.substr(key, 1, len(prefix)) == prefix)
+        stmt = (self._sessions_select().where(func.substr(key, 1, len(prefix)) == prefix)
                 .order_by(key).limit(limit))
         with self._conn() as conn:
             return [self._session(r) for r in conn.execute(stmt)]
@@ -186,7 +199,7 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         """At most ``limit`` sessions whose ``project`` is one of ``projects`` (exact
         strings), newest activity first (``ended_at``, then ``updated_at``)."""
         order = func.coalesce(t.sessions.c.ended_at, t.sessions.c.updated_at)
-        stmt = (select(t.sessions).where(t.sessions.c.project.in_(list(projects)))
+        stmt = (self._sessions_select().where(t.sessions.c.project.in_(list(projects)))
                 .order_by(order.desc(), t.sessions.c.session_key).limit(limit))
         with self._conn() as conn:
             return [self._session(r) for r in conn.execute(stmt)]
@@ -200,7 +213,7 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         ``/a/bc``); ``since`` last activity at or after it (an aware datetime)."""
         c = t.sessions.c
         activity = func.coalesce(c.ended_at, c.updated_at)
-        stmt = select(t.sessions).order_by(activity.desc(), c.session_key)
+        stmt = self._sessions_select().order_by(activity.desc(), c.session_key)
         if harness is not None:
             stmt = stmt.where(c.harness == harness)
         if project is not None:
@@ -451,13 +464,37 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
     @staticmethod
     def _source(r: Any) -> SourceState:
         return SourceState(r.path, r.session_key, r.harness, r.inode, r.size, r.offset,
-                           r.line_count, r.prefix_sha256, r.reader_state, _utc(r.updated_at))
+                           r.line_count, r.prefix_sha256, r.reader_state, _utc(r.updated_at),
+                           _utc(r.gone_at) if r.gone_at else None)
+
+    def source_presence(self) -> dict[str, bool]:
+        """``{path: gone}`` of every recorded source (issue 18: the archive's rescan checks
+        each path still exists), one query."""
+        c = t.sources.c
+        with self._conn() as conn:
+            return {r.path: r.gone_at is not None
+                    for r in conn.execute(select(c.path, c.gone_at))}
+
+    def mark_sources(self, paths: Sequence[str], *, gone: bool) -> int:
+        """Mark the sources at ``paths`` gone (their file was found missing: ``gone_at`` now,
+        kept when already set) or back (``gone_at`` cleared); returns the rows changed. The
+        sessions and their rows are untouched (issue 18: a session outlives its file)."""
+        c = t.sources.c
+        changed = 0
+        with self._conn() as conn:
+            for part in _chunks(list(dict.fromkeys(paths))):
+                cond = c.gone_at.is_(None) if gone else c.gone_at.is_not(None)
+                done = conn.execute(update(t.sources).where(c.path.in_(part), cond)
+                                    .values(gone_at=_now() if gone else None))
+                changed += done.rowcount or 0
+        return changed
 
     def put_source(self, state: SourceState) -> None:
         values = {"session_key": state.session_key, "harness": state.harness,
                   "inode": state.inode, "size": state.size, "offset": state.offset,
                   "line_count": state.line_count, "prefix_sha256": state.prefix_sha256,
-                  "reader_state": state.reader_state, "updated_at": _now()}
+                  "reader_state": state.reader_state, "updated_at": _now(),
+                  "gone_at": None}  # read again: the file is there
         where = t.sources.c.path == state.path
         with self._conn() as conn:
             if conn.execute(select(t.sources.c.path).where(where)).first():
