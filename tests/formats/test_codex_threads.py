@@ -113,3 +113,26 @@ def test_history_paginated_across_files_is_one_session(sqlite_store, tmp_path) -
     copy = write(tmp_path / "copy" / page1.name, json.loads("[" + ",".join(
         page1.read_text().splitlines()) + "]"))
     assert import_file(sqlite_store, copy).session_key == f"{THREAD}/{page1.stem}"
+
+
+FORK = "0199f0f0-9999-7222-8333-444455556666"
+
+
+def test_a_forked_rollout_names_the_session_it_was_forked_from(sqlite_store, tmp_path) -> None:
+    """``codex fork`` writes a new rollout whose first ``session_meta`` carries
+    ``forked_from_id`` (issue 18 item 3), then the parent's own ``session_meta`` copied after
+    it. The fork is a session of its own whose ``forked_from`` is the parent's key; the copied
+    meta does not make the fork its own parent; the parent names no parent."""
+    folder = tmp_path / "sessions" / "2026" / "12" / "02"
+    write(folder / f"rollout-2026-12-02T06-00-00-{THREAD}.jsonl",
+          [meta(0)] + turn(1, "rename the ledger column", "renamed", 1, ordinal=1))
+    fork_meta = env("session_meta", {"id": FORK, "forked_from_id": THREAD,
+                                     "cwd": "/home/ana/ledger", "cli_version": "0.171.0"}, 30)
+    write(folder / f"rollout-2026-12-02T06-30-00-{FORK}.jsonl",
+          [fork_meta, meta()] + turn(2, "try it another way", "done another way", 31))
+    import_paths(sqlite_store, [tmp_path / "sessions"])
+    fork, parent = sqlite_store.get_session(FORK), sqlite_store.get_session(THREAD)
+    assert fork is not None and fork.forked_from == THREAD
+    assert parent is not None and parent.forked_from is None
+    assert [r.text() for r in sqlite_store.entries(FORK) if r.is_request] == [
+        "try it another way"]
