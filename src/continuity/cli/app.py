@@ -89,7 +89,8 @@ def import_cmd(
     the others still import and the exit code is not 0: 4 a store problem, 2 a file that
     cannot be read.
     """
-    from continuity.formats.importer import discover, import_files, ImportReport, total_bytes
+    from continuity.formats.importer import (discover, import_files, ImportReport, mark_vanished,
+                                             total_bytes)
 
     if any(not p.strip() for p in paths):  # "" would be the current folder (review)
         raise InputError("an empty path was given; name a session file or folder "
@@ -115,9 +116,11 @@ def import_cmd(
         bar.phase("transcripts", changed)
         sync = sync_import_report(store, report, home, progress=bar.step)
         transcripts = sync.captured
+        gone, back = mark_vanished(store, paths)
     if as_json:
         _emit_json({**report.to_dict(), "checkpoints_replayed": replayed,
-                    "transcripts_written": transcripts,
+                    "transcripts_written": transcripts, "sources_gone": gone,
+                    "sources_back": back,
                     "transcripts_failed": [{"session": k, "reason": r} for k, r in sync.failed]})
     else:
         from continuity.cli.render import import_summary
@@ -127,6 +130,10 @@ def import_cmd(
             err.print(f"warning: transcript of session {key} not captured: {reason}",
                       markup=False)
         err.print(f"{replayed} checkpoints replayed, {transcripts} transcripts written")
+        if gone or back:
+            err.print(f"{gone} source file(s) gone since the last import, {back} back; their "
+                      "sessions are kept whole (`continuity sessions` shows source: gone)",
+                      markup=False)
     if report.exit_code:
         failed = sum(1 for f in report.files if f.status == "failed")
         if report.exit_code != InputError.exit_code:  # a store problem: worth a retry

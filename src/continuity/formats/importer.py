@@ -30,7 +30,7 @@ from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
 import orjson
 
@@ -795,3 +795,28 @@ def _apply_leaf_path(store: Store, key: str) -> list[int]:
     if to_off:
         store.set_on_path(key, to_off, False)
     return to_on + to_off
+
+
+def mark_vanished(store: Store, roots: Sequence[str | os.PathLike[str]]) -> tuple[int, int]:
+    """Record which imported source files under the folders ``roots`` no longer exist
+    (issue 18: Claude Code deletes transcripts older than ``cleanupPeriodDays``; the session
+    outlives its file). Every recorded source whose path lies under one of ``roots`` (each
+    resolved; file arguments are no roots) and is missing now is marked gone; one found again
+    is marked back. Sessions and rows are never touched. Returns ``(marked gone, marked
+    back)``, counts of source files. One query for the recorded sources, one ``stat`` each."""
+    folders = [Path(r).expanduser().resolve() for r in roots if Path(r).expanduser().is_dir()]
+    if not folders:
+        return 0, 0
+    gone: list[str] = []
+    back: list[str] = []
+    for path, was_gone in store.source_presence().items():
+        p = Path(path)
+        if not any(p.is_relative_to(f) for f in folders):
+            continue
+        exists = p.exists()
+        if not exists and not was_gone:
+            gone.append(path)
+        elif exists and was_gone:
+            back.append(path)
+    return (store.mark_sources(gone, gone=True) if gone else 0,
+            store.mark_sources(back, gone=False) if back else 0)
