@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("formats",),
     ("redaction",),
     ("checkpoints", "transcripts"),
-    ("continuation",),
+    ("continuation", "archive"),
     ("lineage", "resume"),
     ("browse",),
     ("daemon",),

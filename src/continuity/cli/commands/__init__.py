@@ -8,7 +8,7 @@ import importlib
 import typer
 
 #: Modules under ``continuity.cli.commands`` that add commands (each defines ``register(app)``).
-MODULES = ["checkpoints", "compaction", "memory", "lineage", "daemon", "doctor", "resume",
+MODULES = ["archive", "checkpoints", "compaction", "memory", "lineage", "daemon", "doctor", "resume",
            "browse"]
 
 

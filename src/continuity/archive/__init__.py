@@ -1,0 +1,17 @@
+"""Continuous archiving (issue 18 item 1): ``archiver`` follows the harnesses' session folders
+and imports what changed through the same path as ``continuity import`` (``import_files``,
+checkpoint replay, transcript sync), so a session is kept even after its harness deletes it.
+
+May import: ``core``, ``store``, ``formats``, ``checkpoints``, ``transcripts``.
+"""
+
+from continuity.core.exports import lazy_exports
+
+_EXPORTS = {
+    "ArchiveSettings": "archiver",
+    "Archiver": "archiver",
+    "PassResult": "archiver",
+    "harness_folders": "archiver",
+    "load_settings": "archiver",
+}
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
