@@ -12,8 +12,7 @@ SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "samples" / "claude
 
 
 def _run(args, env):
-    return subprocess.run([sys.executable, "-m", "continuity.cli.hookcmd", *args] if False else
-                          [str(Path(sys.executable).parent / "continuity"), *args],
+    return subprocess.run([str(Path(sys.executable).parent / "continuity"), *args],
                           env=env, capture_output=True, text=True, timeout=120)
 
 
@@ -31,3 +30,34 @@ def test_once_archives_the_samples_and_a_second_pass_adds_nothing(tmp_path):
     assert len(sessions) == 5
     again = _run(["watch", "--once"], env)
     assert again.returncode == 0 and again.stdout == ""
+
+
+def test_a_deleted_source_file_leaves_its_session_whole_and_marked_gone(tmp_path):
+    """Claude Code deletes transcripts older than cleanupPeriodDays (issue 18): after the
+    archive has a file, deleting it loses nothing; the next pass says so once, ``sessions``
+    keeps all 5 sessions and names the one whose file is gone; ``import`` of the folder finds
+    the file back when it returns."""
+    projects = tmp_path / "cc" / "projects"
+    shutil.copytree(SAMPLES, projects)
+    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "cc"),
+           "CODEX_HOME": str(tmp_path / "none"), "PI_CODING_AGENT_DIR": str(tmp_path / "none"),
+           "XDG_DATA_HOME": str(tmp_path / "none"), "CONTINUITY_HOME": str(tmp_path / "h")}
+    env.pop("CONTINUITY_DATABASE_URL", None)
+    assert _run(["watch", "--once"], env).returncode == 0
+    victim = projects / "short.jsonl"
+    kept = victim.read_bytes()
+    rows_before = {s["session"]: s["entries"] for s in json.loads(_run(["sessions", "--json"],
+                                                                  env).stdout)}
+    victim.unlink()
+    gone = _run(["watch", "--once"], env)
+    assert gone.returncode == 0, gone.stderr
+    assert gone.stdout.strip().startswith("1 source file(s) gone")
+    after = json.loads(_run(["sessions", "--json"], env).stdout)
+    assert {s["session"]: s["entries"] for s in after} == rows_before
+    assert sorted(s["source"] for s in after) == ["gone"] + ["present"] * 4
+    assert _run(["watch", "--once"], env).stdout == ""  # said once
+    victim.write_bytes(kept)
+    back = _run(["import", str(projects), "--json"], env)
+    assert back.returncode == 0 and json.loads(back.stdout)["sources_gone"] == 0
+    assert {s["source"] for s in json.loads(_run(["sessions", "--json"], env).stdout)} == {
+        "present"}

@@ -75,6 +75,8 @@ class PassResult:
     rows: int = 0
     pending: int = 0
     failed: int = 0
+    #: source files found missing this pass (their sessions stay whole: ``source: gone``)
+    gone: int = 0
 
 
 @dataclass
@@ -88,6 +90,8 @@ class Archiver:
     home: Optional[Path] = None
     max_files: int = 200
     _seen: dict[Path, tuple[int, int]] = field(default_factory=dict)
+    #: the first pass also checks every recorded source (a file deleted while nothing ran)
+    _first: bool = True
 
     def changed_files(self) -> list[Path]:
         """The files whose size or mtime differ from the last imported state, oldest first."""
@@ -95,6 +99,8 @@ class Archiver:
 
         files = discover([str(p) for p in self.folders.values()], unreadable=[],
                          home=self.home)
+        present = set(files)
+        self._vanished = [p for p in self._seen if p not in present]
         todo = []
         for path in files:
             try:
@@ -108,7 +114,7 @@ class Archiver:
     def run_pass(self) -> PassResult:
         """One pass (see the module docstring); raises what the store raises on open."""
         from continuity.checkpoints import load_config, replay_import
-        from continuity.formats.importer import ImportReport, import_files
+        from continuity.formats.importer import ImportReport, import_files, mark_vanished
         from continuity.store import open_store
         from continuity.core.config import database_url
         from continuity.transcripts.session_transcripts import sync_import_report
@@ -116,7 +122,9 @@ class Archiver:
         todo = self.changed_files()
         result = PassResult(pending=max(0, len(todo) - self.max_files))
         todo = todo[: self.max_files]
-        if not todo:
+        vanished = getattr(self, "_vanished", [])
+        check_gone, self._first = bool(vanished) or self._first, False
+        if not todo and not check_gone:
             return result
         stats = {}
         for p in todo:
@@ -127,9 +135,15 @@ class Archiver:
                 pass
         report = ImportReport()
         with open_store(database_url(self.home)) as store:
-            report.files.extend(import_files(store, todo))
-            replay_import(store, report, config=load_config(self.home))
-            sync_import_report(store, report, self.home)
+            if todo:
+                report.files.extend(import_files(store, todo))
+                replay_import(store, report, config=load_config(self.home))
+                sync_import_report(store, report, self.home)
+            if check_gone:
+                result.gone, _back = mark_vanished(store, [str(p) for p in
+                                                           self.folders.values()])
+                for p in vanished:
+                    self._seen.pop(p, None)
         for p, f in zip(todo, report.files):
             if f.status == "failed":
                 result.failed += 1

@@ -42,6 +42,9 @@ def register(app: typer.Typer) -> None:
 
         def one_pass() -> int:
             r = archiver.run_pass()
+            if r.gone:
+                out.print(f"{r.gone} source file(s) gone; their sessions are kept whole "
+                          "(`continuity sessions` shows source: gone)", markup=False)
             if r.files or r.failed:
                 out.print(f"archived {r.files} files, {r.rows} new rows"
                           + (f", {r.failed} failed" if r.failed else "")
