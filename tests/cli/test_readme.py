@@ -111,6 +111,7 @@ def test_readme_config_block_has_every_setting():
     the README's config block, under its section, by the name config.toml takes."""
     import dataclasses
 
+    from continuity.archive.archiver import ArchiveSettings
     from continuity.checkpoints.capture import CheckpointConfig
     from continuity.continuation.summarize.settings import SummarizerSettings
     from continuity.core.config import KNOWN_SECTIONS
@@ -118,7 +119,7 @@ def test_readme_config_block_has_every_setting():
     from continuity.lineage.memory_md import MemoryMdSettings
     from continuity.transcripts.session_transcripts import TranscriptSettings
 
-    models = {"continuity": CheckpointConfig, "daemon": DaemonSettings,
+    models = {"archive": ArchiveSettings, "continuity": CheckpointConfig, "daemon": DaemonSettings,
               "memory_md": MemoryMdSettings, "summarizer": SummarizerSettings,
               "transcripts": TranscriptSettings}
     assert set(models) == set(KNOWN_SECTIONS)

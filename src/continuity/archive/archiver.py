@@ -21,7 +21,8 @@ from continuity.core.config import load_section
 
 
 class ArchiveSettings(BaseModel):
-    """``[archive]`` of config.toml: ``enabled`` (the daemon archives; default true),
+    """``[archive]`` of config.toml: ``enabled`` (``continuity watch`` archives; false: it
+    refuses, exit 2; default true),
     ``rescan_seconds`` (the safety-net full rescan, seconds, >= 1), and folder overrides
     ``claude_code``, ``codex``, ``pi``, ``opencode`` (an empty string: that harness is not
     watched)."""

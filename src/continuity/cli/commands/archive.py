@@ -33,6 +33,10 @@ def register(app: typer.Typer) -> None:
         from continuity.archive.archiver import Archiver, harness_folders, load_settings
 
         settings = load_settings(home)
+        if not settings.enabled:
+            err.print("archiving is off: [archive] enabled = false in config.toml; set it to "
+                      "true to watch", markup=False)
+            raise typer.Exit(2)
         folders = harness_folders(settings)
         if not folders:
             err.print("no harness session folder exists here; nothing to watch", markup=False)
