@@ -56,6 +56,11 @@ def test_a_deleted_source_file_leaves_its_session_whole_and_marked_gone(tmp_path
     assert {s["session"]: s["entries"] for s in after} == rows_before
     assert sorted(s["source"] for s in after) == ["gone"] + ["present"] * 4
     assert _run(["watch", "--once"], env).stdout == ""  # said once
+    (tmp_path / "cc" / "settings.json").write_text('{"cleanupPeriodDays": 30}')
+    doctor = _run(["doctor", "--json"], env)
+    found = [c for c in json.loads(doctor.stdout)["checks"] if c["check"] == "cleanup"]
+    assert [(c["status"], c["data"]["cleanupPeriodDays"], c["data"]["sessions_gone"])
+            for c in found] == [("warning", 30, 1)]
     victim.write_bytes(kept)
     back = _run(["import", str(projects), "--json"], env)
     assert back.returncode == 0 and json.loads(back.stdout)["sources_gone"] == 0

@@ -77,13 +77,14 @@ def _serve_hint(home: Path) -> str:
 def _section_loaders() -> dict[str, Callable[[Path], object]]:
     """The loader of each ``KNOWN_SECTIONS`` section, the one its feature uses (so doctor
     refuses exactly what the feature would: ``[daemon] stop_seconds = 2`` as ``serve`` does)."""
+    from continuity.archive.archiver import load_settings as archive
     from continuity.checkpoints import load_config
     from continuity.continuation.summarize.settings import load_settings as summarizer
     from continuity.daemon.server import load_settings as daemon
     from continuity.lineage.memory_md import settings as memory_md
     from continuity.transcripts.session_transcripts import settings as transcripts
 
-    return {"continuity": load_config, "daemon": daemon, "memory_md": memory_md,
+    return {"archive": archive, "continuity": load_config, "daemon": daemon, "memory_md": memory_md,
             "summarizer": summarizer, "transcripts": transcripts}
 
 
@@ -342,6 +343,41 @@ def check_harness(harness: str, home: Path, *,
     return checks
 
 
+def check_cleanup(home: Path) -> Check | None:
+    """Claude Code's ``cleanupPeriodDays`` (issue 18): Claude Code deletes transcripts older
+    than that many days at start (30 when unset). When ``settings.json`` of
+    ``$CLAUDE_CONFIG_DIR`` or ``~/.claude`` sets it, a warning saying how many archived
+    Claude Code sessions exist only in this workspace now (their source file is gone); None
+    when it is not set or the file cannot be read as JSON."""
+    import json
+    import os
+
+    from continuity.core.config import database_url
+    from continuity.store import open_store
+
+    base = Path(os.environ.get("CLAUDE_CONFIG_DIR") or Path.home() / ".claude").expanduser()
+    settings = base / "settings.json"
+    try:
+        days = json.loads(settings.read_text(encoding="utf-8")).get("cleanupPeriodDays")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if days is None:
+        return None
+    gone = 0
+    url = database_url(home)
+    if not url.startswith("sqlite") or (home / "continuity.db").exists():
+        with open_store(url) as store:
+            gone = sum(1 for s in store.list_sessions(harness="claude-code")
+                       if s.source_gone_at is not None)
+    return Check("cleanup", "claude-code", "warning",
+                 f"{settings} sets cleanupPeriodDays = {days}: Claude Code deletes transcripts "
+                 f"older than that; {gone} archived Claude Code session(s) are kept only here "
+                 "(their file is gone)",
+                 "keep `continuity watch` running (or import ~/.claude/projects regularly) so "
+                 "sessions are archived before Claude Code deletes them",
+                 {"path": str(settings), "cleanupPeriodDays": days, "sessions_gone": gone})
+
+
 def last_events(home: Path, harnesses: tuple[str, ...]) -> dict[str, dict[str, Any]]:
     """``{harness: {"session", "at", "rows"}}``: the newest session of each harness in the
     store and the time of its newest row (bounded: the 500 newest sessions, one row each)."""
@@ -418,6 +454,12 @@ def diagnose(home: Path, harnesses: tuple[str, ...] = HARNESSES, *,
     checks = [config, daemon]
     checks.append(check_spool(home, daemon.status == "ok"))
     checks.append(check_private(home))
+    try:
+        cleanup = check_cleanup(home)
+    except Exception:  # noqa: BLE001 - a broken store is reported below as "store"
+        cleanup = None
+    if cleanup is not None:
+        checks.append(cleanup)
     try:
         last = last_events(home, harnesses)
     except Exception as exc:  # noqa: BLE001 - a broken store is one more finding
