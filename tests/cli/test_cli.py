@@ -95,7 +95,8 @@ def test_cli_import_json_shape_and_totals(tmp_path):
     assert result.exit_code == 0 and result.stderr == ""
     report = json.loads(result.stdout)
     assert set(report) == {"totals", "sessions", "files", "checkpoints_replayed",
-                           "transcripts_written", "transcripts_failed"}
+                           "transcripts_written", "transcripts_failed", "sources_gone",
+                           "sources_back"}
     assert report["transcripts_failed"] == []
     assert (report["checkpoints_replayed"], report["transcripts_written"]) == (27, 12)
     assert report["totals"] == {"files": 12, "sessions": 12, "lines_read": 1333,
