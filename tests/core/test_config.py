@@ -34,7 +34,8 @@ def test_misspelled_section_is_an_error_naming_the_closest(isolated_home):
     assert str(exc.value) == f"{config}: unknown section [memory-md]; did you mean [memory_md]?"
     config.write_text("[zzz]\n")
     with pytest.raises(ConfigError, match=r"unknown section \[zzz\]; known sections: "
-                                          r"\[continuity\], \[daemon\]"):
+                                          r"\[archive\], \[continuity\], \[daemon\], "
+                                          r"\[memory_md\], \[summarizer\], \[transcripts\]$"):
         load_section("continuity", _Retention)
 
 
