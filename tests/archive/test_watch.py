@@ -16,13 +16,20 @@ def _run(args, env):
                           env=env, capture_output=True, text=True, timeout=120)
 
 
-def test_once_archives_the_samples_and_a_second_pass_adds_nothing(tmp_path):
+def _claude_home(tmp_path):
+    """A Claude Code home holding the 5 sample sessions, every other harness folder empty,
+    and the environment that points continuity and the harnesses there (SQLite workspace)."""
     projects = tmp_path / "cc" / "projects"
     shutil.copytree(SAMPLES, projects)
     env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "cc"),
            "CODEX_HOME": str(tmp_path / "none"), "PI_CODING_AGENT_DIR": str(tmp_path / "none"),
            "XDG_DATA_HOME": str(tmp_path / "none"), "CONTINUITY_HOME": str(tmp_path / "h")}
     env.pop("CONTINUITY_DATABASE_URL", None)
+    return projects, env
+
+
+def test_once_archives_the_samples_and_a_second_pass_adds_nothing(tmp_path):
+    projects, env = _claude_home(tmp_path)
     first = _run(["watch", "--once"], env)
     assert first.returncode == 0, first.stderr
     assert first.stdout.strip() == "archived 5 files, 232 new rows"
@@ -37,12 +44,7 @@ def test_a_deleted_source_file_leaves_its_session_whole_and_marked_gone(tmp_path
     archive has a file, deleting it loses nothing; the next pass says so once, ``sessions``
     keeps all 5 sessions and names the one whose file is gone; ``import`` of the folder finds
     the file back when it returns."""
-    projects = tmp_path / "cc" / "projects"
-    shutil.copytree(SAMPLES, projects)
-    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "cc"),
-           "CODEX_HOME": str(tmp_path / "none"), "PI_CODING_AGENT_DIR": str(tmp_path / "none"),
-           "XDG_DATA_HOME": str(tmp_path / "none"), "CONTINUITY_HOME": str(tmp_path / "h")}
-    env.pop("CONTINUITY_DATABASE_URL", None)
+    projects, env = _claude_home(tmp_path)
     assert _run(["watch", "--once"], env).returncode == 0
     victim = projects / "short.jsonl"
     kept = victim.read_bytes()
