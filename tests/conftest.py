@@ -34,6 +34,9 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in ("CONTINUITY_DATABASE_URL", "CONTINUITY_DAEMON_URL", "CONTINUITY_DAEMON__TOKEN",
                  "CONTINUITY_DAEMON__PORT", "CONTINUITY_HOOK_TIMEOUT"):
         monkeypatch.delenv(name, raising=False)
+    # A daemon a test starts must not archive this machine's real harness folders (issue 18:
+    # `serve` archives by default); the archive tests switch it back on in their own worlds.
+    monkeypatch.setenv("CONTINUITY_ARCHIVE__ENABLED", "false")
     return home
 
 

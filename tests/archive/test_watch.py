@@ -25,6 +25,7 @@ def _claude_home(tmp_path):
            "CODEX_HOME": str(tmp_path / "none"), "PI_CODING_AGENT_DIR": str(tmp_path / "none"),
            "XDG_DATA_HOME": str(tmp_path / "none"), "CONTINUITY_HOME": str(tmp_path / "h")}
     env.pop("CONTINUITY_DATABASE_URL", None)
+    env.pop("CONTINUITY_ARCHIVE__ENABLED", None)  # conftest switches archiving off
     return projects, env
 
 
@@ -68,3 +69,49 @@ def test_a_deleted_source_file_leaves_its_session_whole_and_marked_gone(tmp_path
     assert back.returncode == 0 and json.loads(back.stdout)["sources_gone"] == 0
     assert {s["source"] for s in json.loads(_run(["sessions", "--json"], env).stdout)} == {
         "present"}
+
+
+def _archiver(tmp_path, max_files=200):
+    from continuity.archive.archiver import Archiver
+
+    projects = tmp_path / "cc" / "projects"
+    return projects, Archiver({"claude_code": projects}, home=tmp_path / "h",
+                              max_files=max_files)
+
+
+def test_an_event_pass_imports_only_the_files_it_names(tmp_path):
+    """Bounded work per event (issue 18): a pass given the paths of its file-system events
+    imports those files (and what earlier passes left pending), not every changed file of
+    the folder; the full rescan (no paths) then finds the rest."""
+    from tests.archive.burst import write_sessions
+
+    projects, archiver = _archiver(tmp_path)
+    named, other = write_sessions(projects, 2)
+    first = archiver.run_pass({named, projects / "notes.txt", tmp_path / "elsewhere.jsonl"})
+    assert (first.files, first.rows, first.pending) == (1, 4, 0)
+    full = archiver.run_pass()
+    assert (full.files, full.rows) == (1, 4)  # `other`, found by the rescan
+    assert archiver.run_pass().files == 0
+
+
+def test_an_event_pass_carries_the_pending_files_of_a_capped_pass(tmp_path):
+    from tests.archive.burst import write_sessions
+
+    projects, archiver = _archiver(tmp_path, max_files=3)
+    write_sessions(projects, 5)
+    capped = archiver.run_pass()
+    assert (capped.files, capped.pending) == (3, 2)
+    rest = archiver.run_pass(())  # no events: only what was pending
+    assert (rest.files, rest.rows, rest.pending) == (2, 8, 0)
+
+
+def test_an_event_for_a_removed_project_folder_marks_its_files_gone(tmp_path):
+    from tests.archive.burst import write_sessions
+
+    projects, archiver = _archiver(tmp_path)
+    paths = write_sessions(projects, 100)  # 50 project folders, 2 sessions each
+    assert archiver.run_pass().files == 100
+    folder = paths[0].parent
+    shutil.rmtree(folder)
+    result = archiver.run_pass({folder})  # the event names the folder only
+    assert (result.gone, result.files) == (2, 0)

@@ -6,18 +6,27 @@ imports at most ``max_files`` changed files through ``import_files`` (itself inc
 appended file imports only its new bytes), then ``replay_import`` and ``sync_import_report``,
 exactly as ``continuity import`` does. Files beyond the cap stay pending for the next pass.
 Each ``import_files`` group is its own short transaction, so live capture keeps answering.
+
+``follow`` runs passes while watching: a pass per batch of file-system events looks only at
+the files the events name (bounded work per event: an agent appending to one transcript costs
+one file's import, not a walk of the whole history), and a full rescan runs at least every
+``rescan_seconds`` (the safety net for events a file system does not deliver).
 """
 
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
 from pydantic import BaseModel, Field
 
 from continuity.core.config import load_section
+
+if TYPE_CHECKING:
+    import threading
 
 
 class ArchiveSettings(BaseModel):
@@ -52,19 +61,55 @@ def _default_folders() -> dict[str, Path]:
     }
 
 
-def harness_folders(settings: ArchiveSettings) -> dict[str, Path]:
-    """Harness name -> the existing session folder to watch: the ``[archive]`` override, else
-    the harness's default under its home variable (``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``,
-    ``PI_CODING_AGENT_DIR``, ``XDG_DATA_HOME``). Folders that do not exist are left out."""
+#: The environment variable that moves each harness's home (its folder is under it).
+HOME_VARIABLES = {"claude_code": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME",
+                  "pi": "PI_CODING_AGENT_DIR", "opencode": "XDG_DATA_HOME"}
+
+
+def _candidates(settings: ArchiveSettings) -> dict[str, tuple[Path, str]]:
+    """Harness name -> (the folder to watch, what named it); harnesses switched off by an
+    empty override are left out."""
     found = {}
     for name, default in _default_folders().items():
         override = getattr(settings, name)
         if override == "":
             continue
-        path = Path(override).expanduser() if override else default
-        if path.is_dir():
-            found[name] = path
+        if override:
+            found[name] = (Path(override).expanduser(), f"[archive] {name} in config.toml")
+        elif os.environ.get(HOME_VARIABLES[name]):
+            found[name] = (default, f"${HOME_VARIABLES[name]}")
+        else:
+            found[name] = (default, "the default")
     return found
+
+
+def harness_folders(settings: ArchiveSettings) -> dict[str, Path]:
+    """Harness name -> the existing session folder to watch: the ``[archive]`` override, else
+    the harness's default under its home variable (``CLAUDE_CONFIG_DIR``, ``CODEX_HOME``,
+    ``PI_CODING_AGENT_DIR``, ``XDG_DATA_HOME``). Folders that do not exist are left out (see
+    ``folder_problems`` for the ones a user named that cannot be watched)."""
+    return {name: path for name, (path, _) in _candidates(settings).items() if path.is_dir()}
+
+
+def folder_problems(settings: ArchiveSettings) -> list[str]:
+    """One message per folder a user named that cannot be watched: an ``[archive]`` override
+    that is a file or does not exist (yet), or a harness home variable (``CLAUDE_CONFIG_DIR``
+    ...) whose own path is a file or does not exist. A default that does not exist is not a
+    problem (that harness is not installed), nor is a home without its sessions folder yet."""
+    problems = []
+    for name, (path, source) in _candidates(settings).items():
+        if source == "the default":
+            continue
+        if source.startswith("$"):
+            path = Path(os.environ[source[1:]])
+            source = f"{source} = {path}"
+        else:
+            source = f"{source}: {path}"
+        if path.is_dir():
+            continue
+        what = "is not a folder" if path.exists() else "does not exist (yet)"
+        problems.append(f"{name}: {source} {what}; not watched")
+    return problems
 
 
 @dataclass
@@ -78,6 +123,8 @@ class PassResult:
     failed: int = 0
     #: source files found missing this pass (their sessions stay whole: ``source: gone``)
     gone: int = 0
+    #: (path, reason) of files found this pass that are not session files (each said once)
+    skipped: list[tuple[str, str]] = field(default_factory=list)
 
 
 @dataclass
@@ -93,17 +140,49 @@ class Archiver:
     _seen: dict[Path, tuple[int, int]] = field(default_factory=dict)
     #: the first pass also checks every recorded source (a file deleted while nothing ran)
     _first: bool = True
+    #: changed files a pass left for later (the ``max_files`` cap), oldest first
+    _pending: list[Path] = field(default_factory=list)
 
-    def changed_files(self) -> list[Path]:
-        """The files whose size or mtime differ from the last imported state, oldest first."""
-        from continuity.formats.importer import discover
+    def changed_files(self, paths: Optional[Iterable[Path]] = None) -> list[Path]:
+        """The files whose size or mtime differ from the last imported state, oldest first.
 
-        files = discover([str(p) for p in self.folders.values()], unreadable=[],
-                         home=self.home)
+        ``paths`` None: every session file of the folders (a full rescan: one ``stat`` per
+        file). Otherwise only the given paths (the file-system events of a pass): those that
+        are session files under a watched folder, plus the files earlier passes left pending;
+        an OpenCode folder an event touched is listed whole (its store is one database).
+        Sets ``self._vanished``: the recorded files found missing among those looked at."""
+        from continuity.formats.importer import NOT_SESSIONS, discover
+
+        if paths is None:
+            files = discover([str(p) for p in self.folders.values()], unreadable=[],
+                             home=self.home)
+            looked: Optional[set[Path]] = None
+        else:
+            roots = {name: p.resolve() for name, p in self.folders.items()}
+            wanted: list[Path] = list(self._pending)
+            looked = set()
+            whole: set[Path] = set()
+            for raw in paths:
+                path = Path(raw).resolve()
+                looked.add(path)
+                for name, root in roots.items():
+                    if path == root or root in path.parents:
+                        if name == "opencode":
+                            whole.add(root)
+                        elif path.name.endswith(".jsonl") and path.name not in NOT_SESSIONS:
+                            wanted.append(path)
+                        break
+            files = discover([str(r) for r in whole], unreadable=[], home=self.home)
+            files += [p for p in wanted if p.is_file()]
         present = set(files)
-        self._vanished = [p for p in self._seen if p not in present]
+        if looked is None:
+            self._vanished = [p for p in self._seen if p not in present]
+        else:  # a file an event named, or one under a folder an event named, that is gone
+            gone_here = {p for p in looked if not p.exists()}
+            self._vanished = [p for p in self._seen if p not in present and gone_here and (
+                p in gone_here or not gone_here.isdisjoint(p.parents))]
         todo = []
-        for path in files:
+        for path in dict.fromkeys(files):
             try:
                 st = path.stat()
             except OSError:
@@ -112,16 +191,19 @@ class Archiver:
                 todo.append((st.st_mtime_ns, path))
         return [p for _, p in sorted(todo)]
 
-    def run_pass(self) -> PassResult:
-        """One pass (see the module docstring); raises what the store raises on open."""
+    def run_pass(self, changed: Optional[Iterable[Path]] = None) -> PassResult:
+        """One pass (see the module docstring): a full rescan, or with ``changed`` (paths
+        from file-system events) only those files and the ones still pending. Raises what the
+        store raises on open."""
         from continuity.checkpoints import load_config, replay_import
         from continuity.formats.importer import ImportReport, import_files, mark_vanished
         from continuity.store import open_store
         from continuity.core.config import database_url
         from continuity.transcripts.session_transcripts import sync_import_report
 
-        todo = self.changed_files()
+        todo = self.changed_files(changed)
         result = PassResult(pending=max(0, len(todo) - self.max_files))
+        self._pending = todo[self.max_files:]
         todo = todo[: self.max_files]
         vanished = getattr(self, "_vanished", [])
         check_gone, self._first = bool(vanished) or self._first, False
@@ -149,9 +231,84 @@ class Archiver:
             if f.status == "failed":
                 result.failed += 1
                 continue
+            if f.status == "skipped":
+                result.skipped.append((str(p), f.reason or "not a session file"))
             if p in stats:
                 self._seen[p] = stats[p]
             if f.imported:
                 result.files += 1
                 result.rows += f.imported
         return result
+
+
+#: file-system events are gathered this long before a pass (milliseconds)
+DEBOUNCE_MS = 1_000
+
+
+def follow(archiver: Archiver, settings: ArchiveSettings, stop: "threading.Event",
+           on_pass: Callable[[PassResult], None],
+           say: Callable[[str], None]) -> None:
+    """Run ``archiver`` until ``stop`` is set: a pass at once, then one per batch of
+    file-system events (``watchfiles``, debounced ``DEBOUNCE_MS``) and at least every
+    ``settings.rescan_seconds`` (the safety net; it also picks up a harness folder created
+    later, e.g. Claude Code installed after continuity). A pass that left files pending (the
+    ``max_files`` cap) is followed by another at once. ``on_pass`` gets every pass's result;
+    ``say`` gets the lines a user should read (what is watched, folders that cannot be).
+    Raises what ``run_pass`` raises (a store that cannot be opened)."""
+    import watchfiles
+
+    folders: dict[str, Path] | None = None  # None: nothing said yet
+    told: set[str] = set()
+
+    def look() -> dict[str, Path]:
+        for problem in folder_problems(settings):
+            if problem not in told:
+                told.add(problem)
+                say(problem)
+        return harness_folders(settings)
+
+    def drain(result: PassResult) -> None:
+        """Report ``result``, then pass over what it left pending until nothing is."""
+        on_pass(result)
+        while result.pending and not stop.is_set():
+            result = archiver.run_pass(())
+            on_pass(result)
+
+    while not stop.is_set():
+        now = look()
+        if now != folders:
+            if folders and set(folders.items()) - set(now.items()):
+                on_pass(archiver.run_pass())  # the old set once more: a removed folder's
+                # files are marked gone (their sessions stay whole)
+            folders = archiver.folders = now
+            if folders:
+                for name, path in folders.items():
+                    say(f"watching {name}: {path}")
+            else:
+                say("no harness session folder exists yet; looking again every "
+                    f"{settings.rescan_seconds:g} s")
+        if not folders:
+            stop.wait(settings.rescan_seconds)
+            continue
+        assert folders is not None
+        last_full = time.monotonic()
+        drain(archiver.run_pass())
+        try:
+            # one watcher while the folders stay the same: events that arrive during a pass
+            # wait in it; rust_timeout ends a quiet wait, so the rescan runs without events
+            for changes in watchfiles.watch(*folders.values(), debounce=DEBOUNCE_MS,
+                                            rust_timeout=int(settings.rescan_seconds * 1000),
+                                            yield_on_timeout=True, stop_event=stop,
+                                            raise_interrupt=False):
+                # events: only the files they name (bounded work per event); no events for
+                # rescan_seconds, or events that never stop: the full rescan, the safety net
+                if not changes or time.monotonic() - last_full >= settings.rescan_seconds:
+                    last_full = time.monotonic()
+                    drain(archiver.run_pass())
+                else:
+                    drain(archiver.run_pass({Path(p) for _, p in changes}))
+                if look() != folders:
+                    break  # a folder came or went: watch the new set
+        except (OSError, RuntimeError) as exc:  # a watched folder removed under the watcher
+            say(f"watching stopped ({exc}); looking again in {settings.rescan_seconds:g} s")
+            stop.wait(settings.rescan_seconds)

@@ -801,10 +801,12 @@ def mark_vanished(store: Store, roots: Sequence[str | os.PathLike[str]]) -> tupl
     """Record which imported source files under the folders ``roots`` no longer exist
     (issue 18: Claude Code deletes transcripts older than ``cleanupPeriodDays``; the session
     outlives its file). Every recorded source whose path lies under one of ``roots`` (each
-    resolved; file arguments are no roots) and is missing now is marked gone; one found again
+    resolved; file arguments are no roots; a root that is gone itself, e.g. a harness folder
+    removed whole, counts, as everything under it is gone) and is missing now is marked gone; one found again
     is marked back. Sessions and rows are never touched. Returns ``(marked gone, marked
     back)``, counts of source files. One query for the recorded sources, one ``stat`` each."""
-    folders = [Path(r).expanduser().resolve() for r in roots if Path(r).expanduser().is_dir()]
+    folders = [Path(r).expanduser().resolve() for r in roots
+               if Path(r).expanduser().is_dir() or not os.path.lexists(Path(r).expanduser())]
     if not folders:
         return 0, 0
     gone: list[str] = []

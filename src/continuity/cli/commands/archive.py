@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
-from typing import Optional
+from typing import TYPE_CHECKING, Optional
 
 import typer
 
 from continuity.cli.commands.common import HomeOption, err, out
 
-#: file-system events are gathered this long before a pass (milliseconds)
-DEBOUNCE_MS = 1_000
+if TYPE_CHECKING:
+    from continuity.archive.archiver import PassResult
+
+#: at most this many "not archived" lines per pass (the rest are counted)
+SKIPPED_SHOWN = 5
 
 
 def register(app: typer.Typer) -> None:
@@ -25,55 +27,60 @@ def register(app: typer.Typer) -> None:
         home: Optional[Path] = HomeOption,
     ) -> None:
         """Archive sessions as the harnesses write them: follow Claude Code's, Codex's, pi's
-        and OpenCode's session folders (the [archive] section of config.toml overrides each;
-        CLAUDE_CONFIG_DIR, CODEX_HOME, PI_CODING_AGENT_DIR and XDG_DATA_HOME are honoured) and
-        import new lines as they are written, through file-system events plus a periodic
-        rescan. A session whose file the harness deletes stays whole (source: gone). Prints
-        one line per pass that imported something. Ctrl-C stops it (exit 0)."""
-        from continuity.archive.archiver import Archiver, harness_folders, load_settings
+        and OpenCode's session folders and import new lines as they are written, through
+        file-system events plus a periodic rescan (it also finds a harness installed later).
+        A session whose file the harness deletes stays whole (source: gone). Prints one line
+        per pass that imported something. Ctrl-C or SIGTERM stops it (exit 0).
+
+        `continuity serve` runs this itself (a child process) unless [archive] enabled =
+        false. config.toml [archive]: enabled (default true), rescan_seconds (default 60),
+        claude_code, codex, pi, opencode (a folder to watch instead of the default; "" = not
+        watched). Defaults: $CLAUDE_CONFIG_DIR/projects (~/.claude/projects),
+        $CODEX_HOME/sessions (~/.codex/sessions), $PI_CODING_AGENT_DIR/sessions
+        (~/.pi/agent/sessions), $XDG_DATA_HOME/opencode (~/.local/share/opencode)."""
+        import signal
+        import threading
+
+        from continuity.archive.archiver import (Archiver, folder_problems, follow,
+                                                 harness_folders, load_settings)
 
         settings = load_settings(home)
         if not settings.enabled:
             err.print("archiving is off: [archive] enabled = false in config.toml; set it to "
                       "true to watch", markup=False)
             raise typer.Exit(2)
-        folders = harness_folders(settings)
-        if not folders:
-            err.print("no harness session folder exists here; nothing to watch", markup=False)
-            if once:
-                return
-        archiver = Archiver(folders, home=home, max_files=max_files)
+        archiver = Archiver({}, home=home, max_files=max_files)
 
-        def one_pass() -> int:
-            r = archiver.run_pass()
+        def said(line: str) -> None:
+            err.print(line, markup=False)
+
+        def report(r: PassResult) -> None:
             if r.gone:
                 out.print(f"{r.gone} source file(s) gone; their sessions are kept whole "
                           "(`continuity sessions` shows source: gone)", markup=False)
+            for path, reason in r.skipped[:SKIPPED_SHOWN]:
+                said(f"not archived: {path}: {reason}")
+            if len(r.skipped) > SKIPPED_SHOWN:
+                said(f"not archived: {len(r.skipped) - SKIPPED_SHOWN} more file(s) that are "
+                     "not session files")
             if r.files or r.failed:
                 out.print(f"archived {r.files} files, {r.rows} new rows"
                           + (f", {r.failed} failed" if r.failed else "")
                           + (f", {r.pending} pending" if r.pending else ""), markup=False)
-            return r.pending
 
-        pending = one_pass()
         if once:
+            for problem in folder_problems(settings):
+                said(problem)
+            archiver.folders = harness_folders(settings)
+            if not archiver.folders:
+                said("no harness session folder exists here; nothing to archive")
+                return
+            report(archiver.run_pass())
             return
-        import watchfiles
-
-        for name, path in folders.items():
-            err.print(f"watching {name}: {path}", markup=False)
-        last = time.monotonic()
+        stop = threading.Event()
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
         try:
-            while True:
-                timeout = 0 if pending else settings.rescan_seconds
-                # watchfiles (Rust notify): returns a batch of changes, debounced; rust_timeout
-                # ends the wait so the periodic rescan runs even without events
-                for _changes in watchfiles.watch(*folders.values(), debounce=DEBOUNCE_MS,
-                                                 rust_timeout=int(max(timeout, 0.1) * 1000),
-                                                 yield_on_timeout=True, raise_interrupt=True):
-                    break
-                pending = one_pass()
-                last = time.monotonic()
+            follow(archiver, settings, stop, report, said)
         except KeyboardInterrupt:
-            del last
-            raise typer.Exit(0)
+            pass
+        raise typer.Exit(0)
