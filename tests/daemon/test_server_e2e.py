@@ -129,10 +129,12 @@ def free_port() -> int:
 class Daemon:
     """``python -m continuity.daemon.server`` on a free port of its own workspace."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, env: dict[str, str | None] | None = None) -> None:
+        """``env``: variables over this process's environment (None: removed)."""
         self.home = home
-        env = {**os.environ, "CONTINUITY_HOME": str(home)}
+        env = {**os.environ, "CONTINUITY_HOME": str(home), **(env or {})}
         env.pop("CONTINUITY_DATABASE_URL", None)
+        env = {k: v for k, v in env.items() if v is not None}
         self.log = open(home / "daemon.log", "ab")
         self.proc = subprocess.Popen([sys.executable, "-m", "continuity.daemon.server", "--home",
                                       str(home), "--port", "0"], env=env,

@@ -725,8 +725,13 @@ def serve(home: str | os.PathLike[str] | None = None, *, host: str | None = None
     ``ContinuityError`` (queued checkpoints not written at shutdown)."""
     import uvicorn
 
+    from continuity.archive.archiver import load_settings as archive_settings
+    from continuity.daemon.archiving import ArchiveChild
+
     where = resolve_home(home)
     settings = load_settings(where)
+    # issue 18: the daemon archives the harnesses' session folders unless told not to
+    archive_on = archive_settings(where).enabled
     host = host or settings.host
     port = settings.port if port is None else check_port(port)
     check_token_rule(host, settings.token)
@@ -742,6 +747,7 @@ def serve(home: str | os.PathLike[str] | None = None, *, host: str | None = None
     url = f"http://{'[' + host + ']' if ':' in host else host}:{bound}"
     url_file, id_file = where / URL_FILE, where / ID_FILE
     workspace_id = os.urandom(16).hex()
+    archiving = ArchiveChild(where) if archive_on else None
     live = build_live(where, settings)
     failure: list[BaseException] = []
 
@@ -754,8 +760,14 @@ def serve(home: str | os.PathLike[str] | None = None, *, host: str | None = None
         log.info("continuity daemon listening on %s (workspace %s)", url, where)
         log.info("session browser: %s (a one-time sign-in link; later, add "
                  "?token=<contents of %s>)", browser_url, where / "daemon.token")
+        if archiving is not None:
+            archiving.start()
+        else:
+            log.info("archive: off ([archive] enabled = false)")
 
     def stopped(error: BaseException | None) -> None:
+        if archiving is not None:
+            archiving.stop()
         url_file.unlink(missing_ok=True)
         id_file.unlink(missing_ok=True)
         live.store.close()
