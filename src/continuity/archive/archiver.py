@@ -243,6 +243,10 @@ class Archiver:
 
 #: file-system events are gathered this long before a pass (milliseconds)
 DEBOUNCE_MS = 1_000
+#: how often (seconds) ``follow`` looks for a harness session folder made since it started
+#: (Claude Code makes ``projects/`` at its first session: that session is archived in
+#: seconds, not at the next rescan); at most ``rescan_seconds``
+FOLDER_SECONDS = 5.0
 
 
 def follow(archiver: Archiver, settings: ArchiveSettings, stop: "threading.Event",
@@ -250,8 +254,9 @@ def follow(archiver: Archiver, settings: ArchiveSettings, stop: "threading.Event
            say: Callable[[str], None]) -> None:
     """Run ``archiver`` until ``stop`` is set: a pass at once, then one per batch of
     file-system events (``watchfiles``, debounced ``DEBOUNCE_MS``) and at least every
-    ``settings.rescan_seconds`` (the safety net; it also picks up a harness folder created
-    later, e.g. Claude Code installed after continuity). A pass that left files pending (the
+    ``settings.rescan_seconds`` (the safety net); a harness folder created later (Claude Code
+    installed after continuity, or before its first session) is watched within
+    ``FOLDER_SECONDS``. A pass that left files pending (the
     ``max_files`` cap) is followed by another at once. ``on_pass`` gets every pass's result;
     ``say`` gets the lines a user should read (what is watched, folders that cannot be).
     Raises what ``run_pass`` raises (a store that cannot be opened)."""
@@ -274,6 +279,7 @@ def follow(archiver: Archiver, settings: ArchiveSettings, stop: "threading.Event
             result = archiver.run_pass(())
             on_pass(result)
 
+    check = min(settings.rescan_seconds, FOLDER_SECONDS)
     while not stop.is_set():
         now = look()
         if now != folders:
@@ -286,26 +292,27 @@ def follow(archiver: Archiver, settings: ArchiveSettings, stop: "threading.Event
                     say(f"watching {name}: {path}")
             else:
                 say("no harness session folder exists yet; looking again every "
-                    f"{settings.rescan_seconds:g} s")
+                    f"{check:g} s")
         if not folders:
-            stop.wait(settings.rescan_seconds)
+            stop.wait(check)
             continue
         assert folders is not None
         last_full = time.monotonic()
         drain(archiver.run_pass())
         try:
             # one watcher while the folders stay the same: events that arrive during a pass
-            # wait in it; rust_timeout ends a quiet wait, so the rescan runs without events
+            # wait in it; rust_timeout ends a quiet wait every `check` seconds, to look for
+            # a harness folder made since (a few stats) and to run the rescan when it is due
             for changes in watchfiles.watch(*folders.values(), debounce=DEBOUNCE_MS,
-                                            rust_timeout=int(settings.rescan_seconds * 1000),
+                                            rust_timeout=int(check * 1000),
                                             yield_on_timeout=True, stop_event=stop,
                                             raise_interrupt=False):
-                # events: only the files they name (bounded work per event); no events for
-                # rescan_seconds, or events that never stop: the full rescan, the safety net
-                if not changes or time.monotonic() - last_full >= settings.rescan_seconds:
+                # events: only the files they name (bounded work per event); every
+                # rescan_seconds, events or not: the full rescan, the safety net
+                if time.monotonic() - last_full >= settings.rescan_seconds:
                     last_full = time.monotonic()
                     drain(archiver.run_pass())
-                else:
+                elif changes:
                     drain(archiver.run_pass({Path(p) for _, p in changes}))
                 if look() != folders:
                     break  # a folder came or went: watch the new set
