@@ -137,6 +137,25 @@ def test_serve_archives_without_hooks_and_stops_its_child(tmp_path: Path) -> Non
            or "zombie" in Path(f"/proc/{pid}/status").read_text(), "the child's exit", 10)
 
 
+def test_a_killed_daemon_takes_its_archiving_child_with_it(tmp_path: Path) -> None:
+    """Found by a fresh user: after ``kill -9`` of ``serve`` its child ``watch`` (own
+    session) ran on, so the next daemon's child was a second watcher of the workspace."""
+    env = _world(tmp_path)
+    (tmp_path / "cc" / "projects").mkdir(parents=True)  # watched, quiet: nothing to say
+    (tmp_path / "ws" / "config.toml").write_text("[archive]\nrescan_seconds = 600\n")
+    daemon = Daemon(Path(env["CONTINUITY_HOME"]), env=_unset(env))
+    try:
+        log = _until(lambda: "watching claude_code" in (text := daemon.logs()) and text,
+                     "the child's start", 20)
+        pid = int(log.split("session folders (pid ")[1].split(")")[0])
+        os.kill(pid, 0)
+    finally:
+        daemon.proc.kill()
+        daemon.proc.wait()
+    _until(lambda: not Path(f"/proc/{pid}").exists()
+           or "zombie" in Path(f"/proc/{pid}/status").read_text(), "the orphan's exit", 20)
+
+
 def test_serve_with_archiving_off_imports_nothing(tmp_path: Path) -> None:
     env = _world(tmp_path)
     ws = Path(env["CONTINUITY_HOME"])

@@ -2,6 +2,7 @@
 second pass imports nothing."""
 
 import json
+import re
 import os
 import shutil
 import subprocess
@@ -115,3 +116,38 @@ def test_an_event_for_a_removed_project_folder_marks_its_files_gone(tmp_path):
     shutil.rmtree(folder)
     result = archiver.run_pass({folder})  # the event names the folder only
     assert (result.gone, result.files) == (2, 0)
+
+
+def test_once_goes_on_past_the_cap_until_nothing_is_pending(tmp_path):
+    """Found by a fresh user: `watch --once` (cron) remembered nothing between runs, so with
+    more files than --max-files every run redid the oldest and never reached the rest."""
+    projects, env = _claude_home(tmp_path)
+    done = _run(["watch", "--once", "--max-files", "2"], env)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    shape = [re.sub(r"\d+ new rows?", "N rows", line) for line in lines]
+    assert shape == ["archived 2 files, N rows, 3 pending", "archived 2 files, N rows, 1 pending",
+                     "archived 1 file, N rows"]
+    assert sum(int(re.search(r"(\d+) new row", line)[1]) for line in lines) == 232
+    assert len(json.loads(_run(["sessions", "--json"], env).stdout)) == 5
+
+
+def test_ctrl_c_stops_watch_with_exit_0(tmp_path):
+    import signal
+    import time
+
+    projects, env = _claude_home(tmp_path)
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "continuity"), "watch"],
+                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if len(json.loads(_run(["sessions", "--json"], env).stdout)) == 5:
+            break
+        time.sleep(0.5)
+    time.sleep(1)  # inside the watcher's wait now
+    proc.send_signal(signal.SIGINT)
+    try:
+        code = proc.wait(timeout=20)
+    finally:
+        proc.kill()
+    assert code == 0, proc.stderr.read()

@@ -32,12 +32,12 @@ if TYPE_CHECKING:
 class ArchiveSettings(BaseModel):
     """``[archive]`` of config.toml: ``enabled`` (``continuity watch`` archives; false: it
     refuses, exit 2; default true),
-    ``rescan_seconds`` (the safety-net full rescan, seconds, >= 1), and folder overrides
+    ``rescan_seconds`` (the safety-net full rescan, seconds, 1–86,400), and folder overrides
     ``claude_code``, ``codex``, ``pi``, ``opencode`` (an empty string: that harness is not
     watched)."""
 
     enabled: bool = True
-    rescan_seconds: float = Field(60.0, ge=1)
+    rescan_seconds: float = Field(60.0, ge=1, le=86_400)
     claude_code: Optional[str] = None
     codex: Optional[str] = None
     pi: Optional[str] = None
@@ -306,7 +306,7 @@ def follow(archiver: Archiver, settings: ArchiveSettings, stop: "threading.Event
             for changes in watchfiles.watch(*folders.values(), debounce=DEBOUNCE_MS,
                                             rust_timeout=int(check * 1000),
                                             yield_on_timeout=True, stop_event=stop,
-                                            raise_interrupt=False):
+                                            raise_interrupt=True):
                 # events: only the files they name (bounded work per event); every
                 # rescan_seconds, events or not: the full rescan, the safety net
                 if time.monotonic() - last_full >= settings.rescan_seconds:
@@ -316,6 +316,9 @@ def follow(archiver: Archiver, settings: ArchiveSettings, stop: "threading.Event
                     drain(archiver.run_pass({Path(p) for _, p in changes}))
                 if look() != folders:
                     break  # a folder came or went: watch the new set
+        except KeyboardInterrupt:  # Ctrl-C: watchfiles raises it (raise_interrupt=True)
+            stop.set()
+            return
         except (OSError, RuntimeError) as exc:  # a watched folder removed under the watcher
             say(f"watching stopped ({exc}); looking again in {settings.rescan_seconds:g} s")
             stop.wait(settings.rescan_seconds)

@@ -25,6 +25,8 @@ log = logging.getLogger("continuity.daemon")
 
 #: the child's niceness increment (os.nice): archiving yields the CPU to the hooks
 NICE = 10
+#: prctl(2) option: the signal a process gets when its parent dies
+PR_SET_PDEATHSIG = 1
 #: seconds before a child that exited on its own is started again
 RESTART_SECONDS = 30.0
 #: seconds a stopping child has between SIGTERM and SIGKILL
@@ -35,6 +37,14 @@ def _lower_priority() -> None:  # runs in the child between fork and exec
     try:
         os.nice(NICE)
     except OSError:
+        pass
+    # Linux: the child gets SIGTERM when the daemon dies (kill -9 included), so no orphan
+    # watcher outlives it and a new daemon's child is the only one
+    try:
+        import ctypes
+
+        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
+    except (OSError, AttributeError):
         pass
 
 

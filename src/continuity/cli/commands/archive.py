@@ -21,7 +21,9 @@ def register(app: typer.Typer) -> None:
 
     @app.command("watch")
     def watch_cmd(
-        once: bool = typer.Option(False, "--once", help="Do one pass and exit (cron, tests)."),
+        once: bool = typer.Option(False, "--once", help="Archive what is there now and exit "
+                                  "(cron, tests): passes of --max-files files each until "
+                                  "none is left."),
         max_files: int = typer.Option(200, "--max-files", min=1, help="At most this many "
                                       "files imported per pass; the rest wait for the next."),
         home: Optional[Path] = HomeOption,
@@ -46,8 +48,11 @@ def register(app: typer.Typer) -> None:
 
         settings = load_settings(home)
         if not settings.enabled:
-            err.print("archiving is off: [archive] enabled = false in config.toml; set it to "
-                      "true to watch", markup=False)
+            import os
+
+            where = ("$CONTINUITY_ARCHIVE__ENABLED" if os.environ.get(
+                "CONTINUITY_ARCHIVE__ENABLED") else "[archive] enabled = false in config.toml")
+            err.print(f"archiving is off: {where}; set it to true to watch", markup=False)
             raise typer.Exit(2)
         archiver = Archiver({}, home=home, max_files=max_files)
 
@@ -64,7 +69,8 @@ def register(app: typer.Typer) -> None:
                 said(f"not archived: {len(r.skipped) - SKIPPED_SHOWN} more file(s) that are "
                      "not session files")
             if r.files or r.failed:
-                out.print(f"archived {r.files} files, {r.rows} new rows"
+                out.print(f"archived {r.files} file{'' if r.files == 1 else 's'}, {r.rows} new "
+                      f"row{'' if r.rows == 1 else 's'}"
                           + (f", {r.failed} failed" if r.failed else "")
                           + (f", {r.pending} pending" if r.pending else ""), markup=False)
 
@@ -75,7 +81,13 @@ def register(app: typer.Typer) -> None:
             if not archiver.folders:
                 said("no harness session folder exists here; nothing to archive")
                 return
-            report(archiver.run_pass())
+            # every pass bounded, but --once goes on until nothing is pending: a process that
+            # remembers nothing would otherwise redo the oldest files every run, never the rest
+            result = archiver.run_pass()
+            report(result)
+            while result.pending:
+                result = archiver.run_pass(())
+                report(result)
             return
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
