@@ -19,6 +19,7 @@ from typing import Any, Callable
 from continuity.cli.hookcmd import hook_seconds
 from tests.archive.burst import session_lines, write_sessions
 from tests.daemon.test_server_e2e import Daemon, hook
+from tests.e2e.conftest import until
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "samples" / "claude-code"
 #: the issue's bound: a session is in `sessions` within a minute of being written
@@ -38,16 +39,8 @@ def _sessions(env: dict[str, str]) -> list[dict[str, Any]]:
 
 def _until(check: Callable[[], Any], what: str, seconds: float = MINUTE,
            every: float = 0.5) -> Any:
-    """``check()``'s first truthy value, polled every ``every`` seconds; AssertionError after
-    ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"not within {seconds:g} s: {what}")
-        time.sleep(every)
+    """``tests.e2e.conftest.until`` with this module's defaults (a minute, every 0.5 s)."""
+    return until(check, what, seconds, every)
 
 
 def _world(tmp_path: Path) -> dict[str, str]:

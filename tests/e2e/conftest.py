@@ -116,8 +116,10 @@ def free_port() -> int:
             return port
 
 
-def until(check: Callable[[], Any], what: str, seconds: float = WAIT_SECONDS) -> Any:
-    """Poll ``check`` until it returns something truthy (returned), else fail naming ``what``."""
+def until(check: Callable[[], Any], what: str, seconds: float = WAIT_SECONDS,
+          every: float = 0.1) -> Any:
+    """Poll ``check`` every ``every`` seconds until it returns something truthy (returned),
+    else fail naming ``what``."""
     deadline = time.monotonic() + seconds
     while True:
         value = check()
@@ -125,7 +127,7 @@ def until(check: Callable[[], Any], what: str, seconds: float = WAIT_SECONDS) ->
             return value
         if time.monotonic() > deadline:
             raise AssertionError(f"timed out after {seconds:.0f} s waiting for {what}")
-        time.sleep(0.1)
+        time.sleep(every)
 
 
 class World:
