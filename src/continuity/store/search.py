@@ -267,7 +267,7 @@ class EntrySearchMixin:
         if len(rows) >= limit or complete:
             hits = sorted(rows, key=lambda r: (score[r.search_id], r.session_key, r.seq))
             best = [r.search_id for r in hits[:limit]]
-            found = {r.search_id: self._entry(r) for r in conn.execute(  # type: ignore[attr-defined]
+            found = {r.search_id: self._entry(r, 1) for r in conn.execute(  # type: ignore[attr-defined]
                 select(_ROWS.c.search_id, t.entries).select_from(self._joined(
                     ids.join(_ROWS, _ROWS.c.search_id == ids.c.value), _ROWS.c.session_key,
                     _ROWS.c.seq)), {"ids": orjson.dumps(best).decode()})}

@@ -41,6 +41,17 @@ from continuity.store.search import EntrySearchMixin
 
 _CHUNK = 500  # bound on IN-lists and executemany batches
 
+#: ``SqlStore._entry`` unpacks the columns of ``entries`` by position, in this order
+_ENTRY_COLUMNS = ("session_key", "seq", "entry_id", "native_id", "parent_native_id", "kind",
+                  "role", "type_name", "visible", "base_visible", "is_request", "sidechain",
+                  "ts", "cwd", "content", "meta", "view_bytes", "source_path", "line_no",
+                  "byte_offset", "raw_sha256")
+_ENTRY_WIDTH = len(_ENTRY_COLUMNS)
+if tuple(c.name for c in t.entries.columns) != _ENTRY_COLUMNS:  # pragma: no cover
+    raise RuntimeError("store.sql._ENTRY_COLUMNS no longer matches schema.entries")
+_KINDS = {k.value: k for k in EntryKind}
+_ROLES = {r.value: r for r in Role}
+
 
 def _utc(value: datetime | None) -> datetime | None:
     if value is None:
@@ -251,28 +262,36 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
                          .values(entry_count=count + len(entries), updated_at=_now()))
 
     @staticmethod
-    def _entry(row: Any) -> Entry:
+    def _entry(row: Any, offset: int = 0) -> Entry:
+        """The ``Entry`` of a result row whose columns ``offset ..`` are ``entries``'s, in table
+        order (``select(t.entries)``, after ``offset`` other columns). Issue 17: read by
+        position, not by name (a named ``Row`` attribute costs about as much as the rest of
+        the decode), and the enums by dict."""
+        (_key, seq, entry_id, native_id, parent_native_id, kind, role, type_name, visible,
+         _base_visible, is_request, sidechain, ts, cwd, content, meta_json, _view_bytes,
+         source_path, line_no, byte_offset, raw_sha256) = row[offset:offset + _ENTRY_WIDTH]
         compaction, run_end = None, None
-        meta = orjson.loads(row.meta) if row.meta else {}
-        if meta.get("run_end"):
-            run_end = RunStatus(meta["run_end"])
-        m = meta.get("compaction")
-        if m:
-            compaction = CompactionInfo(
-                summary=m.get("summary", ""), covers_through_seq=m.get("covers_through_seq"),
-                first_kept_entry_id=m.get("first_kept_entry_id"),
-                continuation=bool(m.get("continuation")), run_id=m.get("run_id"),
-                trigger=m.get("trigger"))
+        if meta_json:
+            meta = orjson.loads(meta_json)
+            if meta.get("run_end"):
+                run_end = RunStatus(meta["run_end"])
+            m = meta.get("compaction")
+            if m:
+                compaction = CompactionInfo(
+                    summary=m.get("summary", ""), covers_through_seq=m.get("covers_through_seq"),
+                    first_kept_entry_id=m.get("first_kept_entry_id"),
+                    continuation=bool(m.get("continuation")), run_id=m.get("run_id"),
+                    trigger=m.get("trigger"))
         source = None
-        if row.source_path is not None:
-            source = SourceRef(row.source_path, row.line_no, row.byte_offset, row.raw_sha256 or "")
+        if source_path is not None:
+            source = SourceRef(source_path, line_no, byte_offset, raw_sha256 or "")
         return Entry(
-            kind=EntryKind(row.kind), role=Role(row.role), blocks=blocks_from_json(row.content),
-            timestamp=_utc(row.ts), native_id=row.native_id,
-            parent_native_id=row.parent_native_id, type_name=row.type_name,
-            visible=bool(row.visible), is_request=bool(row.is_request),
-            sidechain=bool(row.sidechain), compaction=compaction, source=source, cwd=row.cwd,
-            run_end=run_end, seq=row.seq, entry_id=row.entry_id)
+            kind=_KINDS.get(kind) or EntryKind(kind), role=_ROLES.get(role) or Role(role),
+            blocks=blocks_from_json(content), timestamp=_utc(ts), native_id=native_id,
+            parent_native_id=parent_native_id, type_name=type_name,
+            visible=bool(visible), is_request=bool(is_request),
+            sidechain=bool(sidechain), compaction=compaction, source=source, cwd=cwd,
+            run_end=run_end, seq=seq, entry_id=entry_id)
 
     def entries(self, session_key: str, *, after_seq: int = -1, limit: int = 1000,
                 visible_only: bool = False) -> list[Entry]:
