@@ -11,6 +11,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from typer.testing import CliRunner
 
 from continuity.transcripts import session_transcripts as tr
@@ -85,6 +87,30 @@ def test_encode_record_is_one_line_for_every_line_breaker():
     text = line.decode("utf-8")
     assert len(text.splitlines()) == 1
     assert TranscriptRecord.from_dict(json.loads(text)).content == tr.storable(nasty)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.characters(codec="utf-8"), max_size=40))
+def test_encode_record_fast_path_matches_the_escaping_rule(text):
+    """Issue 17: the byte-level shortcut gives exactly the line the regex rule gives, for any
+    text (the line breakers among ASCII, Latin-1 and the general punctuation block included)."""
+    import re
+    from continuity.core.text import json_bytes
+    record = rec(0, tr.storable(text))
+    expected = re.sub("[\x7f-\x9f\u2028\u2029]", lambda m: f"\\u{ord(m.group()):04x}",
+                      json_bytes(record.to_dict()).decode("utf-8")).encode("utf-8") + b"\n"
+    assert tr.encode_record(record) == expected
+
+
+def test_append_writes_whole_lines_past_the_write_chunk(tmp_path, monkeypatch):
+    """Records appended in several writes (chunk of 100 bytes) are still whole, in order."""
+    from continuity.transcripts import transcript_log
+    monkeypatch.setattr(transcript_log, "WRITE_CHUNK_BYTES", 100)
+    log = TranscriptLog(tmp_path / "t.jsonl")
+    assert log.append([rec(i, f"row {i} " * 5) for i in range(7)]) == 7
+    lines = (tmp_path / "t.jsonl").read_bytes().split(b"\n")
+    assert lines[-1] == b"" and len(lines) == 8
+    assert [TranscriptRecord.from_dict(json.loads(x)).seq for x in lines[:-1]] == list(range(7))
 
 
 # --------------------------------------------------------------------------- paths

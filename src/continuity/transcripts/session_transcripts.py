@@ -397,7 +397,7 @@ class _ImportCapture:
                 _failed(self.out, p.session.key, exc)
 
     def _write(self, pending: list[_Pending]) -> None:
-        """Append the records (one write each, one fsync per harness file), then write the
+        """Append the records (whole lines, one fsync per harness file), then write the
         rows in one transaction. Raises ``ContinuityError`` when a file cannot be written."""
         by_path: dict[Path, list[TranscriptRecord]] = {}
         for p in pending:

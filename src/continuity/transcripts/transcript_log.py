@@ -5,8 +5,8 @@ snapshots. ``continuity.transcripts.session_transcripts`` renders sessions into 
 **Canonical JSONL** at ``<workspace>/memory/<harness>/transcripts/transcript.jsonl`` (harness
 folded by ``safe_name``; session keys live only inside records, never in paths): one
 ``TranscriptRecord`` per row, its ``content`` that row's paragraphs. Writers hold ``flock`` on a
-sibling ``.lock`` file, repair a torn last line before appending (B36), write each record with
-one ``write`` call, and fsync before returning. ``replace_session`` rewrites one session's
+sibling ``.lock`` file, repair a torn last line before appending (B36), write whole records
+(never part of one) in writes of up to about ``WRITE_CHUNK_BYTES``, and fsync before returning. ``replace_session`` rewrites one session's
 records through a temp file and ``os.replace``, leaving every other session's lines untouched.
 A torn line cut off by the repair is lost from the file but not from the database: the next
 snapshot (``transcripts.sync_session``) rewrites the session it belonged to from the database
@@ -38,6 +38,9 @@ log = logging.getLogger(__name__)
 SCHEMA = "continuity.transcript.v1"
 FILE_NAME = "transcript.jsonl"
 _TAIL_CHUNK = 64 * 1024
+#: issue 17: appended records go to the file in writes of whole lines of about this many bytes
+#: (one ``write`` per record was a tenth of the transcript phase); the lock keeps them whole
+WRITE_CHUNK_BYTES = 1024 * 1024
 
 
 # ---------------------------------------------------------------------------- names and records
@@ -138,8 +141,16 @@ class TranscriptRecord:
 _LINE_BREAKERS = re.compile("[\x7f-\x9f\u2028\u2029]")
 
 
+#: the UTF-8 bytes that begin every character ``_LINE_BREAKERS`` matches: DEL, the lead byte
+#: of U+0080..U+00BF (C1 controls) and the three bytes of U+2028 / U+2029
+_BREAKER_BYTES = (b"\x7f", b"\xc2", b"\xe2\x80\xa8", b"\xe2\x80\xa9")
+
+
 def _json_line(value: Any) -> bytes:
-    line = json_bytes(value).decode("utf-8")
+    data = json_bytes(value)
+    if not any(b in data for b in _BREAKER_BYTES):  # issue 17: most lines hold none
+        return data
+    line = data.decode("utf-8")
     return _LINE_BREAKERS.sub(lambda m: f"\\u{ord(m.group()):04x}", line).encode("utf-8")
 
 
@@ -181,7 +192,8 @@ class TranscriptLog:
             os.close(fd)  # closing releases the lock
 
     def append(self, records: Iterable[TranscriptRecord]) -> int:
-        """Append records, one ``write`` each, after repairing a torn tail; returns how many."""
+        """Append records (whole lines, ``WRITE_CHUNK_BYTES`` per write) after repairing a torn
+        tail; returns how many."""
         with self._locked():
             return self._append_locked(records)
 
@@ -190,9 +202,18 @@ class TranscriptLog:
         try:
             self._repair(fd)
             count = 0
+            chunk: list[bytes] = []
+            size = 0
             for record in records:
-                _write_all(fd, encode_record(record))
+                line = encode_record(record)
+                chunk.append(line)
+                size += len(line)
                 count += 1
+                if size >= WRITE_CHUNK_BYTES:
+                    _write_all(fd, b"".join(chunk))
+                    chunk, size = [], 0
+            if chunk:
+                _write_all(fd, b"".join(chunk))
             if self.fsync and count:
                 os.fsync(fd)
             return count
