@@ -173,19 +173,32 @@ def _rows(store: "SqlStore", key: str, after: int = -1) -> Iterator[Entry]:
 RESUME_KEY = "replay"
 
 
-def _resume_point(state: SessionState, now: datetime, last_seq: int,
-                  config: CheckpointConfig) -> dict[str, Any]:
-    """The JSON form of a replay's recorder state after row ``last_seq`` (before its end)."""
+def _snapshot(state: SessionState, now: datetime, last_seq: int,
+              config: CheckpointConfig) -> tuple[Any, ...]:
+    """What a resume point needs of the state after row ``last_seq``, copied (the state
+    changes on): taken after every row that leaves the queue empty, so it is kept cheap and
+    made JSON only for the last one (issue 17: the JSON form for every row was a tenth of
+    the replay)."""
+    return (last_seq, now, config.prompt_interval, config.time_interval_ms, state.harness,
+            state.project, state.started_at, state.last_checkpoint_at, state.interval_prompts,
+            state.total_prompts, tuple(state.snippets), state.queries, state.remembers,
+            state.tasks)
+
+
+def _point_json(snap: tuple[Any, ...]) -> dict[str, Any]:
+    """The JSON form of a replay's recorder state (a ``_snapshot``) after its row."""
+    (last_seq, now, prompt_interval, time_interval_ms, harness, project, started_at,
+     last_checkpoint_at, interval_prompts, total_prompts, snippets, queries, remembers,
+     tasks) = snap
     return {"v": 1, "seq": last_seq, "now": now.isoformat(),
-            "rules": [config.prompt_interval, config.time_interval_ms],
-            "harness": state.harness, "project": state.project,
-            "started_at": state.started_at.isoformat(),
-            "last_checkpoint_at": state.last_checkpoint_at.isoformat(),
-            "interval_prompts": state.interval_prompts, "total_prompts": state.total_prompts,
-            "snippets": list(state.snippets), "queries": list(state.queries),
-            "remembers": list(state.remembers),
-            "tasks": None if state.tasks is None else [[t.title, t.status, t.id]
-                                                       for t in state.tasks]}
+            "rules": [prompt_interval, time_interval_ms],
+            "harness": harness, "project": project,
+            "started_at": started_at.isoformat(),
+            "last_checkpoint_at": last_checkpoint_at.isoformat(),
+            "interval_prompts": interval_prompts, "total_prompts": total_prompts,
+            "snippets": list(snippets), "queries": list(queries),
+            "remembers": list(remembers),
+            "tasks": None if tasks is None else [[t.title, t.status, t.id] for t in tasks]}
 
 
 def _restore(point: Any, session_key: str, config: CheckpointConfig
@@ -216,7 +229,7 @@ def _replay(store: "SqlStore", session_key: str, config: CheckpointConfig,
     """Run a stored session through a recorder on the transcript's clock (see
     ``replay_session``); returns the checkpoints in landing order, the recorder, and the
     resume point after the last row at which no write was queued (None if there was none).
-    From a ``resume`` point (``_resume_point``) only the rows after it are read."""
+    From a ``resume`` point (``_point_json``) only the rows after it are read."""
     session = store.get_session(session_key)
     if session is None:
         raise KeyError(session_key)
@@ -227,6 +240,7 @@ def _replay(store: "SqlStore", session_key: str, config: CheckpointConfig,
     state = None
     after = -1
     point = resume if isinstance(resume, dict) else None
+    snap = None
     restored = _restore(resume, session_key, config) if resume is not None else None
     if restored is not None:
         state, clock.now, after = restored
@@ -250,7 +264,9 @@ def _replay(store: "SqlStore", session_key: str, config: CheckpointConfig,
             for c in row.tool_calls():
                 recorder.record_tool_call(session_key, c.arguments)
         if recorder.queue.deadline is None:  # nothing queued: a replay can resume here
-            point = _resume_point(state, clock.now, row.seq, config)
+            snap = _snapshot(state, clock.now, row.seq, config)
+    if snap is not None:
+        point = _point_json(snap)
     if end and state is not None:
         recorder.end_session(session_key, at=clock.now)
     recorder.queue.flush()
