@@ -14,11 +14,12 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
+from functools import cache
 from datetime import datetime, timezone
 from typing import Any, Iterable
 
 import orjson
-from sqlalchemy import Connection, String, and_, delete, func, select, type_coerce
+from sqlalchemy import Connection, String, and_, bindparam, delete, func, select, type_coerce
 
 from continuity.core.model import Checkpoint, CheckpointTrigger
 from continuity.store import schema as t
@@ -90,6 +91,48 @@ def _typed(kind: type) -> Any:
 #: skipped (a bad manual edit such as ``created_at = 'garbage'``; issue 15).
 _ROWS = select(*[type_coerce(c, String).label(c.name) if c.name == "created_at" else c
                  for c in t.session_checkpoints.c])
+
+
+# The statements of a checkpoint write, built once and run with bound parameters (issue 17:
+# building a statement costs SQLAlchemy more than SQLite takes to run it; see store.sql).
+
+@cache
+def _insert() -> Any:
+    return t.session_checkpoints.insert()
+
+
+@cache
+def _session_ends() -> Any:
+    return and_(_C.session_key == bindparam("b_key"),
+                _C.trigger == CheckpointTrigger.SESSION_END.value)
+
+
+@cache
+def _newest_end() -> Any:
+    return _ROWS.where(_session_ends()).order_by(*_NEWEST_FIRST).limit(1)
+
+
+@cache
+def _delete_ends() -> Any:
+    return delete(t.session_checkpoints).where(_session_ends())
+
+
+@cache
+def _beyond_cap() -> Any:
+    return (select(_C.checkpoint_id).where(_C.session_key == bindparam("b_key"))
+            .order_by(*_NEWEST_FIRST).offset(bindparam("b_cap")))
+
+
+@cache
+def _delete_ids() -> Any:
+    return delete(t.session_checkpoints).where(
+        _C.checkpoint_id.in_(bindparam("b_ids", expanding=True)))
+
+
+@cache
+def _page(limited: bool) -> Any:
+    stmt = _ROWS.where(_C.session_key == bindparam("b_key")).order_by(*_NEWEST_FIRST)
+    return stmt.limit(bindparam("b_limit")) if limited else stmt
 
 
 def _strings(text: str | None) -> tuple[str, ...]:
@@ -164,7 +207,7 @@ class CheckpointStoreMixin:
                 kept = self._replace_session_end(conn, checkpoint.session_key, created)
                 if kept is not None:
                     return kept
-            result = conn.execute(t.session_checkpoints.insert().values(**values))
+            result = conn.execute(_insert(), values)
             new_id = result.inserted_primary_key[0]
             self._apply_cap(conn, checkpoint.session_key, max_per_session)
         fields = {name: getattr(checkpoint, name) for name in Checkpoint.__slots__}
@@ -175,10 +218,7 @@ class CheckpointStoreMixin:
                              created: datetime) -> Checkpoint | None:
         """The session's newest ``session_end`` when it is at or after ``created`` (then the
         new one is not written); else delete the session's ``session_end`` rows, None."""
-        ends = and_(_C.session_key == session_key,
-                    _C.trigger == CheckpointTrigger.SESSION_END.value)
-        newest = conn.execute(_ROWS.where(ends)
-                              .order_by(*_NEWEST_FIRST).limit(1)).first()
+        newest = conn.execute(_newest_end(), {"b_key": session_key}).first()
         if newest is None:
             return None
         try:
@@ -187,16 +227,15 @@ class CheckpointStoreMixin:
             kept = None
         if kept is not None and kept.created_at is not None and kept.created_at >= created:
             return kept
-        conn.execute(delete(t.session_checkpoints).where(ends))
+        conn.execute(_delete_ends(), {"b_key": session_key})
         return None
 
     @staticmethod
     def _apply_cap(conn: Connection, session_key: str, max_per_session: int) -> None:
-        beyond = (select(_C.checkpoint_id).where(_C.session_key == session_key)
-                  .order_by(*_NEWEST_FIRST).offset(max_per_session))
-        ids = [r[0] for r in conn.execute(beyond)]
-        if ids:
-            conn.execute(delete(t.session_checkpoints).where(_C.checkpoint_id.in_(ids)))
+        ids = [r[0] for r in conn.execute(_beyond_cap(), {"b_key": session_key,
+                                                           "b_cap": max_per_session})]
+        for i in range(0, len(ids), 500):  # bounded IN-lists
+            conn.execute(_delete_ids(), {"b_ids": ids[i:i + 500]})
 
     def _newest_readable(self, where: Any) -> Checkpoint | None:
         """The newest readable checkpoint matching ``where``: damaged rows are skipped (issue
@@ -233,11 +272,9 @@ class CheckpointStoreMixin:
                         ) -> tuple[list[Checkpoint], list[DamagedCheckpoint]]:
         """The session's newest ``limit`` checkpoint rows (0: all), oldest first: the readable
         checkpoints and the damaged rows among them (issue 15), each oldest first."""
-        stmt = (_ROWS.where(_C.session_key == session_key).order_by(*_NEWEST_FIRST))
-        if limit:
-            stmt = stmt.limit(limit)
+        params = {"b_key": session_key, "b_limit": limit} if limit else {"b_key": session_key}
         with self._conn() as conn:  # type: ignore[attr-defined]
-            rows = conn.execute(stmt).all()
+            rows = conn.execute(_page(bool(limit)), params).all()
         return read_rows(reversed(rows))
 
     def checkpoints(self, session_key: str, *, limit: int = 0) -> list[Checkpoint]:

@@ -25,7 +25,6 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol, Sequence
 
 from sqlalchemy import and_, func, or_, select, update
-from sqlalchemy.dialects import postgresql, sqlite
 
 from continuity.core.errors import FencedWrite, LeaseHeld  # noqa: F401 (re-exported)
 from continuity.core.model import Entry, EntryKind, Lease, ReceiptReason, RefusalReceipt
@@ -115,10 +114,7 @@ class FencingStoreMixin:
         """Insert the first lease of ``key`` (token 1); False when a row already exists."""
         values = {"session_key": key, "owner": owner, "token": 1, "acquired_at": now,
                   "expires_at": expires}
-        if conn.dialect.name == "postgresql":
-            stmt = postgresql.insert(t.session_leases).on_conflict_do_nothing()
-        else:
-            stmt = sqlite.insert(t.session_leases).on_conflict_do_nothing()
+        stmt = t.upsert_insert(conn.dialect.name, t.session_leases).on_conflict_do_nothing()
         # RETURNING, not rowcount: drivers report rowcount of a skipped upsert differently.
         return conn.execute(stmt.values(**values).returning(
             t.session_leases.c.token)).first() is not None

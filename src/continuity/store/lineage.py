@@ -25,7 +25,6 @@ from typing import Any, Iterable, Sequence
 
 import orjson
 from sqlalchemy import and_, delete, func, or_, select
-from sqlalchemy.dialects import postgresql, sqlite
 
 from continuity.core.model import Memory
 from continuity.store import schema as t
@@ -100,7 +99,7 @@ class DagEdge:
 
 
 def _upsert(dialect: str, tbl: Any) -> Any:
-    return sqlite.insert(tbl) if dialect == "sqlite" else postgresql.insert(tbl)
+    return t.upsert_insert(dialect, tbl)
 
 
 class LineageStoreMixin:

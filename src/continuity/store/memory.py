@@ -18,13 +18,13 @@ normalisation; both index CJK characters one a token (``fts.search_text``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from datetime import datetime, timezone
 from typing import Any, Iterable, Sequence
 
 import orjson
 from sqlalchemy import (and_, bindparam, column, func, literal_column, select, table, text,
                         update)
-from sqlalchemy.dialects import postgresql, sqlite
 
 from continuity.core.model import Memory, TranscriptRow
 from continuity.store import fts
@@ -79,6 +79,30 @@ class MemoryFilter:
     until: datetime | None = None
 
 
+@cache
+def _insert_ignore(dialect: str, table_name: str) -> Any:
+    """``INSERT .. ON CONFLICT DO NOTHING RETURNING <primary key>`` of the table (the columns
+    are the parameters' keys), built once (issue 17: building it cost more than running it)."""
+    tbl = t.metadata.tables[table_name]
+    return (t.upsert_insert(dialect, tbl).on_conflict_do_nothing()
+            .returning(*tbl.primary_key.columns))
+
+
+@cache
+def _complete_transcript() -> Any:
+    c = t.session_transcripts.c
+    return (update(t.session_transcripts)
+            .where(and_(c.session_key == bindparam("b_key"), c.agent_id == bindparam("b_agent"),
+                        c.completed_at.is_(None))))
+
+
+@cache
+def _transcripts_of() -> Any:
+    c = t.session_transcripts.c
+    return select(t.session_transcripts).where(and_(
+        c.agent_id == bindparam("b_agent"), c.session_key.in_(bindparam("b_keys", expanding=True))))
+
+
 class MemoryStoreMixin:
     """Mixin of ``SqlStore``: session_transcripts rows and memories with full-text recall
     (issue 5)."""
@@ -93,11 +117,10 @@ class MemoryStoreMixin:
 
     def _insert_ignore_one(self, conn: Any, tbl: Any, values: dict[str, Any]) -> bool:
         """INSERT .. ON CONFLICT DO NOTHING RETURNING: whether the row went in (``rowcount`` is
-        not reliable for it under psycopg, a returned row is)."""
-        ins = (sqlite.insert(tbl) if self.dialect == "sqlite" else postgresql.insert(tbl))
-        stmt = ins.values(**values).on_conflict_do_nothing().returning(
-            *tbl.primary_key.columns)
-        return conn.execute(stmt).first() is not None
+        not reliable for it under psycopg, a returned row is). The statement is built once per
+        table and columns (issue 17)."""
+        stmt = _insert_ignore(self.dialect, tbl.name)
+        return conn.execute(stmt, values).first() is not None
 
     def insert_transcript(self, row: TranscriptRow) -> bool:
         """Insert ``row`` unless (agent_id, session_key) exists; True when inserted.
@@ -126,13 +149,9 @@ class MemoryStoreMixin:
     def complete_transcript(self, session_key: str, agent_id: str, at: datetime) -> bool:
         """Set ``completed_at`` = ``at`` where it is NULL (first completion wins); True when a
         row changed, False when it was already complete or does not exist."""
-        c = t.session_transcripts.c
-        stmt = (update(t.session_transcripts)
-                .where(and_(c.session_key == session_key, c.agent_id == agent_id,
-                            c.completed_at.is_(None)))
-                .values(completed_at=at))
+        params = {"b_key": session_key, "b_agent": agent_id, "completed_at": at}
         with self._conn() as conn:  # type: ignore[attr-defined]
-            return conn.execute(stmt).rowcount == 1
+            return conn.execute(_complete_transcript(), params).rowcount == 1
 
     def mark_events_applied(self, event_ids: Iterable[str], at: datetime) -> int:
         """Record hook event ids as applied at ``at`` (issue 21; ids already recorded are
@@ -167,13 +186,12 @@ class MemoryStoreMixin:
         """``{session_key: row}`` of this agent's rows for these keys, in one query per 500
         keys (keys without a row are absent)."""
         keys = sorted({k for k in session_keys if k})
-        c = t.session_transcripts.c
         out: dict[str, TranscriptRow] = {}
         with self._conn() as conn:  # type: ignore[attr-defined]
             for i in range(0, len(keys), _CHUNK):
-                stmt = select(t.session_transcripts).where(and_(
-                    c.agent_id == agent_id, c.session_key.in_(keys[i:i + _CHUNK])))
-                out.update({r.session_key: self._transcript(r) for r in conn.execute(stmt)})
+                rows = conn.execute(_transcripts_of(), {"b_agent": agent_id,
+                                                        "b_keys": keys[i:i + _CHUNK]})
+                out.update({r.session_key: self._transcript(r) for r in rows})
         return out
 
     def sessions_without_transcript(self, session_keys: Iterable[str]) -> list[str]:

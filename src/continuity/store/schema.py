@@ -341,3 +341,15 @@ dag_edges = Table(
     Column("at", DateTime(timezone=True), nullable=False),
 )
 Index("ix_dag_edges_dst", dag_edges.c.dst_id)
+
+
+def upsert_insert(dialect: str, table: Table) -> Any:
+    """An ``INSERT`` of ``table`` with ``on_conflict_do_*`` (SQLite's or PostgreSQL's own
+    ``insert``), for ``dialect`` ``"sqlite"`` or ``"postgresql"``. The dialect module is
+    imported here, on first use: importing ``sqlalchemy.dialects.postgresql`` costs a process
+    on SQLite about 35 ms (issue 17, goal 5: CLI start)."""
+    if dialect == "sqlite":
+        from sqlalchemy.dialects.sqlite import insert
+    else:
+        from sqlalchemy.dialects.postgresql import insert
+    return insert(table)
