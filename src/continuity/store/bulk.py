@@ -24,6 +24,7 @@ from sqlalchemy.engine import Dialect
 from continuity.core.codec import blocks_to_json, message_bytes
 from continuity.core.errors import StoreError
 from continuity.core.model import Entry
+from continuity.store import rawcodec
 from continuity.store import schema as t
 from continuity.store.base import RawLine
 from continuity.store.search import SearchIndexWriter
@@ -151,7 +152,8 @@ class BulkWriter:
                            f"{q('tool_calls')} WHERE {q('session_key')} = {mark} AND "
                            f"{q('call_id')} IN ({{marks}})")
         self.entries = BulkInsert(t.entries, ENTRY_COLUMNS, dialect)
-        self.raw_lines = BulkInsert(t.raw_lines, ("sha256", "data"), dialect, ignore=True)
+        self.raw_lines = BulkInsert(t.raw_lines, ("sha256", "data", "codec"), dialect,
+                                    ignore=True)
         self.source_lines = BulkInsert(
             t.source_lines, ("path", "line_no", "byte_offset", "raw_sha256"), dialect,
             ignore=True)
@@ -198,8 +200,11 @@ class BulkWriter:
         return {asked.get(r.call_id, r.call_id): r for r in rows}
 
     def put_raw_lines(self, conn: Connection, lines: Sequence[RawLine]) -> None:
-        """Each distinct line's bytes once by SHA-256, and every line's position (idempotent)."""
-        self.raw_lines.run(conn, {ln.sha256: (ln.sha256, ln.data) for ln in lines}.values())
+        """Each distinct line's bytes once by SHA-256 (zstd-compressed where that pays:
+        ``store.rawcodec``), and every line's position (idempotent)."""
+        distinct = {ln.sha256: ln.data for ln in lines}
+        self.raw_lines.run(conn, [(sha, *rawcodec.encode(data))
+                                  for sha, data in distinct.items()])
         self.source_lines.run(conn, [(ln.path, ln.line_no, ln.byte_offset, ln.sha256)
                                      for ln in lines])
 

@@ -19,6 +19,7 @@ from sqlalchemy import (
     Integer,
     LargeBinary,
     MetaData,
+    SmallInteger,
     Table,
 )
 from sqlalchemy.types import TypeDecorator
@@ -159,6 +160,9 @@ raw_lines = Table(
     metadata,
     Column("sha256", String(64), primary_key=True),
     Column("data", LargeBinary, nullable=False),
+    # revision 0016: NULL = ``data`` is the line's bytes; 1 = a zstd frame of them
+    # (``store.rawcodec``; the sha256 is always of the original bytes)
+    Column("codec", SmallInteger),
 )
 
 source_lines = Table(

@@ -31,6 +31,7 @@ from continuity.core.model import (
     SourceRef,
     ToolCallIndex,
 )
+from continuity.store import rawcodec
 from continuity.store import schema as t
 from continuity.store.bulk import BulkWriter
 from continuity.store.base import ImportIssue, RawLine, RowMeta, SourceState
@@ -596,7 +597,7 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         sl, rl = t.source_lines.c, t.raw_lines.c
         last = 0
         while True:
-            stmt = (select(sl.line_no, sl.byte_offset, sl.raw_sha256, rl.data)
+            stmt = (select(sl.line_no, sl.byte_offset, sl.raw_sha256, rl.data, rl.codec)
                     .join(t.raw_lines, rl.sha256 == sl.raw_sha256)
                     .where(and_(sl.path == path, sl.line_no > last))
                     .order_by(sl.line_no).limit(_CHUNK))
@@ -605,7 +606,8 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
             if not rows:
                 return
             for r in rows:
-                yield RawLine(path, r.line_no, r.byte_offset, r.raw_sha256, bytes(r.data))
+                yield RawLine(path, r.line_no, r.byte_offset, r.raw_sha256,
+                              rawcodec.decode(bytes(r.data), r.codec))
             last = rows[-1].line_no
 
     def put_issues(self, issues: Sequence[ImportIssue]) -> None:
