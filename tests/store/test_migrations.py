@@ -111,3 +111,30 @@ def test_revision_0014_indexes_existing_entries(db_url):
         new.seq = 3
         s.append("old", [new])
         assert len(search(s, "pelican")) == 4
+
+
+def test_migration_0016_downgrade_makes_compressed_raw_lines_plain(tmp_path):
+    """Revision 0016 (issue 17): a raw line kept as a zstd frame reads back exact, and a
+    downgrade to 0015 writes it back as its bytes before the codec column goes."""
+    from alembic import command
+    from sqlalchemy import text
+
+    from continuity.store.base import RawLine
+
+    url = f"sqlite:///{tmp_path / 'd.db'}"
+    line = b'{"type":"user","message":"' + b"compress me " * 40 + b'"}'
+    with open_store(url) as store:
+        store.put_raw_lines([RawLine("/f", 1, 0, "a" * 64, line)])
+        with store.engine.connect() as conn:
+            assert conn.execute(text("SELECT codec FROM raw_lines")).scalar() == 1
+    from continuity.store import _alembic_config
+
+    engine = create_engine(url)
+    try:
+        with engine.begin() as conn:
+            command.downgrade(_alembic_config(conn), "0015")
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT data FROM raw_lines")).scalar() == line
+            assert "codec" not in {c["name"] for c in inspect(conn).get_columns("raw_lines")}
+    finally:
+        engine.dispose()
