@@ -263,6 +263,89 @@ async def _load(host: str, port: int, rate: int, seconds: int) -> dict[str, Any]
             "p99_ms": round(pick(0.99), 2), "max_ms": round(latencies[-1] * 1000, 2)}
 
 
+#: Offered rates (requests/s) of the sustained-rate search, lowest first.
+STEPS = (100, 200, 300, 400, 500, 600, 700, 800, 1000, 1200, 1500, 2000, 3000)
+P99_BOUND_MS = 50.0
+WARM_UP_SECONDS = 5
+
+
+def max_rate(host: str, port: int, seconds: int) -> dict[str, Any]:
+    """The highest rate of ``STEPS`` the server sustains for ``seconds`` with p99 below
+    ``P99_BOUND_MS``, 0 errors and at least 95% of the offered rate achieved (goal 4's
+    measure); steps run from the lowest up and stop at the first that fails. Returns
+    ``{"max_rate", "steps": [{rate, achieved, p50_ms, p99_ms, errors, ok}]}``."""
+    # Warm-up, not counted: the first requests pay for lazy imports and first writes, and a
+    # daemon's start (its archive child importing, its first scan) takes a few seconds of CPU.
+    asyncio.run(_load(host, port, 50, 2))
+    time.sleep(WARM_UP_SECONDS)
+    best, steps = 0, []
+    for rate in STEPS:
+        fig = asyncio.run(_load(host, port, rate, seconds))
+        ok = (fig["errors"] == 0 and fig["p99_ms"] < P99_BOUND_MS
+              and fig["achieved_rate"] >= 0.95 * rate)
+        steps.append({"rate": rate, "achieved": fig["achieved_rate"], "p50_ms": fig["p50_ms"],
+                      "p99_ms": fig["p99_ms"], "errors": fig["errors"], "ok": ok})
+        log(f"  {rate}/s: p99 {fig['p99_ms']} ms, errors {fig['errors']}, "
+            f"{'ok' if ok else 'over the bound'}")
+        if not ok:
+            break
+        best = rate
+    return {"max_rate": best, "steps": steps}
+
+
+class BareApp:
+    """``bench/bare_app.py`` (a bare FastAPI/uvicorn app with the daemon's routes) on a free
+    loopback port."""
+
+    def __init__(self) -> None:
+        self.port = free_port()
+        self.proc = subprocess.Popen([PY, str(Path(__file__).with_name("bare_app.py")),
+                                      str(self.port)], stdout=subprocess.DEVNULL,
+                                     stderr=subprocess.DEVNULL,
+                                     env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
+                break
+            except OSError:
+                if self.proc.poll() is not None or time.monotonic() > deadline:
+                    raise SystemExit("the bare app did not start")
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        self.proc.send_signal(signal.SIGTERM)
+        self.proc.wait(30)
+
+
+def bench_rates(seconds: int) -> dict[str, Any]:
+    """Goal 4: the sustained rate (``max_rate``) of the bare app, then of a fresh daemon,
+    and their ratio (goal >= 0.5)."""
+    global HEADERS
+    workdir = Path(tempfile.mkdtemp(prefix="continuity-bench-rates-"))
+    try:
+        log("sustained rate, bare FastAPI/uvicorn app ...")
+        bare = BareApp()
+        try:
+            HEADERS = f"Host: 127.0.0.1:{bare.port}\r\n"
+            bare_fig = max_rate("127.0.0.1", bare.port, seconds)
+        finally:
+            bare.stop()
+        log("sustained rate, the daemon ...")
+        home = workdir / "home"
+        home.mkdir()
+        daemon = Daemon(home)
+        try:
+            daemon_fig = max_rate(daemon.host, daemon.port, seconds)
+        finally:
+            daemon.stop()
+        ratio = daemon_fig["max_rate"] / bare_fig["max_rate"] if bare_fig["max_rate"] else 0.0
+        return {"seconds_per_step": seconds, "p99_bound_ms": P99_BOUND_MS, "bare": bare_fig,
+                "daemon": daemon_fig, "ratio": round(ratio, 2), "goal_ratio": 0.5}
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
 def bench_load(daemon: Daemon, seconds: int) -> dict[str, Any]:
     """The load (module docstring) with the daemon's RSS and database size each second."""
     samples: list[tuple[int, int]] = []
@@ -312,7 +395,9 @@ def run(quick: bool) -> dict[str, Any]:
             load = bench_load(daemon, seconds)
         finally:
             load_exit = daemon.stop()
-        return {"quick": quick, "hook": hook, "load": {**load, "daemon_exit": load_exit}}
+        rates = bench_rates(2 if quick else 5)
+        return {"quick": quick, "hook": hook, "load": {**load, "daemon_exit": load_exit},
+                "rates": rates}
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -333,6 +418,11 @@ def main() -> None:
           f"{ld['rss_last_fifth_mib']} MiB (max {ld['rss_max_mib']}) while the database grew "
           f"{ld['db_first_fifth_mib']} -> {ld['db_last_fifth_mib']} MiB, flat: "
           f"{ld['memory_flat']}; exit {ld['daemon_exit']}")
+    r = figures["rates"]
+    print(f"sustained rate with p99 < {r['p99_bound_ms']:.0f} ms and 0 errors ({r['seconds_per_step']} s "
+          f"steps): daemon {r['daemon']['max_rate']}/s, bare FastAPI/uvicorn "
+          f"{r['bare']['max_rate']}/s: {r['ratio']}x; goal >= {r['goal_ratio']}x: "
+          f"{'met' if r['ratio'] >= r['goal_ratio'] else 'NOT met'}")
 
 
 if __name__ == "__main__":

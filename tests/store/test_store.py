@@ -221,3 +221,30 @@ def test_store_lock_session_holds_the_row_until_commit(store):
             seen.append(len(second.checkpoints("k")))
         worker.join(10)
     assert seen == [1] and committed  # it read the first writer's row: it waited
+
+
+def test_transcript_compare_and_set_replaces_only_the_expected_text(store):
+    """Issue 17: the daemon appends live turns with one compare-and-set on the hash it wrote
+    last (``expected_hash``). A row another writer changed is left alone (False), the
+    expected one is replaced and re-opened (True); without ``expected_hash`` the old rule
+    holds (replace when the hash differs)."""
+    from datetime import datetime, timezone
+
+    from continuity.core.model import TranscriptRow
+
+    at = datetime(2026, 12, 3, tzinfo=timezone.utc)
+    assert store.insert_transcript(TranscriptRow("k", "default", "pi", "/p", "one", "h1", at, at,
+                                                 at))
+    kw = {"harness": "pi", "project": "/p", "updated_at": at}
+    assert not store.update_transcript_content("k", "default", content="one two",
+                                               content_hash="h2", expected_hash="h0", **kw)
+    row = store.get_transcripts(["k"], "default")["k"]
+    assert (row.content, row.content_hash, row.completed_at) == ("one", "h1", at)
+    assert store.update_transcript_content("k", "default", content="one two",
+                                           content_hash="h2", expected_hash="h1", **kw)
+    row = store.get_transcripts(["k"], "default")["k"]
+    assert (row.content, row.content_hash, row.completed_at) == ("one two", "h2", None)
+    assert not store.update_transcript_content("k", "default", content="one two",
+                                               content_hash="h2", **kw)
+    assert not store.update_transcript_content("nope", "default", content="x",
+                                               content_hash="h9", expected_hash="h2", **kw)

@@ -97,6 +97,29 @@ def _complete_transcript() -> Any:
 
 
 @cache
+def _replace_transcript() -> Any:
+    c = t.session_transcripts.c
+    return (update(t.session_transcripts)
+            .where(and_(c.session_key == bindparam("b_key"), c.agent_id == bindparam("b_agent"),
+                        c.content_hash != bindparam("b_hash"))))
+
+
+@cache
+def _replace_transcript_if() -> Any:
+    c = t.session_transcripts.c
+    return (update(t.session_transcripts)
+            .where(and_(c.session_key == bindparam("b_key"), c.agent_id == bindparam("b_agent"),
+                        c.content_hash == bindparam("b_expected"))))
+
+
+@cache
+def _transcript_hash() -> Any:
+    c = t.session_transcripts.c
+    return select(c.content_hash).where(and_(c.session_key == bindparam("b_key"),
+                                             c.agent_id == bindparam("b_agent")))
+
+
+@cache
 def _transcripts_of() -> Any:
     c = t.session_transcripts.c
     return select(t.session_transcripts).where(and_(
@@ -134,17 +157,26 @@ class MemoryStoreMixin:
 
     def update_transcript_content(self, session_key: str, agent_id: str, *, content: str,
                                   content_hash: str, harness: str, project: str | None,
-                                  updated_at: datetime) -> bool:
+                                  updated_at: datetime,
+                                  expected_hash: str | None = None) -> bool:
         """Replace the row's content when its hash differs from ``content_hash``: sets
-        ``updated_at`` and re-opens it (``completed_at`` NULL). True when a row changed."""
-        c = t.session_transcripts.c
-        stmt = (update(t.session_transcripts)
-                .where(and_(c.session_key == session_key, c.agent_id == agent_id,
-                            c.content_hash != content_hash))
-                .values(content=content, content_hash=content_hash, harness=harness,
-                        project=project, updated_at=updated_at, completed_at=None))
+        ``updated_at`` and re-opens it (``completed_at`` NULL). True when a row changed.
+        With ``expected_hash``, only a row whose stored hash is that one is replaced (a
+        compare-and-set: the daemon's live turns append to the text they last wrote, in one
+        statement instead of a read and a write; issue 17)."""
+        if expected_hash is not None:
+            if expected_hash == content_hash:
+                return False
+            params = {"b_key": session_key, "b_agent": agent_id, "b_expected": expected_hash,
+                      "content": content, "content_hash": content_hash, "harness": harness,
+                      "project": project, "updated_at": updated_at, "completed_at": None}
+            with self._conn() as conn:  # type: ignore[attr-defined]
+                return conn.execute(_replace_transcript_if(), params).rowcount == 1
+        params = {"b_key": session_key, "b_agent": agent_id, "b_hash": content_hash,
+                  "content": content, "content_hash": content_hash, "harness": harness,
+                  "project": project, "updated_at": updated_at, "completed_at": None}
         with self._conn() as conn:  # type: ignore[attr-defined]
-            return conn.execute(stmt).rowcount == 1
+            return conn.execute(_replace_transcript(), params).rowcount == 1
 
     def complete_transcript(self, session_key: str, agent_id: str, at: datetime) -> bool:
         """Set ``completed_at`` = ``at`` where it is NULL (first completion wins); True when a
@@ -213,10 +245,9 @@ class MemoryStoreMixin:
 
     def transcript_hash(self, session_key: str, agent_id: str) -> str | None:
         """The stored ``content_hash`` of the row (None: no row), without reading its content."""
-        c = t.session_transcripts.c
         with self._conn() as conn:  # type: ignore[attr-defined]
-            return conn.execute(select(c.content_hash).where(and_(
-                c.session_key == session_key, c.agent_id == agent_id))).scalar()
+            return conn.execute(_transcript_hash(), {"b_key": session_key,
+                                                     "b_agent": agent_id}).scalar()
 
     def open_transcripts(self, *, agent_id: str | None = None,
                          updated_before: datetime | None = None, harness: str | None = None,

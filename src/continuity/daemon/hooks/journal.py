@@ -144,22 +144,31 @@ class LiveTurns:
             taken, known, known_hash = list(info.pending), info.row_content, info.row_hash
         if not taken:
             return
+        paras = [p for p, _, _ in taken]
+        at = taken[-1][1]
         with self._db_lock, self.store.batch():  # the row and its turns' ids: one commit
-            stored = self.store.transcript_hash(key, info.agent_id)
-            old = known if stored is not None and stored == known_hash else None
-            if old is None:
-                row = self.store.get_transcripts([key], info.agent_id).get(key)
-                old = row.content if row else ""
-            paras = [p for p, _, _ in taken]
-            new = "\n\n".join([old, *paras] if old else paras)
-            digest, at = tx.content_hash(new), taken[-1][1]
-            if stored is None:
-                tx.put_transcript(self.store, key, new, agent_id=info.agent_id,
-                                  harness=info.harness, project=info.project, now=at)
-            else:
-                self.store.update_transcript_content(
-                    key, info.agent_id, content=new, content_hash=digest,
-                    harness=info.harness, project=info.project, updated_at=at)
+            # Issue 17: the common case is one statement, a compare-and-set on the hash of the
+            # text this daemon wrote last; another writer's change makes it read the row.
+            new = "\n\n".join([known, *paras] if known else paras)
+            digest = tx.content_hash(new)
+            written = known_hash is not None and self.store.update_transcript_content(
+                key, info.agent_id, content=new, content_hash=digest, harness=info.harness,
+                project=info.project, updated_at=at, expected_hash=known_hash)
+            if not written:
+                stored = self.store.transcript_hash(key, info.agent_id)
+                old = known if stored is not None and stored == known_hash else None
+                if old is None:
+                    row = self.store.get_transcripts([key], info.agent_id).get(key)
+                    old = row.content if row else ""
+                new = "\n\n".join([old, *paras] if old else paras)
+                digest = tx.content_hash(new)
+                if stored is None:
+                    tx.put_transcript(self.store, key, new, agent_id=info.agent_id,
+                                      harness=info.harness, project=info.project, now=at)
+                else:
+                    self.store.update_transcript_content(
+                        key, info.agent_id, content=new, content_hash=digest,
+                        harness=info.harness, project=info.project, updated_at=at)
             self.store.mark_events_applied((i for _, _, i in taken if i), at)
             crash_point("row-before-commit")
         crash_point("row-after-commit")
