@@ -26,6 +26,14 @@ Run from the project root:  .venv/bin/python bench/hooks.py [--quick]
    memory counts as flat when the RSS of the last fifth of the run exceeds the first fifth's by
    no more than the database grew, plus 10% slack. Goal: 0 errors, flat memory.
 
+3. **Sustained rate (issue 17 goal 4).** The same request mix, offered at 100, 200, ... 3,000
+   requests/s for 5 s a step (quick: 2 s), after a 2 s warm-up at 50/s and 5 s of rest, first
+   against ``bench/bare_app.py`` (a bare FastAPI/uvicorn app with the daemon's routes and
+   uvicorn settings, nothing stored), then against a fresh daemon; the highest step with p99
+   below 50 ms, 0 errors and at least 95% of the rate achieved is each one's sustained rate.
+   Goal: daemon >= 0.5x the bare app. The load generator runs on the same 2 cores, so both
+   figures are lower than on a quiet machine; the ratio is what compares.
+
 Figures go to ``bench/results/hooks.json``.
 """
 
