@@ -13,6 +13,8 @@ from pathlib import Path
 from typing import Any, List, Optional
 
 import typer
+
+from continuity.cli.commands import LazyGroup
 from continuity.core.config import database_url, resolve_home
 from continuity.core.model import MAX_SEQ
 from continuity.core.errors import ContinuityError, InputError
@@ -27,6 +29,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},  # inherited by every command
+    cls=LazyGroup,  # the command modules' commands load when asked for (issue 17)
 )
 db_app = typer.Typer(help="Database schema commands.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
@@ -339,11 +342,6 @@ class _progress:
             self._bar.stop()
 
 
-from continuity.cli.commands import register_all  # noqa: E402
-
-register_all(app)
-
-
 #: The placeholder a command's help shows for a value, by parameter name (issue 20: help
 #: shows ``--home DIR``, never the Python type, ``<Path>`` or ``<list[str]>``).
 METAVARS = {"home": "DIR", "project": "DIR", "paths": "PATH...", "limit": "N",
@@ -379,7 +377,8 @@ def _name_value(param: Any) -> None:
 def command() -> Any:
     """The Click command ``main`` runs: the Typer app with ``--version`` added to every
     command and group (issue 20: ``continuity sessions --version`` answers as
-    ``continuity --version`` does)."""
+    ``continuity --version`` does). The command modules' commands get it as they load
+    (``continuity.cli.commands.LazyGroup``: a command imports only its own module)."""
     import copy
 
     root = typer.main.get_command(app)
@@ -394,7 +393,11 @@ def command() -> Any:
         for sub in getattr(cmd, "commands", {}).values():
             add(sub)
 
-    add(root)
+    root.prepare = add  # each command module's commands, as they load
+    for param in root.params:
+        _name_value(param)
+    for sub in root.commands.loaded().values():
+        add(sub)
     return root
 
 
