@@ -1,5 +1,5 @@
-"""Issue 17: a read command starts without the other commands' modules or the summarizer's
-settings (``continuity.cli.commands.LazyGroup``)."""
+"""Issue 17: a read command starts without the other commands' modules, pydantic or the
+summarizer's settings (``continuity.cli.commands.LazyGroup``, ``continuity.cli.coerce``)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from tests.paths import SHARED_DATA
 PI_SAMPLE = SHARED_DATA / "pi" / "v3-short-session.jsonl"
 
 #: Modules a read command (``sessions``, ``show``, ``continue``) must not import.
-NOT_FOR_READS = ["continuity.continuation.summarize.settings",
+NOT_FOR_READS = ["pydantic", "typer._adapters", "continuity.continuation.summarize.settings",
                  *(f"continuity.cli.commands.{m}" for m in MODULES)]
 
 
@@ -71,7 +71,7 @@ def _loaded_by(*argv: str) -> tuple[int, list[str]]:
 
 @pytest.mark.parametrize("argv", [["sessions", "-n", "1"], ["show", "KEY"], ["continue", "KEY"],
                                   ["--help"]], ids=lambda a: " ".join(a))
-def test_a_read_command_imports_no_other_command(pi_home, argv):
+def test_a_read_command_imports_no_other_command_nor_pydantic(pi_home, argv):
     home, key = pi_home
     status, modules = _loaded_by("--home", str(home), *(key if a == "KEY" else a for a in argv))
     assert status == 0

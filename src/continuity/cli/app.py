@@ -377,9 +377,12 @@ def _name_value(param: Any) -> None:
 def command() -> Any:
     """The Click command ``main`` runs: the Typer app with ``--version`` added to every
     command and group (issue 20: ``continuity sessions --version`` answers as
-    ``continuity --version`` does). The command modules' commands get it as they load
+    ``continuity --version`` does), and every parameter coerced without pydantic where it can
+    be (``continuity.cli.coerce``). The command modules' commands get both as they load
     (``continuity.cli.commands.LazyGroup``: a command imports only its own module)."""
     import copy
+
+    from continuity.cli.coerce import install_command as fast_coercion
 
     root = typer.main.get_command(app)
     version = copy.copy(next(p for p in root.params if p.name == "version"))
@@ -390,12 +393,14 @@ def command() -> Any:
             cmd.params.insert(0, version)
         for param in cmd.params:
             _name_value(param)
+        fast_coercion(cmd)
         for sub in getattr(cmd, "commands", {}).values():
             add(sub)
 
     root.prepare = add  # each command module's commands, as they load
     for param in root.params:
         _name_value(param)
+    fast_coercion(root)
     for sub in root.commands.loaded().values():
         add(sub)
     return root
