@@ -127,14 +127,14 @@ def read_config(home: str | os.PathLike[str] | None = None) -> dict[str, object]
     any feature's settings model. Raises ``ConfigError`` naming the file for a path that is not
     a file, bytes that are not UTF-8 (with the byte offset), invalid TOML, an unknown section
     or override (issue 16, fresh-user review: ``sessions`` ignored ``[continuty]``)."""
-    import tomllib
-
     path = config_path(home)
     if path.exists() and not path.is_file():
         raise ConfigError(f"{path}: is not a file")
     if not path.is_file():
         check_sections({}, path)
         return {}
+    import tomllib  # only now: most workspaces have no config.toml, and tomllib costs ~5 ms
+
     try:
         with open(path, "rb") as fh:
             raw = fh.read()
