@@ -19,6 +19,15 @@ from continuity.core.config import database_url, resolve_home
 from continuity.core.model import MAX_SEQ
 from continuity.core.errors import ContinuityError, InputError
 
+#: The core commands below (import, sessions, show, continue, where): the root group converts
+#: only the one that runs (``LazyGroup.own``), listed first in ``--help`` as they are defined.
+core = typer.Typer(rich_markup_mode=None)
+
+
+class _Root(LazyGroup):
+    own = core
+
+
 app = typer.Typer(
     name="continuity",
     help="Memory for coding agents that survives compaction, crashes and new sessions.\n\n"
@@ -29,7 +38,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},  # inherited by every command
-    cls=LazyGroup,  # the command modules' commands load when asked for (issue 17)
+    cls=_Root,  # each command is converted, its module imported, when asked for (issue 17)
 )
 db_app = typer.Typer(help="Database schema commands.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
@@ -73,7 +82,7 @@ def _root(
 # ---------------------------------------------------------------------------- commands
 
 
-@app.command("import")
+@core.command("import")
 def import_cmd(
     paths: List[str] = typer.Argument(..., help="Session files or folders (searched for "
                                        "*.jsonl): ~/.claude/projects, ~/.codex/sessions, "
@@ -151,7 +160,7 @@ def import_cmd(
         raise typer.Exit(report.exit_code)
 
 
-@app.command("sessions")
+@core.command("sessions")
 def sessions_cmd(
     limit: int = count_option(50, "to list, newest first"),
     all_sessions: bool = typer.Option(False, "--all", help="List every session (as -n 0)."),
@@ -189,7 +198,7 @@ def sessions_cmd(
                   "~/.pi/agent/sessions)", markup=False)
 
 
-@app.command("show")
+@core.command("show")
 def show_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
     all_rows: bool = typer.Option(False, "--all", help="Also show rows outside the "
@@ -224,7 +233,7 @@ def show_cmd(
             show_entries(out, store.get_session(key), rows)
 
 
-@app.command("continue")
+@core.command("continue")
 def continue_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
     budget: int = BudgetOption,
@@ -258,7 +267,7 @@ def db_upgrade(home: Optional[Path] = HomeOption) -> None:
     err.print("schema is up to date")
 
 
-@app.command("where")
+@core.command("where")
 def where_cmd(home: Optional[Path] = HomeOption) -> None:
     """Print the workspace folder and the database URL in use; warn on stderr about each
     folder or file in the workspace that other users can read."""

@@ -74,24 +74,34 @@ class _LazyCommands(MutableMapping):  # type: ignore[type-arg]
     def __init__(self, eager: dict[str, Any], group: "LazyGroup") -> None:
         self._loaded = dict(eager)
         self._group = group
+        own = {info.name: info for info in (group.own.registered_commands if group.own else [])
+               if info.name and info.name not in eager}
         commands = [n for n, c in eager.items() if not hasattr(c, "commands")]
         groups = [n for n in eager if n not in commands]
-        self._order = [*commands, *(n for n in COMMANDS if n not in eager), *groups,
+        self._order = [*commands, *own, *(n for n in COMMANDS if n not in eager), *groups,
                        *(n for n in GROUPS if n not in eager)]
-        self._pending = {n: m for n, m in {**COMMANDS, **GROUPS}.items() if n not in eager}
+        #: name -> where it comes from: a ``CommandInfo`` of ``group.own``, or a module name
+        self._pending: dict[str, Any] = {
+            **{n: m for n, m in {**COMMANDS, **GROUPS}.items() if n not in eager}, **own}
 
     def _load(self, name: str) -> None:
-        module = self._pending.get(name)
-        if module is None:
+        source = self._pending.get(name)
+        if source is None:
             return
-        for cmd_name, cmd in load_module(module,
-                                         rich_markup_mode=self._group.rich_markup_mode).items():
-            if self._pending.get(cmd_name) == module:
+        mode = self._group.rich_markup_mode
+        if isinstance(source, str):
+            found = load_module(source, rich_markup_mode=mode)
+        else:  # one of the group's own commands: converted alone
+            scratch = typer.Typer(rich_markup_mode=mode)
+            scratch.registered_commands.append(source)
+            found = dict(typer.main.get_group(scratch).commands)
+        for cmd_name, cmd in found.items():
+            if self._pending.get(cmd_name) is source:
                 del self._pending[cmd_name]
                 if self._group.prepare is not None:
                     self._group.prepare(cmd)
                 self._loaded[cmd_name] = cmd
-        for cmd_name in [n for n, m in self._pending.items() if m == module]:
+        for cmd_name in [n for n, m in self._pending.items() if m is source]:
             del self._pending[cmd_name]  # named in COMMANDS but not registered: absent
             self._order.remove(cmd_name)
 
@@ -126,12 +136,14 @@ class _LazyCommands(MutableMapping):  # type: ignore[type-arg]
 
 
 class LazyGroup(TyperGroup):
-    """The root ``continuity`` group: its own commands as Typer made them, plus the command
+    """The root ``continuity`` group: the commands of ``own`` (a Typer, each command converted
+    by Typer when first asked for) and of its Typer app (converted at once), then the command
     modules' (``COMMANDS``, ``GROUPS``), each module imported when one of its commands is
     first asked for. ``list_commands`` answers from the names alone; ``prepare``, when set, is
     applied to each command as it loads (``continuity.cli.app.command``: ``--version`` and
     placeholders)."""
 
+    own: Optional[typer.Typer] = None
     prepare: Optional[Callable[[Any], None]] = None
 
     def __init__(self, **attrs: Any) -> None:
