@@ -13,9 +13,20 @@ from pathlib import Path
 from typing import Any, List, Optional
 
 import typer
+
+from continuity.cli.commands import LazyGroup
 from continuity.core.config import database_url, resolve_home
 from continuity.core.model import MAX_SEQ
 from continuity.core.errors import ContinuityError, InputError
+
+#: The core commands below (import, sessions, show, continue, where): the root group converts
+#: only the one that runs (``LazyGroup.own``), listed first in ``--help`` as they are defined.
+core = typer.Typer(rich_markup_mode=None)
+
+
+class _Root(LazyGroup):
+    own = core
+
 
 app = typer.Typer(
     name="continuity",
@@ -27,6 +38,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
     context_settings={"help_option_names": ["-h", "--help"]},  # inherited by every command
+    cls=_Root,  # each command is converted, its module imported, when asked for (issue 17)
 )
 db_app = typer.Typer(help="Database schema commands.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
@@ -70,7 +82,7 @@ def _root(
 # ---------------------------------------------------------------------------- commands
 
 
-@app.command("import")
+@core.command("import")
 def import_cmd(
     paths: List[str] = typer.Argument(..., help="Session files or folders (searched for "
                                        "*.jsonl): ~/.claude/projects, ~/.codex/sessions, "
@@ -148,7 +160,7 @@ def import_cmd(
         raise typer.Exit(report.exit_code)
 
 
-@app.command("sessions")
+@core.command("sessions")
 def sessions_cmd(
     limit: int = count_option(50, "to list, newest first"),
     all_sessions: bool = typer.Option(False, "--all", help="List every session (as -n 0)."),
@@ -186,7 +198,7 @@ def sessions_cmd(
                   "~/.pi/agent/sessions)", markup=False)
 
 
-@app.command("show")
+@core.command("show")
 def show_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
     all_rows: bool = typer.Option(False, "--all", help="Also show rows outside the "
@@ -221,7 +233,7 @@ def show_cmd(
             show_entries(out, store.get_session(key), rows)
 
 
-@app.command("continue")
+@core.command("continue")
 def continue_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
     budget: int = BudgetOption,
@@ -255,7 +267,7 @@ def db_upgrade(home: Optional[Path] = HomeOption) -> None:
     err.print("schema is up to date")
 
 
-@app.command("where")
+@core.command("where")
 def where_cmd(home: Optional[Path] = HomeOption) -> None:
     """Print the workspace folder and the database URL in use; warn on stderr about each
     folder or file in the workspace that other users can read."""
@@ -339,11 +351,6 @@ class _progress:
             self._bar.stop()
 
 
-from continuity.cli.commands import register_all  # noqa: E402
-
-register_all(app)
-
-
 #: The placeholder a command's help shows for a value, by parameter name (issue 20: help
 #: shows ``--home DIR``, never the Python type, ``<Path>`` or ``<list[str]>``).
 METAVARS = {"home": "DIR", "project": "DIR", "paths": "PATH...", "limit": "N",
@@ -379,8 +386,12 @@ def _name_value(param: Any) -> None:
 def command() -> Any:
     """The Click command ``main`` runs: the Typer app with ``--version`` added to every
     command and group (issue 20: ``continuity sessions --version`` answers as
-    ``continuity --version`` does)."""
+    ``continuity --version`` does), and every parameter coerced without pydantic where it can
+    be (``continuity.cli.coerce``). The command modules' commands get both as they load
+    (``continuity.cli.commands.LazyGroup``: a command imports only its own module)."""
     import copy
+
+    from continuity.cli.coerce import install_command as fast_coercion
 
     root = typer.main.get_command(app)
     version = copy.copy(next(p for p in root.params if p.name == "version"))
@@ -391,10 +402,16 @@ def command() -> Any:
             cmd.params.insert(0, version)
         for param in cmd.params:
             _name_value(param)
+        fast_coercion(cmd)
         for sub in getattr(cmd, "commands", {}).values():
             add(sub)
 
-    add(root)
+    root.prepare = add  # each command module's commands, as they load
+    for param in root.params:
+        _name_value(param)
+    fast_coercion(root)
+    for sub in root.commands.loaded().values():
+        add(sub)
     return root
 
 

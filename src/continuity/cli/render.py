@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from datetime import datetime, timezone
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from rich.console import Console
 from rich.markup import escape
@@ -12,10 +12,12 @@ from rich.table import Table
 from rich.text import Text
 
 from continuity.core.codec import block_view
-from continuity.continuation.view import ContinuationView
-from continuity.formats.importer import ImportReport
 from continuity.core.model import Entry, Session
 from continuity.core.text import cut_utf8, json_bytes
+
+if TYPE_CHECKING:  # annotations only: `sessions` and `show` need neither (issue 17)
+    from continuity.continuation.view import ContinuationView
+    from continuity.formats.importer import ImportReport
 
 
 def _iso(value: datetime | None) -> str | None:

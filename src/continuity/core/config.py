@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TypeVar
-
-from pydantic import BaseModel
+from typing import TYPE_CHECKING, TypeVar
 
 from continuity.core.errors import ConfigError
 
-T = TypeVar("T", bound=BaseModel)
+if TYPE_CHECKING:  # pydantic costs ~50 ms to import; only ``load_section`` needs it
+    from pydantic import BaseModel
+
+T = TypeVar("T", bound="BaseModel")
 
 #: seed 002: a follow-up reads at most 240,000 bytes (about 60,000 tokens at 4 bytes a token).
 FOLLOW_UP_BUDGET_BYTES = 240_000
@@ -126,14 +127,14 @@ def read_config(home: str | os.PathLike[str] | None = None) -> dict[str, object]
     any feature's settings model. Raises ``ConfigError`` naming the file for a path that is not
     a file, bytes that are not UTF-8 (with the byte offset), invalid TOML, an unknown section
     or override (issue 16, fresh-user review: ``sessions`` ignored ``[continuty]``)."""
-    import tomllib
-
     path = config_path(home)
     if path.exists() and not path.is_file():
         raise ConfigError(f"{path}: is not a file")
     if not path.is_file():
         check_sections({}, path)
         return {}
+    import tomllib  # only now: most workspaces have no config.toml, and tomllib costs ~5 ms
+
     try:
         with open(path, "rb") as fh:
             raw = fh.read()

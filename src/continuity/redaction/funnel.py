@@ -132,6 +132,7 @@ from continuity.redaction.keyed import (
     netrc_at,
     positional_at,
 )
+from continuity.redaction.lazy_re import lazy_compile
 from continuity.core.text import clean
 
 __all__ = ["Finding", "find_secrets", "redact", "redact_all", "marker"]
@@ -206,7 +207,7 @@ _SHAPE_ANCHORS: dict[str, list[tuple[str, re.Pattern[str], int]]] = {}
 for _kind, _anchors, _pattern in _SHAPES:
     for _anchor in _anchors:
         _offset = {"_live_": -2, "_test_": -2, "SPX-": -3, "Q~": -4}.get(_anchor, 0)
-        _SHAPE_ANCHORS.setdefault(_anchor, []).append((_kind, re.compile(_pattern), _offset))
+        _SHAPE_ANCHORS.setdefault(_anchor, []).append((_kind, lazy_compile(_pattern), _offset))
 #: kinds whose short prefix must start a token and whose body must look random (not
 #: ``rhf_SponsoredProducts…`` or ``hf_requiredCharacteristicTypes``): kind -> prefix length
 _TOKEN_START = {"huggingface-token": 3, "databricks-token": 4, "replicate-token": 3,
@@ -275,7 +276,7 @@ def _randomish(body: str) -> bool:
 #: 6-character timestamp and a 25 to 48 character HMAC, joined by dots. It has no literal
 #: prefix, so it is found by its middle (``.<6>.``, a fast literal-first scan) and checked
 #: outwards; the id must decode to digits.
-_DISCORD_MID_RE = re.compile(r"\.[A-Za-z0-9_-]{6}\.")
+_DISCORD_MID_RE = lazy_compile(r"\.[A-Za-z0-9_-]{6}\.")
 _DISCORD_HEAD = (23, 28)
 _DISCORD_TAIL = (25, 48)
 
@@ -314,10 +315,10 @@ _RUN_OR_DOT = _RUN | {"."}
 #: prose like ``<private or public>`` is no tag); unclosed, it runs to the end of the text,
 #: unless the tag is only quoted (``<private>`` in code or docs: a quote, backtick or bracket
 #: right after it)
-_PRIVATE_RE = re.compile(
+_PRIVATE_RE = lazy_compile(
     r"(?is)<private(?:\s+[\w:.-]+\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\"'<>]+))*\s*>"
     r"(?:.*?</private\s*>|(?![`'\")\]]).*\Z)")
-_PEM_RE = re.compile(
+_PEM_RE = lazy_compile(
     r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
     r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.S)
 
@@ -329,17 +330,17 @@ def _block_findings(text: str, pattern: re.Pattern[str], kind: str) -> Iterable[
 
 # ---------------------------------------------------------------------------- headers, URLs
 
-_AUTH_RE = re.compile(
+_AUTH_RE = lazy_compile(
     r"(?i)authorization\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?"
     r"(?:(?P<scheme>bearer|basic|token|bot|apikey)[ \t]+)?(?P<val>[A-Za-z0-9._~+/:=-]+)")
-_BEARER_RE = re.compile(r"(?i)bearer[ \t]+(?P<val>[A-Za-z0-9._~+/-]+=*)")
-_URL_RE = re.compile(
+_BEARER_RE = lazy_compile(r"(?i)bearer[ \t]+(?P<val>[A-Za-z0-9._~+/-]+=*)")
+_URL_RE = lazy_compile(
     r"[A-Za-z][A-Za-z0-9+.-]{0,30}://"
     r"(?P<user>[^\s:/?#@\"'<>\[\]]*)(?::(?P<pw>[^\s/?#\"'<>]*))?@(?=[^\s@/?#]*[A-Za-z0-9\]])")
 #: ``scheme://user:`` and the rest of the URL, for a password holding ``# / ? @`` unescaped
-_URL_LOOSE_RE = re.compile(
+_URL_LOOSE_RE = lazy_compile(
     r"[A-Za-z][A-Za-z0-9+.-]{0,30}://(?P<user>[^\s:/?#@\"'<>\[\]]*):(?P<rest>[^\s\"'<>]{1,300})")
-_HOST_RE = re.compile(r"[A-Za-z0-9.\[\]-]*")
+_HOST_RE = lazy_compile(r"[A-Za-z0-9.\[\]-]*")
 _HOST_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789[")
 _SCHEME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-")
 
@@ -371,7 +372,7 @@ def _bearer_at(text: str, hit: int) -> Finding | None:
     return None
 
 
-_SAS_RE = re.compile(r"sig=([A-Za-z0-9%+/=_-]{16,})")
+_SAS_RE = lazy_compile(r"sig=([A-Za-z0-9%+/=_-]{16,})")
 
 
 def _login_at(text: str, hit: int) -> Finding | None:
@@ -496,7 +497,7 @@ for _anchor in _case_variants("<private"):
 #: a longer anchor also runs the handlers of the anchors it starts with ("authorization" ⊃ "auth")
 _DISPATCH = {lit: [h for other, hs in _HANDLERS.items() if lit.startswith(other) for h in hs]
              for lit in _HANDLERS}
-_ANCHOR_RE = re.compile(_trie_pattern(_HANDLERS))
+_ANCHOR_RE = lazy_compile(_trie_pattern(_HANDLERS))
 
 
 #: the detectors that need only the text and where their anchor was found

@@ -25,6 +25,8 @@ from collections import Counter
 from dataclasses import dataclass
 from functools import lru_cache
 
+from continuity.redaction.lazy_re import lazy_compile
+
 
 @dataclass(frozen=True, slots=True)
 class Finding:
@@ -36,8 +38,8 @@ class Finding:
     priority: int = 1
 
 
-_HAS_DIGIT = re.compile(r"\d")
-_HAS_ALPHA = re.compile(r"[A-Za-z]")
+_HAS_DIGIT = lazy_compile(r"\d")
+_HAS_ALPHA = lazy_compile(r"[A-Za-z]")
 
 
 def _case_variants(word: str) -> tuple[str, ...]:
@@ -104,14 +106,14 @@ _STEMS = tuple(v for w in ("pass", "pwd", "pw", "secret", "token", "key", "crede
                             "creds", "auth")
                for v in _case_variants(w))
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
-_WORD_RE = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
-_SEP_RE = re.compile(r"(\\*[\"'])?([ \t]*)(=>|:=|=(?!=)|:(?![:/\\]))([ \t]*)")
-_FLAG_SEP_RE = re.compile(r"[ \t]+(?=[^\s-])")
+_WORD_RE = lazy_compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
+_SEP_RE = lazy_compile(r"(\\*[\"'])?([ \t]*)(=>|:=|=(?!=)|:(?![:/\\]))([ \t]*)")
+_FLAG_SEP_RE = lazy_compile(r"[ \t]+(?=[^\s-])")
 _QUOTED_RE = {
-    '"': re.compile(r'"((?:[^"\\\n]|\\[^"\n])*)"'),
-    "'": re.compile(r"'([^'\\\n]*)'"),
+    '"': lazy_compile(r'"((?:[^"\\\n]|\\[^"\n])*)"'),
+    "'": lazy_compile(r"'([^'\\\n]*)'"),
 }
-_PROSE_KEY_RE = re.compile(r"(?i)pass(?:w|phrase|code)|\Apwd?\Z|kennwort")
+_PROSE_KEY_RE = lazy_compile(r"(?i)pass(?:w|phrase|code)|\Apwd?\Z|kennwort")
 #: the verb between a secret word and its value in prose: English ``is``/``was`` and the
 #: French, Spanish, German, Portuguese, Italian and Dutch ones (``le mot de passe est X``,
 #: ``la contraseña es X``, ``das Passwort ist X``/``lautet X``, ``a senha é X``, ``la password
@@ -122,13 +124,13 @@ COPULA = (r"(?:is|was|est|était|es|era|será|sera|ist|war|lautet|é|è|foi)"
 #: ``is`` / ``was`` (``is:``, ``is =``) after a password word, also after what it is for (``the
 #: ssh password for root@host is X`` or ``… for root@host: X``, up to three words after
 #: ``for``/``of``/``on``/``at``)
-_PROSE_RE = re.compile(
+_PROSE_RE = lazy_compile(
     rf"(?:[ \t]+(?:for|of|on|at)(?:[ \t]+(?!{COPULA}\b)[^\s:]{{1,80}}){{1,3}}?"
     rf"(?::|(?=[ \t]+{COPULA}\b)))?"
     rf"(?:[ \t]+{COPULA}(?:[ \t]*[:=](?![:=/])[ \t]*|[ \t]+)(?=[^\s])"
     r"|(?<=:)[ \t]*(?=[^\s]))")
 #: a quoted value right after a secret word (``auth failed for password 'X'``)
-_SPACED_QUOTE_RE = re.compile(r"[ \t]+(?=[\"'`])")
+_SPACED_QUOTE_RE = lazy_compile(r"[ \t]+(?=[\"'`])")
 #: password words whose spaced bare value is taken without ``is`` (``passwd Xk9#mLq2vB``),
 #: when it looks made (``_secret_looking``; ``passwd root``, ``pwd /home/dev`` stay)
 _SPACED_PASSWORD_KEYS = frozenset({"passwd", "pwd", "password", "passphrase"})
@@ -139,22 +141,22 @@ _PROSE_SECRET_KEYS = frozenset({"secret", "token"})
 #: goes by the comma rule of ``log in as deploy, password X``, only when it looks made
 _COMMAND_WORDS = frozenset({"passwd", "pwd"})
 #: capitals and digits joined by ``_`` (``MY_TOKEN_2024``, ``2024_PROD``): a name, not a value
-_CAPS_NAME_RE = re.compile(r"[A-Z0-9]+(?:_[A-Z0-9]+)+\Z")
+_CAPS_NAME_RE = lazy_compile(r"[A-Z0-9]+(?:_[A-Z0-9]+)+\Z")
 #: ``log in as deploy, password X``: a password word right after a comma or ``;`` (or a
 #: ``login U`` / ``user U`` / ``as U``), its value after a space
-_CLAUSE_BEFORE_RE = re.compile(
+_CLAUSE_BEFORE_RE = lazy_compile(
     r"(?:[,;(][ \t]*|(?:\blog[ \t]?in|\bsign[ \t]in|\buser(?:name)?|\bas)[ \t]+\S+[ \t]+"
     r"(?:(?:with|and|using)[ \t]+)?)\Z",
     re.I)
 #: ``credentials admin / X``, ``creds are admin:X``: a user and a password after the word
-_USER_PASS_RE = re.compile(
+_USER_PASS_RE = lazy_compile(
     r"(?:[ \t]+(?:are|is))?[ \t]*:?[ \t]+[\"'`]?(?P<user>[A-Za-z0-9_.@-]{1,64})"
     r"(?:[ \t]*/[ \t]*|:)(?P<pw>[^\s\"'`]{1,128})")
-_OPEN_QUOTE_RE = re.compile(r"\\*[\"']")
-_UNQUOTED_RE = re.compile(r"(?:[^\s\"'`\\,;&<>|]|&(?![A-Za-z_][\w.-]*=))+")
-_CODE_RE = re.compile(
+_OPEN_QUOTE_RE = lazy_compile(r"\\*[\"']")
+_UNQUOTED_RE = lazy_compile(r"(?:[^\s\"'`\\,;&<>|]|&(?![A-Za-z_][\w.-]*=))+")
+_CODE_RE = lazy_compile(
     r"[a-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*\Z|[A-Za-z_][\w.]*[(\[]|[\[({]")
-_TYPE_RE = re.compile(r"(?:[A-Za-z_]+|(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*)(?:\[[\w\[\], .|]*\])?\Z")
+_TYPE_RE = lazy_compile(r"(?:[A-Za-z_]+|(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*)(?:\[[\w\[\], .|]*\])?\Z")
 _PLACEHOLDER_WORDS = {
     "null", "none", "nil", "true", "false", "undefined", "empty", "redacted", "hidden",
     "masked", "required", "optional", "string", "str", "bool", "int",
@@ -164,18 +166,18 @@ _PLACEHOLDER_WORDS = {
 }
 
 
-_ALNUM_RUN_RE = re.compile(r"[A-Za-z0-9]{8,}")
-_HAS_ALNUM = re.compile(r"[A-Za-z0-9]")
+_ALNUM_RUN_RE = lazy_compile(r"[A-Za-z0-9]{8,}")
+_HAS_ALNUM = lazy_compile(r"[A-Za-z0-9]")
 #: lowercase words joined by ``_`` (``created_at_desc_2024``): a setting, not a secret
-_SNAKE_WORDS_RE = re.compile(r"(?:[a-z]+|\d+)(?:_(?:[a-z]+|\d+))+\Z")
+_SNAKE_WORDS_RE = lazy_compile(r"(?:[a-z]+|\d+)(?:_(?:[a-z]+|\d+))+\Z")
 #: a directory: the shell's ``PWD=/home/dev``, ``OLDPWD=~/src`` (not ``MYSQL_PWD=/x``)
-_DIR_RE = re.compile(r"~?/[\w./~-]*\Z")
-_FORMAT_RE = re.compile(r"%[sd(]|\{[A-Za-z_0-9]*\}")
-_WORD_ONLY_RE = re.compile(r"[A-Za-z_]+\Z")
+_DIR_RE = lazy_compile(r"~?/[\w./~-]*\Z")
+_FORMAT_RE = lazy_compile(r"%[sd(]|\{[A-Za-z_0-9]*\}")
+_WORD_ONLY_RE = lazy_compile(r"[A-Za-z_]+\Z")
 #: an ALL_CAPS variable name (``ANTHROPIC_AUTH_TOKEN``) or a colour (``#cccccc``)
-_NAME_RE = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|#[0-9A-Fa-f]{3,8}")
+_NAME_RE = lazy_compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|#[0-9A-Fa-f]{3,8}")
 #: a reference or template, not a value: $VAR ${VAR} $(cmd) %s %(name)s %VAR% <name> {name}
-_TEMPLATE_RE = re.compile(
+_TEMPLATE_RE = lazy_compile(
     r"\$[A-Za-z_{(].*|%[sd]|%\(\w+\)[sd]|%\w+%|<[^<>]*>|\{\{?[^{}]*\}?\}", re.S)
 
 
@@ -228,8 +230,8 @@ def _glued_password(word: str) -> str | None:
     return None
 
 
-_B64_RE = re.compile(r"[A-Za-z0-9+/]{16,}={0,2}\Z")
-_B64_ANY_RE = re.compile(r"[A-Za-z0-9+/]+={0,2}\Z")
+_B64_RE = lazy_compile(r"[A-Za-z0-9+/]{16,}={0,2}\Z")
+_B64_ANY_RE = lazy_compile(r"[A-Za-z0-9+/]+={0,2}\Z")
 
 
 def _value_kind(value: str, key_kind: str) -> str:
@@ -375,9 +377,9 @@ def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
 #: a secret key written as the name of a name/value pair, in JSON or YAML text (``{"name":
 #: "DB_PASSWORD", "value": "…"}``, ``- name: DB_PASSWORD⏎  value: …``): what comes before the
 #: key, and what joins it to its value field (``structured.PAIR_*_KEYS`` for objects)
-_PAIR_NAME_BEFORE_RE = re.compile(
+_PAIR_NAME_BEFORE_RE = lazy_compile(
     r"[\"']?(?:name|Name|key|Key|ParameterKey|variable)[\"']?[ \t]*[:=][ \t]*[\"']?\Z")
-_PAIR_VALUE_AFTER_RE = re.compile(
+_PAIR_VALUE_AFTER_RE = lazy_compile(
     r"[\"']?[ \t]*(?:,[ \t]*(?:\r?\n[ \t]*)?|\r?\n[ \t]*)"
     r"[\"']?(?:value|Value|ParameterValue)[\"']?[ \t]*[:=][ \t]*")
 
@@ -472,16 +474,16 @@ def _prose_at(text: str, pos: int, key_start: int, *, kind: str = "password",
 
 _PATH_STARTS = ("/", "~/", "./", "../")
 #: a type or call written with letters only before its bracket (``VARCHAR(255)``, ``str[``)
-_TYPE_CALL_RE = re.compile(r"[A-Za-z_]+[(\[]")
+_TYPE_CALL_RE = lazy_compile(r"[A-Za-z_]+[(\[]")
 #: symbols that a written word or name never holds but a made password often does
-_STRONG_SYMBOL_RE = re.compile(r"[!@#$%^&*+~]")
+_STRONG_SYMBOL_RE = lazy_compile(r"[!@#$%^&*+~]")
 #: technical words that make a mixed token a term, not a secret, at its start or after a
 #: ``- _ .`` (``Base64Encoded``, ``SHA256-hashed``, ``utf8mb4-safe``)
-_TECH_WORD_RE = re.compile(
+_TECH_WORD_RE = lazy_compile(
     r"(?i)(?:\A|[-_.])(?:base(?:32|58|64)|sha-?\d|md5|utf-?(?:8|16)|aes-?\d|rsa-?\d|x86|arm64"
     r"|u?int\d|float\d)")
-_BRACKET_RE = re.compile(r"[(\[{]")
-_EMAIL_RE = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+\Z")
+_BRACKET_RE = lazy_compile(r"[(\[{]")
+_EMAIL_RE = lazy_compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+\Z")
 
 
 def _secret_looking(value: str) -> bool:
@@ -506,7 +508,7 @@ def _secret_looking(value: str) -> bool:
 
 #: ``use X as the password``, ``set X as the root password``, ``X as the API key``: the value
 #: before ``as`` (optionally ``the``/``a``/``my``… and one more word) right before the key word
-_AS_BEFORE_RE = re.compile(
+_AS_BEFORE_RE = lazy_compile(
     r"(?:(?<=[\s(\[\"'`,;<>])|\A)([\"'`]?)(?P<val>[^\s\"'`,;()\[\]<>]{6,128}?)\1[ \t]+as[ \t]+"
     r"(?:(?:the|a|an|my|your|our|its|their|his|her|new)[ \t]+)?(?:[A-Za-z][\w-]{0,15}[ \t]+)?\Z",
     re.I)
@@ -516,7 +518,7 @@ _AS_NOUNS = frozenset({"hash", "hasher", "hashing", "salt", "column", "attribute
                        "parameter", "argument", "arg", "option", "flag", "variable", "box",
                        "reset", "manager", "generator", "check", "encoding", "storage",
                        "algorithm", "backend", "value", "key", "policy", "rule", "rules"})
-_NEXT_WORD_RE = re.compile(r"[ \t]+([A-Za-z]+)")
+_NEXT_WORD_RE = lazy_compile(r"[ \t]+([A-Za-z]+)")
 
 
 def _value_before(text: str, key_start: int, key_end: int, kind: str) -> Finding | None:
@@ -554,7 +556,7 @@ def _value_before(text: str, key_start: int, key_end: int, kind: str) -> Finding
 #: (Brazil and Portugal), Dutch, German
 FOREIGN_PASSWORD_WORDS = ("mot de passe", "contraseña", "contrasena", "senha", "palavra-passe",
                           "wachtwoord", "kennwort")
-_FOREIGN_SEP_RE = re.compile(
+_FOREIGN_SEP_RE = lazy_compile(
     rf"[ \t]+{COPULA}(?:[ \t]*:[ \t]*|[ \t]+)(?=[^\s])|[ \t]*:[ \t]*(?=[^\s])")
 
 
@@ -590,7 +592,7 @@ def _digest_like(value: str) -> bool:
     return bool(_UUID_RE.match(value) or (len(value) in (40, 64) and _LOWER_HEX_RE.match(value)))
 
 
-_SPACED_RE = re.compile(r"[ \t]+(?=[^\s])")
+_SPACED_RE = lazy_compile(r"[ \t]+(?=[^\s])")
 #: what ends a bare value in prose: sentence punctuation and brackets of the text around it
 _TRAILING = ".,:;!?)]}([{"
 
@@ -618,15 +620,15 @@ def _user_pass_at(text: str, pos: int) -> Finding | None:
 
 #: the next word after a secret word (``its secret is X``, ``bot token X``): an optional
 #: ``:``/``=``, an opening quote or bracket, then the word
-_NEAR_WORD_RE = re.compile(r"[ \t]*(?:[:=][ \t]*)?[\"'`(]?([^\s\"'`<>()\[\]{},;]+)")
-_TOKEN_CHARS_RE = re.compile(r"[A-Za-z0-9+/=_.~-]+\Z")
-_LOWER_HEX_RE = re.compile(r"[0-9a-f]+\Z")
-_UUID_RE = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+_NEAR_WORD_RE = lazy_compile(r"[ \t]*(?:[:=][ \t]*)?[\"'`(]?([^\s\"'`<>()\[\]{},;]+)")
+_TOKEN_CHARS_RE = lazy_compile(r"[A-Za-z0-9+/=_.~-]+\Z")
+_LOWER_HEX_RE = lazy_compile(r"[0-9a-f]+\Z")
+_UUID_RE = lazy_compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
                       r"[0-9a-fA-F]{12}\Z")
-_FILE_RE = re.compile(r".*\.[A-Za-z][A-Za-z0-9]{0,4}\Z")
+_FILE_RE = lazy_compile(r".*\.[A-Za-z][A-Za-z0-9]{0,4}\Z")
 #: words run together, each capitalised (``requiredTypesForDisplay``): an identifier
-CAMEL_WORDS_RE = re.compile(r"(?:[A-Z]?[a-z]{2,})+\Z")
-_WORD_PART_RE = re.compile(r"(?:[a-z]+|[A-Z][a-z]+|[A-Z]+|\d+)\Z")
+CAMEL_WORDS_RE = lazy_compile(r"(?:[A-Z]?[a-z]{2,})+\Z")
+_WORD_PART_RE = lazy_compile(r"(?:[a-z]+|[A-Z][a-z]+|[A-Z]+|\d+)\Z")
 #: how many words after a secret word the entropy rule looks at, within how many characters
 NEAR_WORDS = 6
 NEAR_CHARS = 120
@@ -701,16 +703,16 @@ def _entropy_near(text: str, pos: int, kind: str) -> Finding | None:
 
 # ---------------------------------------------------------------------------- command lines
 
-_USER_FLAG_RE = re.compile(r"(?:-u|--user)(?:[ \t]+|=|(?=[^\s-]))")
-_HTTP_CLIENT_RE = re.compile(r"\b(?:curl|wget|http|https|httpie|xh)\b")
+_USER_FLAG_RE = lazy_compile(r"(?:-u|--user)(?:[ \t]+|=|(?=[^\s-]))")
+_HTTP_CLIENT_RE = lazy_compile(r"\b(?:curl|wget|http|https|httpie|xh)\b")
 #: the program of the command a ``-p`` belongs to: ``sshpass`` right before it (only other
 #: options between), or a MySQL/MariaDB client anywhere before it in the command
-_SSHPASS_RE = re.compile(r"(?<![\w.-])sshpass(?:[ \t]+-[a-oq-zA-Z]\S*)*[ \t]+\Z")
+_SSHPASS_RE = lazy_compile(r"(?<![\w.-])sshpass(?:[ \t]+-[a-oq-zA-Z]\S*)*[ \t]+\Z")
 #: ``docker login … -p TOKEN`` (also podman, helm registry, buildah): the spaced value
-_REGISTRY_LOGIN_RE = re.compile(
+_REGISTRY_LOGIN_RE = lazy_compile(
     r"(?<![\w.-])(?:docker|podman|buildah|nerdctl|helm[ \t]+registry)[ \t]+login\b")
-_MYSQL_RE = re.compile(r"(?<![\w.-])(?:mysql|mariadb)[a-z-]*[ \t]")
-_COMMAND_END_RE = re.compile(r".*[;|&\n]", re.S)
+_MYSQL_RE = lazy_compile(r"(?<![\w.-])(?:mysql|mariadb)[a-z-]*[ \t]")
+_COMMAND_END_RE = lazy_compile(r".*[;|&\n]", re.S)
 
 
 def _arg_span(text: str, pos: int) -> tuple[int, int] | None:
@@ -773,13 +775,13 @@ def _command_password_at(text: str, hit: int) -> Finding | None:
 #: aws_secret_access_key VALUE``, ``npm config set //host/:_authToken VALUE``, a ``.netrc``
 #: ``machine H login U password P``, "AWS secret key VALUE"), lower-cased
 POSITIONAL_KEYS = ("secret_access_key", "_authtoken", "secret key")
-_POSITIONAL_VALUE_RE = re.compile(r"[ \t]*[:=]?[ \t]*([\"']?)([A-Za-z0-9/+=_.~-]{8,})\1")
+_POSITIONAL_VALUE_RE = lazy_compile(r"[ \t]*[:=]?[ \t]*([\"']?)([A-Za-z0-9/+=_.~-]{8,})\1")
 #: curl's ``-b`` / ``--cookie`` with ``name=value`` pairs (a file name has no ``=``)
-_COOKIE_FLAG_RE = re.compile(r"(?:-b|--cookie)(?:[ \t]+|=)([\"']?)([^\s\"']*=[^\s\"']+)\1")
-_NETRC_RE = re.compile(r"(?<![\w.-])(?:machine\s+[\w-]+(?:\.[\w-]+)+"
+_COOKIE_FLAG_RE = lazy_compile(r"(?:-b|--cookie)(?:[ \t]+|=)([\"']?)([^\s\"']*=[^\s\"']+)\1")
+_NETRC_RE = lazy_compile(r"(?<![\w.-])(?:machine\s+[\w-]+(?:\.[\w-]+)+"
                        r"(?:\s+(?:login|account)\s+\S+)*"
                        r"|default(?:\s+(?:login|account)\s+\S+)+)\s+password\s+(\S+)")
-_COOKIE_RE = re.compile(r"(?i)(?<![\w-])(?:set-)?cookie:[ \t]*([^\r\n\"']+)")
+_COOKIE_RE = lazy_compile(r"(?i)(?<![\w-])(?:set-)?cookie:[ \t]*([^\r\n\"']+)")
 
 
 def positional_at(text: str, hit: int, anchor: str) -> Finding | None:
