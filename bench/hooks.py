@@ -66,6 +66,11 @@ def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+#: What a child process runs with: this environment without ``PYTHONDONTWRITEBYTECODE`` (an
+#: installed user's modules load from their bytecode cache; see bench/scale.py).
+CHILD_ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -79,7 +84,7 @@ class Daemon:
     def __init__(self, home: Path) -> None:
         self.home = home
         (home / "config.toml").write_text("[continuity]\npromptInterval = 10\n")
-        env = {**os.environ, "CONTINUITY_HOME": str(home)}
+        env = {**CHILD_ENV, "CONTINUITY_HOME": str(home)}
         env.pop("CONTINUITY_DATABASE_URL", None)
         self.proc = subprocess.Popen([PY, "-m", "continuity.daemon.server", "--home", str(home),
                                       "--port", "0"], env=env, stdout=subprocess.DEVNULL,
@@ -146,7 +151,7 @@ def bench_hook(daemon: Daemon, workdir: Path, runs: int) -> dict[str, Any]:
     from continuity.daemon.hooks.install import hook_argv
 
     hook = [*hook_argv(), "user-prompt-submit", "--harness", "claude-code"]
-    base_env = {**os.environ, "CONTINUITY_HOME": str(daemon.home)}
+    base_env = {**CHILD_ENV, "CONTINUITY_HOME": str(daemon.home)}
     up = {**base_env, "CONTINUITY_DAEMON_URL": daemon.url}
     down_home = workdir / "down-home"
     down = {**base_env, "CONTINUITY_HOME": str(down_home),
@@ -310,7 +315,7 @@ class BareApp:
         self.proc = subprocess.Popen([PY, str(Path(__file__).with_name("bare_app.py")),
                                       str(self.port)], stdout=subprocess.DEVNULL,
                                      stderr=subprocess.DEVNULL,
-                                     env={**os.environ, "PYTHONPATH": str(ROOT / "src")})
+                                     env={**CHILD_ENV, "PYTHONPATH": str(ROOT / "src")})
         deadline = time.monotonic() + 30
         while True:
             try:
