@@ -94,3 +94,44 @@ def test_a_nul_call_id_and_a_replaced_surrogate_id_are_one_stored_call(tmp_path:
         index = store.tool_calls(report.session_key, ["\ufffd", "ok"])
         assert (index["\ufffd"].call_seq, index["\ufffd"].result_seq) == (1, 2)
         assert (index["ok"].call_seq, index["ok"].result_seq) == (1, None)
+
+
+def _claude_line(**fields):
+    import json
+
+    base = {"sessionId": "s-deep", "cwd": "/work/p", "timestamp": "2026-06-05T05:24:28.246Z"}
+    return json.dumps({**base, **fields}).encode()
+
+
+def test_a_deeply_nested_tool_input_is_reported_and_the_rest_imports(tmp_path: Path):
+    """Fresh-user review: a tool input nested 256 levels deep (and 600: the field checks'
+    recursion) failed the whole batch with a traceback, and the good file beside it was not
+    stored either. Now the line is reported with its number (raw line kept) and every other
+    line and file imports."""
+    from tests.hostile import nested
+
+    def tool_line(uuid: str, depth: int) -> bytes:
+        return _claude_line(type="assistant", uuid=uuid, parentUuid="u1", message={
+            "role": "assistant", "content": [{"type": "tool_use", "id": f"t-{uuid}",
+                                              "name": "Bash",
+                                              "input": nested(depth, kind="dict")}]})
+
+    lines = [_claude_line(type="user", uuid="u1", parentUuid=None,
+                          message={"role": "user", "content": "run it"}),
+             tool_line("a2", 256), tool_line("a3", 600), tool_line("a4", 150),
+             _claude_line(type="user", uuid="u5", parentUuid="a4",
+                          message={"role": "user", "content": "thanks"})]
+    deep = tmp_path / "deep.jsonl"
+    deep.write_bytes(b"\n".join(lines) + b"\n")
+    good = tmp_path / "good.jsonl"
+    good.write_bytes(deep.read_bytes().replace(b"s-deep", b"s-good").split(b"\n")[0] + b"\n")
+    with open_store(tmp_path / "c.db") as store:
+        report = import_paths(store, [tmp_path])
+        by_name = {Path(f.path).name: f for f in report.files}
+        assert by_name["good.jsonl"].imported == 1
+        d = by_name["deep.jsonl"]
+        assert d.status == "imported" and d.imported == 3
+        assert [n for n, _ in d.errors] == [2, 3]
+        assert "nested more than 200 levels" in d.errors[0][1]
+        assert [r.line_no for r in store.raw_lines(str(deep))] == [1, 2, 3, 4, 5]
+        sync_import_report(store, report, tmp_path / "home")

@@ -183,6 +183,26 @@ def clean_deep(value: Any) -> Any:
     return value
 
 
+def nesting_depth(value: Any, limit: int) -> int:
+    """How deeply lists and dicts nest in the JSON-like ``value`` (a scalar 0, ``[]`` 1,
+    ``{"a": [1]}`` 2), without recursion; counting stops at the first level past ``limit``
+    (then ``limit + 1``)."""
+    deepest = 0
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        children = item.values() if isinstance(item, dict) else \
+            item if isinstance(item, list) else None
+        if children is None:
+            continue
+        if depth > deepest:
+            deepest = depth
+            if deepest > limit:
+                return deepest
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return deepest
+
+
 def _checked(obj: Any, where: str, problems: list[str]) -> Any:
     """A copy of dataclass ``obj`` (a block, ``CompactionInfo``) whose ``str`` fields hold
     strings (a wrong type becomes None for an optional field, "" for a required one, with a

@@ -39,7 +39,7 @@ from continuity.core.errors import ContinuityError, InputError, StoreConflict
 from continuity.core.keys import MAX_KEY_CHARS, session_key  # noqa: F401 - MAX_KEY_CHARS re-exported
 from continuity.formats import FormatReader, LineReader, detect, read_head, reader_for
 from continuity.core.text import clean
-from continuity.formats.base import check_entry, check_facts, clean_deep
+from continuity.formats.base import check_entry, check_facts, clean_deep, nesting_depth
 from continuity.formats.jsonl import Line
 from continuity.core.model import CompactionInfo, Entry, EntryKind, Note, Session, SourceRef
 from continuity.formats.repeats import RepeatFilter
@@ -49,6 +49,11 @@ from continuity.store.base import ImportIssue, RawLine, SourceState, Store
 
 PREFIX_BYTES = 64 * 1024
 BATCH_LINES = 2000
+#: Deepest JSON nesting of a record that is read into a row (a deeper one is reported, its raw
+#: line kept): every later step (field checks, the stored blocks, the search index) must
+#: handle the row's values, and orjson encodes at most 255 levels (a 256-level tool input
+#: failed the whole batch with a traceback: fresh-user review, issue 17).
+MAX_NESTING = 200
 BATCH_BYTES = 16 * 1024 * 1024
 #: File names that live beside sessions but are not sessions (global prompt logs, indexes).
 NOT_SESSIONS = {"history.jsonl", "session_index.jsonl"}
@@ -598,6 +603,15 @@ class _FileImport:
                        digest)
 
     def _read(self, line: Line, digest: str) -> None:
+        if line.raw.count(b"[") + line.raw.count(b"{") > MAX_NESTING:  # cheap pre-check
+            depth = nesting_depth(line.data, MAX_NESTING)
+            if depth > MAX_NESTING:
+                reason = (f"JSON nested more than {MAX_NESTING} levels deep (not read; the raw "
+                          "line is kept)")
+                self.issues.append(ImportIssue(self.path_str, line.number, line.offset,
+                                               len(line.raw), reason, digest))
+                self.report.errors.append((line.number, reason))
+                return
         try:
             entry = self.reader.read(line)
         except Exception as exc:  # a reader bug must not lose the rest of the file
