@@ -55,3 +55,38 @@ def test_transcript_log_concurrent_appends_every_line_is_one_record(tmp_path: Pa
     assert seen == set(submitted)
     # Each writer's records land in the order it appended them.
     assert all(order == list(range(RECORDS)) for order in per_writer_order.values())
+
+
+def test_two_imports_at_once_write_each_record_once(tmp_path: Path):
+    """Fresh-user review (issue 17): two ``continuity import`` of one folder at once into one
+    workspace each found the sessions without a transcript row and appended their records, so
+    the JSONL held each record twice. The transcript phase now runs under the workspace's
+    ``memory/import.lock``: each (session, seq) is in the file once, and the second import
+    finds the rows the first wrote."""
+    import re
+    import subprocess
+    import sys
+
+    from tests.paths import SHARED_DATA
+
+    short = (SHARED_DATA / "claude-code" / "short.jsonl").read_text(encoding="utf-8")
+    ids = sorted(set(re.findall(r'"(?:sessionId|uuid|parentUuid)":"([0-9a-f-]{36})"', short)))
+    folder = tmp_path / "sessions"
+    folder.mkdir()
+    for n in range(120):
+        text = short
+        for i, old in enumerate(ids):
+            text = text.replace(old, f"{n:08x}-0000-4000-8000-{i:012x}")
+        (folder / f"{n:08x}.jsonl").write_text(text, encoding="utf-8")
+    exe = str(Path(sys.executable).with_name("continuity"))
+    home = tmp_path / "home"
+    cmd = [exe, "import", str(folder), "--home", str(home), "--json"]
+    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+             for _ in range(2)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    assert [p.returncode for p in procs] == [0, 0], [e[-500:] for _, e in outs]
+    lines = (home / "memory" / "claude-code" / "transcripts" /
+             "transcript.jsonl").read_bytes().splitlines()
+    keys = [(r["session_key"], r["seq"]) for r in map(json.loads, lines)]
+    assert len(keys) == len(set(keys)) > 0
+    assert len({k for k, _ in keys}) == 120

@@ -60,6 +60,7 @@ from continuity.transcripts.transcript_log import (  # noqa: F401 (re-exported)
     TranscriptLog,
     TranscriptRecord,
     content_hash,
+    import_capture_lock,
     encode_record,
     safe_name,
     transcript_path,
@@ -437,6 +438,13 @@ def sync_import_report(store: "SqlStore", report: "ImportReport",
     ``progress(1)`` is called after each session. Raises ``ConfigError`` for bad
     ``[transcripts]`` settings."""
     limit = timedelta(minutes=settings(home).idle_limit_minutes)
+    with import_capture_lock(home):  # one import's capture at a time per workspace
+        return _sync_import_report(store, report, home, limit, progress)
+
+
+def _sync_import_report(store: "SqlStore", report: "ImportReport",
+                        home: str | os.PathLike[str] | None, limit: timedelta,
+                        progress: Callable[[int], None] | None) -> ImportSync:
     now = _now()
     changed: dict[str, list[Any]] = {}
     unchanged: dict[str, None] = {}

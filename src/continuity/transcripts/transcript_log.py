@@ -30,6 +30,7 @@ from typing import Any, Iterable, Iterator
 import orjson
 
 from continuity.core.config import resolve_home
+from continuity.core.errors import ContinuityError
 from continuity.core.private import private_dir, private_open
 from continuity.core.text import json_bytes
 
@@ -59,6 +60,28 @@ def safe_name(name: str) -> str:
 def transcript_path(home: str | os.PathLike[str] | None, harness: str) -> Path:
     """``<workspace>/memory/<safe_name(harness)>/transcripts/transcript.jsonl``."""
     return resolve_home(home) / "memory" / safe_name(harness) / "transcripts" / FILE_NAME
+
+
+@contextmanager
+def import_capture_lock(home: str | os.PathLike[str] | None) -> Iterator[None]:
+    """Hold ``<workspace>/memory/import.lock`` (``fcntl.flock``, exclusive; the kernel frees
+    it if the holder dies) for one import's transcript phase: two imports of one workspace
+    at once each found the sessions without a transcript row and both appended their records,
+    so the JSONL held every record twice (fresh-user review, issue 17). The second now waits,
+    then sees the rows the first wrote. Raises ``ContinuityError`` when the lock file cannot
+    be made."""
+    folder = resolve_home(home) / "memory"
+    try:
+        private_dir(folder)
+        fd = os.open(folder / "import.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    except OSError as exc:
+        raise ContinuityError(f"cannot lock the transcripts in {folder}: "
+                              f"{exc.strerror or exc}") from exc
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def content_hash(content: str) -> str:
