@@ -169,3 +169,26 @@ def test_search_of_stop_words_only_says_why(home):
     PostgreSQL's english configuration) leaves common words out."""
     r = invoke("search", "AND or not", "--home", home)
     assert r.exit_code == 0 and "only common English words" in r.stderr
+
+
+def test_an_opencode_session_is_filtered_and_hinted_only_with_runnable_commands(tmp_path):
+    """Fresh-user review: ``sessions`` listed OpenCode sessions but refused
+    ``--harness opencode`` (exit 2), and ``search`` hinted ``continuity resume KEY --in
+    opencode``, which fails (``resume`` writes Claude Code, Codex or pi sessions)."""
+    from continuity.core.model import Entry, EntryKind, Role, Session, TextBlock
+
+    home = tmp_path / "ws"
+    with open_store(database_url(home)) as store:
+        store.upsert_session(Session(key="ses_1", harness="opencode", project="/p"))
+        store.append("ses_1", [Entry(kind=EntryKind.MESSAGE, role=Role.USER,
+                                     blocks=(TextBlock("migrate the zebrafish table"),), seq=0,
+                                     is_request=True)])
+        store.upsert_session(Session(key="pi-1", harness="pi", project="/p"))
+    r = invoke("sessions", "--harness", "opencode", "--json", "--home", home)
+    assert code(r) == 0, r.output
+    assert [s["session"] for s in json.loads(r.stdout)] == ["ses_1"]
+    r = invoke("search", "zebrafish", "--json", "--home", home)
+    (hit,) = [json.loads(line) for line in r.stdout.splitlines()]
+    assert hit["resume_command"] == "" and hit["show_command"] == "continuity show ses_1 --seq 0"
+    r = invoke("search", "zebrafish", "--home", home)
+    assert "continuity show ses_1 --seq 0" in r.stdout and "resume" not in r.stdout

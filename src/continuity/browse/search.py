@@ -106,7 +106,13 @@ def show_command(session: str, seq: int) -> str:
 
 
 def resume_command(session: str, harness: str) -> str:
-    """``continuity resume KEY --in HARNESS`` (issue 13's command), the key shell-quoted."""
+    """``continuity resume KEY --in HARNESS`` (issue 13's command), the key shell-quoted; ""
+    for a session of a harness ``resume`` cannot write (OpenCode: the hint named a command
+    that failed, fresh-user review)."""
+    from continuity.resume.convert import TARGETS
+
+    if harness not in TARGETS:
+        return ""
     return f"continuity resume {shlex.quote(session)} --in {shlex.quote(harness)}"
 
 

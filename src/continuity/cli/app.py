@@ -55,7 +55,7 @@ def _print_version(value: bool) -> None:
 from continuity.cli.commands.common import (  # noqa: E402
     HOME_HELP,
     BudgetOption,
-    HarnessName,
+    SessionHarness,
     count_option,
     parse_home,
     HomeOption,
@@ -164,7 +164,7 @@ def import_cmd(
 def sessions_cmd(
     limit: int = count_option(50, "to list, newest first"),
     all_sessions: bool = typer.Option(False, "--all", help="List every session (as -n 0)."),
-    harness: Optional[HarnessName] = typer.Option(None, "--harness", show_default=False,
+    harness: Optional[SessionHarness] = typer.Option(None, "--harness", show_default=False,
                                                   help="Only sessions of this harness."),
     project: Optional[Path] = typer.Option(None, "--project", metavar="DIR",
                                            show_default=False, help="Only sessions whose "

@@ -98,7 +98,9 @@ def search_cmd(
         for start, end in h.spans:
             body.stylize("bold yellow", start + 2, end + 2)
         out.print(body)
-        out.print(Text(shown(f"  {h.show_command}   |   {h.resume_command}"), style="cyan"))
+        hint = f"  {h.show_command}   |   {h.resume_command}" if h.resume_command \
+            else f"  {h.show_command}"
+        out.print(Text(shown(hint), style="cyan"))
 
 
 def export_cmd(

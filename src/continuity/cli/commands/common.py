@@ -37,6 +37,17 @@ class HarnessName(str, enum.Enum):
     pi = "pi"
 
 
+class SessionHarness(str, enum.Enum):
+    """The harnesses whose sessions continuity imports (``sessions --harness``): the hooked
+    ones and OpenCode, which is imported but has no hooks (fresh-user review: ``sessions`` listed
+    OpenCode sessions and then refused ``--harness opencode``)."""
+
+    claude_code = "claude-code"
+    codex = "codex"
+    pi = "pi"
+    opencode = "opencode"
+
+
 def parse_home(value: str) -> Path:
     """``--home`` as given; ``""`` is an ``InputError`` naming ``--home`` (fresh-user review:
     ``Path("")`` is the current folder, and ``--home ""`` wrote ``./continuity.db``)."""
