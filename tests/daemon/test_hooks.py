@@ -310,6 +310,20 @@ def test_hookcmd_console_dispatches_hook_without_the_cli(tmp_path: Path) -> None
     assert cli.stdout.split()[-2:] == [b"True", b"0"] and b"home:" in cli.stdout
 
 
+@pytest.mark.parametrize("args", [["--harness", "nope"], [], ["--harness", "pi", "--timeout",
+                                                                  "abc"]])
+def test_hook_through_the_cli_exits_0_on_bad_values(tmp_path: Path, args: list[str]) -> None:
+    """Fresh-user review: ``continuity --home DIR hook stop --harness nope`` (the CLI path, not
+    the fast one) exited 2 with a usage error, though a hook always exits 0. It now reports
+    the bad value on stderr and exits 0, as the fast path does."""
+    env = {**os.environ, "CONTINUITY_DAEMON_URL": f"http://127.0.0.1:{_free_port()}"}
+    exe = str(Path(sys.executable).with_name("continuity"))
+    done = subprocess.run([exe, "--home", str(tmp_path), "hook", "stop", *args],
+                          input=b"{}", env=env, capture_output=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.startswith(b"continuity hook: ") and b"usage: continuity hook" in done.stderr
+
+
 # ---------------------------------------------------------------------------- one deadline, refusals
 
 

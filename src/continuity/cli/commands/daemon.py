@@ -45,17 +45,24 @@ def serve_cmd(
 def hook_cmd(
     event: str = typer.Argument(..., help="session-start, user-prompt-submit, pre-compaction, "
                                 "post-compaction, stop or session-end."),
-    harness: HarnessName = typer.Option(..., "--harness", help="Whose hook JSON is on stdin."),
-    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds for the whole "
-                                            "exchange with the daemon."),
+    harness: Optional[str] = typer.Option(None, "--harness", show_default=False,
+                                          help="Whose hook JSON is on stdin: claude-code, "
+                                          "codex or pi."),
+    timeout: Optional[str] = typer.Option(None, "--timeout", show_default=False,
+                                          help="Seconds for the whole exchange with the "
+                                          "daemon."),
 ) -> None:
     """Forward a hook's JSON (stdin) to the daemon and print what the harness expects; when
-    the daemon is down, record it for replay. Always exits 0."""
+    the daemon is down, record it for replay. Always exits 0: a bad value is reported on
+    stderr by the hook itself (``cli.hookcmd``), never as a usage error a harness would act
+    on (fresh-user review: ``--home DIR hook stop --harness nope`` exited 2)."""
     from continuity.cli.hookcmd import run
 
-    argv = [event, "--harness", harness.value]
+    argv = [event]
+    if harness is not None:
+        argv += ["--harness", harness]
     if timeout is not None:
-        argv += ["--timeout", str(timeout)]
+        argv += ["--timeout", timeout]
     raise typer.Exit(run(argv))
 
 
