@@ -34,31 +34,9 @@ class LazyPattern:
             self._compiled = found
         return found
 
-    def match(self, *args: Any, **kwargs: Any) -> Any:
-        return self.compiled().match(*args, **kwargs)
-
-    def search(self, *args: Any, **kwargs: Any) -> Any:
-        return self.compiled().search(*args, **kwargs)
-
-    def fullmatch(self, *args: Any, **kwargs: Any) -> Any:
-        return self.compiled().fullmatch(*args, **kwargs)
-
-    def finditer(self, *args: Any, **kwargs: Any) -> Any:
-        return self.compiled().finditer(*args, **kwargs)
-
-    def findall(self, *args: Any, **kwargs: Any) -> Any:
-        return self.compiled().findall(*args, **kwargs)
-
-    def sub(self, *args: Any, **kwargs: Any) -> Any:
-        return self.compiled().sub(*args, **kwargs)
-
-    def subn(self, *args: Any, **kwargs: Any) -> Any:
-        return self.compiled().subn(*args, **kwargs)
-
-    def split(self, *args: Any, **kwargs: Any) -> Any:
-        return self.compiled().split(*args, **kwargs)
-
     def __getattr__(self, name: str) -> Any:
+        # Only for names not found: the first ``match``/``sub``/... compiles, then those are
+        # instance attributes (``compiled``) and never come here again.
         if name.startswith("_"):  # _source/_compiled not set yet: no recursion
             raise AttributeError(name)
         return getattr(self.compiled(), name)

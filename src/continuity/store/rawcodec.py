@@ -5,8 +5,10 @@ A line of at least ``MIN_BYTES`` is stored as a zstd frame (level ``LEVEL``, thr
 ``zstandard`` binding) when the frame saves at least ``MIN_SAVING`` of its bytes; else as
 it is. ``codec`` says which: ``None`` the bytes themselves, ``ZSTD`` (1) a frame. The line's
 SHA-256 is always of the original bytes, so deduplication and lossless checks do not depend
-on how a line is kept. Measured on the benchmark corpus (real Claude Code and pi lines):
-level 3 keeps raw lines in 46% of their bytes, at about 200 MB/s on one core.
+on how a line is kept. Measured on the 50 MB corpus of ``bench/scale.py`` (real Claude Code and pi lines, 42,370
+of them): level 3 keeps raw lines in 46% of their bytes; ``encode`` runs at about 65 MB/s and
+``decode`` at about 180 MB/s on one core of the 2-core benchmark machine (0.8 s of CPU for
+those 50 MB, about 5% of their import).
 """
 
 from __future__ import annotations
