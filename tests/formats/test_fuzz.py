@@ -181,3 +181,31 @@ def test_claude_code_wrong_typed_fields_import(tmp_path: Path, field, value):
         assert report.status == "imported", report.reason
         assert report.imported + report.duplicate + report.skipped + len(report.errors) == 6
         assert len(list(store.raw_lines(report.path))) == 6
+
+
+@pytest.mark.parametrize("source,index,path,value,message", [
+    ("claude-code", 3, ("uuid",), ["a", "b"], "uuid: expected a string, got list (dropped)"),
+    ("claude-code", 3, ("parentUuid",), {"x": 1}, "parentUuid: expected a string, got dict (dropped)"),
+    ("claude-code", 3, ("sessionId",), ["s"], "sessionId: expected a string, got list (dropped)"),
+    ("claude-code", 3, ("cwd",), 7, "cwd: expected a string, got int (dropped)"),
+    ("pi", 2, ("id",), ["x"], "id: expected a string, got list (dropped)"),
+    ("pi", 2, ("parentId",), {"k": 1}, "parentId: expected a string, got dict (dropped)"),
+    ("codex", 1, ("payload", "cwd"), ["/x"], "cwd: expected a string, got list (dropped)"),
+])
+def test_wrong_typed_id_fields_are_named_in_a_warning(tmp_path: Path, source, index, path,
+                                                      value, message):
+    """README: "a field of the wrong type (a list where an id belongs) never stops an import:
+    the field is dropped with a warning naming it". The readers' own type checks dropped
+    ``uuid``/``id``/``cwd`` before the importer's check saw them, so no warning was given."""
+    lines = list(LINES[source])
+    data = json.loads(lines[index])
+    target = data
+    for key in path[:-1]:
+        target = target[key]
+    target[path[-1]] = value
+    lines[index] = _dump(data)
+    with open_store(tmp_path / "t.db") as store:
+        report = import_file(store, _import_lines(tmp_path, lines))
+        assert report.status == "imported", report.reason
+        assert (index + 1, message) in report.warnings, report.warnings
+        assert len(list(store.raw_lines(report.path))) == len(lines)

@@ -103,6 +103,19 @@ class FormatReader:
         """Record a warning about ``line`` (formats.md §5.1 rule 6)."""
         self.warnings.append((line.number, message))
 
+    def string_field(self, line: Line, data: dict, key: str) -> str | None:
+        """``data[key]`` when it is a non-empty string, else None; a value of another type (a
+        list or an object where an id belongs) is dropped with a warning naming the raw key,
+        ``"uuid: expected a string, got list (dropped)"`` (README: a field of the wrong type
+        never stops an import and is named). Missing, null and "" are dropped silently: they
+        are the formats' own ways of saying "none"."""
+        value = data.get(key)
+        if isinstance(value, str):
+            return value or None
+        if value is not None:
+            self.warn(line, f"{key}: expected a string, got {type(value).__name__} (dropped)")
+        return None
+
 
 def file_stem(path: str) -> str:
     """File name without directory and ``.jsonl`` extension."""

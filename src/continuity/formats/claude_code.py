@@ -298,7 +298,7 @@ class ClaudeCodeReader(FormatReader):
             self._side_file = data.get("isSidechain") is True
             if self._side_file:
                 self._facts.agent_id = self._agent_from_head(self.path, [data])
-        self._envelope(entry, data)
+        self._envelope(line, entry, data)
         try:
             if kind == "user":
                 self._user(line, data, entry)
@@ -321,19 +321,18 @@ class ClaudeCodeReader(FormatReader):
             entry.run_end = None
         return entry
 
-    def _envelope(self, entry: Entry, data: dict) -> None:
+    def _envelope(self, line: Line, entry: Entry, data: dict) -> None:
         ts = data.get("timestamp")
         if ts is None and isinstance(data.get("snapshot"), dict):
             ts = data["snapshot"].get("timestamp")
         entry.timestamp = parse_timestamp(ts)
-        uuid = data.get("uuid")
-        entry.native_id = uuid if isinstance(uuid, str) and uuid else None
-        parent = data.get("parentUuid")
-        entry.parent_native_id = parent if isinstance(parent, str) and parent else None
+        entry.native_id = self.string_field(line, data, "uuid")
+        entry.parent_native_id = self.string_field(line, data, "parentUuid")
+        self.string_field(line, data, "sessionId")  # the key comes from the head; named here
         # In a subagent side file the sidechain lines are that (child) session's main line.
         entry.sidechain = data.get("isSidechain") is True and not self._side_file
-        cwd = data.get("cwd")
-        if isinstance(cwd, str) and cwd:
+        cwd = self.string_field(line, data, "cwd")
+        if cwd:
             entry.cwd = text_of(cwd)
             if not entry.sidechain or self._facts.cwd is None:
                 self._facts.cwd = entry.cwd

@@ -267,9 +267,9 @@ class CodexReader(FormatReader):
             self.warn(line, f"{top}: payload missing or not an object")
             payload = {}
         if top == "session_meta":
-            return self._session_meta(payload, ts)
+            return self._session_meta(line, payload, ts)
         if top == "turn_context":
-            return self._turn_context(payload, ts)
+            return self._turn_context(line, payload, ts)
         if top == "compacted":
             return self._compacted(line, payload, ts)
         kind = payload.get("type")
@@ -285,8 +285,8 @@ class CodexReader(FormatReader):
 
     # -- top-level kinds
 
-    def _session_meta(self, payload: dict, ts: Any) -> Entry:
-        cwd = text_of(payload.get("cwd")) or None
+    def _session_meta(self, line: Line, payload: dict, ts: Any) -> Entry:
+        cwd = text_of(self.string_field(line, payload, "cwd")) or None
         if cwd:
             self._facts.cwd = cwd
         version = text_of(payload.get("cli_version"))
@@ -295,9 +295,9 @@ class CodexReader(FormatReader):
         return Entry(kind=EntryKind.EVENT, role=Role.SYSTEM, visible=False,
                      type_name="session_meta", timestamp=ts, cwd=cwd)
 
-    def _turn_context(self, payload: dict, ts: Any) -> Entry:
+    def _turn_context(self, line: Line, payload: dict, ts: Any) -> Entry:
         self._start_turn(payload.get("turn_id"), explicit=False)
-        cwd = text_of(payload.get("cwd")) or None
+        cwd = text_of(self.string_field(line, payload, "cwd")) or None
         if cwd:
             self._facts.cwd = cwd
         return Entry(kind=EntryKind.EVENT, role=Role.SYSTEM, visible=False,

@@ -272,7 +272,7 @@ class PiReader(FormatReader):
                 named = f" of session {other!r}" if isinstance(other, str) and other else ""
                 self.warn(line, f"a second session header{named}: its rows are read as part "
                                 "of this file's session (split the file to keep them apart)")
-            cwd = data.get("cwd")
+            cwd = self.string_field(line, data, "cwd")
             cwd = text_of(cwd) or None
             if cwd:
                 self._facts.cwd = cwd
@@ -290,12 +290,10 @@ class PiReader(FormatReader):
             parent_id = self._prev_id
             self._prev_id = native_id
         else:
-            raw_id = data.get("id")
-            native_id = raw_id if isinstance(raw_id, str) and raw_id else None
+            native_id = self.string_field(line, data, "id")
             if native_id is None:
                 self.warn(line, "entry without id")
-            raw_parent = data.get("parentId")
-            parent_id = raw_parent if isinstance(raw_parent, str) and raw_parent else None
+            parent_id = self.string_field(line, data, "parentId")
 
         entry = Entry(kind=EntryKind.OPAQUE, role=Role.SYSTEM, timestamp=timestamp,
                       native_id=native_id, parent_native_id=parent_id, type_name=type_name,
