@@ -35,10 +35,10 @@ CASES = [
     ("post", "/api/harness/nope/stop", b"{}", 422, "invalid_request",
      [{"field": "path.harness", "message": "Input should be 'claude-code', 'codex' or 'pi'"}]),
     ("post", "/api/memory/remember", b'{"content": ""}', 422, "invalid_request",
-     [{"field": "body.content", "message": "String should have at least 1 character"}]),
+     [{"field": "body.content", "message": "must not be empty"}]),
     ("get", "/api/sessions/zzz/continuation", None, 404, "unknown_session", []),
     ("get", "/api/sessions/current", None, 422, "invalid_request",
-     [{"field": "query.project", "message": "Field required"}]),
+     [{"field": "query.project", "message": "is required"}]),
 ]
 
 

@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
-from continuity.core.errors import ConfigError
+from continuity.core.errors import ConfigError, validation_message
 
 if TYPE_CHECKING:  # pydantic costs ~50 ms to import; only ``load_section`` needs it
     from pydantic import BaseModel
@@ -194,5 +194,5 @@ def load_section(section: str, model: type[T], home: str | os.PathLike[str] | No
         for err in exc.errors():
             field = ".".join(str(p) for p in err["loc"])
             where = f"${from_env[field]}" if field in from_env else f"{path} [{section}] {field}"
-            problems.append(f"{where}: {err['msg']} (got {err.get('input')!r})")
+            problems.append(f"{where}: {validation_message(err)} (got {err.get('input')!r})")
         raise ConfigError("; ".join(problems)) from None

@@ -106,3 +106,31 @@ class DaemonConflict(ContinuityError):
     workspace."""
 
     exit_code = 8
+
+
+#: pydantic's prefixes for an error raised inside a validator: the validator's own message
+#: follows, so the prefix only says which Python exception carried it.
+_VALIDATOR_PREFIXES = ("Value error, ", "Assertion failed, ")
+
+
+def validation_message(error: dict) -> str:
+    """The user-facing reason of one pydantic error dict (``{"type", "msg", "ctx", ...}``, as
+    ``ValidationError.errors()`` gives it), in this project's words: a validator's own message
+    without pydantic's ``"Value error, "`` prefix, ``"must not be empty"`` for a string under
+    its minimum of 1 character, ``"is required"`` for a missing field, ``"is not a known
+    field"`` for an extra one; any other error keeps pydantic's message. The CLI's config
+    errors, the memory write and the daemon's 422 answers all word errors with it (issue 17
+    review: the validator's wording leaked)."""
+    kind = error.get("type")
+    ctx = error.get("ctx") or {}
+    msg = str(error.get("msg") or "invalid")
+    if kind == "string_too_short" and ctx.get("min_length") == 1:
+        return "must not be empty"
+    if kind == "missing":
+        return "is required"
+    if kind == "extra_forbidden":
+        return "is not a known field"
+    for prefix in _VALIDATOR_PREFIXES:
+        if msg.startswith(prefix):
+            return msg[len(prefix):]
+    return msg

@@ -83,6 +83,7 @@ from continuity.core.errors import (
     InputError,
     SessionNotFound,
     StoreError,
+    validation_message,
 )
 from continuity.daemon.address import ID_FILE, URL_FILE, WORKSPACE_HEADER
 from continuity.daemon.browser import (BROWSER_COOKIE, BROWSER_PATHS, add_browser_routes,
@@ -240,7 +241,7 @@ def _problems(errors: list[dict[str, Any]]) -> list[dict[str, str]]:
                                                     f"{e.get('loc', ('', '?'))[-1]})"})
             continue
         out.append({"field": ".".join(str(p) for p in e.get("loc", ())) or "body",
-                    "message": e.get("msg", "invalid")})
+                    "message": validation_message(e)})
     return out
 
 

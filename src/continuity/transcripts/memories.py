@@ -40,7 +40,7 @@ from typing import TYPE_CHECKING, Any, Iterable, Literal, get_args
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from continuity.core.errors import InputError, StoreError
+from continuity.core.errors import InputError, StoreError, validation_message
 from continuity.core.model import Memory
 from continuity.transcripts.projection import project
 from continuity.redaction.funnel import redact
@@ -234,7 +234,7 @@ def _validated(model: type[_Model], values: dict[str, Any]) -> Any:
     try:
         return model.model_validate(values)
     except ValidationError as exc:
-        problems = [f"{'.'.join(str(p) for p in e['loc']) or 'request'}: {e['msg']} "
+        problems = [f"{'.'.join(str(p) for p in e['loc']) or 'request'}: {validation_message(e)} "
                     f"(got {error_echo(e.get('input'))})" for e in exc.errors()]
         raise InputError("; ".join(problems)) from None
 
