@@ -192,3 +192,28 @@ def test_an_opencode_session_is_filtered_and_hinted_only_with_runnable_commands(
     assert hit["resume_command"] == "" and hit["show_command"] == "continuity show ses_1 --seq 0"
     r = invoke("search", "zebrafish", "--home", home)
     assert "continuity show ses_1 --seq 0" in r.stdout and "resume" not in r.stdout
+
+
+def test_a_file_name_or_project_with_a_newline_stays_on_one_output_line(tmp_path):
+    """Fresh-user review: ``import`` of ``a<newline>b/x<newline>y.jsonl`` printed the name
+    over three lines, and a project holding a newline or a tab split the piped ``sessions``
+    line and its tab-separated fields. Both are shown with ``\\n`` and ``\\t``."""
+    from tests.paths import SHARED_DATA
+
+    folder = tmp_path / "a\nb"
+    folder.mkdir()
+    (folder / "x\ny.jsonl").write_bytes((SHARED_DATA / "claude-code" / "short.jsonl")
+                                        .read_bytes())
+    (folder / "t.jsonl").write_text(
+        '{"type":"user","uuid":"u1","sessionId":"s-tab","cwd":"/a\\nb\\tc",'
+        '"message":{"role":"user","content":"hi"}}\n')
+    home = tmp_path / "ws"
+    r = invoke("import", folder, "--home", home)
+    assert code(r) == 0, r.output
+    imported = sorted(line for line in r.stdout.splitlines() if line.startswith("imported "))
+    assert [line.split(":")[0] for line in imported] == [
+        f"imported {tmp_path}/a\\nb/t.jsonl", f"imported {tmp_path}/a\\nb/x\\ny.jsonl"]
+    r = invoke("sessions", "--home", home)
+    rows = [line.split("\t") for line in r.stdout.splitlines()]
+    assert len(rows) == 3 and {len(row) for row in rows} == {6}
+    assert ["s-tab", "/a\\nb\\tc"] in [row[:3:2] for row in rows]

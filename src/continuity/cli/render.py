@@ -59,8 +59,9 @@ def import_summary(out: Console, err: Console, report: ImportReport) -> None:
     then totals."""
     unchanged = 0
     for f in report.files:
+        path = escape(one_line(f.path))
         if f.status in ("skipped", "failed"):
-            err.print(f"[yellow]skipped[/] {escape(f.path)}: {escape(f.reason or '')}")
+            err.print(f"[yellow]skipped[/] {path}: {escape(one_line(f.reason or ''))}")
             continue
         if f.status == "unchanged":
             unchanged += 1
@@ -77,18 +78,18 @@ def import_summary(out: Console, err: Console, report: ImportReport) -> None:
         if f.warnings:
             extra.append(f"{len(f.warnings)} warnings")
         tail = f" ({', '.join(extra)})" if extra else ""
-        out.print(f"imported {escape(f.path)}: {f.harness} session "
-                  f"{escape(f.session_key or '')}, {f.imported} rows from {f.lines_read} "
-                  f"lines{tail}")
+        key = escape(one_line(f.session_key or ""))
+        out.print(f"imported {path}: {f.harness} session {key}, {f.imported} rows from "
+                  f"{f.lines_read} lines{tail}")
         for line, reason in f.errors:
-            err.print(f"  {escape(f.path)}:{line}: {escape(reason)}")
+            err.print(f"  {path}:{line}: {escape(one_line(reason))}")
         for line, message in f.warnings[:WARNINGS_SHOWN]:
-            err.print(f"  {escape(f.path)}:{line}: warning: {escape(message)}")
+            err.print(f"  {path}:{line}: warning: {escape(one_line(message))}")
         if len(f.warnings) > WARNINGS_SHOWN:
-            err.print(f"  {escape(f.path)}: … {len(f.warnings) - WARNINGS_SHOWN} more warnings "
+            err.print(f"  {path}: … {len(f.warnings) - WARNINGS_SHOWN} more warnings "
                       "(--json lists them all)")
         if f.pending_tail_bytes:
-            err.print(f"  {escape(f.path)}: last {f.pending_tail_bytes} bytes are an "
+            err.print(f"  {path}: last {f.pending_tail_bytes} bytes are an "
                       "unfinished line; they will be read on the next import")
     if unchanged:
         out.print(f"[dim]unchanged[/] {unchanged} file{'' if unchanged == 1 else 's'} "
@@ -118,6 +119,19 @@ def shown(text: str) -> str:
     """``text`` with every control character but tab and newline as a visible escape
     (``\\x1b``, ``\\r``), so that a transcript cannot move the cursor or change colours."""
     return text.translate(_CONTROLS)
+
+
+#: ``_CONTROLS`` and newline and tab too: for a value that must stay on one line or in one
+#: tab-separated field (a file name, a project folder, a key).
+_ONE_LINE = {**_CONTROLS, 0x0A: "\\n", 0x09: "\\t"}
+
+
+def one_line(text: str) -> str:
+    """``text`` as ``shown`` gives it, with newline and tab shown as ``\\n`` and ``\\t`` as
+    well: a file name holding a newline stays one output line, a project holding a tab one
+    tab-separated field (issue 17 review: ``imported /tmp/a<newline>b.jsonl`` split the
+    line)."""
+    return text.translate(_ONE_LINE)
 
 
 #: Each control character (as in ``_CONTROLS``) as ONE visible character, so that character
@@ -191,7 +205,7 @@ def sessions_table(out: Console, sessions: Iterable[Session], *,
     sessions = list(sessions)
     if not out.is_terminal:
         lines = ["session\tharness\tproject\tentries\tlast_activity\tsource"]
-        lines += ["\t".join(shown(v).replace("\t", " ") for v in (
+        lines += ["\t".join(one_line(v) for v in (
             s.key, s.harness, s.project or "", str(s.entry_count), _iso(s.ended_at) or "",
             source_status(s) or "")) for s in sessions]
         out.file.write("\n".join(lines) + "\n")  # Rich would turn the tabs into spaces
@@ -209,7 +223,7 @@ def sessions_table(out: Console, sessions: Iterable[Session], *,
     if gone:  # issue 18: only when some file was deleted, so 80 columns stay enough
         table.add_column("source", no_wrap=True)
     for s in sessions:
-        cells = [Text(shown(keys[s.key])), s.harness, Text(shown(_project(s.project))),
+        cells = [Text(one_line(keys[s.key])), s.harness, Text(one_line(_project(s.project))),
                  str(s.entry_count), _ago(s.ended_at, now)]
         if gone:
             cells.append(Text("gone", style="yellow") if s.source_gone_at else Text(""))
