@@ -217,3 +217,58 @@ def test_a_file_name_or_project_with_a_newline_stays_on_one_output_line(tmp_path
     rows = [line.split("\t") for line in r.stdout.splitlines()]
     assert len(rows) == 3 and {len(row) for row in rows} == {6}
     assert ["s-tab", "/a\\nb\\tc"] in [row[:3:2] for row in rows]
+
+
+def _source_export(home, key):
+    r = invoke("export", key, "--format", "source", "--raw", "--home", home)
+    assert code(r) == 0, r.output
+    return r.stdout_bytes, r.stderr
+
+
+@pytest.mark.parametrize("name", ["claude-code/tool_heavy.jsonl", "codex/with-compaction.jsonl",
+                                  "pi/v3-short-session.jsonl"])
+def test_export_source_gives_the_imported_file_back_byte_for_byte(tmp_path, name):
+    """Fresh-user review: nothing let a user get the raw lines back or check them against the
+    file. ``export --format source --raw`` rebuilds the file from the kept raw lines."""
+    from tests.paths import SHARED_DATA
+
+    path = tmp_path / "s.jsonl"
+    path.write_bytes((SHARED_DATA / name).read_bytes())
+    home = tmp_path / "ws"
+    assert code(invoke("import", path, "--home", home)) == 0
+    (session,) = json.loads(invoke("sessions", "--json", "--home", home).stdout)
+    data, note = _source_export(home, session["session"])
+    assert data == path.read_bytes()
+    lines = data.count(b"\n")
+    assert note.splitlines()[-1] == (f"{path}: {lines} lines, {len(data)} bytes "
+                                     "from the store; the file on disk: identical")
+
+
+def test_export_source_keeps_bom_crlf_blank_and_bad_lines_and_checks_the_file(tmp_path):
+    """A byte order mark, CRLF ends, blank lines, a bad line and a last line without a newline
+    all come back as they were; a grown, changed or deleted file is reported as such."""
+    row = ('{"type":"user","uuid":"u%d","sessionId":"k-1","cwd":"/a",'
+           '"message":{"role":"user","content":"hi %d"}}')
+    original = (b"\xef\xbb\xbf" + (row % (1, 1)).encode() + b"\r\n\n{not json\n"
+                + (row % (2, 2)).encode())
+    path = tmp_path / "k-1.jsonl"
+    path.write_bytes(original)
+    home = tmp_path / "ws"
+    assert code(invoke("import", path, "--home", home)) == 0
+    data, note = _source_export(home, "k-1")
+    assert data == original and note.endswith("the file on disk: identical\n")
+    path.write_bytes(original + b"\n" + (row % (3, 3)).encode() + b"\n")
+    assert _source_export(home, "k-1")[1].endswith("the file on disk: grown\n")
+    path.write_bytes(original.replace(b"hi 2", b"hi 9"))
+    at = original.index(b"hi 2") + 3
+    assert _source_export(home, "k-1")[1].endswith(f"the file on disk: differs at byte {at}\n")
+    path.unlink()
+    data, note = _source_export(home, "k-1")
+    assert data == original and note.endswith("the file on disk: gone\n")
+
+
+def test_export_source_needs_raw_and_a_whole_file(home):
+    r = invoke("export", "s", "--format", "source", "--home", home)
+    assert code(r) == 2 and "add --raw" in str(r.exception)
+    r = invoke("export", "s", "--format", "source", "--raw", "--since-seq", "1", "--home", home)
+    assert code(r) == 2 and "do not apply" in str(r.exception)

@@ -326,3 +326,73 @@ def list_view(store: Any, *, harness: str | None = None, projects: Sequence[str]
 __all__ = ["SessionView", "RowView", "BlockView", "CheckpointView", "ContinuationInfo",
            "session_view", "row_view", "entry_record", "session_records", "list_view",
            "clean_text", "PAGE_ROWS"]
+
+
+#: The UTF-8 byte order mark the line reader strips from a file's first line (jsonl rule 4).
+_BOM = b"\xef\xbb\xbf"
+
+
+@dataclass(frozen=True)
+class SourceCopy:
+    """A source file rebuilt from its kept raw lines: ``data`` the bytes the import consumed
+    (``path``'s first ``len(data)`` bytes when the file is unchanged), ``lines`` how many
+    lines they hold, ``check`` what comparing with the file on disk found: ``"identical"``,
+    ``"grown"`` (the file starts with ``data`` and has more after it), ``"differs at byte N"``
+    or ``"gone"``."""
+
+    path: str
+    data: bytes
+    lines: int
+    check: str
+
+
+def source_copy(store: Any, key: str) -> SourceCopy:
+    """The file session ``key`` was imported from, byte for byte, from the raw lines the store
+    kept (formats.md §5.4: every line is kept as read, blank and bad lines too), compared
+    with the file on disk when it is still there. A line's terminator (``\\n``; a ``\\r``
+    before it is part of the line) is restored, the last line's only when the file had one,
+    and a stripped byte order mark is put back. Reads the raw lines in pages; the result is
+    held in memory (bytes of the consumed part of the file).
+
+    Raises ``SessionNotFound`` for an unknown key and ``ContinuityError`` for a session that
+    has no imported file (one recorded live through hooks only)."""
+    session = store.get_session(key)
+    if session is None:
+        raise SessionNotFound(key)
+    path = session.source_path
+    state = store.get_source(path) if path else None
+    if not path or state is None:
+        raise ContinuityError(f"session {key} has no imported file (it was recorded live "
+                              "through hooks): its rows are in --format jsonl")
+    parts: list[bytes] = []
+    count = 0
+    for line in store.raw_lines(path):
+        if count == 0 and line.byte_offset == len(_BOM):
+            parts.append(_BOM)
+        parts.append(line.data)
+        parts.append(b"\n")
+        count += 1
+    data = b"".join(parts)
+    if len(data) == state.offset + 1 and data.endswith(b"\n"):
+        data = data[:-1]  # an accepted last line without a newline
+    return SourceCopy(path, data, count, _compare(path, data))
+
+
+def _compare(path: str, data: bytes) -> str:
+    """How the file at ``path`` compares with ``data`` (see ``SourceCopy.check``); reads the
+    file in 1 MiB chunks, never more than ``len(data)`` + 1 bytes."""
+    try:
+        handle = open(path, "rb")
+    except OSError:
+        return "gone"
+    with handle:
+        done = 0
+        while done < len(data):
+            chunk = handle.read(min(1 << 20, len(data) - done))
+            if not chunk:
+                return f"differs at byte {done} (the file is shorter)"
+            if chunk != data[done:done + len(chunk)]:
+                at = next(i for i, (a, b) in enumerate(zip(chunk, data[done:])) if a != b)
+                return f"differs at byte {done + at}"
+            done += len(chunk)
+        return "grown" if handle.read(1) else "identical"

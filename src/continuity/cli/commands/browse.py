@@ -106,8 +106,10 @@ def search_cmd(
 def export_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
     fmt: str = typer.Option("md", "--format", help="md (readable Markdown), html (one "
-                            "self-contained page, as the browser shows it) or jsonl (one "
-                            "stored row per line)."),
+                            "self-contained page, as the browser shows it), jsonl (one "
+                            "stored row per line) or source (the imported file byte for "
+                            "byte, from the kept raw lines, checked against the file on "
+                            "disk; secrets included, so it needs --raw)."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file "
                                           "(whole or not at all; an existing regular file is "
                                           "replaced, anything else refused) instead of stdout "
@@ -119,20 +121,35 @@ def export_cmd(
     until_seq: Optional[int] = typer.Option(None, "--until-seq", min=0, max=MAX_SEQ, help="Last row."),
     home: Optional[Path] = HomeOption,
 ) -> None:
-    """Export a session as Markdown, HTML or JSON Lines, secrets redacted unless --raw."""
+    """Export a session as Markdown, HTML or JSON Lines, secrets redacted unless --raw; or,
+    with --format source --raw, the file it was imported from, rebuilt from the kept raw
+    lines (stderr says whether it is identical to the file on disk)."""
     from continuity.browse.render import session_markdown, session_page
-    from continuity.browse.view import session_records, session_view
+    from continuity.browse.view import session_records, session_view, source_copy
 
-    if fmt not in ("md", "html", "jsonl"):
-        raise InputError(f"--format: {fmt!r} is not one of md, html, jsonl")
+    if fmt not in ("md", "html", "jsonl", "source"):
+        raise InputError(f"--format: {fmt!r} is not one of md, html, jsonl, source")
     if since_seq is not None and until_seq is not None and until_seq < since_seq:
         raise InputError(f"--until-seq {until_seq} is before --since-seq {since_seq}")
+    if fmt == "source" and not raw:
+        raise InputError("--format source is the imported file byte for byte, secrets "
+                         "included: add --raw")
+    if fmt == "source" and (since_seq is not None or until_seq is not None):
+        raise InputError("--format source is the whole file: --since-seq and --until-seq "
+                         "do not apply")
     if raw:
         err.print("warning: --raw: secrets in this session are NOT redacted in the export",
                   markup=False)
     with open_cli_store(home, read_only=True) as store:
         key = resolve_session(store, session)
-        if fmt == "jsonl":
+        if fmt == "source":
+            from continuity.cli.render import one_line
+
+            copy = source_copy(store, key)
+            data = copy.data
+            err.print(f"{one_line(copy.path)}: {copy.lines} lines, {len(data)} bytes from the "
+                      f"store; the file on disk: {copy.check}", markup=False)
+        elif fmt == "jsonl":
             data = b"".join(orjson.dumps(r) + b"\n" for r in session_records(
                 store, key, since_seq=since_seq, until_seq=until_seq, raw=raw))
         else:
