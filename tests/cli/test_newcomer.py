@@ -553,3 +553,17 @@ def test_import_of_an_empty_path_is_exit_2(tmp_path):
 
     assert isinstance(r.exception, InputError) and "an empty path" in str(r.exception)
     assert not (tmp_path / "ws" / "continuity.db").exists()
+
+
+def test_continue_text_cuts_a_long_request_as_its_header_says():
+    """Fresh-user review: ``continue --budget 2000000`` printed a 1 MB request whole in the
+    text view, whose header says long texts are cut and marked; it is cut at 2,000 bytes like
+    any text block (``--json`` keeps it whole)."""
+    from continuity.cli.render import TEXT_BYTES, continuation_text
+
+    console = _console()
+    continuation_text(console, _view(request={"seq": 50, "actor": "user",
+                                              "text": "é" * 500_000}))
+    (line,) = [x for x in console.file.getvalue().splitlines() if x.startswith("previous")]
+    assert line == ("previous request (seq 50, user): " + "é" * (TEXT_BYTES // 2)
+                    + " [… 998,000 bytes omitted]")

@@ -298,7 +298,7 @@ def continuation_text(out: Console, view: ContinuationView) -> None:
     if view.request:
         out.print(_line(("previous request", "bold"),
                         f" (seq {view.request['seq']}, {view.request['actor']}): ",
-                        view.request["text"]))
+                        cut(view.request["text"], TEXT_BYTES)))
         for media in view.request.get("media", ()):
             out.print(_line((f"      [{shown(media['media_type'])} {media['bytes']} B "
                              f"omitted, request block {media['block']}]", "dim")))
