@@ -272,3 +272,32 @@ def test_export_source_needs_raw_and_a_whole_file(home):
     assert code(r) == 2 and "add --raw" in str(r.exception)
     r = invoke("export", "s", "--format", "source", "--raw", "--since-seq", "1", "--home", home)
     assert code(r) == 2 and "do not apply" in str(r.exception)
+
+
+@pytest.mark.parametrize("change", ["same length", "longer", "fewer lines"])
+def test_a_file_rewritten_in_place_is_described_as_it_is_now(tmp_path, change):
+    """Fresh-user review: a line rewritten in place got no ``source_lines`` row (the old
+    line's position stayed), so later offsets were stale and the file could not be rebuilt.
+    After the re-read, the positions are the file's as it is now (the old lines' bytes stay
+    kept: rows still point at them), and ``export --format source`` gives the file back."""
+    row = ('{"type":"user","uuid":"u%d","sessionId":"k-2","cwd":"/a",'
+           '"message":{"role":"user","content":"%s"}}\n')
+    lines = [row % (i, f"line {i}") for i in range(1, 6)]
+    path = tmp_path / "k-2.jsonl"
+    path.write_text("".join(lines))
+    home = tmp_path / "ws"
+    assert code(invoke("import", path, "--home", home)) == 0
+    if change == "same length":
+        lines[1] = row % (2, "LINE 2")
+    elif change == "longer":
+        lines[1] = row % (2, "line 2, now rather longer")
+    else:
+        lines = lines[:1] + lines[3:]
+    path.write_text("".join(lines))
+    assert code(invoke("import", path, "--home", home)) == 0
+    data, note = _source_export(home, "k-2")
+    assert data == path.read_bytes() and note.endswith("the file on disk: identical\n")
+    with open_store(database_url(home)) as store:
+        kept = list(store.raw_lines(str(path)))
+    offsets = [sum(len(x) for x in lines[:i]) for i in range(len(lines))]
+    assert [(r.line_no, r.byte_offset) for r in kept] == list(enumerate(offsets, 1))

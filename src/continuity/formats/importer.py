@@ -452,6 +452,8 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
         key = _claim_key(store, reader.session_key, key_path,  # new, or now another session
                          joins=reader.continues_session)
     job = _FileImport(store, p, reader, key, report, state if resume else {}, stat, prefix)
+    # a known file that was rewritten (not grown): its line positions are read again
+    job.replace_positions = source is not None and not resume
     start, start_line = (source.offset, source.line_count) if (source and resume) else (0, 0)
     report.resumed_from = start
     job.run(start, start_line, progress)
@@ -558,6 +560,9 @@ class _FileImport:
         self.issues: list[ImportIssue] = []
         self.batch_bytes = 0
         self.tree_changed = False
+        #: True when this re-reads a file imported before that was rewritten: the first batch
+        #: replaces its kept line positions (``Store.forget_source_lines``).
+        self.replace_positions = False
         self.repeats = RepeatFilter(store, key)
 
     def run(self, start: int, start_line: int, progress: Progress | None) -> None:
@@ -689,6 +694,9 @@ class _FileImport:
                           forked_from=safe_key(facts.forked_from) if facts.forked_from
                           else None)
         store.upsert_session(session)
+        if self.replace_positions:  # after _dedupe read the old ones, in the same transaction
+            store.forget_source_lines(self.path_str)
+            self.replace_positions = False
         store.put_raw_lines(self.raw)
         store.append(self.key, entries)
         store.put_issues(self.issues)

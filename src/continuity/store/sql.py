@@ -592,6 +592,16 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         with self._conn() as conn:
             self._bulk.put_raw_lines(conn, lines)
 
+    def forget_source_lines(self, path: str) -> int:
+        """Delete the line positions (``source_lines``) of ``path`` before a rewritten file is
+        read again from its start, so that they describe the file as it is now; the lines'
+        bytes stay in ``raw_lines`` (rows still point at them by SHA-256). Returns the number
+        of positions deleted. Call it inside the re-read's first ``batch()``: the positions
+        are replaced in the same transaction as the first new ones."""
+        with self._conn() as conn:
+            return conn.execute(t.source_lines.delete().where(
+                t.source_lines.c.path == path)).rowcount
+
     def raw_lines(self, path: str) -> Iterator[RawLine]:
         """Every kept line of ``path`` in line order, with its exact bytes."""
         sl, rl = t.source_lines.c, t.raw_lines.c
