@@ -261,7 +261,7 @@ def test_export_source_keeps_bom_crlf_blank_and_bad_lines_and_checks_the_file(tm
     assert _source_export(home, "k-1")[1].endswith("the file on disk: grown\n")
     path.write_bytes(original.replace(b"hi 2", b"hi 9"))
     at = original.index(b"hi 2") + 3
-    assert _source_export(home, "k-1")[1].endswith(f"the file on disk: differs at byte {at}\n")
+    assert _source_export(home, "k-1")[1].endswith(f"the file on disk: differs at byte offset {at}\n")
     path.unlink()
     data, note = _source_export(home, "k-1")
     assert data == original and note.endswith("the file on disk: gone\n")
@@ -301,3 +301,50 @@ def test_a_file_rewritten_in_place_is_described_as_it_is_now(tmp_path, change):
         kept = list(store.raw_lines(str(path)))
     offsets = [sum(len(x) for x in lines[:i]) for i in range(len(lines))]
     assert [(r.line_no, r.byte_offset) for r in kept] == list(enumerate(offsets, 1))
+
+
+def test_export_source_of_a_file_replaced_by_another_session_says_so(tmp_path):
+    """Fresh-user review: when another session's file took the path, both sessions exported
+    a mix of the two files, and the check blamed the file on disk. The session whose file was
+    replaced is refused by name; the file now there exports whole."""
+    from tests.paths import SHARED_DATA
+
+    path = tmp_path / "same.jsonl"
+    home = tmp_path / "ws"
+    path.write_bytes((SHARED_DATA / "claude-code" / "short.jsonl").read_bytes())
+    assert code(invoke("import", path, "--home", home)) == 0
+    path.write_bytes((SHARED_DATA / "claude-code" / "tool_heavy.jsonl").read_bytes())
+    assert code(invoke("import", path, "--home", home)) == 0
+    keys = {s["session"] for s in json.loads(invoke("sessions", "--json", "--home",
+                                                    home).stdout)}
+    assert len(keys) == 2
+    old = "55604662-cf2a-4331-851a-ec234028f8ca"
+    (new,) = keys - {old}
+    r = invoke("export", old, "--format", "source", "--raw", "--home", home)
+    assert code(r) == 1 and f"now holds session {new}" in str(r.exception)
+    data, note = _source_export(home, new)
+    assert data == path.read_bytes() and note.endswith("the file on disk: identical\n")
+
+
+def test_export_never_overwrites_an_imported_session_file_nor_reads_a_fifo(tmp_path):
+    """Fresh-user review: ``-o`` naming the session's own file replaced the harness's file
+    (new inode, mode 0600); a FIFO put at the file's path made the check hang."""
+    from tests.paths import SHARED_DATA
+
+    path = tmp_path / "s.jsonl"
+    original = (SHARED_DATA / "claude-code" / "short.jsonl").read_bytes()
+    path.write_bytes(original)
+    home = tmp_path / "ws"
+    assert code(invoke("import", path, "--home", home)) == 0
+    inode = path.stat().st_ino
+    (tmp_path / "link.jsonl").symlink_to(path)
+    for target in (path, tmp_path / "link.jsonl"):
+        for fmt in ("source", "md"):
+            r = invoke("export", "55604662", "--format", fmt, "--raw", "-o", target,
+                       "--home", home)
+            assert code(r) == 2 and "imported session file" in str(r.exception)
+    assert (path.stat().st_ino, path.read_bytes()) == (inode, original)
+    path.unlink()
+    os.mkfifo(path)
+    data, note = _source_export(home, "55604662")
+    assert data == original and note.endswith("the file on disk: not a regular file\n")

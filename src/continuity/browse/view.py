@@ -337,7 +337,8 @@ class SourceCopy:
     """A source file rebuilt from its kept raw lines: ``data`` the bytes the import consumed
     (``path``'s first ``len(data)`` bytes when the file is unchanged), ``lines`` how many
     lines they hold, ``check`` what comparing with the file on disk found: ``"identical"``,
-    ``"grown"`` (the file starts with ``data`` and has more after it), ``"differs at byte N"``
+    ``"grown"`` (the file starts with ``data`` and has more after it), ``"differs at byte
+    offset N"`` (0-based, as ``byte_offset``; ``cmp`` counts from 1), ``"not a regular file"``
     or ``"gone"``."""
 
     path: str
@@ -355,7 +356,9 @@ def source_copy(store: Any, key: str) -> SourceCopy:
     held in memory (bytes of the consumed part of the file).
 
     Raises ``SessionNotFound`` for an unknown key and ``ContinuityError`` for a session that
-    has no imported file (one recorded live through hooks only)."""
+    has no imported file (one recorded live through hooks only) or whose file was replaced
+    by another session's file at the same path (the positions kept are that file's; the
+    earlier session's rows and their raw lines are still kept)."""
     session = store.get_session(key)
     if session is None:
         raise SessionNotFound(key)
@@ -364,6 +367,12 @@ def source_copy(store: Any, key: str) -> SourceCopy:
     if not path or state is None:
         raise ContinuityError(f"session {key} has no imported file (it was recorded live "
                               "through hooks): its rows are in --format jsonl")
+    if state.session_key != key:
+        raise ContinuityError(f"session {key}'s file {path!r} now holds session "
+                              f"{state.session_key} (it was replaced after the import), so "
+                              "its lines can no longer be rebuilt as a file: its rows are in "
+                              f"--format jsonl, the file now there is `export "
+                              f"{state.session_key} --format source --raw`")
     parts: list[bytes] = []
     count = 0
     for line in store.raw_lines(path):
@@ -380,8 +389,14 @@ def source_copy(store: Any, key: str) -> SourceCopy:
 
 def _compare(path: str, data: bytes) -> str:
     """How the file at ``path`` compares with ``data`` (see ``SourceCopy.check``); reads the
-    file in 1 MiB chunks, never more than ``len(data)`` + 1 bytes."""
+    file in 1 MiB chunks, never more than ``len(data)`` + 1 bytes; never opens anything but a
+    regular file (a FIFO put at the path would block the read forever)."""
+    import os
+    import stat
+
     try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return "not a regular file"
         handle = open(path, "rb")
     except OSError:
         return "gone"
@@ -390,9 +405,9 @@ def _compare(path: str, data: bytes) -> str:
         while done < len(data):
             chunk = handle.read(min(1 << 20, len(data) - done))
             if not chunk:
-                return f"differs at byte {done} (the file is shorter)"
+                return f"differs at byte offset {done} (the file is shorter)"
             if chunk != data[done:done + len(chunk)]:
                 at = next(i for i, (a, b) in enumerate(zip(chunk, data[done:])) if a != b)
-                return f"differs at byte {done + at}"
+                return f"differs at byte offset {done + at}"
             done += len(chunk)
         return "grown" if handle.read(1) else "identical"

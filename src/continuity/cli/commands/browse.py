@@ -110,11 +110,11 @@ def export_cmd(
                             "stored row per line) or source (the imported file byte for "
                             "byte, from the kept raw lines, checked against the file on "
                             "disk; secrets included, so it needs --raw)."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write to this file "
-                                          "(whole or not at all; an existing regular file is "
-                                          "replaced, anything else refused) instead of stdout "
-                                          "(also -).",
-                                          show_default=False),
+    output: Optional[Path] = typer.Option(
+        None, "--output", "-o", show_default=False,
+        help="Write to this file (whole or not at all, mode 0600; an existing regular file is "
+             "replaced, an imported session file or anything else refused) instead of stdout "
+             "(also -)."),
     raw: bool = typer.Option(False, "--raw", help="Do not redact secrets (a warning is "
                              "printed)."),
     since_seq: Optional[int] = typer.Option(None, "--since-seq", min=0, max=MAX_SEQ, help="First row."),
@@ -137,18 +137,19 @@ def export_cmd(
     if fmt == "source" and (since_seq is not None or until_seq is not None):
         raise InputError("--format source is the whole file: --since-seq and --until-seq "
                          "do not apply")
-    if raw:
-        err.print("warning: --raw: secrets in this session are NOT redacted in the export",
-                  markup=False)
+    from continuity.cli.render import one_line
+
+    to_file = output is not None and str(output) != "-"
+    note = ""
     with open_cli_store(home, read_only=True) as store:
         key = resolve_session(store, session)
+        if to_file:
+            _refuse_a_session_file(store, key, output)
         if fmt == "source":
-            from continuity.cli.render import one_line
-
             copy = source_copy(store, key)
             data = copy.data
-            err.print(f"{one_line(copy.path)}: {copy.lines} lines, {len(data)} bytes from the "
-                      f"store; the file on disk: {copy.check}", markup=False)
+            note = (f"{one_line(copy.path)}: {copy.lines} lines, {len(data)} bytes from the "
+                    f"store; the file on disk: {copy.check}")
         elif fmt == "jsonl":
             data = b"".join(orjson.dumps(r) + b"\n" for r in session_records(
                 store, key, since_seq=since_seq, until_seq=until_seq, raw=raw))
@@ -158,7 +159,12 @@ def export_cmd(
             text = session_page(view, standalone=True) if fmt == "html" else \
                 session_markdown(view)
             data = text.encode("utf-8")
-    if output is None or str(output) == "-":
+    if raw:  # once the export is built: a refused one exposed nothing
+        err.print("warning: --raw: secrets in this session are NOT redacted in the export",
+                  markup=False)
+    if note:
+        err.print(note, markup=False)
+    if not to_file:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
         return
@@ -167,22 +173,45 @@ def export_cmd(
 
     from continuity.core.private import write_whole
 
+    shown_path = one_line(str(output))
     try:
         mode = os.lstat(output).st_mode
     except FileNotFoundError:
         mode = None
     except OSError as exc:
-        raise InputError(f"cannot write {output}: {exc.strerror or exc}") from None
+        raise InputError(f"cannot write {shown_path}: {exc.strerror or exc}") from None
     if mode is not None and not stat.S_ISREG(mode):
         # a device, pipe, socket, folder or symlink would be replaced by a regular file
-        raise InputError(f"--output {output}: not a regular file (a device, pipe, folder or "
-                         "symlink): give a new file name, or omit --output (or give -) for "
-                         "stdout")
+        raise InputError(f"--output {shown_path}: not a regular file (a device, pipe, folder "
+                         "or symlink): give a new file name, or omit --output (or give -) "
+                         "for stdout")
     try:
         write_whole(output, data, 0o600)
     except OSError as exc:
-        raise InputError(f"cannot write {output}: {exc.strerror or exc}") from None
-    err.print(f"wrote {output} ({len(data)} bytes)", markup=False)
+        raise InputError(f"cannot write {shown_path}: {exc.strerror or exc}") from None
+    err.print(f"wrote {shown_path} ({len(data)} bytes, mode 0600)", markup=False)
+
+
+def _refuse_a_session_file(store, key: str, output: Path) -> None:
+    """Raise ``InputError`` when ``--output`` names an imported session file: the session's
+    own (also by another name: a hard or symbolic link) or any file the store imported.
+    Replacing it would give the harness's file a new inode, and a harness still appending
+    to it would write into the deleted one (fresh-user review)."""
+    import os
+
+    from continuity.cli.render import one_line
+
+    session = store.get_session(key)
+    own = session.source_path if session is not None else None
+    target = os.path.abspath(output)
+    try:
+        same = bool(own) and os.path.samefile(output, own)
+    except OSError:
+        same = False
+    if same or store.get_source(target) is not None \
+            or store.get_source(os.path.realpath(target)) is not None:
+        raise InputError(f"--output {one_line(str(output))}: that is an imported session "
+                         "file, which continuity never overwrites: give another file name")
 
 
 def register(app: typer.Typer) -> None:
