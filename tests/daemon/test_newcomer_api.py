@@ -33,7 +33,7 @@ CASES = [
      [{"field": "body", "message": "stdin: not JSON (Expecting property name enclosed in "
                                    "double quotes: line 1 column 2 (char 1))"}]),
     ("post", "/api/harness/nope/stop", b"{}", 422, "invalid_request",
-     [{"field": "path.harness", "message": "Input should be 'claude-code', 'codex' or 'pi'"}]),
+     [{"field": "path.harness", "message": "must be one of 'claude-code', 'codex' or 'pi'"}]),
     ("post", "/api/memory/remember", b'{"content": ""}', 422, "invalid_request",
      [{"field": "body.content", "message": "must not be empty"}]),
     ("get", "/api/sessions/zzz/continuation", None, 404, "unknown_session", []),

@@ -151,7 +151,7 @@ def test_memory_types_are_a_closed_set(store):
     with pytest.raises(InputError) as caught:
         rc.remember(store, "x", type="todo")
     assert str(caught.value) == (
-        "type: Input should be 'fact', 'decision', 'constraint', 'preference', 'procedure', "
+        "type: must be one of 'fact', 'decision', 'constraint', 'preference', 'procedure', "
         "'note' or 'rule' (got 'todo')")
     with pytest.raises(InputError, match="type"):
         rc.remember(store, "x", type="PGPASSWORD=S3cretPass99")
@@ -168,7 +168,7 @@ def test_cli_remember_bad_type_exits_2_listing_types(tmp_path, monkeypatch, caps
         main()
     assert caught.value.code == 2
     message = " ".join(capsys.readouterr().err.split())
-    assert "type: Input should be 'fact', 'decision', 'constraint'" in message
+    assert "type: must be one of 'fact', 'decision', 'constraint'" in message
     assert "(got 'todo')" in message
 
 

@@ -113,23 +113,57 @@ class DaemonConflict(ContinuityError):
 _VALIDATOR_PREFIXES = ("Value error, ", "Assertion failed, ")
 
 
+#: pydantic error types worded as a rule the value breaks: ``{name}`` is filled from the
+#: error's ``ctx`` (``ge``, ``le``, ``expected``, ``max_length``...).
+_RULES = {
+    "missing": "is required",
+    "extra_forbidden": "is not a known field",
+    "bool_parsing": "must be true or false",
+    "bool_type": "must be true or false",
+    "int_parsing": "must be an integer",
+    "int_type": "must be an integer",
+    "int_from_float": "must be an integer",
+    "float_parsing": "must be a number",
+    "float_type": "must be a number",
+    "string_type": "must be a string",
+    "greater_than_equal": "must be at least {ge}",
+    "greater_than": "must be more than {gt}",
+    "less_than_equal": "must be at most {le}",
+    "less_than": "must be less than {lt}",
+    "literal_error": "must be one of {expected}",
+    "enum": "must be one of {expected}",
+    "dict_type": "must be a JSON object",
+    "model_type": "must be a JSON object",
+    "model_attributes_type": "must be a JSON object",
+    "list_type": "must be a list",
+    "datetime_parsing": "must be an ISO 8601 date and time (2026-12-03T10:00:00Z)",
+    "datetime_from_date_parsing": "must be an ISO 8601 date and time (2026-12-03T10:00:00Z)",
+    "datetime_type": "must be an ISO 8601 date and time (2026-12-03T10:00:00Z)",
+    "string_too_long": "must be at most {max_length} characters",
+    "too_long": "must have at most {max_length} items",
+}
+
+
 def validation_message(error: dict) -> str:
     """The user-facing reason of one pydantic error dict (``{"type", "msg", "ctx", ...}``, as
     ``ValidationError.errors()`` gives it), in this project's words: a validator's own message
-    without pydantic's ``"Value error, "`` prefix, ``"must not be empty"`` for a string under
-    its minimum of 1 character, ``"is required"`` for a missing field, ``"is not a known
-    field"`` for an extra one; any other error keeps pydantic's message. The CLI's config
+    without pydantic's ``"Value error, "`` prefix; ``"must not be empty"`` for a string under
+    its minimum of 1 character; the rule of ``_RULES`` for the common types (``"is
+    required"``, ``"must be an integer"``, ``"must be at most 65535"``, ``"must be one of
+    'a', 'b' or 'c'"``...); any other error keeps pydantic's message. The CLI's config
     errors, the memory write and the daemon's 422 answers all word errors with it (issue 17
-    review: the validator's wording leaked)."""
-    kind = error.get("type")
+    review: pydantic's wording reached users)."""
+    kind = str(error.get("type") or "")
     ctx = error.get("ctx") or {}
     msg = str(error.get("msg") or "invalid")
     if kind == "string_too_short" and ctx.get("min_length") == 1:
         return "must not be empty"
-    if kind == "missing":
-        return "is required"
-    if kind == "extra_forbidden":
-        return "is not a known field"
+    rule = _RULES.get(kind)
+    if rule is not None:
+        try:
+            return rule.format(**ctx)
+        except (KeyError, IndexError, ValueError):
+            return msg
     for prefix in _VALIDATOR_PREFIXES:
         if msg.startswith(prefix):
             return msg[len(prefix):]
