@@ -184,13 +184,14 @@ def test_claude_code_wrong_typed_fields_import(tmp_path: Path, field, value):
 
 
 @pytest.mark.parametrize("source,index,path,value,message", [
-    ("claude-code", 3, ("uuid",), ["a", "b"], "uuid: expected a string, got list (dropped)"),
-    ("claude-code", 3, ("parentUuid",), {"x": 1}, "parentUuid: expected a string, got dict (dropped)"),
-    ("claude-code", 3, ("sessionId",), ["s"], "sessionId: expected a string, got list (dropped)"),
-    ("claude-code", 3, ("cwd",), 7, "cwd: expected a string, got int (dropped)"),
-    ("pi", 2, ("id",), ["x"], "id: expected a string, got list (dropped)"),
-    ("pi", 2, ("parentId",), {"k": 1}, "parentId: expected a string, got dict (dropped)"),
-    ("codex", 1, ("payload", "cwd"), ["/x"], "cwd: expected a string, got list (dropped)"),
+    ("claude-code", 3, ("uuid",), ["a", "b"], "uuid: expected a string, got array (dropped)"),
+    ("claude-code", 3, ("parentUuid",), {"x": 1}, "parentUuid: expected a string, got object (dropped)"),
+    ("claude-code", 3, ("sessionId",), ["s"], "sessionId: expected a string, got array (dropped)"),
+    ("claude-code", 3, ("cwd",), 7, "cwd: expected a string, got number (dropped)"),
+    ("pi", 2, ("id",), ["x"], "id: expected a string, got array (dropped)"),
+    ("claude-code", 3, ("uuid",), True, "uuid: expected a string, got boolean (dropped)"),
+    ("pi", 2, ("parentId",), {"k": 1}, "parentId: expected a string, got object (dropped)"),
+    ("codex", 1, ("payload", "cwd"), ["/x"], "cwd: expected a string, got array (dropped)"),
 ])
 def test_wrong_typed_id_fields_are_named_in_a_warning(tmp_path: Path, source, index, path,
                                                       value, message):
@@ -209,3 +210,18 @@ def test_wrong_typed_id_fields_are_named_in_a_warning(tmp_path: Path, source, in
         assert report.status == "imported", report.reason
         assert (index + 1, message) in report.warnings, report.warnings
         assert len(list(store.raw_lines(report.path))) == len(lines)
+
+
+def test_a_wrong_typed_pi_id_is_one_warning():
+    """Fresh-user review: a pi entry ``id`` holding a list gave "entry without id" too; it is
+    one problem, named once."""
+    import tempfile
+
+    lines = list(LINES["pi"])
+    data = json.loads(lines[2])
+    data["id"] = ["x"]
+    lines[2] = _dump(data)
+    with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "t.db") as store:
+        report = import_file(store, _import_lines(Path(tmp), lines))
+        assert [m for n, m in report.warnings if n == 3] == [
+            "id: expected a string, got array (dropped)"]

@@ -124,3 +124,22 @@ def clip_middle(text: str, max_bytes: int) -> str:
         omitted += sum(int(m.group(1)) - utf8_len(m.group(0))
                        for m in _MARKER_RE.finditer(middle))
     return f"{head}\n{omitted_marker(omitted)}\n{tail}"
+
+
+def json_type_name(value: object) -> str:
+    """The JSON name of a parsed JSON value's type, for messages about a record: ``object``,
+    ``array``, ``string``, ``number``, ``boolean`` or ``null`` (a Python type name such as
+    ``dict`` or ``NoneType`` means nothing to someone reading the file; fresh-user review)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, (list, tuple)):
+        return "array"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__

@@ -39,7 +39,7 @@ from typing import Any, ClassVar
 
 from continuity.formats.jsonl import Line
 from continuity.core.model import Entry, MediaBlock
-from continuity.core.text import clean
+from continuity.core.text import clean, json_type_name
 
 
 @dataclass(slots=True)
@@ -106,14 +106,14 @@ class FormatReader:
     def string_field(self, line: Line, data: dict, key: str) -> str | None:
         """``data[key]`` when it is a non-empty string, else None; a value of another type (a
         list or an object where an id belongs) is dropped with a warning naming the raw key,
-        ``"uuid: expected a string, got list (dropped)"`` (README: a field of the wrong type
+        ``"uuid: expected a string, got array (dropped)"`` (README: a field of the wrong type
         never stops an import and is named). Missing, null and "" are dropped silently: they
         are the formats' own ways of saying "none"."""
         value = data.get(key)
         if isinstance(value, str):
             return value or None
         if value is not None:
-            self.warn(line, f"{key}: expected a string, got {type(value).__name__} (dropped)")
+            self.warn(line, f"{key}: expected a string, got {json_type_name(value)} (dropped)")
         return None
 
 
@@ -228,7 +228,7 @@ def _checked(obj: Any, where: str, problems: list[str]) -> Any:
                 continue
             if not isinstance(value, str):
                 problems.append(f"{where}{name}: expected a string, got "
-                                f"{type(value).__name__} (dropped)")
+                                f"{json_type_name(value)} (dropped)")
                 changes[name] = None if kind == "str | None" else ""
             elif (fixed := clean(value)) is not value:
                 changes[name] = fixed
@@ -262,7 +262,7 @@ def check_entry(entry: Entry) -> list[str]:
 
     Every ``str`` field of the entry, its compaction and its blocks must hold a string: a wrong
     type is dropped (None, or "" for a required field) and named in the result
-    (``"native_id: expected a string, got list (dropped)"``); lone surrogates become U+FFFD in
+    (``"native_id: expected a string, got array (dropped)"``); lone surrogates become U+FFFD in
     every stored text (tool call arguments too). The raw line is kept as read, so nothing is
     lost. The one place the importer checks field types, whatever the reader."""
     problems: list[str] = []
@@ -271,7 +271,7 @@ def check_entry(entry: Entry) -> list[str]:
         if value is None and name != "type_name":
             continue
         if not isinstance(value, str):
-            problems.append(f"{name}: expected a string, got {type(value).__name__} (dropped)")
+            problems.append(f"{name}: expected a string, got {json_type_name(value)} (dropped)")
             setattr(entry, name, "" if name == "type_name" else None)
         else:
             setattr(entry, name, clean(value))

@@ -32,6 +32,8 @@ from typing import BinaryIO, Iterator
 
 import orjson
 
+from continuity.core.text import json_type_name
+
 DEFAULT_MAX_LINE_BYTES = 64 * 1024 * 1024
 CHUNK_BYTES = 1024 * 1024
 BOM = b"\xef\xbb\xbf"
@@ -330,7 +332,7 @@ def _decode(body: bytes, *, first: bool) -> tuple[dict | None, str | None]:
                 return None, "JSON nested too deep (over 1,024 levels)"
             return None, f"not JSON: {exc}"
     if not isinstance(data, dict):
-        return None, f"not a JSON object: {type(data).__name__}"
+        return None, f"not a JSON object: {json_type_name(data)}"
     return data, None
 
 

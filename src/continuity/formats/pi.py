@@ -291,7 +291,7 @@ class PiReader(FormatReader):
             self._prev_id = native_id
         else:
             native_id = self.string_field(line, data, "id")
-            if native_id is None:
+            if native_id is None and not data.get("id"):  # a wrong type warned already
                 self.warn(line, "entry without id")
             parent_id = self.string_field(line, data, "parentId")
 
