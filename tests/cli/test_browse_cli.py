@@ -348,3 +348,17 @@ def test_export_never_overwrites_an_imported_session_file_nor_reads_a_fifo(tmp_p
     os.mkfifo(path)
     data, note = _source_export(home, "55604662")
     assert data == original and note.endswith("the file on disk: not a regular file\n")
+
+
+def test_one_line_messages_for_a_missing_file_and_a_project_with_a_newline(tmp_path):
+    """Fresh-user review: ``import "missing<newline>file.jsonl"`` and ``show``'s header (a
+    project holding a newline and a tab) split their line."""
+    r = invoke("import", str(tmp_path / "miss\nx.jsonl"), "--home", tmp_path / "ws")
+    assert code(r) == 2
+    assert str(r.exception) == f"{tmp_path}/miss\\nx.jsonl: no such file or directory"
+    path = tmp_path / "t.jsonl"
+    path.write_text('{"type":"user","uuid":"u1","sessionId":"k-3","cwd":"/a\\nb\\tc",'
+                    '"message":{"role":"user","content":"hi"}}\n')
+    assert code(invoke("import", path, "--home", tmp_path / "ws")) == 0
+    r = invoke("show", "k-3", "--home", tmp_path / "ws")
+    assert r.stdout.splitlines()[0] == "k-3 claude-code /a\\nb\\tc"

@@ -111,7 +111,9 @@ def import_cmd(
     files = discover(paths, unreadable=report.files,  # paths that cannot be read: failed, exit 2
                      home=home)
     if not files and len(report.files) == 1:  # the one problem is the whole answer
-        raise InputError(f"{report.files[0].path}: {report.files[0].reason}")
+        from continuity.core.text import one_line
+
+        raise InputError(f"{one_line(report.files[0].path)}: {report.files[0].reason}")
     if not files and not report.files:
         raise InputError("no *.jsonl session files under " + ", ".join(map(str, paths)))
     from continuity.checkpoints import load_config, replay_import

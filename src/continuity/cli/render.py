@@ -13,7 +13,7 @@ from rich.text import Text
 
 from continuity.core.codec import block_view
 from continuity.core.model import Entry, Session
-from continuity.core.text import cut_utf8, json_bytes
+from continuity.core.text import cut_utf8, json_bytes, one_line  # noqa: F401 - one_line re-exported
 
 if TYPE_CHECKING:  # annotations only: `sessions` and `show` need neither (issue 17)
     from continuity.continuation.view import ContinuationView
@@ -119,19 +119,6 @@ def shown(text: str) -> str:
     """``text`` with every control character but tab and newline as a visible escape
     (``\\x1b``, ``\\r``), so that a transcript cannot move the cursor or change colours."""
     return text.translate(_CONTROLS)
-
-
-#: ``_CONTROLS`` and newline and tab too: for a value that must stay on one line or in one
-#: tab-separated field (a file name, a project folder, a key).
-_ONE_LINE = {**_CONTROLS, 0x0A: "\\n", 0x09: "\\t"}
-
-
-def one_line(text: str) -> str:
-    """``text`` as ``shown`` gives it, with newline and tab shown as ``\\n`` and ``\\t`` as
-    well: a file name holding a newline stays one output line, a project holding a tab one
-    tab-separated field (issue 17 review: ``imported /tmp/a<newline>b.jsonl`` split the
-    line)."""
-    return text.translate(_ONE_LINE)
 
 
 #: Each control character (as in ``_CONTROLS``) as ONE visible character, so that character
@@ -255,8 +242,8 @@ def _block_text(block: dict[str, Any]) -> str:
 def show_entries(out: Console, session: Session | None, rows: Iterable[Entry]) -> None:
     """The log as readable text: ``seq role: block`` lines (long texts cut, marked)."""
     if session is not None:
-        out.print(_line((shown(session.key), "bold"), f" {session.harness} ",
-                        session.project or ""))
+        out.print(_line((one_line(session.key), "bold"), f" {session.harness} ",
+                        one_line(session.project or "")))
         if session.parent_key:
             out.print(_line(f"subagent {session.agent_id} of session {session.parent_key}"))
         if session.forked_from:

@@ -143,3 +143,20 @@ def json_type_name(value: object) -> str:
     if isinstance(value, dict):
         return "object"
     return type(value).__name__
+
+
+#: Control characters shown as escapes on one line: C0 (newline and tab as ``\\n``, ``\\t``,
+#: CR as ``\\r``, the others as ``\\xNN``), DEL and C1 (ESC starts the ANSI sequences that
+#: recolour a terminal, CR overwrites a line).
+_ONE_LINE = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)]}
+_ONE_LINE.update({0x0A: "\\n", 0x09: "\\t", 0x0D: "\\r", 0x2028: "\\u2028",
+                  0x2029: "\\u2029"})
+
+
+def one_line(text: str) -> str:
+    """``text`` with every control character shown as a visible escape (``\\n``, ``\\t``,
+    ``\\r``, ``\\x1b``; the line and paragraph separators U+2028/U+2029 as ``\\u2028``):
+    a file name holding a newline stays one output line, a project holding a tab one
+    tab-separated field, and nothing in it moves the cursor or changes colours (fresh-user
+    review: ``imported /tmp/a<newline>b.jsonl`` split the line)."""
+    return text.translate(_ONE_LINE)

@@ -38,7 +38,7 @@ from continuity.core.codec import blocks_to_json
 from continuity.core.errors import ContinuityError, InputError, StoreConflict
 from continuity.core.keys import MAX_KEY_CHARS, session_key  # noqa: F401 - MAX_KEY_CHARS re-exported
 from continuity.formats import FormatReader, LineReader, detect, read_head, reader_for
-from continuity.core.text import clean
+from continuity.core.text import clean, one_line
 from continuity.formats.base import check_entry, check_facts, clean_deep, nesting_depth
 from continuity.formats.jsonl import Line
 from continuity.core.model import CompactionInfo, Entry, EntryKind, Note, Session, SourceRef
@@ -203,7 +203,7 @@ def discover(paths: Iterable[str | os.PathLike[str]], *,
 
     def problem(where: str | os.PathLike[str], reason: str) -> None:
         if unreadable is None:
-            raise InputError(f"{where}: {reason}")
+            raise InputError(f"{one_line(str(where))}: {reason}")
         bad = FileReport(path_key(Path(where)), status="failed")
         bad.fail(reason, InputError.exit_code)
         unreadable.append(bad)
