@@ -102,3 +102,13 @@ def test_glued_records_are_all_read_in_order(records: list[dict], fragment: byte
     assert line.raw == body and line.error is None
     assert line.salvaged is not None and f"{len(records)} records glued" in line.salvaged
     assert ("cut off" in line.salvaged) == bool(fragment)
+
+
+@pytest.mark.parametrize("first", [b"\xef\xbb\xbf", b"\xef\xbb\xbf  ", b"\xef\xbb\xbf\r"])
+def test_a_first_line_holding_only_a_bom_is_blank(first):
+    """Fresh-user review: a byte order mark alone on the first line was a bad line ("not
+    JSON: Input is a zero-length, empty document"), the same blank line without it not."""
+    lines = list(LineReader(io.BytesIO(first + b'\n{"a":1}\n'), keep_blank=True))
+    assert [(x.number, x.blank, x.data, x.error) for x in lines] == [
+        (1, True, None, None), (2, False, {"a": 1}, None)]
+    assert lines[0].raw == first

@@ -199,7 +199,8 @@ class LineReader:
 
     def _parse(self, raw: bytes, offset: int) -> Line | None:
         body = raw[:-1] if raw.endswith(b"\r") else raw
-        if not body.strip():
+        if not (body[len(BOM):] if self.line == 1 and body.startswith(BOM) else body).strip():
+            # blank, also when all the first line holds is the byte order mark
             self.blank += 1
             return Line(self.line, offset, raw, None, None, blank=True) if self.keep_blank else None
         data, error = _decode(body, first=self.line == 1)
