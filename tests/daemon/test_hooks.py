@@ -60,6 +60,22 @@ def test_adapters_reject_input_without_session() -> None:
     assert adapters.to_body("pi", "stop", {"sessionKey": "k"})["session_key"] == "k"
 
 
+@pytest.mark.parametrize("payload,message", [
+    ({"session_id": ["x"]}, "session_id: expected a string, got array"),
+    ({"sessionId": {"a": 1}}, "sessionId: expected a string, got object"),
+    ({"session_id": None}, "session_id: missing from the hook input"),
+])
+def test_adapters_name_a_wrong_typed_session_id(payload, message) -> None:
+    """Fresh-user review: ``{"session_id": ["x"]}`` was reported as missing; it is there, of
+    the wrong type, and the error says so."""
+    with pytest.raises(adapters.AdapterError) as info:
+        adapters.to_body("claude-code", "stop", payload)
+    assert str(info.value) == message
+    with pytest.raises(adapters.AdapterError) as info:
+        adapters.parse_payload(b"[1, 2]")
+    assert str(info.value) == "stdin: a JSON object is expected (got array)"
+
+
 def test_adapters_render_each_harness_output() -> None:
     """Claude Code gets hookSpecificOutput, Codex the same inside continue/suppressOutput, pi
     plain JSON; no context and every other event print nothing for Claude Code and Codex."""

@@ -65,7 +65,9 @@ def parse_payload(raw: bytes) -> dict[str, Any]:
     except (ValueError, UnicodeError) as exc:
         raise AdapterError(f"stdin: not JSON ({exc})") from None
     if not isinstance(data, dict):
-        raise AdapterError(f"stdin: a JSON object is expected (got {type(data).__name__})")
+        from continuity.core.text import json_type_name
+
+        raise AdapterError(f"stdin: a JSON object is expected (got {json_type_name(data)})")
     return data
 
 
@@ -78,6 +80,12 @@ def to_body(harness: str, event: str, payload: dict[str, Any]) -> dict[str, Any]
         raise AdapterError(f"event: must be one of {', '.join(_EVENT_FIELDS)} (got {event!r})")
     key = _text(payload, *_KEY_FIELDS)
     if key is None:
+        from continuity.core.text import json_type_name
+
+        wrong = next((f for f in _KEY_FIELDS if payload.get(f) is not None), None)
+        if wrong is not None and not isinstance(payload[wrong], str):
+            raise AdapterError(f"{wrong}: expected a string, got "
+                               f"{json_type_name(payload[wrong])}")
         raise AdapterError("session_id: missing from the hook input")
     body: dict[str, Any] = {"harness": harness, "session_key": key.strip(),
                             "project": _text(payload, "cwd", "project"),
