@@ -576,6 +576,23 @@ def test_config_reads_toml_aliases_and_env(isolated_home, monkeypatch):
 ])
 def test_config_rejects_bad_values_naming_field_and_range(isolated_home, line, message):
     """An out-of-range or non-integer value is a ConfigError naming the field and its range."""
+    _rejected(isolated_home, line, message)
+
+
+@pytest.mark.parametrize("lines,message", [
+    ("prompt_interval = 5\npromptInterval = 6", "prompt_interval and promptInterval are the "
+                                               "same setting, given twice: keep one"),
+    ("followUpBudgetBytes = 5000\nfollow_up_budget_bytes = 6000", "follow_up_budget_bytes "
+     "and followUpBudgetBytes are the same setting, given twice: keep one"),
+])
+def test_config_refuses_a_setting_given_by_name_and_alias(isolated_home, lines, message):
+    """Fresh-user review: both spellings of one setting reported the name as "not a known
+    field" (pydantic took the alias and called the name extra)."""
+    _rejected(isolated_home, lines, message)
+
+
+def _rejected(isolated_home, line, message):
+    """An out-of-range or non-integer value is a ConfigError naming the field and its range."""
     isolated_home.mkdir(parents=True)
     (isolated_home / "config.toml").write_text(f"[continuity]\n{line}\n")
     with pytest.raises(ConfigError) as info:

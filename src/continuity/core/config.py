@@ -175,6 +175,10 @@ def load_section(section: str, model: type[T], home: str | os.PathLike[str] | No
     if not isinstance(section_values, dict):
         raise ConfigError(f"{path}: [{section}] must be a table")
     values.update(section_values)
+    for name, info in model.model_fields.items():
+        if info.alias and info.alias != name and name in values and info.alias in values:
+            raise ConfigError(f"{path} [{section}]: {name} and {info.alias} are the same "
+                              "setting, given twice: keep one")
     prefix = f"CONTINUITY_{section.upper()}__"
     from_env: dict[str, str] = {}
     for name, info in model.model_fields.items():
