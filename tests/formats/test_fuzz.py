@@ -189,6 +189,8 @@ def test_claude_code_wrong_typed_fields_import(tmp_path: Path, field, value):
     ("claude-code", 3, ("sessionId",), ["s"], "sessionId: expected a string, got array (dropped)"),
     ("claude-code", 3, ("cwd",), 7, "cwd: expected a string, got number (dropped)"),
     ("pi", 2, ("id",), ["x"], "id: expected a string, got array (dropped)"),
+    ("pi", 0, ("id",), ["x"], "id: expected a string, got array (dropped)"),
+    ("codex", 0, ("payload", "id"), {"a": 1}, "id: expected a string, got object (dropped)"),
     ("claude-code", 3, ("uuid",), True, "uuid: expected a string, got boolean (dropped)"),
     ("pi", 2, ("parentId",), {"k": 1}, "parentId: expected a string, got object (dropped)"),
     ("codex", 1, ("payload", "cwd"), ["/x"], "cwd: expected a string, got array (dropped)"),

@@ -286,6 +286,7 @@ class CodexReader(FormatReader):
     # -- top-level kinds
 
     def _session_meta(self, line: Line, payload: dict, ts: Any) -> Entry:
+        self.string_field(line, payload, "id")  # the key: a wrong type is named, not used
         cwd = text_of(self.string_field(line, payload, "cwd")) or None
         if cwd:
             self._facts.cwd = cwd

@@ -265,6 +265,7 @@ class PiReader(FormatReader):
         timestamp = self._timestamp(line, data.get("timestamp"), "timestamp")
 
         if etype == "session":
+            self.string_field(line, data, "id")  # the key: a wrong type is named, not used
             if line.number == 1 or self._count == 1:
                 self._set_header_version(data)
             else:  # issue 20: never merged silently (pi writes one file per session)
