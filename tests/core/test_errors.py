@@ -42,7 +42,7 @@ class _Shape(BaseModel):
     ({"name": "a", "kind": "nope"}, {("kind",): "must be one of 'fact' or 'task'"}),
     ({"name": "a", "since": "yesterday"},
      {("since",): "must be an ISO 8601 date and time (2026-12-03T10:00:00Z)"}),
-    ({"name": "a", "tags": "x"}, {("tags",): "must be a list"}),
+    ({"name": "a", "tags": "x"}, {("tags",): "must be an array (a list)"}),
 ])
 def test_validation_message_words(values, expected):
     """Issue 17 review: "Value error, must be…" and "String should have at least 1 character"

@@ -28,6 +28,7 @@ from continuity.continuation.view import build_continuation
 from continuity.core.codec import block_view
 from continuity.core.errors import ContinuityError, SessionNotFound
 from continuity.core.model import Entry, Session
+from continuity.formats.jsonl import BOM
 from continuity.redaction.funnel import redact
 from continuity.redaction.structured import redact_value
 
@@ -328,18 +329,14 @@ __all__ = ["SessionView", "RowView", "BlockView", "CheckpointView", "Continuatio
            "clean_text", "PAGE_ROWS"]
 
 
-#: The UTF-8 byte order mark the line reader strips from a file's first line (jsonl rule 4).
-_BOM = b"\xef\xbb\xbf"
-
-
 @dataclass(frozen=True)
 class SourceCopy:
     """A source file rebuilt from its kept raw lines: ``data`` the bytes the import consumed
     (``path``'s first ``len(data)`` bytes when the file is unchanged), ``lines`` how many
     lines they hold, ``check`` what comparing with the file on disk found: ``"identical"``,
     ``"grown"`` (the file starts with ``data`` and has more after it), ``"differs at byte
-    offset N"`` (0-based, as ``byte_offset``; ``cmp`` counts from 1), ``"not a regular file"``
-    or ``"gone"``."""
+    offset N"`` (0-based, as ``byte_offset``; ``cmp`` counts from 1; ``" (the file is
+    shorter)"`` added when it ends first), ``"not a regular file"`` or ``"gone"``."""
 
     path: str
     data: bytes
@@ -376,8 +373,8 @@ def source_copy(store: Any, key: str) -> SourceCopy:
     parts: list[bytes] = []
     count = 0
     for line in store.raw_lines(path):
-        if count == 0 and line.byte_offset == len(_BOM):
-            parts.append(_BOM)
+        if count == 0 and line.byte_offset == len(BOM):
+            parts.append(BOM)
         parts.append(line.data)
         parts.append(b"\n")
         count += 1

@@ -13,7 +13,7 @@ from rich.text import Text
 
 from continuity.core.codec import block_view
 from continuity.core.model import Entry, Session
-from continuity.core.text import cut_utf8, json_bytes, one_line  # noqa: F401 - one_line re-exported
+from continuity.core.text import CONTROL_ESCAPES, cut_utf8, json_bytes, one_line
 
 if TYPE_CHECKING:  # annotations only: `sessions` and `show` need neither (issue 17)
     from continuity.continuation.view import ContinuationView
@@ -105,11 +105,8 @@ def import_summary(out: Console, err: Console, report: ImportReport) -> None:
 # objects, never in a markup string), never recolours the terminal (control characters are
 # shown as escapes), and every cut says how much it left out.
 
-#: Control characters shown as escapes: C0 but tab and newline, DEL, C1 (ESC starts the ANSI
-#: sequences that recolour a terminal, CR overwrites a line).
-_CONTROLS = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F,
-                                         *range(0x80, 0xA0)]}
-_CONTROLS[0x0D] = "\\r"
+#: Control characters shown as escapes (``core.text.CONTROL_ESCAPES``).
+_CONTROLS = CONTROL_ESCAPES
 
 #: Display limits in UTF-8 bytes (``--json`` always carries the whole text).
 TEXT_BYTES, THINKING_BYTES, ARGUMENT_BYTES, RESULT_BYTES, SUMMARY_BYTES = 2000, 400, 400, 600, 600

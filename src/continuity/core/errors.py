@@ -135,7 +135,7 @@ _RULES = {
     "dict_type": "must be a JSON object",
     "model_type": "must be a JSON object",
     "model_attributes_type": "must be a JSON object",
-    "list_type": "must be a list",
+    "list_type": "must be an array (a list)",
     "datetime_parsing": "must be an ISO 8601 date and time (2026-12-03T10:00:00Z)",
     "datetime_from_date_parsing": "must be an ISO 8601 date and time (2026-12-03T10:00:00Z)",
     "datetime_type": "must be an ISO 8601 date and time (2026-12-03T10:00:00Z)",

@@ -145,12 +145,16 @@ def json_type_name(value: object) -> str:
     return type(value).__name__
 
 
-#: Control characters shown as escapes on one line: C0 (newline and tab as ``\\n``, ``\\t``,
-#: CR as ``\\r``, the others as ``\\xNN``), DEL and C1 (ESC starts the ANSI sequences that
-#: recolour a terminal, CR overwrites a line).
-_ONE_LINE = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x20), 0x7F, *range(0x80, 0xA0)]}
-_ONE_LINE.update({0x0A: "\\n", 0x09: "\\t", 0x0D: "\\r", 0x2028: "\\u2028",
-                  0x2029: "\\u2029"})
+#: Control characters shown as visible escapes in terminal output: C0 but tab and newline
+#: (CR as ``\\r``, the others as ``\\xNN``), DEL and C1 (ESC starts the ANSI sequences that
+#: recolour a terminal, CR overwrites a line). ``cli.render.shown`` uses it as it is.
+CONTROL_ESCAPES = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F,
+                                               *range(0x80, 0xA0)]}
+CONTROL_ESCAPES[0x0D] = "\\r"
+#: ``CONTROL_ESCAPES`` and newline, tab and the line and paragraph separators, for a value
+#: that must stay on one line or in one tab-separated field.
+_ONE_LINE = {**CONTROL_ESCAPES, 0x0A: "\\n", 0x09: "\\t", 0x2028: "\\u2028",
+             0x2029: "\\u2029"}
 
 
 def one_line(text: str) -> str:

@@ -137,7 +137,7 @@ def export_cmd(
     if fmt == "source" and (since_seq is not None or until_seq is not None):
         raise InputError("--format source is the whole file: --since-seq and --until-seq "
                          "do not apply")
-    from continuity.cli.render import one_line
+    from continuity.core.text import one_line
 
     to_file = output is not None and str(output) != "-"
     note = ""
@@ -199,7 +199,7 @@ def _refuse_a_session_file(store, key: str, output: Path) -> None:
     to it would write into the deleted one (fresh-user review)."""
     import os
 
-    from continuity.cli.render import one_line
+    from continuity.core.text import one_line
 
     session = store.get_session(key)
     own = session.source_path if session is not None else None
