@@ -134,11 +134,11 @@ def test_cli_import_waits_for_a_concurrent_import_of_the_same_file(monkeypatch, 
     contested = (SHARED_DATA / "codex" / "with-compaction.jsonl").resolve()
     tries: list[Path] = []
 
-    def racing(store, p, report, progress):  # type: ignore[no-untyped-def]
+    def racing(store, p, report, progress, *rest):  # type: ignore[no-untyped-def]
         if p == contested and len(tries) < 3:
             tries.append(p)
             raise StoreConflict("UNIQUE constraint failed: entries.entry_id")
-        return real(store, p, report, progress)
+        return real(store, p, report, progress, *rest)
 
     monkeypatch.setattr(importer, "_import_once", racing)
     code, out, err = run_main(monkeypatch, capsys, "import", SHARED_DATA / "codex",
@@ -161,11 +161,11 @@ def test_cli_import_concurrent_failure_exits_4(monkeypatch, capsys, tmp_path):
     contested = (SHARED_DATA / "codex" / "with-compaction.jsonl").resolve()
     tries: list[Path] = []
 
-    def racing(store, p, report, progress):  # type: ignore[no-untyped-def]
+    def racing(store, p, report, progress, *rest):  # type: ignore[no-untyped-def]
         if p == contested:
             tries.append(p)
             raise StoreConflict("UNIQUE constraint failed: entries.entry_id")
-        return real(store, p, report, progress)
+        return real(store, p, report, progress, *rest)
 
     monkeypatch.setattr(importer, "_import_once", racing)
     monkeypatch.setattr(importer, "CONFLICT_WAIT_SECONDS", 0.2)

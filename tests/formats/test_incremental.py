@@ -175,12 +175,12 @@ def test_small_file_group_failure_is_redone_file_by_file(tmp_path, monkeypatch):
     real = importer._import_once
     calls = {"n": 0}
 
-    def flaky(store, p, report, progress):
+    def flaky(store, p, report, progress, *rest):
         calls["n"] += 1
         if calls["n"] == 3:  # the third file of the group collides once
-            real(store, p, report, progress)
+            real(store, p, report, progress, *rest)
             raise StoreConflict("simulated collision")
-        return real(store, p, report, progress)
+        return real(store, p, report, progress, *rest)
 
     monkeypatch.setattr(importer, "_import_once", flaky)
     with open_store(tmp_path / "a.db") as store:
@@ -253,8 +253,8 @@ def test_grown_file_replays_from_where_it_stopped(tmp_path, monkeypatch, sample)
     read: list[int] = []
     real_rows = recovery._rows
 
-    def counted(store, key, after=-1):
-        for row in real_rows(store, key, after):
+    def counted(store, key, after=-1, known=None):
+        for row in real_rows(store, key, after, known):
             read.append(row.seq)
             yield row
     monkeypatch.setattr(recovery, "_rows", counted)

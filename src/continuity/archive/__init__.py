@@ -1,6 +1,7 @@
 """Continuous archiving (issue 18 item 1): ``archiver`` follows the harnesses' session folders
-and imports what changed through the same path as ``continuity import`` (``import_files``,
-checkpoint replay, transcript sync), so a session is kept even after its harness deletes it.
+and imports what changed through the same path as ``continuity import`` (``ingest``:
+``import_files``, checkpoint replay, transcript sync, in chunks whose new rows are handed on,
+not read back), so a session is kept even after its harness deletes it.
 
 May import: ``core``, ``store``, ``formats``, ``checkpoints``, ``transcripts``.
 """
@@ -12,6 +13,8 @@ _EXPORTS = {
     "Archiver": "archiver",
     "PassResult": "archiver",
     "harness_folders": "archiver",
+    "IngestResult": "ingest",
+    "ingest": "ingest",
     "load_settings": "archiver",
 }
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

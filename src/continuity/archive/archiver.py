@@ -2,9 +2,9 @@
 
 A pass lists the watched folders (``harness_folders``), compares each ``*.jsonl`` file's
 ``(size, mtime_ns)`` with what the previous pass saw (unchanged files cost one ``stat``), and
-imports at most ``max_files`` changed files through ``import_files`` (itself incremental: an
-appended file imports only its new bytes), then ``replay_import`` and ``sync_import_report``,
-exactly as ``continuity import`` does. Files beyond the cap stay pending for the next pass.
+imports at most ``max_files`` changed files through ``archive.ingest`` (``import_files``,
+itself incremental: an appended file imports only its new bytes, then ``replay_import`` and
+``sync_import_report``), exactly as ``continuity import`` does. Files beyond the cap stay pending for the next pass.
 Each ``import_files`` group is its own short transaction, so live capture keeps answering.
 
 ``follow`` runs passes while watching: a pass per batch of file-system events looks only at
@@ -195,11 +195,11 @@ class Archiver:
         """One pass (see the module docstring): a full rescan, or with ``changed`` (paths
         from file-system events) only those files and the ones still pending. Raises what the
         store raises on open."""
-        from continuity.checkpoints import load_config, replay_import
-        from continuity.formats.importer import ImportReport, import_files, mark_vanished
+        from continuity.archive.ingest import ingest
+        from continuity.checkpoints import load_config
+        from continuity.formats.importer import ImportReport, mark_vanished
         from continuity.store import open_store
         from continuity.core.config import database_url
-        from continuity.transcripts.session_transcripts import sync_import_report
 
         todo = self.changed_files(changed)
         result = PassResult(pending=max(0, len(todo) - self.max_files))
@@ -219,9 +219,8 @@ class Archiver:
         report = ImportReport()
         with open_store(database_url(self.home)) as store:
             if todo:
-                report.files.extend(import_files(store, todo))
-                replay_import(store, report, config=load_config(self.home))
-                sync_import_report(store, report, self.home)
+                ingest(store, todo, config=load_config(self.home), home=self.home,
+                       report=report)
             if check_gone:
                 result.gone, _back = mark_vanished(store, [str(p) for p in
                                                            self.folders.values()])

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from continuity.checkpoints.queue import CheckpointQueue, utc_now
 import orjson
@@ -159,13 +159,13 @@ class _ReplayClock:
         return self.now
 
 
-def _rows(store: "SqlStore", key: str, after: int = -1) -> Iterator[Entry]:
-    while True:
-        page = store.entries(key, after_seq=after, limit=1000)
-        yield from page
-        if len(page) < 1000:
-            return
-        after = page[-1].seq
+def _rows(store: "SqlStore", key: str, after: int = -1,
+          known: Sequence[Entry] | None = None) -> Iterator[Entry]:
+    """The session's rows after ``after``, in pages of 1,000, the ``known`` ones not read
+    (``store.iter_entries``)."""
+    from continuity.store import iter_entries  # the store's modules load on use
+
+    return iter_entries(store, key, after_seq=after, page_rows=1000, known=known)
 
 
 #: issue 17: where a replay stopped, kept with the session's source (``sources.reader_state``,
@@ -224,13 +224,16 @@ def _restore(point: Any, session_key: str, config: CheckpointConfig
 
 
 def _replay(store: "SqlStore", session_key: str, config: CheckpointConfig,
-            *, end: bool = True, resume: Any = None
+            *, end: bool = True, resume: Any = None, session: Any = None,
+            known: Sequence[Entry] | None = None
             ) -> tuple[list[Checkpoint], CheckpointRecorder, dict[str, Any] | None]:
     """Run a stored session through a recorder on the transcript's clock (see
     ``replay_session``); returns the checkpoints in landing order, the recorder, and the
     resume point after the last row at which no write was queued (None if there was none).
-    From a ``resume`` point (``_point_json``) only the rows after it are read."""
-    session = store.get_session(session_key)
+    From a ``resume`` point (``_point_json``) only the rows after it are read; ``known``
+    rows (``store.iter_entries``) are not read at all. ``session``: its row, when the caller
+    has read it."""
+    session = session or store.get_session(session_key)
     if session is None:
         raise KeyError(session_key)
     out: list[Checkpoint] = []
@@ -245,7 +248,7 @@ def _replay(store: "SqlStore", session_key: str, config: CheckpointConfig,
     if restored is not None:
         state, clock.now, after = restored
         recorder.states[session_key] = state
-    for row in _rows(store, session_key, after):
+    for row in _rows(store, session_key, after, known):
         ts = max(row.timestamp, clock.now) if row.timestamp else clock.now
         if state is None:
             clock.now = ts
@@ -283,7 +286,8 @@ def _advance(recorder: CheckpointRecorder, clock: _ReplayClock, to: datetime) ->
 
 
 def replay_session(store: "SqlStore", session_key: str, *,
-                   config: CheckpointConfig, resume: bool = False) -> list[Checkpoint]:
+                   config: CheckpointConfig, resume: bool = False,
+                   known: Sequence[Entry] | None = None) -> list[Checkpoint]:
     """Replay an imported session through the recorder and store the checkpoints live capture
     would have written: ``periodic`` from the transcript's own timestamps and prompt counts
     (each ``is_request`` row is a prompt; the time rule fires when the timer would have),
@@ -300,15 +304,22 @@ def replay_session(store: "SqlStore", session_key: str, *,
     from where the last one stopped, kept with the session's source file (``RESUME_KEY``: the
     recorder's state after its last row, saved when no write was queued then, in the
     transaction of the checkpoints it added), and reads only the newer rows; the checkpoints
-    are the same as a replay from the first row. Without a saved point it starts over."""
+    are the same as a replay from the first row. Without a saved point it starts over.
+
+    ``known``: the rows the import just added (``ImportReport.new_rows``), used instead of
+    reading them when they reach the session's newest row (``store.iter_entries``)."""
     if not config.enabled:
         return []
     session = store.get_session(session_key)
-    source = store.get_source(session.source_path) \
-        if session is not None and session.source_path else None
+    if session is None:
+        raise KeyError(session_key)
+    if known and known[-1].seq != session.entry_count - 1:
+        known = None  # another writer added rows after them: read everything
+    source = store.get_source(session.source_path) if session.source_path else None
     saved = _source_state(source)
     point = saved.get(RESUME_KEY) if resume else None
-    computed, _, new_point = _replay(store, session_key, config, resume=point)
+    computed, _, new_point = _replay(store, session_key, config, resume=point,
+                                     session=session, known=known)
     computed = computed[-config.max_checkpoints_per_session:]
     replay_kinds = (CheckpointTrigger.PERIODIC, CheckpointTrigger.PRE_COMPACTION,
                     CheckpointTrigger.SESSION_END)
@@ -360,7 +371,9 @@ def replay_import(store: "SqlStore", report: "ImportReport", *,
     """Replay every session whose file this import added or changed rows of
     (``replay_session``; ``FileReport.changed``); returns the number of checkpoints added. An
     unchanged session is not read (issue 17: replay adds nothing to it, ``replay_session`` is
-    idempotent). ``progress(1)`` is called after each session."""
+    idempotent). ``progress(1)`` is called after each session. The rows the import kept
+    (``ImportReport.new_rows``) are replayed as they are, not read back."""
+    handed = report.new_rows()
     rows: dict[str, int] = {}
     moved: set[str] = set()  # sessions whose earlier rows changed: replayed from the start
     for f in report.files:
@@ -380,15 +393,18 @@ def replay_import(store: "SqlStore", report: "ImportReport", *,
     for group in groups:
         if len(group) == 1:
             counts = [len(replay_session(store, group[0], config=config,
-                                         resume=group[0] not in moved))]
+                                         resume=group[0] not in moved,
+                                         known=handed.get(group[0])))]
         else:
             try:
                 with store.batch():  # issue 17: one commit for many small sessions
                     counts = [len(replay_session(store, key, config=config,
-                                                 resume=key not in moved)) for key in group]
+                                                 resume=key not in moved,
+                                                 known=handed.get(key))) for key in group]
             except ContinuityError:  # rolled back: each on its own, one failure stays one
                 counts = [len(replay_session(store, key, config=config,
-                                             resume=key not in moved)) for key in group]
+                                             resume=key not in moved,
+                                             known=handed.get(key))) for key in group]
         added += sum(counts)
         if progress:
             progress(len(group))

@@ -101,8 +101,7 @@ def import_cmd(
     the others still import and the exit code is not 0: 4 a store problem, 2 a file that
     cannot be read.
     """
-    from continuity.formats.importer import (discover, import_files, ImportReport, mark_vanished,
-                                             total_bytes)
+    from continuity.formats.importer import discover, ImportReport, mark_vanished, total_bytes
 
     if any(not p.strip() for p in paths):  # "" would be the current folder (review)
         raise InputError("an empty path was given; name a session file or folder "
@@ -116,19 +115,15 @@ def import_cmd(
         raise InputError(f"{one_line(report.files[0].path)}: {report.files[0].reason}")
     if not files and not report.files:
         raise InputError("no *.jsonl session files under " + ", ".join(map(str, paths)))
-    from continuity.checkpoints import load_config, replay_import
-    from continuity.transcripts.session_transcripts import sync_import_report
+    from continuity.archive.ingest import ingest
+    from continuity.checkpoints import load_config
 
     config = load_config(home)
     with _store(home) as store, _progress(total_bytes(files), files=len(files),
                                           enabled=not as_json) as bar:
-        report.files.extend(import_files(store, files, progress=bar.advance,
-                                         done=lambda _r: bar.file_done()))
-        changed = len({f.session_key for f in report.files if f.changed})
-        bar.phase("checkpoints", changed)
-        replayed = replay_import(store, report, config=config, progress=bar.step)
-        bar.phase("transcripts", changed)
-        sync = sync_import_report(store, report, home, progress=bar.step)
+        result = ingest(store, files, config=config, home=home, progress=bar.advance,
+                        done=lambda _r: bar.file_done(), phase=bar.phase, report=report)
+        replayed, sync = result.checkpoints_replayed, result.transcripts
         transcripts = sync.captured
         gone, back = mark_vanished(store, paths)
     if as_json:
@@ -297,10 +292,10 @@ def where_cmd(home: Optional[Path] = HomeOption) -> None:
 
 
 class _progress:
-    """A Rich progress bar on stderr, or a no-op when disabled or not a TTY (issue 20): the
-    import phase counts bytes and files with an ETA; ``phase(name, total)`` then starts the
-    next phase (checkpoints, transcripts) counted in sessions. ``advance(n)`` adds bytes,
-    ``file_done()`` one file, ``step()`` one session of the current phase."""
+    """A Rich progress bar on stderr, or a no-op when disabled or not a TTY (issue 20): it
+    counts the bytes and files imported, with an ETA; ``phase(name)`` names the step running
+    now (importing, checkpoints, transcripts: they take turns as the import goes, issue 17).
+    ``advance(n)`` adds bytes, ``file_done()`` one file."""
 
     def __init__(self, total: int, *, files: int, enabled: bool) -> None:
         self.total, self.files = total, files
@@ -332,21 +327,9 @@ class _progress:
             self._done_files += 1
             self._bar.update(self._task, count=f"{self._done_files}/{self.files} files")
 
-    def phase(self, name: str, total: int) -> None:
+    def phase(self, name: str) -> None:
         if self._bar is not None:
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                       TimeRemainingColumn)
-
-            self._bar.stop()
-            self._bar = Progress(TextColumn(name), BarColumn(), MofNCompleteColumn(),
-                                 TextColumn("sessions"), TimeRemainingColumn(),
-                                 console=err, transient=True)
-            self._bar.start()
-            self._task = self._bar.add_task(name, total=total)
-
-    def step(self, n: int = 1) -> None:
-        if self._bar is not None:
-            self._bar.advance(self._task, n)
+            self._bar.update(self._task, description=name)
 
     def __exit__(self, *exc: object) -> None:
         if self._bar is not None:

@@ -46,6 +46,7 @@ from continuity.formats.repeats import RepeatFilter
 from continuity.formats.runs import RunTracker, derive_runs
 from continuity.formats.resumed import copy_note, copy_of
 from continuity.store.base import ImportIssue, RawLine, SourceState, Store
+from continuity.store.bulk import as_stored
 
 PREFIX_BYTES = 64 * 1024
 BATCH_LINES = 2000
@@ -55,6 +56,10 @@ BATCH_LINES = 2000
 #: failed the whole batch with a traceback: fresh-user review, issue 17).
 MAX_NESTING = 200
 BATCH_BYTES = 16 * 1024 * 1024
+#: Issue 17: a file's new rows are kept for the phases after the import
+#: (``FileReport.new_rows``) while their lines come to at most this many bytes; a larger
+#: import of one file keeps none (its rows are read back), so memory stays bounded.
+KEEP_ROWS_BYTES = 8 * 1024 * 1024
 #: File names that live beside sessions but are not sessions (global prompt logs, indexes).
 NOT_SESSIONS = {"history.jsonl", "session_index.jsonl"}
 #: Issue 21: how long an import of a file waits, in seconds, for another process importing
@@ -104,6 +109,12 @@ class FileReport:
     #: issue 17: this import changed rows stored before it (a pi leaf path moved and put
     #: earlier rows on or off the path): derived data must be rebuilt, not only extended.
     old_rows_changed: bool = False
+    #: issue 17: the rows this import added (seqs ``first_new_seq`` on, to the session's
+    #: newest), as the store holds them (``store.bulk.as_stored``; visibility changes made
+    #: later in the import followed), when the import was asked to keep them
+    #: (``import_files(keep_rows=True)``) and their lines came to at most ``KEEP_ROWS_BYTES``;
+    #: else None: read them from the store. Not part of ``to_dict``.
+    new_rows: list[Entry] | None = field(default=None, repr=False, compare=False)
 
     @property
     def changed(self) -> bool:
@@ -139,6 +150,17 @@ class ImportReport:
     """The reports of every file of one import call."""
 
     files: list[FileReport] = field(default_factory=list)
+
+    def new_rows(self) -> dict[str, list[Entry]]:
+        """``{session_key: rows}``: the rows this import added to each session that one
+        imported file added rows to and kept them (``FileReport.new_rows``). A session that
+        several files of this import added to is absent: its rows are read from the store."""
+        files: dict[str, list[FileReport]] = {}
+        for f in self.files:
+            if f.session_key and f.status == "imported" and f.changed:
+                files.setdefault(f.session_key, []).append(f)
+        return {key: fs[0].new_rows for key, fs in files.items()
+                if len(fs) == 1 and fs[0].new_rows}
 
     @property
     def sessions(self) -> list[str]:
@@ -286,9 +308,12 @@ GROUP_FILES = 200
 
 
 def import_files(store: Store, files: Iterable[Path], *, progress: Progress | None = None,
-                 done: Callable[[FileReport], None] | None = None) -> Iterator[FileReport]:
+                 done: Callable[[FileReport], None] | None = None,
+                 keep_rows: bool = False) -> Iterator[FileReport]:
     """Import ``files`` (``import_file`` each) and yield their reports in order; ``done`` is
-    called with each report as it is final. Consecutive small files share one transaction
+    called with each report as it is final. With ``keep_rows`` each report holds the rows its
+    file added (``FileReport.new_rows``, up to ``KEEP_ROWS_BYTES`` of lines per file): the
+    caller hands them to the phases after the import and drops them. Consecutive small files share one transaction
     (``GROUP_*``): all of them are stored or none is; when the group fails (a store error, a
     collision with another import), it is rolled back and each of its files imported again
     on its own, with ``import_file``'s waiting and reporting. ``progress`` counts a grouped
@@ -303,9 +328,10 @@ def import_files(store: Store, files: Iterable[Path], *, progress: Progress | No
         todo, group, size = group, [], 0
         if not todo:
             return
-        reports = _import_group(store, todo) if len(todo) > 1 else None
+        reports = _import_group(store, todo, keep_rows) if len(todo) > 1 else None
         if reports is None:
-            reports = [import_file(store, p, progress=progress) for p in todo]
+            reports = [import_file(store, p, progress=progress, keep_rows=keep_rows)
+                       for p in todo]
         elif progress:
             progress(sum(_size(p) for p in todo))
         for r in reports:
@@ -332,7 +358,7 @@ def import_files(store: Store, files: Iterable[Path], *, progress: Progress | No
         n = _size(path)
         if n > GROUP_FILE_BYTES:
             yield from flush()
-            report = import_file(store, path, progress=progress)
+            report = import_file(store, path, progress=progress, keep_rows=keep_rows)
             if done:
                 done(report)
             yield report
@@ -351,14 +377,15 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _import_group(store: Store, paths: list[Path]) -> list[FileReport] | None:
+def _import_group(store: Store, paths: list[Path],
+                  keep_rows: bool = False) -> list[FileReport] | None:
     """Import ``paths`` in one transaction; None when it failed and was rolled back."""
     reports = []
     try:
         with store.batch():
             for p in paths:
                 report = FileReport(path_key(p.resolve()))
-                _import_once(store, p.resolve(), report, None)
+                _import_once(store, p.resolve(), report, None, keep_rows)
                 reports.append(report)
     except ContinuityError:
         return None
@@ -381,13 +408,14 @@ def path_key(path: Path) -> str:
 
 
 def import_file(store: Store, path: str | os.PathLike[str], *,
-                progress: Progress | None = None) -> FileReport:
+                progress: Progress | None = None, keep_rows: bool = False) -> FileReport:
     """Import one session file (see the module docstring). Never raises for bad content or a
     store failure: a file that is not a session file gets status ``skipped``, one that could
     not be stored ``failed``, each with a reason. An import that collides with another process
     importing the same file at the same time waits for it (issue 21): it is retried from
     where that one got, backing off, for up to ``CONFLICT_WAIT_SECONDS``, so both succeed;
-    only a collision lasting longer reports the file failed."""
+    only a collision lasting longer reports the file failed. ``keep_rows``: see
+    ``import_files``."""
     p = Path(path).resolve()
     deadline = time.monotonic() + CONFLICT_WAIT_SECONDS
     delay = 0.05
@@ -395,10 +423,11 @@ def import_file(store: Store, path: str | os.PathLike[str], *,
     while True:
         report = FileReport(path_key(p))
         try:
-            _import_once(store, p, report, progress)
+            _import_once(store, p, report, progress, keep_rows)
             if first_new is not None:
                 report.first_new_seq = min(first_new, report.first_new_seq or first_new)
                 report.old_rows_changed = report.old_rows_changed or report.imported == 0
+                report.new_rows = None  # an earlier attempt stored some: read them back
             return report
         except StoreConflict:
             if report.first_new_seq is not None:
@@ -415,7 +444,8 @@ def import_file(store: Store, path: str | os.PathLike[str], *,
             return report
 
 
-def _import_once(store: Store, p: Path, report: FileReport, progress: Progress | None) -> None:
+def _import_once(store: Store, p: Path, report: FileReport, progress: Progress | None,
+                 keep_rows: bool = False) -> None:
     key_path = report.path
     try:
         stat = p.stat()
@@ -454,6 +484,7 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
     job = _FileImport(store, p, reader, key, report, state if resume else {}, stat, prefix)
     # a known file that was rewritten (not grown): its line positions are read again
     job.replace_positions = source is not None and not resume
+    job.kept = [] if keep_rows else None
     start, start_line = (source.offset, source.line_count) if (source and resume) else (0, 0)
     report.resumed_from = start
     job.run(start, start_line, progress)
@@ -564,6 +595,9 @@ class _FileImport:
         #: replaces its kept line positions (``Store.forget_source_lines``).
         self.replace_positions = False
         self.repeats = RepeatFilter(store, key)
+        #: the rows stored so far, as stored (``FileReport.new_rows``); None: not kept
+        self.kept: list[Entry] | None = None
+        self.kept_bytes = 0
 
     def run(self, start: int, start_line: int, progress: Progress | None) -> None:
         report = self.report
@@ -585,6 +619,7 @@ class _FileImport:
             if progress:
                 progress(max(0, self.stat.st_size - last_offset))
         report.offset = lines.offset
+        report.new_rows = self.kept or None
         report.version = check_facts(self.reader.facts()).version
         report.warnings = sorted(report.warnings + list(self.reader.warnings))
 
@@ -661,6 +696,13 @@ class _FileImport:
             self._write(entries, offset, line_count, final)
             self.repeats.stored()
         self.report.imported += len(entries)
+        if self.kept is not None:
+            self.kept_bytes += self.batch_bytes
+            if self.kept_bytes > KEEP_ROWS_BYTES:
+                self.kept = None
+            else:
+                as_stored(entries)
+                self.kept.extend(entries)
         self.pending, self.raw, self.issues, self.batch_bytes = [], [], [], 0
 
     def _tally(self, entries: list[Entry]) -> None:
@@ -701,8 +743,11 @@ class _FileImport:
         store.append(self.key, entries)
         store.put_issues(self.issues)
         store.put_runs(self.tracker.take())
-        moved = _apply_leaf_path(store, self.key) \
-            if final and self.reader.uses_tree and self.tree_changed else []
+        to_on, to_off = _apply_leaf_path(store, self.key) \
+            if final and self.reader.uses_tree and self.tree_changed else ([], [])
+        self._follow(to_off, False, entries)
+        self._follow(to_on, True, entries)
+        moved = to_on + to_off
         if moved:
             if min(moved) < self._first_seq_of_import():
                 self.report.old_rows_changed = True
@@ -717,6 +762,20 @@ class _FileImport:
         store.put_source(SourceState(self.path_str, self.key, self.reader.harness,
                                      self.stat.st_ino, self.stat.st_size, offset, line_count,
                                      self.prefix, orjson.dumps(state).decode()))
+
+    def _follow(self, seqs: Iterable[int], visible: bool,
+                extra: Sequence[Entry] = ()) -> None:
+        """Set ``visible`` on the kept rows (and ``extra``, this batch's) with these seqs, as
+        ``Store.set_on_path`` just did on the stored ones (a row put on the path is one its
+        reader made visible: ``_apply_leaf_path`` puts no other on it)."""
+        rows = [*(self.kept or ()), *extra]
+        if not rows:
+            return
+        first = rows[0].seq
+        for seq in seqs:
+            i = seq - first
+            if 0 <= i < len(rows):
+                rows[i].visible = visible
 
     def _first_seq_of_import(self) -> int:
         """The first seq this import added (rows below it were stored before)."""
@@ -735,6 +794,7 @@ class _FileImport:
         repeats.warnings.clear()
         if repeats.hide:
             self.store.set_on_path(self.key, repeats.hide, False)
+            self._follow(repeats.hide, False)
             repeats.hide.clear()
         if self.report.resumed_from == 0 and self.had_rows:
             out = self._drop_already_stored_lines(out)
@@ -789,11 +849,11 @@ class _FileImport:
                                           c.continuation, c.run_id, c.trigger)
 
 
-def _apply_leaf_path(store: Store, key: str) -> list[int]:
+def _apply_leaf_path(store: Store, key: str) -> tuple[list[int], list[int]]:
     """Follow a parent tree (pi) from its leaf, the last row with a native id in file order:
     rows on the path keep their reader's visibility, rows off it become invisible. A missing,
     null or self parent ends the walk (a root); never fails on an orphan. Returns the seqs
-    whose visibility changed (none for a linear session)."""
+    made visible and the seqs made invisible (none for a linear session)."""
     links = list(store.tree_links(key))
     by_id: dict[str, tuple[int, str | None]] = {}
     leaf: str | None = None
@@ -816,7 +876,7 @@ def _apply_leaf_path(store: Store, key: str) -> list[int]:
         store.set_on_path(key, to_on, True)
     if to_off:
         store.set_on_path(key, to_off, False)
-    return to_on + to_off
+    return to_on, to_off
 
 
 def mark_vanished(store: Store, roots: Sequence[str | os.PathLike[str]]) -> tuple[int, int]:

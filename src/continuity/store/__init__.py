@@ -20,7 +20,7 @@ import os
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import make_url
@@ -41,17 +41,32 @@ _MIGRATIONS = Path(__file__).parent / "migrations"
 
 
 def iter_entries(store: Store, session_key: str, *, after_seq: int = -1,
-                 visible_only: bool = False, page_rows: int = 500) -> Iterator[Entry]:
+                 visible_only: bool = False, page_rows: int = 500,
+                 known: Sequence[Entry] | None = None) -> Iterator[Entry]:
     """Every row of the session after ``after_seq``, in seq order, read ``page_rows`` at a time
-    (memory stays bounded by one page). A convenience over ``Store.entries``."""
+    (memory stays bounded by one page). A convenience over ``Store.entries``.
+
+    ``known``: the session's last rows, with consecutive seqs up to its newest, as the store
+    holds them (issue 17: the rows an import just wrote, ``store.bulk.as_stored``, handed on
+    instead of read back). Rows from it are yielded as they are; only the rows before its
+    first are read. Raises ``ValueError`` when its seqs are not consecutive."""
+    first = known[0].seq if known else None
+    if known and known[-1].seq - first != len(known) - 1:
+        raise ValueError(f"known rows of {session_key!r} are not consecutive "
+                         f"(seqs {first}..{known[-1].seq}, {len(known)} rows)")
     after = after_seq
-    while True:
+    while first is None or after + 1 < first:  # the stored rows before the known ones
         page = store.entries(session_key, after_seq=after, limit=page_rows,
                              visible_only=visible_only)
-        yield from page
-        if len(page) < page_rows:
-            return
+        below = page if first is None else [e for e in page if e.seq < first]
+        yield from below
+        if len(page) < page_rows or len(below) < len(page):
+            break
         after = page[-1].seq
+    if known:
+        for e in known[max(0, after_seq + 1 - first):]:
+            if e.visible or not visible_only:
+                yield e
 
 
 def _alembic_config(connection):  # type: ignore[no-untyped-def]

@@ -137,6 +137,27 @@ def entry_row(session_key: str, e: Entry) -> tuple[Any, ...]:
         src.raw_sha256 if src else None)
 
 
+def as_stored(entries: Iterable[Entry]) -> None:
+    """Make each of ``entries`` (rows ``put_entries`` has written) equal, in place, to the
+    ``Entry`` the store reads back for it (issue 17: the import hands its new rows to the
+    checkpoint replay and the transcript phase instead of them reading the rows again): no
+    ``payloads`` or ``run_id`` (neither is a column of ``entries``), ``type_name`` cut to 100
+    characters and NUL as U+FFFD in the text columns (``schema.nul_free``), as ``entry_row``
+    stores them. Blocks and the compaction round-trip through their JSON unchanged, and
+    timestamps are already UTC (``formats.base.parse_timestamp``); the visibility a later
+    statement changes (``Store.set_on_path``) is the caller's to follow."""
+    nul = t.nul_free
+    for e in entries:
+        e.payloads = None
+        e.run_id = None
+        if len(e.type_name) > 100:
+            e.type_name = e.type_name[:100]
+        for name in ("entry_id", "native_id", "parent_native_id", "type_name", "cwd"):
+            value = getattr(e, name)
+            if value and "\x00" in value:
+                setattr(e, name, nul(value))
+
+
 class BulkWriter:
     """The bulk statements of one store (one dialect), built once, and the two lookups an
     import makes per batch (native ids, tool-call index rows) as plain SQL."""
@@ -254,4 +275,4 @@ class BulkWriter:
         self.tool_calls.run(conn, inserts)
 
 
-__all__ = ["BulkInsert", "BulkWriter", "ENTRY_COLUMNS", "entry_row"]
+__all__ = ["BulkInsert", "BulkWriter", "ENTRY_COLUMNS", "as_stored", "entry_row"]

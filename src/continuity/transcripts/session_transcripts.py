@@ -34,7 +34,7 @@ import os
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -201,9 +201,10 @@ class SyncResult:
     rows_read: int = 0
 
 
-def _session_rows(store: "SqlStore", key: str, after_seq: int = -1) -> Iterator[Entry]:
+def _session_rows(store: "SqlStore", key: str, after_seq: int = -1,
+                  known: Sequence[Entry] | None = None) -> Iterator[Entry]:
     return iter_entries(store, key, after_seq=after_seq, visible_only=True,
-                        page_rows=PAGE_ROWS)
+                        page_rows=PAGE_ROWS, known=known)
 
 
 def source_format(harness: str) -> str:
@@ -215,12 +216,15 @@ def source_format(harness: str) -> str:
 
 
 def _records(store: "SqlStore", session: Any, captured: str,
-             read: list[int] | None = None, *, after_seq: int = -1) -> list[TranscriptRecord]:
+             read: list[int] | None = None, *, after_seq: int = -1,
+             known: Sequence[Entry] | None = None) -> list[TranscriptRecord]:
     """The session's records: its visible rows after ``after_seq`` rendered (read in pages
-    of ``PAGE_ROWS``; ``read[0]`` counts the rows read)."""
+    of ``PAGE_ROWS``, or taken from ``known``: ``store.iter_entries``; ``read[0]`` counts
+    the rows read from the store)."""
     records: list[TranscriptRecord] = []
-    for entry in _session_rows(store, session.key, after_seq):
-        if read is not None:
+    first_known = known[0].seq if known else None
+    for entry in _session_rows(store, session.key, after_seq, known):
+        if read is not None and (first_known is None or entry.seq < first_known):
             read[0] += 1
         text = render_entry(entry)
         if text:
@@ -306,13 +310,15 @@ class ImportSync:
     added to the JSONL files by appending; ``sessions_rewritten``: sessions whose records had
     to be replaced (a snapshot rewrite of the file, ``TranscriptLog.replace_session``);
     ``rows_read``: rows read from the store to render them (issue 17: an unchanged re-import
-    reads none, a grown session only its new rows)."""
+    reads none, a grown session only its new rows); ``rows_handed``: rows rendered from the
+    ones the import kept (``ImportReport.new_rows``), not read at all."""
 
     captured: int = 0
     failed: list[tuple[str, str]] = field(default_factory=list)
     records_appended: int = 0
     sessions_rewritten: int = 0
     rows_read: int = 0
+    rows_handed: int = 0
 
 
 #: rows before an import's first new row read to check that the stored row holds them
@@ -342,24 +348,32 @@ class _ImportCapture:
         self.pending: list[_Pending] = []
         self.chars = 0
 
-    def records(self, session: Any, after_seq: int) -> list[TranscriptRecord]:
+    def records(self, session: Any, after_seq: int,
+                known: Sequence[Entry] | None = None) -> list[TranscriptRecord]:
         read = [0]
-        out = _records(self.store, session, _iso(_now()), read, after_seq=after_seq)
+        out = _records(self.store, session, _iso(_now()), read, after_seq=after_seq,
+                       known=known)
         self.out.rows_read += read[0]
+        if known:
+            self.out.rows_handed += sum(1 for e in known if e.seq > after_seq and e.visible)
         return out
 
     def session(self, session: Any, first_new_seq: int | None, old_rows_changed: bool,
-                completed_at: datetime | None) -> None:
+                completed_at: datetime | None, known: Sequence[Entry] | None = None) -> None:
         """Capture one session that the import changed: append its new records when its row
-        and file hold every earlier one, else snapshot it (``sync_session``)."""
+        and file hold every earlier one, else snapshot it (``sync_session``). ``known``: the
+        rows the import added (``ImportReport.new_rows``), used instead of reading them when
+        they reach the session's newest row."""
+        if known and known[-1].seq != session.entry_count - 1:
+            known = None  # another writer added rows after them: read everything
         check_identity(session.key, session.agent_id, session.harness)
         row = self.store.get_transcripts([session.key], session.agent_id).get(session.key)
         path = transcript_path(self.home, session.harness)
         if row is None:  # never captured: every record is new, the file holds none of them
-            records, old = self.records(session, -1), ""
+            records, old = self.records(session, -1, known), ""
         elif first_new_seq is not None and not old_rows_changed and path.exists() \
                 and self._holds_rows_before(session.key, first_new_seq, row.content):
-            records, old = self.records(session, first_new_seq - 1), row.content
+            records, old = self.records(session, first_new_seq - 1, known), row.content
         else:
             result = sync_session(self.store, session.key, home=self.home,
                                   completed_at=completed_at)
@@ -435,8 +449,9 @@ def sync_import_report(store: "SqlStore", report: "ImportReport",
     idle limit is completed at once. A session that fails (a ``ContinuityError`` or
     ``ValueError``: a key the row refuses, an unwritable file, a database error) is counted in
     ``failed`` with its reason and the others go on; each is also logged as a warning.
-    ``progress(1)`` is called after each session. Raises ``ConfigError`` for bad
-    ``[transcripts]`` settings."""
+    ``progress(1)`` is called after each session. The rows the import kept
+    (``ImportReport.new_rows``) are rendered as they are, not read back. Raises
+    ``ConfigError`` for bad ``[transcripts]`` settings."""
     limit = timedelta(minutes=settings(home).idle_limit_minutes)
     with import_capture_lock(home):  # one import's capture at a time per workspace
         return _sync_import_report(store, report, home, limit, progress)
@@ -459,6 +474,7 @@ def _sync_import_report(store: "SqlStore", report: "ImportReport",
     wanted = [(k, changed.get(k, [])) for k in dict.fromkeys([*changed, *missing])]
     out = ImportSync()
     capture = _ImportCapture(store, home, out)
+    handed = report.new_rows()
     for key, files in wanted:
         try:
             session = store.get_session(key)
@@ -468,7 +484,7 @@ def _sync_import_report(store: "SqlStore", report: "ImportReport",
             firsts = [f.first_new_seq for f in files if f.first_new_seq is not None]
             capture.session(session, min(firsts) if firsts else None,
                             any(f.old_rows_changed for f in files) or not files,
-                            now if idle else None)
+                            now if idle else None, handed.get(key))
         except (ContinuityError, ValueError) as exc:
             _failed(out, key, exc)
         if progress:
