@@ -24,7 +24,11 @@ def clean(text: str) -> str:
     """
     if text.isascii():
         return text
-    return _SURROGATE.sub(REPLACEMENT, text)
+    try:  # issue 17: the UTF-8 codec finds a surrogate about 5x faster than the pattern
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return _SURROGATE.sub(REPLACEMENT, text)
 
 
 def utf8_len(text: str) -> int:

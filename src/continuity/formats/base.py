@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, ClassVar
 
+import orjson
+
 from continuity.formats.jsonl import Line
 from continuity.core.model import Entry, MediaBlock
 from continuity.core.text import clean, json_type_name
@@ -178,18 +180,28 @@ def decode_media(media_type: str, data: Any) -> tuple[MediaBlock, dict[str, byte
 
 
 def clean_deep(value: Any) -> Any:
-    """A JSON-like ``value`` (str, dict, list, tuple, scalars) with lone surrogates in every string (dict keys too) replaced by U+FFFD; the
-    same object when nothing changed."""
+    """A JSON-like ``value`` (str, dict, list, tuple, scalars) with lone surrogates in every
+    string (dict keys too) replaced by U+FFFD; the same object when nothing changed."""
+    if isinstance(value, (dict, list)):
+        try:  # issue 17: orjson refuses a lone surrogate, in C; most values have none
+            orjson.dumps(value)
+            return value
+        except (TypeError, orjson.JSONEncodeError):  # or a value it cannot encode: walk it
+            pass
+    return _clean_deep(value)
+
+
+def _clean_deep(value: Any) -> Any:
     if isinstance(value, str):
         return clean(value)
     if isinstance(value, dict):
-        out = {clean_deep(k) if isinstance(k, str) else k: clean_deep(v)
+        out = {_clean_deep(k) if isinstance(k, str) else k: _clean_deep(v)
                for k, v in value.items()}
         same = len(out) == len(value) and all(
             k is k2 and v is v2 for (k, v), (k2, v2) in zip(out.items(), value.items()))
         return value if same else out
     if isinstance(value, (list, tuple)):
-        items = [clean_deep(v) for v in value]
+        items = [_clean_deep(v) for v in value]
         if all(a is b for a, b in zip(items, value)):
             return value
         return type(value)(items) if isinstance(value, tuple) else items
