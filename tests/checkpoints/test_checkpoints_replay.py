@@ -245,3 +245,52 @@ def test_replay_live_capture_mixed_with_imports_keeps_later_checkpoints(store, s
                      if c.created_at > newest_live]
     assert [t for t, _, _ in later].count(CheckpointTrigger.PERIODIC) == 7
     assert _ends(store, PI_LARGE) == [(88, PI_LAST_ROW)]
+
+
+def _write_commits(store) -> list[int]:
+    """Commits that wrote (sqlite3 opens a transaction at the first write)."""
+    from sqlalchemy import event
+
+    commits: list[int] = []
+    event.listen(store.engine, "commit", lambda conn: commits.append(1)
+                 if conn.connection.driver_connection.in_transaction else None)
+    return commits
+
+
+def test_replay_import_stores_a_group_of_sessions_in_one_commit(sqlite_store):
+    """Issue 17: the replays of up to ``REPLAY_GROUP_SESSIONS`` sessions run first, then their
+    checkpoints are written in one transaction: one commit for the samples' sessions (there
+    were one per two sessions), with the 27 checkpoints of the replay one by one."""
+    from continuity.checkpoints import recovery
+
+    report = import_paths(sqlite_store, SAMPLE_DIRS)
+    sessions = {f.session_key for f in report.files if f.changed}
+    assert 10 < len(sessions) <= recovery.REPLAY_GROUP_SESSIONS
+    commits = _write_commits(sqlite_store)
+    assert replay_import(sqlite_store, report, config=CFG) == 27
+    assert len(commits) == 1
+
+
+def test_replay_import_group_failure_stores_each_session_on_its_own(sqlite_store,
+                                                                   monkeypatch):
+    """A group whose transaction fails (a conflict on the third session's write) is rolled
+    back and each session stored in a transaction of its own: all 27 checkpoints land, the
+    failing write retried once alone."""
+    from continuity.checkpoints import recovery
+    from continuity.core.errors import StoreConflict
+
+    report = import_paths(sqlite_store, SAMPLE_DIRS)
+    real = recovery._store_plan
+    calls = {"n": 0}
+
+    def flaky(store, plan, config):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            real(store, plan, config)
+            raise StoreConflict("simulated conflict")
+        return real(store, plan, config)
+
+    monkeypatch.setattr(recovery, "_store_plan", flaky)
+    assert replay_import(sqlite_store, report, config=CFG) == 27
+    monkeypatch.setattr(recovery, "_store_plan", real)
+    assert replay_import(sqlite_store, report, config=CFG) == 0

@@ -308,8 +308,29 @@ def replay_session(store: "SqlStore", session_key: str, *,
 
     ``known``: the rows the import just added (``ImportReport.new_rows``), used instead of
     reading them when they reach the session's newest row (``store.iter_entries``)."""
-    if not config.enabled:
+    plan = _plan(store, session_key, config, resume, known)
+    if plan is None:
         return []
+    with store.batch():  # the read and the inserts are one step: two imports never both add
+        return _store_plan(store, plan, config)
+
+
+@dataclass
+class _ReplayPlan:
+    """What a replay computed for one session (``_plan``), to be stored (``_store_plan``)."""
+
+    session_key: str
+    source: Any
+    computed: list[Checkpoint]
+    new_point: dict[str, Any] | None
+
+
+def _plan(store: "SqlStore", session_key: str, config: CheckpointConfig, resume: bool,
+          known: Sequence[Entry] | None) -> _ReplayPlan | None:
+    """Replay the session's rows (no write, no lock; see ``replay_session``). None when
+    continuity is disabled. Raises ``KeyError`` for an unknown session."""
+    if not config.enabled:
+        return None
     session = store.get_session(session_key)
     if session is None:
         raise KeyError(session_key)
@@ -320,32 +341,39 @@ def replay_session(store: "SqlStore", session_key: str, *,
     point = saved.get(RESUME_KEY) if resume else None
     computed, _, new_point = _replay(store, session_key, config, resume=point,
                                      session=session, known=known)
-    computed = computed[-config.max_checkpoints_per_session:]
+    return _ReplayPlan(session_key, source, computed[-config.max_checkpoints_per_session:],
+                       new_point)
+
+
+def _store_plan(store: "SqlStore", plan: _ReplayPlan,
+                config: CheckpointConfig) -> list[Checkpoint]:
+    """Add the plan's checkpoints that the session lacks and save its resume point, under the
+    session's lock; the caller holds the transaction. Returns the rows added."""
+    session_key, source = plan.session_key, plan.source
     replay_kinds = (CheckpointTrigger.PERIODIC, CheckpointTrigger.PRE_COMPACTION,
                     CheckpointTrigger.SESSION_END)
     added = []
-    with store.batch():  # the read and the inserts are one step: two imports never both add
-        store.lock_session(session_key)
-        existing = [c for c in store.checkpoints(session_key) if c.trigger in replay_kinds]
-        mark = max((c.created_at for c in existing if c.created_at), default=None)
-        have = {(c.trigger, c.created_at) for c in existing}
-        end = max((c.created_at for c in existing if c.created_at
-                   and c.trigger is CheckpointTrigger.SESSION_END), default=None)
-        for cp in computed:
-            if cp.trigger is CheckpointTrigger.SESSION_END:
-                if end is not None and cp.created_at is not None and cp.created_at <= end:
-                    continue
-            elif (cp.trigger, cp.created_at) in have or (mark and cp.created_at
-                                                         and cp.created_at <= mark):
+    store.lock_session(session_key)
+    existing = [c for c in store.checkpoints(session_key) if c.trigger in replay_kinds]
+    mark = max((c.created_at for c in existing if c.created_at), default=None)
+    have = {(c.trigger, c.created_at) for c in existing}
+    end = max((c.created_at for c in existing if c.created_at
+               and c.trigger is CheckpointTrigger.SESSION_END), default=None)
+    for cp in plan.computed:
+        if cp.trigger is CheckpointTrigger.SESSION_END:
+            if end is not None and cp.created_at is not None and cp.created_at <= end:
                 continue
-            added.append(store.insert_checkpoint(
-                cp, max_per_session=config.max_checkpoints_per_session))
-        if source is not None and source.session_key == session_key:
-            fresh = store.get_source(source.path)  # the import's newest state, same lock
-            state = _source_state(fresh)
-            if fresh is not None and state.get(RESUME_KEY) != new_point:
-                state[RESUME_KEY] = new_point
-                store.put_source(replace(fresh, reader_state=orjson.dumps(state).decode()))
+        elif (cp.trigger, cp.created_at) in have or (mark and cp.created_at
+                                                     and cp.created_at <= mark):
+            continue
+        added.append(store.insert_checkpoint(
+            cp, max_per_session=config.max_checkpoints_per_session))
+    if source is not None and source.session_key == session_key:
+        fresh = store.get_source(source.path)  # the import's newest state, same lock
+        state = _source_state(fresh)
+        if fresh is not None and state.get(RESUME_KEY) != plan.new_point:
+            state[RESUME_KEY] = plan.new_point
+            store.put_source(replace(fresh, reader_state=orjson.dumps(state).decode()))
     return added
 
 
@@ -360,9 +388,10 @@ def _source_state(source: Any) -> dict[str, Any]:
     return state if isinstance(state, dict) else {}
 
 
-#: ``replay_import`` replays small sessions together in one transaction, up to this many new
-#: rows in all (the size of one import batch, ``formats.importer.BATCH_LINES``)
-REPLAY_GROUP_ROWS = 2000
+#: ``replay_import`` stores the checkpoints of up to this many sessions in one transaction
+#: (issue 17: one commit, one fsync, for many sessions). The replays themselves run before it,
+#: outside the transaction, so it holds the write lock only while it writes.
+REPLAY_GROUP_SESSIONS = 100
 
 
 def replay_import(store: "SqlStore", report: "ImportReport", *,
@@ -371,41 +400,33 @@ def replay_import(store: "SqlStore", report: "ImportReport", *,
     """Replay every session whose file this import added or changed rows of
     (``replay_session``; ``FileReport.changed``); returns the number of checkpoints added. An
     unchanged session is not read (issue 17: replay adds nothing to it, ``replay_session`` is
-    idempotent). ``progress(1)`` is called after each session. The rows the import kept
-    (``ImportReport.new_rows``) are replayed as they are, not read back."""
+    idempotent). ``progress(n)`` is called after each group of ``n`` sessions. The rows the
+    import kept (``ImportReport.new_rows``) are replayed as they are, not read back. A group
+    of sessions is replayed first and then stored in one transaction; when that fails, each
+    session's checkpoints are stored on their own, so one failure stays one."""
     handed = report.new_rows()
-    rows: dict[str, int] = {}
+    keys: dict[str, None] = {}
     moved: set[str] = set()  # sessions whose earlier rows changed: replayed from the start
     for f in report.files:
         if f.session_key and f.status == "imported" and f.changed:
-            rows[f.session_key] = rows.get(f.session_key, 0) + f.imported
+            keys[f.session_key] = None
             if f.old_rows_changed or f.resumed_from == 0:
                 moved.add(f.session_key)
-    groups: list[list[str]] = [[]]
-    size = 0
-    for key, n in rows.items():  # groups of about REPLAY_GROUP_ROWS new rows
-        if groups[-1] and size + n > REPLAY_GROUP_ROWS:
-            groups.append([])
-            size = 0
-        groups[-1].append(key)
-        size += n
+    order = list(keys)
     added = 0
-    for group in groups:
-        if len(group) == 1:
-            counts = [len(replay_session(store, group[0], config=config,
-                                         resume=group[0] not in moved,
-                                         known=handed.get(group[0])))]
-        else:
-            try:
-                with store.batch():  # issue 17: one commit for many small sessions
-                    counts = [len(replay_session(store, key, config=config,
-                                                 resume=key not in moved,
-                                                 known=handed.get(key))) for key in group]
-            except ContinuityError:  # rolled back: each on its own, one failure stays one
-                counts = [len(replay_session(store, key, config=config,
-                                             resume=key not in moved,
-                                             known=handed.get(key))) for key in group]
-        added += sum(counts)
+    for i in range(0, len(order), REPLAY_GROUP_SESSIONS):
+        group = order[i:i + REPLAY_GROUP_SESSIONS]
+        plans = [p for p in (_plan(store, key, config, key not in moved, handed.get(key))
+                             for key in group) if p is not None]
+        try:
+            with store.batch():
+                added += sum(len(_store_plan(store, p, config)) for p in plans)
+        except ContinuityError:  # rolled back: each on its own, one failure stays one
+            if len(plans) == 1:
+                raise
+            for p in plans:
+                with store.batch():
+                    added += len(_store_plan(store, p, config))
         if progress:
             progress(len(group))
     return added
