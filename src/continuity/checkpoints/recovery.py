@@ -325,18 +325,24 @@ class _ReplayPlan:
     new_point: dict[str, Any] | None
 
 
+_UNREAD: Any = object()
+
+
 def _plan(store: "SqlStore", session_key: str, config: CheckpointConfig, resume: bool,
-          known: Sequence[Entry] | None) -> _ReplayPlan | None:
+          known: Sequence[Entry] | None, session: Any = None,
+          source: Any = _UNREAD) -> _ReplayPlan | None:
     """Replay the session's rows (no write, no lock; see ``replay_session``). None when
-    continuity is disabled. Raises ``KeyError`` for an unknown session."""
+    continuity is disabled. ``session`` and ``source``: its rows, when the caller read them
+    (``source`` None: it has none). Raises ``KeyError`` for an unknown session."""
     if not config.enabled:
         return None
-    session = store.get_session(session_key)
+    session = session or store.get_session(session_key)
     if session is None:
         raise KeyError(session_key)
     if known and known[-1].seq != session.entry_count - 1:
         known = None  # another writer added rows after them: read everything
-    source = store.get_source(session.source_path) if session.source_path else None
+    if source is _UNREAD:
+        source = store.get_source(session.source_path) if session.source_path else None
     saved = _source_state(source)
     point = saved.get(RESUME_KEY) if resume else None
     computed, _, new_point = _replay(store, session_key, config, resume=point,
@@ -416,7 +422,13 @@ def replay_import(store: "SqlStore", report: "ImportReport", *,
     added = 0
     for i in range(0, len(order), REPLAY_GROUP_SESSIONS):
         group = order[i:i + REPLAY_GROUP_SESSIONS]
-        plans = [p for p in (_plan(store, key, config, key not in moved, handed.get(key))
+        sessions = store.get_sessions(group)  # one query each for the group's sessions
+        sources = store.get_sources([s.source_path for s in sessions.values()
+                                     if s.source_path])  # and their sources
+        plans = [p for p in (_plan(store, key, config, key not in moved, handed.get(key),
+                                   sessions.get(key),
+                                   sources.get(sessions[key].source_path or "")
+                                   if key in sessions else _UNREAD)
                              for key in group) if p is not None]
         try:
             with store.batch():

@@ -254,6 +254,17 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
             row = conn.execute(_session_by_key(), {"b_key": key}).first()
         return self._session(row) if row else None
 
+    def get_sessions(self, keys: Iterable[str]) -> dict[str, Session]:
+        """``{key: session}`` of the known sessions among ``keys``, one query per 500 keys
+        (issue 17: the phases after an import read a chunk's sessions at once, not one by
+        one)."""
+        out: dict[str, Session] = {}
+        with self._conn() as conn:
+            for part in _chunks(list(dict.fromkeys(keys))):
+                stmt = self._sessions_select().where(t.sessions.c.session_key.in_(part))
+                out.update((r.session_key, self._session(r)) for r in conn.execute(stmt))
+        return out
+
     def lock_session(self, key: str) -> bool:
         """Hold session ``key``'s row until the open transaction ends (call it first inside
         ``batch()``): on PostgreSQL a ``SELECT … FOR UPDATE`` row lock; on SQLite a no-op

@@ -321,6 +321,8 @@ class ImportSync:
     rows_handed: int = 0
 
 
+_UNREAD: Any = object()
+
 #: rows before an import's first new row read to check that the stored row holds them
 LOOK_BACK_ROWS = 50
 
@@ -359,15 +361,18 @@ class _ImportCapture:
         return out
 
     def session(self, session: Any, first_new_seq: int | None, old_rows_changed: bool,
-                completed_at: datetime | None, known: Sequence[Entry] | None = None) -> None:
+                completed_at: datetime | None, known: Sequence[Entry] | None = None,
+                row: Any = _UNREAD) -> None:
         """Capture one session that the import changed: append its new records when its row
         and file hold every earlier one, else snapshot it (``sync_session``). ``known``: the
         rows the import added (``ImportReport.new_rows``), used instead of reading them when
-        they reach the session's newest row."""
+        they reach the session's newest row. ``row``: its transcript row, when the caller
+        read it (None: it has none)."""
         if known and known[-1].seq != session.entry_count - 1:
             known = None  # another writer added rows after them: read everything
         check_identity(session.key, session.agent_id, session.harness)
-        row = self.store.get_transcripts([session.key], session.agent_id).get(session.key)
+        if row is _UNREAD:
+            row = self.store.get_transcripts([session.key], session.agent_id).get(session.key)
         path = transcript_path(self.home, session.harness)
         if row is None:  # never captured: every record is new, the file holds none of them
             records, old = self.records(session, -1, known), ""
@@ -475,16 +480,22 @@ def _sync_import_report(store: "SqlStore", report: "ImportReport",
     out = ImportSync()
     capture = _ImportCapture(store, home, out)
     handed = report.new_rows()
+    sessions = store.get_sessions(k for k, _ in wanted)  # issue 17: one query, not one each
+    by_agent: dict[str, list[str]] = {}
+    for s in sessions.values():
+        by_agent.setdefault(s.agent_id, []).append(s.key)
+    rows = {k: r for agent, keys in by_agent.items()
+            for k, r in store.get_transcripts(keys, agent).items()}
     for key, files in wanted:
         try:
-            session = store.get_session(key)
+            session = sessions.get(key)
             if session is None:
                 continue
             idle = session.ended_at is not None and session.ended_at < now - limit
             firsts = [f.first_new_seq for f in files if f.first_new_seq is not None]
             capture.session(session, min(firsts) if firsts else None,
                             any(f.old_rows_changed for f in files) or not files,
-                            now if idle else None, handed.get(key))
+                            now if idle else None, handed.get(key), rows.get(key))
         except (ContinuityError, ValueError) as exc:
             _failed(out, key, exc)
         if progress:
