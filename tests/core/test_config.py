@@ -51,6 +51,56 @@ def test_misspelled_env_override_is_an_error(isolated_home, monkeypatch):
     assert load_section("continuity", _Retention).retention_days == 365
 
 
+def test_env_override_naming_no_setting_is_an_error(isolated_home, monkeypatch):
+    """Review: ``CONTINUITY_CONTINUITY__RETENTION_DAY`` (a known section, no such setting) was
+    ignored without a word, so the default retention applied. It is refused, naming the
+    variable meant; with nothing close, the known ones."""
+    from continuity.checkpoints.capture import CheckpointConfig
+
+    monkeypatch.setenv("CONTINUITY_CONTINUITY__RETENTION_DAY", "365")
+    with pytest.raises(ConfigError) as exc:
+        load_section("continuity", _Retention)
+    assert str(exc.value) == ("$CONTINUITY_CONTINUITY__RETENTION_DAY: 'retention_day' is not a "
+                              "setting of [continuity]; did you mean "
+                              "$CONTINUITY_CONTINUITY__RETENTION_DAYS?")
+    monkeypatch.delenv("CONTINUITY_CONTINUITY__RETENTION_DAY")
+    monkeypatch.setenv("CONTINUITY_CONTINUITY__BOGUS", "1")
+    with pytest.raises(ConfigError) as exc:
+        load_section("continuity", _Retention)
+    assert str(exc.value) == ("$CONTINUITY_CONTINUITY__BOGUS: 'bogus' is not a setting of "
+                              "[continuity]; known: $CONTINUITY_CONTINUITY__RETENTION_DAYS")
+    monkeypatch.delenv("CONTINUITY_CONTINUITY__BOGUS")
+    monkeypatch.setenv("CONTINUITY_CONTINUITY__PROMPTINTERVAL", "4")  # the alias, upper case
+    assert load_section("continuity", CheckpointConfig).prompt_interval == 4
+
+
+def test_unknown_setting_in_the_file_names_the_closest(isolated_home):
+    """An unknown key of a known section names the setting meant, spelled as the key was
+    (camelCase or snake_case); with nothing close, every setting with its alias."""
+    from continuity.checkpoints.capture import CheckpointConfig
+
+    isolated_home.mkdir(parents=True)
+    config = isolated_home / "config.toml"
+    for key, hint in [("promptIntervall", "did you mean promptInterval?"),
+                      ("prompt_intervall", "did you mean prompt_interval?")]:
+        config.write_text(f"[continuity]\n{key} = 3\n")
+        with pytest.raises(ConfigError) as exc:
+            load_section("continuity", CheckpointConfig)
+        assert str(exc.value) == (f"{config} [continuity] {key}: is not a known field "
+                                  f"(got 3); {hint}")
+    config.write_text("[continuity]\nfoo = 3\n")
+    with pytest.raises(ConfigError) as exc:
+        load_section("continuity", CheckpointConfig)
+    assert str(exc.value).endswith("foo: is not a known field (got 3); known settings: "
+                                   "enabled, prompt_interval (promptInterval), "
+                                   "time_interval_ms (timeIntervalMs), max_checkpoints_per_"
+                                   "session (maxCheckpointsPerSession), retention_days "
+                                   "(retentionDays), recovery_budget_chars "
+                                   "(recoveryBudgetChars), recovery_window_hours "
+                                   "(recoveryWindowHours), follow_up_budget_bytes "
+                                   "(followUpBudgetBytes)")
+
+
 def test_known_sections_load(isolated_home):
     """Every known section is accepted; its values are read."""
     from continuity.core.config import KNOWN_SECTIONS

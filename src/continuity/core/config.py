@@ -191,6 +191,13 @@ def load_section(section: str, model: type[T], home: str | os.PathLike[str] | No
                 values[info.alias or name] = env
                 from_env[info.alias or name] = var
                 from_env[name] = var
+    fields = [(name, info.alias) for name, info in model.model_fields.items()]
+    unknown = [f"${var}: {var[len(prefix):].lower()!r} is not a setting of [{section}]"
+               f"{_setting_hint(var[len(prefix):], fields, env=prefix)}"
+               for var in sorted(os.environ) if var.startswith(prefix)
+               and var not in from_env.values()]
+    if unknown:  # review: an override naming no setting was ignored without a word
+        raise ConfigError("; ".join(unknown))
     try:
         return model.model_validate(values)
     except ValidationError as exc:
@@ -198,5 +205,28 @@ def load_section(section: str, model: type[T], home: str | os.PathLike[str] | No
         for err in exc.errors():
             field = ".".join(str(p) for p in err["loc"])
             where = f"${from_env[field]}" if field in from_env else f"{path} [{section}] {field}"
-            problems.append(f"{where}: {validation_message(err)} (got {err.get('input')!r})")
+            hint = _setting_hint(field, fields) if err.get("type") == "extra_forbidden" else ""
+            problems.append(f"{where}: {validation_message(err)} (got {err.get('input')!r})"
+                            f"{hint}")
         raise ConfigError("; ".join(problems)) from None
+
+
+def _setting_hint(name: str, fields: list[tuple[str, str | None]], *, env: str = "") -> str:
+    """``; did you mean X?`` for the setting of ``fields`` (``(name, alias)``) closest to
+    ``name`` (difflib; case and ``_`` ignored), as the environment variable ``env`` + NAME
+    when ``env`` is given, else spelled as ``name`` was (camelCase or snake_case); with no
+    close one, ``; known settings: …``."""
+    import difflib
+
+    by_norm = {field.lower().replace("_", ""): (field, alias) for field, alias in fields}
+    match = difflib.get_close_matches(name.lower().replace("_", ""), list(by_norm), n=1,
+                                      cutoff=0.6)
+    if match:
+        field, alias = by_norm[match[0]]
+        if env:
+            return f"; did you mean ${env}{field.upper()}?"
+        return f"; did you mean {alias if alias and name != name.lower() else field}?"
+    if env:
+        return "; known: " + ", ".join(f"${env}{f.upper()}" for f, _ in fields)
+    return "; known settings: " + ", ".join(f"{f} ({a})" if a and a != f else f
+                                            for f, a in fields)
