@@ -168,6 +168,45 @@ def test_small_files_share_one_transaction(tmp_path):
             sum(r.imported for r in reports)
 
 
+def test_grown_files_share_one_transaction_and_count_their_bytes(tmp_path, monkeypatch):
+    """Issue 17: a file too large to group (``GROUP_FILE_BYTES``, 4,000 bytes here) that grew
+    by less than that is grouped by what it added: five files each imported alone (five
+    write commits), then each grown by one line, re-import in one commit. The progress
+    counts every file's whole size (it left a grown file's old bytes out, so the bar never
+    reached its total). A file rewritten in place (another first line) is read whole,
+    alone."""
+    monkeypatch.setattr(importer, "GROUP_FILE_BYTES", 4000)
+    files = _small_files(tmp_path / "in", 5)
+    assert all(p.stat().st_size > 4000 for p in files)
+    with open_store(tmp_path / "a.db") as store:
+        commits = []
+        event.listen(store.engine, "commit", lambda conn: commits.append(1)
+                     if conn.connection.driver_connection.in_transaction else None)
+        assert [r.status for r in import_files(store, files)] == ["imported"] * 5
+        assert len(commits) == 5
+        for p in files:
+            last = p.read_bytes().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+            line = orjson.loads(last)
+            line["uuid"] = line["uuid"][:-4] + "beef"
+            with open(p, "ab") as fh:
+                fh.write(orjson.dumps(line) + b"\n")
+        commits.clear()
+        counted = []
+        reports = list(import_files(store, files, progress=counted.append))
+        assert [(r.status, r.imported) for r in reports] == [("imported", 1)] * 5
+        assert all(r.resumed_from > 0 for r in reports)
+        assert len(commits) == 1
+        assert sum(counted) == importer.total_bytes(files)
+        counted.clear()
+        one = files[0]
+        one.write_bytes(one.read_bytes().replace(b'"type":"user"', b'"type": "user"', 1))
+        (again,) = import_files(store, [one], progress=counted.append)
+        assert again.status == "imported" and again.resumed_from == 0
+        assert sum(counted) == one.stat().st_size
+        (grown,) = import_files(store, [files[1]], progress=counted.append)
+        assert grown.status == "unchanged"
+
+
 def test_small_file_group_failure_is_redone_file_by_file(tmp_path, monkeypatch):
     """A collision inside a group rolls the whole group back and imports each file on its own
     (the waiting path): every file ends imported exactly once, none half-written."""
