@@ -235,3 +235,57 @@ def test_fuzz_hostile_new_rows_equal_the_stored_rows(tmp_path: Path):
                     assert f.new_rows == _stored(store, f)
 
         run()
+
+
+@pytest.mark.parametrize("phase", ["replay", "transcripts"])
+def test_an_import_interrupted_before_its_phases_is_derived_by_the_next(tmp_path, monkeypatch,
+                                                                       phase):
+    """Fresh-user review: Ctrl-C (or a kill) after a chunk's rows were stored but before its
+    checkpoint replay or transcript phase ran left those sessions without checkpoints for
+    good: the next import found the files unchanged. Their rows stay due
+    (``SourceState.pending_from``) and the next import derives them: the same checkpoints,
+    transcript rows and records as one uninterrupted import, and nothing due after it."""
+    from continuity.archive import ingest as mod
+    from continuity.checkpoints import recovery
+
+    files = _files(tmp_path)
+    config = CheckpointConfig()
+    with open_store(tmp_path / "once.db") as store:
+        ingest(store, files, config=config, home=tmp_path / "once")
+        keys = [k for k in dict.fromkeys(s.key for s in store.list_sessions(limit=0))]
+        expected = _outcome(store, tmp_path / "once", keys)
+    monkeypatch.setattr(mod, "CHUNK_BYTES", 20_000)  # several chunks: the second one stops
+    calls = {"n": 0}
+    real = recovery.replay_import if phase == "replay" else mod.sync_import_report
+
+    def interrupted(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 2:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    target = "replay_import" if phase == "replay" else "sync_import_report"
+    with open_store(tmp_path / "cut.db") as store:
+        if phase == "replay":
+            monkeypatch.setattr(recovery, "replay_import", interrupted)
+        else:
+            monkeypatch.setattr(mod, target, interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            ingest(store, files, config=config, home=tmp_path / "cut")
+        monkeypatch.undo()
+        due = [s for s in store.get_sources([importer.path_key(p) for p in files]).values()
+               if s.pending_from is not None]
+        assert due  # rows stored, their phases never ran
+        again = ingest(store, files, config=config, home=tmp_path / "cut")
+        assert {f.status for f in again.report.files} <= {"unchanged", "imported"}
+        assert again.checkpoints_replayed > 0
+        got = _outcome(store, tmp_path / "cut", keys)
+        assert not [s for s in store.get_sources([importer.path_key(p) for p in files]).values()
+                    if s.pending_from is not None]
+    assert got["checkpoints"] == expected["checkpoints"]
+    assert got["rows"] == expected["rows"]
+    assert sorted(got["files"]) == sorted(expected["files"])
+    for harness in got["files"]:  # the same records (a resumed file's order may differ)
+        key = lambda r: (r.session_key, r.seq)  # noqa: E731
+        assert sorted(got["files"][harness], key=key) == sorted(expected["files"][harness],
+                                                                key=key)

@@ -232,8 +232,9 @@ def test_small_file_group_failure_is_redone_file_by_file(tmp_path, monkeypatch):
 
 def test_capture_missed_by_a_crash_is_repaired_on_the_next_growth(tmp_path):
     """Rows imported while the transcript phase never ran (a crash after the import's commit):
-    the next growth sees the row does not end with the rows before its new ones and snapshots
-    the session, so the transcript equals a fresh import of the whole file."""
+    they stay due (``SourceState.pending_from``), so the next growth renders them with its
+    own new rows and appends both (it snapshotted the session before: a rewrite of the whole
+    file); the transcript equals a fresh import of the whole file."""
     lines = _lines(CLAUDE)
     third = len(lines) // 3
     path = tmp_path / CLAUDE.name
@@ -249,7 +250,9 @@ def test_capture_missed_by_a_crash_is_repaired_on_the_next_growth(tmp_path):
         report, _, sync = _import(store, home, path)
         key = report.files[0].session_key
         row = store.get_transcripts([key], store.get_session(key).agent_id)[key]
-    assert sync.sessions_rewritten == 1 and sync.records_appended == 0
+    assert sync.sessions_rewritten == 0 and sync.records_appended > 0
+    assert report.files[0].pending_from is not None
+    assert report.files[0].derive_from < report.files[0].first_new_seq
     whole = tmp_path / "whole" / CLAUDE.name
     whole.parent.mkdir()
     shutil.copy(CLAUDE, whole)

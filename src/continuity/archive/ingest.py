@@ -11,6 +11,11 @@ decoding them twice); a chunk's rows are dropped once its phases ran, so memory 
 by ``CHUNK_BYTES`` whatever the import's size. A session whose rows were not kept (a file
 larger than ``formats.importer.KEEP_ROWS_BYTES``, one that several files added to) is read
 from the store as before; the checkpoints and transcripts are the same either way.
+
+A file's rows stay due (``SourceState.pending_from``, set in the transaction that stores
+them) until the transcript phase, the last, wrote their session's transcript (its
+transaction clears it: ``Store.settle_sources``): an import interrupted between the two
+leaves them due, and the next one derives them even though the file is unchanged.
 """
 
 from __future__ import annotations

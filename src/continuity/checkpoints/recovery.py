@@ -414,7 +414,7 @@ def replay_import(store: "SqlStore", report: "ImportReport", *,
     keys: dict[str, None] = {}
     moved: set[str] = set()  # sessions whose earlier rows changed: replayed from the start
     for f in report.files:
-        if f.session_key and f.status == "imported" and f.changed:
+        if f.session_key and f.status in ("imported", "unchanged") and f.changed:
             keys[f.session_key] = None
             if f.old_rows_changed or f.resumed_from == 0:
                 moved.add(f.session_key)

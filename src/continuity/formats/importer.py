@@ -115,12 +115,24 @@ class FileReport:
     #: (``import_files(keep_rows=True)``) and their lines came to at most ``KEEP_ROWS_BYTES``;
     #: else None: read them from the store. Not part of ``to_dict``.
     new_rows: list[Entry] | None = field(default=None, repr=False, compare=False)
+    #: issue 17 (fresh-user review): the first seq of rows an earlier import stored whose
+    #: checkpoints and transcript are still due (``SourceState.pending_from``: that import
+    #: was interrupted before its phases ran), else None. The phases derive them now.
+    pending_from: int | None = None
 
     @property
     def changed(self) -> bool:
-        """Whether this import added or changed rows of its session (an unchanged file, a
-        file that only gained blank lines or an unfinished line, did not)."""
-        return self.imported > 0 or self.old_rows_changed
+        """Whether this import added or changed rows of its session, or found rows of an
+        earlier one still to derive (``pending_from``); an unchanged file, a file that only
+        gained blank lines or an unfinished line, did not."""
+        return self.imported > 0 or self.old_rows_changed or self.pending_from is not None
+
+    @property
+    def derive_from(self) -> int | None:
+        """The first seq the phases after the import derive: this import's first new row or
+        an earlier import's first pending one, the lower (None: neither)."""
+        seqs = [s for s in (self.first_new_seq, self.pending_from) if s is not None]
+        return min(seqs) if seqs else None
 
     def fail(self, reason: str, code: int) -> None:
         """Mark the file ``failed`` with ``reason`` and the exit code ``code`` it stands for."""
@@ -157,7 +169,7 @@ class ImportReport:
         several files of this import added to is absent: its rows are read from the store."""
         files: dict[str, list[FileReport]] = {}
         for f in self.files:
-            if f.session_key and f.status == "imported" and f.changed:
+            if f.session_key and f.status in ("imported", "unchanged") and f.changed:
                 files.setdefault(f.session_key, []).append(f)
         return {key: fs[0].new_rows for key, fs in files.items()
                 if len(fs) == 1 and fs[0].new_rows}
@@ -502,6 +514,7 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
     # a known file that was rewritten (not grown): its line positions are read again
     job.replace_positions = source is not None and not resume
     job.kept = [] if keep_rows else None
+    job.pending_from = report.pending_from = source.pending_from if source is not None else None
     start, start_line = (source.offset, source.line_count) if (source and resume) else (0, 0)
     report.resumed_from = start
     job.run(start, start_line, progress)
@@ -518,6 +531,7 @@ def _mark_unchanged(report: FileReport, source: SourceState, stat: os.stat_resul
     report.status, report.harness, report.session_key = "unchanged", source.harness, \
         source.session_key
     report.offset = report.resumed_from = source.offset
+    report.pending_from = source.pending_from
     if progress:
         progress(stat.st_size)
 
@@ -614,6 +628,8 @@ class _FileImport:
         self.repeats = RepeatFilter(store, key)
         #: the rows stored so far, as stored (``FileReport.new_rows``); None: not kept
         self.kept: list[Entry] | None = None
+        #: the source's ``pending_from`` when this import began (an interrupted one's rows)
+        self.pending_from: int | None = None
         self.kept_bytes = 0
 
     def run(self, start: int, start_line: int, progress: Progress | None) -> None:
@@ -777,10 +793,15 @@ class _FileImport:
         state = clean_deep({"reader": self.reader.state(), "runs": self.tracker.state()})
         if self.replay_point is not None and not self.report.old_rows_changed:
             state["replay"] = self.replay_point
+        # the rows whose checkpoints and transcript are due, stored with them: an import
+        # interrupted before its phases leaves them due for the next one
+        due = [s for s in (self.pending_from, self.report.first_new_seq,
+                           0 if self.report.old_rows_changed else None) if s is not None]
         # size: the length the prefix hash covers the start of (the size when this import began)
         store.put_source(SourceState(self.path_str, self.key, self.reader.harness,
                                      self.stat.st_ino, self.stat.st_size, offset, line_count,
-                                     self.prefix, orjson.dumps(state).decode()))
+                                     self.prefix, orjson.dumps(state).decode(),
+                                     pending_from=min(due) if due else None))
 
     def _follow(self, seqs: Iterable[int], visible: bool,
                 extra: Sequence[Entry] = ()) -> None:

@@ -153,6 +153,8 @@ sources = Table(
     Column("reader_state", Text),
     Column("updated_at", DateTime(timezone=True), nullable=False),
     Column("gone_at", DateTime(timezone=True)),  # revision 0015: the file was found missing
+    # revision 0017: the first seq whose checkpoints and transcript are still due (NULL: none)
+    Column("pending_from", Integer),
 )
 
 raw_lines = Table(

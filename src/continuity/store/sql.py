@@ -560,7 +560,7 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
     def _source(r: Any) -> SourceState:
         return SourceState(r.path, r.session_key, r.harness, r.inode, r.size, r.offset,
                            r.line_count, r.prefix_sha256, r.reader_state, _utc(r.updated_at),
-                           _utc(r.gone_at) if r.gone_at else None)
+                           _utc(r.gone_at) if r.gone_at else None, r.pending_from)
 
     def source_presence(self) -> dict[str, bool]:
         """``{path: gone}`` of every recorded source (issue 18: the archive's rescan checks
@@ -589,12 +589,24 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
                   "inode": state.inode, "size": state.size, "offset": state.offset,
                   "line_count": state.line_count, "prefix_sha256": state.prefix_sha256,
                   "reader_state": state.reader_state, "updated_at": _now(),
-                  "gone_at": None}  # read again: the file is there
+                  "gone_at": None,  # read again: the file is there
+                  "pending_from": state.pending_from}
         with self._conn() as conn:
             if conn.execute(_source_exists(), {"b_path": state.path}).first():
                 conn.execute(_source_update(), {"b_path": state.path, **values})
             else:
                 conn.execute(_insert("sources"), {"path": state.path, **values})
+
+    def settle_sources(self, paths: Sequence[str]) -> None:
+        """Mark the derived data of these sources current (``SourceState.pending_from`` NULL):
+        the checkpoint replay and the transcript phase ran on their rows. One statement per
+        500 paths."""
+        c = t.sources.c
+        with self._conn() as conn:
+            for part in _chunks(list(dict.fromkeys(paths))):
+                conn.execute(update(t.sources).where(c.path.in_(part),
+                                                     c.pending_from.is_not(None))
+                             .values(pending_from=None))
 
     def put_raw_lines(self, lines: Sequence[RawLine]) -> None:
         """Keep raw bytes content-addressed and map each source line to them (idempotent)."""

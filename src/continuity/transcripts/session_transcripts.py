@@ -337,6 +337,8 @@ class _Pending:
     records: list[TranscriptRecord]
     content: str
     completed_at: datetime | None
+    #: the source files whose due rows this capture derives (``Store.settle_sources``)
+    settles: list[str]
 
 
 class _ImportCapture:
@@ -362,12 +364,14 @@ class _ImportCapture:
 
     def session(self, session: Any, first_new_seq: int | None, old_rows_changed: bool,
                 completed_at: datetime | None, known: Sequence[Entry] | None = None,
-                row: Any = _UNREAD) -> None:
+                row: Any = _UNREAD, settles: Sequence[str] = ()) -> None:
         """Capture one session that the import changed: append its new records when its row
         and file hold every earlier one, else snapshot it (``sync_session``). ``known``: the
         rows the import added (``ImportReport.new_rows``), used instead of reading them when
         they reach the session's newest row. ``row``: its transcript row, when the caller
-        read it (None: it has none)."""
+        read it (None: it has none). ``settles``: the source paths whose due rows
+        (``SourceState.pending_from``) are derived once this session is captured: cleared in
+        the transaction of its transcript row."""
         if known and known[-1].seq != session.entry_count - 1:
             known = None  # another writer added rows after them: read everything
         check_identity(session.key, session.agent_id, session.harness)
@@ -382,13 +386,15 @@ class _ImportCapture:
         else:
             result = sync_session(self.store, session.key, home=self.home,
                                   completed_at=completed_at)
+            if settles:
+                self.store.settle_sources(settles)
             self.out.rows_read += result.rows_read
             self.out.sessions_rewritten += 1 if result.records else 0
             self.out.captured += 1
             return
         new = "\n\n".join(r.content for r in records)
         content = f"{old}\n\n{new}" if old and new else (old or new)
-        self.pending.append(_Pending(session, records, content, completed_at))
+        self.pending.append(_Pending(session, records, content, completed_at, list(settles)))
         self.chars += len(new)
         if self.chars >= GROUP_CHARS:
             self.flush()
@@ -438,6 +444,7 @@ class _ImportCapture:
                 put_transcript(self.store, s.key, p.content, agent_id=s.agent_id,
                                harness=s.harness, project=s.project,
                                completed_at=p.completed_at)
+            self.store.settle_sources([path for p in pending for path in p.settles])
         self.out.captured += len(pending)
 
 
@@ -455,8 +462,13 @@ def sync_import_report(store: "SqlStore", report: "ImportReport",
     ``ValueError``: a key the row refuses, an unwritable file, a database error) is counted in
     ``failed`` with its reason and the others go on; each is also logged as a warning.
     ``progress(1)`` is called after each session. The rows the import kept
-    (``ImportReport.new_rows``) are rendered as they are, not read back. Raises
-    ``ConfigError`` for bad ``[transcripts]`` settings."""
+    (``ImportReport.new_rows``) are rendered as they are, not read back.
+
+    The last phase of an import (after ``checkpoints.replay_import``): a session's files'
+    due rows (``SourceState.pending_from``, also those an interrupted import left, which it
+    derives too) are marked derived in the transaction of its transcript row
+    (``Store.settle_sources``); a session that failed stays due. Raises ``ConfigError`` for
+    bad ``[transcripts]`` settings."""
     limit = timedelta(minutes=settings(home).idle_limit_minutes)
     with import_capture_lock(home):  # one import's capture at a time per workspace
         return _sync_import_report(store, report, home, limit, progress)
@@ -471,7 +483,7 @@ def _sync_import_report(store: "SqlStore", report: "ImportReport",
     for f in report.files:
         if not f.session_key or f.status not in ("imported", "unchanged"):
             continue
-        if f.status == "imported" and f.changed:
+        if f.changed:  # rows this import added, or an interrupted one left to derive
             changed.setdefault(f.session_key, []).append(f)
         else:
             unchanged[f.session_key] = None
@@ -492,10 +504,11 @@ def _sync_import_report(store: "SqlStore", report: "ImportReport",
             if session is None:
                 continue
             idle = session.ended_at is not None and session.ended_at < now - limit
-            firsts = [f.first_new_seq for f in files if f.first_new_seq is not None]
+            firsts = [f.derive_from for f in files if f.derive_from is not None]
             capture.session(session, min(firsts) if firsts else None,
                             any(f.old_rows_changed for f in files) or not files,
-                            now if idle else None, handed.get(key), rows.get(key))
+                            now if idle else None, handed.get(key), rows.get(key),
+                            [f.path for f in files])
         except (ContinuityError, ValueError) as exc:
             _failed(out, key, exc)
         if progress:
