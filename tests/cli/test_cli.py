@@ -110,8 +110,9 @@ def test_cli_import_json_shape_and_totals(tmp_path):
                       "non_conversation", "skipped",
                       "skip_reasons", "errors", "warnings", "types", "first_timestamp",
                       "last_timestamp", "offset", "resumed_from", "pending_tail_bytes",
-                      "copy_of"}
+                      "copy_of", "waiting"}
     assert f["copy_of"] is None  # not a file `continuity resume` wrote (issue 13)
+    assert f["waiting"] is False  # it has complete lines
     assert (f["harness"], f["session"], f["status"], f["lines_read"], f["imported"]) == (
         "codex", "sample-session-1", "imported", 10, 9)
     assert [e["line"] for e in f["errors"]] == [10]

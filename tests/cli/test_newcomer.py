@@ -58,6 +58,37 @@ def test_an_import_where_every_file_was_skipped_exits_2(monkeypatch, capsys, tmp
                                     "Code, Codex or pi session file")
 
 
+def test_a_session_just_started_is_waiting_not_an_error(monkeypatch, capsys, tmp_path):
+    """Fresh-user review: a session file a harness has just created (empty, or holding the
+    start of its first line) made the import fail with "not a session file" and exit 2, so
+    a cron or watch job reported errors for every new session. It is ``waiting`` (exit 0),
+    and once the first line is whole the next import imports it."""
+    folder = tmp_path / "new"
+    folder.mkdir()
+    empty, partial = folder / "empty.jsonl", folder / "partial.jsonl"
+    empty.write_bytes(b"")
+    data = PI_SAMPLE.read_bytes()
+    partial.write_bytes(data[:100])
+    assert b"\n" not in data[:100]
+    code, out, err = run_main(monkeypatch, capsys, "import", folder, "--home", tmp_path / "h",
+                              "--json")
+    assert code == 0
+    files = {Path(f["path"]).name: f for f in json.loads(out)["files"]}
+    assert [(files[n]["status"], files[n]["waiting"], files[n]["reason"])
+            for n in ("empty.jsonl", "partial.jsonl")] == [
+        ("skipped", True, "empty: nothing to import yet (imported once it has a line)"),
+        ("skipped", True, "no complete line yet (imported once its first line is written)")]
+    code, out, err = run_main(monkeypatch, capsys, "import", partial, "--home", tmp_path / "h")
+    assert code == 0
+    assert f"waiting {partial}: no complete line yet (imported once its first line is " \
+           "written)" in err.splitlines()
+    partial.write_bytes(data)
+    code, out, err = run_main(monkeypatch, capsys, "import", partial, "--home", tmp_path / "h")
+    assert code == 0
+    assert out.splitlines()[-1] == ("1 files, 1 sessions, 15 rows, 0 bad lines, 0 duplicates, "
+                                    "0 files skipped")
+
+
 @pytest.mark.parametrize("encoding,name", [("utf-16", "UTF-16-LE"), ("utf-16-be", "UTF-16-BE"),
                                            ("utf-16-le", "UTF-16-LE")])
 def test_a_utf16_file_is_named_by_its_encoding(monkeypatch, capsys, tmp_path, encoding, name):

@@ -61,7 +61,8 @@ def import_summary(out: Console, err: Console, report: ImportReport) -> None:
     for f in report.files:
         path = escape(one_line(f.path))
         if f.status in ("skipped", "failed"):
-            err.print(f"[yellow]skipped[/] {path}: {escape(one_line(f.reason or ''))}")
+            label = "waiting" if f.waiting else "skipped"  # waiting: no complete line yet
+            err.print(f"[yellow]{label}[/] {path}: {escape(one_line(f.reason or ''))}")
             continue
         if f.status == "unchanged":
             unchanged += 1

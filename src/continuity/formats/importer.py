@@ -119,6 +119,10 @@ class FileReport:
     #: checkpoints and transcript are still due (``SourceState.pending_from``: that import
     #: was interrupted before its phases ran), else None. The phases derive them now.
     pending_from: int | None = None
+    #: fresh-user review: a ``skipped`` file that holds no complete line yet (empty, or a
+    #: first line still being written, as when a harness has just started the session): it
+    #: is imported once it has one, and is never an error (``ImportReport.exit_code``)
+    waiting: bool = False
 
     @property
     def changed(self) -> bool:
@@ -154,6 +158,7 @@ class FileReport:
             "last_timestamp": _iso(self.last_timestamp),
             "offset": self.offset, "resumed_from": self.resumed_from,
             "pending_tail_bytes": self.pending_tail_bytes, "copy_of": self.copy_of,
+            "waiting": self.waiting,
         }
 
 
@@ -198,13 +203,15 @@ class ImportReport:
         is not a session file is ``skipped``, not failed), else the highest failure code of
         its files (4 a store problem, 2 a file that cannot be read), so a script sees that
         some file must be imported again; 2 when every file was skipped (nothing in the
-        import was a session file)."""
+        import was a session file), unless a skipped file is only waiting for its first line
+        (``FileReport.waiting``: a session just started)."""
         failed = max((f.failure_code or 1 for f in self.files if f.status == "failed"),
                      default=0)
         if failed or not self.files:
             return failed
         # issue 20: every input skipped (none a session file) is not a success
-        return 0 if any(f.status in ("imported", "unchanged") for f in self.files) else 2
+        return 0 if any(f.status in ("imported", "unchanged") or f.waiting
+                        for f in self.files) else 2
 
     def to_dict(self) -> dict[str, Any]:
         return {"totals": self.totals(), "sessions": self.sessions,
@@ -499,6 +506,9 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
     if reader_cls is None:
         report.status, report.reason = "skipped", "not a session file (format not " \
             "recognised)" + _encoding_hint(p)
+        waiting = _no_complete_line(p, stat.st_size)
+        if waiting:  # a session a harness has just started: not an error, imported later
+            report.reason, report.waiting = waiting, True
         if progress:
             progress(stat.st_size)
         return
@@ -524,6 +534,22 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
         report.copy_of = marker["session"]
         if not any(n.text == copy_note(marker) for n in store.notes(key)):
             store.add_note(Note(key, copy_note(marker)))
+
+
+def _no_complete_line(path: Path, size: int) -> str | None:
+    """Why ``path`` has nothing to import yet (fresh-user review: a session a harness has just
+    created is empty, or holds the start of its first line): the reason, else None (it has a
+    complete line, so it is not a session file)."""
+    if size == 0:
+        return "empty: nothing to import yet (imported once it has a line)"
+    try:
+        with open(path, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                if b"\n" in chunk:
+                    return None
+    except OSError:
+        return None
+    return "no complete line yet (imported once its first line is written)"
 
 
 def _mark_unchanged(report: FileReport, source: SourceState, stat: os.stat_result,
