@@ -326,3 +326,38 @@ def test_grown_file_replays_from_where_it_stopped(tmp_path, monkeypatch, sample)
     assert len(results[True]) >= 2  # a periodic and the session end, whose digest shows the
     # restored state (total prompts, recent prompts)
     assert results[True] == results[False]
+
+
+@pytest.mark.parametrize("sample", [SHARED_DATA / "codex" / "with-compaction.jsonl", CLAUDE])
+@pytest.mark.parametrize("restore", ["in place", "new inode"])
+def test_a_file_cut_short_and_restored_adds_no_row_twice(tmp_path, sample, restore):
+    """Fresh-user review: a Codex file cut to half, imported, then restored (``cp`` over it)
+    got its second half twice: 30 rows instead of 20, a second compaction, a call id twice
+    (the restored lines were read as new ones after the cut's offset). Lines an earlier
+    import stored are matched by number and bytes (rows without native ids; Claude Code's
+    ``file-history-snapshot`` lines have none), in place or as a new file: the session
+    ends with the rows of one import, each line once."""
+    lines = sample.read_bytes().splitlines(keepends=True)
+    path = tmp_path / sample.name
+    path.write_bytes(b"".join(lines))
+    with open_store(tmp_path / "a.db") as store:
+        (first,) = import_paths(store, [path]).files
+        key, rows = first.session_key, first.imported
+        with open(path, "r+b") as fh:  # cut in place, as `head > file` does
+            fh.truncate(len(b"".join(lines[: len(lines) // 2])))
+        (cut,) = import_paths(store, [path]).files
+        assert (cut.imported, cut.duplicate > 0) == (0, True)
+        if restore == "in place":
+            with open(path, "wb") as fh:
+                fh.write(b"".join(lines))
+        else:
+            other = tmp_path / "new.jsonl"
+            other.write_bytes(b"".join(lines))
+            other.replace(path)
+        (back,) = import_paths(store, [path]).files
+        assert back.imported == 0
+        assert store.get_session(key).entry_count == rows
+        stored = store.entries(key, limit=10**6)
+        assert len({(e.source.line, e.source.raw_sha256) for e in stored}) == len(stored)
+        (again,) = import_paths(store, [path]).files  # and nothing more later
+        assert again.status == "unchanged"

@@ -525,6 +525,10 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
     job.replace_positions = source is not None and not resume
     job.kept = [] if keep_rows else None
     job.pending_from = report.pending_from = source.pending_from if source is not None else None
+    if source is not None and not resume:  # rewritten or cut: remember how far it was read
+        earlier = orjson.loads(source.reader_state) if source.reader_state else {}
+        job.lines_seen = max(source.line_count, earlier.get("lines_seen", 0)
+                             if isinstance(earlier, dict) else 0)
     start, start_line = (source.offset, source.line_count) if (source and resume) else (0, 0)
     report.resumed_from = start
     job.run(start, start_line, progress)
@@ -656,6 +660,9 @@ class _FileImport:
         self.kept: list[Entry] | None = None
         #: the source's ``pending_from`` when this import began (an interrupted one's rows)
         self.pending_from: int | None = None
+        #: the most lines an earlier import read from this file, kept while the file is
+        #: shorter (it was cut): a line up to it may already be stored as a row
+        self.lines_seen: int = state.get("lines_seen", 0)
         self.kept_bytes = 0
 
     def run(self, start: int, start_line: int, progress: Progress | None) -> None:
@@ -819,6 +826,8 @@ class _FileImport:
         state = clean_deep({"reader": self.reader.state(), "runs": self.tracker.state()})
         if self.replay_point is not None and not self.report.old_rows_changed:
             state["replay"] = self.replay_point
+        if self.lines_seen > line_count:  # the file has not yet grown past what was read
+            state["lines_seen"] = self.lines_seen
         # the rows whose checkpoints and transcript are due, stored with them: an import
         # interrupted before its phases leaves them due for the next one
         due = [s for s in (self.pending_from, self.report.first_new_seq,
@@ -862,14 +871,18 @@ class _FileImport:
             self.store.set_on_path(self.key, repeats.hide, False)
             self._follow(repeats.hide, False)
             repeats.hide.clear()
-        if self.report.resumed_from == 0 and self.had_rows:
+        if (self.report.resumed_from == 0 and self.had_rows) or (self.lines_seen and any(
+                e.source and e.source.line <= self.lines_seen for e in out)):
             out = self._drop_already_stored_lines(out)
         return out
 
     def _drop_already_stored_lines(self, entries: list[Entry]) -> list[Entry]:
-        """On a full re-read of a known file, rows without native ids are matched by their line
-        number and bytes against the lines kept from the earlier import."""
-        kept = {(r.line_no, r.sha256) for r in self.store.raw_lines(self.path_str)} \
+        """On a full re-read of a known file, or a read of lines an earlier import stored
+        before the file was cut shorter (``lines_seen``), rows without native ids are matched
+        by their line number and bytes against the session's rows from this file
+        (``Store.stored_lines``; fresh-user review: a Codex file truncated and then restored
+        got its second half twice)."""
+        kept = self.store.stored_lines(self.key, self.path_str) \
             if not hasattr(self, "_kept") else self._kept
         self._kept = kept
         out = []

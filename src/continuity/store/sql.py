@@ -597,6 +597,16 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
             else:
                 conn.execute(_insert("sources"), {"path": state.path, **values})
 
+    def stored_lines(self, session_key: str, path: str) -> set[tuple[int, str]]:
+        """``{(line_no, raw_sha256)}`` of the session's rows read from ``path``: the lines of
+        the file already stored as rows, by number and bytes (the importer's duplicate check
+        when it reads lines of a file again: rewritten, or truncated and then restored)."""
+        c = t.entries.c
+        stmt = select(c.line_no, c.raw_sha256).where(
+            and_(c.session_key == session_key, c.source_path == path))
+        with self._conn() as conn:
+            return {(r[0], r[1]) for r in conn.execute(stmt)}
+
     def settle_sources(self, paths: Sequence[str]) -> None:
         """Mark the derived data of these sources current (``SourceState.pending_from`` NULL):
         the checkpoint replay and the transcript phase ran on their rows. One statement per
