@@ -361,3 +361,26 @@ def test_a_file_cut_short_and_restored_adds_no_row_twice(tmp_path, sample, resto
         assert len({(e.source.line, e.source.raw_sha256) for e in stored}) == len(stored)
         (again,) = import_paths(store, [path]).files  # and nothing more later
         assert again.status == "unchanged"
+
+
+def test_a_file_whose_name_is_not_utf8_is_not_reported_gone(tmp_path):
+    """Fresh-user review: a session file whose name holds a byte that is not UTF-8 is stored
+    under its name with ``\\xNN`` escapes (``path_key``); that text names no file, so every
+    import marked the source gone and ``sessions`` showed it gone. The escaped bytes are
+    tried too (``key_paths``): present while the file exists, gone once it is removed."""
+    import os
+
+    from continuity.formats.importer import key_paths, mark_vanished, path_key
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    odd = Path(os.fsdecode(bytes(folder) + b"/bad\xffname.jsonl"))
+    odd.write_bytes(PI.read_bytes())
+    assert key_paths(path_key(odd)) == [Path(path_key(odd)), odd]
+    with open_store(tmp_path / "a.db") as store:
+        (f,) = import_paths(store, [folder]).files
+        assert f.status == "imported" and f.path.endswith("/bad\\xffname.jsonl")
+        assert mark_vanished(store, [folder]) == (0, 0)
+        assert store.source_presence() == {f.path: False}
+        odd.unlink()
+        assert mark_vanished(store, [folder]) == (1, 0)

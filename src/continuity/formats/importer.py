@@ -25,6 +25,7 @@ from __future__ import annotations
 import hashlib
 import itertools
 import os
+import re
 import time
 from collections import Counter
 from dataclasses import dataclass, field, replace
@@ -441,6 +442,18 @@ def path_key(path: Path) -> str:
     """The text under which a source path is stored: the path itself, with bytes that are not
     UTF-8 (a file name is any bytes on POSIX) shown as ``\\xNN`` escapes."""
     return os.fsencode(path).decode("utf-8", "backslashreplace")
+
+
+def key_paths(key: str) -> list[Path]:
+    """The files a stored source path (``path_key``) may name: the text itself, and when it
+    holds ``\\xNN`` escapes, the name with those bytes (fresh-user review: a file whose name
+    is not UTF-8 was reported gone after every import, as the escaped text names no file)."""
+    paths = [Path(key)]
+    if "\\x" in key:
+        raw = re.sub(rb"\\x([0-9a-f]{2})", lambda m: bytes([int(m.group(1), 16)]),
+                     key.encode("utf-8", "surrogatepass"))
+        paths.append(Path(os.fsdecode(raw)))
+    return paths
 
 
 def import_file(store: Store, path: str | os.PathLike[str], *,
@@ -976,7 +989,7 @@ def mark_vanished(store: Store, roots: Sequence[str | os.PathLike[str]]) -> tupl
         p = Path(path)
         if not any(p.is_relative_to(f) for f in folders):
             continue
-        exists = p.exists()
+        exists = any(q.exists() for q in key_paths(path))
         if not exists and not was_gone:
             gone.append(path)
         elif exists and was_gone:
