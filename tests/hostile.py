@@ -13,7 +13,28 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
+
+#: the session ids ``session_file`` writes (``own_session`` makes them unique)
+HEADS = (b"s-fuzz", b"codex-fuzz", b"pi-fuzz")
+
+
+def file_settings(max_examples: int, deadline: int | None) -> Any:
+    """The hypothesis settings of the session-file fuzz tests: derandomized, no example
+    database, the health checks that large generated files trip turned off."""
+    return settings(max_examples=max_examples, deadline=deadline, derandomize=True,
+                    database=None,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                           HealthCheck.large_base_example])
+
+
+def own_session(lines: list[bytes], n: int) -> bytes:
+    """The file of ``session_file``'s ``lines``, its session id made the ``n``-th one's own."""
+    data = b"".join(line + b"\n" for line in lines)
+    for head in HEADS:
+        data = data.replace(head, head + b"-%d" % n)
+    return data
 
 #: one-character runs (repeated to a length drawn per use)
 RUN_CHARS = ["a", " ", "\n", "*", "`", "=", "-", "/", "\\", "{", "[", "\u00e9", "\u0301",

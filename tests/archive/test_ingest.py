@@ -14,7 +14,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
 from continuity.archive import ingest as ingest_mod
 from continuity.archive.ingest import ingest
@@ -26,7 +26,7 @@ from continuity.formats.importer import ImportReport, discover, import_files
 from continuity.store import iter_entries, open_store
 from continuity.transcripts.session_transcripts import sync_import_report
 from continuity.transcripts.transcript_log import TranscriptLog, transcript_path
-from tests.hostile import session_file
+from tests.hostile import file_settings, own_session, session_file
 from tests.paths import SAMPLE_DIRS, SHARED_DATA
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -218,16 +218,12 @@ def test_fuzz_hostile_new_rows_equal_the_stored_rows(tmp_path: Path):
     counter = itertools.count()
     with open_store(tmp_path / "fuzz.db") as store:
 
-        @settings(max_examples=25, deadline=None, derandomize=True, database=None,
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                         HealthCheck.large_base_example])
+        @file_settings(max_examples=25, deadline=None)
         @given(case=session_file())
         def run(case: tuple[str, list[bytes]]) -> None:
             harness, lines = case
             n = next(counter)
-            data = b"".join(line + b"\n" for line in lines)
-            for head in (b"s-fuzz", b"codex-fuzz", b"pi-fuzz"):  # a session of its own
-                data = data.replace(head, head + b"-%d" % n)
+            data = own_session(lines, n)  # a session of its own
             path = tmp_path / f"{harness}-{n}.jsonl"
             path.write_bytes(data)
             for f in import_files(store, [path], keep_rows=True):

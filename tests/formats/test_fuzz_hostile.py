@@ -11,17 +11,16 @@ import itertools
 import time
 from pathlib import Path
 
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 
 from continuity.formats.importer import import_file, import_paths
 from continuity.store import open_store
 from continuity.transcripts.session_transcripts import sync_import_report
-from tests.hostile import session_file
+from tests.hostile import file_settings, own_session, session_file
 
 #: What one file may take: 2 s, plus 2 µs per byte and 0.5 ms per line (the importer reads
 #: about 2,000 rows a second on this shared machine; these bounds are 3 to 10 times that).
 BASE_SECONDS, PER_BYTE, PER_LINE = 2.0, 2e-6, 5e-4
-HEADS = (b"s-fuzz", b"codex-fuzz", b"pi-fuzz")
 
 
 def wall_bound(size: int, lines: int) -> float:
@@ -36,16 +35,12 @@ def test_fuzz_hostile_session_files_import_in_bounded_time(tmp_path: Path):
     counter = itertools.count()
     with open_store(tmp_path / "fuzz.db") as store:
 
-        @settings(max_examples=40, deadline=20_000, derandomize=True, database=None,
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                                         HealthCheck.large_base_example])
+        @file_settings(max_examples=40, deadline=20_000)
         @given(case=session_file())
         def run(case: tuple[str, list[bytes]]) -> None:
             harness, lines = case
             n = next(counter)
-            data = b"".join(line + b"\n" for line in lines)
-            for head in HEADS:  # a session id of its own
-                data = data.replace(head, head + b"-%d" % n)
+            data = own_session(lines, n)  # a session id of its own
             path = tmp_path / f"{harness}-{n}.jsonl"
             path.write_bytes(data)
             home = tmp_path / f"home-{n}"
