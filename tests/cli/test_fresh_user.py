@@ -4,6 +4,7 @@ config check, ``--home ""``, a workspace that is a file, read-only workspaces, `
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -94,8 +95,28 @@ def test_doctor_reports_an_unknown_section_as_a_check(monkeypatch, capsys, tmp_p
 
 
 def test_doctor_config_ok_without_a_file(monkeypatch, capsys, tmp_path):
+    monkeypatch.delenv("CONTINUITY_ARCHIVE__ENABLED", raising=False)  # the tests' override
     code, out, err = run_main(monkeypatch, capsys, "doctor", "--home", tmp_path)
     assert f"ok      config: {tmp_path / 'config.toml'} absent: defaults; every section valid" in out
+
+
+def test_doctor_names_the_overrides_and_an_override_to_fix(monkeypatch, capsys, tmp_path):
+    """Review: with no config.toml doctor said "absent: defaults" while an override was in
+    effect, and for a wrong override its fix said to edit config.toml, which did not exist."""
+    monkeypatch.delenv("CONTINUITY_ARCHIVE__ENABLED", raising=False)  # the tests' override
+    monkeypatch.setenv("CONTINUITY_CONTINUITY__PROMPT_INTERVAL", "3")
+    code, out, err = run_main(monkeypatch, capsys, "doctor", "--home", tmp_path)
+    assert (f"ok      config: {tmp_path / 'config.toml'} absent: defaults; overridden by "
+            "$CONTINUITY_CONTINUITY__PROMPT_INTERVAL; every section valid") in out
+    monkeypatch.delenv("CONTINUITY_CONTINUITY__PROMPT_INTERVAL")
+    monkeypatch.setenv("CONTINUITY_CONTINUITY__PROMPT_INTERVALL", "3")
+    code, out, err = run_main(monkeypatch, capsys, "doctor", "--home", tmp_path, "--json")
+    config = next(c for c in json.loads(out)["checks"] if c["check"] == "config")
+    assert (config["status"], config["detail"], config["fix"]) == (
+        "problem", "$CONTINUITY_CONTINUITY__PROMPT_INTERVALL: 'prompt_intervall' is not a "
+        "setting of [continuity]; did you mean $CONTINUITY_CONTINUITY__PROMPT_INTERVAL?",
+        "change or unset the environment variable named as the message says, then run "
+        "`continuity doctor` again")
 
 
 # --------------------------------------------------------------------------- --home

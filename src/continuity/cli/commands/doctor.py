@@ -96,17 +96,26 @@ def check_config(home: Path) -> Check:
     from continuity.core.config import KNOWN_SECTIONS, config_path, read_config
     from continuity.core.errors import ConfigError
 
+    import os
+
     path = config_path(home)
-    fix = (f"edit {path} (or the environment variable named) as the message says, then run "
-           "`continuity doctor` again")
     try:
         read_config(home)
         loaders = _section_loaders()
         for section in KNOWN_SECTIONS:
             loaders[section](home)
     except ConfigError as exc:
-        return Check("config", None, "problem", str(exc), fix, {"path": str(path)})
+        message = str(exc)
+        # review: the fix named config.toml also when only an environment variable was wrong
+        what = ("change or unset the environment variable named" if message.startswith("$")
+                else f"edit {path}" if "$" not in message
+                else f"edit {path} or the environment variable named")
+        fix = f"{what} as the message says, then run `continuity doctor` again"
+        return Check("config", None, "problem", message, fix, {"path": str(path)})
+    overrides = sorted(v for v in os.environ if v.startswith("CONTINUITY_") and "__" in v[11:])
     shown = str(path) if path.is_file() else f"{path} absent: defaults"
+    if overrides:  # review: "absent: defaults" while an override was in effect
+        shown += "; overridden by " + ", ".join(f"${v}" for v in overrides)
     return Check("config", None, "ok", f"{shown}; every section valid", data={"path": str(path)})
 
 
