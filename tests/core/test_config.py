@@ -120,3 +120,20 @@ def test_every_load_section_call_names_a_known_section():
     for path in SRC.rglob("*.py"):
         used.update(re.findall(r'load_section\(\s*"([a-z_]+)"', path.read_text()))
     assert used and used <= set(KNOWN_SECTIONS), used - set(KNOWN_SECTIONS)
+
+
+@pytest.mark.parametrize("section", ["archive", "continuity", "daemon", "memory_md",
+                                     "summarizer", "transcripts"])
+def test_every_section_refuses_a_key_it_does_not_have(isolated_home, section):
+    """Review: ``[archive] enable = false`` (for ``enabled``) was ignored, so ``watch`` kept
+    archiving; every other section refused an unknown key. Each section's loader refuses
+    one, naming the file, the section and the key."""
+    from continuity.cli.commands.doctor import _section_loaders
+
+    isolated_home.mkdir(parents=True)
+    config = isolated_home / "config.toml"
+    config.write_text(f"[{section}]\nzz_not_a_setting = 1\n")
+    with pytest.raises(ConfigError) as exc:
+        _section_loaders()[section](isolated_home)
+    assert str(exc.value).startswith(f"{config} [{section}] zz_not_a_setting: is not a known "
+                                     "field (got 1)")

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterable, Optional
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from continuity.core.config import load_section
 
@@ -35,6 +35,8 @@ class ArchiveSettings(BaseModel):
     ``rescan_seconds`` (the safety-net full rescan, seconds, 1–86,400), and folder overrides
     ``claude_code``, ``codex``, ``pi``, ``opencode`` (an empty string: that harness is not
     watched)."""
+
+    model_config = ConfigDict(extra="forbid")  # review: `enable = false` was ignored
 
     enabled: bool = True
     rescan_seconds: float = Field(60.0, ge=1, le=86_400)
