@@ -384,3 +384,27 @@ def test_a_file_whose_name_is_not_utf8_is_not_reported_gone(tmp_path):
         assert store.source_presence() == {f.path: False}
         odd.unlink()
         assert mark_vanished(store, [folder]) == (1, 0)
+
+
+def test_a_file_cut_to_a_line_naming_no_session_stays_its_session(tmp_path):
+    """Second review: a Claude Code file not named after its session, whose first line (a
+    ``file-history-snapshot``) has no ``sessionId``, cut to that line and imported, became a
+    second session keyed by the file name; restored, its 38 other rows went to that copy too
+    (two sessions of 39 rows, one source). A re-read whose head names no session stays the
+    file's session: one session, 39 rows."""
+    sample = SHARED_DATA / "claude-code" / "tool_heavy.jsonl"
+    lines = sample.read_bytes().splitlines(keepends=True)
+    assert b"sessionId" not in lines[0]
+    path = tmp_path / "f.jsonl"
+    path.write_bytes(b"".join(lines))
+    with open_store(tmp_path / "a.db") as store:
+        (first,) = import_paths(store, [path]).files
+        assert first.session_key == "d6e0bada-1959-4eec-a9d2-0bfade768d8f"
+        with open(path, "r+b") as fh:
+            fh.truncate(len(lines[0]))
+        (cut,) = import_paths(store, [path]).files
+        path.write_bytes(b"".join(lines))
+        (back,) = import_paths(store, [path]).files
+        assert cut.session_key == back.session_key == first.session_key
+        assert [(s.key, s.entry_count) for s in store.list_sessions(limit=0)] == [
+            (first.session_key, first.imported)]

@@ -73,7 +73,11 @@ class FormatReader:
         self.skip_reason: str = ""
         self._facts = SessionFacts()
         key = self.key_from_head(head)
-        self.session_key = clean(key) if isinstance(key, str) and key else file_stem(path)
+        #: the head named no session, so ``session_key`` is the file stem: a guess, which a
+        #: re-read of a known file does not follow (second review: a Claude Code file cut to
+        #: its first line, a snapshot line without ``sessionId``, became a second session)
+        self.key_from_file_name = not (isinstance(key, str) and key)
+        self.session_key = clean(key) if not self.key_from_file_name else file_stem(path)
 
     @classmethod
     def sniff(cls, head: list[dict]) -> bool:  # pragma: no cover - abstract

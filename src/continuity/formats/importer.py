@@ -528,8 +528,9 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
     state = orjson.loads(source.reader_state) if (source and resume and source.reader_state) \
         else {}
     reader = reader_cls(key_path, head, state.get("reader"))
-    if source is not None and (resume or safe_key(reader.session_key) == source.session_key):
-        key = source.session_key  # grown, or re-read: the same session
+    if source is not None and (resume or safe_key(reader.session_key) == source.session_key
+                               or reader.key_from_file_name):
+        key = source.session_key  # grown, re-read, or its head names no session: the same
     else:
         key = _claim_key(store, reader.session_key, key_path,  # new, or now another session
                          joins=reader.continues_session)
