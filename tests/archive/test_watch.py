@@ -151,3 +151,21 @@ def test_ctrl_c_stops_watch_with_exit_0(tmp_path):
     finally:
         proc.kill()
     assert code == 0, proc.stderr.read()
+
+
+def test_a_session_just_created_is_archived_once_written_not_said_skipped(tmp_path):
+    """Second review: ``watch`` said ``not archived: …`` for a session file a harness had
+    just created (empty), which is archived as soon as its first line is written."""
+    projects, archiver = _archiver(tmp_path)
+    folder = projects / "-home-dev-demo"
+    folder.mkdir(parents=True)
+    new = folder / "00000000-0000-4000-8000-00000000abcd.jsonl"
+    new.write_bytes(b"")
+    first = archiver.run_pass()
+    assert (first.files, first.skipped) == (0, [])
+    line = {"type": "user", "sessionId": new.stem, "uuid": "u1", "timestamp":
+            "2026-12-01T10:00:00Z", "cwd": "/home/dev/demo",
+            "message": {"role": "user", "content": "hello"}}
+    new.write_text(json.dumps(line) + "\n")
+    second = archiver.run_pass()
+    assert (second.files, second.rows, second.skipped) == (1, 1, [])

@@ -82,6 +82,8 @@ def test_a_session_just_started_is_waiting_not_an_error(monkeypatch, capsys, tmp
     assert code == 0
     assert f"waiting {partial}: no complete line yet (imported once its first line is " \
            "written)" in err.splitlines()
+    assert out.splitlines()[-1] == ("1 files, 0 sessions, 0 rows, 0 bad lines, 0 duplicates, "
+                                    "1 files skipped (1 waiting for their first line)")
     partial.write_bytes(data)
     code, out, err = run_main(monkeypatch, capsys, "import", partial, "--home", tmp_path / "h")
     assert code == 0

@@ -232,7 +232,7 @@ class Archiver:
             if f.status == "failed":
                 result.failed += 1
                 continue
-            if f.status == "skipped":
+            if f.status == "skipped" and not f.waiting:  # a waiting one is archived later
                 result.skipped.append((str(p), f.reason or "not a session file"))
             if p in stats:
                 self._seen[p] = stats[p]

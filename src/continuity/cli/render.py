@@ -96,9 +96,11 @@ def import_summary(out: Console, err: Console, report: ImportReport) -> None:
         out.print(f"[dim]unchanged[/] {unchanged} file{'' if unchanged == 1 else 's'} "
                   "(nothing new since the last import)")
     t = report.totals()
+    waiting = sum(1 for f in report.files if f.waiting)
     out.print(f"{t['files']} files, {t['sessions']} sessions, {t['imported']} rows, "
               f"{t['errors']} bad lines, {t['duplicate']} duplicates, "
-              f"{t['skipped_files']} files skipped")
+              f"{t['skipped_files']} files skipped"
+              + (f" ({waiting} waiting for their first line)" if waiting else ""))
 
 
 # ---------------------------------------------------------------------------- display text
