@@ -408,3 +408,28 @@ def test_a_file_cut_to_a_line_naming_no_session_stays_its_session(tmp_path):
         assert cut.session_key == back.session_key == first.session_key
         assert [(s.key, s.entry_count) for s in store.list_sessions(limit=0)] == [
             (first.session_key, first.imported)]
+
+
+def test_a_live_import_leaves_no_rows_due(tmp_path):
+    """The daemon imports a live session's file with ``mark_due=False``: live capture writes
+    its checkpoints and transcript itself, so its rows are not due for the import's replay
+    and transcript phase (a later ``import`` or archiver pass would otherwise replay a live
+    session and give it a session end). Rows an earlier import left due stay due."""
+    from continuity.formats.importer import import_file
+
+    lines = _lines(CLAUDE)
+    path = tmp_path / CLAUDE.name
+    path.write_bytes(b"".join(lines[:5]))
+    with open_store(tmp_path / "a.db") as store:
+        live = import_file(store, path, mark_due=False)
+        assert live.imported > 0
+        assert store.get_source(live.path).pending_from is None
+        with open(path, "ab") as fh:
+            fh.write(b"".join(lines[5:10]))
+        cut = import_file(store, path)  # an import whose phases never ran
+        due = store.get_source(cut.path).pending_from
+        assert due == cut.first_new_seq == live.imported
+        with open(path, "ab") as fh:
+            fh.write(b"".join(lines[10:15]))
+        import_file(store, path, mark_due=False)
+        assert store.get_source(cut.path).pending_from == due

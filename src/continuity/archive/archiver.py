@@ -4,7 +4,8 @@ A pass lists the watched folders (``harness_folders``), compares each ``*.jsonl`
 ``(size, mtime_ns)`` with what the previous pass saw (unchanged files cost one ``stat``), and
 imports at most ``max_files`` changed files through ``archive.ingest`` (``import_files``,
 itself incremental: an appended file imports only its new bytes, then ``replay_import`` and
-``sync_import_report``), exactly as ``continuity import`` does. Files beyond the cap stay pending for the next pass.
+``sync_import_report``), exactly as ``continuity import`` does. Files beyond the cap stay
+pending for the next pass.
 Each ``import_files`` group is its own short transaction, so live capture keeps answering.
 
 ``follow`` runs passes while watching: a pass per batch of file-system events looks only at

@@ -457,14 +457,17 @@ def key_paths(key: str) -> list[Path]:
 
 
 def import_file(store: Store, path: str | os.PathLike[str], *,
-                progress: Progress | None = None, keep_rows: bool = False) -> FileReport:
+                progress: Progress | None = None, keep_rows: bool = False,
+                mark_due: bool = True) -> FileReport:
     """Import one session file (see the module docstring). Never raises for bad content or a
     store failure: a file that is not a session file gets status ``skipped``, one that could
     not be stored ``failed``, each with a reason. An import that collides with another process
     importing the same file at the same time waits for it (issue 21): it is retried from
     where that one got, backing off, for up to ``CONFLICT_WAIT_SECONDS``, so both succeed;
     only a collision lasting longer reports the file failed. ``keep_rows``: see
-    ``import_files``."""
+    ``import_files``. ``mark_due``: record the new rows as due for the checkpoint replay and
+    the transcript phase (``SourceState.pending_from``); the daemon's live import passes
+    False, as live capture writes both itself (rows already due stay due)."""
     p = Path(path).resolve()
     deadline = time.monotonic() + CONFLICT_WAIT_SECONDS
     delay = 0.05
@@ -472,7 +475,7 @@ def import_file(store: Store, path: str | os.PathLike[str], *,
     while True:
         report = FileReport(path_key(p))
         try:
-            _import_once(store, p, report, progress, keep_rows)
+            _import_once(store, p, report, progress, keep_rows, mark_due)
             if first_new is not None:
                 report.first_new_seq = min(first_new, report.first_new_seq or first_new)
                 report.old_rows_changed = report.old_rows_changed or report.imported == 0
@@ -494,7 +497,7 @@ def import_file(store: Store, path: str | os.PathLike[str], *,
 
 
 def _import_once(store: Store, p: Path, report: FileReport, progress: Progress | None,
-                 keep_rows: bool = False) -> None:
+                 keep_rows: bool = False, mark_due: bool = True) -> None:
     key_path = report.path
     try:
         stat = p.stat()
@@ -538,6 +541,7 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
     # a known file that was rewritten (not grown): its line positions are read again
     job.replace_positions = source is not None and not resume
     job.kept = [] if keep_rows else None
+    job.mark_due = mark_due
     job.pending_from = report.pending_from = source.pending_from if source is not None else None
     if source is not None and not resume:  # rewritten or cut: remember how far it was read
         earlier = orjson.loads(source.reader_state) if source.reader_state else {}
@@ -677,6 +681,8 @@ class _FileImport:
         #: the most lines an earlier import read from this file, kept while the file is
         #: shorter (it was cut): a line up to it may already be stored as a row
         self.lines_seen: int = state.get("lines_seen", 0)
+        #: whether this import's new rows become due (``import_file(mark_due=...)``)
+        self.mark_due = True
         self.kept_bytes = 0
 
     def run(self, start: int, start_line: int, progress: Progress | None) -> None:
@@ -845,7 +851,8 @@ class _FileImport:
         # the rows whose checkpoints and transcript are due, stored with them: an import
         # interrupted before its phases leaves them due for the next one
         due = [s for s in (self.pending_from, self.report.first_new_seq,
-                           0 if self.report.old_rows_changed else None) if s is not None]
+                           0 if self.report.old_rows_changed else None) if s is not None] \
+            if self.mark_due else [s for s in (self.pending_from,) if s is not None]
         # size: the length the prefix hash covers the start of (the size when this import began)
         store.put_source(SourceState(self.path_str, self.key, self.reader.harness,
                                      self.stat.st_ino, self.stat.st_size, offset, line_count,

@@ -110,7 +110,8 @@ class TranscriptCapture:
 
         with self.import_lock:
             with self._db_lock:
-                report = import_file(self.store, path)
+                # live capture writes this session's checkpoints and transcript itself
+                report = import_file(self.store, path, mark_due=False)
                 session = self.store.get_session(report.session_key) \
                     if report.session_key else None
             if report.session_key:
