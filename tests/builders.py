@@ -66,3 +66,20 @@ def load(store: Store, rows: list[Entry], *, key: str = "s1",
         out.append(Run(f"{key}:{seq}", key, "default", seq, status, end))
     store.put_runs(out)
     return key
+
+
+def stored_transcript(store: object, key: str, agent: str = "default"
+                      ) -> tuple[str | None, list[str]]:
+    """What the database holds of a transcript row, read raw (revision 0018): the row's
+    ``content`` column and its appended parts in order (``(None, [])``: no row)."""
+    from sqlalchemy import and_, select
+
+    from continuity.store import schema
+
+    c, p = schema.session_transcripts.c, schema.session_transcript_parts.c
+    with store.engine.connect() as conn:  # type: ignore[attr-defined]
+        base = conn.execute(select(c.content).where(and_(
+            c.session_key == key, c.agent_id == agent))).scalar()
+        parts = conn.execute(select(p.content).where(and_(
+            p.session_key == key, p.agent_id == agent)).order_by(p.part)).scalars().all()
+    return base, list(parts)

@@ -14,7 +14,9 @@ from continuity.checkpoints.capture import CheckpointConfig
 from continuity.daemon.hooks.live import LiveCapture
 from tests.daemon.livecapture import start_live
 from continuity.daemon.hooks.models import BODIES
-from continuity.transcripts.session_transcripts import TranscriptLog, transcript_path
+from continuity.transcripts.session_transcripts import (TranscriptLog, content_hash,
+                                                         transcript_path)
+from tests.builders import stored_transcript
 
 CC_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code" / "compaction.jsonl"
 
@@ -95,6 +97,31 @@ def test_live_turns_without_a_transcript_file(live: LiveCapture) -> None:
     assert live.worker.wait_idle(10)
     row = live.store.get_transcripts(["t1"], "default")["t1"]
     assert row.content == "\n\n".join(records)
+
+
+def test_live_turns_append_only_their_own_text(live: LiveCapture) -> None:
+    """Issue 17 (revision 0018): each row write of live turns adds only those turns' text (one
+    part each), so a turn costs its own bytes, not the session's; the row reads as the whole
+    text with the hash of the whole, also for a daemon that finds the row open at restart."""
+    ev(live, "session-start", "t2")
+    for prompt in ("one", "two", "three"):
+        ev(live, "user-prompt-submit", "t2", prompt=prompt)
+        assert live.worker.wait_idle(10)
+    assert stored_transcript(live.store, "t2") == ("User: one",
+                                                   ["\n\nUser: two", "\n\nUser: three"])
+    row = live.store.get_transcripts(["t2"], "default")["t2"]
+    whole = "User: one\n\nUser: two\n\nUser: three"
+    assert row.content == whole and row.content_hash == content_hash(whole)
+    restarted = start_live(live.store, live.home)
+    try:
+        ev(restarted, "user-prompt-submit", "t2", prompt="four")
+        assert restarted.worker.wait_idle(10)
+    finally:
+        restarted.close()
+    assert stored_transcript(live.store, "t2")[1][-1] == "\n\nUser: four"
+    row = live.store.get_transcripts(["t2"], "default")["t2"]
+    assert row.content == whole + "\n\nUser: four"
+    assert row.content_hash == content_hash(whole + "\n\nUser: four")
 
 
 def test_live_restart_rebuilds_state_from_the_transcript(store, isolated_home: Path,

@@ -23,6 +23,7 @@ from continuity.formats.importer import import_files, import_paths
 from continuity.store import open_store
 from continuity.transcripts import session_transcripts as st
 from continuity.transcripts.transcript_log import TranscriptLog, transcript_path
+from tests.builders import stored_transcript
 from tests.paths import SHARED_DATA
 
 CLAUDE = SHARED_DATA / "claude-code" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
@@ -64,9 +65,12 @@ def test_grown_file_appends_records_and_equals_a_fresh_import(tmp_path, monkeypa
         assert first.captured == 1 and first.sessions_rewritten == 0
         with open(path, "ab") as fh:
             fh.write(b"".join(lines[half:]))
+        (key0,) = [x.key for x in store.list_sessions()]
+        base_before = stored_transcript(store, key0, store.get_session(key0).agent_id)
         report, _, grown = _import(store, home, path)
         new_rows = report.files[0].imported
         key = report.files[0].session_key
+        base_after = stored_transcript(store, key, store.get_session(key).agent_id)
         visible_new = [e for e in store.entries(key, after_seq=report.files[0].first_new_seq - 1,
                                                limit=10_000, visible_only=True)]
         total_visible = len(store.entries(key, limit=100_000, visible_only=True))
@@ -93,6 +97,11 @@ def test_grown_file_appends_records_and_equals_a_fresh_import(tmp_path, monkeypa
         row2 = store2.get_transcripts([key], store2.get_session(key).agent_id)[key]
     assert _records(home, harness) == _records(home2, harness)
     assert row.content == row2.content and row.content_hash == row2.content_hash
+    # issue 17 (revision 0018): the grown row wrote only what it added, as one part
+    assert key0 == key and base_before[1] == [] and base_after[0] == base_before[0]
+    assert base_after[1] == [row.content[len(base_before[0]):]]
+    assert row.content == base_before[0] + base_after[1][0]
+    assert base_after[1][0].startswith("\n\n") and len(base_after[1][0]) > 2
 
 
 def test_unchanged_reimport_replays_and_reads_nothing(tmp_path, monkeypatch):

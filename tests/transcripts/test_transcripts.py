@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
@@ -22,7 +22,7 @@ from continuity.formats.importer import import_paths
 from continuity.core.model import Session, ThinkingBlock, ToolResultBlock
 from continuity.transcripts.transcript_log import TranscriptLog, TranscriptRecord
 from tests.paths import SAMPLE_DIRS
-from tests.builders import A, CP, T, U, call, load
+from tests.builders import A, CP, T, U, call, load, stored_transcript
 
 T0 = datetime(2026, 9, 1, 8, 0, tzinfo=timezone.utc)
 
@@ -309,6 +309,91 @@ def test_put_transcript_rejects_blank_key_and_stores_nul_safely(store):
         tr.put_transcript(store, "  ", "x")
     tr.put_transcript(store, "s1", "a\x00b")
     assert store.get_transcripts(["s1"], "default")["s1"].content == "a\ufffdb"
+
+
+def test_extend_transcript_writes_only_the_new_text_as_a_part(store):
+    """Issue 17 (revision 0018): text that only grew is written as the row's next part; the
+    row's own column keeps its first text, the row reads as the whole text with the hash of
+    the whole, updated and re-opened; a replace folds the parts away."""
+    tr.put_transcript(store, "s1", "User: a", harness="pi", now=T0, completed_at=T0)
+    row = store.get_transcripts(["s1"], "default")["s1"]
+    later = T0 + timedelta(minutes=1)
+    w = tr.extend_transcript(store, row, "\n\nAssistant: b", harness="pi", project="/p",
+                             now=later)
+    assert w == tr.TranscriptWrite(changed=True)
+    row = store.get_transcripts(["s1"], "default")["s1"]
+    tr.extend_transcript(store, row, "\n\nUser: c\x00", harness="pi", project="/p",
+                         now=later + timedelta(minutes=1))
+    assert stored_transcript(store, "s1") == ("User: a",
+                                              ["\n\nAssistant: b", "\n\nUser: c\ufffd"])
+    row = store.get_transcripts(["s1"], "default")["s1"]
+    whole = "User: a\n\nAssistant: b\n\nUser: c\ufffd"
+    assert row.content == whole
+    assert row.content_hash == hashlib.sha256(whole.encode()).hexdigest()
+    assert (row.project, row.updated_at, row.completed_at) == (
+        "/p", later + timedelta(minutes=1), None)
+    assert tr.put_transcript(store, "s1", "User: z", harness="pi", now=later).changed
+    assert stored_transcript(store, "s1") == ("User: z", [])
+    assert store.get_transcripts(["s1"], "default")["s1"].content == "User: z"
+
+
+def test_extend_transcript_after_another_writer_writes_the_whole_text(store):
+    """An extend from a row read before another writer changed it writes the whole text
+    (the caller's read plus its tail), not a part on top of text it never saw; the store's
+    compare-and-set refuses the stale hash."""
+    tr.put_transcript(store, "s1", "v1", now=T0)
+    stale = store.get_transcripts(["s1"], "default")["s1"]
+    tr.put_transcript(store, "s1", "v2", now=T0)
+    assert not store.append_transcript(
+        "s1", "default", tail="\n\nx", content_hash=tr.content_hash("v1\n\nx"),
+        expected_hash=stale.content_hash, harness="manual", project=None, updated_at=T0)
+    assert stored_transcript(store, "s1") == ("v2", [])
+    w = tr.extend_transcript(store, stale, "\n\nmore", harness="manual", project=None,
+                             completed_at=T0 + timedelta(hours=1))
+    assert w == tr.TranscriptWrite(changed=True, completed=True)
+    assert stored_transcript(store, "s1") == ("v1\n\nmore", [])
+    assert not store.append_transcript(
+        "missing", "default", tail="\n\nx", content_hash="0" * 64,
+        expected_hash="1" * 64, harness="manual", project=None, updated_at=T0)
+
+
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(steps=st.lists(st.tuples(st.booleans(), st.text(max_size=30)), min_size=1,
+                      max_size=12))
+def test_property_a_row_reads_as_every_write_applied(sqlite_store, steps):
+    """Any sequence of appends (extend_transcript) and replaces (put_transcript) leaves a row
+    that reads as the same writes applied to one string, with that string's hash."""
+    key = f"p{hashlib.sha256(repr(steps).encode()).hexdigest()[:16]}"
+    expected = ""
+    for replace, text in steps:
+        text = tr.storable(text)
+        row = sqlite_store.get_transcripts([key], "default").get(key)
+        if replace or row is None:
+            tr.put_transcript(sqlite_store, key, text, now=T0)
+            expected = text
+        else:
+            tail = f"\n\n{text}" if row.content else text
+            tr.extend_transcript(sqlite_store, row, tail, harness="manual", project=None,
+                                 now=T0)
+            expected += tail
+    row = sqlite_store.get_transcripts([key], "default")[key]
+    assert row.content == expected
+    assert row.content_hash == hashlib.sha256(expected.encode()).hexdigest()
+
+
+@given(st.text(), st.lists(st.text(), max_size=5))
+def test_property_text_digest_equals_the_hash_of_the_whole_text(first, tails):
+    """The daemon's running hash (``TextDigest``) of a text grown by ``tails`` equals
+    ``content_hash`` of the whole text at every step, and extending leaves the old digest."""
+    digest, text = tr.TextDigest(first), first
+    assert digest.hex == tr.content_hash(first) and digest.empty == (first == "")
+    for tail in tails:
+        grown = digest.extended(tail)
+        assert digest.hex == tr.content_hash(text)
+        text += tail
+        digest = grown
+        assert digest.hex == tr.content_hash(text)
 
 
 # --------------------------------------------------------------------------- completion paths

@@ -7,8 +7,9 @@ means, when a row completes, redaction, de-duplication) are in ``continuity.tran
 
 Each write primitive is one conditional statement, so it is race-free on its own and says whether
 it changed a row: ``insert_transcript`` / ``insert_memory`` skip an existing key,
-``update_transcript_content`` writes only a different hash, ``complete_transcript`` only an open
-row (on SQLite ``insert_memory`` also writes the memory's ``memories_fts`` row, in the same
+``update_transcript_content`` writes only a different hash, ``append_transcript`` only onto
+the hash it expects (a transcript's text is its ``content`` plus the parts appended since,
+revision 0018), ``complete_transcript`` only an open row (on SQLite ``insert_memory`` also writes the memory's ``memories_fts`` row, in the same
 transaction). Full-text search is dialect-specific (revisions 0007, 0011): SQLite FTS5 ranked by
 BM25 (candidates of very common words bounded, ``continuity.store.fts``), PostgreSQL
 ``to_tsvector('english', continuity_search_text(content))`` ranked by ``ts_rank`` with length
@@ -23,8 +24,8 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, Sequence
 
 import orjson
-from sqlalchemy import (and_, bindparam, column, func, literal_column, select, table, text,
-                        update)
+from sqlalchemy import (and_, bindparam, column, delete, func, insert, literal_column, select,
+                        table, text, update)
 
 from continuity.core.model import Memory, TranscriptRow
 from continuity.store import fts
@@ -113,6 +114,48 @@ def _replace_transcript_if() -> Any:
 
 
 @cache
+def _mark_appended() -> Any:
+    """The compare-and-set of an append: the row's hash, harness, project, ``updated_at`` and
+    ``completed_at`` (its ``content`` is left as it is)."""
+    c = t.session_transcripts.c
+    return (update(t.session_transcripts)
+            .where(and_(c.session_key == bindparam("b_key"), c.agent_id == bindparam("b_agent"),
+                        c.content_hash == bindparam("b_expected")))
+            .values(content_hash=bindparam("content_hash"), harness=bindparam("harness"),
+                    project=bindparam("project"), updated_at=bindparam("updated_at"),
+                    completed_at=bindparam("completed_at")))
+
+
+@cache
+def _append_part() -> Any:
+    """Insert the row's next part (one past its highest ``part``, 1 for the first): one
+    statement, run after the compare-and-set on the row, which holds the row's write lock."""
+    p = t.session_transcript_parts.c
+    agent, key = bindparam("b_agent", type_=t.String(200)), bindparam("b_key", type_=t.String(200))
+    nxt = (select(agent, key, func.coalesce(func.max(p.part), 0) + 1,
+                  bindparam("b_tail", type_=t.Text()))
+           .where(and_(p.agent_id == agent, p.session_key == key)))
+    return insert(t.session_transcript_parts).from_select(
+        ["agent_id", "session_key", "part", "content"], nxt)
+
+
+@cache
+def _drop_parts() -> Any:
+    p = t.session_transcript_parts.c
+    return delete(t.session_transcript_parts).where(and_(
+        p.agent_id == bindparam("b_agent"), p.session_key == bindparam("b_key")))
+
+
+@cache
+def _parts_of() -> Any:
+    p = t.session_transcript_parts.c
+    return (select(p.session_key, p.content)
+            .where(and_(p.agent_id == bindparam("b_agent"),
+                        p.session_key.in_(bindparam("b_keys", expanding=True))))
+            .order_by(p.session_key, p.part))
+
+
+@cache
 def _transcript_hash() -> Any:
     c = t.session_transcripts.c
     return select(c.content_hash).where(and_(c.session_key == bindparam("b_key"),
@@ -159,24 +202,48 @@ class MemoryStoreMixin:
                                   content_hash: str, harness: str, project: str | None,
                                   updated_at: datetime,
                                   expected_hash: str | None = None) -> bool:
-        """Replace the row's content when its hash differs from ``content_hash``: sets
-        ``updated_at`` and re-opens it (``completed_at`` NULL). True when a row changed.
-        With ``expected_hash``, only a row whose stored hash is that one is replaced (a
-        compare-and-set: the daemon's live turns append to the text they last wrote, in one
-        statement instead of a read and a write; issue 17)."""
+        """Replace the row's whole text with ``content`` when its hash differs from
+        ``content_hash``: sets ``updated_at``, re-opens it (``completed_at`` NULL) and deletes
+        its appended parts (revision 0018). True when a row changed. With ``expected_hash``,
+        only a row whose stored hash is that one is replaced (a compare-and-set)."""
         if expected_hash is not None:
             if expected_hash == content_hash:
                 return False
-            params = {"b_key": session_key, "b_agent": agent_id, "b_expected": expected_hash,
-                      "content": content, "content_hash": content_hash, "harness": harness,
-                      "project": project, "updated_at": updated_at, "completed_at": None}
-            with self._conn() as conn:  # type: ignore[attr-defined]
-                return conn.execute(_replace_transcript_if(), params).rowcount == 1
-        params = {"b_key": session_key, "b_agent": agent_id, "b_hash": content_hash,
-                  "content": content, "content_hash": content_hash, "harness": harness,
-                  "project": project, "updated_at": updated_at, "completed_at": None}
+            stmt, params = _replace_transcript_if(), {"b_expected": expected_hash}
+        else:
+            stmt, params = _replace_transcript(), {"b_hash": content_hash}
+        params.update({"b_key": session_key, "b_agent": agent_id, "content": content,
+                       "content_hash": content_hash, "harness": harness, "project": project,
+                       "updated_at": updated_at, "completed_at": None})
         with self._conn() as conn:  # type: ignore[attr-defined]
-            return conn.execute(_replace_transcript(), params).rowcount == 1
+            if conn.execute(stmt, params).rowcount != 1:
+                return False
+            conn.execute(_drop_parts(), {"b_key": session_key, "b_agent": agent_id})
+            return True
+
+    def append_transcript(self, session_key: str, agent_id: str, *, tail: str,
+                          content_hash: str, expected_hash: str, harness: str,
+                          project: str | None, updated_at: datetime) -> bool:
+        """Append ``tail`` to the row's text when its stored hash is ``expected_hash`` (a
+        compare-and-set): the row's text becomes its old text + ``tail`` exactly (the caller
+        puts the ``"\n\n"`` separator at the start of ``tail``), its hash ``content_hash``
+        (the caller's sha256 of that whole text), ``updated_at`` set, re-opened
+        (``completed_at`` NULL). Writes ``tail`` as the row's next part (revision 0018), so the
+        cost is the new text's bytes, not the session's (issue 17: a live turn, a grown
+        session's import). True when appended; False when the row is missing, its hash is not
+        ``expected_hash`` (another writer changed it: the caller re-reads), or ``tail`` is
+        empty."""
+        if not tail or expected_hash == content_hash:
+            return False
+        params = {"b_key": session_key, "b_agent": agent_id, "b_expected": expected_hash,
+                  "content_hash": content_hash, "harness": harness, "project": project,
+                  "updated_at": updated_at, "completed_at": None}
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            if conn.execute(_mark_appended(), params).rowcount != 1:
+                return False
+            conn.execute(_append_part(), {"b_key": session_key, "b_agent": agent_id,
+                                          "b_tail": tail})
+            return True
 
     def complete_transcript(self, session_key: str, agent_id: str, at: datetime) -> bool:
         """Set ``completed_at`` = ``at`` where it is NULL (first completion wins); True when a
@@ -208,22 +275,30 @@ class MemoryStoreMixin:
         return found
 
     @staticmethod
-    def _transcript(r: Any) -> TranscriptRow:
-        return TranscriptRow(r.session_key, r.agent_id, r.harness, r.project, r.content,
+    def _transcript(r: Any, parts: Sequence[str] = ()) -> TranscriptRow:
+        content = r.content + "".join(parts) if parts else r.content
+        return TranscriptRow(r.session_key, r.agent_id, r.harness, r.project, content,
                              r.content_hash, _utc(r.created_at), _utc(r.updated_at),
                              _utc(r.completed_at))
 
     def get_transcripts(self, session_keys: Iterable[str], agent_id: str
                         ) -> dict[str, TranscriptRow]:
-        """``{session_key: row}`` of this agent's rows for these keys, in one query per 500
-        keys (keys without a row are absent)."""
+        """``{session_key: row}`` of this agent's rows for these keys (keys without a row are
+        absent), each with its full text: ``content`` followed by its appended parts in order
+        (revision 0018). Two queries per 500 keys (the rows, their parts)."""
         keys = sorted({k for k in session_keys if k})
         out: dict[str, TranscriptRow] = {}
         with self._conn() as conn:  # type: ignore[attr-defined]
             for i in range(0, len(keys), _CHUNK):
-                rows = conn.execute(_transcripts_of(), {"b_agent": agent_id,
-                                                        "b_keys": keys[i:i + _CHUNK]})
-                out.update({r.session_key: self._transcript(r) for r in rows})
+                params = {"b_agent": agent_id, "b_keys": keys[i:i + _CHUNK]}
+                rows = conn.execute(_transcripts_of(), params).all()
+                if not rows:
+                    continue
+                parts: dict[str, list[str]] = {}
+                for key, text_part in conn.execute(_parts_of(), params):
+                    parts.setdefault(key, []).append(text_part)
+                out.update({r.session_key: self._transcript(r, parts.get(r.session_key, ()))
+                            for r in rows})
         return out
 
     def sessions_without_transcript(self, session_keys: Iterable[str]) -> list[str]:

@@ -264,6 +264,19 @@ Index("ix_transcripts_agent_completed", session_transcripts.c.agent_id,
 Index("ix_transcripts_agent_hash", session_transcripts.c.agent_id,
       session_transcripts.c.content_hash)
 
+#: Revision 0018 (issue 17): text appended to a ``session_transcripts`` row after its
+#: ``content``. The row's full text is ``content`` + its parts in ``part`` order (each part
+#: starts with its own ``"\n\n"`` separator); ``content_hash`` hashes that full text. An append
+#: writes one part (its own bytes, not the session's); a replace deletes them.
+session_transcript_parts = Table(
+    "session_transcript_parts",
+    metadata,
+    Column("agent_id", String(200), primary_key=True),
+    Column("session_key", String(200), primary_key=True),
+    Column("part", Integer, primary_key=True, autoincrement=False),
+    Column("content", Text, nullable=False),
+)
+
 # ---------------------------------------------------------------------------- applied events (0013)
 
 #: The hook events the daemon applied (issue 21: exactly once). A live turn's event id is

@@ -17,6 +17,7 @@ _EXPORTS = {
     "TranscriptLog": "transcript_log",
     "TranscriptRecord": "transcript_log",
     "content_hash": "transcript_log",
+    "extend_transcript": "session_transcripts",
     "load_transcript": "session_transcripts",
     "memory_id": "memories",
     "project": "projection",

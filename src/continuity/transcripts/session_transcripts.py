@@ -20,7 +20,8 @@ replaces a session's records there and rewrites from the database any session a 
 cut short (``restore_torn``).
 
 **Row rules** (``put_transcript``): same hash changes nothing; a different hash replaces the
-content, sets ``updated_at`` and re-opens a completed row; completion sets ``completed_at`` only
+content, sets ``updated_at`` and re-opens a completed row (``extend_transcript``: the same for
+text that only grew, writing just what it added as the row's next part, revision 0018); completion sets ``completed_at`` only
 where it is NULL (idempotent, first completion wins), so "write then complete" in one call gives a
 changed session its new completion time. Completion paths: ``end_session``,
 ``recover_after_clear`` and ``sweep_idle`` (``[transcripts] idle_limit_minutes``, default 240,
@@ -59,6 +60,7 @@ from continuity.transcripts.transcript_log import (  # noqa: F401 (re-exported)
     SCHEMA,
     TranscriptLog,
     TranscriptRecord,
+    TextDigest,
     content_hash,
     import_capture_lock,
     encode_record,
@@ -186,6 +188,38 @@ def put_transcript(store: "SqlStore", session_key: str, content: str, *,
         completed = completed_at is not None and store.complete_transcript(
             key, agent_id, completed_at)
     return TranscriptWrite(inserted, changed, completed)
+
+
+def extend_transcript(store: "SqlStore", row: TranscriptRow, tail: str, *, harness: str,
+                      project: str | None, completed_at: datetime | None = None,
+                      now: datetime | None = None) -> TranscriptWrite:
+    """Append ``tail`` to the session's row by the row rules (module docstring), in one
+    transaction: its text becomes ``row.content + tail`` exactly (``row``: the stored row as
+    read; ``tail`` starts with the ``"\n\n"`` separator unless ``row.content`` is empty).
+    While the stored hash is still ``row.content_hash``, only ``tail`` is written
+    (``Store.append_transcript``, revision 0018; issue 17: the cost is the new text's bytes,
+    not the session's); when another writer changed the row meanwhile, the whole text is
+    written (``put_transcript``). ``harness`` / ``project`` are set as ``put_transcript`` sets
+    them. Raises ``InputError`` as ``put_transcript``."""
+    tail = storable(tail)
+    check_identity(row.session_key, row.agent_id, harness)
+    if not tail:
+        return put_transcript(store, row.session_key, row.content, agent_id=row.agent_id,
+                              harness=harness, project=project, completed_at=completed_at,
+                              now=now)
+    text = row.content + tail
+    digest, at = content_hash(text), now or _now()
+    with store.batch():
+        appended = store.append_transcript(
+            row.session_key, row.agent_id, tail=tail, content_hash=digest,
+            expected_hash=row.content_hash, harness=harness, project=project, updated_at=at)
+        if not appended:
+            return put_transcript(store, row.session_key, text, agent_id=row.agent_id,
+                                  harness=harness, project=project, completed_at=completed_at,
+                                  now=at)
+        completed = completed_at is not None and store.complete_transcript(
+            row.session_key, row.agent_id, completed_at)
+    return TranscriptWrite(False, True, completed)
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,7 +369,10 @@ GROUP_CHARS = 16 * 1024 * 1024
 class _Pending:
     session: Any
     records: list[TranscriptRecord]
-    content: str
+    #: the stored row the records extend (None: the session has none yet)
+    row: TranscriptRow | None
+    #: the text the records add to ``row``'s (with its leading separator when extending)
+    tail: str
     completed_at: datetime | None
     #: the source files whose due rows this capture derives (``Store.settle_sources``)
     settles: list[str]
@@ -393,8 +430,8 @@ class _ImportCapture:
             self.out.captured += 1
             return
         new = "\n\n".join(r.content for r in records)
-        content = f"{old}\n\n{new}" if old and new else (old or new)
-        self.pending.append(_Pending(session, records, content, completed_at, list(settles)))
+        tail = f"\n\n{new}" if old and new else new
+        self.pending.append(_Pending(session, records, row, tail, completed_at, list(settles)))
         self.chars += len(new)
         if self.chars >= GROUP_CHARS:
             self.flush()
@@ -441,9 +478,13 @@ class _ImportCapture:
         with self.store.batch():
             for p in pending:
                 s = p.session
-                put_transcript(self.store, s.key, p.content, agent_id=s.agent_id,
-                               harness=s.harness, project=s.project,
-                               completed_at=p.completed_at)
+                if p.row is None:
+                    put_transcript(self.store, s.key, p.tail, agent_id=s.agent_id,
+                                   harness=s.harness, project=s.project,
+                                   completed_at=p.completed_at)
+                else:
+                    extend_transcript(self.store, p.row, p.tail, harness=s.harness,
+                                      project=s.project, completed_at=p.completed_at)
             self.store.settle_sources([path for p in pending for path in p.settles])
         self.out.captured += len(pending)
 

@@ -89,6 +89,32 @@ def content_hash(content: str) -> str:
     return hashlib.sha256(content.encode("utf-8")).hexdigest()
 
 
+class TextDigest:
+    """The running ``content_hash`` of a text that only grows, without keeping the text: the
+    daemon appends each live turn to a transcript row and needs the hash of the whole text,
+    and hashing it whole on every turn cost O(session) per turn (issue 17).
+
+    ``TextDigest(text).hex == content_hash(text)``; ``d.extended(tail).hex ==
+    content_hash(text + tail)`` (a new digest: ``d`` is unchanged, so a failed write keeps
+    the old one); ``empty``: whether the text is empty (its first paragraph takes no
+    separator)."""
+
+    __slots__ = ("_sha", "empty", "hex")
+
+    def __init__(self, text: str = "", *, _sha: Any = None) -> None:
+        self._sha = _sha if _sha is not None else hashlib.sha256(text.encode("utf-8"))
+        self.empty = _sha is None and not text
+        self.hex = self._sha.hexdigest()
+
+    def extended(self, tail: str) -> "TextDigest":
+        """The digest of this text followed by ``tail``."""
+        if not tail:
+            return self
+        sha = self._sha.copy()
+        sha.update(tail.encode("utf-8"))
+        return TextDigest(_sha=sha)
+
+
 @dataclass(frozen=True, slots=True)
 class TranscriptRecord:
     """One line of the canonical JSONL: one row of one session.

@@ -212,7 +212,7 @@ class TranscriptCapture:
                 self.store.mark_events_applied((i for _, _, i in info.pending if i),
                                                datetime.now(timezone.utc))
                 tx.sync_session(self.store, key, home=self.home)
-                info.live_turns, info.row_content, info.row_hash = 0, None, None
+                info.live_turns, info.row_digest, info.row_hash = 0, None, None
                 info.pending.clear()  # the file's rows hold these turns now
 
     def finish(self, info: LiveSession, at: datetime) -> tuple[bool, str, str | None]:

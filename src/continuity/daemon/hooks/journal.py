@@ -42,6 +42,14 @@ from continuity.core.faults import crash_point
 from continuity.transcripts import session_transcripts as tx
 
 
+def _tail(after_text: bool, paras: list[str]) -> str:
+    """What the paragraphs ``paras`` add to a row's text: their text, after the ``"\n\n"``
+    separator when the row's text is not empty (``after_text``; the row then reads
+    ``text + tail``)."""
+    joined = "\n\n".join(paras)
+    return f"\n\n{joined}" if after_text and joined else joined
+
+
 class _Batch:
     __slots__ = ("records", "done", "error")
 
@@ -141,39 +149,41 @@ class LiveTurns:
     def _write_row(self, info: Any) -> None:
         key = info.store_key or info.key
         with self._session_lock(info.key):
-            taken, known, known_hash = list(info.pending), info.row_content, info.row_hash
+            taken, known, known_hash = list(info.pending), info.row_digest, info.row_hash
         if not taken:
             return
         paras = [p for p, _, _ in taken]
         at = taken[-1][1]
         with self._db_lock, self.store.batch():  # the row and its turns' ids: one commit
-            # Issue 17: the common case is one statement, a compare-and-set on the hash of the
-            # text this daemon wrote last; another writer's change makes it read the row.
-            new = "\n\n".join([known, *paras] if known else paras)
-            digest = tx.content_hash(new)
-            written = known_hash is not None and self.store.update_transcript_content(
-                key, info.agent_id, content=new, content_hash=digest, harness=info.harness,
-                project=info.project, updated_at=at, expected_hash=known_hash)
+            # Issue 17: the common case is one append of the new turns (revision 0018), a
+            # compare-and-set on the hash of the text this daemon wrote last, whose new hash
+            # extends the running one (no O(session) work per turn); another writer's change
+            # makes it read the row.
+            written = False
+            if known is not None and known_hash is not None:
+                tail = _tail(not known.empty, paras)
+                digest = known.extended(tail)
+                written = self.store.append_transcript(
+                    key, info.agent_id, tail=tail, content_hash=digest.hex,
+                    expected_hash=known_hash, harness=info.harness, project=info.project,
+                    updated_at=at)
             if not written:
-                stored = self.store.transcript_hash(key, info.agent_id)
-                old = known if stored is not None and stored == known_hash else None
-                if old is None:
-                    row = self.store.get_transcripts([key], info.agent_id).get(key)
-                    old = row.content if row else ""
-                new = "\n\n".join([old, *paras] if old else paras)
-                digest = tx.content_hash(new)
-                if stored is None:
+                row = self.store.get_transcripts([key], info.agent_id).get(key)
+                if row is None:
+                    new = "\n\n".join(paras)
                     tx.put_transcript(self.store, key, new, agent_id=info.agent_id,
                                       harness=info.harness, project=info.project, now=at)
+                    digest = tx.TextDigest(new)
                 else:
-                    self.store.update_transcript_content(
-                        key, info.agent_id, content=new, content_hash=digest,
-                        harness=info.harness, project=info.project, updated_at=at)
+                    tail = _tail(bool(row.content), paras)
+                    tx.extend_transcript(self.store, row, tail, harness=info.harness,
+                                         project=info.project, now=at)
+                    digest = tx.TextDigest(row.content + tail)
             self.store.mark_events_applied((i for _, _, i in taken if i), at)
             crash_point("row-before-commit")
         crash_point("row-after-commit")
         with self._session_lock(info.key):
-            info.row_content, info.row_hash = new, digest
+            info.row_digest, info.row_hash = digest, digest.hex
             del info.pending[:len(taken)]
 
     def reconcile(self) -> int:
@@ -207,14 +217,12 @@ class LiveTurns:
         with self._db_lock, self.store.batch():
             row = self.store.get_transcripts([key], agent_id).get(key)
             paras = [r.content for r in turns]
-            new = "\n\n".join([row.content, *paras] if row and row.content else paras)
             if row is None:
-                tx.put_transcript(self.store, key, new, agent_id=agent_id,
+                tx.put_transcript(self.store, key, "\n\n".join(paras), agent_id=agent_id,
                                   harness=turns[-1].harness, project=turns[-1].project, now=at)
             else:
-                self.store.update_transcript_content(
-                    key, agent_id, content=new, content_hash=tx.content_hash(new),
-                    harness=row.harness, project=row.project, updated_at=at)
+                tx.extend_transcript(self.store, row, _tail(bool(row.content), paras),
+                                     harness=row.harness, project=row.project, now=at)
             self.store.mark_events_applied((r.event_id for r in turns), at)
 
     def restore_torn(self, log_file: Any) -> list[tuple[str, str]]:

@@ -66,6 +66,7 @@ from continuity.daemon.hooks.models import BODIES, CheckpointBody, HookBody, Ses
 from continuity.daemon.hooks.sessions import LiveSession, as_stored, busy_timeout_first
 from continuity.daemon.hooks.worker import RecentIds, Worker
 from continuity.core.model import Checkpoint, CheckpointTrigger
+from continuity.transcripts.transcript_log import TextDigest
 from continuity.store import SqlStore
 
 log = logging.getLogger("continuity.daemon")
@@ -386,7 +387,7 @@ class LiveCapture:
             info = LiveSession(key, row.harness, agent, project=row.project,
                                transcript_path=session.source_path if session else None,
                                store_key=key if session else None, last_seen=row.updated_at)
-            info.row_content, info.row_hash = row.content, row.content_hash
+            info.row_digest, info.row_hash = TextDigest(row.content), row.content_hash
             out.append(info)
         return out
 

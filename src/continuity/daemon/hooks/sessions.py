@@ -27,7 +27,7 @@ class LiveSession:
     key the import gave it (``store_key``; it differs only for a second file claiming the same
     id), when it was last heard from, its stored row count and live turns since (the seq of
     the next live record), the live turns not yet in its transcript row (paragraph, time),
-    the row's text and hash as last written, and the last continuation policy outcome."""
+    the running hash of the row's text as last written, and the last continuation policy outcome."""
 
     key: str
     harness: str
@@ -39,7 +39,9 @@ class LiveSession:
     entry_count: int = 0
     live_turns: int = 0
     pending: list[tuple[str, datetime, str | None]] = field(default_factory=list)
-    row_content: str | None = None
+    #: the running hash of the row's text as last written (``TextDigest``; None: unknown)
+    row_digest: Any = None
+    #: the row's stored ``content_hash`` as last written or read (the append's expected hash)
     row_hash: str | None = None
     last_outcome: dict[str, Any] | None = None
 
