@@ -68,18 +68,17 @@ def load(store: Store, rows: list[Entry], *, key: str = "s1",
     return key
 
 
-def stored_transcript(store: object, key: str, agent: str = "default"
-                      ) -> tuple[str | None, list[str]]:
-    """What the database holds of a transcript row, read raw (revision 0018): the row's
-    ``content`` column and its appended parts in order (``(None, [])``: no row)."""
+def stored_transcript(store: object, key: str, agent: str = "default") -> list[str] | None:
+    """What the database holds of a transcript row's text, read raw (revision 0018): its
+    parts in order (None: no row)."""
     from sqlalchemy import and_, select
 
     from continuity.store import schema
 
     c, p = schema.session_transcripts.c, schema.session_transcript_parts.c
     with store.engine.connect() as conn:  # type: ignore[attr-defined]
-        base = conn.execute(select(c.content).where(and_(
+        found = conn.execute(select(c.content_hash).where(and_(
             c.session_key == key, c.agent_id == agent))).scalar()
         parts = conn.execute(select(p.content).where(and_(
             p.session_key == key, p.agent_id == agent)).order_by(p.part)).scalars().all()
-    return base, list(parts)
+    return None if found is None else list(parts)

@@ -119,7 +119,7 @@ def test_prune_keeps_newest_of_a_live_session(store):
     for key, completed in (("live", None), ("done", now)):
         with store._conn() as conn:
             conn.execute(insert(schema.session_transcripts).values(
-                session_key=key, agent_id="default", harness="pi", project="/p", content="x",
+                session_key=key, agent_id="default", harness="pi", project="/p",
                 content_hash="0" * 64, created_at=T0, updated_at=T0, completed_at=completed))
         for i in range(3):
             store.insert_checkpoint(cp(key, prompts=i, at=T0 + timedelta(minutes=i)),

@@ -107,8 +107,8 @@ def test_live_turns_append_only_their_own_text(live: LiveCapture) -> None:
     for prompt in ("one", "two", "three"):
         ev(live, "user-prompt-submit", "t2", prompt=prompt)
         assert live.worker.wait_idle(10)
-    assert stored_transcript(live.store, "t2") == ("User: one",
-                                                   ["\n\nUser: two", "\n\nUser: three"])
+    assert stored_transcript(live.store, "t2") == ["User: one", "\n\nUser: two",
+                                                   "\n\nUser: three"]
     row = live.store.get_transcripts(["t2"], "default")["t2"]
     whole = "User: one\n\nUser: two\n\nUser: three"
     assert row.content == whole and row.content_hash == content_hash(whole)
@@ -118,7 +118,7 @@ def test_live_turns_append_only_their_own_text(live: LiveCapture) -> None:
         assert restarted.worker.wait_idle(10)
     finally:
         restarted.close()
-    assert stored_transcript(live.store, "t2")[1][-1] == "\n\nUser: four"
+    assert stored_transcript(live.store, "t2")[-1] == "\n\nUser: four"
     row = live.store.get_transcripts(["t2"], "default")["t2"]
     assert row.content == whole + "\n\nUser: four"
     assert row.content_hash == content_hash(whole + "\n\nUser: four")

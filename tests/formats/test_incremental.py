@@ -98,10 +98,9 @@ def test_grown_file_appends_records_and_equals_a_fresh_import(tmp_path, monkeypa
     assert _records(home, harness) == _records(home2, harness)
     assert row.content == row2.content and row.content_hash == row2.content_hash
     # issue 17 (revision 0018): the grown row wrote only what it added, as one part
-    assert key0 == key and base_before[1] == [] and base_after[0] == base_before[0]
-    assert base_after[1] == [row.content[len(base_before[0]):]]
-    assert row.content == base_before[0] + base_after[1][0]
-    assert base_after[1][0].startswith("\n\n") and len(base_after[1][0]) > 2
+    assert key0 == key and len(base_before) == 1 and base_after[0] == base_before[0]
+    assert base_after[1:] == [row.content[len(base_before[0]):]]
+    assert base_after[1].startswith("\n\n") and len(base_after[1]) > 2
 
 
 def test_unchanged_reimport_replays_and_reads_nothing(tmp_path, monkeypatch):

@@ -138,3 +138,50 @@ def test_migration_0016_downgrade_makes_compressed_raw_lines_plain(tmp_path):
             assert "codec" not in {c["name"] for c in inspect(conn).get_columns("raw_lines")}
     finally:
         engine.dispose()
+
+
+@pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
+def test_revision_0018_moves_transcript_text_to_parts_and_back(db_url):
+    """Revision 0018 (issue 17): a transcript row's text written at 0017 (in its ``content``
+    column) reads back the same after the upgrade, as part 0; an append then adds a part;
+    a downgrade to 0017 writes the whole text back into ``content``."""
+    from datetime import datetime, timezone
+
+    from alembic import command
+    from sqlalchemy import text
+
+    from continuity.store import _alembic_config, migrate
+
+    at = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    engine = create_engine(db_url)
+    try:
+        migrate(engine, "0017")
+        with engine.begin() as conn:
+            conn.execute(text(
+                "INSERT INTO session_transcripts (session_key, agent_id, harness, project, "
+                "content, content_hash, created_at, updated_at) VALUES ('s1', 'default', 'pi', "
+                "NULL, 'User: héllo', :h, :at, :at), ('s2', 'default', 'pi', NULL, '', :e, :at, "
+                ":at)"), {"h": "1" * 64, "e": "2" * 64, "at": at})
+    finally:
+        engine.dispose()
+    with open_store(db_url) as store:  # upgrades to head
+        rows = store.get_transcripts(["s1", "s2"], "default")
+        assert (rows["s1"].content, rows["s2"].content) == ("User: héllo", "")
+        assert store.append_transcript("s1", "default", tail="\n\nAssistant: hi",
+                                       content_hash="3" * 64, expected_hash="1" * 64,
+                                       harness="pi", project=None, updated_at=at)
+        with store.engine.connect() as conn:
+            assert conn.execute(text("SELECT part, content FROM session_transcript_parts "
+                                     "ORDER BY part")).all() == [
+                (0, "User: héllo"), (1, "\n\nAssistant: hi")]
+    engine = create_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            command.downgrade(_alembic_config(conn), "0017")
+        with engine.connect() as conn:
+            assert conn.execute(text("SELECT session_key, content FROM session_transcripts "
+                                     "ORDER BY session_key")).all() == [
+                ("s1", "User: héllo\n\nAssistant: hi"), ("s2", "")]
+            assert not inspect(conn).has_table("session_transcript_parts")
+    finally:
+        engine.dispose()

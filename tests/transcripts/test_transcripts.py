@@ -312,9 +312,9 @@ def test_put_transcript_rejects_blank_key_and_stores_nul_safely(store):
 
 
 def test_extend_transcript_writes_only_the_new_text_as_a_part(store):
-    """Issue 17 (revision 0018): text that only grew is written as the row's next part; the
-    row's own column keeps its first text, the row reads as the whole text with the hash of
-    the whole, updated and re-opened; a replace folds the parts away."""
+    """Issue 17 (revision 0018): text that only grew is written as the row's next part (the
+    parts before it stay as they are); the row reads as the whole text with the hash of the
+    whole, updated and re-opened; a replace leaves one part, the new text."""
     tr.put_transcript(store, "s1", "User: a", harness="pi", now=T0, completed_at=T0)
     row = store.get_transcripts(["s1"], "default")["s1"]
     later = T0 + timedelta(minutes=1)
@@ -324,8 +324,8 @@ def test_extend_transcript_writes_only_the_new_text_as_a_part(store):
     row = store.get_transcripts(["s1"], "default")["s1"]
     tr.extend_transcript(store, row, "\n\nUser: c\x00", harness="pi", project="/p",
                          now=later + timedelta(minutes=1))
-    assert stored_transcript(store, "s1") == ("User: a",
-                                              ["\n\nAssistant: b", "\n\nUser: c\ufffd"])
+    assert stored_transcript(store, "s1") == ["User: a", "\n\nAssistant: b",
+                                              "\n\nUser: c\ufffd"]
     row = store.get_transcripts(["s1"], "default")["s1"]
     whole = "User: a\n\nAssistant: b\n\nUser: c\ufffd"
     assert row.content == whole
@@ -333,7 +333,7 @@ def test_extend_transcript_writes_only_the_new_text_as_a_part(store):
     assert (row.project, row.updated_at, row.completed_at) == (
         "/p", later + timedelta(minutes=1), None)
     assert tr.put_transcript(store, "s1", "User: z", harness="pi", now=later).changed
-    assert stored_transcript(store, "s1") == ("User: z", [])
+    assert stored_transcript(store, "s1") == ["User: z"]
     assert store.get_transcripts(["s1"], "default")["s1"].content == "User: z"
 
 
@@ -347,14 +347,49 @@ def test_extend_transcript_after_another_writer_writes_the_whole_text(store):
     assert not store.append_transcript(
         "s1", "default", tail="\n\nx", content_hash=tr.content_hash("v1\n\nx"),
         expected_hash=stale.content_hash, harness="manual", project=None, updated_at=T0)
-    assert stored_transcript(store, "s1") == ("v2", [])
+    assert stored_transcript(store, "s1") == ["v2"]
     w = tr.extend_transcript(store, stale, "\n\nmore", harness="manual", project=None,
                              completed_at=T0 + timedelta(hours=1))
     assert w == tr.TranscriptWrite(changed=True, completed=True)
-    assert stored_transcript(store, "s1") == ("v1\n\nmore", [])
+    assert stored_transcript(store, "s1") == ["v1\n\nmore"]
     assert not store.append_transcript(
         "missing", "default", tail="\n\nx", content_hash="0" * 64,
         expected_hash="1" * 64, harness="manual", project=None, updated_at=T0)
+
+
+def _pages(db: Path) -> list[bytes]:
+    """The database file's 4 KiB pages after a WAL checkpoint (every commit in the file)."""
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    conn.close()
+    data = db.read_bytes()
+    return [data[i:i + 4096] for i in range(0, len(data), 4096)]
+
+
+@pytest.mark.parametrize("completed", [False, True])
+def test_append_to_a_long_row_changes_a_few_pages_not_its_text(tmp_path, completed):
+    """Issue 17: an append to a 1 MB transcript row (open, or completed and completed again
+    as an import does) changes a handful of the database's pages, not the ~250 pages of the
+    row's text (its SQLite record is overwritten at the same size, in place)."""
+    from continuity.store import open_store
+
+    db = tmp_path / "c.db"
+    with open_store(f"sqlite:///{db}") as store:
+        text = "\n\n".join(f"User: line {i} " + "x" * 200 for i in range(5_000))
+        tr.put_transcript(store, "s1", text, now=T0, completed_at=T0 if completed else None)
+        row = store.get_transcripts(["s1"], "default")["s1"]
+        before = _pages(db)
+        tr.extend_transcript(store, row, "\n\nUser: one more", harness="manual",
+                             project=None, now=T0 + timedelta(hours=1),
+                             completed_at=T0 + timedelta(hours=1) if completed else None)
+        after = _pages(db)
+        row = store.get_transcripts(["s1"], "default")["s1"]
+    assert row.content == text + "\n\nUser: one more"
+    assert row.completed_at == (T0 + timedelta(hours=1) if completed else None)
+    changed = sum(1 for a, b in zip(before, after) if a != b) + abs(len(after) - len(before))
+    assert len(before) > 250 and changed <= 8, (changed, len(before))
 
 
 @settings(max_examples=40, deadline=None,

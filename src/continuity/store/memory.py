@@ -5,12 +5,12 @@ of ``continuity.store.schema``. Only primitives live here; the rules (what "unch
 means, when a row completes, redaction, de-duplication) are in ``continuity.transcripts.session_transcripts`` and
 ``continuity.transcripts.memories``.
 
-Each write primitive is one conditional statement, so it is race-free on its own and says whether
-it changed a row: ``insert_transcript`` / ``insert_memory`` skip an existing key,
+Each write primitive is one conditional statement on its row, so it is race-free on its own and
+says whether it changed a row: ``insert_transcript`` / ``insert_memory`` skip an existing key,
 ``update_transcript_content`` writes only a different hash, ``append_transcript`` only onto
-the hash it expects (a transcript's text is its ``content`` plus the parts appended since,
-revision 0018), ``complete_transcript`` only an open row (on SQLite ``insert_memory`` also writes the memory's ``memories_fts`` row, in the same
-transaction). Full-text search is dialect-specific (revisions 0007, 0011): SQLite FTS5 ranked by
+the hash it expects, ``complete_transcript`` only an open row. What goes with a row is written
+in its transaction: a transcript's text in ``session_transcript_parts`` (revision 0018), on
+SQLite a memory's ``memories_fts`` row. Full-text search is dialect-specific (revisions 0007, 0011): SQLite FTS5 ranked by
 BM25 (candidates of very common words bounded, ``continuity.store.fts``), PostgreSQL
 ``to_tsvector('english', continuity_search_text(content))`` ranked by ``ts_rank`` with length
 normalisation; both index CJK characters one a token (``fts.search_text``).
@@ -114,25 +114,13 @@ def _replace_transcript_if() -> Any:
 
 
 @cache
-def _mark_appended() -> Any:
-    """The compare-and-set of an append: the row's hash, harness, project, ``updated_at`` and
-    ``completed_at`` (its ``content`` is left as it is)."""
-    c = t.session_transcripts.c
-    return (update(t.session_transcripts)
-            .where(and_(c.session_key == bindparam("b_key"), c.agent_id == bindparam("b_agent"),
-                        c.content_hash == bindparam("b_expected")))
-            .values(content_hash=bindparam("content_hash"), harness=bindparam("harness"),
-                    project=bindparam("project"), updated_at=bindparam("updated_at"),
-                    completed_at=bindparam("completed_at")))
-
-
-@cache
 def _append_part() -> Any:
-    """Insert the row's next part (one past its highest ``part``, 1 for the first): one
-    statement, run after the compare-and-set on the row, which holds the row's write lock."""
+    """Insert ``:b_tail`` as the row's next part (one past its highest ``part``; 0 when it has
+    none): one statement, run after the compare-and-set on the row in the same transaction,
+    which holds the row's write lock."""
     p = t.session_transcript_parts.c
     agent, key = bindparam("b_agent", type_=t.String(200)), bindparam("b_key", type_=t.String(200))
-    nxt = (select(agent, key, func.coalesce(func.max(p.part), 0) + 1,
+    nxt = (select(agent, key, func.coalesce(func.max(p.part), -1) + 1,
                   bindparam("b_tail", type_=t.Text()))
            .where(and_(p.agent_id == agent, p.session_key == key)))
     return insert(t.session_transcript_parts).from_select(
@@ -189,60 +177,74 @@ class MemoryStoreMixin:
         return conn.execute(stmt, values).first() is not None
 
     def insert_transcript(self, row: TranscriptRow) -> bool:
-        """Insert ``row`` unless (agent_id, session_key) exists; True when inserted.
-        ``created_at``/``updated_at`` must be set by the caller."""
+        """Insert ``row`` unless (agent_id, session_key) exists; True when inserted (its text
+        as part 0, revision 0018). ``created_at``/``updated_at`` must be set by the caller."""
         values = {"session_key": row.session_key, "agent_id": row.agent_id,
-                  "harness": row.harness, "project": row.project, "content": row.content,
+                  "harness": row.harness, "project": row.project,
                   "content_hash": row.content_hash, "created_at": row.created_at,
                   "updated_at": row.updated_at, "completed_at": row.completed_at}
         with self._conn() as conn:  # type: ignore[attr-defined]
-            return self._insert_ignore_one(conn, t.session_transcripts, values)
+            if not self._insert_ignore_one(conn, t.session_transcripts, values):
+                return False
+            self._write_part(conn, row.session_key, row.agent_id, row.content)
+            return True
+
+    @staticmethod
+    def _write_part(conn: Any, session_key: str, agent_id: str, text_part: str) -> None:
+        """Add ``text_part`` as the row's next part (nothing for empty text)."""
+        if text_part:
+            conn.execute(_append_part(), {"b_key": session_key, "b_agent": agent_id,
+                                          "b_tail": text_part})
 
     def update_transcript_content(self, session_key: str, agent_id: str, *, content: str,
                                   content_hash: str, harness: str, project: str | None,
                                   updated_at: datetime,
                                   expected_hash: str | None = None) -> bool:
         """Replace the row's whole text with ``content`` when its hash differs from
-        ``content_hash``: sets ``updated_at``, re-opens it (``completed_at`` NULL) and deletes
-        its appended parts (revision 0018). True when a row changed. With ``expected_hash``,
-        only a row whose stored hash is that one is replaced (a compare-and-set)."""
+        ``content_hash``: sets ``updated_at``, re-opens it (``completed_at`` NULL), and its
+        parts become the one part ``content`` (revision 0018). True when a row changed. With
+        ``expected_hash``, only a row whose stored hash is that one is replaced (a
+        compare-and-set)."""
         if expected_hash is not None:
             if expected_hash == content_hash:
                 return False
             stmt, params = _replace_transcript_if(), {"b_expected": expected_hash}
         else:
             stmt, params = _replace_transcript(), {"b_hash": content_hash}
-        params.update({"b_key": session_key, "b_agent": agent_id, "content": content,
+        params.update({"b_key": session_key, "b_agent": agent_id,
                        "content_hash": content_hash, "harness": harness, "project": project,
                        "updated_at": updated_at, "completed_at": None})
         with self._conn() as conn:  # type: ignore[attr-defined]
             if conn.execute(stmt, params).rowcount != 1:
                 return False
             conn.execute(_drop_parts(), {"b_key": session_key, "b_agent": agent_id})
+            self._write_part(conn, session_key, agent_id, content)
             return True
 
     def append_transcript(self, session_key: str, agent_id: str, *, tail: str,
                           content_hash: str, expected_hash: str, harness: str,
-                          project: str | None, updated_at: datetime) -> bool:
+                          project: str | None, updated_at: datetime,
+                          completed_at: datetime | None = None) -> bool:
         """Append ``tail`` to the row's text when its stored hash is ``expected_hash`` (a
         compare-and-set): the row's text becomes its old text + ``tail`` exactly (the caller
         puts the ``"\n\n"`` separator at the start of ``tail``), its hash ``content_hash``
-        (the caller's sha256 of that whole text), ``updated_at`` set, re-opened
-        (``completed_at`` NULL). Writes ``tail`` as the row's next part (revision 0018), so the
-        cost is the new text's bytes, not the session's (issue 17: a live turn, a grown
-        session's import). True when appended; False when the row is missing, its hash is not
-        ``expected_hash`` (another writer changed it: the caller re-reads), or ``tail`` is
-        empty."""
+        (the caller's sha256 of that whole text), ``updated_at`` set, ``completed_at`` set to
+        the given value (None: re-opened; a time: changed and completed then, as
+        ``update_transcript_content`` + ``complete_transcript`` would leave it). ``tail`` is
+        inserted as the row's next part and the row's small columns are updated (revision
+        0018): the cost is the new text's bytes, not the session's (issue 17: a live turn,
+        a grown session's import). True when appended; False when the row is missing, its
+        hash is not ``expected_hash`` (another writer changed it: the caller re-reads), or
+        ``tail`` is empty."""
         if not tail or expected_hash == content_hash:
             return False
         params = {"b_key": session_key, "b_agent": agent_id, "b_expected": expected_hash,
                   "content_hash": content_hash, "harness": harness, "project": project,
-                  "updated_at": updated_at, "completed_at": None}
+                  "updated_at": updated_at, "completed_at": completed_at}
         with self._conn() as conn:  # type: ignore[attr-defined]
-            if conn.execute(_mark_appended(), params).rowcount != 1:
+            if conn.execute(_replace_transcript_if(), params).rowcount != 1:
                 return False
-            conn.execute(_append_part(), {"b_key": session_key, "b_agent": agent_id,
-                                          "b_tail": tail})
+            self._write_part(conn, session_key, agent_id, tail)
             return True
 
     def complete_transcript(self, session_key: str, agent_id: str, at: datetime) -> bool:
@@ -276,16 +278,15 @@ class MemoryStoreMixin:
 
     @staticmethod
     def _transcript(r: Any, parts: Sequence[str] = ()) -> TranscriptRow:
-        content = r.content + "".join(parts) if parts else r.content
-        return TranscriptRow(r.session_key, r.agent_id, r.harness, r.project, content,
+        return TranscriptRow(r.session_key, r.agent_id, r.harness, r.project, "".join(parts),
                              r.content_hash, _utc(r.created_at), _utc(r.updated_at),
                              _utc(r.completed_at))
 
     def get_transcripts(self, session_keys: Iterable[str], agent_id: str
                         ) -> dict[str, TranscriptRow]:
         """``{session_key: row}`` of this agent's rows for these keys (keys without a row are
-        absent), each with its full text: ``content`` followed by its appended parts in order
-        (revision 0018). Two queries per 500 keys (the rows, their parts)."""
+        absent), each with its whole text (its parts joined in order, revision 0018). Two
+        queries per 500 keys (the rows, their parts)."""
         keys = sorted({k for k in session_keys if k})
         out: dict[str, TranscriptRow] = {}
         with self._conn() as conn:  # type: ignore[attr-defined]

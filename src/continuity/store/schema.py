@@ -246,6 +246,9 @@ Index("ix_receipts_session", refusal_receipts.c.session_key, refusal_receipts.c.
 
 # ---------------------------------------------------------------------------- transcripts (0005)
 
+#: Seed 000's transcript index. Its ``content`` (the session's text) is kept in
+#: ``session_transcript_parts`` since revision 0018 and read back whole by
+#: ``Store.get_transcripts``, so this row holds only small columns.
 session_transcripts = Table(
     "session_transcripts",
     metadata,
@@ -253,7 +256,6 @@ session_transcripts = Table(
     Column("agent_id", String(200), primary_key=True),
     Column("harness", String(40), nullable=False),
     Column("project", Text),
-    Column("content", Text, nullable=False),
     Column("content_hash", String(64), nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
     Column("updated_at", DateTime(timezone=True), nullable=False),
@@ -264,10 +266,11 @@ Index("ix_transcripts_agent_completed", session_transcripts.c.agent_id,
 Index("ix_transcripts_agent_hash", session_transcripts.c.agent_id,
       session_transcripts.c.content_hash)
 
-#: Revision 0018 (issue 17): text appended to a ``session_transcripts`` row after its
-#: ``content``. The row's full text is ``content`` + its parts in ``part`` order (each part
-#: starts with its own ``"\n\n"`` separator); ``content_hash`` hashes that full text. An append
-#: writes one part (its own bytes, not the session's); a replace deletes them.
+#: Revision 0018 (issue 17): a ``session_transcripts`` row's text, in parts written once and
+#: never updated: the text is the parts joined in ``part`` order (part 0 the text as first
+#: written or last replaced, each later part an append starting with its ``"\n\n"``
+#: separator); ``content_hash`` hashes the whole. An append inserts a part, a replace deletes
+#: them and inserts part 0, so changing the small row never rewrites the text.
 session_transcript_parts = Table(
     "session_transcript_parts",
     metadata,

@@ -210,16 +210,14 @@ def extend_transcript(store: "SqlStore", row: TranscriptRow, tail: str, *, harne
     text = row.content + tail
     digest, at = content_hash(text), now or _now()
     with store.batch():
-        appended = store.append_transcript(
-            row.session_key, row.agent_id, tail=tail, content_hash=digest,
-            expected_hash=row.content_hash, harness=harness, project=project, updated_at=at)
-        if not appended:
-            return put_transcript(store, row.session_key, text, agent_id=row.agent_id,
-                                  harness=harness, project=project, completed_at=completed_at,
-                                  now=at)
-        completed = completed_at is not None and store.complete_transcript(
-            row.session_key, row.agent_id, completed_at)
-    return TranscriptWrite(False, True, completed)
+        if store.append_transcript(row.session_key, row.agent_id, tail=tail,
+                                   content_hash=digest, expected_hash=row.content_hash,
+                                   harness=harness, project=project, updated_at=at,
+                                   completed_at=completed_at):
+            return TranscriptWrite(False, True, completed_at is not None)
+        return put_transcript(store, row.session_key, text, agent_id=row.agent_id,
+                              harness=harness, project=project, completed_at=completed_at,
+                              now=at)
 
 
 @dataclass(frozen=True, slots=True)
