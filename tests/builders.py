@@ -74,11 +74,12 @@ def stored_transcript(store: object, key: str, agent: str = "default") -> list[s
     from sqlalchemy import and_, select
 
     from continuity.store import schema
+    from continuity.store.memory import part_text
 
     c, p = schema.session_transcripts.c, schema.session_transcript_parts.c
     with store.engine.connect() as conn:  # type: ignore[attr-defined]
         found = conn.execute(select(c.content_hash).where(and_(
             c.session_key == key, c.agent_id == agent))).scalar()
-        parts = conn.execute(select(p.content).where(and_(
-            p.session_key == key, p.agent_id == agent)).order_by(p.part)).scalars().all()
-    return None if found is None else list(parts)
+        parts = conn.execute(select(p.data, p.codec).where(and_(
+            p.session_key == key, p.agent_id == agent)).order_by(p.part)).all()
+    return None if found is None else [part_text(d, codec) for d, codec in parts]

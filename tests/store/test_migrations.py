@@ -151,6 +151,7 @@ def test_revision_0018_moves_transcript_text_to_parts_and_back(db_url):
     from sqlalchemy import text
 
     from continuity.store import _alembic_config, migrate
+    from continuity.store.memory import part_text
 
     at = datetime(2026, 12, 1, tzinfo=timezone.utc)
     engine = create_engine(db_url)
@@ -171,9 +172,10 @@ def test_revision_0018_moves_transcript_text_to_parts_and_back(db_url):
                                        content_hash="3" * 64, expected_hash="1" * 64,
                                        harness="pi", project=None, updated_at=at)
         with store.engine.connect() as conn:
-            assert conn.execute(text("SELECT part, content FROM session_transcript_parts "
-                                     "ORDER BY part")).all() == [
-                (0, "User: héllo"), (1, "\n\nAssistant: hi")]
+            parts = conn.execute(text("SELECT part, data, codec FROM session_transcript_parts "
+                                      "ORDER BY part")).all()
+        assert [(n, part_text(d, c)) for n, d, c in parts] == [
+            (0, "User: héllo"), (1, "\n\nAssistant: hi")]
     engine = create_engine(db_url)
     try:
         with engine.begin() as conn:

@@ -24,11 +24,11 @@ from datetime import datetime, timezone
 from typing import Any, Iterable, Sequence
 
 import orjson
-from sqlalchemy import (and_, bindparam, column, delete, func, insert, literal_column, select,
-                        table, text, update)
+from sqlalchemy import (LargeBinary, SmallInteger, and_, bindparam, column, delete, func, insert,
+                        literal_column, select, table, text, update)
 
 from continuity.core.model import Memory, TranscriptRow
-from continuity.store import fts
+from continuity.store import fts, rawcodec
 from continuity.store import schema as t
 
 _CHUNK = 500
@@ -115,16 +115,23 @@ def _replace_transcript_if() -> Any:
 
 @cache
 def _append_part() -> Any:
-    """Insert ``:b_tail`` as the row's next part (one past its highest ``part``; 0 when it has
-    none): one statement, run after the compare-and-set on the row in the same transaction,
-    which holds the row's write lock."""
+    """Insert ``:b_data`` / ``:b_codec`` as the row's next part (one past its highest
+    ``part``; 0 when it has none): one statement, run after the compare-and-set on the row in
+    the same transaction, which holds the row's write lock."""
     p = t.session_transcript_parts.c
     agent, key = bindparam("b_agent", type_=t.String(200)), bindparam("b_key", type_=t.String(200))
     nxt = (select(agent, key, func.coalesce(func.max(p.part), -1) + 1,
-                  bindparam("b_tail", type_=t.Text()))
+                  bindparam("b_data", type_=LargeBinary()),
+                  bindparam("b_codec", type_=SmallInteger()))
            .where(and_(p.agent_id == agent, p.session_key == key)))
     return insert(t.session_transcript_parts).from_select(
-        ["agent_id", "session_key", "part", "content"], nxt)
+        ["agent_id", "session_key", "part", "data", "codec"], nxt)
+
+
+def part_text(data: bytes, codec: int | None) -> str:
+    """A transcript part's text from its stored ``data`` and ``codec`` (``store.rawcodec``).
+    Raises ``ValueError`` for an unknown codec or bytes that are not UTF-8."""
+    return rawcodec.decode(bytes(data), codec).decode("utf-8")
 
 
 @cache
@@ -137,7 +144,7 @@ def _drop_parts() -> Any:
 @cache
 def _parts_of() -> Any:
     p = t.session_transcript_parts.c
-    return (select(p.session_key, p.content)
+    return (select(p.session_key, p.data, p.codec)
             .where(and_(p.agent_id == bindparam("b_agent"),
                         p.session_key.in_(bindparam("b_keys", expanding=True))))
             .order_by(p.session_key, p.part))
@@ -193,8 +200,9 @@ class MemoryStoreMixin:
     def _write_part(conn: Any, session_key: str, agent_id: str, text_part: str) -> None:
         """Add ``text_part`` as the row's next part (nothing for empty text)."""
         if text_part:
+            data, codec = rawcodec.encode(t.nul_free(text_part).encode("utf-8"))
             conn.execute(_append_part(), {"b_key": session_key, "b_agent": agent_id,
-                                          "b_tail": text_part})
+                                          "b_data": data, "b_codec": codec})
 
     def update_transcript_content(self, session_key: str, agent_id: str, *, content: str,
                                   content_hash: str, harness: str, project: str | None,
@@ -296,8 +304,8 @@ class MemoryStoreMixin:
                 if not rows:
                     continue
                 parts: dict[str, list[str]] = {}
-                for key, text_part in conn.execute(_parts_of(), params):
-                    parts.setdefault(key, []).append(text_part)
+                for key, data, codec in conn.execute(_parts_of(), params):
+                    parts.setdefault(key, []).append(part_text(data, codec))
                 out.update({r.session_key: self._transcript(r, parts.get(r.session_key, ()))
                             for r in rows})
         return out

@@ -270,14 +270,17 @@ Index("ix_transcripts_agent_hash", session_transcripts.c.agent_id,
 #: never updated: the text is the parts joined in ``part`` order (part 0 the text as first
 #: written or last replaced, each later part an append starting with its ``"\n\n"``
 #: separator); ``content_hash`` hashes the whole. An append inserts a part, a replace deletes
-#: them and inserts part 0, so changing the small row never rewrites the text.
+#: them and inserts part 0, so changing the small row never rewrites the text. Each part is
+#: compressed as a raw line is (``store.rawcodec``): written once, read whole.
 session_transcript_parts = Table(
     "session_transcript_parts",
     metadata,
     Column("agent_id", String(200), primary_key=True),
     Column("session_key", String(200), primary_key=True),
     Column("part", Integer, primary_key=True, autoincrement=False),
-    Column("content", Text, nullable=False),
+    # the part's UTF-8 text as ``store.rawcodec`` keeps it (a zstd frame where that pays)
+    Column("data", LargeBinary, nullable=False),
+    Column("codec", SmallInteger),
 )
 
 # ---------------------------------------------------------------------------- applied events (0013)
