@@ -15,6 +15,9 @@ fresh ids, so nothing deduplicates: ``bench/run.py``'s generator), in one run:
    appended to a tenth of the files, then the command again. Goal 2: <= 2% of the fresh
    import's time, and bytes written (``write_bytes`` of ``/proc/<pid>/io``: what the process
    sent to storage, SQLite WAL and transcript files included) <= 3x the appended bytes.
+   Beside it, the **storage floor** (``bench/floor.py``): the rows and transcript files of the
+   fresh workspace written again into an empty database of the same schema by ``sqlite3``
+   alone (same transactions and settings), i.e. the import's time with none of ours.
 4. **process start** (goal 5): median of 5 runs of ``continuity sessions``, ``show KEY`` and
    ``continue KEY`` on that workspace next to ``python -c pass``. Goal: <= 4x.
 5. **10,000 small files** (``--small-files``; real 10 KB Claude Code sessions, fresh ids):
@@ -43,6 +46,7 @@ sys.path.insert(0, str(HERE))
 import orjson  # noqa: E402
 
 import run as base  # noqa: E402  (the corpus generator and parse-only baseline)
+from floor import store_floor  # noqa: E402  (the storage floor of the fresh import)
 
 MB = 1_000_000
 FILE_BYTES = 1_000_000  # one generated session file (the corpus is --mb of these)
@@ -240,6 +244,8 @@ def main(argv: list[str] | None = None) -> int:
             log("fresh import ...")
             fresh = run_command(cmd, tmp, profile=args.profile)
             summary = orjson.loads(fresh["stdout"])
+            log("storage floor ...")
+            floor = store_floor(home, tmp)
             log("unchanged re-import ...")
             same = run_command(cmd, tmp, profile=args.profile)
             added = append_lines(paths, nbytes // 100)
@@ -258,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
                 "append_rows": grown_summary["totals"]["imported"],
                 "append_checkpoints": grown_summary["checkpoints_replayed"],
                 "append_transcripts": grown_summary["transcripts_written"],
-                "workspace_bytes": ws, "process_start_s": starts}
+                "workspace_bytes": ws, "process_start_s": starts, "floor": floor}
             mbs = nbytes / MB / fresh["seconds"]
             ratio = mbs / parse["mb_per_s"]
             rows += [
@@ -266,6 +272,11 @@ def main(argv: list[str] | None = None) -> int:
                  f"{mbs:.2f} MB/s, {fresh['seconds']:.1f} s",
                  f"parse-only {parse['mb_per_s']:.0f} MB/s: {ratio:.3f}x",
                  f"goal >= 0.33x: {verdict(ratio >= 0.33)}"),
+                ("storage floor: the same rows and files written by sqlite3 alone "
+                 "(bench/floor.py)", f"{nbytes / MB / floor['seconds']:.2f} MB/s, "
+                 f"{floor['seconds']:.1f} s",
+                 f"parse-only: {nbytes / MB / floor['seconds'] / parse['mb_per_s']:.3f}x",
+                 f"the command is {floor['seconds'] / fresh['seconds']:.2f}x of it"),
                 ("unchanged re-import", f"{same['seconds']:.2f} s",
                  f"fresh: {same['seconds'] / fresh['seconds']:.3%}",
                  f"goal <= 1%: {verdict(same['seconds'] <= 0.01 * fresh['seconds'])}"),
