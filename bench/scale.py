@@ -15,6 +15,8 @@ fresh ids, so nothing deduplicates: ``bench/run.py``'s generator), in one run:
    appended to a tenth of the files, then the command again. Goal 2: <= 2% of the fresh
    import's time, and bytes written (``write_bytes`` of ``/proc/<pid>/io``: what the process
    sent to storage, SQLite WAL and transcript files included) <= 3x the appended bytes.
+   Beside it, the database pages that re-import changed, by table (``bench/pages.py``), and
+   the bytes written per changed byte (what WAL and checkpointing add).
    Beside it, the **storage floor** (``bench/floor.py``): the rows and transcript files of the
    fresh workspace written again into an empty database of the same schema by ``sqlite3``
    alone (same transactions and settings), i.e. the import's time with none of ours.
@@ -47,6 +49,7 @@ import orjson  # noqa: E402
 
 import run as base  # noqa: E402  (the corpus generator and parse-only baseline)
 from floor import store_floor  # noqa: E402  (the storage floor of the fresh import)
+import pages  # noqa: E402  (which database pages the append changed)
 
 MB = 1_000_000
 FILE_BYTES = 1_000_000  # one generated session file (the corpus is --mb of these)
@@ -249,8 +252,12 @@ def main(argv: list[str] | None = None) -> int:
             log("unchanged re-import ...")
             same = run_command(cmd, tmp, profile=args.profile)
             added = append_lines(paths, nbytes // 100)
+            db = home / "continuity.db"
+            before = pages.snapshot(db, tmp / "before-append.db")
             log(f"re-import after appending {added / MB:.2f} MB ...")
             grown = run_command(cmd, tmp, profile=args.profile)
+            touched = pages.changed(db, before)
+            before.unlink()
             grown_summary = orjson.loads(grown["stdout"])
             ws = sum(f.stat().st_size for f in home.rglob("*") if f.is_file())
             log("process start ...")
@@ -264,7 +271,8 @@ def main(argv: list[str] | None = None) -> int:
                 "append_rows": grown_summary["totals"]["imported"],
                 "append_checkpoints": grown_summary["checkpoints_replayed"],
                 "append_transcripts": grown_summary["transcripts_written"],
-                "workspace_bytes": ws, "process_start_s": starts, "floor": floor}
+                "workspace_bytes": ws, "process_start_s": starts, "floor": floor,
+                "append_pages": touched}
             mbs = nbytes / MB / fresh["seconds"]
             ratio = mbs / parse["mb_per_s"]
             rows += [
@@ -287,6 +295,12 @@ def main(argv: list[str] | None = None) -> int:
                 ("bytes written by that re-import", f"{grown['write_bytes'] / MB:.1f} MB",
                  f"appended: {grown['write_bytes'] / max(added, 1):.1f}x",
                  f"goal <= 3x: {verdict(grown['write_bytes'] <= 3 * added)}"),
+                ("  database pages it changed (bench/pages.py)",
+                 f"{touched['pages']} pages, {touched['bytes'] / MB:.1f} MB",
+                 f"appended: {touched['bytes'] / max(added, 1):.1f}x",
+                 f"written per changed byte: "
+                 f"{grown['write_bytes'] / max(touched['bytes'], 1):.1f}x (WAL + checkpoint)"),
+                ("  where they are", "", "", pages.describe(touched)),
                 ("workspace size (db + transcripts)", f"{ws / MB:.0f} MB",
                  f"input: {ws / nbytes:.2f}x", f"goal <= 1.2x: {verdict(ws <= 1.2 * nbytes)}"),
             ]
