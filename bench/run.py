@@ -35,6 +35,7 @@ import tempfile
 import time
 import uuid
 from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -120,6 +121,51 @@ class _Ids:
         return self.uuid()
 
 
+_TS = re.compile(r'("timestamp"\s*:\s*")(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?)Z"')
+
+
+class _Timeline:
+    """Keeps a generated file's timestamps moving forward, as a real session's do: each
+    rendered copy of a template is shifted so its first ``"timestamp"`` comes ``gap_s``
+    seconds after the latest one written before it (intervals inside a copy are kept). A
+    corpus whose copies repeated the sample's times went back in time at every copy, so the
+    checkpoint replay's clock stalled and its resume point could not move past the first
+    copy: every re-import replayed the whole session (an artefact no real file has)."""
+
+    def __init__(self, last: datetime | None = None, gap_s: float = 60.0) -> None:
+        self.last, self.gap = last, timedelta(seconds=gap_s)
+
+    @staticmethod
+    def _parse(text: str) -> datetime:
+        return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+
+    def shift(self, text: str) -> str:
+        found = _TS.findall(text)
+        if not found:
+            return text
+        first = min(self._parse(t) for _, t in found)
+        delta = (self.last + self.gap - first) if self.last is not None else timedelta(0)
+        latest = self.last
+
+        def moved(m: re.Match[str]) -> str:
+            nonlocal latest
+            t = self._parse(m.group(2)) + delta
+            latest = t if latest is None or t > latest else latest
+            return f'{m.group(1)}{t.strftime("%Y-%m-%dT%H:%M:%S")}.{t.microsecond // 1000:03d}Z"'
+        out = _TS.sub(moved, text)
+        self.last = latest
+        return out
+
+    @classmethod
+    def after_file(cls, path: Path) -> "_Timeline":
+        """A timeline continuing after the newest timestamp of the file's last 64 KiB."""
+        with open(path, "rb") as fh:
+            fh.seek(max(0, path.stat().st_size - 65536))
+            tail = fh.read().decode("utf-8", "replace")
+        stamps = [cls._parse(t) for _, t in _TS.findall(tail)]
+        return cls(max(stamps) if stamps else None)
+
+
 def _claude_templates() -> tuple[list[_Template], set[str]]:
     files = ["5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl", "tool_heavy.jsonl",
              "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl", "short.jsonl"]
@@ -171,6 +217,7 @@ def write_claude(folder: Path, templates: list[_Template], session_ids: set[str]
     sid = ids.uuid()
     path = folder / f"{sid}.jsonl"
     size = 0
+    clock = _Timeline()
     with open(path, "w", encoding="utf-8") as fh:
         for k in itertools.count(start):
             mapping: dict[str, str] = {s: sid for s in session_ids}
@@ -181,7 +228,7 @@ def write_claude(folder: Path, templates: list[_Template], session_ids: set[str]
                     got = mapping[tok] = ids.like(tok)
                 return got
 
-            text = templates[k % len(templates)].render(fresh)
+            text = clock.shift(templates[k % len(templates)].render(fresh))
             fh.write(text)
             size += len(text.encode("utf-8"))
             if size >= target:
@@ -195,8 +242,9 @@ def write_pi(folder: Path, template: _Template, header: dict, ids: _Ids, target:
     head = {"type": "session", "version": 3, "id": sid, "timestamp": header.get("timestamp"),
             "cwd": header.get("cwd")}
     prev = None
+    clock = _Timeline()
     with open(path, "w", encoding="utf-8") as fh:
-        text = orjson.dumps(head).decode() + "\n"
+        text = clock.shift(orjson.dumps(head).decode() + "\n")
         fh.write(text)
         size = len(text)
         while size < target:
@@ -213,7 +261,7 @@ def write_pi(folder: Path, template: _Template, header: dict, ids: _Ids, target:
                         last.append(got)
                 return got
 
-            text = template.render(fresh)
+            text = clock.shift(template.render(fresh))
             fh.write(text)
             size += len(text.encode("utf-8"))
             prev = last[-1]

@@ -133,6 +133,7 @@ def append_lines(paths: list[Path], total: int, seed: int = 11) -> int:
     for path in chosen:
         lines = path.read_bytes().rstrip(b"\n").split(b"\n")
         first, last = orjson.loads(lines[0]), orjson.loads(lines[-1])
+        clock = base._Timeline.after_file(path)  # new lines come later, as a harness writes
         chunks: list[str] = []
         size = 0
         if first.get("type") == "session":  # pi
@@ -151,7 +152,7 @@ def append_lines(paths: list[Path], total: int, seed: int = 11) -> int:
                         if tok.startswith("PIID"):
                             tail.append(got)
                     return got
-                text = pi.render(fresh)
+                text = clock.shift(pi.render(fresh))
                 chunks.append(text)
                 size += len(text.encode())
                 prev = tail[-1]
@@ -166,7 +167,7 @@ def append_lines(paths: list[Path], total: int, seed: int = 11) -> int:
                     if got is None:
                         got = cmap[tok] = ids.like(tok)
                     return got
-                text = claude[3 if k % 2 else 2].render(cfresh)  # the two shorter sessions
+                text = clock.shift(claude[3 if k % 2 else 2].render(cfresh))  # the two shorter sessions
                 chunks.append(text)
                 size += len(text.encode())
                 k += 1
