@@ -54,6 +54,9 @@ def test_same_outcome_as_typers_adapter(cmd, name, param):
         if (param.multiple or param.nargs == -1) and value is not None:
             value = [value] if not isinstance(value, str) else [value, value]
         assert _outcome(fast, value, param, ctx) == _outcome(real, value, param, ctx), value
+    if param.multiple or param.nargs == -1:  # empty, mixed and tuple forms too
+        for value in [(), [], ("a",), ("a", 3), ["a", None], ("x", "naïve", "")]:
+            assert _outcome(fast, value, param, ctx) == _outcome(real, value, param, ctx), value
 
 
 def test_the_common_cases_need_no_adapter():
@@ -61,3 +64,9 @@ def test_the_common_cases_need_no_adapter():
     assert kinds["home"] == "parser" and kinds["limit"] == "int" and kinds["session"] == "str"
     fast = next(FastRuntimeParam(p) for _c, n, p in PARAMS if n == "sessions:limit")
     assert fast.fast("7") == 7 and fast._real is None
+    # issue 17: ``import PATHS...`` built pydantic's adapter on every run
+    cmd, _n, param = next(x for x in PARAMS if x[1] == "import:paths")
+    fast = FastRuntimeParam(param)
+    got = fast.coerce(("a", "~/b"), param, Context(cmd, info_name=cmd.name))
+    assert got == ["a", "~/b"] and type(got) is list and fast._real is None
+    assert kinds["tags"] == "strs"

@@ -10,7 +10,9 @@ the common cases itself, exactly as the adapter would:
 * an ``int`` parameter (optionally ``min``/``max``, never ``clamp``) given an ``int`` or plain
   ASCII digits (``0`` or no leading zero, at most 18 digits) within its range: that integer;
 * a parameter with a ``parser=`` (``--home``): the parser's result, unless it raises
-  ``ValueError``/``AssertionError`` (the errors Typer turns into a usage error).
+  ``ValueError``/``AssertionError`` (the errors Typer turns into a usage error);
+* a multi-value ``List[str]`` parameter (``import PATHS...``, ``--tag``) given ``str`` values:
+  a new list of them (the adapter's import was 7% of a re-import after an append).
 
 Anything else (an out-of-range number, a negative one, an enum choice, a path, a list, a
 parser's usage error) goes to Typer's own adapter, built then: the same value, or the same
@@ -21,7 +23,7 @@ command.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, get_args, get_origin
 
 #: The answer "not a common case: ask Typer's adapter".
 _ASK = object()
@@ -46,6 +48,8 @@ class FastRuntimeParam:
             self.kind = "str"
         elif annotation is int and not info.clamp:
             self.kind = "int"
+        elif get_origin(annotation) is list and get_args(annotation) == (str,):
+            self.kind = "strs"
         self._real: Any = None
 
     def real(self) -> Any:
@@ -84,6 +88,9 @@ class FastRuntimeParam:
         multi = param.multiple or param.nargs == -1
         if value is None:
             return () if multi else None
+        if multi and self.kind == "strs" and type(value) in (list, tuple) \
+                and all(type(v) is str for v in value):
+            return list(value)
         if not multi:
             done = self.fast(value)
             if done is not _ASK:
