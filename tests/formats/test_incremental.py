@@ -215,6 +215,32 @@ def test_grown_files_share_one_transaction_and_count_their_bytes(tmp_path, monke
         assert grown.status == "unchanged"
 
 
+def test_grown_files_among_unchanged_ones_share_one_transaction(tmp_path):
+    """Issue 17: the files that grew are scattered among unchanged ones (every third of 12
+    here); an unchanged file no longer ends the group, so the four grown files commit once
+    (they took four commits), and the reports, and the ``done`` calls, keep the files'
+    order."""
+    files = _small_files(tmp_path / "in", 12)
+    with open_store(tmp_path / "a.db") as store:
+        assert [r.status for r in import_files(store, files)] == ["imported"] * 12
+        grown = files[1::3]
+        for p in grown:
+            line = orjson.loads(p.read_bytes().rstrip(b"\n").rsplit(b"\n", 1)[-1])
+            line["uuid"] = line["uuid"][:-4] + "beef"
+            with open(p, "ab") as fh:
+                fh.write(orjson.dumps(line) + b"\n")
+        commits = []
+        event.listen(store.engine, "commit", lambda conn: commits.append(1)
+                     if conn.connection.driver_connection.in_transaction else None)
+        seen = []
+        reports = list(import_files(store, files, done=seen.append))
+        assert len(commits) == 1
+        assert [r.path for r in reports] == [importer.path_key(p.resolve()) for p in files]
+        assert seen == reports
+        assert [(r.status, r.imported) for r in reports] == [
+            ("imported", 1) if p in grown else ("unchanged", 0) for p in files]
+
+
 def test_small_file_group_failure_is_redone_file_by_file(tmp_path, monkeypatch):
     """A collision inside a group rolls the whole group back and imports each file on its own
     (the waiting path): every file ends imported exactly once, none half-written."""

@@ -329,6 +329,8 @@ def import_paths(store: Store, paths: Iterable[str | os.PathLike[str]], *,
 GROUP_FILE_BYTES = 2 * 1024 * 1024
 GROUP_BYTES = 8 * 1024 * 1024
 GROUP_FILES = 200
+#: at most this many files (grouped or unchanged between them) wait for a group's commit
+GROUP_SLOTS = 2000
 
 
 def import_files(store: Store, files: Iterable[Path], *, progress: Progress | None = None,
@@ -343,22 +345,27 @@ def import_files(store: Store, files: Iterable[Path], *, progress: Progress | No
     on its own, with ``import_file``'s waiting and reporting. ``progress`` counts a grouped
     file's bytes once the group is committed."""
     group: list[Path] = []
+    #: the group's files and, between them, the reports of unchanged files, in file order:
+    #: an unchanged file does not end a group (issue 17: the files that grew are usually
+    #: scattered among unchanged ones, and each had its own transaction), its report waits
+    #: for the group's so the reports still come in order
+    slots: list[Path | FileReport] = []
     size = 0
     known: dict[str, SourceState] = {}
     ahead: list[Path] = []  # the files whose sources ``known`` holds
 
     def flush() -> Iterator[FileReport]:
-        nonlocal group, size
-        todo, group, size = group, [], 0
-        if not todo:
-            return
+        nonlocal group, slots, size
+        todo, order, group, slots, size = group, slots, [], [], 0
         reports = _import_group(store, todo, keep_rows) if len(todo) > 1 else None
         if reports is None:
             reports = [import_file(store, p, progress=progress, keep_rows=keep_rows)
                        for p in todo]
         elif progress:
             progress(sum(_size(p) for p in todo))
-        for r in reports:
+        imported = iter(reports)
+        for slot in order:
+            r = next(imported) if isinstance(slot, Path) else slot
             if done:
                 done(r)
             yield r
@@ -374,10 +381,14 @@ def import_files(store: Store, files: Iterable[Path], *, progress: Progress | No
         key = path_key(path)
         same = _unchanged(path, key, known.get(key), progress)
         if same is not None:
-            yield from flush()
-            if done:
-                done(same)
-            yield same
+            if not group:
+                if done:
+                    done(same)
+                yield same
+            else:
+                slots.append(same)
+                if len(slots) >= GROUP_SLOTS:
+                    yield from flush()
             continue
         n = _to_read(path, known.get(key))
         if n > GROUP_FILE_BYTES:
@@ -390,6 +401,7 @@ def import_files(store: Store, files: Iterable[Path], *, progress: Progress | No
         if group and (size + n > GROUP_BYTES or len(group) >= GROUP_FILES):
             yield from flush()
         group.append(path)
+        slots.append(path)
         size += n
     yield from flush()
 
