@@ -685,6 +685,14 @@ class _FileImport:
         self.issues: list[ImportIssue] = []
         self.batch_bytes = 0
         self.tree_changed = False
+        #: issue 17: the leaf of the conversation path (a pi parent tree) as the last whole
+        #: walk or linear extension left it (``state["leaf"]``), and whether every row with a
+        #: native id this import added continued that path one after another (each one's
+        #: parent the one before): then the walk would change nothing and is skipped (it read
+        #: every row of the session on each growth). A session without rows starts linear.
+        self.leaf: str | None = state.get("leaf")
+        self.linear = "leaf" in state or self.next_seq == 0
+        self.linear_ids: set[str] = set()  # the native ids the linear check has seen
         #: True when this re-reads a file imported before that was rewritten: the first batch
         #: replaces its kept line positions (``Store.forget_source_lines``).
         self.replace_positions = False
@@ -829,6 +837,15 @@ class _FileImport:
                                          else max(report.last_timestamp, e.timestamp))
             if e.parent_native_id is not None:
                 self.tree_changed = True
+            if e.native_id is not None and self.linear:
+                first = self.leaf is None and not self.had_rows  # a new session's first row
+                if (not first and e.parent_native_id != self.leaf) \
+                        or e.native_id in self.linear_ids:
+                    self.linear = False
+                    self.linear_ids = set()
+                else:
+                    self.linear_ids.add(e.native_id)
+                    self.leaf = e.native_id
 
     def _write(self, entries: list[Entry], offset: int, line_count: int, final: bool) -> None:
         store = self.store
@@ -846,8 +863,11 @@ class _FileImport:
         store.append(self.key, entries)
         store.put_issues(self.issues)
         store.put_runs(self.tracker.take())
-        to_on, to_off = _apply_leaf_path(store, self.key) \
-            if final and self.reader.uses_tree and self.tree_changed else ([], [])
+        to_on: list[int] = []
+        to_off: list[int] = []
+        walked = final and self.reader.uses_tree and self.tree_changed
+        if walked and not self.linear:
+            to_on, to_off, self.leaf = _apply_leaf_path(store, self.key)
         self._follow(to_off, False, entries)
         self._follow(to_on, True, entries)
         moved = to_on + to_off
@@ -859,6 +879,8 @@ class _FileImport:
             store.replace_runs(self.key, self.tracker.take())
         # a reader keeps field values in its state: lone surrogates must not reach orjson
         state = clean_deep({"reader": self.reader.state(), "runs": self.tracker.state()})
+        if walked:  # the path now ends at self.leaf, walked or extended; any other write
+            state["leaf"] = clean_deep(self.leaf)  # leaves it out: the next growth walks
         if self.replay_point is not None and not self.report.old_rows_changed:
             state["replay"] = self.replay_point
         if self.lines_seen > line_count:  # the file has not yet grown past what was read
@@ -964,11 +986,13 @@ class _FileImport:
                                           c.continuation, c.run_id, c.trigger)
 
 
-def _apply_leaf_path(store: Store, key: str) -> tuple[list[int], list[int]]:
+def _apply_leaf_path(store: Store, key: str) -> tuple[list[int], list[int], str | None]:
     """Follow a parent tree (pi) from its leaf, the last row with a native id in file order:
     rows on the path keep their reader's visibility, rows off it become invisible. A missing,
     null or self parent ends the walk (a root); never fails on an orphan. Returns the seqs
-    made visible and the seqs made invisible (none for a linear session)."""
+    made visible, the seqs made invisible (none for a linear session) and the leaf's native
+    id (None: no row has one). Reads every row's links: an import whose rows only extend
+    the path skips it (``_FileImport.linear``)."""
     links = list(store.tree_links(key))
     by_id: dict[str, tuple[int, str | None]] = {}
     leaf: str | None = None
@@ -991,7 +1015,7 @@ def _apply_leaf_path(store: Store, key: str) -> tuple[list[int], list[int]]:
         store.set_on_path(key, to_on, True)
     if to_off:
         store.set_on_path(key, to_off, False)
-    return to_on, to_off
+    return to_on, to_off, leaf
 
 
 def mark_vanished(store: Store, roots: Sequence[str | os.PathLike[str]]) -> tuple[int, int]:
