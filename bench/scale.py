@@ -9,7 +9,9 @@ fresh ids, so nothing deduplicates: ``bench/run.py``'s generator), in one run:
 
 1. **fresh import** of the corpus (``--mb``, default 50; the issue's goal is measured at
    ``--mb 500``), next to orjson parse-only of the same files (read, split, ``orjson.loads``
-   each line; best of 3) measured in the same run. Goal 1: >= 0.33x parse-only.
+   each line; best of 3) measured in the same run. Goal 1: >= 0.33x parse-only. Then the
+   Claude Code half imported alone into a new workspace next to ``ccusage daily`` (Node,
+   ``bench/ccusage.py``, best of 3) over the same files. Goal 1: never slower than it.
 2. **unchanged re-import**: the same command again, median of ``ROUNDS`` (3) runs. Goal 2:
    <= 1% of the fresh import's time.
 3. **append 1%**: new lines (fresh ids and later times, continuing each session) worth 1% of
@@ -52,6 +54,7 @@ import orjson  # noqa: E402
 import run as base  # noqa: E402  (the corpus generator and parse-only baseline)
 from floor import store_floor  # noqa: E402  (the storage floor of the fresh import)
 import pages  # noqa: E402  (which database pages the append changed)
+from ccusage import ccusage_speed  # noqa: E402  (goal 1's Node baseline)
 
 MB = 1_000_000
 FILE_BYTES = 1_000_000  # one generated session file (the corpus is --mb of these)
@@ -279,6 +282,12 @@ def main(argv: list[str] | None = None) -> int:
             grown = _median_run(rounds)
             grown_summary = orjson.loads(grown["stdout"])
             ws = sum(f.stat().st_size for f in home.rglob("*") if f.is_file())
+            claude = sorted((corpus / "claude-code").glob("*.jsonl"))
+            log(f"ccusage and continuity on the {len(claude)} Claude Code files ...")
+            ccu = ccusage_speed(claude, tmp)
+            ours = run_command(["import", str(corpus / "claude-code"), "--home",
+                                str(tmp / "home-claude"), "--json"], tmp)
+            claude_bytes = sum(p.stat().st_size for p in claude)
             log("process start ...")
             starts = process_start(home, summary["sessions"][0])
             res["corpus"] = {
@@ -291,7 +300,8 @@ def main(argv: list[str] | None = None) -> int:
                 "append_checkpoints": grown_summary["checkpoints_replayed"],
                 "append_transcripts": grown_summary["transcripts_written"],
                 "workspace_bytes": ws, "process_start_s": starts, "floor": floor,
-                "append_pages": touched}
+                "append_pages": touched, "ccusage": ccu,
+                "claude_import": {k: v for k, v in ours.items() if k != "stdout"}}
             mbs = nbytes / MB / fresh["seconds"]
             ratio = mbs / parse["mb_per_s"]
             rows += [
@@ -321,6 +331,13 @@ def main(argv: list[str] | None = None) -> int:
                  f"{rounds[0]['write_bytes'] / max(touched['bytes'], 1):.1f}x "
                  "(WAL + checkpoint)"),
                 ("  where they are", "", "", pages.describe(touched)),
+                (f"fresh import of the {claude_bytes / MB:.0f} MB of Claude Code files alone",
+                 f"{claude_bytes / MB / ours['seconds']:.2f} MB/s, {ours['seconds']:.1f} s",
+                 (f"ccusage {ccu['version']} daily (Node) {ccu['mb_per_s']:.1f} MB/s: "
+                  f"{ccu['seconds'] / ours['seconds']:.2f}x") if "error" not in ccu
+                 else f"ccusage not measured: {ccu['error'][:80]}",
+                 f"goal >= 1x: {verdict(ccu.get('seconds', 0) >= ours['seconds'])}"
+                 if "error" not in ccu else "goal >= 1x: not measured"),
                 ("workspace size (db + transcripts)", f"{ws / MB:.0f} MB",
                  f"input: {ws / nbytes:.2f}x", f"goal <= 1.2x: {verdict(ws <= 1.2 * nbytes)}"),
             ]
