@@ -361,13 +361,24 @@ def _store_plan(store: "SqlStore", plan: _ReplayPlan,
     added = []
     store.lock_session(session_key)
     existing = [c for c in store.checkpoints(session_key) if c.trigger in replay_kinds]
-    mark = max((c.created_at for c in existing if c.created_at), default=None)
+    # the newest replayed periodic or pre-compaction row: everything up to it is stored. A
+    # session_end is no such mark: the session went on after it when its file grew, and a
+    # row of the same instant (a compaction stamped before the boundary line it follows)
+    # still has its checkpoint to store (fresh-user review: the pre-compaction checkpoint
+    # of a Claude Code file imported up to its compact_boundary line was never written)
+    mark = max((c.created_at for c in existing if c.created_at
+                and c.trigger is not CheckpointTrigger.SESSION_END), default=None)
     have = {(c.trigger, c.created_at) for c in existing}
-    end = max((c.created_at for c in existing if c.created_at
-               and c.trigger is CheckpointTrigger.SESSION_END), default=None)
+    ends = [c for c in existing if c.created_at and c.trigger is CheckpointTrigger.SESSION_END]
+    end = max(ends, key=lambda c: c.created_at) if ends else None
     for cp in plan.computed:
         if cp.trigger is CheckpointTrigger.SESSION_END:
-            if end is not None and cp.created_at is not None and cp.created_at <= end:
+            # an end at the same instant that differs saw fewer rows (lines stamped with
+            # the last one's time arrived after it): it is replaced, as a later end would be
+            if end is not None and cp.created_at is not None and (
+                    cp.created_at < end.created_at or (
+                        cp.created_at == end.created_at
+                        and (cp.digest, cp.prompt_count) == (end.digest, end.prompt_count))):
                 continue
         elif (cp.trigger, cp.created_at) in have or (mark and cp.created_at
                                                      and cp.created_at <= mark):

@@ -185,8 +185,10 @@ class CheckpointStoreMixin:
         A session ends once (issue 22): a ``session_end`` replaces the session's earlier
         ``session_end`` rows in the same transaction (the session went on after them: a file
         imported while it grew, a live end after an import's). When the session already has a
-        ``session_end`` at or after this one's ``created_at``, nothing is written and that row
-        is returned."""
+        ``session_end`` after this one's ``created_at``, or one at the same time with the same
+        digest and prompt count, nothing is written and that row is returned (one at the same
+        time that differs was written before rows of the same instant arrived: a file that
+        grew by lines stamped with its last line's time; fresh-user review)."""
         if max_per_session < 1:
             raise ValueError(f"max_per_session must be at least 1 (got {max_per_session})")
         created = _utc(checkpoint.created_at or datetime.now(timezone.utc))
@@ -204,7 +206,8 @@ class CheckpointStoreMixin:
                 # One transaction with the insert, the session's row held: two writers of one
                 # session's end (an import, the daemon) never both write.
                 self.lock_session(checkpoint.session_key)  # type: ignore[attr-defined]
-                kept = self._replace_session_end(conn, checkpoint.session_key, created)
+                kept = self._replace_session_end(conn, checkpoint.session_key, created,
+                                                 checkpoint)
                 if kept is not None:
                     return kept
             result = conn.execute(_insert(), values)
@@ -214,10 +217,11 @@ class CheckpointStoreMixin:
         return Checkpoint(**{**fields, "created_at": created, "checkpoint_id": new_id})
 
     @staticmethod
-    def _replace_session_end(conn: Connection, session_key: str,
-                             created: datetime) -> Checkpoint | None:
-        """The session's newest ``session_end`` when it is at or after ``created`` (then the
-        new one is not written); else delete the session's ``session_end`` rows, None."""
+    def _replace_session_end(conn: Connection, session_key: str, created: datetime,
+                             new: Checkpoint) -> Checkpoint | None:
+        """The session's newest ``session_end`` when it is after ``created``, or at it and the
+        same as ``new`` (then ``new`` is not written); else delete the session's
+        ``session_end`` rows, None."""
         newest = conn.execute(_newest_end(), {"b_key": session_key}).first()
         if newest is None:
             return None
@@ -225,7 +229,10 @@ class CheckpointStoreMixin:
             kept = _row_checkpoint(newest)
         except _Damaged:  # a damaged end is replaced, never kept (issue 15)
             kept = None
-        if kept is not None and kept.created_at is not None and kept.created_at >= created:
+        if kept is not None and kept.created_at is not None and (
+                kept.created_at > created or (kept.created_at == created and
+                                              (kept.digest, kept.prompt_count)
+                                              == (new.digest, new.prompt_count))):
             return kept
         conn.execute(_delete_ends(), {"b_key": session_key})
         return None
