@@ -70,3 +70,15 @@ def test_a_prompt_stamped_with_the_last_lines_time(tmp_path) -> None:
     assert end[2] == 4 and "and the docs" in end[3]
     assert grown == fresh
     assert again == fresh
+
+
+def test_a_claude_code_file_first_imported_before_its_cwd(tmp_path) -> None:
+    """Its first lines (queue operations, file-history snapshots) carry no cwd: a replay that
+    resumed from the point of that first import kept the project unknown in every later
+    checkpoint (``recover --project`` then found none)."""
+    lines = CLAUDE.read_bytes().splitlines(keepends=True)
+    assert b'"cwd"' not in lines[0]
+    grown, again, fresh = _grown_and_fresh(tmp_path, lines[0], b"".join(lines), CLAUDE.name)
+    assert all("Project: /home/dev/projects/claude-demo" in d for _t, _a, _n, d in fresh)
+    assert grown == fresh
+    assert again == fresh

@@ -247,6 +247,9 @@ def _replay(store: "SqlStore", session_key: str, config: CheckpointConfig,
     restored = _restore(resume, session_key, config) if resume is not None else None
     if restored is not None:
         state, clock.now, after = restored
+        if state.project != session.project:  # learnt after the point: the first lines of a
+            state.project = session.project   # Claude Code file have no cwd (fresh-user
+            state.project_normalized = normalize_project(session.project)  # review)
         recorder.states[session_key] = state
     for row in _rows(store, session_key, after, known):
         ts = max(row.timestamp, clock.now) if row.timestamp else clock.now
