@@ -96,7 +96,9 @@ def ccusage_speed(files: list[Path], tmp: Path, runs: int = 3) -> dict[str, Any]
 
 if __name__ == "__main__":
     if len(sys.argv) < 2 or sys.argv[1] in ("-h", "--help"):
-        raise SystemExit(__doc__)
+        help_asked = len(sys.argv) == 2
+        print(__doc__, file=sys.stdout if help_asked else sys.stderr)
+        raise SystemExit(0 if help_asked else 2)
     found: list[Path] = []
     for arg in sys.argv[1:]:
         p = Path(arg)

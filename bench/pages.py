@@ -24,8 +24,22 @@ from pathlib import Path
 from typing import Any
 
 
+def _open(db: Path) -> sqlite3.Connection:
+    """``db`` opened read-write; never created (a mistyped path is an error, not a new file).
+    Raises ``SystemExit`` naming the file when it is missing or not a database."""
+    if not db.is_file():
+        raise SystemExit(f"{db}: no such database file")
+    con = sqlite3.connect(f"file:{db}?mode=rw", uri=True)
+    try:
+        con.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.DatabaseError as exc:
+        con.close()
+        raise SystemExit(f"{db}: not a SQLite database ({exc})") from None
+    return con
+
+
 def _checkpoint(db: Path) -> None:
-    con = sqlite3.connect(db)
+    con = _open(db)
     try:
         con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     finally:
@@ -44,7 +58,9 @@ def changed(db: Path, before: Path) -> dict[str, Any]:
     ``{"page_bytes", "pages", "bytes", "by_name": {table or index: pages}}``, ``by_name``
     largest first; pages past the old end or no longer in use count under ``(new or free)``."""
     _checkpoint(db)
-    con = sqlite3.connect(db)
+    if not before.is_file():
+        raise SystemExit(f"{before}: no such snapshot (make it with: pages.py snapshot)")
+    con = _open(db)
     try:
         size = con.execute("PRAGMA page_size").fetchone()[0]
         owner = dict(con.execute("SELECT pageno, name FROM dbstat"))
@@ -74,7 +90,9 @@ def describe(result: dict[str, Any], top: int = 6) -> str:
 
 if __name__ == "__main__":
     if len(sys.argv) != 4 or sys.argv[1] not in ("snapshot", "changed"):
-        raise SystemExit(__doc__)
+        help_asked = len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help")
+        print(__doc__, file=sys.stdout if help_asked else sys.stderr)
+        raise SystemExit(0 if help_asked else 2)
     if sys.argv[1] == "snapshot":
         snapshot(Path(sys.argv[2]), Path(sys.argv[3]))
     else:

@@ -238,13 +238,28 @@ def verdict(ok: bool) -> str:
     return "met" if ok else "NOT met"
 
 
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def _folder(text: str) -> str:
+    if not Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is not an existing folder")
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--mb", type=int, default=50, help="corpus size in MB (goal: 500)")
-    ap.add_argument("--small-files", type=int, default=10_000, help="count of small files")
+    ap.add_argument("--mb", type=_positive, default=50, help="corpus size in MB (goal: 500)")
+    ap.add_argument("--small-files", type=_positive, default=10_000,
+                    help="count of small files")
     ap.add_argument("--quick", action="store_true", help="10 MB and 1,000 small files")
     ap.add_argument("--profile", action="store_true", help="cProfile each command run")
-    ap.add_argument("--tmp", help="folder for the corpus and workspaces (default: temp)")
+    ap.add_argument("--tmp", type=_folder,
+                    help="existing folder for the corpus and workspaces (default: temp)")
     ap.add_argument("--only", choices=["corpus", "small"], help="run one part")
     args = ap.parse_args(argv)
     if args.quick:
