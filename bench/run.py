@@ -35,7 +35,6 @@ import tempfile
 import time
 import uuid
 from datetime import datetime, timedelta, timezone
-from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator
 

@@ -82,3 +82,22 @@ def test_a_claude_code_file_first_imported_before_its_cwd(tmp_path) -> None:
     assert all("Project: /home/dev/projects/claude-demo" in d for _t, _a, _n, d in fresh)
     assert grown == fresh
     assert again == fresh
+
+
+def test_which_session_end_stands() -> None:
+    """``end_stands``, the one rule of the replay and the store: a later end stands, an end
+    at the same instant stands only when it is the same checkpoint."""
+    from datetime import datetime, timedelta, timezone
+
+    from continuity.core.model import Checkpoint, CheckpointTrigger, end_stands
+
+    at = datetime(2026, 12, 2, 5, 50, 25, 901000, tzinfo=timezone.utc)
+
+    def end(when, prompts=3, digest="## Session End Checkpoint\nTotal Prompts: 3"):
+        return Checkpoint("s", "pi", None, None, CheckpointTrigger.SESSION_END, digest,
+                          prompts, created_at=when)
+    assert end_stands(end(at), end(at))
+    assert end_stands(end(at + timedelta(milliseconds=1)), end(at, 4, "four"))
+    assert not end_stands(end(at), end(at, 4, "## Session End Checkpoint\nTotal Prompts: 4"))
+    assert not end_stands(end(at), end(at + timedelta(milliseconds=1)))
+    assert not end_stands(end(None), end(at))

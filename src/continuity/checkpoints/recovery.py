@@ -34,7 +34,7 @@ from continuity.checkpoints.capture import (
     safe_cut,
 )
 from continuity.core.errors import ContinuityError
-from continuity.core.model import Checkpoint, CheckpointTrigger, Entry, EntryKind
+from continuity.core.model import Checkpoint, CheckpointTrigger, Entry, EntryKind, end_stands
 from continuity.core.tasklist import TaskItem
 from continuity.redaction.funnel import redact
 
@@ -376,13 +376,8 @@ def _store_plan(store: "SqlStore", plan: _ReplayPlan,
     end = max(ends, key=lambda c: c.created_at) if ends else None
     for cp in plan.computed:
         if cp.trigger is CheckpointTrigger.SESSION_END:
-            # an end at the same instant that differs saw fewer rows (lines stamped with
-            # the last one's time arrived after it): it is replaced, as a later end would be
-            if end is not None and cp.created_at is not None and (
-                    cp.created_at < end.created_at or (
-                        cp.created_at == end.created_at
-                        and (cp.digest, cp.prompt_count) == (end.digest, end.prompt_count))):
-                continue
+            if end is not None and cp.created_at is not None and end_stands(end, cp):
+                continue  # the store would keep the stored end too (insert_checkpoint)
         elif (cp.trigger, cp.created_at) in have or (mark and cp.created_at
                                                      and cp.created_at <= mark):
             continue

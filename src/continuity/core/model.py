@@ -303,6 +303,20 @@ class Checkpoint:
     checkpoint_id: int | None = None
 
 
+def end_stands(stored: Checkpoint, new: Checkpoint) -> bool:
+    """Whether the ``stored`` ``session_end`` stands against a ``new`` one of the same
+    session (issue 22: a session ends once, the later end replaces the earlier): it does when
+    it is later, or at the same instant with the same digest and prompt count. One at the
+    same instant that differs was written before rows of that instant arrived (a file that
+    grew by lines stamped with its last line's time), so ``new`` replaces it. Times missing
+    on either side: the stored one stands only when both are missing."""
+    if stored.created_at is None or new.created_at is None:
+        return stored.created_at is None and new.created_at is None
+    return stored.created_at > new.created_at or (
+        stored.created_at == new.created_at
+        and (stored.digest, stored.prompt_count) == (new.digest, new.prompt_count))
+
+
 # --------------------------------------------------------------------------- continuation checkpoint (seed 002)
 
 

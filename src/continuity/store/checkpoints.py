@@ -13,7 +13,7 @@ disk error, an unknown trigger) is *damaged*: readers skip it and keep serving t
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from datetime import datetime, timezone
 from typing import Any, Iterable
@@ -21,7 +21,7 @@ from typing import Any, Iterable
 import orjson
 from sqlalchemy import Connection, String, and_, bindparam, delete, func, select, type_coerce
 
-from continuity.core.model import Checkpoint, CheckpointTrigger
+from continuity.core.model import Checkpoint, CheckpointTrigger, end_stands
 from continuity.store import schema as t
 
 _C = t.session_checkpoints.c
@@ -185,10 +185,9 @@ class CheckpointStoreMixin:
         A session ends once (issue 22): a ``session_end`` replaces the session's earlier
         ``session_end`` rows in the same transaction (the session went on after them: a file
         imported while it grew, a live end after an import's). When the session already has a
-        ``session_end`` after this one's ``created_at``, or one at the same time with the same
-        digest and prompt count, nothing is written and that row is returned (one at the same
-        time that differs was written before rows of the same instant arrived: a file that
-        grew by lines stamped with its last line's time; fresh-user review)."""
+        ``session_end`` that stands against this one (``core.model.end_stands``: later, or at
+        the same time with the same digest and prompt count), nothing is written and that row
+        is returned."""
         if max_per_session < 1:
             raise ValueError(f"max_per_session must be at least 1 (got {max_per_session})")
         created = _utc(checkpoint.created_at or datetime.now(timezone.utc))
@@ -229,10 +228,8 @@ class CheckpointStoreMixin:
             kept = _row_checkpoint(newest)
         except _Damaged:  # a damaged end is replaced, never kept (issue 15)
             kept = None
-        if kept is not None and kept.created_at is not None and (
-                kept.created_at > created or (kept.created_at == created and
-                                              (kept.digest, kept.prompt_count)
-                                              == (new.digest, new.prompt_count))):
+        if kept is not None and kept.created_at is not None \
+                and end_stands(kept, replace(new, created_at=created)):
             return kept
         conn.execute(_delete_ends(), {"b_key": session_key})
         return None
