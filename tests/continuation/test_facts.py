@@ -321,3 +321,26 @@ def test_steps_and_pipelines_respect_quotes():
                 R("c1", "Command exited with code 1", error=True)])
     assert f.commands[0].ok is False and f.commands[0].exit_code == 1
     assert f.errors == () and f.failed_calls == 0
+
+
+def test_pi_user_commands_are_commands_not_requests():
+    """pi's ``!make test`` (a user row ``$ command / output / [exit N]``, no request) is a
+    command with its exit status and output, not a request and not the agent's tool call."""
+    f = _facts([U("build it"), A(text="Built."),
+                U("$ make test\ncc -o app app.c\n2 tests failed\n[exit 2]", request=False)])
+    assert f.requests == ((0, "build it"),)
+    assert [(c.command, c.ok, c.exit_code, c.is_test, c.output) for c in f.commands] == \
+        [("make test", False, 2, True, "cc -o app app.c\n2 tests failed")]
+    assert [(e.source, e.last_line) for e in f.errors] == [("make test", "2 tests failed")]
+    assert f.tools == () and f.failed_calls == 0
+    assert f.done == ("#0 build it → Built.",)
+
+
+def test_pi_bash_execution_rows_of_a_real_v3_log(sqlite_store):
+    """The pi v3 fixture's ``bashExecution`` entries (``!pytest -q``, exit 0) are commands."""
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "pi" / "v3-compaction.jsonl"
+    f = _facts_of(sqlite_store, path)
+    pytest_run = next(c for c in f.commands if c.command == "pytest -q")
+    assert (pytest_run.ok, pytest_run.exit_code, pytest_run.is_test, pytest_run.output) == \
+        (True, 0, True, "3 passed")
+    assert "/review export.py" in [t for _, t in f.requests]

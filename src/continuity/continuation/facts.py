@@ -8,20 +8,24 @@ bytes, ``core.text.clip_middle``), never a tool output copied whole.
 
 - ``requests``: each request of the user, ``(seq, text)``, oldest first.
 - ``last_answer``: the agent's last text answer, ``(seq, gist)``: its first sentences.
-- ``commands``: the distinct shell commands run, each once, at its last invocation (so the
+- ``commands``: the distinct shell commands run (by the agent's tools, and pi's ``!`` commands
+  the person ran), each once, at its last invocation (so the
   last working invocation of a command that failed before is the one kept), with its exit
   status (``ok``: True/False, None when no result came back), ``exit_code`` when the output
   or the harness recorded one, whether it ran tests (``is_test``), and a sample of its output
   (first and last lines, bounded).
-- ``errors``: error outputs (a failed call, a non-zero exit, a traceback): the first and last
-  line of each, deduplicated; ``resolved`` when a later run of the same command (or a later
-  successful call of the same tool on the same target) succeeded.
+- ``errors``: error outputs (a failed call, a non-zero exit, a traceback; not ``grep``'s "no
+  match"): the first and last line of each (the first and last that name an error when some
+  do), deduplicated; ``resolved`` when a later run of the same command (or a later
+  successful call of the same tool on the same target, or any later write of the same file)
+  succeeded.
 - ``failing_tests``: test ids or lines named as failing by the newest run of each test
   command (``FAILED tests/x.py::test_y``, ``--- FAIL: TestX``, ``✗ name``), empty when it passed.
 - ``files``: each file path touched, with the strongest kind of change seen (``created`` >
   ``modified`` > ``deleted`` > ``read``; the tool that did it: Edit/Write/MultiEdit,
-  apply_patch's ``*** Add/Update/Delete File``, pi's ``edit``/``write``, ``read``/``Read``),
-  in order of last touch.
+  apply_patch's ``*** Add/Update/Delete File``, pi's ``edit``/``write``, plain shell writes
+  such as ``cat > f <<EOF``, ``tee f``, ``sed -i``, ``rm f``; ``read``/``Read``), in order of
+  last touch; a write that failed or got no result changed nothing.
 - ``urls``: URLs named by the user, the agent or a tool call, deduplicated.
 - ``decisions``: sentences in which the agent stated a decision ("decided", "the fix is",
   "we'll use", …), deduplicated.
@@ -369,7 +373,10 @@ def extract_facts(rows: Iterable[RowDigest]) -> SessionFacts:
     for row in rows:
         count += 1
         last_seq = row.seq
-        if row.role == "user" and row.text:
+        ran = _user_command(row)
+        if ran is not None:  # pi's "!" command: run by the person, not a request
+            order.append(ran)
+        elif row.role == "user" and row.text:
             user_texts.append((row.seq, row.text))
             if row.is_request:
                 requests.append((row.seq, row.text))
@@ -398,7 +405,8 @@ def extract_facts(rows: Iterable[RowDigest]) -> SessionFacts:
     done, open_, settled = _progress(requests, answers, order, errors, todos, todos_seq)
     tools: dict[str, int] = {}
     for item in order:
-        tools[item.call.name] = tools.get(item.call.name, 0) + 1
+        if not _by_person(item):
+            tools[item.call.name] = tools.get(item.call.name, 0) + 1
     return SessionFacts(
         requests=tuple((q, clip_middle(t, REQUEST_BYTES)) for q, t in requests[-MOST:]),
         last_answer=(answers[-1][0], gist(answers[-1][1])) if answers else None,
@@ -414,12 +422,34 @@ def extract_facts(rows: Iterable[RowDigest]) -> SessionFacts:
         rows=count,
         last_seq=last_seq,
         tools=tuple(sorted(tools.items(), key=lambda kv: (-kv[1], kv[0]))),
-        failed_calls=sum(1 for item in order if item.failed),
+        failed_calls=sum(1 for item in order if item.failed and not _by_person(item)),
         dangling=sum(1 for item in order if item.result is None),
         unanswered=tuple((w.seq, w.call.name, one_line(target(w.call), COMMAND_BYTES))
                          for w in order if w.result is None)[-MOST:],
         settled=tuple(settled),
     )
+
+
+_USER_COMMAND = re.compile(r"\A\$ (?P<cmd>[^\n]+)\n?(?P<out>.*?)\n?\[exit (?P<code>-?\d+)\]\s*\Z",
+                           re.S)
+
+
+def _user_command(row: RowDigest) -> _Call | None:
+    """A command the person ran in pi (``!cmd``: a user row that is no request, rendered
+    ``$ command / output / [exit N]`` by ``formats.pi``) as a call with its result."""
+    if row.role != "user" or row.is_request or not row.text.startswith("$ "):
+        return None
+    m = _USER_COMMAND.match(row.text)
+    if m is None:
+        return None
+    code = int(m.group("code"))
+    call = CallDigest(f"user-command:{row.seq}", "user shell", "", (),
+                      clip_middle(m.group("cmd").strip(), COMMAND_BYTES))
+    return _Call(row.seq, call, ResultDigest(call.id, code != 0, m.group("out")), row.seq, code)
+
+
+def _by_person(item: _Call) -> bool:
+    return item.call.id.startswith("user-command:")
 
 
 def _urls(text: str, into: dict[str, None]) -> None:
@@ -613,6 +643,8 @@ def _progress(requests: list[tuple[int, str]], answers: list[tuple[int, str]],
     starts = [q for q, _ in requests]
     spans: dict[int, list[_Call]] = {}
     for item in order:
+        if _by_person(item):
+            continue  # the person's own commands are not the agent's work on a request
         i = bisect_right(starts, item.seq) - 1
         spans.setdefault(i, []).append(item)
     replies: dict[int, list[tuple[int, str]]] = {}
