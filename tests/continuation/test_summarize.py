@@ -502,6 +502,18 @@ def test_property_extractive_summary_within_its_bound(rows, bound, again):
     ``max_summary_bytes``, and again when it merges its own previous summary."""
     first = _run(WorkingView(None, [], rows), ExtractiveSummarizer(bound))
     assert first.reason is None and len(first.summary.encode()) <= bound
+    assert all(line.startswith(("#", "- ")) for line in first.summary.splitlines())
     if again:
         second = _run(WorkingView(first.summary, [], rows), ExtractiveSummarizer(bound))
         assert second.reason is None and len(second.summary.encode()) <= bound
+
+
+def test_every_item_of_the_extractive_summary_is_one_line():
+    """A long request, answer or command cut in the middle keeps its marker on its line: each
+    line of the summary is a heading or a ``- `` item (a line of its own broke the merge)."""
+    long = "word " * 400
+    rows = _seq([U(long), A(call("c1", "bash", command="echo " + "x" * 900)),
+                 _tool("c1", "ok"), A(text=long), U("next " + long), A(text="Done.")])
+    s = _run(WorkingView(None, [], rows), ExtractiveSummarizer()).summary
+    assert "bytes omitted …]" in s
+    assert all(line.startswith(("#", "- ")) for line in s.splitlines()), s

@@ -206,8 +206,10 @@ _STRENGTH = {"created": 3, "modified": 2, "deleted": 1, "read": 0}
 
 
 def one_line(text: str, cap: int) -> str:
-    """``text`` on one line (runs of whitespace as one space) within ``cap`` UTF-8 bytes."""
-    return clip_middle(" ".join(text.split()), cap)
+    """``text`` on one line (runs of whitespace as one space) within ``cap`` UTF-8 bytes; a
+    cut's ``[… N bytes omitted …]`` marker stays on the line (``clip_middle`` puts it on a
+    line of its own, which would end a summary item)."""
+    return clip_middle(" ".join(text.split()), cap).replace("\n", " ")
 
 
 def exit_code(text: str) -> int | None:
