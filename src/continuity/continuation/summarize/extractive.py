@@ -1,12 +1,18 @@
 """The ``extractive`` provider: a deterministic, offline summary built from the log itself.
 
-It needs no model, so the product works without one. From the bounded, redacted row digests
-of a ``SummaryRequest`` it takes: the requests (the latest verbatim up to 1,500 bytes), the
-user's constraints and preferences (sentences with "don't", "always", "must", ...), the tool
-calls and their outcomes (counts, errors not later resolved, calls without a result), the
-newest task list (``continuity.core.tasklist``: Claude Code ``TodoWrite``, Codex ``update_plan``;
-items as ``- [todo] title (id X)``), decisions the agent stated, the files it read and modified,
-URLs, notes and the last answer. A previous summary in this same format is merged section by
+It needs no model, so the product works without one. It builds on
+``continuation.facts.extract_facts`` (issue 39), the one extraction the brief and MEMORY.md
+share. From the bounded, redacted row digests of a ``SummaryRequest`` it takes: the requests
+(the latest verbatim up to 1,500 bytes), the user's constraints and preferences (sentences
+with "don't", "always", "must", ...), the tool calls and their outcomes (counts, errors not
+later resolved, calls without a result), the newest task list (``continuity.core.tasklist``:
+Claude Code ``TodoWrite``, Codex ``update_plan``; items as ``- [todo] title (id X)``),
+decisions the agent stated, each distinct command once at its last run with its exit status
+and a sample of its output (## Commands and results), failing tests and each error's first
+and last error line, resolved or not (## Errors and failing tests; both sections only when
+they hold an item), the files with their kind of change (``- created|modified|deleted|read:
+`path```), URLs, notes and the last answer. An earlier request is Done only when its calls
+succeeded; one that ended in an unresolved error or left a call unanswered is In progress. A previous summary in this same format is merged section by
 section (older items rank below newer ones; its open ``[todo]`` items stay open until a newer
 list replaces them, B27); any other previous summary is quoted.
 
