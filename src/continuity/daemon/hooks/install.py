@@ -686,3 +686,24 @@ def installed_paths(home: str | os.PathLike[str]) -> dict[str, str]:
         return {}
     return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)} \
         if isinstance(data, dict) else {}
+
+
+#: issue 39: continuity's MCP tools by their logical name (what the brief and the injected
+#: texts may name), as ``hooks install`` registers them.
+MCP_TOOLS = ("search", "show", "recall", "continuation", "remember", "checkpoint")
+
+
+def installed_mcp_tools(home: str | os.PathLike[str], harness: str) -> dict[str, str]:
+    """``{logical tool: the name the harness's model sees it by}`` for the continuity tools
+    that ``hooks install HARNESS`` registered for the workspace at ``home`` (recorded in
+    ``<home>/INSTALLED_FILE`` under ``"mcp"``); {} when none were registered, so the text we
+    inject names no tool the harness lacks (issue 39). Never raises."""
+    try:
+        data = json.loads((Path(home) / INSTALLED_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    mcp = data.get("mcp") if isinstance(data, dict) else None
+    names = mcp.get(harness) if isinstance(mcp, dict) else None
+    if not isinstance(names, dict):
+        return {}
+    return {k: v for k, v in names.items() if k in MCP_TOOLS and isinstance(v, str) and v}
