@@ -410,6 +410,9 @@ def main() -> None:
     args = parser.parse_args()
     if args.data is not None and not args.data.is_dir():
         parser.error(f"not a folder: {args.data}")
+    unknown = sorted(set(args.session or ()) - set(load_fixture()["sessions"]))
+    if unknown:
+        parser.error(f"not a session of {FIXTURE.name}: {', '.join(unknown)}")
     f = run(args.data, keys=args.session)
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(f, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")

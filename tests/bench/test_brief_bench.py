@@ -199,3 +199,6 @@ def test_command_prints_the_table_and_json() -> None:
     figures = json.loads(run("--json").stdout)
     assert figures["columns"]["digest"]["last_requests"]["present"] == 3
     assert "--misses" in run("--help").stdout
+    bad = subprocess.run([sys.executable, str(ROOT / "bench" / "brief.py"), "--session", "nope"],
+                         capture_output=True, text=True, timeout=60)
+    assert bad.returncode == 2 and "not a session of brief_facts.json: nope" in bad.stderr
