@@ -139,7 +139,8 @@ def recover_cmd(
     session: Optional[str] = typer.Argument(None, help="Session key or a unique prefix of it."),
     project: Optional[str] = typer.Option(None, "--project", help="Project folder: the newest "
                                           "checkpoint of any of its sessions within "
-                                          "[continuity] recoveryWindowHours."),
+                                          "[continuity] recoveryWindowDays (or "
+                                          "recoveryWindowHours when set)."),
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
