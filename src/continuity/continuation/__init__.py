@@ -2,7 +2,8 @@
 pi's, summarized by ``harness``), the
 summarizers (``summarize``: extractive offline, OpenAI-compatible, Anthropic), and the bounded
 continuation the next run reads (``view``: request, newest checkpoint, tail, every tool call
-paired, 240,000-byte follow-up budget).
+paired, 240,000-byte follow-up budget), and the extraction of what a session did (``facts``,
+issue 39) that the extractive summary, the project brief and MEMORY.md share.
 
 May import: ``core``, ``store``, ``formats``, ``redaction``, ``checkpoints``, ``transcripts``.
 
@@ -20,6 +21,7 @@ _EXPORTS = {
     "ProviderError": "summarize",
     "ProviderReply": "summarize",
     "RESULT_CAP": "summarize.bounds",
+    "SessionFacts": "facts",
     "Skip": "compaction",
     "Summarizer": "summarize",
     "SummarizerSettings": "summarize.settings",
@@ -31,6 +33,7 @@ _EXPORTS = {
     "compact_now": "compaction",
     "digest": "summarize.bounds",
     "effective_compaction": "view",
+    "extract_facts": "facts",
     "gap_notice": "view",
     "load_settings": "summarize.settings",
     "looks_like_error": "summarize",

@@ -35,12 +35,14 @@ bytes, ``core.text.clip_middle``), never a tool output copied whole.
 
 from __future__ import annotations
 
+import re
+from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Iterable
 
-from continuity.continuation.summarize.bounds import RowDigest
-from continuity.core.tasklist import TaskItem
-
+from continuity.continuation.summarize.bounds import CallDigest, ResultDigest, RowDigest, scrub
+from continuity.core.tasklist import TaskItem, open_items
+from continuity.core.text import clip_middle, utf8_len
 
 @dataclass(frozen=True, slots=True)
 class CommandRun:
@@ -100,6 +102,11 @@ class SessionFacts:
     rows: int = 0
     last_seq: int = -1
     extra: dict[str, object] = field(default_factory=dict)
+    #: each tool's name and how many calls it got, most used first; calls that failed (an
+    #: error result, a non-zero exit, a traceback); calls without a result
+    tools: tuple[tuple[str, int], ...] = ()
+    failed_calls: int = 0
+    dangling: int = 0
 
     @property
     def unresolved_errors(self) -> tuple[ErrorNote, ...]:
@@ -112,11 +119,486 @@ class SessionFacts:
         return tuple(f for f in self.files if f.change != "read")
 
 
+#: Bounds of the extraction's strings, in UTF-8 bytes (issue 39: bounded, never a whole output).
+REQUEST_BYTES = 2_000
+GIST_BYTES = 400
+COMMAND_BYTES = 300
+OUTPUT_SAMPLE_BYTES = 600
+LINE_BYTES = 240
+DECISION_BYTES = 240
+URL_BYTES = 300
+ITEM_BYTES = 300
+#: Lines of an output's head and tail its sample keeps.
+SAMPLE_LINES = 3
+#: Most items kept per list (the newest): a session of thousands of rows stays bounded.
+MOST = 60
+
+#: issue 39: the sentence of an answer that states a decision (the same words the extractive
+#: summary used for its Key decisions since seed 002).
+DECISION = re.compile(r"\b(?:decided|decide|chose|choose|instead|i'?ll use|we'?ll use|will use"
+                      r"|switch(?:ed)? to|going with|the fix is|root cause|because|plan is)\b",
+                      re.I)
+SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+URL = re.compile(r"https?://[^\s<>()\"'`\[\]{}|\\^]+")
+#: Exit status lines the harnesses write into a command's output: Codex ``Process exited
+#: with code N`` / ``Exit code: N`` (header), pi ``Command exited with code N`` (last line),
+#: Claude Code ``Exit code N`` (first line of a failed Bash), pi's ``!`` commands ``[exit N]``,
+#: Codex's JSON ``"exit_code": N``.
+_EXIT = re.compile(r"^(?:Process exited with code|Command exited with code|Exit code:?)\s*(-?\d+)"
+                   r"\s*$|^\[exit (-?\d+)\]$", re.M)
+_EXIT_JSON = re.compile(r'"exit_code"\s*:\s*(-?\d+)')
+#: Lines that are the harness's framing of an output, not the output: Codex's header
+#: (``Chunk ID``, ``Wall time``, ``Original token count``, ``Output:``), exit lines.
+_FRAME = re.compile(r"^(?:Chunk ID: \S+|Wall time: .*|Original token count: \d+|Output:|"
+                    r"Total output lines: \d+|Process exited with code -?\d+|"
+                    r"Command exited with code -?\d+|Exit code:? -?\d+|\[exit -?\d+\])\s*$")
+#: A line that says what went wrong (preferred as an error's first and last line over
+#: noise such as "Waiting for the debugger to disconnect...").
+_ERROR_WORD = re.compile(r"\b(?:error|errors|failed|failure|fail|fatal|exception|traceback|"
+                         r"denied|not found|no such|cannot|can't|unable|invalid|refused|"
+                         r"rejected|panic(?:ked)?|abort(?:ed)?|missing)\b|Error\b|✗|✖", re.I)
+#: Programs whose exit status 1 with no output means "nothing matched", not a failure.
+_NO_MATCH = {"grep", "egrep", "fgrep", "rg", "ag", "diff", "cmp", "test", "["}
+#: Shell steps that write files (issue 39: files changed by commands too): a redirect of
+#: ``cat``/``echo``/``printf`` (``cat > p <<'EOF'``), ``tee p``, ``touch p``, ``sed -i … p``
+#: (written or modified) and ``rm p`` (deleted).
+_SHELL_WRITE = re.compile(r"^(?:cat|echo|printf)\b[^|<>]*?>{1,2}\s*(?P<redirect>[^\s;&|<>]+)|"
+                          r"\btee\s+(?:-a\s+)?(?P<tee>[^\s;&|<>-][^\s;&|<>]*)|"
+                          r"^touch\s+(?P<touch>[^\s;&|<>]+)|"
+                          r"^sed\s+-i\S*\s.*?\s(?P<sed>[^\s;&|<>'\"]+)\s*$|"
+                          r"^rm\s+(?:-\w+\s+)*(?P<rm>[^\s;&|<>]+)\s*$")
+_TRACEBACK = re.compile(r"^Traceback \(most recent call last\):|^panic: |^thread '.*' panicked",
+                        re.M)
+#: A shell step that runs tests (issue 39: ``is_test``).
+_TEST_COMMAND = re.compile(
+    r"(?:^|[\s/;&|(])(?:pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest|"
+    r"(?:python3?|uv run|poetry run)\s+-m\s+(?:pytest|unittest)|"
+    r"(?:npm|pnpm|yarn|bun|deno|go|cargo|mix|dotnet|gradle|\./gradlew|mvn|make|swift)\s+"
+    r"(?:run\s+)?test\S*|node\s+--test)(?=$|[\s;&|)])")
+#: Lines naming a failing test: pytest ``FAILED id`` / ``ERROR id``, go ``--- FAIL: TestX``,
+#: jest ``FAIL path``, node/mocha ``✗``/``✖``/``×`` items, TAP ``not ok N - name``, cargo
+#: ``test name ... FAILED``.
+_FAILING = re.compile(
+    r"^\s*(?:FAILED\s+(?P<pytest>\S+)|ERROR\s+(?P<pyerr>\S+::\S+)|--- FAIL:\s+(?P<go>\S+)|"
+    r"FAIL\s+(?P<jest>\S+\.\w+)|[✗✖×]\s+(?P<mark>.+?)|not ok \d+ - (?P<tap>.+?)|"
+    r"test (?P<cargo>\S+) \.\.\. FAILED)\s*(?:\(.*\))?\s*$", re.M)
+_STEP_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\n)\s*")
+_WORD = re.compile(r"[a-z0-9]+")
+#: Words of a task title that say nothing about which command does it.
+_FILLER = {"the", "a", "an", "to", "and", "of", "for", "in", "on", "with", "it", "its", "my",
+           "our", "all", "new", "up", "then", "now", "this", "that", "run", "do", "make"}
+#: The strength of a file's change (module docstring: created > modified > deleted > read).
+_STRENGTH = {"created": 3, "modified": 2, "deleted": 1, "read": 0}
+
+
+def one_line(text: str, cap: int) -> str:
+    """``text`` on one line (runs of whitespace as one space) within ``cap`` UTF-8 bytes."""
+    return clip_middle(" ".join(text.split()), cap)
+
+
+def exit_code(text: str) -> int | None:
+    """The exit status a harness wrote into a command's output ``text`` (``_EXIT``), the
+    last one when there are several; None when it names none."""
+    found = [int(a or b) for a, b in _EXIT.findall(text)]
+    if not found:
+        found = [int(n) for n in _EXIT_JSON.findall(text[:4_000])]
+    return found[-1] if found else None
+
+
+def output_lines(text: str) -> list[str]:
+    """The non-blank lines of an output without the harness's framing (``_FRAME``)."""
+    return [ln.rstrip() for ln in text.splitlines() if ln.strip() and not _FRAME.match(ln.strip())]
+
+
+def sample(text: str, cap: int = OUTPUT_SAMPLE_BYTES) -> str:
+    """A sample of an output: its first and last ``SAMPLE_LINES`` lines (framing left out),
+    ``[… N lines …]`` between them, each line within ``LINE_BYTES``, all within ``cap``."""
+    lines = output_lines(text)
+    if len(lines) > 2 * SAMPLE_LINES:
+        lines = lines[:SAMPLE_LINES] + [f"[… {len(lines) - 2 * SAMPLE_LINES} lines …]"] + \
+            lines[-SAMPLE_LINES:]
+    return clip_middle("\n".join(clip_middle(ln, LINE_BYTES) for ln in lines), cap)
+
+
+def steps(command: str | None) -> list[str]:
+    """The steps of a shell command, ``cd`` steps left out: ``cd /repo && git commit -m x``
+    and ``git add . && git commit -m x`` share the step ``git commit -m x``."""
+    if not command:
+        return []
+    parts = [" ".join(p.split()) for p in _STEP_SPLIT.split(command)]
+    return [p for p in parts if p and not p.startswith("cd ")]
+
+
+def is_test_command(command: str) -> bool:
+    """True when a step of ``command`` runs tests (``_TEST_COMMAND``)."""
+    return bool(_TEST_COMMAND.search(command))
+
+
+def _stem(word: str) -> str:
+    return word[:-1] if len(word) > 3 and word.endswith("s") else word
+
+
+def title_words(text: str) -> set[str]:
+    """The words of a task title that can name a command (filler left out, stemmed)."""
+    return {_stem(w) for w in _WORD.findall(text.lower()) if len(w) >= 2 and w not in _FILLER}
+
+
+def step_head(step: str) -> str | None:
+    """What a command step does: the program's subcommand (``git commit`` → ``commit``,
+    ``gh pr edit`` → ``pr``, ``npm test`` → ``test``), else the program (``pytest``)."""
+    tokens = [t for t in step.split() if "=" not in t or t.startswith("-")]
+    if not tokens:
+        return None
+    for token in tokens[1:]:
+        if not token.startswith("-"):
+            return _stem(token.lower().strip("'\""))
+        break
+    return _stem(tokens[0].rsplit("/", 1)[-1].lower())
+
+
+def target(c: CallDigest) -> str:
+    """What a call acts on: its first path, else its command (whitespace runs as one
+    space), else its arguments' head."""
+    return c.paths[0] if c.paths else (_norm(c.command) if c.command else c.args[:120])
+
+
+@dataclass
+class _Call:
+    seq: int
+    call: CallDigest
+    result: ResultDigest | None = None
+    result_seq: int = -1
+    exit_code: int | None = None
+
+    @property
+    def ok(self) -> bool | None:
+        if self.result is None:
+            return None
+        return not (self.result.is_error or (self.exit_code not in (None, 0)))
+
+    @property
+    def failed(self) -> bool:
+        """An error result, a non-zero exit (but not ``grep``'s "no match"), a traceback."""
+        if self.result is None:
+            return False
+        if self.ok is False:
+            return not _no_match(self)
+        return bool(_TRACEBACK.search(self.result.text))
+
+    @property
+    def at(self) -> int:
+        return self.result_seq if self.result is not None else self.seq
+
+
+def _no_match(item: _Call) -> bool:
+    """Exit status 1 of a search or comparison (``grep``, ``rg``, ``diff``, ``test``) with
+    no output: nothing matched, which is an answer, not a failure."""
+    if item.exit_code != 1 or item.result is None or output_lines(item.result.text):
+        return False
+    last = steps(item.call.command)[-1:] or [""]
+    stage = last[0].rsplit("|", 1)[-1].split()
+    return bool(stage) and stage[0].rsplit("/", 1)[-1] in _NO_MATCH
+
+
+def _norm(command: str) -> str:
+    return " ".join(command.split())
+
+
 def extract_facts(rows: Iterable[RowDigest]) -> SessionFacts:
     """The facts of ``rows`` (``RowDigest``s, oldest first), as the module docstring says.
     Deterministic: the same rows always give the same facts. Never raises on odd input (a
     call without a result, a result without its call, a row without text)."""
-    raise NotImplementedError("issue 39: the extraction lands with the extractive summary")
+    requests: list[tuple[int, str]] = []
+    answers: list[tuple[int, str]] = []
+    user_texts: list[tuple[int, str]] = []
+    calls: dict[str, _Call] = {}
+    order: list[_Call] = []
+    urls: dict[str, None] = {}
+    todos: tuple[TaskItem, ...] | None = None
+    todos_seq = -1
+    count = 0
+    last_seq = -1
+    for row in rows:
+        count += 1
+        last_seq = row.seq
+        if row.role == "user" and row.text:
+            user_texts.append((row.seq, row.text))
+            if row.is_request:
+                requests.append((row.seq, row.text))
+            _urls(row.text, urls)
+        if row.role == "assistant" and row.text:
+            answers.append((row.seq, row.text))
+            _urls(row.text, urls)
+        for c in row.calls:
+            if c.id in calls and calls[c.id].call.name == c.name:
+                continue  # a repeated call row (the same call recorded twice)
+            item = _Call(row.seq, c)
+            calls[c.id] = item
+            order.append(item)
+            _urls(c.args, urls)
+        for r in row.results:
+            item = calls.get(r.call_id)
+            if item is not None and item.result is None:
+                item.result, item.result_seq = r, row.seq
+                item.exit_code = exit_code(r.text) if item.call.command else None
+        if row.todos is not None:
+            todos, todos_seq = row.todos, row.seq
+    if not requests and user_texts:
+        requests.append(user_texts[0])
+    commands = _commands(order)
+    errors = _errors(order)
+    done, open_ = _progress(requests, answers, order, errors, todos, todos_seq)
+    tools: dict[str, int] = {}
+    for item in order:
+        tools[item.call.name] = tools.get(item.call.name, 0) + 1
+    return SessionFacts(
+        requests=tuple((q, clip_middle(t, REQUEST_BYTES)) for q, t in requests[-MOST:]),
+        last_answer=(answers[-1][0], gist(answers[-1][1])) if answers else None,
+        commands=commands,
+        errors=errors,
+        failing_tests=_failing_tests(order),
+        files=_files(order),
+        urls=tuple(clip_middle(u, URL_BYTES) for u in list(urls)[-MOST:]),
+        decisions=_decisions([t for _, t in answers]),
+        tasks=todos or (),
+        done=done,
+        open_items=open_,
+        rows=count,
+        last_seq=last_seq,
+        tools=tuple(sorted(tools.items(), key=lambda kv: (-kv[1], kv[0]))),
+        failed_calls=sum(1 for item in order if item.failed),
+        dangling=sum(1 for item in order if item.result is None),
+    )
+
+
+def _urls(text: str, into: dict[str, None]) -> None:
+    for u in URL.findall(text):
+        into.setdefault(scrub(u.rstrip(".,;:!?'\"")), None)
+
+
+def gist(text: str, cap: int = GIST_BYTES) -> str:
+    """The first sentences of ``text`` on one line, within ``cap`` bytes: whole sentences
+    while they fit (at least the first, clipped)."""
+    out = ""
+    for s in SENTENCE.split(text.strip()):
+        s = " ".join(s.split())
+        if not s:
+            continue
+        joined = f"{out} {s}" if out else s
+        if utf8_len(joined) > cap:
+            break
+        out = joined
+    return out or one_line(text, cap)
+
+
+def _commands(order: list[_Call]) -> tuple[CommandRun, ...]:
+    last: dict[str, _Call] = {}
+    for item in order:
+        if item.call.command:
+            key = _norm(item.call.command)
+            last.pop(key, None)  # re-inserted: the dict's order is the order of last runs
+            last[key] = item
+    out = []
+    for key, item in list(last.items())[-MOST:]:
+        out.append(CommandRun(
+            command=clip_middle(key, COMMAND_BYTES), seq=item.seq, ok=item.ok,
+            exit_code=item.exit_code, is_test=is_test_command(key),
+            output=sample(item.result.text) if item.result is not None else ""))
+    return tuple(out)
+
+
+def _successes(order: list[_Call]) -> dict[tuple[str, str], int]:
+    """The last seq at which each (tool, target) and (tool, command step) succeeded."""
+    ok: dict[tuple[str, str], int] = {}
+    for item in order:
+        if item.ok and not item.failed:
+            keys = [_key(item.call)] + [(item.call.name, s) for s in steps(item.call.command)]
+            for k in keys:
+                ok[k] = max(ok.get(k, -1), item.at)
+    return ok
+
+
+def _key(c: CallDigest) -> tuple[str, str]:
+    """What a later success must match to resolve a failure of ``c``: any write tool on
+    the same file (a failed ``Edit`` is resolved by a ``MultiEdit`` of that file), else the
+    same tool on the same target."""
+    return ("write", c.paths[0]) if c.kind == "write" and c.paths else (c.name, target(c))
+
+
+def _errors(order: list[_Call]) -> tuple[ErrorNote, ...]:
+    ok_after = _successes(order)
+    notes: dict[tuple[str, str, str], ErrorNote] = {}
+    for item in order:
+        if not item.failed or item.result is None:
+            continue
+        c = item.call
+        lines = output_lines(item.result.text) or \
+            [ln.strip() for ln in item.result.text.splitlines() if ln.strip()] or ["error"]
+        said = [ln for ln in lines if _ERROR_WORD.search(ln)] or lines
+        first, last = clip_middle(said[0].strip(), LINE_BYTES), \
+            clip_middle(said[-1].strip(), LINE_BYTES)
+        if item.exit_code not in (None, 0) and len(lines) == 1 and \
+                not output_lines(item.result.text):
+            first = last = f"exit code {item.exit_code}"
+        source = one_line(c.command, COMMAND_BYTES) if c.command else \
+            one_line(f"{c.name} {target(c)}", COMMAND_BYTES)
+        s = steps(c.command)
+        resolved = ok_after.get(_key(c), -1) > item.at or \
+            bool(s) and ok_after.get((c.name, s[-1]), -1) > item.at
+        key = (source, first, last)
+        notes.pop(key, None)
+        notes[key] = ErrorNote(item.at, source, first, last, resolved)
+    return tuple(sorted(notes.values(), key=lambda e: e.seq)[-MOST:])
+
+
+def _failing_tests(order: list[_Call]) -> tuple[str, ...]:
+    newest: dict[str, _Call] = {}
+    for item in order:
+        if item.call.command and is_test_command(item.call.command) and item.result is not None:
+            newest[_norm(item.call.command)] = item
+    passed: dict[str, int] = {}  # the runner (first word of the test step) → last clean pass
+    for key, item in newest.items():
+        if item.ok and not item.failed:
+            runner = _runner(key)
+            passed[runner] = max(passed.get(runner, -1), item.at)
+    out: dict[str, None] = {}
+    for key, item in sorted(newest.items(), key=lambda kv: kv[1].at):
+        if item.ok and not item.failed or passed.get(_runner(key), -1) > item.at:
+            continue
+        for m in _FAILING.finditer(item.result.text if item.result else ""):
+            name = next(v for v in m.groupdict().values() if v)
+            out.setdefault(clip_middle(name.strip(), LINE_BYTES), None)
+    return tuple(list(out)[-MOST:])
+
+
+def _runner(command: str) -> str:
+    tests = [s for s in steps(command) if is_test_command(s)]
+    return (tests[-1] if tests else command).split()[0] if (tests or command.split()) else ""
+
+
+def _files(order: list[_Call]) -> tuple[FileTouch, ...]:
+    touched: dict[str, FileTouch] = {}
+    for item in order:
+        c = item.call
+        changes = list(c.changes) + shell_changes(c.command)
+        if c.kind == "read":
+            changes += [(p, "read") for p in c.paths]
+        for path, kind in changes:
+            if kind != "read" and item.ok is not True:
+                continue  # a failed or unanswered write changed nothing we know of
+            if kind == "written":
+                said = item.result.text.lower() if item.result else ""
+                kind = "modified" if path in touched and "created" not in said or \
+                    "updated" in said or "overwr" in said else "created"
+            before = touched.pop(path, None)
+            if before is not None and _STRENGTH[before.change] > _STRENGTH[kind]:
+                kind = before.change
+            touched[path] = FileTouch(path, kind, item.at)
+    return tuple(list(touched.values())[-MOST:])
+
+
+def shell_changes(command: str | None) -> list[tuple[str, str]]:
+    """``(path, kind)`` of the files a shell command writes by the plain forms
+    ``_SHELL_WRITE`` knows (``written`` or ``modified``; ``deleted`` for ``rm``)."""
+    out: list[tuple[str, str]] = []
+    for step in steps(command):
+        for part in step.split("|"):
+            m = _SHELL_WRITE.search(part.strip())
+            if m is None:
+                continue
+            kind, path = next((k, v) for k, v in m.groupdict().items() if v)
+            path = path.strip("'\"")
+            if not path or path.startswith(("/dev/", "&")) or path == "-":
+                continue
+            out.append((scrub(path)[:300], {"sed": "modified", "rm": "deleted"}.get(kind,
+                                                                                  "written")))
+    return out
+
+
+def _decisions(answers: list[str]) -> tuple[str, ...]:
+    out: dict[str, None] = {}
+    for text in answers:
+        for s in SENTENCE.split(text):
+            s = s.strip(" -*#>\t")
+            if len(s) >= 12 and DECISION.search(s):
+                item = one_line(s, DECISION_BYTES)
+                out.pop(item, None)
+                out[item] = None
+    return tuple(list(out)[-MOST // 3:])
+
+
+def done_by_call(title: str, order: Iterable[tuple[int, CallDigest, bool]],
+                 after_seq: int) -> tuple[int, str] | None:
+    """Issue 15: a task step whose call succeeded is done. Of ``order`` (``(result seq,
+    call, succeeded)``, oldest first), the first successful command call after ``after_seq``
+    one of whose steps does what ``title`` names (its subcommand or program is a word of the
+    title: "Commit the fix" ← ``git commit -m …``, "Push to origin" ← ``git push``), as
+    ``(result seq, command)``; None when no such call exists."""
+    words = title_words(title)
+    if not words:
+        return None
+    for seq, c, ok in order:
+        if seq <= after_seq or not ok:
+            continue
+        if any(step_head(step) in words for step in steps(c.command)):
+            return seq, c.command or c.name
+    return None
+
+
+def _progress(requests: list[tuple[int, str]], answers: list[tuple[int, str]],
+              order: list[_Call], errors: tuple[ErrorNote, ...],
+              todos: tuple[TaskItem, ...] | None, todos_seq: int
+              ) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(done, open items): each request done when every call after it (before the next)
+    returned, none failed unresolved, and the agent answered after its last call with
+    something other than a question; task items completed or done by a later successful
+    command; open: the rest of the task list, calls without a result, requests whose work
+    ended in an unresolved error."""
+    done: list[str] = []
+    open_: list[str] = []
+    unresolved = {(e.seq, e.source) for e in errors if not e.resolved}
+    starts = [q for q, _ in requests]
+    spans: dict[int, list[_Call]] = {}
+    for item in order:
+        i = bisect_right(starts, item.seq) - 1
+        spans.setdefault(i, []).append(item)
+    replies: dict[int, list[tuple[int, str]]] = {}
+    for seq, text in answers:
+        replies.setdefault(bisect_right(starts, seq) - 1, []).append((seq, text))
+    for i, (q, text) in enumerate(requests):
+        work = spans.get(i, [])
+        failed = [w for w in work if w.failed and (w.at, _source(w.call)) in unresolved]
+        pending = [w for w in work if w.result is None]
+        last_work = max([w.at for w in work] + [q])
+        after = [a for a in replies.get(i, []) if a[0] > last_work]
+        if failed:
+            w = failed[-1]
+            open_.append(f"#{q} {one_line(text, 160)}: ended with an unresolved error "
+                         f"from `{one_line(_source(w.call), 120)}` (#{w.at})")
+        elif not pending and after and not after[-1][1].rstrip().endswith("?"):
+            done.append(f"#{q} {one_line(text, 160)} → {gist(after[-1][1], 200)}")
+    flow = [(w.at, w.call, bool(w.ok and not w.failed)) for w in order]
+    for t in todos or ():
+        if t.status == "completed":
+            done.append(f"[done] {one_line(t.label(), ITEM_BYTES)}")
+    for t in open_items(todos):
+        by = done_by_call(t.title, flow, todos_seq)
+        if by is not None:
+            done.append(f"[done] {one_line(t.label(), 200)} by `{one_line(by[1], 120)}` "
+                        f"(#{by[0]})")
+        else:
+            open_.append(f"[{'in progress' if t.status == 'in_progress' else 'todo'}] "
+                         f"{one_line(t.label(), ITEM_BYTES)}")
+    for w in order:
+        if w.result is None and f"(#{w.seq})" not in " ".join(open_[-3:]):
+            open_.append(f"{w.call.name} `{one_line(target(w.call), 120)}` (#{w.seq}) has no "
+                         "recorded result: its effects are unknown")
+    return tuple(done[-MOST:]), tuple(open_[-MOST:])
+
+
+def _source(c: CallDigest) -> str:
+    return one_line(c.command, COMMAND_BYTES) if c.command else \
+        one_line(f"{c.name} {target(c)}", COMMAND_BYTES)
 
 
 __all__ = ["CommandRun", "ErrorNote", "FileTouch", "SessionFacts", "extract_facts"]

@@ -43,10 +43,23 @@ RESULT_CAP = 3_000
 BASE64_RUN = 400
 _BASE64 = re.compile(r"(?:data:[\w/+.-]+;base64,)?[A-Za-z0-9+/]{%d,}={0,2}" % BASE64_RUN)
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
+#: apply_patch's file headers with their kind (issue 39): ``*** Add File: p`` → created,
+#: ``*** Update File: p`` → modified (``*** Move to: q`` after it: q modified, p deleted),
+#: ``*** Delete File: p`` → deleted.
+_PATCH_HEADER = re.compile(r"^\*\*\* (Update File|Add File|Delete File|Move to): (.+)$", re.M)
+_PATCH_KIND = {"Add File": "created", "Update File": "modified", "Delete File": "deleted",
+               "Move to": "created"}
 _PATH_KEYS = ("file_path", "path", "filePath", "notebook_path", "file", "filename")
 READ_TOOLS = {"read", "read_file", "view", "cat", "open", "notebookread", "ls", "list_dir"}
 WRITE_TOOLS = {"write", "edit", "multiedit", "apply_patch", "create", "write_file",
                "str_replace", "str_replace_based_edit_tool", "notebookedit", "replace"}
+#: Tools that write a whole file (Claude Code ``Write``, pi ``write``): ``created`` or
+#: ``modified`` is decided by the reader (``continuation.facts``); the rest edit in place.
+WHOLE_FILE_TOOLS = {"write", "create", "write_file"}
+#: Shell wrappers around a command given as an argv list (Codex ``shell``/``local_shell``:
+#: ``["bash", "-lc", "pytest -q"]``): the command is the script they run.
+_SHELL_WRAPPERS = {"bash", "sh", "zsh", "dash", "fish", "/bin/bash", "/bin/sh", "/bin/zsh",
+                   "/usr/bin/bash", "/usr/bin/env"}
 
 
 def scrub(text: str) -> str:
@@ -87,6 +100,10 @@ class CallDigest:
     args: str
     paths: tuple[str, ...] = ()
     command: str | None = None
+    #: issue 39: ``(path, kind)`` for each file a write tool names, ``kind`` ``created``,
+    #: ``modified``, ``deleted`` (apply_patch headers; ``str_replace_based_edit_tool``'s
+    #: ``create``) or ``written`` (a whole-file write: created or modified, the reader decides)
+    changes: tuple[tuple[str, str], ...] = ()
 
     @property
     def kind(self) -> str:
@@ -139,13 +156,61 @@ def _paths(name: str, arguments: Any) -> tuple[str, ...]:
     return tuple(dict.fromkeys(scrub(p.strip())[:300] for p in found))
 
 
-def _command(arguments: Any) -> str | None:
+def _changes(name: str, arguments: Any) -> tuple[tuple[str, str], ...]:
+    """``(path, kind)`` of each file a write call changes (``CallDigest.changes``), paths
+    redacted and clipped like ``_paths``; () for a call that is not a write."""
+    lowered = name.lower()
+    if lowered not in WRITE_TOOLS:
+        return ()
+    found: list[tuple[str, str]] = []
+    patch = arguments if isinstance(arguments, str) else None
     if isinstance(arguments, dict):
-        value = arguments.get("command") or arguments.get("cmd")
-        if isinstance(value, list):
-            value = " ".join(str(v) for v in value)
-        if isinstance(value, str) and value:
-            return bounded(value, 300)
+        patch = next((arguments[k] for k in ("input", "patch")
+                      if isinstance(arguments.get(k), str)), None)
+    if patch is not None:
+        for head, path in _PATCH_HEADER.findall(patch):
+            if head == "Move to" and found and found[-1][1] == "modified":
+                found[-1] = (found[-1][0], "deleted")
+            found.append((path, _PATCH_KIND[head]))
+    if isinstance(arguments, dict):
+        sub = arguments.get("command")
+        if lowered in WHOLE_FILE_TOOLS:
+            kind = "written"
+        elif sub == "create":  # str_replace_based_edit_tool
+            kind = "written"
+        elif sub in ("view",):
+            kind = ""
+        else:
+            kind = "modified"
+        if kind:
+            found.extend((p, kind) for p in _raw_paths(arguments))
+    out: dict[str, str] = {}
+    for path, kind in found:
+        out[scrub(path.strip())[:300]] = kind
+    return tuple((p, k) for p, k in out.items() if p)
+
+
+def _raw_paths(arguments: dict) -> list[str]:
+    return [v for v in (arguments.get(k) for k in _PATH_KEYS) if isinstance(v, str) and v]
+
+
+def _command(name: str, arguments: Any) -> str | None:
+    """The shell command a call runs (``command`` or ``cmd``: Claude Code ``Bash``, pi
+    ``bash``, Codex ``exec_command``/``shell``/``local_shell``), redacted and clipped; an
+    argv list is joined, a ``bash -lc SCRIPT`` wrapper gives SCRIPT. None for a read or
+    write tool whose ``command`` is a subcommand (``str_replace_based_edit_tool``)."""
+    if not isinstance(arguments, dict) or name.lower() in WRITE_TOOLS | READ_TOOLS:
+        return None
+    value = arguments.get("command") or arguments.get("cmd")
+    if isinstance(value, list):
+        argv = [str(v) for v in value]
+        if len(argv) >= 3 and argv[0] in _SHELL_WRAPPERS and argv[-2].startswith("-") and \
+                "c" in argv[-2]:
+            value = argv[-1]
+        else:
+            value = " ".join(argv)
+    if isinstance(value, str) and value.strip():
+        return bounded(value.strip(), 300)
     return None
 
 
@@ -178,7 +243,8 @@ def digest(entry: Entry) -> RowDigest:
                 orjson.dumps(redact_value(block.arguments), default=str).decode()  # issue 15
             calls.append(CallDigest(block.id, scrub(block.name)[:100], bounded(raw, ARGS_CAP),
                                     _paths(block.name, block.arguments),
-                                    _command(block.arguments)))
+                                    _command(block.name, block.arguments),
+                                    _changes(block.name, block.arguments)))
             listed = _todos(block.arguments)
             todos = listed if listed is not None else todos  # the newest call wins
         elif isinstance(block, ToolResultBlock):
