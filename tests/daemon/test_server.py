@@ -545,3 +545,25 @@ def test_server_damaged_checkpoint_time_never_blames_the_hook(client: TestClient
     listed = client.get("/api/checkpoints/p1")
     assert listed.status_code == 200
     assert [(d["id"], d["column"]) for d in listed.json()["damaged"]] == [(newest, "created_at")]
+
+
+def test_server_session_end_keeps_the_sessions_remembers(store, isolated_home: Path) -> None:
+    """Issue 39, item 2: a remember taken by a pre-compaction checkpoint is still in the
+    session's ``session_end`` (it said ``recent_remembers: []``), also when the daemon
+    restarted in between (the state rebuilt from the stored checkpoints)."""
+    live = _live(store, isolated_home)
+    with TestClient(create_app(live), base_url=LOCAL) as c:
+        c.post("/api/hooks/session-start", json=_body("r1"))
+        c.post("/api/hooks/user-prompt-submit", json=_body("r1", prompt="pick the format"))
+        c.post("/api/memory/remember", json={"content": "decision: CSV stays", "source_id": "r1"})
+        pre = c.post("/api/hooks/pre-compaction", json=_body("r1")).json()["checkpoint"]
+        assert pre["recent_remembers"] == ["decision: CSV stays"]
+    restarted = _live(store, isolated_home)
+    with TestClient(create_app(restarted), base_url=LOCAL) as c:
+        c.post("/api/hooks/user-prompt-submit", json=_body("r1", prompt="and the header"))
+        c.post("/api/hooks/session-end", json=_body("r1", reason="other"))
+        rows = _wait(lambda: (r := c.get("/api/checkpoints/r1").json())["count"] == 2 and r)
+    end = rows["checkpoints"][0]
+    assert end["trigger"] == "session_end"
+    assert end["recent_remembers"] == ["decision: CSV stays"]
+    assert end["digest"].endswith("### Memory Activity\nRemembered: decision: CSV stays")
