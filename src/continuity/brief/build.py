@@ -4,15 +4,14 @@ session is told of, and what of each, read with bounded reads.
 ``build_brief(store, project=…, config=…, reach=…)``:
 
 1. **Which sessions.** The sessions of ``project`` (its normalized path, and the path as
-   given) whose last activity is within the recovery window
+   given; never a folder inside it) whose last activity is within the recovery window
    (``CheckpointConfig.recovery_window``: ``recoveryWindowDays``, default 14 days, ``"any"``;
    ``recoveryWindowHours`` when set), whatever their age within it: those stored
-   (``store.list_sessions``) and those known only from checkpoints
+   (``store.project_sessions``) and those known only from checkpoints
    (``store.project_checkpoint_sessions``); never a key in ``exclude`` (the new session
    itself). Newest first; at most ``MAX_SESSIONS``. A session's last activity is the newest
    of its last row's time, its end and its newest checkpoint (a session with none of them,
-   whose rows carry no time, is kept when the store's last change of it is within the window,
-   and comes last).
+   whose rows carry no time, is kept, last: nothing says it is old).
 2. **What of each.** The facts of its newest ``ROWS_READ`` visible rows (plus its newest
    request row when that is older, found through ``rows_meta`` in at most
    ``REQUEST_SEARCH_ROWS`` rows of metadata): ``continuation.facts.extract_facts`` over
@@ -26,7 +25,7 @@ session is told of, and what of each, read with bounded reads.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -70,7 +69,6 @@ class Brief:
     reach: Reach
     window: timedelta | None
     now: datetime
-    extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         """The ``continuity brief --json`` shape: ``project``, ``text``, ``budget_chars``,
@@ -110,10 +108,11 @@ def _sessions(store: "SqlStore", project: str, window: timedelta | None, now: da
     since = now - window if window is not None else None
     normalized = normalize_project(project) or project
     candidates: dict[str, Session | None] = {}
-    for path in dict.fromkeys([normalized, project]):
-        for s in store.list_sessions(project=path, since=since, limit=MAX_SESSIONS * 2):
-            if _same_project(s.project, normalized):
-                candidates.setdefault(s.key, s)
+    # newest activity first by the store's clock (an import's time for an imported file):
+    # more than are shown, so that the rows' own times can reorder them
+    for s in store.project_sessions(list(dict.fromkeys([normalized, project])),
+                                    limit=MAX_SESSIONS * 4):
+        candidates.setdefault(s.key, s)
     marks = dict(store.project_checkpoint_sessions(normalized, since=since,
                                                    limit=MAX_SESSIONS * 2))
     for key in marks:
@@ -126,16 +125,11 @@ def _sessions(store: "SqlStore", project: str, window: timedelta | None, now: da
         if key in exclude or (session is not None and session.agent_id != "default"):
             continue
         out.append(_read_session(store, key, session, marks.get(key)))
-    # a session whose rows carry no time passed the store's own window (its last change)
+    # a session whose rows carry no time is kept (it comes last): nothing says it is old
     out = [s for s in out if since is None or s.last_active is None or s.last_active > since]
     far = datetime.min.replace(tzinfo=timezone.utc)
     out.sort(key=lambda s: (s.last_active or far, s.key), reverse=True)
     return out[:MAX_SESSIONS]
-
-
-def _same_project(stored: str | None, normalized: str) -> bool:
-    """``list_sessions`` also matches folders inside the project: only the project itself."""
-    return stored is not None and (normalize_project(stored) or stored) == normalized
 
 
 # ---------------------------------------------------------------------------- what of each
