@@ -188,7 +188,16 @@ def test_claude_code_compact_start_gets_the_essentials_once(
         sent = json.dumps(asked[0]["body"], ensure_ascii=False)
         assert sent.count("## Continuation of the previous work") == 1
         assert f"<previous-request>\\n{task}\\n</previous-request>" in sent
-        assert f'one MCP `continuation` call away (session \\"{key}\\")' in sent
+        # issue 39: the essentials name the MCP tool only when it is installed for Claude
+        # Code (the install record), else this install's CLI
+        from continuity.daemon.hooks.install import installed_mcp_tools
+
+        tool = installed_mcp_tools(world.ws, "claude-code").get("continuation")
+        if tool:
+            assert f'one MCP `{tool}` call away (session \\"{key}\\")' in sent
+        else:
+            ours = sent.split("## Continuation of the previous work", 1)[1][:4000]
+            assert "call away" not in ours and f" continue {key}`." in ours
         contexts = [b.get("text", "") for m in asked[0]["body"].get("messages", [])
                     for b in (m.get("content") if isinstance(m.get("content"), list) else [
                         {"text": m.get("content")}]) if isinstance(b, dict) and isinstance(
