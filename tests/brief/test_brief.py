@@ -112,6 +112,12 @@ def test_brief_of_a_session_known_only_from_its_checkpoint(store):
     assert "### Session live-1 · claude-code · 3 hours ago" in brief.text
     assert "Last request (from its checkpoint): and the logout link" in brief.text
     assert "Earlier requests (1):\n- fix the login page" in brief.text
+    long = "word " * 40  # 200 characters: the seed's snippet, cut without a marker
+    checkpoint(store, "live-2", ago=timedelta(hours=2),
+               digest=f"## Session Checkpoint\n\n### Recent Prompts\n- {long[:200]}")
+    text = build_brief(store, project=PROJECT, config=CheckpointConfig(), reach=NO_REACH,
+                       now=NOW).text
+    assert "Last request (from its checkpoint): " + " ".join(long.split()) + "…" in text
 
 
 def test_brief_names_only_the_reach_it_is_given(store):

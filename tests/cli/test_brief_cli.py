@@ -69,3 +69,18 @@ def test_cli_brief_budget_out_of_range_is_a_usage_error(monkeypatch, capsys, wor
     home, project = workspace
     code, _, err = _run(monkeypatch, capsys, "brief", "--budget", "199", "--home", home)
     assert code == 2 and "--budget" in err
+
+
+def test_cli_brief_harness_names_its_installed_tools(monkeypatch, capsys, workspace):
+    """--harness names the MCP tools the install record holds for that harness; an unknown
+    harness is a usage error naming the choices."""
+    home, project = workspace
+    (home / "hooks-installed.json").write_text(json.dumps(
+        {"mcp": {"codex": {"search": "continuity__search"}}}))
+    code, out, _ = _run(monkeypatch, capsys, "brief", "--project", project, "--home", home,
+                        "--harness", "codex")
+    assert code == 0 and "`continuity__search` (search every row of every session)" in out
+    code, out, _ = _run(monkeypatch, capsys, "brief", "--project", project, "--home", home)
+    assert code == 0 and "continuity__search" not in out
+    code, _, err = _run(monkeypatch, capsys, "brief", "--harness", "vim", "--home", home)
+    assert code == 2 and "--harness: must be one of claude-code, codex, pi" in err

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from continuity.brief.model import Reach, SessionBrief
 from continuity.brief.render import clip, render_brief
-from continuity.checkpoints.capture import CheckpointConfig, normalize_project
+from continuity.checkpoints.capture import SNIPPET_CHARS, CheckpointConfig, normalize_project
 from continuity.continuation.facts import SessionFacts, extract_facts
 from continuity.continuation.summarize.bounds import digest
 from continuity.core.model import Checkpoint, Session
@@ -224,11 +224,14 @@ _PROMPT_BLOCK = re.compile(r"^### Recent Prompts\n((?:- .*\n?)+)", re.M)
 
 
 def _digest_prompts(digest_text: str) -> list[str]:
-    """The ``### Recent Prompts`` items of a checkpoint digest (seed 000), oldest first."""
+    """The ``### Recent Prompts`` items of a checkpoint digest (seed 000), oldest first; an
+    item of the snippet's full length (``SNIPPET_CHARS``, the seed's cut, made without a
+    marker) ends with ``…`` (issue 39: never cut mid-word without a marker)."""
     found = _PROMPT_BLOCK.search(digest_text)
     if not found:
         return []
-    return [line[2:] for line in found.group(1).splitlines() if line.startswith("- ")]
+    items = [line[2:] for line in found.group(1).splitlines() if line.startswith("- ")]
+    return [p.rstrip() + "…" if len(p) >= SNIPPET_CHARS else p for p in items]
 
 
 __all__ = ["Brief", "MAX_SESSIONS", "ROWS_READ", "build_brief"]

@@ -189,7 +189,10 @@ def brief_cmd(
     from continuity.core.config import resolve_home
     from continuity.daemon.hooks.install import installed_mcp_tools
     from continuity.daemon.hooks.live import cli_prefix
+    from continuity.daemon.hooks.spool import HARNESSES
 
+    if harness is not None and harness not in HARNESSES:
+        raise InputError(f"--harness: must be one of {', '.join(HARNESSES)} (got {harness!r})")
     config = load_config(home)
     if budget is not None:
         config = config.model_copy(update={"recovery_budget_chars": budget})
