@@ -150,7 +150,8 @@ def test_continue_text_shows_the_gap_notice_and_user_brackets():
     lines = console.file.getvalue().splitlines()
     assert lines[0] == ("session s1: 1,234 of 240,000 bytes (long texts are cut here, marked; "
                         "--json has them whole)")
-    assert lines[1] == ("[seq 2–49 omitted; use recall before relying on them or repeating "
+    assert lines[1] == ("[seq 2–49 omitted; look them up in continuity's record before relying "
+                        "on them or repeating "
                         "unresolved work]")
     assert lines[2] == "previous request (seq 50, user): fix [bold]this[/] and [red]"
     assert lines[3] == "   51 assistant: see [link=x]y[/link]"

@@ -370,3 +370,17 @@ def test_rows_before_the_request_pair_with_results_after_it(store):
         (0, "user"), (1, "assistant"), (3, "user"), (4, "tool"), (5, "user")]
     assert d["messages"][3]["content"][0] == {"type": "tool_result", "call_id": "c0",
                                               "is_error": False, "text": "ok c0"}
+
+
+def test_gap_notice_names_the_range_and_no_tool():
+    """Seed 002 names the exact omitted range; issue 39: the notice names no tool (the reader
+    may have no ``recall``), it points at continuity's record."""
+    from continuity.continuation.view import GAP_NOTICE_RESERVE, Gap, gap_notice
+
+    text = gap_notice([Gap(412, 977)])
+    assert text == ("seq 412–977 omitted; look them up in continuity's record before relying "
+                    "on them or repeating unresolved work")
+    assert "recall" not in text and "MCP" not in text
+    assert gap_notice([Gap(3, 3), Gap(10, 12)]).startswith("seq 3 and 10–12 omitted; ")
+    assert len(gap_notice([Gap(100_000, 199_999), Gap(200_001, 299_999)]).encode()) \
+        <= GAP_NOTICE_RESERVE

@@ -78,7 +78,7 @@ def test_pi_large_session_commands_edits_and_the_unresolved_publish(sqlite_store
     assert files["packages/coding-agent/src/theme/theme.ts"] == "modified"  # pi edit
     assert files["README.md"] == "read"
     assert [t.path for t in f.changed_files if t.path == "README.md"] == []
-    assert "#987 yeah, do it all: ended with an unresolved error from `cd " \
+    assert "#987 yeah, do it all → ended with an unresolved error from `cd " \
         "/Users/dev/workspaces/pi-mono && npm run publish` (#1007)" in f.open_items
     assert "The build is failing because the TUI package hasn't exported the theme interfaces." \
         in f.decisions
@@ -165,7 +165,7 @@ def test_failing_tests_of_the_newest_run_and_codex_exit_code():
     assert [(c.command, c.ok, c.exit_code) for c in f.commands] == \
         [("go test ./...", False, 1), ("npx jest", False, 1), ("cargo test", False, None)]
     assert f.failing_tests == ("TestParse", "src/a.test.ts", "tests::it_works")
-    assert f.open_items == ("#0 fix it: ended with an unresolved error from `cargo test` (#6)",)
+    assert f.open_items == ("#0 fix it → ended with an unresolved error from `cargo test` (#6)",)
     assert f.done == ()
 
 
@@ -233,7 +233,7 @@ def test_outputs_are_sampled_never_copied_whole():
     assert out.splitlines()[0].startswith("2026-12-01T10:00:00 INFO line 0 ")
     assert out.splitlines()[-1].startswith("2026-12-01T10:14:59 INFO line 899 ")
     assert utf8_len(out) <= OUTPUT_SAMPLE_BYTES
-    assert "lines …]" in out
+    assert "bytes omitted …]" in out
 
 
 def test_exit_code_forms():
@@ -307,3 +307,40 @@ def test_every_real_session_extracts_without_secrets_or_repeats(sqlite_store, ha
         assert len({c.command for c in f.commands}) == len(f.commands)
         assert set(f.changed_files) <= set(f.files)
         assert f.rows > 0
+
+
+def test_steps_and_pipelines_respect_quotes():
+    """A ``|``, ``;`` or ``&&`` inside quotes is part of an argument (pi's session greps
+    ``"Detected truecolor\\|Detected.*background"``): its "no match" exit 1 is no error."""
+    from continuity.continuation.facts import last_stage, steps
+
+    assert steps('cd /r && grep -A 5 "a\\|b; c" x.ts || echo "x && y"; ls') == \
+        ['grep -A 5 "a\\|b; c" x.ts', 'echo "x && y"', "ls"]
+    assert last_stage('grep "a|b" f | wc -l') == "wc -l"
+    f = _facts([U("look"), A(call("c1", "bash", command='grep -A 5 "Detected x\\|No y" src/t.ts')),
+                R("c1", "Command exited with code 1", error=True)])
+    assert f.commands[0].ok is False and f.commands[0].exit_code == 1
+    assert f.errors == () and f.failed_calls == 0
+
+
+def test_pi_user_commands_are_commands_not_requests():
+    """pi's ``!make test`` (a user row ``$ command / output / [exit N]``, no request) is a
+    command with its exit status and output, not a request and not the agent's tool call."""
+    f = _facts([U("build it"), A(text="Built."),
+                U("$ make test\ncc -o app app.c\n2 tests failed\n[exit 2]", request=False)])
+    assert f.requests == ((0, "build it"),)
+    assert [(c.command, c.ok, c.exit_code, c.is_test, c.output) for c in f.commands] == \
+        [("make test", False, 2, True, "cc -o app app.c\n2 tests failed")]
+    assert [(e.source, e.last_line) for e in f.errors] == [("make test", "2 tests failed")]
+    assert f.tools == () and f.failed_calls == 0
+    assert f.done == ("#0 build it → Built.",)
+
+
+def test_pi_bash_execution_rows_of_a_real_v3_log(sqlite_store):
+    """The pi v3 fixture's ``bashExecution`` entries (``!pytest -q``, exit 0) are commands."""
+    path = Path(__file__).resolve().parents[1] / "fixtures" / "pi" / "v3-compaction.jsonl"
+    f = _facts_of(sqlite_store, path)
+    pytest_run = next(c for c in f.commands if c.command == "pytest -q")
+    assert (pytest_run.ok, pytest_run.exit_code, pytest_run.is_test, pytest_run.output) == \
+        (True, 0, True, "3 passed")
+    assert "/review export.py" in [t for _, t in f.requests]

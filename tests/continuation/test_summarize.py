@@ -227,7 +227,12 @@ def test_extractive_summary_sections_from_the_log():
     assert "- Last answer (#11): Checked. Shall I add the test now?" in s
     assert "- The agent's last question awaits an answer" in s
     assert "- Note (quoted): staging only" in s
-    assert "- modified: `src/parser.py`" in s and "- read: `src/parser.py`" in s
+    # issue 39 supersedes "a line per tool kind": one line per file, its strongest change
+    assert "- modified: `src/parser.py`" in s and "- read: `src/parser.py`" not in s
+    assert "## Commands and results\n- `pytest -q` (#5) failed [tests]: E IndexError ⏎ " \
+        "1 failed c2\n" in s
+    assert "## Errors and failing tests\n- unresolved: Bash `pytest -q` (#6): E IndexError … " \
+        "1 failed c2\n" in s
 
 
 def test_extractive_failure_resolved_by_a_later_command_with_the_same_step_is_not_blocked():
@@ -384,3 +389,119 @@ def test_extractive_carried_task_items_done_by_later_calls():
         in _section(s, "### Done")
     assert "- [todo] Push the branch" in _section(s, "## Next steps")
     assert "- [todo] Commit the fix" not in s
+
+
+# ---------------------------------------------------------------------------- issue 39 item 3
+
+
+def _log(name: str, lines: int = 530) -> str:
+    """A ~48 KB service log: ``lines`` timestamped lines of ``name``, a warning among them."""
+    out = [f"2026-12-01T09:{i // 60 % 60:02d}:{i % 60:02d}Z {name} INFO request id={i:05d} "
+           f"path=/api/v1/items status=200 ms={i % 97}" for i in range(lines)]
+    out[lines // 2] = f"2026-12-01T09:06:40Z {name} WARN pool exhausted, retrying in 250 ms"
+    return "\n".join(out)
+
+
+def _tool(call_id: str, text: str, *, error: bool = False) -> Entry:
+    return Entry(EntryKind.MESSAGE, Role.TOOL, (ToolResultBlock(call_id, error, text),))
+
+
+def _six_logs() -> list[Entry]:
+    """The issue's case: a pi session of six bash calls each returning a ~48 KB log (the last
+    one a failing test run, pi's "Command exited with code 1"), then pi's ``edit`` and
+    ``write``, then the answer."""
+    commands = ["journalctl -u api --since today", "kubectl logs deploy/api --tail=530",
+                "cat /var/log/nginx/access.log", "tail -n 530 worker.log",
+                "docker logs queue 2>&1", "pytest -q tests/test_retry.py"]
+    rows: list[Entry] = [U("Find out why the API times out under load and fix it.")]
+    for i, cmd in enumerate(commands):
+        rows.append(A(call(f"b{i}", "bash", command=cmd)))
+        text = _log(cmd.split()[0])
+        if cmd.startswith("pytest"):
+            text += ("\nFAILED tests/test_retry.py::test_backoff_caps_at_5s - assert 8.0 <= 5.0"
+                     "\n1 failed, 11 passed in 0.42s\n\n\nCommand exited with code 1")
+        rows.append(_tool(f"b{i}", text, error=cmd.startswith("pytest")))
+    rows += [A(call("e1", "edit", path="src/api/retry.py", oldText="cap = 8", newText="cap = 5")),
+             _tool("e1", "Successfully replaced text in src/api/retry.py."),
+             A(call("w1", "write", path="src/api/backoff.py", content="def backoff(n): ...")),
+             _tool("w1", "Successfully wrote 19 bytes to src/api/backoff.py"),
+             A(text="The root cause is the retry cap of 8 s; I capped it at 5 s. The retry test "
+                    "still needs a rerun.")]
+    return _seq(rows)
+
+
+def test_six_large_logs_summarize_with_their_substance():
+    """Issue 39: six ~48 KB log outputs became "6 tool calls (bash 6); 0 failed" and "Files
+    read and modified: none recorded". Now the summary names each command with its exit
+    status and sampled lines of its output (never the whole), the failing test, the error
+    lines, and the files pi's ``edit`` and ``write`` changed; within the default bound."""
+    rows = _six_logs()
+    outputs = [len(r.blocks[0].text.encode()) for r in rows if r.role is Role.TOOL][:6]
+    assert all(43_000 < n < 50_000 for n in outputs), outputs
+    result = _run(WorkingView(None, [], rows), ExtractiveSummarizer())
+    s = result.summary
+    assert result.reason is None and len(s.encode()) <= 24_000
+    commands = _section(s, "## Commands and results")
+    assert [c.split("`")[1] for c in commands] == [
+        "pytest -q tests/test_retry.py", "docker logs queue 2>&1", "tail -n 530 worker.log",
+        "cat /var/log/nginx/access.log", "kubectl logs deploy/api --tail=530",
+        "journalctl -u api --since today"]
+    assert commands[0].startswith("- `pytest -q tests/test_retry.py` (#11) failed (exit 1) "
+                                  "[tests]: 2026-12-01T09:00:00Z pytest INFO request id=00000 ")
+    assert commands[0].endswith("⏎ FAILED tests/test_retry.py::test_backoff_caps_at_5s - "
+                                "assert 8.0 <= 5.0 ⏎ 1 failed, 11 passed in 0.42s")
+    assert commands[5].startswith("- `journalctl -u api --since today` (#1) ok: "
+                                  "2026-12-01T09:00:00Z journalctl INFO request id=00000 ")
+    omitted = int(re.search(r"\[… (\d+) bytes omitted …\]", commands[5]).group(1))
+    assert 42_000 < omitted < outputs[0]
+    assert commands[5].endswith("journalctl INFO request id=00529 path=/api/v1/items "
+                                "status=200 ms=44")
+    assert "id=00265" not in s  # a sample, never the whole output
+    errors = _section(s, "## Errors and failing tests")
+    assert errors[0] == "- failing test: tests/test_retry.py::test_backoff_caps_at_5s"
+    assert errors[1] == ("- unresolved: bash `pytest -q tests/test_retry.py` (#12): FAILED "
+                         "tests/test_retry.py::test_backoff_caps_at_5s - assert 8.0 <= 5.0 … "
+                         "1 failed, 11 passed in 0.42s")
+    assert _section(s, "## Files read and modified") == [
+        "- created: `src/api/backoff.py`", "- modified: `src/api/retry.py`"]
+    assert "- 8 tool calls (bash 6, edit 1, write 1); 1 failed" in _section(s, "### Done")
+    assert "- The root cause is the retry cap of 8 s; I capped it at 5 s." in \
+        _section(s, "## Key decisions")
+    assert "none recorded" not in "\n".join(_section(s, "## Files read and modified"))
+
+
+_CMDS = st.sampled_from(["pytest -q", "npm test", "ls -la", "git push origin main",
+                         "cat app.log", "grep -n x y"])
+_OUT = st.text(max_size=300) | st.builds(lambda n: "\n".join(f"log line {i} " * 3
+                                                               for i in range(n)),
+                                         st.integers(0, 400))
+
+
+@st.composite
+def _session(draw):
+    rows: list[Entry] = []
+    for i in range(draw(st.integers(1, 30))):
+        kind = draw(st.sampled_from(["user", "answer", "bash", "edit"]))
+        if kind == "user":
+            rows.append(U(draw(st.text(min_size=1, max_size=400))))
+        elif kind == "answer":
+            rows.append(A(text=draw(st.text(min_size=1, max_size=400))))
+        elif kind == "bash":
+            rows += [A(call(f"c{i}", "bash", command=draw(_CMDS))),
+                     _tool(f"c{i}", draw(_OUT), error=draw(st.booleans()))]
+        else:
+            rows += [A(call(f"c{i}", "edit", path=f"src/f{i % 4}.py", oldText="a", newText="b")),
+                     _tool(f"c{i}", "Successfully replaced text.")]
+    return _seq(rows)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rows=_session(), bound=st.integers(600, 8_000), again=st.booleans())
+def test_property_extractive_summary_within_its_bound(rows, bound, again):
+    """Issue 39: with commands, samples and errors the summary still fits
+    ``max_summary_bytes``, and again when it merges its own previous summary."""
+    first = _run(WorkingView(None, [], rows), ExtractiveSummarizer(bound))
+    assert first.reason is None and len(first.summary.encode()) <= bound
+    if again:
+        second = _run(WorkingView(first.summary, [], rows), ExtractiveSummarizer(bound))
+        assert second.reason is None and len(second.summary.encode()) <= bound

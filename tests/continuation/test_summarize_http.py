@@ -19,6 +19,7 @@ from continuity.continuation.compaction import after_turn
 from continuity.core.model import EntryKind, ReceiptReason
 from continuity.continuation.summarize import make_summarizer
 from continuity.store import SqlStore, open_store
+from continuity.continuation.summarize.extractive import LAYOUT
 from continuity.continuation.summarize.settings import SummarizerSettings
 from tests.builders import A, T, U, call, load
 
@@ -179,6 +180,13 @@ def test_provider_success_writes_the_checkpoint(server, sqlite_store):
         assert body["reasoning_effort"] == "low" and "max_completion_tokens" in body
     else:
         assert body["output_config"] == {"effort": "low"}
+    # issue 39: the model is asked for the extractive summary's sections, by its headings
+    system = body["messages"][0]["content"] if api == "openai" else body["system"]
+    if isinstance(system, list):
+        system = "".join(part["text"] for part in system)
+    headings = [h for _, h in LAYOUT]
+    assert [system.index(h) for h in headings] == sorted(system.index(h) for h in headings)
+    assert "exit status" in system and "never a whole output" in system
 
 
 @pytest.mark.parametrize("mode, reason", [

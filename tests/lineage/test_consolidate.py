@@ -241,7 +241,11 @@ def test_scratch_sessions_store_no_memories(store, isolated_home):
     ("invalid themes must NEVER explode", "constraint"),
     ("setTheme should return an error the caller can show", "constraint"),
     ("let's use sqlite for the cache layer", "decision"),
-    ("green diff is #b5bd68", "fact"),
+    # issue 39 supersedes this one's "fact": a colour being tuned is no durable fact
+    ("green diff is #b5bd68", None),
+    ("8abeb7 is what bullet is in old pi", None),
+    ("md link is actually 666666", None),
+    ("The export job runs at 02:00 UTC on the ledger-prod host.", "fact"),
     ("make muted a little brighter", None),
     ("the bullet should be that", None),
     ("this is what we had before", None),
@@ -500,3 +504,41 @@ def test_consolidate_keeps_no_secret_a_user_named_in_prose(store, isolated_home)
     for secret in ("SecretIsValue-73", "QuotedPw-4242", "UseAsPw-Secret1", "Mdp-Secret42"):
         assert secret not in texts
     assert "[REDACTED:secret]" in written
+
+
+def test_memory_md_of_real_sessions_holds_what_they_did_and_no_junk(sqlite_store, shared_data,
+                                                                    isolated_home):
+    """Issue 39: MEMORY.md showed "[fact] 8abeb7 is what bullet is in old pi". Its facts and
+    thread heads now come from the extraction the summary uses: per session the request,
+    the outcome, the files changed, a decision and the unresolved error, from the real pi,
+    Codex and Claude Code sessions; no tuned colour value as a fact, no harness protocol
+    error as open work."""
+    files = [shared_data / "pi" / "large-session.jsonl",
+             shared_data / "codex" / "with-compaction.jsonl",
+             shared_data / "claude-code" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"]
+    report = import_paths(sqlite_store, files)
+    sync_import(sqlite_store, report)
+    co.run_pass(sqlite_store, summarizer=ExtractiveSummarizer(), now=NOW)
+    text = (isolated_home / "MEMORY.md").read_text()
+    head = text.split("## Thread Heads (Tier 2)\n", 1)[1].split("\n## ", 1)[0]
+    pi = next(r for r in head.splitlines() if "session d703a1a9" in r)
+    assert "asked: read packages/coding-agent/docs/theme.md in full, then theme.ts" in pi
+    assert "last request: yeah, do it all; outcome: Oh wait, these errors look like we " \
+        "have API mismatches" in pi
+    assert "changed: test-theme-colors.ts (created), CHANGELOG.md (modified)" in pi
+    assert "unresolved: `cd /Users/dev/workspaces/pi-mono && npm run publish` failed: npm " \
+        "error command sh -c tsgo -p tsconfig.build.json" in pi
+    codex = next(r for r in head.splitlines() if "session compact-codex-001" in r)
+    assert "last request: Now add the authentication middleware; outcome: Authentication " \
+        "middleware is now in place; changed: auth.py (created)" in codex
+    demo = next(r for r in head.splitlines() if "session 5c0375b4" in r)
+    assert "changed: CLAUDE.md (modified)" in demo and "tool_use_error" not in demo
+    facts = text.split("## Global Head (Tier 1)\n", 1)[1].split("\n## ", 1)[0]
+    assert "- [decision] The theme loader should catch this error gracefully instead of " \
+        "crashing. (pi-mono, 2025-11-21)" in facts
+    for junk in ("8abeb7", "81a2be", "666666", "#b5bd68", "[fact]"):
+        assert junk not in facts, junk
+    opened = text.split("## Open Threads\n", 1)[1].split("\n## ", 1)[0]
+    assert "unresolved: bash `cd /Users/dev/workspaces/pi-mono && npm run publish` failed " \
+        "(#1007): npm error command" in opened
+    assert "tool_use_error" not in opened and "in progress: #" not in opened

@@ -8,20 +8,24 @@ bytes, ``core.text.clip_middle``), never a tool output copied whole.
 
 - ``requests``: each request of the user, ``(seq, text)``, oldest first.
 - ``last_answer``: the agent's last text answer, ``(seq, gist)``: its first sentences.
-- ``commands``: the distinct shell commands run, each once, at its last invocation (so the
+- ``commands``: the distinct shell commands run (by the agent's tools, and pi's ``!`` commands
+  the person ran), each once, at its last invocation (so the
   last working invocation of a command that failed before is the one kept), with its exit
   status (``ok``: True/False, None when no result came back), ``exit_code`` when the output
   or the harness recorded one, whether it ran tests (``is_test``), and a sample of its output
   (first and last lines, bounded).
-- ``errors``: error outputs (a failed call, a non-zero exit, a traceback): the first and last
-  line of each, deduplicated; ``resolved`` when a later run of the same command (or a later
-  successful call of the same tool on the same target) succeeded.
+- ``errors``: error outputs (a failed call, a non-zero exit, a traceback; not ``grep``'s "no
+  match"): the first and last line of each (the first and last that name an error when some
+  do), deduplicated; ``resolved`` when a later run of the same command (or a later
+  successful call of the same tool on the same target, or any later write of the same file)
+  succeeded.
 - ``failing_tests``: test ids or lines named as failing by the newest run of each test
   command (``FAILED tests/x.py::test_y``, ``--- FAIL: TestX``, ``✗ name``), empty when it passed.
 - ``files``: each file path touched, with the strongest kind of change seen (``created`` >
   ``modified`` > ``deleted`` > ``read``; the tool that did it: Edit/Write/MultiEdit,
-  apply_patch's ``*** Add/Update/Delete File``, pi's ``edit``/``write``, ``read``/``Read``),
-  in order of last touch.
+  apply_patch's ``*** Add/Update/Delete File``, pi's ``edit``/``write``, plain shell writes
+  such as ``cat > f <<EOF``, ``tee f``, ``sed -i``, ``rm f``; ``read``/``Read``), in order of
+  last touch; a write that failed or got no result changed nothing.
 - ``urls``: URLs named by the user, the agent or a tool call, deduplicated.
 - ``decisions``: sentences in which the agent stated a decision ("decided", "the fix is",
   "we'll use", …), deduplicated.
@@ -70,6 +74,10 @@ class ErrorNote:
     first_line: str
     last_line: str
     resolved: bool = False
+    #: the tool that returned it and what it acted on (its command, else its first path or
+    #: its arguments' head), so a reader can write "bash `pytest -q` failed"
+    tool: str = ""
+    target: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,6 +115,10 @@ class SessionFacts:
     tools: tuple[tuple[str, int], ...] = ()
     failed_calls: int = 0
     dangling: int = 0
+    #: the calls without a result, ``(seq, tool, target)``, oldest first (``dangling`` of them)
+    unanswered: tuple[tuple[int, str, str], ...] = ()
+    #: the seqs of the requests whose work is done (``done`` names them with their answers)
+    settled: tuple[int, ...] = ()
 
     @property
     def unresolved_errors(self) -> tuple[ErrorNote, ...]:
@@ -167,6 +179,8 @@ _SHELL_WRITE = re.compile(r"^(?:cat|echo|printf)\b[^|<>]*?>{1,2}\s*(?P<redirect>
                           r"^touch\s+(?P<touch>[^\s;&|<>]+)|"
                           r"^sed\s+-i\S*\s.*?\s(?P<sed>[^\s;&|<>'\"]+)\s*$|"
                           r"^rm\s+(?:-\w+\s+)*(?P<rm>[^\s;&|<>]+)\s*$")
+#: The marker of a cut (``core.text.clip_middle``): the bytes it stands for.
+_CUT = re.compile(r"\[… (\d{1,15}) bytes omitted …\]")
 _TRACEBACK = re.compile(r"^Traceback \(most recent call last\):|^panic: |^thread '.*' panicked",
                         re.M)
 #: A shell step that runs tests (issue 39: ``is_test``).
@@ -175,13 +189,13 @@ _TEST_COMMAND = re.compile(
     r"(?:python3?|uv run|poetry run)\s+-m\s+(?:pytest|unittest)|"
     r"(?:npm|pnpm|yarn|bun|deno|go|cargo|mix|dotnet|gradle|\./gradlew|mvn|make|swift)\s+"
     r"(?:run\s+)?test\S*|node\s+--test)(?=$|[\s;&|)])")
-#: Lines naming a failing test: pytest ``FAILED id`` / ``ERROR id``, go ``--- FAIL: TestX``,
+#: Lines naming a failing test: pytest ``FAILED id`` / ``ERROR id`` (`` - reason`` after it), go ``--- FAIL: TestX``,
 #: jest ``FAIL path``, node/mocha ``✗``/``✖``/``×`` items, TAP ``not ok N - name``, cargo
 #: ``test name ... FAILED``.
 _FAILING = re.compile(
     r"^\s*(?:FAILED\s+(?P<pytest>\S+)|ERROR\s+(?P<pyerr>\S+::\S+)|--- FAIL:\s+(?P<go>\S+)|"
     r"FAIL\s+(?P<jest>\S+\.\w+)|[✗✖×]\s+(?P<mark>.+?)|not ok \d+ - (?P<tap>.+?)|"
-    r"test (?P<cargo>\S+) \.\.\. FAILED)\s*(?:\(.*\))?\s*$", re.M)
+    r"test (?P<cargo>\S+) \.\.\. FAILED)\s*(?:\(.*\)|\s-\s.*)?\s*$", re.M)
 _STEP_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\n)\s*")
 _WORD = re.compile(r"[a-z0-9]+")
 #: Words of a task title that say nothing about which command does it.
@@ -212,21 +226,59 @@ def output_lines(text: str) -> list[str]:
 
 def sample(text: str, cap: int = OUTPUT_SAMPLE_BYTES) -> str:
     """A sample of an output: its first and last ``SAMPLE_LINES`` lines (framing left out),
-    ``[… N lines …]`` between them, each line within ``LINE_BYTES``, all within ``cap``."""
+    each within ``LINE_BYTES``, with ``[… N bytes omitted …]`` between them (N: the bytes of
+    the original output left out, a digest's own cut included), all within ``cap``."""
     lines = output_lines(text)
     if len(lines) > 2 * SAMPLE_LINES:
-        lines = lines[:SAMPLE_LINES] + [f"[… {len(lines) - 2 * SAMPLE_LINES} lines …]"] + \
+        middle = lines[SAMPLE_LINES:-SAMPLE_LINES]
+        omitted = sum(utf8_len(ln) + 1 for ln in middle) + \
+            sum(int(n) for ln in middle for n in _CUT.findall(ln))
+        lines = lines[:SAMPLE_LINES] + [f"[… {omitted} bytes omitted …]"] + \
             lines[-SAMPLE_LINES:]
     return clip_middle("\n".join(clip_middle(ln, LINE_BYTES) for ln in lines), cap)
 
 
 def steps(command: str | None) -> list[str]:
-    """The steps of a shell command, ``cd`` steps left out: ``cd /repo && git commit -m x``
-    and ``git add . && git commit -m x`` share the step ``git commit -m x``."""
+    """The steps of a shell command (split at ``&&``, ``||``, ``;`` and line breaks outside
+    quotes), ``cd`` steps left out: ``cd /repo && git commit -m x`` and ``git add . && git
+    commit -m x`` share the step ``git commit -m x``."""
     if not command:
         return []
-    parts = [" ".join(p.split()) for p in _STEP_SPLIT.split(command)]
+    parts = [" ".join(p.split()) for p in _split_unquoted(command, ("&&", "||", ";", "\n"))]
     return [p for p in parts if p and not p.startswith("cd ")]
+
+
+def _split_unquoted(text: str, separators: tuple[str, ...]) -> list[str]:
+    """``text`` split at each of ``separators`` that is outside single or double quotes."""
+    out, start, quote, i = [], 0, "", 0
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\" and quote == '"':
+                i += 2
+                continue
+            if ch == quote:
+                quote = ""
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "\\":
+            i += 2
+            continue
+        else:
+            sep = next((s for s in separators if text.startswith(s, i)), None)
+            if sep is not None:
+                out.append(text[start:i])
+                i += len(sep)
+                start = i
+                continue
+        i += 1
+    out.append(text[start:])
+    return out
+
+
+def last_stage(step: str) -> str:
+    """The last command of a pipeline step (split at ``|`` outside quotes)."""
+    return _split_unquoted(step, ("|",))[-1].strip()
 
 
 def is_test_command(command: str) -> bool:
@@ -296,7 +348,7 @@ def _no_match(item: _Call) -> bool:
     if item.exit_code != 1 or item.result is None or output_lines(item.result.text):
         return False
     last = steps(item.call.command)[-1:] or [""]
-    stage = last[0].rsplit("|", 1)[-1].split()
+    stage = last_stage(last[0]).split()
     return bool(stage) and stage[0].rsplit("/", 1)[-1] in _NO_MATCH
 
 
@@ -321,7 +373,10 @@ def extract_facts(rows: Iterable[RowDigest]) -> SessionFacts:
     for row in rows:
         count += 1
         last_seq = row.seq
-        if row.role == "user" and row.text:
+        ran = _user_command(row)
+        if ran is not None:  # pi's "!" command: run by the person, not a request
+            order.append(ran)
+        elif row.role == "user" and row.text:
             user_texts.append((row.seq, row.text))
             if row.is_request:
                 requests.append((row.seq, row.text))
@@ -347,10 +402,11 @@ def extract_facts(rows: Iterable[RowDigest]) -> SessionFacts:
         requests.append(user_texts[0])
     commands = _commands(order)
     errors = _errors(order)
-    done, open_ = _progress(requests, answers, order, errors, todos, todos_seq)
+    done, open_, settled = _progress(requests, answers, order, errors, todos, todos_seq)
     tools: dict[str, int] = {}
     for item in order:
-        tools[item.call.name] = tools.get(item.call.name, 0) + 1
+        if not _by_person(item):
+            tools[item.call.name] = tools.get(item.call.name, 0) + 1
     return SessionFacts(
         requests=tuple((q, clip_middle(t, REQUEST_BYTES)) for q, t in requests[-MOST:]),
         last_answer=(answers[-1][0], gist(answers[-1][1])) if answers else None,
@@ -366,9 +422,34 @@ def extract_facts(rows: Iterable[RowDigest]) -> SessionFacts:
         rows=count,
         last_seq=last_seq,
         tools=tuple(sorted(tools.items(), key=lambda kv: (-kv[1], kv[0]))),
-        failed_calls=sum(1 for item in order if item.failed),
+        failed_calls=sum(1 for item in order if item.failed and not _by_person(item)),
         dangling=sum(1 for item in order if item.result is None),
+        unanswered=tuple((w.seq, w.call.name, one_line(target(w.call), COMMAND_BYTES))
+                         for w in order if w.result is None)[-MOST:],
+        settled=tuple(settled),
     )
+
+
+_USER_COMMAND = re.compile(r"\A\$ (?P<cmd>[^\n]+)\n?(?P<out>.*?)\n?\[exit (?P<code>-?\d+)\]\s*\Z",
+                           re.S)
+
+
+def _user_command(row: RowDigest) -> _Call | None:
+    """A command the person ran in pi (``!cmd``: a user row that is no request, rendered
+    ``$ command / output / [exit N]`` by ``formats.pi``) as a call with its result."""
+    if row.role != "user" or row.is_request or not row.text.startswith("$ "):
+        return None
+    m = _USER_COMMAND.match(row.text)
+    if m is None:
+        return None
+    code = int(m.group("code"))
+    call = CallDigest(f"user-command:{row.seq}", "user shell", "", (),
+                      clip_middle(m.group("cmd").strip(), COMMAND_BYTES))
+    return _Call(row.seq, call, ResultDigest(call.id, code != 0, m.group("out")), row.seq, code)
+
+
+def _by_person(item: _Call) -> bool:
+    return item.call.id.startswith("user-command:")
 
 
 def _urls(text: str, into: dict[str, None]) -> None:
@@ -447,7 +528,8 @@ def _errors(order: list[_Call]) -> tuple[ErrorNote, ...]:
             bool(s) and ok_after.get((c.name, s[-1]), -1) > item.at
         key = (source, first, last)
         notes.pop(key, None)
-        notes[key] = ErrorNote(item.at, source, first, last, resolved)
+        notes[key] = ErrorNote(item.at, source, first, last, resolved, c.name,
+                               one_line(target(c), COMMAND_BYTES))
     return tuple(sorted(notes.values(), key=lambda e: e.seq)[-MOST:])
 
 
@@ -502,7 +584,7 @@ def shell_changes(command: str | None) -> list[tuple[str, str]]:
     ``_SHELL_WRITE`` knows (``written`` or ``modified``; ``deleted`` for ``rm``)."""
     out: list[tuple[str, str]] = []
     for step in steps(command):
-        for part in step.split("|"):
+        for part in _split_unquoted(step, ("|",)):
             m = _SHELL_WRITE.search(part.strip())
             if m is None:
                 continue
@@ -548,18 +630,21 @@ def done_by_call(title: str, order: Iterable[tuple[int, CallDigest, bool]],
 def _progress(requests: list[tuple[int, str]], answers: list[tuple[int, str]],
               order: list[_Call], errors: tuple[ErrorNote, ...],
               todos: tuple[TaskItem, ...] | None, todos_seq: int
-              ) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(done, open items): each request done when every call after it (before the next)
+              ) -> tuple[tuple[str, ...], tuple[str, ...], list[int]]:
+    """(done, open items, seqs of the requests done): each request done when every call after it (before the next)
     returned, none failed unresolved, and the agent answered after its last call with
     something other than a question; task items completed or done by a later successful
     command; open: the rest of the task list, calls without a result, requests whose work
     ended in an unresolved error."""
     done: list[str] = []
     open_: list[str] = []
+    settled: list[int] = []
     unresolved = {(e.seq, e.source) for e in errors if not e.resolved}
     starts = [q for q, _ in requests]
     spans: dict[int, list[_Call]] = {}
     for item in order:
+        if _by_person(item):
+            continue  # the person's own commands are not the agent's work on a request
         i = bisect_right(starts, item.seq) - 1
         spans.setdefault(i, []).append(item)
     replies: dict[int, list[tuple[int, str]]] = {}
@@ -573,9 +658,10 @@ def _progress(requests: list[tuple[int, str]], answers: list[tuple[int, str]],
         after = [a for a in replies.get(i, []) if a[0] > last_work]
         if failed:
             w = failed[-1]
-            open_.append(f"#{q} {one_line(text, 160)}: ended with an unresolved error "
+            open_.append(f"#{q} {one_line(text, 160)} → ended with an unresolved error "
                          f"from `{one_line(_source(w.call), 120)}` (#{w.at})")
         elif not pending and after and not after[-1][1].rstrip().endswith("?"):
+            settled.append(q)
             done.append(f"#{q} {one_line(text, 160)} → {gist(after[-1][1], 200)}")
     flow = [(w.at, w.call, bool(w.ok and not w.failed)) for w in order]
     for t in todos or ():
@@ -593,7 +679,7 @@ def _progress(requests: list[tuple[int, str]], answers: list[tuple[int, str]],
         if w.result is None and f"(#{w.seq})" not in " ".join(open_[-3:]):
             open_.append(f"{w.call.name} `{one_line(target(w.call), 120)}` (#{w.seq}) has no "
                          "recorded result: its effects are unknown")
-    return tuple(done[-MOST:]), tuple(open_[-MOST:])
+    return tuple(done[-MOST:]), tuple(open_[-MOST:]), settled
 
 
 def _source(c: CallDigest) -> str:

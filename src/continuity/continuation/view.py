@@ -174,12 +174,14 @@ def summary_text(summary: str, first_seq: int, covers_through_seq: int) -> str:
 
 
 def gap_notice(gaps: Sequence[Gap]) -> str:
-    """The named gap: ``seq 412–977 omitted; use recall before relying on them or repeating
-    unresolved work``."""
+    """The named gap (seed 002: "names the exact omitted range"): ``seq 412–977 omitted; look
+    them up in continuity's record before relying on them or repeating unresolved work``.
+    Issue 39: it names no tool (the reader may not have ``recall``); the text that may name
+    one (the brief, the essentials) says how to reach the record."""
     ranges = " and ".join(f"{g.from_seq}–{g.to_seq}" if g.from_seq != g.to_seq else str(g.from_seq)
                           for g in gaps)
-    return (f"seq {ranges} omitted; use recall before relying on them or repeating "
-            "unresolved work")
+    return (f"seq {ranges} omitted; look them up in continuity's record before relying on "
+            "them or repeating unresolved work")
 
 
 def _refuse(view: ContinuationView, reason: str, detail: str) -> ContinuationView:

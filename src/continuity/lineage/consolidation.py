@@ -35,6 +35,7 @@ again under its name.
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -53,8 +54,15 @@ from continuity.transcripts.projection import project as sanitized
 from continuity.redaction.funnel import redact
 from continuity.store import iter_entries
 from continuity.continuation.summarize import Summarizer, WorkingView, summarize
+from continuity.continuation.facts import SessionFacts, extract_facts
 from continuity.continuation.summarize.bounds import digest
-from continuity.lineage.temporal_dag import SessionRecord, open_items, update_dag
+from continuity.lineage.temporal_dag import (
+    SessionRecord,
+    facts_open_items,
+    open_items,
+    session_digest,
+    update_dag,
+)
 from continuity.transcripts.transcript_log import transcript_path
 
 if TYPE_CHECKING:
@@ -86,10 +94,14 @@ class _Facts:
     requests: list[Entry] = field(default_factory=list)
     user_texts: list[str] = field(default_factory=list)
     modified: list[str] = field(default_factory=list)
+    #: issue 39: what the session did (``continuation.facts``), the same extraction as the
+    #: extractive summary's; MEMORY.md's thread heads, ledger and open threads read it
+    session: SessionFacts = field(default_factory=SessionFacts)
 
 
 def _read(store: "SqlStore", key: str) -> _Facts:
     f = _Facts()
+    digests = []
     for e in _rows(store, key):
         if e.kind is EntryKind.COMPACTION and e.compaction is not None:
             f.compactions.append(e)
@@ -100,10 +112,9 @@ def _read(store: "SqlStore", key: str) -> _Facts:
             f.user_texts.append(e.text())
             if e.is_request:
                 f.requests.append(e)
-        if e.role is Role.ASSISTANT and e.tool_calls():
-            for c in digest(e).calls:
-                if c.kind == "write":
-                    f.modified.extend(p for p in c.paths if p not in f.modified)
+        digests.append(digest(e))
+    f.session = extract_facts(digests)
+    f.modified = [t.path for t in reversed(f.session.changed_files)]  # newest change first
     return f
 
 
@@ -251,7 +262,7 @@ def _capture(ctx: _Ctx, content: str, facts: _Facts, last: Run | None,
     manifest = _manifest_update(ctx, changes)
     out.artifacts["manifest"] = manifest.rel
     if not ln.is_noise(ctx.project, ctx.key, ctx.harness):
-        _remember(ctx, facts.user_texts)
+        _remember(ctx, facts.user_texts, facts.session.decisions)
     _record_in_dag(ctx, facts, sentence, (summary, compaction), body, last)
 
 
@@ -425,11 +436,12 @@ def _compaction(ctx: _Ctx, facts: _Facts, writer: sn.SentenceWriter | None,
     return _write(ctx, "compaction", fields, body)
 
 
-def _remember(ctx: _Ctx, user_texts: list[str]) -> None:
-    """Store the durable memories the user stated (``durable_memory.remember_durable``)."""
+def _remember(ctx: _Ctx, user_texts: list[str], decisions: tuple[str, ...] = ()) -> None:
+    """Store the durable memories the user stated and the durable decisions the agent stated
+    (``durable_memory.remember_durable``; issue 39: from the extraction)."""
     added, ctx.out.transient_skipped = remember_durable(
         ctx.store, user_texts, session_key=ctx.key, agent_id=ctx.agent,
-        at=ctx.ended or ctx.capture)
+        at=ctx.ended or ctx.capture, decisions=decisions)
     ctx.out.memories_added += added
 
 
@@ -444,17 +456,41 @@ def _record_in_dag(ctx: _Ctx, facts: _Facts, sentence: str | None,
                                            latest.date().isoformat())
     request = next((e.text() for e in facts.requests if last and e.seq == last.request_seq), "")
     summary_ref, compaction_ref = refs
+    status = last.status.value if last else None
+    digest_line = session_digest(facts.session, status, main_request(facts.requests))
+    left = _left_open(facts, summary, last, request)
     rec = SessionRecord(
         ctx.agent, ctx.key, ctx.harness, ctx.project, earliest=ctx.started or latest,
         latest=latest, content=text, transcript_ref=ctx.out.artifacts.get("transcript"),
         summary_ref=summary_ref, compaction_ref=compaction_ref,
-        open_items=tuple(open_items(summary, last, request)),
-        meta={"token": ctx.out.token, "transcript_sha256": ctx.raw_hash,
+        open_items=tuple(left), digest=digest_line,
+        meta={"token": ctx.out.token, "transcript_sha256": ctx.raw_hash, "digest": digest_line,
+         "outcome": session_digest(facts.session, status,
+                                   labels=("outcome", "decided", "unresolved")),
          "requests": len(facts.requests), "compactions": len(facts.compactions),
          "last_status": last.status.value if last else None,
          "summary_status": ctx.out.summary_status})
     ctx.out.thread_key = update_dag(ctx.store, rec, facts.compactions, facts.user_texts,
                                     now=ctx.now)
+
+
+def _left_open(facts: _Facts, summary: str | None, last: Run | None,
+               request: str) -> list[str]:
+    """What the session left open (issue 39: from the extraction, ``facts_open_items``),
+    then what only its summary says (a model's summary may name next steps the rows do not:
+    ``open_items``), each once, at most ``MAX_OPEN_ITEMS``."""
+    from continuity.lineage.temporal_dag import MAX_OPEN_ITEMS
+
+    items = facts_open_items(facts.session, last, request) if facts.messages else []
+    seen = {i.split(": ", 1)[-1].casefold() for i in items}
+    for item in open_items(summary, last, request):
+        text = item.split(": ", 1)[-1]
+        if text.casefold() in seen or re.match(r"#\d+ ", text) or \
+                item.startswith(("blocked:", "last request")):
+            continue  # the rows said it already (errors, requests, calls), in their words
+        seen.add(text.casefold())
+        items.append(item)
+    return items[:MAX_OPEN_ITEMS]
 
 
 # ---------------------------------------------------------------------------- running the pass

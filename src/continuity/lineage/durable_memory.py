@@ -56,6 +56,12 @@ _VAGUE = re.compile(r"\b(?:should|must) be (?:that|this|it|so)\b", re.I)
 _DECISION = re.compile(r"\b(?:let'?s use|let us use|we(?:'ll| will)? use|instead of|switch(?:ed)?"
                        r" to|go(?:ing)? with|we decided|decided to|the decision is|stick with"
                        r"|the plan is to)\b", re.I)
+#: Issue 39: "facts" MEMORY.md showed that are no durable fact: a value being tuned (a colour
+#: or a short hash: "green diff is #b5bd68", "8abeb7 is what bullet is in old pi") and a
+#: definition by a question word ("X is what Y is").
+_VALUE = re.compile(r"(?:^|[\s(])#?[0-9a-f]{6}\b|#[0-9a-f]{3}\b", re.I)
+_WH_PREDICATE = re.compile(r"\b(?:is|are)\s+(?:actually\s+)?(?:what|where|which|who|how|why"
+                           r"|when)\b", re.I)
 _FACT = re.compile(r"^(?!(?:this|that|it|these|those|there|here|what|which|who|why|how|i|you|"
                    r"he|she|they|we|my|your)\b)[\w@./#+-]+(?:\s+[\w@./#+-]+){0,5}\s+(?:is|are"
                    r"|lives in|lives at|runs on|runs at|is stored in|points to|means)\s+\S", re.I)
@@ -81,7 +87,9 @@ def classify(sentence: str) -> str | None:
     constraint has a strong marker (always, never, must, make sure, from now on, by default)
     or says what a named file or identifier should do; a decision names a choice (use,
     instead of, switch to, go with, decided); a fact states ``<name> is/are/runs on ...``
-    about something concrete (a file, identifier, number or ``#`` value)."""
+    about something concrete (a file, identifier, number or ``#`` value), but not a colour or
+    short hash being tuned nor a "X is what Y is" definition (issue 39: MEMORY.md showed
+    "[fact] 8abeb7 is what bullet is in old pi")."""
     if _VAGUE.search(sentence):
         return None
     if _CONSTRAINT.search(sentence) or (_SHOULD.search(sentence)
@@ -89,6 +97,8 @@ def classify(sentence: str) -> str | None:
         return "constraint"
     if _DECISION.search(sentence):
         return "decision"
+    if _VALUE.search(sentence) or _WH_PREDICATE.search(sentence):
+        return None  # issue 39: a tuned value or a question-word definition is no fact
     if _FACT.search(sentence) and (sn.has_anchor(sentence, None) or re.search(r"\d|#\w", sentence)):
         return "fact"
     return None
@@ -130,17 +140,47 @@ def durable_statements(texts: Iterable[str]) -> tuple[list[tuple[str, str]], int
     return [(kind, s) for _, _, kind, s in ranked], transient
 
 
+#: Issue 39: at most this many decisions the agent stated are kept per session, at this
+#: importance (below the user's own decisions).
+MAX_AGENT_DECISIONS = 3
+AGENT_DECISION_IMPORTANCE = 0.65
+_MARKS = re.compile(r"\*\*|`")
+
+
+def agent_decisions(decisions: Iterable[str]) -> list[str]:
+    """The decisions the agent stated (``continuation.facts.SessionFacts.decisions``, the
+    extraction the summary uses) that are durable: a choice in the words ``classify`` takes
+    for a decision (use, instead of, switch to, go with, decided), prose of 6..40 words,
+    no tuned value (``_VALUE``), not transient (``transient_reason``); markdown marks
+    removed; the newest ``MAX_AGENT_DECISIONS``, oldest first."""
+    out: list[str] = []
+    for raw in decisions:
+        s = _candidate(_MARKS.sub("", raw))
+        if not 6 <= len(s.split()) <= 40 or _NOT_PROSE.search(s) or not _DECISION.search(s) \
+                or _VALUE.search(s) or transient_reason(s) or s in out:
+            continue
+        out.append(s)
+    return out[-MAX_AGENT_DECISIONS:]
+
+
 def remember_durable(store: "SqlStore", user_texts: Iterable[str], *, session_key: str,
-                     agent_id: str, at: datetime) -> tuple[int, int]:
+                     agent_id: str, at: datetime,
+                     decisions: Iterable[str] = ()) -> tuple[int, int]:
     """Store the ``durable_statements`` of a session's ``user_texts`` as memories (type the
     statement's, tag ``TAG``, importance ``IMPORTANCE``, source the session, dated ``at``).
     Returns ``(added, transient_skipped)``: memories new to the store (a repeat is
-    de-duplicated by ``remember``) and transient sentences left out. Must not run inside
-    ``store.batch()`` (``remember``'s ``RuntimeError``)."""
+    de-duplicated by ``remember``) and transient sentences left out. ``decisions``: the
+    decisions the agent stated (issue 39), kept through ``agent_decisions``. Must not run
+    inside ``store.batch()`` (``remember``'s ``RuntimeError``)."""
     statements, transient = durable_statements(user_texts)
     added = 0
     for kind, text in statements:
         done = remember(store, text, type=kind, tags=[TAG], importance=IMPORTANCE[kind],
                         source_id=session_key, agent_id=agent_id, now=at)
+        added += 0 if done.deduped else 1
+    for text in agent_decisions(decisions):
+        done = remember(store, text, type="decision", tags=[TAG, "agent"],
+                        importance=AGENT_DECISION_IMPORTANCE, source_id=session_key,
+                        agent_id=agent_id, now=at)
         added += 0 if done.deduped else 1
     return added, transient

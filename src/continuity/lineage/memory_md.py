@@ -6,13 +6,16 @@ rows (or a placeholder row saying why there are none) and a blank line:
 
 1. ``## Global Head (Tier 1)``: durable facts and decisions (memory rows of any type but the
    note types, ``NOTE_TYPES``): importance, then newest, then id; at most 8.
-2. ``## Thread Heads (Tier 2)``: thread heads, newest first; at most 12.
+2. ``## Thread Heads (Tier 2)``: thread heads, newest first; at most 12. Each shows its
+   newest session's digest (issue 39, ``temporal_dag.session_digest``: asked, outcome,
+   files changed, decision, unresolved error), else its memory sentence.
 3. ``## Session Ledger (Last 30 Days)``: from artifact frontmatter in ``memory/``. Per
    session token the representative artifact is the highest kind (summary > compaction >
    transcript; ties: later time, then name) in the window; its time is ``ended_at``, else
    ``captured_at``. A session is listed when that time is not in the future and at most
    ``30 x 86,400,000`` ms before ``now`` and the representative has a memory sentence (one that
-   fails the gate is replaced by ``lineage.generic_sentence``). Newest first under
+   fails the gate is replaced by ``lineage.generic_sentence``), followed by the session's
+   outcome, decision and unresolved error from its DAG node (issue 39). Newest first under
    ``### YYYY-MM-DD`` (UTC) headings; each row links the artifacts that exist. No text of an
    artifact that fails verification (either hash, ``lineage.read_artifact``) is used: its
    row is built from the session's node in the database (sentence, time, project) when there
@@ -284,6 +287,8 @@ class _Ledger:
 def _ledger_rows(store: "SqlStore", home: Any, agent: str, project: str | None, now: datetime,
                  skipped: list[tuple[str, str]]) -> _Ledger:
     out = _Ledger()
+    outcomes = {n.session_key: str(n.meta.get("outcome") or "")
+                for n in store.dag_nodes(agent, kinds=["session"])}
     for cands in _candidates(home, agent, skipped).values():
         cands.sort(key=lambda c: (c.rank, c.time, c.path.name), reverse=True)
         first = cands[0].fields
@@ -307,8 +312,9 @@ def _ledger_rows(store: "SqlStore", home: Any, agent: str, project: str | None, 
                         break
                 continue
             if art.fields.get("memory_sentence"):
-                out.picked.append((c.time, str(art.fields["session_key"]),
-                                   _ledger_row(home, c.time, art)))
+                key = str(art.fields["session_key"])
+                out.picked.append((c.time, key, _ledger_row(home, c.time, art,
+                                                            outcomes.get(key, ""))))
                 break
             if not failed:
                 break
@@ -332,10 +338,14 @@ def _sentence(text: Any, kind: str, project: str | None, harness: str | None,
     return sentence
 
 
-def _ledger_row(home: Any, when: datetime, art: ln.Artifact) -> Row:
+def _ledger_row(home: Any, when: datetime, art: ln.Artifact, outcome: str = "") -> Row:
+    """A ledger row: the artifact's memory sentence, then (issue 39) the session's outcome,
+    decision and unresolved error from its DAG node (``temporal_dag.session_digest``)."""
     f = art.fields
     sentence = _sentence(f["memory_sentence"], art.kind, f.get("project"), f.get("harness"),
                          when)
+    if outcome:
+        sentence = f"{sentence} {_one_line(outcome[:1].upper() + outcome[1:], 400)}"
     links = [ln.wikilink(art.rel, art.kind)]
     root = resolve_home(home)
     for link in f.get("links") or []:

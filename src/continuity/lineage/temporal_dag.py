@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from continuity.lineage import artifacts as ln
 from continuity.lineage import sentence as sn
+from continuity.continuation.facts import ErrorNote, SessionFacts
 from continuity.core.model import Entry, Run
 from continuity.redaction.funnel import redact
 from continuity.store.lineage import DagEdge, DagNode, ThreadHead
@@ -37,8 +38,11 @@ if TYPE_CHECKING:
 #: At most this many open items per thread head, each at most this many characters.
 MAX_OPEN_ITEMS = 3
 OPEN_ITEM_CHARS = 180
-#: A thread head's sample holds a whole memory sentence (48 words).
-SAMPLE_CHARS = 400
+#: A thread head's sample holds the session's digest (``session_digest``), else its whole
+#: memory sentence (48 words).
+SAMPLE_CHARS = 600
+#: The digest's parts, in characters (issue 39).
+DIGEST_CHARS = 600
 #: Thread keys fit the 500-character column of revision 0008.
 THREAD_KEY_CHARS = 480
 #: At most this many items of one summary section become open items.
@@ -130,6 +134,81 @@ def _still_blocked(item: str, last: Run | None) -> bool:
     return not (m and last is not None and int(m.group(1)) < last.request_seq)
 
 
+def facts_open_items(facts: SessionFacts, last: Run | None, request_text: str) -> list[str]:
+    """What the session left open at its end, from the extraction (issue 39), at most
+    ``MAX_OPEN_ITEMS`` short texts: its last request when that run did not finish, the
+    errors after the last request that nothing resolved (first the newest), the open items
+    of its newest task list, and the calls that never returned."""
+    items: list[str] = []
+    if last is not None and last.status.value != "finished" and request_text:
+        items.append(f"last request {last.status.value}: {sn.gist(request_text, 30)}")
+    since = facts.requests[-1][0] if facts.requests else -1
+    for e in reversed(worth_naming(facts.unresolved_errors)):
+        if e.seq > since:
+            items.append(f"unresolved: {e.tool} `{e.target}` failed (#{e.seq}): {e.last_line}")
+    items += [f"next: {t.label()}" for t in facts.tasks if t.open][:PER_SECTION]
+    items += [f"unknown effects: {tool} `{target}` (#{seq}) has no recorded result"
+              for seq, tool, target in facts.unanswered if seq > since][:PER_SECTION]
+    return [_clip(redact(i), OPEN_ITEM_CHARS) for i in items[:MAX_OPEN_ITEMS]]
+
+
+def worth_naming(errors: Sequence[ErrorNote]) -> list[ErrorNote]:
+    """The errors worth handing on (``_still_blocked``'s rule): not a harness protocol error
+    (``tool_use_error``: the call never ran), not a read-only command that found nothing."""
+    return [e for e in errors if "tool_use_error" not in f"{e.first_line} {e.last_line}"
+            and not _READ_ONLY.search(f"`{e.target}")]
+
+
+def session_digest(facts: SessionFacts, status: str | None = None, main: str = "",
+                   *, labels: Sequence[str] | None = None) -> str:
+    """The session in one line a person reads (issue 39: MEMORY.md's thread heads and ledger
+    from the same extraction as the summary): what was asked (``main``, the session's main
+    request, when it is not the last; the last request), the outcome (the last answer's
+    gist, whether the newest test run passed), the files changed with the kind of change,
+    the newest decision stated, and the newest unresolved error worth naming. ``labels``
+    keeps only those parts (``asked``, ``last request``, ``outcome``, ``changed``,
+    ``decided``, ``unresolved``). At most ``DIGEST_CHARS`` characters; "" when nothing is
+    left."""
+    parts = [(k, v) for k, v in _digest_parts(facts, status, main)
+             if labels is None or k.split(" (")[0] in labels]
+    if not parts:
+        return ""
+    return _clip(redact("; ".join(f"{k}: {v}" for k, v in parts)), DIGEST_CHARS)
+
+
+def _digest_parts(facts: SessionFacts, status: str | None, main: str) -> list[tuple[str, str]]:
+    parts: list[tuple[str, str]] = []
+    first = sn.gist(main, 20) if main else ""
+    if first and facts.requests and first != sn.gist(facts.requests[-1][1], 20):
+        parts.append(("asked", first))
+    if facts.requests:
+        ended = f" ({status})" if status in ("interrupted", "failed", "running") else ""
+        label = "last request" if parts else "asked"
+        parts.append((f"{label}{ended}", sn.gist(facts.requests[-1][1], 24)))
+    outcome = _clip(sn.gist(facts.last_answer[1], 24), 200) if facts.last_answer else ""
+    tests = [c for c in facts.commands if c.is_test and c.ok is not None]
+    if tests:
+        t = tests[-1]
+        state = "passed" if t.ok else (f"failed (exit {t.exit_code})" if t.exit_code is not
+                                       None else "failed")
+        run = f"tests {state}: `{_clip(t.command, 60)}`"
+        outcome = f"{outcome}; {run}" if outcome else run
+    if outcome:
+        parts.append(("outcome", outcome))
+    changed = facts.changed_files
+    if changed:
+        names = [f"{f.path.rsplit('/', 1)[-1]} ({f.change})" for f in reversed(changed)][:4]
+        more = f" and {len(changed) - 4} more" if len(changed) > 4 else ""
+        parts.append(("changed", f"{', '.join(names)}{more}"))
+    if facts.decisions:
+        parts.append(("decided", _clip(facts.decisions[-1], 160)))
+    unresolved = worth_naming(facts.unresolved_errors)
+    if unresolved:
+        e = unresolved[-1]
+        parts.append(("unresolved", f"`{_clip(e.target, 60)}` failed: {_clip(e.last_line, 120)}"))
+    return parts
+
+
 # ---------------------------------------------------------------------------- recording a session
 
 
@@ -138,7 +217,8 @@ class SessionRecord:
     """One consolidated session as the DAG records it. ``earliest``/``latest``: its start and
     end (else its capture time), aware UTC; ``content``: its memory sentence; ``*_ref``: the
     workspace-relative paths of its artifacts (None: not written); ``open_items``: what it
-    left open (``open_items``); ``meta``: the session node's figures."""
+    left open (``open_items``); ``meta``: the session node's figures; ``digest``: the
+    session in one line (``session_digest``, issue 39), the thread head's sample when set."""
 
     agent_id: str
     session_key: str
@@ -152,6 +232,7 @@ class SessionRecord:
     compaction_ref: str | None = None
     open_items: tuple[str, ...] = ()
     meta: dict[str, Any] = field(default_factory=dict)
+    digest: str = ""
 
 
 def update_dag(store: "SqlStore", rec: SessionRecord, compactions: Sequence[Entry],
@@ -190,7 +271,8 @@ def update_dag(store: "SqlStore", rec: SessionRecord, compactions: Sequence[Entr
             store.upsert_thread_head(ThreadHead(
                 agent, tk, label, rec.project, rec.session_key, rec.harness,
                 "summary" if rec.summary_ref else "compaction", head_ref, sid,
-                _clip(rec.content, SAMPLE_CHARS), rec.latest, now, rec.open_items))
+                _clip(rec.digest or rec.content, SAMPLE_CHARS), rec.latest, now,
+                rec.open_items))
         _thread_node(store, rec, tk, label, thread_id, now)
     return tk
 

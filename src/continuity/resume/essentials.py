@@ -10,7 +10,7 @@ characters; the caller gives what the recovery digest left of it):
   alone is over the room);
 - the pointer of the checkpoint that takes effect: its entry id and the rows it covers (the
   summary itself is not repeated: Claude Code's own compaction summary is in the context);
-- the named gaps (``seq a–b omitted; use recall ...``);
+- the named gaps (``seq a–b omitted; look them up in continuity's record ...``);
 - one line saying where the rest is (summary, recent exchanges with every call paired): the
   MCP ``continuation`` tool by the name the harness sees it, only when that harness has it,
   else this install's ``continue`` command, else nothing (issue 39: the text names no tool

@@ -38,16 +38,19 @@ from continuity.continuation.summarize import (
     structured_sections,
 )
 from continuity.continuation.summarize.bounds import CallDigest, RowDigest
+from continuity.continuation.facts import (
+    CommandRun,
+    SessionFacts,
+    done_by_call,
+    extract_facts,
+    one_line,
+)
 from continuity.core.tasklist import TaskItem, open_items
 from continuity.core.text import clip_middle, utf8_len
 
 _CONSTRAINT = re.compile(r"\b(?:don'?t|do not|never|always|must|should|shouldn'?t|avoid|prefer"
                          r"|without|only|make sure|keep|please use|instead of)\b", re.I)
-_DECISION = re.compile(r"\b(?:decided|decide|chose|choose|instead|i'?ll use|we'?ll use|will use"
-                       r"|switch(?:ed)? to|going with|the fix is|root cause|because|plan is)\b",
-                       re.I)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
-_URL = re.compile(r"https?://[^\s<>()\"'`]+")
 _ITEM = re.compile(r"^- (.+)$")
 NONE = "- none recorded"
 #: Earlier requests named in Goal (all of them appear under Done with their answers).
@@ -61,10 +64,16 @@ CLIP_BEFORE_DROP = 300
 LAYOUT = (("Goal", "## Goal"), ("Constraints and preferences", "## Constraints and preferences"),
           ("Progress", "## Progress"), ("Done", "### Done"), ("In progress", "### In progress"),
           ("Blocked", "### Blocked"), ("Key decisions", "## Key decisions"),
-          ("Next steps", "## Next steps"), ("Critical context", "## Critical context"),
+          ("Next steps", "## Next steps"), ("Commands and results", "## Commands and results"),
+          ("Errors and failing tests", "## Errors and failing tests"),
+          ("Critical context", "## Critical context"),
           ("Files read and modified", "## Files read and modified"))
+#: Issue 39's sections are written only when they hold an item, so a summary of a session
+#: without commands is as small as before (a tight bound keeps its room for the rest).
+OPTIONAL = {"Commands and results", "Errors and failing tests"}
 _CARRY = {"Goal", "Constraints and preferences", "Done", "Blocked", "Key decisions",
-          "Critical context", "Files read and modified"}
+          "Commands and results", "Errors and failing tests", "Critical context",
+          "Files read and modified"}
 
 
 class ExtractiveSummarizer:
@@ -87,41 +96,55 @@ class ExtractiveSummarizer:
 
 @dataclass
 class _Facts:
+    """The rows as this summary reads them: ``facts`` (``continuation.facts.extract_facts``,
+    the one extraction) plus the texts it quotes (every answer, the user's texts)."""
+
+    facts: SessionFacts
     requests: list[tuple[int, str]] = field(default_factory=list)
-    calls: dict[str, tuple[int, CallDigest]] = field(default_factory=dict)
-    results: dict[str, tuple[int, bool, str]] = field(default_factory=dict)
     answers: list[tuple[int, str]] = field(default_factory=list)
-    todos: tuple[TaskItem, ...] | None = None
-    todos_seq: int = -1
+    flow: list[tuple[int, CallDigest, bool]] = field(default_factory=list)
     roles: Counter = field(default_factory=Counter)
     user_texts: list[str] = field(default_factory=list)
-    unresolved: set[str] = field(default_factory=set)
+    #: the row of the newest task list (-1: none), and whether these rows wrote one (B27)
+    todos_seq: int = -1
+    has_tasks: bool = False
 
 
 def _collect(rows: tuple[RowDigest, ...]) -> _Facts:
-    f = _Facts()
+    f = _Facts(extract_facts(rows), list(extract_facts_requests(rows)))
+    results: dict[str, tuple[int, bool]] = {}
+    calls: dict[str, tuple[int, CallDigest]] = {}
     for row in rows:
         f.roles[row.role] += 1
         if row.role == "user" and row.text:
             f.user_texts.append(row.text)
-            if row.is_request:
-                f.requests.append((row.seq, row.text))
         if row.role == "assistant" and row.text:
             f.answers.append((row.seq, row.text))
         for c in row.calls:
-            f.calls.setdefault(c.id, (row.seq, c))
+            calls.setdefault(c.id, (row.seq, c))
         for r in row.results:
-            f.results.setdefault(r.call_id, (row.seq, r.is_error, r.text))
+            results.setdefault(r.call_id, (row.seq, r.is_error))
         if row.todos is not None:
-            f.todos, f.todos_seq = row.todos, row.seq
-    if not f.requests and f.user_texts:
-        first = next(r for r in rows if r.role == "user" and r.text)
-        f.requests.append((first.seq, first.text))
+            f.todos_seq, f.has_tasks = row.seq, True
+    failed = {(e.seq, e.tool) for e in f.facts.errors}
+    for cid, (seq, c) in calls.items():
+        res = results.get(cid)
+        if res is not None:
+            f.flow.append((res[0], c, not res[1] and (res[0], c.name) not in failed))
     return f
 
 
+def extract_facts_requests(rows: tuple[RowDigest, ...]) -> list[tuple[int, str]]:
+    """The requests of ``rows`` as written (``facts.requests`` clips them): each request row,
+    else the first user text."""
+    out = [(r.seq, r.text) for r in rows if r.role == "user" and r.text and r.is_request]
+    if not out:
+        out = [(r.seq, r.text) for r in rows if r.role == "user" and r.text][:1]
+    return out
+
+
 def _one_line(text: str, cap: int) -> str:
-    return clip_middle(" ".join(text.split()), cap)
+    return one_line(text, cap)
 
 
 def _sentences(texts: list[str], pattern: re.Pattern[str], cap: int, most: int) -> list[str]:
@@ -138,127 +161,66 @@ def _sentences(texts: list[str], pattern: re.Pattern[str], cap: int, most: int) 
     return out
 
 
-def _target(c: CallDigest) -> str:
-    return c.paths[0] if c.paths else (c.command or c.args[:120])
-
-
-_STEP_SPLIT = re.compile(r"\s*(?:&&|;|\n)\s*")
-
-
-def _steps(c: CallDigest) -> list[str]:
-    """The steps of a shell command, ``cd`` steps left out: ``cd /repo && git commit -m x``
-    and ``git add . && git commit -m x`` share the step ``git commit -m x``, so the second
-    succeeding resolves the first's failure. Empty for a call that is not a command."""
-    if not c.command:
-        return []
-    steps = [step.strip() for step in _STEP_SPLIT.split(c.command)]
-    return [step for step in steps if step and not step.startswith("cd ")]
-
-
-_WORD = re.compile(r"[a-z0-9]+")
-#: Words of a task title that say nothing about which command does it.
-_FILLER = {"the", "a", "an", "to", "and", "of", "for", "in", "on", "with", "it", "its", "my",
-           "our", "all", "new", "up", "then", "now", "this", "that", "run", "do", "make"}
-
-
-def _stem(word: str) -> str:
-    return word[:-1] if len(word) > 3 and word.endswith("s") else word
-
-
-def _title_words(text: str) -> set[str]:
-    return {_stem(w) for w in _WORD.findall(text.lower()) if len(w) >= 2 and w not in _FILLER}
-
-
-def _step_head(step: str) -> str | None:
-    """What a command step does: the program's subcommand (``git commit`` → ``commit``,
-    ``gh pr edit`` → ``pr``, ``npm test`` → ``test``), else the program (``pytest``)."""
-    tokens = [t for t in step.split() if "=" not in t or t.startswith("-")]
-    if not tokens:
-        return None
-    for token in tokens[1:]:
-        if not token.startswith("-"):
-            return _stem(token.lower().strip("'\""))
-        break
-    return _stem(tokens[0].rsplit("/", 1)[-1].lower())
-
-
 def _done_by_call(title: str, f: _Facts, after_seq: int) -> tuple[int, str] | None:
-    """Issue 15: a task step whose call succeeded is done. The first successful command
-    call after ``after_seq`` (the row that wrote the task list) one of whose steps does what
-    the title names (its subcommand or program is a word of the title: "Commit the fix" ←
-    ``git commit -m …``, "Push to origin" ← ``git push``, "Update the PR" ← ``gh pr edit``),
-    as ``(result seq, command)``; None when no such call exists."""
-    words = _title_words(title)
-    if not words:
-        return None
-    for cid, (seq, c) in f.calls.items():
-        res = f.results.get(cid)
-        if seq <= after_seq or res is None or res[1]:
-            continue
-        if any(_step_head(step) in words for step in _steps(c)):
-            return res[0], c.command or c.name
-    return None
+    """Issue 15: a task step whose call succeeded is done (``facts.done_by_call``)."""
+    return done_by_call(title, f.flow, after_seq)
 
 
-def _settled(f: _Facts, latest: tuple[int, str] | None, unresolved: set[str]) -> bool:
-    """Issue 15: the latest request's work is done: every call after it returned and none
-    failed unresolved, and the agent answered after its last call with something other than
-    a question."""
-    if latest is None:
-        return False
-    after = [(seq, cid) for cid, (seq, _) in f.calls.items() if seq > latest[0]]
-    if any(cid in unresolved or cid not in f.results for _, cid in after):
-        return False
-    last_work = max([seq for seq, _ in after] +
-                    [f.results[cid][0] for _, cid in after] + [latest[0]])
-    answers = [(seq, text) for seq, text in f.answers if seq > last_work]
-    return bool(answers) and not answers[-1][1].rstrip().endswith("?")
+def _status(c: CommandRun) -> str:
+    """A command's exit status as words: ``exit 0``, ``ok``, ``failed (exit 2)``, ``no
+    result``."""
+    if c.ok is None:
+        return "no result"
+    code = f"exit {c.exit_code}" if c.exit_code is not None else ""
+    if c.ok:
+        return code or "ok"
+    return f"failed ({code})" if code else "failed"
 
 
-def _outcomes(f: _Facts) -> tuple[list[str], list[str], list[str], list[str]]:
-    """(tool stats, blocked, files modified, files read)."""
-    used: Counter = Counter(c.name for _, c in f.calls.values())
-    errors = [cid for cid, (_, err, _) in f.results.items() if err and cid in f.calls]
+def _commands(facts: SessionFacts) -> list[str]:
+    """Issue 39: each distinct command once, newest first, at its last invocation, with its
+    exit status and a sample of its output (first and last lines, ``⏎`` between lines)."""
+    out = []
+    for c in reversed(facts.commands):
+        test = " [tests]" if c.is_test else ""
+        head = f"- `{_one_line(c.command, 200)}` (#{c.seq}) {_status(c)}{test}"
+        lines = [_one_line(ln, 160) for ln in c.output.splitlines() if ln.strip()]
+        out.append(f"{head}: {' ⏎ '.join(lines)}" if lines else head)
+    return out[:MOST_ITEMS]
+
+
+def _errors(facts: SessionFacts) -> list[str]:
+    """Issue 39: failing tests, then each error (first and last error line, deduplicated),
+    newest first, resolved or not."""
+    out = [f"- failing test: {_one_line(t, 200)}" for t in reversed(facts.failing_tests)]
+    for e in reversed(facts.errors):
+        state = "resolved" if e.resolved else "unresolved"
+        lines = _one_line(e.first_line, 200)
+        if e.last_line != e.first_line:
+            lines += f" … {_one_line(e.last_line, 200)}"
+        out.append(f"- {state}: {e.tool} `{_one_line(e.target, 120)}` (#{e.seq}): {lines}")
+    return out[:MOST_ITEMS]
+
+
+def _outcomes(f: _Facts) -> tuple[list[str], list[str], list[str]]:
+    """(tool stats, blocked, files): the unresolved errors and unanswered calls are blocked;
+    files newest first with the kind of change, then the files only read."""
+    facts = f.facts
     stats = []
-    if used:
-        names = ", ".join(f"{n} {k}" for n, k in used.most_common(8))
-        stats.append(f"- {sum(used.values())} tool calls ({names}); {len(errors)} failed")
-    ok_after: dict[tuple[str, str], int] = {}
-    for cid, (seq, c) in f.calls.items():
-        res = f.results.get(cid)
-        if res is not None and not res[1]:
-            for key in [(c.name, _target(c))] + [(c.name, step) for step in _steps(c)]:
-                ok_after[key] = max(ok_after.get(key, -1), res[0])
-    blocked: list[str] = []
-    for cid in reversed(errors):
-        seq, c = f.calls[cid]
-        rseq, _, text = f.results[cid]
-        if ok_after.get((c.name, _target(c)), -1) > rseq:
-            continue  # a later call on the same target succeeded
-        steps = _steps(c)
-        if steps and ok_after.get((c.name, steps[-1]), -1) > rseq:
-            continue  # a later command ran the step that failed, and succeeded
-        f.unresolved.add(cid)
-        lines = [ln for ln in text.splitlines() if ln.strip()]
-        last = lines[-1] if lines else "error"
-        blocked.append(f"- {c.name} `{_one_line(_target(c), 120)}` failed (#{rseq}): "
-                       f"{_one_line(last, 200)}")
-    for cid, (seq, c) in reversed(list(f.calls.items())):
-        if cid not in f.results:
-            f.unresolved.add(cid)
-            blocked.append(f"- {c.name} `{_one_line(_target(c), 120)}` (#{seq}) has no recorded "
-                           "result: its effects are unknown; check before repeating it")
-    modified: dict[str, None] = {}
-    read: dict[str, None] = {}
-    for cid, (seq, c) in reversed(list(f.calls.items())):
-        res = f.results.get(cid)
-        for p in c.paths:
-            if c.kind == "write" and not (res and res[1]):
-                modified.setdefault(f"- modified: `{_one_line(p, 200)}`")
-            elif c.kind == "read":
-                read.setdefault(f"- read: `{_one_line(p, 200)}`")
-    return stats, list(dict.fromkeys(blocked))[:MOST_ITEMS], list(modified)[:MOST_ITEMS], \
-        list(read)[:MOST_ITEMS]
+    if facts.tools:
+        names = ", ".join(f"{n} {k}" for n, k in facts.tools[:8])
+        total = sum(k for _, k in facts.tools)
+        stats.append(f"- {total} tool calls ({names}); {facts.failed_calls} failed")
+    blocked = [f"- {e.tool} `{_one_line(e.target, 120)}` failed (#{e.seq}): "
+               f"{_one_line(e.last_line, 200)}" for e in reversed(facts.unresolved_errors)]
+    blocked += [f"- {tool} `{_one_line(target, 120)}` (#{seq}) has no recorded result: its "
+                "effects are unknown; check before repeating it"
+                for seq, tool, target in reversed(facts.unanswered)]
+    changed = [f"- {t.change}: `{_one_line(t.path, 200)}`" for t in reversed(facts.changed_files)]
+    read = [f"- read: `{_one_line(t.path, 200)}`" for t in reversed(facts.files)
+            if t.change == "read"]
+    return stats, list(dict.fromkeys(blocked))[:MOST_ITEMS], \
+        changed[:MOST_ITEMS] + read[:MOST_ITEMS]
 
 
 def _previous(previous: str | None) -> tuple[dict[str, list[str]], list[str]]:
@@ -282,7 +244,8 @@ def _previous(previous: str | None) -> tuple[dict[str, list[str]], list[str]]:
 
 def _sections(req: SummaryRequest) -> dict[str, list[str]]:
     f = _collect(req.rows)
-    stats, blocked, modified, read = _outcomes(f)
+    facts = f.facts
+    stats, blocked, files = _outcomes(f)
     s: dict[str, list[str]] = {k: [] for k, _ in LAYOUT}
     latest = f.requests[-1] if f.requests else None
     if latest:
@@ -295,22 +258,24 @@ def _sections(req: SummaryRequest) -> dict[str, list[str]]:
         s["Goal"].append(f"- First request of these rows (#{q}): {_one_line(t, 300)}")
     s["Constraints and preferences"] = _sentences([t for _, t in f.requests] or f.user_texts,
                                                   _CONSTRAINT, 240, 12)
-    todos = f.todos or ()
+    todos = facts.tasks
     done_now = {t: _done_by_call(t.title, f, f.todos_seq) for t in open_items(todos)}
     done_now = {t: by for t, by in done_now.items() if by is not None}
     still_open = [t for t in open_items(todos) if t not in done_now]
-    settled = _settled(f, latest, f.unresolved)
+    settled = bool(latest) and latest[0] in facts.settled  # type: ignore[index]
     s["Done"] = stats + [_todo(t) for t in todos if t.status == "completed"]
     s["Done"] += [_done_todo(t, by) for t, by in done_now.items()]
     if settled and latest:
         s["Done"].append(f"- #{latest[0]} {_one_line(latest[1], 160)} → "
                          f"{_one_line(f.answers[-1][1], 200)}")
-    s["Done"] += _answered(f)
+    done_before, unfinished = _answered(f)
+    s["Done"] += done_before
     s["In progress"] = [_todo(t) for t in still_open if t.status == "in_progress"]
     if latest and not s["In progress"] and not settled:
         s["In progress"].append(f"- Latest request (#{latest[0]}): {_one_line(latest[1], 300)}")
+    s["In progress"] += unfinished
     s["Blocked"] = blocked
-    s["Key decisions"] = _sentences([t for _, t in f.answers], _DECISION, 240, 10)
+    s["Key decisions"] = [f"- {d}" for d in reversed(facts.decisions)][:10]
     s["Next steps"] = [_todo(t) for t in still_open if t.status != "in_progress"]
     if f.answers and f.answers[-1][1].rstrip().endswith("?"):
         s["Next steps"].append(f"- The agent's last question awaits an answer: "
@@ -320,11 +285,13 @@ def _sections(req: SummaryRequest) -> dict[str, list[str]]:
                                "on them")
     if latest and not settled:
         s["Next steps"].append(f"- Continue from the latest request (#{latest[0]}) and the state "
-                               "above; use recall for details not kept here")
+                               "above; look up details not kept here in continuity's record")
+    s["Commands and results"] = _commands(facts)
+    s["Errors and failing tests"] = _errors(facts)
     s["Critical context"] = _context(req, f)
-    s["Files read and modified"] = modified + read
+    s["Files read and modified"] = files
     merged = _merge(s, *_previous(req.previous), has_request=bool(f.requests),
-                    has_tasks=f.todos is not None)
+                    has_tasks=f.has_tasks)
     return _close_carried(merged, f)
 
 
@@ -343,7 +310,7 @@ def _close_carried(s: dict[str, list[str]], f: _Facts) -> dict[str, list[str]]:
         kept = []
         for item in s[key]:
             m = _CARRIED_TODO.match(item)
-            by = _done_by_call(m.group(1), f, -1) if m and f.todos is None else None
+            by = _done_by_call(m.group(1), f, -1) if m and not f.has_tasks else None
             if by is None:
                 kept.append(item)
             else:
@@ -360,22 +327,37 @@ def _todo(item: TaskItem) -> str:
     return f"- [todo] {_one_line(item.label(), 240)}"
 
 
-def _answered(f: _Facts) -> list[str]:
-    """One item per earlier request of the view with its final answer, newest first."""
+def _answered(f: _Facts) -> tuple[list[str], list[str]]:
+    """The earlier requests of the view, newest first: (done, unfinished). Issue 39: a
+    request is done only when its calls succeeded: one that ended in an unresolved error or
+    left a call without a result is unfinished, with the reason; the others are done, with
+    their final answer."""
     starts = [q for q, _ in f.requests]
     last_answer: dict[int, str] = {}
     for seq, text in f.answers:
         i = bisect_right(starts, seq) - 1
         if i >= 0:
             last_answer[i] = text
-    out: list[str] = []
+    dangling: set[int] = set()
+    for seq, _, _ in f.facts.unanswered:
+        dangling.add(bisect_right(starts, seq) - 1)
+    failed = {item.split(" ", 1)[0]: item for item in f.facts.open_items
+              if item.startswith("#")}
+    done: list[str] = []
+    unfinished: list[str] = []
     for i in range(len(f.requests) - 2, -1, -1):
-        if len(out) >= MOST_ITEMS:
+        if len(done) + len(unfinished) >= MOST_ITEMS:
             break
         q, text = f.requests[i]
-        reply = f" → {_one_line(last_answer[i], 200)}" if i in last_answer else ""
-        out.append(f"- #{q} {_one_line(text, 160)}{reply}")
-    return out
+        if f"#{q}" in failed:
+            unfinished.append(f"- {_one_line(failed[f'#{q}'], 400)}")
+        elif i in dangling:
+            unfinished.append(f"- #{q} {_one_line(text, 160)}: a call it made has no recorded "
+                              "result")
+        else:
+            reply = f" → {_one_line(last_answer[i], 200)}" if i in last_answer else ""
+            done.append(f"- #{q} {_one_line(text, 160)}{reply}")
+    return done, unfinished
 
 
 def _context(req: SummaryRequest, f: _Facts) -> list[str]:
@@ -383,7 +365,7 @@ def _context(req: SummaryRequest, f: _Facts) -> list[str]:
     if f.answers:
         seq, text = f.answers[-1]
         out.append(f"- Last answer (#{seq}): {_one_line(text, 1_500)}")
-    urls = list(dict.fromkeys(u for t in reversed(f.user_texts[-10:]) for u in _URL.findall(t)))
+    urls = list(reversed(f.facts.urls))
     if urls:
         out.append("- URLs: " + " ".join(_one_line(u, 200) for u in urls[:8]))
     out += [f"- Note (quoted): {_one_line(n, 300)}" for n in reversed(req.notes)]
@@ -413,6 +395,8 @@ def _size(sections: dict[str, list[str]]) -> int:
     total = 0
     for key, heading in LAYOUT:
         items = sections[key]
+        if key in OPTIONAL and not items:
+            continue
         total += utf8_len(heading) + 1
         if key != "Progress":
             total += sum(utf8_len(i) + 1 for i in items) if items else len(NONE) + 1
@@ -451,6 +435,8 @@ def build_summary(req: SummaryRequest) -> str:
     _fit(sections, req.max_summary_bytes)
     lines: list[str] = []
     for key, heading in LAYOUT:
+        if key in OPTIONAL and not sections[key]:
+            continue
         lines.append(heading)
         if key != "Progress":
             lines.extend(sections[key] or [NONE])
