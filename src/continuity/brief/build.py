@@ -188,8 +188,8 @@ def _rows(store: "SqlStore", key: str, session: Session | None) -> tuple[list[An
 def _earlier(store: "SqlStore", key: str, rows: list[Any]) -> tuple[int | None, str] | None:
     """The newest compaction's summary, when the session has one and the rows read do not
     reach back to its first row: what came before them (a session read whole needs none)."""
-    if rows and rows[0].seq == 0:
-        return None
+    if rows and not store.rows_meta(key, before_seq=rows[0].seq, limit=1):
+        return None  # the rows read reach back to its first visible row
     entry = store.latest_compaction(key)
     if entry is None or entry.compaction is None or not entry.compaction.summary.strip():
         return None
