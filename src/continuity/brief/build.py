@@ -165,7 +165,8 @@ def _read_session(store: "SqlStore", key: str, session: Session | None,
         last_seq=rows[-1].seq if rows else -1)
 
 
-def _rows(store: "SqlStore", key: str, session: Session | None) -> tuple[list[Any], datetime | None]:
+def _rows(store: "SqlStore", key: str,
+          session: Session | None) -> tuple[list[Any], datetime | None]:
     """The newest ``ROWS_READ`` visible main-agent rows of ``key``, oldest first, with the
     newest request row prepended when it is older than them; and the last row's time."""
     if session is None or not session.entry_count:

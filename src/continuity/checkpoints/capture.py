@@ -46,7 +46,6 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from continuity.checkpoints.queue import (
     MAX_QUERIES,
     MAX_REMEMBERS,
-    REMEMBER_CHARS,
     CheckpointQueue,
     Clock,
     _union,
@@ -57,6 +56,7 @@ from continuity.checkpoints.queue import (
 # re-exported (``X as X``): these lived here before the split
 from continuity.checkpoints.queue import FLUSH_WINDOW_MS as FLUSH_WINDOW_MS
 from continuity.checkpoints.queue import MAX_BACKOFF_MS as MAX_BACKOFF_MS
+from continuity.checkpoints.queue import REMEMBER_CHARS as REMEMBER_CHARS
 from continuity.checkpoints.queue import CheckpointFlushError as CheckpointFlushError
 from continuity.checkpoints.queue import FlushResult as FlushResult
 from continuity.checkpoints.queue import Sink as Sink
