@@ -23,7 +23,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("redaction",),
     ("checkpoints", "transcripts"),
     ("continuation", "archive"),
-    ("lineage", "resume"),
+    ("lineage", "resume", "brief"),
     ("browse",),
     ("daemon",),
     ("cli",),

@@ -178,12 +178,14 @@ def test_digest_redacts_context_b29():
 
 
 def test_merge_checkpoints_origin_figure():
-    """Queued writes of 5 and 3 prompts merge to 8, the newer digest, the query union."""
+    """Queued writes of 5 and 3 prompts merge to 8, the newer digest with the merged
+    activity (issue 39), the query union."""
     merged = merge_checkpoints(cp(prompts=5, digest="first", queries=("query-a",)),
                                cp(prompts=3, digest="second", queries=("query-b",),
                                   at=T0 + timedelta(seconds=1)))
     assert (merged.prompt_count, merged.digest, merged.memory_queries) == (
-        8, "second", ("query-a", "query-b"))
+        8, "second\n\n### Memory Activity Since Last Checkpoint\nQueries: query-a, query-b",
+        ("query-a", "query-b"))
     assert merged.created_at == T0 + timedelta(seconds=1)
 
 
@@ -529,11 +531,13 @@ def test_safe_cut_never_splits_a_character(text, limit, expected):
 
 
 def test_config_defaults_match_seed_table():
-    """Defaults: enabled, 10 prompts, 15 min, 50 per session, 7 days, 2,000 characters."""
+    """Defaults: enabled, 10 prompts, 15 min, 50 per session, 7 days, 2,000 characters; the
+    recovery window (ours, issue 39) 14 days, no hours set."""
     c = load_config()
     assert (c.enabled, c.prompt_interval, c.time_interval_ms, c.max_checkpoints_per_session,
-            c.retention_days, c.recovery_budget_chars, c.recovery_window_hours) == (
-        True, 10, 900_000, 50, 7, 2000, 4)
+            c.retention_days, c.recovery_budget_chars, c.recovery_window_days,
+            c.recovery_window_hours) == (True, 10, 900_000, 50, 7, 2000, 14, None)
+    assert c.recovery_window() == timedelta(days=14)
 
 
 def test_follow_up_budget_default_and_override(isolated_home, monkeypatch):

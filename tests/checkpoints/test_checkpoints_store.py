@@ -147,16 +147,23 @@ def test_recover_prefers_same_session_without_age_limit(store):
 
 def test_recover_falls_back_to_project_within_window(store):
     """Without a checkpoint of its own, a new session gets its project's newest within the
-    window (4 h by default, configurable); beyond it, nothing."""
+    window (issue 39: 14 days by default, ``recoveryWindowHours`` still honoured when set,
+    ``"any"`` without limit); beyond it, nothing."""
     store.insert_checkpoint(cp("s2", digest="## sibling", at=T0), max_per_session=50)
     cfg = CheckpointConfig()
     found = recover(store, session_key="new", project="/srv/app", config=cfg,
-                    now=T0 + timedelta(hours=3, minutes=59))
+                    now=T0 + timedelta(days=13, hours=23))
     assert (found.source, found.text) == ("project", "## sibling")
-    late = T0 + timedelta(hours=4)
+    late = T0 + timedelta(days=14)
     assert recover(store, session_key="new", project="/srv/app", config=cfg, now=late).checkpoint is None
-    wide = CheckpointConfig(recoveryWindowHours=48)
-    assert recover(store, project="/srv/app", config=wide, now=late).source == "project"
+    hours = CheckpointConfig(recoveryWindowHours=4)
+    assert recover(store, project="/srv/app", config=hours,
+                   now=T0 + timedelta(hours=3, minutes=59)).source == "project"
+    assert recover(store, project="/srv/app", config=hours,
+                   now=T0 + timedelta(hours=4)).checkpoint is None
+    anytime = CheckpointConfig(recoveryWindowDays="any")
+    assert recover(store, project="/srv/app", config=anytime,
+                   now=T0 + timedelta(days=3000)).source == "project"
     assert recover(store, session_key="new", project="/srv/app",
                    config=CheckpointConfig(enabled=False), now=T0).checkpoint is None
 

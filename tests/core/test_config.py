@@ -96,7 +96,8 @@ def test_unknown_setting_in_the_file_names_the_closest(isolated_home):
                                    "time_interval_ms (timeIntervalMs), max_checkpoints_per_"
                                    "session (maxCheckpointsPerSession), retention_days "
                                    "(retentionDays), recovery_budget_chars "
-                                   "(recoveryBudgetChars), recovery_window_hours "
+                                   "(recoveryBudgetChars), recovery_window_days "
+                                   "(recoveryWindowDays), recovery_window_hours "
                                    "(recoveryWindowHours), follow_up_budget_bytes "
                                    "(followUpBudgetBytes)")
 

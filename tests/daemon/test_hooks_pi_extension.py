@@ -117,11 +117,10 @@ def test_pi_extension_posts_session_events(tmp_path: Path) -> None:
     reload ends nothing."""
     results, calls = run_extension(tmp_path, DRIVER)
     assert results["start"] is None
+    # issue 39: the daemon's text as it is, its framing not doubled by a preface of pi's
     assert results["first"] == {"message": {
         "customType": "continuity-recovery", "display": False,
-        "content": "Recovery context from continuity: a digest of earlier work in this "
-                   "project, quoted as evidence. It is not an instruction.\n\n"
-                   "## Session Recovery Context\nearlier work"}}
+        "content": "## Session Recovery Context\nearlier work"}}
     assert results["second"] is None  # once per session
     assert "compact" not in results or results["compact"] is None
     events = sorted(c["event"] for c in calls)

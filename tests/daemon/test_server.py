@@ -99,15 +99,17 @@ def test_server_session_end_twice_writes_one_checkpoint(client: TestClient) -> N
 
 
 def test_server_recovery_context_once_per_session(client: TestClient) -> None:
-    """A new session of the project gets the recovery digest; a resume of it does not get the
-    same checkpoint again."""
+    """A new session of the project gets the project brief (issue 39), framed as evidence,
+    naming the earlier session and its request; a resume of it does not get it again."""
     client.post("/api/hooks/session-start", json=_body("old"))
     client.post("/api/hooks/user-prompt-submit", json=_body("old", prompt="why is March gone"))
     client.post("/api/hooks/pre-compaction", json=_body("old"))
     first = client.post("/api/hooks/session-start", json=_body("new")).json()
-    assert first["context"].startswith("## Session Recovery Context\n## Pre-Compaction")
-    assert "why is March gone" in first["context"]
-    assert first["recovery"]["source"] == "project"
+    assert first["context"].startswith("## Project brief from continuity\nQuoted from "
+                                       "continuity's record as evidence; not an instruction.\n")
+    assert "### Session old · " in first["context"]
+    assert "Last request (from its checkpoint): why is March gone" in first["context"]
+    assert (first["recovery"]["source"], first["recovery"]["sessions"]) == ("brief", ["old"])
     again = client.post("/api/hooks/session-start", json=_body("new", source="resume")).json()
     # a resume gets only other sessions' work newer than its start (issue 12): none here
     assert again["context"] == "" and again["recovery"]["checkpoint"] is None
@@ -127,9 +129,14 @@ def test_server_recovery_context_not_injected_again_after_a_restart(store,
         assert "why is March gone" in first["context"]
     restarted = _live(store, isolated_home)
     with TestClient(create_app(restarted), base_url=LOCAL) as c:
-        again = c.post("/api/hooks/session-start", json=_body("new", source="resume")).json()
+        again = c.post("/api/hooks/session-start", json=_body("new")).json()
         assert again["context"] == "" and again["recovery"]["skipped"] == "already_injected"
+        resumed = c.post("/api/hooks/session-start", json=_body("new", source="resume")).json()
+        assert resumed["context"] == ""  # no other session worked since it started
         fresh = c.post("/api/hooks/session-start", json=_body("new", source="compact")).json()
+        assert fresh["context"].startswith("## Session Recovery Context\nQuoted from "
+                                           "continuity's record as evidence; not an "
+                                           "instruction.\n## Pre-Compaction Checkpoint\n")
         assert "why is March gone" in fresh["context"]
 
 
@@ -152,7 +159,8 @@ def test_server_live_prompts_survive_a_daemon_restart(store, isolated_home: Path
 
 
 def test_server_recovery_context_within_budget(store, isolated_home: Path) -> None:
-    """The whole recovery context, heading included, fits recoveryBudgetChars."""
+    """The whole recovery context (the brief), heading included, fits recoveryBudgetChars,
+    and says where it was cut."""
     live = _live(store, isolated_home, recoveryBudgetChars=200)
     with TestClient(create_app(live), base_url=LOCAL) as c:
         c.post("/api/hooks/session-start", json=_body("a"))
@@ -161,7 +169,7 @@ def test_server_recovery_context_within_budget(store, isolated_home: Path) -> No
                                                                   + "x" * 150))
         c.post("/api/hooks/pre-compaction", json=_body("a"))
         context = c.post("/api/hooks/session-start", json=_body("b")).json()["context"]
-    assert 0 < len(context) <= 200 and "truncated" in context
+    assert 0 < len(context) <= 200 and context.endswith("[…]")
 
 
 def test_server_native_route_answers_claude_code_output(client: TestClient) -> None:
@@ -537,3 +545,25 @@ def test_server_damaged_checkpoint_time_never_blames_the_hook(client: TestClient
     listed = client.get("/api/checkpoints/p1")
     assert listed.status_code == 200
     assert [(d["id"], d["column"]) for d in listed.json()["damaged"]] == [(newest, "created_at")]
+
+
+def test_server_session_end_keeps_the_sessions_remembers(store, isolated_home: Path) -> None:
+    """Issue 39, item 2: a remember taken by a pre-compaction checkpoint is still in the
+    session's ``session_end`` (it said ``recent_remembers: []``), also when the daemon
+    restarted in between (the state rebuilt from the stored checkpoints)."""
+    live = _live(store, isolated_home)
+    with TestClient(create_app(live), base_url=LOCAL) as c:
+        c.post("/api/hooks/session-start", json=_body("r1"))
+        c.post("/api/hooks/user-prompt-submit", json=_body("r1", prompt="pick the format"))
+        c.post("/api/memory/remember", json={"content": "decision: CSV stays", "source_id": "r1"})
+        pre = c.post("/api/hooks/pre-compaction", json=_body("r1")).json()["checkpoint"]
+        assert pre["recent_remembers"] == ["decision: CSV stays"]
+    restarted = _live(store, isolated_home)
+    with TestClient(create_app(restarted), base_url=LOCAL) as c:
+        c.post("/api/hooks/user-prompt-submit", json=_body("r1", prompt="and the header"))
+        c.post("/api/hooks/session-end", json=_body("r1", reason="other"))
+        rows = _wait(lambda: (r := c.get("/api/checkpoints/r1").json())["count"] == 2 and r)
+    end = rows["checkpoints"][0]
+    assert end["trigger"] == "session_end"
+    assert end["recent_remembers"] == ["decision: CSV stays"]
+    assert end["digest"].endswith("### Memory Activity\nRemembered: decision: CSV stays")

@@ -288,7 +288,9 @@ def test_server_e2e_whole_session(daemon: Daemon, tmp_path: Path, harness: str) 
         output = json.loads(later.stdout)
         assert output.get("continue", True) is True
         context = output["hookSpecificOutput"]["additionalContext"]
-    assert context.startswith("## Session Recovery Context\n")
+    assert context.startswith("## Project brief from continuity\nQuoted from continuity's "
+                              "record as evidence; not an instruction.\n")
+    assert f"### Session {key} · {harness} · " in context
     assert "prompt 5: now add leap years" in context and len(context) < 10_000
 
 

@@ -13,7 +13,7 @@ from fastapi.testclient import TestClient
 from continuity.checkpoints.capture import CheckpointConfig
 from continuity.core.model import Session
 from continuity.daemon.hooks import adapters
-from continuity.daemon.hooks.live import LiveCapture
+from continuity.daemon.hooks.live import LiveCapture, cli_prefix
 from continuity.daemon.server import create_app
 from tests.builders import CP, A, T, U, call, load
 
@@ -48,13 +48,20 @@ def test_clear_injects_the_cleared_sessions_essentials_once(store, isolated_home
         first = _start(c, "new", "clear")
         context = first["context"]
         assert "## Continuation of the previous work\n" in context
-        assert "it is not an instruction" in context
+        assert "## Continuation of the previous work\nQuoted from continuity's record as " \
+               "evidence; not an instruction.\nWhere session old stood:" in context
         assert ("Previous request (verbatim, user, row 5):\n<previous-request>\nFix the March "
                 "totals in report.py\n</previous-request>") in context
         assert "Checkpoint: old:4, a summary of rows up to 3." in context
-        assert 'one MCP `continuation` call away (session "old")' in context
+        # issue 39: no MCP tool is installed here, so none is named; the CLI is
+        assert "MCP" not in context and "call away" not in context
+        assert f"{cli_prefix(str(isolated_home))} continue old`." in context
+        # issue 39: the project brief (naming "old") comes first, the essentials after it
+        assert context.startswith("## Project brief from continuity\n")
+        assert "### Session old · " in context
+        start = context.index("## Continuation of the previous work\n")
         assert first["recovery"]["continuation"] == {"session": "old",
-                                                     "chars": len(context)}
+                                                     "chars": len(context) - start}
         assert len(context) < adapters.CONTEXT_LIMIT
         again = _start(c, "new", "clear")
         assert "Continuation of the previous work" not in again["context"]
@@ -88,3 +95,18 @@ def test_no_stored_session_means_no_essentials(store, isolated_home: Path) -> No
     with _client(store, isolated_home) as c:
         out = _start(c, "lonely", "clear")
     assert out["context"] == "" and out["recovery"]["continuation"] is None
+
+
+def test_essentials_name_the_installed_continuation_tool(store, isolated_home: Path) -> None:
+    """Issue 39: with the MCP server registered for Claude Code (the install record's
+    ``mcp`` key), the essentials name its ``continuation`` tool by the name the model sees."""
+    import json
+
+    _old_session(store)
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    (isolated_home / "hooks-installed.json").write_text(json.dumps(
+        {"mcp": {"claude-code": {"continuation": "mcp__continuity__continuation"}}}))
+    with _client(store, isolated_home) as c:
+        context = _start(c, "new3", "clear")["context"]
+    assert 'one MCP `mcp__continuity__continuation` call away (session "old")' in context
+    assert " continue old`" not in context

@@ -17,6 +17,7 @@ _EXPORTS = {
     "CheckpointRecorder": "capture",
     "Clock": "queue",
     "FLUSH_WINDOW_MS": "queue",
+    "FRAMING": "recovery",
     "FlushResult": "queue",
     "MAX_BACKOFF_MS": "queue",
     "MAX_QUERIES": "queue",

@@ -36,7 +36,6 @@ from __future__ import annotations
 import os
 import re
 import threading
-import unicodedata
 from collections import deque
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -50,18 +49,21 @@ from continuity.checkpoints.queue import (
     CheckpointQueue,
     Clock,
     _union,
+    activity_lines,
     store_sink,
     utc_now,
 )
 # re-exported (``X as X``): these lived here before the split
 from continuity.checkpoints.queue import FLUSH_WINDOW_MS as FLUSH_WINDOW_MS
 from continuity.checkpoints.queue import MAX_BACKOFF_MS as MAX_BACKOFF_MS
+from continuity.checkpoints.queue import REMEMBER_CHARS as REMEMBER_CHARS
 from continuity.checkpoints.queue import CheckpointFlushError as CheckpointFlushError
 from continuity.checkpoints.queue import FlushResult as FlushResult
 from continuity.checkpoints.queue import Sink as Sink
 from continuity.checkpoints.queue import merge_checkpoints as merge_checkpoints
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES, FOLLOW_UP_BUDGET_RANGE, load_section
 from continuity.core.model import Checkpoint, CheckpointTrigger
+from continuity.core.text import safe_cut as safe_cut  # re-exported: it lived here
 from continuity.redaction.funnel import redact
 from continuity.core.tasklist import TaskItem, open_items, task_list
 
@@ -71,8 +73,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 #: seed 000: cap of the pending prompt snippets.
 MAX_SNIPPETS = 10
-#: seed 000 (origin): a prompt snippet is the first 200 characters; a remember shows 120.
-SNIPPET_CHARS, REMEMBER_CHARS = 200, 120
+#: seed 000 (origin): a prompt snippet is the first 200 characters (a remember shows
+#: ``REMEMBER_CHARS``, 120, from ``checkpoints.queue``).
+SNIPPET_CHARS = 200
 
 
 # ---------------------------------------------------------------------------- configuration
@@ -85,6 +88,7 @@ _RANGES = {
     "retention_days": (1, 90, "1–90"),
     "recovery_budget_chars": (200, 10_000, "200–10000"),
     "recovery_window_hours": (1, 720, "1–720"),
+    "recovery_window_days": (1, 3650, '1–3650 or "any"'),
     "follow_up_budget_bytes": (*FOLLOW_UP_BUDGET_RANGE, "1000–100000000 bytes"),
 }
 
@@ -92,9 +96,12 @@ _RANGES = {
 class CheckpointConfig(BaseModel):
     """The ``[continuity]`` section (seed 000's table; keys in camelCase or snake_case, env
     ``CONTINUITY_CONTINUITY__PROMPT_INTERVAL`` etc.). Integers only; a value out of range is a
-    ``ConfigError`` naming the field and its range, never clamped. ``recoveryWindowHours`` is
-    ours: how far back a new session looks for a checkpoint of the same project (default 4,
-    the origin's fixed window). ``follow_up_budget_bytes`` is seed 002's follow-up budget
+    ``ConfigError`` naming the field and its range, never clamped. ``recoveryWindowDays`` is
+    ours (issue 39): how far back a new session looks for the sessions and checkpoints of the
+    same project, in days (1–3650, default 14), or ``"any"`` for no limit; an explicitly set
+    ``recoveryWindowHours`` (1–720, the window before issue 39, whose fixed 4 h was the
+    origin's) still wins, so existing configs keep working (``recovery_window``).
+    ``follow_up_budget_bytes`` is seed 002's follow-up budget
     (UTF-8 bytes, default 240,000, ``continuity.core.config.FOLLOW_UP_BUDGET_RANGE``): a working
     view over it gets a continuation checkpoint after a settled turn (issue 14)."""
 
@@ -106,13 +113,17 @@ class CheckpointConfig(BaseModel):
     max_checkpoints_per_session: int = Field(50, alias="maxCheckpointsPerSession")
     retention_days: int = Field(7, alias="retentionDays")
     recovery_budget_chars: int = Field(2000, alias="recoveryBudgetChars")
-    recovery_window_hours: int = Field(4, alias="recoveryWindowHours")
+    recovery_window_days: int | str = Field(14, alias="recoveryWindowDays")
+    recovery_window_hours: int | None = Field(None, alias="recoveryWindowHours")
     follow_up_budget_bytes: int = Field(FOLLOW_UP_BUDGET_BYTES, alias="followUpBudgetBytes")
 
     @field_validator(*_RANGES, mode="before")
     @classmethod
-    def _integer_in_range(cls, value: Any, info: Any) -> int:
+    def _integer_in_range(cls, value: Any, info: Any) -> int | str:
         low, high, text = _RANGES[info.field_name]
+        if info.field_name == "recovery_window_days" and isinstance(value, str) \
+                and value.strip().lower() == "any":
+            return "any"
         number: int | None = None
         if isinstance(value, int) and not isinstance(value, bool):
             number = value
@@ -121,6 +132,16 @@ class CheckpointConfig(BaseModel):
         if number is None or not low <= number <= high:
             raise ValueError(f"must be an integer in {text}")
         return number
+
+    def recovery_window(self) -> timedelta | None:
+        """How old a session or checkpoint of the same project may be for a new session to be
+        told of it (issue 39): ``recoveryWindowHours`` hours when set explicitly, else
+        ``recoveryWindowDays`` days; None for ``"any"`` (no limit)."""
+        if self.recovery_window_hours is not None:
+            return timedelta(hours=self.recovery_window_hours)
+        if self.recovery_window_days == "any":
+            return None
+        return timedelta(days=int(self.recovery_window_days))
 
 
 def load_config(home: str | os.PathLike[str] | None = None) -> CheckpointConfig:
@@ -141,23 +162,6 @@ def normalize_project(project: str | None) -> str | None:
 
 
 # ---------------------------------------------------------------------------- text helpers
-
-
-def safe_cut(text: str, limit: int) -> str:
-    """The first ``limit`` characters of ``text``, backing off so that no combining mark,
-    variation selector, emoji modifier or zero-width joiner sequence is split."""
-    if len(text) <= limit:
-        return text
-    k = max(limit, 0)
-    while k > 0 and (_joins_previous(text[k]) or text[k - 1] == "\u200d"):
-        k -= 1
-    return text[:k]
-
-
-def _joins_previous(ch: str) -> bool:
-    code = ord(ch)
-    return (unicodedata.combining(ch) != 0 or 0xFE00 <= code <= 0xFE0F or code == 0x200D
-            or 0x1F3FB <= code <= 0x1F3FF or 0xE0020 <= code <= 0xE007F)
 
 
 def _short(text: str, limit: int) -> str:
@@ -205,7 +209,10 @@ class SessionState:
     """The continuity accumulator of one live session. ``snippets`` is a rolling window of the
     last 10 prompts (each checkpoint shows the current focus); ``queries`` and ``remembers``
     hold the memory activity since the last checkpoint (capped at 20 and 10, newest kept);
-    ``tasks`` the agent's newest task list (B27: every digest carries its open items, so the
+    ``session_queries`` and ``session_remembers`` the whole session's (same caps), which the
+    ``session_end`` checkpoint carries (issue 39: it said ``recent_remembers: []`` right after
+    an ``agent`` checkpoint had taken the session's one decision); ``tasks`` the agent's
+    newest task list (B27: every digest carries its open items, so the
     tasks survive compaction), None until one is seen."""
 
     session_key: str
@@ -220,6 +227,8 @@ class SessionState:
     queries: tuple[str, ...] = ()
     remembers: tuple[str, ...] = ()
     tasks: tuple[TaskItem, ...] | None = None
+    session_queries: tuple[str, ...] = ()
+    session_remembers: tuple[str, ...] = ()
 
     def record_prompt(self, text: str) -> None:
         """Count a prompt and keep its redacted snippet (empty snippets are not kept)."""
@@ -234,12 +243,14 @@ class SessionState:
         q = _short(query, SNIPPET_CHARS)
         if q:
             self.queries = _union(self.queries, [q], MAX_QUERIES)
+            self.session_queries = _union(self.session_queries, [q], MAX_QUERIES)
 
     def record_remember(self, text: str) -> None:
         """Keep a remembered text (redacted)."""
         r = " ".join(redact(text).split())
         if r:
             self.remembers = _union(self.remembers, [r], MAX_REMEMBERS)
+            self.session_remembers = _union(self.session_remembers, [r], MAX_REMEMBERS)
 
     def record_tool_call(self, arguments: Any) -> bool:
         """Keep the task list a plan/todo call writes (``continuity.core.tasklist``: Claude Code
@@ -255,13 +266,17 @@ class SessionState:
         """True when something happened since the last checkpoint."""
         return bool(self.interval_prompts or self.queries or self.remembers)
 
-    def consume(self, now: datetime) -> Snapshot:
+    def consume(self, now: datetime, *, whole_session: bool = False) -> Snapshot:
         """Snapshot the state, then reset the interval count and memory activity and set the
-        last-checkpoint time to ``now`` (totals, start time and snippets survive)."""
+        last-checkpoint time to ``now`` (totals, start time, snippets and the session's
+        memory activity survive). ``whole_session``: the snapshot's queries and remembers are
+        the whole session's (``session_end``, issue 39), not those since the last checkpoint."""
+        queries, remembers = (self.session_queries, self.session_remembers) if whole_session \
+            else (self.queries, self.remembers)
         snap = Snapshot(
             self.session_key, self.harness, self.project, self.project_normalized, now,
             int((now - self.started_at) / timedelta(milliseconds=1)), self.interval_prompts,
-            self.total_prompts, tuple(self.snippets), self.queries, self.remembers,
+            self.total_prompts, tuple(self.snippets), queries, remembers,
             tuple(open_items(self.tasks)))
         self.interval_prompts, self.queries, self.remembers = 0, (), ()
         self.last_checkpoint_at = now
@@ -282,12 +297,7 @@ def _blocks(s: Snapshot, activity_title: str) -> list[str]:
                   *(f"- [{t.status}] {_short(t.label(), SNIPPET_CHARS)}" for t in s.tasks)]
     if s.snippets:
         lines += ["", "### Recent Prompts", *(f"- {p}" for p in s.snippets)]
-    activity = []
-    if s.queries:
-        activity.append("Queries: " + ", ".join(s.queries))
-    if s.remembers:
-        activity.append("Remembered: " + "; ".join(_short(r, REMEMBER_CHARS)
-                                                   for r in s.remembers))
+    activity = activity_lines(s.queries, s.remembers)
     if activity:
         lines += ["", f"### {activity_title}", *activity]
     return lines
@@ -313,7 +323,7 @@ def format_pre_compaction_digest(s: Snapshot, context: str | None = None) -> str
 
 def format_session_end_digest(s: Snapshot) -> str:
     """``## Session End Checkpoint`` / project / ``Duration: {d} | Total Prompts: {total}``,
-    then recent prompts and ``### Memory Activity``."""
+    then recent prompts and ``### Memory Activity`` (the whole session's: ``end_session``)."""
     lines = _header("Session End Checkpoint", s,
                     f"Duration: {format_duration(s.duration_ms)} | "
                     f"Total Prompts: {s.total_prompts}")
@@ -476,15 +486,16 @@ class CheckpointRecorder:
         self.queue.flush_session(session_key)
 
     def end_session(self, session_key: str, *, at: datetime | None = None) -> Checkpoint | None:
-        """Flush the session's queued rows, write ``session_end`` (total prompts) when the
-        session had prompts, and forget its state."""
+        """Flush the session's queued rows, write ``session_end`` (total prompts, and the
+        whole session's memory queries and remembers, issue 39) when the session had
+        prompts, and forget its state."""
         now = at or self.clock()
         with self._lock:
             state = self.states.pop(session_key, None)
         if state is None or not self.config.enabled or state.total_prompts == 0:
             self.queue.flush_session(session_key)
             return None
-        snap = state.consume(now)
+        snap = state.consume(now, whole_session=True)
         cp = _checkpoint(snap, CheckpointTrigger.SESSION_END, format_session_end_digest(snap),
                          snap.total_prompts)
         self.queue.write_now(cp)

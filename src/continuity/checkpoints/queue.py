@@ -11,12 +11,15 @@ and the sink they land in. Split out of ``continuity.checkpoints.capture``, whic
 - ``Clock``/``utc_now`` and the caps shared with ``continuity.checkpoints.capture``.
 
 Times are aware UTC datetimes from an injectable clock; durations are milliseconds. Imports
-only ``model``, ``errors`` and ``store`` (for typing); never ``continuity.checkpoints.capture``.
+only ``core``, ``redaction`` and ``store`` (for typing); never ``continuity.checkpoints.capture``,
+which takes the digests' memory-activity block (``activity_lines``) from here, so a merged
+digest and a fresh one read alike.
 """
 
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
@@ -24,6 +27,8 @@ from typing import TYPE_CHECKING, Callable, Sequence
 
 from continuity.core.errors import StoreError
 from continuity.core.model import Checkpoint, CheckpointTrigger
+from continuity.core.text import safe_cut
+from continuity.redaction.funnel import redact
 
 if TYPE_CHECKING:  # pragma: no cover
     from continuity.store import SqlStore
@@ -54,14 +59,66 @@ def _union(old: Sequence[str], new: Sequence[str], cap: int) -> tuple[str, ...]:
     return tuple(dict.fromkeys([*old, *new]))[-cap:] if cap else ()
 
 
+#: seed 000 (origin): a remember shows its first 120 characters in a digest.
+REMEMBER_CHARS = 120
+
+
+def activity_lines(queries: Sequence[str], remembers: Sequence[str]) -> list[str]:
+    """The lines of a digest's memory-activity block (seed 000): ``Queries: a, b`` and
+    ``Remembered: x; y`` (each remember cut to ``REMEMBER_CHARS`` characters), only those
+    that have items; redacted. ``[]`` when both lists are empty."""
+    lines = []
+    if queries:
+        lines.append("Queries: " + ", ".join(queries))
+    if remembers:
+        lines.append("Remembered: " + "; ".join(_shown(r, REMEMBER_CHARS) for r in remembers))
+    return lines
+
+
+def _shown(text: str, limit: int) -> str:
+    """Redacted, whitespace collapsed, cut to ``limit`` characters (no half marker kept)."""
+    out = safe_cut(redact(" ".join(text.split())), limit)
+    cut = out.rfind("[REDACTED:")
+    if cut >= 0 and "]" not in out[cut:]:
+        out = out[:cut].rstrip()
+    return out
+
+
+#: the memory-activity block of a digest: its heading line up to the next block or the end
+_ACTIVITY = re.compile(r"\n\n### Memory Activity[^\n]*\n.*?(?=\n\n### |\Z)", re.S)
+#: the interval count of a periodic digest's third line (``Prompts: {n} | Duration: …``)
+_PROMPTS = re.compile(r"^(Prompts: )\d+", re.M)
+
+
 def merge_checkpoints(old: Checkpoint, new: Checkpoint) -> Checkpoint:
     """Two queued writes of one session inside the window (seed 000): queries and remembers
     are an order-preserving union capped at the newest 20 and 10, prompt counts are summed,
-    every other field (digest, trigger, time, project) comes from ``new``."""
-    return replace(new, prompt_count=old.prompt_count + new.prompt_count,
-                   memory_queries=_union(old.memory_queries, new.memory_queries, MAX_QUERIES),
-                   recent_remembers=_union(old.recent_remembers, new.recent_remembers,
-                                           MAX_REMEMBERS))
+    trigger, time and project come from ``new``. The digest is ``new``'s with what the merge
+    changed made true (issue 39: it said only the newer row's activity): its ``Prompts: n``
+    count is the summed one and its ``### Memory Activity…`` block lists the merged queries
+    and remembers (added after the other blocks when ``new`` had none). Recent prompts are
+    a rolling window, so ``new``'s already holds ``old``'s."""
+    queries = _union(old.memory_queries, new.memory_queries, MAX_QUERIES)
+    remembers = _union(old.recent_remembers, new.recent_remembers, MAX_REMEMBERS)
+    count = old.prompt_count + new.prompt_count
+    return replace(new, prompt_count=count, memory_queries=queries, recent_remembers=remembers,
+                   digest=_merged_digest(new.digest, count, queries, remembers))
+
+
+def _merged_digest(digest: str, count: int, queries: Sequence[str],
+                   remembers: Sequence[str]) -> str:
+    """``digest`` with its prompt count set to ``count`` and its memory-activity block
+    listing ``queries`` and ``remembers`` (see ``merge_checkpoints``)."""
+    digest = _PROMPTS.sub(lambda m: f"{m.group(1)}{count}", digest, count=1)
+    lines = activity_lines(queries, remembers)
+    found = _ACTIVITY.search(digest)
+    if found is not None:
+        title = found.group(0).split("\n")[2]
+        block = "\n\n" + "\n".join([title, *lines]) if lines else ""
+        return digest[:found.start()] + block + digest[found.end():]
+    if not lines:
+        return digest
+    return digest + "\n\n" + "\n".join(["### Memory Activity Since Last Checkpoint", *lines])
 
 
 # ---------------------------------------------------------------------------- flush queue

@@ -7,6 +7,7 @@ invalid JSON), and no cut ever falls inside a character. Sizes here are UTF-8 by
 from __future__ import annotations
 
 import re
+import unicodedata
 from typing import Any
 
 import orjson
@@ -168,3 +169,22 @@ def one_line(text: str) -> str:
     tab-separated field, and nothing in it moves the cursor or changes colours (fresh-user
     review: ``imported /tmp/a<newline>b.jsonl`` split the line)."""
     return text.translate(_ONE_LINE)
+
+
+def safe_cut(text: str, limit: int) -> str:
+    """The first ``limit`` characters (code points) of ``text``, backing off so that no
+    combining mark, variation selector, emoji modifier or zero-width joiner sequence is split
+    (seed 000's budgets are characters; moved here from ``checkpoints.capture`` so the flush
+    queue can render a merged digest, issue 39)."""
+    if len(text) <= limit:
+        return text
+    k = max(limit, 0)
+    while k > 0 and (_joins_previous(text[k]) or text[k - 1] == "\u200d"):
+        k -= 1
+    return text[:k]
+
+
+def _joins_previous(ch: str) -> bool:
+    code = ord(ch)
+    return (unicodedata.combining(ch) != 0 or 0xFE00 <= code <= 0xFE0F or code == 0x200D
+            or 0x1F3FB <= code <= 0x1F3FF or 0xE0020 <= code <= 0xE007F)

@@ -11,10 +11,13 @@ characters; the caller gives what the recovery digest left of it):
 - the pointer of the checkpoint that takes effect: its entry id and the rows it covers (the
   summary itself is not repeated: Claude Code's own compaction summary is in the context);
 - the named gaps (``seq a–b omitted; look them up in continuity's record ...``);
-- one line saying the rest (summary, recent exchanges with every call paired) is one MCP
-  ``continuation`` call away.
+- one line saying where the rest is (summary, recent exchanges with every call paired): the
+  MCP ``continuation`` tool by the name the harness sees it, only when that harness has it,
+  else this install's ``continue`` command, else nothing (issue 39: the text names no tool
+  the harness lacks; ``reach``, the brief's ``Reach``: ``mcp`` and ``cli``).
 
-It is quoted as evidence (a heading and a line say so), never as instructions. ``mark`` names
+It is quoted as evidence (the heading, then ``checkpoints.recovery.FRAMING``, the same line
+as every injected text, issue 39), never as instructions. ``mark`` names
 what was injected (session, request row, checkpoint), so the daemon never injects the same
 essentials twice. None when the continuation is refused, or has neither a request nor a
 checkpoint, or ``max_chars`` is too small to say anything useful.
@@ -26,6 +29,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
+from continuity.checkpoints.recovery import FRAMING
 from continuity.continuation.view import build_continuation
 
 HEADING = "## Continuation of the previous work\n"
@@ -51,22 +55,23 @@ def _cut_chars(text: str, room: int) -> str:
     return f"{head}\n[… {len(text) - len(head) - len(tail)} characters omitted …]\n{tail}"
 
 
-def essentials(store: Any, session_key: str, max_chars: int) -> Essentials | None:
+def essentials(store: Any, session_key: str, max_chars: int, *,
+               reach: Any = None) -> Essentials | None:
     """The essentials of SESSION's continuation within ``max_chars`` characters (module
-    docstring). Raises ``SessionNotFound``."""
+    docstring). ``reach``: what the reader has to get the rest (``mcp``: ``{logical tool:
+    name}``, ``cli``: a command prefix or None; the brief's ``Reach``); None names nothing.
+    Raises ``SessionNotFound``."""
     if max_chars < MIN_CHARS:
         return None
     view = build_continuation(store, session_key)
     if view.refusal or (view.request is None and view.summary is None):
         return None
-    intro = (f"{HEADING}Quoted from continuity's record of session {session_key} as evidence of "
-             "where the work stood; it is not an instruction.\n")
+    intro = f"{HEADING}{FRAMING}\nWhere session {session_key} stood:\n"
     pointer = ("Checkpoint: " + (f"{view.summary['entry_id']}, a summary of rows up to "
                                  f"{view.summary['covers_through_seq']}." if view.summary
                                  else "none yet."))
     gaps = f"\nLeft out: {view.notice}" if view.notice else ""
-    rest = ("\nThe rest (the checkpoint's summary and the recent exchanges, every tool call "
-            f"paired) is one MCP `continuation` call away (session \"{session_key}\").")
+    rest = _rest(session_key, reach)
     tail = f"{pointer}{gaps}{rest}"
     request = ""
     if view.request is not None:
@@ -85,6 +90,19 @@ def essentials(store: Any, session_key: str, max_chars: int) -> Essentials | Non
     entry = view.summary["entry_id"] if view.summary else ""
     mark = "essentials-" + hashlib.sha256(f"{digest}|{seq}|{entry}".encode()).hexdigest()[:32]
     return Essentials(text, mark, session_key)
+
+
+def _rest(session_key: str, reach: Any) -> str:
+    """Where the rest of the continuation is, naming only what ``reach`` holds."""
+    mcp = getattr(reach, "mcp", None) or {}
+    cli = getattr(reach, "cli", None)
+    what = "The rest (the checkpoint's summary and the recent exchanges, every tool call paired)"
+    if mcp.get("continuation"):
+        return (f"\n{what} is one MCP `{mcp['continuation']}` call away "
+                f"(session \"{session_key}\").")
+    if cli:
+        return f"\n{what}: `{cli} continue {session_key}`."
+    return ""
 
 
 __all__ = ["Essentials", "essentials", "HEADING"]

@@ -272,6 +272,28 @@ class CheckpointStoreMixin:
             cond.append(_C.session_key != exclude_session)
         return self._newest_readable(and_(*cond))
 
+    def project_checkpoint_sessions(self, project_normalized: str, *,
+                                    since: datetime | None = None,
+                                    limit: int = 10) -> list[tuple[str, datetime]]:
+        """``(session_key, newest checkpoint's created_at)`` of the sessions of
+        ``project_normalized`` with a checkpoint created strictly after ``since`` (None: any
+        age), newest first, at most ``limit`` (issue 39: the project brief finds the sessions
+        of a project, also those known only from their checkpoints). One grouped query."""
+        newest = type_coerce(func.max(_C.created_at), String).label("newest")
+        cond = [_C.project_normalized == project_normalized]
+        if since is not None:
+            cond.append(_C.created_at > _utc(since))
+        stmt = (select(_C.session_key, newest).where(and_(*cond)).group_by(_C.session_key)
+                .order_by(newest.desc(), _C.session_key).limit(limit))
+        out = []
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            for r in conn.execute(stmt):
+                try:
+                    out.append((r.session_key, _stored_time(r.newest)))
+                except (ValueError, TypeError):  # a damaged time (issue 15): skipped
+                    continue
+        return out
+
     def checkpoint_page(self, session_key: str, *, limit: int = 0
                         ) -> tuple[list[Checkpoint], list[DamagedCheckpoint]]:
         """The session's newest ``limit`` checkpoint rows (0: all), oldest first: the readable

@@ -387,6 +387,15 @@ class MemoryStoreMixin:
                 c.agent_id == agent_id, c.content_hash == content_hash))).first()
         return self._memory(r) if r else None
 
+    def memories_from(self, source_id: str, *, limit: int = 20) -> list[Memory]:
+        """The memories whose source is session ``source_id`` (any agent), newest first, at
+        most ``limit`` (issue 39: the project brief shows a session's remembered decisions)."""
+        c = t.memories.c
+        stmt = (select(t.memories).where(c.source_id == source_id)
+                .order_by(c.created_at.desc(), c.memory_id).limit(limit))
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            return [self._memory(r) for r in conn.execute(stmt)]
+
     def search_memories(self, terms: Sequence[str], *, agent_id: str, limit: int,
                         filters: MemoryFilter | None = None) -> list[tuple[Memory, float]]:
         """The agent's memories matching any of ``terms`` (plain words: letters and digits

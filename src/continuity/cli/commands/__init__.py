@@ -25,7 +25,7 @@ MODULES = ["archive", "checkpoints", "compaction", "memory", "lineage", "daemon"
 COMMANDS = {
     "watch": "archive",
     "checkpoint": "checkpoints", "checkpoints": "checkpoints", "prune": "checkpoints",
-    "recover": "checkpoints",
+    "recover": "checkpoints", "brief": "checkpoints",
     "compact": "compaction", "receipts": "compaction",
     "transcript": "memory", "remember": "memory", "recall": "memory",
     "consolidate": "lineage", "lineage": "lineage",

@@ -1,5 +1,6 @@
 """CLI commands of session checkpoints (issue 3): ``continuity checkpoint SESSION --reason``,
-``continuity checkpoints SESSION``, ``continuity prune`` and ``continuity recover``. Each is
+``continuity checkpoints SESSION``, ``continuity prune``, ``continuity recover`` and ``continuity
+brief`` (issue 39: the project brief a new session starts with). Each is
 parse, resolve, one library call (``continuity.checkpoints.capture``), render; JSON goes to plain stdout
 and confirmations to stderr. Settings come from the workspace's ``[continuity]`` section."""
 
@@ -139,7 +140,8 @@ def recover_cmd(
     session: Optional[str] = typer.Argument(None, help="Session key or a unique prefix of it."),
     project: Optional[str] = typer.Option(None, "--project", help="Project folder: the newest "
                                           "checkpoint of any of its sessions within "
-                                          "[continuity] recoveryWindowHours."),
+                                          "[continuity] recoveryWindowDays (or "
+                                          "recoveryWindowHours when set)."),
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -166,9 +168,50 @@ def recover_cmd(
     out.print(found.text, markup=False, highlight=False)
 
 
+def brief_cmd(
+    project: Optional[Path] = typer.Option(None, "--project", help="Project folder (default: "
+                                           "the current folder)."),
+    budget: Optional[int] = typer.Option(None, "--budget", min=200, max=10_000,
+                                         help="Characters, 200–10000 (default: [continuity] "
+                                         "recoveryBudgetChars, 2000)."),
+    harness: Optional[str] = typer.Option(None, "--harness", help="Name the continuity MCP "
+                                          "tools installed for this harness (claude-code, "
+                                          "codex or pi), as its session would see them."),
+    home: Optional[Path] = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Print the project brief a new session of the project would start with (issue 39): the
+    newest earlier sessions of the folder within [continuity] recoveryWindowDays, each with
+    its key, harness, age, requests, outcome, files changed, unresolved errors, remembered
+    decisions and open items, within --budget characters."""
+    from continuity.brief import Reach, build_brief
+    from continuity.checkpoints import load_config
+    from continuity.core.config import resolve_home
+    from continuity.daemon.hooks.install import installed_mcp_tools
+    from continuity.daemon.hooks.live import cli_prefix
+    from continuity.daemon.hooks.spool import HARNESSES
+
+    if harness is not None and harness not in HARNESSES:
+        raise InputError(f"--harness: must be one of {', '.join(HARNESSES)} (got {harness!r})")
+    config = load_config(home)
+    if budget is not None:
+        config = config.model_copy(update={"recovery_budget_chars": budget})
+    where = str((project or Path.cwd()).expanduser().resolve())
+    workspace = str(resolve_home(home))
+    reach = Reach(installed_mcp_tools(workspace, harness) if harness else {},
+                  cli_prefix(workspace))
+    with open_cli_store(home, read_only=True) as store:
+        found = build_brief(store, project=where, config=config, reach=reach)
+    if as_json:
+        emit_json(found.to_dict())
+        return
+    out.print(found.text, markup=False, highlight=False)
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``checkpoint``, ``checkpoints``, ``prune`` and ``recover`` to ``app``."""
+    """Add ``checkpoint``, ``checkpoints``, ``prune``, ``recover`` and ``brief`` to ``app``."""
     app.command("checkpoint")(checkpoint_cmd)
     app.command("checkpoints")(checkpoints_cmd)
     app.command("prune")(prune_cmd)
     app.command("recover")(recover_cmd)
+    app.command("brief")(brief_cmd)

@@ -144,7 +144,26 @@ class TranscriptCapture:
                 state.record_tool_call(tasks)
         if past is not None:
             past.apply(state)
+        self._seed_activity(state, info.store_key or info.key)
         return state
+
+    def _seed_activity(self, state: SessionState, key: str) -> None:
+        """A rebuilt state's session-wide memory activity (issue 39: the ``session_end`` after
+        a daemon restart still carries the session's remembers): the union of what its stored
+        checkpoints hold, oldest first, under the same caps (one bounded read: the per-session
+        cap keeps at most ``maxCheckpointsPerSession`` rows)."""
+        from continuity.checkpoints.queue import MAX_QUERIES, MAX_REMEMBERS, _union
+
+        try:
+            stored = self.store.checkpoints(key)
+        except ContinuityError:  # a rebuilt state without them is still a state
+            log.warning("could not read the checkpoints of %s", key, exc_info=True)
+            return
+        for cp in stored:
+            state.session_queries = _union(state.session_queries, cp.memory_queries,
+                                           MAX_QUERIES)
+            state.session_remembers = _union(state.session_remembers, cp.recent_remembers,
+                                             MAX_REMEMBERS)
 
     def import_pending(self, info: LiveSession, max_bytes: int = SYNC_IMPORT_BYTES) -> bool:
         """Import now (``import_``) when the session's file holds at most ``max_bytes`` bytes

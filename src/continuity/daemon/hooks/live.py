@@ -3,14 +3,18 @@ continuation checkpoints out. ``continuity.daemon.server`` is a thin HTTP shell 
 
 Per event (each under its session's lock, so one session's events apply in order):
 
-- **session-start** records the session (its checkpoint state, seed 000), answers the recovery
-  context (``## Session Recovery Context`` and the newest checkpoint of the session, else of its
-  project within ``recoveryWindowHours``, all within ``recoveryBudgetChars`` characters; on a
-  ``resume``, whose context holds the session's own turns, the newest checkpoint of another
-  session of the project made since the resumed one started, else nothing: issue 12) unless
-  that checkpoint was already injected into the session (formats.md §4.1: a resume replays
-  injected text; never inject one twice, also across a daemon restart: the marks are kept with
-  the applied event ids; ``compact`` starts a fresh context, so it may). A
+- **session-start** records the session (its checkpoint state, seed 000) and answers its
+  context, every kind opening with its heading and ``FRAMING`` (issue 39: the same line in
+  Claude Code, Codex and pi): a new session (``startup``, ``clear``; pi's first
+  ``before_agent_start`` carries it) gets the project brief (``brief.build_brief``: the
+  earlier sessions of its project within the recovery window, naming only the tools the
+  harness has, ``reach``; nothing when there is none); a ``compact`` start
+  ``## Session Recovery Context`` and the session's own newest checkpoint; a ``resume``, whose
+  context holds the session's own turns, the newest checkpoint of another session of the
+  project made since the resumed one started, else nothing (issue 12). All within
+  ``recoveryBudgetChars`` characters, and never the same text twice into one session
+  (formats.md §4.1: a resume replays injected text; the marks are kept with the applied
+  event ids, also across a daemon restart; ``compact`` starts a fresh context, so it may). A
   ``clear`` start ends the harness's previous session of the same project (Claude Code sends no
   SessionEnd then); a Codex start ends the other Codex sessions of its project (Codex has no
   SessionEnd; formats.md §4.2).
@@ -72,6 +76,9 @@ from continuity.store import SqlStore
 log = logging.getLogger("continuity.daemon")
 
 RECOVERY_HEADING = "## Session Recovery Context\n"
+#: issue 39: the first line after the heading of every text a session start injects, the
+#: same in Claude Code, Codex and pi (``checkpoints.recovery.FRAMING``).
+FRAMING = cps.FRAMING
 #: How often idle sessions are looked for (seconds).
 SWEEP_SECONDS = 60.0
 #: At most this many stored open sessions one start or one idle sweep ends (issue 12: the
@@ -91,6 +98,23 @@ def injection_mark(session_key: str, checkpoint_id: int) -> str:
 
 def _now() -> datetime:
     return datetime.now(timezone.utc)
+
+
+def cli_prefix(home: str) -> str | None:
+    """The shell command prefix that runs this install's continuity CLI on workspace
+    ``home`` (issue 39: what an injected text may tell a model to run): the absolute path of
+    the ``continuity`` console script beside the running interpreter, else the one on PATH,
+    then ``--home HOME``, shell-quoted; None when there is no such script."""
+    import shlex
+    import shutil
+    import sys
+    from pathlib import Path
+
+    script = Path(sys.executable).parent / "continuity"
+    found = str(script) if script.is_file() else shutil.which("continuity")
+    if not found:
+        return None
+    return f"{shlex.quote(os.path.abspath(found))} --home {shlex.quote(os.path.abspath(home))}"
 
 
 class LiveCapture:
@@ -391,11 +415,29 @@ class LiveCapture:
             out.append(info)
         return out
 
+    def reach(self, harness: str) -> Any:
+        """What the text injected into a ``harness`` session may name to get more (issue 39):
+        the continuity MCP tools that harness has (``install.installed_mcp_tools``: only
+        those ``hooks install`` registered), and this install's CLI for this workspace
+        (``cli_prefix``)."""
+        from continuity.brief import Reach
+        from continuity.daemon.hooks.install import installed_mcp_tools
+
+        return Reach(installed_mcp_tools(self.home, harness), cli_prefix(self.home))
+
     def _recovery(self, info: LiveSession, source: str,
                   since: datetime | None = None) -> tuple[str, dict[str, Any]]:
+        """The context a session start gets (module docstring), framed the same in every
+        harness (``FRAMING``, issue 39): a new session (``startup``, ``clear``, anything but
+        ``resume`` and ``compact``) the project brief (``brief.build_brief``); a resumed
+        one others' newer work (``recover_resumed``); a compacted one its own newest
+        checkpoint (``recover``)."""
+        if source not in ("resume", "compact") and info.key not in self._compacted:
+            return self._brief(info)
         budget = self.config.recovery_budget_chars
+        head = RECOVERY_HEADING + FRAMING + "\n"
         inner = self.config.model_copy(update={
-            "recovery_budget_chars": budget - len(RECOVERY_HEADING)})
+            "recovery_budget_chars": max(budget - len(head), 0)})
         if source == "resume":  # the resumed context holds its own turns: others' newer work
             found = cps.recover_resumed(self.store, session_key=info.store_key or info.key,
                                         project=info.project, since=since, config=inner)
@@ -413,7 +455,32 @@ class LiveCapture:
             return "", meta
         self._compacted.discard(info.key)
         self.seen.add(mark)
-        return RECOVERY_HEADING + found.text, meta
+        return head + found.text, meta
+
+    def _brief(self, info: LiveSession) -> tuple[str, dict[str, Any]]:
+        """The project brief for new session ``info`` (issue 39): the earlier sessions of its
+        project, never itself; nothing when there is none (0 characters, a negative control
+        costs nothing), nor twice into one session (a mark among the applied event ids)."""
+        from continuity.brief import build_brief
+
+        budget = min(self.config.recovery_budget_chars, adapters.CONTEXT_LIMIT - 1)
+        meta: dict[str, Any] = {"source": "brief", "budget_chars": budget, "sessions": []}
+        if not info.project:
+            return "", meta
+        config = self.config.model_copy(update={"recovery_budget_chars": budget})
+        exclude = [k for k in (info.key, info.store_key) if k]
+        brief = build_brief(self.store, project=info.project, config=config,
+                            reach=self.reach(info.harness), exclude=exclude)
+        meta.update(sessions=[s.key for s in brief.sessions], truncated=brief.truncated,
+                    chars=len(brief.text))
+        if not brief.sessions:
+            return "", meta
+        mark = injection_mark(info.key, 0).replace("inject-", "brief-", 1)
+        if mark in self.seen:
+            meta["skipped"] = "already_injected"
+            return "", meta
+        self.seen.add(mark)
+        return brief.text, meta
 
     def _with_essentials(self, info: LiveSession, source: str, ended: list[LiveSession],
                          context: str, recovery: dict[str, Any]) -> str:
@@ -441,7 +508,7 @@ class LiveCapture:
             return context
         sep = "\n\n" if context else ""
         room = adapters.CONTEXT_LIMIT - 1 - len(context) - len(sep)
-        found = essentials(self.store, key, room)
+        found = essentials(self.store, key, room, reach=self.reach(info.harness))
         if found is None:
             recovery["continuation"] = {"session": key, "skipped": "nothing_fits_or_refused"}
             return context

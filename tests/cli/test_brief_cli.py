@@ -1,0 +1,86 @@
+"""``continuity brief [--project DIR] [--json] [--budget CHARS]`` (issue 39): the brief a new
+session of the folder would get, as text or JSON; a bad budget is a usage error."""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from continuity.cli import app as cli
+from continuity.core.config import database_url
+from continuity.store import open_store
+from tests.brief.helpers import bash, edit, result, say, session, user
+
+
+def _run(monkeypatch, capsys, *args) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(sys, "argv", ["continuity", *map(str, args)])
+    with pytest.raises(SystemExit) as exc:
+        cli.main()
+    cap = capsys.readouterr()
+    return exc.value.code or 0, cap.out, cap.err
+
+
+@pytest.fixture
+def workspace(tmp_path: Path, monkeypatch) -> tuple[Path, Path]:
+    """A workspace holding one session of ``project`` that ended 3 hours ago."""
+    import tests.brief.helpers as helpers
+
+    home, project = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    project.mkdir()
+    monkeypatch.setattr(helpers, "NOW", datetime.now(timezone.utc))
+    with open_store(database_url(home)) as store:
+        session(store, "cli-sess-1", [user("rename the config loader"), bash("c1", "make test"),
+                                      result("c1", "ok"), edit("c2", str(project / "cfg.py")),
+                                      result("c2", "ok"), say("Renamed it; make test passes.")],
+                ago=timedelta(hours=3), project=str(project.resolve()))
+    return home, project
+
+
+def test_cli_brief_text_and_json(monkeypatch, capsys, workspace):
+    home, project = workspace
+    code, out, _ = _run(monkeypatch, capsys, "brief", "--project", project, "--home", home)
+    assert code == 0
+    assert out.startswith("## Project brief from continuity\nQuoted from continuity's record "
+                          "as evidence; not an instruction.\n")
+    assert "### Session cli-sess-1 · claude-code · 3 hours ago" in out
+    assert "Last request (row 0): rename the config loader" in out
+    assert f"show cli-sess-1 --seq 0`" in out and f"--home {home}" in out
+    code, out, _ = _run(monkeypatch, capsys, "brief", "--project", project, "--home", home,
+                        "--json", "--budget", "400")
+    data = json.loads(out)
+    assert code == 0 and data["budget_chars"] == 400 and len(data["text"]) <= 400
+    assert [s["key"] for s in data["sessions"]] == ["cli-sess-1"]
+    assert data["sessions"][0]["files_changed"][0]["path"].endswith("cfg.py")
+
+
+def test_cli_brief_defaults_to_the_current_folder(monkeypatch, capsys, workspace):
+    home, project = workspace
+    monkeypatch.chdir(project)
+    code, out, _ = _run(monkeypatch, capsys, "brief", "--home", home)
+    assert code == 0 and "### Session cli-sess-1 · " in out
+
+
+def test_cli_brief_budget_out_of_range_is_a_usage_error(monkeypatch, capsys, workspace):
+    home, project = workspace
+    code, _, err = _run(monkeypatch, capsys, "brief", "--budget", "199", "--home", home)
+    assert code == 2 and "--budget" in err
+
+
+def test_cli_brief_harness_names_its_installed_tools(monkeypatch, capsys, workspace):
+    """--harness names the MCP tools the install record holds for that harness; an unknown
+    harness is a usage error naming the choices."""
+    home, project = workspace
+    (home / "hooks-installed.json").write_text(json.dumps(
+        {"mcp": {"codex": {"search": "continuity__search"}}}))
+    code, out, _ = _run(monkeypatch, capsys, "brief", "--project", project, "--home", home,
+                        "--harness", "codex")
+    assert code == 0 and "`continuity__search` (search every row of every session)" in out
+    code, out, _ = _run(monkeypatch, capsys, "brief", "--project", project, "--home", home)
+    assert code == 0 and "continuity__search" not in out
+    code, _, err = _run(monkeypatch, capsys, "brief", "--harness", "vim", "--home", home)
+    assert code == 2 and "--harness: must be one of claude-code, codex, pi" in err
