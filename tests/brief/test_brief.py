@@ -15,6 +15,7 @@ from continuity.brief.model import SessionBrief
 from continuity.brief.render import CUT_MARKER, clip, render_brief
 from continuity.checkpoints.capture import CheckpointConfig
 from continuity.continuation.facts import CommandRun, ErrorNote, FileTouch
+from continuity.core.model import Entry, EntryKind, Role
 from tests.brief.helpers import (NOW, PROJECT, bash, checkpoint, edit, memory, result, say,
                                  session, user)
 
@@ -49,7 +50,7 @@ def test_brief_tells_the_previous_sessions_newest_first(store):
     assert lines[b] == "### Session sess-b · codex · 5 days ago (2026-12-01 09:00 UTC)"
     assert "Last request (row 0): make the nightly export use UTC" in lines[a:b]
     assert "Outcome (row 7): The export now stamps UTC. All tests pass." in lines[a:b]
-    assert "Files changed (1):" in lines[a:b] and "- /srv/app/export.py (modified, row 4)" \
+    assert "Files changed (1):" in lines[a:b] and "- export.py (modified)" \
         in lines[a:b]
     assert any(ln.startswith("Tests: passed: `pytest -q`") for ln in lines[a:b])
     assert "Outcome (row 1): Added the flag." in lines[b:]
@@ -289,3 +290,35 @@ def test_brief_properties(sessions, budget, reach):
             body = req.split("): ", 1)[1]
             want = " ".join(first.requests[-1][1].split())
             assert body == want or (body.endswith("…") and want.startswith(body[:-1].rstrip()))
+
+
+def test_brief_says_the_last_request_was_interrupted(store):
+    """A session whose last run the importer saw interrupted (Claude Code's "[Request
+    interrupted by user]") says so in its outcome, with the last answer that said something;
+    a blank answer row is no outcome (issue 39: "Outcome (row 26): " with nothing after)."""
+    from continuity.core.model import Run, RunStatus
+
+    key = session(store, "sess-i", [
+        user("make scrolling work"), say("Looking at the viewport handler now."),
+        bash("c1", "grep -n wheel app.js"), result("c1", "12: on('wheel')"), say("\n\n"),
+    ], ago=timedelta(hours=3))
+    store.put_runs([Run(f"{key}:0", key, "default", 0, RunStatus.INTERRUPTED, 4)])
+    brief = build_brief(store, project=PROJECT, config=CheckpointConfig(), reach=NO_REACH,
+                        now=NOW)
+    assert ("Outcome: the last request was interrupted before it finished; last answer "
+            "(row 1): Looking at the viewport handler now.") in brief.text.split("\n")
+    assert brief.sessions[0].to_dict()["ended"] == "interrupted"
+
+
+def test_brief_outcome_is_never_a_media_stub(store):
+    """An answer that is only an image is no outcome: the answer before it is."""
+    from continuity.core.model import MediaBlock
+
+    session(store, "sess-m", [
+        user("draw the chart"), say("The chart is drawn from the March totals."),
+        Entry(EntryKind.MESSAGE, Role.ASSISTANT, (MediaBlock("image/png", 26, "ab" * 32),)),
+    ], ago=timedelta(hours=1))
+    brief = build_brief(store, project=PROJECT, config=CheckpointConfig(), reach=NO_REACH,
+                        now=NOW)
+    assert "Outcome (row 1): The chart is drawn from the March totals." in brief.text
+    assert "omitted]" not in brief.text

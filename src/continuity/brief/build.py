@@ -147,12 +147,16 @@ def _read_session(store: "SqlStore", key: str, session: Session | None,
     if not requests and latest is not None:
         requests = tuple((-1, p) for p in _digest_prompts(latest.digest))
     tests = next((c for c in reversed(facts.commands) if c.is_test), None)
+    run = store.last_run(key) if rows else None
+    ended = run.status.value if run is not None and run.status.value in (
+        "interrupted", "failed") and requests and run.request_seq >= requests[-1][0] else None
     return SessionBrief(
         key=key, harness=session.harness if session else (latest.harness if latest else "?"),
         project=session.project if session else (latest.project if latest else None),
         last_active=max(times) if times else None,
         requests=requests,
         outcome=facts.last_answer,
+        ended=ended,
         commands=facts.commands[-5:],
         tests=tests,
         failing_tests=facts.failing_tests,

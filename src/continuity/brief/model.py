@@ -37,7 +37,9 @@ class SessionBrief:
     (aware UTC; None when unknown). ``requests``: ``(seq, text)`` of its requests among the
     rows read (seq -1: taken from a checkpoint digest, the session has no rows stored).
     ``requests_total``: how many requests it has in all, when counted (``None``: not
-    counted). ``outcome``: the last answer's gist, ``(seq, text)``. ``commands``: the last
+    counted). ``outcome``: the last answer's gist, ``(seq, text)``; ``ended``:
+    ``interrupted`` or ``failed`` when the run of the last request ended so
+    (``store.last_run``), else None. ``commands``: the last
     distinct commands run, with their status. ``tests``: the newest test command's run,
     ``failing_tests`` what its newest run named as failing. ``files_changed``: created,
     modified or deleted files, in order of last touch. ``errors``: errors no later success
@@ -55,6 +57,7 @@ class SessionBrief:
     requests: tuple[tuple[int, str], ...] = ()
     requests_total: int | None = None
     outcome: tuple[int, str] | None = None
+    ended: str | None = None
     commands: tuple[CommandRun, ...] = ()
     tests: CommandRun | None = None
     failing_tests: tuple[str, ...] = ()
@@ -75,6 +78,7 @@ class SessionBrief:
             "requests_total": self.requests_total,
             "outcome": {"seq": self.outcome[0], "text": self.outcome[1]}
             if self.outcome else None,
+            "ended": self.ended,
             "commands": [_command(c) for c in self.commands],
             "tests": _command(self.tests) if self.tests else None,
             "failing_tests": list(self.failing_tests),

@@ -49,8 +49,12 @@ FRAMING = _FRAMING
 CUT_MARKER = "[… brief cut to {budget} characters: {n} more line(s) left out]"
 #: one listed item (a file, an error, a decision, a command) is cut to this many characters
 ITEM_CHARS = 220
-#: a request or an outcome is cut to this many characters
+#: a request is cut to this many characters
 TEXT_CHARS = 500
+#: an outcome (the last answer's gist) is cut to this many characters
+OUTCOME_CHARS = 300
+#: a command is cut to this many characters (its output is not in the brief)
+COMMAND_CHARS = 120
 #: the project path in the brief's third line
 PROJECT_CHARS = 120
 #: what each MCP tool gives, in the "how to get more" line (only installed ones are named)
@@ -116,6 +120,8 @@ class _Section:
     title: str | None = None
     shown: int = 0
     closed: bool = False
+    #: how many of its items go in before the next ones drop a tier (short items: more)
+    per_tier: int = 3
 
     def lines(self) -> list[str]:
         if not self.shown:
@@ -136,7 +142,31 @@ def _run(c: object) -> str:
     exit_code = getattr(c, "exit_code", None)
     where = f"exit {exit_code}, row {getattr(c, 'seq')}" if exit_code is not None \
         else f"row {getattr(c, 'seq')}"
-    return f"{_status(c)}: `{clip(getattr(c, 'command'), ITEM_CHARS - 30)}` ({where})"
+    return f"{_status(c)}: `{clip(getattr(c, 'command'), COMMAND_CHARS)}` ({where})"
+
+
+def _outcome(s: SessionBrief) -> str | None:
+    """The outcome line: how the last request's run ended when it did not finish
+    (``SessionBrief.ended``), and the last answer's gist."""
+    ended = (f"the last request was {s.ended} before it finished"
+             if s.ended == "interrupted" else "the last request's run failed"
+             if s.ended == "failed" else None)
+    if s.outcome is None:
+        return f"Outcome: {ended}; no answer recorded." if ended else None
+    answer = clip(s.outcome[1], OUTCOME_CHARS)
+    if ended:
+        return f"Outcome: {ended}; last answer (row {s.outcome[0]}): {answer}"
+    return f"Outcome (row {s.outcome[0]}): {answer}"
+
+
+def _path(path: str, project: str | None) -> str:
+    """``path`` relative to ``project`` when it lies inside it (shorter, and the reader works
+    there), else as recorded."""
+    if project:
+        root = project.rstrip("/") + "/"
+        if path.startswith(root) and len(path) > len(root):
+            return path[len(root):]
+    return path
 
 
 def _sections(s: SessionBrief, sidx: int, now: datetime, reach: Reach,
@@ -152,9 +182,9 @@ def _sections(s: SessionBrief, sidx: int, now: datetime, reach: Reach,
                                          f"{clip(text, request_chars)}"]))
     else:
         out.append(_Section(sidx, 1, 0, ["Last request: none recorded"]))
-    if s.outcome:
-        out.append(_Section(sidx, 2, 1, [f"Outcome (row {s.outcome[0]}): "
-                                         f"{clip(s.outcome[1], TEXT_CHARS)}"]))
+    outcome = _outcome(s)
+    if outcome:
+        out.append(_Section(sidx, 2, 1, [outcome]))
     if s.tests is not None:
         word = {"ok": "passed", "failed": "failed", "no result": "no result"}[_status(s.tests)]
         out.append(_Section(sidx, 3, 1, [f"Tests: {word}: {_run(s.tests).split(': ', 1)[1]}"]))
@@ -175,11 +205,15 @@ def _sections(s: SessionBrief, sidx: int, now: datetime, reach: Reach,
         out.append(_Section(sidx, 7, 3, [clip(o, ITEM_CHARS) for o in s.open_items],
                             "Open items"))
     others = [c for c in reversed(s.commands) if s.tests is None or c.command != s.tests.command]
-    if others:
-        out.append(_Section(sidx, 8, 3, [_run(c) for c in others], "Last commands"))
+    if others:  # a failed command tells more than one that worked
+        failed = any(c.ok is not True for c in others)
+        out.append(_Section(sidx, 8, 3 if failed else 4, [_run(c) for c in others],
+                            "Last commands"))
     if s.files_changed:
-        out.append(_Section(sidx, 9, 3, [clip(f"{f.path} ({f.change}, row {f.seq})", ITEM_CHARS)
-                                         for f in reversed(s.files_changed)], "Files changed"))
+        out.append(_Section(sidx, 9, 2, [clip(f"{_path(f.path, s.project)} ({f.change})",
+                                              ITEM_CHARS)
+                                         for f in reversed(s.files_changed)], "Files changed",
+                            per_tier=6))
     if len(s.requests) > 1:
         out.append(_Section(sidx, 10, 5, [clip(f"row {q}: {t}" if q >= 0 else t, ITEM_CHARS)
                                           for q, t in reversed(s.requests[:-1])],
@@ -259,7 +293,7 @@ def render_brief(sessions: Sequence[SessionBrief], *, project: str, budget_chars
     for sec in sections:
         sec.shown = 0
     _fit_first(sections, sessions[0], now, reach, text, room)
-    steps = sorted(((sec.tier + sec.sidx + i // 3, sec.sidx, sec.order, i, sec)
+    steps = sorted(((sec.tier + sec.sidx + i // sec.per_tier, sec.sidx, sec.order, i, sec)
                     for sec in sections for i in range(len(sec.items))),
                    key=lambda t: t[:4])
     for *_, i, sec in steps:

@@ -383,7 +383,7 @@ def extract_facts(rows: Iterable[RowDigest]) -> SessionFacts:
             if row.is_request:
                 requests.append((row.seq, row.text))
             _urls(row.text, urls)
-        if row.role == "assistant" and row.text:
+        if row.role == "assistant" and _is_answer(row.text):
             answers.append((row.seq, row.text))
             _urls(row.text, urls)
         for c in row.calls:
@@ -457,6 +457,16 @@ def _by_person(item: _Call) -> bool:
 def _urls(text: str, into: dict[str, None]) -> None:
     for u in URL.findall(text):
         into.setdefault(scrub(u.rstrip(".,;:!?'\"")), None)
+
+
+#: a media stub (``core.model.MediaBlock.stub``) or a base64 stub (``bounds``): no words
+_STUB = re.compile(r"\[(?:[\w.+-]+/[\w.+-]+ \d+ B|base64 \d+ bytes) omitted\]")
+
+
+def _is_answer(text: str) -> bool:
+    """True when an assistant row's text says something: not blank, not only media stubs
+    (issue 39: a brief's outcome was "[image/png 26 B omitted]" or empty)."""
+    return bool(_STUB.sub("", text).strip())
 
 
 def gist(text: str, cap: int = GIST_BYTES) -> str:
