@@ -53,6 +53,19 @@ state now (for ``hooks install`` and ``continuity doctor``).
 to create (``extensions``, and ``~/.pi/agent`` on a machine where pi never ran) are named in the
 file (``PI_CREATED``), and uninstall removes those that are empty then (issue 12).
 
+**continuity's tools** (issue 39: the text we inject names only tools the harness has).
+install also registers them, uninstall removes exactly that: Claude Code, for its user settings
+only, our MCP server in ``~/.claude.json`` ``mcpServers.continuity`` (where ``claude mcp add
+--scope user`` writes; Claude Code 2.1.332 reads no MCP server from ``settings.json``) and the
+allow rule ``CLAUDE_ALLOW_RULE`` in the settings' ``permissions.allow`` (kept at uninstall when
+the backup shows the user had it); Codex a ``MCP_BEGIN``…``MCP_END`` block with
+``[mcp_servers.continuity]`` in ``config.toml`` (backed up and restored like the trust
+block); pi the extension's own tools (``pi.registerTool``), which run ``tool_argv``. The
+server runs ``mcp_argv`` with ``CONTINUITY_HOME`` in its environment. ``McpRegistration``
+says what was registered and the names each harness's model sees (``MCP_TOOL_NAMES``, read
+from the real harnesses' requests), which ``record_install`` keeps under ``"mcp"`` for
+``installed_mcp_tools``.
+
 The hook command is ``<python> -I -S -c "...from continuity.cli.hookcmd import main; main()"``
 (``hook_argv``): the fast path (no CLI imports, no ``site``), with absolute paths, so the hook
 works whatever PATH or environment the harness gives it. The ``continuity-hook`` console script
