@@ -119,7 +119,7 @@ def test_mcp_search_inside_the_harness_returns_rows_of_an_earlier_session(
         harness: str, clis: dict[str, Path], fake_model: Any, tmp_path: Path) -> None:
     """Session B's model calls continuity's search tool (by the name this harness gives it)
     and the next request carries session A's hit: its key, seq and the word; uninstall
-    restores the settings byte for byte."""
+    restores the settings byte for byte; doctor's mcp check is ok meanwhile."""
     world = World(tmp_path / "world", harness, clis[harness], fake_model)
     if harness == "codex":
         config = world.home / ".codex" / "config.toml"
@@ -136,6 +136,11 @@ def test_mcp_search_inside_the_harness_returns_rows_of_an_earlier_session(
         world.run_harness(prompt_a)
         key_a = until(lambda: next((h["session"] for h in _prompt_rows(world, word)
                                     if h["role"] == "user"), None), "session A's prompt row")
+        doctor = json.loads(world.continuity("doctor", "--json", "--harness", harness,
+                                             check=False).stdout)
+        mcp = [c for c in doctor["checks"] if c["check"] == "mcp"]
+        assert [c["status"] for c in mcp] == ["ok"], mcp
+        assert mcp[0]["data"]["tools"]["search"] == SEARCH_NAMES[harness]
         prompt_b = f"Task B {tag}: [mcp-search:{word}] what did we do before?"
         world.run_harness(prompt_b)
         requests = [r["body"] for r in world.requests_with(prompt_b)]
