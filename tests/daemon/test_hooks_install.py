@@ -295,6 +295,13 @@ def test_install_codex_says_the_one_step_left_when_trust_cannot_be_written(
     done = CliRunner().invoke(app, ["hooks", "install", "codex", "--settings",
                                     str(tmp_path / "h2.json"), "--no-trust", "--json"])
     assert json.loads(done.stdout)["trust"]["status"] == "untrusted"
+    # issue 39: --no-trust still registers the MCP server (the file takes that table); the
+    # original is backed up first and uninstall brings it back byte for byte
+    assert (tmp_path / "config.toml.continuity-backup").read_text() == \
+        'hooks = { state = {} }\n'
+    assert "[mcp_servers.continuity]" in config.read_text()
+    install.uninstall("codex", tmp_path / "h2.json")
+    assert config.read_text() == 'hooks = { state = {} }\n'
     assert not (tmp_path / "config.toml.continuity-backup").exists()
 
 

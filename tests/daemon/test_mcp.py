@@ -205,7 +205,7 @@ def test_mcp_server_info_version_and_quiet_daemon_calls(
 
 def test_mcp_server_lists_tools_and_reports_errors(isolated_home: Path,
                                                    daemon_down: None) -> None:
-    """The SDK server exposes exactly the four tools; a bad call is an error result naming
+    """The SDK server exposes exactly the six tools; a bad call is an error result naming
     the problem, not a crash."""
     from mcp import Client
 
@@ -216,7 +216,7 @@ def test_mcp_server_lists_tools_and_reports_errors(isolated_home: Path,
             return names, bad
 
     names, bad = asyncio.run(go())
-    assert names == ["checkpoint", "continuation", "recall", "remember"]
+    assert names == ["checkpoint", "continuation", "recall", "remember", "search", "show"]
     assert bad.is_error and "query: no word to search for" in bad.content[0].text
 
     async def missing() -> object:

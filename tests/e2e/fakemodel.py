@@ -27,6 +27,21 @@ running ``SHELL_COMMAND``; any other request gets the text ``REPLY_TEXT``. So ev
 last user text holds ``[big:N]`` instead gets ``BIG_COMMAND`` calls until N tool results follow
 that user message, then the text: a long turn of tool output (issue 14).
 
+**MCP search** (issue 39). A request whose last user message holds ``[mcp-search:WORD]`` makes
+the model use continuity's search tool, found by its name among the tools offered (the name
+holds ``continuity`` and ends in ``search``: Claude Code and Codex ``mcp__continuity__search``,
+pi ``continuity_search``), with ``{"query": WORD}``; once that call is answered, the text. A
+harness that defers MCP tools offers only a search over them first: Claude Code's
+``ToolSearch`` (called with ``select:<the deferred name>``, the name read from the request),
+Codex's ``tool_search`` (a ``tool_search_call`` item, ``{"query": "continuity search"}``); the
+model calls that once, then the tool it loaded. Codex binds an MCP server's tools only once the
+server is up (it omits a pending server from a step: "omitting pending optional MCP server");
+ours takes about a second to start, a real model seconds to answer, this one none: so the
+``tool_search`` step is answered after ``TOOL_SEARCH_DELAY`` seconds, and when the search found
+nothing (the server was still starting when the step began; Codex then adds "deferred tool
+namespaces: mcp__continuity" to the next request) the model searches again, at most
+``TOOL_SEARCH_TRIES`` times.
+
 ``FakeSummaryProvider`` is an OpenAI-compatible chat endpoint for continuity's ``openai``
 summarizer that fails on purpose: ``mode`` ``500`` (HTTP 500), ``empty`` (an empty reply) or
 ``slow`` (answers only after ``SLOW_SECONDS``: a summary still running when pi is stopped).
@@ -35,7 +50,9 @@ summarizer that fails on purpose: ``mode`` ``500`` (HTTP 500), ``empty`` (an emp
 from __future__ import annotations
 
 import json
+import re
 import threading
+import time
 import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -308,6 +325,114 @@ def _last_is_tool_result(body: dict[str, Any]) -> bool:
         isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
 
 
+
+#: Seconds the model takes to ask Codex's tool_search (module docstring, MCP search).
+TOOL_SEARCH_DELAY = 3.0
+#: How often the model asks Codex's tool_search before it gives up (module docstring).
+TOOL_SEARCH_TRIES = 3
+#: What the model asks Codex's tool_search for.
+TOOL_SEARCH_QUERY = "continuity search"
+MCP_SEARCH = re.compile(r"\[mcp-search:([^\]\s]+)\]")
+#: A name of continuity's search tool as a harness offers it (``mcp__continuity__search``,
+#: ``continuity_search``).
+CONTINUITY_SEARCH = re.compile(r"^(?:mcp__)?continuity_{1,2}search$")
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return " ".join(str(b.get("text", "")) for b in content or [] if isinstance(b, dict)
+                    and b.get("type") in ("text", "input_text"))
+
+
+def _after_marker(items: list[dict[str, Any]], is_user_text: Any) -> tuple[str, list] | None:
+    """``(WORD, the items after it)`` for the last user message holding ``[mcp-search:WORD]``
+    (``is_user_text(item)``: its text when it is a user message, else None); user messages
+    without it after that one (tool results, a recovery context) do not end the turn."""
+    for i in range(len(items) - 1, -1, -1):
+        found = MCP_SEARCH.search(is_user_text(items[i]) or "")
+        if found:
+            return found.group(1), items[i + 1:]
+    return None
+
+
+def _qualified(name: Any, namespace: Any = None) -> str:
+    """A tool's name as one string: Codex puts an MCP server's tools in a namespace
+    (``mcp__continuity``) holding ``search``: ``mcp__continuity__search``."""
+    if not namespace or str(name).startswith(str(namespace)):
+        return str(name)
+    return f"{namespace}{'' if str(namespace).endswith('_') else '__'}{name}"
+
+
+def _search_name(names: Any) -> str | None:
+    return next((n for n in names if isinstance(n, str) and CONTINUITY_SEARCH.match(n)), None)
+
+
+def mcp_search_step(protocol: str, body: dict[str, Any]) -> tuple[str, Any] | None:
+    """The scripted step of an ``[mcp-search:WORD]`` turn (module docstring): ``("call",
+    (tool name, arguments, extra))`` for a function/tool call, ``("tool_search", arguments)``
+    for Codex's tool search, ``("text", None)``; None when the turn has no marker."""
+    if protocol == "responses":
+        items = [i for i in body.get("input") or [] if isinstance(i, dict)]
+        marked = _after_marker(items, lambda i: _text_of(i.get("content"))
+                               if i.get("type") == "message" and i.get("role") == "user"
+                               else None)
+        if marked is None:
+            return None
+        word, after = marked
+        called = [_qualified(i.get("name"), i.get("namespace")) for i in after
+                  if i.get("type") == "function_call"]
+        if _search_name(called):
+            return "text", None
+        offered: list[tuple[str, str | None]] = []  # (name, namespace)
+
+        def collect(tools: Any, namespace: str | None = None) -> None:
+            for t in tools or []:
+                if not isinstance(t, dict):
+                    continue
+                if t.get("type") == "namespace":
+                    collect(t.get("tools"), t.get("name"))
+                elif t.get("name"):
+                    offered.append((t["name"], namespace))
+        collect(body.get("tools"))
+        for item in items:
+            if item.get("type") == "tool_search_output":
+                collect(item.get("tools"))
+        for name, namespace in offered:
+            if CONTINUITY_SEARCH.match(_qualified(name, namespace)):
+                return "call", (name, {"query": word}, {"namespace": namespace}
+                                if namespace else {})
+        searched = sum(1 for i in after if i.get("type") == "tool_search_call")
+        if searched < TOOL_SEARCH_TRIES and any(isinstance(t, dict) and t.get("type") == "tool_search"
+                                for t in body.get("tools") or []):
+            return "tool_search", {"query": TOOL_SEARCH_QUERY, "limit": 8}
+        return "text", None
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    marked = _after_marker(messages, lambda m: _text_of(m.get("content"))
+                           if m.get("role") == "user" else None)
+    if marked is None:
+        return None
+    word, after = marked
+    if protocol == "anthropic":
+        called = [b.get("name") for m in after if m.get("role") == "assistant"
+                  for b in _blocks(m, "tool_use")]
+    else:
+        called = [(c.get("function") or {}).get("name") for m in after
+                  if m.get("role") == "assistant" for c in m.get("tool_calls") or []
+                  if isinstance(c, dict)]
+    if _search_name(called):
+        return "text", None
+    name = _search_name(_tool_names(body))
+    if name:
+        return "call", (name, {"query": word}, {})
+    if protocol == "anthropic" and "ToolSearch" in _tool_names(body) \
+            and "ToolSearch" not in called:
+        deferred = re.search(r"mcp__continuity__search\b", json.dumps(body))
+        return "call", ("ToolSearch", {"query": "select:" + (
+            deferred.group(0) if deferred else "mcp__continuity__search"), "max_results": 5}, {})
+    return "text", None
+
+
 def _call_id() -> str:
     return "call_" + uuid.uuid4().hex[:20]
 
@@ -320,8 +445,14 @@ def anthropic_events(body: dict[str, Any]) -> list[tuple[str, Any]]:
         "id": msg_id, "type": "message", "role": "assistant", "model": body.get("model", "fake"),
         "content": [], "stop_reason": None, "stop_sequence": None,
         "usage": {"input_tokens": 100, "output_tokens": 1}}})]
-    if tool and not _last_is_tool_result(body):
+    step = mcp_search_step("anthropic", body)
+    if step is not None:
+        tool, args = (step[1][0], step[1][1]) if step[0] == "call" else (None, None)
+    elif tool and not _last_is_tool_result(body):
         args = {"command": SHELL_COMMAND, "description": "Run the e2e command"}
+    else:
+        tool = None
+    if tool:
         events += [
             ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
                 "type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:20], "name": tool,
@@ -352,12 +483,25 @@ def responses_events(body: dict[str, Any]) -> list[tuple[str, Any]]:
             "model": body.get("model", "fake"), "output": []}
     events: list[tuple[str, Any]] = [("response.created", {"type": "response.created",
                                                            "response": base})]
-    if tool and not _last_is_tool_result(body):
+    step = mcp_search_step("responses", body)
+    item = None
+    if step is not None and step[0] == "call":
+        name, args, extra = step[1]
+        item = {"type": "function_call", "id": "fc_" + uuid.uuid4().hex[:20],
+                "status": "completed", "name": name, "arguments": json.dumps(args),
+                "call_id": _call_id(), **extra}
+    elif step is not None and step[0] == "tool_search":
+        time.sleep(TOOL_SEARCH_DELAY)  # a real model's seconds: the MCP server comes up
+        item = {"type": "tool_search_call", "id": "ts_" + uuid.uuid4().hex[:20],
+                "status": "completed", "execution": "client", "call_id": _call_id(),
+                "arguments": step[1]}
+    elif step is None and tool and not _last_is_tool_result(body):
         args = {"cmd": SHELL_COMMAND} if tool == "exec_command" else {
             "command": ["bash", "-lc", SHELL_COMMAND]}
         item = {"type": "function_call", "id": "fc_" + uuid.uuid4().hex[:20],
                 "status": "completed", "name": tool, "arguments": json.dumps(args),
                 "call_id": _call_id()}
+    if item is not None:
         events += [("response.output_item.added", {"type": "response.output_item.added",
                                                    "output_index": 0, "item": item}),
                    ("response.output_item.done", {"type": "response.output_item.done",
@@ -416,7 +560,17 @@ def chat_events(body: dict[str, Any]) -> list[tuple[str, Any]]:
 
     events = [chunk({"role": "assistant", "content": ""})]
     big = _big_calls_left(body) if tool else 0
-    if big:
+    step = mcp_search_step("chat", body)
+    if step is not None:
+        if step[0] == "call":
+            events.append(chunk({"tool_calls": [{"index": 0, "id": _call_id(), "type": "function",
+                                                 "function": {"name": step[1][0],
+                                                              "arguments": json.dumps(step[1][1])}}]}))
+            events.append(chunk({}, "tool_calls"))
+        else:
+            events.append(chunk({"content": REPLY_TEXT}))
+            events.append(chunk({}, "stop"))
+    elif big:
         events.append(chunk({"tool_calls": [{"index": 0, "id": _call_id(), "type": "function",
                                              "function": {"name": tool, "arguments": json.dumps(
                                                  {"command": BIG_COMMAND})}}]}))

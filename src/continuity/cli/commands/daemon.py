@@ -80,15 +80,19 @@ def hooks_install(
     as_json: bool = JsonOption,
 ) -> None:
     """Add continuity's hooks to HARNESS (a backup of the file is made first; running it
-    again changes nothing). Prints the workspace the hooks point at and, for codex, whether
+    again changes nothing), and continuity's tools (search, show, recall, continuation,
+    remember, checkpoint): claude-code its MCP server in ~/.claude.json with the allow rule
+    mcp__continuity in settings.json, codex [mcp_servers.continuity] in config.toml, pi the
+    extension's own tools. Prints the workspace the hooks point at and, for codex, whether
     Codex trusts them now (Codex skips an untrusted hook silently in `codex exec`)."""
     from continuity.daemon.hooks.install import install, record_install
 
     result = install(harness.value, settings, home, trust=not no_trust)
     if result.home is not None:  # so `continuity doctor` checks this file (a --settings one)
-        try:
+        try:  # and the texts we inject name only the tools registered (issue 39)
             record_install(result.home, harness.value, result.path if harness.value != "pi"
-                           else result.path.parent)
+                           else result.path.parent,
+                           mcp=result.mcp.tools if result.mcp is not None else {})
         except OSError:
             pass  # the hooks are installed; doctor then checks the default place only
     _report(result, as_json)
@@ -100,11 +104,17 @@ def hooks_uninstall(
     settings: Optional[Path] = SettingsOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Remove continuity's hooks from HARNESS (restoring the backup when nothing else
-    changed)."""
-    from continuity.daemon.hooks.install import uninstall
+    """Remove continuity's hooks and tools from HARNESS (restoring the backup when nothing
+    else changed)."""
+    from continuity.core.config import resolve_home
+    from continuity.daemon.hooks.install import forget_mcp_tools, uninstall
 
-    _report(uninstall(harness.value, settings), as_json)
+    result = uninstall(harness.value, settings)
+    try:  # the texts we inject stop naming the tools (issue 39)
+        forget_mcp_tools(resolve_home(None), harness.value)
+    except OSError:
+        pass
+    _report(result, as_json)
 
 
 def _report(result, as_json: bool) -> None:  # type: ignore[no-untyped-def]
@@ -123,6 +133,16 @@ def _report(result, as_json: bool) -> None:  # type: ignore[no-untyped-def]
         out.print(f"{result.harness}: {result.action} {result.path}{backup}", markup=False)
     if result.home is not None:
         out.print(f"hooks point at workspace {result.home}", markup=False)
+    if result.mcp is not None:
+        if result.mcp.tools:
+            out.print(f"{result.harness}: continuity's tools registered in {result.mcp.where} "
+                      f"({', '.join(result.mcp.tools.values())}"
+                      + (f"; {result.mcp.note}" if result.mcp.note else "") + ")",
+                      markup=False)
+        else:
+            from continuity.cli.commands.common import err as _err
+
+            _err.print(f"{result.harness}: continuity's tools {result.mcp.note}", markup=False)
     trust = result.trust
     if trust is None:
         return
@@ -140,7 +160,8 @@ def _report(result, as_json: bool) -> None:  # type: ignore[no-untyped-def]
 
 
 def mcp_cmd(home: Optional[Path] = HomeOption) -> None:
-    """Run the MCP server on stdio: tools recall, remember, checkpoint and continuation."""
+    """Run the MCP server on stdio: tools search, show, recall, remember, checkpoint and
+    continuation."""
     from continuity.daemon.mcp_server import run
 
     run(home)

@@ -14,7 +14,10 @@ It checks, for the workspace (``--home``, else ``$CONTINUITY_HOME``, else the pl
   ``rejected.jsonl``;
 - per harness (Claude Code, Codex, pi): **found**: the CLI on ``PATH`` and its ``--version``;
   **hooks**: ours installed for every event (``continuity.daemon.hooks.install``), every one
-  carrying this workspace (``CONTINUITY_HOME=<home>``) and a Python that exists; **trust**
+  carrying this workspace (``CONTINUITY_HOME=<home>``) and a Python that exists; **mcp**
+  (issue 39): continuity's tools registered where the harness takes them (Claude Code's MCP
+  server and allow rule, Codex's ``[mcp_servers.continuity]``, pi's extension tools), for
+  this workspace (a ``warning`` when not); **trust**
   (Codex): whether Codex runs them now (``install.codex_trust``); **last event**: the newest
   session of that harness in the store and the time of its newest row.
 
@@ -339,6 +342,7 @@ def check_harness(harness: str, home: Path, *,
     else:
         checks.append(Check("hooks", harness, "ok", f"installed in {hooks.path}, pointing at "
                             "this workspace", data=data))
+    checks.append(check_mcp(harness, home, hooks.path))
     if harness == "codex":
         trust = install.codex_trust(hooks.path)
         if trust.status == "trusted":
@@ -350,6 +354,88 @@ def check_harness(harness: str, home: Path, *,
                                 "hooks: `codex exec` skips them silently",
                                 trust.next_step, trust.to_dict()))
     return checks
+
+
+def _mcp_found(harness: str, hooks_path: Path) -> tuple[Path, Any, str | None]:
+    """``(where, command words or None, why not)``: continuity's MCP server (or pi's tool
+    runner) as registered for ``harness`` whose hooks are at ``hooks_path``."""
+    import tomllib
+
+    from continuity.core.errors import InputError
+    from continuity.daemon.hooks import install
+
+    if harness == "pi":
+        try:
+            text = hooks_path.read_text("utf-8")
+        except OSError:
+            return hooks_path, None, "the extension cannot be read"
+        match = re.search(r"const TOOL_COMMAND = (\[.*?\]);", text)
+        if not match:
+            return hooks_path, None, "the extension has no continuity tools (an older install)"
+        return hooks_path, json.loads(match.group(1)), None
+    if harness == "codex":
+        config = hooks_path.parent / "config.toml"
+        try:
+            data = tomllib.loads(config.read_text("utf-8")) if config.is_file() else {}
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
+            return config, None, "config.toml cannot be read as TOML"
+        servers = data.get("mcp_servers") if isinstance(data.get("mcp_servers"), dict) else {}
+        entry = servers.get(install.MCP_SERVER_NAME)
+    else:
+        config = install.claude_mcp_config()
+        if os.path.abspath(hooks_path) != os.path.abspath(install.default_path(harness)):
+            return config, None, (f"the hooks are in {hooks_path}, not Claude Code's user "
+                                  "settings, so no MCP server was registered")
+        try:
+            data = install.read_settings(config)
+        except InputError as exc:
+            return config, None, str(exc)
+        servers = data.get("mcpServers") if isinstance(data.get("mcpServers"), dict) else {}
+        entry = servers.get(install.MCP_SERVER_NAME)
+        try:
+            settings = install.read_settings(hooks_path)
+        except InputError:
+            settings = {}
+        perms = settings.get("permissions") if isinstance(settings.get("permissions"),
+                                                          dict) else {}
+        if entry is not None and install.CLAUDE_ALLOW_RULE not in (perms.get("allow") or []):
+            return config, None, (f"registered, but {hooks_path} lacks the allow rule "
+                                  f"{install.CLAUDE_ALLOW_RULE!r}: Claude Code denies the tools")
+    if not isinstance(entry, dict):
+        return config, None, f"no MCP server {install.MCP_SERVER_NAME!r} in {config}"
+    if not install._is_our_server(entry):  # noqa: SLF001 - the installer's own test
+        return config, None, (f"the MCP server {install.MCP_SERVER_NAME!r} in {config} is "
+                              "not continuity's")
+    env = entry.get("env") if isinstance(entry.get("env"), dict) else {}
+    words = [str(entry.get("command", ""))] + [str(a) for a in entry.get("args") or []]
+    if env.get("CONTINUITY_HOME"):
+        words.insert(0, f"CONTINUITY_HOME={env['CONTINUITY_HOME']}")
+    return config, words, None
+
+
+def check_mcp(harness: str, home: Path, hooks_path: Path) -> Check:
+    """``mcp``: continuity's tools registered for ``harness`` (issue 39: Claude Code its MCP
+    server in ``~/.claude.json`` and the allow rule, Codex ``[mcp_servers.continuity]``, pi
+    the extension's tools), pointing at this workspace with a Python that exists. A
+    ``warning`` when not (capture works; the agent cannot reach the rows)."""
+    from continuity.daemon.hooks import install
+
+    where, words, why = _mcp_found(harness, hooks_path)
+    hint = f"run `continuity hooks install {harness} --home {shlex.quote(str(home))}`"
+    data: dict[str, Any] = {"where": str(where), "tools": {}}
+    if words is None:
+        return Check("mcp", harness, "warning", f"continuity's tools are not available to the "
+                     f"agent: {why}", hint, data)
+    tool_home, python = _command_parts(words)
+    if not tool_home or os.path.abspath(tool_home) != str(home):
+        return Check("mcp", harness, "warning", f"continuity's tools in {where} read "
+                     f"{tool_home or 'no workspace'}, not this workspace ({home})", hint, data)
+    if python and not os.access(python, os.X_OK):
+        return Check("mcp", harness, "warning", f"continuity's tools in {where} run {python}, "
+                     "which no longer exists", hint, data)
+    data["tools"] = install.mcp_tool_names(harness)
+    return Check("mcp", harness, "ok", f"continuity's tools registered in {where} "
+                 f"({', '.join(data['tools'].values())})", data=data)
 
 
 def check_cleanup(home: Path) -> Check | None:

@@ -53,6 +53,19 @@ state now (for ``hooks install`` and ``continuity doctor``).
 to create (``extensions``, and ``~/.pi/agent`` on a machine where pi never ran) are named in the
 file (``PI_CREATED``), and uninstall removes those that are empty then (issue 12).
 
+**continuity's tools** (issue 39: the text we inject names only tools the harness has).
+install also registers them, uninstall removes exactly that: Claude Code, for its user settings
+only, our MCP server in ``~/.claude.json`` ``mcpServers.continuity`` (where ``claude mcp add
+--scope user`` writes; Claude Code 2.1.332 reads no MCP server from ``settings.json``) and the
+allow rule ``CLAUDE_ALLOW_RULE`` in the settings' ``permissions.allow`` (kept at uninstall when
+the backup shows the user had it); Codex a ``MCP_BEGIN``…``MCP_END`` block with
+``[mcp_servers.continuity]`` in ``config.toml`` (backed up and restored like the trust
+block); pi the extension's own tools (``pi.registerTool``), which run ``tool_argv``. The
+server runs ``mcp_argv`` with ``CONTINUITY_HOME`` in its environment. ``McpRegistration``
+says what was registered and the names each harness's model sees (``MCP_TOOL_NAMES``, read
+from the real harnesses' requests), which ``record_install`` keeps under ``"mcp"`` for
+``installed_mcp_tools``.
+
 The hook command is ``<python> -I -S -c "...from continuity.cli.hookcmd import main; main()"``
 (``hook_argv``): the fast path (no CLI imports, no ``site``), with absolute paths, so the hook
 works whatever PATH or environment the harness gives it. The ``continuity-hook`` console script
@@ -127,6 +140,8 @@ class InstallResult:
     backup_left: Path | None = None
     #: Codex only: ``codex_trust`` after the call (``CodexTrust.to_dict``).
     trust: "CodexTrust | None" = None
+    #: Install only: continuity's MCP tools as registered (issue 39; ``McpRegistration``).
+    mcp: "McpRegistration | None" = None
 
     def to_dict(self) -> dict[str, Any]:
         out = {"harness": self.harness, "path": str(self.path), "action": self.action,
@@ -135,7 +150,194 @@ class InstallResult:
                "backup_left": str(self.backup_left) if self.backup_left else None}
         if self.trust is not None:
             out["trust"] = self.trust.to_dict()
+        if self.mcp is not None:
+            out["mcp"] = self.mcp.to_dict()
         return out
+
+
+@dataclass(frozen=True)
+class McpRegistration:
+    """Where ``hooks install`` registered continuity's MCP tools for a harness (issue 39):
+    ``where`` (the file: Claude Code's ``~/.claude.json``, Codex's ``config.toml``, pi's
+    extension), ``tools`` ``{logical tool: the name the harness's model sees}`` ({} when
+    nothing was registered) and ``note`` (why not, or what else was done)."""
+
+    where: Path | None
+    tools: dict[str, str]
+    note: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"where": str(self.where) if self.where else None, "tools": dict(self.tools),
+                "note": self.note}
+
+
+# ---------------------------------------------------------------------------- MCP (issue 39)
+
+#: The name continuity's MCP server is registered under (Claude Code ``mcpServers``, Codex
+#: ``[mcp_servers.NAME]``).
+MCP_SERVER_NAME = "continuity"
+#: Claude Code's permission rule allowing every tool of our MCP server (Claude Code denies an
+#: MCP tool in ``-p`` runs until allowed; issue 39).
+CLAUDE_ALLOW_RULE = "mcp__continuity"
+#: Codex's config.toml block holding our MCP server (like the trust block).
+MCP_BEGIN = ("# >>> continuity: continuity's MCP server (written by `continuity hooks install "
+             "codex`; `continuity hooks uninstall codex` removes it)")
+MCP_END = "# <<< continuity mcp"
+#: How each harness's model sees the tools (read from the fake model's request log of the
+#: real harnesses, tests/e2e/test_mcp_tools.py): Claude Code ``mcp__<server>__<tool>``, Codex
+#: ``mcp__<server>__<tool>``, pi the extension's own tools ``continuity_<tool>``.
+MCP_TOOL_NAMES = {"claude-code": "mcp__continuity__{tool}", "codex": "mcp__continuity__{tool}",
+                  "pi": "continuity_{tool}"}
+#: A command that is ours: it runs continuity's MCP server or its tool runner.
+_MCP_OURS = ("continuity.daemon.mcp_server",)
+
+
+def mcp_argv() -> list[str]:
+    """The MCP server command as argv: this Python with ``-P`` (the folder the harness starts
+    it in is never put on ``sys.path``, so a project's own ``mcp`` or ``continuity`` package
+    cannot shadow ours) running ``continuity.daemon.mcp_server.run``, with continuity's folder
+    appended to ``sys.path`` (as ``hook_argv``)."""
+    import continuity
+
+    root = Path(continuity.__file__).resolve().parents[1]
+    code = (f"import sys; sys.path.append({json.dumps(str(root))}); "
+            "from continuity.daemon.mcp_server import run; run()")
+    return [sys.executable, "-P", "-c", code]
+
+
+def tool_argv() -> list[str]:
+    """pi's tool runner as argv (``continuity.daemon.mcp_server.tool_main``: the tool's name
+    as the next argument, its arguments as JSON on stdin, its result as JSON on stdout)."""
+    import continuity
+
+    root = Path(continuity.__file__).resolve().parents[1]
+    code = (f"import sys; sys.path.append({json.dumps(str(root))}); "
+            "from continuity.daemon.mcp_server import tool_main; tool_main()")
+    return [sys.executable, "-P", "-c", code]
+
+
+def mcp_tool_names(harness: str) -> dict[str, str]:
+    """``{logical tool: the name the harness's model sees}`` for every tool of ``MCP_TOOLS``."""
+    return {t: MCP_TOOL_NAMES[harness].format(tool=t) for t in MCP_TOOLS}
+
+
+def _is_our_server(entry: Any) -> bool:
+    if not isinstance(entry, dict):
+        return False
+    words = [str(entry.get("command", ""))] + [str(a) for a in entry.get("args") or []
+                                               if isinstance(entry.get("args"), list)]
+    return any(m in w for w in words for m in _MCP_OURS)
+
+
+def claude_mcp_config() -> Path:
+    """Claude Code's user configuration, where ``claude mcp add --scope user`` writes
+    ``mcpServers`` (Claude Code 2.1.332: ``~/.claude.json``; its ``settings.json`` holds no MCP
+    servers, ``claude mcp list`` ignores them there)."""
+    return Path.home() / ".claude.json"
+
+
+def _claude_registers_mcp(settings: Path) -> bool:
+    """Whether install registers the MCP server along with the hooks in ``settings``: only
+    for Claude Code's own user settings (``default_path``), whose MCP configuration is
+    ``claude_mcp_config``; a ``--settings`` file elsewhere has no MCP file we could know."""
+    return os.path.abspath(settings) == os.path.abspath(default_path("claude-code"))
+
+
+def _rule_was_users(settings: Path) -> bool:
+    """Whether ``CLAUDE_ALLOW_RULE`` was in the settings before our first install: it is in the
+    backup that install made of them (no backup: install created the file, or nothing was
+    ever installed, so a rule there is ours)."""
+    backup = settings.with_name(settings.name + BACKUP_SUFFIX)
+    try:
+        saved = json.loads(backup.read_bytes())
+    except (OSError, ValueError):
+        return False
+    perms = saved.get("permissions") if isinstance(saved, dict) else None
+    allow = perms.get("allow") if isinstance(perms, dict) else None
+    return isinstance(allow, list) and CLAUDE_ALLOW_RULE in allow
+
+
+def _add_allow_rule(settings: Path, data: dict[str, Any]) -> None:
+    """Add ``CLAUDE_ALLOW_RULE`` to ``data``'s ``permissions.allow`` (once). Raises
+    ``InputError`` when ``permissions`` or ``allow`` is not what Claude Code reads."""
+    perms = data.setdefault("permissions", {})
+    if not isinstance(perms, dict):
+        raise InputError(f"{settings}: 'permissions' must be an object")
+    allow = perms.setdefault("allow", [])
+    if not isinstance(allow, list):
+        raise InputError(f"{settings}: permissions.allow must be a list")
+    if CLAUDE_ALLOW_RULE not in allow:
+        allow.append(CLAUDE_ALLOW_RULE)
+
+
+def _server_entry(home: Path) -> dict[str, Any]:
+    argv = mcp_argv()
+    return {"type": "stdio", "command": argv[0], "args": argv[1:],
+            "env": {"CONTINUITY_HOME": str(home)}}
+
+
+def _register_claude_mcp(config: Path, home: Path) -> McpRegistration:
+    """Put our server into ``config``'s ``mcpServers`` (``claude_mcp_config``), replacing an
+    older one of ours; an entry named ``continuity`` that is not ours, or a file that is not a
+    JSON object, is left alone (nothing registered, ``note`` says why). The file is Claude
+    Code's own state, which it rewrites itself: no backup is made, only our key changes."""
+    target = _through_link(config)
+    try:
+        data, raw = _read(target)
+    except InputError as exc:
+        return McpRegistration(config, {}, f"not registered: {exc}")
+    servers = data.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        return McpRegistration(config, {}, f"not registered: {config}: mcpServers is not "
+                               "an object")
+    old = servers.get(MCP_SERVER_NAME)
+    if old is not None and not _is_our_server(old):
+        return McpRegistration(config, {}, f"not registered: {config} already has an MCP "
+                               f"server named {MCP_SERVER_NAME!r} that is not continuity's")
+    entry = _server_entry(home)
+    if old != entry or raw is None:
+        data["mcpServers"] = {**servers, MCP_SERVER_NAME: entry}
+        _write(target, data)
+    return McpRegistration(config, mcp_tool_names("claude-code"),
+                           f"allowed by the rule {CLAUDE_ALLOW_RULE!r} in permissions.allow")
+
+
+def _unregister_claude_mcp(config: Path) -> None:
+    """Remove our server from ``config``'s ``mcpServers`` (and ``mcpServers`` when nothing
+    else is left in it; the file when nothing at all is left)."""
+    target = _through_link(config)
+    try:
+        data, raw = _read(target)
+    except InputError:
+        return
+    servers = data.get("mcpServers")
+    if raw is None or not isinstance(servers, dict) \
+            or not _is_our_server(servers.get(MCP_SERVER_NAME)):
+        return
+    del servers[MCP_SERVER_NAME]
+    if not servers:
+        del data["mcpServers"]
+    if not data:
+        target.unlink()
+        return
+    _write(target, data)
+
+
+def codex_mcp_block(home: Path) -> str:
+    """Our ``[mcp_servers.continuity]`` table for Codex's ``config.toml`` (command, args, env
+    with ``CONTINUITY_HOME``), between ``MCP_BEGIN`` and ``MCP_END``. Its tools are approved
+    (``default_tools_approval_mode = "approve"``, Codex 0.171: ``auto``, ``prompt``,
+    ``writes``, ``approve``): ``codex exec`` runs with approval policy ``never`` and refused
+    every call otherwise ("MCP tool call requires approval, but approval policy is never"),
+    the same grant as Claude Code's allow rule ``mcp__continuity``."""
+    argv = mcp_argv()
+    args = ", ".join(json.dumps(a, ensure_ascii=False) for a in argv[1:])
+    return (f"{MCP_BEGIN}\n[mcp_servers.{MCP_SERVER_NAME}]\n"
+            f"command = {json.dumps(argv[0], ensure_ascii=False)}\n"
+            f"args = [{args}]\n"
+            'default_tools_approval_mode = "approve"\n'
+            f"env = {{ CONTINUITY_HOME = {json.dumps(str(home), ensure_ascii=False)} }}\n"
+            f"{MCP_END}\n")
 
 
 def hook_argv() -> list[str]:
@@ -190,7 +392,8 @@ def install(harness: str, path: str | os.PathLike[str] | None = None,
     events = _events(harness)
     target = _through_link(given)
     before, raw = _read(target)
-    after = _without_ours(before)
+    claude_mcp = harness == "claude-code" and _claude_registers_mcp(given)
+    after = _without_ours(before, keep_rule=_rule_was_users(target))
     hooks = after.setdefault("hooks", {})
     if not isinstance(hooks, dict):
         raise InputError(f"{target}: 'hooks' must be an object")
@@ -201,6 +404,11 @@ def install(harness: str, path: str | os.PathLike[str] | None = None,
         groups.append({"hooks": [{"type": "command",
                                   "command": hook_command(harness, event, where),
                                   "timeout": timeout}]})
+    mcp = None
+    if claude_mcp:
+        mcp = _register_claude_mcp(claude_mcp_config(), where)
+        if mcp.tools:
+            _add_allow_rule(target, after)
     if after == before and raw is not None:
         action, backup = "unchanged", None
     else:
@@ -208,15 +416,15 @@ def install(harness: str, path: str | os.PathLike[str] | None = None,
         _write(target, after)
         action = "installed"
     if harness != "codex":
-        return InstallResult(harness, given, action, backup, home=where)
-    note = None
-    if trust:
-        try:
-            _write_codex_trust(given, after)
-        except InputError as exc:
-            note = str(exc)
+        if mcp is None:
+            mcp = McpRegistration(None, {}, "not registered: --settings is not Claude Code's "
+                                  f"user settings ({default_path(harness)}); register it "
+                                  "with `claude mcp add continuity -- "
+                                  f"{shlex.join(mcp_argv())}`")
+        return InstallResult(harness, given, action, backup, home=where, mcp=mcp)
+    note, mcp = _write_codex_config(given, after, trust=trust, home=where)
     return InstallResult(harness, given, action, backup, home=where,
-                         trust=codex_trust(given, note=note))
+                         trust=codex_trust(given, note=note), mcp=mcp)
 
 
 def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> InstallResult:
@@ -228,8 +436,10 @@ def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> Insta
     target = _through_link(given)
     if harness == "codex":
         _remove_codex_trust(given)
+    if harness == "claude-code" and _claude_registers_mcp(given):
+        _unregister_claude_mcp(claude_mcp_config())
     before, raw = _read(target)
-    after = _without_ours(before)
+    after = _without_ours(before, keep_rule=_rule_was_users(target))
     if raw is None or after == before:
         return InstallResult(harness, given, "absent")
     backup = target.with_name(target.name + BACKUP_SUFFIX)
@@ -294,10 +504,20 @@ def _is_ours(hook: Any) -> bool:
     return isinstance(hook, dict) and any(m in str(hook.get("command", "")) for m in _OURS)
 
 
-def _without_ours(data: dict[str, Any]) -> dict[str, Any]:
+def _without_ours(data: dict[str, Any], *, keep_rule: bool = False) -> dict[str, Any]:
     """A copy of ``data`` without our hook entries, and without the groups, event lists and
-    ``hooks`` object that held nothing else."""
+    ``hooks`` object that held nothing else; and (Claude Code) without our MCP allow rule
+    ``CLAUDE_ALLOW_RULE`` in ``permissions.allow`` (and the list and object that held only
+    it), unless ``keep_rule`` (the user had it before install: ``_rule_was_users``)."""
     out = copy.deepcopy(data)
+    perms = out.get("permissions")
+    if not keep_rule and isinstance(perms, dict) and isinstance(perms.get("allow"), list) \
+            and CLAUDE_ALLOW_RULE in perms["allow"]:
+        perms["allow"] = [r for r in perms["allow"] if r != CLAUDE_ALLOW_RULE]
+        if not perms["allow"]:
+            del perms["allow"]
+        if not perms:
+            del out["permissions"]
     hooks = out.get("hooks")
     if not isinstance(hooks, dict):
         return out
@@ -531,51 +751,103 @@ def _strip_trust(text: str, keys: set[str] | None) -> str:
     return "".join(out)
 
 
-def _write_codex_trust(hooks_path: Path, data: dict[str, Any]) -> None:
-    """Write the trust tables of our hooks in ``hooks_path`` (parsed ``data``) into the
-    ``config.toml`` beside it (module docstring, Codex trust). Raises ``InputError`` (nothing
-    written) when the result would not hold them."""
+def _strip_block(text: str, begin: str, end: str) -> str:
+    """``text`` without the lines from ``begin`` to ``end`` (both included)."""
+    out, skipping = [], False
+    for line in text.splitlines(keepends=True):
+        bare = line.rstrip("\r\n")
+        if skipping:
+            skipping = bare != end
+            continue
+        if bare == begin:
+            skipping = True
+            continue
+        out.append(line)
+    return "".join(out)
+
+
+def _codex_state_ok(text: str, ours: list[tuple[str, str, str]]) -> bool:
+    """Whether ``text`` parses as TOML and trusts each of ``ours`` with its hash."""
     import tomllib
 
-    ours = codex_our_hooks(hooks_path, data)
+    try:
+        state = tomllib.loads(text)["hooks"]["state"] if ours else {}
+        return all(state[k].get("trusted_hash") == h for k, _e, h in ours)
+    except (tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError):
+        return False
+
+
+def _codex_mcp_ok(text: str, home: Path) -> bool:
+    """Whether ``text`` parses as TOML and holds our server as ``codex_mcp_block`` wrote it."""
+    import tomllib
+
+    try:
+        server = tomllib.loads(text)["mcp_servers"][MCP_SERVER_NAME]
+        argv = mcp_argv()
+        return server["command"] == argv[0] and server["args"] == argv[1:] \
+            and server["env"] == {"CONTINUITY_HOME": str(home)}
+    except (tomllib.TOMLDecodeError, KeyError, TypeError):
+        return False
+
+
+def _write_codex_config(hooks_path: Path, data: dict[str, Any], *, trust: bool,
+                        home: Path) -> tuple[str | None, McpRegistration]:
+    """Write, into the ``config.toml`` beside ``hooks_path``, our MCP server
+    (``codex_mcp_block``, issue 39) and, with ``trust``, the trust tables of our hooks in
+    ``hooks_path`` (parsed ``data``; module docstring, Codex trust), both at the end, MCP
+    first. A part the file cannot take (a ``config.toml`` that is not TOML, an inline
+    ``hooks.state``, a ``[mcp_servers.continuity]`` of the user's) is left out and the other
+    still written. Returns ``(trust note, MCP registration)``: the note None when the trust
+    was written (or not asked for)."""
     config = _codex_config_path(hooks_path)
     config_file = _through_link(config)
     try:
         raw = config_file.read_bytes() if config_file.exists() else None
         text = raw.decode("utf-8") if raw is not None else ""
     except (OSError, UnicodeDecodeError) as exc:
-        raise InputError(f"{config}: cannot read it ({exc}); Codex trust not written") from None
-    kept = _strip_trust(text, {k for k, _e, _h in ours})
+        why = f"{config}: cannot read it ({exc})"
+        return (f"{why}; Codex trust not written" if trust else None,
+                McpRegistration(config, {}, f"not registered: {why}"))
+    ours = codex_our_hooks(hooks_path, data)
+    kept = _strip_block(text, MCP_BEGIN, MCP_END)
+    if trust:
+        kept = _strip_trust(kept, {k for k, _e, _h in ours})
     if kept and not kept.endswith("\n"):
         kept += "\n"
     block = "".join(f"[hooks.state.{json.dumps(k, ensure_ascii=False)}]\n"
                     f"trusted_hash = {json.dumps(h)}\n" for k, _e, h in ours)
-    new = kept + (f"{TRUST_BEGIN}\n{block}{TRUST_END}\n" if ours else "")
-    try:
-        parsed = tomllib.loads(new)
-        state = parsed["hooks"]["state"] if ours else {}
-        if any(state[k].get("trusted_hash") != h for k, _e, h in ours):
-            raise KeyError("hash")
-    except (tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError) as exc:
-        raise InputError(f"{config}: the trust state of continuity's hooks cannot be added "
-                         f"to it ({exc.__class__.__name__}: {exc}); nothing was changed "
-                         "there") from None
-    if new == text:
-        return
-    _backup(config_file, raw)
-    _atomic_bytes(config_file, new.encode("utf-8"))
+    trust_block = f"{TRUST_BEGIN}\n{block}{TRUST_END}\n" if trust and ours else ""
+    mcp_block = codex_mcp_block(home)
+    mcp_fits = _codex_mcp_ok(kept + mcp_block, home)
+    if trust and not _codex_state_ok(kept + trust_block, ours):
+        return (f"{config}: the trust state of continuity's hooks cannot be added to it; "
+                "nothing was changed there", McpRegistration(
+                    config, {}, f"not registered: {config} was left as it was (see the trust)"))
+    new = kept + (mcp_block if mcp_fits else "") + trust_block
+    if mcp_fits and not (_codex_mcp_ok(new, home) and (not trust or _codex_state_ok(new, ours))):
+        new = kept + trust_block  # pragma: no cover - each fits alone: so do both
+        mcp_fits = False
+    note = None
+    mcp = McpRegistration(config, mcp_tool_names("codex")) if mcp_fits else McpRegistration(
+        config, {}, f"not registered: {config} cannot take [mcp_servers.{MCP_SERVER_NAME}] "
+        "(a server of that name that is not continuity's, or mcp_servers not a table)")
+    if new != text:
+        _backup(config_file, raw)
+        _atomic_bytes(config_file, new.encode("utf-8"))
+    return note, mcp
 
 
 def _remove_codex_trust(hooks_path: Path) -> None:
-    """Remove our trust block from the ``config.toml`` beside ``hooks_path``: its backup's bytes
+    """Remove our trust block and our MCP block (issue 39) from the ``config.toml`` beside
+    ``hooks_path``: its backup's bytes
     come back when the rest equals them; a file that held only the block is deleted."""
     config_file = _through_link(_codex_config_path(hooks_path))
     if not config_file.is_file():
         return
     text = config_file.read_text("utf-8", errors="surrogateescape")
-    if TRUST_BEGIN not in text:
+    if TRUST_BEGIN not in text and MCP_BEGIN not in text:
         return
-    kept = _strip_trust(text, None)
+    kept = _strip_block(_strip_trust(text, None), MCP_BEGIN, MCP_END)
     backup = config_file.with_name(config_file.name + BACKUP_SUFFIX)
     if backup.is_file():
         saved = backup.read_bytes()
@@ -592,11 +864,14 @@ def _remove_codex_trust(hooks_path: Path) -> None:
 # ---------------------------------------------------------------------------- pi
 
 
-def pi_extension_text(argv: list[str] | None = None) -> str:
-    """Our pi extension with the hook command (``argv``, default ``hook_argv()``) filled in."""
+def pi_extension_text(argv: list[str] | None = None, tools: list[str] | None = None) -> str:
+    """Our pi extension with the hook command (``argv``, default ``hook_argv()``) and the
+    tool runner of its continuity tools (``tools``, default ``tool_argv()``; issue 39)
+    filled in."""
     template = resources.files("continuity.daemon.hooks").joinpath(
         "pi_extension", PI_FILE).read_text("utf-8")
-    return template.replace("__CONTINUITY_HOOK_COMMAND__", json.dumps(argv or hook_argv()))
+    return template.replace("__CONTINUITY_HOOK_COMMAND__", json.dumps(argv or hook_argv())) \
+        .replace("__CONTINUITY_TOOL_COMMAND__", json.dumps(tools or tool_argv()))
 
 
 def _missing_folders(folder: Path) -> list[Path]:
@@ -627,7 +902,9 @@ def _install_pi(folder: Path, home: Path) -> InstallResult:
         raise InputError(f"--settings: {folder} is a file; pi needs its extensions folder")
     target = folder / PI_FILE
     env = shutil.which("env") or "/usr/bin/env"
-    text = pi_extension_text([env, f"CONTINUITY_HOME={home}", *hook_argv()])
+    text = pi_extension_text([env, f"CONTINUITY_HOME={home}", *hook_argv()],
+                             [env, f"CONTINUITY_HOME={home}", *tool_argv()])
+    mcp = McpRegistration(target, mcp_tool_names("pi"), "the extension's own tools")
     created = _missing_folders(folder)
     old = target.read_text("utf-8", errors="replace") if target.exists() else None
     if old is not None:
@@ -639,9 +916,9 @@ def _install_pi(folder: Path, home: Path) -> InstallResult:
         text += PI_CREATED + json.dumps([str(p) for p in created]) + "\n"
     if old is not None:
         if old == text:
-            return InstallResult("pi", target, "unchanged", home=home)
+            return InstallResult("pi", target, "unchanged", home=home, mcp=mcp)
     _atomic_bytes(target, text.encode("utf-8"))
-    return InstallResult("pi", target, "installed", home=home)
+    return InstallResult("pi", target, "installed", home=home, mcp=mcp)
 
 
 def _uninstall_pi(folder: Path) -> InstallResult:
@@ -665,17 +942,58 @@ def _uninstall_pi(folder: Path) -> InstallResult:
 INSTALLED_FILE = "hooks-installed.json"
 
 
-def record_install(home: str | os.PathLike[str], harness: str,
-                   path: str | os.PathLike[str]) -> None:
-    """Note in ``<home>/INSTALLED_FILE`` that ``harness``'s hooks were installed at ``path``
-    (absolute; owner-only file, written whole). Raises ``OSError``."""
+def _record(home: str | os.PathLike[str]) -> dict[str, Any]:
+    """``<home>/INSTALLED_FILE`` as read ({} when absent or not a JSON object)."""
+    try:
+        data = json.loads((Path(home) / INSTALLED_FILE).read_text("utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write_record(home: str | os.PathLike[str], data: dict[str, Any]) -> None:
     from continuity.core.private import private_dir, write_private
 
-    record = Path(home) / INSTALLED_FILE
-    known = installed_paths(home)
-    known[harness] = str(Path(path).expanduser().absolute())
     private_dir(Path(home))
-    write_private(record, (json.dumps(known, indent=1, sort_keys=True) + "\n").encode())
+    write_private(Path(home) / INSTALLED_FILE,
+                  (json.dumps(data, indent=1, sort_keys=True) + "\n").encode())
+
+
+def record_install(home: str | os.PathLike[str], harness: str,
+                   path: str | os.PathLike[str],
+                   mcp: dict[str, str] | None = None) -> None:
+    """Note in ``<home>/INSTALLED_FILE`` that ``harness``'s hooks were installed at ``path``
+    (absolute) and, when ``mcp`` is given, the MCP tools registered for it (``{logical:
+    name}``, under ``"mcp"``, which ``installed_mcp_tools`` reads; {} drops the harness's
+    entry: none registered). Every
+    other key is kept (the ``"mcp"`` of the other harnesses too). Owner-only file, written
+    whole. Raises ``OSError``."""
+    data = _record(home)
+    data[harness] = str(Path(path).expanduser().absolute())
+    if mcp is not None:
+        known = data.get("mcp") if isinstance(data.get("mcp"), dict) else {}
+        known = {k: v for k, v in known.items() if k != harness}
+        if mcp:
+            known[harness] = dict(mcp)
+        if known:
+            data["mcp"] = known
+        else:
+            data.pop("mcp", None)
+    _write_record(home, data)
+
+
+def forget_mcp_tools(home: str | os.PathLike[str], harness: str) -> None:
+    """Drop ``harness``'s MCP tools from ``<home>/INSTALLED_FILE`` (``hooks uninstall``: the
+    injected text then names none of them). Nothing happens when none are recorded. Raises
+    ``OSError``."""
+    data = _record(home)
+    known = data.get("mcp")
+    if not isinstance(known, dict) or harness not in known:
+        return
+    del known[harness]
+    if not known:
+        del data["mcp"]
+    _write_record(home, data)
 
 
 def installed_paths(home: str | os.PathLike[str]) -> dict[str, str]:

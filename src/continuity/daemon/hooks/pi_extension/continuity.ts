@@ -51,12 +51,21 @@
 // timer); print mode checks in session_shutdown, after pi printed the answer and before it
 // exits; a SIGTERM there is a stop: no checkpoint starts, and one under way is cancelled.
 //
+// Tools (issue 39). pi takes no MCP server: the extension registers continuity's tools as its
+// own (pi.registerTool), named continuity_search, continuity_show, continuity_recall,
+// continuity_continuation, continuity_remember and continuity_checkpoint, with the MCP tools'
+// parameters (plain JSON schemas). Each call runs the tool runner (`TOOL_COMMAND TOOL`, the
+// arguments as JSON on stdin, in the session's folder) and hands its JSON answer to the model
+// as text; an error answer becomes a failed tool call (thrown, as pi's docs ask).
+//
 // Plain JavaScript syntax inside a .ts file: pi loads it with jiti, and it needs no build.
 // Nothing here throws into pi, and no handler waits longer than its timeout.
 
 import { spawn } from "node:child_process";
 
 const HOOK_COMMAND = __CONTINUITY_HOOK_COMMAND__;
+const TOOL_COMMAND = __CONTINUITY_TOOL_COMMAND__;
+const TOOL_TIMEOUT_MS = 40000;
 const TIMEOUT_MS = { "session-start": 6000, "pre-compaction": 6000, "session-end": 2000 };
 const DEFAULT_TIMEOUT_MS = 4000;
 const SETTLE_FALLBACK_MS = 3000;
@@ -266,7 +275,138 @@ function lastAssistantMessage(messages) {
   return undefined;
 }
 
+
+const STR = { type: "string" };
+const INT = { type: "integer" };
+const BOOL = { type: "boolean" };
+const SESSION = { type: "string", description: "A session key or a unique key prefix." };
+export const CONTINUITY_TOOLS = [
+  {
+    tool: "search",
+    description:
+      "Search every row of every stored session (messages, tool calls and their results, " +
+      "summaries; earlier sessions of this project and others) for the words of query, best " +
+      "first. Each hit has its session key, seq and a redacted snippet; call continuity_show " +
+      "with them for the rows around it. Filters: harness, here (this folder only), project, " +
+      "role (user, assistant, tool, system), tool, since / until (a date or an age such as " +
+      "7d). limit: 1 to 50.",
+    properties: { query: STR, limit: INT, harness: STR, here: BOOL, project: STR, role: STR,
+                  tool: STR, since: STR, until: STR },
+    required: ["query"],
+  },
+  {
+    tool: "show",
+    description:
+      "The rows of a stored session around row seq (from seq-before, at most rows rows), " +
+      "redacted, each row's text cut at 2,000 characters.",
+    properties: { session: SESSION, seq: INT, before: INT, rows: INT },
+    required: ["session", "seq"],
+  },
+  {
+    tool: "recall",
+    description:
+      "Find memories matching the words of query, best first. expand=true adds the " +
+      "transcripts they came from; sessions=true also returns matching rows of every session.",
+    properties: { query: STR, limit: INT, expand: BOOL, session: SESSION, sessions: BOOL },
+    required: ["query"],
+  },
+  {
+    tool: "continuation",
+    description:
+      "The bounded continuation of a session: newest summary, previous request, recent " +
+      "tail. Without session: the previous session of this project (not this one).",
+    properties: { budget_bytes: INT, session: SESSION },
+    required: [],
+  },
+  {
+    tool: "remember",
+    description: "Remember a durable fact or decision (secrets are redacted; stored once).",
+    properties: { content: STR, tags: { type: "array", items: STR }, importance: { type: "number" },
+                  type: STR, session: SESSION },
+    required: ["content"],
+  },
+  {
+    tool: "checkpoint",
+    description:
+      "Write a checkpoint of this session now (its recent prompts and memory activity, plus " +
+      "your reason), e.g. before a risky step or when a phase of work ends.",
+    properties: { reason: STR, session: SESSION },
+    required: ["reason"],
+  },
+];
+
+export function runTool(tool, params, cwd, signal) {
+  return new Promise((resolve, reject) => {
+    let done = false;
+    const finish = (fn, value) => {
+      if (!done) {
+        done = true;
+        fn(value);
+      }
+    };
+    try {
+      const [command, ...args] = TOOL_COMMAND;
+      const child = spawn(command, [...args, tool], {
+        cwd: cwd || process.cwd(),
+        stdio: ["pipe", "pipe", "ignore"],
+      });
+      const chunks = [];
+      const timer = setTimeout(() => {
+        child.kill("SIGKILL");
+        finish(reject, new Error(`continuity ${tool}: no answer within ${TOOL_TIMEOUT_MS / 1000} s`));
+      }, TOOL_TIMEOUT_MS);
+      if (signal) {
+        const abort = () => {
+          clearTimeout(timer);
+          child.kill("SIGKILL");
+          finish(reject, new Error(`continuity ${tool}: cancelled`));
+        };
+        if (signal.aborted) abort();
+        else signal.addEventListener("abort", abort, { once: true });
+      }
+      child.stdout.on("data", (chunk) => chunks.push(chunk));
+      child.on("error", (error) => {
+        clearTimeout(timer);
+        finish(reject, new Error(`continuity ${tool}: ${error.message}`));
+      });
+      child.on("close", (code) => {
+        clearTimeout(timer);
+        const text = Buffer.concat(chunks).toString("utf8").trim();
+        let answer = null;
+        try {
+          answer = text ? JSON.parse(text) : null;
+        } catch (_error) {
+          answer = null;
+        }
+        if (code === 0 && answer && !answer.error) finish(resolve, text);
+        else finish(reject, new Error((answer && answer.error) || `continuity ${tool} failed (exit ${code})`));
+      });
+      child.stdin.on("error", () => {});
+      child.stdin.end(JSON.stringify(params || {}));
+    } catch (error) {
+      finish(reject, error);
+    }
+  });
+}
+
+function registerTools(pi) {
+  if (typeof pi.registerTool !== "function") return;
+  for (const spec of CONTINUITY_TOOLS) {
+    pi.registerTool({
+      name: `continuity_${spec.tool}`,
+      label: `continuity ${spec.tool}`,
+      description: spec.description,
+      parameters: { type: "object", properties: spec.properties, required: spec.required },
+      async execute(_toolCallId, params, signal, _onUpdate, ctx) {
+        const text = await runTool(spec.tool, params, ctx && ctx.cwd, signal);
+        return { content: [{ type: "text", text }], details: {} };
+      },
+    });
+  }
+}
+
 export default function continuity(pi) {
+  registerTools(pi);
   const session = { id: undefined, file: undefined, cwd: undefined };
   let lastAssistant;
   let sawSettled = false;
