@@ -322,3 +322,19 @@ def test_brief_outcome_is_never_a_media_stub(store):
                         now=NOW)
     assert "Outcome (row 1): The chart is drawn from the March totals." in brief.text
     assert "omitted]" not in brief.text
+
+
+def test_brief_says_how_to_load_deferred_tools(store):
+    """Where the harness defers MCP tools (Claude Code's ``ToolSearch``, Codex's
+    ``tool_search``) the tools line says which tool loads them; pi's own tools need none."""
+    _export_session(store)
+    names = {"search": "mcp__continuity__search", "show": "mcp__continuity__show"}
+    deferred = build_brief(store, project=PROJECT, config=CheckpointConfig(),
+                           reach=Reach(names, None, "ToolSearch"), now=NOW)
+    assert ("Continuity's MCP tools here (load them with `ToolSearch`): "
+            "`mcp__continuity__search` (search every row of every session), "
+            "`mcp__continuity__show` (rows around a row number).") in deferred.text.split("\n")
+    direct = build_brief(store, project=PROJECT, config=CheckpointConfig(),
+                         reach=Reach({"search": "continuity_search"}, None), now=NOW)
+    assert ("Continuity's MCP tools here: `continuity_search` (search every row of every "
+            "session).") in direct.text.split("\n")

@@ -31,6 +31,10 @@ PACKAGES = {"claude-code": "@anthropic-ai/claude-code", "codex": "@openai/codex"
             "pi": "@mariozechner/pi-coding-agent"}
 BINS = {"claude-code": "claude", "codex": "codex", "pi": "pi"}
 HARNESSES = ("claude-code", "codex", "pi")
+#: The model Codex's worlds name (served by the fake model all the same): one Codex knows, as a
+#: user's is. Codex 0.171 offers MCP tools only through ``tool_search``, and ``tool_search`` only
+#: for a model it knows; with an unknown name (``gpt-fake``) it offers no MCP tool at all.
+CODEX_MODEL = "gpt-5.5"
 NPM_TIMEOUT = 900
 #: A bound on every wait for the daemon or a harness (the suite's whole run is under 5 min).
 WAIT_SECONDS = 30.0
@@ -182,7 +186,7 @@ class World:
             codex = self.home / ".codex"
             codex.mkdir()
             (codex / "config.toml").write_text(
-                '# my Codex settings\nmodel = "gpt-fake"\nmodel_provider = "fake"\n\n'
+                f'# my Codex settings\nmodel = "{CODEX_MODEL}"\nmodel_provider = "fake"\n\n'
                 '[model_providers.fake]\nname = "fake"\n'
                 f'base_url = "{self.model.url}/v1"\nwire_api = "responses"\n'
                 'env_key = "FAKE_API_KEY"\n')

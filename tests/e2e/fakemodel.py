@@ -301,6 +301,53 @@ def _tool_names(body: dict[str, Any]) -> list[str]:
     return names
 
 
+#: Claude Code lists the tools it defers (MCP tools among them) in its system text, loaded by
+#: ``ToolSearch`` (harnesses.md): the list runs from this line to the next blank line.
+_DEFERRED_HEAD = re.compile(r"deferred tools are now available via ToolSearch[^\n]*\n((?:[^\n]+\n)+)")
+#: ... and the MCP servers still connecting when it sent the request, whose tools
+#: (``mcp__<server>__*``) ``ToolSearch`` waits for: one server name a line.
+_CONNECTING_HEAD = re.compile(r"MCP servers are still connecting[^\n]*\n((?:[^\n]+\n)+)")
+
+
+def offered_names(body: dict[str, Any]) -> set[str]:
+    """Every tool name a request offers the model: its ``tools`` (Responses namespaces
+    flattened, ``namespace__name``), ``tool_search`` outputs, and the tools a harness defers
+    behind its tool search: Codex's MCP tools (``mcp__*``: every one is found through its
+    ``tool_search``), Claude Code's deferred list (reachable through ``ToolSearch``), and
+    for each MCP server it says is still connecting, the pattern ``mcp__<server>__*``
+    (``offers`` matches it)."""
+    names: set[str] = set()
+
+    def collect(tools: Any, namespace: str | None = None) -> None:
+        for t in tools or []:
+            if not isinstance(t, dict):
+                continue
+            if t.get("type") == "namespace":
+                collect(t.get("tools"), t.get("name"))
+            elif t.get("name") or (t.get("function") or {}).get("name"):
+                names.add(_qualified(t.get("name") or t["function"]["name"], namespace))
+            elif t.get("type") in ("tool_search", "web_search"):  # built in: named by type
+                names.add(str(t["type"]))
+    collect(body.get("tools"))
+    for item in body.get("input") or []:
+        if isinstance(item, dict) and item.get("type") == "tool_search_output":
+            collect(item.get("tools"))
+    if "tool_search" in names:  # Codex 0.171 offers every MCP tool through it alone
+        names.add("mcp__*")
+    if "ToolSearch" in names:
+        text = json.dumps(body).replace("\\n", "\n")
+        for found in _DEFERRED_HEAD.finditer(text):
+            names.update(n.strip() for n in found.group(1).split("\n") if n.strip())
+        for found in _CONNECTING_HEAD.finditer(text):
+            names.update(f"mcp__{n.strip()}__*" for n in found.group(1).split("\n") if n.strip())
+    return names
+
+
+def offers(offered: set[str], name: str) -> bool:
+    """True when ``name`` is among ``offered`` (``offered_names``), a pattern included."""
+    return name in offered or any(o.endswith("*") and name.startswith(o[:-1]) for o in offered)
+
+
 def _shell_tool(body: dict[str, Any]) -> str | None:
     names = _tool_names(body)
     for wanted in SHELL_TOOLS:

@@ -29,8 +29,10 @@ from typing import Any, Iterator
 
 import pytest
 
+from continuity.daemon.hooks.install import MCP_LOADERS as LOADERS
 from tests.e2e.conftest import HARNESSES, World, until
-from tests.e2e.fakemodel import REPLY_TEXT, SHELL_COMMAND, SHELL_TOOLS, _tool_names
+from tests.e2e.fakemodel import (REPLY_TEXT, SHELL_COMMAND, SHELL_TOOLS, offered_names,
+                                 offers)
 from tests.e2e.test_harnesses import BRIEF_HEAD, FRAMING, _new_session, _recovery_text
 
 AGES = {"20h": timedelta(hours=20), "5d": timedelta(days=5)}
@@ -150,16 +152,18 @@ def test_the_brief_names_no_tool_the_harness_lacks(run: BriefRun) -> None:
     tool B's request offers; a shell command named is run through the shell tool the request
     offers; nothing tells the model to use a tool by a bare name."""
     text = _brief(run)
-    offered = set(_tool_names(run.first_request_b))
+    offered = offered_names(run.first_request_b)
     shell = [t for t in SHELL_TOOLS if t in offered]
     for name in re.findall(r"\bmcp__\w+", text):
-        assert name in offered, (name, sorted(offered))
+        assert offers(offered, name), (name, sorted(offered))
+    if re.search(r"\bmcp__\w+", text) and run.world.harness in LOADERS:  # deferred tools:
+        assert f"(load them with `{LOADERS[run.world.harness]}`)" in text  # say how to load
     ran = re.compile(r"^(?:- )?(?:ok|failed|no result): `|^Tests: ")
     for line in text.split("\n"):
         for quoted in re.findall(r"`([^`]+)`", line):
             if ran.match(line) or " " in quoted:  # a command A ran, or the CLI path
                 assert shell, (quoted, sorted(offered))
             else:
-                assert quoted in offered, (quoted, sorted(offered), text)
+                assert offers(offered, quoted), (quoted, sorted(offered), text)
     assert not re.search(r"\b(?:use|call)\s+`?(?:recall|search|show|continuation|remember)\b",
                          text, re.I), text

@@ -14,8 +14,8 @@ harness's settings byte for byte.
 
 Codex offers MCP tools only through ``tool_search``, and ``tool_search`` only for a model it
 knows (with ``gpt-fake`` it offers no MCP tool at all: Codex 0.171 defers every MCP tool,
-``tool_search_always_defer_mcp_tools``), so Codex's world names a model Codex knows
-(``gpt-5.5``), still served by the fake model.
+``tool_search_always_defer_mcp_tools``), so Codex's worlds name a model Codex knows
+(``conftest.CODEX_MODEL``), still served by the fake model.
 """
 
 from __future__ import annotations
@@ -29,12 +29,11 @@ from typing import Any
 import pytest
 
 from tests.e2e.conftest import HARNESSES, World, until
-from tests.e2e.fakemodel import CONTINUITY_SEARCH, _qualified
+from tests.e2e.fakemodel import CONTINUITY_SEARCH, _qualified, offered_names
 
 #: The name each harness's model sees continuity's search tool by (from the request log).
 SEARCH_NAMES = {"claude-code": "mcp__continuity__search", "codex": "mcp__continuity__search",
                 "pi": "continuity_search"}
-CODEX_MODEL = "gpt-5.5"
 
 
 def _is_search_call(name: Any, namespace: Any = None) -> bool:
@@ -84,26 +83,6 @@ def search_results(body: dict[str, Any]) -> list[str]:
     return out
 
 
-def offered_names(body: dict[str, Any]) -> set[str]:
-    """Every tool name a request offers (Responses namespaces flattened, ``tool_search``
-    outputs included)."""
-    names: set[str] = set()
-
-    def collect(tools: Any, namespace: str | None = None) -> None:
-        for t in tools or []:
-            if not isinstance(t, dict):
-                continue
-            if t.get("type") == "namespace":
-                collect(t.get("tools"), t.get("name"))
-            elif t.get("name") or (t.get("function") or {}).get("name"):
-                names.add(_qualified(t.get("name") or t["function"]["name"], namespace))
-    collect(body.get("tools"))
-    for item in body.get("input") or []:
-        if isinstance(item, dict) and item.get("type") == "tool_search_output":
-            collect(item.get("tools"))
-    return names
-
-
 def _answer(text: str) -> dict[str, Any]:
     """The tool's JSON answer in a result text (Codex puts "Wall time: ... Output:" first)."""
     return json.loads(text[text.index("{"):])
@@ -121,10 +100,6 @@ def test_mcp_search_inside_the_harness_returns_rows_of_an_earlier_session(
     and the next request carries session A's hit: its key, seq and the word; uninstall
     restores the settings byte for byte; doctor's mcp check is ok meanwhile."""
     world = World(tmp_path / "world", harness, clis[harness], fake_model)
-    if harness == "codex":
-        config = world.home / ".codex" / "config.toml"
-        config.write_text(config.read_text().replace('model = "gpt-fake"',
-                                                     f'model = "{CODEX_MODEL}"'))
     before = world.settings_snapshot()
     tag = uuid.uuid4().hex[:8]
     word = f"zebra{tag}"

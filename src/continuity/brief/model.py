@@ -18,14 +18,17 @@ class Reach:
     the name the harness's model sees it by, only for the tools that harness has
     (``continuity.daemon.hooks.install.installed_mcp_tools``); ``cli`` is the shell command
     prefix that runs continuity's CLI for this workspace (an absolute path and ``--home``),
-    None when the brief must not name the CLI. The brief names nothing else."""
+    None when the brief must not name the CLI; ``loader`` the harness's own tool that loads
+    the MCP tools it defers (Claude Code ``ToolSearch``, Codex ``tool_search``), None where
+    they are offered directly. The brief names nothing else."""
 
     mcp: Mapping[str, str] = field(default_factory=dict)
     cli: str | None = None
+    loader: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"mcp": {...}, "cli": str | None}``."""
-        return {"mcp": dict(self.mcp), "cli": self.cli}
+        """``{"mcp": {...}, "cli": str | None, "loader": str | None}``."""
+        return {"mcp": dict(self.mcp), "cli": self.cli, "loader": self.loader}
 
 
 @dataclass(frozen=True)

@@ -242,7 +242,10 @@ def _more(s: SessionBrief, reach: Reach) -> str | None:
 
 def _tools_line(reach: Reach) -> str | None:
     named = [f"`{reach.mcp[name]}` ({use})" for name, use in _TOOL_USES if reach.mcp.get(name)]
-    return "Continuity's MCP tools here: " + ", ".join(named) + "." if named else None
+    if not named:
+        return None
+    load = f" (load them with `{reach.loader}`)" if reach.loader else ""
+    return f"Continuity's MCP tools here{load}: " + ", ".join(named) + "."
 
 
 def render_brief(sessions: Sequence[SessionBrief], *, project: str, budget_chars: int,

@@ -184,11 +184,10 @@ def brief_cmd(
     newest earlier sessions of the folder within [continuity] recoveryWindowDays, each with
     its key, harness, age, requests, outcome, files changed, unresolved errors, remembered
     decisions and open items, within --budget characters."""
-    from continuity.brief import Reach, build_brief
+    from continuity.brief import build_brief
     from continuity.checkpoints import load_config
     from continuity.core.config import resolve_home
-    from continuity.daemon.hooks.install import installed_mcp_tools
-    from continuity.daemon.hooks.live import cli_prefix
+    from continuity.daemon.hooks.live import harness_reach
     from continuity.daemon.hooks.spool import HARNESSES
 
     if harness is not None and harness not in HARNESSES:
@@ -198,8 +197,7 @@ def brief_cmd(
         config = config.model_copy(update={"recovery_budget_chars": budget})
     where = str((project or Path.cwd()).expanduser().resolve())
     workspace = str(resolve_home(home))
-    reach = Reach(installed_mcp_tools(workspace, harness) if harness else {},
-                  cli_prefix(workspace))
+    reach = harness_reach(workspace, harness)
     with open_cli_store(home, read_only=True) as store:
         found = build_brief(store, project=where, config=config, reach=reach)
     if as_json:

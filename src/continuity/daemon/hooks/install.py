@@ -1009,6 +1009,10 @@ def installed_paths(home: str | os.PathLike[str]) -> dict[str, str]:
 #: issue 39: continuity's MCP tools by their logical name (what the brief and the injected
 #: texts may name), as ``hooks install`` registers them.
 MCP_TOOLS = ("search", "show", "recall", "continuation", "remember", "checkpoint")
+#: issue 39: the tool each harness loads its deferred MCP tools with (observed with the real
+#: CLIs: Claude Code 2.1.332 lists MCP tools by name and loads them with ``ToolSearch``; Codex
+#: 0.171.0 offers every MCP tool only through ``tool_search``); pi's tools are its own.
+MCP_LOADERS = {"claude-code": "ToolSearch", "codex": "tool_search"}
 
 
 def installed_mcp_tools(home: str | os.PathLike[str], harness: str) -> dict[str, str]:

@@ -100,6 +100,19 @@ def _now() -> datetime:
     return datetime.now(timezone.utc)
 
 
+def harness_reach(home: str | os.PathLike[str], harness: str | None) -> Any:
+    """The ``brief.Reach`` of a ``harness`` session of the workspace at ``home`` (issue 39):
+    the continuity MCP tools that harness has (``install.installed_mcp_tools``: only those
+    ``hooks install`` registered; none for ``harness`` None), the tool that loads them where
+    the harness defers MCP tools (``install.MCP_LOADERS``), and this install's CLI for this
+    workspace (``cli_prefix``)."""
+    from continuity.brief import Reach
+    from continuity.daemon.hooks.install import MCP_LOADERS, installed_mcp_tools
+
+    mcp = installed_mcp_tools(home, harness) if harness else {}
+    return Reach(mcp, cli_prefix(home), MCP_LOADERS.get(harness or "") if mcp else None)
+
+
 def cli_prefix(home: str) -> str | None:
     """The shell command prefix that runs this install's continuity CLI on workspace
     ``home`` (issue 39: what an injected text may tell a model to run): the absolute path of
@@ -416,14 +429,9 @@ class LiveCapture:
         return out
 
     def reach(self, harness: str) -> Any:
-        """What the text injected into a ``harness`` session may name to get more (issue 39):
-        the continuity MCP tools that harness has (``install.installed_mcp_tools``: only
-        those ``hooks install`` registered), and this install's CLI for this workspace
-        (``cli_prefix``)."""
-        from continuity.brief import Reach
-        from continuity.daemon.hooks.install import installed_mcp_tools
-
-        return Reach(installed_mcp_tools(self.home, harness), cli_prefix(self.home))
+        """What the text injected into a ``harness`` session may name to get more
+        (``harness_reach``)."""
+        return harness_reach(self.home, harness)
 
     def _recovery(self, info: LiveSession, source: str,
                   since: datetime | None = None) -> tuple[str, dict[str, Any]]:
