@@ -108,5 +108,6 @@ def test_essentials_name_the_installed_continuation_tool(store, isolated_home: P
         {"mcp": {"claude-code": {"continuation": "mcp__continuity__continuation"}}}))
     with _client(store, isolated_home) as c:
         context = _start(c, "new3", "clear")["context"]
-    assert 'one MCP `mcp__continuity__continuation` call away (session "old")' in context
+    assert ('one MCP `mcp__continuity__continuation` call away (session "old", loaded with '
+            '`ToolSearch`)') in context
     assert " continue old`" not in context

@@ -98,8 +98,10 @@ def _rest(session_key: str, reach: Any) -> str:
     cli = getattr(reach, "cli", None)
     what = "The rest (the checkpoint's summary and the recent exchanges, every tool call paired)"
     if mcp.get("continuation"):
+        loader = getattr(reach, "loader", None)
+        load = f", loaded with `{loader}`" if loader else ""
         return (f"\n{what} is one MCP `{mcp['continuation']}` call away "
-                f"(session \"{session_key}\").")
+                f"(session \"{session_key}\"{load}).")
     if cli:
         return f"\n{what}: `{cli} continue {session_key}`."
     return ""
