@@ -84,3 +84,28 @@ def test_cli_brief_harness_names_its_installed_tools(monkeypatch, capsys, worksp
     assert code == 0 and "continuity__search" not in out
     code, _, err = _run(monkeypatch, capsys, "brief", "--harness", "vim", "--home", home)
     assert code == 2 and "--harness: must be one of claude-code, codex, pi" in err
+
+
+def test_cli_brief_window_days_or_any(monkeypatch, capsys, tmp_path):
+    """``--window`` looks back DAYS or ``any``, by the setting's own rule; anything else is a
+    usage error naming ``--window`` (exit 2)."""
+    import tests.brief.helpers as helpers
+
+    home, project = tmp_path / "home", tmp_path / "proj"
+    home.mkdir()
+    project.mkdir()
+    monkeypatch.setattr(helpers, "NOW", datetime.now(timezone.utc))
+    with open_store(database_url(home)) as store:
+        session(store, "old-sess", [user("pin the lockfile"), say("Pinned.")],
+                ago=timedelta(days=40), project=str(project.resolve()))
+    base = ("brief", "--project", project, "--home", home)
+    code, out, _ = _run(monkeypatch, capsys, *base)
+    assert code == 0 and "no earlier session within 14 days." in out
+    code, out, _ = _run(monkeypatch, capsys, *base, "--window", "60")
+    assert code == 0 and "1 earlier session (within 60 days)" in out and "old-sess" in out
+    code, out, _ = _run(monkeypatch, capsys, *base, "--window", "any")
+    assert code == 0 and "1 earlier session (of any age)" in out and "40 days ago" in out
+    code, out, err = _run(monkeypatch, capsys, *base, "--window", "3d")
+    assert code == 2 and out == ""
+    assert err.strip() == ("continuity: --window: must be an integer in 1–3650 or \"any\" "
+                           "(got '3d')")

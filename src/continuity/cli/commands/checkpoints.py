@@ -172,8 +172,12 @@ def brief_cmd(
     project: Optional[Path] = typer.Option(None, "--project", help="Project folder (default: "
                                            "the current folder)."),
     budget: Optional[int] = typer.Option(None, "--budget", min=200, max=10_000,
+                                         metavar="CHARS",
                                          help="Characters, 200–10000 (default: [continuity] "
                                          "recoveryBudgetChars, 2000)."),
+    window: Optional[str] = typer.Option(None, "--window", metavar="DAYS|any",
+                                         help="How far back to look, in days, or 'any' "
+                                         "(default: [continuity] recoveryWindowDays, 14)."),
     harness: Optional[str] = typer.Option(None, "--harness", help="Name the continuity MCP "
                                           "tools installed for this harness (claude-code, "
                                           "codex or pi), as its session would see them."),
@@ -195,6 +199,8 @@ def brief_cmd(
     config = load_config(home)
     if budget is not None:
         config = config.model_copy(update={"recovery_budget_chars": budget})
+    if window is not None:
+        config = _with_window(config, window)
     where = str((project or Path.cwd()).expanduser().resolve())
     workspace = str(resolve_home(home))
     reach = harness_reach(workspace, harness)
@@ -204,6 +210,21 @@ def brief_cmd(
         emit_json(found.to_dict())
         return
     out.print(found.text, markup=False, highlight=False)
+
+
+def _with_window(config: Any, window: str) -> Any:
+    """``config`` looking back ``window`` (days, or ``any``), checked by the setting's own
+    rule (``recoveryWindowDays``: 1–3650 or "any"); an explicit ``recoveryWindowHours`` no
+    longer applies. Raises ``InputError`` naming ``--window``."""
+    from pydantic import ValidationError
+
+    fields = {**config.model_dump(exclude={"recovery_window_hours"}),
+              "recovery_window_days": window.strip()}
+    try:
+        return type(config).model_validate(fields)
+    except ValidationError as exc:
+        why = exc.errors()[0].get("msg", "invalid").removeprefix("Value error, ")
+        raise InputError(f"--window: {why} (got {window!r})") from None
 
 
 def register(app: typer.Typer) -> None:
