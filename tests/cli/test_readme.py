@@ -60,10 +60,19 @@ def test_first_command_works_from_a_clone_alone(tmp_path):
     assert (clone / "workspace" / "continuity.db").is_file()
 
 
-def test_own_sessions_come_right_after_the_first_command():
+def test_the_test_command_comes_second_and_ci_runs_it():
+    """The README starts with two commands: the main job, then the tests, which ``.ci/run``
+    runs verbatim."""
     second = bash_blocks()[1].strip()
-    assert second.endswith("continuity import ~/.claude/projects ~/.codex/sessions "
-                           "~/.pi/agent/sessions")
+    assert second == ("python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && "
+                      ".venv/bin/pytest -q")
+    assert second in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_own_sessions_come_right_after_the_two_commands():
+    third = bash_blocks()[2].strip()
+    assert third.endswith("continuity import ~/.claude/projects ~/.codex/sessions "
+                          "~/.pi/agent/sessions")
 
 
 def test_readme_lists_every_api_path_the_daemon_serves(tmp_path, monkeypatch):
