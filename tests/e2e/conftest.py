@@ -134,6 +134,22 @@ def until(check: Callable[[], Any], what: str, seconds: float = WAIT_SECONDS,
         time.sleep(every)
 
 
+def run_recorded(world: "World", rec: Any, scenario: Callable[[Any], None]) -> None:
+    """Run ``scenario(rec)`` in ``world``: a failing step is kept in ``rec.failed`` (its error
+    and the end of the daemon's log), so every test of the run reports it; the world is
+    closed after, and every model request of it written beside it (``model-requests.json``:
+    the proof of what reached the model, for a failing run)."""
+    try:
+        scenario(rec)
+    except Exception as exc:  # noqa: BLE001 - reported by every test of the run
+        rec.failed = f"{exc.__class__.__name__}: {exc}\n--- daemon log ---\n" + (
+            world.daemon_log()[-6000:] if world.daemon_starts else "(never started)")
+    finally:
+        world.close()
+        (world.root / "model-requests.json").write_text(json.dumps(
+            world.requests_with(""), indent=1, ensure_ascii=False))
+
+
 class World:
     """A throwaway user: ``HOME`` (the harness's settings live there), a continuity workspace
     (``CONTINUITY_HOME``, its daemon on a free port in ``[daemon] port``), a project folder the

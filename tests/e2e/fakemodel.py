@@ -309,14 +309,11 @@ _DEFERRED_HEAD = re.compile(r"deferred tools are now available via ToolSearch[^\
 _CONNECTING_HEAD = re.compile(r"MCP servers are still connecting[^\n]*\n((?:[^\n]+\n)+)")
 
 
-def offered_names(body: dict[str, Any]) -> set[str]:
-    """Every tool name a request offers the model: its ``tools`` (Responses namespaces
-    flattened, ``namespace__name``), ``tool_search`` outputs, and the tools a harness defers
-    behind its tool search: Codex's MCP tools (``mcp__*``: every one is found through its
-    ``tool_search``), Claude Code's deferred list (reachable through ``ToolSearch``), and
-    for each MCP server it says is still connecting, the pattern ``mcp__<server>__*``
-    (``offers`` matches it)."""
-    names: set[str] = set()
+def _tool_entries(body: dict[str, Any], *, builtin: bool = False) -> list[tuple[str, str | None]]:
+    """``(name, namespace)`` of every tool a request offers: its ``tools`` (a Responses
+    namespace's tools with the namespace's name) and its ``tool_search`` outputs' tools; with
+    ``builtin``, the built-in ``tool_search``/``web_search`` too, named by their type."""
+    found: list[tuple[str, str | None]] = []
 
     def collect(tools: Any, namespace: str | None = None) -> None:
         for t in tools or []:
@@ -325,13 +322,26 @@ def offered_names(body: dict[str, Any]) -> set[str]:
             if t.get("type") == "namespace":
                 collect(t.get("tools"), t.get("name"))
             elif t.get("name") or (t.get("function") or {}).get("name"):
-                names.add(_qualified(t.get("name") or t["function"]["name"], namespace))
-            elif t.get("type") in ("tool_search", "web_search"):  # built in: named by type
-                names.add(str(t["type"]))
+                found.append((str(t.get("name") or t["function"]["name"]), namespace))
+            elif builtin and t.get("type") in ("tool_search", "web_search"):
+                found.append((str(t["type"]), None))
     collect(body.get("tools"))
     for item in body.get("input") or []:
         if isinstance(item, dict) and item.get("type") == "tool_search_output":
             collect(item.get("tools"))
+    return found
+
+
+def offered_names(body: dict[str, Any]) -> set[str]:
+    """Every tool name a request offers the model: its ``tools`` (Responses namespaces
+    flattened, ``namespace__name``), ``tool_search`` outputs, and the tools a harness defers
+    behind its tool search: Codex's MCP tools (``mcp__*``: every one is found through its
+    ``tool_search``), Claude Code's deferred list (reachable through ``ToolSearch``), and
+    for each MCP server it says is still connecting, the pattern ``mcp__<server>__*``
+    (``offers`` matches it)."""
+    names: set[str] = set()
+    for name, namespace in _tool_entries(body, builtin=True):
+        names.add(_qualified(name, namespace))
     if "tool_search" in names:  # Codex 0.171 offers every MCP tool through it alone
         names.add("mcp__*")
     if "ToolSearch" in names:
@@ -431,21 +441,7 @@ def mcp_search_step(protocol: str, body: dict[str, Any]) -> tuple[str, Any] | No
                   if i.get("type") == "function_call"]
         if _search_name(called):
             return "text", None
-        offered: list[tuple[str, str | None]] = []  # (name, namespace)
-
-        def collect(tools: Any, namespace: str | None = None) -> None:
-            for t in tools or []:
-                if not isinstance(t, dict):
-                    continue
-                if t.get("type") == "namespace":
-                    collect(t.get("tools"), t.get("name"))
-                elif t.get("name"):
-                    offered.append((t["name"], namespace))
-        collect(body.get("tools"))
-        for item in items:
-            if item.get("type") == "tool_search_output":
-                collect(item.get("tools"))
-        for name, namespace in offered:
+        for name, namespace in _tool_entries(body):
             if CONTINUITY_SEARCH.match(_qualified(name, namespace)):
                 return "call", (name, {"query": word}, {"namespace": namespace}
                                 if namespace else {})

@@ -30,7 +30,7 @@ from typing import Any, Iterator
 import pytest
 
 from continuity.daemon.hooks.install import MCP_LOADERS as LOADERS
-from tests.e2e.conftest import HARNESSES, World, until
+from tests.e2e.conftest import HARNESSES, World, run_recorded, until
 from tests.e2e.fakemodel import (REPLY_TEXT, SHELL_COMMAND, SHELL_TOOLS, offered_names,
                                  offers)
 from tests.e2e.test_harnesses import BRIEF_HEAD, FRAMING, _new_session, _recovery_text
@@ -114,15 +114,7 @@ def run(request: pytest.FixtureRequest, clis: dict[str, Path], fake_model: Any,
     world = World(tmp_path_factory.mktemp(f"brief-{harness}-{age}"), harness, clis[harness],
                   fake_model)
     rec = BriefRun(world, age)
-    try:
-        _scenario(rec)
-    except Exception as exc:  # noqa: BLE001 - reported by every test of this run
-        rec.failed = f"{exc.__class__.__name__}: {exc}\n--- daemon log ---\n" + (
-            world.daemon_log()[-6000:] if world.daemon_starts else "(never started)")
-    finally:
-        world.close()
-        (world.root / "model-requests.json").write_text(json.dumps(
-            world.requests_with(""), indent=1, ensure_ascii=False))
+    run_recorded(world, rec, _scenario)
     yield rec
 
 

@@ -33,7 +33,7 @@ from typing import Any, Iterator
 
 import pytest
 
-from tests.e2e.conftest import HARNESSES, World, until
+from tests.e2e.conftest import HARNESSES, World, run_recorded, until
 from tests.e2e.fakemodel import SHELL_COMMAND
 
 
@@ -161,16 +161,7 @@ def run(request: pytest.FixtureRequest, clis: dict[str, Path], fake_model: Any,
     harness = request.param
     world = World(tmp_path_factory.mktemp(f"e2e-{harness}"), harness, clis[harness], fake_model)
     rec = Record(world)
-    try:
-        _scenario(rec)
-    except Exception as exc:  # noqa: BLE001 - reported by every test of this harness
-        rec.failed = f"{exc.__class__.__name__}: {exc}\n--- daemon log ---\n" + (
-            world.daemon_log()[-6000:] if world.daemon_starts else "(never started)")
-    finally:
-        world.close()
-        # the proof of what reached the model, kept beside the world for a failing run
-        (world.root / "model-requests.json").write_text(json.dumps(
-            world.requests_with(""), indent=1, ensure_ascii=False))
+    run_recorded(world, rec, _scenario)
     yield rec
 
 
