@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "sessions"
 PI_SAMPLE = next((EXAMPLES / "pi").glob("*.jsonl"))
 CODEX_KEY = "01a23556-7fab-7dd1-86d3-d100eb5ab801"
+EXPORT_KEY = "a152301b-7e98-4e16-af99-a3dcddb5f37a"  # the Claude Code session fixing export.py
 
 
 # --------------------------------------------------------------------------- import inputs
@@ -395,19 +396,22 @@ def _keys(monkeypatch, capsys, home, *args):
 
 def test_sessions_filters(monkeypatch, capsys, examples_home):
     every = _keys(monkeypatch, capsys, examples_home)
-    assert len(every) == 3
+    assert len(every) == 4
     assert _keys(monkeypatch, capsys, examples_home, "--harness", "pi") == [
         "01a2354d-2a28-75c5-9931-4e663de4f734"]
     assert _keys(monkeypatch, capsys, examples_home, "--project", "/home/dev/projects/codex-demo"
                  ) == [CODEX_KEY]
     assert _keys(monkeypatch, capsys, examples_home, "--project", "/home/dev/projects") == every
     assert _keys(monkeypatch, capsys, examples_home, "--project", "/home/dev/projects/codex") == []
-    # the samples' last activity: codex 06:00:05.765, claude-code 05:53:46, pi 05:50:0x
-    assert _keys(monkeypatch, capsys, examples_home, "--since", "2026-12-02T05:55") == [CODEX_KEY]
+    # the samples' last activity: codex 2026-12-02 06:00:05.765, claude-code 05:53:46, pi
+    # 05:50:0x; the export session 2026-12-06 02:52:02
+    assert _keys(monkeypatch, capsys, examples_home, "--since", "2026-12-02T05:55") == [
+        EXPORT_KEY, CODEX_KEY]
     assert _keys(monkeypatch, capsys, examples_home, "--since",
-                 "2026-12-02T06:55+01:00") == [CODEX_KEY]
-    assert _keys(monkeypatch, capsys, examples_home, "--since", "2026-12-03") == []
-    assert len(_keys(monkeypatch, capsys, examples_home, "--since", "5200w")) == 3
+                 "2026-12-02T06:55+01:00") == [EXPORT_KEY, CODEX_KEY]
+    assert _keys(monkeypatch, capsys, examples_home, "--since", "2026-12-03") == [EXPORT_KEY]
+    assert _keys(monkeypatch, capsys, examples_home, "--since", "2026-12-07") == []
+    assert len(_keys(monkeypatch, capsys, examples_home, "--since", "5200w")) == 4
 
 
 def test_sessions_bad_since_is_exit_2(monkeypatch, capsys, examples_home):

@@ -51,7 +51,7 @@ def test_first_command_works_from_a_clone_alone(tmp_path):
         assert done.returncode == 0, done.stderr
         outputs.append(done.stdout)
     imported, continued = outputs
-    assert imported.splitlines()[-1] == ("3 files, 3 sessions, 81 rows, 0 bad lines, "
+    assert imported.splitlines()[-1] == ("4 files, 4 sessions, 127 rows, 0 bad lines, "
                                          "0 duplicates, 0 files skipped")
     lines = continued.splitlines()
     assert lines[0].startswith("session 01a23556-7fab-7dd1-86d3-d100eb5ab801: ")

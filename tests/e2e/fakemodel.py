@@ -42,6 +42,15 @@ nothing (the server was still starting when the step began; Codex then adds "def
 namespaces: mcp__continuity" to the next request) the model searches again, at most
 ``TOOL_SEARCH_TRIES`` times.
 
+**Stories** (opt-in, Anthropic Messages only). ``FakeModel(story=Story(...))`` scripts one
+multi-step turn of Claude Code (``tests/e2e/record_export_session.py`` records an example
+session with it). A request that offers tools and whose messages hold a user message with
+``Story.prompt`` in its text is answered with step N of ``Story.steps``, N being the number of
+``tool_result`` blocks after the last such user message: each step one tool call (its name and
+input, optionally after a short text), then ``Story.reply`` once every step is answered. Like
+the default script it is stateless per request. Every other request, and every request of a
+``FakeModel()`` without a story, is answered by the default script above, unchanged.
+
 ``FakeSummaryProvider`` is an OpenAI-compatible chat endpoint for continuity's ``openai``
 summarizer that fails on purpose: ``mode`` ``500`` (HTTP 500), ``empty`` (an empty reply) or
 ``slow`` (answers only after ``SLOW_SECONDS``: a summary still running when pi is stopped).
@@ -54,6 +63,7 @@ import re
 import threading
 import time
 import uuid
+from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -68,12 +78,34 @@ SLOW_SECONDS = 60.0
 SHELL_TOOLS = ("Bash", "exec_command", "shell", "bash", "local_shell")
 
 
+@dataclass(frozen=True)
+class Step:
+    """One scripted model reply of a ``Story``: a call of tool ``tool`` with ``input``, after
+    the text ``say`` when it is not empty."""
+
+    tool: str
+    input: dict[str, Any]
+    say: str = ""
+
+
+@dataclass(frozen=True)
+class Story:
+    """A scripted Claude Code turn (module docstring, Stories): the turn whose user text holds
+    ``prompt`` gets ``steps`` one request at a time, then the text ``reply``."""
+
+    prompt: str
+    steps: tuple[Step, ...]
+    reply: str
+
+
 class FakeModel:
     """The server (``start()`` → base URL ``http://127.0.0.1:PORT``; ``stop()``). ``requests``:
     ``[{"method", "path", "body"}]`` (``body``: the parsed JSON, or the raw text when it is not
-    JSON)."""
+    JSON). ``story``: an opt-in scripted turn (module docstring, Stories); None (the default):
+    the default script only."""
 
-    def __init__(self) -> None:
+    def __init__(self, story: Story | None = None) -> None:
+        self.story = story
         self.requests: list[dict[str, Any]] = []
         #: The requests answered with 400 for unpaired tool calls: ``[{"path", "message"}]``.
         self.rejected: list[dict[str, Any]] = []
@@ -115,7 +147,8 @@ class FakeModel:
                 elif path.endswith("/messages/count_tokens"):
                     self._json({"input_tokens": 100})
                 elif path.endswith("/messages"):
-                    self._sse(anthropic_events(body if isinstance(body, dict) else {}))
+                    self._sse(anthropic_events(body if isinstance(body, dict) else {},
+                                                story=owner.story))
                 elif path.endswith("/responses"):
                     self._sse(responses_events(body if isinstance(body, dict) else {}))
                 elif path.endswith("/chat/completions"):
@@ -480,14 +513,62 @@ def _call_id() -> str:
     return "call_" + uuid.uuid4().hex[:20]
 
 
-def anthropic_events(body: dict[str, Any]) -> list[tuple[str, Any]]:
-    """The SSE events of one Anthropic Messages reply (module docstring, Script)."""
+def story_step(story: Story, body: dict[str, Any]) -> Step | str | None:
+    """The scripted reply of ``story`` to an Anthropic Messages request (module docstring,
+    Stories): the ``Step`` to take, the final text, or None when the request is not of the
+    story's turn (it offers no tools, or no user message holds ``story.prompt``)."""
+    if not _tool_names(body):
+        return None
+    messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
+    start = next((i for i in range(len(messages) - 1, -1, -1)
+                  if messages[i].get("role") == "user"
+                  and story.prompt in _text_of(messages[i].get("content"))), None)
+    if start is None:
+        return None
+    answered = sum(len(_blocks(m, "tool_result")) for m in messages[start + 1:]
+                   if m.get("role") == "user")
+    return story.steps[answered] if answered < len(story.steps) else story.reply
+
+
+def _story_events(step: Step | str) -> tuple[list[tuple[str, Any]], str]:
+    """The content blocks of a story's reply (``story_step``) and its stop reason."""
+    texts = [step] if isinstance(step, str) else [step.say] if step.say else []
+    events: list[tuple[str, Any]] = []
+    for index, text in enumerate(texts):
+        events += [
+            ("content_block_start", {"type": "content_block_start", "index": index,
+                                     "content_block": {"type": "text", "text": ""}}),
+            ("content_block_delta", {"type": "content_block_delta", "index": index,
+                                     "delta": {"type": "text_delta", "text": text}}),
+            ("content_block_stop", {"type": "content_block_stop", "index": index})]
+    if isinstance(step, str):
+        return events, "end_turn"
+    index = len(texts)
+    events += [
+        ("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
+            "type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:20], "name": step.tool,
+            "input": {}}}),
+        ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
+            "type": "input_json_delta", "partial_json": json.dumps(step.input)}}),
+        ("content_block_stop", {"type": "content_block_stop", "index": index})]
+    return events, "tool_use"
+
+
+def anthropic_events(body: dict[str, Any], story: Story | None = None) -> list[tuple[str, Any]]:
+    """The SSE events of one Anthropic Messages reply (module docstring, Script; Stories when
+    ``story`` is given)."""
     tool = _shell_tool(body)
     msg_id = "msg_" + uuid.uuid4().hex[:20]
     events: list[tuple[str, Any]] = [("message_start", {"type": "message_start", "message": {
         "id": msg_id, "type": "message", "role": "assistant", "model": body.get("model", "fake"),
         "content": [], "stop_reason": None, "stop_sequence": None,
         "usage": {"input_tokens": 100, "output_tokens": 1}}})]
+    scripted = story_step(story, body) if story is not None else None
+    if scripted is not None:
+        blocks, stop = _story_events(scripted)
+        return [*events, *blocks, ("message_delta", {"type": "message_delta", "delta": {
+            "stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 20}}),
+            ("message_stop", {"type": "message_stop"})]
     step = mcp_search_step("anthropic", body)
     if step is not None:
         tool, args = (step[1][0], step[1][1]) if step[0] == "call" else (None, None)

@@ -9,7 +9,8 @@ import urllib.request
 
 import pytest
 
-from tests.e2e.fakemodel import FakeModel, unpaired
+from tests.e2e.fakemodel import (REPLY_TEXT, SHELL_COMMAND, FakeModel, Step, Story,
+                                  anthropic_events, story_step, unpaired)
 
 USE = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}}
 RESULT = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}
@@ -61,3 +62,63 @@ def test_the_server_answers_400_in_the_providers_shape() -> None:
         assert [r["path"] for r in server.rejected] == list(bodies)
     finally:
         server.stop()
+
+
+# --------------------------------------------------------------------------- stories
+
+STORY = Story(prompt="fix the stamp", reply="Fixed.", steps=(
+    Step("Bash", {"command": "pytest"}, "Running the tests."),
+    Step("Read", {"file_path": "/p/export.py"})))
+TOOLS = [{"name": "Bash"}, {"name": "Read"}]
+
+
+def _turn(*results: str, prompt: str = "please fix the stamp") -> dict:
+    """An Anthropic body: the user's prompt, then one call and result per ``results``."""
+    messages: list[dict] = [{"role": "user", "content": [{"type": "text", "text": prompt}]}]
+    for i, text in enumerate(results):
+        messages += [{"role": "assistant", "content": [{**USE, "id": f"t{i}"}]},
+                     {"role": "user", "content": [{**RESULT, "tool_use_id": f"t{i}",
+                                                   "content": text}]}]
+    return {"model": "m", "tools": TOOLS, "messages": messages}
+
+
+def _reply(events: list) -> list:
+    """The content blocks and stop reason of an SSE reply, without its random ids."""
+    out = []
+    for name, data in events:
+        if name == "content_block_start":
+            block = dict(data["content_block"])
+            block.pop("id", None)
+            out.append(block)
+        elif name == "content_block_delta":
+            out.append(data["delta"])
+        elif name == "message_delta":
+            out.append(data["delta"]["stop_reason"])
+    return out
+
+
+def test_a_story_takes_one_step_per_tool_result_then_answers() -> None:
+    assert story_step(STORY, _turn()) == STORY.steps[0]
+    assert story_step(STORY, _turn("1 failed")) == STORY.steps[1]
+    assert story_step(STORY, _turn("1 failed", "def stamp")) == "Fixed."
+    assert _reply(anthropic_events(_turn(), story=STORY)) == [
+        {"type": "text", "text": ""}, {"type": "text_delta", "text": "Running the tests."},
+        {"type": "tool_use", "name": "Bash", "input": {}},
+        {"type": "input_json_delta", "partial_json": '{"command": "pytest"}'}, "tool_use"]
+    assert _reply(anthropic_events(_turn("a", "b"), story=STORY)) == [
+        {"type": "text", "text": ""}, {"type": "text_delta", "text": "Fixed."}, "end_turn"]
+
+
+def test_requests_outside_the_story_get_the_default_script() -> None:
+    """Another prompt, a request offering no tools, or no story at all: the default script
+    (a call of ``SHELL_COMMAND``, then ``REPLY_TEXT``), as without stories."""
+    other = _turn(prompt="something else")
+    no_tools = {**_turn(), "tools": []}
+    assert story_step(STORY, other) is None and story_step(STORY, no_tools) is None
+    for body in (other, _turn()):
+        default = _reply(anthropic_events(body))
+        assert default[1] == {"type": "input_json_delta", "partial_json": json.dumps(
+            {"command": SHELL_COMMAND, "description": "Run the e2e command"})}
+    assert _reply(anthropic_events(other, story=STORY)) == _reply(anthropic_events(other))
+    assert _reply(anthropic_events(no_tools, story=STORY))[1] == {
+        "type": "text_delta", "text": REPLY_TEXT}
