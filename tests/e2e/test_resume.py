@@ -195,7 +195,8 @@ def test_claude_code_compact_start_gets_the_essentials_once(
 
         tool = installed_mcp_tools(world.ws, "claude-code").get("continuation")
         if tool:
-            assert f'one MCP `{tool}` call away (session \\"{key}\\")' in sent
+            assert (f'one MCP `{tool}` call away (session \\"{key}\\", loaded with '
+                    '`ToolSearch`)') in sent
         else:
             ours = sent.split("## Continuation of the previous work", 1)[1][:4000]
             assert "call away" not in ours and f" continue {key}`." in ours
