@@ -13,7 +13,10 @@
 - ``consolidation``: the consolidation pass (lineage artifacts, MEMORY.md) after a session end.
 - ``worker``: the daemon's background threads (imports, settled turns, session ends, replay;
   consolidation passes on a thread of their own).
-- ``install``: ``continuity hooks install|uninstall claude-code|codex|pi``.
+- ``install``: ``continuity hooks install|uninstall claude-code|codex|pi`` (the entry points,
+  pi's extension, the install record); ``codex_config``: Codex's trust of our hooks in its
+  ``config.toml``; ``mcp_install``: continuity's MCP tools registered per harness; ``_files``:
+  the reads, backups and whole writes they share.
 
 This package's ``__init__`` imports nothing: ``continuity.cli.hookcmd`` loads ``spool`` alone.
 """

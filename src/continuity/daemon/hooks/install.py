@@ -28,23 +28,13 @@ made absolute): ``CONTINUITY_HOME=<home> <hook command>`` for the shell commands
 and Codex, ``env CONTINUITY_HOME=<home> <hook command>`` as pi's argv (``hookcmd`` reads
 ``$CONTINUITY_HOME`` to find ``daemon.url``, the token and the spool).
 
-**Codex trust** (issue 12, fault 2). Codex runs a hook of ``hooks.json`` only once it is
-trusted: ``config.toml`` beside ``hooks.json`` holds, per hook, ``[hooks.state."<hooks.json
-path>:<event>:<group>:<handler>"]`` with ``trusted_hash``; an untrusted hook is skipped silently
-by ``codex exec`` (only the TUI asks). ``<event>`` is the snake_case name (``session_start``),
-``<group>``/``<handler>`` the 0-based positions in ``hooks.<Event>`` and in the group's
-``hooks``. The hash (``codex_hook_hash``, from codex-rs ``hooks/src/engine/discovery.rs``
-``command_hook_hash`` and ``config`` ``version_for_toml``) is ``sha256:`` + the hex SHA-256 of
-the compact JSON, keys sorted, of ``{"event_name": <event>, "hooks": [{"type": "command",
-"command": C, "timeout": T, "async": false}]}`` (``matcher`` too when the group has one).
-``install`` writes these tables for our hooks in one block between ``TRUST_BEGIN`` and
-``TRUST_END`` at the end of ``config.toml`` (a table of ours elsewhere, from an earlier trust in
-the TUI, is removed first; the file is backed up once, like ``hooks.json``), and checks that
-the result parses and holds exactly those hashes; when it would not (a ``config.toml`` that is
-not TOML, an inline ``hooks.state``), nothing is written and the result says the one step left
-(``CODEX_TRUST_STEP``). ``trust=False`` leaves trust to the user. ``uninstall`` removes the
-block, restoring the backup's bytes when nothing else changed. ``codex_trust`` reports the
-state now (for ``hooks install`` and ``continuity doctor``).
+**Codex trust** (issue 12, fault 2): Codex runs a hook of ``hooks.json`` only once the
+``config.toml`` beside it trusts that hook; install writes the trust (``trust=False`` leaves it to
+the user), uninstall removes it, ``codex_trust`` reports it: ``codex_config``.
+
+**continuity's tools** (issue 39): install also registers continuity's MCP tools where each
+harness takes them, uninstall removes exactly that (``mcp_install``); ``record_install`` keeps
+the names each harness's model sees under ``"mcp"`` for ``installed_mcp_tools``.
 
 **pi**: pi loads TypeScript extensions from ``<agentDir>/extensions/`` (``agentDir`` =
 ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``). install writes ``continuity.ts`` there (our
@@ -53,23 +43,21 @@ state now (for ``hooks install`` and ``continuity doctor``).
 to create (``extensions``, and ``~/.pi/agent`` on a machine where pi never ran) are named in the
 file (``PI_CREATED``), and uninstall removes those that are empty then (issue 12).
 
-**continuity's tools** (issue 39: the text we inject names only tools the harness has).
-install also registers them, uninstall removes exactly that: Claude Code, for its user settings
-only, our MCP server in ``~/.claude.json`` ``mcpServers.continuity`` (where ``claude mcp add
---scope user`` writes; Claude Code 2.1.332 reads no MCP server from ``settings.json``) and the
-allow rule ``CLAUDE_ALLOW_RULE`` in the settings' ``permissions.allow`` (kept at uninstall when
-the backup shows the user had it); Codex a ``MCP_BEGIN``…``MCP_END`` block with
-``[mcp_servers.continuity]`` in ``config.toml`` (backed up and restored like the trust
-block); pi the extension's own tools (``pi.registerTool``), which run ``tool_argv``. The
-server runs ``mcp_argv`` with ``CONTINUITY_HOME`` in its environment. ``McpRegistration``
-says what was registered and the names each harness's model sees (``MCP_TOOL_NAMES``, read
-from the real harnesses' requests), which ``record_install`` keeps under ``"mcp"`` for
-``installed_mcp_tools``.
-
 The hook command is ``<python> -I -S -c "...from continuity.cli.hookcmd import main; main()"``
 (``hook_argv``): the fast path (no CLI imports, no ``site``), with absolute paths, so the hook
 works whatever PATH or environment the harness gives it. The ``continuity-hook`` console script
 runs the same code, with ``site``.
+
+**Where the code lives.** Here: the entry points (``install``, ``uninstall``, ``hook_argv``,
+``hook_command``, ``hook_home``, ``InstallResult``), the hooks merged into the settings
+(``_without_ours``, ``read_settings``, ``is_our_hook``), pi's extension and the install record
+(``INSTALLED_FILE``, ``record_install``, ``installed_paths``, ``installed_mcp_tools``,
+``forget_mcp_tools``, ``MCP_LOADERS``). ``codex_config``: Codex's ``config.toml`` (the trust,
+and the MCP block written with it). ``mcp_install``: the MCP registration (the server's
+command, Claude Code's ``~/.claude.json`` and allow rule, Codex's block, the tool names each
+model sees, ``MCP_TOOLS``). ``_files``: the paths, reading, backups and whole writes all three
+share. Imports go one way (``install`` → ``codex_config`` → ``mcp_install`` → ``_files``); every
+public name of those modules is importable from here as before.
 """
 
 from __future__ import annotations
@@ -77,7 +65,6 @@ from __future__ import annotations
 import copy
 import json
 import os
-import re
 import shlex
 import shutil
 import sys
@@ -88,6 +75,24 @@ from typing import Any
 
 from continuity.core.config import resolve_home
 from continuity.core.errors import InputError
+# ``X as X``: moved out with the split, still importable from here (callers and tests use them).
+from continuity.daemon.hooks._files import (
+    BACKUP_SUFFIX as BACKUP_SUFFIX, _atomic_bytes, _backup, _is_ours, _read, _through_link,
+    _write, default_path as default_path)
+from continuity.daemon.hooks.codex_config import (
+    CODEX_EVENT_LABELS as CODEX_EVENT_LABELS, CODEX_TRUST_STEP as CODEX_TRUST_STEP,
+    TRUST_BEGIN as TRUST_BEGIN, TRUST_END as TRUST_END, CodexTrust as CodexTrust,
+    _remove_codex_trust, _write_codex_config, codex_hook_hash as codex_hook_hash,
+    codex_hooks_key_path as codex_hooks_key_path, codex_our_hooks as codex_our_hooks,
+    codex_trust as codex_trust)
+from continuity.daemon.hooks.mcp_install import (
+    CLAUDE_ALLOW_RULE as CLAUDE_ALLOW_RULE, MCP_BEGIN as MCP_BEGIN, MCP_END as MCP_END,
+    MCP_SERVER_NAME as MCP_SERVER_NAME, MCP_TOOL_NAMES as MCP_TOOL_NAMES,
+    MCP_TOOLS as MCP_TOOLS, McpRegistration as McpRegistration, _add_allow_rule,
+    _claude_registers_mcp, _is_our_server as _is_our_server, _register_claude_mcp,
+    _rule_was_users, _unregister_claude_mcp, claude_mcp_config as claude_mcp_config,
+    codex_mcp_block as codex_mcp_block, mcp_argv as mcp_argv,
+    mcp_tool_names as mcp_tool_names, tool_argv as tool_argv)
 
 #: Claude Code event → (our event, timeout in seconds). SessionEnd: 1.5 s default budget.
 CLAUDE_EVENTS = {"SessionStart": ("session-start", 10), "UserPromptSubmit":
@@ -96,29 +101,12 @@ CLAUDE_EVENTS = {"SessionStart": ("session-start", 10), "UserPromptSubmit":
                  "SessionEnd": ("session-end", 2)}
 #: Codex: the same events, SessionEnd included (issue 12, fault 3).
 CODEX_EVENTS = dict(CLAUDE_EVENTS)
-#: Codex's snake_case event names (codex-rs ``hook_event_key_label``), used in trust keys.
-CODEX_EVENT_LABELS = {"SessionStart": "session_start", "UserPromptSubmit": "user_prompt_submit",
-                      "PreCompact": "pre_compact", "PostCompact": "post_compact",
-                      "Stop": "stop", "SessionEnd": "session_end",
-                      "PreToolUse": "pre_tool_use", "PostToolUse": "post_tool_use",
-                      "PermissionRequest": "permission_request",
-                      "SubagentStart": "subagent_start", "SubagentStop": "subagent_stop"}
-TRUST_BEGIN = ("# >>> continuity: Codex trusts continuity's hooks (written by `continuity hooks "
-               "install codex`; `continuity hooks uninstall codex` removes it)")
-TRUST_END = "# <<< continuity"
-#: What a user has to do when install could not write the trust state.
-CODEX_TRUST_STEP = ("run `codex` once (the interactive TUI), open /hooks (\"Hooks need "
-                    "review\") and trust the continuity hooks; `codex exec` skips untrusted "
-                    "hooks silently")
 HARNESS_EVENTS = {"claude-code": CLAUDE_EVENTS, "codex": CODEX_EVENTS}
-BACKUP_SUFFIX = ".continuity-backup"
 PI_FILE = "continuity.ts"
 PI_MARKER = "marker: continuity-pi-extension v1"
 #: The comment line of our pi extension naming the folders its install created (JSON list,
 #: innermost first); uninstall removes each one that is empty by then.
 PI_CREATED = "// continuity-created-folders: "
-#: Both forms of hook_argv() match, and the module path hooks installed before issue 11 ran.
-_OURS = ("continuity.cli.hookcmd", "continuity-hook", "continuity.hookcmd")
 
 
 @dataclass(frozen=True)
@@ -155,191 +143,6 @@ class InstallResult:
         return out
 
 
-@dataclass(frozen=True)
-class McpRegistration:
-    """Where ``hooks install`` registered continuity's MCP tools for a harness (issue 39):
-    ``where`` (the file: Claude Code's ``~/.claude.json``, Codex's ``config.toml``, pi's
-    extension), ``tools`` ``{logical tool: the name the harness's model sees}`` ({} when
-    nothing was registered) and ``note`` (why not, or what else was done)."""
-
-    where: Path | None
-    tools: dict[str, str]
-    note: str | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"where": str(self.where) if self.where else None, "tools": dict(self.tools),
-                "note": self.note}
-
-
-# ---------------------------------------------------------------------------- MCP (issue 39)
-
-#: The name continuity's MCP server is registered under (Claude Code ``mcpServers``, Codex
-#: ``[mcp_servers.NAME]``).
-MCP_SERVER_NAME = "continuity"
-#: Claude Code's permission rule allowing every tool of our MCP server (Claude Code denies an
-#: MCP tool in ``-p`` runs until allowed; issue 39).
-CLAUDE_ALLOW_RULE = "mcp__continuity"
-#: Codex's config.toml block holding our MCP server (like the trust block).
-MCP_BEGIN = ("# >>> continuity: continuity's MCP server (written by `continuity hooks install "
-             "codex`; `continuity hooks uninstall codex` removes it)")
-MCP_END = "# <<< continuity mcp"
-#: How each harness's model sees the tools (read from the fake model's request log of the
-#: real harnesses, tests/e2e/test_mcp_tools.py): Claude Code ``mcp__<server>__<tool>``, Codex
-#: ``mcp__<server>__<tool>``, pi the extension's own tools ``continuity_<tool>``.
-MCP_TOOL_NAMES = {"claude-code": "mcp__continuity__{tool}", "codex": "mcp__continuity__{tool}",
-                  "pi": "continuity_{tool}"}
-#: A command that is ours: it runs continuity's MCP server or its tool runner.
-_MCP_OURS = ("continuity.daemon.mcp_server",)
-
-
-def mcp_argv() -> list[str]:
-    """The MCP server command as argv: this Python with ``-P`` (the folder the harness starts
-    it in is never put on ``sys.path``, so a project's own ``mcp`` or ``continuity`` package
-    cannot shadow ours) running ``continuity.daemon.mcp_server.run``, with continuity's folder
-    appended to ``sys.path`` (as ``hook_argv``)."""
-    import continuity
-
-    root = Path(continuity.__file__).resolve().parents[1]
-    code = (f"import sys; sys.path.append({json.dumps(str(root))}); "
-            "from continuity.daemon.mcp_server import run; run()")
-    return [sys.executable, "-P", "-c", code]
-
-
-def tool_argv() -> list[str]:
-    """pi's tool runner as argv (``continuity.daemon.mcp_server.tool_main``: the tool's name
-    as the next argument, its arguments as JSON on stdin, its result as JSON on stdout)."""
-    import continuity
-
-    root = Path(continuity.__file__).resolve().parents[1]
-    code = (f"import sys; sys.path.append({json.dumps(str(root))}); "
-            "from continuity.daemon.mcp_server import tool_main; tool_main()")
-    return [sys.executable, "-P", "-c", code]
-
-
-def mcp_tool_names(harness: str) -> dict[str, str]:
-    """``{logical tool: the name the harness's model sees}`` for every tool of ``MCP_TOOLS``."""
-    return {t: MCP_TOOL_NAMES[harness].format(tool=t) for t in MCP_TOOLS}
-
-
-def _is_our_server(entry: Any) -> bool:
-    if not isinstance(entry, dict):
-        return False
-    words = [str(entry.get("command", ""))] + [str(a) for a in entry.get("args") or []
-                                               if isinstance(entry.get("args"), list)]
-    return any(m in w for w in words for m in _MCP_OURS)
-
-
-def claude_mcp_config() -> Path:
-    """Claude Code's user configuration, where ``claude mcp add --scope user`` writes
-    ``mcpServers`` (Claude Code 2.1.332: ``~/.claude.json``; its ``settings.json`` holds no MCP
-    servers, ``claude mcp list`` ignores them there)."""
-    return Path.home() / ".claude.json"
-
-
-def _claude_registers_mcp(settings: Path) -> bool:
-    """Whether install registers the MCP server along with the hooks in ``settings``: only
-    for Claude Code's own user settings (``default_path``), whose MCP configuration is
-    ``claude_mcp_config``; a ``--settings`` file elsewhere has no MCP file we could know."""
-    return os.path.abspath(settings) == os.path.abspath(default_path("claude-code"))
-
-
-def _rule_was_users(settings: Path) -> bool:
-    """Whether ``CLAUDE_ALLOW_RULE`` was in the settings before our first install: it is in the
-    backup that install made of them (no backup: install created the file, or nothing was
-    ever installed, so a rule there is ours)."""
-    backup = settings.with_name(settings.name + BACKUP_SUFFIX)
-    try:
-        saved = json.loads(backup.read_bytes())
-    except (OSError, ValueError):
-        return False
-    perms = saved.get("permissions") if isinstance(saved, dict) else None
-    allow = perms.get("allow") if isinstance(perms, dict) else None
-    return isinstance(allow, list) and CLAUDE_ALLOW_RULE in allow
-
-
-def _add_allow_rule(settings: Path, data: dict[str, Any]) -> None:
-    """Add ``CLAUDE_ALLOW_RULE`` to ``data``'s ``permissions.allow`` (once). Raises
-    ``InputError`` when ``permissions`` or ``allow`` is not what Claude Code reads."""
-    perms = data.setdefault("permissions", {})
-    if not isinstance(perms, dict):
-        raise InputError(f"{settings}: 'permissions' must be an object")
-    allow = perms.setdefault("allow", [])
-    if not isinstance(allow, list):
-        raise InputError(f"{settings}: permissions.allow must be a list")
-    if CLAUDE_ALLOW_RULE not in allow:
-        allow.append(CLAUDE_ALLOW_RULE)
-
-
-def _server_entry(home: Path) -> dict[str, Any]:
-    argv = mcp_argv()
-    return {"type": "stdio", "command": argv[0], "args": argv[1:],
-            "env": {"CONTINUITY_HOME": str(home)}}
-
-
-def _register_claude_mcp(config: Path, home: Path) -> McpRegistration:
-    """Put our server into ``config``'s ``mcpServers`` (``claude_mcp_config``), replacing an
-    older one of ours; an entry named ``continuity`` that is not ours, or a file that is not a
-    JSON object, is left alone (nothing registered, ``note`` says why). The file is Claude
-    Code's own state, which it rewrites itself: no backup is made, only our key changes."""
-    target = _through_link(config)
-    try:
-        data, raw = _read(target)
-    except InputError as exc:
-        return McpRegistration(config, {}, f"not registered: {exc}")
-    servers = data.get("mcpServers", {})
-    if not isinstance(servers, dict):
-        return McpRegistration(config, {}, f"not registered: {config}: mcpServers is not "
-                               "an object")
-    old = servers.get(MCP_SERVER_NAME)
-    if old is not None and not _is_our_server(old):
-        return McpRegistration(config, {}, f"not registered: {config} already has an MCP "
-                               f"server named {MCP_SERVER_NAME!r} that is not continuity's")
-    entry = _server_entry(home)
-    if old != entry or raw is None:
-        data["mcpServers"] = {**servers, MCP_SERVER_NAME: entry}
-        _write(target, data)
-    return McpRegistration(config, mcp_tool_names("claude-code"),
-                           f"allowed by the rule {CLAUDE_ALLOW_RULE!r} in permissions.allow")
-
-
-def _unregister_claude_mcp(config: Path) -> None:
-    """Remove our server from ``config``'s ``mcpServers`` (and ``mcpServers`` when nothing
-    else is left in it; the file when nothing at all is left)."""
-    target = _through_link(config)
-    try:
-        data, raw = _read(target)
-    except InputError:
-        return
-    servers = data.get("mcpServers")
-    if raw is None or not isinstance(servers, dict) \
-            or not _is_our_server(servers.get(MCP_SERVER_NAME)):
-        return
-    del servers[MCP_SERVER_NAME]
-    if not servers:
-        del data["mcpServers"]
-    if not data:
-        target.unlink()
-        return
-    _write(target, data)
-
-
-def codex_mcp_block(home: Path) -> str:
-    """Our ``[mcp_servers.continuity]`` table for Codex's ``config.toml`` (command, args, env
-    with ``CONTINUITY_HOME``), between ``MCP_BEGIN`` and ``MCP_END``. Its tools are approved
-    (``default_tools_approval_mode = "approve"``, Codex 0.171: ``auto``, ``prompt``,
-    ``writes``, ``approve``): ``codex exec`` runs with approval policy ``never`` and refused
-    every call otherwise ("MCP tool call requires approval, but approval policy is never"),
-    the same grant as Claude Code's allow rule ``mcp__continuity``."""
-    argv = mcp_argv()
-    args = ", ".join(json.dumps(a, ensure_ascii=False) for a in argv[1:])
-    return (f"{MCP_BEGIN}\n[mcp_servers.{MCP_SERVER_NAME}]\n"
-            f"command = {json.dumps(argv[0], ensure_ascii=False)}\n"
-            f"args = [{args}]\n"
-            'default_tools_approval_mode = "approve"\n'
-            f"env = {{ CONTINUITY_HOME = {json.dumps(str(home), ensure_ascii=False)} }}\n"
-            f"{MCP_END}\n")
-
-
 def hook_argv() -> list[str]:
     """The hook command as argv: this Python with ``-I -S`` (no ``site``: the hook imports
     only the standard library and ``continuity``, whose folder is appended to ``sys.path``)
@@ -365,18 +168,6 @@ def hook_home(home: str | os.PathLike[str] | None = None) -> Path:
     """The absolute workspace the hooks will point at: ``home`` or the resolved current one
     (``continuity.core.config.resolve_home``). Raises ``ConfigError`` for an empty ``home``."""
     return Path(os.path.abspath(resolve_home(home)))
-
-
-def default_path(harness: str) -> Path:
-    """Where the harness reads hooks (Claude Code, Codex) or extensions (pi)."""
-    if harness == "claude-code":
-        return Path.home() / ".claude" / "settings.json"
-    if harness == "codex":
-        return Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex") / "hooks.json"
-    if harness == "pi":
-        agent = os.environ.get("PI_CODING_AGENT_DIR") or Path.home() / ".pi" / "agent"
-        return Path(agent) / "extensions"
-    raise InputError(f"harness: must be claude-code, codex or pi (got {harness!r})")
 
 
 def install(harness: str, path: str | os.PathLike[str] | None = None,
@@ -461,47 +252,10 @@ def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> Insta
                          backup_left=backup if backup.is_file() else None)
 
 
-def _through_link(path: Path) -> Path:
-    """The file to read and rewrite: ``path``, or the file a symlink at ``path`` points at
-    (followed to the end, even when it does not exist yet), so the link is kept. Raises
-    ``InputError`` when that is a device, a pipe or a socket: settings are written
-    only to a regular file (issue 16: ``--settings /dev/null`` as root replaced the device),
-    as ``memory render --output`` does."""
-    target = path.resolve() if path.is_symlink() else path
-    if target.exists() and not target.is_dir() and not target.is_file():
-        raise InputError(f"{path}: is not a regular file (a device, socket or pipe); "
-                         "settings are only written to a regular file")
-    return target
-
-
 def _events(harness: str) -> dict[str, tuple[str, int]]:
     if harness not in HARNESS_EVENTS:
         raise InputError(f"harness: must be claude-code, codex or pi (got {harness!r})")
     return HARNESS_EVENTS[harness]
-
-
-def _read(path: Path) -> tuple[dict[str, Any], bytes | None]:
-    if path.is_dir():
-        raise InputError(f"--settings: {path} is a folder; give the settings file (e.g. "
-                         f"{path / 'settings.json'})")
-    if not path.exists():
-        return {}, None
-    try:
-        raw = path.read_bytes()
-    except OSError as exc:
-        raise InputError(f"--settings: cannot read {path}: {exc.strerror or exc}") from None
-    try:
-        data = json.loads(raw) if raw.strip() else {}
-    except ValueError as exc:
-        raise InputError(f"{path}: not valid JSON ({exc}); fix it first, nothing was "
-                         "changed") from None
-    if not isinstance(data, dict):
-        raise InputError(f"{path}: a JSON object is expected; nothing was changed")
-    return data, raw
-
-
-def _is_ours(hook: Any) -> bool:
-    return isinstance(hook, dict) and any(m in str(hook.get("command", "")) for m in _OURS)
 
 
 def _without_ours(data: dict[str, Any], *, keep_rule: bool = False) -> dict[str, Any]:
@@ -543,32 +297,6 @@ def _without_ours(data: dict[str, Any], *, keep_rule: bool = False) -> dict[str,
     return out
 
 
-def _backup(path: Path, raw: bytes | None) -> Path | None:
-    """Copy the settings' bytes to ``<file>.continuity-backup`` with the original's permission
-    bits (issue 16: a ``0600`` settings file, which may hold the user's secrets, was backed up
-    ``0644``)."""
-    backup = path.with_name(path.name + BACKUP_SUFFIX)
-    if raw is None or backup.exists():
-        return None
-    _atomic_bytes(backup, raw, mode=path.stat().st_mode & 0o777)
-    return backup
-
-
-def _write(path: Path, data: dict[str, Any]) -> None:
-    _atomic_bytes(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
-
-
-def _atomic_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Write ``data`` to ``path`` whole (temp file, fsync, rename) with ``mode``, else the
-    existing file's permission bits, else ``0644``."""
-    from continuity.core.private import write_whole
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if mode is None:
-        mode = path.stat().st_mode & 0o777 if path.exists() else 0o644
-    write_whole(path, data, mode)
-
-
 # ---------------------------------------------------------------------------- reading back
 
 
@@ -582,283 +310,6 @@ def read_settings(path: str | os.PathLike[str]) -> dict[str, Any]:
 def is_our_hook(hook: Any) -> bool:
     """True for a hook entry (``{"type": "command", "command": ...}``) that install wrote."""
     return _is_ours(hook)
-
-
-# ---------------------------------------------------------------------------- Codex trust
-
-
-def codex_hook_hash(event: str, hook: dict[str, Any], matcher: str | None = None) -> str:
-    """The ``trusted_hash`` Codex expects for one command ``hook`` (``{"command", "timeout",
-    "async"?, "statusMessage"?}``) of ``event`` (native name, ``SessionStart``) in a group with
-    ``matcher`` (module docstring, Codex trust; codex-rs ``command_hook_hash``). A timeout
-    missing is Codex's default of 600 s. Raises ``KeyError`` for an event Codex does not know."""
-    handler: dict[str, Any] = {"type": "command", "command": str(hook.get("command", "")),
-                               "timeout": max(1, int(hook.get("timeout") or 600)),
-                               "async": bool(hook.get("async", False))}
-    if hook.get("statusMessage") is not None:
-        handler["statusMessage"] = str(hook["statusMessage"])
-    identity: dict[str, Any] = {"event_name": CODEX_EVENT_LABELS[event], "hooks": [handler]}
-    if matcher is not None:
-        identity["matcher"] = matcher
-    data = json.dumps(identity, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    import hashlib
-
-    return "sha256:" + hashlib.sha256(data.encode("utf-8")).hexdigest()
-
-
-def codex_hooks_key_path(hooks_path: Path) -> str:
-    """The ``hooks.json`` path as Codex spells it in trust keys: its config folder joined with
-    ``hooks.json``, where the folder is ``$CODEX_HOME`` canonicalized (codex-rs
-    ``find_codex_home`` resolves symlinks of ``CODEX_HOME``) when ``hooks_path`` lies there, else
-    absolute as given (``~/.codex`` is not resolved)."""
-    folder = os.path.abspath(hooks_path.parent)
-    codex_home = os.environ.get("CODEX_HOME")
-    if codex_home and os.path.realpath(codex_home) == os.path.realpath(folder):
-        folder = os.path.realpath(codex_home)
-    return os.path.join(folder, hooks_path.name)
-
-
-def _codex_config_path(hooks_path: Path) -> Path:
-    return hooks_path.parent / "config.toml"
-
-
-def codex_our_hooks(hooks_path: Path, data: dict[str, Any] | None = None
-                    ) -> list[tuple[str, str, str]]:
-    """``[(key, native_event, trusted_hash)]`` of our hooks in ``hooks.json`` (``data``: its
-    parsed content, read from ``hooks_path`` when None), in file order."""
-    if data is None:
-        data, _raw = _read(hooks_path)
-    prefix = codex_hooks_key_path(hooks_path)
-    found = []
-    hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
-    for native, groups in hooks.items():
-        if native not in CODEX_EVENT_LABELS or not isinstance(groups, list):
-            continue
-        for g, group in enumerate(groups):
-            inner = group.get("hooks") if isinstance(group, dict) else None
-            for h, hook in enumerate(inner if isinstance(inner, list) else []):
-                if _is_ours(hook):
-                    matcher = group.get("matcher")
-                    key = f"{prefix}:{CODEX_EVENT_LABELS[native]}:{g}:{h}"
-                    found.append((key, native, codex_hook_hash(
-                        native, hook, matcher if isinstance(matcher, str) else None)))
-    return found
-
-
-@dataclass(frozen=True)
-class CodexTrust:
-    """Whether Codex runs our hooks right now. ``status``: ``trusted`` (every hook of ours has
-    its current hash in ``config.toml``), ``untrusted`` (none or only some do: Codex skips the
-    others silently), ``no-hooks`` (none of ours in ``hooks.json``) or ``unreadable``
-    (``config.toml`` is not TOML). ``untrusted_keys``: the hooks Codex skips; ``note``: why
-    install could not write the trust; ``next_step``: what the user has to do (None when
-    trusted)."""
-
-    status: str
-    hooks: int
-    trusted: int
-    config: Path
-    untrusted_keys: tuple[str, ...] = ()
-    note: str | None = None
-
-    @property
-    def next_step(self) -> str | None:
-        if self.status == "trusted":
-            return None
-        if self.status == "no-hooks":
-            return "run `continuity hooks install codex`"
-        if self.status == "unreadable":
-            return f"fix {self.config} (not valid TOML), then run `continuity hooks install codex`"
-        return ("run `continuity hooks install codex` again (it writes the trust), or "
-                + CODEX_TRUST_STEP)
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "hooks": self.hooks, "trusted": self.trusted,
-                "config": str(self.config), "untrusted_keys": list(self.untrusted_keys),
-                "note": self.note, "next_step": self.next_step}
-
-
-def codex_trust(hooks_path: str | os.PathLike[str] | None = None, *,
-                note: str | None = None) -> CodexTrust:
-    """Whether Codex trusts our hooks of ``hooks_path`` (default ``default_path("codex")``) now,
-    comparing the ``trusted_hash`` of each in ``config.toml`` with its current hash (module
-    docstring, Codex trust). Raises ``InputError`` when ``hooks.json`` is not a JSON object."""
-    import tomllib
-
-    given = Path(hooks_path).expanduser() if hooks_path else default_path("codex")
-    target = _through_link(given)
-    config = _codex_config_path(given)
-    ours = codex_our_hooks(given, _read(target)[0])
-    if not ours:
-        return CodexTrust("no-hooks", 0, 0, config, note=note)
-    try:
-        state = tomllib.loads(config.read_text("utf-8")) if config.is_file() else {}
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return CodexTrust("unreadable", len(ours), 0, config, tuple(k for k, _e, _h in ours),
-                          note=note)
-    hooks_state = state.get("hooks", {}).get("state", {}) if isinstance(
-        state.get("hooks"), dict) else {}
-    untrusted = tuple(k for k, _e, h in ours
-                      if not isinstance(hooks_state.get(k), dict)
-                      or hooks_state[k].get("trusted_hash") != h
-                      or hooks_state[k].get("enabled") is False)
-    trusted = len(ours) - len(untrusted)
-    return CodexTrust("trusted" if not untrusted else "untrusted", len(ours), trusted, config,
-                      untrusted, note=note)
-
-
-#: A ``[hooks.state."KEY"]`` (or ``'KEY'``) table header line, the key's TOML string captured.
-_STATE_HEADER = re.compile(
-    r'^\s*\[\s*hooks\s*\.\s*state\s*\.\s*("(?:[^"\\]|\\.)*"|\'[^\']*\')\s*\]\s*(#.*)?$')
-
-
-def _state_header_key(line: str) -> str | None:
-    """The key of a ``[hooks.state."KEY"]`` header line, else None."""
-    import tomllib
-
-    match = _STATE_HEADER.match(line)
-    if not match:
-        return None
-    try:
-        return tomllib.loads(f"k = {match.group(1)}")["k"]
-    except tomllib.TOMLDecodeError:
-        return None
-
-
-def _strip_trust(text: str, keys: set[str] | None) -> str:
-    """``text`` without our ``TRUST_BEGIN``…``TRUST_END`` block and, for ``keys``, without the
-    ``[hooks.state."KEY"]`` tables of those keys elsewhere (up to the next table header)."""
-    lines = text.splitlines(keepends=True)
-    out: list[str] = []
-    skipping_block = skipping_table = False
-    for line in lines:
-        bare = line.rstrip("\r\n")
-        if skipping_block:
-            if bare == TRUST_END:
-                skipping_block = False
-            continue
-        if bare == TRUST_BEGIN:
-            skipping_block, skipping_table = True, False
-            continue
-        if bare.lstrip().startswith("["):
-            key = _state_header_key(bare)
-            skipping_table = key is not None and keys is not None and key in keys
-            if skipping_table:
-                continue
-        if skipping_table:
-            continue
-        out.append(line)
-    return "".join(out)
-
-
-def _strip_block(text: str, begin: str, end: str) -> str:
-    """``text`` without the lines from ``begin`` to ``end`` (both included)."""
-    out, skipping = [], False
-    for line in text.splitlines(keepends=True):
-        bare = line.rstrip("\r\n")
-        if skipping:
-            skipping = bare != end
-            continue
-        if bare == begin:
-            skipping = True
-            continue
-        out.append(line)
-    return "".join(out)
-
-
-def _codex_state_ok(text: str, ours: list[tuple[str, str, str]]) -> bool:
-    """Whether ``text`` parses as TOML and trusts each of ``ours`` with its hash."""
-    import tomllib
-
-    try:
-        state = tomllib.loads(text)["hooks"]["state"] if ours else {}
-        return all(state[k].get("trusted_hash") == h for k, _e, h in ours)
-    except (tomllib.TOMLDecodeError, KeyError, TypeError, AttributeError):
-        return False
-
-
-def _codex_mcp_ok(text: str, home: Path) -> bool:
-    """Whether ``text`` parses as TOML and holds our server as ``codex_mcp_block`` wrote it."""
-    import tomllib
-
-    try:
-        server = tomllib.loads(text)["mcp_servers"][MCP_SERVER_NAME]
-        argv = mcp_argv()
-        return server["command"] == argv[0] and server["args"] == argv[1:] \
-            and server["env"] == {"CONTINUITY_HOME": str(home)}
-    except (tomllib.TOMLDecodeError, KeyError, TypeError):
-        return False
-
-
-def _write_codex_config(hooks_path: Path, data: dict[str, Any], *, trust: bool,
-                        home: Path) -> tuple[str | None, McpRegistration]:
-    """Write, into the ``config.toml`` beside ``hooks_path``, our MCP server
-    (``codex_mcp_block``, issue 39) and, with ``trust``, the trust tables of our hooks in
-    ``hooks_path`` (parsed ``data``; module docstring, Codex trust), both at the end, MCP
-    first. A part the file cannot take (a ``config.toml`` that is not TOML, an inline
-    ``hooks.state``, a ``[mcp_servers.continuity]`` of the user's) is left out and the other
-    still written. Returns ``(trust note, MCP registration)``: the note None when the trust
-    was written (or not asked for)."""
-    config = _codex_config_path(hooks_path)
-    config_file = _through_link(config)
-    try:
-        raw = config_file.read_bytes() if config_file.exists() else None
-        text = raw.decode("utf-8") if raw is not None else ""
-    except (OSError, UnicodeDecodeError) as exc:
-        why = f"{config}: cannot read it ({exc})"
-        return (f"{why}; Codex trust not written" if trust else None,
-                McpRegistration(config, {}, f"not registered: {why}"))
-    ours = codex_our_hooks(hooks_path, data)
-    kept = _strip_block(text, MCP_BEGIN, MCP_END)
-    if trust:
-        kept = _strip_trust(kept, {k for k, _e, _h in ours})
-    if kept and not kept.endswith("\n"):
-        kept += "\n"
-    block = "".join(f"[hooks.state.{json.dumps(k, ensure_ascii=False)}]\n"
-                    f"trusted_hash = {json.dumps(h)}\n" for k, _e, h in ours)
-    trust_block = f"{TRUST_BEGIN}\n{block}{TRUST_END}\n" if trust and ours else ""
-    mcp_block = codex_mcp_block(home)
-    mcp_fits = _codex_mcp_ok(kept + mcp_block, home)
-    if trust and not _codex_state_ok(kept + trust_block, ours):
-        return (f"{config}: the trust state of continuity's hooks cannot be added to it; "
-                "nothing was changed there", McpRegistration(
-                    config, {}, f"not registered: {config} was left as it was (see the trust)"))
-    new = kept + (mcp_block if mcp_fits else "") + trust_block
-    if mcp_fits and not (_codex_mcp_ok(new, home) and (not trust or _codex_state_ok(new, ours))):
-        new = kept + trust_block  # pragma: no cover - each fits alone: so do both
-        mcp_fits = False
-    note = None
-    mcp = McpRegistration(config, mcp_tool_names("codex")) if mcp_fits else McpRegistration(
-        config, {}, f"not registered: {config} cannot take [mcp_servers.{MCP_SERVER_NAME}] "
-        "(a server of that name that is not continuity's, or mcp_servers not a table)")
-    if new != text:
-        _backup(config_file, raw)
-        _atomic_bytes(config_file, new.encode("utf-8"))
-    return note, mcp
-
-
-def _remove_codex_trust(hooks_path: Path) -> None:
-    """Remove our trust block and our MCP block (issue 39) from the ``config.toml`` beside
-    ``hooks_path``: its backup's bytes
-    come back when the rest equals them; a file that held only the block is deleted."""
-    config_file = _through_link(_codex_config_path(hooks_path))
-    if not config_file.is_file():
-        return
-    text = config_file.read_text("utf-8", errors="surrogateescape")
-    if TRUST_BEGIN not in text and MCP_BEGIN not in text:
-        return
-    kept = _strip_block(_strip_trust(text, None), MCP_BEGIN, MCP_END)
-    backup = config_file.with_name(config_file.name + BACKUP_SUFFIX)
-    if backup.is_file():
-        saved = backup.read_bytes()
-        if saved.decode("utf-8", "surrogateescape").rstrip("\n") == kept.rstrip("\n"):
-            _atomic_bytes(config_file, saved)
-            backup.unlink()
-            return
-    if not kept.strip() and not backup.is_file():
-        config_file.unlink()
-        return
-    _atomic_bytes(config_file, kept.encode("utf-8", "surrogateescape"))
 
 
 # ---------------------------------------------------------------------------- pi
@@ -1006,9 +457,6 @@ def installed_paths(home: str | os.PathLike[str]) -> dict[str, str]:
         if isinstance(data, dict) else {}
 
 
-#: issue 39: continuity's MCP tools by their logical name (what the brief and the injected
-#: texts may name), as ``hooks install`` registers them.
-MCP_TOOLS = ("search", "show", "recall", "continuation", "remember", "checkpoint")
 #: issue 39: the tool each harness loads its deferred MCP tools with (observed with the real
 #: CLIs: Claude Code 2.1.332 lists MCP tools by name and loads them with ``ToolSearch``; Codex
 #: 0.171.0 offers every MCP tool only through ``tool_search``); pi's tools are its own.
