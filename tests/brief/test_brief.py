@@ -338,3 +338,19 @@ def test_brief_says_how_to_load_deferred_tools(store):
                          reach=Reach({"search": "continuity_search"}, None), now=NOW)
     assert ("Continuity's MCP tools here: `continuity_search` (search every row of every "
             "session).") in direct.text.split("\n")
+
+
+def test_brief_names_memory_md_when_the_workspace_has_one(store):
+    """Issue 39: nothing told a harness MEMORY.md was there; the brief names its path (a
+    file to read, not a tool) when the reach has one, in the block that says how to get
+    more, and never otherwise."""
+    _export_session(store)
+    reach = Reach({"search": "continuity_search"}, None, None, "/w/MEMORY.md")
+    text = build_brief(store, project=PROJECT, config=CheckpointConfig(), reach=reach,
+                       now=NOW).text
+    assert text.split("\n")[-2:] == [
+        "Continuity's MCP tools here: `continuity_search` (search every row of every session).",
+        "Durable notes of every project (MEMORY.md, a file to read): /w/MEMORY.md"]
+    plain = build_brief(store, project=PROJECT, config=CheckpointConfig(), reach=NO_REACH,
+                        now=NOW).text
+    assert "MEMORY.md" not in plain

@@ -91,3 +91,23 @@ def test_brief_names_the_installed_mcp_tools(store, isolated_home: Path) -> None
     assert "`continuity__search` (search every row of every session)" in codex
     assert 'MCP `continuity__show` (session "old", seq 0)' in codex
     assert "continuity__" not in claude  # not installed for Claude Code
+
+
+def test_harness_reach_names_memory_md_only_when_it_exists(tmp_path) -> None:
+    """``harness_reach``: the workspace's MEMORY.md by its absolute path once it exists; the
+    loader only with MCP tools installed for a harness that defers them."""
+    import json as _json
+
+    from continuity.daemon.hooks.live import harness_reach
+
+    home = tmp_path / "ws"
+    home.mkdir()
+    assert harness_reach(str(home), "claude-code").memory_md is None
+    (home / "MEMORY.md").write_text("# MEMORY.md\n")
+    assert harness_reach(str(home), "pi").memory_md == str(home / "MEMORY.md")
+    assert harness_reach(str(home), "claude-code").loader is None  # no tools: nothing to load
+    (home / "hooks-installed.json").write_text(_json.dumps(
+        {"mcp": {"claude-code": {"search": "mcp__continuity__search"}}}))
+    reach = harness_reach(str(home), "claude-code")
+    assert (dict(reach.mcp), reach.loader) == ({"search": "mcp__continuity__search"},
+                                               "ToolSearch")

@@ -20,15 +20,20 @@ class Reach:
     prefix that runs continuity's CLI for this workspace (an absolute path and ``--home``),
     None when the brief must not name the CLI; ``loader`` the harness's own tool that loads
     the MCP tools it defers (Claude Code ``ToolSearch``, Codex ``tool_search``), None where
-    they are offered directly. The brief names nothing else."""
+    they are offered directly; ``memory_md`` the absolute path of the workspace's MEMORY.md
+    (seed 000's projection: durable facts, decisions and thread heads of every project) when
+    it exists, None otherwise. The brief names nothing else."""
 
     mcp: Mapping[str, str] = field(default_factory=dict)
     cli: str | None = None
     loader: str | None = None
+    memory_md: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"mcp": {...}, "cli": str | None, "loader": str | None}``."""
-        return {"mcp": dict(self.mcp), "cli": self.cli, "loader": self.loader}
+        """``{"mcp": {...}, "cli": str | None, "loader": str | None, "memory_md": str |
+        None}``."""
+        return {"mcp": dict(self.mcp), "cli": self.cli, "loader": self.loader,
+                "memory_md": self.memory_md}
 
 
 @dataclass(frozen=True)

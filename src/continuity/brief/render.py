@@ -268,6 +268,9 @@ def render_brief(sessions: Sequence[SessionBrief], *, project: str, budget_chars
     tools = _tools_line(reach)
     if tools:
         sections.append(_Section(0, 13, 2, [tools]))
+    if reach.memory_md:  # issue 39: nothing told a harness MEMORY.md was there to read
+        sections.append(_Section(0, 13, 4, [f"Durable notes of every project (MEMORY.md, a "
+                                            f"file to read): {reach.memory_md}"]))
 
     def text(extra: str = "") -> str:
         shown = sorted({sec.sidx for sec in sections if sec.shown and sec.order == 0})
@@ -280,9 +283,9 @@ def render_brief(sessions: Sequence[SessionBrief], *, project: str, budget_chars
                     for ln in sec.lines()]
             if body:
                 lines += ["", *body]
-        for sec in sections:
-            if sec.order == 13:
-                lines += ["", *sec.lines()] if sec.shown else []
+        tail = [ln for sec in sections if sec.order == 13 for ln in sec.lines()]
+        if tail:  # how to get more, one block
+            lines += ["", *tail]
         return redact("\n".join(lines) + extra)
 
     for sec in sections:

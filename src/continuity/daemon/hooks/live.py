@@ -104,13 +104,17 @@ def harness_reach(home: str | os.PathLike[str], harness: str | None) -> Any:
     """The ``brief.Reach`` of a ``harness`` session of the workspace at ``home`` (issue 39):
     the continuity MCP tools that harness has (``install.installed_mcp_tools``: only those
     ``hooks install`` registered; none for ``harness`` None), the tool that loads them where
-    the harness defers MCP tools (``install.MCP_LOADERS``), and this install's CLI for this
-    workspace (``cli_prefix``)."""
+    the harness defers MCP tools (``install.MCP_LOADERS``), this install's CLI for this
+    workspace (``cli_prefix``), and the workspace's MEMORY.md when it exists."""
     from continuity.brief import Reach
     from continuity.daemon.hooks.install import MCP_LOADERS, installed_mcp_tools
 
+    from continuity.lineage.memory_md import FILE_NAME
+
     mcp = installed_mcp_tools(home, harness) if harness else {}
-    return Reach(mcp, cli_prefix(home), MCP_LOADERS.get(harness or "") if mcp else None)
+    memory = os.path.abspath(os.path.join(home, FILE_NAME))
+    return Reach(mcp, cli_prefix(home), MCP_LOADERS.get(harness or "") if mcp else None,
+                 memory if os.path.isfile(memory) else None)
 
 
 def cli_prefix(home: str) -> str | None:
