@@ -419,7 +419,8 @@ def test_session_state_keeps_last_ten_redacted_snippets():
     rec.record_prompt("s1", "use AKIAIOSFODNN7EXAMPLE please")
     rec.record_prompt("s1", "   ")
     assert len(state.snippets) == 10 and state.total_prompts == 15
-    assert list(state.snippets)[-3:] == ["prompt 11", "x" * 200,
+    # issue 39: a snippet cut to 200 characters ends with a marker, inside the 200
+    assert list(state.snippets)[-3:] == ["prompt 11", "x" * 199 + "…",
                                          "use [REDACTED:aws-access-key] please"]
 
 

@@ -230,13 +230,15 @@ _PROMPT_BLOCK = re.compile(r"^### Recent Prompts\n((?:- .*\n?)+)", re.M)
 
 def _digest_prompts(digest_text: str) -> list[str]:
     """The ``### Recent Prompts`` items of a checkpoint digest (seed 000), oldest first; an
-    item of the snippet's full length (``SNIPPET_CHARS``, the seed's cut, made without a
-    marker) ends with ``…`` (issue 39: never cut mid-word without a marker)."""
+    item of the snippet's full length (``SNIPPET_CHARS``, the seed's cut, which digests
+    written before issue 39 made without a marker) ends with ``…`` (issue 39: never cut
+    mid-word without a marker)."""
     found = _PROMPT_BLOCK.search(digest_text)
     if not found:
         return []
     items = [line[2:] for line in found.group(1).splitlines() if line.startswith("- ")]
-    return [p.rstrip() + "…" if len(p) >= SNIPPET_CHARS else p for p in items]
+    return [p.rstrip() + "…" if len(p) >= SNIPPET_CHARS and not p.endswith("…") else p
+            for p in items]
 
 
 __all__ = ["Brief", "MAX_SESSIONS", "ROWS_READ", "build_brief"]

@@ -165,12 +165,17 @@ def normalize_project(project: str | None) -> str | None:
 
 
 def _short(text: str, limit: int) -> str:
-    """Redacted, whitespace collapsed, cut to ``limit`` characters (no half marker kept)."""
-    out = safe_cut(redact(" ".join(text.split())), limit)
+    """Redacted, whitespace collapsed, at most ``limit`` characters: a text that does not fit
+    is cut (never inside a character, nor leaving half a ``[REDACTED:…]`` marker) and ends
+    with ``…`` within the limit (issue 39: a prompt cut mid-word with no marker)."""
+    whole = redact(" ".join(text.split()))
+    if len(whole) <= limit:
+        return whole
+    out = safe_cut(whole, max(limit - 1, 0))
     cut = out.rfind("[REDACTED:")
     if cut >= 0 and "]" not in out[cut:]:
         out = out[:cut].rstrip()
-    return out
+    return out.rstrip() + "…" if limit > 0 else ""
 
 
 def format_duration(ms: int) -> str:
