@@ -534,3 +534,35 @@ def test_mcp_fuzz_every_request_gets_exactly_one_answer(isolated_home: Path,
                 assert isinstance(a["error"]["code"], int) and a["error"]["message"]
 
     check()
+
+
+def test_mcp_first_calls_of_different_tools_at_once_both_answer(imported: Path,
+                                                               daemon_down: None) -> None:
+    """A fresh server gets ``search`` and ``recall`` pipelined (a harness's parallel tool
+    calls): both answer with results (the tools' modules are loaded at start; loading them
+    lazily in two worker threads at once raised a circular-import error, fresh-user review)."""
+    import subprocess
+
+    proc = subprocess.Popen([sys.executable, "-m", "continuity.daemon.mcp_server"],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env={**os.environ})
+    lines = [{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                 "protocolVersion": "2025-06-18", "capabilities": {},
+                 "clientInfo": {"name": "test", "version": "1"}}},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"},
+             {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                 "name": "search", "arguments": {"query": "export"}}},
+             {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+                 "name": "recall", "arguments": {"query": "export", "sessions": True,
+                                                 "session": KEY}}}]
+    try:
+        out, err = proc.communicate(
+            "".join(json.dumps(m) + "\n" for m in lines).encode(), timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    answers = {a["id"]: a for a in map(json.loads, out.decode().splitlines())}
+    assert set(answers) == {1, 2, 3}, err.decode()[-2000:]
+    for ident in (2, 3):
+        assert answers[ident]["result"].get("isError") is not True, answers[ident]
+    assert b"circular import" not in err

@@ -122,6 +122,11 @@ def test_show_rows_around_a_seq_bounded(two_sessions: None, daemon: str,
     assert whole["rows"][3]["text"] == "Done: fix the flaky rounding test in ledger"
     with pytest.raises(ContinuityError, match=f"session {OLD} has no row 9"):
         tools.show(OLD, 9)
+    # fresh-user review: rows under the default before (5) is no error; before is rows-1
+    few = tools.show(OLD, 3, rows=2)
+    assert [r["seq"] for r in few["rows"]] == [2, 3]
+    with pytest.raises(ContinuityError, match=r"before: must be 0 to 1 \(got 5\)"):
+        tools.show(OLD, 3, before=5, rows=2)  # given, it is checked
 
 
 def test_show_total_text_is_bounded(isolated_home: Path, tmp_path: Path) -> None:

@@ -93,11 +93,12 @@ def cut(text: str, limit: int) -> str:
     return text[:keep] + f"… [{len(text) - keep} more characters]"
 
 
-def show_rows(store: Any, session: str, seq: int, *, before: int = SHOW_BEFORE,
+def show_rows(store: Any, session: str, seq: int, *, before: int | None = None,
               rows: int = MAX_SHOW_ROWS) -> dict[str, Any]:
     """``{"session", "harness", "project", "seq", "rows": [...], "more": bool, "left_out"}``:
     the session's rows from ``seq - before`` on (every kind, as ``continuity show KEY --seq
-    N``), at most ``rows`` (1..``MAX_SHOW_ROWS``). Each row: ``seq``, ``role``, ``kind``,
+    N``), at most ``rows`` (1..``MAX_SHOW_ROWS``); ``before`` left out is ``SHOW_BEFORE`` or
+    ``rows - 1``, whichever is smaller (a default never refuses the caller's ``rows``). Each row: ``seq``, ``role``, ``kind``,
     ``time``, ``text`` (redacted, control characters shown as pictures, at most ``ROW_CHARS``
     characters with a ``… [N more characters]`` marker). Rows past ``SHOW_CHARS`` characters of
     text in all are left out (``left_out`` counts them); ``more``: the session has rows after
@@ -108,6 +109,8 @@ def show_rows(store: Any, session: str, seq: int, *, before: int = SHOW_BEFORE,
 
     if not 1 <= int(rows) <= MAX_SHOW_ROWS:
         raise InputError(f"rows: must be 1 to {MAX_SHOW_ROWS} (got {rows})")
+    if before is None:
+        before = min(SHOW_BEFORE, int(rows) - 1)
     if not 0 <= int(before) < int(rows):
         raise InputError(f"before: must be 0 to {int(rows) - 1} (got {before})")
     if int(seq) < 0:

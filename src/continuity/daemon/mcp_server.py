@@ -4,7 +4,7 @@
   stored session matching the words of ``query``, best first, with the ranking and filters of
   ``continuity search``; each hit its session key, seq and a redacted snippet
   (``browse.agent_tools.search_rows``; at most 50 hits; issue 39).
-- ``show(session, seq, before=5, rows=30)``: the rows of a session around row ``seq``, as
+- ``show(session, seq, before=5 (at most rows-1), rows=30)``: the rows of a session around row ``seq``, as
   ``continuity show KEY --seq N``, redacted and bounded (``browse.agent_tools.show_rows``).
 - ``recall(query, limit=10, expand=false, sessions=false)``: memories matching the words of
   ``query``, best first; ``expand`` adds the sanitized transcripts behind them (seed 000);
@@ -303,7 +303,8 @@ class ContinuityTools:
             return search_rows(store, query, limit=limit, harness=harness, projects=folders,
                                role=role, tool=tool, since=since, until=until)
 
-    def show(self, session: str, seq: int, before: int = 5, rows: int = 30) -> dict[str, Any]:
+    def show(self, session: str, seq: int, before: int | None = None,
+             rows: int = 30) -> dict[str, Any]:
         """The rows of ``session`` around row ``seq`` (``browse.agent_tools.show_rows``, as
         ``continuity show KEY --seq N``), redacted and bounded."""
         from continuity.browse.agent_tools import show_rows
@@ -371,10 +372,12 @@ def build_server(tools: ContinuityTools) -> Any:
                      project=project, role=role, tool=tool, since=since, until=until)
 
     @server.tool(name="show", annotations=reads, description="The rows of a stored session around row seq "
-                 "(from seq-before, at most rows rows; as `continuity show KEY --seq N`), "
+                 "(from seq-before, at most rows rows; before defaults to 5, or rows-1 when "
+                 "rows is smaller; as `continuity show KEY --seq N`), "
                  "redacted, each row's text cut at 2,000 characters. session: a key or a "
                  "unique key prefix (from search).")
-    def show(session: str, seq: int, before: int = 5, rows: int = 30) -> dict[str, Any]:
+    def show(session: str, seq: int, before: int | None = None,
+             rows: int = 30) -> dict[str, Any]:
         return _call(tools.show, session, seq, before=before, rows=rows)
 
     @server.tool(name="recall", annotations=reads, description="Find memories matching the words of query, "
@@ -733,11 +736,33 @@ async def serve_stdio(server: Any, *, drain_seconds: float = DRAIN_SECONDS) -> N
                       low.create_initialization_options())
 
 
+#: The modules the tools load, imported before serving (``load_tool_modules``).
+TOOL_MODULES = ("continuity.store", "continuity.store.sql", "continuity.store.search",
+                "continuity.store.memory", "continuity.store.names",
+                "continuity.store.checkpoints", "continuity.transcripts.memories",
+                "continuity.browse.agent_tools", "continuity.continuation.view",
+                "continuity.checkpoints.capture", "continuity.checkpoints.recovery",
+                "continuity.daemon.address", "httpx")
+
+
+def load_tool_modules() -> None:
+    """Import every module the tools use, in this thread, before any call: the SDK runs
+    calls in worker threads, and the first calls of two tools at once (a harness's parallel
+    tool calls) each importing ``continuity.store``'s modules met them half-initialized
+    ("cannot import name … from partially initialized module", fresh-user review)."""
+    import importlib
+
+    for name in TOOL_MODULES:
+        importlib.import_module(name)
+
+
 def run(home: str | os.PathLike[str] | Path | None = None) -> None:
     """Serve the tools on stdio until the client closes it (the calls still running then
-    answered first, for at most ``DRAIN_SECONDS``)."""
+    answered first, for at most ``DRAIN_SECONDS``). The tools' modules are loaded first
+    (``load_tool_modules``)."""
     import anyio
 
+    load_tool_modules()
     anyio.run(serve_stdio, build_server(ContinuityTools(home)))
 
 
