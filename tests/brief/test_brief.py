@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from continuity.brief import FRAMING, HEADING, Reach, build_brief, how_long_ago
 from continuity.brief.model import SessionBrief
-from continuity.brief.render import CUT_MARKER, clip, render_brief
+from continuity.brief.render import _INVISIBLE, CUT_MARKER, clip, render_brief
 from continuity.checkpoints.capture import CheckpointConfig
 from continuity.continuation.facts import CommandRun, ErrorNote, FileTouch
 from continuity.core.model import Entry, EntryKind, Role
@@ -288,7 +288,7 @@ def test_brief_properties(sessions, budget, reach):
         if first.requests:
             req = next(ln for ln in lines if ln.startswith("Last request ("))
             body = req.split("): ", 1)[1]
-            want = " ".join(first.requests[-1][1].split())
+            want = " ".join(first.requests[-1][1].split()).translate(_INVISIBLE)
             assert body == want or (body.endswith("…") and want.startswith(body[:-1].rstrip()))
 
 
@@ -336,7 +336,7 @@ def test_brief_says_how_to_load_deferred_tools(store):
             "`mcp__continuity__show` (rows around a row number).") in deferred.text.split("\n")
     direct = build_brief(store, project=PROJECT, config=CheckpointConfig(),
                          reach=Reach({"search": "continuity_search"}, None), now=NOW)
-    assert ("Continuity's MCP tools here: `continuity_search` (search every row of every "
+    assert ("Continuity's tools here: `continuity_search` (search every row of every "
             "session).") in direct.text.split("\n")
 
 
@@ -349,8 +349,21 @@ def test_brief_names_memory_md_when_the_workspace_has_one(store):
     text = build_brief(store, project=PROJECT, config=CheckpointConfig(), reach=reach,
                        now=NOW).text
     assert text.split("\n")[-2:] == [
-        "Continuity's MCP tools here: `continuity_search` (search every row of every session).",
+        "Continuity's tools here: `continuity_search` (search every row of every session).",
         "Durable notes of every project (MEMORY.md, a file to read): /w/MEMORY.md"]
     plain = build_brief(store, project=PROJECT, config=CheckpointConfig(), reach=NO_REACH,
                         now=NOW).text
     assert "MEMORY.md" not in plain
+
+
+def test_brief_shows_control_and_invisible_characters_as_escapes(store):
+    """A prompt holding ESC sequences, NUL, a bidi override and a zero-width space reaches
+    the brief as visible escapes (fresh-user review: a terminal or a model was shown them
+    raw)."""
+    session(store, "sess-x", [user("fix \x1b[31mred\x1b]0;pwned\x07 a\x00b \u202eevil\u200bx"),
+                              say("Done.")], ago=timedelta(hours=1))
+    text = build_brief(store, project=PROJECT, config=CheckpointConfig(), reach=NO_REACH,
+                       now=NOW).text
+    assert ("Last request (row 0): fix \\x1b[31mred\\x1b]0;pwned\\x07 a\\x00b "
+            "\\u202eevil\\u200bx") in text.split("\n")
+    assert not any(c in text for c in "\x1b\x00\x07\u202e\u200b")

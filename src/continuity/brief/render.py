@@ -38,7 +38,7 @@ from typing import Callable, Sequence
 
 from continuity.brief.model import Reach, SessionBrief
 from continuity.checkpoints.recovery import FRAMING as _FRAMING
-from continuity.core.text import safe_cut
+from continuity.core.text import CONTROL_ESCAPES, safe_cut
 from continuity.redaction.funnel import redact
 
 HEADING = "## Project brief from continuity"
@@ -64,11 +64,19 @@ _TOOL_USES = (("search", "search every row of every session"),
               ("recall", "remembered memories"))
 
 
+#: what a brief shows as visible escapes: control characters (``core.text.CONTROL_ESCAPES``:
+#: ESC, NUL, CR …), the bidirectional overrides and isolates, and the zero-width characters,
+#: which would reorder or hide text on a terminal or in a model's context (fresh-user review)
+_INVISIBLE = {**CONTROL_ESCAPES, **{c: f"\\u{c:04x}" for c in [
+    *range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0xFEFF]}}
+
+
 def clip(text: str, limit: int) -> str:
-    """``text`` on one line (whitespace collapsed), at most ``limit`` characters: cut at the
-    last space when there is one in its last third, else inside the word, and then ended
-    with ``…`` (never mid-word without it)."""
-    one = " ".join(text.split())
+    """``text`` on one line (whitespace collapsed, control, bidirectional and zero-width
+    characters as visible escapes), at most ``limit`` characters: cut at the last space when
+    there is one in its last third, else inside the word, and then ended with ``…`` (never
+    mid-word without it)."""
+    one = " ".join(text.split()).translate(_INVISIBLE)
     if len(one) <= limit:
         return one
     if limit <= 1:
@@ -245,7 +253,9 @@ def _tools_line(reach: Reach) -> str | None:
     if not named:
         return None
     load = f" (load them with `{reach.loader}`)" if reach.loader else ""
-    return f"Continuity's MCP tools here{load}: " + ", ".join(named) + "."
+    kind = "MCP tools" if reach.loader or any(n.startswith("mcp__") for n in reach.mcp.values()) \
+        else "tools"  # pi's are the extension's own, no MCP
+    return f"Continuity's {kind} here{load}: " + ", ".join(named) + "."
 
 
 def render_brief(sessions: Sequence[SessionBrief], *, project: str, budget_chars: int,
