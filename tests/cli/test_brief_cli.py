@@ -109,3 +109,34 @@ def test_cli_brief_window_days_or_any(monkeypatch, capsys, tmp_path):
     assert code == 2 and out == ""
     assert err.strip() == ("continuity: --window: must be an integer in 1–3650 or \"any\" "
                            "(got '3d')")
+
+
+def test_cli_os_errors_are_one_line_not_a_traceback(monkeypatch, capsys, tmp_path):
+    """Fresh-user review: a deleted current folder, or a workspace the user may not enter,
+    printed a Python traceback; each is one line on stderr naming the path and what to do,
+    exit 4."""
+    import os as _os
+
+    def gone() -> str:
+        raise FileNotFoundError(2, "No such file or directory")
+
+    monkeypatch.setattr(_os, "getcwd", gone)
+    code, out, err = _run(monkeypatch, capsys, "brief", "--home", tmp_path / "ws")
+    assert (code, out) == (4, "")
+    assert err.strip() == ("continuity: No such file or directory (has the current folder been "
+                           "deleted? cd to one that exists) (CONTINUITY_RAISE_ERRORS=1 shows "
+                           "the traceback)")
+    monkeypatch.undo()
+    locked = tmp_path / "locked"
+
+    def refused(*args, **kwargs):  # type: ignore[no-untyped-def]
+        raise PermissionError(13, "Permission denied", str(locked))
+
+    import continuity.core.config as config
+
+    monkeypatch.setattr(config, "resolve_home", refused)
+    code, out, err = _run(monkeypatch, capsys, "sessions", "--home", locked)
+    assert (code, out) == (4, "")
+    assert err.strip() == (f"continuity: {locked}: Permission denied (check the workspace's "
+                           "owner and mode, or pick another with --home) "
+                           "(CONTINUITY_RAISE_ERRORS=1 shows the traceback)")

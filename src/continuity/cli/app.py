@@ -424,6 +424,25 @@ def main() -> None:
             raise
         err.print(f"continuity: {exc}", markup=False, highlight=False)
         raise SystemExit(exc.exit_code) from None
+    except OSError as exc:  # the machine refused: a folder we may not enter, a deleted cwd
+        if os.environ.get("CONTINUITY_RAISE_ERRORS"):
+            raise
+        err.print(f"continuity: {os_error_text(exc)}", markup=False, highlight=False)
+        raise SystemExit(4) from None
+
+
+def os_error_text(exc: OSError) -> str:
+    """One line for an ``OSError`` the CLI did not expect (fresh-user review: a workspace the
+    user may not enter, ``--home`` under a folder they may not write, a current folder
+    deleted under the shell printed tracebacks): the path, the system's reason, and a hint;
+    exit status 4, as a store that cannot be used."""
+    where = f"{exc.filename}: " if exc.filename else ""
+    reason = exc.strerror or exc.__class__.__name__
+    if isinstance(exc, FileNotFoundError) and not exc.filename:
+        reason += " (has the current folder been deleted? cd to one that exists)"
+    elif isinstance(exc, PermissionError):
+        reason += " (check the workspace's owner and mode, or pick another with --home)"
+    return f"{where}{reason} (CONTINUITY_RAISE_ERRORS=1 shows the traceback)"
 
 
 if __name__ == "__main__":  # pragma: no cover
