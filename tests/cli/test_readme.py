@@ -69,10 +69,39 @@ def test_the_test_command_comes_second_and_ci_runs_it():
     assert second in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
 
-def test_own_sessions_come_right_after_the_two_commands():
-    third = bash_blocks()[2].strip()
-    assert third.endswith("continuity import ~/.claude/projects ~/.codex/sessions "
-                          "~/.pi/agent/sessions")
+def test_own_sessions_come_right_after_the_brief_example():
+    fourth = bash_blocks()[3].strip()
+    assert fourth.endswith("continuity import ~/.claude/projects ~/.codex/sessions "
+                           "~/.pi/agent/sessions")
+
+
+def _as_shown(text: str) -> str:
+    """A brief with what differs by machine and clock made the same: the age, the script's
+    and the workspace's paths."""
+    text = re.sub(r" · [^·\n]+ ago \(", " · AGE (", text)
+    return re.sub(r"`\S+/continuity --home \S+ show", "`CLI show", text)
+
+
+def test_the_brief_example_is_what_the_command_prints(tmp_path):
+    """The README's brief example (its third command, run in the workspace of the first)
+    prints the text shown under it, but for the age and the paths."""
+    command = bash_blocks()[2].strip()
+    shown = README[README.index(command):]
+    shown = shown[shown.index("```text\n") + 8:]
+    shown = shown[:shown.index("```")]
+    clone = tmp_path / "clone"
+    shutil.copytree(ROOT / "examples", clone / "examples")
+    exe = str(Path(sys.executable).with_name("continuity"))
+    env = {**os.environ, "CONTINUITY_HOME": str(clone / "workspace")}
+    env.pop("CONTINUITY_DATABASE_URL", None)
+    subprocess.run([exe, "import", "examples/sessions"], cwd=clone, env=env, check=True,
+                   capture_output=True, timeout=120)
+    words = shlex.split(command)
+    assert words[:2] == ["CONTINUITY_HOME=./workspace", ".venv/bin/continuity"]
+    done = subprocess.run([exe, *words[2:]], cwd=clone, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert _as_shown(done.stdout) == _as_shown(shown)
 
 
 def test_readme_lists_every_api_path_the_daemon_serves(tmp_path, monkeypatch):
