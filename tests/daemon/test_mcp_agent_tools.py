@@ -243,3 +243,22 @@ def test_the_sdk_server_offers_search_and_show(two_sessions: None, daemon_down: 
     assert names == ["checkpoint", "continuation", "recall", "remember", "search", "show"]
     assert hits["hits"][0]["session"] == NEW
     assert any("nightly export skip March" in r["text"] for r in shown["rows"])
+
+
+def test_search_project_as_the_cli_takes_it_and_continuation_budget_checked(
+        two_sessions: None, daemon_down: None) -> None:
+    """Fresh-user review: MCP search's project relative to the server's folder, or with a
+    trailing slash, finds what the CLI's --project finds; a continuation budget outside the
+    follow-up budget's range is an input error, not a refusal."""
+    from continuity.core.errors import InputError
+
+    parent = str(Path(PROJECT).parent)
+    tools = ContinuityTools(cwd=parent)
+    want = tools.search("rounding", project=PROJECT)["hits"]
+    assert want
+    assert tools.search("rounding", project=Path(PROJECT).name)["hits"] == want
+    assert tools.search("rounding", project=PROJECT + "/")["hits"] == want
+    for bad in (0, -5, 999):
+        with pytest.raises(InputError, match=rf"budget_bytes: must be 1,000 to 100,000,000 "
+                                             rf"\(got {bad}\)"):
+            tools.continuation(budget_bytes=bad, session=OLD)

@@ -258,13 +258,17 @@ class ContinuityTools:
 
         from continuity.core.errors import NoProjectSession
 
+        from continuity.core.config import FOLLOW_UP_BUDGET_RANGE
+        from continuity.core.errors import InputError
+
+        low, high = FOLLOW_UP_BUDGET_RANGE
+        if isinstance(budget_bytes, bool) or not low <= int(budget_bytes) <= high:
+            raise InputError(f"budget_bytes: must be {low:,} to {high:,} (got {budget_bytes})")
         key = session or self.previous_session()
         if key is None:
             own = self.own_session()
             if own is None:
                 raise NoProjectSession(self.cwd)
-            from continuity.core.errors import InputError
-
             raise InputError(f"no earlier session of {self.cwd}: the only one is this "
                                   f"session ({own}); pass session (a key or a unique key "
                                   "prefix) to read this one")
@@ -298,7 +302,10 @@ class ContinuityTools:
         the daemon writes rows as they are captured, so a row stored is a row found)."""
         from continuity.browse.agent_tools import search_rows
 
-        folders = [p for p in (project, self.cwd if here else None) if p]
+        # as the CLI's --project and --here: a folder relative to the server's, resolved
+        # (fresh-user review: "proj" or "/a/proj/" found nothing the CLI found)
+        folders = [str(Path(self.cwd, os.path.expanduser(p)).resolve())
+                   for p in (project, self.cwd if here else None) if p]
         with self._store() as store:
             return search_rows(store, query, limit=limit, harness=harness, projects=folders,
                                role=role, tool=tool, since=since, until=until)
