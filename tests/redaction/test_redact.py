@@ -567,3 +567,15 @@ def test_redact_discord_token_at_sentence_end_but_not_in_dotted_names():
     assert redact(f"the bot token is {tok}.") == "the bot token is [REDACTED:discord-token]."
     kept = "see aGVsbG8gd29ybGQgaGVsbG8gd29y.abcdef.AbCdEfGhIjKlMnOpQrStUvWxYz01 here"
     assert redact(kept) is kept
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    (" Use Qx7000000 as the password :", " Use [REDACTED:password] as the password :"),
+    ("Use Qx7000000 as the password:\nnext", "Use [REDACTED:password] as the password:\nnext"),
+    ("use Kp9xZ2q7 as the API key :", "use [REDACTED:api-key] as the API key :"),
+    ("the password :", "the password :"),
+])
+def test_value_named_before_a_key_with_an_empty_separator(text: str, want: str) -> None:
+    """``Use X as the password :``: the separator after the word has no value, so the value
+    is the one named before it (found by ``test_redact_property_secret_never_survives``)."""
+    assert redact(text) == want

@@ -369,6 +369,14 @@ def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
         elif kind == "credential":
             found = _user_pass_at(text, ke)
         return found or (None if weak else _entropy_near(text, ke, kind))
+    if not span and sep and not text[sep.end():].split("\n", 1)[0].strip():
+        # "use X as the password :": a separator with nothing after it names no value there;
+        # the value is the one named before the word (a hypothesis case of the corpus)
+        low = key.lower()
+        if _PROSE_KEY_RE.search(key):
+            return _value_before(text, ks, ke, "password")
+        if low in _PROSE_SECRET_KEYS:
+            return _value_before(text, ks, ke, kind)
     if not span or (key.lower() in ("pwd", "oldpwd") and _DIR_RE.match(text[span[0]:span[1]])):
         return None
     return Finding(span[0], span[1], _value_kind(text[span[0]:span[1]], kind), 1)
