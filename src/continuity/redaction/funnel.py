@@ -518,9 +518,12 @@ _AT: dict[str, Callable[[str, int], Finding | None]] = {
 }
 
 
-def find_secrets(text: str) -> list[Finding]:
+def find_secrets(text: str, known: dict[str, str] | None = None) -> list[Finding]:
     """The secrets in ``text`` as non-overlapping spans in order (overlapping detections are
-    merged; the kind is the most specific: block > token shape > header/URL > key = value)."""
+    merged; the kind is the most specific: block > token shape > header/URL > key = value),
+    every other occurrence of a found value too (``_repeats``), and of each value of
+    ``known`` (value -> kind: secrets found elsewhere, e.g. in another field of the same
+    tool call, ``structured.redact_value``)."""
     found: list[Finding] = []
     seen: set[int] = set()
     blocks: set[str] = set()
@@ -550,10 +553,10 @@ def find_secrets(text: str) -> list[Finding]:
         found.extend(_block_findings(text, _PEM_RE, "private-key"))
     if "private" in blocks:
         found.extend(_block_findings(text, _PRIVATE_RE, "private"))
-    if not found:
+    if not found and not known:
         return []
     merged = _merge(found)
-    repeats = _repeats(text, merged)
+    repeats = _repeats(text, merged, known)
     return _merge(merged + repeats) if repeats else merged
 
 
@@ -583,17 +586,22 @@ REPEAT_MIN_CHARS = 8
 _REPEAT_FIND_MAX = 32
 
 
-def _repeats(text: str, found: list[Finding]) -> list[Finding]:
+def _repeats(text: str, found: list[Finding],
+             known: dict[str, str] | None = None) -> list[Finding]:
     """Every other occurrence in ``text`` of the value of a finding of ``found`` (sorted,
     merged) at least ``REPEAT_MIN_CHARS`` long, as a finding of the same kind (priority 0:
     where it overlaps a detector's finding, that one's kind wins), grown to the whole token run
     around it (``-pS3cretValue9`` of ``mysql`` keeps its ``-p`` where the detector found it,
-    since only occurrences outside the findings grow); ``find_secrets`` merges the overlaps."""
+    since only occurrences outside the findings grow); ``find_secrets`` merges the overlaps.
+    ``known`` adds values found elsewhere (value -> kind)."""
     kinds: dict[str, str] = {}
     for f in found:
         value = text[f.start:f.end].strip()
         if len(value) >= REPEAT_MIN_CHARS:
             kinds.setdefault(value, f.kind)
+    for value, kind in (known or {}).items():
+        if len(value) >= REPEAT_MIN_CHARS:
+            kinds.setdefault(value, kind)
     if not kinds:
         return []
     spans: list[tuple[int, int, str]] = []
@@ -635,16 +643,26 @@ def _repeats(text: str, found: list[Finding]) -> list[Finding]:
     return out
 
 
-def redact(text: str) -> str:
+def redact(text: str, *, known: dict[str, str] | None = None,
+           collect: dict[str, str] | None = None) -> str:
     """``text`` with every recognised secret replaced by ``[REDACTED:<kind>]`` (the module
     docstring lists the detectors and kinds). Text without secrets is returned unchanged (the
     same object); ``redact(redact(t)) == redact(t)``. Lone surrogates (undecodable bytes
     smuggled through a command line or a tool, B43/B45) become U+FFFD first, so the result
-    always encodes as UTF-8."""
+    always encodes as UTF-8.
+
+    For the texts of one structured value (``structured.redact_value``): ``known`` (value ->
+    kind) are secrets found in its other texts, redacted wherever they occur here too;
+    ``collect`` receives each value of ``REPEAT_MIN_CHARS`` or more found here."""
     text = clean(text)
-    findings = find_secrets(text)
+    findings = find_secrets(text, known)
     if not findings:
         return text
+    if collect is not None:
+        for f in findings:
+            value = text[f.start:f.end].strip()
+            if len(value) >= REPEAT_MIN_CHARS and "[REDACTED:" not in value:
+                collect.setdefault(value, f.kind)
     parts: list[str] = []
     pos = 0
     for f in findings:
