@@ -73,8 +73,8 @@ def _loaded_by(*argv: str) -> tuple[int, list[str]]:
     return status, modules
 
 
-@pytest.mark.parametrize("argv", [["sessions", "-n", "1"], ["show", "KEY"], ["continue", "KEY"],
-                                  ["--help"]], ids=lambda a: " ".join(a))
+@pytest.mark.parametrize("argv", [["sessions", "-n", "1"], ["show", "KEY"], ["show", "KEY", "--raw"],
+                                  ["continue", "KEY"], ["--help"]], ids=lambda a: " ".join(a))
 def test_a_read_command_imports_no_other_command_nor_pydantic(pi_home, argv):
     home, key = pi_home
     status, modules = _loaded_by("--home", str(home), *(key if a == "KEY" else a for a in argv))
@@ -83,9 +83,10 @@ def test_a_read_command_imports_no_other_command_nor_pydantic(pi_home, argv):
         assert {f"continuity.cli.commands.{m}" for m in MODULES} <= set(modules)
         return
     assert [m for m in NOT_FOR_READS if m in modules] == []
-    if argv[0] != "continue":  # only the continuation redacts (cli.render's imports)
-        assert [m for m in ("continuity.redaction.funnel", "continuity.formats.importer")
-                if m in modules] == []
+    assert "continuity.formats.importer" not in modules
+    # the continuation and show redact (show unless --raw); nothing else loads the funnel
+    redacts = argv[0] == "continue" or (argv[0] == "show" and "--raw" not in argv)
+    assert ("continuity.redaction.funnel" in modules) == redacts
 
 
 def test_importing_the_app_loads_no_command_module():

@@ -126,6 +126,58 @@ def test_redact_all_redacts_each_item():
     assert redact_all(["a", "password=hunter2x"]) == ["a", "password=[REDACTED:password]"]
 
 
+def test_redact_repeat_of_a_found_value_goes_too():
+    """The review's leak: a value found by the keyed detector, then the same value bare further
+    down the same tool output; every occurrence goes, with the same kind of marker."""
+    value = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    text = f"AWS_SECRET_ACCESS_KEY={value}\nok\nbare: {value}\n({value})"
+    out = redact(text)
+    assert out == ("AWS_SECRET_ACCESS_KEY=[REDACTED:base64-credential]\nok\n"
+                   "bare: [REDACTED:base64-credential]\n([REDACTED:base64-credential])")
+    assert value not in out and redact(out) == out
+
+
+def test_redact_repeat_needs_eight_characters():
+    """A value shorter than ``REPEAT_MIN_CHARS`` is redacted only where a detector found it:
+    a short common word never becomes a secret everywhere."""
+    from continuity.redaction.funnel import REPEAT_MIN_CHARS
+
+    assert REPEAT_MIN_CHARS == 8
+    assert redact("PGPASSWORD=hunter2 psql -U hunter2") == \
+        "PGPASSWORD=[REDACTED:password] psql -U hunter2"
+    assert redact("PGPASSWORD=hunter22 psql -U hunter22") == \
+        "PGPASSWORD=[REDACTED:password] psql -U [REDACTED:password]"
+
+
+def test_redact_repeat_of_many_values():
+    """More values than ``str.find`` takes one by one (``_REPEAT_FIND_MAX``; then the trie of
+    their prefixes): each is redacted wherever it occurs, values sharing their first 8
+    characters and a value holding another too."""
+    from continuity.redaction.funnel import _REPEAT_FIND_MAX
+
+    values = [f"Zq8vN3xT{i:02d}kLm2PwR" for i in range(40)] + ["Zq8vN3xT00kLm2PwR_longer9"]
+    text = "\n".join(f"DB_PASSWORD_{i}={v}" for i, v in enumerate(values))
+    text += "\n" + " ".join(reversed(values)) + " end"
+    assert len(values) > _REPEAT_FIND_MAX
+    out = redact(text)
+    assert not any(v in out for v in values)
+    assert out.endswith(" ".join(["[REDACTED:password]"] * len(values)) + " end")
+    assert out.count("[REDACTED:password]") == 2 * len(values)
+    assert redact(out) == out
+
+
+def test_redact_repeat_costs_nothing_without_findings(monkeypatch):
+    """Text without secrets never reaches the repeat pass."""
+    from continuity.redaction import funnel
+
+    def boom(*_):  # pragma: no cover - must not run
+        raise AssertionError("repeat pass ran")
+
+    monkeypatch.setattr(funnel, "_repeats", boom)
+    text = "nothing here: /home/dev, 3f2a9c1e0b7d4a6f8e5c2b1a0d9e8f7c6b5a4d3e " * 50
+    assert funnel.redact(text) is text
+
+
 # ---------------------------------------------------------------------------- properties
 
 ALNUM = string.ascii_letters + string.digits
@@ -378,6 +430,28 @@ def test_redact_property_idempotent(kind, data, before):
     secret, _ = data.draw(SECRET_STRATEGIES[kind])
     once = redact(before + " " + secret)
     assert redact(once) == once
+
+
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(kind=st.sampled_from(sorted(SECRET_STRATEGIES)), data=st.data(), before=_noise,
+       middle=_noise, after=_noise, left=_separator, right=_separator,
+       copies=st.integers(min_value=1, max_value=3))
+def test_redact_property_a_redacted_value_never_appears(kind, data, before, middle, after,
+                                                         left, right, copies):
+    """A value redacted once (8 characters or more) appears nowhere in the output, however
+    often and wherever else the text repeats it; and redacting again changes nothing."""
+    secret, _ = data.draw(SECRET_STRATEGIES[kind])
+    first = before + left + secret + right + middle
+    values = [first[f.start:f.end].strip() for f in find_secrets(first)]
+    values = [v for v in values if len(v) >= 8]
+    text = first + "".join(f"{left}{v}{right}{after}" for v in values * copies)
+    out = redact(text)
+    assert redact(out) == out
+    shown = _MARKER.sub("\0", out)
+    for f in find_secrets(text):
+        value = text[f.start:f.end].strip()
+        if len(value) >= 8:
+            assert value not in shown, f"{value!r} survived in {out!r}"
 
 
 def test_redact_env_double_equals_value():

@@ -119,6 +119,34 @@ def test_redact_value_property_idempotent(planted, key, tree):
     assert redact_value(once) == once
 
 
+def test_redact_value_repeat_in_another_field_goes_too():
+    """A value found to be a secret in one field (by its key, or by the text funnel) goes
+    wherever another string of the same tree repeats it; a short one (under 8 characters)
+    only where it was found."""
+    aws = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+    arguments = {"env": {"API_TOKEN": "deadbeef12345678cafe", "PGPASSWORD": "hunter2"},
+                 "command": "echo deadbeef12345678cafe && psql -U hunter2",
+                 "script": f"export AWS_SECRET_ACCESS_KEY={aws}",
+                 "notes": [f"bare: {aws}", 42, None]}
+    assert redact_value(arguments) == {
+        "env": {"API_TOKEN": "[REDACTED:token]", "PGPASSWORD": "[REDACTED:password]"},
+        "command": "echo [REDACTED:token] && psql -U hunter2",
+        "script": "export AWS_SECRET_ACCESS_KEY=[REDACTED:base64-credential]",
+        "notes": ["bare: [REDACTED:base64-credential]", 42, None]}
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(value=_machine, key=_SECRET_KEYS, tree=_tree(_benign_leaf, _BENIGN_KEYS),
+       other=_BENIGN_KEYS, before=st.sampled_from(["", "echo ", "value: ", "(", "x"]))
+def test_redact_value_property_repeated_secret_never_survives(value, key, tree, other, before):
+    """A value redacted under a secret key appears in no other string of the tree either,
+    and redacting again changes nothing."""
+    arguments = {"inner": {key: value}, "rest": tree, other: [before + value + " done"]}
+    once = redact_value(arguments)
+    assert value not in orjson.dumps(once).decode()
+    assert redact_value(once) == once
+
+
 # ------------------------------------------------------------------ name/value pairs
 
 

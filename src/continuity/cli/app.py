@@ -203,10 +203,13 @@ def show_cmd(
     seq: Optional[int] = typer.Option(None, "--seq", min=0, max=MAX_SEQ, help="Show the rows around row N "
                                       "(from N-5, 30 rows; every kind of row), e.g. a "
                                       "`continuity search` hit."),
+    raw: bool = typer.Option(False, "--raw", help="Do not redact secrets: the stored text "
+                             "(a warning is printed)."),
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Show a session's log, readable (one block per row, with its seq)."""
+    """Show a session's log, readable (one block per row, with its seq), secrets redacted
+    unless --raw."""
     from continuity.cli.render import entry_dict, show_entries
     from continuity.store import iter_entries
 
@@ -225,9 +228,13 @@ def show_cmd(
             _emit_json({"session": key,
                         "source": source_status(found) if found else None,
                         "forked_from": found.forked_from if found else None,
-                        "entries": [entry_dict(e) for e in rows]})
+                        "redacted": not raw,
+                        "entries": [entry_dict(e, raw=raw) for e in rows]})
         else:
-            show_entries(out, store.get_session(key), rows)
+            show_entries(out, store.get_session(key), rows, raw=raw)
+    if raw:  # as export's: the secrets were shown
+        err.print("warning: --raw: secrets in this session are NOT redacted in the output",
+                  markup=False)
 
 
 @core.command("continue")

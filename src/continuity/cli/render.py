@@ -42,11 +42,18 @@ def session_dict(s: Session) -> dict[str, Any]:
             "entries": s.entry_count, "parent": s.parent_key, "forked_from": s.forked_from}
 
 
-def entry_dict(e: Entry) -> dict[str, Any]:
-    """The ``show --json`` shape of one row (``core.codec.entry_view``)."""
+def entry_dict(e: Entry, *, raw: bool = False) -> dict[str, Any]:
+    """The ``show --json`` shape of one row (``core.codec.entry_view``), every string through
+    ``redaction.structured.redact_value`` (texts, tool-call arguments by their keys, tool
+    results, summaries) unless ``raw``: the redaction of ``export --format jsonl``."""
     from continuity.core.codec import entry_view
 
-    return entry_view(e)
+    view = entry_view(e)
+    if raw:
+        return view
+    from continuity.redaction.structured import redact_value
+
+    return redact_value(view)
 
 
 #: Warnings shown per file in text mode (all of them are in --json).
@@ -239,8 +246,16 @@ def _block_text(block: dict[str, Any]) -> str:
     return str(block)
 
 
-def show_entries(out: Console, session: Session | None, rows: Iterable[Entry]) -> None:
-    """The log as readable text: ``seq role: block`` lines (long texts cut, marked)."""
+def show_entries(out: Console, session: Session | None, rows: Iterable[Entry], *,
+                 raw: bool = False) -> None:
+    """The log as readable text: ``seq role: block`` lines (long texts cut, marked), each block
+    and compaction summary redacted before it is cut (``redact_value``, ``redact``: as
+    ``export``) unless ``raw``."""
+    if raw:
+        def seen(value: Any) -> Any:
+            return value
+    else:
+        from continuity.redaction.structured import redact_value as seen
     if session is not None:
         out.print(_line((one_line(session.key), "bold"), f" {session.harness} ",
                         one_line(session.project or "")))
@@ -257,13 +272,13 @@ def show_entries(out: Console, session: Session | None, rows: Iterable[Entry]) -
         if e.compaction is not None:
             out.print(_line((f"{e.seq:>5} compaction", "magenta"),
                             f" covers ≤ {e.compaction.covers_through_seq}: ",
-                            cut(e.compaction.summary, SUMMARY_BYTES)))
+                            cut(seen(e.compaction.summary), SUMMARY_BYTES)))
             continue
         if not e.blocks:
             out.print(_line((f"{e.seq:>5} {label} {shown(e.type_name)}", "dim")))
         for b in e.blocks:
             out.print(_line(f"{e.seq:>5} ", (label, "bold"), ": ",
-                            _block_text(block_view(b))))
+                            _block_text(seen(block_view(b)))))
 
 
 def continuation_text(out: Console, view: ContinuationView) -> None:

@@ -87,6 +87,15 @@ perplexity-key flyio-token azure-client-secret discord-webhook bearer-token basi
 url-credential cookie private-key private password token api-key secret credential
 base64-credential``.
 
+**Repeats** (a review: ``AWS_SECRET_ACCESS_KEY=V`` redacted, ``bare: V`` further down the
+same tool output not): once a value of ``REPEAT_MIN_CHARS`` (8) or more characters is found
+to be a secret, every other occurrence of it in the same text goes too, with the same kind of
+marker and grown to its whole token run as a token shape is (``xV_old`` goes whole). Shorter
+values are not looked for again, so a short common word never becomes a secret everywhere.
+The pass runs only when something was found and is linear in the text: a ``str.find`` scan
+per value for up to 32 values (a 1 MB text with one secret: +3 ms on ~60), one trie regex of
+their 8-character prefixes for more (each hit checked by a dict lookup per value length).
+
 Not redacted (no false positives): paths, git SHAs, UUIDs, content digests, long base64 that no
 secret-named key or header introduces (images, signatures), prose that mentions tokens or
 passwords. ``redact`` is idempotent: markers never match a detector.
@@ -109,6 +118,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from bisect import bisect_right
 from typing import Any, Callable, Iterable
 
 from continuity.redaction.keyed import (
@@ -508,9 +518,12 @@ _AT: dict[str, Callable[[str, int], Finding | None]] = {
 }
 
 
-def find_secrets(text: str) -> list[Finding]:
+def find_secrets(text: str, known: dict[str, str] | None = None) -> list[Finding]:
     """The secrets in ``text`` as non-overlapping spans in order (overlapping detections are
-    merged; the kind is the most specific: block > token shape > header/URL > key = value)."""
+    merged; the kind is the most specific: block > token shape > header/URL > key = value),
+    every other occurrence of a found value too (``_repeats``), and of each value of
+    ``known`` (value -> kind: secrets found elsewhere, e.g. in another field of the same
+    tool call, ``structured.redact_value``)."""
     found: list[Finding] = []
     seen: set[int] = set()
     blocks: set[str] = set()
@@ -540,8 +553,16 @@ def find_secrets(text: str) -> list[Finding]:
         found.extend(_block_findings(text, _PEM_RE, "private-key"))
     if "private" in blocks:
         found.extend(_block_findings(text, _PRIVATE_RE, "private"))
-    if not found:
+    if not found and not known:
         return []
+    merged = _merge(found)
+    repeats = _repeats(text, merged, known)
+    return _merge(merged + repeats) if repeats else merged
+
+
+def _merge(found: list[Finding]) -> list[Finding]:
+    """``found`` sorted, overlapping findings merged into one (the kind of the higher
+    priority, the first on a tie)."""
     found.sort(key=lambda f: (f.start, -f.end))
     merged: list[Finding] = []
     for f in found:
@@ -555,16 +576,93 @@ def find_secrets(text: str) -> list[Finding]:
     return merged
 
 
-def redact(text: str) -> str:
+#: A secret value this long or longer is redacted wherever else it occurs in the same text
+#: (module docstring, "Repeats"); a shorter one only where a detector found it.
+REPEAT_MIN_CHARS = 8
+#: Up to this many distinct values, each is looked for with ``str.find`` (a few fast scans);
+#: more, and one trie regex of their first ``REPEAT_MIN_CHARS`` characters finds candidates
+#: in one pass, each checked by a dict lookup per value length (linear however many secrets
+#: a text holds).
+_REPEAT_FIND_MAX = 32
+
+
+def _repeats(text: str, found: list[Finding],
+             known: dict[str, str] | None = None) -> list[Finding]:
+    """Every other occurrence in ``text`` of the value of a finding of ``found`` (sorted,
+    merged) at least ``REPEAT_MIN_CHARS`` long, as a finding of the same kind (priority 0:
+    where it overlaps a detector's finding, that one's kind wins), grown to the whole token run
+    around it (``-pS3cretValue9`` of ``mysql`` keeps its ``-p`` where the detector found it,
+    since only occurrences outside the findings grow); ``find_secrets`` merges the overlaps.
+    ``known`` adds values found elsewhere (value -> kind)."""
+    kinds: dict[str, str] = {}
+    for f in found:
+        value = text[f.start:f.end].strip()
+        if len(value) >= REPEAT_MIN_CHARS:
+            kinds.setdefault(value, f.kind)
+    for value, kind in (known or {}).items():
+        if len(value) >= REPEAT_MIN_CHARS:
+            kinds.setdefault(value, kind)
+    if not kinds:
+        return []
+    spans: list[tuple[int, int, str]] = []
+    if len(kinds) <= _REPEAT_FIND_MAX:
+        for value, kind in kinds.items():
+            at = text.find(value)
+            while at >= 0:
+                spans.append((at, at + len(value), kind))
+                at = text.find(value, at + len(value))
+    else:
+        # prefix -> the lengths of its values, longest first; a candidate is checked with one
+        # dict lookup per length, however many values share the prefix
+        lengths: dict[str, set[int]] = {}
+        for value in kinds:
+            lengths.setdefault(value[:REPEAT_MIN_CHARS], set()).add(len(value))
+        by_prefix = {p: sorted(ls, reverse=True) for p, ls in lengths.items()}
+        search = re.compile(_trie_pattern(by_prefix)).search
+        m = search(text)
+        while m:
+            at = m.start()
+            for size in by_prefix[m.group()]:
+                kind = kinds.get(text[at:at + size])
+                if kind is not None:
+                    spans.append((at, at + size, kind))
+                    break
+            m = search(text, at + 1)
+    n = len(text)
+    starts = [f.start for f in found]
+    out = []
+    for start, end, kind in spans:
+        i = bisect_right(starts, start) - 1
+        if i >= 0 and end <= found[i].end:
+            continue  # inside a finding (the finding itself): nothing to add
+        while start > 0 and text[start - 1] in _RUN_LEFT:
+            start -= 1
+        while end < n and text[end] in _RUN:
+            end += 1
+        out.append(Finding(start, end, kind, 0))
+    return out
+
+
+def redact(text: str, *, known: dict[str, str] | None = None,
+           collect: dict[str, str] | None = None) -> str:
     """``text`` with every recognised secret replaced by ``[REDACTED:<kind>]`` (the module
     docstring lists the detectors and kinds). Text without secrets is returned unchanged (the
     same object); ``redact(redact(t)) == redact(t)``. Lone surrogates (undecodable bytes
     smuggled through a command line or a tool, B43/B45) become U+FFFD first, so the result
-    always encodes as UTF-8."""
+    always encodes as UTF-8.
+
+    For the texts of one structured value (``structured.redact_value``): ``known`` (value ->
+    kind) are secrets found in its other texts, redacted wherever they occur here too;
+    ``collect`` receives each value of ``REPEAT_MIN_CHARS`` or more found here."""
     text = clean(text)
-    findings = find_secrets(text)
+    findings = find_secrets(text, known)
     if not findings:
         return text
+    if collect is not None:
+        for f in findings:
+            value = text[f.start:f.end].strip()
+            if len(value) >= REPEAT_MIN_CHARS and "[REDACTED:" not in value:
+                collect.setdefault(value, f.kind)
     parts: list[str] = []
     pos = 0
     for f in findings:

@@ -28,6 +28,11 @@ Rules for a value under a secret key (mirroring the quoted-value rule of ``keyed
   (``PAIR_VALUE_KEYS``) is treated as if it stood under that key (``{"name": "PWD", "value":
   "/app"}`` and ``{"name": "LOG_LEVEL", …}`` stay; a ``valueFrom`` reference is not a value).
 
+A value of ``funnel.REPEAT_MIN_CHARS`` (8) or more characters found to be a secret anywhere in
+the tree (by the key rule, or by the funnel in a string) is redacted wherever another string of
+the tree repeats it (``{"env": {"API_TOKEN": V}, "command": "echo V"}``): the funnel's repeat
+rule across the tree's strings, a second walk only when something was found.
+
 Lives apart from ``funnel`` (token shapes) and ``keyed`` (text detectors) so each can change
 on its own; it imports both and neither imports it.
 """
@@ -36,7 +41,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from continuity.redaction.funnel import marker, redact
+from continuity.redaction.funnel import REPEAT_MIN_CHARS, marker, redact
 from continuity.redaction.keyed import (
     _DIR_RE,
     _MODIFIERS,
@@ -64,16 +69,26 @@ _PAIR_NAME_CHARS = 200
 def redact_value(value: Any) -> Any:
     """``value`` (a JSON-like tree: dict, list, str, int, float, bool, None) with every secret
     redacted: strings through ``redact``, values under secret-naming keys replaced by
-    ``[REDACTED:<kind>]`` (module docstring). A new tree is returned; ``value`` is not
-    changed. Idempotent: ``redact_value(redact_value(v)) == redact_value(v)``."""
-    return _walk(value, None, 0)
+    ``[REDACTED:<kind>]`` (module docstring). A value of 8 or more characters found to be a
+    secret in one place (``{"env": {"API_TOKEN": V}}``) goes wherever another string of the
+    tree repeats it (``"command": "curl -H 'X-Token: V'"``): a second pass, only when
+    something was found. A new tree is returned; ``value`` is not changed. Idempotent:
+    ``redact_value(redact_value(v)) == redact_value(v)``."""
+    found: dict[str, str] = {}
+    out = _walk(value, None, 0, found)
+    if not found or isinstance(out, str):
+        return out
+    return _walk(out, None, 0, None, found)
 
 
-def _walk(value: Any, secret: tuple[str, bool] | None, depth: int) -> Any:
+def _walk(value: Any, secret: tuple[str, bool] | None, depth: int,
+          found: dict[str, str] | None, known: dict[str, str] | None = None) -> Any:
     """``value`` redacted; ``secret`` is the ``(kind, weak)`` of the nearest enclosing secret
-    key (None outside any)."""
+    key (None outside any); each secret value found is added to ``found`` (value -> kind);
+    ``known`` values are redacted wherever they occur (``funnel.redact``)."""
     if isinstance(value, str):
-        return _secret_string(value, secret) if secret else redact(value)
+        return _secret_string(value, secret, found, known) if secret else redact(
+            value, known=known, collect=found)
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, (int, float)):
@@ -81,7 +96,7 @@ def _walk(value: Any, secret: tuple[str, bool] | None, depth: int) -> Any:
             return marker("password")
         return value
     if depth >= MAX_DEPTH:
-        return value if not isinstance(value, (dict, list)) else _flat(value)
+        return value if not isinstance(value, (dict, list)) else _flat(value, known)
     if isinstance(value, dict):
         pair = _pair_kind(value)
         out: dict[Any, Any] = {}
@@ -89,10 +104,10 @@ def _walk(value: Any, secret: tuple[str, bool] | None, depth: int) -> Any:
             inner = _inner(key, secret)
             if pair is not None and isinstance(key, str) and key.lower() in PAIR_VALUE_KEYS:
                 inner = pair
-            out[key] = _walk(item, inner, depth + 1)
+            out[key] = _walk(item, inner, depth + 1, found, known)
         return out
     if isinstance(value, (list, tuple)):
-        return [_walk(item, secret, depth + 1) for item in value]
+        return [_walk(item, secret, depth + 1, found, known) for item in value]
     return value
 
 
@@ -129,24 +144,29 @@ def _is_metadata(key: str) -> bool:
     return any(w in _MODIFIERS for w in words)
 
 
-def _secret_string(value: str, secret: tuple[str, bool]) -> str:
+def _secret_string(value: str, secret: tuple[str, bool], found: dict[str, str] | None,
+                   known: dict[str, str] | None) -> str:
     kind, weak = secret
     v = value.strip()
     if len(v) < 3 or _is_placeholder(v) or (weak and _weak_value_plain(v)) or (
             kind == "pwd" and _DIR_RE.match(v)):
-        return redact(value)
-    return marker(_value_kind(v, "password" if kind == "pwd" else kind))
+        return redact(value, known=known, collect=found)
+    kind = _value_kind(v, "password" if kind == "pwd" else kind)
+    if found is not None and len(v) >= REPEAT_MIN_CHARS:
+        found.setdefault(v, kind)
+    return marker(kind)
 
 
-def _flat(value: Any) -> Any:
-    """Past ``MAX_DEPTH``: every string leaf through ``redact`` (no key rule), iteratively."""
+def _flat(value: Any, known: dict[str, str] | None = None) -> Any:
+    """Past ``MAX_DEPTH``: every string leaf through ``redact`` (no key rule, ``known`` values
+    too), iteratively."""
     root: list[Any] = [value]
     stack: list[tuple[Any, Any]] = [(root, 0)]
     while stack:
         holder, key = stack.pop()
         item = holder[key]
         if isinstance(item, str):
-            holder[key] = redact(item)
+            holder[key] = redact(item, known=known)
         elif isinstance(item, dict):
             copy = dict(item)
             holder[key] = copy

@@ -25,29 +25,42 @@ def transcript_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
     sanitized: bool = typer.Option(False, "--sanitized", help="Show the read-time projection: "
                                    "tool calls as [tool call: NAME] markers, tool outputs and "
-                                   "reasoning left out, secrets redacted."),
+                                   "reasoning left out."),
+    raw: bool = typer.Option(False, "--raw", help="Do not redact secrets: the transcript as "
+                             "stored (a warning is printed)."),
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Print the canonical transcript of SESSION (as stored, unless --sanitized)."""
+    """Print the canonical transcript of SESSION (the stored text, or with --sanitized its
+    projection), secrets redacted unless --raw."""
     from continuity.transcripts.projection import project
     from continuity.transcripts.session_transcripts import load_transcript
 
     with open_cli_store(home) as store:
         row = load_transcript(store, session, home=home)
-    text = project(row.content) if sanitized else row.content
+    if sanitized:
+        text = project(row.content, redact_secrets=not raw)
+    elif raw:
+        text = row.content
+    else:
+        from continuity.redaction.funnel import redact
+
+        text = redact(row.content)
     if as_json:
         emit_json({"session": row.session_key, "agent_id": row.agent_id,
                    "harness": row.harness, "project": row.project,
                    "content_hash": row.content_hash, "created_at": _iso(row.created_at),
                    "updated_at": _iso(row.updated_at), "completed_at": _iso(row.completed_at),
-                   "sanitized": sanitized, "content": text})
-        return
-    if sys.stdout.isatty():  # a terminal: a transcript's escapes are shown, never run
-        from continuity.cli.render import shown
+                   "sanitized": sanitized, "redacted": not raw, "content": text})
+    else:
+        if sys.stdout.isatty():  # a terminal: a transcript's escapes are shown, never run
+            from continuity.cli.render import shown
 
-        text = shown(text)
-    sys.stdout.write(text + "\n")  # piped: the transcript as stored
+            text = shown(text)
+        sys.stdout.write(text + "\n")  # piped: the transcript (as stored with --raw)
+    if raw:  # as export's and show's
+        err.print("warning: --raw: secrets in this transcript are NOT redacted in the output",
+                  markup=False)
 
 
 def _text_to_remember(text: Optional[str], file: Optional[Path]) -> str:
