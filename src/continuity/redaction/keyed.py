@@ -369,9 +369,9 @@ def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
         elif kind == "credential":
             found = _user_pass_at(text, ke)
         return found or (None if weak else _entropy_near(text, ke, kind))
-    if not span and sep and not text[sep.end():].split("\n", 1)[0].strip():
-        # "use X as the password :": a separator with nothing after it names no value there;
-        # the value is the one named before the word (a hypothesis case of the corpus)
+    if not span and sep:
+        # "use X as the password :" (or ":0"): the separator names no value there, so the
+        # value is the one named before the word (hypothesis cases of the corpus)
         low = key.lower()
         if _PROSE_KEY_RE.search(key):
             return _value_before(text, ks, ke, "password")
