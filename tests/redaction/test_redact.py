@@ -648,6 +648,7 @@ def test_redact_discord_token_at_sentence_end_but_not_in_dotted_names():
     ("Use Qx7000000 as the password:\nnext", "Use [REDACTED:password] as the password:\nnext"),
     ("use Kp9xZ2q7 as the API key :", "use [REDACTED:api-key] as the API key :"),
     ("Use Qx7000000 as the password :0", "Use [REDACTED:password] as the password :0"),
+    (" Use Qx7000000 as the password 00000A", " Use [REDACTED:password] as the password 00000A"),
     ("the password :", "the password :"),
 ])
 def test_value_named_before_a_key_with_an_empty_separator(text: str, want: str) -> None:

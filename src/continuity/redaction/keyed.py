@@ -359,24 +359,25 @@ def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
         low = key.lower()
         if found:
             pass
-        elif _PROSE_KEY_RE.search(key):
-            found = _prose_at(text, ke, ks, spaced=low in _SPACED_PASSWORD_KEYS,
-                              clause=low not in _COMMAND_WORDS) or (
-                _value_before(text, ks, ke, "password"))
+        elif _PROSE_KEY_RE.search(key):  # "use X as the password": X first, by the grammar
+            found = _value_before(text, ks, ke, "password") or _prose_at(
+                text, ke, ks, spaced=low in _SPACED_PASSWORD_KEYS,
+                clause=low not in _COMMAND_WORDS)
         elif low in _PROSE_SECRET_KEYS:
-            found = _prose_at(text, ke, ks, kind=kind, strict=True) or (
-                _value_before(text, ks, ke, kind))
+            found = _value_before(text, ks, ke, kind) or _prose_at(text, ke, ks, kind=kind,
+                                                                   strict=True)
         elif kind == "credential":
             found = _user_pass_at(text, ke)
         return found or (None if weak else _entropy_near(text, ke, kind))
-    if not span and sep:
-        # "use X as the password :" (or ":0"): the separator names no value there, so the
-        # value is the one named before the word (hypothesis cases of the corpus)
+    if sep:
+        # "use X as the password :" (or ": 0", ": Y"): the value named before the word is the
+        # password by the sentence's grammar, whatever follows the separator (hypothesis
+        # cases of the corpus); without one, the separator's value stands
         low = key.lower()
-        if _PROSE_KEY_RE.search(key):
-            return _value_before(text, ks, ke, "password")
-        if low in _PROSE_SECRET_KEYS:
-            return _value_before(text, ks, ke, kind)
+        before = _value_before(text, ks, ke, "password") if _PROSE_KEY_RE.search(key) else \
+            _value_before(text, ks, ke, kind) if low in _PROSE_SECRET_KEYS else None
+        if before is not None:
+            return before
     if not span or (key.lower() in ("pwd", "oldpwd") and _DIR_RE.match(text[span[0]:span[1]])):
         return None
     return Finding(span[0], span[1], _value_kind(text[span[0]:span[1]], kind), 1)
