@@ -367,3 +367,16 @@ def test_brief_shows_control_and_invisible_characters_as_escapes(store):
     assert ("Last request (row 0): fix \\x1b[31mred\\x1b]0;pwned\\x07 a\\x00b "
             "\\u202eevil\\u200bx") in text.split("\n")
     assert not any(c in text for c in "\x1b\x00\x07\u202e\u200b")
+
+
+def test_brief_never_says_a_stated_decision_twice(store):
+    """A decision the agent stated in its last answer is told once, in the outcome, not again
+    under Decisions (the sample session's brief said it twice)."""
+    session(store, "sess-d", [user("stamp the export in UTC"),
+                              say("Fixed the stamp. I decided to keep the Z suffix so consumers "
+                                  "still parse it.")], ago=timedelta(hours=1))
+    text = build_brief(store, project=PROJECT, config=CheckpointConfig(), reach=NO_REACH,
+                       now=NOW).text
+    assert text.count("I decided to keep the Z suffix") == 1
+    assert "Outcome (row 1): Fixed the stamp. I decided to keep the Z suffix" in text
+    assert "Decisions (" not in text

@@ -14,14 +14,7 @@ from continuity.cli import app as cli
 from continuity.core.config import database_url
 from continuity.store import open_store
 from tests.brief.helpers import bash, edit, result, say, session, user
-
-
-def _run(monkeypatch, capsys, *args) -> tuple[int, str, str]:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(sys, "argv", ["continuity", *map(str, args)])
-    with pytest.raises(SystemExit) as exc:
-        cli.main()
-    cap = capsys.readouterr()
-    return exc.value.code or 0, cap.out, cap.err
+from tests.checkpoints.test_checkpoints_cli import run_main as _run
 
 
 @pytest.fixture

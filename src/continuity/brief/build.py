@@ -162,7 +162,7 @@ def _read_session(store: "SqlStore", key: str, session: Session | None,
         failing_tests=facts.failing_tests,
         files_changed=facts.changed_files,
         errors=facts.unresolved_errors,
-        decisions=_decisions(store, key, checkpoints, facts),
+        decisions=_decisions(store, key, checkpoints, facts, facts.last_answer),
         open_items=facts.open_items,
         earlier=_earlier(store, key, rows),
         rows_read=facts.rows or len(rows),
@@ -203,10 +203,12 @@ def _earlier(store: "SqlStore", key: str, rows: list[Any]) -> tuple[int | None, 
 
 
 def _decisions(store: "SqlStore", key: str, checkpoints: Sequence[Checkpoint],
-               facts: SessionFacts) -> tuple[str, ...]:
+               facts: SessionFacts,
+               outcome: tuple[int, str] | None = None) -> tuple[str, ...]:
     """Memories whose source is the session (``[type] text``, newest first), then the
     remembers its checkpoints hold, then the decisions the agent stated; deduplicated by
-    their text."""
+    their text. A stated decision the ``outcome`` (the last answer's gist) already holds is
+    left out: the brief would say it twice."""
     seen: dict[str, str] = {}
     for m in store.memories_from(key, limit=MEMORIES_READ):
         text = " ".join(redact(m.content).split())
@@ -215,8 +217,11 @@ def _decisions(store: "SqlStore", key: str, checkpoints: Sequence[Checkpoint],
         for r in cp.recent_remembers:
             text = " ".join(redact(r).split())
             seen.setdefault(_norm(text), f"[remembered] {text}")
+    told = _norm(outcome[1]) if outcome else ""
     for d in facts.decisions:
         text = " ".join(redact(d).split())
+        if _norm(text) and _norm(text) in told:
+            continue
         seen.setdefault(_norm(text), f"[stated] {text}")
     return tuple(seen.values())
 
