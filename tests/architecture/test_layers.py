@@ -22,7 +22,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("formats",),
     ("redaction",),
     ("checkpoints", "transcripts"),
-    ("continuation", "archive"),
+    ("continuation", "archive", "retrieval"),
     ("lineage", "resume", "brief"),
     ("browse",),
     ("daemon",),

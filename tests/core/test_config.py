@@ -35,7 +35,7 @@ def test_misspelled_section_is_an_error_naming_the_closest(isolated_home):
     config.write_text("[zzz]\n")
     with pytest.raises(ConfigError, match=r"unknown section \[zzz\]; known sections: "
                                           r"\[archive\], \[continuity\], \[daemon\], "
-                                          r"\[memory_md\], \[summarizer\], \[transcripts\]$"):
+                                          r"\[memory_md\], \[retrieval\], \[summarizer\], \[transcripts\]$"):
         load_section("continuity", _Retention)
 
 

@@ -80,7 +80,8 @@ CONFIG_FILE = "config.toml"
 #: override naming another is an error (issue 16: ``[continuty]`` was ignored silently and
 #: ``prune`` then used the default retention). tests/core/test_config.py checks that every
 #: ``load_section`` call names one of these.
-KNOWN_SECTIONS = ("archive", "continuity", "daemon", "memory_md", "summarizer", "transcripts")
+KNOWN_SECTIONS = ("archive", "continuity", "daemon", "memory_md", "retrieval", "summarizer",
+                  "transcripts")
 
 
 def _closest(name: str, known: tuple[str, ...] = KNOWN_SECTIONS) -> str:

@@ -1,0 +1,29 @@
+"""Retrieval (issue 40): finding what the user meant, by words and by meaning.
+
+``settings`` (the ``[retrieval]`` section), ``embedder`` (local static embeddings through the
+``continuity[semantic]`` extra), ``embedding`` (the background pass that embeds rows not yet
+embedded, on redacted text), ``index`` (the exact in-memory vector index read from the store),
+``hybrid`` (BM25 fused with vector similarity, recency and same-project boosts, quoted
+phrases), ``at_action`` (recall at the point of action: a prompt, an edit, a shell command).
+
+May import: ``core``, ``store``, ``formats``, ``redaction``, ``checkpoints``, ``transcripts``.
+
+The names below are re-exported lazily (``continuity.core.exports``): importing the package
+loads none of its modules.
+"""
+
+from continuity.core.exports import lazy_exports
+
+_EXPORTS = {
+    "Embedder": "embedder",
+    "MODELS": "embedder",
+    "RetrievalSettings": "settings",
+    "fetch_model": "embedder",
+    "load_embedder": "embedder",
+    "retrieval_settings": "settings",
+    "semantic_available": "embedder",
+    "semantic_note": "embedder",
+}
+
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
