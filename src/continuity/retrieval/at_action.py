@@ -14,7 +14,7 @@ the session's folder or one inside it, as ``EntryFilter.projects``):
   sessions naming it (its path relative to the project, or its file name), newest first;
 - before a shell command (Claude Code's and Codex's ``Bash``, pi's ``bash``, Codex's
   ``shell``/``exec_command``): the last working invocation (exit status 0,
-  ``continuation.facts.extract_facts``) of the same command (``command_key``: the program and,
+  the rule of ``continuation.facts``) of the same command (``command_key``: the program and,
   for a multiplexer such as ``git``/``npm``/``cargo``, its subcommand) in another session,
   when it differs from the one about to run (the same text would tell nothing new).
 
@@ -395,20 +395,31 @@ def shell_command(tool: str, arguments: dict[str, Any]) -> str | None:
     return value if isinstance(value, str) and value.strip() else None
 
 
+def _steps(command: str) -> list[list[str]]:
+    """The words of each step of ``command`` (split at ``&&``, ``||``, ``;``, ``|`` and line
+    breaks outside quotes; ``cd`` steps left out), as ``continuation.facts.steps`` splits."""
+    lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=";&|")
+    lexer.whitespace_split = True
+    out: list[list[str]] = [[]]
+    try:
+        for token in lexer:
+            if token and set(token) <= set(";&|"):
+                out.append([])
+            else:
+                out[-1].append(token)
+    except ValueError:  # an unclosed quote: words as they are
+        out = [command.split()]
+    return [w for w in out if w and w[0] != "cd"]
+
+
 def command_key(command: str) -> str | None:
     """What makes two invocations "the same command": the first step's program (its file
     name; env assignments, ``sudo``, ``env``, ``time`` and ``cd …`` steps skipped;
     ``python -m X`` is ``X``) and, for a ``MULTIPLEXERS`` program, its first non-option
     argument (``git commit``, ``npm run``); None for no command."""
-    from continuity.continuation.facts import steps
-
-    for step in steps(command):
-        try:
-            words = shlex.split(step)
-        except ValueError:
-            words = step.split()
+    for words in _steps(command):
         while words and (_ENV.match(words[0]) or words[0] in ("sudo", "env", "time", "exec")):
-            words.pop(0)
+            words = words[1:]
         if not words:
             continue
         program = words[0].rsplit("/", 1)[-1]
@@ -495,40 +506,72 @@ def _sortable(value: datetime | None) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
+#: Exit status lines harnesses write into a command's output: the rule of
+#: ``continuation.facts.exit_code`` (retrieval may not import ``continuation``, a layer beside it).
+_EXIT = re.compile(r"^(?:Process exited with code|Command exited with code|Exit code:?)\s*(-?\d+)"
+                   r"\s*$|^\[exit (-?\d+)\]$", re.M)
+_EXIT_JSON = re.compile(r'"exit_code"\s*:\s*(-?\d+)')
+
+
+def exit_code(text: str) -> int | None:
+    """The exit status a harness wrote into a command's output (the last one), else None."""
+    found = [int(a or b) for a, b in _EXIT.findall(text)]
+    if not found:
+        found = [int(n) for n in _EXIT_JSON.findall(text[:4_000])]
+    return found[-1] if found else None
+
+
+def working_runs(rows: Sequence[Entry]) -> list[tuple[int, str]]:
+    """``(seq, command)`` of each shell call among ``rows`` whose result, also among them, is
+    no error and names exit status 0 or none (``continuation.facts``: ``ok``)."""
+    results = {}
+    for entry in rows:
+        for block in entry.blocks:
+            if getattr(block, "type", "") == "tool_result":
+                results[block.call_id] = block  # type: ignore[union-attr]
+    out = []
+    for entry in rows:
+        for block in entry.blocks:
+            if getattr(block, "type", "") != "tool_call" \
+                    or not isinstance(block.arguments, dict):  # type: ignore[union-attr]
+                continue
+            command = shell_command(block.name, block.arguments)  # type: ignore[union-attr]
+            done = results.get(block.id)  # type: ignore[union-attr]
+            if command and done is not None and not done.is_error \
+                    and exit_code(done.text) in (None, 0):
+                out.append((entry.seq, command))
+    return out
+
+
 def _command_items(store: "SqlStore", command: str, session_key: str, project: str,
                    now: datetime) -> list[_Item]:
-    from continuity.continuation.facts import extract_facts
-    from continuity.continuation.summarize.bounds import digest
-
     key = command_key(command)
     if key is None:
         return []
-    sessions = project_sessions(store, project, [session_key])
-    others = {s.key: s for s in sessions}
-    terms = query_terms(key.split()[0]) or [key.split()[0].lower()]
-    hits = store.search_entries(terms, limit=ROW_CANDIDATES * 3,
-                                filters=EntryFilter(projects=(project,)))
-    best: tuple[datetime, str, int, str] | None = None
-    read: set[tuple[str, int]] = set()
+    others = {s.key for s in project_sessions(store, project, [session_key])}
+    program = key.split()[0]
+    hits = store.search_entries(query_terms(program) or [program.lower()],
+                                limit=ROW_CANDIDATES * 3, filters=EntryFilter(projects=(project,)))
+    best: tuple[datetime, int, str, Entry, str] | None = None
+    sessions_read: set[str] = set()
     for hit in hits:
-        if hit.session_key not in others or (hit.session_key, hit.seq) in read:
+        if hit.session_key not in others or hit.entry is None \
+                or getattr(hit.entry.role, "value", "") == "tool":
             continue
-        if len({k for k, _s in read}) >= COMMAND_SESSIONS and hit.session_key not in {
-                k for k, _s in read}:
+        if hit.session_key not in sessions_read and len(sessions_read) >= COMMAND_SESSIONS:
             continue
+        sessions_read.add(hit.session_key)
         rows = store.entries(hit.session_key, after_seq=hit.seq - 1, limit=RESULT_WINDOW)
-        read.update((hit.session_key, e.seq) for e in rows)
-        for run in extract_facts(digest(e) for e in rows).commands:
-            if run.ok and command_key(run.command) == key:
-                entry = next((e for e in rows if e.seq == run.seq), None)
-                at = _sortable(entry.timestamp if entry else None)
-                if best is None or (at, run.seq) > (best[0], best[2]):
-                    best = (at, hit.session_key, run.seq, run.command)
-    if best is None or " ".join(best[3].split()) == " ".join(command.split()):
+        for seq, found in working_runs(rows):
+            if seq != hit.seq or command_key(found) != key:
+                continue
+            at = _sortable(hit.entry.timestamp)
+            if best is None or (at, seq) > (best[0], best[1]):
+                best = (at, seq, hit.session_key, hit.entry, found)
+    if best is None or " ".join(best[4].split()) == " ".join(command.split()):
         return []
-    at, key_found, seq, found = best
+    _at, seq, key_found, entry, found = best
     shown = _one_line(redact(found))
-    when = _ago(at if at.year > 1 else None, now)
-    line = (f"- `{key}` last worked (exit 0) in session {key_found} row {seq} ({when}): "
-            f"`{shown}`")
+    line = (f"- `{key}` last worked (exit 0) in session {key_found} row {seq} "
+            f"({_ago(entry.timestamp, now)}): `{shown}`")
     return [_Item(line, shown, (key_found, seq), False)]
