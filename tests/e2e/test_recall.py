@@ -78,8 +78,10 @@ def _ok(rec: RecallRun) -> RecallRun:
 
 
 def _recall_blocks(body: dict[str, Any]) -> list[str]:
-    """Each recall block in a model request: from ``RECALL_HEADING`` to the end of its text
-    (the request as JSON text, decoded back: the harnesses wrap injected text differently)."""
+    """Each recall block in a model request, after its ``RECALL_HEADING``: to the end of its
+    text or its first blank line (the block has none; Claude Code goes on in the same text
+    with its own lines), read from the request as JSON text (the harnesses wrap injected text
+    differently)."""
     text = json.dumps(body, ensure_ascii=False)
     head = json.dumps(RECALL_HEADING, ensure_ascii=False)[1:-1]
     out = []
@@ -87,7 +89,7 @@ def _recall_blocks(body: dict[str, Any]) -> list[str]:
         end = part.find('"')
         while end > 0 and part[end - 1] == "\\":
             end = part.find('"', end + 1)
-        out.append(json.loads('"' + part[:end] + '"'))
+        out.append(json.loads('"' + part[:end] + '"').split("\n\n", 1)[0])
     return out
 
 
