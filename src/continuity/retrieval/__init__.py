@@ -2,9 +2,9 @@
 
 ``settings`` (the ``[retrieval]`` section), ``embedder`` (local static embeddings through the
 ``continuity[semantic]`` extra), ``embedding`` (the background pass that embeds rows not yet
-embedded, on redacted text), ``index`` (the exact in-memory vector index read from the store),
-``hybrid`` (BM25 fused with vector similarity, recency and same-project boosts, quoted
-phrases), ``at_action`` (recall at the point of action: a prompt, an edit, a shell command).
+embedded, on redacted text), ``index`` (the exact in-memory vector index read from the store), ``query`` (words and
+"quoted phrases"), ``hybrid`` (BM25 fused with vector similarity by reciprocal rank fusion,
+recency and same-project boosts, quoted phrases; the top proved equal to a full ranking's), ``at_action`` (recall at the point of action: a prompt, an edit, a shell command).
 
 May import: ``core``, ``store``, ``formats``, ``redaction``, ``checkpoints``, ``transcripts``.
 
@@ -16,7 +16,20 @@ from continuity.core.exports import lazy_exports
 
 _EXPORTS = {
     "AtAction": "at_action",
+    "EmbedReport": "embedding",
     "Embedder": "embedder",
+    "Query": "query",
+    "RankedHit": "hybrid",
+    "VectorIndex": "index",
+    "embed_pending": "embedding",
+    "embed_text": "embedding",
+    "hybrid_entries": "hybrid",
+    "hybrid_memories": "hybrid",
+    "hybrid_ranker": "recall",
+    "recall_hybrid": "recall",
+    "parse_query": "query",
+    "pending_count": "embedding",
+    "shared_index": "index",
     "MODELS": "embedder",
     "RetrievalSettings": "settings",
     "fetch_model": "embedder",
