@@ -7,8 +7,8 @@ the session's folder or one inside it, as ``EntryFilter.projects``):
 - on a prompt (``recall_for_prompt``): the remembered decisions and constraints
   (``continuity remember … --type decision``; ``RECALLED_TYPES``) whose source session is one of
   the project's ``MEMORY_SESSIONS`` newest, and the rows the search ranks best for the prompt
-  (``ROW_CANDIDATES``; by words until part A+B's ``hybrid_entries`` is present), each kept only
-  when it clears the relevance rule below;
+  (``ROW_CANDIDATES``, ``hybrid.hybrid_entries``: words and meaning), each kept only when it
+  clears the relevance rule below;
 - before an edit (``recall_for_tool``: Claude Code's Edit/Write/MultiEdit/NotebookEdit, Codex's
   ``apply_patch``, pi's ``edit``/``write``): the decisions naming the file and the rows of other
   sessions naming it (its path relative to the project, or its file name), newest first;
@@ -287,16 +287,12 @@ def _row_item(key: str, entry: Entry, now: datetime, text: str | None = None) ->
 
 def _search_rows(store: "SqlStore", query: str, project: str, settings: "RetrievalSettings",
                  now: datetime, limit: int) -> list[tuple[str, Entry]]:
-    """The project's rows ranked best for ``query``: ``hybrid_entries`` (part A+B: words and
-    meaning) when present, else the full-text search (words)."""
-    filters = EntryFilter(projects=(project,))
-    try:
-        from continuity.retrieval.hybrid import hybrid_entries
-    except ImportError:  # part A+B not in this build: words only
-        hits = store.search_entries(query_terms(query), limit=limit, filters=filters)
-        return [(h.session_key, h.entry) for h in hits if h.entry is not None]
-    found = hybrid_entries(store, query, limit=limit, filters=filters, project=project, now=now,
-                           settings=settings)
+    """The project's rows ranked best for ``query`` by ``hybrid.hybrid_entries`` (words and
+    meaning fused; words only without an embedder): the candidates the rule then judges."""
+    from continuity.retrieval.hybrid import hybrid_entries
+
+    found = hybrid_entries(store, query, limit=limit, filters=EntryFilter(projects=(project,)),
+                           project=project, now=now, settings=settings)
     return [(h.session_key, h.entry) for h in found if h.entry is not None]
 
 
