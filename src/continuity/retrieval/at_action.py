@@ -571,3 +571,20 @@ def _command_items(store: "SqlStore", command: str, session_key: str, project: s
     line = (f"- `{key}` last worked (exit 0) in session {key_found} row {seq} "
             f"({_ago(entry.timestamp, now)}): `{shown}`")
     return [_Item(line, shown, (key_found, seq), False)]
+
+
+def warm_up(store: "SqlStore", settings: "RetrievalSettings") -> bool:
+    """Load the embedder and read the rows' vector index once (``index.shared_index``), so
+    that the first prompt's recall is as fast as the next ones (a hook waits 3 s at most;
+    the daemon calls this in the background at start). False when recall is off or there is
+    no embedder (words only: nothing to load)."""
+    if not settings.at_action:
+        return False
+    embedder = _embedder(settings)
+    if embedder is None:
+        return False
+    from continuity.retrieval.index import shared_index
+
+    embedder.encode(["warm up"])
+    shared_index(store, embedder.model_id, "entries")
+    return True

@@ -208,7 +208,19 @@ class LiveCapture:
         report = self.drain_spool()
         self.recorder.start()
         self.worker.start()
+        threading.Thread(target=self._warm_up, name="continuity-recall-warm-up",
+                         daemon=True).start()
         return report
+
+    def _warm_up(self) -> None:
+        """Load what recall at the point of action needs (``at_action.warm_up``) before the
+        first prompt asks; a failure is logged, and recall tries again on that prompt."""
+        try:
+            from continuity.retrieval.at_action import warm_up
+
+            warm_up(self.store, self.retrieval)
+        except Exception:  # noqa: BLE001 - a background help: never stops the daemon
+            log.exception("recall at the point of action could not warm up")
 
     def close(self) -> None:
         """Stop: cancel a running summary (``closing``), finish queued tasks, replay what the
