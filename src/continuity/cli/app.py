@@ -145,7 +145,7 @@ def import_cmd(
             err.print(f"warning: transcript of session {key} not captured: {reason}",
                       markup=False)
         err.print(f"{replayed} checkpoints replayed, {transcripts} transcripts written")
-        if embedded is not None:
+        if embedded is not None and (embedded.embedded or embedded.left):
             err.print(f"{embedded.embedded} rows embedded for search by meaning"
                       + (f", {embedded.left} left (interrupted)" if embedded.left else ""),
                       markup=False)

@@ -16,7 +16,7 @@ import typer
 from continuity.cli.commands.common import JsonOption, emit_json, err, out
 from continuity.core.errors import InputError
 
-models_app = typer.Typer(help="Local embedding models for search by meaning (issue 40).",
+models_app = typer.Typer(help="Local embedding models for search by meaning.",
                          no_args_is_help=True)
 
 #: Where models are fetched from unless ``--from`` says otherwise.
