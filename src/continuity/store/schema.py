@@ -313,6 +313,38 @@ memories = Table(
 Index("ux_memories_hash", memories.c.agent_id, memories.c.content_hash, unique=True)
 Index("ix_memories_source", memories.c.source_id)
 
+# ---------------------------------------------------------------------------- vectors (0019)
+
+#: issue 40: the embedding of each entry under one model (``store.vectors``). ``vector_id``
+#: grows with every insert (never reused: SQLite ``AUTOINCREMENT``; on PostgreSQL writers of
+#: vectors are serialised, so ids are committed in order) and is how the in-memory index
+#: reads only what is new; ``vector``: float32 little-endian bytes, or b"" for a row with
+#: nothing to embed (so it is not scanned again).
+entry_vectors = Table(
+    "entry_vectors",
+    metadata,
+    Column("vector_id", Integer, primary_key=True, autoincrement=True),
+    Column("model", String(100), nullable=False),
+    Column("session_key", String(200), nullable=False),
+    Column("seq", Integer, nullable=False),
+    Column("vector", LargeBinary, nullable=False),
+    sqlite_autoincrement=True,
+)
+Index("ux_entry_vectors", entry_vectors.c.model, entry_vectors.c.session_key,
+      entry_vectors.c.seq, unique=True)
+
+#: issue 40: the embedding of each memory under one model (as ``entry_vectors``).
+memory_vectors = Table(
+    "memory_vectors",
+    metadata,
+    Column("vector_id", Integer, primary_key=True, autoincrement=True),
+    Column("model", String(100), nullable=False),
+    Column("memory_id", String(64), nullable=False),
+    Column("vector", LargeBinary, nullable=False),
+    sqlite_autoincrement=True,
+)
+Index("ux_memory_vectors", memory_vectors.c.model, memory_vectors.c.memory_id, unique=True)
+
 # ---------------------------------------------------------------------------- lineage (0008, 0009, 0010)
 
 thread_heads = Table(

@@ -40,6 +40,7 @@ from continuity.store.fencing import FencingStoreMixin
 from continuity.store.lineage import LineageStoreMixin
 from continuity.store.memory import MemoryStoreMixin
 from continuity.store.search import EntrySearchMixin
+from continuity.store.vectors import VectorStoreMixin
 
 _CHUNK = 500  # bound on IN-lists and executemany batches
 
@@ -156,7 +157,7 @@ def _on_connect_sqlite(dbapi_conn: Any, _record: Any) -> None:
 
 
 class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, LineageStoreMixin,
-               EntrySearchMixin):
+               EntrySearchMixin, VectorStoreMixin):
     """The ``Store`` implementation. Build it with ``continuity.store.open_store``.
 
     The core primitives (sessions, entries, runs, notes, sources) are here; the mixins add the

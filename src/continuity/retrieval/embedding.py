@@ -1,0 +1,131 @@
+"""The embedding pass (issue 40): rows and memories without a vector of the embedder's model
+get one, computed from their redacted text.
+
+**What is embedded** (``embed_text``): ``store.search.entry_body`` (the text search indexes),
+passed whole through ``redaction.funnel.redact`` (whole, so that a secret defined late in a row
+and repeated early is redacted where it repeats), then cut to ``embedder.EMBED_CHARS``: only
+redacted text ever reaches the model (issue 40: "on redacted text only"). A memory's content
+is redacted when remembered; it passes the funnel again here all the same.
+
+**How** (``embed_pending``): batches of ``batch_rows`` rows read from the store
+(``entries_to_embed``, resuming after the previous batch's last row), encoded, written in one
+transaction per batch (``put_entry_vectors``): one batch in memory at a time; a crash loses at
+most the batch being encoded, and the next run skips what is stored (the unique key makes a
+repeated write a no-op, so nothing is duplicated either). A row with nothing to embed gets an
+empty vector, so it is not read again. Entries first, then memories.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+
+from continuity.core.model import Entry
+from continuity.redaction.funnel import redact
+from continuity.store.search import entry_body
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from continuity.retrieval.embedder import Embedder
+    from continuity.store import SqlStore
+
+
+def _embed_chars() -> int:
+    from continuity.retrieval.embedder import EMBED_CHARS
+
+    return EMBED_CHARS
+
+
+def embed_text(entry: Entry) -> str:
+    """The text of ``entry`` that is embedded: its redacted ``entry_body``, at most
+    ``EMBED_CHARS`` (2,000) characters; "" when the row has no text."""
+    return redact(entry_body(entry))[:_embed_chars()]
+
+
+def memory_text(content: str) -> str:
+    """The text of a memory that is embedded: ``content`` redacted, cut like ``embed_text``."""
+    return redact(content)[:_embed_chars()]
+
+
+@dataclass(frozen=True, slots=True)
+class EmbedReport:
+    """What a pass did: ``embedded`` rows and memories given a vector, ``skipped`` with
+    nothing to embed (stored as empty vectors), ``left`` still waiting when it returned
+    (stopped, or ``limit`` reached)."""
+
+    embedded: int
+    skipped: int
+    left: int
+
+    def to_dict(self) -> dict[str, int]:
+        return {"embedded": self.embedded, "skipped": self.skipped, "left": self.left}
+
+
+def _as_bytes(vectors: "np.ndarray", texts: list[str]) -> list[bytes]:
+    out = []
+    for vec, text in zip(vectors, texts):
+        out.append(vec.astype("<f4").tobytes() if text.strip() and vec.any() else b"")
+    return out
+
+
+def pending_count(store: "SqlStore", model_id: str) -> int:
+    """Entries and memories without a vector of ``model_id`` (``doctor``, progress totals)."""
+    return store.count_entries_to_embed(model_id) + store.count_memories_to_embed(model_id)
+
+
+def embed_pending(store: "SqlStore", embedder: "Embedder", *, batch_rows: int = 256,
+                  limit: int | None = None,
+                  progress: Callable[[int, int], Any] | None = None,
+                  should_stop: Callable[[], bool] | None = None) -> EmbedReport:
+    """Embed the entries, then the memories, that have no vector of ``embedder.model_id``, in
+    batches of ``batch_rows`` (see the module docstring). ``limit``: at most this many rows
+    and memories in this call (None: all); ``progress(done, total)`` after each batch, in rows;
+    ``should_stop()`` is asked before each batch (the daemon's shutdown). Safe to run
+    concurrently with another pass (a row embedded twice is stored once). Returns an
+    ``EmbedReport``."""
+    model, batch_rows = embedder.model_id, max(1, batch_rows)
+    store.drop_orphan_vectors()
+    total = pending_count(store, model)
+    if limit is not None:
+        total = min(total, limit)
+    done = embedded = skipped = 0
+
+    def room() -> int:
+        return batch_rows if limit is None else min(batch_rows, limit - done)
+
+    def stop() -> bool:
+        return room() <= 0 or bool(should_stop and should_stop())
+
+    cursor: tuple[str, int] | None = None
+    while not stop():
+        rows = store.entries_to_embed(model, limit=room(), after=cursor)
+        if not rows:
+            break
+        texts = [embed_text(e) for _, _, e in rows]
+        vectors = _as_bytes(embedder.encode(texts), texts)
+        store.put_entry_vectors(model, [(k, s, v) for (k, s, _), v in zip(rows, vectors)])
+        cursor = (rows[-1][0], rows[-1][1])
+        n_empty = sum(1 for v in vectors if not v)
+        embedded, skipped, done = embedded + len(rows) - n_empty, skipped + n_empty, \
+            done + len(rows)
+        if progress:
+            progress(done, max(total, done))
+    after: str | None = None
+    while not stop():
+        mems = store.memories_to_embed(model, limit=room(), after=after)
+        if not mems:
+            break
+        texts = [memory_text(m.content) for _, m in mems]
+        vectors = _as_bytes(embedder.encode(texts), texts)
+        store.put_memory_vectors(model, [(mid, v) for (mid, _), v in zip(mems, vectors)])
+        after = mems[-1][0]
+        n_empty = sum(1 for v in vectors if not v)
+        embedded, skipped, done = embedded + len(mems) - n_empty, skipped + n_empty, \
+            done + len(mems)
+        if progress:
+            progress(done, max(total, done))
+    return EmbedReport(embedded, skipped, pending_count(store, model))
+
+
+__all__ = ["EmbedReport", "embed_pending", "embed_text", "memory_text", "pending_count"]
