@@ -2,9 +2,9 @@
 
 ``settings`` (the ``[retrieval]`` section), ``embedder`` (local static embeddings through the
 ``continuity[semantic]`` extra), ``embedding`` (the background pass that embeds rows not yet
-embedded, on redacted text), ``index`` (the exact in-memory vector index read from the store),
-``hybrid`` (BM25 fused with vector similarity, recency and same-project boosts, quoted
-phrases), ``at_action`` (recall at the point of action: a prompt, an edit, a shell command).
+embedded, on redacted text), ``index`` (the exact in-memory vector index read from the store), ``query`` (words and
+"quoted phrases"), ``hybrid`` (BM25 fused with vector similarity by reciprocal rank fusion,
+recency and same-project boosts, quoted phrases; the top proved equal to a full ranking's), ``at_action`` (recall at the point of action: a prompt, an edit, a shell command).
 
 May import: ``core``, ``store``, ``formats``, ``redaction``, ``checkpoints``, ``transcripts``.
 
@@ -15,7 +15,18 @@ loads none of its modules.
 from continuity.core.exports import lazy_exports
 
 _EXPORTS = {
+    "EmbedReport": "embedding",
     "Embedder": "embedder",
+    "Query": "query",
+    "RankedHit": "hybrid",
+    "VectorIndex": "index",
+    "embed_pending": "embedding",
+    "embed_text": "embedding",
+    "hybrid_entries": "hybrid",
+    "hybrid_memories": "hybrid",
+    "parse_query": "query",
+    "pending_count": "embedding",
+    "shared_index": "index",
     "MODELS": "embedder",
     "RetrievalSettings": "settings",
     "fetch_model": "embedder",

@@ -138,6 +138,43 @@ class VectorStoreMixin:
                                        model, after, chunk):
             yield [(r[0], r[1], bytes(r[2])) for r in rows]
 
+    # ------------------------------------------------------------------ lookups
+
+    def entries_at(self, rows: Sequence[tuple[str, int]]) -> dict[tuple[str, int], Entry]:
+        """``{(session_key, seq): entry}`` of these rows (missing rows are absent), 500 a
+        statement: how hybrid search reads the rows it found by vectors."""
+        wanted = sorted(set(rows))
+        out: dict[tuple[str, int], Entry] = {}
+        e = t.entries.c
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            for i in range(0, len(wanted), 500):
+                stmt = select(t.entries).where(tuple_(e.session_key, e.seq).in_(wanted[i:i + 500]))
+                for r in conn.execute(stmt):
+                    out[(r.session_key, r.seq)] = self._entry(r)  # type: ignore[attr-defined]
+        return out
+
+    def memories_by_id(self, ids: Sequence[str]) -> dict[str, Memory]:
+        """``{memory_id: memory}`` of these ids (missing ones are absent), 500 a statement."""
+        wanted = sorted(set(ids))
+        out: dict[str, Memory] = {}
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            for i in range(0, len(wanted), 500):
+                stmt = select(t.memories).where(t.memories.c.memory_id.in_(wanted[i:i + 500]))
+                for r in conn.execute(stmt):
+                    out[r.memory_id] = self._memory(r)  # type: ignore[attr-defined]
+        return out
+
+    def session_keys_where(self, *, harness: str | None = None,
+                           projects: Sequence[str] = ()) -> list[str]:
+        """The keys of the sessions of ``harness`` inside one of ``projects`` (as
+        ``EntryFilter``), in key order."""
+        from continuity.store.search import EntryFilter, _conditions
+
+        cond = _conditions(EntryFilter(harness=harness, projects=tuple(projects)))
+        stmt = select(t.sessions.c.session_key).where(*cond).order_by(t.sessions.c.session_key)
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            return [r[0] for r in conn.execute(stmt)]
+
     # ------------------------------------------------------------------ both
 
     def max_vector_id(self, model: str, kind: str = "entries") -> int:

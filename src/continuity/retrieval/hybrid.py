@@ -1,0 +1,406 @@
+"""Hybrid ranking (issue 40): full-text BM25 fused with vector similarity, with a recency and a
+same-project boost, and quoted phrases honoured.
+
+**The two lists.** *Words*: the store's full-text ranking (``store.search_entries``, FTS5 BM25
+on SQLite, ``ts_rank`` on PostgreSQL; ``search_memories`` for memories) of the query's words
+(``query.Query.terms``). *Vectors*: the exact cosine ranking of the query's embedding against
+every stored vector of the model (``index.VectorIndex``), rows above ``MIN_COSINE`` only (below
+it the packaged model's scores are noise: unrelated texts score -0.1..0.2 against each other,
+a paraphrase 0.35 and more). Both lists hold only rows meeting the filters and every quoted
+phrase (``Query.matches`` on ``entry_body``): a row's rank is its rank among those rows.
+
+**The score** (reciprocal rank fusion, Cormack et al. 2009, ``RRF_K`` = 60)::
+
+    score = boost x (1/(60 + words_rank) + 1/(60 + vector_rank))
+
+a term counting 0 when the row is not in that list. ``boost`` is multiplicative:
+``(1 + RECENCY_WEIGHT x 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)) x (1 + PROJECT_WEIGHT when
+the row's session is of ``project`` or inside it)``; at most 1.1 x 1.1 = 1.21, so it reorders
+near-ties and never lifts a row past one a list ranks clearly better. A row's age is ``now``
+minus its time (a memory's ``created_at``); a row without a time gets no recency boost.
+Ties are broken by (session_key, seq) (memories: memory_id).
+
+**Exact.** The result equals the first ``limit`` of the full fused ranking (every row of both
+lists), though the lists are read only to a depth: a row absent from a list read to depth
+``d`` (``s`` rows survived its filters) has at most ``1/(60 + s + 1)`` from it, a row in
+neither list at most ``max boost x`` the sum of both such bounds (the threshold argument of
+Fagin's TA). The lists start at ``FIRST_DEPTH`` (or 2 x ``limit``) and a list is read twice as
+deep while any row's upper bound could still reach the ``limit``-th lower bound, or while a row
+of the top lacks that list's rank; a list that is read to its end is exact. ``tests/retrieval/
+test_hybrid.py`` compares the result with a brute-force full ranking on random stores.
+
+**Without vectors.** When ``load_embedder`` gives None (``semantic = "off"``, or the extra is
+missing: ``semantic_note`` says so once), "hybrid" and "vectors" rank by words alone; a row not
+yet embedded is found by words all the same (it is only absent from the vectors list).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal
+
+from continuity.core.model import Entry, Memory
+from continuity.redaction.funnel import redact
+from continuity.retrieval.query import Query, parse_query
+from continuity.store.memory import MemoryFilter
+from continuity.store.search import EntryFilter, entry_body, entry_tools
+
+if TYPE_CHECKING:
+    from continuity.retrieval.settings import RetrievalSettings
+    from continuity.store import SqlStore
+
+#: Reciprocal rank fusion's constant (Cormack, Clarke, Buettcher 2009).
+RRF_K = 60
+#: A row of right now scores up to this much more (multiplicative: x 1.1), halving every
+#: ``RECENCY_HALF_LIFE_DAYS`` of age.
+RECENCY_WEIGHT = 0.1
+RECENCY_HALF_LIFE_DAYS = 30.0
+#: A row of the asker's project scores this much more (multiplicative: x 1.1).
+PROJECT_WEIGHT = 0.1
+#: Cosines at or below this are not in the vectors list (see the module docstring).
+MIN_COSINE = 0.2
+#: Rows read from each list first (then twice as many while the top is not proved).
+FIRST_DEPTH = 50
+
+Mode = Literal["hybrid", "words", "vectors"]
+MODES: tuple[str, ...] = ("hybrid", "words", "vectors")
+
+
+@dataclass(slots=True)
+class RankedHit:
+    """One ranked row: ``session_key``/``seq`` (for a memory: ``memory_id`` and 0), the fused
+    ``score`` (higher is better; see the module docstring), its 1-based rank in each list
+    (None: not in it), its ``cosine`` with the query and ``bm25`` (the store's relevance,
+    higher better) when known, and the row (``entry``; ``memory`` for a memory)."""
+
+    session_key: str
+    seq: int
+    score: float
+    words_rank: int | None
+    vector_rank: int | None
+    cosine: float | None
+    bm25: float | None
+    entry: Entry | None
+    memory: Memory | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"session_key": self.session_key, "seq": self.seq, "score": self.score,
+                "words_rank": self.words_rank, "vector_rank": self.vector_rank,
+                "cosine": self.cosine, "bm25": self.bm25}
+
+
+Key = tuple[str, int]
+
+
+@dataclass(slots=True)
+class _List:
+    """One ranked list read to ``depth``: ``items`` in rank order (key, raw score, row) of the
+    rows that passed the filters, ``done`` when the list was read to its end."""
+
+    fetch: Callable[[int], tuple[list[tuple[Key, float, Any]], bool]]
+    depth: int
+    items: list[tuple[Key, float, Any]] = field(default_factory=list)
+    done: bool = False
+
+    def read(self) -> None:
+        self.items, self.done = self.fetch(self.depth)
+
+    def bound(self) -> float:
+        """The most a row absent from this list gets from it."""
+        return 0.0 if self.done else 1.0 / (RRF_K + len(self.items) + 1)
+
+
+def _recency(at: datetime | None, now: datetime) -> float:
+    if at is None:
+        return 1.0
+    at = at if at.tzinfo else at.replace(tzinfo=timezone.utc)
+    age = max(0.0, (now - at).total_seconds() / 86_400)
+    return 1.0 + RECENCY_WEIGHT * 0.5 ** (age / RECENCY_HALF_LIFE_DAYS)
+
+
+def in_project(folder: str | None, project: str | None) -> bool:
+    """Whether ``folder`` is ``project`` or inside it."""
+    if not folder or not project:
+        return False
+    p = project.rstrip("/")
+    return folder == project or folder.rstrip("/") == p or folder.startswith(p + "/")
+
+
+def _fuse(lists: list[_List], limit: int, boost: Callable[[Key, Any], float],
+          max_boost: float) -> list[tuple[Key, float, list[int | None], list[Any]]]:
+    """The exact top ``limit`` of the fused ranking of ``lists`` (module docstring):
+    ``(key, score, ranks per list, raw scores per list)``; deepens the lists until proved."""
+    for lst in lists:
+        lst.read()
+    while True:
+        seen: dict[Key, list[Any]] = {}
+        for li, lst in enumerate(lists):
+            for rank, (key, raw, row) in enumerate(lst.items, 1):
+                slot = seen.setdefault(key, [[None] * len(lists), [None] * len(lists), row])
+                slot[0][li], slot[1][li] = rank, raw
+        scored = []
+        for key, (ranks, raws, row) in seen.items():
+            b = boost(key, row)
+            known = sum(1.0 / (RRF_K + r) for r in ranks if r is not None)
+            slack = sum(lst.bound() for lst, r in zip(lists, ranks) if r is None)
+            missing = [i for i, r in enumerate(ranks) if r is None and not lists[i].done]
+            scored.append((b * known, b * (known + slack), key, ranks, raws, missing))
+        scored.sort(key=lambda s: (-s[0], s[2]))
+        top, rest = scored[:limit], scored[limit:]
+        deepen: set[int] = set()
+        for s in top:
+            deepen.update(s[5])  # a row of the top must have its exact score
+        if len(top) == limit:
+            floor = top[-1][0]
+            for s in rest:
+                if s[5] and s[1] >= floor:
+                    deepen.update(s[5])
+            unseen = max_boost * sum(lst.bound() for lst in lists)
+            if unseen >= floor:
+                deepen.update(i for i, lst in enumerate(lists) if not lst.done)
+        else:  # fewer candidates than wanted: every list must be read to its end
+            deepen.update(i for i, lst in enumerate(lists) if not lst.done)
+        if not deepen:
+            return [(s[2], s[0], s[3], s[4]) for s in top]
+        for i in deepen:
+            lists[i].depth *= 2
+            lists[i].read()
+
+
+def _now(now: datetime | None) -> datetime:
+    return now if now is not None else datetime.now(timezone.utc)
+
+
+def _embedder(settings: "RetrievalSettings | None", mode: str) -> Any:
+    from continuity.retrieval.embedder import load_embedder, semantic_note
+    from continuity.retrieval.settings import RetrievalSettings
+
+    if mode == "words":
+        return None
+    settings = settings or RetrievalSettings()
+    found = load_embedder(settings)
+    if found is None:
+        import sys
+
+        semantic_note(settings, lambda msg: print(f"continuity: {msg}", file=sys.stderr))
+    return found
+
+
+def _query_vector(embedder: Any, q: Query) -> Any:
+    return embedder.encode([redact(q.text.replace('"', " "))])[0]
+
+
+def _entry_ok(entry: Entry | None, f: EntryFilter, q: Query) -> bool:
+    if entry is None:
+        return False
+    ts = entry.timestamp
+    if (f.since is not None or f.until is not None) and ts is None:
+        return False
+    if f.since is not None and ts is not None and ts < f.since:
+        return False
+    if f.until is not None and ts is not None and ts >= f.until:
+        return False
+    if f.role and entry.role.value != f.role:
+        return False
+    if f.tool and f" {f.tool.lower()} " not in entry_tools(entry, {}):
+        return False
+    return q.matches(entry_body(entry))
+
+
+def _check(limit: int, mode: str) -> None:
+    from continuity.core.errors import InputError
+
+    if mode not in MODES:
+        raise InputError(f"mode {mode!r}: one of {', '.join(MODES)}")
+    if limit < 0:
+        raise InputError(f"limit {limit}: must be 0 or more")
+
+
+def hybrid_entries(store: "SqlStore", query: str, *, limit: int,
+                   filters: EntryFilter | None = None, project: str | None = None,
+                   now: datetime | None = None, settings: "RetrievalSettings | None" = None,
+                   mode: Mode = "hybrid") -> list[RankedHit]:
+    """The best ``limit`` rows of every session for ``query`` (words and "quoted phrases")
+    meeting ``filters``, ranked by ``mode``: "hybrid" (words and vectors fused), "words"
+    (BM25 alone, with the boosts), "vectors" (cosine alone, with the boosts); see the module
+    docstring for the score, the boosts (``project``: the asker's folder; ``now``: for ages,
+    default the current time) and why the top is exact. Each hit carries its ``entry``.
+    Raises ``InputError`` for an unknown mode or a negative limit; ``ConfigError`` from
+    ``load_embedder`` for a bad ``[retrieval]`` model."""
+    _check(limit, mode)
+    q = parse_query(query)
+    f = filters or EntryFilter()
+    terms = q.terms
+    embedder = _embedder(settings, mode)
+    if limit == 0 or (not terms and embedder is None):
+        return []
+    row_filter = bool(f.since or f.until or f.role or f.tool or q.phrases)
+    lists: list[_List] = []
+    depth = max(FIRST_DEPTH, 2 * limit)
+
+    if mode in ("hybrid", "words") and terms:
+        def words(d: int) -> tuple[list[tuple[Key, float, Any]], bool]:
+            hits = store.search_entries(terms, limit=d, filters=f)
+            return ([((h.session_key, h.seq), h.score, h.entry) for h in hits
+                     if not q.phrases or q.matches(entry_body(h.entry) if h.entry else "")],
+                    len(hits) < d)
+        lists.append(_List(words, depth))
+
+    if embedder is not None and mode in ("hybrid", "vectors"):
+        from continuity.retrieval.index import shared_index
+
+        index = shared_index(store, embedder.model_id, "entries")
+        sessions = None
+        if f.session_key:
+            sessions = [f.session_key]
+        if f.harness or f.projects:
+            keys = store.session_keys_where(harness=f.harness, projects=f.projects)
+            sessions = [k for k in keys if sessions is None or k in sessions]
+        rows, cos = index.scores(_query_vector(embedder, q), sessions=sessions)
+        known: dict[Key, Entry | None] = {}
+
+        def vectors(d: int) -> tuple[list[tuple[Key, float, Any]], bool]:
+            picked = index.pick(rows, cos, d, min_score=MIN_COSINE)
+            need = [(k, s) for k, s, _ in picked if (k, s) not in known]
+            if need:
+                found = store.entries_at(need)
+                known.update({key: found.get(key) for key in need})
+            out = [((k, s), c, known[(k, s)]) for k, s, c in picked
+                   if known[(k, s)] is not None and (not row_filter or _entry_ok(
+                       known[(k, s)], f, q))]
+            return out, len(picked) < d
+        lists.append(_List(vectors, depth))
+
+    if not lists:
+        return []
+    at = _now(now)
+    projects: dict[str, str | None] = {}
+
+    def boost(key: Key, entry: Any) -> float:
+        b = _recency(entry.timestamp if entry is not None else None, at)
+        if project:
+            if key[0] not in projects:
+                projects.update({k: s.project for k, s in store.sessions_by_key([key[0]]).items()})
+                projects.setdefault(key[0], None)
+            if in_project(projects[key[0]], project):
+                b *= 1.0 + PROJECT_WEIGHT
+        return b
+
+    max_boost = (1.0 + RECENCY_WEIGHT) * (1.0 + PROJECT_WEIGHT if project else 1.0)
+    fused = _fuse(lists, limit, boost, max_boost)
+    rows_by_key = {key: row for lst in lists for key, _, row in lst.items}
+    wi = 0 if mode in ("hybrid", "words") and terms else None
+    vi = (len(lists) - 1) if embedder is not None and mode in ("hybrid", "vectors") else None
+    return [RankedHit(key[0], key[1], score,
+                      ranks[wi] if wi is not None else None,
+                      ranks[vi] if vi is not None else None,
+                      raws[vi] if vi is not None else None,
+                      raws[wi] if wi is not None else None,
+                      rows_by_key.get(key))
+            for key, score, ranks, raws in fused]
+
+
+def _memory_ok(m: Memory | None, agent_id: str, f: MemoryFilter | None, q: Query) -> bool:
+    if m is None or m.agent_id != agent_id:
+        return False
+    if f is not None:
+        if f.type is not None and m.type != f.type:
+            return False
+        if any(tag not in m.tags for tag in f.tags):
+            return False
+        if f.source_id is not None and m.source_id != f.source_id:
+            return False
+        if f.importance_min is not None and m.importance < f.importance_min:
+            return False
+        at = m.created_at
+        if f.since is not None and (at is None or at < f.since):
+            return False
+        if f.until is not None and (at is None or at >= f.until):
+            return False
+    return q.matches(m.content)
+
+
+def hybrid_memories(store: "SqlStore", query: str, *, limit: int,
+                    filters: MemoryFilter | None = None, agent_id: str = "default",
+                    project: str | None = None, now: datetime | None = None,
+                    settings: "RetrievalSettings | None" = None,
+                    mode: Mode = "hybrid") -> list[RankedHit]:
+    """``hybrid_entries`` for the memories of ``agent_id`` (``recall``): the words list is
+    ``store.search_memories``; a memory's age is its ``created_at``, its project its source
+    session's. Hits carry ``memory`` (``session_key`` is the memory id, ``seq`` 0). Raises as
+    ``hybrid_entries``."""
+    _check(limit, mode)
+    q = parse_query(query)
+    terms = q.terms
+    embedder = _embedder(settings, mode)
+    if limit == 0 or (not terms and embedder is None):
+        return []
+    lists: list[_List] = []
+    depth = max(FIRST_DEPTH, 2 * limit)
+    if mode in ("hybrid", "words") and terms:
+        def words(d: int) -> tuple[list[tuple[Key, float, Any]], bool]:
+            found = store.search_memories(terms, agent_id=agent_id, limit=d, filters=filters)
+            return ([((m.memory_id, 0), score, m) for m, score in found if q.matches(m.content)],
+                    len(found) < d)
+        lists.append(_List(words, depth))
+    if embedder is not None and mode in ("hybrid", "vectors"):
+        from continuity.retrieval.index import shared_index
+
+        index = shared_index(store, embedder.model_id, "memories")
+        rows, cos = index.scores(_query_vector(embedder, q))
+        known: dict[str, Memory | None] = {}
+
+        def vectors(d: int) -> tuple[list[tuple[Key, float, Any]], bool]:
+            picked = index.pick(rows, cos, d, min_score=MIN_COSINE)
+            need = [k for k, _, _ in picked if k not in known]
+            if need:
+                found = store.memories_by_id(need)
+                known.update({k: found.get(k) for k in need})
+            return ([((k, 0), c, known[k]) for k, _, c in picked
+                     if _memory_ok(known[k], agent_id, filters, q)], len(picked) < d)
+        lists.append(_List(vectors, depth))
+    if not lists:
+        return []
+    at = _now(now)
+    folders: dict[str, str | None] = {}
+
+    def boost(key: Key, m: Any) -> float:
+        b = _recency(m.created_at if m is not None else None, at)
+        src = m.source_id if m is not None else None
+        if project and src:
+            if src not in folders:
+                folders.update({k: s.project for k, s in store.sessions_by_key([src]).items()})
+                folders.setdefault(src, None)
+            if in_project(folders[src], project):
+                b *= 1.0 + PROJECT_WEIGHT
+        return b
+
+    max_boost = (1.0 + RECENCY_WEIGHT) * (1.0 + PROJECT_WEIGHT if project else 1.0)
+    fused = _fuse(lists, limit, boost, max_boost)
+    rows_by_key = {key: row for lst in lists for key, _, row in lst.items}
+    wi = 0 if mode in ("hybrid", "words") and terms else None
+    vi = (len(lists) - 1) if embedder is not None and mode in ("hybrid", "vectors") else None
+    return [RankedHit(key[0], 0, score,
+                      ranks[wi] if wi is not None else None,
+                      ranks[vi] if vi is not None else None,
+                      raws[vi] if vi is not None else None,
+                      raws[wi] if wi is not None else None,
+                      None, rows_by_key.get(key))
+            for key, score, ranks, raws in fused]
+
+
+def full_ranking(items: Iterable[tuple[Key, list[int | None], float]],
+                 limit: int) -> list[tuple[Key, float]]:
+    """The fused ranking computed from every row's full ranks (``(key, [rank per list],
+    boost)``), first ``limit``: the brute force ``_fuse`` must equal (tests)."""
+    scored = [(key, boost * sum(1.0 / (RRF_K + r) for r in ranks if r is not None))
+              for key, ranks, boost in items]
+    scored = [s for s in scored if s[1] > 0]
+    scored.sort(key=lambda s: (-s[1], s[0]))
+    return scored[:limit]
+
+
+__all__ = ["RankedHit", "hybrid_entries", "hybrid_memories", "parse_query", "in_project",
+           "full_ranking", "MODES", "RRF_K", "RECENCY_WEIGHT", "RECENCY_HALF_LIFE_DAYS",
+           "PROJECT_WEIGHT", "MIN_COSINE", "FIRST_DEPTH"]

@@ -1,0 +1,207 @@
+"""Hybrid ranking (issue 40): paraphrases found by vectors, phrases honoured, boosts, words
+only without an embedder, and the top equal to a brute-force full fused ranking."""
+
+from __future__ import annotations
+
+import itertools
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings as hsettings, strategies as st
+
+from continuity.core.model import Session
+from continuity.retrieval import hybrid
+from continuity.retrieval.embedding import embed_pending
+from continuity.retrieval.hybrid import (MIN_COSINE, full_ranking, hybrid_entries,
+                                         hybrid_memories, in_project)
+from continuity.retrieval.settings import RetrievalSettings
+from continuity.store.search import EntryFilter, entry_body
+from continuity.transcripts.memories import remember
+from tests.builders import A, U, load
+
+NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
+
+
+def _session(store, key, texts, *, project="/w/app", start=NOW - timedelta(days=10)):
+    rows = [U(t) if i % 2 == 0 else A(text=t) for i, t in enumerate(texts)]
+    for i, e in enumerate(rows):
+        e.timestamp = start + timedelta(minutes=i)
+    load(store, rows, key=key)
+    store.upsert_session(Session(key=key, harness="claude-code", project=project,
+                                 entry_count=store.get_session(key).entry_count))
+
+
+@pytest.fixture
+def corpus(store, embedder):
+    _session(store, "term", [
+        "the terminal pane flickers when the window is resized",
+        "The xterm.js viewport scrollTop reset to 0 on every write; now it keeps the "
+        "user's position unless they were at the bottom",
+        "run the tests again"])
+    _session(store, "db", [
+        "add an alembic migration for the export job table",
+        "the exported job failed with a timeout in postgres",
+        "npm install failed with EACCES on the cache folder"], project="/w/other")
+    embed_pending(store, embedder)
+    return store
+
+
+def test_paraphrase_found_by_vectors_where_words_find_nothing(corpus):
+    """issue 40's example: "where did we fix the scroll-back bug?" names no word of the row
+    about the xterm.js viewport's scrollTop; vectors rank it first, hybrid too."""
+    query = "where did we fix the scroll-back bug?"
+    words = hybrid_entries(corpus, query, limit=5, mode="words", now=NOW)
+    assert words == []
+    vectors = hybrid_entries(corpus, query, limit=5, mode="vectors", now=NOW)
+    assert (vectors[0].session_key, vectors[0].seq) == ("term", 1)
+    assert vectors[0].vector_rank == 1 and vectors[0].cosine > MIN_COSINE
+    assert vectors[0].words_rank is None and "scrollTop" in entry_body(vectors[0].entry)
+    best = hybrid_entries(corpus, query, limit=5, now=NOW)[0]
+    assert (best.session_key, best.seq, best.vector_rank) == ("term", 1, 1)
+
+
+def test_quoted_phrase_must_appear_as_written(corpus):
+    """issue 40: "export job" does not match "exported job"."""
+    hits = hybrid_entries(corpus, '"export job"', limit=10, now=NOW)
+    assert [(h.session_key, h.seq) for h in hits] == [("db", 0)]
+    loose = {(h.session_key, h.seq) for h in hybrid_entries(corpus, "export job", limit=10,
+                                                              mode="words", now=NOW)}
+    assert {("db", 0), ("db", 1)} <= loose
+
+
+def test_same_project_boost_breaks_a_near_tie(store, embedder):
+    """Two rows alike in words and meaning: the asker's project ranks first, by 1.1x."""
+    _session(store, "a", ["the parser test is flaky on ci"], project="/w/a")
+    _session(store, "b", ["the parser test is flaky on ci"], project="/w/b")
+    embed_pending(store, embedder)
+    plain = hybrid_entries(store, "parser flaky", limit=2, now=NOW)
+    assert [h.session_key for h in plain] == ["a", "b"]  # a tie: by key
+    boosted = hybrid_entries(store, "parser flaky", limit=2, now=NOW, project="/w/b/")
+    assert [h.session_key for h in boosted] == ["b", "a"]
+    recency = 1 + hybrid.RECENCY_WEIGHT * 0.5 ** (10 / hybrid.RECENCY_HALF_LIFE_DAYS)
+    assert [(h.words_rank, h.vector_rank) for h in boosted] == [(2, 2), (1, 1)]
+    assert boosted[0].score == pytest.approx(recency * 1.1 * 2 / 62)
+    assert boosted[1].score == pytest.approx(recency * 2 / 61)
+    assert in_project("/w/b/sub", "/w/b") and not in_project("/w/bb", "/w/b")
+
+
+def test_recency_boost_prefers_the_newer_of_equal_rows(store, embedder):
+    _session(store, "old", ["deploy the docker image"], start=NOW - timedelta(days=300))
+    _session(store, "new", ["deploy the docker image"], start=NOW - timedelta(days=1))
+    embed_pending(store, embedder)
+    hits = hybrid_entries(store, "docker deploy", limit=2, now=NOW)
+    assert [h.session_key for h in hits] == ["new", "old"]
+
+
+def test_words_only_without_embedder_and_unembedded_rows_found(store, embedder, monkeypatch):
+    """A row not yet embedded is found by words; with semantic off the mode is words."""
+    _session(store, "s", ["the zebra migration ran"])
+    hits = hybrid_entries(store, "zebra", limit=5, now=NOW)
+    assert [(h.session_key, h.seq, h.words_rank, h.vector_rank) for h in hits] == [
+        ("s", 0, 1, None)]
+    off = RetrievalSettings(semantic="off")
+    assert [h.vector_rank for h in hybrid_entries(store, "zebra", limit=5, settings=off)] == [
+        None]
+    assert hybrid_entries(store, "the of", limit=5, settings=off) == []
+
+
+def test_hybrid_memories_ranks_paraphrases_and_filters(store, embedder):
+    remember(store, "we decided to keep the xterm.js viewport scrollTop unless at the bottom",
+             type="decision")
+    remember(store, "postgres GIN index for the tsvector column", type="fact")
+    embed_pending(store, embedder)
+    hits = hybrid_memories(store, "terminal scroll position", limit=3)
+    assert hits[0].memory.type == "decision" and hits[0].vector_rank == 1
+    from continuity.store.memory import MemoryFilter
+    assert hybrid_memories(store, "terminal scroll position", limit=3,
+                           filters=MemoryFilter(type="fact")) == [] or all(
+        h.memory.type == "fact" for h in hybrid_memories(
+            store, "terminal scroll position", limit=3, filters=MemoryFilter(type="fact")))
+
+
+# ---------------------------------------------------------------- exactness, by brute force
+
+VOCAB = ["alpha", "beta", "gamma", "scroll", "viewport", "export", "job", "parser", "test",
+         "docker", "deploy", "flaky"]
+_COUNTER = itertools.count()
+
+
+def _brute(store, embedder, query, filters, project, limit, mode):
+    """Every row's full words rank and vector rank, fused without bounds."""
+    q = hybrid.parse_query(query)
+    keys = store.session_keys_where(projects=filters.projects)
+    rows = [(k, e) for k in keys for e in store.entries(k)]
+    ranks: dict[tuple[str, int], list] = {(k, e.seq): [None, None] for k, e in rows}
+    if mode in ("hybrid", "words") and q.terms:
+        hits = [h for h in store.search_entries(q.terms, limit=100_000, filters=filters)
+                if q.matches(entry_body(h.entry))]
+        for r, h in enumerate(hits, 1):
+            ranks[(h.session_key, h.seq)][0] = r
+    if mode in ("hybrid", "vectors"):
+        vecs = {(k, s): np.frombuffer(v, dtype="<f4") for c in store.iter_entry_vectors(
+            embedder.model_id) for _, k, s, v in c if (k, s) in ranks}
+        qv = embedder.encode([q.text.replace('"', " ")])[0]
+        order = list(vecs)
+        cos = np.stack([vecs[k] for k in order]) @ qv if order else []
+        scored = sorted(((-float(c), k) for c, k in zip(cos, order) if c > MIN_COSINE
+                         and q.matches(entry_body(dict(((k2, e.seq), e) for k2, e in rows)[k]))))
+        for r, (_, k) in enumerate(scored, 1):
+            ranks[k][1] = r
+    entries = {(k, e.seq): e for k, e in rows}
+    projects = {k: store.get_session(k).project for k in keys}
+    items = []
+    for key, (w, v) in ranks.items():
+        b = hybrid._recency(entries[key].timestamp, NOW)
+        if project and in_project(projects[key[0]], project):
+            b *= 1 + hybrid.PROJECT_WEIGHT
+        items.append((key, [w, v], b))
+    return full_ranking(items, limit)
+
+
+@pytest.mark.parametrize("mode", ["hybrid", "words", "vectors"])
+def test_top_equals_brute_force_full_ranking(sqlite_store, embedder, monkeypatch, mode):
+    """On random small stores, with lists starting at depth 1 (so the bounds and the
+    deepening are what prove the top), the result equals the full fused ranking's top."""
+    monkeypatch.setattr(hybrid, "FIRST_DEPTH", 1)
+    store = sqlite_store
+    reads = []
+    real_read = hybrid._List.read
+
+    def read(self):
+        reads.append(self.depth)
+        real_read(self)
+    monkeypatch.setattr(hybrid._List, "read", read)
+
+    @hsettings(max_examples=40, deadline=None, derandomize=True,
+               suppress_health_check=list(HealthCheck))
+    @given(texts=st.lists(st.lists(st.sampled_from(VOCAB), min_size=1, max_size=5),
+                          min_size=1, max_size=30),
+           ages=st.lists(st.integers(0, 200), min_size=30, max_size=30),
+           query=st.lists(st.sampled_from(VOCAB + ['"export job"', '"scroll viewport"']),
+                          min_size=1, max_size=3),
+           limit=st.integers(1, 6), boost_project=st.booleans())
+    def check(texts, ages, query, limit, boost_project):
+        n = next(_COUNTER)
+        base = f"/p{n}"
+        for i, words in enumerate(texts):
+            key = f"e{n}-{i % 3}"
+            if store.get_session(key) is None:
+                store.upsert_session(Session(key=key, harness="pi", project=f"{base}/{i % 2}"))
+            row = U(" ".join(words))
+            row.timestamp = NOW - timedelta(days=ages[i])
+            load(store, [row], key=key)
+            store.upsert_session(Session(key=key, harness="pi", project=f"{base}/{i % 2}",
+                                         entry_count=store.get_session(key).entry_count))
+        embed_pending(store, embedder)
+        f = EntryFilter(projects=(base,))
+        project = f"{base}/1" if boost_project else None
+        text = " ".join(query)
+        got = hybrid_entries(store, text, limit=limit, filters=f, project=project, now=NOW,
+                             mode=mode)
+        want = _brute(store, embedder, text, f, project, limit, mode)
+        assert [((h.session_key, h.seq)) for h in got] == [k for k, _ in want]
+        assert [h.score for h in got] == pytest.approx([s for _, s in want])
+
+    check()
+    assert max(reads) >= 8  # the bounds made lists deepen (depth doubled at least twice)
