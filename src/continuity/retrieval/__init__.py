@@ -15,6 +15,7 @@ loads none of its modules.
 from continuity.core.exports import lazy_exports
 
 _EXPORTS = {
+    "AtAction": "at_action",
     "EmbedReport": "embedding",
     "Embedder": "embedder",
     "Query": "query",
@@ -31,6 +32,8 @@ _EXPORTS = {
     "RetrievalSettings": "settings",
     "fetch_model": "embedder",
     "load_embedder": "embedder",
+    "recall_for_prompt": "at_action",
+    "recall_for_tool": "at_action",
     "retrieval_settings": "settings",
     "semantic_available": "embedder",
     "semantic_note": "embedder",

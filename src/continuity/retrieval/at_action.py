@@ -1,0 +1,577 @@
+"""Recall at the point of action (issue 40, item 3): what other sessions of the project knew,
+handed to the agent when the user sends a prompt and before it edits a file or runs a command.
+
+**What is recalled.** Only sessions of the same project other than the asking one (``project``:
+the session's folder or one inside it, as ``EntryFilter.projects``):
+
+- on a prompt (``recall_for_prompt``): the remembered decisions and constraints
+  (``continuity remember … --type decision``; ``RECALLED_TYPES``) whose source session is one of
+  the project's ``MEMORY_SESSIONS`` newest, and the rows the search ranks best for the prompt
+  (``ROW_CANDIDATES``; by words until part A+B's ``hybrid_entries`` is present), each kept only
+  when it clears the relevance rule below;
+- before an edit (``recall_for_tool``: Claude Code's Edit/Write/MultiEdit/NotebookEdit, Codex's
+  ``apply_patch``, pi's ``edit``/``write``): the decisions naming the file and the rows of other
+  sessions naming it (its path relative to the project, or its file name), newest first;
+- before a shell command (Claude Code's and Codex's ``Bash``, pi's ``bash``, Codex's
+  ``shell``/``exec_command``): the last working invocation (exit status 0,
+  the rule of ``continuation.facts``) of the same command (``command_key``: the program and,
+  for a multiplexer such as ``git``/``npm``/``cargo``, its subcommand) in another session,
+  when it differs from the one about to run (the same text would tell nothing new).
+
+**The relevance rule** (absolute, never rank-based: fused RRF scores are not calibrated, and a
+top-k always has a first). A prompt is *trivial* when it has fewer than ``MIN_PROMPT_WORDS``
+content words (letters and digits, at least 3 characters, neither an English stop word nor a
+``FILLER`` word: "yes", "continue", "thanks", "go on") — it recalls nothing. A candidate
+(a memory's text, a row's redacted text) clears the rule when, with ``cos`` the cosine of the
+prompt's and the candidate's embeddings (``embedder``, unit vectors) and ``shared`` the prompt's
+content words found in the candidate (stemmed: a final ``s``, ``es``, ``ed``, ``ing`` dropped):
+
+- ``cos >= COSINE_ALONE`` (0.40), or
+- ``cos >= COSINE_WITH_WORD`` (0.25) and ``shared >= 1``, or
+- without an embedder (``[retrieval] semantic = "off"`` or the extra missing): ``shared >=
+  WORDS_ALONE`` (2) and ``shared`` at least ``WORDS_SHARE`` (half) of the prompt's content words.
+
+``settings.at_action_min_score`` (default 0) raises ``COSINE_WITH_WORD`` and ``COSINE_ALONE`` by
+that much. Measured with the packaged model (``wordllama-l2-supercat``, 256 dimensions): a
+paraphrase of a decision scores 0.26–0.47 against it, unrelated prompts -0.12–0.13.
+
+**The text.** ``RECALL_HEADING``, then ``checkpoints.recovery.FRAMING`` (issue 39: the same
+evidence framing as every injected text), then one line per item, decisions first, each
+redacted (``redaction.funnel.redact``) and clipped to ``ITEM_CHARS``; all within
+``settings.at_action_chars`` characters (issue 40: ≤ 1,200), items that do not fit left out;
+"" when nothing clears the rule, the feature is off (``[retrieval] at_action = false``) or
+there is no project.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
+
+from continuity.checkpoints.recovery import FRAMING
+from continuity.core.model import Entry, Memory
+from continuity.redaction.funnel import redact
+from continuity.store.search import EntryFilter, entry_body
+from continuity.transcripts.memories import STOP_WORDS, query_terms
+
+if TYPE_CHECKING:
+    import numpy as np
+
+    from continuity.retrieval.embedder import Embedder
+    from continuity.retrieval.settings import RetrievalSettings
+    from continuity.store import SqlStore
+
+#: The first line of every recall text (the e2e suite tells it from the session-start brief).
+RECALL_HEADING = "## Recalled by continuity from other sessions of this project\n"
+#: Memory types recalled: what was decided and what must hold.
+RECALLED_TYPES = ("decision", "constraint")
+#: The project's newest sessions whose remembered decisions are read (one query each).
+MEMORY_SESSIONS = 50
+#: Memories read per session.
+MEMORIES_PER_SESSION = 20
+#: Rows the search hands in for a prompt, before the relevance rule.
+ROW_CANDIDATES = 20
+#: Characters of one item (a memory or a row's snippet) at most.
+ITEM_CHARS = 400
+#: Characters of a candidate's text that are embedded and searched for words.
+CANDIDATE_CHARS = 2_000
+#: The relevance rule (module docstring).
+MIN_PROMPT_WORDS = 2
+COSINE_ALONE = 0.40
+COSINE_WITH_WORD = 0.25
+WORDS_ALONE = 2
+WORDS_SHARE = 0.5
+#: Words that carry no topic in a prompt to an agent (beyond ``STOP_WORDS``).
+FILLER = frozenset("""
+yes yeah yep nope okay ok sure thanks thank please pls continue go ahead again also just lets let
+want need can could would should will one get make done do now right good great fine cool nice
+keep going proceed next start stop wait try more same thing things stuff work task""".split())
+#: Tool names (case folded) that write a file, and those that run a shell command.
+EDIT_TOOLS = frozenset({"edit", "write", "multiedit", "notebookedit", "apply_patch",
+                        "str_replace_based_edit_tool", "create_file", "str_replace"})
+SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "local_shell", "container.exec",
+                         "run_shell_command", "exec"})
+#: Programs whose first non-option argument names what they do (``git commit``, ``npm test``).
+MULTIPLEXERS = frozenset({"git", "npm", "pnpm", "yarn", "npx", "bun", "cargo", "go", "make",
+                          "docker", "kubectl", "uv", "poetry", "pip", "pip3", "gh", "dotnet",
+                          "mvn", "gradle", "bundle", "rake", "mix", "deno", "just", "tox", "nox",
+                          "continuity", "alembic", "terraform", "helm", "brew", "apt", "apt-get"})
+#: Rows read from a command's row on to find its result.
+RESULT_WINDOW = 8
+#: Rows naming an edited file quoted at most (the newest sessions' last ones).
+FILE_ROWS = 3
+#: Sessions whose rows naming a program are read for its last working invocation.
+COMMAND_SESSIONS = 10
+
+_WORD = re.compile(r"[^\W_]+")
+_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$", re.M)
+_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+@dataclass(frozen=True)
+class AtAction:
+    """What recall at the point of action injects: ``text`` ("" when nothing clears the rule;
+    else ``RECALL_HEADING`` + ``FRAMING`` + items, at most ``settings.at_action_chars``
+    characters), ``rows`` the ``(session_key, seq)`` of the rows quoted (a memory's source
+    session with seq -1), ``chars`` = ``len(text)``."""
+
+    text: str = ""
+    rows: list[tuple[str, int]] = field(default_factory=list)
+    chars: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "rows": [list(r) for r in self.rows], "chars": self.chars}
+
+
+NOTHING = AtAction()
+
+
+@dataclass
+class _Item:
+    """One candidate: its line as shown, the text the rule reads, where it comes from."""
+
+    line: str
+    text: str
+    source: tuple[str, int]
+    memory: bool
+    cos: float = 0.0
+    shared: int = 0
+
+
+# ---------------------------------------------------------------------------- words
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "ed", "es", "s"):
+        if len(word) > len(suffix) + 2 and word.endswith(suffix):
+            return word[:-len(suffix)]
+    return word
+
+
+def content_words(text: str) -> set[str]:
+    """The words of ``text`` that carry its topic (module docstring): letters and digits, at
+    least 3 characters, not a stop word nor a ``FILLER`` word, lower-cased and stemmed."""
+    out = set()
+    for word in _WORD.findall(text.lower()):
+        if len(word) >= 3 and word not in STOP_WORDS and word not in FILLER:
+            out.add(_stem(word))
+    return out
+
+
+def is_trivial(prompt: str) -> bool:
+    """True for a prompt that recalls nothing: fewer than ``MIN_PROMPT_WORDS`` content words
+    ("yes", "continue", "thanks, go on")."""
+    return len(content_words(prompt)) < MIN_PROMPT_WORDS
+
+
+def clears(cos: float | None, shared: int, prompt_words: int, *, raise_by: float = 0.0) -> bool:
+    """The relevance rule (module docstring) for one candidate: ``cos`` the cosine (None
+    without an embedder), ``shared`` the prompt's content words found in it, ``prompt_words``
+    how many the prompt has; ``raise_by`` (``at_action_min_score``) raises both cosine floors."""
+    if cos is None:
+        return shared >= WORDS_ALONE and shared >= WORDS_SHARE * prompt_words
+    if cos >= COSINE_ALONE + raise_by:
+        return True
+    return cos >= COSINE_WITH_WORD + raise_by and shared >= 1
+
+
+# ---------------------------------------------------------------------------- embedding
+
+_VECTORS: "OrderedDict[tuple[str, str], np.ndarray]" = OrderedDict()
+_VECTORS_LOCK = threading.Lock()
+#: Candidate texts whose vectors are kept between calls (a project's decisions, asked again).
+VECTOR_CACHE = 4_096
+
+
+def _vectors(embedder: "Embedder", texts: Sequence[str]) -> "np.ndarray":
+    """Unit vectors of ``texts`` (cached by model and text, ``VECTOR_CACHE`` of them)."""
+    import numpy as np
+
+    out: list[Any] = [None] * len(texts)
+    missing: list[int] = []
+    with _VECTORS_LOCK:
+        for i, text in enumerate(texts):
+            found = _VECTORS.get((embedder.model_id, text))
+            if found is None:
+                missing.append(i)
+            else:
+                _VECTORS.move_to_end((embedder.model_id, text))
+                out[i] = found
+    if missing:
+        fresh = embedder.encode([texts[i] for i in missing])
+        with _VECTORS_LOCK:
+            for row, i in zip(fresh, missing):
+                out[i] = row
+                _VECTORS[(embedder.model_id, texts[i])] = row
+            while len(_VECTORS) > VECTOR_CACHE:
+                _VECTORS.popitem(last=False)
+    if not out:
+        return np.zeros((0, embedder.dim), dtype=np.float32)
+    return np.stack(out)
+
+
+def _embedder(settings: "RetrievalSettings") -> "Embedder | None":
+    from continuity.retrieval.embedder import load_embedder
+
+    try:
+        return load_embedder(settings)
+    except Exception:  # noqa: BLE001 - a broken model file: recall by words, never fail a hook
+        return None
+
+
+# ---------------------------------------------------------------------------- candidates
+
+
+def _now(now: datetime | None) -> datetime:
+    return now or datetime.now(timezone.utc)
+
+
+def _ago(then: datetime | None, now: datetime) -> str:
+    """``then`` as an age: "just now", "5 minutes ago", "3 hours ago", "2 days ago"."""
+    if then is None:
+        return "undated"
+    if then.tzinfo is None:
+        then = then.replace(tzinfo=timezone.utc)
+    seconds = max(0, int((now - then).total_seconds()))
+    for unit, size in (("day", 86_400), ("hour", 3_600), ("minute", 60)):
+        if seconds >= size:
+            n = seconds // size
+            return f"{n} {unit}{'s' if n > 1 else ''} ago"
+    return "just now"
+
+
+def _one_line(text: str, cap: int = ITEM_CHARS) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= cap else line[:cap - 1].rstrip() + "…"
+
+
+def project_sessions(store: "SqlStore", project: str, exclude: Iterable[str],
+                     limit: int = MEMORY_SESSIONS) -> list[Any]:
+    """The project's newest sessions (``store.filter_sessions``), at most ``limit``, none of
+    ``exclude``."""
+    skip = {k for k in exclude if k}
+    found, _more = store.filter_sessions(projects=(project,), limit=limit + len(skip))
+    return [s for s in found if s.key not in skip][:limit]
+
+
+def _memories(store: "SqlStore", sessions: Sequence[Any], now: datetime) -> list[_Item]:
+    items: list[_Item] = []
+    seen: set[str] = set()
+    for s in sessions:
+        for m in store.memories_from(s.key, limit=MEMORIES_PER_SESSION):
+            if m.type in RECALLED_TYPES and m.content_hash not in seen:
+                seen.add(m.content_hash)
+                items.append(_memory_item(m, now))
+    return items
+
+
+def _memory_item(m: Memory, now: datetime) -> _Item:
+    text = redact(m.content)  # stored redacted; redacted again by today's rules
+    line = (f"- [{m.type}] {_one_line(text)} (remembered in session {m.source_id}, "
+            f"{_ago(m.created_at, now)})")
+    return _Item(line, text[:CANDIDATE_CHARS], (m.source_id or "", -1), True)
+
+
+def _row_item(key: str, entry: Entry, now: datetime, text: str | None = None) -> _Item:
+    body = redact(entry_body(entry))[:CANDIDATE_CHARS] if text is None else text
+    role = getattr(entry.role, "value", str(entry.role))
+    line = (f"- session {key} row {entry.seq} ({role}, {_ago(entry.timestamp, now)}): "
+            f"{_one_line(body)}")
+    return _Item(line, body, (key, entry.seq), False)
+
+
+def _search_rows(store: "SqlStore", query: str, project: str, settings: "RetrievalSettings",
+                 now: datetime, limit: int) -> list[tuple[str, Entry]]:
+    """The project's rows ranked best for ``query``: ``hybrid_entries`` (part A+B: words and
+    meaning) when present, else the full-text search (words)."""
+    filters = EntryFilter(projects=(project,))
+    try:
+        from continuity.retrieval.hybrid import hybrid_entries
+    except ImportError:  # part A+B not in this build: words only
+        hits = store.search_entries(query_terms(query), limit=limit, filters=filters)
+        return [(h.session_key, h.entry) for h in hits if h.entry is not None]
+    found = hybrid_entries(store, query, limit=limit, filters=filters, project=project, now=now,
+                           settings=settings)
+    return [(h.session_key, h.entry) for h in found if h.entry is not None]
+
+
+def _score(items: list[_Item], prompt: str, embedder: "Embedder | None") -> None:
+    words = content_words(prompt)
+    for item in items:
+        item.shared = len(words & content_words(item.text))
+    if embedder is None or not items:
+        return
+    vectors = _vectors(embedder, [prompt[:CANDIDATE_CHARS]] + [i.text for i in items])
+    cosines = vectors[1:] @ vectors[0]
+    for item, cos in zip(items, cosines):
+        item.cos = float(cos)
+
+
+def render(items: Sequence[_Item], budget: int) -> AtAction:
+    """The recall text of ``items`` (in order) within ``budget`` characters (module
+    docstring); ``NOTHING`` when none fits."""
+    head = RECALL_HEADING + FRAMING + "\n"
+    lines: list[str] = []
+    rows: list[tuple[str, int]] = []
+    used = len(head)
+    for item in items:
+        if item.line in lines:
+            continue
+        if used + len(item.line) + 1 > budget:
+            continue
+        lines.append(item.line)
+        rows.append(item.source)
+        used += len(item.line) + 1
+    if not lines:
+        return NOTHING
+    text = head + "\n".join(lines)
+    return AtAction(text, rows, len(text))
+
+
+# ---------------------------------------------------------------------------- prompt
+
+
+def recall_for_prompt(store: "SqlStore", prompt: str, *, session_key: str, project: str | None,
+                      settings: "RetrievalSettings", now: datetime | None = None) -> AtAction:
+    """The decisions and rows of the project's other sessions relevant to ``prompt`` (module
+    docstring), at most ``settings.at_action_chars`` characters; ``NOTHING`` (text "") when
+    nothing clears the relevance rule, the prompt is trivial, ``settings.at_action`` is off or
+    ``project`` is None."""
+    if not settings.at_action or not project or is_trivial(prompt):
+        return NOTHING
+    at = _now(now)
+    sessions = project_sessions(store, project, [session_key])
+    if not sessions:
+        return NOTHING
+    items = _memories(store, sessions, at)
+    for key, entry in _search_rows(store, prompt, project, settings, at, ROW_CANDIDATES):
+        if key != session_key:  # the search holds to the project's sessions
+            items.append(_row_item(key, entry, at))
+    embedder = _embedder(settings)
+    _score(items, prompt, embedder)
+    words = len(content_words(prompt))
+    raise_by = settings.at_action_min_score
+    kept = [i for i in items if clears(None if embedder is None else i.cos, i.shared, words,
+                                       raise_by=raise_by)]
+    kept.sort(key=lambda i: (not i.memory, -i.cos, -i.shared))
+    return render(kept, settings.at_action_chars)
+
+
+# ---------------------------------------------------------------------------- tools
+
+
+def edited_files(tool: str, arguments: dict[str, Any]) -> list[str]:
+    """The file paths an edit tool call writes (``file_path``, ``path``, ``notebook_path``;
+    apply_patch's ``*** Add/Update/Delete File:`` headers in any string argument)."""
+    if tool.lower() not in EDIT_TOOLS:
+        return []
+    found: list[str] = []
+    for name in ("file_path", "path", "notebook_path", "filePath"):
+        value = arguments.get(name)
+        if isinstance(value, str) and value.strip():
+            found.append(value.strip())
+    for value in arguments.values():
+        if isinstance(value, str) and "*** " in value:
+            found.extend(_PATCH_FILE.findall(value))
+    return list(dict.fromkeys(found))
+
+
+def shell_command(tool: str, arguments: dict[str, Any]) -> str | None:
+    """The command a shell tool call runs (``command`` or ``cmd``, a string or an argv list;
+    Codex's ``["bash", "-lc", "…"]`` gives the script), else None."""
+    if tool.lower() not in SHELL_TOOLS:
+        return None
+    value = arguments.get("command", arguments.get("cmd"))
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        if len(value) >= 3 and value[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") \
+                and value[1] in ("-c", "-lc"):
+            return value[2]
+        return shlex.join(value)
+    return value if isinstance(value, str) and value.strip() else None
+
+
+def _steps(command: str) -> list[list[str]]:
+    """The words of each step of ``command`` (split at ``&&``, ``||``, ``;``, ``|`` and line
+    breaks outside quotes; ``cd`` steps left out), as ``continuation.facts.steps`` splits."""
+    lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=";&|")
+    lexer.whitespace_split = True
+    out: list[list[str]] = [[]]
+    try:
+        for token in lexer:
+            if token and set(token) <= set(";&|"):
+                out.append([])
+            else:
+                out[-1].append(token)
+    except ValueError:  # an unclosed quote: words as they are
+        out = [command.split()]
+    return [w for w in out if w and w[0] != "cd"]
+
+
+def command_key(command: str) -> str | None:
+    """What makes two invocations "the same command": the first step's program (its file
+    name; env assignments, ``sudo``, ``env``, ``time`` and ``cd …`` steps skipped;
+    ``python -m X`` is ``X``) and, for a ``MULTIPLEXERS`` program, its first non-option
+    argument (``git commit``, ``npm run``); None for no command."""
+    for words in _steps(command):
+        while words and (_ENV.match(words[0]) or words[0] in ("sudo", "env", "time", "exec")):
+            words = words[1:]
+        if not words:
+            continue
+        program = words[0].rsplit("/", 1)[-1]
+        rest = words[1:]
+        if re.fullmatch(r"python[0-9.]*", program) and len(rest) >= 2 and rest[0] == "-m":
+            program, rest = rest[1], rest[2:]
+        if program in MULTIPLEXERS:
+            sub = next((w for w in rest if not w.startswith("-")), None)
+            return f"{program} {sub}" if sub else program
+        return program
+    return None
+
+
+def recall_for_tool(store: "SqlStore", tool: str, arguments: dict[str, Any], *,
+                    session_key: str, project: str | None, settings: "RetrievalSettings",
+                    now: datetime | None = None) -> AtAction:
+    """What the project's other sessions knew before ``tool`` runs with ``arguments`` (module
+    docstring): for an edit, the decisions and rows naming the file; for a shell command, its
+    last working invocation elsewhere. ``NOTHING`` for any other tool, when nothing is found,
+    when ``settings.at_action`` is off or ``project`` is None."""
+    if not settings.at_action or not project or not isinstance(arguments, dict):
+        return NOTHING
+    at = _now(now)
+    files = edited_files(tool, arguments)
+    if files:
+        return render(_file_items(store, files, session_key, project, at),
+                      settings.at_action_chars)
+    command = shell_command(tool, arguments)
+    if command:
+        return render(_command_items(store, command, session_key, project, at),
+                      settings.at_action_chars)
+    return NOTHING
+
+
+def _names(path: str, project: str) -> list[str]:
+    """How rows may name ``path``: relative to ``project`` when inside it, and its file name."""
+    import os
+
+    names = []
+    if os.path.isabs(path):
+        rel = os.path.relpath(path, project)
+        if not rel.startswith(".."):
+            names.append(rel)
+    else:
+        names.append(path.lstrip("./") or path)
+    base = os.path.basename(path.rstrip("/"))
+    if base and base not in names:
+        names.append(base)
+    return [n for n in names if len(n) >= 3]
+
+
+def _mentions(text: str, names: Sequence[str]) -> bool:
+    return any(re.search(r"(?<![\w./-])(?:[\w.-]*/)*" + re.escape(n) + r"(?![\w-])", text)
+               for n in names)
+
+
+def _file_items(store: "SqlStore", files: Sequence[str], session_key: str, project: str,
+                now: datetime) -> list[_Item]:
+    sessions = project_sessions(store, project, [session_key])
+    if not sessions:
+        return []
+    names = [n for f in files for n in _names(f, project)]
+    items = [m for m in _memories(store, sessions, now) if _mentions(m.text, names)]
+    others = {s.key for s in sessions}
+    terms = list(dict.fromkeys(t for n in names for t in query_terms(n)))
+    rows: list[_Item] = []
+    for hit in store.search_entries(terms, limit=ROW_CANDIDATES * 2,
+                                    filters=EntryFilter(projects=(project,))):
+        entry = hit.entry
+        if entry is None or hit.session_key not in others \
+                or getattr(entry.role, "value", "") == "tool":
+            continue  # a tool's output (an ``ls``, a ``grep``) names files it did not change
+        body = redact(entry_body(entry))[:CANDIDATE_CHARS]
+        if _mentions(body, names):
+            rows.append(_row_item(hit.session_key, entry, now, body))
+    newest = {s.key: n for n, s in enumerate(sessions)}  # filter_sessions: newest first
+    rows.sort(key=lambda i: (newest[i.source[0]], -i.source[1]))
+    return items + rows[:FILE_ROWS]
+
+
+def _sortable(value: datetime | None) -> datetime:
+    if value is None:
+        return datetime.min.replace(tzinfo=timezone.utc)
+    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+
+
+#: Exit status lines harnesses write into a command's output: the rule of
+#: ``continuation.facts.exit_code`` (retrieval may not import ``continuation``, a layer beside it).
+_EXIT = re.compile(r"^(?:Process exited with code|Command exited with code|Exit code:?)\s*(-?\d+)"
+                   r"\s*$|^\[exit (-?\d+)\]$", re.M)
+_EXIT_JSON = re.compile(r'"exit_code"\s*:\s*(-?\d+)')
+
+
+def exit_code(text: str) -> int | None:
+    """The exit status a harness wrote into a command's output (the last one), else None."""
+    found = [int(a or b) for a, b in _EXIT.findall(text)]
+    if not found:
+        found = [int(n) for n in _EXIT_JSON.findall(text[:4_000])]
+    return found[-1] if found else None
+
+
+def working_runs(rows: Sequence[Entry]) -> list[tuple[int, str]]:
+    """``(seq, command)`` of each shell call among ``rows`` whose result, also among them, is
+    no error and names exit status 0 or none (``continuation.facts``: ``ok``)."""
+    results = {}
+    for entry in rows:
+        for block in entry.blocks:
+            if getattr(block, "type", "") == "tool_result":
+                results[block.call_id] = block  # type: ignore[union-attr]
+    out = []
+    for entry in rows:
+        for block in entry.blocks:
+            if getattr(block, "type", "") != "tool_call" \
+                    or not isinstance(block.arguments, dict):  # type: ignore[union-attr]
+                continue
+            command = shell_command(block.name, block.arguments)  # type: ignore[union-attr]
+            done = results.get(block.id)  # type: ignore[union-attr]
+            if command and done is not None and not done.is_error \
+                    and exit_code(done.text) in (None, 0):
+                out.append((entry.seq, command))
+    return out
+
+
+def _command_items(store: "SqlStore", command: str, session_key: str, project: str,
+                   now: datetime) -> list[_Item]:
+    key = command_key(command)
+    if key is None:
+        return []
+    others = {s.key for s in project_sessions(store, project, [session_key])}
+    program = key.split()[0]
+    hits = store.search_entries(query_terms(program) or [program.lower()],
+                                limit=ROW_CANDIDATES * 3, filters=EntryFilter(projects=(project,)))
+    best: tuple[datetime, int, str, Entry, str] | None = None
+    sessions_read: set[str] = set()
+    for hit in hits:
+        if hit.session_key not in others or hit.entry is None \
+                or getattr(hit.entry.role, "value", "") == "tool":
+            continue
+        if hit.session_key not in sessions_read and len(sessions_read) >= COMMAND_SESSIONS:
+            continue
+        sessions_read.add(hit.session_key)
+        rows = store.entries(hit.session_key, after_seq=hit.seq - 1, limit=RESULT_WINDOW)
+        for seq, found in working_runs(rows):
+            if seq != hit.seq or command_key(found) != key:
+                continue
+            at = _sortable(hit.entry.timestamp)
+            if best is None or (at, seq) > (best[0], best[1]):
+                best = (at, seq, hit.session_key, hit.entry, found)
+    if best is None or " ".join(best[4].split()) == " ".join(command.split()):
+        return []
+    _at, seq, key_found, entry, found = best
+    shown = _one_line(redact(found))
+    line = (f"- `{key}` last worked (exit 0) in session {key_found} row {seq} "
+            f"({_ago(entry.timestamp, now)}): `{shown}`")
+    return [_Item(line, shown, (key_found, seq), False)]
