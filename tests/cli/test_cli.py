@@ -78,7 +78,8 @@ def test_cli_import_text_summary(tmp_path):
         f"  {shapes}:14: warning: response_item/custom_tool_call_output: output missing",
         f"  {detail}:6: warning: custom_tool_call: input missing",
         f"  {sample}:10: not JSON: invalid literal, expected 'true': line 1 column 1 (char 0)",
-        "9 checkpoints replayed, 5 transcripts written"]
+        "9 checkpoints replayed, 5 transcripts written",
+        "38 rows embedded for search by meaning"]  # issue 40: the rows with text
     again = invoke("import", SHARED_DATA / "codex", "--home", tmp_path)
     assert again.stdout.splitlines()[-1] == ("5 files, 5 sessions, 0 rows, 0 bad lines, "
                                              "0 duplicates, 0 files skipped")
@@ -96,7 +97,8 @@ def test_cli_import_json_shape_and_totals(tmp_path):
     report = json.loads(result.stdout)
     assert set(report) == {"totals", "sessions", "files", "checkpoints_replayed",
                            "transcripts_written", "transcripts_failed", "sources_gone",
-                           "sources_back"}
+                           "sources_back", "embedded"}
+    assert report["embedded"]["left"] == 0 and report["embedded"]["embedded"] > 0
     assert report["transcripts_failed"] == []
     assert (report["checkpoints_replayed"], report["transcripts_written"]) == (27, 12)
     assert report["totals"] == {"files": 12, "sessions": 12, "lines_read": 1333,

@@ -155,11 +155,12 @@ def test_readme_config_block_has_every_setting():
     from continuity.core.config import KNOWN_SECTIONS
     from continuity.daemon.server import DaemonSettings
     from continuity.lineage.memory_md import MemoryMdSettings
+    from continuity.retrieval.settings import RetrievalSettings
     from continuity.transcripts.session_transcripts import TranscriptSettings
 
     models = {"archive": ArchiveSettings, "continuity": CheckpointConfig, "daemon": DaemonSettings,
-              "memory_md": MemoryMdSettings, "summarizer": SummarizerSettings,
-              "transcripts": TranscriptSettings}
+              "memory_md": MemoryMdSettings, "retrieval": RetrievalSettings,
+              "summarizer": SummarizerSettings, "transcripts": TranscriptSettings}
     assert set(models) == set(KNOWN_SECTIONS)
     sections = re.split(r"^\[(\w+)\]", _config_block(), flags=re.M)
     written = {sections[i]: set(re.findall(r"^#? ?(\w+) =", sections[i + 1], flags=re.M))

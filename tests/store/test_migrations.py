@@ -187,3 +187,44 @@ def test_revision_0018_moves_transcript_text_to_parts_and_back(db_url):
             assert not inspect(conn).has_table("session_transcript_parts")
     finally:
         engine.dispose()
+
+
+@pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
+def test_revision_0019_adds_vector_tables_and_existing_rows_wait(db_url):
+    """Revision 0019 (issue 40): rows stored at 0018 survive the upgrade and wait to be
+    embedded; vector ids only grow, also after the newest vector is deleted (no reuse); a
+    downgrade to 0018 drops the tables."""
+    from alembic import command
+    from sqlalchemy import text
+
+    from continuity.core.model import Session
+    from continuity.store import SqlStore, _alembic_config, migrate
+    from tests.builders import U
+
+    engine = create_engine(db_url)
+    migrate(engine, "0018")
+    s = SqlStore(engine, db_url)
+    try:
+        s.upsert_session(Session(key="old", harness="pi"))
+        row = U("stored before vectors existed")
+        row.seq = 0
+        s.append("old", [row])
+    finally:
+        s.close()
+    with open_store(db_url) as store:  # upgrades to head
+        assert [(k, q) for k, q, _ in store.entries_to_embed("m/4", limit=5)] == [("old", 0)]
+        store.put_entry_vectors("m/4", [("old", 0, b"\x00" * 16)])
+        first = store.max_vector_id("m/4")
+        with store.engine.begin() as conn:
+            conn.execute(text("DELETE FROM entry_vectors"))
+        store.put_entry_vectors("m/4", [("old", 0, b"\x00" * 16)])
+        assert store.max_vector_id("m/4") > first
+    engine = create_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            command.downgrade(_alembic_config(conn), "0018")
+        with engine.connect() as conn:
+            assert not inspect(conn).has_table("entry_vectors")
+            assert not inspect(conn).has_table("memory_vectors")
+    finally:
+        engine.dispose()

@@ -37,15 +37,18 @@ ROLES = ("user", "assistant", "tool", "system")
 def search_rows(store: Any, query: str, *, limit: int = 10, harness: str | None = None,
                 projects: Sequence[str] = (), role: str | None = None,
                 tool: str | None = None, since: str | None = None,
-                until: str | None = None) -> dict[str, Any]:
+                until: str | None = None, mode: str = "hybrid", near: str | None = None,
+                settings: Any = None) -> dict[str, Any]:
     """``{"query", "count", "hits": [...]}``: the best ``limit`` (1..``MAX_SEARCH_HITS``) rows
     of every session matching any word of ``query`` and the filters, best first, with the
     ranking and filters of ``continuity search`` (``since``/``until``: a date, a time or an age
     such as ``7d``; ``projects``: folders, a session of a folder inside one counts). Each hit:
     ``session``, ``seq``, ``harness``, ``project``, ``title``, ``time``, ``role``, ``kind``,
     ``snippet`` (redacted, at most ``SNIPPET_CHARS`` characters plus the cut marks) and
-    ``show`` (the ``continuity show KEY --seq N`` command). Raises ``InputError`` for a bad
-    role, limit or time."""
+    ``show`` (the ``continuity show KEY --seq N`` command). Ranked by ``mode`` (issue 40:
+    "hybrid", words and meaning fused; "words"; "vectors"), rows of the project ``near`` (the
+    asker's folder) boosted; ``settings``: ``RetrievalSettings``. Raises ``InputError`` for a
+    bad role, limit, time or mode."""
     from continuity.browse.search import parse_when
     from continuity.store.search import EntryFilter
 
@@ -58,7 +61,8 @@ def search_rows(store: Any, query: str, *, limit: int = 10, harness: str | None 
         tool=tool or None,
         since=parse_when(since, field_name="since") if since else None,
         until=parse_when(until, field_name="until") if until else None)
-    hits = search(store, query, limit=int(limit), filters=filters)
+    hits = search(store, query, limit=int(limit), filters=filters, mode=mode, project=near,
+                  settings=settings)
     return {"query": query, "count": len(hits), "hits": [
         {"session": h.session, "seq": h.seq, "harness": h.harness, "project": h.project,
          "title": h.title, "time": h.time, "role": h.role, "kind": h.kind,

@@ -1,9 +1,9 @@
 """``continuity search``: ranked full-text hits over every entry of every session (issue 19).
 
-``search(store, query, ...)`` turns the query into plain words (``transcripts.memories.
-query_terms``, the rule of ``recall``: letters and digits only, so quotes, operators and
-punctuation are never syntax), asks the store's index (``store.search``) for the best rows, then
-reads their sessions and builds, per hit, a snippet of at most
+``search(store, query, ...)`` ranks rows by ``retrieval.hybrid.hybrid_entries`` (issue 40:
+the store's full-text index (``store.search``) of the query's plain words, fused with vector
+similarity when the semantic extra is installed; "quoted phrases" must appear as written;
+operators and punctuation are never syntax), then reads their sessions and builds, per hit, a snippet of at most
 ``SNIPPET_CHARS`` characters around the first matching word with the spans of every matching
 word in it, and the commands that reopen the session.
 
@@ -121,16 +121,23 @@ def _iso(value: datetime | None) -> str | None:
 
 
 def search(store: Any, query: str, *, limit: int = 20, filters: EntryFilter | None = None,
-           raw: bool = False) -> list[SearchHit]:
-    """The best ``limit`` rows of every session matching any word of ``query`` and
-    ``filters``, as ``SearchHit``s, best first. A query without a searchable word (only
-    punctuation or stop words) finds nothing. Reads: the index query (which returns the rows),
-    then the hits' sessions in one statement, in one transaction."""
-    terms = query_terms(query)
-    if not terms:
-        return []
-    with store.batch():  # one connection and snapshot for the three reads
-        hits = store.search_entries(terms, limit=limit, filters=filters)
+           raw: bool = False, mode: str = "hybrid", project: str | None = None,
+           settings: Any = None, now: datetime | None = None) -> list[SearchHit]:
+    """The best ``limit`` rows of every session for ``query`` meeting ``filters``, as
+    ``SearchHit``s, best first, ranked by ``retrieval.hybrid.hybrid_entries`` (issue 40):
+    ``mode`` "hybrid" (words and meaning fused), "words" (full-text BM25 only), "vectors"
+    (meaning only); text in double quotes must appear as written; ``project``: the asker's
+    folder, whose rows get the same-project boost; ``settings``: ``RetrievalSettings``
+    (default: the defaults; without the semantic extra every mode ranks by words). A query
+    with neither a searchable word nor a meaning finds nothing. The snippet is cut around the
+    first matching word; a hit found by meaning alone shows the row's text from its start.
+    ``score`` is the fused score. Raises ``InputError`` for an unknown mode."""
+    from continuity.retrieval.hybrid import hybrid_entries
+
+    terms = query_terms(query.replace('"', " "))
+    with store.batch():  # one connection and snapshot for the reads
+        hits = hybrid_entries(store, query, limit=limit, filters=filters, project=project,
+                              settings=settings, mode=mode, now=now)  # type: ignore[arg-type]
         sessions = store.sessions_by_key([h.session_key for h in hits])
     out = []
     for h in hits:

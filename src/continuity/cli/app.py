@@ -88,6 +88,9 @@ def import_cmd(
                                        "*.jsonl): ~/.claude/projects, ~/.codex/sessions, "
                                        "~/.pi/agent/sessions; OpenCode's data folder "
                                        "~/.local/share/opencode.", show_default=False),
+    no_embed: bool = typer.Option(False, "--no-embed", help="Do not embed the imported rows "
+                                  "now (the daemon embeds them in the background; until then "
+                                  "search finds them by words)."),
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -99,7 +102,8 @@ def import_cmd(
     A file another import is writing at the same time is waited for (up to 120 s) and then
     imported from where that one got. When a file failed (e.g. that wait ran out)
     the others still import and the exit code is not 0: 4 a store problem, 2 a file that
-    cannot be read.
+    cannot be read. Then the rows not yet embedded are embedded for search by meaning (with
+    the semantic extra; --no-embed skips it).
     """
     from continuity.formats.importer import discover, ImportReport, mark_vanished, total_bytes
 
@@ -126,8 +130,10 @@ def import_cmd(
         replayed, sync = result.checkpoints_replayed, result.transcripts
         transcripts = sync.captured
         gone, back = mark_vanished(store, paths)
+        embedded = None if no_embed else _embed_after_import(store, home, enabled=not as_json)
     if as_json:
         _emit_json({**report.to_dict(), "checkpoints_replayed": replayed,
+                    "embedded": embedded.to_dict() if embedded else None,
                     "transcripts_written": transcripts, "sources_gone": gone,
                     "sources_back": back,
                     "transcripts_failed": [{"session": k, "reason": r} for k, r in sync.failed]})
@@ -139,6 +145,10 @@ def import_cmd(
             err.print(f"warning: transcript of session {key} not captured: {reason}",
                       markup=False)
         err.print(f"{replayed} checkpoints replayed, {transcripts} transcripts written")
+        if embedded is not None and (embedded.embedded or embedded.left):
+            err.print(f"{embedded.embedded} rows embedded for search by meaning"
+                      + (f", {embedded.left} left (interrupted)" if embedded.left else ""),
+                      markup=False)
         if gone or back:
             err.print(f"{gone} source file(s) gone since the last import, {back} back; their "
                       "sessions are kept whole (`continuity sessions` shows source: gone)",
@@ -293,6 +303,60 @@ def where_cmd(home: Optional[Path] = HomeOption) -> None:
     if len(found) > 20:
         err.print(f"warning: and {len(found) - 20} more folders or files other users can read",
                   markup=False, highlight=False)
+
+
+def _embed_after_import(store: Any, home: Optional[Path], *, enabled: bool) -> Any:
+    """Embed the rows and memories waiting (issue 40: ``import`` embeds with a progress bar):
+    ``retrieval.embedding.embed_pending``'s report; None without the semantic extra (said
+    once) or when the model cannot load (a warning naming why)."""
+    from continuity.core.errors import ConfigError
+    from continuity.retrieval.embedder import load_embedder, semantic_note
+    from continuity.retrieval.embedding import embed_pending, pending_count
+    from continuity.retrieval.settings import retrieval_settings
+
+    settings = retrieval_settings(home)
+    try:
+        embedder = load_embedder(settings)
+    except ConfigError as exc:
+        err.print(f"warning: rows not embedded: {exc}", markup=False)
+        return None
+    if embedder is None:
+        semantic_note(settings, lambda msg: err.print(f"note: {msg}", markup=False))
+        return None
+    with _rows_progress("embedding", pending_count(store, embedder.model_id),
+                        enabled=enabled) as bar:
+        return embed_pending(store, embedder, batch_rows=settings.batch_rows,
+                             progress=bar.update)
+
+
+class _rows_progress:
+    """A Rich progress bar on stderr counting rows (``update(done, total)``), or a no-op when
+    disabled or not a TTY: the embedding after an import (issue 40)."""
+
+    def __init__(self, label: str, total: int, *, enabled: bool) -> None:
+        self.label, self.total = label, total
+        self.enabled = enabled and err.is_terminal and total > 0
+        self._bar: Any = None
+
+    def __enter__(self) -> "_rows_progress":
+        if self.enabled:
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeRemainingColumn)
+
+            self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
+                                 MofNCompleteColumn(), TextColumn("rows"),
+                                 TimeRemainingColumn(), console=err, transient=True)
+            self._bar.start()
+            self._task = self._bar.add_task(self.label, total=self.total)
+        return self
+
+    def update(self, done: int, total: int) -> None:
+        if self._bar is not None:
+            self._bar.update(self._task, completed=done, total=total)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
 
 
 # ---------------------------------------------------------------------------- progress

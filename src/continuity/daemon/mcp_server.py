@@ -1,8 +1,8 @@
 """``continuity mcp``: an MCP server on stdio (the official ``mcp`` SDK) with six tools.
 
 - ``search(query, limit=10, harness, here, project, role, tool, since, until)``: rows of every
-  stored session matching the words of ``query``, best first, with the ranking and filters of
-  ``continuity search``; each hit its session key, seq and a redacted snippet
+  stored session matching ``query`` by words or meaning, best first, with the hybrid ranking
+  (issue 40; rows of the server's folder boosted) and filters of ``continuity search``; each hit its session key, seq and a redacted snippet
   (``browse.agent_tools.search_rows``; at most 50 hits; issue 39).
 - ``show(session, seq, before=5 (at most rows-1), rows=30)``: the rows of a session around row ``seq``, as
   ``continuity show KEY --seq N``, redacted and bounded (``browse.agent_tools.show_rows``).
@@ -201,10 +201,12 @@ class ContinuityTools:
                              params={"session_key": key} if key else None)
         if found is not None:
             return found
-        from continuity.transcripts.memories import recall
+        from continuity.retrieval.recall import recall_hybrid
+        from continuity.retrieval.settings import retrieval_settings
 
-        with self._store() as store:
-            return recall(store, query, limit=limit, expand=expand).model_dump(mode="json")
+        with self._store() as store:  # issue 40: ranked by hybrid_memories
+            return recall_hybrid(store, query, settings=retrieval_settings(self.home),
+                                 limit=limit, expand=expand).model_dump(mode="json")
 
     def remember(self, content: str, tags: list[str] | None = None, importance: float = 0.5,
                  type: str = "fact", session: str | None = None) -> dict[str, Any]:
@@ -301,6 +303,7 @@ class ContinuityTools:
         folders inside it), ``project``: of that folder. Reads the store (read-only queries;
         the daemon writes rows as they are captured, so a row stored is a row found)."""
         from continuity.browse.agent_tools import search_rows
+        from continuity.retrieval.settings import retrieval_settings
 
         # as the CLI's --project and --here: a folder relative to the server's, resolved
         # (fresh-user review: "proj" or "/a/proj/" found nothing the CLI found)
@@ -308,7 +311,8 @@ class ContinuityTools:
                    for p in (project, self.cwd if here else None) if p]
         with self._store() as store:
             return search_rows(store, query, limit=limit, harness=harness, projects=folders,
-                               role=role, tool=tool, since=since, until=until)
+                               role=role, tool=tool, since=since, until=until,
+                               near=self.cwd, settings=retrieval_settings(self.home))
 
     def show(self, session: str, seq: int, before: int | None = None,
              rows: int = 30) -> dict[str, Any]:

@@ -25,6 +25,8 @@ _EXPORTS = {
     "embed_text": "embedding",
     "hybrid_entries": "hybrid",
     "hybrid_memories": "hybrid",
+    "hybrid_ranker": "recall",
+    "recall_hybrid": "recall",
     "parse_query": "query",
     "pending_count": "embedding",
     "shared_index": "index",

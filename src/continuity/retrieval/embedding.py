@@ -83,10 +83,10 @@ def embed_pending(store: "SqlStore", embedder: "Embedder", *, batch_rows: int = 
     and memories in this call (None: all); ``progress(done, total)`` after each batch, in rows;
     ``should_stop()`` is asked before each batch (the daemon's shutdown). Safe to run
     concurrently with another pass (a row embedded twice is stored once). Returns an
-    ``EmbedReport``."""
+    ``EmbedReport`` (``left`` is counted only when the pass stopped before the end: a full
+count is a scan of every row)."""
     model, batch_rows = embedder.model_id, max(1, batch_rows)
-    store.drop_orphan_vectors()
-    total = pending_count(store, model)
+    total = pending_count(store, model) if progress else 0
     if limit is not None:
         total = min(total, limit)
     done = embedded = skipped = 0
@@ -125,7 +125,8 @@ def embed_pending(store: "SqlStore", embedder: "Embedder", *, batch_rows: int = 
             done + len(mems)
         if progress:
             progress(done, max(total, done))
-    return EmbedReport(embedded, skipped, pending_count(store, model))
+    finished = not stop()  # every loop ended on an empty batch: nothing waits
+    return EmbedReport(embedded, skipped, 0 if finished else pending_count(store, model))
 
 
 __all__ = ["EmbedReport", "embed_pending", "embed_text", "memory_text", "pending_count"]

@@ -17,7 +17,8 @@ a term counting 0 when the row is not in that list. ``boost`` is multiplicative:
 ``(1 + RECENCY_WEIGHT x 0.5 ** (age_days / RECENCY_HALF_LIFE_DAYS)) x (1 + PROJECT_WEIGHT when
 the row's session is of ``project`` or inside it)``; at most 1.1 x 1.1 = 1.21, so it reorders
 near-ties and never lifts a row past one a list ranks clearly better. A row's age is ``now``
-minus its time (a memory's ``created_at``); a row without a time gets no recency boost.
+minus its time (a memory's ``created_at``) in whole days (so a score does not change
+between two calls of the same day); a row without a time gets no recency boost.
 Ties are broken by (session_key, seq) (memories: memory_id).
 
 **Exact.** The result equals the first ``limit`` of the full fused ranking (every row of both
@@ -115,7 +116,7 @@ def _recency(at: datetime | None, now: datetime) -> float:
     if at is None:
         return 1.0
     at = at if at.tzinfo else at.replace(tzinfo=timezone.utc)
-    age = max(0.0, (now - at).total_seconds() / 86_400)
+    age = max(0, (now - at).days)  # whole days: a score is stable within the day
     return 1.0 + RECENCY_WEIGHT * 0.5 ** (age / RECENCY_HALF_LIFE_DAYS)
 
 

@@ -16,7 +16,7 @@ in which batches is ``continuity.retrieval.embedding``; how vectors are searched
   ``after``, empty vectors (rows with nothing to embed) skipped.
 - ``drop_orphan_vectors``: the vectors whose entry or memory is gone. Nothing deletes sessions,
   entries or memories today (no such primitive exists); a future delete calls this in its
-  transaction, and the embedding pass calls it at its start.
+  transaction, and the daemon's embedding thread calls it when it starts.
 """
 
 from __future__ import annotations
@@ -187,7 +187,7 @@ class VectorStoreMixin:
     def drop_orphan_vectors(self) -> int:
         """Delete the vectors (any model) whose entry or memory no longer exists; returns how
         many. Rows are never deleted today; this is what a delete of sessions or memories
-        runs, and what the embedding pass runs at its start."""
+        runs, and what the daemon's embedding thread runs when it starts."""
         ev, mv = t.entry_vectors.c, t.memory_vectors.c
         gone_entry = ~exists().where(and_(t.entries.c.session_key == ev.session_key,
                                           t.entries.c.seq == ev.seq))

@@ -36,7 +36,7 @@ import hashlib
 import logging
 import re
 from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Iterable, Literal, get_args
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, get_args
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -328,30 +328,44 @@ def query_terms(query: str) -> list[str]:
     return [w for w in query_words(query) if w not in STOP_WORDS][:MAX_QUERY_TERMS]
 
 
+#: A ranker of recall (issue 40): ``(store, query, agent_id, limit, filters) -> [(memory,
+#: score)]`` best first. ``retrieval.recall.hybrid_ranker`` is the hybrid one (this layer cannot
+#: import ``retrieval``: its callers pass it).
+Ranker = Callable[["SqlStore", str, str, int, MemoryFilter], list[tuple[Memory, float]]]
+
+
 def recall(store: "SqlStore", query: str, *, limit: int = 10,
            filters: dict[str, Any] | None = None, expand: bool = False,
-           agent_id: str = "default", raw_sources: bool = False) -> RecallResponse:
+           agent_id: str = "default", raw_sources: bool = False,
+           ranker: Ranker | None = None) -> RecallResponse:
     """Memories matching ``query``, best first (see the module docstring). ``filters`` takes
     the ``RecallRequest`` filter fields (``type``, ``tags``, ``source_id``, ``importance_min``,
-    ``since``, ``until``). Raises ``InputError`` naming a bad field, or for a query without a
-    word."""
+    ``since``, ``until``); ``ranker``: how memories are ranked (default: the store's
+    full-text search of the query's words). Raises ``InputError`` naming a bad field, or for a
+    query without a word."""
     request = _validated(RecallRequest, {"query": clean(query), "limit": limit, "expand": expand,
                                          "agent_id": agent_id, "raw_sources": raw_sources,
                                          **(filters or {})})
-    return recall_request(store, request)
+    return recall_request(store, request, ranker=ranker)
 
 
-def recall_request(store: "SqlStore", request: RecallRequest) -> RecallResponse:
+def _words_ranker(store: "SqlStore", query: str, agent_id: str, limit: int,
+                  filters: MemoryFilter) -> list[tuple[Memory, float]]:
+    terms = query_terms(query)  # none left (stop words only): no results
+    return store.search_memories(terms, agent_id=agent_id, limit=limit, filters=filters)
+
+
+def recall_request(store: "SqlStore", request: RecallRequest, *,
+                   ranker: Ranker | None = None) -> RecallResponse:
     """``recall`` for a validated request."""
     if not query_words(request.query):
         raise InputError(f"query: no word to search for in {error_echo(request.query)}")
-    terms = query_terms(request.query)  # none left (stop words only): no results
-    found = store.search_memories(terms, agent_id=request.agent_id, limit=request.limit,
-                                  filters=MemoryFilter(
-                                      type=request.type, tags=tuple(request.tags),
-                                      source_id=request.source_id,
-                                      importance_min=request.importance_min,
-                                      since=_utc(request.since), until=_utc(request.until)))
+    found = (ranker or _words_ranker)(store, request.query, request.agent_id, request.limit,
+                                      MemoryFilter(
+                                          type=request.type, tags=tuple(request.tags),
+                                          source_id=request.source_id,
+                                          importance_min=request.importance_min,
+                                          since=_utc(request.since), until=_utc(request.until)))
     results = [RecallResult(**MemoryOut.of(m).model_dump(), score=score) for m, score in found]
     response = RecallResponse(query=request.query, results=results)
     if request.expand:

@@ -19,7 +19,7 @@ from typer.core import TyperGroup
 
 #: Modules under ``continuity.cli.commands`` that add commands (each defines ``register(app)``).
 MODULES = ["archive", "checkpoints", "compaction", "memory", "lineage", "daemon", "doctor", "resume",
-           "browse"]
+           "browse", "models"]
 
 #: Every command the modules add, in the order ``register_all`` adds them, with its module.
 COMMANDS = {
@@ -36,7 +36,7 @@ COMMANDS = {
 }
 #: Every command group (``add_typer``) the modules add, in order, with its module. Typer lists a
 #: group's commands before its groups, so ``--help`` shows these after the app's own groups.
-GROUPS = {"memory": "lineage", "hooks": "daemon"}
+GROUPS = {"memory": "lineage", "hooks": "daemon", "models": "models"}
 
 
 def register_all(app: typer.Typer) -> None:

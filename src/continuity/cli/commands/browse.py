@@ -28,8 +28,10 @@ MAX_HITS = 500
 
 
 def search_cmd(
-    query: str = typer.Argument(..., help="Words to find (any of them; best match first). "
-                                "Quotes, operators and punctuation are ordinary characters."),
+    query: str = typer.Argument(..., help="What to find, in words or in other words (best "
+                                "match first). Text in double quotes must appear as written "
+                                "(\"export job\" does not match \"exported job\"); "
+                                "operators and other punctuation are ordinary characters."),
     harness: Optional[str] = typer.Option(None, "--harness", help="Only sessions of this "
                                           "harness: claude-code, codex or pi."),
     project: List[Path] = typer.Option([], "--project", help="Only sessions of this project "
@@ -45,12 +47,18 @@ def search_cmd(
                                        "assistant, tool or system."),
     tool: Optional[str] = typer.Option(None, "--tool", help="Only rows that call a tool of "
                                        "this name (e.g. Bash), or carry its result."),
+    mode: str = typer.Option("hybrid", "--mode", help="How rows are ranked. hybrid: by "
+                             "words and by meaning, fused (finds a row put in other words); "
+                             "words: by the words alone (full-text BM25); vectors: by meaning "
+                             "alone (local embeddings). Without the semantic extra every mode "
+                             "ranks by words."),
     limit: int = count_option(20, "hits", maximum=MAX_HITS),
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Search the text of every row of every session: messages, tool calls and their results,
-    compaction summaries, subagent sessions too. Each hit shows its session, harness, project,
+    compaction summaries, subagent sessions too. Ranked by words and meaning (--mode), rows of
+    the current folder's project and recent rows a little first. Each hit shows its session, harness, project,
     time, row number and a snippet (secrets redacted), with the commands that reopen it.
 
     With --json, one JSON object per hit per line."""
@@ -66,8 +74,15 @@ def search_cmd(
         harness=harness, projects=tuple(folders), role=role, tool=tool,
         since=parse_when(since, field_name="--since") if since else None,
         until=parse_when(until, field_name="--until") if until else None)
+    from continuity.retrieval.hybrid import MODES
+    from continuity.retrieval.settings import retrieval_settings
+
+    if mode not in MODES:
+        raise InputError(f"--mode: {mode!r} is not one of {', '.join(MODES)}")
+    settings = retrieval_settings(home)
     with open_cli_store(home, read_only=True) as store:
-        hits = search(store, query, limit=limit or MAX_HITS, filters=filters)
+        hits = search(store, query, limit=limit or MAX_HITS, filters=filters, mode=mode,
+                      project=str(Path.cwd()), settings=settings)
     if as_json:
         buffer = sys.stdout.buffer
         for h in hits:

@@ -9,6 +9,8 @@ It checks, for the workspace (``--home``, else ``$CONTINUITY_HOME``, else the pl
 - **daemon**: ``<home>/daemon.url`` names a daemon that answers ``GET /health`` (two-second
   deadline; the bearer token and the workspace id of ``daemon.id`` sent; a daemon of another
   workspace, answering 421, is a problem);
+- **embeddings** (issue 40): how many rows and memories wait for their vector (``ok`` when
+  none, or when search is words-only: the semantic extra missing or switched off);
 - **spool**: the backlog of hook events waiting for the daemon (``<home>/spool/``: lines of
   ``events.jsonl`` and of replay files not yet marked done) and the lines set aside in
   ``rejected.jsonl``;
@@ -85,10 +87,11 @@ def _section_loaders() -> dict[str, Callable[[Path], object]]:
     from continuity.continuation.summarize.settings import load_settings as summarizer
     from continuity.daemon.server import load_settings as daemon
     from continuity.lineage.memory_md import settings as memory_md
+    from continuity.retrieval.settings import retrieval_settings as retrieval
     from continuity.transcripts.session_transcripts import settings as transcripts
 
     return {"archive": archive, "continuity": load_config, "daemon": daemon, "memory_md": memory_md,
-            "summarizer": summarizer, "transcripts": transcripts}
+            "retrieval": retrieval, "summarizer": summarizer, "transcripts": transcripts}
 
 
 def check_config(home: Path) -> Check:
@@ -536,6 +539,53 @@ def check_private(home: Path) -> Check:
                  {"exposed": [str(e.path) for e in found]})
 
 
+def check_embeddings(home: Path, daemon_up: bool) -> Check:
+    """Issue 40: how many rows and memories wait for their vector of the configured model
+    (``[retrieval]``). ``ok`` when none wait, or when search is words-only (the semantic
+    extra missing, or ``semantic = "off"``: said so); ``warning`` when a model to fetch is not
+    on this machine (fix: ``continuity models fetch``); rows waiting are ``info`` while the
+    daemon runs (it embeds them in the background), else a ``warning`` naming how."""
+    from continuity.core.config import database_url
+    from continuity.core.errors import ConfigError
+    from continuity.retrieval.embedder import MISSING_EXTRA, MODELS, model_files, \
+        semantic_available
+    from continuity.retrieval.embedding import pending_count
+    from continuity.retrieval.settings import retrieval_settings
+    from continuity.store import open_store
+
+    settings = retrieval_settings(home)
+    if settings.semantic == "off":
+        return Check("embeddings", None, "ok", "off ([retrieval] semantic = \"off\"): search "
+                     "ranks by words only")
+    if not semantic_available():
+        return Check("embeddings", None, "ok", MISSING_EXTRA)
+    spec = MODELS.get(settings.model)
+    if spec is None:
+        return Check("embeddings", None, "problem", f"[retrieval] model {settings.model!r} is "
+                     "unknown", "set one of: " + ", ".join(sorted(MODELS)))
+    try:
+        model_files(spec)
+    except ConfigError as exc:
+        return Check("embeddings", None, "warning", str(exc),
+                     f"continuity models fetch {settings.model}")
+    model_id = f"{settings.model}/{settings.dim}"
+    url = database_url(home)
+    if url.startswith("sqlite") and not (home / "continuity.db").exists():
+        return Check("embeddings", None, "ok", f"{model_id}: nothing stored yet")
+    with open_store(url) as store:
+        waiting = pending_count(store, model_id)
+    data = {"model": model_id, "waiting": waiting}
+    if not waiting:
+        return Check("embeddings", None, "ok", f"{model_id}: every row embedded", data=data)
+    msg = (f"{model_id}: {waiting} rows and memories wait to be embedded (found by words "
+           "until then)")
+    if daemon_up:
+        return Check("embeddings", None, "info", msg + "; the daemon embeds them", data=data)
+    return Check("embeddings", None, "warning", msg, "start the daemon (`continuity serve`), "
+                 "which embeds them in the background, or run `continuity import` again",
+                 data)
+
+
 def diagnose(home: Path, harnesses: tuple[str, ...] = HARNESSES, *,
              which: Callable[[str], str | None] = shutil.which) -> list[Check]:
     """Every check of the module docstring, in order: config, daemon, spool, then per
@@ -555,6 +605,10 @@ def diagnose(home: Path, harnesses: tuple[str, ...] = HARNESSES, *,
         cleanup = None
     if cleanup is not None:
         checks.append(cleanup)
+    try:
+        checks.append(check_embeddings(home, daemon.status == "ok"))
+    except Exception as exc:  # noqa: BLE001 - a broken store is reported below as "store"
+        checks.append(Check("embeddings", None, "warning", f"not checked: {exc}"))
     try:
         last = last_events(home, harnesses)
     except Exception as exc:  # noqa: BLE001 - a broken store is one more finding

@@ -116,7 +116,8 @@ def remember_cmd(
 
 
 def recall_cmd(
-    query: str = typer.Argument(..., help="Words to search for (any of them; best match first)."),
+    query: str = typer.Argument(..., help="What to recall, in words or in other words (best "
+                                "match first; \"quoted text\" must appear as written)."),
     expand: bool = typer.Option(False, "--expand", help="Also print the sanitized transcript "
                                 "of each result's session."),
     limit: int = count_option(10, "memories (recall gives at most 100)",
@@ -127,11 +128,14 @@ def recall_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """Recall memories matching QUERY, most relevant first."""
-    from continuity.transcripts.memories import recall
+    from continuity.retrieval.recall import recall_hybrid
+    from continuity.retrieval.settings import retrieval_settings
 
-    with open_cli_store(home) as store:
-        found = recall(store, query, limit=limit or 100, expand=expand,
-                       filters={"type": type_, "tags": tags})
+    settings = retrieval_settings(home)
+    with open_cli_store(home) as store:  # issue 40: ranked by words and meaning
+        found = recall_hybrid(store, query, settings=settings, project=str(Path.cwd()),
+                              limit=limit or 100, expand=expand,
+                              filters={"type": type_, "tags": tags})
     if as_json:
         emit_json(found.model_dump(mode="json"))
         return

@@ -69,6 +69,7 @@ from continuity.daemon.hooks.journal import LiveTurns
 from continuity.daemon.hooks.models import BODIES, CheckpointBody, HookBody, SessionEndBody
 from continuity.daemon.hooks.sessions import LiveSession, as_stored, busy_timeout_first
 from continuity.daemon.hooks.worker import RecentIds, Worker
+from continuity.daemon.embedding import EmbeddingThread
 from continuity.core.model import Checkpoint, CheckpointTrigger
 from continuity.transcripts.transcript_log import TextDigest
 from continuity.store import SqlStore
@@ -181,6 +182,9 @@ class LiveCapture:
                                          summarizer=summarizer)
         self.turns = LiveTurns(store, self.home, db_lock=self._db_lock,
                                session_lock=self._session_lock, submit=self.worker.submit)
+        #: issue 40: rows and memories embedded in the background (``daemon.embedding``)
+        self.embedding = EmbeddingThread(store, self.home, db_lock=self._db_lock)
+        self.capture.on_rows = self.embedding.nudge
         self._last_sweep = time.monotonic()
         self._local = threading.local()  # .replaying: a spooled event is being applied
         self.last_drain: spool.DrainReport | None = None
@@ -198,6 +202,7 @@ class LiveCapture:
         report = self.drain_spool()
         self.recorder.start()
         self.worker.start()
+        self.embedding.start()
         return report
 
     def close(self) -> None:
@@ -205,6 +210,7 @@ class LiveCapture:
         spool still holds, give queued consolidation passes ``consolidation.SHUTDOWN_SECONDS``,
         flush queued checkpoints (``CheckpointFlushError`` if they cannot be written)."""
         self.closing.set()
+        self.embedding.stop()
         self.worker.stop()
         self.drain_spool()
         self.consolidator.stop()
@@ -798,6 +804,7 @@ class LiveCapture:
         """Count a remembered text in a live session's checkpoint state (seed 000)."""
         if session_key and session_key in self.recorder.states:
             self.recorder.record_remember(session_key, text)
+        self.embedding.nudge()  # issue 40: the new memory is embedded in the background
 
     def health(self) -> dict[str, Any]:
         """Counts for ``/health``."""

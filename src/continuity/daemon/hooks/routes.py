@@ -111,7 +111,11 @@ def add_routes(app: FastAPI, live: Any) -> None:
                session_key: Optional[str] = Query(None, max_length=100_000)) -> dict:
         """Memories matching ``query``, best first; ``expand`` joins their transcripts.
         ``session_key`` (query string) counts the query in that live session's digest."""
-        found = recall_request(live.store, body)
+        from continuity.retrieval.recall import hybrid_ranker
+        from continuity.retrieval.settings import retrieval_settings
+
+        found = recall_request(live.store, body,  # issue 40: ranked by hybrid_memories
+                               ranker=hybrid_ranker(retrieval_settings(live.home)))
         live.record_query(stored_key(session_key) if session_key else None, body.query)
         return found.model_dump(mode="json")
 

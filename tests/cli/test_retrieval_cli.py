@@ -1,0 +1,169 @@
+"""Issue 40 on the command line: ``search --mode``, ``recall`` by meaning, ``import`` embeds
+(``--no-embed``), ``doctor``'s embeddings check, ``models fetch`` over real HTTP."""
+
+from __future__ import annotations
+
+import json
+import threading
+from functools import partial
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from continuity.cli.app import app
+from continuity.core.config import database_url
+from continuity.core.errors import ContinuityError
+from continuity.retrieval.embedder import MODELS
+from continuity.store import open_store
+from tests.builders import A, U, load
+
+runner = CliRunner()
+PARAPHRASE = "where did we fix the scroll-back bug?"
+ROW = ("The xterm.js viewport scrollTop reset to 0 on every write; now it keeps the user's "
+       "position unless they were at the bottom")
+
+
+def invoke(*args: object, **kw):
+    result = runner.invoke(app, [str(a) for a in args], **kw)
+    if result.exception and not isinstance(result.exception, (SystemExit, ContinuityError)):
+        raise result.exception
+    return result
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    path = tmp_path / "ws"
+    with open_store(database_url(path)) as store:
+        load(store, [U("the terminal pane flickers on resize"), A(text=ROW),
+                     U("npm install failed with EACCES")], key="term")
+    return path
+
+
+def _embed(home: Path) -> None:
+    from continuity.retrieval.embedder import load_embedder
+    from continuity.retrieval.embedding import embed_pending
+    from continuity.retrieval.settings import RetrievalSettings
+
+    with open_store(database_url(home)) as store:
+        embed_pending(store, load_embedder(RetrievalSettings()))
+
+
+def test_search_mode_hybrid_finds_a_paraphrase_words_does_not(home):
+    """``--mode words`` finds nothing for the paraphrase; the default (hybrid) and
+    ``--mode vectors`` rank the row first, its snippet from the row's start."""
+    _embed(home)
+    words = invoke("search", PARAPHRASE, "--mode", "words", "--json", "--home", home)
+    assert words.exit_code == 0 and words.stdout == ""
+    for mode in ([], ["--mode", "vectors"]):
+        got = invoke("search", PARAPHRASE, *mode, "--json", "--home", home)
+        hits = [json.loads(line) for line in got.stdout.splitlines()]
+        assert (hits[0]["session"], hits[0]["seq"]) == ("term", 1)
+        assert hits[0]["snippet"].startswith("The xterm.js viewport")
+    bad = invoke("search", "x", "--mode", "fuzzy", "--home", home)
+    assert bad.exit_code != 0 and "--mode" in str(bad.exception or bad.output)
+    assert "vectors: by meaning" in invoke("search", "--help").stdout
+
+
+def test_import_embeds_after_ingest_and_no_embed_skips(tmp_path, shared_data):
+    """``import`` embeds what it imported (the JSON says how many); ``--no-embed`` leaves the
+    rows waiting, and doctor's check counts them."""
+    from continuity.cli.commands.doctor import check_embeddings
+
+    files = sorted(shared_data.rglob("*.jsonl"))[:1]
+    assert files
+    ws = tmp_path / "ws"
+    skipped = invoke("import", *files, "--no-embed", "--json", "--home", ws)
+    assert skipped.exit_code == 0, skipped.output
+    assert json.loads(skipped.stdout)["embedded"] is None
+    waiting = check_embeddings(ws, daemon_up=False)
+    assert waiting.status == "warning" and waiting.data["waiting"] > 0
+    assert check_embeddings(ws, daemon_up=True).status == "info"
+    ws2 = tmp_path / "ws2"
+    done = invoke("import", *files, "--json", "--home", ws2)
+    report = json.loads(done.stdout)["embedded"]
+    assert report["left"] == 0 and report["embedded"] + report["skipped"] == waiting.data[
+        "waiting"]
+    ok = check_embeddings(ws2, daemon_up=False)
+    assert (ok.status, ok.data["waiting"]) == ("ok", 0)
+
+
+def test_doctor_embeddings_words_only_without_the_extra(home, monkeypatch):
+    from continuity.cli.commands.doctor import check_embeddings
+    from continuity.retrieval import embedder
+
+    monkeypatch.setattr(embedder, "semantic_available", lambda: False)
+    check = check_embeddings(home, daemon_up=False)
+    assert check.status == "ok" and "words only" in check.detail
+
+
+def test_recall_ranks_a_paraphrased_memory_first(home):
+    invoke("remember", "we keep the xterm viewport scrollTop unless at the bottom",
+           "--home", home)
+    invoke("remember", "postgres GIN index for the tsvector column", "--home", home)
+    _embed(home)
+    got = invoke("recall", "terminal scroll position", "--json", "--home", home)
+    results = json.loads(got.stdout)["results"]
+    assert results and "scrollTop" in results[0]["content"]
+
+
+@pytest.fixture
+def model_server(tmp_path):
+    """A local HTTP server (127.0.0.1) laid out as the Hugging Face repository of
+    ``potion-base-8m``, serving the packaged wordllama model's weights (its tensor saved
+    under the name the spec reads) and tokenizer."""
+    from importlib.util import find_spec
+
+    from safetensors import safe_open
+    from safetensors.numpy import save_file
+
+    spec = MODELS["potion-base-8m"]
+    src = Path(list(find_spec("wordllama").submodule_search_locations)[0])
+    packaged = MODELS["wordllama-l2-supercat"]
+    root = tmp_path / "srv"
+    repo = root / spec.repo / "resolve" / "main"
+    repo.mkdir(parents=True)
+    with safe_open(str(src / packaged.weights), framework="np") as f:
+        table = f.get_tensor(packaged.tensor)
+    save_file({spec.tensor: table}, str(repo / spec.weights))
+    (repo / spec.tokenizer).write_bytes((src / packaged.tokenizer).read_bytes())
+    server = ThreadingHTTPServer(("127.0.0.1", 0),
+                                 partial(SimpleHTTPRequestHandler, directory=str(root)))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+def test_models_fetch_downloads_with_consent_and_loads(model_server, tmp_path, monkeypatch):
+    """Without a TTY and without --yes nothing is fetched; a "no" at the prompt fetches
+    nothing; --yes downloads both files over HTTP into the models folder, and the model then
+    loads and embeds offline."""
+    from rich.console import Console
+
+    import continuity.cli.commands.models as models_cmd
+    from continuity.retrieval.embedder import load_embedder
+    from continuity.retrieval.settings import RetrievalSettings
+
+    monkeypatch.setenv("CONTINUITY_MODELS_DIR", str(tmp_path / "models"))
+    refused = invoke("models", "fetch", "potion-base-8m", "--from", model_server)
+    assert refused.exit_code != 0 and "--yes" in str(refused.exception)
+    monkeypatch.setattr(models_cmd, "err", Console(force_terminal=True, stderr=True))
+    declined = invoke("models", "fetch", "potion-base-8m", "--from", model_server, input="n\n")
+    assert declined.exit_code == 1 and not (tmp_path / "models" / "potion-base-8m").exists()
+    got = invoke("models", "fetch", "potion-base-8m", "--from", model_server, input="y\n")
+    assert got.exit_code == 0, got.output
+    folder = tmp_path / "models" / "potion-base-8m"
+    assert (folder / "model.safetensors").stat().st_size > 1_000_000
+    assert not list(folder.glob("*.part"))
+    found = load_embedder(RetrievalSettings(model="potion-base-8m"))
+    vec = found.encode(["terminal scroll position"])
+    assert found.model_id == "potion-base-8m/256" and vec.shape == (1, 256)
+    again = invoke("models", "fetch", "potion-base-8m", "--yes", "--from", "http://127.0.0.1:9")
+    assert again.exit_code == 0  # whole files are not fetched again
+    unknown = invoke("models", "fetch", "wordllama-l2-supercat", "--yes")
+    assert unknown.exit_code != 0 and "not a model to fetch" in str(unknown.exception)

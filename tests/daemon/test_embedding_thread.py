@@ -1,0 +1,45 @@
+"""The daemon's background embedding (issue 40): a pass after rows are written, bounded,
+stopped at shutdown."""
+
+from __future__ import annotations
+
+import time
+
+from continuity.daemon.embedding import EmbeddingThread, store_size
+from tests.builders import U, load
+
+
+def _wait(predicate, seconds=20.0):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_thread_embeds_waiting_rows_then_new_ones_when_nudged(sqlite_store, tmp_path):
+    """Rows stored before the start are embedded by the first pass; rows written later are
+    embedded after a nudge, long before the idle wait ends; stop ends the thread."""
+    store = sqlite_store
+    load(store, [U(f"row {i} about the parser") for i in range(10)], key="a")
+    thread = EmbeddingThread(store, tmp_path / "home", idle_seconds=600, pass_rows=4)
+    assert thread.start()
+    model = "wordllama-l2-supercat/256"
+    try:
+        assert _wait(lambda: store.count_entries_to_embed(model) == 0)
+        assert thread.passes >= 3  # bounded passes of 4 rows each
+        load(store, [U("a new row about the xterm viewport")], key="b")
+        thread.nudge()
+        assert _wait(lambda: store.count_entries_to_embed(model) == 0)
+        assert store_size(store) == (11, 0)
+    finally:
+        thread.stop()
+    assert not thread._thread.is_alive()
+
+
+def test_thread_does_not_start_when_search_is_words_only(sqlite_store, tmp_path, monkeypatch):
+    monkeypatch.setenv("CONTINUITY_RETRIEVAL__SEMANTIC", "off")
+    thread = EmbeddingThread(sqlite_store, tmp_path / "home")
+    assert not thread.start()
+    thread.stop()
