@@ -120,7 +120,7 @@ def test_doctor_working_install_says_all_is_well(world: dict[str, Path], daemon:
     assert check(report, "daemon", None)["data"]["url"] == daemon
     assert check(report, "hooks", "claude-code")["status"] == "ok"
     assert check(report, "hooks", "codex")["data"]["homes"] == [str(world["ws"])]
-    assert check(report, "trust", "codex")["detail"].startswith("Codex trusts all 6 ")
+    assert check(report, "trust", "codex")["detail"].startswith("Codex trusts all 7 ")
     last = check(report, "last-event", "claude-code")
     assert last["data"] == {"session": "cc-1", "rows": 0, "at": "2026-12-02T05:24:00+00:00"}
     assert check(report, "last-event", "codex")["status"] == "info"
@@ -160,7 +160,7 @@ def test_doctor_hooks_of_another_workspace_or_untrusted_are_problems(
     assert f"send events to {other}, not to this workspace ({world['ws']})" in claude["detail"]
     trust = check(report, "trust", "codex")
     assert trust["status"] == "problem" and trust["data"]["trusted"] == 0
-    assert trust["detail"] == ("Codex does not trust 6 of the 6 continuity hooks: `codex exec` "
+    assert trust["detail"] == ("Codex does not trust 7 of the 7 continuity hooks: `codex exec` "
                                "skips them silently")
     assert "continuity hooks install codex" in trust["fix"]
 

@@ -52,6 +52,8 @@ def test_install_claude_code_merges_with_backup(tmp_path: Path) -> None:
     assert "continuity.cli.hookcmd import main" in ours["command"] or "continuity-hook" in \
         ours["command"]
     assert ours["timeout"] == 2 and ours["type"] == "command"
+    tool = [g for g in hooks["PreToolUse"] if install.is_our_hook(g["hooks"][0])]
+    assert [g["matcher"] for g in tool] == ["Edit|Write|MultiEdit|NotebookEdit|Bash"]  # issue 40
 
 
 def test_install_claude_code_is_idempotent(tmp_path: Path) -> None:
@@ -157,7 +159,8 @@ def test_install_codex_includes_session_end(tmp_path: Path) -> None:
     install.install("codex", hooks_file)
     hooks = _hooks(hooks_file)
     assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PreCompact", "PostCompact",
-                          "Stop", "SessionEnd"}
+                          "Stop", "SessionEnd", "PreToolUse"}
+    assert "matcher" not in hooks["PreToolUse"][0]  # issue 40: every tool; the daemon picks
     assert hooks["SessionEnd"][0]["hooks"][0]["command"].endswith("session-end --harness codex")
     assert hooks["Stop"][0]["hooks"][0]["command"].endswith("stop --harness codex")
     assert install.uninstall("codex", hooks_file).action == "removed"
@@ -191,7 +194,7 @@ def test_install_codex_writes_the_trust_codex_needs(tmp_path: Path) -> None:
     before_hooks = (codex / "hooks.json").read_bytes()
     result = install.install("codex", codex / "hooks.json", tmp_path / "ws")
     trust = result.trust
-    assert trust is not None and (trust.status, trust.hooks, trust.trusted) == ("trusted", 6, 6)
+    assert trust is not None and (trust.status, trust.hooks, trust.trusted) == ("trusted", 7, 7)
     assert result.to_dict()["trust"]["next_step"] is None
     import tomllib
 
@@ -199,12 +202,12 @@ def test_install_codex_writes_the_trust_codex_needs(tmp_path: Path) -> None:
     prefix = str(codex / "hooks.json")
     assert sorted(state) == sorted(f"{prefix}:{e}:{g}:0" for e, g in [
         ("session_start", 0), ("user_prompt_submit", 0), ("pre_compact", 0),
-        ("post_compact", 0), ("stop", 1), ("session_end", 0)])
+        ("post_compact", 0), ("stop", 1), ("session_end", 0), ("pre_tool_use", 0)])
     stop = _hooks(codex / "hooks.json")["Stop"][1]["hooks"][0]
     assert state[f"{prefix}:stop:1:0"]["trusted_hash"] == install.codex_hook_hash("Stop", stop)
     assert (codex / "config.toml").read_text().startswith(CODEX_CONFIG)
     assert install.install("codex", codex / "hooks.json", tmp_path / "ws").action == "unchanged"
-    assert (codex / "config.toml").read_text().count("[hooks.state.") == 6
+    assert (codex / "config.toml").read_text().count("[hooks.state.") == 7
     install.uninstall("codex", codex / "hooks.json")
     assert (codex / "config.toml").read_text() == CODEX_CONFIG
     assert (codex / "hooks.json").read_bytes() == before_hooks
@@ -220,7 +223,7 @@ def test_codex_trust_sees_a_changed_command_and_a_stale_table(tmp_path: Path) ->
     data["hooks"]["Stop"][0]["hooks"][0]["command"] += " --changed"
     hooks_file.write_text(json.dumps(data))
     trust = install.codex_trust(hooks_file)
-    assert (trust.status, trust.trusted) == ("untrusted", 5)
+    assert (trust.status, trust.trusted) == ("untrusted", 6)
     assert trust.untrusted_keys == (f"{hooks_file}:stop:0:0",)
     assert "continuity hooks install codex" in (trust.next_step or "")
     config = tmp_path / "config.toml"
@@ -290,7 +293,7 @@ def test_install_codex_says_the_one_step_left_when_trust_cannot_be_written(
                                     str(tmp_path / "hooks.json"), "--home",
                                     str(tmp_path / "ws")])  # tmp_path holds Codex's config.toml
     assert done.exit_code == 0
-    assert "NOT TRUSTED: Codex skips 6 of the 6 continuity hooks" in done.output
+    assert "NOT TRUSTED: Codex skips 7 of the 7 continuity hooks" in done.output
     assert "/hooks" in done.output
     done = CliRunner().invoke(app, ["hooks", "install", "codex", "--settings",
                                     str(tmp_path / "h2.json"), "--no-trust", "--json"])
@@ -416,7 +419,7 @@ def test_install_bakes_the_workspace_into_the_command(tmp_path: Path,
     result = install.install("claude-code", settings, odd)
     assert result.action == "installed" and result.home == odd
     command = _hooks(settings)["Stop"][0]["hooks"][0]["command"]
-    assert sum(len(g) for g in _hooks(settings).values()) == 6  # replaced, not added
+    assert sum(len(g) for g in _hooks(settings).values()) == 7  # replaced, not added
     assert command.startswith(f"CONTINUITY_HOME={shlex.quote(str(odd))} ")
     env = {k: v for k, v in os.environ.items() if k != "CONTINUITY_HOME"}
     env["CONTINUITY_DAEMON_URL"] = "http://127.0.0.1:1"  # nothing listens: the hook spools
@@ -487,7 +490,7 @@ def test_codex_trust_round_trip_property(tmp_path_factory: pytest.TempPathFactor
     before = tomllib.loads(config)
     result = install.install("codex", folder / "hooks.json", folder / "ws")
     assert result.trust is not None and (result.trust.status, result.trust.trusted) == (
-        "trusted", 6)
+        "trusted", 7)
     after = tomllib.loads((folder / "config.toml").read_text())
     state = after.get("hooks", {}).get("state", {})
     assert f"{folder}/hooks.json:stop:{user_groups}:0" in state

@@ -28,6 +28,10 @@ if event == "continuation-summary":
     print(open("summary-answer.json").read())
 if event == "continuation-refused":
     print(json.dumps({"status": "refused", "run_id": "k:1", "reason": data["reason"]}))
+if event == "user-prompt-submit" and "export" in data["prompt"]:
+    print(json.dumps({"additionalContext": "## Recalled\\nthe export stays CSV"}))
+if event == "pre-tool-use" and data["tool_name"] == "bash":
+    print(json.dumps({"additionalContext": "## Recalled\\n`pytest -q` worked"}))
 """
 
 PRELUDE = """
@@ -301,3 +305,39 @@ def test_no_answer_from_the_daemon_is_reported_and_cancels(tmp_path: Path, why: 
     told = [c["stdin"] for c in calls if c["event"] == "continuation-refused"]
     assert [(t["reason"], t["request_entry_id"]) for t in told] == [(reason, "u1")]
     assert f'"reason":"{reason}"' in results["notes"][0][0]
+
+
+RECALL = """
+await fire("session_start", { reason: "startup" });
+results.first = await fire("before_agent_start", { prompt: "Which format for the export?" });
+results.second = await fire("before_agent_start", { prompt: "And the export's name?" });
+results.third = await fire("before_agent_start", { prompt: "Write a haiku" }) ?? null;
+await fire("tool_call", { toolName: "bash", toolCallId: "t1", input: { command: "pytest" } });
+await fire("tool_call", { toolName: "read", toolCallId: "t2", input: { path: "a.py" } });
+results.bash = await fire("tool_result", { toolName: "bash", toolCallId: "t1",
+  content: [{ type: "text", text: "3 passed" }] });
+results.read = await fire("tool_result", { toolName: "read", toolCallId: "t2",
+  content: [{ type: "text", text: "x = 1" }] }) ?? null;
+console.log(JSON.stringify(results));
+process.exit(0);
+"""
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_pi_extension_injects_recall_at_the_point_of_action(tmp_path: Path) -> None:
+    """Issue 40: the prompt's recall follows the recovery context in the first message, then
+    comes as a message of its own; nothing when the daemon gives none; a bash call's recall
+    is appended to its result, a read asks nothing."""
+    results, calls = run_extension(tmp_path, RECALL)
+    assert results["first"]["message"]["content"] == (
+        "## Session Recovery Context\nearlier work\n\n## Recalled\nthe export stays CSV")
+    assert results["second"] == {"message": {"customType": "continuity-recall",
+                                             "content": "## Recalled\nthe export stays CSV",
+                                             "display": False}}
+    assert results["third"] is None
+    assert results["bash"]["content"][-1] == {"type": "text",
+                                              "text": "\n\n## Recalled\n`pytest -q` worked"}
+    assert results["read"] is None
+    asked = [c["stdin"] for c in calls if c["event"] == "pre-tool-use"]
+    assert [(a["tool_name"], a["tool_input"], a["tool_use_id"]) for a in asked] == [
+        ("bash", {"command": "pytest"}, "t1")]

@@ -182,7 +182,7 @@ def test_hooks_install_is_accepted_and_the_hooks_fire(run: Record) -> None:
     assert rec.install["home"] == str(rec.world.ws)
     if rec.world.harness == "codex":
         assert rec.install["trust"]["status"] == "trusted"
-        assert rec.install["trust"]["trusted"] == rec.install["trust"]["hooks"] == 6
+        assert rec.install["trust"]["trusted"] == rec.install["trust"]["hooks"] == 7
     assert rec.spool_after_a == []
     assert rec.key_a
 
@@ -380,7 +380,7 @@ def test_codex_skips_untrusted_hooks_and_runs_them_once_trusted(
     done = w.continuity("doctor", "--json", "--harness", "codex", check=False)
     trust = [c for c in json.loads(done.stdout)["checks"] if c["check"] == "trust"]
     assert done.returncode == 1 and trust[0]["status"] == "problem"
-    assert trust[0]["detail"] == ("Codex does not trust 6 of the 6 continuity hooks: "
+    assert trust[0]["detail"] == ("Codex does not trust 7 of the 7 continuity hooks: "
                                   "`codex exec` skips them silently")
     assert w.continuity_json("hooks", "install", "codex")["trust"]["status"] == "trusted"
     w.run_harness("a trusted turn")

@@ -184,3 +184,17 @@ def test_command_key_and_shell_command():
     assert command_key("npm run build") == "npm run"
     assert shell_command("shell", {"command": ["bash", "-lc", "ls -la"]}) == "ls -la"
     assert shell_command("Read", {"command": "ls"}) is None
+
+
+def test_recall_for_prompt_rows_found_by_meaning_once_embedded(project):
+    """With the rows embedded (``embed_pending``), the hybrid search hands in a row that
+    shares one word with the prompt, and the rule keeps it by its cosine."""
+    from continuity.retrieval.embedder import load_embedder
+    from continuity.retrieval.embedding import embed_pending
+
+    session(project, "old-c", [user("the nightly invoice job crashes when the disk is full")],
+            ago=timedelta(hours=5))
+    embed_pending(project, load_embedder(SETTINGS))
+    found = _prompt(project, "the invoice batch keeps dying because storage ran out")
+    assert ("old-c", 0) in found.rows
+    assert _prompt(project, "write a haiku about autumn leaves").text == ""

@@ -18,7 +18,9 @@ a server error, the event is appended durably to ``<home>/spool/events.jsonl``
 never dropped without a word, never truncated): a request the daemon rejects as bad input (HTTP
 400/404/413/422), a payload over ``MAX_PAYLOAD`` (32 MiB; refused whole, its size noted, no
 cut copy kept), a stdin still open at the deadline with no complete JSON object read.
-``CONTINUITY_NO_HOOKS=1`` makes it exit at once (a recursion guard).
+``CONTINUITY_NO_HOOKS=1`` makes it exit at once (a recursion guard). ``pre-tool-use`` only asks
+(issue 40: recall before a tool runs; ``QUERY_EVENTS``): its answer is printed when the daemon
+gives one in time, and nothing is spooled or recorded when it does not.
 
 **Only the workspace's own daemon** (issue 12): the address is ``$CONTINUITY_DAEMON_URL``, else
 the ``<home>/daemon.url`` file the running daemon writes; with neither, no daemon of this
@@ -44,11 +46,15 @@ from continuity.daemon.address import WORKSPACE_HEADER, daemon_address, daemon_i
 
 #: Seconds the whole exchange may take, per event (Claude Code gives SessionEnd 1.5 s in all).
 TIMEOUTS = {"session-start": 5.0, "user-prompt-submit": 3.0, "pre-compaction": 5.0,
-            "post-compaction": 3.0, "stop": 3.0, "session-end": 1.0}
+            "post-compaction": 3.0, "stop": 3.0, "session-end": 1.0, "pre-tool-use": 2.0}
 #: A native event name, as harnesses spell it, for each of ours.
 NATIVE = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
           "PreCompact": "pre-compaction", "PostCompact": "post-compaction", "Stop": "stop",
-          "SessionEnd": "session-end"}
+          "SessionEnd": "session-end", "PreToolUse": "pre-tool-use"}
+#: Events that only ask (issue 40: recall before a tool runs): posted like the others, their
+#: answer printed, but never spooled nor recorded as rejected when no daemon answers (nothing
+#: happened that the record would miss; an answer later would reach nobody).
+QUERY_EVENTS = ("pre-tool-use",)
 #: Requests a harness waits on for their answer, never spooled (issue 14: pi's extension asks
 #: for its continuation checkpoint's summary, or reports one it refused): event → route. When
 #: the daemon is down or does not answer, the command prints ``{"delivered": false, "why"}``
@@ -67,8 +73,9 @@ MAX_SECONDS = 600.0
 USAGE = ("usage: continuity hook EVENT --harness claude-code|codex|pi [--home DIR] "
          "[--timeout S]\n"
          "EVENT: session-start, user-prompt-submit, pre-compaction, post-compaction, stop,\n"
-         "session-end (or SessionStart, UserPromptSubmit, PreCompact, PostCompact, Stop,\n"
-         "SessionEnd). Reads the hook JSON on stdin; always exits 0.\n")
+         "session-end, pre-tool-use (or SessionStart, UserPromptSubmit, PreCompact,\n"
+         "PostCompact, Stop, SessionEnd, PreToolUse). Reads the hook JSON on stdin; always\n"
+         "exits 0.\n")
 
 
 def _note(message: str) -> None:
@@ -122,8 +129,9 @@ def parse_args(argv: list[str]) -> tuple[str, str, float | None]:
             timeout = float(value)
     from continuity.daemon.hooks.spool import EVENTS, HARNESSES
 
-    if event not in EVENTS and event not in SYNC_ROUTES:
-        raise ValueError(f"EVENT must be one of {', '.join(EVENTS)} (got {event!r})")
+    if event not in EVENTS and event not in SYNC_ROUTES and event not in QUERY_EVENTS:
+        raise ValueError(f"EVENT must be one of {', '.join(EVENTS + QUERY_EVENTS)} "
+                         f"(got {event!r})")
     if harness not in HARNESSES:
         raise ValueError(f"--harness must be one of {', '.join(HARNESSES)} (got {harness!r})")
     return event, harness, timeout
@@ -378,6 +386,8 @@ def _run(home_arg: str | None, event: str, harness: str, deadline: float,
     home = os.path.expanduser(home_arg) if home_arg else fast_home()
     if event in SYNC_ROUTES:
         return _run_sync(home, event, deadline)
+    if event in QUERY_EVENTS:
+        return _run_query(home, event, harness, deadline)
     event_id, at = new_event_id(), iso_now()
     work_deadline = deadline - spool_reserve(seconds)
     # stdin closes at once when a harness is done writing; one left open may hold the rest of
@@ -423,6 +433,27 @@ def _run(home_arg: str | None, event: str, harness: str, deadline: float,
                f"(HTTP {status})", deadline)
         return 0
     _spool(home, line, event, f"HTTP {status}", deadline)
+    return 0
+
+
+def _run_query(home: str, event: str, harness: str, deadline: float) -> int:
+    """A ``QUERY_EVENTS`` hook: stdin posted to the daemon, its 2xx answer printed; anything
+    else (no daemon, a timeout, an error) prints nothing, spools nothing, and the tool runs
+    as it would without us."""
+    payload, problem = _read_stdin(deadline - (deadline - time.monotonic()) / 2)
+    if problem is not None:
+        return 0
+    try:
+        address = daemon_address(home)
+        if address is None:
+            return 0
+        host, port = address
+        status, answer = post(host, port, f"/api/harness/{harness}/{event}", payload,
+                              _daemon_headers(home), deadline)
+    except Exception:  # noqa: BLE001 - a question unanswered: the tool runs without it
+        return 0
+    if 200 <= status < 300 and answer:
+        _answer_sync(answer)
     return 0
 
 

@@ -7,8 +7,8 @@ the session's folder or one inside it, as ``EntryFilter.projects``):
 - on a prompt (``recall_for_prompt``): the remembered decisions and constraints
   (``continuity remember … --type decision``; ``RECALLED_TYPES``) whose source session is one of
   the project's ``MEMORY_SESSIONS`` newest, and the rows the search ranks best for the prompt
-  (``ROW_CANDIDATES``; by words until part A+B's ``hybrid_entries`` is present), each kept only
-  when it clears the relevance rule below;
+  (``ROW_CANDIDATES``, ``hybrid.hybrid_entries``: words and meaning), each kept only when it
+  clears the relevance rule below;
 - before an edit (``recall_for_tool``: Claude Code's Edit/Write/MultiEdit/NotebookEdit, Codex's
   ``apply_patch``, pi's ``edit``/``write``): the decisions naming the file and the rows of other
   sessions naming it (its path relative to the project, or its file name), newest first;
@@ -16,7 +16,8 @@ the session's folder or one inside it, as ``EntryFilter.projects``):
   ``shell``/``exec_command``): the last working invocation (exit status 0,
   the rule of ``continuation.facts``) of the same command (``command_key``: the program and,
   for a multiplexer such as ``git``/``npm``/``cargo``, its subcommand) in another session,
-  when it differs from the one about to run (the same text would tell nothing new).
+  when it differs from the one about to run (the same text would tell nothing new). Reading a
+  tool call (its files, its command, an earlier call's exit status) is ``retrieval.actions``.
 
 **The relevance rule** (absolute, never rank-based: fused RRF scores are not calibrated, and a
 top-k always has a first). A prompt is *trivial* when it has fewer than ``MIN_PROMPT_WORDS``
@@ -46,7 +47,6 @@ there is no project.
 from __future__ import annotations
 
 import re
-import shlex
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -56,6 +56,8 @@ from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from continuity.checkpoints.recovery import FRAMING
 from continuity.core.model import Entry, Memory
 from continuity.redaction.funnel import redact
+from continuity.retrieval.actions import (command_key, edited_files, shell_command,
+                                          working_runs)
 from continuity.store.search import EntryFilter, entry_body
 from continuity.transcripts.memories import STOP_WORDS, query_terms
 
@@ -91,16 +93,6 @@ FILLER = frozenset("""
 yes yeah yep nope okay ok sure thanks thank please pls continue go ahead again also just lets let
 want need can could would should will one get make done do now right good great fine cool nice
 keep going proceed next start stop wait try more same thing things stuff work task""".split())
-#: Tool names (case folded) that write a file, and those that run a shell command.
-EDIT_TOOLS = frozenset({"edit", "write", "multiedit", "notebookedit", "apply_patch",
-                        "str_replace_based_edit_tool", "create_file", "str_replace"})
-SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "local_shell", "container.exec",
-                         "run_shell_command", "exec"})
-#: Programs whose first non-option argument names what they do (``git commit``, ``npm test``).
-MULTIPLEXERS = frozenset({"git", "npm", "pnpm", "yarn", "npx", "bun", "cargo", "go", "make",
-                          "docker", "kubectl", "uv", "poetry", "pip", "pip3", "gh", "dotnet",
-                          "mvn", "gradle", "bundle", "rake", "mix", "deno", "just", "tox", "nox",
-                          "continuity", "alembic", "terraform", "helm", "brew", "apt", "apt-get"})
 #: Rows read from a command's row on to find its result.
 RESULT_WINDOW = 8
 #: Rows naming an edited file quoted at most (the newest sessions' last ones).
@@ -109,8 +101,6 @@ FILE_ROWS = 3
 COMMAND_SESSIONS = 10
 
 _WORD = re.compile(r"[^\W_]+")
-_PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$", re.M)
-_ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
 
 
 @dataclass(frozen=True)
@@ -287,16 +277,12 @@ def _row_item(key: str, entry: Entry, now: datetime, text: str | None = None) ->
 
 def _search_rows(store: "SqlStore", query: str, project: str, settings: "RetrievalSettings",
                  now: datetime, limit: int) -> list[tuple[str, Entry]]:
-    """The project's rows ranked best for ``query``: ``hybrid_entries`` (part A+B: words and
-    meaning) when present, else the full-text search (words)."""
-    filters = EntryFilter(projects=(project,))
-    try:
-        from continuity.retrieval.hybrid import hybrid_entries
-    except ImportError:  # part A+B not in this build: words only
-        hits = store.search_entries(query_terms(query), limit=limit, filters=filters)
-        return [(h.session_key, h.entry) for h in hits if h.entry is not None]
-    found = hybrid_entries(store, query, limit=limit, filters=filters, project=project, now=now,
-                           settings=settings)
+    """The project's rows ranked best for ``query`` by ``hybrid.hybrid_entries`` (words and
+    meaning fused; words only without an embedder): the candidates the rule then judges."""
+    from continuity.retrieval.hybrid import hybrid_entries
+
+    found = hybrid_entries(store, query, limit=limit, filters=EntryFilter(projects=(project,)),
+                           project=project, now=now, settings=settings)
     return [(h.session_key, h.entry) for h in found if h.entry is not None]
 
 
@@ -363,74 +349,6 @@ def recall_for_prompt(store: "SqlStore", prompt: str, *, session_key: str, proje
 
 
 # ---------------------------------------------------------------------------- tools
-
-
-def edited_files(tool: str, arguments: dict[str, Any]) -> list[str]:
-    """The file paths an edit tool call writes (``file_path``, ``path``, ``notebook_path``;
-    apply_patch's ``*** Add/Update/Delete File:`` headers in any string argument)."""
-    if tool.lower() not in EDIT_TOOLS:
-        return []
-    found: list[str] = []
-    for name in ("file_path", "path", "notebook_path", "filePath"):
-        value = arguments.get(name)
-        if isinstance(value, str) and value.strip():
-            found.append(value.strip())
-    for value in arguments.values():
-        if isinstance(value, str) and "*** " in value:
-            found.extend(_PATCH_FILE.findall(value))
-    return list(dict.fromkeys(found))
-
-
-def shell_command(tool: str, arguments: dict[str, Any]) -> str | None:
-    """The command a shell tool call runs (``command`` or ``cmd``, a string or an argv list;
-    Codex's ``["bash", "-lc", "…"]`` gives the script), else None."""
-    if tool.lower() not in SHELL_TOOLS:
-        return None
-    value = arguments.get("command", arguments.get("cmd"))
-    if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        if len(value) >= 3 and value[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") \
-                and value[1] in ("-c", "-lc"):
-            return value[2]
-        return shlex.join(value)
-    return value if isinstance(value, str) and value.strip() else None
-
-
-def _steps(command: str) -> list[list[str]]:
-    """The words of each step of ``command`` (split at ``&&``, ``||``, ``;``, ``|`` and line
-    breaks outside quotes; ``cd`` steps left out), as ``continuation.facts.steps`` splits."""
-    lexer = shlex.shlex(command.replace("\n", " ; "), posix=True, punctuation_chars=";&|")
-    lexer.whitespace_split = True
-    out: list[list[str]] = [[]]
-    try:
-        for token in lexer:
-            if token and set(token) <= set(";&|"):
-                out.append([])
-            else:
-                out[-1].append(token)
-    except ValueError:  # an unclosed quote: words as they are
-        out = [command.split()]
-    return [w for w in out if w and w[0] != "cd"]
-
-
-def command_key(command: str) -> str | None:
-    """What makes two invocations "the same command": the first step's program (its file
-    name; env assignments, ``sudo``, ``env``, ``time`` and ``cd …`` steps skipped;
-    ``python -m X`` is ``X``) and, for a ``MULTIPLEXERS`` program, its first non-option
-    argument (``git commit``, ``npm run``); None for no command."""
-    for words in _steps(command):
-        while words and (_ENV.match(words[0]) or words[0] in ("sudo", "env", "time", "exec")):
-            words = words[1:]
-        if not words:
-            continue
-        program = words[0].rsplit("/", 1)[-1]
-        rest = words[1:]
-        if re.fullmatch(r"python[0-9.]*", program) and len(rest) >= 2 and rest[0] == "-m":
-            program, rest = rest[1], rest[2:]
-        if program in MULTIPLEXERS:
-            sub = next((w for w in rest if not w.startswith("-")), None)
-            return f"{program} {sub}" if sub else program
-        return program
-    return None
 
 
 def recall_for_tool(store: "SqlStore", tool: str, arguments: dict[str, Any], *,
@@ -506,43 +424,6 @@ def _sortable(value: datetime | None) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
 
 
-#: Exit status lines harnesses write into a command's output: the rule of
-#: ``continuation.facts.exit_code`` (retrieval may not import ``continuation``, a layer beside it).
-_EXIT = re.compile(r"^(?:Process exited with code|Command exited with code|Exit code:?)\s*(-?\d+)"
-                   r"\s*$|^\[exit (-?\d+)\]$", re.M)
-_EXIT_JSON = re.compile(r'"exit_code"\s*:\s*(-?\d+)')
-
-
-def exit_code(text: str) -> int | None:
-    """The exit status a harness wrote into a command's output (the last one), else None."""
-    found = [int(a or b) for a, b in _EXIT.findall(text)]
-    if not found:
-        found = [int(n) for n in _EXIT_JSON.findall(text[:4_000])]
-    return found[-1] if found else None
-
-
-def working_runs(rows: Sequence[Entry]) -> list[tuple[int, str]]:
-    """``(seq, command)`` of each shell call among ``rows`` whose result, also among them, is
-    no error and names exit status 0 or none (``continuation.facts``: ``ok``)."""
-    results = {}
-    for entry in rows:
-        for block in entry.blocks:
-            if getattr(block, "type", "") == "tool_result":
-                results[block.call_id] = block  # type: ignore[union-attr]
-    out = []
-    for entry in rows:
-        for block in entry.blocks:
-            if getattr(block, "type", "") != "tool_call" \
-                    or not isinstance(block.arguments, dict):  # type: ignore[union-attr]
-                continue
-            command = shell_command(block.name, block.arguments)  # type: ignore[union-attr]
-            done = results.get(block.id)  # type: ignore[union-attr]
-            if command and done is not None and not done.is_error \
-                    and exit_code(done.text) in (None, 0):
-                out.append((entry.seq, command))
-    return out
-
-
 def _command_items(store: "SqlStore", command: str, session_key: str, project: str,
                    now: datetime) -> list[_Item]:
     key = command_key(command)
@@ -575,3 +456,20 @@ def _command_items(store: "SqlStore", command: str, session_key: str, project: s
     line = (f"- `{key}` last worked (exit 0) in session {key_found} row {seq} "
             f"({_ago(entry.timestamp, now)}): `{shown}`")
     return [_Item(line, shown, (key_found, seq), False)]
+
+
+def warm_up(store: "SqlStore", settings: "RetrievalSettings") -> bool:
+    """Load the embedder and read the rows' vector index once (``index.shared_index``), so
+    that the first prompt's recall is as fast as the next ones (a hook waits 3 s at most;
+    the daemon calls this in the background at start). False when recall is off or there is
+    no embedder (words only: nothing to load)."""
+    if not settings.at_action:
+        return False
+    embedder = _embedder(settings)
+    if embedder is None:
+        return False
+    from continuity.retrieval.index import shared_index
+
+    embedder.encode(["warm up"])
+    shared_index(store, embedder.model_id, "entries")
+    return True

@@ -4,17 +4,20 @@
 **Input.** Claude Code and Codex send one JSON object with ``session_id``, ``transcript_path``,
 ``cwd``, ``hook_event_name`` and per-event fields (``source``, ``prompt``, ``trigger``,
 ``custom_instructions``, ``compact_summary``, ``last_assistant_message``, ``stop_hook_active``,
-``reason``, ``turn_id``, ``model``). Our pi extension (``pi_extension/continuity.ts``) sends the
-same field names, built from pi's extension events. The session key is the first present of
+``reason``, ``turn_id``, ``model``; PreToolUse ``tool_name``, ``tool_input``,
+``tool_use_id``). Our pi extension (``pi_extension/continuity.ts``) sends the same field names,
+built from pi's extension events. The session key is the first present of
 ``session_id``, ``sessionId``, ``session_key``, ``sessionKey`` (the origin's rule); the project is
 ``cwd``. A ``transcript_path`` that is empty or not absolute is dropped (B60: Claude Code has sent
 an empty one; the daemon then uses the path it saw at session start). Unknown fields are ignored:
 harnesses add fields between releases (formats.md §5).
 
-**Output.** The session-start answer's ``context`` becomes, for Claude Code,
-``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": …}}`` kept under
-``CONTEXT_LIMIT`` characters (above 10,000 Claude Code moves it to a file); for Codex the same
-inside ``{"continue": true, "suppressOutput": true, …}``; for pi ``{"additionalContext": …}``.
+**Output.** The ``context`` of a session-start, user-prompt-submit or pre-tool-use answer
+(``HOOK_EVENT_NAMES``; the last two: recall at the point of action, issue 40) becomes, for
+Claude Code, ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext":
+…}}`` kept under ``CONTEXT_LIMIT`` characters (above 10,000 Claude Code moves it to a file); for
+Codex the same inside ``{"continue": true, "suppressOutput": true, …}``; for pi
+``{"additionalContext": …}`` beside the endpoint's answer. No context: nothing printed.
 Every other Claude Code and Codex event prints nothing: a hook of ours never answers
 ``"decision": "block"`` (B62: a blocking PreCompact disabled ``/compact``); pi gets the
 endpoint's JSON answer.
@@ -33,7 +36,8 @@ from continuity.daemon.hooks.spool import HARNESSES
 CONTEXT_LIMIT = 10_000
 CLIPPED_MARKER = "\n[… recovery context clipped]"
 #: Our event → the ``hookEventName`` Claude Code and Codex expect in ``hookSpecificOutput``.
-HOOK_EVENT_NAMES = {"session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit"}
+HOOK_EVENT_NAMES = {"session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit",
+                    "pre-tool-use": "PreToolUse"}
 _KEY_FIELDS = ("session_id", "sessionId", "session_key", "sessionKey")
 
 
@@ -126,9 +130,16 @@ def _end(p: dict[str, Any]) -> dict[str, Any]:
     return {"reason": _text(p, "reason")}
 
 
+def _tool(p: dict[str, Any]) -> dict[str, Any]:
+    given = p.get("tool_input", p.get("input"))
+    return {"tool_name": _text(p, "tool_name", "toolName") or "",
+            "tool_input": given if isinstance(given, dict) else {},
+            "tool_use_id": _text(p, "tool_use_id", "toolCallId")}
+
+
 _EVENT_FIELDS = {"session-start": _start, "user-prompt-submit": _prompt,
                  "pre-compaction": _pre, "post-compaction": _post, "stop": _stop,
-                 "session-end": _end}
+                 "session-end": _end, "pre-tool-use": _tool}
 
 
 def clip_context(text: str, limit: int = CONTEXT_LIMIT) -> str:
@@ -150,7 +161,7 @@ def render(harness: str, event: str, answer: dict[str, Any]) -> bytes:
     context = answer.get("context") or ""
     if harness == "pi":
         out = {k: v for k, v in answer.items() if k != "context"}
-        if event == "session-start":
+        if event in HOOK_EVENT_NAMES:
             out["additionalContext"] = clip_context(context) if context else ""
         return _json(out)
     if event not in HOOK_EVENT_NAMES or not context:

@@ -5,7 +5,8 @@ hooks from ``hooks.json`` or inline ``[hooks]`` tables of ``config.toml`` beside
 we use the JSON file so no TOML is rewritten, and ``hooks.json`` has the same shape as Claude
 Code's ``hooks`` object): for each event in ``CLAUDE_EVENTS``/``CODEX_EVENTS`` one matcher group
 ``{"hooks": [{"type": "command", "command": "<hook command> EVENT --harness H", "timeout": S}]}``
-is appended under ``hooks.<Event>``. Codex gets SessionEnd too: it sends one at the end of every
+is appended under ``hooks.<Event>`` (PreToolUse's with Claude Code's ``matcher``,
+``TOOL_MATCHERS``: recall before an edit or a shell command, issue 40). Codex gets SessionEnd too: it sends one at the end of every
 ``codex exec`` (issue 12, fault 3; harnesses.md). Our entries are recognised by their command
 (``continuity.cli.hookcmd`` or ``continuity-hook``), so:
 
@@ -98,9 +99,14 @@ from continuity.daemon.hooks.mcp_install import (
 CLAUDE_EVENTS = {"SessionStart": ("session-start", 10), "UserPromptSubmit":
                  ("user-prompt-submit", 5), "PreCompact": ("pre-compaction", 10),
                  "PostCompact": ("post-compaction", 5), "Stop": ("stop", 5),
-                 "SessionEnd": ("session-end", 2)}
+                 "SessionEnd": ("session-end", 2), "PreToolUse": ("pre-tool-use", 3)}
 #: Codex: the same events, SessionEnd included (issue 12, fault 3).
 CODEX_EVENTS = dict(CLAUDE_EVENTS)
+#: The ``matcher`` of our PreToolUse group per harness (issue 40: recall before an edit or a
+#: shell command; a regex of tool names): Claude Code runs the hook only for these tools.
+#: Codex gets none (every tool: its names for edits differ between releases; the daemon
+#: answers nothing for the others).
+TOOL_MATCHERS = {"claude-code": "Edit|Write|MultiEdit|NotebookEdit|Bash"}
 HARNESS_EVENTS = {"claude-code": CLAUDE_EVENTS, "codex": CODEX_EVENTS}
 PI_FILE = "continuity.ts"
 PI_MARKER = "marker: continuity-pi-extension v1"
@@ -192,9 +198,12 @@ def install(harness: str, path: str | os.PathLike[str] | None = None,
         groups = hooks.setdefault(native, [])
         if not isinstance(groups, list):
             raise InputError(f"{target}: hooks.{native} must be a list")
-        groups.append({"hooks": [{"type": "command",
-                                  "command": hook_command(harness, event, where),
-                                  "timeout": timeout}]})
+        group: dict[str, Any] = {"hooks": [{"type": "command",
+                                            "command": hook_command(harness, event, where),
+                                            "timeout": timeout}]}
+        if native == "PreToolUse" and harness in TOOL_MATCHERS:
+            group = {"matcher": TOOL_MATCHERS[harness], **group}
+        groups.append(group)
     mcp = None
     if claude_mcp:
         mcp = _register_claude_mcp(claude_mcp_config(), where)

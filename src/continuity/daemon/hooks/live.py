@@ -21,6 +21,12 @@ Per event (each under its session's lock, so one session's events apply in order
 - **user-prompt-submit** counts the prompt (``periodic`` may be queued: seed 000's 2,500 ms
   window) and appends the live ``User:`` turn to the canonical transcript JSONL (a record
   fsync'd before the answer, by group commit); the session's row follows in the background.
+  Then it answers recall at the point of action (issue 40, ``retrieval.at_action``) as its
+  ``context``: the project's other sessions' decisions and rows relevant to the prompt; ""
+  when nothing clears the relevance rule, ``[retrieval] at_action`` is off, or the event is
+  replayed from the spool; the same rows never twice into one session.
+- **pre-tool-use** (a question, never journaled nor spooled) answers recall before an edit or
+  a shell command (``recall_for_tool``) the same way.
 - **pre-compaction** writes the ``pre_compaction`` checkpoint before answering (B60: before the
   harness changes its view; an empty ``transcript_path`` falls back to the one seen earlier),
   after importing the file's new lines (``capture.import_pending``, bounded) so that its
@@ -145,7 +151,7 @@ class LiveCapture:
                  config: cps.CheckpointConfig, budget_bytes: int, stop_seconds: float,
                  idle_limit: timedelta, summarizer: Callable[[], Any] | None = None,
                  tick_seconds: float = 1.0, consolidate: bool = True,
-                 max_body_bytes: int | None = None) -> None:
+                 max_body_bytes: int | None = None, retrieval: Any = None) -> None:
         self.store, self.home, self.config = store, os.fspath(home), config
         #: ``[daemon] max_body_bytes``: a spooled payload over it is refused at replay, as
         #: the same body posted would have been (413): the limit holds whatever the path.
@@ -187,6 +193,10 @@ class LiveCapture:
         self.capture.on_rows = self.embedding.nudge
         self._last_sweep = time.monotonic()
         self._local = threading.local()  # .replaying: a spooled event is being applied
+        #: ``[retrieval]`` (``RetrievalSettings``; read from the workspace on first use)
+        self._retrieval = retrieval
+        #: session key → the rows and memories recall at the point of action gave it
+        self._recalled: dict[str, set[tuple[str, int]]] = {}
         self.last_drain: spool.DrainReport | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -203,7 +213,19 @@ class LiveCapture:
         self.recorder.start()
         self.worker.start()
         self.embedding.start()
+        threading.Thread(target=self._warm_up, name="continuity-recall-warm-up",
+                         daemon=True).start()
         return report
+
+    def _warm_up(self) -> None:
+        """Load what recall at the point of action needs (``at_action.warm_up``) before the
+        first prompt asks; a failure is logged, and recall tries again on that prompt."""
+        try:
+            from continuity.retrieval.at_action import warm_up
+
+            warm_up(self.store, self.retrieval)
+        except Exception:  # noqa: BLE001 - a background help: never stops the daemon
+            log.exception("recall at the point of action could not warm up")
 
     def close(self) -> None:
         """Stop: cancel a running summary (``closing``), finish queued tasks, replay what the
@@ -234,6 +256,8 @@ class LiveCapture:
         whose id is found there is answered as a duplicate and not applied again."""
         if event == "session-end":
             return self.session_end_queued(body)  # type: ignore[arg-type]
+        if event == "pre-tool-use":  # a question: nothing is recorded, ids do not matter
+            return self.pre_tool_use(body)
         if not body.event_id:
             return getattr(self, _HANDLERS[event])(body)
         if not self.seen.claim(body.event_id):  # atomic: two deliveries apply once
@@ -566,8 +590,67 @@ class LiveCapture:
                 self.capture.expect(info, "user", body.prompt)
             periodic = self.recorder.record_prompt(info.key, body.prompt, at=at)
         self._queue_import(info)
+        context, recall = self._recall(info, "prompt", body.prompt)
         return {"session_key": info.key, "prompt_count": state.total_prompts,
-                "periodic_queued": periodic is not None}
+                "periodic_queued": periodic is not None, "context": context, "recall": recall}
+
+    def pre_tool_use(self, body: Any) -> dict[str, Any]:
+        """Recall before a tool runs (issue 40: an edit's file, a shell command's last working
+        invocation; ``retrieval.at_action.recall_for_tool``). Records nothing."""
+        info = self._touch(body)
+        context, recall = self._recall(info, "tool", body.tool_name, body.tool_input)
+        return {"session_key": info.key, "context": context, "recall": recall}
+
+    @property
+    def retrieval(self) -> Any:
+        """``[retrieval]`` of the workspace (read once; a bad section turns recall off, said
+        in the log, rather than failing every prompt)."""
+        if self._retrieval is None:
+            from continuity.core.errors import ConfigError
+            from continuity.retrieval.settings import RetrievalSettings, retrieval_settings
+
+            try:
+                self._retrieval = retrieval_settings(self.home)
+            except ConfigError as exc:
+                log.error("recall at the point of action is off: %s", exc)
+                self._retrieval = RetrievalSettings(at_action=False)
+        return self._retrieval
+
+    def _recall(self, info: LiveSession, kind: str, *what: Any) -> tuple[str, dict[str, Any]]:
+        """Recall at the point of action for session ``info`` (``retrieval.at_action``): a
+        ``prompt`` (``what``: its text) or a ``tool`` (its name and arguments). "" when
+        ``[retrieval] at_action`` is off, when the event is replayed from the spool (nobody
+        reads the answer: a replay never injects), when nothing clears the relevance rule,
+        when everything found was given to this session before, or on an error (logged: a
+        prompt never fails for recall). Returns ``(context, meta)``; ``meta["ms"]`` is the
+        time recall took (milliseconds)."""
+        if self._replaying():
+            return "", {"skipped": "replayed"}
+        settings = self.retrieval
+        if not settings.at_action:
+            return "", {"skipped": "off"}
+        from continuity.retrieval import at_action
+
+        started = time.monotonic()
+        key = info.store_key or info.key
+        try:
+            if kind == "prompt":
+                found = at_action.recall_for_prompt(self.store, what[0], session_key=key,
+                                                    project=info.project, settings=settings)
+            else:
+                found = at_action.recall_for_tool(self.store, what[0], what[1], session_key=key,
+                                                  project=info.project, settings=settings)
+        except Exception:  # noqa: BLE001 - recall is a help, never a failure of the prompt
+            log.exception("recall at the point of action failed for session %s", info.key)
+            return "", {"skipped": "error"}
+        meta: dict[str, Any] = {"chars": found.chars, "rows": [list(r) for r in found.rows],
+                                "ms": round((time.monotonic() - started) * 1000, 1)}
+        given = self._recalled.setdefault(info.key, set())
+        if found.rows and set(found.rows) <= given:
+            meta.update(chars=0, skipped="already_injected")
+            return "", meta
+        given.update(found.rows)
+        return found.text, meta
 
     def pre_compaction(self, body: Any) -> dict[str, Any]:
         at, info = self._at(body), self._touch(body)

@@ -154,10 +154,21 @@ class SessionEndBody(HookBody):
     reason: str | None = Field(None, max_length=40)
 
 
+class PreToolUseBody(HookBody):
+    """``pre-tool-use`` (issue 40: recall before an edit or a shell command): the tool about to
+    run, ``tool_name`` as the harness names it (``Edit``, ``Bash``, ``apply_patch``, pi's
+    ``edit``/``bash``), and its arguments ``tool_input``. A question, never recorded: it is
+    not journaled, spooled nor replayed."""
+
+    tool_name: str = Field(min_length=1, max_length=200)
+    tool_input: dict[str, Any] = Field(default_factory=dict)
+    tool_use_id: str | None = Field(None, max_length=200)
+
+
 BODIES: dict[str, type[HookBody]] = {
     "session-start": SessionStartBody, "user-prompt-submit": UserPromptBody,
     "pre-compaction": PreCompactionBody, "post-compaction": PostCompactionBody,
-    "stop": StopBody, "session-end": SessionEndBody}
+    "stop": StopBody, "session-end": SessionEndBody, "pre-tool-use": PreToolUseBody}
 
 
 class ContinuationSummaryBody(HookBody):

@@ -27,7 +27,7 @@ from continuity.transcripts.memories import RecallRequest, RememberRequest, reca
 
 HarnessName = Literal["claude-code", "codex", "pi"]
 EventName = Literal["session-start", "user-prompt-submit", "pre-compaction", "post-compaction",
-                    "stop", "session-end"]
+                    "stop", "session-end", "pre-tool-use"]
 #: Events whose work continues after the answer (202 Accepted).
 ACCEPTED = ("stop", "session-end")
 #: How often a running continuation summary looks whether its client went away (seconds).

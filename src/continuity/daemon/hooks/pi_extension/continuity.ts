@@ -11,11 +11,18 @@
 //                               holds messages: `pi --continue` says "startup"). pi ignores
 //                               what a session_start handler returns, so the recovery context
 //                               is kept for the session's first agent start.
-//   before_agent_start       -> user-prompt-submit; on the session's first agent start it
-//                               also returns the recovery context as a custom message
-//                               (customType "continuity-recovery", not displayed), quoted as
-//                               earlier work, not as instructions: pi keeps it in the session
-//                               and sends it to the model with every later request (issue 12)
+//   before_agent_start       -> user-prompt-submit (awaited: its answer carries recall at
+//                               the point of action, issue 40: a custom message of
+//                               customType "continuity-recall", not displayed); on the
+//                               session's first agent start it also returns the recovery
+//                               context as a custom message (customType
+//                               "continuity-recovery", not displayed; the recall after it in
+//                               the same message), quoted as earlier work, not as
+//                               instructions: pi keeps it in the session and sends it to the
+//                               model with every later request (issue 12)
+//   tool_call / tool_result  -> pre-tool-use for edit, write and bash (issue 40): asked when
+//                               the tool is about to run, the answer appended to the tool's
+//                               result (pi 0.73.1: tool_call can only block)
 //   session_before_compact   -> pre-compaction (awaited, bounded: the checkpoint is written
 //                               before pi compacts; never cancels the compaction)
 //   session_compact          -> post-compaction
@@ -66,10 +73,14 @@ import { spawn } from "node:child_process";
 const HOOK_COMMAND = __CONTINUITY_HOOK_COMMAND__;
 const TOOL_COMMAND = __CONTINUITY_TOOL_COMMAND__;
 const TOOL_TIMEOUT_MS = 40000;
-const TIMEOUT_MS = { "session-start": 6000, "pre-compaction": 6000, "session-end": 2000 };
+const TIMEOUT_MS = { "session-start": 6000, "pre-compaction": 6000, "session-end": 2000,
+  "pre-tool-use": 3000 };
 const DEFAULT_TIMEOUT_MS = 4000;
 const SETTLE_FALLBACK_MS = 3000;
 const RECOVERY_TYPE = "continuity-recovery";
+const RECALL_TYPE = "continuity-recall";
+// pi's tools recall runs before (issue 40): its file edits and its shell
+const RECALL_TOOLS = ["edit", "write", "bash"];
 const FOLLOW_UP_BUDGET_BYTES = 240000; // seed 002; the daemon's configured value wins
 const CHECKPOINT_MARKER = "continuity:continuation-checkpoint";
 const SUMMARY_WAIT_MS = 600000; // the daemon bounds a summary by [daemon] stop_seconds
@@ -77,6 +88,12 @@ const REFUSED_WAIT_MS = 5000;
 const REFUSAL_EVENT = "continuation_checkpoint_refused";
 // issue 39: the daemon's text carries its own framing ("Quoted from continuity's record as
 // evidence; not an instruction."), the same in every harness: no preface of ours on top.
+
+// The injected text of a hook's answer, or null (none, or the hook failed).
+function contextOf(out) {
+  const text = out && out.additionalContext;
+  return typeof text === "string" && text.trim() ? text : null;
+}
 
 function hookCommand() {
   const fromEnv = process.env.CONTINUITY_HOOK_COMMAND;
@@ -422,6 +439,7 @@ export default function continuity(pi) {
   let pending; // our compaction request: {instructions, abort}
   let checkpointing = Promise.resolve(); // the checkpoint in flight
   let signalHooked = false;
+  const toolRecalls = new Map(); // toolCallId -> the pre-tool-use hook's promise (issue 40)
 
   const base = (ctx, name) => {
     try {
@@ -585,10 +603,7 @@ export default function continuity(pi) {
       ...base(ctx, "SessionStart"),
       source,
       previous_session_id: event && event.previousSessionFile,
-    }).then((out) => {
-      const text = out && out.additionalContext;
-      return typeof text === "string" && text.trim() ? text : null;
-    });
+    }).then(contextOf);
     await started;
     return undefined; // pi ignores it: the context goes out on the first agent start
   });
@@ -598,17 +613,47 @@ export default function continuity(pi) {
     turnOpen = true;
     turnOk = false;
     checked = false;
-    void runHook("user-prompt-submit", {
+    const prompted = runHook("user-prompt-submit", {
       ...base(ctx, "UserPromptSubmit"),
       prompt: (event && event.prompt) || "",
     });
-    if (injected || !started) return undefined;
-    injected = true;
-    const text = await started;
-    if (!text) return undefined;
-    return {
-      message: { customType: RECOVERY_TYPE, content: text, display: false },
-    };
+    let brief = null;
+    if (!injected && started) {
+      injected = true;
+      brief = await started;
+    }
+    const recall = contextOf(await prompted); // issue 40: recall at the point of action
+    if (brief) {
+      const content = recall ? `${brief}\n\n${recall}` : brief;
+      return { message: { customType: RECOVERY_TYPE, content, display: false } };
+    }
+    if (!recall) return undefined;
+    return { message: { customType: RECALL_TYPE, content: recall, display: false } };
+  });
+
+  // Recall before an edit or a shell command (issue 40): asked when pi is about to run the
+  // tool (tool_call, which can only block), given to the model with the tool's result
+  // (tool_result may add content), since pi 0.73.1 has no other way to add context there.
+  pi.on("tool_call", async (event, ctx) => {
+    const name = event && event.toolName;
+    if (!RECALL_TOOLS.includes(name) || !event.toolCallId) return undefined;
+    toolRecalls.set(event.toolCallId, runHook("pre-tool-use", {
+      ...base(ctx, "PreToolUse"),
+      tool_name: name,
+      tool_input: event.input ?? {},
+      tool_use_id: event.toolCallId,
+    }));
+    return undefined;
+  });
+
+  pi.on("tool_result", async (event) => {
+    const asked = event && toolRecalls.get(event.toolCallId);
+    if (!asked) return undefined;
+    toolRecalls.delete(event.toolCallId);
+    const recall = contextOf(await asked);
+    if (!recall) return undefined;
+    const content = Array.isArray(event.content) ? event.content : [];
+    return { content: [...content, { type: "text", text: `\n\n${recall}` }] };
   });
 
   pi.on("agent_start", () => {
