@@ -477,6 +477,7 @@ def scale(total: int, queries: int, embed_all: bool, tmp_dir: str | None,
                 else:
                     log(f"writing one vector per row from a pool of {POOL:,} embeddings")
                     out.update(_pool_vectors(store, embedder, total, bs.SESSION_ROWS, words))
+            out["temp_mb"] = sum(x.stat().st_size for x in Path(tmp).iterdir()) / 1e6
             qs = [words.query() for _ in range(queries)]
             pool = out.pop("pool", None)
             if pool is not None:
@@ -729,6 +730,7 @@ def render(f: dict[str, Any]) -> str:
                        f"{sc['pool_encode_rows_per_s']:,.0f} rows/s")
         if "embed_rows_per_s" in sc:
             out.append(f"  embed_pending over every row: {sc['embed_rows_per_s']:,.0f} rows/s")
+        out.append(f"  temp folder {sc['temp_mb']:,.0f} MB (the store, its WAL and the rows' text)")
         if sc.get("note"):
             out.append(f"  {sc['note']}")
     else:
