@@ -15,6 +15,7 @@ from continuity.retrieval import hybrid
 from continuity.retrieval.embedding import embed_pending
 from continuity.retrieval.hybrid import (MIN_COSINE, full_ranking, hybrid_entries,
                                          hybrid_memories, in_project)
+from continuity.retrieval.index import VectorIndex
 from continuity.retrieval.settings import RetrievalSettings
 from continuity.store.search import EntryFilter, entry_body
 from continuity.transcripts.memories import remember
@@ -144,7 +145,7 @@ def _brute(store, embedder, query, filters, project, limit, mode):
         qv = embedder.encode([q.text.replace('"', " ")])[0]
         order = list(vecs)
         cos = np.stack([vecs[k] for k in order]) @ qv if order else []
-        scored = sorted(((-float(c), k) for c, k in zip(cos, order) if c > MIN_COSINE
+        scored = sorted(((-float(c), k) for c, k in zip(cos, order) if c > hybrid.MIN_COSINE
                          and q.matches(entry_body(dict(((k2, e.seq), e) for k2, e in rows)[k]))))
         for r, (_, k) in enumerate(scored, 1):
             ranks[k][1] = r
@@ -164,6 +165,8 @@ def test_top_equals_brute_force_full_ranking(sqlite_store, embedder, monkeypatch
     """On random small stores, with lists starting at depth 1 (so the bounds and the
     deepening are what prove the top), the result equals the full fused ranking's top."""
     monkeypatch.setattr(hybrid, "FIRST_DEPTH", 1)
+    # every row in the vector list (none cut as noise): rows found by words sit deep in it
+    monkeypatch.setattr(hybrid, "MIN_COSINE", -1.0)
     store = sqlite_store
     reads = []
     real_read = hybrid._List.read
@@ -172,15 +175,23 @@ def test_top_equals_brute_force_full_ranking(sqlite_store, embedder, monkeypatch
         reads.append(self.depth)
         real_read(self)
     monkeypatch.setattr(hybrid._List, "read", read)
+    placed = []
+    real_ranks = VectorIndex.ranks_of
+
+    def ranks_of(self, rows, cos, keys, **kw):
+        got = real_ranks(self, rows, cos, keys, **kw)
+        placed.extend(v for v in got.values() if v is not None)
+        return got
+    monkeypatch.setattr(VectorIndex, "ranks_of", ranks_of)
 
     @hsettings(max_examples=40, deadline=None, derandomize=True,
                suppress_health_check=list(HealthCheck))
     @given(texts=st.lists(st.lists(st.sampled_from(VOCAB), min_size=1, max_size=5),
-                          min_size=1, max_size=30),
-           ages=st.lists(st.integers(0, 200), min_size=30, max_size=30),
+                          min_size=1, max_size=40),
+           ages=st.lists(st.integers(0, 200), min_size=40, max_size=40),
            query=st.lists(st.sampled_from(VOCAB + ['"export job"', '"scroll viewport"']),
                           min_size=1, max_size=3),
-           limit=st.integers(1, 6), boost_project=st.booleans())
+           limit=st.integers(1, 4), boost_project=st.booleans())
     def check(texts, ages, query, limit, boost_project):
         n = next(_COUNTER)
         base = f"/p{n}"
@@ -205,3 +216,62 @@ def test_top_equals_brute_force_full_ranking(sqlite_store, embedder, monkeypatch
 
     check()
     assert max(reads) >= 8  # the bounds made lists deepen (depth doubled at least twice)
+
+
+def test_row_found_by_words_deep_in_the_vector_list_is_placed_exactly(sqlite_store, embedder,
+                                                                       monkeypatch):
+    """The only row holding the query's word is about something else: it is first by words
+    and far down the vector list; its vector rank is counted (``ranks_of``), not read, and the
+    result equals the brute-force full ranking."""
+    monkeypatch.setattr(hybrid, "FIRST_DEPTH", 1)
+    monkeypatch.setattr(hybrid, "MIN_COSINE", -1.0)
+    store = sqlite_store
+    rows = [f"the docker image build for service {i} pushes to the registry" for i in range(30)]
+    rows.append("zebra grocery list: apples, bread, milk and cheese for the weekend")
+    for i, text in enumerate(rows):
+        r = U(text)
+        r.timestamp = NOW - timedelta(days=3)
+        load(store, [r], key=f"k{i % 4}")
+        store.upsert_session(Session(key=f"k{i % 4}", harness="pi", project="/z/a",
+                                     entry_count=store.get_session(f"k{i % 4}").entry_count))
+    embed_pending(store, embedder)
+    placed = []
+    real = VectorIndex.ranks_of
+
+    def ranks_of(self, rows, cos, keys, **kw):
+        got = real(self, rows, cos, keys, **kw)
+        placed.extend(got.values())
+        return got
+    monkeypatch.setattr(VectorIndex, "ranks_of", ranks_of)
+    f = EntryFilter(projects=("/z",))
+    for limit in (1, 5, 20, 31):
+        got = hybrid_entries(store, "zebra docker registry", limit=limit, filters=f, now=NOW)
+        want = _brute(store, embedder, "zebra docker registry", f, None, limit, "hybrid")
+        assert [(h.session_key, h.seq) for h in got] == [k for k, _ in want]
+        assert [h.score for h in got] == pytest.approx([s for _, s in want])
+    zebra = next(h for h in hybrid_entries(store, "zebra docker registry", limit=40,
+                                             filters=f, now=NOW) if "zebra" in entry_body(h.entry))
+    assert zebra.vector_rank > 5 and any(p and p[0] == zebra.vector_rank for p in placed)
+
+
+def test_ranks_of_equals_a_full_sort():
+    """``ranks_of`` gives each row's 1-based place in the full ranking (ties by key, seq),
+    within a sessions subset too, and None at or below ``min_score``."""
+    import numpy as np
+
+    rng = np.random.default_rng(5)
+    index = VectorIndex("m/8", 8)
+    vecs = rng.standard_normal((60, 8)).astype(np.float32)
+    vecs[7] = vecs[3]  # a tie
+    vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+    index.add([(i + 1, f"s{i % 5}", i, vecs[i].tobytes()) for i in range(60)])
+    q = vecs[3]
+    for sessions in (None, ["s1", "s3"]):
+        rows, cos = index.scores(q, sessions=sessions)
+        full = index.pick(rows, cos, 1000)
+        keys = [(k, s) for k, s, _ in full]
+        got = index.ranks_of(rows, cos, keys)
+        assert [got[k][0] for k in keys] == list(range(1, len(keys) + 1))
+        assert index.ranks_of(rows, cos, [("zz", 0)]) == {("zz", 0): None}
+        cut = index.ranks_of(rows, cos, keys, min_score=0.0)
+        assert all((v is None) == (c <= 0.0) for (_, _, c), v in zip(full, cut.values()))

@@ -152,3 +152,13 @@ def test_parse_when():
     assert parse_when("2026-11-30") == datetime(2026, 11, 30, tzinfo=timezone.utc)
     with pytest.raises(InputError, match="--until"):
         parse_when("yesterday", field_name="--until")
+
+
+def test_entries_matching_tells_which_rows_hold_a_word(corpus):
+    """Issue 40: of the rows asked about, those the index finds for any of the words (the
+    same stemming and segmentation as search); unknown rows and other words give nothing."""
+    rows = [("cc1", 0), ("cc1", 1), ("cx1", 0), ("cx1", 2), ("nope", 0)]
+    assert corpus.entries_matching(["alembic"], rows) == {("cc1", 0), ("cc1", 1)}
+    assert corpus.entries_matching(["flaky", "migrations"], rows) == {("cc1", 0), ("cx1", 0)}
+    assert corpus.entries_matching(["zzz"], rows) == set()
+    assert corpus.entries_matching([], rows) == set() == corpus.entries_matching(["x"], [])

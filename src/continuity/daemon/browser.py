@@ -89,7 +89,10 @@ def add_browser_routes(app: Any, live: Any) -> None:
                     projects=(typed["project"],) if typed["project"] else (),
                     role=typed["role"], tool=typed["tool"],
                     since=parse_when(typed["since"]) if typed["since"] else None)
-                hits = search(live.store, q or "", limit=n, filters=filters)
+                from continuity.retrieval.settings import retrieval_settings
+
+                hits = search(live.store, q or "", limit=n, filters=filters,  # issue 40
+                              settings=retrieval_settings(live.home))
             except ContinuityError as exc:
                 error = str(exc)
         return page(render.search_page(hits, query=_text(q), error=error, **typed),

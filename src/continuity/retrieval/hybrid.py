@@ -25,9 +25,12 @@ Ties are broken by (session_key, seq) (memories: memory_id).
 lists), though the lists are read only to a depth: a row absent from a list read to depth
 ``d`` (``s`` rows survived its filters) has at most ``1/(60 + s + 1)`` from it, a row in
 neither list at most ``max boost x`` the sum of both such bounds (the threshold argument of
-Fagin's TA). The lists start at ``FIRST_DEPTH`` (or 2 x ``limit``) and a list is read twice as
-deep while any row's upper bound could still reach the ``limit``-th lower bound, or while a row
-of the top lacks that list's rank; a list that is read to its end is exact. ``tests/retrieval/
+Fagin's TA). The lists start at ``FIRST_DEPTH`` (or ``limit`` when more). A row that could be in
+the top but lacks a list's rank is first placed exactly when that is cheap: its vector rank is
+counted from the cosines already computed (``VectorIndex.ranks_of``; not with a row filter),
+and a row holding none of the query's words is in no words list
+(``store.entries_matching``); otherwise the list is read twice as deep, as it is while a row
+never seen could still reach the ``limit``-th score. A list read to its end is exact. ``tests/retrieval/
 test_hybrid.py`` compares the result with a brute-force full ranking on random stores.
 
 **Without vectors.** When ``load_embedder`` gives None (``semantic = "off"``, or the extra is
@@ -94,15 +97,25 @@ class RankedHit:
 Key = tuple[str, int]
 
 
+#: What ``_List.resolve`` answers for a row: its exact (rank, raw score) in the full list, or
+#: None when the row is not in the list at all.
+Resolved = tuple[int, float] | None
+
+
 @dataclass(slots=True)
 class _List:
     """One ranked list read to ``depth``: ``items`` in rank order (key, raw score, row) of the
-    rows that passed the filters, ``done`` when the list was read to its end."""
+    rows that passed the filters, ``done`` when the list was read to its end. ``resolve``
+    (optional): the exact place of rows beyond the depth, ``{key: Resolved}`` for the keys it
+    can decide (the others stay bounded)."""
 
     fetch: Callable[[int], tuple[list[tuple[Key, float, Any]], bool]]
     depth: int
+    resolve: Callable[[list[Key]], dict[Key, Resolved]] | None = None
     items: list[tuple[Key, float, Any]] = field(default_factory=list)
     done: bool = False
+    known: dict[Key, Resolved] = field(default_factory=dict)
+    tried: set[Key] = field(default_factory=set)
 
     def read(self) -> None:
         self.items, self.done = self.fetch(self.depth)
@@ -110,6 +123,16 @@ class _List:
     def bound(self) -> float:
         """The most a row absent from this list gets from it."""
         return 0.0 if self.done else 1.0 / (RRF_K + len(self.items) + 1)
+
+    def settle(self, keys: Iterable[Key]) -> bool:
+        """Ask ``resolve`` about ``keys`` not asked before; True when it decided any."""
+        ask = [k for k in keys if k not in self.tried]
+        if not ask or self.resolve is None:
+            return False
+        self.tried.update(ask)
+        got = self.resolve(ask)
+        self.known.update(got)
+        return bool(got)
 
 
 def _recency(at: datetime | None, now: datetime) -> float:
@@ -131,7 +154,9 @@ def in_project(folder: str | None, project: str | None) -> bool:
 def _fuse(lists: list[_List], limit: int, boost: Callable[[Key, Any], float],
           max_boost: float) -> list[tuple[Key, float, list[int | None], list[Any]]]:
     """The exact top ``limit`` of the fused ranking of ``lists`` (module docstring):
-    ``(key, score, ranks per list, raw scores per list)``; deepens the lists until proved."""
+    ``(key, score, ranks per list, raw scores per list)``. A row missing from a list read to
+    a depth is first placed exactly by the list's ``resolve`` when it can, else the list is
+    read deeper, until the bounds prove the top."""
     for lst in lists:
         lst.read()
     while True:
@@ -142,31 +167,48 @@ def _fuse(lists: list[_List], limit: int, boost: Callable[[Key, Any], float],
                 slot[0][li], slot[1][li] = rank, raw
         scored = []
         for key, (ranks, raws, row) in seen.items():
+            missing: list[int] = []
+            slack = 0.0
+            for i, lst in enumerate(lists):
+                if ranks[i] is not None or lst.done:
+                    continue
+                if key in lst.known:
+                    placed = lst.known[key]
+                    if placed is not None:
+                        ranks[i], raws[i] = placed
+                    continue
+                missing.append(i)
+                slack += lst.bound()
             b = boost(key, row)
             known = sum(1.0 / (RRF_K + r) for r in ranks if r is not None)
-            slack = sum(lst.bound() for lst, r in zip(lists, ranks) if r is None)
-            missing = [i for i, r in enumerate(ranks) if r is None and not lists[i].done]
             scored.append((b * known, b * (known + slack), key, ranks, raws, missing))
         scored.sort(key=lambda s: (-s[0], s[2]))
         top, rest = scored[:limit], scored[limit:]
-        deepen: set[int] = set()
-        for s in top:
-            deepen.update(s[5])  # a row of the top must have its exact score
+        unsure: dict[int, list[Key]] = {}
+        for s in top:  # a row of the top must have its exact score
+            for i in s[5]:
+                unsure.setdefault(i, []).append(s[2])
+        deepen_all = False
         if len(top) == limit:
             floor = top[-1][0]
             for s in rest:
                 if s[5] and s[1] >= floor:
-                    deepen.update(s[5])
-            unseen = max_boost * sum(lst.bound() for lst in lists)
-            if unseen >= floor:
-                deepen.update(i for i, lst in enumerate(lists) if not lst.done)
+                    for i in s[5]:
+                        unsure.setdefault(i, []).append(s[2])
+            deepen_all = max_boost * sum(lst.bound() for lst in lists) >= floor
         else:  # fewer candidates than wanted: every list must be read to its end
-            deepen.update(i for i, lst in enumerate(lists) if not lst.done)
-        if not deepen:
+            deepen_all = True
+        deepen_all = deepen_all and not all(lst.done for lst in lists)
+        if not unsure and not deepen_all:
             return [(s[2], s[0], s[3], s[4]) for s in top]
+        if any(lists[i].settle(keys) for i, keys in unsure.items()):
+            continue  # rows placed exactly: weigh again before reading deeper
+        deepen = set(unsure) | ({i for i, lst in enumerate(lists) if not lst.done}
+                                if deepen_all else set())
         for i in deepen:
-            lists[i].depth *= 2
-            lists[i].read()
+            if not lists[i].done:
+                lists[i].depth *= 2
+                lists[i].read()
 
 
 def _now(now: datetime | None) -> datetime:
@@ -238,7 +280,7 @@ def hybrid_entries(store: "SqlStore", query: str, *, limit: int,
         return []
     row_filter = bool(f.since or f.until or f.role or f.tool or q.phrases)
     lists: list[_List] = []
-    depth = max(FIRST_DEPTH, 2 * limit)
+    depth = max(FIRST_DEPTH, limit)
 
     if mode in ("hybrid", "words") and terms:
         def words(d: int) -> tuple[list[tuple[Key, float, Any]], bool]:
@@ -246,7 +288,12 @@ def hybrid_entries(store: "SqlStore", query: str, *, limit: int,
             return ([((h.session_key, h.seq), h.score, h.entry) for h in hits
                      if not q.phrases or q.matches(entry_body(h.entry) if h.entry else "")],
                     len(hits) < d)
-        lists.append(_List(words, depth))
+
+        def no_words(keys: list[Key]) -> dict[Key, Resolved]:
+            """Rows holding none of the words are in no words list (exactly absent)."""
+            found = store.entries_matching(terms, keys)
+            return {k: None for k in keys if k not in found}
+        lists.append(_List(words, depth, no_words))
 
     if embedder is not None and mode in ("hybrid", "vectors"):
         from continuity.retrieval.index import shared_index
@@ -271,7 +318,13 @@ def hybrid_entries(store: "SqlStore", query: str, *, limit: int,
                    if known[(k, s)] is not None and (not row_filter or _entry_ok(
                        known[(k, s)], f, q))]
             return out, len(picked) < d
-        lists.append(_List(vectors, depth))
+
+        def placed(keys: list[Key]) -> dict[Key, Resolved]:
+            """The exact vector rank of rows found by words (none with a row filter: the
+            rank would be among the rows meeting it)."""
+            got = index.ranks_of(rows, cos, keys, min_score=MIN_COSINE)
+            return {k: v for k, v in got.items()}
+        lists.append(_List(vectors, depth, None if row_filter else placed))
 
     if not lists:
         return []
@@ -338,7 +391,7 @@ def hybrid_memories(store: "SqlStore", query: str, *, limit: int,
     if limit == 0 or (not terms and embedder is None):
         return []
     lists: list[_List] = []
-    depth = max(FIRST_DEPTH, 2 * limit)
+    depth = max(FIRST_DEPTH, limit)
     if mode in ("hybrid", "words") and terms:
         def words(d: int) -> tuple[list[tuple[Key, float, Any]], bool]:
             found = store.search_memories(terms, agent_id=agent_id, limit=d, filters=filters)
@@ -360,7 +413,7 @@ def hybrid_memories(store: "SqlStore", query: str, *, limit: int,
                 known.update({k: found.get(k) for k in need})
             return ([((k, 0), c, known[k]) for k, _, c in picked
                      if _memory_ok(known[k], agent_id, filters, q)], len(picked) < d)
-        lists.append(_List(vectors, depth))
+        lists.append(_List(vectors, depth))  # other agents' memories: no exact placing
     if not lists:
         return []
     at = _now(now)

@@ -158,6 +158,34 @@ class VectorIndex:
         out.sort(key=lambda r: (-r[2], r[0], r[1]))
         return out[:k]
 
+    def ranks_of(self, rows: "np.ndarray", cos: "np.ndarray", keys: list[tuple[str, int]], *,
+                 min_score: float | None = None) -> dict[tuple[str, int], tuple[int, float] | None]:
+        """The exact 1-based rank and cosine of each of ``keys`` in the full ranking of
+        ``scores``' answer (``rows``, ``cos``; ties by (key, seq), only cosines above
+        ``min_score``): None for a key not ranked (no vector, outside ``rows``, or at or below
+        ``min_score``). One pass over ``cos`` per key (issue 40: a row found by words gets its
+        exact vector rank without reading the vector list that deep)."""
+        np = self._np
+        out: dict[tuple[str, int], tuple[int, float] | None] = {}
+        with self._lock:
+            for key, seq in keys:
+                kid = self._key_ids.get(key)
+                pos = -1
+                if kid is not None and len(rows):
+                    hit = np.flatnonzero((self._key[:self._n] == kid) & (self._seq[:self._n] == seq))
+                    if len(hit):
+                        at = int(np.searchsorted(rows, hit[0]))
+                        pos = at if at < len(rows) and rows[at] == hit[0] else -1
+                if pos < 0 or (min_score is not None and cos[pos] <= min_score):
+                    out[(key, seq)] = None
+                    continue
+                c = cos[pos]
+                ties = np.flatnonzero(cos == c)
+                before = sum(1 for i in ties if (self._keys[self._key[rows[i]]],
+                                                  int(self._seq[rows[i]])) < (key, seq))
+                out[(key, seq)] = (int(np.count_nonzero(cos > c)) + before + 1, float(c))
+        return out
+
     def memory_bytes(self) -> int:
         """Bytes held by the matrix and row arrays (capacity, not rows)."""
         return int(self._mat.nbytes + self._key.nbytes + self._seq.nbytes)

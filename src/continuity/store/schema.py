@@ -332,6 +332,7 @@ entry_vectors = Table(
 )
 Index("ux_entry_vectors", entry_vectors.c.model, entry_vectors.c.session_key,
       entry_vectors.c.seq, unique=True)
+Index("ix_entry_vectors_id", entry_vectors.c.model, entry_vectors.c.vector_id)
 
 #: issue 40: the embedding of each memory under one model (as ``entry_vectors``).
 memory_vectors = Table(
@@ -344,6 +345,7 @@ memory_vectors = Table(
     sqlite_autoincrement=True,
 )
 Index("ux_memory_vectors", memory_vectors.c.model, memory_vectors.c.memory_id, unique=True)
+Index("ix_memory_vectors_id", memory_vectors.c.model, memory_vectors.c.vector_id)
 
 # ---------------------------------------------------------------------------- lineage (0008, 0009, 0010)
 

@@ -36,7 +36,7 @@ from typing import Any, Sequence
 
 import orjson
 from sqlalchemy import (Connection, and_, bindparam, column, func, literal_column, or_, select,
-                        table, text)
+                        table, text, tuple_)
 from sqlalchemy.engine import Dialect
 
 from continuity.core.model import Entry, Session
@@ -215,6 +215,34 @@ class EntrySearchMixin:
             if self.dialect == "sqlite":
                 return self._entries_fts5(conn, terms, f, cond, limit)
             return self._entries_pg(conn, terms, f, cond, limit)
+
+    def entries_matching(self, terms: Sequence[str],
+                         rows: Sequence[tuple[str, int]]) -> set[tuple[str, int]]:
+        """Which of ``rows`` (session_key, seq) the index finds for any of ``terms`` (issue 40:
+        hybrid ranking learns that a row found by meaning is in no words list at all)."""
+        wanted = sorted(set(rows))
+        if not terms or not wanted:
+            return set()
+        found: set[tuple[str, int]] = set()
+        with self._conn() as conn:  # type: ignore[attr-defined]
+            for i in range(0, len(wanted), 500):
+                part = wanted[i:i + 500]
+                if self.dialect == "sqlite":  # one FTS seek per row (rowid = ...)
+                    found.update((r[0], r[1]) for r in conn.execute(text(
+                        f"SELECT r.session_key, r.seq FROM json_each(:rows) AS w "
+                        f"JOIN {ROWS_TABLE} AS r ON r.session_key = json_extract(w.value, "
+                        f"'$[0]') AND r.seq = json_extract(w.value, '$[1]') WHERE EXISTS "
+                        f"(SELECT 1 FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :q AND "
+                        f"{FTS_TABLE}.rowid = r.search_id)"),
+                        {"rows": orjson.dumps(part).decode(),
+                         "q": " OR ".join(fts.fts5_phrase(x) for x in terms)}))
+                else:
+                    query = func.to_tsquery(_PG_CONFIG, fts.pg_tsquery(terms))
+                    stmt = (select(_PG_FTS.c.session_key, _PG_FTS.c.seq)
+                            .where(tuple_(_PG_FTS.c.session_key, _PG_FTS.c.seq).in_(part),
+                                   _PG_FTS.c.doc.op("@@")(query)))
+                    found.update((r[0], r[1]) for r in conn.execute(stmt))
+        return found
 
     def sessions_by_key(self, keys: Sequence[str]) -> dict[str, Session]:
         """``{key: session}`` of these keys, in one statement per 500."""

@@ -212,9 +212,9 @@ class VectorStoreMixin:
 
     def _iter_vectors(self, tbl: Any, cols: Sequence[Any], model: str, after: int,
                       chunk: int) -> Iterator[list[Any]]:
+        # (model, vector_id) is indexed: a range scan in id order, no sort
         stmt = (select(*cols).where(tbl.c.model == bindparam("b_model"),
-                                    tbl.c.vector_id > bindparam("b_after"),
-                                    func.length(tbl.c.vector) > 0)
+                                    tbl.c.vector_id > bindparam("b_after"))
                 .order_by(tbl.c.vector_id).limit(bindparam("b_limit")))
         last = after
         while True:
@@ -224,7 +224,9 @@ class VectorStoreMixin:
             if not rows:
                 return
             last = rows[-1][0]
-            yield list(rows)
+            kept = [r for r in rows if r[-1]]  # an empty vector: nothing was embedded
+            if kept:
+                yield kept
             if len(rows) < chunk:
                 return
 

@@ -6,8 +6,10 @@ so the in-memory index (``retrieval.index``) is rebuilt from the store by readin
 embedding again. Two tables, one per kind of row:
 
 - ``entry_vectors(vector_id, model, session_key, seq, vector)``, unique (model, session_key,
-  seq);
-- ``memory_vectors(vector_id, model, memory_id, vector)``, unique (model, memory_id).
+  seq), and an index on (model, vector_id): a reader takes a model's vectors after an id in
+  id order (without it SQLite picked the unique index and sorted every vector of the model
+  for each chunk);
+- ``memory_vectors(vector_id, model, memory_id, vector)``, the same indexes by memory_id.
 
 ``vector_id`` only grows (SQLite ``AUTOINCREMENT``: an id is never reused after a delete;
 PostgreSQL ``SERIAL``), so a reader that saw ids up to N reads only ids above N. ``model`` is
@@ -44,6 +46,7 @@ def upgrade() -> None:
     )
     op.create_index("ux_entry_vectors", "entry_vectors", ["model", "session_key", "seq"],
                     unique=True)
+    op.create_index("ix_entry_vectors_id", "entry_vectors", ["model", "vector_id"])
     op.create_table(
         "memory_vectors",
         sa.Column("vector_id", sa.Integer, primary_key=True, autoincrement=True),
@@ -53,6 +56,7 @@ def upgrade() -> None:
         sqlite_autoincrement=True,
     )
     op.create_index("ux_memory_vectors", "memory_vectors", ["model", "memory_id"], unique=True)
+    op.create_index("ix_memory_vectors_id", "memory_vectors", ["model", "vector_id"])
 
 
 def downgrade() -> None:
