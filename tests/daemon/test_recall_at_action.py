@@ -175,3 +175,20 @@ def test_pre_tool_use_hook_never_spools(isolated_home: Path, monkeypatch, capsys
     assert capsys.readouterr().out == ""
     assert not spool.pending(isolated_home)
     assert not (isolated_home / "spool" / "rejected.jsonl").exists()
+
+
+def test_slow_recall_is_left_out_of_the_answer(store, isolated_home: Path, monkeypatch) -> None:
+    """Recall slower than ``RECALL_SECONDS`` is not waited for: the prompt is answered (and
+    recorded) without it."""
+    import time
+
+    from continuity.daemon.hooks import live as live_module
+    from continuity.retrieval import at_action
+
+    _earlier(store)
+    monkeypatch.setattr(live_module, "RECALL_SECONDS", 0.2)
+    monkeypatch.setattr(at_action, "recall_for_prompt", lambda *a, **k: time.sleep(1))
+    with _client(store, isolated_home) as c:
+        started = time.monotonic()
+        assert _prompt(c, "claude-code", "s1", PARAPHRASE) == b""
+        assert time.monotonic() - started < 0.9

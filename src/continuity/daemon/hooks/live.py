@@ -24,7 +24,8 @@ Per event (each under its session's lock, so one session's events apply in order
   Then it answers recall at the point of action (issue 40, ``retrieval.at_action``) as its
   ``context``: the project's other sessions' decisions and rows relevant to the prompt; ""
   when nothing clears the relevance rule, ``[retrieval] at_action`` is off, or the event is
-  replayed from the spool; the same rows never twice into one session.
+  replayed from the spool, or it takes over ``RECALL_SECONDS``; the same rows never twice into
+  one session.
 - **pre-tool-use** (a question, never journaled nor spooled) answers recall before an edit or
   a shell command (``recall_for_tool``) the same way.
 - **pre-compaction** writes the ``pre_compaction`` checkpoint before answering (B60: before the
@@ -88,6 +89,10 @@ RECOVERY_HEADING = "## Session Recovery Context\n"
 FRAMING = cps.FRAMING
 #: How often idle sessions are looked for (seconds).
 SWEEP_SECONDS = 60.0
+#: The longest a hook's answer waits for recall at the point of action (seconds; issue 40):
+#: past it the prompt is answered without recall (the hook's whole deadline is 3 s, and a
+#: hook past its deadline spools an event that was in fact applied).
+RECALL_SECONDS = 1.5
 #: At most this many stored open sessions one start or one idle sweep ends (issue 12: the
 #: sessions live before a daemon restart are known from the store only; the query is bounded).
 STORED_LIVE_LIMIT = 50
@@ -197,6 +202,10 @@ class LiveCapture:
         self._retrieval = retrieval
         #: session key → the rows and memories recall at the point of action gave it
         self._recalled: dict[str, set[tuple[str, int]]] = {}
+        from concurrent.futures import ThreadPoolExecutor
+
+        #: where recall runs, so that an answer never waits longer than ``RECALL_SECONDS``
+        self._recall_pool = ThreadPoolExecutor(2, thread_name_prefix="continuity-recall")
         self.last_drain: spool.DrainReport | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -232,6 +241,7 @@ class LiveCapture:
         spool still holds, give queued consolidation passes ``consolidation.SHUTDOWN_SECONDS``,
         flush queued checkpoints (``CheckpointFlushError`` if they cannot be written)."""
         self.closing.set()
+        self._recall_pool.shutdown(wait=False, cancel_futures=True)
         self.embedding.stop()
         self.worker.stop()
         self.drain_spool()
@@ -621,8 +631,8 @@ class LiveCapture:
         ``prompt`` (``what``: its text) or a ``tool`` (its name and arguments). "" when
         ``[retrieval] at_action`` is off, when the event is replayed from the spool (nobody
         reads the answer: a replay never injects), when nothing clears the relevance rule,
-        when everything found was given to this session before, or on an error (logged: a
-        prompt never fails for recall). Returns ``(context, meta)``; ``meta["ms"]`` is the
+        when everything found was given to this session before, when it takes longer than
+        ``RECALL_SECONDS``, or on an error (logged: a prompt never fails for recall). Returns ``(context, meta)``; ``meta["ms"]`` is the
         time recall took (milliseconds)."""
         if self._replaying():
             return "", {"skipped": "replayed"}
@@ -631,15 +641,24 @@ class LiveCapture:
             return "", {"skipped": "off"}
         from continuity.retrieval import at_action
 
+        import concurrent.futures as futures
+
         started = time.monotonic()
         key = info.store_key or info.key
+        if kind == "prompt":
+            job = self._recall_pool.submit(at_action.recall_for_prompt, self.store, what[0],
+                                           session_key=key, project=info.project,
+                                           settings=settings)
+        else:
+            job = self._recall_pool.submit(at_action.recall_for_tool, self.store, what[0],
+                                           what[1], session_key=key, project=info.project,
+                                           settings=settings)
         try:
-            if kind == "prompt":
-                found = at_action.recall_for_prompt(self.store, what[0], session_key=key,
-                                                    project=info.project, settings=settings)
-            else:
-                found = at_action.recall_for_tool(self.store, what[0], what[1], session_key=key,
-                                                  project=info.project, settings=settings)
+            found = job.result(timeout=RECALL_SECONDS)
+        except futures.TimeoutError:  # the hook waits 3 s in all: answer without it
+            log.warning("recall at the point of action took over %g s for session %s; "
+                        "answered without it", RECALL_SECONDS, info.key)
+            return "", {"skipped": "timeout"}
         except Exception:  # noqa: BLE001 - recall is a help, never a failure of the prompt
             log.exception("recall at the point of action failed for session %s", info.key)
             return "", {"skipped": "error"}
