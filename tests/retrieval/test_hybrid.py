@@ -82,8 +82,9 @@ def test_same_project_boost_breaks_a_near_tie(store, embedder):
     assert [h.session_key for h in boosted] == ["b", "a"]
     recency = 1 + hybrid.RECENCY_WEIGHT * 0.5 ** (10 / hybrid.RECENCY_HALF_LIFE_DAYS)
     assert [(h.words_rank, h.vector_rank) for h in boosted] == [(2, 2), (1, 1)]
-    assert boosted[0].score == pytest.approx(recency * 1.1 * 2 / 62)
-    assert boosted[1].score == pytest.approx(recency * 2 / 61)
+    # words weigh 1, vectors VECTOR_WEIGHT (0.5), over RRF_K (20) + rank
+    assert boosted[0].score == pytest.approx(recency * 1.1 * (1 / 22 + 0.5 / 22))
+    assert boosted[1].score == pytest.approx(recency * (1 / 21 + 0.5 / 21))
     assert in_project("/w/b/sub", "/w/b") and not in_project("/w/bb", "/w/b")
 
 
