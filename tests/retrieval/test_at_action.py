@@ -126,6 +126,9 @@ def test_clears_the_rule_and_its_constants():
     assert clears(0.31, 2, 5) and not clears(0.31, 1, 5) and not clears(0.29, 4, 5)
     assert clears(None, 2, 4) and not clears(None, 2, 5) and not clears(None, 1, 1)
     assert not clears(0.51, 0, 5, raise_by=0.1)
+    # a row needs cosine 0.35 and 60 % of the prompt's words (3 of 5) beside them
+    assert clears(0.36, 3, 5, row=True) and not clears(0.36, 2, 5, row=True)
+    assert not clears(0.34, 5, 5, row=True) and clears(0.51, 0, 5, row=True)
 
 
 def test_content_words_leave_out_stop_and_filler_words():

@@ -201,7 +201,7 @@ class LiveCapture:
         #: ``[retrieval]`` (``RetrievalSettings``; read from the workspace on first use)
         self._retrieval = retrieval
         #: session key → the rows and memories recall at the point of action gave it
-        self._recalled: dict[str, set[tuple[str, int]]] = {}
+        self._recalled: dict[str, set[str]] = {}
         from concurrent.futures import ThreadPoolExecutor
 
         #: where recall runs, so that an answer never waits longer than ``RECALL_SECONDS``
@@ -631,7 +631,7 @@ class LiveCapture:
         ``prompt`` (``what``: its text) or a ``tool`` (its name and arguments). "" when
         ``[retrieval] at_action`` is off, when the event is replayed from the spool (nobody
         reads the answer: a replay never injects), when nothing clears the relevance rule,
-        when everything found was given to this session before, when it takes longer than
+        when everything found was given to this session before (``told``), when it takes longer than
         ``RECALL_SECONDS``, or on an error (logged: a prompt never fails for recall). Returns ``(context, meta)``; ``meta["ms"]`` is the
         time recall took (milliseconds)."""
         if self._replaying():
@@ -645,14 +645,16 @@ class LiveCapture:
 
         started = time.monotonic()
         key = info.store_key or info.key
+        given = self._recalled.setdefault(info.key, set())
+        told = frozenset(given)
         if kind == "prompt":
             job = self._recall_pool.submit(at_action.recall_for_prompt, self.store, what[0],
                                            session_key=key, project=info.project,
-                                           settings=settings)
+                                           settings=settings, told=told)
         else:
             job = self._recall_pool.submit(at_action.recall_for_tool, self.store, what[0],
                                            what[1], session_key=key, project=info.project,
-                                           settings=settings)
+                                           settings=settings, told=told)
         try:
             found = job.result(timeout=RECALL_SECONDS)
         except futures.TimeoutError:  # the hook waits 3 s in all: answer without it
@@ -664,11 +666,7 @@ class LiveCapture:
             return "", {"skipped": "error"}
         meta: dict[str, Any] = {"chars": found.chars, "rows": [list(r) for r in found.rows],
                                 "ms": round((time.monotonic() - started) * 1000, 1)}
-        given = self._recalled.setdefault(info.key, set())
-        if found.rows and set(found.rows) <= given:
-            meta.update(chars=0, skipped="already_injected")
-            return "", meta
-        given.update(found.rows)
+        given.update(found.lines)  # told once: never the same item again in this session
         return found.text, meta
 
     def pre_compaction(self, body: Any) -> dict[str, Any]:
