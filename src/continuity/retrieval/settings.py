@@ -24,8 +24,8 @@ class RetrievalSettings(BaseModel):
     faster, see ``bench/retrieval.py``), ``batch_rows`` (rows embedded per batch: bounds the
     memory of embedding), ``at_action`` (recall at the point of action on prompts and before
     edits and shell commands), ``at_action_chars`` (its budget in characters, issue 40:
-    1,200), ``at_action_min_score`` (the relevance a row must clear to be injected: the fused
-    score of ``hybrid``, see ``at_action``)."""
+    1,200), ``at_action_min_score`` (added to the cosine floors of ``at_action``'s relevance
+    rule: higher is stricter; 0 keeps the measured rule)."""
 
     model_config = ConfigDict(extra="forbid")
 
