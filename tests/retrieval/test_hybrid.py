@@ -275,3 +275,18 @@ def test_ranks_of_equals_a_full_sort():
         assert index.ranks_of(rows, cos, [("zz", 0)]) == {("zz", 0): None}
         cut = index.ranks_of(rows, cos, keys, min_score=0.0)
         assert all((v is None) == (c <= 0.0) for (_, _, c), v in zip(full, cut.values()))
+
+
+def test_without_the_extra_words_only_and_said_once(store, embedder, monkeypatch, capsys):
+    """issue 40: without the semantic extra everything works by words and says so once."""
+    from continuity.retrieval import embedder as emb
+
+    _session(store, "s", ["the zebra migration ran", "where did we fix the scroll-back bug"])
+    embed_pending(store, embedder)
+    monkeypatch.setattr(emb, "semantic_available", lambda: False)
+    monkeypatch.setattr(emb, "_NOTED", False)
+    first = hybrid_entries(store, "zebra", limit=5, now=NOW)
+    second = hybrid_entries(store, "terminal viewport position", limit=5, now=NOW)
+    assert [(h.session_key, h.seq, h.vector_rank) for h in first] == [("s", 0, None)]
+    assert second == []  # no shared word, and no vectors
+    assert capsys.readouterr().err.count(emb.MISSING_EXTRA) == 1

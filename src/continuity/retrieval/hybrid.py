@@ -151,22 +151,25 @@ def in_project(folder: str | None, project: str | None) -> bool:
     return folder == project or folder.rstrip("/") == p or folder.startswith(p + "/")
 
 
-def _fuse(lists: list[_List], limit: int, boost: Callable[[Key, Any], float],
-          max_boost: float) -> list[tuple[Key, float, list[int | None], list[Any]]]:
+def _fuse(lists: list[_List], limit: int, boost: Callable[[Key], float | None],
+          max_boost: float, read_rows: Callable[[list[Key]], None]
+          ) -> list[tuple[Key, float, list[int | None], list[Any]]]:
     """The exact top ``limit`` of the fused ranking of ``lists`` (module docstring):
     ``(key, score, ranks per list, raw scores per list)``. A row missing from a list read to
     a depth is first placed exactly by the list's ``resolve`` when it can, else the list is
-    read deeper, until the bounds prove the top."""
+    read deeper, until the bounds prove the top. ``boost(key)`` is None until the row was read
+    (between 1 and ``max_boost`` then); ``read_rows(keys)`` reads the rows that could reach
+    the top, so a deep list costs its keys, not its rows."""
     for lst in lists:
         lst.read()
     while True:
         seen: dict[Key, list[Any]] = {}
         for li, lst in enumerate(lists):
-            for rank, (key, raw, row) in enumerate(lst.items, 1):
-                slot = seen.setdefault(key, [[None] * len(lists), [None] * len(lists), row])
+            for rank, (key, raw, _row) in enumerate(lst.items, 1):
+                slot = seen.setdefault(key, [[None] * len(lists), [None] * len(lists)])
                 slot[0][li], slot[1][li] = rank, raw
         scored = []
-        for key, (ranks, raws, row) in seen.items():
+        for key, (ranks, raws) in seen.items():
             missing: list[int] = []
             slack = 0.0
             for i, lst in enumerate(lists):
@@ -179,28 +182,36 @@ def _fuse(lists: list[_List], limit: int, boost: Callable[[Key, Any], float],
                     continue
                 missing.append(i)
                 slack += lst.bound()
-            b = boost(key, row)
+            b = boost(key)
+            lo, hi = (1.0, max_boost) if b is None else (b, b)
             known = sum(1.0 / (RRF_K + r) for r in ranks if r is not None)
-            scored.append((b * known, b * (known + slack), key, ranks, raws, missing))
+            scored.append((lo * known, hi * (known + slack), key, ranks, raws, missing,
+                           b is None))
         scored.sort(key=lambda s: (-s[0], s[2]))
         top, rest = scored[:limit], scored[limit:]
         unsure: dict[int, list[Key]] = {}
-        for s in top:  # a row of the top must have its exact score
+        unread = [s[2] for s in top if s[6]]  # a row of the top must have its exact score
+        for s in top:
             for i in s[5]:
                 unsure.setdefault(i, []).append(s[2])
         deepen_all = False
         if len(top) == limit:
             floor = top[-1][0]
             for s in rest:
-                if s[5] and s[1] >= floor:
+                if (s[5] or s[6]) and s[1] >= floor:
+                    if s[6]:
+                        unread.append(s[2])
                     for i in s[5]:
                         unsure.setdefault(i, []).append(s[2])
             deepen_all = max_boost * sum(lst.bound() for lst in lists) >= floor
         else:  # fewer candidates than wanted: every list must be read to its end
             deepen_all = True
         deepen_all = deepen_all and not all(lst.done for lst in lists)
-        if not unsure and not deepen_all:
+        if not unsure and not deepen_all and not unread:
             return [(s[2], s[0], s[3], s[4]) for s in top]
+        if unread:
+            read_rows(unread)
+            continue  # their boosts known: weigh again
         if any(lists[i].settle(keys) for i, keys in unsure.items()):
             continue  # rows placed exactly: weigh again before reading deeper
         deepen = set(unsure) | ({i for i, lst in enumerate(lists) if not lst.done}
@@ -209,6 +220,57 @@ def _fuse(lists: list[_List], limit: int, boost: Callable[[Key, Any], float],
             if not lists[i].done:
                 lists[i].depth *= 2
                 lists[i].read()
+
+
+class _Rows:
+    """The rows (entries or memories) hybrid ranking has read, and their boosts: ``get``
+    gives a row read (None: gone), ``boost`` None for a row not read yet; ``read(keys)`` reads
+    rows in one batch (``fetch``: keys -> {key: row}), and their sessions' projects
+    (``session_of(key, row)``: the session whose project counts)."""
+
+    def __init__(self, fetch: Callable[[list[Key]], dict[Key, Any]],
+                 when: Callable[[Any], datetime | None],
+                 session_of: Callable[[Key, Any], str | None],
+                 store: Any, project: str | None, now: datetime) -> None:
+        self.rows: dict[Key, Any] = {}
+        self._boosts: dict[Key, float] = {}
+        self.fetch, self.when, self.session_of = fetch, when, session_of
+        self.store, self.project, self.now = store, project, now
+        self._folders: dict[str, str | None] = {}
+
+    def add(self, key: Key, row: Any) -> None:
+        if row is not None and key not in self.rows:
+            self.rows[key] = row
+
+    def read(self, keys: list[Key]) -> None:
+        want = [k for k in dict.fromkeys(keys) if k not in self.rows]
+        if want:
+            got = self.fetch(want)
+            for k in want:
+                self.rows[k] = got.get(k)
+        if self.project:
+            sessions = {self.session_of(k, self.rows[k]) for k in keys if self.rows.get(k)}
+            need = sorted(s for s in sessions if s and s not in self._folders)
+            if need:
+                found = self.store.sessions_by_key(need)
+                self._folders.update({k: (found[k].project if k in found else None)
+                                      for k in need})
+
+    def boost(self, key: Key) -> float | None:
+        if key in self._boosts:
+            return self._boosts[key]
+        if key not in self.rows:
+            return None
+        row = self.rows[key]
+        b = _recency(self.when(row) if row is not None else None, self.now)
+        if self.project and row is not None:
+            src = self.session_of(key, row)
+            if src is not None and src not in self._folders:
+                return None  # its session's project not read yet
+            if in_project(self._folders.get(src) if src else None, self.project):
+                b *= 1.0 + PROJECT_WEIGHT
+        self._boosts[key] = b
+        return b
 
 
 def _now(now: datetime | None) -> datetime:
@@ -281,13 +343,19 @@ def hybrid_entries(store: "SqlStore", query: str, *, limit: int,
     row_filter = bool(f.since or f.until or f.role or f.tool or q.phrases)
     lists: list[_List] = []
     depth = max(FIRST_DEPTH, limit)
+    rows = _Rows(store.entries_at, lambda e: e.timestamp, lambda key, _e: key[0], store,
+                 project, _now(now))
 
     if mode in ("hybrid", "words") and terms:
         def words(d: int) -> tuple[list[tuple[Key, float, Any]], bool]:
-            hits = store.search_entries(terms, limit=d, filters=f)
-            return ([((h.session_key, h.seq), h.score, h.entry) for h in hits
-                     if not q.phrases or q.matches(entry_body(h.entry) if h.entry else "")],
-                    len(hits) < d)
+            hits = store.search_entries(terms, limit=d, filters=f, with_entries=False)
+            keys = [(h.session_key, h.seq) for h in hits]
+            if q.phrases:  # the phrase filter needs the rows' text
+                rows.read(keys)
+                keys = [k for k in keys if rows.rows.get(k) is not None
+                        and q.matches(entry_body(rows.rows[k]))]
+            score = {(h.session_key, h.seq): h.score for h in hits}
+            return [(k, score[k], None) for k in keys], len(hits) < d
 
         def no_words(keys: list[Key]) -> dict[Key, Resolved]:
             """Rows holding none of the words are in no words list (exactly absent)."""
@@ -305,54 +373,38 @@ def hybrid_entries(store: "SqlStore", query: str, *, limit: int,
         if f.harness or f.projects:
             keys = store.session_keys_where(harness=f.harness, projects=f.projects)
             sessions = [k for k in keys if sessions is None or k in sessions]
-        rows, cos = index.scores(_query_vector(embedder, q), sessions=sessions)
-        known: dict[Key, Entry | None] = {}
+        vrows, cos = index.scores(_query_vector(embedder, q), sessions=sessions)
 
         def vectors(d: int) -> tuple[list[tuple[Key, float, Any]], bool]:
-            picked = index.pick(rows, cos, d, min_score=MIN_COSINE)
-            need = [(k, s) for k, s, _ in picked if (k, s) not in known]
-            if need:
-                found = store.entries_at(need)
-                known.update({key: found.get(key) for key in need})
-            out = [((k, s), c, known[(k, s)]) for k, s, c in picked
-                   if known[(k, s)] is not None and (not row_filter or _entry_ok(
-                       known[(k, s)], f, q))]
-            return out, len(picked) < d
+            picked = index.pick(vrows, cos, d, min_score=MIN_COSINE)
+            keys = [(k, s) for k, s, _ in picked]
+            if row_filter:  # the filters need the rows
+                rows.read(keys)
+                keys = set(k for k in keys if _entry_ok(rows.rows.get(k), f, q))
+                return [((k, s), c, None) for k, s, c in picked if (k, s) in keys], \
+                    len(picked) < d
+            return [((k, s), c, None) for k, s, c in picked], len(picked) < d
 
         def placed(keys: list[Key]) -> dict[Key, Resolved]:
             """The exact vector rank of rows found by words (none with a row filter: the
             rank would be among the rows meeting it)."""
-            got = index.ranks_of(rows, cos, keys, min_score=MIN_COSINE)
-            return {k: v for k, v in got.items()}
+            return dict(index.ranks_of(vrows, cos, keys, min_score=MIN_COSINE))
         lists.append(_List(vectors, depth, None if row_filter else placed))
 
     if not lists:
         return []
-    at = _now(now)
-    projects: dict[str, str | None] = {}
-
-    def boost(key: Key, entry: Any) -> float:
-        b = _recency(entry.timestamp if entry is not None else None, at)
-        if project:
-            if key[0] not in projects:
-                projects.update({k: s.project for k, s in store.sessions_by_key([key[0]]).items()})
-                projects.setdefault(key[0], None)
-            if in_project(projects[key[0]], project):
-                b *= 1.0 + PROJECT_WEIGHT
-        return b
-
     max_boost = (1.0 + RECENCY_WEIGHT) * (1.0 + PROJECT_WEIGHT if project else 1.0)
-    fused = _fuse(lists, limit, boost, max_boost)
-    rows_by_key = {key: row for lst in lists for key, _, row in lst.items}
+    fused = _fuse(lists, limit, rows.boost, max_boost, rows.read)
     wi = 0 if mode in ("hybrid", "words") and terms else None
     vi = (len(lists) - 1) if embedder is not None and mode in ("hybrid", "vectors") else None
+    rows.read([key for key, _, _, _ in fused])
     return [RankedHit(key[0], key[1], score,
                       ranks[wi] if wi is not None else None,
                       ranks[vi] if vi is not None else None,
                       raws[vi] if vi is not None else None,
                       raws[wi] if wi is not None else None,
-                      rows_by_key.get(key))
-            for key, score, ranks, raws in fused]
+                      rows.rows.get(key))
+            for key, score, ranks, raws in fused if rows.rows.get(key) is not None]
 
 
 def _memory_ok(m: Memory | None, agent_id: str, f: MemoryFilter | None, q: Query) -> bool:
@@ -392,56 +444,47 @@ def hybrid_memories(store: "SqlStore", query: str, *, limit: int,
         return []
     lists: list[_List] = []
     depth = max(FIRST_DEPTH, limit)
+
+    def fetch(keys: list[Key]) -> dict[Key, Any]:
+        found = store.memories_by_id([k for k, _ in keys])
+        return {(mid, 0): m for mid, m in found.items()}
+    rows = _Rows(fetch, lambda m: m.created_at, lambda _key, m: m.source_id, store, project,
+                 _now(now))
     if mode in ("hybrid", "words") and terms:
         def words(d: int) -> tuple[list[tuple[Key, float, Any]], bool]:
             found = store.search_memories(terms, agent_id=agent_id, limit=d, filters=filters)
-            return ([((m.memory_id, 0), score, m) for m, score in found if q.matches(m.content)],
-                    len(found) < d)
+            for m, _ in found:
+                rows.add((m.memory_id, 0), m)
+            return ([((m.memory_id, 0), score, None) for m, score in found
+                     if q.matches(m.content)], len(found) < d)
         lists.append(_List(words, depth))
     if embedder is not None and mode in ("hybrid", "vectors"):
         from continuity.retrieval.index import shared_index
 
         index = shared_index(store, embedder.model_id, "memories")
-        rows, cos = index.scores(_query_vector(embedder, q))
-        known: dict[str, Memory | None] = {}
+        vrows, cos = index.scores(_query_vector(embedder, q))
 
         def vectors(d: int) -> tuple[list[tuple[Key, float, Any]], bool]:
-            picked = index.pick(rows, cos, d, min_score=MIN_COSINE)
-            need = [k for k, _, _ in picked if k not in known]
-            if need:
-                found = store.memories_by_id(need)
-                known.update({k: found.get(k) for k in need})
-            return ([((k, 0), c, known[k]) for k, _, c in picked
-                     if _memory_ok(known[k], agent_id, filters, q)], len(picked) < d)
+            picked = index.pick(vrows, cos, d, min_score=MIN_COSINE)
+            rows.read([(k, 0) for k, _, _ in picked])  # the agent and filters need the rows
+            return ([((k, 0), c, None) for k, _, c in picked
+                     if _memory_ok(rows.rows.get((k, 0)), agent_id, filters, q)],
+                    len(picked) < d)
         lists.append(_List(vectors, depth))  # other agents' memories: no exact placing
     if not lists:
         return []
-    at = _now(now)
-    folders: dict[str, str | None] = {}
-
-    def boost(key: Key, m: Any) -> float:
-        b = _recency(m.created_at if m is not None else None, at)
-        src = m.source_id if m is not None else None
-        if project and src:
-            if src not in folders:
-                folders.update({k: s.project for k, s in store.sessions_by_key([src]).items()})
-                folders.setdefault(src, None)
-            if in_project(folders[src], project):
-                b *= 1.0 + PROJECT_WEIGHT
-        return b
-
     max_boost = (1.0 + RECENCY_WEIGHT) * (1.0 + PROJECT_WEIGHT if project else 1.0)
-    fused = _fuse(lists, limit, boost, max_boost)
-    rows_by_key = {key: row for lst in lists for key, _, row in lst.items}
+    fused = _fuse(lists, limit, rows.boost, max_boost, rows.read)
     wi = 0 if mode in ("hybrid", "words") and terms else None
     vi = (len(lists) - 1) if embedder is not None and mode in ("hybrid", "vectors") else None
+    rows.read([key for key, _, _, _ in fused])
     return [RankedHit(key[0], 0, score,
                       ranks[wi] if wi is not None else None,
                       ranks[vi] if vi is not None else None,
                       raws[vi] if vi is not None else None,
                       raws[wi] if wi is not None else None,
-                      None, rows_by_key.get(key))
-            for key, score, ranks, raws in fused]
+                      None, rows.rows.get(key))
+            for key, score, ranks, raws in fused if rows.rows.get(key) is not None]
 
 
 def full_ranking(items: Iterable[tuple[Key, list[int | None], float]],

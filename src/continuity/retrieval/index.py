@@ -148,7 +148,7 @@ class VectorIndex:
         if k <= 0 or not len(rows):
             return []
         if k < len(rows):
-            part = np.argpartition(-cos, k - 1)[:k]
+            part = np.argpartition(cos, len(cos) - k)[len(cos) - k:]  # no negated copy
             floor = cos[part].min()
             chosen = np.flatnonzero(cos >= floor)
         else:

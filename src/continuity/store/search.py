@@ -202,19 +202,22 @@ class EntrySearchMixin:
     dialect: str
 
     def search_entries(self, terms: Sequence[str], *, limit: int,
-                       filters: EntryFilter | None = None) -> list[EntryHit]:
+                       filters: EntryFilter | None = None,
+                       with_entries: bool = True) -> list[EntryHit]:
         """The rows matching any of ``terms`` (plain words, ``query_terms``) and ``filters``,
         best first, at most ``limit``; ties by (session_key, seq). On SQLite the candidates
         of a very common word are bounded to the newest ``fts.RANK_WINDOW`` matches when no
-        filter narrows the search (``fts.rank_fts5``)."""
+        filter narrows the search (``fts.rank_fts5``). ``with_entries`` False: hits without
+        their rows (``entry`` None; issue 40: hybrid ranking reads a list deep and the rows
+        of a few)."""
         if not terms or limit < 1:
             return []
         f = filters or EntryFilter()
         cond = _conditions(f)
         with self._conn() as conn:  # type: ignore[attr-defined]
             if self.dialect == "sqlite":
-                return self._entries_fts5(conn, terms, f, cond, limit)
-            return self._entries_pg(conn, terms, f, cond, limit)
+                return self._entries_fts5(conn, terms, f, cond, limit, with_entries)
+            return self._entries_pg(conn, terms, f, cond, limit, with_entries)
 
     def entries_matching(self, terms: Sequence[str],
                          rows: Sequence[tuple[str, int]]) -> set[tuple[str, int]]:
@@ -278,7 +281,7 @@ class EntrySearchMixin:
                 .join(s, s.c.session_key == e.c.session_key))
 
     def _entries_fts5(self, conn: Any, terms: Sequence[str], f: EntryFilter, cond: list[Any],
-                     limit: int) -> list[EntryHit]:
+                     limit: int, with_entries: bool = True) -> list[EntryHit]:
         if f.tool:
             cond = [*cond, _ROWS.c.search_id.in_(text(
                 f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :tool_q")
@@ -298,7 +301,7 @@ class EntrySearchMixin:
             found = {r.search_id: self._entry(r, 1) for r in conn.execute(  # type: ignore[attr-defined]
                 select(_ROWS.c.search_id, t.entries).select_from(self._joined(
                     ids.join(_ROWS, _ROWS.c.search_id == ids.c.value), _ROWS.c.session_key,
-                    _ROWS.c.seq)), {"ids": orjson.dumps(best).decode()})}
+                    _ROWS.c.seq)), {"ids": orjson.dumps(best).decode()})} if with_entries else {}
             return [EntryHit(r.session_key, r.seq, -score[r.search_id], found.get(r.search_id))
                     for r in hits[:limit]]
         # A narrow filter: rank every match that meets it, exactly.
@@ -314,11 +317,17 @@ class EntrySearchMixin:
                 for r in conn.execute(stmt)]
 
     def _entries_pg(self, conn: Any, terms: Sequence[str], f: EntryFilter, cond: list[Any],
-                   limit: int) -> list[EntryHit]:
+                   limit: int, with_entries: bool = True) -> list[EntryHit]:
         query = func.to_tsquery(_PG_CONFIG, fts.pg_tsquery(terms))
         rank = func.ts_rank(_PG_FTS.c.doc, query, 1)
         if f.tool:
             cond = [*cond, func.strpos(_PG_FTS.c.tools, f" {f.tool.lower()} ") > 0]
+        if not with_entries:
+            stmt = (select(_PG_FTS.c.session_key, _PG_FTS.c.seq, rank.label("score"))
+                    .select_from(self._joined(_PG_FTS, _PG_FTS.c.session_key, _PG_FTS.c.seq))
+                    .where(_PG_FTS.c.doc.op("@@")(query), *cond)
+                    .order_by(rank.desc(), _PG_FTS.c.session_key, _PG_FTS.c.seq).limit(limit))
+            return [EntryHit(r.session_key, r.seq, float(r.score)) for r in conn.execute(stmt)]
         stmt = (select(t.entries, rank.label("score"))
                 .select_from(self._joined(_PG_FTS, _PG_FTS.c.session_key, _PG_FTS.c.seq))
                 .where(_PG_FTS.c.doc.op("@@")(query), *cond)
