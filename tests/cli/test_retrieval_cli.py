@@ -167,3 +167,52 @@ def test_models_fetch_downloads_with_consent_and_loads(model_server, tmp_path, m
     assert again.exit_code == 0  # whole files are not fetched again
     unknown = invoke("models", "fetch", "wordllama-l2-supercat", "--yes")
     assert unknown.exit_code != 0 and "not a model to fetch" in str(unknown.exception)
+
+
+def test_models_fetch_keeps_nothing_that_is_not_the_model(tmp_path, monkeypatch):
+    """A server answering with an HTML page for both files (a proxy, a wrong mirror: the
+    fresh-user review's case): the fetch fails naming the model, leaves no file and no
+    folder, and a search still works by words; an unreachable host says "no network?"."""
+    from continuity.core.errors import ConfigError
+    from continuity.retrieval.embedder import fetch_model
+
+    page = tmp_path / "srv" / "minishlab" / "potion-base-8M" / "resolve" / "main"
+    page.mkdir(parents=True)
+    for name in ("model.safetensors", "tokenizer.json"):
+        (page / name).write_text("<html>sign in</html>\n")
+    server = ThreadingHTTPServer(("127.0.0.1", 0),
+                                 partial(SimpleHTTPRequestHandler, directory=str(tmp_path / "srv")))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("CONTINUITY_MODELS_DIR", str(tmp_path / "models"))
+    try:
+        with pytest.raises(ConfigError, match="do not load as a model"):
+            fetch_model("potion-base-8m", base_url=f"http://127.0.0.1:{server.server_address[1]}")
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert not (tmp_path / "models" / "potion-base-8m").exists()
+    with pytest.raises(ConfigError, match="no network"):
+        fetch_model("potion-base-8m", base_url="http://nonexistent.invalid")
+    assert not (tmp_path / "models" / "potion-base-8m").exists()
+
+
+def test_a_model_that_does_not_load_falls_back_to_words(home, tmp_path, monkeypatch):
+    """Files on disk that are not the model (written by hand, or an older damaged fetch):
+    search ranks by words and says why, instead of a traceback (fresh-user review)."""
+    folder = tmp_path / "models" / "potion-base-8m"
+    folder.mkdir(parents=True)
+    (folder / "model.safetensors").write_text("<html></html>")
+    (folder / "tokenizer.json").write_text("<html></html>")
+    monkeypatch.setenv("CONTINUITY_MODELS_DIR", str(tmp_path / "models"))
+    (home / "config.toml").write_text('[retrieval]\nmodel = "potion-base-8m"\n')
+    got = invoke("search", "npm install", "--json", "--home", home)
+    assert got.exit_code == 0, got.output
+    assert [json.loads(line)["seq"] for line in got.stdout.splitlines()] == [2]
+    assert "do not load as a model" in got.stderr and "by words" in got.stderr
+    from continuity.cli.commands.doctor import check_embeddings
+
+    check = check_embeddings(home, daemon_up=True)
+    assert check.status == "problem" and "do not load as a model" in check.detail
+    (home / "config.toml").write_text('[retrieval]\ndim = 300\n')
+    check = check_embeddings(home, daemon_up=True)
+    assert check.status == "problem" and "only 256 dimensions" in check.detail

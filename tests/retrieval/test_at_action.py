@@ -200,3 +200,18 @@ def test_recall_for_prompt_rows_found_by_meaning_once_embedded(project):
     found = _prompt(project, "the nightly invoice job keeps dying because storage ran out")
     assert ("old-c", 0) in found.rows
     assert _prompt(project, "write a haiku about autumn leaves").text == ""
+
+
+def test_recall_for_prompt_tells_a_copied_row_once_and_skips_folders_inside(project):
+    """The same row text in two sessions (a copied session file) is one line; a session of a
+    folder inside the project is of another project (fresh-user review: a session in /home was
+    handed every project under it)."""
+    row = "set up the nightly export of the invoices"
+    session(project, "copy-of-a", [user(row)], ago=timedelta(days=2))
+    session(project, "inside", [user("the nightly invoice export writes CSV for finance")],
+            ago=timedelta(hours=1), project=f"{PROJECT}/sub")
+    memory(project, "Decision: the sub folder's invoice export writes CSV too", "inside")
+    found = _prompt(project, "set up the nightly export of the invoices again please")
+    assert found.text.count(row) == 1
+    assert all(key != "inside" for key, _seq in found.rows)
+    assert "sub folder" not in found.text

@@ -168,6 +168,7 @@ def test_top_equals_brute_force_full_ranking(sqlite_store, embedder, monkeypatch
     monkeypatch.setattr(hybrid, "FIRST_DEPTH", 1)
     # every row in the vector list (none cut as noise): rows found by words sit deep in it
     monkeypatch.setattr(hybrid, "MIN_COSINE", -1.0)
+    monkeypatch.setattr(hybrid, "MEANING_ONLY_COSINE", -1.0)
     store = sqlite_store
     reads = []
     real_read = hybrid._List.read
@@ -226,6 +227,7 @@ def test_row_found_by_words_deep_in_the_vector_list_is_placed_exactly(sqlite_sto
     result equals the brute-force full ranking."""
     monkeypatch.setattr(hybrid, "FIRST_DEPTH", 1)
     monkeypatch.setattr(hybrid, "MIN_COSINE", -1.0)
+    monkeypatch.setattr(hybrid, "MEANING_ONLY_COSINE", -1.0)
     store = sqlite_store
     rows = [f"the docker image build for service {i} pushes to the registry" for i in range(30)]
     rows.append("zebra grocery list: apples, bread, milk and cheese for the weekend")

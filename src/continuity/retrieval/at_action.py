@@ -2,7 +2,7 @@
 handed to the agent when the user sends a prompt and before it edits a file or runs a command.
 
 **What is recalled.** Only sessions of the same project other than the asking one (``project``:
-the session's folder or one inside it, as ``EntryFilter.projects``):
+the session's folder itself, ``same_project``; not a folder inside it):
 
 - on a prompt (``recall_for_prompt``): the remembered decisions and constraints
   (``continuity remember … --type decision``; ``RECALLED_TYPES``) whose source session is one of
@@ -275,7 +275,14 @@ def project_sessions(store: "SqlStore", project: str, exclude: Iterable[str],
     ``exclude``."""
     skip = {k for k in exclude if k}
     found, _more = store.filter_sessions(projects=(project,), limit=limit + len(skip))
-    return [s for s in found if s.key not in skip][:limit]
+    return [s for s in found if s.key not in skip and same_project(s.project, project)][:limit]
+
+
+def same_project(folder: str | None, project: str) -> bool:
+    """Whether a session of ``folder`` is of ``project`` itself (trailing slashes aside), not
+    of a folder inside it: recall at the point of action speaks of *this* project (fresh-user
+    review: a session started in ``/home`` was handed every project's rows under it)."""
+    return folder is not None and folder.rstrip("/") == project.rstrip("/")
 
 
 def _memories(store: "SqlStore", sessions: Sequence[Any], now: datetime) -> list[_Item]:
@@ -335,9 +342,11 @@ def render(items: Sequence[_Item], budget: int, told: Collection[str] = ()) -> A
     lines: list[str] = []
     rows: list[tuple[str, int]] = []
     used = len(head)
+    texts: set[str] = set()
     for item in items:
-        if item.line in lines or item.line in told:
-            continue
+        if item.line in lines or item.line in told or item.text in texts:
+            continue  # the same text twice (a copied session file) is told once
+        texts.add(item.text)
         if used + len(item.line) + 1 > budget:
             continue
         lines.append(item.line)
@@ -367,8 +376,10 @@ def recall_for_prompt(store: "SqlStore", prompt: str, *, session_key: str, proje
     if not sessions:
         return NOTHING
     items = _memories(store, sessions, at)
-    for key, entry in _search_rows(store, prompt, project, settings, at, ROW_CANDIDATES):
-        if key != session_key:  # the search holds to the project's sessions
+    found = _search_rows(store, prompt, project, settings, at, ROW_CANDIDATES)
+    of = store.sessions_by_key([key for key, _ in found])
+    for key, entry in found:
+        if key != session_key and key in of and same_project(of[key].project, project):
             items.append(_row_item(key, entry, at))
     embedder = _embedder(settings)
     _score(items, prompt, embedder)

@@ -160,7 +160,21 @@ _LOCK = threading.Lock()
 def _load(name: str, dim: int) -> Embedder:
     spec = MODELS[name]
     weights, tokenizer = model_files(spec)
-    return Embedder(spec, dim, weights, tokenizer)
+    return _open(spec, dim, weights, tokenizer)
+
+
+def _open(spec: ModelSpec, dim: int, weights: Path, tokenizer: Path) -> Embedder:
+    """``Embedder(...)``, a file that does not load as the model's being a ``ConfigError``
+    naming it (a damaged or foreign download: fresh-user review, where a 28-byte HTML page
+    saved as weights gave a traceback on every search)."""
+    try:
+        return Embedder(spec, dim, weights, tokenizer)
+    except ConfigError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - safetensors, tokenizers: any error of the file
+        raise ConfigError(f"retrieval.model {spec.name!r}: its files do not load as a model "
+                          f"({weights.parent}: {type(exc).__name__}: {str(exc)[:200]}); "
+                          f"fetch it again: continuity models fetch {spec.name}") from exc
 
 
 def load_embedder(settings: "RetrievalSettings") -> Embedder | None:
@@ -195,36 +209,59 @@ def fetch_model(name: str, *, progress: Callable[[int, int], Any] | None = None,
     """Download the files of model ``name`` (a ``repo`` model of ``MODELS``) into
     ``models_dir()/name`` and return that folder. Each file is written to a temporary name and
     renamed when whole (nothing half-written is ever loaded); ``progress(done_bytes,
-    total_bytes)`` is called as bytes arrive. Raises ``InputError`` for an unknown or packaged
-    model, ``ConfigError`` when the download fails (naming the URL)."""
-    import httpx
-
+    total_bytes)`` is called as bytes arrive; the files are kept only when they load as the
+    model. Raises ``InputError`` for an unknown or packaged model, ``ConfigError`` when the
+    download fails (naming the URL; "no network?" when the host is unreachable) or what came
+    is not the model. A failed or interrupted fetch leaves no part file and no empty folder."""
     spec = MODELS.get(name)
     if spec is None or spec.repo is None:
         raise InputError(f"model {name!r}: not a model to fetch; fetchable: "
                          + ", ".join(sorted(k for k, v in MODELS.items() if v.repo)))
     folder = models_dir() / name
+    made = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
-    for rel in (spec.tokenizer, spec.weights):
-        target = folder / rel
-        if target.is_file():
-            continue
-        url = f"{base_url.rstrip('/')}/{spec.repo}/resolve/main/{rel}"
-        part = target.with_name(target.name + ".part")
-        try:
-            with httpx.stream("GET", url, follow_redirects=True, timeout=60) as response:
-                response.raise_for_status()
-                total = int(response.headers.get("content-length") or 0)
-                done = 0
-                with open(part, "wb") as out:
-                    for chunk in response.iter_bytes(1 << 20):
-                        out.write(chunk)
-                        done += len(chunk)
-                        if progress:
-                            progress(done, total)
-        except (httpx.HTTPError, OSError) as exc:
+    parts: dict[Path, Path] = {}
+    try:
+        for rel in (spec.tokenizer, spec.weights):
+            target = folder / rel
+            if target.is_file():
+                continue
+            part = target.with_name(target.name + ".part")
+            parts[target] = part
+            _download(f"{base_url.rstrip('/')}/{spec.repo}/resolve/main/{rel}", part, progress)
+        # Nothing is kept that does not load as the model (a proxy's HTML page, a cut file).
+        _open(spec, spec.dim, parts.get(folder / spec.weights, folder / spec.weights),
+              parts.get(folder / spec.tokenizer, folder / spec.tokenizer))
+        for target, part in parts.items():
+            os.replace(part, target)
+    except BaseException:
+        for part in parts.values():
             part.unlink(missing_ok=True)
-            raise ConfigError(f"fetching {url}: {exc}") from exc
-        os.replace(part, target)
+        if made and not any(folder.iterdir()):
+            folder.rmdir()
+        raise
     _load.cache_clear()
     return folder
+
+
+def _download(url: str, part: Path, progress: Callable[[int, int], Any] | None) -> None:
+    """``url`` into ``part`` (``progress(done, total)`` per chunk). ``ConfigError`` naming the
+    URL on failure."""
+    import httpx
+
+    try:
+        with httpx.stream("GET", url, follow_redirects=True, timeout=60) as response:
+            response.raise_for_status()
+            total = int(response.headers.get("content-length") or 0)
+            done = 0
+            with open(part, "wb") as out:
+                for chunk in response.iter_bytes(1 << 20):
+                    out.write(chunk)
+                    done += len(chunk)
+                    if progress:
+                        progress(done, total)
+    except httpx.ConnectError as exc:
+        raise ConfigError(f"fetching {url}: cannot reach {httpx.URL(url).host} (no network? "
+                          f"{exc})") from exc
+    except (httpx.HTTPError, OSError) as exc:
+        raise ConfigError(f"fetching {url}: {exc}") from exc

@@ -40,6 +40,11 @@ and a row holding none of the query's words is in no words list
 never seen could still reach the ``limit``-th score. A list read to its end is exact. ``tests/retrieval/
 test_hybrid.py`` compares the result with a brute-force full ranking on random stores.
 
+**Meaning alone.** When no row meeting the filters holds any word of the query, the vectors
+list keeps only rows above ``MEANING_ONLY_COSINE`` (0.4): nonsense finds nothing rather than
+the rows nearest to it. A query without a searchable word (punctuation, stop words) finds
+nothing in every mode, as by words.
+
 **Without vectors.** When ``load_embedder`` gives None (``semantic = "off"``, or the extra is
 missing: ``semantic_note`` says so once), "hybrid" and "vectors" rank by words alone; a row not
 yet embedded is found by words all the same (it is only absent from the vectors list).
@@ -51,6 +56,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal
 
+from continuity.core.errors import ConfigError
 from continuity.core.model import Entry, Memory
 from continuity.redaction.funnel import redact
 from continuity.retrieval.query import Query, parse_query
@@ -74,6 +80,11 @@ RECENCY_HALF_LIFE_DAYS = 30.0
 PROJECT_WEIGHT = 0.1
 #: Cosines at or below this are not in the vectors list (see the module docstring).
 MIN_COSINE = 0.2
+#: The cosine a row found by meaning alone must clear when no row holds any word of the
+#: query (nonsense, or words the project never used): the packaged model gives unrelated
+#: text up to about 0.3 and the issue's paraphrase ("where did we fix the scroll-back bug?")
+#: 0.51 against its row.
+MEANING_ONLY_COSINE = 0.4
 #: Rows read from each list first (then twice as many while the top is not proved).
 FIRST_DEPTH = 50
 
@@ -296,12 +307,29 @@ def _embedder(settings: "RetrievalSettings | None", mode: str) -> Any:
     if mode == "words":
         return None
     settings = settings or RetrievalSettings()
-    found = load_embedder(settings)
+    try:
+        found = load_embedder(settings)
+    except ConfigError as exc:  # a model that does not load: words, said once (review)
+        _say_once(f"{exc}; ranking by words only")
+        return None
     if found is None:
-        import sys
-
-        semantic_note(settings, lambda msg: print(f"continuity: {msg}", file=sys.stderr))
+        semantic_note(settings, _say_once)
     return found
+
+
+_SAID: set[str] = set()
+
+
+def _say_once(msg: str) -> None:
+    """``continuity: MSG`` on stderr and in the log, once per process and message."""
+    import logging
+    import sys
+
+    if msg in _SAID:
+        return
+    _SAID.add(msg)
+    logging.getLogger(__name__).warning("%s", msg)
+    print(f"continuity: {msg}", file=sys.stderr)
 
 
 def _query_vector(embedder: Any, q: Query) -> Any:
@@ -350,7 +378,9 @@ def hybrid_entries(store: "SqlStore", query: str, *, limit: int,
     f = filters or EntryFilter()
     terms = q.terms
     embedder = _embedder(settings, mode)
-    if limit == 0 or (not terms and embedder is None):
+    if embedder is None:  # no vectors: every mode ranks by words (as --help says)
+        mode = "words"
+    if limit == 0 or not terms:  # no searchable word: nothing, as by words (review)
         return []
     row_filter = bool(f.since or f.until or f.role or f.tool or q.phrases)
     lists: list[_List] = []
@@ -386,9 +416,13 @@ def hybrid_entries(store: "SqlStore", query: str, *, limit: int,
             keys = store.session_keys_where(harness=f.harness, projects=f.projects)
             sessions = [k for k in keys if sessions is None or k in sessions]
         vrows, cos = index.scores(_query_vector(embedder, q), sessions=sessions)
+        # No row holds a word of the query: what meaning alone finds must be close to it
+        # (fresh-user review: "xyzzyplughfoo" listed 20 unrelated rows at cosine 0.2-0.3).
+        floor = MIN_COSINE if store.search_entries(terms, limit=1, filters=f,
+                                                   with_entries=False) else MEANING_ONLY_COSINE
 
         def vectors(d: int) -> tuple[list[tuple[Key, float, Any]], bool]:
-            picked = index.pick(vrows, cos, d, min_score=MIN_COSINE)
+            picked = index.pick(vrows, cos, d, min_score=floor)
             keys = [(k, s) for k, s, _ in picked]
             if row_filter:  # the filters need the rows
                 rows.read(keys)
@@ -400,7 +434,7 @@ def hybrid_entries(store: "SqlStore", query: str, *, limit: int,
         def placed(keys: list[Key]) -> dict[Key, Resolved]:
             """The exact vector rank of rows found by words (none with a row filter: the
             rank would be among the rows meeting it)."""
-            return dict(index.ranks_of(vrows, cos, keys, min_score=MIN_COSINE))
+            return dict(index.ranks_of(vrows, cos, keys, min_score=floor))
         lists.append(_List(vectors, depth, None if row_filter else placed,
                            weight=VECTOR_WEIGHT))
 
@@ -453,7 +487,9 @@ def hybrid_memories(store: "SqlStore", query: str, *, limit: int,
     q = parse_query(query)
     terms = q.terms
     embedder = _embedder(settings, mode)
-    if limit == 0 or (not terms and embedder is None):
+    if embedder is None:
+        mode = "words"
+    if limit == 0 or not terms:
         return []
     lists: list[_List] = []
     depth = max(FIRST_DEPTH, limit)
@@ -517,4 +553,4 @@ def full_ranking(items: Iterable[tuple[Key, list[int | None], float]],
 
 __all__ = ["RankedHit", "hybrid_entries", "hybrid_memories", "parse_query", "in_project",
            "full_ranking", "MODES", "RRF_K", "VECTOR_WEIGHT", "RECENCY_WEIGHT", "RECENCY_HALF_LIFE_DAYS",
-           "PROJECT_WEIGHT", "MIN_COSINE", "FIRST_DEPTH"]
+           "PROJECT_WEIGHT", "MIN_COSINE", "MEANING_ONLY_COSINE", "FIRST_DEPTH"]

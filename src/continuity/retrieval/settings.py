@@ -35,7 +35,7 @@ class RetrievalSettings(BaseModel):
     batch_rows: int = Field(256, ge=1, le=10_000)
     at_action: bool = True
     at_action_chars: int = Field(AT_ACTION_CHARS, ge=0, le=20_000)
-    at_action_min_score: float = Field(0.0, ge=0.0)
+    at_action_min_score: float = Field(0.0, ge=0.0, le=1.0)
 
 
 def retrieval_settings(home: str | os.PathLike[str] | None = None) -> RetrievalSettings:

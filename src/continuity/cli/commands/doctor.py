@@ -547,8 +547,8 @@ def check_embeddings(home: Path, daemon_up: bool) -> Check:
     daemon runs (it embeds them in the background), else a ``warning`` naming how."""
     from continuity.core.config import database_url
     from continuity.core.errors import ConfigError
-    from continuity.retrieval.embedder import MISSING_EXTRA, MODELS, model_files, \
-        semantic_available
+    from continuity.retrieval.embedder import MISSING_EXTRA, MODELS, load_embedder, \
+        model_files, semantic_available
     from continuity.retrieval.embedding import pending_count
     from continuity.retrieval.settings import retrieval_settings
     from continuity.store import open_store
@@ -567,6 +567,12 @@ def check_embeddings(home: Path, daemon_up: bool) -> Check:
         model_files(spec)
     except ConfigError as exc:
         return Check("embeddings", None, "warning", str(exc),
+                     f"continuity models fetch {settings.model}")
+    try:  # a model on disk that does not load, or a dim it lacks (fresh-user review)
+        load_embedder(settings)
+    except ConfigError as exc:
+        return Check("embeddings", None, "problem", f"{exc}; search ranks by words only",
+                     f"fix [retrieval] in {home / 'config.toml'}, or "
                      f"continuity models fetch {settings.model}")
     model_id = f"{settings.model}/{settings.dim}"
     url = database_url(home)
