@@ -312,24 +312,28 @@ def _embedder(settings: "RetrievalSettings | None", mode: str) -> Any:
     except ConfigError as exc:  # a model that does not load: words, said once (review)
         _say_once(f"{exc}; ranking by words only")
         return None
-    if found is None:
-        semantic_note(settings, _say_once)
+    if found is None:  # semantic_note says it once per process itself
+        semantic_note(settings, _tell)
     return found
+
+
+def _tell(msg: str) -> None:
+    """``continuity: MSG`` on stderr and in the log."""
+    import logging
+    import sys
+
+    logging.getLogger(__name__).warning("%s", msg)
+    print(f"continuity: {msg}", file=sys.stderr)
 
 
 _SAID: set[str] = set()
 
 
 def _say_once(msg: str) -> None:
-    """``continuity: MSG`` on stderr and in the log, once per process and message."""
-    import logging
-    import sys
-
-    if msg in _SAID:
-        return
-    _SAID.add(msg)
-    logging.getLogger(__name__).warning("%s", msg)
-    print(f"continuity: {msg}", file=sys.stderr)
+    """``_tell(msg)`` once per process and message."""
+    if msg not in _SAID:
+        _SAID.add(msg)
+        _tell(msg)
 
 
 def _query_vector(embedder: Any, q: Query) -> Any:
