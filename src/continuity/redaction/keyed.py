@@ -454,7 +454,8 @@ def _prose_at(text: str, pos: int, key_start: int, *, kind: str = "password",
     elif spaced and (m := _SPACED_RE.match(text, pos)) and text[m.end()] not in "'\"`":
         u = _UNQUOTED_RE.match(text, m.end())
         value = u.group().rstrip(_TRAILING) if u else ""
-        if _secret_looking(value):
+        word = text[key_start:pos].lower()
+        if _secret_looking(value) or (word in _SPACED_LOWER_KEYS and _lower_mixed(value)):
             return Finding(m.end(), m.end() + len(value), kind, 1)
         return None
     else:
@@ -482,6 +483,20 @@ def _prose_at(text: str, pos: int, key_start: int, *, kind: str = "password",
 
 
 _PATH_STARTS = ("/", "~/", "./", "../")
+#: password words after which a bare lower-case value of letters and digits is taken too
+#: (``password hunter2xyz9``: fresh-user review, issue 40); not the commands ``passwd``/``pwd``,
+#: whose argument is a user name
+_SPACED_LOWER_KEYS = frozenset({"password", "passphrase"})
+
+
+def _lower_mixed(value: str) -> bool:
+    """``hunter2xyz9``: 8-64 letters and digits, at least 3 letters and 2 digits, not a
+    technical term (``sha256sum``, ``utf8mb4x``) nor a digest."""
+    if not (8 <= len(value) <= 64 and value.isascii() and value.isalnum()):
+        return False
+    digits = sum(c.isdigit() for c in value)
+    return (digits >= 2 and len(value) - digits >= 3 and not _TECH_WORD_RE.search(value)
+            and not _digest_like(value))
 #: a type or call written with letters only before its bracket (``VARCHAR(255)``, ``str[``)
 _TYPE_CALL_RE = lazy_compile(r"[A-Za-z_]+[(\[]")
 #: symbols that a written word or name never holds but a made password often does
