@@ -217,11 +217,39 @@ def test_top_equals_brute_force_full_ranking(sqlite_store, embedder, monkeypatch
         assert [h.score for h in got] == pytest.approx([s for _, s in want])
 
     check()
-    # the bounds made a list deepen: one list read at three depths (doubled twice)
+    # the examples went through the bounds: some list was read more than once
+    # (test_the_bound_deepens_the_list_until_no_unseen_row_can_win proves a set depth)
     depths: dict[int, set[int]] = {}
     for lst, depth in reads:
         depths.setdefault(id(lst), set()).add(depth)
-    assert max(len(d) for d in depths.values()) >= 3
+    assert max(len(d) for d in depths.values()) >= 2
+
+
+def test_the_bound_deepens_the_list_until_no_unseen_row_can_win(sqlite_store, embedder,
+                                                                monkeypatch):
+    """Every row is old and in another project, so none earns a boost; an unseen row could
+    still earn the full boost (recency x project), so the words list read from depth 1 must
+    double until 1 / (k + 1) beats that bound at depth d + 1: the depths read are exactly
+    1, 2, 4, 8 (k = 20, boosts up to 1.1 x 1.1: 1.21 / (21 + d) < 1 / 21 needs d >= 5)."""
+    monkeypatch.setattr(hybrid, "FIRST_DEPTH", 1)
+    store = sqlite_store
+    for i in range(12):
+        r = U("zebra " * (12 - i) + f"note {i}")
+        r.timestamp = NOW - timedelta(days=400)
+        load(store, [r], key="old")
+    store.upsert_session(Session(key="old", harness="pi", project="/far/away",
+                                 entry_count=store.get_session("old").entry_count))
+    reads = []
+    real_read = hybrid._List.read
+
+    def read(self):
+        reads.append(self.depth)
+        real_read(self)
+    monkeypatch.setattr(hybrid._List, "read", read)
+    got = hybrid_entries(store, "zebra", limit=1, project="/near", now=NOW, mode="words")
+    want = _brute(store, embedder, "zebra", EntryFilter(), "/near", 1, "words")
+    assert [(h.session_key, h.seq) for h in got] == [k for k, _ in want] == [("old", 0)]
+    assert reads == [1, 2, 4, 8]
 
 
 def test_row_found_by_words_deep_in_the_vector_list_is_placed_exactly(sqlite_store, embedder,
