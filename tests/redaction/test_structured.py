@@ -170,6 +170,17 @@ def test_redact_value_property_repeated_secret_never_survives(value, key, tree, 
      {"Parameters": [{"ParameterKey": "DbPassword", "ParameterValue": "[REDACTED:password]"},
                      {"ParameterKey": "Stage", "ParameterValue": "prod"}]}),
     ({"name": "PGPASSWORD", "value": 12345678}, {"name": "PGPASSWORD", "value": "[REDACTED:password]"}),
+    # issue 45 item 5: the name field is any ``…Name``/``…Key`` key, the value any ``…Value``
+    ({"secretName": "ACME_WEBHOOK_SIGNING_SECRET", "value": "whk_9f8e7d6c5b4aXyZ12"},
+     {"secretName": "ACME_WEBHOOK_SIGNING_SECRET", "value": "[REDACTED:secret]"}),
+    ({"secrets": [{"secretName": "ACME_WEBHOOK_SIGNING_SECRET", "secretValue": "whk_9f8e7Zq"}]},
+     {"secrets": [{"secretName": "ACME_WEBHOOK_SIGNING_SECRET", "secretValue": "[REDACTED:secret]"}]}),
+    ({"envName": "SLACK_BOT_TOKEN", "envValue": "plainlower"},
+     {"envName": "SLACK_BOT_TOKEN", "envValue": "[REDACTED:token]"}),
+    ({"variable_name": "DB_PASSWORD", "variable_value": "hunter2"},
+     {"variable_name": "DB_PASSWORD", "variable_value": "[REDACTED:password]"}),
+    ({"parameter_key": "ApiKey", "default_value": "k-123456789"},
+     {"parameter_key": "ApiKey", "default_value": "[REDACTED:api-key]"}),
 ])
 def test_redact_value_name_value_pair_naming_a_secret(arguments, expected):
     """The review: a ``value`` whose sibling ``name``/``key`` field names a secret (Kubernetes
@@ -187,6 +198,9 @@ def test_redact_value_name_value_pair_naming_a_secret(arguments, expected):
     {"name": "password_file", "value": "/run/secrets/db"},
     {"key": "secret", "label": "Secret"},
     {"name": "the secret and its value are described below in more detail", "value": "x1"},
+    {"secretName": "db-credentials", "value": "x"},
+    {"envName": "LOG_LEVEL", "envValue": "debug"},
+    {"secretName": "DB_PASSWORD", "valueFrom": {"secretKeyRef": {"name": "db", "key": "pw"}}},
 ])
 def test_redact_value_name_value_pair_lookalikes_kept(arguments):
     """A pair naming no secret, a directory under PWD, a metadata name, a placeholder value or
@@ -199,7 +213,7 @@ _SECRET_NAMES = st.sampled_from(["DB_PASSWORD", "PGPASSWORD", "API_TOKEN", "clie
 _PLAIN_NAMES = st.sampled_from(["LOG_LEVEL", "NODE_ENV", "PORT", "TOKEN_LIMIT", "SECRET_NAME",
                                 "password_file", "HOME", "max_tokens"])
 _PAIR_FIELDS = st.sampled_from([("name", "value"), ("Name", "Value"), ("key", "value"),
-                                ("ParameterKey", "ParameterValue")])
+                                ("ParameterKey", "ParameterValue"), ("secretName", "value"), ("envName", "envValue")])
 
 
 @settings(max_examples=100, deadline=None)

@@ -23,9 +23,13 @@ Rules for a value under a secret key (mirroring the quoted-value rule of ``keyed
 - a **name/value pair** names its secret in a sibling field: ``{"name": "DB_PASSWORD",
   "value": "…"}`` (Kubernetes and ECS env lists, GitHub Actions variables), ``{"key":
   "api_token", "value": "…"}`` (Terraform, compose-like lists), ``{"ParameterKey":
-  "DbPassword", "ParameterValue": "…"}`` (CloudFormation): when the name field
-  (``PAIR_NAME_KEYS``) holds a string that is a secret key by the rule above, the value field
-  (``PAIR_VALUE_KEYS``) is treated as if it stood under that key (``{"name": "PWD", "value":
+  "DbPassword", "ParameterValue": "…"}`` (CloudFormation), ``{"secretName":
+  "ACME_WEBHOOK_SIGNING_SECRET", "value": "…"}`` (issue 45 item 5): when the name field
+  (``PAIR_NAME_KEYS``, or any key whose last word is ``name``, ``key``, ``variable`` or
+  ``var`` and that names no secret itself: ``secretName``, ``envName``, ``parameter_key``)
+  holds a string that is a secret key by the rule above, the value field (``PAIR_VALUE_KEYS``,
+  or any key whose last word is ``value`` or ``val``: ``secretValue``, ``envValue``) is
+  treated as if it stood under that key (``{"name": "PWD", "value":
   "/app"}`` and ``{"name": "LOG_LEVEL", …}`` stay; a ``valueFrom`` reference is not a value).
 
 A value of ``funnel.REPEAT_MIN_CHARS`` (8) or more characters found to be a secret anywhere in
@@ -62,6 +66,10 @@ _DIR_KEYS = ("pwd", "oldpwd")
 #: Fields of a name/value pair that name the variable, and that hold its value (lower case).
 PAIR_NAME_KEYS = frozenset({"name", "key", "parameterkey", "parametername", "variable", "var"})
 PAIR_VALUE_KEYS = frozenset({"value", "parametervalue", "val"})
+#: The last word of a key that makes it a pair's name field or value field (``secretName``,
+#: ``env_var``; ``secretValue``, ``defaultValue``), beside the exact keys above (issue 45 item 5).
+PAIR_NAME_WORDS = frozenset({"name", "key", "variable", "var"})
+PAIR_VALUE_WORDS = frozenset({"value", "val"})
 #: A name longer than this is text, not a variable name.
 _PAIR_NAME_CHARS = 200
 
@@ -102,7 +110,7 @@ def _walk(value: Any, secret: tuple[str, bool] | None, depth: int,
         out: dict[Any, Any] = {}
         for key, item in value.items():
             inner = _inner(key, secret)
-            if pair is not None and isinstance(key, str) and key.lower() in PAIR_VALUE_KEYS:
+            if pair is not None and _pair_value_key(key):
                 inner = pair
             out[key] = _walk(item, inner, depth + 1, found, known)
         return out
@@ -128,15 +136,37 @@ def _pair_kind(obj: dict[Any, Any]) -> tuple[str, bool] | None:
     """The secret context of the value field of a name/value pair ``obj`` (``{"name":
     "DB_PASSWORD", "value": …}``): the kind of the secret key its name field names, None when
     ``obj`` is no such pair or names nothing secret."""
-    if not any(isinstance(k, str) and k.lower() in PAIR_VALUE_KEYS for k in obj):
+    if not any(_pair_value_key(k) for k in obj):
         return None
     for key, item in obj.items():
-        if (isinstance(key, str) and key.lower() in PAIR_NAME_KEYS and isinstance(item, str)
+        if (_pair_name_key(key) and isinstance(item, str)
                 and 0 < len(item) <= _PAIR_NAME_CHARS):
             named = _key_kind(item.strip())
             if named is not None:
                 return ("pwd", False) if item.strip().lower() in _DIR_KEYS else named
     return None
+
+
+def _last_word(key: str) -> str:
+    words = _WORD_RE.findall(key.rsplit(".", 1)[-1])
+    return words[-1].lower() if words else ""
+
+
+def _pair_name_key(key: Any) -> bool:
+    """``key`` is the name field of a name/value pair: ``PAIR_NAME_KEYS``, or a key ending in
+    a word of ``PAIR_NAME_WORDS`` that names no secret itself (``secretName``, ``envName``)."""
+    if not isinstance(key, str):
+        return False
+    low = key.lower()
+    return low in PAIR_NAME_KEYS or (_last_word(key) in PAIR_NAME_WORDS and _key_kind(key) is None)
+
+
+def _pair_value_key(key: Any) -> bool:
+    """``key`` is the value field of a name/value pair: ``PAIR_VALUE_KEYS``, or a key ending in
+    ``value``/``val`` (``secretValue``, ``envValue``); never a reference (``valueFrom``)."""
+    if not isinstance(key, str):
+        return False
+    return key.lower() in PAIR_VALUE_KEYS or _last_word(key) in PAIR_VALUE_WORDS
 
 
 def _is_metadata(key: str) -> bool:
