@@ -259,6 +259,13 @@ SECRET_STRATEGIES = {
                          _mixed(25, 36, _B64URL))
     .map(lambda t: (base64.b64encode(str(t[0]).encode()).decode().rstrip("=")
                     + f".{t[1]}.{t[2]}", t[2])),
+    # issue 45 item 5: a Discord bot token by the scanners' shape (its first part not the
+    # base64 of an id), Telegram bot tokens
+    "discord-shape": st.tuples(st.sampled_from("MNO"), _random_token(21, 23, _B64URL),
+                               _random_token(4, 4, _B64URL), _random_token(25, 36, _B64URL))
+    .map(lambda t: (f"{t[0]}{t[1]}.{t[2]}.{t[3]}", t[3])),
+    "telegram": st.tuples(st.integers(10**6, 10**10 - 1), _random_token(32, 32, _B64URL))
+    .map(lambda t: (f"{t[0]}:A{t[1]}", t[1])),
     "keytool": st.tuples(st.sampled_from(["storepass", "keypass", "srcstorepass"]),
                          _mixed(6, 30, ALNUM + "!#%^*@"))
     .map(lambda t: (f"keytool -list -keystore k.jks -{t[0]} {t[1]} -v", t[1])),
