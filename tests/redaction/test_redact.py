@@ -662,3 +662,24 @@ def test_value_named_before_a_key_with_an_empty_separator(text: str, want: str) 
     """``Use X as the password :``: the separator after the word has no value, so the value
     is the one named before it (found by ``test_redact_property_secret_never_survives``)."""
     assert redact(text) == want
+
+
+@settings(max_examples=200, deadline=None)
+@given(payload=st.binary(min_size=200, max_size=3000),
+       wrap=st.sampled_from(["{}", "data:image/png;base64,{}", '{{"type": "image", "data": "{}"}}',
+                             "![x](data:image/jpeg;base64,{})"]))
+def test_redact_property_base64_payload_unchanged(payload, wrap):
+    """Issue 45 item 5: the base64 of any bytes (an image, a file) is no secret: a word such as
+    ``Pw`` or ``key`` inside it never starts a key or a password."""
+    text = wrap.format(base64.b64encode(payload).decode())
+    assert redact(text) is text
+
+
+@pytest.mark.parametrize("secret", ["DB_PASSWORD=S3cretXx9q", '"api_key": "k-9f8e7d6c5b4a"',
+                                    "password hunter2xyz9"])
+def test_redact_secret_beside_base64_payload_still_found(secret):
+    """A real secret right after an image's base64 (one space between) still goes."""
+    image = base64.b64encode(bytes(range(256)) * 4).decode()
+    out = redact(f"data:image/png;base64,{image} {secret}")
+    assert out.startswith(f"data:image/png;base64,{image} ") and "[REDACTED:" in out
+    assert secret.split("=")[-1].split()[-1].strip('"') not in out

@@ -104,7 +104,9 @@ their 8-character prefixes for more (each hit checked by a dict lookup per value
 
 Not redacted (no false positives): paths, git SHAs, UUIDs, content digests, long base64 that no
 secret-named key or header introduces (images, signatures), prose that mentions tokens or
-passwords. ``redact`` is idempotent: markers never match a detector.
+passwords. A secret word found inside a run of ``PAYLOAD_RUN_CHARS`` (64) or more base64
+characters (``…ZipwVv3e…`` in a PNG) starts no key, prose or header rule (issue 45 item 5); a
+secret beside the payload is still found. ``redact`` is idempotent: markers never match a detector.
 
 Speed: one trie regex finds every literal anchor (token prefixes, secret words in three
 casings, ``Authorization``, ``Bearer``, ``://``, ``-u``/``--user``/``-p``, key-block markers,
@@ -590,8 +592,11 @@ def find_secrets(text: str, known: dict[str, str] | None = None) -> list[Finding
     m = search(text)
     while m:
         hit, lit = m.start(), m.group()
+        opaque = lit[0].isalpha() and _in_payload(text, hit, hit + len(lit))
         for handler in _DISPATCH[lit]:
             f: Finding | None = None
+            if opaque and handler in _WORD_HANDLERS:
+                continue  # "Pw", "key" inside an image's base64: no key, no prose
             if handler == "shape":
                 f = _shape_at(text, hit, _SHAPE_ANCHORS[lit])
             elif handler == "kv":
@@ -619,6 +624,31 @@ def find_secrets(text: str, known: dict[str, str] | None = None) -> list[Finding
     merged = _merge(found)
     repeats = _repeats(text, merged, known)
     return _merge(merged + repeats) if repeats else merged
+
+
+#: handlers that read a word of the text as a key or as prose (``pw``, ``key``, ``login``…):
+#: none of them runs on a word found inside a base64 payload (``_in_payload``)
+_WORD_HANDLERS = frozenset({"kv", "positional", "foreign", "login", "netrc", "cookie",
+                            "auth", "bearer"})
+#: A run of base64 characters (``A-Z a-z 0-9 + /``) this long is a payload (an image, a
+#: file, a signature), not words: issue 45 item 5 found ``…ZipwVv3e…`` in a PNG's base64 read
+#: as the key ``pw`` and the rest of the image marked as a password.
+PAYLOAD_RUN_CHARS = 64
+_B64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
+
+
+def _in_payload(text: str, start: int, end: int) -> bool:
+    """``text[start:end]`` (a word found by the anchor scan) lies inside a run of at least
+    ``PAYLOAD_RUN_CHARS`` base64 characters (``data:image/png;base64,iVBORw0KG…``, a JSON
+    ``"data"`` field): looked at up to that many characters on each side."""
+    left = start
+    while left > 0 and start - left < PAYLOAD_RUN_CHARS and text[left - 1] in _B64_CHARS:
+        left -= 1
+    right = end
+    n = len(text)
+    while right < n and right - left < PAYLOAD_RUN_CHARS and text[right] in _B64_CHARS:
+        right += 1
+    return right - left >= PAYLOAD_RUN_CHARS and all(c in _B64_CHARS for c in text[start:end])
 
 
 def _merge(found: list[Finding]) -> list[Finding]:

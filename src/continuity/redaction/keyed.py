@@ -491,12 +491,13 @@ _SPACED_LOWER_KEYS = frozenset({"password", "passphrase"})
 
 def _lower_mixed(value: str) -> bool:
     """``hunter2xyz9``: 8-64 letters and digits, at least 3 letters and 2 digits, not a
-    technical term (``sha256sum``, ``utf8mb4x``) nor a digest."""
+    technical term (``sha256sum``, ``utf8mb4x``), a digest nor base64 of plain text
+    (``dGhlIGJ1aWxk…``, issue 45 item 5: base64 is no password)."""
     if not (8 <= len(value) <= 64 and value.isascii() and value.isalnum()):
         return False
     digits = sum(c.isdigit() for c in value)
     return (digits >= 2 and len(value) - digits >= 3 and not _TECH_WORD_RE.search(value)
-            and not _digest_like(value))
+            and not _digest_like(value) and not _plain_base64(value))
 #: a type or call written with letters only before its bracket (``VARCHAR(255)``, ``str[``)
 _TYPE_CALL_RE = lazy_compile(r"[A-Za-z_]+[(\[]")
 #: symbols that a written word or name never holds but a made password often does
