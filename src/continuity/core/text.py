@@ -152,14 +152,42 @@ def json_type_name(value: object) -> str:
 
 #: Control characters shown as visible escapes in terminal output: C0 but tab and newline
 #: (CR as ``\\r``, the others as ``\\xNN``), DEL and C1 (ESC starts the ANSI sequences that
-#: recolour a terminal, CR overwrites a line). ``cli.render.shown`` uses it as it is.
+#: recolour a terminal, CR overwrites a line), and the bidi controls (``BIDI_CONTROLS``).
+#: ``cli.render.shown`` uses it as it is.
 CONTROL_ESCAPES = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F,
                                                *range(0x80, 0xA0)]}
 CONTROL_ESCAPES[0x0D] = "\\r"
+#: The bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069): text
+#: after U+202E is drawn right to left, so a file name or command can read as another
+#: ("Trojan Source", CVE-2021-42574). Shown as ``\\u202e`` like the controls (issue 45 item 6).
+BIDI_CONTROLS = (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
+CONTROL_ESCAPES.update({c: f"\\u{c:04x}" for c in BIDI_CONTROLS})
 #: ``CONTROL_ESCAPES`` and newline, tab and the line and paragraph separators, for a value
 #: that must stay on one line or in one tab-separated field.
 _ONE_LINE = {**CONTROL_ESCAPES, 0x0A: "\\n", 0x09: "\\t", 0x2028: "\\u2028",
              0x2029: "\\u2029"}
+
+
+#: What a JSON encoder writes raw but a terminal must not get raw: DEL, C1 and the bidi
+#: controls (C0 is escaped by JSON itself), each as its ``\\uXXXX`` escape (issue 45 item 6).
+_JSON_TERMINAL = {c: f"\\u{c:04x}" for c in [0x7F, *range(0x80, 0xA0), *BIDI_CONTROLS]}
+_JSON_TERMINAL_BYTES = {chr(c).encode("utf-8"): f"\\u{c:04x}".encode() for c in _JSON_TERMINAL}
+_JSON_TERMINAL_RE = re.compile(b"|".join(re.escape(k) for k in _JSON_TERMINAL_BYTES))
+
+
+def json_terminal_safe(text: str) -> str:
+    """JSON text ``text`` with DEL, every C1 control and the bidi controls written as
+    ``\\u007f``, ``\\u009b``, ``\\u202e``: the same JSON value once parsed (they can only
+    occur inside strings), but nothing in it can drive or reorder a terminal it is printed
+    to (issue 45 item 6; JSON encoders escape only C0)."""
+    return text.translate(_JSON_TERMINAL)
+
+
+def json_terminal_safe_bytes(data: bytes) -> bytes:
+    """``json_terminal_safe`` for UTF-8 encoded JSON (``orjson.dumps`` output)."""
+    if data.isascii():
+        return data
+    return _JSON_TERMINAL_RE.sub(lambda m: _JSON_TERMINAL_BYTES[m.group()], data)
 
 
 def one_line(text: str) -> str:

@@ -20,7 +20,7 @@ from continuity.cli.commands.common import (HomeOption, JsonOption, count_option
                                             resolve_session)
 from continuity.core.model import MAX_SEQ
 from continuity.core.errors import InputError
-from continuity.core.text import clean
+from continuity.core.text import clean, json_terminal_safe_bytes
 
 
 #: The most hits ``search`` prints (``-n 0``: all of them up to this).
@@ -86,7 +86,7 @@ def search_cmd(
     if as_json:
         buffer = sys.stdout.buffer
         for h in hits:
-            buffer.write(orjson.dumps(h.to_dict()) + b"\n")
+            buffer.write(json_terminal_safe_bytes(orjson.dumps(h.to_dict())) + b"\n")
         buffer.flush()
         return
     if not hits:
@@ -166,8 +166,9 @@ def export_cmd(
             note = (f"{one_line(copy.path)}: {copy.lines} lines, {len(data)} bytes from the "
                     f"store; the file on disk: {copy.check}")
         elif fmt == "jsonl":
-            data = b"".join(orjson.dumps(r) + b"\n" for r in session_records(
-                store, key, since_seq=since_seq, until_seq=until_seq, raw=raw))
+            data = b"".join(json_terminal_safe_bytes(orjson.dumps(r)) + b"\n"
+                            for r in session_records(store, key, since_seq=since_seq,
+                                                     until_seq=until_seq, raw=raw))
         else:
             view = session_view(store, key, from_seq=since_seq, until_seq=until_seq,
                                 limit=None, raw=raw, continuation=fmt == "html")

@@ -14,7 +14,7 @@ from rich.console import Console
 
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES, database_url
 from continuity.core.errors import InputError
-from continuity.core.text import json_bytes
+from continuity.core.text import json_bytes, json_terminal_safe
 
 def _consoles() -> tuple[Console, Console]:
     """stdout and stderr consoles. Colour and styles only on a terminal (Rich's detection),
@@ -140,13 +140,15 @@ def open_cli_store(home: Optional[Path], *, read_only: bool = False):  # type: i
 
 def emit_json(value: Any) -> None:
     """Print ``value`` as indented JSON on stdout, as UTF-8 bytes whatever the locale's
-    encoding (JSON is UTF-8, RFC 8259; B45: a cp1252 console never fails on an emoji)."""
+    encoding (JSON is UTF-8, RFC 8259; B45: a cp1252 console never fails on an emoji); DEL,
+    C1 and bidi controls as ``\\uXXXX`` escapes (``core.text.json_terminal_safe``)."""
     try:
         text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
     except (TypeError, orjson.JSONEncodeError):  # >64-bit integers, lone surrogates
         import json
 
         text = json.dumps(orjson.loads(json_bytes(value)), indent=2, ensure_ascii=False)
+    text = json_terminal_safe(text)  # issue 45 item 6: no C1 or bidi control raw on stdout
     buffer = getattr(sys.stdout, "buffer", None)
     if buffer is None:  # a text-only stream (a test's capture): it takes str
         sys.stdout.write(text + "\n")
