@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 from jinja2 import Environment, PackageLoader, select_autoescape
 
 from continuity.browse.search import SearchHit
-from continuity.browse.view import BlockView, SessionView
+from continuity.browse.view import BlockView, SessionView, clean_text
 from continuity.core.model import Session
 
 #: Served with every page: nothing may run, nothing is fetched from elsewhere.
@@ -133,13 +133,15 @@ def _md_block(b: BlockView) -> list[str]:
 def session_markdown(view: SessionView) -> str:
     """The session as readable Markdown: a header, then each row as a section (compactions
     and checkpoints as quotes), tool calls followed by their results. Transcript text is in
-    code fences or escaped, so it never becomes Markdown or HTML."""
+    code fences or escaped, so it never becomes Markdown or HTML; the title and project, as
+    every text, pass ``view.clean_text`` (redacted unless raw, controls shown: issue 45 item 6)."""
     s = view.session
-    out: list[str] = [f"# {_md_inline(s.title or s.key)}", "",
+    title, project = (clean_text(v, raw=view.raw) if v else v for v in (s.title, s.project))
+    out: list[str] = [f"# {_md_inline(title or s.key)}", "",
                       f"- session: `{s.key}`" if "`" not in s.key else f"- session: {s.key}",
                       f"- harness: {s.harness}" + (f" (subagent {s.agent_id})"
                                                    if view.subagent else ""),
-                      f"- project: {_md_inline(s.project or 'none')}",
+                      f"- project: {_md_inline(project or 'none')}",
                       f"- rows: {view.first_seq}–{view.last_seq} of {view.total}",
                       "- secrets: " + ("NOT redacted (--raw)" if view.raw else "redacted"), ""]
     for r in view.rows:

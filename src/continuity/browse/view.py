@@ -28,6 +28,7 @@ from continuity.continuation.view import build_continuation
 from continuity.core.codec import block_view
 from continuity.core.errors import ContinuityError, SessionNotFound
 from continuity.core.model import Entry, Session
+from continuity.core.text import CONTROL_ESCAPES
 from continuity.formats.jsonl import BOM
 from continuity.redaction.funnel import redact
 from continuity.redaction.structured import redact_value
@@ -38,15 +39,22 @@ PAGE_ROWS = 200
 FOLD_CHARS = 1_500
 FOLD_LINES = 20
 _ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def _picture(m: re.Match[str]) -> str:
+    c = ord(m.group())
+    return chr(0x2400 + c) if c < 0x20 else "\u2421" if c == 0x7F else CONTROL_ESCAPES[c]
 
 
 def clean_text(value: str, *, raw: bool = False) -> str:
     """``value`` fit to show: redacted unless ``raw``, ANSI sequences removed, other control
-    characters (not tab or newline) as control pictures (U+2400 + code; DEL as U+2421)."""
+    characters (not tab or newline) as control pictures (U+2400 + code; DEL as U+2421), C1
+    controls and the bidi controls (U+202A-U+202E, U+2066-U+2069) as their escapes
+    (``\\x9b``, ``\\u202e``; issue 45 item 6: a Markdown export read in a terminal, a page
+    whose text would run right to left)."""
     value = _ANSI.sub("", value if raw else redact(value))
-    return _CONTROL.sub(lambda m: "\u2421" if m.group() == "\x7f"
-                        else chr(0x2400 + ord(m.group())), value)
+    return _CONTROL.sub(_picture, value)
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -23,6 +23,7 @@ from continuity.cli.commands.common import (
     resolve_session,
 )
 from continuity.core.errors import InputError, SessionNotFound
+from continuity.cli.render import shown  # issue 45 item 6: one escaping for every output
 
 
 class ManualTrigger(str, enum.Enum):
@@ -70,7 +71,7 @@ def checkpoint_cmd(
     if as_json:
         emit_json(checkpoint_dict(cp))
         return
-    out.print(cp.digest, markup=False, highlight=False)
+    out.print(shown(cp.digest), markup=False, highlight=False)
     err.print(f"checkpoint {cp.checkpoint_id} written for {key} ({cp.trigger.value})",
               markup=False)
 
@@ -101,7 +102,7 @@ def checkpoints_cmd(
     for row in rows:
         out.print(f"#{row['id']} {row['created_at']} {row['trigger']} "
                   f"prompts={row['prompt_count']}", markup=False, style="bold")
-        out.print(row["digest"] + "\n", markup=False, highlight=False)
+        out.print(shown(row["digest"]) + "\n", markup=False, highlight=False)
 
 
 def prune_cmd(
@@ -165,7 +166,7 @@ def recover_cmd(
     if found.checkpoint is None:
         err.print(f"nothing to recover for {key or where}", markup=False)
         return
-    out.print(found.text, markup=False, highlight=False)
+    out.print(shown(found.text), markup=False, highlight=False)
 
 
 def brief_cmd(
@@ -209,7 +210,7 @@ def brief_cmd(
     if as_json:
         emit_json(found.to_dict())
         return
-    out.print(found.text, markup=False, highlight=False)
+    out.print(shown(found.text), markup=False, highlight=False)
 
 
 def _with_window(config: Any, window: str) -> Any:

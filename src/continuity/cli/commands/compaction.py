@@ -68,7 +68,9 @@ def compact_cmd(
                   f"0–{cp['covers_through_seq']} (view {outcome.view_bytes} → "
                   f"{outcome.view_bytes_after} bytes, budget {outcome.budget_bytes})",
                   markup=False)
-        out.print(cp["summary"], markup=False)
+        from continuity.cli.render import shown
+
+        out.print(shown(cp["summary"]), markup=False)  # issue 45 item 6
     elif outcome.receipt is not None:
         out.print(f"refused {outcome.session}: {data['reason']} (run {outcome.run_id}, receipt "
                   f"#{outcome.receipt.receipt_id}); no checkpoint was written", markup=False)

@@ -94,7 +94,9 @@ def lineage_cmd(
     if as_json:
         emit_json(view)
     else:
-        sys.stdout.write(_lineage_text(view))
+        from continuity.cli.render import shown
+
+        sys.stdout.write(shown(_lineage_text(view)))  # issue 45 item 6
     if view["problems"]:
         raise _damaged(key, view["problems"])
 

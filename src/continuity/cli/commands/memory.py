@@ -53,11 +53,11 @@ def transcript_cmd(
                    "updated_at": _iso(row.updated_at), "completed_at": _iso(row.completed_at),
                    "sanitized": sanitized, "redacted": not raw, "content": text})
     else:
-        if sys.stdout.isatty():  # a terminal: a transcript's escapes are shown, never run
-            from continuity.cli.render import shown
+        from continuity.cli.render import shown
 
-            text = shown(text)
-        sys.stdout.write(text + "\n")  # piped: the transcript (as stored with --raw)
+        # issue 45 item 6: escapes are shown, never run, on a terminal or piped (a pipe ends in
+        # a pager or a log a terminal reads); --json has the text exactly
+        sys.stdout.write(shown(text) + "\n")
     if raw:  # as export's and show's
         err.print("warning: --raw: secrets in this transcript are NOT redacted in the output",
                   markup=False)
@@ -148,7 +148,9 @@ def recall_cmd(
                      f"{src.content}")
     if not found.results:
         err.print(f"no memory matches {clean(query)!r}", markup=False)
-    sys.stdout.write("".join(line + "\n" for line in lines))
+    from continuity.cli.render import shown
+
+    sys.stdout.write("".join(shown(line) + "\n" for line in lines))  # issue 45 item 6
 
 
 def register(app: typer.Typer) -> None:

@@ -1,0 +1,125 @@
+"""Issue 45 item 6: nothing stored reaches a terminal raw. Every C0 control but tab and newline,
+DEL, every C1 control and the bidi embeddings, overrides and isolates (U+202A-U+202E,
+U+2066-U+2069) are put in a session's prompts, tool output, compaction summary, transcript,
+title, project and a memory; every text output of the CLI shows each as a visible escape, and
+every ``--json`` output carries each JSON-escaped (the value intact once parsed, no raw byte
+of it on stdout)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from continuity.cli.app import app
+from continuity.core.config import database_url
+from continuity.core.model import Session
+from continuity.store import open_store
+from tests.builders import A, CP, T, U, call, load
+
+runner = CliRunner()
+KEY = "sess-hostile-terminal"
+
+#: what must never reach a terminal raw (tab and newline are layout, and kept)
+CONTROLS = [chr(c) for c in [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)]]
+BIDI = [chr(c) for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]]
+HOSTILE = "".join(CONTROLS + BIDI)
+#: a recognisable text carrying all of them (the words are searchable)
+PAYLOAD = f"zebracrossing alpha{HOSTILE}omega \x1b[31mred\x1b[0m \u202eexe.txt\u202c"
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Path:
+    from continuity.transcripts.session_transcripts import put_transcript
+
+    path = tmp_path / "ws"
+    project = tmp_path / "proj"
+    project.mkdir()
+    with open_store(database_url(path)) as store:
+        load(store, [
+            U(f"please run it: {PAYLOAD}"),
+            A(call("c1", "Bash", command=f"echo {PAYLOAD}"), text=f"running {PAYLOAD}"),
+            T("c1", text=f"output {PAYLOAD}"),
+            CP(f"Summary: {PAYLOAD}"),
+            U(f"again {PAYLOAD}"),
+            A(text=f"done {PAYLOAD}"),
+        ], key=KEY)
+        found = store.get_session(KEY)
+        store.upsert_session(Session(key=KEY, harness="test", project=str(project),
+                                     title=f"title {PAYLOAD}",
+                                     started_at=found.started_at, ended_at=found.ended_at))
+        put_transcript(store, KEY, f"User: {PAYLOAD}\n\nTool call: Bash\n\nTool result: "
+                                   f"{PAYLOAD}\n\nAssistant: {PAYLOAD}")
+    r = runner.invoke(app, ["remember", f"zebracrossing memory {PAYLOAD}", "--home", str(path)])
+    assert r.exit_code == 0, r.output
+    r = runner.invoke(app, ["checkpoint", KEY, "--reason", f"before the deploy {PAYLOAD}",
+                               "--home", str(path)])
+    assert r.exit_code == 0, r.output
+    return path
+
+
+def invoke(*args: object):
+    result = runner.invoke(app, [str(a) for a in args])
+    if result.exception and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result
+
+
+def _project(home: Path) -> str:
+    return str(home.parent / "proj")
+
+
+TEXT_OUTPUTS = [
+    ["show", KEY], ["show", KEY, "--all"], ["show", KEY, "--seq", "2"],
+    ["transcript", KEY], ["transcript", KEY, "--sanitized"], ["transcript", KEY, "--raw"],
+    ["export", KEY], ["search", "zebracrossing"], ["recall", "zebracrossing"],
+    ["sessions"], ["continue", KEY], ["checkpoints", KEY], ["recover", KEY],
+    ["brief", "--project", "{project}"], ["lineage", KEY],
+]
+JSON_OUTPUTS = [
+    ["show", KEY, "--json"], ["show", KEY, "--all", "--json"], ["transcript", KEY, "--json"],
+    ["transcript", KEY, "--sanitized", "--json"], ["export", KEY, "--format", "jsonl"],
+    ["search", "zebracrossing", "--json"], ["recall", "zebracrossing", "--json"],
+    ["sessions", "--json"], ["continue", KEY, "--json"], ["checkpoints", KEY, "--json"],
+    ["recover", KEY, "--json"], ["brief", "--project", "{project}", "--json"],
+]
+
+
+def _name(argv: list[str]) -> str:
+    return " ".join(a for a in argv if a != KEY)
+
+
+def _run(home: Path, argv: list[str]):
+    argv = [a.replace("{project}", _project(home)) for a in argv]
+    r = invoke(*argv, "--home", home)
+    assert r.exit_code == 0, (argv, r.output)
+    return r
+
+
+def _raw_ones(text: str) -> list[str]:
+    return sorted({f"U+{ord(c):04X}" for c in text if c in HOSTILE})
+
+
+@pytest.mark.parametrize("argv", TEXT_OUTPUTS, ids=_name)
+def test_text_outputs_escape_every_control_and_bidi_character(home, argv):
+    """No C0 (but tab, newline), DEL, C1 or bidi control reaches stdout or stderr raw, and the
+    text around them is still there."""
+    r = _run(home, argv)
+    assert _raw_ones(r.stdout) == [] and _raw_ones(r.stderr) == []
+    if argv[0] not in ("sessions", "lineage", "checkpoints", "recover", "brief"):
+        assert "omega" in r.stdout or "zebracrossing" in r.stdout
+
+
+@pytest.mark.parametrize("argv", JSON_OUTPUTS, ids=_name)
+def test_json_outputs_escape_them_and_keep_the_value(home, argv):
+    """``--json`` (and JSON Lines) never writes them raw: each is a ``\\uXXXX`` escape, so the
+    parsed value still holds it (the exact stored text, redaction aside)."""
+    r = _run(home, argv)
+    assert _raw_ones(r.stdout) == []
+    lines = r.stdout.splitlines() if argv[0] in ("export", "search") else [r.stdout]
+    values = [json.loads(line) for line in lines if line.strip()]
+    assert values
+    if argv[0] in ("show", "transcript", "export", "search", "continue"):
+        assert "\u202e" in json.dumps(values, ensure_ascii=False)
