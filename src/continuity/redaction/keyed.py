@@ -630,7 +630,11 @@ def _user_pass_at(text: str, pos: int) -> Finding | None:
     if not m:
         return None
     # trailing brackets and slashes are the text's, not the password's ("admin / X(/")
-    pw, user = m.group("pw").rstrip(".,;:)]}([{/"), m.group("user")
+    pw, user = m.group("pw"), m.group("user")
+    bracket = min((pw.find(c) for c in "([{" if c in pw), default=-1)
+    if 0 < bracket < pw.find("/"):  # "admin / X(/0": the text's bracket, then a path
+        pw = pw[:bracket]
+    pw = pw.rstrip(".,;:)]}([{/")
     spaced = " " in text[m.end("user"):m.start("pw")]
     if not (_machine_like(pw) or (spaced and len(pw) >= 6 and not pw.isalnum()
                                   and not _is_placeholder(pw))):
