@@ -386,11 +386,15 @@ def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
 #: a secret key written as the name of a name/value pair, in JSON or YAML text (``{"name":
 #: "DB_PASSWORD", "value": "…"}``, ``- name: DB_PASSWORD⏎  value: …``): what comes before the
 #: key, and what joins it to its value field (``structured.PAIR_*_KEYS`` for objects)
+#: (issue 45 item 5: any field whose last word is name/key/variable/var names it, ``secretName``,
+#: ``envName``, ``variable_name``; any ending in value/val holds it, ``secretValue``; on one
+#: line too, ``secretName=X value=Y``)
 _PAIR_NAME_BEFORE_RE = lazy_compile(
-    r"[\"']?(?:name|Name|key|Key|ParameterKey|variable)[\"']?[ \t]*[:=][ \t]*[\"']?\Z")
+    r"(?<![A-Za-z0-9_])[\"']?[A-Za-z0-9_]*(?:name|Name|NAME|key|Key|KEY|variable|Variable|var|Var)"
+    r"[\"']?[ \t]*[:=][ \t]*[\"']?\Z")
 _PAIR_VALUE_AFTER_RE = lazy_compile(
-    r"[\"']?[ \t]*(?:,[ \t]*(?:\r?\n[ \t]*)?|\r?\n[ \t]*)"
-    r"[\"']?(?:value|Value|ParameterValue)[\"']?[ \t]*[:=][ \t]*")
+    r"[\"']?[ \t]*(?:,[ \t]*(?:\r?\n[ \t]*)?|\r?\n[ \t]*|[ \t]+)"
+    r"[\"']?[A-Za-z0-9_]*(?:value|Value|VALUE|val|Val)[\"']?[ \t]*[:=][ \t]*")
 
 
 def _pair_value_at(text: str, key_start: int, key_end: int, kind: str, weak: bool
@@ -399,7 +403,7 @@ def _pair_value_at(text: str, key_start: int, key_end: int, kind: str, weak: boo
     ``text[key_start:key_end]`` (``{"name": "DB_PASSWORD", "value": "X"}``, a Kubernetes env
     list in YAML): the value field right after it goes by the rule of an env value
     (``_kv_value``); ``valueFrom`` references and plain words stay."""
-    if not _PAIR_NAME_BEFORE_RE.search(text, max(key_start - 20, 0), key_start):
+    if not _PAIR_NAME_BEFORE_RE.search(text, max(key_start - 40, 0), key_start):
         return None
     m = _PAIR_VALUE_AFTER_RE.match(text, key_end)
     if not m or m.end() >= len(text):
