@@ -18,6 +18,7 @@ from continuity.core.config import database_url
 from continuity.core.model import Session
 from continuity.store import open_store
 from tests.builders import A, CP, T, U, call, load
+from tests.daemon.test_mcp import daemon_down  # noqa: F401 - fixture
 
 runner = CliRunner()
 KEY = "sess-hostile-terminal"
@@ -123,3 +124,17 @@ def test_json_outputs_escape_them_and_keep_the_value(home, argv):
     assert values
     if argv[0] in ("show", "transcript", "export", "search", "continue"):
         assert "\u202e" in json.dumps(values, ensure_ascii=False)
+
+
+def test_mcp_tools_hand_an_agent_no_raw_control(home, daemon_down):
+    """What the MCP tools return is shown by the agent's harness in a terminal: search
+    snippets and shown rows carry no raw control or bidi character. (The continuation is the
+    next run's input, the stored text redacted, not a display: it is left exact.)"""
+    from continuity.daemon.mcp_server import ContinuityTools
+
+    tools = ContinuityTools(home=home)
+    for name, kwargs in (("search", {"query": "zebracrossing"}),
+                         ("show", {"session": KEY, "seq": 2})):
+        result = json.dumps(getattr(tools, name)(**kwargs), ensure_ascii=False)
+        assert "omega" in result, name
+        assert _raw_ones(result) == [], name

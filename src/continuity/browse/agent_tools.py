@@ -63,10 +63,15 @@ def search_rows(store: Any, query: str, *, limit: int = 10, harness: str | None 
         until=parse_when(until, field_name="until") if until else None)
     hits = search(store, query, limit=int(limit), filters=filters, mode=mode, project=near,
                   settings=settings)
+    from continuity.browse.view import clean_text
+
+    # an agent's harness shows the answer in a terminal: controls as pictures, bidi and C1 as
+    # escapes, as a shown row's text (issue 45 item 6); the snippet is redacted already
     return {"query": query, "count": len(hits), "hits": [
         {"session": h.session, "seq": h.seq, "harness": h.harness, "project": h.project,
-         "title": h.title, "time": h.time, "role": h.role, "kind": h.kind,
-         "snippet": h.snippet, "show": show_command(h.session, h.seq)} for h in hits]}
+         "title": clean_text(h.title) if h.title else h.title, "time": h.time,
+         "role": h.role, "kind": h.kind, "snippet": clean_text(h.snippet, raw=True),
+         "show": show_command(h.session, h.seq)} for h in hits]}
 
 
 def _row_text(row: Any) -> str:
