@@ -138,3 +138,24 @@ def test_mcp_tools_hand_an_agent_no_raw_control(home, daemon_down):
         result = json.dumps(getattr(tools, name)(**kwargs), ensure_ascii=False)
         assert "omega" in result, name
         assert _raw_ones(result) == [], name
+
+
+def test_browser_pages_show_no_raw_control(home):
+    """The browser's pages (the list, a session, a search) print the title, project and texts
+    with every control and bidi character escaped (autoescape stops HTML, not U+202E)."""
+    from datetime import timedelta
+
+    from fastapi.testclient import TestClient
+
+    from continuity.checkpoints.capture import CheckpointConfig
+    from continuity.daemon.hooks.live import LiveCapture
+    from continuity.daemon.server import create_app
+
+    with open_store(database_url(home)) as store:
+        live = LiveCapture(store, home=home, config=CheckpointConfig(), budget_bytes=240_000,
+                           stop_seconds=10, idle_limit=timedelta(hours=4), tick_seconds=0.05)
+        with TestClient(create_app(live), base_url="http://127.0.0.1") as client:
+            for url in ("/", f"/session?key={KEY}", "/search?q=zebracrossing"):
+                r = client.get(url)
+                assert r.status_code == 200 and "omega" in r.text, url
+                assert _raw_ones(r.text) == [], url

@@ -20,6 +20,7 @@ from jinja2 import Environment, PackageLoader, select_autoescape
 from continuity.browse.search import SearchHit
 from continuity.browse.view import BlockView, SessionView, clean_text
 from continuity.core.model import Session
+from continuity.core.text import CONTROL_ESCAPES
 
 #: Served with every page: nothing may run, nothing is fetched from elsewhere.
 CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
@@ -33,7 +34,15 @@ def environment() -> Environment:
 
     return Environment(loader=PackageLoader("continuity.browse", "templates"),
                        autoescape=select_autoescape(default=True, default_for_string=True),
-                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                       finalize=_shown)
+
+
+def _shown(value: object) -> object:
+    """Every plain string a template prints, with control and bidi characters as visible
+    escapes (``core.text.CONTROL_ESCAPES``; issue 45 item 6: a title holding U+202E would
+    reverse the page's heading); our own markup (``Markup``) and other values as they are."""
+    return value.translate(CONTROL_ESCAPES) if type(value) is str else value
 
 
 def segments(hit: SearchHit) -> list[tuple[str, bool]]:
