@@ -17,6 +17,7 @@ from typer.testing import CliRunner
 
 from continuity.cli.app import app
 from continuity.core.config import database_url
+from continuity.core.model import Session
 from continuity.store import open_store
 from tests.builders import A, CP, T, U, call, load
 from tests.daemon.test_mcp import daemon_down  # noqa: F401 - fixture
@@ -53,6 +54,9 @@ def home(tmp_path: Path) -> Path:
             U(f"check the webhook again, the telegram bot is {TELEGRAM}"),
             A(text="done"),
         ], key=KEY)
+        found = store.get_session(KEY)
+        store.upsert_session(Session(key=KEY, harness="test", title=f"rotate {GITHUB}",
+                                     started_at=found.started_at, ended_at=found.ended_at))
         put_transcript(store, KEY, (
             f"User: deploy the bot: DISCORD_BOT_TOKEN={DISCORD}\n\n"
             f"Tool call: Bash {json.dumps({'secretName': 'ACME_WEBHOOK_SIGNING_SECRET', 'value': PAIR})}"
@@ -80,7 +84,7 @@ CLI_OUTPUTS = [
     ["search", "webhook"], ["search", "webhook", "--json"],
     ["checkpoints", KEY], ["checkpoints", KEY, "--json"],
     ["recover", KEY], ["recover", KEY, "--json"],
-    ["lineage", KEY], ["lineage", KEY, "--json"],
+    ["lineage", KEY], ["lineage", KEY, "--json"], ["sessions"], ["sessions", "--json"],
 ]
 
 

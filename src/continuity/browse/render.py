@@ -68,7 +68,14 @@ def _when(s: Session) -> str:
 
 def sessions_page(sessions: Sequence[Session], *, page: int, more: bool,
                   harness: str | None, project: str | None) -> str:
-    """The sessions list page (newest first) with its filter form and pager links."""
+    """The sessions list page (newest first) with its filter form and pager links; each title
+    redacted (issue 45 item 5: a title is stored text)."""
+    from dataclasses import replace
+
+    from continuity.redaction.funnel import redact
+
+    sessions = [replace(s, title=redact(s.title)) if s.title else s for s in sessions]
+
     def page_link(n: int) -> str:
         q = {k: v for k, v in (("harness", harness), ("project", project)) if v}
         return "/?" + urlencode({**q, "page": n})

@@ -147,7 +147,8 @@ def search(store: Any, query: str, *, limit: int = 20, filters: EntryFilter | No
         text, spans = snippet(entry_body(entry), terms, raw=raw)
         out.append(SearchHit(
             session=h.session_key, seq=h.seq, score=h.score, harness=session.harness,
-            project=session.project, title=session.title, agent=session.agent_id,
+            project=session.project, agent=session.agent_id,
+            title=session.title if raw or not session.title else redact(session.title),
             subagent=session.agent_id != "default", sidechain=entry.sidechain,
             role=entry.role.value, kind=entry.kind.value, time=_iso(entry.timestamp),
             snippet=text, spans=spans, show_command=show_command(h.session_key, h.seq),

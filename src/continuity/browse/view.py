@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any, Iterable, Sequence
 
@@ -267,6 +267,8 @@ def session_view(store: Any, key: str, *, from_seq: int | None = None,
     session = store.get_session(key)
     if session is None:
         raise SessionNotFound(f"no session {key!r}")
+    if session.title and not raw:  # issue 45 item 5: a title is stored text too
+        session = replace(session, title=redact(session.title))
     if focus_seq is not None and from_seq is None:
         from_seq = max(0, focus_seq - 5)
     start = max(0, from_seq or 0)

@@ -33,10 +33,14 @@ def source_status(s: Session) -> str | None:
 
 
 def session_dict(s: Session) -> dict[str, Any]:
-    """The ``sessions --json`` shape of one session: ``source`` is ``source_status``,
+    """The ``sessions --json`` shape of one session (the title redacted, issue 45 item 5):
+    ``source`` is ``source_status``,
     ``source_gone_at`` when it was found gone, ``forked_from`` a Codex fork's parent."""
+    from continuity.redaction.funnel import redact
+
     return {"session": s.key, "harness": s.harness, "agent_id": s.agent_id,
-            "project": s.project, "title": s.title, "source_path": s.source_path,
+            "project": s.project, "title": redact(s.title) if s.title else s.title,
+            "source_path": s.source_path,
             "source": source_status(s), "source_gone_at": _iso(s.source_gone_at),
             "started_at": _iso(s.started_at), "ended_at": _iso(s.ended_at),
             "entries": s.entry_count, "parent": s.parent_key, "forked_from": s.forked_from}
