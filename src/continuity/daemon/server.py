@@ -284,7 +284,10 @@ class _Guard:
        (issue 12: a hook only ever delivers to the daemon of its own workspace).
        A write (``WRITE_METHODS``) takes ``Content-Type: application/json`` only, 415
        otherwise: a browser sends ``text/plain`` or a form across origins without asking first
-       (no CORS preflight), never ``application/json``.
+       (no CORS preflight), never ``application/json``. Only a write some route takes: a
+       method the path does not take is 405 with ``Allow``, an unknown path 404, whatever
+       the ``Content-Type`` (issue 45 item 8: ``DELETE`` on a POST route was 415); no route
+       runs for either, so nothing a page sends gets further.
     5. The body: at most ``max_body`` bytes as actually received, whatever the framing
        (``Content-Length`` or ``Transfer-Encoding: chunked``), 413 beyond, and all of it
        within ``body_seconds`` of the headers, 408 beyond (a slow-body client). It is read
@@ -292,8 +295,10 @@ class _Guard:
 
     def __init__(self, app: Any, token: str | None, max_body: int,
                  hosts: frozenset[str] = frozenset(), workspace_id: str | None = None,
-                 body_seconds: float = 30.0, login_codes: set[str] | None = None) -> None:
+                 body_seconds: float = 30.0, login_codes: set[str] | None = None,
+                 router: Any = None) -> None:
         self.app, self.max_body, self.hosts = app, max_body, hosts
+        self.router = router
         self.token = token
         self.login_codes = login_codes if login_codes is not None else set()
         self.body_seconds = body_seconds
@@ -343,6 +348,16 @@ class _Guard:
 
         return await self.app(scope, replay, send)
 
+    def _routed(self, scope: Any) -> bool:
+        """True when a route takes this path with this method (or when no router was given):
+        only then is the Content-Type checked, the app answering 404 or 405 (with
+        ``Allow``) otherwise."""
+        if self.router is None:
+            return True
+        from starlette.routing import Match
+
+        return any(route.matches(scope)[0] == Match.FULL for route in self.router.routes)
+
     def _too_large(self) -> tuple[int, dict[str, Any]]:
         return 413, {"error": "too_large", "detail": f"body: over {self.max_body} bytes "
                      "([daemon] max_body_bytes)"}
@@ -373,7 +388,7 @@ class _Guard:
         if named is not None and self.workspace is not None and named != [self.workspace]:
             return 421, {"error": "wrong_workspace", "detail": f"{WORKSPACE_HEADER}: this "
                          "daemon serves another workspace"}
-        if scope.get("method") in WRITE_METHODS:
+        if scope.get("method") in WRITE_METHODS and self._routed(scope):
             kind = headers.get(b"content-type", [b""])
             if len(kind) != 1 or kind[0].split(b";")[0].strip().lower() != b"application/json":
                 return 415, {"error": "unsupported_media_type",
@@ -562,7 +577,8 @@ def create_app(live: Any, settings: DaemonSettings | None = None, *,
     add_browser_routes(app, live)
     app.add_middleware(_Guard, token=settings.token, max_body=settings.max_body_bytes,
                        hosts=own_hosts(settings), workspace_id=workspace_id,
-                       body_seconds=settings.body_seconds, login_codes=login_codes)
+                       body_seconds=settings.body_seconds, login_codes=login_codes,
+                       router=app.router)
     return app
 
 
