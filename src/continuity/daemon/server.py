@@ -11,7 +11,7 @@ range requires ``[daemon] token`` (at least 16 characters; env ``CONTINUITY_DAEM
 the hook command and the MCP server (``continuity.daemon.address``), so nothing changes for the
 user. Every request but ``GET /health`` carries exactly ``Authorization: Bearer <token>`` (401
 otherwise; the scheme in any case, RFC 7235 §2.1; the token byte for byte), the API docs
-(``/docs``, ``/redoc``, ``/openapi.json``) included; ``/health`` without it answers only
+(``/openapi.json``) included (no ``/docs`` or ``/redoc``: they load from a CDN, issue 45); ``/health`` without it answers only
 ``{"status": "ok"}``. A ``Host`` that is not loopback, the bound address or a name of
 ``[daemon] allowed_hosts`` is 421 (DNS rebinding); an ``Origin`` other than the daemon's own or
 a cross-site ``Sec-Fetch-Site`` is 403; a write that is not ``application/json`` is 415 (what a
@@ -274,8 +274,7 @@ class _Guard:
     3. The bearer token (when configured; ``serve`` always configures one): every path but
        ``/health`` needs exactly one ``Authorization: Bearer <token>``, the token compared
        byte for byte in constant time (no trimming: a trailing space, a doubled token or a
-       second header is 401); the API's description too (``/docs``, ``/redoc``,
-       ``/openapi.json``). ``/health`` answers ``{"status": "ok"}`` alone without it (a
+       second header is 401); the API's description too (``/openapi.json``). ``/health`` answers ``{"status": "ok"}`` alone without it (a
        liveness probe), its figures (pid, queues, the last replay) only with it. The session
        browser's pages (``daemon.browser.BROWSER_PATHS``, GET) also take the browser cookie,
        which ``?login=<one-time code>`` or ``?token=<token>`` set (``_browser``; issue 19).
@@ -535,8 +534,11 @@ def create_app(live: Any, settings: DaemonSettings | None = None, *,
             if on_stop:
                 on_stop(error)
 
+    # No /docs or /redoc (issue 45 item 8): FastAPI's pages load Swagger UI and ReDoc from a
+    # public CDN, and no page of ours loads anything from the network. /openapi.json stays.
     app = FastAPI(title="continuity daemon", version=_version(), lifespan=lifespan,
-                  description="Live capture for coding agents: hooks, checkpoints, memory.")
+                  description="Live capture for coding agents: hooks, checkpoints, memory.",
+                  docs_url=None, redoc_url=None)
 
     @app.exception_handler(ContinuityError)
     async def _continuity_error(request: Any, exc: ContinuityError) -> Any:
