@@ -77,7 +77,7 @@ def test_search_text_output_and_filters(home):
 def test_search_here_is_the_current_folder(home, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     r = invoke("search", "alembic", "--here", "--json", "--home", home)
-    assert r.exit_code == 0 and r.stdout == ""
+    assert r.exit_code == 1 and r.stdout == ""  # issue 45 item 8: no hit exits 1, as grep
 
 
 def test_search_redacts_snippets(home):
@@ -95,7 +95,7 @@ def test_search_bad_input_exits_2(home, args, needle):
 
 def test_search_nothing_found(home):
     r = invoke("search", '"***"', "--home", home)
-    assert r.exit_code == 0 and r.stdout == ""
+    assert r.exit_code == 1 and r.stdout == ""  # issue 45 item 8: no hit exits 1, as grep
 
 
 def test_export_markdown_html_jsonl(home, tmp_path):
@@ -168,7 +168,7 @@ def test_search_of_stop_words_only_says_why(home):
     """Review: ``search AND`` found nothing without a word why; the index (as recall's, and
     PostgreSQL's english configuration) leaves common words out."""
     r = invoke("search", "AND or not", "--home", home)
-    assert r.exit_code == 0 and "only common English words" in r.stderr
+    assert r.exit_code == 1 and "only common English words" in r.stderr
 
 
 def test_an_opencode_session_is_filtered_and_hinted_only_with_runnable_commands(tmp_path):

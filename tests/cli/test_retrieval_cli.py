@@ -55,7 +55,7 @@ def test_search_mode_hybrid_finds_a_paraphrase_words_does_not(home):
     ``--mode vectors`` rank the row first, its snippet from the row's start."""
     _embed(home)
     words = invoke("search", PARAPHRASE, "--mode", "words", "--json", "--home", home)
-    assert words.exit_code == 0 and words.stdout == ""
+    assert words.exit_code == 1 and words.stdout == ""  # no hit: exit 1 (issue 45 item 8)
     for mode in ([], ["--mode", "vectors"]):
         got = invoke("search", PARAPHRASE, *mode, "--json", "--home", home)
         hits = [json.loads(line) for line in got.stdout.splitlines()]

@@ -27,6 +27,44 @@ core = typer.Typer(rich_markup_mode=None)
 class _Root(LazyGroup):
     own = core
 
+    def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        """Click's ``main``, but a usage error (an unknown option, a missing or bad argument,
+        in any command) is ONE line on stderr, exit 2, as the README promises (issue 45 item
+        8: Click printed a four-line block): ``error: <what> (see continuity CMD --help)``.
+        Everything else is as Click's standalone mode does it."""
+        # the exceptions of the Click Typer runs on (Typer 0.29 vendors it: ``typer._click``)
+        click = sys.modules[typer.BadParameter.__module__]
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as exc:
+            if isinstance(exc, getattr(click, "NoArgsIsHelpError", ())):
+                exc.show()  # `continuity` alone, a group alone: the help, as before
+            else:
+                sys.stderr.write(usage_error_line(exc) + "\n")
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            sys.stderr.write("Aborted!\n")
+            sys.exit(1)
+        # Typer returns a command's exit code (``typer.Exit``, ``ctx.exit``) or its return
+        # value, which is None for every command of ours
+        sys.exit(rv if isinstance(rv, int) and not isinstance(rv, bool) else 0)
+
+
+def usage_error_line(exc: Any) -> str:
+    """One line for a Click usage error (issue 45 item 8): ``error: <message> (see
+    continuity CMD --help)``, CMD the command whose usage it is (none for the root); line
+    breaks in the message become spaces."""
+    message = " ".join(exc.format_message().split()).rstrip(".")
+    ctx = getattr(exc, "ctx", None)
+    where = ctx.command_path if ctx is not None else "continuity"
+    return f"error: {message} (see {where} --help)"
+
 
 app = typer.Typer(
     name="continuity",

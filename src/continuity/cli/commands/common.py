@@ -162,3 +162,18 @@ def resolve_session(store: Any, name: str) -> str:
     from continuity.store.names import resolve_session as resolve
 
     return resolve(store, name)
+
+
+#: Exit status of ``search`` and ``recall`` when nothing matched (issue 45 item 8), as
+#: grep and rg: 0 something matched, 1 nothing did, 2 a usage error (an empty QUERY).
+EXIT_NO_MATCH = 1
+
+
+def nonempty_query(value: str) -> str:
+    """The callback of the QUERY argument of ``search`` and ``recall`` (issue 45 item 8: one
+    rule for both, as grep and rg): a query of white space only is a usage error, exit 2.
+    Returns ``value`` unchanged."""
+    if not value.strip():
+        raise typer.BadParameter("is empty: give the words to find")
+    return value
+
