@@ -576,7 +576,7 @@ def check_embeddings(home: Path, daemon_up: bool) -> Check:
     from continuity.core.errors import ConfigError
     from continuity.retrieval.embedder import MISSING_EXTRA, MODELS, load_embedder, \
         model_files, semantic_available
-    from continuity.retrieval.embedding import pending_count
+    from continuity.retrieval.embedding import waiting_count
     from continuity.retrieval.settings import retrieval_settings
     from continuity.store import open_store
 
@@ -605,13 +605,13 @@ def check_embeddings(home: Path, daemon_up: bool) -> Check:
     url = database_url(home)
     if url.startswith("sqlite") and not (home / "continuity.db").exists():
         return Check("embeddings", None, "ok", f"{model_id}: nothing stored yet")
-    with open_store(url) as store:
-        waiting = pending_count(store, model_id)
-    data = {"model": model_id, "waiting": waiting}
+    with open_store(url) as store:  # rows without text are never embedded: not counted
+        waiting, exact = waiting_count(store, model_id)
+    data = {"model": model_id, "waiting": waiting, "exact": exact}
     if not waiting:
         return Check("embeddings", None, "ok", f"{model_id}: every row embedded", data=data)
-    msg = (f"{model_id}: {waiting} rows and memories wait to be embedded (found by words "
-           "until then)")
+    msg = (f"{model_id}: {'' if exact else 'at least '}{waiting} rows and memories wait to "
+           "be embedded (found by words until then)")
     if daemon_up:
         return Check("embeddings", None, "info", msg + "; the daemon embeds them", data=data)
     return Check("embeddings", None, "warning", msg, f"start the daemon "
