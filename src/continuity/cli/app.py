@@ -197,8 +197,8 @@ def import_cmd(
             err.print(f"error: {failed} file(s) failed to import; import them again",
                       markup=False)
         elif failed:
-            err.print(f"error: {failed} path(s) could not be read (shown as skipped above, "
-                      "with the reason); the others were imported", markup=False)
+            err.print(f"error: {failed} path(s) could not be read (shown as skipped or "
+                      "absent above, with the reason); the others were imported", markup=False)
         else:
             err.print(f"error: nothing imported: none of the {len(report.files)} files is a "
                       "Claude Code, Codex or pi session file", markup=False)
