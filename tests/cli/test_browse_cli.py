@@ -54,8 +54,8 @@ def test_search_json_is_one_object_per_line(home):
     sub = next(h for h in hits if h["session"] == "cc-alembic/agent-7")
     assert sub["subagent"] is True and sub["agent"] == "7"
     codex = next(h for h in hits if h["harness"] == "codex")
-    assert codex["show_command"] == "continuity show cx-parser --seq 1"
-    assert codex["resume_command"] == "continuity resume cx-parser --in codex"
+    assert codex["show_command"] == f"continuity show cx-parser --seq 1 --home {home}"
+    assert codex["resume_command"] == f"continuity resume cx-parser --in codex --home {home}"
     assert codex["project"] == "/home/ana/other" and codex["time"] == "2026-11-20T09:01:00Z"
 
 
@@ -362,3 +362,19 @@ def test_one_line_messages_for_a_missing_file_and_a_project_with_a_newline(tmp_p
     assert code(invoke("import", path, "--home", tmp_path / "ws")) == 0
     r = invoke("show", "k-3", "--home", tmp_path / "ws")
     assert r.stdout.splitlines()[0] == "k-3 claude-code /a\\nb\\tc"
+
+
+def test_a_hits_reopen_command_run_as_printed_opens_it_in_the_same_workspace(home):
+    """Issue 45 item 2, the same kind in ``search``: with --home, the reopen command each hit
+    prints carries it, so run as printed (another workspace in $CONTINUITY_HOME) it shows
+    that row, not "no session matches"."""
+    import shlex
+
+    r = invoke("search", "alembic", "--harness", "codex", "-n", "1", "--home", home)
+    [line] = [x.strip() for x in r.stdout.splitlines() if x.strip().startswith("continuity show")]
+    command = line.split("   |   ")[0]
+    assert command == f"continuity show cx-parser --seq 1 --home {home}"
+    shown = invoke(*shlex.split(command)[1:])
+    assert shown.exit_code == 0, shown.output
+    assert "cx-parser" in shown.stdout
+

@@ -18,7 +18,7 @@ import typer
 from continuity.cli.commands.common import (EXIT_NO_MATCH, HomeOption, JsonOption,
                                             count_option, err, nonempty_query,
                                             open_cli_store, out,
-                                            resolve_session)
+                                            resolve_session, with_home)
 from continuity.core.model import MAX_SEQ
 from continuity.core.errors import InputError
 from continuity.core.text import clean
@@ -88,6 +88,11 @@ def search_cmd(
     with open_cli_store(home, read_only=True) as store:
         hits = search(store, query, limit=limit or MAX_HITS, filters=filters, mode=mode,
                       project=str(Path.cwd()), settings=settings)
+    if home is not None:  # the reopen commands keep the workspace in use (issue 45 item 2)
+        from dataclasses import replace
+
+        hits = [replace(h, show_command=with_home(h.show_command, home),
+                        resume_command=with_home(h.resume_command, home)) for h in hits]
     if as_json:
         buffer = sys.stdout.buffer
         for h in hits:

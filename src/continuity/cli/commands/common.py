@@ -177,3 +177,16 @@ def nonempty_query(value: str) -> str:
         raise typer.BadParameter("is empty: give the words to find")
     return value
 
+
+def with_home(command: str, home: Optional[Path]) -> str:
+    """``command`` (a ``continuity ...`` line a command prints for the user to run) with
+    ``--home HOME`` added when the user gave a workspace with ``--home`` (issue 45 item 2:
+    every printed command keeps the workspace in use; run as printed, a bare one acts on the
+    default workspace). ``command`` unchanged when it is empty or ``home`` is None."""
+    import os
+    import shlex
+
+    if not command or home is None:
+        return command
+    return f"{command} --home {shlex.quote(os.path.abspath(os.path.expanduser(str(home))))}"
+
