@@ -548,7 +548,8 @@ def test_pi_second_session_header_and_bad_timestamp_warn(monkeypatch, capsys, tm
 
 def test_a_read_only_workspace_with_an_old_schema_says_what_to_run(monkeypatch, capsys, tmp_path):
     """The database is at an older revision and the folder cannot be written (simulated, as
-    root may write anywhere): the one line names `continuity db upgrade` and who can run it."""
+    root may write anywhere): the one line names `continuity db upgrade` (with the --home in
+    use, issue 45 item 2) and who can run it."""
     from sqlalchemy import create_engine
 
     import continuity.store as store
@@ -569,7 +570,8 @@ def test_a_read_only_workspace_with_an_old_schema_says_what_to_run(monkeypatch, 
     assert code == 4
     assert err.strip() == (
         f"continuity: database schema is at 0009, this version needs {store.HEAD_REVISION}: "
-        f"run `continuity db upgrade` as a user who can write the workspace folder {tmp_path} "
+        f"run `continuity db upgrade --home {tmp_path}` as a user who can write the workspace "
+        f"folder {tmp_path} "
         "(it is read-only here, so it was opened read-only and cannot be migrated)")
 
 

@@ -89,3 +89,23 @@ def test_no_hit_exits_1_a_hit_0_for_search_and_recall(monkeypatch, capsys, tmp_p
         code, out, err = run_main(monkeypatch, capsys, command, "zebracorn", *as_json,
                                   "--home", home)
         assert code == 1, (command, out, err)
+
+
+def test_an_errors_fix_command_keeps_the_home_in_use(monkeypatch, capsys, tmp_path):
+    """Issue 45 item 2, the kind beyond doctor: an error's fix (`continuity sessions` after
+    an unknown session) printed bare acted on $CONTINUITY_HOME's workspace when run as
+    printed; with --home given, it carries it, and run as printed it lists this one."""
+    import re
+    import shlex
+
+    home = tmp_path / "ws"
+    with open_store(home / "continuity.db") as store:
+        from continuity.core.model import Session
+
+        store.upsert_session(Session("s-1", "claude-code", project="/tmp/p"))
+    code, out, err = run_main(monkeypatch, capsys, "show", "nokey", "--home", home)
+    assert code == 3
+    [command] = re.findall(r"`(continuity [^`]*)`", err)
+    assert command == f"continuity sessions --home {home}"
+    code, out, err = run_main(monkeypatch, capsys, *shlex.split(command)[1:], "--json")
+    assert code == 0 and '"s-1"' in out

@@ -531,7 +531,11 @@ def main() -> None:
     except ContinuityError as exc:
         if os.environ.get("CONTINUITY_RAISE_ERRORS"):
             raise
-        err.print(f"continuity: {exc}", markup=False, highlight=False)
+        from continuity.cli.commands.common import home_in_argv, homed_commands
+
+        # the fix an error names keeps the --home in use (issue 45 item 2)
+        text = homed_commands(str(exc), home_in_argv(sys.argv[1:]))
+        err.print(f"continuity: {text}", markup=False, highlight=False)
         raise SystemExit(exc.exit_code) from None
     except OSError as exc:  # the machine refused: a folder we may not enter, a deleted cwd
         if os.environ.get("CONTINUITY_RAISE_ERRORS"):

@@ -190,3 +190,28 @@ def with_home(command: str, home: Optional[Path]) -> str:
         return command
     return f"{command} --home {shlex.quote(os.path.abspath(os.path.expanduser(str(home))))}"
 
+
+def homed_commands(text: str, home: Optional[Path]) -> str:
+    """``text`` with ``with_home`` applied to every backticked `continuity ...` command in
+    it that names no ``--home`` yet (issue 45 item 2: a hint or an error's fix, run as
+    printed, keeps the workspace in use)."""
+    import re
+
+    if home is None:
+        return text
+    return re.sub(r"`(continuity [^`]*)`",
+                  lambda m: m.group(0) if "--home" in m.group(1)
+                  else f"`{with_home(m.group(1), home)}`", text)
+
+
+def home_in_argv(argv: list[str]) -> Optional[Path]:
+    """The last ``--home DIR`` (or ``--home=DIR``) of a command line, else None: the
+    workspace an error's fix line must keep (``homed_commands``)."""
+    found: Optional[Path] = None
+    for i, word in enumerate(argv):
+        if word == "--home" and i + 1 < len(argv) and argv[i + 1]:
+            found = Path(argv[i + 1])
+        elif word.startswith("--home=") and len(word) > 7:
+            found = Path(word[7:])
+    return found
+

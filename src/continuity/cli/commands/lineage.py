@@ -15,6 +15,7 @@ import typer
 
 from continuity.cli.commands.common import (
     HomeOption,
+    homed_commands,
     JsonOption,
     emit_json,
     err,
@@ -123,8 +124,8 @@ def lineage_cmd(
         view = session_lineage(store, key, home=home)
     if as_json:
         emit_json(view)
-    else:
-        sys.stdout.write(_lineage_text(view))
+    else:  # its repair commands keep the --home in use (issue 45 item 2)
+        sys.stdout.write(homed_commands(_lineage_text(view), home))
     if view["problems"]:
         raise _damaged(key, view["problems"])
 
