@@ -189,7 +189,7 @@ def test_an_opencode_session_is_filtered_and_hinted_only_with_runnable_commands(
     assert [s["session"] for s in json.loads(r.stdout)] == ["ses_1"]
     r = invoke("search", "zebrafish", "--json", "--home", home)
     (hit,) = [json.loads(line) for line in r.stdout.splitlines()]
-    assert hit["resume_command"] == "" and hit["show_command"] == "continuity show ses_1 --seq 0"
+    assert hit["resume_command"] == "" and hit["show_command"] == f"continuity show ses_1 --seq 0 --home {home}"
     r = invoke("search", "zebrafish", "--home", home)
     assert "continuity show ses_1 --seq 0" in r.stdout and "resume" not in r.stdout
 

@@ -281,8 +281,8 @@ def test_cli_unknown_session_exit_3(monkeypatch, capsys, home):
     for command in ("show", "continue"):
         code, out, err = run_main(monkeypatch, capsys, command, "zzz", "--home", home)
         assert code == 3 and out == ""
-        assert err == ("continuity: no session matches 'zzz'; run `continuity sessions` to "
-                       "list the imported ones\n")
+        assert err == ("continuity: no session matches 'zzz'; run `continuity sessions "
+                       f"--home {home}` to list the imported ones\n")  # issue 45 item 2
 
 
 def test_cli_main_error_subprocess_one_line(home):
