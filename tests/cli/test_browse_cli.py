@@ -54,8 +54,8 @@ def test_search_json_is_one_object_per_line(home):
     sub = next(h for h in hits if h["session"] == "cc-alembic/agent-7")
     assert sub["subagent"] is True and sub["agent"] == "7"
     codex = next(h for h in hits if h["harness"] == "codex")
-    assert codex["show_command"] == "continuity show cx-parser --seq 1"
-    assert codex["resume_command"] == "continuity resume cx-parser --in codex"
+    assert codex["show_command"] == f"continuity show cx-parser --seq 1 --home {home}"
+    assert codex["resume_command"] == f"continuity resume cx-parser --in codex --home {home}"
     assert codex["project"] == "/home/ana/other" and codex["time"] == "2026-11-20T09:01:00Z"
 
 
@@ -77,7 +77,7 @@ def test_search_text_output_and_filters(home):
 def test_search_here_is_the_current_folder(home, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     r = invoke("search", "alembic", "--here", "--json", "--home", home)
-    assert r.exit_code == 0 and r.stdout == ""
+    assert r.exit_code == 1 and r.stdout == ""  # issue 45 item 8: no hit exits 1, as grep
 
 
 def test_search_redacts_snippets(home):
@@ -95,7 +95,7 @@ def test_search_bad_input_exits_2(home, args, needle):
 
 def test_search_nothing_found(home):
     r = invoke("search", '"***"', "--home", home)
-    assert r.exit_code == 0 and r.stdout == ""
+    assert r.exit_code == 1 and r.stdout == ""  # issue 45 item 8: no hit exits 1, as grep
 
 
 def test_export_markdown_html_jsonl(home, tmp_path):
@@ -168,7 +168,7 @@ def test_search_of_stop_words_only_says_why(home):
     """Review: ``search AND`` found nothing without a word why; the index (as recall's, and
     PostgreSQL's english configuration) leaves common words out."""
     r = invoke("search", "AND or not", "--home", home)
-    assert r.exit_code == 0 and "only common English words" in r.stderr
+    assert r.exit_code == 1 and "only common English words" in r.stderr
 
 
 def test_an_opencode_session_is_filtered_and_hinted_only_with_runnable_commands(tmp_path):
@@ -189,7 +189,7 @@ def test_an_opencode_session_is_filtered_and_hinted_only_with_runnable_commands(
     assert [s["session"] for s in json.loads(r.stdout)] == ["ses_1"]
     r = invoke("search", "zebrafish", "--json", "--home", home)
     (hit,) = [json.loads(line) for line in r.stdout.splitlines()]
-    assert hit["resume_command"] == "" and hit["show_command"] == "continuity show ses_1 --seq 0"
+    assert hit["resume_command"] == "" and hit["show_command"] == f"continuity show ses_1 --seq 0 --home {home}"
     r = invoke("search", "zebrafish", "--home", home)
     assert "continuity show ses_1 --seq 0" in r.stdout and "resume" not in r.stdout
 
@@ -362,3 +362,19 @@ def test_one_line_messages_for_a_missing_file_and_a_project_with_a_newline(tmp_p
     assert code(invoke("import", path, "--home", tmp_path / "ws")) == 0
     r = invoke("show", "k-3", "--home", tmp_path / "ws")
     assert r.stdout.splitlines()[0] == "k-3 claude-code /a\\nb\\tc"
+
+
+def test_a_hits_reopen_command_run_as_printed_opens_it_in_the_same_workspace(home):
+    """Issue 45 item 2, the same kind in ``search``: with --home, the reopen command each hit
+    prints carries it, so run as printed (another workspace in $CONTINUITY_HOME) it shows
+    that row, not "no session matches"."""
+    import shlex
+
+    r = invoke("search", "alembic", "--harness", "codex", "-n", "1", "--home", home)
+    [line] = [x.strip() for x in r.stdout.splitlines() if x.strip().startswith("continuity show")]
+    command = line.split("   |   ")[0]
+    assert command == f"continuity show cx-parser --seq 1 --home {home}"
+    shown = invoke(*shlex.split(command)[1:])
+    assert shown.exit_code == 0, shown.output
+    assert "cx-parser" in shown.stdout
+

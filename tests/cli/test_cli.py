@@ -103,7 +103,8 @@ def test_cli_import_json_shape_and_totals(tmp_path):
     assert (report["checkpoints_replayed"], report["transcripts_written"]) == (27, 12)
     assert report["totals"] == {"files": 12, "sessions": 12, "lines_read": 1333,
                                 "imported": 1332, "duplicate": 0, "opaque": 3,
-                                "non_conversation": 221, "errors": 1, "skipped_files": 0}
+                                "non_conversation": 221, "errors": 1, "skipped_files": 0,
+                                "absent_paths": 0}
     assert len(report["sessions"]) == 12 and CC_5C in report["sessions"]
     by_name = {Path(f["path"]).name: f for f in report["files"]}
     f = by_name["sample-session.jsonl"]
@@ -112,7 +113,7 @@ def test_cli_import_json_shape_and_totals(tmp_path):
                       "non_conversation", "skipped",
                       "skip_reasons", "errors", "warnings", "types", "first_timestamp",
                       "last_timestamp", "offset", "resumed_from", "pending_tail_bytes",
-                      "copy_of", "waiting"}
+                      "copy_of", "waiting", "absent"}
     assert f["copy_of"] is None  # not a file `continuity resume` wrote (issue 13)
     assert f["waiting"] is False  # it has complete lines
     assert (f["harness"], f["session"], f["status"], f["lines_read"], f["imported"]) == (
@@ -280,8 +281,8 @@ def test_cli_unknown_session_exit_3(monkeypatch, capsys, home):
     for command in ("show", "continue"):
         code, out, err = run_main(monkeypatch, capsys, command, "zzz", "--home", home)
         assert code == 3 and out == ""
-        assert err == ("continuity: no session matches 'zzz'; run `continuity sessions` to "
-                       "list the imported ones\n")
+        assert err == ("continuity: no session matches 'zzz'; run `continuity sessions "
+                       f"--home {home}` to list the imported ones\n")  # issue 45 item 2
 
 
 def test_cli_main_error_subprocess_one_line(home):

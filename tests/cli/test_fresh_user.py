@@ -116,7 +116,7 @@ def test_doctor_names_the_overrides_and_an_override_to_fix(monkeypatch, capsys, 
         "problem", "$CONTINUITY_CONTINUITY__PROMPT_INTERVALL: 'prompt_intervall' is not a "
         "setting of [continuity]; did you mean $CONTINUITY_CONTINUITY__PROMPT_INTERVAL?",
         "change or unset the environment variable named as the message says, then run "
-        "`continuity doctor` again")
+        f"`continuity doctor --home {tmp_path}` again")  # issue 45 item 2: the --home in use
 
 
 # --------------------------------------------------------------------------- --home

@@ -41,11 +41,17 @@ def test_import_of_a_missing_and_a_good_path_imports_the_good_one(monkeypatch, c
     code, out, err = run_main(monkeypatch, capsys, "import", missing, PI_SAMPLE,
                               "--home", tmp_path / "h")
     assert code == 2
-    assert f"skipped {missing}: no such file or directory" in err.splitlines()
-    assert err.splitlines()[-1] == ("error: 1 path(s) could not be read (shown as skipped "
-                                    "above, with the reason); the others were imported")
-    assert out.splitlines()[-1] == ("2 files, 1 sessions, 15 rows, 0 bad lines, 0 duplicates, "
-                                    "1 files skipped")
+    # issue 45 item 8: a path that does not exist (a folder of a harness not installed) is
+    # an absent path, neither a file nor a skipped file
+    assert f"absent {missing}: no such file or directory" in err.splitlines()
+    assert err.splitlines()[-1] == ("error: 1 path(s) could not be read (shown as skipped or "
+                                    "absent above, with the reason); the others were imported")
+    assert out.splitlines()[-1] == ("1 files, 1 sessions, 15 rows, 0 bad lines, 0 duplicates, "
+                                    "0 files skipped, 1 path absent (no such file or folder)")
+    code, out, err = run_main(monkeypatch, capsys, "import", missing, PI_SAMPLE, "--json",
+                              "--home", tmp_path / "h")
+    totals = json.loads(out)["totals"]
+    assert (totals["files"], totals["skipped_files"], totals["absent_paths"]) == (1, 0, 1)
     code, out, _ = run_main(monkeypatch, capsys, "sessions", "--json", "--home", tmp_path / "h")
     assert [s["session"] for s in json.loads(out)] == ["01a2354d-2a28-75c5-9931-4e663de4f734"]
 
@@ -542,7 +548,8 @@ def test_pi_second_session_header_and_bad_timestamp_warn(monkeypatch, capsys, tm
 
 def test_a_read_only_workspace_with_an_old_schema_says_what_to_run(monkeypatch, capsys, tmp_path):
     """The database is at an older revision and the folder cannot be written (simulated, as
-    root may write anywhere): the one line names `continuity db upgrade` and who can run it."""
+    root may write anywhere): the one line names `continuity db upgrade` (with the --home in
+    use, issue 45 item 2) and who can run it."""
     from sqlalchemy import create_engine
 
     import continuity.store as store
@@ -563,7 +570,8 @@ def test_a_read_only_workspace_with_an_old_schema_says_what_to_run(monkeypatch, 
     assert code == 4
     assert err.strip() == (
         f"continuity: database schema is at 0009, this version needs {store.HEAD_REVISION}: "
-        f"run `continuity db upgrade` as a user who can write the workspace folder {tmp_path} "
+        f"run `continuity db upgrade --home {tmp_path}` as a user who can write the workspace "
+        f"folder {tmp_path} "
         "(it is read-only here, so it was opened read-only and cannot be migrated)")
 
 

@@ -19,6 +19,7 @@ import pytest
 from continuity.cli import hookcmd
 from continuity.daemon.hooks import adapters
 from continuity.daemon.hooks.models import BODIES
+from continuity.daemon.hooks import spool
 from continuity.daemon.hooks.spool import SpooledEvent, fast_home
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"
@@ -459,6 +460,38 @@ def test_hookcmd_rejected_event_is_recorded_not_dropped(tmp_path: Path,
     assert record["reason"] == ('the daemon rejected it (HTTP 422): '
                                 '{"detail":"body.prompt: bad"}')
     assert SpooledEvent.parse(record["record"].encode()).payload == b'{"session_id":"s"}'
+    assert not (tmp_path / "spool" / "events.jsonl").exists()
+
+
+@pytest.mark.parametrize("event", [*spool.EVENTS, *hookcmd.QUERY_EVENTS])
+def test_every_hook_records_bad_json_in_the_rejected_log(tmp_path: Path, fake_daemon: tuple,
+                                                        event: str) -> None:
+    """Issue 45 (issue 40 leftover): bad JSON to the pre-tool-use hook was dropped without a
+    line in rejected.jsonl. Every hook, the question pre-tool-use too, records what the
+    daemon refused (400) in the rejected log with the reason and the payload byte for byte;
+    none prints anything or spools it."""
+    url, handler = fake_daemon
+    handler.status = 400
+    handler.answer = b'{"error":"invalid_request","detail":"body: JSONDecodeError"}'
+    env = {**os.environ, "CONTINUITY_HOME": str(tmp_path), "CONTINUITY_DAEMON_URL": url,
+           "CONTINUITY_DAEMON__TOKEN": "token-token-token-123"}
+    done = subprocess.run([sys.executable, "-m", "continuity.cli.hookcmd", event,
+                           "--harness", "claude-code"], input=b'{"session_id": "s", nope',
+                          env=env, capture_output=True, timeout=30)
+    sync = event in hookcmd.SYNC_ROUTES  # it answers its caller {"delivered": false, ...}
+    assert done.returncode == 0
+    assert done.stdout == (b'{"delivered":false,"why":"http","status":400}' if sync else b"")
+    [record] = _rejected(tmp_path)
+    assert record["reason"].startswith("the daemon rejected it (HTTP 400): ")
+    assert "JSONDecodeError" in record["reason"]
+    if sync:  # not a JSON object, so not a body line: its size is kept
+        assert record["record"] is None and record["payload_bytes"] == 24
+    else:
+        import base64
+
+        kept = json.loads(record["record"])
+        assert (kept["event"], kept["harness"]) == (event, "claude-code")
+        assert base64.b64decode(kept["payload_b64"]) == b'{"session_id": "s", nope'
     assert not (tmp_path / "spool" / "events.jsonl").exists()
 
 

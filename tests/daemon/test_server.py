@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from datetime import timedelta
 from pathlib import Path
@@ -326,8 +327,9 @@ def test_server_token_required_on_api_when_configured(store, isolated_home: Path
 
 def test_server_api_docs_need_the_token_and_health_says_nothing(store,
                                                                  isolated_home: Path) -> None:
-    """With a token (what any non-loopback bind needs) the API docs need it too (/docs,
-    /redoc, /openapi.json, unknown paths: 401); /health answers only its status without it."""
+    """With a token (what any non-loopback bind needs) the API description needs it too
+    (/openapi.json, unknown paths: 401); /health answers only its status without it; /docs
+    and /redoc are not served (issue 45 item 8: they load from a CDN)."""
     app = create_app(_live(store, isolated_home), DaemonSettings(token=TOKEN))
     right = {"Authorization": f"Bearer {TOKEN}"}
     with TestClient(app, base_url=LOCAL) as c:
@@ -335,8 +337,8 @@ def test_server_api_docs_need_the_token_and_health_says_nothing(store,
             r = c.get(path)
             assert (r.status_code, r.json()["error"]) == (401, "unauthorized"), path
             assert r.headers["www-authenticate"] == "Bearer" and TOKEN not in r.text
-        assert c.get("/docs", headers=right).status_code == 200
-        assert c.get("/redoc", headers=right).status_code == 200
+        assert c.get("/docs", headers=right).status_code == 404
+        assert c.get("/redoc", headers=right).status_code == 404
         assert "/api/hooks/session-end" in c.get("/openapi.json", headers=right).json()["paths"]
         assert c.get("/health").json() == {"status": "ok"}
         full = c.get("/health", headers=right).json()
@@ -345,9 +347,47 @@ def test_server_api_docs_need_the_token_and_health_says_nothing(store,
 
 
 def test_server_without_token_serves_docs_on_loopback(client: TestClient) -> None:
-    """On loopback without a token the docs and /health figures stay open."""
-    assert client.get("/docs").status_code == 200
+    """On loopback without a token the API description and /health figures stay open."""
+    assert client.get("/openapi.json").status_code == 200
     assert client.get("/health").json()["pid"] == os.getpid()
+
+
+#: What makes a page load or point at something on another host: an attribute naming a URL
+#: with a host (``https://``, ``//``), CSS ``url(//…)`` or ``@import``, a ``fetch`` of one.
+EXTERNAL = re.compile(
+    r"""(?:\b(?:src|href|action|srcset|poster|data|formaction|manifest)\s*=\s*["']?\s*"""
+    r"""(?:[a-z][a-z0-9+.-]*:)?//)|(?:url\(\s*["']?\s*(?:https?:)?//)|@import|"""
+    r"""(?:fetch\(\s*["'](?:https?:)?//)|(?:https?://(?!127\.0\.0\.1)[a-z0-9.-]+\.[a-z]{2,})""",
+    re.IGNORECASE)
+
+
+def test_no_page_the_daemon_serves_loads_anything_from_the_network(client: TestClient) -> None:
+    """Issue 45 item 8: /docs loaded Swagger UI from a public CDN. Every GET route the app
+    has (its own list, so a route added later is scanned too), filled with a real session
+    and query, plus an unknown path: no body and no header names a resource on another
+    host. (The session's text holds no URL, so only our markup is scanned.)"""
+    from tests.builders import A, U, load
+
+    load(client.live.store, [U("fix the export"), A(text="done: the export is fixed")],  # type: ignore[attr-defined]
+         key="s-1")
+    fill = {"session_key": "s-1", "key": "s-1"}
+    scanned = []
+    for route in client.app.routes:  # type: ignore[attr-defined]
+        if "GET" not in (getattr(route, "methods", None) or ()):
+            continue
+        path = re.sub(r"\{(\w+)(?::\w+)?\}", lambda m: fill.get(m.group(1), "x"), route.path)
+        r = client.get(path, params={"key": "s-1", "q": "export", "project": "/tmp/ledger"})
+        scanned.append((route.path, r.status_code))
+        found = EXTERNAL.search(r.text)
+        assert found is None, (route.path, r.text[max(0, found.start() - 80):found.end() + 80])
+        for name, value in r.headers.items():
+            if name.lower() != "content-security-policy":
+                assert not EXTERNAL.search(value), (route.path, name, value)
+    paths = {p for p, _ in scanned}
+    assert {"/", "/search", "/session", "/health", "/openapi.json"} <= paths, scanned
+    assert all(code == 200 for p, code in scanned if p in ("/", "/search", "/session")), \
+        [s for s in scanned if s[0] in ("/", "/search", "/session")]
+    assert not EXTERNAL.search(client.get("/nowhere").text)
 
 
 def test_server_token_rule_refuses_other_addresses_without_token(isolated_home: Path) -> None:

@@ -106,6 +106,25 @@ def test_guard_writes_take_application_json_only(guarded: TestClient) -> None:
     assert _captured(guarded)
 
 
+def test_guard_a_method_no_route_takes_is_405_with_allow_before_415(guarded: TestClient) -> None:
+    """Issue 45 item 8: DELETE (or PUT) on a POST route answered 415 (its Content-Type) before
+    405. A method the path does not take is 405 with ``Allow: POST`` whatever the
+    Content-Type; an unknown path 404; a POST to the route still needs application/json."""
+    path = "/api/hooks/stop"
+    for method in ("DELETE", "PUT", "PATCH"):
+        for headers in ({}, {"Content-Type": "text/plain"},
+                        {"Content-Type": "application/json"}):
+            r = guarded.request(method, path, content=b"{}", headers=headers)
+            assert r.status_code == 405, (method, headers, r.text)
+            assert r.headers["allow"] == "POST", (method, r.headers)
+            assert r.json()["error"] == "method_not_allowed"
+    r = guarded.request("DELETE", "/api/nowhere", content=b"x",
+                        headers={"Content-Type": "text/plain"})
+    assert r.status_code == 404
+    r = guarded.post(path, content=b"{}", headers={"Content-Type": "text/plain"})
+    assert (r.status_code, r.json()["error"]) == (415, "unsupported_media_type")
+
+
 @pytest.mark.parametrize("value", [f"Bearer {TOKEN} ", f"Bearer  {TOKEN}", f"Bearer {TOKEN}"
                                    f"{TOKEN}", f"Bearer {TOKEN} {TOKEN}", f"Bearer {TOKEN}\t",
                                    f"Bearer {TOKEN[:-1]}"])

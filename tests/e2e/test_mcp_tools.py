@@ -89,8 +89,9 @@ def _answer(text: str) -> dict[str, Any]:
 
 
 def _prompt_rows(world: World, word: str) -> list[dict[str, Any]]:
+    # no hit yet exits 1, as grep (issue 45 item 8): polled until one is there
     return [json.loads(line) for line in world.continuity(
-        "search", word, "--json").stdout.splitlines()]
+        "search", word, "--json", check=False).stdout.splitlines()]
 
 
 @pytest.mark.parametrize("harness", HARNESSES)

@@ -176,7 +176,7 @@ def test_import_samples_exact_counts_and_keys(samples, shared_data):
     assert report.totals() == {"files": 12, "sessions": 12, "lines_read": 1333,
                                "imported": 1332, "duplicate": 0, "opaque": 3,
                                "non_conversation": 221, "errors": 1,
-                               "skipped_files": 0}
+                               "skipped_files": 0, "absent_paths": 0}
 
 
 def test_import_reimport_adds_nothing(store, shared_data):

@@ -376,3 +376,20 @@ def test_memory_md_write_never_replaces_a_device_and_writes_through_a_symlink(tm
     with pytest.raises(InputError, match="does not exist"):
         mm.write("# MEMORY\n", tmp_path / "missing" / "M.md", create_folders=False)
     assert not (tmp_path / "missing").exists()
+
+
+def test_temp_folder_projects_are_named_when_left_out_and_rendered_when_asked(
+        store, isolated_home):
+    """Issue 45 item 8: a project under a temp folder was left out silently ("No thread
+    yet"). An all-projects render names it in the header as left out (scratch work) and in
+    ``left_out``; ``project=`` that folder renders its session."""
+    fixed_state(store)
+    whole = render(store)
+    assert whole.left_out == ["/tmp/play"]
+    assert ("Left out as scratch work (under a temp folder): /tmp/play; `continuity memory "
+            "render --project DIR` renders one.") in whole.text.splitlines()
+    assert "Try the parser" not in whole.text
+    assert whole.to_dict()["left_out_projects"] == ["/tmp/play"]
+    scoped = render(store, project="/tmp/play")
+    assert "Scope: project /tmp/play" in scoped.text and scoped.left_out == []
+    assert "scratch" in scoped.text and "No thread yet" not in scoped.text

@@ -27,6 +27,44 @@ core = typer.Typer(rich_markup_mode=None)
 class _Root(LazyGroup):
     own = core
 
+    def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        """Click's ``main``, but a usage error (an unknown option, a missing or bad argument,
+        in any command) is ONE line on stderr, exit 2, as the README promises (issue 45 item
+        8: Click printed a four-line block): ``error: <what> (see continuity CMD --help)``.
+        Everything else is as Click's standalone mode does it."""
+        # the exceptions of the Click Typer runs on (Typer 0.29 vendors it: ``typer._click``)
+        click = sys.modules[typer.BadParameter.__module__]
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except click.UsageError as exc:
+            if isinstance(exc, getattr(click, "NoArgsIsHelpError", ())):
+                exc.show()  # `continuity` alone, a group alone: the help, as before
+            else:
+                sys.stderr.write(usage_error_line(exc) + "\n")
+            sys.exit(exc.exit_code)
+        except click.ClickException as exc:
+            exc.show()
+            sys.exit(exc.exit_code)
+        except typer.Abort:
+            sys.stderr.write("Aborted!\n")
+            sys.exit(1)
+        # Typer returns a command's exit code (``typer.Exit``, ``ctx.exit``) or its return
+        # value, which is None for every command of ours
+        sys.exit(rv if isinstance(rv, int) and not isinstance(rv, bool) else 0)
+
+
+def usage_error_line(exc: Any) -> str:
+    """One line for a Click usage error (issue 45 item 8): ``error: <message> (see
+    continuity CMD --help)``, CMD the command whose usage it is (none for the root); line
+    breaks in the message become spaces."""
+    message = " ".join(exc.format_message().split()).rstrip(".")
+    ctx = getattr(exc, "ctx", None)
+    where = ctx.command_path if ctx is not None else "continuity"
+    return f"error: {message} (see {where} --help)"
+
 
 app = typer.Typer(
     name="continuity",
@@ -159,8 +197,8 @@ def import_cmd(
             err.print(f"error: {failed} file(s) failed to import; import them again",
                       markup=False)
         elif failed:
-            err.print(f"error: {failed} path(s) could not be read (shown as skipped above, "
-                      "with the reason); the others were imported", markup=False)
+            err.print(f"error: {failed} path(s) could not be read (shown as skipped or "
+                      "absent above, with the reason); the others were imported", markup=False)
         else:
             err.print(f"error: nothing imported: none of the {len(report.files)} files is a "
                       "Claude Code, Codex or pi session file", markup=False)
@@ -493,7 +531,11 @@ def main() -> None:
     except ContinuityError as exc:
         if os.environ.get("CONTINUITY_RAISE_ERRORS"):
             raise
-        err.print(f"continuity: {exc}", markup=False, highlight=False)
+        from continuity.cli.commands.common import home_in_argv, homed_commands
+
+        # the fix an error names keeps the --home in use (issue 45 item 2)
+        text = homed_commands(str(exc), home_in_argv(sys.argv[1:]))
+        err.print(f"continuity: {text}", markup=False, highlight=False)
         raise SystemExit(exc.exit_code) from None
     except OSError as exc:  # the machine refused: a folder we may not enter, a deleted cwd
         if os.environ.get("CONTINUITY_RAISE_ERRORS"):

@@ -439,9 +439,20 @@ def _run(home_arg: str | None, event: str, harness: str, deadline: float,
 def _run_query(home: str, event: str, harness: str, deadline: float) -> int:
     """A ``QUERY_EVENTS`` hook: stdin posted to the daemon, its 2xx answer printed; anything
     else (no daemon, a timeout, an error) prints nothing, spools nothing, and the tool runs
-    as it would without us."""
+    as it would without us. Bad input (stdin over ``MAX_PAYLOAD`` or never closed, or a
+    ``REJECTED`` answer such as 400 for JSON that does not parse) is recorded in the
+    rejected log as every other hook's is (issue 45: it was dropped without a line)."""
+    from continuity.daemon.hooks.spool import iso_now, native_line, new_event_id
+
     payload, problem = _read_stdin(deadline - (deadline - time.monotonic()) / 2)
+    if problem == "too_large":
+        _reject(home, None, event, f"payload over {MAX_PAYLOAD} bytes (32 MiB): refused whole "
+                "at the hook, not sent", payload_bytes=MAX_PAYLOAD + 1)
+        return 0
     if problem is not None:
+        _reject(home, native_line(new_event_id(), iso_now(), harness, event, payload), event,
+                f"stdin did not close in time and holds no whole JSON object "
+                f"({len(payload)} bytes read)")
         return 0
     try:
         address = daemon_address(home)
@@ -454,6 +465,10 @@ def _run_query(home: str, event: str, harness: str, deadline: float) -> int:
         return 0
     if 200 <= status < 300 and answer:
         _answer_sync(answer)
+    elif status in REJECTED:
+        _reject(home, native_line(new_event_id(), iso_now(), harness, event, payload), event,
+                f"the daemon rejected it (HTTP {status}): "
+                f"{answer[:300].decode('utf-8', 'replace')}")
     return 0
 
 
@@ -493,8 +508,29 @@ def _run_sync(home: str, event: str, deadline: float) -> int:
     else:
         if status >= 500 or status in NOT_OURS:
             _spool_refusal(home, event, payload, deadline)
+        elif status in REJECTED:  # bad input: recorded as every hook's is (issue 45)
+            _reject_body(home, event, payload, status, answer)
         _answer_sync(b'{"delivered":false,"why":"http","status":%d}' % status)
     return 0
+
+
+def _reject_body(home: str, event: str, payload: bytes, status: int, answer: bytes) -> None:
+    """A ``SYNC_ROUTES`` request the daemon refused as bad input: recorded in the rejected
+    log (issue 45: every hook route records bad input the same way), as a body line when the
+    payload is a JSON object, else with its size only (it cannot be a body line)."""
+    import json
+
+    from continuity.daemon.hooks.spool import body_line, iso_now, new_event_id
+
+    reason = (f"the daemon rejected it (HTTP {status}): "
+              f"{answer[:300].decode('utf-8', 'replace')}")
+    try:
+        body = json.loads(payload.decode("utf-8"))
+        line = body_line(new_event_id(), iso_now(), event, body) if isinstance(body, dict) \
+            else None
+    except (ValueError, UnicodeError):
+        line = None
+    _reject(home, line, event, reason, payload_bytes=None if line else len(payload))
 
 
 def _spool_refusal(home: str, event: str, payload: bytes, deadline: float) -> None:

@@ -72,7 +72,9 @@ def import_summary(out: Console, err: Console, report: ImportReport) -> None:
     for f in report.files:
         path = escape(one_line(f.path))
         if f.status in ("skipped", "failed"):
-            label = "waiting" if f.waiting else "skipped"  # waiting: no complete line yet
+            # waiting: no complete line yet; absent: a path given that does not exist (a
+            # folder of a harness not installed here is no skipped file, issue 45 item 8)
+            label = "waiting" if f.waiting else "absent" if f.absent else "skipped"
             err.print(f"[yellow]{label}[/] {path}: {escape(one_line(f.reason or ''))}")
             continue
         if f.status == "unchanged":
@@ -111,7 +113,9 @@ def import_summary(out: Console, err: Console, report: ImportReport) -> None:
     out.print(f"{t['files']} files, {t['sessions']} sessions, {t['imported']} rows, "
               f"{t['errors']} bad lines, {t['duplicate']} duplicates, "
               f"{t['skipped_files']} files skipped"
-              + (f" ({waiting} waiting for their first line)" if waiting else ""))
+              + (f" ({waiting} waiting for their first line)" if waiting else "")
+              + (f", {t['absent_paths']} path{'' if t['absent_paths'] == 1 else 's'} absent "
+                 "(no such file or folder)" if t["absent_paths"] else ""))
 
 
 # ---------------------------------------------------------------------------- display text

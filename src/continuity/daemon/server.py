@@ -11,7 +11,7 @@ range requires ``[daemon] token`` (at least 16 characters; env ``CONTINUITY_DAEM
 the hook command and the MCP server (``continuity.daemon.address``), so nothing changes for the
 user. Every request but ``GET /health`` carries exactly ``Authorization: Bearer <token>`` (401
 otherwise; the scheme in any case, RFC 7235 §2.1; the token byte for byte), the API docs
-(``/docs``, ``/redoc``, ``/openapi.json``) included; ``/health`` without it answers only
+(``/openapi.json``) included (no ``/docs`` or ``/redoc``: they load from a CDN, issue 45); ``/health`` without it answers only
 ``{"status": "ok"}``. A ``Host`` that is not loopback, the bound address or a name of
 ``[daemon] allowed_hosts`` is 421 (DNS rebinding); an ``Origin`` other than the daemon's own or
 a cross-site ``Sec-Fetch-Site`` is 403; a write that is not ``application/json`` is 415 (what a
@@ -274,8 +274,7 @@ class _Guard:
     3. The bearer token (when configured; ``serve`` always configures one): every path but
        ``/health`` needs exactly one ``Authorization: Bearer <token>``, the token compared
        byte for byte in constant time (no trimming: a trailing space, a doubled token or a
-       second header is 401); the API's description too (``/docs``, ``/redoc``,
-       ``/openapi.json``). ``/health`` answers ``{"status": "ok"}`` alone without it (a
+       second header is 401); the API's description too (``/openapi.json``). ``/health`` answers ``{"status": "ok"}`` alone without it (a
        liveness probe), its figures (pid, queues, the last replay) only with it. The session
        browser's pages (``daemon.browser.BROWSER_PATHS``, GET) also take the browser cookie,
        which ``?login=<one-time code>`` or ``?token=<token>`` set (``_browser``; issue 19).
@@ -284,7 +283,10 @@ class _Guard:
        (issue 12: a hook only ever delivers to the daemon of its own workspace).
        A write (``WRITE_METHODS``) takes ``Content-Type: application/json`` only, 415
        otherwise: a browser sends ``text/plain`` or a form across origins without asking first
-       (no CORS preflight), never ``application/json``.
+       (no CORS preflight), never ``application/json``. Only a write some route takes: a
+       method the path does not take is 405 with ``Allow``, an unknown path 404, whatever
+       the ``Content-Type`` (issue 45 item 8: ``DELETE`` on a POST route was 415); no route
+       runs for either, so nothing a page sends gets further.
     5. The body: at most ``max_body`` bytes as actually received, whatever the framing
        (``Content-Length`` or ``Transfer-Encoding: chunked``), 413 beyond, and all of it
        within ``body_seconds`` of the headers, 408 beyond (a slow-body client). It is read
@@ -292,8 +294,10 @@ class _Guard:
 
     def __init__(self, app: Any, token: str | None, max_body: int,
                  hosts: frozenset[str] = frozenset(), workspace_id: str | None = None,
-                 body_seconds: float = 30.0, login_codes: set[str] | None = None) -> None:
+                 body_seconds: float = 30.0, login_codes: set[str] | None = None,
+                 router: Any = None) -> None:
         self.app, self.max_body, self.hosts = app, max_body, hosts
+        self.router = router
         self.token = token
         self.login_codes = login_codes if login_codes is not None else set()
         self.body_seconds = body_seconds
@@ -343,6 +347,16 @@ class _Guard:
 
         return await self.app(scope, replay, send)
 
+    def _routed(self, scope: Any) -> bool:
+        """True when a route takes this path with this method (or when no router was given):
+        only then is the Content-Type checked, the app answering 404 or 405 (with
+        ``Allow``) otherwise."""
+        if self.router is None:
+            return True
+        from starlette.routing import Match
+
+        return any(route.matches(scope)[0] == Match.FULL for route in self.router.routes)
+
     def _too_large(self) -> tuple[int, dict[str, Any]]:
         return 413, {"error": "too_large", "detail": f"body: over {self.max_body} bytes "
                      "([daemon] max_body_bytes)"}
@@ -373,7 +387,7 @@ class _Guard:
         if named is not None and self.workspace is not None and named != [self.workspace]:
             return 421, {"error": "wrong_workspace", "detail": f"{WORKSPACE_HEADER}: this "
                          "daemon serves another workspace"}
-        if scope.get("method") in WRITE_METHODS:
+        if scope.get("method") in WRITE_METHODS and self._routed(scope):
             kind = headers.get(b"content-type", [b""])
             if len(kind) != 1 or kind[0].split(b";")[0].strip().lower() != b"application/json":
                 return 415, {"error": "unsupported_media_type",
@@ -520,8 +534,11 @@ def create_app(live: Any, settings: DaemonSettings | None = None, *,
             if on_stop:
                 on_stop(error)
 
+    # No /docs or /redoc (issue 45 item 8): FastAPI's pages load Swagger UI and ReDoc from a
+    # public CDN, and no page of ours loads anything from the network. /openapi.json stays.
     app = FastAPI(title="continuity daemon", version=_version(), lifespan=lifespan,
-                  description="Live capture for coding agents: hooks, checkpoints, memory.")
+                  description="Live capture for coding agents: hooks, checkpoints, memory.",
+                  docs_url=None, redoc_url=None)
 
     @app.exception_handler(ContinuityError)
     async def _continuity_error(request: Any, exc: ContinuityError) -> Any:
@@ -562,7 +579,8 @@ def create_app(live: Any, settings: DaemonSettings | None = None, *,
     add_browser_routes(app, live)
     app.add_middleware(_Guard, token=settings.token, max_body=settings.max_body_bytes,
                        hosts=own_hosts(settings), workspace_id=workspace_id,
-                       body_seconds=settings.body_seconds, login_codes=login_codes)
+                       body_seconds=settings.body_seconds, login_codes=login_codes,
+                       router=app.router)
     return app
 
 

@@ -124,6 +124,9 @@ class FileReport:
     #: first line still being written, as when a harness has just started the session): it
     #: is imported once it has one, and is never an error (``ImportReport.exit_code``)
     waiting: bool = False
+    #: a path given that does not exist (issue 45 item 8: a missing folder such as
+    #: ~/.pi/agent/sessions is an absent folder, not a skipped file); ``status`` "failed"
+    absent: bool = False
 
     @property
     def changed(self) -> bool:
@@ -159,7 +162,7 @@ class FileReport:
             "last_timestamp": _iso(self.last_timestamp),
             "offset": self.offset, "resumed_from": self.resumed_from,
             "pending_tail_bytes": self.pending_tail_bytes, "copy_of": self.copy_of,
-            "waiting": self.waiting,
+            "waiting": self.waiting, "absent": self.absent,
         }
 
 
@@ -186,16 +189,21 @@ class ImportReport:
         return list(dict.fromkeys(f.session_key for f in self.files if f.session_key))
 
     def totals(self) -> dict[str, int]:
-        """Sums over the files: files, sessions, lines, rows, duplicates, errors, skipped files."""
+        """Sums over the files: files, sessions, lines, rows, duplicates, errors, skipped files,
+        and the paths given that do not exist (``absent_paths``: neither files nor skipped
+        files, issue 45 item 8)."""
         return {
-            "files": len(self.files), "sessions": len(self.sessions),
+            "files": sum(1 for f in self.files if not f.absent),
+            "sessions": len(self.sessions),
             "lines_read": sum(f.lines_read for f in self.files),
             "imported": sum(f.imported for f in self.files),
             "duplicate": sum(f.duplicate for f in self.files),
             "opaque": sum(f.opaque for f in self.files),
             "non_conversation": sum(f.non_conversation for f in self.files),
             "errors": sum(len(f.errors) for f in self.files),
-            "skipped_files": sum(1 for f in self.files if f.status in ("skipped", "failed")),
+            "skipped_files": sum(1 for f in self.files
+                                 if f.status in ("skipped", "failed") and not f.absent),
+            "absent_paths": sum(1 for f in self.files if f.absent),
         }
 
     @property
@@ -243,10 +251,10 @@ def discover(paths: Iterable[str | os.PathLike[str]], *,
     first such path raises ``InputError`` naming it."""
     found: list[Path] = []
 
-    def problem(where: str | os.PathLike[str], reason: str) -> None:
+    def problem(where: str | os.PathLike[str], reason: str, absent: bool = False) -> None:
         if unreadable is None:
             raise InputError(f"{one_line(str(where))}: {reason}")
-        bad = FileReport(path_key(Path(where)), status="failed")
+        bad = FileReport(path_key(Path(where)), status="failed", absent=absent)
         bad.fail(reason, InputError.exit_code)
         unreadable.append(bad)
 
@@ -281,7 +289,7 @@ def discover(paths: Iterable[str | os.PathLike[str]], *,
             problem(raw, "not a regular file or folder (a device, pipe or socket): give "
                          "session files or folders")
         else:
-            problem(raw, "no such file or directory")
+            problem(raw, "no such file or directory", absent=True)
     return list(dict.fromkeys(p.resolve() for p in found))
 
 

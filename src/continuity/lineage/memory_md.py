@@ -34,8 +34,10 @@ memory texts, sentences) is flattened by ``lineage.one_line`` and every row star
 so no value can start a line, add a heading or a row: the file always has exactly the six
 ``## `` headings.
 
-Scratch sessions (``lineage.is_noise``) are left out everywhere; ``project`` narrows every
-section to one project (memories without a source session stay: they belong to no project).
+Scratch sessions (``lineage.is_noise``) are left out everywhere, and the header names the
+projects under a temp folder so left out (issue 45 item 8: never silently); ``project``
+narrows every section to one project (memories without a source session stay: they belong
+to no project), and a project asked for by name is rendered even under a temp folder.
 
 **Budget** (``[memory_md]``: ``max_bytes`` default 25,000 UTF-8 bytes and ``max_lines`` default
 200, the limits Claude Code applies to its own MEMORY.md): when the document is over either, rows
@@ -160,7 +162,8 @@ def _base(project: str | None) -> str:
 def _memory_rows(store: "SqlStore", agent: str, project: str | None, notes: bool,
                  limit: int) -> tuple[list[Row], int]:
     """The section's rows (at most ``limit``) and how many more memories it has."""
-    kw: dict[str, Any] = {"project": project, "exclude_prefixes": ln.NOISE_PREFIXES}
+    kw: dict[str, Any] = {"project": project, "exclude_prefixes": ln.NOISE_PREFIXES
+                          if project is None else ()}  # a project asked for is rendered
     kw["types" if notes else "exclude_types"] = NOTE_TYPES
     found = store.ranked_memories(agent, limit=limit, **kw)
     more = max(0, store.count_ranked_memories(agent, **kw) - len(found)) \
@@ -175,9 +178,29 @@ def _memory_rows(store: "SqlStore", agent: str, project: str | None, notes: bool
     return rows, more
 
 
+def _noise(scope: str | None, project: str | None, key: str, harness: str | None) -> bool:
+    """``lineage.is_noise``, except that the project the render is scoped to (``--project``)
+    is never noise: asked for by name, a project under a temp folder is rendered (issue 45
+    item 8: it rendered "No thread yet" without a word)."""
+    if scope is not None and project == scope:
+        return False
+    return ln.is_noise(project, key, harness)
+
+
+def left_out_projects(store: "SqlStore", agent: str) -> list[str]:
+    """The projects an all-projects render leaves out as scratch work (under a temp folder,
+    ``lineage.is_noise``), sorted: said in the header so none is left out silently (issue 45
+    item 8)."""
+    found = {h.project for h in store.thread_heads(agent, project=None)
+             if h.project and ln.is_noise(h.project, h.session_key, h.harness)}
+    found |= {n.project for n in store.dag_nodes(agent, kinds=["session"])
+              if n.project and ln.is_noise(n.project, n.session_key or "", n.harness)}
+    return sorted(found)
+
+
 def _heads(store: "SqlStore", agent: str, project: str | None) -> list[Any]:
     return [h for h in store.thread_heads(agent, project=project)
-            if not ln.is_noise(h.project, h.session_key, h.harness)]
+            if not _noise(project, h.project, h.session_key, h.harness)]
 
 
 def _thread_rows(heads: list[Any]) -> list[Row]:
@@ -198,7 +221,7 @@ def _open_rows(heads: list[Any]) -> list[Row]:
 
 def _index_rows(store: "SqlStore", agent: str, project: str | None) -> list[Row]:
     nodes = [n for n in store.dag_nodes(agent, kinds=["session", "compaction"], project=project)
-             if not ln.is_noise(n.project, n.session_key or "", n.harness)]
+             if not _noise(project, n.project, n.session_key or "", n.harness)]
     labels = {n.node_id: n.label for n in store.dag_nodes(agent, kinds=["session", "thread"])}
     edges: dict[str, list[Any]] = {}
     for e in store.dag_edges(agent, node_ids=[n.node_id for n in nodes]) if nodes else []:
@@ -292,7 +315,7 @@ def _ledger_rows(store: "SqlStore", home: Any, agent: str, project: str | None, 
     for cands in _candidates(home, agent, skipped).values():
         cands.sort(key=lambda c: (c.rank, c.time, c.path.name), reverse=True)
         first = cands[0].fields
-        if ln.is_noise(first.get("project"), first["session_key"], first.get("harness")) \
+        if _noise(project, first.get("project"), first["session_key"], first.get("harness")) \
                 or project is not None and first.get("project") != project:
             continue
         failed = False
@@ -364,7 +387,8 @@ def _db_row(store: "SqlStore", agent: str, key: str, project: str | None,
             or node.latest_at is None:
         return None
     when = ln.utc(node.latest_at)
-    if not (now - LEDGER_WINDOW <= when <= now) or ln.is_noise(node.project, key, node.harness) \
+    if not (now - LEDGER_WINDOW <= when <= now) or _noise(project, node.project, key,
+                                                          node.harness) \
             or project is not None and node.project != project:
         return None
     sentence = _sentence(node.content, "summary", node.project, node.harness, when)
@@ -386,10 +410,13 @@ class RenderResult:
     lines: int
     sections: dict[str, dict[str, int]]
     skipped: list[tuple[str, str]]
+    #: projects under a temp folder an all-projects render left out (``left_out_projects``)
+    left_out: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"bytes": self.bytes, "lines": self.lines, "sections": self.sections,
-                "skipped_artifacts": [{"path": p, "reason": r} for p, r in self.skipped]}
+                "skipped_artifacts": [{"path": p, "reason": r} for p, r in self.skipped],
+                "left_out_projects": list(self.left_out)}
 
 
 def _layout(header: list[str], sections: Sequence[Section], dropped: set[int],
@@ -503,8 +530,15 @@ def render_memory_md(store: "SqlStore", *, home: Any = None, project: str | None
               "on the next rebuild. -->", "",
               f"Scope: {('project ' + sn.one_line(project)) if project else 'all projects'} · "
               f"agent {sn.one_line(agent_id)} · as of {now.date().isoformat()} (UTC).", ""]
+    left_out = [] if project else left_out_projects(store, agent_id)
+    if left_out:  # issue 45 item 8: never left out silently
+        shown = ", ".join(sn.one_line(p) for p in left_out[:3]) + (
+            f" and {len(left_out) - 3} more" if len(left_out) > 3 else "")
+        header[-1:-1] = ["", f"Left out as scratch work (under a temp folder): {shown}; "
+                         "`continuity memory render --project DIR` renders one."]
     text, stats = fit(header, sections, config.max_bytes, config.max_lines)
-    return RenderResult(text, utf8_len(text), text.count("\n"), stats, sorted(set(skipped)))
+    return RenderResult(text, utf8_len(text), text.count("\n"), stats, sorted(set(skipped)),
+                        left_out)
 
 
 def write(text: str, path: str | os.PathLike[str], *, create_folders: bool = True) -> bool:

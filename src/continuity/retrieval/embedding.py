@@ -74,6 +74,36 @@ def pending_count(store: "SqlStore", model_id: str) -> int:
     return store.count_entries_to_embed(model_id) + store.count_memories_to_embed(model_id)
 
 
+#: The most rows without a vector ``waiting_count`` reads to tell which have text.
+WAITING_SCAN_ROWS = 100_000
+
+
+def waiting_count(store: "SqlStore", model_id: str, *, scan: int = WAITING_SCAN_ROWS
+                  ) -> tuple[int, bool]:
+    """``(count, exact)``: the rows and memories that a pass WILL embed with ``model_id``,
+    rows without text (an event, an empty message: stored as an empty vector, never
+    embedded) left out (issue 40 leftover, issue 45: doctor counted them as waiting).
+    Reads at most ``scan`` rows without a vector; ``exact`` is False when more were left
+    unread (then ``count`` is a lower bound)."""
+    from continuity.store.search import entry_body
+
+    count = seen = 0
+    cursor: tuple[str, int] | None = None
+    exact = True
+    while True:
+        room = min(1000, scan - seen)
+        if room <= 0:
+            exact = not store.entries_to_embed(model_id, limit=1, after=cursor)
+            break
+        rows = store.entries_to_embed(model_id, limit=room, after=cursor)
+        if not rows:
+            break
+        count += sum(1 for _k, _s, e in rows if entry_body(e).strip())
+        seen += len(rows)
+        cursor = (rows[-1][0], rows[-1][1])
+    return count + store.count_memories_to_embed(model_id), exact
+
+
 def embed_pending(store: "SqlStore", embedder: "Embedder", *, batch_rows: int = 256,
                   limit: int | None = None,
                   progress: Callable[[int, int], Any] | None = None,

@@ -15,9 +15,10 @@ from typing import List, Optional
 import orjson
 import typer
 
-from continuity.cli.commands.common import (HomeOption, JsonOption, count_option, err,
+from continuity.cli.commands.common import (EXIT_NO_MATCH, HomeOption, JsonOption,
+                                            count_option, err, nonempty_query,
                                             open_cli_store, out,
-                                            resolve_session)
+                                            resolve_session, with_home)
 from continuity.core.model import MAX_SEQ
 from continuity.core.errors import InputError
 from continuity.core.text import clean, json_terminal_safe_bytes
@@ -31,7 +32,8 @@ def search_cmd(
     query: str = typer.Argument(..., help="What to find, in words or in other words (best "
                                 "match first). Text in double quotes must appear as written "
                                 "(\"export job\" does not match \"exported job\"); "
-                                "operators and other punctuation are ordinary characters."),
+                                "operators and other punctuation are ordinary characters. "
+                                "Empty: a usage error.", callback=nonempty_query),
     harness: Optional[str] = typer.Option(None, "--harness", help="Only sessions of this "
                                           "harness: claude-code, codex or pi."),
     project: List[Path] = typer.Option([], "--project", help="Only sessions of this project "
@@ -61,7 +63,10 @@ def search_cmd(
     the current folder's project and recent rows a little first. Each hit shows its session, harness, project,
     time, row number and a snippet (secrets redacted), with the commands that reopen it.
 
-    With --json, one JSON object per hit per line."""
+    With --json, one JSON object per hit per line.
+
+    Exit status, as grep's: 0 when a row matched, 1 when none did, 2 for a usage error (an
+    empty QUERY)."""
     from continuity.browse.search import parse_when, search
     from continuity.store.search import EntryFilter
 
@@ -83,11 +88,18 @@ def search_cmd(
     with open_cli_store(home, read_only=True) as store:
         hits = search(store, query, limit=limit or MAX_HITS, filters=filters, mode=mode,
                       project=str(Path.cwd()), settings=settings)
+    if home is not None:  # the reopen commands keep the workspace in use (issue 45 item 2)
+        from dataclasses import replace
+
+        hits = [replace(h, show_command=with_home(h.show_command, home),
+                        resume_command=with_home(h.resume_command, home)) for h in hits]
     if as_json:
         buffer = sys.stdout.buffer
         for h in hits:
             buffer.write(json_terminal_safe_bytes(orjson.dumps(h.to_dict())) + b"\n")
         buffer.flush()
+        if not hits:
+            raise typer.Exit(EXIT_NO_MATCH)
         return
     if not hits:
         from continuity.transcripts.memories import query_terms, query_words
@@ -97,7 +109,7 @@ def search_cmd(
             why = (": it holds only common English words (stop words such as and, or, not), "
                    "which the index leaves out; add a word that is not one")
         err.print(f"no row matches {clean(query)!r}{why}", markup=False)
-        return
+        raise typer.Exit(EXIT_NO_MATCH)
     from rich.text import Text
 
     from continuity.cli.render import pictured, shown

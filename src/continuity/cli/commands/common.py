@@ -164,3 +164,56 @@ def resolve_session(store: Any, name: str) -> str:
     from continuity.store.names import resolve_session as resolve
 
     return resolve(store, name)
+
+
+#: Exit status of ``search`` and ``recall`` when nothing matched (issue 45 item 8), as
+#: grep and rg: 0 something matched, 1 nothing did, 2 a usage error (an empty QUERY).
+EXIT_NO_MATCH = 1
+
+
+def nonempty_query(value: str) -> str:
+    """The callback of the QUERY argument of ``search`` and ``recall`` (issue 45 item 8: one
+    rule for both, as grep and rg): a query of white space only is a usage error, exit 2.
+    Returns ``value`` unchanged."""
+    if not value.strip():
+        raise typer.BadParameter("is empty: give the words to find")
+    return value
+
+
+def with_home(command: str, home: Optional[Path]) -> str:
+    """``command`` (a ``continuity ...`` line a command prints for the user to run) with
+    ``--home HOME`` added when the user gave a workspace with ``--home`` (issue 45 item 2:
+    every printed command keeps the workspace in use; run as printed, a bare one acts on the
+    default workspace). ``command`` unchanged when it is empty or ``home`` is None."""
+    import os
+    import shlex
+
+    if not command or home is None:
+        return command
+    return f"{command} --home {shlex.quote(os.path.abspath(os.path.expanduser(str(home))))}"
+
+
+def homed_commands(text: str, home: Optional[Path]) -> str:
+    """``text`` with ``with_home`` applied to every backticked `continuity ...` command in
+    it that names no ``--home`` yet (issue 45 item 2: a hint or an error's fix, run as
+    printed, keeps the workspace in use)."""
+    import re
+
+    if home is None:
+        return text
+    return re.sub(r"`(continuity [^`]*)`",
+                  lambda m: m.group(0) if "--home" in m.group(1)
+                  else f"`{with_home(m.group(1), home)}`", text)
+
+
+def home_in_argv(argv: list[str]) -> Optional[Path]:
+    """The last ``--home DIR`` (or ``--home=DIR``) of a command line, else None: the
+    workspace an error's fix line must keep (``homed_commands``)."""
+    found: Optional[Path] = None
+    for i, word in enumerate(argv):
+        if word == "--home" and i + 1 < len(argv) and argv[i + 1]:
+            found = Path(argv[i + 1])
+        elif word.startswith("--home=") and len(word) > 7:
+            found = Path(word[7:])
+    return found
+

@@ -5,7 +5,8 @@ It checks, for the workspace (``--home``, else ``$CONTINUITY_HOME``, else the pl
 
 - **config**: ``config.toml`` and the env overrides parse, name known sections, and every
   section's values are valid (``check_config``; a problem names the file or variable and key);
-- **private**: the workspace owner-only (issue 16; ``check_private``);
+- **private**: the workspace owner-only (issue 16; ``check_private``; a warning);
+- **integrity** (issue 45): ``PRAGMA quick_check`` of a SQLite database (``check_integrity``);
 - **daemon**: ``<home>/daemon.url`` names a daemon that answers ``GET /health`` (two-second
   deadline; the bearer token and the workspace id of ``daemon.id`` sent; a daemon of another
   workspace, answering 421, is a problem);
@@ -26,7 +27,10 @@ It checks, for the workspace (``--home``, else ``$CONTINUITY_HOME``, else the pl
 Each check is ``ok``, ``problem`` (capture does not work: a fix is named), ``warning`` (works,
 but look) or ``info``. A harness found without hooks of ours is a ``warning`` (not every user
 runs all three; with no harness hooked at all it is a ``problem``), one not found and not
-hooked only ``info``. Nothing is written (opening an existing store brings its
+hooked only ``info``; without hooks but with a session whose rows are younger than
+``RECENT_CAPTURE_DAYS`` it is a ``problem`` (capture stopped; issue 45). Every command a fix
+names carries ``--home`` (and ``--settings``) in use (``command_for``; issue 45 item 2).
+Nothing is written (opening an existing store brings its
 schema up to date, as every command does). Exit status: 0 when no check
 is a ``problem``, else 1 (``--json`` prints the same checks either way).
 """
@@ -75,8 +79,15 @@ class Check:
                 "detail": self.detail, "fix": self.fix, "data": self.data}
 
 
+def command_for(home: Path, *words: str) -> str:
+    """The command line ``continuity WORDS --home HOME``, shell-quoted: every command a fix
+    names carries the workspace in use (issue 45 item 2: a bare one, run as printed, acts on
+    the default workspace)."""
+    return shlex.join(["continuity", *words, "--home", str(home)])
+
+
 def _serve_hint(home: Path) -> str:
-    return f"start it: `continuity serve --home {shlex.quote(str(home))}`"
+    return f"start it: `{command_for(home, 'serve')}`"
 
 
 def _section_loaders() -> dict[str, Callable[[Path], object]]:
@@ -116,7 +127,7 @@ def check_config(home: Path) -> Check:
         what = ("change or unset the environment variable named" if message.startswith("$")
                 else f"edit {path}" if "$" not in message
                 else f"edit {path} or the environment variable named")
-        fix = f"{what} as the message says, then run `continuity doctor` again"
+        fix = f"{what} as the message says, then run `{command_for(home, 'doctor')}` again"
         return Check("config", None, "problem", message, fix, {"path": str(path)})
     overrides = sorted(v for v in os.environ if v.startswith("CONTINUITY_") and "__" in v[11:])
     shown = str(path) if path.is_file() else f"{path} absent: defaults"
@@ -291,6 +302,19 @@ def installed_hooks(harness: str, path: Path | None = None) -> InstalledHooks:
     return found
 
 
+def install_command(harness: str, home: Path, hooks_path: Path) -> str:
+    """``continuity hooks install HARNESS --home HOME``, with ``--settings`` when the hooks
+    are not at the harness's own place (pi: the extensions folder), shell-quoted; the
+    command that redoes the install in use (issue 45 item 2)."""
+    from continuity.daemon.hooks import install
+
+    words = ["hooks", "install", harness]
+    target = hooks_path.parent if harness == "pi" else hooks_path
+    if os.path.abspath(target) != os.path.abspath(install.default_path(harness)):
+        words += ["--settings", str(target)]
+    return command_for(home, *words)
+
+
 def check_harness(harness: str, home: Path, *,
                   which: Callable[[str], str | None] = shutil.which) -> list[Check]:
     """``found``, ``hooks``, ``trust`` (Codex) and ``last-event`` of one harness."""
@@ -304,7 +328,7 @@ def check_harness(harness: str, home: Path, *,
         elsewhere = installed_hooks(harness, Path(recorded))
         if elsewhere.events or elsewhere.error:
             hooks = elsewhere
-    install_hint = f"`continuity hooks install {harness} --home {shlex.quote(str(home))}`"
+    install_hint = f"`{install_command(harness, home, hooks.path)}`"
     if path is None:
         checks.append(Check("found", harness, "warning" if hooks.events else "info",
                             f"`{BINARIES[harness]}` is not on PATH", data={"path": None}))
@@ -347,7 +371,7 @@ def check_harness(harness: str, home: Path, *,
                             "this workspace", data=data))
     checks.append(check_mcp(harness, home, hooks.path))
     if harness == "codex":
-        trust = install.codex_trust(hooks.path)
+        trust = install.codex_trust(hooks.path, home=home)
         if trust.status == "trusted":
             checks.append(Check("trust", harness, "ok", f"Codex trusts all {trust.hooks} "
                                 f"continuity hooks ({trust.config})", data=trust.to_dict()))
@@ -424,7 +448,7 @@ def check_mcp(harness: str, home: Path, hooks_path: Path) -> Check:
     from continuity.daemon.hooks import install
 
     where, words, why = _mcp_found(harness, hooks_path)
-    hint = f"run `continuity hooks install {harness} --home {shlex.quote(str(home))}`"
+    hint = f"run `{install_command(harness, home, hooks_path)}`"
     data: dict[str, Any] = {"where": str(where), "tools": {}}
     if words is None:
         return Check("mcp", harness, "warning", f"continuity's tools are not available to the "
@@ -471,8 +495,8 @@ def check_cleanup(home: Path) -> Check | None:
                  f"{settings} sets cleanupPeriodDays = {days}: Claude Code deletes transcripts "
                  f"older than that; {gone} archived Claude Code session(s) are kept only here "
                  "(their file is gone)",
-                 "keep `continuity watch` running (or import ~/.claude/projects regularly) so "
-                 "sessions are archived before Claude Code deletes them",
+                 f"keep `{command_for(home, 'watch')}` running (or import ~/.claude/projects "
+                 "regularly) so sessions are archived before Claude Code deletes them",
                  {"path": str(settings), "cleanupPeriodDays": days, "sessions_gone": gone})
 
 
@@ -520,10 +544,11 @@ def _ago(iso: str | None) -> str:
 def check_private(home: Path) -> Check:
     """Issue 16: the workspace holds every raw line, prompt and secret an agent saw, so it must
     be owner-only (folders ``0700``, files ``0600``; ``continuity.core.private.exposed`` lists
-    what is not). A workspace folder others may enter, with such a file or folder in it, is a
-    problem; a wider file inside an owner-only workspace folder (say a ``config.toml`` made
-    with an editor) is out of others' reach, so only a warning. The first three paths are
-    named, all of them in ``data["exposed"]``."""
+    what is not). Always a ``warning`` with the ``chmod`` that fixes it (issue 45 item 2:
+    capture works whatever the modes): a workspace folder others may enter is said so, a
+    wider file inside an owner-only workspace folder (say a ``config.toml`` made with an
+    editor) as out of others' reach. The first three paths are named, all of them in
+    ``data["exposed"]``."""
     from continuity.core.private import exposed
 
     found = exposed(home)
@@ -534,7 +559,9 @@ def check_private(home: Path) -> Check:
     open_root = any(e.path == home for e in found)
     detail = (f"others can read the workspace: {named}{more}" if open_root else
               f"wider than owner-only, though inside an owner-only folder: {named}{more}")
-    return Check("private", None, "problem" if open_root else "warning", detail,
+    # issue 45 item 2: capture works whatever the modes, so this is a warning (with the fix),
+    # never "capture is not working"
+    return Check("private", None, "warning", detail,
                  f"chmod -R go-rwx {shlex.quote(str(home))}",
                  {"exposed": [str(e.path) for e in found]})
 
@@ -549,7 +576,7 @@ def check_embeddings(home: Path, daemon_up: bool) -> Check:
     from continuity.core.errors import ConfigError
     from continuity.retrieval.embedder import MISSING_EXTRA, MODELS, load_embedder, \
         model_files, semantic_available
-    from continuity.retrieval.embedding import pending_count
+    from continuity.retrieval.embedding import waiting_count
     from continuity.retrieval.settings import retrieval_settings
     from continuity.store import open_store
 
@@ -578,18 +605,85 @@ def check_embeddings(home: Path, daemon_up: bool) -> Check:
     url = database_url(home)
     if url.startswith("sqlite") and not (home / "continuity.db").exists():
         return Check("embeddings", None, "ok", f"{model_id}: nothing stored yet")
-    with open_store(url) as store:
-        waiting = pending_count(store, model_id)
-    data = {"model": model_id, "waiting": waiting}
+    with open_store(url) as store:  # rows without text are never embedded: not counted
+        waiting, exact = waiting_count(store, model_id)
+    data = {"model": model_id, "waiting": waiting, "exact": exact}
     if not waiting:
         return Check("embeddings", None, "ok", f"{model_id}: every row embedded", data=data)
-    msg = (f"{model_id}: {waiting} rows and memories wait to be embedded (found by words "
-           "until then)")
+    msg = (f"{model_id}: {'' if exact else 'at least '}{waiting} rows and memories wait to "
+           "be embedded (found by words until then)")
     if daemon_up:
         return Check("embeddings", None, "info", msg + "; the daemon embeds them", data=data)
-    return Check("embeddings", None, "warning", msg, "start the daemon (`continuity serve`), "
-                 "which embeds them in the background, or run `continuity import` again",
-                 data)
+    return Check("embeddings", None, "warning", msg, f"start the daemon "
+                 f"(`{command_for(home, 'serve')}`), which embeds them in the background, or "
+                 f"run `{command_for(home, 'import')}` with your session folders again", data)
+
+
+#: A harness whose newest stored row is younger than this, and whose hooks are gone, has
+#: stopped being captured (issue 45 item 2).
+RECENT_CAPTURE_DAYS = 7
+
+
+def check_integrity(home: Path) -> Check | None:
+    """``integrity``: ``PRAGMA quick_check`` on the workspace's SQLite database (issue 45 item
+    2: a database whose pages are corrupt passed every other check). ``ok``, or a
+    ``problem`` quoting the first findings (or the error SQLite raised); None for
+    PostgreSQL or when no database exists yet. Read-only: the file is opened ``mode=ro``."""
+    import sqlite3
+
+    from continuity.core.config import database_url
+
+    url = database_url(home)
+    if not url.startswith("sqlite"):
+        return None
+    from sqlalchemy.engine import make_url
+
+    name = make_url(url).database
+    if not name or name == ":memory:" or not Path(name).is_file():
+        return None
+    path = Path(name)
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=5)
+        try:
+            rows = [str(r[0]) for r in conn.execute("PRAGMA quick_check(20)").fetchall()]
+        finally:
+            conn.close()
+    except sqlite3.Error as exc:
+        rows = [f"{exc.__class__.__name__}: {exc}"]
+    if rows == ["ok"]:
+        return Check("integrity", None, "ok", f"{path}: PRAGMA quick_check ok",
+                     data={"path": str(path)})
+    shown = "; ".join(rows[:3]) + (f" and {len(rows) - 3} more" if len(rows) > 3 else "")
+    return Check("integrity", None, "problem", f"{path} is damaged (PRAGMA quick_check: "
+                 f"{shown})", "stop the daemon, keep a copy of the file, then rebuild it: "
+                 f"`sqlite3 {shlex.quote(str(path))} .recover | sqlite3 NEW.db` and move NEW.db "
+                 "in its place, or move it aside and import the session files again with "
+                 f"`{command_for(home, 'import', 'FOLDER')}`",
+                 {"path": str(path), "findings": rows})
+
+
+def _capture_stopped(per: list[Check], harness: str, seen: dict[str, Any] | None,
+                     home: Path) -> None:
+    """Turn the ``hooks`` warning of a harness without our hooks into a ``problem`` when the
+    workspace holds a session of it with rows from the last ``RECENT_CAPTURE_DAYS`` days:
+    it was being captured and is no more (issue 45 item 2)."""
+    if not seen or not seen.get("at"):
+        return
+    try:
+        at = datetime.fromisoformat(seen["at"])
+    except ValueError:
+        return
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=timezone.utc)
+    if (datetime.now(timezone.utc) - at).total_seconds() > RECENT_CAPTURE_DAYS * 86400:
+        return
+    for c in per:
+        if c.check == "hooks" and not c.data.get("events") and c.status != "problem":
+            c.status = "problem"
+            c.detail += (f"; but session {seen['session']} of this workspace has rows from "
+                         f"{_ago(seen['at'])}: capture of {harness} stopped")
+            c.fix = f"run `{install_command(harness, home, Path(c.data['path']))}`"
+            c.data["last"] = seen
 
 
 def diagnose(home: Path, harnesses: tuple[str, ...] = HARNESSES, *,
@@ -615,15 +709,21 @@ def diagnose(home: Path, harnesses: tuple[str, ...] = HARNESSES, *,
         checks.append(check_embeddings(home, daemon.status == "ok"))
     except Exception as exc:  # noqa: BLE001 - a broken store is reported below as "store"
         checks.append(Check("embeddings", None, "warning", f"not checked: {exc}"))
+    integrity = check_integrity(home)
+    if integrity is not None:
+        checks.append(integrity)
     try:
         last = last_events(home, harnesses)
     except Exception as exc:  # noqa: BLE001 - a broken store is one more finding
         last = {}
         checks.append(Check("store", None, "problem", f"the store cannot be read: {exc}",
-                            "run `continuity where` and `continuity db upgrade`"))
+                            f"run `{command_for(home, 'where')}` and "
+                            f"`{command_for(home, 'db', 'upgrade')}`"))
     for harness in harnesses:
         per = check_harness(harness, home, which=which)
         hooked = any(c.check == "hooks" and c.data.get("events") for c in per)
+        if not hooked:
+            _capture_stopped(per, harness, last.get(harness), home)
         if hooked:
             seen = last.get(harness)
             if seen:
@@ -638,8 +738,9 @@ def diagnose(home: Path, harnesses: tuple[str, ...] = HARNESSES, *,
         checks.append(Check("hooks", None, "problem", "no harness has continuity's hooks: "
                             "nothing is captured live" + ("" if found else
                                                           " (and no harness CLI is on PATH)"),
-                            f"run `continuity hooks install {found[0] if found else '<harness>'}"
-                            f" --home {shlex.quote(str(home))}`"))
+                            f"run `{command_for(home, 'hooks', 'install', found[0])}`" if found
+                            else "install a harness (claude, codex or pi), then run "
+                            f"`{command_for(home, 'hooks', 'install', 'HARNESS')}`"))
     return checks
 
 

@@ -15,6 +15,7 @@ import typer
 
 from continuity.cli.commands.common import (
     HomeOption,
+    homed_commands,
     JsonOption,
     emit_json,
     err,
@@ -58,13 +59,24 @@ def memory_render(
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Rebuild MEMORY.md from the lineage: six sections, within the [memory_md] budget."""
+    """Rebuild MEMORY.md from the lineage: six sections, within the [memory_md] budget.
+
+    --project takes a folder as the shell gives it (`.` or a relative path is made absolute);
+    a folder no session was captured in is an error naming it, and nothing is written.
+    Projects under a temp folder are scratch work: an all-projects render leaves them out
+    and says so in the file's header; --project renders one of them."""
     from continuity.lineage.memory_md import default_path, render_memory_md, write
 
     when = _as_of(as_of)
     with open_cli_store(home) as store:
+        if project is not None:
+            project = _known_project(store, project)
         result = render_memory_md(store, home=home, project=project, now=when)
     _warn_skipped(result.skipped)
+    if result.left_out and not as_json:
+        err.print(f"note: {len(result.left_out)} project(s) under a temp folder left out as "
+                  "scratch work (named in the file's header); --project DIR renders one",
+                  markup=False)
     if output is not None and str(output) == "-":
         sys.stdout.write(result.text)
         return
@@ -75,6 +87,25 @@ def memory_render(
         return
     err.print(f"{'wrote' if changed else 'unchanged'} {path} ({result.bytes:,} bytes, "
               f"{result.lines} lines)", markup=False)
+
+
+def _known_project(store: Any, given: str) -> str:
+    """The project ``--project`` names, as stored (issue 45 item 8: ``--project .`` rendered
+    "Scope: project ." with nothing in it): ``given`` made absolute (``~`` expanded), else
+    with its symlinks resolved, whichever some session was captured in (or in a folder
+    inside it). Raises ``InputError`` naming the project when none was: an unknown project
+    writes nothing."""
+    import os
+
+    if not given.strip():
+        raise InputError("--project is empty: give a project folder")
+    absolute = os.path.abspath(os.path.expanduser(given))
+    for candidate in dict.fromkeys([absolute, os.path.realpath(absolute)]):
+        if store.list_sessions(limit=1, project=candidate):
+            return candidate
+    raise InputError(f"--project {absolute}: no session of this workspace was captured in "
+                     "that folder (`continuity sessions` shows each session's project); "
+                     "nothing written")
 
 
 def lineage_cmd(
@@ -93,10 +124,10 @@ def lineage_cmd(
         view = session_lineage(store, key, home=home)
     if as_json:
         emit_json(view)
-    else:
+    else:  # its repair commands keep the --home in use (issue 45 item 2), controls escaped (item 6)
         from continuity.cli.render import shown
 
-        sys.stdout.write(shown(_lineage_text(view)))  # issue 45 item 6
+        sys.stdout.write(shown(homed_commands(_lineage_text(view), home)))
     if view["problems"]:
         raise _damaged(key, view["problems"])
 

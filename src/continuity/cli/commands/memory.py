@@ -13,8 +13,9 @@ import typer
 
 from continuity.core.errors import InputError
 from continuity.core.text import clean
-from continuity.cli.commands.common import (HomeOption, JsonOption, count_option, emit_json,
-                                            err, open_cli_store, out)
+from continuity.cli.commands.common import (EXIT_NO_MATCH, HomeOption, JsonOption,
+                                            count_option, emit_json, err, nonempty_query,
+                                            open_cli_store, out)
 
 
 def _iso(value) -> str | None:  # type: ignore[no-untyped-def]
@@ -117,7 +118,8 @@ def remember_cmd(
 
 def recall_cmd(
     query: str = typer.Argument(..., help="What to recall, in words or in other words (best "
-                                "match first; \"quoted text\" must appear as written)."),
+                                "match first; \"quoted text\" must appear as written). "
+                                "Empty: a usage error.", callback=nonempty_query),
     expand: bool = typer.Option(False, "--expand", help="Also print the sanitized transcript "
                                 "of each result's session."),
     limit: int = count_option(10, "memories (recall gives at most 100)",
@@ -127,7 +129,10 @@ def recall_cmd(
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Recall memories matching QUERY, most relevant first."""
+    """Recall memories matching QUERY, most relevant first.
+
+    Exit status, as grep's: 0 when a memory matched, 1 when none did, 2 for a usage error
+    (an empty QUERY)."""
     from continuity.retrieval.recall import recall_hybrid
     from continuity.retrieval.settings import retrieval_settings
 
@@ -138,6 +143,8 @@ def recall_cmd(
                               filters={"type": type_, "tags": tags})
     if as_json:
         emit_json(found.model_dump(mode="json"))
+        if not found.results:
+            raise typer.Exit(EXIT_NO_MATCH)
         return
     lines = []
     for r in found.results:
@@ -150,7 +157,10 @@ def recall_cmd(
         err.print(f"no memory matches {clean(query)!r}", markup=False)
     from continuity.cli.render import shown
 
-    sys.stdout.write("".join(shown(line) + "\n" for line in lines))  # issue 45 item 6
+    sys.stdout.write("".join(shown(line) + "
+" for line in lines))  # issue 45 item 6
+    if not found.results:
+        raise typer.Exit(EXIT_NO_MATCH)
 
 
 def register(app: typer.Typer) -> None:

@@ -3,7 +3,7 @@
 
 The packaged model (``wordllama-l2-supercat``, in the ``semantic`` extra) needs nothing; the
 others are downloaded once, with the user's consent (a prompt naming the size and the source;
-``--yes`` answers it), with a progress bar on stderr, into the models folder
+``--yes`` answers it, and so does a ``y`` piped on stdin), with a progress bar on stderr, into the models folder
 (``retrieval.embedder.models_dir``). Nothing is downloaded at query time.
 """
 
@@ -67,14 +67,13 @@ def models_fetch(
         raise InputError(f"model {name!r}: not a model to fetch (packaged or unknown); "
                          f"fetchable: {fetchable}")
     base = source or SOURCE
-    if not yes:
-        if not err.is_terminal:
-            raise InputError(f"fetching {name} downloads about {spec.size_mb} MB from {base}; "
-                             "run it in a terminal to answer the prompt, or pass --yes")
-        if not typer.confirm(f"Download {name} (about {spec.size_mb} MB) from {base}/"
-                             f"{spec.repo} into {models_dir() / name}?", err=True):
-            err.print("nothing downloaded", markup=False)
-            raise typer.Exit(1)
+    if not yes and not _consent(f"Download {name} (about {spec.size_mb} MB) from {base}/"
+                                f"{spec.repo} into {models_dir() / name}?",
+                                f"fetching {name} downloads about {spec.size_mb} MB from "
+                                f"{base}; answer y on stdin (echo y | continuity models fetch "
+                                f"{name}) or pass --yes"):
+        err.print("nothing downloaded", markup=False)
+        raise typer.Exit(1)
     with _bar(f"fetching {name}", enabled=not as_json) as progress:
         folder = fetch_model(name, progress=progress, base_url=base)
     if as_json:
@@ -83,6 +82,25 @@ def models_fetch(
     out.print(str(folder), markup=False, highlight=False)
     err.print(f"fetched {name}; use it with [retrieval] model = \"{name}\" in config.toml",
               markup=False)
+
+
+def _consent(question: str, no_answer: str) -> bool:
+    """The user's yes to ``question``: in a terminal, the prompt; with stdin piped (not a
+    TTY), the question on stderr and one line read from stdin, ``y`` or ``yes`` (any case)
+    meaning yes, as users expect of ``echo y | ...`` (issue 40 leftover, issue 45: only
+    ``--yes`` was taken). No line at all (stdin empty or closed) is an ``InputError``
+    saying ``no_answer``."""
+    import sys
+
+    stdin = sys.stdin
+    if stdin is not None and stdin.isatty():
+        return typer.confirm(question, err=True)
+    err.print(f"{question} [y/N]: ", markup=False, end="")
+    line = stdin.readline() if stdin is not None else ""
+    if not line:
+        err.print("", markup=False)
+        raise InputError(no_answer)
+    return line.strip().lower() in ("y", "yes")
 
 
 class _bar:

@@ -121,7 +121,9 @@ class CodexTrust:
     others silently), ``no-hooks`` (none of ours in ``hooks.json``) or ``unreadable``
     (``config.toml`` is not TOML). ``untrusted_keys``: the hooks Codex skips; ``note``: why
     install could not write the trust; ``next_step``: what the user has to do (None when
-    trusted)."""
+    trusted); ``install_command``: the ``continuity hooks install codex`` that redoes this
+    install, with the ``--home`` and ``--settings`` in use (issue 45 item 2: run as printed,
+    a bare one moved the hooks to the default workspace)."""
 
     status: str
     hooks: int
@@ -129,17 +131,18 @@ class CodexTrust:
     config: Path
     untrusted_keys: tuple[str, ...] = ()
     note: str | None = None
+    install_command: str = "continuity hooks install codex"
 
     @property
     def next_step(self) -> str | None:
         if self.status == "trusted":
             return None
+        run = self.install_command
         if self.status == "no-hooks":
-            return "run `continuity hooks install codex`"
+            return f"run `{run}`"
         if self.status == "unreadable":
-            return f"fix {self.config} (not valid TOML), then run `continuity hooks install codex`"
-        return ("run `continuity hooks install codex` again (it writes the trust), or "
-                + CODEX_TRUST_STEP)
+            return f"fix {self.config} (not valid TOML), then run `{run}`"
+        return f"run `{run}` again (it writes the trust), or " + CODEX_TRUST_STEP
 
     def to_dict(self) -> dict[str, Any]:
         return {"status": self.status, "hooks": self.hooks, "trusted": self.trusted,
@@ -147,24 +150,44 @@ class CodexTrust:
                 "note": self.note, "next_step": self.next_step}
 
 
+def codex_install_command(hooks_path: str | os.PathLike[str] | None,
+                          home: str | os.PathLike[str] | None) -> str:
+    """The ``continuity hooks install codex`` command that installs into ``hooks_path`` for
+    workspace ``home``: ``--home`` when given, ``--settings`` when ``hooks_path`` is not
+    Codex's default ``hooks.json``, each shell-quoted (issue 45 item 2)."""
+    import shlex
+
+    words = ["continuity", "hooks", "install", "codex"]
+    if hooks_path and os.path.abspath(Path(hooks_path).expanduser()) != os.path.abspath(
+            default_path("codex")):
+        words += ["--settings", str(hooks_path)]
+    if home:
+        words += ["--home", str(home)]
+    return shlex.join(words)
+
+
 def codex_trust(hooks_path: str | os.PathLike[str] | None = None, *,
-                note: str | None = None) -> CodexTrust:
+                note: str | None = None, home: str | os.PathLike[str] | None = None
+                ) -> CodexTrust:
     """Whether Codex trusts our hooks of ``hooks_path`` (default ``default_path("codex")``) now,
     comparing the ``trusted_hash`` of each in ``config.toml`` with its current hash (module
-    docstring, Codex trust). Raises ``InputError`` when ``hooks.json`` is not a JSON object."""
+    docstring, Codex trust). ``home``: the workspace the hooks serve, carried into
+    ``next_step``'s command (``codex_install_command``). Raises ``InputError`` when
+    ``hooks.json`` is not a JSON object."""
     import tomllib
 
     given = Path(hooks_path).expanduser() if hooks_path else default_path("codex")
+    command = codex_install_command(given, home)
     target = _through_link(given)
     config = _codex_config_path(given)
     ours = codex_our_hooks(given, _read(target)[0])
     if not ours:
-        return CodexTrust("no-hooks", 0, 0, config, note=note)
+        return CodexTrust("no-hooks", 0, 0, config, note=note, install_command=command)
     try:
         state = tomllib.loads(config.read_text("utf-8")) if config.is_file() else {}
     except (tomllib.TOMLDecodeError, UnicodeDecodeError):
         return CodexTrust("unreadable", len(ours), 0, config, tuple(k for k, _e, _h in ours),
-                          note=note)
+                          note=note, install_command=command)
     hooks_state = state.get("hooks", {}).get("state", {}) if isinstance(
         state.get("hooks"), dict) else {}
     untrusted = tuple(k for k, _e, h in ours
@@ -173,7 +196,7 @@ def codex_trust(hooks_path: str | os.PathLike[str] | None = None, *,
                       or hooks_state[k].get("enabled") is False)
     trusted = len(ours) - len(untrusted)
     return CodexTrust("trusted" if not untrusted else "untrusted", len(ours), trusted, config,
-                      untrusted, note=note)
+                      untrusted, note=note, install_command=command)
 
 
 #: A ``[hooks.state."KEY"]`` (or ``'KEY'``) table header line, the key's TOML string captured.

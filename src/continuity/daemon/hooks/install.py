@@ -224,7 +224,7 @@ def install(harness: str, path: str | os.PathLike[str] | None = None,
         return InstallResult(harness, given, action, backup, home=where, mcp=mcp)
     note, mcp = _write_codex_config(given, after, trust=trust, home=where)
     return InstallResult(harness, given, action, backup, home=where,
-                         trust=codex_trust(given, note=note), mcp=mcp)
+                         trust=codex_trust(given, note=note, home=where), mcp=mcp)
 
 
 def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> InstallResult:

@@ -52,6 +52,10 @@ REPLAY_PREFIX = "replay-"
 EVENTS = ("session-start", "user-prompt-submit", "pre-compaction", "post-compaction", "stop",
           "session-end", "continuation-refused")
 HARNESSES = ("claude-code", "codex", "pi")
+#: Events never spooled (a question: nobody would read a late answer) whose refused input is
+#: still recorded in the rejected log by ``native_line`` (issue 45: pre-tool-use's bad JSON
+#: was dropped without a line); ``SpooledEvent.parse`` refuses them, so none is replayed.
+RECORD_ONLY_EVENTS = ("pre-tool-use",)
 
 
 def fast_home() -> str:
@@ -86,10 +90,11 @@ def new_event_id() -> str:
 
 def native_line(event_id: str, at: str, harness: str, event: str, payload: bytes) -> bytes:
     """The spool line of a harness's raw hook stdin. Raises ``ValueError`` for a harness or
-    event outside ``HARNESSES``/``EVENTS`` (so no value here ever needs JSON escaping)."""
+    event outside ``HARNESSES``/``EVENTS`` (or ``RECORD_ONLY_EVENTS``, for the rejected log)
+    (so no value here ever needs JSON escaping)."""
     import binascii
 
-    if harness not in HARNESSES or event not in EVENTS:
+    if harness not in HARNESSES or (event not in EVENTS and event not in RECORD_ONLY_EVENTS):
         raise ValueError(f"unknown harness {harness!r} or event {event!r}")
     if not all(c in "0123456789abcdef" for c in event_id) or len(event_id) > 64:
         raise ValueError(f"event id must be hex (got {event_id!r})")

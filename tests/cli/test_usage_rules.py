@@ -1,0 +1,111 @@
+"""Issue 45 item 8: one rule for usage errors and for search/recall exit statuses.
+
+Usage errors (an unknown option, a missing or bad argument, in any command) are ONE line on
+stderr, exit 2: ``error: <what> (see continuity CMD --help)``, as the README promises (Click
+printed a four-line block). ``search`` and ``recall`` follow grep and rg: an empty QUERY is a
+usage error (exit 2) for both, no hit exits 1, a hit 0."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from continuity.cli import app as cli
+from continuity.store import open_store
+
+
+def run_main(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
+    """``continuity.cli.app.main`` in-process, as the console script runs it."""
+    monkeypatch.setattr(sys, "argv", ["continuity", *map(str, args)])
+    monkeypatch.delenv("CONTINUITY_RAISE_ERRORS", raising=False)
+    code = 0
+    try:
+        cli.main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+@pytest.mark.parametrize(("args", "where", "what"), [
+    (["search", "--bogus"], "continuity search", "No such option: --bogus"),
+    (["search"], "continuity search", "Missing argument 'QUERY'"),
+    (["sessions", "-n", "-1"], "continuity sessions", "Invalid value for '-n'"),
+    (["nope"], "continuity", "No such command 'nope'"),
+    (["hooks", "install", "nope"], "continuity hooks install", "Invalid value for 'HARNESS'"),
+    (["memory", "render", "--bogus"], "continuity memory render", "No such option: --bogus"),
+    (["show"], "continuity show", "Missing argument 'SESSION'"),
+])
+def test_a_usage_error_is_one_line(monkeypatch, capsys, tmp_path, args, where, what):
+    """Every kind of usage error, in commands of every module: exactly one line on stderr,
+    ``error: <what> (see <command> --help)``, nothing on stdout, exit 2."""
+    code, out, err = run_main(monkeypatch, capsys, *args, *(["--home", tmp_path]
+                                                           if args[0] != "nope" else []))
+    assert code == 2, err
+    assert out == ""
+    assert err.count("\n") == 1 and err.endswith("\n"), err
+    assert err.startswith(f"error: {what}"), err
+    assert err.rstrip("\n").endswith(f"(see {where} --help)"), err
+
+
+def test_help_and_a_bare_group_still_print_help(monkeypatch, capsys):
+    """The help is not an error line: ``--help`` exits 0 with the usage on stdout."""
+    code, out, err = run_main(monkeypatch, capsys, "search", "--help")
+    assert code == 0 and out.startswith("Usage: continuity search") and err == ""
+    assert "1 when none did" in out
+
+
+@pytest.mark.parametrize("command", ["search", "recall"])
+@pytest.mark.parametrize("query", ["", "   "])
+def test_an_empty_query_is_a_usage_error_for_search_and_recall(monkeypatch, capsys, tmp_path,
+                                                               command, query):
+    """``search ""`` was accepted (exit 0) while ``recall ""`` was refused: both are a usage
+    error now, one line, exit 2."""
+    code, out, err = run_main(monkeypatch, capsys, command, query, "--home", tmp_path)
+    assert code == 2 and out == ""
+    assert err == (f"error: Invalid value for 'QUERY': is empty: give the words to find "
+                   f"(see continuity {command} --help)\n")
+
+
+@pytest.mark.parametrize("as_json", [[], ["--json"]])
+def test_no_hit_exits_1_a_hit_0_for_search_and_recall(monkeypatch, capsys, tmp_path, as_json):
+    """As grep and rg: a query that matches exits 0, one that matches nothing exits 1 (with
+    --json too); search and recall alike."""
+    from continuity.core.model import Entry, EntryKind, Role, Session, TextBlock
+    from continuity.transcripts import memories as rc
+
+    home = tmp_path / "ws"
+    with open_store(home / "continuity.db") as store:
+        store.upsert_session(Session("s-1", "claude-code", project="/tmp/p"))
+        store.append("s-1", [Entry(seq=0, kind=EntryKind.MESSAGE, role=Role.USER,
+                                   blocks=[TextBlock("fix the alembic migration")])])
+        rc.remember(store, "alembic heads must be merged before upgrade")
+    for command in ("search", "recall"):
+        code, out, err = run_main(monkeypatch, capsys, command, "alembic", *as_json,
+                                  "--home", home, "--mode", "words") if command == "search" \
+            else run_main(monkeypatch, capsys, command, "alembic", *as_json, "--home", home)
+        assert code == 0 and "alembic" in out, (command, err)
+        code, out, err = run_main(monkeypatch, capsys, command, "zebracorn", *as_json,
+                                  "--home", home)
+        assert code == 1, (command, out, err)
+
+
+def test_an_errors_fix_command_keeps_the_home_in_use(monkeypatch, capsys, tmp_path):
+    """Issue 45 item 2, the kind beyond doctor: an error's fix (`continuity sessions` after
+    an unknown session) printed bare acted on $CONTINUITY_HOME's workspace when run as
+    printed; with --home given, it carries it, and run as printed it lists this one."""
+    import re
+    import shlex
+
+    home = tmp_path / "ws"
+    with open_store(home / "continuity.db") as store:
+        from continuity.core.model import Session
+
+        store.upsert_session(Session("s-1", "claude-code", project="/tmp/p"))
+    code, out, err = run_main(monkeypatch, capsys, "show", "nokey", "--home", home)
+    assert code == 3
+    [command] = re.findall(r"`(continuity [^`]*)`", err)
+    assert command == f"continuity sessions --home {home}"
+    code, out, err = run_main(monkeypatch, capsys, *shlex.split(command)[1:], "--json")
+    assert code == 0 and '"s-1"' in out
