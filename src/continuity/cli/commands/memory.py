@@ -157,8 +157,7 @@ def recall_cmd(
         err.print(f"no memory matches {clean(query)!r}", markup=False)
     from continuity.cli.render import shown
 
-    sys.stdout.write("".join(shown(line) + "
-" for line in lines))  # issue 45 item 6
+    sys.stdout.write("".join(shown(line) + "\n" for line in lines))  # issue 45 item 6
     if not found.results:
         raise typer.Exit(EXIT_NO_MATCH)
 
