@@ -366,7 +366,11 @@ def import_lines(harness: str, path: Path, lines: list[bytes], workdir: Path,
             try:
                 report = import_file(store, f)
             except Exception as exc:  # noqa: BLE001 - an escape is the failure counted
-                escaped.append(f"{f.name}: {type(exc).__name__}: {str(exc)[:200]}")
+                escaped.append(f"{f.name}: {type(exc).__name__}: {str(exc)[:200]} at "
+                               + " / ".join(traceback.format_exc().strip().splitlines()[-6:-1:2]))
+                kept = RESULTS.parent / "fuzz-escaped"
+                kept.mkdir(parents=True, exist_ok=True)
+                shutil.copy(f, kept / f.name)
                 continue
             statuses[report.status] += 1
             totals["lines_read"] += report.lines_read
@@ -384,10 +388,12 @@ def import_lines(harness: str, path: Path, lines: list[bytes], workdir: Path,
 
 
 def part_readers(n: int, seed: int, big_every: int, import_every: int,
-                 workdir: Path) -> dict[str, Any]:
+                 workdir: Path, harnesses: list[str] | None = None) -> dict[str, Any]:
     corpus = reader_corpus(workdir)
     out = {}
     for harness, (cls, path, real) in sorted(corpus.items()):
+        if harnesses and harness not in harnesses:
+            continue
         log(f"readers: {harness} ({cls.__name__}), {n} lines from {len(real)} real ones ...")
         started = time.perf_counter()
         fig = fuzz_reader(harness, cls, path, real, n, seed, big_every, import_every, workdir)
@@ -466,20 +472,23 @@ def http_once(host: str, port: int, request: bytes, timeout: float) -> tuple[int
         except (BrokenPipeError, ConnectionResetError):
             pass  # read what it answered, if anything
         buf = b""
-        while b"\r\n\r\n" not in buf:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError("no answer")
-            s.settimeout(left)
-            try:
-                chunk = s.recv(65536)
-            except ConnectionResetError:
-                chunk = b""
-            if not chunk:
-                return 0, buf
-            buf += chunk
-        head = buf.split(b"\r\n\r\n", 1)[0]
-        return int(head.split(b" ", 2)[1]), head
+        while True:
+            while b"\r\n\r\n" not in buf:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise TimeoutError("no answer")
+                s.settimeout(left)
+                try:
+                    chunk = s.recv(65536)
+                except ConnectionResetError:
+                    chunk = b""
+                if not chunk:
+                    return 0, buf
+                buf += chunk
+            head, buf = buf.split(b"\r\n\r\n", 1)
+            status = int(head.split(b" ", 2)[1])
+            if not 100 <= status < 200:  # an interim answer (100 Continue): the real one follows
+                return status, head
 
 
 # ---------------------------------------------------------------------------- HTTP
@@ -865,12 +874,13 @@ def verdicts(fig: dict[str, Any]) -> dict[str, bool]:
 
 
 def run(lines: int, http: int, mcp: int, seed: int, only: str | None, big_every: int,
-        import_every: int) -> dict[str, Any]:
+        import_every: int, harnesses: list[str] | None = None) -> dict[str, Any]:
     workdir = Path(tempfile.mkdtemp(prefix="continuity-fuzz-"))
     fig: dict[str, Any] = {"seed": seed, "load_before": os.getloadavg()}
     try:
         if only in (None, "readers") and lines:
-            fig["readers"] = part_readers(lines, seed, big_every, import_every, workdir)
+            fig["readers"] = part_readers(lines, seed, big_every, import_every, workdir,
+                                          harnesses)
         if only in (None, "http", "mcp") and (http or mcp):
             home = workdir / "home"
             daemon = Daemon(home)
@@ -942,12 +952,14 @@ def main(argv: list[str] | None = None) -> int:
                         help="one line in N padded to 10 MB (0: none)")
     parser.add_argument("--import-every", type=int, default=1,
                         help="import every N-th mutated line too (0: no import)")
+    parser.add_argument("--harness", action="append",
+                        help="fuzz only this reader (claude-code, codex, pi, opencode); repeat")
     parser.add_argument("--quick", action="store_true", help="2,000 lines, 300 + 300 requests")
     args = parser.parse_args(argv)
     if args.quick:
         args.lines, args.http, args.mcp, args.big_every = 2000, 300, 300, 1000
     fig = run(args.lines, args.http, args.mcp, args.seed, args.only, args.big_every,
-              args.import_every)
+              args.import_every, args.harness)
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(fig, indent=2, default=str) + "\n")
     report(fig)
