@@ -357,6 +357,12 @@ async def drive(daemon: Daemon, sessions: list[Session], rate: float, seconds: f
     fig = summarize(samples, errors, rate, elapsed)
     fig.update({"seconds": round(seconds, 1), "generator_cpu_pct": round(100 * gen_cpu / elapsed, 1),
                 "daemon_cpu_pct": round(100 * (daemon.cpu_seconds() - dcpu0) / elapsed, 1)})
+    # when the slow answers came: p99 (ms) of the events due in each 10 s of the phase
+    buckets: dict[int, list[float]] = {}
+    for due, _, latency in samples:
+        buckets.setdefault(int((due - start) // 10), []).append(latency)
+    fig["p99_ms_per_10s"] = [round(_pick(sorted(buckets[b]), 0.99), 1)
+                             for b in sorted(buckets)]
     for name, (w0, w1) in (windows or {}).items():
         inside = [x for x in samples if w0 <= x[0] <= (w1 or float("inf"))]
         fig[name] = summarize(inside, [], rate, max(1e-9, (w1 or time.monotonic()) - w0))
@@ -659,6 +665,7 @@ def report(fig: dict[str, Any]) -> None:
         f"{e} {s:g} s" for e, s in DEADLINES.items()))
     if "phase1" in fig:
         print(_line("phase 1", fig["phase1"]))
+        print(f"  p99 ms per 10 s: {fig['phase1']['p99_ms_per_10s']}")
         s = fig["settle_after_phase1"]
         print(f"  queues settled after phase 1 in {s['settle_seconds']} s: {s['health']}")
     r = fig.get("rate_search", {})
@@ -671,6 +678,7 @@ def report(fig: dict[str, Any]) -> None:
     if "phase2" in fig:
         p = fig["phase2"]
         print(_line("phase 2", p))
+        print(f"  p99 ms per 10 s: {p['p99_ms_per_10s']}")
         print(f"  memory rule: {p['memory'].get('flat_rule')}: "
               f"{'flat' if p['memory'].get('memory_flat') else 'NOT flat'}")
         if "burst" in p:
