@@ -152,13 +152,13 @@ def mutate(raw: bytes, rng: random.Random, big: bool = False) -> tuple[str, byte
     except ValueError:
         obj = None
     if big:
-        pad = rng.choice(["x", "\u00e9", "\\", '"', "\x00", "{", "\ud83d\ude00"])
-        text = pad * (BIG_LINE_BYTES // max(1, len(pad.encode("utf-8"))))
+        pad = rng.choice(["x", "\u00e9", "\\", '"', "\x00", "{", "\U0001f600", "\ud800"])
+        text = pad * (BIG_LINE_BYTES // len(pad.encode("utf-8", "surrogatepass")))
         if isinstance(obj, dict) and obj:
             paths = _paths(obj)
             _set(obj, rng.choice(paths), text)
             return "big", json.dumps(obj, ensure_ascii=False).encode("utf-8", "surrogatepass")
-        return "big", raw + text.encode()
+        return "big", raw + text.encode("utf-8", "surrogatepass")
     kind = rng.choice(["flip", "truncate", "swap", "swap", "swap", "drop", "number", "deep",
                        "utf8", "nul", "surrogate", "glue", "cr", "wrongtop", "dup_key"])
     if kind in ("swap", "drop", "deep", "surrogate", "number", "dup_key") and \
