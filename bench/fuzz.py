@@ -809,7 +809,9 @@ def part_mcp(home: Path, n: int, seed: int, cwd: Path) -> dict[str, Any]:
             if i % 1000 == 999:
                 log(f"  mcp {i + 1}/{n}")
         # every request's answer, however slow: wait for them with a last ping
-        pending = lambda: [k for k in expect if k not in answered_ids(client.answers)]  # noqa
+        def pending() -> list:
+            answered = answered_ids(client.answers)
+            return [k for k in expect if k not in answered]
         deadline = time.monotonic() + REQUEST_SECONDS
         while pending() and time.monotonic() < deadline:
             client.read_until(lambda m: False, 0.5)
