@@ -30,7 +30,7 @@ What it runs:
   ``SETTLE_SECONDS``), then **the rate search**: steps of ``STEP_SECONDS`` (quick 3) at
   ``STEPS`` events/s, lowest first, up to the first step that misses (p99 >= 50 ms, an error,
   or under 95 % of the rate achieved); the sustainable rate is the last step that held.
-  ``--rate R`` skips the search.
+  ``--rate R`` skips the search; when no step holds, phase 2 runs at the lowest step.
 - **Phase 2**: ``--minutes`` (10; quick 1) at the sustainable rate. At its start the
   **burst**: 10,000 small Claude Code session files (``--burst``; 4 real-shaped lines each,
   staged beforehand) are renamed into the watched folder at once, and ``watch`` archives them
