@@ -184,6 +184,40 @@ def test_spool_recent_events_claim_is_exclusive(tmp_path: Path) -> None:
     assert "x" in spool.RecentEvents(tmp_path) and "y" not in spool.RecentEvents(tmp_path)
 
 
+def test_spool_recent_events_file_write_holds_no_other_thread(tmp_path: Path,
+                                                              monkeypatch) -> None:
+    """Issue 45 item 10 (bench/load.py): ``add`` writes its line to the file without holding
+    the lock every hook's ``claim`` and ``add`` take, so a slow write (under load each system
+    call waits for the GIL) does not queue the other hook threads behind it."""
+    import threading
+
+    recent = spool.RecentEvents(tmp_path)
+    writing, release = threading.Event(), threading.Event()
+    real_open = spool.private_open
+
+    def slow_open(path, flags):
+        if str(path).endswith(spool.RECENT_IDS_FILE):
+            writing.set()
+            release.wait(10)
+        return real_open(path, flags)
+
+    monkeypatch.setattr(spool, "private_open", slow_open)
+    adder = threading.Thread(target=recent.add, args=("a",))
+    adder.start()
+    try:
+        assert writing.wait(10)  # the first thread is writing its line now
+        claimed: list[bool] = []
+        other = threading.Thread(target=lambda: claimed.append(recent.claim("b")))
+        other.start()
+        other.join(1.0)
+        assert claimed == [True]  # answered while the write is still under way
+        assert "a" in recent  # and the id is known before its line is on disk
+    finally:
+        release.set()
+        adder.join(10)
+    assert "a" in spool.RecentEvents(tmp_path)
+
+
 # ---------------------------------------------------------------------------- 3. lagging file
 
 

@@ -193,3 +193,37 @@ def test_slow_recall_is_left_out_of_the_answer(store, isolated_home: Path, monke
         started = time.monotonic()
         assert _prompt(c, "claude-code", "s1", PARAPHRASE) == b""
         assert time.monotonic() - started < 0.9
+
+
+def test_prompts_under_load_do_not_queue_behind_running_recalls(
+        store, isolated_home: Path, monkeypatch) -> None:
+    """Issue 45 item 10 (bench/load.py): with every recall thread busy, a prompt is answered at
+    once without recall, not after waiting ``RECALL_SECONDS`` for a recall queued behind them
+    (under load every prompt and tool hook took the full wait)."""
+    import threading
+    import time
+
+    from continuity.daemon.hooks import live as live_module
+    from continuity.retrieval import at_action
+
+    _earlier(store)
+    release = threading.Event()
+    monkeypatch.setattr(live_module, "RECALL_SECONDS", 1.0)
+    monkeypatch.setattr(at_action, "recall_for_prompt", lambda *a, **k: release.wait(10))
+    try:
+        with _client(store, isolated_home) as c:
+            busy = [threading.Thread(target=_prompt, args=(c, "claude-code", f"s{n}",
+                                                           PARAPHRASE))
+                    for n in range(2)]  # the recall pool's threads
+            for t in busy:
+                t.start()
+            time.sleep(0.3)  # both recall threads are inside a recall now
+            started = time.monotonic()
+            assert _prompt(c, "claude-code", "s-late", PARAPHRASE) == b""
+            took = time.monotonic() - started
+            release.set()
+            for t in busy:
+                t.join(10)
+        assert took < 0.5, took
+    finally:
+        release.set()

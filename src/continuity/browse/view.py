@@ -28,7 +28,7 @@ from continuity.continuation.view import build_continuation
 from continuity.core.codec import block_view
 from continuity.core.errors import ContinuityError, SessionNotFound
 from continuity.core.model import Entry, Session
-from continuity.core.text import CONTROL_ESCAPES
+from continuity.core.text import CONTROL_ESCAPES, json_bytes
 from continuity.formats.jsonl import BOM
 from continuity.redaction.funnel import redact
 from continuity.redaction.structured import redact_value
@@ -166,13 +166,26 @@ def _block(b: Any, raw: bool) -> BlockView:
     if kind == "tool_call":
         args = v.get("arguments")
         args = args if raw else redact_value(args)
-        shown = args if isinstance(args, str) else orjson.dumps(
-            args, option=orjson.OPT_INDENT_2, default=str).decode("utf-8")
+        shown = args if isinstance(args, str) else _json_text(args, indent=True)
         return BlockView.of_text(kind, clean_text(shown, raw=True), name=clean_text(
             str(v.get("name", "")), raw=True), call_id=str(v.get("id", "")))
     if kind == "media":
         return BlockView("media", f"[{v['media_type']} {v['bytes']} B omitted]")
-    return BlockView.of_text("text", clean_text(orjson.dumps(v, default=str).decode(), raw=raw))
+    return BlockView.of_text("text", clean_text(_json_text(v), raw=raw))
+
+
+def _json_text(value: Any, indent: bool = False) -> str:
+    """``value`` as JSON text (indented with ``indent``); a value orjson refuses (an integer
+    beyond 64 bits, a lone surrogate: both occur in harness JSON, issue 45 item 11) through
+    ``core.text.json_bytes``, its numbers kept as written."""
+    try:
+        return orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else None,
+                            default=str).decode("utf-8")
+    except (TypeError, orjson.JSONEncodeError):
+        import json
+
+        text = json_bytes(value).decode("utf-8")
+        return json.dumps(json.loads(text), indent=2, ensure_ascii=False) if indent else text
 
 
 def row_view(e: Entry, raw: bool) -> RowView:

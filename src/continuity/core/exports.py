@@ -16,16 +16,23 @@ def lazy_exports(package: str, names: dict[str, str]) -> tuple[object, object]:
     """``(__getattr__, __dir__)`` (two functions) for ``package``, which re-exports ``names`` (a public name →
     the submodule that owns it, relative to ``package``). A name is looked up in its module on
     every access, never cached, so a test that patches the owning module's attribute patches
-    what the package gives too. Raises ``AttributeError`` for a name not in ``names``."""
+    what the package gives too. Safe from several threads: a name whose module another thread
+    is importing is given once that import is complete. Raises ``AttributeError`` for a name
+    not in ``names``."""
 
     def __getattr__(name: str) -> object:
         module = names.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         full = f"{package}.{module}"
-        if full not in sys.modules:
+        found = sys.modules.get(full)
+        # A module another thread is still importing is in sys.modules half-initialised
+        # (issue 45 item 10: concurrent session starts got ImportError, HTTP 500):
+        # ``__import__`` then waits on the module's import lock until it is complete.
+        if found is None or getattr(getattr(found, "__spec__", None), "_initializing", False):
             __import__(full)
-        return getattr(sys.modules[full], name)
+            found = sys.modules[full]
+        return getattr(found, name)
 
     def __dir__() -> list[str]:
         return sorted(set(names) | set(sys.modules[package].__dict__))

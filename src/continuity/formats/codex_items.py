@@ -189,7 +189,7 @@ def tool_search_block(kind: str, p: dict) -> ToolCallBlock | ToolResultBlock | N
         return ToolCallBlock(clean(cid), "tool_search",
                              deep_clean(args) if args is not None else {})
     tools = p.get("tools")
-    text = orjson.dumps(deep_clean(tools)).decode() if tools is not None else ""
+    text = json_bytes(tools).decode() if tools is not None else ""
     return ToolResultBlock(clean(cid), p.get("status") == "failed", text)
 
 

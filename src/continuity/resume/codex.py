@@ -21,8 +21,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Mapping
 
-import orjson
 
+from continuity.core.text import json_bytes
 from continuity.resume.convert import Call, Resumed, Turn
 from continuity.resume import files
 from continuity.resume.files import uuid7
@@ -98,7 +98,7 @@ def _items(turn: Turn) -> list[dict[str, Any]]:
     for part in turn.parts:
         if isinstance(part, Call):
             items.append({"type": "function_call", "name": part.name,
-                          "arguments": orjson.dumps(part.arguments).decode(),
+                          "arguments": json_bytes(part.arguments).decode(),
                           "call_id": part.id})
     return items
 

@@ -13,17 +13,18 @@ import uuid
 from pathlib import Path
 from typing import Any, Iterable, Mapping
 
-import orjson
 
 from continuity.core.private import write_whole
+from continuity.core.text import json_bytes
 
 #: Session files are private to their user, as the harnesses write them.
 FILE_MODE = 0o600
 
 
 def jsonl(lines: Iterable[dict[str, Any]]) -> bytes:
-    """``lines`` as JSONL bytes (compact JSON, UTF-8, one object per line)."""
-    return b"".join(orjson.dumps(line) + b"\n" for line in lines)
+    """``lines`` as JSONL bytes (compact JSON, UTF-8, one object per line; ``json_bytes``: a
+    harness's integer beyond 64 bits is written as it was, issue 45 item 11)."""
+    return b"".join(json_bytes(line) + b"\n" for line in lines)
 
 
 def write_new(path: Path, lines: Iterable[dict[str, Any]]) -> None:

@@ -40,6 +40,7 @@ from sqlalchemy import (Connection, and_, bindparam, column, func, literal_colum
 from sqlalchemy.engine import Dialect
 
 from continuity.core.model import Entry, Session
+from continuity.core.text import json_bytes
 from continuity.store import fts
 from continuity.store import schema as t
 from continuity.store.memory import _like_escape  # the one LIKE-escape rule of the store
@@ -68,8 +69,8 @@ def entry_body(entry: Entry) -> str:
             parts.append(block.text)  # type: ignore[union-attr]
         elif kind == "tool_call":
             args = block.arguments  # type: ignore[union-attr]
-            shown = args if isinstance(args, str) else orjson.dumps(
-                args, default=str).decode("utf-8")
+            # json_bytes, not orjson.dumps: a harness's integer beyond 64 bits (issue 45 item 11)
+            shown = args if isinstance(args, str) else json_bytes(args).decode("utf-8")
             parts.append(f"{block.name} {shown}")  # type: ignore[union-attr]
     if entry.compaction is not None and entry.compaction.summary \
             and entry.compaction.summary not in parts:

@@ -32,7 +32,7 @@ from continuity.core.model import (
 from continuity.redaction.funnel import redact
 from continuity.redaction.structured import redact_value
 from continuity.core.tasklist import TaskItem, task_list
-from continuity.core.text import clean, clip_middle, json_len, utf8_len
+from continuity.core.text import clean, clip_middle, json_bytes, json_len, utf8_len
 
 #: Per-part caps in UTF-8 bytes (head + tail kept, B20).
 TEXT_CAP = 6_000
@@ -240,7 +240,7 @@ def digest(entry: Entry) -> RowDigest:
             texts.append(block.stub())
         elif isinstance(block, ToolCallBlock):
             raw = block.arguments if isinstance(block.arguments, str) else \
-                orjson.dumps(redact_value(block.arguments), default=str).decode()  # issue 15
+                json_bytes(redact_value(block.arguments)).decode()  # issues 15, 45
             calls.append(CallDigest(block.id, scrub(block.name)[:100], bounded(raw, ARGS_CAP),
                                     _paths(block.name, block.arguments),
                                     _command(block.name, block.arguments),

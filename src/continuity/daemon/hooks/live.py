@@ -24,7 +24,8 @@ Per event (each under its session's lock, so one session's events apply in order
   Then it answers recall at the point of action (issue 40, ``retrieval.at_action``) as its
   ``context``: the project's other sessions' decisions and rows relevant to the prompt; ""
   when nothing clears the relevance rule, ``[retrieval] at_action`` is off, or the event is
-  replayed from the spool, or it takes over ``RECALL_SECONDS``; the same rows never twice into
+  replayed from the spool, or it takes over ``RECALL_SECONDS``, or ``RECALL_IN_FLIGHT`` recalls
+  are running already (under load: answered at once); the same rows never twice into
   one session.
 - **pre-tool-use** (a question, never journaled nor spooled) answers recall before an edit or
   a shell command (``recall_for_tool``) the same way.
@@ -93,6 +94,11 @@ SWEEP_SECONDS = 60.0
 #: past it the prompt is answered without recall (the hook's whole deadline is 3 s, and a
 #: hook past its deadline spools an event that was in fact applied).
 RECALL_SECONDS = 1.5
+#: Recalls running at once (the recall pool's threads). A prompt or a tool call that finds
+#: them all busy is answered at once without recall (issue 45 item 10): a recall that would
+#: queue behind them only waited out ``RECALL_SECONDS``, and under load every prompt and tool
+#: hook did (bench/load.py: 1.5 s each, past the deadline of the hook behind them).
+RECALL_IN_FLIGHT = 2
 #: At most this many stored open sessions one start or one idle sweep ends (issue 12: the
 #: sessions live before a daemon restart are known from the store only; the query is bounded).
 STORED_LIVE_LIMIT = 50
@@ -205,7 +211,11 @@ class LiveCapture:
         from concurrent.futures import ThreadPoolExecutor
 
         #: where recall runs, so that an answer never waits longer than ``RECALL_SECONDS``
-        self._recall_pool = ThreadPoolExecutor(2, thread_name_prefix="continuity-recall")
+        self._recall_pool = ThreadPoolExecutor(RECALL_IN_FLIGHT,
+                                               thread_name_prefix="continuity-recall")
+        #: recalls submitted and not yet finished (timed-out ones still run to their end)
+        self._recall_running = 0
+        self._recall_count_lock = threading.Lock()
         self.last_drain: spool.DrainReport | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -632,7 +642,9 @@ class LiveCapture:
         ``[retrieval] at_action`` is off, when the event is replayed from the spool (nobody
         reads the answer: a replay never injects), when nothing clears the relevance rule,
         when everything found was given to this session before (``told``), when it takes longer than
-        ``RECALL_SECONDS``, or on an error (logged: a prompt never fails for recall). Returns ``(context, meta)``; ``meta["ms"]`` is the
+        ``RECALL_SECONDS``, when ``RECALL_IN_FLIGHT`` recalls are running already (``skipped``
+        ``busy``, answered at once: issue 45 item 10), or on an error (logged: a prompt never
+        fails for recall). Returns ``(context, meta)``; ``meta["ms"]`` is the
         time recall took (milliseconds)."""
         if self._replaying():
             return "", {"skipped": "replayed"}
@@ -647,6 +659,10 @@ class LiveCapture:
         key = info.store_key or info.key
         given = self._recalled.setdefault(info.key, set())
         told = frozenset(given)
+        with self._recall_count_lock:
+            if self._recall_running >= RECALL_IN_FLIGHT:
+                return "", {"skipped": "busy"}
+            self._recall_running += 1
         if kind == "prompt":
             job = self._recall_pool.submit(at_action.recall_for_prompt, self.store, what[0],
                                            session_key=key, project=info.project,
@@ -655,6 +671,7 @@ class LiveCapture:
             job = self._recall_pool.submit(at_action.recall_for_tool, self.store, what[0],
                                            what[1], session_key=key, project=info.project,
                                            settings=settings, told=told)
+        job.add_done_callback(self._recall_done)
         try:
             found = job.result(timeout=RECALL_SECONDS)
         except futures.TimeoutError:  # the hook waits 3 s in all: answer without it
@@ -668,6 +685,10 @@ class LiveCapture:
                                 "ms": round((time.monotonic() - started) * 1000, 1)}
         given.update(found.lines)  # told once: never the same item again in this session
         return found.text, meta
+
+    def _recall_done(self, _job: Any) -> None:
+        with self._recall_count_lock:
+            self._recall_running -= 1
 
     def pre_compaction(self, body: Any) -> dict[str, Any]:
         at, info = self._at(body), self._touch(body)

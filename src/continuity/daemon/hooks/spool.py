@@ -468,7 +468,10 @@ class RecentEvents:
             self._claimed.discard(event_id)
 
     def add(self, event_id: str) -> None:
-        """Remember ``event_id`` as applied (and persist it); ends its claim."""
+        """Remember ``event_id`` as applied (and persist it); ends its claim. The file is
+        written after the lock is let go (issue 45 item 10: under load every hook thread
+        queued on this lock while one held it through four system calls, each waiting for
+        the GIL); one ``O_APPEND`` write of a whole line, so appends never interleave."""
         with self._lock:
             self._claimed.discard(event_id)
             if event_id in self._ids:
@@ -476,9 +479,12 @@ class RecentEvents:
             self._ids[event_id] = None
             while len(self._ids) > self._size:
                 self._ids.popitem(last=False)
+        try:
+            private_dir(os.path.dirname(self._path))
+            fd = private_open(self._path, _APPEND)
             try:
-                private_dir(os.path.dirname(self._path))
-                with os.fdopen(private_open(self._path, _APPEND), "ab") as fh:
-                    fh.write(event_id.encode("ascii", "replace") + b"\n")
-            except OSError:  # memory still answers duplicates until a restart
-                pass
+                os.write(fd, event_id.encode("ascii", "replace") + b"\n")
+            finally:
+                os.close(fd)
+        except OSError:  # memory still answers duplicates until a restart
+            pass
