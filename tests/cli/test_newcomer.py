@@ -247,7 +247,7 @@ def test_sessions_piped_prints_full_values():
     console = _console(width=80, terminal=False)
     sessions_table(console, sessions, now=now)
     lines = console.file.getvalue().splitlines()
-    assert lines[0] == "session\tharness\tproject\tentries\tlast_activity\tsource"
+    assert lines[0] == "session\tharness\tproject\tentries\tlast_activity\tsource\tcopy_of"
     assert lines[3].startswith(f"{long_key}\tclaude-code\t\t7\t2026-09-03T12:00:00Z\t")
     assert lines[1].split("\t")[2] == sessions[0].project
 

@@ -120,6 +120,17 @@ def command(session_id: str, path: Path, project: str) -> list[str]:
     return ["claude", "--resume", session_id]
 
 
+def headless(session_id: str, path: Path, project: str) -> list[str]:
+    """The command that runs one turn on the session without its interface (run in
+    ``project``; the prompt is its last argument), issue 45 item 3."""
+    return ["claude", "-p", "--resume", session_id]
+
+
+def candidates(home: Path, folder: Path) -> list[Path]:
+    """The files an identical earlier copy may be (issue 45 item 3: reused when intact)."""
+    return sorted(folder.glob("*.jsonl"))
+
+
 def new_id() -> str:
     """A new session id (a random UUID, as Claude Code's)."""
     return str(uuid.uuid4())

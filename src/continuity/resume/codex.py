@@ -108,6 +108,17 @@ def command(session_id: str, path: Path, project: str) -> list[str]:
     return ["codex", "resume", session_id]
 
 
+def headless(session_id: str, path: Path, project: str) -> list[str]:
+    """The command that runs one turn on the session without its interface (run in
+    ``project``; the prompt is its last argument), issue 45 item 3."""
+    return ["codex", "exec", "resume", session_id]
+
+
+def candidates(home: Path, folder: Path) -> list[Path]:
+    """The files an identical earlier copy may be (issue 45 item 3: reused when intact)."""
+    return sorted(home.glob("sessions/*/*/*/rollout-*.jsonl"))
+
+
 def new_id() -> str:
     """A new thread id (UUID v7, as Codex's)."""
     return uuid7()

@@ -138,6 +138,17 @@ def command(session_id: str, path: Path, project: str) -> list[str]:
     return ["pi", "--session", str(path)]
 
 
+def headless(session_id: str, path: Path, project: str) -> list[str]:
+    """The command that runs one turn on the session without its interface (run in
+    ``project``; the prompt is its last argument), issue 45 item 3."""
+    return ["pi", "-p", "--session", str(path)]
+
+
+def candidates(home: Path, folder: Path) -> list[Path]:
+    """The files an identical earlier copy may be (issue 45 item 3: reused when intact)."""
+    return sorted(folder.glob("*.jsonl"))
+
+
 def new_id() -> str:
     """A new session id (UUID v7, as pi's)."""
     return uuid7()
