@@ -84,8 +84,9 @@ def receipts_cmd(
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """List the refusal receipts of SESSION: checkpoints that were not made, with the run id
-    and the closed reason (cancelled, truncated, empty, over_bound, provider_failure)."""
+    """List the refusal receipts of SESSION: checkpoints that were not made, with the run id,
+    the closed reason (cancelled, truncated, empty, over_bound, provider_failure) and what
+    failed (the HTTP status, the check)."""
     from continuity.continuation.compaction import receipt_dict
 
     with open_cli_store(home) as store:
@@ -98,5 +99,6 @@ def receipts_cmd(
         out.print(f"no refusal receipts for {key}", markup=False)
     for r in rows:
         d = receipt_dict(r)
-        out.print(f"#{d['receipt_id']}  {d['created_at']}  {d['reason']:<16}  run {d['run_id']}",
-                  markup=False)
+        why = f"  ({d['detail']})" if d["detail"] else ""
+        out.print(f"#{d['receipt_id']}  {d['created_at']}  {d['reason']:<16}  run {d['run_id']}"
+                  f"{why}", markup=False)
