@@ -70,8 +70,10 @@ def compact_cmd(
                   markup=False)
         out.print(cp["summary"], markup=False)
     elif outcome.receipt is not None:
-        out.print(f"refused {outcome.session}: {data['reason']} (run {outcome.run_id}, receipt "
-                  f"#{outcome.receipt.receipt_id}); no checkpoint was written", markup=False)
+        why = f": {outcome.receipt.detail}" if outcome.receipt.detail else ""
+        out.print(f"refused {outcome.session}: {data['reason']}{why} (run {outcome.run_id}, "
+                  f"receipt #{outcome.receipt.receipt_id}); no checkpoint was written",
+                  markup=False)
         raise typer.Exit(REFUSED_EXIT)
     else:
         out.print(f"not needed for {outcome.session}: {data['reason']} (view "
