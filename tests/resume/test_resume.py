@@ -332,6 +332,13 @@ def test_the_same_resume_reuses_its_intact_copy(sqlite_store, tmp_path: Path,
     assert (second.path, second.session_id) == (first.path, first.session_id)
     assert second.to_dict()["command"] == first.to_dict()["command"]
     assert len(list(home.rglob("*.jsonl"))) == 1
+    if target != "pi":  # pi opens any file by its path; the others find a session by its id
+        # a byte-for-byte copy under another name is not where the harness finds it
+        stray = first.path.with_name("0" + first.path.name)
+        stray.write_bytes(first.path.read_bytes())
+        os.utime(stray, ns=(first.path.stat().st_mtime_ns + 10**9,) * 2)
+        assert resume_session(sqlite_store, key, target, target_home=home).path == first.path
+        stray.unlink()
     # the harness appends a turn to the copy: it is the copy continued, not the same one
     with open(first.path, "ab") as fh:
         fh.write(b'{"type":"user","note":"a new turn"}\n')

@@ -11,7 +11,7 @@ from __future__ import annotations
 import os
 import uuid
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 import orjson
 
@@ -99,12 +99,13 @@ def intact(path: Path, fingerprint: str) -> bool:
             and marker.get("body_sha256") == digest.hexdigest())
 
 
-def find_intact(candidates: Iterable[Path], fingerprint: str) -> Path | None:
-    """The newest of ``candidates`` that is an ``intact`` copy with ``fingerprint``, else
-    None (issue 45 item 3: an identical resume reuses it)."""
+def find_intact(candidates: Iterable[Path], fingerprint: str,
+                accept: Callable[[Path], bool] = lambda path: True) -> Path | None:
+    """The newest of ``candidates`` that is an ``intact`` copy with ``fingerprint`` and that
+    ``accept`` takes, else None (issue 45 item 3: an identical resume reuses it)."""
     found = []
     for path in candidates:
-        if intact(path, fingerprint):
+        if intact(path, fingerprint) and accept(path):
             try:
                 found.append((path.stat().st_mtime_ns, str(path), path))
             except OSError:

@@ -133,13 +133,14 @@ def resume_session(store: Any, session_key: str, target: str, *,
         raise InputError(str(exc)) from None
     variables = {writer.HOME_VARIABLE: str(home)} if target_home is not None else {}
     fingerprint = _fingerprint(target, home, resumed)
-    earlier = files.find_intact(writer.candidates(home, folder), fingerprint)
-    if earlier is not None:
-        session_id = _session_id(earlier)
-        if session_id:
-            return Written(target, earlier, session_id,
-                           writer.command(session_id, earlier, project), project, variables,
-                           writer.headless(session_id, earlier, project), reused=True)
+    # a copy is reused only where the harness finds it by its own session id
+    earlier = files.find_intact(writer.candidates(home, folder), fingerprint,
+                                lambda p: bool(sid := _session_id(p)) and writer.named(p, sid))
+    session_id = _session_id(earlier) if earlier is not None else None
+    if earlier is not None and session_id:
+        return Written(target, earlier, session_id,
+                       writer.command(session_id, earlier, project), project, variables,
+                       writer.headless(session_id, earlier, project), reused=True)
     session_id = writer.new_id()
     lines = (pi.render(resumed, session_id, now, home) if target == "pi"
              else writer.render(resumed, session_id, now))
@@ -191,8 +192,9 @@ def _session_id(path: Path) -> str | None:
         return None
     if not isinstance(line, dict):
         return None
-    value = (line.get("sessionId") or (line.get("payload") or {}).get("id")
-             if line.get("type") != "session" else line.get("id"))
+    payload = line.get("payload") if isinstance(line.get("payload"), dict) else {}
+    value = (line.get("sessionId") or payload.get("id") if line.get("type") != "session"
+             else line.get("id"))
     return value if isinstance(value, str) and value else None
 
 
