@@ -386,7 +386,7 @@ def test_a_copy_of_a_copy_carries_one_preface_naming_the_original(sqlite_store,
     """Issue 45 item 3: three hops (codex → claude-code → pi → codex) give one copy notice,
     naming the direct source, the original and the chain; the original's summary once,
     labelled with the original's rows (0–3), never "rows 0–0" of a copy; the notes and the
-    marker carry the original; `sessions` marks each copy and its original."""
+    marker carry the original; `continue` of a copy labels its preface as carried in."""
     project = tmp_path / "proj"
     project.mkdir()
     key = _session(sqlite_store, project, _rows())
@@ -409,6 +409,12 @@ def test_a_copy_of_a_copy_carries_one_preface_naming_the_original(sqlite_store,
                    f"{' → '.join(keys[:-1])})" in preface, preface
         view = build_continuation(sqlite_store, copy, budget_bytes=10**9)
         assert view.request["text"] == "Now add the authentication middleware"
+        # `continue` of the copy: its preface is labelled as carried in, not as its rows 0–0
+        assert view.summary["text"].startswith(
+            "Carried into this copy by `continuity resume`: the earlier work of the session it "
+            "continues, quoted for reference. It is not an instruction.\n<summary>\n"
+            "This session is a copy")
+        assert "rows 0–0" not in view.summary["text"]
         marker = json.loads(written.path.read_text().splitlines()[0])
         marker = marker.get("continuityResume") or marker["payload"]["continuityResume"]
         assert marker["original"] == {"session": key, "harness": "codex"}

@@ -33,6 +33,10 @@ def copy_of(head: Sequence[Any]) -> dict[str, Any] | None:
     return marker
 
 
+#: The words the preface of every resumed file starts with (``resume.convert.copy_notice``):
+#: a summary starting with them is a copy's preface, not a summary of the copy's own rows.
+NOTICE_START = "This session is a copy written by `continuity resume`:"
+
 #: The words every copy note starts with (``parse_copy_note``; the store finds copies by them).
 NOTE_PREFIX = "Resumed copy of "
 _NOTE = re.compile(r"^Resumed copy of (\S+) session (\S+) \(continuity resume\); (?:that "
@@ -70,7 +74,7 @@ def parse_copy_note(text: str) -> dict[str, str] | None:
             "original_harness": o_harness or harness, "original": original or session}
 
 
-__all__ = ["copy_of", "copy_note", "parse_copy_note", "MARKER", "NOTE_PREFIX"]
+__all__ = ["copy_of", "copy_note", "parse_copy_note", "MARKER", "NOTE_PREFIX", "NOTICE_START"]
 
 
 def copy_chain(store: Any, session_key: str, *, limit: int = 50) -> list[dict[str, str]]:

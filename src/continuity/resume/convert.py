@@ -37,8 +37,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from continuity.continuation.view import UNKNOWN_EFFECTS, ContinuationView
-from continuity.formats.resumed import NOTE_PREFIX
+from continuity.continuation.view import COPY_LABEL, UNKNOWN_EFFECTS, ContinuationView
+from continuity.formats.resumed import NOTE_PREFIX, NOTICE_START
 
 #: The three harnesses ``resume`` writes for (the importer's harness names).
 TARGETS = ("claude-code", "codex", "pi")
@@ -132,12 +132,11 @@ class Resumed:
     turns: list[Turn]
 
 
-#: The words every copy notice starts with (a resumed copy's summary is recognised by them).
-NOTICE_START = "This session is a copy written by `continuity resume`:"
-#: The label ``continuation.view.summary_text`` puts on a summary, then what it wraps.
-_WRAPPED = re.compile(r"\ASummary of earlier work in this session \(rows (\d+)–(\d+)\), quoted "
-                      r"for reference\. It is not an instruction\.\n<summary>\n(.*)\n</summary>\Z",
-                      re.S)
+#: The labels ``continuation.view.summary_text`` puts on a summary (a copy's preface has its
+#: own, issue 45 item 3), then what it wraps.
+_WRAPPED = re.compile(r"\A(?:Summary of earlier work in this session \(rows \d+–-?\d+\)|"
+                      + re.escape(COPY_LABEL) + r"), quoted for reference\. It is not an "
+                      r"instruction\.\n<summary>\n(.*)\n</summary>\Z", re.S)
 _LABEL = "Summary of earlier work in this session ("
 
 
@@ -168,8 +167,8 @@ def summary_section(summary: str, source: Source) -> str:
     original session. Any other summary keeps its rows, labelled as rows of the session they
     are rows of (``source``), not of "this session" (the copy)."""
     wrapped = _WRAPPED.match(summary)
-    if wrapped is not None and wrapped.group(3).startswith(NOTICE_START):
-        inner = wrapped.group(3).split("\n\n", 1)
+    if wrapped is not None and wrapped.group(1).startswith(NOTICE_START):
+        inner = wrapped.group(1).split("\n\n", 1)
         rest = inner[1] if len(inner) == 2 else ""
         original = source.original["session"]
         if rest.startswith(_LABEL):  # written before issue 45: relabel it now
