@@ -184,7 +184,9 @@ def sessions_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """List imported sessions, newest first. In a terminal, keys are shortened to a unique
-    prefix and times shown relative; piped or with --json every value is whole."""
+    prefix and times shown relative; piped or with --json every value is whole. A copy
+    `continuity resume` wrote names the session it continues (copy of; --json also gives
+    the original)."""
     from continuity.cli.commands.common import parse_since
 
     after = parse_since(since) if since is not None else None
