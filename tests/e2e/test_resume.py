@@ -4,15 +4,15 @@ folder moved into the test world) is imported, given a continuation checkpoint (
 --force``: a summary of the first turn, the second kept verbatim), resumed into the target, and
 then the target's real CLI runs one non-interactive turn on the written session.
 
-From the fake model's request log: the model received the copy notice, the summary, the
-previous request verbatim and the tail (the second turn's call and its result), in that order,
-with every call paired (the fake server answers an unpaired history with the provider's 400, and
-none was answered so); and the target accepted the file, run by the headless command `resume`
-printed, as printed (issue 45 item 3; a second identical resume reuses the copy) (the run exits 0 and appends its turn
-to the written file: no fallback to a new empty session). A second set cuts the source file
-right after the last turn's tool call (a run that crashed mid-call; no checkpoint can be made
-while a call is in flight, so it has no summary): the target must receive the synthetic
-"effects unknown" result for it.
+From the fake model's request log: the model received the copy notice, the summary, the previous
+request verbatim and the tail (the second turn's call and its result), in that order, with every
+call paired (the fake server answers an unpaired history with the provider's 400, and none was
+answered so); and the target accepted the file, run by the headless command `resume` printed, as
+printed (issue 45 item 3; a second identical resume reuses the copy): the run exits 0 and
+appends its turn to the written file (no fallback to a new empty session). A second set cuts the
+source file right after the last turn's tool call (a run that crashed mid-call; no checkpoint
+can be made while a call is in flight, so it has no summary): the target must receive the
+synthetic "effects unknown" result for it.
 """
 
 from __future__ import annotations

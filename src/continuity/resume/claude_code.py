@@ -127,7 +127,8 @@ def headless(session_id: str, path: Path, project: str) -> list[str]:
 
 
 def named(path: Path, session_id: str) -> bool:
-    """Whether ``path`` is where the harness finds session ``session_id`` (Claude Code finds a session by ``<id>.jsonl``)."""
+    """Whether ``path`` is where the harness finds session ``session_id``
+    (Claude Code finds a session by ``<id>.jsonl``)."""
     return path.name == f"{session_id}.jsonl"
 
 

@@ -115,7 +115,8 @@ def headless(session_id: str, path: Path, project: str) -> list[str]:
 
 
 def named(path: Path, session_id: str) -> bool:
-    """Whether ``path`` is where the harness finds session ``session_id`` (Codex finds a rollout by the id at the end of its name)."""
+    """Whether ``path`` is where the harness finds session ``session_id``
+    (Codex finds a rollout by the id at the end of its name)."""
     return path.name.startswith("rollout-") and path.name.endswith(f"-{session_id}.jsonl")
 
 

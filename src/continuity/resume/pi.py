@@ -145,7 +145,8 @@ def headless(session_id: str, path: Path, project: str) -> list[str]:
 
 
 def named(path: Path, session_id: str) -> bool:
-    """Whether ``path`` is where the harness finds session ``session_id`` (pi opens the file it is given, whatever its name)."""
+    """Whether ``path`` is where the harness finds session ``session_id``
+    (pi opens the file it is given, whatever its name)."""
     return True
 
 
