@@ -41,6 +41,11 @@ def write_new(path: Path, lines: Iterable[dict[str, Any]]) -> None:
 
 #: How far into a session file its first line is looked for (our first lines are small).
 HEAD_BYTES = 65_536
+#: How far into a candidate the fingerprint is looked for before anything else is read: our
+#: first lines put the marker after a few short fields and the project folder (at most 4,096
+#: bytes, twice in Claude Code's), so a harness's own session (a Codex rollout's first line
+#: holds its whole instructions) costs one small read.
+PEEK_BYTES = 16_384
 
 
 def seal(lines: list[dict[str, Any]], extra: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -80,8 +85,11 @@ def intact(path: Path, fingerprint: str) -> bool:
         if path.is_symlink() or not path.is_file():
             return False
         with open(path, "rb") as fh:
-            head = fh.read(HEAD_BYTES)
-            if fingerprint.encode() not in head or b"\n" not in head:
+            head = fh.read(PEEK_BYTES)
+            if fingerprint.encode() not in head:
+                return False
+            head += fh.read(HEAD_BYTES - len(head))
+            if b"\n" not in head:
                 return False
             first, _, rest = head.partition(b"\n")
             digest = hashlib.sha256(rest)
