@@ -213,7 +213,8 @@ def test_cli_sessions_json_newest_first(home):
     assert len(sessions) == 12
     assert set(sessions[0]) == {"session", "harness", "agent_id", "project", "title",
                                 "source_path", "source", "source_gone_at", "started_at",
-                                "ended_at", "entries", "parent", "forked_from"}
+                                "ended_at", "entries", "parent", "forked_from",
+                                "copy_of", "original"}
     # Ordered by each file's newest timestamp (checked against the files).
     assert [(s["session"], s["ended_at"]) for s in sessions[:3]] == [
         ("019e963d-6bd6-7ade-8a49-256ac3391bdd", "2026-06-05T05:24:31.430000Z"),

@@ -246,6 +246,26 @@ def test_sessions_fits_80_columns_with_short_keys_and_relative_times():
     assert lines[-1] == "short keys: any unique prefix works; --json or a pipe shows them whole"
 
 
+def test_sessions_in_a_terminal_marks_copies_in_80_columns():
+    """Issue 45 item 3: a `continuity resume` copy shows whose copy it is (the source's short
+    key) in a `copy of` column, only when a copy is listed; still 80 columns."""
+    from continuity.cli.render import sessions_table
+
+    now, sessions, long_key = _sessions()
+    copies = {sessions[0].key: {"session": sessions[1].key, "original": sessions[1].key}}
+    console = _console(width=80)
+    sessions_table(console, sessions, now=now, copies=copies)
+    lines = console.file.getvalue().splitlines()
+    assert all(len(line) <= 80 for line in lines), lines
+    assert lines[0].split()[-2:] == ["copy", "of"]
+    assert lines[1].split()[:2] == ["01a23556", "codex"] and lines[1].split()[-1] == "01a2354d"
+    pi_row = next(l for l in lines if l.split()[:2] == ["01a2354d", "pi"])
+    assert pi_row.split()[-1] == "ago"  # no copy: an empty cell
+    plain = _console(width=80)
+    sessions_table(plain, sessions, now=now)
+    assert "copy" not in plain.file.getvalue().splitlines()[0]
+
+
 def test_sessions_piped_prints_full_values():
     from continuity.cli.render import sessions_table
 
@@ -253,7 +273,7 @@ def test_sessions_piped_prints_full_values():
     console = _console(width=80, terminal=False)
     sessions_table(console, sessions, now=now)
     lines = console.file.getvalue().splitlines()
-    assert lines[0] == "session\tharness\tproject\tentries\tlast_activity\tsource"
+    assert lines[0] == "session\tharness\tproject\tentries\tlast_activity\tsource\tcopy_of"
     assert lines[3].startswith(f"{long_key}\tclaude-code\t\t7\t2026-09-03T12:00:00Z\t")
     assert lines[1].split("\t")[2] == sessions[0].project
 

@@ -313,7 +313,8 @@ def test_compaction_outcome_to_dict_shapes(db):
     assert (refused["status"], refused["reason"], refused["checkpoint"]) == \
         ("refused", "empty", None)
     assert set(refused["receipt"]) == {"receipt_id", "session", "run_id", "reason",
-                                       "created_at"}
+                                       "detail", "created_at"}
+    assert refused["receipt"]["detail"] == "the reply is empty"  # issue 45 item 7
     skipped = _turn(db, key).to_dict()
     assert (skipped["status"], skipped["reason"]) == ("not_needed", "already_compacted_this_turn")
 

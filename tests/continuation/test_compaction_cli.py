@@ -123,13 +123,17 @@ def test_compact_cli_refusal_prints_reason_and_receipts_lists_it(small):
     result = _cli("compact", key, "--budget", "500", "--home", str(home))
     assert result.exit_code == 5
     assert "refused" in result.stdout and "provider_failure" in result.stdout
+    # issue 45 item 7: what failed, beside the closed reason
+    assert "provider_failure: request failed: ConnectError (run " in result.stdout
     as_json = _cli("compact", key, "--budget", "500", "--home", str(home), "--json", "--force")
     assert as_json.exit_code == 5  # the same status with --json
     assert json.loads(as_json.stdout)["reason"] == "provider_failure"
     listed = json.loads(_cli("receipts", key, "--home", str(home), "--json").stdout)
-    assert [(r["session"], r["reason"]) for r in listed] == [(key, "provider_failure")] * 2
+    assert [(r["session"], r["reason"], r["detail"]) for r in listed] == [
+        (key, "provider_failure", "request failed: ConnectError")] * 2
     text = _cli("receipts", key[:8], "--home", str(home)).stdout
     assert "provider_failure" in text and "run " in text
+    assert text.count("(request failed: ConnectError)") == 2
     with open_store(f"sqlite:///{home / 'continuity.db'}") as store:
         assert store.latest_compaction(key).compaction.continuation is False
 

@@ -22,6 +22,7 @@ from continuity.core.model import (
     ToolResultBlock,
 )
 from continuity.continuation.summarize import (
+    ProviderError,
     ProviderReply,
     SummaryRequest,
     WorkingView,
@@ -517,3 +518,50 @@ def test_every_item_of_the_extractive_summary_is_one_line():
     s = _run(WorkingView(None, [], rows), ExtractiveSummarizer()).summary
     assert "bytes omitted …]" in s
     assert all(line.startswith(("#", "- ")) for line in s.splitlines()), s
+
+
+# ----------------------------------------------------------------------- issue 45 item 7
+
+
+class _Answers:
+    """A provider that fails with ``error`` or answers ``text``."""
+
+    name = "answers"
+    max_input_bytes = 50_000
+    max_summary_bytes = 2_000
+    min_seconds = 0.0
+
+    def __init__(self, *, text: str = "", stop: str = "end", error: Exception | None = None):
+        self.text, self.stop, self.error = text, stop, error
+
+    def generate(self, request: SummaryRequest, *, cancel: threading.Event,
+                 deadline: float) -> ProviderReply:
+        if self.error is not None:
+            raise self.error
+        return ProviderReply(self.text, self.stop)
+
+
+SECRET = "ghp_" + "Z" * 36
+#: A reply with one of the required sections, quoting a secret and words of its own.
+ONE_SECTION = f"## Goal\n- deploy with token {SECRET} to prod-eu-7\nthe rest was lost"
+
+
+@pytest.mark.parametrize(("provider", "reason", "detail"), [
+    (_Answers(error=ProviderError("HTTP 500")), "provider_failure", "HTTP 500"),
+    (_Answers(text=ONE_SECTION), "provider_failure",
+     "the reply has 1 of the 9 required sections (3 needed)"),
+    (_Answers(text="  "), "empty", "the reply is empty"),
+    (_Answers(text=GOOD, stop="length"), "truncated", "the reply stopped at the output limit"),
+    (_Answers(text="Error: rate limit exceeded, retry later"), "provider_failure",
+     "the reply is an error or limit message"),
+    (_Answers(error=RuntimeError(f"boom {SECRET}")), "provider_failure",
+     "the provider failed: RuntimeError"),
+], ids=["http-500", "sections", "empty", "truncated", "error-text", "provider-bug"])
+def test_a_refusal_names_what_failed_never_the_reply(provider, reason: str, detail: str):
+    """Issue 45 item 7: an HTTP 500 and a reply without the required sections are both
+    ``provider_failure``, told apart by the detail (the status, the failed check); the detail
+    holds none of the reply's words, so never a secret it quoted."""
+    result = _run(WorkingView(rows=_seq([U("deploy it"), A(text="done")])), provider)
+    assert (result.summary, result.reason, result.detail) == (None, ReceiptReason(reason), detail)
+    for word in ("ghp_", "prod-eu-7", "deploy", "lost", "rate limit", "boom"):
+        assert word not in result.detail

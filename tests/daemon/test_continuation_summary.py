@@ -152,15 +152,17 @@ def test_a_failing_provider_refuses_once_per_run(store: Any, isolated_home: Path
     with _client(store, isolated_home, Failing()) as c:
         out = c.post("/api/continuation/summary", json=_summary_body(path, entries)).json()
         assert out == {"status": "refused", "session": KEY, "run_id": f"{KEY}:1",
-                       "reason": "provider_failure", "receipt_id": out["receipt_id"]}
+                       "reason": "provider_failure", "detail": "HTTP 500",
+                       "receipt_id": out["receipt_id"]}
         assert isinstance(out["receipt_id"], int)
         again = c.post("/api/continuation/refused", json={
             "harness": "pi", "session_key": KEY, "transcript_path": str(path),
             "request_entry_id": "u1", "reason": "cancelled"}).json()
         assert again["receipt_id"] == out["receipt_id"]
-        assert again["reason"] == "provider_failure"
+        assert (again["reason"], again["detail"]) == ("provider_failure", "HTTP 500")
         rows = c.live.store.receipts(KEY)  # type: ignore[attr-defined]
-        assert [(r.run_id, r.reason.value) for r in rows] == [(f"{KEY}:1", "provider_failure")]
+        assert [(r.run_id, r.reason.value, r.detail) for r in rows] == [
+            (f"{KEY}:1", "provider_failure", "HTTP 500")]  # issue 45 item 7
 
 
 def test_refused_by_the_harness_is_recorded_with_the_run_id(client: TestClient,
@@ -169,9 +171,13 @@ def test_refused_by_the_harness_is_recorded_with_the_run_id(client: TestClient,
     the run's receipt, reason as sent; a reason outside the closed set is 422."""
     path, _entries = _session_file(tmp_path)
     body = {"harness": "pi", "session_key": KEY, "transcript_path": str(path),
-            "request_entry_id": "u1", "reason": "cancelled"}
+            "request_entry_id": "u1", "reason": "cancelled",
+            "detail": "no answer from the daemon within 600 s"}
     out = client.post("/api/continuation/refused", json=body).json()
-    assert (out["status"], out["run_id"], out["reason"]) == ("refused", f"{KEY}:1", "cancelled")
+    assert (out["status"], out["run_id"], out["reason"], out["detail"]) == (
+        "refused", f"{KEY}:1", "cancelled", "no answer from the daemon within 600 s")
+    assert client.post("/api/continuation/refused",
+                       json={**body, "detail": "x" * 201}).status_code == 422
     assert client.post("/api/continuation/refused",
                        json={**body, "reason": "oops"}).status_code == 422
 

@@ -109,6 +109,7 @@ def run_extension(tmp_path: Path, script: str, *, has_ui: bool = True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
     results = json.loads(done.stdout.strip().splitlines()[-1])
+    results["stderr"] = done.stderr  # what pi's terminal shows beside its answer
     calls = [json.loads(line) for line in log.read_text().splitlines()] if log.exists() else []
     return results, calls
 
@@ -228,13 +229,17 @@ def _view(result_bytes: int) -> list[dict]:
 
 
 def _checkpoint_run(tmp_path: Path, *, result_bytes: int = 250_000, stop: str = "stop",
-                    answer: dict | None = None) -> tuple[dict, list[dict]]:
+                    answer: dict | None = None, has_ui: bool = False
+                    ) -> tuple[dict, list[dict]]:
     (tmp_path / "summary-answer.json").write_text(json.dumps(answer or {
         "status": "ok", "summary": "## Goal\n- Read the logs", "run_id": "k:7",
         "covers": {"from_entry_id": "c0", "through_entry_id": "a2"},
         "summarizer": "extractive"}))
-    return run_extension(tmp_path, COMPACT.replace("STOP_REASON", stop), has_ui=False,
-                         entries=_view(result_bytes))
+    script = COMPACT.replace("STOP_REASON", stop)
+    if has_ui:  # interactive: the checkpoint follows pi's agent_settled, not the shutdown
+        script = script.replace('await fire("session_shutdown"',
+                                'await fire("agent_settled", {});\nawait fire("session_shutdown"')
+    return run_extension(tmp_path, script, has_ui=has_ui, entries=_view(result_bytes))
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
@@ -264,7 +269,7 @@ def test_a_long_turn_asks_pi_for_one_compaction_made_by_the_daemon(tmp_path: Pat
         "type": "text", "text": f"[image/png {len(IMAGE) * 3 // 4} B omitted]"}
     stop = next(c["stdin"] for c in calls if c["event"] == "stop")
     assert stop["checkpoint_in_harness"] is True
-    assert results["notes"] == []
+    assert results["notes"] == [] and results["stderr"] == ""
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
@@ -280,17 +285,33 @@ def test_no_compaction_under_budget_or_after_an_unsuccessful_turn(
     assert "continuation-summary" not in [c["event"] for c in calls]
 
 
+REFUSED = {"status": "refused", "run_id": "k:7", "reason": "provider_failure",
+           "detail": "HTTP 500", "receipt_id": 3}
+
+
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
 def test_a_refused_summary_cancels_and_notifies(tmp_path: Path) -> None:
     """The daemon refused (it recorded the receipt): pi gets an explicit {cancel: true},
-    never a throw; the notification carries the structured receipt; nothing is reported twice."""
-    results, calls = _checkpoint_run(tmp_path, answer={
-        "status": "refused", "run_id": "k:7", "reason": "provider_failure", "receipt_id": 3})
+    never a throw; with a UI the notification carries the structured receipt with its
+    detail; nothing is reported twice."""
+    results, calls = _checkpoint_run(tmp_path, answer=REFUSED, has_ui=True)
     assert results["before"] == {"cancel": True} and results["written"] == []
     assert results["notes"] == [['continuation_checkpoint_refused {"type":'
                                  '"continuation_checkpoint_refused","run_id":"k:7",'
-                                 '"reason":"provider_failure"}', "error"]]
+                                 '"reason":"provider_failure","detail":"HTTP 500"}', "error"]]
     assert "continuation-refused" not in [c["event"] for c in calls]
+    assert results["stderr"] == ""
+
+
+@pytest.mark.skipif(NODE is None, reason="node is not installed")
+def test_a_refused_summary_in_print_mode_is_one_line_on_stderr(tmp_path: Path) -> None:
+    """Issue 45 item 7: in print mode (no UI: pi's notify does nothing there) the refusal is
+    one line on stderr with the reason and the detail, never silent."""
+    results, calls = _checkpoint_run(tmp_path, answer=REFUSED)
+    assert results["before"] == {"cancel": True} and results["notes"] == []
+    assert results["stderr"].splitlines() == [
+        "continuity: the continuation checkpoint was refused (provider_failure: HTTP 500); "
+        "the answer stands, no checkpoint was written"]
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
@@ -303,8 +324,13 @@ def test_no_answer_from_the_daemon_is_reported_and_cancels(tmp_path: Path, why: 
     results, calls = _checkpoint_run(tmp_path, answer={"delivered": False, "why": why})
     assert results["before"] == {"cancel": True}
     told = [c["stdin"] for c in calls if c["event"] == "continuation-refused"]
-    assert [(t["reason"], t["request_entry_id"]) for t in told] == [(reason, "u1")]
-    assert f'"reason":"{reason}"' in results["notes"][0][0]
+    detail = {"no_daemon": "no daemon answered",
+              "timeout": "no answer from the daemon within 600 s"}[why]
+    assert [(t["reason"], t["detail"], t["request_entry_id"]) for t in told] == [
+        (reason, detail, "u1")]
+    assert results["stderr"].splitlines() == [
+        f"continuity: the continuation checkpoint was refused ({reason}: {detail}); the "
+        "answer stands, no checkpoint was written"]
 
 
 RECALL = """

@@ -52,8 +52,10 @@ the default script it is stateless per request. Every other request, and every r
 ``FakeModel()`` without a story, is answered by the default script above, unchanged.
 
 ``FakeSummaryProvider`` is an OpenAI-compatible chat endpoint for continuity's ``openai``
-summarizer that fails on purpose: ``mode`` ``500`` (HTTP 500), ``empty`` (an empty reply) or
-``slow`` (answers only after ``SLOW_SECONDS``: a summary still running when pi is stopped).
+summarizer that fails on purpose: ``mode`` ``500`` (HTTP 500), ``empty`` (an empty reply),
+``sections`` (a reply with one of the required sections, quoting ``SECTIONS_SECRET``: issue 45
+item 7) or ``slow`` (answers only after ``SLOW_SECONDS``: a summary still running when pi is
+stopped).
 """
 
 from __future__ import annotations
@@ -713,6 +715,12 @@ def chat_events(body: dict[str, Any]) -> list[tuple[str, Any]]:
     return [*events, usage, ("", "[DONE]")]
 
 
+#: What the ``sections`` reply quotes: a token-like secret and words of its own, none of which
+#: may reach a refusal receipt or the line pi prints (issue 45 item 7).
+SECTIONS_SECRET = "ghp_" + "Q7" * 18
+SECTIONS_REPLY = f"## Goal\n- ship it with {SECTIONS_SECRET}\nthe summary ends here, unfinished"
+
+
 class FakeSummaryProvider:
     """An OpenAI-compatible ``/v1/chat/completions`` (not streamed) that fails as ``mode``
     says (module docstring); ``requests`` logs each request's path. ``release`` ends a
@@ -738,7 +746,8 @@ class FakeSummaryProvider:
                     return self._send(500, {"error": {"message": "fake provider failure"}})
                 if owner.mode == "slow":
                     owner.release.wait(SLOW_SECONDS)
-                text = "" if owner.mode == "empty" else "## Goal\n- late\n## Progress\n## Next steps\n"
+                text = "" if owner.mode == "empty" else SECTIONS_REPLY \
+                    if owner.mode == "sections" else "## Goal\n- late\n## Progress\n## Next steps\n"
                 self._send(200, {"id": "x", "object": "chat.completion", "choices": [{
                     "index": 0, "message": {"role": "assistant", "content": text},
                     "finish_reason": "stop"}]})

@@ -19,7 +19,13 @@ from typing import Any, Iterator
 import pytest
 
 from tests.e2e.conftest import World, until
-from tests.e2e.fakemodel import BIG_COMMAND, BIG_LINE, REPLY_TEXT, FakeSummaryProvider
+from tests.e2e.fakemodel import (
+    BIG_COMMAND,
+    BIG_LINE,
+    REPLY_TEXT,
+    SECTIONS_SECRET,
+    FakeSummaryProvider,
+)
 
 
 @pytest.fixture
@@ -113,24 +119,36 @@ def test_a_long_turn_ends_with_one_checkpoint_pi_reads_next(world: World) -> Non
     assert w.continuity_json("receipts", key) == []
 
 
-@pytest.mark.parametrize(("mode", "reason"), [("500", "provider_failure"), ("empty", "empty")])
+@pytest.mark.parametrize(("mode", "reason", "detail"), [
+    ("500", "provider_failure", "HTTP 500"),
+    ("sections", "provider_failure", "the reply has 1 of the 9 required sections (3 needed)"),
+    ("empty", "empty", "the reply is empty")])
 def test_a_failed_summary_leaves_no_entry_and_one_receipt(world: World, mode: str,
-                                                          reason: str) -> None:
-    """The configured summarizer (openai, at a provider answering 500 or an empty reply) fails:
-    pi's session holds no compaction entry, the answer is printed as authored, and
-    `continuity receipts` shows one refusal with the closed reason and the turn's run id."""
+                                                          reason: str, detail: str) -> None:
+    """The configured summarizer (openai, at a provider answering 500, a reply without the
+    required sections, or an empty reply) fails: pi's session holds no compaction entry, the
+    answer is printed as authored, `pi -p` says on stderr, in one line, that the checkpoint
+    was refused and why (issue 45 item 7), and `continuity receipts` shows one refusal with
+    the closed reason, its detail (the status, the failed check) and the turn's run id;
+    neither the line nor the receipt holds a word of the provider's answer."""
     provider = FakeSummaryProvider(mode).start()
     try:
         w, tag = world, uuid.uuid4().hex[:8]
         _setup(w, provider)
         done = _long_turn(w, tag)
         assert done.stdout.strip() == REPLY_TEXT
+        said = [line for line in done.stderr.splitlines() if line.startswith("continuity:")]
+        assert said == [f"continuity: the continuation checkpoint was refused ({reason}: "
+                        f"{detail}); the answer stands, no checkpoint was written"], done.stderr
         path = _session_file(w)
         assert _compactions(path) == []
         assert len(provider.requests) == 1
         key = _key(path)
         receipts = until(lambda: w.continuity_json("receipts", key), "the refusal receipt")
-        assert [r["reason"] for r in receipts] == [reason]
+        assert [(r["reason"], r["detail"]) for r in receipts] == [(reason, detail)]
+        shown = json.dumps(receipts) + done.stderr + w.continuity("receipts", key).stdout
+        for word in (SECTIONS_SECRET, "ghp_", "ship it", "unfinished", "fake provider failure"):
+            assert word not in shown
         request = next(e for e in _entries(path) if e.get("type") == "message"
                        and e["message"]["role"] == "user")
         shown = w.continuity_json("show", key, "--all")

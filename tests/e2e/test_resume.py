@@ -4,20 +4,22 @@ folder moved into the test world) is imported, given a continuation checkpoint (
 --force``: a summary of the first turn, the second kept verbatim), resumed into the target, and
 then the target's real CLI runs one non-interactive turn on the written session.
 
-From the fake model's request log: the model received the copy notice, the summary, the
-previous request verbatim and the tail (the second turn's call and its result), in that order,
-with every call paired (the fake server answers an unpaired history with the provider's 400, and
-none was answered so); and the target accepted the file (the run exits 0 and appends its turn
-to the written file: no fallback to a new empty session). A second set cuts the source file
-right after the last turn's tool call (a run that crashed mid-call; no checkpoint can be made
-while a call is in flight, so it has no summary): the target must receive the synthetic
-"effects unknown" result for it.
+From the fake model's request log: the model received the copy notice, the summary, the previous
+request verbatim and the tail (the second turn's call and its result), in that order, with every
+call paired (the fake server answers an unpaired history with the provider's 400, and none was
+answered so); and the target accepted the file, run by the headless command `resume` printed, as
+printed (issue 45 item 3; a second identical resume reuses the copy): the run exits 0 and
+appends its turn to the written file (no fallback to a new empty session). A second set cuts the
+source file right after the last turn's tool call (a run that crashed mid-call; no checkpoint
+can be made while a call is in flight, so it has no summary): the target must receive the
+synthetic "effects unknown" result for it.
 """
 
 from __future__ import annotations
 
 import json
 import re
+import shlex
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -73,15 +75,21 @@ def _is_call(obj: dict[str, Any]) -> bool:
         isinstance(b, dict) and b.get("type") in ("tool_use", "toolCall") for b in content)
 
 
+#: The headless command `resume` prints for each target (issue 45 item 3), its prompt last.
+HEADLESS = {"claude-code": "claude -p --resume {sid}", "codex": "codex exec resume {sid}",
+            "pi": "pi -p --session {path}"}
+
+
 def _run_target(world: World, written: dict[str, Any]) -> subprocess.CompletedProcess[str]:
-    """One non-interactive turn of the target on the written session (harnesses.md)."""
-    sid, path = written["session_id"], written["path"]
-    argv = {"claude-code": [str(world.cli), "-p", PROMPT, "--resume", sid,
-                            "--allowedTools", "Bash"],
-            "codex": [str(world.cli), "exec", "--skip-git-repo-check", "resume", sid, PROMPT],
-            "pi": [str(world.cli), "-p", "--session", path, PROMPT]}[world.harness]
-    return subprocess.run(argv, env=world.env(), cwd=world.project, capture_output=True,
-                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    """One non-interactive turn of the target on the written session: the headless command
+    `resume` printed, run as printed by a shell (from any folder: it starts with its own
+    ``cd``), with the prompt as its last argument (issue 45 item 3)."""
+    line = written["headless"]
+    assert line == f"cd {world.project} && " + HEADLESS[world.harness].format(
+        sid=written["session_id"], path=written["path"]), line
+    return subprocess.run(["bash", "-c", f"{line} {shlex.quote(PROMPT)}"], env=world.env(),
+                          cwd=world.root, capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL)
 
 
 def _resume(tmp_path: Path, clis: dict[str, Path], fake_model: FakeModel, source: str,
@@ -106,6 +114,12 @@ def _resume(tmp_path: Path, clis: dict[str, Path], fake_model: FakeModel, source
         path = Path(written["path"])
         assert path.is_file() and written["target"] == target
         assert written["command"].startswith(f"cd {world.project} && ")
+        # issue 45 item 3: the same resume again is the same copy (nothing new written)
+        again = world.continuity_json("resume", key, "--in", target)
+        assert again == {**written, "reused": True} and written["reused"] is False
+        assert [p for p in world.session_files().rglob("*.jsonl")] == [path]
+        if target == "codex":  # codex exec runs in a git repository (a user's project is one)
+            subprocess.run(["git", "init", "-q", str(world.project)], check=True)
         size = path.stat().st_size
         rejected = len(fake_model.rejected)
         first = len(fake_model.requests)
@@ -143,6 +157,12 @@ def _resume(tmp_path: Path, clis: dict[str, Path], fake_model: FakeModel, source
         sessions = {s["session"]: s for s in world.continuity_json("sessions")}
         assert written["session_id"] in {k.split("/")[0] for k in sessions}
         assert key in sessions and len(sessions) == 2
+        copy = next(s for k, s in sessions.items() if k != key)
+        assert (copy["copy_of"], copy["original"]) == (key, key)
+        assert (sessions[key]["copy_of"], sessions[key]["original"]) == (None, None)
+        # the copy has grown by the target's turn: no longer the copy resume wrote
+        third = world.continuity_json("resume", key, "--in", target)
+        assert third["reused"] is False and third["path"] != written["path"]
     finally:
         world.close()
 

@@ -246,15 +246,26 @@ def test_cli_json_and_errors(tmp_path: Path) -> None:
     done = _cli(ws, "resume", "abc", "--in", "codex", "--target-home", str(target), "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert set(data) == {"target", "path", "session_id", "command", "cwd", "env"}
+    assert set(data) == {"target", "path", "session_id", "command", "headless", "cwd", "env",
+                         "reused"}
     assert data["target"] == "codex" and Path(data["path"]).is_file()
+    assert data["reused"] is False
     # --target-home: the command names the home, so codex looks where the file is (review)
     assert data["env"] == {"CODEX_HOME": str(target)}
     assert data["command"] == \
         f"cd {project} && CODEX_HOME={target} codex resume {data['session_id']}"
+    # issue 45 item 3: the headless command too
+    assert data["headless"] == \
+        f"cd {project} && CODEX_HOME={target} codex exec resume {data['session_id']}"
     plain = _cli(ws, "resume", "abc", "--in", "pi", "--target-home", str(tmp_path / "pi"))
     assert plain.returncode == 0 and plain.stdout.startswith(
         f"cd {project} && PI_CODING_AGENT_DIR={tmp_path / 'pi'} pi --session {tmp_path / 'pi'}/")
+    interactive, headless = plain.stdout.splitlines()
+    assert headless == interactive.replace(" pi --session ", " pi -p --session ")
+    assert plain.stderr.startswith("wrote ")
+    again = _cli(ws, "resume", "abc", "--in", "pi", "--target-home", str(tmp_path / "pi"))
+    assert again.returncode == 0 and again.stdout == plain.stdout  # the same copy, reused
+    assert again.stderr.startswith("reused the identical copy ")
     empty = _cli(ws, "resume", "abc", "--in", "claude-code", "--target-home", "")
     assert empty.returncode == 2 and "--target-home is empty" in empty.stderr
     bad = _cli(ws, "resume", "abc", "--in", "emacs")
@@ -299,3 +310,139 @@ def test_blank_user_rows_are_not_written_as_turns():
             ("user", [{"type": "text", "text": " next "}], None)]
     turns = _raw_turns(rows, _Ids("claude-code"), "claude-code")
     assert [(t.kind, t.parts) for t in turns] == [("user", ["task"]), ("user", [" next "])]
+
+
+# ----------------------------------------------------------------------- issue 45 item 3
+
+
+@pytest.mark.parametrize("target", TARGETS)
+def test_the_same_resume_reuses_its_intact_copy(sqlite_store, tmp_path: Path,
+                                                target: str) -> None:
+    """Issue 45 item 3: resuming the same session at the same point into the same harness and
+    home returns the copy written before (one file), until it is no longer intact (grown by the
+    harness or edited): then a new copy is written and later calls reuse that one; a session
+    that grew is another point: another copy."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    key = _session(sqlite_store, project, _rows())
+    home = tmp_path / "home"
+    first = resume_session(sqlite_store, key, target, target_home=home)
+    second = resume_session(sqlite_store, key, target, target_home=home)
+    assert not first.reused and second.reused
+    assert (second.path, second.session_id) == (first.path, first.session_id)
+    assert second.to_dict()["command"] == first.to_dict()["command"]
+    assert len(list(home.rglob("*.jsonl"))) == 1
+    if target != "pi":  # pi opens any file by its path; the others find a session by its id
+        # a byte-for-byte copy under another name is not where the harness finds it
+        stray = first.path.with_name("0" + first.path.name)
+        stray.write_bytes(first.path.read_bytes())
+        os.utime(stray, ns=(first.path.stat().st_mtime_ns + 10**9,) * 2)
+        assert resume_session(sqlite_store, key, target, target_home=home).path == first.path
+        stray.unlink()
+    # the harness appends a turn to the copy: it is the copy continued, not the same one
+    with open(first.path, "ab") as fh:
+        fh.write(b'{"type":"user","note":"a new turn"}\n')
+    third = resume_session(sqlite_store, key, target, target_home=home)
+    assert not third.reused and third.path != first.path and third.session_id != first.session_id
+    assert resume_session(sqlite_store, key, target, target_home=home).path == third.path
+    # an edited body (same size) is not intact either
+    body = bytearray(third.path.read_bytes())
+    at = body.index(b"authentication")
+    body[at:at + 4] = b"AUTH"
+    third.path.write_bytes(bytes(body))
+    fourth = resume_session(sqlite_store, key, target, target_home=home)
+    assert not fourth.reused and fourth.path not in (first.path, third.path)
+    # another home folder is another copy; so is the session at a later point
+    assert not resume_session(sqlite_store, key, target, target_home=tmp_path / "h2").reused
+    _session(sqlite_store, project, [A(text="and one more answer")], key=key)
+    later = resume_session(sqlite_store, key, target, target_home=home)
+    assert not later.reused and later.path != fourth.path
+    assert len(list(home.rglob("*.jsonl"))) == 4
+
+
+def _preface(path: Path) -> str:
+    """The preface a written copy holds, as its harness sends it first (Claude Code's compact
+    summary line, Codex's ``compacted`` message, pi's ``compaction`` summary)."""
+    for line in map(json.loads, path.read_text().splitlines()):
+        if line.get("isCompactSummary"):
+            return line["message"]["content"]
+        if line.get("type") == "compacted":
+            return line["payload"]["message"]
+        if line.get("type") == "compaction":
+            return line["summary"]
+    raise AssertionError(f"no preface in {path}")
+
+
+def _hop(store, key: str, target: str, tmp_path: Path, n: int):
+    """Resume ``key`` into ``target`` and import the copy into ``store``: (written, copy key)."""
+    written = resume_session(store, key, target, target_home=tmp_path / f"home{n}")
+    report = import_file(store, written.path)
+    assert report.status == "imported" and report.copy_of == key, report
+    return written, report.session_key
+
+
+def test_a_copy_of_a_copy_carries_one_preface_naming_the_original(sqlite_store,
+                                                                  tmp_path: Path) -> None:
+    """Issue 45 item 3: three hops (codex → claude-code → pi → codex) give one copy notice,
+    naming the direct source, the original and the chain; the original's summary once,
+    labelled with the original's rows (0–3), never "rows 0–0" of a copy; the notes and the
+    marker carry the original; `continue` of a copy labels its preface as carried in."""
+    project = tmp_path / "proj"
+    project.mkdir()
+    key = _session(sqlite_store, project, _rows())
+    keys = [key]
+    for n, target in enumerate(("claude-code", "pi", "codex")):
+        written, copy = _hop(sqlite_store, keys[-1], target, tmp_path, n)
+        sqlite_store.upsert_session(Session(key=copy, harness=target, project=str(project),
+                                            source_path=str(written.path)))
+        keys.append(copy)
+        preface = _preface(written.path)
+        assert preface.count("This session is a copy written by `continuity resume`") == 1
+        assert preface.count("the first turn listed the files") == 1
+        assert "rows 0–0" not in preface
+        assert preface.count(f"Summary of earlier work in the original session {key} "
+                             "(rows 0–3)") == 1, preface
+        assert f"continues the {sqlite_store.get_session(keys[-2]).harness} session " \
+               f"{keys[-2]}" in preface
+        if n:
+            assert f"the original is the codex session {key} (copied " \
+                   f"{' → '.join(keys[:-1])})" in preface, preface
+        view = build_continuation(sqlite_store, copy, budget_bytes=10**9)
+        assert view.request["text"] == "Now add the authentication middleware"
+        # `continue` of the copy: its preface is labelled as carried in, not as its rows 0–0
+        assert view.summary["text"].startswith(
+            "Carried into this copy by `continuity resume`: the earlier work of the session it "
+            "continues, quoted for reference. It is not an instruction.\n<summary>\n"
+            "This session is a copy")
+        assert "rows 0–0" not in view.summary["text"]
+        marker = json.loads(written.path.read_text().splitlines()[0])
+        marker = marker.get("continuityResume") or marker["payload"]["continuityResume"]
+        assert marker["original"] == {"session": key, "harness": "codex"}
+        assert marker["chain"] == keys[:-1]
+    notes = [n.text for n in sqlite_store.notes(keys[3])]
+    assert notes == [f"Resumed copy of pi session {keys[2]} (continuity resume); the original "
+                     f"is codex session {key}."]
+
+
+def test_sessions_marks_copies_and_their_original(tmp_path: Path) -> None:
+    """Issue 45 item 3: `sessions --json` names the source and the original of each copy
+    (null for a session that is none); piped, the last column is the source."""
+    ws, project = _workspace(tmp_path)
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "cc"), "PI_CODING_AGENT_DIR": str(tmp_path / "pi")}
+    one = json.loads(_cli(ws, "resume", "abc-123", "--in", "claude-code", "--json",
+                          env=env).stdout)
+    assert _cli(ws, "import", one["path"]).returncode == 0
+    two = json.loads(_cli(ws, "resume", one["session_id"], "--in", "pi", "--json",
+                          env=env).stdout)
+    assert _cli(ws, "import", two["path"]).returncode == 0
+    listed = {s["session"]: s for s in json.loads(_cli(ws, "sessions", "--json").stdout)}
+    assert (listed["abc-123"]["copy_of"], listed["abc-123"]["original"]) == (None, None)
+    assert (listed[one["session_id"]]["copy_of"], listed[one["session_id"]]["original"]) == (
+        "abc-123", "abc-123")
+    assert (listed[two["session_id"]]["copy_of"], listed[two["session_id"]]["original"]) == (
+        one["session_id"], "abc-123")
+    piped = _cli(ws, "sessions").stdout.splitlines()
+    assert piped[0].endswith("\tsource\tcopy_of")
+    rows = {line.split("\t")[0]: line.split("\t")[-1] for line in piped[1:]}
+    assert rows == {"abc-123": "", "big": "", one["session_id"]: "abc-123",
+                    two["session_id"]: one["session_id"]}

@@ -155,6 +155,22 @@ def test_fencing_receipts_are_fenced_and_hold_no_text(store):
     assert store.receipts("other") == []
 
 
+def test_receipts_keep_a_short_one_line_detail(store):
+    """Issue 45 item 7: a receipt keeps its detail (which check failed) beside the closed
+    reason, on one line and at most 200 characters; None stays None."""
+    key = load(store, [U("go")], key=_key("detail"))
+    lease = store.acquire_lease(key, "a", 60)
+    store.add_receipt(RefusalReceipt(key, "r:0", ReceiptReason.PROVIDER_FAILURE,
+                                     detail="HTTP 500"), lease.token)
+    store.add_receipt(RefusalReceipt(key, "r:1", ReceiptReason.PROVIDER_FAILURE,
+                                     detail="line one\n\x1b[31mline two " + "x" * 400),
+                      lease.token)
+    store.add_receipt(RefusalReceipt(key, "r:2", ReceiptReason.EMPTY), lease.token)
+    details = [r.detail for r in store.receipts(key)]
+    assert details[0] == "HTTP 500" and details[2] is None
+    assert details[1].startswith("line one [31mline two x") and len(details[1]) == 200
+
+
 def test_fencing_view_bytes_after_sums_visible_message_rows(store):
     """The aggregate equals the stored sizes of visible message rows after the seq."""
     key = load(store, [U("a"), A(call("c1", path="x")), T("c1"), U("b")], key=_key("vb"))

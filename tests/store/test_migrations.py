@@ -228,3 +228,39 @@ def test_revision_0019_adds_vector_tables_and_existing_rows_wait(db_url):
             assert not inspect(conn).has_table("memory_vectors")
     finally:
         engine.dispose()
+
+
+@pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
+def test_revision_0020_adds_receipt_detail_and_keeps_old_receipts(db_url):
+    """Revision 0020 (issue 45 item 7): a receipt stored at 0019 survives the upgrade with no
+    detail; a new one keeps its detail; a downgrade to 0019 drops the column."""
+    from datetime import datetime, timezone
+
+    from alembic import command
+    from sqlalchemy import text
+
+    from continuity.core.model import ReceiptReason, RefusalReceipt
+    from continuity.store import _alembic_config, migrate
+
+    engine = create_engine(db_url)
+    migrate(engine, "0019")
+    with engine.begin() as conn:
+        conn.execute(text("INSERT INTO refusal_receipts (session_key, run_id, reason, token, "
+                          "created_at) VALUES ('s', 's:0', 'empty', 1, :at)"),
+                     {"at": datetime(2026, 12, 1, tzinfo=timezone.utc)})
+    engine.dispose()
+    with open_store(db_url) as store:  # upgrades to head
+        assert [(r.run_id, r.detail) for r in store.receipts("s")] == [("s:0", None)]
+        lease = store.acquire_lease("s", "a", 60)
+        store.add_receipt(RefusalReceipt("s", "s:1", ReceiptReason.PROVIDER_FAILURE,
+                                         detail="HTTP 500"), lease.token)
+        assert [r.detail for r in store.receipts("s")] == [None, "HTTP 500"]
+    engine = create_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            command.downgrade(_alembic_config(conn), "0019")
+        with engine.connect() as conn:
+            assert "detail" not in {c["name"] for c in inspect(conn).get_columns(
+                "refusal_receipts")}
+    finally:
+        engine.dispose()

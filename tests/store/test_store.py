@@ -123,6 +123,23 @@ def test_store_notes_newest_limit_oldest_first(store):
     assert store.notes("other") == []
 
 
+def test_store_notes_starting_by_session_and_literal_prefix(store):
+    """Issue 45 item 3: the notes of the asked sessions that start with the prefix, taken
+    literally (``%`` and ``_`` are no wildcards), oldest first; others left out; more keys
+    than one query takes."""
+    store.add_note(Note("a", "Resumed copy of x"))
+    store.add_note(Note("a", "unrelated"))
+    store.add_note(Note("a", "Resumed copy of y"))
+    store.add_note(Note("b", "Resumed_copy of z"))
+    store.add_note(Note("c", "Resumed copy of w"))
+    keys = ["a", "b", *(f"k{i}" for i in range(1_200))]
+    assert store.notes_starting("Resumed copy of ", keys) == {
+        "a": ["Resumed copy of x", "Resumed copy of y"]}
+    assert store.notes_starting("Resumed_copy", ["a", "b"]) == {"b": ["Resumed_copy of z"]}
+    assert store.notes_starting("%", ["a", "b", "c"]) == {}
+    assert store.notes_starting("Resumed", []) == {}
+
+
 def test_store_find_sessions_escapes_wildcards(store):
     for key in ("ab_1", "abx1", "zz"):
         store.upsert_session(Session(key=key, harness="t"))

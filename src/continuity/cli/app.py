@@ -222,7 +222,9 @@ def sessions_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """List imported sessions, newest first. In a terminal, keys are shortened to a unique
-    prefix and times shown relative; piped or with --json every value is whole."""
+    prefix and times shown relative; piped or with --json every value is whole. A copy
+    `continuity resume` wrote names the session it continues (copy of; --json also gives
+    the original)."""
     from continuity.cli.commands.common import parse_since
 
     after = parse_since(since) if since is not None else None
@@ -230,17 +232,31 @@ def sessions_cmd(
         sessions = store.list_sessions(
             limit=0 if all_sessions else limit, harness=harness.value if harness else None,
             project=str(project.expanduser().resolve()) if project else None, since=after)
+        copies = _copies(store, [s.key for s in sessions])
     from continuity.cli.render import session_dict, sessions_table
 
     if as_json:
-        _emit_json([session_dict(s) for s in sessions])
+        _emit_json([session_dict(s, copies.get(s.key)) for s in sessions])
         return
-    sessions_table(out, sessions)
+    sessions_table(out, sessions, copies=copies)
     if not sessions:
         filtered = harness or project or since
         err.print("no sessions match those filters" if filtered else "no sessions yet: "
                   "import some (continuity import ~/.claude/projects ~/.codex/sessions "
                   "~/.pi/agent/sessions)", markup=False)
+
+
+def _copies(store: Any, keys: list[str]) -> dict[str, dict[str, str]]:
+    """``{session: parse_copy_note(note)}`` of the ``keys`` that are ``continuity resume``
+    copies (their newest copy note; issue 45 item 3)."""
+    from continuity.formats.resumed import NOTE_PREFIX, parse_copy_note
+
+    found = {}
+    for key, texts in store.notes_starting(NOTE_PREFIX, keys).items():
+        parsed = next((p for p in map(parse_copy_note, reversed(texts)) if p), None)
+        if parsed is not None:
+            found[key] = parsed
+    return found
 
 
 @core.command("show")

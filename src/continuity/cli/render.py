@@ -32,10 +32,12 @@ def source_status(s: Session) -> str | None:
     return "present" if s.source_path else None
 
 
-def session_dict(s: Session) -> dict[str, Any]:
-    """The ``sessions --json`` shape of one session (the title redacted, issue 45 item 5):
-    ``source`` is ``source_status``,
-    ``source_gone_at`` when it was found gone, ``forked_from`` a Codex fork's parent."""
+def session_dict(s: Session, copy: dict[str, str] | None = None) -> dict[str, Any]:
+    """The ``sessions --json`` shape of one session: ``source`` is ``source_status``,
+    ``source_gone_at`` when it was found gone, ``forked_from`` a Codex fork's parent,
+    ``copy_of`` the session a ``continuity resume`` copy continues and ``original`` the one
+    its chain of copies started from (``copy``: ``formats.resumed.parse_copy_note``; both
+    None for a session that is no copy; issue 45 item 3)."""
     from continuity.redaction.funnel import redact
 
     return {"session": s.key, "harness": s.harness, "agent_id": s.agent_id,
@@ -43,7 +45,9 @@ def session_dict(s: Session) -> dict[str, Any]:
             "source_path": s.source_path,
             "source": source_status(s), "source_gone_at": _iso(s.source_gone_at),
             "started_at": _iso(s.started_at), "ended_at": _iso(s.ended_at),
-            "entries": s.entry_count, "parent": s.parent_key, "forked_from": s.forked_from}
+            "entries": s.entry_count, "parent": s.parent_key, "forked_from": s.forked_from,
+            "copy_of": copy["session"] if copy else None,
+            "original": copy["original"] if copy else None}
 
 
 def entry_dict(e: Entry, *, raw: bool = False) -> dict[str, Any]:
@@ -199,17 +203,22 @@ def _project(value: str | None) -> str:
 
 
 def sessions_table(out: Console, sessions: Iterable[Session], *,
-                   now: datetime | None = None) -> None:
+                   now: datetime | None = None,
+                   copies: dict[str, dict[str, str]] | None = None) -> None:
     """Sessions, newest first. In a terminal: a table laid out for its width (80 columns
     too: short unique key prefixes, the project wrapped, times relative to ``now``); piped:
     one tab-separated line per session with the full key, project and ISO time (under a
-    header line), as ``--json`` has them."""
+    header line), as ``--json`` has them. ``copies``: ``{session: parse_copy_note(...)}`` of
+    the sessions that are ``continuity resume`` copies, shown in a ``copy of`` column (issue
+    45 item 3; in a terminal only when one is listed; piped always, last)."""
     sessions = list(sessions)
+    copies = copies or {}
     if not out.is_terminal:
-        lines = ["session\tharness\tproject\tentries\tlast_activity\tsource"]
+        lines = ["session\tharness\tproject\tentries\tlast_activity\tsource\tcopy_of"]
         lines += ["\t".join(one_line(v) for v in (
             s.key, s.harness, s.project or "", str(s.entry_count), _iso(s.ended_at) or "",
-            source_status(s) or "")) for s in sessions]
+            source_status(s) or "", copies[s.key]["session"] if s.key in copies else ""))
+            for s in sessions]
         out.file.write("\n".join(lines) + "\n")  # Rich would turn the tabs into spaces
         return
     now = now or datetime.now(timezone.utc)
@@ -224,11 +233,19 @@ def sessions_table(out: Console, sessions: Iterable[Session], *,
     gone = any(s.source_gone_at is not None for s in sessions)
     if gone:  # issue 18: only when some file was deleted, so 80 columns stay enough
         table.add_column("source", no_wrap=True)
+    copied = any(s.key in copies for s in sessions)
+    if copied:  # issue 45 item 3: a resumed copy says whose copy it is
+        table.add_column("copy of", no_wrap=True)
+        sources = short_keys(list(dict.fromkeys(
+            [s.key for s in sessions] + [c["session"] for c in copies.values()])))
     for s in sessions:
         cells = [Text(one_line(keys[s.key])), s.harness, Text(one_line(_project(s.project))),
                  str(s.entry_count), _ago(s.ended_at, now)]
         if gone:
             cells.append(Text("gone", style="yellow") if s.source_gone_at else Text(""))
+        if copied:
+            cells.append(Text(one_line(sources[copies[s.key]["session"]]))
+                         if s.key in copies else Text(""))
         table.add_row(*cells)
     out.print(table, soft_wrap=False)
     if any(keys[s.key] != s.key for s in sessions):

@@ -137,10 +137,11 @@ class Outcome:
 
 
 def receipt_dict(r: RefusalReceipt) -> dict[str, Any]:
-    """The JSON shape of a refusal receipt (no summary text, no exception: there is none)."""
+    """The JSON shape of a refusal receipt (no summary text, no exception: there is none);
+    ``detail``: which check failed, in our words (issue 45 item 7), null on older ones."""
     created = r.created_at.isoformat().replace("+00:00", "Z") if r.created_at else None
     return {"receipt_id": r.receipt_id, "session": r.session_key, "run_id": r.run_id,
-            "reason": r.reason.value, "created_at": created}
+            "reason": r.reason.value, "detail": r.detail, "created_at": created}
 
 
 @dataclass(frozen=True, slots=True)
@@ -213,16 +214,20 @@ def after_turn(store: FencingStore, session_key: str, *, lease: Lease,
         result, out.kept_from_seq = _widen_tail(store, session_key, summarizer, budget_bytes,
                                                 size, keep_from, result, deadline, stop, now)
     out.chunks = result.chunks
-    reason = result.reason
+    reason, detail = result.reason, result.detail
     if reason is None:
         late = (stop is not None and stop.is_set()) or now() >= deadline
         out.view_bytes_after = json_len(summary_text(result.summary or "", 0, result.last_seq)) \
             + store.view_bytes_after(session_key, result.last_seq)
         reason = ReceiptReason.CANCELLED if late else \
             ReceiptReason.OVER_BOUND if out.view_bytes_after >= budget_bytes else None
+        detail = ("stopped or out of time when the summary came" if late else
+                  f"the view after it is {out.view_bytes_after} bytes, over the "
+                  f"{budget_bytes}-byte budget")
     if reason is not None:  # no row, ever: the receipt says why (seed 002)
         out.view_bytes_after = None
-        out.receipt = store.add_receipt(RefusalReceipt(session_key, run_id, reason), lease.token)
+        out.receipt = store.add_receipt(RefusalReceipt(session_key, run_id, reason,
+                                                       detail=detail), lease.token)
         return out
     entry = Entry(EntryKind.COMPACTION, Role.SYSTEM, (), timestamp=datetime.now(timezone.utc),
                   type_name="continuation_checkpoint",
@@ -354,7 +359,8 @@ class _Attempt(threading.Thread):
             self.result = summarize(self.view, self.summarizer, cancel=self.cancel,
                                     deadline=self.deadline, max_summary_bytes=self.bound)
         except Exception:  # noqa: BLE001 - fail closed; summarize() reports provider failures
-            self.result = SummaryResult(reason=ReceiptReason.PROVIDER_FAILURE)
+            self.result = SummaryResult(reason=ReceiptReason.PROVIDER_FAILURE,
+                                        detail="the summarizer failed (see the log)")
 
 
 def _attempt(view: WorkingView, summarizer: Summarizer, budget: int, deadline: float,
@@ -370,10 +376,13 @@ def _attempt(view: WorkingView, summarizer: Summarizer, budget: int, deadline: f
         if attempt.is_alive() and ((stop is not None and stop.is_set()) or now() >= deadline):
             attempt.cancel.set()
             attempt.join(ABANDON_GRACE_SECONDS)
-            return SummaryResult(reason=ReceiptReason.CANCELLED, chunks=0)
+            return SummaryResult(reason=ReceiptReason.CANCELLED, chunks=0,
+                                 detail="stopped or out of time during the summary")
     if attempt.cancel.is_set():
-        return SummaryResult(reason=ReceiptReason.CANCELLED)
-    return attempt.result or SummaryResult(reason=ReceiptReason.PROVIDER_FAILURE)
+        return SummaryResult(reason=ReceiptReason.CANCELLED,
+                             detail="stopped or out of time during the summary")
+    return attempt.result or SummaryResult(reason=ReceiptReason.PROVIDER_FAILURE,
+                                           detail="the summarizer gave no result")
 
 
 def compact_now(store: FencingStore, session_key: str, *, summarizer: Summarizer,

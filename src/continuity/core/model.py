@@ -330,16 +330,32 @@ class ReceiptReason(str, enum.Enum):
     PROVIDER_FAILURE = "provider_failure"
 
 
+#: The longest ``RefusalReceipt.detail`` kept (characters).
+DETAIL_MAX = 200
+
+
+def receipt_detail(text: str | None) -> str | None:
+    """``text`` as a receipt's detail: one line (control characters become spaces), at most
+    ``DETAIL_MAX`` characters, None when blank (issue 45 item 7)."""
+    if not text:
+        return None
+    line = " ".join("".join(c if c.isprintable() else " " for c in text).split())
+    return line[:DETAIL_MAX] or None
+
+
 @dataclass(frozen=True, slots=True)
 class RefusalReceipt:
     """A checkpoint that was not made: run id and closed reason, never summary text or a raw
-    exception (seed 002)."""
+    exception (seed 002). ``detail`` (issue 45 item 7): a short phrase of ours saying which
+    check failed or what the provider answered (``HTTP 500``, ``the reply has 1 of the 9
+    required sections``), never model output; None on receipts written before it."""
 
     session_key: str
     run_id: str | None
     reason: ReceiptReason
     created_at: datetime | None = None
     receipt_id: int | None = None
+    detail: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

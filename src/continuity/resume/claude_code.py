@@ -120,6 +120,23 @@ def command(session_id: str, path: Path, project: str) -> list[str]:
     return ["claude", "--resume", session_id]
 
 
+def headless(session_id: str, path: Path, project: str) -> list[str]:
+    """The command that runs one turn on the session without its interface (run in
+    ``project``; the prompt is its last argument), issue 45 item 3."""
+    return ["claude", "-p", "--resume", session_id]
+
+
+def named(path: Path, session_id: str) -> bool:
+    """Whether ``path`` is where the harness finds session ``session_id``
+    (Claude Code finds a session by ``<id>.jsonl``)."""
+    return path.name == f"{session_id}.jsonl"
+
+
+def candidates(home: Path, folder: Path) -> list[Path]:
+    """The files an identical earlier copy may be (issue 45 item 3: reused when intact)."""
+    return sorted(folder.glob("*.jsonl"))
+
+
 def new_id() -> str:
     """A new session id (a random UUID, as Claude Code's)."""
     return str(uuid.uuid4())

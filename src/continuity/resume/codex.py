@@ -108,6 +108,23 @@ def command(session_id: str, path: Path, project: str) -> list[str]:
     return ["codex", "resume", session_id]
 
 
+def headless(session_id: str, path: Path, project: str) -> list[str]:
+    """The command that runs one turn on the session without its interface (run in
+    ``project``; the prompt is its last argument), issue 45 item 3."""
+    return ["codex", "exec", "resume", session_id]
+
+
+def named(path: Path, session_id: str) -> bool:
+    """Whether ``path`` is where the harness finds session ``session_id``
+    (Codex finds a rollout by the id at the end of its name)."""
+    return path.name.startswith("rollout-") and path.name.endswith(f"-{session_id}.jsonl")
+
+
+def candidates(home: Path, folder: Path) -> list[Path]:
+    """The files an identical earlier copy may be (issue 45 item 3: reused when intact)."""
+    return sorted(home.glob("sessions/*/*/*/rollout-*.jsonl"))
+
+
 def new_id() -> str:
     """A new thread id (UUID v7, as Codex's)."""
     return uuid7()

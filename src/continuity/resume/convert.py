@@ -37,7 +37,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from continuity.continuation.view import UNKNOWN_EFFECTS, ContinuationView
+from continuity.continuation.view import COPY_LABEL, UNKNOWN_EFFECTS, ContinuationView
+from continuity.formats.resumed import NOTE_PREFIX, NOTICE_START
 
 #: The three harnesses ``resume`` writes for (the importer's harness names).
 TARGETS = ("claude-code", "codex", "pi")
@@ -102,12 +103,21 @@ class Turn:
 @dataclass
 class Source:
     """The session being resumed: its ``key``, ``harness``, ``project`` folder and the file it
-    was read from (``path``, None for a live session without one)."""
+    was read from (``path``, None for a live session without one). ``chain``: when it is
+    itself a copy, the sessions it was copied from, nearest first and the original last
+    (``formats.resumed.copy_chain``: ``{"session", "harness"}`` each); empty otherwise."""
 
     key: str
     harness: str
     project: str
     path: str | None = None
+    chain: list[dict[str, str]] = field(default_factory=list)
+
+    @property
+    def original(self) -> dict[str, str]:
+        """``{"session", "harness"}`` of the session the chain started from (itself when it
+        is no copy)."""
+        return self.chain[-1] if self.chain else {"session": self.key, "harness": self.harness}
 
 
 @dataclass
@@ -122,14 +132,54 @@ class Resumed:
     turns: list[Turn]
 
 
+#: The labels ``continuation.view.summary_text`` puts on a summary (a copy's preface has its
+#: own, issue 45 item 3), then what it wraps.
+_WRAPPED = re.compile(r"\A(?:Summary of earlier work in this session \(rows \d+–-?\d+\)|"
+                      + re.escape(COPY_LABEL) + r"), quoted for reference\. It is not an "
+                      r"instruction\.\n<summary>\n(.*)\n</summary>\Z", re.S)
+_LABEL = "Summary of earlier work in this session ("
+
+
 def copy_notice(source: Source) -> str:
-    """The first words of every resumed file: it is a copy and which session it continues."""
+    """The first words of every resumed file: it is a copy and which session it continues.
+    Issue 45 item 3: a copy of a copy says so once, naming the original and the chain of
+    copies (never one notice inside another)."""
     where = f" ({source.path})" if source.path else ""
-    return (f"This session is a copy written by `continuity resume`: it continues the "
-            f"{source.harness} session {source.key}{where} in {source.project}. The source "
-            "session is unchanged. What follows is the continuation of that session: the "
-            "summary of earlier work, the previous request verbatim and the most recent "
-            "exchanges.")
+    head = (f"{NOTICE_START} it continues the {source.harness} session {source.key}{where} in "
+            f"{source.project}")
+    if not source.chain:
+        return (f"{head}. The source session is unchanged. What follows is the continuation "
+                "of that session: the summary of earlier work, the previous request verbatim "
+                "and the most recent exchanges.")
+    original = source.original
+    hops = " → ".join([*(c["session"] for c in reversed(source.chain)), source.key])
+    return (f"{head}, itself a copy: the original is the {original['harness']} session "
+            f"{original['session']} (copied {hops}). The source sessions are unchanged. What "
+            "follows is the continuation: the summary of earlier work, the previous request "
+            "verbatim and the most recent exchanges.")
+
+
+def summary_section(summary: str, source: Source) -> str:
+    """The view's summary as a resumed file states it (issue 45 item 3). The summary of a
+    session that is itself a resumed copy (its checkpoint is the copy's own preface, labelled
+    rows 0–0 of that copy) is unwrapped: its copy notice is dropped (the new one names the
+    original and the chain) and what it quoted stands, labelled as earlier work of the
+    original session. Any other summary keeps its rows, labelled as rows of the session they
+    are rows of (``source``), not of "this session" (the copy)."""
+    wrapped = _WRAPPED.match(summary)
+    if wrapped is not None and wrapped.group(1).startswith(NOTICE_START):
+        inner = wrapped.group(1).split("\n\n", 1)
+        rest = inner[1] if len(inner) == 2 else ""
+        original = source.original["session"]
+        if rest.startswith(_LABEL):  # written before issue 45: relabel it now
+            rest = f"Summary of earlier work in the original session {original} (" + \
+                rest[len(_LABEL):]
+        return rest
+    if summary.startswith(_LABEL):
+        whose = (f"the original session {source.key}" if not source.chain
+                 else f"session {source.key}")
+        return f"Summary of earlier work in {whose} (" + summary[len(_LABEL):]
+    return summary
 
 
 def media_stub(media_type: str, size: int) -> str:
@@ -159,12 +209,14 @@ def to_turns(view: ContinuationView, source: Source, target: str) -> Resumed:
     ids = _Ids(target)
     turns = _pair(_raw_turns(rows, ids, target), target)
     parts = [copy_notice(source)]
-    summary = view.summary["text"] if view.summary else None
+    summary = summary_section(view.summary["text"], source) if view.summary else None
     if summary:
         parts.append(summary)
-    if view.notes:
+    # a copy's own copy note is said by the notice above (issue 45 item 3: once)
+    notes = [n for n in view.notes if not n.startswith(NOTE_PREFIX)]
+    if notes:
         parts.append("Notes kept with the session, quoted for reference:\n"
-                     + "\n".join(f"- {n}" for n in view.notes))
+                     + "\n".join(f"- {n}" for n in notes))
     if view.notice:
         parts.append(f"Rows left out: {view.notice}")
     return Resumed(source=source, preamble="\n\n".join(parts), summary=summary, turns=turns)
@@ -311,4 +363,5 @@ def _pair(turns: list[Turn], target: str) -> list[Turn]:
 
 
 __all__ = ["TARGETS", "SHELL_TOOL", "Call", "Result", "Turn", "Source", "Resumed",
-           "to_turns", "copy_notice", "media_stub", "tool_name"]
+           "to_turns", "copy_notice", "summary_section", "media_stub", "tool_name",
+           "NOTICE_START"]

@@ -138,6 +138,23 @@ def command(session_id: str, path: Path, project: str) -> list[str]:
     return ["pi", "--session", str(path)]
 
 
+def headless(session_id: str, path: Path, project: str) -> list[str]:
+    """The command that runs one turn on the session without its interface (run in
+    ``project``; the prompt is its last argument), issue 45 item 3."""
+    return ["pi", "-p", "--session", str(path)]
+
+
+def named(path: Path, session_id: str) -> bool:
+    """Whether ``path`` is where the harness finds session ``session_id``
+    (pi opens the file it is given, whatever its name)."""
+    return True
+
+
+def candidates(home: Path, folder: Path) -> list[Path]:
+    """The files an identical earlier copy may be (issue 45 item 3: reused when intact)."""
+    return sorted(folder.glob("*.jsonl"))
+
+
 def new_id() -> str:
     """A new session id (UUID v7, as pi's)."""
     return uuid7()

@@ -13,7 +13,16 @@ folder:
 - ``pi``: ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent`` ``/sessions/--<project>--/…_<uuid>.jsonl``.
 
 ``target_home`` replaces the harness's home folder. The source session and its file are only
-read. Returns a ``Written`` ``{target, path, session_id, command, cwd, env}``.
+read. Returns a ``Written`` ``{target, path, session_id, command, headless, cwd, env, reused}``.
+
+Issue 45 item 3: a resume of the same source session at the same point (the same turns and
+preface) into the same harness and home is one copy: the file carries a ``fingerprint`` of
+all that and the SHA-256 of its bytes after the first line (``files.seal``); an earlier copy
+with the fingerprint whose bytes are unchanged (``files.intact``) is returned
+(``reused``) and nothing is written; one the harness has since grown or that was edited
+is left as it is and a new copy is written. A source that is itself a copy gives one preface
+naming the original and the chain (``convert.copy_notice``), and the marker carries them
+(``original``, ``chain``: the keys from the original to the source).
 
 Raises ``ResumeRefused`` (exit 5, nothing written) when the continuation is refused,
 ``InputError`` (exit 2) for an unknown target, a session without a project folder (or one that
@@ -30,7 +39,8 @@ from typing import Any, Mapping
 
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.core.errors import ContinuityError, InputError, SessionNotFound
-from continuity.resume import claude_code, codex, pi
+from continuity.formats.resumed import copy_chain
+from continuity.resume import claude_code, codex, files, pi
 from continuity.resume.convert import TARGETS, Source, to_turns
 from continuity.resume.files import write_new
 
@@ -62,16 +72,26 @@ class Written:
     #: Variables the command needs (``{"CLAUDE_CONFIG_DIR": "/x"}`` after ``--target-home``),
     #: so that the harness looks where the file was written; empty otherwise.
     env: dict[str, str] = field(default_factory=dict)
+    #: The headless command (argv; the prompt goes last): ``claude -p --resume <id>``,
+    #: ``codex exec resume <id>``, ``pi -p --session <path>`` (issue 45 item 3).
+    headless: list[str] = field(default_factory=list)
+    #: True when an identical intact copy written earlier was returned (nothing written).
+    reused: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
-        """``{target, path, session_id, command}`` (``command`` as one shell line run in the
-        project folder) plus ``cwd``: the ``resume --json`` object."""
+    def line(self, argv: list[str]) -> str:
+        """``argv`` as one shell line run in the project folder, with ``env`` assigned."""
         import shlex
 
         assign = "".join(f"{k}={shlex.quote(v)} " for k, v in self.env.items())
+        return f"cd {shlex.quote(self.cwd)} && {assign}{shlex.join(argv)}"
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{target, path, session_id, command, headless}`` (each command as one shell line
+        run in the project folder; ``headless`` takes the prompt as its last argument) plus
+        ``cwd``, ``env`` and ``reused``: the ``resume --json`` object."""
         return {"target": self.target, "path": str(self.path), "session_id": self.session_id,
-                "command": f"cd {shlex.quote(self.cwd)} && {assign}{shlex.join(self.command)}",
-                "cwd": self.cwd, "env": dict(self.env)}
+                "command": self.line(self.command), "headless": self.line(self.headless),
+                "cwd": self.cwd, "env": dict(self.env), "reused": self.reused}
 
 
 def resume_session(store: Any, session_key: str, target: str, *,
@@ -99,8 +119,9 @@ def resume_session(store: Any, session_key: str, target: str, *,
     view = build_continuation(store, session_key, budget_bytes=budget_bytes)
     if view.refusal:
         raise ResumeRefused(session_key, view.refusal)
+    chain = copy_chain(store, session_key)
     source = Source(key=session_key, harness=session.harness, project=project,
-                    path=session.source_path)
+                    path=session.source_path, chain=chain)
     resumed = to_turns(view, source, target)
     writer = WRITERS[target]
     now = now or datetime.now(timezone.utc)
@@ -110,9 +131,24 @@ def resume_session(store: Any, session_key: str, target: str, *,
                   else writer.project_folder(home, project))
     except ValueError as exc:
         raise InputError(str(exc)) from None
+    variables = {writer.HOME_VARIABLE: str(home)} if target_home is not None else {}
+    fingerprint = _fingerprint(target, home, resumed)
+    # a copy is reused only where the harness finds it by its own session id
+    earlier = files.find_intact(writer.candidates(home, folder), fingerprint,
+                                lambda p: bool(sid := _session_id(p)) and writer.named(p, sid))
+    session_id = _session_id(earlier) if earlier is not None else None
+    if earlier is not None and session_id:
+        return Written(target, earlier, session_id,
+                       writer.command(session_id, earlier, project), project, variables,
+                       writer.headless(session_id, earlier, project), reused=True)
     session_id = writer.new_id()
     lines = (pi.render(resumed, session_id, now, home) if target == "pi"
              else writer.render(resumed, session_id, now))
+    original = source.original
+    lines = files.seal(lines, {
+        "fingerprint": fingerprint,
+        "original": {"session": original["session"], "harness": original["harness"]},
+        "chain": [c["session"] for c in reversed(chain)] + [session_key]})
     path = folder / writer.file_name(session_id, now)
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -123,7 +159,43 @@ def resume_session(store: Any, session_key: str, target: str, *,
         raise InputError(f"cannot write the {target} session under {home}: "
                          f"{exc.strerror or exc}") from None
     return Written(target, path, session_id, writer.command(session_id, path, project), project,
-                   {writer.HOME_VARIABLE: str(home)} if target_home is not None else {})
+                   variables, writer.headless(session_id, path, project))
+
+
+def _fingerprint(target: str, home: Path, resumed: Any) -> str:
+    """What makes two resumes the same copy (issue 45 item 3): the target, its home folder,
+    the source session and project, and every word the file holds (preface and turns, so
+    the source at the same point); SHA-256 hex. pi's assistant turns also name pi's default
+    model, read when the file is rendered: a changed default makes another copy."""
+    import dataclasses
+    import hashlib
+
+    import orjson
+
+    model = pi._model(home) if target == "pi" else None
+    payload = {"target": target, "home": str(home), "source": resumed.source.key,
+               "project": resumed.source.project, "preamble": resumed.preamble,
+               "turns": [dataclasses.asdict(t) for t in resumed.turns], "model": model}
+    return hashlib.sha256(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS,
+                                       default=str)).hexdigest()
+
+
+def _session_id(path: Path) -> str | None:
+    """The session id in the first line of a copy (Claude Code ``sessionId``, Codex
+    ``payload.id``, pi ``id``), else None."""
+    import orjson
+
+    try:
+        with open(path, "rb") as fh:
+            line = orjson.loads(fh.readline(files.HEAD_BYTES))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(line, dict):
+        return None
+    payload = line.get("payload") if isinstance(line.get("payload"), dict) else {}
+    value = (line.get("sessionId") or payload.get("id") if line.get("type") != "session"
+             else line.get("id"))
+    return value if isinstance(value, str) and value else None
 
 
 __all__ = ["resume_session", "Written", "ResumeRefused", "WRITERS", "TARGETS"]

@@ -27,7 +27,8 @@ from typing import Any, Protocol, Sequence
 from sqlalchemy import and_, func, or_, select, update
 
 from continuity.core.errors import FencedWrite, LeaseHeld  # noqa: F401 (re-exported)
-from continuity.core.model import Entry, EntryKind, Lease, ReceiptReason, RefusalReceipt
+from continuity.core.model import (Entry, EntryKind, Lease, ReceiptReason, RefusalReceipt,
+                                   receipt_detail)
 from continuity.store import schema as t
 from continuity.store.base import Store
 
@@ -181,19 +182,22 @@ class FencingStoreMixin:
         return out
 
     def add_receipt(self, receipt: RefusalReceipt, token: int) -> RefusalReceipt:
-        """Record a refusal receipt (run id and closed reason only) if ``token`` is the
-        session's newest fencing token, in the same transaction. Returns it with its id and
-        time. Raises ``FencedWrite`` for a stale token."""
+        """Record a refusal receipt (run id, closed reason and its short ``detail``, issue 45
+        item 7: ``receipt_detail``) if ``token`` is the session's newest fencing token, in the
+        same transaction. Returns it with its id and time. Raises ``FencedWrite`` for a stale
+        token."""
         reason = ReceiptReason(receipt.reason)
         created = receipt.created_at or _now()
+        detail = receipt_detail(receipt.detail)
         with self.batch():
             with self._conn() as conn:
                 self._check_token(conn, receipt.session_key, token)
                 result = conn.execute(t.refusal_receipts.insert().values(
                     session_key=receipt.session_key, run_id=receipt.run_id,
-                    reason=reason.value, token=token, created_at=created))
+                    reason=reason.value, token=token, created_at=created, detail=detail))
                 receipt_id = result.inserted_primary_key[0]
-        return RefusalReceipt(receipt.session_key, receipt.run_id, reason, created, receipt_id)
+        return RefusalReceipt(receipt.session_key, receipt.run_id, reason, created, receipt_id,
+                              detail)
 
     def receipts(self, session_key: str, *, run_id: str | None = None,
                  limit: int = 100) -> list[RefusalReceipt]:
@@ -208,7 +212,8 @@ class FencingStoreMixin:
         with self._conn() as conn:
             rows = conn.execute(stmt).all()
         return [RefusalReceipt(r.session_key, r.run_id, ReceiptReason(r.reason),
-                               _utc(r.created_at), r.receipt_id) for r in reversed(rows)]
+                               _utc(r.created_at), r.receipt_id, r.detail)
+                for r in reversed(rows)]
 
     # ------------------------------------------------------------------ measures
 

@@ -241,6 +241,7 @@ refusal_receipts = Table(
     Column("reason", String(20), nullable=False),
     Column("token", Integer),
     Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("detail", String(200)),  # revision 0020: which check failed (issue 45 item 7)
 )
 Index("ix_receipts_session", refusal_receipts.c.session_key, refusal_receipts.c.receipt_id)
 

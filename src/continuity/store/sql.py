@@ -540,6 +540,25 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
             rows = conn.execute(stmt).all()
         return [Note(r.session_key, r.text, r.note_id, _utc(r.created_at)) for r in reversed(rows)]
 
+    def notes_starting(self, prefix: str, session_keys: Sequence[str]
+                       ) -> dict[str, list[str]]:
+        """The texts of the notes of ``session_keys`` that start with ``prefix`` (taken
+        literally: ``%`` and ``_`` are no wildcards), oldest first, by session; sessions
+        without one are left out. One query per 500 keys (issue 45 item 3: ``sessions``
+        marks copies by their copy note without a query per session)."""
+        c = t.notes.c
+        keys = list(dict.fromkeys(session_keys))
+        found: dict[str, list[str]] = {}
+        with self._conn() as conn:
+            for i in range(0, len(keys), 500):
+                stmt = (select(c.session_key, c.text)
+                        .where(c.session_key.in_(keys[i:i + 500]),
+                               c.text.startswith(prefix, autoescape=True))
+                        .order_by(c.note_id))
+                for key, text in conn.execute(stmt):
+                    found.setdefault(key, []).append(text)
+        return found
+
     # ------------------------------------------------------------------ sources and raw lines
 
     def get_source(self, path: str) -> SourceState | None:

@@ -72,8 +72,10 @@ def compact_cmd(
 
         out.print(shown(cp["summary"]), markup=False)  # issue 45 item 6
     elif outcome.receipt is not None:
-        out.print(f"refused {outcome.session}: {data['reason']} (run {outcome.run_id}, receipt "
-                  f"#{outcome.receipt.receipt_id}); no checkpoint was written", markup=False)
+        why = f": {outcome.receipt.detail}" if outcome.receipt.detail else ""
+        out.print(f"refused {outcome.session}: {data['reason']}{why} (run {outcome.run_id}, "
+                  f"receipt #{outcome.receipt.receipt_id}); no checkpoint was written",
+                  markup=False)
         raise typer.Exit(REFUSED_EXIT)
     else:
         out.print(f"not needed for {outcome.session}: {data['reason']} (view "
@@ -86,8 +88,9 @@ def receipts_cmd(
     home: Optional[Path] = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """List the refusal receipts of SESSION: checkpoints that were not made, with the run id
-    and the closed reason (cancelled, truncated, empty, over_bound, provider_failure)."""
+    """List the refusal receipts of SESSION: checkpoints that were not made, with the run id,
+    the closed reason (cancelled, truncated, empty, over_bound, provider_failure) and what
+    failed (the HTTP status, the check)."""
     from continuity.continuation.compaction import receipt_dict
 
     with open_cli_store(home) as store:
@@ -100,5 +103,6 @@ def receipts_cmd(
         out.print(f"no refusal receipts for {key}", markup=False)
     for r in rows:
         d = receipt_dict(r)
-        out.print(f"#{d['receipt_id']}  {d['created_at']}  {d['reason']:<16}  run {d['run_id']}",
-                  markup=False)
+        why = f"  ({d['detail']})" if d["detail"] else ""
+        out.print(f"#{d['receipt_id']}  {d['created_at']}  {d['reason']:<16}  run {d['run_id']}"
+                  f"{why}", markup=False)

@@ -47,10 +47,12 @@ def resume_cmd(
     """Continue SESSION in another (or the same) harness: write its continuation (the one
     `continue` prints: the newest checkpoint, the previous request verbatim, the recent work
     with every tool call answered) as a new session of that harness, in the place the harness
-    looks for sessions of the project folder, and print the command that opens it.
+    looks for sessions of the project folder, and print the commands that open it: the
+    interactive one, then the headless one (add the prompt as its last argument).
 
-    The original session is never changed, and an existing session file is never replaced.
-    A refused continuation writes nothing (exit 5)."""
+    The same session at the same point resumed into the same harness again reuses the copy
+    written before while it is unchanged. The original session is never changed, and an
+    existing session file is never replaced. A refused continuation writes nothing (exit 5)."""
     from continuity.resume import resume_session
 
     if target_home is not None and not target_home.strip():
@@ -63,15 +65,19 @@ def resume_cmd(
     if as_json and not execute:
         emit_json(written.to_dict())
         return
+    done = "reused the identical copy" if written.reused else "wrote"
     if not execute:
-        out.print(written.to_dict()["command"], markup=False, highlight=False)
-        err.print(f"wrote {written.path}", markup=False, highlight=False)
+        shown = written.to_dict()
+        out.print(shown["command"], markup=False, highlight=False, soft_wrap=True)
+        out.print(shown["headless"], markup=False, highlight=False, soft_wrap=True)
+        err.print(f"{done} {written.path}; line 1 opens it, line 2 runs one turn headless "
+                  "(add the prompt as its last argument)", markup=False, highlight=False)
         return
     binary = shutil.which(written.command[0])
     if binary is None:
         raise InputError(f"{written.command[0]} is not on PATH; the session is written: "
                          f"{written.to_dict()['command']}")
-    err.print(f"wrote {written.path}; opening it", markup=False, highlight=False)
+    err.print(f"{done} {written.path}; opening it", markup=False, highlight=False)
     os.chdir(written.cwd)
     os.environ.update(written.env)  # --target-home: the harness looks where the file is
     os.execv(binary, [binary, *written.command[1:]])

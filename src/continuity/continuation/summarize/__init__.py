@@ -20,7 +20,9 @@ fail-closed (B16, B47, B48, B49, B51): empty or whitespace → ``empty``; a leng
 ``truncated``; over the byte bound → ``over_bound``; the cancel signal or the deadline →
 ``cancelled``; a provider error, an error or limit message returned as text, or a reply that is
 not a structured summary → ``provider_failure``. A refusal carries no summary text and no raw
-exception.
+exception; issue 45 item 7: beside the closed reason, ``SummaryResult.detail`` says in a few
+words of ours which check failed or what the provider answered (``HTTP 500``, ``the reply has
+1 of the 9 required sections (3 needed)``), never words of the reply.
 """
 
 from __future__ import annotations
@@ -166,10 +168,12 @@ class WorkingView:
 @dataclass
 class SummaryResult:
     """``summary`` (redacted, validated) or ``reason``, never both; ``chunks`` requests made,
-    ``request_bytes`` the size of each; ``last_seq`` the last row covered."""
+    ``request_bytes`` the size of each; ``last_seq`` the last row covered; ``detail`` beside a
+    ``reason``: which check failed, in our words (issue 45 item 7; never reply text)."""
 
     summary: str | None = None
     reason: ReceiptReason | None = None
+    detail: str | None = None
     chunks: int = 0
     request_bytes: list[int] = field(default_factory=list)
     first_seq: int = -1
@@ -211,18 +215,34 @@ def validate(reply: ProviderReply, max_bytes: int) -> tuple[str | None, ReceiptR
     """``(summary, None)`` for a usable reply (redacted, trimmed), else ``(None, reason)``. An
     error or limit message as text is ``continuity.core.error_text.looks_like_error`` (B49), the
     same check a stored compaction's summary gets (``continuation.effective_compaction``)."""
+    summary, reason, _detail = judge(reply, max_bytes)
+    return summary, reason
+
+
+def judge(reply: ProviderReply, max_bytes: int
+          ) -> tuple[str | None, ReceiptReason | None, str | None]:
+    """``validate`` with the failed check named: ``(summary, None, None)`` or ``(None, reason,
+    detail)``, ``detail`` a fixed phrase with counts only (issue 45 item 7: never reply
+    text, which may hold a secret)."""
     if reply.stop == "length":
-        return None, ReceiptReason.TRUNCATED
+        return None, ReceiptReason.TRUNCATED, "the reply stopped at the output limit"
     if reply.stop == "refusal":
-        return None, ReceiptReason.PROVIDER_FAILURE
+        return None, ReceiptReason.PROVIDER_FAILURE, "the provider declined to answer"
     text = scrub(_THINK.sub("", reply.text or "")).strip()
     if not text:
-        return None, ReceiptReason.EMPTY
-    if looks_like_error(text) or structured_sections(text) < MIN_SECTIONS:
-        return None, ReceiptReason.PROVIDER_FAILURE
-    if utf8_len(text) > max_bytes:
-        return None, ReceiptReason.OVER_BOUND
-    return text, None
+        return None, ReceiptReason.EMPTY, "the reply is empty"
+    if looks_like_error(text):
+        return None, ReceiptReason.PROVIDER_FAILURE, "the reply is an error or limit message"
+    found = structured_sections(text)
+    if found < MIN_SECTIONS:
+        return None, ReceiptReason.PROVIDER_FAILURE, (
+            f"the reply has {found} of the {len(SECTIONS)} required sections "
+            f"({MIN_SECTIONS} needed)")
+    size = utf8_len(text)
+    if size > max_bytes:
+        return None, ReceiptReason.OVER_BOUND, (
+            f"the reply is {size} bytes, over the {max_bytes}-byte bound")
+    return text, None, None
 
 
 # ---------------------------------------------------------------------------- the runner
@@ -262,15 +282,17 @@ def summarize(view: WorkingView, summarizer: Summarizer, *, cancel: threading.Ev
             reply = summarizer.generate(request, cancel=cancel, deadline=deadline)
         except Cancelled:
             return _refuse(result, ReceiptReason.CANCELLED, "cancelled during a request")
-        except ProviderError as exc:
-            return _refuse(result, ReceiptReason.PROVIDER_FAILURE, scrub(str(exc))[:300])
+        except ProviderError as exc:  # its text is ours: "HTTP 500", "timed out after 9.0 s"
+            return _refuse(result, ReceiptReason.PROVIDER_FAILURE, scrub(str(exc))[:120])
         except Exception as exc:  # fail closed on any provider bug
-            return _refuse(result, ReceiptReason.PROVIDER_FAILURE, exc.__class__.__name__)
+            return _refuse(result, ReceiptReason.PROVIDER_FAILURE,
+                           f"the provider failed: {exc.__class__.__name__}")
         if cancel.is_set():  # a reply that arrives after the signal is discarded
             return _refuse(result, ReceiptReason.CANCELLED, "reply after the cancel signal")
-        summary, reason = validate(reply, bound)
+        summary, reason, detail = judge(reply, bound)
         if reason is not None:
-            return _refuse(result, reason, f"chunk {result.chunks} reply refused")
+            return _refuse(result, reason, detail if result.chunks == 1
+                           else f"{detail} (request {result.chunks})")
         previous, start = summary, end
     result.summary = previous
     return result
@@ -302,7 +324,7 @@ def _next_request(limit: int | None, system: str, rows: Sequence[RowDigest],
 
 def _refuse(result: SummaryResult, reason: ReceiptReason, detail: str) -> SummaryResult:
     log.warning("summary refused: %s (%s)", reason.value, detail)
-    result.summary, result.reason = None, reason
+    result.summary, result.reason, result.detail = None, reason, detail
     return result
 
 
@@ -316,5 +338,5 @@ def make_summarizer(settings: "SummarizerSettings") -> Summarizer:
 
 __all__ = ["SECTIONS", "PROGRESS_PARTS", "Summarizer", "SummaryRequest", "SummaryResult",
            "ProviderReply", "ProviderError", "Cancelled", "WorkingView", "summarize",
-           "validate", "looks_like_error", "structured_sections", "make_summarizer",
+           "validate", "judge", "looks_like_error", "structured_sections", "make_summarizer",
            "request_size", "escaped_len"]

@@ -361,7 +361,7 @@ class TranscriptCapture:
         Returns ``{"status": "ok", "session", "run_id", "summary", "summary_bytes", "chunks",
         "covers": {"from_entry_id", "through_entry_id"}, "summarizer"}`` or, after recording
         one refusal receipt (``refuse``), ``{"status": "refused", "session", "run_id",
-        "reason", "receipt_id"}``. Nothing is written for a success: the harness persists
+        "reason", "detail", "receipt_id"}``. Nothing is written for a success: the harness persists
         the checkpoint, and the next import of its file brings it here."""
         from continuity.continuation.harness import summarize_working_view
         from continuity.core.model import ReceiptReason
@@ -377,7 +377,8 @@ class TranscriptCapture:
             summarizer = self.summarizer()
         except ContinuityError as exc:
             log.warning("continuation summary for %s: no summarizer: %s", key, exc)
-            return self.refuse(key, run_id, ReceiptReason.PROVIDER_FAILURE)
+            return self.refuse(key, run_id, ReceiptReason.PROVIDER_FAILURE,
+                               "the summarizer is not usable (see the daemon log)")
         rows = read_entries(body.entries, key)
         notes = [n.text for n in self.store.notes(key)] \
             if self.store.get_session(key) is not None else []
@@ -385,7 +386,7 @@ class TranscriptCapture:
                                         budget_bytes=self.budget_bytes, cancel=cancel,
                                         deadline=time.monotonic() + seconds)
         if result.reason is not None:
-            return self.refuse(key, run_id, result.reason)
+            return self.refuse(key, run_id, result.reason, result.detail)
         ids = [e.native_id for e in rows if e.native_id]
         return {"status": "ok", "session": key, "run_id": run_id, "summary": result.summary,
                 "summary_bytes": len((result.summary or "").encode("utf-8")),
@@ -408,24 +409,30 @@ class TranscriptCapture:
         run = self.store.last_run(key)
         return run.run_id if run is not None else None
 
-    def refuse(self, key: str, run_id: str | None, reason: Any) -> dict[str, Any]:
-        """Record the ``continuation_checkpoint_refused`` receipt of ``run_id`` (run id and
-        closed reason only, seed 002) as the session's fenced owner, once per run: a second
+    def refuse(self, key: str, run_id: str | None, reason: Any,
+               detail: str | None = None) -> dict[str, Any]:
+        """Record the ``continuation_checkpoint_refused`` receipt of ``run_id`` (run id,
+        closed reason, seed 002, and its short ``detail``, issue 45 item 7: which check
+        failed, never summary text) as the session's fenced owner, once per run: a second
         refusal of the same run (the daemon's own cancellation and the harness's report of
         the same abort) writes nothing and answers the first receipt's id. Returns the
         ``{"status": "refused", ...}`` answer of ``harness_summary``; ``receipt_id`` is None
         when the receipt could not be written (another owner holds the session)."""
         from continuity.core.model import ReceiptReason, RefusalReceipt
 
+        from continuity.core.model import receipt_detail
+
         reason = ReceiptReason(reason)
+        detail = receipt_detail(detail)
         out: dict[str, Any] = {"status": "refused", "session": key, "run_id": run_id,
-                               "reason": reason.value, "receipt_id": None}
+                               "reason": reason.value, "detail": detail, "receipt_id": None}
         with self._session_lock(key), self._db_lock:
             if run_id is not None:
                 earlier = self.store.receipts(key, run_id=run_id, limit=1)
                 if earlier:
                     out["receipt_id"] = earlier[0].receipt_id
                     out["reason"] = earlier[0].reason.value
+                    out["detail"] = earlier[0].detail
                     return out
             try:
                 lease = self.store.acquire_lease(key, self.owner, 60)
@@ -433,11 +440,12 @@ class TranscriptCapture:
                 log.warning("refusal receipt of %s not written: %s", key, exc)
                 return out
             try:
-                receipt = self.store.add_receipt(RefusalReceipt(key, run_id, reason),
-                                                 lease.token)
+                receipt = self.store.add_receipt(RefusalReceipt(key, run_id, reason,
+                                                                detail=detail), lease.token)
             finally:
                 self.store.release_lease(lease)
-        log.info("continuation_checkpoint_refused %s run %s: %s", key, run_id, reason.value)
+        log.info("continuation_checkpoint_refused %s run %s: %s (%s)", key, run_id,
+                 reason.value, detail)
         out["receipt_id"] = receipt.receipt_id
         return out
 

@@ -747,7 +747,7 @@ class LiveCapture:
         self.capture.import_(info)
         key = info.store_key or info.key
         return self.capture.refuse(key, self.capture.run_id(key, body.request_entry_id),
-                                   body.reason)
+                                   body.reason, body.detail)
 
     def session_end_queued(self, body: SessionEndBody) -> dict[str, Any]:
         """Journal a session end in the spool (fsync'd) and let the worker do it."""

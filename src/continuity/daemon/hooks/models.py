@@ -188,10 +188,12 @@ class ContinuationSummaryBody(HookBody):
 class ContinuationRefusedBody(HookBody):
     """``POST /api/continuation/refused``: a continuation checkpoint the harness refused
     without the daemon's answer (the daemon did not answer in time, or not at all):
-    ``reason`` of seed 002's closed set (``core.model.ReceiptReason``), ``request_entry_id``
-    as above."""
+    ``reason`` of seed 002's closed set (``core.model.ReceiptReason``), ``detail`` a few
+    words on why (``no answer from the daemon within 40 s``; issue 45 item 7),
+    ``request_entry_id`` as above."""
 
     reason: Literal["cancelled", "truncated", "empty", "over_bound", "provider_failure"]
+    detail: str | None = Field(None, max_length=200)
     request_entry_id: str | None = Field(None, max_length=200)
 
 

@@ -475,12 +475,27 @@ export default function continuity(pi) {
     return delivering;
   };
 
-  const notifyRefusal = (ctx, runId, reason) => {
+  // A refused checkpoint is said, never silent (issue 45 item 7): with a UI (interactive,
+  // RPC) as pi's error notification holding the receipt; without one (print and JSON mode,
+  // where ctx.ui.notify does nothing) as one line on stderr, after the printed answer.
+  const notifyRefusal = (ctx, runId, reason, detail) => {
+    const why = detail ? `${reason}: ${detail}` : reason;
+    if (ctx && ctx.hasUI === false) {
+      try {
+        process.stderr.write(
+          `continuity: the continuation checkpoint was refused (${why}); the answer stands, ` +
+            "no checkpoint was written\n",
+        );
+      } catch (_error) {
+        // stderr closed: the receipt is in continuity's store
+      }
+      return;
+    }
     try {
-      const receipt = { type: REFUSAL_EVENT, run_id: runId ?? null, reason };
+      const receipt = { type: REFUSAL_EVENT, run_id: runId ?? null, reason, detail: detail ?? null };
       ctx.ui.notify(`${REFUSAL_EVENT} ${JSON.stringify(receipt)}`, "error");
     } catch (_error) {
-      // no UI (print mode): the receipt is in continuity's store
+      // no UI: the receipt is in continuity's store
     }
   };
 
@@ -565,19 +580,29 @@ export default function continuity(pi) {
       };
     }
     let reason = answer && answer.status === "refused" ? answer.reason : undefined;
+    let detail = answer && answer.status === "refused" ? answer.detail : undefined;
     let runId = answer && answer.run_id;
     if (!reason) {
       // the daemon did not answer (or we stopped waiting): tell it, bounded; it records the
       // receipt once per run (its own cancellation of the same attempt included)
       const why = answer && answer.why;
-      if ((answer && answer.aborted) || why === "timeout" || abort.signal.aborted) {
-        reason = "cancelled"; // pi's abort, a stop, or no answer within our wait
+      if ((answer && answer.aborted) || abort.signal.aborted) {
+        reason = "cancelled"; // pi's abort or a stop
+        detail = "pi stopped the checkpoint";
+      } else if (why === "timeout") {
+        reason = "cancelled"; // no answer within our wait
+        detail = `no answer from the daemon within ${SUMMARY_WAIT_MS / 1000} s`;
       } else if (why === "http" && answer.status === 413) {
         reason = "over_bound"; // the view is larger than the daemon takes ([daemon] max_body_bytes)
+        detail = "the daemon refused the working view as too large (HTTP 413)";
       } else if (summary !== undefined) {
         reason = "empty";
+        detail = "the daemon's summary is empty";
       } else {
         reason = "provider_failure"; // no daemon, or it failed: no summarizer to make one
+        detail = why === "http" && Number.isInteger(answer.status)
+          ? `the daemon answered HTTP ${answer.status}`
+          : "no daemon answered";
       }
       const told = await runHook("continuation-refused", {
         harness: "pi",
@@ -586,13 +611,15 @@ export default function continuity(pi) {
         project: session.cwd,
         request_entry_id: requestId,
         reason,
+        detail,
       }, { timeoutMs: REFUSED_WAIT_MS });
       if (told && told.status === "refused") {
         reason = told.reason || reason;
+        detail = told.detail || detail;
         runId = told.run_id;
       }
     }
-    notifyRefusal(ctx, runId, reason);
+    notifyRefusal(ctx, runId, reason, typeof detail === "string" ? detail.slice(0, 200) : undefined);
     return { cancel: true };
   };
 
