@@ -33,7 +33,8 @@ def source_status(s: Session) -> str | None:
 
 
 def session_dict(s: Session, copy: dict[str, str] | None = None) -> dict[str, Any]:
-    """The ``sessions --json`` shape of one session: ``source`` is ``source_status``,
+    """The ``sessions --json`` shape of one session, its title redacted (issue 45 item 5):
+    ``source`` is ``source_status``,
     ``source_gone_at`` when it was found gone, ``forked_from`` a Codex fork's parent,
     ``copy_of`` the session a ``continuity resume`` copy continues and ``original`` the one
     its chain of copies started from (``copy``: ``formats.resumed.parse_copy_note``; both
