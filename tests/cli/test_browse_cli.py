@@ -215,7 +215,9 @@ def test_a_file_name_or_project_with_a_newline_stays_on_one_output_line(tmp_path
         f"imported {tmp_path}/a\\nb/t.jsonl", f"imported {tmp_path}/a\\nb/x\\ny.jsonl"]
     r = invoke("sessions", "--home", home)
     rows = [line.split("\t") for line in r.stdout.splitlines()]
-    assert len(rows) == 3 and {len(row) for row in rows} == {6}
+    # seven fields: the six and copy_of (issue 45 item 3), empty for a session that is no copy
+    assert len(rows) == 3 and {len(row) for row in rows} == {7}
+    assert rows[0][-1] == "copy_of" and [row[-1] for row in rows[1:]] == ["", ""]
     assert ["s-tab", "/a\\nb\\tc"] in [row[:3:2] for row in rows]
 
 
