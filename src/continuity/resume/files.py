@@ -13,6 +13,7 @@ import uuid
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
+import orjson
 
 from continuity.core.private import write_whole
 from continuity.core.text import json_bytes
