@@ -88,7 +88,7 @@ def receipts_cmd(
     and the closed reason (cancelled, truncated, empty, over_bound, provider_failure)."""
     from continuity.continuation.compaction import receipt_dict
 
-    with open_cli_store(home) as store:
+    with open_cli_store(home, read_only=True) as store:  # issue 45 item 8: only reads
         key = resolve_session(store, session)
         rows = store.receipts(key, limit=limit or None)  # type: ignore[arg-type]
     if as_json:
