@@ -346,6 +346,9 @@ class _Assembler:
             after = [r.seq for r in window if r.seq > req_seq]  # all of them: contiguous
             got, earlier_first = self._earlier(covers, req_seq, [] if view.copied else chosen,
                                                after, room)
+            if earlier_first is not None and view.copied \
+                    and not {m["seq"] for m in got} >= set(after):
+                earlier_first = None  # a row after the request would be lost: keep the copy
             if earlier_first is not None:
                 chosen, view.copied = got, False
                 first = next((m["seq"] for m in chosen if m["seq"] > req_seq), None)
@@ -436,8 +439,10 @@ class _Assembler:
         entries = self._load(seqs)
         result_anywhere = {p.call_id for p in pairs if p.result_seq is not None}
         rows = name_unnamed([(e.seq, e.role, list(e.blocks)) for e in entries])
+        # issue 45 item 4d: results in their calls' order (pi writes parallel results as
+        # they complete), before repair, which then keeps paired units as they are
         return [message_view(seq, role.value, blocks, False)
-                for seq, role, blocks in repair(rows, result_anywhere)]
+                for seq, role, blocks in repair(_results_in_call_order(rows), result_anywhere)]
 
     def _load(self, seqs: list[int]) -> list[Entry]:
         """Rows by seq, each read from the store (and redacted) at most once per assembly."""
@@ -696,6 +701,48 @@ def repair(rows: list[tuple[int, Role, list[Block]]],
         prev_role = role
     if pending:
         out.append(_synthetic(out[-1][0], pending))
+    return out
+
+
+def _results_in_call_order(rows: list[tuple[int, Role, list[Block]]]
+                           ) -> list[tuple[int, Role, list[Block]]]:
+    """``rows`` with each run of consecutive tool rows that hold only results (and the
+    results inside each such row) ordered by the position of their calls in the assistant
+    turn before them (issue 45 item 4d; the rows keep their seqs, so such a run's seqs may
+    go down). A result whose call is not in that turn keeps its place after the others
+    (stable sort). Idempotent."""
+    out: list[tuple[int, Role, list[Block]]] = []
+    order: dict[str, int] = {}
+    run: list[tuple[int, Role, list[Block]]] = []
+    prev_role: Role | None = None
+
+    def rank(call_id: str) -> int:
+        return order.get(call_id, len(order))
+
+    def flush() -> None:
+        run.sort(key=lambda r: min(rank(b.call_id) for b in r[2]))  # type: ignore[union-attr]
+        out.extend(run)
+        run.clear()
+
+    for seq, role, blocks in rows:
+        only_results = role is Role.TOOL and bool(blocks) and all(
+            isinstance(b, ToolResultBlock) for b in blocks)
+        if only_results:
+            run.append((seq, role, sorted(blocks, key=lambda b: rank(b.call_id))))  # type: ignore[union-attr]
+            prev_role = role
+            continue
+        flush()
+        calls = [b.id for b in blocks if isinstance(b, ToolCallBlock)]
+        if role is Role.ASSISTANT and calls:
+            if prev_role is not Role.ASSISTANT:
+                order = {}  # a new turn (after results, text or a user row)
+            for c in calls:
+                order.setdefault(c, len(order))
+        elif role is not Role.ASSISTANT:
+            order = {}
+        out.append((seq, role, blocks))
+        prev_role = role
+    flush()
     return out
 
 
