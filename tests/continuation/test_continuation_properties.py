@@ -689,8 +689,9 @@ def _log_order(msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 @SETTINGS
 @given(CASES)
 def test_results_follow_their_calls_order(prop_store, case_in):
-    """Issue 45 item 4d: within each run of result-only tool rows, the results come in the
-    order of their calls in the view (pi writes parallel results as they complete). The
+    """Issue 45 item 4d: within each run of result-only tool rows, the rows come in the order
+    of their (first) calls in the view and each row's results in call order (pi writes
+    parallel results as they complete; a row travels whole). The
     synthetic "effects unknown" answers close their turn after the real results (their own
     invariant, test_messages_in_log_order_with_original_actors)."""
     case = run_case(prop_store, *case_in)
@@ -706,17 +707,20 @@ def test_results_follow_their_calls_order(prop_store, case_in):
         return any(e.visible and e.kind is EntryKind.MESSAGE and not all(
             isinstance(x, ToolResultBlock) for x in e.blocks) for e in case.rows[lo + 1:hi])
 
-    run: list[int] = []
+    run: list[int] = []  # per row of the run: the first of its calls (rows travel whole)
     last: int | None = None
     for m in msgs + [{"role": "end", "content": [], "seq": None}]:
+        if _results_only(m):
+            inside = [position[b["call_id"]] for b in m["content"]]
+            assert inside == sorted(inside), f"results of a row out of call order: {m}"
         if _results_only(m) and (last is None or not apart(last, m["seq"])):
-            run += [position[b["call_id"]] for b in m["content"]]
+            run.append(min(position[b["call_id"]] for b in m["content"]))
             last = m["seq"]
             continue
         assert run == sorted(run), f"results out of call order: {msgs}"
         run, last = [], None
         if _results_only(m):
-            run, last = [position[b["call_id"]] for b in m["content"]], m["seq"]
+            run, last = [min(position[b["call_id"]] for b in m["content"])], m["seq"]
 
 
 # --------------------------------------------------------------------------- 9. copied

@@ -707,14 +707,13 @@ def repair(rows: list[tuple[int, Role, list[Block]]],
 def _results_in_call_order(rows: list[tuple[int, Role, list[Block]]]
                            ) -> list[tuple[int, Role, list[Block]]]:
     """``rows`` with each run of consecutive tool rows that hold only results (and the
-    results inside each such row) ordered by the position of their calls in the assistant
-    turn before them (issue 45 item 4d; the rows keep their seqs, so such a run's seqs may
-    go down). A result whose call is not in that turn keeps its place after the others
+    results inside each such row) ordered by the position of their calls among the calls
+    before them (issue 45 item 4d; the rows keep their seqs, so such a run's seqs may
+    go down). A result whose call is not among them keeps its place after the others
     (stable sort). Idempotent."""
     out: list[tuple[int, Role, list[Block]]] = []
-    order: dict[str, int] = {}
+    order: dict[str, int] = {}  # call id -> position among the calls seen so far
     run: list[tuple[int, Role, list[Block]]] = []
-    prev_role: Role | None = None
 
     def rank(call_id: str) -> int:
         return order.get(call_id, len(order))
@@ -729,19 +728,12 @@ def _results_in_call_order(rows: list[tuple[int, Role, list[Block]]]
             isinstance(b, ToolResultBlock) for b in blocks)
         if only_results:
             run.append((seq, role, sorted(blocks, key=lambda b: rank(b.call_id))))  # type: ignore[union-attr]
-            prev_role = role
             continue
         flush()
-        calls = [b.id for b in blocks if isinstance(b, ToolCallBlock)]
-        if role is Role.ASSISTANT and calls:
-            if prev_role is not Role.ASSISTANT:
-                order = {}  # a new turn (after results, text or a user row)
-            for c in calls:
-                order.setdefault(c, len(order))
-        elif role is not Role.ASSISTANT:
-            order = {}
+        for b in blocks:
+            if isinstance(b, ToolCallBlock):
+                order.setdefault(b.id, len(order))
         out.append((seq, role, blocks))
-        prev_role = role
     flush()
     return out
 
