@@ -142,6 +142,26 @@ def test_cli_checkpoints_damaged_newest_row_reported_and_skipped(monkeypatch, ca
     assert code == 0 and json.loads(out)["checkpoint"]["trigger"] == "pre_compaction"
 
 
+def test_cli_checkpoints_count_means_readable_rows(monkeypatch, capsys, home):
+    """Issue 45 item 4b: `checkpoints -n 2` with a damaged newest row gave one row; it gives
+    the two newest readable ones (the same as the last two of the full list), and names the
+    damaged row it passed."""
+    code, out, _ = run_main(monkeypatch, capsys, "checkpoints", "compact", "--json",
+                            "--home", home)
+    before = [c["id"] for c in json.loads(out)["checkpoints"]]
+    bad = _corrupt_newest(home)
+    assert bad == before[-1]
+    code, out, _ = run_main(monkeypatch, capsys, "checkpoints", "compact", "-n", "2", "--json",
+                            "--home", home)
+    listed = json.loads(out)
+    assert code == 0 and listed["count"] == 2
+    assert [c["id"] for c in listed["checkpoints"]] == before[-3:-1]
+    assert [d["id"] for d in listed["damaged"]] == [bad]
+    code, out, _ = run_main(monkeypatch, capsys, "checkpoints", "compact", "-n", "9", "--json",
+                            "--home", home)
+    assert [c["id"] for c in json.loads(out)["checkpoints"]] == before[:-1]
+
+
 def test_cli_checkpoints_unknown_trigger_is_damaged_too(monkeypatch, capsys, home):
     """A trigger outside the closed set is a damaged row the same way (not a ValueError)."""
     bad = _corrupt_newest(home, "trigger", "sometimes")

@@ -97,9 +97,9 @@ def test_cli_import_json_shape_and_totals(tmp_path):
     report = json.loads(result.stdout)
     assert set(report) == {"totals", "sessions", "files", "checkpoints_replayed",
                            "transcripts_written", "transcripts_failed", "sources_gone",
-                           "sources_back", "embedded"}
+                           "sources_back", "embedded", "checkpoints_failed"}
     assert report["embedded"]["left"] == 0 and report["embedded"]["embedded"] > 0
-    assert report["transcripts_failed"] == []
+    assert report["transcripts_failed"] == [] and report["checkpoints_failed"] == []
     assert (report["checkpoints_replayed"], report["transcripts_written"]) == (27, 12)
     assert report["totals"] == {"files": 12, "sessions": 12, "lines_read": 1333,
                                 "imported": 1332, "duplicate": 0, "opaque": 3,

@@ -450,11 +450,17 @@ def imported(tmp_path_factory) -> Path:
 
 
 @pytest.mark.parametrize("command", [["sessions", "--json"], ["show", "CC", "--json"],
-                                     ["continue", "CC", "--json"]], ids=lambda c: c[0])
+                                     ["continue", "CC", "--json"],
+                                     ["checkpoints", "CC", "--json"],
+                                     ["recover", "CC", "--json"], ["receipts", "CC", "--json"],
+                                     ["recall", "orchestrator", "--json"]],
+                         ids=lambda c: c[0])
 def test_read_only_workspace_is_read(monkeypatch, capsys, imported, command):
     """A workspace folder that cannot be written (mode 0500; simulated through os.access, as
-    root may write anywhere): sessions, show and continue read its database read-only, print
-    what they print in a writable one, and leave the folder as it was."""
+    root may write anywhere): sessions, show, continue and (issue 45 item 8) checkpoints,
+    recover, receipts and recall read its database read-only (SQLite ``mode=ro``, which
+    refuses writes whoever runs it), print what they print in a writable one, and leave the
+    folder as it was."""
     import os
 
     key = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
@@ -492,3 +498,35 @@ def test_read_only_database_file_is_read(monkeypatch, capsys, imported):
     monkeypatch.setattr(store, "private_open", refusing)
     code, out, err = run_main(monkeypatch, capsys, "sessions", "--json", "--home", imported)
     assert (code, err) == (0, "") and out == expected and len(json.loads(out)) > 1
+
+
+def test_read_only_workspace_is_read_for_real(tmp_path, imported):
+    """Issue 45 item 8 without simulation: a copy of the workspace chmod'ed 0500 (folder)
+    and 0400 (database) is read by `checkpoints` and `recall` in a child process. Root
+    ignores file modes, so as root this test cannot make the folder unwritable: it is
+    skipped then (test_read_only_workspace_is_read covers the same path, simulated)."""
+    import json
+    import os
+    import shutil
+    import subprocess
+
+    if os.geteuid() == 0:
+        pytest.skip("root writes through mode 0500: the simulated test covers this path")
+    home = tmp_path / "ro"
+    shutil.copytree(imported, home)
+    key = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
+    cli = [str(Path(sys.executable).parent / "continuity")]
+    want = [subprocess.run([*cli, *args, "--home", str(home)], capture_output=True, text=True)
+            for args in (["checkpoints", key, "--json"], ["recall", "orchestrator", "--json"])]
+    for f in home.iterdir():
+        f.chmod(0o400)
+    home.chmod(0o500)
+    try:
+        for args, expected in zip((["checkpoints", key, "--json"],
+                                   ["recall", "orchestrator", "--json"]), want):
+            got = subprocess.run([*cli, *args, "--home", str(home)], capture_output=True,
+                                 text=True)
+            assert (got.returncode, got.stdout) == (0, expected.stdout), got.stderr
+            json.loads(got.stdout)
+    finally:
+        home.chmod(0o700)

@@ -222,3 +222,20 @@ def test_compact_at_a_small_budget_keeps_the_newest_rows_the_summary_left_room_f
         (row,) = store.entries_by_seq("5c0375b4-57a5-4f26-b12d-d022ee4e51b7", [52])
         stored = message_view(row.seq, row.role.value, row.blocks, True)
     assert view["messages"][0] == stored, "not verbatim"
+
+
+def test_parallel_results_follow_their_calls_order(tmp_path):
+    """Issue 45 item 4d: pi writes the results of parallel calls as they complete (c, a, b
+    here); the continuation gives them in the calls' order (a, b, c), each row whole, and a
+    row answering two calls lists them in call order too. Later turns start a new order."""
+    rows = [U("look at the three files"),
+            A(call("a", path="a.py"), call("b", path="b.py"), call("c", path="c.py")),
+            T("c"), T("a"), T("b"),
+            A(call("d", path="d.py"), call("e", path="e.py")),
+            T("e", "d"),
+            A(text="All read.")]
+    d = _continue(_home_with(tmp_path, rows))
+    order = [b["call_id"] if b["type"] == "tool_result" else b.get("id") or b["type"]
+             for m in d["messages"] for b in m["content"]]
+    assert order == ["a", "b", "c", "a", "b", "c", "d", "e", "d", "e", "text"]
+    assert [m["seq"] for m in d["messages"]] == [1, 3, 4, 2, 5, 6, 7]

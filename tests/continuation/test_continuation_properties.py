@@ -470,7 +470,16 @@ def test_previous_request_verbatim(prop_store, case_in):
     assert not any(m["seq"] == req.seq and m["role"] == "user" for m in d["messages"])
     before = [m for m in d["messages"] if m["seq"] < req.seq]
     if before:  # spec step 3: the tail before the request is reused only whole and contiguous
-        assert not d["copied"] and before[0]["role"] == "user" and before[0]["seq"] > case.covers
+        # a user row opens it, or (issue 45 item 4a) the first row after the summary's
+        # coverage, which the summary opens
+        summarized = d["summary"]["covers_through_seq"] if d["summary"] else -1
+        first_after = next((e.seq for e in case.rows if e.seq > summarized and e.visible
+                            and e.kind is EntryKind.MESSAGE), None)
+        assert not d["copied"] and before[0]["seq"] > case.covers
+        # (rows before it that repair dropped, results of calls the summary covers, aside)
+        assert before[0]["role"] == "user" or (summarized >= 0 and first_after is not None and all(
+            e.role is Role.TOOL for e in case.rows[first_after:before[0]["seq"]]
+            if e.visible and e.kind is EntryKind.MESSAGE))
         shown = {m["seq"] for m in before}
         for e in case.rows:  # rows of only calls/results may be repair's (duplicate or empty id)
             if before[0]["seq"] <= e.seq < req.seq and e.visible \
@@ -478,8 +487,8 @@ def test_previous_request_verbatim(prop_store, case_in):
                     and not all(isinstance(b, (ToolResultBlock, ToolCallBlock))
                                 for b in e.blocks):
                 assert e.seq in shown, f"row {e.seq} left out between reused rows"
-        after = [m["seq"] for m in d["messages"] if m["seq"] > req.seq]
-        assert after == sorted(after)
+        after = [m["seq"] for m in _log_order(d["messages"]) if m["seq"] > req.seq]
+        assert after == sorted(after)  # log order (results in call order: issue 45 item 4d)
 
 
 # --------------------------------------------------------------------------- 5. named gap
@@ -636,12 +645,13 @@ def test_repair_is_idempotent_and_keeps_paired_units(messy, paired):
 @given(CASES)
 def test_messages_in_log_order_with_original_actors(prop_store, case_in):
     """Invariant: seqs ascend, repeated only by a synthetic answer taking the seq of the row it
-    follows (so message seqs never go backwards)."""
+    follows; the one exception is a run of result-only tool rows, which follows its calls'
+    order (issue 45 item 4d): sorted by seq, each such run gives back the log order."""
     case = run_case(prop_store, *case_in)
     msgs = case.d["messages"]
     synth = synthetic_messages(case)
     real = real_messages(case)
-    seqs = [m["seq"] for m in real]
+    seqs = [m["seq"] for m in _log_order(real)]
     assert seqs == sorted(set(seqs)), f"real rows out of order or repeated: {seqs}"
     for i in synth:
         m = msgs[i]
@@ -658,6 +668,61 @@ def test_messages_in_log_order_with_original_actors(prop_store, case_in):
         if not case.d["clipped"]:
             source = [block_view(b) for b in row.blocks]
             assert all(b in source for b in m["content"]), "content not verbatim"
+
+
+def _results_only(m: dict[str, Any]) -> bool:
+    return m["role"] == "tool" and bool(m["content"]) and all(
+        b["type"] == "tool_result" for b in m["content"])
+
+
+def _log_order(msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``msgs`` with each run of result-only tool rows sorted back by seq."""
+    out: list[dict[str, Any]] = []
+    run: list[dict[str, Any]] = []
+    for m in msgs:
+        if _results_only(m):
+            run.append(m)
+            continue
+        out += sorted(run, key=lambda r: r["seq"]) + [m]
+        run = []
+    return out + sorted(run, key=lambda r: r["seq"])
+
+
+@SETTINGS
+@given(CASES)
+def test_results_follow_their_calls_order(prop_store, case_in):
+    """Issue 45 item 4d: within each run of result-only tool rows, the rows come in the order
+    of their (first) calls in the view and each row's results in call order (pi writes
+    parallel results as they complete; a row travels whole). The
+    synthetic "effects unknown" answers close their turn after the real results (their own
+    invariant, test_messages_in_log_order_with_original_actors)."""
+    case = run_case(prop_store, *case_in)
+    msgs = [m for m in case.d["messages"]
+            if not (m["content"] and all(b.get("synthetic") for b in m["content"]))]
+    position = {}
+    for m in msgs:
+        for b in m["content"]:
+            if b["type"] == "tool_call":
+                position.setdefault(b["id"], len(position))
+    def apart(a: int, b: int) -> bool:  # a conversation row between them in the log (a
+        lo, hi = sorted((a, b))            # request typed while tools ran, shown on its own)
+        return any(e.visible and e.kind is EntryKind.MESSAGE and not all(
+            isinstance(x, ToolResultBlock) for x in e.blocks) for e in case.rows[lo + 1:hi])
+
+    run: list[int] = []  # per row of the run: the first of its calls (rows travel whole)
+    last: int | None = None
+    for m in msgs + [{"role": "end", "content": [], "seq": None}]:
+        if _results_only(m):
+            inside = [position[b["call_id"]] for b in m["content"]]
+            assert inside == sorted(inside), f"results of a row out of call order: {m}"
+        if _results_only(m) and (last is None or not apart(last, m["seq"])):
+            run.append(min(position[b["call_id"]] for b in m["content"]))
+            last = m["seq"]
+            continue
+        assert run == sorted(run), f"results out of call order: {msgs}"
+        run, last = [], None
+        if _results_only(m):
+            run, last = [min(position[b["call_id"]] for b in m["content"])], m["seq"]
 
 
 # --------------------------------------------------------------------------- 9. copied

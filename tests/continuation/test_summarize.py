@@ -520,6 +520,47 @@ def test_every_item_of_the_extractive_summary_is_one_line():
     assert all(line.startswith(("#", "- ")) for line in s.splitlines()), s
 
 
+def test_extractive_request_finished_in_later_rows_is_done_not_in_progress():
+    """Issue 45 item 4c: the previous summary (an earlier chunk or checkpoint) ended while
+    request #2 was still running; these rows hold the rest of its work, every call succeeded
+    and the answer says it is done. The summary listed #2 as In progress and as the next
+    step (carried from the previous one); it is Done, with its answer."""
+    first = _run(WorkingView(None, [], _seq([U("fix the date filter"),
+                                             A(text="Fixed in export.py."),
+                                             U("commit, push and update the PR"),
+                                             A(call("c0", "bash", command="git status")),
+                                             T("c0", text="clean")])),
+                 ExtractiveSummarizer()).summary
+    assert "- Latest request (#2): commit, push and update the PR" in \
+        _section(first, "### In progress")
+    more = list(_SHIP)
+    for i, e in enumerate(more):
+        e.seq = 5 + i
+    s = _run(WorkingView(first, [], more), ExtractiveSummarizer()).summary
+    assert _section(s, "### In progress") == ["- none recorded"]
+    assert _section(s, "## Next steps") == ["- none recorded"]
+    assert ("- #2 commit, push and update the PR → Done: committed 3f2c1ab, pushed i15 and "
+            "updated PR #42.") in _section(s, "### Done")
+
+
+def test_extractive_request_still_running_in_later_rows_stays_in_progress():
+    """Issue 45 item 4c, the other side: when these rows end on a question or leave a call
+    unanswered, the carried request stays In progress and the next step."""
+    first = _run(WorkingView(None, [], _seq([U("commit, push and update the PR"),
+                                             A(call("c0", "bash", command="git status")),
+                                             T("c0", text="clean")])),
+                 ExtractiveSummarizer()).summary
+    for tail in ([A(text="Shall I push to main?")],
+                 [A(text="Pushing."), A(call("c9", "bash", command="git push"))],
+                 [A(call("c9", "bash", command="git push")),
+                  T("c9", text="rejected", error=True), A(text="Done.")]):
+        for i, e in enumerate(tail):
+            e.seq = 3 + i
+        s = _run(WorkingView(first, [], tail), ExtractiveSummarizer()).summary
+        assert "- Latest request (#0): commit, push and update the PR" in \
+            _section(s, "### In progress")
+
+
 # ----------------------------------------------------------------------- issue 45 item 7
 
 

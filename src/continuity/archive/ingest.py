@@ -47,6 +47,9 @@ class IngestResult:
     report: ImportReport = field(default_factory=ImportReport)
     checkpoints_replayed: int = 0
     transcripts: ImportSync = field(default_factory=ImportSync)
+    #: issue 45 item 1: sessions whose checkpoints could not be replayed, as
+    #: ``(session_key, reason)``; the others got theirs
+    checkpoints_failed: list[tuple[str, str]] = field(default_factory=list)
 
 
 def ingest(store: "SqlStore", files: Iterable[Path], *, config: "CheckpointConfig",
@@ -74,7 +77,8 @@ def ingest(store: "SqlStore", files: Iterable[Path], *, config: "CheckpointConfi
         if any(f.changed for f in chunk.files):
             if phase:
                 phase("checkpoints")
-            out.checkpoints_replayed += replay_import(store, chunk, config=config)
+            out.checkpoints_replayed += replay_import(store, chunk, config=config,
+                                                      failed=out.checkpoints_failed)
         if phase:  # unchanged sessions never captured are captured too
             phase("transcripts")
         _add(out.transcripts, sync_import_report(store, chunk, home))

@@ -33,6 +33,7 @@ snippet lengths are characters (code points), never cut inside a character.
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 import threading
@@ -64,11 +65,14 @@ from continuity.checkpoints.queue import merge_checkpoints as merge_checkpoints
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES, FOLLOW_UP_BUDGET_RANGE, load_section
 from continuity.core.model import Checkpoint, CheckpointTrigger
 from continuity.core.text import safe_cut as safe_cut  # re-exported: it lived here
+from continuity.core.when import later
 from continuity.redaction.funnel import redact
 from continuity.core.tasklist import TaskItem, open_items, task_list
 
 if TYPE_CHECKING:  # pragma: no cover
     from continuity.store import SqlStore
+
+log = logging.getLogger("continuity.checkpoints")
 
 
 #: seed 000: cap of the pending prompt snippets.
@@ -432,8 +436,10 @@ class CheckpointRecorder:
         return state.has_activity() and self.time_due_at(state) <= now
 
     def time_due_at(self, state: SessionState) -> datetime:
-        """When the time rule fires for ``state`` (if it has activity by then)."""
-        return state.last_checkpoint_at + timedelta(milliseconds=self.config.time_interval_ms)
+        """When the time rule fires for ``state`` (if it has activity by then); never
+        (``core.when.END_OF_TIME``) when that is past year 9999 (issue 45 item 1)."""
+        return later(state.last_checkpoint_at,
+                     timedelta(milliseconds=self.config.time_interval_ms))
 
     def _periodic(self, state: SessionState, now: datetime) -> Checkpoint:
         snap = state.consume(now)
@@ -443,13 +449,22 @@ class CheckpointRecorder:
         return cp
 
     def tick(self, at: datetime | None = None) -> list[Checkpoint]:
-        """Fire the time rule for every session due at ``at``; returns the queued rows."""
+        """Fire the time rule for every session due at ``at``; returns the queued rows. One
+        session whose checkpoint cannot be made is logged and skipped: the others still get
+        theirs (issue 45 item 1)."""
         now = at or self.clock()
         if not self.config.enabled:
             return []
+        out = []
         with self._lock:
-            return [self._periodic(s, now) for s in list(self.states.values())
-                    if s.has_activity() and self.time_due_at(s) <= now]
+            for s in list(self.states.values()):
+                try:
+                    if s.has_activity() and self.time_due_at(s) <= now:
+                        out.append(self._periodic(s, now))
+                except Exception as exc:  # noqa: BLE001 - one session never stops the others
+                    log.warning("checkpoint timer: session %r skipped: %s: %s",
+                                s.session_key, type(exc).__name__, exc)
+        return out
 
     def pre_compaction(self, session_key: str, *, context: str | None = None,
                        at: datetime | None = None) -> Checkpoint | None:
@@ -522,8 +537,11 @@ class CheckpointRecorder:
                     tick_seconds, max((deadline - self.clock()).total_seconds(), 0.0))
                 self._wake.wait(wait)
                 self._wake.clear()
-                self.tick()
-                self.queue.poll()
+                try:
+                    self.tick()
+                    self.queue.poll()
+                except Exception as exc:  # noqa: BLE001 - the timer thread outlives a failure
+                    log.warning("checkpoint timer: %s: %s", type(exc).__name__, exc)
 
         self._thread = threading.Thread(target=loop, name="continuity-checkpoints", daemon=True)
         self._thread.start()

@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Callable, Sequence
 from continuity.core.errors import StoreError
 from continuity.core.model import Checkpoint, CheckpointTrigger
 from continuity.core.text import safe_cut
+from continuity.core.when import later
 from continuity.redaction.funnel import redact
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -200,7 +201,7 @@ class CheckpointQueue:
                 items.append(cp)
             armed = self._deadline is None
             if armed:
-                self._deadline = self._clock() + self._window
+                self._deadline = later(self._clock(), self._window)
         if armed and self._on_armed:
             self._on_armed()
 
@@ -262,7 +263,7 @@ class CheckpointQueue:
                 self._failures += 1
                 backoff = min(self._window * 2 ** (self._failures - 1),
                               timedelta(milliseconds=MAX_BACKOFF_MS))
-                self._deadline = self._clock() + backoff
+                self._deadline = later(self._clock(), backoff)
                 self.last_error = error
             elif written:
                 self._failures = 0

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
-from continuity.checkpoints.queue import CheckpointQueue, utc_now
+from continuity.checkpoints.queue import CheckpointQueue, log, utc_now
 import orjson
 
 from continuity.checkpoints.capture import (
@@ -428,14 +428,19 @@ REPLAY_GROUP_SESSIONS = 100
 
 def replay_import(store: "SqlStore", report: "ImportReport", *,
                   config: CheckpointConfig,
-                  progress: Callable[[int], None] | None = None) -> int:
+                  progress: Callable[[int], None] | None = None,
+                  failed: list[tuple[str, str]] | None = None) -> int:
     """Replay every session whose file this import added or changed rows of
     (``replay_session``; ``FileReport.changed``); returns the number of checkpoints added. An
     unchanged session is not read (issue 17: replay adds nothing to it, ``replay_session`` is
     idempotent). ``progress(n)`` is called after each group of ``n`` sessions. The rows the
     import kept (``ImportReport.new_rows``) are replayed as they are, not read back. A group
     of sessions is replayed first and then stored in one transaction; when that fails, each
-    session's checkpoints are stored on their own, so one failure stays one."""
+    session's checkpoints are stored on their own, so one failure stays one.
+
+    Issue 45 item 1: a session whose replay or store fails (any exception: a bug met by one
+    session's odd rows) is logged as a warning, appended to ``failed`` as ``(session_key,
+    reason)`` when given, and skipped; the other sessions get their checkpoints."""
     handed = report.new_rows()
     keys: dict[str, None] = {}
     moved: set[str] = set()  # sessions whose earlier rows changed: replayed from the start
@@ -451,23 +456,43 @@ def replay_import(store: "SqlStore", report: "ImportReport", *,
         sessions = store.get_sessions(group)  # one query each for the group's sessions
         sources = store.get_sources([s.source_path for s in sessions.values()
                                      if s.source_path])  # and their sources
-        plans = [p for p in (_plan(store, key, config, key not in moved, handed.get(key),
-                                   sessions.get(key),
-                                   sources.get(sessions[key].source_path or "")
-                                   if key in sessions else _UNREAD)
-                             for key in group) if p is not None]
+        plans = []
+        for key in group:
+            try:
+                plan = _plan(store, key, config, key not in moved, handed.get(key),
+                             sessions.get(key),
+                             sources.get(sessions[key].source_path or "")
+                             if key in sessions else _UNREAD)
+            except Exception as exc:  # noqa: BLE001 - one session never stops the others
+                _replay_failed(failed, key, exc)
+                continue
+            if plan is not None:
+                plans.append(plan)
         try:
             with store.batch():
                 added += sum(len(_store_plan(store, p, config)) for p in plans)
-        except ContinuityError:  # rolled back: each on its own, one failure stays one
-            if len(plans) == 1:
-                raise
+        except Exception as exc:  # noqa: BLE001 - rolled back: each on its own, one failure
+            if len(plans) == 1 and isinstance(exc, ContinuityError):  # stays one
+                raise  # the store refused: the import reports it (exit 4)
             for p in plans:
-                with store.batch():
-                    added += len(_store_plan(store, p, config))
+                try:
+                    with store.batch():
+                        added += len(_store_plan(store, p, config))
+                except ContinuityError:
+                    raise
+                except Exception as exc:  # noqa: BLE001 - issue 45 item 1, as above
+                    _replay_failed(failed, p.session_key, exc)
         if progress:
             progress(len(group))
     return added
+
+
+def _replay_failed(failed: list[tuple[str, str]] | None, key: str, exc: Exception) -> None:
+    """Log (and keep in ``failed``) a session whose checkpoints could not be replayed."""
+    reason = f"{type(exc).__name__}: {' '.join(str(exc).split())}"
+    log.warning("checkpoints of session %r not replayed: %s", key, reason)
+    if failed is not None:
+        failed.append((key, reason))
 
 
 def manual_checkpoint(store: "SqlStore", session_key: str, reason: str, *,

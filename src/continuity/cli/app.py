@@ -174,13 +174,18 @@ def import_cmd(
                     "embedded": embedded.to_dict() if embedded else None,
                     "transcripts_written": transcripts, "sources_gone": gone,
                     "sources_back": back,
-                    "transcripts_failed": [{"session": k, "reason": r} for k, r in sync.failed]})
+                    "transcripts_failed": [{"session": k, "reason": r} for k, r in sync.failed],
+                    "checkpoints_failed": [{"session": k, "reason": r}
+                                           for k, r in result.checkpoints_failed]})
     else:
         from continuity.cli.render import import_summary
 
         import_summary(out, err, report)
         for key, reason in sync.failed:
             err.print(f"warning: transcript of session {key} not captured: {reason}",
+                      markup=False)
+        for key, reason in result.checkpoints_failed:
+            err.print(f"warning: checkpoints of session {key} not replayed: {reason}",
                       markup=False)
         err.print(f"{replayed} checkpoints replayed, {transcripts} transcripts written")
         if embedded is not None and (embedded.embedded or embedded.left):

@@ -347,9 +347,20 @@ class _Assembler:
         first = chosen[0]["seq"] if chosen else None
         view.copied = self._copied(req_seq, covers, first)
         earlier_first = None
-        if not view.copied and not view.clipped and req_seq is not None and req_seq > covers:
+        if not view.clipped and req_seq is not None and req_seq > covers and (
+                not view.copied or self._holds_all_after(window, req_seq, room)):
+            # issue 45 item 4a: also when the rows after the request open inside a unit whose
+            # call is before it (a request typed while a tool ran): with the rows before the
+            # request the unit is whole, and the view is contiguous again
             after = [r.seq for r in window if r.seq > req_seq]  # all of them: contiguous
-            chosen, earlier_first = self._earlier(covers, req_seq, chosen, after, room)
+            got, earlier_first = self._earlier(covers, req_seq, [] if view.copied else chosen,
+                                               after, room)
+            if earlier_first is not None and view.copied \
+                    and not {m["seq"] for m in got} >= set(after):
+                earlier_first = None  # a row after the request would be lost: keep the copy
+            if earlier_first is not None:
+                chosen, view.copied = got, False
+                first = next((m["seq"] for m in chosen if m["seq"] > req_seq), None)
         for message in chosen:
             message["copied"] = view.copied  # "true" is shorter than "false": still fits
         view.messages = chosen
@@ -357,12 +368,21 @@ class _Assembler:
         view.notice = gap_notice(view.gaps) if view.gaps else None
         view.used_bytes = used_bytes(view.summary, view.request, view.messages)
 
+    def _holds_all_after(self, window: list[RowMeta], req_seq: int, room: int) -> bool:
+        """Whether ``window`` holds every message row after the request and they fit
+        ``room`` by their stored sizes (so a view of them all may be tried)."""
+        if not window or sum(r.view_bytes + 1 for r in window) + 1 > room:
+            return False
+        return window[0].seq == self._edge(req_seq, None, oldest=True)
+
     def _earlier(self, covers: int, req_seq: int, chosen: list[dict[str, Any]],
                  after: list[int], room: int) -> tuple[list[dict[str, Any]], int | None]:
         """Spec step 3: the suffix after the request is whole and contiguous with it; reuse
         the rows just before the request too, as many as fit in ``room`` with the request's
         suffix: the oldest start after ``covers`` that is a user row (a usable opening, B09)
-        and not inside a unit. Pairing is repaired over the whole run, request and every row
+        or, after a summary, the first row past its coverage (issue 45 item 4a: rows a
+        checkpoint kept out of its summary are carried whatever their role), and not inside
+        a unit. Pairing is repaired over the whole run, request and every row
         after it (``after``) included, so a call before the request pairs with its result
         after it; the request's row is then left out (it travels as ``request``). Returns the
         messages and the first earlier seq, or ``(chosen, None)`` when nothing earlier fits."""
@@ -374,7 +394,12 @@ class _Assembler:
             return chosen, None
         pairs = self.store.tool_calls_from(self.key, window[0].seq)
         roles = {m.seq: m.role for m in window}
-        starts = [b for b in _valid_starts(window, pairs, covers + 1) if roles[b] is Role.USER]
+        # issue 45 item 4a: the first row after the summary's coverage is an opening too (the
+        # summary comes right before it), so rows a checkpoint kept out of its summary before
+        # the request are carried even when they do not start with a user row
+        opening = self._edge(covers, req_seq, oldest=True)
+        starts = [b for b in _valid_starts(window, pairs, covers + 1)
+                  if roles[b] is Role.USER or (b == opening and covers >= 0)]
         sizes = _suffix_bytes(window)
         fitting = [b for b in starts if sizes[b] <= left]  # newest first
         for start in reversed(fitting):  # oldest first: exact checks towards newer starts
@@ -423,8 +448,10 @@ class _Assembler:
         entries = self._load(seqs)
         result_anywhere = {p.call_id for p in pairs if p.result_seq is not None}
         rows = name_unnamed([(e.seq, e.role, list(e.blocks)) for e in entries])
+        # issue 45 item 4d: results in their calls' order (pi writes parallel results as
+        # they complete), before repair, which then keeps paired units as they are
         return [message_view(seq, role.value, blocks, False)
-                for seq, role, blocks in repair(rows, result_anywhere)]
+                for seq, role, blocks in repair(_results_in_call_order(rows), result_anywhere)]
 
     def _load(self, seqs: list[int]) -> list[Entry]:
         """Rows by seq, each read from the store (and redacted) at most once per assembly."""
@@ -436,17 +463,16 @@ class _Assembler:
         return [cache[s] for s in seqs if s in cache]
 
     def _copied(self, req_seq: int | None, covers: int, start: int | None) -> bool:
-        """Seed 002: when the request and the suffix are not contiguous, the view is copied."""
+        """Seed 002: when the request and the suffix are not contiguous, the view is copied.
+        Only message rows break contiguity (issue 45 item 4a): the continuation checkpoint
+        row that follows a request with no answer yet, or an older compaction row, is no
+        conversation left out (the summary travels on its own), so it neither makes the view
+        a copy nor keeps the kept rows before the request out of it."""
         if req_seq is None:
             return True
         if req_seq <= covers:
             return True
-        if start is None:
-            nxt = self.store.rows_meta(self.key, after_seq=req_seq, limit=1, newest_first=False)
-            return bool(nxt)
-        between = self.store.rows_meta(self.key, after_seq=req_seq, before_seq=start, limit=1,
-                                       newest_first=False)
-        return bool(between)
+        return self._edge(req_seq, start, oldest=True) is not None
 
     def _clipped(self, window: list[RowMeta], starts: list[int], pairs: Sequence[Any],
                  room: int) -> list[dict[str, Any]]:
@@ -684,6 +710,40 @@ def repair(rows: list[tuple[int, Role, list[Block]]],
         prev_role = role
     if pending:
         out.append(_synthetic(out[-1][0], pending))
+    return out
+
+
+def _results_in_call_order(rows: list[tuple[int, Role, list[Block]]]
+                           ) -> list[tuple[int, Role, list[Block]]]:
+    """``rows`` with each run of consecutive tool rows that hold only results (and the
+    results inside each such row) ordered by the position of their calls among the calls
+    before them (issue 45 item 4d; the rows keep their seqs, so such a run's seqs may
+    go down). A result whose call is not among them keeps its place after the others
+    (stable sort). Idempotent."""
+    out: list[tuple[int, Role, list[Block]]] = []
+    order: dict[str, int] = {}  # call id -> position among the calls seen so far
+    run: list[tuple[int, Role, list[Block]]] = []
+
+    def rank(call_id: str) -> int:
+        return order.get(call_id, len(order))
+
+    def flush() -> None:
+        run.sort(key=lambda r: min(rank(b.call_id) for b in r[2]))  # type: ignore[union-attr]
+        out.extend(run)
+        run.clear()
+
+    for seq, role, blocks in rows:
+        only_results = role is Role.TOOL and bool(blocks) and all(
+            isinstance(b, ToolResultBlock) for b in blocks)
+        if only_results:
+            run.append((seq, role, sorted(blocks, key=lambda b: rank(b.call_id))))  # type: ignore[union-attr]
+            continue
+        flush()
+        for b in blocks:
+            if isinstance(b, ToolCallBlock):
+                order.setdefault(b.id, len(order))
+        out.append((seq, role, blocks))
+    flush()
     return out
 
 

@@ -36,3 +36,46 @@ def parse_when(value: str, *, now: datetime | None = None, field_name: str = "--
         raise InputError(f"{field_name} {value!r}: give {FORMS}") from None
     return parsed.replace(tzinfo=timezone.utc) if parsed.tzinfo is None else parsed
 
+
+
+# ---------------------------------------------------------------------------- stored times
+
+#: issue 45 item 1: the times a row, a session or a checkpoint may carry, from
+#: ``EARLIEST_TIME`` (the Unix epoch) up to, not including, ``LATEST_TIME``. A time outside
+#: them (``9999-12-31T23:59:59Z``, year 1, an epoch number of 10^20) is no real session's
+#: and leaves datetime arithmetic no room: the checkpoint timer adding its interval to
+#: ``9999-12-31T23:59:59Z`` raised ``OverflowError`` and stopped every later import of the
+#: workspace. Readers warn about such a value and the row keeps no time (``usable_time``).
+EARLIEST_TIME = datetime(1970, 1, 1, tzinfo=timezone.utc)
+LATEST_TIME = datetime(3000, 1, 1, tzinfo=timezone.utc)
+TIME_RANGE_TEXT = "1970-01-01T00:00:00Z up to 3000-01-01T00:00:00Z"
+
+
+def usable_time(value: datetime | None) -> datetime | None:
+    """``value`` as an aware UTC datetime when it lies in ``EARLIEST_TIME`` ..
+    ``LATEST_TIME`` (a naive value is read as UTC), else None (issue 45 item 1). Never
+    raises: a value whose offset moves it outside the datetime range is None too."""
+    if value is None:
+        return None
+    try:
+        aware = value.replace(tzinfo=timezone.utc) if value.tzinfo is None \
+            else value.astimezone(timezone.utc)
+    except (OverflowError, ValueError):
+        return None
+    return aware if EARLIEST_TIME <= aware < LATEST_TIME else None
+
+
+#: the latest instant a datetime can hold, aware UTC: what ``later`` gives when a sum
+#: would pass it
+END_OF_TIME = datetime.max.replace(tzinfo=timezone.utc)
+
+
+def later(value: datetime, delta: timedelta) -> datetime:
+    """``value + delta``, or ``END_OF_TIME`` when the sum passes year 9999 (issue 45 item 1:
+    a timer's deadline from a clock at ``9999-12-31T23:59:59Z`` raised ``OverflowError``;
+    saturated, it is a deadline that never comes, and the other sessions' timers go on).
+    ``delta`` is not negative; the result has ``value``'s time zone when it fits."""
+    try:
+        return value + delta
+    except OverflowError:
+        return END_OF_TIME if value.tzinfo is not None else datetime.max

@@ -42,6 +42,7 @@ import orjson
 from continuity.formats.jsonl import Line
 from continuity.core.model import Entry, MediaBlock
 from continuity.core.text import clean, json_type_name
+from continuity.core.when import TIME_RANGE_TEXT, usable_time
 
 
 @dataclass(slots=True)
@@ -109,6 +110,17 @@ class FormatReader:
         """Record a warning about ``line`` (formats.md §5.1 rule 6)."""
         self.warnings.append((line.number, message))
 
+    def time_field(self, line: Line, value: Any, field: str) -> datetime | None:
+        """``parse_timestamp(value)``; a value given that is not a time, or a time out of
+        range (``9999-12-31T23:59:59Z``: issue 45 item 1), is warned about, naming the field
+        (the warning carries the line: ``path:line``), and the row keeps no time. The line
+        itself is stored raw, so nothing of it is lost."""
+        parsed, problem = read_timestamp(value)
+        if problem is not None:
+            shown = value if isinstance(value, (str, int, float)) else type(value).__name__
+            self.warn(line, f"{field}: {str(shown)[:80]!r} {problem}; the row has no time")
+        return parsed
+
     def string_field(self, line: Line, data: dict, key: str) -> str | None:
         """``data[key]`` when it is a non-empty string, else None; a value of another type (a
         list or an object where an id belongs) is dropped with a warning naming the raw key,
@@ -131,24 +143,41 @@ def file_stem(path: str) -> str:
 
 def parse_timestamp(value: Any) -> datetime | None:
     """An aware UTC datetime from an ISO-8601 string or an epoch number (a number below 10^11 is
-    seconds, else milliseconds: formats.md §5.1 rule 7). None when absent or unparseable."""
-    if value is None or isinstance(value, bool):
-        return None
+    seconds, else milliseconds: formats.md §5.1 rule 7). None when absent, unparseable or out
+    of range (``core.when.usable_time``; ``read_timestamp`` says which)."""
+    return read_timestamp(value)[0]
+
+
+def read_timestamp(value: Any) -> tuple[datetime | None, str | None]:
+    """``(time, problem)`` for a timestamp field's ``value`` (``parse_timestamp``): the aware
+    UTC time, or None with ``problem`` saying why a value that was given is not used: ``"is
+    not a time"`` (``"yesterday"``, ``"2026-13-45"``, a list) or ``"is out of range
+    (<range>)"`` (``9999-12-31T23:59:59Z``, year 1, an epoch of 10^20: issue 45 item 1).
+    Absent (None, ``""``) is ``(None, None)``. Never raises."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None, None
+    out_of_range = f"is out of range ({TIME_RANGE_TEXT})"
+    parsed: datetime | None = None
     try:
-        if isinstance(value, (int, float)):
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if value != value:  # NaN
+                return None, "is not a time"
             secs = value if value < 1e11 else value / 1000.0
-            return datetime.fromtimestamp(secs, tz=timezone.utc)
-        if isinstance(value, str) and value:
+            parsed = datetime.fromtimestamp(secs, tz=timezone.utc)
+        elif isinstance(value, str):
             text = value.strip()
-            if text.endswith("Z"):
+            if text.endswith(("Z", "z")):
                 text = text[:-1] + "+00:00"
             parsed = datetime.fromisoformat(text)
-            if parsed.tzinfo is None:
-                parsed = parsed.replace(tzinfo=timezone.utc)
-            return parsed.astimezone(timezone.utc)
-    except (ValueError, OverflowError, OSError):
-        return None
-    return None
+    except (OverflowError, OSError):
+        return None, out_of_range
+    except ValueError as exc:  # fromtimestamp says "year 10000 is out of range" as ValueError
+        return None, out_of_range if "out of range" in str(exc) and not isinstance(value, str) \
+            else "is not a time"
+    if parsed is None:
+        return None, "is not a time"
+    usable = usable_time(parsed)
+    return (usable, None) if usable is not None else (None, out_of_range)
 
 
 def str_field(obj: Any, key: str) -> str | None:

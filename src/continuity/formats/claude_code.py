@@ -51,7 +51,6 @@ from continuity.formats.base import (
     FormatReader,
     decode_media,
     file_stem,
-    parse_timestamp,
     text_of,
 )
 from continuity.formats.jsonl import Line
@@ -322,10 +321,10 @@ class ClaudeCodeReader(FormatReader):
         return entry
 
     def _envelope(self, line: Line, entry: Entry, data: dict) -> None:
-        ts = data.get("timestamp")
+        ts, field = data.get("timestamp"), "timestamp"
         if ts is None and isinstance(data.get("snapshot"), dict):
-            ts = data["snapshot"].get("timestamp")
-        entry.timestamp = parse_timestamp(ts)
+            ts, field = data["snapshot"].get("timestamp"), "snapshot.timestamp"
+        entry.timestamp = self.time_field(line, ts, field)
         entry.native_id = self.string_field(line, data, "uuid")
         entry.parent_native_id = self.string_field(line, data, "parentUuid")
         self.string_field(line, data, "sessionId")  # the key comes from the head; named here

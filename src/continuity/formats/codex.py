@@ -249,12 +249,12 @@ class CodexReader(FormatReader):
             top = data.get("type")
             return Entry(kind=EntryKind.OPAQUE, role=Role.SYSTEM, visible=False,
                          type_name=top if isinstance(top, str) and top else "unknown",
-                         timestamp=parse_timestamp(data.get("timestamp")))
+                         timestamp=parse_timestamp(data.get("timestamp")))  # warned in _read
 
     def _read(self, line: Line) -> Entry | None:
         data = line.data or {}
         top = data.get("type")
-        ts = parse_timestamp(data.get("timestamp"))
+        ts = self.time_field(line, data.get("timestamp"), "timestamp")
         payload = data.get("payload")
         if top in RECORD_TYPES:
             return Entry(kind=EntryKind.EVENT, role=Role.SYSTEM, visible=False, type_name=top,

@@ -64,7 +64,7 @@ from continuity.core.model import (
     ToolResultBlock,
 )
 from continuity.core.text import clean
-from continuity.formats.base import FormatReader, parse_timestamp, str_field, text_of
+from continuity.formats.base import FormatReader, str_field, text_of
 from continuity.formats.jsonl import Line
 
 HARNESS = "opencode"
@@ -484,7 +484,7 @@ class OpenCodeReader(FormatReader):
         role = str_field(data, "role") or ""
         entry.kind, entry.type_name = EntryKind.EVENT, f"message/{clean(role) or '?'}"
         entry.native_id = text_of(message.get("id")) or None
-        entry.timestamp = _time(data, "completed", "created")
+        entry.timestamp = self._time(line, data, "message", "completed", "created")
         if role != "assistant":
             return
         error = data.get("error")
@@ -501,6 +501,19 @@ class OpenCodeReader(FormatReader):
         elif finish in ("error",):
             entry.run_end = RunStatus.FAILED
 
+    def _time(self, line: Line, data: dict, where: str, *keys: str) -> Any:
+        """The first epoch number among ``data["time"][key]`` for ``keys`` (``time_field``:
+        one out of range, issue 45 item 1, is warned about naming ``<where>.time.<key>``, and
+        gives no time)."""
+        t = data.get("time")
+        if not isinstance(t, dict):
+            return None
+        for key in keys:
+            value = t.get(key)
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                return self.time_field(line, value, f"{where}.time.{key}")
+        return None
+
     def _part(self, line: Line, line_data: dict, entry: Entry) -> None:
         part = line_data.get("part")
         message = line_data.get("message")
@@ -514,7 +527,8 @@ class OpenCodeReader(FormatReader):
         pid = text_of(part.get("id"))
         entry.native_id = pid or None
         entry.type_name = f"part/{clean(ptype) or '?'}"
-        entry.timestamp = _time(pdata, "start", "end") or _time(mdata, "created")
+        entry.timestamp = (self._time(line, pdata, "part", "start", "end")
+                           or self._time(line, mdata, "message", "created"))
         cwd = mdata.get("path", {}).get("cwd") if isinstance(mdata.get("path"), dict) else None
         entry.cwd = text_of(cwd) or None
         if ptype in EVENT_PARTS:
@@ -578,15 +592,3 @@ class OpenCodeReader(FormatReader):
                                       arguments=args if isinstance(args, dict) else {}),)
         if not isinstance(args, dict):
             self.warn(line, f"tool part {call_id} without an input object")
-
-
-def _time(data: dict, *keys: str) -> Any:
-    t = data.get("time")
-    if not isinstance(t, dict):
-        return None
-    for key in keys:
-        value = t.get(key)
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return parse_timestamp(value)
-    return None
-

@@ -36,7 +36,7 @@ from typing import Any, ClassVar
 
 import orjson
 
-from continuity.formats.base import FormatReader, decode_media, parse_timestamp, text_of
+from continuity.formats.base import FormatReader, decode_media, text_of
 from continuity.formats.jsonl import Line
 from continuity.core.model import (
     Block,
@@ -248,14 +248,9 @@ class PiReader(FormatReader):
     # ------------------------------------------------------------------ reading
 
     def _timestamp(self, line: Line, value: Any, field: str) -> Any:
-        """``parse_timestamp(value)``; a value given that is not a time (``"yesterday"``,
-        ``"2026-13-45"``, a list) is warned about, naming the field, and the row keeps no
-        time (issue 20: it was accepted silently)."""
-        parsed = parse_timestamp(value)
-        if parsed is None and value is not None:
-            shown = value if isinstance(value, (str, int, float)) else type(value).__name__
-            self.warn(line, f"{field}: {str(shown)[:80]!r} is not a time; the row has none")
-        return parsed
+        """``time_field``: a value given that is not a time (issue 20) or is out of range
+        (issue 45 item 1) is warned about, naming the field, and the row keeps no time."""
+        return self.time_field(line, value, field)
 
     def read(self, line: Line) -> Entry | None:
         data = line.data or {}

@@ -296,12 +296,32 @@ class CheckpointStoreMixin:
 
     def checkpoint_page(self, session_key: str, *, limit: int = 0
                         ) -> tuple[list[Checkpoint], list[DamagedCheckpoint]]:
-        """The session's newest ``limit`` checkpoint rows (0: all), oldest first: the readable
-        checkpoints and the damaged rows among them (issue 15), each oldest first."""
-        params = {"b_key": session_key, "b_limit": limit} if limit else {"b_key": session_key}
-        with self._conn() as conn:  # type: ignore[attr-defined]
-            rows = conn.execute(_page(bool(limit)), params).all()
-        return read_rows(reversed(rows))
+        """The session's newest ``limit`` readable checkpoints (0: all), oldest first, and the
+        damaged rows (issue 15) newer than the oldest of them (all of them when fewer are
+        readable), oldest first. Issue 45 item 4b: a damaged row never takes a readable one's
+        place: ``limit=2`` with a damaged newest row gives the two newest readable ones, read
+        in pages that double until ``limit`` readable rows are found or the rows run out."""
+        if not limit:
+            with self._conn() as conn:  # type: ignore[attr-defined]
+                rows = conn.execute(_page(False), {"b_key": session_key}).all()
+            return read_rows(reversed(rows))
+        fetch = limit
+        while True:
+            with self._conn() as conn:  # type: ignore[attr-defined]
+                rows = conn.execute(_page(True), {"b_key": session_key,
+                                                  "b_limit": fetch}).all()
+            readable = 0
+            for i, row in enumerate(rows):  # newest first
+                try:
+                    _row_checkpoint(row)
+                except _Damaged:
+                    continue
+                readable += 1
+                if readable == limit:
+                    return read_rows(reversed(rows[:i + 1]))
+            if len(rows) < fetch:  # every row read: fewer readable ones than asked for
+                return read_rows(reversed(rows))
+            fetch *= 2
 
     def checkpoints(self, session_key: str, *, limit: int = 0) -> list[Checkpoint]:
         """The readable checkpoints among the session's newest ``limit`` rows (0: all), oldest

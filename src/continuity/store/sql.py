@@ -19,6 +19,7 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from continuity.core.codec import blocks_from_json
 from continuity.core.errors import StoreConflict, StoreError
+from continuity.core.when import usable_time
 from continuity.core.model import (
     CompactionInfo,
     Entry,
@@ -57,6 +58,10 @@ _ROLES = {r.value: r for r in Role}
 
 
 def _utc(value: datetime | None) -> datetime | None:
+    """``value`` as aware UTC. The times a row, a session or a run carries are read through
+    ``core.when.usable_time`` instead (issue 45 item 1): one stored out of range by an
+    earlier version (``9999-12-31T23:59:59Z``) reads as None, so no caller's arithmetic
+    overflows on it; the row's raw line keeps the value."""
     if value is None:
         return None
     if value.tzinfo is None:
@@ -238,7 +243,8 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         gone = getattr(row, "source_gone_at", None)
         return Session(key=row.session_key, harness=row.harness, agent_id=row.agent_id,
                        project=row.project, source_path=row.source_path,
-                       started_at=_utc(row.started_at), ended_at=_utc(row.ended_at),
+                       started_at=usable_time(row.started_at),
+                       ended_at=usable_time(row.ended_at),
                        entry_count=row.entry_count, title=row.title,
                        forked_from=row.forked_from, source_gone_at=_utc(gone) if gone else None)
 
@@ -366,7 +372,7 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
             source = SourceRef(source_path, line_no, byte_offset, raw_sha256 or "")
         return Entry(
             kind=_KINDS.get(kind) or EntryKind(kind), role=_ROLES.get(role) or Role(role),
-            blocks=blocks_from_json(content), timestamp=_utc(ts), native_id=native_id,
+            blocks=blocks_from_json(content), timestamp=usable_time(ts), native_id=native_id,
             parent_native_id=parent_native_id, type_name=type_name,
             visible=bool(visible), is_request=bool(is_request),
             sidechain=bool(sidechain), compaction=compaction, source=source, cwd=cwd,
@@ -498,7 +504,7 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
     @staticmethod
     def _run(r: Any) -> Run:
         return Run(r.run_id, r.session_key, r.agent_id, r.request_seq, RunStatus(r.status),
-                   r.end_seq, _utc(r.started_at), _utc(r.ended_at))
+                   r.end_seq, usable_time(r.started_at), usable_time(r.ended_at))
 
     def runs(self, session_key: str, *, agent_id: str | None = None) -> list[Run]:
         c = t.runs.c

@@ -498,8 +498,9 @@ def sync_import_report(store: "SqlStore", report: "ImportReport",
     (``sync_session``: the file rewritten). An unchanged session is not read at all, unless
     it has no row yet (one query finds those). A session whose last activity is older than the
     idle limit is completed at once. A session that fails (a ``ContinuityError`` or
-    ``ValueError``: a key the row refuses, an unwritable file, a database error) is counted in
-    ``failed`` with its reason and the others go on; each is also logged as a warning.
+    ``ValueError``: a key the row refuses, an unwritable file, a database error; or any other
+    exception, issue 45 item 1) is counted in ``failed`` with its reason and the others go
+    on; each is also logged as a warning.
     ``progress(1)`` is called after each session. The rows the import kept
     (``ImportReport.new_rows``) are rendered as they are, not read back.
 
@@ -548,8 +549,8 @@ def _sync_import_report(store: "SqlStore", report: "ImportReport",
                             any(f.old_rows_changed for f in files) or not files,
                             now if idle else None, handed.get(key), rows.get(key),
                             [f.path for f in files])
-        except (ContinuityError, ValueError) as exc:
-            _failed(out, key, exc)
+        except Exception as exc:  # noqa: BLE001 - issue 45 item 1: one session's failure,
+            _failed(out, key, exc)  # whatever it is, never stops the others' transcripts
         if progress:
             progress(1)
     capture.flush()
@@ -558,6 +559,8 @@ def _sync_import_report(store: "SqlStore", report: "ImportReport",
 
 def _failed(out: ImportSync, key: str, exc: Exception) -> None:
     reason = " ".join(str(exc).split()) or type(exc).__name__
+    if not isinstance(exc, (ContinuityError, ValueError)):  # a fault, not a refusal: say which
+        reason = f"{type(exc).__name__}: {reason}"
     out.failed.append((key, reason))
     log.warning("transcript of session %r not captured: %s", key, reason)
 

@@ -86,7 +86,7 @@ def checkpoints_cmd(
     be read (a corrupt column) is reported as damaged and skipped; the rest are listed."""
     from continuity.checkpoints.recovery import checkpoint_dict
 
-    with open_cli_store(home) as store:
+    with open_cli_store(home, read_only=True) as store:  # issue 45 item 8: only reads
         key = _session_key(store, session)
         good, damaged = store.checkpoint_page(key, limit=limit or 0)
         rows = [checkpoint_dict(cp) for cp in good]
@@ -155,7 +155,7 @@ def recover_cmd(
     if not session and not project:
         raise InputError("give a SESSION or --project PATH")
     config = load_config(home)
-    with open_cli_store(home) as store:
+    with open_cli_store(home, read_only=True) as store:  # issue 45 item 8: only reads
         key = _session_key(store, session) if session else None
         record = store.get_session(key) if key else None
         where = project or (record.project if record else None)

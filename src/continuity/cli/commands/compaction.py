@@ -93,7 +93,7 @@ def receipts_cmd(
     failed (the HTTP status, the check)."""
     from continuity.continuation.compaction import receipt_dict
 
-    with open_cli_store(home) as store:
+    with open_cli_store(home, read_only=True) as store:  # issue 45 item 8: only reads
         key = resolve_session(store, session)
         rows = store.receipts(key, limit=limit or None)  # type: ignore[arg-type]
     if as_json:

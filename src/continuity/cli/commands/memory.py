@@ -137,7 +137,8 @@ def recall_cmd(
     from continuity.retrieval.settings import retrieval_settings
 
     settings = retrieval_settings(home)
-    with open_cli_store(home) as store:  # issue 40: ranked by words and meaning
+    # issue 40: ranked by words and meaning; issue 45 item 8: only reads
+    with open_cli_store(home, read_only=True) as store:
         found = recall_hybrid(store, query, settings=settings, project=str(Path.cwd()),
                               limit=limit or 100, expand=expand,
                               filters={"type": type_, "tags": tags})

@@ -298,7 +298,42 @@ def _sections(req: SummaryRequest) -> dict[str, list[str]]:
     s["Files read and modified"] = files
     merged = _merge(s, *_previous(req.previous), has_request=bool(f.requests),
                     has_tasks=f.has_tasks)
+    if not f.requests:
+        _settle_carried(merged, f)
     return _close_carried(merged, f)
+
+
+_CARRIED_REQUEST = re.compile(r"^- Latest request \(#(\d+)\): (.*)$")
+_CARRIED_NEXT = re.compile(r"^- Continue from the latest request \(#(\d+)\)")
+
+
+def _settle_carried(s: dict[str, list[str]], f: _Facts) -> None:
+    """Issue 45 item 4c: these rows hold no request, so they carry on the previous summary's
+    latest request (a chunk or checkpoint boundary fell inside its work). When they finish
+    it (every call answered, no unresolved failure, and an answer after the last call that
+    is not a question: the rule ``facts`` applies to a request in the rows), its carried
+    "Latest request" line leaves In progress, its "Continue from" line leaves Next steps,
+    and it is Done with that answer."""
+    facts = f.facts
+    if not f.answers or facts.unanswered or facts.unresolved_errors:
+        return
+    seq, answer = f.answers[-1]
+    if seq <= max((at for at, _, _ in f.flow), default=-1) or answer.rstrip().endswith("?"):
+        return
+    settled = {}
+    for item in s["In progress"]:
+        m = _CARRIED_REQUEST.match(item)
+        if m:
+            settled[m.group(1)] = m.group(2)
+    if not settled:
+        return
+    s["In progress"] = [i for i in s["In progress"] if not _CARRIED_REQUEST.match(i)]
+    s["Next steps"] = [i for i in s["Next steps"]
+                       if not ((m := _CARRIED_NEXT.match(i)) and m.group(1) in settled)]
+    for q, text in settled.items():
+        done = f"- #{q} {_one_line(text, 160)} → {_one_line(answer, 200)}"
+        if done not in s["Done"]:
+            s["Done"].insert(0, done)
 
 
 def _done_todo(item: TaskItem, by: tuple[int, str]) -> str:
