@@ -446,6 +446,10 @@ def imported(tmp_path_factory) -> Path:
     done = CliRunner().invoke(app, ["import", *map(str, SAMPLE_DIRS), "--home", str(path),
                                     "--json"])
     assert done.exit_code == 0, done.output
+    # a memory for recall to find: no hit exits 1 (grep's rule, issue 45 item 8)
+    done = CliRunner().invoke(app, ["remember", "the orchestrator runs three workers",
+                                    "--home", str(path)])
+    assert done.exit_code == 0, done.output
     return path
 
 

@@ -557,7 +557,7 @@ def test_pi_second_session_header_and_bad_timestamp_warn(monkeypatch, capsys, tm
     assert code == 0, err
     (f,) = json.loads(out)["files"]
     assert f["warnings"] == [
-        {"line": 4, "message": "timestamp: 'yesterday' is not a time; the row has none"},
+        {"line": 4, "message": "timestamp: 'yesterday' is not a time; the row has no time"},
         {"line": 6, "message": "a second session header of session 'other-session': its rows "
                                "are read as part of this file's session (split the file to "
                                "keep them apart)"}]
