@@ -200,6 +200,20 @@ def integrity(db: Path) -> str:
     return "; ".join(str(r[0]) for r in rows)
 
 
+def schema_version(db: Path) -> str | None:
+    """The store's Alembic revision (None: no store, or none recorded yet)."""
+    if not db.exists():
+        return None
+    conn = sqlite3.connect(db, timeout=30)
+    try:
+        row = conn.execute("SELECT version_num FROM alembic_version").fetchone()
+    except sqlite3.DatabaseError:
+        return None
+    finally:
+        conn.close()
+    return row[0] if row else None
+
+
 def _sha(value: Any) -> str | None:
     if value is None:
         return None
@@ -385,6 +399,7 @@ class FileTarget:
         self.rng = rng
         self.inputs = Inputs(folder / "sources")
         self.compact_key: str | None = None
+        self.head: str | None = None
 
     def home(self, cycle: str) -> Path:
         return self.folder / cycle
@@ -448,6 +463,7 @@ class FileTarget:
                 if attempt == 0:
                     seconds.append(took)
                 run_states.append(snapshot(home / "continuity.db"))
+                self.head = schema_version(home / "continuity.db")
             states.append(run_states)
         for step, (one, two) in enumerate(zip(*states)):
             diff = compare(one, two)
@@ -462,6 +478,7 @@ class FileTarget:
         result = Result(self.name)
         started = time.monotonic()
         expected, seconds = self.reference()
+        result.notes["kills by phase"] = Counter()
         result.notes["reference seconds per step"] = [round(s, 3) for s in seconds]
         say(f"{self.name}: reference run {sum(seconds):.2f} s for {len(seconds)} steps "
             f"({', '.join(f'{s:.2f}' for s in seconds)})")
@@ -484,6 +501,12 @@ class FileTarget:
                                             self.env(home), delay)
                 if killed:
                     result.kills += 1
+                    # where the kill landed, as the store tells it: before the store existed,
+                    # while it was being migrated, or in the work itself
+                    version = schema_version(db)
+                    phase = ("no store yet" if not db.exists() else "migrations"
+                             if version != self.head else "work")
+                    result.notes["kills by phase"][phase] += 1
                 else:
                     result.completed += 1
                 after_kill = integrity(db)
@@ -491,6 +514,7 @@ class FileTarget:
                 after_resume = integrity(db)
                 record = {"cycle": cycle, "step": step, "delay": round(delay, 4),
                           "killed": killed, "status": status, "resume": code,
+                          "phase": phase if killed else None,
                           "integrity_after_kill": after_kill,
                           "integrity_after_resume": after_resume}
                 problems = []
@@ -530,6 +554,7 @@ class FileTarget:
                     f"{result.integrity_failures}, other {result.other}, {took:.0f} s "
                     f"({took / max(result.kills, 1):.2f} s per kill)")
         result.seconds = time.monotonic() - started
+        result.notes["kills by phase"] = dict(result.notes["kills by phase"])
         return result
 
 
@@ -601,15 +626,90 @@ class HookSession:
         return Event(event_id, self.number, kind, marker), json.dumps({**base, **body}).encode()
 
 
-def hook_body(home: Path, event: Event) -> Callable[[], int]:
+def hook_body(home: str, kind: str, event_id: str) -> Callable[[], int]:
+    """The hook client, as ``continuity hook KIND --harness claude-code`` runs it, its event
+    id ``event_id``."""
     def body() -> int:
         from continuity.cli import hookcmd
         from continuity.daemon.hooks import spool
 
-        spool.new_event_id = lambda: event.event_id  # the one change: a known id
-        return hookcmd.run([event.kind, "--harness", "claude-code", "--home", str(home)],
-                           backstop=True)
+        spool.new_event_id = lambda: event_id  # the one change: a known id
+        return hookcmd.run([kind, "--harness", "claude-code", "--home", home], backstop=True)
     return body
+
+
+def hook_server() -> int:
+    """``soak.py --hook-server``: a small process that imports only what ``continuity hook``
+    imports and forks one hook client per request line (``{"id", "kind", "home", "err",
+    "payload"}``, the payload base64), answering ``<id> <status>`` when the client exits (a
+    fork of the worker, which holds the daemon and the embedding model, costs far more)."""
+    import base64
+    import select
+
+    from continuity.cli import hookcmd  # noqa: F401 - imported once, before the forks
+    from continuity.daemon.hooks import spool  # noqa: F401
+
+    children: dict[int, str] = {}
+    buffer, reading = b"", True
+    while reading or children:
+        ready, _, _ = select.select([0] if reading else [], [], [], 0.003)
+        if ready:
+            data = os.read(0, 1 << 16)
+            reading = bool(data)
+            buffer += data
+            while b"\n" in buffer:
+                line, buffer = buffer.split(b"\n", 1)
+                req = json.loads(line)
+                pid = fork_run(hook_body(req["home"], req["kind"], req["id"]), Path(req["err"]),
+                               base64.b64decode(req["payload"]))
+                children[pid] = req["id"]
+        while children:
+            try:
+                pid, status = os.waitpid(-1, os.WNOHANG)
+            except ChildProcessError:
+                break
+            if not pid:
+                break
+            os.write(1, f"{children.pop(pid)} {status_of(status)}\n".encode())
+    return 0
+
+
+class HookClients:
+    """The worker's side of ``hook_server``."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, __file__, "--hook-server"],
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT)
+        assert self.proc.stdout is not None
+        self.out = self.proc.stdout.fileno()
+        os.set_blocking(self.out, False)
+        self.buffer = b""
+
+    def send(self, home: Path, event: Event, payload: bytes, err: Path) -> None:
+        import base64
+
+        assert self.proc.stdin is not None
+        line = json.dumps({"id": event.event_id, "kind": event.kind, "home": str(home),
+                           "err": str(err), "payload": base64.b64encode(payload).decode()})
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def finished(self) -> list[str]:
+        """The ids of the hook clients that ended since the last call."""
+        try:
+            data = os.read(self.out, 1 << 16)
+        except BlockingIOError:
+            return []
+        if not data:
+            raise RuntimeError("the hook server ended")
+        self.buffer += data
+        *lines, self.buffer = self.buffer.split(b"\n")
+        return [line.split()[0].decode() for line in lines if line]
+
+    def close(self) -> None:
+        if self.proc.stdin:
+            self.proc.stdin.close()
+        self.proc.wait(60)
 
 
 def daemon_body(home: Path) -> Callable[[], int]:
@@ -667,6 +767,7 @@ class DaemonTarget:
         window = ready + SERVE_SECONDS
         say(f"daemon: start-up (fresh workspace) {ready:.2f} s; kills drawn over "
             f"[0, {window:.2f}) s")
+        self.hooks = HookClients()
         result.notes.update(startup_seconds=round(ready, 3), events=Counter(),
                             **{"kills by phase": Counter()})
         epoch = 0
@@ -680,6 +781,7 @@ class DaemonTarget:
                 f"{result.integrity_failures}, {took:.0f} s "
                 f"({took / max(result.kills, 1):.2f} s per kill); events "
                 f"{dict(result.notes['events'])}")
+        self.hooks.close()
         result.seconds = time.monotonic() - started
         for key in ("events", "kills by phase"):
             result.notes[key] = dict(result.notes[key])
@@ -695,7 +797,7 @@ class DaemonTarget:
         hooks_log.mkdir()
         sessions = [HookSession(number, n) for n in range(SESSIONS)]
         events: list[Event] = []
-        by_pid: dict[int, HookSession] = {}
+        by_id: dict[str, HookSession] = {}
         daemon: int | None = None
         kill_at = restart_at = 0.0
         killed = 0
@@ -704,20 +806,15 @@ class DaemonTarget:
 
         def reap() -> None:
             nonlocal daemon
-            while True:
-                try:
-                    pid, status = os.waitpid(-1, os.WNOHANG)
-                except ChildProcessError:
-                    return
-                if not pid:
-                    return
-                if pid == daemon:
+            if daemon is not None:
+                pid, status = os.waitpid(daemon, os.WNOHANG)
+                if pid:
                     daemon = None
-                    code = status_of(status)
                     result.failed_runs += 1
-                    problems.append(f"the daemon exited by itself ({code}); see {log}")
-                    continue
-                session = by_pid.pop(pid, None)
+                    problems.append(f"the daemon exited by itself ({status_of(status)}); "
+                                    f"see {log}")
+            for event_id in self.hooks.finished():
+                session = by_id.pop(event_id, None)
                 if session is None or session.event is None:
                     continue
                 session.event.outcome = hook_outcome(hooks_log / f"{session.event.event_id}.err")
@@ -728,9 +825,9 @@ class DaemonTarget:
         def send(session: HookSession, end: bool) -> None:
             event, payload = session.next_event(end)
             events.append(event)
-            pid = fork_run(hook_body(home, event), hooks_log / f"{event.event_id}.err", payload)
-            session.pid, session.event = pid, event
-            by_pid[pid] = session
+            self.hooks.send(home, event, payload, hooks_log / f"{event.event_id}.err")
+            session.pid, session.event = 1, event
+            by_id[event.event_id] = session
 
         ready_est = window - SERVE_SECONDS
         started_at = 0.0
@@ -784,12 +881,12 @@ class DaemonTarget:
                 if session.pid is None and not session.ended and now >= session.next_at:
                     if not ending:
                         send(session, end=False)
-            if ending and not by_pid:
+            if ending and not by_id:
                 break
             time.sleep(0.003)
         for session in sessions:  # the ends, spooled while no daemon runs
             send(session, end=True)
-        while by_pid:
+        while by_id:
             reap()
             time.sleep(0.003)
         self.drain(home, log, events, problems, result)
@@ -969,6 +1066,10 @@ def preload() -> None:
 def run_target(target: str, kills: int, seed: int, folder: Path) -> Result:
     """One target's whole soak in this process."""
     preload()
+    import gc
+
+    gc.collect()
+    gc.freeze()  # the forked runs' collections do not touch (and copy) the preloaded objects
     rng = random.Random(f"{seed}:{target}")
     evidence = Evidence(folder)
     if target == "daemon":
@@ -1001,9 +1102,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="targets run at once (2)")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
+    parser.add_argument("--hook-server", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     for name in [n for n in os.environ if n.startswith("CONTINUITY_")]:
         del os.environ[name]  # each run names its own workspace; nothing else may leak in
+    if args.hook_server:
+        return hook_server()
     if args.kills < 1:
         parser.error("--kills must be at least 1")
     if args.worker:  # one target, in a process of its own: its result as JSON on stdout
