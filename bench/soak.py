@@ -81,6 +81,11 @@ SESSIONS = 20
 SERVE_SECONDS = 1.5
 #: the longest pause (seconds) between a daemon's kill and its restart (hooks spool meanwhile)
 DOWN_SECONDS = 0.4
+#: a file target's kill moment is drawn over [0, this x a whole run of the step): first the
+#: reference runs, then each run that ended before its kill time and each resume after a kill
+#: at the very start (the machine's load varies: a window cut short would never reach the
+#: run's last commits, one too long wastes runs)
+WINDOW_MARGIN = 1.25
 #: a session's pause between one hook's end and its next event (seconds, drawn uniformly)
 THINK_SECONDS = (0.3, 1.5)
 #: ``compact``'s budget (bytes): small, so each append makes a compaction
@@ -92,6 +97,28 @@ def say(message: str) -> None:
 
 
 # ---------------------------------------------------------------------------- forked runs
+
+
+#: the runs this process forked and has not reaped (ended with it when it is stopped)
+CHILDREN: set[int] = set()
+
+
+def wait(pid: int, flags: int = 0) -> tuple[int, int]:
+    """``os.waitpid`` of a forked run, forgetting it once reaped."""
+    done, status = os.waitpid(pid, flags)
+    if done:
+        CHILDREN.discard(done)
+    return done, status
+
+
+def stop_children(_signum: int = 0, _frame: Any = None) -> None:
+    """SIGTERM of a worker: end its runs (each in a process group of its own), then itself."""
+    for pid in list(CHILDREN):
+        try:
+            os.killpg(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    os._exit(143)
 
 
 def fork_run(body: Callable[[], int], log: Path | None, stdin_data: bytes | None = None,
@@ -108,6 +135,7 @@ def fork_run(body: Callable[[], int], log: Path | None, stdin_data: bytes | None
     if pid:
         if read_end is not None:
             os.close(read_end)
+        CHILDREN.add(pid)
         return pid
     code = 1
     try:
@@ -154,12 +182,12 @@ def run_to_end(body: Callable[[], int], log: Path, env: dict[str, str],
     started = time.monotonic()
     pid = fork_run(body, log, env=env)
     while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
+        done, status = wait(pid, os.WNOHANG)
         if done:
             return status_of(status), time.monotonic() - started
         if time.monotonic() - started > timeout:
             os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+            wait(pid)
             return -999, time.monotonic() - started
         time.sleep(0.002)
 
@@ -171,13 +199,13 @@ def run_killed(body: Callable[[], int], log: Path, env: dict[str, str],
     started = time.monotonic()
     pid = fork_run(body, log, env=env)
     while True:
-        done, status = os.waitpid(pid, os.WNOHANG)
+        done, status = wait(pid, os.WNOHANG)
         if done:
             return False, status_of(status)
         left = started + delay - time.monotonic()
         if left <= 0:
             os.kill(pid, signal.SIGKILL)
-            _, status = os.waitpid(pid, 0)
+            _, status = wait(pid)
             return status_of(status) == -signal.SIGKILL, status_of(status)
         time.sleep(min(left, 0.002))
 
@@ -462,6 +490,8 @@ class FileTarget:
                     raise RuntimeError(f"{self.name} reference run failed ({code}); see {log}")
                 if attempt == 0:
                     seconds.append(took)
+                else:  # their mean, with a margin: kills reach the run's end too
+                    seconds[step] = (seconds[step] + took) / 2 * WINDOW_MARGIN
                 run_states.append(snapshot(home / "continuity.db"))
                 self.head = schema_version(home / "continuity.db")
             states.append(run_states)
@@ -496,9 +526,13 @@ class FileTarget:
                     break
                 self.inputs.append(step)
                 self.before(home, log)
-                delay = self.rng.uniform(0, seconds[step])
+                window = seconds[step]
+                delay = self.rng.uniform(0, window)
+                run_started = time.monotonic()
                 killed, status = run_killed(cli_body(self.argv(home, killed=True)), log,
                                             self.env(home), delay)
+                if not killed:  # a whole run's length: the window follows the machine's load
+                    seconds[step] = adapt(window, time.monotonic() - run_started)
                 if killed:
                     result.kills += 1
                     # where the kill landed, as the store tells it: before the store existed,
@@ -510,7 +544,10 @@ class FileTarget:
                 else:
                     result.completed += 1
                 after_kill = integrity(db)
-                code, _ = run_to_end(cli_body(self.argv(home, killed=False)), log, self.env(home))
+                code, took = run_to_end(cli_body(self.argv(home, killed=False)), log,
+                                        self.env(home))
+                if killed and delay < 0.1 * window and self.name != "watch":
+                    seconds[step] = adapt(window, took)  # killed at once: the resume is whole
                 after_resume = integrity(db)
                 record = {"cycle": cycle, "step": step, "delay": round(delay, 4),
                           "killed": killed, "status": status, "resume": code,
@@ -556,6 +593,12 @@ class FileTarget:
         result.seconds = time.monotonic() - started
         result.notes["kills by phase"] = dict(result.notes["kills by phase"])
         return result
+
+
+def adapt(window: float, whole: float) -> float:
+    """The next kill window of a step after an uninterrupted run of it took ``whole``
+    seconds: halfway to ``WINDOW_MARGIN`` x that."""
+    return (window + WINDOW_MARGIN * whole) / 2
 
 
 def session_key_of(db: Path, stem: str) -> str:
@@ -670,6 +713,7 @@ def hook_server() -> int:
                 break
             if not pid:
                 break
+            CHILDREN.discard(pid)
             os.write(1, f"{children.pop(pid)} {status_of(status)}\n".encode())
     return 0
 
@@ -749,14 +793,14 @@ class DaemonTarget:
             started = time.monotonic()
             pid = fork_run(daemon_body(home), home / "daemon.log")
             while not (home / "daemon.url").exists():
-                if os.waitpid(pid, os.WNOHANG)[0]:
+                if wait(pid, os.WNOHANG)[0]:
                     raise RuntimeError(f"the daemon did not start; see {home / 'daemon.log'}")
                 if time.monotonic() - started > 120:
                     raise RuntimeError("the daemon did not start in 120 s")
                 time.sleep(0.005)
             times.append(time.monotonic() - started)
             os.kill(pid, signal.SIGTERM)
-            os.waitpid(pid, 0)
+            wait(pid)
         shutil.rmtree(home, ignore_errors=True)
         return max(times)
 
@@ -807,7 +851,7 @@ class DaemonTarget:
         def reap() -> None:
             nonlocal daemon
             if daemon is not None:
-                pid, status = os.waitpid(daemon, os.WNOHANG)
+                pid, status = wait(daemon, os.WNOHANG)
                 if pid:
                     daemon = None
                     result.failed_runs += 1
@@ -853,7 +897,7 @@ class DaemonTarget:
                     kill_at += ready_est
             if daemon is not None and now >= kill_at and (ready_at or not serving_kill):
                 os.kill(daemon, signal.SIGKILL)
-                _, status = os.waitpid(daemon, 0)
+                _, status = wait(daemon)
                 daemon = None
                 if status_of(status) == -signal.SIGKILL:
                     killed += 1
@@ -908,7 +952,7 @@ class DaemonTarget:
         pid = fork_run(daemon_body(home), log)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
-            if os.waitpid(pid, os.WNOHANG)[0]:
+            if wait(pid, os.WNOHANG)[0]:
                 result.failed_runs += 1
                 problems.append("the final daemon run exited by itself")
                 return
@@ -918,7 +962,7 @@ class DaemonTarget:
             time.sleep(0.05)
         time.sleep(0.2)
         os.kill(pid, signal.SIGTERM)
-        _, status = os.waitpid(pid, 0)
+        _, status = wait(pid)
         if status_of(status) != 0:
             result.failed_runs += 1
             problems.append(f"the final daemon run ended with {status_of(status)}")
@@ -1065,6 +1109,7 @@ def preload() -> None:
 
 def run_target(target: str, kills: int, seed: int, folder: Path) -> Result:
     """One target's whole soak in this process."""
+    signal.signal(signal.SIGTERM, stop_children)
     preload()
     import gc
 
@@ -1107,6 +1152,7 @@ def main(argv: list[str] | None = None) -> int:
     for name in [n for n in os.environ if n.startswith("CONTINUITY_")]:
         del os.environ[name]  # each run names its own workspace; nothing else may leak in
     if args.hook_server:
+        signal.signal(signal.SIGTERM, stop_children)
         return hook_server()
     if args.kills < 1:
         parser.error("--kills must be at least 1")
@@ -1148,6 +1194,22 @@ def run_all(targets: list[str], args: argparse.Namespace, workspace: Path) -> li
     queue = sorted(targets, key=lambda t: t != "daemon")
     running: dict[str, subprocess.Popen] = {}
     results: dict[str, Result] = {}
+    signal.signal(signal.SIGTERM, interrupted)
+    try:
+        drive(queue, running, results, args, workspace)
+    finally:
+        for proc in running.values():  # stopped early: the workers end their runs
+            proc.terminate()
+            proc.wait(30)
+    return [results[t] for t in targets if t in results]
+
+
+def interrupted(_signum: int, _frame: Any) -> None:
+    raise KeyboardInterrupt
+
+
+def drive(queue: list[str], running: dict[str, subprocess.Popen], results: dict[str, Result],
+          args: argparse.Namespace, workspace: Path) -> None:
     while queue or running:
         while queue and len(running) < max(1, args.jobs):
             target = queue.pop(0)
@@ -1167,7 +1229,6 @@ def run_all(targets: list[str], args: argparse.Namespace, workspace: Path) -> li
                 results[target] = Result(target, failed_runs=1,
                                          failures=[f"worker ended with {proc.returncode}"])
         time.sleep(0.1)
-    return [results[t] for t in targets if t in results]
 
 
 if __name__ == "__main__":
