@@ -677,6 +677,7 @@ def hook_body(home: str, kind: str, event_id: str) -> Callable[[], int]:
         from continuity.daemon.hooks import spool
 
         spool.new_event_id = lambda: event_id  # the one change: a known id
+        os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # the answer; stderr says what happened
         return hookcmd.run([kind, "--harness", "claude-code", "--home", home], backstop=True)
     return body
 
@@ -1086,7 +1087,7 @@ def preload() -> None:
     import continuity
 
     os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")  # no pool threads before a fork
-    for info in pkgutil.walk_packages(continuity.__path__, "continuity."):
+    for info in pkgutil.walk_packages(continuity.__path__, "continuity.", onerror=lambda _: None):
         if ".migrations." in info.name or info.name.endswith("__main__"):
             continue
         try:
