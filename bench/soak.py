@@ -285,16 +285,34 @@ def snapshot(db: Path) -> dict[str, Counter]:
     """The store's rows as multisets of their identity (``IDENTITY``, ``POSITION``)."""
     conn = sqlite3.connect(db, timeout=30)
     conn.create_function("sha", 1, _sha, deterministic=True)
+    out = {}
     try:
-        out = {}
         for name, sql in {**IDENTITY, **POSITION}.items():
             try:
                 out[name] = Counter(tuple(r) for r in conn.execute(sql))
             except sqlite3.OperationalError as exc:  # a table this schema does not have
                 out[name] = Counter({("missing", str(exc)): 1})
-        return out
     finally:
         conn.close()
+    out["transcript jsonl"] = jsonl_records(db.parent)
+    return out
+
+
+def jsonl_records(home: Path) -> Counter:
+    """The canonical transcript files' records (``memory/<harness>/transcripts/``) by what
+    they say, not when they were captured: a record written twice is a duplicate too."""
+    found: Counter = Counter()
+    for path in sorted(home.glob("memory/*/transcripts/transcript.jsonl")):
+        for line in path.read_bytes().splitlines():
+            try:
+                r = json.loads(line)
+            except ValueError:
+                found[("torn line", path.parent.parent.name, _sha(line))] += 1
+                continue
+            found[(r.get("harness"), r.get("session_key"), r.get("seq"), r.get("role"),
+                   r.get("content_sha256"), r.get("source_path"), r.get("source_line"),
+                   r.get("event_id"))] += 1
+    return found
 
 
 @dataclass
