@@ -439,8 +439,9 @@ class Inputs:
 class FileTarget:
     """``import``, ``watch`` or ``compact`` killed after each append (module docstring)."""
 
-    def __init__(self, name: str, folder: Path, rng: random.Random) -> None:
+    def __init__(self, name: str, folder: Path, rng: random.Random, race: bool = False) -> None:
         self.name = name
+        self.race = race and name in ("import", "watch")
         self.folder = folder
         self.rng = rng
         self.inputs = Inputs(folder / "sources")
@@ -475,6 +476,19 @@ class FileTarget:
         assert self.compact_key
         return ["compact", self.compact_key, "--budget", str(COMPACT_BUDGET), "--home",
                 str(home)]
+
+    def resume(self, home: Path, log: Path) -> tuple[int, float]:
+        """Run the step to completion after its kill; with ``race`` (``--race``), ``import``
+        and ``watch --once`` of the same files at once (the daemon's archiver beside a user's
+        import): the worse exit status, the longer time."""
+        if not self.race:
+            return run_to_end(cli_body(self.argv(home, killed=False)), log, self.env(home))
+        started = time.monotonic()
+        pids = [fork_run(cli_body(argv), log, env=self.env(home)) for argv in (
+            ["import", *self.inputs.paths(), "--home", str(home)],
+            ["watch", "--once", "--home", str(home)])]
+        codes = [status_of(wait(pid)[1]) for pid in pids]
+        return max(codes, key=abs), time.monotonic() - started
 
     def before(self, home: Path, log: Path) -> None:
         """What runs uninterrupted before the killed run of a step (``compact``: the import
@@ -562,8 +576,7 @@ class FileTarget:
                 else:
                     result.completed += 1
                 after_kill = integrity(db)
-                code, took = run_to_end(cli_body(self.argv(home, killed=False)), log,
-                                        self.env(home))
+                code, took = self.resume(home, log)
                 if killed and delay < 0.1 * window and self.name != "watch":
                     seconds[step] = adapt(window, took)  # killed at once: the resume is whole
                 after_resume = integrity(db)
@@ -1126,7 +1139,7 @@ def preload() -> None:
         pass
 
 
-def run_target(target: str, kills: int, seed: int, folder: Path) -> Result:
+def run_target(target: str, kills: int, seed: int, folder: Path, race: bool = False) -> Result:
     """One target's whole soak in this process."""
     signal.signal(signal.SIGTERM, stop_children)
     preload()
@@ -1138,7 +1151,7 @@ def run_target(target: str, kills: int, seed: int, folder: Path) -> Result:
     evidence = Evidence(folder)
     if target == "daemon":
         return DaemonTarget(folder, rng).run(kills, evidence)
-    return FileTarget(target, folder, rng).run(kills, evidence)
+    return FileTarget(target, folder, rng, race).run(kills, evidence)
 
 
 def table(results: list[Result]) -> str:
@@ -1165,6 +1178,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workspace", type=Path, help="keep the evidence in this folder")
     parser.add_argument("--jobs", type=int, default=2, help="targets run at once (2)")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
+    parser.add_argument("--race", action="store_true",
+                        help="import and watch: resume with import and watch --once at once "
+                             "(two importers of the same files; not part of the 1,000 kills)")
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--hook-server", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -1178,7 +1194,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.worker:  # one target, in a process of its own: its result as JSON on stdout
         target, folder = args.worker.split(":", 1)
         try:
-            result = run_target(target, args.kills, args.seed, Path(folder))
+            result = run_target(target, args.kills, args.seed, Path(folder), args.race)
         except Exception as exc:  # noqa: BLE001 - reported in the table, with its traceback
             traceback.print_exc()
             result = Result(target, failed_runs=1, failures=[f"{type(exc).__name__}: {exc}"])
@@ -1234,7 +1250,8 @@ def drive(queue: list[str], running: dict[str, subprocess.Popen], results: dict[
             target = queue.pop(0)
             running[target] = subprocess.Popen(
                 [sys.executable, __file__, "--worker", f"{target}:{workspace / target}",
-                 "--kills", str(args.kills), "--seed", str(args.seed)],
+                 "--kills", str(args.kills), "--seed", str(args.seed),
+                 *(["--race"] if args.race else [])],
                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True, cwd=ROOT)
         for target, proc in list(running.items()):
             if proc.poll() is None:
