@@ -541,7 +541,7 @@ class FileTarget:
         started = time.monotonic()
         expected, seconds = self.reference()
         result.notes["kills by phase"] = Counter()
-        result.notes["reference seconds per step"] = [round(s, 3) for s in seconds]
+        result.notes["first kill window per step (s)"] = [round(s, 3) for s in seconds]
         say(f"{self.name}: reference run {sum(seconds):.2f} s for {len(seconds)} steps "
             f"({', '.join(f'{s:.2f}' for s in seconds)})")
         cycle = 0
