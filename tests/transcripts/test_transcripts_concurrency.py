@@ -8,6 +8,8 @@ import json
 import multiprocessing
 from pathlib import Path
 
+import pytest
+
 from continuity.transcripts.transcript_log import TranscriptLog, TranscriptRecord
 
 WRITERS = 8
@@ -133,3 +135,55 @@ def test_an_import_whose_due_rows_another_import_derived_meanwhile_appends_them_
                .splitlines()]
     seqs = [r["seq"] for r in records if r["session_key"] == key]
     assert len(seqs) == len(set(seqs))
+
+
+class _Killed(BaseException):
+    """Stands for a kill -9: no handler of ours catches it (they catch ``Exception``)."""
+
+
+def test_a_kill_between_the_append_and_the_commit_writes_no_record_twice(
+        tmp_path: Path, monkeypatch) -> None:
+    """Issue 45 item 9 (``bench/soak.py``: 41 of 2,000 killed imports and watches): the
+    transcript phase appends a grown session's records to the JSONL, then commits the rows in
+    the database; killed in between, the rows stay due and the next import appended the same
+    records again. The append is journaled: the resumed import skips the records the killed one
+    wrote, so the file holds each record once and equals one uninterrupted import's."""
+    from continuity.formats.importer import import_paths
+    from continuity.store import open_store
+    from continuity.transcripts import session_transcripts as st
+    from tests.paths import SHARED_DATA
+
+    src = next((SHARED_DATA / "real-harness" / "pi" / "sessions").glob("*/*_01a2354d-*.jsonl"))
+    lines = src.read_bytes().splitlines(keepends=True)
+    grown = tmp_path / "sessions" / src.name
+    grown.parent.mkdir()
+    grown.write_bytes(b"".join(lines[:11]))
+    home = tmp_path / "home"
+    path = home / "memory" / "pi" / "transcripts" / "transcript.jsonl"
+    with open_store(f"sqlite:///{tmp_path / 'kill.db'}") as store:
+        st.sync_import_report(store, import_paths(store, [grown]), home)
+        with grown.open("ab") as fh:
+            fh.write(b"".join(lines[11:]))
+        before = path.stat().st_size
+
+        def killed(*a, **kw):
+            raise _Killed()
+        monkeypatch.setattr(st, "extend_transcript", killed)  # after the append, in the commit
+        with pytest.raises(_Killed):
+            st.sync_import_report(store, import_paths(store, [grown]), home)
+        monkeypatch.undo()
+        assert path.stat().st_size > before  # the killed import did append its records
+        journal = path.with_name("transcript.jsonl.appending")
+        left = journal.read_bytes() if journal.exists() else None
+        st.sync_import_report(store, import_paths(store, [grown]), home)  # the resume
+    once = tmp_path / "once"
+    with open_store(f"sqlite:///{tmp_path / 'once.db'}") as store:
+        st.sync_import_report(store, import_paths(store, [grown]), once)
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    expected = [json.loads(line) for line in
+                (once / "memory" / "pi" / "transcripts" / "transcript.jsonl").read_text()
+                .splitlines()]
+    assert len(records) == len({r["id"] for r in records}) == len(expected) > 11
+    assert [r["id"] for r in records] == [r["id"] for r in expected]
+    # the journal named where the killed append began, and the commit removed it
+    assert left == b"%d\n" % before and not journal.exists()

@@ -465,10 +465,13 @@ class _ImportCapture:
             if p.records:
                 by_path.setdefault(transcript_path(self.home, p.session.harness),
                                    []).extend(p.records)
+        written: list[TranscriptLog] = []
         for path, records in by_path.items():
             log_file = TranscriptLog(path)
             try:
-                self.out.records_appended += log_file.append(records)
+                # journaled: a kill before the commit below never makes a record twice
+                self.out.records_appended += log_file.append_journaled(records)
+                written.append(log_file)
                 restore_torn(self.store, log_file, home=self.home)
             except OSError as exc:
                 raise ContinuityError(f"cannot write the transcript file {path}: "
@@ -484,6 +487,8 @@ class _ImportCapture:
                     extend_transcript(self.store, p.row, p.tail, harness=s.harness,
                                       project=s.project, completed_at=p.completed_at)
             self.store.settle_sources([path for p in pending for path in p.settles])
+        for log_file in written:
+            log_file.commit_journal()
         self.out.captured += len(pending)
 
 
