@@ -8,6 +8,8 @@ import json
 import multiprocessing
 from pathlib import Path
 
+import pytest
+
 from continuity.transcripts.transcript_log import TranscriptLog, TranscriptRecord
 
 WRITERS = 8
@@ -90,3 +92,98 @@ def test_two_imports_at_once_write_each_record_once(tmp_path: Path):
     keys = [(r["session_key"], r["seq"]) for r in map(json.loads, lines)]
     assert len(keys) == len(set(keys)) > 0
     assert len({k for k, _ in keys}) == 120
+
+
+def test_an_import_whose_due_rows_another_import_derived_meanwhile_appends_them_once(
+        tmp_path: Path) -> None:
+    """Issue 45 item 9 (found by ``bench/soak.py``'s runs of ``import`` beside ``watch``): two
+    imports of a grown file at once both see its new rows due (the first has not derived
+    them yet); the second waits for the capture lock, and then its report still says the rows
+    from seq N on are due, though the first derived them and settled the file. A pi session
+    whose last row before N renders like its newest one (the same ``ls`` twice) fooled the
+    tail check, and the row got the new text twice. The second must find the file settled
+    and append nothing: the row equals one uninterrupted import's."""
+    from continuity.formats.importer import import_paths
+    from continuity.store import open_store
+    from continuity.transcripts.session_transcripts import sync_import_report
+    from tests.paths import SHARED_DATA
+
+    src = next((SHARED_DATA / "real-harness" / "pi" / "sessions").glob("*/*_01a2354d-*.jsonl"))
+    lines = src.read_bytes().splitlines(keepends=True)
+    grown = tmp_path / "sessions" / src.name
+    grown.parent.mkdir()
+    grown.write_bytes(b"".join(lines[:11]))
+    home = tmp_path / "home"
+    with open_store(f"sqlite:///{tmp_path / 'race.db'}") as store:
+        sync_import_report(store, import_paths(store, [grown]), home)
+        with grown.open("ab") as fh:
+            fh.write(b"".join(lines[11:]))
+        first = import_paths(store, [grown])  # imports the new rows: due
+        second = import_paths(store, [grown])  # nothing new, but the rows are still due
+        assert [f.derive_from for f in second.files] == [f.derive_from for f in first.files]
+        sync_import_report(store, first, home)
+        sync_import_report(store, second, home)  # after the first: the rows are settled
+        key = first.files[0].session_key
+        raced = store.get_transcripts([key], "default")[key].content
+    once = tmp_path / "once"
+    with open_store(f"sqlite:///{tmp_path / 'once.db'}") as store:
+        sync_import_report(store, import_paths(store, [grown]), once)
+        expected = store.get_transcripts([key], "default")[key].content
+    assert raced == expected
+    records = [json.loads(line) for line in
+               (home / "memory" / "pi" / "transcripts" / "transcript.jsonl").read_text()
+               .splitlines()]
+    seqs = [r["seq"] for r in records if r["session_key"] == key]
+    assert len(seqs) == len(set(seqs))
+
+
+class _Killed(BaseException):
+    """Stands for a kill -9: no handler of ours catches it (they catch ``Exception``)."""
+
+
+def test_a_kill_between_the_append_and_the_commit_writes_no_record_twice(
+        tmp_path: Path, monkeypatch) -> None:
+    """Issue 45 item 9 (``bench/soak.py``: 41 of 2,000 killed imports and watches): the
+    transcript phase appends a grown session's records to the JSONL, then commits the rows in
+    the database; killed in between, the rows stay due and the next import appended the same
+    records again. The append is journaled: the resumed import skips the records the killed one
+    wrote, so the file holds each record once and equals one uninterrupted import's."""
+    from continuity.formats.importer import import_paths
+    from continuity.store import open_store
+    from continuity.transcripts import session_transcripts as st
+    from tests.paths import SHARED_DATA
+
+    src = next((SHARED_DATA / "real-harness" / "pi" / "sessions").glob("*/*_01a2354d-*.jsonl"))
+    lines = src.read_bytes().splitlines(keepends=True)
+    grown = tmp_path / "sessions" / src.name
+    grown.parent.mkdir()
+    grown.write_bytes(b"".join(lines[:11]))
+    home = tmp_path / "home"
+    path = home / "memory" / "pi" / "transcripts" / "transcript.jsonl"
+    with open_store(f"sqlite:///{tmp_path / 'kill.db'}") as store:
+        st.sync_import_report(store, import_paths(store, [grown]), home)
+        with grown.open("ab") as fh:
+            fh.write(b"".join(lines[11:]))
+        before = path.stat().st_size
+
+        def killed(*a, **kw):
+            raise _Killed()
+        monkeypatch.setattr(st, "extend_transcript", killed)  # after the append, in the commit
+        with pytest.raises(_Killed):
+            st.sync_import_report(store, import_paths(store, [grown]), home)
+        monkeypatch.undo()
+        assert path.stat().st_size > before  # the killed import did append its records
+        journal = path.with_name("transcript.jsonl.appending")
+        left = journal.read_bytes() if journal.exists() else None
+        st.sync_import_report(store, import_paths(store, [grown]), home)  # the resume
+    once = tmp_path / "once"
+    with open_store(f"sqlite:///{tmp_path / 'once.db'}") as store:
+        st.sync_import_report(store, import_paths(store, [grown]), once)
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    expected = [json.loads(line) for line in
+                (once / "memory" / "pi" / "transcripts" / "transcript.jsonl").read_text()
+                .splitlines()]
+    assert len(records) == len({r["id"] for r in records}) == len(expected) > 11
+    assert [r["id"] for r in records] == [r["id"] for r in expected]
+    # the journal named where the killed append began, and the commit removed it
+    assert left == b"%d\n" % before and not journal.exists()

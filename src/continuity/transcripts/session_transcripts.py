@@ -465,10 +465,13 @@ class _ImportCapture:
             if p.records:
                 by_path.setdefault(transcript_path(self.home, p.session.harness),
                                    []).extend(p.records)
+        written: list[TranscriptLog] = []
         for path, records in by_path.items():
             log_file = TranscriptLog(path)
             try:
-                self.out.records_appended += log_file.append(records)
+                # journaled: a kill before the commit below never makes a record twice
+                self.out.records_appended += log_file.append_journaled(records)
+                written.append(log_file)
                 restore_torn(self.store, log_file, home=self.home)
             except OSError as exc:
                 raise ContinuityError(f"cannot write the transcript file {path}: "
@@ -484,6 +487,8 @@ class _ImportCapture:
                     extend_transcript(self.store, p.row, p.tail, harness=s.harness,
                                       project=s.project, completed_at=p.completed_at)
             self.store.settle_sources([path for p in pending for path in p.settles])
+        for log_file in written:
+            log_file.commit_journal()
         self.out.captured += len(pending)
 
 
@@ -520,11 +525,18 @@ def _sync_import_report(store: "SqlStore", report: "ImportReport",
     now = _now()
     changed: dict[str, list[Any]] = {}
     unchanged: dict[str, None] = {}
-    for f in report.files:
-        if not f.session_key or f.status not in ("imported", "unchanged"):
-            continue
-        if f.changed:  # rows this import added, or an interrupted one left to derive
-            changed.setdefault(f.session_key, []).append(f)
+    taken = [f for f in report.files
+             if f.session_key and f.status in ("imported", "unchanged")]
+    # issue 45 item 9: what is due now, under the capture lock, not when this import read
+    # its files: another import of the same files may have derived and settled them meanwhile
+    due = store.get_sources([f.path for f in taken if f.changed and not f.old_rows_changed])
+    starts: dict[str, int | None] = {}
+    for f in taken:
+        state = due.get(f.path)
+        start = f.derive_from if state is None else state.pending_from
+        if f.old_rows_changed or (f.changed and start is not None):
+            changed.setdefault(f.session_key, []).append(f)  # rows due, or moved (pi)
+            starts[f.path] = start
         else:
             unchanged[f.session_key] = None
     missing = store.sessions_without_transcript([k for k in unchanged if k not in changed])
@@ -544,7 +556,7 @@ def _sync_import_report(store: "SqlStore", report: "ImportReport",
             if session is None:
                 continue
             idle = session.ended_at is not None and session.ended_at < now - limit
-            firsts = [f.derive_from for f in files if f.derive_from is not None]
+            firsts = [starts[f.path] for f in files if starts[f.path] is not None]
             capture.session(session, min(firsts) if firsts else None,
                             any(f.old_rows_changed for f in files) or not files,
                             now if idle else None, handed.get(key), rows.get(key),

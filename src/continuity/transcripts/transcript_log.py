@@ -11,7 +11,9 @@ records through a temp file and ``os.replace``, leaving every other session's li
 A torn line cut off by the repair is lost from the file but not from the database: the next
 snapshot (``transcripts.sync_session``) rewrites the session it belonged to from the database
 (named by the fragment, else every session whose records no longer match its row), so the file
-is complete again.
+is complete again. An import appends before its database commit, through ``append_journaled``:
+``<file>.appending`` holds where the append began until the commit, so a kill in between never
+leaves a record twice (the resumed import skips the records found after that offset).
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import orjson
 
 from continuity.core.config import resolve_home
 from continuity.core.errors import ContinuityError
-from continuity.core.private import private_dir, private_open
+from continuity.core.private import private_dir, private_open, write_whole
 from continuity.core.text import json_bytes
 
 log = logging.getLogger(__name__)
@@ -42,6 +44,8 @@ _TAIL_CHUNK = 64 * 1024
 #: issue 17: appended records go to the file in writes of whole lines of about this many bytes
 #: (one ``write`` per record was a tenth of the transcript phase); the lock keeps them whole
 WRITE_CHUNK_BYTES = 1024 * 1024
+#: beside the file: where an import's append began, until its database commit (issue 45 item 9)
+JOURNAL_SUFFIX = ".appending"
 
 
 # ---------------------------------------------------------------------------- names and records
@@ -246,6 +250,63 @@ class TranscriptLog:
         with self._locked():
             return self._append_locked(records)
 
+    @property
+    def journal_path(self) -> Path:
+        """``<file>.appending``: the offset where an import's uncommitted append began."""
+        return self.path.with_name(self.path.name + JOURNAL_SUFFIX)
+
+    def append_journaled(self, records: Iterable[TranscriptRecord]) -> int:
+        """Append as ``append`` does, for a writer whose database commit comes after the
+        append (an import's transcript phase), so that a kill between the two never leaves a
+        record twice (issue 45 item 9: 41 of 2,000 killed imports and watches wrote records
+        again on resume, because the rows stayed due while their records were in the file).
+
+        Before appending, the file's size is written to ``journal_path`` (kept if one is there:
+        an earlier append was never committed). When a journal is there, the records from its
+        offset to the end are read (bounded: only what was written since that append began) and
+        any record whose ``id`` is among them is skipped. ``commit_journal`` removes the journal
+        once the database holds the rows' new state. Returns how many records were written."""
+        with self._locked():
+            fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                self._repair(fd)
+                size = os.fstat(fd).st_size
+            finally:
+                os.close(fd)
+            start = self._journal_offset()
+            if start is None or start > size:
+                start = None
+                write_whole(self.journal_path, b"%d\n" % size, 0o600)
+            there = self._ids_from(start) if start is not None else set()
+            return self._append_locked(r for r in records if not there or r.id not in there)
+
+    def commit_journal(self) -> None:
+        """Remove ``journal_path``: the appends it covers are committed in the database."""
+        self.journal_path.unlink(missing_ok=True)
+
+    def _journal_offset(self) -> int | None:
+        try:
+            return max(0, int(self.journal_path.read_bytes().split()[0]))
+        except (OSError, ValueError, IndexError):
+            return None
+
+    def _ids_from(self, offset: int) -> set[str]:
+        """The ``id`` of every record from ``offset`` (moved to the next line start) to the end."""
+        ids: set[str] = set()
+        with open(self.path, "rb") as src:
+            if offset:
+                src.seek(offset - 1)
+                if src.read(1) != b"\n":
+                    src.readline()  # the offset fell inside a line: start at the next one
+            for line in src:
+                try:
+                    found = orjson.loads(line).get("id")
+                except (orjson.JSONDecodeError, AttributeError):
+                    continue
+                if isinstance(found, str):
+                    ids.add(found)
+        return ids
+
     def _append_locked(self, records: Iterable[TranscriptRecord]) -> int:
         fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:
@@ -341,6 +402,8 @@ class TranscriptLog:
                 raise
             if self.fsync:
                 _fsync_dir(self.path.parent)
+            if self._journal_offset() is not None:  # offsets moved: the next check reads all
+                write_whole(self.journal_path, b"0\n", 0o600)
             return count
 
     def _rewrite(self, fd: int, agent_id: str, session_key: str,
