@@ -209,7 +209,8 @@ def test_prompts_under_load_do_not_queue_behind_running_recalls(
     _earlier(store)
     release = threading.Event()
     monkeypatch.setattr(live_module, "RECALL_SECONDS", 1.0)
-    monkeypatch.setattr(at_action, "recall_for_prompt", lambda *a, **k: release.wait(10))
+    monkeypatch.setattr(at_action, "recall_for_prompt",  # a recall that takes its time
+                        lambda *a, **k: release.wait(10) and at_action.NOTHING)
     try:
         with _client(store, isolated_home) as c:
             busy = [threading.Thread(target=_prompt, args=(c, "claude-code", f"s{n}",

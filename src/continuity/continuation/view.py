@@ -343,8 +343,9 @@ class _Assembler:
         if not chosen:
             chosen = self._clipped(window, starts, pairs, room)
         # Gaps and copies are decided by the first row actually emitted (repair may have
-        # emptied the rows before it).
-        first = chosen[0]["seq"] if chosen else None
+        # emptied the rows before it): the lowest seq, since a run of results is emitted in its
+        # calls' order, not log order (issue 45 item 4d)
+        first = min(m["seq"] for m in chosen) if chosen else None
         view.copied = self._copied(req_seq, covers, first)
         earlier_first = None
         if not view.clipped and req_seq is not None and req_seq > covers and (
@@ -360,7 +361,7 @@ class _Assembler:
                 earlier_first = None  # a row after the request would be lost: keep the copy
             if earlier_first is not None:
                 chosen, view.copied = got, False
-                first = next((m["seq"] for m in chosen if m["seq"] > req_seq), None)
+                first = min((m["seq"] for m in chosen if m["seq"] > req_seq), default=None)
         for message in chosen:
             message["copied"] = view.copied  # "true" is shorter than "false": still fits
         view.messages = chosen
