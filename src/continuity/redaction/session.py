@@ -11,7 +11,7 @@ export, continue, brief, search snippets, the browser, the API and MCP tools) wr
 redaction in it.
 
 Cost: collecting reads and scans every row once; the result is cached per process by
-``(session key, row count, title)`` (``CACHE_SESSIONS`` sessions), so a search with many hits
+``(store URL, session key, row count, title, end time)`` (``CACHE_SESSIONS`` sessions), so a search with many hits
 in one 40,000-row session scans it once, not once per hit, and a session that grows is
 scanned again. Chosen over storing digests at import: no schema change, and the rule then
 also covers rows imported before it existed.
@@ -33,7 +33,7 @@ __all__ = ["in_session", "session_secrets", "CACHE_SESSIONS"]
 #: Sessions whose secrets are kept in memory at once (least recently used dropped first).
 CACHE_SESSIONS = 32
 _PAGE = 500
-_cache: OrderedDict[tuple[str, int, str], dict[str, str]] = OrderedDict()
+_cache: OrderedDict[tuple[str, str, int, str, str], dict[str, str]] = OrderedDict()
 _lock = Lock()
 
 
@@ -49,13 +49,16 @@ def session_secrets(store: Any, key: str) -> dict[str, str]:
     the title or any row (texts by ``funnel.redact``, tool-call arguments and other blocks by
     the key rule of ``structured``) of session ``key`` of ``store`` (anything with
     ``get_session(key)`` and ``entries(key, after_seq=, limit=)``). ``{}`` for an unknown
-    session. Cached per ``(key, entry_count, title)``."""
+    session. Cached per ``(store URL, key, entry_count, title, ended_at)``: a session that
+    grows or is renamed is scanned again."""
     from continuity.core.codec import block_view
 
     session = store.get_session(key)
     if session is None:
         return {}
-    ident = (key, int(getattr(session, "entry_count", 0) or 0), session.title or "")
+    ident = (str(getattr(store, "url", id(store))), key,
+             int(getattr(session, "entry_count", 0) or 0), session.title or "",
+             str(getattr(session, "ended_at", "")))
     with _lock:
         hit = _cache.get(ident)
         if hit is not None:
