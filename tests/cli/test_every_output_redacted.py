@@ -24,6 +24,7 @@ from tests.daemon.test_mcp import daemon_down  # noqa: F401 - fixture
 
 runner = CliRunner()
 KEY = "sess-every-output"
+PROJECT = "/tmp/every-output-project"
 
 #: a Discord bot token of the scanners' shape whose first part is not the base64 of an id
 DISCORD = "MZ1yGvKTjE0rY0cV8i47CjAa.GkL9pQ.Xy7zAbCdEfGhIjKlMnOpQrStUvW"
@@ -68,6 +69,7 @@ def home(tmp_path: Path) -> Path:
         ], key=KEY)
         found = store.get_session(KEY)
         store.upsert_session(Session(key=KEY, harness="test", title=f"rotate {GITHUB}",
+                                     project=PROJECT,
                                      started_at=found.started_at, ended_at=found.ended_at))
         put_transcript(store, KEY, (
             f"User: deploy the bot: DISCORD_BOT_TOKEN={DISCORD}\n\n"
@@ -99,6 +101,7 @@ CLI_OUTPUTS = [
     ["checkpoints", KEY], ["checkpoints", KEY, "--json"],
     ["recover", KEY], ["recover", KEY, "--json"],
     ["lineage", KEY], ["lineage", KEY, "--json"], ["sessions"], ["sessions", "--json"],
+    ["brief", "--project", PROJECT],
 ]
 
 
