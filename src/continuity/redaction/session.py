@@ -11,10 +11,11 @@ export, continue, brief, search snippets, the browser, the API and MCP tools) wr
 redaction in it.
 
 Cost: collecting reads and scans every row once; the result is cached per process by
-``(store URL, session key, row count, title, end time)`` (``CACHE_SESSIONS`` sessions), so a search with many hits
-in one 40,000-row session scans it once, not once per hit, and a session that grows is
-scanned again. Chosen over storing digests at import: no schema change, and the rule then
-also covers rows imported before it existed.
+``(store URL, session key)`` (``CACHE_SESSIONS`` sessions), so a search with many hits in
+one 40,000-row session scans it once, not once per hit, and a session that grew (a live one
+the daemon serves) is scanned only from the last row read. Chosen over storing digests at
+import: no schema change, and the rule then also covers rows imported before it existed. Its
+limit: a search whose hits fall in many large sessions scans each of them once.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ __all__ = ["in_session", "session_secrets", "CACHE_SESSIONS"]
 #: Sessions whose secrets are kept in memory at once (least recently used dropped first).
 CACHE_SESSIONS = 32
 _PAGE = 500
-_cache: OrderedDict[tuple[str, str, int, str, str], dict[str, str]] = OrderedDict()
+#: (store URL, key) -> ((row count, title), last seq read, secrets)
+_cache: OrderedDict[tuple[str, str], tuple[tuple[int, str], int, dict[str, str]]] = OrderedDict()
 _lock = Lock()
 
 
@@ -49,27 +51,31 @@ def session_secrets(store: Any, key: str) -> dict[str, str]:
     the title or any row (texts by ``funnel.redact``, tool-call arguments and other blocks by
     the key rule of ``structured``) of session ``key`` of ``store`` (anything with
     ``get_session(key)`` and ``entries(key, after_seq=, limit=)``). ``{}`` for an unknown
-    session. Cached per ``(store URL, key, entry_count, title, ended_at)``: a session that
-    grows or is renamed is scanned again."""
+    session. Cached per ``(store URL, key)`` with the row count and title it was read at: a
+    session that grew is read from its last row read on (live capture appends), one renamed
+    or otherwise changed is read again from the start."""
     from continuity.core.codec import block_view
 
     session = store.get_session(key)
     if session is None:
         return {}
-    ident = (str(getattr(store, "url", id(store))), key,
-             int(getattr(session, "entry_count", 0) or 0), session.title or "",
-             str(getattr(session, "ended_at", "")))
+    where = (str(getattr(store, "url", id(store))), key)
+    state = (int(getattr(session, "entry_count", 0) or 0), session.title or "")
     with _lock:
-        hit = _cache.get(ident)
-        if hit is not None:
-            _cache.move_to_end(ident)
-            return hit
+        cached = _cache.get(where)
+        if cached is not None:
+            _cache.move_to_end(where)
+    if cached is not None and cached[0] == state:
+        return cached[2]
+    # a session that only grew (live capture appends rows) is scanned from its last row read;
+    # anything else (renamed, rows rewritten) from the start
+    grown = cached is not None and cached[0][1] == state[1] and cached[0][0] < state[0]
+    found: dict[str, str] = dict(cached[2]) if grown and cached is not None else {}
+    after = cached[1] if grown and cached is not None else -1
     token = SESSION_KNOWN.set({})  # collect by the rows' own detections only
     try:
-        found: dict[str, str] = {}
-        if session.title:
+        if session.title and not grown:
             redact(session.title, collect=found)
-        after = -1
         while True:
             page = store.entries(key, after_seq=after, limit=_PAGE)
             for e in page:
@@ -78,15 +84,17 @@ def session_secrets(store: Any, key: str) -> dict[str, str]:
                 summary = getattr(getattr(e, "compaction", None), "summary", None)
                 if isinstance(summary, str):
                     redact(summary, collect=found)
+            if page:
+                after = page[-1].seq
             if len(page) < _PAGE:
                 break
-            after = page[-1].seq
     finally:
         SESSION_KNOWN.reset(token)
     found = {v: k for v, k in found.items()
              if len(v) >= REPEAT_MIN_CHARS and "[REDACTED:" not in v}
     with _lock:
-        _cache[ident] = found
+        _cache[where] = (state, after, found)
+        _cache.move_to_end(where)
         while len(_cache) > CACHE_SESSIONS:
             _cache.popitem(last=False)
     return found
