@@ -24,6 +24,7 @@ from tests.daemon.test_mcp import daemon_down  # noqa: F401 - fixture
 
 runner = CliRunner()
 KEY = "sess-every-output"
+PROJECT = "/tmp/every-output-project"
 
 #: a Discord bot token of the scanners' shape whose first part is not the base64 of an id
 DISCORD = "MZ1yGvKTjE0rY0cV8i47CjAa.GkL9pQ.Xy7zAbCdEfGhIjKlMnOpQrStUvW"
@@ -35,7 +36,13 @@ TEAMS = ("https://acme.webhook.office.com/webhookb2/0a1b2c3d-4e5f-6a7b-8c9d-0e1f
          f"1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d/IncomingWebhook/{TEAMS_KEY}/"
          "1a2b3c4d-5e6f-7a8b-9c0d-1e2f3a4b5c6d")
 GITHUB = "ghp_Zx8fK2mQ9vLr4TnB7wYc1HdS6gPa3JeU0kNo"
-SECRETS = (DISCORD.rsplit(".", 1)[1], TELEGRAM.split(":")[1], PAIR, TEAMS_KEY, GITHUB)
+#: issue 45 review item 1: found by the key rule in a Bash call's env pair, repeated in a later
+#: assistant row's prose (where no detector would find it)
+REPEATED = "plainpropval4455"
+#: issue 45 review item 2: a pair inside a JSON *string* argument (a Write of k8s.json)
+IN_JSON_ARG = "k8sSigningVal7788"
+SECRETS = (DISCORD.rsplit(".", 1)[1], TELEGRAM.split(":")[1], PAIR, TEAMS_KEY, GITHUB,
+           REPEATED, IN_JSON_ARG)
 
 
 @pytest.fixture
@@ -52,16 +59,23 @@ def home(tmp_path: Path) -> Path:
             T("c1", text=f"telegram bot {TELEGRAM} ready; teams hook {TEAMS}"),
             CP(f"Summary: deployed with bot token {DISCORD}; the signing secret is {PAIR}"),
             U(f"check the webhook again, the telegram bot is {TELEGRAM}"),
-            A(text="done"),
+            A(call("c2", "Bash", command="run",
+                   env=[{"name": "DB_PASSWORD", "value": REPEATED}])),
+            T("c2", text="ok"),
+            A(call("c3", "Write", file_path="k8s.json", content=json.dumps(
+                [{"secretName": "X_SIGNING_SECRET", "value": IN_JSON_ARG}]))),
+            T("c3", text="ok"),
+            A(text=f"the webhook is up; the database password stays {REPEATED} for now"),
         ], key=KEY)
         found = store.get_session(KEY)
         store.upsert_session(Session(key=KEY, harness="test", title=f"rotate {GITHUB}",
+                                     project=PROJECT,
                                      started_at=found.started_at, ended_at=found.ended_at))
         put_transcript(store, KEY, (
             f"User: deploy the bot: DISCORD_BOT_TOKEN={DISCORD}\n\n"
             f"Tool call: Bash {json.dumps({'secretName': 'ACME_WEBHOOK_SIGNING_SECRET', 'value': PAIR})}"
             f"\n\nTool result: telegram bot {TELEGRAM} ready; teams hook {TEAMS}\n\n"
-            f"Assistant: done, {GITHUB} rotated"))
+            f"Assistant: done, {GITHUB} rotated, the password stays {REPEATED}"))
     return path
 
 
@@ -82,9 +96,12 @@ CLI_OUTPUTS = [
     ["export", KEY], ["export", KEY, "--format", "html"], ["export", KEY, "--format", "jsonl"],
     ["search", "telegram"], ["search", "telegram", "--json"],
     ["search", "webhook"], ["search", "webhook", "--json"],
+    ["search", "X_SIGNING_SECRET"], ["search", "X_SIGNING_SECRET", "--json"],
+    ["search", "database password"], ["search", "database password", "--json"],
     ["checkpoints", KEY], ["checkpoints", KEY, "--json"],
     ["recover", KEY], ["recover", KEY, "--json"],
     ["lineage", KEY], ["lineage", KEY, "--json"], ["sessions"], ["sessions", "--json"],
+    ["brief", "--project", PROJECT],
 ]
 
 
@@ -135,6 +152,7 @@ def test_every_daemon_get_route_of_a_session_redacts(home):
         assert paths, "no GET route names a session"
         urls = [re.sub(r"\{[^}]+\}", KEY, path) for path in paths]
         urls += ["/", f"/session?key={KEY}", "/search?q=telegram", "/search?q=webhook",
+                 "/search?q=X_SIGNING_SECRET", "/search?q=database+password",
                  "/api/checkpoints", f"/api/sessions/current?project={quote('/')}"]
         with TestClient(application, base_url="http://127.0.0.1") as client:
             answered = 0
@@ -155,6 +173,8 @@ def test_mcp_tools_redact(home, daemon_down):
     tools = ContinuityTools(home=home)
     outputs = []
     for name, kwargs in (("search", {"query": "telegram"}), ("search", {"query": "webhook"}),
+                         ("search", {"query": "X_SIGNING_SECRET"}),
+                         ("search", {"query": "database password"}),
                          ("show", {"session": KEY, "seq": 1}),
                          ("show", {"session": KEY, "seq": 3}),
                          ("continuation", {"session": KEY})):

@@ -683,3 +683,24 @@ def test_redact_secret_beside_base64_payload_still_found(secret):
     out = redact(f"data:image/png;base64,{image} {secret}")
     assert out.startswith(f"data:image/png;base64,{image} ") and "[REDACTED:" in out
     assert secret.split("=")[-1].split()[-1].strip('"') not in out
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    # issue 45 review item 3: a quoted passphrase after "password is", and "api key: X"
+    ('password is "spaced secret phrase here"', 'password is "[REDACTED:password]"'),
+    ("the password was 'correct horse battery staple'",
+     "the password was '[REDACTED:password]'"),
+    ("api key: Hotel9secretZ", "api key: [REDACTED:api-key]"),
+    ("the API key = Hotel9secretZ ok", "the API key = [REDACTED:api-key] ok"),
+    ('api key: "abc def ghi"', 'api key: "[REDACTED:api-key]"'),
+])
+def test_quoted_passphrase_and_api_key_colon_are_redacted(text, want):
+    assert redact(text) == want
+
+
+@pytest.mark.parametrize("kept", [
+    'password is "wrong"', 'password is "not set"', 'password is "your password here"',
+    "api key: none", "api key: see below", "the api key: production",
+])
+def test_plain_words_after_password_is_and_api_key_stay(kept):
+    assert redact(kept) == kept

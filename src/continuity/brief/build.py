@@ -35,7 +35,8 @@ from continuity.checkpoints.capture import SNIPPET_CHARS, CheckpointConfig, norm
 from continuity.continuation.facts import SessionFacts, extract_facts
 from continuity.continuation.summarize.bounds import digest
 from continuity.core.model import Checkpoint, Session
-from continuity.redaction.funnel import redact
+from continuity.redaction.funnel import SESSION_KNOWN, redact
+from continuity.redaction.session import session_secrets
 
 if TYPE_CHECKING:  # pragma: no cover
     from continuity.store import SqlStore
@@ -93,9 +94,18 @@ def build_brief(store: "SqlStore", *, project: str, config: CheckpointConfig, re
     now = now or datetime.now(timezone.utc)
     window = config.recovery_window()
     found = _sessions(store, project, window, now, set(exclude)) if config.enabled else []
-    text, truncated, omitted = render_brief(found, project=project,
-                                            budget_chars=config.recovery_budget_chars,
-                                            reach=reach, now=now, window=window)
+    # issue 45 review item 1: a secret found in any row of a briefed session is hidden
+    # wherever the brief repeats it (the brief is redacted as one text, so their union)
+    known: dict[str, str] = {}
+    for s in found:
+        known.update(session_secrets(store, s.key))
+    token = SESSION_KNOWN.set(known)
+    try:
+        text, truncated, omitted = render_brief(found, project=project,
+                                                budget_chars=config.recovery_budget_chars,
+                                                reach=reach, now=now, window=window)
+    finally:
+        SESSION_KNOWN.reset(token)
     return Brief(text, project, tuple(found), config.recovery_budget_chars, truncated, omitted,
                  reach, window, now)
 

@@ -114,6 +114,8 @@ def show_rows(store: Any, session: str, seq: int, *, before: int | None = None,
     the last one read. ``session`` is a key or a unique prefix. Raises ``SessionNotFound``,
     ``AmbiguousSession``, ``InputError`` (no row ``seq``; a bad count)."""
     from continuity.browse.view import row_view
+    from continuity.redaction.funnel import SESSION_KNOWN
+    from continuity.redaction.session import session_secrets
     from continuity.store.names import resolve_session
 
     if not 1 <= int(rows) <= MAX_SHOW_ROWS:
@@ -132,8 +134,13 @@ def show_rows(store: Any, session: str, seq: int, *, before: int | None = None,
     more = len(found) > int(rows)
     found = found[:int(rows)]
     out, used, left_out = [], 0, 0
+    known = session_secrets(store, key)  # issue 45 review item 1: repeats across rows
     for e in found:
-        view = row_view(e, raw=False)
+        token = SESSION_KNOWN.set(known)
+        try:
+            view = row_view(e, raw=False)
+        finally:
+            SESSION_KNOWN.reset(token)
         text = cut(_row_text(view), ROW_CHARS)
         if used + len(text) > SHOW_CHARS:
             left_out += 1

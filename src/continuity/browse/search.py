@@ -17,13 +17,15 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import asdict, dataclass, field
+from dataclasses import replace, asdict, dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Sequence
 
 from continuity.core.when import parse_when  # one rule (re-exported)
 from continuity.core.errors import InputError
 from continuity.redaction.funnel import redact
+from continuity.redaction.session import in_session
+from continuity.continuation.view import redacted_block
 from continuity.store.search import EntryFilter, entry_body
 from continuity.transcripts.memories import query_terms
 
@@ -144,11 +146,17 @@ def search(store: Any, query: str, *, limit: int = 20, filters: EntryFilter | No
         entry, session = h.entry, sessions.get(h.session_key)
         if entry is None or session is None:  # pragma: no cover - index and rows share a tx
             continue
-        text, spans = snippet(entry_body(entry), terms, raw=raw)
+        if raw:
+            text, spans = snippet(entry_body(entry), terms, raw=raw)
+        else:  # issue 45 review items 1, 2: as show redacts the row, within its session
+            with in_session(store, h.session_key):
+                shown = replace(entry, blocks=tuple(redacted_block(b) for b in entry.blocks))
+                text, spans = snippet(entry_body(shown), terms, raw=raw)
+                title = redact(session.title) if session.title else session.title
         out.append(SearchHit(
             session=h.session_key, seq=h.seq, score=h.score, harness=session.harness,
             project=session.project, agent=session.agent_id,
-            title=session.title if raw or not session.title else redact(session.title),
+            title=session.title if raw else title,
             subagent=session.agent_id != "default", sidechain=entry.sidechain,
             role=entry.role.value, kind=entry.kind.value, time=_iso(entry.timestamp),
             snippet=text, spans=spans, show_command=show_command(h.session_key, h.seq),

@@ -30,7 +30,8 @@ from continuity.core.errors import ContinuityError, SessionNotFound
 from continuity.core.model import Entry, Session
 from continuity.core.text import CONTROL_ESCAPES, json_bytes
 from continuity.formats.jsonl import BOM
-from continuity.redaction.funnel import redact
+from continuity.redaction.funnel import SESSION_KNOWN, redact
+from continuity.redaction.session import in_session, session_secrets
 from continuity.redaction.structured import redact_value
 
 #: Rows of one browser page.
@@ -269,7 +270,17 @@ def _place_checkpoints(store: Any, key: str, rows: list[RowView], *, first_page:
     return before
 
 
-def session_view(store: Any, key: str, *, from_seq: int | None = None,
+def session_view(store: Any, key: str, *, raw: bool = False, **kw: Any) -> SessionView:
+    """``_session_view`` (the arguments below), redacted within the session's scope unless
+    ``raw``: a secret found in any row or the title is hidden wherever it repeats (issue 45
+    review item 1, ``redaction.session``)."""
+    if raw:
+        return _session_view(store, key, raw=True, **kw)
+    with in_session(store, key):
+        return _session_view(store, key, raw=False, **kw)
+
+
+def _session_view(store: Any, key: str, *, from_seq: int | None = None,
                  until_seq: int | None = None, limit: int | None = PAGE_ROWS,
                  raw: bool = False, continuation: bool = True,
                  focus_seq: int | None = None) -> SessionView:
@@ -329,12 +340,18 @@ def session_records(store: Any, key: str, *, since_seq: int | None = None,
                     until_seq: int | None = None, raw: bool = False) -> Iterable[dict[str, Any]]:
     """``entry_record`` of every row of ``key`` in the seq range, read 500 rows at a time."""
     after = (since_seq if since_seq is not None else 0) - 1
+    known = {} if raw else session_secrets(store, key)  # issue 45 review item 1
     while True:
         page = store.entries(key, after_seq=after, limit=500)
         for e in page:
             if until_seq is not None and e.seq > until_seq:
                 return
-            yield entry_record(key, e, raw=raw)
+            token = SESSION_KNOWN.set(known)  # not held across the yield (a generator)
+            try:
+                record = entry_record(key, e, raw=raw)
+            finally:
+                SESSION_KNOWN.reset(token)
+            yield record
         if len(page) < 500:
             return
         after = page[-1].seq

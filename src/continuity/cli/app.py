@@ -290,17 +290,25 @@ def show_cmd(
                 raise InputError(f"--seq {seq}: session {key} has no row {seq}")
         else:
             rows = iter_entries(store, key, visible_only=not all_rows)
-        if as_json:
-            from continuity.cli.render import source_status
+        from continuity.redaction.funnel import SESSION_KNOWN
+        from continuity.redaction.session import session_secrets
 
-            found = store.get_session(key)
-            _emit_json({"session": key,
-                        "source": source_status(found) if found else None,
-                        "forked_from": found.forked_from if found else None,
-                        "redacted": not raw,
-                        "entries": [entry_dict(e, raw=raw) for e in rows]})
-        else:
-            show_entries(out, store.get_session(key), rows, raw=raw)
+        # issue 45 review item 1: a secret found in any row is hidden wherever it repeats
+        token = SESSION_KNOWN.set({} if raw else session_secrets(store, key))
+        try:
+            if as_json:
+                from continuity.cli.render import source_status
+
+                found = store.get_session(key)
+                _emit_json({"session": key,
+                            "source": source_status(found) if found else None,
+                            "forked_from": found.forked_from if found else None,
+                            "redacted": not raw,
+                            "entries": [entry_dict(e, raw=raw) for e in rows]})
+            else:
+                show_entries(out, store.get_session(key), rows, raw=raw)
+        finally:
+            SESSION_KNOWN.reset(token)
     if raw:  # as export's: the secrets were shown
         err.print("warning: --raw: secrets in this session are NOT redacted in the output",
                   markup=False)

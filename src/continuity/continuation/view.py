@@ -49,6 +49,7 @@ from continuity.core.model import (
 from continuity.formats.resumed import NOTICE_START
 from continuity.redaction.funnel import redact
 from continuity.redaction.structured import redact_value
+from continuity.redaction.session import in_session
 from continuity.store.base import RowMeta, Store
 from continuity.core.text import clip_middle, json_len, utf8_len
 
@@ -260,7 +261,8 @@ def build_continuation(store: Store, session_key: str, *,
         raise SessionNotFound(session_key)
     view = ContinuationView(session=session.key, budget_bytes=budget_bytes)
     try:
-        with store.batch():  # one connection and one consistent snapshot for every read
+        # issue 45 review item 1: secrets found in any row hidden wherever they repeat
+        with store.batch(), in_session(store, session.key):
             return _Assembler(store, session.key, agent_id or session.agent_id, view).build()
     except ContinuityError as exc:
         return _refuse(view, RefusalReason.SOURCE_READ_FAILURE, str(exc))
@@ -460,7 +462,7 @@ class _Assembler:
         missing = [s for s in seqs if s not in cache]
         if missing:
             for e in self.store.entries_by_seq(self.key, missing):
-                cache[e.seq] = replace(e, blocks=tuple(_redacted(b) for b in e.blocks))
+                cache[e.seq] = replace(e, blocks=tuple(redacted_block(b) for b in e.blocks))
         return [cache[s] for s in seqs if s in cache]
 
     def _copied(self, req_seq: int | None, covers: int, start: int | None) -> bool:
@@ -748,7 +750,7 @@ def _results_in_call_order(rows: list[tuple[int, Role, list[Block]]]
     return out
 
 
-def _redacted(block: Block) -> Block:
+def redacted_block(block: Block) -> Block:
     """``block`` with every text it shows the next run passed through ``redact`` (B29: no byte
     of a recorded secret reaches a continuation view; the stored row stays lossless)."""
     if isinstance(block, (TextBlock, ThinkingBlock)):

@@ -1,7 +1,9 @@
 """The one secret funnel: ``redact(text)``, which every derived text passes through before it is
 stored or served (``funnel``: token shapes; ``keyed``: secrets found by the key, flag or
 command in front of them), and ``redact_value(obj)`` for structured values such as tool-call
-arguments, where a key naming a secret redacts its value (``structured``, issue 15).
+arguments, where a key naming a secret redacts its value (``structured``, issue 15), and
+``in_session(store, key)``: the secrets of a session's rows redacted wherever they repeat
+(``session``, issue 45 review item 1).
 
 May import: ``core``.
 
@@ -16,6 +18,8 @@ _EXPORTS = {
     "redact": "funnel",
     "redact_all": "funnel",
     "redact_value": "structured",
+    "in_session": "session",
+    "session_secrets": "session",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -126,6 +126,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from contextvars import ContextVar
 from bisect import bisect_right
 from typing import Any, Callable, Iterable
 
@@ -734,6 +735,12 @@ def _repeats(text: str, found: list[Finding],
     return out
 
 
+#: Secrets (value -> kind, each ``REPEAT_MIN_CHARS`` or longer) found in any row or the title
+#: of the session an output is showing, set by ``redaction.session.in_session``: ``redact``
+#: redacts them wherever they repeat (issue 45 review item 1). Empty outside such a scope.
+SESSION_KNOWN: ContextVar[dict[str, str]] = ContextVar("continuity_session_known", default={})
+
+
 def redact(text: str, *, known: dict[str, str] | None = None,
            collect: dict[str, str] | None = None) -> str:
     """``text`` with every recognised secret replaced by ``[REDACTED:<kind>]`` (the module
@@ -746,6 +753,9 @@ def redact(text: str, *, known: dict[str, str] | None = None,
     kind) are secrets found in its other texts, redacted wherever they occur here too;
     ``collect`` receives each value of ``REPEAT_MIN_CHARS`` or more found here."""
     text = clean(text)
+    scope = SESSION_KNOWN.get()
+    if scope:  # issue 45 review item 1: secrets found elsewhere in the session being shown
+        known = {**scope, **known} if known else scope
     findings = find_secrets(text, known)
     if not findings:
         return text

@@ -309,6 +309,28 @@ def _env_double_equals(text: str, ke: int, kind: str, weak: bool) -> Finding | N
     return Finding(span[0], span[1], _value_kind(text[span[0]:span[1]], kind), 1)
 
 
+#: ``api key: X`` / ``API key = X``: the separator after the two words (issue 45 review item 3)
+_API_KEY_SEP_RE = lazy_compile(r"[ \t]*(?::(?![:/\\])|=(?!=))[ \t]*(?=\S)")
+
+
+def _api_key_sep_at(text: str, ke: int) -> Finding | None:
+    """The value of ``api key: X`` (``key`` ending at ``ke``, ``api `` before it), as
+    ``api-key``: a quoted value by the rule of a quoted key value (``_kv_value``), a bare one
+    only when it looks made (``_secret_looking``: ``Hotel9secretZ``; not ``api key: none``,
+    ``api key: see below``). Issue 45 review item 3."""
+    sep = _API_KEY_SEP_RE.match(text, ke)
+    if sep is None:
+        return None
+    span = _kv_value(text, sep.end(), tight=False, flag=False, env=False, kind="api-key")
+    if span is None:
+        return None
+    value = text[span[0]:span[1]]
+    quoted = text[sep.end()] in "'\"`"
+    if not quoted and not _secret_looking(value):
+        return None
+    return Finding(span[0], span[1], _value_kind(value, "api-key"), 1)
+
+
 def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
     """The value of the key around ``hit`` when the key names a secret (each key once)."""
     n = len(text)
@@ -330,7 +352,7 @@ def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
             return None
         if text[max(ks - 4, 0):ks].lower() == "api " and (
                 found := _prose_at(text, ke, ks, kind="api-key", strict=True)
-                or _value_before(text, ks, ke, "api-key")):
+                or _api_key_sep_at(text, ke) or _value_before(text, ks, ke, "api-key")):
             return found
         return _entropy_near(text, ke, "secret")
     kind, weak = named
@@ -433,6 +455,20 @@ def _machine_like(value: str) -> bool:
     return value[1:].lower() != value[1:] and value.upper() != value
 
 
+#: a quoted passphrase: two to twelve words of letters, digits and punctuation, no braces or
+#: template marks, ``PASSPHRASE_MIN_CHARS`` or more in all (issue 45 review item 3:
+#: ``password is "spaced secret phrase here"``)
+PASSPHRASE_MIN_CHARS = 8
+_PASSPHRASE_RE = lazy_compile(r"[^\s{}<>$%]+(?:[ ][^\s{}<>$%]+){1,11}\Z")
+
+
+def _passphrase(value: str) -> bool:
+    """``value`` (quoted after ``password is``) is a passphrase of words (``correct horse
+    battery staple``), not a placeholder (``<your password>``, ``your password here``)."""
+    return (len(value) >= PASSPHRASE_MIN_CHARS and bool(_PASSPHRASE_RE.match(value))
+            and not _is_placeholder(value) and "your " not in value.lower())
+
+
 def _prose_at(text: str, pos: int, key_start: int, *, kind: str = "password",
               strict: bool = False, spaced: bool = False, clause: bool = True
               ) -> Finding | None:
@@ -471,6 +507,9 @@ def _prose_at(text: str, pos: int, key_start: int, *, kind: str = "password",
     elif span is None:
         u = _UNQUOTED_RE.match(text, m.end())
         span = (m.end(), m.end() + (len(u.group().rstrip(_TRAILING)) if u else 0))
+    if span is not None and kind == "password" and text[at] in "'\"`" and _passphrase(
+            text[span[0]:span[1]]):
+        return Finding(span[0], span[1], kind, 1)  # issue 45 review item 3
     if span is None or not _machine_like(value := text[span[0]:span[1]]) or _digest_like(
             value) or _plain_base64(value) or value.startswith(_PATH_STARTS):
         return None

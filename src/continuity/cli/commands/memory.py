@@ -37,16 +37,23 @@ def transcript_cmd(
     from continuity.transcripts.projection import project
     from continuity.transcripts.session_transcripts import load_transcript
 
+    from continuity.redaction.funnel import SESSION_KNOWN, redact
+    from continuity.redaction.session import session_secrets
+
     with open_cli_store(home) as store:
         row = load_transcript(store, session, home=home)
-    if sanitized:
-        text = project(row.content, redact_secrets=not raw)
-    elif raw:
-        text = row.content
-    else:
-        from continuity.redaction.funnel import redact
-
-        text = redact(row.content)
+        # issue 45 review item 1: a secret found in the session's rows is hidden here too
+        known = {} if raw else session_secrets(store, row.session_key)
+    token = SESSION_KNOWN.set(known)
+    try:
+        if sanitized:
+            text = project(row.content, redact_secrets=not raw)
+        elif raw:
+            text = row.content
+        else:
+            text = redact(row.content)
+    finally:
+        SESSION_KNOWN.reset(token)
     if as_json:
         emit_json({"session": row.session_key, "agent_id": row.agent_id,
                    "harness": row.harness, "project": row.project,

@@ -1,0 +1,114 @@
+"""Secrets repeated across a session's rows (issue 45 review item 1).
+
+The funnel redacts a value found to be a secret wherever the same *text* (``funnel._repeats``)
+or the same structured value (``structured.redact_value``) repeats it. A session repeats
+values across rows too: ``{"env": [{"name": "DB_PASSWORD", "value": V}]}`` in a Bash call,
+then ``V`` in the assistant's next message, or in the session's title. ``session_secrets``
+collects every secret of ``funnel.REPEAT_MIN_CHARS`` (8) or more characters found in any row
+or the title of a session; ``in_session`` makes every ``redact`` / ``redact_value`` inside it
+redact those values too (``funnel.SESSION_KNOWN``). Outputs that show a session's rows (show,
+export, continue, brief, search snippets, the browser, the API and MCP tools) wrap their
+redaction in it.
+
+Cost: collecting reads and scans every row once; the result is cached per process by
+``(store URL, session key)`` (``CACHE_SESSIONS`` sessions), so a search with many hits in
+one 40,000-row session scans it once, not once per hit, and a session that grew (a live one
+the daemon serves) is scanned only from the last row read. Chosen over storing digests at
+import: no schema change, and the rule then also covers rows imported before it existed. Its
+limit: a search whose hits fall in many large sessions scans each of them once.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from threading import Lock
+from typing import Any
+
+from continuity.redaction.funnel import REPEAT_MIN_CHARS, SESSION_KNOWN, redact
+from continuity.redaction.structured import _walk
+
+__all__ = ["in_session", "session_secrets", "CACHE_SESSIONS"]
+
+#: Sessions whose secrets are kept in memory at once (least recently used dropped first).
+CACHE_SESSIONS = 32
+_PAGE = 500
+#: (store URL, key) -> ((row count, title), last seq read, secrets)
+_cache: OrderedDict[tuple[str, str], tuple[tuple[int, str], int, dict[str, str]]] = OrderedDict()
+_lock = Lock()
+
+
+def _collect(value: Any, found: dict[str, str]) -> None:
+    if isinstance(value, str):
+        redact(value, collect=found)
+    else:
+        _walk(value, None, 0, found)
+
+
+def session_secrets(store: Any, key: str) -> dict[str, str]:
+    """Every secret value (value -> kind, ``REPEAT_MIN_CHARS`` or more characters) found in
+    the title or any row (texts by ``funnel.redact``, tool-call arguments and other blocks by
+    the key rule of ``structured``) of session ``key`` of ``store`` (anything with
+    ``get_session(key)`` and ``entries(key, after_seq=, limit=)``). ``{}`` for an unknown
+    session. Cached per ``(store URL, key)`` with the row count and title it was read at: a
+    session that grew is read from its last row read on (live capture appends), one renamed
+    or otherwise changed is read again from the start."""
+    from continuity.core.codec import block_view
+
+    session = store.get_session(key)
+    if session is None:
+        return {}
+    where = (str(getattr(store, "url", id(store))), key)
+    state = (int(getattr(session, "entry_count", 0) or 0), session.title or "")
+    with _lock:
+        cached = _cache.get(where)
+        if cached is not None:
+            _cache.move_to_end(where)
+    if cached is not None and cached[0] == state:
+        return cached[2]
+    # a session that only grew (live capture appends rows) is scanned from its last row read;
+    # anything else (renamed, rows rewritten) from the start
+    grown = cached is not None and cached[0][1] == state[1] and cached[0][0] < state[0]
+    found: dict[str, str] = dict(cached[2]) if grown and cached is not None else {}
+    after = cached[1] if grown and cached is not None else -1
+    token = SESSION_KNOWN.set({})  # collect by the rows' own detections only
+    try:
+        if session.title and not grown:
+            redact(session.title, collect=found)
+        while True:
+            page = store.entries(key, after_seq=after, limit=_PAGE)
+            for e in page:
+                for b in e.blocks:
+                    _collect(block_view(b), found)
+                summary = getattr(getattr(e, "compaction", None), "summary", None)
+                if isinstance(summary, str):
+                    redact(summary, collect=found)
+            if page:
+                after = page[-1].seq
+            if len(page) < _PAGE:
+                break
+    finally:
+        SESSION_KNOWN.reset(token)
+    found = {v: k for v, k in found.items()
+             if len(v) >= REPEAT_MIN_CHARS and "[REDACTED:" not in v}
+    with _lock:
+        _cache[where] = (state, after, found)
+        _cache.move_to_end(where)
+        while len(_cache) > CACHE_SESSIONS:
+            _cache.popitem(last=False)
+    return found
+
+
+@contextmanager
+def in_session(store: Any, key: str) -> Iterator[dict[str, str]]:
+    """Within the block, ``redact`` and ``redact_value`` also redact every secret of
+    ``session_secrets(store, key)`` wherever it occurs (issue 45 review item 1). Nests: an
+    inner session's secrets are added to the outer's."""
+    known = session_secrets(store, key)
+    outer = SESSION_KNOWN.get()
+    token = SESSION_KNOWN.set({**outer, **known} if outer else known)
+    try:
+        yield known
+    finally:
+        SESSION_KNOWN.reset(token)
