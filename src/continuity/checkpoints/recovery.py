@@ -271,7 +271,9 @@ def _replay(store: "SqlStore", session_key: str, config: CheckpointConfig,
     if session is None:
         raise KeyError(session_key)
     out: list[Checkpoint] = []
-    first = session.started_at or captured_at(session)
+    # a floor only: the first row's own time starts the clock; a first row with no time
+    # starts it at the session's capture time, never at this floor (issue 45 item 2)
+    first = session.started_at or _EPOCH
     clock = _ReplayClock(first)
     recorder = CheckpointRecorder(CheckpointQueue(out.extend, clock=clock), config, clock=clock)
     state = None
@@ -288,6 +290,8 @@ def _replay(store: "SqlStore", session_key: str, config: CheckpointConfig,
     for row in _rows(store, session_key, after, known):
         ts = max(row.timestamp, clock.now) if row.timestamp else clock.now
         if state is None:
+            if not row.timestamp and session.started_at is None:
+                ts = captured_at(session)
             clock.now = ts
             state = recorder.start_session(session_key, harness=session.harness,
                                            project=session.project, at=ts)
