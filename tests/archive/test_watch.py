@@ -209,3 +209,19 @@ def test_watch_prints_every_reader_warning_import_prints(tmp_path):
     result = archiver.run_pass()
     assert [(p.path, [line for line, _ in p.warnings]) for p in result.problems] == [
         (str(f), [6])]
+
+
+def test_one_warning_left_over_is_said_in_the_singular(tmp_path):
+    """Issue 45 item 2: "… 1 more warnings"; one left over is "1 more warning", in
+    ``import`` and ``watch`` alike."""
+    projects, env = _claude_home(tmp_path)
+    shutil.rmtree(projects)
+    (projects / "p").mkdir(parents=True)
+    f = projects / "p" / "six.jsonl"
+    f.write_text("".join(_line(f"b{n}", f"b{n - 1}" if n else None, "9999-12-31T23:59:59Z",
+                               f"row {n}") for n in range(6)))
+    for args in (["import", str(f), "--home", str(tmp_path / "other")], ["watch", "--once"]):
+        done = _run(args, env)
+        assert done.returncode == 0, done.stderr
+        assert f"{f}: … 1 more warning (" in done.stderr, (args, done.stderr)
+        assert "more warnings" not in done.stderr
