@@ -288,3 +288,35 @@ def test_the_timer_never_overflows_whatever_the_clock_says(times, interval):
     rec.queue.flush()
     assert [c.trigger.value for c in rows][-1] == "session_end"
     assert rows[-1].prompt_count == len(times)
+
+
+def test_a_session_with_no_usable_time_is_dated_when_captured_never_1970(tmp_path):
+    """Issue 45 item 2: a session every row of which has an unusable timestamp got
+    checkpoints dated 1970-01-01 (brief: "20793 days ago", left out of the 14-day window;
+    prune: old). It is dated by its source file's modification time (when it was captured)."""
+    import os
+
+    folder = tmp_path / "src"
+    folder.mkdir()
+    rows = []
+    for n, stamp in enumerate([FAR, "0001-01-01T00:00:00Z", 1e20, "NaN"]):
+        rows.append(json.dumps({
+            "parentUuid": f"u{n - 1}" if n else None, "isSidechain": False, "type": "user",
+            "message": {"role": "user", "content": f"prompt number {n}"}, "uuid": f"u{n}",
+            "cwd": str(tmp_path / "proj"), "sessionId": BAD_KEY, "version": "2.1.0",
+            "userType": "external", "timestamp": stamp}))
+    path = folder / f"{BAD_KEY}.jsonl"
+    path.write_text("\n".join(rows) + "\n")
+    mtime = datetime.now(timezone.utc) - timedelta(days=2)
+    os.utime(path, (mtime.timestamp(), mtime.timestamp()))
+    home = tmp_path / "h"
+    _import(home, folder)
+    with open_store(home / "continuity.db") as store:
+        cps = store.checkpoints(BAD_KEY)
+    assert cps and all(abs(c.created_at - mtime) < timedelta(seconds=1) for c in cps), [
+        c.created_at for c in cps]
+    brief = runner.invoke(app, ["brief", "--project", str(tmp_path / "proj"),
+                                "--home", str(home)])
+    assert brief.exit_code == 0, brief.output
+    assert f"Session {BAD_KEY}" in brief.stdout and "2 days ago" in brief.stdout
+    assert "1970" not in brief.stdout

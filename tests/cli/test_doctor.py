@@ -220,7 +220,7 @@ def test_doctor_names_a_workspace_others_can_read(world: dict[str, Path]) -> Non
     private = check(report, "private", None)
     assert private["status"] == "warning"
     assert private["detail"] == f"others can read the workspace: {world['ws']} (755), {db} (644)"
-    assert private["fix"] == f"chmod -R go-rwx {world['ws']}"
+    assert private["fix"] == f"chmod -R go= {world['ws']}"
     assert private["data"] == {"exposed": [str(world["ws"]), str(db)]}
 
 
@@ -300,7 +300,7 @@ def test_a_loose_mode_is_a_warning_with_the_chmod(world: dict[str, Path], daemon
     code, report = doctor("--harness", "claude-code")
     private = check(report, "private", None)
     assert private["status"] == "warning"
-    assert private["fix"] == f"chmod -R go-rwx {world['ws']}"
+    assert private["fix"] == f"chmod -R go= {world['ws']}"
     assert code == 0, report
     text = runner.invoke(app, ["doctor", "--harness", "claude-code"])
     assert text.exit_code == 0 and "capture is not working" not in text.stdout
@@ -362,3 +362,29 @@ def test_a_database_with_corrupt_pages_is_a_problem(world: dict[str, Path], daem
     assert found["detail"].startswith(f"{db} is damaged (PRAGMA quick_check: ")
     assert found["data"]["findings"] != ["ok"]
     assert code == 1
+
+
+def test_doctor_checks_the_recorded_settings_even_when_the_default_exists(
+        world: dict[str, Path], tmp_path: Path) -> None:
+    """Issue 45 item 3: with both ~/.claude/settings.json (here another workspace's hooks)
+    and the --settings FILE recorded in hooks-installed.json, doctor checked the default
+    file. It checks the recorded one, and its fix carries --settings FILE."""
+    install.install("claude-code", home=tmp_path / "other-ws")  # the default file
+    assert (world["home"] / ".claude" / "settings.json").exists()
+    custom = world["home"] / "elsewhere" / "settings.json"
+    custom.parent.mkdir()
+    done = runner.invoke(app, ["hooks", "install", "claude-code", "--settings", str(custom),
+                               "--home", str(world["ws"])])
+    assert done.exit_code == 0, done.output
+    code, report = doctor("--harness", "claude-code")
+    hooks = check(report, "hooks", "claude-code")
+    assert hooks["status"] == "ok", hooks
+    assert hooks["detail"].startswith(f"installed in {custom}, pointing at ")
+    data = json.loads(custom.read_text())
+    del data["hooks"][sorted(data["hooks"])[0]]  # an event lost: a problem with its fix
+    custom.write_text(json.dumps(data))
+    code, report = doctor("--harness", "claude-code")
+    hooks = check(report, "hooks", "claude-code")
+    assert hooks["status"] == "problem" and hooks["detail"].startswith(f"installed in {custom}")
+    assert (f"`continuity hooks install claude-code --settings {custom} --home {world['ws']}`"
+            in hooks["fix"]), hooks["fix"]

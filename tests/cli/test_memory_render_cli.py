@@ -45,3 +45,27 @@ def test_project_dot_is_the_current_folder_and_an_unknown_one_writes_nothing(
         assert "nothing written" in str(bad.exception)
         assert not out.exists()
     assert not (home / "projects").exists()
+
+
+def test_a_parent_folder_or_root_is_no_project_and_nothing_is_written(
+        tmp_path: Path, monkeypatch) -> None:
+    """Issue 45 item 4: ``--project /`` wrote projects/unknown/MEMORY.md and ``--project .``
+    from a parent folder of a session's folder wrote projects/<parent>/MEMORY.md; only a
+    folder that is exactly a captured session's project is accepted."""
+    home = tmp_path / "ws"
+    project = tmp_path / "work" / "books"
+    project.mkdir(parents=True)
+    with open_store(home / "continuity.db") as store:
+        make_session(store, "books-1", [U("Draft the books importer for the CSV statements"),
+                                        A(text="Drafted.")], project=str(project))
+    monkeypatch.chdir(project.parent)
+    for given in ("/", ".", str(tmp_path)):
+        bad = runner.invoke(app, ["memory", "render", "--project", given, "--home", str(home)])
+        assert isinstance(bad.exception, InputError), (given, bad.output)
+        named = "/" if given == "/" else str(project.parent) if given == "." else str(tmp_path)
+        assert str(bad.exception).startswith(f"--project {named}:"), str(bad.exception)
+        assert not (home / "projects").exists()
+    monkeypatch.chdir(project)
+    done = runner.invoke(app, ["memory", "render", "--project", ".", "--home", str(home)])
+    assert done.exit_code == 0, done.output
+    assert (home / "projects").exists()

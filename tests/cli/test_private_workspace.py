@@ -72,5 +72,6 @@ def test_where_warns_about_a_file_others_can_read(tmp_path, umask_022):
     result = invoke("where", "--home", home)
     assert result.exit_code == 0
     assert len(result.stdout.splitlines()) == 2
+    # issue 45 item 3: one fix, the same command doctor and the README name
     assert result.stderr == (f"warning: {home / 'config.toml'} is 0644: other users can read "
-                             "it (chmod 600)\n")
+                             f"it\nfix: chmod -R go= {home}\n")

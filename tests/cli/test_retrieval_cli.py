@@ -217,3 +217,32 @@ def test_a_model_that_does_not_load_falls_back_to_words(home, tmp_path, monkeypa
     (home / "config.toml").write_text('[retrieval]\ndim = 300\n')
     check = check_embeddings(home, daemon_up=True)
     assert check.status == "problem" and "only 256 dimensions" in check.detail
+
+
+def test_doctor_embeddings_fix_runs_as_printed(tmp_path, shared_data, monkeypatch):
+    """Issue 45 item 3: the embeddings fix printed ``continuity import --home W``, which
+    fails (its paths argument is required). It names the harness session folders that
+    exist, and run as printed it embeds what waits."""
+    import re
+    import shlex
+    import shutil
+
+    from continuity.cli.commands.doctor import check_embeddings
+
+    projects = tmp_path / "cc" / "projects" / "p"
+    projects.mkdir(parents=True)
+    shutil.copy(sorted(shared_data.rglob("*.jsonl"))[0], projects)
+    for var, value in (("CLAUDE_CONFIG_DIR", tmp_path / "cc"), ("CODEX_HOME", tmp_path / "n"),
+                       ("PI_CODING_AGENT_DIR", tmp_path / "n"),
+                       ("XDG_DATA_HOME", tmp_path / "n")):
+        monkeypatch.setenv(var, str(value))
+    ws = tmp_path / "ws"
+    assert invoke("import", projects, "--no-embed", "--home", ws).exit_code == 0
+    waiting = check_embeddings(ws, daemon_up=False)
+    assert waiting.status == "warning"
+    printed = [shlex.split(c) for c in re.findall(r"`(continuity import [^`]*)`", waiting.fix)]
+    assert printed == [["continuity", "import", str(tmp_path / "cc" / "projects"),
+                        "--home", str(ws)]], waiting.fix
+    done = invoke(*printed[0][1:])
+    assert done.exit_code == 0, done.output
+    assert check_embeddings(ws, daemon_up=False).status == "ok"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from continuity.core.private import (
-    Exposed, exposed, make_private, private_dir, private_open, write_private,
+    Exposed, exposed, make_private, private_dir, private_fix, private_open, write_private,
 )
 
 
@@ -61,8 +61,9 @@ def test_exposed_names_what_others_can_read(tmp_path, umask_022):
                      Exposed(home / "config.toml", 0o644, "file")] or found == [
         Exposed(home / "config.toml", 0o644, "file"), Exposed(home / "spool", 0o755, "folder")]
     text = {e.describe() for e in found}
-    assert f"{home / 'config.toml'} is 0644: other users can read it (chmod 600)" in text
-    assert f"{home / 'spool'} is 0755: other users can enter it (chmod 700)" in text
+    assert f"{home / 'config.toml'} is 0644: other users can read it" in text
+    assert f"{home / 'spool'} is 0755: other users can enter it" in text
+    assert private_fix(home) == f"chmod -R go= {home}"  # issue 45 item 3: the one fix
     os.chmod(home, 0o755)
     assert exposed(home)[0] == Exposed(home, 0o755, "folder")
     assert exposed(tmp_path / "missing") == []

@@ -105,7 +105,16 @@ def test_claude_code_settings_elsewhere_register_no_server(user: Path, tmp_path:
     custom = tmp_path / "custom.json"
     result = install.install("claude-code", custom, tmp_path / "ws")
     assert result.mcp is not None and result.mcp.tools == {}
-    assert "claude mcp add continuity" in (result.mcp.note or "")
+    # issue 45 item 3: the printed command carries the workspace, and splits as a shell would
+    import re
+    import shlex
+
+    printed = re.search(r"`(claude mcp add [^`]*)`", result.mcp.note or "")
+    assert printed, result.mcp.note
+    argv = shlex.split(printed.group(1))
+    assert argv[:argv.index("--")] == ["claude", "mcp", "add", "--scope", "user", "-e",
+                                       f"CONTINUITY_HOME={tmp_path / 'ws'}", "continuity"]
+    assert argv[argv.index("--") + 1:] == install.mcp_argv()
     assert json.loads((user / ".claude.json").read_text()) == CLAUDE_STATE
     assert "permissions" not in json.loads(custom.read_text())
 

@@ -128,6 +128,9 @@ class PassResult:
     gone: int = 0
     #: (path, reason) of files found this pass that are not session files (each said once)
     skipped: list[tuple[str, str]] = field(default_factory=list)
+    #: the reports of files read this pass whose reader found bad lines or warnings (an
+    #: out-of-range timestamp, ...): ``watch`` prints them as ``import`` does (issue 45 item 1)
+    problems: list["FileReport"] = field(default_factory=list)
 
 
 @dataclass
@@ -233,6 +236,8 @@ class Archiver:
             if f.status == "failed":
                 result.failed += 1
                 continue
+            if f.errors or f.warnings:
+                result.problems.append(f)
             if f.status == "skipped" and not f.waiting:  # a waiting one is archived later
                 result.skipped.append((str(p), f.reason or "not a session file"))
             if p in stats:

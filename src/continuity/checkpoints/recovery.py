@@ -163,6 +163,23 @@ def recover_resumed(store: "SqlStore", *, session_key: str, project: str | None,
 # ---------------------------------------------------------------------------- replay
 
 
+def captured_at(session: Any) -> datetime:
+    """The time a session none of whose rows carries a usable time was captured (issue 45
+    item 2: its checkpoints were dated 1970-01-01, so brief said "20793 days ago", dropped it
+    from the 14-day window and prune counted it old): its source file's modification time
+    (the harness's last write; stable across re-imports of an unchanged file), else now (the
+    import). An aware UTC datetime; never raises."""
+    import os
+
+    path = getattr(session, "source_path", None)
+    if path:
+        try:
+            return datetime.fromtimestamp(os.stat(path).st_mtime, tz=timezone.utc)
+        except (OSError, ValueError, OverflowError):
+            pass
+    return utc_now()
+
+
 class _ReplayClock:
     def __init__(self, now: datetime) -> None:
         self.now = now
@@ -254,7 +271,9 @@ def _replay(store: "SqlStore", session_key: str, config: CheckpointConfig,
     if session is None:
         raise KeyError(session_key)
     out: list[Checkpoint] = []
-    first = session.started_at or datetime(1970, 1, 1, tzinfo=timezone.utc)
+    # a floor only: the first row's own time starts the clock; a first row with no time
+    # starts it at the session's capture time, never at this floor (issue 45 item 2)
+    first = session.started_at or _EPOCH
     clock = _ReplayClock(first)
     recorder = CheckpointRecorder(CheckpointQueue(out.extend, clock=clock), config, clock=clock)
     state = None
@@ -271,6 +290,8 @@ def _replay(store: "SqlStore", session_key: str, config: CheckpointConfig,
     for row in _rows(store, session_key, after, known):
         ts = max(row.timestamp, clock.now) if row.timestamp else clock.now
         if state is None:
+            if not row.timestamp and session.started_at is None:
+                ts = captured_at(session)
             clock.now = ts
             state = recorder.start_session(session_key, harness=session.harness,
                                            project=session.project, at=ts)

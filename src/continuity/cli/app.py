@@ -370,6 +370,10 @@ def where_cmd(home: Optional[Path] = HomeOption) -> None:
     if len(found) > 20:
         err.print(f"warning: and {len(found) - 20} more folders or files other users can read",
                   markup=False, highlight=False)
+    if found:
+        from continuity.core.private import private_fix
+
+        err.print(f"fix: {private_fix(resolve_home(home))}", markup=False, highlight=False)
 
 
 def _embed_after_import(store: Any, home: Optional[Path], *, enabled: bool) -> Any:

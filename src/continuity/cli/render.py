@@ -17,7 +17,7 @@ from continuity.core.text import CONTROL_ESCAPES, cut_utf8, json_bytes, one_line
 
 if TYPE_CHECKING:  # annotations only: `sessions` and `show` need neither (issue 17)
     from continuity.continuation.view import ContinuationView
-    from continuity.formats.importer import ImportReport
+    from continuity.formats.importer import FileReport, ImportReport
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -69,6 +69,22 @@ def entry_dict(e: Entry, *, raw: bool = False) -> dict[str, Any]:
 WARNINGS_SHOWN = 5
 
 
+def file_problems(err: Console, f: "FileReport", more_hint: str = "--json lists them all"
+                  ) -> None:
+    """Print the reader's bad lines and warnings of one imported file ``f``, each as
+    ``  path:line: ...`` on ``err`` (warnings cut at ``WARNINGS_SHOWN``, the rest counted with
+    ``more_hint``). Shared by ``import`` and ``watch`` (issue 45 item 1: every reader warning
+    ``import`` prints, ``watch`` prints too)."""
+    path = escape(one_line(f.path))
+    for line, reason in f.errors:
+        err.print(f"  {path}:{line}: {escape(one_line(reason))}")
+    for line, message in f.warnings[:WARNINGS_SHOWN]:
+        err.print(f"  {path}:{line}: warning: {escape(one_line(message))}")
+    left = len(f.warnings) - WARNINGS_SHOWN
+    if left > 0:
+        err.print(f"  {path}: … {left} more warning{'' if left == 1 else 's'} ({more_hint})")
+
+
 def import_summary(out: Console, err: Console, report: ImportReport) -> None:
     """One line per imported or skipped file, problems with file:line, the unchanged files
     summed in one line (issue 20: a no-op re-import of 10,000 files printed 10,000 lines),
@@ -100,13 +116,7 @@ def import_summary(out: Console, err: Console, report: ImportReport) -> None:
         key = escape(one_line(f.session_key or ""))
         out.print(f"imported {path}: {f.harness} session {key}, {f.imported} rows from "
                   f"{f.lines_read} lines{tail}")
-        for line, reason in f.errors:
-            err.print(f"  {path}:{line}: {escape(one_line(reason))}")
-        for line, message in f.warnings[:WARNINGS_SHOWN]:
-            err.print(f"  {path}:{line}: warning: {escape(one_line(message))}")
-        if len(f.warnings) > WARNINGS_SHOWN:
-            err.print(f"  {path}: … {len(f.warnings) - WARNINGS_SHOWN} more warnings "
-                      "(--json lists them all)")
+        file_problems(err, f)
         if f.pending_tail_bytes:
             err.print(f"  {path}: last {f.pending_tail_bytes} bytes are an "
                       "unfinished line; they will be read on the next import")

@@ -123,10 +123,19 @@ class Exposed:
         return f"Exposed({str(self.path)!r}, 0o{self.mode:o}, {self.kind!r})"
 
     def describe(self) -> str:
-        """``<path> is 0644: other users can read it (chmod 600)``."""
-        want = "700" if self.kind == "folder" else "600"
+        """``<path> is 0644: other users can read it`` (the fix is ``private_fix``: one
+        command for the whole workspace, issue 45 item 3)."""
         return (f"{self.path} is {self.mode:04o}: other users can "
-                f"{'enter' if self.kind == 'folder' else 'read'} it (chmod {want})")
+                f"{'enter' if self.kind == 'folder' else 'read'} it")
+
+
+def private_fix(home: str | os.PathLike[str]) -> str:
+    """The one shell command that makes the workspace ``home`` owner-only:
+    ``chmod -R go= <home>`` (quoted). ``where``, ``doctor`` and the README name this same
+    command (issue 45 item 3: they named three different ones)."""
+    import shlex
+
+    return f"chmod -R go= {shlex.quote(str(home))}"
 
 
 def exposed(home: str | os.PathLike[str], *, limit: int = 10_000) -> list[Exposed]:

@@ -45,6 +45,7 @@ def register(app: typer.Typer) -> None:
 
         from continuity.archive.archiver import (Archiver, folder_problems, follow,
                                                  harness_folders, load_settings)
+        from continuity.cli.render import file_problems
 
         settings = load_settings(home)
         if not settings.enabled:
@@ -73,6 +74,9 @@ def register(app: typer.Typer) -> None:
                       f"row{'' if r.rows == 1 else 's'}"
                           + (f", {r.failed} failed" if r.failed else "")
                           + (f", {r.pending} pending" if r.pending else ""), markup=False)
+            # issue 45 item 1: the reader's file:line warnings, as `import` prints them
+            for f in r.problems:
+                file_problems(err, f, more_hint="not shown")
 
         if once:
             for problem in folder_problems(settings):

@@ -322,12 +322,16 @@ def check_harness(harness: str, home: Path, *,
 
     checks: list[Check] = []
     path, version = harness_version(BINARIES[harness], which=which)
-    hooks = installed_hooks(harness)
+    # issue 45 item 3: the file `hooks install --settings FILE` recorded for this workspace
+    # (hooks-installed.json) is the one checked while it exists, even when the harness's
+    # default file exists too (that one may be another workspace's, or nobody's)
     recorded = install.installed_paths(home).get(harness)
-    if recorded and not hooks.events:  # `hooks install --settings FILE` wrote elsewhere
-        elsewhere = installed_hooks(harness, Path(recorded))
-        if elsewhere.events or elsewhere.error:
-            hooks = elsewhere
+    hooks = installed_hooks(harness, Path(recorded)) if recorded and os.path.exists(
+        recorded) else installed_hooks(harness)
+    if recorded and not hooks.events and not hooks.error:
+        default = installed_hooks(harness)
+        if default.events or default.error:
+            hooks = default
     install_hint = f"`{install_command(harness, home, hooks.path)}`"
     if path is None:
         checks.append(Check("found", harness, "warning" if hooks.events else "info",
@@ -549,7 +553,7 @@ def check_private(home: Path) -> Check:
     wider file inside an owner-only workspace folder (say a ``config.toml`` made with an
     editor) as out of others' reach. The first three paths are named, all of them in
     ``data["exposed"]``."""
-    from continuity.core.private import exposed
+    from continuity.core.private import exposed, private_fix
 
     found = exposed(home)
     if not found:
@@ -562,7 +566,7 @@ def check_private(home: Path) -> Check:
     # issue 45 item 2: capture works whatever the modes, so this is a warning (with the fix),
     # never "capture is not working"
     return Check("private", None, "warning", detail,
-                 f"chmod -R go-rwx {shlex.quote(str(home))}",
+                 private_fix(home),
                  {"exposed": [str(e.path) for e in found]})
 
 
@@ -615,8 +619,23 @@ def check_embeddings(home: Path, daemon_up: bool) -> Check:
     if daemon_up:
         return Check("embeddings", None, "info", msg + "; the daemon embeds them", data=data)
     return Check("embeddings", None, "warning", msg, f"start the daemon "
-                 f"(`{command_for(home, 'serve')}`), which embeds them in the background, or "
-                 f"run `{command_for(home, 'import')}` with your session folders again", data)
+                 f"(`{command_for(home, 'serve')}`), which embeds them in the background"
+                 + (f", or run `{command_for(home, 'import', *folders)}` (it embeds what "
+                    "waits)" if (folders := _session_folders(home)) else ""), data)
+
+
+def _session_folders(home: Path) -> list[str]:
+    """The harnesses' session folders that exist here (``[archive]`` settings of ``home``),
+    as the paths an ``import`` fix names: a fix runnable as printed (issue 45 item 3: the
+    embeddings fix printed ``continuity import --home W`` without its paths argument). Empty
+    when none exists or the settings cannot be read."""
+    from continuity.archive.archiver import harness_folders, load_settings
+    from continuity.core.errors import ContinuityError
+
+    try:
+        return [str(p) for p in harness_folders(load_settings(home)).values()]
+    except (ContinuityError, OSError):
+        return []
 
 
 #: A harness whose newest stored row is younger than this, and whose hooks are gone, has

@@ -92,16 +92,18 @@ def memory_render(
 def _known_project(store: Any, given: str) -> str:
     """The project ``--project`` names, as stored (issue 45 item 8: ``--project .`` rendered
     "Scope: project ." with nothing in it): ``given`` made absolute (``~`` expanded), else
-    with its symlinks resolved, whichever some session was captured in (or in a folder
-    inside it). Raises ``InputError`` naming the project when none was: an unknown project
-    writes nothing."""
+    with its symlinks resolved, whichever is exactly the project of some captured session
+    (issue 45 item 4: a parent folder of a session's folder, or ``/``, is not a project: it
+    wrote ``projects/unknown/MEMORY.md`` or ``projects/tmp-x/MEMORY.md``). Raises
+    ``InputError`` naming the project when none is: an unknown project writes nothing."""
     import os
 
     if not given.strip():
         raise InputError("--project is empty: give a project folder")
     absolute = os.path.abspath(os.path.expanduser(given))
     for candidate in dict.fromkeys([absolute, os.path.realpath(absolute)]):
-        if store.list_sessions(limit=1, project=candidate):
+        # the store's filter also matches folders under it: keep only an exact project
+        if any(s.project == candidate for s in store.list_sessions(project=candidate)):
             return candidate
     raise InputError(f"--project {absolute}: no session of this workspace was captured in "
                      "that folder (`continuity sessions` shows each session's project); "

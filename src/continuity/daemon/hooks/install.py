@@ -219,12 +219,21 @@ def install(harness: str, path: str | os.PathLike[str] | None = None,
         if mcp is None:
             mcp = McpRegistration(None, {}, "not registered: --settings is not Claude Code's "
                                   f"user settings ({default_path(harness)}); register it "
-                                  "with `claude mcp add continuity -- "
-                                  f"{shlex.join(mcp_argv())}`")
+                                  f"with `{claude_mcp_add_command(where)}`")
         return InstallResult(harness, given, action, backup, home=where, mcp=mcp)
     note, mcp = _write_codex_config(given, after, trust=trust, home=where)
     return InstallResult(harness, given, action, backup, home=where,
                          trust=codex_trust(given, note=note, home=where), mcp=mcp)
+
+
+def claude_mcp_add_command(home: Path) -> str:
+    """The ``claude mcp add`` command line that registers our MCP server for the workspace
+    ``home`` as ``install`` would (user scope, ``CONTINUITY_HOME`` in its environment),
+    shell-quoted: printed when ``--settings`` is not Claude Code's user settings. Issue 45
+    item 3: it lacked ``-e CONTINUITY_HOME=<home>``, so run as printed the server read the
+    default workspace."""
+    return shlex.join(["claude", "mcp", "add", "--scope", "user", "-e",
+                       f"CONTINUITY_HOME={home}", "continuity", "--", *mcp_argv()])
 
 
 def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> InstallResult:
