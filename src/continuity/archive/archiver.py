@@ -29,6 +29,8 @@ from continuity.core.config import load_section
 if TYPE_CHECKING:
     import threading
 
+    from continuity.formats.importer import FileReport
+
 
 class ArchiveSettings(BaseModel):
     """``[archive]`` of config.toml: ``enabled`` (``continuity watch`` archives; false: it
