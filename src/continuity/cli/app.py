@@ -290,11 +290,14 @@ def show_cmd(
                 raise InputError(f"--seq {seq}: session {key} has no row {seq}")
         else:
             rows = iter_entries(store, key, visible_only=not all_rows)
-        from continuity.redaction.funnel import SESSION_KNOWN
-        from continuity.redaction.session import session_secrets
+        # issue 45 review item 1: a secret found in any row is hidden wherever it repeats;
+        # --raw redacts nothing, so it loads no redaction at all (test_lazy_commands)
+        token = None
+        if not raw:
+            from continuity.redaction.funnel import SESSION_KNOWN
+            from continuity.redaction.session import session_secrets
 
-        # issue 45 review item 1: a secret found in any row is hidden wherever it repeats
-        token = SESSION_KNOWN.set({} if raw else session_secrets(store, key))
+            token = SESSION_KNOWN.set(session_secrets(store, key))
         try:
             if as_json:
                 from continuity.cli.render import source_status
@@ -308,7 +311,8 @@ def show_cmd(
             else:
                 show_entries(out, store.get_session(key), rows, raw=raw)
         finally:
-            SESSION_KNOWN.reset(token)
+            if token is not None:
+                SESSION_KNOWN.reset(token)
     if raw:  # as export's: the secrets were shown
         err.print("warning: --raw: secrets in this session are NOT redacted in the output",
                   markup=False)
