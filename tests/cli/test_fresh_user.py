@@ -126,7 +126,9 @@ def test_doctor_names_the_overrides_and_an_override_to_fix(monkeypatch, capsys, 
 def test_empty_home_option_is_refused(monkeypatch, capsys, tmp_path, command):
     monkeypatch.chdir(tmp_path)
     code, out, err = run_main(monkeypatch, capsys, *command, "--home", "")
-    assert (code, err.strip()) == (2, "continuity: --home is empty: give a workspace folder")
+    assert code == 2 and err.startswith(  # a usage error (issue 45): one line, with the help
+        "error: Invalid value for '--home': is empty: give a workspace folder (see continuity")
+    assert err.count("\n") == 1
     assert list(tmp_path.iterdir()) == []
 
 

@@ -49,10 +49,11 @@ class SessionHarness(str, enum.Enum):
 
 
 def parse_home(value: str) -> Path:
-    """``--home`` as given; ``""`` is an ``InputError`` naming ``--home`` (fresh-user review:
-    ``Path("")`` is the current folder, and ``--home ""`` wrote ``./continuity.db``)."""
+    """``--home`` as given; ``""`` is a usage error (``typer.BadParameter``, exit 2) naming
+    ``--home`` (fresh-user review: ``Path("")`` is the current folder, and ``--home ""`` wrote
+    ``./continuity.db``; issue 45: a bad argument is a usage error)."""
     if value == "":
-        raise InputError("--home is empty: give a workspace folder")
+        raise typer.BadParameter("is empty: give a workspace folder")
     return Path(value)
 
 
@@ -120,13 +121,31 @@ def count_option(default: int | None, what: str, *, flags: tuple[str, ...] = ("-
                              f"{maximum:,}).")
 
 
+def bad_option(option: str, message: str) -> Exception:
+    """A usage error (``typer.BadParameter``: one line, exit 2, ``error: Invalid value for
+    'OPTION': MESSAGE (see continuity CMD --help)``) for a bad value of ``option`` found
+    inside a command (issue 45, fresh-user review: such errors printed ``continuity: ...``,
+    exit 1, with no pointer to the help). ``option`` is the option's name (``--mode``) or
+    an argument's metavar (``NAME``); the caller raises what this returns."""
+    return typer.BadParameter(message, param_hint=f"'{option}'")
+
+
 def parse_since(value: str, *, now: Any = None) -> Any:
     """``--since``: ``continuity.core.when.parse_when`` (an age such as ``90min``, ``12h``,
     ``7d``, ``2w``, or an ISO 8601 date or time, UTC when it names no offset), as an aware
-    datetime; anything else is an ``InputError`` naming ``--since``."""
+    datetime; anything else is a usage error (``typer.BadParameter``) naming ``--since``."""
+    return parse_option_time(value, "--since", now=now)
+
+
+def parse_option_time(value: str, option: str, *, now: Any = None) -> Any:
+    """``continuity.core.when.parse_when`` of an option's value, its ``InputError`` a usage
+    error (``typer.BadParameter``, exit 2) naming ``option`` (issue 45)."""
     from continuity.core.when import parse_when
 
-    return parse_when(value, now=now, field_name="--since")
+    try:
+        return parse_when(value, now=now, field_name=option)
+    except InputError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 def open_cli_store(home: Optional[Path], *, read_only: bool = False):  # type: ignore[no-untyped-def]
