@@ -37,7 +37,7 @@ def transcript_cmd(
     from continuity.transcripts.projection import project
     from continuity.transcripts.session_transcripts import load_transcript
 
-    with open_cli_store(home) as store:
+    with open_cli_store(home, read_only=True) as store:  # only reads (issue 45)
         row = load_transcript(store, session, home=home)
     if sanitized:
         text = project(row.content, redact_secrets=not raw)
