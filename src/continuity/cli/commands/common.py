@@ -14,7 +14,41 @@ from rich.console import Console
 
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES, database_url
 from continuity.core.errors import InputError
-from continuity.core.text import json_bytes, json_terminal_safe
+from continuity.core.text import CONTROL_ESCAPES, json_bytes, json_terminal_safe
+
+def escaped_text(text: Any) -> Any:
+    """A Rich ``Text`` with every control and bidi character of its plain text shown as its
+    visible escape (``core.text.CONTROL_ESCAPES``: ``\\x1b``, ``\\u202e``), its styles moved
+    with the characters they cover; ``text`` itself when it holds none."""
+    from rich.text import Span, Text
+
+    plain = text.plain
+    if not any(ord(c) in CONTROL_ESCAPES for c in plain):
+        return text
+    where = [0]  # where each character of ``plain`` (and its end) starts in the escaped text
+    for c in plain:
+        where.append(where[-1] + len(CONTROL_ESCAPES.get(ord(c), c)))
+    new = Text(plain.translate(CONTROL_ESCAPES), style=text.style, justify=text.justify,
+               no_wrap=text.no_wrap, end=text.end)
+    new.spans = [Span(where[s.start], where[min(s.end, len(plain))], s.style)
+                 for s in text.spans]
+    return new
+
+
+class SafeConsole(Console):
+    """A Rich ``Console`` whose ``print`` shows every control and bidi character of what it is
+    given (a string, markup or not, or a ``Text``) as its visible escape, on a terminal or
+    piped (README, issue 45: an error naming a path, a path the CLI prints, a transcript's
+    text can never move the cursor, recolour or reorder the terminal). Markup and Rich's own
+    styles are untouched: they hold no such character."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        from rich.text import Text
+
+        safe = [o.translate(CONTROL_ESCAPES) if isinstance(o, str)
+                else escaped_text(o) if isinstance(o, Text) else o for o in objects]
+        super().print(*safe, **kwargs)
+
 
 def _consoles() -> tuple[Console, Console]:
     """stdout and stderr consoles. Colour and styles only on a terminal (Rich's detection),
@@ -23,8 +57,9 @@ def _consoles() -> tuple[Console, Console]:
     import os
 
     plain = {"color_system": None} if os.environ.get("NO_COLOR") else {}
-    return (Console(highlight=False, soft_wrap=True, **plain),  # type: ignore[arg-type]
-            Console(stderr=True, soft_wrap=True, highlight=False, **plain))  # type: ignore[arg-type]
+    return (SafeConsole(highlight=False, soft_wrap=True, **plain),  # type: ignore[arg-type]
+            SafeConsole(stderr=True, soft_wrap=True, highlight=False,  # type: ignore[arg-type]
+                        **plain))
 
 
 out, err = _consoles()
