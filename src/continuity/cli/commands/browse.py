@@ -18,7 +18,8 @@ import typer
 from continuity.cli.commands.common import (EXIT_NO_MATCH, HomeOption, JsonOption,
                                             bad_option, count_option, err, nonempty_query,
                                             open_cli_store, out,
-                                            parse_option_time, resolve_session, with_home)
+                                            parse_option_time, resolve_session,
+                                            styled_escaped, with_home)
 from continuity.core.model import MAX_SEQ
 from continuity.core.errors import InputError
 from continuity.core.text import clean, json_terminal_safe_bytes
@@ -112,7 +113,7 @@ def search_cmd(
         raise typer.Exit(EXIT_NO_MATCH)
     from rich.text import Text
 
-    from continuity.cli.render import pictured, shown
+    from continuity.cli.render import shown
 
     for h in hits:
         who = h.harness + (f", subagent {h.agent}" if h.subagent else "") + (
@@ -121,9 +122,9 @@ def search_cmd(
         head.append(shown(f"{h.role} · {who} · {h.project or 'no project'} · "
                           f"{h.time or 'no time'}"), style="dim")
         out.print(head)
-        body = Text("  " + pictured(h.snippet))  # same length: the spans still fit
-        for start, end in h.spans:
-            body.stylize("bold yellow", start + 2, end + 2)
+        # controls as escapes (\x1b, \r, \u202e: the README's one rule), spans moved with them
+        body = styled_escaped("  " + h.snippet,
+                              [(start + 2, end + 2, "bold yellow") for start, end in h.spans])
         out.print(body)
         hint = f"  {h.show_command}   |   {h.resume_command}" if h.resume_command \
             else f"  {h.show_command}"

@@ -19,19 +19,27 @@ from continuity.core.text import CONTROL_ESCAPES, json_bytes, json_terminal_safe
 def escaped_text(text: Any) -> Any:
     """A Rich ``Text`` with every control and bidi character of its plain text shown as its
     visible escape (``core.text.CONTROL_ESCAPES``: ``\\x1b``, ``\\u202e``), its styles moved
-    with the characters they cover; ``text`` itself when it holds none."""
+    with the characters they cover; ``text`` itself when it holds none. (Rich's ``Text()``
+    drops BEL, BS, VT, FF and CR on its own: build a ``Text`` from raw text with
+    ``styled_escaped``.)"""
+    if not any(ord(c) in CONTROL_ESCAPES for c in text.plain):
+        return text
+    return styled_escaped(text.plain, [(s.start, s.end, s.style) for s in text.spans],
+                          style=text.style, end=text.end)
+
+
+def styled_escaped(plain: str, spans: Any, *, style: Any = "", end: str = "\n") -> Any:
+    """A Rich ``Text`` of ``plain`` with each control and bidi character as its visible escape
+    (``\\x1b``, ``\\r``, ``\\u202e``; README, issue 45) and each ``(start, end, style)`` of
+    ``spans`` (offsets into ``plain``) styling the same characters in the escaped text."""
     from rich.text import Span, Text
 
-    plain = text.plain
-    if not any(ord(c) in CONTROL_ESCAPES for c in plain):
-        return text
     where = [0]  # where each character of ``plain`` (and its end) starts in the escaped text
     for c in plain:
         where.append(where[-1] + len(CONTROL_ESCAPES.get(ord(c), c)))
-    new = Text(plain.translate(CONTROL_ESCAPES), style=text.style, justify=text.justify,
-               no_wrap=text.no_wrap, end=text.end)
-    new.spans = [Span(where[s.start], where[min(s.end, len(plain))], s.style)
-                 for s in text.spans]
+    new = Text(plain.translate(CONTROL_ESCAPES), style=style, end=end)
+    new.spans = [Span(where[max(0, min(s, len(plain)))], where[max(0, min(e, len(plain)))], st)
+                 for s, e, st in spans]
     return new
 
 
