@@ -45,8 +45,9 @@ def test_checkpoint_is_placed_after_the_row_before_it(sqlite_store):
     assert SECRET in session_view(sqlite_store, "cc-alembic", raw=True).rows[4].blocks[0].text
 
 
-def test_clean_text_removes_ansi_and_shows_controls():
-    assert clean_text("\x1b[1;31mred\x1b[0m \x07bell\x00", raw=True) == "red \u2407bell\u2400"
+def test_clean_text_shows_ansi_and_controls_as_escapes():
+    assert clean_text("\x1b[1;31mred\x1b[0m \x07bell\x00", raw=True) == \
+        "\\x1b[1;31mred\\x1b[0m \\x07bell\\x00"  # issue 45: the README's one rule
     assert clean_text("a\tb\nc", raw=True) == "a\tb\nc"
 
 

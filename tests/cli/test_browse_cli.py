@@ -90,7 +90,7 @@ def test_search_redacts_snippets(home):
                                          (["--role", "robot"], "--role")])
 def test_search_bad_input_exits_2(home, args, needle):
     r = invoke("search", "alembic", *args, "--home", home)
-    assert code(r) == 2 and str(r.exception).startswith(needle)
+    assert code(r) == 2 and needle in r.output and "see continuity search --help" in r.output
 
 
 def test_search_nothing_found(home):
@@ -140,7 +140,7 @@ def test_review_faults_are_one_line_errors(home, tmp_path):
     is not a regular file are exit 2 with one line (an OverflowError traceback before; export
     replaced /dev/full with a regular file); ``-n 0`` is all hits up to the cap."""
     r = invoke("search", "alembic", "--since", "99999999d", "--home", home)
-    assert code(r) == 2 and "before year 1" in str(r.exception)
+    assert code(r) == 2 and "before year 1" in r.output
     r = invoke("show", "cx-parser", "--seq", str(2**64), "--home", home)
     assert code(r) == 2
     fifo = tmp_path / "pipe"
@@ -157,11 +157,15 @@ def test_review_faults_are_one_line_errors(home, tmp_path):
 
 def test_search_text_shows_control_characters_never_sends_them(home):
     """A transcript's terminal escapes reach the screen as visible symbols (review: search
-    printed the ESC byte raw, so a title-setting sequence ran)."""
-    from continuity.cli.render import pictured
+    printed the ESC byte raw, so a title-setting sequence ran). Issue 45: as the README's
+    one rule (``\\x1b``, ``\\u202e``, not control pictures), the highlighted spans moved
+    with the characters they cover."""
+    from continuity.cli.commands.common import styled_escaped
 
-    assert pictured("a\x1b]0;PWNED\x07b") == "a\u241b]0;PWNED\u2407b"
-    assert len(pictured("\x1b[31mred")) == len("\x1b[31mred")
+    shown = styled_escaped("a\x1b]0;PWNED\x07b \u202ered zebra", [(18, 23, "bold")])
+    assert shown.plain == "a\\x1b]0;PWNED\\x07b \\u202ered zebra"
+    [span] = shown.spans
+    assert shown.plain[span.start:span.end] == "zebra"
 
 
 def test_search_of_stop_words_only_says_why(home):

@@ -126,7 +126,9 @@ def test_doctor_names_the_overrides_and_an_override_to_fix(monkeypatch, capsys, 
 def test_empty_home_option_is_refused(monkeypatch, capsys, tmp_path, command):
     monkeypatch.chdir(tmp_path)
     code, out, err = run_main(monkeypatch, capsys, *command, "--home", "")
-    assert (code, err.strip()) == (2, "continuity: --home is empty: give a workspace folder")
+    assert code == 2 and err.startswith(  # a usage error (issue 45): one line, with the help
+        "error: Invalid value for '--home': is empty: give a workspace folder (see continuity")
+    assert err.count("\n") == 1
     assert list(tmp_path.iterdir()) == []
 
 
@@ -457,14 +459,18 @@ def imported(tmp_path_factory) -> Path:
                                      ["continue", "CC", "--json"],
                                      ["checkpoints", "CC", "--json"],
                                      ["recover", "CC", "--json"], ["receipts", "CC", "--json"],
-                                     ["recall", "orchestrator", "--json"]],
-                         ids=lambda c: c[0])
+                                     ["recall", "orchestrator", "--json"],
+                                     ["transcript", "CC", "--json"],
+                                     ["transcript", "CC"],
+                                     ["prune", "--dry-run", "--json"]],
+                         ids=lambda c: " ".join(c[:2]))
 def test_read_only_workspace_is_read(monkeypatch, capsys, imported, command):
     """A workspace folder that cannot be written (mode 0500; simulated through os.access, as
     root may write anywhere): sessions, show, continue and (issue 45 item 8) checkpoints,
     recover, receipts and recall read its database read-only (SQLite ``mode=ro``, which
     refuses writes whoever runs it), print what they print in a writable one, and leave the
-    folder as it was."""
+    folder as it was. So do `transcript` and `prune --dry-run` (fresh-user review: both
+    failed with exit 4, "cannot write", though they only read)."""
     import os
 
     key = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
@@ -534,3 +540,31 @@ def test_read_only_workspace_is_read_for_real(tmp_path, imported):
             json.loads(got.stdout)
     finally:
         home.chmod(0o700)
+
+
+def test_read_only_transcript_of_a_session_not_yet_captured(monkeypatch, capsys, imported):
+    """`transcript` of an imported session whose transcript row was never written (it is
+    captured on first read) in a read-only workspace: rendered in memory, the same text a
+    writable workspace captures and prints, nothing written."""
+    import os
+    import sqlite3
+
+    key = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
+    code, expected, _ = run_main(monkeypatch, capsys, "transcript", key, "--home", imported)
+    assert code == 0
+    with sqlite3.connect(imported / "continuity.db") as db:
+        db.execute("DELETE FROM session_transcripts")
+    before = {p.name: p.stat().st_mtime_ns for p in imported.iterdir()}
+    real = os.access
+    monkeypatch.setattr(os, "access", lambda p, m, **kw: False if m & os.W_OK and
+                        Path(p) in (imported, imported / "continuity.db") else real(p, m, **kw))
+    import continuity.store as store
+
+    def refusing(path, flags):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(store, "private_open", refusing)
+    code, out, err = run_main(monkeypatch, capsys, "transcript", key, "--home", imported)
+    assert (code, err) == (0, "")
+    assert out == expected and "orchestrator" in out.lower()
+    assert {p.name: p.stat().st_mtime_ns for p in imported.iterdir()} == before

@@ -377,7 +377,7 @@ def test_home_before_the_command(monkeypatch, capsys, tmp_path):
     code, out, _ = run_main(monkeypatch, capsys, "--home", tmp_path, "where", "--home", other)
     assert out.splitlines()[0] == f"home: {other}"
     code, _, err = run_main(monkeypatch, capsys, "--home", "", "sessions")
-    assert code == 2 and "--home is empty" in err
+    assert code == 2 and "'--home': is empty" in err
 
 
 def test_no_colour_when_piped_or_under_no_color(tmp_path):
@@ -444,8 +444,9 @@ def test_sessions_bad_since_is_exit_2(monkeypatch, capsys, examples_home):
     code, out, err = run_main(monkeypatch, capsys, "sessions", "--since", "yesterday",
                               "--home", examples_home)
     assert code == 2
-    assert err.strip() == ("continuity: --since 'yesterday': give a date (2026-11-30), a time "
-                           "(2026-11-30T14:00) or an age (90min, 12h, 7d, 2w)")
+    assert err.strip() == ("error: Invalid value: --since 'yesterday': give a date (2026-11-30), "
+                           "a time (2026-11-30T14:00) or an age (90min, 12h, 7d, 2w) (see "
+                           "continuity sessions --help)")  # a usage error (issue 45)
 
 
 def test_parse_since_ages():

@@ -140,6 +140,25 @@ def test_mcp_tools_hand_an_agent_no_raw_control(home, daemon_down):
         assert _raw_ones(result) == [], name
 
 
+def test_mcp_show_and_search_escape_the_project_and_keep_ansi_visible(home, daemon_down):
+    """Fresh-user review: MCP ``show`` removed ANSI sequences entirely (the text changed, not
+    shown) and handed the session's project (holding U+202E) raw. Both follow the README's
+    one rule: ``\\x1b[31mred``, ``\\u202e``."""
+    from continuity.daemon.mcp_server import ContinuityTools
+
+    evil = str(home.parent / EVIL)
+    with open_store(database_url(home)) as store:
+        found = store.get_session(KEY)
+        store.upsert_session(Session(key=KEY, harness="test", project=evil, title=found.title,
+                                     started_at=found.started_at, ended_at=found.ended_at))
+    tools = ContinuityTools(home=home)
+    shown = json.dumps(tools.show(session=KEY, seq=2), ensure_ascii=False)
+    assert _raw_ones(shown) == [] and "\\\\x1b[31mred" in shown, shown[:800]
+    assert "w\\\\x1b[31m\\\\u202ex" in shown
+    hits = json.dumps(tools.search(query="zebracrossing"), ensure_ascii=False)
+    assert _raw_ones(hits) == [] and "w\\\\x1b[31m\\\\u202ex" in hits
+
+
 def test_browser_pages_show_no_raw_control(home):
     """The browser's pages (the list, a session, a search) print the title, project and texts
     with every control and bidi character escaped (autoescape stops HTML, not U+202E)."""
@@ -159,3 +178,80 @@ def test_browser_pages_show_no_raw_control(home):
                 r = client.get(url)
                 assert r.status_code == 200 and "omega" in r.text, url
                 assert _raw_ones(r.text) == [], url
+
+
+# ------------------------------------------------------------ errors and paths the CLI prints
+#: a folder name carrying ESC (an ANSI colour) and U+202E (right-to-left override)
+EVIL = "w\x1b[31m\u202ex"
+
+
+def _main(monkeypatch, capsys, *args: object) -> tuple[int, str, str]:
+    import sys
+
+    from continuity.cli import app as cli
+
+    monkeypatch.setattr(sys, "argv", ["continuity", *map(str, args)])
+    monkeypatch.delenv("CONTINUITY_RAISE_ERRORS", raising=False)
+    code = 0
+    try:
+        cli.main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    cap = capsys.readouterr()
+    return code, cap.out, cap.err
+
+
+@pytest.mark.parametrize("argv", [["where"], ["doctor"], ["memory", "render"]],
+                         ids=" ".join)
+def test_a_workspace_path_is_printed_escaped(monkeypatch, capsys, tmp_path, argv):
+    """Fresh-user review: `where`, `doctor` and `memory render` printed a --home holding ESC
+    and U+202E raw. Every path the CLI prints is shown escaped, as the README says."""
+    ws = tmp_path / EVIL
+    ws.mkdir()
+    code, out, err = _main(monkeypatch, capsys, "--home", ws, *argv)
+    assert _raw_ones(out) == [] and _raw_ones(err) == [], (out, err)
+    assert "w\\x1b[31m\\u202ex" in out + err
+
+
+@pytest.mark.parametrize("argv", [
+    ["memory", "render", "--project", f"/no{EVIL}"],
+    ["search", "foo", f"--bogus{EVIL}"],
+    ["show", f"nokey{EVIL}"],
+], ids=lambda a: a[0])
+def test_an_error_line_is_printed_escaped(monkeypatch, capsys, tmp_path, argv):
+    """An error naming what the user typed (a path, an option, a key) shows its control and
+    bidi characters escaped: usage errors (Click's) and the CLI's own errors alike."""
+    code, out, err = _main(monkeypatch, capsys, *argv, "--home", tmp_path / "ws")
+    assert code != 0
+    assert _raw_ones(out) == [] and _raw_ones(err) == [], err
+    assert "\\x1b[31m\\u202e" in err, err
+
+
+def test_resume_error_naming_a_project_folder_is_escaped(monkeypatch, capsys, tmp_path):
+    """`resume KEY --in codex` of a session whose project folder (holding ESC and U+202E) is
+    gone: the error names the folder escaped."""
+    home = tmp_path / "ws"
+    with open_store(database_url(home)) as store:
+        store.upsert_session(Session("33333333-aaaa", "claude-code",
+                                     project=str(tmp_path / EVIL)))
+    code, out, err = _main(monkeypatch, capsys, "resume", "33333333", "--in", "codex",
+                           "--home", home)
+    assert code != 0 and "does not exist" in err, err
+    assert _raw_ones(err) == [] and "\\x1b[31m\\u202ex" in err, err
+
+
+@pytest.mark.parametrize("argv", [["search", "zebracrossing"], ["checkpoints", KEY],
+                                  ["brief", "--project", "{project}"],
+                                  ["export", KEY, "--format", "md"]], ids=_name)
+def test_text_outputs_use_the_one_escape_rule(home, argv):
+    """The README's one rule, everywhere: ESC as ``\\x1b``, CR as ``\\r``, U+202E as
+    ``\\u202e``, C1 CSI as ``\\x9b``. Fresh-user review: search showed control pictures
+    (``␛``) and U+FFFD for U+202E and C1; checkpoints and brief turned CR into a space;
+    export's Markdown title dropped ``\\x1b[31m``."""
+    r = _run(home, argv)
+    text = r.stdout
+    for escape in ("\\x1b[31mred", "\\u202eexe.txt", "\\r", "\\x9b"):
+        assert escape in text, (escape, text[:2000])
+    # (NUL alone is stored as U+FFFD, a storage rule: PostgreSQL text holds no NUL)
+    assert not {"\u241b", "\u2407"} & set(text)
+    assert text.count("\ufffd") <= text.count("alpha")

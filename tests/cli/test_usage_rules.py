@@ -109,3 +109,34 @@ def test_an_errors_fix_command_keeps_the_home_in_use(monkeypatch, capsys, tmp_pa
     assert command == f"continuity sessions --home {home}"
     code, out, err = run_main(monkeypatch, capsys, *shlex.split(command)[1:], "--json")
     assert code == 0 and '"s-1"' in out
+
+
+@pytest.mark.parametrize(("args", "where", "what"), [
+    (["search", "foo", "--since", "yesterday"], "continuity search",
+     "Invalid value: --since 'yesterday'"),
+    (["search", "foo", "--until", "nope"], "continuity search", "Invalid value: --until 'nope'"),
+    (["search", "foo", "--mode", "bogus"], "continuity search", "Invalid value for '--mode'"),
+    (["search", "foo", "--role", "bogus"], "continuity search", "Invalid value for '--role'"),
+    (["export", "K", "--format", "pdf"], "continuity export", "Invalid value for '--format'"),
+    (["sessions", "--home", ""], "continuity sessions", "Invalid value for '--home': is empty"),
+    (["--home", "", "where"], "continuity", "Invalid value for '--home': is empty"),
+    (["memory", "render", "--project", ""], "continuity memory render",
+     "Invalid value for '--project': is empty"),
+    (["models", "fetch", "bogus"], "continuity models fetch", "Invalid value for 'NAME'"),
+    (["resume", "K", "--in", "bogus"], "continuity resume", "Invalid value for '--in'"),
+])
+def test_a_bad_value_found_inside_a_command_is_a_usage_error(monkeypatch, capsys, tmp_path,
+                                                             args, where, what):
+    """Fresh-user review: a bad option value a command checks itself (a --since that is no
+    time, an unknown --mode, an empty --home, an unknown model or harness) printed
+    ``continuity: ...``, exit 1, with no pointer to the help. It is a usage error like
+    Click's own: one line ``error: <what> (see <command> --help)``, exit 2, before any store
+    is opened (the workspace here does not exist and stays so)."""
+    homed = [] if "--home" in args or args[0] == "models" else ["--home", tmp_path / "ws"]
+    code, out, err = run_main(monkeypatch, capsys, *args, *homed)
+    assert code == 2, err
+    assert out == ""
+    assert err.count("\n") == 1 and err.endswith("\n"), err
+    assert err.startswith(f"error: {what}"), err
+    assert err.rstrip("\n").endswith(f"(see {where} --help)"), err
+    assert not (tmp_path / "ws").exists()

@@ -118,6 +118,13 @@ def test_guard_a_method_no_route_takes_is_405_with_allow_before_415(guarded: Tes
             assert r.status_code == 405, (method, headers, r.text)
             assert r.headers["allow"] == "POST", (method, r.headers)
             assert r.json()["error"] == "method_not_allowed"
+    # a path two routes take (GET lists, POST takes one): Allow names both (Starlette named
+    # only the first route's methods, "GET")
+    for method in ("DELETE", "PUT"):
+        r = guarded.request(method, "/api/checkpoints", content=b"{}",
+                            headers={"Content-Type": "application/json"})
+        assert r.status_code == 405, (method, r.text)
+        assert r.headers["allow"] == "GET, POST", (method, r.headers)
     r = guarded.request("DELETE", "/api/nowhere", content=b"x",
                         headers={"Content-Type": "text/plain"})
     assert r.status_code == 404

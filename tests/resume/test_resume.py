@@ -267,7 +267,7 @@ def test_cli_json_and_errors(tmp_path: Path) -> None:
     assert again.returncode == 0 and again.stdout == plain.stdout  # the same copy, reused
     assert again.stderr.startswith("reused the identical copy ")
     empty = _cli(ws, "resume", "abc", "--in", "claude-code", "--target-home", "")
-    assert empty.returncode == 2 and "--target-home is empty" in empty.stderr
+    assert empty.returncode == 2 and "'--target-home': is empty" in empty.stderr
     bad = _cli(ws, "resume", "abc", "--in", "emacs")
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0
     assert "unknown harness 'emacs'" in bad.stderr

@@ -76,7 +76,8 @@ def clip(text: str, limit: int) -> str:
     characters as visible escapes), at most ``limit`` characters: cut at the last space when
     there is one in its last third, else inside the word, and then ended with ``…`` (never
     mid-word without it)."""
-    one = " ".join(text.split()).translate(_INVISIBLE)
+    # escaped first: CR, VT, FF and the C1 NEL are whitespace to split() and were lost as spaces
+    one = " ".join(text.translate(_INVISIBLE).split())
     if len(one) <= limit:
         return one
     if limit <= 1:

@@ -65,10 +65,11 @@ def search_rows(store: Any, query: str, *, limit: int = 10, harness: str | None 
                   settings=settings)
     from continuity.browse.view import clean_text
 
-    # an agent's harness shows the answer in a terminal: controls as pictures, bidi and C1 as
-    # escapes, as a shown row's text (issue 45 item 6); the snippet is redacted already
+    # an agent's harness shows the answer in a terminal: controls, C1 and bidi as escapes
+    # (\x1b, \u202e), as a shown row's text (issue 45 item 6); the snippet is redacted already
     return {"query": query, "count": len(hits), "hits": [
-        {"session": h.session, "seq": h.seq, "harness": h.harness, "project": h.project,
+        {"session": h.session, "seq": h.seq, "harness": h.harness,
+         "project": clean_text(h.project, raw=True) if h.project else h.project,
          "title": clean_text(h.title) if h.title else h.title, "time": h.time,
          "role": h.role, "kind": h.kind, "snippet": clean_text(h.snippet, raw=True),
          "show": show_command(h.session, h.seq)} for h in hits]}
@@ -108,12 +109,12 @@ def show_rows(store: Any, session: str, seq: int, *, before: int | None = None,
     the session's rows from ``seq - before`` on (every kind, as ``continuity show KEY --seq
     N``), at most ``rows`` (1..``MAX_SHOW_ROWS``); ``before`` left out is ``SHOW_BEFORE`` or
     ``rows - 1``, whichever is smaller (a default never refuses the caller's ``rows``). Each row: ``seq``, ``role``, ``kind``,
-    ``time``, ``text`` (redacted, control characters shown as pictures, at most ``ROW_CHARS``
+    ``time``, ``text`` (redacted, control characters as escapes, at most ``ROW_CHARS``
     characters with a ``… [N more characters]`` marker). Rows past ``SHOW_CHARS`` characters of
     text in all are left out (``left_out`` counts them); ``more``: the session has rows after
     the last one read. ``session`` is a key or a unique prefix. Raises ``SessionNotFound``,
     ``AmbiguousSession``, ``InputError`` (no row ``seq``; a bad count)."""
-    from continuity.browse.view import row_view
+    from continuity.browse.view import clean_text, row_view
     from continuity.redaction.funnel import SESSION_KNOWN
     from continuity.redaction.session import session_secrets
     from continuity.store.names import resolve_session
@@ -150,7 +151,8 @@ def show_rows(store: Any, session: str, seq: int, *, before: int | None = None,
                     "text": text})
     meta = store.get_session(key)
     return {"session": key, "harness": meta.harness if meta else None,
-            "project": meta.project if meta else None, "seq": int(seq), "rows": out,
+            "project": clean_text(meta.project, raw=True) if meta and meta.project else None,
+            "seq": int(seq), "rows": out,
             "more": more, "left_out": left_out}
 
 

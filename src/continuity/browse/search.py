@@ -33,7 +33,9 @@ from continuity.transcripts.memories import query_terms
 SNIPPET_CHARS = 160
 #: Characters each side of the hit redacted before the snippet is cut (see the docstring).
 REDACT_REGION = 640
-_WS = re.compile(r"\s+")
+#: whitespace runs a snippet shows as one space: not the control characters Python counts as
+#: whitespace (CR, VT, FF, \x1c-\x1f, NEL), which the CLI shows as escapes (issue 45)
+_WS = re.compile(r"[^\S\r\x0b\x0c\x1c-\x1f\x85]+")
 
 
 @dataclass(slots=True)

@@ -8,15 +8,14 @@ checkpoints after the last row taken before them, and adds the continuation the 
 get (``continuation.view.build_continuation``: its budget use, request and gaps).
 
 **Text rules.** Every text passes ``redaction.redact`` (tool-call arguments
-``redact_value``) unless ``raw``; ANSI escape sequences are removed and other control
-characters shown as their Unicode control pictures (``␛``), so a transcript never moves a
+``redact_value``) unless ``raw``; control, C1 and bidi characters (an ANSI sequence's ESC too)
+shown as their visible escapes (``\\x1b``, ``\\u202e``), so a transcript never moves a
 terminal or a page; data URLs are media stubs (``codec.block_view``). Escaping HTML is the
 template's job (autoescape on, ``browse.render``).
 """
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -39,23 +38,15 @@ PAGE_ROWS = 200
 #: A text longer than this (characters) or of more lines is folded (``<details>``).
 FOLD_CHARS = 1_500
 FOLD_LINES = 20
-_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
-
-
-def _picture(m: re.Match[str]) -> str:
-    c = ord(m.group())
-    return chr(0x2400 + c) if c < 0x20 else "\u2421" if c == 0x7F else CONTROL_ESCAPES[c]
 
 
 def clean_text(value: str, *, raw: bool = False) -> str:
-    """``value`` fit to show: redacted unless ``raw``, ANSI sequences removed, other control
-    characters (not tab or newline) as control pictures (U+2400 + code; DEL as U+2421), C1
-    controls and the bidi controls (U+202A-U+202E, U+2066-U+2069) as their escapes
-    (``\\x9b``, ``\\u202e``; issue 45 item 6: a Markdown export read in a terminal, a page
-    whose text would run right to left)."""
-    value = _ANSI.sub("", value if raw else redact(value))
-    return _CONTROL.sub(_picture, value)
+    """``value`` fit to show: redacted unless ``raw``, every control character (not tab or
+    newline), DEL, C1 control and bidi control (U+202A-U+202E, U+2066-U+2069) as its visible
+    escape (``\\x1b``, ``\\r``, ``\\x9b``, ``\\u202e``: ``core.text.CONTROL_ESCAPES``, the
+    README's one rule for every text output, issue 45: an ANSI sequence is shown, not removed,
+    and no control picture or U+FFFD stands for a character)."""
+    return (value if raw else redact(value)).translate(CONTROL_ESCAPES)
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -59,8 +59,11 @@ class _Root(LazyGroup):
 def usage_error_line(exc: Any) -> str:
     """One line for a Click usage error (issue 45 item 8): ``error: <message> (see
     continuity CMD --help)``, CMD the command whose usage it is (none for the root); line
-    breaks in the message become spaces."""
-    message = " ".join(exc.format_message().split()).rstrip(".")
+    breaks in the message become spaces; control and bidi characters (an option or path the
+    user typed) their visible escapes, as every line the CLI prints (issue 45)."""
+    from continuity.core.text import CONTROL_ESCAPES
+
+    message = " ".join(exc.format_message().split()).rstrip(".").translate(CONTROL_ESCAPES)
     ctx = getattr(exc, "ctx", None)
     where = ctx.command_path if ctx is not None else "continuity"
     return f"error: {message} (see {where} --help)"
@@ -356,7 +359,7 @@ def db_upgrade(home: Optional[Path] = HomeOption) -> None:
 def where_cmd(home: Optional[Path] = HomeOption) -> None:
     """Print the workspace folder and the database URL in use; warn on stderr about each
     folder or file in the workspace that other users can read."""
-    out.print(f"home: {resolve_home(home)}")
+    out.print(f"home: {resolve_home(home)}", markup=False)
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
@@ -365,7 +368,7 @@ def where_cmd(home: Optional[Path] = HomeOption) -> None:
         shown = make_url(url).render_as_string(hide_password=True)
     except ArgumentError:
         raise InputError(f"not a database URL: {url!r}") from None
-    out.print(f"database: {shown}")
+    out.print(f"database: {shown}", markup=False)
     from continuity.core.private import exposed
 
     found = exposed(resolve_home(home))

@@ -444,6 +444,21 @@ class _Guard:
                                         (b"referrer-policy", b"no-referrer")]
 
 
+def allowed_methods(router: Any, scope: Any) -> str:
+    """The ``Allow`` header of a 405 for the request ``scope``: every method of every route
+    whose path matches, sorted and comma-separated (``"GET, POST"``). Starlette answered with
+    the methods of the first such route only (issue 45, fresh-user review: ``DELETE
+    /api/checkpoints`` said ``Allow: GET`` though the path also takes POST); RFC 9110
+    section 15.5.6 wants them all."""
+    from starlette.routing import Match
+
+    methods: set[str] = set()
+    for route in router.routes:
+        if getattr(route, "methods", None) and route.matches(scope)[0] != Match.NONE:
+            methods |= set(route.methods)
+    return ", ".join(sorted(methods))
+
+
 def host_allowed(value: bytes, hosts: frozenset[str] = frozenset()) -> bool:
     """True when a ``Host`` header value names this daemon: ``localhost``, a loopback address
     (127.0.0.0/8, ``[::1]``), or one of ``hosts`` (lower-case names or addresses: the bound
@@ -550,11 +565,14 @@ def create_app(live: Any, settings: DaemonSettings | None = None, *,
         return JSONResponse(error_body(code, str(exc)), _status(exc))
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http_error(_request: Any, exc: StarletteHTTPException) -> Any:
+    async def _http_error(request: Any, exc: StarletteHTTPException) -> Any:
         from http import HTTPStatus
 
         from fastapi.responses import JSONResponse
 
+        headers = getattr(exc, "headers", None)
+        if exc.status_code == 405:  # Starlette names only the first route's methods
+            headers = {**(headers or {}), "Allow": allowed_methods(app.router, request.scope)}
         fields: list[dict[str, str]] = []
         if exc.status_code == 400:  # FastAPI could not parse the body (nested too deep)
             code, fields = "invalid_request", [{"field": "body", "message": str(exc.detail)}]
@@ -564,7 +582,7 @@ def create_app(live: Any, settings: DaemonSettings | None = None, *,
             except ValueError:
                 code = "http_error"
         return JSONResponse(error_body(code, str(exc.detail), fields), exc.status_code,
-                            headers=getattr(exc, "headers", None))
+                            headers=headers)
 
     @app.exception_handler(RequestValidationError)
     async def _request_invalid(_request: Any, exc: RequestValidationError) -> Any:

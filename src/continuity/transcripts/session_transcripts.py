@@ -635,10 +635,18 @@ def sweep_idle(store: "SqlStore", *, home: str | os.PathLike[str] | None = None,
 # ---------------------------------------------------------------------------- reading
 
 
+def _read_only(store: "SqlStore") -> bool:
+    """True when ``store`` was opened read-only (a SQLite ``mode=ro`` URL)."""
+    engine = getattr(store, "engine", None)
+    return engine is not None and engine.url.query.get("mode") == "ro"
+
+
 def load_transcript(store: "SqlStore", name: str, *, agent_id: str | None = None,
                     home: str | os.PathLike[str] | None = None) -> TranscriptRow:
     """The transcript row of session ``name`` (a key, or a unique prefix of an imported
-    session's key). An imported session without a row yet is captured first. Raises
+    session's key). An imported session without a row yet is captured first; in a store opened
+    read-only (a read-only workspace, ``open_store(read_only=True)``) it is rendered in memory
+    instead, nothing written (issue 45: ``transcript`` only reads). Raises
     ``SessionNotFound`` / ``AmbiguousSession``."""
     found = store.get_transcripts([name], agent_id or "default")
     if name in found:
@@ -653,6 +661,10 @@ def load_transcript(store: "SqlStore", name: str, *, agent_id: str | None = None
         session = matches[0]
     agent = agent_id or session.agent_id
     row = store.get_transcripts([session.key], agent).get(session.key)
+    if row is None and _read_only(store):
+        content = "\n\n".join(r.content for r in _records(store, session, _iso(_now())))
+        return TranscriptRow(session.key, agent, session.harness, session.project, content,
+                             content_hash(content))
     if row is None:
         sync_session(store, session.key, home=home)
         row = store.get_transcripts([session.key], agent).get(session.key)

@@ -16,9 +16,10 @@ import orjson
 import typer
 
 from continuity.cli.commands.common import (EXIT_NO_MATCH, HomeOption, JsonOption,
-                                            count_option, err, nonempty_query,
+                                            bad_option, count_option, err, nonempty_query,
                                             open_cli_store, out,
-                                            resolve_session, with_home)
+                                            parse_option_time, resolve_session,
+                                            styled_escaped, with_home)
 from continuity.core.model import MAX_SEQ
 from continuity.core.errors import InputError
 from continuity.core.text import clean, json_terminal_safe_bytes
@@ -67,23 +68,23 @@ def search_cmd(
 
     Exit status, as grep's: 0 when a row matched, 1 when none did, 2 for a usage error (an
     empty QUERY)."""
-    from continuity.browse.search import parse_when, search
+    from continuity.browse.search import search
     from continuity.store.search import EntryFilter
 
     folders = [str(p.expanduser().resolve()) for p in project]
     if here:
         folders.append(str(Path.cwd().resolve()))
     if role is not None and role not in ("user", "assistant", "tool", "system"):
-        raise InputError(f"--role: {role!r} is not one of user, assistant, tool, system")
+        raise bad_option("--role", f"{role!r} is not one of user, assistant, tool, system")
     filters = EntryFilter(
         harness=harness, projects=tuple(folders), role=role, tool=tool,
-        since=parse_when(since, field_name="--since") if since else None,
-        until=parse_when(until, field_name="--until") if until else None)
+        since=parse_option_time(since, "--since") if since else None,
+        until=parse_option_time(until, "--until") if until else None)
     from continuity.retrieval.hybrid import MODES
     from continuity.retrieval.settings import retrieval_settings
 
     if mode not in MODES:
-        raise InputError(f"--mode: {mode!r} is not one of {', '.join(MODES)}")
+        raise bad_option("--mode", f"{mode!r} is not one of {', '.join(MODES)}")
     settings = retrieval_settings(home)
     with open_cli_store(home, read_only=True) as store:
         hits = search(store, query, limit=limit or MAX_HITS, filters=filters, mode=mode,
@@ -112,7 +113,7 @@ def search_cmd(
         raise typer.Exit(EXIT_NO_MATCH)
     from rich.text import Text
 
-    from continuity.cli.render import pictured, shown
+    from continuity.cli.render import shown
 
     for h in hits:
         who = h.harness + (f", subagent {h.agent}" if h.subagent else "") + (
@@ -121,9 +122,9 @@ def search_cmd(
         head.append(shown(f"{h.role} · {who} · {h.project or 'no project'} · "
                           f"{h.time or 'no time'}"), style="dim")
         out.print(head)
-        body = Text("  " + pictured(h.snippet))  # same length: the spans still fit
-        for start, end in h.spans:
-            body.stylize("bold yellow", start + 2, end + 2)
+        # controls as escapes (\x1b, \r, \u202e: the README's one rule), spans moved with them
+        body = styled_escaped("  " + h.snippet,
+                              [(start + 2, end + 2, "bold yellow") for start, end in h.spans])
         out.print(body)
         hint = f"  {h.show_command}   |   {h.resume_command}" if h.resume_command \
             else f"  {h.show_command}"
@@ -155,7 +156,7 @@ def export_cmd(
     from continuity.browse.view import session_records, session_view, source_copy
 
     if fmt not in ("md", "html", "jsonl", "source"):
-        raise InputError(f"--format: {fmt!r} is not one of md, html, jsonl, source")
+        raise bad_option("--format", f"{fmt!r} is not one of md, html, jsonl, source")
     if since_seq is not None and until_seq is not None and until_seq < since_seq:
         raise InputError(f"--until-seq {until_seq} is before --since-seq {since_seq}")
     if fmt == "source" and not raw:

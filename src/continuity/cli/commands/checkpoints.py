@@ -121,7 +121,7 @@ def prune_cmd(
 
     config = load_config(home)
     days = config.retention_days if retention_days is None else retention_days
-    with open_cli_store(home) as store:
+    with open_cli_store(home, read_only=dry_run) as store:  # --dry-run only reads (issue 45)
         try:
             deleted = prune(store, config, retention_days=days, dry_run=dry_run)
         except ValueError as exc:

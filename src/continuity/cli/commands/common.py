@@ -14,7 +14,49 @@ from rich.console import Console
 
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES, database_url
 from continuity.core.errors import InputError
-from continuity.core.text import json_bytes, json_terminal_safe
+from continuity.core.text import CONTROL_ESCAPES, json_bytes, json_terminal_safe
+
+def escaped_text(text: Any) -> Any:
+    """A Rich ``Text`` with every control and bidi character of its plain text shown as its
+    visible escape (``core.text.CONTROL_ESCAPES``: ``\\x1b``, ``\\u202e``), its styles moved
+    with the characters they cover; ``text`` itself when it holds none. (Rich's ``Text()``
+    drops BEL, BS, VT, FF and CR on its own: build a ``Text`` from raw text with
+    ``styled_escaped``.)"""
+    if not any(ord(c) in CONTROL_ESCAPES for c in text.plain):
+        return text
+    return styled_escaped(text.plain, [(s.start, s.end, s.style) for s in text.spans],
+                          style=text.style, end=text.end)
+
+
+def styled_escaped(plain: str, spans: Any, *, style: Any = "", end: str = "\n") -> Any:
+    """A Rich ``Text`` of ``plain`` with each control and bidi character as its visible escape
+    (``\\x1b``, ``\\r``, ``\\u202e``; README, issue 45) and each ``(start, end, style)`` of
+    ``spans`` (offsets into ``plain``) styling the same characters in the escaped text."""
+    from rich.text import Span, Text
+
+    where = [0]  # where each character of ``plain`` (and its end) starts in the escaped text
+    for c in plain:
+        where.append(where[-1] + len(CONTROL_ESCAPES.get(ord(c), c)))
+    new = Text(plain.translate(CONTROL_ESCAPES), style=style, end=end)
+    new.spans = [Span(where[max(0, min(s, len(plain)))], where[max(0, min(e, len(plain)))], st)
+                 for s, e, st in spans]
+    return new
+
+
+class SafeConsole(Console):
+    """A Rich ``Console`` whose ``print`` shows every control and bidi character of what it is
+    given (a string, markup or not, or a ``Text``) as its visible escape, on a terminal or
+    piped (README, issue 45: an error naming a path, a path the CLI prints, a transcript's
+    text can never move the cursor, recolour or reorder the terminal). Markup and Rich's own
+    styles are untouched: they hold no such character."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:  # type: ignore[override]
+        from rich.text import Text
+
+        safe = [o.translate(CONTROL_ESCAPES) if isinstance(o, str)
+                else escaped_text(o) if isinstance(o, Text) else o for o in objects]
+        super().print(*safe, **kwargs)
+
 
 def _consoles() -> tuple[Console, Console]:
     """stdout and stderr consoles. Colour and styles only on a terminal (Rich's detection),
@@ -23,8 +65,9 @@ def _consoles() -> tuple[Console, Console]:
     import os
 
     plain = {"color_system": None} if os.environ.get("NO_COLOR") else {}
-    return (Console(highlight=False, soft_wrap=True, **plain),  # type: ignore[arg-type]
-            Console(stderr=True, soft_wrap=True, highlight=False, **plain))  # type: ignore[arg-type]
+    return (SafeConsole(highlight=False, soft_wrap=True, **plain),  # type: ignore[arg-type]
+            SafeConsole(stderr=True, soft_wrap=True, highlight=False,  # type: ignore[arg-type]
+                        **plain))
 
 
 out, err = _consoles()
@@ -49,10 +92,11 @@ class SessionHarness(str, enum.Enum):
 
 
 def parse_home(value: str) -> Path:
-    """``--home`` as given; ``""`` is an ``InputError`` naming ``--home`` (fresh-user review:
-    ``Path("")`` is the current folder, and ``--home ""`` wrote ``./continuity.db``)."""
+    """``--home`` as given; ``""`` is a usage error (``typer.BadParameter``, exit 2) naming
+    ``--home`` (fresh-user review: ``Path("")`` is the current folder, and ``--home ""`` wrote
+    ``./continuity.db``; issue 45: a bad argument is a usage error)."""
     if value == "":
-        raise InputError("--home is empty: give a workspace folder")
+        raise typer.BadParameter("is empty: give a workspace folder")
     return Path(value)
 
 
@@ -120,13 +164,31 @@ def count_option(default: int | None, what: str, *, flags: tuple[str, ...] = ("-
                              f"{maximum:,}).")
 
 
+def bad_option(option: str, message: str) -> Exception:
+    """A usage error (``typer.BadParameter``: one line, exit 2, ``error: Invalid value for
+    'OPTION': MESSAGE (see continuity CMD --help)``) for a bad value of ``option`` found
+    inside a command (issue 45, fresh-user review: such errors printed ``continuity: ...``,
+    exit 1, with no pointer to the help). ``option`` is the option's name (``--mode``) or
+    an argument's metavar (``NAME``); the caller raises what this returns."""
+    return typer.BadParameter(message, param_hint=f"'{option}'")
+
+
 def parse_since(value: str, *, now: Any = None) -> Any:
     """``--since``: ``continuity.core.when.parse_when`` (an age such as ``90min``, ``12h``,
     ``7d``, ``2w``, or an ISO 8601 date or time, UTC when it names no offset), as an aware
-    datetime; anything else is an ``InputError`` naming ``--since``."""
+    datetime; anything else is a usage error (``typer.BadParameter``) naming ``--since``."""
+    return parse_option_time(value, "--since", now=now)
+
+
+def parse_option_time(value: str, option: str, *, now: Any = None) -> Any:
+    """``continuity.core.when.parse_when`` of an option's value, its ``InputError`` a usage
+    error (``typer.BadParameter``, exit 2) naming ``option`` (issue 45)."""
     from continuity.core.when import parse_when
 
-    return parse_when(value, now=now, field_name="--since")
+    try:
+        return parse_when(value, now=now, field_name=option)
+    except InputError as exc:
+        raise typer.BadParameter(str(exc)) from None
 
 
 def open_cli_store(home: Optional[Path], *, read_only: bool = False):  # type: ignore[no-untyped-def]

@@ -15,6 +15,7 @@ import typer
 
 from continuity.cli.commands.common import (
     HomeOption,
+    bad_option,
     homed_commands,
     JsonOption,
     emit_json,
@@ -68,6 +69,8 @@ def memory_render(
     from continuity.lineage.memory_md import default_path, render_memory_md, write
 
     when = _as_of(as_of)
+    if project is not None and not project.strip():  # before the store (issue 45)
+        raise bad_option("--project", "is empty: give a project folder")
     with open_cli_store(home) as store:
         if project is not None:
             project = _known_project(store, project)
@@ -99,7 +102,7 @@ def _known_project(store: Any, given: str) -> str:
     import os
 
     if not given.strip():
-        raise InputError("--project is empty: give a project folder")
+        raise bad_option("--project", "is empty: give a project folder")
     absolute = os.path.abspath(os.path.expanduser(given))
     for candidate in dict.fromkeys([absolute, os.path.realpath(absolute)]):
         # the store's filter also matches folders under it: keep only an exact project

@@ -40,7 +40,7 @@ def transcript_cmd(
     from continuity.redaction.funnel import SESSION_KNOWN, redact
     from continuity.redaction.session import session_secrets
 
-    with open_cli_store(home) as store:
+    with open_cli_store(home, read_only=True) as store:  # only reads (issue 45)
         row = load_transcript(store, session, home=home)
         # issue 45 review item 1: a secret found in the session's rows is hidden here too
         known = {} if raw else session_secrets(store, row.session_key)

@@ -13,7 +13,7 @@ from typing import Optional
 
 import typer
 
-from continuity.cli.commands.common import JsonOption, emit_json, err, out
+from continuity.cli.commands.common import JsonOption, bad_option, emit_json, err, out
 from continuity.core.errors import InputError
 
 models_app = typer.Typer(help="Local embedding models for search by meaning.",
@@ -64,8 +64,8 @@ def models_fetch(
     spec = MODELS.get(name)
     if spec is None or spec.repo is None:
         fetchable = ", ".join(sorted(k for k, v in MODELS.items() if v.repo))
-        raise InputError(f"model {name!r}: not a model to fetch (packaged or unknown); "
-                         f"fetchable: {fetchable}")
+        raise bad_option("NAME", f"model {name!r} is not a model to fetch (packaged or "
+                                 f"unknown); fetchable: {fetchable}")
     base = source or SOURCE
     if not yes and not _consent(f"Download {name} (about {spec.size_mb} MB) from {base}/"
                                 f"{spec.repo} into {models_dir() / name}?",

@@ -12,6 +12,7 @@ import typer
 
 from continuity.cli.commands.common import (
     BudgetOption,
+    bad_option,
     HomeOption,
     JsonOption,
     emit_json,
@@ -53,10 +54,13 @@ def resume_cmd(
     The same session at the same point resumed into the same harness again reuses the copy
     written before while it is unchanged. The original session is never changed, and an
     existing session file is never replaced. A refused continuation writes nothing (exit 5)."""
-    from continuity.resume import resume_session
+    from continuity.resume import TARGETS, resume_session
 
+    if target not in TARGETS:  # before the store is opened: a usage error (issue 45)
+        raise bad_option("--in", f"unknown harness {target!r}: choose one of "
+                                 f"{', '.join(TARGETS)}")
     if target_home is not None and not target_home.strip():
-        raise InputError("--target-home is empty: give the harness's home folder")
+        raise bad_option("--target-home", "is empty: give the harness's home folder")
 
     with open_cli_store(home, read_only=True) as store:
         written = resume_session(store, resolve_session(store, session), target,
