@@ -33,7 +33,7 @@ __all__ = ["in_session", "session_secrets", "CACHE_SESSIONS"]
 
 #: Sessions whose secrets are kept in memory at once (least recently used dropped first).
 CACHE_SESSIONS = 32
-_PAGE = 500
+_PAGE = 200  # rows per read: within the brief's bounded reads (ROWS_READ)
 #: (store URL, key) -> ((row count, title), last seq read, secrets)
 _cache: OrderedDict[tuple[str, str], tuple[tuple[int, str], int, dict[str, str]]] = OrderedDict()
 _lock = Lock()
