@@ -159,6 +159,7 @@ class Archiver:
         are session files under a watched folder, plus the files earlier passes left pending;
         an OpenCode folder an event touched is listed whole (its store is one database).
         Sets ``self._vanished``: the recorded files found missing among those looked at."""
+        from continuity.core.live_files import captured_live
         from continuity.formats.importer import NOT_SESSIONS, discover
 
         if paths is None:
@@ -189,8 +190,13 @@ class Archiver:
             gone_here = {p for p in looked if not p.exists()}
             self._vanished = [p for p in self._seen if p not in present and gone_here and (
                 p in gone_here or not gone_here.isdisjoint(p.parents))]
+        # issue 45 item 10: the daemon captures its live sessions' files itself
+        live = captured_live(self.home)
+        live_names = {p.name for p in live}
         todo = []
         for path in dict.fromkeys(files):
+            if path.name in live_names and path.resolve() in live:
+                continue
             try:
                 st = path.stat()
             except OSError:

@@ -231,6 +231,28 @@ class SyncResult:
     path: Path
     #: rows read from the store to render the session
     rows_read: int = 0
+    #: what the file holds of the session after this capture (``FileState``; None: not
+    #: known); pass it to the next ``sync_session`` of the session to append instead of
+    #: rewriting
+    state: "FileState | None" = None
+    #: whether the records were appended (True) or the session's lines rewritten (False)
+    appended: bool = False
+    #: the running hash of the row's text as written (``TextDigest``: a live writer extends
+    #: it turn by turn, ``LiveTurns``)
+    row_digest: "TextDigest | None" = None
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What a harness's canonical JSONL holds of one session, as its last capture left it:
+    the first ``records`` records ``sync_session`` renders, whose contents joined with
+    ``"\\n\\n"`` hash to ``digest`` (``content_hash``), followed by nothing but ``live``
+    records. A writer that keeps it (the daemon, per live session) hands it to the next
+    ``sync_session``, which then appends the session's new records, superseding its live ones
+    (``transcript_log`` module docstring), instead of rewriting the file (issue 45 item 10)."""
+
+    records: int
+    digest: str
 
 
 def _session_rows(store: "SqlStore", key: str, after_seq: int = -1,
@@ -271,14 +293,19 @@ def _records(store: "SqlStore", session: Any, captured: str,
 
 def sync_session(store: "SqlStore", session_key: str, *,
                  home: str | os.PathLike[str] | None = None,
-                 completed_at: datetime | None = None, fsync: bool = True) -> SyncResult:
+                 completed_at: datetime | None = None, fsync: bool = True,
+                 known: FileState | None = None) -> SyncResult:
     """Capture an imported session's transcript: render its visible rows (one rendered text per
     row kept, never the log's entries), then, when the text differs from the stored row (or the
-    JSONL file is missing), replace the session's records in its harness's JSONL, and write the
-    row. When that write cut off a torn line of another session, that session's records are
-    rewritten from the database too (``restore_torn``). Raises ``SessionNotFound`` for an
-    unknown key, ``InputError`` for a key, agent or harness the row refuses (nothing written),
-    ``ContinuityError`` when the file cannot be written."""
+    JSONL file is missing), write the session's records to its harness's JSONL, and write the
+    row. ``known``: what the caller knows the file holds of the session (``FileState``, from
+    its last ``SyncResult.state``); when those records are still the first ones rendered and
+    there are new ones, only the new ones are appended (they supersede the session's live
+    records); otherwise the session's records are replaced (``TranscriptLog.replace_session``,
+    a rewrite of the file). When that write cut off a torn line of another session, that
+    session's records are rewritten from the database too (``restore_torn``). Raises
+    ``SessionNotFound`` for an unknown key, ``InputError`` for a key, agent or harness the row
+    refuses (nothing written), ``ContinuityError`` when the file cannot be written."""
     session = store.get_session(session_key)
     if session is None:
         raise SessionNotFound(session_key)
@@ -286,21 +313,40 @@ def sync_session(store: "SqlStore", session_key: str, *,
     read = [0]
     records = _records(store, session, _iso(_now()), read)
     content = "\n\n".join(r.content for r in records)
+    digest = content_hash(content)
     path = transcript_path(home, session.harness)
-    written = 0
-    if store.transcript_hash(session.key, session.agent_id) != content_hash(content) \
-            or not path.exists():
+    written, appended = 0, False
+    valid = _holds_prefix(known, records)
+    state = known if valid else None
+    if store.transcript_hash(session.key, session.agent_id) != digest or not path.exists():
         log_file = TranscriptLog(path, fsync=fsync)
         try:
-            written = log_file.replace_session(session.agent_id, session.key, records)
+            if valid and known.records < len(records) and path.exists():  # type: ignore[union-attr]
+                written = log_file.append(records[known.records:])  # type: ignore[union-attr]
+                appended = True
+            else:
+                written = log_file.replace_session(session.agent_id, session.key, records)
             restore_torn(store, log_file, home=home, done=(session.agent_id, session.key))
         except OSError as exc:
             raise ContinuityError(f"cannot write the transcript file {path}: "
                                   f"{exc.strerror or exc}") from exc
+        state = FileState(len(records), digest)
+    # else nothing is written: the file's records of the session may be live ones whose text
+    # equals the rows', so only a state known before stays known (None: the next write
+    # rewrites the session's records)
     write = put_transcript(store, session.key, content, agent_id=session.agent_id,
                            harness=session.harness, project=session.project,
                            completed_at=completed_at)
-    return SyncResult(session.key, written, write, path, read[0])
+    return SyncResult(session.key, written, write, path, read[0], state, appended,
+                      TextDigest(storable(content)))
+
+
+def _holds_prefix(known: FileState | None, records: Sequence[TranscriptRecord]) -> bool:
+    """Whether the ``known`` records are still the first of ``records`` (same texts)."""
+    if known is None or not 0 <= known.records <= len(records):
+        return False
+    return content_hash("\n\n".join(r.content for r in records[:known.records])) \
+        == known.digest
 
 
 def restore_torn(store: "SqlStore", log_file: TranscriptLog, *,

@@ -14,6 +14,17 @@ snapshot (``transcripts.sync_session``) rewrites the session it belonged to from
 is complete again. An import appends before its database commit, through ``append_journaled``:
 ``<file>.appending`` holds where the append began until the commit, so a kill in between never
 leaves a record twice (the resumed import skips the records found after that offset).
+
+**Live records are superseded, not rewritten.** A ``live`` record (``source_format``
+``"live"``: a turn the daemon's hook delivered before the harness's file was imported) stands
+for rows not yet imported. Once they are, the session's rendered rows are appended, and a
+non-live record of a session supersedes every earlier ``live`` record of that session:
+``read`` (and so ``digests``) leaves those out, and the ones after the session's last non-live
+record are its pending turns; a record appended twice by two writers at once (same ``id``) is
+read once. So a settled turn appends its new rows (O(turn)) instead of
+rewriting every session's lines (O(file): under load the rewrite held the file's lock for
+hundreds of milliseconds while each hook's append waited, issue 45 item 10). The superseded
+lines stay in the file as the record of what the hooks delivered, with their event ids.
 """
 
 from __future__ import annotations
@@ -455,15 +466,21 @@ class TranscriptLog:
 
     def read(self, *, session_key: str | None = None, agent_id: str | None = None,
              bad: list[tuple[int, str]] | None = None) -> Iterator[TranscriptRecord]:
-        """Stream the records (of one session when ``session_key`` is given), in file order.
-        Lines that are not valid records are appended to ``bad`` as ``(line_no, reason)``; an
-        unterminated last line (a write in progress or a crash) is left out."""
+        """Stream the current records (of one session when ``session_key`` is given), in file
+        order: a session's ``live`` records followed by a non-live record of that session are
+        superseded and left out (module docstring). Lines that are not valid records are
+        appended to ``bad`` as ``(line_no, reason)``; an unterminated last line (a write in
+        progress or a crash) is left out. Two passes over the file when it holds live records
+        (the first finds the superseded ones), one otherwise."""
         if not self.path.exists():
             return
+        superseded = self._superseded()
         with open(self.path, "rb") as src:
             for number, line in enumerate(src, 1):
                 if not line.endswith(b"\n"):
                     return
+                if number in superseded:
+                    continue
                 try:
                     record = TranscriptRecord.from_dict(orjson.loads(line))
                 except (orjson.JSONDecodeError, ValueError) as exc:
@@ -475,6 +492,38 @@ class TranscriptLog:
                 if agent_id is not None and record.agent_id != agent_id:
                     continue
                 yield record
+
+    def _superseded(self) -> set[int]:
+        """The line numbers (1-based) ``read`` leaves out: the ``live`` records that a later
+        non-live record of the same session supersedes, and, in a session that has live
+        records, a non-live record whose ``id`` an earlier one already has (two writers that
+        appended the same new rows at once: the second copy adds nothing). Module
+        docstring."""
+        live: dict[tuple[str, str], list[int]] = {}
+        ids: dict[tuple[str, str], set[bytes]] = {}
+        out: set[int] = set()
+        with open(self.path, "rb") as src:
+            for number, line in enumerate(src, 1):
+                if not line.endswith(b"\n"):
+                    break
+                is_live = _LIVE in line
+                if not is_live and not ids:
+                    continue  # no live record so far: no need to know whose line this is
+                who = _identity(line)
+                if who is None:
+                    continue
+                if is_live:
+                    live.setdefault(who, []).append(number)
+                    ids.setdefault(who, set())
+                elif who in ids:
+                    out.update(live.pop(who, ()))
+                    at = line.rfind(b'"id":"')
+                    record_id = line[at + 6:at + 38] if at >= 0 else b""
+                    if record_id in ids[who]:
+                        out.add(number)
+                    elif record_id:
+                        ids[who].add(record_id)
+        return out
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -491,6 +540,10 @@ def _fsync_dir(path: Path) -> None:
     finally:
         os.close(fd)
 
+
+#: the bytes of a ``live`` record's format field (JSON escapes every quote inside a value, so
+#: these bytes only occur as the field itself)
+_LIVE = b'"source_format":"live"'
 
 _FIELD = {name: re.compile(rb'"' + name.encode() + rb'":("(?:[^"\\]|\\.)*")')
           for name in ("agent_id", "session_key")}

@@ -226,16 +226,27 @@ class TranscriptCapture:
             after = page[-1].seq
 
     def sync(self, info: LiveSession) -> None:
-        """Replace the session's live turns with its imported rows (when it was imported)."""
+        """Replace the session's live turns with its imported rows (when it was imported).
+        The new rows' records are appended, superseding the live records
+        (``tx.FileState``: O(turn), issue 45 item 10), while the row is still the one this
+        daemon wrote last; after a restart, or when another writer changed the row, the
+        session's records are rewritten (``TranscriptLog.replace_session``)."""
         key = info.store_key
-        if key and self.store.get_session(key) is not None:
+        session = self.store.get_session(key) if key else None
+        if key and session is not None:
             with self._session_lock(info.key), self._db_lock:
                 # The turns waiting for the row are in the file's rows now: their ids are
                 # applied (issue 21), before the sync drops their live records.
                 self.store.mark_events_applied((i for _, _, i in info.pending if i),
                                                datetime.now(timezone.utc))
-                tx.sync_session(self.store, key, home=self.home)
-                info.live_turns, info.row_digest, info.row_hash = 0, None, None
+                known = info.file_state if info.row_hash is not None and \
+                    self.store.transcript_hash(key, session.agent_id) == info.row_hash \
+                    else None
+                info.file_state = None  # unknown until the write below succeeds
+                done = tx.sync_session(self.store, key, home=self.home, known=known)
+                info.live_turns, info.file_state = 0, done.state
+                info.row_digest = done.row_digest
+                info.row_hash = done.row_digest.hex if done.row_digest is not None else None
                 info.pending.clear()  # the file's rows hold these turns now
 
     def finish(self, info: LiveSession, at: datetime) -> tuple[bool, str, str | None]:

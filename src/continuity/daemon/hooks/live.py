@@ -224,6 +224,8 @@ class LiveCapture:
         """Replay the spool (events recorded while the daemon was down), then start the
         checkpoint timer and the workers. Returns what the replay did."""
         self.consolidator.start()
+        with self._lock:
+            self._publish_live_files()  # none yet: a list a killed daemon left is replaced
         added = self.turns.reconcile()  # live turns a kill left without their row (issue 21)
         if added:
             log.warning("%d live turn(s) recorded before a crash were added to their rows",
@@ -251,6 +253,9 @@ class LiveCapture:
         spool still holds, give queued consolidation passes ``consolidation.SHUTDOWN_SECONDS``,
         flush queued checkpoints (``CheckpointFlushError`` if they cannot be written)."""
         self.closing.set()
+        from continuity.core.live_files import live_files_path
+
+        live_files_path(self.home).unlink(missing_ok=True)  # the archiver takes them all again
         self._recall_pool.shutdown(wait=False, cancel_futures=True)
         self.embedding.stop()
         self.worker.stop()
@@ -405,8 +410,30 @@ class LiveCapture:
                 self.sessions[body.session_key] = info
             info.harness, info.last_seen = body.harness, _now()
             info.project = body.project or info.project
-            info.transcript_path = body.transcript_path or info.transcript_path
+            if body.transcript_path and body.transcript_path != info.transcript_path:
+                info.transcript_path = body.transcript_path
+                self._publish_live_files()
             return info
+
+    def _forget(self, info: LiveSession) -> None:
+        """Drop an ended session from the live ones (when it is still ``info``)."""
+        with self._lock:
+            if self.sessions.get(info.key) is info:
+                self.sessions.pop(info.key, None)
+                if info.transcript_path:
+                    self._publish_live_files()
+
+    def _publish_live_files(self) -> None:
+        """Tell the archiver which files the live sessions' capture takes care of
+        (``core.live_files``; under ``_lock``). A failure is logged: the archiver then
+        archives them too, as before."""
+        from continuity.core.live_files import publish
+
+        try:
+            publish(self.home, (s.transcript_path for s in self.sessions.values()
+                                if s.transcript_path))
+        except OSError as exc:
+            log.warning("cannot write the live sessions' files for the archiver: %s", exc)
 
     @staticmethod
     def _at(body: HookBody) -> datetime:
@@ -766,8 +793,7 @@ class LiveCapture:
         at, info = self._at(body), self._touch(body)
         cp = self._end_now(info, at)
         completed = self._finish_transcript(info, at)
-        with self._lock:
-            self.sessions.pop(info.key, None)
+        self._forget(info)
         return {"session_key": info.key, "completed": completed,
                 "checkpoint": cps.checkpoint_dict(cp) if cp else None}
 
@@ -806,9 +832,7 @@ class LiveCapture:
 
         def finish() -> None:
             self._finish_transcript(info, at)
-            with self._lock:
-                if self.sessions.get(info.key) is info:
-                    self.sessions.pop(info.key, None)
+            self._forget(info)
 
         self.worker.submit(f"end:{info.key}", finish)
 

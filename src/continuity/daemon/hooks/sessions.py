@@ -43,6 +43,9 @@ class LiveSession:
     row_digest: Any = None
     #: the row's stored ``content_hash`` as last written or read (the append's expected hash)
     row_hash: str | None = None
+    #: what the canonical JSONL holds of the session since this daemon last captured it
+    #: (``transcripts.FileState``; None: unknown, the next capture rewrites its records)
+    file_state: Any = None
     last_outcome: dict[str, Any] | None = None
 
 
