@@ -228,3 +228,36 @@ def test_prompts_under_load_do_not_queue_behind_running_recalls(
         assert took < 0.5, took
     finally:
         release.set()
+
+
+def test_under_load_recall_is_skipped_and_comes_back_after(store, isolated_home: Path,
+                                                           monkeypatch) -> None:
+    """Issue 45 item 10: over ``RECALL_BUSY_RATE`` hook events in the last second the daemon
+    is under load and a prompt is answered without recall (no CPU spent on it); once the rate
+    falls the same prompt gets its recall again."""
+    from continuity.daemon.hooks import live as live_module
+
+    _earlier(store)
+    monkeypatch.setattr(live_module, "RECALL_BUSY_RATE", 3)
+    live = LiveCapture(store, home=isolated_home, config=CheckpointConfig(),
+                       budget_bytes=240_000, stop_seconds=10, idle_limit=timedelta(hours=4),
+                       tick_seconds=0.05)
+    clock = [1000.0]
+    live.rate = live_module.EventRate(clock=lambda: clock[0])
+    with TestClient(create_app(live), base_url=LOCAL) as c:
+        for n in range(3):  # three prompts within a second: the fourth event is one too many
+            _prompt(c, "claude-code", f"warm-{n}", "write a haiku about autumn leaves")
+        assert _prompt(c, "claude-code", "s1", PARAPHRASE) == b""
+        clock[0] += 1.5  # a quiet second later
+        assert DECISION in _context("claude-code", _prompt(c, "claude-code", "s1", PARAPHRASE))
+
+
+def test_event_rate_counts_the_last_second_only() -> None:
+    from continuity.daemon.hooks.live import EventRate
+
+    rate = EventRate()
+    for t in (10.0, 10.2, 10.4, 10.9):
+        rate.tick(t)
+    assert rate.per_second(10.95) == 4
+    assert rate.per_second(11.3) == 2  # 10.4 and 10.9 are within the second before 11.3
+    assert rate.per_second(12.0) == 0

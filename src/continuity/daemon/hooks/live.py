@@ -25,8 +25,8 @@ Per event (each under its session's lock, so one session's events apply in order
   ``context``: the project's other sessions' decisions and rows relevant to the prompt; ""
   when nothing clears the relevance rule, ``[retrieval] at_action`` is off, or the event is
   replayed from the spool, or it takes over ``RECALL_SECONDS``, or ``RECALL_IN_FLIGHT`` recalls
-  are running already (under load: answered at once); the same rows never twice into
-  one session.
+  are running already, or the daemon is under load (over ``RECALL_BUSY_RATE`` hook events in
+  the last second): then answered at once; the same rows never twice into one session.
 - **pre-tool-use** (a question, never journaled nor spooled) answers recall before an edit or
   a shell command (``recall_for_tool``) the same way.
 - **pre-compaction** writes the ``pre_compaction`` checkpoint before answering (B60: before the
@@ -99,6 +99,13 @@ RECALL_SECONDS = 1.5
 #: queue behind them only waited out ``RECALL_SECONDS``, and under load every prompt and tool
 #: hook did (bench/load.py: 1.5 s each, past the deadline of the hook behind them).
 RECALL_IN_FLIGHT = 2
+#: Hook events per second (over the last second) above which the daemon is under load and
+#: recall at the point of action is skipped (``skipped`` ``busy``; issue 45 item 10). Recall
+#: is a help that costs tens of milliseconds of CPU per prompt or shell call (33 ms at 12,000
+#: rows on this 2-core machine, quiet), and under load that CPU is what the hooks' own answers
+#: wait for: at 200 events/s it took the p99 from 55 to 211 ms (bench/load.py). One person's
+#: agents, even ten side by side, send a few events a second; 25 is several times that.
+RECALL_BUSY_RATE = 25
 #: At most this many stored open sessions one start or one idle sweep ends (issue 12: the
 #: sessions live before a daemon restart are known from the store only; the query is bounded).
 STORED_LIVE_LIMIT = 50
@@ -150,6 +157,36 @@ def cli_prefix(home: str) -> str | None:
     if not found:
         return None
     return f"{shlex.quote(os.path.abspath(found))} --home {shlex.quote(os.path.abspath(home))}"
+
+
+class EventRate:
+    """How many events ``tick`` counted in the last ``window`` seconds (monotonic clock).
+    Thread-safe; memory is one timestamp per event of the window."""
+
+    def __init__(self, window: float = 1.0, clock: Callable[[], float] = time.monotonic) -> None:
+        from collections import deque
+
+        self.window, self.clock = window, clock
+        self._times: Any = deque()
+        self._lock = threading.Lock()
+
+    def tick(self, now: float | None = None) -> None:
+        """Count one event at ``now`` (default: ``clock()``)."""
+        now = self.clock() if now is None else now
+        with self._lock:
+            self._times.append(now)
+            self._drop(now)
+
+    def per_second(self, now: float | None = None) -> float:
+        """Events in the last ``window`` seconds, divided by ``window``."""
+        now = self.clock() if now is None else now
+        with self._lock:
+            self._drop(now)
+            return len(self._times) / self.window
+
+    def _drop(self, now: float) -> None:
+        while self._times and self._times[0] <= now - self.window:
+            self._times.popleft()
 
 
 class LiveCapture:
@@ -216,6 +253,8 @@ class LiveCapture:
         #: recalls submitted and not yet finished (timed-out ones still run to their end)
         self._recall_running = 0
         self._recall_count_lock = threading.Lock()
+        #: hook events of the last second (``RECALL_BUSY_RATE``)
+        self.rate = EventRate()
         self.last_drain: spool.DrainReport | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -279,6 +318,8 @@ class LiveCapture:
         a live turn's id commits in ``applied_events`` with the row write that adds the turn
         (``journal.LiveTurns``), any other event's once its handler returned; a replayed event
         whose id is found there is answered as a duplicate and not applied again."""
+        if not self._replaying():
+            self.rate.tick()
         if event == "session-end":
             return self.session_end_queued(body)  # type: ignore[arg-type]
         if event == "pre-tool-use":  # a question: nothing is recorded, ids do not matter
@@ -686,6 +727,8 @@ class LiveCapture:
         key = info.store_key or info.key
         given = self._recalled.setdefault(info.key, set())
         told = frozenset(given)
+        if self.rate.per_second() > RECALL_BUSY_RATE:
+            return "", {"skipped": "busy"}  # under load: the hooks' answers come first
         with self._recall_count_lock:
             if self._recall_running >= RECALL_IN_FLIGHT:
                 return "", {"skipped": "busy"}
