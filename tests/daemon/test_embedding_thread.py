@@ -43,3 +43,38 @@ def test_thread_does_not_start_when_search_is_words_only(sqlite_store, tmp_path,
     thread = EmbeddingThread(sqlite_store, tmp_path / "home")
     assert not thread.start()
     thread.stop()
+
+
+def test_a_nudge_naming_a_session_reads_that_session_only(sqlite_store, tmp_path):
+    """Issue 45 item 10: after a turn the pass reads the nudged session's rows after the
+    last one it embedded, never every row of the store (that scan was a fifth of the
+    daemon's time under load); the next turn's pass starts after the first one's rows."""
+    store = sqlite_store
+    load(store, [U(f"row {i} about the parser") for i in range(5)], key="a")
+    thread = EmbeddingThread(store, tmp_path / "home", idle_seconds=600)
+    model = "wordllama-l2-supercat/256"
+    assert thread.start()
+    try:
+        assert _wait(lambda: store.count_entries_to_embed(model) == 0)
+        time.sleep(0.2)  # the start's full pass is over
+        calls = []
+        real = store.entries_to_embed
+
+        def recording(model_id, **kw):
+            calls.append((kw.get("sessions"), kw.get("after")))
+            return real(model_id, **kw)
+
+        store.entries_to_embed = recording
+        load(store, [U("the first turn of b about the viewport")], key="b")
+        thread.nudge("b")
+        assert _wait(lambda: store.count_entries_to_embed(model) == 0)
+        assert _wait(lambda: len(calls) >= 2)
+        load(store, [U("the first turn of b about the viewport"),
+                     U("its second turn about the scrollback")], key="b")
+        thread.nudge("b")
+        assert _wait(lambda: store.count_entries_to_embed(model) == 0)
+        time.sleep(0.2)
+        assert {s for s, _ in calls} == {("b",)}
+        assert calls[0][1] == ("b", -1) and ("b", 0) in [a for _, a in calls[2:]]
+    finally:
+        thread.stop()

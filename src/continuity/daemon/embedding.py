@@ -6,7 +6,12 @@ pass of at most ``PASS_ROWS`` rows at a time (batches of ``[retrieval] batch_row
 waits ``IDLE_SECONDS``, or less when ``nudge()`` says rows were written (the live capture
 calls it after a turn's rows are stored). Before a pass it compares a cheap measure of what
 the store holds (rows per session summed, memories counted) with the one the last finished
-pass saw: a store that has not grown is not scanned. ``stop()`` (the daemon's shutdown) is
+pass saw: a store that has not grown is not scanned. A nudge that names a session
+(``nudge(session_key)``, the live capture's after an import) runs a pass over that session's
+rows after the last one this thread embedded of it, not over the store (issue 45 item 10:
+looking through every row for the ones without a vector, on every turn, was 20 % of the
+daemon's time under load); the full pass still runs at start, after a memory is remembered,
+and every ``IDLE_SECONDS`` while the store grows. ``stop()`` (the daemon's shutdown) is
 asked between batches, so it returns within one batch (about 40 ms of encoding for 256 rows
 on this machine) and at most ``STOP_SECONDS``. Writes take the live capture's database lock
 (SQLite: the daemon's writers queue on it rather than in SQLite's busy handler). Without the
@@ -18,6 +23,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from contextlib import nullcontext
 from typing import Any
 
@@ -74,6 +80,13 @@ class EmbeddingThread:
         self._wake = threading.Event()
         self._thread: threading.Thread | None = None
         self._seen: tuple[int, int] | None = None
+        #: sessions nudged since the last pass, and a full pass asked for (``nudge``)
+        self._dirty: set[str] = set()
+        self._full = True
+        self._dirty_lock = threading.Lock()
+        #: session key → the highest seq this thread embedded of it (the next pass's start)
+        self._marks: dict[str, int] = {}
+        self._last_full = time.monotonic()
         self.embedded = 0
         self.passes = 0
 
@@ -96,8 +109,14 @@ class EmbeddingThread:
         self._thread.start()
         return True
 
-    def nudge(self) -> None:
-        """Rows were written: run a pass soon."""
+    def nudge(self, session_key: str | None = None) -> None:
+        """Rows were written (of ``session_key``; None: anywhere, or a memory): run a pass
+        soon (over that session's new rows only, when one is named)."""
+        with self._dirty_lock:
+            if session_key is None:
+                self._full = True
+            else:
+                self._dirty.add(session_key)
         self._wake.set()
 
     def stop(self, timeout: float = STOP_SECONDS) -> None:
@@ -120,8 +139,16 @@ class EmbeddingThread:
             log.exception("embedding: dropping orphan vectors failed")
         while not self._stop.is_set():
             try:
-                size = store_size(self.store)
-                if size != self._seen:
+                with self._dirty_lock:
+                    dirty, self._dirty = self._dirty, set()
+                    full, self._full = self._full, False
+                for key in sorted(dirty):
+                    self._session_pass(store, embedder, batch_rows, key)
+                if time.monotonic() - self._last_full >= self.idle_seconds:
+                    full = True  # rows another process stored (the archiver) wait no longer
+                size = store_size(self.store) if full else self._seen
+                if full and size != self._seen:
+                    self._last_full = time.monotonic()
                     report = embed_pending(store, embedder, batch_rows=batch_rows,
                                            limit=self.pass_rows, should_stop=self._stop.is_set)
                     self.embedded += report.embedded
@@ -130,12 +157,34 @@ class EmbeddingThread:
                         log.info("embedding: %d rows embedded, %d waiting", report.embedded,
                                  report.left)
                     if report.left:
+                        with self._dirty_lock:
+                            self._full = True
                         continue  # more to do: the next pass at once
                     self._seen = size
             except Exception:  # noqa: BLE001 - logged; the next pass tries again
                 log.exception("embedding pass failed")
-            self._wake.wait(self.idle_seconds)
-            self._wake.clear()
+            with self._dirty_lock:
+                busy = self._full or bool(self._dirty)
+            if not busy:
+                self._wake.wait(self.idle_seconds)
+                self._wake.clear()
+
+    def _session_pass(self, store: Any, embedder: Any, batch_rows: int, key: str) -> None:
+        """Embed ``key``'s rows after the last one embedded here (``_marks``)."""
+        from continuity.retrieval.embedding import embed_pending
+
+        start = self._marks.get(key, -1)
+        report = embed_pending(store, embedder, batch_rows=batch_rows, limit=self.pass_rows,
+                               should_stop=self._stop.is_set, session=(key, start))
+        self.embedded += report.embedded
+        self.passes += 1
+        if report.last_seq is not None:  # every row of it up to there has its vector
+            self._marks[key] = max(start, report.last_seq)
+        if report.left:
+            with self._dirty_lock:
+                self._dirty.add(key)  # more of it waits: the next pass goes on
+        if report.embedded:
+            log.info("embedding: %d rows of session %s embedded", report.embedded, key)
 
 
 __all__ = ["EmbeddingThread", "store_size", "PASS_ROWS", "IDLE_SECONDS"]

@@ -57,6 +57,8 @@ class EmbedReport:
     embedded: int
     skipped: int
     left: int
+    #: a ``session`` pass: the seq of the last row it gave a vector (None: none)
+    last_seq: int | None = None
 
     def to_dict(self) -> dict[str, int]:
         return {"embedded": self.embedded, "skipped": self.skipped, "left": self.left}
@@ -107,14 +109,23 @@ def waiting_count(store: "SqlStore", model_id: str, *, scan: int = WAITING_SCAN_
 def embed_pending(store: "SqlStore", embedder: "Embedder", *, batch_rows: int = 256,
                   limit: int | None = None,
                   progress: Callable[[int, int], Any] | None = None,
-                  should_stop: Callable[[], bool] | None = None) -> EmbedReport:
+                  should_stop: Callable[[], bool] | None = None,
+                  session: tuple[str, int] | None = None) -> EmbedReport:
     """Embed the entries, then the memories, that have no vector of ``embedder.model_id``, in
     batches of ``batch_rows`` (see the module docstring). ``limit``: at most this many rows
     and memories in this call (None: all); ``progress(done, total)`` after each batch, in rows;
     ``should_stop()`` is asked before each batch (the daemon's shutdown). Safe to run
     concurrently with another pass (a row embedded twice is stored once). Returns an
     ``EmbedReport`` (``left`` is counted only when the pass stopped before the end: a full
-count is a scan of every row)."""
+count is a scan of every row).
+
+    ``session``: ``(session_key, seq)``: only that session's rows after ``seq`` (no memories;
+    ``left`` is then 0 or 1, "more of it waits"): the daemon's pass after a turn, which reads
+    the turn's new rows instead of looking through every row of the store (issue 45 item 10:
+    that look was a scan of all rows per turn)."""
+    if session is not None:
+        return _embed_session(store, embedder, session, batch_rows=batch_rows,
+                              limit=limit, should_stop=should_stop)
     model, batch_rows = embedder.model_id, max(1, batch_rows)
     total = pending_count(store, model) if progress else 0
     if limit is not None:
@@ -157,6 +168,31 @@ count is a scan of every row)."""
             progress(done, max(total, done))
     finished = not stop()  # every loop ended on an empty batch: nothing waits
     return EmbedReport(embedded, skipped, 0 if finished else pending_count(store, model))
+
+
+def _embed_session(store: "SqlStore", embedder: "Embedder", session: tuple[str, int], *,
+                   batch_rows: int, limit: int | None,
+                   should_stop: Callable[[], bool] | None) -> EmbedReport:
+    model, batch_rows = embedder.model_id, max(1, batch_rows)
+    key, cursor = session[0], (session[0], session[1])
+    done = embedded = skipped = 0
+    last: int | None = None
+    while limit is None or done < limit:
+        if should_stop and should_stop():
+            return EmbedReport(embedded, skipped, 1, last)
+        room = batch_rows if limit is None else min(batch_rows, limit - done)
+        rows = store.entries_to_embed(model, limit=room, after=cursor, sessions=(key,))
+        if not rows:
+            return EmbedReport(embedded, skipped, 0, last)
+        texts = [embed_text(e) for _, _, e in rows]
+        vectors = _as_bytes(embedder.encode(texts), texts)
+        store.put_entry_vectors(model, [(k, q, v) for (k, q, _), v in zip(rows, vectors)])
+        cursor = (rows[-1][0], rows[-1][1])
+        n_empty = sum(1 for v in vectors if not v)
+        embedded, skipped, done = embedded + len(rows) - n_empty, skipped + n_empty, \
+            done + len(rows)
+        last = cursor[1]
+    return EmbedReport(embedded, skipped, 1, last)
 
 
 __all__ = ["EmbedReport", "embed_pending", "embed_text", "memory_text", "pending_count"]

@@ -91,8 +91,9 @@ class TranscriptCapture:
         self.recorder = recorder
         #: held by every import and its task-list feed (see ``import_``)
         self.import_lock = threading.Lock()
-        #: called after an import stored rows (issue 40: the embedding thread's nudge)
-        self.on_rows: Callable[[], None] | None = None
+        #: called with the session key after an import stored rows of it (issue 40: the
+        #: embedding thread's nudge)
+        self.on_rows: Callable[[str], None] | None = None
         #: session → ``(role, text)`` of its newest live turn (a prompt, or a Stop's answer)
         #: that the transcript file may not hold yet (``expect``, ``file_lags``).
         self.expected: dict[str, tuple[str, str]] = {}
@@ -121,8 +122,8 @@ class TranscriptCapture:
                 info.entry_count = session.entry_count if session else 0
                 if session is not None and report.imported:
                     self._feed_tasks(info, session.entry_count - report.imported)
-        if report.imported and self.on_rows is not None:
-            self.on_rows()
+        if report.imported and report.session_key and self.on_rows is not None:
+            self.on_rows(report.session_key)
         if report.status == "failed":
             log.warning("import of %s failed: %s", path, report.reason)
 
