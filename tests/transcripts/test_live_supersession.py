@@ -93,7 +93,8 @@ def test_a_known_capture_appends_and_leaves_every_other_line_in_place(
     _session(store, "other", 2)
     sync_session(store, "other", home=isolated_home)
     first = sync_session(store, "s1", home=isolated_home)
-    assert first.state == FileState(2, content_hash("User: prompt 0\n\nAssistant: answer 1"))
+    text = "User: prompt 0\n\nAssistant: answer 1"
+    assert first.state == FileState(2, content_hash(text), 1, len(text))
     path = transcript_path(isolated_home, "claude-code")
     TranscriptLog(path).append([rec("s1", 2, "User: prompt 2", live=True)])
     before, inode = path.read_bytes(), os.stat(path).st_ino
@@ -107,7 +108,8 @@ def test_a_known_capture_appends_and_leaves_every_other_line_in_place(
     row = store.get_transcripts(["s1"], "default")["s1"]
     assert row.content == "\n\n".join(contents)
     assert TranscriptLog(path).digests()[("default", "s1")] == row.content_hash
-    assert second.state == FileState(4, row.content_hash)
+    assert second.state == FileState(4, row.content_hash, 3, len(row.content))
+    assert second.rows_read == 2  # only the new rows were read
 
 
 def test_a_stale_file_state_rewrites_the_session(store, isolated_home: Path) -> None:
@@ -121,3 +123,45 @@ def test_a_stale_file_state_rewrites_the_session(store, isolated_home: Path) -> 
     done = sync_session(store, "s2", home=isolated_home, known=FileState(2, "0" * 64))
     assert not done.appended and os.stat(path).st_ino != inode
     assert [r.seq for r in TranscriptLog(path).read(session_key="s2")] == [0, 1, 2]
+
+
+def test_a_known_capture_renders_only_the_new_rows(store, isolated_home: Path) -> None:
+    """With the ``FileState`` of its last capture (its last seq and text length), a settled
+    turn reads and renders only the rows after it; the live turns the row was given since are
+    replaced by them; a turn without new rows leaves the row as it is."""
+    _session(store, "s3", 40)
+    first = sync_session(store, "s3", home=isolated_home)
+    assert first.rows_read == 40 and first.state.last_seq == 39
+    row = store.get_transcripts(["s3"], "default")["s3"]
+    tx_extend = row.content + "\n\nUser: prompt 40"  # a live turn written after the capture
+    from continuity.transcripts.session_transcripts import put_transcript
+    put_transcript(store, "s3", tx_extend, harness="claude-code", project="/p")
+    _grow(store, "s3", 40, 2)
+    second = sync_session(store, "s3", home=isolated_home, known=first.state)
+    assert second.rows_read == 2 and second.appended and second.records == 2
+    row = store.get_transcripts(["s3"], "default")["s3"]
+    full = [f"User: prompt {i}" if i % 2 == 0 else f"Assistant: answer {i}" for i in range(42)]
+    assert row.content == "\n\n".join(full)
+    path = transcript_path(isolated_home, "claude-code")
+    assert [r.content for r in TranscriptLog(path).read(session_key="s3")] == full
+    assert second.state == FileState(42, row.content_hash, 41, len(row.content))
+    third = sync_session(store, "s3", home=isolated_home, known=second.state)
+    assert third.rows_read == 0 and third.records == 0 and third.state == second.state
+    assert store.get_transcripts(["s3"], "default")["s3"].content == row.content
+
+
+def test_a_row_another_writer_changed_gets_the_full_capture(store, isolated_home: Path) -> None:
+    """The stored row no longer starts with the text the last capture wrote: every row is
+    rendered again and the row written whole."""
+    _session(store, "s4", 4)
+    first = sync_session(store, "s4", home=isolated_home)
+    from continuity.transcripts.session_transcripts import put_transcript
+    put_transcript(store, "s4", "User: something else entirely", harness="claude-code",
+                   project="/p")
+    _grow(store, "s4", 4, 1)
+    again = sync_session(store, "s4", home=isolated_home, known=first.state)
+    assert again.rows_read == 5  # all rendered again (the file still held the known
+    path = transcript_path(isolated_home, "claude-code")  # records: the new one appended)
+    assert [r.seq for r in TranscriptLog(path).read(session_key="s4")] == [0, 1, 2, 3, 4]
+    row = store.get_transcripts(["s4"], "default")["s4"]
+    assert row.content.startswith("User: prompt 0") and row.content.endswith("User: prompt 4")

@@ -253,6 +253,11 @@ class FileState:
 
     records: int
     digest: str
+    #: the seq of the last row those records render (None: not known) and the length of
+    #: their joined text in characters: with both, the next capture renders only the rows
+    #: after ``last_seq`` (the caller vouches that no row up to it changed since)
+    last_seq: int | None = None
+    chars: int | None = None
 
 
 def _session_rows(store: "SqlStore", key: str, after_seq: int = -1,
@@ -310,6 +315,11 @@ def sync_session(store: "SqlStore", session_key: str, *,
     if session is None:
         raise SessionNotFound(session_key)
     check_identity(session.key, session.agent_id, session.harness)  # before any write
+    if known is not None and known.last_seq is not None and known.chars is not None:
+        done = _sync_new_rows(store, session, known, home=home, completed_at=completed_at,
+                              fsync=fsync)
+        if done is not None:
+            return done
     read = [0]
     records = _records(store, session, _iso(_now()), read)
     content = "\n\n".join(r.content for r in records)
@@ -330,7 +340,8 @@ def sync_session(store: "SqlStore", session_key: str, *,
         except OSError as exc:
             raise ContinuityError(f"cannot write the transcript file {path}: "
                                   f"{exc.strerror or exc}") from exc
-        state = FileState(len(records), digest)
+        state = FileState(len(records), digest, records[-1].seq if records else -1,
+                          len(content))
     # else nothing is written: the file's records of the session may be live ones whose text
     # equals the rows', so only a state known before stays known (None: the next write
     # rewrites the session's records)
@@ -339,6 +350,52 @@ def sync_session(store: "SqlStore", session_key: str, *,
                            completed_at=completed_at)
     return SyncResult(session.key, written, write, path, read[0], state, appended,
                       TextDigest(storable(content)))
+
+
+def _sync_new_rows(store: "SqlStore", session: Any, known: FileState, *,
+                   home: str | os.PathLike[str] | None, completed_at: datetime | None,
+                   fsync: bool) -> SyncResult | None:
+    """``sync_session`` of a session whose capture ``known`` covers every row up to
+    ``known.last_seq``: only the rows after it are rendered (O(turn), issue 45 item 10: the
+    whole session was rendered at every settled turn) and appended, and the row becomes its
+    first ``known.chars`` characters (the text that capture wrote; live turns written after
+    it are dropped, as the new rows hold them) followed by theirs. None when the stored row
+    does not start with that text (another writer): the caller does the full capture."""
+    row = store.get_transcripts([session.key], session.agent_id).get(session.key)
+    if row is None or len(row.content) < known.chars:  # type: ignore[operator]
+        return None
+    base = row.content[:known.chars]
+    if content_hash(base) != known.digest:
+        return None
+    read = [0]
+    new = _records(store, session, _iso(_now()), read, after_seq=known.last_seq)  # type: ignore[arg-type]
+    joined = "\n\n".join(r.content for r in new)
+    content = base + ("\n\n" + joined if base and joined else joined)
+    path = transcript_path(home, session.harness)
+    written = 0
+    if new:
+        log_file = TranscriptLog(path, fsync=fsync)
+        try:
+            written = log_file.append(new)  # supersede the session's live records
+            restore_torn(store, log_file, home=home, done=(session.agent_id, session.key))
+        except OSError as exc:
+            raise ContinuityError(f"cannot write the transcript file {path}: "
+                                  f"{exc.strerror or exc}") from exc
+    elif not path.exists():
+        return None
+    else:  # no new row: the row keeps its text (live turns after the capture stay current)
+        write = put_transcript(store, session.key, row.content, agent_id=session.agent_id,
+                               harness=session.harness, project=session.project,
+                               completed_at=completed_at)
+        return SyncResult(session.key, 0, write, path, read[0], known, True,
+                          TextDigest(row.content))
+    write = put_transcript(store, session.key, content, agent_id=session.agent_id,
+                           harness=session.harness, project=session.project,
+                           completed_at=completed_at)
+    digest = TextDigest(storable(content))
+    state = FileState(known.records + len(new), content_hash(content), new[-1].seq,
+                      len(content))
+    return SyncResult(session.key, written, write, path, read[0], state, True, digest)
 
 
 def _holds_prefix(known: FileState | None, records: Sequence[TranscriptRecord]) -> bool:

@@ -118,6 +118,8 @@ class TranscriptCapture:
                 session = self.store.get_session(report.session_key) \
                     if report.session_key else None
             if report.session_key:
+                if report.old_rows_changed:  # its capture must render the session again
+                    info.file_state = None
                 info.store_key = report.session_key
                 info.entry_count = session.entry_count if session else 0
                 if session is not None and report.imported:
