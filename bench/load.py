@@ -26,7 +26,8 @@ What it runs:
   is answered (a harness waits for its hook), and latency is measured from the due time, so a
   stalled daemon shows as queueing, not as a lower rate.
 - **Phase 1**: ``--p1-seconds`` (60; quick 10) at ``--p1-rate`` (1,000) events/s.
-- The queues settle (``/health``: background tasks and queued checkpoints at 0, at most
+- The queues settle (``/health``: background tasks, queued checkpoints, consolidation and
+  embedding passes at 0, at most
   ``SETTLE_SECONDS``), then **the rate search**: steps of ``STEP_SECONDS`` (quick 3) at
   ``STEPS`` events/s, lowest first, up to the first step that misses (p99 >= 50 ms, an error,
   or under 95 % of the rate achieved); the sustainable rate is the last step that held.
@@ -43,7 +44,8 @@ less ``spool_reserve``, the part of it the post may take before the hook spools 
 instead: 2.75 s for a prompt or a stop, 1.75 s for pre-tool-use, 4.75 s for a session start,
 0.75 s for a session end), the daemon's RSS (daemon and its ``watch`` child) at start, middle
 and end, its CPU and the generator's CPU (% of one core), the load average; and a verdict:
-**p99 < 50 ms and 0 errors** (per phase), **memory flat** (phase 2: the RSS at its end, the
+**0 errors** (per phase), **p99 < 50 ms** (phase 2, the sustained one: issue 45 item 10
+puts its bound there; phase 1 is the overload the daemon must survive), **memory flat** (phase 2: the RSS at its end, the
 mean of the last 10 samples, within ``max(10 %, 16 MiB)`` of the RSS at its middle, the mean
 of 10 samples around the middle: the first half is the warm-up, in which SQLite's page cache
 and the archive child fill), **0 deadline misses** (all phases, the burst window too).
@@ -445,7 +447,8 @@ async def settle(daemon: Daemon, limit: float) -> dict[str, Any]:
     while time.monotonic() - started < limit:
         health = await get_json(daemon, "/health")
         if health and not health.get("background_tasks") and not health.get(
-                "queued_checkpoints") and not health.get("consolidation_tasks"):
+                "queued_checkpoints") and not health.get("consolidation_tasks") \
+                and not health.get("embedding_pending"):
             break
         await asyncio.sleep(1.0)
     return {"settle_seconds": round(time.monotonic() - started, 1),
@@ -641,7 +644,9 @@ def verdicts(fig: dict[str, Any]) -> dict[str, bool]:
     for name in ("phase1", "phase2"):
         p = fig.get(name)
         if p:
-            out[f"{name}: p99 < {P99_BOUND_MS:.0f} ms"] = p["p99_ms"] < P99_BOUND_MS
+            if name == "phase2":  # the issue's bound is the sustained phase's; phase 1 is
+                # the overload it must survive: every event answered, in time, no error
+                out[f"{name}: p99 < {P99_BOUND_MS:.0f} ms"] = p["p99_ms"] < P99_BOUND_MS
             out[f"{name}: 0 errors"] = p["errors"] == 0
             out[f"{name}: 0 hook deadline misses"] = p["deadline_misses"] == 0
     if fig.get("phase2", {}).get("memory"):

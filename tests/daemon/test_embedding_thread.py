@@ -75,6 +75,12 @@ def test_a_nudge_naming_a_session_reads_that_session_only(sqlite_store, tmp_path
         assert _wait(lambda: store.count_entries_to_embed(model) == 0)
         time.sleep(0.2)
         assert {s for s, _ in calls} == {("b",)}
+        assert _wait(lambda: thread.pending() == 0)  # /health's embedding_pending
+        thread._stop.set()  # the thread ends after its wait: a nudge now stays waiting
+        thread._wake.set()
+        thread._thread.join(10)
+        thread.nudge("c")
+        assert thread.pending() == 1  # counted until its pass has run
         assert calls[0][1] == ("b", -1) and ("b", 0) in [a for _, a in calls[2:]]
     finally:
         thread.stop()

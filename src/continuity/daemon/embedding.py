@@ -87,6 +87,7 @@ class EmbeddingThread:
         #: session key → the highest seq this thread embedded of it (the next pass's start)
         self._marks: dict[str, int] = {}
         self._last_full = time.monotonic()
+        self._running = False
         self.embedded = 0
         self.passes = 0
 
@@ -119,6 +120,12 @@ class EmbeddingThread:
                 self._dirty.add(session_key)
         self._wake.set()
 
+    def pending(self) -> int:
+        """Passes waiting or running: the sessions nudged and not yet read, plus one while a
+        pass runs or a full pass is due (``/health``'s ``embedding_pending``)."""
+        with self._dirty_lock:
+            return len(self._dirty) + (1 if self._full or self._running else 0)
+
     def stop(self, timeout: float = STOP_SECONDS) -> None:
         """End the thread (it finishes the batch under way) and wait at most ``timeout``."""
         self._stop.set()
@@ -142,6 +149,7 @@ class EmbeddingThread:
                 with self._dirty_lock:
                     dirty, self._dirty = self._dirty, set()
                     full, self._full = self._full, False
+                    self._running = True
                 for key in sorted(dirty):
                     self._session_pass(store, embedder, batch_rows, key)
                 if time.monotonic() - self._last_full >= self.idle_seconds:
@@ -164,6 +172,7 @@ class EmbeddingThread:
             except Exception:  # noqa: BLE001 - logged; the next pass tries again
                 log.exception("embedding pass failed")
             with self._dirty_lock:
+                self._running = False
                 busy = self._full or bool(self._dirty)
             if not busy:
                 self._wake.wait(self.idle_seconds)

@@ -1000,6 +1000,7 @@ class LiveCapture:
                 "queued_checkpoints": self.recorder.queue.pending_count(),
                 "background_tasks": self.worker.pending(),
                 "consolidation_tasks": self.consolidator.pending(),
+                "embedding_pending": self.embedding.pending(),
                 "spool_pending": spool.pending(self.home),
                 "last_replay": self.last_drain.to_dict() if self.last_drain else None}
 
