@@ -18,7 +18,7 @@ empty vector, so it is not read again. Entries first, then memories.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Sequence
 
 from continuity.core.model import Entry
 from continuity.redaction.funnel import redact
@@ -143,11 +143,8 @@ count is a scan of every row).
         rows = store.entries_to_embed(model, limit=room(), after=cursor)
         if not rows:
             break
-        texts = [embed_text(e) for _, _, e in rows]
-        vectors = _as_bytes(embedder.encode(texts), texts)
-        store.put_entry_vectors(model, [(k, s, v) for (k, s, _), v in zip(rows, vectors)])
+        n_empty = _embed_rows(store, embedder, rows)
         cursor = (rows[-1][0], rows[-1][1])
-        n_empty = sum(1 for v in vectors if not v)
         embedded, skipped, done = embedded + len(rows) - n_empty, skipped + n_empty, \
             done + len(rows)
         if progress:
@@ -184,15 +181,23 @@ def _embed_session(store: "SqlStore", embedder: "Embedder", session: tuple[str, 
         rows = store.entries_to_embed(model, limit=room, after=cursor, sessions=(key,))
         if not rows:
             return EmbedReport(embedded, skipped, 0, last)
-        texts = [embed_text(e) for _, _, e in rows]
-        vectors = _as_bytes(embedder.encode(texts), texts)
-        store.put_entry_vectors(model, [(k, q, v) for (k, q, _), v in zip(rows, vectors)])
+        n_empty = _embed_rows(store, embedder, rows)
         cursor = (rows[-1][0], rows[-1][1])
-        n_empty = sum(1 for v in vectors if not v)
         embedded, skipped, done = embedded + len(rows) - n_empty, skipped + n_empty, \
             done + len(rows)
         last = cursor[1]
     return EmbedReport(embedded, skipped, 1, last)
+
+
+def _embed_rows(store: "SqlStore", embedder: "Embedder",
+                rows: Sequence[tuple[str, int, Any]]) -> int:
+    """Encode ``(session_key, seq, entry)`` rows and store their vectors (one transaction);
+    returns how many had nothing to embed (stored as empty vectors)."""
+    texts = [embed_text(e) for _, _, e in rows]
+    vectors = _as_bytes(embedder.encode(texts), texts)
+    store.put_entry_vectors(embedder.model_id,
+                            [(k, q, v) for (k, q, _), v in zip(rows, vectors)])
+    return sum(1 for v in vectors if not v)
 
 
 __all__ = ["EmbedReport", "embed_pending", "embed_text", "memory_text", "pending_count"]
