@@ -42,6 +42,8 @@ def test_thread_does_not_start_when_search_is_words_only(sqlite_store, tmp_path,
     monkeypatch.setenv("CONTINUITY_RETRIEVAL__SEMANTIC", "off")
     thread = EmbeddingThread(sqlite_store, tmp_path / "home")
     assert not thread.start()
+    thread.nudge("a")
+    assert thread.pending() == 0  # nothing will run: /health must not wait for it
     thread.stop()
 
 
@@ -76,11 +78,20 @@ def test_a_nudge_naming_a_session_reads_that_session_only(sqlite_store, tmp_path
         time.sleep(0.2)
         assert {s for s, _ in calls} == {("b",)}
         assert _wait(lambda: thread.pending() == 0)  # /health's embedding_pending
-        thread._stop.set()  # the thread ends after its wait: a nudge now stays waiting
-        thread._wake.set()
-        thread._thread.join(10)
+        import threading
+
+        entered, release = threading.Event(), threading.Event()
+
+        def held_pass(*_a):  # a session pass that runs until released
+            entered.set()
+            release.wait(10)
+
+        thread._session_pass = held_pass
         thread.nudge("c")
-        assert thread.pending() == 1  # counted until its pass has run
+        assert entered.wait(10)
+        assert thread.pending() == 1  # a pass running is counted until it ends
+        release.set()
+        assert _wait(lambda: thread.pending() == 0)
         assert calls[0][1] == ("b", -1) and ("b", 0) in [a for _, a in calls[2:]]
     finally:
         thread.stop()

@@ -344,6 +344,7 @@ def test_server_api_docs_need_the_token_and_health_says_nothing(store,
         full = c.get("/health", headers=right).json()
         assert full["status"] == "ok" and full["pid"] == os.getpid()
         assert full["consolidation_tasks"] == 0
+        assert isinstance(full["embedding_pending"], int)  # issue 45 item 10: bench settle
 
 
 def test_server_without_token_serves_docs_on_loopback(client: TestClient) -> None:

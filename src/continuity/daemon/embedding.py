@@ -122,7 +122,10 @@ class EmbeddingThread:
 
     def pending(self) -> int:
         """Passes waiting or running: the sessions nudged and not yet read, plus one while a
-        pass runs or a full pass is due (``/health``'s ``embedding_pending``)."""
+        pass runs or a full pass is due (``/health``'s ``embedding_pending``); 0 when the
+        thread does not run (words-only search, or stopped): nothing will be embedded."""
+        if self._thread is None or not self._thread.is_alive():
+            return 0
         with self._dirty_lock:
             return len(self._dirty) + (1 if self._full or self._running else 0)
 
