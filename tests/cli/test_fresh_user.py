@@ -10,20 +10,19 @@ from pathlib import Path
 
 import pytest
 
-from continuity.cli import app as cli
+from tests.cli.running import run_main
 
 
-def run_main(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    """Run ``continuity.cli.app.main`` in-process: (exit code, stdout, stderr)."""
-    monkeypatch.setattr(sys, "argv", ["continuity", *map(str, args)])
-    monkeypatch.delenv("CONTINUITY_RAISE_ERRORS", raising=False)
-    code = 0
-    try:
-        cli.main()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    cap = capsys.readouterr()
-    return code, cap.out, cap.err
+def refuse_opening_to_write(monkeypatch) -> None:
+    """Opening the database file to write fails as on a ``chmod 0500`` workspace (EACCES)."""
+    import continuity.store as store
+
+    def refusing(path, flags):
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(store, "private_open", refusing)
+
+
 
 
 COMMANDS = [["sessions"], ["show", "abc"], ["continue", "abc"], ["where"],
@@ -211,12 +210,7 @@ def test_serve_in_a_read_only_workspace_is_one_line_exit_4(monkeypatch, capsys, 
 def test_read_only_workspace_says_what_failed(monkeypatch, capsys, tmp_path, command):
     """An existing folder whose database cannot be created: the message no longer claims the
     folder could not be created. Root ignores mode 0500, so the refusal is simulated."""
-    import continuity.store as store
-
-    def refusing(path, flags):
-        raise PermissionError(13, "Permission denied", str(path))
-
-    monkeypatch.setattr(store, "private_open", refusing)
+    refuse_opening_to_write(monkeypatch)
     code, out, err = run_main(monkeypatch, capsys, *command, "--home", tmp_path)
     assert code == 4
     assert err.strip() == (f"continuity: cannot write in the workspace folder {tmp_path} "
@@ -481,12 +475,7 @@ def test_read_only_workspace_is_read(monkeypatch, capsys, imported, command):
     real = os.access
     monkeypatch.setattr(os, "access", lambda p, m, **kw: False if m & os.W_OK and
                         Path(p) in (imported, imported / "continuity.db") else real(p, m, **kw))
-    import continuity.store as store
-
-    def refusing(path, flags):
-        raise PermissionError(13, "Permission denied", str(path))
-
-    monkeypatch.setattr(store, "private_open", refusing)  # what opening it to write gets
+    refuse_opening_to_write(monkeypatch)  # what opening it to write gets
     code, out, err = run_main(monkeypatch, capsys, *args, "--home", imported)
     assert (code, err) == (0, "")
     assert out == expected
@@ -498,14 +487,8 @@ def test_read_only_database_file_is_read(monkeypatch, capsys, imported):
     ``sessions`` still lists what it holds."""
     import json
 
-    import continuity.store as store
-
     code, expected, _ = run_main(monkeypatch, capsys, "sessions", "--json", "--home", imported)
-
-    def refusing(path, flags):
-        raise PermissionError(13, "Permission denied", str(path))
-
-    monkeypatch.setattr(store, "private_open", refusing)
+    refuse_opening_to_write(monkeypatch)
     code, out, err = run_main(monkeypatch, capsys, "sessions", "--json", "--home", imported)
     assert (code, err) == (0, "") and out == expected and len(json.loads(out)) > 1
 
@@ -558,12 +541,7 @@ def test_read_only_transcript_of_a_session_not_yet_captured(monkeypatch, capsys,
     real = os.access
     monkeypatch.setattr(os, "access", lambda p, m, **kw: False if m & os.W_OK and
                         Path(p) in (imported, imported / "continuity.db") else real(p, m, **kw))
-    import continuity.store as store
-
-    def refusing(path, flags):
-        raise PermissionError(13, "Permission denied", str(path))
-
-    monkeypatch.setattr(store, "private_open", refusing)
+    refuse_opening_to_write(monkeypatch)
     code, out, err = run_main(monkeypatch, capsys, "transcript", key, "--home", imported)
     assert (code, err) == (0, "")
     assert out == expected and "orchestrator" in out.lower()

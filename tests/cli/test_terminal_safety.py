@@ -18,6 +18,7 @@ from continuity.core.config import database_url
 from continuity.core.model import Session
 from continuity.store import open_store
 from tests.builders import A, CP, T, U, call, load
+from tests.cli.running import run_main
 from tests.daemon.test_mcp import daemon_down  # noqa: F401 - fixture
 
 runner = CliRunner()
@@ -185,20 +186,6 @@ def test_browser_pages_show_no_raw_control(home):
 EVIL = "w\x1b[31m\u202ex"
 
 
-def _main(monkeypatch, capsys, *args: object) -> tuple[int, str, str]:
-    import sys
-
-    from continuity.cli import app as cli
-
-    monkeypatch.setattr(sys, "argv", ["continuity", *map(str, args)])
-    monkeypatch.delenv("CONTINUITY_RAISE_ERRORS", raising=False)
-    code = 0
-    try:
-        cli.main()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    cap = capsys.readouterr()
-    return code, cap.out, cap.err
 
 
 @pytest.mark.parametrize("argv", [["where"], ["doctor"], ["memory", "render"]],
@@ -208,7 +195,7 @@ def test_a_workspace_path_is_printed_escaped(monkeypatch, capsys, tmp_path, argv
     and U+202E raw. Every path the CLI prints is shown escaped, as the README says."""
     ws = tmp_path / EVIL
     ws.mkdir()
-    code, out, err = _main(monkeypatch, capsys, "--home", ws, *argv)
+    code, out, err = run_main(monkeypatch, capsys, "--home", ws, *argv)
     assert _raw_ones(out) == [] and _raw_ones(err) == [], (out, err)
     assert "w\\x1b[31m\\u202ex" in out + err
 
@@ -221,7 +208,7 @@ def test_a_workspace_path_is_printed_escaped(monkeypatch, capsys, tmp_path, argv
 def test_an_error_line_is_printed_escaped(monkeypatch, capsys, tmp_path, argv):
     """An error naming what the user typed (a path, an option, a key) shows its control and
     bidi characters escaped: usage errors (Click's) and the CLI's own errors alike."""
-    code, out, err = _main(monkeypatch, capsys, *argv, "--home", tmp_path / "ws")
+    code, out, err = run_main(monkeypatch, capsys, *argv, "--home", tmp_path / "ws")
     assert code != 0
     assert _raw_ones(out) == [] and _raw_ones(err) == [], err
     assert "\\x1b[31m\\u202e" in err, err
@@ -234,7 +221,7 @@ def test_resume_error_naming_a_project_folder_is_escaped(monkeypatch, capsys, tm
     with open_store(database_url(home)) as store:
         store.upsert_session(Session("33333333-aaaa", "claude-code",
                                      project=str(tmp_path / EVIL)))
-    code, out, err = _main(monkeypatch, capsys, "resume", "33333333", "--in", "codex",
+    code, out, err = run_main(monkeypatch, capsys, "resume", "33333333", "--in", "codex",
                            "--home", home)
     assert code != 0 and "does not exist" in err, err
     assert _raw_ones(err) == [] and "\\x1b[31m\\u202ex" in err, err

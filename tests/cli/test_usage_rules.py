@@ -7,25 +7,13 @@ usage error (exit 2) for both, no hit exits 1, a hit 0."""
 
 from __future__ import annotations
 
-import sys
 
 import pytest
 
-from continuity.cli import app as cli
+from tests.cli.running import run_main
 from continuity.store import open_store
 
 
-def run_main(monkeypatch, capsys, *args: str) -> tuple[int, str, str]:
-    """``continuity.cli.app.main`` in-process, as the console script runs it."""
-    monkeypatch.setattr(sys, "argv", ["continuity", *map(str, args)])
-    monkeypatch.delenv("CONTINUITY_RAISE_ERRORS", raising=False)
-    code = 0
-    try:
-        cli.main()
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    cap = capsys.readouterr()
-    return code, cap.out, cap.err
 
 
 @pytest.mark.parametrize(("args", "where", "what"), [
