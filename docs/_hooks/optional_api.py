@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any
 
 #: Modules that may be absent, by dotted name.
 OPTIONAL = ("continuity.api",)
@@ -27,7 +28,7 @@ def _present(name: str, root: Path) -> bool:
     return (base / "__init__.py").is_file() or base.with_suffix(".py").is_file()
 
 
-def on_page_markdown(markdown: str, page, config, files) -> str:  # noqa: ANN001 (MkDocs' API)
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
     """Replace the ``::: NAME`` line of each absent optional module with an admonition."""
     root = Path(config["config_file_path"]).parent / SOURCES
 

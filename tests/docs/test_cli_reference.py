@@ -19,7 +19,7 @@ def cog_check(path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     """``cog --check PATH`` in a fresh interpreter (cog runs the generator embedded in the
     file), with ``env`` added to the environment."""
     return subprocess.run([sys.executable, "-m", "cogapp", "--check", str(path)],
-                          capture_output=True, text=True, timeout=60,
+                          check=False, capture_output=True, text=True, timeout=60,
                           env={**os.environ, **env}, cwd=ROOT)
 
 
