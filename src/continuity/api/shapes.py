@@ -1,6 +1,7 @@
 """The ``--json`` shapes of stored sessions and rows (moved here from ``cli.render`` so the
 library and the command line build them once): ``session_dict`` (``sessions --json``),
-``entry_dict`` (``show --json`` rows), ``source_status`` and ``resume_copies`` (which sessions
+``entry_dict`` (``show --json`` rows), ``session_rows`` (which rows ``show`` shows),
+``source_status`` and ``resume_copies`` (which sessions
 are ``continuity resume`` copies, issue 45 item 3).
 
 Each imports what it needs when called: ``continuity sessions`` must not load the redaction
@@ -12,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
     from datetime import datetime
 
     from continuity.core.model import Entry, Session
@@ -66,6 +68,25 @@ def entry_dict(e: Entry, *, raw: bool = False) -> dict[str, Any]:
     return redacted
 
 
+def session_rows(store: Any, key: str, *, all_rows: bool = False,
+                 seq: int | None = None) -> Iterable[Entry]:
+    """The rows ``continuity show`` shows of session ``key``: the conversation in log order
+    (every row with ``all_rows``), or with ``seq`` the 30 rows from ``seq - 5``, every kind
+    (issue 19: the reopen command of a search hit). Raises ``InputError`` when the session
+    has no row ``seq``."""
+    if seq is None:
+        from continuity.store import iter_entries
+
+        found: Iterable[Entry] = iter_entries(store, key, visible_only=not all_rows)
+        return found
+    rows: list[Entry] = store.entries(key, after_seq=max(-1, seq - 6), limit=30)
+    if not rows or rows[0].seq > seq:
+        from continuity.core.errors import InputError
+
+        raise InputError(f"--seq {seq}: session {key} has no row {seq}")
+    return rows
+
+
 def resume_copies(store: Any, keys: list[str]) -> dict[str, dict[str, str]]:
     """``{session: parse_copy_note(note)}`` of the ``keys`` that are ``continuity resume``
     copies (their newest copy note; issue 45 item 3)."""
@@ -79,4 +100,4 @@ def resume_copies(store: Any, keys: list[str]) -> dict[str, dict[str, str]]:
     return found
 
 
-__all__ = ["entry_dict", "resume_copies", "session_dict", "source_status"]
+__all__ = ["entry_dict", "resume_copies", "session_dict", "session_rows", "source_status"]

@@ -244,12 +244,14 @@ class Workspace:
 
     def sessions(self, limit: int = 50, *, harness: str | None = None,
                  project: str | os.PathLike[str] | None = None,
-                 since: datetime | str | None = None) -> list[SessionRecord]:
+                 since: datetime | str | None = None, titles: bool = True
+                 ) -> list[SessionRecord]:
         """``continuity sessions``: sessions newest first, at most ``limit`` (0: all), only of
         ``harness`` (claude-code, codex, pi, opencode), of the folder ``project`` or a folder
         inside it, active since ``since`` (a datetime, or the CLI's forms: ``2026-12-01``,
-        ``7d``). Titles redacted. Raises ``InputError`` naming ``since`` when it cannot be
-        read."""
+        ``7d``). Titles redacted; ``titles=False`` leaves every ``title`` None and skips
+        that work (the CLI's table shows no title and must not load the redaction). Raises
+        ``InputError`` naming ``since`` when it cannot be read."""
         from continuity.api.shapes import resume_copies, session_dict
 
         after = _when(since, "since")
@@ -258,6 +260,8 @@ class Workspace:
         found = store.list_sessions(limit=limit, harness=harness,
                                     project=folder[0] if folder else None, since=after)
         copies = resume_copies(store, [s.key for s in found])
+        if not titles:
+            found = [replace(s, title=None) for s in found]
         return [SessionRecord.from_dict(session_dict(s, copies.get(s.key))) for s in found]
 
     def show(self, key: str, *, raw: bool = False, all_rows: bool = False,
@@ -267,17 +271,11 @@ class Workspace:
         from ``seq - 5`` (every kind). Every string redacted (a secret found in any row hidden
         wherever it repeats) unless ``raw``. Raises ``SessionNotFound``/``AmbiguousSession``,
         ``InputError`` when the session has no row ``seq``."""
-        from continuity.api.shapes import entry_dict, source_status
-        from continuity.store import iter_entries
+        from continuity.api.shapes import entry_dict, session_rows, source_status
 
         store = self.store()
         name = self.key(key)
-        if seq is not None:  # issue 19: the reopen command of a search hit
-            rows = store.entries(name, after_seq=max(-1, seq - 6), limit=30)
-            if not rows or rows[0].seq > seq:
-                raise InputError(f"--seq {seq}: session {name} has no row {seq}")
-        else:
-            rows = list(iter_entries(store, name, visible_only=not all_rows))
+        rows = session_rows(store, name, all_rows=all_rows, seq=seq)
         token = None
         if not raw:  # --raw redacts nothing, so it loads no redaction at all
             from continuity.redaction.funnel import SESSION_KNOWN
