@@ -346,15 +346,9 @@ class Workspace:
         skipped. ``key`` may also be a live session's exact key that has checkpoints but no
         imported rows. Raises ``SessionNotFound`` / ``AmbiguousSession``."""
         from continuity.checkpoints.recovery import checkpoint_dict
-        from continuity.core.errors import SessionNotFound
 
         store = self.store()
-        try:
-            name = self.key(key)
-        except SessionNotFound:
-            if store.latest_checkpoint(key) is None:
-                raise
-            name = key
+        name = checkpoint_session_key(store, key)
         good, damaged = store.checkpoint_page(name, limit=limit)
         rows = [checkpoint_dict(cp) for cp in good]
         return CheckpointList.from_dict({"session": name, "count": len(rows),
@@ -473,6 +467,21 @@ class Workspace:
         return CompactResult.from_dict(outcome.to_dict())
 
 
+def checkpoint_session_key(store: Any, name: str) -> str:
+    """The session ``name`` names for its checkpoints: an imported session (key or unique
+    prefix), else a live session's exact key that has checkpoints (``checkpoints``,
+    ``recover``). Raises ``SessionNotFound`` / ``AmbiguousSession``."""
+    from continuity.core.errors import SessionNotFound
+    from continuity.store.names import resolve_session
+
+    try:
+        return resolve_session(store, name)
+    except SessionNotFound:
+        if store.latest_checkpoint(name) is not None:
+            return name
+        raise
+
+
 def _with_window(config: Any, window: str) -> Any:
     """``config`` looking back ``window`` (days, or ``any``), checked by the setting's own
     rule (``recoveryWindowDays``: 1–3650 or "any"); an explicit ``recoveryWindowHours`` no
@@ -488,4 +497,4 @@ def _with_window(config: Any, window: str) -> Any:
         raise InputError(f"--window: {why} (got {window!r})") from None
 
 
-__all__ = ["ImportProgress", "Workspace"]
+__all__ = ["ImportProgress", "Workspace", "checkpoint_session_key"]
