@@ -22,6 +22,7 @@ _EXPORTS = {
     "ImportProgress": "api.workspace",
     **{name: "api.results" for name in RESULTS},
     # results that exist below the API, returned as they are
+    "SearchHit": "browse.search",
     "Brief": "brief.build",
     "Reach": "brief.model",
     "Written": "resume.session",
@@ -32,4 +33,4 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)  # type: ignore[misc]

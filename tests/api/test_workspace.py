@@ -71,6 +71,17 @@ def test_open_takes_a_database_url(tmp_path: Path, ws) -> None:
         assert len(other.sessions(0)) == 4
 
 
+def test_open_without_a_target_is_the_cli_default_workspace(ws, monkeypatch) -> None:
+    monkeypatch.setenv("CONTINUITY_HOME", str(ws.home))
+    monkeypatch.delenv("CONTINUITY_DATABASE_URL", raising=False)
+    with continuity.Workspace.open() as default:
+        assert default.home == ws.home
+        assert {s.session for s in default.sessions()} == {s.session for s in ws.sessions()}
+    (ws.home.parent / "a-file").write_text("x")
+    with pytest.raises(continuity.ConfigError, match="is a file"):
+        continuity.Workspace.open(ws.home.parent / "a-file")
+
+
 def test_sessions_match_the_cli(ws, monkeypatch, capsys) -> None:
     found = ws.sessions()
     assert len(found) == 4 and all(isinstance(s, SessionRecord) for s in found)

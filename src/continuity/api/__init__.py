@@ -17,7 +17,7 @@ RESULTS = ("Checkpoint", "CheckpointList", "CompactResult", "CompactionCheckpoin
            "Continuation", "ContinuationGap", "ContinuationGapNotice", "ContinuationMessage",
            "ContinuationRequest", "ContinuationSummary", "DamagedCheckpoint", "EmbedCounts",
            "FileImport", "ImportResult", "ImportTotals", "LineError", "LineWarning", "Refusal",
-           "RefusalReceipt", "SearchHit", "SessionFailure", "SessionRecord", "SessionRows")
+           "RefusalReceipt", "SessionFailure", "SessionRecord", "SessionRows")
 
 _EXPORTS = {
     "Workspace": "workspace",
@@ -26,4 +26,4 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)  # type: ignore[misc]

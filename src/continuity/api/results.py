@@ -8,7 +8,8 @@ that have no fixed shape (a content block, a file report's counters, tool-call a
 figures (``budget_bytes``, ``used_bytes``, ``view_bytes``) are UTF-8 bytes of compact JSON
 (seed 002's unit); ``brief`` counts characters.
 
-Values returned as they already exist elsewhere: ``continuity.brief.build.Brief`` (``brief``),
+Values returned as they already exist elsewhere: ``continuity.browse.search.SearchHit``
+(``search``), ``continuity.brief.build.Brief`` (``brief``),
 ``continuity.resume.session.Written`` (``resume``), and the pydantic models
 ``continuity.transcripts.memories.RememberResponse`` and ``RecallResponse`` (``remember``,
 ``recall``); each has the same ``to_dict()``.
@@ -265,32 +266,6 @@ class SessionRows(Record):
     entries: tuple[dict[str, Any], ...]
 
 
-@dataclass(frozen=True)
-class SearchHit(Record):
-    """One ``continuity search --json`` hit: where it is (``session``, ``seq``), its rank
-    ``score`` (higher is better, within one search), the session's harness, project, title
-    and agent, the row's role, kind and time, a redacted ``snippet`` with ``spans`` of the
-    matching words (character offsets ``(start, end)`` into the snippet), and the commands
-    that reopen it."""
-
-    session: str
-    seq: int
-    score: float
-    harness: str
-    project: str | None
-    title: str | None
-    agent: str
-    subagent: bool
-    sidechain: bool
-    role: str
-    kind: str
-    time: str | None
-    snippet: str
-    spans: tuple[tuple[int, int], ...] = ()
-    show_command: str = ""
-    resume_command: str = ""
-
-
 # ---------------------------------------------------------------------------- continuation
 
 
@@ -505,5 +480,5 @@ __all__ = [
     "ContinuationGap", "ContinuationGapNotice", "ContinuationMessage", "ContinuationRequest",
     "ContinuationSummary", "DamagedCheckpoint", "EmbedCounts", "FileImport", "ImportResult",
     "ImportTotals", "LineError", "LineWarning",
-    "Record", "Refusal", "RefusalReceipt", "SearchHit", "SessionFailure", "SessionRecord",
+    "Record", "Refusal", "RefusalReceipt", "SessionFailure", "SessionRecord",
     "SessionRows"]

@@ -25,12 +25,13 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from continuity.api.results import (Checkpoint, CheckpointList, CompactResult, Continuation,
-                                    ImportResult, SearchHit, SessionRecord, SessionRows)
+                                    ImportResult, SessionRecord, SessionRows)
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.core.errors import InputError
 
 if TYPE_CHECKING:
     from continuity.brief.build import Brief
+    from continuity.browse.search import SearchHit
     from continuity.brief.model import Reach
     from continuity.resume.session import Written
     from continuity.store.sql import SqlStore
@@ -177,7 +178,7 @@ class Workspace:
         Raises ``InputError`` for an empty path, for no session file at all, or for the one
         path given that cannot be read."""
         from continuity.archive.ingest import ingest
-        from continuity.checkpoints import load_config
+        from continuity.checkpoints.capture import load_config
         from continuity.core.text import one_line
         from continuity.formats.importer import ImportReport, discover, mark_vanished, \
             total_bytes
@@ -304,7 +305,9 @@ class Workspace:
         rows of the current folder's project and recent rows a little first. Filters:
         ``harness``, ``project`` (folders; ``here``: the current folder), ``since`` /
         ``until`` (the row's time), ``role`` (user, assistant, tool, system), ``tool`` (a
-        tool's name). Snippets are redacted. An empty list when nothing matched. Raises
+        tool's name). Snippets are redacted; the reopen commands name no workspace. An
+        empty list when nothing matched. Returns ``continuity.browse.search.SearchHit``s.
+        Raises
         ``InputError`` naming ``query``, ``mode``, ``role``, ``since`` or ``until``."""
         from continuity.browse.search import search
         from continuity.retrieval.hybrid import MODES
@@ -323,7 +326,7 @@ class Workspace:
         hits = search(self.store(), query, limit=min(limit or 500, 500), filters=filters,
                       mode=mode, project=str(Path.cwd()),
                       settings=retrieval_settings(self._home))
-        return [SearchHit.from_dict(h.to_dict()) for h in hits]
+        return hits
 
     def continuation(self, key: str, *,
                      budget_bytes: int = FOLLOW_UP_BUDGET_BYTES) -> Continuation:
@@ -383,8 +386,9 @@ class Workspace:
         path); None names none. Returns ``continuity.brief.build.Brief`` (``text``,
         ``sessions``; ``to_dict()`` is ``brief --json``). Raises ``InputError`` naming
         ``budget_chars`` or ``window``."""
-        from continuity.brief import Reach, build_brief
-        from continuity.checkpoints import load_config
+        from continuity.brief.build import build_brief
+        from continuity.brief.model import Reach
+        from continuity.checkpoints.capture import load_config
 
         config = load_config(self._home)
         if budget_chars is not None:
@@ -408,7 +412,7 @@ class Workspace:
         ``command``: the argv that opens it; ``to_dict()`` is ``resume --json``). Raises
         ``InputError`` for an unknown harness, ``ResumeRefused`` (exit 5) when the
         continuation is refused, ``SessionNotFound`` / ``AmbiguousSession``."""
-        from continuity.resume import resume_session
+        from continuity.resume.session import resume_session
 
         home = Path(target_home) if target_home is not None else None
         return resume_session(self.store(), self.key(key), into, budget_bytes=budget_bytes,
@@ -419,7 +423,7 @@ class Workspace:
         ``trigger`` explicit or agent) with its recent prompts and ``reason`` (redacted).
         Raises ``InputError`` for an empty reason, an unknown trigger, or continuity disabled
         (``[continuity] enabled = false``); ``SessionNotFound`` / ``AmbiguousSession``."""
-        from continuity.checkpoints import load_config
+        from continuity.checkpoints.capture import load_config
         from continuity.checkpoints.recovery import checkpoint_dict, manual_checkpoint
         from continuity.core.model import CheckpointTrigger
 
