@@ -103,9 +103,7 @@ from continuity.cli.commands.common import (  # noqa: E402
     JsonOption,
     emit_json as _emit_json,
     err,
-    open_cli_store as _store,
     out,
-    resolve_session,
 )
 
 
