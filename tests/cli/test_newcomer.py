@@ -141,9 +141,12 @@ def _console(width: int = 80, terminal: bool = True):
 def _view(**kw):
     from continuity.continuation.view import ContinuationView, Gap, gap_notice
 
+    from continuity.api.results import Continuation
+
     gaps = [Gap(2, 49)]
-    return ContinuationView(session="s1", budget_bytes=240_000, used_bytes=1_234, gaps=gaps,
-                            notice=gap_notice(gaps), **kw)
+    return Continuation.from_dict(ContinuationView(
+        session="s1", budget_bytes=240_000, used_bytes=1_234, gaps=gaps,
+        notice=gap_notice(gaps), **kw).to_dict())
 
 
 def test_continue_text_shows_the_gap_notice_and_user_brackets():
@@ -209,6 +212,15 @@ def test_show_text_escapes_markup_from_the_transcript(monkeypatch, capsys, tmp_p
 # --------------------------------------------------------------------------- sessions layout
 
 
+def _records(sessions, copies=None):
+    """The ``SessionRecord``s ``continuity sessions`` renders (issue 46)."""
+    from continuity.api.results import SessionRecord
+    from continuity.api.shapes import session_dict
+
+    return [SessionRecord.from_dict(session_dict(s, (copies or {}).get(s.key)))
+            for s in sessions]
+
+
 def _sessions():
     from datetime import datetime, timedelta, timezone
 
@@ -232,7 +244,7 @@ def test_sessions_fits_80_columns_with_short_keys_and_relative_times():
 
     now, sessions, long_key = _sessions()
     console = _console(width=80)
-    sessions_table(console, sessions, now=now)
+    sessions_table(console, _records(sessions), now=now)
     lines = console.file.getvalue().splitlines()
     assert all(len(line) <= 80 for line in lines), lines
     assert lines[0].split() == ["session", "harness", "project", "rows", "last", "activity"]
@@ -254,7 +266,7 @@ def test_sessions_in_a_terminal_marks_copies_in_80_columns():
     now, sessions, long_key = _sessions()
     copies = {sessions[0].key: {"session": sessions[1].key, "original": sessions[1].key}}
     console = _console(width=80)
-    sessions_table(console, sessions, now=now, copies=copies)
+    sessions_table(console, _records(sessions, copies), now=now)
     lines = console.file.getvalue().splitlines()
     assert all(len(line) <= 80 for line in lines), lines
     assert lines[0].split()[-2:] == ["copy", "of"]
@@ -262,7 +274,7 @@ def test_sessions_in_a_terminal_marks_copies_in_80_columns():
     pi_row = next(l for l in lines if l.split()[:2] == ["01a2354d", "pi"])
     assert pi_row.split()[-1] == "ago"  # no copy: an empty cell
     plain = _console(width=80)
-    sessions_table(plain, sessions, now=now)
+    sessions_table(plain, _records(sessions), now=now)
     assert "copy" not in plain.file.getvalue().splitlines()[0]
 
 
@@ -271,7 +283,7 @@ def test_sessions_piped_prints_full_values():
 
     now, sessions, long_key = _sessions()
     console = _console(width=80, terminal=False)
-    sessions_table(console, sessions, now=now)
+    sessions_table(console, _records(sessions), now=now)
     lines = console.file.getvalue().splitlines()
     assert lines[0] == "session\tharness\tproject\tentries\tlast_activity\tsource\tcopy_of"
     assert lines[3].startswith(f"{long_key}\tclaude-code\t\t7\t2026-09-03T12:00:00Z\t")

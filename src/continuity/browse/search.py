@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import replace, asdict, dataclass, field
+from dataclasses import replace, asdict, dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Sequence
 
@@ -38,11 +38,14 @@ REDACT_REGION = 640
 _WS = re.compile(r"[^\S\r\x0b\x0c\x1c-\x1f\x85]+")
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class SearchHit:
-    """One hit: where it is (``session``, ``seq``), what session it belongs to, the snippet
-    (plain text, redacted unless raw) with ``spans`` [(start, end), ...] of the matching words
-    in it (character offsets), and the commands that reopen it."""
+    """One hit: where it is (``session``, ``seq``), its rank ``score`` (higher is better,
+    within one search), the session's harness, project, title (redacted unless raw) and
+    agent, the row's role, kind and time, the snippet (plain text, redacted unless raw) with
+    ``spans`` ((start, end), ...) of the matching words in it (character offsets), and the
+    commands that reopen it (naming no workspace). ``continuity.SearchHit`` (issue 46):
+    ``to_dict()`` is a line of ``search --json``."""
 
     session: str
     seq: int
@@ -57,7 +60,7 @@ class SearchHit:
     kind: str
     time: str | None
     snippet: str
-    spans: list[tuple[int, int]] = field(default_factory=list)
+    spans: tuple[tuple[int, int], ...] = ()
     show_command: str = ""
     resume_command: str = ""
 
@@ -161,7 +164,7 @@ def search(store: Any, query: str, *, limit: int = 20, filters: EntryFilter | No
             title=session.title if raw else title,
             subagent=session.agent_id != "default", sidechain=entry.sidechain,
             role=entry.role.value, kind=entry.kind.value, time=_iso(entry.timestamp),
-            snippet=text, spans=spans, show_command=show_command(h.session_key, h.seq),
+            snippet=text, spans=tuple(spans), show_command=show_command(h.session_key, h.seq),
             resume_command=resume_command(h.session_key, session.harness)))
     return out
 

@@ -103,9 +103,7 @@ from continuity.cli.commands.common import (  # noqa: E402
     JsonOption,
     emit_json as _emit_json,
     err,
-    open_cli_store as _store,
     out,
-    resolve_session,
 )
 
 
@@ -146,71 +144,46 @@ def import_cmd(
     cannot be read. Then the rows not yet embedded are embedded for search by meaning (with
     the semantic extra; --no-embed skips it).
     """
-    from continuity.formats.importer import discover, ImportReport, mark_vanished, total_bytes
+    from continuity.cli.commands.common import open_workspace
 
-    if any(not p.strip() for p in paths):  # "" would be the current folder (review)
-        raise InputError("an empty path was given; name a session file or folder "
-                         "(. for the current folder)")
-    report = ImportReport()
-    files = discover(paths, unreadable=report.files,  # paths that cannot be read: failed, exit 2
-                     home=home)
-    if not files and len(report.files) == 1:  # the one problem is the whole answer
-        from continuity.core.text import one_line
-
-        raise InputError(f"{one_line(report.files[0].path)}: {report.files[0].reason}")
-    if not files and not report.files:
-        raise InputError("no *.jsonl session files under " + ", ".join(map(str, paths)))
-    from continuity.archive.ingest import ingest
-    from continuity.checkpoints import load_config
-
-    config = load_config(home)
-    with _store(home) as store, _progress(total_bytes(files), files=len(files),
-                                          enabled=not as_json) as bar:
-        result = ingest(store, files, config=config, home=home, progress=bar.advance,
-                        done=lambda _r: bar.file_done(), phase=bar.phase, report=report)
-        replayed, sync = result.checkpoints_replayed, result.transcripts
-        transcripts = sync.captured
-        gone, back = mark_vanished(store, paths)
-        embedded = None if no_embed else _embed_after_import(store, home, enabled=not as_json)
+    with open_workspace(home) as ws:
+        result = ws.import_(paths, embed=not no_embed, progress=_ImportBars(enabled=not as_json))
     if as_json:
-        _emit_json({**report.to_dict(), "checkpoints_replayed": replayed,
-                    "embedded": embedded.to_dict() if embedded else None,
-                    "transcripts_written": transcripts, "sources_gone": gone,
-                    "sources_back": back,
-                    "transcripts_failed": [{"session": k, "reason": r} for k, r in sync.failed],
-                    "checkpoints_failed": [{"session": k, "reason": r}
-                                           for k, r in result.checkpoints_failed]})
+        _emit_json(result.to_dict())
     else:
         from continuity.cli.render import import_summary
 
-        import_summary(out, err, report)
-        for key, reason in sync.failed:
-            err.print(f"warning: transcript of session {key} not captured: {reason}",
-                      markup=False)
-        for key, reason in result.checkpoints_failed:
-            err.print(f"warning: checkpoints of session {key} not replayed: {reason}",
-                      markup=False)
-        err.print(f"{replayed} checkpoints replayed, {transcripts} transcripts written")
+        import_summary(out, err, result)
+        for failure in result.transcripts_failed:
+            err.print(f"warning: transcript of session {failure.session} not captured: "
+                      f"{failure.reason}", markup=False)
+        for failure in result.checkpoints_failed:
+            err.print(f"warning: checkpoints of session {failure.session} not replayed: "
+                      f"{failure.reason}", markup=False)
+        err.print(f"{result.checkpoints_replayed} checkpoints replayed, "
+                  f"{result.transcripts_written} transcripts written")
+        embedded = result.embedded
         if embedded is not None and (embedded.embedded or embedded.left):
             err.print(f"{embedded.embedded} rows embedded for search by meaning"
                       + (f", {embedded.left} left (interrupted)" if embedded.left else ""),
                       markup=False)
+        gone, back = result.sources_gone, result.sources_back
         if gone or back:
             err.print(f"{gone} source file(s) gone since the last import, {back} back; their "
                       "sessions are kept whole (`continuity sessions` shows source: gone)",
                       markup=False)
-    if report.exit_code:
-        failed = sum(1 for f in report.files if f.status == "failed")
-        if report.exit_code != InputError.exit_code:  # a store problem: worth a retry
+    if result.exit_code:
+        failed = sum(1 for f in result.files if f.status == "failed")
+        if result.exit_code != InputError.exit_code:  # a store problem: worth a retry
             err.print(f"error: {failed} file(s) failed to import; import them again",
                       markup=False)
         elif failed:
             err.print(f"error: {failed} path(s) could not be read (shown as skipped or "
                       "absent above, with the reason); the others were imported", markup=False)
         else:
-            err.print(f"error: nothing imported: none of the {len(report.files)} files is a "
+            err.print(f"error: nothing imported: none of the {len(result.files)} files is a "
                       "Claude Code, Codex or pi session file", markup=False)
-        raise typer.Exit(report.exit_code)
+        raise typer.Exit(result.exit_code)
 
 
 @core.command("sessions")
@@ -233,38 +206,24 @@ def sessions_cmd(
     prefix and times shown relative; piped or with --json every value is whole. A copy
     `continuity resume` wrote names the session it continues (copy of; --json also gives
     the original)."""
-    from continuity.cli.commands.common import parse_since
+    from continuity.cli.commands.common import open_workspace, parse_since
 
     after = parse_since(since) if since is not None else None
-    with _store(home, read_only=True) as store:
-        sessions = store.list_sessions(
-            limit=0 if all_sessions else limit, harness=harness.value if harness else None,
-            project=str(project.expanduser().resolve()) if project else None, since=after)
-        copies = _copies(store, [s.key for s in sessions])
-    from continuity.cli.render import session_dict, sessions_table
-
+    with open_workspace(home, read_only=True) as ws:
+        sessions = ws.sessions(0 if all_sessions else limit,
+                               harness=harness.value if harness else None,
+                               project=project, since=after, titles=as_json)
     if as_json:
-        _emit_json([session_dict(s, copies.get(s.key)) for s in sessions])
+        _emit_json([s.to_dict() for s in sessions])
         return
-    sessions_table(out, sessions, copies=copies)
+    from continuity.cli.render import sessions_table
+
+    sessions_table(out, sessions)
     if not sessions:
         filtered = harness or project or since
         err.print("no sessions match those filters" if filtered else "no sessions yet: "
                   "import some (continuity import ~/.claude/projects ~/.codex/sessions "
                   "~/.pi/agent/sessions)", markup=False)
-
-
-def _copies(store: Any, keys: list[str]) -> dict[str, dict[str, str]]:
-    """``{session: parse_copy_note(note)}`` of the ``keys`` that are ``continuity resume``
-    copies (their newest copy note; issue 45 item 3)."""
-    from continuity.formats.resumed import NOTE_PREFIX, parse_copy_note
-
-    found = {}
-    for key, texts in store.notes_starting(NOTE_PREFIX, keys).items():
-        parsed = next((p for p in map(parse_copy_note, reversed(texts)) if p), None)
-        if parsed is not None:
-            found[key] = parsed
-    return found
 
 
 @core.command("show")
@@ -282,40 +241,31 @@ def show_cmd(
 ) -> None:
     """Show a session's log, readable (one block per row, with its seq), secrets redacted
     unless --raw."""
-    from continuity.cli.render import entry_dict, show_entries
-    from continuity.store import iter_entries
+    from continuity.cli.commands.common import open_workspace
 
-    with _store(home, read_only=True) as store:
-        key = resolve_session(store, session)
-        if seq is not None:  # issue 19: the reopen command of a search hit
-            rows = store.entries(key, after_seq=max(-1, seq - 6), limit=30)
-            if not rows or rows[0].seq > seq:
-                raise InputError(f"--seq {seq}: session {key} has no row {seq}")
+    with open_workspace(home, read_only=True) as ws:
+        if as_json:
+            _emit_json(ws.show(session, raw=raw, all_rows=all_rows, seq=seq).to_dict())
         else:
-            rows = iter_entries(store, key, visible_only=not all_rows)
-        # issue 45 review item 1: a secret found in any row is hidden wherever it repeats;
-        # --raw redacts nothing, so it loads no redaction at all (test_lazy_commands)
-        token = None
-        if not raw:
-            from continuity.redaction.funnel import SESSION_KNOWN
-            from continuity.redaction.session import session_secrets
+            from continuity.api.shapes import session_rows
+            from continuity.cli.render import show_entries
 
-            token = SESSION_KNOWN.set(session_secrets(store, key))
-        try:
-            if as_json:
-                from continuity.cli.render import source_status
+            store = ws.store()
+            key = ws.key(session)
+            rows = session_rows(store, key, all_rows=all_rows, seq=seq)
+            # issue 45 review item 1: a secret found in any row is hidden wherever it
+            # repeats; --raw redacts nothing, so it loads no redaction at all
+            token = None
+            if not raw:
+                from continuity.redaction.funnel import SESSION_KNOWN
+                from continuity.redaction.session import session_secrets
 
-                found = store.get_session(key)
-                _emit_json({"session": key,
-                            "source": source_status(found) if found else None,
-                            "forked_from": found.forked_from if found else None,
-                            "redacted": not raw,
-                            "entries": [entry_dict(e, raw=raw) for e in rows]})
-            else:
+                token = SESSION_KNOWN.set(session_secrets(store, key))
+            try:
                 show_entries(out, store.get_session(key), rows, raw=raw)
-        finally:
-            if token is not None:
-                SESSION_KNOWN.reset(token)
+            finally:
+                if token is not None:
+                    SESSION_KNOWN.reset(token)
     if raw:  # as export's: the secrets were shown
         err.print("warning: --raw: secrets in this session are NOT redacted in the output",
                   markup=False)
@@ -331,10 +281,10 @@ def continue_cmd(
     """Print the continuation the next run of SESSION should be handed: the newest checkpoint,
     the previous request verbatim, and a recent tail within the budget with every tool call
     paired."""
-    from continuity.continuation.view import build_continuation
+    from continuity.cli.commands.common import open_workspace
 
-    with _store(home, read_only=True) as store:
-        view = build_continuation(store, resolve_session(store, session), budget_bytes=budget)
+    with open_workspace(home, read_only=True) as ws:
+        view = ws.continuation(session, budget_bytes=budget)
     if as_json:
         _emit_json(view.to_dict())
     else:
@@ -383,89 +333,39 @@ def where_cmd(home: Optional[Path] = HomeOption) -> None:
         err.print(f"fix: {private_fix(resolve_home(home))}", markup=False, highlight=False)
 
 
-def _embed_after_import(store: Any, home: Optional[Path], *, enabled: bool) -> Any:
-    """Embed the rows and memories waiting (issue 40: ``import`` embeds with a progress bar):
-    ``retrieval.embedding.embed_pending``'s report; None without the semantic extra (said
-    once) or when the model cannot load (a warning naming why)."""
-    from continuity.core.errors import ConfigError
-    from continuity.retrieval.embedder import load_embedder, semantic_note
-    from continuity.retrieval.embedding import embed_pending, pending_count
-    from continuity.retrieval.settings import retrieval_settings
+class _ImportBars:
+    """``continuity.api.workspace.ImportProgress`` as Rich progress bars on stderr, or
+    nothing when disabled or not a TTY (issue 20): the bytes and files imported, with an ETA,
+    and the step running now (importing, checkpoints, transcripts take turns, issue 17);
+    then the rows embedded (issue 40), in a bar of its own once the first is gone. Notes (a
+    model that did not load) go to stderr as they come, enabled or not."""
 
-    settings = retrieval_settings(home)
-    try:
-        embedder = load_embedder(settings)
-    except ConfigError as exc:
-        err.print(f"warning: rows not embedded: {exc}", markup=False)
-        return None
-    if embedder is None:
-        semantic_note(settings, lambda msg: err.print(f"note: {msg}", markup=False))
-        return None
-    with _rows_progress("embedding", pending_count(store, embedder.model_id),
-                        enabled=enabled) as bar:
-        return embed_pending(store, embedder, batch_rows=settings.batch_rows,
-                             progress=bar.update)
-
-
-class _rows_progress:
-    """A Rich progress bar on stderr counting rows (``update(done, total)``), or a no-op when
-    disabled or not a TTY: the embedding after an import (issue 40)."""
-
-    def __init__(self, label: str, total: int, *, enabled: bool) -> None:
-        self.label, self.total = label, total
-        self.enabled = enabled and err.is_terminal and total > 0
-        self._bar: Any = None
-
-    def __enter__(self) -> "_rows_progress":
-        if self.enabled:
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                       TimeRemainingColumn)
-
-            self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
-                                 MofNCompleteColumn(), TextColumn("rows"),
-                                 TimeRemainingColumn(), console=err, transient=True)
-            self._bar.start()
-            self._task = self._bar.add_task(self.label, total=self.total)
-        return self
-
-    def update(self, done: int, total: int) -> None:
-        if self._bar is not None:
-            self._bar.update(self._task, completed=done, total=total)
-
-    def __exit__(self, *exc: object) -> None:
-        if self._bar is not None:
-            self._bar.stop()
-
-
-# ---------------------------------------------------------------------------- progress
-
-
-class _progress:
-    """A Rich progress bar on stderr, or a no-op when disabled or not a TTY (issue 20): it
-    counts the bytes and files imported, with an ETA; ``phase(name)`` names the step running
-    now (importing, checkpoints, transcripts: they take turns as the import goes, issue 17).
-    ``advance(n)`` adds bytes, ``file_done()`` one file."""
-
-    def __init__(self, total: int, *, files: int, enabled: bool) -> None:
-        self.total, self.files = total, files
+    def __init__(self, *, enabled: bool) -> None:
         self.enabled = enabled and err.is_terminal
         self._bar: Any = None
         self._task: Any = None
+        self._files = self._done_files = 0
+        self._embedding = False
 
-    def __enter__(self) -> "_progress":
-        if self.enabled:
-            from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
-                                       TimeRemainingColumn, TransferSpeedColumn)
+    def _open(self, columns: list[Any], description: str, total: int, **fields: Any) -> None:
+        from rich.progress import Progress
 
-            self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
-                                 TextColumn("{task.fields[count]}"), DownloadColumn(),
-                                 TransferSpeedColumn(), TimeRemainingColumn(),
-                                 console=err, transient=True)
-            self._bar.start()
-            self._done_files = 0
-            self._task = self._bar.add_task("importing", total=self.total,
-                                            count=f"0/{self.files} files")
-        return self
+        self.stop()  # one live display at a time
+        self._bar = Progress(*columns, console=err, transient=True)
+        self._bar.start()
+        self._task = self._bar.add_task(description, total=total, **fields)
+
+    def start(self, total_bytes: int, files: int) -> None:
+        if not self.enabled:
+            return
+        from rich.progress import (BarColumn, DownloadColumn, TextColumn,
+                                   TimeRemainingColumn, TransferSpeedColumn)
+
+        self._files = files
+        self._open([TextColumn("{task.description}"), BarColumn(),
+                    TextColumn("{task.fields[count]}"), DownloadColumn(),
+                    TransferSpeedColumn(), TimeRemainingColumn()],
+                   "importing", total_bytes, count=f"0/{files} files")
 
     def advance(self, n: int) -> None:
         if self._bar is not None:
@@ -474,15 +374,32 @@ class _progress:
     def file_done(self) -> None:
         if self._bar is not None:
             self._done_files += 1
-            self._bar.update(self._task, count=f"{self._done_files}/{self.files} files")
+            self._bar.update(self._task, count=f"{self._done_files}/{self._files} files")
 
     def phase(self, name: str) -> None:
         if self._bar is not None:
             self._bar.update(self._task, description=name)
 
-    def __exit__(self, *exc: object) -> None:
+    def embedding(self, done: int, total: int) -> None:
+        if not self.enabled or total <= 0:
+            return
+        if not self._embedding:
+            from rich.progress import (BarColumn, MofNCompleteColumn, TextColumn,
+                                       TimeRemainingColumn)
+
+            self._open([TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                        TextColumn("rows"), TimeRemainingColumn()], "embedding", total)
+            self._embedding = True
+        if self._bar is not None:
+            self._bar.update(self._task, completed=done, total=total)
+
+    def note(self, line: str) -> None:
+        err.print(line, markup=False)
+
+    def stop(self) -> None:
         if self._bar is not None:
             self._bar.stop()
+            self._bar = self._task = None
 
 
 #: The placeholder a command's help shows for a value, by parameter name (issue 20: help

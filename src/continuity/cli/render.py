@@ -16,60 +16,20 @@ from continuity.core.model import Entry, Session
 from continuity.core.text import CONTROL_ESCAPES, cut_utf8, json_bytes, one_line
 
 if TYPE_CHECKING:  # annotations only: `sessions` and `show` need neither (issue 17)
-    from continuity.continuation.view import ContinuationView
-    from continuity.formats.importer import FileReport, ImportReport
+    from continuity.api.results import (Continuation, ContinuationMessage, FileImport,
+                                        ImportResult, SessionRecord)
+    from continuity.formats.importer import FileReport
 
 
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
 
 
-def source_status(s: Session) -> str | None:
-    """``"gone"`` when the archive found the session's file deleted (issue 18: the session
-    stays whole), ``"present"`` while it was not, None for a session without a file."""
-    if s.source_gone_at is not None:
-        return "gone"
-    return "present" if s.source_path else None
-
-
-def session_dict(s: Session, copy: dict[str, str] | None = None) -> dict[str, Any]:
-    """The ``sessions --json`` shape of one session, its title redacted (issue 45 item 5):
-    ``source`` is ``source_status``,
-    ``source_gone_at`` when it was found gone, ``forked_from`` a Codex fork's parent,
-    ``copy_of`` the session a ``continuity resume`` copy continues and ``original`` the one
-    its chain of copies started from (``copy``: ``formats.resumed.parse_copy_note``; both
-    None for a session that is no copy; issue 45 item 3)."""
-    from continuity.redaction.funnel import redact
-
-    return {"session": s.key, "harness": s.harness, "agent_id": s.agent_id,
-            "project": s.project, "title": redact(s.title) if s.title else s.title,
-            "source_path": s.source_path,
-            "source": source_status(s), "source_gone_at": _iso(s.source_gone_at),
-            "started_at": _iso(s.started_at), "ended_at": _iso(s.ended_at),
-            "entries": s.entry_count, "parent": s.parent_key, "forked_from": s.forked_from,
-            "copy_of": copy["session"] if copy else None,
-            "original": copy["original"] if copy else None}
-
-
-def entry_dict(e: Entry, *, raw: bool = False) -> dict[str, Any]:
-    """The ``show --json`` shape of one row (``core.codec.entry_view``), every string through
-    ``redaction.structured.redact_value`` (texts, tool-call arguments by their keys, tool
-    results, summaries) unless ``raw``: the redaction of ``export --format jsonl``."""
-    from continuity.core.codec import entry_view
-
-    view = entry_view(e)
-    if raw:
-        return view
-    from continuity.redaction.structured import redact_value
-
-    return redact_value(view)
-
-
 #: Warnings shown per file in text mode (all of them are in --json).
 WARNINGS_SHOWN = 5
 
 
-def file_problems(err: Console, f: "FileReport", more_hint: str = "--json lists them all"
+def file_problems(err: Console, f: FileReport | FileImport, more_hint: str = "--json lists them all"
                   ) -> None:
     """Print the reader's bad lines and warnings of one imported file ``f``, each as
     ``  path:line: ...`` on ``err`` (warnings cut at ``WARNINGS_SHOWN``, the rest counted with
@@ -85,7 +45,7 @@ def file_problems(err: Console, f: "FileReport", more_hint: str = "--json lists 
         err.print(f"  {path}: … {left} more warning{'' if left == 1 else 's'} ({more_hint})")
 
 
-def import_summary(out: Console, err: Console, report: ImportReport) -> None:
+def import_summary(out: Console, err: Console, report: ImportResult) -> None:
     """One line per imported or skipped file, problems with file:line, the unchanged files
     summed in one line (issue 20: a no-op re-import of 10,000 files printed 10,000 lines),
     then totals."""
@@ -113,7 +73,7 @@ def import_summary(out: Console, err: Console, report: ImportReport) -> None:
         if f.warnings:
             extra.append(f"{len(f.warnings)} warnings")
         tail = f" ({', '.join(extra)})" if extra else ""
-        key = escape(one_line(f.session_key or ""))
+        key = escape(one_line(f.session or ""))
         out.print(f"imported {path}: {f.harness} session {key}, {f.imported} rows from "
                   f"{f.lines_read} lines{tail}")
         file_problems(err, f)
@@ -123,14 +83,14 @@ def import_summary(out: Console, err: Console, report: ImportReport) -> None:
     if unchanged:
         out.print(f"[dim]unchanged[/] {unchanged} file{'' if unchanged == 1 else 's'} "
                   "(nothing new since the last import)")
-    t = report.totals()
+    t = report.totals
     waiting = sum(1 for f in report.files if f.waiting)
-    out.print(f"{t['files']} files, {t['sessions']} sessions, {t['imported']} rows, "
-              f"{t['errors']} bad lines, {t['duplicate']} duplicates, "
-              f"{t['skipped_files']} files skipped"
+    out.print(f"{t.files} files, {t.sessions} sessions, {t.imported} rows, "
+              f"{t.errors} bad lines, {t.duplicate} duplicates, "
+              f"{t.skipped_files} files skipped"
               + (f" ({waiting} waiting for their first line)" if waiting else "")
-              + (f", {t['absent_paths']} path{'' if t['absent_paths'] == 1 else 's'} absent "
-                 "(no such file or folder)" if t["absent_paths"] else ""))
+              + (f", {t.absent_paths} path{'' if t.absent_paths == 1 else 's'} absent "
+                 "(no such file or folder)" if t.absent_paths else ""))
 
 
 # ---------------------------------------------------------------------------- display text
@@ -199,27 +159,25 @@ def _project(value: str | None) -> str:
     return value or ""
 
 
-def sessions_table(out: Console, sessions: Iterable[Session], *,
-                   now: datetime | None = None,
-                   copies: dict[str, dict[str, str]] | None = None) -> None:
-    """Sessions, newest first. In a terminal: a table laid out for its width (80 columns
-    too: short unique key prefixes, the project wrapped, times relative to ``now``); piped:
-    one tab-separated line per session with the full key, project and ISO time (under a
-    header line), as ``--json`` has them. ``copies``: ``{session: parse_copy_note(...)}`` of
-    the sessions that are ``continuity resume`` copies, shown in a ``copy of`` column (issue
-    45 item 3; in a terminal only when one is listed; piped always, last)."""
+def sessions_table(out: Console, sessions: Iterable[SessionRecord], *,
+                   now: datetime | None = None) -> None:
+    """Sessions (``continuity.api.results.SessionRecord``), newest first. In a terminal: a
+    table laid out for its width (80 columns too: short unique key prefixes, the project
+    wrapped, times relative to ``now``); piped: one tab-separated line per session with the
+    full key, project and ISO time (under a header line), as ``--json`` has them. A
+    ``continuity resume`` copy names the session it continues (``copy_of``) in a ``copy of``
+    column (issue 45 item 3; in a terminal only when one is listed; piped always, last)."""
     sessions = list(sessions)
-    copies = copies or {}
     if not out.is_terminal:
         lines = ["session\tharness\tproject\tentries\tlast_activity\tsource\tcopy_of"]
         lines += ["\t".join(one_line(v) for v in (
-            s.key, s.harness, s.project or "", str(s.entry_count), _iso(s.ended_at) or "",
-            source_status(s) or "", copies[s.key]["session"] if s.key in copies else ""))
+            s.session, s.harness, s.project or "", str(s.entries), s.ended_at or "",
+            s.source or "", s.copy_of or ""))
             for s in sessions]
         out.file.write("\n".join(lines) + "\n")  # Rich would turn the tabs into spaces
         return
     now = now or datetime.now(timezone.utc)
-    keys = short_keys([s.key for s in sessions])
+    keys = short_keys([s.session for s in sessions])
     table = Table("session", "harness", "project", "rows", "last activity", box=None,
                   pad_edge=False)
     table.columns[0].no_wrap = True
@@ -230,22 +188,22 @@ def sessions_table(out: Console, sessions: Iterable[Session], *,
     gone = any(s.source_gone_at is not None for s in sessions)
     if gone:  # issue 18: only when some file was deleted, so 80 columns stay enough
         table.add_column("source", no_wrap=True)
-    copied = any(s.key in copies for s in sessions)
+    copied = any(s.copy_of for s in sessions)
     if copied:  # issue 45 item 3: a resumed copy says whose copy it is
         table.add_column("copy of", no_wrap=True)
         sources = short_keys(list(dict.fromkeys(
-            [s.key for s in sessions] + [c["session"] for c in copies.values()])))
+            [s.session for s in sessions] + [s.copy_of for s in sessions if s.copy_of])))
     for s in sessions:
-        cells = [Text(one_line(keys[s.key])), s.harness, Text(one_line(_project(s.project))),
-                 str(s.entry_count), _ago(s.ended_at, now)]
+        ended = datetime.fromisoformat(s.ended_at) if s.ended_at else None
+        cells = [Text(one_line(keys[s.session])), s.harness,
+                 Text(one_line(_project(s.project))), str(s.entries), _ago(ended, now)]
         if gone:
             cells.append(Text("gone", style="yellow") if s.source_gone_at else Text(""))
         if copied:
-            cells.append(Text(one_line(sources[copies[s.key]["session"]]))
-                         if s.key in copies else Text(""))
+            cells.append(Text(one_line(sources[s.copy_of])) if s.copy_of else Text(""))
         table.add_row(*cells)
     out.print(table, soft_wrap=False)
-    if any(keys[s.key] != s.key for s in sessions):
+    if any(keys[s.session] != s.session for s in sessions):
         out.print(Text("short keys: any unique prefix works; --json or a pipe shows them "
                        "whole", style="dim"))
 
@@ -303,27 +261,28 @@ def show_entries(out: Console, session: Session | None, rows: Iterable[Entry], *
                             _block_text(seen(block_view(b)))))
 
 
-def continuation_text(out: Console, view: ContinuationView) -> None:
-    """The continuation as the next run would read it. The header's byte count is the
-    continuation's (``used_bytes``); long texts are cut for display, each cut marked."""
+def continuation_text(out: Console, view: Continuation) -> None:
+    """The continuation (``continuity.api.results.Continuation``) as the next run would read
+    it. The header's byte count is the continuation's (``used_bytes``); long texts are cut
+    for display, each cut marked."""
     if view.refusal:
-        out.print(_line(("refused", "red"), f": {view.refusal['reason']} — ",
-                        view.refusal["detail"]))
+        out.print(_line(("refused", "red"), f": {view.refusal.reason} — ",
+                        view.refusal.detail))
         return
     out.print(_line((f"session {shown(view.session)}: {view.used_bytes:,} of "
                      f"{view.budget_bytes:,} bytes{', copied rows' if view.copied else ''} "
                      "(long texts are cut here, marked; --json has them whole)", "dim")))
     if view.summary:
-        out.print(_line(view.summary["text"]))
-    if view.notice:
-        out.print(_line((f"[{shown(view.notice)}]", "yellow")))
+        out.print(_line(view.summary.text))
+    if view.gap is not None and view.gap.text:
+        out.print(_line((f"[{shown(view.gap.text)}]", "yellow")))
     before, after = view.before_request()
     _messages_text(out, before)
     if view.request:
         out.print(_line(("previous request", "bold"),
-                        f" (seq {view.request['seq']}, {view.request['actor']}): ",
-                        cut(view.request["text"], TEXT_BYTES)))
-        for media in view.request.get("media", ()):
+                        f" (seq {view.request.seq}, {view.request.actor}): ",
+                        cut(view.request.text, TEXT_BYTES)))
+        for media in view.request.media or ():
             out.print(_line((f"      [{shown(media['media_type'])} {media['bytes']} B "
                              f"omitted, request block {media['block']}]", "dim")))
     _messages_text(out, after)
@@ -331,7 +290,7 @@ def continuation_text(out: Console, view: ContinuationView) -> None:
         out.print(_line(("note", "cyan"), ": ", note))
 
 
-def _messages_text(out: Console, messages: list[dict]) -> None:
+def _messages_text(out: Console, messages: Iterable[ContinuationMessage]) -> None:
     for m in messages:
-        for block in m["content"]:
-            out.print(_line(f"{m['seq']:>5} ", (m["role"], "bold"), ": ", _block_text(block)))
+        for block in m.content:
+            out.print(_line(f"{m.seq:>5} ", (m.role, "bold"), ": ", _block_text(block)))

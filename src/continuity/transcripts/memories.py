@@ -83,6 +83,11 @@ MEMORY_TYPES: tuple[str, ...] = get_args(MemoryType)
 class _Model(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="forbid", str_strip_whitespace=False)
 
+    def to_dict(self) -> dict[str, Any]:
+        """The model as JSON data (``model_dump(mode="json")``): what ``remember --json`` and
+        ``recall --json`` print, as ``continuity.Workspace`` results' ``to_dict`` (issue 46)."""
+        return self.model_dump(mode="json")
+
 
 class RememberRequest(_Model):
     """``POST /api/memory/remember``: only ``content`` is required. ``tags`` may be one string.

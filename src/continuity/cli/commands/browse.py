@@ -68,27 +68,19 @@ def search_cmd(
 
     Exit status, as grep's: 0 when a row matched, 1 when none did, 2 for a usage error (an
     empty QUERY)."""
-    from continuity.browse.search import search
-    from continuity.store.search import EntryFilter
+    from continuity.cli.commands.common import open_workspace
+    from continuity.retrieval.hybrid import MODES
 
-    folders = [str(p.expanduser().resolve()) for p in project]
-    if here:
-        folders.append(str(Path.cwd().resolve()))
     if role is not None and role not in ("user", "assistant", "tool", "system"):
         raise bad_option("--role", f"{role!r} is not one of user, assistant, tool, system")
-    filters = EntryFilter(
-        harness=harness, projects=tuple(folders), role=role, tool=tool,
-        since=parse_option_time(since, "--since") if since else None,
-        until=parse_option_time(until, "--until") if until else None)
-    from continuity.retrieval.hybrid import MODES
-    from continuity.retrieval.settings import retrieval_settings
-
     if mode not in MODES:
         raise bad_option("--mode", f"{mode!r} is not one of {', '.join(MODES)}")
-    settings = retrieval_settings(home)
-    with open_cli_store(home, read_only=True) as store:
-        hits = search(store, query, limit=limit or MAX_HITS, filters=filters, mode=mode,
-                      project=str(Path.cwd()), settings=settings)
+    with open_workspace(home, read_only=True) as ws:
+        hits = ws.search(query, limit=limit or MAX_HITS, mode=mode, harness=harness,
+                         project=project, here=here,
+                         since=parse_option_time(since, "--since") if since else None,
+                         until=parse_option_time(until, "--until") if until else None,
+                         role=role, tool=tool)
     if home is not None:  # the reopen commands keep the workspace in use (issue 45 item 2)
         from dataclasses import replace
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import enum
 from pathlib import Path
-from typing import Any, Optional
+from typing import Optional
 
 import typer
 
@@ -19,10 +19,10 @@ from continuity.cli.commands.common import (
     emit_json,
     err,
     open_cli_store,
+    open_workspace,
     out,
-    resolve_session,
 )
-from continuity.core.errors import InputError, SessionNotFound
+from continuity.core.errors import InputError
 from continuity.cli.render import shown  # issue 45 item 6: one escaping for every output
 
 
@@ -31,17 +31,6 @@ class ManualTrigger(str, enum.Enum):
 
     explicit = "explicit"
     agent = "agent"
-
-
-def _session_key(store: Any, name: str) -> str:
-    """An imported session (key or unique prefix), else a live session's exact key that has
-    checkpoints."""
-    try:
-        return resolve_session(store, name)
-    except SessionNotFound:
-        if store.latest_checkpoint(name) is not None:
-            return name
-        raise
 
 
 def checkpoint_cmd(
@@ -54,26 +43,13 @@ def checkpoint_cmd(
     as_json: bool = JsonOption,
 ) -> None:
     """Write a checkpoint of SESSION now, with its recent prompts and your reason."""
-    from continuity.checkpoints import load_config
-    from continuity.checkpoints.recovery import checkpoint_dict, manual_checkpoint
-    from continuity.core.model import CheckpointTrigger
-
-    if not reason.strip():
-        raise InputError("--reason is empty: say why this checkpoint is taken")
-    config = load_config(home)
-    with open_cli_store(home) as store:
-        key = resolve_session(store, session)
-        cp = manual_checkpoint(store, key, reason, config=config,
-                               trigger=CheckpointTrigger(trigger.value))
-    if cp is None:
-        raise InputError("continuity is disabled ([continuity] enabled = false): "
-                         "no checkpoint written")
+    with open_workspace(home) as ws:
+        cp = ws.checkpoint(session, reason=reason, trigger=trigger.value)
     if as_json:
-        emit_json(checkpoint_dict(cp))
+        emit_json(cp.to_dict())
         return
     out.print(shown(cp.digest), markup=False, highlight=False)
-    err.print(f"checkpoint {cp.checkpoint_id} written for {key} ({cp.trigger.value})",
-              markup=False)
+    err.print(f"checkpoint {cp.id} written for {cp.session} ({cp.trigger})", markup=False)
 
 
 def checkpoints_cmd(
@@ -84,25 +60,20 @@ def checkpoints_cmd(
 ) -> None:
     """List the checkpoints of SESSION, oldest first, with their digests. A row that cannot
     be read (a corrupt column) is reported as damaged and skipped; the rest are listed."""
-    from continuity.checkpoints.recovery import checkpoint_dict
-
-    with open_cli_store(home, read_only=True) as store:  # issue 45 item 8: only reads
-        key = _session_key(store, session)
-        good, damaged = store.checkpoint_page(key, limit=limit or 0)
-        rows = [checkpoint_dict(cp) for cp in good]
-    for bad in damaged:
-        err.print(f"checkpoint #{bad.checkpoint_id} of {key} is damaged ({bad.column}: "
+    with open_workspace(home, read_only=True) as ws:  # issue 45 item 8: only reads
+        found = ws.checkpoints(session, limit=limit or 0)
+    for bad in found.damaged:
+        err.print(f"checkpoint #{bad.id} of {found.session} is damaged ({bad.column}: "
                   f"{bad.detail}); skipped", markup=False)
     if as_json:
-        emit_json({"session": key, "count": len(rows), "checkpoints": rows,
-                   "damaged": [d.to_dict() for d in damaged]})
+        emit_json(found.to_dict())
         return
-    if not rows:
-        err.print(f"no checkpoints for {key}", markup=False)
-    for row in rows:
-        out.print(f"#{row['id']} {row['created_at']} {row['trigger']} "
-                  f"prompts={row['prompt_count']}", markup=False, style="bold")
-        out.print(shown(row["digest"]) + "\n", markup=False, highlight=False)
+    if not found.checkpoints:
+        err.print(f"no checkpoints for {found.session}", markup=False)
+    for row in found.checkpoints:
+        out.print(f"#{row.id} {row.created_at} {row.trigger} prompts={row.prompt_count}",
+                  markup=False, style="bold")
+        out.print(shown(row.digest) + "\n", markup=False, highlight=False)
 
 
 def prune_cmd(
@@ -149,6 +120,7 @@ def recover_cmd(
     """Print the recovery digest a new session starts with: the newest checkpoint of SESSION,
     else of its project (or --project) within the recovery window, within
     recoveryBudgetChars."""
+    from continuity.api.workspace import checkpoint_session_key
     from continuity.checkpoints import load_config
     from continuity.checkpoints.recovery import recover
 
@@ -156,7 +128,7 @@ def recover_cmd(
         raise InputError("give a SESSION or --project PATH")
     config = load_config(home)
     with open_cli_store(home, read_only=True) as store:  # issue 45 item 8: only reads
-        key = _session_key(store, session) if session else None
+        key = checkpoint_session_key(store, session) if session else None
         record = store.get_session(key) if key else None
         where = project or (record.project if record else None)
         found = recover(store, session_key=key, project=where, config=config)
@@ -189,43 +161,19 @@ def brief_cmd(
     newest earlier sessions of the folder within [continuity] recoveryWindowDays, each with
     its key, harness, age, requests, outcome, files changed, unresolved errors, remembered
     decisions and open items, within --budget characters."""
-    from continuity.brief import build_brief
-    from continuity.checkpoints import load_config
     from continuity.core.config import resolve_home
     from continuity.daemon.hooks.live import harness_reach
     from continuity.daemon.hooks.spool import HARNESSES
 
     if harness is not None and harness not in HARNESSES:
         raise InputError(f"--harness: must be one of {', '.join(HARNESSES)} (got {harness!r})")
-    config = load_config(home)
-    if budget is not None:
-        config = config.model_copy(update={"recovery_budget_chars": budget})
-    if window is not None:
-        config = _with_window(config, window)
-    where = str((project or Path.cwd()).expanduser().resolve())
-    workspace = str(resolve_home(home))
-    reach = harness_reach(workspace, harness)
-    with open_cli_store(home, read_only=True) as store:
-        found = build_brief(store, project=where, config=config, reach=reach)
+    reach = harness_reach(str(resolve_home(home)), harness)
+    with open_workspace(home, read_only=True) as ws:
+        found = ws.brief(project, budget_chars=budget, window=window, reach=reach)
     if as_json:
         emit_json(found.to_dict())
         return
     out.print(shown(found.text), markup=False, highlight=False)
-
-
-def _with_window(config: Any, window: str) -> Any:
-    """``config`` looking back ``window`` (days, or ``any``), checked by the setting's own
-    rule (``recoveryWindowDays``: 1–3650 or "any"); an explicit ``recoveryWindowHours`` no
-    longer applies. Raises ``InputError`` naming ``--window``."""
-    from pydantic import ValidationError
-
-    fields = {**config.model_dump(exclude={"recovery_window_hours"}),
-              "recovery_window_days": window.strip()}
-    try:
-        return type(config).model_validate(fields)
-    except ValidationError as exc:
-        why = exc.errors()[0].get("msg", "invalid").removeprefix("Value error, ")
-        raise InputError(f"--window: {why} (got {window!r})") from None
 
 
 def register(app: typer.Typer) -> None:

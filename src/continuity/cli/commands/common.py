@@ -200,6 +200,16 @@ def open_cli_store(home: Optional[Path], *, read_only: bool = False):  # type: i
     return open_store(database_url(home), read_only=read_only)
 
 
+def open_workspace(home: Optional[Path], *, read_only: bool = False) -> Any:
+    """The ``continuity.Workspace`` of ``--home`` (or the default workspace), its database
+    opened at first use; a context manager that closes it. ``read_only`` as
+    ``open_cli_store``'s. Every command that has a ``Workspace`` method calls it (issue 46:
+    the CLI and the library give the same answers)."""
+    from continuity.api.workspace import Workspace
+
+    return Workspace(home, read_only=read_only)
+
+
 def emit_json(value: Any) -> None:
     """Print ``value`` as indented JSON on stdout, as UTF-8 bytes whatever the locale's
     encoding (JSON is UTF-8, RFC 8259; B45: a cp1252 console never fails on an emoji); DEL,

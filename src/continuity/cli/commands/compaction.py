@@ -18,6 +18,7 @@ from continuity.cli.commands.common import (
     JsonOption,
     emit_json,
     open_cli_store,
+    open_workspace,
     out,
     resolve_session,
 )
@@ -47,38 +48,31 @@ def compact_cmd(
     """Make a continuation checkpoint of SESSION as if its turn had just settled: summarize
     the working view when it is over the budget, and print the checkpoint, or the refusal
     receipt with its reason, or why none was needed."""
-    from continuity.continuation.compaction import compact_now
-    from continuity.continuation.summarize import make_summarizer
-    from continuity.continuation.summarize.settings import load_settings
-
-    settings = load_settings(home, provider=summarizer)
-    provider = make_summarizer(settings)
-    with open_cli_store(home) as store:
-        outcome = compact_now(store, resolve_session(store, session), summarizer=provider,
-                              budget_bytes=budget, force=force, timeout=settings.timeout)
+    with open_workspace(home) as ws:
+        outcome = ws.compact(session, budget_bytes=budget, force=force,
+                             summarizer=summarizer.value if summarizer else None)
     if as_json:
         emit_json(outcome.to_dict())
         if outcome.receipt is not None:  # the same exit status with or without --json
             raise typer.Exit(REFUSED_EXIT)
         return
-    data = outcome.to_dict()
-    if outcome.entry is not None:
-        cp = data["checkpoint"]
-        out.print(f"compacted {outcome.session}: checkpoint {cp['entry_id']} covers seq "
-                  f"0–{cp['covers_through_seq']} (view {outcome.view_bytes} → "
+    if outcome.checkpoint is not None:
+        cp = outcome.checkpoint
+        out.print(f"compacted {outcome.session}: checkpoint {cp.entry_id} covers seq "
+                  f"0–{cp.covers_through_seq} (view {outcome.view_bytes} → "
                   f"{outcome.view_bytes_after} bytes, budget {outcome.budget_bytes})",
                   markup=False)
         from continuity.cli.render import shown
 
-        out.print(shown(cp["summary"]), markup=False)  # issue 45 item 6
+        out.print(shown(cp.summary), markup=False)  # issue 45 item 6
     elif outcome.receipt is not None:
         why = f": {outcome.receipt.detail}" if outcome.receipt.detail else ""
-        out.print(f"refused {outcome.session}: {data['reason']}{why} (run {outcome.run_id}, "
+        out.print(f"refused {outcome.session}: {outcome.reason}{why} (run {outcome.run_id}, "
                   f"receipt #{outcome.receipt.receipt_id}); no checkpoint was written",
                   markup=False)
         raise typer.Exit(REFUSED_EXIT)
     else:
-        out.print(f"not needed for {outcome.session}: {data['reason']} (view "
+        out.print(f"not needed for {outcome.session}: {outcome.reason} (view "
                   f"{outcome.view_bytes} bytes, budget {outcome.budget_bytes})", markup=False)
 
 

@@ -15,7 +15,7 @@ from continuity.core.errors import InputError
 from continuity.core.text import clean
 from continuity.cli.commands.common import (EXIT_NO_MATCH, HomeOption, JsonOption,
                                             count_option, emit_json, err, nonempty_query,
-                                            open_cli_store, out)
+                                            open_cli_store, open_workspace, out)
 
 
 def _iso(value) -> str | None:  # type: ignore[no-untyped-def]
@@ -109,14 +109,11 @@ def remember_cmd(
     refused.
     Prints the memory's id on stdout (``id=$(continuity remember ...)``) and
     ``remembered <id>`` or ``already remembered <id>`` on stderr."""
-    from continuity.transcripts.memories import remember
-
     text = _text_to_remember(text, file)
-    with open_cli_store(home) as store:
-        done = remember(store, text, type=type_, tags=tags, importance=importance,
-                        source_id=source)
+    with open_workspace(home) as ws:
+        done = ws.remember(text, type=type_, tags=tags, importance=importance, source=source)
     if as_json:
-        emit_json(done.model_dump(mode="json"))
+        emit_json(done.to_dict())
         return
     out.print(done.id, markup=False, highlight=False)  # fresh-user review: scripts need it
     err.print(f"{'already remembered' if done.deduped else 'remembered'} {done.id}",
@@ -140,17 +137,11 @@ def recall_cmd(
 
     Exit status, as grep's: 0 when a memory matched, 1 when none did, 2 for a usage error
     (an empty QUERY)."""
-    from continuity.retrieval.recall import recall_hybrid
-    from continuity.retrieval.settings import retrieval_settings
-
-    settings = retrieval_settings(home)
     # issue 40: ranked by words and meaning; issue 45 item 8: only reads
-    with open_cli_store(home, read_only=True) as store:
-        found = recall_hybrid(store, query, settings=settings, project=str(Path.cwd()),
-                              limit=limit or 100, expand=expand,
-                              filters={"type": type_, "tags": tags})
+    with open_workspace(home, read_only=True) as ws:
+        found = ws.recall(query, limit=limit or 100, expand=expand, type=type_, tags=tags)
     if as_json:
-        emit_json(found.model_dump(mode="json"))
+        emit_json(found.to_dict())
         if not found.results:
             raise typer.Exit(EXIT_NO_MATCH)
         return

@@ -17,9 +17,8 @@ from continuity.cli.commands.common import (
     JsonOption,
     emit_json,
     err,
-    open_cli_store,
+    open_workspace,
     out,
-    resolve_session,
 )
 from continuity.core.errors import InputError
 
@@ -54,7 +53,7 @@ def resume_cmd(
     The same session at the same point resumed into the same harness again reuses the copy
     written before while it is unchanged. The original session is never changed, and an
     existing session file is never replaced. A refused continuation writes nothing (exit 5)."""
-    from continuity.resume import TARGETS, resume_session
+    from continuity.resume import TARGETS
 
     if target not in TARGETS:  # before the store is opened: a usage error (issue 45)
         raise bad_option("--in", f"unknown harness {target!r}: choose one of "
@@ -62,10 +61,9 @@ def resume_cmd(
     if target_home is not None and not target_home.strip():
         raise bad_option("--target-home", "is empty: give the harness's home folder")
 
-    with open_cli_store(home, read_only=True) as store:
-        written = resume_session(store, resolve_session(store, session), target,
-                                 budget_bytes=budget,
-                                 target_home=Path(target_home) if target_home else None)
+    with open_workspace(home, read_only=True) as ws:
+        written = ws.resume(session, into=target, budget_bytes=budget,
+                            target_home=target_home or None)
     if as_json and not execute:
         emit_json(written.to_dict())
         return

@@ -1,0 +1,504 @@
+"""``Workspace``: continuity as a library (issue 46). One object per workspace, one method per
+command of the CLI (``import``, ``sessions``, ``show``, ``search``, ``continue``, ``resume``,
+``checkpoint``, ``checkpoints``, ``remember``, ``recall``, ``compact``, ``brief``), each taking
+the command's options as parameters (``--budget`` is ``budget_bytes``) and returning the value
+its ``--json`` prints, typed (``continuity.api.results``; ``to_dict()`` is that JSON).
+
+The command line calls these methods (parse, one call, render), so both give the same
+answers. Every method raises the ``continuity.core.errors`` classes: ``SessionNotFound`` /
+``AmbiguousSession`` for a key or prefix that names no session or several, ``InputError``
+for a bad argument (naming it), ``ConfigError`` for a bad ``config.toml``, ``StoreError`` /
+``SchemaOutOfDate`` when the database cannot be used.
+
+Nothing heavy is imported at module level: each method imports what it runs, so
+``import continuity`` stays cheap (``tests/api``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import replace
+from collections.abc import Iterable, Sequence
+from datetime import datetime
+from pathlib import Path
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Protocol
+
+from continuity.api.results import (Checkpoint, CheckpointList, CompactResult, Continuation,
+                                    ImportResult, SessionRecord, SessionRows)
+from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
+from continuity.core.errors import InputError
+
+if TYPE_CHECKING:
+    from continuity.brief.build import Brief
+    from continuity.browse.search import SearchHit
+    from continuity.brief.model import Reach
+    from continuity.resume.session import Written
+    from continuity.store.sql import SqlStore
+    from continuity.transcripts.memories import RecallResponse, RememberResponse
+
+
+class ImportProgress(Protocol):
+    """What ``Workspace.import_`` reports as it goes (the CLI's progress bars). ``start``:
+    the session files found and their total size in bytes; ``advance``: bytes read;
+    ``file_done``: one file finished; ``phase``: the step running (importing, checkpoints,
+    transcripts); ``embedding``: rows embedded of the total (a second count); ``note``: a
+    line worth telling (``warning: rows not embedded: ...``, ``note: ...``); ``stop``: done."""
+
+    def start(self, total_bytes: int, files: int) -> None: ...
+    def advance(self, n: int) -> None: ...
+    def file_done(self) -> None: ...
+    def phase(self, name: str) -> None: ...
+    def embedding(self, done: int, total: int) -> None: ...
+    def note(self, line: str) -> None: ...
+    def stop(self) -> None: ...
+
+
+def _when(value: datetime | str | None, name: str) -> datetime | None:
+    """``value`` as an aware datetime: as given, or parsed as the CLI's ``--since`` is
+    (``core.when.parse_when``: ``2026-12-01``, ``7d``, ``12h``); ``InputError`` naming
+    ``name`` otherwise."""
+    if value is None or isinstance(value, datetime):
+        return value
+    from continuity.core.when import parse_when
+
+    return parse_when(value, field_name=name)
+
+
+def _folders(project: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None
+             ) -> list[str]:
+    """One folder or several, each absolute with ``~`` expanded and links resolved."""
+    if project is None:
+        return []
+    items = [project] if isinstance(project, (str, os.PathLike)) else list(project)
+    return [str(Path(p).expanduser().resolve()) for p in items]
+
+
+class Workspace:
+    """A continuity workspace: its folder (``config.toml``, transcripts) and its database.
+
+    ``Workspace.open("w")`` opens (and creates, owner-only) a workspace folder as ``--home w``
+    does; ``Workspace.open("sqlite:///x.db")`` or ``"postgresql+psycopg://..."`` a database,
+    with the folder resolved as the CLI does; ``Workspace.open()`` the CLI's default
+    workspace. Use it in a ``with`` block or call ``close()``. Not shared between threads.
+    """
+
+    def __init__(self, home: str | os.PathLike[str] | None = None, *, url: str | None = None,
+                 read_only: bool = False) -> None:
+        """A workspace whose database opens at first use (``open`` opens it at once).
+        ``home``: the folder (None: ``$CONTINUITY_HOME``, else the platform's user data
+        folder); ``url``: the database (None: ``$CONTINUITY_DATABASE_URL``, else
+        ``continuity.db`` in the folder); ``read_only``: a database that cannot be written is
+        opened read-only rather than refused (writes then raise ``StoreError``). Raises
+        ``ConfigError`` for an empty ``home`` or one that is a file."""
+        from continuity.core.config import resolve_home
+
+        self._home = resolve_home(home) if home is not None else None
+        self._url = url
+        self._read_only = read_only
+        self._store: SqlStore | None = None
+
+    @classmethod
+    def open(cls, target: str | os.PathLike[str] | None = None, *, read_only: bool = False
+             ) -> Workspace:
+        """Open the workspace ``target``: a folder (as ``--home``; created ``0700`` with its
+        database ``0600`` when absent), a database URL (``sqlite:///PATH``,
+        ``postgresql+psycopg://USER@HOST/DB``; the folder is then ``$CONTINUITY_HOME`` or the
+        default), or None (the CLI's default workspace). Migrates the schema to the newest
+        revision. Raises ``ConfigError`` (a folder that is a file, a bad ``config.toml``),
+        ``StoreError`` or ``SchemaOutOfDate`` (the database cannot be used)."""
+        from continuity.core.config import check_config, resolve_home
+
+        text = os.fspath(target) if target is not None else None
+        if text is not None and "://" in text:
+            ws = cls(url=text, read_only=read_only)
+        else:
+            ws = cls(text, read_only=read_only)
+        resolve_home(ws._home)
+        check_config(ws._home)
+        ws.store()
+        return ws
+
+    @property
+    def home(self) -> Path:
+        """The workspace folder, absolute (``continuity where``'s ``home``)."""
+        from continuity.core.config import resolve_home
+
+        return resolve_home(self._home)
+
+    @property
+    def url(self) -> str:
+        """The database URL in use (it may hold a password: do not print it)."""
+        from continuity.core.config import database_url
+
+        return self._url or database_url(self._home)
+
+    def store(self) -> SqlStore:
+        """The open store (``continuity.store.SqlStore``), opened on first call: for what this
+        class does not cover. Not a stable name: it follows the store's internals."""
+        if self._store is None:
+            from continuity.store import open_store_raw
+
+            url = self.url
+            if "://" not in url:
+                url = f"sqlite:///{Path(url).expanduser()}"
+            self._store = open_store_raw(url, read_only=self._read_only)
+        return self._store
+
+    def close(self) -> None:
+        """Close the database (again: nothing)."""
+        if self._store is not None:
+            self._store.close()
+            self._store = None
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
+                 tb: TracebackType | None) -> None:
+        self.close()
+
+    def key(self, session: str) -> str:
+        """The session key ``session`` names: an exact key or a unique prefix
+        (``store.names.resolve_session``). Raises ``SessionNotFound`` or
+        ``AmbiguousSession`` (its ``candidates``)."""
+        from continuity.store.names import resolve_session
+
+        return resolve_session(self.store(), session)
+
+    # ------------------------------------------------------------------------ import
+
+    def import_(self, paths: Sequence[str | os.PathLike[str]], *, embed: bool = True,
+                progress: ImportProgress | None = None) -> ImportResult:
+        """``continuity import PATHS``: import the Claude Code, Codex, pi and OpenCode session
+        files named (folders searched for ``*.jsonl``), replay their checkpoints, write their
+        transcripts, mark source files gone, then embed the new rows for search by meaning
+        (``embed``; needs the semantic extra). Re-importing adds nothing. A file that cannot
+        be read or imported is reported in the result (``exit_code`` 2 or 4), not raised.
+        Raises ``InputError`` for an empty path, for no session file at all, or for the one
+        path given that cannot be read."""
+        from continuity.archive.ingest import ingest
+        from continuity.checkpoints.capture import load_config
+        from continuity.core.text import one_line
+        from continuity.formats.importer import ImportReport, discover, mark_vanished, \
+            total_bytes
+
+        names = [os.fspath(p) for p in paths]
+        if any(not p.strip() for p in names):  # "" would be the current folder (review)
+            raise InputError("an empty path was given; name a session file or folder "
+                             "(. for the current folder)")
+        report = ImportReport()
+        files = discover(names, unreadable=report.files, home=self._home)
+        if not files and len(report.files) == 1:  # the one problem is the whole answer
+            raise InputError(f"{one_line(report.files[0].path)}: {report.files[0].reason}")
+        if not files and not report.files:
+            raise InputError("no *.jsonl session files under " + ", ".join(names))
+        config = load_config(self._home)
+        store = self.store()
+        try:
+            if progress is not None:
+                progress.start(total_bytes(files), len(files))
+            result = ingest(store, files, config=config, home=self._home,
+                            progress=progress.advance if progress else None,
+                            done=(lambda _r: progress.file_done()) if progress else None,
+                            phase=progress.phase if progress else None, report=report)
+            gone, back = mark_vanished(store, names)
+            embedded = self._embed_pending(progress) if embed else None
+        finally:
+            if progress is not None:
+                progress.stop()
+        sync = result.transcripts
+        data = {**report.to_dict(), "checkpoints_replayed": result.checkpoints_replayed,
+                "embedded": embedded, "transcripts_written": sync.captured,
+                "sources_gone": gone, "sources_back": back,
+                "transcripts_failed": [{"session": k, "reason": r} for k, r in sync.failed],
+                "checkpoints_failed": [{"session": k, "reason": r}
+                                       for k, r in result.checkpoints_failed]}
+        return replace(ImportResult.from_dict(data), exit_code=report.exit_code)
+
+    def _embed_pending(self, progress: ImportProgress | None) -> dict[str, int] | None:
+        """Embed the rows and memories waiting (issue 40): ``EmbedReport.to_dict``; None
+        without the semantic extra (said once) or when the model cannot load (a warning)."""
+        from continuity.core.errors import ConfigError
+        from continuity.retrieval.embedder import load_embedder, semantic_note
+        from continuity.retrieval.embedding import embed_pending, pending_count
+        from continuity.retrieval.settings import retrieval_settings
+
+        tell = progress.note if progress is not None else (lambda _line: None)
+        settings = retrieval_settings(self._home)
+        try:
+            embedder = load_embedder(settings)
+        except ConfigError as exc:
+            tell(f"warning: rows not embedded: {exc}")
+            return None
+        if embedder is None:
+            semantic_note(settings, lambda msg: tell(f"note: {msg}"))
+            return None
+        store = self.store()
+        if progress is not None:
+            progress.embedding(0, pending_count(store, embedder.model_id))
+        done = embed_pending(store, embedder, batch_rows=settings.batch_rows,
+                             progress=progress.embedding if progress else None)
+        return done.to_dict()
+
+    # ------------------------------------------------------------------------ read
+
+    def sessions(self, limit: int = 50, *, harness: str | None = None,
+                 project: str | os.PathLike[str] | None = None,
+                 since: datetime | str | None = None, titles: bool = True
+                 ) -> list[SessionRecord]:
+        """``continuity sessions``: sessions newest first, at most ``limit`` (0: all), only of
+        ``harness`` (claude-code, codex, pi, opencode), of the folder ``project`` or a folder
+        inside it, active since ``since`` (a datetime, or the CLI's forms: ``2026-12-01``,
+        ``7d``). Titles redacted; ``titles=False`` leaves every ``title`` None and skips
+        that work (the CLI's table shows no title and must not load the redaction). Raises
+        ``InputError`` naming ``since`` when it cannot be read."""
+        from continuity.api.shapes import resume_copies, session_dict
+
+        after = _when(since, "since")
+        folder = _folders(project)
+        store = self.store()
+        found = store.list_sessions(limit=limit, harness=harness,
+                                    project=folder[0] if folder else None, since=after)
+        copies = resume_copies(store, [s.key for s in found])
+        if not titles:
+            found = [replace(s, title=None) for s in found]
+        return [SessionRecord.from_dict(session_dict(s, copies.get(s.key))) for s in found]
+
+    def show(self, key: str, *, raw: bool = False, all_rows: bool = False,
+             seq: int | None = None) -> SessionRows:
+        """``continuity show KEY``: the session's rows in log order, the conversation only
+        unless ``all_rows`` (events, context, sidechains too), or with ``seq`` the 30 rows
+        from ``seq - 5`` (every kind). Every string redacted (a secret found in any row hidden
+        wherever it repeats) unless ``raw``. Raises ``SessionNotFound``/``AmbiguousSession``,
+        ``InputError`` when the session has no row ``seq``."""
+        from continuity.api.shapes import entry_dict, session_rows, source_status
+
+        store = self.store()
+        name = self.key(key)
+        rows = session_rows(store, name, all_rows=all_rows, seq=seq)
+        token = None
+        if not raw:  # --raw redacts nothing, so it loads no redaction at all
+            from continuity.redaction.funnel import SESSION_KNOWN
+            from continuity.redaction.session import session_secrets
+
+            token = SESSION_KNOWN.set(session_secrets(store, name))
+        try:
+            entries = tuple(entry_dict(e, raw=raw) for e in rows)
+        finally:
+            if token is not None:
+                SESSION_KNOWN.reset(token)
+        found = store.get_session(name)
+        return SessionRows(session=name, source=source_status(found) if found else None,
+                           forked_from=found.forked_from if found else None,
+                           redacted=not raw, entries=entries)
+
+    def search(self, query: str, limit: int = 20, mode: str = "hybrid", *,
+               harness: str | None = None,
+               project: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None = None,
+               here: bool = False, since: datetime | str | None = None,
+               until: datetime | str | None = None, role: str | None = None,
+               tool: str | None = None) -> list[SearchHit]:
+        """``continuity search QUERY``: the best ``limit`` rows (at most 500) of every session,
+        best first, ranked by ``mode``: ``hybrid`` (words and meaning fused), ``words``
+        (BM25), ``vectors`` (meaning; without the semantic extra every mode ranks by words);
+        rows of the current folder's project and recent rows a little first. Filters:
+        ``harness``, ``project`` (folders; ``here``: the current folder), ``since`` /
+        ``until`` (the row's time), ``role`` (user, assistant, tool, system), ``tool`` (a
+        tool's name). Snippets are redacted; the reopen commands name no workspace. An
+        empty list when nothing matched. Returns ``continuity.browse.search.SearchHit``s.
+        Raises
+        ``InputError`` naming ``query``, ``mode``, ``role``, ``since`` or ``until``."""
+        from continuity.browse.search import search
+        from continuity.retrieval.hybrid import MODES
+        from continuity.retrieval.settings import retrieval_settings
+        from continuity.store.search import EntryFilter
+
+        if not query.strip():
+            raise InputError("query: is empty: give the words to find")
+        if mode not in MODES:
+            raise InputError(f"mode: {mode!r} is not one of {', '.join(MODES)}")
+        if role is not None and role not in ("user", "assistant", "tool", "system"):
+            raise InputError(f"role: {role!r} is not one of user, assistant, tool, system")
+        folders = _folders(project) + ([str(Path.cwd().resolve())] if here else [])
+        filters = EntryFilter(harness=harness, projects=tuple(folders), role=role, tool=tool,
+                              since=_when(since, "since"), until=_when(until, "until"))
+        hits = search(self.store(), query, limit=min(limit or 500, 500), filters=filters,
+                      mode=mode, project=str(Path.cwd()),
+                      settings=retrieval_settings(self._home))
+        return hits
+
+    def continuation(self, key: str, *,
+                     budget_bytes: int = FOLLOW_UP_BUDGET_BYTES) -> Continuation:
+        """``continuity continue KEY``: the continuation the next run of the session should
+        be handed (seed 002): the newest checkpoint, the previous request verbatim and the
+        recent tail within ``budget_bytes`` UTF-8 bytes (default 240,000) with every tool call
+        paired; secrets redacted. A continuation that cannot be given within the rules is
+        returned with ``refusal`` set, not raised. Raises ``SessionNotFound`` /
+        ``AmbiguousSession``, ``InputError`` for a budget below 1."""
+        from continuity.continuation.view import build_continuation
+
+        if budget_bytes < 1:
+            raise InputError(f"budget_bytes: must be at least 1 (got {budget_bytes})")
+        view = build_continuation(self.store(), self.key(key), budget_bytes=budget_bytes)
+        return Continuation.from_dict(view.to_dict())
+
+    def checkpoints(self, key: str, *, limit: int = 0) -> CheckpointList:
+        """``continuity checkpoints KEY``: the session's checkpoints oldest first (``limit``:
+        only the newest N; 0 all); a row that cannot be read is listed in ``damaged`` and
+        skipped. ``key`` may also be a live session's exact key that has checkpoints but no
+        imported rows. Raises ``SessionNotFound`` / ``AmbiguousSession``."""
+        from continuity.checkpoints.recovery import checkpoint_dict
+
+        store = self.store()
+        name = checkpoint_session_key(store, key)
+        good, damaged = store.checkpoint_page(name, limit=limit)
+        rows = [checkpoint_dict(cp) for cp in good]
+        return CheckpointList.from_dict({"session": name, "count": len(rows),
+                                         "checkpoints": rows,
+                                         "damaged": [d.to_dict() for d in damaged]})
+
+    def recall(self, query: str, *, limit: int = 10, expand: bool = False,
+               type: str | None = None, tags: Sequence[str] = ()) -> RecallResponse:
+        """``continuity recall QUERY``: memories best first (at most ``limit``, 1..100),
+        ranked by words and meaning, only of ``type`` and carrying every tag of ``tags``;
+        ``expand`` adds the sanitized transcript of each result's session (``sources``). A
+        pydantic model (``transcripts.memories.RecallResponse``; ``to_dict()`` is ``recall
+        --json``). Raises ``InputError`` naming the field (an empty query, a bad limit)."""
+        from continuity.retrieval.recall import recall_hybrid
+        from continuity.retrieval.settings import retrieval_settings
+
+        found: RecallResponse = recall_hybrid(
+            self.store(), query, settings=retrieval_settings(self._home),
+            project=str(Path.cwd()), limit=limit, expand=expand,
+            filters={"type": type, "tags": list(tags)})
+        return found
+
+    def brief(self, project: str | os.PathLike[str] | None = None, *,
+              budget_chars: int | None = None, window: str | int | None = None,
+              reach: Reach | None = None) -> Brief:
+        """``continuity brief``: the project brief a new session of the folder ``project``
+        (default: the current folder) starts with (issue 39): the newest earlier sessions
+        within the window, within ``budget_chars`` characters (200..10,000; default
+        ``[continuity] recoveryBudgetChars``), looking back ``window`` days or ``"any"``
+        (default ``recoveryWindowDays``). ``reach``: the tools the brief may name
+        (``continuity.brief.Reach``; the CLI passes the harness's MCP tools and its own
+        path); None names none. Returns ``continuity.brief.build.Brief`` (``text``,
+        ``sessions``; ``to_dict()`` is ``brief --json``). Raises ``InputError`` naming
+        ``budget_chars`` or ``window``."""
+        from continuity.brief.build import build_brief
+        from continuity.brief.model import Reach
+        from continuity.checkpoints.capture import load_config
+
+        config = load_config(self._home)
+        if budget_chars is not None:
+            if not 200 <= budget_chars <= 10_000:
+                raise InputError(f"budget_chars: must be 200..10000 (got {budget_chars})")
+            config = config.model_copy(update={"recovery_budget_chars": budget_chars})
+        if window is not None:
+            config = _with_window(config, str(window))
+        where = _folders(project or Path.cwd())[0]
+        return build_brief(self.store(), project=where, config=config, reach=reach or Reach())
+
+    # ------------------------------------------------------------------------ write
+
+    def resume(self, key: str, *, into: str, budget_bytes: int = FOLLOW_UP_BUDGET_BYTES,
+               target_home: str | os.PathLike[str] | None = None) -> Written:
+        """``continuity resume KEY --in INTO``: write the session's continuation (as
+        ``continuation`` gives it) as a new session of harness ``into`` (claude-code, codex,
+        pi) where that harness looks for the project's sessions (``target_home``: the
+        harness's home folder, default its own variable or ``~/.claude`` ...). An identical
+        earlier copy is reused. Returns ``continuity.resume.session.Written`` (``path``,
+        ``command``: the argv that opens it; ``to_dict()`` is ``resume --json``). Raises
+        ``InputError`` for an unknown harness, ``ResumeRefused`` (exit 5) when the
+        continuation is refused, ``SessionNotFound`` / ``AmbiguousSession``."""
+        from continuity.resume.session import resume_session
+
+        home = Path(target_home) if target_home is not None else None
+        return resume_session(self.store(), self.key(key), into, budget_bytes=budget_bytes,
+                              target_home=home)
+
+    def checkpoint(self, key: str, *, reason: str, trigger: str = "explicit") -> Checkpoint:
+        """``continuity checkpoint KEY --reason``: write a session checkpoint now (seed 000,
+        ``trigger`` explicit or agent) with its recent prompts and ``reason`` (redacted).
+        Raises ``InputError`` for an empty reason, an unknown trigger, or continuity disabled
+        (``[continuity] enabled = false``); ``SessionNotFound`` / ``AmbiguousSession``."""
+        from continuity.checkpoints.capture import load_config
+        from continuity.checkpoints.recovery import checkpoint_dict, manual_checkpoint
+        from continuity.core.model import CheckpointTrigger
+
+        if not reason.strip():
+            raise InputError("--reason is empty: say why this checkpoint is taken")
+        if trigger not in ("explicit", "agent"):
+            raise InputError(f"trigger: {trigger!r} is not one of explicit, agent")
+        config = load_config(self._home)
+        cp = manual_checkpoint(self.store(), self.key(key), reason, config=config,
+                               trigger=CheckpointTrigger(trigger))
+        if cp is None:
+            raise InputError("continuity is disabled ([continuity] enabled = false): "
+                             "no checkpoint written")
+        return Checkpoint.from_dict(checkpoint_dict(cp))
+
+    def remember(self, text: str, *, type: str = "fact", tags: Sequence[str] = (),
+                 importance: float = 0.5, source: str | None = None) -> RememberResponse:
+        """``continuity remember TEXT``: store a memory (secrets redacted first; the same
+        text again is reported ``deduped``) of ``type`` (fact, decision, ...), with ``tags``,
+        ``importance`` 0..1 and the session key it came from (``source``). A pydantic model
+        (``transcripts.memories.RememberResponse``: ``id``, ``deduped``; ``to_dict()`` is
+        ``remember --json``). Raises ``InputError`` naming the field (a text with no word
+        recall could find it by, importance outside 0..1)."""
+        from continuity.transcripts.memories import remember
+
+        return remember(self.store(), text, type=type, tags=list(tags),
+                        importance=importance, source_id=source)
+
+    def compact(self, key: str, *, budget_bytes: int = FOLLOW_UP_BUDGET_BYTES,
+                summarizer: str | None = None, force: bool = False) -> CompactResult:
+        """``continuity compact KEY``: make a continuation checkpoint as if the session's turn
+        had just settled (seed 002): summarize the working view when it is over
+        ``budget_bytes`` UTF-8 bytes (or always with ``force``) with ``summarizer`` (a
+        provider name; default ``[summarizer] provider``, else extractive). A refusal is a
+        result (``status`` refused, its ``receipt``), not an error. Raises ``ConfigError``
+        (a summarizer that cannot work), ``LeaseHeld`` (another owner holds the session),
+        ``SessionNotFound`` / ``AmbiguousSession``."""
+        from continuity.continuation.compaction import compact_now
+        from continuity.continuation.summarize import make_summarizer
+        from continuity.continuation.summarize.settings import load_settings
+
+        settings = load_settings(self._home, provider=summarizer)
+        outcome = compact_now(self.store(), self.key(key), summarizer=make_summarizer(settings),
+                              budget_bytes=budget_bytes, force=force, timeout=settings.timeout)
+        return CompactResult.from_dict(outcome.to_dict())
+
+
+def checkpoint_session_key(store: Any, name: str) -> str:
+    """The session ``name`` names for its checkpoints: an imported session (key or unique
+    prefix), else a live session's exact key that has checkpoints (``checkpoints``,
+    ``recover``). Raises ``SessionNotFound`` / ``AmbiguousSession``."""
+    from continuity.core.errors import SessionNotFound
+    from continuity.store.names import resolve_session
+
+    try:
+        return resolve_session(store, name)
+    except SessionNotFound:
+        if store.latest_checkpoint(name) is not None:
+            return name
+        raise
+
+
+def _with_window(config: Any, window: str) -> Any:
+    """``config`` looking back ``window`` (days, or ``any``), checked by the setting's own
+    rule (``recoveryWindowDays``: 1–3650 or "any"); an explicit ``recoveryWindowHours`` no
+    longer applies. Raises ``InputError`` naming ``--window``."""
+    from pydantic import ValidationError
+
+    fields = {**config.model_dump(exclude={"recovery_window_hours"}),
+              "recovery_window_days": window.strip()}
+    try:
+        return type(config).model_validate(fields)
+    except ValidationError as exc:
+        why = exc.errors()[0].get("msg", "invalid").removeprefix("Value error, ")
+        raise InputError(f"--window: {why} (got {window!r})") from None
+
+
+__all__ = ["ImportProgress", "Workspace", "checkpoint_session_key"]
