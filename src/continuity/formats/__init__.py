@@ -32,10 +32,11 @@ __all__ = ["FormatReader", "SessionFacts", "Line", "LineReader", "read_head", "R
 def _readers() -> list[type[FormatReader]]:
     from continuity.formats.claude_code import ClaudeCodeReader
     from continuity.formats.codex import CodexReader
+    from continuity.formats.langgraph import LangGraphReader
     from continuity.formats.opencode import OpenCodeReader
     from continuity.formats.pi import PiReader
 
-    return [CodexReader, PiReader, ClaudeCodeReader, OpenCodeReader]
+    return [LangGraphReader, CodexReader, PiReader, ClaudeCodeReader, OpenCodeReader]
 
 
 READERS: list[type[FormatReader]] = []
