@@ -168,3 +168,79 @@ def test_store_keeps_items_and_recall_finds_them(backend: str, tmp_path: Path) -
             assert memory.get(("users", "alice"), "diet") is None
             got = asyncio.run(memory.aget(("users", "bob"), "pet"))
             assert got is not None and got.value["text"] == "Bob has a parrot"
+
+
+def _tool_graph(saver: ContinuitySaver):  # type: ignore[no-untyped-def]
+    """A graph whose scripted model calls a tool once, then answers with its result."""
+    from langchain_core.messages import AIMessage, ToolMessage
+    from langgraph.graph import END, START, MessagesState, StateGraph
+
+    def model(state: MessagesState) -> dict:
+        last = state["messages"][-1]
+        if isinstance(last, ToolMessage):
+            return {"messages": [AIMessage(f"the file says {last.content}")]}
+        return {"messages": [AIMessage("", tool_calls=[
+            {"id": "call_1", "name": "read_file", "args": {"path": "notes.txt"}}])]}
+
+    def tool(state: MessagesState) -> dict:
+        call = state["messages"][-1].tool_calls[0]
+        return {"messages": [ToolMessage("deploy on friday", tool_call_id=call["id"],
+                                         status="error" if call["args"] == {} else "success")]}
+
+    graph = StateGraph(MessagesState)
+    graph.add_node("model", model)
+    graph.add_node("tool", tool)
+    graph.add_edge(START, "model")
+    graph.add_conditional_edges(
+        "model", lambda s: "tool" if s["messages"][-1].tool_calls else END)
+    graph.add_edge("tool", "model")
+    return graph.compile(checkpointer=saver)
+
+
+def test_record_keeps_tool_calls_results_and_edits(tmp_path: Path) -> None:
+    """Run asynchronously (``ainvoke``: the saver's a* methods), the thread's session holds
+    the system prompt as context, the request, the tool call with its arguments, its result
+    paired by id, and the answer; a message replaced in the state (same id, new text) is
+    recorded again and the newer copy is the one in view. The record file holds one raw line
+    per message version, LangChain's dict of it whole."""
+    from langchain_core.messages import HumanMessage, SystemMessage
+
+    from continuity.core.model import EntryKind, ToolCallBlock, ToolResultBlock
+
+    home = tmp_path / "w"
+    with ContinuitySaver.open(home) as saver:
+        app = _tool_graph(saver)
+        config = {"configurable": {"thread_id": "tools"}}
+        asyncio.run(app.ainvoke({"messages": [SystemMessage("be brief", id="sys"),
+                                              HumanMessage("what do my notes say?", id="q")]},
+                                config))
+        app.update_state(config, {"messages": [HumanMessage("what do my notes say now?",
+                                                            id="q")]})
+        record = saver._recorder.path("tools")  # type: ignore[union-attr]
+    lines = [json.loads(line) for line in record.read_text().splitlines()]
+    assert [(ln["index"], ln["message"]["type"]) for ln in lines] == [
+        (0, "system"), (1, "human"), (2, "ai"), (3, "tool"), (4, "ai"), (1, "human")]
+    assert lines[2]["message"]["data"]["tool_calls"][0]["args"] == {"path": "notes.txt"}
+    with open_store(home / "continuity.db") as store:
+        rows = list(store.entries("tools"))
+        shown = [(r.kind, r.role.value, r.visible, r.text()) for r in rows]
+        assert shown == [
+            (EntryKind.CONTEXT, "system", True, "be brief"),
+            (EntryKind.MESSAGE, "user", False, "what do my notes say?"),
+            (EntryKind.MESSAGE, "assistant", True, ""),
+            (EntryKind.MESSAGE, "tool", True, ""),
+            (EntryKind.MESSAGE, "assistant", True, "the file says deploy on friday"),
+            (EntryKind.MESSAGE, "user", True, "what do my notes say now?")]
+        assert rows[2].blocks == (ToolCallBlock("call_1", "read_file", {"path": "notes.txt"}),)
+        assert rows[3].blocks == (ToolResultBlock("call_1", False, "deploy on friday"),)
+        assert [r.native_id for r in rows] == ["sys", "q", rows[2].native_id,
+                                               rows[3].native_id, rows[4].native_id, "q"]
+
+
+def test_record_off_writes_no_session(tmp_path: Path) -> None:
+    with ContinuitySaver.open(tmp_path / "w", record=False) as saver:
+        _tool_graph(saver).invoke({"messages": [("user", "hi")]},
+                                  {"configurable": {"thread_id": "quiet"}})
+        assert saver.get_tuple({"configurable": {"thread_id": "quiet"}}) is not None
+        assert saver.store.get_session("quiet") is None
+    assert not (tmp_path / "w" / "sources").exists()
