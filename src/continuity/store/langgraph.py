@@ -135,13 +135,10 @@ class LangGraphStoreMixin:
         and after the position ``after`` = (checkpoint_id, thread_id, checkpoint_ns) of the
         last row of a previous page."""
         c = t.langgraph_checkpoints.c
-        cond = []
-        if thread_id is not None:
-            cond.append(c.thread_id == thread_id)
-        if checkpoint_ns is not None:
-            cond.append(c.checkpoint_ns == checkpoint_ns)
-        if checkpoint_id is not None:
-            cond.append(c.checkpoint_id == checkpoint_id)
+        cond = [column == value for column, value in ((c.thread_id, thread_id),
+                                                      (c.checkpoint_ns, checkpoint_ns),
+                                                      (c.checkpoint_id, checkpoint_id))
+                if value is not None]
         if before_id is not None:
             cond.append(c.checkpoint_id < before_id)
         if after is not None:

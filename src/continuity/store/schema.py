@@ -415,6 +415,11 @@ def upsert_insert(dialect: str, table: Table) -> Any:
     return insert(table)
 
 
+
+def _graph_keys(*names: str) -> list[Column]:  # type: ignore[type-arg]
+    """The text primary-key columns ``names`` of a LangGraph table (ids of any length)."""
+    return [Column(name, Text, primary_key=True) for name in names]
+
 # ---------------------------------------------------------------------------- LangGraph (0021)
 
 #: issue 46 item 2: the LangGraph adapter's checkpoints (``store.langgraph``,
@@ -423,9 +428,7 @@ def upsert_insert(dialect: str, table: Table) -> Any:
 langgraph_checkpoints = Table(
     "langgraph_checkpoints",
     metadata,
-    Column("thread_id", Text, primary_key=True),
-    Column("checkpoint_ns", Text, primary_key=True),
-    Column("checkpoint_id", Text, primary_key=True),
+    *_graph_keys("thread_id", "checkpoint_ns", "checkpoint_id"),
     Column("parent_checkpoint_id", Text),
     Column("run_id", Text),
     Column("checkpoint_type", String(40), nullable=False),
@@ -440,10 +443,7 @@ Index("ix_langgraph_checkpoints_run", langgraph_checkpoints.c.run_id)
 langgraph_blobs = Table(
     "langgraph_blobs",
     metadata,
-    Column("thread_id", Text, primary_key=True),
-    Column("checkpoint_ns", Text, primary_key=True),
-    Column("channel", Text, primary_key=True),
-    Column("version", Text, primary_key=True),
+    *_graph_keys("thread_id", "checkpoint_ns", "channel", "version"),
     Column("blob_type", String(40), nullable=False),
     Column("blob", LargeBinary, nullable=False),
 )
@@ -453,10 +453,7 @@ langgraph_blobs = Table(
 langgraph_writes = Table(
     "langgraph_writes",
     metadata,
-    Column("thread_id", Text, primary_key=True),
-    Column("checkpoint_ns", Text, primary_key=True),
-    Column("checkpoint_id", Text, primary_key=True),
-    Column("task_id", Text, primary_key=True),
+    *_graph_keys("thread_id", "checkpoint_ns", "checkpoint_id", "task_id"),
     Column("idx", Integer, primary_key=True, autoincrement=False),
     Column("channel", Text, nullable=False),
     Column("task_path", Text, nullable=False),
@@ -469,8 +466,7 @@ langgraph_writes = Table(
 langgraph_store_items = Table(
     "langgraph_store_items",
     metadata,
-    Column("namespace", Text, primary_key=True),
-    Column("item_key", Text, primary_key=True),
+    *_graph_keys("namespace", "item_key"),
     Column("value_type", String(40), nullable=False),
     Column("value", LargeBinary, nullable=False),
     Column("memory_id", String(64)),

@@ -35,12 +35,14 @@ branch_labels = None
 depends_on = None
 
 
+def _keys(*names: str) -> list[sa.Column]:  # type: ignore[type-arg]
+    return [sa.Column(name, sa.Text, primary_key=True) for name in names]
+
+
 def upgrade() -> None:
     op.create_table(
         "langgraph_checkpoints",
-        sa.Column("thread_id", sa.Text, primary_key=True),
-        sa.Column("checkpoint_ns", sa.Text, primary_key=True),
-        sa.Column("checkpoint_id", sa.Text, primary_key=True),
+        *_keys("thread_id", "checkpoint_ns", "checkpoint_id"),
         sa.Column("parent_checkpoint_id", sa.Text),
         sa.Column("run_id", sa.Text),
         sa.Column("checkpoint_type", sa.String(40), nullable=False),
@@ -52,19 +54,13 @@ def upgrade() -> None:
     op.create_index("ix_langgraph_checkpoints_run", "langgraph_checkpoints", ["run_id"])
     op.create_table(
         "langgraph_blobs",
-        sa.Column("thread_id", sa.Text, primary_key=True),
-        sa.Column("checkpoint_ns", sa.Text, primary_key=True),
-        sa.Column("channel", sa.Text, primary_key=True),
-        sa.Column("version", sa.Text, primary_key=True),
+        *_keys("thread_id", "checkpoint_ns", "channel", "version"),
         sa.Column("blob_type", sa.String(40), nullable=False),
         sa.Column("blob", sa.LargeBinary, nullable=False),
     )
     op.create_table(
         "langgraph_writes",
-        sa.Column("thread_id", sa.Text, primary_key=True),
-        sa.Column("checkpoint_ns", sa.Text, primary_key=True),
-        sa.Column("checkpoint_id", sa.Text, primary_key=True),
-        sa.Column("task_id", sa.Text, primary_key=True),
+        *_keys("thread_id", "checkpoint_ns", "checkpoint_id", "task_id"),
         sa.Column("idx", sa.Integer, primary_key=True, autoincrement=False),
         sa.Column("channel", sa.Text, nullable=False),
         sa.Column("task_path", sa.Text, nullable=False),
@@ -73,8 +69,7 @@ def upgrade() -> None:
     )
     op.create_table(
         "langgraph_store_items",
-        sa.Column("namespace", sa.Text, primary_key=True),
-        sa.Column("item_key", sa.Text, primary_key=True),
+        *_keys("namespace", "item_key"),
         sa.Column("value_type", sa.String(40), nullable=False),
         sa.Column("value", sa.LargeBinary, nullable=False),
         sa.Column("memory_id", sa.String(64)),
