@@ -72,36 +72,49 @@ def test_saver_versions_grow_as_text() -> None:
     assert first < second < saver.get_next_version(7)
 
 
-def _run_example(home: Path, *args: str) -> dict:
+def _env(url: str) -> dict[str, str]:
+    """The environment of a subprocess on database ``url`` (a PostgreSQL one through
+    ``$CONTINUITY_DATABASE_URL``, as a user would point the CLI at it)."""
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     env.pop("CONTINUITY_DATABASE_URL", None)
+    if not url.startswith("sqlite"):
+        env["CONTINUITY_DATABASE_URL"] = url
+    return env
+
+
+def _run_example(home: Path, url: str, *args: str) -> dict:
     done = subprocess.run([sys.executable, str(EXAMPLE), "--home", str(home), *args],
-                          capture_output=True, text=True, env=env, timeout=120)
+                          capture_output=True, text=True, env=_env(url), timeout=120)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
 
-def test_example_resumes_a_thread_after_a_crash(tmp_path: Path) -> None:
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_example_resumes_a_thread_after_a_crash(backend: str, tmp_path: Path) -> None:
     """The example agent answers two turns of thread ``t1`` and dies (``os._exit`` right
     after the turn's checkpoint, no close); a fresh process opens a new saver on the same
     workspace and the third turn continues from the last checkpoint: the state holds exactly
     the earlier messages and the new ones."""
-    home = tmp_path / "w"
-    first = _run_example(home, "--thread", "t1", "--say", "hello", "--say", "what is 2+2?",
+    for url in _urls(backend, tmp_path / "w"):
+        _crash_and_resume(tmp_path / "w", url)
+
+
+def _crash_and_resume(home: Path, url: str) -> None:
+    first = _run_example(home, url, "--thread", "t1", "--say", "hello", "--say", "what is 2+2?",
                          "--crash")
     assert first["messages"] == [
         ["human", "hello"], ["ai", "echo 1: hello"],
         ["human", "what is 2+2?"], ["ai", "echo 2: what is 2+2?"]]
-    second = _run_example(home, "--thread", "t1", "--say", "and now?")
+    second = _run_example(home, url, "--thread", "t1", "--say", "and now?")
     assert second["resumed_from"] == 4
     assert second["messages"] == first["messages"] + [["human", "and now?"],
                                                       ["ai", "echo 3: and now?"]]
-    other = _run_example(home, "--thread", "t2", "--say", "fresh")
+    other = _run_example(home, url, "--thread", "t2", "--say", "fresh")
     assert other["resumed_from"] == 0
     assert other["messages"] == [["human", "fresh"], ["ai", "echo 1: fresh"]]
 
     # the conversation is a continuity session: sessions, search and continue see it
-    with open_store(home / "continuity.db") as store:
+    with open_store(url) as store:
         session = store.get_session("t1")
         assert session is not None and session.harness == "langgraph"
         rows = list(store.entries("t1"))
@@ -111,8 +124,7 @@ def test_example_resumes_a_thread_after_a_crash(tmp_path: Path) -> None:
             ("user", "and now?"), ("assistant", "echo 3: and now?")]
         assert [r.is_request for r in rows] == [True, False] * 3
     cli = [sys.executable, "-c", "from continuity.cli.hookcmd import console; console()"]
-    env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
-    env.pop("CONTINUITY_DATABASE_URL", None)
+    env = _env(url)
     listed = subprocess.run([*cli, "sessions", "--home", str(home), "--json"],
                             capture_output=True, text=True, env=env, timeout=60)
     assert listed.returncode == 0, listed.stderr

@@ -1,6 +1,7 @@
 """Harness files in: one reader per harness (Claude Code JSONL, Codex rollout JSONL, pi
 session JSONL v1-v3) detected from content, the tolerant JSONL line reader, the streaming,
-idempotent importer (``import_paths``), and the runs the importer derives from each log.
+idempotent importer (``import_paths``), and the runs the importer derives from each log; and
+the record of a LangGraph thread the LangGraph adapter writes (``langgraph``, issue 46).
 
 Harness files in: one reader per harness (Claude Code JSONL, Codex rollout JSONL, pi
 session JSONL v1-v3) detected from content, the tolerant JSONL line reader, the streaming,
