@@ -44,6 +44,7 @@ try:
         get_serializable_checkpoint_metadata,
     )
     from langgraph.checkpoint.serde.base import SerializerProtocol
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
     from langgraph.store.base import (
         BaseStore,
         GetOp,
@@ -430,9 +431,10 @@ class ContinuityStore(_Owned, BaseStore):
     of the value; False: nothing (the item is found by ``get``, ``search`` without a query and
     filters, never by a query). The memory is remembered for ``agent_id`` (default
     "default", the one ``continuity recall`` reads), type ``memory_type`` (default "fact"),
-    tagged ``langgraph`` and ``langgraph:<namespace joined by '.'>``; it is redacted, as every
-    memory is, and it stays when its item is replaced or deleted (memories are never
-    deleted; ``search`` returns only the items that still hold it). ``search(query=...)``
+    tagged ``langgraph`` and ``langgraph:<namespace joined by '.'>`` (a text remembered
+    before, by any item or ``continuity remember``, is one memory and keeps its first tags);
+    it is redacted, as every memory is, and it stays when its item is replaced or deleted
+    (memories are never deleted; ``search`` returns only the items that still hold it). ``search(query=...)``
     ranks with continuity's full-text recall (BM25 on SQLite, ``ts_rank`` on PostgreSQL) and
     gives each ``SearchItem`` its score; without a query, items come newest update first.
     TTLs are not supported (``supports_ttl`` False; a ``ttl`` is ignored).
@@ -446,6 +448,8 @@ class ContinuityStore(_Owned, BaseStore):
         self._owns_store = False
         self.agent_id = agent_id
         self.memory_type = memory_type
+        #: LangGraph's serializer of item values
+        self.serde = JsonPlusSerializer()
 
     @classmethod
     def open(cls, where: str | os.PathLike[str] | None = None, *, agent_id: str = "default",
@@ -491,16 +495,6 @@ class ContinuityStore(_Owned, BaseStore):
             return SearchItem(namespace, row.key, value, row.created_at, row.updated_at, score)
         return Item(value=value, key=row.key, namespace=namespace, created_at=row.created_at,
                     updated_at=row.updated_at)
-
-    @property
-    def serde(self) -> Any:
-        """LangGraph's serializer of item values (``JsonPlusSerializer``)."""
-        from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
-
-        found = getattr(self, "_serde", None)
-        if found is None:
-            found = self._serde = JsonPlusSerializer()
-        return found
 
     def _get(self, op: GetOp) -> Item | None:
         pair = (".".join(op.namespace), op.key)

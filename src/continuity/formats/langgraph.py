@@ -95,8 +95,8 @@ class LangGraphReader(FormatReader):
         blocks: list[Block] = [TextBlock(text)] if text else []
         if kind_name == "human":
             entry.role, entry.is_request = Role.USER, True
-            if self._facts.title is None and text:
-                self._facts.title = text.strip().splitlines()[0][:200] if text.strip() else None
+            if self._facts.title is None and text.strip():
+                self._facts.title = text.strip().splitlines()[0][:200]
         elif kind_name == "ai":
             calls = body.get("tool_calls") if isinstance(body.get("tool_calls"), list) else []
             for call in calls:
