@@ -1,7 +1,8 @@
 """A LangGraph agent whose threads survive a crash, kept in a continuity workspace.
 
     pip install 'continuity[langgraph]'
-    python examples/langgraph_agent.py --home ./w --thread t1 --say hello --say "what is 2+2?" --crash
+    python examples/langgraph_agent.py --home ./w --thread t1 --say hello \\
+        --say "what is 2+2?" --crash
     python examples/langgraph_agent.py --home ./w --thread t1 --say "and now?"
     continuity sessions --home ./w        # the thread t1 is a session of harness langgraph
     continuity continue t1 --home ./w     # its bounded continuation

@@ -434,8 +434,8 @@ class ContinuityStore(_Owned, BaseStore):
     tagged ``langgraph`` and ``langgraph:<namespace joined by '.'>`` (a text remembered
     before, by any item or ``continuity remember``, is one memory and keeps its first tags);
     it is redacted, as every memory is, and it stays when its item is replaced or deleted
-    (memories are never deleted; ``search`` returns only the items that still hold it). ``search(query=...)``
-    ranks with continuity's full-text recall (BM25 on SQLite, ``ts_rank`` on PostgreSQL) and
+    (memories are never deleted; ``search`` returns only the items that still hold it).
+    ``search(query=...)`` ranks with continuity's full-text recall (BM25 on SQLite, ``ts_rank`` on PostgreSQL) and
     gives each ``SearchItem`` its score; without a query, items come newest update first.
     TTLs are not supported (``supports_ttl`` False; a ``ttl`` is ignored).
     """
