@@ -256,3 +256,22 @@ def test_record_off_writes_no_session(tmp_path: Path) -> None:
         assert saver.get_tuple({"configurable": {"thread_id": "quiet"}}) is not None
         assert saver.store.get_session("quiet") is None
     assert not (tmp_path / "w" / "sources").exists()
+
+
+def test_open_by_database_url_records_into_continuity_home(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """``open(URL)`` stores in that database; the record files go to the workspace the CLI
+    would use (``$CONTINUITY_HOME``), and ``ContinuityStore.open(URL)`` shares the database."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("CONTINUITY_HOME", str(home))
+    url = f"sqlite:///{tmp_path / 'elsewhere.db'}"
+    with ContinuitySaver.open(url) as saver:
+        _tool_graph(saver).invoke({"messages": [("user", "list files")]},
+                                  {"configurable": {"thread_id": "by-url"}})
+    assert len(list((home / "sources" / "langgraph").glob("*.jsonl"))) == 1
+    assert not (home / "continuity.db").exists()
+    with ContinuityStore.open(url) as memory:
+        memory.put(("docs",), "a", {"text": "quarterly report draft"})
+        assert memory.store.get_session("by-url").entry_count == 4
+    with open_store(url) as store:
+        assert [i.key for i in ContinuityStore(store).search(("docs",), query="report")] == ["a"]
