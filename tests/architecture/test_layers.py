@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("lineage", "resume", "brief"),
     ("browse",),
     ("api",),
-    ("daemon",),
+    ("adapters", "daemon"),
     ("cli",),
 ]
 RANK = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}

@@ -1,6 +1,7 @@
 """Harness files in: one reader per harness (Claude Code JSONL, Codex rollout JSONL, pi
 session JSONL v1-v3) detected from content, the tolerant JSONL line reader, the streaming,
-idempotent importer (``import_paths``), and the runs the importer derives from each log.
+idempotent importer (``import_paths``), and the runs the importer derives from each log; and
+the record of a LangGraph thread the LangGraph adapter writes (``langgraph``, issue 46).
 
 Harness files in: one reader per harness (Claude Code JSONL, Codex rollout JSONL, pi
 session JSONL v1-v3) detected from content, the tolerant JSONL line reader, the streaming,
@@ -32,10 +33,11 @@ __all__ = ["FormatReader", "SessionFacts", "Line", "LineReader", "read_head", "R
 def _readers() -> list[type[FormatReader]]:
     from continuity.formats.claude_code import ClaudeCodeReader
     from continuity.formats.codex import CodexReader
+    from continuity.formats.langgraph import LangGraphReader
     from continuity.formats.opencode import OpenCodeReader
     from continuity.formats.pi import PiReader
 
-    return [CodexReader, PiReader, ClaudeCodeReader, OpenCodeReader]
+    return [LangGraphReader, CodexReader, PiReader, ClaudeCodeReader, OpenCodeReader]
 
 
 READERS: list[type[FormatReader]] = []

@@ -36,7 +36,7 @@ __all__ = ["Store", "SqlStore", "RowMeta", "SourceState", "RawLine", "ImportIssu
            "open_store", "migrate", "iter_entries", "HEAD_REVISION"]
 
 #: The newest migration; ``open_store`` upgrades any older schema to it.
-HEAD_REVISION = "0020"
+HEAD_REVISION = "0021"
 _MIGRATIONS = Path(__file__).parent / "migrations"
 
 

@@ -413,3 +413,64 @@ def upsert_insert(dialect: str, table: Table) -> Any:
     else:
         from sqlalchemy.dialects.postgresql import insert
     return insert(table)
+
+
+
+def _graph_keys(*names: str) -> list[Column]:  # type: ignore[type-arg]
+    """The text primary-key columns ``names`` of a LangGraph table (ids of any length)."""
+    return [Column(name, Text, primary_key=True) for name in names]
+
+# ---------------------------------------------------------------------------- LangGraph (0021)
+
+#: issue 46 item 2: the LangGraph adapter's checkpoints (``store.langgraph``,
+#: ``continuity.adapters.langgraph``). A checkpoint without its channel values, and its
+#: metadata, as LangGraph's serde wrote them (type name, bytes); ``run_id`` from the metadata.
+langgraph_checkpoints = Table(
+    "langgraph_checkpoints",
+    metadata,
+    *_graph_keys("thread_id", "checkpoint_ns", "checkpoint_id"),
+    Column("parent_checkpoint_id", Text),
+    Column("run_id", Text),
+    Column("checkpoint_type", String(40), nullable=False),
+    Column("checkpoint", LargeBinary, nullable=False),
+    Column("metadata_type", String(40), nullable=False),
+    Column("metadata", LargeBinary, nullable=False),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_langgraph_checkpoints_run", langgraph_checkpoints.c.run_id)
+
+#: one channel's value at one version (``blob_type`` "empty": the channel had no value)
+langgraph_blobs = Table(
+    "langgraph_blobs",
+    metadata,
+    *_graph_keys("thread_id", "checkpoint_ns", "channel", "version"),
+    Column("blob_type", String(40), nullable=False),
+    Column("blob", LargeBinary, nullable=False),
+)
+
+#: a task's pending write against one checkpoint; ``idx`` its place in the task's writes, or
+#: LangGraph's negative index of a special write (error, interrupt, ...)
+langgraph_writes = Table(
+    "langgraph_writes",
+    metadata,
+    *_graph_keys("thread_id", "checkpoint_ns", "checkpoint_id", "task_id"),
+    Column("idx", Integer, primary_key=True, autoincrement=False),
+    Column("channel", Text, nullable=False),
+    Column("task_path", Text, nullable=False),
+    Column("value_type", String(40), nullable=False),
+    Column("value", LargeBinary, nullable=False),
+)
+
+#: a LangGraph ``BaseStore`` item: namespace labels joined by ".", the value as serde wrote
+#: it, and the continuity memory holding its text (``memory_id``, NULL: nothing indexed)
+langgraph_store_items = Table(
+    "langgraph_store_items",
+    metadata,
+    *_graph_keys("namespace", "item_key"),
+    Column("value_type", String(40), nullable=False),
+    Column("value", LargeBinary, nullable=False),
+    Column("memory_id", String(64)),
+    Column("created_at", DateTime(timezone=True), nullable=False),
+    Column("updated_at", DateTime(timezone=True), nullable=False),
+)
+Index("ix_langgraph_store_items_memory", langgraph_store_items.c.memory_id)

@@ -40,6 +40,7 @@ from continuity.store.bulk import BulkWriter
 from continuity.store.base import ImportIssue, RawLine, RowMeta, SourceState
 from continuity.store.checkpoints import CheckpointStoreMixin
 from continuity.store.fencing import FencingStoreMixin
+from continuity.store.langgraph import LangGraphStoreMixin
 from continuity.store.lineage import LineageStoreMixin
 from continuity.store.memory import MemoryStoreMixin
 from continuity.store.search import EntrySearchMixin
@@ -164,7 +165,7 @@ def _on_connect_sqlite(dbapi_conn: Any, _record: Any) -> None:
 
 
 class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, LineageStoreMixin,
-               EntrySearchMixin, VectorStoreMixin):
+               EntrySearchMixin, VectorStoreMixin, LangGraphStoreMixin):
     """The ``Store`` implementation. Build it with ``continuity.store.open_store``.
 
     The core primitives (sessions, entries, runs, notes, sources) are here; the mixins add the
