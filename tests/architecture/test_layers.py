@@ -25,7 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("continuation", "archive", "retrieval"),
     ("lineage", "resume", "brief"),
     ("browse",),
-    ("daemon",),
+    ("adapters", "daemon"),
     ("cli",),
 ]
 RANK = {pkg: i for i, layer in enumerate(LAYERS) for pkg in layer}

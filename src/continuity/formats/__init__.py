@@ -9,7 +9,8 @@ idempotent importer (``import_paths``), and the runs the importer derives from e
 Readers of harness session files: one module per harness, detected from content.
 
 ``detect(path)`` reads the head of a file and returns the reader class whose ``sniff`` accepts
-it (Codex first, then pi, then Claude Code: the most specific envelope wins), or None.
+it (the OpenAI Agents SDK adapter's files first, by their own header type, then Codex, then
+pi, then Claude Code: the most specific envelope wins), or None.
 
 May import: ``core``, ``store``.
 
@@ -30,12 +31,13 @@ __all__ = ["FormatReader", "SessionFacts", "Line", "LineReader", "read_head", "R
 
 
 def _readers() -> list[type[FormatReader]]:
+    from continuity.formats.agents_sdk import AgentsSdkReader
     from continuity.formats.claude_code import ClaudeCodeReader
     from continuity.formats.codex import CodexReader
     from continuity.formats.opencode import OpenCodeReader
     from continuity.formats.pi import PiReader
 
-    return [CodexReader, PiReader, ClaudeCodeReader, OpenCodeReader]
+    return [AgentsSdkReader, CodexReader, PiReader, ClaudeCodeReader, OpenCodeReader]
 
 
 READERS: list[type[FormatReader]] = []
