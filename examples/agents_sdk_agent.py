@@ -20,8 +20,15 @@ import sys
 import tempfile
 from typing import Any
 
-from agents import Agent, Model, ModelResponse, Runner, Usage, function_tool
-from agents import set_tracing_disabled
+from agents import (
+    Agent,
+    Model,
+    ModelResponse,
+    Runner,
+    Usage,
+    function_tool,
+    set_tracing_disabled,
+)
 from openai.types.responses import (
     ResponseFunctionToolCall,
     ResponseOutputMessage,

@@ -58,7 +58,6 @@ import re
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
-from pathlib import Path
 from typing import Any
 
 import orjson
@@ -525,4 +524,4 @@ def _clip_longest(items: list[Any], over: int) -> bool:
     return True
 
 
-__all__ = ["ContinuitySession", "ContinuationRefused", "session_file_name", "FOLDER"]
+__all__ = ["FOLDER", "ContinuationRefused", "ContinuitySession", "session_file_name"]

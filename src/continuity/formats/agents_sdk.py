@@ -52,7 +52,7 @@ from continuity.core.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from continuity.formats.base import FormatReader, text_of
+from continuity.formats.base import FormatReader, call_arguments, text_of
 from continuity.formats.jsonl import Line
 
 #: The harness name sessions of this format are stored under.
@@ -163,7 +163,7 @@ class AgentsSdkReader(FormatReader):
             args: Any = item.get("arguments", item.get("input", item.get("action", {})))
             entry.kind, entry.role, entry.visible = EntryKind.MESSAGE, Role.ASSISTANT, True
             entry.blocks = (ToolCallBlock(text_of(item["call_id"]), text_of(name),
-                                          _arguments(args)),)
+                                          call_arguments(args)),)
         elif paired == "output":
             entry.kind, entry.role, entry.visible = EntryKind.MESSAGE, Role.TOOL, True
             output = item.get("output")
@@ -213,13 +213,3 @@ class AgentsSdkReader(FormatReader):
                 self.warn(line, f"content: unknown part {ptype!r} skipped (kept raw)")
         return blocks
 
-
-def _arguments(args: Any) -> Any:
-    """A call's arguments: the object a JSON string holds, else the value as it is."""
-    if isinstance(args, str):
-        try:
-            parsed = orjson.loads(args)
-        except orjson.JSONDecodeError:
-            return text_of(args)
-        return parsed if isinstance(parsed, dict) else text_of(args)
-    return args
