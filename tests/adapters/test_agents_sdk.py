@@ -277,3 +277,17 @@ def test_the_example_agent_remembers_its_first_run_offline(tmp_path: Path) -> No
         "user", "function_call", "function_call_output", "message", "user", "message"]
     shown = CliRunner().invoke(app, ["show", "chat-1", "--home", str(tmp_path)])
     assert "word_count" in shown.output and "What did I ask you before?" in shown.output
+
+
+def test_a_line_a_crashed_writer_left_unfinished_stays_apart(tmp_path: Path) -> None:
+    session = ContinuitySession("torn", home=tmp_path)
+    run(session.add_items([{"role": "user", "content": "one"}]))
+    with open(session.path, "ab") as fh:
+        fh.write(b'{"type":"item","id":"i1","parent_id":"i0","item":{"role":"us')
+    run(session.add_items([{"role": "user", "content": "two"}]))
+    assert run(session.get_items()) == [{"role": "user", "content": "one"},
+                                        {"role": "user", "content": "two"}]
+    assert ContinuitySession("torn", home=tmp_path).items_now() == run(session.get_items())
+    report = session.store().issues(str(session.path.resolve()))
+    assert [i.line_no for i in report] == [3]  # the torn line, reported and kept raw
+    session.close()

@@ -14,6 +14,9 @@ file is written under an exclusive ``flock``, ``fsync``'d, owner-only (``core.pr
 incremental: only its new lines), so ``continuity sessions``, ``show``, ``search`` and
 ``continue`` see the session as the SDK sees it, under harness ``openai-agents``.
 
+The session keeps only where each live item's line starts and its size in memory; items are
+read back from the file when ``get_items`` or ``pop_item`` returns them.
+
 Why a file of our own rather than rows written straight into the store: the file is the
 source every other harness gives continuity, so the one importer (raw lines kept, runs, the
 search index, redaction at the edges) serves this session too, a store can be rebuilt from it,
@@ -50,7 +53,6 @@ Items come back as they were recorded, not redacted: they are the agent's own hi
 from __future__ import annotations
 
 import asyncio
-import copy
 import hashlib
 import logging
 import os
@@ -105,31 +107,43 @@ class ContinuationRefused(ContinuityError):
 
 @dataclass
 class _Live:
-    """The conversation as the file says it is now: ``items`` ``(id, parent id, item)`` in
-    order, the id of the last line (``leaf``), how many record lines there are (``count``,
-    the next id's number) and how many bytes of the file were read (``offset``)."""
+    """Where the conversation stands in the file, without the items themselves (memory stays
+    small however long the session grows; items are read back by offset when needed):
+    ``items`` ``(id, parent id, offset of its line, size)`` in order, ``size`` their UTF-8
+    bytes as compact JSON (``json_len``) summed, the id of the last line (``leaf``), how many
+    record lines there are (``count``, the next id's number) and how many bytes of the file
+    were read (``offset``)."""
 
-    items: list[tuple[str, str | None, dict[str, Any]]] = field(default_factory=list)
+    items: list[tuple[str, str | None, int, int]] = field(default_factory=list)
     leaf: str | None = None
     count: int = 0
     offset: int = 0
+    size: int = 0
 
-    def apply(self, record: dict[str, Any]) -> None:
-        """Take one record line (``item``, ``pop`` or ``clear``) in file order."""
+    def apply(self, record: dict[str, Any], at: int = -1) -> None:
+        """Take one record line (``item``, ``pop`` or ``clear``) in file order; ``at`` is the
+        offset of its line."""
         rid = record.get("id")
         if not isinstance(rid, str):
             return
         kind = record.get("type")
         if kind == "item" and isinstance(record.get("item"), dict):
-            self.items.append((rid, record.get("parent_id"), record["item"]))
+            size = json_len(record["item"])
+            self.items.append((rid, record.get("parent_id"), at, size))
+            self.size += size
         elif kind == "pop":
+            self.size -= sum(t[3] for t in self.items if t[0] == record.get("pops"))
             self.items = [t for t in self.items if t[0] != record.get("pops")]
         elif kind == "clear":
-            self.items = []
+            self.items, self.size = [], 0
         else:
             return
         self.leaf = rid
         self.count += 1
+
+    def json_bytes(self) -> int:
+        """``json_len`` of the list of the live items, from their sizes."""
+        return 2 + self.size + max(0, len(self.items) - 1)
 
 
 def session_file_name(session_id: str) -> str:
@@ -230,9 +244,8 @@ class ContinuitySession:
         """``get_items()`` without a limit, synchronously."""
         with self._lock:
             self._read_new()
-            items = [copy.deepcopy(item) for _, _, item in self._live.items]
-            if json_len(items) <= self.budget_bytes:
-                return items
+            if self._live.json_bytes() <= self.budget_bytes:
+                return self._items_at([t[2] for t in self._live.items])
             return self._bounded()
 
     def add_now(self, items: list[dict[str, Any]]) -> None:
@@ -269,24 +282,38 @@ class ContinuitySession:
     # ------------------------------------------------------------------ the record
 
     def _read_new(self) -> None:
-        """Apply the record lines appended since the last read (by this or another writer);
-        an unfinished last line waits for the next read."""
+        """Apply the record lines appended since the last read (by this or another writer),
+        line by line; an unfinished last line waits for the next read."""
         try:
-            with open(self.path, "rb") as fh:
-                fh.seek(self._live.offset)
-                data = fh.read()
+            fh = open(self.path, "rb")
         except FileNotFoundError:
             return
-        end = data.rfind(b"\n") + 1
-        for raw in data[:end].splitlines():
-            try:
-                record = orjson.loads(raw)
-            except orjson.JSONDecodeError:
-                log.warning("%s: an unreadable line skipped", self.path)
-                continue
-            if isinstance(record, dict):
-                self._live.apply(record)
-        self._live.offset += end
+        with fh:
+            fh.seek(self._live.offset)
+            for raw in fh:
+                if not raw.endswith(b"\n"):
+                    break
+                at = self._live.offset
+                self._live.offset += len(raw)
+                try:
+                    record = orjson.loads(raw)
+                except orjson.JSONDecodeError:
+                    log.warning("%s: the line at byte %d is not JSON; skipped", self.path, at)
+                    continue
+                if isinstance(record, dict):
+                    self._live.apply(record, at)
+
+    def _items_at(self, offsets: list[int]) -> list[dict[str, Any]]:
+        """The items of the record lines at these byte offsets, read back from the file (fresh
+        dicts, equal to what ``add_items`` was given)."""
+        if not offsets:
+            return []
+        out = []
+        with open(self.path, "rb") as fh:
+            for at in offsets:
+                fh.seek(at)
+                out.append(orjson.loads(fh.readline())["item"])
+        return out
 
     def _write(self, records: list[dict[str, Any]]) -> dict[str, Any] | None:
         """Append ``records`` (``{"type": "item", "item": ...}``, ``{"type": "pop"}``,
@@ -308,6 +335,7 @@ class ContinuitySession:
                     lines.append({"type": HEADER_TYPE, "version": VERSION,
                                   "id": self.session_id, "timestamp": now, "cwd": self._cwd})
                 live = _Live(list(self._live.items), self._live.leaf, self._live.count)
+                live.size = self._live.size
                 for record in records:
                     line = {"type": record["type"], "id": f"i{live.count}"}
                     if record["type"] == "item":
@@ -315,8 +343,8 @@ class ContinuitySession:
                     elif record["type"] == "pop":
                         if not live.items:
                             continue
-                        last_id, parent, item = live.items[-1]
-                        popped = copy.deepcopy(item)
+                        last_id, parent, at, _ = live.items[-1]
+                        popped = self._items_at([at])[0]
                         # the popped item's parent: the path from the new leaf skips it
                         line["parent_id"], line["pops"] = parent, last_id
                     else:
@@ -327,7 +355,10 @@ class ContinuitySession:
                     live.apply(line)
                     lines.append(line)
                 if lines:
-                    os.write(fd, b"".join(orjson.dumps(line) + b"\n" for line in lines))
+                    # a line a crashed writer left unfinished is ended first, so it stays one
+                    # bad line (reported by the import, kept raw) and ours stay whole
+                    cut = b"\n" if os.fstat(fd).st_size > self._live.offset else b""
+                    os.write(fd, cut + b"".join(orjson.dumps(line) + b"\n" for line in lines))
                     os.fsync(fd)
             finally:
                 os.close(fd)  # closing releases the lock
@@ -399,11 +430,12 @@ class ContinuitySession:
         if view.request is not None:
             seqs.add(view.request["seq"])
         native = {e.seq: e.native_id for e in store.entries_by_seq(self.key, seqs)}
-        by_id = {rid: item for rid, _, item in self._live.items}
+        offsets = {rid: at for rid, _, at, _ in self._live.items}
+        wanted = sorted({seq for seq in seqs if native.get(seq) in offsets})
+        found = dict(zip(wanted, self._items_at([offsets[native[seq]] for seq in wanted])))
 
         def original(seq: int) -> dict[str, Any] | None:
-            item = by_id.get(native.get(seq) or "")
-            return copy.deepcopy(item) if item is not None else None
+            return found.get(seq)
 
         before, after = view.before_request()
         tail: list[tuple[int, dict[str, Any]]] = _items_of(before, original)
