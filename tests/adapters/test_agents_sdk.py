@@ -22,6 +22,8 @@ from continuity.cli.app import app
 from continuity.continuation.view import UNKNOWN_EFFECTS
 from continuity.core.text import json_len
 
+from tests.conftest import BACKENDS
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -60,8 +62,9 @@ def assert_paired(items: list[dict[str, Any]]) -> None:
 # ---------------------------------------------------------------------------- the protocol
 
 
-def test_it_is_an_sdk_session_and_round_trips_items(tmp_path: Path) -> None:
-    session = ContinuitySession("chat-1", home=tmp_path)
+@pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
+def test_it_is_an_sdk_session_and_round_trips_items(tmp_path: Path, db_url: str) -> None:
+    session = ContinuitySession("chat-1", home=tmp_path, database_url=db_url)
     assert isinstance(session, Session)  # the SDK's runtime-checkable protocol
     items = turn(1) + [{"role": "user", "content": [{"type": "input_text", "text": "héllo ✓"}]}]
     run(session.add_items(items[:2]))
@@ -125,9 +128,10 @@ def test_file_names_never_collide_and_stay_in_the_folder() -> None:
 # ---------------------------------------------------------------------------- over budget
 
 
+@pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
 def test_over_budget_a_summary_first_then_the_paired_tail_within_the_budget(
-        tmp_path: Path) -> None:
-    session = ContinuitySession("long", home=tmp_path, budget_bytes=20_000)
+        tmp_path: Path, db_url: str) -> None:
+    session = ContinuitySession("long", home=tmp_path, budget_bytes=20_000, database_url=db_url)
     added: list[dict[str, Any]] = []
     for n in range(30):
         added += turn(n)
