@@ -130,3 +130,50 @@ def test_popped_and_cleared_items_fall_off_the_conversation(tmp_path: Path,
     session = sqlite_store.get_session("chat-9")
     assert session.harness == "openai-agents" and session.project == "/home/dev/app"
     assert session.title == "one"
+
+
+FIELDS = ("content", "call_id", "name", "arguments", "input", "output", "summary", "role",
+          "type", "status")
+
+
+def test_fuzz_hostile_items_never_raise_and_every_line_is_accounted_for(tmp_path: Path) -> None:
+    """Items whose fields hold hostile values (``tests.hostile``: deep, huge, wrong-typed,
+    lone surrogates) and hostile line envelopes import without an exception escaping, each
+    line a row, a skip or a reported error."""
+    import itertools
+
+    from hypothesis import given
+    from hypothesis import strategies as st
+
+    from continuity.store import open_store
+    from tests.hostile import _dump, file_settings, hostile_value
+
+    kinds = st.sampled_from(["message", "function_call", "function_call_output",
+                             "custom_tool_call", "reasoning", "web_search_call",
+                             "computer_call_output", None])
+    item = st.fixed_dictionaries({"type": kinds}, optional={
+        f: st.one_of(hostile_value(), st.sampled_from(["user", "assistant", "c1"]))
+        for f in FIELDS if f != "type"})
+    line = st.one_of(
+        st.builds(lambda i, n: {"type": "item", "id": f"i{n}", "parent_id": None, "item": i},
+                  item, st.integers(0, 5)),
+        st.fixed_dictionaries({"type": st.sampled_from(["item", "pop", "clear", "other"])},
+                              optional={"id": hostile_value(), "parent_id": hostile_value(),
+                                        "item": hostile_value(),
+                                        "timestamp": hostile_value()}))
+    counter = itertools.count()
+    with open_store(tmp_path / "fuzz.db") as store:
+
+        @file_settings(max_examples=40, deadline=20_000)
+        @given(lines=st.lists(line, min_size=1, max_size=6))
+        def check(lines: list[dict[str, Any]]) -> None:
+            n = next(counter)
+            head = dict(HEADER, id=f"fuzz-{n}")
+            path = tmp_path / f"fuzz-{n}.jsonl"
+            path.write_bytes(b"".join(_dump(v) + b"\n" for v in [head, *lines]))
+            (report,) = import_paths(store, [path]).files
+            assert report.status == "imported", (report.status, report.reason)
+            assert report.imported + report.duplicate + report.skipped + len(report.errors) \
+                == len(lines) + 1, report.to_dict()
+
+        check()
