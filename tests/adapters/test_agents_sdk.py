@@ -202,6 +202,28 @@ def test_a_call_that_never_got_its_output_is_answered_effects_unknown(tmp_path: 
     session.close()
 
 
+def test_items_larger_than_their_rows_still_get_a_summary(tmp_path: Path) -> None:
+    """A reasoning item's ``encrypted_content`` travels in the item but not in its row (the
+    row keeps the summary text): the view measures small while the items do not. The budget
+    is scaled to the view's unit, so the compaction still runs and the items still fit."""
+    session = ContinuitySession("reasoning", home=tmp_path, budget_bytes=20_000)
+    added: list[dict[str, Any]] = []
+    for n in range(30):
+        items = turn(n, output_bytes=60)
+        items.insert(1, {"type": "reasoning", "id": f"rs_{n}", "summary": [],
+                         "encrypted_content": "gAAAA" + "x" * 3000})
+        added += items
+        run(session.add_items(items))
+    store = session.store()
+    assert store.view_bytes_after(session.key, -1) < 20_000 < json_len(added)
+    items = run(session.get_items())
+    assert json_len(items) <= 20_000
+    assert "<summary>" in items[0]["content"]
+    assert_paired(items)
+    assert items[1:] == added[-len(items[1:]):]
+    session.close()
+
+
 def test_a_clear_drops_the_summary_of_what_it_cleared(tmp_path: Path) -> None:
     session = ContinuitySession("cleared", home=tmp_path, budget_bytes=10_000)
     for n in range(12):

@@ -29,9 +29,13 @@ instead of the whole history. Sizes are UTF-8 bytes of the items as compact JSON
 
 - when the conversation fits, exactly the items added (less those popped or cleared), in
   order, as equal dicts (fresh copies each call);
-- when it does not: when the working view outgrows the budget too, continuity's compaction
-  runs first (``continuation.compaction.compact_now`` with the workspace's configured
-  summarizer, ``[summarizer]`` in ``config.toml``; extractive and offline by default); then
+- when it does not: continuity's compaction and continuation measure rows in their view
+  bytes, so the budget is first scaled to that unit (by how much larger the live items are
+  than their rows: a reasoning item's ``encrypted_content`` is in the item, not the row);
+  when the working view outgrows that, the compaction runs
+  (``continuation.compaction.compact_now`` with the workspace's configured summarizer,
+  ``[summarizer]`` in ``config.toml``; extractive and offline by default; at most once per
+  run, and not while a call of the last run has no output: seed 002, B12); then
   ``continuation.view.build_continuation`` picks the newest summary, the previous request
   and the paired tail, and they come back as items: first a user message carrying the
   summary (quoted, labelled as earlier work, not as instructions), the named gap and the
@@ -401,6 +405,19 @@ class ContinuitySession:
         if hidden:
             store.set_on_path(self.key, hidden, False)
 
+    def _view_budget(self, store: SqlStore) -> int:
+        """``budget_bytes`` in the unit of the rows' view bytes, which the compaction and the
+        continuation measure: scaled down by how much larger the live items are than their
+        rows (a reasoning item's ``encrypted_content``, an SDK message's ids and annotations
+        travel in the item, not in its row), so the view outgrows its budget when the items
+        outgrow theirs. Never below ``FOLLOW_UP_BUDGET_RANGE[0]``; ``_fit`` keeps the exact
+        bound."""
+        rows = store.view_bytes_after(self.key, -1)
+        items = self._live.json_bytes()
+        if rows <= 0 or items <= rows:
+            return self.budget_bytes
+        return max(FOLLOW_UP_BUDGET_RANGE[0], self.budget_bytes * rows // items)
+
     def _summarizer_now(self) -> Summarizer:
         if self._summarizer is None:
             from continuity.continuation.summarize import make_summarizer
@@ -416,13 +433,14 @@ class ContinuitySession:
         store, budget = self.store(), self.budget_bytes
         if store.get_session(self.key) is None:
             self._import()
-        if measure_view(store, self.key).total > budget:
+        view_budget = self._view_budget(store)
+        if measure_view(store, self.key).total > view_budget:
             try:
                 compact_now(store, self.key, summarizer=self._summarizer_now(),
-                            budget_bytes=budget, owner=LEASE_OWNER)
+                            budget_bytes=view_budget, owner=LEASE_OWNER)
             except FencedWrite as exc:  # another owner compacts it now: use what is there
                 log.info("%s: no compaction now: %s", self.key, exc)
-        view = build_continuation(store, self.key, budget_bytes=budget)
+        view = build_continuation(store, self.key, budget_bytes=view_budget)
         if view.refusal is not None:
             raise ContinuationRefused(self.session_id, view.refusal["reason"],
                                       view.refusal["detail"])
