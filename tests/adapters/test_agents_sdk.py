@@ -317,3 +317,35 @@ def test_a_line_a_crashed_writer_left_unfinished_stays_apart(tmp_path: Path) -> 
     report = session.store().issues(str(session.path.resolve()))
     assert [i.line_no for i in report] == [3]  # the torn line, reported and kept raw
     session.close()
+
+
+def test_the_runner_takes_the_bounded_continuation_as_its_history(tmp_path: Path) -> None:
+    """Over budget, ``Runner.run`` sends the model the summary item, the paired tail and the
+    new request, in that order (the SDK's own input checks accept them)."""
+    import importlib.util
+
+    from agents import Agent, Runner, set_tracing_disabled
+
+    spec = importlib.util.spec_from_file_location("agents_sdk_agent",
+                                                  ROOT / "examples" / "agents_sdk_agent.py")
+    example = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(example)
+    set_tracing_disabled(True)
+    session = ContinuitySession("runner", home=tmp_path, budget_bytes=12_000)
+    for n in range(20):
+        run(session.add_items(turn(n)))
+    model = example.ScriptedModel([[example.message("Carrying on.", 99)]])
+    agent = Agent(name="a", instructions="Be brief.", model=model)
+    result = run(Runner.run(agent, "and now?", session=session))
+    assert result.final_output == "Carrying on."
+    (sent,) = model.inputs
+    assert "<summary>" in sent[0]["content"]
+    assert sent[-1] == {"role": "user", "content": "and now?"}
+    assert_paired(sent)
+    history = run(session.get_items())
+    assert history[-2:] == [{"role": "user", "content": "and now?"},
+                            {"id": "msg_99", "content": [{"annotations": [],
+                                                          "text": "Carrying on.",
+                                                          "type": "output_text"}],
+                             "role": "assistant", "status": "completed", "type": "message"}]
+    session.close()
