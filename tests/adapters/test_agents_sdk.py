@@ -349,3 +349,18 @@ def test_the_runner_takes_the_bounded_continuation_as_its_history(tmp_path: Path
                                                           "type": "output_text"}],
                              "role": "assistant", "status": "completed", "type": "message"}]
     session.close()
+
+
+def test_a_reasoning_item_never_ends_up_without_the_item_it_led_to() -> None:
+    from continuity.adapters.agents_sdk import _without_stray_reasoning
+
+    reasoning = {"type": "reasoning", "id": "rs_1", "summary": []}
+    call, output = turn(1)[1:3]
+    user = {"role": "user", "content": "next"}
+    tail = [(1, reasoning), (2, call), (3, output), (4, dict(reasoning, id="rs_2")), (5, user),
+            (6, dict(reasoning, id="rs_3"))]
+    kept, split = _without_stray_reasoning(tail, 5)
+    assert [seq for seq, _ in kept] == [1, 2, 3, 5] and split == 4
+    # one right before the request (split) has lost what followed it too
+    kept, split = _without_stray_reasoning([(1, reasoning), (2, call)], 1)
+    assert [seq for seq, _ in kept] == [2] and split == 0

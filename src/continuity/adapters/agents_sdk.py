@@ -460,6 +460,7 @@ class ContinuitySession:
         request = original(view.request["seq"]) if view.request is not None else None
         split = len(tail)
         tail += _items_of(after, original)
+        tail, split = _without_stray_reasoning(tail, split)
         summary = view.summary["text"] if view.summary is not None else None
         return _fit(tail, split, request, summary, list(view.gaps), view.notes, budget)
 
@@ -491,6 +492,26 @@ def _items_of(messages: list[dict[str, Any]], original: Any) -> list[tuple[int, 
             else:
                 out[at] = (out[at][0], {})  # dropped below
     return [(seq, item) for seq, item in out if item]
+
+
+def _without_stray_reasoning(tail: list[tuple[int, dict[str, Any]]], split: int
+                             ) -> tuple[list[tuple[int, dict[str, Any]]], int]:
+    """``tail`` less each ``reasoning`` item no longer followed by the output it led to (the
+    Responses API refuses "reasoning ... provided without its required following item"): one
+    followed by nothing, by the request (``split``: where the request goes), by a tool output
+    or by a user, system or developer message. Returns the tail and the request's new index."""
+    out: list[tuple[int, dict[str, Any]]] = []
+    new_split = split
+    for i, (seq, item) in enumerate(tail):
+        if item.get("type") == "reasoning":
+            nxt = tail[i + 1][1] if i + 1 < len(tail) and i + 1 != split else None
+            if nxt is None or call_kind(nxt) == "output" \
+                    or nxt.get("role") in ("user", "system", "developer"):
+                if i < split:
+                    new_split -= 1
+                continue
+        out.append((seq, item))
+    return out, new_split
 
 
 def _units(tail: list[tuple[int, dict[str, Any]]]) -> list[int]:
