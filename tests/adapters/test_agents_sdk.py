@@ -364,3 +364,37 @@ def test_a_reasoning_item_never_ends_up_without_the_item_it_led_to() -> None:
     # one right before the request (split) has lost what followed it too
     kept, split = _without_stray_reasoning([(1, reasoning), (2, call)], 1)
     assert [seq for seq, _ in kept] == [2] and split == 0
+
+
+def test_two_writers_at_once_never_interleave_or_reuse_an_id(tmp_path: Path) -> None:
+    """Two sessions on one id (two workers of one app) append at the same time: each call's
+    lines stay together and in order, every line gets its own id, the store has every row."""
+    import threading
+
+    writers = [ContinuitySession("busy", home=tmp_path) for _ in range(2)]
+
+    def write(w: int) -> None:
+        for n in range(15):
+            writers[w].add_now([{"role": "user", "content": f"w{w} n{n} a"},
+                                {"role": "user", "content": f"w{w} n{n} b"}])
+
+    threads = [threading.Thread(target=write, args=(w,)) for w in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    items = ContinuitySession("busy", home=tmp_path).items_now()
+    texts = [i["content"] for i in items]
+    assert len(texts) == 60
+    for w in range(2):
+        mine = [t for t in texts if t.startswith(f"w{w} ")]
+        assert mine == [f"w{w} n{n} {x}" for n in range(15) for x in "ab"]
+    for a, b in zip(texts[::2], texts[1::2]):  # a call's two items are adjacent
+        assert a[:-1] == b[:-1]
+    records = [orjson.loads(line) for line in writers[0].path.read_bytes().splitlines()[1:]]
+    assert len({r["id"] for r in records}) == 60
+    writers[0].items_now()  # both writers imported; the store has every row, on the path
+    rows = writers[0].store().entries_by_seq(writers[0].key, range(100))
+    assert sum(1 for r in rows if r.visible) == 60
+    for w in writers:
+        w.close()
