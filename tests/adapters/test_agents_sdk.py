@@ -101,8 +101,11 @@ def test_session_settings_limit_and_a_second_instance_see_the_same_history(
     assert run(one.get_items(limit=-1)) == turn(1) + turn(2)  # it reads what two appended
     assert run(one.pop_item()) == turn(2)[-1]
     assert run(two.get_items()) == turn(1) + turn(2)[:-1]
-    one.close()
-    two.close()
+    three = ContinuitySession("shared", home=tmp_path, session_settings={"limit": 2})
+    assert isinstance(three.session_settings, SessionSettings)
+    assert run(three.get_items()) == turn(2)[1:3]
+    for s in (one, two, three):
+        s.close()
 
 
 def test_bad_arguments_are_named(tmp_path: Path) -> None:

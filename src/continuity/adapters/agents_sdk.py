@@ -173,7 +173,7 @@ class ContinuitySession:
     ``continuation.summarize.Summarizer`` for the compaction (default: the workspace's
     ``[summarizer]``, built on first need). ``cwd``: the project folder recorded with the
     session (default: the current folder). ``session_settings``: the SDK's ``SessionSettings``
-    (its ``limit`` is the default of ``get_items``).
+    or a dict of its fields (its ``limit`` is the default of ``get_items``).
 
     Raises ``ValueError`` naming ``session_id`` or ``budget_bytes`` when they are not usable,
     ``ConfigError`` for a bad workspace, ``StoreError`` when the store cannot be opened.
@@ -194,6 +194,10 @@ class ContinuitySession:
                 or not low <= budget_bytes <= high:
             raise ValueError(f"budget_bytes: expected a whole number of bytes from {low:,} to "
                              f"{high:,}, got {budget_bytes!r}")
+        if isinstance(session_settings, dict):  # as SQLiteSession takes it: the SDK's type
+            from agents.memory.session_settings import coerce_session_settings
+
+            session_settings = coerce_session_settings(session_settings)
         self.session_id = session_id
         self.session_settings = session_settings
         self.budget_bytes = budget_bytes

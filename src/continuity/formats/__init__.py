@@ -1,20 +1,11 @@
 """Harness files in: one reader per harness (Claude Code JSONL, Codex rollout JSONL, pi
-session JSONL v1-v3) detected from content, the tolerant JSONL line reader, the streaming,
-idempotent importer (``import_paths``), and the runs the importer derives from each log.
-
-Harness files in: one reader per harness (Claude Code JSONL, Codex rollout JSONL, pi
-session JSONL v1-v3) detected from content, the tolerant JSONL line reader, the streaming,
-idempotent importer (``import_paths``), and the runs the importer derives from each log.
-
-Readers of harness session files: one module per harness, detected from content.
+session JSONL v1-v3, OpenCode mirrors, the OpenAI Agents SDK adapter's session files)
+detected from content, the tolerant JSONL line reader, the streaming, idempotent importer
+(``import_paths``), and the runs the importer derives from each log.
 
 ``detect(path)`` reads the head of a file and returns the reader class whose ``sniff`` accepts
 it (the OpenAI Agents SDK adapter's files first, by their own header type, then Codex, then
 pi, then Claude Code: the most specific envelope wins), or None.
-
-May import: ``core``, ``store``.
-
-The importer's names are re-exported lazily (``continuity.core.exports``).
 
 May import: ``core``, ``store``.
 
