@@ -1,20 +1,13 @@
 """Harness files in: one reader per harness (Claude Code JSONL, Codex rollout JSONL, pi
-session JSONL v1-v3) detected from content, the tolerant JSONL line reader, the streaming,
-idempotent importer (``import_paths``), and the runs the importer derives from each log; and
-the record of a LangGraph thread the LangGraph adapter writes (``langgraph``, issue 46).
-
-Harness files in: one reader per harness (Claude Code JSONL, Codex rollout JSONL, pi
-session JSONL v1-v3) detected from content, the tolerant JSONL line reader, the streaming,
-idempotent importer (``import_paths``), and the runs the importer derives from each log.
-
-Readers of harness session files: one module per harness, detected from content.
+session JSONL v1-v3, OpenCode mirrors) detected from content, the records the adapters
+write (the LangGraph adapter's thread record, ``langgraph``; the OpenAI Agents SDK
+adapter's session files, ``agents_sdk``; issue 46), the tolerant JSONL line reader, the
+streaming, idempotent importer (``import_paths``), and the runs the importer derives from
+each log.
 
 ``detect(path)`` reads the head of a file and returns the reader class whose ``sniff`` accepts
-it (Codex first, then pi, then Claude Code: the most specific envelope wins), or None.
-
-May import: ``core``, ``store``.
-
-The importer's names are re-exported lazily (``continuity.core.exports``).
+it (the OpenAI Agents SDK adapter's files first, by their own header type, then Codex, then
+pi, then Claude Code: the most specific envelope wins), or None.
 
 May import: ``core``, ``store``.
 
@@ -31,13 +24,15 @@ __all__ = ["FormatReader", "SessionFacts", "Line", "LineReader", "read_head", "R
 
 
 def _readers() -> list[type[FormatReader]]:
+    from continuity.formats.agents_sdk import AgentsSdkReader
     from continuity.formats.claude_code import ClaudeCodeReader
     from continuity.formats.codex import CodexReader
     from continuity.formats.langgraph import LangGraphReader
     from continuity.formats.opencode import OpenCodeReader
     from continuity.formats.pi import PiReader
 
-    return [LangGraphReader, CodexReader, PiReader, ClaudeCodeReader, OpenCodeReader]
+    return [AgentsSdkReader, LangGraphReader, CodexReader, PiReader, ClaudeCodeReader,
+            OpenCodeReader]
 
 
 READERS: list[type[FormatReader]] = []

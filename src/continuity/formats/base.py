@@ -224,6 +224,21 @@ def clean_deep(value: Any) -> Any:
     return _clean_deep(value)
 
 
+def call_arguments(args: Any) -> Any:
+    """A tool call's arguments as a ``ToolCallBlock`` keeps them: the object a JSON string
+    holds (``'{"path": "a.py"}'`` becomes ``{"path": "a.py"}``), else that string as clean
+    text (arguments that are no object: Codex custom tools, the Agents SDK's
+    ``custom_tool_call``); any other value with every string cleaned (``clean_deep``). Never
+    raises."""
+    if isinstance(args, str):
+        try:
+            parsed = orjson.loads(args)
+        except orjson.JSONDecodeError:
+            return text_of(args)
+        return clean_deep(parsed) if isinstance(parsed, dict) else text_of(args)
+    return clean_deep(args)
+
+
 def _clean_deep(value: Any) -> Any:
     if isinstance(value, str):
         return clean(value)

@@ -34,9 +34,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-import orjson
-
-from continuity.formats.base import FormatReader, decode_media, text_of
+from continuity.formats.base import FormatReader, call_arguments, decode_media, text_of
 from continuity.formats.jsonl import Line
 from continuity.core.model import (
     Block,
@@ -51,7 +49,6 @@ from continuity.core.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from continuity.core.text import clean
 
 _STOP_REASONS: dict[str, RunStatus | None] = {
     "stop": RunStatus.FINISHED,
@@ -462,18 +459,10 @@ class PiReader(FormatReader):
         return blocks
 
     def _arguments(self, line: Line, args: Any) -> Any:
-        if isinstance(args, dict):
-            return _clean_json(args)
-        if isinstance(args, str):
-            try:
-                parsed = orjson.loads(args)
-            except orjson.JSONDecodeError:
-                return text_of(args)
-            return parsed if isinstance(parsed, dict) else text_of(args)
         if args is None:
             self.warn(line, "toolCall without arguments")
             return {}
-        return _clean_json(args)
+        return call_arguments(args)
 
     def _tool_result(self, line: Line, msg: dict, payloads: dict[str, bytes]) -> ToolResultBlock:
         call_id = msg.get("toolCallId")
@@ -516,14 +505,3 @@ class PiReader(FormatReader):
             parts.append(f"[exit {code}]")
         return "\n".join(parts)
 
-
-def _clean_json(value: Any) -> Any:
-    """``value`` with every string (keys included) passed through ``clean`` (no lone
-    surrogates: they would make the row unserialisable, B43)."""
-    if isinstance(value, str):
-        return clean(value)
-    if isinstance(value, dict):
-        return {clean(k) if isinstance(k, str) else k: _clean_json(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_clean_json(v) for v in value]
-    return value

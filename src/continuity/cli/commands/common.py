@@ -83,14 +83,16 @@ class HarnessName(str, enum.Enum):
 class SessionHarness(str, enum.Enum):
     """The harnesses whose sessions continuity imports (``sessions --harness``): the hooked
     ones and OpenCode, which is imported but has no hooks (fresh-user review: ``sessions`` listed
-    OpenCode sessions and then refused ``--harness opencode``), and the LangGraph threads the
-    adapter records (``continuity.adapters.langgraph``, issue 46 item 2)."""
+    OpenCode sessions and then refused ``--harness opencode``), the LangGraph threads the
+    adapter records (``continuity.adapters.langgraph``, issue 46 item 2) and the OpenAI
+    Agents SDK's sessions the ``agents`` extra's adapter records (``openai-agents``)."""
 
     claude_code = "claude-code"
     codex = "codex"
     pi = "pi"
     opencode = "opencode"
     langgraph = "langgraph"
+    openai_agents = "openai-agents"
 
 
 def parse_home(value: str) -> Path:
