@@ -58,7 +58,6 @@ import select
 import shutil
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -66,7 +65,7 @@ import time
 import traceback
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
@@ -508,7 +507,6 @@ def hook_inputs() -> dict[str, list[bytes]]:
 def routes(daemon: Daemon) -> list[tuple[str, str]]:
     """``(method, path template)`` of every route in the daemon's OpenAPI schema, plus the
     browser's pages and a few it does not have."""
-    status, _ = 0, None
     with socket.create_connection((daemon.host, daemon.port), timeout=30) as s:
         s.sendall((f"GET /openapi.json HTTP/1.1\r\nHost: {daemon.host}:{daemon.port}\r\n"
                    f"Authorization: Bearer {daemon.token}\r\nConnection: close\r\n\r\n").encode())

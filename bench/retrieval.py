@@ -71,7 +71,6 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone

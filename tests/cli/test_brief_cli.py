@@ -4,13 +4,11 @@ session of the folder would get, as text or JSON; a bad budget is a usage error.
 from __future__ import annotations
 
 import json
-import sys
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
-from continuity.cli import app as cli
 from continuity.core.config import database_url
 from continuity.store import open_store
 from tests.brief.helpers import bash, edit, result, say, session, user
@@ -42,7 +40,7 @@ def test_cli_brief_text_and_json(monkeypatch, capsys, workspace):
                           "as evidence; not an instruction.\n")
     assert "### Session cli-sess-1 · claude-code · 3 hours ago" in out
     assert "Last request (row 0): rename the config loader" in out
-    assert f"show cli-sess-1 --seq 0`" in out and f"--home {home}" in out
+    assert "show cli-sess-1 --seq 0`" in out and f"--home {home}" in out
     code, out, _ = _run(monkeypatch, capsys, "brief", "--project", project, "--home", home,
                         "--json", "--budget", "400")
     data = json.loads(out)

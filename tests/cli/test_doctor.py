@@ -53,7 +53,7 @@ def daemon(world: dict[str, Path]) -> Iterator[str]:
         def log_message(self, *args: Any) -> None:
             pass
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             body = json.dumps({"status": "ok", "pid": 4242}).encode()
             self.send_response(200 if self.path == "/health" else 404)
             self.send_header("Content-Length", str(len(body)))

@@ -17,7 +17,7 @@ from continuity.continuation.facts import (
     sample,
 )
 from continuity.continuation.summarize.bounds import digest
-from continuity.core.model import Entry, EntryKind, Role, TextBlock, ToolCallBlock, ToolResultBlock
+from continuity.core.model import Entry, EntryKind, Role, ToolCallBlock, ToolResultBlock
 from continuity.core.text import utf8_len
 from continuity.formats.importer import import_paths
 from continuity.store import iter_entries

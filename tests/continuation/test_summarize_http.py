@@ -60,7 +60,7 @@ def _handler(fake: Fake, api: str) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: object) -> None:
             pass
 
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        def do_POST(self) -> None:  # http.server's name
             length = int(self.headers.get("Content-Length", 0))
             fake.bodies.append(json.loads(self.rfile.read(length)))
             fake.headers.append(dict(self.headers))

@@ -231,7 +231,7 @@ class _Handler(BaseHTTPRequestHandler):
     status, answer, delay = 200, b"", 0.0
     seen: list[tuple[str, dict, bytes]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:  # http.server's name
         body = self.rfile.read(int(self.headers["Content-Length"]))
         self.seen.append((self.path, dict(self.headers), body))
         time.sleep(self.delay)

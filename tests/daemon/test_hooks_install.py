@@ -554,7 +554,7 @@ def test_install_refuses_a_settings_path_that_is_not_a_regular_file(tmp_path: Pa
     assert link.is_symlink() and "hooks" in json.loads(real.read_text())
 
 
-def test_uninstall_pi_removes_the_folders_install_created(tmp_path: Path) -> None:
+def test_uninstall_pi_removes_the_folders_where_pi_never_ran(tmp_path: Path) -> None:
     """Issue 12: on a machine where pi never ran, install creates agent/extensions; uninstall
     removes both again (the extensions folder was left behind). A reinstall keeps the record;
     a folder holding something else stays."""

@@ -252,7 +252,7 @@ def slow_daemon(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Slow(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the http.server spelling
+        def do_POST(self) -> None:  # the http.server spelling
             self.rfile.read(int(self.headers.get("content-length") or 0))
             time.sleep(1.5)
             body = json.dumps({"results": [{"id": 7, "content": "late but kept"}]}).encode()

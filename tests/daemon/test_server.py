@@ -542,7 +542,7 @@ def test_server_checkpoints_damaged_row_skipped_not_500(client: TestClient) -> N
     store = client.live.store  # type: ignore[attr-defined]
     from sqlalchemy import update
     from continuity.store import schema
-    with store._conn() as conn:  # noqa: SLF001 - damage the row as a bad manual edit would
+    with store._conn() as conn:  # damage the row as a bad manual edit would
         conn.execute(update(schema.session_checkpoints)
                      .where(schema.session_checkpoints.c.checkpoint_id == newest["id"])
                      .values(recent_remembers="{not json"))
@@ -576,7 +576,7 @@ def test_server_damaged_checkpoint_time_never_blames_the_hook(client: TestClient
     rows = _wait(lambda: (r := client.get("/api/checkpoints/p1").json())["count"] >= 2 and r)
     newest = rows["checkpoints"][0]["id"]
     from sqlalchemy import text
-    with store._conn() as conn:  # noqa: SLF001 - damage the row as a bad manual edit would
+    with store._conn() as conn:  # damage the row as a bad manual edit would
         conn.execute(text("UPDATE session_checkpoints SET created_at = 'garbage' "
                           "WHERE checkpoint_id = :id"), {"id": newest})
     raw = (FIXTURES / "claude-code" / "session-start.json").read_bytes()

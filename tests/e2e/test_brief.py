@@ -76,11 +76,11 @@ def _age(db: Path, key: str, by: timedelta) -> int:
     with sqlite3.connect(db) as conn:
         for table, columns, key_column in _TIMES:
             for column in columns:
-                rows = conn.execute(f"SELECT rowid, {column} FROM {table} "  # noqa: S608
+                rows = conn.execute(f"SELECT rowid, {column} FROM {table} "
                                     f"WHERE {key_column} = ? AND {column} IS NOT NULL",
                                     (key,)).fetchall()
                 for rowid, value in rows:
-                    conn.execute(f"UPDATE {table} SET {column} = ? WHERE rowid = ?",  # noqa: S608
+                    conn.execute(f"UPDATE {table} SET {column} = ? WHERE rowid = ?",
                                  (_shift(str(value), by), rowid))
                     moved += 1
     return moved

@@ -14,7 +14,6 @@ Node).
 
 from __future__ import annotations
 
-import json
 import subprocess
 from pathlib import Path
 from typing import Any, Iterator

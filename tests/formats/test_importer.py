@@ -18,7 +18,6 @@ from continuity.formats.importer import discover, import_file, import_paths
 from continuity.store import open_store
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "importer"
-from tests.paths import SHARED_DATA
 from tests.paths import SAMPLE_DIRS
 
 #: Every sample file: (lines, rows imported, session key), checked against the files themselves

@@ -14,7 +14,7 @@ import pytest
 
 from continuity.continuation.view import build_continuation
 from continuity.core.errors import InputError
-from continuity.core.model import EntryKind, Role, Session, ToolCallBlock, ToolResultBlock
+from continuity.core.model import EntryKind, Role, Session
 from continuity.formats.importer import import_file
 from continuity.resume import ResumeRefused, resume_session
 from continuity.resume.convert import TARGETS

@@ -18,11 +18,10 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import replace, asdict, dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import datetime
 from typing import Any, Sequence
 
 from continuity.core.when import parse_when  # one rule (re-exported)
-from continuity.core.errors import InputError
 from continuity.redaction.funnel import redact
 from continuity.redaction.session import in_session
 from continuity.continuation.view import redacted_block

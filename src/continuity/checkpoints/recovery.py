@@ -492,7 +492,7 @@ def replay_import(store: "SqlStore", report: "ImportReport", *,
         try:
             with store.batch():
                 added += sum(len(_store_plan(store, p, config)) for p in plans)
-        except Exception as exc:  # noqa: BLE001 - rolled back: each on its own, one failure
+        except Exception as exc:  # rolled back: each on its own, one failure
             if len(plans) == 1 and isinstance(exc, ContinuityError):  # stays one
                 raise  # the store refused: the import reports it (exit 4)
             for p in plans:

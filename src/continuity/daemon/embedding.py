@@ -62,7 +62,7 @@ def store_size(store: Any) -> tuple[int, int]:
     (two small reads; ``entries`` itself is not scanned)."""
     from continuity.store import schema as t
 
-    with store._conn() as conn:  # noqa: SLF001 - a read of the store's own tables
+    with store._conn() as conn:  # a read of the store's own tables
         rows = conn.execute(select(func.coalesce(func.sum(t.sessions.c.entry_count), 0))).scalar()
     return int(rows or 0), store.count_memories()
 
@@ -145,7 +145,7 @@ class EmbeddingThread:
                 dropped = self.store.drop_orphan_vectors()
             if dropped:
                 log.info("embedding: %d vectors of rows no longer stored dropped", dropped)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("embedding: dropping orphan vectors failed")
         while not self._stop.is_set():
             try:
@@ -172,7 +172,7 @@ class EmbeddingThread:
                             self._full = True
                         continue  # more to do: the next pass at once
                     self._seen = size
-            except Exception:  # noqa: BLE001 - logged; the next pass tries again
+            except Exception:  # logged; the next pass tries again
                 log.exception("embedding pass failed")
             with self._dirty_lock:
                 self._running = False

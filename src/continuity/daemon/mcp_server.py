@@ -356,7 +356,7 @@ def build_server(tools: ContinuityTools) -> Any:
                      log_level="WARNING")
     except TypeError:  # mcp 1.x: no version argument
         server = cls("continuity", instructions=INSTRUCTIONS, log_level="WARNING")
-        server._mcp_server.version = package_version()  # noqa: SLF001
+        server._mcp_server.version = package_version()
     for name in ("httpx", "httpcore"):
         logging.getLogger(name).setLevel(logging.WARNING)
     try:

@@ -171,7 +171,7 @@ def _open(spec: ModelSpec, dim: int, weights: Path, tokenizer: Path) -> Embedder
         return Embedder(spec, dim, weights, tokenizer)
     except ConfigError:
         raise
-    except Exception as exc:  # noqa: BLE001 - safetensors, tokenizers: any error of the file
+    except Exception as exc:  # safetensors, tokenizers: any error of the file
         raise ConfigError(f"retrieval.model {spec.name!r}: its files do not load as a model "
                           f"({weights.parent}: {type(exc).__name__}: {str(exc)[:200]}); "
                           f"fetch it again: continuity models fetch {spec.name}") from exc

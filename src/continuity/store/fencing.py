@@ -26,7 +26,7 @@ from typing import Any, Protocol, Sequence
 
 from sqlalchemy import and_, func, or_, select, update
 
-from continuity.core.errors import FencedWrite, LeaseHeld  # noqa: F401 (re-exported)
+from continuity.core.errors import FencedWrite, LeaseHeld  # re-exported
 from continuity.core.model import (Entry, EntryKind, Lease, ReceiptReason, RefusalReceipt,
                                    receipt_detail)
 from continuity.store import schema as t

@@ -52,7 +52,7 @@ from continuity.core.model import (
     ToolResultBlock,
     TranscriptRow,
 )
-from continuity.transcripts.projection import marker, paragraph, project  # noqa: F401 (re-exported)
+from continuity.transcripts.projection import marker, paragraph  # noqa: F401 (re-exported)
 from continuity.store import iter_entries
 from continuity.core.text import clean, json_bytes
 from continuity.transcripts.transcript_log import (  # noqa: F401 (re-exported)

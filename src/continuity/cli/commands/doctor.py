@@ -434,7 +434,7 @@ def _mcp_found(harness: str, hooks_path: Path) -> tuple[Path, Any, str | None]:
                                   f"{install.CLAUDE_ALLOW_RULE!r}: Claude Code denies the tools")
     if not isinstance(entry, dict):
         return config, None, f"no MCP server {install.MCP_SERVER_NAME!r} in {config}"
-    if not install._is_our_server(entry):  # noqa: SLF001 - the installer's own test
+    if not install._is_our_server(entry):  # the installer's own test
         return config, None, (f"the MCP server {install.MCP_SERVER_NAME!r} in {config} is "
                               "not continuity's")
     env = entry.get("env") if isinstance(entry.get("env"), dict) else {}

@@ -18,7 +18,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-import orjson
 
 from continuity.core.model import (
     Entry,

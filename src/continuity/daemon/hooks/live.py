@@ -284,7 +284,7 @@ class LiveCapture:
             from continuity.retrieval.at_action import warm_up
 
             warm_up(self.store, self.retrieval)
-        except Exception:  # noqa: BLE001 - a background help: never stops the daemon
+        except Exception:  # a background help: never stops the daemon
             log.exception("recall at the point of action could not warm up")
 
     def close(self) -> None:
@@ -748,7 +748,7 @@ class LiveCapture:
             log.warning("recall at the point of action took over %g s for session %s; "
                         "answered without it", RECALL_SECONDS, info.key)
             return "", {"skipped": "timeout"}
-        except Exception:  # noqa: BLE001 - recall is a help, never a failure of the prompt
+        except Exception:  # recall is a help, never a failure of the prompt
             log.exception("recall at the point of action failed for session %s", info.key)
             return "", {"skipped": "error"}
         meta: dict[str, Any] = {"chars": found.chars, "rows": [list(r) for r in found.rows],

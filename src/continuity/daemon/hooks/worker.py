@@ -122,14 +122,14 @@ class Worker:
     def _safe_tick(self) -> None:
         try:
             self._tick()
-        except Exception:  # noqa: BLE001 - the next tick retries
+        except Exception:  # the next tick retries
             log.exception("daemon tick failed")
 
     @staticmethod
     def _run(name: str, task: Callable[[], None]) -> None:
         try:
             task()
-        except Exception:  # noqa: BLE001 - derived work: logged, redone by a later event
+        except Exception:  # derived work: logged, redone by a later event
             log.exception("background task %s failed", name)
 
 
