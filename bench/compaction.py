@@ -35,11 +35,11 @@ DATA = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "samples" / 
 sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 
 from continuity.continuation.compaction import _view_rows, after_turn, measure_view  # noqa: E402
+from continuity.continuation.summarize import WorkingView, summarize  # noqa: E402
+from continuity.continuation.summarize.extractive import ExtractiveSummarizer  # noqa: E402
 from continuity.continuation.view import build_continuation  # noqa: E402
 from continuity.formats.importer import import_paths  # noqa: E402
 from continuity.store import open_store  # noqa: E402
-from continuity.continuation.summarize import WorkingView, summarize  # noqa: E402
-from continuity.continuation.summarize.extractive import ExtractiveSummarizer  # noqa: E402
 
 BUDGET = 240_000
 

@@ -44,11 +44,11 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "src"))
 
 import orjson  # noqa: E402
+import run as base  # noqa: E402  (session generator, continuation timing)
+import scale  # noqa: E402  (corpus, append, the command in a child process)
 from sqlalchemy import create_engine, text  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 
-import run as base  # noqa: E402  (session generator, continuation timing)
-import scale  # noqa: E402  (corpus, append, the command in a child process)
 from continuity.store import open_store  # noqa: E402
 
 MB = 1_000_000

@@ -53,8 +53,8 @@ sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 from sqlalchemy import text  # noqa: E402
 
 from continuity.core.model import Memory  # noqa: E402
-from continuity.transcripts.memories import memory_id, query_terms, recall, remember  # noqa: E402
 from continuity.store import fts, open_store  # noqa: E402
+from continuity.transcripts.memories import memory_id, query_terms, recall, remember  # noqa: E402
 from continuity.transcripts.session_transcripts import content_hash, put_transcript  # noqa: E402
 
 FUNCTION_WORDS = ("the a of to and in is for on that with as it by from at this be are was "

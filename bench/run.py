@@ -46,7 +46,6 @@ sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 import orjson  # noqa: E402
 
 from continuity.continuation.view import build_continuation  # noqa: E402
-from continuity.formats.importer import discover, import_file, import_paths  # noqa: E402
 from continuity.core.model import (  # noqa: E402
     CompactionInfo,
     Entry,
@@ -59,6 +58,7 @@ from continuity.core.model import (  # noqa: E402
     ToolCallBlock,
     ToolResultBlock,
 )
+from continuity.formats.importer import discover, import_file, import_paths  # noqa: E402
 from continuity.store import open_store  # noqa: E402
 
 MB = 1_000_000

@@ -50,11 +50,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import orjson  # noqa: E402
-
-import run as base  # noqa: E402  (the corpus generator and parse-only baseline)
-from floor import store_floor  # noqa: E402  (the storage floor of the fresh import)
 import pages  # noqa: E402  (which database pages the append changed)
+import run as base  # noqa: E402  (the corpus generator and parse-only baseline)
 from ccusage import ccusage_speed  # noqa: E402  (goal 1's Node baseline)
+from floor import store_floor  # noqa: E402  (the storage floor of the fresh import)
 
 MB = 1_000_000
 FILE_BYTES = 1_000_000  # one generated session file (the corpus is --mb of these)
@@ -111,8 +110,8 @@ def run_command(args: list[str], tmp: Path, *, profile: bool = False) -> dict[st
            "stdout_lines": done.stdout.count(b"\n"), "stderr_lines": done.stderr.count(b"\n"),
            "stdout": done.stdout}
     if prof:
-        import pstats
         import io as _io
+        import pstats
         buf = _io.StringIO()
         pstats.Stats(str(prof), stream=buf).strip_dirs().sort_stats("cumulative").print_stats(25)
         out["profile"] = buf.getvalue()

@@ -44,8 +44,15 @@ sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 from sqlalchemy import text  # noqa: E402
 
 from continuity.browse.search import search  # noqa: E402
-from continuity.core.model import (Entry, EntryKind, Role, Session, TextBlock,  # noqa: E402
-                                   ToolCallBlock, ToolResultBlock)
+from continuity.core.model import (  # noqa: E402
+    Entry,
+    EntryKind,
+    Role,
+    Session,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
 from continuity.store import fts, open_store  # noqa: E402
 from continuity.store.search import EntryFilter  # noqa: E402
 from continuity.transcripts.memories import query_terms  # noqa: E402

@@ -13,8 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import HealthCheck, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, settings, strategies as st
 
 #: the session ids ``session_file`` writes (``own_session`` makes them unique)
 HEADS = (b"s-fuzz", b"codex-fuzz", b"pi-fuzz")

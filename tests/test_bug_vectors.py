@@ -22,6 +22,14 @@ from typer.testing import CliRunner
 
 from continuity.cli.app import app
 from continuity.continuation.compaction import after_turn
+from continuity.continuation.summarize import (
+    ProviderError,
+    ProviderReply,
+    SummaryRequest,
+    make_summarizer,
+)
+from continuity.continuation.summarize.extractive import ExtractiveSummarizer
+from continuity.continuation.summarize.settings import SummarizerSettings
 from continuity.continuation.view import build_continuation, effective_compaction
 from continuity.core.model import (
     Checkpoint,
@@ -36,12 +44,9 @@ from continuity.core.model import (
     Session,
     TextBlock,
 )
+from continuity.core.text import clean, clip_middle, cut_utf8
 from continuity.store import iter_entries, open_store
 from continuity.store.fencing import LeaseHeld
-from continuity.continuation.summarize import ProviderError, ProviderReply, SummaryRequest, make_summarizer
-from continuity.continuation.summarize.extractive import ExtractiveSummarizer
-from continuity.continuation.summarize.settings import SummarizerSettings
-from continuity.core.text import clean, clip_middle, cut_utf8
 from continuity.transcripts.transcript_log import TranscriptLog, TranscriptRecord
 from tests.builders import CP, A, T, U, call, load
 

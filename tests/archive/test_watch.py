@@ -2,8 +2,8 @@
 second pass imports nothing."""
 
 import json
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys

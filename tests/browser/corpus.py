@@ -6,9 +6,17 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from continuity.core.model import (Checkpoint, CheckpointTrigger, Entry, EntryKind, MediaBlock,
-                                   Role, Session, TextBlock)
-from tests.builders import A, CP, T, U, call, load
+from continuity.core.model import (
+    Checkpoint,
+    CheckpointTrigger,
+    Entry,
+    EntryKind,
+    MediaBlock,
+    Role,
+    Session,
+    TextBlock,
+)
+from tests.builders import CP, A, T, U, call, load
 
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=timezone.utc)
 SECRET = "sk-ant-api03-ZYXWVUTSRQPONMLKJIHGFEDCBA0123456789abcdefgh"

@@ -6,15 +6,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from continuity.checkpoints.queue import (
-    FLUSH_WINDOW_MS,
-    CheckpointFlushError,
-    CheckpointQueue,
-    merge_checkpoints,
-)
 from continuity.checkpoints.capture import (
     CheckpointConfig,
     CheckpointRecorder,
@@ -27,9 +20,15 @@ from continuity.checkpoints.capture import (
     load_config,
     safe_cut,
 )
+from continuity.checkpoints.queue import (
+    FLUSH_WINDOW_MS,
+    CheckpointFlushError,
+    CheckpointQueue,
+    merge_checkpoints,
+)
+from continuity.checkpoints.recovery import render_recovery
 from continuity.core.errors import ConfigError
 from continuity.core.model import Checkpoint, CheckpointTrigger
-from continuity.checkpoints.recovery import render_recovery
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
 P, PC, SE = (CheckpointTrigger.PERIODIC, CheckpointTrigger.PRE_COMPACTION,
@@ -608,8 +607,8 @@ def _rejected(isolated_home, line, message):
 def test_checkpoints_reexports_moved_names():
     """Names moved to checkpoint_queue and recovery stay importable from checkpoints as the
     same objects; an unknown name is still an AttributeError."""
-    import continuity.checkpoints.queue as queue_mod
     import continuity.checkpoints as cps
+    import continuity.checkpoints.queue as queue_mod
     import continuity.checkpoints.recovery as recovery_mod
 
     for name in ("CheckpointQueue", "CheckpointFlushError", "FlushResult", "Sink", "Clock",

@@ -9,11 +9,16 @@ from pathlib import Path
 import pytest
 
 from continuity.checkpoints.capture import CheckpointConfig
-from continuity.formats.importer import import_paths
+from continuity.checkpoints.recovery import (
+    manual_checkpoint,
+    recover,
+    replay_import,
+    replay_session,
+)
 from continuity.core.model import CheckpointTrigger, EntryKind
-from continuity.checkpoints.recovery import manual_checkpoint, recover, replay_import, replay_session
-from tests.paths import SAMPLE_DIRS
+from continuity.formats.importer import import_paths
 from tests.builders import CP, A, U, load
+from tests.paths import SAMPLE_DIRS
 
 PI_LARGE = "d703a1a9-1b7b-4fb1-b512-c9738b1fe617"
 CODEX_COMPACT = "compact-codex-001"

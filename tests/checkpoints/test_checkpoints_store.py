@@ -14,8 +14,8 @@ from continuity.checkpoints.capture import (
     normalize_project,
     prune,
 )
-from continuity.core.model import Checkpoint, CheckpointTrigger
 from continuity.checkpoints.recovery import recover
+from continuity.core.model import Checkpoint, CheckpointTrigger
 from continuity.store import schema
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)

@@ -7,8 +7,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta, timezone
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from continuity.checkpoints.capture import CheckpointConfig, CheckpointRecorder
 from continuity.checkpoints.queue import CheckpointQueue, merge_checkpoints

@@ -15,8 +15,7 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 from typer.testing import CliRunner
 
 from continuity.checkpoints import CheckpointConfig, CheckpointQueue, CheckpointRecorder
@@ -28,7 +27,6 @@ from continuity.formats.jsonl import Line
 from continuity.formats.opencode import OpenCodeReader
 from continuity.formats.pi import PiReader
 from continuity.store import open_store
-
 from tests.paths import SHARED_DATA
 
 BAD_KEY = "bad00000-0000-0000-0000-000000000000"

@@ -16,9 +16,7 @@ from continuity.cli import app as cli
 from continuity.cli.app import app
 from continuity.core.errors import AmbiguousSession
 from continuity.store import HEAD_REVISION
-
-from tests.paths import SHARED_DATA
-from tests.paths import SAMPLE_DIRS
+from tests.paths import SAMPLE_DIRS, SHARED_DATA
 
 CC_5C = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
 CONTRACT_KEYS = {"session", "budget_bytes", "used_bytes", "summary", "request", "gap", "gaps",

@@ -222,8 +222,9 @@ def test_unwritable_folder_of_an_existing_database_is_named(monkeypatch, capsys,
     completed with the reason (os.access simulated, as root may write anywhere)."""
     import os
 
-    import continuity.store as store
     from sqlalchemy.exc import OperationalError
+
+    import continuity.store as store
 
     def failing(engine, auto_migrate):
         raise OperationalError("PRAGMA", {}, Exception("unable to open database file"))
@@ -278,9 +279,9 @@ def test_sessions_all_lists_past_the_count(monkeypatch, capsys, tmp_path):
 
 
 def test_count_zero_is_all_for_checkpoints_and_receipts(monkeypatch, capsys, tmp_path):
-    from tests.paths import SAMPLE_DIRS
-
     import json
+
+    from tests.paths import SAMPLE_DIRS
 
     run_main(monkeypatch, capsys, "import", *SAMPLE_DIRS, "--home", tmp_path, "--json")
     key = "compact-codex-001"

@@ -11,7 +11,6 @@ import pytest
 import typer
 
 from continuity.cli.commands import COMMANDS, GROUPS, MODULES, register_all
-
 from tests.paths import SHARED_DATA
 
 PI_SAMPLE = SHARED_DATA / "pi" / "v3-short-session.jsonl"

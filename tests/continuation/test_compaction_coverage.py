@@ -12,8 +12,7 @@ from __future__ import annotations
 import itertools
 import time
 
-from hypothesis import example, given
-from hypothesis import strategies as st
+from hypothesis import example, given, strategies as st
 
 from continuity.continuation.compaction import after_turn
 from continuity.continuation.summarize.extractive import ExtractiveSummarizer

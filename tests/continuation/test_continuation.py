@@ -18,7 +18,7 @@ from continuity.core.model import (
     TextBlock,
     ToolResultBlock,
 )
-from tests.builders import A, CP, T, U, call, load
+from tests.builders import CP, A, T, U, call, load
 
 
 def blocks(view, kind):

@@ -24,11 +24,9 @@ from typing import Any, Iterator
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 from sqlalchemy import event
 
-from continuity.core.codec import block_view
 from continuity.continuation.view import (
     GAP_NOTICE_RESERVE,
     UNKNOWN_EFFECTS,
@@ -38,6 +36,7 @@ from continuity.continuation.view import (
     summary_text,
     used_bytes,
 )
+from continuity.core.codec import block_view
 from continuity.core.model import (
     Entry,
     EntryKind,
@@ -50,9 +49,9 @@ from continuity.core.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from continuity.store import SqlStore, open_store
 from continuity.core.text import clean
-from tests.builders import A, CP, T, U, call, load
+from continuity.store import SqlStore, open_store
+from tests.builders import CP, A, T, U, call, load
 from tests.continuation.test_continuation import assert_paired
 
 SETTINGS = settings(

@@ -8,19 +8,8 @@ import threading
 import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from continuity.core.errors import ConfigError
-from continuity.core.model import (
-    Entry,
-    EntryKind,
-    MediaBlock,
-    ReceiptReason,
-    Role,
-    TextBlock,
-    ToolResultBlock,
-)
 from continuity.continuation.summarize import (
     ProviderError,
     ProviderReply,
@@ -34,6 +23,16 @@ from continuity.continuation.summarize import (
 from continuity.continuation.summarize.bounds import RESULT_CAP, digest, render_row
 from continuity.continuation.summarize.extractive import ExtractiveSummarizer
 from continuity.continuation.summarize.settings import Provider, SummarizerSettings, load_settings
+from continuity.core.errors import ConfigError
+from continuity.core.model import (
+    Entry,
+    EntryKind,
+    MediaBlock,
+    ReceiptReason,
+    Role,
+    TextBlock,
+    ToolResultBlock,
+)
 from tests.builders import A, T, U, call
 
 GOOD = "## Goal\n- g\n## Progress\n### Done\n- d\n## Next steps\n- n"

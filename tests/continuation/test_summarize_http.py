@@ -16,11 +16,11 @@ from typing import Any, Iterator
 import pytest
 
 from continuity.continuation.compaction import after_turn
-from continuity.core.model import EntryKind, ReceiptReason
 from continuity.continuation.summarize import make_summarizer
-from continuity.store import SqlStore, open_store
 from continuity.continuation.summarize.extractive import LAYOUT
 from continuity.continuation.summarize.settings import SummarizerSettings
+from continuity.core.model import EntryKind, ReceiptReason
+from continuity.store import SqlStore, open_store
 from tests.builders import A, T, U, call, load
 
 GOOD = ("## Goal\n- fix the parser\n## Progress\n### Done\n- read parser.py\n"

@@ -11,12 +11,12 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from continuity.checkpoints.capture import CheckpointConfig, CheckpointQueue, CheckpointRecorder
-from continuity.continuation.compaction import after_turn
-from continuity.formats.importer import import_paths
 from continuity.checkpoints.recovery import replay_session
+from continuity.continuation.compaction import after_turn
 from continuity.continuation.summarize import WorkingView, summarize
 from continuity.continuation.summarize.extractive import ExtractiveSummarizer
 from continuity.core.tasklist import TaskItem, open_items, task_list
+from continuity.formats.importer import import_paths
 from tests.builders import A, T, U, call, load
 from tests.continuation.test_summarize import Recorder
 

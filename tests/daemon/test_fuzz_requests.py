@@ -11,8 +11,7 @@ import time
 from pathlib import Path
 
 from fastapi.testclient import TestClient
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from continuity.daemon.server import create_app
 from tests.daemon.livecapture import start_live

@@ -17,9 +17,8 @@ from typing import Iterator
 import pytest
 
 from continuity.cli import hookcmd
-from continuity.daemon.hooks import adapters
+from continuity.daemon.hooks import adapters, spool
 from continuity.daemon.hooks.models import BODIES
-from continuity.daemon.hooks import spool
 from continuity.daemon.hooks.spool import SpooledEvent, fast_home
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"

@@ -7,12 +7,13 @@ import json
 import os
 import shlex
 import shutil
-import subprocess
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
 import typer
+from hypothesis import HealthCheck, given, settings, strategies as st
 from typer.testing import CliRunner
 
 from continuity.core.errors import InputError
@@ -447,9 +448,6 @@ def test_install_cli_prints_the_workspace(tmp_path: Path) -> None:
     done = runner.invoke(app, ["hooks", "install", "codex", "--settings",
                                str(tmp_path / "h.json"), "--home", str(home), "--json"])
     assert json.loads(done.stdout)["home"] == str(home)
-
-
-from hypothesis import HealthCheck, given, settings, strategies as st
 
 _BARE = st.text("abcdefghijklmnopqrstuvwxyz_-", min_size=1, max_size=8)
 _VALUE = st.one_of(st.integers(-10**6, 10**6), st.booleans(),

@@ -7,11 +7,9 @@ import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-
 from continuity.daemon.hooks.live import LiveCapture
-from tests.daemon.livecapture import start_live
 from continuity.daemon.hooks.models import BODIES
-
+from tests.daemon.livecapture import start_live
 from tests.paths import SHARED_DATA
 
 HOOKS = SHARED_DATA / "real-harness" / "hook-inputs"

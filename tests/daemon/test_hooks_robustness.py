@@ -13,12 +13,12 @@ import pytest
 from fastapi.testclient import TestClient
 
 from continuity.checkpoints.capture import CheckpointConfig
+from continuity.core.text import utf8_len
 from continuity.daemon.hooks import adapters, spool
 from continuity.daemon.hooks.live import LiveCapture
-from tests.daemon.livecapture import start_live
-from continuity.daemon.hooks.models import MAX_PROMPT_CHARS, BODIES, StopBody, UserPromptBody
+from continuity.daemon.hooks.models import BODIES, MAX_PROMPT_CHARS, StopBody, UserPromptBody
 from continuity.daemon.server import create_app
-from continuity.core.text import utf8_len
+from tests.daemon.livecapture import start_live
 
 #: The daemon serves loopback Host values only (issue 16); TestClient's default is "testserver".
 LOCAL = "http://127.0.0.1"

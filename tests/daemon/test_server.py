@@ -17,7 +17,13 @@ from fastapi.testclient import TestClient
 from continuity.checkpoints.capture import CheckpointConfig
 from continuity.core.errors import ConfigError
 from continuity.daemon.hooks.live import LiveCapture
-from continuity.daemon.server import DaemonSettings, check_token_rule, create_app, load_settings, serve
+from continuity.daemon.server import (
+    DaemonSettings,
+    check_token_rule,
+    create_app,
+    load_settings,
+    serve,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"
 TOKEN = "s3cret-token-of-32-characters-xx"
@@ -541,6 +547,7 @@ def test_server_checkpoints_damaged_row_skipped_not_500(client: TestClient) -> N
         "session_end", "pre_compaction", "periodic"]
     store = client.live.store  # type: ignore[attr-defined]
     from sqlalchemy import update
+
     from continuity.store import schema
     with store._conn() as conn:  # damage the row as a bad manual edit would
         conn.execute(update(schema.session_checkpoints)

@@ -18,8 +18,8 @@ from typing import Any, Callable
 import httpx
 import pytest
 
-from continuity.lineage import artifacts as ln
 from continuity.daemon.hooks.install import hook_argv
+from continuity.lineage import artifacts as ln
 from continuity.store import open_store
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"

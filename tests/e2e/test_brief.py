@@ -31,8 +31,7 @@ import pytest
 
 from continuity.daemon.hooks.install import MCP_LOADERS as LOADERS
 from tests.e2e.conftest import HARNESSES, World, run_recorded, until
-from tests.e2e.fakemodel import (REPLY_TEXT, SHELL_COMMAND, SHELL_TOOLS, offered_names,
-                                 offers)
+from tests.e2e.fakemodel import REPLY_TEXT, SHELL_COMMAND, SHELL_TOOLS, offered_names, offers
 from tests.e2e.test_harnesses import BRIEF_HEAD, FRAMING, _new_session, _recovery_text
 
 AGES = {"20h": timedelta(hours=20), "5d": timedelta(days=5)}

@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from continuity.formats.claude_code import ClaudeCodeReader
-from continuity.formats.jsonl import Line, LineReader, read_head
 from continuity.core.model import (
     EntryKind,
     MediaBlock,
@@ -21,8 +19,10 @@ from continuity.core.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-
+from continuity.formats.claude_code import ClaudeCodeReader
+from continuity.formats.jsonl import Line, LineReader, read_head
 from tests.paths import SHARED_DATA as DATA
+
 SAMPLES = DATA / "claude-code"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code"
 

@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from continuity.formats.codex import CodexReader
-from continuity.formats.jsonl import LineReader, read_head
 from continuity.core.model import (
     EntryKind,
     MediaBlock,
@@ -23,8 +21,10 @@ from continuity.core.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-
+from continuity.formats.codex import CodexReader
+from continuity.formats.jsonl import LineReader, read_head
 from tests.paths import SHARED_DATA as DATA
+
 CODEX = DATA / "codex"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "codex"
 DOC = FIXTURES / "doc-features.jsonl"

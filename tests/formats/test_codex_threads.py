@@ -10,7 +10,6 @@ from pathlib import Path
 from continuity.continuation.view import build_continuation
 from continuity.formats.codex import ENCRYPTED_COMPACTION_TEXT
 from continuity.formats.importer import import_file, import_paths
-
 from tests.paths import SHARED_DATA
 
 THREAD = "0199f0f0-1111-7222-8333-444455556666"

@@ -16,9 +16,9 @@ from continuity.continuation.view import build_continuation
 from continuity.core.errors import InputError
 from continuity.formats.importer import discover, import_file, import_paths
 from continuity.store import open_store
+from tests.paths import SAMPLE_DIRS
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "importer"
-from tests.paths import SAMPLE_DIRS
 
 #: Every sample file: (lines, rows imported, session key), checked against the files themselves
 #: (`wc -l`, and the `sessionId` / `session_meta.payload.id` / pi header `id` in each file).

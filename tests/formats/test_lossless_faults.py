@@ -14,8 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from typer.testing import CliRunner
 
 from continuity.cli.app import app
@@ -23,7 +22,6 @@ from continuity.continuation.view import build_continuation
 from continuity.formats.importer import import_file
 from continuity.formats.jsonl import salvage
 from continuity.store import open_store
-
 from tests.formats.test_importer import cc, cc_pairs, jl, rebuilt
 from tests.paths import SHARED_DATA
 

@@ -11,8 +11,6 @@ from pathlib import Path
 
 import pytest
 
-from continuity.formats.jsonl import Line, LineReader, read_head
-from continuity.formats.pi import PiReader
 from continuity.core.model import (
     EntryKind,
     MediaBlock,
@@ -22,8 +20,10 @@ from continuity.core.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-
+from continuity.formats.jsonl import Line, LineReader, read_head
+from continuity.formats.pi import PiReader
 from tests.paths import SHARED_DATA as DATA
+
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "pi"
 LARGE = DATA / "pi" / "large-session.jsonl"
 V3_SHORT = DATA / "pi" / "v3-short-session.jsonl"

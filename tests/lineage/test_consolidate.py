@@ -11,13 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from continuity.lineage import consolidation as co
-from continuity.lineage import durable_memory as dm
-from continuity.lineage import artifacts as ln
 from continuity.cli.app import app
+from continuity.continuation.summarize.extractive import ExtractiveSummarizer
 from continuity.core.errors import InputError
-from continuity.formats.importer import import_paths
-from continuity.lineage.memory_md import SECTIONS
 from continuity.core.model import (
     CompactionInfo,
     Entry,
@@ -27,11 +23,13 @@ from continuity.core.model import (
     RunStatus,
     Session,
 )
-from continuity.continuation.summarize.extractive import ExtractiveSummarizer
+from continuity.formats.importer import import_paths
+from continuity.lineage import artifacts as ln, consolidation as co, durable_memory as dm
+from continuity.lineage.memory_md import SECTIONS
 from continuity.lineage.temporal_dag import thread_of
 from continuity.transcripts.session_transcripts import sync_import, sync_session
-from tests.paths import SAMPLE_DIRS
 from tests.builders import A, T, U, call
+from tests.paths import SAMPLE_DIRS
 
 T0 = datetime(2026, 9, 1, 8, 0, tzinfo=timezone.utc)
 NOW = datetime(2026, 9, 2, 12, 0, tzinfo=timezone.utc)

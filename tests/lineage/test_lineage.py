@@ -10,8 +10,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from continuity.lineage import artifacts as ln
-from continuity.lineage import sentence as sn
+from continuity.lineage import artifacts as ln, sentence as sn
 
 T0 = datetime(2026, 9, 1, 10, 40, tzinfo=timezone.utc)
 KEY = "5b7c2e90-aaaa"

@@ -9,17 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from continuity.lineage import consolidation as co
-from continuity.lineage import artifacts as ln
-from continuity.lineage import sentence as sn
-from continuity.lineage import memory_md as mm
-from continuity.core.errors import ConfigError
-from continuity.transcripts.memories import remember
 from continuity.continuation.summarize.extractive import ExtractiveSummarizer
+from continuity.core.errors import ConfigError
+from continuity.core.model import RunStatus
+from continuity.lineage import artifacts as ln, consolidation as co, memory_md as mm, sentence as sn
+from continuity.store.lineage import DagNode
+from continuity.transcripts.memories import remember
 from tests.builders import A, T, U, call
 from tests.lineage.test_consolidate import make_session
-from continuity.core.model import RunStatus
-from continuity.store.lineage import DagNode
 
 NOW = datetime(2026, 9, 2, 12, 0, tzinfo=timezone.utc)
 EXPECTED = Path(__file__).resolve().parents[1] / "fixtures" / "memory_md" / "expected.md"

@@ -8,8 +8,7 @@ import string
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from continuity.redaction import redact_value
 from continuity.redaction.funnel import redact

@@ -302,7 +302,7 @@ def test_blank_user_rows_are_not_written_as_turns():
     """A tail user row whose text is whitespace only (``"\\r"``, found by the resume property
     test) becomes no turn: read back it would be a request with no words (refused as
     ``incomplete_request``), and the providers answer a blank text block with a 400."""
-    from continuity.resume.convert import _raw_turns, _Ids
+    from continuity.resume.convert import _Ids, _raw_turns
 
     rows = [("user", [{"type": "text", "text": "task"}], {"text": "task", "actor": "user"}),
             ("user", [{"type": "text", "text": "\r"}], None),

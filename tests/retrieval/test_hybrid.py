@@ -13,8 +13,13 @@ from hypothesis import HealthCheck, given, settings as hsettings, strategies as 
 from continuity.core.model import Session
 from continuity.retrieval import hybrid
 from continuity.retrieval.embedding import embed_pending
-from continuity.retrieval.hybrid import (MIN_COSINE, full_ranking, hybrid_entries,
-                                         hybrid_memories, in_project)
+from continuity.retrieval.hybrid import (
+    MIN_COSINE,
+    full_ranking,
+    hybrid_entries,
+    hybrid_memories,
+    in_project,
+)
 from continuity.retrieval.index import VectorIndex
 from continuity.retrieval.settings import RetrievalSettings
 from continuity.store.search import EntryFilter, entry_body

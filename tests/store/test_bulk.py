@@ -7,8 +7,7 @@ import random
 from datetime import datetime, timezone
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -22,8 +21,7 @@ from continuity.core.model import (
     SourceRef,
     TextBlock,
 )
-from continuity.store import rawcodec
-from continuity.store import schema as t
+from continuity.store import rawcodec, schema as t
 from continuity.store.base import RawLine
 from continuity.store.bulk import ENTRY_COLUMNS, BulkInsert, _nul_free_column
 from tests.builders import A, T, U, call, load

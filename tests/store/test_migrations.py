@@ -9,7 +9,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect
 
 from continuity.core.errors import SchemaOutOfDate
-from continuity.store import HEAD_REVISION, _MIGRATIONS, current_revision, open_store
+from continuity.store import _MIGRATIONS, HEAD_REVISION, current_revision, open_store
 from continuity.store.schema import metadata
 from tests.conftest import BACKENDS
 

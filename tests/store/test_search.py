@@ -11,7 +11,7 @@ from continuity.browse.search import parse_when, search, snippet
 from continuity.core.errors import InputError
 from continuity.core.model import Entry, EntryKind, Role, Session, TextBlock
 from continuity.store.search import EntryFilter, entry_body
-from tests.builders import A, CP, T, U, call, load
+from tests.builders import CP, A, T, U, call, load
 
 T0 = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
 

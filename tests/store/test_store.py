@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from continuity.core.errors import StoreConflict
 from continuity.core.model import (
     Entry,
     EntryKind,
@@ -16,9 +17,8 @@ from continuity.core.model import (
     SourceRef,
     TextBlock,
 )
-from continuity.core.errors import StoreConflict
 from continuity.store.base import ImportIssue, RawLine, SourceState
-from tests.builders import A, CP, T, U, call, load
+from tests.builders import CP, A, T, U, call, load
 
 
 def test_store_upsert_session_then_get_returns_fields(store):

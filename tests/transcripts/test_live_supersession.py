@@ -11,9 +11,14 @@ from pathlib import Path
 from hypothesis import given, settings, strategies as st
 
 from continuity.core.model import Session
-from continuity.transcripts.session_transcripts import (FileState, TranscriptLog,
-                                                         TranscriptRecord, content_hash,
-                                                         sync_session, transcript_path)
+from continuity.transcripts.session_transcripts import (
+    FileState,
+    TranscriptLog,
+    TranscriptRecord,
+    content_hash,
+    sync_session,
+    transcript_path,
+)
 from tests.builders import A, U
 
 AT = "2026-12-06T10:00:00.000Z"

@@ -11,11 +11,10 @@ import pytest
 from sqlalchemy import text
 from typer.testing import CliRunner
 
-from continuity.transcripts import memories as rc
-from continuity.transcripts import session_transcripts as tr
 from continuity.cli.app import app
 from continuity.core.errors import InputError, StoreError
 from continuity.store import HEAD_REVISION, migrate, open_store
+from continuity.transcripts import memories as rc, session_transcripts as tr
 from tests.conftest import BACKENDS
 
 #: The daemon serves loopback Host values only (issue 16); TestClient's default is "testserver".

@@ -7,13 +7,12 @@ from datetime import datetime, timezone
 
 import pytest
 from alembic import command
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from sqlalchemy import text
 
-from continuity.transcripts import memories as rc
 from continuity.core.model import Memory
 from continuity.store import _alembic_config, _engine, fts, migrate, open_store
+from continuity.transcripts import memories as rc
 from tests.conftest import BACKENDS
 
 T0 = datetime(2026, 9, 1, 8, 0, tzinfo=timezone.utc)

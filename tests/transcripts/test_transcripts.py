@@ -11,18 +11,17 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from typer.testing import CliRunner
 
-from continuity.transcripts import session_transcripts as tr
 from continuity.cli.app import app
 from continuity.core.errors import ConfigError, InputError
-from continuity.formats.importer import import_paths
 from continuity.core.model import Session, ThinkingBlock, ToolResultBlock
+from continuity.formats.importer import import_paths
+from continuity.transcripts import session_transcripts as tr
 from continuity.transcripts.transcript_log import TranscriptLog, TranscriptRecord
+from tests.builders import CP, A, T, U, call, load, stored_transcript
 from tests.paths import SAMPLE_DIRS
-from tests.builders import A, CP, T, U, call, load, stored_transcript
 
 T0 = datetime(2026, 9, 1, 8, 0, tzinfo=timezone.utc)
 
@@ -95,6 +94,7 @@ def test_encode_record_fast_path_matches_the_escaping_rule(text):
     """Issue 17: the byte-level shortcut gives exactly the line the regex rule gives, for any
     text (the line breakers among ASCII, Latin-1 and the general punctuation block included)."""
     import re
+
     from continuity.core.text import json_bytes
     record = rec(0, tr.storable(text))
     expected = re.sub("[\x7f-\x9f\u2028\u2029]", lambda m: f"\\u{ord(m.group()):04x}",

@@ -211,9 +211,9 @@ class Archiver:
         store raises on open."""
         from continuity.archive.ingest import ingest
         from continuity.checkpoints import load_config
+        from continuity.core.config import database_url
         from continuity.formats.importer import ImportReport, mark_vanished
         from continuity.store import open_store
-        from continuity.core.config import database_url
 
         todo = self.changed_files(changed)
         result = PassResult(pending=max(0, len(todo) - self.max_files))

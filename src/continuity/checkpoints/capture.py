@@ -44,30 +44,30 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+# re-exported (``X as X``): these lived here before the split
 from continuity.checkpoints.queue import (
+    FLUSH_WINDOW_MS as FLUSH_WINDOW_MS,
+    MAX_BACKOFF_MS as MAX_BACKOFF_MS,
     MAX_QUERIES,
     MAX_REMEMBERS,
+    REMEMBER_CHARS as REMEMBER_CHARS,
+    CheckpointFlushError as CheckpointFlushError,
     CheckpointQueue,
     Clock,
+    FlushResult as FlushResult,
+    Sink as Sink,
     _union,
     activity_lines,
+    merge_checkpoints as merge_checkpoints,
     store_sink,
     utc_now,
 )
-# re-exported (``X as X``): these lived here before the split
-from continuity.checkpoints.queue import FLUSH_WINDOW_MS as FLUSH_WINDOW_MS
-from continuity.checkpoints.queue import MAX_BACKOFF_MS as MAX_BACKOFF_MS
-from continuity.checkpoints.queue import REMEMBER_CHARS as REMEMBER_CHARS
-from continuity.checkpoints.queue import CheckpointFlushError as CheckpointFlushError
-from continuity.checkpoints.queue import FlushResult as FlushResult
-from continuity.checkpoints.queue import Sink as Sink
-from continuity.checkpoints.queue import merge_checkpoints as merge_checkpoints
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES, FOLLOW_UP_BUDGET_RANGE, load_section
 from continuity.core.model import Checkpoint, CheckpointTrigger
+from continuity.core.tasklist import TaskItem, open_items, task_list
 from continuity.core.text import safe_cut as safe_cut  # re-exported: it lived here
 from continuity.core.when import later
 from continuity.redaction.funnel import redact
-from continuity.core.tasklist import TaskItem, open_items, task_list
 
 if TYPE_CHECKING:  # pragma: no cover
     from continuity.store import SqlStore

@@ -22,7 +22,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
 
-from continuity.checkpoints.queue import CheckpointQueue, log, utc_now
 import orjson
 
 from continuity.checkpoints.capture import (
@@ -34,6 +33,7 @@ from continuity.checkpoints.capture import (
     normalize_project,
     safe_cut,
 )
+from continuity.checkpoints.queue import CheckpointQueue, log, utc_now
 from continuity.core.errors import ContinuityError
 from continuity.core.model import Checkpoint, CheckpointTrigger, Entry, EntryKind, end_stands
 from continuity.core.tasklist import TaskItem

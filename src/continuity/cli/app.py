@@ -16,8 +16,8 @@ import typer
 
 from continuity.cli.commands import LazyGroup
 from continuity.core.config import database_url, resolve_home
-from continuity.core.model import MAX_SEQ
 from continuity.core.errors import ContinuityError, InputError
+from continuity.core.model import MAX_SEQ
 
 #: The core commands below (import, sessions, show, continue, where): the root group converts
 #: only the one that runs (``LazyGroup.own``), listed first in ``--help`` as they are defined.
@@ -96,15 +96,15 @@ def _print_version(value: bool) -> None:
 from continuity.cli.commands.common import (  # noqa: E402
     HOME_HELP,
     BudgetOption,
-    SessionHarness,
-    count_option,
-    parse_home,
     HomeOption,
     JsonOption,
+    SessionHarness,
+    count_option,
     emit_json as _emit_json,
     err,
     open_cli_store as _store,
     out,
+    parse_home,
     resolve_session,
 )
 
@@ -146,7 +146,7 @@ def import_cmd(
     cannot be read. Then the rows not yet embedded are embedded for search by meaning (with
     the semantic extra; --no-embed skips it).
     """
-    from continuity.formats.importer import discover, ImportReport, mark_vanished, total_bytes
+    from continuity.formats.importer import ImportReport, discover, mark_vanished, total_bytes
 
     if any(not p.strip() for p in paths):  # "" would be the current folder (review)
         raise InputError("an empty path was given; name a session file or folder "
@@ -418,8 +418,13 @@ class _rows_progress:
 
     def __enter__(self) -> "_rows_progress":
         if self.enabled:
-            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
-                                       TimeRemainingColumn)
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+            )
 
             self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
                                  MofNCompleteColumn(), TextColumn("rows"),
@@ -454,8 +459,14 @@ class _progress:
 
     def __enter__(self) -> "_progress":
         if self.enabled:
-            from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
-                                       TimeRemainingColumn, TransferSpeedColumn)
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+                TransferSpeedColumn,
+            )
 
             self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
                                  TextColumn("{task.fields[count]}"), DownloadColumn(),

@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterator
 
-from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
+from continuity.continuation.summarize import Summarizer, SummaryResult, WorkingView, summarize
 from continuity.continuation.view import (
     GAP_NOTICE_RESERVE,
     bounded_notes,
@@ -50,7 +50,7 @@ from continuity.continuation.view import (
     summary_text,
 )
 from continuity.core.codec import stub_data_urls
-from continuity.redaction.funnel import redact
+from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.core.errors import SessionNotFound
 from continuity.core.model import (
     CompactionInfo,
@@ -62,10 +62,10 @@ from continuity.core.model import (
     Role,
     Run,
 )
+from continuity.core.text import json_len
+from continuity.redaction.funnel import redact
 from continuity.store import iter_entries
 from continuity.store.fencing import FencingStore
-from continuity.continuation.summarize import Summarizer, SummaryResult, WorkingView, summarize
-from continuity.core.text import json_len
 
 #: After the cancel signal, how long a summary attempt may take to stop before it is abandoned.
 ABANDON_GRACE_SECONDS = 2.0

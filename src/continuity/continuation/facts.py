@@ -48,6 +48,7 @@ from continuity.continuation.summarize.bounds import CallDigest, ResultDigest, R
 from continuity.core.tasklist import TaskItem, open_items
 from continuity.core.text import clip_middle, utf8_len
 
+
 @dataclass(frozen=True, slots=True)
 class CommandRun:
     """One distinct shell command at its last invocation (row ``seq``). ``ok``: True when it

@@ -46,12 +46,12 @@ from continuity.core.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
+from continuity.core.text import clip_middle, json_len, utf8_len
 from continuity.formats.resumed import NOTICE_START
 from continuity.redaction.funnel import redact
-from continuity.redaction.structured import redact_value
 from continuity.redaction.session import in_session
+from continuity.redaction.structured import redact_value
 from continuity.store.base import RowMeta, Store
-from continuity.core.text import clip_middle, json_len, utf8_len
 
 #: Bytes held back for the gap notice (the notice itself is at most ~160 bytes).
 GAP_NOTICE_RESERVE = 256

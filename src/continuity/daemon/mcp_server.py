@@ -109,8 +109,12 @@ class ContinuityTools:
         ``DaemonError`` with the daemon's detail for a 4xx/5xx answer."""
         import httpx
 
-        from continuity.daemon.address import (WORKSPACE_HEADER, daemon_address, daemon_id,
-                                               daemon_token)
+        from continuity.daemon.address import (
+            WORKSPACE_HEADER,
+            daemon_address,
+            daemon_id,
+            daemon_token,
+        )
 
         address = daemon_address(str(self.home))
         if address is None:  # no daemon of this workspace runs: never guess an address
@@ -258,10 +262,8 @@ class ContinuityTools:
         only one is the caller's."""
         from urllib.parse import quote
 
-        from continuity.core.errors import NoProjectSession
-
         from continuity.core.config import FOLLOW_UP_BUDGET_RANGE
-        from continuity.core.errors import InputError
+        from continuity.core.errors import InputError, NoProjectSession
 
         low, high = FOLLOW_UP_BUDGET_RANGE
         if isinstance(budget_bytes, bool) or not low <= int(budget_bytes) <= high:

@@ -73,7 +73,6 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES, database_url, load_section, resolve_home
-from continuity.core.private import private_dir, write_private
 from continuity.core.errors import (
     AmbiguousSession,
     ConfigError,
@@ -85,9 +84,15 @@ from continuity.core.errors import (
     StoreError,
     validation_message,
 )
+from continuity.core.private import private_dir, write_private
 from continuity.daemon.address import ID_FILE, URL_FILE, WORKSPACE_HEADER
-from continuity.daemon.browser import (BROWSER_COOKIE, BROWSER_PATHS, add_browser_routes,
-                                       cookie_value, page_headers)
+from continuity.daemon.browser import (
+    BROWSER_COOKIE,
+    BROWSER_PATHS,
+    add_browser_routes,
+    cookie_value,
+    page_headers,
+)
 from continuity.daemon.errors import error_body
 
 log = logging.getLogger("continuity.daemon")
@@ -610,8 +615,8 @@ def _checkpoint_route(app: Any, live: Any) -> None:
     from fastapi.responses import JSONResponse
     from fastapi.routing import APIRoute
 
-    from continuity.daemon.hooks.models import CheckpointBody
     from continuity.checkpoints.recovery import checkpoint_dict
+    from continuity.daemon.hooks.models import CheckpointBody
 
     app.router.routes[:] = [r for r in app.router.routes if not (
         isinstance(r, APIRoute) and r.path == "/api/checkpoints" and "POST" in r.methods)]

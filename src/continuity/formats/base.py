@@ -39,10 +39,10 @@ from typing import Any, ClassVar
 
 import orjson
 
-from continuity.formats.jsonl import Line
 from continuity.core.model import Entry, MediaBlock
 from continuity.core.text import clean, json_type_name
 from continuity.core.when import TIME_RANGE_TEXT, usable_time
+from continuity.formats.jsonl import Line
 
 
 @dataclass(slots=True)

@@ -46,14 +46,6 @@ from typing import Any, ClassVar
 
 import orjson
 
-from continuity.formats.base import (
-    str_field,
-    FormatReader,
-    decode_media,
-    file_stem,
-    text_of,
-)
-from continuity.formats.jsonl import Line
 from continuity.core.model import (
     Block,
     CompactionInfo,
@@ -67,6 +59,14 @@ from continuity.core.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
+from continuity.formats.base import (
+    FormatReader,
+    decode_media,
+    file_stem,
+    str_field,
+    text_of,
+)
+from continuity.formats.jsonl import Line
 
 #: Conversational line types (they carry the envelope: uuid, parentUuid, sessionId, cwd ...).
 CONVERSATION_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})

@@ -38,14 +38,14 @@ import orjson
 from continuity.core.codec import blocks_to_json
 from continuity.core.errors import ContinuityError, InputError, StoreConflict
 from continuity.core.keys import MAX_KEY_CHARS, session_key  # noqa: F401 - MAX_KEY_CHARS re-exported
-from continuity.formats import FormatReader, LineReader, detect, read_head, reader_for
+from continuity.core.model import CompactionInfo, Entry, EntryKind, Note, Session, SourceRef
 from continuity.core.text import clean, one_line
+from continuity.formats import FormatReader, LineReader, detect, read_head, reader_for
 from continuity.formats.base import check_entry, check_facts, clean_deep, nesting_depth
 from continuity.formats.jsonl import Line
-from continuity.core.model import CompactionInfo, Entry, EntryKind, Note, Session, SourceRef
 from continuity.formats.repeats import RepeatFilter
-from continuity.formats.runs import RunTracker, derive_runs
 from continuity.formats.resumed import copy_note, copy_of
+from continuity.formats.runs import RunTracker, derive_runs
 from continuity.store.base import ImportIssue, RawLine, SourceState, Store
 from continuity.store.bulk import as_stored
 

@@ -36,8 +36,6 @@ from typing import Any, ClassVar
 
 import orjson
 
-from continuity.formats.base import FormatReader, decode_media, text_of
-from continuity.formats.jsonl import Line
 from continuity.core.model import (
     Block,
     CompactionInfo,
@@ -52,6 +50,8 @@ from continuity.core.model import (
     ToolResultBlock,
 )
 from continuity.core.text import clean
+from continuity.formats.base import FormatReader, decode_media, text_of
+from continuity.formats.jsonl import Line
 
 _STOP_REASONS: dict[str, RunStatus | None] = {
     "stop": RunStatus.FINISHED,

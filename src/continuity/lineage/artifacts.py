@@ -50,8 +50,9 @@ from pathlib import Path
 from typing import Any, Iterator, Sequence
 
 from continuity.core.config import resolve_home
-from continuity.core.private import private_dir
 from continuity.core.errors import LineageDamaged  # noqa: F401 (re-exported)
+from continuity.core.private import private_dir
+from continuity.core.text import clean
 from continuity.lineage.frontmatter import (  # noqa: F401 (re-exported: the lineage's file format)
     FRONTMATTER_HASH,
     HASH_SCOPE,
@@ -84,7 +85,6 @@ from continuity.lineage.sentence import (  # noqa: F401 (re-exported)
     one_line,
     sentence_problem,
 )
-from continuity.core.text import clean
 
 KINDS = ("transcript", "summary", "compaction", "manifest")
 CONTENT_KINDS = ("transcript", "summary", "compaction")

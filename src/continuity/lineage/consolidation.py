@@ -43,19 +43,15 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable, Iterator
 
-from continuity.lineage import artifacts as ln
-from continuity.lineage import sentence as sn
+from continuity.continuation.facts import SessionFacts, extract_facts
+from continuity.continuation.summarize import Summarizer, WorkingView, summarize
+from continuity.continuation.summarize.bounds import digest
 from continuity.core.config import resolve_home
+from continuity.core.model import Entry, EntryKind, Role, Run
+from continuity.lineage import artifacts as ln, sentence as sn
 from continuity.lineage.durable_memory import remember_durable
 from continuity.lineage.frontmatter import ArtifactCorrupt
 from continuity.lineage.report import repair_hint
-from continuity.core.model import Entry, EntryKind, Role, Run
-from continuity.transcripts.projection import project as sanitized
-from continuity.redaction.funnel import redact
-from continuity.store import iter_entries
-from continuity.continuation.summarize import Summarizer, WorkingView, summarize
-from continuity.continuation.facts import SessionFacts, extract_facts
-from continuity.continuation.summarize.bounds import digest
 from continuity.lineage.temporal_dag import (
     SessionRecord,
     facts_open_items,
@@ -63,6 +59,9 @@ from continuity.lineage.temporal_dag import (
     session_digest,
     update_dag,
 )
+from continuity.redaction.funnel import redact
+from continuity.store import iter_entries
+from continuity.transcripts.projection import project as sanitized
 from continuity.transcripts.transcript_log import transcript_path
 
 if TYPE_CHECKING:

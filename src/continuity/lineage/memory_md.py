@@ -64,12 +64,11 @@ from typing import TYPE_CHECKING, Any, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from continuity.lineage import artifacts as ln
-from continuity.lineage import sentence as sn
 from continuity.core.config import load_section, resolve_home
 from continuity.core.errors import InputError
 from continuity.core.private import private_dir
 from continuity.core.text import utf8_len
+from continuity.lineage import artifacts as ln, sentence as sn
 from continuity.transcripts.transcript_log import safe_name
 
 if TYPE_CHECKING:

@@ -14,9 +14,8 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from continuity.lineage import artifacts as ln
-from continuity.lineage import sentence as sn
 from continuity.core.config import resolve_home
+from continuity.lineage import artifacts as ln, sentence as sn
 from continuity.lineage.frontmatter import ArtifactError
 from continuity.lineage.temporal_dag import thread_of
 

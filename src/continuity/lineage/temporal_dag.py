@@ -25,10 +25,9 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Sequence
 
-from continuity.lineage import artifacts as ln
-from continuity.lineage import sentence as sn
 from continuity.continuation.facts import ErrorNote, SessionFacts
 from continuity.core.model import Entry, Run
+from continuity.lineage import artifacts as ln, sentence as sn
 from continuity.redaction.funnel import redact
 from continuity.store.lineage import DagEdge, DagNode, ThreadHead
 

@@ -126,17 +126,18 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from contextvars import ContextVar
 from bisect import bisect_right
+from contextvars import ContextVar
 from typing import Any, Callable, Iterable
 
+from continuity.core.text import clean
 from continuity.redaction.keyed import (
-    CAMEL_WORDS_RE,
-    FOREIGN_PASSWORD_WORDS,
-    POSITIONAL_KEYS,
     _HAS_ALPHA,
     _HAS_DIGIT,
     _STEMS,
+    CAMEL_WORDS_RE,
+    FOREIGN_PASSWORD_WORDS,
+    POSITIONAL_KEYS,
     Finding,
     _case_variants,
     _command_password_at,
@@ -152,7 +153,6 @@ from continuity.redaction.keyed import (
     positional_at,
 )
 from continuity.redaction.lazy_re import lazy_compile
-from continuity.core.text import clean
 
 __all__ = ["Finding", "find_secrets", "redact", "redact_all", "marker"]
 

@@ -21,10 +21,9 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Mapping
 
-
 from continuity.core.text import json_bytes
-from continuity.resume.convert import Call, Resumed, Turn
 from continuity.resume import files
+from continuity.resume.convert import Call, Resumed, Turn
 from continuity.resume.files import uuid7
 
 TARGET = "codex"

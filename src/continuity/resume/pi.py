@@ -23,8 +23,8 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, Mapping
 
-from continuity.resume.convert import Resumed, Turn
 from continuity.resume import files
+from continuity.resume.convert import Resumed, Turn
 from continuity.resume.files import uuid7
 
 TARGET = "pi"

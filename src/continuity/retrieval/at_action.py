@@ -72,8 +72,7 @@ from typing import TYPE_CHECKING, Any, Collection, Iterable, Sequence
 from continuity.checkpoints.recovery import FRAMING
 from continuity.core.model import Entry, Memory
 from continuity.redaction.funnel import redact
-from continuity.retrieval.actions import (command_key, edited_files, shell_command,
-                                          working_runs)
+from continuity.retrieval.actions import command_key, edited_files, shell_command, working_runs
 from continuity.store.search import EntryFilter, entry_body
 from continuity.transcripts.memories import STOP_WORDS, query_terms
 

@@ -26,9 +26,9 @@ from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 
+from continuity.core.errors import ContinuityError, SchemaOutOfDate, StoreError
 from continuity.core.model import Entry
 from continuity.core.private import private_dir, private_open
-from continuity.core.errors import ContinuityError, SchemaOutOfDate, StoreError
 from continuity.store.base import ImportIssue, RawLine, RowMeta, SourceState, Store
 from continuity.store.sql import SqlStore
 

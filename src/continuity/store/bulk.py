@@ -24,11 +24,10 @@ from sqlalchemy.engine import Dialect
 from continuity.core.codec import blocks_to_json, message_bytes
 from continuity.core.errors import StoreError
 from continuity.core.model import Entry
-from continuity.store import rawcodec
-from continuity.store import schema as t
+from continuity.core.text import json_bytes
+from continuity.store import rawcodec, schema as t
 from continuity.store.base import RawLine
 from continuity.store.search import SearchIndexWriter
-from continuity.core.text import json_bytes
 
 _CHUNK = 500  # bound on IN-lists
 

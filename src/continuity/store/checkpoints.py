@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import logging
 from dataclasses import dataclass, replace
-from functools import cache
 from datetime import datetime, timezone
+from functools import cache
 from typing import Any, Iterable
 
 import orjson

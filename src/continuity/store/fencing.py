@@ -27,8 +27,14 @@ from typing import Any, Protocol, Sequence
 from sqlalchemy import and_, func, or_, select, update
 
 from continuity.core.errors import FencedWrite, LeaseHeld  # re-exported
-from continuity.core.model import (Entry, EntryKind, Lease, ReceiptReason, RefusalReceipt,
-                                   receipt_detail)
+from continuity.core.model import (
+    Entry,
+    EntryKind,
+    Lease,
+    ReceiptReason,
+    RefusalReceipt,
+    receipt_detail,
+)
 from continuity.store import schema as t
 from continuity.store.base import Store
 

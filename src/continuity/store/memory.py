@@ -19,17 +19,29 @@ normalisation; both index CJK characters one a token (``fts.search_text``).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import cache
 from datetime import datetime, timezone
+from functools import cache
 from typing import Any, Iterable, Sequence
 
 import orjson
-from sqlalchemy import (LargeBinary, SmallInteger, and_, bindparam, column, delete, func, insert,
-                        literal_column, select, table, text, update)
+from sqlalchemy import (
+    LargeBinary,
+    SmallInteger,
+    and_,
+    bindparam,
+    column,
+    delete,
+    func,
+    insert,
+    literal_column,
+    select,
+    table,
+    text,
+    update,
+)
 
 from continuity.core.model import Memory, TranscriptRow
-from continuity.store import fts, rawcodec
-from continuity.store import schema as t
+from continuity.store import fts, rawcodec, schema as t
 
 _CHUNK = 500
 _PG_CONFIG = literal_column("'english'::regconfig")

@@ -35,14 +35,24 @@ from datetime import datetime
 from typing import Any, Sequence
 
 import orjson
-from sqlalchemy import (Connection, and_, bindparam, column, func, literal_column, or_, select,
-                        table, text, tuple_)
+from sqlalchemy import (
+    Connection,
+    and_,
+    bindparam,
+    column,
+    func,
+    literal_column,
+    or_,
+    select,
+    table,
+    text,
+    tuple_,
+)
 from sqlalchemy.engine import Dialect
 
 from continuity.core.model import Entry, Session
 from continuity.core.text import json_bytes
-from continuity.store import fts
-from continuity.store import schema as t
+from continuity.store import fts, schema as t
 from continuity.store.memory import _like_escape  # the one LIKE-escape rule of the store
 
 #: Characters of a row's text that are indexed (see the module docstring).

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import threading
 from contextlib import contextmanager
-from functools import cache
 from datetime import datetime, timezone
+from functools import cache
 from typing import Any, Iterable, Iterator, Sequence
 
 import orjson
@@ -19,7 +19,6 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from continuity.core.codec import blocks_from_json
 from continuity.core.errors import StoreConflict, StoreError
-from continuity.core.when import usable_time
 from continuity.core.model import (
     CompactionInfo,
     Entry,
@@ -32,10 +31,10 @@ from continuity.core.model import (
     SourceRef,
     ToolCallIndex,
 )
-from continuity.store import rawcodec
-from continuity.store import schema as t
-from continuity.store.bulk import BulkWriter
+from continuity.core.when import usable_time
+from continuity.store import rawcodec, schema as t
 from continuity.store.base import ImportIssue, RawLine, RowMeta, SourceState
+from continuity.store.bulk import BulkWriter
 from continuity.store.checkpoints import CheckpointStoreMixin
 from continuity.store.fencing import FencingStoreMixin
 from continuity.store.lineage import LineageStoreMixin

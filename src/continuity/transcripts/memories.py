@@ -42,12 +42,12 @@ from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
 from continuity.core.errors import InputError, StoreError, validation_message
 from continuity.core.model import Memory
-from continuity.transcripts.projection import project
+from continuity.core.text import clean, clip_middle, utf8_len
 from continuity.redaction.funnel import redact
 from continuity.store.memory import MemoryFilter
-from continuity.core.text import clean, clip_middle, utf8_len
-from continuity.transcripts.transcript_log import content_hash
+from continuity.transcripts.projection import project
 from continuity.transcripts.session_transcripts import put_transcript, storable
+from continuity.transcripts.transcript_log import content_hash
 
 if TYPE_CHECKING:
     from continuity.store import SqlStore

@@ -52,18 +52,18 @@ from continuity.core.model import (
     ToolResultBlock,
     TranscriptRow,
 )
-from continuity.transcripts.projection import marker, paragraph  # noqa: F401 (re-exported)
-from continuity.store import iter_entries
 from continuity.core.text import clean, json_bytes
+from continuity.store import iter_entries
+from continuity.transcripts.projection import marker, paragraph  # noqa: F401 (re-exported)
 from continuity.transcripts.transcript_log import (  # noqa: F401 (re-exported)
     FILE_NAME,
     SCHEMA,
+    TextDigest,
     TranscriptLog,
     TranscriptRecord,
-    TextDigest,
     content_hash,
-    import_capture_lock,
     encode_record,
+    import_capture_lock,
     safe_name,
     transcript_path,
 )

@@ -43,8 +43,13 @@ def register(app: typer.Typer) -> None:
         import signal
         import threading
 
-        from continuity.archive.archiver import (Archiver, folder_problems, follow,
-                                                 harness_folders, load_settings)
+        from continuity.archive.archiver import (
+            Archiver,
+            folder_problems,
+            follow,
+            harness_folders,
+            load_settings,
+        )
         from continuity.cli.render import file_problems
 
         settings = load_settings(home)

@@ -15,15 +15,24 @@ from typing import List, Optional
 import orjson
 import typer
 
-from continuity.cli.commands.common import (EXIT_NO_MATCH, HomeOption, JsonOption,
-                                            bad_option, count_option, err, nonempty_query,
-                                            open_cli_store, out,
-                                            parse_option_time, resolve_session,
-                                            styled_escaped, with_home)
-from continuity.core.model import MAX_SEQ
+from continuity.cli.commands.common import (
+    EXIT_NO_MATCH,
+    HomeOption,
+    JsonOption,
+    bad_option,
+    count_option,
+    err,
+    nonempty_query,
+    open_cli_store,
+    out,
+    parse_option_time,
+    resolve_session,
+    styled_escaped,
+    with_home,
+)
 from continuity.core.errors import InputError
+from continuity.core.model import MAX_SEQ
 from continuity.core.text import clean, json_terminal_safe_bytes
-
 
 #: The most hits ``search`` prints (``-n 0``: all of them up to this).
 MAX_HITS = 500

@@ -14,16 +14,16 @@ import typer
 
 from continuity.cli.commands.common import (
     HomeOption,
-    count_option,
     JsonOption,
+    count_option,
     emit_json,
     err,
     open_cli_store,
     out,
     resolve_session,
 )
-from continuity.core.errors import InputError, SessionNotFound
 from continuity.cli.render import shown  # issue 45 item 6: one escaping for every output
+from continuity.core.errors import InputError, SessionNotFound
 
 
 class ManualTrigger(str, enum.Enum):

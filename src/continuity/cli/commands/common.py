@@ -16,6 +16,7 @@ from continuity.core.config import FOLLOW_UP_BUDGET_BYTES, database_url
 from continuity.core.errors import InputError
 from continuity.core.text import CONTROL_ESCAPES, json_bytes, json_terminal_safe
 
+
 def escaped_text(text: Any) -> Any:
     """A Rich ``Text`` with every control and bidi character of its plain text shown as its
     visible escape (``core.text.CONTROL_ESCAPES``: ``\\x1b``, ``\\u202e``), its styles moved

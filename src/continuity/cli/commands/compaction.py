@@ -14,8 +14,8 @@ import typer
 from continuity.cli.commands.common import (
     BudgetOption,
     HomeOption,
-    count_option,
     JsonOption,
+    count_option,
     emit_json,
     open_cli_store,
     out,

@@ -14,9 +14,15 @@ from typing import Optional
 
 import typer
 
-from continuity.cli.commands.common import (HarnessName, HomeOption, JsonOption, check_workspace,
-                                            emit_json, out, parse_home)
-
+from continuity.cli.commands.common import (
+    HarnessName,
+    HomeOption,
+    JsonOption,
+    check_workspace,
+    emit_json,
+    out,
+    parse_home,
+)
 
 hooks_app = typer.Typer(help="Install or remove continuity's hooks in a harness.",
                         no_args_is_help=True)

@@ -110,10 +110,10 @@ def check_config(home: Path) -> Check:
     the section names and the values of EVERY known section (fresh-user review: a bad
     ``[daemon]`` value was found only by ``serve``). A ``ConfigError`` is a ``problem`` whose
     detail names the file (or variable) and the key."""
+    import os
+
     from continuity.core.config import KNOWN_SECTIONS, config_path, read_config
     from continuity.core.errors import ConfigError
-
-    import os
 
     path = config_path(home)
     try:
@@ -578,8 +578,13 @@ def check_embeddings(home: Path, daemon_up: bool) -> Check:
     daemon runs (it embeds them in the background), else a ``warning`` naming how."""
     from continuity.core.config import database_url
     from continuity.core.errors import ConfigError
-    from continuity.retrieval.embedder import MISSING_EXTRA, MODELS, load_embedder, \
-        model_files, semantic_available
+    from continuity.retrieval.embedder import (
+        MISSING_EXTRA,
+        MODELS,
+        load_embedder,
+        model_files,
+        semantic_available,
+    )
     from continuity.retrieval.embedding import waiting_count
     from continuity.retrieval.settings import retrieval_settings
     from continuity.store import open_store

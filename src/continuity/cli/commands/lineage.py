@@ -15,11 +15,11 @@ import typer
 
 from continuity.cli.commands.common import (
     HomeOption,
-    bad_option,
-    homed_commands,
     JsonOption,
+    bad_option,
     emit_json,
     err,
+    homed_commands,
     open_cli_store,
     resolve_session,
 )
@@ -139,8 +139,8 @@ def lineage_cmd(
 
 def _damaged(key: str, problems: list[dict[str, Any]]) -> Exception:
     """The exit-7 error naming each missing or failing artifact and the repair."""
-    from continuity.lineage.report import repair_hint
     from continuity.lineage.artifacts import LineageDamaged
+    from continuity.lineage.report import repair_hint
     from continuity.lineage.sentence import one_line
 
     listed = ", ".join(

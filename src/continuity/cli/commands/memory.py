@@ -11,11 +11,19 @@ from typing import List, Optional
 
 import typer
 
+from continuity.cli.commands.common import (
+    EXIT_NO_MATCH,
+    HomeOption,
+    JsonOption,
+    count_option,
+    emit_json,
+    err,
+    nonempty_query,
+    open_cli_store,
+    out,
+)
 from continuity.core.errors import InputError
 from continuity.core.text import clean
-from continuity.cli.commands.common import (EXIT_NO_MATCH, HomeOption, JsonOption,
-                                            count_option, emit_json, err, nonempty_query,
-                                            open_cli_store, out)
 
 
 def _iso(value) -> str | None:  # type: ignore[no-untyped-def]
@@ -34,11 +42,10 @@ def transcript_cmd(
 ) -> None:
     """Print the canonical transcript of SESSION (the stored text, or with --sanitized its
     projection), secrets redacted unless --raw."""
-    from continuity.transcripts.projection import project
-    from continuity.transcripts.session_transcripts import load_transcript
-
     from continuity.redaction.funnel import SESSION_KNOWN, redact
     from continuity.redaction.session import session_secrets
+    from continuity.transcripts.projection import project
+    from continuity.transcripts.session_transcripts import load_transcript
 
     with open_cli_store(home, read_only=True) as store:  # only reads (issue 45)
         row = load_transcript(store, session, home=home)

@@ -114,8 +114,14 @@ class _bar:
 
     def __enter__(self) -> "_bar":
         if self.enabled:
-            from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
-                                       TimeRemainingColumn, TransferSpeedColumn)
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+                TransferSpeedColumn,
+            )
 
             self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
                                  DownloadColumn(), TransferSpeedColumn(),

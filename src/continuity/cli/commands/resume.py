@@ -12,9 +12,9 @@ import typer
 
 from continuity.cli.commands.common import (
     BudgetOption,
-    bad_option,
     HomeOption,
     JsonOption,
+    bad_option,
     emit_json,
     err,
     open_cli_store,

@@ -34,8 +34,6 @@ import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Iterable, Protocol, Sequence
 
-from continuity.core.error_text import looks_like_error
-from continuity.core.model import Entry, ReceiptReason
 from continuity.continuation.summarize.bounds import (
     RowDigest,
     bounded,
@@ -46,6 +44,8 @@ from continuity.continuation.summarize.bounds import (
     render_row,
     scrub,
 )
+from continuity.core.error_text import looks_like_error
+from continuity.core.model import Entry, ReceiptReason
 from continuity.core.text import json_len, utf8_len
 
 if TYPE_CHECKING:

@@ -18,7 +18,6 @@ import re
 from dataclasses import dataclass
 from typing import Any, Iterable, Sequence
 
-
 from continuity.core.model import (
     Entry,
     MediaBlock,
@@ -28,10 +27,10 @@ from continuity.core.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from continuity.redaction.funnel import redact
-from continuity.redaction.structured import redact_value
 from continuity.core.tasklist import TaskItem, task_list
 from continuity.core.text import clean, clip_middle, json_bytes, json_len, utf8_len
+from continuity.redaction.funnel import redact
+from continuity.redaction.structured import redact_value
 
 #: Per-part caps in UTF-8 bytes (head + tail kept, B20).
 TEXT_CAP = 6_000

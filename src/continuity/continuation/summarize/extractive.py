@@ -36,6 +36,13 @@ from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 
+from continuity.continuation.facts import (
+    CommandRun,
+    SessionFacts,
+    done_by_call,
+    extract_facts,
+    one_line,
+)
 from continuity.continuation.summarize import (
     MIN_SECTIONS,
     Cancelled,
@@ -44,13 +51,6 @@ from continuity.continuation.summarize import (
     structured_sections,
 )
 from continuity.continuation.summarize.bounds import CallDigest, RowDigest
-from continuity.continuation.facts import (
-    CommandRun,
-    SessionFacts,
-    done_by_call,
-    extract_facts,
-    one_line,
-)
 from continuity.core.tasklist import TaskItem, open_items
 from continuity.core.text import clip_middle, utf8_len
 

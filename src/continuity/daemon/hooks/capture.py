@@ -35,11 +35,11 @@ import time
 from datetime import datetime, timedelta, timezone
 from typing import Any, Callable, Iterable, Iterator
 
-from continuity.transcripts import session_transcripts as tx
 from continuity.checkpoints import CheckpointRecorder, SessionState
 from continuity.core.errors import ContinuityError, FencedWrite
-from continuity.daemon.hooks.sessions import LiveSession, history, live_history
 from continuity.core.tasklist import task_list
+from continuity.daemon.hooks.sessions import LiveSession, history, live_history
+from continuity.transcripts import session_transcripts as tx
 
 log = logging.getLogger("continuity.daemon")
 
@@ -432,9 +432,7 @@ class TranscriptCapture:
         the same abort) writes nothing and answers the first receipt's id. Returns the
         ``{"status": "refused", ...}`` answer of ``harness_summary``; ``receipt_id`` is None
         when the receipt could not be written (another owner holds the session)."""
-        from continuity.core.model import ReceiptReason, RefusalReceipt
-
-        from continuity.core.model import receipt_detail
+        from continuity.core.model import ReceiptReason, RefusalReceipt, receipt_detail
 
         reason = ReceiptReason(reason)
         detail = receipt_detail(detail)

@@ -34,11 +34,24 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from continuity.daemon.hooks._files import (BACKUP_SUFFIX, _atomic_bytes, _backup, _is_ours,
-                                            _read, _through_link, default_path)
-from continuity.daemon.hooks.mcp_install import (MCP_BEGIN, MCP_END, MCP_SERVER_NAME,
-                                                 McpRegistration, codex_mcp_block, mcp_argv,
-                                                 mcp_tool_names)
+from continuity.daemon.hooks._files import (
+    BACKUP_SUFFIX,
+    _atomic_bytes,
+    _backup,
+    _is_ours,
+    _read,
+    _through_link,
+    default_path,
+)
+from continuity.daemon.hooks.mcp_install import (
+    MCP_BEGIN,
+    MCP_END,
+    MCP_SERVER_NAME,
+    McpRegistration,
+    codex_mcp_block,
+    mcp_argv,
+    mcp_tool_names,
+)
 
 #: Codex's snake_case event names (codex-rs ``hook_event_key_label``), used in trust keys.
 CODEX_EVENT_LABELS = {"SessionStart": "session_start", "UserPromptSubmit": "user_prompt_submit",

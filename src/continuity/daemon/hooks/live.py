@@ -70,6 +70,8 @@ from pydantic import ValidationError
 
 from continuity import checkpoints as cps
 from continuity.core.errors import SessionNotFound
+from continuity.core.model import Checkpoint, CheckpointTrigger
+from continuity.daemon.embedding import EmbeddingThread
 from continuity.daemon.hooks import adapters, spool
 from continuity.daemon.hooks.capture import TranscriptCapture
 from continuity.daemon.hooks.consolidation import Consolidator
@@ -77,10 +79,8 @@ from continuity.daemon.hooks.journal import LiveTurns
 from continuity.daemon.hooks.models import BODIES, CheckpointBody, HookBody, SessionEndBody
 from continuity.daemon.hooks.sessions import LiveSession, as_stored, busy_timeout_first
 from continuity.daemon.hooks.worker import RecentIds, Worker
-from continuity.daemon.embedding import EmbeddingThread
-from continuity.core.model import Checkpoint, CheckpointTrigger
-from continuity.transcripts.transcript_log import TextDigest
 from continuity.store import SqlStore
+from continuity.transcripts.transcript_log import TextDigest
 
 log = logging.getLogger("continuity.daemon")
 
@@ -133,7 +133,6 @@ def harness_reach(home: str | os.PathLike[str], harness: str | None) -> Any:
     workspace (``cli_prefix``), and the workspace's MEMORY.md when it exists."""
     from continuity.brief import Reach
     from continuity.daemon.hooks.install import MCP_LOADERS, installed_mcp_tools
-
     from continuity.lineage.memory_md import FILE_NAME
 
     mcp = installed_mcp_tools(home, harness) if harness else {}
@@ -719,9 +718,9 @@ class LiveCapture:
         settings = self.retrieval
         if not settings.at_action:
             return "", {"skipped": "off"}
-        from continuity.retrieval import at_action
-
         import concurrent.futures as futures
+
+        from continuity.retrieval import at_action
 
         started = time.monotonic()
         key = info.store_key or info.key
@@ -956,9 +955,7 @@ class LiveCapture:
         from the live state when the daemon has one, else rebuilt from the stored transcript.
         Raises ``SessionNotFound`` (``NoProjectSession`` for a folder with none),
         ``AmbiguousSession``; ``InputError`` when disabled."""
-        from continuity.core.errors import InputError
-
-        from continuity.core.errors import NoProjectSession
+        from continuity.core.errors import InputError, NoProjectSession
         from continuity.store.names import resolve_session
 
         key = body.session_key or self.current_session(body.project)

@@ -23,7 +23,12 @@ from continuity.daemon.hooks.models import (
     ContinuationRefusedBody,
     ContinuationSummaryBody,
 )
-from continuity.transcripts.memories import RecallRequest, RememberRequest, recall_request, remember_request
+from continuity.transcripts.memories import (
+    RecallRequest,
+    RememberRequest,
+    recall_request,
+    remember_request,
+)
 
 HarnessName = Literal["claude-code", "codex", "pi"]
 EventName = Literal["session-start", "user-prompt-submit", "pre-compaction", "post-compaction",

@@ -153,8 +153,7 @@ def project_checkpoints(store: SqlStore, project: str, *, limit: int) -> list[Ch
     first. Stand-in until the store offers this primitive (``project_checkpoints``)."""
     from sqlalchemy import select
 
-    from continuity.store import checkpoints as store_cps
-    from continuity.store import schema
+    from continuity.store import checkpoints as store_cps, schema
 
     c = schema.session_checkpoints.c
     normalized = cps.normalize_project(project) or project
