@@ -47,10 +47,11 @@ import json
 import statistics
 import sys
 import tempfile
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
@@ -197,8 +198,8 @@ def bench_config() -> CheckpointConfig:
 
 
 def _last_active(s: Any) -> datetime:
-    when = s.ended_at or s.started_at or datetime(1970, 1, 1, tzinfo=timezone.utc)
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    when = s.ended_at or s.started_at or datetime(1970, 1, 1, tzinfo=UTC)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def newer_sessions(sessions: Iterable[Any], key: str) -> list[str]:

@@ -21,7 +21,7 @@ import sys
 import tempfile
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -45,7 +45,7 @@ from continuity.lineage import consolidation as co, memory_md as mm  # noqa: E40
 from continuity.store import open_store  # noqa: E402
 from continuity.transcripts.session_transcripts import sync_import, sync_session  # noqa: E402
 
-NOW = datetime(2026, 9, 2, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 9, 2, 12, 0, tzinfo=UTC)
 
 
 def consolidation(tmp: Path) -> dict[str, Any]:

@@ -414,7 +414,7 @@ class Sampler:
             if self._stop.wait(1.0):
                 return
 
-    def __enter__(self) -> "Sampler":
+    def __enter__(self) -> Sampler:
         self._thread.start()
         return self
 

@@ -42,9 +42,10 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).resolve().parent / "results" / "recall.json"
@@ -130,7 +131,7 @@ def _memory(corpus: Corpus, i: int, now: datetime) -> Memory:
 
 def load(store: Any, corpus: Corpus, n: int) -> dict[str, float]:
     """Fill the store; returns remember and baseline throughput (calls/s)."""
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     sample = [_memory(corpus, i, now) for i in range(REMEMBER_CALLS)]
     start = time.perf_counter()
     for m in sample:

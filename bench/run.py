@@ -34,9 +34,10 @@ import sys
 import tempfile
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "samples"  # the copy of ../shared/data
@@ -136,7 +137,7 @@ class _Timeline:
 
     @staticmethod
     def _parse(text: str) -> datetime:
-        return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+        return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
     def shift(self, text: str) -> str:
         found = _TS.findall(text)
@@ -156,7 +157,7 @@ class _Timeline:
         return out
 
     @classmethod
-    def after_file(cls, path: Path) -> "_Timeline":
+    def after_file(cls, path: Path) -> _Timeline:
         """A timeline continuing after the newest timestamp of the file's last 64 KiB."""
         with open(path, "rb") as fh:
             fh.seek(max(0, path.stat().st_size - 65536))
@@ -512,7 +513,7 @@ def generate_session(store: Any, key: str, rows: int, batch: int = 5_000,
     thoughts = [TextBlock(t) for t in _THOUGHTS]
     results = _result_texts()
     final = (TextBlock(_FINAL),)
-    base_ts = datetime(2025, 11, 20, 12, 0, tzinfo=timezone.utc)
+    base_ts = datetime(2025, 11, 20, 12, 0, tzinfo=UTC)
     one_s = timedelta(seconds=1)
     summary = ("The user asked to speed up the importer and to fix the failing store tests. "
                "Done so far: profiled the import, batched inserts, fixed two tests. Open: the "
@@ -789,7 +790,7 @@ def main(argv: list[str] | None = None) -> int:
         sizes["rows_large"] = args.rows_large
     started = time.perf_counter()
     res: dict[str, Any] = {"mode": mode, "sizes": sizes,
-                           "started_at": datetime.now(timezone.utc).isoformat(),
+                           "started_at": datetime.now(UTC).isoformat(),
                            "python": platform.python_version(), "sqlite": sqlite3.sqlite_version,
                            "platform": platform.platform(), "cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory(prefix="continuity-bench-", dir=args.tmp) as d:

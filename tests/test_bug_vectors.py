@@ -13,9 +13,10 @@ import re
 import signal
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -52,7 +53,7 @@ from tests.builders import CP, A, T, U, call, load
 
 CTX = mp.get_context("fork")
 GOOD = "## Goal\n- fix the parser\n## Progress\n### Done\n- read it\n## Next steps\n- test it"
-T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
 
 
 class Stub:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from continuity.checkpoints.capture import normalize_project
 from continuity.core.model import (
@@ -18,7 +18,7 @@ from continuity.core.model import (
     ToolResultBlock,
 )
 
-NOW = datetime(2026, 12, 6, 9, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 12, 6, 9, 0, tzinfo=UTC)
 PROJECT = "/srv/app"
 
 

@@ -3,7 +3,7 @@ triggers, recovery and configuration. Time comes from a fake clock; nothing slee
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -30,7 +30,7 @@ from continuity.checkpoints.recovery import render_recovery
 from continuity.core.errors import ConfigError
 from continuity.core.model import Checkpoint, CheckpointTrigger
 
-T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 P, PC, SE = (CheckpointTrigger.PERIODIC, CheckpointTrigger.PRE_COMPACTION,
              CheckpointTrigger.SESSION_END)
 

@@ -3,7 +3,7 @@ on real sessions of ../shared/data, idempotence, grown files, and secrets kept o
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -23,7 +23,7 @@ from tests.paths import SAMPLE_DIRS
 PI_LARGE = "d703a1a9-1b7b-4fb1-b512-c9738b1fe617"
 CODEX_COMPACT = "compact-codex-001"
 CFG = CheckpointConfig()
-T0 = datetime(2026, 2, 1, 10, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 2, 1, 10, 0, tzinfo=UTC)
 
 
 def _shape(rows):  # type: ignore[no-untyped-def]
@@ -39,9 +39,9 @@ def test_replay_pi_large_session_exact(store, shared_data):
                              ("periodic", 8), ("periodic", 10), ("periodic", 10),
                              ("periodic", 6), ("periodic", 10), ("periodic", 10),
                              ("periodic", 10), ("session_end", 88)]
-    start = datetime(2025, 11, 20, 23, 33, 50, 805000, tzinfo=timezone.utc)
+    start = datetime(2025, 11, 20, 23, 33, 50, 805000, tzinfo=UTC)
     assert added[0].created_at == start + timedelta(minutes=15)
-    assert added[-1].created_at == datetime(2025, 11, 21, 2, 14, 2, 980000, tzinfo=timezone.utc)
+    assert added[-1].created_at == datetime(2025, 11, 21, 2, 14, 2, 980000, tzinfo=UTC)
     assert added[-1].digest.splitlines()[:3] == [
         "## Session End Checkpoint", "Project: /Users/dev/workspaces/pi-mono",
         "Duration: 2h 40m | Total Prompts: 88"]
@@ -158,7 +158,7 @@ def test_manual_checkpoint_rebuilds_state_from_transcript(store, shared_data):
     """An explicit checkpoint of a stored session lists its recent prompts and the reason,
     stamped now."""
     import_paths(store, [shared_data / "codex" / "with-compaction.jsonl"])
-    now = datetime(2026, 5, 1, tzinfo=timezone.utc)
+    now = datetime(2026, 5, 1, tzinfo=UTC)
     row = manual_checkpoint(store, CODEX_COMPACT, "before the auth rewrite", config=CFG, now=now)
     assert row is not None and row.created_at == now and row.trigger is CheckpointTrigger.EXPLICIT
     assert row.digest == (
@@ -179,7 +179,7 @@ def test_manual_checkpoint_rebuilds_state_from_transcript(store, shared_data):
 
 # ---------------------------------------------------------------------------- issue 22 item 2
 
-PI_LAST_ROW = datetime(2025, 11, 21, 2, 14, 2, 980000, tzinfo=timezone.utc)
+PI_LAST_ROW = datetime(2025, 11, 21, 2, 14, 2, 980000, tzinfo=UTC)
 
 
 def _growing(shared_data: Path, tmp_path: Path, parts: int):  # type: ignore[no-untyped-def]

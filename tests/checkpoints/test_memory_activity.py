@@ -5,7 +5,7 @@ says what the merged row holds)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from hypothesis import given, settings, strategies as st
 
@@ -14,7 +14,7 @@ from continuity.checkpoints.queue import CheckpointQueue, merge_checkpoints
 from continuity.checkpoints.recovery import _point_json, _restore, _snapshot
 from continuity.core.model import Checkpoint, CheckpointTrigger
 
-T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 P, SE, AGENT = CheckpointTrigger.PERIODIC, CheckpointTrigger.SESSION_END, CheckpointTrigger.AGENT
 
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -127,10 +127,10 @@ def test_a_time_stored_out_of_range_reads_as_none_and_import_goes_on(tmp_path, f
     with open_store(_url(home)) as store:
         with store.engine.begin() as conn:
             conn.execute(text("UPDATE entries SET ts = :far WHERE session_key = :k"),
-                         {"far": datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc),
+                         {"far": datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC),
                           "k": BAD_KEY})
             conn.execute(text("UPDATE sessions SET started_at = :y1 WHERE session_key = :k"),
-                         {"y1": datetime(1, 1, 1, tzinfo=timezone.utc), "k": BAD_KEY})
+                         {"y1": datetime(1, 1, 1, tzinfo=UTC), "k": BAD_KEY})
             conn.execute(text("UPDATE sources SET pending_from = 0"))
         assert {e.timestamp for e in store.entries(BAD_KEY, limit=10_000)} == {None}
         assert store.get_session(BAD_KEY).started_at is None
@@ -182,10 +182,10 @@ def test_the_live_timer_skips_a_session_it_cannot_time_and_fires_the_others():
     """The daemon's timer (``tick``) over two sessions, one last checkpointed at the end of
     time: the other's periodic checkpoint is still made."""
     rows: list = []
-    now = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    now = datetime(2026, 12, 1, tzinfo=UTC)
     rec = CheckpointRecorder(CheckpointQueue(rows.extend, clock=lambda: now),
                              CheckpointConfig(), clock=lambda: now)
-    far = datetime.max.replace(tzinfo=timezone.utc)
+    far = datetime.max.replace(tzinfo=UTC)
     for key, at in (("far", far), ("near", now - timedelta(hours=1))):
         rec.start_session(key, harness="claude-code", project="/p", at=at)
         rec.states[key].record_prompt("hello")
@@ -227,7 +227,7 @@ def _opencode(ts):
 
 
 _aware = st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31, 23, 59, 59),
-                      timezones=st.sampled_from([None, timezone.utc, timezone(timedelta(hours=14)),
+                      timezones=st.sampled_from([None, UTC, timezone(timedelta(hours=14)),
                                                  timezone(timedelta(hours=-12))]))
 _TIMES = st.one_of(
     _aware.map(lambda d: d.isoformat()),
@@ -262,11 +262,11 @@ def test_every_reader_keeps_a_time_in_range_or_warns_naming_line_and_field(value
 @settings(max_examples=200, deadline=None)
 @given(times=st.lists(st.datetimes(min_value=datetime(1, 1, 1),
                                    max_value=datetime(9999, 12, 31, 23, 59, 59, 999999),
-                                   timezones=st.just(timezone.utc)), min_size=1, max_size=6),
+                                   timezones=st.just(UTC)), min_size=1, max_size=6),
        interval=st.integers(60_000, 3_600_000))
-@example(times=[datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)] * 3, interval=900_000)
-@example(times=[datetime(2026, 1, 1, tzinfo=timezone.utc),
-                datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)] * 2, interval=60_000)
+@example(times=[datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)] * 3, interval=900_000)
+@example(times=[datetime(2026, 1, 1, tzinfo=UTC),
+                datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)] * 2, interval=60_000)
 def test_the_timer_never_overflows_whatever_the_clock_says(times, interval):
     """The checkpoint timer and queue over any instants a datetime holds, year 1 to the end
     of 9999, in any order (the replay clock never goes back): no ``OverflowError``; every
@@ -305,7 +305,7 @@ def test_a_session_with_no_usable_time_is_dated_when_captured_never_1970(tmp_pat
             "userType": "external", "timestamp": stamp}))
     path = folder / f"{BAD_KEY}.jsonl"
     path.write_text("\n".join(rows) + "\n")
-    mtime = datetime.now(timezone.utc) - timedelta(days=2)
+    mtime = datetime.now(UTC) - timedelta(days=2)
     os.utime(path, (mtime.timestamp(), mtime.timestamp()))
     home = tmp_path / "h"
     _import(home, folder)

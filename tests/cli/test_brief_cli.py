@@ -4,7 +4,7 @@ session of the folder would get, as text or JSON; a bad budget is a usage error.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -23,7 +23,7 @@ def workspace(tmp_path: Path, monkeypatch) -> tuple[Path, Path]:
     home, project = tmp_path / "home", tmp_path / "proj"
     home.mkdir()
     project.mkdir()
-    monkeypatch.setattr(helpers, "NOW", datetime.now(timezone.utc))
+    monkeypatch.setattr(helpers, "NOW", datetime.now(UTC))
     with open_store(database_url(home)) as store:
         session(store, "cli-sess-1", [user("rename the config loader"), bash("c1", "make test"),
                                       result("c1", "ok"), edit("c2", str(project / "cfg.py")),
@@ -85,7 +85,7 @@ def test_cli_brief_window_days_or_any(monkeypatch, capsys, tmp_path):
     home, project = tmp_path / "home", tmp_path / "proj"
     home.mkdir()
     project.mkdir()
-    monkeypatch.setattr(helpers, "NOW", datetime.now(timezone.utc))
+    monkeypatch.setattr(helpers, "NOW", datetime.now(UTC))
     with open_store(database_url(home)) as store:
         session(store, "old-sess", [user("pin the lockfile"), say("Pinned.")],
                 ago=timedelta(days=40), project=str(project.resolve()))

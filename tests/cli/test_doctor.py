@@ -10,10 +10,11 @@ import json
 import os
 import stat
 import threading
-from datetime import datetime, timezone
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -111,7 +112,7 @@ def test_doctor_working_install_says_all_is_well(world: dict[str, Path], daemon:
     up, a captured session: exit 0, no problem, the last event named."""
     install.install("claude-code", home=world["ws"])
     install.install("codex", home=world["ws"])
-    started = datetime(2026, 12, 2, 5, 24, tzinfo=timezone.utc)
+    started = datetime(2026, 12, 2, 5, 24, tzinfo=UTC)
     with open_store(f"sqlite:///{world['ws'] / 'continuity.db'}") as store:
         store.upsert_session(Session("cc-1", "claude-code", started_at=started))
     code, report = doctor()
@@ -316,7 +317,7 @@ def test_removed_hooks_with_recent_sessions_are_a_problem(world: dict[str, Path]
     from continuity.cli.commands.doctor import RECENT_CAPTURE_DAYS
 
     install.install("codex", home=world["ws"])  # another harness hooked: no "nothing hooked"
-    recent = datetime.now(timezone.utc) - timedelta(hours=1)
+    recent = datetime.now(UTC) - timedelta(hours=1)
     with open_store(f"sqlite:///{world['ws'] / 'continuity.db'}") as store:
         store.upsert_session(Session("cc-1", "claude-code", started_at=recent))
     code, report = doctor()
@@ -325,7 +326,7 @@ def test_removed_hooks_with_recent_sessions_are_a_problem(world: dict[str, Path]
     assert "capture of claude-code stopped" in hooks["detail"]
     assert hooks["fix"] == f"run `continuity hooks install claude-code --home {world['ws']}`"
     assert code == 1
-    old = datetime.now(timezone.utc) - timedelta(days=RECENT_CAPTURE_DAYS + 1)
+    old = datetime.now(UTC) - timedelta(days=RECENT_CAPTURE_DAYS + 1)
     with open_store(f"sqlite:///{world['ws'] / 'continuity.db'}") as store:
         store.upsert_session(Session("cc-1", "claude-code", started_at=old))
     code, report = doctor()

@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -210,11 +211,11 @@ def test_show_text_escapes_markup_from_the_transcript(monkeypatch, capsys, tmp_p
 
 
 def _sessions():
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from continuity.core.model import Session
 
-    now = datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)
+    now = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
     long_key = "a-very-long-session-key-that-would-hide-every-other-column-" + "x" * 60
     sessions = [
         Session(key="01a23556-7fab-7dd1-86d3-d100eb5ab801", harness="codex",
@@ -450,14 +451,14 @@ def test_sessions_bad_since_is_exit_2(monkeypatch, capsys, examples_home):
 
 
 def test_parse_since_ages():
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from continuity.cli.commands.common import parse_since
 
-    now = datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)
-    assert parse_since("90min", now=now) == datetime(2026, 12, 2, 10, 30, tzinfo=timezone.utc)
-    assert parse_since("7d", now=now) == datetime(2026, 11, 25, 12, 0, tzinfo=timezone.utc)
-    assert parse_since("2026-12-01", now=now) == datetime(2026, 12, 1, tzinfo=timezone.utc)
+    now = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+    assert parse_since("90min", now=now) == datetime(2026, 12, 2, 10, 30, tzinfo=UTC)
+    assert parse_since("7d", now=now) == datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
+    assert parse_since("2026-12-01", now=now) == datetime(2026, 12, 1, tzinfo=UTC)
 
 
 # --------------------------------------------------------------------------- home, remember, consolidate
@@ -483,7 +484,7 @@ def test_remember_reads_stdin_and_a_file(monkeypatch, capsys, tmp_path):
     import sys
 
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(
-        "the deploy key rotates monthly\n".encode())))
+        b"the deploy key rotates monthly\n")))
     code, out, err = run_main(monkeypatch, capsys, "remember", "-", "--home", tmp_path)
     assert code == 0, err
     note = tmp_path / "note.txt"

@@ -19,8 +19,9 @@ import itertools
 import json
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import orjson
 import pytest

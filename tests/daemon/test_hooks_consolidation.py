@@ -9,9 +9,9 @@ import logging
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 

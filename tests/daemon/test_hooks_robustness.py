@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 import threading
-from datetime import timedelta
+from datetime import UTC, timedelta
 from pathlib import Path
 
 import pytest
@@ -337,7 +337,7 @@ def test_routes_oversized_surrogate_prompt_is_recorded(live: LiveCapture) -> Non
 def test_hook_body_refuses_ancient_and_future_times():
     """A hook 'at' before 2000 or over a day ahead is refused (it would date a checkpoint in
     year 1 and let prune delete it at once)."""
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from pydantic import ValidationError
 
@@ -346,6 +346,6 @@ def test_hook_body_refuses_ancient_and_future_times():
     with pytest.raises(ValidationError, match="2000-01-01"):
         SessionStartBody(harness="claude-code", session_key="s", at="0001-01-01T00:00:00")
     with pytest.raises(ValidationError, match="one day from now"):
-        SessionStartBody(harness="claude-code", session_key="s", at=datetime.now(timezone.utc) + timedelta(days=3))
+        SessionStartBody(harness="claude-code", session_key="s", at=datetime.now(UTC) + timedelta(days=3))
     ok = SessionStartBody(harness="claude-code", session_key="s", at="2026-01-01T00:00:00")
-    assert ok.at == datetime(2026, 1, 1, tzinfo=timezone.utc)
+    assert ok.at == datetime(2026, 1, 1, tzinfo=UTC)

@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 import socket
 import stat
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import pytest

@@ -17,8 +17,9 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -134,7 +135,7 @@ def until(check: Callable[[], Any], what: str, seconds: float = WAIT_SECONDS,
         time.sleep(every)
 
 
-def run_recorded(world: "World", rec: Any, scenario: Callable[[Any], None]) -> None:
+def run_recorded(world: World, rec: Any, scenario: Callable[[Any], None]) -> None:
     """Run ``scenario(rec)`` in ``world``: a failing step is kept in ``rec.failed`` (its error
     and the end of the daemon's log), so every test of the run reports it; the world is
     closed after, and every model request of it written beside it (``model-requests.json``:

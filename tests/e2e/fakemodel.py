@@ -188,7 +188,7 @@ class FakeModel:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def start(self) -> "FakeModel":
+    def start(self) -> FakeModel:
         self._thread.start()
         return self
 
@@ -771,7 +771,7 @@ class FakeSummaryProvider:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
-    def start(self) -> "FakeSummaryProvider":
+    def start(self) -> FakeSummaryProvider:
         self._thread.start()
         return self
 

@@ -6,7 +6,7 @@ import base64
 import hashlib
 import json
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -124,7 +124,7 @@ def test_large_v1_header_and_facts(large):
     head = entries[1]
     assert head.kind == EntryKind.EVENT and not head.visible and head.native_id is None
     assert head.cwd == "/Users/dev/workspaces/pi-mono"
-    assert head.timestamp == datetime(2025, 11, 20, 23, 33, 50, 805000, tzinfo=timezone.utc)
+    assert head.timestamp == datetime(2025, 11, 20, 23, 33, 50, 805000, tzinfo=UTC)
 
 
 def test_large_v1_ids_are_a_linear_chain(large):
@@ -139,7 +139,7 @@ def test_large_v1_specific_rows(large):
     _, entries = large
     first = entries[2]  # the person typed "/mode": a request
     assert first.role == Role.USER and first.is_request and first.text() == "/mode"
-    assert first.timestamp == datetime(2025, 11, 20, 23, 33, 1, 550000, tzinfo=timezone.utc)
+    assert first.timestamp == datetime(2025, 11, 20, 23, 33, 1, 550000, tzinfo=UTC)
     aborted = entries[3]  # aborted with empty content: kept, visible
     assert aborted.kind == EntryKind.MESSAGE and aborted.role == Role.ASSISTANT
     assert aborted.visible and aborted.blocks == () and not aborted.is_request
@@ -186,7 +186,7 @@ def test_v3_short_session():
     assert asst.role == Role.ASSISTANT and asst.text() == "[REDACTED_ASSISTANT_TEXT]"
     assert asst.run_end == RunStatus.FINISHED and not asst.is_request
     # entry timestamp, not the nested message ms
-    assert asst.timestamp == datetime(2026, 6, 5, 5, 24, 31, 430000, tzinfo=timezone.utc)
+    assert asst.timestamp == datetime(2026, 6, 5, 5, 24, 31, 430000, tzinfo=UTC)
     assert sum(e.visible for e in entries.values()) == 2
     assert reader.warnings == []
 

@@ -5,7 +5,7 @@ session's artifacts and manifest, extracts durable user statements but never tra
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -31,8 +31,8 @@ from continuity.transcripts.session_transcripts import sync_import, sync_session
 from tests.builders import A, T, U, call
 from tests.paths import SAMPLE_DIRS
 
-T0 = datetime(2026, 9, 1, 8, 0, tzinfo=timezone.utc)
-NOW = datetime(2026, 9, 2, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 9, 1, 8, 0, tzinfo=UTC)
+NOW = datetime(2026, 9, 2, 12, 0, tzinfo=UTC)
 PROJECT = "/home/ana/ledger"
 runner = CliRunner()
 

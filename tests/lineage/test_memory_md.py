@@ -4,7 +4,7 @@ sentence check, and the size budget that drops the least important rows and says
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -18,7 +18,7 @@ from continuity.transcripts.memories import remember
 from tests.builders import A, T, U, call
 from tests.lineage.test_consolidate import make_session
 
-NOW = datetime(2026, 9, 2, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 9, 2, 12, 0, tzinfo=UTC)
 EXPECTED = Path(__file__).resolve().parents[1] / "fixtures" / "memory_md" / "expected.md"
 
 
@@ -255,7 +255,7 @@ def test_render_injected_key_and_cwd_from_an_import_stay_inside_their_rows(store
     src = claude_file(tmp_path / "in" / "s.jsonl", INJECTED_KEY, INJECTED_CWD)
     report = import_paths(store, [src])
     assert sync_import(store, report, isolated_home) == 1
-    now = datetime(2025, 1, 12, tzinfo=timezone.utc)
+    now = datetime(2025, 1, 12, tzinfo=UTC)
     done = co.run_pass(store, summarizer=ExtractiveSummarizer(), now=now)
     assert [r.status for r in done.results] == ["consolidated"]
     text = mm.render_memory_md(store, now=now).text

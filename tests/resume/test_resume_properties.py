@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from hypothesis import given, settings

@@ -4,7 +4,7 @@ only without an embedder, and the top equal to a brute-force full fused ranking.
 from __future__ import annotations
 
 import itertools
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -26,7 +26,7 @@ from continuity.store.search import EntryFilter, entry_body
 from continuity.transcripts.memories import remember
 from tests.builders import A, U, load
 
-NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
 
 def _session(store, key, texts, *, project="/w/app", start=NOW - timedelta(days=10)):

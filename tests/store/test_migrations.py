@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -145,7 +147,7 @@ def test_revision_0018_moves_transcript_text_to_parts_and_back(db_url):
     """Revision 0018 (issue 17): a transcript row's text written at 0017 (in its ``content``
     column) reads back the same after the upgrade, as part 0; an append then adds a part;
     a downgrade to 0017 writes the whole text back into ``content``."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from alembic import command
     from sqlalchemy import text
@@ -153,7 +155,7 @@ def test_revision_0018_moves_transcript_text_to_parts_and_back(db_url):
     from continuity.store import _alembic_config, migrate
     from continuity.store.memory import part_text
 
-    at = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    at = datetime(2026, 12, 1, tzinfo=UTC)
     engine = create_engine(db_url)
     try:
         migrate(engine, "0017")
@@ -234,7 +236,7 @@ def test_revision_0019_adds_vector_tables_and_existing_rows_wait(db_url):
 def test_revision_0020_adds_receipt_detail_and_keeps_old_receipts(db_url):
     """Revision 0020 (issue 45 item 7): a receipt stored at 0019 survives the upgrade with no
     detail; a new one keeps its detail; a downgrade to 0019 drops the column."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from alembic import command
     from sqlalchemy import text
@@ -247,7 +249,7 @@ def test_revision_0020_adds_receipt_detail_and_keeps_old_receipts(db_url):
     with engine.begin() as conn:
         conn.execute(text("INSERT INTO refusal_receipts (session_key, run_id, reason, token, "
                           "created_at) VALUES ('s', 's:0', 'empty', 1, :at)"),
-                     {"at": datetime(2026, 12, 1, tzinfo=timezone.utc)})
+                     {"at": datetime(2026, 12, 1, tzinfo=UTC)})
     engine.dispose()
     with open_store(db_url) as store:  # upgrades to head
         assert [(r.run_id, r.detail) for r in store.receipts("s")] == [("s:0", None)]

@@ -3,7 +3,7 @@ found, ranked, filtered, and that a query is never syntax."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -13,7 +13,7 @@ from continuity.core.model import Entry, EntryKind, Role, Session, TextBlock
 from continuity.store.search import EntryFilter, entry_body
 from tests.builders import CP, A, T, U, call, load
 
-T0 = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
 
 def _session(store, key, rows, *, harness="claude-code", project="/w/app", agent="default"):
@@ -146,10 +146,10 @@ def test_entry_body_covers_every_block_kind():
 
 
 def test_parse_when():
-    now = datetime(2026, 12, 2, 15, 0, tzinfo=timezone.utc)
-    assert parse_when("7d", now=now) == datetime(2026, 11, 25, 15, 0, tzinfo=timezone.utc)
-    assert parse_when("12h", now=now) == datetime(2026, 12, 2, 3, 0, tzinfo=timezone.utc)
-    assert parse_when("2026-11-30") == datetime(2026, 11, 30, tzinfo=timezone.utc)
+    now = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)
+    assert parse_when("7d", now=now) == datetime(2026, 11, 25, 15, 0, tzinfo=UTC)
+    assert parse_when("12h", now=now) == datetime(2026, 12, 2, 3, 0, tzinfo=UTC)
+    assert parse_when("2026-11-30") == datetime(2026, 11, 30, tzinfo=UTC)
     with pytest.raises(InputError, match="--until"):
         parse_when("yesterday", field_name="--until")
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import pytest
 
 from continuity.core.errors import StoreConflict
@@ -245,11 +247,11 @@ def test_transcript_compare_and_set_replaces_only_the_expected_text(store):
     last (``expected_hash``). A row another writer changed is left alone (False), the
     expected one is replaced and re-opened (True); without ``expected_hash`` the old rule
     holds (replace when the hash differs)."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from continuity.core.model import TranscriptRow
 
-    at = datetime(2026, 12, 3, tzinfo=timezone.utc)
+    at = datetime(2026, 12, 3, tzinfo=UTC)
     assert store.insert_transcript(TranscriptRow("k", "default", "pi", "/p", "one", "h1", at, at,
                                                  at))
     kw = {"harness": "pi", "project": "/p", "updated_at": at}

@@ -5,7 +5,7 @@ revision 0007, and the `remember` / `recall` commands."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import text
@@ -20,7 +20,7 @@ from tests.conftest import BACKENDS
 #: The daemon serves loopback Host values only (issue 16); TestClient's default is "testserver".
 LOCAL = "http://127.0.0.1"
 
-T0 = datetime(2026, 9, 1, 8, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 9, 1, 8, 0, tzinfo=UTC)
 TRANSCRIPT = ("User: Why does the nightly export skip March?\n\n"
               "Tool call: Bash\n  {\"command\":\"cat export.py\"}\n\n"
               "Tool result: def month_range(): SECRET-FILE-BODY\n\n"
@@ -277,7 +277,7 @@ def test_recall_filters(ledger):
     assert recalled(source_id="sess-2") == ["The parser handles tabs and spaces alike."]
     assert len(recalled(importance_min=0.6)) == 1
     assert recalled(until=T0.isoformat()) == []
-    assert len(recalled(since=(datetime.now(timezone.utc) - timedelta(hours=1)).isoformat())) == 4
+    assert len(recalled(since=(datetime.now(UTC) - timedelta(hours=1)).isoformat())) == 4
     assert len(rc.recall(ledger, "export parser deploys", limit=1).results) == 1
 
 

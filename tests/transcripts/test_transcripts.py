@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
@@ -23,7 +23,7 @@ from continuity.transcripts.transcript_log import TranscriptLog, TranscriptRecor
 from tests.builders import CP, A, T, U, call, load, stored_transcript
 from tests.paths import SAMPLE_DIRS
 
-T0 = datetime(2026, 9, 1, 8, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 9, 1, 8, 0, tzinfo=UTC)
 
 
 def rec(seq: int = 0, content: str = "hello", *, key: str = "s1", agent: str = "default",
@@ -39,7 +39,7 @@ def rec(seq: int = 0, content: str = "hello", *, key: str = "s1", agent: str = "
 def test_record_id_is_sha256_of_identity_fields():
     """The id is the first 32 hex of SHA-256 over the compact JSON of the identity fields."""
     r = rec(3, "Found it")
-    digest = hashlib.sha256("Found it".encode()).hexdigest()
+    digest = hashlib.sha256(b"Found it").hexdigest()
     expected = hashlib.sha256(json.dumps(
         [tr.SCHEMA, "default", "claude-code", "s1", 3, "user", digest],
         separators=(",", ":")).encode()).hexdigest()[:32]

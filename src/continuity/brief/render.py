@@ -32,9 +32,9 @@ Sizes are characters (code points); a cut never falls inside a character
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Callable, Sequence
 
 from continuity.brief.model import Reach, SessionBrief
 from continuity.checkpoints.recovery import FRAMING as _FRAMING

@@ -17,9 +17,10 @@ from __future__ import annotations
 
 import re
 import shlex
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field, replace
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any
 
 from continuity.continuation.view import redacted_block
 from continuity.core.when import parse_when  # one rule (re-exported)

@@ -17,9 +17,10 @@ template's job (autoescape on, ``browse.render``).
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import orjson
 
@@ -64,13 +65,13 @@ class BlockView:
     name: str = ""
     call_id: str = ""
     is_error: bool = False
-    result: "BlockView | None" = None
+    result: BlockView | None = None
     result_seq: int | None = None
     folded: bool = False
     lines: int = 0
 
     @staticmethod
-    def of_text(kind: str, text: str, **kw: Any) -> "BlockView":
+    def of_text(kind: str, text: str, **kw: Any) -> BlockView:
         lines = text.count("\n") + 1 if text else 0
         return BlockView(kind, text, folded=len(text) > FOLD_CHARS or lines > FOLD_LINES,
                          lines=lines, **kw)
@@ -95,7 +96,7 @@ class RowView:
     summary: str = ""
     covers: int | None = None
     answered_above: list[int] = field(default_factory=list)
-    checkpoints: list["CheckpointView"] = field(default_factory=list)
+    checkpoints: list[CheckpointView] = field(default_factory=list)
 
 
 @dataclass

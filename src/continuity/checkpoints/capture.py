@@ -385,8 +385,8 @@ class CheckpointRecorder:
         queue._on_armed = self._wake.set
 
     @classmethod
-    def for_store(cls, store: "SqlStore", config: CheckpointConfig, *,
-                  clock: Clock = utc_now) -> "CheckpointRecorder":
+    def for_store(cls, store: SqlStore, config: CheckpointConfig, *,
+                  clock: Clock = utc_now) -> CheckpointRecorder:
         """A recorder writing to ``store`` through a queue on the same clock."""
         sink = store_sink(store, config.max_checkpoints_per_session)
         return cls(CheckpointQueue(sink, clock=clock), config, clock=clock)
@@ -559,7 +559,7 @@ class CheckpointRecorder:
 # ---------------------------------------------------------------------------- retention
 
 
-def prune(store: "SqlStore", config: CheckpointConfig, *, retention_days: int | None = None,
+def prune(store: SqlStore, config: CheckpointConfig, *, retention_days: int | None = None,
           now: datetime | None = None, dry_run: bool = False) -> int:
     """Delete checkpoints older than ``retention_days`` (default ``retentionDays``) before
     ``now``; returns how many went (seed 000: ``pruneCheckpoints``; a live session keeps its

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any
 
 import typer
 
@@ -113,7 +113,7 @@ from continuity.cli.commands.common import (  # noqa: E402
 def _root(
     version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
                                  help="Print the version and exit."),
-    home: Optional[Path] = typer.Option(None, "--home", help=HOME_HELP + " Also accepted "
+    home: Path | None = typer.Option(None, "--home", help=HOME_HELP + " Also accepted "
                                         "after the command, where it wins.",
                                         show_default=False, parser=parse_home),
 ) -> None:
@@ -125,14 +125,14 @@ def _root(
 
 @core.command("import")
 def import_cmd(
-    paths: List[str] = typer.Argument(..., help="Session files or folders (searched for "
+    paths: list[str] = typer.Argument(..., help="Session files or folders (searched for "
                                        "*.jsonl): ~/.claude/projects, ~/.codex/sessions, "
                                        "~/.pi/agent/sessions; OpenCode's data folder "
                                        "~/.local/share/opencode.", show_default=False),
     no_embed: bool = typer.Option(False, "--no-embed", help="Do not embed the imported rows "
                                   "now (the daemon embeds them in the background; until then "
                                   "search finds them by words)."),
-    home: Optional[Path] = HomeOption,
+    home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Import Claude Code, Codex, pi and OpenCode sessions (detected from content).
@@ -217,16 +217,16 @@ def import_cmd(
 def sessions_cmd(
     limit: int = count_option(50, "to list, newest first"),
     all_sessions: bool = typer.Option(False, "--all", help="List every session (as -n 0)."),
-    harness: Optional[SessionHarness] = typer.Option(None, "--harness", show_default=False,
+    harness: SessionHarness | None = typer.Option(None, "--harness", show_default=False,
                                                   help="Only sessions of this harness."),
-    project: Optional[Path] = typer.Option(None, "--project", metavar="DIR",
+    project: Path | None = typer.Option(None, "--project", metavar="DIR",
                                            show_default=False, help="Only sessions whose "
                                            "project folder is DIR or a folder inside it."),
-    since: Optional[str] = typer.Option(None, "--since", metavar="WHEN", show_default=False,
+    since: str | None = typer.Option(None, "--since", metavar="WHEN", show_default=False,
                                         help="Only sessions active since WHEN: a date or time "
                                         "(2026-12-01, 2026-12-01T09:30, UTC unless it says) "
                                         "or an age (90min, 12h, 7d, 2w)."),
-    home: Optional[Path] = HomeOption,
+    home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """List imported sessions, newest first. In a terminal, keys are shortened to a unique
@@ -272,12 +272,12 @@ def show_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
     all_rows: bool = typer.Option(False, "--all", help="Also show rows outside the "
                                   "conversation (events, context, sidechains, unknown lines)."),
-    seq: Optional[int] = typer.Option(None, "--seq", min=0, max=MAX_SEQ, help="Show the rows around row N "
+    seq: int | None = typer.Option(None, "--seq", min=0, max=MAX_SEQ, help="Show the rows around row N "
                                       "(from N-5, 30 rows; every kind of row), e.g. a "
                                       "`continuity search` hit."),
     raw: bool = typer.Option(False, "--raw", help="Do not redact secrets: the stored text "
                              "(a warning is printed)."),
-    home: Optional[Path] = HomeOption,
+    home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Show a session's log, readable (one block per row, with its seq), secrets redacted
@@ -325,7 +325,7 @@ def show_cmd(
 def continue_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
     budget: int = BudgetOption,
-    home: Optional[Path] = HomeOption,
+    home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Print the continuation the next run of SESSION should be handed: the newest checkpoint,
@@ -346,7 +346,7 @@ def continue_cmd(
 
 
 @db_app.command("upgrade")
-def db_upgrade(home: Optional[Path] = HomeOption) -> None:
+def db_upgrade(home: Path | None = HomeOption) -> None:
     """Bring the database schema to the newest revision."""
     from continuity.store import open_store_raw
 
@@ -356,7 +356,7 @@ def db_upgrade(home: Optional[Path] = HomeOption) -> None:
 
 
 @core.command("where")
-def where_cmd(home: Optional[Path] = HomeOption) -> None:
+def where_cmd(home: Path | None = HomeOption) -> None:
     """Print the workspace folder and the database URL in use; warn on stderr about each
     folder or file in the workspace that other users can read."""
     out.print(f"home: {resolve_home(home)}", markup=False)
@@ -383,7 +383,7 @@ def where_cmd(home: Optional[Path] = HomeOption) -> None:
         err.print(f"fix: {private_fix(resolve_home(home))}", markup=False, highlight=False)
 
 
-def _embed_after_import(store: Any, home: Optional[Path], *, enabled: bool) -> Any:
+def _embed_after_import(store: Any, home: Path | None, *, enabled: bool) -> Any:
     """Embed the rows and memories waiting (issue 40: ``import`` embeds with a progress bar):
     ``retrieval.embedding.embed_pending``'s report; None without the semantic extra (said
     once) or when the model cannot load (a warning naming why)."""
@@ -416,7 +416,7 @@ class _rows_progress:
         self.enabled = enabled and err.is_terminal and total > 0
         self._bar: Any = None
 
-    def __enter__(self) -> "_rows_progress":
+    def __enter__(self) -> _rows_progress:
         if self.enabled:
             from rich.progress import (
                 BarColumn,
@@ -457,7 +457,7 @@ class _progress:
         self._bar: Any = None
         self._task: Any = None
 
-    def __enter__(self) -> "_progress":
+    def __enter__(self) -> _progress:
         if self.enabled:
             from rich.progress import (
                 BarColumn,

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -69,7 +70,7 @@ def entry_dict(e: Entry, *, raw: bool = False) -> dict[str, Any]:
 WARNINGS_SHOWN = 5
 
 
-def file_problems(err: Console, f: "FileReport", more_hint: str = "--json lists them all"
+def file_problems(err: Console, f: FileReport, more_hint: str = "--json lists them all"
                   ) -> None:
     """Print the reader's bad lines and warnings of one imported file ``f``, each as
     ``  path:line: ...`` on ``err`` (warnings cut at ``WARNINGS_SHOWN``, the rest counted with
@@ -232,7 +233,7 @@ def sessions_table(out: Console, sessions: Iterable[Session], *,
             for s in sessions]
         out.file.write("\n".join(lines) + "\n")  # Rich would turn the tabs into spaces
         return
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     keys = short_keys([s.key for s in sessions])
     table = Table("session", "harness", "project", "rows", "last activity", box=None,
                   pad_edge=False)

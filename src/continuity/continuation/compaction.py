@@ -36,9 +36,10 @@ from __future__ import annotations
 import enum
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from continuity.continuation.summarize import Summarizer, SummaryResult, WorkingView, summarize
 from continuity.continuation.view import (
@@ -229,7 +230,7 @@ def after_turn(store: FencingStore, session_key: str, *, lease: Lease,
         out.receipt = store.add_receipt(RefusalReceipt(session_key, run_id, reason,
                                                        detail=detail), lease.token)
         return out
-    entry = Entry(EntryKind.COMPACTION, Role.SYSTEM, (), timestamp=datetime.now(timezone.utc),
+    entry = Entry(EntryKind.COMPACTION, Role.SYSTEM, (), timestamp=datetime.now(UTC),
                   type_name="continuation_checkpoint",
                   compaction=CompactionInfo(result.summary or "", result.last_seq, None, True,
                                             run_id, TRIGGER))

@@ -41,8 +41,8 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from continuity.continuation.summarize.bounds import CallDigest, ResultDigest, RowDigest, scrub
 from continuity.core.tasklist import TaskItem, open_items

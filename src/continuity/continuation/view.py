@@ -28,8 +28,9 @@ notice are reserved from the same budget, so used_bytes + notes + notice <= budg
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from continuity.core.codec import message_view, stub_data_urls
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES

@@ -21,7 +21,8 @@ a tail without reading its content.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import orjson
 

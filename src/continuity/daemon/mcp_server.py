@@ -521,7 +521,7 @@ class _DrainReader:
         self._drain._note(item)
         return item
 
-    def __aiter__(self) -> "_DrainReader":
+    def __aiter__(self) -> _DrainReader:
         return self
 
     async def __anext__(self) -> Any:
@@ -538,7 +538,7 @@ class _DrainReader:
     def close(self) -> None:
         self._inner.close()
 
-    async def __aenter__(self) -> "_DrainReader":
+    async def __aenter__(self) -> _DrainReader:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -561,7 +561,7 @@ class _DrainWriter:
     def close(self) -> None:
         self._inner.close()
 
-    async def __aenter__(self) -> "_DrainWriter":
+    async def __aenter__(self) -> _DrainWriter:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:

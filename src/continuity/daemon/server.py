@@ -334,7 +334,7 @@ class _Guard:
         while True:  # the body as it arrives, counted: chunked framing has no length to trust
             try:
                 message = await asyncio.wait_for(receive(), max(deadline - loop.time(), 0))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return await _send_json(send, 408, {
                     "error": "timeout", "detail": f"body: not received within "
                     f"{self.body_seconds:g} s ([daemon] body_seconds)"})

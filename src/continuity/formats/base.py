@@ -34,7 +34,7 @@ import functools
 import hashlib
 import os
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 import orjson
@@ -163,7 +163,7 @@ def read_timestamp(value: Any) -> tuple[datetime | None, str | None]:
             if value != value:  # NaN
                 return None, "is not a time"
             secs = value if value < 1e11 else value / 1000.0
-            parsed = datetime.fromtimestamp(secs, tz=timezone.utc)
+            parsed = datetime.fromtimestamp(secs, tz=UTC)
         elif isinstance(value, str):
             text = value.strip()
             if text.endswith(("Z", "z")):
@@ -293,7 +293,7 @@ def _checked(obj: Any, where: str, problems: list[str]) -> Any:
     return dataclasses.replace(obj, **changes) if changes else obj
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _field_kinds(cls: type) -> tuple[tuple[str, str], ...]:
     """``(name, annotation text)`` of each field of dataclass ``cls`` (issue 17: computed once
     per class, not once per block: ``dataclasses.fields`` was a tenth of the import's checks)."""

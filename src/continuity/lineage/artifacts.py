@@ -43,11 +43,12 @@ import os
 import re
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from continuity.core.config import resolve_home
 from continuity.core.errors import LineageDamaged  # noqa: F401 (re-exported)
@@ -106,8 +107,8 @@ class ArtifactConflict(ArtifactError):
 
 def utc(value: datetime) -> datetime:
     """``value`` as aware UTC (a naive value is taken as UTC)."""
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(
-        timezone.utc)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(
+        UTC)
 
 
 def iso(value: datetime | None) -> str | None:
@@ -133,7 +134,7 @@ def stamp(value: datetime) -> str:
 def session_token(agent_id: str, session_key: str) -> str:
     """The short stable session token: SHA-256 of ``"{agent_id}:{session_key}"`` (UTF-8) in
     lowercase RFC 4648 base32, first 16 characters (80 bits)."""
-    digest = hashlib.sha256(f"{agent_id}:{session_key}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"{agent_id}:{session_key}".encode()).digest()
     return base64.b32encode(digest).decode("ascii").lower()[:16]
 
 

@@ -38,10 +38,11 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from continuity.continuation.facts import SessionFacts, extract_facts
 from continuity.continuation.summarize import Summarizer, WorkingView, summarize
@@ -74,13 +75,13 @@ EMPTY_TRANSCRIPT = "_No conversation text was recorded._"
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 # ---------------------------------------------------------------------------- reading a session
 
 
-def _rows(store: "SqlStore", key: str) -> Iterator[Entry]:
+def _rows(store: SqlStore, key: str) -> Iterator[Entry]:
     return iter_entries(store, key, visible_only=True, page_rows=PAGE_ROWS)
 
 
@@ -98,7 +99,7 @@ class _Facts:
     session: SessionFacts = field(default_factory=SessionFacts)
 
 
-def _read(store: "SqlStore", key: str) -> _Facts:
+def _read(store: SqlStore, key: str) -> _Facts:
     f = _Facts()
     digests = []
     for e in _rows(store, key):
@@ -164,7 +165,7 @@ class Consolidation:
 
 @dataclass
 class _Ctx:
-    store: "SqlStore"
+    store: SqlStore
     home: Any
     agent: str
     key: str
@@ -178,7 +179,7 @@ class _Ctx:
     out: Consolidation
 
 
-def consolidate(store: "SqlStore", session_key: str, *, home: Any = None,
+def consolidate(store: SqlStore, session_key: str, *, home: Any = None,
                 agent_id: str | None = None, summarizer: Summarizer | None = None,
                 sentence_writer: sn.SentenceWriter | None = None,
                 now: datetime | None = None) -> Consolidation:
@@ -200,7 +201,7 @@ def consolidate(store: "SqlStore", session_key: str, *, home: Any = None,
                                  exc.path) from exc
 
 
-def _consolidate(store: "SqlStore", session_key: str, *, home: Any,
+def _consolidate(store: SqlStore, session_key: str, *, home: Any,
                  agent_id: str | None, summarizer: Summarizer | None,
                  sentence_writer: sn.SentenceWriter | None,
                  now: datetime | None) -> Consolidation:
@@ -495,7 +496,7 @@ def _left_open(facts: _Facts, summary: str | None, last: Run | None,
 # ---------------------------------------------------------------------------- running the pass
 
 
-def pending(store: "SqlStore", home: Any = None) -> list[tuple[str, str]]:
+def pending(store: SqlStore, home: Any = None) -> list[tuple[str, str]]:
     """``(session_key, agent_id)`` of completed transcripts the pass has not consolidated in
     their current state: no session node with the row's hash, or no manifest on disk. Oldest
     completion first."""
@@ -533,7 +534,7 @@ class PassReport:
                                       for p, r in self.skipped_artifacts]}
 
 
-def run_pass(store: "SqlStore", *, home: Any = None, sessions: Iterable[str] | None = None,
+def run_pass(store: SqlStore, *, home: Any = None, sessions: Iterable[str] | None = None,
              render: bool = True, summarizer: Summarizer | None = None,
              sentence_writer: sn.SentenceWriter | None = None,
              now: datetime | None = None) -> PassReport:

@@ -57,10 +57,11 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -149,7 +150,7 @@ def _one_line(text: Any, limit: int = ROW_CHARS) -> str:
 
 
 def _minute(value: datetime | None) -> str:
-    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%MZ") if value else "unknown"
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%MZ") if value else "unknown"
 
 
 def _base(project: str | None) -> str:
@@ -158,7 +159,7 @@ def _base(project: str | None) -> str:
     return sn.one_line(project.rstrip("/").rsplit("/", 1)[-1] or project)
 
 
-def _memory_rows(store: "SqlStore", agent: str, project: str | None, notes: bool,
+def _memory_rows(store: SqlStore, agent: str, project: str | None, notes: bool,
                  limit: int) -> tuple[list[Row], int]:
     """The section's rows (at most ``limit``) and how many more memories it has."""
     kw: dict[str, Any] = {"project": project, "exclude_prefixes": ln.NOISE_PREFIXES
@@ -186,7 +187,7 @@ def _noise(scope: str | None, project: str | None, key: str, harness: str | None
     return ln.is_noise(project, key, harness)
 
 
-def left_out_projects(store: "SqlStore", agent: str) -> list[str]:
+def left_out_projects(store: SqlStore, agent: str) -> list[str]:
     """The projects an all-projects render leaves out as scratch work (under a temp folder,
     ``lineage.is_noise``), sorted: said in the header so none is left out silently (issue 45
     item 8)."""
@@ -197,7 +198,7 @@ def left_out_projects(store: "SqlStore", agent: str) -> list[str]:
     return sorted(found)
 
 
-def _heads(store: "SqlStore", agent: str, project: str | None) -> list[Any]:
+def _heads(store: SqlStore, agent: str, project: str | None) -> list[Any]:
     return [h for h in store.thread_heads(agent, project=project)
             if not _noise(project, h.project, h.session_key, h.harness)]
 
@@ -218,7 +219,7 @@ def _open_rows(heads: list[Any]) -> list[Row]:
             for h in heads if h.open_items]
 
 
-def _index_rows(store: "SqlStore", agent: str, project: str | None) -> list[Row]:
+def _index_rows(store: SqlStore, agent: str, project: str | None) -> list[Row]:
     nodes = [n for n in store.dag_nodes(agent, kinds=["session", "compaction"], project=project)
              if not _noise(project, n.project, n.session_key or "", n.harness)]
     labels = {n.node_id: n.label for n in store.dag_nodes(agent, kinds=["session", "thread"])}
@@ -306,7 +307,7 @@ class _Ledger:
         return out
 
 
-def _ledger_rows(store: "SqlStore", home: Any, agent: str, project: str | None, now: datetime,
+def _ledger_rows(store: SqlStore, home: Any, agent: str, project: str | None, now: datetime,
                  skipped: list[tuple[str, str]]) -> _Ledger:
     out = _Ledger()
     outcomes = {n.session_key: str(n.meta.get("outcome") or "")
@@ -377,7 +378,7 @@ def _ledger_row(home: Any, when: datetime, art: ln.Artifact, outcome: str = "") 
     return _line(when, str(f["session_key"]), f.get("project"), sentence, " ".join(links))
 
 
-def _db_row(store: "SqlStore", agent: str, key: str, project: str | None,
+def _db_row(store: SqlStore, agent: str, key: str, project: str | None,
             now: datetime) -> tuple[datetime, str, Row] | None:
     """The ledger row of a session whose artifact failed verification, from its DAG node
     (sentence, time, project, harness); None when there is none or it is out of scope."""
@@ -481,7 +482,7 @@ def fit(header: list[str], sections: Sequence[Section], max_bytes: int,
     return text, stats
 
 
-def build_sections(store: "SqlStore", home: Any, *, agent_id: str, project: str | None,
+def build_sections(store: SqlStore, home: Any, *, agent_id: str, project: str | None,
                    now: datetime, skipped: list[tuple[str, str]]) -> list[Section]:
     """The six sections in the seed's order, rows in display order (module docstring)."""
     heads = _heads(store, agent_id, project)
@@ -512,13 +513,13 @@ def build_sections(store: "SqlStore", home: Any, *, agent_id: str, project: str 
     ]
 
 
-def render_memory_md(store: "SqlStore", *, home: Any = None, project: str | None = None,
+def render_memory_md(store: SqlStore, *, home: Any = None, project: str | None = None,
                      agent_id: str = "default", now: datetime | None = None,
                      config: MemoryMdSettings | None = None) -> RenderResult:
     """Render MEMORY.md (module docstring) as of ``now`` (default: the current time, UTC).
     Raises ``ConfigError`` for bad ``[memory_md]`` settings."""
     config = config or settings(home)
-    now = ln.utc(now or datetime.now(timezone.utc))
+    now = ln.utc(now or datetime.now(UTC))
     project = project.rstrip("/") or project if project else None
     skipped: list[tuple[str, str]] = []
     sections = build_sections(store, home, agent_id=agent_id, project=project, now=now,

@@ -34,7 +34,7 @@ def repair_hint(key: str, path: Path | None, *, missing: bool = False) -> str:
     return f"to repair: delete {target} and run {command} again"
 
 
-def session_lineage(store: "SqlStore", session_key: str, *, home: Any = None,
+def session_lineage(store: SqlStore, session_key: str, *, home: Any = None,
                     agent_id: str | None = None) -> dict[str, Any]:
     """Everything the lineage holds for one session (``continuity lineage --json``): the
     manifest's fields, each artifact with its check (``ok``, ``missing`` for a file the

@@ -21,9 +21,10 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from continuity.continuation.facts import ErrorNote, SessionFacts
 from continuity.core.model import Entry, Run
@@ -234,7 +235,7 @@ class SessionRecord:
     digest: str = ""
 
 
-def update_dag(store: "SqlStore", rec: SessionRecord, compactions: Sequence[Entry],
+def update_dag(store: SqlStore, rec: SessionRecord, compactions: Sequence[Entry],
                user_texts: Sequence[str], *, now: datetime) -> str:
     """Record ``rec`` (module docstring) in one transaction: its nodes (one per entry of
     ``compactions``, rows with ``compaction`` set), edges, thread head (only when it has a
@@ -276,7 +277,7 @@ def update_dag(store: "SqlStore", rec: SessionRecord, compactions: Sequence[Entr
     return tk
 
 
-def _mentions(store: "SqlStore", rec: SessionRecord, sid: str, thread_id: str,
+def _mentions(store: SqlStore, rec: SessionRecord, sid: str, thread_id: str,
               user_texts: Sequence[str]) -> list[DagEdge]:
     """The session's ``mentions`` edges: its own thread, and every other known thread whose
     project path one of ``user_texts`` contains."""
@@ -290,7 +291,7 @@ def _mentions(store: "SqlStore", rec: SessionRecord, sid: str, thread_id: str,
     return mentions
 
 
-def _thread_node(store: "SqlStore", rec: SessionRecord, tk: str, label: str, thread_id: str,
+def _thread_node(store: SqlStore, rec: SessionRecord, tk: str, label: str, thread_id: str,
                  now: datetime) -> None:
     """Recompute the thread's ``continues`` chain (its sessions by start time) and its node."""
     agent = rec.agent_id

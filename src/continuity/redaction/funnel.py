@@ -127,8 +127,9 @@ import base64
 import binascii
 import re
 from bisect import bisect_right
+from collections.abc import Callable, Iterable
 from contextvars import ContextVar
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from continuity.core.text import clean
 from continuity.redaction.keyed import (

@@ -17,9 +17,10 @@ its text).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from continuity.core.text import json_bytes
 from continuity.resume import files

@@ -32,10 +32,11 @@ does not exist), or a harness home that cannot be written, and ``SessionNotFound
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.core.errors import ContinuityError, InputError, SessionNotFound
@@ -124,7 +125,7 @@ def resume_session(store: Any, session_key: str, target: str, *,
                     path=session.source_path, chain=chain)
     resumed = to_turns(view, source, target)
     writer = WRITERS[target]
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     home = writer.harness_home(env, target_home)
     try:
         folder = (writer.project_folder(home, project, now) if target == "codex"

@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from continuity.core.model import Entry
 

@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from continuity.core.errors import ConfigError, InputError
 
@@ -136,7 +137,7 @@ class Embedder:
                                               Tokenizer.from_file(str(tokenizer)))
         self._lock = threading.Lock()
 
-    def encode(self, texts: Sequence[str]) -> "np.ndarray":
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of ``texts`` (each cut to ``EMBED_CHARS`` characters): shape
         ``(len(texts), dim)``, ``float32``, unit length (zero for a text with no token)."""
         np = self._np
@@ -177,7 +178,7 @@ def _open(spec: ModelSpec, dim: int, weights: Path, tokenizer: Path) -> Embedder
                           f"fetch it again: continuity models fetch {spec.name}") from exc
 
 
-def load_embedder(settings: "RetrievalSettings") -> Embedder | None:
+def load_embedder(settings: RetrievalSettings) -> Embedder | None:
     """The embedder ``settings`` name, loaded once per process; ``None`` when
     ``semantic = "off"`` or the extra is not installed (``semantic_note`` says so). Raises
     ``ConfigError`` for an unknown model (naming the known ones), a ``dim`` above the model's,
@@ -194,7 +195,7 @@ def load_embedder(settings: "RetrievalSettings") -> Embedder | None:
 _NOTED = False
 
 
-def semantic_note(settings: "RetrievalSettings", emit: Callable[[str], Any]) -> None:
+def semantic_note(settings: RetrievalSettings, emit: Callable[[str], Any]) -> None:
     """Call ``emit(MISSING_EXTRA)`` once per process when the extra is missing and
     ``semantic`` is not "off" (issue 40: "everything works by words and says so once")."""
     global _NOTED

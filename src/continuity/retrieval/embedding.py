@@ -17,8 +17,9 @@ empty vector, so it is not read again. Entries first, then memories.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from continuity.core.model import Entry
 from continuity.redaction.funnel import redact
@@ -64,14 +65,14 @@ class EmbedReport:
         return {"embedded": self.embedded, "skipped": self.skipped, "left": self.left}
 
 
-def _as_bytes(vectors: "np.ndarray", texts: list[str]) -> list[bytes]:
+def _as_bytes(vectors: np.ndarray, texts: list[str]) -> list[bytes]:
     out = []
     for vec, text in zip(vectors, texts):
         out.append(vec.astype("<f4").tobytes() if text.strip() and vec.any() else b"")
     return out
 
 
-def pending_count(store: "SqlStore", model_id: str) -> int:
+def pending_count(store: SqlStore, model_id: str) -> int:
     """Entries and memories without a vector of ``model_id`` (``doctor``, progress totals)."""
     return store.count_entries_to_embed(model_id) + store.count_memories_to_embed(model_id)
 
@@ -80,7 +81,7 @@ def pending_count(store: "SqlStore", model_id: str) -> int:
 WAITING_SCAN_ROWS = 100_000
 
 
-def waiting_count(store: "SqlStore", model_id: str, *, scan: int = WAITING_SCAN_ROWS
+def waiting_count(store: SqlStore, model_id: str, *, scan: int = WAITING_SCAN_ROWS
                   ) -> tuple[int, bool]:
     """``(count, exact)``: the rows and memories that a pass WILL embed with ``model_id``,
     rows without text (an event, an empty message: stored as an empty vector, never
@@ -106,7 +107,7 @@ def waiting_count(store: "SqlStore", model_id: str, *, scan: int = WAITING_SCAN_
     return count + store.count_memories_to_embed(model_id), exact
 
 
-def embed_pending(store: "SqlStore", embedder: "Embedder", *, batch_rows: int = 256,
+def embed_pending(store: SqlStore, embedder: Embedder, *, batch_rows: int = 256,
                   limit: int | None = None,
                   progress: Callable[[int, int], Any] | None = None,
                   should_stop: Callable[[], bool] | None = None,
@@ -167,7 +168,7 @@ count is a scan of every row).
     return EmbedReport(embedded, skipped, 0 if finished else pending_count(store, model))
 
 
-def _embed_session(store: "SqlStore", embedder: "Embedder", session: tuple[str, int], *,
+def _embed_session(store: SqlStore, embedder: Embedder, session: tuple[str, int], *,
                    batch_rows: int, limit: int | None,
                    should_stop: Callable[[], bool] | None) -> EmbedReport:
     model, batch_rows = embedder.model_id, max(1, batch_rows)
@@ -189,7 +190,7 @@ def _embed_session(store: "SqlStore", embedder: "Embedder", session: tuple[str, 
     return EmbedReport(embedded, skipped, 1, last)
 
 
-def _embed_rows(store: "SqlStore", embedder: "Embedder",
+def _embed_rows(store: SqlStore, embedder: Embedder,
                 rows: Sequence[tuple[str, int, Any]]) -> int:
     """Encode ``(session_key, seq, entry)`` rows and store their vectors (one transaction);
     returns how many had nothing to embed (stored as empty vectors)."""

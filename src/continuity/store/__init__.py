@@ -17,10 +17,10 @@ May import: ``core``.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Iterator, Sequence
 
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import make_url
@@ -132,7 +132,7 @@ def _schema_transaction(conn) -> Iterator[None]:  # type: ignore[no-untyped-def]
         raw.isolation_level = saved
 
 
-@lru_cache(maxsize=None)
+@cache
 def _tables_at(revision: str) -> frozenset[str]:
     """The tables a database holds at ``revision``, found by migrating an empty in-memory
     SQLite database to it (SQLite's full-text shadow tables included)."""

@@ -16,7 +16,8 @@ processor for the dialect (SQLite's datetimes; booleans and bytes only when they
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from sqlalchemy import Boolean, Connection, LargeBinary, Table, and_, update
 from sqlalchemy.engine import Dialect

@@ -13,10 +13,11 @@ disk error, an unknown trigger) is *damaged*: readers skip it and keep serving t
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import cache
-from typing import Any, Iterable
+from typing import Any
 
 import orjson
 from sqlalchemy import Connection, String, and_, bindparam, delete, func, select, type_coerce
@@ -63,8 +64,8 @@ def _column(row: Any, name: str, decode: Any) -> Any:
 
 def _utc(value: datetime) -> datetime:
     if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
 
 
 def _stored_time(value: Any) -> datetime:
@@ -190,7 +191,7 @@ class CheckpointStoreMixin:
         is returned."""
         if max_per_session < 1:
             raise ValueError(f"max_per_session must be at least 1 (got {max_per_session})")
-        created = _utc(checkpoint.created_at or datetime.now(timezone.utc))
+        created = _utc(checkpoint.created_at or datetime.now(UTC))
         values = {
             "session_key": checkpoint.session_key, "harness": checkpoint.harness,
             "project": checkpoint.project, "project_normalized": checkpoint.project_normalized,

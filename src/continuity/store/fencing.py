@@ -20,9 +20,10 @@ the token, not the clock, decides (a clock is never trusted to fence).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
-from typing import Any, Protocol, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
 
 from sqlalchemy import and_, func, or_, select, update
 
@@ -56,13 +57,13 @@ class FencingStore(Store, Protocol):
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _utc(value: datetime | None) -> datetime | None:
     if value is None:
         return None
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
 def _ttl(ttl: float | timedelta) -> timedelta:

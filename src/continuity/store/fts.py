@@ -27,8 +27,9 @@ fewer than ``limit`` of the bounded candidates meet the agent and the filters.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 from sqlalchemy import text
 

@@ -19,9 +19,10 @@ Times are stored as UTC and read back as aware UTC datetimes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Iterable, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 import orjson
 from sqlalchemy import and_, delete, func, or_, select
@@ -37,8 +38,8 @@ EDGE_KINDS = ("continues", "compacted_into", "mentions")
 def _utc(value: datetime | None) -> datetime | None:
     if value is None:
         return None
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(
-        timezone.utc)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(
+        UTC)
 
 
 @dataclass(frozen=True, slots=True)

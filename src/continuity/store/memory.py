@@ -18,10 +18,11 @@ normalisation; both index CJK characters one a token (``fts.search_text``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import cache
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import orjson
 from sqlalchemy import (
@@ -72,8 +73,8 @@ _OF_AGENT_BY_FTS_ROWID = _by_fts_rowid([_AGENT == bindparam("agent")])
 def _utc(value: datetime | None) -> datetime | None:
     if value is None:
         return None
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(
-        timezone.utc)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(
+        UTC)
 
 
 def _like_escape(value: str) -> str:

@@ -30,9 +30,10 @@ as the phrase of its characters; nothing in a query reaches SQL or FTS syntax.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any
 
 import orjson
 from sqlalchemy import (

@@ -8,10 +8,11 @@ inserts, rendered once per dialect, conflict-free where a row may exist).
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from functools import cache
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 import orjson
 from sqlalchemy import Connection, Engine, and_, bindparam, event, func, or_, select, update
@@ -64,12 +65,12 @@ def _utc(value: datetime | None) -> datetime | None:
     if value is None:
         return None
     if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 # Statements of the per-session hot path, built once (``functools.cache``) and run with bound

@@ -21,8 +21,9 @@ in which batches is ``continuity.retrieval.embedding``; how vectors are searched
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterator, Sequence
 from functools import cache
-from typing import Any, Collection, Iterator, Sequence
+from typing import Any
 
 import orjson
 from sqlalchemy import and_, bindparam, delete, exists, func, select, text, tuple_

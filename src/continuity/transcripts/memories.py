@@ -35,8 +35,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, get_args
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
@@ -135,7 +136,7 @@ class MemoryOut(_Model):
     created_at: datetime | None
 
     @classmethod
-    def of(cls, m: Memory) -> "MemoryOut":
+    def of(cls, m: Memory) -> MemoryOut:
         return cls(id=m.memory_id, content=m.content, content_hash=m.content_hash, type=m.type,
                    tags=list(m.tags), importance=m.importance, source_id=m.source_id,
                    agent_id=m.agent_id, created_at=m.created_at)
@@ -249,8 +250,8 @@ def _stored(value: str, max_chars: int) -> str:
 def _utc(value: datetime | None) -> datetime | None:
     if value is None:
         return None
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(
-        timezone.utc)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(
+        UTC)
 
 
 # ---------------------------------------------------------------------------- remember
@@ -258,10 +259,10 @@ def _utc(value: datetime | None) -> datetime | None:
 
 def memory_id(agent_id: str, digest: str) -> str:
     """The stable id of an agent's memory with content hash ``digest``: 32 hex characters."""
-    return hashlib.sha256(f"{agent_id}\0{digest}".encode("utf-8")).hexdigest()[:32]
+    return hashlib.sha256(f"{agent_id}\0{digest}".encode()).hexdigest()[:32]
 
 
-def remember(store: "SqlStore", content: str, *, type: str = "fact", tags: Iterable[str] = (),
+def remember(store: SqlStore, content: str, *, type: str = "fact", tags: Iterable[str] = (),
              importance: float = 0.5, source_id: str | None = None,
              transcript: str | None = None, agent_id: str = "default", harness: str = "manual",
              project: str | None = None, now: datetime | None = None) -> RememberResponse:
@@ -274,7 +275,7 @@ def remember(store: "SqlStore", content: str, *, type: str = "fact", tags: Itera
     return remember_request(store, request, now=now)
 
 
-def remember_request(store: "SqlStore", request: RememberRequest, *,
+def remember_request(store: SqlStore, request: RememberRequest, *,
                      now: datetime | None = None) -> RememberResponse:
     """``remember`` for a validated request. Must not run inside ``store.batch()`` (the
     transcript's transaction must be separate): raises ``RuntimeError`` then."""
@@ -293,7 +294,7 @@ def remember_request(store: "SqlStore", request: RememberRequest, *,
     memory = Memory(memory_id(request.agent_id, digest), text, digest, kind, tags,
                     request.importance,
                     _stored(request.source_id or "", SOURCE_ID_MAX_CHARS) or None,
-                    request.agent_id, _utc(now) or datetime.now(timezone.utc))
+                    request.agent_id, _utc(now) or datetime.now(UTC))
     with store.batch():
         inserted = store.insert_memory(memory)
         stored = memory if inserted else store.memory_by_hash(request.agent_id, digest)
@@ -334,7 +335,7 @@ def query_terms(query: str) -> list[str]:
 Ranker = Callable[["SqlStore", str, str, int, MemoryFilter], list[tuple[Memory, float]]]
 
 
-def recall(store: "SqlStore", query: str, *, limit: int = 10,
+def recall(store: SqlStore, query: str, *, limit: int = 10,
            filters: dict[str, Any] | None = None, expand: bool = False,
            agent_id: str = "default", raw_sources: bool = False,
            ranker: Ranker | None = None) -> RecallResponse:
@@ -349,13 +350,13 @@ def recall(store: "SqlStore", query: str, *, limit: int = 10,
     return recall_request(store, request, ranker=ranker)
 
 
-def _words_ranker(store: "SqlStore", query: str, agent_id: str, limit: int,
+def _words_ranker(store: SqlStore, query: str, agent_id: str, limit: int,
                   filters: MemoryFilter) -> list[tuple[Memory, float]]:
     terms = query_terms(query)  # none left (stop words only): no results
     return store.search_memories(terms, agent_id=agent_id, limit=limit, filters=filters)
 
 
-def recall_request(store: "SqlStore", request: RecallRequest, *,
+def recall_request(store: SqlStore, request: RecallRequest, *,
                    ranker: Ranker | None = None) -> RecallResponse:
     """``recall`` for a validated request."""
     if not query_words(request.query):
@@ -373,7 +374,7 @@ def recall_request(store: "SqlStore", request: RecallRequest, *,
     return response
 
 
-def _sources(store: "SqlStore", request: RecallRequest, results: list[RecallResult]
+def _sources(store: SqlStore, request: RecallRequest, results: list[RecallResult]
              ) -> tuple[dict[str, SourceTranscript], bool]:
     """One batched lookup of the results' transcripts, bounded per transcript and in total."""
     keys = list(dict.fromkeys(r.source_id for r in results if r.source_id))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator, MutableMapping
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from typer.core import TyperGroup
@@ -71,7 +71,7 @@ class _LazyCommands(MutableMapping):  # type: ignore[type-arg]
     loaded with their module on first access (``prepare`` then runs on each loaded command).
     Iterating the names loads nothing; reading a value loads its module."""
 
-    def __init__(self, eager: dict[str, Any], group: "LazyGroup") -> None:
+    def __init__(self, eager: dict[str, Any], group: LazyGroup) -> None:
         self._loaded = dict(eager)
         self._group = group
         own = {info.name: info for info in (group.own.registered_commands if group.own else [])
@@ -143,8 +143,8 @@ class LazyGroup(TyperGroup):
     applied to each command as it loads (``continuity.cli.app.command``: ``--version`` and
     placeholders)."""
 
-    own: Optional[typer.Typer] = None
-    prepare: Optional[Callable[[Any], None]] = None
+    own: typer.Typer | None = None
+    prepare: Callable[[Any], None] | None = None
 
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -26,7 +26,7 @@ def register(app: typer.Typer) -> None:
                                   "none is left."),
         max_files: int = typer.Option(200, "--max-files", min=1, help="At most this many "
                                       "files imported per pass; the rest wait for the next."),
-        home: Optional[Path] = HomeOption,
+        home: Path | None = HomeOption,
     ) -> None:
         """Archive sessions as the harnesses write them: follow Claude Code's, Codex's, pi's
         and OpenCode's session folders and import new lines as they are written, through

@@ -6,7 +6,7 @@ from __future__ import annotations
 import enum
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import orjson
 import typer
@@ -101,7 +101,7 @@ def parse_home(value: str) -> Path:
     return Path(value)
 
 
-def global_home(ctx: Optional[typer.Context], value: Optional[Path]) -> Optional[Path]:
+def global_home(ctx: typer.Context | None, value: Path | None) -> Path | None:
     """``value`` (a command's ``--home``), else the ``--home`` given before the command
     (``continuity --home DIR sessions``, as ``git -C`` users expect; issue 20), else None."""
     if value is not None or ctx is None:
@@ -110,7 +110,7 @@ def global_home(ctx: Optional[typer.Context], value: Optional[Path]) -> Optional
     return root.params.get("home") if root is not ctx else None
 
 
-def check_workspace(ctx: typer.Context, value: Optional[Path]) -> Optional[Path]:
+def check_workspace(ctx: typer.Context, value: Path | None) -> Path | None:
     """The callback of ``--home`` (Click runs it given or not, before the command): the
     workspace must not be a file and ``config.toml`` and the env overrides must parse with
     known section names (``core.config.check_config``: ``ConfigError``, exit 2; README,
@@ -124,7 +124,7 @@ def check_workspace(ctx: typer.Context, value: Optional[Path]) -> Optional[Path]
     return value
 
 
-def check_home_only(ctx: typer.Context, value: Optional[Path]) -> Optional[Path]:
+def check_home_only(ctx: typer.Context, value: Path | None) -> Path | None:
     """The callback of ``doctor``'s ``--home``: the workspace must not be a file; a config
     problem is one of doctor's checks, not an exit."""
     from continuity.core.config import resolve_home
@@ -192,7 +192,7 @@ def parse_option_time(value: str, option: str, *, now: Any = None) -> Any:
         raise typer.BadParameter(str(exc)) from None
 
 
-def open_cli_store(home: Optional[Path], *, read_only: bool = False):  # type: ignore[no-untyped-def]
+def open_cli_store(home: Path | None, *, read_only: bool = False):  # type: ignore[no-untyped-def]
     """The store of the workspace (or ``$CONTINUITY_DATABASE_URL``), as a context manager;
     ``read_only`` (commands that only read) opens the database of a workspace that cannot be
     written read-only instead of failing (``continuity.store.open_store``)."""
@@ -243,7 +243,7 @@ def nonempty_query(value: str) -> str:
     return value
 
 
-def with_home(command: str, home: Optional[Path]) -> str:
+def with_home(command: str, home: Path | None) -> str:
     """``command`` (a ``continuity ...`` line a command prints for the user to run) with
     ``--home HOME`` added when the user gave a workspace with ``--home`` (issue 45 item 2:
     every printed command keeps the workspace in use; run as printed, a bare one acts on the
@@ -256,7 +256,7 @@ def with_home(command: str, home: Optional[Path]) -> str:
     return f"{command} --home {shlex.quote(os.path.abspath(os.path.expanduser(str(home))))}"
 
 
-def homed_commands(text: str, home: Optional[Path]) -> str:
+def homed_commands(text: str, home: Path | None) -> str:
     """``text`` with ``with_home`` applied to every backticked `continuity ...` command in
     it that names no ``--home`` yet (issue 45 item 2: a hint or an error's fix, run as
     printed, keeps the workspace in use)."""
@@ -269,10 +269,10 @@ def homed_commands(text: str, home: Optional[Path]) -> str:
                   else f"`{with_home(m.group(1), home)}`", text)
 
 
-def home_in_argv(argv: list[str]) -> Optional[Path]:
+def home_in_argv(argv: list[str]) -> Path | None:
     """The last ``--home DIR`` (or ``--home=DIR``) of a command line, else None: the
     workspace an error's fix line must keep (``homed_commands``)."""
-    found: Optional[Path] = None
+    found: Path | None = None
     for i, word in enumerate(argv):
         if word == "--home" and i + 1 < len(argv) and argv[i + 1]:
             found = Path(argv[i + 1])

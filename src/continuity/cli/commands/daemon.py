@@ -10,7 +10,6 @@ only serves ``--help`` and the rare call that did come through Typer.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
@@ -34,11 +33,11 @@ SettingsOption = typer.Option(
 
 
 def serve_cmd(
-    host: Optional[str] = typer.Option(None, "--host", help="Address to listen on (default: "
+    host: str | None = typer.Option(None, "--host", help="Address to listen on (default: "
                                        "[daemon] host, 127.0.0.1; others need [daemon] token)."),
-    port: Optional[int] = typer.Option(None, "--port", help="Port (default: [daemon] port, "
+    port: int | None = typer.Option(None, "--port", help="Port (default: [daemon] port, "
                                        "7438; 0 picks a free one)."),
-    home: Optional[Path] = HomeOption,
+    home: Path | None = HomeOption,
 ) -> None:
     """Run the local daemon the hooks talk to, until SIGTERM or Ctrl-C (queues are flushed
     on the way out)."""
@@ -51,10 +50,10 @@ def serve_cmd(
 def hook_cmd(
     event: str = typer.Argument(..., help="session-start, user-prompt-submit, pre-compaction, "
                                 "post-compaction, stop or session-end."),
-    harness: Optional[str] = typer.Option(None, "--harness", show_default=False,
+    harness: str | None = typer.Option(None, "--harness", show_default=False,
                                           help="Whose hook JSON is on stdin: claude-code, "
                                           "codex or pi."),
-    timeout: Optional[str] = typer.Option(None, "--timeout", show_default=False,
+    timeout: str | None = typer.Option(None, "--timeout", show_default=False,
                                           help="Seconds for the whole exchange with the "
                                           "daemon."),
 ) -> None:
@@ -75,8 +74,8 @@ def hook_cmd(
 @hooks_app.command("install")
 def hooks_install(
     harness: HarnessName = typer.Argument(..., help="claude-code, codex or pi."),
-    settings: Optional[Path] = SettingsOption,
-    home: Optional[Path] = typer.Option(
+    settings: Path | None = SettingsOption,
+    home: Path | None = typer.Option(
         None, "--home", help="Workspace the hooks send events to, baked into the installed "
         "command (default: $CONTINUITY_HOME or the user data folder, resolved now); use the "
         "daemon's --home.", show_default=False, parser=parse_home, callback=check_workspace),
@@ -107,7 +106,7 @@ def hooks_install(
 @hooks_app.command("uninstall")
 def hooks_uninstall(
     harness: HarnessName = typer.Argument(..., help="claude-code, codex or pi."),
-    settings: Optional[Path] = SettingsOption,
+    settings: Path | None = SettingsOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Remove continuity's hooks and tools from HARNESS (restoring the backup when nothing
@@ -165,7 +164,7 @@ def _report(result, as_json: bool) -> None:  # type: ignore[no-untyped-def]
               f"{trust.next_step}", markup=False)
 
 
-def mcp_cmd(home: Optional[Path] = HomeOption) -> None:
+def mcp_cmd(home: Path | None = HomeOption) -> None:
     """Run the MCP server on stdio: tools search, show, recall, remember, checkpoint and
     continuation."""
     from continuity.daemon.mcp_server import run

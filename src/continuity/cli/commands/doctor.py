@@ -43,10 +43,11 @@ import re
 import shlex
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 import typer
 
@@ -538,8 +539,8 @@ def _ago(iso: str | None) -> str:
     except ValueError:
         return iso
     if at.tzinfo is None:
-        at = at.replace(tzinfo=timezone.utc)
-    seconds = int((datetime.now(timezone.utc) - at).total_seconds())
+        at = at.replace(tzinfo=UTC)
+    seconds = int((datetime.now(UTC) - at).total_seconds())
     span = (f"{seconds} s" if seconds < 120 else f"{seconds // 60} min" if seconds < 7200
             else f"{seconds // 3600} h" if seconds < 172800 else f"{seconds // 86400} days")
     return f"{iso} ({span} ago)"
@@ -698,8 +699,8 @@ def _capture_stopped(per: list[Check], harness: str, seen: dict[str, Any] | None
     except ValueError:
         return
     if at.tzinfo is None:
-        at = at.replace(tzinfo=timezone.utc)
-    if (datetime.now(timezone.utc) - at).total_seconds() > RECENT_CAPTURE_DAYS * 86400:
+        at = at.replace(tzinfo=UTC)
+    if (datetime.now(UTC) - at).total_seconds() > RECENT_CAPTURE_DAYS * 86400:
         return
     for c in per:
         if c.check == "hooks" and not c.data.get("events") and c.status != "problem":
@@ -772,8 +773,8 @@ _MARK = {"ok": "ok     ", "problem": "PROBLEM", "warning": "warning", "info": "-
 
 
 def doctor_cmd(
-    home: Optional[Path] = HomeOptionNoConfigCheck,
-    harness: Optional[list[str]] = typer.Option(
+    home: Path | None = HomeOptionNoConfigCheck,
+    harness: list[str] | None = typer.Option(
         None, "--harness", help="Check only this harness (claude-code, codex, pi); repeatable.",
         show_default=False),
     as_json: bool = JsonOption,

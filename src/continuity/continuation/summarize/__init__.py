@@ -31,8 +31,9 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Protocol, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from continuity.continuation.summarize.bounds import (
     RowDigest,
@@ -328,7 +329,7 @@ def _refuse(result: SummaryResult, reason: ReceiptReason, detail: str) -> Summar
     return result
 
 
-def make_summarizer(settings: "SummarizerSettings") -> Summarizer:
+def make_summarizer(settings: SummarizerSettings) -> Summarizer:
     """The provider named by ``settings.provider``. Raises ``ConfigError`` naming the field
     when the settings cannot work (e.g. no model for a model provider)."""
     from continuity.continuation.summarize.factory import build

@@ -15,8 +15,9 @@ the size of its empty shape plus the escaped size of each rendered row.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from continuity.core.model import (
     Entry,
@@ -39,7 +40,7 @@ ARGS_CAP = 800
 RESULT_CAP = 3_000
 #: A run of base64 characters at least this long is a payload, not text (B17).
 BASE64_RUN = 400
-_BASE64 = re.compile(r"(?:data:[\w/+.-]+;base64,)?[A-Za-z0-9+/]{%d,}={0,2}" % BASE64_RUN)
+_BASE64 = re.compile(rf"(?:data:[\w/+.-]+;base64,)?[A-Za-z0-9+/]{{{BASE64_RUN},}}={{0,2}}")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
 #: apply_patch's file headers with their kind (issue 39): ``*** Add File: p`` → created,
 #: ``*** Update File: p`` → modified (``*** Move to: q`` after it: q modified, p deleted),

@@ -15,7 +15,8 @@ from __future__ import annotations
 import asyncio
 import threading
 import time
-from typing import Awaitable, Callable, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from continuity.continuation.summarize import Cancelled
 

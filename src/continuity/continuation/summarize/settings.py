@@ -52,7 +52,7 @@ class SummarizerSettings(BaseModel):
     max_summary_bytes: int = Field(24_000, ge=1_000, le=1_000_000)
 
     @model_validator(mode="after")
-    def _room_for_rows(self) -> "SummarizerSettings":
+    def _room_for_rows(self) -> SummarizerSettings:
         if self.max_input_bytes < 2 * self.max_summary_bytes + 8_000:
             raise ValueError(f"max_input_bytes ({self.max_input_bytes}) must be at least "
                              f"2 x max_summary_bytes + 8000 ({2 * self.max_summary_bytes + 8000})"

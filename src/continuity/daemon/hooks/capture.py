@@ -32,8 +32,9 @@ import logging
 import os
 import threading
 import time
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from continuity.checkpoints import CheckpointRecorder, SessionState
 from continuity.core.errors import ContinuityError, FencedWrite
@@ -241,7 +242,7 @@ class TranscriptCapture:
                 # The turns waiting for the row are in the file's rows now: their ids are
                 # applied (issue 21), before the sync drops their live records.
                 self.store.mark_events_applied((i for _, _, i in info.pending if i),
-                                               datetime.now(timezone.utc))
+                                               datetime.now(UTC))
                 known = info.file_state if info.row_hash is not None and \
                     self.store.transcript_hash(key, session.agent_id) == info.row_hash \
                     else None

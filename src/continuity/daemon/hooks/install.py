@@ -160,9 +160,9 @@ class InstallResult:
     file_kept: bool = False
     backup_left: Path | None = None
     #: Codex only: ``codex_trust`` after the call (``CodexTrust.to_dict``).
-    trust: "CodexTrust | None" = None
+    trust: CodexTrust | None = None
     #: Install only: continuity's MCP tools as registered (issue 39; ``McpRegistration``).
-    mcp: "McpRegistration | None" = None
+    mcp: McpRegistration | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = {"harness": self.harness, "path": str(self.path), "action": self.action,

@@ -34,9 +34,10 @@ the error of its batch.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from continuity.core.faults import crash_point
 from continuity.transcripts import session_transcripts as tx

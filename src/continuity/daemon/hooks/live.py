@@ -62,9 +62,10 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from pydantic import ValidationError
 
@@ -122,7 +123,7 @@ def injection_mark(session_key: str, checkpoint_id: int) -> str:
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def harness_reach(home: str | os.PathLike[str], harness: str | None) -> Any:

@@ -14,7 +14,7 @@ harness's files (issue 22), so live capture and import name a session alike.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -90,15 +90,15 @@ class HookBody(_Body):
     def _utc(cls, value: datetime | None) -> datetime | None:
         if value is None:
             return None
-        value = value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(
-            timezone.utc)
-        if value < EARLIEST_EVENT or value > datetime.now(timezone.utc) + timedelta(days=1):
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(
+            UTC)
+        if value < EARLIEST_EVENT or value > datetime.now(UTC) + timedelta(days=1):
             raise ValueError("must be between 2000-01-01T00:00:00Z and one day from now")
         return value
 
 
 #: Hook times before this are refused: they would date checkpoints in year 1 and prune them.
-EARLIEST_EVENT = datetime(2000, 1, 1, tzinfo=timezone.utc)
+EARLIEST_EVENT = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 class SessionStartBody(HookBody):

@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict, deque
-from typing import Callable
+from collections.abc import Callable
 
 log = logging.getLogger("continuity.daemon")
 
