@@ -286,7 +286,7 @@ def measure(data: Path, fixture: dict[str, Any], *, keys: Iterable[str] | None =
         "brief_available": build is not None,
         "goal": GOAL,
     })
-    out["misses"] = {c: {k: [f for f, ok in zip(chosen[k]["facts"], found) if not ok]
+    out["misses"] = {c: {k: [f for f, ok in zip(chosen[k]["facts"], found, strict=True) if not ok]
                          for k, found in cols[c].found.items() if not all(found)}
                      for c in COLUMNS if c in out["columns"]}
     return out
@@ -308,7 +308,7 @@ def figures(sessions: dict[str, Any], cols: dict[str, Column]) -> dict[str, Any]
         per_kind: dict[str, dict[str, Any]] = {}
         for kind in KINDS:
             hits = [ok for key, s in sessions.items()
-                    for f, ok in zip(s["facts"], col.found[key]) if f["kind"] == kind]
+                    for f, ok in zip(s["facts"], col.found[key], strict=True) if f["kind"] == kind]
             per_kind[kind] = _share(sum(hits), len(hits))
         every = [ok for key in sessions for ok in col.found[key]]
         sizes = list(col.sizes.values())

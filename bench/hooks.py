@@ -140,7 +140,7 @@ def _hyperfine(commands: dict[str, str], env: dict[str, str], runs: int,
                     str(stdin_file), "--export-json", str(out), *commands.values()],
                    env=env, check=True, stdout=subprocess.DEVNULL)
     results = json.loads(out.read_text())["results"]
-    return {name: r["median"] * 1000 for name, r in zip(commands, results)}
+    return {name: r["median"] * 1000 for name, r in zip(commands, results, strict=True)}
 
 
 def bench_hook(daemon: Daemon, workdir: Path, runs: int) -> dict[str, Any]:
@@ -321,9 +321,9 @@ class BareApp:
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
                 break
-            except OSError:
+            except OSError as exc:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit("the bare app did not start")
+                    raise SystemExit("the bare app did not start") from exc
                 time.sleep(0.05)
 
     def stop(self) -> None:

@@ -173,7 +173,7 @@ def main(argv: list[str] | None = None) -> int:
     widths = [max(len(r[i]) for r in rows + [("measure", "PostgreSQL", "SQLite", "PG/SQLite")])
               for i in range(4)]
     for r in [("measure", "PostgreSQL", "SQLite", "PG/SQLite")] + rows:
-        print(" | ".join(c.ljust(w) for c, w in zip(r, widths)))
+        print(" | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
     out = HERE / "results" / "postgres.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(res, indent=2, default=str))

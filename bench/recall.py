@@ -44,6 +44,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -150,7 +151,7 @@ def load(store: Any, corpus: Corpus, n: int) -> dict[str, float]:
     log(f"remembered {REMEMBER_CALLS:,} in {remember_s:.2f} s; bulk-loading to {n:,}")
     rest = (_memory(corpus, i, now) for i in range(REMEMBER_CALLS, n))
     while True:
-        chunk = [m for _, m in zip(range(5_000), rest)]
+        chunk = list(islice(rest, 5_000))
         if not chunk:
             break
         with store.batch():
@@ -174,7 +175,7 @@ def slowest(store: Any, qs: list[str], times: list[float], n: int = 5) -> list[d
     """The ``n`` slowest queries with each searched term's match count."""
     out = []
     with store._conn() as conn:
-        for ms, q in sorted(zip(times, qs), reverse=True)[:n]:
+        for ms, q in sorted(zip(times, qs, strict=True), reverse=True)[:n]:
             counts = [conn.execute(text("SELECT count(*) FROM memories_fts WHERE memories_fts "
                                         "MATCH :q"), {"q": fts.fts5_phrase(t)}).scalar()
                       for t in query_terms(q)]
@@ -202,11 +203,11 @@ def measure_real(store: Any, corpus: Corpus, queries: int) -> dict[str, Any]:
         baseline = latencies(base, matches)
     got = [[r.id for r in recall(store, q, limit=10).results] for q in qs]
     plain = latencies(lambda q: recall(store, q, limit=10), qs)
-    exact = sum(a == b for a, b in zip(got, full)) / len(qs)
+    exact = sum(a == b for a, b in zip(got, full, strict=True)) / len(qs)
     return {"real_queries": len(qs), "real_recall": figures(plain),
             "baseline_fts5_search": figures(baseline), "exact_top10": exact,
             "real_examples": qs[:5],
-            "inexact_examples": [q for q, a, b in zip(qs, got, full) if a != b][:5]}
+            "inexact_examples": [q for q, a, b in zip(qs, got, full, strict=True) if a != b][:5]}
 
 
 def measure(store: Any, corpus: Corpus, queries: int) -> dict[str, Any]:
@@ -233,7 +234,7 @@ def measure(store: Any, corpus: Corpus, queries: int) -> dict[str, Any]:
             "recall": figures(plain), "recall_cpu": figures(cpu),
             "recall_expand": figures(expand), "recall_tag_filter": figures(tagged),
             "baseline_hash_lookup": figures(lookup), "recall_unbounded": figures(exact),
-            "same_top10_as_unbounded": sum(a == b for a, b in zip(bounded, exact_ids)) / len(qs),
+            "same_top10_as_unbounded": sum(a == b for a, b in zip(bounded, exact_ids, strict=True)) / len(qs),
             "slowest": slowest(store, qs, plain), "slowest_unbounded": exact_slowest}
 
 

@@ -222,7 +222,7 @@ def write_claude(folder: Path, templates: list[_Template], session_ids: set[str]
         for k in itertools.count(start):
             mapping: dict[str, str] = {s: sid for s in session_ids}
 
-            def fresh(tok: str) -> str:
+            def fresh(tok: str, mapping: dict[str, str] = mapping) -> str:
                 got = mapping.get(tok)
                 if got is None:
                     got = mapping[tok] = ids.like(tok)
@@ -251,7 +251,8 @@ def write_pi(folder: Path, template: _Template, header: dict, ids: _Ids, target:
             mapping: dict[str, str] = {}
             last: list[str] = []
 
-            def fresh(tok: str) -> str:
+            def fresh(tok: str, mapping: dict[str, str] = mapping, last: list[str] = last,
+                      prev: str | None = prev) -> str:
                 if tok == "PIPREV":
                     return prev if prev is not None else "null-parent"
                 got = mapping.get(tok)
@@ -303,16 +304,18 @@ def _time_calls(store: Any, names: list[str]) -> tuple[dict[str, list], Callable
     """Shadow ``names`` on the store instance with timing wrappers (the library is untouched);
     returns the tallies ``{name: [seconds, calls]}`` and an undo function."""
     spent: dict[str, list] = {n: [0.0, 0] for n in names}
-    for name in names:
-        def timed(*a: Any, _orig: Callable = getattr(store, name), _name: str = name,
-                  **kw: Any) -> Any:
+    def timing(orig: Callable, name: str) -> Callable:
+        def timed(*a: Any, **kw: Any) -> Any:
             t = time.perf_counter()
             try:
-                return _orig(*a, **kw)
+                return orig(*a, **kw)
             finally:
-                spent[_name][0] += time.perf_counter() - t
-                spent[_name][1] += 1
-        setattr(store, name, timed)
+                spent[name][0] += time.perf_counter() - t
+                spent[name][1] += 1
+        return timed
+
+    for name in names:
+        setattr(store, name, timing(getattr(store, name), name))
 
     def undo() -> None:
         for n in names:
@@ -766,10 +769,10 @@ def print_table(rows: list[tuple[str, str, str, str]]) -> None:
     head = ("figure", "value", "goal", "status")
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(4)]
     print("\n== Summary")
-    print(" " + " | ".join(h.ljust(w) for h, w in zip(head, widths)))
+    print(" " + " | ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
     print(" " + "-|-".join("-" * w for w in widths))
     for r in rows:
-        print(" " + " | ".join(c.ljust(w) for c, w in zip(r, widths)))
+        print(" " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
 
 
 def main(argv: list[str] | None = None) -> int:

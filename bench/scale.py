@@ -146,7 +146,8 @@ def append_lines(paths: list[Path], total: int, seed: int = 11) -> int:
                 mapping: dict[str, str] = {}
                 tail: list[str] = []
 
-                def fresh(tok: str) -> str:
+                def fresh(tok: str, mapping: dict[str, str] = mapping, tail: list[str] = tail,
+                          prev: str = prev) -> str:
                     if tok == "PIPREV":
                         return prev
                     got = mapping.get(tok)
@@ -166,7 +167,7 @@ def append_lines(paths: list[Path], total: int, seed: int = 11) -> int:
             while size < per_file:
                 cmap: dict[str, str] = {s: sid for s in claude_sids}
 
-                def cfresh(tok: str) -> str:
+                def cfresh(tok: str, cmap: dict[str, str] = cmap) -> str:
                     got = cmap.get(tok)
                     if got is None:
                         got = cmap[tok] = ids.like(tok)
@@ -192,7 +193,7 @@ def small_files(root: Path, count: int) -> list[Path]:
         sid = ids.uuid()
         mapping = {s: sid for s in sids}
 
-        def fresh(tok: str) -> str:
+        def fresh(tok: str, mapping: dict[str, str] = mapping) -> str:
             got = mapping.get(tok)
             if got is None:
                 got = mapping[tok] = ids.like(tok)
@@ -391,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
     width = [max(len(r[i]) for r in rows) for i in range(4)]
     print()
     for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r, width)))
+        print("  ".join(c.ljust(w) for c, w in zip(r, width, strict=True)))
     if args.profile:
         for part in ("corpus", "small"):
             for name, v in res.get(part, {}).items():

@@ -528,7 +528,7 @@ class FileTarget:
                 run_states.append(snapshot(home / "continuity.db"))
                 self.head = schema_version(home / "continuity.db")
             states.append(run_states)
-        for step, (one, two) in enumerate(zip(*states)):
+        for step, (one, two) in enumerate(zip(*states, strict=False)):
             diff = compare(one, two)
             if diff.lost or diff.duplicated or diff.other:
                 raise RuntimeError(f"{self.name}: two uninterrupted runs differ at step {step}: "
@@ -1163,7 +1163,7 @@ def table(results: list[Result]) -> str:
                      for r in results]
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(head))]
     lines = ["| " + " | ".join(str(c).rjust(w) if i else str(c).ljust(w)
-                               for i, (c, w) in enumerate(zip(row, widths))) + " |"
+                               for i, (c, w) in enumerate(zip(row, widths, strict=True))) + " |"
              for row in rows]
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
     return "\n".join(lines)

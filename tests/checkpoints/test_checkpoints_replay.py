@@ -104,7 +104,7 @@ def test_replay_grown_file_adds_only_newer_checkpoints(store, shared_data, tmp_p
 
 
 def _timed(rows, minutes):  # type: ignore[no-untyped-def]
-    for row, m in zip(rows, minutes):
+    for row, m in zip(rows, minutes, strict=True):
         row.timestamp = T0 + timedelta(minutes=m)
     return rows
 
@@ -125,7 +125,7 @@ def test_replay_merges_periodic_rows_inside_the_window(store):
     """Two periodic triggers 1 s apart land as one merged row (prompt counts summed)."""
     minutes = [0, 0, 0.01]
     rows = [U("a"), U("b"), U("c")]
-    for row, m in zip(rows, minutes):
+    for row, m in zip(rows, minutes, strict=True):
         row.timestamp = T0 + timedelta(minutes=m)
     load(store, rows, key="burst")
     added = replay_session(store, "burst", config=CheckpointConfig(promptInterval=1))

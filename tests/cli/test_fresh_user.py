@@ -517,7 +517,7 @@ def test_read_only_workspace_is_read_for_real(tmp_path, imported):
     home.chmod(0o500)
     try:
         for args, expected in zip((["checkpoints", key, "--json"],
-                                   ["recall", "orchestrator", "--json"]), want):
+                                   ["recall", "orchestrator", "--json"]), want, strict=True):
             got = subprocess.run([*cli, *args, "--home", str(home)], capture_output=True,
                                  text=True)
             assert (got.returncode, got.stdout) == (0, expected.stdout), got.stderr

@@ -529,7 +529,7 @@ def check_named_gap(case: Case, *, exempt_repaired: bool) -> None:
         assert a in omitted and b in omitted, f"gap {a}-{b} not bounded by omitted rows"
         assert not any(a <= s <= b for s in kept_seqs), f"gap {a}-{b} names kept rows"
     assert gaps == sorted(gaps)
-    assert all(x[1] < y[0] for x, y in zip(gaps, gaps[1:])), gaps
+    assert all(x[1] < y[0] for x, y in itertools.pairwise(gaps)), gaps
     if gaps:
         assert d["gap"]["from_seq"] == gaps[0][0] and d["gap"]["to_seq"] == gaps[-1][1]
         assert d["gap"]["text"] == gap_notice(case.view.gaps)

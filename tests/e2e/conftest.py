@@ -307,10 +307,10 @@ class World:
         self.daemon.send_signal(signal.SIGTERM)
         try:
             code = self.daemon.wait(timeout=WAIT_SECONDS)
-        except subprocess.TimeoutExpired:
+        except subprocess.TimeoutExpired as exc:
             self.daemon.kill()
             self.daemon.wait()
-            raise AssertionError("daemon did not stop on SIGTERM:\n" + self.daemon_log())
+            raise AssertionError("daemon did not stop on SIGTERM:\n" + self.daemon_log()) from exc
         self.daemon = None
         assert code == 0, self.daemon_log()
         assert not (self.ws / "daemon.url").exists()

@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -513,7 +514,7 @@ def test_import_pi_large_session_runs(samples):
                                                      "failed": 1}
     requests = [r.request_seq for r in runs]
     assert requests == sorted(requests) and len(set(requests)) == 88
-    for a, b in zip(runs, runs[1:]):
+    for a, b in pairwise(runs):
         assert a.end_seq < b.request_seq
 
 

@@ -156,7 +156,7 @@ def test_large_v1_specific_rows(large):
     last = entries[1019]
     assert last.role == Role.ASSISTANT and last.run_end == RunStatus.FINISHED
     assert last.text().startswith("Oh wait, these errors look like we have API mismatches!")
-    for n, e in entries.items():
+    for e in entries.values():
         if e.type_name == "message/toolResult":
             assert e.role == Role.TOOL and e.visible and not e.is_request
             assert len(e.blocks) == 1 and isinstance(e.blocks[0], ToolResultBlock)

@@ -151,7 +151,7 @@ def _brute(store, embedder, query, filters, project, limit, mode):
         qv = embedder.encode([q.text.replace('"', " ")])[0]
         order = list(vecs)
         cos = np.stack([vecs[k] for k in order]) @ qv if order else []
-        scored = sorted(((-float(c), k) for c, k in zip(cos, order) if c > hybrid.MIN_COSINE
+        scored = sorted(((-float(c), k) for c, k in zip(cos, order, strict=True) if c > hybrid.MIN_COSINE
                          and q.matches(entry_body(dict(((k2, e.seq), e) for k2, e in rows)[k]))))
         for r, (_, k) in enumerate(scored, 1):
             ranks[k][1] = r
@@ -314,7 +314,7 @@ def test_ranks_of_equals_a_full_sort():
         assert [got[k][0] for k in keys] == list(range(1, len(keys) + 1))
         assert index.ranks_of(rows, cos, [("zz", 0)]) == {("zz", 0): None}
         cut = index.ranks_of(rows, cos, keys, min_score=0.0)
-        assert all((v is None) == (c <= 0.0) for (_, _, c), v in zip(full, cut.values()))
+        assert all((v is None) == (c <= 0.0) for (_, _, c), v in zip(full, cut.values(), strict=True))
 
 
 def test_without_the_extra_words_only_and_said_once(store, embedder, monkeypatch, capsys):

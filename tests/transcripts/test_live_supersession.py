@@ -84,7 +84,7 @@ def _session(store, key: str, rows: int) -> None:
 def _grow(store, key: str, start: int, rows: int) -> None:
     entries = [U(f"prompt {i}") if i % 2 == 0 else A(text=f"answer {i}")
                for i in range(start, start + rows)]
-    for seq, e in zip(range(start, start + rows), entries):
+    for seq, e in zip(range(start, start + rows), entries, strict=True):
         e.seq = seq
     store.append(key, entries)
 

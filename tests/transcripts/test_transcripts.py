@@ -411,7 +411,7 @@ def test_append_to_a_long_row_changes_a_few_pages_not_its_text(tmp_path, complet
         row = store.get_transcripts(["s1"], "default")["s1"]
     assert row.content == text + "\n\nUser: one more"
     assert row.completed_at == (T0 + timedelta(hours=1) if completed else None)
-    changed = sum(1 for a, b in zip(before, after) if a != b) + abs(len(after) - len(before))
+    changed = sum(1 for a, b in zip(before, after, strict=False) if a != b) + abs(len(after) - len(before))
     assert len(before) > 120 and changed <= 8, (changed, len(before))
 
 

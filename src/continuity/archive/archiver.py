@@ -241,7 +241,7 @@ class Archiver:
                                                            self.folders.values()])
                 for p in vanished:
                     self._seen.pop(p, None)
-        for p, f in zip(todo, report.files):
+        for p, f in zip(todo, report.files, strict=False):
             if f.status == "failed":
                 result.failed += 1
                 continue

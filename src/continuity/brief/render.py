@@ -149,9 +149,9 @@ def _status(c: object) -> str:
 
 def _run(c: object) -> str:
     exit_code = getattr(c, "exit_code", None)
-    where = f"exit {exit_code}, row {getattr(c, 'seq')}" if exit_code is not None \
-        else f"row {getattr(c, 'seq')}"
-    return f"{_status(c)}: `{clip(getattr(c, 'command'), COMMAND_CHARS)}` ({where})"
+    where = f"exit {exit_code}, row {c.seq}" if exit_code is not None \
+        else f"row {c.seq}"
+    return f"{_status(c)}: `{clip(c.command, COMMAND_CHARS)}` ({where})"
 
 
 def _outcome(s: SessionBrief) -> str | None:

@@ -207,7 +207,7 @@ def _pair(store: Any, key: str, rows: list[RowView], raw: bool) -> None:
         for b in e.blocks:
             if getattr(b, "type", "") == "tool_result" and b.call_id in calls:
                 local.setdefault(b.call_id, (row_view(e, raw), _block(b, raw)))
-    for cid, (row, call) in calls.items():
+    for cid, (_row, call) in calls.items():
         found = local.get(cid)
         if found is not None:
             call.result, call.result_seq = found[1], found[0].seq
@@ -436,7 +436,7 @@ def _compare(path: str, data: bytes) -> str:
             if not chunk:
                 return f"differs at byte offset {done} (the file is shorter)"
             if chunk != data[done:done + len(chunk)]:
-                at = next(i for i, (a, b) in enumerate(zip(chunk, data[done:])) if a != b)
+                at = next(i for i, (a, b) in enumerate(zip(chunk, data[done:], strict=False)) if a != b)
                 return f"differs at byte offset {done + at}"
             done += len(chunk)
         return "grown" if handle.read(1) else "identical"

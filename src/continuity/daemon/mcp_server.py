@@ -740,7 +740,7 @@ async def serve_stdio(server: Any, *, drain_seconds: float = DRAIN_SECONDS) -> N
     import anyio
     from mcp.server.stdio import stdio_server
 
-    low = getattr(server, "_lowlevel_server", None) or getattr(server, "_mcp_server")
+    low = getattr(server, "_lowlevel_server", None) or server._mcp_server
     drain = _Drain(drain_seconds)
     screen = _Screen(anyio.wrap_file(sys.stdin.buffer))
     async with stdio_server(stdin=screen.lines()) as (read_stream, write_stream):

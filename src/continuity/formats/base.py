@@ -231,11 +231,11 @@ def _clean_deep(value: Any) -> Any:
         out = {_clean_deep(k) if isinstance(k, str) else k: _clean_deep(v)
                for k, v in value.items()}
         same = len(out) == len(value) and all(
-            k is k2 and v is v2 for (k, v), (k2, v2) in zip(out.items(), value.items()))
+            k is k2 and v is v2 for (k, v), (k2, v2) in zip(out.items(), value.items(), strict=True))
         return value if same else out
     if isinstance(value, (list, tuple)):
         items = [_clean_deep(v) for v in value]
-        if all(a is b for a, b in zip(items, value)):
+        if all(a is b for a, b in zip(items, value, strict=True)):
             return value
         return type(value)(items) if isinstance(value, tuple) else items
     return value
@@ -284,7 +284,7 @@ def _checked(obj: Any, where: str, problems: list[str]) -> Any:
         elif isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0]):
             items = tuple(_checked(v, f"{where}{name}[{i}].", problems)
                           for i, v in enumerate(value))
-            if any(a is not b for a, b in zip(items, value)):
+            if any(a is not b for a, b in zip(items, value, strict=True)):
                 changes[name] = items
         elif name == "arguments":
             fixed = clean_deep(value)

@@ -24,6 +24,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
+from itertools import pairwise
 from typing import TYPE_CHECKING, Any
 
 from continuity.continuation.facts import ErrorNote, SessionFacts
@@ -298,7 +299,7 @@ def _thread_node(store: SqlStore, rec: SessionRecord, tk: str, label: str, threa
     sessions = store.dag_nodes(agent, kinds=["session"], thread_key=tk)
     sessions.sort(key=lambda n: (n.earliest_at or n.latest_at or now, n.node_id))
     chain = [DagEdge(b.node_id, a.node_id, "continues", agent, b.earliest_at or b.latest_at
-                     or now) for a, b in zip(sessions, sessions[1:])]
+                     or now) for a, b in pairwise(sessions)]
     store.replace_edges(agent, "continues", [n.node_id for n in sessions], chain)
     head = store.thread_head(agent, tk)
     times = [n.earliest_at or n.latest_at for n in sessions if n.earliest_at or n.latest_at]

@@ -738,8 +738,10 @@ def _repeats(text: str, found: list[Finding],
 
 #: Secrets (value -> kind, each ``REPEAT_MIN_CHARS`` or longer) found in any row or the title
 #: of the session an output is showing, set by ``redaction.session.in_session``: ``redact``
-#: redacts them wherever they repeat (issue 45 review item 1). Empty outside such a scope.
-SESSION_KNOWN: ContextVar[dict[str, str]] = ContextVar("continuity_session_known", default={})
+#: redacts them wherever they repeat (issue 45 review item 1). None outside such a scope (not a
+#: shared ``{}`` default, which one caller's mutation would leak into every context).
+SESSION_KNOWN: ContextVar[dict[str, str] | None] = ContextVar("continuity_session_known",
+                                                              default=None)
 
 
 def redact(text: str, *, known: dict[str, str] | None = None,

@@ -224,7 +224,7 @@ def _vectors(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
     if missing:
         fresh = embedder.encode([texts[i] for i in missing])
         with _VECTORS_LOCK:
-            for row, i in zip(fresh, missing):
+            for row, i in zip(fresh, missing, strict=True):
                 out[i] = row
                 _VECTORS[(embedder.model_id, texts[i])] = row
             while len(_VECTORS) > VECTOR_CACHE:
@@ -330,7 +330,7 @@ def _score(items: list[_Item], prompt: str, embedder: Embedder | None) -> None:
         return
     vectors = _vectors(embedder, [prompt[:CANDIDATE_CHARS]] + [i.text for i in items])
     cosines = vectors[1:] @ vectors[0]
-    for item, cos in zip(items, cosines):
+    for item, cos in zip(items, cosines, strict=True):
         item.cos = float(cos)
 
 

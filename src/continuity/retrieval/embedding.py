@@ -67,7 +67,7 @@ class EmbedReport:
 
 def _as_bytes(vectors: np.ndarray, texts: list[str]) -> list[bytes]:
     out = []
-    for vec, text in zip(vectors, texts):
+    for vec, text in zip(vectors, texts, strict=True):
         out.append(vec.astype("<f4").tobytes() if text.strip() and vec.any() else b"")
     return out
 
@@ -157,7 +157,7 @@ count is a scan of every row).
             break
         texts = [memory_text(m.content) for _, m in mems]
         vectors = _as_bytes(embedder.encode(texts), texts)
-        store.put_memory_vectors(model, [(mid, v) for (mid, _), v in zip(mems, vectors)])
+        store.put_memory_vectors(model, [(mid, v) for (mid, _), v in zip(mems, vectors, strict=True)])
         after = mems[-1][0]
         n_empty = sum(1 for v in vectors if not v)
         embedded, skipped, done = embedded + len(mems) - n_empty, skipped + n_empty, \
@@ -197,7 +197,7 @@ def _embed_rows(store: SqlStore, embedder: Embedder,
     texts = [embed_text(e) for _, _, e in rows]
     vectors = _as_bytes(embedder.encode(texts), texts)
     store.put_entry_vectors(embedder.model_id,
-                            [(k, q, v) for (k, q, _), v in zip(rows, vectors)])
+                            [(k, q, v) for (k, q, _), v in zip(rows, vectors, strict=True)])
     return sum(1 for v in vectors if not v)
 
 

@@ -207,7 +207,7 @@ def _fuse(lists: list[_List], limit: int, boost: Callable[[Key], float | None],
                 slack += lst.bound()
             b = boost(key)
             lo, hi = (1.0, max_boost) if b is None else (b, b)
-            known = sum(lst.weight / (RRF_K + r) for lst, r in zip(lists, ranks)
+            known = sum(lst.weight / (RRF_K + r) for lst, r in zip(lists, ranks, strict=True)
                         if r is not None)
             scored.append((lo * known, hi * (known + slack), key, ranks, raws, missing,
                            b is None))
@@ -548,7 +548,7 @@ def full_ranking(items: Iterable[tuple[Key, list[int | None], float]],
     """The fused ranking computed from every row's full ranks (``(key, [rank per list],
     boost)``; ``weights``: each list's, words then vectors), first ``limit``: the brute force
     ``_fuse`` must equal (tests)."""
-    scored = [(key, boost * sum(w / (RRF_K + r) for w, r in zip(weights, ranks)
+    scored = [(key, boost * sum(w / (RRF_K + r) for w, r in zip(weights, ranks, strict=False)
                                 if r is not None))
               for key, ranks, boost in items]
     scored = [s for s in scored if s[1] > 0]

@@ -103,13 +103,13 @@ class BulkInsert:
         rows = list(rows)
         if not rows:
             return
-        columns = list(zip(*rows))
+        columns = list(zip(*rows, strict=True))
         changed = False
         for i, convert in self.converters:
             done = convert(columns[i])
             if done is not columns[i]:
                 columns[i], changed = done, True
-        conn.exec_driver_sql(self.sql, list(zip(*columns)) if changed else rows)
+        conn.exec_driver_sql(self.sql, list(zip(*columns, strict=True)) if changed else rows)
 
 
 def entry_row(session_key: str, e: Entry) -> tuple[Any, ...]:

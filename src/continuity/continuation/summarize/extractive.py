@@ -133,7 +133,7 @@ def _collect(rows: tuple[RowDigest, ...]) -> _Facts:
         if row.todos is not None:
             f.todos_seq, f.has_tasks = row.seq, True
     failed = {(e.seq, e.tool) for e in f.facts.errors}
-    for cid, (seq, c) in calls.items():
+    for cid, (_seq, c) in calls.items():
         res = results.get(cid)
         if res is not None:
             f.flow.append((res[0], c, not res[1] and (res[0], c.name) not in failed))
