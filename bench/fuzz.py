@@ -262,9 +262,9 @@ def _read_one(reader: Any, line: Any) -> str:
     from continuity.formats.base import check_entry, nesting_depth
     from continuity.formats.importer import MAX_NESTING
 
-    if line.raw.count(b"[") + line.raw.count(b"{") > MAX_NESTING:
-        if nesting_depth(line.data, MAX_NESTING) > MAX_NESTING:
-            return "refused"
+    if (line.raw.count(b"[") + line.raw.count(b"{") > MAX_NESTING
+            and nesting_depth(line.data, MAX_NESTING) > MAX_NESTING):
+        return "refused"
     entry = reader.read(line)
     if entry is None:
         return "skipped"
@@ -420,7 +420,7 @@ class Daemon:
         self.home = home
         home.mkdir(parents=True, exist_ok=True)
         self.env = {**CHILD_ENV, "CONTINUITY_HOME": str(home)}
-        self.log = open(home.parent / "daemon.log", "ab")
+        self.log = open(home.parent / "daemon.log", "ab")  # noqa: SIM115 - open while the child runs
         self.proc = subprocess.Popen([PY, "-m", "continuity.daemon.server", "--home", str(home),
                                       "--port", "0"], env=self.env, stdout=self.log,
                                      stderr=subprocess.STDOUT)
@@ -736,7 +736,8 @@ class McpClient:
     def __init__(self, home: Path, cwd: Path) -> None:
         cmd = [str(Path(PY).with_name("continuity")), "mcp"]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=open(home.parent / "mcp.log", "ab"), cwd=cwd,
+                                     stderr=open(home.parent / "mcp.log", "ab"),  # noqa: SIM115
+                                     cwd=cwd,
                                      env={**CHILD_ENV, "CONTINUITY_HOME": str(home)})
         self.buf = b""
         self.answers: list[Any] = []

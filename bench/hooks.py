@@ -171,7 +171,8 @@ def bench_hook(daemon: Daemon, workdir: Path, runs: int) -> dict[str, Any]:
         hook_up = _time_runs(hook, payload, up, runs)
         hook_down = _time_runs(hook, payload, down, runs)
         tool = f"median of {runs} sequential runs"
-    spooled = sum(1 for _ in open(down_home / "spool" / "events.jsonl", "rb"))
+    with open(down_home / "spool" / "events.jsonl", "rb") as fh:
+        spooled = sum(1 for _ in fh)
     return {"tool": tool, "runs": runs, "bare_python_ms": round(bare, 2),
             "hook_daemon_up_ms": round(hook_up, 2), "hook_daemon_down_ms": round(hook_down, 2),
             "ratio_up": round(hook_up / bare, 2), "ratio_down": round(hook_down / bare, 2),

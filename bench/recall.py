@@ -243,14 +243,13 @@ def run(quick: bool, memories: int | None = None) -> dict[str, Any]:
     n, queries = (10_000, 300) if quick else (1_000_000, 1_000)
     n = memories or n
     corpus = Corpus()
-    with tempfile.TemporaryDirectory() as tmp:
-        with open_store(Path(tmp) / "bench.db") as store:
-            throughput = load(store, corpus, n)
-            log(f"{store.count_memories('default'):,} memories; measuring recall")
-            real = measure_real(store, corpus, queries)
-            log(f"real queries: recall p99 {real['real_recall']['p99_ms']:.2f} ms, "
-                f"exact {real['exact_top10']:.1%}")
-            latency = measure(store, corpus, queries)
+    with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "bench.db") as store:
+        throughput = load(store, corpus, n)
+        log(f"{store.count_memories('default'):,} memories; measuring recall")
+        real = measure_real(store, corpus, queries)
+        log(f"real queries: recall p99 {real['real_recall']['p99_ms']:.2f} ms, "
+            f"exact {real['exact_top10']:.1%}")
+        latency = measure(store, corpus, queries)
     out = {"memories": n, **throughput, **latency, **real}
     out["real_recall_p99_vs_fts5_p99"] = (out["real_recall"]["p99_ms"]
                                           / out["baseline_fts5_search"]["p99_ms"])

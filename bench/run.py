@@ -44,6 +44,8 @@ DATA = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "samples"  #
 RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
 sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 
+import contextlib
+
 import orjson  # noqa: E402
 
 from continuity.continuation.view import build_continuation  # noqa: E402
@@ -285,10 +287,8 @@ def parse_only(files: list[Path], repeats: int = 5) -> dict[str, float]:
             nbytes += len(data)
             for line in data.split(b"\n"):
                 if line:
-                    try:
+                    with contextlib.suppress(orjson.JSONDecodeError):
                         orjson.loads(line)
-                    except orjson.JSONDecodeError:
-                        pass
                     nlines += 1
         times.append(time.perf_counter() - t0)
     dt = min(times)

@@ -3,6 +3,7 @@ restoring; pi's extension file; the CLI commands."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -530,10 +531,8 @@ def test_install_refuses_a_settings_path_that_is_not_a_regular_file(tmp_path: Pa
     os.mkfifo(fifo)
 
     def writer() -> None:  # lets a read of the pipe (the old behaviour) end instead of hang
-        try:
+        with contextlib.suppress(OSError):
             os.close(os.open(fifo, os.O_WRONLY))
-        except OSError:
-            pass
 
     thread = threading.Thread(target=writer, daemon=True)
     thread.start()

@@ -258,7 +258,7 @@ def test_guard_websocket_from_a_page_is_closed(guarded: TestClient) -> None:
     (policy violation) before any route sees it."""
     from starlette.websockets import WebSocketDisconnect
 
-    with pytest.raises(WebSocketDisconnect) as info:
-        with guarded.websocket_connect("/ws", headers={"Origin": "https://evil.example"}):
-            pass
+    with (pytest.raises(WebSocketDisconnect) as info,
+          guarded.websocket_connect("/ws", headers={"Origin": "https://evil.example"})):
+        pass
     assert info.value.code == 1008

@@ -291,7 +291,7 @@ class World:
         answers and its start-up spool replay is done (``daemon.url`` is written after it)."""
         assert self.daemon is None
         url_file = self.ws / "daemon.url"
-        log = open(self.root / f"daemon-{self.daemon_starts}.log", "wb")
+        log = open(self.root / f"daemon-{self.daemon_starts}.log", "wb")  # noqa: SIM115 - the child's
         self.daemon_starts += 1
         self.daemon = subprocess.Popen(
             [sys.executable, "-m", "continuity.cli.app", "serve", "--home", str(self.ws)],

@@ -55,9 +55,8 @@ def _content(messages: list[dict[str, Any]], *, written: bool) -> int:
                 total += utf8_len(b["text"])
             elif kind == "tool_call":
                 total += json_len(b["arguments"])
-            elif kind == "tool_result":
-                if not (written and "has no recorded result" in b["text"]):
-                    total += utf8_len(b["text"])
+            elif kind == "tool_result" and not (written and "has no recorded result" in b["text"]):
+                total += utf8_len(b["text"])
     return total
 
 

@@ -178,9 +178,8 @@ def test_first_open_leftover_with_rows_is_refused_and_kept(tmp_path: Path) -> No
     with engine.begin() as conn:
         conn.execute(text("INSERT INTO notes (session_key, text, created_at) "
                           "VALUES ('k', 'keep me', CURRENT_TIMESTAMP)"))
-    with pytest.raises(StoreError, match="table notes holds rows") as caught:
-        with open_store(url):
-            pass
+    with pytest.raises(StoreError, match="table notes holds rows") as caught, open_store(url):
+        pass
     assert caught.value.exit_code == 4
     with engine.connect() as conn:
         assert conn.execute(text("SELECT text FROM notes")).scalar() == "keep me"

@@ -51,9 +51,9 @@ def test_migrations_empty_to_head_matches_schema(db_url):
 
 def test_migrations_stale_schema_names_the_command(tmp_path):
     """Without auto-migration, an empty database is refused with the command to run."""
-    with pytest.raises(SchemaOutOfDate, match="continuity db upgrade"):
-        with open_store(tmp_path / "x.db", auto_migrate=False):
-            pass
+    with (pytest.raises(SchemaOutOfDate, match="continuity db upgrade"),
+          open_store(tmp_path / "x.db", auto_migrate=False)):
+        pass
 
 
 def test_migrations_reopen_keeps_rows(tmp_path):
@@ -71,11 +71,10 @@ def test_project_sessions_uses_the_project_index(tmp_path):
     (``project_sessions``) searches ``ix_sessions_project`` instead of scanning ``sessions``."""
     from sqlalchemy import text
 
-    with open_store(f"sqlite:///{tmp_path / 'c.db'}") as store:
-        with store.engine.connect() as conn:
-            plan = conn.execute(text(
-                "EXPLAIN QUERY PLAN SELECT * FROM sessions WHERE project IN ('/p', '/p/') "
-                "ORDER BY coalesce(ended_at, updated_at) DESC LIMIT 20")).all()
+    with open_store(f"sqlite:///{tmp_path / 'c.db'}") as store, store.engine.connect() as conn:
+        plan = conn.execute(text(
+            "EXPLAIN QUERY PLAN SELECT * FROM sessions WHERE project IN ('/p', '/p/') "
+            "ORDER BY coalesce(ended_at, updated_at) DESC LIMIT 20")).all()
     details = " | ".join(str(row[-1]) for row in plan)
     assert "USING INDEX ix_sessions_project" in details, details
 

@@ -120,11 +120,10 @@ def test_index_is_written_with_the_rows_in_one_transaction(store):
     store.upsert_session(Session(key="tx", harness="test"))
     row = U("walrus")
     row.seq = 0
-    with pytest.raises(RuntimeError):
-        with store.batch():
-            store.append("tx", [row])
-            assert [h.seq for h in search(store, "walrus")] == [0]
-            raise RuntimeError("abort")
+    with pytest.raises(RuntimeError), store.batch():
+        store.append("tx", [row])
+        assert [h.seq for h in search(store, "walrus")] == [0]
+        raise RuntimeError("abort")
     assert search(store, "walrus") == []
 
 

@@ -57,12 +57,11 @@ def test_store_append_rejects_seq_gap(store):
 def test_store_batch_rolls_back_whole(store):
     """An error inside batch() leaves none of its writes."""
     store.upsert_session(Session(key="k", harness="t"))
-    with pytest.raises(RuntimeError):
-        with store.batch():
-            e = U("x")
-            e.seq = 0
-            store.append("k", [e])
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), store.batch():
+        e = U("x")
+        e.seq = 0
+        store.append("k", [e])
+        raise RuntimeError("boom")
     assert store.entries("k") == []
     assert store.get_session("k").entry_count == 0
 

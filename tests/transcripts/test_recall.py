@@ -109,9 +109,8 @@ def test_remember_transcript_failure_never_loses_the_memory(store, monkeypatch):
 
 def test_remember_inside_a_batch_is_refused(store):
     """Inside store.batch() the two transactions could not be separate: refused."""
-    with pytest.raises(RuntimeError, match="batch"):
-        with store.batch():
-            rc.remember(store, "x")
+    with pytest.raises(RuntimeError, match="batch"), store.batch():
+        rc.remember(store, "x")
     assert store.count_memories() == 0
 
 

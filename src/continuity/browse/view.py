@@ -426,7 +426,7 @@ def _compare(path: str, data: bytes) -> str:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return "not a regular file"
-        handle = open(path, "rb")
+        handle = open(path, "rb")  # noqa: SIM115 - closed by the `with handle` below
     except OSError:
         return "gone"
     with handle:

@@ -79,7 +79,7 @@ USAGE = ("usage: continuity hook EVENT --harness claude-code|codex|pi [--home DI
 
 
 def _note(message: str) -> None:
-    try:
+    try:  # noqa: SIM105 - contextlib stays off the hook's start path (its start time counts)
         sys.stderr.write(f"continuity hook: {message}\n")
     except Exception:  # noqa: BLE001 - stderr closed: nothing to tell
         pass

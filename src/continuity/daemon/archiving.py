@@ -12,6 +12,7 @@ batch is stored whole or not at all) and kills it after ``STOP_SECONDS``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -34,10 +35,8 @@ STOP_SECONDS = 15.0
 
 
 def _lower_priority() -> None:  # runs in the child between fork and exec
-    try:
+    with contextlib.suppress(OSError):
         os.nice(NICE)
-    except OSError:
-        pass
     # Linux: the child gets SIGTERM when the daemon dies (kill -9 included), so no orphan
     # watcher outlives it and a new daemon's child is the only one
     try:

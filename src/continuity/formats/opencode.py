@@ -166,7 +166,7 @@ class _SqliteSource(_Source):
 
     def sessions(self) -> list[dict]:
         rows = self.conn.execute("SELECT * FROM session ORDER BY time_created, id").fetchall()
-        return [{k: r[k] for k in r.keys()} for r in rows]
+        return [{k: r[k] for k in r} for r in rows]
 
     def _records(self, sql: str, args: tuple) -> list[dict]:
         out = []

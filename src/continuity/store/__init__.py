@@ -91,10 +91,9 @@ def migrate(engine, revision: str = "head") -> None:  # type: ignore[no-untyped-
     transaction: a failure or a kill at any step leaves the schema as it was (issue 22). Tables
     an interrupted upgrade of an older continuity left behind are dropped first
     (``_drop_interrupted``). Raises ``StoreError`` when such a leftover table holds rows."""
-    with engine.connect() as conn:
-        with _schema_transaction(conn):
-            _drop_interrupted(conn)
-            _upgrade(conn, revision)
+    with engine.connect() as conn, _schema_transaction(conn):
+        _drop_interrupted(conn)
+        _upgrade(conn, revision)
 
 
 def _upgrade(conn, revision: str) -> None:  # type: ignore[no-untyped-def]

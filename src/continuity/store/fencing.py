@@ -97,24 +97,23 @@ class FencingStoreMixin:
         now = _now()
         expires = now + _ttl(ttl)
         c = t.session_leases.c
-        with self.batch():
-            with self._conn() as conn:
-                cond = [c.session_key == session_key]
-                if not take_over:
-                    cond.append(or_(c.expires_at <= now, c.owner == owner))
-                # The write comes first: it takes the lock before anything is read (B38).
-                bump = update(t.session_leases).where(and_(*cond)).values(
-                    token=c.token + 1, owner=owner, acquired_at=now, expires_at=expires)
-                taken = conn.execute(bump).rowcount == 1 or self._insert_lease(
-                    conn, session_key, owner, now, expires)
-                if not taken and take_over:  # a first lease was inserted concurrently
-                    taken = conn.execute(bump).rowcount == 1
-                if not taken:
-                    row = conn.execute(select(t.session_leases).where(
-                        c.session_key == session_key)).first()
-                    raise LeaseHeld(session_key, row.owner if row else "?",
-                                    _utc(row.expires_at) if row else None)
-                token = conn.execute(select(c.token).where(c.session_key == session_key)).scalar()
+        with self.batch(), self._conn() as conn:
+            cond = [c.session_key == session_key]
+            if not take_over:
+                cond.append(or_(c.expires_at <= now, c.owner == owner))
+            # The write comes first: it takes the lock before anything is read (B38).
+            bump = update(t.session_leases).where(and_(*cond)).values(
+                token=c.token + 1, owner=owner, acquired_at=now, expires_at=expires)
+            taken = conn.execute(bump).rowcount == 1 or self._insert_lease(
+                conn, session_key, owner, now, expires)
+            if not taken and take_over:  # a first lease was inserted concurrently
+                taken = conn.execute(bump).rowcount == 1
+            if not taken:
+                row = conn.execute(select(t.session_leases).where(
+                    c.session_key == session_key)).first()
+                raise LeaseHeld(session_key, row.owner if row else "?",
+                                _utc(row.expires_at) if row else None)
+            token = conn.execute(select(c.token).where(c.session_key == session_key)).scalar()
         return Lease(session_key, owner, int(token), now, expires)
 
     @staticmethod
@@ -171,21 +170,20 @@ class FencingStoreMixin:
         ``ValueError`` for an unknown session.
         """
         out: list[Entry] = []
-        with self.batch():
-            with self._conn() as conn:
-                self._check_token(conn, session_key, token)
-                count = conn.execute(select(t.sessions.c.entry_count).where(
-                    t.sessions.c.session_key == session_key)).scalar()
-                if count is None:
-                    raise ValueError(f"unknown session {session_key!r}: upsert it first")
-                for i, entry in enumerate(entries):
-                    entry.seq = count + i
-                    entry.entry_id = entry.entry_id or f"{session_key}:{entry.seq}"
-                    info = entry.compaction
-                    if info is not None and info.continuation and info.first_kept_entry_id is None:
-                        entry.compaction = replace(info, first_kept_entry_id=entry.entry_id)
-                    out.append(entry)
-                self.append(session_key, out)
+        with self.batch(), self._conn() as conn:
+            self._check_token(conn, session_key, token)
+            count = conn.execute(select(t.sessions.c.entry_count).where(
+                t.sessions.c.session_key == session_key)).scalar()
+            if count is None:
+                raise ValueError(f"unknown session {session_key!r}: upsert it first")
+            for i, entry in enumerate(entries):
+                entry.seq = count + i
+                entry.entry_id = entry.entry_id or f"{session_key}:{entry.seq}"
+                info = entry.compaction
+                if info is not None and info.continuation and info.first_kept_entry_id is None:
+                    entry.compaction = replace(info, first_kept_entry_id=entry.entry_id)
+                out.append(entry)
+            self.append(session_key, out)
         return out
 
     def add_receipt(self, receipt: RefusalReceipt, token: int) -> RefusalReceipt:
@@ -196,13 +194,12 @@ class FencingStoreMixin:
         reason = ReceiptReason(receipt.reason)
         created = receipt.created_at or _now()
         detail = receipt_detail(receipt.detail)
-        with self.batch():
-            with self._conn() as conn:
-                self._check_token(conn, receipt.session_key, token)
-                result = conn.execute(t.refusal_receipts.insert().values(
-                    session_key=receipt.session_key, run_id=receipt.run_id,
-                    reason=reason.value, token=token, created_at=created, detail=detail))
-                receipt_id = result.inserted_primary_key[0]
+        with self.batch(), self._conn() as conn:
+            self._check_token(conn, receipt.session_key, token)
+            result = conn.execute(t.refusal_receipts.insert().values(
+                session_key=receipt.session_key, run_id=receipt.run_id,
+                reason=reason.value, token=token, created_at=created, detail=detail))
+            receipt_id = result.inserted_primary_key[0]
         return RefusalReceipt(receipt.session_key, receipt.run_id, reason, created, receipt_id,
                               detail)
 

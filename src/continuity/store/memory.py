@@ -67,7 +67,7 @@ def _by_fts_rowid(cond: list[Any]) -> Any:
 #: Unary + keeps SQLite from looking rows up through the (agent_id, content_hash) index, i.e.
 #: every memory of the agent, instead of by the ranked primary keys.
 _AGENT = literal_column("+memories.agent_id")
-_OF_AGENT_BY_FTS_ROWID = _by_fts_rowid([_AGENT == bindparam("agent")])
+_OF_AGENT_BY_FTS_ROWID = _by_fts_rowid([bindparam("agent") == _AGENT])
 
 
 def _utc(value: datetime | None) -> datetime | None:
@@ -420,7 +420,7 @@ class MemoryStoreMixin:
             return []
         cond = [t.memories.c.agent_id == agent_id, *self._filter_conditions(filters)]
         if self.dialect == "sqlite":
-            cond[0] = _AGENT == agent_id
+            cond[0] = agent_id == _AGENT
             factor = PREFIX_FACTOR if len(cond) == 1 else FILTERED_PREFIX_FACTOR
             return self._search_fts5(terms, agent_id, cond, limit, limit * factor)
         vector = func.to_tsvector(_PG_CONFIG, getattr(func, fts.PG_FUNCTION)(t.memories.c.content))

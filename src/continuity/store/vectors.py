@@ -216,13 +216,12 @@ class VectorStoreMixin:
         if not values:
             return 0
         inserted = 0
-        with self.batch():  # type: ignore[attr-defined]
-            with self._conn() as conn:  # type: ignore[attr-defined]
-                if self.dialect == "postgresql":
-                    conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK})
-                stmt = _insert_ignore(self.dialect, table_name)
-                for i in range(0, len(values), 500):
-                    inserted += len(conn.execute(stmt, values[i:i + 500]).all())
+        with self.batch(), self._conn() as conn:  # type: ignore[attr-defined]
+            if self.dialect == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK})
+            stmt = _insert_ignore(self.dialect, table_name)
+            for i in range(0, len(values), 500):
+                inserted += len(conn.execute(stmt, values[i:i + 500]).all())
         return inserted
 
     def _iter_vectors(self, tbl: Any, cols: Sequence[Any], model: str, after: int,

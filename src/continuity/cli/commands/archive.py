@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -100,8 +101,6 @@ def register(app: typer.Typer) -> None:
             return
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
-        try:
+        with contextlib.suppress(KeyboardInterrupt):
             follow(archiver, settings, stop, report, said)
-        except KeyboardInterrupt:
-            pass
         raise typer.Exit(0)

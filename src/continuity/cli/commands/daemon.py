@@ -9,6 +9,7 @@ only serves ``--help`` and the rare call that did come through Typer.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 
 import typer
@@ -94,12 +95,12 @@ def hooks_install(
 
     result = install(harness.value, settings, home, trust=not no_trust)
     if result.home is not None:  # so `continuity doctor` checks this file (a --settings one)
-        try:  # and the texts we inject name only the tools registered (issue 39)
+        # and the texts we inject name only the tools registered (issue 39); on OSError the
+        # hooks are installed all the same, and doctor then checks the default place only
+        with contextlib.suppress(OSError):
             record_install(result.home, harness.value, result.path if harness.value != "pi"
                            else result.path.parent,
                            mcp=result.mcp.tools if result.mcp is not None else {})
-        except OSError:
-            pass  # the hooks are installed; doctor then checks the default place only
     _report(result, as_json)
 
 
@@ -115,10 +116,8 @@ def hooks_uninstall(
     from continuity.daemon.hooks.install import forget_mcp_tools, uninstall
 
     result = uninstall(harness.value, settings)
-    try:  # the texts we inject stop naming the tools (issue 39)
+    with contextlib.suppress(OSError):  # the texts we inject stop naming the tools (issue 39)
         forget_mcp_tools(resolve_home(None), harness.value)
-    except OSError:
-        pass
     _report(result, as_json)
 
 

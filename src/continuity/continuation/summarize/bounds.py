@@ -173,9 +173,7 @@ def _changes(name: str, arguments: Any) -> tuple[tuple[str, str], ...]:
             found.append((path, _PATCH_KIND[head]))
     if isinstance(arguments, dict):
         sub = arguments.get("command")
-        if lowered in WHOLE_FILE_TOOLS:
-            kind = "written"
-        elif sub == "create":  # str_replace_based_edit_tool
+        if lowered in WHOLE_FILE_TOOLS or sub == "create":
             kind = "written"
         elif sub in ("view",):
             kind = ""

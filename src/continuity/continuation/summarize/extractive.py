@@ -158,7 +158,7 @@ def _sentences(texts: list[str], pattern: re.Pattern[str], cap: int, most: int) 
     for text in reversed(texts):
         for s in _SENTENCE.split(text):
             s = s.strip(" -*#>\t")
-            if 12 <= len(s) and pattern.search(s):
+            if len(s) >= 12 and pattern.search(s):
                 item = f"- {_one_line(s, cap)}"
                 if item not in out:
                     out.append(item)

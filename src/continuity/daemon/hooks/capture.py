@@ -28,6 +28,7 @@ lock of their own, so two imports of one file never interleave.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -205,10 +206,8 @@ class TranscriptCapture:
             return  # no state yet: ``ensure_state`` reads the task list when it makes one
         arguments = newest_task_call(self._rows(info.store_key or info.key, first_seq))
         if arguments is not None:
-            try:
+            with contextlib.suppress(KeyError):  # the session ended meanwhile
                 self.recorder.record_tool_call(info.key, arguments)
-            except KeyError:  # the session ended meanwhile
-                pass
 
     def newest_tasks(self, key: str) -> Any | None:
         """The arguments of the newest task-list call among the last ``TASK_LOOKBACK_ROWS``

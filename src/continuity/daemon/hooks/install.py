@@ -410,9 +410,8 @@ def _install_pi(folder: Path, home: Path) -> InstallResult:
         created = _created_folders(old)  # a reinstall keeps what the first one created
     if created:
         text += PI_CREATED + json.dumps([str(p) for p in created]) + "\n"
-    if old is not None:
-        if old == text:
-            return InstallResult("pi", target, "unchanged", home=home, mcp=mcp)
+    if old is not None and old == text:
+        return InstallResult("pi", target, "unchanged", home=home, mcp=mcp)
     _atomic_bytes(target, text.encode("utf-8"))
     return InstallResult("pi", target, "installed", home=home, mcp=mcp)
 
