@@ -113,12 +113,12 @@ def _paths(value: Any, path: tuple = (), out: list | None = None, depth: int = 0
         return out
     if isinstance(value, dict):
         for k, v in value.items():
-            out.append(path + (k,))
-            _paths(v, path + (k,), out, depth + 1)
+            out.append((*path, k))
+            _paths(v, (*path, k), out, depth + 1)
     elif isinstance(value, list):
         for i, v in enumerate(value[:20]):
-            out.append(path + (i,))
-            _paths(v, path + (i,), out, depth + 1)
+            out.append((*path, i))
+            _paths(v, (*path, i), out, depth + 1)
     return out
 
 
@@ -539,7 +539,7 @@ def _fill(template: str, rng: random.Random) -> str:
         if name.startswith("harness"):
             return rng.choice(["claude-code", "codex", "pi", "cursor", ""])
         if name.startswith("event"):
-            return rng.choice(EVENTS + ["nope"])
+            return rng.choice([*EVENTS, "nope"])
         return rng.choice(["s-1", "fuzz", "%00", "%ff%fe", "a" * 5000, "..%2F..", "x/y/z",
                            "%F0%9F%98%80", "ses_1", "'; drop table rows;--", "%ED%A0%80"])
     path = re.sub(r"\{([^}]+)\}", value, template)
@@ -721,7 +721,7 @@ def mcp_line(rng: random.Random, n: int) -> tuple[bytes, str, Any]:
     else:  # a mangled line
         base = json.dumps({"jsonrpc": "2.0", "id": ident, "method": "tools/call",
                            "params": {"name": "recall", "arguments": {"query": "x"}}}).encode()
-        kind, raw = mutate(base, rng)
+        _kind, raw = mutate(base, rng)
         raw = raw.replace(b"\n", b" ").replace(b"\r", b" ")
         return raw, "any", ident
     data = json.dumps(msg, ensure_ascii=True).encode()

@@ -170,9 +170,9 @@ def main(argv: list[str] | None = None) -> int:
             or res["continuation"]["postgresql"]["used_bytes"]
             != res["continuation"]["sqlite"]["used_bytes"]):
         log(f"warning: the backends disagree: {json.dumps(res, default=str)[:2000]}")
-    widths = [max(len(r[i]) for r in rows + [("measure", "PostgreSQL", "SQLite", "PG/SQLite")])
+    widths = [max(len(r[i]) for r in [*rows, ("measure", "PostgreSQL", "SQLite", "PG/SQLite")])
               for i in range(4)]
-    for r in [("measure", "PostgreSQL", "SQLite", "PG/SQLite")] + rows:
+    for r in [("measure", "PostgreSQL", "SQLite", "PG/SQLite"), *rows]:
         print(" | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
     out = HERE / "results" / "postgres.json"
     out.parent.mkdir(exist_ok=True)

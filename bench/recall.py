@@ -104,7 +104,7 @@ class Corpus:
 
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 def latencies(fn: Callable[[Any], Any], items: list[Any], reps: int = REPS,

@@ -222,7 +222,7 @@ def write_claude(folder: Path, templates: list[_Template], session_ids: set[str]
     clock = _Timeline()
     with open(path, "w", encoding="utf-8") as fh:
         for k in itertools.count(start):
-            mapping: dict[str, str] = {s: sid for s in session_ids}
+            mapping: dict[str, str] = dict.fromkeys(session_ids, sid)
 
             def fresh(tok: str, mapping: dict[str, str] = mapping) -> str:
                 got = mapping.get(tok)

@@ -165,7 +165,7 @@ def append_lines(paths: list[Path], total: int, seed: int = 11) -> int:
             sid = first.get("sessionId") or last.get("sessionId")
             k = 0
             while size < per_file:
-                cmap: dict[str, str] = {s: sid for s in claude_sids}
+                cmap: dict[str, str] = dict.fromkeys(claude_sids, sid)
 
                 def cfresh(tok: str, cmap: dict[str, str] = cmap) -> str:
                     got = cmap.get(tok)
@@ -191,7 +191,7 @@ def small_files(root: Path, count: int) -> list[Path]:
     out = []
     for _ in range(count):
         sid = ids.uuid()
-        mapping = {s: sid for s in sids}
+        mapping = dict.fromkeys(sids, sid)
 
         def fresh(tok: str, mapping: dict[str, str] = mapping) -> str:
             got = mapping.get(tok)

@@ -131,10 +131,10 @@ def test_b47_failed_summary_marker_never_drops_the_rows_before_it(store):
     still covers M1..M39 verbatim, and the next compaction summarizes them (its first row is
     M1, not M40)."""
     rows = [U(f"M{i}", request=i == 1) if i % 2 else A(text=f"M{i}") for i in range(1, 51)]
-    key = load(store, rows + [CP("", covers=38), U("M51", request=False)])
+    key = load(store, [*rows, CP("", covers=38), U("M51", request=False)])
     view = build_continuation(store, key, budget_bytes=240_000).to_dict()
     texts = [b["text"] for m in view["messages"] for b in m["content"]]
-    shown = texts + [view["request"]["text"]]
+    shown = [*texts, view["request"]["text"]]
     assert view["summary"] is None and view["gaps"] == []
     assert {f"M{i}" for i in range(1, 52)} <= set(shown)
     stub = Stub()
@@ -149,7 +149,7 @@ def test_b47_failed_summary_falls_back_to_the_previous_checkpoint(store):
     rows = [U(f"M{i}", request=i == 1) if i % 2 else A(text=f"M{i}") for i in range(1, 40)]
     rows += [CP("## Goal\n- S1 work", covers=38)]
     rows += [A(text=f"M{i}") for i in range(40, 51)] + [CP("", covers=50)]
-    key = load(store, rows + [A(text="M51")])
+    key = load(store, [*rows, A(text="M51")])
     view = build_continuation(store, key, budget_bytes=240_000).to_dict()
     assert view["summary"]["covers_through_seq"] == 38 and "S1 work" in view["summary"]["text"]
     texts = [b["text"] for m in view["messages"] for b in m["content"]]
@@ -174,7 +174,7 @@ def test_b49_error_text_summary_never_drops_the_rows_before_it(store, summary):
     compaction takes no effect, so the view still covers M1..M51 verbatim and carries no
     error text as its summary."""
     rows = [U(f"M{i}", request=i == 1) if i % 2 else A(text=f"M{i}") for i in range(1, 51)]
-    key = load(store, rows + [CP(summary, covers=38), U("M51", request=False)])
+    key = load(store, [*rows, CP(summary, covers=38), U("M51", request=False)])
     assert effective_compaction(store, key) is None
     view = build_continuation(store, key, budget_bytes=240_000).to_dict()
     shown = [b["text"] for m in view["messages"] for b in m["content"]] + [
@@ -191,7 +191,7 @@ def test_b49_error_text_summary_falls_back_to_the_previous_checkpoint(store):
     rows += [CP("## Goal\n- S1 work", covers=38)]
     rows += [A(text=f"M{i}") for i in range(40, 51)]
     rows += [CP("Claude AI usage limit reached|1712345678", covers=50)]
-    key = load(store, rows + [A(text="M51")])
+    key = load(store, [*rows, A(text="M51")])
     assert effective_compaction(store, key).seq == 39
     view = build_continuation(store, key, budget_bytes=240_000).to_dict()
     assert view["summary"]["covers_through_seq"] == 38 and "S1 work" in view["summary"]["text"]

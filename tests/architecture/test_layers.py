@@ -65,8 +65,8 @@ def test_every_module_lives_in_a_known_package() -> None:
     """Each module sits in one of the layered packages (a new top-level module is a decision
     for docs/architecture.md first)."""
     stray = [str(p.relative_to(SRC)) for p in _sources()
-             if len(p.relative_to(SRC).parts) == 1 and p.stem not in TOP_LEVEL
-             or len(p.relative_to(SRC).parts) > 1 and p.relative_to(SRC).parts[0] not in RANK]
+             if (len(p.relative_to(SRC).parts) == 1 and p.stem not in TOP_LEVEL)
+             or (len(p.relative_to(SRC).parts) > 1 and p.relative_to(SRC).parts[0] not in RANK)]
     assert stray == []
 
 

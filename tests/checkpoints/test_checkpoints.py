@@ -68,11 +68,11 @@ class Sink:
 
 
 def snap(**kw) -> Snapshot:  # type: ignore[no-untyped-def]
-    base = dict(session_key="s1", harness="claude-code", project="/home/ana/ledger",
-                project_normalized="/home/ana/ledger", at=T0, duration_ms=42 * 60_000,
-                interval_prompts=10, total_prompts=25,
-                snippets=("Why does the nightly export skip March?", "also cover leap years"),
-                queries=("export march", "month range"), remembers=())
+    base = {"session_key": "s1", "harness": "claude-code", "project": "/home/ana/ledger",
+                "project_normalized": "/home/ana/ledger", "at": T0, "duration_ms": 42 * 60_000,
+                "interval_prompts": 10, "total_prompts": 25,
+                "snippets": ("Why does the nightly export skip March?", "also cover leap years"),
+                "queries": ("export march", "month range"), "remembers": ()}
     base.update(kw)
     return Snapshot(**base)
 

@@ -55,8 +55,8 @@ def test_replay_codex_compaction_exact(store, shared_data):
     added = replay_session(store, CODEX_COMPACT, config=CFG)
     assert _shape(added) == [("periodic", 1), ("periodic", 1), ("periodic", 1),
                              ("pre_compaction", 0), ("session_end", 4)]
-    compaction = [e for e in store.entries(CODEX_COMPACT, limit=100)
-                  if e.kind is EntryKind.COMPACTION][0]
+    compaction = next(e for e in store.entries(CODEX_COMPACT, limit=100)
+                  if e.kind is EntryKind.COMPACTION)
     assert added[3].created_at == compaction.timestamp
     assert added[3].digest.startswith("## Pre-Compaction Checkpoint\n"
                                       "Project: /home/testuser/codex-compact-project\n")

@@ -58,7 +58,7 @@ def test_session_end_keeps_a_remember_an_agent_checkpoint_took():
 def test_interval_checkpoints_still_hold_only_the_interval_activity():
     """Seed 000: a periodic or agent checkpoint holds the activity since the last one."""
     rows: list[Checkpoint] = []
-    rec, clock = _recorder(rows)
+    rec, _clock = _recorder(rows)
     rec.start_session("s1", harness="pi", project="/p", at=T0)
     rec.record_prompt("s1", "one", at=T0)
     rec.record_remember("s1", "first")

@@ -98,7 +98,7 @@ def test_a_row_out_of_range_is_a_warning_and_every_other_session_gets_its_checkp
     good, mixed, bad_line = folders
     _import(tmp_path / "alone", good)
     report = _import(tmp_path / "ws", mixed)
-    bad = [f for f in report["files"] if f["session"] == BAD_KEY][0]
+    bad = next(f for f in report["files"] if f["session"] == BAD_KEY)
     assert [(w["line"], "out of range" in w["message"] and FAR in w["message"]
              and w["message"].startswith("timestamp:")) for w in bad["warnings"]] == [
         (bad_line, True)]
@@ -109,7 +109,7 @@ def test_a_row_out_of_range_is_a_warning_and_every_other_session_gets_its_checkp
     assert cps and has_transcript
     with open_store(_url(tmp_path / "ws")) as store:
         rows = store.entries(BAD_KEY, limit=10_000)
-        row = [e for e in rows if e.source and e.source.line == bad_line][0]
+        row = next(e for e in rows if e.source and e.source.line == bad_line)
         assert row.timestamp is None
         raw = [r.data for r in store.raw_lines(row.source.path) if r.line_no == bad_line]
     assert len(raw) == 1 and FAR.encode() in raw[0]  # the value itself is kept, losslessly
@@ -119,7 +119,7 @@ def test_a_time_stored_out_of_range_reads_as_none_and_import_goes_on(tmp_path, f
     """A workspace an earlier version left with a ``9999-12-31T23:59:59Z`` row (and the row
     due for its checkpoints): the store reads the time as None, so the next import, which
     derives the due rows again, replays every session without a traceback."""
-    good, mixed, _ = folders
+    _good, mixed, _ = folders
     home = tmp_path / "ws"
     _import(home, mixed)
     from sqlalchemy import text

@@ -57,7 +57,7 @@ def test_cli_brief_defaults_to_the_current_folder(monkeypatch, capsys, workspace
 
 
 def test_cli_brief_budget_out_of_range_is_a_usage_error(monkeypatch, capsys, workspace):
-    home, project = workspace
+    home, _project = workspace
     code, _, err = _run(monkeypatch, capsys, "brief", "--budget", "199", "--home", home)
     assert code == 2 and "--budget" in err
 

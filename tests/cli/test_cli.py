@@ -143,7 +143,7 @@ def test_cli_import_waits_for_a_concurrent_import_of_the_same_file(monkeypatch, 
         return real(store, p, report, progress, *rest)
 
     monkeypatch.setattr(importer, "_import_once", racing)
-    code, out, err = run_main(monkeypatch, capsys, "import", SHARED_DATA / "codex",
+    code, out, _err = run_main(monkeypatch, capsys, "import", SHARED_DATA / "codex",
                               "--home", tmp_path, "--json")
     report = json.loads(out)
     assert code == 0 and len(tries) == 3

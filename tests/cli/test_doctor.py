@@ -140,7 +140,7 @@ def test_doctor_sees_hooks_installed_with_settings(world: dict[str, Path]) -> No
     assert json.loads((world["ws"] / "hooks-installed.json").read_text()) == {
         "claude-code": str(custom)}
     assert stat.S_IMODE((world["ws"] / "hooks-installed.json").stat().st_mode) == 0o600
-    code, report = doctor("--harness", "claude-code")
+    _code, report = doctor("--harness", "claude-code")
     hooks = check(report, "hooks", "claude-code")
     assert hooks["status"] == "ok", hooks
     assert hooks["detail"].startswith(f"installed in {custom}, pointing at ")
@@ -217,7 +217,7 @@ def test_doctor_names_a_workspace_others_can_read(world: dict[str, Path]) -> Non
     assert private["detail"] == ("wider than owner-only, though inside an owner-only folder: "
                                  f"{db} (644)")
     world["ws"].chmod(0o755)
-    code, report = doctor()
+    _code, report = doctor()
     private = check(report, "private", None)
     assert private["status"] == "warning"
     assert private["detail"] == f"others can read the workspace: {world['ws']} (755), {db} (644)"
@@ -384,7 +384,7 @@ def test_doctor_checks_the_recorded_settings_even_when_the_default_exists(
     data = json.loads(custom.read_text())
     del data["hooks"][sorted(data["hooks"])[0]]  # an event lost: a problem with its fix
     custom.write_text(json.dumps(data))
-    code, report = doctor("--harness", "claude-code")
+    _code, report = doctor("--harness", "claude-code")
     hooks = check(report, "hooks", "claude-code")
     assert hooks["status"] == "problem" and hooks["detail"].startswith(f"installed in {custom}")
     assert (f"`continuity hooks install claude-code --settings {custom} --home {world['ws']}`"

@@ -31,7 +31,7 @@ def test_import_of_a_device_or_fifo_is_not_a_regular_file(monkeypatch, capsys, t
     else:
         target = tmp_path / "pipe.jsonl"
         os.mkfifo(target)
-    code, out, err = run_main(monkeypatch, capsys, "import", target, "--home", tmp_path / "h")
+    code, _out, err = run_main(monkeypatch, capsys, "import", target, "--home", tmp_path / "h")
     assert code == 2
     assert err.strip() == (f"continuity: {target}: not a regular file or folder (a device, "
                            "pipe or socket): give session files or folders")
@@ -60,7 +60,7 @@ def test_import_of_a_missing_and_a_good_path_imports_the_good_one(monkeypatch, c
 def test_an_import_where_every_file_was_skipped_exits_2(monkeypatch, capsys, tmp_path):
     other = tmp_path / "other.jsonl"
     other.write_text('{"theme": "dark"}\n')
-    code, out, err = run_main(monkeypatch, capsys, "import", other, "--home", tmp_path / "h")
+    code, _out, err = run_main(monkeypatch, capsys, "import", other, "--home", tmp_path / "h")
     assert code == 2
     assert err.splitlines()[-1] == ("error: nothing imported: none of the 1 files is a Claude "
                                     "Code, Codex or pi session file")
@@ -104,7 +104,7 @@ def test_a_session_just_started_is_waiting_not_an_error(monkeypatch, capsys, tmp
 def test_a_utf16_file_is_named_by_its_encoding(monkeypatch, capsys, tmp_path, encoding, name):
     target = tmp_path / "u16.jsonl"
     target.write_bytes(PI_SAMPLE.read_text(encoding="utf-8").encode(encoding))
-    code, out, err = run_main(monkeypatch, capsys, "import", target, "--home", tmp_path / "h")
+    code, _out, err = run_main(monkeypatch, capsys, "import", target, "--home", tmp_path / "h")
     assert code == 2
     assert (f"skipped {target}: not a session file (format not recognised): it is {name} "
             f"text, not UTF-8; convert it first (iconv -f {name} -t UTF-8 FILE > FILE.jsonl)"
@@ -231,7 +231,7 @@ def _sessions():
 def test_sessions_fits_80_columns_with_short_keys_and_relative_times():
     from continuity.cli.render import sessions_table
 
-    now, sessions, long_key = _sessions()
+    now, sessions, _long_key = _sessions()
     console = _console(width=80)
     sessions_table(console, sessions, now=now)
     lines = console.file.getvalue().splitlines()
@@ -252,7 +252,7 @@ def test_sessions_in_a_terminal_marks_copies_in_80_columns():
     key) in a `copy of` column, only when a copy is listed; still 80 columns."""
     from continuity.cli.render import sessions_table
 
-    now, sessions, long_key = _sessions()
+    now, sessions, _long_key = _sessions()
     copies = {sessions[0].key: {"session": sessions[1].key, "original": sessions[1].key}}
     console = _console(width=80)
     sessions_table(console, sessions, now=now, copies=copies)
@@ -343,7 +343,7 @@ JARGON = ["seed 0", "seed 002", "B57", "B45", "issue ", "{session}", "<list[", "
           "<int>", "<str>", "(fallback)", "spec/", "formats.md"]
 
 
-@pytest.mark.parametrize("path", [[]] + COMMAND_PATHS, ids=lambda p: " ".join(p) or "root")
+@pytest.mark.parametrize("path", [[], *COMMAND_PATHS], ids=lambda p: " ".join(p) or "root")
 def test_help_speaks_to_users(monkeypatch, capsys, path):
     monkeypatch.setenv("COLUMNS", "200")
     code, out, _ = run_main(monkeypatch, capsys, *path, "--help")
@@ -442,7 +442,7 @@ def test_sessions_filters(monkeypatch, capsys, examples_home):
 
 
 def test_sessions_bad_since_is_exit_2(monkeypatch, capsys, examples_home):
-    code, out, err = run_main(monkeypatch, capsys, "sessions", "--since", "yesterday",
+    code, _out, err = run_main(monkeypatch, capsys, "sessions", "--since", "yesterday",
                               "--home", examples_home)
     assert code == 2
     assert err.strip() == ("error: Invalid value: --since 'yesterday': give a date (2026-11-30), "
@@ -485,11 +485,11 @@ def test_remember_reads_stdin_and_a_file(monkeypatch, capsys, tmp_path):
 
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(
         b"the deploy key rotates monthly\n")))
-    code, out, err = run_main(monkeypatch, capsys, "remember", "-", "--home", tmp_path)
+    code, _out, err = run_main(monkeypatch, capsys, "remember", "-", "--home", tmp_path)
     assert code == 0, err
     note = tmp_path / "note.txt"
     note.write_text("backups live in bucket ops-archive\n", encoding="utf-8")
-    code, out2, err = run_main(monkeypatch, capsys, "remember", "--file", note, "--home", tmp_path)
+    code, _out2, err = run_main(monkeypatch, capsys, "remember", "--file", note, "--home", tmp_path)
     assert code == 0, err
     code, found, _ = run_main(monkeypatch, capsys, "recall", "deploy bucket", "--json",
                               "--home", tmp_path)
@@ -588,7 +588,7 @@ def test_a_read_only_workspace_with_an_old_schema_says_what_to_run(monkeypatch, 
         raise PermissionError(13, "Permission denied", str(path))
 
     monkeypatch.setattr(store, "private_open", refusing)
-    code, out, err = run_main(monkeypatch, capsys, "sessions", "--home", tmp_path)
+    code, _out, err = run_main(monkeypatch, capsys, "sessions", "--home", tmp_path)
     assert code == 4
     assert err.strip() == (
         f"continuity: database schema is at 0009, this version needs {store.HEAD_REVISION}: "

@@ -80,7 +80,7 @@ def prop_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqlStore]:
 
 # --------------------------------------------------------------------------- text strategies
 
-_EMOJI = ["🙂", "🚀🔥", "é", "日本語のテキスト", "naïve café", "👩‍💻", "\u200b", "Ω≈ç√", "𝔘𝔫𝔦𝔠",
+_EMOJI = ["🙂", "🚀🔥", "é", "日本語のテキスト", "naïve café", "👩‍💻", "\u200b", "Ω≈ç√", "𝔘𝔫𝔦𝔠",  # noqa: RUF001 - wide text on purpose
           "Ḽơᶉëᶆ ȋṕšᶙṁ", "\t", "\n", "\"quoted\\\"", "€", "ß", "🇩🇪"]
 _plain = st.text(st.characters(codec="utf-8"), max_size=30)
 _mixed = st.lists(st.one_of(_plain, st.sampled_from(_EMOJI)), max_size=6).map("".join)
@@ -683,7 +683,7 @@ def _log_order(msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if _results_only(m):
             run.append(m)
             continue
-        out += sorted(run, key=lambda r: r["seq"]) + [m]
+        out += [*sorted(run, key=lambda r: r["seq"]), m]
         run = []
     return out + sorted(run, key=lambda r: r["seq"])
 
@@ -711,7 +711,7 @@ def test_results_follow_their_calls_order(prop_store, case_in):
 
     run: list[int] = []  # per row of the run: the first of its calls (rows travel whole)
     last: int | None = None
-    for m in msgs + [{"role": "end", "content": [], "seq": None}]:
+    for m in [*msgs, {"role": "end", "content": [], "seq": None}]:
         if _results_only(m):
             inside = [position[b["call_id"]] for b in m["content"]]
             assert inside == sorted(inside), f"results of a row out of call order: {m}"

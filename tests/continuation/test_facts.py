@@ -100,7 +100,7 @@ def test_codex_shell_heredoc_creates_a_file(sqlite_store):
     """Codex ``shell`` writing a file with ``cat > path << 'EOF'``: the file is created."""
     f = _facts_of(sqlite_store, SHARED_DATA / "codex" / "with-compaction.jsonl")
     assert [(t.path, t.change) for t in f.files] == [("src/middleware/auth.py", "created")]
-    assert [c.command for c in f.commands][0] == "cat src/routes.py"
+    assert next(c.command for c in f.commands) == "cat src/routes.py"
     assert f.requests[-1] == (13, "Now add the authentication middleware")
 
 

@@ -31,7 +31,7 @@ DOC = FIXTURES / "doc-features.jsonl"
 ODD = FIXTURES / "rollout-2026-03-04T05-06-07-0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee.jsonl"
 
 SAMPLES = sorted(CODEX.glob("*.jsonl"))
-ALL_FILES = SAMPLES + [DOC, ODD]
+ALL_FILES = [*SAMPLES, DOC, ODD]
 
 # The fixture's tiny PNG / JPEG payloads (tests/fixtures/codex/doc-features.jsonl).
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(24))
@@ -453,7 +453,7 @@ def test_resume_gives_same_entries(path):
     head = read_head(str(path))
     full_reader, full, _ = read_all(path)
     n = max(full)
-    for k in range(0, n + 1):
+    for k in range(n + 1):
         a, first, _ = read_all(path, CodexReader(str(path), head), stop=k)
         state = json.loads(json.dumps(a.state()))
         b, rest, _ = read_all(path, CodexReader(str(path), head, state), start=k)

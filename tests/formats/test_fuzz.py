@@ -43,10 +43,10 @@ def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
     out = [prefix] if prefix else []
     if isinstance(value, dict):
         for k, v in value.items():
-            out.extend(_paths(v, prefix + (k,)))
+            out.extend(_paths(v, (*prefix, k)))
     elif isinstance(value, list):
         for i, v in enumerate(value[:5]):
-            out.extend(_paths(v, prefix + (i,)))
+            out.extend(_paths(v, (*prefix, i)))
     return out
 
 

@@ -115,7 +115,7 @@ def test_glued_lines_read_as_the_unglued_file_in_every_reader(tmp_path, sample, 
             ids[f"v1-{line + 1}"] = f"v1-{line}.2"
 
             def renumber(r: tuple) -> tuple:
-                return (ids.get(r[0], r[0]), ids.get(r[1], r[1])) + r[2:]
+                return (ids.get(r[0], r[0]), ids.get(r[1], r[1]), *r[2:])
 
             rows_a = [renumber(r) for r in rows_a]
         assert rows_b == rows_a

@@ -247,7 +247,7 @@ def test_v3_compaction_fixture():
 
 
 def test_v3_branch_fixture():
-    reader, e = read_all(FIX / "v3-branch.jsonl")
+    _reader, e = read_all(FIX / "v3-branch.jsonl")
     children = [x.native_id for x in e.values() if x.parent_native_id == "b0000003"]
     assert children == ["b0000004", "b0000005"]
     leaf = e[max(e)]
@@ -272,7 +272,7 @@ def test_v2_hookmessage_is_custom():
 
 
 def test_images_fixture():
-    reader, e = read_all(FIX / "v3-images.jsonl")
+    _reader, e = read_all(FIX / "v3-images.jsonl")
     raw = {n: json.loads(line.raw) for n, line in ((l.number, l) for l in _lines(FIX / "v3-images.jsonl"))}
     png = base64.b64decode(raw[2]["message"]["content"][1]["data"])
     jpg = base64.b64decode(raw[4]["message"]["content"][1]["data"])
@@ -298,7 +298,7 @@ def test_images_fixture():
 
 
 def test_v1_compaction_index_counts_parsed_objects():
-    reader, e = read_all(FIX / "v1-compaction.jsonl")
+    _reader, e = read_all(FIX / "v1-compaction.jsonl")
     assert sorted(e) == [1, 2, 3, 4, 6, 7, 8, 9]  # line 5 is blank
     assert [e[n].native_id for n in (2, 3, 4, 6, 7, 8, 9)] == [
         "v1-2", "v1-3", "v1-4", "v1-6", "v1-7", "v1-8", "v1-9"]
@@ -414,7 +414,7 @@ def test_recovery_context_our_extension_injected_is_context_not_conversation(tmp
                 "display": False}
     lines[4]["parentId"] = "c0ffee01"
     path = tmp_path / real.name
-    path.write_text("".join(json.dumps(d) + "\n" for d in lines[:4] + [recovery] + lines[4:]))
+    path.write_text("".join(json.dumps(d) + "\n" for d in [*lines[:4], recovery, *lines[4:]]))
     with open_store(f"sqlite:///{tmp_path / 'c.db'}") as store:
         report = import_paths(store, [path])
         key = report.sessions[0]

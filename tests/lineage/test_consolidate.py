@@ -115,9 +115,7 @@ def test_consolidate_again_changes_nothing(store, isolated_home):
 
 def test_mid_session_checkpoint_never_starts_the_pass(store, isolated_home):
     """An open transcript with a continuation checkpoint is left alone: no artifact, no node."""
-    rows = ledger_rows() + [Entry(EntryKind.COMPACTION, Role.SYSTEM, (),
-                                  compaction=CompactionInfo("Summary so far", 3, None, True,
-                                                            "s1:0", "settled_turn"))]
+    rows = [*ledger_rows(), Entry(EntryKind.COMPACTION, Role.SYSTEM, (), compaction=CompactionInfo("Summary so far", 3, None, True, "s1:0", "settled_turn"))]
     make_session(store, "s1", rows, completed=None)
     assert run(store, "s1").status == "not_completed"
     report = co.run_pass(store, summarizer=ExtractiveSummarizer(), render=False, now=NOW)
@@ -147,9 +145,7 @@ def test_a_new_capture_supersedes_the_earlier_one(store, isolated_home):
 
 def test_compaction_rows_give_an_artifact_nodes_and_edges(store, isolated_home):
     """Compaction rows become the compaction artifact, DAG nodes and compacted_into edges."""
-    rows = ledger_rows() + [Entry(EntryKind.COMPACTION, Role.SYSTEM, (), compaction=(
-        CompactionInfo("**Progress**\n- Export fixed in src/export.py", 3)))] + \
-        [U("Now add the leap-year test"), A(text="Done.")]
+    rows = [*ledger_rows(), Entry(EntryKind.COMPACTION, Role.SYSTEM, (), compaction=CompactionInfo("**Progress**\n- Export fixed in src/export.py", 3)), U("Now add the leap-year test"), A(text="Done.")]
     make_session(store, "s1", rows)
     done = run(store, "s1")
     art = ln.read_artifact(isolated_home / done.artifacts["compaction"])

@@ -223,7 +223,7 @@ def test_redact_value_property_pair_value_never_survives(name, fields, value, ot
     ordinary pairs come back equal."""
     nk, vk = fields
     plain = [{nk: n, vk: v} for n, v in others]
-    pairs = plain[:at] + [{nk: name, vk: value}] + plain[at:]
+    pairs = [*plain[:at], {nk: name, vk: value}, *plain[at:]]
     out = redact_value({"env": pairs})
     _assert_gone(value, orjson.dumps(out).decode(), orjson.dumps(plain).decode())
     assert [p for p in out["env"] if p[nk] != name] == plain

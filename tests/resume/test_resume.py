@@ -427,7 +427,7 @@ def test_a_copy_of_a_copy_carries_one_preface_naming_the_original(sqlite_store,
 def test_sessions_marks_copies_and_their_original(tmp_path: Path) -> None:
     """Issue 45 item 3: `sessions --json` names the source and the original of each copy
     (null for a session that is none); piped, the last column is the source."""
-    ws, project = _workspace(tmp_path)
+    ws, _project = _workspace(tmp_path)
     env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "cc"), "PI_CODING_AGENT_DIR": str(tmp_path / "pi")}
     one = json.loads(_cli(ws, "resume", "abc-123", "--in", "claude-code", "--json",
                           env=env).stdout)

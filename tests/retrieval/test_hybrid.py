@@ -152,7 +152,7 @@ def _brute(store, embedder, query, filters, project, limit, mode):
         order = list(vecs)
         cos = np.stack([vecs[k] for k in order]) @ qv if order else []
         scored = sorted(((-float(c), k) for c, k in zip(cos, order, strict=True) if c > hybrid.MIN_COSINE
-                         and q.matches(entry_body(dict(((k2, e.seq), e) for k2, e in rows)[k]))))
+                         and q.matches(entry_body({(k2, e.seq): e for k2, e in rows}[k]))))
         for r, (_, k) in enumerate(scored, 1):
             ranks[k][1] = r
     entries = {(k, e.seq): e for k, e in rows}
@@ -196,7 +196,7 @@ def test_top_equals_brute_force_full_ranking(sqlite_store, embedder, monkeypatch
     @given(texts=st.lists(st.lists(st.sampled_from(VOCAB), min_size=1, max_size=5),
                           min_size=1, max_size=40),
            ages=st.lists(st.integers(0, 200), min_size=40, max_size=40),
-           query=st.lists(st.sampled_from(VOCAB + ['"export job"', '"scroll viewport"']),
+           query=st.lists(st.sampled_from([*VOCAB, '"export job"', '"scroll viewport"']),
                           min_size=1, max_size=3),
            limit=st.integers(1, 4), boost_project=st.booleans())
     def check(texts, ages, query, limit, boost_project):

@@ -154,7 +154,7 @@ def json_type_name(value: object) -> str:
 #: (CR as ``\\r``, the others as ``\\xNN``), DEL and C1 (ESC starts the ANSI sequences that
 #: recolour a terminal, CR overwrites a line), and the bidi controls (``BIDI_CONTROLS``).
 #: ``cli.render.shown`` uses it as it is.
-CONTROL_ESCAPES = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F,
+CONTROL_ESCAPES = {c: f"\\x{c:02x}" for c in [*range(0x09), *range(0x0B, 0x20), 0x7F,
                                                *range(0x80, 0xA0)]}
 CONTROL_ESCAPES[0x0D] = "\\r"
 #: The bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069): text

@@ -199,7 +199,7 @@ class ClaudeCodeReader(FormatReader):
             if kind == "session":  # pi header
                 return False
             if isinstance(obj.get("payload"), dict) and (
-                    kind in _CODEX_TYPES or "uuid" not in obj and "sessionId" not in obj):
+                    kind in _CODEX_TYPES or ("uuid" not in obj and "sessionId" not in obj)):
                 return False  # Codex envelope
             if kind not in CLAUDE_TYPES:
                 continue
@@ -416,8 +416,7 @@ class ClaudeCodeReader(FormatReader):
             if command is not None and command[0].lower() not in LOCAL_COMMANDS:
                 # A prompt command the person typed: the request is the command as typed.
                 name, args = command
-                entry.blocks = (TextBlock(f"/{name} {args}" if args else f"/{name}"),) \
-                    + tuple(media)
+                entry.blocks = (TextBlock(f"/{name} {args}" if args else f"/{name}"), *media)
                 entry.is_request = True
                 return
         if texts and not typed and any(t for t, _ in texts):

@@ -324,7 +324,7 @@ class _Cursor:
         t = rec.get("time_updated")
         t = t if isinstance(t, int) and not isinstance(t, bool) else 0
         key = f"{kind}:{rec['id']}"
-        if self.since is not None and t < self.since or self.at.get(key) == t:
+        if (self.since is not None and t < self.since) or self.at.get(key) == t:
             return False
         self.at[key] = t
         self.newest = t if self.newest is None else max(self.newest, t)

@@ -385,10 +385,9 @@ def _with_hash(fields: list[tuple[str, Any]], body: str) -> list[tuple[str, Any]
            for k, v in fields if k not in ("content_sha256", "hash_scope", FRONTMATTER_HASH)]
     at = keys.index("content_sha256") if "content_sha256" in keys else len(out)
     at = min(at, len(out))
-    sealed = out[:at] + [("content_sha256", body_hash(body)), ("hash_scope", HASH_SCOPE)] + \
-        out[at:]
+    sealed = [*out[:at], ("content_sha256", body_hash(body)), ("hash_scope", HASH_SCOPE), *out[at:]]
     digest = frontmatter_hash(sealed)
-    return sealed[:at + 2] + [(FRONTMATTER_HASH, digest)] + sealed[at + 2:]
+    return [*sealed[:at + 2], (FRONTMATTER_HASH, digest), *sealed[at + 2:]]
 
 
 # ---------------------------------------------------------------------------- the manifest
@@ -445,7 +444,7 @@ def update_manifest(home: str | os.PathLike[str] | None, agent_id: str, session_
     with session_lock(home, token):
         path = find_manifest(home, token)
         if path is None:
-            current: dict[str, Any] = {k: None for k in MANIFEST_FIELDS}
+            current: dict[str, Any] = dict.fromkeys(MANIFEST_FIELDS)
             current.update(kind="manifest", agent_id=agent_id, session_key=session_key,
                            captured_at=iso(captured_at), superseded=[], revision=0)
             path = memory_dir(home) / artifact_name(captured_at, token, "manifest")

@@ -394,9 +394,7 @@ def _summary(ctx: _Ctx, facts: _Facts, status: str | None, summarizer: Summarize
     fields = _base_fields(ctx)
     manifest = dict(fields)["manifest_path"]
     transcript = ctx.out.artifacts.get("transcript")
-    fields += _sentence_fields(sentence, quality) + [
-        ("summarizer", summarizer.name),
-        ("links", _links(ctx, (transcript, "transcript"), (manifest, "manifest")))]
+    fields += [*_sentence_fields(sentence, quality), ("summarizer", summarizer.name), ("links", _links(ctx, (transcript, "transcript"), (manifest, "manifest")))]
     ctx.out.summary_status = "completed"
     return _write(ctx, "summary", fields, result.summary), sentence, result.summary
 
@@ -430,9 +428,7 @@ def _compaction(ctx: _Ctx, facts: _Facts, writer: sn.SentenceWriter | None,
     fields = _base_fields(ctx)
     manifest = dict(fields)["manifest_path"]
     transcript = ctx.out.artifacts.get("transcript")
-    fields += _sentence_fields(sentence, quality) + [
-        ("compactions", len(facts.compactions)),
-        ("links", _links(ctx, (transcript, "transcript"), (manifest, "manifest")))]
+    fields += [*_sentence_fields(sentence, quality), ("compactions", len(facts.compactions)), ("links", _links(ctx, (transcript, "transcript"), (manifest, "manifest")))]
     return _write(ctx, "compaction", fields, body)
 
 

@@ -316,7 +316,7 @@ def _ledger_rows(store: SqlStore, home: Any, agent: str, project: str | None, no
         cands.sort(key=lambda c: (c.rank, c.time, c.path.name), reverse=True)
         first = cands[0].fields
         if _noise(project, first.get("project"), first["session_key"], first.get("harness")) \
-                or project is not None and first.get("project") != project:
+                or (project is not None and first.get("project") != project):
             continue
         failed = False
         for c in cands:
@@ -389,7 +389,7 @@ def _db_row(store: SqlStore, agent: str, key: str, project: str | None,
     when = ln.utc(node.latest_at)
     if not (now - LEDGER_WINDOW <= when <= now) or _noise(project, node.project, key,
                                                           node.harness) \
-            or project is not None and node.project != project:
+            or (project is not None and node.project != project):
         return None
     sentence = _sentence(node.content, "summary", node.project, node.harness, when)
     return when, key, _line(when, key, node.project, sentence,
@@ -424,7 +424,7 @@ def _layout(header: list[str], sections: Sequence[Section], dropped: set[int],
     lines = list(header)
     stats: dict[str, dict[str, int]] = {}
     for s in sections:
-        lines += [f"## {s.heading}", ""] + s.intro
+        lines += [f"## {s.heading}", "", *s.intro]
         shown = s.rows[:s.limit] if s.limit is not None else s.rows
         kept = [r for r in shown if id(r) not in dropped]
         over_limit = len(s.rows) - len(shown) + s.unread

@@ -103,7 +103,7 @@ def model_files(spec: ModelSpec) -> tuple[Path, Path]:
         if found is None or not found.submodule_search_locations:
             raise ConfigError(f"retrieval.model {spec.name!r}: the package {spec.package!r} is "
                               "not installed (pip install 'continuity[semantic]')")
-        base = Path(list(found.submodule_search_locations)[0])
+        base = Path(next(iter(found.submodule_search_locations)))
     else:
         base = models_dir() / spec.name
     weights, tokenizer = base / spec.weights, base / spec.tokenizer

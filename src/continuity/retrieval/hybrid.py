@@ -431,7 +431,7 @@ def hybrid_entries(store: SqlStore, query: str, *, limit: int,
             keys = [(k, s) for k, s, _ in picked]
             if row_filter:  # the filters need the rows
                 rows.read(keys)
-                keys = set(k for k in keys if _entry_ok(rows.rows.get(k), f, q))
+                keys = {k for k in keys if _entry_ok(rows.rows.get(k), f, q)}
                 return [((k, s), c, None) for k, s, c in picked if (k, s) in keys], \
                     len(picked) < d
             return [((k, s), c, None) for k, s, c in picked], len(picked) < d

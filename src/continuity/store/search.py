@@ -112,7 +112,7 @@ def entry_tools(entry: Entry, names: dict[str, str]) -> str:
             found.append(block.name.lower())  # type: ignore[union-attr]
         elif kind == "tool_result" and block.call_id in names:  # type: ignore[union-attr]
             found.append(names[block.call_id].lower())  # type: ignore[union-attr]
-    words = [w for w in dict.fromkeys(" ".join(found).split())]
+    words = list(dict.fromkeys(" ".join(found).split()))
     return f" {' '.join(words)} " if words else ""
 
 

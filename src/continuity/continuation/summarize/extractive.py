@@ -455,7 +455,7 @@ def _fit(sections: dict[str, list[str]], max_bytes: int) -> None:
             return
         items = sections[key]
         last = len(items) - 1
-        if key == "Goal" and last == 0 or utf8_len(items[last]) > CLIP_BEFORE_DROP:
+        if (key == "Goal" and last == 0) or utf8_len(items[last]) > CLIP_BEFORE_DROP:
             items[last] = clip_middle(items[last], max(60, utf8_len(items[last]) // 2)) \
                 .replace("\n", " ")  # the cut's marker stays on the item's line
         else:
