@@ -16,6 +16,7 @@ cProfile (top 15 by cumulative time) of the slow part.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import gc
 import io
@@ -44,7 +45,6 @@ DATA = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "samples"  #
 RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
 sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 
-import contextlib
 
 import orjson  # noqa: E402
 

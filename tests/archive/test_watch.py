@@ -192,7 +192,8 @@ def test_watch_prints_every_reader_warning_import_prints(tmp_path):
                  + _line("a3", "a2", "0001-01-01T00:00:00Z", "old")
                  + _line("a4", "a3", 1e20, "huge")
                  + _line("a5", "a4", "NaN", "nan"))
-    warned = lambda text: sorted(l.strip() for l in text.splitlines() if ": warning: " in l)
+    def warned(text: str) -> list[str]:
+        return sorted(line.strip() for line in text.splitlines() if ": warning: " in line)
     imp = _run(["import", str(f), "--home", str(tmp_path / "other")], env)
     assert imp.returncode == 0, imp.stderr
     expected = warned(imp.stderr)

@@ -179,7 +179,7 @@ def test_doctor_missing_events_and_a_gone_python_are_problems(world: dict[str, P
     assert check(report, "hooks", "claude-code")["data"]["missing"] == ["SessionEnd"]
     text = settings.read_text().replace(install.hook_argv()[0], "/gone/python3")
     settings.write_text(text)
-    code, report = doctor("--harness", "claude-code")
+    _, report = doctor("--harness", "claude-code")
     hooks = check(report, "hooks", "claude-code")
     assert hooks["status"] == "problem" and "/gone/python3, which no longer exists" in \
         hooks["detail"]
@@ -206,12 +206,12 @@ def test_doctor_names_a_workspace_others_can_read(world: dict[str, Path]) -> Non
     """Issue 16: a 0644 database inside an owner-only workspace folder is a warning (out of
     others' reach); once the folder is 0755 too it is still a warning (issue 45 item 2: capture
     works) naming both modes, with the chmod that fixes it; an owner-only workspace is ok."""
-    code, report = doctor()
+    _, report = doctor()
     assert check(report, "private", None)["status"] == "ok"
     db = world["ws"] / "continuity.db"
     db.touch()  # doctor reads the store only when a harness has hooks
     db.chmod(0o644)
-    code, report = doctor()
+    _, report = doctor()
     private = check(report, "private", None)
     assert private["status"] == "warning"
     assert private["detail"] == ("wider than owner-only, though inside an owner-only folder: "
@@ -377,7 +377,7 @@ def test_doctor_checks_the_recorded_settings_even_when_the_default_exists(
     done = runner.invoke(app, ["hooks", "install", "claude-code", "--settings", str(custom),
                                "--home", str(world["ws"])])
     assert done.exit_code == 0, done.output
-    code, report = doctor("--harness", "claude-code")
+    _, report = doctor("--harness", "claude-code")
     hooks = check(report, "hooks", "claude-code")
     assert hooks["status"] == "ok", hooks
     assert hooks["detail"].startswith(f"installed in {custom}, pointing at ")

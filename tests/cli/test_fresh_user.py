@@ -104,7 +104,7 @@ def test_doctor_names_the_overrides_and_an_override_to_fix(monkeypatch, capsys, 
     effect, and for a wrong override its fix said to edit config.toml, which did not exist."""
     monkeypatch.delenv("CONTINUITY_ARCHIVE__ENABLED", raising=False)  # the tests' override
     monkeypatch.setenv("CONTINUITY_CONTINUITY__PROMPT_INTERVAL", "3")
-    code, out, err = run_main(monkeypatch, capsys, "doctor", "--home", tmp_path)
+    _, out, _ = run_main(monkeypatch, capsys, "doctor", "--home", tmp_path)
     assert (f"ok      config: {tmp_path / 'config.toml'} absent: defaults; overridden by "
             "$CONTINUITY_CONTINUITY__PROMPT_INTERVAL; every section valid") in out
     monkeypatch.delenv("CONTINUITY_CONTINUITY__PROMPT_INTERVAL")

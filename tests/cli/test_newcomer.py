@@ -239,11 +239,11 @@ def test_sessions_fits_80_columns_with_short_keys_and_relative_times():
     assert lines[0].split() == ["session", "harness", "project", "rows", "last", "activity"]
     assert lines[1].split()[:2] == ["01a23556", "codex"]
     assert lines[1].split()[-3:] == ["5", "min", "ago"]
-    assert "01a2354d" in lines[-3] or any(l.split()[:2] == ["01a2354d", "pi"] for l in lines)
-    assert any(l.split()[:2] == ["a-very-l", "claude-code"] and l.endswith("2026-09-03")
-               for l in (x.rstrip() for x in lines))
+    assert "01a2354d" in lines[-3] or any(ln.split()[:2] == ["01a2354d", "pi"] for ln in lines)
+    assert any(ln.split()[:2] == ["a-very-l", "claude-code"] and ln.endswith("2026-09-03")
+               for ln in (x.rstrip() for x in lines))
     # the project is wrapped, not cut: all of it is there
-    assert "".join(l[20:60].strip() for l in lines[1:4]).startswith("/home/dev/projects/a-pr")
+    assert "".join(ln[20:60].strip() for ln in lines[1:4]).startswith("/home/dev/projects/a-pr")
     assert lines[-1] == "short keys: any unique prefix works; --json or a pipe shows them whole"
 
 
@@ -260,7 +260,7 @@ def test_sessions_in_a_terminal_marks_copies_in_80_columns():
     assert all(len(line) <= 80 for line in lines), lines
     assert lines[0].split()[-2:] == ["copy", "of"]
     assert lines[1].split()[:2] == ["01a23556", "codex"] and lines[1].split()[-1] == "01a2354d"
-    pi_row = next(l for l in lines if l.split()[:2] == ["01a2354d", "pi"])
+    pi_row = next(ln for ln in lines if ln.split()[:2] == ["01a2354d", "pi"])
     assert pi_row.split()[-1] == "ago"  # no copy: an empty cell
     plain = _console(width=80)
     sessions_table(plain, sessions, now=now)

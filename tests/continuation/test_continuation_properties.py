@@ -582,17 +582,18 @@ def test_only_the_newest_compaction_counts(prop_store, case_in):
         assert d["summary"] is None
         return
     info = cp.compaction
+    assert info is not None and info.covers_through_seq is not None
     assert d["summary"] is not None
-    assert d["summary"]["covers_through_seq"] == info.covers_through_seq  # type: ignore
+    assert d["summary"]["covers_through_seq"] == info.covers_through_seq
     assert d["summary"]["entry_id"] == cp.entry_id
-    assert info.summary in d["summary"]["text"]  # type: ignore[union-attr]
+    assert info.summary in d["summary"]["text"]
     assert blob.count("§CP") == 1
     for m in d["messages"]:
-        assert m["seq"] > info.covers_through_seq  # type: ignore[union-attr, operator]
+        assert m["seq"] > info.covers_through_seq
         for b in m["content"]:
             cid = b.get("id") or b.get("call_id")
             if cid is not None:
-                assert case.call_seq(cid) > info.covers_through_seq  # type: ignore
+                assert case.call_seq(cid) > info.covers_through_seq
 
 
 # --------------------------------------------------------------------------- 7. repair

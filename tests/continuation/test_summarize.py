@@ -132,7 +132,7 @@ def test_summarize_redacts_every_input_and_the_output():
     rows = _seq([U("deploy with key sk-ant-api03-ABCDEFGHIJKLMNOP"),
                  A(text="ok, I'll use <private>TOKEN-123</private>")])
     rec = Recorder()
-    rec.generate = lambda request, **kw: (rec.requests.append(request),  # type: ignore
+    rec.generate = lambda request, **kw: (rec.requests.append(request),
                                           ProviderReply(GOOD + "\n- AKIAIOSFODNN7EXAMPLE_old"))[1]
     result = _run(WorkingView("## Goal\n- ghp_" + "z" * 30, ["TOKEN <private>n</private>"],
                               rows), rec)

@@ -13,6 +13,7 @@ import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 
@@ -228,7 +229,7 @@ def test_hookcmd_daemon_down_spools_and_exits_zero(tmp_path: Path) -> None:
 
 class _Handler(BaseHTTPRequestHandler):
     status, answer, delay = 200, b"", 0.0
-    seen: list[tuple[str, dict, bytes]] = []
+    seen: ClassVar[list[tuple[str, dict, bytes]]] = []
 
     def do_POST(self) -> None:  # http.server's name
         body = self.rfile.read(int(self.headers["Content-Length"]))

@@ -187,7 +187,7 @@ def test_guard_workspace_token_made_once_owner_only(isolated_home: Path,
     assert workspace_token(isolated_home) == token
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     path.write_text("short\n")
-    with pytest.raises(ConfigError, match="daemon.token: holds no valid token") as info:
+    with pytest.raises(ConfigError, match=r"daemon\.token: holds no valid token") as info:
         workspace_token(isolated_home)
     assert "short" not in str(info.value)
     assert [p.name for p in isolated_home.iterdir()] == ["daemon.token"]  # no temporary left

@@ -542,7 +542,7 @@ def test_import_directory_discovery_and_skips(sqlite_store, shared_data, tmp_pat
     (f,) = import_paths(sqlite_store, [config]).files
     assert (f.status, f.reason) == ("skipped", "not a session file (format not recognised)")
 
-    with pytest.raises(InputError, match="nowhere.jsonl: no such file or directory"):
+    with pytest.raises(InputError, match=r"nowhere\.jsonl: no such file or directory"):
         discover([tmp_path / "nowhere.jsonl"])
     # issue 20: in an import, a missing path is reported failed (exit 2), the others import
     report = import_paths(sqlite_store, [tmp_path / "nowhere.jsonl", config])

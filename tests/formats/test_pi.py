@@ -273,7 +273,7 @@ def test_v2_hookmessage_is_custom():
 
 def test_images_fixture():
     _reader, e = read_all(FIX / "v3-images.jsonl")
-    raw = {n: json.loads(line.raw) for n, line in ((l.number, l) for l in _lines(FIX / "v3-images.jsonl"))}
+    raw = {n: json.loads(line.raw) for n, line in ((ln.number, ln) for ln in _lines(FIX / "v3-images.jsonl"))}
     png = base64.b64decode(raw[2]["message"]["content"][1]["data"])
     jpg = base64.b64decode(raw[4]["message"]["content"][1]["data"])
     png_sha, jpg_sha = hashlib.sha256(png).hexdigest(), hashlib.sha256(jpg).hexdigest()

@@ -205,7 +205,7 @@ def test_budget_drops_old_index_rows_then_ledger_rows_then_keeps_the_head(store,
 def test_memory_md_settings_are_validated(isolated_home, monkeypatch):
     """A budget outside its range is a ConfigError naming the field."""
     monkeypatch.setenv("CONTINUITY_MEMORY_MD__MAX_LINES", "5")
-    with pytest.raises(ConfigError, match="(?i)max_lines.*must be at least 40"):
+    with pytest.raises(ConfigError, match=r"(?i)max_lines.*must be at least 40"):
         mm.settings()
 
 

@@ -309,7 +309,7 @@ class ClaudeCodeReader(FormatReader):
                 self._attachment(data, entry)
             elif kind in EVENT_TYPES:
                 self._event(data, entry)
-        except Exception as exc:  # never raise on odd input (formats.md §5.1)
+        except Exception as exc:  # noqa: BLE001 - never raise on odd input (formats.md §5.1)
             self.warn(line, f"unreadable {type_name} line: {type(exc).__name__}: {exc}")
             entry.kind, entry.role, entry.blocks = EntryKind.OPAQUE, Role.SYSTEM, ()
             entry.visible = entry.is_request = False

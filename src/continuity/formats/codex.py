@@ -247,7 +247,7 @@ class CodexReader(FormatReader):
     def read(self, line: Line) -> Entry | None:
         try:
             return self._read(line)
-        except Exception as exc:  # never raise on odd input (contract)
+        except Exception as exc:  # noqa: BLE001 - never raise on odd input (contract)
             self.warn(line, f"unreadable codex line: {type(exc).__name__}: {exc}")
             data = line.data if isinstance(line.data, dict) else {}
             top = data.get("type")

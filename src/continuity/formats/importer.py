@@ -774,7 +774,7 @@ class _FileImport:
                 return
         try:
             entry = self.reader.read(line)
-        except Exception as exc:  # a reader bug must not lose the rest of the file
+        except Exception as exc:  # noqa: BLE001 - a reader bug must not lose the rest of the file
             reason = clean(f"reader error: {exc.__class__.__name__}: {exc}")
             self.issues.append(ImportIssue(self.path_str, line.number, line.offset,
                                            len(line.raw), reason, digest))

@@ -469,7 +469,7 @@ class OpenCodeReader(FormatReader):
                 self._message(line, data.get("message"), entry)
             elif kind == "opencode.part":
                 self._part(line, data, entry)
-        except Exception as exc:  # never raise on odd input (formats.md §5.1)
+        except Exception as exc:  # noqa: BLE001 - never raise on odd input (formats.md §5.1)
             self.warn(line, f"unreadable {kind or 'record'}: {type(exc).__name__}: {exc}")
             entry.kind, entry.role, entry.blocks, entry.visible = (
                 EntryKind.OPAQUE, Role.SYSTEM, (), False)

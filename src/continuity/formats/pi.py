@@ -296,7 +296,7 @@ class PiReader(FormatReader):
                       visible=False)
         try:
             self._fill(line, data, etype, entry)
-        except Exception as exc:  # never raise on odd input (formats.md §5.1)
+        except Exception as exc:  # noqa: BLE001 - never raise on odd input (formats.md §5.1)
             self.warn(line, f"unreadable {type_name or 'entry'}: {exc}")
             entry.kind, entry.role, entry.blocks = EntryKind.OPAQUE, Role.SYSTEM, ()
             entry.visible, entry.is_request, entry.compaction = False, False, None

@@ -240,8 +240,9 @@ def _capture(ctx: _Ctx, content: str, facts: _Facts, last: Run | None,
     previous = _manifest(home, ln.session_token(ctx.agent, ctx.key))
     same = previous is not None and previous.get("transcript_sha256") == ctx.raw_hash \
         and bool(previous.get("transcript_path"))
-    if same:  # this capture's artifacts (a deleted one is written again): keep their names
-        ctx.capture = _stamp_of(previous["transcript_path"]) or ctx.capture  # type: ignore
+    if same and previous is not None:  # this capture's artifacts (a deleted one is written
+        # again): keep their names
+        ctx.capture = _stamp_of(previous["transcript_path"]) or ctx.capture
     changes = {"harness": ctx.harness, "project": ctx.project,
                "started_at": ln.iso(ctx.started), "ended_at": ln.iso(ctx.ended),
                "transcript_sha256": ctx.raw_hash,

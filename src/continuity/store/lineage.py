@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, overload
 
 import orjson
 from sqlalchemy import and_, delete, func, or_, select
@@ -35,7 +35,12 @@ NODE_KINDS = ("session", "thread", "compaction")
 EDGE_KINDS = ("continues", "compacted_into", "mentions")
 
 
+@overload
+def _utc(value: datetime) -> datetime: ...
+@overload
+def _utc(value: None) -> None: ...
 def _utc(value: datetime | None) -> datetime | None:
+    """``value`` in UTC; a naive value (SQLite hands them back) is taken as UTC."""
     if value is None:
         return None
     return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(
@@ -137,7 +142,7 @@ class LineageStoreMixin:
     def _head(r: Any) -> ThreadHead:
         return ThreadHead(r.agent_id, r.thread_key, r.label, r.project, r.session_key,
                           r.harness, r.source_type, r.source_ref, r.node_id, r.sample,
-                          _utc(r.latest_at), _utc(r.updated_at),  # type: ignore[arg-type]
+                          _utc(r.latest_at), _utc(r.updated_at),
                           tuple(orjson.loads(r.open_items)))
 
     def thread_heads(self, agent_id: str, *, project: str | None = None,
@@ -193,7 +198,7 @@ class LineageStoreMixin:
     @staticmethod
     def _node(r: Any) -> DagNode:
         return DagNode(r.node_id, r.agent_id, r.kind, r.label, r.content,
-                       _utc(r.updated_at), r.project, r.session_key,  # type: ignore[arg-type]
+                       _utc(r.updated_at), r.project, r.session_key,
                        r.thread_key, r.harness, r.source_ref, _utc(r.earliest_at),
                        _utc(r.latest_at), orjson.loads(r.meta))
 
@@ -273,7 +278,7 @@ class LineageStoreMixin:
                             seen.add((r.src_id, r.dst_id, r.kind))
                             rows.append(r)
                 rows.sort(key=lambda r: (_utc(r.at), r.src_id, r.dst_id, r.kind))
-        return [DagEdge(r.src_id, r.dst_id, r.kind, r.agent_id, _utc(r.at))  # type: ignore
+        return [DagEdge(r.src_id, r.dst_id, r.kind, r.agent_id, _utc(r.at))
                 for r in rows]
 
     # ------------------------------------------------------------------ ranked memories

@@ -307,7 +307,7 @@ def remember_request(store: SqlStore, request: RememberRequest, *,
                            agent_id=request.agent_id, harness=request.harness,
                            project=request.project, now=now)
             response.transcript_stored = True
-        except Exception as exc:  # the memory is committed; report, never lose it
+        except Exception as exc:  # noqa: BLE001 - the memory is committed; report, never lose it
             log.warning("memory %s stored, its transcript was not: %s", stored.memory_id, exc)
             response.transcript_stored = False
             response.transcript_error = f"{exc.__class__.__name__}: {exc}"

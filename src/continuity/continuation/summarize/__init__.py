@@ -285,7 +285,7 @@ def summarize(view: WorkingView, summarizer: Summarizer, *, cancel: threading.Ev
             return _refuse(result, ReceiptReason.CANCELLED, "cancelled during a request")
         except ProviderError as exc:  # its text is ours: "HTTP 500", "timed out after 9.0 s"
             return _refuse(result, ReceiptReason.PROVIDER_FAILURE, scrub(str(exc))[:120])
-        except Exception as exc:  # fail closed on any provider bug
+        except Exception as exc:  # noqa: BLE001 - fail closed on any provider bug
             return _refuse(result, ReceiptReason.PROVIDER_FAILURE,
                            f"the provider failed: {exc.__class__.__name__}")
         if cancel.is_set():  # a reply that arrives after the signal is discarded

@@ -88,7 +88,7 @@ class GroupAppender:
                 return
         try:
             self.log.append(batch.records)
-        except BaseException as exc:  # every caller of the batch gets the error
+        except BaseException as exc:  # noqa: BLE001 - every caller of the batch gets the error
             batch.error = exc
         with self._cond:
             batch.done, self._writing = True, False
