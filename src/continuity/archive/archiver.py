@@ -43,7 +43,7 @@ class ArchiveSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")  # review: `enable = false` was ignored
 
     enabled: bool = True
-    rescan_seconds: float = Field(60.0, ge=1, le=86_400)
+    rescan_seconds: float = Field(default=60.0, ge=1, le=86_400)
     claude_code: str | None = None
     codex: str | None = None
     pi: str | None = None

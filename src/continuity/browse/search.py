@@ -150,6 +150,7 @@ def search(store: Any, query: str, *, limit: int = 20, filters: EntryFilter | No
             continue
         if raw:
             text, spans = snippet(entry_body(entry), terms, raw=raw)
+            title = session.title
         else:  # issue 45 review items 1, 2: as show redacts the row, within its session
             with in_session(store, h.session_key):
                 shown = replace(entry, blocks=tuple(redacted_block(b) for b in entry.blocks))
@@ -158,7 +159,7 @@ def search(store: Any, query: str, *, limit: int = 20, filters: EntryFilter | No
         out.append(SearchHit(
             session=h.session_key, seq=h.seq, score=h.score, harness=session.harness,
             project=session.project, agent=session.agent_id,
-            title=session.title if raw else title,
+            title=title,
             subagent=session.agent_id != "default", sidechain=entry.sidechain,
             role=entry.role.value, kind=entry.kind.value, time=_iso(entry.timestamp),
             snippet=text, spans=spans, show_command=show_command(h.session_key, h.seq),

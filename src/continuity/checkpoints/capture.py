@@ -112,14 +112,14 @@ class CheckpointConfig(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
 
     enabled: bool = True
-    prompt_interval: int = Field(10, alias="promptInterval")
-    time_interval_ms: int = Field(900_000, alias="timeIntervalMs")
-    max_checkpoints_per_session: int = Field(50, alias="maxCheckpointsPerSession")
-    retention_days: int = Field(7, alias="retentionDays")
-    recovery_budget_chars: int = Field(2000, alias="recoveryBudgetChars")
-    recovery_window_days: int | str = Field(14, alias="recoveryWindowDays")
-    recovery_window_hours: int | None = Field(None, alias="recoveryWindowHours")
-    follow_up_budget_bytes: int = Field(FOLLOW_UP_BUDGET_BYTES, alias="followUpBudgetBytes")
+    prompt_interval: int = Field(default=10, alias="promptInterval")
+    time_interval_ms: int = Field(default=900_000, alias="timeIntervalMs")
+    max_checkpoints_per_session: int = Field(default=50, alias="maxCheckpointsPerSession")
+    retention_days: int = Field(default=7, alias="retentionDays")
+    recovery_budget_chars: int = Field(default=2000, alias="recoveryBudgetChars")
+    recovery_window_days: int | str = Field(default=14, alias="recoveryWindowDays")
+    recovery_window_hours: int | None = Field(default=None, alias="recoveryWindowHours")
+    follow_up_budget_bytes: int = Field(default=FOLLOW_UP_BUDGET_BYTES, alias="followUpBudgetBytes")
 
     @field_validator(*_RANGES, mode="before")
     @classmethod

@@ -411,8 +411,9 @@ def _store_plan(store: SqlStore, plan: _ReplayPlan,
     mark = max((c.created_at for c in existing if c.created_at
                 and c.trigger is not CheckpointTrigger.SESSION_END), default=None)
     have = {(c.trigger, c.created_at) for c in existing}
-    ends = [c for c in existing if c.created_at and c.trigger is CheckpointTrigger.SESSION_END]
-    end = max(ends, key=lambda c: c.created_at) if ends else None
+    ends = [(c.created_at, c) for c in existing
+            if c.created_at and c.trigger is CheckpointTrigger.SESSION_END]
+    end = max(ends, key=lambda pair: pair[0])[1] if ends else None
     for cp in plan.computed:
         if cp.trigger is CheckpointTrigger.SESSION_END:
             if end is not None and cp.created_at is not None and end_stands(end, cp):

@@ -246,6 +246,7 @@ def sessions_table(out: Console, sessions: Iterable[Session], *,
     if gone:  # issue 18: only when some file was deleted, so 80 columns stay enough
         table.add_column("source", no_wrap=True)
     copied = any(s.key in copies for s in sessions)
+    sources: dict[str, str] = {}
     if copied:  # issue 45 item 3: a resumed copy says whose copy it is
         table.add_column("copy of", no_wrap=True)
         sources = short_keys(list(dict.fromkeys(

@@ -21,7 +21,8 @@ import os
 import stat
 
 # Only os and stat at import time: the hook's fast path (spool) imports this module.
-if False:  # annotations only
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only
     from pathlib import Path
 
 __all__ = ["PRIVATE_DIR", "PRIVATE_FILE", "Exposed", "exposed", "make_private", "private_dir",

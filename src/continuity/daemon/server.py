@@ -65,6 +65,7 @@ import os
 import secrets
 import signal
 import socket
+from collections.abc import Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -138,16 +139,16 @@ class DaemonSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    host: str = Field("127.0.0.1", min_length=1, max_length=255)
-    port: int = Field(DEFAULT_PORT, ge=0, le=65535)
-    token: str | None = Field(None, repr=False)
+    host: str = Field(default="127.0.0.1", min_length=1, max_length=255)
+    port: int = Field(default=DEFAULT_PORT, ge=0, le=65535)
+    token: str | None = Field(default=None, repr=False)
     stop_seconds: float = 120.0
-    budget_bytes: int = Field(FOLLOW_UP_BUDGET_BYTES, ge=1000, le=100_000_000)
-    max_body_bytes: int = Field(16 * 1024 * 1024, ge=64 * 1024, le=1024 * 1024 * 1024)
-    body_seconds: float = Field(30.0, ge=1.0, le=3600.0)
-    max_connections: int = Field(512, ge=16, le=100_000)
-    threads: int = Field(64, ge=1, le=1024)
-    log_level: str = Field("info", pattern=r"^(critical|error|warning|info|debug)$")
+    budget_bytes: int = Field(default=FOLLOW_UP_BUDGET_BYTES, ge=1000, le=100_000_000)
+    max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=64 * 1024, le=1024 * 1024 * 1024)
+    body_seconds: float = Field(default=30.0, ge=1.0, le=3600.0)
+    max_connections: int = Field(default=512, ge=16, le=100_000)
+    threads: int = Field(default=64, ge=1, le=1024)
+    log_level: str = Field(default="info", pattern=r"^(critical|error|warning|info|debug)$")
     consolidate_on_end: bool = True
     allowed_hosts: list[Annotated[str, Field(min_length=1, max_length=255,
                                              pattern=r"^[A-Za-z0-9.:\[\]-]+$")]] = []
@@ -237,7 +238,7 @@ def _status(exc: ContinuityError) -> int:
 
 
 
-def _problems(errors: list[dict[str, Any]]) -> list[dict[str, str]]:
+def _problems(errors: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
     out = []
     for e in errors:
         if e.get("type") == "json_invalid":  # a body that is not JSON: loc is (body, offset)
@@ -250,7 +251,7 @@ def _problems(errors: list[dict[str, Any]]) -> list[dict[str, str]]:
     return out
 
 
-def _invalid(errors: list[dict[str, Any]]) -> Any:
+def _invalid(errors: Sequence[Mapping[str, Any]]) -> Any:
     from fastapi.responses import JSONResponse
 
     fields = _problems(errors)

@@ -94,9 +94,9 @@ class MemoryMdSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     #: Size budget of MEMORY.md in UTF-8 bytes (Claude Code loads 25 KB of its MEMORY.md).
-    max_bytes: int = Field(25_000, ge=2_000, le=1_000_000)
+    max_bytes: int = Field(default=25_000, ge=2_000, le=1_000_000)
     #: Line budget (Claude Code loads the first 200 lines of its MEMORY.md).
-    max_lines: int = Field(200, ge=40, le=20_000)
+    max_lines: int = Field(default=200, ge=40, le=20_000)
 
 
 def settings(home: Any = None) -> MemoryMdSettings:

@@ -93,13 +93,13 @@ class RememberRequest(_Model):
     content: str = Field(min_length=1)
     type: MemoryType = "fact"
     tags: list[str] = Field(default_factory=list, max_length=50)
-    importance: float = Field(0.5, ge=0.0, le=1.0)
-    source_id: str | None = Field(None, max_length=SOURCE_ID_MAX_CHARS,
+    importance: float = Field(default=0.5, ge=0.0, le=1.0)
+    source_id: str | None = Field(default=None, max_length=SOURCE_ID_MAX_CHARS,
                                   validation_alias=AliasChoices("source_id", "sourceId"))
     transcript: str | None = None
-    agent_id: str = Field("default", min_length=1, max_length=200,
+    agent_id: str = Field(default="default", min_length=1, max_length=200,
                           validation_alias=AliasChoices("agent_id", "agentId"))
-    harness: str = Field("manual", min_length=1, max_length=40,
+    harness: str = Field(default="manual", min_length=1, max_length=40,
                          validation_alias=AliasChoices("harness", "sourceType", "source_type"))
     project: str | None = None
 
@@ -157,21 +157,21 @@ class RecallRequest(_Model):
     every tag must be present; ``since`` inclusive, ``until`` exclusive)."""
 
     query: str = Field(min_length=1, max_length=2000)
-    limit: int = Field(10, ge=1, le=100)
+    limit: int = Field(default=10, ge=1, le=100)
     type: str | None = None
     tags: list[str] = Field(default_factory=list, max_length=20)
-    source_id: str | None = Field(None, validation_alias=AliasChoices("source_id", "sourceId"))
-    importance_min: float | None = Field(None, ge=0.0, le=1.0,
+    source_id: str | None = Field(default=None, validation_alias=AliasChoices("source_id", "sourceId"))
+    importance_min: float | None = Field(default=None, ge=0.0, le=1.0,
                                          validation_alias=AliasChoices("importance_min",
                                                                  "importanceMin"))
     since: datetime | None = None
     until: datetime | None = None
-    agent_id: str = Field("default", min_length=1, max_length=200,
+    agent_id: str = Field(default="default", min_length=1, max_length=200,
                           validation_alias=AliasChoices("agent_id", "agentId"))
     expand: bool = False
-    raw_sources: bool = Field(False, validation_alias=AliasChoices("raw_sources", "rawSources"))
-    source_max_bytes: int = Field(SOURCE_MAX_BYTES, ge=256, le=1_000_000)
-    sources_total_bytes: int = Field(SOURCES_TOTAL_BYTES, ge=256, le=10_000_000)
+    raw_sources: bool = Field(default=False, validation_alias=AliasChoices("raw_sources", "rawSources"))
+    source_max_bytes: int = Field(default=SOURCE_MAX_BYTES, ge=256, le=1_000_000)
+    sources_total_bytes: int = Field(default=SOURCES_TOTAL_BYTES, ge=256, le=10_000_000)
 
     @field_validator("tags", mode="before")
     @classmethod

@@ -85,7 +85,7 @@ class TranscriptSettings(BaseModel):
 
     #: Sessions whose transcript has not changed for this long are completed by ``sweep_idle``
     #: (origin: 4 h session TTL). Whole minutes, 1 .. 43,200 (30 days).
-    idle_limit_minutes: int = Field(240, ge=1, le=43_200)
+    idle_limit_minutes: int = Field(default=240, ge=1, le=43_200)
 
 
 def settings(home: str | os.PathLike[str] | None = None) -> TranscriptSettings:

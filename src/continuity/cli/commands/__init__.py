@@ -148,7 +148,12 @@ class LazyGroup(TyperGroup):
 
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)
-        self.commands = _LazyCommands(dict(self.commands), self)
+        self._lazy = _LazyCommands(dict(self.commands), self)
+        self.commands = self._lazy
+
+    def loaded_commands(self) -> dict[str, Any]:
+        """The commands loaded so far, by name (loads nothing)."""
+        return self._lazy.loaded()
 
     def list_commands(self, ctx: Any) -> list[str]:
         """Every command name in ``--help`` order, loading none of them."""

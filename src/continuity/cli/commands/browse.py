@@ -175,12 +175,12 @@ def export_cmd(
                          "do not apply")
     from continuity.core.text import one_line
 
-    to_file = output is not None and str(output) != "-"
+    target = output if output is not None and str(output) != "-" else None  # None: stdout
     note = ""
     with open_cli_store(home, read_only=True) as store:
         key = resolve_session(store, session)
-        if to_file:
-            _refuse_a_session_file(store, key, output)
+        if target is not None:
+            _refuse_a_session_file(store, key, target)
         if fmt == "source":
             copy = source_copy(store, key)
             data = copy.data
@@ -201,7 +201,7 @@ def export_cmd(
                   markup=False)
     if note:
         err.print(note, markup=False)
-    if not to_file:
+    if target is None:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
         return
@@ -210,9 +210,9 @@ def export_cmd(
 
     from continuity.core.private import write_whole
 
-    shown_path = one_line(str(output))
+    shown_path = one_line(str(target))
     try:
-        mode = os.lstat(output).st_mode
+        mode = os.lstat(target).st_mode
     except FileNotFoundError:
         mode = None
     except OSError as exc:
@@ -223,7 +223,7 @@ def export_cmd(
                          "or symlink): give a new file name, or omit --output (or give -) "
                          "for stdout")
     try:
-        write_whole(output, data, 0o600)
+        write_whole(target, data, 0o600)
     except OSError as exc:
         raise InputError(f"cannot write {shown_path}: {exc.strerror or exc}") from None
     err.print(f"wrote {shown_path} ({len(data)} bytes, mode 0600)", markup=False)

@@ -65,10 +65,9 @@ def _consoles() -> tuple[Console, Console]:
     still send bold and dim there (issue 20)."""
     import os
 
-    plain = {"color_system": None} if os.environ.get("NO_COLOR") else {}
-    return (SafeConsole(highlight=False, soft_wrap=True, **plain),  # type: ignore[arg-type]
-            SafeConsole(stderr=True, soft_wrap=True, highlight=False,  # type: ignore[arg-type]
-                        **plain))
+    plain: dict[str, Any] = {"color_system": None} if os.environ.get("NO_COLOR") else {}
+    return (SafeConsole(highlight=False, soft_wrap=True, **plain),
+            SafeConsole(stderr=True, soft_wrap=True, highlight=False, **plain))
 
 
 out, err = _consoles()

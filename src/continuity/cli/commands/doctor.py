@@ -80,6 +80,11 @@ class Check:
                 "detail": self.detail, "fix": self.fix, "data": self.data}
 
 
+def _mapping(value: object) -> dict[str, Any]:
+    """``value`` if it is a JSON/TOML object, else ``{}`` (a settings file's shape is not ours)."""
+    return value if isinstance(value, dict) else {}
+
+
 def command_for(home: Path, *words: str) -> str:
     """The command line ``continuity WORDS --home HOME``, shell-quoted: every command a fix
     names carries the workspace in use (issue 45 item 2: a bare one, run as printed, acts on
@@ -284,7 +289,7 @@ def installed_hooks(harness: str, path: Path | None = None) -> InstalledHooks:
     except InputError as exc:
         found.error = str(exc)
         return found
-    hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+    hooks = _mapping(data.get("hooks"))
     for native, groups in hooks.items():
         for group in groups if isinstance(groups, list) else []:
             inner = group.get("hooks") if isinstance(group, dict) else None
@@ -411,7 +416,7 @@ def _mcp_found(harness: str, hooks_path: Path) -> tuple[Path, Any, str | None]:
             data = tomllib.loads(config.read_text("utf-8")) if config.is_file() else {}
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
             return config, None, "config.toml cannot be read as TOML"
-        servers = data.get("mcp_servers") if isinstance(data.get("mcp_servers"), dict) else {}
+        servers = _mapping(data.get("mcp_servers"))
         entry = servers.get(install.MCP_SERVER_NAME)
     else:
         config = install.claude_mcp_config()
@@ -422,14 +427,13 @@ def _mcp_found(harness: str, hooks_path: Path) -> tuple[Path, Any, str | None]:
             data = install.read_settings(config)
         except InputError as exc:
             return config, None, str(exc)
-        servers = data.get("mcpServers") if isinstance(data.get("mcpServers"), dict) else {}
+        servers = _mapping(data.get("mcpServers"))
         entry = servers.get(install.MCP_SERVER_NAME)
         try:
             settings = install.read_settings(hooks_path)
         except InputError:
             settings = {}
-        perms = settings.get("permissions") if isinstance(settings.get("permissions"),
-                                                          dict) else {}
+        perms = _mapping(settings.get("permissions"))
         if entry is not None and install.CLAUDE_ALLOW_RULE not in (perms.get("allow") or []):
             return config, None, (f"registered, but {hooks_path} lacks the allow rule "
                                   f"{install.CLAUDE_ALLOW_RULE!r}: Claude Code denies the tools")
@@ -438,7 +442,7 @@ def _mcp_found(harness: str, hooks_path: Path) -> tuple[Path, Any, str | None]:
     if not install._is_our_server(entry):  # the installer's own test
         return config, None, (f"the MCP server {install.MCP_SERVER_NAME!r} in {config} is "
                               "not continuity's")
-    env = entry.get("env") if isinstance(entry.get("env"), dict) else {}
+    env = _mapping(entry.get("env"))
     words = [str(entry.get("command", ""))] + [str(a) for a in entry.get("args") or []]
     if env.get("CONTINUITY_HOME"):
         words.insert(0, f"CONTINUITY_HOME={env['CONTINUITY_HOME']}")
@@ -759,7 +763,8 @@ def diagnose(home: Path, harnesses: tuple[str, ...] = HARNESSES, *,
                                  f"{BINARIES[harness]} once)"))
         checks.extend(per)
     if not any(c.check == "hooks" and c.data.get("events") for c in checks):
-        found = [c.harness for c in checks if c.check == "found" and c.status == "ok"]
+        found = [c.harness for c in checks
+                 if c.check == "found" and c.status == "ok" and c.harness is not None]
         checks.append(Check("hooks", None, "problem", "no harness has continuity's hooks: "
                             "nothing is captured live" + ("" if found else
                                                           " (and no harness CLI is on PATH)"),

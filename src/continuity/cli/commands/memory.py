@@ -91,6 +91,7 @@ def _text_to_remember(text: str | None, file: Path | None) -> str:
         except OSError as exc:
             raise InputError(f"--file {file}: {exc.strerror or exc}") from None
     else:
+        assert text is not None  # exactly one of text and file, checked above
         return text
     try:
         return data.decode("utf-8")

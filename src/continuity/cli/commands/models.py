@@ -129,7 +129,7 @@ class _bar:
         return self
 
     def __call__(self, done: int, total: int) -> None:
-        if self._bar is not None:
+        if self._bar is not None and self._task is not None:
             self._bar.update(self._task, completed=done, total=total or None)
 
     def __exit__(self, *exc: object) -> None:

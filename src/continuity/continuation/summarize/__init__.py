@@ -221,7 +221,7 @@ def validate(reply: ProviderReply, max_bytes: int) -> tuple[str | None, ReceiptR
 
 
 def judge(reply: ProviderReply, max_bytes: int
-          ) -> tuple[str | None, ReceiptReason | None, str | None]:
+          ) -> tuple[str, None, None] | tuple[None, ReceiptReason, str]:
     """``validate`` with the failed check named: ``(summary, None, None)`` or ``(None, reason,
     detail)``, ``detail`` a fixed phrase with counts only (issue 45 item 7: never reply
     text, which may hold a secret)."""
@@ -290,10 +290,12 @@ def summarize(view: WorkingView, summarizer: Summarizer, *, cancel: threading.Ev
                            f"the provider failed: {exc.__class__.__name__}")
         if cancel.is_set():  # a reply that arrives after the signal is discarded
             return _refuse(result, ReceiptReason.CANCELLED, "reply after the cancel signal")
-        summary, reason, detail = judge(reply, bound)
-        if reason is not None:
+        verdict = judge(reply, bound)
+        if verdict[1] is not None:  # refused: (None, reason, detail)
+            _, reason, detail = verdict
             return _refuse(result, reason, detail if result.chunks == 1
                            else f"{detail} (request {result.chunks})")
+        summary = verdict[0]
         previous, start = summary, end
     result.summary = previous
     return result

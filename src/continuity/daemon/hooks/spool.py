@@ -38,7 +38,8 @@ import time
 from continuity.core.faults import crash_point
 from continuity.core.private import private_dir, private_open
 
-if False:  # annotations only: importing ``typing`` would cost the hook command ~10 ms
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing ``typing`` would cost the hook command ~10 ms
     from collections.abc import Callable
     from typing import Any
 
