@@ -39,6 +39,14 @@ def utf8_len(text: str) -> int:
     return len(clean(text).encode("utf-8"))
 
 
+def object_at(obj: Any, key: str) -> dict[str, Any]:
+    """``obj[key]`` when ``obj`` is a dict and that value a JSON object (a dict), else ``{}``:
+    for reading a nested object of a file whose shape is not ours (a harness's record, a
+    settings file) without a type check at every step."""
+    value = obj.get(key) if isinstance(obj, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
 def json_bytes(value: Any) -> bytes:
     """Compact JSON (no spaces, non-ASCII not escaped) as UTF-8 bytes: the unit every budget in
     continuity is measured in (spec/continuation.md, "Measuring bytes").

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, datetime, timedelta
+from typing import overload
 
 from continuity.core.errors import InputError
 
@@ -49,6 +50,18 @@ def parse_when(value: str, *, now: datetime | None = None, field_name: str = "--
 EARLIEST_TIME = datetime(1970, 1, 1, tzinfo=UTC)
 LATEST_TIME = datetime(3000, 1, 1, tzinfo=UTC)
 TIME_RANGE_TEXT = "1970-01-01T00:00:00Z up to 3000-01-01T00:00:00Z"
+
+
+@overload
+def as_utc(value: datetime) -> datetime: ...
+@overload
+def as_utc(value: None) -> None: ...
+def as_utc(value: datetime | None) -> datetime | None:
+    """``value`` as an aware UTC time; a naive one (SQLite hands them back) is taken as UTC.
+    None stays None."""
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def usable_time(value: datetime | None) -> datetime | None:

@@ -25,9 +25,12 @@ import logging
 import threading
 import time
 from contextlib import nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import func, select
+
+if TYPE_CHECKING:
+    from continuity.store import SqlStore
 
 log = logging.getLogger("continuity.daemon")
 
@@ -139,7 +142,8 @@ class EmbeddingThread:
     def _run(self, embedder: Any, batch_rows: int) -> None:
         from continuity.retrieval.embedding import embed_pending
 
-        store = _Locked(self.store, self._lock)
+        # the proxy is a SqlStore to its callers: every attribute is the store's
+        store = cast("SqlStore", _Locked(self.store, self._lock))
         try:
             with self._lock:
                 dropped = self.store.drop_orphan_vectors()

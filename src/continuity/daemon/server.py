@@ -620,7 +620,7 @@ def _checkpoint_route(app: Any, live: Any) -> None:
     from continuity.daemon.hooks.models import CheckpointBody
 
     app.router.routes[:] = [r for r in app.router.routes if not (
-        isinstance(r, APIRoute) and r.path == "/api/checkpoints" and "POST" in r.methods)]
+        isinstance(r, APIRoute) and r.path == "/api/checkpoints" and "POST" in (r.methods or ()))]
 
     def write_checkpoint(body: Any) -> Any:
         """An ``agent`` or ``explicit`` checkpoint now, with the caller's reason: 201 with the

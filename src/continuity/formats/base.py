@@ -77,8 +77,9 @@ class FormatReader:
         #: the head named no session, so ``session_key`` is the file stem: a guess, which a
         #: re-read of a known file does not follow (second review: a Claude Code file cut to
         #: its first line, a snapshot line without ``sessionId``, became a second session)
-        self.key_from_file_name = not (isinstance(key, str) and key)
-        self.session_key = clean(key) if not self.key_from_file_name else file_stem(path)
+        named = key if isinstance(key, str) and key else None
+        self.key_from_file_name = named is None
+        self.session_key = clean(named) if named is not None else file_stem(path)
 
     @classmethod
     def sniff(cls, head: list[dict]) -> bool:  # pragma: no cover - abstract

@@ -456,8 +456,10 @@ class ClaudeCodeReader(FormatReader):
                     parts.append(text_of(item.get("text")))
                 elif itype in ("image", "document"):
                     got = self._media(line, item, payloads)
-                    if got is not None:
+                    if isinstance(got, MediaBlock):
                         media.append(got)
+                    elif isinstance(got, TextBlock):  # a text document: its text is the result's
+                        parts.append(got.text)
                 elif itype == "tool_reference":  # issue 12: ToolSearch loaded a tool
                     parts.append(TOOL_REFERENCE_TEXT.format(text_of(item.get("tool_name"))))
                 else:

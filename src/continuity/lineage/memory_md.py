@@ -74,6 +74,7 @@ from continuity.transcripts.transcript_log import safe_name
 
 if TYPE_CHECKING:
     from continuity.store import SqlStore
+    from continuity.store.lineage import DagEdge
 
 FILE_NAME = "MEMORY.md"
 #: seed 000: the strict 30-day ledger, in milliseconds.
@@ -223,7 +224,7 @@ def _index_rows(store: SqlStore, agent: str, project: str | None) -> list[Row]:
     nodes = [n for n in store.dag_nodes(agent, kinds=["session", "compaction"], project=project)
              if not _noise(project, n.project, n.session_key or "", n.harness)]
     labels = {n.node_id: n.label for n in store.dag_nodes(agent, kinds=["session", "thread"])}
-    edges: dict[str, list[Any]] = {}
+    edges: dict[str, list[DagEdge]] = {}
     for e in store.dag_edges(agent, node_ids=[n.node_id for n in nodes]) if nodes else []:
         edges.setdefault(e.src_id, []).append(e)
     rows = []

@@ -302,7 +302,7 @@ def _thread_node(store: SqlStore, rec: SessionRecord, tk: str, label: str, threa
                      or now) for a, b in pairwise(sessions)]
     store.replace_edges(agent, "continues", [n.node_id for n in sessions], chain)
     head = store.thread_head(agent, tk)
-    times = [n.earliest_at or n.latest_at for n in sessions if n.earliest_at or n.latest_at]
+    times = [t for n in sessions if (t := n.earliest_at or n.latest_at)]
     ends = [n.latest_at for n in sessions if n.latest_at]
     store.put_dag_nodes([DagNode(
         thread_id, agent, "thread", label, head.sample if head else label, now,

@@ -40,6 +40,7 @@ from typing import Any
 
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.core.errors import ContinuityError, InputError, SessionNotFound
+from continuity.core.text import object_at
 from continuity.formats.resumed import copy_chain
 from continuity.resume import claude_code, codex, files, pi
 from continuity.resume.convert import TARGETS, Source, to_turns
@@ -193,7 +194,7 @@ def _session_id(path: Path) -> str | None:
         return None
     if not isinstance(line, dict):
         return None
-    payload = line.get("payload") if isinstance(line.get("payload"), dict) else {}
+    payload = object_at(line, "payload")
     value = (line.get("sessionId") or payload.get("id") if line.get("type") != "session"
              else line.get("id"))
     return value if isinstance(value, str) and value else None

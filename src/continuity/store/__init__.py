@@ -51,7 +51,7 @@ def iter_entries(store: Store, session_key: str, *, after_seq: int = -1,
     instead of read back). Rows from it are yielded as they are; only the rows before its
     first are read. Raises ``ValueError`` when its seqs are not consecutive."""
     first = known[0].seq if known else None
-    if known and known[-1].seq - first != len(known) - 1:
+    if known and first is not None and known[-1].seq - first != len(known) - 1:
         raise ValueError(f"known rows of {session_key!r} are not consecutive "
                          f"(seqs {first}..{known[-1].seq}, {len(known)} rows)")
     after = after_seq
@@ -63,7 +63,7 @@ def iter_entries(store: Store, session_key: str, *, after_seq: int = -1,
         if len(page) < page_rows or len(below) < len(page):
             break
         after = page[-1].seq
-    if known:
+    if known and first is not None:
         for e in known[max(0, after_seq + 1 - first):]:
             if e.visible or not visible_only:
                 yield e
@@ -329,7 +329,7 @@ def open_store_raw(url: str, *, auto_migrate: bool = True, read_only: bool = Fal
         raise StoreError(f"cannot open database {safe}: {msg}{_unwritable(engine)}") from exc
     except SQLAlchemyError as exc:
         engine.dispose()
-        msg = str(exc.orig or exc).splitlines()[0]
+        msg = str(getattr(exc, "orig", None) or exc).splitlines()[0]
         raise StoreError(f"cannot open database {safe}: {exc.__class__.__name__}: {msg}") from exc
     except ContinuityError:
         engine.dispose()

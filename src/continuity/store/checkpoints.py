@@ -23,6 +23,7 @@ import orjson
 from sqlalchemy import Connection, String, and_, bindparam, delete, func, select, type_coerce
 
 from continuity.core.model import Checkpoint, CheckpointTrigger, end_stands
+from continuity.core.when import as_utc as _utc
 from continuity.store import schema as t
 
 _C = t.session_checkpoints.c
@@ -60,12 +61,6 @@ def _column(row: Any, name: str, decode: Any) -> Any:
         return decode(getattr(row, name))
     except (ValueError, TypeError) as exc:  # orjson.JSONDecodeError is a ValueError
         raise _Damaged(name, str(exc)[:200]) from None
-
-
-def _utc(value: datetime) -> datetime:
-    if value.tzinfo is None:
-        return value.replace(tzinfo=UTC)
-    return value.astimezone(UTC)
 
 
 def _stored_time(value: Any) -> datetime:

@@ -36,6 +36,7 @@ from continuity.core.model import (
     RefusalReceipt,
     receipt_detail,
 )
+from continuity.core.when import as_utc as _utc
 from continuity.store import schema as t
 from continuity.store.base import Store
 
@@ -58,12 +59,6 @@ class FencingStore(Store, Protocol):
 
 def _now() -> datetime:
     return datetime.now(UTC)
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
 def _ttl(ttl: float | timedelta) -> timedelta:

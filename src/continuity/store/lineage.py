@@ -21,30 +21,19 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
-from typing import Any, overload
+from datetime import datetime
+from typing import Any
 
 import orjson
-from sqlalchemy import and_, delete, func, or_, select
+from sqlalchemy import ColumnElement, and_, delete, func, or_, select
 
 from continuity.core.model import Memory
+from continuity.core.when import as_utc as _utc
 from continuity.store import schema as t
 
 _CHUNK = 500
 NODE_KINDS = ("session", "thread", "compaction")
 EDGE_KINDS = ("continues", "compacted_into", "mentions")
-
-
-@overload
-def _utc(value: datetime) -> datetime: ...
-@overload
-def _utc(value: None) -> None: ...
-def _utc(value: datetime | None) -> datetime | None:
-    """``value`` in UTC; a naive value (SQLite hands them back) is taken as UTC."""
-    if value is None:
-        return None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(
-        UTC)
 
 
 @dataclass(frozen=True, slots=True)
@@ -339,7 +328,7 @@ class LineageStoreMixin:
         """``(session_key, agent_id, content_hash)`` of every completed session_transcripts
         row (of one agent when given), oldest completion first (then key)."""
         c = t.session_transcripts.c
-        cond = [c.completed_at.is_not(None)]
+        cond: list[ColumnElement[bool]] = [c.completed_at.is_not(None)]
         if agent_id is not None:
             cond.append(c.agent_id == agent_id)
         stmt = (select(c.session_key, c.agent_id, c.content_hash).where(and_(*cond))

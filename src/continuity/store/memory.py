@@ -20,12 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import datetime
 from functools import cache
 from typing import Any
 
 import orjson
 from sqlalchemy import (
+    ColumnElement,
     LargeBinary,
     SmallInteger,
     and_,
@@ -42,6 +43,7 @@ from sqlalchemy import (
 )
 
 from continuity.core.model import Memory, TranscriptRow
+from continuity.core.when import as_utc as _utc
 from continuity.store import fts, rawcodec, schema as t
 
 _CHUNK = 500
@@ -68,13 +70,6 @@ def _by_fts_rowid(cond: list[Any]) -> Any:
 #: every memory of the agent, instead of by the ranked primary keys.
 _AGENT = literal_column("+memories.agent_id")
 _OF_AGENT_BY_FTS_ROWID = _by_fts_rowid([bindparam("agent") == _AGENT])
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(
-        UTC)
 
 
 def _like_escape(value: str) -> str:
@@ -226,6 +221,7 @@ class MemoryStoreMixin:
         parts become the one part ``content`` (revision 0018). True when a row changed. With
         ``expected_hash``, only a row whose stored hash is that one is replaced (a
         compare-and-set)."""
+        params: dict[str, Any]
         if expected_hash is not None:
             if expected_hash == content_hash:
                 return False
@@ -353,7 +349,7 @@ class MemoryStoreMixin:
         """``(session_key, agent_id)`` of incomplete rows matching the conditions, ordered by
         ``updated_at`` (oldest first unless ``newest_first``), at most ``limit``."""
         c = t.session_transcripts.c
-        cond = [c.completed_at.is_(None)]
+        cond: list[ColumnElement[bool]] = [c.completed_at.is_(None)]
         if agent_id is not None:
             cond.append(c.agent_id == agent_id)
         if updated_before is not None:

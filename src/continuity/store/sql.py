@@ -194,10 +194,10 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
                     self._local.conn = None
         except IntegrityError as exc:
             raise StoreConflict(f"conflicting write on {self._safe_url()}: "
-                                f"{str(exc.orig or exc).splitlines()[0]}") from exc
+                                f"{str(getattr(exc, 'orig', None) or exc).splitlines()[0]}") from exc
         except SQLAlchemyError as exc:
             raise StoreError(f"database error on {self._safe_url()}: {exc.__class__.__name__}: "
-                             f"{str(exc.orig or exc).splitlines()[0]}") from exc
+                             f"{str(getattr(exc, 'orig', None) or exc).splitlines()[0]}") from exc
 
     @contextmanager
     def _conn(self) -> Iterator[Connection]:
@@ -534,7 +534,9 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         with self._conn() as conn:
             result = conn.execute(t.notes.insert().values(
                 session_key=note.session_key, text=note.text, created_at=created))
-            note_id = result.inserted_primary_key[0]
+            key = result.inserted_primary_key
+            assert key is not None  # a single-row INSERT always reports its key
+            note_id = key[0]
         return Note(note.session_key, note.text, note_id, created)
 
     def notes(self, session_key: str, *, limit: int = 20) -> list[Note]:

@@ -629,20 +629,20 @@ def _sync_import_report(store: SqlStore, report: ImportReport,
     now = _now()
     changed: dict[str, list[Any]] = {}
     unchanged: dict[str, None] = {}
-    taken = [f for f in report.files
-             if f.session_key and f.status in ("imported", "unchanged")]
+    taken = [(key, f) for f in report.files
+             if (key := f.session_key) and f.status in ("imported", "unchanged")]
     # issue 45 item 9: what is due now, under the capture lock, not when this import read
     # its files: another import of the same files may have derived and settled them meanwhile
-    due = store.get_sources([f.path for f in taken if f.changed and not f.old_rows_changed])
+    due = store.get_sources([f.path for _, f in taken if f.changed and not f.old_rows_changed])
     starts: dict[str, int | None] = {}
-    for f in taken:
+    for key, f in taken:
         state = due.get(f.path)
         start = f.derive_from if state is None else state.pending_from
         if f.old_rows_changed or (f.changed and start is not None):
-            changed.setdefault(f.session_key, []).append(f)  # rows due, or moved (pi)
+            changed.setdefault(key, []).append(f)  # rows due, or moved (pi)
             starts[f.path] = start
         else:
-            unchanged[f.session_key] = None
+            unchanged[key] = None
     missing = store.sessions_without_transcript([k for k in unchanged if k not in changed])
     wanted = [(k, changed.get(k, [])) for k in dict.fromkeys([*changed, *missing])]
     out = ImportSync()
@@ -660,7 +660,7 @@ def _sync_import_report(store: SqlStore, report: ImportReport,
             if session is None:
                 continue
             idle = session.ended_at is not None and session.ended_at < now - limit
-            firsts = [starts[f.path] for f in files if starts[f.path] is not None]
+            firsts = [s for f in files if (s := starts[f.path]) is not None]
             capture.session(session, min(firsts) if firsts else None,
                             any(f.old_rows_changed for f in files) or not files,
                             now if idle else None, handed.get(key), rows.get(key),

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from continuity.core.text import object_at
 from continuity.daemon.hooks._files import (
     BACKUP_SUFFIX,
     _atomic_bytes,
@@ -112,7 +113,7 @@ def codex_our_hooks(hooks_path: Path, data: dict[str, Any] | None = None
         data, _raw = _read(hooks_path)
     prefix = codex_hooks_key_path(hooks_path)
     found = []
-    hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+    hooks = object_at(data, "hooks")
     for native, groups in hooks.items():
         if native not in CODEX_EVENT_LABELS or not isinstance(groups, list):
             continue

@@ -76,6 +76,7 @@ from typing import Any
 
 from continuity.core.config import resolve_home
 from continuity.core.errors import InputError
+from continuity.core.text import object_at
 
 # ``X as X``: moved out with the split, still importable from here (callers and tests use them).
 from continuity.daemon.hooks._files import (
@@ -466,7 +467,7 @@ def record_install(home: str | os.PathLike[str], harness: str,
     data = _record(home)
     data[harness] = str(Path(path).expanduser().absolute())
     if mcp is not None:
-        known = data.get("mcp") if isinstance(data.get("mcp"), dict) else {}
+        known = object_at(data, "mcp")
         known = {k: v for k, v in known.items() if k != harness}
         if mcp:
             known[harness] = dict(mcp)

@@ -142,7 +142,7 @@ def harness_reach(home: str | os.PathLike[str], harness: str | None) -> Any:
                  memory if os.path.isfile(memory) else None)
 
 
-def cli_prefix(home: str) -> str | None:
+def cli_prefix(home: str | os.PathLike[str]) -> str | None:
     """The shell command prefix that runs this install's continuity CLI on workspace
     ``home`` (issue 39: what an injected text may tell a model to run): the absolute path of
     the ``continuity`` console script beside the running interpreter, else the one on PATH,
@@ -545,7 +545,8 @@ class LiveCapture:
             session = self.store.get_session(key)
             info = LiveSession(key, row.harness, agent, project=row.project,
                                transcript_path=session.source_path if session else None,
-                               store_key=key if session else None, last_seen=row.updated_at)
+                               store_key=key if session else None,
+                               last_seen=row.updated_at or _now())  # None: a row never stamped
             info.row_digest, info.row_hash = TextDigest(row.content), row.content_hash
             out.append(info)
         return out

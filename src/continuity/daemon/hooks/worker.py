@@ -23,10 +23,10 @@ log = logging.getLogger("continuity.daemon")
 class Worker:
     """One background thread of named tasks (module docstring). Thread-safe."""
 
-    def __init__(self, tick: Callable[[], None], *, tick_seconds: float = 1.0,
+    def __init__(self, tick: Callable[[], object], *, tick_seconds: float = 1.0,
                  name: str = "continuity-worker") -> None:
         self._tick, self._tick_seconds, self._name = tick, tick_seconds, name
-        self._tasks: deque[tuple[str, Callable[[], None]]] = deque()
+        self._tasks: deque[tuple[str, Callable[[], object]]] = deque()
         self._names: set[str] = set()
         self._cond = threading.Condition()
         self._busy = False
@@ -35,7 +35,7 @@ class Worker:
         self._last_tick = 0.0
         self._thread: threading.Thread | None = None
 
-    def submit(self, name: str, task: Callable[[], None]) -> bool:
+    def submit(self, name: str, task: Callable[[], object]) -> bool:
         """Queue ``task`` unless a task of that ``name`` is waiting; True when queued. After
         ``stop`` began, the task runs in the caller's thread instead (nothing is dropped)."""
         with self._cond:
@@ -126,7 +126,7 @@ class Worker:
             log.exception("daemon tick failed")
 
     @staticmethod
-    def _run(name: str, task: Callable[[], None]) -> None:
+    def _run(name: str, task: Callable[[], object]) -> None:
         try:
             task()
         except Exception:  # derived work: logged, redone by a later event
