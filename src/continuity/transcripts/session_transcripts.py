@@ -55,7 +55,11 @@ from continuity.core.model import (
 )
 from continuity.core.text import clean, json_bytes
 from continuity.store import iter_entries
-from continuity.transcripts.projection import marker, paragraph  # noqa: F401 (re-exported)
+from continuity.transcripts.projection import (  # noqa: F401 (re-exported: module docstring)
+    marker,
+    paragraph,
+    project as project,  # explicit: parameters named ``project`` do not redefine it
+)
 from continuity.transcripts.transcript_log import (  # noqa: F401 (re-exported)
     FILE_NAME,
     SCHEMA,
