@@ -30,6 +30,7 @@ from sqlalchemy import ColumnElement, and_, delete, func, or_, select
 from continuity.core.model import Memory
 from continuity.core.when import as_utc as _utc
 from continuity.store import schema as t
+from continuity.store.parts import SqlParts
 
 _CHUNK = 500
 NODE_KINDS = ("session", "thread", "compaction")
@@ -97,10 +98,8 @@ def _upsert(dialect: str, tbl: Any) -> Any:
     return t.upsert_insert(dialect, tbl)
 
 
-class LineageStoreMixin:
+class LineageStoreMixin(SqlParts):
     """Mixin of ``SqlStore``: thread heads, DAG nodes and edges, ranked memories (issue 6)."""
-
-    dialect: str
 
     # ------------------------------------------------------------------ thread heads
 
@@ -124,7 +123,7 @@ class LineageStoreMixin:
             set_={k: stmt.excluded[k] for k in values if k not in ("agent_id", "thread_key")},
             where=tbl.c.latest_at <= stmt.excluded.latest_at,
         ).returning(tbl.c.thread_key)
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return conn.execute(stmt).first() is not None
 
     @staticmethod
@@ -146,13 +145,13 @@ class LineageStoreMixin:
                                                                   c.thread_key)
         if limit:
             stmt = stmt.limit(limit)
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return [self._head(r) for r in conn.execute(stmt)]
 
     def thread_head(self, agent_id: str, thread_key: str) -> ThreadHead | None:
         """The head of one thread (None: no such thread)."""
         c = t.thread_heads.c
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             r = conn.execute(select(t.thread_heads).where(and_(
                 c.agent_id == agent_id, c.thread_key == thread_key))).first()
         return self._head(r) if r else None
@@ -176,7 +175,7 @@ class LineageStoreMixin:
                          "meta": orjson.dumps(n.meta, option=orjson.OPT_SORT_KEYS).decode(),
                          "updated_at": _utc(n.updated_at)})
         tbl = t.dag_nodes
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             for row in rows:
                 stmt = _upsert(self.dialect, tbl).values(**row)
                 stmt = stmt.on_conflict_do_update(
@@ -209,12 +208,12 @@ class LineageStoreMixin:
         stmt = select(t.dag_nodes).where(and_(*cond)).order_by(c.latest_at.desc(), c.node_id)
         if limit:
             stmt = stmt.limit(limit)
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return [self._node(r) for r in conn.execute(stmt)]
 
     def dag_node(self, node_id: str) -> DagNode | None:
         """One node by id (None: none)."""
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             r = conn.execute(select(t.dag_nodes).where(t.dag_nodes.c.node_id == node_id)).first()
         return self._node(r) if r else None
 
@@ -234,7 +233,7 @@ class LineageStoreMixin:
         rows = {(e.src_id, e.dst_id): {"src_id": e.src_id, "dst_id": e.dst_id, "kind": kind,
                                        "agent_id": agent_id, "at": _utc(e.at)} for e in
                 reversed(edges)}
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             for i in range(0, len(sources), _CHUNK):
                 conn.execute(delete(t.dag_edges).where(and_(
                     c.agent_id == agent_id, c.kind == kind,
@@ -254,7 +253,7 @@ class LineageStoreMixin:
         if kinds:
             cond.append(c.kind.in_(list(kinds)))
         order = (c.at, c.src_id, c.dst_id, c.kind)
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             if node_ids is None:
                 rows = list(conn.execute(select(t.dag_edges).where(and_(*cond)).order_by(*order)))
             else:
@@ -304,7 +303,7 @@ class LineageStoreMixin:
                 .order_by(m.importance.desc(), m.created_at.desc(), m.memory_id))
         if limit:
             stmt = stmt.limit(limit)
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return [(Memory(r.memory_id, r.content, r.content_hash, r.type,
                             tuple(orjson.loads(r.tags)), r.importance, r.source_id, r.agent_id,
                             _utc(r.created_at)), r.session_project)
@@ -319,7 +318,7 @@ class LineageStoreMixin:
             t.memories.outerjoin(t.sessions, s.session_key == m.source_id))
             .where(and_(*self._ranked_where(agent_id, types, exclude_types, project,
                                             exclude_prefixes))))
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return int(conn.execute(stmt).scalar() or 0)
 
     # ------------------------------------------------------------------ completed transcripts
@@ -333,5 +332,5 @@ class LineageStoreMixin:
             cond.append(c.agent_id == agent_id)
         stmt = (select(c.session_key, c.agent_id, c.content_hash).where(and_(*cond))
                 .order_by(c.completed_at, c.session_key, c.agent_id))
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return [(r.session_key, r.agent_id, r.content_hash) for r in conn.execute(stmt)]

@@ -45,6 +45,7 @@ from sqlalchemy import (
 from continuity.core.model import Memory, TranscriptRow
 from continuity.core.when import as_utc as _utc
 from continuity.store import fts, rawcodec, schema as t
+from continuity.store.parts import SqlParts
 
 _CHUNK = 500
 _PG_CONFIG = literal_column("'english'::regconfig")
@@ -150,7 +151,7 @@ def _drop_parts() -> Any:
 
 
 @cache
-def _parts_of() -> Any:
+def _parts_of():  # the type is inferred: Select of (session_key, data, codec)
     p = t.session_transcript_parts.c
     return (select(p.session_key, p.data, p.codec)
             .where(and_(p.agent_id == bindparam("b_agent"),
@@ -172,15 +173,13 @@ def _transcripts_of() -> Any:
         c.agent_id == bindparam("b_agent"), c.session_key.in_(bindparam("b_keys", expanding=True))))
 
 
-class MemoryStoreMixin:
+class MemoryStoreMixin(SqlParts):
     """Mixin of ``SqlStore``: session_transcripts rows and memories with full-text recall
     (issue 5)."""
 
-    dialect: str
-
     def in_batch(self) -> bool:
         """Whether a ``batch()`` transaction is open in this thread (then writes join it)."""
-        return getattr(self._local, "conn", None) is not None  # type: ignore[attr-defined]
+        return getattr(self._local, "conn", None) is not None
 
     # ------------------------------------------------------------------ session_transcripts
 
@@ -198,7 +197,7 @@ class MemoryStoreMixin:
                   "harness": row.harness, "project": row.project,
                   "content_hash": row.content_hash, "created_at": row.created_at,
                   "updated_at": row.updated_at, "completed_at": row.completed_at}
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             if not self._insert_ignore_one(conn, t.session_transcripts, values):
                 return False
             self._write_part(conn, row.session_key, row.agent_id, row.content)
@@ -231,7 +230,7 @@ class MemoryStoreMixin:
         params.update({"b_key": session_key, "b_agent": agent_id,
                        "content_hash": content_hash, "harness": harness, "project": project,
                        "updated_at": updated_at, "completed_at": None})
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             if conn.execute(stmt, params).rowcount != 1:
                 return False
             conn.execute(_drop_parts(), {"b_key": session_key, "b_agent": agent_id})
@@ -258,7 +257,7 @@ class MemoryStoreMixin:
         params = {"b_key": session_key, "b_agent": agent_id, "b_expected": expected_hash,
                   "content_hash": content_hash, "harness": harness, "project": project,
                   "updated_at": updated_at, "completed_at": completed_at}
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             if conn.execute(_replace_transcript_if(), params).rowcount != 1:
                 return False
             self._write_part(conn, session_key, agent_id, tail)
@@ -268,7 +267,7 @@ class MemoryStoreMixin:
         """Set ``completed_at`` = ``at`` where it is NULL (first completion wins); True when a
         row changed, False when it was already complete or does not exist."""
         params = {"b_key": session_key, "b_agent": agent_id, "completed_at": at}
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return conn.execute(_complete_transcript(), params).rowcount == 1
 
     def mark_events_applied(self, event_ids: Iterable[str], at: datetime) -> int:
@@ -276,7 +275,7 @@ class MemoryStoreMixin:
         skipped); returns how many went in. Inside a ``batch()`` it joins that transaction, so
         the ids commit with the rows the events wrote, or not at all."""
         count = 0
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             for event_id in dict.fromkeys(i for i in event_ids if i):
                 count += self._insert_ignore_one(conn, t.applied_events,
                                                  {"event_id": event_id, "applied_at": at})
@@ -287,7 +286,7 @@ class MemoryStoreMixin:
         ids = sorted({i for i in event_ids if i})
         c = t.applied_events.c
         found: set[str] = set()
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             for i in range(0, len(ids), _CHUNK):
                 found.update(conn.execute(select(c.event_id).where(
                     c.event_id.in_(ids[i:i + _CHUNK]))).scalars())
@@ -306,7 +305,7 @@ class MemoryStoreMixin:
         queries per 500 keys (the rows, their parts)."""
         keys = sorted({k for k in session_keys if k})
         out: dict[str, TranscriptRow] = {}
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             for i in range(0, len(keys), _CHUNK):
                 params = {"b_agent": agent_id, "b_keys": keys[i:i + _CHUNK]}
                 rows = conn.execute(_transcripts_of(), params).all()
@@ -326,7 +325,7 @@ class MemoryStoreMixin:
         keys = sorted({k for k in session_keys if k})
         s, tr = t.sessions.c, t.session_transcripts.c
         out: list[str] = []
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             for i in range(0, len(keys), _CHUNK):
                 stmt = (select(s.session_key)
                         .select_from(t.sessions.outerjoin(t.session_transcripts, and_(
@@ -338,7 +337,7 @@ class MemoryStoreMixin:
 
     def transcript_hash(self, session_key: str, agent_id: str) -> str | None:
         """The stored ``content_hash`` of the row (None: no row), without reading its content."""
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return conn.execute(_transcript_hash(), {"b_key": session_key,
                                                      "b_agent": agent_id}).scalar()
 
@@ -363,7 +362,7 @@ class MemoryStoreMixin:
         order = (c.updated_at.desc(), c.session_key) if newest_first else (c.updated_at,
                                                                              c.session_key)
         stmt = select(c.session_key, c.agent_id).where(and_(*cond)).order_by(*order).limit(limit)
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return [(r.session_key, r.agent_id) for r in conn.execute(stmt)]
 
     # ------------------------------------------------------------------ memories
@@ -376,7 +375,7 @@ class MemoryStoreMixin:
                   "tags": orjson.dumps(list(memory.tags)).decode(),
                   "importance": memory.importance, "source_id": memory.source_id,
                   "agent_id": memory.agent_id, "created_at": memory.created_at}
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             inserted = self._insert_ignore_one(conn, t.memories, values)
             if inserted and self.dialect == "sqlite":  # revision 0011: no insert trigger
                 conn.execute(_FTS_INSERT, {"m": memory.memory_id,
@@ -391,7 +390,7 @@ class MemoryStoreMixin:
     def memory_by_hash(self, agent_id: str, content_hash: str) -> Memory | None:
         """The agent's memory with this content hash (None: none)."""
         c = t.memories.c
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             r = conn.execute(select(t.memories).where(and_(
                 c.agent_id == agent_id, c.content_hash == content_hash))).first()
         return self._memory(r) if r else None
@@ -402,7 +401,7 @@ class MemoryStoreMixin:
         c = t.memories.c
         stmt = (select(t.memories).where(c.source_id == source_id)
                 .order_by(c.created_at.desc(), c.memory_id).limit(limit))
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return [self._memory(r) for r in conn.execute(stmt)]
 
     def search_memories(self, terms: Sequence[str], *, agent_id: str, limit: int,
@@ -425,7 +424,7 @@ class MemoryStoreMixin:
         stmt = (select(t.memories, rank.label("score"))
                 .where(vector.op("@@")(query), *cond)
                 .order_by(rank.desc(), t.memories.c.memory_id).limit(limit))
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return [(self._memory(r), float(r.score)) for r in conn.execute(stmt)]
 
     def _search_fts5(self, terms: Sequence[str], agent_id: str, cond: list[Any], limit: int,
@@ -436,7 +435,7 @@ class MemoryStoreMixin:
         candidate, they are the best matches meeting ``cond``. Otherwise (a narrow filter, or
         another agent's memories ranking first) one query joins every match with ``memories``
         and ranks exactly those meeting ``cond``. Ties are ordered by ``memory_id``."""
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             ranked, complete = fts.rank_fts5(conn, terms, prefix)
             score = dict(ranked)
             ids = orjson.dumps(list(score)).decode()
@@ -482,5 +481,5 @@ class MemoryStoreMixin:
         stmt = select(func.count()).select_from(t.memories)
         if agent_id is not None:
             stmt = stmt.where(t.memories.c.agent_id == agent_id)
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return int(conn.execute(stmt).scalar() or 0)

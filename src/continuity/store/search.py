@@ -55,6 +55,7 @@ from continuity.core.model import Entry, Session
 from continuity.core.text import json_bytes
 from continuity.store import fts, schema as t
 from continuity.store.memory import _like_escape  # the one LIKE-escape rule of the store
+from continuity.store.parts import SqlParts
 
 #: Characters of a row's text that are indexed (see the module docstring).
 INDEX_CHARS = 100_000
@@ -208,10 +209,8 @@ def _conditions(f: EntryFilter) -> list[Any]:
     return cond
 
 
-class EntrySearchMixin:
+class EntrySearchMixin(SqlParts):
     """Mixin of ``SqlStore``: ``search_entries`` over the index this module writes."""
-
-    dialect: str
 
     def search_entries(self, terms: Sequence[str], *, limit: int,
                        filters: EntryFilter | None = None,
@@ -226,7 +225,7 @@ class EntrySearchMixin:
             return []
         f = filters or EntryFilter()
         cond = _conditions(f)
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             if self.dialect == "sqlite":
                 return self._entries_fts5(conn, terms, f, cond, limit, with_entries)
             return self._entries_pg(conn, terms, f, cond, limit, with_entries)
@@ -239,7 +238,7 @@ class EntrySearchMixin:
         if not terms or not wanted:
             return set()
         found: set[tuple[str, int]] = set()
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             for i in range(0, len(wanted), 500):
                 part = wanted[i:i + 500]
                 if self.dialect == "sqlite":  # one FTS seek per row (rowid = ...)
@@ -263,12 +262,12 @@ class EntrySearchMixin:
         """``{key: session}`` of these keys, in one statement per 500."""
         wanted = sorted(set(keys))
         out: dict[str, Session] = {}
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             for i in range(0, len(wanted), 500):
-                stmt = self._sessions_select().where(  # type: ignore[attr-defined]
+                stmt = self._sessions_select().where(
                     t.sessions.c.session_key.in_(wanted[i:i + 500]))
                 for r in conn.execute(stmt):
-                    out[r.session_key] = self._session(r)  # type: ignore[attr-defined]
+                    out[r.session_key] = self._session(r)
         return out
 
     def filter_sessions(self, *, harness: str | None = None, projects: Sequence[str] = (),
@@ -279,11 +278,11 @@ class EntrySearchMixin:
         has rows. ``offset``/``limit`` in sessions."""
         s = t.sessions.c
         cond = _conditions(EntryFilter(harness=harness, projects=tuple(projects)))
-        stmt = (self._sessions_select().where(*cond)  # type: ignore[attr-defined]
+        stmt = (self._sessions_select().where(*cond)
                 .order_by(func.coalesce(s.ended_at, s.updated_at).desc(), s.session_key)
                 .offset(max(0, offset)).limit(limit + 1))
-        with self._conn() as conn:  # type: ignore[attr-defined]
-            rows = [self._session(r) for r in conn.execute(stmt)]  # type: ignore[attr-defined]
+        with self._conn() as conn:
+            rows = [self._session(r) for r in conn.execute(stmt)]
         return rows[:limit], len(rows) > limit
 
     @staticmethod
@@ -310,7 +309,7 @@ class EntrySearchMixin:
         if len(rows) >= limit or complete:
             hits = sorted(rows, key=lambda r: (score[r.search_id], r.session_key, r.seq))
             best = [r.search_id for r in hits[:limit]]
-            found = {r.search_id: self._entry(r, 1) for r in conn.execute(  # type: ignore[attr-defined]
+            found = {r.search_id: self._entry(r, 1) for r in conn.execute(
                 select(_ROWS.c.search_id, t.entries).select_from(self._joined(
                     ids.join(_ROWS, _ROWS.c.search_id == ids.c.value), _ROWS.c.session_key,
                     _ROWS.c.seq)), {"ids": orjson.dumps(best).decode()})} if with_entries else {}
@@ -325,7 +324,7 @@ class EntrySearchMixin:
                                           _ROWS.c.session_key, _ROWS.c.seq))
                 .where(text(f"{FTS_TABLE} MATCH :q").bindparams(q=match), *cond)
                 .order_by(rank, _ROWS.c.session_key, _ROWS.c.seq).limit(limit))
-        return [EntryHit(r.session_key, r.seq, -float(r.score), self._entry(r))  # type: ignore[attr-defined]
+        return [EntryHit(r.session_key, r.seq, -float(r.score), self._entry(r))
                 for r in conn.execute(stmt)]
 
     def _entries_pg(self, conn: Any, terms: Sequence[str], f: EntryFilter, cond: list[Any],
@@ -344,7 +343,7 @@ class EntrySearchMixin:
                 .select_from(self._joined(_PG_FTS, _PG_FTS.c.session_key, _PG_FTS.c.seq))
                 .where(_PG_FTS.c.doc.op("@@")(query), *cond)
                 .order_by(rank.desc(), _PG_FTS.c.session_key, _PG_FTS.c.seq).limit(limit))
-        return [EntryHit(r.session_key, r.seq, float(r.score), self._entry(r))  # type: ignore[attr-defined]
+        return [EntryHit(r.session_key, r.seq, float(r.score), self._entry(r))
                 for r in conn.execute(stmt)]
 
 
