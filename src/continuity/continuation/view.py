@@ -726,21 +726,22 @@ def _results_in_call_order(rows: list[tuple[int, Role, list[Block]]]
     (stable sort). Idempotent."""
     out: list[tuple[int, Role, list[Block]]] = []
     order: dict[str, int] = {}  # call id -> position among the calls seen so far
-    run: list[tuple[int, Role, list[Block]]] = []
+    run: list[tuple[int, Role, list[ToolResultBlock]]] = []
 
     def rank(call_id: str) -> int:
         return order.get(call_id, len(order))
 
     def flush() -> None:
-        run.sort(key=lambda r: min(rank(b.call_id) for b in r[2]))  # type: ignore[union-attr]
-        out.extend(run)
+        run.sort(key=lambda r: min(rank(b.call_id) for b in r[2]))
+        for seq, role, results in run:
+            blocks: list[Block] = list(results)
+            out.append((seq, role, blocks))
         run.clear()
 
     for seq, role, blocks in rows:
-        only_results = role is Role.TOOL and bool(blocks) and all(
-            isinstance(b, ToolResultBlock) for b in blocks)
-        if only_results:
-            run.append((seq, role, sorted(blocks, key=lambda b: rank(b.call_id))))  # type: ignore[union-attr]
+        results = [b for b in blocks if isinstance(b, ToolResultBlock)]
+        if role is Role.TOOL and blocks and len(results) == len(blocks):  # only results
+            run.append((seq, role, sorted(results, key=lambda b: rank(b.call_id))))
             continue
         flush()
         for b in blocks:

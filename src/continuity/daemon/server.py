@@ -496,7 +496,7 @@ def _bearer_ok(values: list[bytes], token: bytes) -> bool:
 
 
 async def _send_json(send: Any, status: int, body: dict[str, Any] | str,
-                     extra: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
+                     extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
     """Send ``body`` as JSON, or as an HTML page when it is a ``str`` (a browser page's
     refusal, ``_Guard._browser``)."""
     import json

@@ -51,7 +51,14 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Dialect
 
-from continuity.core.model import Entry, Session
+from continuity.core.model import (
+    Entry,
+    Session,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
 from continuity.core.text import json_bytes
 from continuity.store import fts, schema as t
 from continuity.store.memory import _like_escape  # the one LIKE-escape rule of the store
@@ -76,14 +83,13 @@ def entry_body(entry: Entry) -> str:
     when no block holds it; at most ``INDEX_CHARS`` characters."""
     parts: list[str] = []
     for block in entry.blocks:
-        kind = getattr(block, "type", "")
-        if kind in ("text", "thinking", "tool_result"):
-            parts.append(block.text)  # type: ignore[union-attr]
-        elif kind == "tool_call":
-            args = block.arguments  # type: ignore[union-attr]
+        if isinstance(block, (TextBlock, ThinkingBlock, ToolResultBlock)):
+            parts.append(block.text)
+        elif isinstance(block, ToolCallBlock):
+            args = block.arguments
             # json_bytes, not orjson.dumps: a harness's integer beyond 64 bits (issue 45 item 11)
             shown = args if isinstance(args, str) else json_bytes(args).decode("utf-8")
-            parts.append(f"{block.name} {shown}")  # type: ignore[union-attr]
+            parts.append(f"{block.name} {shown}")
     if entry.compaction is not None and entry.compaction.summary \
             and entry.compaction.summary not in parts:
         parts.append(entry.compaction.summary)
@@ -108,18 +114,16 @@ def entry_tools(entry: Entry, names: dict[str, str]) -> str:
     "" when none."""
     found: list[str] = []
     for block in entry.blocks:
-        kind = getattr(block, "type", "")
-        if kind == "tool_call":
-            found.append(block.name.lower())  # type: ignore[union-attr]
-        elif kind == "tool_result" and block.call_id in names:  # type: ignore[union-attr]
-            found.append(names[block.call_id].lower())  # type: ignore[union-attr]
+        if isinstance(block, ToolCallBlock):
+            found.append(block.name.lower())
+        elif isinstance(block, ToolResultBlock) and block.call_id in names:
+            found.append(names[block.call_id].lower())
     words = list(dict.fromkeys(" ".join(found).split()))
     return f" {' '.join(words)} " if words else ""
 
 
 def _call_names(entries: Sequence[Entry]) -> dict[str, str]:
-    return {b.id: b.name for e in entries for b in e.blocks  # type: ignore[union-attr]
-            if getattr(b, "type", "") == "tool_call"}
+    return {b.id: b.name for e in entries for b in e.blocks if isinstance(b, ToolCallBlock)}
 
 
 class SearchIndexWriter:
