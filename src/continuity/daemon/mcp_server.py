@@ -143,7 +143,7 @@ class ContinuityTools:
             raise DaemonError(answer.status_code, str(detail))
         return answer.json()
 
-    def _store(self):  # type: ignore[no-untyped-def]
+    def _store(self):
         from continuity.core.config import database_url
         from continuity.store import open_store
 

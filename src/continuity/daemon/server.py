@@ -532,7 +532,7 @@ def create_app(live: Any, settings: DaemonSettings | None = None, *,
     settings = settings or DaemonSettings()
 
     @asynccontextmanager
-    async def lifespan(_app: Any):  # type: ignore[no-untyped-def]
+    async def lifespan(_app: Any):
         import anyio.to_thread
 
         # Request threads mostly wait (for a transcript fsync, shared by group commit): more

@@ -299,7 +299,7 @@ def _manifest(home: Any, token: str) -> dict[str, Any] | None:
 
 
 def _exists(home: Any, rel: str | None) -> bool:
-    return bool(rel) and (resolve_home(home) / rel).is_file()  # type: ignore[operator]
+    return bool(rel) and (resolve_home(home) / rel).is_file()
 
 
 def _stamp_of(rel: str) -> datetime | None:

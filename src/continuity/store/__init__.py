@@ -69,7 +69,7 @@ def iter_entries(store: Store, session_key: str, *, after_seq: int = -1,
                 yield e
 
 
-def _alembic_config(connection):  # type: ignore[no-untyped-def]
+def _alembic_config(connection):
     from alembic.config import Config
 
     cfg = Config()
@@ -78,7 +78,7 @@ def _alembic_config(connection):  # type: ignore[no-untyped-def]
     return cfg
 
 
-def current_revision(engine) -> str | None:  # type: ignore[no-untyped-def]
+def current_revision(engine) -> str | None:
     """The schema revision recorded in ``alembic_version`` (None on an empty database)."""
     with engine.connect() as conn:
         if not inspect(conn).has_table("alembic_version"):
@@ -86,7 +86,7 @@ def current_revision(engine) -> str | None:  # type: ignore[no-untyped-def]
         return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
 
 
-def migrate(engine, revision: str = "head") -> None:  # type: ignore[no-untyped-def]
+def migrate(engine, revision: str = "head") -> None:
     """Upgrade the schema of ``engine``'s database to ``revision`` (default: the newest), in one
     transaction: a failure or a kill at any step leaves the schema as it was (issue 22). Tables
     an interrupted upgrade of an older continuity left behind are dropped first
@@ -96,14 +96,14 @@ def migrate(engine, revision: str = "head") -> None:  # type: ignore[no-untyped-
         _upgrade(conn, revision)
 
 
-def _upgrade(conn, revision: str) -> None:  # type: ignore[no-untyped-def]
+def _upgrade(conn, revision: str) -> None:
     from alembic import command
 
     command.upgrade(_alembic_config(conn), revision)
 
 
 @contextmanager
-def _schema_transaction(conn) -> Iterator[None]:  # type: ignore[no-untyped-def]
+def _schema_transaction(conn) -> Iterator[None]:
     """One real transaction on ``conn`` around the block, committed at its end.
 
     PostgreSQL's DDL is transactional as is. pysqlite (Python < 3.12) opens a transaction only
@@ -145,7 +145,7 @@ def _tables_at(revision: str) -> frozenset[str]:
         engine.dispose()
 
 
-def _drop_interrupted(conn) -> None:  # type: ignore[no-untyped-def]
+def _drop_interrupted(conn) -> None:
     """Drop the tables an interrupted upgrade left behind, before upgrading again (issue 22).
 
     Before upgrades were one transaction, a kill could leave tables of a revision committed
@@ -184,7 +184,7 @@ def _drop_interrupted(conn) -> None:  # type: ignore[no-untyped-def]
         conn.execute(text(f"DROP TABLE {quote(name)}"))
 
 
-def _read_only_url(parsed, db: Path):  # type: ignore[no-untyped-def]
+def _read_only_url(parsed, db: Path):
     """A SQLite URI opening ``db`` read-only (``mode=ro``); ``immutable=1`` too when no
     ``-wal``/``-shm`` file is beside it (SQLite cannot make them in a read-only folder, and
     nothing can be writing the database there then)."""
@@ -193,7 +193,7 @@ def _read_only_url(parsed, db: Path):  # type: ignore[no-untyped-def]
     return parsed.set(database=f"file:{db}", query=query)
 
 
-def _engine(url: str, read_only: bool = False):  # type: ignore[no-untyped-def]
+def _engine(url: str, read_only: bool = False):
     try:
         parsed = make_url(url)
     except ArgumentError as exc:
@@ -243,7 +243,7 @@ def _engine(url: str, read_only: bool = False):  # type: ignore[no-untyped-def]
                          ) from exc
 
 
-def _migrate_to_head(engine, auto_migrate: bool) -> None:  # type: ignore[no-untyped-def]
+def _migrate_to_head(engine, auto_migrate: bool) -> None:
     rev = current_revision(engine)
     if rev == HEAD_REVISION:
         return
@@ -260,7 +260,7 @@ def _migrate_to_head(engine, auto_migrate: bool) -> None:  # type: ignore[no-unt
 
 
 @contextmanager
-def _migration_lock(engine) -> Iterator[None]:  # type: ignore[no-untyped-def]
+def _migration_lock(engine) -> Iterator[None]:
     """Serialise schema creation between processes: a lock file beside a SQLite database, a
     session-level advisory lock on PostgreSQL."""
     if engine.dialect.name == "postgresql":
@@ -292,7 +292,7 @@ def _known_revisions() -> set[str]:
     return {r.revision for r in ScriptDirectory(str(_MIGRATIONS)).walk_revisions()}
 
 
-def _unwritable(engine) -> str:  # type: ignore[no-untyped-def]
+def _unwritable(engine) -> str:
     """``"; the workspace folder F is not writable ..."`` when a SQLite database's folder
     cannot be written (SQLite makes its ``-wal`` and ``-shm`` files there, even to read), else
     ``""``."""

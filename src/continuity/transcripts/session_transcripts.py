@@ -429,7 +429,7 @@ def restore_torn(store: SqlStore, log_file: TranscriptLog, *,
             if stored is not None and stored != digest:
                 suspects.add((agent, key))
     log_file.torn_sessions.clear()
-    suspects.discard(done)  # type: ignore[arg-type]
+    suspects.discard(done)
     restored = []
     for agent, key in sorted(suspects):
         session = store.get_session(key)

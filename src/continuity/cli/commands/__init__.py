@@ -66,7 +66,7 @@ def load_module(name: str, *, rich_markup_mode: Any = None) -> dict[str, Any]:
     return dict(typer.main.get_group(scratch).commands)
 
 
-class _LazyCommands(MutableMapping):  # type: ignore[type-arg]
+class _LazyCommands(MutableMapping):
     """A group's commands by name: the eager ones as given, the ``COMMANDS``/``GROUPS`` ones
     loaded with their module on first access (``prepare`` then runs on each loaded command).
     Iterating the names loads nothing; reading a value loads its module."""

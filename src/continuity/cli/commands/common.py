@@ -51,7 +51,7 @@ class SafeConsole(Console):
     text can never move the cursor, recolour or reorder the terminal). Markup and Rich's own
     styles are untouched: they hold no such character."""
 
-    def print(self, *objects: Any, **kwargs: Any) -> None:  # type: ignore[override]
+    def print(self, *objects: Any, **kwargs: Any) -> None:
         from rich.text import Text
 
         safe = [o.translate(CONTROL_ESCAPES) if isinstance(o, str)
@@ -191,7 +191,7 @@ def parse_option_time(value: str, option: str, *, now: Any = None) -> Any:
         raise typer.BadParameter(str(exc)) from None
 
 
-def open_cli_store(home: Path | None, *, read_only: bool = False):  # type: ignore[no-untyped-def]
+def open_cli_store(home: Path | None, *, read_only: bool = False):
     """The store of the workspace (or ``$CONTINUITY_DATABASE_URL``), as a context manager;
     ``read_only`` (commands that only read) opens the database of a workspace that cannot be
     written read-only instead of failing (``continuity.store.open_store``)."""

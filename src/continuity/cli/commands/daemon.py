@@ -121,7 +121,7 @@ def hooks_uninstall(
     _report(result, as_json)
 
 
-def _report(result, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+def _report(result, as_json: bool) -> None:
     if as_json:
         emit_json(result.to_dict())
         return

@@ -30,7 +30,7 @@ memory_app = typer.Typer(help="The MEMORY.md file your agents load: durable memo
                          rich_markup_mode=None)
 
 
-def _as_of(value: str | None):  # type: ignore[no-untyped-def]
+def _as_of(value: str | None):
     from continuity.lineage.artifacts import parse_iso
 
     if value is None:

@@ -25,7 +25,7 @@ from continuity.core.errors import InputError
 from continuity.core.text import clean
 
 
-def _iso(value) -> str | None:  # type: ignore[no-untyped-def]
+def _iso(value) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
 
 

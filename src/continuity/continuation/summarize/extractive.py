@@ -268,7 +268,7 @@ def _sections(req: SummaryRequest) -> dict[str, list[str]]:
     done_now = {t: _done_by_call(t.title, f, f.todos_seq) for t in open_items(todos)}
     done_now = {t: by for t, by in done_now.items() if by is not None}
     still_open = [t for t in open_items(todos) if t not in done_now]
-    settled = bool(latest) and latest[0] in facts.settled  # type: ignore[index]
+    settled = bool(latest) and latest[0] in facts.settled
     s["Done"] = stats + [_todo(t) for t in todos if t.status == "completed"]
     s["Done"] += [_done_todo(t, by) for t, by in done_now.items()]
     if settled and latest:
