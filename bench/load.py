@@ -436,6 +436,9 @@ class Sampler:
                 "rss_daemon_end_mib": round(statistics.mean(m for _, m, _, _ in s[-10:]), 1),
                 "rss_children_end_mib": round(statistics.mean(k for _, _, k, _ in s[-10:]), 1),
                 "db_start_mib": round(s[0][3], 1), "db_end_mib": round(s[-1][3], 1),
+                # (daemon, children) MiB at each minute: growth that slows as the database's
+                # page caches fill is bounded; growth at a steady rate is a leak
+                "rss_per_minute_mib": [(round(m), round(k)) for _, m, k, _ in s[::60]],
                 "memory_flat": end - middle <= allowed,
                 "flat_rule": f"end - middle <= max(10% of middle, 16 MiB) = {allowed:.1f} MiB"}
 
@@ -691,6 +694,8 @@ def report(fig: dict[str, Any]) -> None:
         p = fig["phase2"]
         print(_line("phase 2", p))
         print(f"  p99 ms per 10 s: {p['p99_ms_per_10s']}")
+        print("  RSS (daemon, children) MiB per minute: "
+              f"{p['memory'].get('rss_per_minute_mib')}")
         print(f"  memory rule: {p['memory'].get('flat_rule')}: "
               f"{'flat' if p['memory'].get('memory_flat') else 'NOT flat'}")
         if "burst" in p:

@@ -117,6 +117,24 @@ def test_compaction_measures_the_view_now_not_a_cached_figure(db):
     assert out.view_bytes < BUDGET
 
 
+def test_compaction_leaves_room_so_the_next_turns_do_not_compact_again(db):
+    """The kept exchanges take at most ``KEPT_SHARE`` of the budget (issue 45 item 10): the
+    view after a checkpoint is summary + at most half the budget, so the next few turns fit.
+    Before, the widened tail filled the budget (19 KB of 20 KB here) and every settled turn
+    summarised again."""
+    budget = 20_000
+    turns = [r for i in range(20) for r in (U(f"task {i}"), A(text=f"step {i} " + "w" * 1_200))]
+    key = load(db, turns, key=f"p{next(_KEYS)}")
+    first = _turn(db, key, budget_bytes=budget)
+    assert first.status == "compacted"
+    kept = first.view_bytes_after - len(GOOD)
+    assert budget * compaction.KEPT_SHARE - 2_000 < kept <= budget * compaction.KEPT_SHARE
+    for i in range(20, 25):  # five more turns of about 1.25 KB: no new summary
+        load(db, [U(f"task {i}"), A(text=f"step {i} " + "w" * 1_200)], key=key)
+        assert _turn(db, key, budget_bytes=budget).skip is Skip.UNDER_BUDGET
+    assert _written(db, key) == (1, 0)
+
+
 def test_compaction_at_most_once_per_settled_turn(db):
     """A second call for the same run is not needed, after a row or after a receipt; a new
     request opens a new turn that may compact again."""

@@ -92,6 +92,28 @@ def test_server_session_lifecycle_writes_checkpoints(client: TestClient) -> None
     assert "### Session Context\nkeep the tests" in rows["checkpoints"][1]["digest"]
 
 
+def test_server_checkpoints_of_an_unknown_session_is_404_and_a_prefix_resolves(
+        client: TestClient) -> None:
+    """A key that names no session is a 404 (it was a 200 with no checkpoints, as if the
+    session existed); an ended session with checkpoints and no imported rows still answers
+    them; a unique prefix of a stored key answers that session."""
+    from continuity.formats.importer import import_paths
+
+    r = client.get("/api/checkpoints/no-such-session")
+    assert r.status_code == 404 and r.json()["error"] == "unknown_session"
+    client.post("/api/hooks/session-start", json=_body("hooked-1"))
+    client.post("/api/hooks/pre-compaction", json=_body("hooked-1"))
+    client.post("/api/hooks/session-end", json=_body("hooked-1", reason="other"))
+    assert client.live.worker.wait_idle(5)  # type: ignore[attr-defined]
+    ended = client.get("/api/checkpoints/hooked-1").json()
+    assert [c["trigger"] for c in ended["checkpoints"]] == ["pre_compaction"]
+    sample = next((Path(__file__).resolve().parents[2] / "examples" / "sessions" / "codex")
+                  .glob("*.jsonl"))
+    key = import_paths(client.live.store, [sample]).files[0].session_key  # type: ignore[attr-defined]
+    by_prefix = client.get(f"/api/checkpoints/{key[:8]}").json()
+    assert (by_prefix["session"], by_prefix["count"]) == (key, 0)
+
+
 def test_server_session_end_twice_writes_one_checkpoint(client: TestClient) -> None:
     """A repeated session end (a retried hook) writes nothing the second time."""
     client.post("/api/hooks/session-start", json=_body("s-2"))

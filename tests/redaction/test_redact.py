@@ -692,6 +692,10 @@ def test_redact_secret_beside_base64_payload_still_found(secret):
     ("api key: Hotel9secretZ", "api key: [REDACTED:api-key]"),
     ("the API key = Hotel9secretZ ok", "the API key = [REDACTED:api-key] ok"),
     ('api key: "abc def ghi"', 'api key: "[REDACTED:api-key]"'),
+    # issue 45 leftover: no separator at all, or "is"
+    ("my api key Hotel9secretZ works", "my api key [REDACTED:api-key] works"),
+    ("the API key is Hotel9secretZ", "the API key is [REDACTED:api-key]"),
+    ("set the api key Xk9#mLq2vB now", "set the api key [REDACTED:api-key] now"),
 ])
 def test_quoted_passphrase_and_api_key_colon_are_redacted(text, want):
     assert redact(text) == want
@@ -700,6 +704,7 @@ def test_quoted_passphrase_and_api_key_colon_are_redacted(text, want):
 @pytest.mark.parametrize("kept", [
     'password is "wrong"', 'password is "not set"', 'password is "your password here"',
     "api key: none", "api key: see below", "the api key: production",
+    "api key rotation is due", 'the API key "rotation" job', "api key abc", "the api key is set",
 ])
 def test_plain_words_after_password_is_and_api_key_stay(kept):
     assert redact(kept) == kept

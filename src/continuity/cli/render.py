@@ -152,20 +152,6 @@ def shown(text: str) -> str:
     return text.translate(_CONTROLS)
 
 
-#: Each control character (as in ``_CONTROLS``) as ONE visible character, so that character
-#: offsets into the text (a search hit's spans) stay valid: C0 as its Unicode Control Picture
-#: (ESC is ``␛``), DEL as ``␡``, C1 as ``�``.
-_PICTURES = {c: (chr(0x2400 + c) if c < 0x20 else "\u2421" if c == 0x7F else "\ufffd")
-             for c in _CONTROLS}
-
-
-def pictured(text: str) -> str:
-    """``text`` with every control character but tab and newline shown as one visible
-    character (``_PICTURES``), the same length as ``text``: a transcript's escape sequences
-    never reach the terminal, and offsets into ``text`` still point at the same characters."""
-    return text.translate(_PICTURES)
-
-
 def cut(text: str, limit: int) -> str:
     """``text`` cut to at most ``limit`` UTF-8 bytes, never inside a character, with a
     ``[… 1,234 bytes omitted]`` marker saying how many bytes were left out; whole if it fits."""

@@ -16,7 +16,8 @@ a task turn has settled successfully. It decides, in this order (the first that 
 Otherwise it splits the working view (issue 15; seed 002's "complete-exchange recovery"):
 the most recent complete exchanges that fit ``kept_room`` (the budget less the summary's
 share, ``summary_share`` = min(the summarizer's bound, half the budget), and less the
-previous request, the notes and the gap notice) stay out of the summary, starting at a unit
+previous request, the notes and the gap notice; at most ``KEPT_SHARE`` of the budget) stay
+out of the summary, starting at a unit
 boundary and preferably a user row (``view.recent_exchanges_start``), so the next
 continuation carries them verbatim after the checkpoint's coverage. It summarizes the rest of
 the working view once (``continuity.continuation.summarize``), in a worker
@@ -76,6 +77,14 @@ PAGE_ROWS = 500
 CLI_ROUNDS = 4
 #: How the compaction row names its trigger.
 TRIGGER = "settled_turn"
+#: The most of the budget the recent exchanges kept verbatim beside a new checkpoint may take
+#: (``kept_room``). Without it they filled all the budget the summary left (about 210 KB of
+#: the 240,000-byte budget beside a 24 KB summary), so the view was back over the budget
+#: after the next turn and every settled turn summarised again: a summarizer call per turn (a
+#: paid request with a model summarizer) and 20 % of the daemon's CPU under load
+#: (bench/load.py, issue 45 item 10). With half, about 100 KB of new turns pass between two
+#: compactions.
+KEPT_SHARE = 0.5
 
 
 class Skip(str, enum.Enum):
@@ -257,9 +266,8 @@ def _widen_tail(store: FencingStore, key: str, summarizer: Summarizer, budget: i
     slack = cap + cap // 8 + json_len(summary_text("", 0, size.covers)) - first
     if slack <= 0:
         return result, keep_from
-    wider = recent_exchanges_start(
-        store, key, after_seq=size.covers,
-        room=kept_room(store, key, budget, summarizer, size.covers) + slack)
+    room = min(kept_room(store, key, budget, summarizer, size.covers) + slack, kept_cap(budget))
+    wider = recent_exchanges_start(store, key, after_seq=size.covers, room=room)
     if wider is None or (keep_from is not None and wider >= keep_from):
         return result, keep_from
     view = WorkingView(size.summary, [n.text for n in store.notes(key)],
@@ -328,8 +336,9 @@ def kept_room(store: FencingStore, session_key: str, budget_bytes: int,
     checkpoint (issue 15): the budget less what the next continuation reserves before its
     messages, each at its largest: the summary (``summary_share``, plus JSON escaping, an
     eighth, and the quoting label), the previous request (its redacted text and media
-    stubs), the bounded notes and the gap notice. So summary + kept rows + request + notes
-    always fit the budget together, and the kept rows travel whole."""
+    stubs), the bounded notes and the gap notice, and at most ``KEPT_SHARE`` of the budget
+    (so the next turns do not put the view over the budget at once). So summary + kept rows
+    + request + notes always fit the budget together, and the kept rows travel whole."""
     cap = summary_share(budget_bytes, summarizer)
     reserve = cap + cap // 8 + json_len(summary_text("", 0, covers)) + GAP_NOTICE_RESERVE
     reserve += json_len(bounded_notes(store, session_key))
@@ -341,7 +350,12 @@ def kept_room(store: FencingStore, session_key: str, budget_bytes: int,
             reserve += json_len(stub_data_urls(redact(row.text())))
             media = request_media(row)
             reserve += json_len(media) if media else 0
-    return budget_bytes - reserve
+    return min(budget_bytes - reserve, kept_cap(budget_bytes))
+
+
+def kept_cap(budget_bytes: int) -> int:
+    """The most view bytes kept verbatim beside a checkpoint: ``KEPT_SHARE`` of the budget."""
+    return int(budget_bytes * KEPT_SHARE)
 
 
 class _Attempt(threading.Thread):

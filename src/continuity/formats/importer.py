@@ -562,6 +562,7 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
         key = _claim_key(store, reader.session_key, key_path,  # new, or now another session
                          joins=reader.continues_session)
     job = _FileImport(store, p, reader, key, report, state if resume else {}, stat, prefix)
+    job.claimed = source
     # a known file that was rewritten (not grown): its line positions are read again
     job.replace_positions = source is not None and not resume
     job.kept = [] if keep_rows else None
@@ -679,6 +680,9 @@ class _FileImport:
         self.store, self.path, self.reader, self.key = store, path, reader, key
         self.path_str = report.path
         self.report, self.stat, self.prefix = report, stat, prefix
+        #: the stored progress of this file each batch expects to find (``claim_source``):
+        #: what the import began from, then what its previous batch wrote
+        self.claimed: SourceState | None = None
         report.harness, report.session_key = reader.harness, key
         session = store.get_session(key)
         self.next_seq = session.entry_count if session else 0
@@ -803,6 +807,7 @@ class _FileImport:
         """Store the batch: its lookups (duplicates, parents, compactions) and its writes
         (raw lines, rows, issues, runs, the source's new offset) in one transaction."""
         with self.store.batch():
+            self.store.claim_source(self.path_str, self.claimed)
             entries = self._dedupe(self.pending)
             for e in entries:
                 e.seq = self.next_seq
@@ -900,10 +905,11 @@ class _FileImport:
                            0 if self.report.old_rows_changed else None) if s is not None] \
             if self.mark_due else [s for s in (self.pending_from,) if s is not None]
         # size: the length the prefix hash covers the start of (the size when this import began)
-        store.put_source(SourceState(self.path_str, self.key, self.reader.harness,
-                                     self.stat.st_ino, self.stat.st_size, offset, line_count,
-                                     self.prefix, orjson.dumps(state).decode(),
-                                     pending_from=min(due) if due else None))
+        self.claimed = SourceState(self.path_str, self.key, self.reader.harness,
+                                   self.stat.st_ino, self.stat.st_size, offset, line_count,
+                                   self.prefix, orjson.dumps(state).decode(),
+                                   pending_from=min(due) if due else None)
+        store.put_source(self.claimed)
 
     def _follow(self, seqs: Iterable[int], visible: bool,
                 extra: Sequence[Entry] = ()) -> None:

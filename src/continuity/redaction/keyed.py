@@ -309,15 +309,19 @@ def _env_double_equals(text: str, ke: int, kind: str, weak: bool) -> Finding | N
     return Finding(span[0], span[1], _value_kind(text[span[0]:span[1]], kind), 1)
 
 
-#: ``api key: X`` / ``API key = X``: the separator after the two words (issue 45 review item 3)
-_API_KEY_SEP_RE = lazy_compile(r"[ \t]*(?::(?![:/\\])|=(?!=))[ \t]*(?=\S)")
+#: ``api key: X`` / ``API key = X``: the separator after the two words (issue 45 review item
+#: 3); ``api key X`` / ``api key is X``: spaces alone (group ``bare``, issue 45 leftover)
+_API_KEY_SEP_RE = lazy_compile(
+    r"[ \t]*(?::(?![:/\\])|=(?!=))[ \t]*(?=\S)|(?P<bare>[ \t]+(?:is[ \t]+)?)(?=\S)", re.I)
 
 
 def _api_key_sep_at(text: str, ke: int) -> Finding | None:
     """The value of ``api key: X`` (``key`` ending at ``ke``, ``api `` before it), as
     ``api-key``: a quoted value by the rule of a quoted key value (``_kv_value``), a bare one
     only when it looks made (``_secret_looking``: ``Hotel9secretZ``; not ``api key: none``,
-    ``api key: see below``). Issue 45 review item 3."""
+    ``api key: see below``). Issue 45 review item 3. Without a ``:`` or ``=`` (``api key
+    Hotel9secretZ``, ``the api key is Hotel9secretZ``) the value must look made even when
+    quoted (``api key "rotation"`` is prose)."""
     sep = _API_KEY_SEP_RE.match(text, ke)
     if sep is None:
         return None
@@ -325,7 +329,7 @@ def _api_key_sep_at(text: str, ke: int) -> Finding | None:
     if span is None:
         return None
     value = text[span[0]:span[1]]
-    quoted = text[sep.end()] in "'\"`"
+    quoted = text[sep.end()] in "'\"`" and sep.group("bare") is None
     if not quoted and not _secret_looking(value):
         return None
     return Finding(span[0], span[1], _value_kind(value, "api-key"), 1)

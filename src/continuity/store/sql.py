@@ -7,6 +7,7 @@ inserts, rendered once per dialect, conflict-free where a row may exist).
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
@@ -611,6 +612,30 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
                                     .values(gone_at=_now() if gone else None))
                 changed += done.rowcount or 0
         return changed
+
+    def claim_source(self, path: str, expected: SourceState | None) -> None:
+        """Compare-and-set guard of an import's batch (issue 45): inside the batch's
+        transaction, check that the stored progress of ``path`` is still ``expected`` (the
+        state the import started from, or its previous batch wrote; None: no progress stored).
+        Compared: inode, offset, line count and prefix hash. On PostgreSQL a transaction-scoped
+        advisory lock on the path serialises the importers of one file first (SQLite's
+        ``BEGIN IMMEDIATE`` already holds the write lock). Raises ``StoreConflict`` when another
+        import moved it meanwhile: the caller retries from the new state, so no line is stored
+        twice."""
+        with self._conn() as conn:
+            if self.dialect == "postgresql":
+                lock = int.from_bytes(hashlib.sha256(path.encode("utf-8", "surrogatepass"))
+                                      .digest()[:8], "big", signed=True)
+                conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%s)", (lock,))
+            r = conn.execute(_source_by_path(), {"b_path": path}).first()
+        now = None if r is None else (r.inode, r.offset, r.line_count, r.prefix_sha256)
+        then = None if expected is None else (expected.inode, expected.offset,
+                                              expected.line_count, expected.prefix_sha256)
+        if now != then:
+            shown = "none" if now is None else f"offset {now[1]}"
+            was = "none" if then is None else f"offset {then[1]}"
+            raise StoreConflict(f"another import of {path} stored its progress meanwhile "
+                                f"({was} when this import began, {shown} now)")
 
     def put_source(self, state: SourceState) -> None:
         values = {"session_key": state.session_key, "harness": state.harness,

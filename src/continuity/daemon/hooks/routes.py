@@ -141,9 +141,18 @@ def add_routes(app: FastAPI, live: Any) -> None:
     @app.get("/api/checkpoints/{session_key:path}", tags=["checkpoints"])
     def session_checkpoints(session_key: str, limit: int = Query(50, ge=1, le=500)) -> dict:
         """The session's newest checkpoints, newest first; ``damaged`` names the rows among
-        them that cannot be read (skipped, issue 15: never a 500 for the rest)."""
+        them that cannot be read (skipped, issue 15: never a 500 for the rest).
+        ``session_key`` may be a unique key prefix, as on the command line; 404 / 409 when
+        it names no session (live or stored) / several."""
+        from continuity.store.names import resolve_session
+
         session_key = stored_key(session_key)
         good, damaged = live.store.checkpoint_page(session_key, limit=limit)
+        if not good and not damaged and session_key not in live.sessions:
+            key = resolve_session(live.store, session_key)  # SessionNotFound: 404
+            if key != session_key:
+                session_key = key
+                good, damaged = live.store.checkpoint_page(key, limit=limit)
         rows = [checkpoint_dict(cp) for cp in reversed(good)]
         return {"session": session_key, "checkpoints": rows, "count": len(rows),
                 "damaged": [d.to_dict() for d in reversed(damaged)]}
