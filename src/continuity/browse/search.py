@@ -141,7 +141,8 @@ def search(store: Any, query: str, *, limit: int = 20, filters: EntryFilter | No
     terms = query_terms(query.replace('"', " "))
     with store.batch():  # one connection and snapshot for the reads
         hits = hybrid_entries(store, query, limit=limit, filters=filters, project=project,
-                              settings=settings, mode=mode, now=now)  # type: ignore[arg-type]
+                              settings=settings, mode=mode,  # pyright: ignore[reportArgumentType]
+                              now=now)  # (an unknown mode: InputError from hybrid_entries)
         sessions = store.sessions_by_key([h.session_key for h in hits])
     out = []
     for h in hits:

@@ -23,7 +23,8 @@ def hybrid_ranker(settings: RetrievalSettings | None = None, *, project: str | N
     def rank(store: SqlStore, query: str, agent_id: str, limit: int,
              filters: MemoryFilter) -> list[tuple[Memory, float]]:
         hits = hybrid_memories(store, query, limit=limit, filters=filters, agent_id=agent_id,
-                               project=project, settings=settings, mode=mode)  # type: ignore[arg-type]
+                               project=project, settings=settings,
+                               mode=mode)  # pyright: ignore[reportArgumentType] - checked there
         return [(h.memory, h.score) for h in hits if h.memory is not None]
 
     return rank

@@ -53,7 +53,7 @@ class FencingStore(Store, Protocol):
                       token: int) -> list[Entry]: ...
     def add_receipt(self, receipt: RefusalReceipt, token: int) -> RefusalReceipt: ...
     def receipts(self, session_key: str, *, run_id: str | None = None,
-                 limit: int = 100) -> list[RefusalReceipt]: ...
+                 limit: int | None = 100) -> list[RefusalReceipt]: ...
     def view_bytes_after(self, session_key: str, seq: int) -> int: ...
 
 
@@ -199,9 +199,9 @@ class FencingStoreMixin:
                               detail)
 
     def receipts(self, session_key: str, *, run_id: str | None = None,
-                 limit: int = 100) -> list[RefusalReceipt]:
-        """The session's newest ``limit`` refusal receipts (only ``run_id``'s when given),
-        oldest first."""
+                 limit: int | None = 100) -> list[RefusalReceipt]:
+        """The session's newest ``limit`` refusal receipts (all with None; only ``run_id``'s
+        when given), oldest first."""
         c = t.refusal_receipts.c
         cond = [c.session_key == session_key]
         if run_id is not None:

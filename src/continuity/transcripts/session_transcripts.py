@@ -336,8 +336,8 @@ def sync_session(store: SqlStore, session_key: str, *,
     if store.transcript_hash(session.key, session.agent_id) != digest or not path.exists():
         log_file = TranscriptLog(path, fsync=fsync)
         try:
-            if valid and known.records < len(records) and path.exists():  # type: ignore[union-attr]
-                written = log_file.append(records[known.records:])  # type: ignore[union-attr]
+            if state is not None and state.records < len(records) and path.exists():
+                written = log_file.append(records[state.records:])
                 appended = True
             else:
                 written = log_file.replace_session(session.agent_id, session.key, records)
@@ -366,14 +366,16 @@ def _sync_new_rows(store: SqlStore, session: Any, known: FileState, *,
     first ``known.chars`` characters (the text that capture wrote; live turns written after
     it are dropped, as the new rows hold them) followed by theirs. None when the stored row
     does not start with that text (another writer): the caller does the full capture."""
+    if known.chars is None or known.last_seq is None:  # not a capture's state: full capture
+        return None
     row = store.get_transcripts([session.key], session.agent_id).get(session.key)
-    if row is None or len(row.content) < known.chars:  # type: ignore[operator]
+    if row is None or len(row.content) < known.chars:
         return None
     base = row.content[:known.chars]
     if content_hash(base) != known.digest:
         return None
     read = [0]
-    new = _records(store, session, _iso(_now()), read, after_seq=known.last_seq)  # type: ignore[arg-type]
+    new = _records(store, session, _iso(_now()), read, after_seq=known.last_seq)
     joined = "\n\n".join(r.content for r in new)
     content = base + ("\n\n" + joined if base and joined else joined)
     path = transcript_path(home, session.harness)

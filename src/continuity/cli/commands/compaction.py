@@ -94,7 +94,7 @@ def receipts_cmd(
 
     with open_cli_store(home, read_only=True) as store:  # issue 45 item 8: only reads
         key = resolve_session(store, session)
-        rows = store.receipts(key, limit=limit or None)  # type: ignore[arg-type]
+        rows = store.receipts(key, limit=limit or None)  # 0: all
     if as_json:
         emit_json([receipt_dict(r) for r in rows])
         return

@@ -321,7 +321,8 @@ class LiveCapture:
         if not self._replaying():
             self.rate.tick()
         if event == "session-end":
-            return self.session_end_queued(body)  # type: ignore[arg-type]
+            # a session-end event is validated as a SessionEndBody (models.BODIES)
+            return self.session_end_queued(body)  # pyright: ignore[reportArgumentType]
         if event == "pre-tool-use":  # a question: nothing is recorded, ids do not matter
             return self.pre_tool_use(body)
         if not body.event_id:
@@ -405,7 +406,7 @@ class LiveCapture:
             raise spool.RejectedEvent(str(exc).replace("\n", " ")) from None
         if item.event == "session-end":
             if not (item.id in self.seen or self._applied(item.id)):
-                self.end_session(body)  # type: ignore[arg-type]
+                self.end_session(body)  # pyright: ignore[reportArgumentType] - as above
                 self._mark_applied(item.id)
                 self.seen.add(item.id)
             return
