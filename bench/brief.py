@@ -47,10 +47,11 @@ import json
 import statistics
 import sys
 import tempfile
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
@@ -197,8 +198,8 @@ def bench_config() -> CheckpointConfig:
 
 
 def _last_active(s: Any) -> datetime:
-    when = s.ended_at or s.started_at or datetime(1970, 1, 1, tzinfo=timezone.utc)
-    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+    when = s.ended_at or s.started_at or datetime(1970, 1, 1, tzinfo=UTC)
+    return when if when.tzinfo else when.replace(tzinfo=UTC)
 
 
 def newer_sessions(sessions: Iterable[Any], key: str) -> list[str]:
@@ -285,7 +286,7 @@ def measure(data: Path, fixture: dict[str, Any], *, keys: Iterable[str] | None =
         "brief_available": build is not None,
         "goal": GOAL,
     })
-    out["misses"] = {c: {k: [f for f, ok in zip(chosen[k]["facts"], found) if not ok]
+    out["misses"] = {c: {k: [f for f, ok in zip(chosen[k]["facts"], found, strict=True) if not ok]
                          for k, found in cols[c].found.items() if not all(found)}
                      for c in COLUMNS if c in out["columns"]}
     return out
@@ -307,7 +308,7 @@ def figures(sessions: dict[str, Any], cols: dict[str, Column]) -> dict[str, Any]
         per_kind: dict[str, dict[str, Any]] = {}
         for kind in KINDS:
             hits = [ok for key, s in sessions.items()
-                    for f, ok in zip(s["facts"], col.found[key]) if f["kind"] == kind]
+                    for f, ok in zip(s["facts"], col.found[key], strict=True) if f["kind"] == kind]
             per_kind[kind] = _share(sum(hits), len(hits))
         every = [ok for key in sessions for ok in col.found[key]]
         sizes = list(col.sizes.values())

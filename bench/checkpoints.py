@@ -24,9 +24,10 @@ import sys
 import tempfile
 import time
 import tracemalloc
-from datetime import datetime, timedelta, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "fixtures" / "samples"  # the copy of ../shared/data
@@ -79,7 +80,7 @@ def bench_redaction(quick: bool) -> dict[str, Any]:
 
 class _Clock:
     def __init__(self) -> None:
-        self.now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+        self.now = datetime(2026, 1, 1, tzinfo=UTC)
 
     def __call__(self) -> datetime:
         return self.now

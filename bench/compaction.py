@@ -27,19 +27,20 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "samples" / "pi" / "large-session.jsonl"
 sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 
 from continuity.continuation.compaction import _view_rows, after_turn, measure_view  # noqa: E402
+from continuity.continuation.summarize import WorkingView, summarize  # noqa: E402
+from continuity.continuation.summarize.extractive import ExtractiveSummarizer  # noqa: E402
 from continuity.continuation.view import build_continuation  # noqa: E402
 from continuity.formats.importer import import_paths  # noqa: E402
 from continuity.store import open_store  # noqa: E402
-from continuity.continuation.summarize import WorkingView, summarize  # noqa: E402
-from continuity.continuation.summarize.extractive import ExtractiveSummarizer  # noqa: E402
 
 BUDGET = 240_000
 

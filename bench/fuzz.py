@@ -58,15 +58,15 @@ import select
 import shutil
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
 import tempfile
 import time
 import traceback
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
@@ -113,12 +113,12 @@ def _paths(value: Any, path: tuple = (), out: list | None = None, depth: int = 0
         return out
     if isinstance(value, dict):
         for k, v in value.items():
-            out.append(path + (k,))
-            _paths(v, path + (k,), out, depth + 1)
+            out.append((*path, k))
+            _paths(v, (*path, k), out, depth + 1)
     elif isinstance(value, list):
         for i, v in enumerate(value[:20]):
-            out.append(path + (i,))
-            _paths(v, path + (i,), out, depth + 1)
+            out.append((*path, i))
+            _paths(v, (*path, i), out, depth + 1)
     return out
 
 
@@ -262,9 +262,9 @@ def _read_one(reader: Any, line: Any) -> str:
     from continuity.formats.base import check_entry, nesting_depth
     from continuity.formats.importer import MAX_NESTING
 
-    if line.raw.count(b"[") + line.raw.count(b"{") > MAX_NESTING:
-        if nesting_depth(line.data, MAX_NESTING) > MAX_NESTING:
-            return "refused"
+    if (line.raw.count(b"[") + line.raw.count(b"{") > MAX_NESTING
+            and nesting_depth(line.data, MAX_NESTING) > MAX_NESTING):
+        return "refused"
     entry = reader.read(line)
     if entry is None:
         return "skipped"
@@ -420,7 +420,7 @@ class Daemon:
         self.home = home
         home.mkdir(parents=True, exist_ok=True)
         self.env = {**CHILD_ENV, "CONTINUITY_HOME": str(home)}
-        self.log = open(home.parent / "daemon.log", "ab")
+        self.log = open(home.parent / "daemon.log", "ab")  # noqa: SIM115 - open while the child runs
         self.proc = subprocess.Popen([PY, "-m", "continuity.daemon.server", "--home", str(home),
                                       "--port", "0"], env=self.env, stdout=self.log,
                                      stderr=subprocess.STDOUT)
@@ -508,7 +508,6 @@ def hook_inputs() -> dict[str, list[bytes]]:
 def routes(daemon: Daemon) -> list[tuple[str, str]]:
     """``(method, path template)`` of every route in the daemon's OpenAPI schema, plus the
     browser's pages and a few it does not have."""
-    status, _ = 0, None
     with socket.create_connection((daemon.host, daemon.port), timeout=30) as s:
         s.sendall((f"GET /openapi.json HTTP/1.1\r\nHost: {daemon.host}:{daemon.port}\r\n"
                    f"Authorization: Bearer {daemon.token}\r\nConnection: close\r\n\r\n").encode())
@@ -540,7 +539,7 @@ def _fill(template: str, rng: random.Random) -> str:
         if name.startswith("harness"):
             return rng.choice(["claude-code", "codex", "pi", "cursor", ""])
         if name.startswith("event"):
-            return rng.choice(EVENTS + ["nope"])
+            return rng.choice([*EVENTS, "nope"])
         return rng.choice(["s-1", "fuzz", "%00", "%ff%fe", "a" * 5000, "..%2F..", "x/y/z",
                            "%F0%9F%98%80", "ses_1", "'; drop table rows;--", "%ED%A0%80"])
     path = re.sub(r"\{([^}]+)\}", value, template)
@@ -722,7 +721,7 @@ def mcp_line(rng: random.Random, n: int) -> tuple[bytes, str, Any]:
     else:  # a mangled line
         base = json.dumps({"jsonrpc": "2.0", "id": ident, "method": "tools/call",
                            "params": {"name": "recall", "arguments": {"query": "x"}}}).encode()
-        kind, raw = mutate(base, rng)
+        _kind, raw = mutate(base, rng)
         raw = raw.replace(b"\n", b" ").replace(b"\r", b" ")
         return raw, "any", ident
     data = json.dumps(msg, ensure_ascii=True).encode()
@@ -737,7 +736,8 @@ class McpClient:
     def __init__(self, home: Path, cwd: Path) -> None:
         cmd = [str(Path(PY).with_name("continuity")), "mcp"]
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=open(home.parent / "mcp.log", "ab"), cwd=cwd,
+                                     stderr=open(home.parent / "mcp.log", "ab"),  # noqa: SIM115
+                                     cwd=cwd,
                                      env={**CHILD_ENV, "CONTINUITY_HOME": str(home)})
         self.buf = b""
         self.answers: list[Any] = []

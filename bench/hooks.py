@@ -140,7 +140,7 @@ def _hyperfine(commands: dict[str, str], env: dict[str, str], runs: int,
                     str(stdin_file), "--export-json", str(out), *commands.values()],
                    env=env, check=True, stdout=subprocess.DEVNULL)
     results = json.loads(out.read_text())["results"]
-    return {name: r["median"] * 1000 for name, r in zip(commands, results)}
+    return {name: r["median"] * 1000 for name, r in zip(commands, results, strict=True)}
 
 
 def bench_hook(daemon: Daemon, workdir: Path, runs: int) -> dict[str, Any]:
@@ -171,7 +171,8 @@ def bench_hook(daemon: Daemon, workdir: Path, runs: int) -> dict[str, Any]:
         hook_up = _time_runs(hook, payload, up, runs)
         hook_down = _time_runs(hook, payload, down, runs)
         tool = f"median of {runs} sequential runs"
-    spooled = sum(1 for _ in open(down_home / "spool" / "events.jsonl", "rb"))
+    with open(down_home / "spool" / "events.jsonl", "rb") as fh:
+        spooled = sum(1 for _ in fh)
     return {"tool": tool, "runs": runs, "bare_python_ms": round(bare, 2),
             "hook_daemon_up_ms": round(hook_up, 2), "hook_daemon_down_ms": round(hook_down, 2),
             "ratio_up": round(hook_up / bare, 2), "ratio_down": round(hook_down / bare, 2),
@@ -321,9 +322,9 @@ class BareApp:
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
                 break
-            except OSError:
+            except OSError as exc:
                 if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise SystemExit("the bare app did not start")
+                    raise SystemExit("the bare app did not start") from exc
                 time.sleep(0.05)
 
     def stop(self) -> None:

@@ -21,7 +21,7 @@ import sys
 import tempfile
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -29,9 +29,8 @@ ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "tests" / "fixtures" / "samples"  # the copy of ../shared/data
 sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 
-from continuity.lineage import consolidation as co  # noqa: E402
-from continuity.lineage import memory_md as mm  # noqa: E402
-from continuity.formats.importer import import_paths  # noqa: E402
+from continuity.continuation.summarize import WorkingView, summarize  # noqa: E402
+from continuity.continuation.summarize.extractive import ExtractiveSummarizer  # noqa: E402
 from continuity.core.model import (  # noqa: E402
     Entry,
     EntryKind,
@@ -41,12 +40,12 @@ from continuity.core.model import (  # noqa: E402
     Session,
     TextBlock,
 )
+from continuity.formats.importer import import_paths  # noqa: E402
+from continuity.lineage import consolidation as co, memory_md as mm  # noqa: E402
 from continuity.store import open_store  # noqa: E402
-from continuity.continuation.summarize import WorkingView, summarize  # noqa: E402
-from continuity.continuation.summarize.extractive import ExtractiveSummarizer  # noqa: E402
 from continuity.transcripts.session_transcripts import sync_import, sync_session  # noqa: E402
 
-NOW = datetime(2026, 9, 2, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 9, 2, 12, 0, tzinfo=UTC)
 
 
 def consolidation(tmp: Path) -> dict[str, Any]:

@@ -116,7 +116,7 @@ class Daemon:
             f'claude_code = "{projects}"\ncodex = ""\npi = ""\nopencode = ""\n'
             + extra_config.replace("\\n", "\n"))
         env = {**CHILD_ENV, "CONTINUITY_HOME": str(home)}
-        self.log = open(home.parent / "serve.log", "ab")
+        self.log = open(home.parent / "serve.log", "ab")  # noqa: SIM115 - open while the child runs
         self.proc = subprocess.Popen([str(PY.with_name("continuity")), "serve", "--port", "0"],
                                      env=env, stdout=self.log, stderr=subprocess.STDOUT,
                                      start_new_session=True)
@@ -414,7 +414,7 @@ class Sampler:
             if self._stop.wait(1.0):
                 return
 
-    def __enter__(self) -> "Sampler":
+    def __enter__(self) -> Sampler:
         self._thread.start()
         return self
 

@@ -44,11 +44,11 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "src"))
 
 import orjson  # noqa: E402
+import run as base  # noqa: E402  (session generator, continuation timing)
+import scale  # noqa: E402  (corpus, append, the command in a child process)
 from sqlalchemy import create_engine, text  # noqa: E402
 from sqlalchemy.engine import make_url  # noqa: E402
 
-import run as base  # noqa: E402  (session generator, continuation timing)
-import scale  # noqa: E402  (corpus, append, the command in a child process)
 from continuity.store import open_store  # noqa: E402
 
 MB = 1_000_000
@@ -170,10 +170,10 @@ def main(argv: list[str] | None = None) -> int:
             or res["continuation"]["postgresql"]["used_bytes"]
             != res["continuation"]["sqlite"]["used_bytes"]):
         log(f"warning: the backends disagree: {json.dumps(res, default=str)[:2000]}")
-    widths = [max(len(r[i]) for r in rows + [("measure", "PostgreSQL", "SQLite", "PG/SQLite")])
+    widths = [max(len(r[i]) for r in [*rows, ("measure", "PostgreSQL", "SQLite", "PG/SQLite")])
               for i in range(4)]
-    for r in [("measure", "PostgreSQL", "SQLite", "PG/SQLite")] + rows:
-        print(" | ".join(c.ljust(w) for c, w in zip(r, widths)))
+    for r in [("measure", "PostgreSQL", "SQLite", "PG/SQLite"), *rows]:
+        print(" | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
     out = HERE / "results" / "postgres.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps(res, indent=2, default=str))

@@ -42,9 +42,11 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime
+from itertools import islice
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).resolve().parent / "results" / "recall.json"
@@ -53,8 +55,8 @@ sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 from sqlalchemy import text  # noqa: E402
 
 from continuity.core.model import Memory  # noqa: E402
-from continuity.transcripts.memories import memory_id, query_terms, recall, remember  # noqa: E402
 from continuity.store import fts, open_store  # noqa: E402
+from continuity.transcripts.memories import memory_id, query_terms, recall, remember  # noqa: E402
 from continuity.transcripts.session_transcripts import content_hash, put_transcript  # noqa: E402
 
 FUNCTION_WORDS = ("the a of to and in is for on that with as it by from at this be are was "
@@ -102,7 +104,7 @@ class Corpus:
 
 def percentile(values: list[float], p: float) -> float:
     ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(round(p / 100 * (len(ordered) - 1))))]
+    return ordered[min(len(ordered) - 1, round(p / 100 * (len(ordered) - 1)))]
 
 
 def latencies(fn: Callable[[Any], Any], items: list[Any], reps: int = REPS,
@@ -130,7 +132,7 @@ def _memory(corpus: Corpus, i: int, now: datetime) -> Memory:
 
 def load(store: Any, corpus: Corpus, n: int) -> dict[str, float]:
     """Fill the store; returns remember and baseline throughput (calls/s)."""
-    now = datetime.now(timezone.utc)
+    now = datetime.now(UTC)
     sample = [_memory(corpus, i, now) for i in range(REMEMBER_CALLS)]
     start = time.perf_counter()
     for m in sample:
@@ -149,7 +151,7 @@ def load(store: Any, corpus: Corpus, n: int) -> dict[str, float]:
     log(f"remembered {REMEMBER_CALLS:,} in {remember_s:.2f} s; bulk-loading to {n:,}")
     rest = (_memory(corpus, i, now) for i in range(REMEMBER_CALLS, n))
     while True:
-        chunk = [m for _, m in zip(range(5_000), rest)]
+        chunk = list(islice(rest, 5_000))
         if not chunk:
             break
         with store.batch():
@@ -173,7 +175,7 @@ def slowest(store: Any, qs: list[str], times: list[float], n: int = 5) -> list[d
     """The ``n`` slowest queries with each searched term's match count."""
     out = []
     with store._conn() as conn:
-        for ms, q in sorted(zip(times, qs), reverse=True)[:n]:
+        for ms, q in sorted(zip(times, qs, strict=True), reverse=True)[:n]:
             counts = [conn.execute(text("SELECT count(*) FROM memories_fts WHERE memories_fts "
                                         "MATCH :q"), {"q": fts.fts5_phrase(t)}).scalar()
                       for t in query_terms(q)]
@@ -201,11 +203,11 @@ def measure_real(store: Any, corpus: Corpus, queries: int) -> dict[str, Any]:
         baseline = latencies(base, matches)
     got = [[r.id for r in recall(store, q, limit=10).results] for q in qs]
     plain = latencies(lambda q: recall(store, q, limit=10), qs)
-    exact = sum(a == b for a, b in zip(got, full)) / len(qs)
+    exact = sum(a == b for a, b in zip(got, full, strict=True)) / len(qs)
     return {"real_queries": len(qs), "real_recall": figures(plain),
             "baseline_fts5_search": figures(baseline), "exact_top10": exact,
             "real_examples": qs[:5],
-            "inexact_examples": [q for q, a, b in zip(qs, got, full) if a != b][:5]}
+            "inexact_examples": [q for q, a, b in zip(qs, got, full, strict=True) if a != b][:5]}
 
 
 def measure(store: Any, corpus: Corpus, queries: int) -> dict[str, Any]:
@@ -232,7 +234,7 @@ def measure(store: Any, corpus: Corpus, queries: int) -> dict[str, Any]:
             "recall": figures(plain), "recall_cpu": figures(cpu),
             "recall_expand": figures(expand), "recall_tag_filter": figures(tagged),
             "baseline_hash_lookup": figures(lookup), "recall_unbounded": figures(exact),
-            "same_top10_as_unbounded": sum(a == b for a, b in zip(bounded, exact_ids)) / len(qs),
+            "same_top10_as_unbounded": sum(a == b for a, b in zip(bounded, exact_ids, strict=True)) / len(qs),
             "slowest": slowest(store, qs, plain), "slowest_unbounded": exact_slowest}
 
 
@@ -241,14 +243,13 @@ def run(quick: bool, memories: int | None = None) -> dict[str, Any]:
     n, queries = (10_000, 300) if quick else (1_000_000, 1_000)
     n = memories or n
     corpus = Corpus()
-    with tempfile.TemporaryDirectory() as tmp:
-        with open_store(Path(tmp) / "bench.db") as store:
-            throughput = load(store, corpus, n)
-            log(f"{store.count_memories('default'):,} memories; measuring recall")
-            real = measure_real(store, corpus, queries)
-            log(f"real queries: recall p99 {real['real_recall']['p99_ms']:.2f} ms, "
-                f"exact {real['exact_top10']:.1%}")
-            latency = measure(store, corpus, queries)
+    with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "bench.db") as store:
+        throughput = load(store, corpus, n)
+        log(f"{store.count_memories('default'):,} memories; measuring recall")
+        real = measure_real(store, corpus, queries)
+        log(f"real queries: recall p99 {real['real_recall']['p99_ms']:.2f} ms, "
+            f"exact {real['exact_top10']:.1%}")
+        latency = measure(store, corpus, queries)
     out = {"memories": n, **throughput, **latency, **real}
     out["real_recall_p99_vs_fts5_p99"] = (out["real_recall"]["p99_ms"]
                                           / out["baseline_fts5_search"]["p99_ms"])

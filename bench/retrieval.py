@@ -71,12 +71,12 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections import defaultdict
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
@@ -171,7 +171,7 @@ class Corpus:
     bodies: dict[Row, str] = field(default_factory=dict)
     sources: dict[Row, tuple[str, int]] = field(default_factory=dict)
     projects: dict[str, str | None] = field(default_factory=dict)
-    newest: datetime = datetime(1970, 1, 1, tzinfo=timezone.utc)
+    newest: datetime = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 def read_corpus(store: Any) -> Corpus:
@@ -190,7 +190,7 @@ def read_corpus(store: Any) -> Corpus:
                     corpus.sources[(s.key, e.seq)] = (e.source.path, e.source.line)
                 if e.timestamp is not None:
                     ts = e.timestamp if e.timestamp.tzinfo else \
-                        e.timestamp.replace(tzinfo=timezone.utc)
+                        e.timestamp.replace(tzinfo=UTC)
                     corpus.newest = max(corpus.newest, ts)
             after = batch[-1].seq
     return corpus
@@ -517,7 +517,7 @@ def _ranker_at_scale(store: Any, mode: str, settings: RetrievalSettings) -> Call
         return lambda q: search(store, q, limit=LIMIT)
     from continuity.retrieval.hybrid import hybrid_entries
 
-    now = datetime(2027, 1, 1, tzinfo=timezone.utc)
+    now = datetime(2027, 1, 1, tzinfo=UTC)
     return lambda q: hybrid_entries(store, q, limit=LIMIT, now=now, settings=settings, mode=mode)
 
 

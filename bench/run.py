@@ -16,6 +16,7 @@ cProfile (top 15 by cumulative time) of the slow part.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import cProfile
 import gc
 import io
@@ -34,19 +35,20 @@ import sys
 import tempfile
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "samples"  # the copy of ../shared/data
 RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
 sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 
+
 import orjson  # noqa: E402
 
 from continuity.continuation.view import build_continuation  # noqa: E402
-from continuity.formats.importer import discover, import_file, import_paths  # noqa: E402
 from continuity.core.model import (  # noqa: E402
     CompactionInfo,
     Entry,
@@ -59,6 +61,7 @@ from continuity.core.model import (  # noqa: E402
     ToolCallBlock,
     ToolResultBlock,
 )
+from continuity.formats.importer import discover, import_file, import_paths  # noqa: E402
 from continuity.store import open_store  # noqa: E402
 
 MB = 1_000_000
@@ -136,7 +139,7 @@ class _Timeline:
 
     @staticmethod
     def _parse(text: str) -> datetime:
-        return datetime.fromisoformat(text).replace(tzinfo=timezone.utc)
+        return datetime.fromisoformat(text).replace(tzinfo=UTC)
 
     def shift(self, text: str) -> str:
         found = _TS.findall(text)
@@ -156,7 +159,7 @@ class _Timeline:
         return out
 
     @classmethod
-    def after_file(cls, path: Path) -> "_Timeline":
+    def after_file(cls, path: Path) -> _Timeline:
         """A timeline continuing after the newest timestamp of the file's last 64 KiB."""
         with open(path, "rb") as fh:
             fh.seek(max(0, path.stat().st_size - 65536))
@@ -219,9 +222,9 @@ def write_claude(folder: Path, templates: list[_Template], session_ids: set[str]
     clock = _Timeline()
     with open(path, "w", encoding="utf-8") as fh:
         for k in itertools.count(start):
-            mapping: dict[str, str] = {s: sid for s in session_ids}
+            mapping: dict[str, str] = dict.fromkeys(session_ids, sid)
 
-            def fresh(tok: str) -> str:
+            def fresh(tok: str, mapping: dict[str, str] = mapping) -> str:
                 got = mapping.get(tok)
                 if got is None:
                     got = mapping[tok] = ids.like(tok)
@@ -250,7 +253,8 @@ def write_pi(folder: Path, template: _Template, header: dict, ids: _Ids, target:
             mapping: dict[str, str] = {}
             last: list[str] = []
 
-            def fresh(tok: str) -> str:
+            def fresh(tok: str, mapping: dict[str, str] = mapping, last: list[str] = last,
+                      prev: str | None = prev) -> str:
                 if tok == "PIPREV":
                     return prev if prev is not None else "null-parent"
                 got = mapping.get(tok)
@@ -283,10 +287,8 @@ def parse_only(files: list[Path], repeats: int = 5) -> dict[str, float]:
             nbytes += len(data)
             for line in data.split(b"\n"):
                 if line:
-                    try:
+                    with contextlib.suppress(orjson.JSONDecodeError):
                         orjson.loads(line)
-                    except orjson.JSONDecodeError:
-                        pass
                     nlines += 1
         times.append(time.perf_counter() - t0)
     dt = min(times)
@@ -302,16 +304,18 @@ def _time_calls(store: Any, names: list[str]) -> tuple[dict[str, list], Callable
     """Shadow ``names`` on the store instance with timing wrappers (the library is untouched);
     returns the tallies ``{name: [seconds, calls]}`` and an undo function."""
     spent: dict[str, list] = {n: [0.0, 0] for n in names}
-    for name in names:
-        def timed(*a: Any, _orig: Callable = getattr(store, name), _name: str = name,
-                  **kw: Any) -> Any:
+    def timing(orig: Callable, name: str) -> Callable:
+        def timed(*a: Any, **kw: Any) -> Any:
             t = time.perf_counter()
             try:
-                return _orig(*a, **kw)
+                return orig(*a, **kw)
             finally:
-                spent[_name][0] += time.perf_counter() - t
-                spent[_name][1] += 1
-        setattr(store, name, timed)
+                spent[name][0] += time.perf_counter() - t
+                spent[name][1] += 1
+        return timed
+
+    for name in names:
+        setattr(store, name, timing(getattr(store, name), name))
 
     def undo() -> None:
         for n in names:
@@ -512,7 +516,7 @@ def generate_session(store: Any, key: str, rows: int, batch: int = 5_000,
     thoughts = [TextBlock(t) for t in _THOUGHTS]
     results = _result_texts()
     final = (TextBlock(_FINAL),)
-    base_ts = datetime(2025, 11, 20, 12, 0, tzinfo=timezone.utc)
+    base_ts = datetime(2025, 11, 20, 12, 0, tzinfo=UTC)
     one_s = timedelta(seconds=1)
     summary = ("The user asked to speed up the importer and to fix the failing store tests. "
                "Done so far: profiled the import, batched inserts, fixed two tests. Open: the "
@@ -765,10 +769,10 @@ def print_table(rows: list[tuple[str, str, str, str]]) -> None:
     head = ("figure", "value", "goal", "status")
     widths = [max(len(r[i]) for r in [head, *rows]) for i in range(4)]
     print("\n== Summary")
-    print(" " + " | ".join(h.ljust(w) for h, w in zip(head, widths)))
+    print(" " + " | ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)))
     print(" " + "-|-".join("-" * w for w in widths))
     for r in rows:
-        print(" " + " | ".join(c.ljust(w) for c, w in zip(r, widths)))
+        print(" " + " | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -789,7 +793,7 @@ def main(argv: list[str] | None = None) -> int:
         sizes["rows_large"] = args.rows_large
     started = time.perf_counter()
     res: dict[str, Any] = {"mode": mode, "sizes": sizes,
-                           "started_at": datetime.now(timezone.utc).isoformat(),
+                           "started_at": datetime.now(UTC).isoformat(),
                            "python": platform.python_version(), "sqlite": sqlite3.sqlite_version,
                            "platform": platform.platform(), "cpus": os.cpu_count()}
     with tempfile.TemporaryDirectory(prefix="continuity-bench-", dir=args.tmp) as d:

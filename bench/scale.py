@@ -50,11 +50,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import orjson  # noqa: E402
-
-import run as base  # noqa: E402  (the corpus generator and parse-only baseline)
-from floor import store_floor  # noqa: E402  (the storage floor of the fresh import)
 import pages  # noqa: E402  (which database pages the append changed)
+import run as base  # noqa: E402  (the corpus generator and parse-only baseline)
 from ccusage import ccusage_speed  # noqa: E402  (goal 1's Node baseline)
+from floor import store_floor  # noqa: E402  (the storage floor of the fresh import)
 
 MB = 1_000_000
 FILE_BYTES = 1_000_000  # one generated session file (the corpus is --mb of these)
@@ -111,8 +110,8 @@ def run_command(args: list[str], tmp: Path, *, profile: bool = False) -> dict[st
            "stdout_lines": done.stdout.count(b"\n"), "stderr_lines": done.stderr.count(b"\n"),
            "stdout": done.stdout}
     if prof:
-        import pstats
         import io as _io
+        import pstats
         buf = _io.StringIO()
         pstats.Stats(str(prof), stream=buf).strip_dirs().sort_stats("cumulative").print_stats(25)
         out["profile"] = buf.getvalue()
@@ -147,7 +146,8 @@ def append_lines(paths: list[Path], total: int, seed: int = 11) -> int:
                 mapping: dict[str, str] = {}
                 tail: list[str] = []
 
-                def fresh(tok: str) -> str:
+                def fresh(tok: str, mapping: dict[str, str] = mapping, tail: list[str] = tail,
+                          prev: str = prev) -> str:
                     if tok == "PIPREV":
                         return prev
                     got = mapping.get(tok)
@@ -165,9 +165,9 @@ def append_lines(paths: list[Path], total: int, seed: int = 11) -> int:
             sid = first.get("sessionId") or last.get("sessionId")
             k = 0
             while size < per_file:
-                cmap: dict[str, str] = {s: sid for s in claude_sids}
+                cmap: dict[str, str] = dict.fromkeys(claude_sids, sid)
 
-                def cfresh(tok: str) -> str:
+                def cfresh(tok: str, cmap: dict[str, str] = cmap) -> str:
                     got = cmap.get(tok)
                     if got is None:
                         got = cmap[tok] = ids.like(tok)
@@ -191,9 +191,9 @@ def small_files(root: Path, count: int) -> list[Path]:
     out = []
     for _ in range(count):
         sid = ids.uuid()
-        mapping = {s: sid for s in sids}
+        mapping = dict.fromkeys(sids, sid)
 
-        def fresh(tok: str) -> str:
+        def fresh(tok: str, mapping: dict[str, str] = mapping) -> str:
             got = mapping.get(tok)
             if got is None:
                 got = mapping[tok] = ids.like(tok)
@@ -392,7 +392,7 @@ def main(argv: list[str] | None = None) -> int:
     width = [max(len(r[i]) for r in rows) for i in range(4)]
     print()
     for r in rows:
-        print("  ".join(c.ljust(w) for c, w in zip(r, width)))
+        print("  ".join(c.ljust(w) for c, w in zip(r, width, strict=True)))
     if args.profile:
         for part in ("corpus", "small"):
             for name, v in res.get(part, {}).items():

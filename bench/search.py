@@ -33,9 +33,10 @@ import statistics
 import sys
 import tempfile
 import time
-from datetime import datetime, timedelta, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = Path(__file__).resolve().parent / "results" / "search.json"
@@ -44,8 +45,15 @@ sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 from sqlalchemy import text  # noqa: E402
 
 from continuity.browse.search import search  # noqa: E402
-from continuity.core.model import (Entry, EntryKind, Role, Session, TextBlock,  # noqa: E402
-                                   ToolCallBlock, ToolResultBlock)
+from continuity.core.model import (  # noqa: E402
+    Entry,
+    EntryKind,
+    Role,
+    Session,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
 from continuity.store import fts, open_store  # noqa: E402
 from continuity.store.search import EntryFilter  # noqa: E402
 from continuity.transcripts.memories import query_terms  # noqa: E402
@@ -118,7 +126,7 @@ def _rows(words: Words, start: int, n: int, t0: datetime) -> list[Entry]:
 
 def build(store: Any, total: int, words: Words) -> float:
     """Write ``total`` rows; returns rows/s."""
-    t0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    t0 = datetime(2026, 1, 1, tzinfo=UTC)
     start = time.perf_counter()
     written = 0
     sessions = 0

@@ -52,6 +52,7 @@ temporary folder is used and removed unless something failed.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import json
 import os
@@ -65,9 +66,10 @@ import tempfile
 import time
 import traceback
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 TARGETS = ("daemon", "import", "watch", "compact")
@@ -114,10 +116,8 @@ def wait(pid: int, flags: int = 0) -> tuple[int, int]:
 def stop_children(_signum: int = 0, _frame: Any = None) -> None:
     """SIGTERM of a worker: end its runs (each in a process group of its own), then itself."""
     for pid in list(CHILDREN):
-        try:
+        with contextlib.suppress(OSError):
             os.killpg(pid, signal.SIGKILL)
-        except OSError:
-            pass
     os._exit(143)
 
 
@@ -370,7 +370,7 @@ class Evidence:
     def __init__(self, folder: Path) -> None:
         self.folder = folder
         folder.mkdir(parents=True, exist_ok=True)
-        self.log = open(folder / "kills.jsonl", "a", encoding="utf-8")
+        self.log = open(folder / "kills.jsonl", "a", encoding="utf-8")  # noqa: SIM115 - open while the child runs
 
     def kill(self, **fields: Any) -> None:
         self.log.write(json.dumps(fields, sort_keys=True) + "\n")
@@ -527,7 +527,7 @@ class FileTarget:
                 run_states.append(snapshot(home / "continuity.db"))
                 self.head = schema_version(home / "continuity.db")
             states.append(run_states)
-        for step, (one, two) in enumerate(zip(*states)):
+        for step, (one, two) in enumerate(zip(*states, strict=False)):
             diff = compare(one, two)
             if diff.lost or diff.duplicated or diff.other:
                 raise RuntimeError(f"{self.name}: two uninterrupted runs differ at step {step}: "
@@ -954,9 +954,9 @@ class DaemonTarget:
                 result.failed_runs += 1
                 kill_at, serving_kill = now, False
             for session in sessions:
-                if session.pid is None and not session.ended and now >= session.next_at:
-                    if not ending:
-                        send(session, end=False)
+                if (session.pid is None and not session.ended and now >= session.next_at
+                        and not ending):
+                    send(session, end=False)
             if ending and not by_id:
                 break
             time.sleep(0.003)
@@ -988,9 +988,9 @@ class DaemonTarget:
                 result.failed_runs += 1
                 problems.append("the final daemon run exited by itself")
                 return
-            if written_since(home, started_wall) and not spool.pending(home):
-                if not wanted - applied(home / "continuity.db", wanted):
-                    break
+            if (written_since(home, started_wall) and not spool.pending(home)
+                    and not wanted - applied(home / "continuity.db", wanted)):
+                break
             time.sleep(0.05)
         time.sleep(0.2)
         os.kill(pid, signal.SIGTERM)
@@ -1121,15 +1121,11 @@ def preload() -> None:
     for info in pkgutil.walk_packages(continuity.__path__, "continuity.", onerror=lambda _: None):
         if ".migrations." in info.name or info.name.endswith("__main__"):
             continue
-        try:
+        with contextlib.suppress(Exception):  # an optional extra's module: the run imports it
             importlib.import_module(info.name)
-        except Exception:  # noqa: BLE001 - an optional extra's module: the run imports it
-            pass
     for name in ("fastapi", "uvicorn", "watchfiles", "alembic", "alembic.command"):
-        try:
+        with contextlib.suppress(ImportError):
             importlib.import_module(name)
-        except ImportError:
-            pass
     try:
         from continuity.retrieval.embedder import load_embedder
         from continuity.retrieval.settings import RetrievalSettings
@@ -1162,7 +1158,7 @@ def table(results: list[Result]) -> str:
                      for r in results]
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(head))]
     lines = ["| " + " | ".join(str(c).rjust(w) if i else str(c).ljust(w)
-                               for i, (c, w) in enumerate(zip(row, widths))) + " |"
+                               for i, (c, w) in enumerate(zip(row, widths, strict=True))) + " |"
              for row in rows]
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
     return "\n".join(lines)

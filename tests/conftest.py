@@ -8,14 +8,14 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from continuity.store import SqlStore, open_store
-
 from tests.paths import SHARED_DATA
+
 PG_URL = os.environ.get("CONTINUITY_TEST_DATABASE_URL")
 BACKENDS = ["sqlite", *(["postgresql"] if PG_URL else [])]
 

@@ -13,8 +13,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from hypothesis import HealthCheck, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, settings, strategies as st
 
 #: the session ids ``session_file`` writes (``own_session`` makes them unique)
 HEADS = (b"s-fuzz", b"codex-fuzz", b"pi-fuzz")
@@ -171,7 +170,7 @@ def _body_lines(draw: st.DrawFn, harness: str) -> list[bytes]:
                                      b'{"type":"response_item","payload":{}}']))
         return [line] * draw(st.integers(100, 5_000))
     if shape in ("tools", "results"):
-        ids, count = draw(tool_calls())
+        ids, _count = draw(tool_calls())
         name = draw(st.sampled_from(["Bash", "", "x" * 3_000, "TodoWrite", "update_plan"]))
         args = draw(st.sampled_from([{}, {"command": "ls"}, {"todos": []}, {"plan": "x"},
                                      {"todos": [{"content": "t", "status": "pending"}] * 50}]))

@@ -13,15 +13,24 @@ import re
 import signal
 import threading
 import time
-from datetime import datetime, timedelta, timezone
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
 
 from continuity.cli.app import app
 from continuity.continuation.compaction import after_turn
+from continuity.continuation.summarize import (
+    ProviderError,
+    ProviderReply,
+    SummaryRequest,
+    make_summarizer,
+)
+from continuity.continuation.summarize.extractive import ExtractiveSummarizer
+from continuity.continuation.summarize.settings import SummarizerSettings
 from continuity.continuation.view import build_continuation, effective_compaction
 from continuity.core.model import (
     Checkpoint,
@@ -36,18 +45,15 @@ from continuity.core.model import (
     Session,
     TextBlock,
 )
+from continuity.core.text import clean, clip_middle, cut_utf8
 from continuity.store import iter_entries, open_store
 from continuity.store.fencing import LeaseHeld
-from continuity.continuation.summarize import ProviderError, ProviderReply, SummaryRequest, make_summarizer
-from continuity.continuation.summarize.extractive import ExtractiveSummarizer
-from continuity.continuation.summarize.settings import SummarizerSettings
-from continuity.core.text import clean, clip_middle, cut_utf8
 from continuity.transcripts.transcript_log import TranscriptLog, TranscriptRecord
 from tests.builders import CP, A, T, U, call, load
 
 CTX = mp.get_context("fork")
 GOOD = "## Goal\n- fix the parser\n## Progress\n### Done\n- read it\n## Next steps\n- test it"
-T0 = datetime(2026, 3, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 1, tzinfo=UTC)
 
 
 class Stub:
@@ -125,10 +131,10 @@ def test_b47_failed_summary_marker_never_drops_the_rows_before_it(store):
     still covers M1..M39 verbatim, and the next compaction summarizes them (its first row is
     M1, not M40)."""
     rows = [U(f"M{i}", request=i == 1) if i % 2 else A(text=f"M{i}") for i in range(1, 51)]
-    key = load(store, rows + [CP("", covers=38), U("M51", request=False)])
+    key = load(store, [*rows, CP("", covers=38), U("M51", request=False)])
     view = build_continuation(store, key, budget_bytes=240_000).to_dict()
     texts = [b["text"] for m in view["messages"] for b in m["content"]]
-    shown = texts + [view["request"]["text"]]
+    shown = [*texts, view["request"]["text"]]
     assert view["summary"] is None and view["gaps"] == []
     assert {f"M{i}" for i in range(1, 52)} <= set(shown)
     stub = Stub()
@@ -143,7 +149,7 @@ def test_b47_failed_summary_falls_back_to_the_previous_checkpoint(store):
     rows = [U(f"M{i}", request=i == 1) if i % 2 else A(text=f"M{i}") for i in range(1, 40)]
     rows += [CP("## Goal\n- S1 work", covers=38)]
     rows += [A(text=f"M{i}") for i in range(40, 51)] + [CP("", covers=50)]
-    key = load(store, rows + [A(text="M51")])
+    key = load(store, [*rows, A(text="M51")])
     view = build_continuation(store, key, budget_bytes=240_000).to_dict()
     assert view["summary"]["covers_through_seq"] == 38 and "S1 work" in view["summary"]["text"]
     texts = [b["text"] for m in view["messages"] for b in m["content"]]
@@ -168,7 +174,7 @@ def test_b49_error_text_summary_never_drops_the_rows_before_it(store, summary):
     compaction takes no effect, so the view still covers M1..M51 verbatim and carries no
     error text as its summary."""
     rows = [U(f"M{i}", request=i == 1) if i % 2 else A(text=f"M{i}") for i in range(1, 51)]
-    key = load(store, rows + [CP(summary, covers=38), U("M51", request=False)])
+    key = load(store, [*rows, CP(summary, covers=38), U("M51", request=False)])
     assert effective_compaction(store, key) is None
     view = build_continuation(store, key, budget_bytes=240_000).to_dict()
     shown = [b["text"] for m in view["messages"] for b in m["content"]] + [
@@ -185,7 +191,7 @@ def test_b49_error_text_summary_falls_back_to_the_previous_checkpoint(store):
     rows += [CP("## Goal\n- S1 work", covers=38)]
     rows += [A(text=f"M{i}") for i in range(40, 51)]
     rows += [CP("Claude AI usage limit reached|1712345678", covers=50)]
-    key = load(store, rows + [A(text="M51")])
+    key = load(store, [*rows, A(text="M51")])
     assert effective_compaction(store, key).seq == 39
     view = build_continuation(store, key, budget_bytes=240_000).to_dict()
     assert view["summary"]["covers_through_seq"] == 38 and "S1 work" in view["summary"]["text"]

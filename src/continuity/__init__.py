@@ -20,7 +20,7 @@ ERRORS = ("AmbiguousSession", "ConfigError", "ContinuityError", "FencedWrite", "
 _EXPORTS = {
     "Workspace": "api.workspace",
     "ImportProgress": "api.workspace",
-    **{name: "api.results" for name in RESULTS},
+    **dict.fromkeys(RESULTS, "api.results"),
     # results that exist below the API, returned as they are
     "SearchHit": "browse.search",
     "Brief": "brief.build",
@@ -29,7 +29,7 @@ _EXPORTS = {
     "RememberResponse": "transcripts.memories",
     "RecallResponse": "transcripts.memories",
     "ResumeRefused": "resume.session",
-    **{name: "core.errors" for name in ERRORS},
+    **dict.fromkeys(ERRORS, "core.errors"),
 }
 
 __all__ = sorted(_EXPORTS)

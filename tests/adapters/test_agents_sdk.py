@@ -21,7 +21,6 @@ from continuity.adapters.agents_sdk import ContinuitySession, session_file_name
 from continuity.cli.app import app
 from continuity.continuation.view import UNKNOWN_EFFECTS
 from continuity.core.text import json_len
-
 from tests.conftest import BACKENDS
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -66,7 +65,7 @@ def assert_paired(items: list[dict[str, Any]]) -> None:
 def test_it_is_an_sdk_session_and_round_trips_items(tmp_path: Path, db_url: str) -> None:
     session = ContinuitySession("chat-1", home=tmp_path, database_url=db_url)
     assert isinstance(session, Session)  # the SDK's runtime-checkable protocol
-    items = turn(1) + [{"role": "user", "content": [{"type": "input_text", "text": "héllo ✓"}]}]
+    items = [*turn(1), {"role": "user", "content": [{"type": "input_text", "text": "héllo ✓"}]}]
     run(session.add_items(items[:2]))
     run(session.add_items(items[2:]))
     got = run(session.get_items())
@@ -79,7 +78,7 @@ def test_it_is_an_sdk_session_and_round_trips_items(tmp_path: Path, db_url: str)
     assert run(session.get_items()) == items[:-1]
     assert run(session.pop_item()) == items[-2]
     run(session.add_items([{"role": "user", "content": "again"}]))
-    assert run(session.get_items()) == items[:-2] + [{"role": "user", "content": "again"}]
+    assert run(session.get_items()) == [*items[:-2], {"role": "user", "content": "again"}]
     run(session.clear_session())
     assert run(session.get_items()) == []
     assert run(session.pop_item()) is None
@@ -257,7 +256,7 @@ def test_the_record_is_lossless_after_pop_and_clear(tmp_path: Path) -> None:
     assert [r["type"] for r in records] == ["openai-agents.session", "item", "item", "item",
                                             "item", "pop", "clear", "item"]
     assert [r["item"] for r in records if r["type"] == "item"] == \
-        turn(1) + [{"role": "user", "content": "a new start"}]
+        [*turn(1), {"role": "user", "content": "a new start"}]
     assert records[5]["pops"] == records[4]["id"] and popped == turn(1)[-1]
     assert (os.stat(session.path).st_mode & 0o777) == 0o600
     assert (os.stat(session.path.parent).st_mode & 0o777) == 0o700
@@ -392,7 +391,7 @@ def test_two_writers_at_once_never_interleave_or_reuse_an_id(tmp_path: Path) -> 
     for w in range(2):
         mine = [t for t in texts if t.startswith(f"w{w} ")]
         assert mine == [f"w{w} n{n} {x}" for n in range(15) for x in "ab"]
-    for a, b in zip(texts[::2], texts[1::2]):  # a call's two items are adjacent
+    for a, b in zip(texts[::2], texts[1::2], strict=True):  # a call's two items are adjacent
         assert a[:-1] == b[:-1]
     records = [orjson.loads(line) for line in writers[0].path.read_bytes().splitlines()[1:]]
     assert len({r["id"] for r in records}) == 60

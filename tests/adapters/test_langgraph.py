@@ -13,19 +13,18 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from uuid import uuid4
 
 import pytest
 
 pytest.importorskip("langgraph.checkpoint.conformance")
 
-from langgraph.checkpoint.conformance import checkpointer_test, validate  # noqa: E402
-from langgraph.checkpoint.conformance.capabilities import Capability  # noqa: E402
+from langgraph.checkpoint.conformance import checkpointer_test, validate
+from langgraph.checkpoint.conformance.capabilities import Capability
 
-from continuity.adapters.langgraph import ContinuitySaver, ContinuityStore  # noqa: E402
-from continuity.core.errors import InputError  # noqa: E402
-from continuity.store import open_store  # noqa: E402
-from tests.conftest import BACKENDS, _pg_database  # noqa: E402
+from continuity.adapters.langgraph import ContinuitySaver, ContinuityStore
+from continuity.core.errors import InputError
+from continuity.store import open_store
+from tests.conftest import BACKENDS, _pg_database
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLE = ROOT / "examples" / "langgraph_agent.py"
@@ -59,9 +58,9 @@ def test_saver_passes_langgraph_conformance(backend: str, capability: str,
 
 
 def test_saver_names_a_missing_thread_id(tmp_path: Path) -> None:
-    with ContinuitySaver.open(tmp_path / "w", record=False) as saver:
-        with pytest.raises(InputError, match=r"\['configurable'\]\['thread_id'\] is required"):
-            saver.get_tuple({"configurable": {}})
+    with ContinuitySaver.open(tmp_path / "w", record=False) as saver, \
+            pytest.raises(InputError, match=r"\['configurable'\]\['thread_id'\] is required"):
+        saver.get_tuple({"configurable": {}})
 
 
 def test_saver_versions_grow_as_text() -> None:

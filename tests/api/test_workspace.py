@@ -99,7 +99,7 @@ def test_show_matches_the_cli_and_redacts(ws, monkeypatch, capsys) -> None:
     assert rows.to_dict() == cli_json(monkeypatch, capsys, ws, "show", "01a23556")
     assert ws.show("01a23556", raw=True).to_dict() == cli_json(
         monkeypatch, capsys, ws, "show", "01a23556", "--raw")
-    assert [e["seq"] for e in ws.show("01a23556", seq=13).entries][0] == 8
+    assert next(e["seq"] for e in ws.show("01a23556", seq=13).entries) == 8
 
 
 def test_search_matches_the_cli(ws, monkeypatch, capsys) -> None:

@@ -13,8 +13,9 @@ import subprocess
 import sys
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from continuity.cli.hookcmd import hook_seconds
 from tests.archive.burst import session_lines, write_sessions

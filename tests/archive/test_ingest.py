@@ -248,7 +248,7 @@ def test_an_import_interrupted_before_its_phases_is_derived_by_the_next(tmp_path
     config = CheckpointConfig()
     with open_store(tmp_path / "once.db") as store:
         ingest(store, files, config=config, home=tmp_path / "once")
-        keys = [k for k in dict.fromkeys(s.key for s in store.list_sessions(limit=0))]
+        keys = list(dict.fromkeys(s.key for s in store.list_sessions(limit=0)))
         expected = _outcome(store, tmp_path / "once", keys)
     monkeypatch.setattr(mod, "CHUNK_BYTES", 20_000)  # several chunks: the second one stops
     calls = {"n": 0}

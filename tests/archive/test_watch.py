@@ -2,8 +2,8 @@
 second pass imports nothing."""
 
 import json
-import re
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -31,7 +31,7 @@ def _claude_home(tmp_path):
 
 
 def test_once_archives_the_samples_and_a_second_pass_adds_nothing(tmp_path):
-    projects, env = _claude_home(tmp_path)
+    _projects, env = _claude_home(tmp_path)
     first = _run(["watch", "--once"], env)
     assert first.returncode == 0, first.stderr
     assert first.stdout.strip() == "archived 5 files, 232 new rows"
@@ -87,7 +87,7 @@ def test_an_event_pass_imports_only_the_files_it_names(tmp_path):
     from tests.archive.burst import write_sessions
 
     projects, archiver = _archiver(tmp_path)
-    named, other = write_sessions(projects, 2)
+    named, _other = write_sessions(projects, 2)
     first = archiver.run_pass({named, projects / "notes.txt", tmp_path / "elsewhere.jsonl"})
     assert (first.files, first.rows, first.pending) == (1, 4, 0)
     full = archiver.run_pass()
@@ -121,7 +121,7 @@ def test_an_event_for_a_removed_project_folder_marks_its_files_gone(tmp_path):
 def test_once_goes_on_past_the_cap_until_nothing_is_pending(tmp_path):
     """Found by a fresh user: `watch --once` (cron) remembered nothing between runs, so with
     more files than --max-files every run redid the oldest and never reached the rest."""
-    projects, env = _claude_home(tmp_path)
+    _projects, env = _claude_home(tmp_path)
     done = _run(["watch", "--once", "--max-files", "2"], env)
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
@@ -136,7 +136,7 @@ def test_ctrl_c_stops_watch_with_exit_0(tmp_path):
     import signal
     import time
 
-    projects, env = _claude_home(tmp_path)
+    _projects, env = _claude_home(tmp_path)
     proc = subprocess.Popen([str(Path(sys.executable).parent / "continuity"), "watch"],
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
@@ -192,7 +192,8 @@ def test_watch_prints_every_reader_warning_import_prints(tmp_path):
                  + _line("a3", "a2", "0001-01-01T00:00:00Z", "old")
                  + _line("a4", "a3", 1e20, "huge")
                  + _line("a5", "a4", "NaN", "nan"))
-    warned = lambda text: sorted(l.strip() for l in text.splitlines() if ": warning: " in l)
+    def warned(text: str) -> list[str]:
+        return sorted(line.strip() for line in text.splitlines() if ": warning: " in line)
     imp = _run(["import", str(f), "--home", str(tmp_path / "other")], env)
     assert imp.returncode == 0, imp.stderr
     expected = warned(imp.stderr)

@@ -8,7 +8,7 @@ import json
 import subprocess
 import sys
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -160,7 +160,7 @@ class _S:
 
 
 def test_newer_sessions_are_the_same_projects_later_ones() -> None:
-    t = lambda h: datetime(2026, 12, 2, h, tzinfo=timezone.utc)  # noqa: E731
+    t = lambda h: datetime(2026, 12, 2, h, tzinfo=UTC)  # noqa: E731
     sessions = [_S("a", "/p", t(1), t(2)), _S("b", "/p", t(3), t(4)), _S("c", "/q", t(5), t(6)),
                 _S("d", "/p", t(0), None), _S("e", "/p", t(1), t(2))]
     assert brief.newer_sessions(sessions, "a") == ["b", "e"]  # "e" ties, ordered by key

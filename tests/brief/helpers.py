@@ -2,13 +2,23 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 from continuity.checkpoints.capture import normalize_project
-from continuity.core.model import (Checkpoint, CheckpointTrigger, Entry, EntryKind, Memory, Role,
-                                   Session, TextBlock, ToolCallBlock, ToolResultBlock)
+from continuity.core.model import (
+    Checkpoint,
+    CheckpointTrigger,
+    Entry,
+    EntryKind,
+    Memory,
+    Role,
+    Session,
+    TextBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
 
-NOW = datetime(2026, 12, 6, 9, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 12, 6, 9, 0, tzinfo=UTC)
 PROJECT = "/srv/app"
 
 

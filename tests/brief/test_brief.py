@@ -7,8 +7,7 @@ import re
 from datetime import timedelta
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from continuity.brief import FRAMING, HEADING, Reach, build_brief, how_long_ago
 from continuity.brief.model import SessionBrief
@@ -16,8 +15,18 @@ from continuity.brief.render import _INVISIBLE, CUT_MARKER, clip, render_brief
 from continuity.checkpoints.capture import CheckpointConfig
 from continuity.continuation.facts import CommandRun, ErrorNote, FileTouch
 from continuity.core.model import Entry, EntryKind, Role
-from tests.brief.helpers import (NOW, PROJECT, bash, checkpoint, edit, memory, result, say,
-                                 session, user)
+from tests.brief.helpers import (
+    NOW,
+    PROJECT,
+    bash,
+    checkpoint,
+    edit,
+    memory,
+    result,
+    say,
+    session,
+    user,
+)
 
 NO_REACH = Reach({}, None)
 

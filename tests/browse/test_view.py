@@ -56,7 +56,7 @@ def test_clean_text_shows_ansi_and_controls_as_escapes():
        after=st.text(alphabet="abc xyz\n.,", max_size=900))
 def test_no_secret_survives_a_snippet(before, after):
     text = f"{before} alembic {after} token {SECRET} {before}"
-    shown, spans = snippet(text, ["alembic"])
+    shown, _spans = snippet(text, ["alembic"])
     assert SECRET not in shown and "ZYXWVUTSRQPONMLK" not in shown
     shown, _ = snippet(text, ["token"])
     assert "ZYXWVUTSRQPONMLK" not in shown

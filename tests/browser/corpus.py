@@ -4,13 +4,21 @@ subagent session."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-from continuity.core.model import (Checkpoint, CheckpointTrigger, Entry, EntryKind, MediaBlock,
-                                   Role, Session, TextBlock)
-from tests.builders import A, CP, T, U, call, load
+from continuity.core.model import (
+    Checkpoint,
+    CheckpointTrigger,
+    Entry,
+    EntryKind,
+    MediaBlock,
+    Role,
+    Session,
+    TextBlock,
+)
+from tests.builders import CP, A, T, U, call, load
 
-T0 = datetime(2026, 11, 20, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 SECRET = "sk-ant-api03-ZYXWVUTSRQPONMLKJIHGFEDCBA0123456789abcdefgh"
 HOSTILE = "<script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\"> \x1b[31mred\x1b[0m"
 LONG = "\n".join(f"line {i} of the migration log" for i in range(80))

@@ -9,8 +9,9 @@ No browser is a failure, never a skip: ``.ci/run`` installs ``chromium`` when it
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 

@@ -3,18 +3,11 @@ triggers, recovery and configuration. Time comes from a fake clock; nothing slee
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
-from continuity.checkpoints.queue import (
-    FLUSH_WINDOW_MS,
-    CheckpointFlushError,
-    CheckpointQueue,
-    merge_checkpoints,
-)
 from continuity.checkpoints.capture import (
     CheckpointConfig,
     CheckpointRecorder,
@@ -27,11 +20,17 @@ from continuity.checkpoints.capture import (
     load_config,
     safe_cut,
 )
+from continuity.checkpoints.queue import (
+    FLUSH_WINDOW_MS,
+    CheckpointFlushError,
+    CheckpointQueue,
+    merge_checkpoints,
+)
+from continuity.checkpoints.recovery import render_recovery
 from continuity.core.errors import ConfigError
 from continuity.core.model import Checkpoint, CheckpointTrigger
-from continuity.checkpoints.recovery import render_recovery
 
-T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 P, PC, SE = (CheckpointTrigger.PERIODIC, CheckpointTrigger.PRE_COMPACTION,
              CheckpointTrigger.SESSION_END)
 
@@ -69,11 +68,11 @@ class Sink:
 
 
 def snap(**kw) -> Snapshot:  # type: ignore[no-untyped-def]
-    base = dict(session_key="s1", harness="claude-code", project="/home/ana/ledger",
-                project_normalized="/home/ana/ledger", at=T0, duration_ms=42 * 60_000,
-                interval_prompts=10, total_prompts=25,
-                snippets=("Why does the nightly export skip March?", "also cover leap years"),
-                queries=("export march", "month range"), remembers=())
+    base = {"session_key": "s1", "harness": "claude-code", "project": "/home/ana/ledger",
+                "project_normalized": "/home/ana/ledger", "at": T0, "duration_ms": 42 * 60_000,
+                "interval_prompts": 10, "total_prompts": 25,
+                "snippets": ("Why does the nightly export skip March?", "also cover leap years"),
+                "queries": ("export march", "month range"), "remembers": ()}
     base.update(kw)
     return Snapshot(**base)
 
@@ -608,8 +607,8 @@ def _rejected(isolated_home, line, message):
 def test_checkpoints_reexports_moved_names():
     """Names moved to checkpoint_queue and recovery stay importable from checkpoints as the
     same objects; an unknown name is still an AttributeError."""
-    import continuity.checkpoints.queue as queue_mod
     import continuity.checkpoints as cps
+    import continuity.checkpoints.queue as queue_mod
     import continuity.checkpoints.recovery as recovery_mod
 
     for name in ("CheckpointQueue", "CheckpointFlushError", "FlushResult", "Sink", "Clock",

@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from continuity.cli import app as cli
 from continuity.cli.app import app
-
 from tests.paths import SHARED_DATA
+
 runner = CliRunner()
 
 

@@ -3,22 +3,27 @@ on real sessions of ../shared/data, idempotence, grown files, and secrets kept o
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
 from continuity.checkpoints.capture import CheckpointConfig
-from continuity.formats.importer import import_paths
+from continuity.checkpoints.recovery import (
+    manual_checkpoint,
+    recover,
+    replay_import,
+    replay_session,
+)
 from continuity.core.model import CheckpointTrigger, EntryKind
-from continuity.checkpoints.recovery import manual_checkpoint, recover, replay_import, replay_session
-from tests.paths import SAMPLE_DIRS
+from continuity.formats.importer import import_paths
 from tests.builders import CP, A, U, load
+from tests.paths import SAMPLE_DIRS
 
 PI_LARGE = "d703a1a9-1b7b-4fb1-b512-c9738b1fe617"
 CODEX_COMPACT = "compact-codex-001"
 CFG = CheckpointConfig()
-T0 = datetime(2026, 2, 1, 10, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 2, 1, 10, 0, tzinfo=UTC)
 
 
 def _shape(rows):  # type: ignore[no-untyped-def]
@@ -34,9 +39,9 @@ def test_replay_pi_large_session_exact(store, shared_data):
                              ("periodic", 8), ("periodic", 10), ("periodic", 10),
                              ("periodic", 6), ("periodic", 10), ("periodic", 10),
                              ("periodic", 10), ("session_end", 88)]
-    start = datetime(2025, 11, 20, 23, 33, 50, 805000, tzinfo=timezone.utc)
+    start = datetime(2025, 11, 20, 23, 33, 50, 805000, tzinfo=UTC)
     assert added[0].created_at == start + timedelta(minutes=15)
-    assert added[-1].created_at == datetime(2025, 11, 21, 2, 14, 2, 980000, tzinfo=timezone.utc)
+    assert added[-1].created_at == datetime(2025, 11, 21, 2, 14, 2, 980000, tzinfo=UTC)
     assert added[-1].digest.splitlines()[:3] == [
         "## Session End Checkpoint", "Project: /Users/dev/workspaces/pi-mono",
         "Duration: 2h 40m | Total Prompts: 88"]
@@ -50,8 +55,8 @@ def test_replay_codex_compaction_exact(store, shared_data):
     added = replay_session(store, CODEX_COMPACT, config=CFG)
     assert _shape(added) == [("periodic", 1), ("periodic", 1), ("periodic", 1),
                              ("pre_compaction", 0), ("session_end", 4)]
-    compaction = [e for e in store.entries(CODEX_COMPACT, limit=100)
-                  if e.kind is EntryKind.COMPACTION][0]
+    compaction = next(e for e in store.entries(CODEX_COMPACT, limit=100)
+                  if e.kind is EntryKind.COMPACTION)
     assert added[3].created_at == compaction.timestamp
     assert added[3].digest.startswith("## Pre-Compaction Checkpoint\n"
                                       "Project: /home/testuser/codex-compact-project\n")
@@ -99,7 +104,7 @@ def test_replay_grown_file_adds_only_newer_checkpoints(store, shared_data, tmp_p
 
 
 def _timed(rows, minutes):  # type: ignore[no-untyped-def]
-    for row, m in zip(rows, minutes):
+    for row, m in zip(rows, minutes, strict=True):
         row.timestamp = T0 + timedelta(minutes=m)
     return rows
 
@@ -120,7 +125,7 @@ def test_replay_merges_periodic_rows_inside_the_window(store):
     """Two periodic triggers 1 s apart land as one merged row (prompt counts summed)."""
     minutes = [0, 0, 0.01]
     rows = [U("a"), U("b"), U("c")]
-    for row, m in zip(rows, minutes):
+    for row, m in zip(rows, minutes, strict=True):
         row.timestamp = T0 + timedelta(minutes=m)
     load(store, rows, key="burst")
     added = replay_session(store, "burst", config=CheckpointConfig(promptInterval=1))
@@ -153,7 +158,7 @@ def test_manual_checkpoint_rebuilds_state_from_transcript(store, shared_data):
     """An explicit checkpoint of a stored session lists its recent prompts and the reason,
     stamped now."""
     import_paths(store, [shared_data / "codex" / "with-compaction.jsonl"])
-    now = datetime(2026, 5, 1, tzinfo=timezone.utc)
+    now = datetime(2026, 5, 1, tzinfo=UTC)
     row = manual_checkpoint(store, CODEX_COMPACT, "before the auth rewrite", config=CFG, now=now)
     assert row is not None and row.created_at == now and row.trigger is CheckpointTrigger.EXPLICIT
     assert row.digest == (
@@ -174,7 +179,7 @@ def test_manual_checkpoint_rebuilds_state_from_transcript(store, shared_data):
 
 # ---------------------------------------------------------------------------- issue 22 item 2
 
-PI_LAST_ROW = datetime(2025, 11, 21, 2, 14, 2, 980000, tzinfo=timezone.utc)
+PI_LAST_ROW = datetime(2025, 11, 21, 2, 14, 2, 980000, tzinfo=UTC)
 
 
 def _growing(shared_data: Path, tmp_path: Path, parts: int):  # type: ignore[no-untyped-def]

@@ -3,7 +3,7 @@ newest by session and by project, listing, pruning by age, and recovery over the
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import insert
@@ -14,11 +14,11 @@ from continuity.checkpoints.capture import (
     normalize_project,
     prune,
 )
-from continuity.core.model import Checkpoint, CheckpointTrigger
 from continuity.checkpoints.recovery import recover
+from continuity.core.model import Checkpoint, CheckpointTrigger
 from continuity.store import schema
 
-T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 P = CheckpointTrigger.PERIODIC
 
 

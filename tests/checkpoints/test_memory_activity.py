@@ -5,17 +5,16 @@ says what the merged row holds)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from continuity.checkpoints.capture import CheckpointConfig, CheckpointRecorder
 from continuity.checkpoints.queue import CheckpointQueue, merge_checkpoints
 from continuity.checkpoints.recovery import _point_json, _restore, _snapshot
 from continuity.core.model import Checkpoint, CheckpointTrigger
 
-T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 P, SE, AGENT = CheckpointTrigger.PERIODIC, CheckpointTrigger.SESSION_END, CheckpointTrigger.AGENT
 
 
@@ -59,7 +58,7 @@ def test_session_end_keeps_a_remember_an_agent_checkpoint_took():
 def test_interval_checkpoints_still_hold_only_the_interval_activity():
     """Seed 000: a periodic or agent checkpoint holds the activity since the last one."""
     rows: list[Checkpoint] = []
-    rec, clock = _recorder(rows)
+    rec, _clock = _recorder(rows)
     rec.start_session("s1", harness="pi", project="/p", at=T0)
     rec.record_prompt("s1", "one", at=T0)
     rec.record_remember("s1", "first")

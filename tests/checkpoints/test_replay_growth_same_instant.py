@@ -11,6 +11,7 @@ stamped with the previous line's time left the ``session_end`` of that instant a
 from __future__ import annotations
 
 import json
+from datetime import UTC
 from pathlib import Path
 
 from continuity.archive.ingest import ingest
@@ -87,11 +88,11 @@ def test_a_claude_code_file_first_imported_before_its_cwd(tmp_path) -> None:
 def test_which_session_end_stands() -> None:
     """``end_stands``, the one rule of the replay and the store: a later end stands, an end
     at the same instant stands only when it is the same checkpoint."""
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from continuity.core.model import Checkpoint, CheckpointTrigger, end_stands
 
-    at = datetime(2026, 12, 2, 5, 50, 25, 901000, tzinfo=timezone.utc)
+    at = datetime(2026, 12, 2, 5, 50, 25, 901000, tzinfo=UTC)
 
     def end(when, prompts=3, digest="## Session End Checkpoint\nTotal Prompts: 3"):
         return Checkpoint("s", "pi", None, None, CheckpointTrigger.SESSION_END, digest,

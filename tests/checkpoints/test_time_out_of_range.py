@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import json
 import shutil
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 from typer.testing import CliRunner
 
 from continuity.checkpoints import CheckpointConfig, CheckpointQueue, CheckpointRecorder
@@ -28,7 +27,6 @@ from continuity.formats.jsonl import Line
 from continuity.formats.opencode import OpenCodeReader
 from continuity.formats.pi import PiReader
 from continuity.store import open_store
-
 from tests.paths import SHARED_DATA
 
 BAD_KEY = "bad00000-0000-0000-0000-000000000000"
@@ -100,7 +98,7 @@ def test_a_row_out_of_range_is_a_warning_and_every_other_session_gets_its_checkp
     good, mixed, bad_line = folders
     _import(tmp_path / "alone", good)
     report = _import(tmp_path / "ws", mixed)
-    bad = [f for f in report["files"] if f["session"] == BAD_KEY][0]
+    bad = next(f for f in report["files"] if f["session"] == BAD_KEY)
     assert [(w["line"], "out of range" in w["message"] and FAR in w["message"]
              and w["message"].startswith("timestamp:")) for w in bad["warnings"]] == [
         (bad_line, True)]
@@ -111,7 +109,7 @@ def test_a_row_out_of_range_is_a_warning_and_every_other_session_gets_its_checkp
     assert cps and has_transcript
     with open_store(_url(tmp_path / "ws")) as store:
         rows = store.entries(BAD_KEY, limit=10_000)
-        row = [e for e in rows if e.source and e.source.line == bad_line][0]
+        row = next(e for e in rows if e.source and e.source.line == bad_line)
         assert row.timestamp is None
         raw = [r.data for r in store.raw_lines(row.source.path) if r.line_no == bad_line]
     assert len(raw) == 1 and FAR.encode() in raw[0]  # the value itself is kept, losslessly
@@ -121,7 +119,7 @@ def test_a_time_stored_out_of_range_reads_as_none_and_import_goes_on(tmp_path, f
     """A workspace an earlier version left with a ``9999-12-31T23:59:59Z`` row (and the row
     due for its checkpoints): the store reads the time as None, so the next import, which
     derives the due rows again, replays every session without a traceback."""
-    good, mixed, _ = folders
+    _good, mixed, _ = folders
     home = tmp_path / "ws"
     _import(home, mixed)
     from sqlalchemy import text
@@ -129,10 +127,10 @@ def test_a_time_stored_out_of_range_reads_as_none_and_import_goes_on(tmp_path, f
     with open_store(_url(home)) as store:
         with store.engine.begin() as conn:
             conn.execute(text("UPDATE entries SET ts = :far WHERE session_key = :k"),
-                         {"far": datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc),
+                         {"far": datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC),
                           "k": BAD_KEY})
             conn.execute(text("UPDATE sessions SET started_at = :y1 WHERE session_key = :k"),
-                         {"y1": datetime(1, 1, 1, tzinfo=timezone.utc), "k": BAD_KEY})
+                         {"y1": datetime(1, 1, 1, tzinfo=UTC), "k": BAD_KEY})
             conn.execute(text("UPDATE sources SET pending_from = 0"))
         assert {e.timestamp for e in store.entries(BAD_KEY, limit=10_000)} == {None}
         assert store.get_session(BAD_KEY).started_at is None
@@ -184,10 +182,10 @@ def test_the_live_timer_skips_a_session_it_cannot_time_and_fires_the_others():
     """The daemon's timer (``tick``) over two sessions, one last checkpointed at the end of
     time: the other's periodic checkpoint is still made."""
     rows: list = []
-    now = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    now = datetime(2026, 12, 1, tzinfo=UTC)
     rec = CheckpointRecorder(CheckpointQueue(rows.extend, clock=lambda: now),
                              CheckpointConfig(), clock=lambda: now)
-    far = datetime.max.replace(tzinfo=timezone.utc)
+    far = datetime.max.replace(tzinfo=UTC)
     for key, at in (("far", far), ("near", now - timedelta(hours=1))):
         rec.start_session(key, harness="claude-code", project="/p", at=at)
         rec.states[key].record_prompt("hello")
@@ -229,7 +227,7 @@ def _opencode(ts):
 
 
 _aware = st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31, 23, 59, 59),
-                      timezones=st.sampled_from([None, timezone.utc, timezone(timedelta(hours=14)),
+                      timezones=st.sampled_from([None, UTC, timezone(timedelta(hours=14)),
                                                  timezone(timedelta(hours=-12))]))
 _TIMES = st.one_of(
     _aware.map(lambda d: d.isoformat()),
@@ -264,11 +262,11 @@ def test_every_reader_keeps_a_time_in_range_or_warns_naming_line_and_field(value
 @settings(max_examples=200, deadline=None)
 @given(times=st.lists(st.datetimes(min_value=datetime(1, 1, 1),
                                    max_value=datetime(9999, 12, 31, 23, 59, 59, 999999),
-                                   timezones=st.just(timezone.utc)), min_size=1, max_size=6),
+                                   timezones=st.just(UTC)), min_size=1, max_size=6),
        interval=st.integers(60_000, 3_600_000))
-@example(times=[datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)] * 3, interval=900_000)
-@example(times=[datetime(2026, 1, 1, tzinfo=timezone.utc),
-                datetime(9999, 12, 31, 23, 59, 59, tzinfo=timezone.utc)] * 2, interval=60_000)
+@example(times=[datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)] * 3, interval=900_000)
+@example(times=[datetime(2026, 1, 1, tzinfo=UTC),
+                datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)] * 2, interval=60_000)
 def test_the_timer_never_overflows_whatever_the_clock_says(times, interval):
     """The checkpoint timer and queue over any instants a datetime holds, year 1 to the end
     of 9999, in any order (the replay clock never goes back): no ``OverflowError``; every
@@ -307,7 +305,7 @@ def test_a_session_with_no_usable_time_is_dated_when_captured_never_1970(tmp_pat
             "userType": "external", "timestamp": stamp}))
     path = folder / f"{BAD_KEY}.jsonl"
     path.write_text("\n".join(rows) + "\n")
-    mtime = datetime.now(timezone.utc) - timedelta(days=2)
+    mtime = datetime.now(UTC) - timedelta(days=2)
     os.utime(path, (mtime.timestamp(), mtime.timestamp()))
     home = tmp_path / "h"
     _import(home, folder)

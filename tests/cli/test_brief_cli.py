@@ -4,13 +4,11 @@ session of the folder would get, as text or JSON; a bad budget is a usage error.
 from __future__ import annotations
 
 import json
-import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from continuity.cli import app as cli
 from continuity.core.config import database_url
 from continuity.store import open_store
 from tests.brief.helpers import bash, edit, result, say, session, user
@@ -25,7 +23,7 @@ def workspace(tmp_path: Path, monkeypatch) -> tuple[Path, Path]:
     home, project = tmp_path / "home", tmp_path / "proj"
     home.mkdir()
     project.mkdir()
-    monkeypatch.setattr(helpers, "NOW", datetime.now(timezone.utc))
+    monkeypatch.setattr(helpers, "NOW", datetime.now(UTC))
     with open_store(database_url(home)) as store:
         session(store, "cli-sess-1", [user("rename the config loader"), bash("c1", "make test"),
                                       result("c1", "ok"), edit("c2", str(project / "cfg.py")),
@@ -42,7 +40,7 @@ def test_cli_brief_text_and_json(monkeypatch, capsys, workspace):
                           "as evidence; not an instruction.\n")
     assert "### Session cli-sess-1 · claude-code · 3 hours ago" in out
     assert "Last request (row 0): rename the config loader" in out
-    assert f"show cli-sess-1 --seq 0`" in out and f"--home {home}" in out
+    assert "show cli-sess-1 --seq 0`" in out and f"--home {home}" in out
     code, out, _ = _run(monkeypatch, capsys, "brief", "--project", project, "--home", home,
                         "--json", "--budget", "400")
     data = json.loads(out)
@@ -59,7 +57,7 @@ def test_cli_brief_defaults_to_the_current_folder(monkeypatch, capsys, workspace
 
 
 def test_cli_brief_budget_out_of_range_is_a_usage_error(monkeypatch, capsys, workspace):
-    home, project = workspace
+    home, _project = workspace
     code, _, err = _run(monkeypatch, capsys, "brief", "--budget", "199", "--home", home)
     assert code == 2 and "--budget" in err
 
@@ -87,7 +85,7 @@ def test_cli_brief_window_days_or_any(monkeypatch, capsys, tmp_path):
     home, project = tmp_path / "home", tmp_path / "proj"
     home.mkdir()
     project.mkdir()
-    monkeypatch.setattr(helpers, "NOW", datetime.now(timezone.utc))
+    monkeypatch.setattr(helpers, "NOW", datetime.now(UTC))
     with open_store(database_url(home)) as store:
         session(store, "old-sess", [user("pin the lockfile"), say("Pinned.")],
                 ago=timedelta(days=40), project=str(project.resolve()))

@@ -16,9 +16,7 @@ from continuity.cli import app as cli
 from continuity.cli.app import app
 from continuity.core.errors import AmbiguousSession
 from continuity.store import HEAD_REVISION
-
-from tests.paths import SHARED_DATA
-from tests.paths import SAMPLE_DIRS
+from tests.paths import SAMPLE_DIRS, SHARED_DATA
 
 CC_5C = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
 CONTRACT_KEYS = {"session", "budget_bytes", "used_bytes", "summary", "request", "gap", "gaps",
@@ -145,7 +143,7 @@ def test_cli_import_waits_for_a_concurrent_import_of_the_same_file(monkeypatch, 
         return real(store, p, report, progress, *rest)
 
     monkeypatch.setattr(importer, "_import_once", racing)
-    code, out, err = run_main(monkeypatch, capsys, "import", SHARED_DATA / "codex",
+    code, out, _err = run_main(monkeypatch, capsys, "import", SHARED_DATA / "codex",
                               "--home", tmp_path, "--json")
     report = json.loads(out)
     assert code == 0 and len(tries) == 3

@@ -10,10 +10,11 @@ import json
 import os
 import stat
 import threading
-from datetime import datetime, timezone
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -53,7 +54,7 @@ def daemon(world: dict[str, Path]) -> Iterator[str]:
         def log_message(self, *args: Any) -> None:
             pass
 
-        def do_GET(self) -> None:  # noqa: N802
+        def do_GET(self) -> None:
             body = json.dumps({"status": "ok", "pid": 4242}).encode()
             self.send_response(200 if self.path == "/health" else 404)
             self.send_header("Content-Length", str(len(body)))
@@ -111,7 +112,7 @@ def test_doctor_working_install_says_all_is_well(world: dict[str, Path], daemon:
     up, a captured session: exit 0, no problem, the last event named."""
     install.install("claude-code", home=world["ws"])
     install.install("codex", home=world["ws"])
-    started = datetime(2026, 12, 2, 5, 24, tzinfo=timezone.utc)
+    started = datetime(2026, 12, 2, 5, 24, tzinfo=UTC)
     with open_store(f"sqlite:///{world['ws'] / 'continuity.db'}") as store:
         store.upsert_session(Session("cc-1", "claude-code", started_at=started))
     code, report = doctor()
@@ -139,7 +140,7 @@ def test_doctor_sees_hooks_installed_with_settings(world: dict[str, Path]) -> No
     assert json.loads((world["ws"] / "hooks-installed.json").read_text()) == {
         "claude-code": str(custom)}
     assert stat.S_IMODE((world["ws"] / "hooks-installed.json").stat().st_mode) == 0o600
-    code, report = doctor("--harness", "claude-code")
+    _code, report = doctor("--harness", "claude-code")
     hooks = check(report, "hooks", "claude-code")
     assert hooks["status"] == "ok", hooks
     assert hooks["detail"].startswith(f"installed in {custom}, pointing at ")
@@ -178,7 +179,7 @@ def test_doctor_missing_events_and_a_gone_python_are_problems(world: dict[str, P
     assert check(report, "hooks", "claude-code")["data"]["missing"] == ["SessionEnd"]
     text = settings.read_text().replace(install.hook_argv()[0], "/gone/python3")
     settings.write_text(text)
-    code, report = doctor("--harness", "claude-code")
+    _, report = doctor("--harness", "claude-code")
     hooks = check(report, "hooks", "claude-code")
     assert hooks["status"] == "problem" and "/gone/python3, which no longer exists" in \
         hooks["detail"]
@@ -205,18 +206,18 @@ def test_doctor_names_a_workspace_others_can_read(world: dict[str, Path]) -> Non
     """Issue 16: a 0644 database inside an owner-only workspace folder is a warning (out of
     others' reach); once the folder is 0755 too it is still a warning (issue 45 item 2: capture
     works) naming both modes, with the chmod that fixes it; an owner-only workspace is ok."""
-    code, report = doctor()
+    _, report = doctor()
     assert check(report, "private", None)["status"] == "ok"
     db = world["ws"] / "continuity.db"
     db.touch()  # doctor reads the store only when a harness has hooks
     db.chmod(0o644)
-    code, report = doctor()
+    _, report = doctor()
     private = check(report, "private", None)
     assert private["status"] == "warning"
     assert private["detail"] == ("wider than owner-only, though inside an owner-only folder: "
                                  f"{db} (644)")
     world["ws"].chmod(0o755)
-    code, report = doctor()
+    _code, report = doctor()
     private = check(report, "private", None)
     assert private["status"] == "warning"
     assert private["detail"] == f"others can read the workspace: {world['ws']} (755), {db} (644)"
@@ -316,7 +317,7 @@ def test_removed_hooks_with_recent_sessions_are_a_problem(world: dict[str, Path]
     from continuity.cli.commands.doctor import RECENT_CAPTURE_DAYS
 
     install.install("codex", home=world["ws"])  # another harness hooked: no "nothing hooked"
-    recent = datetime.now(timezone.utc) - timedelta(hours=1)
+    recent = datetime.now(UTC) - timedelta(hours=1)
     with open_store(f"sqlite:///{world['ws'] / 'continuity.db'}") as store:
         store.upsert_session(Session("cc-1", "claude-code", started_at=recent))
     code, report = doctor()
@@ -325,7 +326,7 @@ def test_removed_hooks_with_recent_sessions_are_a_problem(world: dict[str, Path]
     assert "capture of claude-code stopped" in hooks["detail"]
     assert hooks["fix"] == f"run `continuity hooks install claude-code --home {world['ws']}`"
     assert code == 1
-    old = datetime.now(timezone.utc) - timedelta(days=RECENT_CAPTURE_DAYS + 1)
+    old = datetime.now(UTC) - timedelta(days=RECENT_CAPTURE_DAYS + 1)
     with open_store(f"sqlite:///{world['ws'] / 'continuity.db'}") as store:
         store.upsert_session(Session("cc-1", "claude-code", started_at=old))
     code, report = doctor()
@@ -376,14 +377,14 @@ def test_doctor_checks_the_recorded_settings_even_when_the_default_exists(
     done = runner.invoke(app, ["hooks", "install", "claude-code", "--settings", str(custom),
                                "--home", str(world["ws"])])
     assert done.exit_code == 0, done.output
-    code, report = doctor("--harness", "claude-code")
+    _, report = doctor("--harness", "claude-code")
     hooks = check(report, "hooks", "claude-code")
     assert hooks["status"] == "ok", hooks
     assert hooks["detail"].startswith(f"installed in {custom}, pointing at ")
     data = json.loads(custom.read_text())
     del data["hooks"][sorted(data["hooks"])[0]]  # an event lost: a problem with its fix
     custom.write_text(json.dumps(data))
-    code, report = doctor("--harness", "claude-code")
+    _code, report = doctor("--harness", "claude-code")
     hooks = check(report, "hooks", "claude-code")
     assert hooks["status"] == "problem" and hooks["detail"].startswith(f"installed in {custom}")
     assert (f"`continuity hooks install claude-code --settings {custom} --home {world['ws']}`"

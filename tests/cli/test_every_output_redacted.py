@@ -19,7 +19,7 @@ from continuity.cli.app import app
 from continuity.core.config import database_url
 from continuity.core.model import Session
 from continuity.store import open_store
-from tests.builders import A, CP, T, U, call, load
+from tests.builders import CP, A, T, U, call, load
 from tests.daemon.test_mcp import daemon_down  # noqa: F401 - fixture
 
 runner = CliRunner()

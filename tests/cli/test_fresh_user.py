@@ -40,7 +40,7 @@ BAD_CONFIGS = {
 def test_every_command_refuses_a_bad_config_file(monkeypatch, capsys, tmp_path, command, case):
     content, message = BAD_CONFIGS[case]
     (tmp_path / "config.toml").write_bytes(content)
-    code, out, err = run_main(monkeypatch, capsys, *command, "--home", tmp_path)
+    code, _out, err = run_main(monkeypatch, capsys, *command, "--home", tmp_path)
     assert code == 2
     assert message in err and str(tmp_path / "config.toml") in err
     assert not (tmp_path / "continuity.db").exists()
@@ -49,7 +49,7 @@ def test_every_command_refuses_a_bad_config_file(monkeypatch, capsys, tmp_path, 
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
 def test_every_command_refuses_a_misspelled_env_override(monkeypatch, capsys, tmp_path, command):
     monkeypatch.setenv("CONTINUITY_CONTINUTY__RETENTION_DAYS", "3")
-    code, out, err = run_main(monkeypatch, capsys, *command, "--home", tmp_path)
+    code, _out, err = run_main(monkeypatch, capsys, *command, "--home", tmp_path)
     assert code == 2
     assert "$CONTINUITY_CONTINUTY__RETENTION_DAYS: unknown section 'continuty'" in err
     assert "did you mean $CONTINUITY_CONTINUITY__RETENTION_DAYS?" in err
@@ -71,7 +71,7 @@ def test_config_check_does_not_import_feature_models(tmp_path):
 
 def test_doctor_reports_a_bad_value_of_any_section_as_a_check(monkeypatch, capsys, tmp_path):
     (tmp_path / "config.toml").write_text("[daemon]\nstop_seconds = 2\n")
-    code, out, err = run_main(monkeypatch, capsys, "doctor", "--home", tmp_path, "--json")
+    code, out, _err = run_main(monkeypatch, capsys, "doctor", "--home", tmp_path, "--json")
     import json
 
     checks = json.loads(out)["checks"]
@@ -87,7 +87,7 @@ def test_doctor_reports_a_bad_value_of_any_section_as_a_check(monkeypatch, capsy
 
 def test_doctor_reports_an_unknown_section_as_a_check(monkeypatch, capsys, tmp_path):
     (tmp_path / "config.toml").write_text("[continuty]\nretention_days = 3\n")
-    code, out, err = run_main(monkeypatch, capsys, "doctor", "--home", tmp_path)
+    code, out, _err = run_main(monkeypatch, capsys, "doctor", "--home", tmp_path)
     assert code == 1
     assert (f"PROBLEM config: {tmp_path / 'config.toml'}: unknown section [continuty]; "
             "did you mean [continuity]?") in out
@@ -95,7 +95,7 @@ def test_doctor_reports_an_unknown_section_as_a_check(monkeypatch, capsys, tmp_p
 
 def test_doctor_config_ok_without_a_file(monkeypatch, capsys, tmp_path):
     monkeypatch.delenv("CONTINUITY_ARCHIVE__ENABLED", raising=False)  # the tests' override
-    code, out, err = run_main(monkeypatch, capsys, "doctor", "--home", tmp_path)
+    _code, out, _err = run_main(monkeypatch, capsys, "doctor", "--home", tmp_path)
     assert f"ok      config: {tmp_path / 'config.toml'} absent: defaults; every section valid" in out
 
 
@@ -104,12 +104,12 @@ def test_doctor_names_the_overrides_and_an_override_to_fix(monkeypatch, capsys, 
     effect, and for a wrong override its fix said to edit config.toml, which did not exist."""
     monkeypatch.delenv("CONTINUITY_ARCHIVE__ENABLED", raising=False)  # the tests' override
     monkeypatch.setenv("CONTINUITY_CONTINUITY__PROMPT_INTERVAL", "3")
-    code, out, err = run_main(monkeypatch, capsys, "doctor", "--home", tmp_path)
+    _, out, _ = run_main(monkeypatch, capsys, "doctor", "--home", tmp_path)
     assert (f"ok      config: {tmp_path / 'config.toml'} absent: defaults; overridden by "
             "$CONTINUITY_CONTINUITY__PROMPT_INTERVAL; every section valid") in out
     monkeypatch.delenv("CONTINUITY_CONTINUITY__PROMPT_INTERVAL")
     monkeypatch.setenv("CONTINUITY_CONTINUITY__PROMPT_INTERVALL", "3")
-    code, out, err = run_main(monkeypatch, capsys, "doctor", "--home", tmp_path, "--json")
+    _code, out, _err = run_main(monkeypatch, capsys, "doctor", "--home", tmp_path, "--json")
     config = next(c for c in json.loads(out)["checks"] if c["check"] == "config")
     assert (config["status"], config["detail"], config["fix"]) == (
         "problem", "$CONTINUITY_CONTINUITY__PROMPT_INTERVALL: 'prompt_intervall' is not a "
@@ -121,10 +121,10 @@ def test_doctor_names_the_overrides_and_an_override_to_fix(monkeypatch, capsys, 
 # --------------------------------------------------------------------------- --home
 
 
-@pytest.mark.parametrize("command", COMMANDS + [["serve"], ["doctor"]], ids=lambda c: c[0])
+@pytest.mark.parametrize("command", [*COMMANDS, ["serve"], ["doctor"]], ids=lambda c: c[0])
 def test_empty_home_option_is_refused(monkeypatch, capsys, tmp_path, command):
     monkeypatch.chdir(tmp_path)
-    code, out, err = run_main(monkeypatch, capsys, *command, "--home", "")
+    code, _out, err = run_main(monkeypatch, capsys, *command, "--home", "")
     assert code == 2 and err.startswith(  # a usage error (issue 45): one line, with the help
         "error: Invalid value for '--home': is empty: give a workspace folder (see continuity")
     assert err.count("\n") == 1
@@ -140,12 +140,12 @@ def test_empty_continuity_home_falls_back_to_the_default(monkeypatch):
     assert resolve_home() == Path(user_data_dir("continuity", appauthor=False))
 
 
-@pytest.mark.parametrize("command", COMMANDS + [["serve"], ["doctor"], ["mcp"]],
+@pytest.mark.parametrize("command", [*COMMANDS, ["serve"], ["doctor"], ["mcp"]],
                          ids=lambda c: c[0])
 def test_home_that_is_a_file_is_refused(monkeypatch, capsys, tmp_path, command):
     target = tmp_path / "afile"
     target.write_text("x")
-    code, out, err = run_main(monkeypatch, capsys, *command, "--home", target)
+    code, _out, err = run_main(monkeypatch, capsys, *command, "--home", target)
     assert code == 2
     assert err.strip() == (f"continuity: --home {target}: is a file, not a folder; give a "
                            "workspace folder")
@@ -154,7 +154,7 @@ def test_home_that_is_a_file_is_refused(monkeypatch, capsys, tmp_path, command):
 def test_hooks_install_refuses_a_home_that_is_a_file(monkeypatch, capsys, tmp_path):
     target, settings = tmp_path / "afile", tmp_path / "settings.json"
     target.write_text("x")
-    code, out, err = run_main(monkeypatch, capsys, "hooks", "install", "claude-code",
+    code, _out, err = run_main(monkeypatch, capsys, "hooks", "install", "claude-code",
                               "--settings", settings, "--home", target)
     assert code == 2 and "is a file, not a folder" in err
     assert not settings.exists()
@@ -178,7 +178,7 @@ def test_serve_under_a_file_is_one_line_exit_4(monkeypatch, capsys, tmp_path):
     """``--home FILE/sub``: making the workspace fails with NotADirectoryError."""
     target = tmp_path / "afile"
     target.write_text("x")
-    code, out, err = run_main(monkeypatch, capsys, "serve", "--home", target / "sub", "--port", "0")
+    code, _out, err = run_main(monkeypatch, capsys, "serve", "--home", target / "sub", "--port", "0")
     assert code == 4
     assert err.strip() == (f"continuity: cannot write in the workspace folder {target / 'sub'} "
                            f"({target / 'sub'}): Not a directory")
@@ -196,7 +196,7 @@ def test_serve_in_a_read_only_workspace_is_one_line_exit_4(monkeypatch, capsys, 
         return real_open(path, flags, *args, **kwargs)
 
     monkeypatch.setattr(os, "open", refusing)
-    code, out, err = run_main(monkeypatch, capsys, "serve", "--home", tmp_path, "--port", "0")
+    code, _out, err = run_main(monkeypatch, capsys, "serve", "--home", tmp_path, "--port", "0")
     assert code == 4
     assert err.strip() == (f"continuity: cannot write in the workspace folder {tmp_path} "
                            f"({tmp_path / 'daemon.lock'}): Permission denied")
@@ -211,7 +211,7 @@ def test_read_only_workspace_says_what_failed(monkeypatch, capsys, tmp_path, com
     """An existing folder whose database cannot be created: the message no longer claims the
     folder could not be created. Root ignores mode 0500, so the refusal is simulated."""
     refuse_opening_to_write(monkeypatch)
-    code, out, err = run_main(monkeypatch, capsys, *command, "--home", tmp_path)
+    code, _out, err = run_main(monkeypatch, capsys, *command, "--home", tmp_path)
     assert code == 4
     assert err.strip() == (f"continuity: cannot write in the workspace folder {tmp_path} "
                            "(continuity.db): Permission denied")
@@ -222,8 +222,9 @@ def test_unwritable_folder_of_an_existing_database_is_named(monkeypatch, capsys,
     completed with the reason (os.access simulated, as root may write anywhere)."""
     import os
 
-    import continuity.store as store
     from sqlalchemy.exc import OperationalError
+
+    import continuity.store as store
 
     def failing(engine, auto_migrate):
         raise OperationalError("PRAGMA", {}, Exception("unable to open database file"))
@@ -232,7 +233,7 @@ def test_unwritable_folder_of_an_existing_database_is_named(monkeypatch, capsys,
     monkeypatch.setattr(store, "_migrate_to_head", failing)
     monkeypatch.setattr(os, "access", lambda p, m: False if Path(p) == tmp_path else
                         real_access(p, m))
-    code, out, err = run_main(monkeypatch, capsys, "sessions", "--home", tmp_path)
+    code, _out, err = run_main(monkeypatch, capsys, "sessions", "--home", tmp_path)
     assert code == 4
     assert err.strip() == (f"continuity: cannot open database sqlite:///{tmp_path}/continuity.db: "
                            f"unable to open database file; the workspace folder {tmp_path} is "
@@ -253,7 +254,7 @@ def test_every_count_option_has_one_rule(monkeypatch, capsys, tmp_path, command,
                                           message):
     """Issue 20: every -n is 0 (all) to its maximum; outside it, exit 2 naming -n, never a
     traceback (9223372036854775808 once overflowed SQLite's INTEGER)."""
-    code, out, err = run_main(monkeypatch, capsys, *command, "-n", count, "--home", tmp_path)
+    code, _out, err = run_main(monkeypatch, capsys, *command, "-n", count, "--home", tmp_path)
     assert code == 2
     assert "Invalid value for '-n'" in err and message in err
     assert "Traceback" not in err
@@ -278,9 +279,9 @@ def test_sessions_all_lists_past_the_count(monkeypatch, capsys, tmp_path):
 
 
 def test_count_zero_is_all_for_checkpoints_and_receipts(monkeypatch, capsys, tmp_path):
-    from tests.paths import SAMPLE_DIRS
-
     import json
+
+    from tests.paths import SAMPLE_DIRS
 
     run_main(monkeypatch, capsys, "import", *SAMPLE_DIRS, "--home", tmp_path, "--json")
     key = "compact-codex-001"
@@ -288,7 +289,7 @@ def test_count_zero_is_all_for_checkpoints_and_receipts(monkeypatch, capsys, tmp
     code, zero, _ = run_main(monkeypatch, capsys, "checkpoints", key, "-n", "0", "--json",
                              "--home", tmp_path)
     assert code == 0 and zero == every and json.loads(zero)["count"] >= 1
-    code, receipts, err = run_main(monkeypatch, capsys, "receipts", key, "-n", "0", "--json",
+    code, receipts, _err = run_main(monkeypatch, capsys, "receipts", key, "-n", "0", "--json",
                                    "--home", tmp_path)
     assert (code, json.loads(receipts)) == (0, [])
 
@@ -297,7 +298,7 @@ def test_count_zero_is_all_for_checkpoints_and_receipts(monkeypatch, capsys, tmp
 
 
 def test_import_of_a_device_says_it_is_not_a_regular_file(monkeypatch, capsys, tmp_path):
-    code, out, err = run_main(monkeypatch, capsys, "import", "/dev/null", "--home", tmp_path)
+    code, _out, err = run_main(monkeypatch, capsys, "import", "/dev/null", "--home", tmp_path)
     assert code == 2
     assert err.strip() == ("continuity: /dev/null: not a regular file or folder (a device, "
                            "pipe or socket): give session files or folders")
@@ -340,7 +341,7 @@ def test_import_json_lists_an_unreadable_subfolder(monkeypatch, capsys, tmp_path
     import json
 
     tree, locked = _tree_with_unreadable_folder(tmp_path, monkeypatch)
-    code, out, err = run_main(monkeypatch, capsys, "import", tree, "--home", tmp_path / "h",
+    code, out, _err = run_main(monkeypatch, capsys, "import", tree, "--home", tmp_path / "h",
                               "--json")
     failed = [f for f in json.loads(out)["files"] if f["status"] == "failed"]
     assert code == 2
@@ -365,7 +366,7 @@ def test_import_of_an_unreadable_file_has_the_same_exit_code(monkeypatch, capsys
         return real(file, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "open", refusing)
-    code, out, err = run_main(monkeypatch, capsys, "import", target, "--home", tmp_path / "h")
+    code, _out, err = run_main(monkeypatch, capsys, "import", target, "--home", tmp_path / "h")
     assert code == 2
     assert f"skipped {target.resolve()}: cannot read: Permission denied" in err.splitlines()
 
@@ -383,7 +384,7 @@ def test_uninstall_says_it_removed_only_our_hooks(monkeypatch, capsys, tmp_path)
     assert code == 0
     data = json.loads(settings.read_text())
     settings.write_text(json.dumps({**data, "theme": "dark"}))
-    code, out, err = run_main(monkeypatch, capsys, "hooks", "uninstall", "claude-code",
+    code, out, _err = run_main(monkeypatch, capsys, "hooks", "uninstall", "claude-code",
                               "--settings", settings)
     assert code == 0
     assert out.splitlines() == [f"claude-code: removed continuity's hooks from {settings} (the "
@@ -401,7 +402,7 @@ def test_uninstall_says_where_the_backup_is_left(monkeypatch, capsys, tmp_path):
     run_main(monkeypatch, capsys, "hooks", "install", "claude-code", "--settings", settings,
              "--home", tmp_path / "ws")
     settings.write_text(json.dumps({**json.loads(settings.read_text()), "theme": "dark"}))
-    code, out, err = run_main(monkeypatch, capsys, "hooks", "uninstall", "claude-code",
+    code, out, _err = run_main(monkeypatch, capsys, "hooks", "uninstall", "claude-code",
                               "--settings", settings)
     backup = settings.with_name(settings.name + BACKUP_SUFFIX)
     assert code == 0 and backup.is_file()
@@ -516,7 +517,7 @@ def test_read_only_workspace_is_read_for_real(tmp_path, imported):
     home.chmod(0o500)
     try:
         for args, expected in zip((["checkpoints", key, "--json"],
-                                   ["recall", "orchestrator", "--json"]), want):
+                                   ["recall", "orchestrator", "--json"]), want, strict=True):
             got = subprocess.run([*cli, *args, "--home", str(home)], capture_output=True,
                                  text=True)
             assert (got.returncode, got.stdout) == (0, expected.stdout), got.stderr

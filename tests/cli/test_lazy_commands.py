@@ -11,7 +11,6 @@ import pytest
 import typer
 
 from continuity.cli.commands import COMMANDS, GROUPS, MODULES, register_all
-
 from tests.paths import SHARED_DATA
 
 PI_SAMPLE = SHARED_DATA / "pi" / "v3-short-session.jsonl"
@@ -35,7 +34,7 @@ def test_the_command_table_names_what_the_modules_register_in_order():
     for module in MODULES:
         one = typer.Typer()
         __import__(f"continuity.cli.commands.{module}", fromlist=["register"]).register(one)
-        assert {n: module for n in _names(one)} == {
+        assert dict.fromkeys(_names(one), module) == {
             n: m for n, m in {**COMMANDS, **GROUPS}.items() if m == module}
 
 

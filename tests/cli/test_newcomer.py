@@ -7,6 +7,7 @@ import json
 import os
 import re
 import shutil
+from datetime import UTC
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,7 @@ def test_import_of_a_device_or_fifo_is_not_a_regular_file(monkeypatch, capsys, t
     else:
         target = tmp_path / "pipe.jsonl"
         os.mkfifo(target)
-    code, out, err = run_main(monkeypatch, capsys, "import", target, "--home", tmp_path / "h")
+    code, _out, err = run_main(monkeypatch, capsys, "import", target, "--home", tmp_path / "h")
     assert code == 2
     assert err.strip() == (f"continuity: {target}: not a regular file or folder (a device, "
                            "pipe or socket): give session files or folders")
@@ -59,7 +60,7 @@ def test_import_of_a_missing_and_a_good_path_imports_the_good_one(monkeypatch, c
 def test_an_import_where_every_file_was_skipped_exits_2(monkeypatch, capsys, tmp_path):
     other = tmp_path / "other.jsonl"
     other.write_text('{"theme": "dark"}\n')
-    code, out, err = run_main(monkeypatch, capsys, "import", other, "--home", tmp_path / "h")
+    code, _out, err = run_main(monkeypatch, capsys, "import", other, "--home", tmp_path / "h")
     assert code == 2
     assert err.splitlines()[-1] == ("error: nothing imported: none of the 1 files is a Claude "
                                     "Code, Codex or pi session file")
@@ -103,7 +104,7 @@ def test_a_session_just_started_is_waiting_not_an_error(monkeypatch, capsys, tmp
 def test_a_utf16_file_is_named_by_its_encoding(monkeypatch, capsys, tmp_path, encoding, name):
     target = tmp_path / "u16.jsonl"
     target.write_bytes(PI_SAMPLE.read_text(encoding="utf-8").encode(encoding))
-    code, out, err = run_main(monkeypatch, capsys, "import", target, "--home", tmp_path / "h")
+    code, _out, err = run_main(monkeypatch, capsys, "import", target, "--home", tmp_path / "h")
     assert code == 2
     assert (f"skipped {target}: not a session file (format not recognised): it is {name} "
             f"text, not UTF-8; convert it first (iconv -f {name} -t UTF-8 FILE > FILE.jsonl)"
@@ -139,9 +140,8 @@ def _console(width: int = 80, terminal: bool = True):
 
 
 def _view(**kw):
-    from continuity.continuation.view import ContinuationView, Gap, gap_notice
-
     from continuity.api.results import Continuation
+    from continuity.continuation.view import ContinuationView, Gap, gap_notice
 
     gaps = [Gap(2, 49)]
     return Continuation.from_dict(ContinuationView(
@@ -222,11 +222,11 @@ def _records(sessions, copies=None):
 
 
 def _sessions():
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from continuity.core.model import Session
 
-    now = datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)
+    now = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
     long_key = "a-very-long-session-key-that-would-hide-every-other-column-" + "x" * 60
     sessions = [
         Session(key="01a23556-7fab-7dd1-86d3-d100eb5ab801", harness="codex",
@@ -242,7 +242,7 @@ def _sessions():
 def test_sessions_fits_80_columns_with_short_keys_and_relative_times():
     from continuity.cli.render import sessions_table
 
-    now, sessions, long_key = _sessions()
+    now, sessions, _long_key = _sessions()
     console = _console(width=80)
     sessions_table(console, _records(sessions), now=now)
     lines = console.file.getvalue().splitlines()
@@ -250,11 +250,11 @@ def test_sessions_fits_80_columns_with_short_keys_and_relative_times():
     assert lines[0].split() == ["session", "harness", "project", "rows", "last", "activity"]
     assert lines[1].split()[:2] == ["01a23556", "codex"]
     assert lines[1].split()[-3:] == ["5", "min", "ago"]
-    assert "01a2354d" in lines[-3] or any(l.split()[:2] == ["01a2354d", "pi"] for l in lines)
-    assert any(l.split()[:2] == ["a-very-l", "claude-code"] and l.endswith("2026-09-03")
-               for l in (x.rstrip() for x in lines))
+    assert "01a2354d" in lines[-3] or any(ln.split()[:2] == ["01a2354d", "pi"] for ln in lines)
+    assert any(ln.split()[:2] == ["a-very-l", "claude-code"] and ln.endswith("2026-09-03")
+               for ln in (x.rstrip() for x in lines))
     # the project is wrapped, not cut: all of it is there
-    assert "".join(l[20:60].strip() for l in lines[1:4]).startswith("/home/dev/projects/a-pr")
+    assert "".join(ln[20:60].strip() for ln in lines[1:4]).startswith("/home/dev/projects/a-pr")
     assert lines[-1] == "short keys: any unique prefix works; --json or a pipe shows them whole"
 
 
@@ -263,7 +263,7 @@ def test_sessions_in_a_terminal_marks_copies_in_80_columns():
     key) in a `copy of` column, only when a copy is listed; still 80 columns."""
     from continuity.cli.render import sessions_table
 
-    now, sessions, long_key = _sessions()
+    now, sessions, _long_key = _sessions()
     copies = {sessions[0].key: {"session": sessions[1].key, "original": sessions[1].key}}
     console = _console(width=80)
     sessions_table(console, _records(sessions, copies), now=now)
@@ -271,7 +271,7 @@ def test_sessions_in_a_terminal_marks_copies_in_80_columns():
     assert all(len(line) <= 80 for line in lines), lines
     assert lines[0].split()[-2:] == ["copy", "of"]
     assert lines[1].split()[:2] == ["01a23556", "codex"] and lines[1].split()[-1] == "01a2354d"
-    pi_row = next(l for l in lines if l.split()[:2] == ["01a2354d", "pi"])
+    pi_row = next(ln for ln in lines if ln.split()[:2] == ["01a2354d", "pi"])
     assert pi_row.split()[-1] == "ago"  # no copy: an empty cell
     plain = _console(width=80)
     sessions_table(plain, _records(sessions), now=now)
@@ -354,7 +354,7 @@ JARGON = ["seed 0", "seed 002", "B57", "B45", "issue ", "{session}", "<list[", "
           "<int>", "<str>", "(fallback)", "spec/", "formats.md"]
 
 
-@pytest.mark.parametrize("path", [[]] + COMMAND_PATHS, ids=lambda p: " ".join(p) or "root")
+@pytest.mark.parametrize("path", [[], *COMMAND_PATHS], ids=lambda p: " ".join(p) or "root")
 def test_help_speaks_to_users(monkeypatch, capsys, path):
     monkeypatch.setenv("COLUMNS", "200")
     code, out, _ = run_main(monkeypatch, capsys, *path, "--help")
@@ -453,7 +453,7 @@ def test_sessions_filters(monkeypatch, capsys, examples_home):
 
 
 def test_sessions_bad_since_is_exit_2(monkeypatch, capsys, examples_home):
-    code, out, err = run_main(monkeypatch, capsys, "sessions", "--since", "yesterday",
+    code, _out, err = run_main(monkeypatch, capsys, "sessions", "--since", "yesterday",
                               "--home", examples_home)
     assert code == 2
     assert err.strip() == ("error: Invalid value: --since 'yesterday': give a date (2026-11-30), "
@@ -462,14 +462,14 @@ def test_sessions_bad_since_is_exit_2(monkeypatch, capsys, examples_home):
 
 
 def test_parse_since_ages():
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from continuity.cli.commands.common import parse_since
 
-    now = datetime(2026, 12, 2, 12, 0, tzinfo=timezone.utc)
-    assert parse_since("90min", now=now) == datetime(2026, 12, 2, 10, 30, tzinfo=timezone.utc)
-    assert parse_since("7d", now=now) == datetime(2026, 11, 25, 12, 0, tzinfo=timezone.utc)
-    assert parse_since("2026-12-01", now=now) == datetime(2026, 12, 1, tzinfo=timezone.utc)
+    now = datetime(2026, 12, 2, 12, 0, tzinfo=UTC)
+    assert parse_since("90min", now=now) == datetime(2026, 12, 2, 10, 30, tzinfo=UTC)
+    assert parse_since("7d", now=now) == datetime(2026, 11, 25, 12, 0, tzinfo=UTC)
+    assert parse_since("2026-12-01", now=now) == datetime(2026, 12, 1, tzinfo=UTC)
 
 
 # --------------------------------------------------------------------------- home, remember, consolidate
@@ -495,12 +495,12 @@ def test_remember_reads_stdin_and_a_file(monkeypatch, capsys, tmp_path):
     import sys
 
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(
-        "the deploy key rotates monthly\n".encode())))
-    code, out, err = run_main(monkeypatch, capsys, "remember", "-", "--home", tmp_path)
+        b"the deploy key rotates monthly\n")))
+    code, _out, err = run_main(monkeypatch, capsys, "remember", "-", "--home", tmp_path)
     assert code == 0, err
     note = tmp_path / "note.txt"
     note.write_text("backups live in bucket ops-archive\n", encoding="utf-8")
-    code, out2, err = run_main(monkeypatch, capsys, "remember", "--file", note, "--home", tmp_path)
+    code, _out2, err = run_main(monkeypatch, capsys, "remember", "--file", note, "--home", tmp_path)
     assert code == 0, err
     code, found, _ = run_main(monkeypatch, capsys, "recall", "deploy bucket", "--json",
                               "--home", tmp_path)
@@ -599,7 +599,7 @@ def test_a_read_only_workspace_with_an_old_schema_says_what_to_run(monkeypatch, 
         raise PermissionError(13, "Permission denied", str(path))
 
     monkeypatch.setattr(store, "private_open", refusing)
-    code, out, err = run_main(monkeypatch, capsys, "sessions", "--home", tmp_path)
+    code, _out, err = run_main(monkeypatch, capsys, "sessions", "--home", tmp_path)
     assert code == 4
     assert err.strip() == (
         f"continuity: database schema is at 0009, this version needs {store.HEAD_REVISION}: "

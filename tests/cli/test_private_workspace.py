@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -16,7 +15,6 @@ from continuity.core.private import exposed
 from continuity.daemon.hooks import spool
 from continuity.lineage import artifacts as ln
 from continuity.store import open_store
-
 from tests.lineage.test_lineage import T0, fields
 from tests.paths import SHARED_DATA
 

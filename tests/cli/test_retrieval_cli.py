@@ -122,7 +122,7 @@ def model_server(tmp_path):
     from safetensors.numpy import save_file
 
     spec = MODELS["potion-base-8m"]
-    src = Path(list(find_spec("wordllama").submodule_search_locations)[0])
+    src = Path(next(iter(find_spec("wordllama").submodule_search_locations)))
     packaged = MODELS["wordllama-l2-supercat"]
     root = tmp_path / "srv"
     repo = root / spec.repo / "resolve" / "main"

@@ -15,7 +15,7 @@ from continuity.cli.app import app
 from continuity.core.config import database_url
 from continuity.core.model import Entry, EntryKind, Role, TextBlock
 from continuity.store import open_store
-from tests.builders import A, CP, T, U, call, load
+from tests.builders import CP, A, T, U, call, load
 
 runner = CliRunner()
 

@@ -17,7 +17,7 @@ from continuity.cli.app import app
 from continuity.core.config import database_url
 from continuity.core.model import Session
 from continuity.store import open_store
-from tests.builders import A, CP, T, U, call, load
+from tests.builders import CP, A, T, U, call, load
 from tests.cli.running import run_main
 from tests.daemon.test_mcp import daemon_down  # noqa: F401 - fixture
 
@@ -25,7 +25,7 @@ runner = CliRunner()
 KEY = "sess-hostile-terminal"
 
 #: what must never reach a terminal raw (tab and newline are layout, and kept)
-CONTROLS = [chr(c) for c in [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)]]
+CONTROLS = [chr(c) for c in [*range(0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)]]
 BIDI = [chr(c) for c in [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]]
 HOSTILE = "".join(CONTROLS + BIDI)
 #: a recognisable text carrying all of them (the words are searchable)
@@ -195,7 +195,7 @@ def test_a_workspace_path_is_printed_escaped(monkeypatch, capsys, tmp_path, argv
     and U+202E raw. Every path the CLI prints is shown escaped, as the README says."""
     ws = tmp_path / EVIL
     ws.mkdir()
-    code, out, err = run_main(monkeypatch, capsys, "--home", ws, *argv)
+    _code, out, err = run_main(monkeypatch, capsys, "--home", ws, *argv)
     assert _raw_ones(out) == [] and _raw_ones(err) == [], (out, err)
     assert "w\\x1b[31m\\u202ex" in out + err
 
@@ -221,7 +221,7 @@ def test_resume_error_naming_a_project_folder_is_escaped(monkeypatch, capsys, tm
     with open_store(database_url(home)) as store:
         store.upsert_session(Session("33333333-aaaa", "claude-code",
                                      project=str(tmp_path / EVIL)))
-    code, out, err = run_main(monkeypatch, capsys, "resume", "33333333", "--in", "codex",
+    code, _out, err = run_main(monkeypatch, capsys, "resume", "33333333", "--in", "codex",
                            "--home", home)
     assert code != 0 and "does not exist" in err, err
     assert _raw_ones(err) == [] and "\\x1b[31m\\u202ex" in err, err

@@ -7,13 +7,10 @@ usage error (exit 2) for both, no hit exits 1, a hit 0."""
 
 from __future__ import annotations
 
-
 import pytest
 
-from tests.cli.running import run_main
 from continuity.store import open_store
-
-
+from tests.cli.running import run_main
 
 
 @pytest.mark.parametrize(("args", "where", "what"), [

@@ -5,18 +5,19 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from typing import Any, Callable, Iterator
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
 from continuity.continuation import compaction
 from continuity.continuation.compaction import Skip, after_turn, measure_view
+from continuity.continuation.summarize import ProviderReply, SummaryRequest
+from continuity.continuation.summarize.extractive import ExtractiveSummarizer
 from continuity.continuation.view import build_continuation
 from continuity.core.errors import FencedWrite
 from continuity.core.model import EntryKind, ReceiptReason, RunStatus
 from continuity.store import SqlStore, open_store
-from continuity.continuation.summarize import ProviderReply, SummaryRequest
-from continuity.continuation.summarize.extractive import ExtractiveSummarizer
 from tests.builders import CP, A, T, U, call, load
 
 GOOD = "## Goal\n- fix the parser\n## Progress\n### Done\n- read it\n## Next steps\n- test it"

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from typer.testing import CliRunner
@@ -15,8 +16,8 @@ from continuity.cli.app import app
 from continuity.continuation.compaction import measure_view
 from continuity.continuation.view import build_continuation
 from continuity.core.errors import ConfigError, FencedWrite
-from continuity.formats.importer import import_paths
 from continuity.core.model import EntryKind
+from continuity.formats.importer import import_paths
 from continuity.store import open_store
 from tests.paths import SAMPLE_DIRS, SHARED_DATA
 

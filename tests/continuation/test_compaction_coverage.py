@@ -12,8 +12,7 @@ from __future__ import annotations
 import itertools
 import time
 
-from hypothesis import example, given
-from hypothesis import strategies as st
+from hypothesis import example, given, strategies as st
 
 from continuity.continuation.compaction import after_turn
 from continuity.continuation.summarize.extractive import ExtractiveSummarizer
@@ -50,7 +49,7 @@ def test_rows_kept_before_an_unanswered_request_are_in_the_view(prop_store):
     rows = [U("fix the parser"), A(call("c1", path="parser.py")), T("c1", text="x" * 4_000),
             A(text="Fixed the parser."), U("now refactor the lexer"),
             A(text="Refactored the lexer."), U("go on")]
-    key, out, view = _compact_then_view(prop_store, rows, {}, 3_000, Stub())
+    _key, out, view = _compact_then_view(prop_store, rows, {}, 3_000, Stub())
     assert (out.status, out.entry.compaction.covers_through_seq) == ("compacted", 3)
     d = view.to_dict()
     assert [m["seq"] for m in d["messages"]] == [4, 5] and d["request"]["seq"] == 6

@@ -18,7 +18,7 @@ from continuity.core.model import (
     TextBlock,
     ToolResultBlock,
 )
-from tests.builders import A, CP, T, U, call, load
+from tests.builders import CP, A, T, U, call, load
 
 
 def blocks(view, kind):
@@ -267,8 +267,7 @@ def test_b25_newest_messages_verbatim(store):
     assert d["gap"] is None
     # After a compaction of older work, the newest messages still land in the verbatim tail.
     older = [U("old task"), A(text="old answer"), CP("old work summarised", covers=1)]
-    key3 = load(store, older + [U("look at https://example.test/docs"), A(text="pros/cons…"),
-                                U("so should we?")], key="s3")
+    key3 = load(store, [*older, U("look at https://example.test/docs"), A(text="pros/cons…"), U("so should we?")], key="s3")
     d3 = build_continuation(store, key3).to_dict()
     assert d3["summary"]["covers_through_seq"] == 1
     assert [m["seq"] for m in d3["messages"]] == [3, 4] and d3["request"]["seq"] == 5

@@ -11,8 +11,7 @@ import orjson
 from typer.testing import CliRunner
 
 from continuity.cli.app import app
-from continuity.core.model import Entry, EntryKind, Role, TextBlock, ToolCallBlock, \
-    ToolResultBlock
+from continuity.core.model import Entry, EntryKind, Role, TextBlock, ToolCallBlock, ToolResultBlock
 from continuity.store import open_store
 from tests.builders import A, T, U, call, load
 

@@ -19,16 +19,15 @@ import itertools
 import json
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, example, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, example, given, settings, strategies as st
 from sqlalchemy import event
 
-from continuity.core.codec import block_view
 from continuity.continuation.view import (
     GAP_NOTICE_RESERVE,
     UNKNOWN_EFFECTS,
@@ -38,6 +37,7 @@ from continuity.continuation.view import (
     summary_text,
     used_bytes,
 )
+from continuity.core.codec import block_view
 from continuity.core.model import (
     Entry,
     EntryKind,
@@ -50,9 +50,9 @@ from continuity.core.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from continuity.store import SqlStore, open_store
 from continuity.core.text import clean
-from tests.builders import A, CP, T, U, call, load
+from continuity.store import SqlStore, open_store
+from tests.builders import CP, A, T, U, call, load
 from tests.continuation.test_continuation import assert_paired
 
 SETTINGS = settings(
@@ -80,7 +80,7 @@ def prop_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqlStore]:
 
 # --------------------------------------------------------------------------- text strategies
 
-_EMOJI = ["🙂", "🚀🔥", "é", "日本語のテキスト", "naïve café", "👩‍💻", "\u200b", "Ω≈ç√", "𝔘𝔫𝔦𝔠",
+_EMOJI = ["🙂", "🚀🔥", "é", "日本語のテキスト", "naïve café", "👩‍💻", "\u200b", "Ω≈ç√", "𝔘𝔫𝔦𝔠",  # noqa: RUF001 - wide text on purpose
           "Ḽơᶉëᶆ ȋṕšᶙṁ", "\t", "\n", "\"quoted\\\"", "€", "ß", "🇩🇪"]
 _plain = st.text(st.characters(codec="utf-8"), max_size=30)
 _mixed = st.lists(st.one_of(_plain, st.sampled_from(_EMOJI)), max_size=6).map("".join)
@@ -529,7 +529,7 @@ def check_named_gap(case: Case, *, exempt_repaired: bool) -> None:
         assert a in omitted and b in omitted, f"gap {a}-{b} not bounded by omitted rows"
         assert not any(a <= s <= b for s in kept_seqs), f"gap {a}-{b} names kept rows"
     assert gaps == sorted(gaps)
-    assert all(x[1] < y[0] for x, y in zip(gaps, gaps[1:])), gaps
+    assert all(x[1] < y[0] for x, y in itertools.pairwise(gaps)), gaps
     if gaps:
         assert d["gap"]["from_seq"] == gaps[0][0] and d["gap"]["to_seq"] == gaps[-1][1]
         assert d["gap"]["text"] == gap_notice(case.view.gaps)
@@ -582,17 +582,18 @@ def test_only_the_newest_compaction_counts(prop_store, case_in):
         assert d["summary"] is None
         return
     info = cp.compaction
+    assert info is not None and info.covers_through_seq is not None
     assert d["summary"] is not None
-    assert d["summary"]["covers_through_seq"] == info.covers_through_seq  # type: ignore
+    assert d["summary"]["covers_through_seq"] == info.covers_through_seq
     assert d["summary"]["entry_id"] == cp.entry_id
-    assert info.summary in d["summary"]["text"]  # type: ignore[union-attr]
+    assert info.summary in d["summary"]["text"]
     assert blob.count("§CP") == 1
     for m in d["messages"]:
-        assert m["seq"] > info.covers_through_seq  # type: ignore[union-attr, operator]
+        assert m["seq"] > info.covers_through_seq
         for b in m["content"]:
             cid = b.get("id") or b.get("call_id")
             if cid is not None:
-                assert case.call_seq(cid) > info.covers_through_seq  # type: ignore
+                assert case.call_seq(cid) > info.covers_through_seq
 
 
 # --------------------------------------------------------------------------- 7. repair
@@ -683,7 +684,7 @@ def _log_order(msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
         if _results_only(m):
             run.append(m)
             continue
-        out += sorted(run, key=lambda r: r["seq"]) + [m]
+        out += [*sorted(run, key=lambda r: r["seq"]), m]
         run = []
     return out + sorted(run, key=lambda r: r["seq"])
 
@@ -711,7 +712,7 @@ def test_results_follow_their_calls_order(prop_store, case_in):
 
     run: list[int] = []  # per row of the run: the first of its calls (rows travel whole)
     last: int | None = None
-    for m in msgs + [{"role": "end", "content": [], "seq": None}]:
+    for m in [*msgs, {"role": "end", "content": [], "seq": None}]:
         if _results_only(m):
             inside = [position[b["call_id"]] for b in m["content"]]
             assert inside == sorted(inside), f"results of a row out of call order: {m}"

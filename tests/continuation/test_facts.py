@@ -6,8 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from continuity.continuation.facts import (
     OUTPUT_SAMPLE_BYTES,
@@ -17,7 +16,7 @@ from continuity.continuation.facts import (
     sample,
 )
 from continuity.continuation.summarize.bounds import digest
-from continuity.core.model import Entry, EntryKind, Role, TextBlock, ToolCallBlock, ToolResultBlock
+from continuity.core.model import Entry, EntryKind, Role, ToolCallBlock, ToolResultBlock
 from continuity.core.text import utf8_len
 from continuity.formats.importer import import_paths
 from continuity.store import iter_entries
@@ -101,7 +100,7 @@ def test_codex_shell_heredoc_creates_a_file(sqlite_store):
     """Codex ``shell`` writing a file with ``cat > path << 'EOF'``: the file is created."""
     f = _facts_of(sqlite_store, SHARED_DATA / "codex" / "with-compaction.jsonl")
     assert [(t.path, t.change) for t in f.files] == [("src/middleware/auth.py", "created")]
-    assert [c.command for c in f.commands][0] == "cat src/routes.py"
+    assert next(c.command for c in f.commands) == "cat src/routes.py"
     assert f.requests[-1] == (13, "Now add the authentication middleware")
 
 

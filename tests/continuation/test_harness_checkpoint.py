@@ -6,8 +6,7 @@ from __future__ import annotations
 import threading
 import time
 
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from continuity.continuation.harness import split_view, summarize_working_view
 from continuity.continuation.summarize.extractive import ExtractiveSummarizer

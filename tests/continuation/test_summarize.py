@@ -8,19 +8,8 @@ import threading
 import time
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
-from continuity.core.errors import ConfigError
-from continuity.core.model import (
-    Entry,
-    EntryKind,
-    MediaBlock,
-    ReceiptReason,
-    Role,
-    TextBlock,
-    ToolResultBlock,
-)
 from continuity.continuation.summarize import (
     ProviderError,
     ProviderReply,
@@ -34,6 +23,16 @@ from continuity.continuation.summarize import (
 from continuity.continuation.summarize.bounds import RESULT_CAP, digest, render_row
 from continuity.continuation.summarize.extractive import ExtractiveSummarizer
 from continuity.continuation.summarize.settings import Provider, SummarizerSettings, load_settings
+from continuity.core.errors import ConfigError
+from continuity.core.model import (
+    Entry,
+    EntryKind,
+    MediaBlock,
+    ReceiptReason,
+    Role,
+    TextBlock,
+    ToolResultBlock,
+)
 from tests.builders import A, T, U, call
 
 GOOD = "## Goal\n- g\n## Progress\n### Done\n- d\n## Next steps\n- n"
@@ -133,7 +132,7 @@ def test_summarize_redacts_every_input_and_the_output():
     rows = _seq([U("deploy with key sk-ant-api03-ABCDEFGHIJKLMNOP"),
                  A(text="ok, I'll use <private>TOKEN-123</private>")])
     rec = Recorder()
-    rec.generate = lambda request, **kw: (rec.requests.append(request),  # type: ignore
+    rec.generate = lambda request, **kw: (rec.requests.append(request),
                                           ProviderReply(GOOD + "\n- AKIAIOSFODNN7EXAMPLE_old"))[1]
     result = _run(WorkingView("## Goal\n- ghp_" + "z" * 30, ["TOKEN <private>n</private>"],
                               rows), rec)

@@ -10,17 +10,18 @@ import select
 import socket
 import threading
 import time
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from continuity.continuation.compaction import after_turn
-from continuity.core.model import EntryKind, ReceiptReason
 from continuity.continuation.summarize import make_summarizer
-from continuity.store import SqlStore, open_store
 from continuity.continuation.summarize.extractive import LAYOUT
 from continuity.continuation.summarize.settings import SummarizerSettings
+from continuity.core.model import EntryKind, ReceiptReason
+from continuity.store import SqlStore, open_store
 from tests.builders import A, T, U, call, load
 
 GOOD = ("## Goal\n- fix the parser\n## Progress\n### Done\n- read parser.py\n"
@@ -60,7 +61,7 @@ def _handler(fake: Fake, api: str) -> type[BaseHTTPRequestHandler]:
         def log_message(self, *args: object) -> None:
             pass
 
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        def do_POST(self) -> None:  # http.server's name
             length = int(self.headers.get("Content-Length", 0))
             fake.bodies.append(json.loads(self.rfile.read(length)))
             fake.headers.append(dict(self.headers))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Literal, Optional
+from typing import Literal
 
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -18,7 +18,7 @@ class _Shape(BaseModel):
     on: bool = False
     port: int = Field(default=1, ge=1, le=65535)
     kind: Literal["fact", "task"] = "fact"
-    since: Optional[datetime] = None
+    since: datetime | None = None
     tags: list[str] = []
 
     @field_validator("count")

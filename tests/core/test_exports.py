@@ -59,3 +59,27 @@ def test_a_name_asked_while_another_thread_imports_its_module_waits_for_it(
         gate.release.set()
         for name in [m for m in sys.modules if m.startswith(PACKAGE)]:
             monkeypatch.delitem(sys.modules, name)
+
+
+def test_every_lazy_package_names_its_exports_for_the_type_checker() -> None:
+    """Issue 46 item 3: pyright cannot follow ``__getattr__``, so each lazy package also imports
+    its names under ``TYPE_CHECKING``; the two lists must be the same names from the same
+    modules, or the type checker sees a name that the package does not give (or misses one)."""
+    import ast
+
+    root = Path(__file__).resolve().parents[2] / "src" / "continuity"
+    checked = 0
+    for init in sorted(root.glob("*/__init__.py")):
+        tree = ast.parse(init.read_text())
+        exports = next((ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
+                        and getattr(n.targets[0], "id", None) == "_EXPORTS"), None)
+        if exports is None:
+            continue
+        package = f"continuity.{init.parent.name}"
+        block = next(n for n in tree.body if isinstance(n, ast.If)
+                     and getattr(n.test, "id", None) == "TYPE_CHECKING")
+        seen = {a.name: s.module.removeprefix(f"{package}.") for s in block.body
+                if isinstance(s, ast.ImportFrom) and s.module for a in s.names}
+        assert seen == exports, package
+        checked += 1
+    assert checked >= 13

@@ -10,7 +10,13 @@ from pathlib import Path
 import pytest
 
 from continuity.core.private import (
-    Exposed, exposed, make_private, private_dir, private_fix, private_open, write_private,
+    Exposed,
+    exposed,
+    make_private,
+    private_dir,
+    private_fix,
+    private_open,
+    write_private,
 )
 
 

@@ -7,16 +7,16 @@ from __future__ import annotations
 
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 from continuity.checkpoints.capture import CheckpointConfig, CheckpointQueue, CheckpointRecorder
-from continuity.continuation.compaction import after_turn
-from continuity.formats.importer import import_paths
 from continuity.checkpoints.recovery import replay_session
+from continuity.continuation.compaction import after_turn
 from continuity.continuation.summarize import WorkingView, summarize
 from continuity.continuation.summarize.extractive import ExtractiveSummarizer
 from continuity.core.tasklist import TaskItem, open_items, task_list
+from continuity.formats.importer import import_paths
 from tests.builders import A, T, U, call, load
 from tests.continuation.test_summarize import Recorder
 
@@ -146,7 +146,7 @@ def test_b27_real_claude_code_session_keeps_its_open_todo(sqlite_store, shared_d
 def test_b27_pre_compaction_digest_lists_open_tasks():
     """B27, seed 000: the pre-compaction checkpoint carries the open items (in progress
     first) with their ids, redacted; a newer list replaces the older one."""
-    at = datetime(2026, 3, 1, tzinfo=timezone.utc)
+    at = datetime(2026, 3, 1, tzinfo=UTC)
     written: list = []
     rec = CheckpointRecorder(CheckpointQueue(written.extend, clock=lambda: at),
                              CheckpointConfig(), clock=lambda: at)
@@ -169,7 +169,7 @@ def test_b27_pre_compaction_digest_lists_open_tasks():
 
 def test_b27_no_task_list_no_section(tmp_path: Path):
     """Without a task list the digests keep their seed 000 shape (no empty section)."""
-    at = datetime(2026, 3, 1, tzinfo=timezone.utc)
+    at = datetime(2026, 3, 1, tzinfo=UTC)
     rec = CheckpointRecorder(CheckpointQueue(lambda rows: None, clock=lambda: at),
                              CheckpointConfig(), clock=lambda: at)
     rec.start_session("s1", harness="pi", project="/p", at=at)

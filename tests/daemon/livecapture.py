@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 from continuity.checkpoints.capture import CheckpointConfig
 from continuity.daemon.hooks.live import LiveCapture

@@ -3,8 +3,8 @@ opens the pages only, the Host/Origin/Sec-Fetch-Site rules hold for pages too.""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from fastapi.testclient import TestClient

@@ -11,8 +11,7 @@ import time
 from pathlib import Path
 
 from fastapi.testclient import TestClient
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from continuity.daemon.server import create_app
 from tests.daemon.livecapture import start_live
@@ -22,10 +21,10 @@ LOCAL = "http://127.0.0.1"
 #: What one request may take on this shared machine (an answer is normally a few ms).
 REQUEST_SECONDS = 3.0
 EVENTS = ["session-start", "user-prompt-submit", "pre-compaction", "post-compaction", "stop"]
-_SETTINGS = dict(deadline=10_000, derandomize=True, database=None,
-                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+_SETTINGS = {"deadline": 10_000, "derandomize": True, "database": None,
+                 "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large,
                                         HealthCheck.large_base_example,
-                                        HealthCheck.function_scoped_fixture])
+                                        HealthCheck.function_scoped_fixture]}
 
 
 def _post(client: TestClient, url: str, body: bytes) -> int:
@@ -76,7 +75,7 @@ def test_fuzz_pre_compaction_of_a_hostile_transcript_answers_fast(store, isolate
             @settings(max_examples=15, **_SETTINGS)
             @given(case=session_file())
             def run(case: tuple[str, list[bytes]]) -> None:
-                harness, lines = case
+                _harness, lines = case
                 n = next(counter)
                 path = tmp_path / f"t-{n}.jsonl"
                 path.write_bytes(b"".join(line + b"\n" for line in lines))

@@ -10,16 +10,16 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from pathlib import Path
-from typing import Iterator
+from typing import ClassVar
 
 import pytest
 
 from continuity.cli import hookcmd
-from continuity.daemon.hooks import adapters
+from continuity.daemon.hooks import adapters, spool
 from continuity.daemon.hooks.models import BODIES
-from continuity.daemon.hooks import spool
 from continuity.daemon.hooks.spool import SpooledEvent, fast_home
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"
@@ -229,9 +229,9 @@ def test_hookcmd_daemon_down_spools_and_exits_zero(tmp_path: Path) -> None:
 
 class _Handler(BaseHTTPRequestHandler):
     status, answer, delay = 200, b"", 0.0
-    seen: list[tuple[str, dict, bytes]] = []
+    seen: ClassVar[list[tuple[str, dict, bytes]]] = []
 
-    def do_POST(self) -> None:  # noqa: N802 - http.server's name
+    def do_POST(self) -> None:  # http.server's name
         body = self.rfile.read(int(self.headers["Content-Length"]))
         self.seen.append((self.path, dict(self.headers), body))
         time.sleep(self.delay)

@@ -9,18 +9,18 @@ import logging
 import shutil
 import threading
 import time
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
-from continuity.lineage import artifacts as ln
 from continuity.core.errors import ContinuityError
 from continuity.daemon.hooks.live import LiveCapture
-from tests.daemon.livecapture import start_live
 from continuity.daemon.hooks.models import BODIES
 from continuity.daemon.hooks.worker import Worker
+from continuity.lineage import artifacts as ln
+from tests.daemon.livecapture import start_live
 
 PROJECT = "/srv/ledger"  # not a scratch folder: /tmp projects are left out of MEMORY.md
 CC_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code" / "compaction.jsonl"

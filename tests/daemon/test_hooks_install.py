@@ -3,16 +3,18 @@ restoring; pi's extension file; the CLI commands."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
 import shutil
-import subprocess
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
 import typer
+from hypothesis import HealthCheck, given, settings, strategies as st
 from typer.testing import CliRunner
 
 from continuity.core.errors import InputError
@@ -448,9 +450,6 @@ def test_install_cli_prints_the_workspace(tmp_path: Path) -> None:
                                str(tmp_path / "h.json"), "--home", str(home), "--json"])
     assert json.loads(done.stdout)["home"] == str(home)
 
-
-from hypothesis import HealthCheck, given, settings, strategies as st
-
 _BARE = st.text("abcdefghijklmnopqrstuvwxyz_-", min_size=1, max_size=8)
 _VALUE = st.one_of(st.integers(-10**6, 10**6), st.booleans(),
                    st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=12).map(
@@ -532,10 +531,8 @@ def test_install_refuses_a_settings_path_that_is_not_a_regular_file(tmp_path: Pa
     os.mkfifo(fifo)
 
     def writer() -> None:  # lets a read of the pipe (the old behaviour) end instead of hang
-        try:
+        with contextlib.suppress(OSError):
             os.close(os.open(fifo, os.O_WRONLY))
-        except OSError:
-            pass
 
     thread = threading.Thread(target=writer, daemon=True)
     thread.start()
@@ -554,7 +551,7 @@ def test_install_refuses_a_settings_path_that_is_not_a_regular_file(tmp_path: Pa
     assert link.is_symlink() and "hooks" in json.loads(real.read_text())
 
 
-def test_uninstall_pi_removes_the_folders_install_created(tmp_path: Path) -> None:
+def test_uninstall_pi_removes_the_folders_where_pi_never_ran(tmp_path: Path) -> None:
     """Issue 12: on a machine where pi never ran, install creates agent/extensions; uninstall
     removes both again (the extensions folder was left behind). A reinstall keeps the record;
     a folder holding something else stays."""

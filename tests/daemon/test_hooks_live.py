@@ -12,11 +12,10 @@ import pytest
 
 from continuity.checkpoints.capture import CheckpointConfig
 from continuity.daemon.hooks.live import LiveCapture
-from tests.daemon.livecapture import start_live
 from continuity.daemon.hooks.models import BODIES
-from continuity.transcripts.session_transcripts import (TranscriptLog, content_hash,
-                                                         transcript_path)
+from continuity.transcripts.session_transcripts import TranscriptLog, content_hash, transcript_path
 from tests.builders import stored_transcript
+from tests.daemon.livecapture import start_live
 
 CC_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code" / "compaction.jsonl"
 

@@ -307,7 +307,7 @@ def test_a_refused_summary_cancels_and_notifies(tmp_path: Path) -> None:
 def test_a_refused_summary_in_print_mode_is_one_line_on_stderr(tmp_path: Path) -> None:
     """Issue 45 item 7: in print mode (no UI: pi's notify does nothing there) the refusal is
     one line on stderr with the reason and the detail, never silent."""
-    results, calls = _checkpoint_run(tmp_path, answer=REFUSED)
+    results, _calls = _checkpoint_run(tmp_path, answer=REFUSED)
     assert results["before"] == {"cancel": True} and results["notes"] == []
     assert results["stderr"].splitlines() == [
         "continuity: the continuation checkpoint was refused (provider_failure: HTTP 500); "

@@ -4,14 +4,12 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-
 from continuity.daemon.hooks.live import LiveCapture
-from tests.daemon.livecapture import start_live
 from continuity.daemon.hooks.models import BODIES
-
+from tests.daemon.livecapture import start_live
 from tests.paths import SHARED_DATA
 
 HOOKS = SHARED_DATA / "real-harness" / "hook-inputs"
@@ -134,11 +132,11 @@ _EVENTS = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-sub
 def _recorded(path: Path) -> datetime:
     """When the hook input was recorded (its file name: 20261202T054051.771392694-...)."""
     return datetime.strptime(path.name.split("-")[0][:22],
-                             "%Y%m%dT%H%M%S.%f").replace(tzinfo=timezone.utc)
+                             "%Y%m%dT%H%M%S.%f").replace(tzinfo=UTC)
 
 
 #: The recorded times moved to end an hour ago (recovery looks back 4 hours from now), gaps kept.
-_SHIFT = datetime.now(timezone.utc) - timedelta(hours=1) - _recorded(
+_SHIFT = datetime.now(UTC) - timedelta(hours=1) - _recorded(
     HOOKS / "claude-code" / "20261202T055508.849395698-SessionEnd.json")
 
 

@@ -6,19 +6,19 @@ from __future__ import annotations
 
 import json
 import threading
-from datetime import timedelta
+from datetime import UTC, timedelta
 from pathlib import Path
 
 import pytest
 from fastapi.testclient import TestClient
 
 from continuity.checkpoints.capture import CheckpointConfig
+from continuity.core.text import utf8_len
 from continuity.daemon.hooks import adapters, spool
 from continuity.daemon.hooks.live import LiveCapture
-from tests.daemon.livecapture import start_live
-from continuity.daemon.hooks.models import MAX_PROMPT_CHARS, BODIES, StopBody, UserPromptBody
+from continuity.daemon.hooks.models import BODIES, MAX_PROMPT_CHARS, StopBody, UserPromptBody
 from continuity.daemon.server import create_app
-from continuity.core.text import utf8_len
+from tests.daemon.livecapture import start_live
 
 #: The daemon serves loopback Host values only (issue 16); TestClient's default is "testserver".
 LOCAL = "http://127.0.0.1"
@@ -337,7 +337,7 @@ def test_routes_oversized_surrogate_prompt_is_recorded(live: LiveCapture) -> Non
 def test_hook_body_refuses_ancient_and_future_times():
     """A hook 'at' before 2000 or over a day ahead is refused (it would date a checkpoint in
     year 1 and let prune delete it at once)."""
-    from datetime import datetime, timedelta, timezone
+    from datetime import datetime, timedelta
 
     from pydantic import ValidationError
 
@@ -346,6 +346,6 @@ def test_hook_body_refuses_ancient_and_future_times():
     with pytest.raises(ValidationError, match="2000-01-01"):
         SessionStartBody(harness="claude-code", session_key="s", at="0001-01-01T00:00:00")
     with pytest.raises(ValidationError, match="one day from now"):
-        SessionStartBody(harness="claude-code", session_key="s", at=datetime.now(timezone.utc) + timedelta(days=3))
+        SessionStartBody(harness="claude-code", session_key="s", at=datetime.now(UTC) + timedelta(days=3))
     ok = SessionStartBody(harness="claude-code", session_key="s", at="2026-01-01T00:00:00")
-    assert ok.at == datetime(2026, 1, 1, tzinfo=timezone.utc)
+    assert ok.at == datetime(2026, 1, 1, tzinfo=UTC)

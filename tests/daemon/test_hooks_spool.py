@@ -70,7 +70,7 @@ def test_spool_drain_resumes_after_a_crash_from_the_done_marks(tmp_path: Path) -
     """Events marked done before a crash are not handled again (exactly once)."""
     for n in range(3):
         spool.append(tmp_path, _native(n))
-    spool._rotate(str(tmp_path / "spool"))  # noqa: SLF001 - a drain that crashed after this
+    spool._rotate(str(tmp_path / "spool"))  # a drain that crashed after this
     replay = next((tmp_path / "spool").glob("replay-*.jsonl"))
     Path(str(replay) + ".done").write_text(f"{0:032x}\n{1:032x}\n")
     seen: list[str] = []

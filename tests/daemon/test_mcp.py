@@ -11,16 +11,16 @@ import socket
 import sys
 import threading
 import time
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
 from continuity.checkpoints.capture import CheckpointConfig
 from continuity.core.config import database_url
-from continuity.formats.importer import import_file
 from continuity.daemon.mcp_server import ContinuityTools, build_server
+from continuity.formats.importer import import_file
 from continuity.store import open_store
 
 CC_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code" / "compaction.jsonl"
@@ -55,8 +55,8 @@ def daemon_up(isolated_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[
     workspace's token as ``serve`` makes it (the tools must read it: issue 16)."""
     from continuity.daemon.hooks.live import LiveCapture
     from continuity.daemon.server import DaemonSettings, create_app, workspace_token
-    from tests.daemon.livecapture import served_on_loopback
     from continuity.store import open_store_raw
+    from tests.daemon.livecapture import served_on_loopback
 
     store = open_store_raw(database_url(isolated_home))
     live = LiveCapture(store, home=isolated_home, config=CheckpointConfig(),
@@ -252,7 +252,7 @@ def slow_daemon(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
     class Slow(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - the http.server spelling
+        def do_POST(self) -> None:  # the http.server spelling
             self.rfile.read(int(self.headers.get("content-length") or 0))
             time.sleep(1.5)
             body = json.dumps({"results": [{"id": 7, "content": "late but kept"}]}).encode()

@@ -11,8 +11,14 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from continuity.browse.agent_tools import (MAX_SEARCH_HITS, ROW_CHARS, SHOW_CHARS, cut,
-                                     previous_session, show_rows)
+from continuity.browse.agent_tools import (
+    MAX_SEARCH_HITS,
+    ROW_CHARS,
+    SHOW_CHARS,
+    cut,
+    previous_session,
+    show_rows,
+)
 from continuity.core.config import database_url
 from continuity.daemon.mcp_server import ContinuityTools, build_server
 from continuity.formats.importer import import_file

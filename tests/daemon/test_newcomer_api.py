@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from fastapi.testclient import TestClient
 
-from tests.daemon.test_server import JSON, LOCAL, _live
 from continuity.daemon.server import create_app
+from tests.daemon.test_server import JSON, LOCAL, _live
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ import json
 import os
 import re
 import time
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 from fastapi.testclient import TestClient
@@ -17,7 +17,13 @@ from fastapi.testclient import TestClient
 from continuity.checkpoints.capture import CheckpointConfig
 from continuity.core.errors import ConfigError
 from continuity.daemon.hooks.live import LiveCapture
-from continuity.daemon.server import DaemonSettings, check_token_rule, create_app, load_settings, serve
+from continuity.daemon.server import (
+    DaemonSettings,
+    check_token_rule,
+    create_app,
+    load_settings,
+    serve,
+)
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"
 TOKEN = "s3cret-token-of-32-characters-xx"
@@ -598,8 +604,9 @@ def test_server_checkpoints_damaged_row_skipped_not_500(client: TestClient) -> N
         "session_end", "pre_compaction", "periodic"]
     store = client.live.store  # type: ignore[attr-defined]
     from sqlalchemy import update
+
     from continuity.store import schema
-    with store._conn() as conn:  # noqa: SLF001 - damage the row as a bad manual edit would
+    with store._conn() as conn:  # damage the row as a bad manual edit would
         conn.execute(update(schema.session_checkpoints)
                      .where(schema.session_checkpoints.c.checkpoint_id == newest["id"])
                      .values(recent_remembers="{not json"))
@@ -633,7 +640,7 @@ def test_server_damaged_checkpoint_time_never_blames_the_hook(client: TestClient
     rows = _wait(lambda: (r := client.get("/api/checkpoints/p1").json())["count"] >= 2 and r)
     newest = rows["checkpoints"][0]["id"]
     from sqlalchemy import text
-    with store._conn() as conn:  # noqa: SLF001 - damage the row as a bad manual edit would
+    with store._conn() as conn:  # damage the row as a bad manual edit would
         conn.execute(text("UPDATE session_checkpoints SET created_at = 'garbage' "
                           "WHERE checkpoint_id = :id"), {"id": newest})
     raw = (FIXTURES / "claude-code" / "session-start.json").read_bytes()

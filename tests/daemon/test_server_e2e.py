@@ -12,14 +12,15 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import httpx
 import pytest
 
-from continuity.lineage import artifacts as ln
 from continuity.daemon.hooks.install import hook_argv
+from continuity.lineage import artifacts as ln
 from continuity.store import open_store
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks"
@@ -135,7 +136,7 @@ class Daemon:
         env = {**os.environ, "CONTINUITY_HOME": str(home), **(env or {})}
         env.pop("CONTINUITY_DATABASE_URL", None)
         env = {k: v for k, v in env.items() if v is not None}
-        self.log = open(home / "daemon.log", "ab")
+        self.log = open(home / "daemon.log", "ab")  # noqa: SIM115 - open while the child runs
         self.proc = subprocess.Popen([sys.executable, "-m", "continuity.daemon.server", "--home",
                                       str(home), "--port", "0"], env=env,
                                      stdout=self.log, stderr=subprocess.STDOUT)

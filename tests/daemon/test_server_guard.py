@@ -8,9 +8,9 @@ from __future__ import annotations
 import os
 import socket
 import stat
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
-from typing import Iterator
 
 import httpx
 import pytest
@@ -187,7 +187,7 @@ def test_guard_workspace_token_made_once_owner_only(isolated_home: Path,
     assert workspace_token(isolated_home) == token
     assert stat.S_IMODE(path.stat().st_mode) == 0o600
     path.write_text("short\n")
-    with pytest.raises(ConfigError, match="daemon.token: holds no valid token") as info:
+    with pytest.raises(ConfigError, match=r"daemon\.token: holds no valid token") as info:
         workspace_token(isolated_home)
     assert "short" not in str(info.value)
     assert [p.name for p in isolated_home.iterdir()] == ["daemon.token"]  # no temporary left
@@ -258,7 +258,7 @@ def test_guard_websocket_from_a_page_is_closed(guarded: TestClient) -> None:
     (policy violation) before any route sees it."""
     from starlette.websockets import WebSocketDisconnect
 
-    with pytest.raises(WebSocketDisconnect) as info:
-        with guarded.websocket_connect("/ws", headers={"Origin": "https://evil.example"}):
-            pass
+    with (pytest.raises(WebSocketDisconnect) as info,
+          guarded.websocket_connect("/ws", headers={"Origin": "https://evil.example"})):
+        pass
     assert info.value.code == 1008

@@ -17,8 +17,9 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -134,7 +135,7 @@ def until(check: Callable[[], Any], what: str, seconds: float = WAIT_SECONDS,
         time.sleep(every)
 
 
-def run_recorded(world: "World", rec: Any, scenario: Callable[[Any], None]) -> None:
+def run_recorded(world: World, rec: Any, scenario: Callable[[Any], None]) -> None:
     """Run ``scenario(rec)`` in ``world``: a failing step is kept in ``rec.failed`` (its error
     and the end of the daemon's log), so every test of the run reports it; the world is
     closed after, and every model request of it written beside it (``model-requests.json``:
@@ -290,7 +291,7 @@ class World:
         answers and its start-up spool replay is done (``daemon.url`` is written after it)."""
         assert self.daemon is None
         url_file = self.ws / "daemon.url"
-        log = open(self.root / f"daemon-{self.daemon_starts}.log", "wb")
+        log = open(self.root / f"daemon-{self.daemon_starts}.log", "wb")  # noqa: SIM115 - the child's
         self.daemon_starts += 1
         self.daemon = subprocess.Popen(
             [sys.executable, "-m", "continuity.cli.app", "serve", "--home", str(self.ws)],
@@ -306,10 +307,10 @@ class World:
         self.daemon.send_signal(signal.SIGTERM)
         try:
             code = self.daemon.wait(timeout=WAIT_SECONDS)
-        except subprocess.TimeoutExpired:
+        except subprocess.TimeoutExpired as exc:
             self.daemon.kill()
             self.daemon.wait()
-            raise AssertionError("daemon did not stop on SIGTERM:\n" + self.daemon_log())
+            raise AssertionError("daemon did not stop on SIGTERM:\n" + self.daemon_log()) from exc
         self.daemon = None
         assert code == 0, self.daemon_log()
         assert not (self.ws / "daemon.url").exists()

@@ -128,17 +128,17 @@ class FakeModel:
                 except ValueError:
                     return raw.decode("utf-8", "replace")
 
-            def do_GET(self) -> None:  # noqa: N802
+            def do_GET(self) -> None:
                 owner._log("GET", self.path, None)
                 self._json({})
 
-            def do_HEAD(self) -> None:  # noqa: N802
+            def do_HEAD(self) -> None:
                 owner._log("HEAD", self.path, None)
                 self.send_response(200)
                 self.send_header("Content-Length", "0")
                 self.end_headers()
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 body = self._body()
                 owner._log("POST", self.path, body)
                 path = self.path.split("?", 1)[0]
@@ -188,7 +188,7 @@ class FakeModel:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}"
 
-    def start(self) -> "FakeModel":
+    def start(self) -> FakeModel:
         self._thread.start()
         return self
 
@@ -738,7 +738,7 @@ class FakeSummaryProvider:
             def log_message(self, *args: Any) -> None:  # quiet
                 pass
 
-            def do_POST(self) -> None:  # noqa: N802
+            def do_POST(self) -> None:
                 size = int(self.headers.get("Content-Length") or 0)
                 self.rfile.read(size)
                 owner.requests.append(self.path)
@@ -771,7 +771,7 @@ class FakeSummaryProvider:
     def url(self) -> str:
         return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
 
-    def start(self) -> "FakeSummaryProvider":
+    def start(self) -> FakeSummaryProvider:
         self._thread.start()
         return self
 

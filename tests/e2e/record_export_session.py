@@ -191,7 +191,7 @@ def record(out: Path, keep: bool) -> Path:
                               stdin=subprocess.DEVNULL)
         if done.returncode != 0:
             sys.exit(f"record: claude exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
-        files = [p for p in (home / ".claude" / "projects").glob("*/*.jsonl")]
+        files = list((home / ".claude" / "projects").glob("*/*.jsonl"))
         if len(files) != 1:
             sys.exit(f"record: expected one transcript, found {files}")
         raw = files[0].read_text(encoding="utf-8")

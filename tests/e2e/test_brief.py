@@ -22,17 +22,17 @@ import json
 import re
 import sqlite3
 import uuid
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from continuity.daemon.hooks.install import MCP_LOADERS as LOADERS
 from tests.e2e.conftest import HARNESSES, World, run_recorded, until
-from tests.e2e.fakemodel import (REPLY_TEXT, SHELL_COMMAND, SHELL_TOOLS, offered_names,
-                                 offers)
+from tests.e2e.fakemodel import REPLY_TEXT, SHELL_COMMAND, SHELL_TOOLS, offered_names, offers
 from tests.e2e.test_harnesses import BRIEF_HEAD, FRAMING, _new_session, _recovery_text
 
 AGES = {"20h": timedelta(hours=20), "5d": timedelta(days=5)}
@@ -76,11 +76,11 @@ def _age(db: Path, key: str, by: timedelta) -> int:
     with sqlite3.connect(db) as conn:
         for table, columns, key_column in _TIMES:
             for column in columns:
-                rows = conn.execute(f"SELECT rowid, {column} FROM {table} "  # noqa: S608
+                rows = conn.execute(f"SELECT rowid, {column} FROM {table} "
                                     f"WHERE {key_column} = ? AND {column} IS NOT NULL",
                                     (key,)).fetchall()
                 for rowid, value in rows:
-                    conn.execute(f"UPDATE {table} SET {column} = ? WHERE rowid = ?",  # noqa: S608
+                    conn.execute(f"UPDATE {table} SET {column} = ? WHERE rowid = ?",
                                  (_shift(str(value), by), rowid))
                     moved += 1
     return moved

@@ -9,8 +9,16 @@ import urllib.request
 
 import pytest
 
-from tests.e2e.fakemodel import (REPLY_TEXT, SHELL_COMMAND, FakeModel, Step, Story,
-                                  anthropic_events, story_step, unpaired)
+from tests.e2e.fakemodel import (
+    REPLY_TEXT,
+    SHELL_COMMAND,
+    FakeModel,
+    Step,
+    Story,
+    anthropic_events,
+    story_step,
+    unpaired,
+)
 
 USE = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}}
 RESULT = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}

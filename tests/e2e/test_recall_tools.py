@@ -14,10 +14,10 @@ Node).
 
 from __future__ import annotations
 
-import json
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 

@@ -117,7 +117,7 @@ def _resume(tmp_path: Path, clis: dict[str, Path], fake_model: FakeModel, source
         # issue 45 item 3: the same resume again is the same copy (nothing new written)
         again = world.continuity_json("resume", key, "--in", target)
         assert again == {**written, "reused": True} and written["reused"] is False
-        assert [p for p in world.session_files().rglob("*.jsonl")] == [path]
+        assert list(world.session_files().rglob("*.jsonl")) == [path]
         if target == "codex":  # codex exec runs in a git repository (a user's project is one)
             subprocess.run(["git", "init", "-q", str(world.project)], check=True)
         size = path.stat().st_size

@@ -142,8 +142,7 @@ def test_fuzz_hostile_items_never_raise_and_every_line_is_accounted_for(tmp_path
     line a row, a skip or a reported error."""
     import itertools
 
-    from hypothesis import given
-    from hypothesis import strategies as st
+    from hypothesis import given, strategies as st
 
     from continuity.store import open_store
     from tests.hostile import _dump, file_settings, hostile_value

@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from continuity.formats.claude_code import ClaudeCodeReader
-from continuity.formats.jsonl import Line, LineReader, read_head
 from continuity.core.model import (
     EntryKind,
     MediaBlock,
@@ -21,8 +19,10 @@ from continuity.core.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-
+from continuity.formats.claude_code import ClaudeCodeReader
+from continuity.formats.jsonl import Line, LineReader, read_head
 from tests.paths import SHARED_DATA as DATA
+
 SAMPLES = DATA / "claude-code"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code"
 
@@ -37,7 +37,7 @@ F_AGENT = FIXTURES / "subagents" / "agent-a1b2c3.jsonl"
 F_SLASH = FIXTURES / "slash_commands.jsonl"
 
 ALL_SAMPLES = [S_1AF, S_5C0, S_SHORT, S_SUB, S_TOOL]
-ALL_FILES = ALL_SAMPLES + [F_COMPACT, F_FEAT, F_AGENT, F_SLASH]
+ALL_FILES = [*ALL_SAMPLES, F_COMPACT, F_FEAT, F_AGENT, F_SLASH]
 
 
 def lines_of(path: Path) -> list[Line]:
@@ -252,7 +252,7 @@ def test_subagent_progress_sample():
 
 
 def test_tool_heavy_queue_and_slash_wrappers():
-    reader, entries = read_all(S_TOOL)
+    _reader, entries = read_all(S_TOOL)
     assert requests(entries) == {
         4: "start phoenix in background",
         26: entries[26].text(),
@@ -275,7 +275,7 @@ def test_tool_heavy_queue_and_slash_wrappers():
 
 
 def test_compaction_fixture():
-    reader, entries = read_all(F_COMPACT)
+    _reader, entries = read_all(F_COMPACT)
     assert entries[6].kind is EntryKind.EVENT
     assert entries[6].type_name == "system/compact_boundary"
     # a new root in the file (``parentUuid: null``): its parent is its logicalParentUuid

@@ -15,7 +15,6 @@ from continuity.continuation.view import build_continuation
 from continuity.formats.importer import import_paths
 from continuity.store import open_store
 from continuity.transcripts import session_transcripts as tx
-
 from tests.paths import SHARED_DATA
 
 FOLDER = SHARED_DATA / "real-harness" / "claude-code" / "projects" / \

@@ -6,13 +6,11 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from continuity.formats.codex import CodexReader
-from continuity.formats.jsonl import LineReader, read_head
 from continuity.core.model import (
     EntryKind,
     MediaBlock,
@@ -23,15 +21,17 @@ from continuity.core.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-
+from continuity.formats.codex import CodexReader
+from continuity.formats.jsonl import LineReader, read_head
 from tests.paths import SHARED_DATA as DATA
+
 CODEX = DATA / "codex"
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "codex"
 DOC = FIXTURES / "doc-features.jsonl"
 ODD = FIXTURES / "rollout-2026-03-04T05-06-07-0199aaaa-bbbb-7ccc-8ddd-eeeeeeeeeeee.jsonl"
 
 SAMPLES = sorted(CODEX.glob("*.jsonl"))
-ALL_FILES = SAMPLES + [DOC, ODD]
+ALL_FILES = [*SAMPLES, DOC, ODD]
 
 # The fixture's tiny PNG / JPEG payloads (tests/fixtures/codex/doc-features.jsonl).
 PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(24))
@@ -130,7 +130,7 @@ def test_real_exec_duplicates_and_context():
     assert e[11].run_end == RunStatus.FINISHED
     assert [n for n, x in e.items() if x.visible] == [6, 8]
     assert e[1].cwd == e[5].cwd == "/tmp/agent-history-real-agent/codex/workspace"
-    assert e[1].timestamp == datetime(2026, 6, 5, 4, 58, 20, 653000, tzinfo=timezone.utc)
+    assert e[1].timestamp == datetime(2026, 6, 5, 4, 58, 20, 653000, tzinfo=UTC)
     assert all(x.native_id is None for x in e.values())
     facts = reader.facts()
     assert facts.cwd == "/tmp/agent-history-real-agent/codex/workspace"
@@ -371,7 +371,7 @@ def test_odd_shapes_never_raise():
     assert e[19].tool_calls() == [ToolCallBlock("c1", "shell", {})]
     assert e[20].kind == EntryKind.CONTEXT  # legacy user_message kind environment_context
     assert e[21].blocks == (TextBlock("kept"),)
-    assert e[22].timestamp == datetime.fromtimestamp(1788357616, tz=timezone.utc)
+    assert e[22].timestamp == datetime.fromtimestamp(1788357616, tz=UTC)
     assert e[23].kind == EntryKind.OPAQUE and e[23].timestamp is None
     assert e[24].tool_results() == [ToolResultBlock("", True, "x")]
     warned = sorted({n for n, _ in reader.warnings})
@@ -453,7 +453,7 @@ def test_resume_gives_same_entries(path):
     head = read_head(str(path))
     full_reader, full, _ = read_all(path)
     n = max(full)
-    for k in range(0, n + 1):
+    for k in range(n + 1):
         a, first, _ = read_all(path, CodexReader(str(path), head), stop=k)
         state = json.loads(json.dumps(a.state()))
         b, rest, _ = read_all(path, CodexReader(str(path), head, state), start=k)

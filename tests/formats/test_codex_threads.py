@@ -10,7 +10,6 @@ from pathlib import Path
 from continuity.continuation.view import build_continuation
 from continuity.formats.codex import ENCRYPTED_COMPACTION_TEXT
 from continuity.formats.importer import import_file, import_paths
-
 from tests.paths import SHARED_DATA
 
 THREAD = "0199f0f0-1111-7222-8333-444455556666"
@@ -69,12 +68,7 @@ def test_remote_compaction_with_an_encrypted_summary_is_no_empty_summary(sqlite_
     """A remote compaction writes ``compacted`` with an empty ``message`` and the summary as
     an encrypted ``compaction`` item: it is an event saying so, no checkpoint, and the turn
     before it stays in the continuation in full."""
-    lines = [meta()] + turn(1, "rename the ledger column", "renamed in export.py", 1) + [
-        env("compacted", {"message": "", "replacement_history": [
-            message("user", "rename the ledger column"),
-            {"type": "compaction", "encrypted_content": "gAAAAABnZXhhbXBsZQ=="}]}, 5),
-        env("event_msg", {"type": "context_compacted"}, 5),
-    ] + turn(2, "now update the tests", "tests updated", 6)
+    lines = [meta(), *turn(1, "rename the ledger column", "renamed in export.py", 1), env("compacted", {"message": "", "replacement_history": [message("user", "rename the ledger column"), {"type": "compaction", "encrypted_content": "gAAAAABnZXhhbXBsZQ=="}]}, 5), env("event_msg", {"type": "context_compacted"}, 5), *turn(2, "now update the tests", "tests updated", 6)]
     path = write(tmp_path / f"rollout-2026-12-02T06-00-00-{THREAD}.jsonl", lines)
     report = import_file(sqlite_store, path)
     assert report.opaque == 0 and report.warnings == []
@@ -96,9 +90,9 @@ def test_history_paginated_across_files_is_one_session(sqlite_store, tmp_path) -
     copy of page 1 at another path (no later ordinal) stays a session of its own."""
     folder = tmp_path / "sessions" / "2026" / "12" / "02"
     page1 = write(folder / f"rollout-2026-12-02T06-00-00-{THREAD}.jsonl",
-                  [meta(0)] + turn(1, "rename the ledger column", "renamed", 1, ordinal=1))
+                  [meta(0), *turn(1, "rename the ledger column", "renamed", 1, ordinal=1)])
     page2 = write(folder / f"rollout-2026-12-02T06-10-00-{THREAD}.jsonl",
-                  [meta(5)] + turn(2, "now update the tests", "tests updated", 20, ordinal=6))
+                  [meta(5), *turn(2, "now update the tests", "tests updated", 20, ordinal=6)])
     report = import_paths(sqlite_store, [tmp_path / "sessions"])
     assert [f.session_key for f in report.files] == [THREAD, THREAD]
     rows = sqlite_store.entries(THREAD)
@@ -125,11 +119,11 @@ def test_a_forked_rollout_names_the_session_it_was_forked_from(sqlite_store, tmp
     meta does not make the fork its own parent; the parent names no parent."""
     folder = tmp_path / "sessions" / "2026" / "12" / "02"
     write(folder / f"rollout-2026-12-02T06-00-00-{THREAD}.jsonl",
-          [meta(0)] + turn(1, "rename the ledger column", "renamed", 1, ordinal=1))
+          [meta(0), *turn(1, "rename the ledger column", "renamed", 1, ordinal=1)])
     fork_meta = env("session_meta", {"id": FORK, "forked_from_id": THREAD,
                                      "cwd": "/home/ana/ledger", "cli_version": "0.171.0"}, 30)
     write(folder / f"rollout-2026-12-02T06-30-00-{FORK}.jsonl",
-          [fork_meta, meta()] + turn(2, "try it another way", "done another way", 31))
+          [fork_meta, meta(), *turn(2, "try it another way", "done another way", 31)])
     import_paths(sqlite_store, [tmp_path / "sessions"])
     fork, parent = sqlite_store.get_session(FORK), sqlite_store.get_session(THREAD)
     assert fork is not None and fork.forked_from == THREAD

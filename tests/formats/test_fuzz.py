@@ -12,8 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from continuity.formats.importer import import_file
 from continuity.store import open_store
@@ -44,10 +43,10 @@ def _paths(value: Any, prefix: tuple = ()) -> list[tuple]:
     out = [prefix] if prefix else []
     if isinstance(value, dict):
         for k, v in value.items():
-            out.extend(_paths(v, prefix + (k,)))
+            out.extend(_paths(v, (*prefix, k)))
     elif isinstance(value, list):
         for i, v in enumerate(value[:5]):
-            out.extend(_paths(v, prefix + (i,)))
+            out.extend(_paths(v, (*prefix, i)))
     return out
 
 

@@ -12,7 +12,6 @@ import pytest
 from continuity.core.errors import StoreConflict
 from continuity.formats.importer import import_paths
 
-
 CODEX = next((Path(__file__).resolve().parents[2] / "examples" / "sessions" / "codex")
              .glob("*.jsonl"))
 
@@ -31,7 +30,7 @@ def _stale_once(store, monkeypatch, stale):
         calls["many"] += 1
         if calls["many"] > 1:
             return real_many(paths)
-        return {p: stale for p in paths} if stale is not None else {}
+        return dict.fromkeys(paths, stale) if stale is not None else {}
 
     monkeypatch.setattr(store, "get_source", get_source)
     monkeypatch.setattr(store, "get_sources", get_sources)

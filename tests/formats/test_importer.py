@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 from collections import Counter
+from itertools import pairwise
 from pathlib import Path
 
 import pytest
@@ -16,10 +17,9 @@ from continuity.continuation.view import build_continuation
 from continuity.core.errors import InputError
 from continuity.formats.importer import discover, import_file, import_paths
 from continuity.store import open_store
+from tests.paths import SAMPLE_DIRS
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "importer"
-from tests.paths import SHARED_DATA
-from tests.paths import SAMPLE_DIRS
 
 #: Every sample file: (lines, rows imported, session key), checked against the files themselves
 #: (`wc -l`, and the `sessionId` / `session_meta.payload.id` / pi header `id` in each file).
@@ -514,7 +514,7 @@ def test_import_pi_large_session_runs(samples):
                                                      "failed": 1}
     requests = [r.request_seq for r in runs]
     assert requests == sorted(requests) and len(set(requests)) == 88
-    for a, b in zip(runs, runs[1:]):
+    for a, b in pairwise(runs):
         assert a.end_seq < b.request_seq
 
 
@@ -542,7 +542,7 @@ def test_import_directory_discovery_and_skips(sqlite_store, shared_data, tmp_pat
     (f,) = import_paths(sqlite_store, [config]).files
     assert (f.status, f.reason) == ("skipped", "not a session file (format not recognised)")
 
-    with pytest.raises(InputError, match="nowhere.jsonl: no such file or directory"):
+    with pytest.raises(InputError, match=r"nowhere\.jsonl: no such file or directory"):
         discover([tmp_path / "nowhere.jsonl"])
     # issue 20: in an import, a missing path is reported failed (exit 2), the others import
     report = import_paths(sqlite_store, [tmp_path / "nowhere.jsonl", config])

@@ -71,8 +71,8 @@ def test_grown_file_appends_records_and_equals_a_fresh_import(tmp_path, monkeypa
         new_rows = report.files[0].imported
         key = report.files[0].session_key
         base_after = stored_transcript(store, key, store.get_session(key).agent_id)
-        visible_new = [e for e in store.entries(key, after_seq=report.files[0].first_new_seq - 1,
-                                               limit=10_000, visible_only=True)]
+        visible_new = list(store.entries(key, after_seq=report.files[0].first_new_seq - 1,
+                                               limit=10_000, visible_only=True))
         total_visible = len(store.entries(key, limit=100_000, visible_only=True))
         after = log_path.read_bytes()
         row = store.get_transcripts([key], store.get_session(key).agent_id)[key]
@@ -112,7 +112,7 @@ def test_unchanged_reimport_replays_and_reads_nothing(tmp_path, monkeypatch):
         shutil.copy(sample, folder / sample.name)
     home = tmp_path / "home"
     with open_store(tmp_path / "a.db") as store:
-        _, replayed, first = _import(store, home, folder)
+        _, _replayed, first = _import(store, home, folder)
         assert first.captured == 2
         replays: list[str] = []
         real = recovery.replay_session

@@ -8,8 +8,7 @@ import io
 import json
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 
 from continuity.formats import jsonl
 from continuity.formats.jsonl import LineReader

@@ -14,8 +14,7 @@ import json
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from typer.testing import CliRunner
 
 from continuity.cli.app import app
@@ -23,7 +22,6 @@ from continuity.continuation.view import build_continuation
 from continuity.formats.importer import import_file
 from continuity.formats.jsonl import salvage
 from continuity.store import open_store
-
 from tests.formats.test_importer import cc, cc_pairs, jl, rebuilt
 from tests.paths import SHARED_DATA
 
@@ -117,7 +115,7 @@ def test_glued_lines_read_as_the_unglued_file_in_every_reader(tmp_path, sample, 
             ids[f"v1-{line + 1}"] = f"v1-{line}.2"
 
             def renumber(r: tuple) -> tuple:
-                return (ids.get(r[0], r[0]), ids.get(r[1], r[1])) + r[2:]
+                return (ids.get(r[0], r[0]), ids.get(r[1], r[1]), *r[2:])
 
             rows_a = [renumber(r) for r in rows_a]
         assert rows_b == rows_a

@@ -6,13 +6,11 @@ import base64
 import hashlib
 import json
 from collections import Counter
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
-from continuity.formats.jsonl import Line, LineReader, read_head
-from continuity.formats.pi import PiReader
 from continuity.core.model import (
     EntryKind,
     MediaBlock,
@@ -22,8 +20,10 @@ from continuity.core.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-
+from continuity.formats.jsonl import Line, LineReader, read_head
+from continuity.formats.pi import PiReader
 from tests.paths import SHARED_DATA as DATA
+
 FIX = Path(__file__).resolve().parents[1] / "fixtures" / "pi"
 LARGE = DATA / "pi" / "large-session.jsonl"
 V3_SHORT = DATA / "pi" / "v3-short-session.jsonl"
@@ -124,7 +124,7 @@ def test_large_v1_header_and_facts(large):
     head = entries[1]
     assert head.kind == EntryKind.EVENT and not head.visible and head.native_id is None
     assert head.cwd == "/Users/dev/workspaces/pi-mono"
-    assert head.timestamp == datetime(2025, 11, 20, 23, 33, 50, 805000, tzinfo=timezone.utc)
+    assert head.timestamp == datetime(2025, 11, 20, 23, 33, 50, 805000, tzinfo=UTC)
 
 
 def test_large_v1_ids_are_a_linear_chain(large):
@@ -139,7 +139,7 @@ def test_large_v1_specific_rows(large):
     _, entries = large
     first = entries[2]  # the person typed "/mode": a request
     assert first.role == Role.USER and first.is_request and first.text() == "/mode"
-    assert first.timestamp == datetime(2025, 11, 20, 23, 33, 1, 550000, tzinfo=timezone.utc)
+    assert first.timestamp == datetime(2025, 11, 20, 23, 33, 1, 550000, tzinfo=UTC)
     aborted = entries[3]  # aborted with empty content: kept, visible
     assert aborted.kind == EntryKind.MESSAGE and aborted.role == Role.ASSISTANT
     assert aborted.visible and aborted.blocks == () and not aborted.is_request
@@ -156,7 +156,7 @@ def test_large_v1_specific_rows(large):
     last = entries[1019]
     assert last.role == Role.ASSISTANT and last.run_end == RunStatus.FINISHED
     assert last.text().startswith("Oh wait, these errors look like we have API mismatches!")
-    for n, e in entries.items():
+    for e in entries.values():
         if e.type_name == "message/toolResult":
             assert e.role == Role.TOOL and e.visible and not e.is_request
             assert len(e.blocks) == 1 and isinstance(e.blocks[0], ToolResultBlock)
@@ -186,7 +186,7 @@ def test_v3_short_session():
     assert asst.role == Role.ASSISTANT and asst.text() == "[REDACTED_ASSISTANT_TEXT]"
     assert asst.run_end == RunStatus.FINISHED and not asst.is_request
     # entry timestamp, not the nested message ms
-    assert asst.timestamp == datetime(2026, 6, 5, 5, 24, 31, 430000, tzinfo=timezone.utc)
+    assert asst.timestamp == datetime(2026, 6, 5, 5, 24, 31, 430000, tzinfo=UTC)
     assert sum(e.visible for e in entries.values()) == 2
     assert reader.warnings == []
 
@@ -247,7 +247,7 @@ def test_v3_compaction_fixture():
 
 
 def test_v3_branch_fixture():
-    reader, e = read_all(FIX / "v3-branch.jsonl")
+    _reader, e = read_all(FIX / "v3-branch.jsonl")
     children = [x.native_id for x in e.values() if x.parent_native_id == "b0000003"]
     assert children == ["b0000004", "b0000005"]
     leaf = e[max(e)]
@@ -272,8 +272,8 @@ def test_v2_hookmessage_is_custom():
 
 
 def test_images_fixture():
-    reader, e = read_all(FIX / "v3-images.jsonl")
-    raw = {n: json.loads(line.raw) for n, line in ((l.number, l) for l in _lines(FIX / "v3-images.jsonl"))}
+    _reader, e = read_all(FIX / "v3-images.jsonl")
+    raw = {n: json.loads(line.raw) for n, line in ((ln.number, ln) for ln in _lines(FIX / "v3-images.jsonl"))}
     png = base64.b64decode(raw[2]["message"]["content"][1]["data"])
     jpg = base64.b64decode(raw[4]["message"]["content"][1]["data"])
     png_sha, jpg_sha = hashlib.sha256(png).hexdigest(), hashlib.sha256(jpg).hexdigest()
@@ -298,7 +298,7 @@ def test_images_fixture():
 
 
 def test_v1_compaction_index_counts_parsed_objects():
-    reader, e = read_all(FIX / "v1-compaction.jsonl")
+    _reader, e = read_all(FIX / "v1-compaction.jsonl")
     assert sorted(e) == [1, 2, 3, 4, 6, 7, 8, 9]  # line 5 is blank
     assert [e[n].native_id for n in (2, 3, 4, 6, 7, 8, 9)] == [
         "v1-2", "v1-3", "v1-4", "v1-6", "v1-7", "v1-8", "v1-9"]
@@ -414,7 +414,7 @@ def test_recovery_context_our_extension_injected_is_context_not_conversation(tmp
                 "display": False}
     lines[4]["parentId"] = "c0ffee01"
     path = tmp_path / real.name
-    path.write_text("".join(json.dumps(d) + "\n" for d in lines[:4] + [recovery] + lines[4:]))
+    path.write_text("".join(json.dumps(d) + "\n" for d in [*lines[:4], recovery, *lines[4:]]))
     with open_store(f"sqlite:///{tmp_path / 'c.db'}") as store:
         report = import_paths(store, [path])
         key = report.sessions[0]

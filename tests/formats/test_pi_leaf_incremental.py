@@ -11,8 +11,7 @@ import json
 from pathlib import Path
 from unittest import mock
 
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from continuity.formats import importer
 from continuity.formats.importer import import_file

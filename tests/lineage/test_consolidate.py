@@ -5,19 +5,15 @@ session's artifacts and manifest, extracts durable user statements but never tra
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from continuity.lineage import consolidation as co
-from continuity.lineage import durable_memory as dm
-from continuity.lineage import artifacts as ln
 from continuity.cli.app import app
+from continuity.continuation.summarize.extractive import ExtractiveSummarizer
 from continuity.core.errors import InputError
-from continuity.formats.importer import import_paths
-from continuity.lineage.memory_md import SECTIONS
 from continuity.core.model import (
     CompactionInfo,
     Entry,
@@ -27,14 +23,16 @@ from continuity.core.model import (
     RunStatus,
     Session,
 )
-from continuity.continuation.summarize.extractive import ExtractiveSummarizer
+from continuity.formats.importer import import_paths
+from continuity.lineage import artifacts as ln, consolidation as co, durable_memory as dm
+from continuity.lineage.memory_md import SECTIONS
 from continuity.lineage.temporal_dag import thread_of
 from continuity.transcripts.session_transcripts import sync_import, sync_session
-from tests.paths import SAMPLE_DIRS
 from tests.builders import A, T, U, call
+from tests.paths import SAMPLE_DIRS
 
-T0 = datetime(2026, 9, 1, 8, 0, tzinfo=timezone.utc)
-NOW = datetime(2026, 9, 2, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 9, 1, 8, 0, tzinfo=UTC)
+NOW = datetime(2026, 9, 2, 12, 0, tzinfo=UTC)
 PROJECT = "/home/ana/ledger"
 runner = CliRunner()
 
@@ -117,9 +115,7 @@ def test_consolidate_again_changes_nothing(store, isolated_home):
 
 def test_mid_session_checkpoint_never_starts_the_pass(store, isolated_home):
     """An open transcript with a continuation checkpoint is left alone: no artifact, no node."""
-    rows = ledger_rows() + [Entry(EntryKind.COMPACTION, Role.SYSTEM, (),
-                                  compaction=CompactionInfo("Summary so far", 3, None, True,
-                                                            "s1:0", "settled_turn"))]
+    rows = [*ledger_rows(), Entry(EntryKind.COMPACTION, Role.SYSTEM, (), compaction=CompactionInfo("Summary so far", 3, None, True, "s1:0", "settled_turn"))]
     make_session(store, "s1", rows, completed=None)
     assert run(store, "s1").status == "not_completed"
     report = co.run_pass(store, summarizer=ExtractiveSummarizer(), render=False, now=NOW)
@@ -149,9 +145,7 @@ def test_a_new_capture_supersedes_the_earlier_one(store, isolated_home):
 
 def test_compaction_rows_give_an_artifact_nodes_and_edges(store, isolated_home):
     """Compaction rows become the compaction artifact, DAG nodes and compacted_into edges."""
-    rows = ledger_rows() + [Entry(EntryKind.COMPACTION, Role.SYSTEM, (), compaction=(
-        CompactionInfo("**Progress**\n- Export fixed in src/export.py", 3)))] + \
-        [U("Now add the leap-year test"), A(text="Done.")]
+    rows = [*ledger_rows(), Entry(EntryKind.COMPACTION, Role.SYSTEM, (), compaction=CompactionInfo("**Progress**\n- Export fixed in src/export.py", 3)), U("Now add the leap-year test"), A(text="Done.")]
     make_session(store, "s1", rows)
     done = run(store, "s1")
     art = ln.read_artifact(isolated_home / done.artifacts["compaction"])

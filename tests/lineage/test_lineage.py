@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta, timezone
 
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from continuity.lineage import artifacts as ln
-from continuity.lineage import sentence as sn
+from continuity.lineage import artifacts as ln, sentence as sn
 
-T0 = datetime(2026, 9, 1, 10, 40, tzinfo=timezone.utc)
+T0 = datetime(2026, 9, 1, 10, 40, tzinfo=UTC)
 KEY = "5b7c2e90-aaaa"
 
 

@@ -3,7 +3,7 @@ back in time, DAG nodes and edges, ranked memories with their project, completed
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -11,7 +11,7 @@ from continuity.core.model import Memory, Session
 from continuity.store.lineage import DagEdge, DagNode, ThreadHead
 from continuity.transcripts.session_transcripts import put_transcript
 
-T0 = datetime(2026, 9, 1, 10, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 9, 1, 10, 0, tzinfo=UTC)
 
 
 def head(key: str, at: datetime, *, thread: str = "project:/p", agent: str = "default",

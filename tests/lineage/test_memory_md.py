@@ -4,24 +4,21 @@ sentence check, and the size budget that drops the least important rows and says
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
 
-from continuity.lineage import consolidation as co
-from continuity.lineage import artifacts as ln
-from continuity.lineage import sentence as sn
-from continuity.lineage import memory_md as mm
-from continuity.core.errors import ConfigError
-from continuity.transcripts.memories import remember
 from continuity.continuation.summarize.extractive import ExtractiveSummarizer
+from continuity.core.errors import ConfigError
+from continuity.core.model import RunStatus
+from continuity.lineage import artifacts as ln, consolidation as co, memory_md as mm, sentence as sn
+from continuity.store.lineage import DagNode
+from continuity.transcripts.memories import remember
 from tests.builders import A, T, U, call
 from tests.lineage.test_consolidate import make_session
-from continuity.core.model import RunStatus
-from continuity.store.lineage import DagNode
 
-NOW = datetime(2026, 9, 2, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 9, 2, 12, 0, tzinfo=UTC)
 EXPECTED = Path(__file__).resolve().parents[1] / "fixtures" / "memory_md" / "expected.md"
 
 
@@ -208,7 +205,7 @@ def test_budget_drops_old_index_rows_then_ledger_rows_then_keeps_the_head(store,
 def test_memory_md_settings_are_validated(isolated_home, monkeypatch):
     """A budget outside its range is a ConfigError naming the field."""
     monkeypatch.setenv("CONTINUITY_MEMORY_MD__MAX_LINES", "5")
-    with pytest.raises(ConfigError, match="(?i)max_lines.*must be at least 40"):
+    with pytest.raises(ConfigError, match=r"(?i)max_lines.*must be at least 40"):
         mm.settings()
 
 
@@ -258,7 +255,7 @@ def test_render_injected_key_and_cwd_from_an_import_stay_inside_their_rows(store
     src = claude_file(tmp_path / "in" / "s.jsonl", INJECTED_KEY, INJECTED_CWD)
     report = import_paths(store, [src])
     assert sync_import(store, report, isolated_home) == 1
-    now = datetime(2025, 1, 12, tzinfo=timezone.utc)
+    now = datetime(2025, 1, 12, tzinfo=UTC)
     done = co.run_pass(store, summarizer=ExtractiveSummarizer(), now=now)
     assert [r.status for r in done.results] == ["consolidated"]
     text = mm.render_memory_md(store, now=now).text

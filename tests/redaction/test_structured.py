@@ -8,8 +8,7 @@ import string
 
 import orjson
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from continuity.redaction import redact_value
 from continuity.redaction.funnel import redact
@@ -224,7 +223,7 @@ def test_redact_value_property_pair_value_never_survives(name, fields, value, ot
     ordinary pairs come back equal."""
     nk, vk = fields
     plain = [{nk: n, vk: v} for n, v in others]
-    pairs = plain[:at] + [{nk: name, vk: value}] + plain[at:]
+    pairs = [*plain[:at], {nk: name, vk: value}, *plain[at:]]
     out = redact_value({"env": pairs})
     _assert_gone(value, orjson.dumps(out).decode(), orjson.dumps(plain).decode())
     assert [p for p in out["env"] if p[nk] != name] == plain

@@ -14,7 +14,7 @@ import pytest
 
 from continuity.continuation.view import build_continuation
 from continuity.core.errors import InputError
-from continuity.core.model import EntryKind, Role, Session, ToolCallBlock, ToolResultBlock
+from continuity.core.model import EntryKind, Role, Session
 from continuity.formats.importer import import_file
 from continuity.resume import ResumeRefused, resume_session
 from continuity.resume.convert import TARGETS
@@ -302,7 +302,7 @@ def test_blank_user_rows_are_not_written_as_turns():
     """A tail user row whose text is whitespace only (``"\\r"``, found by the resume property
     test) becomes no turn: read back it would be a request with no words (refused as
     ``incomplete_request``), and the providers answer a blank text block with a 400."""
-    from continuity.resume.convert import _raw_turns, _Ids
+    from continuity.resume.convert import _Ids, _raw_turns
 
     rows = [("user", [{"type": "text", "text": "task"}], {"text": "task", "actor": "user"}),
             ("user", [{"type": "text", "text": "\r"}], None),
@@ -427,7 +427,7 @@ def test_a_copy_of_a_copy_carries_one_preface_naming_the_original(sqlite_store,
 def test_sessions_marks_copies_and_their_original(tmp_path: Path) -> None:
     """Issue 45 item 3: `sessions --json` names the source and the original of each copy
     (null for a session that is none); piped, the last column is the source."""
-    ws, project = _workspace(tmp_path)
+    ws, _project = _workspace(tmp_path)
     env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "cc"), "PI_CODING_AGENT_DIR": str(tmp_path / "pi")}
     one = json.loads(_cli(ws, "resume", "abc-123", "--in", "claude-code", "--json",
                           env=env).stdout)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import itertools
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
@@ -54,9 +55,8 @@ def _content(messages: list[dict[str, Any]], *, written: bool) -> int:
                 total += utf8_len(b["text"])
             elif kind == "tool_call":
                 total += json_len(b["arguments"])
-            elif kind == "tool_result":
-                if not (written and "has no recorded result" in b["text"]):
-                    total += utf8_len(b["text"])
+            elif kind == "tool_result" and not (written and "has no recorded result" in b["text"]):
+                total += utf8_len(b["text"])
     return total
 
 

@@ -7,9 +7,17 @@ from datetime import timedelta
 import pytest
 
 from continuity.checkpoints.recovery import FRAMING
-from continuity.retrieval.at_action import (RECALL_HEADING, clears, command_key, content_words,
-                                            edited_files, is_trivial, recall_for_prompt,
-                                            recall_for_tool, shell_command)
+from continuity.retrieval.at_action import (
+    RECALL_HEADING,
+    clears,
+    command_key,
+    content_words,
+    edited_files,
+    is_trivial,
+    recall_for_prompt,
+    recall_for_tool,
+    shell_command,
+)
 from continuity.retrieval.settings import RetrievalSettings
 from tests.brief.helpers import NOW, PROJECT, bash, edit, memory, result, say, session, user
 

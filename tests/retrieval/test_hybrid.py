@@ -4,7 +4,7 @@ only without an embedder, and the top equal to a brute-force full fused ranking.
 from __future__ import annotations
 
 import itertools
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import numpy as np
 import pytest
@@ -13,15 +13,20 @@ from hypothesis import HealthCheck, given, settings as hsettings, strategies as 
 from continuity.core.model import Session
 from continuity.retrieval import hybrid
 from continuity.retrieval.embedding import embed_pending
-from continuity.retrieval.hybrid import (MIN_COSINE, full_ranking, hybrid_entries,
-                                         hybrid_memories, in_project)
+from continuity.retrieval.hybrid import (
+    MIN_COSINE,
+    full_ranking,
+    hybrid_entries,
+    hybrid_memories,
+    in_project,
+)
 from continuity.retrieval.index import VectorIndex
 from continuity.retrieval.settings import RetrievalSettings
 from continuity.store.search import EntryFilter, entry_body
 from continuity.transcripts.memories import remember
 from tests.builders import A, U, load
 
-NOW = datetime(2026, 12, 1, tzinfo=timezone.utc)
+NOW = datetime(2026, 12, 1, tzinfo=UTC)
 
 
 def _session(store, key, texts, *, project="/w/app", start=NOW - timedelta(days=10)):
@@ -146,8 +151,8 @@ def _brute(store, embedder, query, filters, project, limit, mode):
         qv = embedder.encode([q.text.replace('"', " ")])[0]
         order = list(vecs)
         cos = np.stack([vecs[k] for k in order]) @ qv if order else []
-        scored = sorted(((-float(c), k) for c, k in zip(cos, order) if c > hybrid.MIN_COSINE
-                         and q.matches(entry_body(dict(((k2, e.seq), e) for k2, e in rows)[k]))))
+        scored = sorted(((-float(c), k) for c, k in zip(cos, order, strict=True) if c > hybrid.MIN_COSINE
+                         and q.matches(entry_body({(k2, e.seq): e for k2, e in rows}[k]))))
         for r, (_, k) in enumerate(scored, 1):
             ranks[k][1] = r
     entries = {(k, e.seq): e for k, e in rows}
@@ -191,7 +196,7 @@ def test_top_equals_brute_force_full_ranking(sqlite_store, embedder, monkeypatch
     @given(texts=st.lists(st.lists(st.sampled_from(VOCAB), min_size=1, max_size=5),
                           min_size=1, max_size=40),
            ages=st.lists(st.integers(0, 200), min_size=40, max_size=40),
-           query=st.lists(st.sampled_from(VOCAB + ['"export job"', '"scroll viewport"']),
+           query=st.lists(st.sampled_from([*VOCAB, '"export job"', '"scroll viewport"']),
                           min_size=1, max_size=3),
            limit=st.integers(1, 4), boost_project=st.booleans())
     def check(texts, ages, query, limit, boost_project):
@@ -309,7 +314,7 @@ def test_ranks_of_equals_a_full_sort():
         assert [got[k][0] for k in keys] == list(range(1, len(keys) + 1))
         assert index.ranks_of(rows, cos, [("zz", 0)]) == {("zz", 0): None}
         cut = index.ranks_of(rows, cos, keys, min_score=0.0)
-        assert all((v is None) == (c <= 0.0) for (_, _, c), v in zip(full, cut.values()))
+        assert all((v is None) == (c <= 0.0) for (_, _, c), v in zip(full, cut.values(), strict=True))
 
 
 def test_without_the_extra_words_only_and_said_once(store, embedder, monkeypatch, capsys):

@@ -4,11 +4,10 @@ SQLAlchemy path would write them, on every backend, with the one NUL rule."""
 from __future__ import annotations
 
 import random
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
 
@@ -22,8 +21,7 @@ from continuity.core.model import (
     SourceRef,
     TextBlock,
 )
-from continuity.store import rawcodec
-from continuity.store import schema as t
+from continuity.store import rawcodec, schema as t
 from continuity.store.base import RawLine
 from continuity.store.bulk import ENTRY_COLUMNS, BulkInsert, _nul_free_column
 from tests.builders import A, T, U, call, load
@@ -57,7 +55,7 @@ def test_bulk_rows_read_back_with_nul_replaced_and_fields_kept(store):
     """Every text field of a row follows the NUL rule (U+FFFD); booleans, the microsecond UTC
     timestamp, media and the source position read back as written."""
     store.upsert_session(Session(key="k", harness="t"))
-    when = datetime(2026, 3, 4, 5, 6, 7, 891011, tzinfo=timezone.utc)
+    when = datetime(2026, 3, 4, 5, 6, 7, 891011, tzinfo=UTC)
     rows = [
         Entry(EntryKind.MESSAGE, Role.USER, (TextBlock("a\x00b"),), timestamp=when,
               native_id="n\x001", type_name="user\x00x", cwd="/c\x00d", is_request=True,

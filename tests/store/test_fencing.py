@@ -6,8 +6,8 @@ from __future__ import annotations
 import itertools
 import multiprocessing as mp
 import time
+from collections.abc import Iterator
 from datetime import timedelta
-from typing import Iterator
 
 import pytest
 

@@ -153,7 +153,6 @@ def test_first_open_repairs_sessions_without_version_via_db_upgrade(tmp_path: Pa
 def test_first_open_repairs_interrupted_later_revision(db_url: str) -> None:
     """Version 0005 recorded, 0006's `memories` committed without its version row: the next
     open drops the empty leftover, runs 0006..HEAD, and keeps the rows of earlier tables."""
-    from continuity.core.model import Session
 
     url = db_url.replace("postgresql://", "postgresql+psycopg://", 1)
     _legacy_leftover(url, revision="0005", tables=("memories",))
@@ -179,9 +178,8 @@ def test_first_open_leftover_with_rows_is_refused_and_kept(tmp_path: Path) -> No
     with engine.begin() as conn:
         conn.execute(text("INSERT INTO notes (session_key, text, created_at) "
                           "VALUES ('k', 'keep me', CURRENT_TIMESTAMP)"))
-    with pytest.raises(StoreError, match="table notes holds rows") as caught:
-        with open_store(url):
-            pass
+    with pytest.raises(StoreError, match="table notes holds rows") as caught, open_store(url):
+        pass
     assert caught.value.exit_code == 4
     with engine.connect() as conn:
         assert conn.execute(text("SELECT text FROM notes")).scalar() == "keep me"

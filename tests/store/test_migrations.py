@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
@@ -9,7 +11,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect
 
 from continuity.core.errors import SchemaOutOfDate
-from continuity.store import HEAD_REVISION, _MIGRATIONS, current_revision, open_store
+from continuity.store import _MIGRATIONS, HEAD_REVISION, current_revision, open_store
 from continuity.store.schema import metadata
 from tests.conftest import BACKENDS
 
@@ -49,9 +51,9 @@ def test_migrations_empty_to_head_matches_schema(db_url):
 
 def test_migrations_stale_schema_names_the_command(tmp_path):
     """Without auto-migration, an empty database is refused with the command to run."""
-    with pytest.raises(SchemaOutOfDate, match="continuity db upgrade"):
-        with open_store(tmp_path / "x.db", auto_migrate=False):
-            pass
+    with (pytest.raises(SchemaOutOfDate, match="continuity db upgrade"),
+          open_store(tmp_path / "x.db", auto_migrate=False)):
+        pass
 
 
 def test_migrations_reopen_keeps_rows(tmp_path):
@@ -69,11 +71,10 @@ def test_project_sessions_uses_the_project_index(tmp_path):
     (``project_sessions``) searches ``ix_sessions_project`` instead of scanning ``sessions``."""
     from sqlalchemy import text
 
-    with open_store(f"sqlite:///{tmp_path / 'c.db'}") as store:
-        with store.engine.connect() as conn:
-            plan = conn.execute(text(
-                "EXPLAIN QUERY PLAN SELECT * FROM sessions WHERE project IN ('/p', '/p/') "
-                "ORDER BY coalesce(ended_at, updated_at) DESC LIMIT 20")).all()
+    with open_store(f"sqlite:///{tmp_path / 'c.db'}") as store, store.engine.connect() as conn:
+        plan = conn.execute(text(
+            "EXPLAIN QUERY PLAN SELECT * FROM sessions WHERE project IN ('/p', '/p/') "
+            "ORDER BY coalesce(ended_at, updated_at) DESC LIMIT 20")).all()
     details = " | ".join(str(row[-1]) for row in plan)
     assert "USING INDEX ix_sessions_project" in details, details
 
@@ -145,7 +146,7 @@ def test_revision_0018_moves_transcript_text_to_parts_and_back(db_url):
     """Revision 0018 (issue 17): a transcript row's text written at 0017 (in its ``content``
     column) reads back the same after the upgrade, as part 0; an append then adds a part;
     a downgrade to 0017 writes the whole text back into ``content``."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from alembic import command
     from sqlalchemy import text
@@ -153,7 +154,7 @@ def test_revision_0018_moves_transcript_text_to_parts_and_back(db_url):
     from continuity.store import _alembic_config, migrate
     from continuity.store.memory import part_text
 
-    at = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    at = datetime(2026, 12, 1, tzinfo=UTC)
     engine = create_engine(db_url)
     try:
         migrate(engine, "0017")
@@ -234,7 +235,7 @@ def test_revision_0019_adds_vector_tables_and_existing_rows_wait(db_url):
 def test_revision_0020_adds_receipt_detail_and_keeps_old_receipts(db_url):
     """Revision 0020 (issue 45 item 7): a receipt stored at 0019 survives the upgrade with no
     detail; a new one keeps its detail; a downgrade to 0019 drops the column."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from alembic import command
     from sqlalchemy import text
@@ -247,7 +248,7 @@ def test_revision_0020_adds_receipt_detail_and_keeps_old_receipts(db_url):
     with engine.begin() as conn:
         conn.execute(text("INSERT INTO refusal_receipts (session_key, run_id, reason, token, "
                           "created_at) VALUES ('s', 's:0', 'empty', 1, :at)"),
-                     {"at": datetime(2026, 12, 1, tzinfo=timezone.utc)})
+                     {"at": datetime(2026, 12, 1, tzinfo=UTC)})
     engine.dispose()
     with open_store(db_url) as store:  # upgrades to head
         assert [(r.run_id, r.detail) for r in store.receipts("s")] == [("s:0", None)]

@@ -3,7 +3,7 @@ found, ranked, filtered, and that a query is never syntax."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -11,9 +11,9 @@ from continuity.browse.search import parse_when, search, snippet
 from continuity.core.errors import InputError
 from continuity.core.model import Entry, EntryKind, Role, Session, TextBlock
 from continuity.store.search import EntryFilter, entry_body
-from tests.builders import A, CP, T, U, call, load
+from tests.builders import CP, A, T, U, call, load
 
-T0 = datetime(2026, 11, 1, 12, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 11, 1, 12, 0, tzinfo=UTC)
 
 
 def _session(store, key, rows, *, harness="claude-code", project="/w/app", agent="default"):
@@ -120,11 +120,10 @@ def test_index_is_written_with_the_rows_in_one_transaction(store):
     store.upsert_session(Session(key="tx", harness="test"))
     row = U("walrus")
     row.seq = 0
-    with pytest.raises(RuntimeError):
-        with store.batch():
-            store.append("tx", [row])
-            assert [h.seq for h in search(store, "walrus")] == [0]
-            raise RuntimeError("abort")
+    with pytest.raises(RuntimeError), store.batch():
+        store.append("tx", [row])
+        assert [h.seq for h in search(store, "walrus")] == [0]
+        raise RuntimeError("abort")
     assert search(store, "walrus") == []
 
 
@@ -146,10 +145,10 @@ def test_entry_body_covers_every_block_kind():
 
 
 def test_parse_when():
-    now = datetime(2026, 12, 2, 15, 0, tzinfo=timezone.utc)
-    assert parse_when("7d", now=now) == datetime(2026, 11, 25, 15, 0, tzinfo=timezone.utc)
-    assert parse_when("12h", now=now) == datetime(2026, 12, 2, 3, 0, tzinfo=timezone.utc)
-    assert parse_when("2026-11-30") == datetime(2026, 11, 30, tzinfo=timezone.utc)
+    now = datetime(2026, 12, 2, 15, 0, tzinfo=UTC)
+    assert parse_when("7d", now=now) == datetime(2026, 11, 25, 15, 0, tzinfo=UTC)
+    assert parse_when("12h", now=now) == datetime(2026, 12, 2, 3, 0, tzinfo=UTC)
+    assert parse_when("2026-11-30") == datetime(2026, 11, 30, tzinfo=UTC)
     with pytest.raises(InputError, match="--until"):
         parse_when("yesterday", field_name="--until")
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import UTC
+
 import pytest
 
+from continuity.core.errors import StoreConflict
 from continuity.core.model import (
     Entry,
     EntryKind,
@@ -16,9 +19,8 @@ from continuity.core.model import (
     SourceRef,
     TextBlock,
 )
-from continuity.core.errors import StoreConflict
 from continuity.store.base import ImportIssue, RawLine, SourceState
-from tests.builders import A, CP, T, U, call, load
+from tests.builders import CP, A, T, U, call, load
 
 
 def test_store_upsert_session_then_get_returns_fields(store):
@@ -55,12 +57,11 @@ def test_store_append_rejects_seq_gap(store):
 def test_store_batch_rolls_back_whole(store):
     """An error inside batch() leaves none of its writes."""
     store.upsert_session(Session(key="k", harness="t"))
-    with pytest.raises(RuntimeError):
-        with store.batch():
-            e = U("x")
-            e.seq = 0
-            store.append("k", [e])
-            raise RuntimeError("boom")
+    with pytest.raises(RuntimeError), store.batch():
+        e = U("x")
+        e.seq = 0
+        store.append("k", [e])
+        raise RuntimeError("boom")
     assert store.entries("k") == []
     assert store.get_session("k").entry_count == 0
 
@@ -245,11 +246,11 @@ def test_transcript_compare_and_set_replaces_only_the_expected_text(store):
     last (``expected_hash``). A row another writer changed is left alone (False), the
     expected one is replaced and re-opened (True); without ``expected_hash`` the old rule
     holds (replace when the hash differs)."""
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     from continuity.core.model import TranscriptRow
 
-    at = datetime(2026, 12, 3, tzinfo=timezone.utc)
+    at = datetime(2026, 12, 3, tzinfo=UTC)
     assert store.insert_transcript(TranscriptRow("k", "default", "pi", "/p", "one", "h1", at, at,
                                                  at))
     kw = {"harness": "pi", "project": "/p", "updated_at": at}

@@ -4,7 +4,7 @@ waiting, idempotent puts, reads in ``vector_id`` order, empty vectors, orphans."
 from __future__ import annotations
 
 import struct
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from continuity.core.model import Memory
 from tests.builders import A, U, load
@@ -17,7 +17,7 @@ def _vec(*xs: float) -> bytes:
 
 
 def _memory(mid: str, text: str) -> Memory:
-    return Memory(mid, text, mid * 2, created_at=datetime(2026, 11, 1, tzinfo=timezone.utc))
+    return Memory(mid, text, mid * 2, created_at=datetime(2026, 11, 1, tzinfo=UTC))
 
 
 def test_entries_to_embed_lists_rows_without_a_vector_of_the_model(store):

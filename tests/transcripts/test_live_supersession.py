@@ -11,9 +11,14 @@ from pathlib import Path
 from hypothesis import given, settings, strategies as st
 
 from continuity.core.model import Session
-from continuity.transcripts.session_transcripts import (FileState, TranscriptLog,
-                                                         TranscriptRecord, content_hash,
-                                                         sync_session, transcript_path)
+from continuity.transcripts.session_transcripts import (
+    FileState,
+    TranscriptLog,
+    TranscriptRecord,
+    content_hash,
+    sync_session,
+    transcript_path,
+)
 from tests.builders import A, U
 
 AT = "2026-12-06T10:00:00.000Z"
@@ -79,7 +84,7 @@ def _session(store, key: str, rows: int) -> None:
 def _grow(store, key: str, start: int, rows: int) -> None:
     entries = [U(f"prompt {i}") if i % 2 == 0 else A(text=f"answer {i}")
                for i in range(start, start + rows)]
-    for seq, e in zip(range(start, start + rows), entries):
+    for seq, e in zip(range(start, start + rows), entries, strict=True):
         e.seq = seq
     store.append(key, entries)
 

@@ -5,23 +5,22 @@ revision 0007, and the `remember` / `recall` commands."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 from sqlalchemy import text
 from typer.testing import CliRunner
 
-from continuity.transcripts import memories as rc
-from continuity.transcripts import session_transcripts as tr
 from continuity.cli.app import app
 from continuity.core.errors import InputError, StoreError
 from continuity.store import HEAD_REVISION, migrate, open_store
+from continuity.transcripts import memories as rc, session_transcripts as tr
 from tests.conftest import BACKENDS
 
 #: The daemon serves loopback Host values only (issue 16); TestClient's default is "testserver".
 LOCAL = "http://127.0.0.1"
 
-T0 = datetime(2026, 9, 1, 8, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 9, 1, 8, 0, tzinfo=UTC)
 TRANSCRIPT = ("User: Why does the nightly export skip March?\n\n"
               "Tool call: Bash\n  {\"command\":\"cat export.py\"}\n\n"
               "Tool result: def month_range(): SECRET-FILE-BODY\n\n"
@@ -110,9 +109,8 @@ def test_remember_transcript_failure_never_loses_the_memory(store, monkeypatch):
 
 def test_remember_inside_a_batch_is_refused(store):
     """Inside store.batch() the two transactions could not be separate: refused."""
-    with pytest.raises(RuntimeError, match="batch"):
-        with store.batch():
-            rc.remember(store, "x")
+    with pytest.raises(RuntimeError, match="batch"), store.batch():
+        rc.remember(store, "x")
     assert store.count_memories() == 0
 
 
@@ -278,7 +276,7 @@ def test_recall_filters(ledger):
     assert recalled(source_id="sess-2") == ["The parser handles tabs and spaces alike."]
     assert len(recalled(importance_min=0.6)) == 1
     assert recalled(until=T0.isoformat()) == []
-    assert len(recalled(since=(datetime.now(timezone.utc) - timedelta(hours=1)).isoformat())) == 4
+    assert len(recalled(since=(datetime.now(UTC) - timedelta(hours=1)).isoformat())) == 4
     assert len(rc.recall(ledger, "export parser deploys", limit=1).results) == 1
 
 

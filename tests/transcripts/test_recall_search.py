@@ -3,20 +3,19 @@ and revision 0011, and the bounded BM25 ranking on SQLite (issue 5)."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from alembic import command
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from hypothesis import given, settings, strategies as st
 from sqlalchemy import text
 
-from continuity.transcripts import memories as rc
 from continuity.core.model import Memory
 from continuity.store import _alembic_config, _engine, fts, migrate, open_store
+from continuity.transcripts import memories as rc
 from tests.conftest import BACKENDS
 
-T0 = datetime(2026, 9, 1, 8, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 9, 1, 8, 0, tzinfo=UTC)
 JAPANESE = "東京の天気は晴れです。明日の会議は十時に始まります。"
 CHINESE = "我们决定使用半开区间来处理月份范围。"
 KOREAN = "서울에서 배포합니다"

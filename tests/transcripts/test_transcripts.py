@@ -7,24 +7,23 @@ from __future__ import annotations
 import hashlib
 import json
 import sys
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 from typer.testing import CliRunner
 
-from continuity.transcripts import session_transcripts as tr
 from continuity.cli.app import app
 from continuity.core.errors import ConfigError, InputError
-from continuity.formats.importer import import_paths
 from continuity.core.model import Session, ThinkingBlock, ToolResultBlock
+from continuity.formats.importer import import_paths
+from continuity.transcripts import session_transcripts as tr
 from continuity.transcripts.transcript_log import TranscriptLog, TranscriptRecord
+from tests.builders import CP, A, T, U, call, load, stored_transcript
 from tests.paths import SAMPLE_DIRS
-from tests.builders import A, CP, T, U, call, load, stored_transcript
 
-T0 = datetime(2026, 9, 1, 8, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 9, 1, 8, 0, tzinfo=UTC)
 
 
 def rec(seq: int = 0, content: str = "hello", *, key: str = "s1", agent: str = "default",
@@ -40,7 +39,7 @@ def rec(seq: int = 0, content: str = "hello", *, key: str = "s1", agent: str = "
 def test_record_id_is_sha256_of_identity_fields():
     """The id is the first 32 hex of SHA-256 over the compact JSON of the identity fields."""
     r = rec(3, "Found it")
-    digest = hashlib.sha256("Found it".encode()).hexdigest()
+    digest = hashlib.sha256(b"Found it").hexdigest()
     expected = hashlib.sha256(json.dumps(
         [tr.SCHEMA, "default", "claude-code", "s1", 3, "user", digest],
         separators=(",", ":")).encode()).hexdigest()[:32]
@@ -95,6 +94,7 @@ def test_encode_record_fast_path_matches_the_escaping_rule(text):
     """Issue 17: the byte-level shortcut gives exactly the line the regex rule gives, for any
     text (the line breakers among ASCII, Latin-1 and the general punctuation block included)."""
     import re
+
     from continuity.core.text import json_bytes
     record = rec(0, tr.storable(text))
     expected = re.sub("[\x7f-\x9f\u2028\u2029]", lambda m: f"\\u{ord(m.group()):04x}",
@@ -411,7 +411,7 @@ def test_append_to_a_long_row_changes_a_few_pages_not_its_text(tmp_path, complet
         row = store.get_transcripts(["s1"], "default")["s1"]
     assert row.content == text + "\n\nUser: one more"
     assert row.completed_at == (T0 + timedelta(hours=1) if completed else None)
-    changed = sum(1 for a, b in zip(before, after) if a != b) + abs(len(after) - len(before))
+    changed = sum(1 for a, b in zip(before, after, strict=False) if a != b) + abs(len(after) - len(before))
     assert len(before) > 120 and changed <= 8, (changed, len(before))
 
 

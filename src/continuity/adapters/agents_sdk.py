@@ -63,7 +63,7 @@ import os
 import re
 import threading
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import orjson
@@ -293,7 +293,7 @@ class ContinuitySession:
         """Apply the record lines appended since the last read (by this or another writer),
         line by line; an unfinished last line waits for the next read."""
         try:
-            fh = open(self.path, "rb")
+            fh = open(self.path, "rb")  # noqa: SIM115 - closed by the with below; a missing file is no error
         except FileNotFoundError:
             return
         with fh:
@@ -337,7 +337,7 @@ class ContinuitySession:
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX)
                 self._read_new()
-                now = datetime.now(timezone.utc).isoformat().replace("+00:00", "Z")
+                now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
                 lines = []
                 if os.fstat(fd).st_size == 0:
                     lines.append({"type": HEADER_TYPE, "version": VERSION,
@@ -454,7 +454,8 @@ class ContinuitySession:
         native = {e.seq: e.native_id for e in store.entries_by_seq(self.key, seqs)}
         offsets = {rid: at for rid, _, at, _ in self._live.items}
         wanted = sorted({seq for seq in seqs if native.get(seq) in offsets})
-        found = dict(zip(wanted, self._items_at([offsets[native[seq]] for seq in wanted])))
+        found = dict(zip(wanted, self._items_at([offsets[native[seq]] for seq in wanted]),
+                         strict=True))
 
         def original(seq: int) -> dict[str, Any] | None:
             return found.get(seq)

@@ -110,7 +110,7 @@ def _config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> RunnableC
 class _Owned:
     """A store, and whether closing the adapter closes it."""
 
-    store: "SqlStore"
+    store: SqlStore
     _owns_store: bool
 
     def close(self) -> None:
@@ -144,7 +144,7 @@ class ContinuitySaver(_Owned, BaseCheckpointSaver[str]):
     text; int or float versions given by a caller are kept as their text.
     """
 
-    def __init__(self, store: "SqlStore", *, home: str | os.PathLike[str] | None = None,
+    def __init__(self, store: SqlStore, *, home: str | os.PathLike[str] | None = None,
                  record: bool = True, serde: SerializerProtocol | None = None) -> None:
         super().__init__(serde=serde)
         self.store = store
@@ -157,7 +157,7 @@ class ContinuitySaver(_Owned, BaseCheckpointSaver[str]):
 
     @classmethod
     def open(cls, where: str | os.PathLike[str] | None = None, *, record: bool = True,
-             serde: SerializerProtocol | None = None) -> "ContinuitySaver":
+             serde: SerializerProtocol | None = None) -> ContinuitySaver:
         """A saver on the workspace ``where`` (see the class docstring), its schema migrated
         to the newest revision. Raises ``ConfigError`` for a bad workspace path and
         ``StoreError`` when the database cannot be opened."""
@@ -376,7 +376,7 @@ def _matches(value: Any, wanted: Any) -> bool:
                                                for k, v in wanted.items())
     if isinstance(wanted, (list, tuple)):
         return isinstance(value, (list, tuple)) and len(value) == len(wanted) \
-            and all(_matches(a, b) for a, b in zip(value, wanted))
+            and all(_matches(a, b) for a, b in zip(value, wanted, strict=True))
     return bool(value == wanted)
 
 
@@ -405,7 +405,7 @@ def _namespace_matches(namespace: tuple[str, ...], condition: MatchCondition) ->
         part = namespace[len(namespace) - len(path):]
     else:
         raise InputError(f"match_type: {condition.match_type!r} is not 'prefix' or 'suffix'")
-    return all(p == "*" or p == n for n, p in zip(part, path))
+    return all(p == "*" or p == n for n, p in zip(part, path, strict=True))
 
 
 def _strings(value: Any) -> Iterator[str]:
@@ -442,7 +442,7 @@ class ContinuityStore(_Owned, BaseStore):
 
     supports_ttl = False
 
-    def __init__(self, store: "SqlStore", *, agent_id: str = "default",
+    def __init__(self, store: SqlStore, *, agent_id: str = "default",
                  memory_type: str = "fact") -> None:
         self.store = store
         self._owns_store = False
@@ -453,7 +453,7 @@ class ContinuityStore(_Owned, BaseStore):
 
     @classmethod
     def open(cls, where: str | os.PathLike[str] | None = None, *, agent_id: str = "default",
-             memory_type: str = "fact") -> "ContinuityStore":
+             memory_type: str = "fact") -> ContinuityStore:
         """A store on the workspace ``where`` (see ``ContinuitySaver.open``)."""
         url, _home = _workspace(where)
         out = cls(open_store_raw(url), agent_id=agent_id, memory_type=memory_type)

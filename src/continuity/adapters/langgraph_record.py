@@ -19,9 +19,10 @@ import hashlib
 import logging
 import os
 import threading
-from datetime import datetime, timezone
+from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -69,7 +70,7 @@ class ThreadRecorder:
     """Records the messages of LangGraph threads into the workspace ``home`` and imports them
     into ``store`` (module docstring). Thread-safe."""
 
-    def __init__(self, store: "SqlStore", home: Path) -> None:
+    def __init__(self, store: SqlStore, home: Path) -> None:
         self.store = store
         self.home = home
         self.folder = home / "sources" / "langgraph"
@@ -132,7 +133,7 @@ class ThreadRecorder:
 
     def _new_lines(self, thread_id: str, checkpoint_id: str, messages: Sequence[Any],
                    held: dict[str, str]) -> list[bytes]:
-        now = datetime.now(timezone.utc).isoformat()
+        now = datetime.now(UTC).isoformat()
         cwd = os.getcwd()
         out = []
         for index, value in enumerate(messages):

@@ -22,7 +22,7 @@ RESULTS = ("Checkpoint", "CheckpointList", "CompactResult", "CompactionCheckpoin
 _EXPORTS = {
     "Workspace": "workspace",
     "ImportProgress": "workspace",
-    **{name: "results" for name in RESULTS},
+    **dict.fromkeys(RESULTS, "results"),
 }
 
 __all__ = sorted(_EXPORTS)

@@ -66,7 +66,7 @@ class Record:
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             value = getattr(self, f.name)
             if f.metadata.get("json") is False \
-                    or value is None and f.metadata.get("omit_none"):
+                    or (value is None and f.metadata.get("omit_none")):
                 continue
             out[f.metadata.get("key", f.name)] = _plain(value)
         return out

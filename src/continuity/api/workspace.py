@@ -17,22 +17,29 @@ Nothing heavy is imported at module level: each method imports what it runs, so
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol
 
-from continuity.api.results import (Checkpoint, CheckpointList, CompactResult, Continuation,
-                                    ImportResult, SessionRecord, SessionRows)
+from continuity.api.results import (
+    Checkpoint,
+    CheckpointList,
+    CompactResult,
+    Continuation,
+    ImportResult,
+    SessionRecord,
+    SessionRows,
+)
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.core.errors import InputError
 
 if TYPE_CHECKING:
     from continuity.brief.build import Brief
-    from continuity.browse.search import SearchHit
     from continuity.brief.model import Reach
+    from continuity.browse.search import SearchHit
     from continuity.resume.session import Written
     from continuity.store.sql import SqlStore
     from continuity.transcripts.memories import RecallResponse, RememberResponse
@@ -204,8 +211,7 @@ class Workspace:
         from continuity.archive.ingest import ingest
         from continuity.checkpoints.capture import load_config
         from continuity.core.text import one_line
-        from continuity.formats.importer import ImportReport, discover, mark_vanished, \
-            total_bytes
+        from continuity.formats.importer import ImportReport, discover, mark_vanished, total_bytes
 
         names = [os.fspath(p) for p in paths]
         if any(not p.strip() for p in names):  # "" would be the current folder (review)

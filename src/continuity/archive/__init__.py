@@ -17,4 +17,20 @@ _EXPORTS = {
     "ingest": "ingest",
     "load_settings": "archiver",
 }
+# The names as a type checker sees them; at run time ``__getattr__`` loads each on first
+# use (tests/core/test_exports.py checks the two lists agree).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from continuity.archive.archiver import (
+        Archiver,
+        ArchiveSettings,
+        PassResult,
+        harness_folders,
+        load_settings,
+    )
+    from continuity.archive.ingest import (
+        IngestResult,
+        ingest,
+    )
+
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

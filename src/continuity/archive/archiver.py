@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Optional
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -42,11 +43,11 @@ class ArchiveSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")  # review: `enable = false` was ignored
 
     enabled: bool = True
-    rescan_seconds: float = Field(60.0, ge=1, le=86_400)
-    claude_code: Optional[str] = None
-    codex: Optional[str] = None
-    pi: Optional[str] = None
-    opencode: Optional[str] = None
+    rescan_seconds: float = Field(default=60.0, ge=1, le=86_400)
+    claude_code: str | None = None
+    codex: str | None = None
+    pi: str | None = None
+    opencode: str | None = None
 
 
 def load_settings(home: str | os.PathLike[str] | None = None) -> ArchiveSettings:
@@ -132,7 +133,7 @@ class PassResult:
     skipped: list[tuple[str, str]] = field(default_factory=list)
     #: the reports of files read this pass whose reader found bad lines or warnings (an
     #: out-of-range timestamp, ...): ``watch`` prints them as ``import`` does (issue 45 item 1)
-    problems: list["FileReport"] = field(default_factory=list)
+    problems: list[FileReport] = field(default_factory=list)
 
 
 @dataclass
@@ -143,7 +144,7 @@ class Archiver:
     thread-safe: one thread runs its passes."""
 
     folders: dict[str, Path]
-    home: Optional[Path] = None
+    home: Path | None = None
     max_files: int = 200
     _seen: dict[Path, tuple[int, int]] = field(default_factory=dict)
     #: the first pass also checks every recorded source (a file deleted while nothing ran)
@@ -151,7 +152,7 @@ class Archiver:
     #: changed files a pass left for later (the ``max_files`` cap), oldest first
     _pending: list[Path] = field(default_factory=list)
 
-    def changed_files(self, paths: Optional[Iterable[Path]] = None) -> list[Path]:
+    def changed_files(self, paths: Iterable[Path] | None = None) -> list[Path]:
         """The files whose size or mtime differ from the last imported state, oldest first.
 
         ``paths`` None: every session file of the folders (a full rescan: one ``stat`` per
@@ -165,7 +166,7 @@ class Archiver:
         if paths is None:
             files = discover([str(p) for p in self.folders.values()], unreadable=[],
                              home=self.home)
-            looked: Optional[set[Path]] = None
+            looked: set[Path] | None = None
         else:
             roots = {name: p.resolve() for name, p in self.folders.items()}
             wanted: list[Path] = list(self._pending)
@@ -205,15 +206,15 @@ class Archiver:
                 todo.append((st.st_mtime_ns, path))
         return [p for _, p in sorted(todo)]
 
-    def run_pass(self, changed: Optional[Iterable[Path]] = None) -> PassResult:
+    def run_pass(self, changed: Iterable[Path] | None = None) -> PassResult:
         """One pass (see the module docstring): a full rescan, or with ``changed`` (paths
         from file-system events) only those files and the ones still pending. Raises what the
         store raises on open."""
         from continuity.archive.ingest import ingest
         from continuity.checkpoints import load_config
+        from continuity.core.config import database_url
         from continuity.formats.importer import ImportReport, mark_vanished
         from continuity.store import open_store
-        from continuity.core.config import database_url
 
         todo = self.changed_files(changed)
         result = PassResult(pending=max(0, len(todo) - self.max_files))
@@ -240,7 +241,7 @@ class Archiver:
                                                            self.folders.values()])
                 for p in vanished:
                     self._seen.pop(p, None)
-        for p, f in zip(todo, report.files):
+        for p, f in zip(todo, report.files, strict=False):
             if f.status == "failed":
                 result.failed += 1
                 continue
@@ -264,7 +265,7 @@ DEBOUNCE_MS = 1_000
 FOLDER_SECONDS = 5.0
 
 
-def follow(archiver: Archiver, settings: ArchiveSettings, stop: "threading.Event",
+def follow(archiver: Archiver, settings: ArchiveSettings, stop: threading.Event,
            on_pass: Callable[[PassResult], None],
            say: Callable[[str], None]) -> None:
     """Run ``archiver`` until ``stop`` is set: a pass at once, then one per batch of

@@ -21,9 +21,10 @@ leaves them due, and the next one derives them even though the file is unchanged
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable
+from typing import TYPE_CHECKING
 
 from continuity.formats.importer import FileReport, ImportReport, import_files
 from continuity.transcripts.session_transcripts import ImportSync, sync_import_report
@@ -52,7 +53,7 @@ class IngestResult:
     checkpoints_failed: list[tuple[str, str]] = field(default_factory=list)
 
 
-def ingest(store: "SqlStore", files: Iterable[Path], *, config: "CheckpointConfig",
+def ingest(store: SqlStore, files: Iterable[Path], *, config: CheckpointConfig,
            home: str | os.PathLike[str] | None = None,
            progress: Callable[[int], None] | None = None,
            done: Callable[[FileReport], None] | None = None,

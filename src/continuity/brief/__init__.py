@@ -26,5 +26,24 @@ _EXPORTS = {
     "render_brief": "render",
 }
 
+# The names as a type checker sees them; at run time ``__getattr__`` loads each on first
+# use (tests/core/test_exports.py checks the two lists agree).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from continuity.brief.build import (
+        Brief,
+        build_brief,
+    )
+    from continuity.brief.model import (
+        Reach,
+        SessionBrief,
+    )
+    from continuity.brief.render import (
+        FRAMING,
+        HEADING,
+        how_long_ago,
+        render_brief,
+    )
+
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

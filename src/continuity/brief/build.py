@@ -25,9 +25,10 @@ session is told of, and what of each, read with bounded reads.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Any, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING, Any
 
 from continuity.brief.model import Reach, SessionBrief
 from continuity.brief.render import clip, render_brief
@@ -83,7 +84,7 @@ class Brief:
                 "now": self.now.isoformat().replace("+00:00", "Z")}
 
 
-def build_brief(store: "SqlStore", *, project: str, config: CheckpointConfig, reach: Reach,
+def build_brief(store: SqlStore, *, project: str, config: CheckpointConfig, reach: Reach,
                 exclude: Sequence[str] = (), now: datetime | None = None) -> Brief:
     """The brief a new session of ``project`` (a folder) gets (module docstring), within
     ``config.recovery_budget_chars`` characters (seed 000: recoveryBudgetChars, 200–10,000).
@@ -91,7 +92,7 @@ def build_brief(store: "SqlStore", *, project: str, config: CheckpointConfig, re
     (aware UTC; default the wall clock). With continuity disabled (``enabled = false``), or
     no session found, the brief says so in one line after the framing. Raises what the store
     raises (``StoreError``)."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     window = config.recovery_window()
     found = _sessions(store, project, window, now, set(exclude)) if config.enabled else []
     # issue 45 review item 1: a secret found in any row of a briefed session is hidden
@@ -113,7 +114,7 @@ def build_brief(store: "SqlStore", *, project: str, config: CheckpointConfig, re
 # ---------------------------------------------------------------------------- which sessions
 
 
-def _sessions(store: "SqlStore", project: str, window: timedelta | None, now: datetime,
+def _sessions(store: SqlStore, project: str, window: timedelta | None, now: datetime,
               exclude: set[str]) -> list[SessionBrief]:
     since = now - window if window is not None else None
     normalized = normalize_project(project) or project
@@ -137,7 +138,7 @@ def _sessions(store: "SqlStore", project: str, window: timedelta | None, now: da
         out.append(_read_session(store, key, session, marks.get(key)))
     # a session whose rows carry no time is kept (it comes last): nothing says it is old
     out = [s for s in out if since is None or s.last_active is None or s.last_active > since]
-    far = datetime.min.replace(tzinfo=timezone.utc)
+    far = datetime.min.replace(tzinfo=UTC)
     out.sort(key=lambda s: (s.last_active or far, s.key), reverse=True)
     return out[:MAX_SESSIONS]
 
@@ -145,7 +146,7 @@ def _sessions(store: "SqlStore", project: str, window: timedelta | None, now: da
 # ---------------------------------------------------------------------------- what of each
 
 
-def _read_session(store: "SqlStore", key: str, session: Session | None,
+def _read_session(store: SqlStore, key: str, session: Session | None,
                   checkpoint_at: datetime | None) -> SessionBrief:
     checkpoints = store.checkpoints(key)
     latest: Checkpoint | None = checkpoints[-1] if checkpoints else None
@@ -179,7 +180,7 @@ def _read_session(store: "SqlStore", key: str, session: Session | None,
         last_seq=rows[-1].seq if rows else -1)
 
 
-def _rows(store: "SqlStore", key: str,
+def _rows(store: SqlStore, key: str,
           session: Session | None) -> tuple[list[Any], datetime | None]:
     """The newest ``ROWS_READ`` visible main-agent rows of ``key``, oldest first, with the
     newest request row prepended when it is older than them; and the last row's time."""
@@ -200,7 +201,7 @@ def _rows(store: "SqlStore", key: str,
     return rows, last_time
 
 
-def _earlier(store: "SqlStore", key: str, rows: list[Any]) -> tuple[int | None, str] | None:
+def _earlier(store: SqlStore, key: str, rows: list[Any]) -> tuple[int | None, str] | None:
     """The newest compaction's summary, when the session has one and the rows read do not
     reach back to its first row: what came before them (a session read whole needs none)."""
     if rows and not store.rows_meta(key, before_seq=rows[0].seq, limit=1):
@@ -212,7 +213,7 @@ def _earlier(store: "SqlStore", key: str, rows: list[Any]) -> tuple[int | None, 
                                                      SUMMARY_CHARS)
 
 
-def _decisions(store: "SqlStore", key: str, checkpoints: Sequence[Checkpoint],
+def _decisions(store: SqlStore, key: str, checkpoints: Sequence[Checkpoint],
                facts: SessionFacts,
                outcome: tuple[int, str] | None = None) -> tuple[str, ...]:
     """Memories whose source is the session (``[type] text``, newest first), then the

@@ -4,9 +4,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Mapping
+from typing import Any
 
 from continuity.continuation.facts import CommandRun, ErrorNote, FileTouch
 

@@ -32,12 +32,13 @@ Sizes are characters (code points); a cut never falls inside a character
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Callable, Sequence
 
 from continuity.brief.model import Reach, SessionBrief
 from continuity.checkpoints.recovery import FRAMING as _FRAMING
+from continuity.continuation.facts import CommandRun
 from continuity.core.text import CONTROL_ESCAPES, safe_cut
 from continuity.redaction.funnel import redact
 
@@ -142,16 +143,14 @@ class _Section:
         return [f"{self.title} ({count}):", *(f"- {i}" for i in self.items[:k])]
 
 
-def _status(c: object) -> str:
-    ok = getattr(c, "ok", None)
-    return "ok" if ok is True else "failed" if ok is False else "no result"
+def _status(c: CommandRun) -> str:
+    return "ok" if c.ok is True else "failed" if c.ok is False else "no result"
 
 
-def _run(c: object) -> str:
-    exit_code = getattr(c, "exit_code", None)
-    where = f"exit {exit_code}, row {getattr(c, 'seq')}" if exit_code is not None \
-        else f"row {getattr(c, 'seq')}"
-    return f"{_status(c)}: `{clip(getattr(c, 'command'), COMMAND_CHARS)}` ({where})"
+def _run(c: CommandRun) -> str:
+    where = f"exit {c.exit_code}, row {c.seq}" if c.exit_code is not None \
+        else f"row {c.seq}"
+    return f"{_status(c)}: `{clip(c.command, COMMAND_CHARS)}` ({where})"
 
 
 def _outcome(s: SessionBrief) -> str | None:

@@ -20,7 +20,8 @@ context:
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 from continuity.browse.search import SNIPPET_CHARS, SearchHit, show_command
 from continuity.core.errors import InputError

@@ -10,9 +10,10 @@ serves them with (no script at all, inline styles only).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape

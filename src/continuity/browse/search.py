@@ -17,15 +17,15 @@ from __future__ import annotations
 
 import re
 import shlex
-from dataclasses import replace, asdict, dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Any, Sequence
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime
+from typing import Any
 
+from continuity.continuation.view import redacted_block
 from continuity.core.when import parse_when  # one rule (re-exported)
-from continuity.core.errors import InputError
 from continuity.redaction.funnel import redact
 from continuity.redaction.session import in_session
-from continuity.continuation.view import redacted_block
 from continuity.store.search import EntryFilter, entry_body
 from continuity.transcripts.memories import query_terms
 

@@ -17,9 +17,10 @@ template's job (autoescape on, ``browse.render``).
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import orjson
 
@@ -64,13 +65,13 @@ class BlockView:
     name: str = ""
     call_id: str = ""
     is_error: bool = False
-    result: "BlockView | None" = None
+    result: BlockView | None = None
     result_seq: int | None = None
     folded: bool = False
     lines: int = 0
 
     @staticmethod
-    def of_text(kind: str, text: str, **kw: Any) -> "BlockView":
+    def of_text(kind: str, text: str, **kw: Any) -> BlockView:
         lines = text.count("\n") + 1 if text else 0
         return BlockView(kind, text, folded=len(text) > FOLD_CHARS or lines > FOLD_LINES,
                          lines=lines, **kw)
@@ -95,7 +96,7 @@ class RowView:
     summary: str = ""
     covers: int | None = None
     answered_above: list[int] = field(default_factory=list)
-    checkpoints: list["CheckpointView"] = field(default_factory=list)
+    checkpoints: list[CheckpointView] = field(default_factory=list)
 
 
 @dataclass
@@ -206,7 +207,7 @@ def _pair(store: Any, key: str, rows: list[RowView], raw: bool) -> None:
         for b in e.blocks:
             if getattr(b, "type", "") == "tool_result" and b.call_id in calls:
                 local.setdefault(b.call_id, (row_view(e, raw), _block(b, raw)))
-    for cid, (row, call) in calls.items():
+    for cid, (_row, call) in calls.items():
         found = local.get(cid)
         if found is not None:
             call.result, call.result_seq = found[1], found[0].seq
@@ -425,7 +426,7 @@ def _compare(path: str, data: bytes) -> str:
     try:
         if not stat.S_ISREG(os.stat(path).st_mode):
             return "not a regular file"
-        handle = open(path, "rb")
+        handle = open(path, "rb")  # noqa: SIM115 - closed by the `with handle` below
     except OSError:
         return "gone"
     with handle:
@@ -435,7 +436,7 @@ def _compare(path: str, data: bytes) -> str:
             if not chunk:
                 return f"differs at byte offset {done} (the file is shorter)"
             if chunk != data[done:done + len(chunk)]:
-                at = next(i for i, (a, b) in enumerate(zip(chunk, data[done:])) if a != b)
+                at = next(i for i, (a, b) in enumerate(zip(chunk, data[done:], strict=False)) if a != b)
                 return f"differs at byte offset {done + at}"
             done += len(chunk)
         return "grown" if handle.read(1) else "identical"

@@ -49,5 +49,52 @@ _EXPORTS = {
     "utc_now": "queue",
 }
 
+# The names as a type checker sees them; at run time ``__getattr__`` loads each on first
+# use (tests/core/test_exports.py checks the two lists agree).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from continuity.checkpoints.capture import (
+        CheckpointConfig,
+        CheckpointRecorder,
+        SessionState,
+        Snapshot,
+        format_duration,
+        format_manual_digest,
+        format_periodic_digest,
+        format_pre_compaction_digest,
+        format_session_end_digest,
+        load_config,
+        normalize_project,
+        prune,
+        safe_cut,
+    )
+    from continuity.checkpoints.queue import (
+        FLUSH_WINDOW_MS,
+        MAX_BACKOFF_MS,
+        MAX_QUERIES,
+        MAX_REMEMBERS,
+        CheckpointFlushError,
+        CheckpointQueue,
+        Clock,
+        FlushResult,
+        Sink,
+        merge_checkpoints,
+        store_sink,
+        utc_now,
+    )
+    from continuity.checkpoints.recovery import (
+        FRAMING,
+        RECOVERY_LINE_SLACK,
+        TRUNCATION_MARKER,
+        Recovery,
+        checkpoint_dict,
+        manual_checkpoint,
+        recover,
+        recover_resumed,
+        render_recovery,
+        replay_import,
+        replay_session,
+    )
+
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

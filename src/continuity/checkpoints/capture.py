@@ -44,30 +44,30 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+# re-exported (``X as X``): these lived here before the split
 from continuity.checkpoints.queue import (
+    FLUSH_WINDOW_MS as FLUSH_WINDOW_MS,
+    MAX_BACKOFF_MS as MAX_BACKOFF_MS,
     MAX_QUERIES,
     MAX_REMEMBERS,
+    REMEMBER_CHARS as REMEMBER_CHARS,
+    CheckpointFlushError as CheckpointFlushError,
     CheckpointQueue,
     Clock,
+    FlushResult as FlushResult,
+    Sink as Sink,
     _union,
     activity_lines,
+    merge_checkpoints as merge_checkpoints,
     store_sink,
     utc_now,
 )
-# re-exported (``X as X``): these lived here before the split
-from continuity.checkpoints.queue import FLUSH_WINDOW_MS as FLUSH_WINDOW_MS
-from continuity.checkpoints.queue import MAX_BACKOFF_MS as MAX_BACKOFF_MS
-from continuity.checkpoints.queue import REMEMBER_CHARS as REMEMBER_CHARS
-from continuity.checkpoints.queue import CheckpointFlushError as CheckpointFlushError
-from continuity.checkpoints.queue import FlushResult as FlushResult
-from continuity.checkpoints.queue import Sink as Sink
-from continuity.checkpoints.queue import merge_checkpoints as merge_checkpoints
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES, FOLLOW_UP_BUDGET_RANGE, load_section
 from continuity.core.model import Checkpoint, CheckpointTrigger
+from continuity.core.tasklist import TaskItem, open_items, task_list
 from continuity.core.text import safe_cut as safe_cut  # re-exported: it lived here
 from continuity.core.when import later
 from continuity.redaction.funnel import redact
-from continuity.core.tasklist import TaskItem, open_items, task_list
 
 if TYPE_CHECKING:  # pragma: no cover
     from continuity.store import SqlStore
@@ -112,14 +112,14 @@ class CheckpointConfig(BaseModel):
     model_config = ConfigDict(populate_by_name=True, extra="forbid", frozen=True)
 
     enabled: bool = True
-    prompt_interval: int = Field(10, alias="promptInterval")
-    time_interval_ms: int = Field(900_000, alias="timeIntervalMs")
-    max_checkpoints_per_session: int = Field(50, alias="maxCheckpointsPerSession")
-    retention_days: int = Field(7, alias="retentionDays")
-    recovery_budget_chars: int = Field(2000, alias="recoveryBudgetChars")
-    recovery_window_days: int | str = Field(14, alias="recoveryWindowDays")
-    recovery_window_hours: int | None = Field(None, alias="recoveryWindowHours")
-    follow_up_budget_bytes: int = Field(FOLLOW_UP_BUDGET_BYTES, alias="followUpBudgetBytes")
+    prompt_interval: int = Field(default=10, alias="promptInterval")
+    time_interval_ms: int = Field(default=900_000, alias="timeIntervalMs")
+    max_checkpoints_per_session: int = Field(default=50, alias="maxCheckpointsPerSession")
+    retention_days: int = Field(default=7, alias="retentionDays")
+    recovery_budget_chars: int = Field(default=2000, alias="recoveryBudgetChars")
+    recovery_window_days: int | str = Field(default=14, alias="recoveryWindowDays")
+    recovery_window_hours: int | None = Field(default=None, alias="recoveryWindowHours")
+    follow_up_budget_bytes: int = Field(default=FOLLOW_UP_BUDGET_BYTES, alias="followUpBudgetBytes")
 
     @field_validator(*_RANGES, mode="before")
     @classmethod
@@ -385,8 +385,8 @@ class CheckpointRecorder:
         queue._on_armed = self._wake.set
 
     @classmethod
-    def for_store(cls, store: "SqlStore", config: CheckpointConfig, *,
-                  clock: Clock = utc_now) -> "CheckpointRecorder":
+    def for_store(cls, store: SqlStore, config: CheckpointConfig, *,
+                  clock: Clock = utc_now) -> CheckpointRecorder:
         """A recorder writing to ``store`` through a queue on the same clock."""
         sink = store_sink(store, config.max_checkpoints_per_session)
         return cls(CheckpointQueue(sink, clock=clock), config, clock=clock)
@@ -559,7 +559,7 @@ class CheckpointRecorder:
 # ---------------------------------------------------------------------------- retention
 
 
-def prune(store: "SqlStore", config: CheckpointConfig, *, retention_days: int | None = None,
+def prune(store: SqlStore, config: CheckpointConfig, *, retention_days: int | None = None,
           now: datetime | None = None, dry_run: bool = False) -> int:
     """Delete checkpoints older than ``retention_days`` (default ``retentionDays``) before
     ``now``; returns how many went (seed 000: ``pruneCheckpoints``; a live session keeps its

@@ -21,9 +21,10 @@ from __future__ import annotations
 import logging
 import re
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING, Callable, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import TYPE_CHECKING
 
 from continuity.core.errors import StoreError
 from continuity.core.model import Checkpoint, CheckpointTrigger
@@ -49,7 +50,7 @@ MAX_BACKOFF_MS = 60_000
 
 def utc_now() -> datetime:
     """The wall clock as an aware UTC datetime (the default ``Clock``)."""
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 # ---------------------------------------------------------------------------- merge rule
@@ -127,7 +128,7 @@ def _merged_digest(digest: str, count: int, queries: Sequence[str],
 Sink = Callable[[Sequence[Checkpoint]], None]
 
 
-def store_sink(store: "SqlStore", max_per_session: int) -> Sink:
+def store_sink(store: SqlStore, max_per_session: int) -> Sink:
     """A sink writing checkpoints in order, all in one transaction, each insert applying the
     per-session cap."""
     def write(items: Sequence[Checkpoint]) -> None:

@@ -18,11 +18,11 @@ Budgets are characters (code points), never cut inside a character. Sits above
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
-from continuity.checkpoints.queue import CheckpointQueue, log, utc_now
 import orjson
 
 from continuity.checkpoints.capture import (
@@ -34,6 +34,7 @@ from continuity.checkpoints.capture import (
     normalize_project,
     safe_cut,
 )
+from continuity.checkpoints.queue import CheckpointQueue, log, utc_now
 from continuity.core.errors import ContinuityError
 from continuity.core.model import Checkpoint, CheckpointTrigger, Entry, EntryKind, end_stands
 from continuity.core.tasklist import TaskItem
@@ -53,7 +54,7 @@ TRUNCATION_MARKER = "\n[… truncated: {n} characters omitted]"
 #: a truncated recovery digest ends on a whole line if one ends within this many characters.
 RECOVERY_LINE_SLACK = 80
 #: the start of a window of ``"any"`` age (``recoveryWindowDays = "any"``)
-_EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 
 
 # ---------------------------------------------------------------------------- recovery
@@ -114,7 +115,7 @@ def render_recovery(digest: str, budget_chars: int) -> tuple[str, bool]:
     return kept + TRUNCATION_MARKER.format(n=len(text) - len(kept)), True
 
 
-def recover(store: "SqlStore", *, session_key: str | None = None, project: str | None = None,
+def recover(store: SqlStore, *, session_key: str | None = None, project: str | None = None,
             config: CheckpointConfig, now: datetime | None = None) -> Recovery:
     """The recovery digest at session start: the newest checkpoint of ``session_key`` (no age
     limit), else the newest of ``project`` (normalized) created within the recovery window
@@ -135,7 +136,7 @@ def recover(store: "SqlStore", *, session_key: str | None = None, project: str |
     return Recovery(cp, source, text, truncated, budget)
 
 
-def recover_resumed(store: "SqlStore", *, session_key: str, project: str | None,
+def recover_resumed(store: SqlStore, *, session_key: str, project: str | None,
                     since: datetime | None, config: CheckpointConfig,
                     now: datetime | None = None) -> Recovery:
     """The recovery digest of a resumed session (Claude Code ``--continue`` / ``--resume``,
@@ -174,7 +175,7 @@ def captured_at(session: Any) -> datetime:
     path = getattr(session, "source_path", None)
     if path:
         try:
-            return datetime.fromtimestamp(os.stat(path).st_mtime, tz=timezone.utc)
+            return datetime.fromtimestamp(os.stat(path).st_mtime, tz=UTC)
         except (OSError, ValueError, OverflowError):
             pass
     return utc_now()
@@ -188,7 +189,7 @@ class _ReplayClock:
         return self.now
 
 
-def _rows(store: "SqlStore", key: str, after: int = -1,
+def _rows(store: SqlStore, key: str, after: int = -1,
           known: Sequence[Entry] | None = None) -> Iterator[Entry]:
     """The session's rows after ``after``, in pages of 1,000, the ``known`` ones not read
     (``store.iter_entries``)."""
@@ -257,7 +258,7 @@ def _restore(point: Any, session_key: str, config: CheckpointConfig
         return None
 
 
-def _replay(store: "SqlStore", session_key: str, config: CheckpointConfig,
+def _replay(store: SqlStore, session_key: str, config: CheckpointConfig,
             *, end: bool = True, resume: Any = None, session: Any = None,
             known: Sequence[Entry] | None = None
             ) -> tuple[list[Checkpoint], CheckpointRecorder, dict[str, Any] | None]:
@@ -326,7 +327,7 @@ def _advance(recorder: CheckpointRecorder, clock: _ReplayClock, to: datetime) ->
     clock.now = max(to, clock.now)
 
 
-def replay_session(store: "SqlStore", session_key: str, *,
+def replay_session(store: SqlStore, session_key: str, *,
                    config: CheckpointConfig, resume: bool = False,
                    known: Sequence[Entry] | None = None) -> list[Checkpoint]:
     """Replay an imported session through the recorder and store the checkpoints live capture
@@ -369,7 +370,7 @@ class _ReplayPlan:
 _UNREAD: Any = object()
 
 
-def _plan(store: "SqlStore", session_key: str, config: CheckpointConfig, resume: bool,
+def _plan(store: SqlStore, session_key: str, config: CheckpointConfig, resume: bool,
           known: Sequence[Entry] | None, session: Any = None,
           source: Any = _UNREAD) -> _ReplayPlan | None:
     """Replay the session's rows (no write, no lock; see ``replay_session``). None when
@@ -392,7 +393,7 @@ def _plan(store: "SqlStore", session_key: str, config: CheckpointConfig, resume:
                        new_point)
 
 
-def _store_plan(store: "SqlStore", plan: _ReplayPlan,
+def _store_plan(store: SqlStore, plan: _ReplayPlan,
                 config: CheckpointConfig) -> list[Checkpoint]:
     """Add the plan's checkpoints that the session lacks and save its resume point, under the
     session's lock; the caller holds the transaction. Returns the rows added."""
@@ -410,8 +411,9 @@ def _store_plan(store: "SqlStore", plan: _ReplayPlan,
     mark = max((c.created_at for c in existing if c.created_at
                 and c.trigger is not CheckpointTrigger.SESSION_END), default=None)
     have = {(c.trigger, c.created_at) for c in existing}
-    ends = [c for c in existing if c.created_at and c.trigger is CheckpointTrigger.SESSION_END]
-    end = max(ends, key=lambda c: c.created_at) if ends else None
+    ends = [(c.created_at, c) for c in existing
+            if c.created_at and c.trigger is CheckpointTrigger.SESSION_END]
+    end = max(ends, key=lambda pair: pair[0])[1] if ends else None
     for cp in plan.computed:
         if cp.trigger is CheckpointTrigger.SESSION_END:
             if end is not None and cp.created_at is not None and end_stands(end, cp):
@@ -447,7 +449,7 @@ def _source_state(source: Any) -> dict[str, Any]:
 REPLAY_GROUP_SESSIONS = 100
 
 
-def replay_import(store: "SqlStore", report: "ImportReport", *,
+def replay_import(store: SqlStore, report: ImportReport, *,
                   config: CheckpointConfig,
                   progress: Callable[[int], None] | None = None,
                   failed: list[tuple[str, str]] | None = None) -> int:
@@ -492,7 +494,7 @@ def replay_import(store: "SqlStore", report: "ImportReport", *,
         try:
             with store.batch():
                 added += sum(len(_store_plan(store, p, config)) for p in plans)
-        except Exception as exc:  # noqa: BLE001 - rolled back: each on its own, one failure
+        except Exception as exc:  # rolled back: each on its own, one failure
             if len(plans) == 1 and isinstance(exc, ContinuityError):  # stays one
                 raise  # the store refused: the import reports it (exit 4)
             for p in plans:
@@ -516,7 +518,7 @@ def _replay_failed(failed: list[tuple[str, str]] | None, key: str, exc: Exceptio
         failed.append((key, reason))
 
 
-def manual_checkpoint(store: "SqlStore", session_key: str, reason: str, *,
+def manual_checkpoint(store: SqlStore, session_key: str, reason: str, *,
                       config: CheckpointConfig,
                       trigger: CheckpointTrigger = CheckpointTrigger.EXPLICIT,
                       now: datetime | None = None) -> Checkpoint | None:

@@ -17,5 +17,22 @@ _EXPORTS = {
     "resolve_session": "commands.common",
 }
 
+# The names as a type checker sees them; at run time ``__getattr__`` loads each on first
+# use (tests/core/test_exports.py checks the two lists agree).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from continuity.cli.app import (
+        main,
+    )
+    from continuity.cli.commands.common import (
+        resolve_session,
+    )
+    from continuity.cli.commands.daemon import (
+        register,
+    )
+    from continuity.cli.hookcmd import (
+        console,
+    )
+
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

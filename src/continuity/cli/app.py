@@ -10,14 +10,14 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, List, Optional
+from typing import Any
 
 import typer
 
 from continuity.cli.commands import LazyGroup
 from continuity.core.config import database_url, resolve_home
-from continuity.core.model import MAX_SEQ
 from continuity.core.errors import ContinuityError, InputError
+from continuity.core.model import MAX_SEQ
 
 #: The core commands below (import, sessions, show, continue, where): the root group converts
 #: only the one that runs (``LazyGroup.own``), listed first in ``--help`` as they are defined.
@@ -96,14 +96,14 @@ def _print_version(value: bool) -> None:
 from continuity.cli.commands.common import (  # noqa: E402
     HOME_HELP,
     BudgetOption,
-    SessionHarness,
-    count_option,
-    parse_home,
     HomeOption,
     JsonOption,
+    SessionHarness,
+    count_option,
     emit_json as _emit_json,
     err,
     out,
+    parse_home,
 )
 
 
@@ -111,7 +111,7 @@ from continuity.cli.commands.common import (  # noqa: E402
 def _root(
     version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
                                  help="Print the version and exit."),
-    home: Optional[Path] = typer.Option(None, "--home", help=HOME_HELP + " Also accepted "
+    home: Path | None = typer.Option(None, "--home", help=HOME_HELP + " Also accepted "
                                         "after the command, where it wins.",
                                         show_default=False, parser=parse_home),
 ) -> None:
@@ -123,14 +123,14 @@ def _root(
 
 @core.command("import")
 def import_cmd(
-    paths: List[str] = typer.Argument(..., help="Session files or folders (searched for "
+    paths: list[str] = typer.Argument(..., help="Session files or folders (searched for "
                                        "*.jsonl): ~/.claude/projects, ~/.codex/sessions, "
                                        "~/.pi/agent/sessions; OpenCode's data folder "
                                        "~/.local/share/opencode.", show_default=False),
     no_embed: bool = typer.Option(False, "--no-embed", help="Do not embed the imported rows "
                                   "now (the daemon embeds them in the background; until then "
                                   "search finds them by words)."),
-    home: Optional[Path] = HomeOption,
+    home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Import Claude Code, Codex, pi and OpenCode sessions (detected from content).
@@ -190,16 +190,16 @@ def import_cmd(
 def sessions_cmd(
     limit: int = count_option(50, "to list, newest first"),
     all_sessions: bool = typer.Option(False, "--all", help="List every session (as -n 0)."),
-    harness: Optional[SessionHarness] = typer.Option(None, "--harness", show_default=False,
+    harness: SessionHarness | None = typer.Option(None, "--harness", show_default=False,
                                                   help="Only sessions of this harness."),
-    project: Optional[Path] = typer.Option(None, "--project", metavar="DIR",
+    project: Path | None = typer.Option(None, "--project", metavar="DIR",
                                            show_default=False, help="Only sessions whose "
                                            "project folder is DIR or a folder inside it."),
-    since: Optional[str] = typer.Option(None, "--since", metavar="WHEN", show_default=False,
+    since: str | None = typer.Option(None, "--since", metavar="WHEN", show_default=False,
                                         help="Only sessions active since WHEN: a date or time "
                                         "(2026-12-01, 2026-12-01T09:30, UTC unless it says) "
                                         "or an age (90min, 12h, 7d, 2w)."),
-    home: Optional[Path] = HomeOption,
+    home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """List imported sessions, newest first. In a terminal, keys are shortened to a unique
@@ -231,12 +231,12 @@ def show_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
     all_rows: bool = typer.Option(False, "--all", help="Also show rows outside the "
                                   "conversation (events, context, sidechains, unknown lines)."),
-    seq: Optional[int] = typer.Option(None, "--seq", min=0, max=MAX_SEQ, help="Show the rows around row N "
+    seq: int | None = typer.Option(None, "--seq", min=0, max=MAX_SEQ, help="Show the rows around row N "
                                       "(from N-5, 30 rows; every kind of row), e.g. a "
                                       "`continuity search` hit."),
     raw: bool = typer.Option(False, "--raw", help="Do not redact secrets: the stored text "
                              "(a warning is printed)."),
-    home: Optional[Path] = HomeOption,
+    home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Show a session's log, readable (one block per row, with its seq), secrets redacted
@@ -275,7 +275,7 @@ def show_cmd(
 def continue_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
     budget: int = BudgetOption,
-    home: Optional[Path] = HomeOption,
+    home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Print the continuation the next run of SESSION should be handed: the newest checkpoint,
@@ -296,7 +296,7 @@ def continue_cmd(
 
 
 @db_app.command("upgrade")
-def db_upgrade(home: Optional[Path] = HomeOption) -> None:
+def db_upgrade(home: Path | None = HomeOption) -> None:
     """Bring the database schema to the newest revision."""
     from continuity.store import open_store_raw
 
@@ -306,7 +306,7 @@ def db_upgrade(home: Optional[Path] = HomeOption) -> None:
 
 
 @core.command("where")
-def where_cmd(home: Optional[Path] = HomeOption) -> None:
+def where_cmd(home: Path | None = HomeOption) -> None:
     """Print the workspace folder and the database URL in use; warn on stderr about each
     folder or file in the workspace that other users can read."""
     out.print(f"home: {resolve_home(home)}", markup=False)
@@ -358,8 +358,13 @@ class _ImportBars:
     def start(self, total_bytes: int, files: int) -> None:
         if not self.enabled:
             return
-        from rich.progress import (BarColumn, DownloadColumn, TextColumn,
-                                   TimeRemainingColumn, TransferSpeedColumn)
+        from rich.progress import (
+            BarColumn,
+            DownloadColumn,
+            TextColumn,
+            TimeRemainingColumn,
+            TransferSpeedColumn,
+        )
 
         self._files = files
         self._open([TextColumn("{task.description}"), BarColumn(),
@@ -384,8 +389,7 @@ class _ImportBars:
         if not self.enabled or total <= 0:
             return
         if not self._embedding:
-            from rich.progress import (BarColumn, MofNCompleteColumn, TextColumn,
-                                       TimeRemainingColumn)
+            from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 
             self._open([TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                         TextColumn("rows"), TimeRemainingColumn()], "embedding", total)

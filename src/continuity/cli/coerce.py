@@ -121,5 +121,6 @@ def install_command(cmd: Any) -> None:
             install(option)
         return option
 
-    get_help_option._fast_coercion = True  # type: ignore[attr-defined]
+    # a marker on Typer's function, read back above (already patched)
+    get_help_option._fast_coercion = True  # pyright: ignore[reportFunctionMemberAccess]
     cmd.get_help_option = get_help_option

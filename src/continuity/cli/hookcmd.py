@@ -79,7 +79,7 @@ USAGE = ("usage: continuity hook EVENT --harness claude-code|codex|pi [--home DI
 
 
 def _note(message: str) -> None:
-    try:
+    try:  # noqa: SIM105 - contextlib stays off the hook's start path (its start time counts)
         sys.stderr.write(f"continuity hook: {message}\n")
     except Exception:  # noqa: BLE001 - stderr closed: nothing to tell
         pass
@@ -255,7 +255,7 @@ class _Backstop:
         self.armed = False
 
     def arm(self, seconds: float) -> None:
-        import _signal
+        import _signal  # pyright: ignore[reportMissingImports] - no stub; signal imports enum
 
         def expire(_signum: int, _frame: object) -> None:
             _note(f"the hook's deadline ({seconds:g} s) passed; exiting")
@@ -267,20 +267,20 @@ class _Backstop:
 
     def disarm(self) -> None:
         if self.armed:
-            import _signal
+            import _signal  # pyright: ignore[reportMissingImports] - no stub; signal imports enum
 
             _signal.setitimer(_signal.ITIMER_REAL, 0)
             self.armed = False
 
     def hold(self) -> None:
         if self.armed:
-            import _signal
+            import _signal  # pyright: ignore[reportMissingImports] - no stub; signal imports enum
 
             _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGALRM})
 
     def release(self) -> None:
         if self.armed:
-            import _signal
+            import _signal  # pyright: ignore[reportMissingImports] - no stub; signal imports enum
 
             _signal.pthread_sigmask(_signal.SIG_UNBLOCK, {_signal.SIGALRM})
 

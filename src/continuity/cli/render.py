@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Iterable
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.markup import escape
@@ -16,8 +17,13 @@ from continuity.core.model import Entry, Session
 from continuity.core.text import CONTROL_ESCAPES, cut_utf8, json_bytes, one_line
 
 if TYPE_CHECKING:  # annotations only: `sessions` and `show` need neither (issue 17)
-    from continuity.api.results import (Continuation, ContinuationMessage, FileImport,
-                                        ImportResult, SessionRecord)
+    from continuity.api.results import (
+        Continuation,
+        ContinuationMessage,
+        FileImport,
+        ImportResult,
+        SessionRecord,
+    )
     from continuity.formats.importer import FileReport
 
 
@@ -176,7 +182,7 @@ def sessions_table(out: Console, sessions: Iterable[SessionRecord], *,
             for s in sessions]
         out.file.write("\n".join(lines) + "\n")  # Rich would turn the tabs into spaces
         return
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     keys = short_keys([s.session for s in sessions])
     table = Table("session", "harness", "project", "rows", "last activity", box=None,
                   pad_edge=False)

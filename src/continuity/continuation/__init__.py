@@ -48,5 +48,58 @@ _EXPORTS = {
     "validate": "summarize",
 }
 
+# The names as a type checker sees them; at run time ``__getattr__`` loads each on first
+# use (tests/core/test_exports.py checks the two lists agree).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from continuity.continuation.compaction import (
+        Skip,
+        after_turn,
+        compact_now,
+        measure_view,
+        receipt_dict,
+    )
+    from continuity.continuation.facts import (
+        SessionFacts,
+        extract_facts,
+    )
+    from continuity.continuation.harness import (
+        summarize_working_view,
+    )
+    from continuity.continuation.summarize import (
+        ProviderError,
+        ProviderReply,
+        Summarizer,
+        SummaryRequest,
+        WorkingView,
+        looks_like_error,
+        make_summarizer,
+        validate,
+    )
+    from continuity.continuation.summarize.bounds import (
+        RESULT_CAP,
+        digest,
+        render_row,
+    )
+    from continuity.continuation.summarize.extractive import (
+        ExtractiveSummarizer,
+    )
+    from continuity.continuation.summarize.settings import (
+        Provider,
+        SummarizerSettings,
+        load_settings,
+    )
+    from continuity.continuation.view import (
+        GAP_NOTICE_RESERVE,
+        UNKNOWN_EFFECTS,
+        ContinuationView,
+        build_continuation,
+        effective_compaction,
+        gap_notice,
+        repair,
+        summary_text,
+        used_bytes,
+    )
+
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -37,11 +37,12 @@ from __future__ import annotations
 import enum
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
+from continuity.continuation.summarize import Summarizer, SummaryResult, WorkingView, summarize
 from continuity.continuation.view import (
     GAP_NOTICE_RESERVE,
     bounded_notes,
@@ -51,7 +52,7 @@ from continuity.continuation.view import (
     summary_text,
 )
 from continuity.core.codec import stub_data_urls
-from continuity.redaction.funnel import redact
+from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.core.errors import SessionNotFound
 from continuity.core.model import (
     CompactionInfo,
@@ -63,10 +64,10 @@ from continuity.core.model import (
     Role,
     Run,
 )
+from continuity.core.text import json_len
+from continuity.redaction.funnel import redact
 from continuity.store import iter_entries
 from continuity.store.fencing import FencingStore
-from continuity.continuation.summarize import Summarizer, SummaryResult, WorkingView, summarize
-from continuity.core.text import json_len
 
 #: After the cancel signal, how long a summary attempt may take to stop before it is abandoned.
 ABANDON_GRACE_SECONDS = 2.0
@@ -238,7 +239,7 @@ def after_turn(store: FencingStore, session_key: str, *, lease: Lease,
         out.receipt = store.add_receipt(RefusalReceipt(session_key, run_id, reason,
                                                        detail=detail), lease.token)
         return out
-    entry = Entry(EntryKind.COMPACTION, Role.SYSTEM, (), timestamp=datetime.now(timezone.utc),
+    entry = Entry(EntryKind.COMPACTION, Role.SYSTEM, (), timestamp=datetime.now(UTC),
                   type_name="continuation_checkpoint",
                   compaction=CompactionInfo(result.summary or "", result.last_seq, None, True,
                                             run_id, TRIGGER))

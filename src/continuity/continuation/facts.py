@@ -41,12 +41,13 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Iterable
 
 from continuity.continuation.summarize.bounds import CallDigest, ResultDigest, RowDigest, scrub
 from continuity.core.tasklist import TaskItem, open_items
 from continuity.core.text import clip_middle, utf8_len
+
 
 @dataclass(frozen=True, slots=True)
 class CommandRun:
@@ -235,8 +236,7 @@ def sample(text: str, cap: int = OUTPUT_SAMPLE_BYTES) -> str:
         middle = lines[SAMPLE_LINES:-SAMPLE_LINES]
         omitted = sum(utf8_len(ln) + 1 for ln in middle) + \
             sum(int(n) for ln in middle for n in _CUT.findall(ln))
-        lines = lines[:SAMPLE_LINES] + [f"[… {omitted} bytes omitted …]"] + \
-            lines[-SAMPLE_LINES:]
+        lines = [*lines[:SAMPLE_LINES], f"[… {omitted} bytes omitted …]", *lines[-SAMPLE_LINES:]]
     return clip_middle("\n".join(clip_middle(ln, LINE_BYTES) for ln in lines), cap)
 
 
@@ -537,7 +537,7 @@ def _errors(order: list[_Call]) -> tuple[ErrorNote, ...]:
             one_line(f"{c.name} {target(c)}", COMMAND_BYTES)
         s = steps(c.command)
         resolved = ok_after.get(_key(c), -1) > item.at or \
-            bool(s) and ok_after.get((c.name, s[-1]), -1) > item.at
+            (bool(s) and ok_after.get((c.name, s[-1]), -1) > item.at)
         key = (source, first, last)
         notes.pop(key, None)
         notes[key] = ErrorNote(item.at, source, first, last, resolved, c.name,
@@ -557,7 +557,7 @@ def _failing_tests(order: list[_Call]) -> tuple[str, ...]:
             passed[runner] = max(passed.get(runner, -1), item.at)
     out: dict[str, None] = {}
     for key, item in sorted(newest.items(), key=lambda kv: kv[1].at):
-        if item.ok and not item.failed or passed.get(_runner(key), -1) > item.at:
+        if (item.ok and not item.failed) or passed.get(_runner(key), -1) > item.at:
             continue
         for m in _FAILING.finditer(item.result.text if item.result else ""):
             name = next(v for v in m.groupdict().values() if v)
@@ -582,7 +582,7 @@ def _files(order: list[_Call]) -> tuple[FileTouch, ...]:
                 continue  # a failed or unanswered write changed nothing we know of
             if kind == "written":
                 said = item.result.text.lower() if item.result else ""
-                kind = "modified" if path in touched and "created" not in said or \
+                kind = "modified" if (path in touched and "created" not in said) or \
                     "updated" in said or "overwr" in said else "created"
             before = touched.pop(path, None)
             if before is not None and _STRENGTH[before.change] > _STRENGTH[kind]:

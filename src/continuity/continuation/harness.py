@@ -30,8 +30,8 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from continuity.continuation.compaction import _attempt
 from continuity.continuation.summarize import Summarizer, SummaryResult, WorkingView

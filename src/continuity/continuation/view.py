@@ -28,8 +28,9 @@ notice are reserved from the same budget, so used_bytes + notes + notice <= budg
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from continuity.core.codec import message_view, stub_data_urls
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
@@ -46,12 +47,12 @@ from continuity.core.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
+from continuity.core.text import clip_middle, json_len, utf8_len
 from continuity.formats.resumed import NOTICE_START
 from continuity.redaction.funnel import redact
-from continuity.redaction.structured import redact_value
 from continuity.redaction.session import in_session
+from continuity.redaction.structured import redact_value
 from continuity.store.base import RowMeta, Store
-from continuity.core.text import clip_middle, json_len, utf8_len
 
 #: Bytes held back for the gap notice (the notice itself is at most ~160 bytes).
 GAP_NOTICE_RESERVE = 256
@@ -725,21 +726,22 @@ def _results_in_call_order(rows: list[tuple[int, Role, list[Block]]]
     (stable sort). Idempotent."""
     out: list[tuple[int, Role, list[Block]]] = []
     order: dict[str, int] = {}  # call id -> position among the calls seen so far
-    run: list[tuple[int, Role, list[Block]]] = []
+    run: list[tuple[int, Role, list[ToolResultBlock]]] = []
 
     def rank(call_id: str) -> int:
         return order.get(call_id, len(order))
 
     def flush() -> None:
-        run.sort(key=lambda r: min(rank(b.call_id) for b in r[2]))  # type: ignore[union-attr]
-        out.extend(run)
+        run.sort(key=lambda r: min(rank(b.call_id) for b in r[2]))
+        for seq, role, results in run:
+            blocks: list[Block] = list(results)
+            out.append((seq, role, blocks))
         run.clear()
 
     for seq, role, blocks in rows:
-        only_results = role is Role.TOOL and bool(blocks) and all(
-            isinstance(b, ToolResultBlock) for b in blocks)
-        if only_results:
-            run.append((seq, role, sorted(blocks, key=lambda b: rank(b.call_id))))  # type: ignore[union-attr]
+        results = [b for b in blocks if isinstance(b, ToolResultBlock)]
+        if role is Role.TOOL and blocks and len(results) == len(blocks):  # only results
+            run.append((seq, role, sorted(results, key=lambda b: rank(b.call_id))))
             continue
         flush()
         for b in blocks:

@@ -71,5 +71,83 @@ _EXPORTS = {
     "utf8_len": "text",
 }
 
+# The names as a type checker sees them; at run time ``__getattr__`` loads each on first
+# use (tests/core/test_exports.py checks the two lists agree).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from continuity.core.codec import (
+        block_view,
+        blocks_from_json,
+        blocks_to_json,
+        message_bytes,
+        message_view,
+    )
+    from continuity.core.config import (
+        FOLLOW_UP_BUDGET_BYTES,
+        database_url,
+        load_section,
+        resolve_home,
+    )
+    from continuity.core.error_text import (
+        failed_summary,
+        looks_like_error,
+    )
+    from continuity.core.errors import (
+        AmbiguousSession,
+        ConfigError,
+        ContinuityError,
+        DaemonConflict,
+        FencedWrite,
+        InputError,
+        LeaseHeld,
+        LineageDamaged,
+        SchemaOutOfDate,
+        SessionNotFound,
+        StoreConflict,
+        StoreError,
+    )
+    from continuity.core.keys import (
+        MAX_KEY_CHARS,
+        session_key,
+    )
+    from continuity.core.model import (
+        Block,
+        Checkpoint,
+        CheckpointTrigger,
+        CompactionInfo,
+        Entry,
+        EntryKind,
+        Lease,
+        MediaBlock,
+        Memory,
+        Note,
+        ReceiptReason,
+        RefusalReceipt,
+        Role,
+        Run,
+        RunStatus,
+        Session,
+        SourceRef,
+        TextBlock,
+        ThinkingBlock,
+        ToolCallBlock,
+        ToolCallIndex,
+        ToolResultBlock,
+        TranscriptRow,
+    )
+    from continuity.core.tasklist import (
+        TaskItem,
+        open_items,
+        task_list,
+    )
+    from continuity.core.text import (
+        clean,
+        clip_middle,
+        cut_utf8,
+        json_bytes,
+        json_len,
+        utf8_len,
+    )
+
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

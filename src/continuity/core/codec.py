@@ -21,7 +21,8 @@ a tail without reading its content.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import orjson
 
@@ -74,7 +75,10 @@ def block_from_dict(data: dict[str, Any]) -> Block:
     if kind == "tool_result":
         media = tuple(block_from_dict(m) for m in data.get("media", ()))
         return ToolResultBlock(data["call_id"], bool(data["is_error"]), data.get("text", ""),
-                               media, bool(data.get("synthetic", False)))  # type: ignore[arg-type]
+                               media,  # pyright: ignore[reportArgumentType] - see below
+                               bool(data.get("synthetic", False)))
+    # (media: rows stored before a Claude Code text document went to the result's text may
+    # hold a text block there; it is read back as stored, never dropped)
     raise ValueError(f"unknown stored block type {kind!r}")
 
 

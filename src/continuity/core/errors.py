@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from datetime import datetime
-from typing import Sequence
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: this module stays cheap to import
+    from typing import Any
 
 
 class ContinuityError(Exception):
@@ -144,7 +148,7 @@ _RULES = {
 }
 
 
-def validation_message(error: dict) -> str:
+def validation_message(error: Mapping[str, Any]) -> str:
     """The user-facing reason of one pydantic error dict (``{"type", "msg", "ctx", ...}``, as
     ``ValidationError.errors()`` gives it), in this project's words: a validator's own message
     without pydantic's ``"Value error, "`` prefix; ``"must not be empty"`` for a string under

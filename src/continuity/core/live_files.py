@@ -14,8 +14,8 @@ gone, or that cannot be read, names nothing: archiving then takes every file aga
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
-from typing import Iterable
 
 import orjson
 

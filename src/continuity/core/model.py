@@ -19,7 +19,7 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, Union
+from typing import Any
 
 
 class Role(str, enum.Enum):
@@ -120,7 +120,7 @@ class ToolResultBlock:
     type: str = field(default="tool_result", init=False)
 
 
-Block = Union[TextBlock, ThinkingBlock, MediaBlock, ToolCallBlock, ToolResultBlock]
+Block = TextBlock | ThinkingBlock | MediaBlock | ToolCallBlock | ToolResultBlock
 
 
 # --------------------------------------------------------------------------- rows

@@ -21,8 +21,12 @@ import os
 import stat
 
 # Only os and stat at import time: the hook's fast path (spool) imports this module.
-if False:  # annotations only
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only
     from pathlib import Path
+    from typing import TypeVar
+
+    _PathT = TypeVar("_PathT", bound="str | os.PathLike[str]")
 
 __all__ = ["PRIVATE_DIR", "PRIVATE_FILE", "Exposed", "exposed", "make_private", "private_dir",
            "private_open", "write_private"]
@@ -33,7 +37,7 @@ PRIVATE_DIR = 0o700
 PRIVATE_FILE = 0o600
 
 
-def private_dir(path: str | os.PathLike[str]) -> str | os.PathLike[str]:
+def private_dir(path: _PathT) -> _PathT:
     """Create folder ``path`` (and missing parents) if needed; each folder this call creates is
     ``0700`` whatever the umask. An existing folder keeps its mode (``exposed`` reports it).
     Returns ``path`` as given. Raises ``OSError`` as ``os.mkdir`` does. Uses ``os.path`` only

@@ -39,6 +39,14 @@ def utf8_len(text: str) -> int:
     return len(clean(text).encode("utf-8"))
 
 
+def object_at(obj: Any, key: str) -> dict[str, Any]:
+    """``obj[key]`` when ``obj`` is a dict and that value a JSON object (a dict), else ``{}``:
+    for reading a nested object of a file whose shape is not ours (a harness's record, a
+    settings file) without a type check at every step."""
+    value = obj.get(key) if isinstance(obj, dict) else None
+    return value if isinstance(value, dict) else {}
+
+
 def json_bytes(value: Any) -> bytes:
     """Compact JSON (no spaces, non-ASCII not escaped) as UTF-8 bytes: the unit every budget in
     continuity is measured in (spec/continuation.md, "Measuring bytes").
@@ -154,7 +162,7 @@ def json_type_name(value: object) -> str:
 #: (CR as ``\\r``, the others as ``\\xNN``), DEL and C1 (ESC starts the ANSI sequences that
 #: recolour a terminal, CR overwrites a line), and the bidi controls (``BIDI_CONTROLS``).
 #: ``cli.render.shown`` uses it as it is.
-CONTROL_ESCAPES = {c: f"\\x{c:02x}" for c in [*range(0x00, 0x09), *range(0x0B, 0x20), 0x7F,
+CONTROL_ESCAPES = {c: f"\\x{c:02x}" for c in [*range(0x09), *range(0x0B, 0x20), 0x7F,
                                                *range(0x80, 0xA0)]}
 CONTROL_ESCAPES[0x0D] = "\\r"
 #: The bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069): text

@@ -9,7 +9,8 @@ date (``99999999d``: before year 1), is an ``InputError`` naming the field, neve
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
+from typing import overload
 
 from continuity.core.errors import InputError
 
@@ -22,7 +23,7 @@ def parse_when(value: str, *, now: datetime | None = None, field_name: str = "--
                ) -> datetime:
     """``value`` as an aware datetime (module docstring); ``now`` defaults to the current UTC
     time. Raises ``InputError`` naming ``field_name``."""
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     age = _AGE.fullmatch(value)
     if age:
         try:
@@ -34,7 +35,7 @@ def parse_when(value: str, *, now: datetime | None = None, field_name: str = "--
         parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
         raise InputError(f"{field_name} {value!r}: give {FORMS}") from None
-    return parsed.replace(tzinfo=timezone.utc) if parsed.tzinfo is None else parsed
+    return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
 
 
 
@@ -46,9 +47,21 @@ def parse_when(value: str, *, now: datetime | None = None, field_name: str = "--
 #: and leaves datetime arithmetic no room: the checkpoint timer adding its interval to
 #: ``9999-12-31T23:59:59Z`` raised ``OverflowError`` and stopped every later import of the
 #: workspace. Readers warn about such a value and the row keeps no time (``usable_time``).
-EARLIEST_TIME = datetime(1970, 1, 1, tzinfo=timezone.utc)
-LATEST_TIME = datetime(3000, 1, 1, tzinfo=timezone.utc)
+EARLIEST_TIME = datetime(1970, 1, 1, tzinfo=UTC)
+LATEST_TIME = datetime(3000, 1, 1, tzinfo=UTC)
 TIME_RANGE_TEXT = "1970-01-01T00:00:00Z up to 3000-01-01T00:00:00Z"
+
+
+@overload
+def as_utc(value: datetime) -> datetime: ...
+@overload
+def as_utc(value: None) -> None: ...
+def as_utc(value: datetime | None) -> datetime | None:
+    """``value`` as an aware UTC time; a naive one (SQLite hands them back) is taken as UTC.
+    None stays None."""
+    if value is None:
+        return None
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def usable_time(value: datetime | None) -> datetime | None:
@@ -58,8 +71,8 @@ def usable_time(value: datetime | None) -> datetime | None:
     if value is None:
         return None
     try:
-        aware = value.replace(tzinfo=timezone.utc) if value.tzinfo is None \
-            else value.astimezone(timezone.utc)
+        aware = value.replace(tzinfo=UTC) if value.tzinfo is None \
+            else value.astimezone(UTC)
     except (OverflowError, ValueError):
         return None
     return aware if EARLIEST_TIME <= aware < LATEST_TIME else None
@@ -67,7 +80,7 @@ def usable_time(value: datetime | None) -> datetime | None:
 
 #: the latest instant a datetime can hold, aware UTC: what ``later`` gives when a sum
 #: would pass it
-END_OF_TIME = datetime.max.replace(tzinfo=timezone.utc)
+END_OF_TIME = datetime.max.replace(tzinfo=UTC)
 
 
 def later(value: datetime, delta: timedelta) -> datetime:

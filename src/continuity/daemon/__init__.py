@@ -45,5 +45,60 @@ _EXPORTS = {
     "uninstall": "hooks.install",
 }
 
+# The names as a type checker sees them; at run time ``__getattr__`` loads each on first
+# use (tests/core/test_exports.py checks the two lists agree).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from continuity.daemon.address import (
+        daemon_address,
+        daemon_id,
+        daemon_token,
+    )
+    from continuity.daemon.hooks.install import (
+        hook_argv,
+        pi_extension_text,
+        uninstall,
+    )
+    from continuity.daemon.hooks.journal import (
+        GroupAppender,
+    )
+    from continuity.daemon.hooks.live import (
+        LiveCapture,
+    )
+    from continuity.daemon.hooks.models import (
+        BODIES,
+        MAX_PROMPT_CHARS,
+        SessionStartBody,
+        StopBody,
+        UserPromptBody,
+    )
+    from continuity.daemon.hooks.spool import (
+        EVENTS,
+        HARNESSES,
+        SpooledEvent,
+        append,
+        fast_home,
+        iso_now,
+        native_line,
+        new_event_id,
+    )
+    from continuity.daemon.hooks.worker import (
+        Worker,
+    )
+    from continuity.daemon.mcp_server import (
+        ContinuityTools,
+        build_server,
+        run,
+    )
+    from continuity.daemon.server import (
+        DaemonConflict,
+        DaemonSettings,
+        check_token_rule,
+        create_app,
+        load_settings,
+        main,
+        serve,
+    )
+
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -12,6 +12,7 @@ batch is stored whole or not at all) and kills it after ``STOP_SECONDS``.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -19,7 +20,7 @@ import subprocess
 import sys
 import threading
 from pathlib import Path
-from typing import IO, Optional
+from typing import IO
 
 log = logging.getLogger("continuity.daemon")
 
@@ -34,10 +35,8 @@ STOP_SECONDS = 15.0
 
 
 def _lower_priority() -> None:  # runs in the child between fork and exec
-    try:
+    with contextlib.suppress(OSError):
         os.nice(NICE)
-    except OSError:
-        pass
     # Linux: the child gets SIGTERM when the daemon dies (kill -9 included), so no orphan
     # watcher outlives it and a new daemon's child is the only one
     try:
@@ -57,12 +56,12 @@ class ArchiveChild:
     def __init__(self, home: Path) -> None:
         self.home = home
         self._stop = threading.Event()
-        self._proc: Optional[subprocess.Popen[bytes]] = None
-        self._thread: Optional[threading.Thread] = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
 
     @property
-    def pid(self) -> Optional[int]:
+    def pid(self) -> int | None:
         proc = self._proc
         return proc.pid if proc is not None and proc.poll() is None else None
 
@@ -125,7 +124,7 @@ class ArchiveChild:
             self._thread.join(timeout=STOP_SECONDS)
 
 
-def _forward(stream: Optional[IO[bytes]]) -> None:
+def _forward(stream: IO[bytes] | None) -> None:
     """Log each line the child prints until it closes its output."""
     if stream is None:
         return

@@ -23,8 +23,8 @@ import hashlib
 import hmac
 from typing import Any
 
-from continuity.core.model import MAX_SEQ
 from continuity.core.errors import ContinuityError, SessionNotFound
+from continuity.core.model import MAX_SEQ
 
 #: The pages the cookie opens (exact paths, GET and HEAD only).
 BROWSER_PATHS = frozenset({"/", "/search", "/session"})

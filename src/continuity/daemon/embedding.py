@@ -25,9 +25,12 @@ import logging
 import threading
 import time
 from contextlib import nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sqlalchemy import func, select
+
+if TYPE_CHECKING:
+    from continuity.store import SqlStore
 
 log = logging.getLogger("continuity.daemon")
 
@@ -62,7 +65,7 @@ def store_size(store: Any) -> tuple[int, int]:
     (two small reads; ``entries`` itself is not scanned)."""
     from continuity.store import schema as t
 
-    with store._conn() as conn:  # noqa: SLF001 - a read of the store's own tables
+    with store._conn() as conn:  # a read of the store's own tables
         rows = conn.execute(select(func.coalesce(func.sum(t.sessions.c.entry_count), 0))).scalar()
     return int(rows or 0), store.count_memories()
 
@@ -139,13 +142,14 @@ class EmbeddingThread:
     def _run(self, embedder: Any, batch_rows: int) -> None:
         from continuity.retrieval.embedding import embed_pending
 
-        store = _Locked(self.store, self._lock)
+        # the proxy is a SqlStore to its callers: every attribute is the store's
+        store = cast("SqlStore", _Locked(self.store, self._lock))
         try:
             with self._lock:
                 dropped = self.store.drop_orphan_vectors()
             if dropped:
                 log.info("embedding: %d vectors of rows no longer stored dropped", dropped)
-        except Exception:  # noqa: BLE001
+        except Exception:
             log.exception("embedding: dropping orphan vectors failed")
         while not self._stop.is_set():
             try:
@@ -172,7 +176,7 @@ class EmbeddingThread:
                             self._full = True
                         continue  # more to do: the next pass at once
                     self._seen = size
-            except Exception:  # noqa: BLE001 - logged; the next pass tries again
+            except Exception:  # logged; the next pass tries again
                 log.exception("embedding pass failed")
             with self._dirty_lock:
                 self._running = False

@@ -66,6 +66,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -114,8 +115,12 @@ class ContinuityTools:
         ``DaemonError`` with the daemon's detail for a 4xx/5xx answer."""
         import httpx
 
-        from continuity.daemon.address import (WORKSPACE_HEADER, daemon_address, daemon_id,
-                                               daemon_token)
+        from continuity.daemon.address import (
+            WORKSPACE_HEADER,
+            daemon_address,
+            daemon_id,
+            daemon_token,
+        )
 
         address = daemon_address(str(self.home))
         if address is None:  # no daemon of this workspace runs: never guess an address
@@ -150,7 +155,7 @@ class ContinuityTools:
 
         return os.environ.get("CONTINUITY_DATABASE_URL") or database_url(self.home)
 
-    def _store(self):  # type: ignore[no-untyped-def]
+    def _store(self):
         from continuity.store import open_store
 
         return open_store(self._url())
@@ -267,10 +272,8 @@ class ContinuityTools:
         only one is the caller's."""
         from urllib.parse import quote
 
-        from continuity.core.errors import NoProjectSession
-
         from continuity.core.config import FOLLOW_UP_BUDGET_RANGE
-        from continuity.core.errors import InputError
+        from continuity.core.errors import InputError, NoProjectSession
 
         low, high = FOLLOW_UP_BUDGET_RANGE
         if isinstance(budget_bytes, bool) or not low <= int(budget_bytes) <= high:
@@ -334,17 +337,6 @@ class ContinuityTools:
             return show_rows(store, session, seq, before=before, rows=rows)
 
 
-def _server_class():  # type: ignore[no-untyped-def]
-    try:  # mcp >= 2
-        from mcp.server.mcpserver import MCPServer
-
-        return MCPServer
-    except ImportError:  # mcp 1.x
-        from mcp.server.fastmcp import FastMCP
-
-        return FastMCP
-
-
 def package_version() -> str:
     """The installed version of the ``continuity`` package (``serverInfo.version``;
     ``continuity.core.version``)."""
@@ -360,13 +352,10 @@ def build_server(tools: ContinuityTools) -> Any:
     default (issue 12)."""
     import logging
 
-    cls = _server_class()
-    try:
-        server = cls("continuity", instructions=INSTRUCTIONS, version=package_version(),
-                     log_level="WARNING")
-    except TypeError:  # mcp 1.x: no version argument
-        server = cls("continuity", instructions=INSTRUCTIONS, log_level="WARNING")
-        server._mcp_server.version = package_version()  # noqa: SLF001
+    from mcp.server.mcpserver import MCPServer  # mcp >= 2 (pyproject)
+
+    server = MCPServer("continuity", instructions=INSTRUCTIONS, version=package_version(),
+                       log_level="WARNING")
     for name in ("httpx", "httpcore"):
         logging.getLogger(name).setLevel(logging.WARNING)
     try:
@@ -437,10 +426,7 @@ def _call(fn: Any, *args: Any, **kwargs: Any) -> Any:
     try:
         return fn(*args, **kwargs)
     except ContinuityError as exc:
-        try:
-            from mcp.server.mcpserver.exceptions import ToolError
-        except ImportError:  # mcp 1.x
-            from mcp.server.fastmcp.exceptions import ToolError
+        from mcp.server.mcpserver.exceptions import ToolError
         raise ToolError(str(exc)) from None
 
 
@@ -529,7 +515,7 @@ class _DrainReader:
         self._drain._note(item)
         return item
 
-    def __aiter__(self) -> "_DrainReader":
+    def __aiter__(self) -> _DrainReader:
         return self
 
     async def __anext__(self) -> Any:
@@ -546,7 +532,7 @@ class _DrainReader:
     def close(self) -> None:
         self._inner.close()
 
-    async def __aenter__(self) -> "_DrainReader":
+    async def __aenter__(self) -> _DrainReader:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -569,7 +555,7 @@ class _DrainWriter:
     def close(self) -> None:
         self._inner.close()
 
-    async def __aenter__(self) -> "_DrainWriter":
+    async def __aenter__(self) -> _DrainWriter:
         return self
 
     async def __aexit__(self, *exc: Any) -> None:
@@ -695,7 +681,7 @@ def _screen_object(text: str, message: dict[str, Any],
 
 def _why(exc: Exception) -> str:
     """The first problem pydantic found with the message read as a request."""
-    errors = getattr(exc, "errors", None)
+    errors: Callable[[], list[Any]] | None = getattr(exc, "errors", None)  # pydantic's
     try:
         found = errors() if callable(errors) else []
     except Exception:  # noqa: BLE001 - only a message is wanted
@@ -748,10 +734,12 @@ async def serve_stdio(server: Any, *, drain_seconds: float = DRAIN_SECONDS) -> N
     import anyio
     from mcp.server.stdio import stdio_server
 
-    low = getattr(server, "_lowlevel_server", None) or getattr(server, "_mcp_server")
+    low = server._lowlevel_server
     drain = _Drain(drain_seconds)
     screen = _Screen(anyio.wrap_file(sys.stdin.buffer))
-    async with stdio_server(stdin=screen.lines()) as (read_stream, write_stream):
+    # the SDK only iterates ``stdin`` (``async for``): screened lines stand in for the file
+    async with stdio_server(stdin=screen.lines()) as (  # pyright: ignore[reportArgumentType]
+            read_stream, write_stream):
         screen.attach(write_stream)
         await low.run(drain.reader(read_stream), drain.writer(write_stream),
                       low.create_initialization_options())

@@ -66,6 +66,7 @@ import secrets
 import signal
 import socket
 import sys
+from collections.abc import Mapping, Sequence
 from contextlib import asynccontextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -74,7 +75,6 @@ from typing import Annotated, Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES, database_url, load_section, resolve_home
-from continuity.core.private import private_dir, write_private
 from continuity.core.errors import (
     AmbiguousSession,
     ConfigError,
@@ -86,9 +86,15 @@ from continuity.core.errors import (
     StoreError,
     validation_message,
 )
+from continuity.core.private import private_dir, write_private
 from continuity.daemon.address import ID_FILE, URL_FILE, WORKSPACE_HEADER
-from continuity.daemon.browser import (BROWSER_COOKIE, BROWSER_PATHS, add_browser_routes,
-                                       cookie_value, page_headers)
+from continuity.daemon.browser import (
+    BROWSER_COOKIE,
+    BROWSER_PATHS,
+    add_browser_routes,
+    cookie_value,
+    page_headers,
+)
 from continuity.daemon.errors import error_body
 
 log = logging.getLogger("continuity.daemon")
@@ -141,16 +147,16 @@ class DaemonSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    host: str = Field("127.0.0.1", min_length=1, max_length=255)
-    port: int = Field(DEFAULT_PORT, ge=0, le=65535)
-    token: str | None = Field(None, repr=False)
+    host: str = Field(default="127.0.0.1", min_length=1, max_length=255)
+    port: int = Field(default=DEFAULT_PORT, ge=0, le=65535)
+    token: str | None = Field(default=None, repr=False)
     stop_seconds: float = 120.0
-    budget_bytes: int = Field(FOLLOW_UP_BUDGET_BYTES, ge=1000, le=100_000_000)
-    max_body_bytes: int = Field(16 * 1024 * 1024, ge=64 * 1024, le=1024 * 1024 * 1024)
-    body_seconds: float = Field(30.0, ge=1.0, le=3600.0)
-    max_connections: int = Field(512, ge=16, le=100_000)
-    threads: int = Field(64, ge=1, le=1024)
-    log_level: str = Field("info", pattern=r"^(critical|error|warning|info|debug)$")
+    budget_bytes: int = Field(default=FOLLOW_UP_BUDGET_BYTES, ge=1000, le=100_000_000)
+    max_body_bytes: int = Field(default=16 * 1024 * 1024, ge=64 * 1024, le=1024 * 1024 * 1024)
+    body_seconds: float = Field(default=30.0, ge=1.0, le=3600.0)
+    max_connections: int = Field(default=512, ge=16, le=100_000)
+    threads: int = Field(default=64, ge=1, le=1024)
+    log_level: str = Field(default="info", pattern=r"^(critical|error|warning|info|debug)$")
     consolidate_on_end: bool = True
     allowed_hosts: list[Annotated[str, Field(min_length=1, max_length=255,
                                              pattern=r"^[A-Za-z0-9.:\[\]-]+$")]] = []
@@ -240,7 +246,7 @@ def _status(exc: ContinuityError) -> int:
 
 
 
-def _problems(errors: list[dict[str, Any]]) -> list[dict[str, str]]:
+def _problems(errors: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
     out = []
     for e in errors:
         if e.get("type") == "json_invalid":  # a body that is not JSON: loc is (body, offset)
@@ -253,7 +259,7 @@ def _problems(errors: list[dict[str, Any]]) -> list[dict[str, str]]:
     return out
 
 
-def _invalid(errors: list[dict[str, Any]]) -> Any:
+def _invalid(errors: Sequence[Mapping[str, Any]]) -> Any:
     from fastapi.responses import JSONResponse
 
     fields = _problems(errors)
@@ -337,7 +343,7 @@ class _Guard:
         while True:  # the body as it arrives, counted: chunked framing has no length to trust
             try:
                 message = await asyncio.wait_for(receive(), max(deadline - loop.time(), 0))
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return await _send_json(send, 408, {
                     "error": "timeout", "detail": f"body: not received within "
                     f"{self.body_seconds:g} s ([daemon] body_seconds)"})
@@ -498,7 +504,7 @@ def _bearer_ok(values: list[bytes], token: bytes) -> bool:
 
 
 async def _send_json(send: Any, status: int, body: dict[str, Any] | str,
-                     extra: list[tuple[bytes, bytes]] = ()) -> None:  # type: ignore[assignment]
+                     extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
     """Send ``body`` as JSON, or as an HTML page when it is a ``str`` (a browser page's
     refusal, ``_Guard._browser``)."""
     import json
@@ -534,7 +540,7 @@ def create_app(live: Any, settings: DaemonSettings | None = None, *,
     settings = settings or DaemonSettings()
 
     @asynccontextmanager
-    async def lifespan(_app: Any):  # type: ignore[no-untyped-def]
+    async def lifespan(_app: Any):
         import anyio.to_thread
 
         # Request threads mostly wait (for a transcript fsync, shared by group commit): more
@@ -618,11 +624,11 @@ def _checkpoint_route(app: Any, live: Any) -> None:
     from fastapi.responses import JSONResponse
     from fastapi.routing import APIRoute
 
-    from continuity.daemon.hooks.models import CheckpointBody
     from continuity.checkpoints.recovery import checkpoint_dict
+    from continuity.daemon.hooks.models import CheckpointBody
 
     app.router.routes[:] = [r for r in app.router.routes if not (
-        isinstance(r, APIRoute) and r.path == "/api/checkpoints" and "POST" in r.methods)]
+        isinstance(r, APIRoute) and r.path == "/api/checkpoints" and "POST" in (r.methods or ()))]
 
     def write_checkpoint(body: Any) -> Any:
         """An ``agent`` or ``explicit`` checkpoint now, with the caller's reason: 201 with the

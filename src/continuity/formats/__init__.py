@@ -69,4 +69,18 @@ _EXPORTS = {
     "path_key": "importer",
     "total_bytes": "importer",
 }
+# The names as a type checker sees them; at run time ``__getattr__`` loads each on first
+# use (tests/core/test_exports.py checks the two lists agree).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from continuity.formats.importer import (
+        FileReport,
+        ImportReport,
+        discover,
+        import_file,
+        import_paths,
+        path_key,
+        total_bytes,
+    )
+
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

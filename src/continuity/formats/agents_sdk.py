@@ -129,7 +129,7 @@ class AgentsSdkReader(FormatReader):
             return entry
         try:
             self._item(line, item, entry)
-        except Exception as exc:  # never raise on odd input (formats.md §5.1)
+        except Exception as exc:  # noqa: BLE001 - never raise on odd input (formats.md §5.1)
             self.warn(line, f"unreadable item: {exc}")
             entry.kind, entry.role, entry.blocks, entry.visible = (EntryKind.OPAQUE, Role.SYSTEM,
                                                                    (), False)

@@ -34,15 +34,15 @@ import functools
 import hashlib
 import os
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 import orjson
 
-from continuity.formats.jsonl import Line
 from continuity.core.model import Entry, MediaBlock
 from continuity.core.text import clean, json_type_name
 from continuity.core.when import TIME_RANGE_TEXT, usable_time
+from continuity.formats.jsonl import Line
 
 
 @dataclass(slots=True)
@@ -77,8 +77,9 @@ class FormatReader:
         #: the head named no session, so ``session_key`` is the file stem: a guess, which a
         #: re-read of a known file does not follow (second review: a Claude Code file cut to
         #: its first line, a snapshot line without ``sessionId``, became a second session)
-        self.key_from_file_name = not (isinstance(key, str) and key)
-        self.session_key = clean(key) if not self.key_from_file_name else file_stem(path)
+        named = key if isinstance(key, str) and key else None
+        self.key_from_file_name = named is None
+        self.session_key = clean(named) if named is not None else file_stem(path)
 
     @classmethod
     def sniff(cls, head: list[dict]) -> bool:  # pragma: no cover - abstract
@@ -163,7 +164,7 @@ def read_timestamp(value: Any) -> tuple[datetime | None, str | None]:
             if value != value:  # NaN
                 return None, "is not a time"
             secs = value if value < 1e11 else value / 1000.0
-            parsed = datetime.fromtimestamp(secs, tz=timezone.utc)
+            parsed = datetime.fromtimestamp(secs, tz=UTC)
         elif isinstance(value, str):
             text = value.strip()
             if text.endswith(("Z", "z")):
@@ -246,11 +247,11 @@ def _clean_deep(value: Any) -> Any:
         out = {_clean_deep(k) if isinstance(k, str) else k: _clean_deep(v)
                for k, v in value.items()}
         same = len(out) == len(value) and all(
-            k is k2 and v is v2 for (k, v), (k2, v2) in zip(out.items(), value.items()))
+            k is k2 and v is v2 for (k, v), (k2, v2) in zip(out.items(), value.items(), strict=True))
         return value if same else out
     if isinstance(value, (list, tuple)):
         items = [_clean_deep(v) for v in value]
-        if all(a is b for a, b in zip(items, value)):
+        if all(a is b for a, b in zip(items, value, strict=True)):
             return value
         return type(value)(items) if isinstance(value, tuple) else items
     return value
@@ -299,7 +300,7 @@ def _checked(obj: Any, where: str, problems: list[str]) -> Any:
         elif isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0]):
             items = tuple(_checked(v, f"{where}{name}[{i}].", problems)
                           for i, v in enumerate(value))
-            if any(a is not b for a, b in zip(items, value)):
+            if any(a is not b for a, b in zip(items, value, strict=True)):
                 changes[name] = items
         elif name == "arguments":
             fixed = clean_deep(value)
@@ -308,7 +309,7 @@ def _checked(obj: Any, where: str, problems: list[str]) -> Any:
     return dataclasses.replace(obj, **changes) if changes else obj
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _field_kinds(cls: type) -> tuple[tuple[str, str], ...]:
     """``(name, annotation text)`` of each field of dataclass ``cls`` (issue 17: computed once
     per class, not once per block: ``dataclasses.fields`` was a tenth of the import's checks)."""

@@ -46,14 +46,6 @@ from typing import Any, ClassVar
 
 import orjson
 
-from continuity.formats.base import (
-    str_field,
-    FormatReader,
-    decode_media,
-    file_stem,
-    text_of,
-)
-from continuity.formats.jsonl import Line
 from continuity.core.model import (
     Block,
     CompactionInfo,
@@ -67,6 +59,14 @@ from continuity.core.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
+from continuity.formats.base import (
+    FormatReader,
+    decode_media,
+    file_stem,
+    str_field,
+    text_of,
+)
+from continuity.formats.jsonl import Line
 
 #: Conversational line types (they carry the envelope: uuid, parentUuid, sessionId, cwd ...).
 CONVERSATION_TYPES = frozenset({"user", "assistant", "system", "progress", "attachment"})
@@ -199,7 +199,7 @@ class ClaudeCodeReader(FormatReader):
             if kind == "session":  # pi header
                 return False
             if isinstance(obj.get("payload"), dict) and (
-                    kind in _CODEX_TYPES or "uuid" not in obj and "sessionId" not in obj):
+                    kind in _CODEX_TYPES or ("uuid" not in obj and "sessionId" not in obj)):
                 return False  # Codex envelope
             if kind not in CLAUDE_TYPES:
                 continue
@@ -309,7 +309,7 @@ class ClaudeCodeReader(FormatReader):
                 self._attachment(data, entry)
             elif kind in EVENT_TYPES:
                 self._event(data, entry)
-        except Exception as exc:  # never raise on odd input (formats.md §5.1)
+        except Exception as exc:  # noqa: BLE001 - never raise on odd input (formats.md §5.1)
             self.warn(line, f"unreadable {type_name} line: {type(exc).__name__}: {exc}")
             entry.kind, entry.role, entry.blocks = EntryKind.OPAQUE, Role.SYSTEM, ()
             entry.visible = entry.is_request = False
@@ -416,8 +416,7 @@ class ClaudeCodeReader(FormatReader):
             if command is not None and command[0].lower() not in LOCAL_COMMANDS:
                 # A prompt command the person typed: the request is the command as typed.
                 name, args = command
-                entry.blocks = (TextBlock(f"/{name} {args}" if args else f"/{name}"),) \
-                    + tuple(media)
+                entry.blocks = (TextBlock(f"/{name} {args}" if args else f"/{name}"), *media)
                 entry.is_request = True
                 return
         if texts and not typed and any(t for t, _ in texts):
@@ -457,8 +456,10 @@ class ClaudeCodeReader(FormatReader):
                     parts.append(text_of(item.get("text")))
                 elif itype in ("image", "document"):
                     got = self._media(line, item, payloads)
-                    if got is not None:
+                    if isinstance(got, MediaBlock):
                         media.append(got)
+                    elif isinstance(got, TextBlock):  # a text document: its text is the result's
+                        parts.append(got.text)
                 elif itype == "tool_reference":  # issue 12: ToolSearch loaded a tool
                     parts.append(TOOL_REFERENCE_TEXT.format(text_of(item.get("tool_name"))))
                 else:

@@ -25,8 +25,23 @@ import re
 from functools import partial
 from typing import Any
 
+from continuity.core.model import (
+    Block,
+    CompactionInfo,
+    Entry,
+    EntryKind,
+    Role,
+    RunStatus,
+    TextBlock,
+    ToolResultBlock,
+)
+from continuity.core.text import clean
 from continuity.formats.base import (
-    FormatReader, decode_media, parse_timestamp, str_field, text_of,
+    FormatReader,
+    decode_media,
+    parse_timestamp,
+    str_field,
+    text_of,
 )
 from continuity.formats.codex_items import (
     add_media,
@@ -39,17 +54,6 @@ from continuity.formats.codex_items import (
     tool_search_block,
 )
 from continuity.formats.jsonl import Line
-from continuity.core.model import (
-    Block,
-    CompactionInfo,
-    Entry,
-    EntryKind,
-    Role,
-    RunStatus,
-    TextBlock,
-    ToolResultBlock,
-)
-from continuity.core.text import clean
 
 TOP_LEVEL_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 
@@ -243,7 +247,7 @@ class CodexReader(FormatReader):
     def read(self, line: Line) -> Entry | None:
         try:
             return self._read(line)
-        except Exception as exc:  # never raise on odd input (contract)
+        except Exception as exc:  # noqa: BLE001 - never raise on odd input (contract)
             self.warn(line, f"unreadable codex line: {type(exc).__name__}: {exc}")
             data = line.data if isinstance(line.data, dict) else {}
             top = data.get("type")

@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 import orjson
 
-from continuity.formats.base import decode_media, text_of
 from continuity.core.model import (
     Block,
     MediaBlock,
@@ -25,6 +25,7 @@ from continuity.core.model import (
     ToolResultBlock,
 )
 from continuity.core.text import clean, json_bytes
+from continuity.formats.base import decode_media, text_of
 
 #: Reports a problem of the payload being read (the reader adds the line number).
 Warn = Callable[[str], None]

@@ -28,24 +28,25 @@ import os
 import re
 import time
 from collections import Counter
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any
 
 import orjson
 
 from continuity.core.codec import blocks_to_json
 from continuity.core.errors import ContinuityError, InputError, StoreConflict
 from continuity.core.keys import MAX_KEY_CHARS, session_key  # noqa: F401 - MAX_KEY_CHARS re-exported
-from continuity.formats import FormatReader, LineReader, detect, read_head, reader_for
+from continuity.core.model import CompactionInfo, Entry, EntryKind, Note, Session, SourceRef
 from continuity.core.text import clean, one_line
+from continuity.formats import FormatReader, LineReader, detect, read_head, reader_for
 from continuity.formats.base import check_entry, check_facts, clean_deep, nesting_depth
 from continuity.formats.jsonl import Line
-from continuity.core.model import CompactionInfo, Entry, EntryKind, Note, Session, SourceRef
 from continuity.formats.repeats import RepeatFilter
-from continuity.formats.runs import RunTracker, derive_runs
 from continuity.formats.resumed import copy_note, copy_of
+from continuity.formats.runs import RunTracker, derive_runs
 from continuity.store.base import ImportIssue, RawLine, SourceState, Store
 from continuity.store.bulk import as_stored
 
@@ -777,7 +778,7 @@ class _FileImport:
                 return
         try:
             entry = self.reader.read(line)
-        except Exception as exc:  # a reader bug must not lose the rest of the file
+        except Exception as exc:  # noqa: BLE001 - a reader bug must not lose the rest of the file
             reason = clean(f"reader error: {exc.__class__.__name__}: {exc}")
             self.issues.append(ImportIssue(self.path_str, line.number, line.offset,
                                            len(line.raw), reason, digest))

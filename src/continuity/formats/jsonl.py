@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import BinaryIO, Iterator
+from typing import BinaryIO
 
 import orjson
 
@@ -64,7 +65,7 @@ class Line:
         """Every record the line holds, in order: ``data`` then ``more`` (empty when none)."""
         if self.data is None:
             return ()
-        return (self.data,) + self.more if self.more else (self.data,)
+        return (self.data, *self.more) if self.more else (self.data,)
 
     @property
     def sha256(self) -> str:

@@ -53,7 +53,7 @@ def content_text(content: Any) -> str:
     if not isinstance(content, list):
         return ""
     parts = [p if isinstance(p, str) else p.get("text") for p in content
-             if isinstance(p, str) or isinstance(p, dict) and p.get("type") == "text"]
+             if isinstance(p, str) or (isinstance(p, dict) and p.get("type") == "text")]
     return "\n\n".join(p for p in parts if isinstance(p, str) and p)
 
 

@@ -63,7 +63,7 @@ from continuity.core.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from continuity.core.text import clean
+from continuity.core.text import clean, object_at
 from continuity.formats.base import FormatReader, str_field, text_of
 from continuity.formats.jsonl import Line
 
@@ -166,7 +166,7 @@ class _SqliteSource(_Source):
 
     def sessions(self) -> list[dict]:
         rows = self.conn.execute("SELECT * FROM session ORDER BY time_created, id").fetchall()
-        return [{k: r[k] for k in r.keys()} for r in rows]
+        return [{k: r[k] for k in r.keys()} for r in rows]  # noqa: SIM118 - a Row iterates values
 
     def _records(self, sql: str, args: tuple) -> list[dict]:
         out = []
@@ -212,7 +212,7 @@ class _JsonSource(_Source):
         data = _read_json(path)
         if not isinstance(data, dict) or not isinstance(data.get("id"), str):
             return None
-        t = data.get("time") if isinstance(data.get("time"), dict) else {}
+        t = object_at(data, "time")
         return {"id": data["id"], "time_created": t.get("created"),
                 "time_updated": mtime if mtime is not None else path.stat().st_mtime_ns,
                 "data": data}
@@ -324,7 +324,7 @@ class _Cursor:
         t = rec.get("time_updated")
         t = t if isinstance(t, int) and not isinstance(t, bool) else 0
         key = f"{kind}:{rec['id']}"
-        if self.since is not None and t < self.since or self.at.get(key) == t:
+        if (self.since is not None and t < self.since) or self.at.get(key) == t:
             return False
         self.at[key] = t
         self.newest = t if self.newest is None else max(self.newest, t)
@@ -364,7 +364,7 @@ def _sync_one(path: Path, session: dict, source: _Source) -> Path:
         message = heads.get(mid) or {"id": mid, "data": {}}
         head = {k: message.get(k) for k in ("id", "time_created", "time_updated", "data")}
         for part in by_message.get(mid, []):
-            pdata = part.get("data") if isinstance(part.get("data"), dict) else {}
+            pdata = object_at(part, "data")
             for view in (["call", "result"] if pdata.get("type") == "tool" else [None]):
                 line: dict[str, Any] = {"type": "opencode.part", "part": part, "message": head}
                 if view:
@@ -469,7 +469,7 @@ class OpenCodeReader(FormatReader):
                 self._message(line, data.get("message"), entry)
             elif kind == "opencode.part":
                 self._part(line, data, entry)
-        except Exception as exc:  # never raise on odd input (formats.md §5.1)
+        except Exception as exc:  # noqa: BLE001 - never raise on odd input (formats.md §5.1)
             self.warn(line, f"unreadable {kind or 'record'}: {type(exc).__name__}: {exc}")
             entry.kind, entry.role, entry.blocks, entry.visible = (
                 EntryKind.OPAQUE, Role.SYSTEM, (), False)
@@ -480,7 +480,7 @@ class OpenCodeReader(FormatReader):
         if not isinstance(message, dict):
             self.warn(line, "opencode.message without a message record")
             return
-        data = message.get("data") if isinstance(message.get("data"), dict) else {}
+        data = object_at(message, "data")
         role = str_field(data, "role") or ""
         entry.kind, entry.type_name = EntryKind.EVENT, f"message/{clean(role) or '?'}"
         entry.native_id = text_of(message.get("id")) or None
@@ -520,8 +520,8 @@ class OpenCodeReader(FormatReader):
         if not isinstance(part, dict) or not isinstance(message, dict):
             self.warn(line, "opencode.part without its part or message record")
             return
-        pdata = part.get("data") if isinstance(part.get("data"), dict) else {}
-        mdata = message.get("data") if isinstance(message.get("data"), dict) else {}
+        pdata = object_at(part, "data")
+        mdata = object_at(message, "data")
         ptype = str_field(pdata, "type") or ""
         role = str_field(mdata, "role") or ""
         pid = text_of(part.get("id"))
@@ -571,7 +571,7 @@ class OpenCodeReader(FormatReader):
 
     def _tool(self, line: Line, view: Any, pid: str, pdata: dict, entry: Entry) -> None:
         call_id = text_of(pdata.get("callID")) or pid
-        state = pdata.get("state") if isinstance(pdata.get("state"), dict) else {}
+        state = object_at(pdata, "state")
         status = str_field(state, "status") or ""
         entry.kind, entry.visible = EntryKind.MESSAGE, True
         if view == "result":

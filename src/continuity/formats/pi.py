@@ -34,8 +34,6 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from continuity.formats.base import FormatReader, call_arguments, decode_media, text_of
-from continuity.formats.jsonl import Line
 from continuity.core.model import (
     Block,
     CompactionInfo,
@@ -49,6 +47,8 @@ from continuity.core.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
+from continuity.formats.base import FormatReader, call_arguments, decode_media, text_of
+from continuity.formats.jsonl import Line
 
 _STOP_REASONS: dict[str, RunStatus | None] = {
     "stop": RunStatus.FINISHED,
@@ -293,7 +293,7 @@ class PiReader(FormatReader):
                       visible=False)
         try:
             self._fill(line, data, etype, entry)
-        except Exception as exc:  # never raise on odd input (formats.md §5.1)
+        except Exception as exc:  # noqa: BLE001 - never raise on odd input (formats.md §5.1)
             self.warn(line, f"unreadable {type_name or 'entry'}: {exc}")
             entry.kind, entry.role, entry.blocks = EntryKind.OPAQUE, Role.SYSTEM, ()
             entry.visible, entry.is_request, entry.compaction = False, False, None

@@ -60,7 +60,7 @@ class _Copy:
         self._fp: str | None = None
         self.wins = usable(entry)
 
-    def same_line(self, other: "_Copy") -> bool:
+    def same_line(self, other: _Copy) -> bool:
         """The same line read again (same number and bytes: a re-read of the file)."""
         a, b = self.entry.source, other.entry.source
         return a is not None and b is not None and (a.line, a.raw_sha256) == (b.line,

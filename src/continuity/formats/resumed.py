@@ -13,7 +13,8 @@ the session the chain started from (``original``: ``{"session", "harness", "path
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 #: The field name the resumed files carry.
 MARKER = "continuityResume"

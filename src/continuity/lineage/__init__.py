@@ -28,5 +28,34 @@ _EXPORTS = {
     "write": "memory_md",
 }
 
+# The names as a type checker sees them; at run time ``__getattr__`` loads each on first
+# use (tests/core/test_exports.py checks the two lists agree).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from continuity.lineage.artifacts import (
+        LineageDamaged,
+        parse_iso,
+    )
+    from continuity.lineage.consolidation import (
+        consolidate,
+        run_pass,
+    )
+    from continuity.lineage.memory_md import (
+        SECTIONS,
+        default_path,
+        render_memory_md,
+        write,
+    )
+    from continuity.lineage.report import (
+        repair_hint,
+        session_lineage,
+    )
+    from continuity.lineage.sentence import (
+        one_line,
+    )
+    from continuity.lineage.temporal_dag import (
+        thread_of,
+    )
+
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -43,15 +43,17 @@ import os
 import re
 import tempfile
 import time
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
 
 from continuity.core.config import resolve_home
-from continuity.core.private import private_dir
 from continuity.core.errors import LineageDamaged  # noqa: F401 (re-exported)
+from continuity.core.private import private_dir
+from continuity.core.text import clean
 from continuity.lineage.frontmatter import (  # noqa: F401 (re-exported: the lineage's file format)
     FRONTMATTER_HASH,
     HASH_SCOPE,
@@ -84,7 +86,6 @@ from continuity.lineage.sentence import (  # noqa: F401 (re-exported)
     one_line,
     sentence_problem,
 )
-from continuity.core.text import clean
 
 KINDS = ("transcript", "summary", "compaction", "manifest")
 CONTENT_KINDS = ("transcript", "summary", "compaction")
@@ -106,8 +107,8 @@ class ArtifactConflict(ArtifactError):
 
 def utc(value: datetime) -> datetime:
     """``value`` as aware UTC (a naive value is taken as UTC)."""
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(
-        timezone.utc)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(
+        UTC)
 
 
 def iso(value: datetime | None) -> str | None:
@@ -133,7 +134,7 @@ def stamp(value: datetime) -> str:
 def session_token(agent_id: str, session_key: str) -> str:
     """The short stable session token: SHA-256 of ``"{agent_id}:{session_key}"`` (UTF-8) in
     lowercase RFC 4648 base32, first 16 characters (80 bits)."""
-    digest = hashlib.sha256(f"{agent_id}:{session_key}".encode("utf-8")).digest()
+    digest = hashlib.sha256(f"{agent_id}:{session_key}".encode()).digest()
     return base64.b32encode(digest).decode("ascii").lower()[:16]
 
 
@@ -384,10 +385,9 @@ def _with_hash(fields: list[tuple[str, Any]], body: str) -> list[tuple[str, Any]
            for k, v in fields if k not in ("content_sha256", "hash_scope", FRONTMATTER_HASH)]
     at = keys.index("content_sha256") if "content_sha256" in keys else len(out)
     at = min(at, len(out))
-    sealed = out[:at] + [("content_sha256", body_hash(body)), ("hash_scope", HASH_SCOPE)] + \
-        out[at:]
+    sealed = [*out[:at], ("content_sha256", body_hash(body)), ("hash_scope", HASH_SCOPE), *out[at:]]
     digest = frontmatter_hash(sealed)
-    return sealed[:at + 2] + [(FRONTMATTER_HASH, digest)] + sealed[at + 2:]
+    return [*sealed[:at + 2], (FRONTMATTER_HASH, digest), *sealed[at + 2:]]
 
 
 # ---------------------------------------------------------------------------- the manifest
@@ -444,7 +444,7 @@ def update_manifest(home: str | os.PathLike[str] | None, agent_id: str, session_
     with session_lock(home, token):
         path = find_manifest(home, token)
         if path is None:
-            current: dict[str, Any] = {k: None for k in MANIFEST_FIELDS}
+            current: dict[str, Any] = dict.fromkeys(MANIFEST_FIELDS)
             current.update(kind="manifest", agent_id=agent_id, session_key=session_key,
                            captured_at=iso(captured_at), superseded=[], revision=0)
             path = memory_dir(home) / artifact_name(captured_at, token, "manifest")

@@ -38,24 +38,21 @@ from __future__ import annotations
 import re
 import threading
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable, Iterator
+from typing import TYPE_CHECKING, Any
 
-from continuity.lineage import artifacts as ln
-from continuity.lineage import sentence as sn
+from continuity.continuation.facts import SessionFacts, extract_facts
+from continuity.continuation.summarize import Summarizer, WorkingView, summarize
+from continuity.continuation.summarize.bounds import digest
 from continuity.core.config import resolve_home
+from continuity.core.model import Entry, EntryKind, Role, Run
+from continuity.lineage import artifacts as ln, sentence as sn
 from continuity.lineage.durable_memory import remember_durable
 from continuity.lineage.frontmatter import ArtifactCorrupt
 from continuity.lineage.report import repair_hint
-from continuity.core.model import Entry, EntryKind, Role, Run
-from continuity.transcripts.projection import project as sanitized
-from continuity.redaction.funnel import redact
-from continuity.store import iter_entries
-from continuity.continuation.summarize import Summarizer, WorkingView, summarize
-from continuity.continuation.facts import SessionFacts, extract_facts
-from continuity.continuation.summarize.bounds import digest
 from continuity.lineage.temporal_dag import (
     SessionRecord,
     facts_open_items,
@@ -63,6 +60,9 @@ from continuity.lineage.temporal_dag import (
     session_digest,
     update_dag,
 )
+from continuity.redaction.funnel import redact
+from continuity.store import iter_entries
+from continuity.transcripts.projection import project as sanitized
 from continuity.transcripts.transcript_log import transcript_path
 
 if TYPE_CHECKING:
@@ -75,13 +75,13 @@ EMPTY_TRANSCRIPT = "_No conversation text was recorded._"
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 # ---------------------------------------------------------------------------- reading a session
 
 
-def _rows(store: "SqlStore", key: str) -> Iterator[Entry]:
+def _rows(store: SqlStore, key: str) -> Iterator[Entry]:
     return iter_entries(store, key, visible_only=True, page_rows=PAGE_ROWS)
 
 
@@ -99,7 +99,7 @@ class _Facts:
     session: SessionFacts = field(default_factory=SessionFacts)
 
 
-def _read(store: "SqlStore", key: str) -> _Facts:
+def _read(store: SqlStore, key: str) -> _Facts:
     f = _Facts()
     digests = []
     for e in _rows(store, key):
@@ -165,7 +165,7 @@ class Consolidation:
 
 @dataclass
 class _Ctx:
-    store: "SqlStore"
+    store: SqlStore
     home: Any
     agent: str
     key: str
@@ -179,7 +179,7 @@ class _Ctx:
     out: Consolidation
 
 
-def consolidate(store: "SqlStore", session_key: str, *, home: Any = None,
+def consolidate(store: SqlStore, session_key: str, *, home: Any = None,
                 agent_id: str | None = None, summarizer: Summarizer | None = None,
                 sentence_writer: sn.SentenceWriter | None = None,
                 now: datetime | None = None) -> Consolidation:
@@ -201,7 +201,7 @@ def consolidate(store: "SqlStore", session_key: str, *, home: Any = None,
                                  exc.path) from exc
 
 
-def _consolidate(store: "SqlStore", session_key: str, *, home: Any,
+def _consolidate(store: SqlStore, session_key: str, *, home: Any,
                  agent_id: str | None, summarizer: Summarizer | None,
                  sentence_writer: sn.SentenceWriter | None,
                  now: datetime | None) -> Consolidation:
@@ -240,8 +240,9 @@ def _capture(ctx: _Ctx, content: str, facts: _Facts, last: Run | None,
     previous = _manifest(home, ln.session_token(ctx.agent, ctx.key))
     same = previous is not None and previous.get("transcript_sha256") == ctx.raw_hash \
         and bool(previous.get("transcript_path"))
-    if same:  # this capture's artifacts (a deleted one is written again): keep their names
-        ctx.capture = _stamp_of(previous["transcript_path"]) or ctx.capture  # type: ignore
+    if same and previous is not None:  # this capture's artifacts (a deleted one is written
+        # again): keep their names
+        ctx.capture = _stamp_of(previous["transcript_path"]) or ctx.capture
     changes = {"harness": ctx.harness, "project": ctx.project,
                "started_at": ln.iso(ctx.started), "ended_at": ln.iso(ctx.ended),
                "transcript_sha256": ctx.raw_hash,
@@ -298,7 +299,7 @@ def _manifest(home: Any, token: str) -> dict[str, Any] | None:
 
 
 def _exists(home: Any, rel: str | None) -> bool:
-    return bool(rel) and (resolve_home(home) / rel).is_file()  # type: ignore[operator]
+    return bool(rel) and (resolve_home(home) / rel).is_file()
 
 
 def _stamp_of(rel: str) -> datetime | None:
@@ -394,9 +395,7 @@ def _summary(ctx: _Ctx, facts: _Facts, status: str | None, summarizer: Summarize
     fields = _base_fields(ctx)
     manifest = dict(fields)["manifest_path"]
     transcript = ctx.out.artifacts.get("transcript")
-    fields += _sentence_fields(sentence, quality) + [
-        ("summarizer", summarizer.name),
-        ("links", _links(ctx, (transcript, "transcript"), (manifest, "manifest")))]
+    fields += [*_sentence_fields(sentence, quality), ("summarizer", summarizer.name), ("links", _links(ctx, (transcript, "transcript"), (manifest, "manifest")))]
     ctx.out.summary_status = "completed"
     return _write(ctx, "summary", fields, result.summary), sentence, result.summary
 
@@ -430,9 +429,7 @@ def _compaction(ctx: _Ctx, facts: _Facts, writer: sn.SentenceWriter | None,
     fields = _base_fields(ctx)
     manifest = dict(fields)["manifest_path"]
     transcript = ctx.out.artifacts.get("transcript")
-    fields += _sentence_fields(sentence, quality) + [
-        ("compactions", len(facts.compactions)),
-        ("links", _links(ctx, (transcript, "transcript"), (manifest, "manifest")))]
+    fields += [*_sentence_fields(sentence, quality), ("compactions", len(facts.compactions)), ("links", _links(ctx, (transcript, "transcript"), (manifest, "manifest")))]
     return _write(ctx, "compaction", fields, body)
 
 
@@ -496,7 +493,7 @@ def _left_open(facts: _Facts, summary: str | None, last: Run | None,
 # ---------------------------------------------------------------------------- running the pass
 
 
-def pending(store: "SqlStore", home: Any = None) -> list[tuple[str, str]]:
+def pending(store: SqlStore, home: Any = None) -> list[tuple[str, str]]:
     """``(session_key, agent_id)`` of completed transcripts the pass has not consolidated in
     their current state: no session node with the row's hash, or no manifest on disk. Oldest
     completion first."""
@@ -534,7 +531,7 @@ class PassReport:
                                       for p, r in self.skipped_artifacts]}
 
 
-def run_pass(store: "SqlStore", *, home: Any = None, sessions: Iterable[str] | None = None,
+def run_pass(store: SqlStore, *, home: Any = None, sessions: Iterable[str] | None = None,
              render: bool = True, summarizer: Summarizer | None = None,
              sentence_writer: sn.SentenceWriter | None = None,
              now: datetime | None = None) -> PassReport:

@@ -14,8 +14,9 @@ through ``continuity.transcripts.memories.remember`` (redacted, de-duplicated by
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from datetime import datetime
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from continuity.lineage import sentence as sn
 from continuity.transcripts.memories import remember
@@ -163,7 +164,7 @@ def agent_decisions(decisions: Iterable[str]) -> list[str]:
     return out[-MAX_AGENT_DECISIONS:]
 
 
-def remember_durable(store: "SqlStore", user_texts: Iterable[str], *, session_key: str,
+def remember_durable(store: SqlStore, user_texts: Iterable[str], *, session_key: str,
                      agent_id: str, at: datetime,
                      decisions: Iterable[str] = ()) -> tuple[int, int]:
     """Store the ``durable_statements`` of a session's ``user_texts`` as memories (type the

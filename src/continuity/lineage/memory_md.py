@@ -57,23 +57,24 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from continuity.lineage import artifacts as ln
-from continuity.lineage import sentence as sn
 from continuity.core.config import load_section, resolve_home
 from continuity.core.errors import InputError
 from continuity.core.private import private_dir
 from continuity.core.text import utf8_len
+from continuity.lineage import artifacts as ln, sentence as sn
 from continuity.transcripts.transcript_log import safe_name
 
 if TYPE_CHECKING:
     from continuity.store import SqlStore
+    from continuity.store.lineage import DagEdge
 
 FILE_NAME = "MEMORY.md"
 #: seed 000: the strict 30-day ledger, in milliseconds.
@@ -94,9 +95,9 @@ class MemoryMdSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     #: Size budget of MEMORY.md in UTF-8 bytes (Claude Code loads 25 KB of its MEMORY.md).
-    max_bytes: int = Field(25_000, ge=2_000, le=1_000_000)
+    max_bytes: int = Field(default=25_000, ge=2_000, le=1_000_000)
     #: Line budget (Claude Code loads the first 200 lines of its MEMORY.md).
-    max_lines: int = Field(200, ge=40, le=20_000)
+    max_lines: int = Field(default=200, ge=40, le=20_000)
 
 
 def settings(home: Any = None) -> MemoryMdSettings:
@@ -150,7 +151,7 @@ def _one_line(text: Any, limit: int = ROW_CHARS) -> str:
 
 
 def _minute(value: datetime | None) -> str:
-    return value.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%MZ") if value else "unknown"
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%MZ") if value else "unknown"
 
 
 def _base(project: str | None) -> str:
@@ -159,7 +160,7 @@ def _base(project: str | None) -> str:
     return sn.one_line(project.rstrip("/").rsplit("/", 1)[-1] or project)
 
 
-def _memory_rows(store: "SqlStore", agent: str, project: str | None, notes: bool,
+def _memory_rows(store: SqlStore, agent: str, project: str | None, notes: bool,
                  limit: int) -> tuple[list[Row], int]:
     """The section's rows (at most ``limit``) and how many more memories it has."""
     kw: dict[str, Any] = {"project": project, "exclude_prefixes": ln.NOISE_PREFIXES
@@ -187,7 +188,7 @@ def _noise(scope: str | None, project: str | None, key: str, harness: str | None
     return ln.is_noise(project, key, harness)
 
 
-def left_out_projects(store: "SqlStore", agent: str) -> list[str]:
+def left_out_projects(store: SqlStore, agent: str) -> list[str]:
     """The projects an all-projects render leaves out as scratch work (under a temp folder,
     ``lineage.is_noise``), sorted: said in the header so none is left out silently (issue 45
     item 8)."""
@@ -198,7 +199,7 @@ def left_out_projects(store: "SqlStore", agent: str) -> list[str]:
     return sorted(found)
 
 
-def _heads(store: "SqlStore", agent: str, project: str | None) -> list[Any]:
+def _heads(store: SqlStore, agent: str, project: str | None) -> list[Any]:
     return [h for h in store.thread_heads(agent, project=project)
             if not _noise(project, h.project, h.session_key, h.harness)]
 
@@ -219,11 +220,11 @@ def _open_rows(heads: list[Any]) -> list[Row]:
             for h in heads if h.open_items]
 
 
-def _index_rows(store: "SqlStore", agent: str, project: str | None) -> list[Row]:
+def _index_rows(store: SqlStore, agent: str, project: str | None) -> list[Row]:
     nodes = [n for n in store.dag_nodes(agent, kinds=["session", "compaction"], project=project)
              if not _noise(project, n.project, n.session_key or "", n.harness)]
     labels = {n.node_id: n.label for n in store.dag_nodes(agent, kinds=["session", "thread"])}
-    edges: dict[str, list[Any]] = {}
+    edges: dict[str, list[DagEdge]] = {}
     for e in store.dag_edges(agent, node_ids=[n.node_id for n in nodes]) if nodes else []:
         edges.setdefault(e.src_id, []).append(e)
     rows = []
@@ -307,7 +308,7 @@ class _Ledger:
         return out
 
 
-def _ledger_rows(store: "SqlStore", home: Any, agent: str, project: str | None, now: datetime,
+def _ledger_rows(store: SqlStore, home: Any, agent: str, project: str | None, now: datetime,
                  skipped: list[tuple[str, str]]) -> _Ledger:
     out = _Ledger()
     outcomes = {n.session_key: str(n.meta.get("outcome") or "")
@@ -316,7 +317,7 @@ def _ledger_rows(store: "SqlStore", home: Any, agent: str, project: str | None, 
         cands.sort(key=lambda c: (c.rank, c.time, c.path.name), reverse=True)
         first = cands[0].fields
         if _noise(project, first.get("project"), first["session_key"], first.get("harness")) \
-                or project is not None and first.get("project") != project:
+                or (project is not None and first.get("project") != project):
             continue
         failed = False
         for c in cands:
@@ -378,7 +379,7 @@ def _ledger_row(home: Any, when: datetime, art: ln.Artifact, outcome: str = "") 
     return _line(when, str(f["session_key"]), f.get("project"), sentence, " ".join(links))
 
 
-def _db_row(store: "SqlStore", agent: str, key: str, project: str | None,
+def _db_row(store: SqlStore, agent: str, key: str, project: str | None,
             now: datetime) -> tuple[datetime, str, Row] | None:
     """The ledger row of a session whose artifact failed verification, from its DAG node
     (sentence, time, project, harness); None when there is none or it is out of scope."""
@@ -389,7 +390,7 @@ def _db_row(store: "SqlStore", agent: str, key: str, project: str | None,
     when = ln.utc(node.latest_at)
     if not (now - LEDGER_WINDOW <= when <= now) or _noise(project, node.project, key,
                                                           node.harness) \
-            or project is not None and node.project != project:
+            or (project is not None and node.project != project):
         return None
     sentence = _sentence(node.content, "summary", node.project, node.harness, when)
     return when, key, _line(when, key, node.project, sentence,
@@ -424,7 +425,7 @@ def _layout(header: list[str], sections: Sequence[Section], dropped: set[int],
     lines = list(header)
     stats: dict[str, dict[str, int]] = {}
     for s in sections:
-        lines += [f"## {s.heading}", ""] + s.intro
+        lines += [f"## {s.heading}", "", *s.intro]
         shown = s.rows[:s.limit] if s.limit is not None else s.rows
         kept = [r for r in shown if id(r) not in dropped]
         over_limit = len(s.rows) - len(shown) + s.unread
@@ -482,7 +483,7 @@ def fit(header: list[str], sections: Sequence[Section], max_bytes: int,
     return text, stats
 
 
-def build_sections(store: "SqlStore", home: Any, *, agent_id: str, project: str | None,
+def build_sections(store: SqlStore, home: Any, *, agent_id: str, project: str | None,
                    now: datetime, skipped: list[tuple[str, str]]) -> list[Section]:
     """The six sections in the seed's order, rows in display order (module docstring)."""
     heads = _heads(store, agent_id, project)
@@ -513,13 +514,13 @@ def build_sections(store: "SqlStore", home: Any, *, agent_id: str, project: str 
     ]
 
 
-def render_memory_md(store: "SqlStore", *, home: Any = None, project: str | None = None,
+def render_memory_md(store: SqlStore, *, home: Any = None, project: str | None = None,
                      agent_id: str = "default", now: datetime | None = None,
                      config: MemoryMdSettings | None = None) -> RenderResult:
     """Render MEMORY.md (module docstring) as of ``now`` (default: the current time, UTC).
     Raises ``ConfigError`` for bad ``[memory_md]`` settings."""
     config = config or settings(home)
-    now = ln.utc(now or datetime.now(timezone.utc))
+    now = ln.utc(now or datetime.now(UTC))
     project = project.rstrip("/") or project if project else None
     skipped: list[tuple[str, str]] = []
     sections = build_sections(store, home, agent_id=agent_id, project=project, now=now,

@@ -14,9 +14,8 @@ import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from continuity.lineage import artifacts as ln
-from continuity.lineage import sentence as sn
 from continuity.core.config import resolve_home
+from continuity.lineage import artifacts as ln, sentence as sn
 from continuity.lineage.frontmatter import ArtifactError
 from continuity.lineage.temporal_dag import thread_of
 
@@ -35,7 +34,7 @@ def repair_hint(key: str, path: Path | None, *, missing: bool = False) -> str:
     return f"to repair: delete {target} and run {command} again"
 
 
-def session_lineage(store: "SqlStore", session_key: str, *, home: Any = None,
+def session_lineage(store: SqlStore, session_key: str, *, home: Any = None,
                     agent_id: str | None = None) -> dict[str, Any]:
     """Everything the lineage holds for one session (``continuity lineage --json``): the
     manifest's fields, each artifact with its check (``ok``, ``missing`` for a file the

@@ -13,9 +13,10 @@ re-exports every name of this module.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from continuity.redaction.funnel import redact
 

@@ -21,14 +21,15 @@ from __future__ import annotations
 import base64
 import hashlib
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import TYPE_CHECKING, Any, Sequence
+from itertools import pairwise
+from typing import TYPE_CHECKING, Any
 
-from continuity.lineage import artifacts as ln
-from continuity.lineage import sentence as sn
 from continuity.continuation.facts import ErrorNote, SessionFacts
 from continuity.core.model import Entry, Run
+from continuity.lineage import artifacts as ln, sentence as sn
 from continuity.redaction.funnel import redact
 from continuity.store.lineage import DagEdge, DagNode, ThreadHead
 
@@ -235,7 +236,7 @@ class SessionRecord:
     digest: str = ""
 
 
-def update_dag(store: "SqlStore", rec: SessionRecord, compactions: Sequence[Entry],
+def update_dag(store: SqlStore, rec: SessionRecord, compactions: Sequence[Entry],
                user_texts: Sequence[str], *, now: datetime) -> str:
     """Record ``rec`` (module docstring) in one transaction: its nodes (one per entry of
     ``compactions``, rows with ``compaction`` set), edges, thread head (only when it has a
@@ -277,7 +278,7 @@ def update_dag(store: "SqlStore", rec: SessionRecord, compactions: Sequence[Entr
     return tk
 
 
-def _mentions(store: "SqlStore", rec: SessionRecord, sid: str, thread_id: str,
+def _mentions(store: SqlStore, rec: SessionRecord, sid: str, thread_id: str,
               user_texts: Sequence[str]) -> list[DagEdge]:
     """The session's ``mentions`` edges: its own thread, and every other known thread whose
     project path one of ``user_texts`` contains."""
@@ -291,17 +292,17 @@ def _mentions(store: "SqlStore", rec: SessionRecord, sid: str, thread_id: str,
     return mentions
 
 
-def _thread_node(store: "SqlStore", rec: SessionRecord, tk: str, label: str, thread_id: str,
+def _thread_node(store: SqlStore, rec: SessionRecord, tk: str, label: str, thread_id: str,
                  now: datetime) -> None:
     """Recompute the thread's ``continues`` chain (its sessions by start time) and its node."""
     agent = rec.agent_id
     sessions = store.dag_nodes(agent, kinds=["session"], thread_key=tk)
     sessions.sort(key=lambda n: (n.earliest_at or n.latest_at or now, n.node_id))
     chain = [DagEdge(b.node_id, a.node_id, "continues", agent, b.earliest_at or b.latest_at
-                     or now) for a, b in zip(sessions, sessions[1:])]
+                     or now) for a, b in pairwise(sessions)]
     store.replace_edges(agent, "continues", [n.node_id for n in sessions], chain)
     head = store.thread_head(agent, tk)
-    times = [n.earliest_at or n.latest_at for n in sessions if n.earliest_at or n.latest_at]
+    times = [t for n in sessions if (t := n.earliest_at or n.latest_at)]
     ends = [n.latest_at for n in sessions if n.latest_at]
     store.put_dag_nodes([DagNode(
         thread_id, agent, "thread", label, head.sample if head else label, now,

@@ -22,5 +22,22 @@ _EXPORTS = {
     "session_secrets": "session",
 }
 
+# The names as a type checker sees them; at run time ``__getattr__`` loads each on first
+# use (tests/core/test_exports.py checks the two lists agree).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from continuity.redaction.funnel import (
+        find_secrets,
+        redact,
+        redact_all,
+    )
+    from continuity.redaction.session import (
+        in_session,
+        session_secrets,
+    )
+    from continuity.redaction.structured import (
+        redact_value,
+    )
+
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

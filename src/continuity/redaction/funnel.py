@@ -126,17 +126,19 @@ from __future__ import annotations
 import base64
 import binascii
 import re
-from contextvars import ContextVar
 from bisect import bisect_right
-from typing import Any, Callable, Iterable
+from collections.abc import Callable, Iterable
+from contextvars import ContextVar
+from typing import Any
 
+from continuity.core.text import clean
 from continuity.redaction.keyed import (
-    CAMEL_WORDS_RE,
-    FOREIGN_PASSWORD_WORDS,
-    POSITIONAL_KEYS,
     _HAS_ALPHA,
     _HAS_DIGIT,
     _STEMS,
+    CAMEL_WORDS_RE,
+    FOREIGN_PASSWORD_WORDS,
+    POSITIONAL_KEYS,
     Finding,
     _case_variants,
     _command_password_at,
@@ -152,7 +154,6 @@ from continuity.redaction.keyed import (
     positional_at,
 )
 from continuity.redaction.lazy_re import lazy_compile
-from continuity.core.text import clean
 
 __all__ = ["Finding", "find_secrets", "redact", "redact_all", "marker"]
 
@@ -263,9 +264,9 @@ def _shape_at(text: str, hit: int, shapes: list[tuple[str, re.Pattern[str], int]
             if before in _RUN or not (_HAS_DIGIT.search(body) and _HAS_ALPHA.search(body)):
                 continue
             kind = "openai-key"
-        elif kind == "stripe-key" and not _HAS_DIGIT.search(m.group()):
+        elif kind == "stripe-key" and not _HAS_DIGIT.search(m.group()):  # noqa: SIM114 - own rule
             continue
-        elif kind == "twilio-key" and before in _RUN:  # exactly "SK" + 32 hex, alone
+        elif kind == "twilio-key" and before in _RUN:  # noqa: SIM114 - exactly "SK" + 32 hex, alone
             continue
         elif kind in _TOKEN_START and (before in _RUN or not _randomish(
                 m.group()[_TOKEN_START[kind]:])):  # short prefix: alone, random body
@@ -737,8 +738,10 @@ def _repeats(text: str, found: list[Finding],
 
 #: Secrets (value -> kind, each ``REPEAT_MIN_CHARS`` or longer) found in any row or the title
 #: of the session an output is showing, set by ``redaction.session.in_session``: ``redact``
-#: redacts them wherever they repeat (issue 45 review item 1). Empty outside such a scope.
-SESSION_KNOWN: ContextVar[dict[str, str]] = ContextVar("continuity_session_known", default={})
+#: redacts them wherever they repeat (issue 45 review item 1). None outside such a scope (not a
+#: shared ``{}`` default, which one caller's mutation would leak into every context).
+SESSION_KNOWN: ContextVar[dict[str, str] | None] = ContextVar("continuity_session_known",
+                                                              default=None)
 
 
 def redact(text: str, *, known: dict[str, str] | None = None,

@@ -26,5 +26,23 @@ _EXPORTS = {
     "write_new": "files",
 }
 
+# The names as a type checker sees them; at run time ``__getattr__`` loads each on first
+# use (tests/core/test_exports.py checks the two lists agree).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from continuity.resume.convert import (
+        TARGETS,
+        to_turns,
+    )
+    from continuity.resume.files import (
+        write_new,
+    )
+    from continuity.resume.session import (
+        WRITERS,
+        ResumeRefused,
+        Written,
+        resume_session,
+    )
+
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

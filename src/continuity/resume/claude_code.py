@@ -18,9 +18,10 @@ from __future__ import annotations
 
 import re
 import uuid
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from continuity.resume import files
 from continuity.resume.convert import Resumed, Turn

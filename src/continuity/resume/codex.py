@@ -17,14 +17,14 @@ its text).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Mapping
-
+from typing import Any
 
 from continuity.core.text import json_bytes
-from continuity.resume.convert import Call, Resumed, Turn
 from continuity.resume import files
+from continuity.resume.convert import Call, Resumed, Turn
 from continuity.resume.files import uuid7
 
 TARGET = "codex"

@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
 
 from continuity.continuation.view import COPY_LABEL, UNKNOWN_EFFECTS, ContinuationView
 from continuity.formats.resumed import NOTE_PREFIX, NOTICE_START

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any
 
 import orjson
 

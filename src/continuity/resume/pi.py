@@ -19,12 +19,13 @@ from __future__ import annotations
 
 import json
 import secrets
+from collections.abc import Mapping
 from datetime import datetime, timedelta
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
-from continuity.resume.convert import Resumed, Turn
 from continuity.resume import files
+from continuity.resume.convert import Resumed, Turn
 from continuity.resume.files import uuid7
 
 TARGET = "pi"

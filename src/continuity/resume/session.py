@@ -32,13 +32,15 @@ does not exist), or a harness home that cannot be written, and ``SessionNotFound
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.core.errors import ContinuityError, InputError, SessionNotFound
+from continuity.core.text import object_at
 from continuity.formats.resumed import copy_chain
 from continuity.resume import claude_code, codex, files, pi
 from continuity.resume.convert import TARGETS, Source, to_turns
@@ -124,7 +126,7 @@ def resume_session(store: Any, session_key: str, target: str, *,
                     path=session.source_path, chain=chain)
     resumed = to_turns(view, source, target)
     writer = WRITERS[target]
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     home = writer.harness_home(env, target_home)
     try:
         folder = (writer.project_folder(home, project, now) if target == "codex"
@@ -192,7 +194,7 @@ def _session_id(path: Path) -> str | None:
         return None
     if not isinstance(line, dict):
         return None
-    payload = line.get("payload") if isinstance(line.get("payload"), dict) else {}
+    payload = object_at(line, "payload")
     value = (line.get("sessionId") or payload.get("id") if line.get("type") != "session"
              else line.get("id"))
     return value if isinstance(value, str) and value else None

@@ -41,5 +41,50 @@ _EXPORTS = {
     "semantic_note": "embedder",
 }
 
+# The names as a type checker sees them; at run time ``__getattr__`` loads each on first
+# use (tests/core/test_exports.py checks the two lists agree).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from continuity.retrieval.at_action import (
+        AtAction,
+        recall_for_prompt,
+        recall_for_tool,
+    )
+    from continuity.retrieval.embedder import (
+        MODELS,
+        Embedder,
+        fetch_model,
+        load_embedder,
+        semantic_available,
+        semantic_note,
+    )
+    from continuity.retrieval.embedding import (
+        EmbedReport,
+        embed_pending,
+        embed_text,
+        pending_count,
+    )
+    from continuity.retrieval.hybrid import (
+        RankedHit,
+        hybrid_entries,
+        hybrid_memories,
+    )
+    from continuity.retrieval.index import (
+        VectorIndex,
+        shared_index,
+    )
+    from continuity.retrieval.query import (
+        Query,
+        parse_query,
+    )
+    from continuity.retrieval.recall import (
+        hybrid_ranker,
+        recall_hybrid,
+    )
+    from continuity.retrieval.settings import (
+        RetrievalSettings,
+        retrieval_settings,
+    )
+
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -14,9 +14,10 @@ from __future__ import annotations
 
 import re
 import shlex
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
-from continuity.core.model import Entry
+from continuity.core.model import Entry, ToolCallBlock, ToolResultBlock
 
 #: Tool names (case folded) that write a file, and those that run a shell command.
 EDIT_TOOLS = frozenset({"edit", "write", "multiedit", "notebookedit", "apply_patch",
@@ -119,19 +120,18 @@ def exit_code(text: str) -> int | None:
 def working_runs(rows: Sequence[Entry]) -> list[tuple[int, str]]:
     """``(seq, command)`` of each shell call among ``rows`` whose result, also among them, is
     no error and names exit status 0 or none (``continuation.facts``: ``ok``)."""
-    results = {}
+    results: dict[str, ToolResultBlock] = {}
     for entry in rows:
         for block in entry.blocks:
-            if getattr(block, "type", "") == "tool_result":
-                results[block.call_id] = block  # type: ignore[union-attr]
+            if isinstance(block, ToolResultBlock):
+                results[block.call_id] = block
     out = []
     for entry in rows:
         for block in entry.blocks:
-            if getattr(block, "type", "") != "tool_call" \
-                    or not isinstance(block.arguments, dict):  # type: ignore[union-attr]
+            if not isinstance(block, ToolCallBlock) or not isinstance(block.arguments, dict):
                 continue
-            command = shell_command(block.name, block.arguments)  # type: ignore[union-attr]
-            done = results.get(block.id)  # type: ignore[union-attr]
+            command = shell_command(block.name, block.arguments)
+            done = results.get(block.id)
             if command and done is not None and not done.is_error \
                     and exit_code(done.text) in (None, 0):
                 out.append((entry.seq, command))

@@ -65,15 +65,15 @@ from __future__ import annotations
 import re
 import threading
 from collections import OrderedDict
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Collection, Iterable, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
 
 from continuity.checkpoints.recovery import FRAMING
 from continuity.core.model import Entry, Memory
 from continuity.redaction.funnel import redact
-from continuity.retrieval.actions import (command_key, edited_files, shell_command,
-                                          working_runs)
+from continuity.retrieval.actions import command_key, edited_files, shell_command, working_runs
 from continuity.store.search import EntryFilter, entry_body
 from continuity.transcripts.memories import STOP_WORDS, query_terms
 
@@ -201,13 +201,13 @@ def clears(cos: float | None, shared: int, prompt_words: int, *, raise_by: float
 
 # ---------------------------------------------------------------------------- embedding
 
-_VECTORS: "OrderedDict[tuple[str, str], np.ndarray]" = OrderedDict()
+_VECTORS: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
 _VECTORS_LOCK = threading.Lock()
 #: Candidate texts whose vectors are kept between calls (a project's decisions, asked again).
 VECTOR_CACHE = 4_096
 
 
-def _vectors(embedder: "Embedder", texts: Sequence[str]) -> "np.ndarray":
+def _vectors(embedder: Embedder, texts: Sequence[str]) -> np.ndarray:
     """Unit vectors of ``texts`` (cached by model and text, ``VECTOR_CACHE`` of them)."""
     import numpy as np
 
@@ -224,7 +224,7 @@ def _vectors(embedder: "Embedder", texts: Sequence[str]) -> "np.ndarray":
     if missing:
         fresh = embedder.encode([texts[i] for i in missing])
         with _VECTORS_LOCK:
-            for row, i in zip(fresh, missing):
+            for row, i in zip(fresh, missing, strict=True):
                 out[i] = row
                 _VECTORS[(embedder.model_id, texts[i])] = row
             while len(_VECTORS) > VECTOR_CACHE:
@@ -234,7 +234,7 @@ def _vectors(embedder: "Embedder", texts: Sequence[str]) -> "np.ndarray":
     return np.stack(out)
 
 
-def _embedder(settings: "RetrievalSettings") -> "Embedder | None":
+def _embedder(settings: RetrievalSettings) -> Embedder | None:
     from continuity.retrieval.embedder import load_embedder
 
     try:
@@ -247,7 +247,7 @@ def _embedder(settings: "RetrievalSettings") -> "Embedder | None":
 
 
 def _now(now: datetime | None) -> datetime:
-    return now or datetime.now(timezone.utc)
+    return now or datetime.now(UTC)
 
 
 def _ago(then: datetime | None, now: datetime) -> str:
@@ -255,7 +255,7 @@ def _ago(then: datetime | None, now: datetime) -> str:
     if then is None:
         return "undated"
     if then.tzinfo is None:
-        then = then.replace(tzinfo=timezone.utc)
+        then = then.replace(tzinfo=UTC)
     seconds = max(0, int((now - then).total_seconds()))
     for unit, size in (("day", 86_400), ("hour", 3_600), ("minute", 60)):
         if seconds >= size:
@@ -269,7 +269,7 @@ def _one_line(text: str, cap: int = ITEM_CHARS) -> str:
     return line if len(line) <= cap else line[:cap - 1].rstrip() + "…"
 
 
-def project_sessions(store: "SqlStore", project: str, exclude: Iterable[str],
+def project_sessions(store: SqlStore, project: str, exclude: Iterable[str],
                      limit: int = MEMORY_SESSIONS) -> list[Any]:
     """The project's newest sessions (``store.filter_sessions``), at most ``limit``, none of
     ``exclude``."""
@@ -285,7 +285,7 @@ def same_project(folder: str | None, project: str) -> bool:
     return folder is not None and folder.rstrip("/") == project.rstrip("/")
 
 
-def _memories(store: "SqlStore", sessions: Sequence[Any], now: datetime) -> list[_Item]:
+def _memories(store: SqlStore, sessions: Sequence[Any], now: datetime) -> list[_Item]:
     items: list[_Item] = []
     seen: set[str] = set()
     for s in sessions:
@@ -311,7 +311,7 @@ def _row_item(key: str, entry: Entry, now: datetime, text: str | None = None) ->
     return _Item(line, body, (key, entry.seq), False)
 
 
-def _search_rows(store: "SqlStore", query: str, project: str, settings: "RetrievalSettings",
+def _search_rows(store: SqlStore, query: str, project: str, settings: RetrievalSettings,
                  now: datetime, limit: int) -> list[tuple[str, Entry]]:
     """The project's rows ranked best for ``query`` by ``hybrid.hybrid_entries`` (words and
     meaning fused; words only without an embedder): the candidates the rule then judges."""
@@ -322,7 +322,7 @@ def _search_rows(store: "SqlStore", query: str, project: str, settings: "Retriev
     return [(h.session_key, h.entry) for h in found if h.entry is not None]
 
 
-def _score(items: list[_Item], prompt: str, embedder: "Embedder | None") -> None:
+def _score(items: list[_Item], prompt: str, embedder: Embedder | None) -> None:
     words = content_words(prompt)
     for item in items:
         item.shared = len(words & content_words(item.text))
@@ -330,7 +330,7 @@ def _score(items: list[_Item], prompt: str, embedder: "Embedder | None") -> None
         return
     vectors = _vectors(embedder, [prompt[:CANDIDATE_CHARS]] + [i.text for i in items])
     cosines = vectors[1:] @ vectors[0]
-    for item, cos in zip(items, cosines):
+    for item, cos in zip(items, cosines, strict=True):
         item.cos = float(cos)
 
 
@@ -361,8 +361,8 @@ def render(items: Sequence[_Item], budget: int, told: Collection[str] = ()) -> A
 # ---------------------------------------------------------------------------- prompt
 
 
-def recall_for_prompt(store: "SqlStore", prompt: str, *, session_key: str, project: str | None,
-                      settings: "RetrievalSettings", now: datetime | None = None,
+def recall_for_prompt(store: SqlStore, prompt: str, *, session_key: str, project: str | None,
+                      settings: RetrievalSettings, now: datetime | None = None,
                       told: Collection[str] = ()) -> AtAction:
     """The decisions and rows of the project's other sessions relevant to ``prompt`` (module
     docstring), at most ``settings.at_action_chars`` characters, none of the lines in ``told``
@@ -394,8 +394,8 @@ def recall_for_prompt(store: "SqlStore", prompt: str, *, session_key: str, proje
 # ---------------------------------------------------------------------------- tools
 
 
-def recall_for_tool(store: "SqlStore", tool: str, arguments: dict[str, Any], *,
-                    session_key: str, project: str | None, settings: "RetrievalSettings",
+def recall_for_tool(store: SqlStore, tool: str, arguments: dict[str, Any], *,
+                    session_key: str, project: str | None, settings: RetrievalSettings,
                     now: datetime | None = None, told: Collection[str] = ()) -> AtAction:
     """What the project's other sessions knew before ``tool`` runs with ``arguments`` (module
     docstring): for an edit, the decisions and rows naming the file; for a shell command, its
@@ -438,7 +438,7 @@ def _mentions(text: str, names: Sequence[str]) -> bool:
                for n in names)
 
 
-def _file_items(store: "SqlStore", files: Sequence[str], session_key: str, project: str,
+def _file_items(store: SqlStore, files: Sequence[str], session_key: str, project: str,
                 now: datetime) -> list[_Item]:
     sessions = project_sessions(store, project, [session_key])
     if not sessions:
@@ -464,11 +464,11 @@ def _file_items(store: "SqlStore", files: Sequence[str], session_key: str, proje
 
 def _sortable(value: datetime | None) -> datetime:
     if value is None:
-        return datetime.min.replace(tzinfo=timezone.utc)
-    return value if value.tzinfo else value.replace(tzinfo=timezone.utc)
+        return datetime.min.replace(tzinfo=UTC)
+    return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
-def _command_items(store: "SqlStore", command: str, session_key: str, project: str,
+def _command_items(store: SqlStore, command: str, session_key: str, project: str,
                    now: datetime) -> list[_Item]:
     key = command_key(command)
     if key is None:
@@ -502,7 +502,7 @@ def _command_items(store: "SqlStore", command: str, session_key: str, project: s
     return [_Item(line, shown, (key_found, seq), False)]
 
 
-def warm_up(store: "SqlStore", settings: "RetrievalSettings") -> bool:
+def warm_up(store: SqlStore, settings: RetrievalSettings) -> bool:
     """Load the embedder and read the rows' vector index once (``index.shared_index``), so
     that the first prompt's recall is as fast as the next ones (a hook waits 3 s at most;
     the daemon calls this in the background at start). False when recall is off or there is

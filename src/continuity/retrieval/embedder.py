@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from continuity.core.errors import ConfigError, InputError
 
@@ -102,7 +103,7 @@ def model_files(spec: ModelSpec) -> tuple[Path, Path]:
         if found is None or not found.submodule_search_locations:
             raise ConfigError(f"retrieval.model {spec.name!r}: the package {spec.package!r} is "
                               "not installed (pip install 'continuity[semantic]')")
-        base = Path(list(found.submodule_search_locations)[0])
+        base = Path(next(iter(found.submodule_search_locations)))
     else:
         base = models_dir() / spec.name
     weights, tokenizer = base / spec.weights, base / spec.tokenizer
@@ -136,7 +137,7 @@ class Embedder:
                                               Tokenizer.from_file(str(tokenizer)))
         self._lock = threading.Lock()
 
-    def encode(self, texts: Sequence[str]) -> "np.ndarray":
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors of ``texts`` (each cut to ``EMBED_CHARS`` characters): shape
         ``(len(texts), dim)``, ``float32``, unit length (zero for a text with no token)."""
         np = self._np
@@ -171,13 +172,13 @@ def _open(spec: ModelSpec, dim: int, weights: Path, tokenizer: Path) -> Embedder
         return Embedder(spec, dim, weights, tokenizer)
     except ConfigError:
         raise
-    except Exception as exc:  # noqa: BLE001 - safetensors, tokenizers: any error of the file
+    except Exception as exc:  # safetensors, tokenizers: any error of the file
         raise ConfigError(f"retrieval.model {spec.name!r}: its files do not load as a model "
                           f"({weights.parent}: {type(exc).__name__}: {str(exc)[:200]}); "
                           f"fetch it again: continuity models fetch {spec.name}") from exc
 
 
-def load_embedder(settings: "RetrievalSettings") -> Embedder | None:
+def load_embedder(settings: RetrievalSettings) -> Embedder | None:
     """The embedder ``settings`` name, loaded once per process; ``None`` when
     ``semantic = "off"`` or the extra is not installed (``semantic_note`` says so). Raises
     ``ConfigError`` for an unknown model (naming the known ones), a ``dim`` above the model's,
@@ -194,7 +195,7 @@ def load_embedder(settings: "RetrievalSettings") -> Embedder | None:
 _NOTED = False
 
 
-def semantic_note(settings: "RetrievalSettings", emit: Callable[[str], Any]) -> None:
+def semantic_note(settings: RetrievalSettings, emit: Callable[[str], Any]) -> None:
     """Call ``emit(MISSING_EXTRA)`` once per process when the extra is missing and
     ``semantic`` is not "off" (issue 40: "everything works by words and says so once")."""
     global _NOTED

@@ -17,8 +17,9 @@ empty vector, so it is not read again. Entries first, then memories.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from continuity.core.model import Entry
 from continuity.redaction.funnel import redact
@@ -64,14 +65,14 @@ class EmbedReport:
         return {"embedded": self.embedded, "skipped": self.skipped, "left": self.left}
 
 
-def _as_bytes(vectors: "np.ndarray", texts: list[str]) -> list[bytes]:
+def _as_bytes(vectors: np.ndarray, texts: list[str]) -> list[bytes]:
     out = []
-    for vec, text in zip(vectors, texts):
+    for vec, text in zip(vectors, texts, strict=True):
         out.append(vec.astype("<f4").tobytes() if text.strip() and vec.any() else b"")
     return out
 
 
-def pending_count(store: "SqlStore", model_id: str) -> int:
+def pending_count(store: SqlStore, model_id: str) -> int:
     """Entries and memories without a vector of ``model_id`` (``doctor``, progress totals)."""
     return store.count_entries_to_embed(model_id) + store.count_memories_to_embed(model_id)
 
@@ -80,7 +81,7 @@ def pending_count(store: "SqlStore", model_id: str) -> int:
 WAITING_SCAN_ROWS = 100_000
 
 
-def waiting_count(store: "SqlStore", model_id: str, *, scan: int = WAITING_SCAN_ROWS
+def waiting_count(store: SqlStore, model_id: str, *, scan: int = WAITING_SCAN_ROWS
                   ) -> tuple[int, bool]:
     """``(count, exact)``: the rows and memories that a pass WILL embed with ``model_id``,
     rows without text (an event, an empty message: stored as an empty vector, never
@@ -106,7 +107,7 @@ def waiting_count(store: "SqlStore", model_id: str, *, scan: int = WAITING_SCAN_
     return count + store.count_memories_to_embed(model_id), exact
 
 
-def embed_pending(store: "SqlStore", embedder: "Embedder", *, batch_rows: int = 256,
+def embed_pending(store: SqlStore, embedder: Embedder, *, batch_rows: int = 256,
                   limit: int | None = None,
                   progress: Callable[[int, int], Any] | None = None,
                   should_stop: Callable[[], bool] | None = None,
@@ -156,7 +157,7 @@ count is a scan of every row).
             break
         texts = [memory_text(m.content) for _, m in mems]
         vectors = _as_bytes(embedder.encode(texts), texts)
-        store.put_memory_vectors(model, [(mid, v) for (mid, _), v in zip(mems, vectors)])
+        store.put_memory_vectors(model, [(mid, v) for (mid, _), v in zip(mems, vectors, strict=True)])
         after = mems[-1][0]
         n_empty = sum(1 for v in vectors if not v)
         embedded, skipped, done = embedded + len(mems) - n_empty, skipped + n_empty, \
@@ -167,7 +168,7 @@ count is a scan of every row).
     return EmbedReport(embedded, skipped, 0 if finished else pending_count(store, model))
 
 
-def _embed_session(store: "SqlStore", embedder: "Embedder", session: tuple[str, int], *,
+def _embed_session(store: SqlStore, embedder: Embedder, session: tuple[str, int], *,
                    batch_rows: int, limit: int | None,
                    should_stop: Callable[[], bool] | None) -> EmbedReport:
     model, batch_rows = embedder.model_id, max(1, batch_rows)
@@ -189,14 +190,14 @@ def _embed_session(store: "SqlStore", embedder: "Embedder", session: tuple[str, 
     return EmbedReport(embedded, skipped, 1, last)
 
 
-def _embed_rows(store: "SqlStore", embedder: "Embedder",
+def _embed_rows(store: SqlStore, embedder: Embedder,
                 rows: Sequence[tuple[str, int, Any]]) -> int:
     """Encode ``(session_key, seq, entry)`` rows and store their vectors (one transaction);
     returns how many had nothing to embed (stored as empty vectors)."""
     texts = [embed_text(e) for _, _, e in rows]
     vectors = _as_bytes(embedder.encode(texts), texts)
     store.put_entry_vectors(embedder.model_id,
-                            [(k, q, v) for (k, q, _), v in zip(rows, vectors)])
+                            [(k, q, v) for (k, q, _), v in zip(rows, vectors, strict=True)])
     return sum(1 for v in vectors if not v)
 
 

@@ -52,9 +52,10 @@ yet embedded is found by words all the same (it is only absent from the vectors 
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal
 
 from continuity.core.errors import ConfigError
 from continuity.core.model import Entry, Memory
@@ -160,7 +161,7 @@ class _List:
 def _recency(at: datetime | None, now: datetime) -> float:
     if at is None:
         return 1.0
-    at = at if at.tzinfo else at.replace(tzinfo=timezone.utc)
+    at = at if at.tzinfo else at.replace(tzinfo=UTC)
     age = max(0, (now - at).days)  # whole days: a score is stable within the day
     return 1.0 + RECENCY_WEIGHT * 0.5 ** (age / RECENCY_HALF_LIFE_DAYS)
 
@@ -206,7 +207,7 @@ def _fuse(lists: list[_List], limit: int, boost: Callable[[Key], float | None],
                 slack += lst.bound()
             b = boost(key)
             lo, hi = (1.0, max_boost) if b is None else (b, b)
-            known = sum(lst.weight / (RRF_K + r) for lst, r in zip(lists, ranks)
+            known = sum(lst.weight / (RRF_K + r) for lst, r in zip(lists, ranks, strict=True)
                         if r is not None)
             scored.append((lo * known, hi * (known + slack), key, ranks, raws, missing,
                            b is None))
@@ -297,10 +298,10 @@ class _Rows:
 
 
 def _now(now: datetime | None) -> datetime:
-    return now if now is not None else datetime.now(timezone.utc)
+    return now if now is not None else datetime.now(UTC)
 
 
-def _embedder(settings: "RetrievalSettings | None", mode: str) -> Any:
+def _embedder(settings: RetrievalSettings | None, mode: str) -> Any:
     from continuity.retrieval.embedder import load_embedder, semantic_note
     from continuity.retrieval.settings import RetrievalSettings
 
@@ -366,9 +367,9 @@ def _check(limit: int, mode: str) -> None:
         raise InputError(f"limit {limit}: must be 0 or more")
 
 
-def hybrid_entries(store: "SqlStore", query: str, *, limit: int,
+def hybrid_entries(store: SqlStore, query: str, *, limit: int,
                    filters: EntryFilter | None = None, project: str | None = None,
-                   now: datetime | None = None, settings: "RetrievalSettings | None" = None,
+                   now: datetime | None = None, settings: RetrievalSettings | None = None,
                    mode: Mode = "hybrid") -> list[RankedHit]:
     """The best ``limit`` rows of every session for ``query`` (words and "quoted phrases")
     meeting ``filters``, ranked by ``mode``: "hybrid" (words and vectors fused), "words"
@@ -430,7 +431,7 @@ def hybrid_entries(store: "SqlStore", query: str, *, limit: int,
             keys = [(k, s) for k, s, _ in picked]
             if row_filter:  # the filters need the rows
                 rows.read(keys)
-                keys = set(k for k in keys if _entry_ok(rows.rows.get(k), f, q))
+                keys = {k for k in keys if _entry_ok(rows.rows.get(k), f, q)}
                 return [((k, s), c, None) for k, s, c in picked if (k, s) in keys], \
                     len(picked) < d
             return [((k, s), c, None) for k, s, c in picked], len(picked) < d
@@ -478,10 +479,10 @@ def _memory_ok(m: Memory | None, agent_id: str, f: MemoryFilter | None, q: Query
     return q.matches(m.content)
 
 
-def hybrid_memories(store: "SqlStore", query: str, *, limit: int,
+def hybrid_memories(store: SqlStore, query: str, *, limit: int,
                     filters: MemoryFilter | None = None, agent_id: str = "default",
                     project: str | None = None, now: datetime | None = None,
-                    settings: "RetrievalSettings | None" = None,
+                    settings: RetrievalSettings | None = None,
                     mode: Mode = "hybrid") -> list[RankedHit]:
     """``hybrid_entries`` for the memories of ``agent_id`` (``recall``): the words list is
     ``store.search_memories``; a memory's age is its ``created_at``, its project its source
@@ -547,7 +548,7 @@ def full_ranking(items: Iterable[tuple[Key, list[int | None], float]],
     """The fused ranking computed from every row's full ranks (``(key, [rank per list],
     boost)``; ``weights``: each list's, words then vectors), first ``limit``: the brute force
     ``_fuse`` must equal (tests)."""
-    scored = [(key, boost * sum(w / (RRF_K + r) for w, r in zip(weights, ranks)
+    scored = [(key, boost * sum(w / (RRF_K + r) for w, r in zip(weights, ranks, strict=False)
                                 if r is not None))
               for key, ranks, boost in items]
     scored = [s for s in scored if s[1] > 0]

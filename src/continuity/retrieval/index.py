@@ -19,7 +19,8 @@ deleted stay until the process restarts; callers look their rows up and drop wha
 from __future__ import annotations
 
 import threading
-from typing import TYPE_CHECKING, Collection, Literal
+from collections.abc import Collection
+from typing import TYPE_CHECKING, Literal
 
 if TYPE_CHECKING:
     import numpy as np
@@ -98,7 +99,7 @@ class VectorIndex:
             self.last_id = rows[-1][0]
         return len(rows)
 
-    def refresh(self, store: "SqlStore") -> int:
+    def refresh(self, store: SqlStore) -> int:
         """Load the vectors stored since the last refresh; returns how many were added."""
         added = 0
         if self.kind == "entries":
@@ -111,8 +112,8 @@ class VectorIndex:
                 added += self.add([(i, mid, 0, v) for i, mid, v in mchunk])
         return added
 
-    def scores(self, query_vec: "np.ndarray", *,
-               sessions: Collection[str] | None = None) -> tuple["np.ndarray", "np.ndarray"]:
+    def scores(self, query_vec: np.ndarray, *,
+               sessions: Collection[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
         """``(rows, cosines)``: the positions of the rows allowed by ``sessions`` (None: all)
         and their cosine with ``query_vec`` (shape ``(dim,)``; a unit vector)."""
         np = self._np
@@ -128,7 +129,7 @@ class VectorIndex:
                 cos = self._mat[rows] @ q if len(rows) else np.zeros(0, dtype=np.float32)
         return rows, cos
 
-    def top(self, query_vec: "np.ndarray", k: int, *,
+    def top(self, query_vec: np.ndarray, k: int, *,
             sessions: Collection[str] | None = None,
             min_score: float | None = None) -> list[tuple[str, int, float]]:
         """The ``k`` rows most similar to ``query_vec``: ``(key, seq, cosine)`` best first,
@@ -137,7 +138,7 @@ class VectorIndex:
         rows, cos = self.scores(query_vec, sessions=sessions)
         return self.pick(rows, cos, k, min_score=min_score)
 
-    def pick(self, rows: "np.ndarray", cos: "np.ndarray", k: int, *,
+    def pick(self, rows: np.ndarray, cos: np.ndarray, k: int, *,
              min_score: float | None = None) -> list[tuple[str, int, float]]:
         """The best ``k`` of ``scores``' answer (see ``top``); exact at the cut: every row
         scoring the same as the k-th is ranked by (key, seq) before cutting."""
@@ -158,7 +159,7 @@ class VectorIndex:
         out.sort(key=lambda r: (-r[2], r[0], r[1]))
         return out[:k]
 
-    def ranks_of(self, rows: "np.ndarray", cos: "np.ndarray", keys: list[tuple[str, int]], *,
+    def ranks_of(self, rows: np.ndarray, cos: np.ndarray, keys: list[tuple[str, int]], *,
                  min_score: float | None = None) -> dict[tuple[str, int], tuple[int, float] | None]:
         """The exact 1-based rank and cosine of each of ``keys`` in the full ranking of
         ``scores``' answer (``rows``, ``cos``; ties by (key, seq), only cosines above
@@ -195,7 +196,7 @@ _SHARED: dict[tuple[str, str, str], VectorIndex] = {}
 _SHARED_LOCK = threading.Lock()
 
 
-def shared_index(store: "SqlStore", model_id: str, kind: Kind = "entries") -> VectorIndex:
+def shared_index(store: SqlStore, model_id: str, kind: Kind = "entries") -> VectorIndex:
     """The process's index of ``model_id`` vectors of ``kind`` in ``store``'s database (one
     per database URL, model and kind), refreshed before it is returned. The dimension is read
     from ``model_id`` (``name/dim``)."""

@@ -31,11 +31,11 @@ class RetrievalSettings(BaseModel):
 
     semantic: Literal["auto", "off"] = "auto"
     model: str = "wordllama-l2-supercat"
-    dim: int = Field(256, ge=16, le=4096)
-    batch_rows: int = Field(256, ge=1, le=10_000)
+    dim: int = Field(default=256, ge=16, le=4096)
+    batch_rows: int = Field(default=256, ge=1, le=10_000)
     at_action: bool = True
-    at_action_chars: int = Field(AT_ACTION_CHARS, ge=0, le=20_000)
-    at_action_min_score: float = Field(0.0, ge=0.0, le=1.0)
+    at_action_chars: int = Field(default=AT_ACTION_CHARS, ge=0, le=20_000)
+    at_action_min_score: float = Field(default=0.0, ge=0.0, le=1.0)
 
 
 def retrieval_settings(home: str | os.PathLike[str] | None = None) -> RetrievalSettings:

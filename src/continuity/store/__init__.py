@@ -17,18 +17,18 @@ May import: ``core``.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
-from typing import Iterator, Sequence
 
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import make_url
 from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
 
+from continuity.core.errors import ContinuityError, SchemaOutOfDate, StoreError
 from continuity.core.model import Entry
 from continuity.core.private import private_dir, private_open
-from continuity.core.errors import ContinuityError, SchemaOutOfDate, StoreError
 from continuity.store.base import ImportIssue, RawLine, RowMeta, SourceState, Store
 from continuity.store.sql import SqlStore
 
@@ -51,7 +51,7 @@ def iter_entries(store: Store, session_key: str, *, after_seq: int = -1,
     instead of read back). Rows from it are yielded as they are; only the rows before its
     first are read. Raises ``ValueError`` when its seqs are not consecutive."""
     first = known[0].seq if known else None
-    if known and known[-1].seq - first != len(known) - 1:
+    if known and first is not None and known[-1].seq - first != len(known) - 1:
         raise ValueError(f"known rows of {session_key!r} are not consecutive "
                          f"(seqs {first}..{known[-1].seq}, {len(known)} rows)")
     after = after_seq
@@ -63,13 +63,13 @@ def iter_entries(store: Store, session_key: str, *, after_seq: int = -1,
         if len(page) < page_rows or len(below) < len(page):
             break
         after = page[-1].seq
-    if known:
+    if known and first is not None:
         for e in known[max(0, after_seq + 1 - first):]:
             if e.visible or not visible_only:
                 yield e
 
 
-def _alembic_config(connection):  # type: ignore[no-untyped-def]
+def _alembic_config(connection):
     from alembic.config import Config
 
     cfg = Config()
@@ -78,7 +78,7 @@ def _alembic_config(connection):  # type: ignore[no-untyped-def]
     return cfg
 
 
-def current_revision(engine) -> str | None:  # type: ignore[no-untyped-def]
+def current_revision(engine) -> str | None:
     """The schema revision recorded in ``alembic_version`` (None on an empty database)."""
     with engine.connect() as conn:
         if not inspect(conn).has_table("alembic_version"):
@@ -86,25 +86,24 @@ def current_revision(engine) -> str | None:  # type: ignore[no-untyped-def]
         return conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
 
 
-def migrate(engine, revision: str = "head") -> None:  # type: ignore[no-untyped-def]
+def migrate(engine, revision: str = "head") -> None:
     """Upgrade the schema of ``engine``'s database to ``revision`` (default: the newest), in one
     transaction: a failure or a kill at any step leaves the schema as it was (issue 22). Tables
     an interrupted upgrade of an older continuity left behind are dropped first
     (``_drop_interrupted``). Raises ``StoreError`` when such a leftover table holds rows."""
-    with engine.connect() as conn:
-        with _schema_transaction(conn):
-            _drop_interrupted(conn)
-            _upgrade(conn, revision)
+    with engine.connect() as conn, _schema_transaction(conn):
+        _drop_interrupted(conn)
+        _upgrade(conn, revision)
 
 
-def _upgrade(conn, revision: str) -> None:  # type: ignore[no-untyped-def]
+def _upgrade(conn, revision: str) -> None:
     from alembic import command
 
     command.upgrade(_alembic_config(conn), revision)
 
 
 @contextmanager
-def _schema_transaction(conn) -> Iterator[None]:  # type: ignore[no-untyped-def]
+def _schema_transaction(conn) -> Iterator[None]:
     """One real transaction on ``conn`` around the block, committed at its end.
 
     PostgreSQL's DDL is transactional as is. pysqlite (Python < 3.12) opens a transaction only
@@ -132,7 +131,7 @@ def _schema_transaction(conn) -> Iterator[None]:  # type: ignore[no-untyped-def]
         raw.isolation_level = saved
 
 
-@lru_cache(maxsize=None)
+@cache
 def _tables_at(revision: str) -> frozenset[str]:
     """The tables a database holds at ``revision``, found by migrating an empty in-memory
     SQLite database to it (SQLite's full-text shadow tables included)."""
@@ -146,7 +145,7 @@ def _tables_at(revision: str) -> frozenset[str]:
         engine.dispose()
 
 
-def _drop_interrupted(conn) -> None:  # type: ignore[no-untyped-def]
+def _drop_interrupted(conn) -> None:
     """Drop the tables an interrupted upgrade left behind, before upgrading again (issue 22).
 
     Before upgrades were one transaction, a kill could leave tables of a revision committed
@@ -185,7 +184,7 @@ def _drop_interrupted(conn) -> None:  # type: ignore[no-untyped-def]
         conn.execute(text(f"DROP TABLE {quote(name)}"))
 
 
-def _read_only_url(parsed, db: Path):  # type: ignore[no-untyped-def]
+def _read_only_url(parsed, db: Path):
     """A SQLite URI opening ``db`` read-only (``mode=ro``); ``immutable=1`` too when no
     ``-wal``/``-shm`` file is beside it (SQLite cannot make them in a read-only folder, and
     nothing can be writing the database there then)."""
@@ -194,7 +193,7 @@ def _read_only_url(parsed, db: Path):  # type: ignore[no-untyped-def]
     return parsed.set(database=f"file:{db}", query=query)
 
 
-def _engine(url: str, read_only: bool = False):  # type: ignore[no-untyped-def]
+def _engine(url: str, read_only: bool = False):
     try:
         parsed = make_url(url)
     except ArgumentError as exc:
@@ -244,7 +243,7 @@ def _engine(url: str, read_only: bool = False):  # type: ignore[no-untyped-def]
                          ) from exc
 
 
-def _migrate_to_head(engine, auto_migrate: bool) -> None:  # type: ignore[no-untyped-def]
+def _migrate_to_head(engine, auto_migrate: bool) -> None:
     rev = current_revision(engine)
     if rev == HEAD_REVISION:
         return
@@ -261,7 +260,7 @@ def _migrate_to_head(engine, auto_migrate: bool) -> None:  # type: ignore[no-unt
 
 
 @contextmanager
-def _migration_lock(engine) -> Iterator[None]:  # type: ignore[no-untyped-def]
+def _migration_lock(engine) -> Iterator[None]:
     """Serialise schema creation between processes: a lock file beside a SQLite database, a
     session-level advisory lock on PostgreSQL."""
     if engine.dialect.name == "postgresql":
@@ -293,7 +292,7 @@ def _known_revisions() -> set[str]:
     return {r.revision for r in ScriptDirectory(str(_MIGRATIONS)).walk_revisions()}
 
 
-def _unwritable(engine) -> str:  # type: ignore[no-untyped-def]
+def _unwritable(engine) -> str:
     """``"; the workspace folder F is not writable ..."`` when a SQLite database's folder
     cannot be written (SQLite makes its ``-wal`` and ``-shm`` files there, even to read), else
     ``""``."""
@@ -330,7 +329,7 @@ def open_store_raw(url: str, *, auto_migrate: bool = True, read_only: bool = Fal
         raise StoreError(f"cannot open database {safe}: {msg}{_unwritable(engine)}") from exc
     except SQLAlchemyError as exc:
         engine.dispose()
-        msg = str(exc.orig or exc).splitlines()[0]
+        msg = str(getattr(exc, "orig", None) or exc).splitlines()[0]
         raise StoreError(f"cannot open database {safe}: {exc.__class__.__name__}: {msg}") from exc
     except ContinuityError:
         engine.dispose()

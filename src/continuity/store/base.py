@@ -8,10 +8,11 @@ these primitives, in ``continuity.store`` or the domain modules.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Iterable, Iterator, Protocol, Sequence
+from typing import Protocol
 
 from continuity.core.model import Entry, EntryKind, Note, Role, Run, Session, ToolCallIndex
 

@@ -16,19 +16,19 @@ processor for the dialect (SQLite's datetimes; booleans and bytes only when they
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
 
 from sqlalchemy import Boolean, Connection, LargeBinary, Table, and_, update
 from sqlalchemy.engine import Dialect
 
 from continuity.core.codec import blocks_to_json, message_bytes
 from continuity.core.errors import StoreError
-from continuity.core.model import Entry
-from continuity.store import rawcodec
-from continuity.store import schema as t
+from continuity.core.model import Entry, ToolCallBlock, ToolResultBlock
+from continuity.core.text import json_bytes
+from continuity.store import rawcodec, schema as t
 from continuity.store.base import RawLine
 from continuity.store.search import SearchIndexWriter
-from continuity.core.text import json_bytes
 
 _CHUNK = 500  # bound on IN-lists
 
@@ -103,13 +103,13 @@ class BulkInsert:
         rows = list(rows)
         if not rows:
             return
-        columns = list(zip(*rows))
+        columns: list[Sequence[Any]] = list(zip(*rows, strict=True))
         changed = False
         for i, convert in self.converters:
             done = convert(columns[i])
             if done is not columns[i]:
                 columns[i], changed = done, True
-        conn.exec_driver_sql(self.sql, list(zip(*columns)) if changed else rows)
+        conn.exec_driver_sql(self.sql, list(zip(*columns, strict=True)) if changed else rows)
 
 
 def entry_row(session_key: str, e: Entry) -> tuple[Any, ...]:
@@ -191,7 +191,7 @@ class BulkWriter:
         and the server then plans it once for any parameters; a plan made for one session's
         ids made the next session's lookups 20-30x slower (measured: 120 ms instead of 5 ms)."""
         key = t.nul_free(key)
-        raw = conn.connection.driver_connection
+        raw: Any = conn.connection.driver_connection  # sqlite3's or psycopg's: untyped here
         threshold = getattr(raw, "prepare_threshold", False)
         if threshold is not False:
             raw.prepare_threshold = None
@@ -211,14 +211,22 @@ class BulkWriter:
         ids as asked, also when the stored one had its NUL replaced)."""
         asked = {t.nul_free(i): i for i in set(ids) if i}
         rows = self._select_in(conn, self._native_sql, key, list(asked))
-        return {asked.get(r[0], r[0]): r[1] for r in rows}
+        out: dict[str, int] = {}
+        for stored, seq in rows:
+            native: str = stored
+            out[asked.get(native, native)] = seq
+        return out
 
     def tool_call_rows(self, conn: Connection, key: str, ids: Sequence[str]) -> dict[str, Any]:
         """``{call_id: row}`` (``row.call_seq``, ``row.result_seq``) of the session's tool-call
         index rows among ``ids`` (keyed by the ids as asked)."""
         asked = {t.nul_free(i): i for i in ids}
         rows = self._select_in(conn, self._calls_sql, key, list(asked))
-        return {asked.get(r.call_id, r.call_id): r for r in rows}
+        out: dict[str, Any] = {}
+        for r in rows:
+            call_id: str = r.call_id
+            out[asked.get(call_id, call_id)] = r
+        return out
 
     def put_raw_lines(self, conn: Connection, lines: Sequence[RawLine]) -> None:
         """Each distinct line's bytes once by SHA-256 (zstd-compressed where that pays:
@@ -249,10 +257,9 @@ class BulkWriter:
         results: dict[str, int] = {}
         for e in entries:
             for block in e.blocks:
-                kind = getattr(block, "type", "")
-                if kind == "tool_call":
+                if isinstance(block, ToolCallBlock):
                     calls.setdefault(t.nul_free(block.id), e.seq)
-                elif kind == "tool_result":
+                elif isinstance(block, ToolResultBlock):
                     results.setdefault(t.nul_free(block.call_id), e.seq)
         ids = list({*calls, *results})
         if not ids:

@@ -13,16 +13,19 @@ disk error, an unknown trigger) is *damaged*: readers skip it and keep serving t
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from datetime import UTC, datetime
 from functools import cache
-from datetime import datetime, timezone
-from typing import Any, Iterable
+from typing import Any
 
 import orjson
 from sqlalchemy import Connection, String, and_, bindparam, delete, func, select, type_coerce
 
 from continuity.core.model import Checkpoint, CheckpointTrigger, end_stands
+from continuity.core.when import as_utc as _utc
 from continuity.store import schema as t
+from continuity.store.parts import SqlParts
 
 _C = t.session_checkpoints.c
 _NEWEST_FIRST = (_C.created_at.desc(), _C.checkpoint_id.desc())
@@ -59,12 +62,6 @@ def _column(row: Any, name: str, decode: Any) -> Any:
         return decode(getattr(row, name))
     except (ValueError, TypeError) as exc:  # orjson.JSONDecodeError is a ValueError
         raise _Damaged(name, str(exc)[:200]) from None
-
-
-def _utc(value: datetime) -> datetime:
-    if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
 
 
 def _stored_time(value: Any) -> datetime:
@@ -172,7 +169,7 @@ def read_rows(rows: Iterable[Any]) -> tuple[list[Checkpoint], list[DamagedCheckp
     return good, damaged
 
 
-class CheckpointStoreMixin:
+class CheckpointStoreMixin(SqlParts):
     """Mixin of ``SqlStore``: session checkpoints (issue 3): insert with the per-session cap,
     newest by session/project, list by session, prune by age."""
 
@@ -190,7 +187,7 @@ class CheckpointStoreMixin:
         is returned."""
         if max_per_session < 1:
             raise ValueError(f"max_per_session must be at least 1 (got {max_per_session})")
-        created = _utc(checkpoint.created_at or datetime.now(timezone.utc))
+        created = _utc(checkpoint.created_at or datetime.now(UTC))
         values = {
             "session_key": checkpoint.session_key, "harness": checkpoint.harness,
             "project": checkpoint.project, "project_normalized": checkpoint.project_normalized,
@@ -200,17 +197,19 @@ class CheckpointStoreMixin:
             "recent_remembers": orjson.dumps(list(checkpoint.recent_remembers)).decode(),
             "created_at": created,
         }
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             if checkpoint.trigger is CheckpointTrigger.SESSION_END:
                 # One transaction with the insert, the session's row held: two writers of one
                 # session's end (an import, the daemon) never both write.
-                self.lock_session(checkpoint.session_key)  # type: ignore[attr-defined]
+                self.lock_session(checkpoint.session_key)
                 kept = self._replace_session_end(conn, checkpoint.session_key, created,
                                                  checkpoint)
                 if kept is not None:
                     return kept
             result = conn.execute(_insert(), values)
-            new_id = result.inserted_primary_key[0]
+            key = result.inserted_primary_key
+            assert key is not None  # a single-row INSERT always reports its key
+            new_id = key[0]
             self._apply_cap(conn, checkpoint.session_key, max_per_session)
         fields = {name: getattr(checkpoint, name) for name in Checkpoint.__slots__}
         return Checkpoint(**{**fields, "created_at": created, "checkpoint_id": new_id})
@@ -248,7 +247,7 @@ class CheckpointStoreMixin:
         while True:
             stmt = (_ROWS.where(where).order_by(*_NEWEST_FIRST)
                     .offset(offset).limit(_SCAN_ROWS))
-            with self._conn() as conn:  # type: ignore[attr-defined]
+            with self._conn() as conn:
                 rows = conn.execute(stmt).all()
             good, _ = read_rows(rows)
             if good:
@@ -286,7 +285,7 @@ class CheckpointStoreMixin:
         stmt = (select(_C.session_key, newest).where(and_(*cond)).group_by(_C.session_key)
                 .order_by(newest.desc(), _C.session_key).limit(limit))
         out = []
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             for r in conn.execute(stmt):
                 try:
                     out.append((r.session_key, _stored_time(r.newest)))
@@ -302,12 +301,12 @@ class CheckpointStoreMixin:
         place: ``limit=2`` with a damaged newest row gives the two newest readable ones, read
         in pages that double until ``limit`` readable rows are found or the rows run out."""
         if not limit:
-            with self._conn() as conn:  # type: ignore[attr-defined]
+            with self._conn() as conn:
                 rows = conn.execute(_page(False), {"b_key": session_key}).all()
             return read_rows(reversed(rows))
         fetch = limit
         while True:
-            with self._conn() as conn:  # type: ignore[attr-defined]
+            with self._conn() as conn:
                 rows = conn.execute(_page(True), {"b_key": session_key,
                                                   "b_limit": fetch}).all()
             readable = 0
@@ -340,7 +339,7 @@ class CheckpointStoreMixin:
             .where(_C.session_key.in_(live)).subquery())
         kept = select(ranked.c.checkpoint_id).where(ranked.c.rn == 1)
         doomed = and_(_C.created_at < _utc(older_than), _C.checkpoint_id.not_in(kept))
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             if dry_run:
                 return conn.execute(select(func.count()).select_from(t.session_checkpoints)
                                     .where(doomed)).scalar_one()

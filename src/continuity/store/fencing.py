@@ -20,15 +20,23 @@ the token, not the clock, decides (a clock is never trusted to fence).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone
-from typing import Any, Protocol, Sequence
+from datetime import UTC, datetime, timedelta
+from typing import Any, Protocol
 
 from sqlalchemy import and_, func, or_, select, update
 
-from continuity.core.errors import FencedWrite, LeaseHeld  # noqa: F401 (re-exported)
-from continuity.core.model import (Entry, EntryKind, Lease, ReceiptReason, RefusalReceipt,
-                                   receipt_detail)
+from continuity.core.errors import FencedWrite, LeaseHeld  # re-exported
+from continuity.core.model import (
+    Entry,
+    EntryKind,
+    Lease,
+    ReceiptReason,
+    RefusalReceipt,
+    receipt_detail,
+)
+from continuity.core.when import as_utc as _utc
 from continuity.store import schema as t
 from continuity.store.base import Store
 
@@ -45,18 +53,12 @@ class FencingStore(Store, Protocol):
                       token: int) -> list[Entry]: ...
     def add_receipt(self, receipt: RefusalReceipt, token: int) -> RefusalReceipt: ...
     def receipts(self, session_key: str, *, run_id: str | None = None,
-                 limit: int = 100) -> list[RefusalReceipt]: ...
+                 limit: int | None = 100) -> list[RefusalReceipt]: ...
     def view_bytes_after(self, session_key: str, seq: int) -> int: ...
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
+    return datetime.now(UTC)
 
 
 def _ttl(ttl: float | timedelta) -> timedelta:
@@ -90,24 +92,23 @@ class FencingStoreMixin:
         now = _now()
         expires = now + _ttl(ttl)
         c = t.session_leases.c
-        with self.batch():
-            with self._conn() as conn:
-                cond = [c.session_key == session_key]
-                if not take_over:
-                    cond.append(or_(c.expires_at <= now, c.owner == owner))
-                # The write comes first: it takes the lock before anything is read (B38).
-                bump = update(t.session_leases).where(and_(*cond)).values(
-                    token=c.token + 1, owner=owner, acquired_at=now, expires_at=expires)
-                taken = conn.execute(bump).rowcount == 1 or self._insert_lease(
-                    conn, session_key, owner, now, expires)
-                if not taken and take_over:  # a first lease was inserted concurrently
-                    taken = conn.execute(bump).rowcount == 1
-                if not taken:
-                    row = conn.execute(select(t.session_leases).where(
-                        c.session_key == session_key)).first()
-                    raise LeaseHeld(session_key, row.owner if row else "?",
-                                    _utc(row.expires_at) if row else None)
-                token = conn.execute(select(c.token).where(c.session_key == session_key)).scalar()
+        with self.batch(), self._conn() as conn:
+            cond = [c.session_key == session_key]
+            if not take_over:
+                cond.append(or_(c.expires_at <= now, c.owner == owner))
+            # The write comes first: it takes the lock before anything is read (B38).
+            bump = update(t.session_leases).where(and_(*cond)).values(
+                token=c.token + 1, owner=owner, acquired_at=now, expires_at=expires)
+            taken = conn.execute(bump).rowcount == 1 or self._insert_lease(
+                conn, session_key, owner, now, expires)
+            if not taken and take_over:  # a first lease was inserted concurrently
+                taken = conn.execute(bump).rowcount == 1
+            if not taken:
+                row = conn.execute(select(t.session_leases).where(
+                    c.session_key == session_key)).first()
+                raise LeaseHeld(session_key, row.owner if row else "?",
+                                _utc(row.expires_at) if row else None)
+            token = conn.execute(select(c.token).where(c.session_key == session_key)).scalar()
         return Lease(session_key, owner, int(token), now, expires)
 
     @staticmethod
@@ -164,21 +165,20 @@ class FencingStoreMixin:
         ``ValueError`` for an unknown session.
         """
         out: list[Entry] = []
-        with self.batch():
-            with self._conn() as conn:
-                self._check_token(conn, session_key, token)
-                count = conn.execute(select(t.sessions.c.entry_count).where(
-                    t.sessions.c.session_key == session_key)).scalar()
-                if count is None:
-                    raise ValueError(f"unknown session {session_key!r}: upsert it first")
-                for i, entry in enumerate(entries):
-                    entry.seq = count + i
-                    entry.entry_id = entry.entry_id or f"{session_key}:{entry.seq}"
-                    info = entry.compaction
-                    if info is not None and info.continuation and info.first_kept_entry_id is None:
-                        entry.compaction = replace(info, first_kept_entry_id=entry.entry_id)
-                    out.append(entry)
-                self.append(session_key, out)
+        with self.batch(), self._conn() as conn:
+            self._check_token(conn, session_key, token)
+            count = conn.execute(select(t.sessions.c.entry_count).where(
+                t.sessions.c.session_key == session_key)).scalar()
+            if count is None:
+                raise ValueError(f"unknown session {session_key!r}: upsert it first")
+            for i, entry in enumerate(entries):
+                entry.seq = count + i
+                entry.entry_id = entry.entry_id or f"{session_key}:{entry.seq}"
+                info = entry.compaction
+                if info is not None and info.continuation and info.first_kept_entry_id is None:
+                    entry.compaction = replace(info, first_kept_entry_id=entry.entry_id)
+                out.append(entry)
+            self.append(session_key, out)
         return out
 
     def add_receipt(self, receipt: RefusalReceipt, token: int) -> RefusalReceipt:
@@ -189,20 +189,19 @@ class FencingStoreMixin:
         reason = ReceiptReason(receipt.reason)
         created = receipt.created_at or _now()
         detail = receipt_detail(receipt.detail)
-        with self.batch():
-            with self._conn() as conn:
-                self._check_token(conn, receipt.session_key, token)
-                result = conn.execute(t.refusal_receipts.insert().values(
-                    session_key=receipt.session_key, run_id=receipt.run_id,
-                    reason=reason.value, token=token, created_at=created, detail=detail))
-                receipt_id = result.inserted_primary_key[0]
+        with self.batch(), self._conn() as conn:
+            self._check_token(conn, receipt.session_key, token)
+            result = conn.execute(t.refusal_receipts.insert().values(
+                session_key=receipt.session_key, run_id=receipt.run_id,
+                reason=reason.value, token=token, created_at=created, detail=detail))
+            receipt_id = result.inserted_primary_key[0]
         return RefusalReceipt(receipt.session_key, receipt.run_id, reason, created, receipt_id,
                               detail)
 
     def receipts(self, session_key: str, *, run_id: str | None = None,
-                 limit: int = 100) -> list[RefusalReceipt]:
-        """The session's newest ``limit`` refusal receipts (only ``run_id``'s when given),
-        oldest first."""
+                 limit: int | None = 100) -> list[RefusalReceipt]:
+        """The session's newest ``limit`` refusal receipts (all with None; only ``run_id``'s
+        when given), oldest first."""
         c = t.refusal_receipts.c
         cond = [c.session_key == session_key]
         if run_id is not None:

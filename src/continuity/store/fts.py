@@ -27,8 +27,9 @@ fewer than ``limit`` of the bounded candidates meet the agent and the filters.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from functools import lru_cache
-from typing import Any, Sequence
+from typing import Any
 
 from sqlalchemy import text
 
@@ -118,7 +119,7 @@ def rank_fts5(conn: Any, terms: Sequence[str], k: int, window: int | None = None
     if len(phrases) == 1:  # its newest `window` matches: every match when it is not common
         rows = conn.execute(windowed_sql, {"q": phrases[0], "w": window, "k": k}).all()
         return [(r[0], r[1]) for r in rows], len(rows) < k and not _full(rows, window)
-    counts = dict(zip(phrases, _capped_counts(conn, phrases, window + 1, table)))
+    counts = dict(zip(phrases, _capped_counts(conn, phrases, window + 1, table), strict=True))
     rare: list[str] = []
     total = 0
     for p in sorted(phrases, key=counts.__getitem__):

@@ -22,9 +22,10 @@ Every id is text; the caller turns LangGraph's int or float channel versions int
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import Any, Collection, Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from typing import Any
 
 from sqlalchemy import and_, delete, or_, select, true, tuple_
 
@@ -75,7 +76,7 @@ class GraphItem:
 
 
 def _utc(value: datetime) -> datetime:
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value
 
 
 def _row(r: Any) -> GraphCheckpointRow:
@@ -108,7 +109,7 @@ class LangGraphStoreMixin:
                   "parent_checkpoint_id": row.parent_checkpoint_id, "run_id": row.run_id,
                   "checkpoint_type": row.checkpoint[0], "checkpoint": row.checkpoint[1],
                   "metadata_type": row.metadata[0], "metadata": row.metadata[1],
-                  "created_at": datetime.now(timezone.utc)}
+                  "created_at": datetime.now(UTC)}
         stmt = t.upsert_insert(self.dialect, c)
         stmt = stmt.on_conflict_do_update(
             index_elements=["thread_id", "checkpoint_ns", "checkpoint_id"],
@@ -277,7 +278,7 @@ class LangGraphStoreMixin:
                        memory_id: str | None) -> None:
         """Insert or replace item ``key`` of ``namespace`` (``created_at`` kept on a
         replace, ``updated_at`` now)."""
-        now = datetime.now(timezone.utc)
+        now = datetime.now(UTC)
         stmt = t.upsert_insert(self.dialect, t.langgraph_store_items)
         stmt = stmt.on_conflict_do_update(index_elements=["namespace", "item_key"], set_={
             "value_type": stmt.excluded.value_type, "value": stmt.excluded.value,

@@ -19,26 +19,22 @@ Times are stored as UTC and read back as aware UTC datetimes.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Iterable, Sequence
+from datetime import datetime
+from typing import Any
 
 import orjson
-from sqlalchemy import and_, delete, func, or_, select
+from sqlalchemy import ColumnElement, and_, delete, func, or_, select
 
 from continuity.core.model import Memory
+from continuity.core.when import as_utc as _utc
 from continuity.store import schema as t
+from continuity.store.parts import SqlParts
 
 _CHUNK = 500
 NODE_KINDS = ("session", "thread", "compaction")
 EDGE_KINDS = ("continues", "compacted_into", "mentions")
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(
-        timezone.utc)
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,10 +98,8 @@ def _upsert(dialect: str, tbl: Any) -> Any:
     return t.upsert_insert(dialect, tbl)
 
 
-class LineageStoreMixin:
+class LineageStoreMixin(SqlParts):
     """Mixin of ``SqlStore``: thread heads, DAG nodes and edges, ranked memories (issue 6)."""
-
-    dialect: str
 
     # ------------------------------------------------------------------ thread heads
 
@@ -129,14 +123,14 @@ class LineageStoreMixin:
             set_={k: stmt.excluded[k] for k in values if k not in ("agent_id", "thread_key")},
             where=tbl.c.latest_at <= stmt.excluded.latest_at,
         ).returning(tbl.c.thread_key)
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return conn.execute(stmt).first() is not None
 
     @staticmethod
     def _head(r: Any) -> ThreadHead:
         return ThreadHead(r.agent_id, r.thread_key, r.label, r.project, r.session_key,
                           r.harness, r.source_type, r.source_ref, r.node_id, r.sample,
-                          _utc(r.latest_at), _utc(r.updated_at),  # type: ignore[arg-type]
+                          _utc(r.latest_at), _utc(r.updated_at),
                           tuple(orjson.loads(r.open_items)))
 
     def thread_heads(self, agent_id: str, *, project: str | None = None,
@@ -151,13 +145,13 @@ class LineageStoreMixin:
                                                                   c.thread_key)
         if limit:
             stmt = stmt.limit(limit)
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return [self._head(r) for r in conn.execute(stmt)]
 
     def thread_head(self, agent_id: str, thread_key: str) -> ThreadHead | None:
         """The head of one thread (None: no such thread)."""
         c = t.thread_heads.c
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             r = conn.execute(select(t.thread_heads).where(and_(
                 c.agent_id == agent_id, c.thread_key == thread_key))).first()
         return self._head(r) if r else None
@@ -181,7 +175,7 @@ class LineageStoreMixin:
                          "meta": orjson.dumps(n.meta, option=orjson.OPT_SORT_KEYS).decode(),
                          "updated_at": _utc(n.updated_at)})
         tbl = t.dag_nodes
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             for row in rows:
                 stmt = _upsert(self.dialect, tbl).values(**row)
                 stmt = stmt.on_conflict_do_update(
@@ -192,7 +186,7 @@ class LineageStoreMixin:
     @staticmethod
     def _node(r: Any) -> DagNode:
         return DagNode(r.node_id, r.agent_id, r.kind, r.label, r.content,
-                       _utc(r.updated_at), r.project, r.session_key,  # type: ignore[arg-type]
+                       _utc(r.updated_at), r.project, r.session_key,
                        r.thread_key, r.harness, r.source_ref, _utc(r.earliest_at),
                        _utc(r.latest_at), orjson.loads(r.meta))
 
@@ -214,12 +208,12 @@ class LineageStoreMixin:
         stmt = select(t.dag_nodes).where(and_(*cond)).order_by(c.latest_at.desc(), c.node_id)
         if limit:
             stmt = stmt.limit(limit)
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return [self._node(r) for r in conn.execute(stmt)]
 
     def dag_node(self, node_id: str) -> DagNode | None:
         """One node by id (None: none)."""
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             r = conn.execute(select(t.dag_nodes).where(t.dag_nodes.c.node_id == node_id)).first()
         return self._node(r) if r else None
 
@@ -239,7 +233,7 @@ class LineageStoreMixin:
         rows = {(e.src_id, e.dst_id): {"src_id": e.src_id, "dst_id": e.dst_id, "kind": kind,
                                        "agent_id": agent_id, "at": _utc(e.at)} for e in
                 reversed(edges)}
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             for i in range(0, len(sources), _CHUNK):
                 conn.execute(delete(t.dag_edges).where(and_(
                     c.agent_id == agent_id, c.kind == kind,
@@ -259,7 +253,7 @@ class LineageStoreMixin:
         if kinds:
             cond.append(c.kind.in_(list(kinds)))
         order = (c.at, c.src_id, c.dst_id, c.kind)
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             if node_ids is None:
                 rows = list(conn.execute(select(t.dag_edges).where(and_(*cond)).order_by(*order)))
             else:
@@ -272,7 +266,7 @@ class LineageStoreMixin:
                             seen.add((r.src_id, r.dst_id, r.kind))
                             rows.append(r)
                 rows.sort(key=lambda r: (_utc(r.at), r.src_id, r.dst_id, r.kind))
-        return [DagEdge(r.src_id, r.dst_id, r.kind, r.agent_id, _utc(r.at))  # type: ignore
+        return [DagEdge(r.src_id, r.dst_id, r.kind, r.agent_id, _utc(r.at))
                 for r in rows]
 
     # ------------------------------------------------------------------ ranked memories
@@ -309,7 +303,7 @@ class LineageStoreMixin:
                 .order_by(m.importance.desc(), m.created_at.desc(), m.memory_id))
         if limit:
             stmt = stmt.limit(limit)
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return [(Memory(r.memory_id, r.content, r.content_hash, r.type,
                             tuple(orjson.loads(r.tags)), r.importance, r.source_id, r.agent_id,
                             _utc(r.created_at)), r.session_project)
@@ -324,7 +318,7 @@ class LineageStoreMixin:
             t.memories.outerjoin(t.sessions, s.session_key == m.source_id))
             .where(and_(*self._ranked_where(agent_id, types, exclude_types, project,
                                             exclude_prefixes))))
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return int(conn.execute(stmt).scalar() or 0)
 
     # ------------------------------------------------------------------ completed transcripts
@@ -333,10 +327,10 @@ class LineageStoreMixin:
         """``(session_key, agent_id, content_hash)`` of every completed session_transcripts
         row (of one agent when given), oldest completion first (then key)."""
         c = t.session_transcripts.c
-        cond = [c.completed_at.is_not(None)]
+        cond: list[ColumnElement[bool]] = [c.completed_at.is_not(None)]
         if agent_id is not None:
             cond.append(c.agent_id == agent_id)
         stmt = (select(c.session_key, c.agent_id, c.content_hash).where(and_(*cond))
                 .order_by(c.completed_at, c.session_key, c.agent_id))
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return [(r.session_key, r.agent_id, r.content_hash) for r in conn.execute(stmt)]

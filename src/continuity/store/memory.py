@@ -18,18 +18,34 @@ normalisation; both index CJK characters one a token (``fts.search_text``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from functools import cache
-from datetime import datetime, timezone
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 import orjson
-from sqlalchemy import (LargeBinary, SmallInteger, and_, bindparam, column, delete, func, insert,
-                        literal_column, select, table, text, update)
+from sqlalchemy import (
+    ColumnElement,
+    LargeBinary,
+    SmallInteger,
+    and_,
+    bindparam,
+    column,
+    delete,
+    func,
+    insert,
+    literal_column,
+    select,
+    table,
+    text,
+    update,
+)
 
 from continuity.core.model import Memory, TranscriptRow
-from continuity.store import fts, rawcodec
-from continuity.store import schema as t
+from continuity.core.when import as_utc as _utc
+from continuity.store import fts, rawcodec, schema as t
+from continuity.store.parts import SqlParts
 
 _CHUNK = 500
 _PG_CONFIG = literal_column("'english'::regconfig")
@@ -54,14 +70,7 @@ def _by_fts_rowid(cond: list[Any]) -> Any:
 #: Unary + keeps SQLite from looking rows up through the (agent_id, content_hash) index, i.e.
 #: every memory of the agent, instead of by the ranked primary keys.
 _AGENT = literal_column("+memories.agent_id")
-_OF_AGENT_BY_FTS_ROWID = _by_fts_rowid([_AGENT == bindparam("agent")])
-
-
-def _utc(value: datetime | None) -> datetime | None:
-    if value is None:
-        return None
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(
-        timezone.utc)
+_OF_AGENT_BY_FTS_ROWID = _by_fts_rowid([bindparam("agent") == _AGENT])
 
 
 def _like_escape(value: str) -> str:
@@ -142,7 +151,7 @@ def _drop_parts() -> Any:
 
 
 @cache
-def _parts_of() -> Any:
+def _parts_of():  # the type is inferred: Select of (session_key, data, codec)
     p = t.session_transcript_parts.c
     return (select(p.session_key, p.data, p.codec)
             .where(and_(p.agent_id == bindparam("b_agent"),
@@ -164,15 +173,13 @@ def _transcripts_of() -> Any:
         c.agent_id == bindparam("b_agent"), c.session_key.in_(bindparam("b_keys", expanding=True))))
 
 
-class MemoryStoreMixin:
+class MemoryStoreMixin(SqlParts):
     """Mixin of ``SqlStore``: session_transcripts rows and memories with full-text recall
     (issue 5)."""
 
-    dialect: str
-
     def in_batch(self) -> bool:
         """Whether a ``batch()`` transaction is open in this thread (then writes join it)."""
-        return getattr(self._local, "conn", None) is not None  # type: ignore[attr-defined]
+        return getattr(self._local, "conn", None) is not None
 
     # ------------------------------------------------------------------ session_transcripts
 
@@ -190,7 +197,7 @@ class MemoryStoreMixin:
                   "harness": row.harness, "project": row.project,
                   "content_hash": row.content_hash, "created_at": row.created_at,
                   "updated_at": row.updated_at, "completed_at": row.completed_at}
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             if not self._insert_ignore_one(conn, t.session_transcripts, values):
                 return False
             self._write_part(conn, row.session_key, row.agent_id, row.content)
@@ -213,6 +220,7 @@ class MemoryStoreMixin:
         parts become the one part ``content`` (revision 0018). True when a row changed. With
         ``expected_hash``, only a row whose stored hash is that one is replaced (a
         compare-and-set)."""
+        params: dict[str, Any]
         if expected_hash is not None:
             if expected_hash == content_hash:
                 return False
@@ -222,7 +230,7 @@ class MemoryStoreMixin:
         params.update({"b_key": session_key, "b_agent": agent_id,
                        "content_hash": content_hash, "harness": harness, "project": project,
                        "updated_at": updated_at, "completed_at": None})
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             if conn.execute(stmt, params).rowcount != 1:
                 return False
             conn.execute(_drop_parts(), {"b_key": session_key, "b_agent": agent_id})
@@ -249,7 +257,7 @@ class MemoryStoreMixin:
         params = {"b_key": session_key, "b_agent": agent_id, "b_expected": expected_hash,
                   "content_hash": content_hash, "harness": harness, "project": project,
                   "updated_at": updated_at, "completed_at": completed_at}
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             if conn.execute(_replace_transcript_if(), params).rowcount != 1:
                 return False
             self._write_part(conn, session_key, agent_id, tail)
@@ -259,7 +267,7 @@ class MemoryStoreMixin:
         """Set ``completed_at`` = ``at`` where it is NULL (first completion wins); True when a
         row changed, False when it was already complete or does not exist."""
         params = {"b_key": session_key, "b_agent": agent_id, "completed_at": at}
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return conn.execute(_complete_transcript(), params).rowcount == 1
 
     def mark_events_applied(self, event_ids: Iterable[str], at: datetime) -> int:
@@ -267,7 +275,7 @@ class MemoryStoreMixin:
         skipped); returns how many went in. Inside a ``batch()`` it joins that transaction, so
         the ids commit with the rows the events wrote, or not at all."""
         count = 0
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             for event_id in dict.fromkeys(i for i in event_ids if i):
                 count += self._insert_ignore_one(conn, t.applied_events,
                                                  {"event_id": event_id, "applied_at": at})
@@ -278,7 +286,7 @@ class MemoryStoreMixin:
         ids = sorted({i for i in event_ids if i})
         c = t.applied_events.c
         found: set[str] = set()
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             for i in range(0, len(ids), _CHUNK):
                 found.update(conn.execute(select(c.event_id).where(
                     c.event_id.in_(ids[i:i + _CHUNK]))).scalars())
@@ -297,7 +305,7 @@ class MemoryStoreMixin:
         queries per 500 keys (the rows, their parts)."""
         keys = sorted({k for k in session_keys if k})
         out: dict[str, TranscriptRow] = {}
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             for i in range(0, len(keys), _CHUNK):
                 params = {"b_agent": agent_id, "b_keys": keys[i:i + _CHUNK]}
                 rows = conn.execute(_transcripts_of(), params).all()
@@ -317,7 +325,7 @@ class MemoryStoreMixin:
         keys = sorted({k for k in session_keys if k})
         s, tr = t.sessions.c, t.session_transcripts.c
         out: list[str] = []
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             for i in range(0, len(keys), _CHUNK):
                 stmt = (select(s.session_key)
                         .select_from(t.sessions.outerjoin(t.session_transcripts, and_(
@@ -329,7 +337,7 @@ class MemoryStoreMixin:
 
     def transcript_hash(self, session_key: str, agent_id: str) -> str | None:
         """The stored ``content_hash`` of the row (None: no row), without reading its content."""
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return conn.execute(_transcript_hash(), {"b_key": session_key,
                                                      "b_agent": agent_id}).scalar()
 
@@ -340,7 +348,7 @@ class MemoryStoreMixin:
         """``(session_key, agent_id)`` of incomplete rows matching the conditions, ordered by
         ``updated_at`` (oldest first unless ``newest_first``), at most ``limit``."""
         c = t.session_transcripts.c
-        cond = [c.completed_at.is_(None)]
+        cond: list[ColumnElement[bool]] = [c.completed_at.is_(None)]
         if agent_id is not None:
             cond.append(c.agent_id == agent_id)
         if updated_before is not None:
@@ -354,7 +362,7 @@ class MemoryStoreMixin:
         order = (c.updated_at.desc(), c.session_key) if newest_first else (c.updated_at,
                                                                              c.session_key)
         stmt = select(c.session_key, c.agent_id).where(and_(*cond)).order_by(*order).limit(limit)
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return [(r.session_key, r.agent_id) for r in conn.execute(stmt)]
 
     # ------------------------------------------------------------------ memories
@@ -367,7 +375,7 @@ class MemoryStoreMixin:
                   "tags": orjson.dumps(list(memory.tags)).decode(),
                   "importance": memory.importance, "source_id": memory.source_id,
                   "agent_id": memory.agent_id, "created_at": memory.created_at}
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             inserted = self._insert_ignore_one(conn, t.memories, values)
             if inserted and self.dialect == "sqlite":  # revision 0011: no insert trigger
                 conn.execute(_FTS_INSERT, {"m": memory.memory_id,
@@ -382,7 +390,7 @@ class MemoryStoreMixin:
     def memory_by_hash(self, agent_id: str, content_hash: str) -> Memory | None:
         """The agent's memory with this content hash (None: none)."""
         c = t.memories.c
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             r = conn.execute(select(t.memories).where(and_(
                 c.agent_id == agent_id, c.content_hash == content_hash))).first()
         return self._memory(r) if r else None
@@ -393,7 +401,7 @@ class MemoryStoreMixin:
         c = t.memories.c
         stmt = (select(t.memories).where(c.source_id == source_id)
                 .order_by(c.created_at.desc(), c.memory_id).limit(limit))
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return [self._memory(r) for r in conn.execute(stmt)]
 
     def search_memories(self, terms: Sequence[str], *, agent_id: str, limit: int,
@@ -407,7 +415,7 @@ class MemoryStoreMixin:
             return []
         cond = [t.memories.c.agent_id == agent_id, *self._filter_conditions(filters)]
         if self.dialect == "sqlite":
-            cond[0] = _AGENT == agent_id
+            cond[0] = agent_id == _AGENT
             factor = PREFIX_FACTOR if len(cond) == 1 else FILTERED_PREFIX_FACTOR
             return self._search_fts5(terms, agent_id, cond, limit, limit * factor)
         vector = func.to_tsvector(_PG_CONFIG, getattr(func, fts.PG_FUNCTION)(t.memories.c.content))
@@ -416,7 +424,7 @@ class MemoryStoreMixin:
         stmt = (select(t.memories, rank.label("score"))
                 .where(vector.op("@@")(query), *cond)
                 .order_by(rank.desc(), t.memories.c.memory_id).limit(limit))
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return [(self._memory(r), float(r.score)) for r in conn.execute(stmt)]
 
     def _search_fts5(self, terms: Sequence[str], agent_id: str, cond: list[Any], limit: int,
@@ -427,7 +435,7 @@ class MemoryStoreMixin:
         candidate, they are the best matches meeting ``cond``. Otherwise (a narrow filter, or
         another agent's memories ranking first) one query joins every match with ``memories``
         and ranks exactly those meeting ``cond``. Ties are ordered by ``memory_id``."""
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             ranked, complete = fts.rank_fts5(conn, terms, prefix)
             score = dict(ranked)
             ids = orjson.dumps(list(score)).decode()
@@ -473,5 +481,5 @@ class MemoryStoreMixin:
         stmt = select(func.count()).select_from(t.memories)
         if agent_id is not None:
             stmt = stmt.where(t.memories.c.agent_id == agent_id)
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return int(conn.execute(stmt).scalar() or 0)

@@ -35,7 +35,7 @@ def nul_free(value: Any) -> Any:
     return value
 
 
-class _NulFree(TypeDecorator):  # type: ignore[type-arg]
+class _NulFree(TypeDecorator):
     """Text that never carries NUL (``nul_free``)."""
 
     cache_ok = True

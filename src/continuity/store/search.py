@@ -30,20 +30,39 @@ as the phrase of its characters; nothing in a query reaches SQL or FTS syntax.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, Sequence
+from typing import Any
 
 import orjson
-from sqlalchemy import (Connection, and_, bindparam, column, func, literal_column, or_, select,
-                        table, text, tuple_)
+from sqlalchemy import (
+    Connection,
+    and_,
+    bindparam,
+    column,
+    func,
+    literal_column,
+    or_,
+    select,
+    table,
+    text,
+    tuple_,
+)
 from sqlalchemy.engine import Dialect
 
-from continuity.core.model import Entry, Session
+from continuity.core.model import (
+    Entry,
+    Session,
+    TextBlock,
+    ThinkingBlock,
+    ToolCallBlock,
+    ToolResultBlock,
+)
 from continuity.core.text import json_bytes
-from continuity.store import fts
-from continuity.store import schema as t
+from continuity.store import fts, schema as t
 from continuity.store.memory import _like_escape  # the one LIKE-escape rule of the store
+from continuity.store.parts import SqlParts
 
 #: Characters of a row's text that are indexed (see the module docstring).
 INDEX_CHARS = 100_000
@@ -64,14 +83,13 @@ def entry_body(entry: Entry) -> str:
     when no block holds it; at most ``INDEX_CHARS`` characters."""
     parts: list[str] = []
     for block in entry.blocks:
-        kind = getattr(block, "type", "")
-        if kind in ("text", "thinking", "tool_result"):
-            parts.append(block.text)  # type: ignore[union-attr]
-        elif kind == "tool_call":
-            args = block.arguments  # type: ignore[union-attr]
+        if isinstance(block, (TextBlock, ThinkingBlock, ToolResultBlock)):
+            parts.append(block.text)
+        elif isinstance(block, ToolCallBlock):
+            args = block.arguments
             # json_bytes, not orjson.dumps: a harness's integer beyond 64 bits (issue 45 item 11)
             shown = args if isinstance(args, str) else json_bytes(args).decode("utf-8")
-            parts.append(f"{block.name} {shown}")  # type: ignore[union-attr]
+            parts.append(f"{block.name} {shown}")
     if entry.compaction is not None and entry.compaction.summary \
             and entry.compaction.summary not in parts:
         parts.append(entry.compaction.summary)
@@ -96,18 +114,16 @@ def entry_tools(entry: Entry, names: dict[str, str]) -> str:
     "" when none."""
     found: list[str] = []
     for block in entry.blocks:
-        kind = getattr(block, "type", "")
-        if kind == "tool_call":
-            found.append(block.name.lower())  # type: ignore[union-attr]
-        elif kind == "tool_result" and block.call_id in names:  # type: ignore[union-attr]
-            found.append(names[block.call_id].lower())  # type: ignore[union-attr]
-    words = [w for w in dict.fromkeys(" ".join(found).split())]
+        if isinstance(block, ToolCallBlock):
+            found.append(block.name.lower())
+        elif isinstance(block, ToolResultBlock) and block.call_id in names:
+            found.append(names[block.call_id].lower())
+    words = list(dict.fromkeys(" ".join(found).split()))
     return f" {' '.join(words)} " if words else ""
 
 
 def _call_names(entries: Sequence[Entry]) -> dict[str, str]:
-    return {b.id: b.name for e in entries for b in e.blocks  # type: ignore[union-attr]
-            if getattr(b, "type", "") == "tool_call"}
+    return {b.id: b.name for e in entries for b in e.blocks if isinstance(b, ToolCallBlock)}
 
 
 class SearchIndexWriter:
@@ -197,10 +213,8 @@ def _conditions(f: EntryFilter) -> list[Any]:
     return cond
 
 
-class EntrySearchMixin:
+class EntrySearchMixin(SqlParts):
     """Mixin of ``SqlStore``: ``search_entries`` over the index this module writes."""
-
-    dialect: str
 
     def search_entries(self, terms: Sequence[str], *, limit: int,
                        filters: EntryFilter | None = None,
@@ -215,7 +229,7 @@ class EntrySearchMixin:
             return []
         f = filters or EntryFilter()
         cond = _conditions(f)
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             if self.dialect == "sqlite":
                 return self._entries_fts5(conn, terms, f, cond, limit, with_entries)
             return self._entries_pg(conn, terms, f, cond, limit, with_entries)
@@ -228,7 +242,7 @@ class EntrySearchMixin:
         if not terms or not wanted:
             return set()
         found: set[tuple[str, int]] = set()
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             for i in range(0, len(wanted), 500):
                 part = wanted[i:i + 500]
                 if self.dialect == "sqlite":  # one FTS seek per row (rowid = ...)
@@ -252,12 +266,12 @@ class EntrySearchMixin:
         """``{key: session}`` of these keys, in one statement per 500."""
         wanted = sorted(set(keys))
         out: dict[str, Session] = {}
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             for i in range(0, len(wanted), 500):
-                stmt = self._sessions_select().where(  # type: ignore[attr-defined]
+                stmt = self._sessions_select().where(
                     t.sessions.c.session_key.in_(wanted[i:i + 500]))
                 for r in conn.execute(stmt):
-                    out[r.session_key] = self._session(r)  # type: ignore[attr-defined]
+                    out[r.session_key] = self._session(r)
         return out
 
     def filter_sessions(self, *, harness: str | None = None, projects: Sequence[str] = (),
@@ -268,11 +282,11 @@ class EntrySearchMixin:
         has rows. ``offset``/``limit`` in sessions."""
         s = t.sessions.c
         cond = _conditions(EntryFilter(harness=harness, projects=tuple(projects)))
-        stmt = (self._sessions_select().where(*cond)  # type: ignore[attr-defined]
+        stmt = (self._sessions_select().where(*cond)
                 .order_by(func.coalesce(s.ended_at, s.updated_at).desc(), s.session_key)
                 .offset(max(0, offset)).limit(limit + 1))
-        with self._conn() as conn:  # type: ignore[attr-defined]
-            rows = [self._session(r) for r in conn.execute(stmt)]  # type: ignore[attr-defined]
+        with self._conn() as conn:
+            rows = [self._session(r) for r in conn.execute(stmt)]
         return rows[:limit], len(rows) > limit
 
     @staticmethod
@@ -299,7 +313,7 @@ class EntrySearchMixin:
         if len(rows) >= limit or complete:
             hits = sorted(rows, key=lambda r: (score[r.search_id], r.session_key, r.seq))
             best = [r.search_id for r in hits[:limit]]
-            found = {r.search_id: self._entry(r, 1) for r in conn.execute(  # type: ignore[attr-defined]
+            found = {r.search_id: self._entry(r, 1) for r in conn.execute(
                 select(_ROWS.c.search_id, t.entries).select_from(self._joined(
                     ids.join(_ROWS, _ROWS.c.search_id == ids.c.value), _ROWS.c.session_key,
                     _ROWS.c.seq)), {"ids": orjson.dumps(best).decode()})} if with_entries else {}
@@ -314,7 +328,7 @@ class EntrySearchMixin:
                                           _ROWS.c.session_key, _ROWS.c.seq))
                 .where(text(f"{FTS_TABLE} MATCH :q").bindparams(q=match), *cond)
                 .order_by(rank, _ROWS.c.session_key, _ROWS.c.seq).limit(limit))
-        return [EntryHit(r.session_key, r.seq, -float(r.score), self._entry(r))  # type: ignore[attr-defined]
+        return [EntryHit(r.session_key, r.seq, -float(r.score), self._entry(r))
                 for r in conn.execute(stmt)]
 
     def _entries_pg(self, conn: Any, terms: Sequence[str], f: EntryFilter, cond: list[Any],
@@ -333,7 +347,7 @@ class EntrySearchMixin:
                 .select_from(self._joined(_PG_FTS, _PG_FTS.c.session_key, _PG_FTS.c.seq))
                 .where(_PG_FTS.c.doc.op("@@")(query), *cond)
                 .order_by(rank.desc(), _PG_FTS.c.session_key, _PG_FTS.c.seq).limit(limit))
-        return [EntryHit(r.session_key, r.seq, float(r.score), self._entry(r))  # type: ignore[attr-defined]
+        return [EntryHit(r.session_key, r.seq, float(r.score), self._entry(r))
                 for r in conn.execute(stmt)]
 
 

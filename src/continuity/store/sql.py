@@ -8,12 +8,12 @@ inserts, rendered once per dialect, conflict-free where a row may exist).
 from __future__ import annotations
 
 import hashlib
-
 import threading
+from collections.abc import Iterable, Iterator, Sequence
 from contextlib import contextmanager
+from datetime import UTC, datetime
 from functools import cache
-from datetime import datetime, timezone
-from typing import Any, Iterable, Iterator, Sequence
+from typing import Any
 
 import orjson
 from sqlalchemy import Connection, Engine, and_, bindparam, event, func, or_, select, update
@@ -21,7 +21,6 @@ from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
 from continuity.core.codec import blocks_from_json
 from continuity.core.errors import StoreConflict, StoreError
-from continuity.core.when import usable_time
 from continuity.core.model import (
     CompactionInfo,
     Entry,
@@ -34,10 +33,10 @@ from continuity.core.model import (
     SourceRef,
     ToolCallIndex,
 )
-from continuity.store import rawcodec
-from continuity.store import schema as t
-from continuity.store.bulk import BulkWriter
+from continuity.core.when import usable_time
+from continuity.store import rawcodec, schema as t
 from continuity.store.base import ImportIssue, RawLine, RowMeta, SourceState
+from continuity.store.bulk import BulkWriter
 from continuity.store.checkpoints import CheckpointStoreMixin
 from continuity.store.fencing import FencingStoreMixin
 from continuity.store.langgraph import LangGraphStoreMixin
@@ -68,12 +67,12 @@ def _utc(value: datetime | None) -> datetime | None:
     if value is None:
         return None
     if value.tzinfo is None:
-        return value.replace(tzinfo=timezone.utc)
-    return value.astimezone(timezone.utc)
+        return value.replace(tzinfo=UTC)
+    return value.astimezone(UTC)
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 # Statements of the per-session hot path, built once (``functools.cache``) and run with bound
@@ -197,10 +196,10 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
                     self._local.conn = None
         except IntegrityError as exc:
             raise StoreConflict(f"conflicting write on {self._safe_url()}: "
-                                f"{str(exc.orig or exc).splitlines()[0]}") from exc
+                                f"{str(getattr(exc, 'orig', None) or exc).splitlines()[0]}") from exc
         except SQLAlchemyError as exc:
             raise StoreError(f"database error on {self._safe_url()}: {exc.__class__.__name__}: "
-                             f"{str(exc.orig or exc).splitlines()[0]}") from exc
+                             f"{str(getattr(exc, 'orig', None) or exc).splitlines()[0]}") from exc
 
     @contextmanager
     def _conn(self) -> Iterator[Connection]:
@@ -537,7 +536,9 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         with self._conn() as conn:
             result = conn.execute(t.notes.insert().values(
                 session_key=note.session_key, text=note.text, created_at=created))
-            note_id = result.inserted_primary_key[0]
+            key = result.inserted_primary_key
+            assert key is not None  # a single-row INSERT always reports its key
+            note_id = key[0]
         return Note(note.session_key, note.text, note_id, created)
 
     def notes(self, session_key: str, *, limit: int = 20) -> list[Note]:

@@ -21,14 +21,16 @@ in which batches is ``continuity.retrieval.embedding``; how vectors are searched
 
 from __future__ import annotations
 
+from collections.abc import Collection, Iterator, Sequence
 from functools import cache
-from typing import Any, Collection, Iterator, Sequence
+from typing import Any
 
 import orjson
 from sqlalchemy import and_, bindparam, delete, exists, func, select, text, tuple_
 
 from continuity.core.model import Entry, Memory
 from continuity.store import schema as t
+from continuity.store.parts import SqlParts
 
 #: PostgreSQL advisory lock key of vector writers (any constant; "cv40").
 _PG_LOCK = 0x63763430
@@ -51,10 +53,8 @@ def _no_memory_vector(model: str) -> Any:
     return ~exists().where(and_(v.model == model, v.memory_id == t.memories.c.memory_id))
 
 
-class VectorStoreMixin:
+class VectorStoreMixin(SqlParts):
     """Mixin of ``SqlStore``: the ``entry_vectors`` and ``memory_vectors`` primitives."""
-
-    dialect: str
 
     # ------------------------------------------------------------------ entries
 
@@ -75,14 +75,14 @@ class VectorStoreMixin:
             cond.append(e.session_key.in_(sorted(sessions)))
         stmt = (select(t.entries).where(*cond).order_by(e.session_key, e.seq)
                 .limit(max(0, limit)))
-        with self._conn() as conn:  # type: ignore[attr-defined]
-            return [(r.session_key, r.seq, self._entry(r))  # type: ignore[attr-defined]
+        with self._conn() as conn:
+            return [(r.session_key, r.seq, self._entry(r))
                     for r in conn.execute(stmt)]
 
     def count_entries_to_embed(self, model: str) -> int:
         """How many rows have no vector of ``model``."""
         stmt = select(func.count()).select_from(t.entries).where(_no_entry_vector(model))
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return int(conn.execute(stmt).scalar() or 0)
 
     def put_entry_vectors(self, model: str, rows: Sequence[tuple[str, int, bytes]]) -> int:
@@ -114,14 +114,14 @@ class VectorStoreMixin:
         if after is not None:
             cond.append(m.memory_id > after)
         stmt = select(t.memories).where(*cond).order_by(m.memory_id).limit(max(0, limit))
-        with self._conn() as conn:  # type: ignore[attr-defined]
-            return [(r.memory_id, self._memory(r))  # type: ignore[attr-defined]
+        with self._conn() as conn:
+            return [(r.memory_id, self._memory(r))
                     for r in conn.execute(stmt)]
 
     def count_memories_to_embed(self, model: str) -> int:
         """How many memories have no vector of ``model``."""
         stmt = select(func.count()).select_from(t.memories).where(_no_memory_vector(model))
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return int(conn.execute(stmt).scalar() or 0)
 
     def put_memory_vectors(self, model: str, rows: Sequence[tuple[str, bytes]]) -> int:
@@ -150,7 +150,7 @@ class VectorStoreMixin:
         wanted = sorted(set(rows))
         out: dict[tuple[str, int], Entry] = {}
         e = t.entries.c
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             for i in range(0, len(wanted), 500):
                 part = wanted[i:i + 500]
                 if self.dialect == "sqlite":
@@ -164,18 +164,18 @@ class VectorStoreMixin:
                     result = conn.execute(select(t.entries).where(
                         tuple_(e.session_key, e.seq).in_(part)))
                 for r in result:
-                    out[(r.session_key, r.seq)] = self._entry(r)  # type: ignore[attr-defined]
+                    out[(r.session_key, r.seq)] = self._entry(r)
         return out
 
     def memories_by_id(self, ids: Sequence[str]) -> dict[str, Memory]:
         """``{memory_id: memory}`` of these ids (missing ones are absent), 500 a statement."""
         wanted = sorted(set(ids))
         out: dict[str, Memory] = {}
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             for i in range(0, len(wanted), 500):
                 stmt = select(t.memories).where(t.memories.c.memory_id.in_(wanted[i:i + 500]))
                 for r in conn.execute(stmt):
-                    out[r.memory_id] = self._memory(r)  # type: ignore[attr-defined]
+                    out[r.memory_id] = self._memory(r)
         return out
 
     def session_keys_where(self, *, harness: str | None = None,
@@ -186,7 +186,7 @@ class VectorStoreMixin:
 
         cond = _conditions(EntryFilter(harness=harness, projects=tuple(projects)))
         stmt = select(t.sessions.c.session_key).where(*cond).order_by(t.sessions.c.session_key)
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return [r[0] for r in conn.execute(stmt)]
 
     # ------------------------------------------------------------------ both
@@ -195,7 +195,7 @@ class VectorStoreMixin:
         """The highest ``vector_id`` of ``model`` (0: none); ``kind`` "entries"|"memories"."""
         tbl = t.entry_vectors if kind == "entries" else t.memory_vectors
         stmt = select(func.coalesce(func.max(tbl.c.vector_id), 0)).where(tbl.c.model == model)
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             return int(conn.execute(stmt).scalar() or 0)
 
     def drop_orphan_vectors(self) -> int:
@@ -206,7 +206,7 @@ class VectorStoreMixin:
         gone_entry = ~exists().where(and_(t.entries.c.session_key == ev.session_key,
                                           t.entries.c.seq == ev.seq))
         gone_memory = ~exists().where(t.memories.c.memory_id == mv.memory_id)
-        with self._conn() as conn:  # type: ignore[attr-defined]
+        with self._conn() as conn:
             n = conn.execute(delete(t.entry_vectors).where(gone_entry)).rowcount or 0
             n += conn.execute(delete(t.memory_vectors).where(gone_memory)).rowcount or 0
         return n
@@ -215,13 +215,12 @@ class VectorStoreMixin:
         if not values:
             return 0
         inserted = 0
-        with self.batch():  # type: ignore[attr-defined]
-            with self._conn() as conn:  # type: ignore[attr-defined]
-                if self.dialect == "postgresql":
-                    conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK})
-                stmt = _insert_ignore(self.dialect, table_name)
-                for i in range(0, len(values), 500):
-                    inserted += len(conn.execute(stmt, values[i:i + 500]).all())
+        with self.batch(), self._conn() as conn:
+            if self.dialect == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK})
+            stmt = _insert_ignore(self.dialect, table_name)
+            for i in range(0, len(values), 500):
+                inserted += len(conn.execute(stmt, values[i:i + 500]).all())
         return inserted
 
     def _iter_vectors(self, tbl: Any, cols: Sequence[Any], model: str, after: int,
@@ -232,7 +231,7 @@ class VectorStoreMixin:
                 .order_by(tbl.c.vector_id).limit(bindparam("b_limit")))
         last = after
         while True:
-            with self._conn() as conn:  # type: ignore[attr-defined]
+            with self._conn() as conn:
                 rows = conn.execute(stmt, {"b_model": model, "b_after": last,
                                            "b_limit": max(1, chunk)}).all()
             if not rows:

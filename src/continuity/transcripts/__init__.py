@@ -35,5 +35,39 @@ _EXPORTS = {
     "transcript_path": "transcript_log",
 }
 
+# The names as a type checker sees them; at run time ``__getattr__`` loads each on first
+# use (tests/core/test_exports.py checks the two lists agree).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from continuity.transcripts.memories import (
+        RecallRequest,
+        RememberRequest,
+        memory_id,
+        query_terms,
+        recall,
+        recall_request,
+        remember,
+        remember_request,
+    )
+    from continuity.transcripts.projection import (
+        project,
+    )
+    from continuity.transcripts.session_transcripts import (
+        extend_transcript,
+        load_transcript,
+        put_transcript,
+        settings,
+        sync_import,
+        sync_import_report,
+        sync_session,
+    )
+    from continuity.transcripts.transcript_log import (
+        TranscriptLog,
+        TranscriptRecord,
+        content_hash,
+        safe_name,
+        transcript_path,
+    )
+
 __all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

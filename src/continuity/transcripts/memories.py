@@ -35,19 +35,20 @@ from __future__ import annotations
 import hashlib
 import logging
 import re
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, get_args
+from collections.abc import Callable, Iterable
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from continuity.core.errors import InputError, StoreError, validation_message
 from continuity.core.model import Memory
-from continuity.transcripts.projection import project
+from continuity.core.text import clean, clip_middle, utf8_len
 from continuity.redaction.funnel import redact
 from continuity.store.memory import MemoryFilter
-from continuity.core.text import clean, clip_middle, utf8_len
-from continuity.transcripts.transcript_log import content_hash
+from continuity.transcripts.projection import project
 from continuity.transcripts.session_transcripts import put_transcript, storable
+from continuity.transcripts.transcript_log import content_hash
 
 if TYPE_CHECKING:
     from continuity.store import SqlStore
@@ -97,13 +98,13 @@ class RememberRequest(_Model):
     content: str = Field(min_length=1)
     type: MemoryType = "fact"
     tags: list[str] = Field(default_factory=list, max_length=50)
-    importance: float = Field(0.5, ge=0.0, le=1.0)
-    source_id: str | None = Field(None, max_length=SOURCE_ID_MAX_CHARS,
+    importance: float = Field(default=0.5, ge=0.0, le=1.0)
+    source_id: str | None = Field(default=None, max_length=SOURCE_ID_MAX_CHARS,
                                   validation_alias=AliasChoices("source_id", "sourceId"))
     transcript: str | None = None
-    agent_id: str = Field("default", min_length=1, max_length=200,
+    agent_id: str = Field(default="default", min_length=1, max_length=200,
                           validation_alias=AliasChoices("agent_id", "agentId"))
-    harness: str = Field("manual", min_length=1, max_length=40,
+    harness: str = Field(default="manual", min_length=1, max_length=40,
                          validation_alias=AliasChoices("harness", "sourceType", "source_type"))
     project: str | None = None
 
@@ -140,7 +141,7 @@ class MemoryOut(_Model):
     created_at: datetime | None
 
     @classmethod
-    def of(cls, m: Memory) -> "MemoryOut":
+    def of(cls, m: Memory) -> MemoryOut:
         return cls(id=m.memory_id, content=m.content, content_hash=m.content_hash, type=m.type,
                    tags=list(m.tags), importance=m.importance, source_id=m.source_id,
                    agent_id=m.agent_id, created_at=m.created_at)
@@ -161,21 +162,21 @@ class RecallRequest(_Model):
     every tag must be present; ``since`` inclusive, ``until`` exclusive)."""
 
     query: str = Field(min_length=1, max_length=2000)
-    limit: int = Field(10, ge=1, le=100)
+    limit: int = Field(default=10, ge=1, le=100)
     type: str | None = None
     tags: list[str] = Field(default_factory=list, max_length=20)
-    source_id: str | None = Field(None, validation_alias=AliasChoices("source_id", "sourceId"))
-    importance_min: float | None = Field(None, ge=0.0, le=1.0,
+    source_id: str | None = Field(default=None, validation_alias=AliasChoices("source_id", "sourceId"))
+    importance_min: float | None = Field(default=None, ge=0.0, le=1.0,
                                          validation_alias=AliasChoices("importance_min",
                                                                  "importanceMin"))
     since: datetime | None = None
     until: datetime | None = None
-    agent_id: str = Field("default", min_length=1, max_length=200,
+    agent_id: str = Field(default="default", min_length=1, max_length=200,
                           validation_alias=AliasChoices("agent_id", "agentId"))
     expand: bool = False
-    raw_sources: bool = Field(False, validation_alias=AliasChoices("raw_sources", "rawSources"))
-    source_max_bytes: int = Field(SOURCE_MAX_BYTES, ge=256, le=1_000_000)
-    sources_total_bytes: int = Field(SOURCES_TOTAL_BYTES, ge=256, le=10_000_000)
+    raw_sources: bool = Field(default=False, validation_alias=AliasChoices("raw_sources", "rawSources"))
+    source_max_bytes: int = Field(default=SOURCE_MAX_BYTES, ge=256, le=1_000_000)
+    sources_total_bytes: int = Field(default=SOURCES_TOTAL_BYTES, ge=256, le=10_000_000)
 
     @field_validator("tags", mode="before")
     @classmethod
@@ -254,8 +255,8 @@ def _stored(value: str, max_chars: int) -> str:
 def _utc(value: datetime | None) -> datetime | None:
     if value is None:
         return None
-    return value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(
-        timezone.utc)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(
+        UTC)
 
 
 # ---------------------------------------------------------------------------- remember
@@ -263,10 +264,10 @@ def _utc(value: datetime | None) -> datetime | None:
 
 def memory_id(agent_id: str, digest: str) -> str:
     """The stable id of an agent's memory with content hash ``digest``: 32 hex characters."""
-    return hashlib.sha256(f"{agent_id}\0{digest}".encode("utf-8")).hexdigest()[:32]
+    return hashlib.sha256(f"{agent_id}\0{digest}".encode()).hexdigest()[:32]
 
 
-def remember(store: "SqlStore", content: str, *, type: str = "fact", tags: Iterable[str] = (),
+def remember(store: SqlStore, content: str, *, type: str = "fact", tags: Iterable[str] = (),
              importance: float = 0.5, source_id: str | None = None,
              transcript: str | None = None, agent_id: str = "default", harness: str = "manual",
              project: str | None = None, now: datetime | None = None) -> RememberResponse:
@@ -279,7 +280,7 @@ def remember(store: "SqlStore", content: str, *, type: str = "fact", tags: Itera
     return remember_request(store, request, now=now)
 
 
-def remember_request(store: "SqlStore", request: RememberRequest, *,
+def remember_request(store: SqlStore, request: RememberRequest, *,
                      now: datetime | None = None) -> RememberResponse:
     """``remember`` for a validated request. Must not run inside ``store.batch()`` (the
     transcript's transaction must be separate): raises ``RuntimeError`` then."""
@@ -298,7 +299,7 @@ def remember_request(store: "SqlStore", request: RememberRequest, *,
     memory = Memory(memory_id(request.agent_id, digest), text, digest, kind, tags,
                     request.importance,
                     _stored(request.source_id or "", SOURCE_ID_MAX_CHARS) or None,
-                    request.agent_id, _utc(now) or datetime.now(timezone.utc))
+                    request.agent_id, _utc(now) or datetime.now(UTC))
     with store.batch():
         inserted = store.insert_memory(memory)
         stored = memory if inserted else store.memory_by_hash(request.agent_id, digest)
@@ -311,7 +312,7 @@ def remember_request(store: "SqlStore", request: RememberRequest, *,
                            agent_id=request.agent_id, harness=request.harness,
                            project=request.project, now=now)
             response.transcript_stored = True
-        except Exception as exc:  # the memory is committed; report, never lose it
+        except Exception as exc:  # noqa: BLE001 - the memory is committed; report, never lose it
             log.warning("memory %s stored, its transcript was not: %s", stored.memory_id, exc)
             response.transcript_stored = False
             response.transcript_error = f"{exc.__class__.__name__}: {exc}"
@@ -339,7 +340,7 @@ def query_terms(query: str) -> list[str]:
 Ranker = Callable[["SqlStore", str, str, int, MemoryFilter], list[tuple[Memory, float]]]
 
 
-def recall(store: "SqlStore", query: str, *, limit: int = 10,
+def recall(store: SqlStore, query: str, *, limit: int = 10,
            filters: dict[str, Any] | None = None, expand: bool = False,
            agent_id: str = "default", raw_sources: bool = False,
            ranker: Ranker | None = None) -> RecallResponse:
@@ -354,13 +355,13 @@ def recall(store: "SqlStore", query: str, *, limit: int = 10,
     return recall_request(store, request, ranker=ranker)
 
 
-def _words_ranker(store: "SqlStore", query: str, agent_id: str, limit: int,
+def _words_ranker(store: SqlStore, query: str, agent_id: str, limit: int,
                   filters: MemoryFilter) -> list[tuple[Memory, float]]:
     terms = query_terms(query)  # none left (stop words only): no results
     return store.search_memories(terms, agent_id=agent_id, limit=limit, filters=filters)
 
 
-def recall_request(store: "SqlStore", request: RecallRequest, *,
+def recall_request(store: SqlStore, request: RecallRequest, *,
                    ranker: Ranker | None = None) -> RecallResponse:
     """``recall`` for a validated request."""
     if not query_words(request.query):
@@ -378,7 +379,7 @@ def recall_request(store: "SqlStore", request: RecallRequest, *,
     return response
 
 
-def _sources(store: "SqlStore", request: RecallRequest, results: list[RecallResult]
+def _sources(store: SqlStore, request: RecallRequest, results: list[RecallResult]
              ) -> tuple[dict[str, SourceTranscript], bool]:
     """One batched lookup of the results' transcripts, bounded per transcript and in total."""
     keys = list(dict.fromkeys(r.source_id for r in results if r.source_id))

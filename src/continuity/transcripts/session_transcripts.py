@@ -32,10 +32,11 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -52,18 +53,22 @@ from continuity.core.model import (
     ToolResultBlock,
     TranscriptRow,
 )
-from continuity.transcripts.projection import marker, paragraph, project  # noqa: F401 (re-exported)
-from continuity.store import iter_entries
 from continuity.core.text import clean, json_bytes
+from continuity.store import iter_entries
+from continuity.transcripts.projection import (  # noqa: F401 (re-exported: module docstring)
+    marker,
+    paragraph,
+    project as project,  # explicit: parameters named ``project`` do not redefine it
+)
 from continuity.transcripts.transcript_log import (  # noqa: F401 (re-exported)
     FILE_NAME,
     SCHEMA,
+    TextDigest,
     TranscriptLog,
     TranscriptRecord,
-    TextDigest,
     content_hash,
-    import_capture_lock,
     encode_record,
+    import_capture_lock,
     safe_name,
     transcript_path,
 )
@@ -84,7 +89,7 @@ class TranscriptSettings(BaseModel):
 
     #: Sessions whose transcript has not changed for this long are completed by ``sweep_idle``
     #: (origin: 4 h session TTL). Whole minutes, 1 .. 43,200 (30 days).
-    idle_limit_minutes: int = Field(240, ge=1, le=43_200)
+    idle_limit_minutes: int = Field(default=240, ge=1, le=43_200)
 
 
 def settings(home: str | os.PathLike[str] | None = None) -> TranscriptSettings:
@@ -93,11 +98,11 @@ def settings(home: str | os.PathLike[str] | None = None) -> TranscriptSettings:
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def _iso(value: datetime) -> str:
-    return value.astimezone(timezone.utc).isoformat(timespec="milliseconds").replace(
+    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace(
         "+00:00", "Z")
 
 
@@ -168,7 +173,7 @@ def check_identity(session_key: str, agent_id: str, harness: str) -> None:
         raise InputError(f"harness: must be 1..40 characters (got {harness!r})")
 
 
-def put_transcript(store: "SqlStore", session_key: str, content: str, *,
+def put_transcript(store: SqlStore, session_key: str, content: str, *,
                    agent_id: str = "default", harness: str = "manual", project: str | None = None,
                    completed_at: datetime | None = None,
                    now: datetime | None = None) -> TranscriptWrite:
@@ -190,7 +195,7 @@ def put_transcript(store: "SqlStore", session_key: str, content: str, *,
     return TranscriptWrite(inserted, changed, completed)
 
 
-def extend_transcript(store: "SqlStore", row: TranscriptRow, tail: str, *, harness: str,
+def extend_transcript(store: SqlStore, row: TranscriptRow, tail: str, *, harness: str,
                       project: str | None, completed_at: datetime | None = None,
                       now: datetime | None = None) -> TranscriptWrite:
     """Append ``tail`` to the session's row by the row rules (module docstring), in one
@@ -234,12 +239,12 @@ class SyncResult:
     #: what the file holds of the session after this capture (``FileState``; None: not
     #: known); pass it to the next ``sync_session`` of the session to append instead of
     #: rewriting
-    state: "FileState | None" = None
+    state: FileState | None = None
     #: whether the records were appended (True) or the session's lines rewritten (False)
     appended: bool = False
     #: the running hash of the row's text as written (``TextDigest``: a live writer extends
     #: it turn by turn, ``LiveTurns``)
-    row_digest: "TextDigest | None" = None
+    row_digest: TextDigest | None = None
 
 
 @dataclass(frozen=True)
@@ -260,7 +265,7 @@ class FileState:
     chars: int | None = None
 
 
-def _session_rows(store: "SqlStore", key: str, after_seq: int = -1,
+def _session_rows(store: SqlStore, key: str, after_seq: int = -1,
                   known: Sequence[Entry] | None = None) -> Iterator[Entry]:
     return iter_entries(store, key, after_seq=after_seq, visible_only=True,
                         page_rows=PAGE_ROWS, known=known)
@@ -274,7 +279,7 @@ def source_format(harness: str) -> str:
             "pi": "pi-session-jsonl"}.get(harness, f"{harness}-jsonl")
 
 
-def _records(store: "SqlStore", session: Any, captured: str,
+def _records(store: SqlStore, session: Any, captured: str,
              read: list[int] | None = None, *, after_seq: int = -1,
              known: Sequence[Entry] | None = None) -> list[TranscriptRecord]:
     """The session's records: its visible rows after ``after_seq`` rendered (read in pages
@@ -296,7 +301,7 @@ def _records(store: "SqlStore", session: Any, captured: str,
     return records
 
 
-def sync_session(store: "SqlStore", session_key: str, *,
+def sync_session(store: SqlStore, session_key: str, *,
                  home: str | os.PathLike[str] | None = None,
                  completed_at: datetime | None = None, fsync: bool = True,
                  known: FileState | None = None) -> SyncResult:
@@ -331,8 +336,8 @@ def sync_session(store: "SqlStore", session_key: str, *,
     if store.transcript_hash(session.key, session.agent_id) != digest or not path.exists():
         log_file = TranscriptLog(path, fsync=fsync)
         try:
-            if valid and known.records < len(records) and path.exists():  # type: ignore[union-attr]
-                written = log_file.append(records[known.records:])  # type: ignore[union-attr]
+            if state is not None and state.records < len(records) and path.exists():
+                written = log_file.append(records[state.records:])
                 appended = True
             else:
                 written = log_file.replace_session(session.agent_id, session.key, records)
@@ -352,7 +357,7 @@ def sync_session(store: "SqlStore", session_key: str, *,
                       TextDigest(storable(content)))
 
 
-def _sync_new_rows(store: "SqlStore", session: Any, known: FileState, *,
+def _sync_new_rows(store: SqlStore, session: Any, known: FileState, *,
                    home: str | os.PathLike[str] | None, completed_at: datetime | None,
                    fsync: bool) -> SyncResult | None:
     """``sync_session`` of a session whose capture ``known`` covers every row up to
@@ -361,14 +366,16 @@ def _sync_new_rows(store: "SqlStore", session: Any, known: FileState, *,
     first ``known.chars`` characters (the text that capture wrote; live turns written after
     it are dropped, as the new rows hold them) followed by theirs. None when the stored row
     does not start with that text (another writer): the caller does the full capture."""
+    if known.chars is None or known.last_seq is None:  # not a capture's state: full capture
+        return None
     row = store.get_transcripts([session.key], session.agent_id).get(session.key)
-    if row is None or len(row.content) < known.chars:  # type: ignore[operator]
+    if row is None or len(row.content) < known.chars:
         return None
     base = row.content[:known.chars]
     if content_hash(base) != known.digest:
         return None
     read = [0]
-    new = _records(store, session, _iso(_now()), read, after_seq=known.last_seq)  # type: ignore[arg-type]
+    new = _records(store, session, _iso(_now()), read, after_seq=known.last_seq)
     joined = "\n\n".join(r.content for r in new)
     content = base + ("\n\n" + joined if base and joined else joined)
     path = transcript_path(home, session.harness)
@@ -406,7 +413,7 @@ def _holds_prefix(known: FileState | None, records: Sequence[TranscriptRecord]) 
         == known.digest
 
 
-def restore_torn(store: "SqlStore", log_file: TranscriptLog, *,
+def restore_torn(store: SqlStore, log_file: TranscriptLog, *,
                  home: str | os.PathLike[str] | None = None,
                  done: tuple[str, str] | None = None) -> list[tuple[str, str]]:
     """Rewrite from the database the sessions whose records ``log_file`` lost to a torn-tail
@@ -424,7 +431,7 @@ def restore_torn(store: "SqlStore", log_file: TranscriptLog, *,
             if stored is not None and stored != digest:
                 suspects.add((agent, key))
     log_file.torn_sessions.clear()
-    suspects.discard(done)  # type: ignore[arg-type]
+    suspects.discard(done)
     restored = []
     for agent, key in sorted(suspects):
         session = store.get_session(key)
@@ -484,7 +491,7 @@ class _ImportCapture:
     only need appending are gathered, then written as one append (one fsync) per harness file
     followed by one transaction of rows; any other session is snapshotted at once."""
 
-    def __init__(self, store: "SqlStore", home: str | os.PathLike[str] | None,
+    def __init__(self, store: SqlStore, home: str | os.PathLike[str] | None,
                  out: ImportSync) -> None:
         self.store, self.home, self.out = store, home, out
         self.pending: list[_Pending] = []
@@ -595,7 +602,7 @@ class _ImportCapture:
         self.out.captured += len(pending)
 
 
-def sync_import_report(store: "SqlStore", report: "ImportReport",
+def sync_import_report(store: SqlStore, report: ImportReport,
                        home: str | os.PathLike[str] | None = None, *,
                        progress: Callable[[int], None] | None = None) -> ImportSync:
     """Fill transcripts after ``continuity import`` (issue 17: the cost grows with new rows
@@ -622,26 +629,26 @@ def sync_import_report(store: "SqlStore", report: "ImportReport",
         return _sync_import_report(store, report, home, limit, progress)
 
 
-def _sync_import_report(store: "SqlStore", report: "ImportReport",
+def _sync_import_report(store: SqlStore, report: ImportReport,
                         home: str | os.PathLike[str] | None, limit: timedelta,
                         progress: Callable[[int], None] | None) -> ImportSync:
     now = _now()
     changed: dict[str, list[Any]] = {}
     unchanged: dict[str, None] = {}
-    taken = [f for f in report.files
-             if f.session_key and f.status in ("imported", "unchanged")]
+    taken = [(key, f) for f in report.files
+             if (key := f.session_key) and f.status in ("imported", "unchanged")]
     # issue 45 item 9: what is due now, under the capture lock, not when this import read
     # its files: another import of the same files may have derived and settled them meanwhile
-    due = store.get_sources([f.path for f in taken if f.changed and not f.old_rows_changed])
+    due = store.get_sources([f.path for _, f in taken if f.changed and not f.old_rows_changed])
     starts: dict[str, int | None] = {}
-    for f in taken:
+    for key, f in taken:
         state = due.get(f.path)
         start = f.derive_from if state is None else state.pending_from
         if f.old_rows_changed or (f.changed and start is not None):
-            changed.setdefault(f.session_key, []).append(f)  # rows due, or moved (pi)
+            changed.setdefault(key, []).append(f)  # rows due, or moved (pi)
             starts[f.path] = start
         else:
-            unchanged[f.session_key] = None
+            unchanged[key] = None
     missing = store.sessions_without_transcript([k for k in unchanged if k not in changed])
     wanted = [(k, changed.get(k, [])) for k in dict.fromkeys([*changed, *missing])]
     out = ImportSync()
@@ -659,7 +666,7 @@ def _sync_import_report(store: "SqlStore", report: "ImportReport",
             if session is None:
                 continue
             idle = session.ended_at is not None and session.ended_at < now - limit
-            firsts = [starts[f.path] for f in files if starts[f.path] is not None]
+            firsts = [s for f in files if (s := starts[f.path]) is not None]
             capture.session(session, min(firsts) if firsts else None,
                             any(f.old_rows_changed for f in files) or not files,
                             now if idle else None, handed.get(key), rows.get(key),
@@ -680,7 +687,7 @@ def _failed(out: ImportSync, key: str, exc: Exception) -> None:
     log.warning("transcript of session %r not captured: %s", key, reason)
 
 
-def sync_import(store: "SqlStore", report: "ImportReport",
+def sync_import(store: SqlStore, report: ImportReport,
                 home: str | os.PathLike[str] | None = None) -> int:
     """``sync_import_report(...).captured``: how many sessions were captured (failures are
     logged; call ``sync_import_report`` to get them)."""
@@ -690,7 +697,7 @@ def sync_import(store: "SqlStore", report: "ImportReport",
 # ---------------------------------------------------------------------------- completion paths
 
 
-def end_session(store: "SqlStore", session_key: str, *, agent_id: str = "default",
+def end_session(store: SqlStore, session_key: str, *, agent_id: str = "default",
                 home: str | os.PathLike[str] | None = None, at: datetime | None = None) -> bool:
     """Session end: capture the final transcript of an imported session, then mark its row
     completed at ``at`` (default now). True when this call completed the row."""
@@ -701,7 +708,7 @@ def end_session(store: "SqlStore", session_key: str, *, agent_id: str = "default
     return store.complete_transcript(session_key, agent_id, at)
 
 
-def recover_after_clear(store: "SqlStore", new_session_key: str, *, agent_id: str = "default",
+def recover_after_clear(store: SqlStore, new_session_key: str, *, agent_id: str = "default",
                         previous_key: str | None = None, harness: str | None = None,
                         project: str | None = None, at: datetime | None = None) -> str | None:
     """A session started after a ``clear`` (Claude Code sends no session end then): in one
@@ -720,7 +727,7 @@ def recover_after_clear(store: "SqlStore", new_session_key: str, *, agent_id: st
     return None
 
 
-def sweep_idle(store: "SqlStore", *, home: str | os.PathLike[str] | None = None,
+def sweep_idle(store: SqlStore, *, home: str | os.PathLike[str] | None = None,
                now: datetime | None = None, idle_limit: timedelta | None = None,
                limit: int = 100) -> list[tuple[str, str]]:
     """TTL sweep: complete up to ``limit`` open rows whose content has not changed for
@@ -738,13 +745,13 @@ def sweep_idle(store: "SqlStore", *, home: str | os.PathLike[str] | None = None,
 # ---------------------------------------------------------------------------- reading
 
 
-def _read_only(store: "SqlStore") -> bool:
+def _read_only(store: SqlStore) -> bool:
     """True when ``store`` was opened read-only (a SQLite ``mode=ro`` URL)."""
     engine = getattr(store, "engine", None)
     return engine is not None and engine.url.query.get("mode") == "ro"
 
 
-def load_transcript(store: "SqlStore", name: str, *, agent_id: str | None = None,
+def load_transcript(store: SqlStore, name: str, *, agent_id: str | None = None,
                     home: str | os.PathLike[str] | None = None) -> TranscriptRow:
     """The transcript row of session ``name`` (a key, or a unique prefix of an imported
     session's key). An imported session without a row yet is captured first; in a store opened

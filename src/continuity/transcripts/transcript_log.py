@@ -35,10 +35,11 @@ import logging
 import os
 import re
 import tempfile
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any
 
 import orjson
 
@@ -121,7 +122,7 @@ class TextDigest:
         self.empty = _sha is None and not text
         self.hex = self._sha.hexdigest()
 
-    def extended(self, tail: str) -> "TextDigest":
+    def extended(self, tail: str) -> TextDigest:
         """The digest of this text followed by ``tail``."""
         if not tail:
             return self
@@ -185,7 +186,7 @@ class TranscriptRecord:
         return out
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "TranscriptRecord":
+    def from_dict(cls, data: dict[str, Any]) -> TranscriptRecord:
         """Parse a line's object. Raises ``ValueError`` for a missing field or an ``id`` or
         ``content_sha256`` that does not match the fields (a corrupted or edited line)."""
         try:

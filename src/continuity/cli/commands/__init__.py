@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable, Iterator, MutableMapping
-from typing import Any, Optional
+from typing import Any
 
 import typer
 from typer.core import TyperGroup
@@ -66,12 +66,12 @@ def load_module(name: str, *, rich_markup_mode: Any = None) -> dict[str, Any]:
     return dict(typer.main.get_group(scratch).commands)
 
 
-class _LazyCommands(MutableMapping):  # type: ignore[type-arg]
+class _LazyCommands(MutableMapping):
     """A group's commands by name: the eager ones as given, the ``COMMANDS``/``GROUPS`` ones
     loaded with their module on first access (``prepare`` then runs on each loaded command).
     Iterating the names loads nothing; reading a value loads its module."""
 
-    def __init__(self, eager: dict[str, Any], group: "LazyGroup") -> None:
+    def __init__(self, eager: dict[str, Any], group: LazyGroup) -> None:
         self._loaded = dict(eager)
         self._group = group
         own = {info.name: info for info in (group.own.registered_commands if group.own else [])
@@ -143,12 +143,17 @@ class LazyGroup(TyperGroup):
     applied to each command as it loads (``continuity.cli.app.command``: ``--version`` and
     placeholders)."""
 
-    own: Optional[typer.Typer] = None
-    prepare: Optional[Callable[[Any], None]] = None
+    own: typer.Typer | None = None
+    prepare: Callable[[Any], None] | None = None
 
     def __init__(self, **attrs: Any) -> None:
         super().__init__(**attrs)
-        self.commands = _LazyCommands(dict(self.commands), self)
+        self._lazy = _LazyCommands(dict(self.commands), self)
+        self.commands = self._lazy
+
+    def loaded_commands(self) -> dict[str, Any]:
+        """The commands loaded so far, by name (loads nothing)."""
+        return self._lazy.loaded()
 
     def list_commands(self, ctx: Any) -> list[str]:
         """Every command name in ``--help`` order, loading none of them."""

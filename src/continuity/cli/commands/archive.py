@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
-from typing import TYPE_CHECKING, Optional
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -26,7 +27,7 @@ def register(app: typer.Typer) -> None:
                                   "none is left."),
         max_files: int = typer.Option(200, "--max-files", min=1, help="At most this many "
                                       "files imported per pass; the rest wait for the next."),
-        home: Optional[Path] = HomeOption,
+        home: Path | None = HomeOption,
     ) -> None:
         """Archive sessions as the harnesses write them: follow Claude Code's, Codex's, pi's
         and OpenCode's session folders and import new lines as they are written, through
@@ -43,8 +44,13 @@ def register(app: typer.Typer) -> None:
         import signal
         import threading
 
-        from continuity.archive.archiver import (Archiver, folder_problems, follow,
-                                                 harness_folders, load_settings)
+        from continuity.archive.archiver import (
+            Archiver,
+            folder_problems,
+            follow,
+            harness_folders,
+            load_settings,
+        )
         from continuity.cli.render import file_problems
 
         settings = load_settings(home)
@@ -95,8 +101,6 @@ def register(app: typer.Typer) -> None:
             return
         stop = threading.Event()
         signal.signal(signal.SIGTERM, lambda *_: stop.set())
-        try:
+        with contextlib.suppress(KeyboardInterrupt):
             follow(archiver, settings, stop, report, said)
-        except KeyboardInterrupt:
-            pass
         raise typer.Exit(0)

@@ -10,20 +10,28 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional
 
 import orjson
 import typer
 
-from continuity.cli.commands.common import (EXIT_NO_MATCH, HomeOption, JsonOption,
-                                            bad_option, count_option, err, nonempty_query,
-                                            open_cli_store, out,
-                                            parse_option_time, resolve_session,
-                                            styled_escaped, with_home)
-from continuity.core.model import MAX_SEQ
+from continuity.cli.commands.common import (
+    EXIT_NO_MATCH,
+    HomeOption,
+    JsonOption,
+    bad_option,
+    count_option,
+    err,
+    nonempty_query,
+    open_cli_store,
+    out,
+    parse_option_time,
+    resolve_session,
+    styled_escaped,
+    with_home,
+)
 from continuity.core.errors import InputError
+from continuity.core.model import MAX_SEQ
 from continuity.core.text import clean, json_terminal_safe_bytes
-
 
 #: The most hits ``search`` prints (``-n 0``: all of them up to this).
 MAX_HITS = 500
@@ -35,20 +43,20 @@ def search_cmd(
                                 "(\"export job\" does not match \"exported job\"); "
                                 "operators and other punctuation are ordinary characters. "
                                 "Empty: a usage error.", callback=nonempty_query),
-    harness: Optional[str] = typer.Option(None, "--harness", help="Only sessions of this "
+    harness: str | None = typer.Option(None, "--harness", help="Only sessions of this "
                                           "harness: claude-code, codex or pi."),
-    project: List[Path] = typer.Option([], "--project", help="Only sessions of this project "
+    project: list[Path] = typer.Option([], "--project", help="Only sessions of this project "
                                        "folder or a folder inside it (repeatable).",
                                        show_default=False),
     here: bool = typer.Option(False, "--here", help="Only sessions of the current folder "
                               "(default: every project)."),
-    since: Optional[str] = typer.Option(None, "--since", help="Only rows from this time on: "
+    since: str | None = typer.Option(None, "--since", help="Only rows from this time on: "
                                         "a date (2026-11-30), a time or an age (7d, 12h)."),
-    until: Optional[str] = typer.Option(None, "--until", help="Only rows before this time "
+    until: str | None = typer.Option(None, "--until", help="Only rows before this time "
                                         "(same forms as --since)."),
-    role: Optional[str] = typer.Option(None, "--role", help="Only rows of this role: user, "
+    role: str | None = typer.Option(None, "--role", help="Only rows of this role: user, "
                                        "assistant, tool or system."),
-    tool: Optional[str] = typer.Option(None, "--tool", help="Only rows that call a tool of "
+    tool: str | None = typer.Option(None, "--tool", help="Only rows that call a tool of "
                                        "this name (e.g. Bash), or carry its result."),
     mode: str = typer.Option("hybrid", "--mode", help="How rows are ranked. hybrid: by "
                              "words and by meaning, fused (finds a row put in other words); "
@@ -56,7 +64,7 @@ def search_cmd(
                              "alone (local embeddings). Without the semantic extra every mode "
                              "ranks by words."),
     limit: int = count_option(20, "hits", maximum=MAX_HITS),
-    home: Optional[Path] = HomeOption,
+    home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Search the text of every row of every session: messages, tool calls and their results,
@@ -130,16 +138,16 @@ def export_cmd(
                             "stored row per line) or source (the imported file byte for "
                             "byte, from the kept raw lines, checked against the file on "
                             "disk; secrets included, so it needs --raw)."),
-    output: Optional[Path] = typer.Option(
+    output: Path | None = typer.Option(
         None, "--output", "-o", show_default=False,
         help="Write to this file (whole or not at all, mode 0600; an existing regular file is "
              "replaced, an imported session file or anything else refused) instead of stdout "
              "(also -)."),
     raw: bool = typer.Option(False, "--raw", help="Do not redact secrets (a warning is "
                              "printed)."),
-    since_seq: Optional[int] = typer.Option(None, "--since-seq", min=0, max=MAX_SEQ, help="First row."),
-    until_seq: Optional[int] = typer.Option(None, "--until-seq", min=0, max=MAX_SEQ, help="Last row."),
-    home: Optional[Path] = HomeOption,
+    since_seq: int | None = typer.Option(None, "--since-seq", min=0, max=MAX_SEQ, help="First row."),
+    until_seq: int | None = typer.Option(None, "--until-seq", min=0, max=MAX_SEQ, help="Last row."),
+    home: Path | None = HomeOption,
 ) -> None:
     """Export a session as Markdown, HTML or JSON Lines, secrets redacted unless --raw; or,
     with --format source --raw, the file it was imported from, rebuilt from the kept raw
@@ -159,12 +167,12 @@ def export_cmd(
                          "do not apply")
     from continuity.core.text import one_line
 
-    to_file = output is not None and str(output) != "-"
+    target = output if output is not None and str(output) != "-" else None  # None: stdout
     note = ""
     with open_cli_store(home, read_only=True) as store:
         key = resolve_session(store, session)
-        if to_file:
-            _refuse_a_session_file(store, key, output)
+        if target is not None:
+            _refuse_a_session_file(store, key, target)
         if fmt == "source":
             copy = source_copy(store, key)
             data = copy.data
@@ -185,7 +193,7 @@ def export_cmd(
                   markup=False)
     if note:
         err.print(note, markup=False)
-    if not to_file:
+    if target is None:
         sys.stdout.buffer.write(data)
         sys.stdout.buffer.flush()
         return
@@ -194,9 +202,9 @@ def export_cmd(
 
     from continuity.core.private import write_whole
 
-    shown_path = one_line(str(output))
+    shown_path = one_line(str(target))
     try:
-        mode = os.lstat(output).st_mode
+        mode = os.lstat(target).st_mode
     except FileNotFoundError:
         mode = None
     except OSError as exc:
@@ -207,7 +215,7 @@ def export_cmd(
                          "or symlink): give a new file name, or omit --output (or give -) "
                          "for stdout")
     try:
-        write_whole(output, data, 0o600)
+        write_whole(target, data, 0o600)
     except OSError as exc:
         raise InputError(f"cannot write {shown_path}: {exc.strerror or exc}") from None
     err.print(f"wrote {shown_path} ({len(data)} bytes, mode 0600)", markup=False)

@@ -8,22 +8,21 @@ from __future__ import annotations
 
 import enum
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from continuity.cli.commands.common import (
     HomeOption,
-    count_option,
     JsonOption,
+    count_option,
     emit_json,
     err,
     open_cli_store,
     open_workspace,
     out,
 )
-from continuity.core.errors import InputError
 from continuity.cli.render import shown  # issue 45 item 6: one escaping for every output
+from continuity.core.errors import InputError
 
 
 class ManualTrigger(str, enum.Enum):
@@ -39,7 +38,7 @@ def checkpoint_cmd(
                                "into the digest (secrets redacted)."),
     trigger: ManualTrigger = typer.Option(ManualTrigger.explicit, "--trigger",
                                           help="explicit (a person) or agent (an agent tool)."),
-    home: Optional[Path] = HomeOption,
+    home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Write a checkpoint of SESSION now, with its recent prompts and your reason."""
@@ -55,7 +54,7 @@ def checkpoint_cmd(
 def checkpoints_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
     limit: int = count_option(None, "of the newest"),
-    home: Optional[Path] = HomeOption,
+    home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """List the checkpoints of SESSION, oldest first, with their digests. A row that cannot
@@ -77,12 +76,12 @@ def checkpoints_cmd(
 
 
 def prune_cmd(
-    retention_days: Optional[int] = typer.Option(
+    retention_days: int | None = typer.Option(
         None, "--retention-days", help="Delete checkpoints older than this many days "
         "(1-90; default: [continuity] retentionDays, 7)."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Say how many checkpoints would be "
                                  "deleted, and delete nothing."),
-    home: Optional[Path] = HomeOption,
+    home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Delete checkpoints older than the retention window (a live session keeps its newest).
@@ -109,12 +108,12 @@ def prune_cmd(
 
 
 def recover_cmd(
-    session: Optional[str] = typer.Argument(None, help="Session key or a unique prefix of it."),
-    project: Optional[str] = typer.Option(None, "--project", help="Project folder: the newest "
+    session: str | None = typer.Argument(None, help="Session key or a unique prefix of it."),
+    project: str | None = typer.Option(None, "--project", help="Project folder: the newest "
                                           "checkpoint of any of its sessions within "
                                           "[continuity] recoveryWindowDays (or "
                                           "recoveryWindowHours when set)."),
-    home: Optional[Path] = HomeOption,
+    home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Print the recovery digest a new session starts with: the newest checkpoint of SESSION,
@@ -142,19 +141,19 @@ def recover_cmd(
 
 
 def brief_cmd(
-    project: Optional[Path] = typer.Option(None, "--project", help="Project folder (default: "
+    project: Path | None = typer.Option(None, "--project", help="Project folder (default: "
                                            "the current folder)."),
-    budget: Optional[int] = typer.Option(None, "--budget", min=200, max=10_000,
+    budget: int | None = typer.Option(None, "--budget", min=200, max=10_000,
                                          metavar="CHARS",
                                          help="Characters, 200–10000 (default: [continuity] "
                                          "recoveryBudgetChars, 2000)."),
-    window: Optional[str] = typer.Option(None, "--window", metavar="DAYS|any",
+    window: str | None = typer.Option(None, "--window", metavar="DAYS|any",
                                          help="How far back to look, in days, or 'any' "
                                          "(default: [continuity] recoveryWindowDays, 14)."),
-    harness: Optional[str] = typer.Option(None, "--harness", help="Name the continuity MCP "
+    harness: str | None = typer.Option(None, "--harness", help="Name the continuity MCP "
                                           "tools installed for this harness (claude-code, "
                                           "codex or pi), as its session would see them."),
-    home: Optional[Path] = HomeOption,
+    home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Print the project brief a new session of the project would start with (issue 39): the

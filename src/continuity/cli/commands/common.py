@@ -6,7 +6,7 @@ from __future__ import annotations
 import enum
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import orjson
 import typer
@@ -15,6 +15,7 @@ from rich.console import Console
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES, database_url
 from continuity.core.errors import InputError
 from continuity.core.text import CONTROL_ESCAPES, json_bytes, json_terminal_safe
+
 
 def escaped_text(text: Any) -> Any:
     """A Rich ``Text`` with every control and bidi character of its plain text shown as its
@@ -50,7 +51,7 @@ class SafeConsole(Console):
     text can never move the cursor, recolour or reorder the terminal). Markup and Rich's own
     styles are untouched: they hold no such character."""
 
-    def print(self, *objects: Any, **kwargs: Any) -> None:  # type: ignore[override]
+    def print(self, *objects: Any, **kwargs: Any) -> None:
         from rich.text import Text
 
         safe = [o.translate(CONTROL_ESCAPES) if isinstance(o, str)
@@ -64,10 +65,9 @@ def _consoles() -> tuple[Console, Console]:
     still send bold and dim there (issue 20)."""
     import os
 
-    plain = {"color_system": None} if os.environ.get("NO_COLOR") else {}
-    return (SafeConsole(highlight=False, soft_wrap=True, **plain),  # type: ignore[arg-type]
-            SafeConsole(stderr=True, soft_wrap=True, highlight=False,  # type: ignore[arg-type]
-                        **plain))
+    plain: dict[str, Any] = {"color_system": None} if os.environ.get("NO_COLOR") else {}
+    return (SafeConsole(highlight=False, soft_wrap=True, **plain),
+            SafeConsole(stderr=True, soft_wrap=True, highlight=False, **plain))
 
 
 out, err = _consoles()
@@ -104,7 +104,7 @@ def parse_home(value: str) -> Path:
     return Path(value)
 
 
-def global_home(ctx: Optional[typer.Context], value: Optional[Path]) -> Optional[Path]:
+def global_home(ctx: typer.Context | None, value: Path | None) -> Path | None:
     """``value`` (a command's ``--home``), else the ``--home`` given before the command
     (``continuity --home DIR sessions``, as ``git -C`` users expect; issue 20), else None."""
     if value is not None or ctx is None:
@@ -113,7 +113,7 @@ def global_home(ctx: Optional[typer.Context], value: Optional[Path]) -> Optional
     return root.params.get("home") if root is not ctx else None
 
 
-def check_workspace(ctx: typer.Context, value: Optional[Path]) -> Optional[Path]:
+def check_workspace(ctx: typer.Context, value: Path | None) -> Path | None:
     """The callback of ``--home`` (Click runs it given or not, before the command): the
     workspace must not be a file and ``config.toml`` and the env overrides must parse with
     known section names (``core.config.check_config``: ``ConfigError``, exit 2; README,
@@ -127,7 +127,7 @@ def check_workspace(ctx: typer.Context, value: Optional[Path]) -> Optional[Path]
     return value
 
 
-def check_home_only(ctx: typer.Context, value: Optional[Path]) -> Optional[Path]:
+def check_home_only(ctx: typer.Context, value: Path | None) -> Path | None:
     """The callback of ``doctor``'s ``--home``: the workspace must not be a file; a config
     problem is one of doctor's checks, not an exit."""
     from continuity.core.config import resolve_home
@@ -195,7 +195,7 @@ def parse_option_time(value: str, option: str, *, now: Any = None) -> Any:
         raise typer.BadParameter(str(exc)) from None
 
 
-def open_cli_store(home: Optional[Path], *, read_only: bool = False):  # type: ignore[no-untyped-def]
+def open_cli_store(home: Path | None, *, read_only: bool = False):
     """The store of the workspace (or ``$CONTINUITY_DATABASE_URL``), as a context manager;
     ``read_only`` (commands that only read) opens the database of a workspace that cannot be
     written read-only instead of failing (``continuity.store.open_store``)."""
@@ -204,7 +204,7 @@ def open_cli_store(home: Optional[Path], *, read_only: bool = False):  # type: i
     return open_store(database_url(home), read_only=read_only)
 
 
-def open_workspace(home: Optional[Path], *, read_only: bool = False) -> Any:
+def open_workspace(home: Path | None, *, read_only: bool = False) -> Any:
     """The ``continuity.Workspace`` of ``--home`` (or the default workspace), its database
     opened at first use; a context manager that closes it. ``read_only`` as
     ``open_cli_store``'s. Every command that has a ``Workspace`` method calls it (issue 46:
@@ -256,7 +256,7 @@ def nonempty_query(value: str) -> str:
     return value
 
 
-def with_home(command: str, home: Optional[Path]) -> str:
+def with_home(command: str, home: Path | None) -> str:
     """``command`` (a ``continuity ...`` line a command prints for the user to run) with
     ``--home HOME`` added when the user gave a workspace with ``--home`` (issue 45 item 2:
     every printed command keeps the workspace in use; run as printed, a bare one acts on the
@@ -269,7 +269,7 @@ def with_home(command: str, home: Optional[Path]) -> str:
     return f"{command} --home {shlex.quote(os.path.abspath(os.path.expanduser(str(home))))}"
 
 
-def homed_commands(text: str, home: Optional[Path]) -> str:
+def homed_commands(text: str, home: Path | None) -> str:
     """``text`` with ``with_home`` applied to every backticked `continuity ...` command in
     it that names no ``--home`` yet (issue 45 item 2: a hint or an error's fix, run as
     printed, keeps the workspace in use)."""
@@ -282,10 +282,10 @@ def homed_commands(text: str, home: Optional[Path]) -> str:
                   else f"`{with_home(m.group(1), home)}`", text)
 
 
-def home_in_argv(argv: list[str]) -> Optional[Path]:
+def home_in_argv(argv: list[str]) -> Path | None:
     """The last ``--home DIR`` (or ``--home=DIR``) of a command line, else None: the
     workspace an error's fix line must keep (``homed_commands``)."""
-    found: Optional[Path] = None
+    found: Path | None = None
     for i, word in enumerate(argv):
         if word == "--home" and i + 1 < len(argv) and argv[i + 1]:
             found = Path(argv[i + 1])

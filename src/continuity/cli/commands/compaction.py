@@ -7,15 +7,14 @@ settled, as session owner ``cli``; ``receipts`` lists the refusal receipts of a 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from continuity.cli.commands.common import (
     BudgetOption,
     HomeOption,
-    count_option,
     JsonOption,
+    count_option,
     emit_json,
     open_cli_store,
     open_workspace,
@@ -36,13 +35,13 @@ def register(app: typer.Typer) -> None:
 
 def compact_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
-    summarizer: Optional[Provider] = typer.Option(
+    summarizer: Provider | None = typer.Option(
         None, "--summarizer", help="Summary provider (default: summarizer.provider in "
         "config.toml, else extractive).", case_sensitive=False, show_default=False),
     budget: int = BudgetOption,
     force: bool = typer.Option(False, "--force", help="Compact even when the view is within "
                                "the budget or this turn was already compacted."),
-    home: Optional[Path] = HomeOption,
+    home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Make a continuation checkpoint of SESSION as if its turn had just settled: summarize
@@ -79,7 +78,7 @@ def compact_cmd(
 def receipts_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
     limit: int = count_option(50, "receipts, newest first"),
-    home: Optional[Path] = HomeOption,
+    home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """List the refusal receipts of SESSION: checkpoints that were not made, with the run id,
@@ -89,7 +88,7 @@ def receipts_cmd(
 
     with open_cli_store(home, read_only=True) as store:  # issue 45 item 8: only reads
         key = resolve_session(store, session)
-        rows = store.receipts(key, limit=limit or None)  # type: ignore[arg-type]
+        rows = store.receipts(key, limit=limit or None)  # 0: all
     if as_json:
         emit_json([receipt_dict(r) for r in rows])
         return

@@ -9,14 +9,20 @@ only serves ``--help`` and the rare call that did come through Typer.
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
-from typing import Optional
 
 import typer
 
-from continuity.cli.commands.common import (HarnessName, HomeOption, JsonOption, check_workspace,
-                                            emit_json, out, parse_home)
-
+from continuity.cli.commands.common import (
+    HarnessName,
+    HomeOption,
+    JsonOption,
+    check_workspace,
+    emit_json,
+    out,
+    parse_home,
+)
 
 hooks_app = typer.Typer(help="Install or remove continuity's hooks in a harness.",
                         no_args_is_help=True)
@@ -28,11 +34,11 @@ SettingsOption = typer.Option(
 
 
 def serve_cmd(
-    host: Optional[str] = typer.Option(None, "--host", help="Address to listen on (default: "
+    host: str | None = typer.Option(None, "--host", help="Address to listen on (default: "
                                        "[daemon] host, 127.0.0.1; others need [daemon] token)."),
-    port: Optional[int] = typer.Option(None, "--port", help="Port (default: [daemon] port, "
+    port: int | None = typer.Option(None, "--port", help="Port (default: [daemon] port, "
                                        "7438; 0 picks a free one)."),
-    home: Optional[Path] = HomeOption,
+    home: Path | None = HomeOption,
 ) -> None:
     """Run the local daemon the hooks talk to, until SIGTERM or Ctrl-C (queues are flushed
     on the way out)."""
@@ -45,10 +51,10 @@ def serve_cmd(
 def hook_cmd(
     event: str = typer.Argument(..., help="session-start, user-prompt-submit, pre-compaction, "
                                 "post-compaction, stop or session-end."),
-    harness: Optional[str] = typer.Option(None, "--harness", show_default=False,
+    harness: str | None = typer.Option(None, "--harness", show_default=False,
                                           help="Whose hook JSON is on stdin: claude-code, "
                                           "codex or pi."),
-    timeout: Optional[str] = typer.Option(None, "--timeout", show_default=False,
+    timeout: str | None = typer.Option(None, "--timeout", show_default=False,
                                           help="Seconds for the whole exchange with the "
                                           "daemon."),
 ) -> None:
@@ -69,8 +75,8 @@ def hook_cmd(
 @hooks_app.command("install")
 def hooks_install(
     harness: HarnessName = typer.Argument(..., help="claude-code, codex or pi."),
-    settings: Optional[Path] = SettingsOption,
-    home: Optional[Path] = typer.Option(
+    settings: Path | None = SettingsOption,
+    home: Path | None = typer.Option(
         None, "--home", help="Workspace the hooks send events to, baked into the installed "
         "command (default: $CONTINUITY_HOME or the user data folder, resolved now); use the "
         "daemon's --home.", show_default=False, parser=parse_home, callback=check_workspace),
@@ -89,19 +95,19 @@ def hooks_install(
 
     result = install(harness.value, settings, home, trust=not no_trust)
     if result.home is not None:  # so `continuity doctor` checks this file (a --settings one)
-        try:  # and the texts we inject name only the tools registered (issue 39)
+        # and the texts we inject name only the tools registered (issue 39); on OSError the
+        # hooks are installed all the same, and doctor then checks the default place only
+        with contextlib.suppress(OSError):
             record_install(result.home, harness.value, result.path if harness.value != "pi"
                            else result.path.parent,
                            mcp=result.mcp.tools if result.mcp is not None else {})
-        except OSError:
-            pass  # the hooks are installed; doctor then checks the default place only
     _report(result, as_json)
 
 
 @hooks_app.command("uninstall")
 def hooks_uninstall(
     harness: HarnessName = typer.Argument(..., help="claude-code, codex or pi."),
-    settings: Optional[Path] = SettingsOption,
+    settings: Path | None = SettingsOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Remove continuity's hooks and tools from HARNESS (restoring the backup when nothing
@@ -110,14 +116,12 @@ def hooks_uninstall(
     from continuity.daemon.hooks.install import forget_mcp_tools, uninstall
 
     result = uninstall(harness.value, settings)
-    try:  # the texts we inject stop naming the tools (issue 39)
+    with contextlib.suppress(OSError):  # the texts we inject stop naming the tools (issue 39)
         forget_mcp_tools(resolve_home(None), harness.value)
-    except OSError:
-        pass
     _report(result, as_json)
 
 
-def _report(result, as_json: bool) -> None:  # type: ignore[no-untyped-def]
+def _report(result, as_json: bool) -> None:
     if as_json:
         emit_json(result.to_dict())
         return
@@ -159,7 +163,7 @@ def _report(result, as_json: bool) -> None:  # type: ignore[no-untyped-def]
               f"{trust.next_step}", markup=False)
 
 
-def mcp_cmd(home: Optional[Path] = HomeOption) -> None:
+def mcp_cmd(home: Path | None = HomeOption) -> None:
     """Run the MCP server on stdio: tools search, show, recall, remember, checkpoint and
     continuation."""
     from continuity.daemon.mcp_server import run

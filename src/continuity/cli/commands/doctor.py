@@ -43,10 +43,11 @@ import re
 import shlex
 import shutil
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Optional
+from typing import Any
 
 import typer
 
@@ -77,6 +78,11 @@ class Check:
     def to_dict(self) -> dict[str, Any]:
         return {"check": self.check, "harness": self.harness, "status": self.status,
                 "detail": self.detail, "fix": self.fix, "data": self.data}
+
+
+def _mapping(value: object) -> dict[str, Any]:
+    """``value`` if it is a JSON/TOML object, else ``{}`` (a settings file's shape is not ours)."""
+    return value if isinstance(value, dict) else {}
 
 
 def command_for(home: Path, *words: str) -> str:
@@ -110,10 +116,10 @@ def check_config(home: Path) -> Check:
     the section names and the values of EVERY known section (fresh-user review: a bad
     ``[daemon]`` value was found only by ``serve``). A ``ConfigError`` is a ``problem`` whose
     detail names the file (or variable) and the key."""
+    import os
+
     from continuity.core.config import KNOWN_SECTIONS, config_path, read_config
     from continuity.core.errors import ConfigError
-
-    import os
 
     path = config_path(home)
     try:
@@ -283,7 +289,7 @@ def installed_hooks(harness: str, path: Path | None = None) -> InstalledHooks:
     except InputError as exc:
         found.error = str(exc)
         return found
-    hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+    hooks = _mapping(data.get("hooks"))
     for native, groups in hooks.items():
         for group in groups if isinstance(groups, list) else []:
             inner = group.get("hooks") if isinstance(group, dict) else None
@@ -410,7 +416,7 @@ def _mcp_found(harness: str, hooks_path: Path) -> tuple[Path, Any, str | None]:
             data = tomllib.loads(config.read_text("utf-8")) if config.is_file() else {}
         except (tomllib.TOMLDecodeError, UnicodeDecodeError, OSError):
             return config, None, "config.toml cannot be read as TOML"
-        servers = data.get("mcp_servers") if isinstance(data.get("mcp_servers"), dict) else {}
+        servers = _mapping(data.get("mcp_servers"))
         entry = servers.get(install.MCP_SERVER_NAME)
     else:
         config = install.claude_mcp_config()
@@ -421,23 +427,22 @@ def _mcp_found(harness: str, hooks_path: Path) -> tuple[Path, Any, str | None]:
             data = install.read_settings(config)
         except InputError as exc:
             return config, None, str(exc)
-        servers = data.get("mcpServers") if isinstance(data.get("mcpServers"), dict) else {}
+        servers = _mapping(data.get("mcpServers"))
         entry = servers.get(install.MCP_SERVER_NAME)
         try:
             settings = install.read_settings(hooks_path)
         except InputError:
             settings = {}
-        perms = settings.get("permissions") if isinstance(settings.get("permissions"),
-                                                          dict) else {}
+        perms = _mapping(settings.get("permissions"))
         if entry is not None and install.CLAUDE_ALLOW_RULE not in (perms.get("allow") or []):
             return config, None, (f"registered, but {hooks_path} lacks the allow rule "
                                   f"{install.CLAUDE_ALLOW_RULE!r}: Claude Code denies the tools")
     if not isinstance(entry, dict):
         return config, None, f"no MCP server {install.MCP_SERVER_NAME!r} in {config}"
-    if not install._is_our_server(entry):  # noqa: SLF001 - the installer's own test
+    if not install._is_our_server(entry):  # the installer's own test
         return config, None, (f"the MCP server {install.MCP_SERVER_NAME!r} in {config} is "
                               "not continuity's")
-    env = entry.get("env") if isinstance(entry.get("env"), dict) else {}
+    env = _mapping(entry.get("env"))
     words = [str(entry.get("command", ""))] + [str(a) for a in entry.get("args") or []]
     if env.get("CONTINUITY_HOME"):
         words.insert(0, f"CONTINUITY_HOME={env['CONTINUITY_HOME']}")
@@ -538,8 +543,8 @@ def _ago(iso: str | None) -> str:
     except ValueError:
         return iso
     if at.tzinfo is None:
-        at = at.replace(tzinfo=timezone.utc)
-    seconds = int((datetime.now(timezone.utc) - at).total_seconds())
+        at = at.replace(tzinfo=UTC)
+    seconds = int((datetime.now(UTC) - at).total_seconds())
     span = (f"{seconds} s" if seconds < 120 else f"{seconds // 60} min" if seconds < 7200
             else f"{seconds // 3600} h" if seconds < 172800 else f"{seconds // 86400} days")
     return f"{iso} ({span} ago)"
@@ -578,8 +583,13 @@ def check_embeddings(home: Path, daemon_up: bool) -> Check:
     daemon runs (it embeds them in the background), else a ``warning`` naming how."""
     from continuity.core.config import database_url
     from continuity.core.errors import ConfigError
-    from continuity.retrieval.embedder import MISSING_EXTRA, MODELS, load_embedder, \
-        model_files, semantic_available
+    from continuity.retrieval.embedder import (
+        MISSING_EXTRA,
+        MODELS,
+        load_embedder,
+        model_files,
+        semantic_available,
+    )
     from continuity.retrieval.embedding import waiting_count
     from continuity.retrieval.settings import retrieval_settings
     from continuity.store import open_store
@@ -693,8 +703,8 @@ def _capture_stopped(per: list[Check], harness: str, seen: dict[str, Any] | None
     except ValueError:
         return
     if at.tzinfo is None:
-        at = at.replace(tzinfo=timezone.utc)
-    if (datetime.now(timezone.utc) - at).total_seconds() > RECENT_CAPTURE_DAYS * 86400:
+        at = at.replace(tzinfo=UTC)
+    if (datetime.now(UTC) - at).total_seconds() > RECENT_CAPTURE_DAYS * 86400:
         return
     for c in per:
         if c.check == "hooks" and not c.data.get("events") and c.status != "problem":
@@ -753,7 +763,8 @@ def diagnose(home: Path, harnesses: tuple[str, ...] = HARNESSES, *,
                                  f"{BINARIES[harness]} once)"))
         checks.extend(per)
     if not any(c.check == "hooks" and c.data.get("events") for c in checks):
-        found = [c.harness for c in checks if c.check == "found" and c.status == "ok"]
+        found = [c.harness for c in checks
+                 if c.check == "found" and c.status == "ok" and c.harness is not None]
         checks.append(Check("hooks", None, "problem", "no harness has continuity's hooks: "
                             "nothing is captured live" + ("" if found else
                                                           " (and no harness CLI is on PATH)"),
@@ -767,8 +778,8 @@ _MARK = {"ok": "ok     ", "problem": "PROBLEM", "warning": "warning", "info": "-
 
 
 def doctor_cmd(
-    home: Optional[Path] = HomeOptionNoConfigCheck,
-    harness: Optional[list[str]] = typer.Option(
+    home: Path | None = HomeOptionNoConfigCheck,
+    harness: list[str] | None = typer.Option(
         None, "--harness", help="Check only this harness (claude-code, codex, pi); repeatable.",
         show_default=False),
     as_json: bool = JsonOption,

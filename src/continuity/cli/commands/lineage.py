@@ -9,17 +9,17 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import typer
 
 from continuity.cli.commands.common import (
     HomeOption,
-    bad_option,
-    homed_commands,
     JsonOption,
+    bad_option,
     emit_json,
     err,
+    homed_commands,
     open_cli_store,
     resolve_session,
 )
@@ -30,7 +30,7 @@ memory_app = typer.Typer(help="The MEMORY.md file your agents load: durable memo
                          rich_markup_mode=None)
 
 
-def _as_of(value: Optional[str]):  # type: ignore[no-untyped-def]
+def _as_of(value: str | None):
     from continuity.lineage.artifacts import parse_iso
 
     if value is None:
@@ -49,15 +49,15 @@ def _warn_skipped(skipped: list[tuple[str, str]]) -> None:
 
 @memory_app.command("render")
 def memory_render(
-    project: Optional[str] = typer.Option(None, "--project", help="Only this project (its "
+    project: str | None = typer.Option(None, "--project", help="Only this project (its "
                                           "full path, as `continuity sessions` shows it)."),
-    output: Optional[Path] = typer.Option(None, "--output", help="Where to write it ('-': "
+    output: Path | None = typer.Option(None, "--output", help="Where to write it ('-': "
                                           "stdout). Default: <home>/MEMORY.md, or "
                                           "<home>/projects/<project>/MEMORY.md with --project."),
-    as_of: Optional[str] = typer.Option(None, "--as-of", help="Render as of this UTC time "
+    as_of: str | None = typer.Option(None, "--as-of", help="Render as of this UTC time "
                                         "(ISO 8601) instead of now: it sets the 30-day ledger "
                                         "window."),
-    home: Optional[Path] = HomeOption,
+    home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Rebuild MEMORY.md from the lineage: six sections, within the [memory_md] budget.
@@ -115,7 +115,7 @@ def _known_project(store: Any, given: str) -> str:
 
 def lineage_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
-    home: Optional[Path] = HomeOption,
+    home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Show the lineage of SESSION: manifest, artifacts (hash-checked), thread and DAG edges.
@@ -139,8 +139,8 @@ def lineage_cmd(
 
 def _damaged(key: str, problems: list[dict[str, Any]]) -> Exception:
     """The exit-7 error naming each missing or failing artifact and the repair."""
-    from continuity.lineage.report import repair_hint
     from continuity.lineage.artifacts import LineageDamaged
+    from continuity.lineage.report import repair_hint
     from continuity.lineage.sentence import one_line
 
     listed = ", ".join(
@@ -178,10 +178,10 @@ def _lineage_text(view: dict[str, Any]) -> str:
 
 
 def consolidate_cmd(
-    session: Optional[str] = typer.Argument(None, help="Session key or a unique prefix."),
+    session: str | None = typer.Argument(None, help="Session key or a unique prefix."),
     all_: bool = typer.Option(False, "--all", help="Every completed session whose lineage is "
                               "not current."),
-    home: Optional[Path] = HomeOption,
+    home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Run the consolidation pass over completed transcripts, then rebuild MEMORY.md.

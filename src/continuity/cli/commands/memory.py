@@ -7,15 +7,23 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import List, Optional
 
 import typer
 
+from continuity.cli.commands.common import (
+    EXIT_NO_MATCH,
+    HomeOption,
+    JsonOption,
+    count_option,
+    emit_json,
+    err,
+    nonempty_query,
+    open_cli_store,
+    open_workspace,
+    out,
+)
 from continuity.core.errors import InputError
 from continuity.core.text import clean
-from continuity.cli.commands.common import (EXIT_NO_MATCH, HomeOption, JsonOption,
-                                            count_option, emit_json, err, nonempty_query,
-                                            open_cli_store, open_workspace, out)
 
 
 def _iso(value) -> str | None:  # type: ignore[no-untyped-def]
@@ -29,16 +37,15 @@ def transcript_cmd(
                                    "reasoning left out."),
     raw: bool = typer.Option(False, "--raw", help="Do not redact secrets: the transcript as "
                              "stored (a warning is printed)."),
-    home: Optional[Path] = HomeOption,
+    home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Print the canonical transcript of SESSION (the stored text, or with --sanitized its
     projection), secrets redacted unless --raw."""
-    from continuity.transcripts.projection import project
-    from continuity.transcripts.session_transcripts import load_transcript
-
     from continuity.redaction.funnel import SESSION_KNOWN, redact
     from continuity.redaction.session import session_secrets
+    from continuity.transcripts.projection import project
+    from continuity.transcripts.session_transcripts import load_transcript
 
     with open_cli_store(home, read_only=True) as store:  # only reads (issue 45)
         row = load_transcript(store, session, home=home)
@@ -71,7 +78,7 @@ def transcript_cmd(
                   markup=False)
 
 
-def _text_to_remember(text: Optional[str], file: Optional[Path]) -> str:
+def _text_to_remember(text: str | None, file: Path | None) -> str:
     """TEXT as given, stdin for ``-``, or the UTF-8 file ``--file`` names (exactly one of
     them; ``InputError`` otherwise, or for a file that cannot be read or is not UTF-8)."""
     if (text is None) == (file is None):
@@ -93,15 +100,15 @@ def _text_to_remember(text: Optional[str], file: Optional[Path]) -> str:
 
 
 def remember_cmd(
-    text: Optional[str] = typer.Argument(None, help="What to remember (secrets are redacted "
+    text: str | None = typer.Argument(None, help="What to remember (secrets are redacted "
                                          "first); - reads it from stdin.", show_default=False),
-    file: Optional[Path] = typer.Option(None, "--file", metavar="FILE", show_default=False,
+    file: Path | None = typer.Option(None, "--file", metavar="FILE", show_default=False,
                                         help="Read what to remember from FILE (UTF-8)."),
     type_: str = typer.Option("fact", "--type", help="Kind of memory, e.g. fact, decision."),
-    tags: List[str] = typer.Option([], "--tag", help="A tag (repeatable)."),
+    tags: list[str] = typer.Option([], "--tag", help="A tag (repeatable)."),
     importance: float = typer.Option(0.5, "--importance", help="0..1."),
-    source: Optional[str] = typer.Option(None, "--source", help="The session key it came from."),
-    home: Optional[Path] = HomeOption,
+    source: str | None = typer.Option(None, "--source", help="The session key it came from."),
+    home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Remember TEXT (stored once: the same text again is reported as already remembered).
@@ -128,9 +135,9 @@ def recall_cmd(
                                 "of each result's session."),
     limit: int = count_option(10, "memories (recall gives at most 100)",
                               flags=("-n", "--limit"), maximum=100),
-    type_: Optional[str] = typer.Option(None, "--type", help="Only memories of this type."),
-    tags: List[str] = typer.Option([], "--tag", help="Only memories with this tag (repeatable)."),
-    home: Optional[Path] = HomeOption,
+    type_: str | None = typer.Option(None, "--type", help="Only memories of this type."),
+    tags: list[str] = typer.Option([], "--tag", help="Only memories with this tag (repeatable)."),
+    home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Recall memories matching QUERY, most relevant first.

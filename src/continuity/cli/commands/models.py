@@ -9,8 +9,6 @@ others are downloaded once, with the user's consent (a prompt naming the size an
 
 from __future__ import annotations
 
-from typing import Optional
-
 import typer
 
 from continuity.cli.commands.common import JsonOption, bad_option, emit_json, err, out
@@ -53,7 +51,7 @@ def models_fetch(
     name: str = typer.Argument(..., help="The model to download (see `continuity models "
                                "list`)."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Download without asking."),
-    source: Optional[str] = typer.Option(None, "--from", metavar="URL",
+    source: str | None = typer.Option(None, "--from", metavar="URL",
                                          help=f"Where to download from (default {SOURCE})."),
     as_json: bool = JsonOption,
 ) -> None:
@@ -112,10 +110,16 @@ class _bar:
         self._bar = None
         self._task = None
 
-    def __enter__(self) -> "_bar":
+    def __enter__(self) -> _bar:
         if self.enabled:
-            from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn,
-                                       TimeRemainingColumn, TransferSpeedColumn)
+            from rich.progress import (
+                BarColumn,
+                DownloadColumn,
+                Progress,
+                TextColumn,
+                TimeRemainingColumn,
+                TransferSpeedColumn,
+            )
 
             self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
                                  DownloadColumn(), TransferSpeedColumn(),
@@ -125,7 +129,7 @@ class _bar:
         return self
 
     def __call__(self, done: int, total: int) -> None:
-        if self._bar is not None:
+        if self._bar is not None and self._task is not None:
             self._bar.update(self._task, completed=done, total=total or None)
 
     def __exit__(self, *exc: object) -> None:

@@ -6,15 +6,14 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import Optional
 
 import typer
 
 from continuity.cli.commands.common import (
     BudgetOption,
-    bad_option,
     HomeOption,
     JsonOption,
+    bad_option,
     emit_json,
     err,
     open_workspace,
@@ -37,11 +36,11 @@ def resume_cmd(
     budget: int = BudgetOption,
     execute: bool = typer.Option(False, "--exec", help="Open the new session in the harness "
                                  "right away (in the session's project folder)."),
-    target_home: Optional[str] = typer.Option(
+    target_home: str | None = typer.Option(
         None, "--target-home", metavar="DIR", show_default=False,
         help="The harness's home folder (default: $CLAUDE_CONFIG_DIR or ~/.claude, $CODEX_HOME "
              "or ~/.codex, $PI_CODING_AGENT_DIR or ~/.pi/agent)."),
-    home: Optional[Path] = HomeOption,
+    home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Continue SESSION in another (or the same) harness: write its continuation (the one

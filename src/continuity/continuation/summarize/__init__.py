@@ -31,11 +31,10 @@ import logging
 import re
 import threading
 import time
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Iterable, Protocol, Sequence
+from typing import TYPE_CHECKING, Protocol
 
-from continuity.core.error_text import looks_like_error
-from continuity.core.model import Entry, ReceiptReason
 from continuity.continuation.summarize.bounds import (
     RowDigest,
     bounded,
@@ -46,6 +45,8 @@ from continuity.continuation.summarize.bounds import (
     render_row,
     scrub,
 )
+from continuity.core.error_text import looks_like_error
+from continuity.core.model import Entry, ReceiptReason
 from continuity.core.text import json_len, utf8_len
 
 if TYPE_CHECKING:
@@ -220,7 +221,7 @@ def validate(reply: ProviderReply, max_bytes: int) -> tuple[str | None, ReceiptR
 
 
 def judge(reply: ProviderReply, max_bytes: int
-          ) -> tuple[str | None, ReceiptReason | None, str | None]:
+          ) -> tuple[str, None, None] | tuple[None, ReceiptReason, str]:
     """``validate`` with the failed check named: ``(summary, None, None)`` or ``(None, reason,
     detail)``, ``detail`` a fixed phrase with counts only (issue 45 item 7: never reply
     text, which may hold a secret)."""
@@ -284,15 +285,17 @@ def summarize(view: WorkingView, summarizer: Summarizer, *, cancel: threading.Ev
             return _refuse(result, ReceiptReason.CANCELLED, "cancelled during a request")
         except ProviderError as exc:  # its text is ours: "HTTP 500", "timed out after 9.0 s"
             return _refuse(result, ReceiptReason.PROVIDER_FAILURE, scrub(str(exc))[:120])
-        except Exception as exc:  # fail closed on any provider bug
+        except Exception as exc:  # noqa: BLE001 - fail closed on any provider bug
             return _refuse(result, ReceiptReason.PROVIDER_FAILURE,
                            f"the provider failed: {exc.__class__.__name__}")
         if cancel.is_set():  # a reply that arrives after the signal is discarded
             return _refuse(result, ReceiptReason.CANCELLED, "reply after the cancel signal")
-        summary, reason, detail = judge(reply, bound)
-        if reason is not None:
+        verdict = judge(reply, bound)
+        if verdict[1] is not None:  # refused: (None, reason, detail)
+            _, reason, detail = verdict
             return _refuse(result, reason, detail if result.chunks == 1
                            else f"{detail} (request {result.chunks})")
+        summary = verdict[0]
         previous, start = summary, end
     result.summary = previous
     return result
@@ -328,7 +331,7 @@ def _refuse(result: SummaryResult, reason: ReceiptReason, detail: str) -> Summar
     return result
 
 
-def make_summarizer(settings: "SummarizerSettings") -> Summarizer:
+def make_summarizer(settings: SummarizerSettings) -> Summarizer:
     """The provider named by ``settings.provider``. Raises ``ConfigError`` naming the field
     when the settings cannot work (e.g. no model for a model provider)."""
     from continuity.continuation.summarize.factory import build

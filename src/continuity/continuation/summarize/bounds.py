@@ -15,10 +15,9 @@ the size of its empty shape plus the escaped size of each rendered row.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Sequence
-
-import orjson
+from typing import Any
 
 from continuity.core.model import (
     Entry,
@@ -29,10 +28,10 @@ from continuity.core.model import (
     ToolCallBlock,
     ToolResultBlock,
 )
-from continuity.redaction.funnel import redact
-from continuity.redaction.structured import redact_value
 from continuity.core.tasklist import TaskItem, task_list
 from continuity.core.text import clean, clip_middle, json_bytes, json_len, utf8_len
+from continuity.redaction.funnel import redact
+from continuity.redaction.structured import redact_value
 
 #: Per-part caps in UTF-8 bytes (head + tail kept, B20).
 TEXT_CAP = 6_000
@@ -41,7 +40,7 @@ ARGS_CAP = 800
 RESULT_CAP = 3_000
 #: A run of base64 characters at least this long is a payload, not text (B17).
 BASE64_RUN = 400
-_BASE64 = re.compile(r"(?:data:[\w/+.-]+;base64,)?[A-Za-z0-9+/]{%d,}={0,2}" % BASE64_RUN)
+_BASE64 = re.compile(rf"(?:data:[\w/+.-]+;base64,)?[A-Za-z0-9+/]{{{BASE64_RUN},}}={{0,2}}")
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
 #: apply_patch's file headers with their kind (issue 39): ``*** Add File: p`` → created,
 #: ``*** Update File: p`` → modified (``*** Move to: q`` after it: q modified, p deleted),
@@ -174,9 +173,7 @@ def _changes(name: str, arguments: Any) -> tuple[tuple[str, str], ...]:
             found.append((path, _PATCH_KIND[head]))
     if isinstance(arguments, dict):
         sub = arguments.get("command")
-        if lowered in WHOLE_FILE_TOOLS:
-            kind = "written"
-        elif sub == "create":  # str_replace_based_edit_tool
+        if lowered in WHOLE_FILE_TOOLS or sub == "create":
             kind = "written"
         elif sub in ("view",):
             kind = ""

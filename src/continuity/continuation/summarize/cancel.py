@@ -13,9 +13,11 @@ summarizer in a worker thread).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 import time
-from typing import Awaitable, Callable, TypeVar
+from collections.abc import Awaitable, Callable
+from typing import TypeVar
 
 from continuity.continuation.summarize import Cancelled
 
@@ -33,10 +35,8 @@ def run_cancellable(call: Callable[[], Awaitable[T]], *, cancel: threading.Event
         while not task.done():
             if cancel.is_set() or time.monotonic() >= deadline:
                 task.cancel()
-                try:
+                with contextlib.suppress(BaseException):  # the call's fate no longer matters
                     await task
-                except BaseException:  # noqa: BLE001 - the call's fate no longer matters
-                    pass
                 raise Cancelled("cancelled")
             await asyncio.wait({task}, timeout=POLL_SECONDS)
         return task.result()

@@ -36,6 +36,13 @@ from bisect import bisect_right
 from collections import Counter
 from dataclasses import dataclass, field
 
+from continuity.continuation.facts import (
+    CommandRun,
+    SessionFacts,
+    done_by_call,
+    extract_facts,
+    one_line,
+)
 from continuity.continuation.summarize import (
     MIN_SECTIONS,
     Cancelled,
@@ -44,13 +51,6 @@ from continuity.continuation.summarize import (
     structured_sections,
 )
 from continuity.continuation.summarize.bounds import CallDigest, RowDigest
-from continuity.continuation.facts import (
-    CommandRun,
-    SessionFacts,
-    done_by_call,
-    extract_facts,
-    one_line,
-)
 from continuity.core.tasklist import TaskItem, open_items
 from continuity.core.text import clip_middle, utf8_len
 
@@ -133,7 +133,7 @@ def _collect(rows: tuple[RowDigest, ...]) -> _Facts:
         if row.todos is not None:
             f.todos_seq, f.has_tasks = row.seq, True
     failed = {(e.seq, e.tool) for e in f.facts.errors}
-    for cid, (seq, c) in calls.items():
+    for cid, (_seq, c) in calls.items():
         res = results.get(cid)
         if res is not None:
             f.flow.append((res[0], c, not res[1] and (res[0], c.name) not in failed))
@@ -158,7 +158,7 @@ def _sentences(texts: list[str], pattern: re.Pattern[str], cap: int, most: int) 
     for text in reversed(texts):
         for s in _SENTENCE.split(text):
             s = s.strip(" -*#>\t")
-            if 12 <= len(s) and pattern.search(s):
+            if len(s) >= 12 and pattern.search(s):
                 item = f"- {_one_line(s, cap)}"
                 if item not in out:
                     out.append(item)
@@ -268,7 +268,7 @@ def _sections(req: SummaryRequest) -> dict[str, list[str]]:
     done_now = {t: _done_by_call(t.title, f, f.todos_seq) for t in open_items(todos)}
     done_now = {t: by for t, by in done_now.items() if by is not None}
     still_open = [t for t in open_items(todos) if t not in done_now]
-    settled = bool(latest) and latest[0] in facts.settled  # type: ignore[index]
+    settled = bool(latest) and latest[0] in facts.settled
     s["Done"] = stats + [_todo(t) for t in todos if t.status == "completed"]
     s["Done"] += [_done_todo(t, by) for t, by in done_now.items()]
     if settled and latest:
@@ -455,7 +455,7 @@ def _fit(sections: dict[str, list[str]], max_bytes: int) -> None:
             return
         items = sections[key]
         last = len(items) - 1
-        if key == "Goal" and last == 0 or utf8_len(items[last]) > CLIP_BEFORE_DROP:
+        if (key == "Goal" and last == 0) or utf8_len(items[last]) > CLIP_BEFORE_DROP:
             items[last] = clip_middle(items[last], max(60, utf8_len(items[last]) // 2)) \
                 .replace("\n", " ")  # the cut's marker stays on the item's line
         else:

@@ -10,7 +10,7 @@ from continuity.continuation.summarize.settings import Provider, SummarizerSetti
 from continuity.core.errors import ConfigError
 
 
-def build(settings: SummarizerSettings):  # type: ignore[no-untyped-def]
+def build(settings: SummarizerSettings):
     """The provider object for ``settings`` (``continuity.continuation.summarize.make_summarizer``
     calls it). Raises ``ConfigError`` naming ``[summarizer] model`` when a model provider has none."""
     if settings.provider is Provider.EXTRACTIVE:

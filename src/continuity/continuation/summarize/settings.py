@@ -43,16 +43,16 @@ class SummarizerSettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     provider: Provider = Provider.EXTRACTIVE
-    model: str | None = Field(None, min_length=1, max_length=200)
-    effort: str | None = Field(None, pattern=r"^[a-z][a-z_-]{0,19}$")
-    base_url: str | None = Field(None, pattern=r"^https?://\S+$")
-    api_key_env: str | None = Field(None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
-    timeout: float = Field(120.0, gt=0, le=3600)
-    max_input_bytes: int = Field(400_000, ge=16_000, le=50_000_000)
-    max_summary_bytes: int = Field(24_000, ge=1_000, le=1_000_000)
+    model: str | None = Field(default=None, min_length=1, max_length=200)
+    effort: str | None = Field(default=None, pattern=r"^[a-z][a-z_-]{0,19}$")
+    base_url: str | None = Field(default=None, pattern=r"^https?://\S+$")
+    api_key_env: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_]*$")
+    timeout: float = Field(default=120.0, gt=0, le=3600)
+    max_input_bytes: int = Field(default=400_000, ge=16_000, le=50_000_000)
+    max_summary_bytes: int = Field(default=24_000, ge=1_000, le=1_000_000)
 
     @model_validator(mode="after")
-    def _room_for_rows(self) -> "SummarizerSettings":
+    def _room_for_rows(self) -> SummarizerSettings:
         if self.max_input_bytes < 2 * self.max_summary_bytes + 8_000:
             raise ValueError(f"max_input_bytes ({self.max_input_bytes}) must be at least "
                              f"2 x max_summary_bytes + 8000 ({2 * self.max_summary_bytes + 8000})"

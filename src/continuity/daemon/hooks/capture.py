@@ -28,18 +28,20 @@ lock of their own, so two imports of one file never interleave.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
 import time
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
-from continuity.transcripts import session_transcripts as tx
 from continuity.checkpoints import CheckpointRecorder, SessionState
 from continuity.core.errors import ContinuityError, FencedWrite
-from continuity.daemon.hooks.sessions import LiveSession, history, live_history
 from continuity.core.tasklist import task_list
+from continuity.daemon.hooks.sessions import LiveSession, history, live_history
+from continuity.transcripts import session_transcripts as tx
 
 log = logging.getLogger("continuity.daemon")
 
@@ -204,10 +206,8 @@ class TranscriptCapture:
             return  # no state yet: ``ensure_state`` reads the task list when it makes one
         arguments = newest_task_call(self._rows(info.store_key or info.key, first_seq))
         if arguments is not None:
-            try:
+            with contextlib.suppress(KeyError):  # the session ended meanwhile
                 self.recorder.record_tool_call(info.key, arguments)
-            except KeyError:  # the session ended meanwhile
-                pass
 
     def newest_tasks(self, key: str) -> Any | None:
         """The arguments of the newest task-list call among the last ``TASK_LOOKBACK_ROWS``
@@ -241,7 +241,7 @@ class TranscriptCapture:
                 # The turns waiting for the row are in the file's rows now: their ids are
                 # applied (issue 21), before the sync drops their live records.
                 self.store.mark_events_applied((i for _, _, i in info.pending if i),
-                                               datetime.now(timezone.utc))
+                                               datetime.now(UTC))
                 known = info.file_state if info.row_hash is not None and \
                     self.store.transcript_hash(key, session.agent_id) == info.row_hash \
                     else None
@@ -432,9 +432,7 @@ class TranscriptCapture:
         the same abort) writes nothing and answers the first receipt's id. Returns the
         ``{"status": "refused", ...}`` answer of ``harness_summary``; ``receipt_id`` is None
         when the receipt could not be written (another owner holds the session)."""
-        from continuity.core.model import ReceiptReason, RefusalReceipt
-
-        from continuity.core.model import receipt_detail
+        from continuity.core.model import ReceiptReason, RefusalReceipt, receipt_detail
 
         reason = ReceiptReason(reason)
         detail = receipt_detail(detail)

@@ -34,11 +34,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from continuity.daemon.hooks._files import (BACKUP_SUFFIX, _atomic_bytes, _backup, _is_ours,
-                                            _read, _through_link, default_path)
-from continuity.daemon.hooks.mcp_install import (MCP_BEGIN, MCP_END, MCP_SERVER_NAME,
-                                                 McpRegistration, codex_mcp_block, mcp_argv,
-                                                 mcp_tool_names)
+from continuity.core.text import object_at
+from continuity.daemon.hooks._files import (
+    BACKUP_SUFFIX,
+    _atomic_bytes,
+    _backup,
+    _is_ours,
+    _read,
+    _through_link,
+    default_path,
+)
+from continuity.daemon.hooks.mcp_install import (
+    MCP_BEGIN,
+    MCP_END,
+    MCP_SERVER_NAME,
+    McpRegistration,
+    codex_mcp_block,
+    mcp_argv,
+    mcp_tool_names,
+)
 
 #: Codex's snake_case event names (codex-rs ``hook_event_key_label``), used in trust keys.
 CODEX_EVENT_LABELS = {"SessionStart": "session_start", "UserPromptSubmit": "user_prompt_submit",
@@ -99,7 +113,7 @@ def codex_our_hooks(hooks_path: Path, data: dict[str, Any] | None = None
         data, _raw = _read(hooks_path)
     prefix = codex_hooks_key_path(hooks_path)
     found = []
-    hooks = data.get("hooks") if isinstance(data.get("hooks"), dict) else {}
+    hooks = object_at(data, "hooks")
     for native, groups in hooks.items():
         if native not in CODEX_EVENT_LABELS or not isinstance(groups, list):
             continue

@@ -30,7 +30,8 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from continuity.core.errors import ContinuityError
 from continuity.daemon.hooks.worker import Worker

@@ -76,24 +76,52 @@ from typing import Any
 
 from continuity.core.config import resolve_home
 from continuity.core.errors import InputError
+from continuity.core.text import object_at
+
 # ``X as X``: moved out with the split, still importable from here (callers and tests use them).
 from continuity.daemon.hooks._files import (
-    BACKUP_SUFFIX as BACKUP_SUFFIX, _atomic_bytes, _backup, _is_ours, _read, _through_link,
-    _write, default_path as default_path)
+    BACKUP_SUFFIX as BACKUP_SUFFIX,
+    _atomic_bytes,
+    _backup,
+    _is_ours,
+    _read,
+    _through_link,
+    _write,
+    default_path as default_path,
+)
 from continuity.daemon.hooks.codex_config import (
-    CODEX_EVENT_LABELS as CODEX_EVENT_LABELS, CODEX_TRUST_STEP as CODEX_TRUST_STEP,
-    TRUST_BEGIN as TRUST_BEGIN, TRUST_END as TRUST_END, CodexTrust as CodexTrust,
-    _remove_codex_trust, _write_codex_config, codex_hook_hash as codex_hook_hash,
-    codex_hooks_key_path as codex_hooks_key_path, codex_our_hooks as codex_our_hooks,
-    codex_trust as codex_trust)
+    CODEX_EVENT_LABELS as CODEX_EVENT_LABELS,
+    CODEX_TRUST_STEP as CODEX_TRUST_STEP,
+    TRUST_BEGIN as TRUST_BEGIN,
+    TRUST_END as TRUST_END,
+    CodexTrust as CodexTrust,
+    _remove_codex_trust,
+    _write_codex_config,
+    codex_hook_hash as codex_hook_hash,
+    codex_hooks_key_path as codex_hooks_key_path,
+    codex_our_hooks as codex_our_hooks,
+    codex_trust as codex_trust,
+)
 from continuity.daemon.hooks.mcp_install import (
-    CLAUDE_ALLOW_RULE as CLAUDE_ALLOW_RULE, MCP_BEGIN as MCP_BEGIN, MCP_END as MCP_END,
-    MCP_SERVER_NAME as MCP_SERVER_NAME, MCP_TOOL_NAMES as MCP_TOOL_NAMES,
-    MCP_TOOLS as MCP_TOOLS, McpRegistration as McpRegistration, _add_allow_rule,
-    _claude_registers_mcp, _is_our_server as _is_our_server, _register_claude_mcp,
-    _rule_was_users, _unregister_claude_mcp, claude_mcp_config as claude_mcp_config,
-    codex_mcp_block as codex_mcp_block, mcp_argv as mcp_argv,
-    mcp_tool_names as mcp_tool_names, tool_argv as tool_argv)
+    CLAUDE_ALLOW_RULE as CLAUDE_ALLOW_RULE,
+    MCP_BEGIN as MCP_BEGIN,
+    MCP_END as MCP_END,
+    MCP_SERVER_NAME as MCP_SERVER_NAME,
+    MCP_TOOL_NAMES as MCP_TOOL_NAMES,
+    MCP_TOOLS as MCP_TOOLS,
+    McpRegistration as McpRegistration,
+    _add_allow_rule,
+    _claude_registers_mcp,
+    _is_our_server as _is_our_server,
+    _register_claude_mcp,
+    _rule_was_users,
+    _unregister_claude_mcp,
+    claude_mcp_config as claude_mcp_config,
+    codex_mcp_block as codex_mcp_block,
+    mcp_argv as mcp_argv,
+    mcp_tool_names as mcp_tool_names,
+    tool_argv as tool_argv,
+)
 
 #: Claude Code event → (our event, timeout in seconds). SessionEnd: 1.5 s default budget.
 CLAUDE_EVENTS = {"SessionStart": ("session-start", 10), "UserPromptSubmit":
@@ -133,9 +161,9 @@ class InstallResult:
     file_kept: bool = False
     backup_left: Path | None = None
     #: Codex only: ``codex_trust`` after the call (``CodexTrust.to_dict``).
-    trust: "CodexTrust | None" = None
+    trust: CodexTrust | None = None
     #: Install only: continuity's MCP tools as registered (issue 39; ``McpRegistration``).
-    mcp: "McpRegistration | None" = None
+    mcp: McpRegistration | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = {"harness": self.harness, "path": str(self.path), "action": self.action,
@@ -383,9 +411,8 @@ def _install_pi(folder: Path, home: Path) -> InstallResult:
         created = _created_folders(old)  # a reinstall keeps what the first one created
     if created:
         text += PI_CREATED + json.dumps([str(p) for p in created]) + "\n"
-    if old is not None:
-        if old == text:
-            return InstallResult("pi", target, "unchanged", home=home, mcp=mcp)
+    if old is not None and old == text:
+        return InstallResult("pi", target, "unchanged", home=home, mcp=mcp)
     _atomic_bytes(target, text.encode("utf-8"))
     return InstallResult("pi", target, "installed", home=home, mcp=mcp)
 
@@ -440,7 +467,7 @@ def record_install(home: str | os.PathLike[str], harness: str,
     data = _record(home)
     data[harness] = str(Path(path).expanduser().absolute())
     if mcp is not None:
-        known = data.get("mcp") if isinstance(data.get("mcp"), dict) else {}
+        known = object_at(data, "mcp")
         known = {k: v for k, v in known.items() if k != harness}
         if mcp:
             known[harness] = dict(mcp)

@@ -34,9 +34,10 @@ the error of its batch.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from continuity.core.faults import crash_point
 from continuity.transcripts import session_transcripts as tx
@@ -87,7 +88,7 @@ class GroupAppender:
                 return
         try:
             self.log.append(batch.records)
-        except BaseException as exc:  # every caller of the batch gets the error
+        except BaseException as exc:  # noqa: BLE001 - every caller of the batch gets the error
             batch.error = exc
         with self._cond:
             batch.done, self._writing = True, False
@@ -104,7 +105,7 @@ class LiveTurns:
 
     def __init__(self, store: Any, home: str, *, db_lock: Any,
                  session_lock: Callable[[str], Any],
-                 submit: Callable[[str, Callable[[], None]], bool]) -> None:
+                 submit: Callable[[str, Callable[[], object]], bool]) -> None:
         self.store, self.home = store, home
         self._db_lock, self._session_lock, self._submit = db_lock, session_lock, submit
         self._lock = threading.Lock()
@@ -159,7 +160,7 @@ class LiveTurns:
             # compare-and-set on the hash of the text this daemon wrote last, whose new hash
             # extends the running one (no O(session) work per turn); another writer's change
             # makes it read the row.
-            written = False
+            written, digest = False, None
             if known is not None and known_hash is not None:
                 tail = _tail(not known.empty, paras)
                 digest = known.extended(tail)
@@ -182,6 +183,7 @@ class LiveTurns:
             self.store.mark_events_applied((i for _, _, i in taken if i), at)
             crash_point("row-before-commit")
         crash_point("row-after-commit")
+        assert digest is not None  # the append's, or the read row's when it did not apply
         with self._session_lock(info.key):
             info.row_digest, info.row_hash = digest, digest.hex
             del info.pending[:len(taken)]

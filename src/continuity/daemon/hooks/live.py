@@ -62,14 +62,17 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable
 from contextlib import nullcontext
-from datetime import datetime, timedelta, timezone
-from typing import Any, Callable
+from datetime import UTC, datetime, timedelta
+from typing import Any
 
 from pydantic import ValidationError
 
 from continuity import checkpoints as cps
 from continuity.core.errors import SessionNotFound
+from continuity.core.model import Checkpoint, CheckpointTrigger
+from continuity.daemon.embedding import EmbeddingThread
 from continuity.daemon.hooks import adapters, spool
 from continuity.daemon.hooks.capture import TranscriptCapture
 from continuity.daemon.hooks.consolidation import Consolidator
@@ -77,10 +80,8 @@ from continuity.daemon.hooks.journal import LiveTurns
 from continuity.daemon.hooks.models import BODIES, CheckpointBody, HookBody, SessionEndBody
 from continuity.daemon.hooks.sessions import LiveSession, as_stored, busy_timeout_first
 from continuity.daemon.hooks.worker import RecentIds, Worker
-from continuity.daemon.embedding import EmbeddingThread
-from continuity.core.model import Checkpoint, CheckpointTrigger
-from continuity.transcripts.transcript_log import TextDigest
 from continuity.store import SqlStore
+from continuity.transcripts.transcript_log import TextDigest
 
 log = logging.getLogger("continuity.daemon")
 
@@ -122,7 +123,7 @@ def injection_mark(session_key: str, checkpoint_id: int) -> str:
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 def harness_reach(home: str | os.PathLike[str], harness: str | None) -> Any:
@@ -133,7 +134,6 @@ def harness_reach(home: str | os.PathLike[str], harness: str | None) -> Any:
     workspace (``cli_prefix``), and the workspace's MEMORY.md when it exists."""
     from continuity.brief import Reach
     from continuity.daemon.hooks.install import MCP_LOADERS, installed_mcp_tools
-
     from continuity.lineage.memory_md import FILE_NAME
 
     mcp = installed_mcp_tools(home, harness) if harness else {}
@@ -142,7 +142,7 @@ def harness_reach(home: str | os.PathLike[str], harness: str | None) -> Any:
                  memory if os.path.isfile(memory) else None)
 
 
-def cli_prefix(home: str) -> str | None:
+def cli_prefix(home: str | os.PathLike[str]) -> str | None:
     """The shell command prefix that runs this install's continuity CLI on workspace
     ``home`` (issue 39: what an injected text may tell a model to run): the absolute path of
     the ``continuity`` console script beside the running interpreter, else the one on PATH,
@@ -284,7 +284,7 @@ class LiveCapture:
             from continuity.retrieval.at_action import warm_up
 
             warm_up(self.store, self.retrieval)
-        except Exception:  # noqa: BLE001 - a background help: never stops the daemon
+        except Exception:  # a background help: never stops the daemon
             log.exception("recall at the point of action could not warm up")
 
     def close(self) -> None:
@@ -321,7 +321,8 @@ class LiveCapture:
         if not self._replaying():
             self.rate.tick()
         if event == "session-end":
-            return self.session_end_queued(body)  # type: ignore[arg-type]
+            # a session-end event is validated as a SessionEndBody (models.BODIES)
+            return self.session_end_queued(body)  # pyright: ignore[reportArgumentType]
         if event == "pre-tool-use":  # a question: nothing is recorded, ids do not matter
             return self.pre_tool_use(body)
         if not body.event_id:
@@ -405,7 +406,7 @@ class LiveCapture:
             raise spool.RejectedEvent(str(exc).replace("\n", " ")) from None
         if item.event == "session-end":
             if not (item.id in self.seen or self._applied(item.id)):
-                self.end_session(body)  # type: ignore[arg-type]
+                self.end_session(body)  # pyright: ignore[reportArgumentType] - as above
                 self._mark_applied(item.id)
                 self.seen.add(item.id)
             return
@@ -545,7 +546,8 @@ class LiveCapture:
             session = self.store.get_session(key)
             info = LiveSession(key, row.harness, agent, project=row.project,
                                transcript_path=session.source_path if session else None,
-                               store_key=key if session else None, last_seen=row.updated_at)
+                               store_key=key if session else None,
+                               last_seen=row.updated_at or _now())  # None: a row never stamped
             info.row_digest, info.row_hash = TextDigest(row.content), row.content_hash
             out.append(info)
         return out
@@ -719,9 +721,9 @@ class LiveCapture:
         settings = self.retrieval
         if not settings.at_action:
             return "", {"skipped": "off"}
-        from continuity.retrieval import at_action
-
         import concurrent.futures as futures
+
+        from continuity.retrieval import at_action
 
         started = time.monotonic()
         key = info.store_key or info.key
@@ -748,7 +750,7 @@ class LiveCapture:
             log.warning("recall at the point of action took over %g s for session %s; "
                         "answered without it", RECALL_SECONDS, info.key)
             return "", {"skipped": "timeout"}
-        except Exception:  # noqa: BLE001 - recall is a help, never a failure of the prompt
+        except Exception:  # recall is a help, never a failure of the prompt
             log.exception("recall at the point of action failed for session %s", info.key)
             return "", {"skipped": "error"}
         meta: dict[str, Any] = {"chars": found.chars, "rows": [list(r) for r in found.rows],
@@ -956,9 +958,7 @@ class LiveCapture:
         from the live state when the daemon has one, else rebuilt from the stored transcript.
         Raises ``SessionNotFound`` (``NoProjectSession`` for a folder with none),
         ``AmbiguousSession``; ``InputError`` when disabled."""
-        from continuity.core.errors import InputError
-
-        from continuity.core.errors import NoProjectSession
+        from continuity.core.errors import InputError, NoProjectSession
         from continuity.store.names import resolve_session
 
         key = body.session_key or self.current_session(body.project)

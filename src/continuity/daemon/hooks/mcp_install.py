@@ -24,8 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from continuity.core.errors import InputError
-from continuity.daemon.hooks._files import (BACKUP_SUFFIX, _read, _through_link, _write,
-                                            default_path)
+from continuity.daemon.hooks._files import BACKUP_SUFFIX, _read, _through_link, _write, default_path
 
 
 @dataclass(frozen=True)

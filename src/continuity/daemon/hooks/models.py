@@ -14,7 +14,7 @@ harness's files (issue 22), so live capture and import name a session alike.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -72,10 +72,10 @@ class HookBody(_Body):
 
     harness: Harness
     session_key: str = Field(min_length=1, max_length=MAX_KEY_CHARS)
-    project: str | None = Field(None, max_length=4096)
-    transcript_path: str | None = Field(None, max_length=4096)
-    agent_id: str = Field("default", min_length=1, max_length=200)
-    event_id: str | None = Field(None, min_length=1, max_length=64)
+    project: str | None = Field(default=None, max_length=4096)
+    transcript_path: str | None = Field(default=None, max_length=4096)
+    agent_id: str = Field(default="default", min_length=1, max_length=200)
+    event_id: str | None = Field(default=None, min_length=1, max_length=64)
     at: datetime | None = None
 
     @field_validator("transcript_path")
@@ -90,46 +90,46 @@ class HookBody(_Body):
     def _utc(cls, value: datetime | None) -> datetime | None:
         if value is None:
             return None
-        value = value.replace(tzinfo=timezone.utc) if value.tzinfo is None else value.astimezone(
-            timezone.utc)
-        if value < EARLIEST_EVENT or value > datetime.now(timezone.utc) + timedelta(days=1):
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(
+            UTC)
+        if value < EARLIEST_EVENT or value > datetime.now(UTC) + timedelta(days=1):
             raise ValueError("must be between 2000-01-01T00:00:00Z and one day from now")
         return value
 
 
 #: Hook times before this are refused: they would date checkpoints in year 1 and prune them.
-EARLIEST_EVENT = datetime(2000, 1, 1, tzinfo=timezone.utc)
+EARLIEST_EVENT = datetime(2000, 1, 1, tzinfo=UTC)
 
 
 class SessionStartBody(HookBody):
     """``session-start``: ``source`` is ``startup``, ``resume``, ``clear``, ``compact``,
     ``fork`` … (Claude Code, Codex; pi's ``reason``)."""
 
-    source: str = Field("startup", min_length=1, max_length=40)
-    model: str | None = Field(None, max_length=200)
-    parent_session_key: str | None = Field(None, max_length=200)
+    source: str = Field(default="startup", min_length=1, max_length=40)
+    model: str | None = Field(default=None, max_length=200)
+    parent_session_key: str | None = Field(default=None, max_length=200)
 
 
 class UserPromptBody(HookBody):
     """``user-prompt-submit``: the ``prompt`` as typed (may be empty: an image-only turn)."""
 
-    prompt: str = Field("", max_length=MAX_PROMPT_CHARS)
-    turn_id: str | None = Field(None, max_length=200)
+    prompt: str = Field(default="", max_length=MAX_PROMPT_CHARS)
+    turn_id: str | None = Field(default=None, max_length=200)
 
 
 class PreCompactionBody(HookBody):
     """``pre-compaction``: ``trigger`` (``manual``, ``auto``; pi ``threshold``, ``overflow``)
     and the user's compaction instructions as ``context`` (seed 000: "session context")."""
 
-    trigger: str | None = Field(None, max_length=40)
-    context: str | None = Field(None, max_length=MAX_CONTEXT_CHARS)
+    trigger: str | None = Field(default=None, max_length=40)
+    context: str | None = Field(default=None, max_length=MAX_CONTEXT_CHARS)
 
 
 class PostCompactionBody(HookBody):
     """``post-compaction``: the harness compacted; ``summary`` is its summary when it sends
     one (Claude Code ``compact_summary``)."""
 
-    trigger: str | None = Field(None, max_length=40)
+    trigger: str | None = Field(default=None, max_length=40)
     summary: str | None = None
 
 
@@ -143,7 +143,7 @@ class StopBody(HookBody):
     last_assistant_message: str | None = None
     stop_hook_active: bool = False
     settled: bool = True
-    turn_id: str | None = Field(None, max_length=200)
+    turn_id: str | None = Field(default=None, max_length=200)
     checkpoint_in_harness: bool = False
 
 
@@ -151,7 +151,7 @@ class SessionEndBody(HookBody):
     """``session-end``: ``reason`` as the harness gives it (``clear``, ``logout``,
     ``prompt_input_exit``, ``other``; ours: ``idle``, ``superseded``)."""
 
-    reason: str | None = Field(None, max_length=40)
+    reason: str | None = Field(default=None, max_length=40)
 
 
 class PreToolUseBody(HookBody):
@@ -162,7 +162,7 @@ class PreToolUseBody(HookBody):
 
     tool_name: str = Field(min_length=1, max_length=200)
     tool_input: dict[str, Any] = Field(default_factory=dict)
-    tool_use_id: str | None = Field(None, max_length=200)
+    tool_use_id: str | None = Field(default=None, max_length=200)
 
 
 BODIES: dict[str, type[HookBody]] = {
@@ -181,8 +181,8 @@ class ContinuationSummaryBody(HookBody):
     stop_seconds`` bounds it further)."""
 
     entries: list[dict[str, Any]] = Field(max_length=200_000)
-    request_entry_id: str | None = Field(None, max_length=200)
-    deadline_seconds: float | None = Field(None, gt=0, le=3600)
+    request_entry_id: str | None = Field(default=None, max_length=200)
+    deadline_seconds: float | None = Field(default=None, gt=0, le=3600)
 
 
 class ContinuationRefusedBody(HookBody):
@@ -193,8 +193,8 @@ class ContinuationRefusedBody(HookBody):
     ``request_entry_id`` as above."""
 
     reason: Literal["cancelled", "truncated", "empty", "over_bound", "provider_failure"]
-    detail: str | None = Field(None, max_length=200)
-    request_entry_id: str | None = Field(None, max_length=200)
+    detail: str | None = Field(default=None, max_length=200)
+    request_entry_id: str | None = Field(default=None, max_length=200)
 
 
 class CheckpointBody(_Body):
@@ -204,5 +204,5 @@ class CheckpointBody(_Body):
 
     reason: str = Field(min_length=1, max_length=10_000)
     trigger: Literal["agent", "explicit"] = "explicit"
-    session_key: str | None = Field(None, min_length=1, max_length=MAX_KEY_CHARS)
-    project: str | None = Field(None, min_length=1, max_length=4096)
+    session_key: str | None = Field(default=None, min_length=1, max_length=MAX_KEY_CHARS)
+    project: str | None = Field(default=None, min_length=1, max_length=4096)

@@ -8,7 +8,7 @@ endpoints run in the server's thread pool."""
 # No ``from __future__ import annotations``: FastAPI reads these annotations at runtime.
 
 import os
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 import orjson
 from fastapi import FastAPI, Query, Request
@@ -26,7 +26,12 @@ from continuity.daemon.hooks.models import (
     ContinuationRefusedBody,
     ContinuationSummaryBody,
 )
-from continuity.transcripts.memories import RecallRequest, RememberRequest, recall_request, remember_request
+from continuity.transcripts.memories import (
+    RecallRequest,
+    RememberRequest,
+    recall_request,
+    remember_request,
+)
 
 HarnessName = Literal["claude-code", "codex", "pi"]
 EventName = Literal["session-start", "user-prompt-submit", "pre-compaction", "post-compaction",
@@ -113,7 +118,7 @@ def add_routes(app: FastAPI, live: Any) -> None:
 
     @app.post("/api/memory/recall", tags=["memory"])
     def recall(body: RecallRequest,
-               session_key: Optional[str] = Query(None, max_length=100_000)) -> dict:
+               session_key: str | None = Query(None, max_length=100_000)) -> dict:
         """Memories matching ``query``, best first; ``expand`` joins their transcripts.
         ``session_key`` (query string) counts the query in that live session's digest."""
         from continuity.retrieval.recall import hybrid_ranker
@@ -164,7 +169,7 @@ def add_routes(app: FastAPI, live: Any) -> None:
 
     @app.get("/api/sessions/current", tags=["sessions"])
     def current_session(project: str = Query(..., min_length=1, max_length=4096),
-                        harness: Optional[HarnessName] = None, stored: bool = True) -> dict:
+                        harness: HarnessName | None = None, stored: bool = True) -> dict:
         """The most recently active live session of ``project`` (and ``harness``), else the
         most recently active stored session of that folder (no ``harness`` given, ``stored``
         true); 404 when there is none (``NoProjectSession``)."""

@@ -8,9 +8,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from typing import Any, Iterator
+from datetime import UTC, datetime
+from typing import Any
 
 from continuity import checkpoints as cps
 from continuity.core.model import Checkpoint
@@ -18,7 +19,7 @@ from continuity.store import SqlStore
 
 
 def _now() -> datetime:
-    return datetime.now(timezone.utc)
+    return datetime.now(UTC)
 
 
 @dataclass
@@ -153,13 +154,12 @@ def project_checkpoints(store: SqlStore, project: str, *, limit: int) -> list[Ch
     first. Stand-in until the store offers this primitive (``project_checkpoints``)."""
     from sqlalchemy import select
 
-    from continuity.store import checkpoints as store_cps
-    from continuity.store import schema
+    from continuity.store import checkpoints as store_cps, schema
 
     c = schema.session_checkpoints.c
     normalized = cps.normalize_project(project) or project
     stmt = (select(schema.session_checkpoints).where(c.project_normalized == normalized)
             .order_by(c.created_at.desc(), c.checkpoint_id.desc()).limit(limit))
-    with store._conn() as conn:  # noqa: SLF001 - see the docstring
+    with store._conn() as conn:  # see the docstring
         rows = conn.execute(stmt).all()
     return store_cps.read_rows(rows)[0]  # damaged rows skipped (issue 15)

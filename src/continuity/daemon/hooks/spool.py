@@ -38,8 +38,10 @@ import time
 from continuity.core.faults import crash_point
 from continuity.core.private import private_dir, private_open
 
-if False:  # annotations only: importing ``typing`` would cost the hook command ~10 ms
-    from typing import Any, Callable
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # annotations only: importing ``typing`` would cost the hook command ~10 ms
+    from collections.abc import Callable
+    from typing import Any
 
 SPOOL_DIR = "spool"
 EVENTS_FILE = "events.jsonl"
@@ -126,7 +128,7 @@ class _Locked:
         self.deadline = deadline
         self.fd = -1
 
-    def __enter__(self) -> "_Locked":
+    def __enter__(self) -> _Locked:
         private_dir(self.folder)
         self.fd = os.open(os.path.join(self.folder, LOCK_FILE), os.O_RDWR | os.O_CREAT, 0o600)
         if self.deadline is None:
@@ -197,7 +199,7 @@ class SpooledEvent:
         self.harness, self.payload, self.body = harness, payload, body
 
     @classmethod
-    def parse(cls, line: bytes) -> "SpooledEvent":
+    def parse(cls, line: bytes) -> SpooledEvent:
         """Parse a line. Raises ``ValueError`` naming what is wrong."""
         import binascii
         import json

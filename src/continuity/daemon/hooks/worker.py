@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 from collections import OrderedDict, deque
-from typing import Callable
+from collections.abc import Callable
 
 log = logging.getLogger("continuity.daemon")
 
@@ -23,10 +23,10 @@ log = logging.getLogger("continuity.daemon")
 class Worker:
     """One background thread of named tasks (module docstring). Thread-safe."""
 
-    def __init__(self, tick: Callable[[], None], *, tick_seconds: float = 1.0,
+    def __init__(self, tick: Callable[[], object], *, tick_seconds: float = 1.0,
                  name: str = "continuity-worker") -> None:
         self._tick, self._tick_seconds, self._name = tick, tick_seconds, name
-        self._tasks: deque[tuple[str, Callable[[], None]]] = deque()
+        self._tasks: deque[tuple[str, Callable[[], object]]] = deque()
         self._names: set[str] = set()
         self._cond = threading.Condition()
         self._busy = False
@@ -35,7 +35,7 @@ class Worker:
         self._last_tick = 0.0
         self._thread: threading.Thread | None = None
 
-    def submit(self, name: str, task: Callable[[], None]) -> bool:
+    def submit(self, name: str, task: Callable[[], object]) -> bool:
         """Queue ``task`` unless a task of that ``name`` is waiting; True when queued. After
         ``stop`` began, the task runs in the caller's thread instead (nothing is dropped)."""
         with self._cond:
@@ -122,14 +122,14 @@ class Worker:
     def _safe_tick(self) -> None:
         try:
             self._tick()
-        except Exception:  # noqa: BLE001 - the next tick retries
+        except Exception:  # the next tick retries
             log.exception("daemon tick failed")
 
     @staticmethod
-    def _run(name: str, task: Callable[[], None]) -> None:
+    def _run(name: str, task: Callable[[], object]) -> None:
         try:
             task()
-        except Exception:  # noqa: BLE001 - derived work: logged, redone by a later event
+        except Exception:  # derived work: logged, redone by a later event
             log.exception("background task %s failed", name)
 
 

@@ -69,9 +69,9 @@ def _backfill(sqlite: bool) -> None:
             ids = range(search_id + 1, search_id + 1 + len(docs))
             conn.execute(text("INSERT INTO entries_fts_rows (search_id, session_key, seq) "
                               "VALUES (:i, :k, :s)"),
-                         [{"i": i, "k": k, "s": s} for i, (k, s, _, _) in zip(ids, docs)])
+                         [{"i": i, "k": k, "s": s} for i, (k, s, _, _) in zip(ids, docs, strict=True)])
             conn.execute(text("INSERT INTO entries_fts (rowid, body, tools) VALUES (:i, :b, :t)"),
-                         [{"i": i, "b": b, "t": tl} for i, (_, _, b, tl) in zip(ids, docs)])
+                         [{"i": i, "b": b, "t": tl} for i, (_, _, b, tl) in zip(ids, docs, strict=True)])
             search_id += len(docs)
         else:
             conn.execute(text("INSERT INTO entries_fts (session_key, seq, tools, doc) VALUES "
