@@ -33,4 +33,4 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)  # type: ignore[misc]
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

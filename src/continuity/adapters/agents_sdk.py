@@ -451,7 +451,8 @@ class ContinuitySession:
         seqs = {m["seq"] for m in view.messages}
         if view.request is not None:
             seqs.add(view.request["seq"])
-        native = {e.seq: e.native_id for e in store.entries_by_seq(self.key, seqs)}
+        native = {e.seq: e.native_id for e in store.entries_by_seq(self.key, seqs)
+                  if e.native_id is not None}
         offsets = {rid: at for rid, _, at, _ in self._live.items}
         wanted = sorted({seq for seq in seqs if native.get(seq) in offsets})
         found = dict(zip(wanted, self._items_at([offsets[native[seq]] for seq in wanted]),

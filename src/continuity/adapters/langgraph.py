@@ -192,7 +192,7 @@ class ContinuitySaver(_Owned, BaseCheckpointSaver[str]):
         its namespace; None when there is none."""
         thread_id = _configurable(config, "thread_id")
         rows = self.store.graph_checkpoints(
-            thread_id=str(thread_id), checkpoint_ns=config["configurable"].get("checkpoint_ns", ""),
+            thread_id=str(thread_id), checkpoint_ns=config.get("configurable", {}).get("checkpoint_ns", ""),
             checkpoint_id=get_checkpoint_id(config), limit=1)
         return self._tuple(rows[0]) if rows else None
 
@@ -236,7 +236,7 @@ class ContinuitySaver(_Owned, BaseCheckpointSaver[str]):
         and the blobs of ``new_versions``; the config naming the stored checkpoint. Then, on
         the root namespace, records the ``messages`` channel (class docstring)."""
         thread_id = str(_configurable(config, "thread_id"))
-        checkpoint_ns = config["configurable"].get("checkpoint_ns", "")
+        checkpoint_ns = config.get("configurable", {}).get("checkpoint_ns", "")
         copy = checkpoint.copy()
         values: dict[str, Any] = copy.pop("channel_values", {})  # type: ignore[misc]
         meta = get_serializable_checkpoint_metadata(config, metadata)
@@ -245,7 +245,7 @@ class ContinuitySaver(_Owned, BaseCheckpointSaver[str]):
                                            if channel in values else ("empty", b""))
                  for channel, version in new_versions.items()}
         self.store.put_graph_checkpoint(GraphCheckpointRow(
-            thread_id, checkpoint_ns, checkpoint["id"], config["configurable"].get("checkpoint_id"),
+            thread_id, checkpoint_ns, checkpoint["id"], config.get("configurable", {}).get("checkpoint_id"),
             run_id if isinstance(run_id, str) else None, self.serde.dumps_typed(copy),
             self.serde.dumps_typed(meta)), blobs)
         if self._recorder is not None and checkpoint_ns == "" \
@@ -263,7 +263,7 @@ class ContinuitySaver(_Owned, BaseCheckpointSaver[str]):
         thread_id = str(_configurable(config, "thread_id"))
         checkpoint_id = _configurable(config, "checkpoint_id")
         self.store.put_graph_writes(
-            thread_id, config["configurable"].get("checkpoint_ns", ""), checkpoint_id,
+            thread_id, config.get("configurable", {}).get("checkpoint_ns", ""), checkpoint_id,
             [GraphWrite(task_id, WRITES_IDX_MAP.get(channel, idx), channel, task_path,
                         self.serde.dumps_typed(value))
              for idx, (channel, value) in enumerate(writes)])
@@ -572,7 +572,7 @@ class ContinuityStore(_Owned, BaseStore):
             scores = {m.memory_id: score for m, score in ranked}
             rows = self.store.graph_items_under(prefix, memory_ids=list(scores),
                                                 limit=1_000_000)
-            items = [self._item(r, scores[r.memory_id], search=True) for r in rows]
+            items = [self._item(r, scores.get(r.memory_id or "", 0.0), search=True) for r in rows]
             hits = sorted((i for i in items if self._passes(i, op.filter)),
                           key=lambda i: -(i.score or 0.0))  # type: ignore[attr-defined]
             if len(hits) >= want or len(ranked) < candidates:

@@ -18,9 +18,9 @@ Values returned as they already exist elsewhere: ``continuity.browse.search.Sear
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, NamedTuple, Self
+from typing import Any, ClassVar, NamedTuple, Self, cast
 
 
 def _plain(value: Any) -> Any:
@@ -30,9 +30,11 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (LineError, LineWarning)):
         return value._asdict()
     if isinstance(value, (tuple, list)):
-        return [_plain(v) for v in value]
+        items: Sequence[Any] = cast("Sequence[Any]", value)
+        return [_plain(v) for v in items]
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        fields: dict[str, Any] = cast("dict[str, Any]", value)
+        return {k: _plain(v) for k, v in fields.items()}
     return value
 
 
@@ -40,7 +42,7 @@ def _frozen(value: Any) -> Any:
     """A JSON list as a tuple (its lists too, as a span ``[start, end]``); anything else as
     it is."""
     if isinstance(value, list):
-        return tuple(_frozen(v) for v in value)
+        return tuple(_frozen(v) for v in cast("list[Any]", value))
     return value
 
 
@@ -86,9 +88,9 @@ class Record:
             value = data[key]
             nested = cls.NESTED.get(f.name)
             if nested is not None and isinstance(value, list):
-                value = tuple(_nested(nested, v) for v in value)
+                value = tuple(_nested(nested, v) for v in cast("list[Any]", value))
             elif nested is not None and isinstance(value, Mapping):
-                value = _nested(nested, value)
+                value = _nested(nested, cast("Mapping[str, Any]", value))
             kwargs[f.name] = _frozen(value)
         extra = set(data) - {f.metadata.get("key", f.name)
                              for f in dataclasses.fields(cls)}  # type: ignore[arg-type]

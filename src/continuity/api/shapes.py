@@ -92,7 +92,7 @@ def resume_copies(store: Any, keys: list[str]) -> dict[str, dict[str, str]]:
     copies (their newest copy note; issue 45 item 3)."""
     from continuity.formats.resumed import NOTE_PREFIX, parse_copy_note
 
-    found = {}
+    found: dict[str, Any] = {}
     for key, texts in store.notes_starting(NOTE_PREFIX, keys).items():
         parsed = next((p for p in map(parse_copy_note, reversed(texts)) if p), None)
         if parsed is not None:

@@ -17,7 +17,7 @@ Nothing heavy is imported at module level: each method imports what it runs, so
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -230,7 +230,8 @@ class Workspace:
         from continuity.retrieval.embedding import embed_pending, pending_count
         from continuity.retrieval.settings import retrieval_settings
 
-        tell = progress.note if progress is not None else (lambda _line: None)
+        tell: Callable[[str], None] = progress.note if progress is not None \
+            else (lambda _line: None)
         settings = retrieval_settings(self._home)
         try:
             embedder = load_embedder(settings)
@@ -293,6 +294,8 @@ class Workspace:
             entries = tuple(entry_dict(e, raw=raw) for e in rows)
         finally:
             if token is not None:
+                from continuity.redaction.funnel import SESSION_KNOWN
+
                 SESSION_KNOWN.reset(token)
         found = store.get_session(name)
         return SessionRows(session=name, source=source_status(found) if found else None,
@@ -501,7 +504,7 @@ def _with_window(config: Any, window: str) -> Any:
     fields = {**config.model_dump(exclude={"recovery_window_hours"}),
               "recovery_window_days": window.strip()}
     try:
-        return type(config).model_validate(fields)
+        return config.model_validate(fields)  # a classmethod: the config's own model
     except ValidationError as exc:
         why = exc.errors()[0].get("msg", "invalid").removeprefix("Value error, ")
         raise InputError(f"--window: {why} (got {window!r})") from None

@@ -151,6 +151,7 @@ def search(store: Any, query: str, *, limit: int = 20, filters: EntryFilter | No
         entry, session = h.entry, sessions.get(h.session_key)
         if entry is None or session is None:  # pragma: no cover - index and rows share a tx
             continue
+        title = session.title
         if raw:
             text, spans = snippet(entry_body(entry), terms, raw=raw)
         else:  # issue 45 review items 1, 2: as show redacts the row, within its session
@@ -161,7 +162,7 @@ def search(store: Any, query: str, *, limit: int = 20, filters: EntryFilter | No
         out.append(SearchHit(
             session=h.session_key, seq=h.seq, score=h.score, harness=session.harness,
             project=session.project, agent=session.agent_id,
-            title=session.title if raw else title,
+            title=title,
             subagent=session.agent_id != "default", sidechain=entry.sidechain,
             role=entry.role.value, kind=entry.kind.value, time=_iso(entry.timestamp),
             snippet=text, spans=tuple(spans), show_command=show_command(h.session_key, h.seq),

@@ -28,13 +28,15 @@ class _Root(LazyGroup):
     own = core
 
     def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
+             standalone_mode: bool = True, windows_expand_args: bool = True,
+             **extra: Any) -> Any:
         """Click's ``main``, but a usage error (an unknown option, a missing or bad argument,
         in any command) is ONE line on stderr, exit 2, as the README promises (issue 45 item
         8: Click printed a four-line block): ``error: <what> (see continuity CMD --help)``.
         Everything else is as Click's standalone mode does it."""
         # the exceptions of the Click Typer runs on (Typer 0.29 vendors it: ``typer._click``)
         click = sys.modules[typer.BadParameter.__module__]
+        extra["windows_expand_args"] = windows_expand_args
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
@@ -265,6 +267,8 @@ def show_cmd(
                 show_entries(out, store.get_session(key), rows, raw=raw)
             finally:
                 if token is not None:
+                    from continuity.redaction.funnel import SESSION_KNOWN
+
                     SESSION_KNOWN.reset(token)
     if raw:  # as export's: the secrets were shown
         err.print("warning: --raw: secrets in this session are NOT redacted in the output",
@@ -449,6 +453,7 @@ def command() -> Any:
     from continuity.cli.coerce import install_command as fast_coercion
 
     root = typer.main.get_command(app)
+    assert isinstance(root, LazyGroup), root  # app's cls (_Root)
     version = copy.copy(next(p for p in root.params if p.name == "version"))
     version.expose_value = False  # the commands' functions take no ``version``
 
@@ -465,7 +470,7 @@ def command() -> Any:
     for param in root.params:
         _name_value(param)
     fast_coercion(root)
-    for sub in root.commands.loaded().values():
+    for sub in root.loaded_commands().values():
         add(sub)
     return root
 
@@ -476,8 +481,9 @@ def _tolerant_streams() -> None:
     whatever the locale (``commands.common.emit_json``)."""
     for stream in (sys.stdout, sys.stderr):
         encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
-        if encoding != "utf8" and hasattr(stream, "reconfigure"):
-            stream.reconfigure(errors="replace")
+        reconfigure = getattr(stream, "reconfigure", None)
+        if encoding != "utf8" and reconfigure is not None:
+            reconfigure(errors="replace")
 
 
 def main() -> None:

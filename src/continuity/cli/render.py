@@ -195,6 +195,7 @@ def sessions_table(out: Console, sessions: Iterable[SessionRecord], *,
     if gone:  # issue 18: only when some file was deleted, so 80 columns stay enough
         table.add_column("source", no_wrap=True)
     copied = any(s.copy_of for s in sessions)
+    sources: dict[str, str] = {}
     if copied:  # issue 45 item 3: a resumed copy says whose copy it is
         table.add_column("copy of", no_wrap=True)
         sources = short_keys(list(dict.fromkeys(

@@ -416,7 +416,7 @@ def upsert_insert(dialect: str, table: Table) -> Any:
 
 
 
-def _graph_keys(*names: str) -> list[Column]:  # type: ignore[type-arg]
+def _graph_keys(*names: str) -> list[Column]:
     """The text primary-key columns ``names`` of a LangGraph table (ids of any length)."""
     return [Column(name, Text, primary_key=True) for name in names]
 

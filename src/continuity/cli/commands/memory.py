@@ -26,7 +26,7 @@ from continuity.core.errors import InputError
 from continuity.core.text import clean
 
 
-def _iso(value) -> str | None:  # type: ignore[no-untyped-def]
+def _iso(value) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
 
 
@@ -92,6 +92,7 @@ def _text_to_remember(text: str | None, file: Path | None) -> str:
         except OSError as exc:
             raise InputError(f"--file {file}: {exc.strerror or exc}") from None
     else:
+        assert text is not None  # exactly one of text and file, checked above
         return text
     try:
         return data.decode("utf-8")
