@@ -14,8 +14,18 @@ from continuity.api import RESULTS
 from continuity.core.exports import lazy_exports
 
 #: The error classes (``continuity.core.errors``); each has the ``exit_code`` the CLI uses.
-ERRORS = ("AmbiguousSession", "ConfigError", "ContinuityError", "FencedWrite", "InputError",
-          "LeaseHeld", "SchemaOutOfDate", "SessionNotFound", "StoreConflict", "StoreError")
+ERRORS = (
+    "AmbiguousSession",
+    "ConfigError",
+    "ContinuityError",
+    "FencedWrite",
+    "InputError",
+    "LeaseHeld",
+    "SchemaOutOfDate",
+    "SessionNotFound",
+    "StoreConflict",
+    "StoreError",
+)
 
 _EXPORTS = {
     "Workspace": "api.workspace",

@@ -67,8 +67,7 @@ class Record:
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             value = getattr(self, f.name)
-            if f.metadata.get("json") is False \
-                    or (value is None and f.metadata.get("omit_none")):
+            if f.metadata.get("json") is False or (value is None and f.metadata.get("omit_none")):
                 continue
             out[f.metadata.get("key", f.name)] = _plain(value)
         return out
@@ -92,8 +91,7 @@ class Record:
             elif nested is not None and isinstance(value, Mapping):
                 value = _nested(nested, cast("Mapping[str, Any]", value))
             kwargs[f.name] = _frozen(value)
-        extra = set(data) - {f.metadata.get("key", f.name)
-                             for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        extra = set(data) - {f.metadata.get("key", f.name) for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
         if extra:
             raise TypeError(f"{cls.__name__}: unknown keys {sorted(extra)}")
         return cls(**kwargs)
@@ -204,8 +202,12 @@ class ImportResult(Record):
     ``exit_code``: what the command exits with; not part of ``to_dict``."""
 
     NESTED: ClassVar[dict[str, Any]] = {
-        "totals": ImportTotals, "embedded": EmbedCounts, "files": FileImport,
-        "transcripts_failed": SessionFailure, "checkpoints_failed": SessionFailure}
+        "totals": ImportTotals,
+        "embedded": EmbedCounts,
+        "files": FileImport,
+        "transcripts_failed": SessionFailure,
+        "checkpoints_failed": SessionFailure,
+    }
 
     totals: ImportTotals
     sessions: tuple[str, ...]
@@ -291,8 +293,7 @@ class ContinuationRequest(Record):
     seq: int
     actor: str
     text: str
-    media: tuple[dict[str, Any], ...] | None = field(default=None,
-                                                      metadata={"omit_none": True})
+    media: tuple[dict[str, Any], ...] | None = field(default=None, metadata={"omit_none": True})
 
 
 @dataclass(frozen=True)
@@ -346,9 +347,13 @@ class Continuation(Record):
     (``before_request``)."""
 
     NESTED: ClassVar[dict[str, Any]] = {
-        "summary": ContinuationSummary, "request": ContinuationRequest,
-        "gap": ContinuationGapNotice, "gaps": ContinuationGap,
-        "messages": ContinuationMessage, "refusal": Refusal}
+        "summary": ContinuationSummary,
+        "request": ContinuationRequest,
+        "gap": ContinuationGapNotice,
+        "gaps": ContinuationGap,
+        "messages": ContinuationMessage,
+        "refusal": Refusal,
+    }
 
     session: str
     budget_bytes: int
@@ -363,15 +368,18 @@ class Continuation(Record):
     clipped: bool
     refusal: Refusal | None
 
-    def before_request(self) -> tuple[tuple[ContinuationMessage, ...],
-                                      tuple[ContinuationMessage, ...]]:
+    def before_request(
+        self,
+    ) -> tuple[tuple[ContinuationMessage, ...], tuple[ContinuationMessage, ...]]:
         """``messages`` split around the request, in reading order: those with a seq below
         ``request.seq`` and the others (all of them after, without a request)."""
         if self.request is None:
             return (), self.messages
         seq = self.request.seq
-        return (tuple(m for m in self.messages if m.seq < seq),
-                tuple(m for m in self.messages if m.seq >= seq))
+        return (
+            tuple(m for m in self.messages if m.seq < seq),
+            tuple(m for m in self.messages if m.seq >= seq),
+        )
 
 
 # ---------------------------------------------------------------------------- checkpoints
@@ -413,8 +421,7 @@ class CheckpointList(Record):
     """``continuity checkpoints --json``: the session's checkpoints oldest first, their
     ``count``, and the rows skipped as ``damaged``."""
 
-    NESTED: ClassVar[dict[str, Any]] = {"checkpoints": Checkpoint,
-                                                 "damaged": DamagedCheckpoint}
+    NESTED: ClassVar[dict[str, Any]] = {"checkpoints": Checkpoint, "damaged": DamagedCheckpoint}
 
     session: str
     count: int
@@ -461,8 +468,10 @@ class CompactResult(Record):
     exactly one of ``checkpoint`` (written), ``receipt`` (refused) or neither (``reason``
     says why none was needed)."""
 
-    NESTED: ClassVar[dict[str, Any]] = {"checkpoint": CompactionCheckpoint,
-                                                 "receipt": RefusalReceipt}
+    NESTED: ClassVar[dict[str, Any]] = {
+        "checkpoint": CompactionCheckpoint,
+        "receipt": RefusalReceipt,
+    }
 
     session: str
     status: str
@@ -478,9 +487,27 @@ class CompactResult(Record):
 
 
 __all__ = [
-    "Checkpoint", "CheckpointList", "CompactResult", "CompactionCheckpoint", "Continuation",
-    "ContinuationGap", "ContinuationGapNotice", "ContinuationMessage", "ContinuationRequest",
-    "ContinuationSummary", "DamagedCheckpoint", "EmbedCounts", "FileImport", "ImportResult",
-    "ImportTotals", "LineError", "LineWarning",
-    "Record", "Refusal", "RefusalReceipt", "SessionFailure", "SessionRecord",
-    "SessionRows"]
+    "Checkpoint",
+    "CheckpointList",
+    "CompactResult",
+    "CompactionCheckpoint",
+    "Continuation",
+    "ContinuationGap",
+    "ContinuationGapNotice",
+    "ContinuationMessage",
+    "ContinuationRequest",
+    "ContinuationSummary",
+    "DamagedCheckpoint",
+    "EmbedCounts",
+    "FileImport",
+    "ImportResult",
+    "ImportTotals",
+    "LineError",
+    "LineWarning",
+    "Record",
+    "Refusal",
+    "RefusalReceipt",
+    "SessionFailure",
+    "SessionRecord",
+    "SessionRows",
+]

@@ -72,8 +72,9 @@ def _when(value: datetime | str | None, name: str) -> datetime | None:
     return parse_when(value, field_name=name)
 
 
-def _folders(project: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None
-             ) -> list[str]:
+def _folders(
+    project: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None,
+) -> list[str]:
     """One folder or several, each absolute with ``~`` expanded and links resolved."""
     if project is None:
         return []
@@ -90,8 +91,13 @@ class Workspace:
     workspace. Use it in a ``with`` block or call ``close()``. Not shared between threads.
     """
 
-    def __init__(self, home: str | os.PathLike[str] | None = None, *, url: str | None = None,
-                 read_only: bool = False) -> None:
+    def __init__(
+        self,
+        home: str | os.PathLike[str] | None = None,
+        *,
+        url: str | None = None,
+        read_only: bool = False,
+    ) -> None:
         """A workspace whose database opens at first use (``open`` opens it at once).
         ``home``: the folder (None: ``$CONTINUITY_HOME``, else the platform's user data
         folder); ``url``: the database (None: ``$CONTINUITY_DATABASE_URL``, else
@@ -106,8 +112,9 @@ class Workspace:
         self._store: SqlStore | None = None
 
     @classmethod
-    def open(cls, target: str | os.PathLike[str] | None = None, *, read_only: bool = False
-             ) -> Workspace:
+    def open(
+        cls, target: str | os.PathLike[str] | None = None, *, read_only: bool = False
+    ) -> Workspace:
         """Open the workspace ``target``: a folder (as ``--home``; created ``0700`` with its
         database ``0600`` when absent), a database URL (``sqlite:///PATH``,
         ``postgresql+psycopg://USER@HOST/DB``; the folder is then ``$CONTINUITY_HOME`` or the
@@ -161,8 +168,9 @@ class Workspace:
     def __enter__(self) -> Workspace:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     def key(self, session: str) -> str:
@@ -175,8 +183,13 @@ class Workspace:
 
     # ------------------------------------------------------------------------ import
 
-    def import_(self, paths: Sequence[str | os.PathLike[str]], *, embed: bool = True,
-                progress: ImportProgress | None = None) -> ImportResult:
+    def import_(
+        self,
+        paths: Sequence[str | os.PathLike[str]],
+        *,
+        embed: bool = True,
+        progress: ImportProgress | None = None,
+    ) -> ImportResult:
         """``continuity import PATHS``: import the Claude Code, Codex, pi and OpenCode session
         files named (folders searched for ``*.jsonl``), replay their checkpoints, write their
         transcripts, mark source files gone, then embed the new rows for search by meaning
@@ -191,8 +204,9 @@ class Workspace:
 
         names = [os.fspath(p) for p in paths]
         if any(not p.strip() for p in names):  # "" would be the current folder (review)
-            raise InputError("an empty path was given; name a session file or folder "
-                             "(. for the current folder)")
+            raise InputError(
+                "an empty path was given; name a session file or folder (. for the current folder)"
+            )
         report = ImportReport()
         files = discover(names, unreadable=report.files, home=self._home)
         if not files and len(report.files) == 1:  # the one problem is the whole answer
@@ -204,22 +218,34 @@ class Workspace:
         try:
             if progress is not None:
                 progress.start(total_bytes(files), len(files))
-            result = ingest(store, files, config=config, home=self._home,
-                            progress=progress.advance if progress else None,
-                            done=(lambda _r: progress.file_done()) if progress else None,
-                            phase=progress.phase if progress else None, report=report)
+            result = ingest(
+                store,
+                files,
+                config=config,
+                home=self._home,
+                progress=progress.advance if progress else None,
+                done=(lambda _r: progress.file_done()) if progress else None,
+                phase=progress.phase if progress else None,
+                report=report,
+            )
             gone, back = mark_vanished(store, names)
             embedded = self._embed_pending(progress) if embed else None
         finally:
             if progress is not None:
                 progress.stop()
         sync = result.transcripts
-        data = {**report.to_dict(), "checkpoints_replayed": result.checkpoints_replayed,
-                "embedded": embedded, "transcripts_written": sync.captured,
-                "sources_gone": gone, "sources_back": back,
-                "transcripts_failed": [{"session": k, "reason": r} for k, r in sync.failed],
-                "checkpoints_failed": [{"session": k, "reason": r}
-                                       for k, r in result.checkpoints_failed]}
+        data = {
+            **report.to_dict(),
+            "checkpoints_replayed": result.checkpoints_replayed,
+            "embedded": embedded,
+            "transcripts_written": sync.captured,
+            "sources_gone": gone,
+            "sources_back": back,
+            "transcripts_failed": [{"session": k, "reason": r} for k, r in sync.failed],
+            "checkpoints_failed": [
+                {"session": k, "reason": r} for k, r in result.checkpoints_failed
+            ],
+        }
         return replace(ImportResult.from_dict(data), exit_code=report.exit_code)
 
     def _embed_pending(self, progress: ImportProgress | None) -> dict[str, int] | None:
@@ -230,8 +256,9 @@ class Workspace:
         from continuity.retrieval.embedding import embed_pending, pending_count
         from continuity.retrieval.settings import retrieval_settings
 
-        tell: Callable[[str], None] = progress.note if progress is not None \
-            else (lambda _line: None)
+        tell: Callable[[str], None] = (
+            progress.note if progress is not None else (lambda _line: None)
+        )
         settings = retrieval_settings(self._home)
         try:
             embedder = load_embedder(settings)
@@ -244,16 +271,25 @@ class Workspace:
         store = self.store()
         if progress is not None:
             progress.embedding(0, pending_count(store, embedder.model_id))
-        done = embed_pending(store, embedder, batch_rows=settings.batch_rows,
-                             progress=progress.embedding if progress else None)
+        done = embed_pending(
+            store,
+            embedder,
+            batch_rows=settings.batch_rows,
+            progress=progress.embedding if progress else None,
+        )
         return done.to_dict()
 
     # ------------------------------------------------------------------------ read
 
-    def sessions(self, limit: int = 50, *, harness: str | None = None,
-                 project: str | os.PathLike[str] | None = None,
-                 since: datetime | str | None = None, titles: bool = True
-                 ) -> list[SessionRecord]:
+    def sessions(
+        self,
+        limit: int = 50,
+        *,
+        harness: str | None = None,
+        project: str | os.PathLike[str] | None = None,
+        since: datetime | str | None = None,
+        titles: bool = True,
+    ) -> list[SessionRecord]:
         """``continuity sessions``: sessions newest first, at most ``limit`` (0: all), only of
         ``harness`` (claude-code, codex, pi, opencode), of the folder ``project`` or a folder
         inside it, active since ``since`` (a datetime, or the CLI's forms: ``2026-12-01``,
@@ -265,15 +301,17 @@ class Workspace:
         after = _when(since, "since")
         folder = _folders(project)
         store = self.store()
-        found = store.list_sessions(limit=limit, harness=harness,
-                                    project=folder[0] if folder else None, since=after)
+        found = store.list_sessions(
+            limit=limit, harness=harness, project=folder[0] if folder else None, since=after
+        )
         copies = resume_copies(store, [s.key for s in found])
         if not titles:
             found = [replace(s, title=None) for s in found]
         return [SessionRecord.from_dict(session_dict(s, copies.get(s.key))) for s in found]
 
-    def show(self, key: str, *, raw: bool = False, all_rows: bool = False,
-             seq: int | None = None) -> SessionRows:
+    def show(
+        self, key: str, *, raw: bool = False, all_rows: bool = False, seq: int | None = None
+    ) -> SessionRows:
         """``continuity show KEY``: the session's rows in log order, the conversation only
         unless ``all_rows`` (events, context, sidechains too), or with ``seq`` the 30 rows
         from ``seq - 5`` (every kind). Every string redacted (a secret found in any row hidden
@@ -298,16 +336,28 @@ class Workspace:
 
                 SESSION_KNOWN.reset(token)
         found = store.get_session(name)
-        return SessionRows(session=name, source=source_status(found) if found else None,
-                           forked_from=found.forked_from if found else None,
-                           redacted=not raw, entries=entries)
+        return SessionRows(
+            session=name,
+            source=source_status(found) if found else None,
+            forked_from=found.forked_from if found else None,
+            redacted=not raw,
+            entries=entries,
+        )
 
-    def search(self, query: str, limit: int = 20, mode: str = "hybrid", *,
-               harness: str | None = None,
-               project: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None = None,
-               here: bool = False, since: datetime | str | None = None,
-               until: datetime | str | None = None, role: str | None = None,
-               tool: str | None = None) -> list[SearchHit]:
+    def search(
+        self,
+        query: str,
+        limit: int = 20,
+        mode: str = "hybrid",
+        *,
+        harness: str | None = None,
+        project: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None = None,
+        here: bool = False,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        role: str | None = None,
+        tool: str | None = None,
+    ) -> list[SearchHit]:
         """``continuity search QUERY``: the best ``limit`` rows (at most 500) of every session,
         best first, ranked by ``mode``: ``hybrid`` (words and meaning fused), ``words``
         (BM25), ``vectors`` (meaning; without the semantic extra every mode ranks by words);
@@ -330,15 +380,26 @@ class Workspace:
         if role is not None and role not in ("user", "assistant", "tool", "system"):
             raise InputError(f"role: {role!r} is not one of user, assistant, tool, system")
         folders = _folders(project) + ([str(Path.cwd().resolve())] if here else [])
-        filters = EntryFilter(harness=harness, projects=tuple(folders), role=role, tool=tool,
-                              since=_when(since, "since"), until=_when(until, "until"))
-        hits = search(self.store(), query, limit=min(limit or 500, 500), filters=filters,
-                      mode=mode, project=str(Path.cwd()),
-                      settings=retrieval_settings(self._home))
+        filters = EntryFilter(
+            harness=harness,
+            projects=tuple(folders),
+            role=role,
+            tool=tool,
+            since=_when(since, "since"),
+            until=_when(until, "until"),
+        )
+        hits = search(
+            self.store(),
+            query,
+            limit=min(limit or 500, 500),
+            filters=filters,
+            mode=mode,
+            project=str(Path.cwd()),
+            settings=retrieval_settings(self._home),
+        )
         return hits
 
-    def continuation(self, key: str, *,
-                     budget_bytes: int = FOLLOW_UP_BUDGET_BYTES) -> Continuation:
+    def continuation(self, key: str, *, budget_bytes: int = FOLLOW_UP_BUDGET_BYTES) -> Continuation:
         """``continuity continue KEY``: the continuation the next run of the session should
         be handed (seed 002): the newest checkpoint, the previous request verbatim and the
         recent tail within ``budget_bytes`` UTF-8 bytes (default 240,000) with every tool call
@@ -363,12 +424,24 @@ class Workspace:
         name = checkpoint_session_key(store, key)
         good, damaged = store.checkpoint_page(name, limit=limit)
         rows = [checkpoint_dict(cp) for cp in good]
-        return CheckpointList.from_dict({"session": name, "count": len(rows),
-                                         "checkpoints": rows,
-                                         "damaged": [d.to_dict() for d in damaged]})
+        return CheckpointList.from_dict(
+            {
+                "session": name,
+                "count": len(rows),
+                "checkpoints": rows,
+                "damaged": [d.to_dict() for d in damaged],
+            }
+        )
 
-    def recall(self, query: str, *, limit: int = 10, expand: bool = False,
-               type: str | None = None, tags: Sequence[str] = ()) -> RecallResponse:
+    def recall(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        expand: bool = False,
+        type: str | None = None,
+        tags: Sequence[str] = (),
+    ) -> RecallResponse:
         """``continuity recall QUERY``: memories best first (at most ``limit``, 1..100),
         ranked by words and meaning, only of ``type`` and carrying every tag of ``tags``;
         ``expand`` adds the sanitized transcript of each result's session (``sources``). A
@@ -378,14 +451,24 @@ class Workspace:
         from continuity.retrieval.settings import retrieval_settings
 
         found: RecallResponse = recall_hybrid(
-            self.store(), query, settings=retrieval_settings(self._home),
-            project=str(Path.cwd()), limit=limit, expand=expand,
-            filters={"type": type, "tags": list(tags)})
+            self.store(),
+            query,
+            settings=retrieval_settings(self._home),
+            project=str(Path.cwd()),
+            limit=limit,
+            expand=expand,
+            filters={"type": type, "tags": list(tags)},
+        )
         return found
 
-    def brief(self, project: str | os.PathLike[str] | None = None, *,
-              budget_chars: int | None = None, window: str | int | None = None,
-              reach: Reach | None = None) -> Brief:
+    def brief(
+        self,
+        project: str | os.PathLike[str] | None = None,
+        *,
+        budget_chars: int | None = None,
+        window: str | int | None = None,
+        reach: Reach | None = None,
+    ) -> Brief:
         """``continuity brief``: the project brief a new session of the folder ``project``
         (default: the current folder) starts with (issue 39): the newest earlier sessions
         within the window, within ``budget_chars`` characters (200..10,000; default
@@ -411,8 +494,14 @@ class Workspace:
 
     # ------------------------------------------------------------------------ write
 
-    def resume(self, key: str, *, into: str, budget_bytes: int = FOLLOW_UP_BUDGET_BYTES,
-               target_home: str | os.PathLike[str] | None = None) -> Written:
+    def resume(
+        self,
+        key: str,
+        *,
+        into: str,
+        budget_bytes: int = FOLLOW_UP_BUDGET_BYTES,
+        target_home: str | os.PathLike[str] | None = None,
+    ) -> Written:
         """``continuity resume KEY --in INTO``: write the session's continuation (as
         ``continuation`` gives it) as a new session of harness ``into`` (claude-code, codex,
         pi) where that harness looks for the project's sessions (``target_home``: the
@@ -424,8 +513,9 @@ class Workspace:
         from continuity.resume.session import resume_session
 
         home = Path(target_home) if target_home is not None else None
-        return resume_session(self.store(), self.key(key), into, budget_bytes=budget_bytes,
-                              target_home=home)
+        return resume_session(
+            self.store(), self.key(key), into, budget_bytes=budget_bytes, target_home=home
+        )
 
     def checkpoint(self, key: str, *, reason: str, trigger: str = "explicit") -> Checkpoint:
         """``continuity checkpoint KEY --reason``: write a session checkpoint now (seed 000,
@@ -441,15 +531,24 @@ class Workspace:
         if trigger not in ("explicit", "agent"):
             raise InputError(f"trigger: {trigger!r} is not one of explicit, agent")
         config = load_config(self._home)
-        cp = manual_checkpoint(self.store(), self.key(key), reason, config=config,
-                               trigger=CheckpointTrigger(trigger))
+        cp = manual_checkpoint(
+            self.store(), self.key(key), reason, config=config, trigger=CheckpointTrigger(trigger)
+        )
         if cp is None:
-            raise InputError("continuity is disabled ([continuity] enabled = false): "
-                             "no checkpoint written")
+            raise InputError(
+                "continuity is disabled ([continuity] enabled = false): no checkpoint written"
+            )
         return Checkpoint.from_dict(checkpoint_dict(cp))
 
-    def remember(self, text: str, *, type: str = "fact", tags: Sequence[str] = (),
-                 importance: float = 0.5, source: str | None = None) -> RememberResponse:
+    def remember(
+        self,
+        text: str,
+        *,
+        type: str = "fact",
+        tags: Sequence[str] = (),
+        importance: float = 0.5,
+        source: str | None = None,
+    ) -> RememberResponse:
         """``continuity remember TEXT``: store a memory (secrets redacted first; the same
         text again is reported ``deduped``) of ``type`` (fact, decision, ...), with ``tags``,
         ``importance`` 0..1 and the session key it came from (``source``). A pydantic model
@@ -458,11 +557,18 @@ class Workspace:
         recall could find it by, importance outside 0..1)."""
         from continuity.transcripts.memories import remember
 
-        return remember(self.store(), text, type=type, tags=list(tags),
-                        importance=importance, source_id=source)
+        return remember(
+            self.store(), text, type=type, tags=list(tags), importance=importance, source_id=source
+        )
 
-    def compact(self, key: str, *, budget_bytes: int = FOLLOW_UP_BUDGET_BYTES,
-                summarizer: str | None = None, force: bool = False) -> CompactResult:
+    def compact(
+        self,
+        key: str,
+        *,
+        budget_bytes: int = FOLLOW_UP_BUDGET_BYTES,
+        summarizer: str | None = None,
+        force: bool = False,
+    ) -> CompactResult:
         """``continuity compact KEY``: make a continuation checkpoint as if the session's turn
         had just settled (seed 002): summarize the working view when it is over
         ``budget_bytes`` UTF-8 bytes (or always with ``force``) with ``summarizer`` (a
@@ -475,8 +581,14 @@ class Workspace:
         from continuity.continuation.summarize.settings import load_settings
 
         settings = load_settings(self._home, provider=summarizer)
-        outcome = compact_now(self.store(), self.key(key), summarizer=make_summarizer(settings),
-                              budget_bytes=budget_bytes, force=force, timeout=settings.timeout)
+        outcome = compact_now(
+            self.store(),
+            self.key(key),
+            summarizer=make_summarizer(settings),
+            budget_bytes=budget_bytes,
+            force=force,
+            timeout=settings.timeout,
+        )
         return CompactResult.from_dict(outcome.to_dict())
 
 
@@ -501,8 +613,10 @@ def _with_window(config: Any, window: str) -> Any:
     longer applies. Raises ``InputError`` naming ``--window``."""
     from pydantic import ValidationError
 
-    fields = {**config.model_dump(exclude={"recovery_window_hours"}),
-              "recovery_window_days": window.strip()}
+    fields = {
+        **config.model_dump(exclude={"recovery_window_hours"}),
+        "recovery_window_days": window.strip(),
+    }
     try:
         return config.model_validate(fields)  # a classmethod: the config's own model
     except ValidationError as exc:

@@ -35,11 +35,21 @@ SHOW_CHARS = 24_000
 ROLES = ("user", "assistant", "tool", "system")
 
 
-def search_rows(store: Any, query: str, *, limit: int = 10, harness: str | None = None,
-                projects: Sequence[str] = (), role: str | None = None,
-                tool: str | None = None, since: str | None = None,
-                until: str | None = None, mode: str = "hybrid", near: str | None = None,
-                settings: Any = None) -> dict[str, Any]:
+def search_rows(
+    store: Any,
+    query: str,
+    *,
+    limit: int = 10,
+    harness: str | None = None,
+    projects: Sequence[str] = (),
+    role: str | None = None,
+    tool: str | None = None,
+    since: str | None = None,
+    until: str | None = None,
+    mode: str = "hybrid",
+    near: str | None = None,
+    settings: Any = None,
+) -> dict[str, Any]:
     """``{"query", "count", "hits": [...]}``: the best ``limit`` (1..``MAX_SEARCH_HITS``) rows
     of every session matching any word of ``query`` and the filters, best first, with the
     ranking and filters of ``continuity search`` (``since``/``until``: a date, a time or an age
@@ -58,22 +68,39 @@ def search_rows(store: Any, query: str, *, limit: int = 10, harness: str | None 
     if not 1 <= int(limit) <= MAX_SEARCH_HITS:
         raise InputError(f"limit: must be 1 to {MAX_SEARCH_HITS} (got {limit})")
     filters = EntryFilter(
-        harness=harness or None, projects=tuple(p for p in projects if p), role=role,
+        harness=harness or None,
+        projects=tuple(p for p in projects if p),
+        role=role,
         tool=tool or None,
         since=parse_when(since, field_name="since") if since else None,
-        until=parse_when(until, field_name="until") if until else None)
-    hits = search(store, query, limit=int(limit), filters=filters, mode=mode, project=near,
-                  settings=settings)
+        until=parse_when(until, field_name="until") if until else None,
+    )
+    hits = search(
+        store, query, limit=int(limit), filters=filters, mode=mode, project=near, settings=settings
+    )
     from continuity.browse.view import clean_text
 
     # an agent's harness shows the answer in a terminal: controls, C1 and bidi as escapes
     # (\x1b, \u202e), as a shown row's text (issue 45 item 6); the snippet is redacted already
-    return {"query": query, "count": len(hits), "hits": [
-        {"session": h.session, "seq": h.seq, "harness": h.harness,
-         "project": clean_text(h.project, raw=True) if h.project else h.project,
-         "title": clean_text(h.title) if h.title else h.title, "time": h.time,
-         "role": h.role, "kind": h.kind, "snippet": clean_text(h.snippet, raw=True),
-         "show": show_command(h.session, h.seq)} for h in hits]}
+    return {
+        "query": query,
+        "count": len(hits),
+        "hits": [
+            {
+                "session": h.session,
+                "seq": h.seq,
+                "harness": h.harness,
+                "project": clean_text(h.project, raw=True) if h.project else h.project,
+                "title": clean_text(h.title) if h.title else h.title,
+                "time": h.time,
+                "role": h.role,
+                "kind": h.kind,
+                "snippet": clean_text(h.snippet, raw=True),
+                "show": show_command(h.session, h.seq),
+            }
+            for h in hits
+        ],
+    }
 
 
 def _row_text(row: Any) -> str:
@@ -104,12 +131,14 @@ def cut(text: str, limit: int) -> str:
     return text[:keep] + f"… [{len(text) - keep} more characters]"
 
 
-def show_rows(store: Any, session: str, seq: int, *, before: int | None = None,
-              rows: int = MAX_SHOW_ROWS) -> dict[str, Any]:
+def show_rows(
+    store: Any, session: str, seq: int, *, before: int | None = None, rows: int = MAX_SHOW_ROWS
+) -> dict[str, Any]:
     """``{"session", "harness", "project", "seq", "rows": [...], "more": bool, "left_out"}``:
     the session's rows from ``seq - before`` on (every kind, as ``continuity show KEY --seq
     N``), at most ``rows`` (1..``MAX_SHOW_ROWS``); ``before`` left out is ``SHOW_BEFORE`` or
-    ``rows - 1``, whichever is smaller (a default never refuses the caller's ``rows``). Each row: ``seq``, ``role``, ``kind``,
+    ``rows - 1``, whichever is smaller (a default never refuses the caller's ``rows``). Each row:
+    ``seq``, ``role``, ``kind``,
     ``time``, ``text`` (redacted, control characters as escapes, at most ``ROW_CHARS``
     characters with a ``… [N more characters]`` marker). Rows past ``SHOW_CHARS`` characters of
     text in all are left out (``left_out`` counts them); ``more``: the session has rows after
@@ -129,12 +158,11 @@ def show_rows(store: Any, session: str, seq: int, *, before: int | None = None,
     if int(seq) < 0:
         raise InputError(f"seq: must be 0 or more (got {seq})")
     key = resolve_session(store, session)
-    found = store.entries(key, after_seq=max(-1, int(seq) - int(before) - 1),
-                          limit=int(rows) + 1)
+    found = store.entries(key, after_seq=max(-1, int(seq) - int(before) - 1), limit=int(rows) + 1)
     if not any(e.seq == seq for e in found):
         raise InputError(f"seq {seq}: session {key} has no row {seq}")
     more = len(found) > int(rows)
-    found = found[:int(rows)]
+    found = found[: int(rows)]
     out, used, left_out = [], 0, 0
     known = session_secrets(store, key)  # issue 45 review item 1: repeats across rows
     for e in found:
@@ -148,13 +176,19 @@ def show_rows(store: Any, session: str, seq: int, *, before: int | None = None,
             left_out += 1
             continue
         used += len(text)
-        out.append({"seq": e.seq, "role": view.role, "kind": view.kind, "time": view.time,
-                    "text": text})
+        out.append(
+            {"seq": e.seq, "role": view.role, "kind": view.kind, "time": view.time, "text": text}
+        )
     meta = store.get_session(key)
-    return {"session": key, "harness": meta.harness if meta else None,
-            "project": clean_text(meta.project, raw=True) if meta and meta.project else None,
-            "seq": int(seq), "rows": out,
-            "more": more, "left_out": left_out}
+    return {
+        "session": key,
+        "harness": meta.harness if meta else None,
+        "project": clean_text(meta.project, raw=True) if meta and meta.project else None,
+        "seq": int(seq),
+        "rows": out,
+        "more": more,
+        "left_out": left_out,
+    }
 
 
 def previous_session(store: Any, project: str, *, exclude: Sequence[str] = ()) -> str | None:
@@ -171,5 +205,14 @@ def previous_session(store: Any, project: str, *, exclude: Sequence[str] = ()) -
     return None
 
 
-__all__ = ["search_rows", "show_rows", "previous_session", "cut", "MAX_SEARCH_HITS",
-           "MAX_SHOW_ROWS", "ROW_CHARS", "SHOW_CHARS", "SNIPPET_CHARS"]
+__all__ = [
+    "search_rows",
+    "show_rows",
+    "previous_session",
+    "cut",
+    "MAX_SEARCH_HITS",
+    "MAX_SHOW_ROWS",
+    "ROW_CHARS",
+    "SHOW_CHARS",
+    "SNIPPET_CHARS",
+]
