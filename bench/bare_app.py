@@ -54,6 +54,14 @@ if __name__ == "__main__":
     from continuity.daemon.server import DaemonSettings  # the daemon's own connection bound
 
     port = int(sys.argv[1])
-    uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_config=None,
-                                  access_log=False, lifespan="on",
-                                  limit_concurrency=DaemonSettings().max_connections)).run()
+    uvicorn.Server(
+        uvicorn.Config(
+            app,
+            host="127.0.0.1",
+            port=port,
+            log_config=None,
+            access_log=False,
+            lifespan="on",
+            limit_concurrency=DaemonSettings().max_connections,
+        )
+    ).run()

@@ -77,8 +77,10 @@ GOAL_SHARE = 0.90
 GOAL_CHARS = 2_000
 GOAL = "goal: ≥ 90 % of facts at 2,000 characters, 100 % of last requests"
 #: the reach of a Claude Code session whose MCP server is registered (issue 39 item 4)
-MCP_NAMES = {tool: f"mcp__continuity__{tool}"
-             for tool in ("search", "show", "recall", "continuation", "remember")}
+MCP_NAMES = {
+    tool: f"mcp__continuity__{tool}"
+    for tool in ("search", "show", "recall", "continuation", "remember")
+}
 
 
 EPILOG = """\
@@ -129,8 +131,11 @@ def fixture_problems(fixture: dict[str, Any]) -> list[str]:
             if f.get("kind") not in KINDS:
                 problems.append(f"{key} fact {i}: unknown kind {f.get('kind')!r}")
             needles = f.get("any_of")
-            if not isinstance(needles, list) or not needles or \
-                    not all(isinstance(n, str) and n.strip() for n in needles):
+            if (
+                not isinstance(needles, list)
+                or not needles
+                or not all(isinstance(n, str) and n.strip() for n in needles)
+            ):
                 problems.append(f"{key} fact {i}: any_of must be non-empty strings")
     return problems
 
@@ -170,8 +175,10 @@ def _message_text(message: dict[str, Any]) -> str:
         kind = block.get("type")
         if kind == "tool_call":
             args = block.get("arguments")
-            out.append(f"{block.get('name')} "
-                       f"{args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)}")
+            out.append(
+                f"{block.get('name')} "
+                f"{args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)}"
+            )
         elif kind == "media":
             out.append(f"[{block.get('media_type')} {block.get('bytes')} B]")
         else:
@@ -193,8 +200,9 @@ def bench_config() -> CheckpointConfig:
     item 1 makes it a setting in days; older checkouts have the 4 h window only, which a
     session-keyed digest does not use)."""
     fields = CheckpointConfig.model_fields
-    return CheckpointConfig(**({"recovery_window_days": "any"}
-                               if "recovery_window_days" in fields else {}))
+    return CheckpointConfig(
+        **({"recovery_window_days": "any"} if "recovery_window_days" in fields else {})
+    )
 
 
 def _last_active(s: Any) -> datetime:
@@ -209,8 +217,13 @@ def newer_sessions(sessions: Iterable[Any], key: str) -> list[str]:
     this = next(s for s in sessions if s.key == key)
     project = normalize_project(this.project)
     mark = (_last_active(this), this.key)
-    return [s.key for s in sessions if s.key != key and normalize_project(s.project) == project
-            and (_last_active(s), s.key) > mark]
+    return [
+        s.key
+        for s in sessions
+        if s.key != key
+        and normalize_project(s.project) == project
+        and (_last_active(s), s.key) > mark
+    ]
 
 
 # ---------------------------------------------------------------------------- measuring
@@ -225,8 +238,9 @@ class Column:
     found: dict[str, list[bool]] = field(default_factory=dict)
 
 
-def measure(data: Path, fixture: dict[str, Any], *, keys: Iterable[str] | None = None
-            ) -> dict[str, Any]:
+def measure(
+    data: Path, fixture: dict[str, Any], *, keys: Iterable[str] | None = None
+) -> dict[str, Any]:
     """Import ``data`` into a temp workspace and measure the three texts for each fixture
     session it holds (module docstring). Returns the figures (``figures``'s shape plus the
     per-session detail)."""
@@ -238,14 +252,22 @@ def measure(data: Path, fixture: dict[str, Any], *, keys: Iterable[str] | None =
         log(f"importing {len(files)} files from {data}")
         with open_store(f"sqlite:///{Path(tmp) / 'bench.db'}") as store:
             result = ingest(store, files, config=config, home=tmp)
-            log(f"{len(result.report.files)} files, {result.checkpoints_replayed} checkpoints "
-                "replayed")
+            log(
+                f"{len(result.report.files)} files, {result.checkpoints_replayed} checkpoints "
+                "replayed"
+            )
             all_sessions = store.list_sessions(limit=0)
             stored = {s.key for s in all_sessions}
-            chosen = {k: v for k, v in fixture["sessions"].items()
-                      if k in stored and (wanted is None or k in wanted)}
-            absent = sorted(k for k in fixture["sessions"] if k not in stored
-                            and (wanted is None or k in wanted))
+            chosen = {
+                k: v
+                for k, v in fixture["sessions"].items()
+                if k in stored and (wanted is None or k in wanted)
+            }
+            absent = sorted(
+                k
+                for k in fixture["sessions"]
+                if k not in stored and (wanted is None or k in wanted)
+            )
             cols = {c: Column() for c in COLUMNS}
             no_checkpoint = 0
             for i, (key, s) in enumerate(chosen.items()):
@@ -255,40 +277,59 @@ def measure(data: Path, fixture: dict[str, Any], *, keys: Iterable[str] | None =
                 _score(cols["digest"], key, s["facts"], rec.text)
                 if build is not None:
                     session = next(x for x in all_sessions if x.key == key)
-                    brief = build(store, project=session.project or "", config=config,
-                                  exclude=newer_sessions(all_sessions, key),
-                                  now=_last_active(session) + timedelta(hours=1))
+                    brief = build(
+                        store,
+                        project=session.project or "",
+                        config=config,
+                        exclude=newer_sessions(all_sessions, key),
+                        now=_last_active(session) + timedelta(hours=1),
+                    )
                     _score(cols["brief"], key, s["facts"], brief.text)
             settings = load_settings(tmp)
             summarizer = make_summarizer(settings)
             outcomes: dict[str, int] = {}
             for i, (key, s) in enumerate(chosen.items()):
                 log(f"[{i + 1}/{len(chosen)}] {key}: compact + continuation")
-                outcome = compact_now(store, key, summarizer=summarizer,
-                                      timeout=settings.timeout)
-                status = "compacted" if outcome.entry is not None else \
-                    "refused" if outcome.receipt is not None else "not needed"
+                outcome = compact_now(store, key, summarizer=summarizer, timeout=settings.timeout)
+                status = (
+                    "compacted"
+                    if outcome.entry is not None
+                    else "refused"
+                    if outcome.receipt is not None
+                    else "not needed"
+                )
                 outcomes[status] = outcomes.get(status, 0) + 1
                 view = build_continuation(store, key)
                 _score(cols["continuation"], key, s["facts"], continuation_text(view))
     out = figures(chosen, cols if build else {c: cols[c] for c in COLUMNS if c != "brief"})
-    out.update({
-        "data": str(data), "fixture": str(FIXTURE),
-        "fixture_sessions": len(fixture["sessions"]),
-        "fixture_facts": sum(len(s["facts"]) for s in fixture["sessions"].values()),
-        "fixture_skipped": len(fixture.get("skipped", [])),
-        "sessions_absent_from_data": absent,
-        "digest_without_checkpoint": no_checkpoint,
-        "compact_outcomes": outcomes,
-        "summarizer": getattr(settings.provider, "value", settings.provider),
-        "budgets": {"recovery_budget_chars": config.recovery_budget_chars,
-                    "follow_up_budget_bytes": config.follow_up_budget_bytes},
-        "brief_available": build is not None,
-        "goal": GOAL,
-    })
-    out["misses"] = {c: {k: [f for f, ok in zip(chosen[k]["facts"], found, strict=True) if not ok]
-                         for k, found in cols[c].found.items() if not all(found)}
-                     for c in COLUMNS if c in out["columns"]}
+    out.update(
+        {
+            "data": str(data),
+            "fixture": str(FIXTURE),
+            "fixture_sessions": len(fixture["sessions"]),
+            "fixture_facts": sum(len(s["facts"]) for s in fixture["sessions"].values()),
+            "fixture_skipped": len(fixture.get("skipped", [])),
+            "sessions_absent_from_data": absent,
+            "digest_without_checkpoint": no_checkpoint,
+            "compact_outcomes": outcomes,
+            "summarizer": getattr(settings.provider, "value", settings.provider),
+            "budgets": {
+                "recovery_budget_chars": config.recovery_budget_chars,
+                "follow_up_budget_bytes": config.follow_up_budget_bytes,
+            },
+            "brief_available": build is not None,
+            "goal": GOAL,
+        }
+    )
+    out["misses"] = {
+        c: {
+            k: [f for f, ok in zip(chosen[k]["facts"], found, strict=True) if not ok]
+            for k, found in cols[c].found.items()
+            if not all(found)
+        }
+        for c in COLUMNS
+        if c in out["columns"]
+    }
     return out
 
 
@@ -301,23 +342,38 @@ def figures(sessions: dict[str, Any], cols: dict[str, Column]) -> dict[str, Any]
     """Per column: per kind ``{"present", "total", "share"}``, ``all``, ``last_requests``
     (the same for the last_request facts), ``chars`` (median, max) and whether the goal is met
     (``share`` >= 0.9, every last request, every text within 2,000 characters)."""
-    out: dict[str, Any] = {"sessions": len(sessions),
-                           "facts": sum(len(s["facts"]) for s in sessions.values()),
-                           "columns": {}}
+    out: dict[str, Any] = {
+        "sessions": len(sessions),
+        "facts": sum(len(s["facts"]) for s in sessions.values()),
+        "columns": {},
+    }
     for name, col in cols.items():
         per_kind: dict[str, dict[str, Any]] = {}
         for kind in KINDS:
-            hits = [ok for key, s in sessions.items()
-                    for f, ok in zip(s["facts"], col.found[key], strict=True) if f["kind"] == kind]
+            hits = [
+                ok
+                for key, s in sessions.items()
+                for f, ok in zip(s["facts"], col.found[key], strict=True)
+                if f["kind"] == kind
+            ]
             per_kind[kind] = _share(sum(hits), len(hits))
         every = [ok for key in sessions for ok in col.found[key]]
         sizes = list(col.sizes.values())
-        entry = {"kinds": per_kind, "all": _share(sum(every), len(every)),
-                 "last_requests": per_kind["last_request"],
-                 "chars": {"median": statistics.median(sizes) if sizes else 0,
-                           "max": max(sizes, default=0)}}
-        entry["goal_met"] = bool(every) and entry["all"]["share"] >= GOAL_SHARE \
-            and entry["last_requests"]["share"] == 1.0 and entry["chars"]["max"] <= GOAL_CHARS
+        entry = {
+            "kinds": per_kind,
+            "all": _share(sum(every), len(every)),
+            "last_requests": per_kind["last_request"],
+            "chars": {
+                "median": statistics.median(sizes) if sizes else 0,
+                "max": max(sizes, default=0),
+            },
+        }
+        entry["goal_met"] = (
+            bool(every)
+            and entry["all"]["share"] >= GOAL_SHARE
+            and entry["last_requests"]["share"] == 1.0
+            and entry["chars"]["max"] <= GOAL_CHARS
+        )
         out["columns"][name] = entry
     return out
 
@@ -338,42 +394,67 @@ def _cell(x: dict[str, Any]) -> str:
 def print_figures(f: dict[str, Any], misses: bool = False) -> None:
     """The table (module docstring)."""
     cols = list(f["columns"])
-    print(f"issue 39 item 5: facts a next session must be told ({Path(f['fixture']).name}: "
-          f"{f['fixture_sessions']} sessions, {f['fixture_facts']} facts; "
-          f"{f['fixture_skipped']} sessions without a request skipped)")
-    print(f"data {f['data']}: {f['sessions']} fixture sessions measured, {f['facts']} facts"
-          + (f"; {len(f['sessions_absent_from_data'])} fixture sessions not in this data"
-             if f["sessions_absent_from_data"] else ""))
-    print(f"  (a) today's digest: recover(session_key=KEY), the session's newest checkpoint at "
-          f"any age (the window made \"any\"), within {f['budgets']['recovery_budget_chars']:,}"
-          f" characters; {f['digest_without_checkpoint']} sessions without a checkpoint")
-    print(f"  (b) the continuation after compact: compact_now ({f['summarizer'] or 'default'} "
-          f"summarizer, {f['budgets']['follow_up_budget_bytes']:,} bytes) then "
-          f"build_continuation, summary + request + kept rows; "
-          + ", ".join(f"{n} {s}" for s, n in sorted(f["compact_outcomes"].items())))
+    print(
+        f"issue 39 item 5: facts a next session must be told ({Path(f['fixture']).name}: "
+        f"{f['fixture_sessions']} sessions, {f['fixture_facts']} facts; "
+        f"{f['fixture_skipped']} sessions without a request skipped)"
+    )
+    print(
+        f"data {f['data']}: {f['sessions']} fixture sessions measured, {f['facts']} facts"
+        + (
+            f"; {len(f['sessions_absent_from_data'])} fixture sessions not in this data"
+            if f["sessions_absent_from_data"]
+            else ""
+        )
+    )
+    print(
+        f"  (a) today's digest: recover(session_key=KEY), the session's newest checkpoint at "
+        f'any age (the window made "any"), within {f["budgets"]["recovery_budget_chars"]:,}'
+        f" characters; {f['digest_without_checkpoint']} sessions without a checkpoint"
+    )
+    print(
+        f"  (b) the continuation after compact: compact_now ({f['summarizer'] or 'default'} "
+        f"summarizer, {f['budgets']['follow_up_budget_bytes']:,} bytes) then "
+        f"build_continuation, summary + request + kept rows; "
+        + ", ".join(f"{n} {s}" for s, n in sorted(f["compact_outcomes"].items()))
+    )
     if f["brief_available"]:
-        print("  (c) the new brief: build_brief(project), the session the project's newest "
-              "(newer ones excluded), now = its last activity + 1 h, window any")
+        print(
+            "  (c) the new brief: build_brief(project), the session the project's newest "
+            "(newer ones excluded), now = its last activity + 1 h, window any"
+        )
     else:
-        print("  (c) the new brief: not available on this checkout (continuity.brief is not "
-              "importable; part B of issue 39 adds it)")
+        print(
+            "  (c) the new brief: not available on this checkout (continuity.brief is not "
+            "importable; part B of issue 39 adds it)"
+        )
     width = 22
     print()
     print(f"  {'kind':<14}" + "".join(f"{LABELS[c]:>{width}}" for c in cols))
     for kind in KINDS:
-        print(f"  {kind:<14}" + "".join(f"{_cell(f['columns'][c]['kinds'][kind]):>{width}}"
-                                        for c in cols))
-    print(f"  {'all facts':<14}" + "".join(f"{_cell(f['columns'][c]['all']):>{width}}"
-                                           for c in cols))
-    print(f"  {'last requests':<14}"
-          + "".join(f"{_cell(f['columns'][c]['last_requests']):>{width}}" for c in cols))
-    print(f"  {'chars median':<14}"
-          + "".join(f"{f['columns'][c]['chars']['median']:>{width},.0f}" for c in cols))
-    print(f"  {'chars max':<14}"
-          + "".join(f"{f['columns'][c]['chars']['max']:>{width},}" for c in cols))
-    print(f"  {'goal met':<14}"
-          + "".join(f"{'met' if f['columns'][c]['goal_met'] else 'NOT met':>{width}}"
-                    for c in cols))
+        print(
+            f"  {kind:<14}"
+            + "".join(f"{_cell(f['columns'][c]['kinds'][kind]):>{width}}" for c in cols)
+        )
+    print(
+        f"  {'all facts':<14}" + "".join(f"{_cell(f['columns'][c]['all']):>{width}}" for c in cols)
+    )
+    print(
+        f"  {'last requests':<14}"
+        + "".join(f"{_cell(f['columns'][c]['last_requests']):>{width}}" for c in cols)
+    )
+    print(
+        f"  {'chars median':<14}"
+        + "".join(f"{f['columns'][c]['chars']['median']:>{width},.0f}" for c in cols)
+    )
+    print(
+        f"  {'chars max':<14}"
+        + "".join(f"{f['columns'][c]['chars']['max']:>{width},}" for c in cols)
+    )
+    print(
+        f"  {'goal met':<14}"
+        + "".join(f"{'met' if f['columns'][c]['goal_met'] else 'NOT met':>{width}}" for c in cols)
+    )
     print(GOAL)
     if misses:
         for c in cols:
@@ -383,8 +464,9 @@ def print_figures(f: dict[str, Any], misses: bool = False) -> None:
                     print(f"  {key}  {fact['kind']:<12} {fact['any_of']}")
 
 
-def run(data: Path | None = None, *, keys: Iterable[str] | None = None,
-        fixture_path: Path = FIXTURE) -> dict[str, Any]:
+def run(
+    data: Path | None = None, *, keys: Iterable[str] | None = None, fixture_path: Path = FIXTURE
+) -> dict[str, Any]:
     """Measure on ``data`` (default ``default_data()``), the fixture sessions in ``keys`` only
     when given. Raises ``ValueError`` when the fixture is malformed."""
     fixture = load_fixture(fixture_path)
@@ -400,14 +482,27 @@ def main() -> None:
         "unresolved error, decision; bench/fixtures/brief_facts.json) present in what a next "
         "session is told: (a) today's recovery digest, (b) the continuation after compact, "
         "(c) the new project brief (issue 39), with the texts' sizes in characters.",
-        formatter_class=argparse.RawDescriptionHelpFormatter, epilog=EPILOG)
-    parser.add_argument("data", nargs="?", type=Path, default=None,
-                        help=f"folder of session files (default {default_data()})")
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=EPILOG,
+    )
+    parser.add_argument(
+        "data",
+        nargs="?",
+        type=Path,
+        default=None,
+        help=f"folder of session files (default {default_data()})",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
-    parser.add_argument("--misses", action="store_true",
-                        help="also list every fact each text lacks")
-    parser.add_argument("--session", action="append", default=None, metavar="KEY",
-                        help="measure only this fixture session (repeatable)")
+    parser.add_argument(
+        "--misses", action="store_true", help="also list every fact each text lacks"
+    )
+    parser.add_argument(
+        "--session",
+        action="append",
+        default=None,
+        metavar="KEY",
+        help="measure only this fixture session (repeatable)",
+    )
     args = parser.parse_args()
     if args.data is not None and not args.data.is_dir():
         parser.error(f"not a folder: {args.data}")

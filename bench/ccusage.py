@@ -31,8 +31,10 @@ MB = 1_000_000
 
 
 def _cache() -> Path:
-    return Path(os.environ.get("CONTINUITY_BENCH_CACHE",
-                               Path.home() / ".cache" / "continuity-bench")) / "npm"
+    return (
+        Path(os.environ.get("CONTINUITY_BENCH_CACHE", Path.home() / ".cache" / "continuity-bench"))
+        / "npm"
+    )
 
 
 def install() -> Path:
@@ -46,12 +48,25 @@ def install() -> Path:
     if npm is None:
         raise RuntimeError("npm is not on PATH")
     root.mkdir(parents=True, exist_ok=True)
-    done = subprocess.run([npm, "install", "--silent", "--no-audit", "--no-fund",
-                           "--prefix", str(root), f"ccusage@{VERSION}"],
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            npm,
+            "install",
+            "--silent",
+            "--no-audit",
+            "--no-fund",
+            "--prefix",
+            str(root),
+            f"ccusage@{VERSION}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     if done.returncode != 0 or not exe.exists():
-        raise RuntimeError(f"npm install ccusage@{VERSION} failed: "
-                           f"{(done.stderr or done.stdout).strip()[-500:]}")
+        raise RuntimeError(
+            f"npm install ccusage@{VERSION} failed: {(done.stderr or done.stdout).strip()[-500:]}"
+        )
     return exe
 
 
@@ -79,17 +94,28 @@ def ccusage_speed(files: list[Path], tmp: Path, runs: int = 3) -> dict[str, Any]
         times, days = [], 0
         for _ in range(runs):
             t0 = time.perf_counter()
-            done = subprocess.run([str(exe), "daily", "--offline", "--json"], env=env,
-                                  capture_output=True, timeout=3600)
+            done = subprocess.run(
+                [str(exe), "daily", "--offline", "--json"],
+                env=env,
+                capture_output=True,
+                timeout=3600,
+            )
             times.append(time.perf_counter() - t0)
             if done.returncode != 0:
-                return {"error": f"ccusage exited {done.returncode}: "
-                                 f"{done.stderr.decode(errors='replace')[-500:]}"}
+                return {
+                    "error": f"ccusage exited {done.returncode}: "
+                    f"{done.stderr.decode(errors='replace')[-500:]}"
+                }
             days = done.stdout.count(b'"date"')
         nbytes = sum(f.stat().st_size for f in files)
         best = min(times)
-        return {"version": VERSION, "seconds": best, "bytes": nbytes,
-                "mb_per_s": nbytes / MB / best, "days": days}
+        return {
+            "version": VERSION,
+            "seconds": best,
+            "bytes": nbytes,
+            "mb_per_s": nbytes / MB / best,
+            "days": days,
+        }
     finally:
         shutil.rmtree(cfg, ignore_errors=True)
 

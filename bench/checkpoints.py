@@ -69,8 +69,11 @@ def bench_redaction(quick: bool) -> dict[str, Any]:
     t_regex = _best(lambda: one_regex.sub("[REDACTED]", text), repeat)
     changed = sum(1 for line in lines if redact(line) != line)
     return {
-        "text_mb": round(mb, 3), "lines": len(lines), "lines_changed": changed,
-        "redact_mb_s": round(mb / t_redact, 1), "redact_per_line_mb_s": round(mb / t_lines, 1),
+        "text_mb": round(mb, 3),
+        "lines": len(lines),
+        "lines_changed": changed,
+        "redact_mb_s": round(mb / t_redact, 1),
+        "redact_per_line_mb_s": round(mb / t_lines, 1),
         "baseline_str_replace_mb_s": round(mb / t_replace, 1),
         "baseline_one_regex_mb_s": round(mb / t_regex, 1),
         "ratio_vs_str_replace": round(t_replace / t_redact, 4),
@@ -102,8 +105,11 @@ def bench_queue(quick: bool) -> dict[str, Any]:
     config = CheckpointConfig(promptInterval=1)
     with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "bench.db") as store:
         clock = _Clock()
-        rec = CheckpointRecorder(CheckpointQueue(
-            store_sink(store, config.max_checkpoints_per_session), clock=clock), config, clock=clock)
+        rec = CheckpointRecorder(
+            CheckpointQueue(store_sink(store, config.max_checkpoints_per_session), clock=clock),
+            config,
+            clock=clock,
+        )
         for k in range(SESSIONS):
             rec.start_session(f"s{k}", harness="pi", project="/srv/app")
         _drive(rec, clock, 2_000)  # warm-up
@@ -123,19 +129,33 @@ def bench_queue(quick: bool) -> dict[str, Any]:
         rec.shutdown()
         rows = sum(len(store.checkpoints(f"s{k}")) for k in range(SESSIONS))
         direct_n = 200 if quick else 1_000
-        cp = Checkpoint("direct", "pi", "/srv/app", "/srv/app", CheckpointTrigger.PERIODIC,
-                        "## Session Checkpoint", 1, ("q",), ())
-        t_direct = _best(lambda: [store.insert_checkpoint(cp, max_per_session=50)
-                                  for _ in range(direct_n)], 1)
+        cp = Checkpoint(
+            "direct",
+            "pi",
+            "/srv/app",
+            "/srv/app",
+            CheckpointTrigger.PERIODIC,
+            "## Session Checkpoint",
+            1,
+            ("q",),
+            (),
+        )
+        t_direct = _best(
+            lambda: [store.insert_checkpoint(cp, max_per_session=50) for _ in range(direct_n)], 1
+        )
     per_s = n / elapsed
     direct_per_s = direct_n / t_direct
     return {
-        "triggers": n, "sessions": SESSIONS, "rows_kept": rows,
-        "triggers_per_s": round(per_s), "goal_triggers_per_s": GOAL_TRIGGERS_PER_S,
+        "triggers": n,
+        "sessions": SESSIONS,
+        "rows_kept": rows,
+        "triggers_per_s": round(per_s),
+        "goal_triggers_per_s": GOAL_TRIGGERS_PER_S,
         "goal_met": per_s >= GOAL_TRIGGERS_PER_S,
         "baseline_direct_rows_per_s": round(direct_per_s),
         "ratio_vs_direct": round(per_s / direct_per_s, 2),
-        "traced_kb_after_1x": round(mem_1x / 1024), "traced_kb_after_5x": round(mem_5x / 1024),
+        "traced_kb_after_1x": round(mem_1x / 1024),
+        "traced_kb_after_5x": round(mem_5x / 1024),
     }
 
 
@@ -149,22 +169,36 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller run (a few seconds)")
     figures = run(parser.parse_args().quick)
     r, q = figures["redaction"], figures["queue"]
-    print(f"redaction over {r['text_mb']} MB of real transcripts ({r['lines']} lines, "
-          f"{r['lines_changed']} changed)")
+    print(
+        f"redaction over {r['text_mb']} MB of real transcripts ({r['lines']} lines, "
+        f"{r['lines_changed']} changed)"
+    )
     print(f"  redact, whole text     {r['redact_mb_s']:>9} MB/s")
     print(f"  redact, per line       {r['redact_per_line_mb_s']:>9} MB/s")
-    print(f"  baseline str.replace   {r['baseline_str_replace_mb_s']:>9} MB/s  "
-          f"(redact = {r['ratio_vs_str_replace']}x)")
-    print(f"  baseline one regex     {r['baseline_one_regex_mb_s']:>9} MB/s  "
-          f"(redact = {r['ratio_vs_one_regex']}x)")
-    print(f"queue: {q['triggers']} periodic triggers over {q['sessions']} sessions, merged into "
-          f"{q['rows_kept']} kept rows")
-    print(f"  through queue + SQLite {q['triggers_per_s']:>9} triggers/s  (goal >= "
-          f"{q['goal_triggers_per_s']}: {'met' if q['goal_met'] else 'MISSED'})")
-    print(f"  baseline direct insert {q['baseline_direct_rows_per_s']:>9} rows/s  "
-          f"(queue = {q['ratio_vs_direct']}x)")
-    print(f"  memory growth          {q['traced_kb_after_1x']} KB after {q['triggers'] // 5} "
-          f"more triggers, {q['traced_kb_after_5x']} KB after {q['triggers']}")
+    print(
+        f"  baseline str.replace   {r['baseline_str_replace_mb_s']:>9} MB/s  "
+        f"(redact = {r['ratio_vs_str_replace']}x)"
+    )
+    print(
+        f"  baseline one regex     {r['baseline_one_regex_mb_s']:>9} MB/s  "
+        f"(redact = {r['ratio_vs_one_regex']}x)"
+    )
+    print(
+        f"queue: {q['triggers']} periodic triggers over {q['sessions']} sessions, merged into "
+        f"{q['rows_kept']} kept rows"
+    )
+    print(
+        f"  through queue + SQLite {q['triggers_per_s']:>9} triggers/s  (goal >= "
+        f"{q['goal_triggers_per_s']}: {'met' if q['goal_met'] else 'MISSED'})"
+    )
+    print(
+        f"  baseline direct insert {q['baseline_direct_rows_per_s']:>9} rows/s  "
+        f"(queue = {q['ratio_vs_direct']}x)"
+    )
+    print(
+        f"  memory growth          {q['traced_kb_after_1x']} KB after {q['triggers'] // 5} "
+        f"more triggers, {q['traced_kb_after_5x']} KB after {q['triggers']}"
+    )
     print(json.dumps(figures))
 
 

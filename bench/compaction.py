@@ -32,7 +32,14 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "samples" / "pi" / "large-session.jsonl"
+DATA = (
+    Path(__file__).resolve().parents[1]
+    / "tests"
+    / "fixtures"
+    / "samples"
+    / "pi"
+    / "large-session.jsonl"
+)
 sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 
 from continuity.continuation.compaction import _view_rows, after_turn, measure_view  # noqa: E402
@@ -77,19 +84,31 @@ def run(quick: bool) -> dict[str, Any]:
             read_s, rows = _median(lambda: list(_view_rows(store, key, size.covers)), runs)
             log(f"read view: {len(rows)} rows in {read_s * 1000:.1f} ms")
             view = lambda: WorkingView(size.summary, [], rows)  # noqa: E731
-            summ_s, result = _median(lambda: summarize(
-                view(), ExtractiveSummarizer(), cancel=threading.Event(),
-                deadline=time.monotonic() + 60, max_summary_bytes=BUDGET // 2), runs)
-            cont_s, _ = _median(lambda: build_continuation(store, key, budget_bytes=BUDGET),
-                                runs)
+            summ_s, result = _median(
+                lambda: summarize(
+                    view(),
+                    ExtractiveSummarizer(),
+                    cancel=threading.Event(),
+                    deadline=time.monotonic() + 60,
+                    max_summary_bytes=BUDGET // 2,
+                ),
+                runs,
+            )
+            cont_s, _ = _median(lambda: build_continuation(store, key, budget_bytes=BUDGET), runs)
         both: list[float] = []
         after_bytes = used = 0
         for i in range(runs):
             with open_store(f"sqlite:///{_fresh(base, work, i)}") as store:
                 start = time.perf_counter()
                 lease = store.acquire_lease(key, "bench", 60)
-                outcome = after_turn(store, key, lease=lease, summarizer=ExtractiveSummarizer(),
-                                     budget_bytes=BUDGET, deadline=time.monotonic() + 60)
+                outcome = after_turn(
+                    store,
+                    key,
+                    lease=lease,
+                    summarizer=ExtractiveSummarizer(),
+                    budget_bytes=BUDGET,
+                    deadline=time.monotonic() + 60,
+                )
                 cont = build_continuation(store, key, budget_bytes=BUDGET)
                 both.append(time.perf_counter() - start)
                 assert outcome.status == "compacted", outcome.to_dict()
@@ -98,12 +117,17 @@ def run(quick: bool) -> dict[str, Any]:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return {
-        "session_rows": len(rows), "view_bytes": size.total,
+        "session_rows": len(rows),
+        "view_bytes": size.total,
         "summary_bytes": len((result.summary or "").encode()),
-        "view_bytes_after": after_bytes, "continuation_used_bytes": used,
-        "read_view_s": read_s, "extractive_summary_s": summ_s,
-        "continue_uncompacted_s": cont_s, "compaction_and_continue_s": both_s,
-        "summary_vs_read": summ_s / read_s, "compaction_continue_vs_read": both_s / read_s,
+        "view_bytes_after": after_bytes,
+        "continuation_used_bytes": used,
+        "read_view_s": read_s,
+        "extractive_summary_s": summ_s,
+        "continue_uncompacted_s": cont_s,
+        "compaction_and_continue_s": both_s,
+        "summary_vs_read": summ_s / read_s,
+        "compaction_continue_vs_read": both_s / read_s,
         "runs": runs,
     }
 
@@ -113,16 +137,22 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="3 runs instead of 9")
     figures = run(parser.parse_args().quick)
     ms = lambda s: f"{s * 1000:8.1f} ms"  # noqa: E731
-    print(f"large session: {figures['session_rows']} view rows, {figures['view_bytes']:,} view "
-          f"bytes -> {figures['view_bytes_after']:,} after the checkpoint "
-          f"(summary {figures['summary_bytes']:,} B; continuation uses "
-          f"{figures['continuation_used_bytes']:,} B of {BUDGET:,})")
+    print(
+        f"large session: {figures['session_rows']} view rows, {figures['view_bytes']:,} view "
+        f"bytes -> {figures['view_bytes_after']:,} after the checkpoint "
+        f"(summary {figures['summary_bytes']:,} B; continuation uses "
+        f"{figures['continuation_used_bytes']:,} B of {BUDGET:,})"
+    )
     print(f"  baseline: read the view            {ms(figures['read_view_s'])}")
-    print(f"  extractive summary (rows in hand)  {ms(figures['extractive_summary_s'])}  "
-          f"{figures['summary_vs_read']:.2f}x baseline")
+    print(
+        f"  extractive summary (rows in hand)  {ms(figures['extractive_summary_s'])}  "
+        f"{figures['summary_vs_read']:.2f}x baseline"
+    )
     print(f"  continue, uncompacted              {ms(figures['continue_uncompacted_s'])}")
-    print(f"  compaction + continue              {ms(figures['compaction_and_continue_s'])}  "
-          f"{figures['compaction_continue_vs_read']:.2f}x baseline")
+    print(
+        f"  compaction + continue              {ms(figures['compaction_and_continue_s'])}  "
+        f"{figures['compaction_continue_vs_read']:.2f}x baseline"
+    )
     print(json.dumps(figures))
 
 

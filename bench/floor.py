@@ -33,8 +33,10 @@ _SHADOW = ("data", "idx", "content", "docsize", "config")  # FTS5's own tables
 def _schema(src: sqlite3.Connection) -> tuple[list[str], list[str]]:
     """(CREATE statements of tables, virtual tables and indexes; the plain tables to copy).
     FTS5 shadow tables are left to the virtual table that makes them."""
-    rows = src.execute("SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL "
-                       "ORDER BY type = 'index', rowid").fetchall()
+    rows = src.execute(
+        "SELECT type, name, sql FROM sqlite_master WHERE sql IS NOT NULL "
+        "ORDER BY type = 'index', rowid"
+    ).fetchall()
     shadows = {n for (kind, n, sql) in rows if kind == "table" and "VIRTUAL TABLE" in sql}
     tables_fts = {f"{v}_{part}" for v in shadows for part in _SHADOW}
     ddl, tables = [], []
@@ -66,9 +68,14 @@ def store_floor(home: Path, tmp: Path | None = None) -> dict[str, Any]:
             dst.execute(sql)
         # Read everything first: the floor times the writes, not our reads of the source.
         data = {name: src.execute(f'SELECT * FROM "{name}"').fetchall() for name in tables}
-        fts_body = src.execute("SELECT r.search_id, e.content FROM entries_fts_rows r JOIN "
-                               "entries e USING (session_key, seq)").fetchall() \
-            if "entries_fts_rows" in tables else []
+        fts_body = (
+            src.execute(
+                "SELECT r.search_id, e.content FROM entries_fts_rows r JOIN "
+                "entries e USING (session_key, seq)"
+            ).fetchall()
+            if "entries_fts_rows" in tables
+            else []
+        )
         per_line = max(1, len(data.get("entries", ())) // BATCH_LINES or 1)
         nrows = 0
         t0 = time.perf_counter()
@@ -79,15 +86,17 @@ def store_floor(home: Path, tmp: Path | None = None) -> dict[str, Any]:
             step = max(1, len(rows) // per_line)
             for i in range(0, len(rows), step):
                 dst.execute("BEGIN")
-                dst.executemany(f'INSERT INTO "{name}" VALUES ({marks})', rows[i:i + step])
+                dst.executemany(f'INSERT INTO "{name}" VALUES ({marks})', rows[i : i + step])
                 dst.execute("COMMIT")
             nrows += len(rows)
         t1 = time.perf_counter()
         step = BATCH_LINES
         for i in range(0, len(fts_body), step):
             dst.execute("BEGIN")
-            dst.executemany("INSERT INTO entries_fts(rowid, body, tools) VALUES (?, ?, '')",
-                            fts_body[i:i + step])
+            dst.executemany(
+                "INSERT INTO entries_fts(rowid, body, tools) VALUES (?, ?, '')",
+                fts_body[i : i + step],
+            )
             dst.execute("COMMIT")
         nrows += len(fts_body)
         t2 = time.perf_counter()
@@ -103,12 +112,20 @@ def store_floor(home: Path, tmp: Path | None = None) -> dict[str, Any]:
         t3 = time.perf_counter()
         dst.close()
     src.close()
-    return {"seconds": t3 - t0, "db_seconds": t1 - t0, "fts_seconds": t2 - t1,
-            "files_seconds": t3 - t2, "rows": nrows, "tables": len(tables)}
+    return {
+        "seconds": t3 - t0,
+        "db_seconds": t1 - t0,
+        "fts_seconds": t2 - t1,
+        "files_seconds": t3 - t2,
+        "rows": nrows,
+        "tables": len(tables),
+    }
 
 
 if __name__ == "__main__":  # pragma: no cover
     home, nbytes = Path(sys.argv[1]), int(sys.argv[2])
     got = store_floor(home)
-    print({k: round(v, 3) if isinstance(v, float) else v for k, v in got.items()},
-          f"{nbytes / 1e6 / got['seconds']:.1f} MB/s of input")
+    print(
+        {k: round(v, 3) if isinstance(v, float) else v for k, v in got.items()},
+        f"{nbytes / 1e6 / got['seconds']:.1f} MB/s of input",
+    )

@@ -80,9 +80,11 @@ HANG_SECONDS = 10.0
 #: What one HTTP or MCP request may take before it counts as unanswered.
 REQUEST_SECONDS = 20.0
 BIG_LINE_BYTES = 10 * 1024 * 1024
-CHILD_ENV = {k: v for k, v in os.environ.items()
-             if k not in ("PYTHONDONTWRITEBYTECODE", "CONTINUITY_DATABASE_URL",
-                          "CONTINUITY_DAEMON_URL")}
+CHILD_ENV = {
+    k: v
+    for k, v in os.environ.items()
+    if k not in ("PYTHONDONTWRITEBYTECODE", "CONTINUITY_DATABASE_URL", "CONTINUITY_DAEMON_URL")
+}
 
 
 def log(msg: str) -> None:
@@ -93,17 +95,63 @@ def log(msg: str) -> None:
 
 #: Invalid UTF-8 sequences (a lone continuation byte, a truncated sequence, an overlong form,
 #: an encoded surrogate, bytes never valid).
-BAD_UTF8 = [b"\x80", b"\xc3", b"\xc0\xaf", b"\xed\xa0\x80", b"\xff\xfe", b"\xf4\x90\x80\x80",
-            b"\xe2\x82"]
+BAD_UTF8 = [
+    b"\x80",
+    b"\xc3",
+    b"\xc0\xaf",
+    b"\xed\xa0\x80",
+    b"\xff\xfe",
+    b"\xf4\x90\x80\x80",
+    b"\xe2\x82",
+]
 #: Values swapped in for a field's value.
-SWAPS: list[Any] = [None, True, False, 0, -1, 2**63, -2**63 - 1, 2**64 + 1, 1e308, -0.0, 0.5,
-                    "", " ", "\x00", "\ud800", "a\udfffb", "\udc80\udc81", "\u202e\u2028",
-                    [], {}, [None], {"type": None}, {"type": "text"}, {"text": 1},
-                    [{"type": "tool_use"}], "x" * 70_000, ["a"] * 500, "9999-12-31T23:59:59Z",
-                    "0000-01-01T00:00:00Z", "not a date", 1e20, -1e20]
+SWAPS: list[Any] = [
+    None,
+    True,
+    False,
+    0,
+    -1,
+    2**63,
+    -(2**63) - 1,
+    2**64 + 1,
+    1e308,
+    -0.0,
+    0.5,
+    "",
+    " ",
+    "\x00",
+    "\ud800",
+    "a\udfffb",
+    "\udc80\udc81",
+    "\u202e\u2028",
+    [],
+    {},
+    [None],
+    {"type": None},
+    {"type": "text"},
+    {"text": 1},
+    [{"type": "tool_use"}],
+    "x" * 70_000,
+    ["a"] * 500,
+    "9999-12-31T23:59:59Z",
+    "0000-01-01T00:00:00Z",
+    "not a date",
+    1e20,
+    -1e20,
+]
 #: Texts written raw into a line (not valid JSON numbers for every parser).
-RAW_NUMBERS = [b"1" * 400, b"-" + b"9" * 400, b"1e999", b"-1e999", b"1E400000", b"0." + b"0" * 400
-               + b"1", b"NaN", b"Infinity", b"-Infinity", b"18446744073709551616"]
+RAW_NUMBERS = [
+    b"1" * 400,
+    b"-" + b"9" * 400,
+    b"1e999",
+    b"-1e999",
+    b"1E400000",
+    b"0." + b"0" * 400 + b"1",
+    b"NaN",
+    b"Infinity",
+    b"-Infinity",
+    b"18446744073709551616",
+]
 
 
 def _paths(value: Any, path: tuple = (), out: list | None = None, depth: int = 0) -> list:
@@ -159,10 +207,28 @@ def mutate(raw: bytes, rng: random.Random, big: bool = False) -> tuple[str, byte
             _set(obj, rng.choice(paths), text)
             return "big", json.dumps(obj, ensure_ascii=False).encode("utf-8", "surrogatepass")
         return "big", raw + text.encode("utf-8", "surrogatepass")
-    kind = rng.choice(["flip", "truncate", "swap", "swap", "swap", "drop", "number", "deep",
-                       "utf8", "nul", "surrogate", "glue", "cr", "wrongtop", "dup_key"])
-    if kind in ("swap", "drop", "deep", "surrogate", "number", "dup_key") and \
-            not (isinstance(obj, dict) and obj):
+    kind = rng.choice(
+        [
+            "flip",
+            "truncate",
+            "swap",
+            "swap",
+            "swap",
+            "drop",
+            "number",
+            "deep",
+            "utf8",
+            "nul",
+            "surrogate",
+            "glue",
+            "cr",
+            "wrongtop",
+            "dup_key",
+        ]
+    )
+    if kind in ("swap", "drop", "deep", "surrogate", "number", "dup_key") and not (
+        isinstance(obj, dict) and obj
+    ):
         kind = "flip"
     if kind == "flip":
         b = bytearray(raw)
@@ -204,9 +270,11 @@ def mutate(raw: bytes, rng: random.Random, big: bool = False) -> tuple[str, byte
         depth = rng.choice([50, 199, 201, 255, 256, 1000, 5000, 100_000])
         return kind, text.replace(b'"' + marker.encode() + b'"', _deep(depth, rng), 1)
     # dup_key: the same key twice, the second a wrong type
-    return kind, text.replace(b'"' + marker.encode() + b'"', b'1, "' + str(path[-1]).encode()
-                              + b'": [' + b"{}" * 3 + b"]", 1) if isinstance(path[-1], str) \
-        else text.replace(b'"' + marker.encode() + b'"', b"{}", 1)
+    return kind, text.replace(
+        b'"' + marker.encode() + b'"',
+        b'1, "' + str(path[-1]).encode() + b'": [' + b"{}" * 3 + b"]",
+        1,
+    ) if isinstance(path[-1], str) else text.replace(b'"' + marker.encode() + b'"', b"{}", 1)
 
 
 # ---------------------------------------------------------------------------- reader corpus
@@ -262,8 +330,10 @@ def _read_one(reader: Any, line: Any) -> str:
     from continuity.formats.base import check_entry, nesting_depth
     from continuity.formats.importer import MAX_NESTING
 
-    if (line.raw.count(b"[") + line.raw.count(b"{") > MAX_NESTING
-            and nesting_depth(line.data, MAX_NESTING) > MAX_NESTING):
+    if (
+        line.raw.count(b"[") + line.raw.count(b"{") > MAX_NESTING
+        and nesting_depth(line.data, MAX_NESTING) > MAX_NESTING
+    ):
         return "refused"
     entry = reader.read(line)
     if entry is None:
@@ -277,8 +347,17 @@ def _read_one(reader: Any, line: Any) -> str:
     return "ok"
 
 
-def fuzz_reader(harness: str, cls: type, path: Path, real: list[bytes], n: int, seed: int,
-                big_every: int, import_every: int, workdir: Path) -> dict[str, Any]:
+def fuzz_reader(
+    harness: str,
+    cls: type,
+    path: Path,
+    real: list[bytes],
+    n: int,
+    seed: int,
+    big_every: int,
+    import_every: int,
+    workdir: Path,
+) -> dict[str, Any]:
     """``n`` mutated lines through ``cls`` (module docstring, part 1); the figures."""
     from continuity.formats import read_head
     from continuity.formats.jsonl import LineReader
@@ -311,8 +390,8 @@ def fuzz_reader(harness: str, cls: type, path: Path, real: list[bytes], n: int, 
                         continue
                     for record in line.records:
                         from dataclasses import replace
-                        one = line if record is line.data else replace(line, data=record,
-                                                                       more=())
+
+                        one = line if record is line.data else replace(line, data=record, more=())
                         outcomes[_read_one(reader, one)] += 1
             except Hang:
                 hangs.append({"line": i, "kind": kind, "bytes": len(raw)})
@@ -322,9 +401,15 @@ def fuzz_reader(harness: str, cls: type, path: Path, real: list[bytes], n: int, 
                 name = f"{type(exc).__name__}: {str(exc)[:120]}"
                 exception_kinds[f"{type(exc).__name__} ({kind})"] += 1
                 if len(exceptions) < 20:
-                    exceptions.append({"line": i, "kind": kind, "error": name,
-                                       "sample": raw[:300].decode("utf-8", "replace"),
-                                       "where": traceback.format_exc().strip().splitlines()[-3]})
+                    exceptions.append(
+                        {
+                            "line": i,
+                            "kind": kind,
+                            "error": name,
+                            "sample": raw[:300].decode("utf-8", "replace"),
+                            "where": traceback.format_exc().strip().splitlines()[-3],
+                        }
+                    )
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
             (big_times if big else times).append(time.perf_counter() - started)
@@ -332,20 +417,30 @@ def fuzz_reader(harness: str, cls: type, path: Path, real: list[bytes], n: int, 
         signal.signal(signal.SIGALRM, old)
     times.sort()
     imported = import_lines(harness, path, to_import, workdir) if to_import else {}
-    return {"harness": harness, "reader": cls.__name__, "lines": n, "mutations": dict(kinds),
-            "outcomes": dict(outcomes), "exceptions": sum(exception_kinds.values()),
-            "exception_kinds": dict(exception_kinds), "exception_samples": exceptions,
-            "hangs": len(hangs), "hang_samples": hangs[:10],
-            "line_ms_p999": round(times[min(len(times) - 1, int(0.999 * len(times)))] * 1000, 2)
-            if times else 0.0,
-            "line_ms_max": round(times[-1] * 1000, 2) if times else 0.0,
-            "big_lines": len(big_times),
-            "big_line_ms_max": round(max(big_times) * 1000, 1) if big_times else None,
-            "import": imported}
+    return {
+        "harness": harness,
+        "reader": cls.__name__,
+        "lines": n,
+        "mutations": dict(kinds),
+        "outcomes": dict(outcomes),
+        "exceptions": sum(exception_kinds.values()),
+        "exception_kinds": dict(exception_kinds),
+        "exception_samples": exceptions,
+        "hangs": len(hangs),
+        "hang_samples": hangs[:10],
+        "line_ms_p999": round(times[min(len(times) - 1, int(0.999 * len(times)))] * 1000, 2)
+        if times
+        else 0.0,
+        "line_ms_max": round(times[-1] * 1000, 2) if times else 0.0,
+        "big_lines": len(big_times),
+        "big_line_ms_max": round(max(big_times) * 1000, 1) if big_times else None,
+        "import": imported,
+    }
 
 
-def import_lines(harness: str, path: Path, lines: list[bytes], workdir: Path,
-                 per_file: int = 2000) -> dict[str, Any]:
+def import_lines(
+    harness: str, path: Path, lines: list[bytes], workdir: Path, per_file: int = 2000
+) -> dict[str, Any]:
     """The mutated ``lines`` in session files of ``per_file`` lines, each after the real
     file's first 3 lines, imported with ``import_file`` into a fresh SQLite store."""
     from continuity.formats.importer import import_file
@@ -362,12 +457,14 @@ def import_lines(harness: str, path: Path, lines: list[bytes], workdir: Path,
     try:
         for n, at in enumerate(range(0, len(lines), per_file)):
             f = folder / f"{path.stem}-fuzz-{n}{path.suffix}"
-            f.write_bytes(head + b"".join(ln + b"\n" for ln in lines[at:at + per_file]))
+            f.write_bytes(head + b"".join(ln + b"\n" for ln in lines[at : at + per_file]))
             try:
                 report = import_file(store, f)
             except Exception as exc:  # noqa: BLE001 - an escape is the failure counted
-                escaped.append(f"{f.name}: {type(exc).__name__}: {str(exc)[:200]} at "
-                               + " / ".join(traceback.format_exc().strip().splitlines()[-6:-1:2]))
+                escaped.append(
+                    f"{f.name}: {type(exc).__name__}: {str(exc)[:200]} at "
+                    + " / ".join(traceback.format_exc().strip().splitlines()[-6:-1:2])
+                )
                 kept = RESULTS.parent / "fuzz-escaped"
                 kept.mkdir(parents=True, exist_ok=True)
                 shutil.copy(f, kept / f.name)
@@ -376,19 +473,31 @@ def import_lines(harness: str, path: Path, lines: list[bytes], workdir: Path,
             totals["lines_read"] += report.lines_read
             totals["rows"] += report.imported
             totals["errors"] += len(report.errors)
-            totals["reader_errors"] += sum(1 for _, r in report.errors
-                                           if r.startswith("reader error"))
+            totals["reader_errors"] += sum(
+                1 for _, r in report.errors if r.startswith("reader error")
+            )
             totals["warnings"] += len(report.warnings)
             f.unlink()
     finally:
         store.close()
-    return {"files": sum(statuses.values()) + len(escaped), "statuses": dict(statuses),
-            **dict(totals), "escaped": len(escaped), "escaped_samples": escaped[:10],
-            "seconds": round(time.perf_counter() - started, 1)}
+    return {
+        "files": sum(statuses.values()) + len(escaped),
+        "statuses": dict(statuses),
+        **dict(totals),
+        "escaped": len(escaped),
+        "escaped_samples": escaped[:10],
+        "seconds": round(time.perf_counter() - started, 1),
+    }
 
 
-def part_readers(n: int, seed: int, big_every: int, import_every: int,
-                 workdir: Path, harnesses: list[str] | None = None) -> dict[str, Any]:
+def part_readers(
+    n: int,
+    seed: int,
+    big_every: int,
+    import_every: int,
+    workdir: Path,
+    harnesses: list[str] | None = None,
+) -> dict[str, Any]:
     corpus = reader_corpus(workdir)
     out = {}
     for harness, (cls, path, real) in sorted(corpus.items()):
@@ -399,8 +508,10 @@ def part_readers(n: int, seed: int, big_every: int, import_every: int,
         fig = fuzz_reader(harness, cls, path, real, n, seed, big_every, import_every, workdir)
         fig["seconds"] = round(time.perf_counter() - started, 1)
         out[harness] = fig
-        log(f"  {fig['outcomes']}, exceptions {fig['exceptions']}, hangs {fig['hangs']}, "
-            f"import {fig['import'].get('statuses')} escaped {fig['import'].get('escaped')}")
+        log(
+            f"  {fig['outcomes']}, exceptions {fig['exceptions']}, hangs {fig['hangs']}, "
+            f"import {fig['import'].get('statuses')} escaped {fig['import'].get('escaped')}"
+        )
     return out
 
 
@@ -421,9 +532,12 @@ class Daemon:
         home.mkdir(parents=True, exist_ok=True)
         self.env = {**CHILD_ENV, "CONTINUITY_HOME": str(home)}
         self.log = open(home.parent / "daemon.log", "ab")  # noqa: SIM115 - open while the child runs
-        self.proc = subprocess.Popen([PY, "-m", "continuity.daemon.server", "--home", str(home),
-                                      "--port", "0"], env=self.env, stdout=self.log,
-                                     stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(
+            [PY, "-m", "continuity.daemon.server", "--home", str(home), "--port", "0"],
+            env=self.env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
         deadline = time.monotonic() + 60
         while not (home / "daemon.url").exists():
             if self.proc.poll() is not None or time.monotonic() > deadline:
@@ -436,9 +550,15 @@ class Daemon:
 
     def alive(self) -> bool:
         try:
-            status, _ = http_once(self.host, self.port, (
-                f"GET /health HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
-                "Connection: close\r\n\r\n").encode(), 10)
+            status, _ = http_once(
+                self.host,
+                self.port,
+                (
+                    f"GET /health HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+                    "Connection: close\r\n\r\n"
+                ).encode(),
+                10,
+            )
             return status == 200
         except OSError:
             return False
@@ -463,7 +583,7 @@ def http_once(host: str, port: int, request: bytes, timeout: float) -> tuple[int
         view = memoryview(request)
         try:
             while view:
-                sent = s.send(view[:1 << 20])
+                sent = s.send(view[: 1 << 20])
                 view = view[sent:]
                 # the server may answer (413, 400) and close before the whole body is sent
                 r, _, _ = select.select([s], [], [], 0)
@@ -498,8 +618,12 @@ def hook_inputs() -> dict[str, list[bytes]]:
     """The recorded hook stdins of the real harnesses: ``{harness: [body]}``."""
     root = SAMPLES / "real-harness" / "hook-inputs"
     out: dict[str, list[bytes]] = {}
-    for name, harness in (("claude-code", "claude-code"), ("codex", "codex"),
-                          ("codex-0.169", "codex"), ("pi", "pi")):
+    for name, harness in (
+        ("claude-code", "claude-code"),
+        ("codex", "codex"),
+        ("codex-0.169", "codex"),
+        ("pi", "pi"),
+    ):
         for f in sorted((root / name).glob("*.json")) if (root / name).is_dir() else []:
             out.setdefault(harness, []).append(f.read_bytes().strip())
     return out
@@ -509,28 +633,68 @@ def routes(daemon: Daemon) -> list[tuple[str, str]]:
     """``(method, path template)`` of every route in the daemon's OpenAPI schema, plus the
     browser's pages and a few it does not have."""
     with socket.create_connection((daemon.host, daemon.port), timeout=30) as s:
-        s.sendall((f"GET /openapi.json HTTP/1.1\r\nHost: {daemon.host}:{daemon.port}\r\n"
-                   f"Authorization: Bearer {daemon.token}\r\nConnection: close\r\n\r\n").encode())
+        s.sendall(
+            (
+                f"GET /openapi.json HTTP/1.1\r\nHost: {daemon.host}:{daemon.port}\r\n"
+                f"Authorization: Bearer {daemon.token}\r\nConnection: close\r\n\r\n"
+            ).encode()
+        )
         buf = b""
         while chunk := s.recv(65536):
             buf += chunk
     body = buf.split(b"\r\n\r\n", 1)[1]
     schema = json.loads(body)
     out = [(m.upper(), p) for p, ops in schema.get("paths", {}).items() for m in ops]
-    out += [("GET", "/"), ("GET", "/ui"), ("GET", "/ui/sessions"), ("GET", "/docs"),
-            ("GET", "/openapi.json"), ("GET", "/nope"), ("POST", "/api/hooks/nope"),
-            ("POST", "/api/harness/nope/stop"), ("GET", "/api/../../etc/passwd")]
+    out += [
+        ("GET", "/"),
+        ("GET", "/ui"),
+        ("GET", "/ui/sessions"),
+        ("GET", "/docs"),
+        ("GET", "/openapi.json"),
+        ("GET", "/nope"),
+        ("POST", "/api/hooks/nope"),
+        ("POST", "/api/harness/nope/stop"),
+        ("GET", "/api/../../etc/passwd"),
+    ]
     return sorted(set(out))
 
 
-EVENTS = ["session-start", "user-prompt-submit", "pre-compaction", "post-compaction", "stop",
-          "session-end", "pre-tool-use"]
-METHODS = ["GET", "POST", "PUT", "DELETE", "PATCH", "HEAD", "OPTIONS", "TRACE", "CONNECT",
-           "FOO", "get", "POST ", "P\x00ST"]
-CONTENT_TYPES = ["application/json", "application/json", "application/json; charset=utf-8",
-                 "text/plain", "application/x-www-form-urlencoded",
-                 "multipart/form-data; boundary=x", "application/json; charset=latin-1",
-                 "", "application/\x7fjson", "*/*"]
+EVENTS = [
+    "session-start",
+    "user-prompt-submit",
+    "pre-compaction",
+    "post-compaction",
+    "stop",
+    "session-end",
+    "pre-tool-use",
+]
+METHODS = [
+    "GET",
+    "POST",
+    "PUT",
+    "DELETE",
+    "PATCH",
+    "HEAD",
+    "OPTIONS",
+    "TRACE",
+    "CONNECT",
+    "FOO",
+    "get",
+    "POST ",
+    "P\x00ST",
+]
+CONTENT_TYPES = [
+    "application/json",
+    "application/json",
+    "application/json; charset=utf-8",
+    "text/plain",
+    "application/x-www-form-urlencoded",
+    "multipart/form-data; boundary=x",
+    "application/json; charset=latin-1",
+    "",
+    "application/\x7fjson",
+    "*/*",
+]
 
 
 def _fill(template: str, rng: random.Random) -> str:
@@ -540,14 +704,40 @@ def _fill(template: str, rng: random.Random) -> str:
             return rng.choice(["claude-code", "codex", "pi", "cursor", ""])
         if name.startswith("event"):
             return rng.choice([*EVENTS, "nope"])
-        return rng.choice(["s-1", "fuzz", "%00", "%ff%fe", "a" * 5000, "..%2F..", "x/y/z",
-                           "%F0%9F%98%80", "ses_1", "'; drop table rows;--", "%ED%A0%80"])
+        return rng.choice(
+            [
+                "s-1",
+                "fuzz",
+                "%00",
+                "%ff%fe",
+                "a" * 5000,
+                "..%2F..",
+                "x/y/z",
+                "%F0%9F%98%80",
+                "ses_1",
+                "'; drop table rows;--",
+                "%ED%A0%80",
+            ]
+        )
+
     path = re.sub(r"\{([^}]+)\}", value, template)
     if rng.random() < 0.3:
-        path += "?" + rng.choice(["limit=-1", "limit=abc", "limit=99999999999999999999",
-                                  "project=", "project=" + "p" * 5000, "budget_bytes=0",
-                                  "session_key=%ED%A0%80", "stored=maybe", "harness=x",
-                                  "q=%00&q=1", "a=" + "b" * 9000, "project=/tmp&limit=5"])
+        path += "?" + rng.choice(
+            [
+                "limit=-1",
+                "limit=abc",
+                "limit=99999999999999999999",
+                "project=",
+                "project=" + "p" * 5000,
+                "budget_bytes=0",
+                "session_key=%ED%A0%80",
+                "stored=maybe",
+                "harness=x",
+                "q=%00&q=1",
+                "a=" + "b" * 9000,
+                "project=/tmp&limit=5",
+            ]
+        )
     return path
 
 
@@ -558,65 +748,117 @@ def _http_body(rng: random.Random, hooks: dict[str, list[bytes]], path: str) -> 
         real = rng.choice(hooks[harness])
         return mutate(real, rng)[1] if rng.random() < 0.8 else real
     if how < 0.6:
-        return json.dumps(rng.choice([
-            {"harness": "claude-code", "session_key": rng.choice(["s", "", None, 1, [], "\ud800"]),
-             "project": rng.choice(["/tmp/p", "", None, 1, "x" * 10000]),
-             "prompt": rng.choice(["hi", "", None, 7, {"a": 1}])},
-            {"query": rng.choice(["export", "", None, 1, ["a"], "x" * 50000]),
-             "limit": rng.choice([1, 0, -1, 2**63, "5", None, 1e308])},
-            {"content": rng.choice(["remember this", "", None, 1]), "tags": rng.choice([[], "x",
-                                                                                        [1]]),
-             "importance": rng.choice([0.5, -1, 2, "high", None])},
-            {"session_key": "s", "reason": rng.choice(["r", None, 1])},
-            {"entries": rng.choice([[], None, "x", [{"a": 1}]]), "run_id": 1},
-        ]), ensure_ascii=rng.random() < 0.5).encode("utf-8", "surrogatepass")
+        return json.dumps(
+            rng.choice(
+                [
+                    {
+                        "harness": "claude-code",
+                        "session_key": rng.choice(["s", "", None, 1, [], "\ud800"]),
+                        "project": rng.choice(["/tmp/p", "", None, 1, "x" * 10000]),
+                        "prompt": rng.choice(["hi", "", None, 7, {"a": 1}]),
+                    },
+                    {
+                        "query": rng.choice(["export", "", None, 1, ["a"], "x" * 50000]),
+                        "limit": rng.choice([1, 0, -1, 2**63, "5", None, 1e308]),
+                    },
+                    {
+                        "content": rng.choice(["remember this", "", None, 1]),
+                        "tags": rng.choice([[], "x", [1]]),
+                        "importance": rng.choice([0.5, -1, 2, "high", None]),
+                    },
+                    {"session_key": "s", "reason": rng.choice(["r", None, 1])},
+                    {"entries": rng.choice([[], None, "x", [{"a": 1}]]), "run_id": 1},
+                ]
+            ),
+            ensure_ascii=rng.random() < 0.5,
+        ).encode("utf-8", "surrogatepass")
     if how < 0.75:
-        return rng.choice([b"", b"{", b"null", b"[]", b"1", b'"x"', b"{\"a\":}", b"\xff\xfe",
-                           b"\x00" * 100, b"[" * 10000 + b"]" * 10000, b"{}" * 1000,
-                           b'{"a": 1e999}', b'{"a": ' + b"9" * 5000 + b"}", b"\xef\xbb\xbf{}"])
+        return rng.choice(
+            [
+                b"",
+                b"{",
+                b"null",
+                b"[]",
+                b"1",
+                b'"x"',
+                b'{"a":}',
+                b"\xff\xfe",
+                b"\x00" * 100,
+                b"[" * 10000 + b"]" * 10000,
+                b"{}" * 1000,
+                b'{"a": 1e999}',
+                b'{"a": ' + b"9" * 5000 + b"}",
+                b"\xef\xbb\xbf{}",
+            ]
+        )
     if how < 0.77:
         return b"{" + b'"x":"' + b"a" * rng.choice([1, 40]) * 1024 * 1024 + b'"}'
     return bytes(rng.randrange(256) for _ in range(rng.randrange(1, 2000)))
 
 
-def http_request(rng: random.Random, daemon: Daemon, route: tuple[str, str],
-                 hooks: dict[str, list[bytes]]) -> tuple[bytes, str]:
+def http_request(
+    rng: random.Random, daemon: Daemon, route: tuple[str, str], hooks: dict[str, list[bytes]]
+) -> tuple[bytes, str]:
     """One fuzzed request to ``route`` and a short description."""
     method, template = route
     if rng.random() < 0.25:
         method = rng.choice(METHODS)
     path = _fill(template, rng)
-    body = _http_body(rng, hooks, path) if method not in ("GET", "HEAD") or rng.random() < 0.1 \
-        else b""
+    body = (
+        _http_body(rng, hooks, path) if method not in ("GET", "HEAD") or rng.random() < 0.1 else b""
+    )
     host = f"{daemon.host}:{daemon.port}"
-    headers = [("Host", rng.choice([host] * 8 + ["evil.example", "", "127.0.0.1",
-                                                  "localhost:1", host + "\x00"]))]
+    headers = [
+        (
+            "Host",
+            rng.choice(
+                [host] * 8 + ["evil.example", "", "127.0.0.1", "localhost:1", host + "\x00"]
+            ),
+        )
+    ]
     auth = rng.random()
     if auth < 0.85:
         headers.append(("Authorization", f"Bearer {daemon.token}"))
     elif auth < 0.92:
-        headers.append(("Authorization", rng.choice(["Bearer x", "Basic abc", "Bearer ",
-                                                     "Bearer " + "t" * 9000])))
+        headers.append(
+            (
+                "Authorization",
+                rng.choice(["Bearer x", "Basic abc", "Bearer ", "Bearer " + "t" * 9000]),
+            )
+        )
     if body or rng.random() < 0.5:
         headers.append(("Content-Type", rng.choice(CONTENT_TYPES)))
     length = len(body)
     lie = rng.random()
     if lie < 0.02:  # chunked, framed right (a body cut short would be no request at all)
         headers.append(("Transfer-Encoding", "chunked"))
-        body = b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + 4096]), body[i:i + 4096])
-                        for i in range(0, len(body), 4096)) + b"0\r\n\r\n"
+        body = (
+            b"".join(
+                b"%x\r\n%s\r\n" % (len(body[i : i + 4096]), body[i : i + 4096])
+                for i in range(0, len(body), 4096)
+            )
+            + b"0\r\n\r\n"
+        )
     else:
         if lie < 0.05:  # shorter: the rest is read as the next request on the connection
             length = max(0, length - rng.randint(1, 10))
         headers.append(("Content-Length", str(length)))
     if rng.random() < 0.1:
-        headers.append(rng.choice([("X-Continuity-Event-Id", "\x7f" * 10),
-                                   ("X-Continuity-Event-At", rng.choice(["x", "9999-99-99",
-                                                                          "1e308"])),
-                                   ("Origin", "http://evil.example"), ("Cookie", "a" * 4000),
-                                   ("X-" + "h" * 100, "v"), ("Accept", "*/*;q=x"),
-                                   ("Expect", "100-continue"), ("Connection", "upgrade"),
-                                   ("Upgrade", "websocket")]))
+        headers.append(
+            rng.choice(
+                [
+                    ("X-Continuity-Event-Id", "\x7f" * 10),
+                    ("X-Continuity-Event-At", rng.choice(["x", "9999-99-99", "1e308"])),
+                    ("Origin", "http://evil.example"),
+                    ("Cookie", "a" * 4000),
+                    ("X-" + "h" * 100, "v"),
+                    ("Accept", "*/*;q=x"),
+                    ("Expect", "100-continue"),
+                    ("Connection", "upgrade"),
+                    ("Upgrade", "websocket"),
+                ]
+            )
+        )
     headers.append(("Connection", "close"))
     text = f"{method} {path} HTTP/1.1\r\n" + "".join(f"{k}: {v}\r\n" for k, v in headers)
     data = text.encode("utf-8", "surrogatepass") + b"\r\n" + body
@@ -651,13 +893,18 @@ def part_http(daemon: Daemon, n: int, seed: int) -> dict[str, Any]:
             log(f"  http {i + 1}/{n}: {dict(statuses)}")
     alive = daemon.alive()
     times.sort()
-    return {"requests": n, "routes": len(table), "statuses": {str(k): v for k, v in
-                                                             sorted(statuses.items())},
-            "failures": sum(failure_kinds.values()), "failure_kinds": dict(failure_kinds),
-            "failure_samples": failures, "alive_after": alive,
-            "ms_p99": round(times[int(0.99 * (len(times) - 1))] * 1000, 1),
-            "ms_max": round(times[-1] * 1000, 1),
-            "seconds": round(time.perf_counter() - started_all, 1)}
+    return {
+        "requests": n,
+        "routes": len(table),
+        "statuses": {str(k): v for k, v in sorted(statuses.items())},
+        "failures": sum(failure_kinds.values()),
+        "failure_kinds": dict(failure_kinds),
+        "failure_samples": failures,
+        "alive_after": alive,
+        "ms_p99": round(times[int(0.99 * (len(times) - 1))] * 1000, 1),
+        "ms_max": round(times[-1] * 1000, 1),
+        "seconds": round(time.perf_counter() - started_all, 1),
+    }
 
 
 # ---------------------------------------------------------------------------- MCP
@@ -666,23 +913,61 @@ TOOLS = ["search", "show", "recall", "remember", "checkpoint", "continuation", "
 
 
 def _arg_value(rng: random.Random) -> Any:
-    return rng.choice(["export", "", "\ud800", "x" * 100_000, None, 0, -1, 2**63, 1e308, True,
-                       [], {}, ["a"], {"a": [1]}, "9999-12-31", "s-1", "../..", "*", "\x00",
-                       "' OR 1=1 --", "NEAR(a b)", '"unterminated', "AND OR NOT", 10, 5000])
+    return rng.choice(
+        [
+            "export",
+            "",
+            "\ud800",
+            "x" * 100_000,
+            None,
+            0,
+            -1,
+            2**63,
+            1e308,
+            True,
+            [],
+            {},
+            ["a"],
+            {"a": [1]},
+            "9999-12-31",
+            "s-1",
+            "../..",
+            "*",
+            "\x00",
+            "' OR 1=1 --",
+            "NEAR(a b)",
+            '"unterminated',
+            "AND OR NOT",
+            10,
+            5000,
+        ]
+    )
 
 
 def _arguments(rng: random.Random, tool: str) -> Any:
-    names = {"search": ["query", "limit", "harness", "here", "project", "role", "tool", "since",
-                        "until"],
-             "show": ["session", "seq", "before", "rows"],
-             "recall": ["query", "limit", "expand", "sessions", "session"],
-             "remember": ["content", "tags", "importance", "type", "session"],
-             "checkpoint": ["reason", "session"],
-             "continuation": ["budget_bytes", "session"]}.get(tool, ["x"])
+    names = {
+        "search": [
+            "query",
+            "limit",
+            "harness",
+            "here",
+            "project",
+            "role",
+            "tool",
+            "since",
+            "until",
+        ],
+        "show": ["session", "seq", "before", "rows"],
+        "recall": ["query", "limit", "expand", "sessions", "session"],
+        "remember": ["content", "tags", "importance", "type", "session"],
+        "checkpoint": ["reason", "session"],
+        "continuation": ["budget_bytes", "session"],
+    }.get(tool, ["x"])
     if rng.random() < 0.1:
         return rng.choice([None, [], "x", 1, {"": 1}])
     return {k: _arg_value(rng) for k in rng.sample(names, rng.randint(0, len(names)))} | (
-        {"extra": 1} if rng.random() < 0.1 else {})
+        {"extra": 1} if rng.random() < 0.1 else {}
+    )
 
 
 def mcp_line(rng: random.Random, n: int) -> tuple[bytes, str, Any]:
@@ -693,34 +978,79 @@ def mcp_line(rng: random.Random, n: int) -> tuple[bytes, str, Any]:
     how = rng.random()
     if how < 0.55:
         tool = rng.choice(TOOLS)
-        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": ident, "method": "tools/call",
-                               "params": {"name": tool, "arguments": _arguments(rng, tool)}}
+        msg: dict[str, Any] = {
+            "jsonrpc": "2.0",
+            "id": ident,
+            "method": "tools/call",
+            "params": {"name": tool, "arguments": _arguments(rng, tool)},
+        }
     elif how < 0.7:
-        msg = {"jsonrpc": "2.0", "id": ident,
-               "method": rng.choice(["tools/list", "ping", "resources/list", "prompts/list",
-                                     "initialize", "nope", "", "tools/call", "logging/setLevel",
-                                     "completion/complete", "resources/read"]),
-               "params": rng.choice([{}, None, [], "x", 1, {"name": 1}, {"level": "x"},
-                                     {"uri": "file:///etc/passwd"}, {"protocolVersion": 1}])}
+        msg = {
+            "jsonrpc": "2.0",
+            "id": ident,
+            "method": rng.choice(
+                [
+                    "tools/list",
+                    "ping",
+                    "resources/list",
+                    "prompts/list",
+                    "initialize",
+                    "nope",
+                    "",
+                    "tools/call",
+                    "logging/setLevel",
+                    "completion/complete",
+                    "resources/read",
+                ]
+            ),
+            "params": rng.choice(
+                [
+                    {},
+                    None,
+                    [],
+                    "x",
+                    1,
+                    {"name": 1},
+                    {"level": "x"},
+                    {"uri": "file:///etc/passwd"},
+                    {"protocolVersion": 1},
+                ]
+            ),
+        }
         if msg["params"] is None and rng.random() < 0.5:
             del msg["params"]
     elif how < 0.75:  # a notification: no answer
-        msg = {"jsonrpc": "2.0", "method": rng.choice(["notifications/cancelled", "nope",
-                                                       "notifications/initialized"]),
-               "params": {"requestId": "f-1"}}
+        msg = {
+            "jsonrpc": "2.0",
+            "method": rng.choice(["notifications/cancelled", "nope", "notifications/initialized"]),
+            "params": {"requestId": "f-1"},
+        }
         return json.dumps(msg).encode(), "none", None
     elif how < 0.8:  # a response from the "client": no answer
-        return json.dumps({"jsonrpc": "2.0", "id": rng.choice(["x", 5]),
-                           "result": {}}).encode(), "none", None
+        return (
+            json.dumps({"jsonrpc": "2.0", "id": rng.choice(["x", 5]), "result": {}}).encode(),
+            "none",
+            None,
+        )
     elif how < 0.88:  # unusable ids: an error answer, id null
         bad = rng.choice([1.5, True, False, None, [], {}, "\ud800"])
-        msg = {"jsonrpc": "2.0", "id": bad, "method": "tools/call",
-               "params": {"name": "search", "arguments": {"query": "x"}}}
+        msg = {
+            "jsonrpc": "2.0",
+            "id": bad,
+            "method": "tools/call",
+            "params": {"name": "search", "arguments": {"query": "x"}},
+        }
         expect = "any" if bad is None else "error"
         return json.dumps(msg).encode(), expect, None
     else:  # a mangled line
-        base = json.dumps({"jsonrpc": "2.0", "id": ident, "method": "tools/call",
-                           "params": {"name": "recall", "arguments": {"query": "x"}}}).encode()
+        base = json.dumps(
+            {
+                "jsonrpc": "2.0",
+                "id": ident,
+                "method": "tools/call",
+                "params": {"name": "recall", "arguments": {"query": "x"}},
+            }
+        ).encode()
         _kind, raw = mutate(base, rng)
         raw = raw.replace(b"\n", b" ").replace(b"\r", b" ")
         return raw, "any", ident
@@ -735,10 +1065,14 @@ class McpClient:
 
     def __init__(self, home: Path, cwd: Path) -> None:
         cmd = [str(Path(PY).with_name("continuity")), "mcp"]
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=open(home.parent / "mcp.log", "ab"),  # noqa: SIM115
-                                     cwd=cwd,
-                                     env={**CHILD_ENV, "CONTINUITY_HOME": str(home)})
+        self.proc = subprocess.Popen(
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=open(home.parent / "mcp.log", "ab"),  # noqa: SIM115
+            cwd=cwd,
+            env={**CHILD_ENV, "CONTINUITY_HOME": str(home)},
+        )
         self.buf = b""
         self.answers: list[Any] = []
 
@@ -781,10 +1115,20 @@ def part_mcp(home: Path, n: int, seed: int, cwd: Path) -> dict[str, Any]:
     unanswered_sentinels = 0
     started = time.perf_counter()
     try:
-        client.send(json.dumps({"jsonrpc": "2.0", "id": "init", "method": "initialize",
-                                "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                                           "clientInfo": {"name": "fuzz", "version": "1"}}
-                                }).encode())
+        client.send(
+            json.dumps(
+                {
+                    "jsonrpc": "2.0",
+                    "id": "init",
+                    "method": "initialize",
+                    "params": {
+                        "protocolVersion": "2025-06-18",
+                        "capabilities": {},
+                        "clientInfo": {"name": "fuzz", "version": "1"},
+                    },
+                }
+            ).encode()
+        )
         if not client.read_until(lambda m: m.get("id") == "init", 60):
             raise SystemExit("the MCP server did not answer initialize")
         client.send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
@@ -798,26 +1142,29 @@ def part_mcp(home: Path, n: int, seed: int, cwd: Path) -> dict[str, Any]:
                 any_lines += 1
             client.send(line)
             sentinel = f"s-{i}"
-            client.send(json.dumps({"jsonrpc": "2.0", "id": sentinel, "method": "ping"}
-                                   ).encode())
-            if not client.read_until(lambda m, s=sentinel: isinstance(m, dict)
-                                     and m.get("id") == s, REQUEST_SECONDS):
+            client.send(json.dumps({"jsonrpc": "2.0", "id": sentinel, "method": "ping"}).encode())
+            if not client.read_until(
+                lambda m, s=sentinel: isinstance(m, dict) and m.get("id") == s, REQUEST_SECONDS
+            ):
                 unanswered_sentinels += 1
                 log(f"  mcp: no answer to the ping after line {i}: {line[:200]!r}")
                 if client.proc.poll() is not None:
                     break
             if i % 1000 == 999:
                 log(f"  mcp {i + 1}/{n}")
+
         # every request's answer, however slow: wait for them with a last ping
         def pending() -> list:
             answered = answered_ids(client.answers)
             return [k for k in expect if k not in answered]
+
         deadline = time.monotonic() + REQUEST_SECONDS
         while pending() and time.monotonic() < deadline:
             client.read_until(lambda m: False, 0.5)
         client.send(b'{"jsonrpc":"2.0","id":"last","method":"ping"}')
-        alive = client.read_until(lambda m: isinstance(m, dict) and m.get("id") == "last",
-                                  REQUEST_SECONDS)
+        alive = client.read_until(
+            lambda m: isinstance(m, dict) and m.get("id") == "last", REQUEST_SECONDS
+        )
     finally:
         try:
             assert client.proc.stdin is not None
@@ -837,21 +1184,36 @@ def part_mcp(home: Path, n: int, seed: int, cwd: Path) -> dict[str, Any]:
     missing = [k for k in expect if counts[json.dumps(k)] == 0]
     twice = [k for k in expect if counts[json.dumps(k)] > 1]
     nulls = counts[json.dumps(None)]
-    results = Counter("error" if isinstance(m, dict) and "error" in m else
-                      "result" if isinstance(m, dict) and "result" in m else "other"
-                      for m in client.answers)
-    return {"lines": n, "requests_with_id": len(expect), "answered_once": len(expect)
-            - len(missing) - len(twice), "unanswered": len(missing),
-            "unanswered_samples": [str(k) for k in missing[:10]], "answered_twice": len(twice),
-            "error_lines": null_expected, "null_id_answers": nulls,
-            "mangled_lines": any_lines, "ping_timeouts": unanswered_sentinels,
-            "answers": dict(results), "alive_after": alive, "exit": code,
-            "seconds": round(time.perf_counter() - started, 1)}
+    results = Counter(
+        "error"
+        if isinstance(m, dict) and "error" in m
+        else "result"
+        if isinstance(m, dict) and "result" in m
+        else "other"
+        for m in client.answers
+    )
+    return {
+        "lines": n,
+        "requests_with_id": len(expect),
+        "answered_once": len(expect) - len(missing) - len(twice),
+        "unanswered": len(missing),
+        "unanswered_samples": [str(k) for k in missing[:10]],
+        "answered_twice": len(twice),
+        "error_lines": null_expected,
+        "null_id_answers": nulls,
+        "mangled_lines": any_lines,
+        "ping_timeouts": unanswered_sentinels,
+        "answers": dict(results),
+        "alive_after": alive,
+        "exit": code,
+        "seconds": round(time.perf_counter() - started, 1),
+    }
 
 
 def answered_ids(answers: list[Any]) -> set:
-    return {m.get("id") for m in answers if isinstance(m, dict) and isinstance(m.get("id"),
-                                                                               (str, int))}
+    return {
+        m.get("id") for m in answers if isinstance(m, dict) and isinstance(m.get("id"), (str, int))
+    }
 
 
 # ---------------------------------------------------------------------------- main
@@ -860,29 +1222,43 @@ def answered_ids(answers: list[Any]) -> set:
 def verdicts(fig: dict[str, Any]) -> dict[str, bool]:
     out = {}
     if "readers" in fig:
-        out["readers"] = all(r["exceptions"] == 0 and r["hangs"] == 0
-                             and r["import"].get("escaped", 0) == 0
-                             and set(r["import"].get("statuses", {})) <= {"imported"}
-                             for r in fig["readers"].values())
+        out["readers"] = all(
+            r["exceptions"] == 0
+            and r["hangs"] == 0
+            and r["import"].get("escaped", 0) == 0
+            and set(r["import"].get("statuses", {})) <= {"imported"}
+            for r in fig["readers"].values()
+        )
     if "http" in fig:
         h = fig["http"]
         out["http"] = h["failures"] == 0 and h["alive_after"]
     if "mcp" in fig:
         m = fig["mcp"]
-        out["mcp"] = (m["unanswered"] == 0 and m["answered_twice"] == 0
-                      and m["ping_timeouts"] == 0 and m["alive_after"]
-                      and m["null_id_answers"] >= m["error_lines"])
+        out["mcp"] = (
+            m["unanswered"] == 0
+            and m["answered_twice"] == 0
+            and m["ping_timeouts"] == 0
+            and m["alive_after"]
+            and m["null_id_answers"] >= m["error_lines"]
+        )
     return out
 
 
-def run(lines: int, http: int, mcp: int, seed: int, only: str | None, big_every: int,
-        import_every: int, harnesses: list[str] | None = None) -> dict[str, Any]:
+def run(
+    lines: int,
+    http: int,
+    mcp: int,
+    seed: int,
+    only: str | None,
+    big_every: int,
+    import_every: int,
+    harnesses: list[str] | None = None,
+) -> dict[str, Any]:
     workdir = Path(tempfile.mkdtemp(prefix="continuity-fuzz-"))
     fig: dict[str, Any] = {"seed": seed, "load_before": os.getloadavg()}
     try:
         if only in (None, "readers") and lines:
-            fig["readers"] = part_readers(lines, seed, big_every, import_every, workdir,
-                                          harnesses)
+            fig["readers"] = part_readers(lines, seed, big_every, import_every, workdir, harnesses)
         if only in (None, "http", "mcp") and (http or mcp):
             home = workdir / "home"
             daemon = Daemon(home)
@@ -907,36 +1283,44 @@ def run(lines: int, http: int, mcp: int, seed: int, only: str | None, big_every:
 
 def report(fig: dict[str, Any]) -> None:
     la, lb = fig["load_before"], fig.get("load_after", (0, 0, 0))
-    print(f"seed {fig['seed']}; load average {la[0]:.2f} before, {lb[0]:.2f} after "
-          f"({os.cpu_count()} cores)")
+    print(
+        f"seed {fig['seed']}; load average {la[0]:.2f} before, {lb[0]:.2f} after "
+        f"({os.cpu_count()} cores)"
+    )
     for harness, r in fig.get("readers", {}).items():
         imp = r["import"]
-        print(f"reader {harness} ({r['reader']}): {r['lines']} lines, outcomes {r['outcomes']}; "
-              f"exceptions {r['exceptions']} {r['exception_kinds'] or ''}, hangs {r['hangs']}; "
-              f"per line p99.9 {r['line_ms_p999']} ms, max {r['line_ms_max']} ms; "
-              f"{r['big_lines']} lines of 10 MB, max {r['big_line_ms_max']} ms; import of "
-              f"{imp.get('lines_read', 0)} lines in {imp.get('files', 0)} files: "
-              f"{imp.get('statuses')}, {imp.get('rows', 0)} rows, {imp.get('errors', 0)} bad "
-              f"lines reported ({imp.get('reader_errors', 0)} reader errors), "
-              f"escaped {imp.get('escaped', 0)}; {r['seconds']} s")
+        print(
+            f"reader {harness} ({r['reader']}): {r['lines']} lines, outcomes {r['outcomes']}; "
+            f"exceptions {r['exceptions']} {r['exception_kinds'] or ''}, hangs {r['hangs']}; "
+            f"per line p99.9 {r['line_ms_p999']} ms, max {r['line_ms_max']} ms; "
+            f"{r['big_lines']} lines of 10 MB, max {r['big_line_ms_max']} ms; import of "
+            f"{imp.get('lines_read', 0)} lines in {imp.get('files', 0)} files: "
+            f"{imp.get('statuses')}, {imp.get('rows', 0)} rows, {imp.get('errors', 0)} bad "
+            f"lines reported ({imp.get('reader_errors', 0)} reader errors), "
+            f"escaped {imp.get('escaped', 0)}; {r['seconds']} s"
+        )
         for s in r["exception_samples"][:5]:
             print(f"    line {s['line']} ({s['kind']}): {s['error']} at {s['where']}")
     if "http" in fig:
         h = fig["http"]
-        print(f"http: {h['requests']} requests over {h['routes']} routes, statuses "
-              f"{h['statuses']}; failures (5xx, no answer, timeout) {h['failures']}; "
-              f"p99 {h['ms_p99']} ms, max {h['ms_max']} ms; daemon alive after: "
-              f"{h['alive_after']}; {h['seconds']} s")
+        print(
+            f"http: {h['requests']} requests over {h['routes']} routes, statuses "
+            f"{h['statuses']}; failures (5xx, no answer, timeout) {h['failures']}; "
+            f"p99 {h['ms_p99']} ms, max {h['ms_max']} ms; daemon alive after: "
+            f"{h['alive_after']}; {h['seconds']} s"
+        )
         for s in h["failure_samples"][:10]:
             print(f"    {s}")
     if "mcp" in fig:
         m = fig["mcp"]
-        print(f"mcp: {m['lines']} lines, {m['requests_with_id']} requests with an id: "
-              f"{m['answered_once']} answered once, {m['unanswered']} unanswered, "
-              f"{m['answered_twice']} twice; {m['error_lines']} lines with an unusable id, "
-              f"{m['null_id_answers']} answers with id null ({m['mangled_lines']} mangled "
-              f"lines); answers {m['answers']}; ping timeouts {m['ping_timeouts']}; alive "
-              f"after: {m['alive_after']}, exit {m['exit']}; {m['seconds']} s")
+        print(
+            f"mcp: {m['lines']} lines, {m['requests_with_id']} requests with an id: "
+            f"{m['answered_once']} answered once, {m['unanswered']} unanswered, "
+            f"{m['answered_twice']} twice; {m['error_lines']} lines with an unusable id, "
+            f"{m['null_id_answers']} answers with id null ({m['mangled_lines']} mangled "
+            f"lines); answers {m['answers']}; ping timeouts {m['ping_timeouts']}; alive "
+            f"after: {m['alive_after']}, exit {m['exit']}; {m['seconds']} s"
+        )
     if "daemon_exit" in fig:
         print(f"daemon exit on SIGTERM: {fig['daemon_exit']}")
     for part, ok in fig["verdicts"].items():
@@ -950,18 +1334,34 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--mcp", type=int, default=10_000, help="fuzzed MCP lines")
     parser.add_argument("--seed", type=int, default=45)
     parser.add_argument("--only", choices=["readers", "http", "mcp"])
-    parser.add_argument("--big-every", type=int, default=10_000,
-                        help="one line in N padded to 10 MB (0: none)")
-    parser.add_argument("--import-every", type=int, default=1,
-                        help="import every N-th mutated line too (0: no import)")
-    parser.add_argument("--harness", action="append",
-                        help="fuzz only this reader (claude-code, codex, pi, opencode); repeat")
+    parser.add_argument(
+        "--big-every", type=int, default=10_000, help="one line in N padded to 10 MB (0: none)"
+    )
+    parser.add_argument(
+        "--import-every",
+        type=int,
+        default=1,
+        help="import every N-th mutated line too (0: no import)",
+    )
+    parser.add_argument(
+        "--harness",
+        action="append",
+        help="fuzz only this reader (claude-code, codex, pi, opencode); repeat",
+    )
     parser.add_argument("--quick", action="store_true", help="2,000 lines, 300 + 300 requests")
     args = parser.parse_args(argv)
     if args.quick:
         args.lines, args.http, args.mcp, args.big_every = 2000, 300, 300, 1000
-    fig = run(args.lines, args.http, args.mcp, args.seed, args.only, args.big_every,
-              args.import_every, args.harness)
+    fig = run(
+        args.lines,
+        args.http,
+        args.mcp,
+        args.seed,
+        args.only,
+        args.big_every,
+        args.import_every,
+        args.harness,
+    )
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(fig, indent=2, default=str) + "\n")
     report(fig)

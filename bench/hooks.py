@@ -86,9 +86,12 @@ class Daemon:
         (home / "config.toml").write_text("[continuity]\npromptInterval = 10\n")
         env = {**CHILD_ENV, "CONTINUITY_HOME": str(home)}
         env.pop("CONTINUITY_DATABASE_URL", None)
-        self.proc = subprocess.Popen([PY, "-m", "continuity.daemon.server", "--home", str(home),
-                                      "--port", "0"], env=env, stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            [PY, "-m", "continuity.daemon.server", "--home", str(home), "--port", "0"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         deadline = time.monotonic() + 30
         while not (home / "daemon.url").exists():
             if self.proc.poll() is not None or time.monotonic() > deadline:
@@ -112,8 +115,9 @@ class Daemon:
 
     def db_kib(self) -> int:
         names = ("continuity.db", "continuity.db-wal")
-        return sum((self.home / n).stat().st_size for n in names if (self.home / n).exists()) \
-            // 1024
+        return (
+            sum((self.home / n).stat().st_size for n in names if (self.home / n).exists()) // 1024
+        )
 
     def stop(self) -> int:
         self.proc.send_signal(signal.SIGTERM)
@@ -127,35 +131,66 @@ def _time_runs(argv: list[str], stdin: bytes, env: dict[str, str], runs: int) ->
     times = []
     for _ in range(runs):
         started = time.perf_counter()
-        subprocess.run(argv, input=stdin, env=env, stdout=subprocess.DEVNULL,
-                       stderr=subprocess.DEVNULL, check=True)
+        subprocess.run(
+            argv,
+            input=stdin,
+            env=env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            check=True,
+        )
         times.append(time.perf_counter() - started)
     return statistics.median(times) * 1000
 
 
-def _hyperfine(commands: dict[str, str], env: dict[str, str], runs: int,
-               stdin_file: Path) -> dict[str, float]:
+def _hyperfine(
+    commands: dict[str, str], env: dict[str, str], runs: int, stdin_file: Path
+) -> dict[str, float]:
     out = Path(tempfile.mkstemp(suffix=".json")[1])
-    subprocess.run(["hyperfine", "-N", "--warmup", "3", "--runs", str(runs), "--input",
-                    str(stdin_file), "--export-json", str(out), *commands.values()],
-                   env=env, check=True, stdout=subprocess.DEVNULL)
+    subprocess.run(
+        [
+            "hyperfine",
+            "-N",
+            "--warmup",
+            "3",
+            "--runs",
+            str(runs),
+            "--input",
+            str(stdin_file),
+            "--export-json",
+            str(out),
+            *commands.values(),
+        ],
+        env=env,
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
     results = json.loads(out.read_text())["results"]
     return {name: r["median"] * 1000 for name, r in zip(commands, results, strict=True)}
 
 
 def bench_hook(daemon: Daemon, workdir: Path, runs: int) -> dict[str, Any]:
     """Median wall time (ms) of a bare Python start and of the hook, daemon up and down."""
-    payload = json.dumps({"session_id": "hook-bench", "cwd": "/tmp/bench/p0",
-                          "transcript_path": "", "hook_event_name": "UserPromptSubmit",
-                          "prompt": "also cover leap years"}).encode()
+    payload = json.dumps(
+        {
+            "session_id": "hook-bench",
+            "cwd": "/tmp/bench/p0",
+            "transcript_path": "",
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": "also cover leap years",
+        }
+    ).encode()
     from continuity.daemon.hooks.install import hook_argv
 
     hook = [*hook_argv(), "user-prompt-submit", "--harness", "claude-code"]
     base_env = {**CHILD_ENV, "CONTINUITY_HOME": str(daemon.home)}
     up = {**base_env, "CONTINUITY_DAEMON_URL": daemon.url}
     down_home = workdir / "down-home"
-    down = {**base_env, "CONTINUITY_HOME": str(down_home),
-            "CONTINUITY_DAEMON_URL": f"http://127.0.0.1:{free_port()}"}
+    down = {
+        **base_env,
+        "CONTINUITY_HOME": str(down_home),
+        "CONTINUITY_DAEMON_URL": f"http://127.0.0.1:{free_port()}",
+    }
     for env in (up, down):  # warm the page cache
         _time_runs(hook, payload, env, 3)
     if shutil.which("hyperfine"):
@@ -173,10 +208,17 @@ def bench_hook(daemon: Daemon, workdir: Path, runs: int) -> dict[str, Any]:
         tool = f"median of {runs} sequential runs"
     with open(down_home / "spool" / "events.jsonl", "rb") as fh:
         spooled = sum(1 for _ in fh)
-    return {"tool": tool, "runs": runs, "bare_python_ms": round(bare, 2),
-            "hook_daemon_up_ms": round(hook_up, 2), "hook_daemon_down_ms": round(hook_down, 2),
-            "ratio_up": round(hook_up / bare, 2), "ratio_down": round(hook_down / bare, 2),
-            "spooled_lines": spooled, "goal_ratio": 2.0}
+    return {
+        "tool": tool,
+        "runs": runs,
+        "bare_python_ms": round(bare, 2),
+        "hook_daemon_up_ms": round(hook_up, 2),
+        "hook_daemon_down_ms": round(hook_down, 2),
+        "ratio_up": round(hook_up / bare, 2),
+        "ratio_down": round(hook_down / bare, 2),
+        "spooled_lines": spooled,
+        "goal_ratio": 2.0,
+    }
 
 
 # ---------------------------------------------------------------------------- load
@@ -197,8 +239,10 @@ def _request(i: int) -> bytes:
     if kind == 3:
         return _get("/health")
     if kind % 2 == 0:
-        return _post("/api/hooks/user-prompt-submit", {
-            **hook, "prompt": f"prompt {i}: why does the nightly export skip March?"})
+        return _post(
+            "/api/hooks/user-prompt-submit",
+            {**hook, "prompt": f"prompt {i}: why does the nightly export skip March?"},
+        )
     return _post("/api/hooks/stop", hook)
 
 
@@ -212,8 +256,10 @@ def _get(path: str) -> bytes:
 
 def _post(path: str, body: dict[str, Any]) -> bytes:
     data = json.dumps(body).encode()
-    return (f"POST {path} HTTP/1.1\r\n{HEADERS}Content-Type: application/json\r\n"
-            f"Content-Length: {len(data)}\r\n\r\n").encode() + data
+    return (
+        f"POST {path} HTTP/1.1\r\n{HEADERS}Content-Type: application/json\r\n"
+        f"Content-Length: {len(data)}\r\n\r\n"
+    ).encode() + data
 
 
 async def _read_response(reader: asyncio.StreamReader) -> int:
@@ -268,13 +314,21 @@ async def _load(host: str, port: int, rate: int, seconds: int) -> dict[str, Any]
     await asyncio.gather(*(worker() for _ in range(CONNECTIONS)))
     elapsed = time.perf_counter() - start
     latencies.sort()
+
     def pick(q: float) -> float:
         return latencies[min(len(latencies) - 1, int(q * len(latencies)))] * 1000
 
-    return {"requests": total, "seconds": seconds, "target_rate": rate,
-            "achieved_rate": round(total / elapsed, 1), "errors": len(errors),
-            "error_kinds": sorted(set(errors))[:5], "p50_ms": round(pick(0.50), 2),
-            "p99_ms": round(pick(0.99), 2), "max_ms": round(latencies[-1] * 1000, 2)}
+    return {
+        "requests": total,
+        "seconds": seconds,
+        "target_rate": rate,
+        "achieved_rate": round(total / elapsed, 1),
+        "errors": len(errors),
+        "error_kinds": sorted(set(errors))[:5],
+        "p50_ms": round(pick(0.50), 2),
+        "p99_ms": round(pick(0.99), 2),
+        "max_ms": round(latencies[-1] * 1000, 2),
+    }
 
 
 #: Offered rates (requests/s) of the sustained-rate search, lowest first.
@@ -295,12 +349,25 @@ def max_rate(host: str, port: int, seconds: int) -> dict[str, Any]:
     best, steps = 0, []
     for rate in STEPS:
         fig = asyncio.run(_load(host, port, rate, seconds))
-        ok = (fig["errors"] == 0 and fig["p99_ms"] < P99_BOUND_MS
-              and fig["achieved_rate"] >= 0.95 * rate)
-        steps.append({"rate": rate, "achieved": fig["achieved_rate"], "p50_ms": fig["p50_ms"],
-                      "p99_ms": fig["p99_ms"], "errors": fig["errors"], "ok": ok})
-        log(f"  {rate}/s: p99 {fig['p99_ms']} ms, errors {fig['errors']}, "
-            f"{'ok' if ok else 'over the bound'}")
+        ok = (
+            fig["errors"] == 0
+            and fig["p99_ms"] < P99_BOUND_MS
+            and fig["achieved_rate"] >= 0.95 * rate
+        )
+        steps.append(
+            {
+                "rate": rate,
+                "achieved": fig["achieved_rate"],
+                "p50_ms": fig["p50_ms"],
+                "p99_ms": fig["p99_ms"],
+                "errors": fig["errors"],
+                "ok": ok,
+            }
+        )
+        log(
+            f"  {rate}/s: p99 {fig['p99_ms']} ms, errors {fig['errors']}, "
+            f"{'ok' if ok else 'over the bound'}"
+        )
         if not ok:
             break
         best = rate
@@ -313,10 +380,12 @@ class BareApp:
 
     def __init__(self) -> None:
         self.port = free_port()
-        self.proc = subprocess.Popen([PY, str(Path(__file__).with_name("bare_app.py")),
-                                      str(self.port)], stdout=subprocess.DEVNULL,
-                                     stderr=subprocess.DEVNULL,
-                                     env={**CHILD_ENV, "PYTHONPATH": str(ROOT / "src")})
+        self.proc = subprocess.Popen(
+            [PY, str(Path(__file__).with_name("bare_app.py")), str(self.port)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env={**CHILD_ENV, "PYTHONPATH": str(ROOT / "src")},
+        )
         deadline = time.monotonic() + 30
         while True:
             try:
@@ -354,8 +423,14 @@ def bench_rates(seconds: int) -> dict[str, Any]:
         finally:
             daemon.stop()
         ratio = daemon_fig["max_rate"] / bare_fig["max_rate"] if bare_fig["max_rate"] else 0.0
-        return {"seconds_per_step": seconds, "p99_bound_ms": P99_BOUND_MS, "bare": bare_fig,
-                "daemon": daemon_fig, "ratio": round(ratio, 2), "goal_ratio": 0.5}
+        return {
+            "seconds_per_step": seconds,
+            "p99_bound_ms": P99_BOUND_MS,
+            "bare": bare_fig,
+            "daemon": daemon_fig,
+            "ratio": round(ratio, 2),
+            "goal_ratio": 0.5,
+        }
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -380,14 +455,19 @@ def bench_load(daemon: Daemon, seconds: int) -> dict[str, Any]:
     rss_first = mib([r for r, _ in samples[:fifth]])
     rss_last = mib([r for r, _ in samples[-fifth:]])
     db_first, db_last = mib([d for _, d in samples[:fifth]]), mib([d for _, d in samples[-fifth:]])
-    figures.update({
-        "rss_first_fifth_mib": rss_first, "rss_last_fifth_mib": rss_last,
-        "rss_max_mib": round(max(r for r, _ in samples) / 1024, 1),
-        "db_first_fifth_mib": db_first, "db_last_fifth_mib": db_last,
-        "rss_every_5s_mib": [round(r / 1024, 1) for r, _ in samples[::5]],
-        # SQLite's page cache grows with the database (up to its cache_size per connection):
-        # memory is flat when RSS grows by no more than the database did (+10% slack).
-        "memory_flat": rss_last - rss_first <= max(db_last - db_first, 0) + rss_first * 0.10})
+    figures.update(
+        {
+            "rss_first_fifth_mib": rss_first,
+            "rss_last_fifth_mib": rss_last,
+            "rss_max_mib": round(max(r for r, _ in samples) / 1024, 1),
+            "db_first_fifth_mib": db_first,
+            "db_last_fifth_mib": db_last,
+            "rss_every_5s_mib": [round(r / 1024, 1) for r, _ in samples[::5]],
+            # SQLite's page cache grows with the database (up to its cache_size per connection):
+            # memory is flat when RSS grows by no more than the database did (+10% slack).
+            "memory_flat": rss_last - rss_first <= max(db_last - db_first, 0) + rss_first * 0.10,
+        }
+    )
     return figures
 
 
@@ -410,8 +490,12 @@ def run(quick: bool) -> dict[str, Any]:
         finally:
             load_exit = daemon.stop()
         rates = bench_rates(2 if quick else 5)
-        return {"quick": quick, "hook": hook, "load": {**load, "daemon_exit": load_exit},
-                "rates": rates}
+        return {
+            "quick": quick,
+            "hook": hook,
+            "load": {**load, "daemon_exit": load_exit},
+            "rates": rates,
+        }
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
 
@@ -423,20 +507,26 @@ def main() -> None:
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(figures, indent=2) + "\n")
     h, ld = figures["hook"], figures["load"]
-    print(f"hook wall time ({h['tool']}): bare python {h['bare_python_ms']} ms, hook "
-          f"{h['hook_daemon_up_ms']} ms with the daemon up ({h['ratio_up']}x), "
-          f"{h['hook_daemon_down_ms']} ms spooling ({h['ratio_down']}x); goal <= 2x")
-    print(f"daemon at {ld['target_rate']} req/s for {ld['seconds']} s: achieved "
-          f"{ld['achieved_rate']}/s, p50 {ld['p50_ms']} ms, p99 {ld['p99_ms']} ms, max "
-          f"{ld['max_ms']} ms, errors {ld['errors']}; RSS {ld['rss_first_fifth_mib']} -> "
-          f"{ld['rss_last_fifth_mib']} MiB (max {ld['rss_max_mib']}) while the database grew "
-          f"{ld['db_first_fifth_mib']} -> {ld['db_last_fifth_mib']} MiB, flat: "
-          f"{ld['memory_flat']}; exit {ld['daemon_exit']}")
+    print(
+        f"hook wall time ({h['tool']}): bare python {h['bare_python_ms']} ms, hook "
+        f"{h['hook_daemon_up_ms']} ms with the daemon up ({h['ratio_up']}x), "
+        f"{h['hook_daemon_down_ms']} ms spooling ({h['ratio_down']}x); goal <= 2x"
+    )
+    print(
+        f"daemon at {ld['target_rate']} req/s for {ld['seconds']} s: achieved "
+        f"{ld['achieved_rate']}/s, p50 {ld['p50_ms']} ms, p99 {ld['p99_ms']} ms, max "
+        f"{ld['max_ms']} ms, errors {ld['errors']}; RSS {ld['rss_first_fifth_mib']} -> "
+        f"{ld['rss_last_fifth_mib']} MiB (max {ld['rss_max_mib']}) while the database grew "
+        f"{ld['db_first_fifth_mib']} -> {ld['db_last_fifth_mib']} MiB, flat: "
+        f"{ld['memory_flat']}; exit {ld['daemon_exit']}"
+    )
     r = figures["rates"]
-    print(f"sustained rate with p99 < {r['p99_bound_ms']:.0f} ms and 0 errors ({r['seconds_per_step']} s "
-          f"steps): daemon {r['daemon']['max_rate']}/s, bare FastAPI/uvicorn "
-          f"{r['bare']['max_rate']}/s: {r['ratio']}x; goal >= {r['goal_ratio']}x: "
-          f"{'met' if r['ratio'] >= r['goal_ratio'] else 'NOT met'}")
+    print(
+        f"sustained rate with p99 < {r['p99_bound_ms']:.0f} ms and 0 errors ({r['seconds_per_step']} s "
+        f"steps): daemon {r['daemon']['max_rate']}/s, bare FastAPI/uvicorn "
+        f"{r['bare']['max_rate']}/s: {r['ratio']}x; goal >= {r['goal_ratio']}x: "
+        f"{'met' if r['ratio'] >= r['goal_ratio'] else 'NOT met'}"
+    )
 
 
 if __name__ == "__main__":

@@ -58,34 +58,66 @@ def consolidation(tmp: Path) -> dict[str, Any]:
         t0 = time.perf_counter()
         for key in keys:
             rows = list(co._read(store, key).messages)
-            summarize(WorkingView(None, [], rows), summarizer, cancel=threading.Event(),
-                      deadline=time.monotonic() + 60)
+            summarize(
+                WorkingView(None, [], rows),
+                summarizer,
+                cancel=threading.Event(),
+                deadline=time.monotonic() + 60,
+            )
         base = time.perf_counter() - t0
         t0 = time.perf_counter()
         done = co.run_pass(store, home=home, summarizer=summarizer, render=False, now=NOW)
         took = time.perf_counter() - t0
-    return {"sessions": len(done.results), "pass_ms_per_session": 1000 * took / len(keys),
-            "summary_only_ms_per_session": 1000 * base / len(keys), "ratio": took / base}
+    return {
+        "sessions": len(done.results),
+        "pass_ms_per_session": 1000 * took / len(keys),
+        "summary_only_ms_per_session": 1000 * base / len(keys),
+        "ratio": took / base,
+    }
 
 
 def _session(store: Any, i: int, spacing: timedelta) -> None:
     key = f"bench-{i:05d}"
     start = NOW - timedelta(hours=1) - spacing * i
-    store.upsert_session(Session(key=key, harness="claude-code",
-                                 project=f"/home/dev/projects/p{i % 25}", started_at=start,
-                                 ended_at=start + timedelta(minutes=3)))
-    rows = [Entry(EntryKind.MESSAGE, Role.USER, (TextBlock(
-                f"Fix the export of report {i} in src/report_{i}.py. Always keep the totals "
-                "rounded to cents."),), is_request=True),
-            Entry(EntryKind.MESSAGE, Role.ASSISTANT, (TextBlock("Fixed the rounding."),)),
-            Entry(EntryKind.MESSAGE, Role.USER, (TextBlock(f"Now add a test for report {i}"),),
-                  is_request=True),
-            Entry(EntryKind.MESSAGE, Role.ASSISTANT, (TextBlock("Added the test."),))]
+    store.upsert_session(
+        Session(
+            key=key,
+            harness="claude-code",
+            project=f"/home/dev/projects/p{i % 25}",
+            started_at=start,
+            ended_at=start + timedelta(minutes=3),
+        )
+    )
+    rows = [
+        Entry(
+            EntryKind.MESSAGE,
+            Role.USER,
+            (
+                TextBlock(
+                    f"Fix the export of report {i} in src/report_{i}.py. Always keep the totals "
+                    "rounded to cents."
+                ),
+            ),
+            is_request=True,
+        ),
+        Entry(EntryKind.MESSAGE, Role.ASSISTANT, (TextBlock("Fixed the rounding."),)),
+        Entry(
+            EntryKind.MESSAGE,
+            Role.USER,
+            (TextBlock(f"Now add a test for report {i}"),),
+            is_request=True,
+        ),
+        Entry(EntryKind.MESSAGE, Role.ASSISTANT, (TextBlock("Added the test."),)),
+    ]
     for n, e in enumerate(rows):
         e.seq, e.timestamp = n, start + timedelta(minutes=n)
     store.append(key, rows)
-    store.put_runs([Run(f"{key}:0", key, "default", 0, RunStatus.FINISHED, 1),
-                    Run(f"{key}:2", key, "default", 2, RunStatus.FINISHED, 3)])
+    store.put_runs(
+        [
+            Run(f"{key}:0", key, "default", 0, RunStatus.FINISHED, 1),
+            Run(f"{key}:2", key, "default", 2, RunStatus.FINISHED, 3),
+        ]
+    )
     sync_session(store, key, completed_at=start + timedelta(minutes=5), fsync=False)
 
 
@@ -95,8 +127,7 @@ def render(tmp: Path, sessions: int) -> dict[str, Any]:
         for i in range(sessions):  # spread over 90 days: a third within the ledger window
             _session(store, i, timedelta(days=90) / sessions)
         t0 = time.perf_counter()
-        co.run_pass(store, home=home, summarizer=ExtractiveSummarizer(), render=False,
-                    now=NOW)
+        co.run_pass(store, home=home, summarizer=ExtractiveSummarizer(), render=False, now=NOW)
         pass_s = time.perf_counter() - t0
         files = sorted((home / "memory").glob("*.md"))
         reads, renders, texts = [], [], []
@@ -109,22 +140,28 @@ def render(tmp: Path, sessions: int) -> dict[str, Any]:
             texts.append(mm.render_memory_md(store, home=home, now=NOW))
             renders.append(time.perf_counter() - t0)
     result = texts[-1]
-    return {"sessions": sessions, "artifacts": len(files),
-            "pass_ms_per_session": 1000 * pass_s / sessions,
-            "render_ms": 1000 * statistics.median(renders),
-            "read_all_ms": 1000 * statistics.median(reads),
-            "ratio": statistics.median(renders) / statistics.median(reads),
-            "bytes": result.bytes, "lines": result.lines,
-            "ledger_shown": result.sections["Session Ledger (Last 30 Days)"]["shown"],
-            "ledger_total": result.sections["Session Ledger (Last 30 Days)"]["total"],
-            "identical": len({t.text for t in texts}) == 1}
+    return {
+        "sessions": sessions,
+        "artifacts": len(files),
+        "pass_ms_per_session": 1000 * pass_s / sessions,
+        "render_ms": 1000 * statistics.median(renders),
+        "read_all_ms": 1000 * statistics.median(reads),
+        "ratio": statistics.median(renders) / statistics.median(reads),
+        "bytes": result.bytes,
+        "lines": result.lines,
+        "ledger_shown": result.sections["Session Ledger (Last 30 Days)"]["shown"],
+        "ledger_total": result.sections["Session Ledger (Last 30 Days)"]["total"],
+        "identical": len({t.text for t in texts}) == 1,
+    }
 
 
 def run(quick: bool) -> dict[str, Any]:
     """Both parts; figures as a dict."""
     with tempfile.TemporaryDirectory() as tmp:
-        return {"consolidation": consolidation(Path(tmp)),
-                "render": render(Path(tmp), 150 if quick else 1_000)}
+        return {
+            "consolidation": consolidation(Path(tmp)),
+            "render": render(Path(tmp), 150 if quick else 1_000),
+        }
 
 
 def main() -> None:
@@ -132,14 +169,18 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="smaller render workspace")
     figures = run(parser.parse_args().quick)
     c, r = figures["consolidation"], figures["render"]
-    print(f"consolidation: {c['sessions']} shared sessions, {c['pass_ms_per_session']:.1f} ms "
-          f"per session (summary alone {c['summary_only_ms_per_session']:.1f} ms; "
-          f"ratio {c['ratio']:.2f}x)")
-    print(f"render: {r['sessions']} sessions / {r['artifacts']} artifacts: "
-          f"{r['render_ms']:.1f} ms (reading every artifact once {r['read_all_ms']:.1f} ms; "
-          f"ratio {r['ratio']:.2f}x); MEMORY.md {r['bytes']:,} B, {r['lines']} lines, ledger "
-          f"{r['ledger_shown']}/{r['ledger_total']} rows; identical on re-render: "
-          f"{r['identical']}; pass {r['pass_ms_per_session']:.1f} ms per session")
+    print(
+        f"consolidation: {c['sessions']} shared sessions, {c['pass_ms_per_session']:.1f} ms "
+        f"per session (summary alone {c['summary_only_ms_per_session']:.1f} ms; "
+        f"ratio {c['ratio']:.2f}x)"
+    )
+    print(
+        f"render: {r['sessions']} sessions / {r['artifacts']} artifacts: "
+        f"{r['render_ms']:.1f} ms (reading every artifact once {r['read_all_ms']:.1f} ms; "
+        f"ratio {r['ratio']:.2f}x); MEMORY.md {r['bytes']:,} B, {r['lines']} lines, ledger "
+        f"{r['ledger_shown']}/{r['ledger_total']} rows; identical on re-render: "
+        f"{r['identical']}; pass {r['pass_ms_per_session']:.1f} ms per session"
+    )
     print(json.dumps(figures, indent=2))
 
 

@@ -95,22 +95,31 @@ def run(quick: bool) -> dict:
     for mib in sizes:
         data = line_of(mib)
         print(f"{mib} MiB ...", file=sys.stderr)
-        row = {"mib": mib, "reader_ms": timed(reader, data, runs),
-               "baseline_ms": timed(baseline, data, runs),
-               "quadratic_ms": timed(quadratic, data, runs)}
+        row = {
+            "mib": mib,
+            "reader_ms": timed(reader, data, runs),
+            "baseline_ms": timed(baseline, data, runs),
+            "quadratic_ms": timed(quadratic, data, runs),
+        }
         rows.append(row)
-    print(f"{'MiB':>4} {'reader ms':>10} {'ms/MiB':>7} {'ratio':>6} {'baseline ms':>12} "
-          f"{'ms/MiB':>7} {'quadratic ms':>13} {'ratio':>6}")
+    print(
+        f"{'MiB':>4} {'reader ms':>10} {'ms/MiB':>7} {'ratio':>6} {'baseline ms':>12} "
+        f"{'ms/MiB':>7} {'quadratic ms':>13} {'ratio':>6}"
+    )
     for r in rows:
         r["reader_ratio"] = r["reader_ms"] / r["baseline_ms"]
         r["quadratic_ratio"] = r["quadratic_ms"] / r["baseline_ms"]
-        print(f"{r['mib']:>4} {r['reader_ms']:>10.1f} {r['reader_ms'] / r['mib']:>7.2f} "
-              f"{r['reader_ratio']:>5.2f}x {r['baseline_ms']:>12.1f} "
-              f"{r['baseline_ms'] / r['mib']:>7.2f} {r['quadratic_ms']:>13.1f} "
-              f"{r['quadratic_ratio']:>5.2f}x")
+        print(
+            f"{r['mib']:>4} {r['reader_ms']:>10.1f} {r['reader_ms'] / r['mib']:>7.2f} "
+            f"{r['reader_ratio']:>5.2f}x {r['baseline_ms']:>12.1f} "
+            f"{r['baseline_ms'] / r['mib']:>7.2f} {r['quadratic_ms']:>13.1f} "
+            f"{r['quadratic_ratio']:>5.2f}x"
+        )
     worst = max(r["reader_ratio"] for r in rows)
-    print(f"reader vs baseline, worst size: {worst:.2f}x "
-          f"(goal <= 1.5x: {'met' if worst <= 1.5 else 'MISSED'})")
+    print(
+        f"reader vs baseline, worst size: {worst:.2f}x "
+        f"(goal <= 1.5x: {'met' if worst <= 1.5 else 'MISSED'})"
+    )
     result = {"rows": rows, "worst_ratio": worst, "goal_met": worst <= 1.5}
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(result, indent=2) + "\n")

@@ -77,15 +77,18 @@ def changed(db: Path, before: Path) -> dict[str, Any]:
                 counts[owner.get(page, "(new or free)")] += 1
             page += 1
     total = sum(counts.values())
-    return {"page_bytes": size, "pages": total, "bytes": total * size,
-            "by_name": dict(counts.most_common())}
+    return {
+        "page_bytes": size,
+        "pages": total,
+        "bytes": total * size,
+        "by_name": dict(counts.most_common()),
+    }
 
 
 def describe(result: dict[str, Any], top: int = 6) -> str:
     """``name pct, ...`` for the ``top`` names with the most changed pages."""
     total = max(1, result["pages"])
-    return ", ".join(f"{name} {n / total:.0%}"
-                     for name, n in list(result["by_name"].items())[:top])
+    return ", ".join(f"{name} {n / total:.0%}" for name, n in list(result["by_name"].items())[:top])
 
 
 if __name__ == "__main__":
@@ -97,7 +100,6 @@ if __name__ == "__main__":
         snapshot(Path(sys.argv[2]), Path(sys.argv[3]))
     else:
         r = changed(Path(sys.argv[2]), Path(sys.argv[3]))
-        print(f"{r['pages']} pages of {r['page_bytes']} bytes changed "
-              f"({r['bytes'] / 1e6:.1f} MB)")
+        print(f"{r['pages']} pages of {r['page_bytes']} bytes changed ({r['bytes'] / 1e6:.1f} MB)")
         for name, n in r["by_name"].items():
             print(f"{n:8d}  {name}")

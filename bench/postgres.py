@@ -100,8 +100,11 @@ def import_command(corpus: Path, home: Path, tmp: Path, database_url: str | None
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--database-url", default=os.environ.get("CONTINUITY_BENCH_DATABASE_URL"),
-                    help="a PostgreSQL server (a fresh database is created there and dropped)")
+    ap.add_argument(
+        "--database-url",
+        default=os.environ.get("CONTINUITY_BENCH_DATABASE_URL"),
+        help="a PostgreSQL server (a fresh database is created there and dropped)",
+    )
     ap.add_argument("--mb", type=int, default=20, help="corpus size in MB (default 20)")
     ap.add_argument("--rows", type=int, default=100_000, help="rows of the continued session")
     ap.add_argument("--quick", action="store_true", help="4 MB corpus, 20,000-row session")
@@ -112,9 +115,11 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.mb, args.rows = 4, 20_000
     res: dict[str, Any] = {"mb": args.mb, "rows": args.rows}
-    with tempfile.TemporaryDirectory(prefix="continuity-pg-", dir=args.tmp) as d, \
-            FreshDatabase(args.database_url) as pg_import, \
-            FreshDatabase(args.database_url) as pg_cont:
+    with (
+        tempfile.TemporaryDirectory(prefix="continuity-pg-", dir=args.tmp) as d,
+        FreshDatabase(args.database_url) as pg_import,
+        FreshDatabase(args.database_url) as pg_cont,
+    ):
         tmp = Path(d)
         log(f"building a {args.mb} MB corpus ...")
         corpus = tmp / "corpus"
@@ -142,10 +147,13 @@ def main(argv: list[str] | None = None) -> int:
             stores[label] = url
         log("timing build_continuation on both ...")
         with open_store(stores["sqlite"]) as s1, open_store(stores["postgresql"]) as s2:
-            timed = base.time_continuation({"sqlite": s1, "postgresql": s2},
-                                           {"sqlite": "bench-pg", "postgresql": "bench-pg"})
-        res["continuation"] = {k: {"median_s": v["median_s"], "used_bytes": v["used_bytes"],
-                                   "messages": v["messages"]} for k, v in timed.items()}
+            timed = base.time_continuation(
+                {"sqlite": s1, "postgresql": s2}, {"sqlite": "bench-pg", "postgresql": "bench-pg"}
+            )
+        res["continuation"] = {
+            k: {"median_s": v["median_s"], "used_bytes": v["used_bytes"], "messages": v["messages"]}
+            for k, v in timed.items()
+        }
 
     def row(name: str, pg: float, lite: float, unit: str = "s") -> tuple[str, str, str, str]:
         if unit == "ms":
@@ -161,17 +169,24 @@ def main(argv: list[str] | None = None) -> int:
         ("  MB/s", f"{nbytes / MB / fp:.2f}", f"{nbytes / MB / fs:.2f}", ""),
         row(f"re-import after appending {added / MB:.2f} MB (1%)", ap_, as_),
         ("  share of the fresh import", f"{ap_ / fp:.1%}", f"{as_ / fs:.1%}", ""),
-        row(f"write a {args.rows:,}-row session (Store.append)", res["write_postgresql_s"],
-            res["write_sqlite_s"]),
+        row(
+            f"write a {args.rows:,}-row session (Store.append)",
+            res["write_postgresql_s"],
+            res["write_sqlite_s"],
+        ),
         row("build_continuation, median of 20", cp, cs, unit="ms"),
     ]
-    if (res["fresh_postgresql"]["rows"] != res["fresh_sqlite"]["rows"]
-            or res["append_postgresql"]["rows"] != res["append_sqlite"]["rows"]
-            or res["continuation"]["postgresql"]["used_bytes"]
-            != res["continuation"]["sqlite"]["used_bytes"]):
+    if (
+        res["fresh_postgresql"]["rows"] != res["fresh_sqlite"]["rows"]
+        or res["append_postgresql"]["rows"] != res["append_sqlite"]["rows"]
+        or res["continuation"]["postgresql"]["used_bytes"]
+        != res["continuation"]["sqlite"]["used_bytes"]
+    ):
         log(f"warning: the backends disagree: {json.dumps(res, default=str)[:2000]}")
-    widths = [max(len(r[i]) for r in [*rows, ("measure", "PostgreSQL", "SQLite", "PG/SQLite")])
-              for i in range(4)]
+    widths = [
+        max(len(r[i]) for r in [*rows, ("measure", "PostgreSQL", "SQLite", "PG/SQLite")])
+        for i in range(4)
+    ]
     for r in [("measure", "PostgreSQL", "SQLite", "PG/SQLite"), *rows]:
         print(" | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
     out = HERE / "results" / "postgres.json"

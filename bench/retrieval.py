@@ -189,8 +189,7 @@ def read_corpus(store: Any) -> Corpus:
                 if e.source is not None:
                     corpus.sources[(s.key, e.seq)] = (e.source.path, e.source.line)
                 if e.timestamp is not None:
-                    ts = e.timestamp if e.timestamp.tzinfo else \
-                        e.timestamp.replace(tzinfo=UTC)
+                    ts = e.timestamp if e.timestamp.tzinfo else e.timestamp.replace(tzinfo=UTC)
                     corpus.newest = max(corpus.newest, ts)
             after = batch[-1].seq
     return corpus
@@ -202,8 +201,9 @@ def resolve(question: dict[str, Any], corpus: Corpus) -> dict[int, set[Row]]:
     out: dict[int, set[Row]] = {}
     for i, ev in enumerate(question["evidence"]):
         needle = ev["contains"].casefold()
-        out[i] = {row for row, body in corpus.bodies.items()
-                  if row[0] == ev["session"] and needle in body}
+        out[i] = {
+            row for row, body in corpus.bodies.items() if row[0] == ev["session"] and needle in body
+        }
     return out
 
 
@@ -251,9 +251,15 @@ def embed(store: Any, settings: RetrievalSettings) -> dict[str, Any]:
     report = embed_pending(store, embedder, batch_rows=settings.batch_rows)
     took = time.perf_counter() - t
     done = report.embedded + report.skipped
-    return {"available": True, "model": embedder.model_id, "rows": done,
-            "embedded": report.embedded, "left": report.left, "seconds": took,
-            "rows_per_s": done / took if took else 0.0}
+    return {
+        "available": True,
+        "model": embedder.model_id,
+        "rows": done,
+        "embedded": report.embedded,
+        "left": report.left,
+        "seconds": took,
+        "rows_per_s": done / took if took else 0.0,
+    }
 
 
 def rankers(store: Any, now: datetime, settings: RetrievalSettings) -> dict[str, Ranker | None]:
@@ -262,13 +268,19 @@ def rankers(store: Any, now: datetime, settings: RetrievalSettings) -> dict[str,
         from continuity.retrieval.hybrid import hybrid_entries
 
         def mode(m: str) -> Ranker:
-            return lambda q: [(h.session_key, h.seq) for h in hybrid_entries(
-                store, q, limit=LIMIT, now=now, settings=settings, mode=m)]
+            return lambda q: [
+                (h.session_key, h.seq)
+                for h in hybrid_entries(store, q, limit=LIMIT, now=now, settings=settings, mode=m)
+            ]
+
         return {"words": mode("words"), "vectors": mode("vectors"), "hybrid": mode("hybrid")}
     from continuity.browse.search import search
 
-    return {"words": lambda q: [(h.session, h.seq) for h in search(store, q, limit=LIMIT)],
-            "vectors": None, "hybrid": None}
+    return {
+        "words": lambda q: [(h.session, h.seq) for h in search(store, q, limit=LIMIT)],
+        "vectors": None,
+        "hybrid": None,
+    }
 
 
 class Grep:
@@ -303,14 +315,17 @@ def first_rank(ranked: list[Any], relevant: set[Any]) -> int | None:
 def summarise(ranks: list[int | None]) -> dict[str, float]:
     """hit@1, recall@5 and MRR of the first-answer ranks of a set of questions."""
     n = len(ranks) or 1
-    return {"n": len(ranks),
-            "hit1": sum(r == 1 for r in ranks) / n,
-            "recall5": sum(r is not None and r <= 5 for r in ranks) / n,
-            "mrr": sum(1.0 / r for r in ranks if r is not None) / n}
+    return {
+        "n": len(ranks),
+        "hit1": sum(r == 1 for r in ranks) / n,
+        "recall5": sum(r is not None and r <= 5 for r in ranks) / n,
+        "mrr": sum(1.0 / r for r in ranks if r is not None) / n,
+    }
 
 
-def quality(fixture: dict[str, Any], corpus: Corpus, ranks_of: dict[str, Ranker | None],
-            grep: Grep) -> dict[str, Any]:
+def quality(
+    fixture: dict[str, Any], corpus: Corpus, ranks_of: dict[str, Ranker | None], grep: Grep
+) -> dict[str, Any]:
     """Per mode: per-question first-answer rank and what ranked first, and the summary per
     kind and overall."""
     out: dict[str, Any] = {}
@@ -326,8 +341,9 @@ def quality(fixture: dict[str, Any], corpus: Corpus, ranks_of: dict[str, Ranker 
             relevant = answer_sets[q["id"]]
             if m == "grep":
                 lines = grep.rank(q["question"])
-                rank = first_rank(lines, {corpus.sources[r] for r in relevant
-                                          if r in corpus.sources})
+                rank = first_rank(
+                    lines, {corpus.sources[r] for r in relevant if r in corpus.sources}
+                )
                 top = list(lines[0]) if lines else None
             else:
                 rows = fn(q["question"])  # type: ignore[misc]
@@ -335,20 +351,26 @@ def quality(fixture: dict[str, Any], corpus: Corpus, ranks_of: dict[str, Ranker 
                 top = list(rows[0]) if rows else None
             per[q["id"]] = {"rank": rank, "top": top}
         took = time.perf_counter() - t
-        by_kind = {k: summarise([per[q["id"]]["rank"] for q in fixture["questions"]
-                                 if q["kind"] == k]) for k in KINDS}
-        out[m] = {"available": True, "kinds": by_kind,
-                  "all": summarise([p["rank"] for p in per.values()]),
-                  "per_question": per, "ms_per_question":
-                  1000 * took / max(1, len(fixture["questions"]))}
+        by_kind = {
+            k: summarise([per[q["id"]]["rank"] for q in fixture["questions"] if q["kind"] == k])
+            for k in KINDS
+        }
+        out[m] = {
+            "available": True,
+            "kinds": by_kind,
+            "all": summarise([p["rank"] for p in per.values()]),
+            "per_question": per,
+            "ms_per_question": 1000 * took / max(1, len(fixture["questions"])),
+        }
     return out
 
 
 # ---------------------------------------------------------------------------- at action
 
 
-def at_action(store: Any, fixture: dict[str, Any], corpus: Corpus, now: datetime,
-              settings: RetrievalSettings) -> dict[str, Any]:
+def at_action(
+    store: Any, fixture: dict[str, Any], corpus: Corpus, now: datetime, settings: RetrievalSettings
+) -> dict[str, Any]:
     """Characters ``recall_for_prompt`` injects for each question and negative (module
     docstring, part 2)."""
     if not at_action_available():
@@ -356,15 +378,21 @@ def at_action(store: Any, fixture: dict[str, Any], corpus: Corpus, now: datetime
     from continuity.retrieval.at_action import recall_for_prompt
 
     def ask(prompt: str, project: str | None) -> Any:
-        return recall_for_prompt(store, prompt, session_key=ASKER, project=project,
-                                 settings=settings, now=now)
+        return recall_for_prompt(
+            store, prompt, session_key=ASKER, project=project, settings=settings, now=now
+        )
 
     questions = []
     for q in fixture["questions"]:
         relevant = answers(q, corpus)
         got = ask(q["question"], corpus.projects.get(q["evidence"][0]["session"]))
-        questions.append({"id": q["id"], "chars": got.chars,
-                          "answered": bool(relevant & {tuple(r) for r in got.rows})})
+        questions.append(
+            {
+                "id": q["id"],
+                "chars": got.chars,
+                "answered": bool(relevant & {tuple(r) for r in got.rows}),
+            }
+        )
     negatives = []
     for n in fixture["negatives"]:
         got = ask(n["question"], n["project"])
@@ -373,14 +401,23 @@ def at_action(store: Any, fixture: dict[str, Any], corpus: Corpus, now: datetime
     def stats(items: list[dict[str, Any]]) -> dict[str, Any]:
         chars = [i["chars"] for i in items]
         given = [i for i in items if i["chars"] > 0]
-        return {"n": len(items), "mean_chars": statistics.fmean(chars) if chars else 0.0,
-                "max_chars": max(chars, default=0), "total_chars": sum(chars),
-                "given": len(given)}
+        return {
+            "n": len(items),
+            "mean_chars": statistics.fmean(chars) if chars else 0.0,
+            "max_chars": max(chars, default=0),
+            "total_chars": sum(chars),
+            "given": len(given),
+        }
+
     qs = stats(questions)
     qs["given_with_answer"] = sum(1 for i in questions if i["chars"] > 0 and i["answered"])
-    return {"available": True, "questions": qs, "negatives": stats(negatives),
-            "negatives_given": [i for i in negatives if i["chars"] > 0],
-            "per_question": questions}
+    return {
+        "available": True,
+        "questions": qs,
+        "negatives": stats(negatives),
+        "negatives_given": [i for i in negatives if i["chars"] > 0],
+        "per_question": questions,
+    }
 
 
 # ---------------------------------------------------------------------------- scale
@@ -399,12 +436,12 @@ def _bench_search() -> Any:
 def percentiles(ms: list[float]) -> dict[str, float]:
     """p50/p99 (nearest rank) of ``ms``."""
     s = sorted(ms)
-    return {"p50_ms": s[len(s) // 2], "p99_ms": s[min(len(s) - 1, int(len(s) * 0.99))],
-            "n": len(s)}
+    return {"p50_ms": s[len(s) // 2], "p99_ms": s[min(len(s) - 1, int(len(s) * 0.99))], "n": len(s)}
 
 
-def _pool_vectors(store: Any, embedder: Any, total: int, session_rows: int,
-                  words: Any) -> dict[str, Any]:
+def _pool_vectors(
+    store: Any, embedder: Any, total: int, session_rows: int, words: Any
+) -> dict[str, Any]:
     """One vector per synthetic row: the embedding of one of ``POOL`` synthetic sentences
     plus Gaussian noise (sigma 0.02 per dimension), renormalised, written in chunks."""
     import numpy as np
@@ -418,41 +455,55 @@ def _pool_vectors(store: Any, embedder: Any, total: int, session_rows: int,
     t = time.perf_counter()
     keys = [(f"bench-{i // session_rows:05d}", i % session_rows + 1) for i in range(total)]
     for lo in range(0, total, 20_000):
-        chunk = keys[lo:lo + 20_000]
-        vecs = pool[rng.integers(0, n_pool, len(chunk))] + \
-            rng.normal(0, 0.02, (len(chunk), pool.shape[1])).astype(np.float32)
+        chunk = keys[lo : lo + 20_000]
+        vecs = pool[rng.integers(0, n_pool, len(chunk))] + rng.normal(
+            0, 0.02, (len(chunk), pool.shape[1])
+        ).astype(np.float32)
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
         vecs = vecs.astype("<f4")
         with store.batch():
             written += store.put_entry_vectors(
-                embedder.model_id, [(k, s, vecs[j].tobytes()) for j, (k, s) in enumerate(chunk)])
+                embedder.model_id, [(k, s, vecs[j].tobytes()) for j, (k, s) in enumerate(chunk)]
+            )
         if lo and lo % 200_000 == 0:
             log(f"  {lo:,} vectors")
-    return {"vector_source": f"a pool of {n_pool:,} embeddings + noise", "vectors_pool": n_pool,
-            "pool": pool,
-            "pool_encode_rows_per_s": n_pool / encode_s,
-            "vectors_written": written, "vector_write_s": time.perf_counter() - t}
+    return {
+        "vector_source": f"a pool of {n_pool:,} embeddings + noise",
+        "vectors_pool": n_pool,
+        "pool": pool,
+        "pool_encode_rows_per_s": n_pool / encode_s,
+        "vectors_written": written,
+        "vector_write_s": time.perf_counter() - t,
+    }
 
 
-def scale(total: int, queries: int, embed_all: bool, tmp_dir: str | None,
-          budget_s: float = BUDGET_S) -> dict[str, Any]:
+def scale(
+    total: int, queries: int, embed_all: bool, tmp_dir: str | None, budget_s: float = BUDGET_S
+) -> dict[str, Any]:
     """Part 3 of the module docstring."""
     bs = _bench_search()
     words = bs.Words()
     settings = RetrievalSettings()
-    out: dict[str, Any] = {"rows": total, "queries": queries, "budget_s": budget_s,
-                           "hybrid_available": hybrid_available()}
-    with tempfile.TemporaryDirectory(prefix="continuity-bench-retrieval-scale-",
-                                     dir=tmp_dir) as tmp:
+    out: dict[str, Any] = {
+        "rows": total,
+        "queries": queries,
+        "budget_s": budget_s,
+        "hybrid_available": hybrid_available(),
+    }
+    with tempfile.TemporaryDirectory(
+        prefix="continuity-bench-retrieval-scale-", dir=tmp_dir
+    ) as tmp:
         text_path = Path(tmp) / "rows.txt"
-        with open_store(f"sqlite:///{Path(tmp) / 'scale.db'}") as store, \
-                open(text_path, "w", encoding="utf-8") as text_file:
+        with (
+            open_store(f"sqlite:///{Path(tmp) / 'scale.db'}") as store,
+            open(text_path, "w", encoding="utf-8") as text_file,
+        ):
             original = store.append
 
             def append(key: str, entries: Any) -> Any:  # the same text, one row per line
-                text_file.write("".join(entry_body(e).replace("\n", " ") + "\n"
-                                        for e in entries))
+                text_file.write("".join(entry_body(e).replace("\n", " ") + "\n" for e in entries))
                 return original(key, entries)
+
             store.append = append  # type: ignore[method-assign]
             log(f"writing {total:,} synthetic rows (bench/search.py's corpus)")
             out["write_rows_per_s"] = bs.build(store, total, words)
@@ -472,8 +523,11 @@ def scale(total: int, queries: int, embed_all: bool, tmp_dir: str | None,
                     t = time.perf_counter()
                     rep = embed_pending(store, embedder, batch_rows=settings.batch_rows)
                     took = time.perf_counter() - t
-                    out.update(vector_source="embed_pending", embed_rows_per_s=rep.embedded / took,
-                               embed_s=took)
+                    out.update(
+                        vector_source="embed_pending",
+                        embed_rows_per_s=rep.embedded / took,
+                        embed_s=took,
+                    )
                 else:
                     log(f"writing one vector per row from a pool of {POOL:,} embeddings")
                     out.update(_pool_vectors(store, embedder, total, bs.SESSION_ROWS, words))
@@ -503,8 +557,11 @@ def _corpus_vectors(store: Any, model: str) -> Any:
     """Every stored row vector of ``model`` as one float32 matrix (None without vectors)."""
     import numpy as np
 
-    chunks = [np.frombuffer(v, dtype="<f4") for batch in store.iter_entry_vectors(model)
-              for _, _, _, v in batch]
+    chunks = [
+        np.frombuffer(v, dtype="<f4")
+        for batch in store.iter_entry_vectors(model)
+        for _, _, _, v in batch
+    ]
     return np.vstack(chunks) if chunks else None
 
 
@@ -543,8 +600,9 @@ def time_child(url: str, mode: str, queries_path: str) -> None:
             print(f"{i} {(time.perf_counter() - t) * 1000:.3f}", flush=True)
 
 
-def _timed(url: str, mode: str, queries_path: Path, n_queries: int,
-           budget_s: float) -> dict[str, Any]:
+def _timed(
+    url: str, mode: str, queries_path: Path, n_queries: int, budget_s: float
+) -> dict[str, Any]:
     """Time ``mode`` in a child process (``time_child``) that is killed when time is up, so a
     slow mode cannot stall the run: loading the in-process vector index (``shared_index``,
     what the daemon holds before its first search) may take ``FIRST_CALL_S``; then ``WARM``
@@ -555,8 +613,18 @@ def _timed(url: str, mode: str, queries_path: Path, n_queries: int,
     run."""
     import select
 
-    proc = subprocess.Popen([sys.executable, str(Path(__file__).resolve()), "--time-child",
-                             url, mode, str(queries_path)], stdout=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            str(Path(__file__).resolve()),
+            "--time-child",
+            url,
+            mode,
+            str(queries_path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     assert proc.stdout is not None
     start = time.perf_counter()
     deadline = start + FIRST_CALL_S
@@ -587,13 +655,18 @@ def _timed(url: str, mode: str, queries_path: Path, n_queries: int,
     if times:
         out.update(percentiles(times), max_ms=max(times))
     else:  # the query running when time was up had run this long
-        out.update(n=0, p50_ms=None, p99_ms=None,
-                   over_ms=(time.perf_counter() - (ran_from or start)) * 1000)
+        out.update(
+            n=0,
+            p50_ms=None,
+            p99_ms=None,
+            over_ms=(time.perf_counter() - (ran_from or start)) * 1000,
+        )
     return out
 
 
-def _time_queries(store: Any, qs: list[str], text_path: Path,
-                  settings: RetrievalSettings, budget_s: float) -> dict[str, Any]:
+def _time_queries(
+    store: Any, qs: list[str], text_path: Path, settings: RetrievalSettings, budget_s: float
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     queries_path = text_path.with_name("queries.txt")
     queries_path.write_text("\n".join(qs) + "\n", encoding="utf-8")
@@ -603,10 +676,16 @@ def _time_queries(store: Any, qs: list[str], text_path: Path,
         p = _timed(url, mode, queries_path, len(qs), budget_s)
         name = "words" if mode == "search" else mode
         out[name] = p
-        first = f"{p['first_call_s']:.1f} s" if p["first_call_s"] is not None else \
-            f"> {FIRST_CALL_S:g} s"
-        figures = (f"p50 {p['p50_ms']:.1f} ms, p99 {p['p99_ms']:.1f} ms" if p["n"]
-                   else f"a query still running after {p['over_ms'] / 1000:.0f} s")
+        first = (
+            f"{p['first_call_s']:.1f} s"
+            if p["first_call_s"] is not None
+            else f"> {FIRST_CALL_S:g} s"
+        )
+        figures = (
+            f"p50 {p['p50_ms']:.1f} ms, p99 {p['p99_ms']:.1f} ms"
+            if p["n"]
+            else f"a query still running after {p['over_ms'] / 1000:.0f} s"
+        )
         log(f"  {name}: index load {first}; {figures} over {p['n']} of {p['of']} queries")
     grep_times: list[float] = []
     grep_lines: list[int] = []
@@ -615,12 +694,18 @@ def _time_queries(store: Any, qs: list[str], text_path: Path,
         args = ["grep", "-i", "-F", "-n"] + [a for t in terms for a in ("-e", t)] + [str(text_path)]
         t = time.perf_counter()
         found = subprocess.run(args, stdout=subprocess.PIPE, check=False).stdout
-        best = sorted(((-sum(term in line for term in terms), i) for i, line in
-                       enumerate(found.decode("utf-8", "replace").casefold().splitlines())))[:LIMIT]
+        best = sorted(
+            (
+                (-sum(term in line for term in terms), i)
+                for i, line in enumerate(found.decode("utf-8", "replace").casefold().splitlines())
+            )
+        )[:LIMIT]
         grep_times.append((time.perf_counter() - t) * 1000)
         grep_lines.append(len(found.splitlines()) if best else 0)
-    out["grep"] = {**percentiles(grep_times), "lines_matched_median":
-                   statistics.median(grep_lines) if grep_lines else 0}
+    out["grep"] = {
+        **percentiles(grep_times),
+        "lines_matched_median": statistics.median(grep_lines) if grep_lines else 0,
+    }
     log(f"  grep: p50 {out['grep']['p50_ms']:.0f} ms")
     return out
 
@@ -635,23 +720,41 @@ def goals(f: dict[str, Any]) -> list[tuple[str, str, str]]:
 
     def verdict(ok: bool | None) -> str:
         return "not measured" if ok is None else ("met" if ok else "NOT met")
+
     if hyb.get("available"):
         a, p = hyb["all"], hyb["kinds"]["paraphrase"]
-        rows += [(f"hybrid hit@1 >= {GOAL_HIT1}", f"{a['hit1']:.3f}", verdict(a["hit1"] >= GOAL_HIT1)),
-                 (f"hybrid recall@5 >= {GOAL_RECALL5}", f"{a['recall5']:.3f}",
-                  verdict(a["recall5"] >= GOAL_RECALL5)),
-                 (f"paraphrase recall@5 >= {GOAL_PARAPHRASE_RECALL5}", f"{p['recall5']:.3f}",
-                  verdict(p["recall5"] >= GOAL_PARAPHRASE_RECALL5))]
+        rows += [
+            (f"hybrid hit@1 >= {GOAL_HIT1}", f"{a['hit1']:.3f}", verdict(a["hit1"] >= GOAL_HIT1)),
+            (
+                f"hybrid recall@5 >= {GOAL_RECALL5}",
+                f"{a['recall5']:.3f}",
+                verdict(a["recall5"] >= GOAL_RECALL5),
+            ),
+            (
+                f"paraphrase recall@5 >= {GOAL_PARAPHRASE_RECALL5}",
+                f"{p['recall5']:.3f}",
+                verdict(p["recall5"] >= GOAL_PARAPHRASE_RECALL5),
+            ),
+        ]
     else:
-        rows += [(g, "-", "not measured") for g in (
-            f"hybrid hit@1 >= {GOAL_HIT1}", f"hybrid recall@5 >= {GOAL_RECALL5}",
-            f"paraphrase recall@5 >= {GOAL_PARAPHRASE_RECALL5}")]
+        rows += [
+            (g, "-", "not measured")
+            for g in (
+                f"hybrid hit@1 >= {GOAL_HIT1}",
+                f"hybrid recall@5 >= {GOAL_RECALL5}",
+                f"paraphrase recall@5 >= {GOAL_PARAPHRASE_RECALL5}",
+            )
+        ]
     act = f["at_action"]
     if act.get("available"):
         n = act["negatives"]
-        rows.append(("0 characters injected on negatives",
-                     f"{n['total_chars']:,} chars ({n['given']} of {n['n']} given something)",
-                     verdict(n["total_chars"] == 0)))
+        rows.append(
+            (
+                "0 characters injected on negatives",
+                f"{n['total_chars']:,} chars ({n['given']} of {n['n']} given something)",
+                verdict(n["total_chars"] == 0),
+            )
+        )
     else:
         rows.append(("0 characters injected on negatives", "-", "not measured"))
     sc = f.get("scale")
@@ -659,14 +762,17 @@ def goals(f: dict[str, Any]) -> list[tuple[str, str, str]]:
         at_goal = sc["rows"] >= GOAL_ROWS
         h = sc["hybrid"]
         p99 = h["p99_ms"] if h["n"] else h["over_ms"]
-        rows.append((f"hybrid p99 < {GOAL_P99_MS:g} ms at {GOAL_ROWS:,} rows",
-                     (f"{p99:,.1f} ms" if h["n"] else f"> {p99:,.0f} ms") +
-                     f" at {sc['rows']:,} rows",
-                     verdict(p99 < GOAL_P99_MS and bool(h["n"])) if at_goal
-                     else "not measured (fewer rows)"))
+        rows.append(
+            (
+                f"hybrid p99 < {GOAL_P99_MS:g} ms at {GOAL_ROWS:,} rows",
+                (f"{p99:,.1f} ms" if h["n"] else f"> {p99:,.0f} ms") + f" at {sc['rows']:,} rows",
+                verdict(p99 < GOAL_P99_MS and bool(h["n"]))
+                if at_goal
+                else "not measured (fewer rows)",
+            )
+        )
     else:
-        rows.append((f"hybrid p99 < {GOAL_P99_MS:g} ms at {GOAL_ROWS:,} rows", "-",
-                     "not measured"))
+        rows.append((f"hybrid p99 < {GOAL_P99_MS:g} ms at {GOAL_ROWS:,} rows", "-", "not measured"))
     return rows
 
 
@@ -674,16 +780,23 @@ def render(f: dict[str, Any]) -> str:
     """The printed report."""
     out = []
     qn, nn = f["questions"], f["negatives"]
-    out.append(f"retrieval on {f['data']}: {f['sessions']} sessions, {f['rows']:,} rows; "
-               f"{qn} questions, {nn} negatives; limit {LIMIT}, no project, now = newest "
-               f"row + 1 day")
+    out.append(
+        f"retrieval on {f['data']}: {f['sessions']} sessions, {f['rows']:,} rows; "
+        f"{qn} questions, {nn} negatives; limit {LIMIT}, no project, now = newest "
+        f"row + 1 day"
+    )
     emb = f["embedding"]
-    out.append(f"embedding: {emb['model']} {emb['rows']:,} rows in {emb['seconds']:.2f} s "
-               f"= {emb['rows_per_s']:,.0f} rows/s (embed_pending, redacted text)"
-               if emb.get("available") else "embedding: not available on this checkout")
+    out.append(
+        f"embedding: {emb['model']} {emb['rows']:,} rows in {emb['seconds']:.2f} s "
+        f"= {emb['rows_per_s']:,.0f} rows/s (embed_pending, redacted text)"
+        if emb.get("available")
+        else "embedding: not available on this checkout"
+    )
     if f.get("above_min_cosine") is not None:
-        out.append(f"vectors list: {f['above_min_cosine']:.1%} of (question, row) pairs clear "
-                   "hybrid.MIN_COSINE")
+        out.append(
+            f"vectors list: {f['above_min_cosine']:.1%} of (question, row) pairs clear "
+            "hybrid.MIN_COSINE"
+        )
     qual = f["quality"]
     head = f"{'kind':<11}{'n':>4}  " + "  ".join(f"{m + ' h@1/r@5/MRR':<24}" for m in MODES)
     out += ["", head, "-" * len(head)]
@@ -699,51 +812,75 @@ def render(f: dict[str, Any]) -> str:
             cells.append(f"{s['hit1']:.2f} / {s['recall5']:.2f} / {s['mrr']:.2f}".ljust(24))
         n = qn if k == "all" else counts[k]
         out.append(f"{k:<11}{n:>4}  " + "  ".join(cells))
-    out.append("grep: raw lines ranked by the count of query words they contain "
-               "(grep -i -F per word), ties by path and line")
+    out.append(
+        "grep: raw lines ranked by the count of query words they contain "
+        "(grep -i -F per word), ties by path and line"
+    )
     act = f["at_action"]
     out.append("")
     if act.get("available"):
         q, n = act["questions"], act["negatives"]
-        out.append(f"recall_for_prompt: questions {q['mean_chars']:.0f} chars mean, "
-                   f"{q['max_chars']:,} max; {q['given']} of {q['n']} given something, "
-                   f"{q['given_with_answer']} of those holding an answer row")
-        out.append(f"                   negatives {n['mean_chars']:.0f} chars mean, "
-                   f"{n['max_chars']:,} max; {n['given']} of {n['n']} given something")
+        out.append(
+            f"recall_for_prompt: questions {q['mean_chars']:.0f} chars mean, "
+            f"{q['max_chars']:,} max; {q['given']} of {q['n']} given something, "
+            f"{q['given_with_answer']} of those holding an answer row"
+        )
+        out.append(
+            f"                   negatives {n['mean_chars']:.0f} chars mean, "
+            f"{n['max_chars']:,} max; {n['given']} of {n['n']} given something"
+        )
     else:
         out.append("recall_for_prompt: not available on this checkout")
     sc = f.get("scale")
     out.append("")
     if sc:
-        out.append(f"latency at {sc['rows']:,} synthetic rows ({sc['queries']} queries of "
-                   f"1-3 words, limit {LIMIT}, in-process index warm; write "
-                   f"{sc['write_rows_per_s']:,.0f} rows/s; vectors: {sc.get('vector_source', '-')})")
+        out.append(
+            f"latency at {sc['rows']:,} synthetic rows ({sc['queries']} queries of "
+            f"1-3 words, limit {LIMIT}, in-process index warm; write "
+            f"{sc['write_rows_per_s']:,.0f} rows/s; vectors: {sc.get('vector_source', '-')})"
+        )
         for name in ("hybrid", "words", "vectors", "grep"):
             if name not in sc:
                 continue
             p = sc[name]
             if name == "grep":
-                out.append(f"  {'grep':<8} p50 {p['p50_ms']:8.1f} ms   p99 {p['p99_ms']:8.1f} ms"
-                           f"  grep -i -F -n over {sc['text_mb']:,.0f} MB of the same text, "
-                           f"then the top {LIMIT} by words matched; {p['n']} queries, "
-                           f"{p['lines_matched_median']:,.0f} lines matched (median)")
+                out.append(
+                    f"  {'grep':<8} p50 {p['p50_ms']:8.1f} ms   p99 {p['p99_ms']:8.1f} ms"
+                    f"  grep -i -F -n over {sc['text_mb']:,.0f} MB of the same text, "
+                    f"then the top {LIMIT} by words matched; {p['n']} queries, "
+                    f"{p['lines_matched_median']:,.0f} lines matched (median)"
+                )
                 continue
-            first = (f"{p['first_call_s']:.1f} s" if p["first_call_s"] is not None
-                     else f"> {FIRST_CALL_S:g} s")
-            figures = (f"p50 {p['p50_ms']:8.1f} ms   p99 {p['p99_ms']:8.1f} ms" if p["n"] else
-                       f"no query timed: one still running after {p['over_ms'] / 1000:,.0f} s")
+            first = (
+                f"{p['first_call_s']:.1f} s"
+                if p["first_call_s"] is not None
+                else f"> {FIRST_CALL_S:g} s"
+            )
+            figures = (
+                f"p50 {p['p50_ms']:8.1f} ms   p99 {p['p99_ms']:8.1f} ms"
+                if p["n"]
+                else f"no query timed: one still running after {p['over_ms'] / 1000:,.0f} s"
+            )
             load = "" if name == "words" else f"; loading the vector index: {first}"
-            out.append(f"  {name:<8} {figures}  ({p['n']} of {p['of']} queries timed in "
-                       f"{sc['budget_s']:g} s{load})")
+            out.append(
+                f"  {name:<8} {figures}  ({p['n']} of {p['of']} queries timed in "
+                f"{sc['budget_s']:g} s{load})"
+            )
         if sc.get("hybrid", {}).get("n") and "grep" in sc:
-            out.append(f"  hybrid / grep: p50 {sc['hybrid']['p50_ms'] / sc['grep']['p50_ms']:.2f}x,"
-                       f" p99 {sc['hybrid']['p99_ms'] / sc['grep']['p99_ms']:.2f}x")
+            out.append(
+                f"  hybrid / grep: p50 {sc['hybrid']['p50_ms'] / sc['grep']['p50_ms']:.2f}x,"
+                f" p99 {sc['hybrid']['p99_ms'] / sc['grep']['p99_ms']:.2f}x"
+            )
         if sc.get("above_min_cosine") is not None:
-            out.append(f"  vectors list: {sc['above_min_cosine']:.1%} of (query, row) pairs clear "
-                       "hybrid.MIN_COSINE (the shared sessions: see above)")
+            out.append(
+                f"  vectors list: {sc['above_min_cosine']:.1%} of (query, row) pairs clear "
+                "hybrid.MIN_COSINE (the shared sessions: see above)"
+            )
         if "pool_encode_rows_per_s" in sc:
-            out.append(f"  encode speed (Embedder.encode, {sc['vectors_pool']:,} synthetic rows): "
-                       f"{sc['pool_encode_rows_per_s']:,.0f} rows/s")
+            out.append(
+                f"  encode speed (Embedder.encode, {sc['vectors_pool']:,} synthetic rows): "
+                f"{sc['pool_encode_rows_per_s']:,.0f} rows/s"
+            )
         if "embed_rows_per_s" in sc:
             out.append(f"  embed_pending over every row: {sc['embed_rows_per_s']:,.0f} rows/s")
         out.append(f"  temp folder {sc['temp_mb']:,.0f} MB (the store, its WAL and the rows' text)")
@@ -767,14 +904,24 @@ def misses(f: dict[str, Any], fixture: dict[str, Any], mode: str = "hybrid") -> 
     for item in fixture["questions"]:
         p = q["per_question"][item["id"]]
         if p["rank"] is None or p["rank"] > 5:
-            lines.append(f"  {item['id']} [{item['kind']}] {item['question']!r}: rank "
-                         f"{p['rank'] or '>10'}; first {p['top']}")
+            lines.append(
+                f"  {item['id']} [{item['kind']}] {item['question']!r}: rank "
+                f"{p['rank'] or '>10'}; first {p['top']}"
+            )
     return "\n".join(lines)
 
 
-def run(data: Path, *, rows: int = GOAL_ROWS, skip_scale: bool = False,
-        embed_scale: bool = False, queries: int = QUERIES, tmp: str | None = None,
-        fixture: dict[str, Any] | None = None, budget_s: float = BUDGET_S) -> dict[str, Any]:
+def run(
+    data: Path,
+    *,
+    rows: int = GOAL_ROWS,
+    skip_scale: bool = False,
+    embed_scale: bool = False,
+    queries: int = QUERIES,
+    tmp: str | None = None,
+    fixture: dict[str, Any] | None = None,
+    budget_s: float = BUDGET_S,
+) -> dict[str, Any]:
     """Measure everything (module docstring) and return the figures."""
     start = time.perf_counter()
     fixture = fixture or load_fixture()
@@ -782,10 +929,13 @@ def run(data: Path, *, rows: int = GOAL_ROWS, skip_scale: bool = False,
     if problems:
         raise SystemExit("bench/fixtures/retrieval_questions.json: " + "; ".join(problems))
     settings = RetrievalSettings()
-    f: dict[str, Any] = {"data": str(data), "questions": len(fixture["questions"]),
-                         "negatives": len(fixture["negatives"]),
-                         "hybrid_available": hybrid_available(),
-                         "at_action_available": at_action_available()}
+    f: dict[str, Any] = {
+        "data": str(data),
+        "questions": len(fixture["questions"]),
+        "negatives": len(fixture["negatives"]),
+        "hybrid_available": hybrid_available(),
+        "at_action_available": at_action_available(),
+    }
     with imported(data) as store:
         corpus = read_corpus(store)
         f["sessions"], f["rows"] = len(corpus.projects), len(corpus.bodies)
@@ -793,8 +943,10 @@ def run(data: Path, *, rows: int = GOAL_ROWS, skip_scale: bool = False,
         f["unresolved"] = unresolved
         if unresolved:
             log(f"questions whose evidence names no row of {data}: {', '.join(unresolved)}")
-            fixture = {**fixture, "questions": [q for q in fixture["questions"]
-                                                if q["id"] not in set(unresolved)]}
+            fixture = {
+                **fixture,
+                "questions": [q for q in fixture["questions"] if q["id"] not in set(unresolved)],
+            }
             f["questions"] = len(fixture["questions"])
         log("embedding")
         f["embedding"] = embed(store, settings)
@@ -802,12 +954,18 @@ def run(data: Path, *, rows: int = GOAL_ROWS, skip_scale: bool = False,
             from continuity.retrieval.embedder import load_embedder
 
             f["above_min_cosine"] = above_floor(
-                load_embedder(settings), [q["question"] for q in fixture["questions"]],
-                _corpus_vectors(store, f["embedding"]["model"]))
+                load_embedder(settings),
+                [q["question"] for q in fixture["questions"]],
+                _corpus_vectors(store, f["embedding"]["model"]),
+            )
         now = corpus.newest + timedelta(days=1)
         log("ranking the questions")
-        f["quality"] = quality(fixture, corpus, rankers(store, now, settings),
-                               Grep(sorted({Path(p) for p, _ in corpus.sources.values()})))
+        f["quality"] = quality(
+            fixture,
+            corpus,
+            rankers(store, now, settings),
+            Grep(sorted({Path(p) for p, _ in corpus.sources.values()})),
+        )
         log("recall at the point of action")
         f["at_action"] = at_action(store, fixture, corpus, now, settings)
     f["scale"] = None if skip_scale else scale(rows, queries, embed_scale, tmp, budget_s)
@@ -821,21 +979,41 @@ def main(argv: list[str] | None = None) -> None:
         "words, vectors, hybrid and grep on the shared sessions; what recall at the point of "
         "action injects; search latency at scale next to grep; the issue 40 goals.",
         epilog="Module docstring: what each figure measures. A full run takes a few minutes "
-        "(most of it writing the synthetic rows).")
-    parser.add_argument("data", nargs="?", type=Path, default=None,
-                        help="folder of session files (default ../shared/data)")
-    parser.add_argument("--rows", type=int, default=GOAL_ROWS,
-                        help="synthetic rows for the latency part (default 1,000,000)")
-    parser.add_argument("--queries", type=int, default=QUERIES,
-                        help=f"queries timed at scale (default {QUERIES})")
-    parser.add_argument("--budget", type=float, default=BUDGET_S,
-                        help=f"seconds of timed queries per mode at scale (default {BUDGET_S:g})")
+        "(most of it writing the synthetic rows).",
+    )
+    parser.add_argument(
+        "data",
+        nargs="?",
+        type=Path,
+        default=None,
+        help="folder of session files (default ../shared/data)",
+    )
+    parser.add_argument(
+        "--rows",
+        type=int,
+        default=GOAL_ROWS,
+        help="synthetic rows for the latency part (default 1,000,000)",
+    )
+    parser.add_argument(
+        "--queries", type=int, default=QUERIES, help=f"queries timed at scale (default {QUERIES})"
+    )
+    parser.add_argument(
+        "--budget",
+        type=float,
+        default=BUDGET_S,
+        help=f"seconds of timed queries per mode at scale (default {BUDGET_S:g})",
+    )
     parser.add_argument("--skip-scale", action="store_true", help="skip the latency part")
-    parser.add_argument("--embed-scale", action="store_true",
-                        help="embed every synthetic row with embed_pending (slow) instead of "
-                        "pool vectors")
-    parser.add_argument("--misses", action="store_true",
-                        help="list every question hybrid (or words) misses in its top 5")
+    parser.add_argument(
+        "--embed-scale",
+        action="store_true",
+        help="embed every synthetic row with embed_pending (slow) instead of pool vectors",
+    )
+    parser.add_argument(
+        "--misses",
+        action="store_true",
+        help="list every question hybrid (or words) misses in its top 5",
+    )
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
     parser.add_argument("--tmp", help="folder for the temporary stores")
     parser.add_argument("--time-child", nargs=3, help=argparse.SUPPRESS)
@@ -845,8 +1023,16 @@ def main(argv: list[str] | None = None) -> None:
         return
     data = args.data or default_data()
     fixture = load_fixture()
-    f = run(data, rows=args.rows, skip_scale=args.skip_scale, embed_scale=args.embed_scale,
-            queries=args.queries, tmp=args.tmp, fixture=fixture, budget_s=args.budget)
+    f = run(
+        data,
+        rows=args.rows,
+        skip_scale=args.skip_scale,
+        embed_scale=args.embed_scale,
+        queries=args.queries,
+        tmp=args.tmp,
+        fixture=fixture,
+        budget_s=args.budget,
+    )
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(f, indent=1, default=str))
     if args.json:
@@ -855,8 +1041,7 @@ def main(argv: list[str] | None = None) -> None:
     print(render(f))
     if args.misses:
         print()
-        print(misses(f, fixture, "hybrid" if f["quality"]["hybrid"].get("available")
-                     else "words"))
+        print(misses(f, fixture, "hybrid" if f["quality"]["hybrid"].get("available") else "words"))
 
 
 if __name__ == "__main__":

@@ -41,7 +41,9 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "samples"  # the copy of ../shared/data
+DATA = (
+    Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "samples"
+)  # the copy of ../shared/data
 RESULTS = Path(__file__).resolve().parent / "results" / "latest.json"
 sys.path.insert(0, str(ROOT / "src"))  # bench the working tree
 
@@ -70,10 +72,20 @@ CONT_GOAL = 1.5  # median continuation time, large / small <= 1.5 x
 
 SIZES = {
     # generated corpus: files per harness, bytes per file
-    "full": {"corpus_files": 4, "corpus_file_bytes": 2_500_000, "mem_1x": 6_000_000,
-             "rows_small": 1_000, "rows_large": 1_000_000},
-    "quick": {"corpus_files": 2, "corpus_file_bytes": 750_000, "mem_1x": 1_000_000,
-              "rows_small": 1_000, "rows_large": 100_000},
+    "full": {
+        "corpus_files": 4,
+        "corpus_file_bytes": 2_500_000,
+        "mem_1x": 6_000_000,
+        "rows_small": 1_000,
+        "rows_large": 1_000_000,
+    },
+    "quick": {
+        "corpus_files": 2,
+        "corpus_file_bytes": 750_000,
+        "mem_1x": 1_000_000,
+        "rows_small": 1_000,
+        "rows_large": 100_000,
+    },
 }
 
 
@@ -85,8 +97,10 @@ def log(msg: str) -> None:
 
 #: Ids rewritten on every repetition: UUIDs, Anthropic tool/message/request ids, OpenAI call
 #: ids, and the PIID placeholders of the pi template.
-_TOKEN = re.compile(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
-                    r"|\b(?:toolu|msg|req|call)_[A-Za-z0-9]{10,}|PIID[0-9]+|PIPREV)")
+_TOKEN = re.compile(
+    r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}"
+    r"|\b(?:toolu|msg|req|call)_[A-Za-z0-9]{10,}|PIID[0-9]+|PIPREV)"
+)
 
 
 class _Template:
@@ -154,6 +168,7 @@ class _Timeline:
             t = self._parse(m.group(2)) + delta
             latest = t if latest is None or t > latest else latest
             return f'{m.group(1)}{t.strftime("%Y-%m-%dT%H:%M:%S")}.{t.microsecond // 1000:03d}Z"'
+
         out = _TS.sub(moved, text)
         self.last = latest
         return out
@@ -169,12 +184,17 @@ class _Timeline:
 
 
 def _claude_templates() -> tuple[list[_Template], set[str]]:
-    files = ["5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl", "tool_heavy.jsonl",
-             "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl", "short.jsonl"]
+    files = [
+        "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl",
+        "tool_heavy.jsonl",
+        "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+        "short.jsonl",
+    ]
     templates, session_ids = [], set()
     for name in files:
-        lines = [ln for ln in (DATA / "claude-code" / name).read_text("utf-8").split("\n")
-                 if ln.strip()]
+        lines = [
+            ln for ln in (DATA / "claude-code" / name).read_text("utf-8").split("\n") if ln.strip()
+        ]
         for ln in lines:
             sid = orjson.loads(ln).get("sessionId")
             if isinstance(sid, str):
@@ -193,8 +213,12 @@ def _pi_template() -> tuple[_Template, dict]:
         d = orjson.loads(raw)
         d.pop("id", None)
         d.pop("parentId", None)
-        body = {"type": d.pop("type"), "id": f"PIID{i}",
-                "parentId": "PIPREV" if i == 0 else f"PIID{i - 1}", **d}
+        body = {
+            "type": d.pop("type"),
+            "id": f"PIID{i}",
+            "parentId": "PIPREV" if i == 0 else f"PIID{i - 1}",
+            **d,
+        }
         out.append(orjson.dumps(body).decode())
     return _Template(out), header
 
@@ -208,14 +232,21 @@ def generate_corpus(root: Path, files: int, file_bytes: int, seed: int = 7) -> l
     (root / "claude-code").mkdir(parents=True, exist_ok=True)
     (root / "pi").mkdir(parents=True, exist_ok=True)
     for f in range(files):
-        paths.append(write_claude(root / "claude-code", claude, claude_sids, ids, file_bytes,
-                                  start=f))
+        paths.append(
+            write_claude(root / "claude-code", claude, claude_sids, ids, file_bytes, start=f)
+        )
         paths.append(write_pi(root / "pi", pi, pi_header, ids, file_bytes))
     return paths
 
 
-def write_claude(folder: Path, templates: list[_Template], session_ids: set[str], ids: _Ids,
-                 target: int, start: int = 0) -> Path:
+def write_claude(
+    folder: Path,
+    templates: list[_Template],
+    session_ids: set[str],
+    ids: _Ids,
+    target: int,
+    start: int = 0,
+) -> Path:
     sid = ids.uuid()
     path = folder / f"{sid}.jsonl"
     size = 0
@@ -241,8 +272,13 @@ def write_claude(folder: Path, templates: list[_Template], session_ids: set[str]
 def write_pi(folder: Path, template: _Template, header: dict, ids: _Ids, target: int) -> Path:
     sid = ids.uuid()
     path = folder / f"2025-11-20T23-33-50-805Z_{sid}.jsonl"
-    head = {"type": "session", "version": 3, "id": sid, "timestamp": header.get("timestamp"),
-            "cwd": header.get("cwd")}
+    head = {
+        "type": "session",
+        "version": 3,
+        "id": sid,
+        "timestamp": header.get("timestamp"),
+        "cwd": header.get("cwd"),
+    }
     prev = None
     clock = _Timeline()
     with open(path, "w", encoding="utf-8") as fh:
@@ -253,8 +289,12 @@ def write_pi(folder: Path, template: _Template, header: dict, ids: _Ids, target:
             mapping: dict[str, str] = {}
             last: list[str] = []
 
-            def fresh(tok: str, mapping: dict[str, str] = mapping, last: list[str] = last,
-                      prev: str | None = prev) -> str:
+            def fresh(
+                tok: str,
+                mapping: dict[str, str] = mapping,
+                last: list[str] = last,
+                prev: str | None = prev,
+            ) -> str:
                 if tok == "PIPREV":
                     return prev if prev is not None else "null-parent"
                 got = mapping.get(tok)
@@ -295,15 +335,27 @@ def parse_only(files: list[Path], repeats: int = 5) -> dict[str, float]:
     return {"seconds": dt, "bytes": nbytes, "lines": nlines, "mb_per_s": nbytes / MB / dt}
 
 
-_IMPORT_STORE_CALLS = ["get_source", "get_session", "upsert_session", "native_seqs",
-                       "put_raw_lines", "append", "put_issues", "put_runs", "put_source",
-                       "tree_links", "set_on_path", "raw_lines"]
+_IMPORT_STORE_CALLS = [
+    "get_source",
+    "get_session",
+    "upsert_session",
+    "native_seqs",
+    "put_raw_lines",
+    "append",
+    "put_issues",
+    "put_runs",
+    "put_source",
+    "tree_links",
+    "set_on_path",
+    "raw_lines",
+]
 
 
 def _time_calls(store: Any, names: list[str]) -> tuple[dict[str, list], Callable[[], None]]:
     """Shadow ``names`` on the store instance with timing wrappers (the library is untouched);
     returns the tallies ``{name: [seconds, calls]}`` and an undo function."""
     spent: dict[str, list] = {n: [0.0, 0] for n in names}
+
     def timing(orig: Callable, name: str) -> Callable:
         def timed(*a: Any, **kw: Any) -> Any:
             t = time.perf_counter()
@@ -312,6 +364,7 @@ def _time_calls(store: Any, names: list[str]) -> tuple[dict[str, list], Callable
             finally:
                 spent[name][0] += time.perf_counter() - t
                 spent[name][1] += 1
+
         return timed
 
     for name in names:
@@ -320,6 +373,7 @@ def _time_calls(store: Any, names: list[str]) -> tuple[dict[str, list], Callable
     def undo() -> None:
         for n in names:
             delattr(store, n)
+
     return spent, undo
 
 
@@ -340,11 +394,19 @@ def import_once(paths: list[Path], tmp: Path, profile: bool = False) -> dict[str
             prof.disable()
         dt = time.perf_counter() - t0
     totals = report.totals()
-    out = {"seconds": dt, "bytes": nbytes, "files": totals["files"], "rows": totals["imported"],
-           "lines": totals["lines_read"], "errors": totals["errors"],
-           "skipped_files": totals["skipped_files"], "duplicate": totals["duplicate"],
-           "mb_per_s": nbytes / MB / dt, "rows_per_s": totals["imported"] / dt,
-           "db_bytes": db.stat().st_size}
+    out = {
+        "seconds": dt,
+        "bytes": nbytes,
+        "files": totals["files"],
+        "rows": totals["imported"],
+        "lines": totals["lines_read"],
+        "errors": totals["errors"],
+        "skipped_files": totals["skipped_files"],
+        "duplicate": totals["duplicate"],
+        "mb_per_s": nbytes / MB / dt,
+        "rows_per_s": totals["imported"] / dt,
+        "db_bytes": db.stat().st_size,
+    }
     if prof:
         out["profile"] = profile_text(prof)
         out["profile_tottime"] = profile_text(prof, 10, "tottime")
@@ -357,7 +419,9 @@ def import_once(paths: list[Path], tmp: Path, profile: bool = False) -> dict[str
             undo()
         calls = {n: {"s": v[0], "calls": v[1]} for n, v in spent.items() if v[1]}
         calls["(outside store calls: read, parse, map)"] = {
-            "s": total - sum(v[0] for v in spent.values()), "calls": 0}
+            "s": total - sum(v[0] for v in spent.values()),
+            "calls": 0,
+        }
         out["store_calls"] = {"total_s": total, "calls": calls}
     return out
 
@@ -366,8 +430,11 @@ def profile_text(prof: cProfile.Profile, top: int = 15, sort: str = "cumulative"
     buf = io.StringIO()
     stats = pstats.Stats(prof, stream=buf)
     stats.strip_dirs().sort_stats(sort).print_stats(top)
-    lines = [ln for ln in buf.getvalue().splitlines()
-             if ln.strip() and "List reduced" not in ln and "Ordered by" not in ln]
+    lines = [
+        ln
+        for ln in buf.getvalue().splitlines()
+        if ln.strip() and "List reduced" not in ln and "Ordered by" not in ln
+    ]
     return "\n".join(ln.strip() if "function calls" in ln else ln for ln in lines)
 
 
@@ -392,9 +459,19 @@ def mem_child(path: str) -> None:
         report = import_file(store, path)
         dt = time.perf_counter() - t0
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    print(json.dumps({"file_bytes": os.path.getsize(path), "rows": report.imported,
-                      "seconds": dt, "rss_base_kb": base, "peak_before_kb": peak_before,
-                      "peak_kb": peak, "growth_kb": max(0, peak - base)}))
+    print(
+        json.dumps(
+            {
+                "file_bytes": os.path.getsize(path),
+                "rows": report.imported,
+                "seconds": dt,
+                "rss_base_kb": base,
+                "peak_before_kb": peak_before,
+                "peak_kb": peak,
+                "growth_kb": max(0, peak - base),
+            }
+        )
+    )
 
 
 def memory_test(tmp: Path, one_x: int) -> dict[str, Any]:
@@ -411,10 +488,16 @@ def memory_test(tmp: Path, one_x: int) -> dict[str, Any]:
                 path = write_claude(folder, claude, sids, ids, one_x * mult)
             else:
                 path = write_pi(folder, pi, header, ids, one_x * mult)
-            log(f"  memory: importing {harness} {mult}x ({path.stat().st_size / MB:.1f} MB) "
-                "in a child process")
-            proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--mem-child",
-                                   str(path)], capture_output=True, text=True, check=False)
+            log(
+                f"  memory: importing {harness} {mult}x ({path.stat().st_size / MB:.1f} MB) "
+                "in a child process"
+            )
+            proc = subprocess.run(
+                [sys.executable, str(Path(__file__).resolve()), "--mem-child", str(path)],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
             if proc.returncode != 0:
                 raise SystemExit(f"memory child failed:\n{proc.stderr}")
             res[f"{mult}x"] = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -436,8 +519,10 @@ def part_import(tmp: Path, sizes: dict[str, int], force_profile: bool) -> dict[s
     corpus_dir = tmp / "corpus"
     t0 = time.perf_counter()
     gen = generate_corpus(corpus_dir, sizes["corpus_files"], sizes["corpus_file_bytes"])
-    log(f"[import] generated {len(gen)} files, "
-        f"{sum(p.stat().st_size for p in gen) / MB:.1f} MB in {time.perf_counter() - t0:.1f}s")
+    log(
+        f"[import] generated {len(gen)} files, "
+        f"{sum(p.stat().st_size for p in gen) / MB:.1f} MB in {time.perf_counter() - t0:.1f}s"
+    )
     out["generated"] = {"import": import_once([corpus_dir], tmp), "parse": parse_only(gen)}
     per_harness = {}
     for harness in ("claude-code", "pi"):
@@ -484,17 +569,27 @@ _TOOLS = [
     ("read", {"path": "src/continuity/store/sql.py", "offset": 120, "limit": 200}),
     ("bash", {"command": "pytest -q tests/store -x", "timeout": 120}),
     ("grep", {"pattern": "def build_continuation", "path": "src", "glob": "*.py"}),
-    ("edit", {"path": "src/continuity/importer.py", "old_string": "BATCH_LINES = 2000",
-              "new_string": "BATCH_LINES = 4000"}),
+    (
+        "edit",
+        {
+            "path": "src/continuity/importer.py",
+            "old_string": "BATCH_LINES = 2000",
+            "new_string": "BATCH_LINES = 4000",
+        },
+    ),
 ]
-_FINAL = "Done. Summary of the changes: the store now batches inserts per transaction, the " \
+_FINAL = (
+    "Done. Summary of the changes: the store now batches inserts per transaction, the "
     "tests pass on SQLite and PostgreSQL, and I left a note about the remaining slow query."
+)
 
 
 def _result_texts() -> list[str]:
     rng = random.Random(3)
-    words = ("def class return import self store entry seq session row batch commit "
-             "assert test passed failed line file path json bytes index query").split()
+    words = (
+        "def class return import self store entry seq session row batch commit "
+        "assert test passed failed line file path json bytes index query"
+    ).split()
     out = []
     for size in (300, 450, 700, 1000, 1300, 1600, 2000, 380, 820, 1150, 1750, 560):
         text = []
@@ -507,8 +602,9 @@ def _result_texts() -> list[str]:
     return out
 
 
-def generate_session(store: Any, key: str, rows: int, batch: int = 5_000,
-                     label: str = "") -> dict[str, Any]:
+def generate_session(
+    store: Any, key: str, rows: int, batch: int = 5_000, label: str = ""
+) -> dict[str, Any]:
     """Write a session of exactly ``rows`` rows through ``store``: turns of 50 rows (a request,
     24 assistant-call / tool-result pairs - every 6th with two parallel calls - and a final
     answer); one compaction row (replacing that turn's final answer) in the middle; runs."""
@@ -518,9 +614,11 @@ def generate_session(store: Any, key: str, rows: int, batch: int = 5_000,
     final = (TextBlock(_FINAL),)
     base_ts = datetime(2025, 11, 20, 12, 0, tzinfo=UTC)
     one_s = timedelta(seconds=1)
-    summary = ("The user asked to speed up the importer and to fix the failing store tests. "
-               "Done so far: profiled the import, batched inserts, fixed two tests. Open: the "
-               "PostgreSQL run and the slow tool-call query.") * 3
+    summary = (
+        "The user asked to speed up the importer and to fix the failing store tests. "
+        "Done so far: profiled the import, batched inserts, fixed two tests. Open: the "
+        "PostgreSQL run and the slow tool-call query."
+    ) * 3
     turn = 50
     compaction_at = (rows // 2 // turn) * turn - 1  # the last row of a turn near the middle
     call_n = 0
@@ -533,16 +631,35 @@ def generate_session(store: Any, key: str, rows: int, batch: int = 5_000,
             pos = seq % turn
             ts = base_ts + one_s * seq
             if seq == compaction_at:
-                e = Entry(EntryKind.COMPACTION, Role.SYSTEM, (), timestamp=ts,
-                          compaction=CompactionInfo(summary, covers_through_seq=seq - 1),
-                          type_name="compaction", seq=seq)
+                e = Entry(
+                    EntryKind.COMPACTION,
+                    Role.SYSTEM,
+                    (),
+                    timestamp=ts,
+                    compaction=CompactionInfo(summary, covers_through_seq=seq - 1),
+                    type_name="compaction",
+                    seq=seq,
+                )
             elif pos == 0:
                 request_seqs.append(seq)
-                e = Entry(EntryKind.MESSAGE, Role.USER, req_blocks[(seq // turn) % 4],
-                          timestamp=ts, is_request=True, type_name="user", seq=seq)
+                e = Entry(
+                    EntryKind.MESSAGE,
+                    Role.USER,
+                    req_blocks[(seq // turn) % 4],
+                    timestamp=ts,
+                    is_request=True,
+                    type_name="user",
+                    seq=seq,
+                )
             elif pos == turn - 1 or seq == rows - 1:
-                e = Entry(EntryKind.MESSAGE, Role.ASSISTANT, final, timestamp=ts,
-                          type_name="assistant", seq=seq)
+                e = Entry(
+                    EntryKind.MESSAGE,
+                    Role.ASSISTANT,
+                    final,
+                    timestamp=ts,
+                    type_name="assistant",
+                    seq=seq,
+                )
             elif pos % 2 == 1:  # assistant with call(s)
                 k = (seq // 2) % 6
                 name, args = _TOOLS[k % 4]
@@ -551,18 +668,27 @@ def generate_session(store: Any, key: str, rows: int, batch: int = 5_000,
                 if k == 5:
                     call_n += 1
                     blocks += (ToolCallBlock(f"toolu_{call_n:012d}", "read", _TOOLS[0][1]),)
-                e = Entry(EntryKind.MESSAGE, Role.ASSISTANT, blocks, timestamp=ts,
-                          type_name="assistant", seq=seq)
+                e = Entry(
+                    EntryKind.MESSAGE,
+                    Role.ASSISTANT,
+                    blocks,
+                    timestamp=ts,
+                    type_name="assistant",
+                    seq=seq,
+                )
             else:  # tool result(s) answering the row before
                 k = ((seq - 1) // 2) % 6
                 r = results[seq % len(results)]
                 if k == 5:
-                    blocks = (ToolResultBlock(f"toolu_{call_n - 1:012d}", False, r),
-                              ToolResultBlock(f"toolu_{call_n:012d}", False, results[0]))
+                    blocks = (
+                        ToolResultBlock(f"toolu_{call_n - 1:012d}", False, r),
+                        ToolResultBlock(f"toolu_{call_n:012d}", False, results[0]),
+                    )
                 else:
                     blocks = (ToolResultBlock(f"toolu_{call_n:012d}", seq % 17 == 0, r),)
-                e = Entry(EntryKind.MESSAGE, Role.TOOL, blocks, timestamp=ts,
-                          type_name="user", seq=seq)
+                e = Entry(
+                    EntryKind.MESSAGE, Role.TOOL, blocks, timestamp=ts, type_name="user", seq=seq
+                )
             yield e
             seq += 1
 
@@ -576,34 +702,67 @@ def generate_session(store: Any, key: str, rows: int, batch: int = 5_000,
         if not chunk:
             break
         with store.batch():
-            store.upsert_session(Session(key=key, harness="bench", project="/work/project",
-                                         started_at=base_ts, ended_at=chunk[-1].timestamp))
+            store.upsert_session(
+                Session(
+                    key=key,
+                    harness="bench",
+                    project="/work/project",
+                    started_at=base_ts,
+                    ended_at=chunk[-1].timestamp,
+                )
+            )
             store.append(key, chunk)
         done += len(chunk)
         now = time.perf_counter()
         if now - last_log > 5 or done == rows:
             rate = done / (now - t0)
-            log(f"  {label}: {done:,}/{rows:,} rows, {rate:,.0f} rows/s, "
-                f"eta {(rows - done) / rate:,.0f}s")
+            log(
+                f"  {label}: {done:,}/{rows:,} rows, {rate:,.0f} rows/s, "
+                f"eta {(rows - done) / rate:,.0f}s"
+            )
             last_log = now
     runs = []
     for i, req in enumerate(request_seqs):
         end = request_seqs[i + 1] - 1 if i + 1 < len(request_seqs) else rows - 1
-        runs.append(Run(f"{key}:{req}", key, "default", req, RunStatus.FINISHED, end,
-                        base_ts + one_s * req, base_ts + one_s * end))
+        runs.append(
+            Run(
+                f"{key}:{req}",
+                key,
+                "default",
+                req,
+                RunStatus.FINISHED,
+                end,
+                base_ts + one_s * req,
+                base_ts + one_s * end,
+            )
+        )
     for i in range(0, len(runs), batch):
-        store.put_runs(runs[i:i + batch])
+        store.put_runs(runs[i : i + batch])
     dt = time.perf_counter() - t0
-    return {"rows": rows, "runs": len(runs), "tool_calls": call_n, "seconds": dt,
-            "rows_per_s": rows / dt, "compaction_seq": compaction_at}
+    return {
+        "rows": rows,
+        "runs": len(runs),
+        "tool_calls": call_n,
+        "seconds": dt,
+        "rows_per_s": rows / dt,
+        "compaction_seq": compaction_at,
+    }
 
 
-_STORE_CALLS = ["get_session", "latest_compaction", "last_run", "entries_by_seq", "notes",
-                "rows_meta", "tool_calls_from"]
+_STORE_CALLS = [
+    "get_session",
+    "latest_compaction",
+    "last_run",
+    "entries_by_seq",
+    "notes",
+    "rows_meta",
+    "tool_calls_from",
+]
 
 
-def time_continuation(stores: dict[str, Any], keys: dict[str, str], runs: int = 20,
-                      warm: int = 2) -> dict[str, dict[str, Any]]:
+def time_continuation(
+    stores: dict[str, Any], keys: dict[str, str], runs: int = 20, warm: int = 2
+) -> dict[str, dict[str, Any]]:
     """Median build time per session; the sessions are timed in alternation so that machine
     noise hits both alike. Then 5 more builds each with every store call timed."""
     times: dict[str, list[float]] = {label: [] for label in stores}
@@ -625,13 +784,21 @@ def time_continuation(stores: dict[str, Any], keys: dict[str, str], runs: int = 
         d = views[label].to_dict()
         ts = times[label]
         out[label] = {
-            "median_s": statistics.median(ts), "min_s": min(ts), "max_s": max(ts),
-            "runs": runs, "warmups": warm, "messages": len(d["messages"]),
-            "used_bytes": d["used_bytes"], "refusal": d["refusal"],
+            "median_s": statistics.median(ts),
+            "min_s": min(ts),
+            "max_s": max(ts),
+            "runs": runs,
+            "warmups": warm,
+            "messages": len(d["messages"]),
+            "used_bytes": d["used_bytes"],
+            "refusal": d["refusal"],
             "summary_covers": (d["summary"] or {}).get("covers_through_seq"),
             "request_seq": (d["request"] or {}).get("seq"),
-            "store_calls_ms": {n: {"ms_per_build": v[0] / 5 * 1000, "calls_per_build": v[1] / 5}
-                               for n, v in spent.items()}}
+            "store_calls_ms": {
+                n: {"ms_per_build": v[0] / 5 * 1000, "calls_per_build": v[1] / 5}
+                for n, v in spent.items()
+            },
+        }
     return out
 
 
@@ -649,11 +816,14 @@ def part_continuation(tmp: Path, sizes: dict[str, int], force_profile: bool) -> 
         out[label] = {"build": gen}
     if hasattr(os, "sync"):
         os.sync()  # let the OS write the new databases back before timing
-    log("[continuation] timing build_continuation, small and large alternately "
-        "(2 warm-ups + 20 runs each)")
+    log(
+        "[continuation] timing build_continuation, small and large alternately "
+        "(2 warm-ups + 20 runs each)"
+    )
     with open_store(stores["small"]) as small, open_store(stores["large"]) as large:
-        timed = time_continuation({"small": small, "large": large},
-                                  {"small": "bench-small", "large": "bench-large"})
+        timed = time_continuation(
+            {"small": small, "large": large}, {"small": "bench-small", "large": "bench-large"}
+        )
     for label in ("small", "large"):
         out[label]["timing"] = timed[label]
     ratio = out["large"]["timing"]["median_s"] / out["small"]["timing"]["median_s"]
@@ -679,39 +849,48 @@ def part_continuation(tmp: Path, sizes: dict[str, int], force_profile: bool) -> 
 
 def fmt_import(name: str, g: dict[str, Any]) -> str:
     i, p = g["import"], g["parse"]
-    return (f"  {name:<22} {i['bytes'] / MB:7.2f} MB {i['files']:4d} files {i['rows']:8,d} rows"
-            f" | import {i['seconds']:6.2f}s {i['mb_per_s']:6.2f} MB/s {i['rows_per_s']:8,.0f}"
-            f" rows/s | parse-only {p['mb_per_s']:7.1f} MB/s | ratio {g['ratio']:.3f}x")
+    return (
+        f"  {name:<22} {i['bytes'] / MB:7.2f} MB {i['files']:4d} files {i['rows']:8,d} rows"
+        f" | import {i['seconds']:6.2f}s {i['mb_per_s']:6.2f} MB/s {i['rows_per_s']:8,.0f}"
+        f" rows/s | parse-only {p['mb_per_s']:7.1f} MB/s | ratio {g['ratio']:.3f}x"
+    )
 
 
 def report(res: dict[str, Any]) -> list[tuple[str, str, str, str]]:
     rows: list[tuple[str, str, str, str]] = []
     imp = res.get("import")
     if imp:
-        print("\n== 1. Import throughput (fresh SQLite store; parse-only = read + split + "
-              "orjson.loads, best of 5)")
+        print(
+            "\n== 1. Import throughput (fresh SQLite store; parse-only = read + split + "
+            "orjson.loads, best of 5)"
+        )
         print(fmt_import("shared/data (real)", imp["real"]))
         print(fmt_import("generated (all)", imp["generated"]))
         for h, g in imp["generated_by_harness"].items():
             print(fmt_import(f"generated {h}", g))
         ok = "goal met" if imp["goal_met"] else "goal NOT met"
-        print(f"  import / parse-only: real {imp['real']['ratio']:.3f}x, generated "
-              f"{imp['generated']['ratio']:.3f}x (goal >= {IMPORT_GOAL}x): {ok}")
+        print(
+            f"  import / parse-only: real {imp['real']['ratio']:.3f}x, generated "
+            f"{imp['generated']['ratio']:.3f}x (goal >= {IMPORT_GOAL}x): {ok}"
+        )
         print("  memory (peak RSS growth while importing one file, fresh child process):")
         for h, m in imp["memory"].items():
             a, b = m["1x"], m["4x"]
             r = f"{m['ratio_4x_1x']:.2f}x" if m["ratio_4x_1x"] else "n/a"
-            print(f"    {h:<12} 1x {a['file_bytes'] / MB:5.1f} MB -> +{a['growth_kb'] / 1024:6.1f}"
-                  f" MB | 4x {b['file_bytes'] / MB:5.1f} MB -> +{b['growth_kb'] / 1024:6.1f} MB"
-                  f" | 4x/1x {r} | {'flat' if m['flat'] else 'GROWS with file size'}")
+            print(
+                f"    {h:<12} 1x {a['file_bytes'] / MB:5.1f} MB -> +{a['growth_kb'] / 1024:6.1f}"
+                f" MB | 4x {b['file_bytes'] / MB:5.1f} MB -> +{b['growth_kb'] / 1024:6.1f} MB"
+                f" | 4x/1x {r} | {'flat' if m['flat'] else 'GROWS with file size'}"
+            )
         if "profile" in imp:
             sc = imp["store_calls"]
-            print(f"\n  where the import time goes (one generated file per harness, "
-                  f"{sc['total_s']:.2f}s, each store call timed):")
+            print(
+                f"\n  where the import time goes (one generated file per harness, "
+                f"{sc['total_s']:.2f}s, each store call timed):"
+            )
             for name, v in sorted(sc["calls"].items(), key=lambda kv: -kv[1]["s"]):
                 calls = f"x{v['calls']}" if v["calls"] else ""
-                print(f"    {name:<40} {v['s']:7.3f}s {100 * v['s'] / sc['total_s']:5.1f}%"
-                      f" {calls}")
+                print(f"    {name:<40} {v['s']:7.3f}s {100 * v['s'] / sc['total_s']:5.1f}% {calls}")
             print("\n  profile of the import (cProfile, top 15 by cumulative time):")
             print("    " + imp["profile"].replace("\n", "\n    "))
             print("\n  same profile, top 10 by own time:")
@@ -721,46 +900,83 @@ def report(res: dict[str, Any]) -> list[tuple[str, str, str, str]]:
             ("import MB/s (generated)", f"{g['import']['mb_per_s']:.2f}", "", ""),
             ("import rows/s (generated)", f"{g['import']['rows_per_s']:,.0f}", "", ""),
             ("parse-only MB/s (generated)", f"{g['parse']['mb_per_s']:.1f}", "", ""),
-            ("import/parse (generated)", f"{g['ratio']:.3f}x", f">= {IMPORT_GOAL}x",
-             "met" if g["ratio"] >= IMPORT_GOAL else "NOT met"),
-            ("import/parse (real)", f"{imp['real']['ratio']:.3f}x", f">= {IMPORT_GOAL}x",
-             "met" if imp["real"]["ratio"] >= IMPORT_GOAL else "NOT met"),
+            (
+                "import/parse (generated)",
+                f"{g['ratio']:.3f}x",
+                f">= {IMPORT_GOAL}x",
+                "met" if g["ratio"] >= IMPORT_GOAL else "NOT met",
+            ),
+            (
+                "import/parse (real)",
+                f"{imp['real']['ratio']:.3f}x",
+                f">= {IMPORT_GOAL}x",
+                "met" if imp["real"]["ratio"] >= IMPORT_GOAL else "NOT met",
+            ),
         ]
         for h, m in imp["memory"].items():
-            rows.append((f"peak RSS +MB 1x/4x ({h})",
-                         f"{m['1x']['growth_kb'] / 1024:.1f} / {m['4x']['growth_kb'] / 1024:.1f}",
-                         "flat", "met" if m["flat"] else "NOT met"))
+            rows.append(
+                (
+                    f"peak RSS +MB 1x/4x ({h})",
+                    f"{m['1x']['growth_kb'] / 1024:.1f} / {m['4x']['growth_kb'] / 1024:.1f}",
+                    "flat",
+                    "met" if m["flat"] else "NOT met",
+                )
+            )
     cont = res.get("continuation")
     if cont:
         print("\n== 2. Continuation time vs log length (SQLite; median of 20 after 2 warm-ups)")
         for label in ("small", "large"):
             b, t = cont[label]["build"], cont[label]["timing"]
-            print(f"  {label:<5} {b['rows']:>9,} rows ({b['runs']:,} runs, db "
-                  f"{b['db_bytes'] / MB:.0f} MB, written at {b['rows_per_s']:,.0f} rows/s) -> "
-                  f"median {t['median_s'] * 1000:7.2f} ms (min {t['min_s'] * 1000:.2f}, max "
-                  f"{t['max_s'] * 1000:.2f}); view: {t['messages']} messages, "
-                  f"{t['used_bytes']:,} B, refusal={t['refusal']}")
+            print(
+                f"  {label:<5} {b['rows']:>9,} rows ({b['runs']:,} runs, db "
+                f"{b['db_bytes'] / MB:.0f} MB, written at {b['rows_per_s']:,.0f} rows/s) -> "
+                f"median {t['median_s'] * 1000:7.2f} ms (min {t['min_s'] * 1000:.2f}, max "
+                f"{t['max_s'] * 1000:.2f}); view: {t['messages']} messages, "
+                f"{t['used_bytes']:,} B, refusal={t['refusal']}"
+            )
         print("  store calls per build, ms (small -> large):")
         s, lg = cont["small"]["timing"]["store_calls_ms"], cont["large"]["timing"]["store_calls_ms"]
         for name in _STORE_CALLS:
-            print(f"    {name:<18} x{s[name]['calls_per_build']:<4.0f}"
-                  f" {s[name]['ms_per_build']:8.2f} -> {lg[name]['ms_per_build']:8.2f}")
+            print(
+                f"    {name:<18} x{s[name]['calls_per_build']:<4.0f}"
+                f" {s[name]['ms_per_build']:8.2f} -> {lg[name]['ms_per_build']:8.2f}"
+            )
         ok = "goal met" if cont["goal_met"] else "goal NOT met"
-        print(f"  large / small: {cont['ratio']:.2f}x by median, {cont['ratio_min']:.2f}x by min"
-              f" (goal <= {CONT_GOAL}x, by median): {ok}")
+        print(
+            f"  large / small: {cont['ratio']:.2f}x by median, {cont['ratio_min']:.2f}x by min"
+            f" (goal <= {CONT_GOAL}x, by median): {ok}"
+        )
         if "profile" in cont:
-            print("\n  profile of build_continuation on the large session (5 builds, cProfile, "
-                  "top 15 by cumulative time):")
+            print(
+                "\n  profile of build_continuation on the large session (5 builds, cProfile, "
+                "top 15 by cumulative time):"
+            )
             print("    " + cont["profile"].replace("\n", "\n    "))
         rows += [
-            (f"continuation ms ({cont['small']['build']['rows']:,} rows)",
-             f"{cont['small']['timing']['median_s'] * 1000:.2f}", "", ""),
-            (f"continuation ms ({cont['large']['build']['rows']:,} rows)",
-             f"{cont['large']['timing']['median_s'] * 1000:.2f}", "", ""),
-            ("continuation large/small", f"{cont['ratio']:.2f}x", f"<= {CONT_GOAL}x",
-             "met" if cont["goal_met"] else "NOT met"),
-            ("session write rows/s (large)", f"{cont['large']['build']['rows_per_s']:,.0f}", "",
-             ""),
+            (
+                f"continuation ms ({cont['small']['build']['rows']:,} rows)",
+                f"{cont['small']['timing']['median_s'] * 1000:.2f}",
+                "",
+                "",
+            ),
+            (
+                f"continuation ms ({cont['large']['build']['rows']:,} rows)",
+                f"{cont['large']['timing']['median_s'] * 1000:.2f}",
+                "",
+                "",
+            ),
+            (
+                "continuation large/small",
+                f"{cont['ratio']:.2f}x",
+                f"<= {CONT_GOAL}x",
+                "met" if cont["goal_met"] else "NOT met",
+            ),
+            (
+                "session write rows/s (large)",
+                f"{cont['large']['build']['rows_per_s']:,.0f}",
+                "",
+                "",
+            ),
         ]
     return rows
 
@@ -792,10 +1008,15 @@ def main(argv: list[str] | None = None) -> int:
     if args.rows_large:
         sizes["rows_large"] = args.rows_large
     started = time.perf_counter()
-    res: dict[str, Any] = {"mode": mode, "sizes": sizes,
-                           "started_at": datetime.now(UTC).isoformat(),
-                           "python": platform.python_version(), "sqlite": sqlite3.sqlite_version,
-                           "platform": platform.platform(), "cpus": os.cpu_count()}
+    res: dict[str, Any] = {
+        "mode": mode,
+        "sizes": sizes,
+        "started_at": datetime.now(UTC).isoformat(),
+        "python": platform.python_version(),
+        "sqlite": sqlite3.sqlite_version,
+        "platform": platform.platform(),
+        "cpus": os.cpu_count(),
+    }
     with tempfile.TemporaryDirectory(prefix="continuity-bench-", dir=args.tmp) as d:
         tmp = Path(d)
         if args.only in (None, "import"):

@@ -4,7 +4,8 @@ Run from the project root:  .venv/bin/python bench/scale.py [--mb N] [--quick]
 
 Everything is the real command (`continuity import DIR --home H --json`, a child process, so
 its start, checkpoint replay and transcript capture are in the time) on a corpus built in a
-temp folder from the real sessions of tests/fixtures/samples (the copy of ../shared/data) (Claude Code and pi lines repeated with
+temp folder from the real sessions of tests/fixtures/samples (the copy of ../shared/data) (Claude
+Code and pi lines repeated with
 fresh ids, so nothing deduplicates: ``bench/run.py``'s generator), in one run:
 
 1. **fresh import** of the corpus (``--mb``, default 50; the issue's goal is measured at
@@ -95,8 +96,7 @@ def run_command(args: list[str], tmp: Path, *, profile: bool = False) -> dict[st
         prof = tmp / f"prof-{time.monotonic_ns()}.out"
         script = tmp / "child.py"
         script.write_text(_CHILD)
-        cmd = [sys.executable, "-m", "cProfile", "-o", str(prof), str(script), str(io_file),
-               *args]
+        cmd = [sys.executable, "-m", "cProfile", "-o", str(prof), str(script), str(io_file), *args]
     env = {**CHILD_ENV, "PYTHONPATH": str(HERE.parent / "src"), "COLUMNS": "200"}
     t0 = time.perf_counter()
     done = subprocess.run(cmd, capture_output=True, env=env)
@@ -105,13 +105,19 @@ def run_command(args: list[str], tmp: Path, *, profile: bool = False) -> dict[st
         log(done.stderr.decode(errors="replace")[-3000:])
         raise SystemExit(f"continuity {' '.join(args)} exited {done.returncode}")
     io = dict(line.split(": ") for line in io_file.read_text().splitlines() if ": " in line)
-    out = {"seconds": dt, "write_bytes": int(io.get("write_bytes", 0)),
-           "read_bytes": int(io.get("read_bytes", 0)), "wchar": int(io.get("wchar", 0)),
-           "stdout_lines": done.stdout.count(b"\n"), "stderr_lines": done.stderr.count(b"\n"),
-           "stdout": done.stdout}
+    out = {
+        "seconds": dt,
+        "write_bytes": int(io.get("write_bytes", 0)),
+        "read_bytes": int(io.get("read_bytes", 0)),
+        "wchar": int(io.get("wchar", 0)),
+        "stdout_lines": done.stdout.count(b"\n"),
+        "stderr_lines": done.stderr.count(b"\n"),
+        "stdout": done.stdout,
+    }
     if prof:
         import io as _io
         import pstats
+
         buf = _io.StringIO()
         pstats.Stats(str(prof), stream=buf).strip_dirs().sort_stats("cumulative").print_stats(25)
         out["profile"] = buf.getvalue()
@@ -146,17 +152,23 @@ def append_lines(paths: list[Path], total: int, seed: int = 11) -> int:
                 mapping: dict[str, str] = {}
                 tail: list[str] = []
 
-                def fresh(tok: str, mapping: dict[str, str] = mapping, tail: list[str] = tail,
-                          prev: str = prev) -> str:
+                def fresh(
+                    tok: str,
+                    mapping: dict[str, str] = mapping,
+                    tail: list[str] = tail,
+                    prev: str = prev,
+                ) -> str:
                     if tok == "PIPREV":
                         return prev
                     got = mapping.get(tok)
                     if got is None:
-                        got = mapping[tok] = (ids.short() if tok.startswith("PIID")
-                                              else ids.like(tok))
+                        got = mapping[tok] = (
+                            ids.short() if tok.startswith("PIID") else ids.like(tok)
+                        )
                         if tok.startswith("PIID"):
                             tail.append(got)
                     return got
+
                 text = clock.shift(pi.render(fresh))
                 chunks.append(text)
                 size += len(text.encode())
@@ -172,6 +184,7 @@ def append_lines(paths: list[Path], total: int, seed: int = 11) -> int:
                     if got is None:
                         got = cmap[tok] = ids.like(tok)
                     return got
+
                 # the two shorter sessions
                 text = clock.shift(claude[3 if k % 2 else 2].render(cfresh))
                 chunks.append(text)
@@ -198,6 +211,7 @@ def small_files(root: Path, count: int) -> list[Path]:
             if got is None:
                 got = mapping[tok] = ids.like(tok)
             return got
+
         path = root / f"{sid}.jsonl"
         path.write_text(claude[3].render(fresh), encoding="utf-8")
         out.append(path)
@@ -208,17 +222,18 @@ def process_start(home: Path, key: str, runs: int = 5) -> dict[str, float]:
     """Median wall time of ``continuity sessions``, ``show KEY`` and ``continue KEY`` (each a
     fresh process, output discarded) next to a bare ``python -c pass`` (goal 5: <= 4x)."""
     exe = Path(sys.executable).with_name("continuity")
-    cmds = {"python -c pass": [sys.executable, "-c", "pass"],
-            "sessions": [str(exe), "sessions", "--home", str(home)],
-            "show": [str(exe), "show", key, "--home", str(home)],
-            "continue": [str(exe), "continue", key, "--home", str(home)]}
+    cmds = {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "sessions": [str(exe), "sessions", "--home", str(home)],
+        "show": [str(exe), "show", key, "--home", str(home)],
+        "continue": [str(exe), "continue", key, "--home", str(home)],
+    }
     out: dict[str, float] = {}
     for name, cmd in cmds.items():
         times = []
         for _ in range(runs):
             t0 = time.perf_counter()
-            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                           env=CHILD_ENV)
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=CHILD_ENV)
             times.append(time.perf_counter() - t0)
         out[name] = sorted(times)[len(times) // 2]
     return out
@@ -255,12 +270,12 @@ def _folder(text: str) -> str:
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--mb", type=_positive, default=50, help="corpus size in MB (goal: 500)")
-    ap.add_argument("--small-files", type=_positive, default=10_000,
-                    help="count of small files")
+    ap.add_argument("--small-files", type=_positive, default=10_000, help="count of small files")
     ap.add_argument("--quick", action="store_true", help="10 MB and 1,000 small files")
     ap.add_argument("--profile", action="store_true", help="cProfile each command run")
-    ap.add_argument("--tmp", type=_folder,
-                    help="existing folder for the corpus and workspaces (default: temp)")
+    ap.add_argument(
+        "--tmp", type=_folder, help="existing folder for the corpus and workspaces (default: temp)"
+    )
     ap.add_argument("--only", choices=["corpus", "small"], help="run one part")
     args = ap.parse_args(argv)
     if args.quick:
@@ -283,8 +298,7 @@ def main(argv: list[str] | None = None) -> int:
             log("storage floor ...")
             floor = store_floor(home, tmp)
             log(f"unchanged re-import (median of {ROUNDS}) ...")
-            same = _median_run([run_command(cmd, tmp, profile=args.profile)
-                                for _ in range(ROUNDS)])
+            same = _median_run([run_command(cmd, tmp, profile=args.profile) for _ in range(ROUNDS)])
             db = home / "continuity.db"
             rounds, touched, added = [], {}, 0
             for i in range(ROUNDS):  # each round appends 1% more, to other lines of the files
@@ -302,92 +316,146 @@ def main(argv: list[str] | None = None) -> int:
             claude = sorted((corpus / "claude-code").glob("*.jsonl"))
             log(f"ccusage and continuity on the {len(claude)} Claude Code files ...")
             ccu = ccusage_speed(claude, tmp)
-            ours = run_command(["import", str(corpus / "claude-code"), "--home",
-                                str(tmp / "home-claude"), "--json"], tmp)
+            ours = run_command(
+                [
+                    "import",
+                    str(corpus / "claude-code"),
+                    "--home",
+                    str(tmp / "home-claude"),
+                    "--json",
+                ],
+                tmp,
+            )
             claude_bytes = sum(p.stat().st_size for p in claude)
             log("process start ...")
             starts = process_start(home, summary["sessions"][0])
             res["corpus"] = {
-                "bytes": nbytes, "files": len(paths), "rows": summary["totals"]["imported"],
-                "parse_only": parse, "appended_bytes": added,
+                "bytes": nbytes,
+                "files": len(paths),
+                "rows": summary["totals"]["imported"],
+                "parse_only": parse,
+                "appended_bytes": added,
                 "fresh": {k: v for k, v in fresh.items() if k != "stdout"},
                 "unchanged": {k: v for k, v in same.items() if k != "stdout"},
                 "append": {k: v for k, v in grown.items() if k != "stdout"},
                 "append_rows": grown_summary["totals"]["imported"],
                 "append_checkpoints": grown_summary["checkpoints_replayed"],
                 "append_transcripts": grown_summary["transcripts_written"],
-                "workspace_bytes": ws, "input_bytes_now": held, "process_start_s": starts,
+                "workspace_bytes": ws,
+                "input_bytes_now": held,
+                "process_start_s": starts,
                 "floor": floor,
-                "append_pages": touched, "ccusage": ccu,
-                "claude_import": {k: v for k, v in ours.items() if k != "stdout"}}
+                "append_pages": touched,
+                "ccusage": ccu,
+                "claude_import": {k: v for k, v in ours.items() if k != "stdout"},
+            }
             mbs = nbytes / MB / fresh["seconds"]
             ratio = mbs / parse["mb_per_s"]
             rows += [
-                (f"fresh import of {nbytes / MB:.0f} MB, {len(paths)} files (command)",
-                 f"{mbs:.2f} MB/s, {fresh['seconds']:.1f} s",
-                 f"parse-only {parse['mb_per_s']:.0f} MB/s: {ratio:.3f}x",
-                 f"goal >= 0.33x: {verdict(ratio >= 0.33)}"),
-                ("storage floor: the same rows and files written by sqlite3 alone "
-                 "(bench/floor.py)", f"{nbytes / MB / floor['seconds']:.2f} MB/s, "
-                 f"{floor['seconds']:.1f} s",
-                 f"parse-only: {nbytes / MB / floor['seconds'] / parse['mb_per_s']:.3f}x",
-                 f"the command is {floor['seconds'] / fresh['seconds']:.2f}x of it"),
-                (f"unchanged re-import (median of {ROUNDS})", f"{same['seconds']:.2f} s",
-                 f"fresh: {same['seconds'] / fresh['seconds']:.3%}",
-                 f"goal <= 1%: {verdict(same['seconds'] <= 0.01 * fresh['seconds'])}"),
-                (f"re-import after appending {added / MB:.2f} MB (1%) to {len(paths[::10])} "
-                 f"files (median of {ROUNDS} rounds)", f"{grown['seconds']:.2f} s",
-                 f"fresh: {grown['seconds'] / fresh['seconds']:.2%}",
-                 f"goal <= 2%: {verdict(grown['seconds'] <= 0.02 * fresh['seconds'])}"),
-                ("bytes written by that re-import", f"{grown['write_bytes'] / MB:.1f} MB",
-                 f"appended: {grown['write_bytes'] / max(added, 1):.1f}x",
-                 f"goal <= 3x: {verdict(grown['write_bytes'] <= 3 * added)}"),
-                ("  database pages the first round changed (bench/pages.py)",
-                 f"{touched['pages']} pages, {touched['bytes'] / MB:.1f} MB",
-                 f"appended: {touched['bytes'] / max(added, 1):.1f}x",
-                 f"written per changed byte: "
-                 f"{rounds[0]['write_bytes'] / max(touched['bytes'], 1):.1f}x "
-                 "(WAL + checkpoint)"),
+                (
+                    f"fresh import of {nbytes / MB:.0f} MB, {len(paths)} files (command)",
+                    f"{mbs:.2f} MB/s, {fresh['seconds']:.1f} s",
+                    f"parse-only {parse['mb_per_s']:.0f} MB/s: {ratio:.3f}x",
+                    f"goal >= 0.33x: {verdict(ratio >= 0.33)}",
+                ),
+                (
+                    "storage floor: the same rows and files written by sqlite3 alone "
+                    "(bench/floor.py)",
+                    f"{nbytes / MB / floor['seconds']:.2f} MB/s, {floor['seconds']:.1f} s",
+                    f"parse-only: {nbytes / MB / floor['seconds'] / parse['mb_per_s']:.3f}x",
+                    f"the command is {floor['seconds'] / fresh['seconds']:.2f}x of it",
+                ),
+                (
+                    f"unchanged re-import (median of {ROUNDS})",
+                    f"{same['seconds']:.2f} s",
+                    f"fresh: {same['seconds'] / fresh['seconds']:.3%}",
+                    f"goal <= 1%: {verdict(same['seconds'] <= 0.01 * fresh['seconds'])}",
+                ),
+                (
+                    f"re-import after appending {added / MB:.2f} MB (1%) to {len(paths[::10])} "
+                    f"files (median of {ROUNDS} rounds)",
+                    f"{grown['seconds']:.2f} s",
+                    f"fresh: {grown['seconds'] / fresh['seconds']:.2%}",
+                    f"goal <= 2%: {verdict(grown['seconds'] <= 0.02 * fresh['seconds'])}",
+                ),
+                (
+                    "bytes written by that re-import",
+                    f"{grown['write_bytes'] / MB:.1f} MB",
+                    f"appended: {grown['write_bytes'] / max(added, 1):.1f}x",
+                    f"goal <= 3x: {verdict(grown['write_bytes'] <= 3 * added)}",
+                ),
+                (
+                    "  database pages the first round changed (bench/pages.py)",
+                    f"{touched['pages']} pages, {touched['bytes'] / MB:.1f} MB",
+                    f"appended: {touched['bytes'] / max(added, 1):.1f}x",
+                    f"written per changed byte: "
+                    f"{rounds[0]['write_bytes'] / max(touched['bytes'], 1):.1f}x "
+                    "(WAL + checkpoint)",
+                ),
                 ("  where they are", "", "", pages.describe(touched)),
-                (f"fresh import of the {claude_bytes / MB:.0f} MB of Claude Code files alone",
-                 f"{claude_bytes / MB / ours['seconds']:.2f} MB/s, {ours['seconds']:.1f} s",
-                 (f"ccusage {ccu['version']} daily (Node) {ccu['mb_per_s']:.1f} MB/s: "
-                  f"{ccu['seconds'] / ours['seconds']:.2f}x") if "error" not in ccu
-                 else f"ccusage not measured: {ccu['error'][:80]}",
-                 f"goal >= 1x: {verdict(ccu.get('seconds', 0) >= ours['seconds'])}"
-                 if "error" not in ccu else "goal >= 1x: not measured"),
-                ("workspace size (db + transcripts)", f"{ws / MB:.0f} MB",
-                 f"input ({held / MB:.0f} MB): {ws / held:.2f}x",
-                 f"goal <= 1.2x: {verdict(ws <= 1.2 * held)}"),
+                (
+                    f"fresh import of the {claude_bytes / MB:.0f} MB of Claude Code files alone",
+                    f"{claude_bytes / MB / ours['seconds']:.2f} MB/s, {ours['seconds']:.1f} s",
+                    (
+                        f"ccusage {ccu['version']} daily (Node) {ccu['mb_per_s']:.1f} MB/s: "
+                        f"{ccu['seconds'] / ours['seconds']:.2f}x"
+                    )
+                    if "error" not in ccu
+                    else f"ccusage not measured: {ccu['error'][:80]}",
+                    f"goal >= 1x: {verdict(ccu.get('seconds', 0) >= ours['seconds'])}"
+                    if "error" not in ccu
+                    else "goal >= 1x: not measured",
+                ),
+                (
+                    "workspace size (db + transcripts)",
+                    f"{ws / MB:.0f} MB",
+                    f"input ({held / MB:.0f} MB): {ws / held:.2f}x",
+                    f"goal <= 1.2x: {verdict(ws <= 1.2 * held)}",
+                ),
             ]
             bare = starts["python -c pass"]
             for name in ("sessions", "show", "continue"):
-                rows.append((f"`continuity {name}` process (median of 5)",
-                             f"{starts[name] * 1000:.0f} ms",
-                             f"python -c pass {bare * 1000:.0f} ms: {starts[name] / bare:.1f}x",
-                             f"goal <= 4x: {verdict(starts[name] <= 4 * bare)}"))
+                rows.append(
+                    (
+                        f"`continuity {name}` process (median of 5)",
+                        f"{starts[name] * 1000:.0f} ms",
+                        f"python -c pass {bare * 1000:.0f} ms: {starts[name] / bare:.1f}x",
+                        f"goal <= 4x: {verdict(starts[name] <= 4 * bare)}",
+                    )
+                )
         if args.only in (None, "small"):
             log(f"writing {args.small_files} small files ...")
             folder = tmp / "small"
             paths = small_files(folder, args.small_files)
             nbytes = sum(p.stat().st_size for p in paths)
             home = tmp / "home-small"
-            fresh = run_command(["import", str(folder), "--home", str(home)], tmp,
-                                profile=args.profile)
-            same = run_command(["import", str(folder), "--home", str(home)], tmp,
-                               profile=args.profile)
-            res["small"] = {"files": len(paths), "bytes": nbytes,
-                            "fresh": {k: v for k, v in fresh.items() if k != "stdout"},
-                            "unchanged": {k: v for k, v in same.items() if k != "stdout"}}
+            fresh = run_command(
+                ["import", str(folder), "--home", str(home)], tmp, profile=args.profile
+            )
+            same = run_command(
+                ["import", str(folder), "--home", str(home)], tmp, profile=args.profile
+            )
+            res["small"] = {
+                "files": len(paths),
+                "bytes": nbytes,
+                "fresh": {k: v for k, v in fresh.items() if k != "stdout"},
+                "unchanged": {k: v for k, v in same.items() if k != "stdout"},
+            }
             lines = same["stdout_lines"] + same["stderr_lines"]
             rows += [
-                (f"fresh import of {len(paths)} small files ({nbytes / MB:.0f} MB)",
-                 f"{len(paths) / fresh['seconds']:.0f} files/s",
-                 f"{nbytes / MB / fresh['seconds']:.2f} MB/s", f"{fresh['seconds']:.1f} s"),
-                ("no-op re-import of them", f"{same['seconds']:.2f} s",
-                 f"{len(paths) / same['seconds']:.0f} files/s",
-                 f"lines printed: {lines} (goal: summed, not one per file): "
-                 f"{verdict(lines <= 5)}"),
+                (
+                    f"fresh import of {len(paths)} small files ({nbytes / MB:.0f} MB)",
+                    f"{len(paths) / fresh['seconds']:.0f} files/s",
+                    f"{nbytes / MB / fresh['seconds']:.2f} MB/s",
+                    f"{fresh['seconds']:.1f} s",
+                ),
+                (
+                    "no-op re-import of them",
+                    f"{same['seconds']:.2f} s",
+                    f"{len(paths) / same['seconds']:.0f} files/s",
+                    f"lines printed: {lines} (goal: summed, not one per file): "
+                    f"{verdict(lines <= 5)}",
+                ),
             ]
     width = [max(len(r[i]) for r in rows) for i in range(4)]
     print()

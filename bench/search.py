@@ -58,8 +58,10 @@ from continuity.store import fts, open_store  # noqa: E402
 from continuity.store.search import EntryFilter  # noqa: E402
 from continuity.transcripts.memories import query_terms  # noqa: E402
 
-FUNCTION_WORDS = ("the a of to and in is for on that with as it by from at this be are was "
-                  "or not we an use uses when then after before into our its have has").split()
+FUNCTION_WORDS = (
+    "the a of to and in is for on that with as it by from at this be are was "
+    "or not we an use uses when then after before into our its have has"
+).split()
 GOAL_P99_MS = 50.0
 SESSION_ROWS = 500
 BATCH = 5_000
@@ -80,8 +82,7 @@ class Words:
         terms = set()
         while len(terms) < 6000:
             n = self.rng.randint(2, 4)
-            terms.add("".join(self.rng.choice(letters) + self.rng.choice(vowels)
-                              for _ in range(n)))
+            terms.add("".join(self.rng.choice(letters) + self.rng.choice(vowels) for _ in range(n)))
         self.terms = sorted(terms)
         from itertools import accumulate
 
@@ -97,8 +98,10 @@ class Words:
         return " ".join(out)
 
     def query(self) -> str:
-        return " ".join(self.rng.choices(self.terms, cum_weights=self.cum)[0]
-                        for _ in range(self.rng.randint(1, 3)))
+        return " ".join(
+            self.rng.choices(self.terms, cum_weights=self.cum)[0]
+            for _ in range(self.rng.randint(1, 3))
+        )
 
 
 def _rows(words: Words, start: int, n: int, t0: datetime) -> list[Entry]:
@@ -107,18 +110,33 @@ def _rows(words: Words, start: int, n: int, t0: datetime) -> list[Entry]:
         phase = i % 4
         ts = t0 + timedelta(seconds=i)
         if phase == 0:
-            e = Entry(EntryKind.MESSAGE, Role.USER, (TextBlock(words.sentence(
-                words.rng.randint(8, 30))),), is_request=True)
+            e = Entry(
+                EntryKind.MESSAGE,
+                Role.USER,
+                (TextBlock(words.sentence(words.rng.randint(8, 30))),),
+                is_request=True,
+            )
         elif phase == 1:
-            e = Entry(EntryKind.MESSAGE, Role.ASSISTANT, (
-                TextBlock(words.sentence(words.rng.randint(10, 40))),
-                ToolCallBlock(f"c{i}", "Bash", {"command": words.sentence(6)})))
+            e = Entry(
+                EntryKind.MESSAGE,
+                Role.ASSISTANT,
+                (
+                    TextBlock(words.sentence(words.rng.randint(10, 40))),
+                    ToolCallBlock(f"c{i}", "Bash", {"command": words.sentence(6)}),
+                ),
+            )
         elif phase == 2:
-            e = Entry(EntryKind.MESSAGE, Role.TOOL, (ToolResultBlock(
-                f"c{i - 1}", False, words.sentence(words.rng.randint(40, 200))),))
+            e = Entry(
+                EntryKind.MESSAGE,
+                Role.TOOL,
+                (ToolResultBlock(f"c{i - 1}", False, words.sentence(words.rng.randint(40, 200))),),
+            )
         else:
-            e = Entry(EntryKind.MESSAGE, Role.ASSISTANT, (TextBlock(words.sentence(
-                words.rng.randint(10, 60))),))
+            e = Entry(
+                EntryKind.MESSAGE,
+                Role.ASSISTANT,
+                (TextBlock(words.sentence(words.rng.randint(10, 60))),),
+            )
         e.seq, e.timestamp = i, ts
         rows.append(e)
     return rows
@@ -153,8 +171,7 @@ def timed(fn: Callable[[str], Any], queries: list[str]) -> dict[str, float]:
             fn(q)
             per[i].append((time.perf_counter() - t) * 1000)
     med = sorted(statistics.median(x) for x in per)
-    return {"p50_ms": med[len(med) // 2], "p99_ms": med[min(len(med) - 1,
-                                                              int(len(med) * 0.99))]}
+    return {"p50_ms": med[len(med) // 2], "p99_ms": med[min(len(med) - 1, int(len(med) * 0.99))]}
 
 
 def main() -> None:
@@ -177,9 +194,13 @@ def main() -> None:
             def bare(q: str) -> Any:
                 match = " OR ".join(fts.fts5_phrase(t) for t in query_terms(q))
                 with store.engine.connect() as conn:
-                    return conn.execute(text("SELECT rowid FROM entries_fts WHERE entries_fts "
-                                             "MATCH :q ORDER BY rank LIMIT 20"),
-                                        {"q": match}).all()
+                    return conn.execute(
+                        text(
+                            "SELECT rowid FROM entries_fts WHERE entries_fts "
+                            "MATCH :q ORDER BY rank LIMIT 20"
+                        ),
+                        {"q": match},
+                    ).all()
 
             def index(q: str) -> Any:
                 return store.search_entries(query_terms(q), limit=20)
@@ -193,10 +214,15 @@ def main() -> None:
             for fn in (bare, full):  # warm the page cache
                 for q in queries[:50]:
                     fn(q)
-            figures = {"rows": total, "write_rows_per_s": round(rate),
-                       "queries": nq, "bare_fts5": timed(bare, queries),
-                       "index": timed(index, queries), "search": timed(full, queries),
-                       "search_harness_filter": timed(filtered, queries)}
+            figures = {
+                "rows": total,
+                "write_rows_per_s": round(rate),
+                "queries": nq,
+                "bare_fts5": timed(bare, queries),
+                "index": timed(index, queries),
+                "search": timed(full, queries),
+                "search_harness_filter": timed(filtered, queries),
+            }
     s, b = figures["search"], figures["bare_fts5"]
     figures["ratio_p50"] = s["p50_ms"] / b["p50_ms"]
     figures["ratio_p99"] = s["p99_ms"] / b["p99_ms"]
@@ -207,8 +233,9 @@ def main() -> None:
     for name in ("bare_fts5", "index", "search", "search_harness_filter"):
         f = figures[name]
         print(f"  {name:<22} p50 {f['p50_ms']:7.2f} ms   p99 {f['p99_ms']:7.2f} ms")
-    print(f"  search / bare FTS5   p50 {figures['ratio_p50']:.2f}x   p99 "
-          f"{figures['ratio_p99']:.2f}x")
+    print(
+        f"  search / bare FTS5   p50 {figures['ratio_p50']:.2f}x   p99 {figures['ratio_p99']:.2f}x"
+    )
     print(f"  goal p99 < {GOAL_P99_MS:g} ms: {'met' if figures['goal_met'] else 'MISSED'}")
     RESULTS.parent.mkdir(exist_ok=True)
     RESULTS.write_text(json.dumps(figures, indent=2))

@@ -121,8 +121,12 @@ def stop_children(_signum: int = 0, _frame: Any = None) -> None:
     os._exit(143)
 
 
-def fork_run(body: Callable[[], int], log: Path | None, stdin_data: bytes | None = None,
-             env: dict[str, str] | None = None) -> int:
+def fork_run(
+    body: Callable[[], int],
+    log: Path | None,
+    stdin_data: bytes | None = None,
+    env: dict[str, str] | None = None,
+) -> int:
     """Fork a child that runs ``body`` (its return value or ``SystemExit`` code is the exit
     status), its stdout and stderr appended to ``log`` (or /dev/null), its stdin
     ``stdin_data`` (or /dev/null). Returns the child's pid."""
@@ -168,6 +172,7 @@ def cli_body(argv: list[str]) -> Callable[[], int]:
         sys.argv = ["continuity", *argv]
         main()
         return 0
+
     return body
 
 
@@ -176,8 +181,9 @@ def status_of(wait_status: int) -> int:
     return os.waitstatus_to_exitcode(wait_status)
 
 
-def run_to_end(body: Callable[[], int], log: Path, env: dict[str, str],
-               timeout: float = 300.0) -> tuple[int, float]:
+def run_to_end(
+    body: Callable[[], int], log: Path, env: dict[str, str], timeout: float = 300.0
+) -> tuple[int, float]:
     """Run ``body`` in a child to its end; ``(exit status, seconds)``."""
     started = time.monotonic()
     pid = fork_run(body, log, env=env)
@@ -192,8 +198,9 @@ def run_to_end(body: Callable[[], int], log: Path, env: dict[str, str],
         time.sleep(0.002)
 
 
-def run_killed(body: Callable[[], int], log: Path, env: dict[str, str],
-               delay: float) -> tuple[bool, int]:
+def run_killed(
+    body: Callable[[], int], log: Path, env: dict[str, str], delay: float
+) -> tuple[bool, int]:
     """Run ``body`` in a child and ``SIGKILL`` it ``delay`` seconds after the fork:
     ``(killed, status)``; ``killed`` is False when it had ended by then."""
     started = time.monotonic()
@@ -253,25 +260,26 @@ def _sha(value: Any) -> str | None:
 #: sequence hands out); each result row is one item of the multiset compared
 IDENTITY = {
     "sessions": "SELECT session_key, agent_id, harness, project, source_path, title, started_at,"
-                " ended_at, entry_count, forked_from FROM sessions",
+    " ended_at, entry_count, forked_from FROM sessions",
     # a compaction's ts is when it was made
     "entries": "SELECT session_key, kind, role, type_name, visible, base_visible, is_request,"
-               " sidechain, CASE kind WHEN 'compaction' THEN NULL ELSE ts END, cwd, sha(content), sha(meta), source_path, line_no, byte_offset,"
-               " raw_sha256, view_bytes FROM entries",
+    " sidechain, CASE kind WHEN 'compaction' THEN NULL ELSE ts END, cwd, sha(content), sha(meta),"
+    " source_path, line_no, byte_offset,"
+    " raw_sha256, view_bytes FROM entries",
     "tool_calls": "SELECT session_key, call_id, call_seq, result_seq FROM tool_calls",
     "runs": "SELECT run_id, session_key, agent_id, request_seq, end_seq, status, started_at,"
-            " ended_at FROM runs",
+    " ended_at FROM runs",
     "sources": "SELECT path, session_key, harness, size, offset, line_count, prefix_sha256,"
-               " sha(reader_state), gone_at IS NULL, pending_from FROM sources",
+    " sha(reader_state), gone_at IS NULL, pending_from FROM sources",
     "source_lines": "SELECT path, line_no, byte_offset, raw_sha256 FROM source_lines",
     "raw_lines": "SELECT sha256 FROM raw_lines",
     "import_issues": "SELECT path, line_no, byte_offset, byte_length, reason, raw_sha256"
-                     " FROM import_issues",
+    " FROM import_issues",
     "checkpoints": "SELECT session_key, harness, project, trigger, sha(digest), prompt_count,"
-                   " sha(memory_queries), sha(recent_remembers) FROM session_checkpoints",
+    " sha(memory_queries), sha(recent_remembers) FROM session_checkpoints",
     "receipts": "SELECT session_key, run_id, reason FROM refusal_receipts",
     "transcripts": "SELECT session_key, agent_id, harness, project, content_hash,"
-                   " completed_at IS NULL FROM session_transcripts",
+    " completed_at IS NULL FROM session_transcripts",
     "notes": "SELECT session_key, sha(text) FROM notes",
 }
 #: positions: the same rows at the same places
@@ -309,9 +317,18 @@ def jsonl_records(home: Path) -> Counter:
             except ValueError:
                 found[("torn line", path.parent.parent.name, _sha(line))] += 1
                 continue
-            found[(r.get("harness"), r.get("session_key"), r.get("seq"), r.get("role"),
-                   r.get("content_sha256"), r.get("source_path"), r.get("source_line"),
-                   r.get("event_id"))] += 1
+            found[
+                (
+                    r.get("harness"),
+                    r.get("session_key"),
+                    r.get("seq"),
+                    r.get("role"),
+                    r.get("content_sha256"),
+                    r.get("source_path"),
+                    r.get("source_line"),
+                    r.get("event_id"),
+                )
+            ] += 1
     return found
 
 
@@ -360,8 +377,13 @@ class Result:
 
     @property
     def clean(self) -> bool:
-        return not (self.lost or self.duplicated or self.integrity_failures or self.other
-                    or self.failed_runs)
+        return not (
+            self.lost
+            or self.duplicated
+            or self.integrity_failures
+            or self.other
+            or self.failed_runs
+        )
 
 
 class Evidence:
@@ -389,17 +411,26 @@ def input_files() -> list[tuple[Path, str]]:
     picks = [
         (data / "claude-code" / "tool_heavy.jsonl", "claude/-work-soak/tool_heavy.jsonl"),
         (data / "claude-code" / "short.jsonl", "claude/-work-soak/short.jsonl"),
-        (data / "claude-code" / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
-         "claude/-work-soak/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"),
-        (data / "codex" / "with-compaction.jsonl",
-         "codex/2026/12/02/rollout-2026-12-02T05-00-00-with-compaction.jsonl"),
-        (data / "pi" / "v3-short-session.jsonl",
-         "pi/--work-soak--/2026-12-02T05-00-00-000Z_v3-short-session.jsonl"),
+        (
+            data / "claude-code" / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+            "claude/-work-soak/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+        ),
+        (
+            data / "codex" / "with-compaction.jsonl",
+            "codex/2026/12/02/rollout-2026-12-02T05-00-00-with-compaction.jsonl",
+        ),
+        (
+            data / "pi" / "v3-short-session.jsonl",
+            "pi/--work-soak--/2026-12-02T05-00-00-000Z_v3-short-session.jsonl",
+        ),
     ]
     for path in sorted(examples.glob("*/*.jsonl")):
         harness = path.parent.name
-        where = {"claude-code": "claude/-work-examples", "codex": "codex/2026/12/02",
-                 "pi": "pi/--work-examples--"}[harness]
+        where = {
+            "claude-code": "claude/-work-examples",
+            "codex": "codex/2026/12/02",
+            "pi": "pi/--work-examples--",
+        }[harness]
         picks.append((path, f"{where}/{path.name}"))
     return [(src, rel) for src, rel in picks if src.is_file()]
 
@@ -416,8 +447,7 @@ class Inputs:
             if lines and not lines[-1].endswith(b"\n"):
                 lines[-1] += b"\n"
             cuts = [round(len(lines) * k / steps) for k in range(steps + 1)]
-            self.files.append((rel, [b"".join(lines[cuts[k]:cuts[k + 1]])
-                                     for k in range(steps)]))
+            self.files.append((rel, [b"".join(lines[cuts[k] : cuts[k + 1]]) for k in range(steps)]))
 
     def reset(self) -> None:
         shutil.rmtree(self.root, ignore_errors=True)
@@ -459,23 +489,31 @@ class FileTarget:
         (home / "config.toml").write_text(
             "[archive]\n"
             f'claude_code = "{root / "claude"}"\ncodex = "{root / "codex"}"\n'
-            f'pi = "{root / "pi"}"\nopencode = ""\nrescan_seconds = 3600\n', encoding="utf-8")
+            f'pi = "{root / "pi"}"\nopencode = ""\nrescan_seconds = 3600\n',
+            encoding="utf-8",
+        )
         return home
 
     def env(self, home: Path) -> dict[str, str]:
-        return {"CONTINUITY_HOME": str(home), "CONTINUITY_NO_HOOKS": "1",
-                "NO_COLOR": "1", "COLUMNS": "200"}
+        return {
+            "CONTINUITY_HOME": str(home),
+            "CONTINUITY_NO_HOOKS": "1",
+            "NO_COLOR": "1",
+            "COLUMNS": "200",
+        }
 
     def argv(self, home: Path, *, killed: bool) -> list[str]:
         """The command killed (``killed``) or run to completion (the resume and reference)."""
         if self.name == "import":
             return ["import", *self.inputs.paths(), "--home", str(home)]
         if self.name == "watch":
-            return ["watch", "--home", str(home)] if killed else \
-                ["watch", "--once", "--home", str(home)]
+            return (
+                ["watch", "--home", str(home)]
+                if killed
+                else ["watch", "--once", "--home", str(home)]
+            )
         assert self.compact_key
-        return ["compact", self.compact_key, "--budget", str(COMPACT_BUDGET), "--home",
-                str(home)]
+        return ["compact", self.compact_key, "--budget", str(COMPACT_BUDGET), "--home", str(home)]
 
     def resume(self, home: Path, log: Path) -> tuple[int, float]:
         """Run the step to completion after its kill; with ``race`` (``--race``), ``import``
@@ -484,9 +522,13 @@ class FileTarget:
         if not self.race:
             return run_to_end(cli_body(self.argv(home, killed=False)), log, self.env(home))
         started = time.monotonic()
-        pids = [fork_run(cli_body(argv), log, env=self.env(home)) for argv in (
-            ["import", *self.inputs.paths(), "--home", str(home)],
-            ["watch", "--once", "--home", str(home)])]
+        pids = [
+            fork_run(cli_body(argv), log, env=self.env(home))
+            for argv in (
+                ["import", *self.inputs.paths(), "--home", str(home)],
+                ["watch", "--once", "--home", str(home)],
+            )
+        ]
         codes = [status_of(wait(pid)[1]) for pid in pids]
         return max(codes, key=abs), time.monotonic() - started
 
@@ -495,8 +537,9 @@ class FileTarget:
         of the append)."""
         if self.name == "compact":
             paths = [p for p in self.inputs.paths() if "tool_heavy" in p]  # the one compacted
-            code, _ = run_to_end(cli_body(["import", *paths, "--home", str(home)]), log,
-                                 self.env(home))
+            code, _ = run_to_end(
+                cli_body(["import", *paths, "--home", str(home)]), log, self.env(home)
+            )
             if code != 0:
                 raise RuntimeError(f"compact's import failed ({code}); see {log}")
 
@@ -516,8 +559,9 @@ class FileTarget:
                 self.before(home, log)
                 if self.name == "compact" and self.compact_key is None:
                     self.compact_key = session_key_of(home / "continuity.db", "tool_heavy")
-                code, took = run_to_end(cli_body(self.argv(home, killed=False)), log,
-                                        self.env(home))
+                code, took = run_to_end(
+                    cli_body(self.argv(home, killed=False)), log, self.env(home)
+                )
                 if code not in (0, 3):  # compact: 3 = refused, a receipt (compared too)
                     raise RuntimeError(f"{self.name} reference run failed ({code}); see {log}")
                 if attempt == 0:
@@ -530,8 +574,10 @@ class FileTarget:
         for step, (one, two) in enumerate(zip(*states, strict=False)):
             diff = compare(one, two)
             if diff.lost or diff.duplicated or diff.other:
-                raise RuntimeError(f"{self.name}: two uninterrupted runs differ at step {step}: "
-                                   + "; ".join(diff.samples))
+                raise RuntimeError(
+                    f"{self.name}: two uninterrupted runs differ at step {step}: "
+                    + "; ".join(diff.samples)
+                )
         for attempt in range(2):
             shutil.rmtree(self.home(f"reference-{attempt}"), ignore_errors=True)
         return states[0], seconds
@@ -542,8 +588,10 @@ class FileTarget:
         expected, seconds = self.reference()
         result.notes["kills by phase"] = Counter()
         result.notes["first kill window per step (s)"] = [round(s, 3) for s in seconds]
-        say(f"{self.name}: reference run {sum(seconds):.2f} s for {len(seconds)} steps "
-            f"({', '.join(f'{s:.2f}' for s in seconds)})")
+        say(
+            f"{self.name}: reference run {sum(seconds):.2f} s for {len(seconds)} steps "
+            f"({', '.join(f'{s:.2f}' for s in seconds)})"
+        )
         cycle = 0
         while result.kills < kills:
             cycle += 1
@@ -561,8 +609,9 @@ class FileTarget:
                 window = seconds[step]
                 delay = self.rng.uniform(0, window)
                 run_started = time.monotonic()
-                killed, status = run_killed(cli_body(self.argv(home, killed=True)), log,
-                                            self.env(home), delay)
+                killed, status = run_killed(
+                    cli_body(self.argv(home, killed=True)), log, self.env(home), delay
+                )
                 if not killed:  # a whole run's length: the window follows the machine's load
                     seconds[step] = adapt(window, time.monotonic() - run_started)
                 if killed:
@@ -570,8 +619,13 @@ class FileTarget:
                     # where the kill landed, as the store tells it: before the store existed,
                     # while it was being migrated, or in the work itself
                     version = schema_version(db)
-                    phase = ("no store yet" if not db.exists() else "migrations"
-                             if version != self.head else "work")
+                    phase = (
+                        "no store yet"
+                        if not db.exists()
+                        else "migrations"
+                        if version != self.head
+                        else "work"
+                    )
                     result.notes["kills by phase"][phase] += 1
                 else:
                     result.completed += 1
@@ -580,11 +634,17 @@ class FileTarget:
                 if killed and delay < 0.1 * window and self.name != "watch":
                     seconds[step] = adapt(window, took)  # killed at once: the resume is whole
                 after_resume = integrity(db)
-                record = {"cycle": cycle, "step": step, "delay": round(delay, 4),
-                          "killed": killed, "status": status, "resume": code,
-                          "phase": phase if killed else None,
-                          "integrity_after_kill": after_kill,
-                          "integrity_after_resume": after_resume}
+                record = {
+                    "cycle": cycle,
+                    "step": step,
+                    "delay": round(delay, 4),
+                    "killed": killed,
+                    "status": status,
+                    "resume": code,
+                    "phase": phase if killed else None,
+                    "integrity_after_kill": after_kill,
+                    "integrity_after_resume": after_resume,
+                }
                 problems = []
                 if after_kill != "ok" or after_resume != "ok":
                     result.integrity_failures += 1
@@ -606,21 +666,27 @@ class FileTarget:
                 evidence.kill(**record, problems=problems)
                 if problems:
                     failed = True
-                    result.failures.append(f"{name} step {step} (delay {delay:.3f} s): "
-                                           + " | ".join(problems)[:600])
+                    result.failures.append(
+                        f"{name} step {step} (delay {delay:.3f} s): " + " | ".join(problems)[:600]
+                    )
                     break  # later steps of this cycle would repeat the difference
             if failed:
                 shutil.copytree(home, evidence.folder / f"failed-{name}", dirs_exist_ok=True)
-                shutil.copytree(self.inputs.root, evidence.folder / f"failed-{name}" / "sources",
-                                dirs_exist_ok=True)
+                shutil.copytree(
+                    self.inputs.root,
+                    evidence.folder / f"failed-{name}" / "sources",
+                    dirs_exist_ok=True,
+                )
             if not os.environ.get("SOAK_DEBUG"):
                 shutil.rmtree(home, ignore_errors=True)
             if cycle % 10 == 0 or result.kills >= kills:
                 took = time.monotonic() - started
-                say(f"{self.name}: {result.kills}/{kills} kills, {result.completed} completed, "
+                say(
+                    f"{self.name}: {result.kills}/{kills} kills, {result.completed} completed, "
                     f"lost {result.lost}, duplicated {result.duplicated}, integrity "
                     f"{result.integrity_failures}, other {result.other}, {took:.0f} s "
-                    f"({took / max(result.kills, 1):.2f} s per kill)")
+                    f"({took / max(result.kills, 1):.2f} s per kill)"
+                )
         result.seconds = time.monotonic() - started
         result.notes["kills by phase"] = dict(result.notes["kills by phase"])
         return result
@@ -635,8 +701,9 @@ def adapt(window: float, whole: float) -> float:
 def session_key_of(db: Path, stem: str) -> str:
     conn = sqlite3.connect(db)
     try:
-        row = conn.execute("SELECT session_key FROM sessions WHERE source_path LIKE ?",
-                           (f"%{stem}%",)).fetchone()
+        row = conn.execute(
+            "SELECT session_key FROM sessions WHERE source_path LIKE ?", (f"%{stem}%",)
+        ).fetchone()
     finally:
         conn.close()
     if row is None:
@@ -674,28 +741,39 @@ class HookSession:
     def next_event(self, end: bool) -> tuple[Event, bytes]:
         self.sent += 1
         event_id = f"{self.epoch:08x}{self.number:08x}{self.sent:016x}"
-        base = {"session_id": self.key, "cwd": f"/work/soak/project-{self.number % 4}",
-                "transcript_path": None}
+        base = {
+            "session_id": self.key,
+            "cwd": f"/work/soak/project-{self.number % 4}",
+            "transcript_path": None,
+        }
         marker = None
         if end:
             kind, body = "session-end", {"hook_event_name": "SessionEnd", "reason": "other"}
             self.ended = True
         elif self.sent == 1:
-            kind, body = "session-start", {"hook_event_name": "SessionStart",
-                                           "source": "startup"}
+            kind, body = "session-start", {"hook_event_name": "SessionStart", "source": "startup"}
         elif self.sent % 2 == 0:
             self.turn += 1
             marker = f"soakmark-{event_id}-prompt"
-            kind, body = "user-prompt-submit", {
-                "hook_event_name": "UserPromptSubmit",
-                "prompt": f"turn {self.turn} of session {self.number}: please do {marker}"}
+            kind, body = (
+                "user-prompt-submit",
+                {
+                    "hook_event_name": "UserPromptSubmit",
+                    "prompt": f"turn {self.turn} of session {self.number}: please do {marker}",
+                },
+            )
         elif self.turn % 5 == 0 and self.sent % 4 == 1:
             kind, body = "pre-compaction", {"hook_event_name": "PreCompact", "trigger": "auto"}
         else:
             marker = f"soakmark-{event_id}-answer"
-            kind, body = "stop", {"hook_event_name": "Stop", "stop_hook_active": False,
-                                  "last_assistant_message": f"Done with turn {self.turn}: "
-                                                            f"{marker}."}
+            kind, body = (
+                "stop",
+                {
+                    "hook_event_name": "Stop",
+                    "stop_hook_active": False,
+                    "last_assistant_message": f"Done with turn {self.turn}: {marker}.",
+                },
+            )
         base.pop("transcript_path")
         return Event(event_id, self.number, kind, marker), json.dumps({**base, **body}).encode()
 
@@ -703,6 +781,7 @@ class HookSession:
 def hook_body(home: str, kind: str, event_id: str) -> Callable[[], int]:
     """The hook client, as ``continuity hook KIND --harness claude-code`` runs it, its event
     id ``event_id``."""
+
     def body() -> int:
         from continuity.cli import hookcmd
         from continuity.daemon.hooks import spool
@@ -710,6 +789,7 @@ def hook_body(home: str, kind: str, event_id: str) -> Callable[[], int]:
         spool.new_event_id = lambda: event_id  # the one change: a known id
         os.dup2(os.open(os.devnull, os.O_WRONLY), 1)  # the answer; stderr says what happened
         return hookcmd.run([kind, "--harness", "claude-code", "--home", home], backstop=True)
+
     return body
 
 
@@ -735,8 +815,11 @@ def hook_server() -> int:
             while b"\n" in buffer:
                 line, buffer = buffer.split(b"\n", 1)
                 req = json.loads(line)
-                pid = fork_run(hook_body(req["home"], req["kind"], req["id"]), Path(req["err"]),
-                               base64.b64decode(req["payload"]))
+                pid = fork_run(
+                    hook_body(req["home"], req["kind"], req["id"]),
+                    Path(req["err"]),
+                    base64.b64decode(req["payload"]),
+                )
                 children[pid] = req["id"]
         while children:
             try:
@@ -754,8 +837,12 @@ class HookClients:
     """The worker's side of ``hook_server``."""
 
     def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, __file__, "--hook-server"],
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, cwd=ROOT)
+        self.proc = subprocess.Popen(
+            [sys.executable, __file__, "--hook-server"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            cwd=ROOT,
+        )
         assert self.proc.stdout is not None
         self.out = self.proc.stdout.fileno()
         os.set_blocking(self.out, False)
@@ -765,8 +852,15 @@ class HookClients:
         import base64
 
         assert self.proc.stdin is not None
-        line = json.dumps({"id": event.event_id, "kind": event.kind, "home": str(home),
-                           "err": str(err), "payload": base64.b64encode(payload).decode()})
+        line = json.dumps(
+            {
+                "id": event.event_id,
+                "kind": event.kind,
+                "home": str(home),
+                "err": str(err),
+                "payload": base64.b64encode(payload).decode(),
+            }
+        )
         self.proc.stdin.write(line.encode() + b"\n")
         self.proc.stdin.flush()
 
@@ -797,6 +891,7 @@ def daemon_body(home: Path) -> Callable[[], int]:
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s")
         serve(home, host="127.0.0.1", port=0)
         return 0
+
     return body
 
 
@@ -813,7 +908,9 @@ class DaemonTarget:
         home.mkdir(parents=True)
         (home / "config.toml").write_text(
             "[archive]\nenabled = false\n[daemon]\nconsolidate_on_end = false\n"
-            'log_level = "warning"\n', encoding="utf-8")
+            'log_level = "warning"\n',
+            encoding="utf-8",
+        )
         return home
 
     def calibrate(self) -> float:
@@ -841,30 +938,36 @@ class DaemonTarget:
         started = time.monotonic()
         ready = self.calibrate()
         window = ready + SERVE_SECONDS
-        say(f"daemon: start-up (fresh workspace) {ready:.2f} s; kills drawn over "
-            f"[0, {window:.2f}) s")
+        say(
+            f"daemon: start-up (fresh workspace) {ready:.2f} s; kills drawn over "
+            f"[0, {window:.2f}) s"
+        )
         self.hooks = HookClients()
-        result.notes.update(startup_seconds=round(ready, 3), events=Counter(),
-                            **{"kills by phase": Counter()})
+        result.notes.update(
+            startup_seconds=round(ready, 3), events=Counter(), **{"kills by phase": Counter()}
+        )
         epoch = 0
         while result.kills < kills:
             epoch += 1
             goal = min(EPOCH_KILLS, kills - result.kills)
             self.epoch(epoch, goal, window, result, evidence)
             took = time.monotonic() - started
-            say(f"daemon: {result.kills}/{kills} kills, {result.completed} completed, lost "
+            say(
+                f"daemon: {result.kills}/{kills} kills, {result.completed} completed, lost "
                 f"{result.lost}, duplicated {result.duplicated}, integrity "
                 f"{result.integrity_failures}, {took:.0f} s "
                 f"({took / max(result.kills, 1):.2f} s per kill); events "
-                f"{dict(result.notes['events'])}")
+                f"{dict(result.notes['events'])}"
+            )
         self.hooks.close()
         result.seconds = time.monotonic() - started
         for key in ("events", "kills by phase"):
             result.notes[key] = dict(result.notes[key])
         return result
 
-    def epoch(self, number: int, goal: int, window: float, result: Result,
-              evidence: Evidence) -> None:
+    def epoch(
+        self, number: int, goal: int, window: float, result: Result, evidence: Evidence
+    ) -> None:
         name = f"epoch-{number:04d}"
         home = self.make_home(name)
         db = home / "continuity.db"
@@ -887,8 +990,7 @@ class DaemonTarget:
                 if pid:
                     daemon = None
                     result.failed_runs += 1
-                    problems.append(f"the daemon exited by itself ({status_of(status)}); "
-                                    f"see {log}")
+                    problems.append(f"the daemon exited by itself ({status_of(status)}); see {log}")
             for event_id in self.hooks.finished():
                 session = by_id.pop(event_id, None)
                 if session is None or session.event is None:
@@ -919,8 +1021,11 @@ class DaemonTarget:
                 # replay): a moment over [0, the last start-up's length); the others once it
                 # serves (hooks live, their commits): a moment over [ready, ready + SERVE)
                 serving_kill = self.rng.random() < 0.5
-                kill_at = started_at + (self.rng.uniform(0, SERVE_SECONDS) if serving_kill
-                                        else self.rng.uniform(0, ready_est))
+                kill_at = started_at + (
+                    self.rng.uniform(0, SERVE_SECONDS)
+                    if serving_kill
+                    else self.rng.uniform(0, ready_est)
+                )
                 ready_at = None
             if daemon is not None and ready_at is None and written_since(home, started_wall):
                 ready_at = now
@@ -939,23 +1044,31 @@ class DaemonTarget:
                 check = integrity(db)
                 phase = "serving" if ready_at else "start-up"
                 result.notes["kills by phase"][phase] += 1
-                evidence.kill(epoch=number, kill=killed, seconds=round(now - started_at, 4),
-                              phase=phase, integrity=check,
-                              ready=ready_at and round(ready_at - started_at, 4))
+                evidence.kill(
+                    epoch=number,
+                    kill=killed,
+                    seconds=round(now - started_at, 4),
+                    phase=phase,
+                    integrity=check,
+                    ready=ready_at and round(ready_at - started_at, 4),
+                )
                 if check != "ok":
                     result.integrity_failures += 1
                     problems.append(f"integrity after kill {killed}: {check}")
                 restart_at = time.monotonic() + self.rng.uniform(0, DOWN_SECONDS)
                 if killed >= goal:
                     ending = True
-            elif daemon is not None and serving_kill and ready_at is None \
-                    and now - started_at > 60:
+            elif daemon is not None and serving_kill and ready_at is None and now - started_at > 60:
                 problems.append("a daemon did not get ready in 60 s")
                 result.failed_runs += 1
                 kill_at, serving_kill = now, False
             for session in sessions:
-                if (session.pid is None and not session.ended and now >= session.next_at
-                        and not ending):
+                if (
+                    session.pid is None
+                    and not session.ended
+                    and now >= session.next_at
+                    and not ending
+                ):
                     send(session, end=False)
             if ending and not by_id:
                 break
@@ -973,8 +1086,9 @@ class DaemonTarget:
         if not os.environ.get("SOAK_DEBUG"):
             shutil.rmtree(home, ignore_errors=True)
 
-    def drain(self, home: Path, log: Path, events: list[Event], problems: list[str],
-              result: Result) -> None:
+    def drain(
+        self, home: Path, log: Path, events: list[Event], problems: list[str], result: Result
+    ) -> None:
         """A last daemon run, uninterrupted: it replays the spool; stopped with SIGTERM once
         every taken event is applied (or 60 s passed)."""
         from continuity.daemon.hooks import spool
@@ -988,8 +1102,11 @@ class DaemonTarget:
                 result.failed_runs += 1
                 problems.append("the final daemon run exited by itself")
                 return
-            if (written_since(home, started_wall) and not spool.pending(home)
-                    and not wanted - applied(home / "continuity.db", wanted)):
+            if (
+                written_since(home, started_wall)
+                and not spool.pending(home)
+                and not wanted - applied(home / "continuity.db", wanted)
+            ):
                 break
             time.sleep(0.05)
         time.sleep(0.2)
@@ -999,8 +1116,9 @@ class DaemonTarget:
             result.failed_runs += 1
             problems.append(f"the final daemon run ended with {status_of(status)}")
 
-    def verify(self, home: Path, db: Path, events: list[Event], problems: list[str],
-               result: Result) -> None:
+    def verify(
+        self, home: Path, db: Path, events: list[Event], problems: list[str], result: Result
+    ) -> None:
         from continuity.daemon.hooks import spool
         from continuity.store import open_store
         from continuity.transcripts.transcript_log import TranscriptLog, transcript_path
@@ -1012,17 +1130,21 @@ class DaemonTarget:
         taken = [e for e in events if e.outcome in ("delivered", "spooled")]
         dropped = [e for e in events if e.outcome not in ("delivered", "spooled")]
         if dropped:
-            problems.append(f"{len(dropped)} event(s) neither delivered nor spooled by the hook: "
-                            + ", ".join(f"{e.event_id} {e.outcome}" for e in dropped[:5]))
+            problems.append(
+                f"{len(dropped)} event(s) neither delivered nor spooled by the hook: "
+                + ", ".join(f"{e.event_id} {e.outcome}" for e in dropped[:5])
+            )
             result.failed_runs += len(dropped)
         ids = applied(db, {e.event_id for e in events})
         with open_store(f"sqlite:///{db}") as store:
-            session_keys = sorted({HookSession(int(e.event_id[:8], 16), e.session).key
-                                   for e in events})
+            session_keys = sorted(
+                {HookSession(int(e.event_id[:8], 16), e.session).key for e in events}
+            )
             rows = store.get_transcripts(session_keys, "default")
         contents = {k: (rows[k].content if k in rows else "") for k in session_keys}
-        live = Counter(r.event_id for r in
-                       TranscriptLog(transcript_path(home, "claude-code")).live_events())
+        live = Counter(
+            r.event_id for r in TranscriptLog(transcript_path(home, "claude-code")).live_events()
+        )
         lost = duplicated = 0
         for event in taken:
             key = HookSession(int(event.event_id[:8], 16), event.session).key
@@ -1031,8 +1153,10 @@ class DaemonTarget:
             if missing or count == 0:
                 lost += 1
                 if len(problems) < 20:
-                    problems.append(f"lost {event.kind} {event.event_id} ({event.outcome}): "
-                                    f"applied {not missing}, in the transcript {count}")
+                    problems.append(
+                        f"lost {event.kind} {event.event_id} ({event.outcome}): "
+                        f"applied {not missing}, in the transcript {count}"
+                    )
             elif count is not None and count > 1:
                 duplicated += 1
                 if len(problems) < 20:
@@ -1094,10 +1218,15 @@ def applied(db: Path, ids: set[str]) -> set[str]:
         found = set()
         items = sorted(ids)
         for start in range(0, len(items), 500):
-            part = items[start:start + 500]
-            found.update(r[0] for r in conn.execute(
-                f"SELECT event_id FROM applied_events WHERE event_id IN "
-                f"({','.join('?' * len(part))})", part))
+            part = items[start : start + 500]
+            found.update(
+                r[0]
+                for r in conn.execute(
+                    f"SELECT event_id FROM applied_events WHERE event_id IN "
+                    f"({','.join('?' * len(part))})",
+                    part,
+                )
+            )
         return found
     except sqlite3.OperationalError:  # no table yet
         return set()
@@ -1151,32 +1280,66 @@ def run_target(target: str, kills: int, seed: int, folder: Path, race: bool = Fa
 
 
 def table(results: list[Result]) -> str:
-    head = ("target", "kills", "completed", "lost", "duplicated", "integrity failures",
-            "other", "failed runs", "seconds")
-    rows = [head] + [(r.target, r.kills, r.completed, r.lost, r.duplicated,
-                      r.integrity_failures, r.other, r.failed_runs, f"{r.seconds:.0f}")
-                     for r in results]
+    head = (
+        "target",
+        "kills",
+        "completed",
+        "lost",
+        "duplicated",
+        "integrity failures",
+        "other",
+        "failed runs",
+        "seconds",
+    )
+    rows = [head] + [
+        (
+            r.target,
+            r.kills,
+            r.completed,
+            r.lost,
+            r.duplicated,
+            r.integrity_failures,
+            r.other,
+            r.failed_runs,
+            f"{r.seconds:.0f}",
+        )
+        for r in results
+    ]
     widths = [max(len(str(row[i])) for row in rows) for i in range(len(head))]
-    lines = ["| " + " | ".join(str(c).rjust(w) if i else str(c).ljust(w)
-                               for i, (c, w) in enumerate(zip(row, widths, strict=True))) + " |"
-             for row in rows]
+    lines = [
+        "| "
+        + " | ".join(
+            str(c).rjust(w) if i else str(c).ljust(w)
+            for i, (c, w) in enumerate(zip(row, widths, strict=True))
+        )
+        + " |"
+        for row in rows
+    ]
     lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--target", choices=TARGETS, action="append",
-                        help="a target (repeatable; default: all four)")
+    parser = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument(
+        "--target",
+        choices=TARGETS,
+        action="append",
+        help="a target (repeatable; default: all four)",
+    )
     parser.add_argument("--kills", type=int, default=1000, help="kills per target (1000)")
     parser.add_argument("--seed", type=int, default=45, help="the random seed (45)")
     parser.add_argument("--workspace", type=Path, help="keep the evidence in this folder")
     parser.add_argument("--jobs", type=int, default=2, help="targets run at once (2)")
     parser.add_argument("--json", type=Path, help="also write the results as JSON here")
-    parser.add_argument("--race", action="store_true",
-                        help="import and watch: resume with import and watch --once at once "
-                             "(two importers of the same files; not part of the 1,000 kills)")
+    parser.add_argument(
+        "--race",
+        action="store_true",
+        help="import and watch: resume with import and watch --once at once "
+        "(two importers of the same files; not part of the 1,000 kills)",
+    )
     parser.add_argument("--worker", help=argparse.SUPPRESS)
     parser.add_argument("--hook-server", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -1200,8 +1363,10 @@ def main(argv: list[str] | None = None) -> int:
     temp = args.workspace is None
     workspace = Path(tempfile.mkdtemp(prefix="continuity-soak-")) if temp else args.workspace
     workspace.mkdir(parents=True, exist_ok=True)
-    say(f"{', '.join(targets)}: {args.kills} kills each, seed {args.seed}, workspace "
-        f"{workspace}, {args.jobs} at once")
+    say(
+        f"{', '.join(targets)}: {args.kills} kills each, seed {args.seed}, workspace "
+        f"{workspace}, {args.jobs} at once"
+    )
     results = run_all(targets, args, workspace)
     print(table(results))
     for r in results:
@@ -1239,16 +1404,33 @@ def interrupted(_signum: int, _frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-def drive(queue: list[str], running: dict[str, subprocess.Popen], results: dict[str, Result],
-          args: argparse.Namespace, workspace: Path) -> None:
+def drive(
+    queue: list[str],
+    running: dict[str, subprocess.Popen],
+    results: dict[str, Result],
+    args: argparse.Namespace,
+    workspace: Path,
+) -> None:
     while queue or running:
         while queue and len(running) < max(1, args.jobs):
             target = queue.pop(0)
             running[target] = subprocess.Popen(
-                [sys.executable, __file__, "--worker", f"{target}:{workspace / target}",
-                 "--kills", str(args.kills), "--seed", str(args.seed),
-                 *(["--race"] if args.race else [])],
-                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True, cwd=ROOT)
+                [
+                    sys.executable,
+                    __file__,
+                    "--worker",
+                    f"{target}:{workspace / target}",
+                    "--kills",
+                    str(args.kills),
+                    "--seed",
+                    str(args.seed),
+                    *(["--race"] if args.race else []),
+                ],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                text=True,
+                cwd=ROOT,
+            )
         for target, proc in list(running.items()):
             if proc.poll() is None:
                 continue
@@ -1258,8 +1440,9 @@ def drive(queue: list[str], running: dict[str, subprocess.Popen], results: dict[
                 data = json.loads(out.strip().splitlines()[-1])
                 results[target] = Result(**data)
             except (ValueError, IndexError, TypeError):
-                results[target] = Result(target, failed_runs=1,
-                                         failures=[f"worker ended with {proc.returncode}"])
+                results[target] = Result(
+                    target, failed_runs=1, failures=[f"worker ended with {proc.returncode}"]
+                )
         time.sleep(0.1)
 
 

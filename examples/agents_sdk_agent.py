@@ -41,8 +41,12 @@ from continuity.adapters.agents_sdk import ContinuitySession
 def message(text: str, n: int) -> ResponseOutputMessage:
     """An assistant message output item with ``text``."""
     return ResponseOutputMessage(
-        id=f"msg_{n}", type="message", role="assistant", status="completed",
-        content=[ResponseOutputText(type="output_text", text=text, annotations=[])])
+        id=f"msg_{n}",
+        type="message",
+        role="assistant",
+        status="completed",
+        content=[ResponseOutputText(type="output_text", text=text, annotations=[])],
+    )
 
 
 class ScriptedModel(Model):
@@ -53,9 +57,20 @@ class ScriptedModel(Model):
         self.script = list(script)
         self.inputs: list[list[dict[str, Any]]] = []
 
-    async def get_response(self, system_instructions, input, model_settings, tools,
-                           output_schema, handoffs, tracing, *, previous_response_id,
-                           conversation_id, prompt) -> ModelResponse:
+    async def get_response(
+        self,
+        system_instructions,
+        input,
+        model_settings,
+        tools,
+        output_schema,
+        handoffs,
+        tracing,
+        *,
+        previous_response_id,
+        conversation_id,
+        prompt,
+    ) -> ModelResponse:
         items = [{"role": "user", "content": input}] if isinstance(input, str) else input
         self.inputs.append([dict(i) for i in items])
         if not self.script:
@@ -74,37 +89,54 @@ def word_count(text: str) -> int:
 
 async def main(home: str) -> int:
     set_tracing_disabled(True)
-    model = ScriptedModel([
-        [ResponseFunctionToolCall(type="function_call", call_id="call_1", name="word_count",
-                                  arguments=json.dumps({"text": "the quick brown fox"}),
-                                  id="fc_1", status="completed")],
-        [message("The text has 4 words.", 1)],
-        [message("Earlier you asked me to count the words of 'the quick brown fox': 4.", 2)],
-    ])
-    agent = Agent(name="counter", instructions="Count words with the tool.", model=model,
-                  tools=[word_count])
+    model = ScriptedModel(
+        [
+            [
+                ResponseFunctionToolCall(
+                    type="function_call",
+                    call_id="call_1",
+                    name="word_count",
+                    arguments=json.dumps({"text": "the quick brown fox"}),
+                    id="fc_1",
+                    status="completed",
+                )
+            ],
+            [message("The text has 4 words.", 1)],
+            [message("Earlier you asked me to count the words of 'the quick brown fox': 4.", 2)],
+        ]
+    )
+    agent = Agent(
+        name="counter", instructions="Count words with the tool.", model=model, tools=[word_count]
+    )
     session = ContinuitySession("chat-1", home=home)
     try:
-        first = await Runner.run(agent, "How many words in 'the quick brown fox'?",
-                                 session=session)
+        first = await Runner.run(agent, "How many words in 'the quick brown fox'?", session=session)
         second = await Runner.run(agent, "What did I ask you before?", session=session)
     finally:
         session.close()
     second_input = model.inputs[-1]
     kinds = [i.get("type") or i.get("role") for i in second_input]
     texts = json.dumps(second_input)
-    remembered = ("function_call" in kinds and "function_call_output" in kinds
-                  and "the quick brown fox" in texts and "The text has 4 words." in texts)
-    print(json.dumps({
-        "workspace": home,
-        "session": session.session_id,
-        "record": str(session.path),
-        "inputs": [[i.get("type") or "message", i.get("role")] for i in second_input],
-        "calls": len(model.inputs),
-        "first_output": first.final_output,
-        "second_output": second.final_output,
-        "second_run_saw_first": remembered,
-    }))
+    remembered = (
+        "function_call" in kinds
+        and "function_call_output" in kinds
+        and "the quick brown fox" in texts
+        and "The text has 4 words." in texts
+    )
+    print(
+        json.dumps(
+            {
+                "workspace": home,
+                "session": session.session_id,
+                "record": str(session.path),
+                "inputs": [[i.get("type") or "message", i.get("role")] for i in second_input],
+                "calls": len(model.inputs),
+                "first_output": first.final_output,
+                "second_output": second.final_output,
+                "second_run_saw_first": remembered,
+            }
+        )
+    )
     return 0 if remembered else 1
 
 

@@ -47,8 +47,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--home", help="the continuity workspace folder (default: the CLI's)")
     parser.add_argument("--thread", default="demo", help="the LangGraph thread_id")
     parser.add_argument("--say", action="append", default=[], help="a user turn (repeatable)")
-    parser.add_argument("--crash", action="store_true",
-                        help="exit without closing anything after the last turn")
+    parser.add_argument(
+        "--crash", action="store_true", help="exit without closing anything after the last turn"
+    )
     args = parser.parse_args(argv)
 
     saver = ContinuitySaver.open(args.home)
@@ -58,8 +59,15 @@ def main(argv: list[str] | None = None) -> int:
     for text in args.say:
         app.invoke({"messages": [HumanMessage(text)]}, config)
     messages = app.get_state(config).values.get("messages", [])
-    print(json.dumps({"thread": args.thread, "resumed_from": before,
-                      "messages": [[m.type, m.content] for m in messages]}))
+    print(
+        json.dumps(
+            {
+                "thread": args.thread,
+                "resumed_from": before,
+                "messages": [[m.type, m.content] for m in messages],
+            }
+        )
+    )
     sys.stdout.flush()
     if args.crash:
         os._exit(0)  # no close, no cleanup: what the checkpoints hold is all there is

@@ -35,18 +35,30 @@ def call(call_id: str, name: str = "read", **args: object) -> ToolCallBlock:
 
 def T(*call_ids: str, text: str = "ok", error: bool = False) -> Entry:
     """A tool row answering ``call_ids``."""
-    return Entry(EntryKind.MESSAGE, Role.TOOL,
-                 tuple(ToolResultBlock(c, error, f"{text} {c}") for c in call_ids))
+    return Entry(
+        EntryKind.MESSAGE,
+        Role.TOOL,
+        tuple(ToolResultBlock(c, error, f"{text} {c}") for c in call_ids),
+    )
 
 
 def CP(summary: str, covers: int | None = None, *, first_kept: str | None = None) -> Entry:
     """A compaction row covering seq 0..covers (default: everything before it)."""
-    return Entry(EntryKind.COMPACTION, Role.SYSTEM, (),
-                 compaction=CompactionInfo(summary, covers, first_kept))
+    return Entry(
+        EntryKind.COMPACTION,
+        Role.SYSTEM,
+        (),
+        compaction=CompactionInfo(summary, covers, first_kept),
+    )
 
 
-def load(store: Store, rows: list[Entry], *, key: str = "s1",
-         runs: list[tuple[int, RunStatus]] | None = None) -> str:
+def load(
+    store: Store,
+    rows: list[Entry],
+    *,
+    key: str = "s1",
+    runs: list[tuple[int, RunStatus]] | None = None,
+) -> str:
     """Append ``rows`` to session ``key`` (seq = index) and derive its runs: each request opens
     a run; ``runs`` overrides statuses by request seq. Returns the key."""
     store.upsert_session(Session(key=key, harness="test"))
@@ -78,8 +90,12 @@ def stored_transcript(store: object, key: str, agent: str = "default") -> list[s
 
     c, p = schema.session_transcripts.c, schema.session_transcript_parts.c
     with store.engine.connect() as conn:  # type: ignore[attr-defined]
-        found = conn.execute(select(c.content_hash).where(and_(
-            c.session_key == key, c.agent_id == agent))).scalar()
-        parts = conn.execute(select(p.data, p.codec).where(and_(
-            p.session_key == key, p.agent_id == agent)).order_by(p.part)).all()
+        found = conn.execute(
+            select(c.content_hash).where(and_(c.session_key == key, c.agent_id == agent))
+        ).scalar()
+        parts = conn.execute(
+            select(p.data, p.codec)
+            .where(and_(p.session_key == key, p.agent_id == agent))
+            .order_by(p.part)
+        ).all()
     return None if found is None else [part_text(d, codec) for d, codec in parts]

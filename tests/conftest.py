@@ -31,8 +31,13 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     address or token of the user's environment."""
     home = tmp_path / "home"
     monkeypatch.setenv("CONTINUITY_HOME", str(home))
-    for name in ("CONTINUITY_DATABASE_URL", "CONTINUITY_DAEMON_URL", "CONTINUITY_DAEMON__TOKEN",
-                 "CONTINUITY_DAEMON__PORT", "CONTINUITY_HOOK_TIMEOUT"):
+    for name in (
+        "CONTINUITY_DATABASE_URL",
+        "CONTINUITY_DAEMON_URL",
+        "CONTINUITY_DAEMON__TOKEN",
+        "CONTINUITY_DAEMON__PORT",
+        "CONTINUITY_HOOK_TIMEOUT",
+    ):
         monkeypatch.delenv(name, raising=False)
     # A daemon a test starts must not archive this machine's real harness folders (issue 18:
     # `serve` archives by default); the archive tests switch it back on in their own worlds.
@@ -48,9 +53,11 @@ def no_default_port(monkeypatch: pytest.MonkeyPatch) -> None:
     def guard(original):  # type: ignore[no-untyped-def]
         def call(self, address, *args):  # type: ignore[no-untyped-def]
             if isinstance(address, tuple) and len(address) >= 2 and address[1] == DEFAULT_PORT:
-                raise AssertionError(f"tests never use the default port {DEFAULT_PORT} "
-                                     "(issue 12); pick a free one")
+                raise AssertionError(
+                    f"tests never use the default port {DEFAULT_PORT} (issue 12); pick a free one"
+                )
             return original(self, address, *args)
+
         return call
 
     for name in ("connect", "connect_ex", "bind"):

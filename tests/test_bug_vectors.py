@@ -61,13 +61,17 @@ class Stub:
 
     name, max_summary_bytes, min_seconds = "stub", 24_000, 0.0
 
-    def __init__(self, hook: Callable[[SummaryRequest], None] | None = None,
-                 max_input_bytes: int | None = None) -> None:
+    def __init__(
+        self,
+        hook: Callable[[SummaryRequest], None] | None = None,
+        max_input_bytes: int | None = None,
+    ) -> None:
         self.hook, self.max_input_bytes = hook, max_input_bytes
         self.requests: list[SummaryRequest] = []
 
-    def generate(self, request: SummaryRequest, *, cancel: threading.Event,
-                 deadline: float) -> ProviderReply:
+    def generate(
+        self, request: SummaryRequest, *, cancel: threading.Event, deadline: float
+    ) -> ProviderReply:
         self.requests.append(request)
         if self.hook is not None:
             self.hook(request)
@@ -76,14 +80,28 @@ class Stub:
 
 def _turn(store, key: str, summarizer: Any, lease=None, **kw: Any):  # type: ignore[no-untyped-def]
     lease = lease or store.acquire_lease(key, "harness", 60)
-    return after_turn(store, key, lease=lease, summarizer=summarizer,
-                      budget_bytes=kw.pop("budget_bytes", 3_000),
-                      deadline=time.monotonic() + 30, **kw)
+    return after_turn(
+        store,
+        key,
+        lease=lease,
+        summarizer=summarizer,
+        budget_bytes=kw.pop("budget_bytes", 3_000),
+        deadline=time.monotonic() + 30,
+        **kw,
+    )
 
 
 def _long(store, key: str = "s1") -> str:  # type: ignore[no-untyped-def]
-    return load(store, [U("fix the parser"), A(call("c1", path="parser.py")),
-                        T("c1", text="x" * 4_000), A(text="Fixed the parser.")], key=key)
+    return load(
+        store,
+        [
+            U("fix the parser"),
+            A(call("c1", path="parser.py")),
+            T("c1", text="x" * 4_000),
+            A(text="Fixed the parser."),
+        ],
+        key=key,
+    )
 
 
 def _compactions(store, key: str) -> list[Entry]:  # type: ignore[no-untyped-def]
@@ -103,14 +121,18 @@ def test_b16_summarizer_error_reports_no_compaction_and_writes_no_row(store):
         raise ProviderError("400 context_length_exceeded: 212000 tokens > 200000")
 
     out = _turn(store, key, Stub(overflow))
-    assert (out.status, out.receipt.reason, out.entry) == \
-        ("refused", ReceiptReason.PROVIDER_FAILURE, None)
+    assert (out.status, out.receipt.reason, out.entry) == (
+        "refused",
+        ReceiptReason.PROVIDER_FAILURE,
+        None,
+    )
     assert out.to_dict()["checkpoint"] is None and _compactions(store, key) == []
     assert build_continuation(store, key).to_dict() == before
 
 
-def test_b51_summarizer_without_credentials_warns_and_keeps_the_view(sqlite_store, monkeypatch,
-                                                                     caplog):
+def test_b51_summarizer_without_credentials_warns_and_keeps_the_view(
+    sqlite_store, monkeypatch, caplog
+):
     """B51: no API key and no local server: a warning is logged, the compaction is refused,
     and nothing of the view is truncated."""
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
@@ -120,8 +142,10 @@ def test_b51_summarizer_without_credentials_warns_and_keeps_the_view(sqlite_stor
     with caplog.at_level(logging.WARNING, logger="continuity.summarize"):
         out = _turn(sqlite_store, key, summarizer)
     assert out.receipt.reason is ReceiptReason.PROVIDER_FAILURE
-    assert any(r.levelno == logging.WARNING and "provider_failure" in r.getMessage()
-               for r in caplog.records)
+    assert any(
+        r.levelno == logging.WARNING and "provider_failure" in r.getMessage()
+        for r in caplog.records
+    )
     assert _compactions(sqlite_store, key) == []
     assert build_continuation(sqlite_store, key).to_dict() == before
 
@@ -177,8 +201,7 @@ def test_b49_error_text_summary_never_drops_the_rows_before_it(store, summary):
     key = load(store, [*rows, CP(summary, covers=38), U("M51", request=False)])
     assert effective_compaction(store, key) is None
     view = build_continuation(store, key, budget_bytes=240_000).to_dict()
-    shown = [b["text"] for m in view["messages"] for b in m["content"]] + [
-        view["request"]["text"]]
+    shown = [b["text"] for m in view["messages"] for b in m["content"]] + [view["request"]["text"]]
     assert view["summary"] is None and view["gaps"] == []
     assert {f"M{i}" for i in range(1, 52)} <= set(shown)
 
@@ -199,13 +222,16 @@ def test_b49_error_text_summary_falls_back_to_the_previous_checkpoint(store):
     assert texts == [f"M{i}" for i in range(40, 52)] and view["gaps"] == []
 
 
-@pytest.mark.parametrize("summary", [
-    "This session is being continued from a previous conversation that ran out of context. "
-    "Summary: ranges fixed.",
-    "## Goal\n- handle 429 responses from the API",
-    # a long summary whose first line names a rate limit is a summary, not an error
-    "Rate limit handling was the goal.\n" + "- done: retry with backoff\n" * 120,
-])
+@pytest.mark.parametrize(
+    "summary",
+    [
+        "This session is being continued from a previous conversation that ran out of context. "
+        "Summary: ranges fixed.",
+        "## Goal\n- handle 429 responses from the API",
+        # a long summary whose first line names a rate limit is a summary, not an error
+        "Rate limit handling was the goal.\n" + "- done: retry with backoff\n" * 120,
+    ],
+)
 def test_b49_real_summaries_still_take_effect(store, summary):
     """The B49 check never discards a real summary: Claude Code's own preamble, a heading, a
     long summary mentioning a rate limit in its first line."""
@@ -218,13 +244,22 @@ def test_b29_continuation_view_carries_markers_never_secrets(store):
     """B29 (spec/continuation.md: no byte of a recorded secret reaches a continuation view):
     a secret in an imported summary, the request, a note, a tool call's arguments and a tool
     result is replaced by its marker; the rows themselves stay lossless."""
-    env = ("AZURE_STORAGE_KEY=Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFy==\n"
-           "DATABASE_URL=postgres://admin:hunter2@10.0.0.5/prod")
+    env = (
+        "AZURE_STORAGE_KEY=Zm9vYmFyYmF6cXV4Zm9vYmFyYmF6cXV4Zm9vYmFy==\n"
+        "DATABASE_URL=postgres://admin:hunter2@10.0.0.5/prod"
+    )
     token = "ghp_" + "k" * 40
-    key = load(store, [U("old"), CP("## Goal\n- deploy with sk-ant-api03-" + "B" * 40),
-                       U(f"deploy with {token}"),
-                       A(call("b1", "bash", command=f"GH_TOKEN={token} ./deploy.sh")),
-                       T("b1", text=env), A(text="Deployed.")])
+    key = load(
+        store,
+        [
+            U("old"),
+            CP("## Goal\n- deploy with sk-ant-api03-" + "B" * 40),
+            U(f"deploy with {token}"),
+            A(call("b1", "bash", command=f"GH_TOKEN={token} ./deploy.sh")),
+            T("b1", text=env),
+            A(text="Deployed."),
+        ],
+    )
     store.add_note(Note(key, f"the token is {token}"))
     view = json.dumps(build_continuation(store, key).to_dict())
     for secret in ("hunter2", "Zm9vYmFy", "k" * 40, "B" * 40):
@@ -244,10 +279,18 @@ def test_b17_three_megabyte_images_compact_within_the_input_limit(sqlite_store):
     b64 = "iVBORw0KGgoAAAANSUhEUg" + "Ab3+" * 250_000
     rows = []
     for i in range(3):
-        rows += [Entry(EntryKind.MESSAGE, Role.USER,
-                       (TextBlock(f"screenshot {i} data:image/png;base64,{b64}"),
-                        MediaBlock("image/png", 750_000)), is_request=True),
-                 A(text=f"I see screenshot {i}.")]
+        rows += [
+            Entry(
+                EntryKind.MESSAGE,
+                Role.USER,
+                (
+                    TextBlock(f"screenshot {i} data:image/png;base64,{b64}"),
+                    MediaBlock("image/png", 750_000),
+                ),
+                is_request=True,
+            ),
+            A(text=f"I see screenshot {i}."),
+        ]
     key = load(sqlite_store, rows)
     stub = Stub(max_input_bytes=100_000)
     # forced: the payloads count as stubs in the view (issue 15), so it is under the budget
@@ -290,8 +333,9 @@ def test_b38_two_writers_started_together_one_is_refused(store):
     exclusive lease refuses the second, so every record is the first writer's, in order."""
     store.upsert_session(Session(key="race", harness="test"))
     barrier, out = CTX.Barrier(2), CTX.Queue()
-    procs = [CTX.Process(target=_writer, args=(store.url, "race", w, barrier, out))
-             for w in ("A", "B")]
+    procs = [
+        CTX.Process(target=_writer, args=(store.url, "race", w, barrier, out)) for w in ("A", "B")
+    ]
     for p in procs:
         p.start()
     results = sorted([out.get(timeout=60), out.get(timeout=60)])
@@ -310,8 +354,11 @@ def test_b42_records_written_during_compaction_all_land_in_order(store):
     lease = store.acquire_lease(key, "harness", 60)
 
     def work(request: SummaryRequest) -> None:
-        for row in (U("task", request=False), A(call("z1", "bash", command="make")),
-                    T("z1", text="built")):
+        for row in (
+            U("task", request=False),
+            A(call("z1", "bash", command="make")),
+            T("z1", text="built"),
+        ):
             store.append_fenced(key, [row], lease.token)
 
     out = _turn(store, key, Stub(work), lease=lease)
@@ -319,12 +366,19 @@ def test_b42_records_written_during_compaction_all_land_in_order(store):
     assert out.status == "compacted" and out.entry.compaction.covers_through_seq == 2
     rows = list(iter_entries(store, key, after_seq=3))
     assert [(e.seq, e.kind, e.role) for e in rows] == [
-        (4, EntryKind.MESSAGE, Role.USER), (5, EntryKind.MESSAGE, Role.ASSISTANT),
-        (6, EntryKind.MESSAGE, Role.TOOL), (7, EntryKind.COMPACTION, Role.SYSTEM)]
+        (4, EntryKind.MESSAGE, Role.USER),
+        (5, EntryKind.MESSAGE, Role.ASSISTANT),
+        (6, EntryKind.MESSAGE, Role.TOOL),
+        (7, EntryKind.COMPACTION, Role.SYSTEM),
+    ]
     view = build_continuation(store, key, budget_bytes=3_000).to_dict()
     blocks = [b for m in view["messages"] for b in m["content"]]
     assert [b.get("text") or b.get("id") for b in blocks] == [
-        "Fixed the parser.", "task", "z1", "built z1"]
+        "Fixed the parser.",
+        "task",
+        "z1",
+        "built z1",
+    ]
 
 
 # ---------------------------------------------------------------------------- durability
@@ -338,12 +392,36 @@ def _append_then_hang(url: str, log_path: str, acks) -> None:
             row = U(f"record {i}", request=False)
             row.seq = i
             store.append("k9", [row])
-            log.append([TranscriptRecord("default", "pi", "k9", "/p", i, "user", f"record {i}",
-                                         "live", None, "2026-03-01T00:00:00.000Z")])
+            log.append(
+                [
+                    TranscriptRecord(
+                        "default",
+                        "pi",
+                        "k9",
+                        "/p",
+                        i,
+                        "user",
+                        f"record {i}",
+                        "live",
+                        None,
+                        "2026-03-01T00:00:00.000Z",
+                    )
+                ]
+            )
             acks.put(i)
-        store.insert_checkpoint(Checkpoint("k9", "test", "/p", "/p", CheckpointTrigger.EXPLICIT,
-                                           "## Explicit Checkpoint", 30, created_at=T0),
-                                max_per_session=50)
+        store.insert_checkpoint(
+            Checkpoint(
+                "k9",
+                "test",
+                "/p",
+                "/p",
+                CheckpointTrigger.EXPLICIT,
+                "## Explicit Checkpoint",
+                30,
+                created_at=T0,
+            ),
+            max_per_session=50,
+        )
         acks.put("checkpoint")
         time.sleep(120)
 
@@ -360,8 +438,9 @@ def test_b57_kill_9_after_30_records_and_a_checkpoint_loses_nothing(store, tmp_p
     proc.join(60)
     assert got[-1] == "checkpoint" and proc.exitcode == -signal.SIGKILL
     with open_store(store.url) as reopened:
-        assert [e.text() for e in iter_entries(reopened, "k9")] == \
-            [f"record {i}" for i in range(30)]
+        assert [e.text() for e in iter_entries(reopened, "k9")] == [
+            f"record {i}" for i in range(30)
+        ]
         assert [c.prompt_count for c in reopened.checkpoints("k9")] == [30]
     assert [r.seq for r in TranscriptLog(log_path).read(session_key="k9")] == list(range(30))
 
@@ -397,9 +476,19 @@ def test_b58_store_latest_n_is_the_newest_in_chronological_order(store):
     lease = store.acquire_lease("k", "h", 60)
     for i in range(1, 11):
         store.add_note(Note("k", f"{i}"))
-        store.insert_checkpoint(Checkpoint("k", "test", "/p", "/p", CheckpointTrigger.PERIODIC,
-                                           f"d{i}", i, created_at=T0 + timedelta(minutes=i)),
-                                max_per_session=50)
+        store.insert_checkpoint(
+            Checkpoint(
+                "k",
+                "test",
+                "/p",
+                "/p",
+                CheckpointTrigger.PERIODIC,
+                f"d{i}",
+                i,
+                created_at=T0 + timedelta(minutes=i),
+            ),
+            max_per_session=50,
+        )
         store.add_receipt(RefusalReceipt("k", f"{i}", ReceiptReason.EMPTY), lease.token)
     assert [n.text for n in store.notes("k", limit=3)] == ["8", "9", "10"]
     assert [c.prompt_count for c in store.checkpoints("k", limit=3)] == [8, 9, 10]
@@ -411,15 +500,12 @@ def test_b58_cli_latest_n_is_the_newest_in_chronological_order(tmp_path: Path):
     with open_store(f"sqlite:///{tmp_path / 'continuity.db'}") as store:
         test_b58_store_latest_n_is_the_newest_in_chronological_order(store)
     runner = CliRunner()
-    listed = runner.invoke(app, ["checkpoints", "k", "-n", "3", "--json", "--home",
-                                 str(tmp_path)])
+    listed = runner.invoke(app, ["checkpoints", "k", "-n", "3", "--json", "--home", str(tmp_path)])
     assert listed.exit_code == 0, listed.output
     assert [c["prompt_count"] for c in json.loads(listed.stdout)["checkpoints"]] == [8, 9, 10]
-    receipts = runner.invoke(app, ["receipts", "k", "-n", "3", "--json", "--home",
-                                   str(tmp_path)])
+    receipts = runner.invoke(app, ["receipts", "k", "-n", "3", "--json", "--home", str(tmp_path)])
     assert receipts.exit_code == 0, receipts.output
     assert [r["run_id"] for r in json.loads(receipts.stdout)] == ["8", "9", "10"]
-
 
 
 def test_b20_marker_counts_original_bytes_through_repeated_cuts():

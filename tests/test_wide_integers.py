@@ -27,20 +27,45 @@ SESSION = "0b8a4f2e-1c3d-4e5f-8a9b-0c1d2e3f4a5b"
 
 def _session_file(folder: Path, project: Path) -> Path:
     def line(n: int, kind: str, content: object, parent: str | None) -> str:
-        return json.dumps({"parentUuid": parent, "isSidechain": False, "userType": "external",
-                           "cwd": str(project), "sessionId": SESSION, "version": "2.1.38",
-                           "type": kind, "message": {"role": kind, "content": content},
-                           "uuid": f"00000000-0000-4000-8000-{n:012d}",
-                           "timestamp": f"2026-12-01T10:00:0{n}.000Z"})
+        return json.dumps(
+            {
+                "parentUuid": parent,
+                "isSidechain": False,
+                "userType": "external",
+                "cwd": str(project),
+                "sessionId": SESSION,
+                "version": "2.1.38",
+                "type": kind,
+                "message": {"role": kind, "content": content},
+                "uuid": f"00000000-0000-4000-8000-{n:012d}",
+                "timestamp": f"2026-12-01T10:00:0{n}.000Z",
+            }
+        )
 
     uid = "00000000-0000-4000-8000-{:012d}".format
-    lines = [line(1, "user", "count the rows", None),
-             line(2, "assistant", [{"type": "tool_use", "id": "toolu_wide", "name": "Bash",
-                                    "input": {"command": "wc -l rows.csv \ud800", "limit": WIDE}}],
-                  uid(1)),
-             line(3, "user", [{"type": "tool_result", "tool_use_id": "toolu_wide",
-                               "content": "42 rows.csv"}], uid(2)),
-             line(4, "assistant", [{"type": "text", "text": "42 rows."}], uid(3))]
+    lines = [
+        line(1, "user", "count the rows", None),
+        line(
+            2,
+            "assistant",
+            [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_wide",
+                    "name": "Bash",
+                    "input": {"command": "wc -l rows.csv \ud800", "limit": WIDE},
+                }
+            ],
+            uid(1),
+        ),
+        line(
+            3,
+            "user",
+            [{"type": "tool_result", "tool_use_id": "toolu_wide", "content": "42 rows.csv"}],
+            uid(2),
+        ),
+        line(4, "assistant", [{"type": "text", "text": "42 rows."}], uid(3)),
+    ]
     path = folder / f"{SESSION}.jsonl"
     path.write_text("\n".join(lines) + "\n")
     assert str(WIDE) in path.read_text() and "\\ud800" in path.read_text()
@@ -63,8 +88,11 @@ def test_wide_integer_in_tool_arguments_is_imported_and_searchable(tmp_path: Pat
 
 
 def _wide_row() -> Entry:
-    return Entry(EntryKind.MESSAGE, Role.ASSISTANT, blocks=(
-        ToolCallBlock("toolu_wide", "Bash", {"command": "wc -l rows.csv", "limit": WIDE}),))
+    return Entry(
+        EntryKind.MESSAGE,
+        Role.ASSISTANT,
+        blocks=(ToolCallBlock("toolu_wide", "Bash", {"command": "wc -l rows.csv", "limit": WIDE}),),
+    )
 
 
 def test_wide_integer_in_a_row_is_digested():

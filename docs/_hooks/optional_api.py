@@ -36,8 +36,10 @@ def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
         name = match["name"]
         if name not in OPTIONAL or _present(name, root):
             return match[0]
-        return (f'!!! note "`{name}` is not in this build"\n'
-                f"    This checkout has no `{name}` yet (issue 46 item 1); its reference "
-                "appears here, from its docstrings, once it does.\n")
+        return (
+            f'!!! note "`{name}` is not in this build"\n'
+            f"    This checkout has no `{name}` yet (issue 46 item 1); its reference "
+            "appears here, from its docstrings, once it does.\n"
+        )
 
     return _DIRECTIVE.sub(note, markdown)

@@ -14,8 +14,18 @@ from continuity.api import RESULTS
 from continuity.core.exports import lazy_exports
 
 #: The error classes (``continuity.core.errors``); each has the ``exit_code`` the CLI uses.
-ERRORS = ("AmbiguousSession", "ConfigError", "ContinuityError", "FencedWrite", "InputError",
-          "LeaseHeld", "SchemaOutOfDate", "SessionNotFound", "StoreConflict", "StoreError")
+ERRORS = (
+    "AmbiguousSession",
+    "ConfigError",
+    "ContinuityError",
+    "FencedWrite",
+    "InputError",
+    "LeaseHeld",
+    "SchemaOutOfDate",
+    "SessionNotFound",
+    "StoreConflict",
+    "StoreError",
+)
 
 _EXPORTS = {
     "Workspace": "api.workspace",
@@ -33,4 +43,4 @@ _EXPORTS = {
 }
 
 __all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)  # type: ignore[misc]
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -34,12 +34,26 @@ def turn(n: int, output_bytes: int = 2400) -> list[dict[str, Any]]:
     """One request answered after a tool call: user, function_call, its output, assistant."""
     return [
         {"role": "user", "content": f"request {n}: read file {n}"},
-        {"type": "function_call", "call_id": f"c{n}", "name": "read",
-         "arguments": json.dumps({"path": f"f{n}.py"}), "id": f"fc_{n}", "status": "completed"},
-        {"type": "function_call_output", "call_id": f"c{n}", "output": f"line {n} " * (
-            output_bytes // (len(str(n)) + 6))},
-        {"type": "message", "role": "assistant", "id": f"msg_{n}", "status": "completed",
-         "content": [{"type": "output_text", "text": f"answer {n}", "annotations": []}]},
+        {
+            "type": "function_call",
+            "call_id": f"c{n}",
+            "name": "read",
+            "arguments": json.dumps({"path": f"f{n}.py"}),
+            "id": f"fc_{n}",
+            "status": "completed",
+        },
+        {
+            "type": "function_call_output",
+            "call_id": f"c{n}",
+            "output": f"line {n} " * (output_bytes // (len(str(n)) + 6)),
+        },
+        {
+            "type": "message",
+            "role": "assistant",
+            "id": f"msg_{n}",
+            "status": "completed",
+            "content": [{"type": "output_text", "text": f"answer {n}", "annotations": []}],
+        },
     ]
 
 
@@ -87,8 +101,7 @@ def test_it_is_an_sdk_session_and_round_trips_items(tmp_path: Path, db_url: str)
     session.close()
 
 
-def test_session_settings_limit_and_a_second_instance_see_the_same_history(
-        tmp_path: Path) -> None:
+def test_session_settings_limit_and_a_second_instance_see_the_same_history(tmp_path: Path) -> None:
     from agents import SessionSettings
 
     one = ContinuitySession("shared", home=tmp_path, session_settings=SessionSettings(limit=3))
@@ -132,7 +145,8 @@ def test_file_names_never_collide_and_stay_in_the_folder() -> None:
 
 @pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
 def test_over_budget_a_summary_first_then_the_paired_tail_within_the_budget(
-        tmp_path: Path, db_url: str) -> None:
+    tmp_path: Path, db_url: str
+) -> None:
     session = ContinuitySession("long", home=tmp_path, budget_bytes=20_000, database_url=db_url)
     added: list[dict[str, Any]] = []
     for n in range(30):
@@ -146,9 +160,11 @@ def test_over_budget_a_summary_first_then_the_paired_tail_within_the_budget(
     assert_paired(items)
     # the tail is the newest items, verbatim and in order, starting on a request
     tail = items[1:]
-    assert tail == added[-len(tail):]
-    assert tail[0] == {"role": "user", "content": f"request {30 - len(tail) // 4}: read file "
-                                                  f"{30 - len(tail) // 4}"}
+    assert tail == added[-len(tail) :]
+    assert tail[0] == {
+        "role": "user",
+        "content": f"request {30 - len(tail) // 4}: read file {30 - len(tail) // 4}",
+    }
     assert len(tail) >= 8
     assert run(session.get_items(limit=3)) == added[-3:]
     # continuity's compaction ran: the checkpoint row is in the store
@@ -165,13 +181,15 @@ def one_long_run(late_call: bool) -> list[dict[str, Any]]:
     for n in range(40):
         added += turn(n)[1:3]
     if late_call:
-        added.append({"type": "function_call", "call_id": "late", "name": "test",
-                      "arguments": "{}"})
+        added.append(
+            {"type": "function_call", "call_id": "late", "name": "test", "arguments": "{}"}
+        )
     return added
 
 
 def test_the_previous_request_travels_verbatim_when_its_run_outgrows_the_budget(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     session = ContinuitySession("one-run", home=tmp_path, budget_bytes=12_000)
     added = one_long_run(late_call=False)
     run(session.add_items(added))
@@ -180,7 +198,7 @@ def test_the_previous_request_travels_verbatim_when_its_run_outgrows_the_budget(
     assert "<summary>" in items[0]["content"]
     assert items[1] == added[0]  # the request, verbatim, right after the summary
     assert_paired(items)
-    assert items[2:] == added[-len(items[2:]):]
+    assert items[2:] == added[-len(items[2:]) :]
     assert len(items[2:]) >= 4
     session.close()
 
@@ -198,9 +216,12 @@ def test_a_call_that_never_got_its_output_is_answered_effects_unknown(tmp_path: 
     assert items[1] == added[0]
     assert_paired(items)
     assert items[-2] == added[-1]
-    assert items[-1] == {"type": "function_call_output", "call_id": "late",
-                         "output": UNKNOWN_EFFECTS.format(name="test", id="late")}
-    assert items[2:-1] == added[-len(items[2:-1]):]
+    assert items[-1] == {
+        "type": "function_call_output",
+        "call_id": "late",
+        "output": UNKNOWN_EFFECTS.format(name="test", id="late"),
+    }
+    assert items[2:-1] == added[-len(items[2:-1]) :]
     session.close()
 
 
@@ -212,8 +233,15 @@ def test_items_larger_than_their_rows_still_get_a_summary(tmp_path: Path) -> Non
     added: list[dict[str, Any]] = []
     for n in range(30):
         items = turn(n, output_bytes=60)
-        items.insert(1, {"type": "reasoning", "id": f"rs_{n}", "summary": [],
-                         "encrypted_content": "gAAAA" + "x" * 3000})
+        items.insert(
+            1,
+            {
+                "type": "reasoning",
+                "id": f"rs_{n}",
+                "summary": [],
+                "encrypted_content": "gAAAA" + "x" * 3000,
+            },
+        )
         added += items
         run(session.add_items(items))
     store = session.store()
@@ -222,7 +250,7 @@ def test_items_larger_than_their_rows_still_get_a_summary(tmp_path: Path) -> Non
     assert json_len(items) <= 20_000
     assert "<summary>" in items[0]["content"]
     assert_paired(items)
-    assert items[1:] == added[-len(items[1:]):]
+    assert items[1:] == added[-len(items[1:]) :]
     session.close()
 
 
@@ -253,10 +281,20 @@ def test_the_record_is_lossless_after_pop_and_clear(tmp_path: Path) -> None:
     run(session.add_items([{"role": "user", "content": "a new start"}]))
     lines = session.path.read_bytes().splitlines()
     records = [orjson.loads(line) for line in lines]
-    assert [r["type"] for r in records] == ["openai-agents.session", "item", "item", "item",
-                                            "item", "pop", "clear", "item"]
-    assert [r["item"] for r in records if r["type"] == "item"] == \
-        [*turn(1), {"role": "user", "content": "a new start"}]
+    assert [r["type"] for r in records] == [
+        "openai-agents.session",
+        "item",
+        "item",
+        "item",
+        "item",
+        "pop",
+        "clear",
+        "item",
+    ]
+    assert [r["item"] for r in records if r["type"] == "item"] == [
+        *turn(1),
+        {"role": "user", "content": "a new start"},
+    ]
     assert records[5]["pops"] == records[4]["id"] and popped == turn(1)[-1]
     assert (os.stat(session.path).st_mode & 0o777) == 0o600
     assert (os.stat(session.path.parent).st_mode & 0o777) == 0o700
@@ -264,17 +302,23 @@ def test_the_record_is_lossless_after_pop_and_clear(tmp_path: Path) -> None:
     assert [r.data for r in store.raw_lines(str(session.path.resolve()))] == lines
     rows = store.entries_by_seq(session.key, range(len(lines)))
     assert [(r.kind.value, r.role.value, r.visible) for r in rows] == [
-        ("event", "system", False), ("message", "user", False),
-        ("message", "assistant", False), ("message", "tool", False),
-        ("message", "assistant", False), ("event", "system", False),
-        ("event", "system", False), ("message", "user", True)]
+        ("event", "system", False),
+        ("message", "user", False),
+        ("message", "assistant", False),
+        ("message", "tool", False),
+        ("message", "assistant", False),
+        ("event", "system", False),
+        ("event", "system", False),
+        ("message", "user", True),
+    ]
     session.close()
     shown = CliRunner().invoke(app, ["show", "kept", "--all", "--home", str(tmp_path)])
     assert shown.exit_code == 0, shown.output
     for text in ("request 1: read file 1", "answer 1", "a new start"):
         assert text in shown.output
-    listed = CliRunner().invoke(app, ["sessions", "--harness", "openai-agents", "--json",
-                                      "--home", str(tmp_path)])
+    listed = CliRunner().invoke(
+        app, ["sessions", "--harness", "openai-agents", "--json", "--home", str(tmp_path)]
+    )
     assert [s["session"] for s in json.loads(listed.output)] == ["kept"]
 
 
@@ -286,23 +330,43 @@ def test_the_example_agent_remembers_its_first_run_offline(tmp_path: Path) -> No
     a scripted model (one tool call); the second run's model input holds the first run's
     items. Offline: no API key, tracing off, every proxy pointed at a closed port."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("OPENAI")}
-    env.update(OPENAI_AGENTS_DISABLE_TRACING="1", HTTPS_PROXY="http://127.0.0.1:9",
-               HTTP_PROXY="http://127.0.0.1:9", NO_PROXY="", CONTINUITY_HOME=str(tmp_path))
-    done = subprocess.run([sys.executable, str(ROOT / "examples" / "agents_sdk_agent.py"),
-                           str(tmp_path)], env=env, capture_output=True, text=True,
-                          timeout=120, check=False)
+    env.update(
+        OPENAI_AGENTS_DISABLE_TRACING="1",
+        HTTPS_PROXY="http://127.0.0.1:9",
+        HTTP_PROXY="http://127.0.0.1:9",
+        NO_PROXY="",
+        CONTINUITY_HOME=str(tmp_path),
+    )
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "agents_sdk_agent.py"), str(tmp_path)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     out = json.loads(done.stdout)
     assert out["second_run_saw_first"] is True
     assert out["calls"] == 3  # tool call, first answer, second answer
-    assert out["inputs"] == [["message", "user"], ["function_call", None],
-                             ["function_call_output", None], ["message", "assistant"],
-                             ["message", "user"]]
+    assert out["inputs"] == [
+        ["message", "user"],
+        ["function_call", None],
+        ["function_call_output", None],
+        ["message", "assistant"],
+        ["message", "user"],
+    ]
     assert out["first_output"] == "The text has 4 words."
     # the record and the store hold both runs: `continuity show` lists them
     records = [orjson.loads(line) for line in Path(out["record"]).read_bytes().splitlines()]
     assert [r["item"].get("type") or r["item"]["role"] for r in records[1:]] == [
-        "user", "function_call", "function_call_output", "message", "user", "message"]
+        "user",
+        "function_call",
+        "function_call_output",
+        "message",
+        "user",
+        "message",
+    ]
     shown = CliRunner().invoke(app, ["show", "chat-1", "--home", str(tmp_path)])
     assert "word_count" in shown.output and "What did I ask you before?" in shown.output
 
@@ -313,8 +377,10 @@ def test_a_line_a_crashed_writer_left_unfinished_stays_apart(tmp_path: Path) -> 
     with open(session.path, "ab") as fh:
         fh.write(b'{"type":"item","id":"i1","parent_id":"i0","item":{"role":"us')
     run(session.add_items([{"role": "user", "content": "two"}]))
-    assert run(session.get_items()) == [{"role": "user", "content": "one"},
-                                        {"role": "user", "content": "two"}]
+    assert run(session.get_items()) == [
+        {"role": "user", "content": "one"},
+        {"role": "user", "content": "two"},
+    ]
     assert ContinuitySession("torn", home=tmp_path).items_now() == run(session.get_items())
     report = session.store().issues(str(session.path.resolve()))
     assert [i.line_no for i in report] == [3]  # the torn line, reported and kept raw
@@ -328,8 +394,9 @@ def test_the_runner_takes_the_bounded_continuation_as_its_history(tmp_path: Path
 
     from agents import Agent, Runner, set_tracing_disabled
 
-    spec = importlib.util.spec_from_file_location("agents_sdk_agent",
-                                                  ROOT / "examples" / "agents_sdk_agent.py")
+    spec = importlib.util.spec_from_file_location(
+        "agents_sdk_agent", ROOT / "examples" / "agents_sdk_agent.py"
+    )
     example = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(example)
     set_tracing_disabled(True)
@@ -345,11 +412,16 @@ def test_the_runner_takes_the_bounded_continuation_as_its_history(tmp_path: Path
     assert sent[-1] == {"role": "user", "content": "and now?"}
     assert_paired(sent)
     history = run(session.get_items())
-    assert history[-2:] == [{"role": "user", "content": "and now?"},
-                            {"id": "msg_99", "content": [{"annotations": [],
-                                                          "text": "Carrying on.",
-                                                          "type": "output_text"}],
-                             "role": "assistant", "status": "completed", "type": "message"}]
+    assert history[-2:] == [
+        {"role": "user", "content": "and now?"},
+        {
+            "id": "msg_99",
+            "content": [{"annotations": [], "text": "Carrying on.", "type": "output_text"}],
+            "role": "assistant",
+            "status": "completed",
+            "type": "message",
+        },
+    ]
     session.close()
 
 
@@ -359,8 +431,14 @@ def test_a_reasoning_item_never_ends_up_without_the_item_it_led_to() -> None:
     reasoning = {"type": "reasoning", "id": "rs_1", "summary": []}
     call, output = turn(1)[1:3]
     user = {"role": "user", "content": "next"}
-    tail = [(1, reasoning), (2, call), (3, output), (4, dict(reasoning, id="rs_2")), (5, user),
-            (6, dict(reasoning, id="rs_3"))]
+    tail = [
+        (1, reasoning),
+        (2, call),
+        (3, output),
+        (4, dict(reasoning, id="rs_2")),
+        (5, user),
+        (6, dict(reasoning, id="rs_3")),
+    ]
     kept, split = _without_stray_reasoning(tail, 5)
     assert [seq for seq, _ in kept] == [1, 2, 3, 5] and split == 4
     # one right before the request (split) has lost what followed it too
@@ -377,8 +455,12 @@ def test_two_writers_at_once_never_interleave_or_reuse_an_id(tmp_path: Path) -> 
 
     def write(w: int) -> None:
         for n in range(15):
-            writers[w].add_now([{"role": "user", "content": f"w{w} n{n} a"},
-                                {"role": "user", "content": f"w{w} n{n} b"}])
+            writers[w].add_now(
+                [
+                    {"role": "user", "content": f"w{w} n{n} a"},
+                    {"role": "user", "content": f"w{w} n{n} b"},
+                ]
+            )
 
     threads = [threading.Thread(target=write, args=(w,)) for w in range(2)]
     for t in threads:

@@ -39,8 +39,7 @@ def _urls(backend: str, tmp_path: Path):  # type: ignore[no-untyped-def]
 
 @pytest.mark.parametrize("backend", BACKENDS)
 @pytest.mark.parametrize("capability", sorted(c.value for c in Capability))
-def test_saver_passes_langgraph_conformance(backend: str, capability: str,
-                                            tmp_path: Path) -> None:
+def test_saver_passes_langgraph_conformance(backend: str, capability: str, tmp_path: Path) -> None:
     """Each capability of LangGraph's checkpointer conformance suite passes, every test of it
     (none skipped: the saver implements all eight, base and extended)."""
     for url in _urls(backend, tmp_path):
@@ -58,8 +57,10 @@ def test_saver_passes_langgraph_conformance(backend: str, capability: str,
 
 
 def test_saver_names_a_missing_thread_id(tmp_path: Path) -> None:
-    with ContinuitySaver.open(tmp_path / "w", record=False) as saver, \
-            pytest.raises(InputError, match=r"\['configurable'\]\['thread_id'\] is required"):
+    with (
+        ContinuitySaver.open(tmp_path / "w", record=False) as saver,
+        pytest.raises(InputError, match=r"\['configurable'\]\['thread_id'\] is required"),
+    ):
         saver.get_tuple({"configurable": {}})
 
 
@@ -82,8 +83,13 @@ def _env(url: str) -> dict[str, str]:
 
 
 def _run_example(home: Path, url: str, *args: str) -> dict:
-    done = subprocess.run([sys.executable, str(EXAMPLE), "--home", str(home), *args],
-                          capture_output=True, text=True, env=_env(url), timeout=120)
+    done = subprocess.run(
+        [sys.executable, str(EXAMPLE), "--home", str(home), *args],
+        capture_output=True,
+        text=True,
+        env=_env(url),
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)
 
@@ -99,15 +105,21 @@ def test_example_resumes_a_thread_after_a_crash(backend: str, tmp_path: Path) ->
 
 
 def _crash_and_resume(home: Path, url: str) -> None:
-    first = _run_example(home, url, "--thread", "t1", "--say", "hello", "--say", "what is 2+2?",
-                         "--crash")
+    first = _run_example(
+        home, url, "--thread", "t1", "--say", "hello", "--say", "what is 2+2?", "--crash"
+    )
     assert first["messages"] == [
-        ["human", "hello"], ["ai", "echo 1: hello"],
-        ["human", "what is 2+2?"], ["ai", "echo 2: what is 2+2?"]]
+        ["human", "hello"],
+        ["ai", "echo 1: hello"],
+        ["human", "what is 2+2?"],
+        ["ai", "echo 2: what is 2+2?"],
+    ]
     second = _run_example(home, url, "--thread", "t1", "--say", "and now?")
     assert second["resumed_from"] == 4
-    assert second["messages"] == first["messages"] + [["human", "and now?"],
-                                                      ["ai", "echo 3: and now?"]]
+    assert second["messages"] == first["messages"] + [
+        ["human", "and now?"],
+        ["ai", "echo 3: and now?"],
+    ]
     other = _run_example(home, url, "--thread", "t2", "--say", "fresh")
     assert other["resumed_from"] == 0
     assert other["messages"] == [["human", "fresh"], ["ai", "echo 1: fresh"]]
@@ -118,25 +130,48 @@ def _crash_and_resume(home: Path, url: str) -> None:
         assert session is not None and session.harness == "langgraph"
         rows = list(store.entries("t1"))
         assert [(r.role.value, r.text()) for r in rows] == [
-            ("user", "hello"), ("assistant", "echo 1: hello"),
-            ("user", "what is 2+2?"), ("assistant", "echo 2: what is 2+2?"),
-            ("user", "and now?"), ("assistant", "echo 3: and now?")]
+            ("user", "hello"),
+            ("assistant", "echo 1: hello"),
+            ("user", "what is 2+2?"),
+            ("assistant", "echo 2: what is 2+2?"),
+            ("user", "and now?"),
+            ("assistant", "echo 3: and now?"),
+        ]
         assert [r.is_request for r in rows] == [True, False] * 3
     cli = [sys.executable, "-c", "from continuity.cli.hookcmd import console; console()"]
     env = _env(url)
-    listed = subprocess.run([*cli, "sessions", "--home", str(home), "--json"],
-                            capture_output=True, text=True, env=env, timeout=60)
+    listed = subprocess.run(
+        [*cli, "sessions", "--home", str(home), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert listed.returncode == 0, listed.stderr
     assert {(s["session"], s["harness"], s["title"]) for s in json.loads(listed.stdout)} == {
-        ("t1", "langgraph", "hello"), ("t2", "langgraph", "fresh")}
-    found = subprocess.run([*cli, "search", "2+2", "--home", str(home), "--json"],
-                           capture_output=True, text=True, env=env, timeout=60)
+        ("t1", "langgraph", "hello"),
+        ("t2", "langgraph", "fresh"),
+    }
+    found = subprocess.run(
+        [*cli, "search", "2+2", "--home", str(home), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert found.returncode == 0, found.stderr
     hits = [json.loads(line) for line in found.stdout.splitlines()]
     assert {(h["session"], h["seq"], h["snippet"]) for h in hits} >= {
-        ("t1", 2, "what is 2+2?"), ("t1", 3, "echo 2: what is 2+2?")}
-    view = subprocess.run([*cli, "continue", "t1", "--home", str(home), "--json"],
-                          capture_output=True, text=True, env=env, timeout=60)
+        ("t1", 2, "what is 2+2?"),
+        ("t1", 3, "echo 2: what is 2+2?"),
+    }
+    view = subprocess.run(
+        [*cli, "continue", "t1", "--home", str(home), "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+    )
     assert view.returncode == 0, view.stderr
     assert "echo 3: and now?" in view.stdout
 
@@ -147,8 +182,9 @@ def test_store_keeps_items_and_recall_finds_them(backend: str, tmp_path: Path) -
         with open_store(url) as store:
             memory = ContinuityStore(store)
             memory.put(("users", "alice"), "diet", {"text": "Alice is allergic to peanuts"})
-            memory.put(("users", "alice"), "pet", {"text": "Alice has a cat named Miso",
-                                                   "kind": "pet"})
+            memory.put(
+                ("users", "alice"), "pet", {"text": "Alice has a cat named Miso", "kind": "pet"}
+            )
             memory.put(("users", "bob"), "pet", {"text": "Bob has a parrot", "kind": "pet"})
             memory.put(("users", "bob"), "secret", {"text": "not indexed"}, index=False)
 
@@ -162,8 +198,10 @@ def test_store_keeps_items_and_recall_finds_them(backend: str, tmp_path: Path) -
             pets = memory.search(("users",), filter={"kind": "pet"})
             assert sorted(h.key + "@" + h.namespace[1] for h in pets) == ["pet@alice", "pet@bob"]
             assert memory.search(("users", "bob"), query="not indexed") == []
-            assert memory.list_namespaces(prefix=("users",)) == [("users", "alice"),
-                                                                 ("users", "bob")]
+            assert memory.list_namespaces(prefix=("users",)) == [
+                ("users", "alice"),
+                ("users", "bob"),
+            ]
             assert memory.list_namespaces(max_depth=1) == [("users",)]
 
             # continuity recall finds the item's text (every string of its value) as a memory
@@ -171,7 +209,8 @@ def test_store_keeps_items_and_recall_finds_them(backend: str, tmp_path: Path) -
 
             found = recall(store, "parrot").results
             assert [(r.content, r.tags) for r in found] == [
-                ("Bob has a parrot\npet", ["langgraph", "langgraph:users.bob"])]
+                ("Bob has a parrot\npet", ["langgraph", "langgraph:users.bob"])
+            ]
 
             memory.put(("users", "alice"), "diet", {"text": "Alice now eats everything"})
             assert memory.search(("users",), query="peanuts") == []
@@ -190,20 +229,34 @@ def _tool_graph(saver: ContinuitySaver):  # type: ignore[no-untyped-def]
         last = state["messages"][-1]
         if isinstance(last, ToolMessage):
             return {"messages": [AIMessage(f"the file says {last.content}")]}
-        return {"messages": [AIMessage("", tool_calls=[
-            {"id": "call_1", "name": "read_file", "args": {"path": "notes.txt"}}])]}
+        return {
+            "messages": [
+                AIMessage(
+                    "",
+                    tool_calls=[
+                        {"id": "call_1", "name": "read_file", "args": {"path": "notes.txt"}}
+                    ],
+                )
+            ]
+        }
 
     def tool(state: MessagesState) -> dict:
         call = state["messages"][-1].tool_calls[0]
-        return {"messages": [ToolMessage("deploy on friday", tool_call_id=call["id"],
-                                         status="error" if call["args"] == {} else "success")]}
+        return {
+            "messages": [
+                ToolMessage(
+                    "deploy on friday",
+                    tool_call_id=call["id"],
+                    status="error" if call["args"] == {} else "success",
+                )
+            ]
+        }
 
     graph = StateGraph(MessagesState)
     graph.add_node("model", model)
     graph.add_node("tool", tool)
     graph.add_edge(START, "model")
-    graph.add_conditional_edges(
-        "model", lambda s: "tool" if s["messages"][-1].tool_calls else END)
+    graph.add_conditional_edges("model", lambda s: "tool" if s["messages"][-1].tool_calls else END)
     graph.add_edge("tool", "model")
     return graph.compile(checkpointer=saver)
 
@@ -222,15 +275,28 @@ def test_record_keeps_tool_calls_results_and_edits(tmp_path: Path) -> None:
     with ContinuitySaver.open(home) as saver:
         app = _tool_graph(saver)
         config = {"configurable": {"thread_id": "tools"}}
-        asyncio.run(app.ainvoke({"messages": [SystemMessage("be brief", id="sys"),
-                                              HumanMessage("what do my notes say?", id="q")]},
-                                config))
-        app.update_state(config, {"messages": [HumanMessage("what do my notes say now?",
-                                                            id="q")]})
+        asyncio.run(
+            app.ainvoke(
+                {
+                    "messages": [
+                        SystemMessage("be brief", id="sys"),
+                        HumanMessage("what do my notes say?", id="q"),
+                    ]
+                },
+                config,
+            )
+        )
+        app.update_state(config, {"messages": [HumanMessage("what do my notes say now?", id="q")]})
         record = saver._recorder.path("tools")  # type: ignore[union-attr]
     lines = [json.loads(line) for line in record.read_text().splitlines()]
     assert [(ln["index"], ln["message"]["type"]) for ln in lines] == [
-        (0, "system"), (1, "human"), (2, "ai"), (3, "tool"), (4, "ai"), (1, "human")]
+        (0, "system"),
+        (1, "human"),
+        (2, "ai"),
+        (3, "tool"),
+        (4, "ai"),
+        (1, "human"),
+    ]
     assert lines[2]["message"]["data"]["tool_calls"][0]["args"] == {"path": "notes.txt"}
     with open_store(home / "continuity.db") as store:
         rows = list(store.entries("tools"))
@@ -241,32 +307,42 @@ def test_record_keeps_tool_calls_results_and_edits(tmp_path: Path) -> None:
             (EntryKind.MESSAGE, "assistant", True, ""),
             (EntryKind.MESSAGE, "tool", True, ""),
             (EntryKind.MESSAGE, "assistant", True, "the file says deploy on friday"),
-            (EntryKind.MESSAGE, "user", True, "what do my notes say now?")]
+            (EntryKind.MESSAGE, "user", True, "what do my notes say now?"),
+        ]
         assert rows[2].blocks == (ToolCallBlock("call_1", "read_file", {"path": "notes.txt"}),)
         assert rows[3].blocks == (ToolResultBlock("call_1", False, "deploy on friday"),)
-        assert [r.native_id for r in rows] == ["sys", "q", rows[2].native_id,
-                                               rows[3].native_id, rows[4].native_id, "q"]
+        assert [r.native_id for r in rows] == [
+            "sys",
+            "q",
+            rows[2].native_id,
+            rows[3].native_id,
+            rows[4].native_id,
+            "q",
+        ]
 
 
 def test_record_off_writes_no_session(tmp_path: Path) -> None:
     with ContinuitySaver.open(tmp_path / "w", record=False) as saver:
-        _tool_graph(saver).invoke({"messages": [("user", "hi")]},
-                                  {"configurable": {"thread_id": "quiet"}})
+        _tool_graph(saver).invoke(
+            {"messages": [("user", "hi")]}, {"configurable": {"thread_id": "quiet"}}
+        )
         assert saver.get_tuple({"configurable": {"thread_id": "quiet"}}) is not None
         assert saver.store.get_session("quiet") is None
     assert not (tmp_path / "w" / "sources").exists()
 
 
-def test_open_by_database_url_records_into_continuity_home(tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_open_by_database_url_records_into_continuity_home(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``open(URL)`` stores in that database; the record files go to the workspace the CLI
     would use (``$CONTINUITY_HOME``), and ``ContinuityStore.open(URL)`` shares the database."""
     home = tmp_path / "home"
     monkeypatch.setenv("CONTINUITY_HOME", str(home))
     url = f"sqlite:///{tmp_path / 'elsewhere.db'}"
     with ContinuitySaver.open(url) as saver:
-        _tool_graph(saver).invoke({"messages": [("user", "list files")]},
-                                  {"configurable": {"thread_id": "by-url"}})
+        _tool_graph(saver).invoke(
+            {"messages": [("user", "list files")]}, {"configurable": {"thread_id": "by-url"}}
+        )
     assert len(list((home / "sources" / "langgraph").glob("*.jsonl"))) == 1
     assert not (home / "continuity.db").exists()
     with ContinuityStore.open(url) as memory:

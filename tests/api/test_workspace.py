@@ -32,8 +32,13 @@ def ws(tmp_path_factory: pytest.TempPathFactory) -> Any:
         yield opened
 
 
-def cli_json(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-             ws: Any, *args: object, code: int = 0) -> Any:
+def cli_json(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    ws: Any,
+    *args: object,
+    code: int = 0,
+) -> Any:
     """The ``--json`` output of ``continuity ARGS --json`` on ``ws``'s workspace, named by
     ``CONTINUITY_HOME`` (no ``--home``: the reopen commands a search prints stay bare)."""
     monkeypatch.setenv("CONTINUITY_HOME", str(ws.home))
@@ -98,7 +103,8 @@ def test_show_matches_the_cli_and_redacts(ws, monkeypatch, capsys) -> None:
     assert any(e["seq"] == 13 for e in rows.entries)
     assert rows.to_dict() == cli_json(monkeypatch, capsys, ws, "show", "01a23556")
     assert ws.show("01a23556", raw=True).to_dict() == cli_json(
-        monkeypatch, capsys, ws, "show", "01a23556", "--raw")
+        monkeypatch, capsys, ws, "show", "01a23556", "--raw"
+    )
     assert next(e["seq"] for e in ws.show("01a23556", seq=13).entries) == 8
 
 
@@ -107,8 +113,9 @@ def test_search_matches_the_cli(ws, monkeypatch, capsys) -> None:
     assert hits and hits[0].session == CODEX
     assert hits[0].show_command.startswith(f"continuity show {CODEX} --seq ")
     monkeypatch.setenv("CONTINUITY_HOME", str(ws.home))
-    code, out, _ = run_main(monkeypatch, capsys, "search", "compaction", "-n", "5",
-                            "--mode", "words", "--json")
+    code, out, _ = run_main(
+        monkeypatch, capsys, "search", "compaction", "-n", "5", "--mode", "words", "--json"
+    )
     assert code == 0
     assert [h.to_dict() for h in hits] == [json.loads(line) for line in out.splitlines()]
     assert ws.search("zzzqqq", mode="words") == []
@@ -129,8 +136,9 @@ def test_a_refused_continuation_is_a_value_not_an_error(ws, monkeypatch, capsys)
     assert view.refusal is not None
     assert view.refusal.reason == "protected_context_over_budget"
     assert view.request is None and view.messages == ()
-    assert view.to_dict() == cli_json(monkeypatch, capsys, ws, "continue", "01a23556",
-                                      "--budget", "10", code=5)
+    assert view.to_dict() == cli_json(
+        monkeypatch, capsys, ws, "continue", "01a23556", "--budget", "10", code=5
+    )
 
 
 def test_a_key_names_one_session_as_on_the_command_line(ws) -> None:
@@ -179,17 +187,19 @@ def test_search_near_boosts_the_askers_folder(ws) -> None:
     higher than the same rows asked from elsewhere."""
     folder = next(s.project for s in ws.sessions(0) if s.session == CODEX)
     assert folder
-    near = {(h.session, h.seq): h.score
-            for h in ws.search("compaction", mode="words", near=folder)}
-    far = {(h.session, h.seq): h.score
-           for h in ws.search("compaction", mode="words", near="/nowhere/else")}
+    near = {(h.session, h.seq): h.score for h in ws.search("compaction", mode="words", near=folder)}
+    far = {
+        (h.session, h.seq): h.score
+        for h in ws.search("compaction", mode="words", near="/nowhere/else")
+    }
     codex = [k for k in near if k[0] == CODEX and k in far]
     assert codex and all(near[k] > far[k] for k in codex)
 
 
 def test_remember_and_recall_match_the_cli(ws, monkeypatch, capsys) -> None:
-    done = ws.remember("The export job stamps UTC with a Z suffix", type="decision",
-                       tags=["export"])
+    done = ws.remember(
+        "The export job stamps UTC with a Z suffix", type="decision", tags=["export"]
+    )
     assert done.deduped is False and done.type == "decision"
     assert ws.remember("The export job stamps UTC with a Z suffix").deduped is True
     found = ws.recall("export UTC")
@@ -218,8 +228,9 @@ def test_resume_matches_the_cli(tmp_path: Path, monkeypatch, capsys) -> None:
     home, project = _workspace(tmp_path)  # session abc-123 of the folder proj, which exists
     target = tmp_path / "pi-home"
     with continuity.Workspace.open(home) as ws:
-        written = cli_json(monkeypatch, capsys, ws, "resume", "abc", "--in", "pi",
-                           "--target-home", target)
+        written = cli_json(
+            monkeypatch, capsys, ws, "resume", "abc", "--in", "pi", "--target-home", target
+        )
         same = ws.resume("abc", into="pi", target_home=target)
         assert same.reused is True and Path(same.path).is_file()
         assert same.cwd == str(project) and same.command[0] == "pi"
@@ -257,14 +268,19 @@ def test_every_name_in_all_resolves() -> None:
 
 def test_import_continuity_loads_no_database_library() -> None:
     """``import continuity`` (and ``continuity.cli``, the hook's path) stays cheap: PEP 562."""
-    code = ("import sys, continuity, continuity.cli\n"
-            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sqlalchemy', "
-            "'pydantic', 'typer', 'rich') or m.startswith('continuity.api.')))")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
+    code = (
+        "import sys, continuity, continuity.cli\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('sqlalchemy', "
+        "'pydantic', 'typer', 'rich') or m.startswith('continuity.api.')))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert done.stdout.strip() == "[]"
-    timed = subprocess.run([sys.executable, "-X", "importtime", "-c", "import continuity"],
-                           capture_output=True, text=True, check=True)
+    timed = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", "import continuity"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert "continuity" in timed.stderr and "sqlalchemy" not in timed.stderr
 
 
@@ -275,8 +291,13 @@ def test_the_readme_snippet_prints_the_request(tmp_path: Path) -> None:
     line = next(x for x in readme.splitlines() if x.startswith(".venv/bin/python -c"))
     code = line.split(" -c ", 1)[1].strip().strip('"')
     shutil.copytree(ROOT / "examples", tmp_path / "examples")
-    done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                          text=True, env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)})
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={"PATH": "/usr/bin:/bin", "HOME": str(tmp_path)},
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == CODEX_REQUEST + "\n"
     assert (tmp_path / "w" / "continuity.db").is_file()

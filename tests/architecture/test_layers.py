@@ -47,14 +47,26 @@ def _imports(path: Path) -> list[tuple[int, str]]:
     out = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.Import):
-            out += [(node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "continuity"]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module \
-                and node.module.split(".")[0] == "continuity":
+            out += [
+                (node.lineno, a.name) for a in node.names if a.name.split(".")[0] == "continuity"
+            ]
+        elif (
+            isinstance(node, ast.ImportFrom)
+            and node.level == 0
+            and node.module
+            and node.module.split(".")[0] == "continuity"
+        ):
             for alias in node.names:
                 sub = SRC.parent.joinpath(*node.module.split("."), alias.name)
                 full = f"{node.module}.{alias.name}"
-                out.append((node.lineno, full if sub.with_suffix(".py").exists()
-                            or (sub / "__init__.py").exists() else node.module))
+                out.append(
+                    (
+                        node.lineno,
+                        full
+                        if sub.with_suffix(".py").exists() or (sub / "__init__.py").exists()
+                        else node.module,
+                    )
+                )
     return out
 
 
@@ -66,10 +78,17 @@ def _lazy_reexports(path: Path) -> set[str]:
         return set()
     package = _module_name(path)
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    blocks = [n for n in tree.body if isinstance(n, ast.If)
-              and getattr(n.test, "id", None) == "TYPE_CHECKING"]
-    return {n.module for b in blocks for n in b.body
-            if isinstance(n, ast.ImportFrom) and n.module and n.module.startswith(package + ".")}
+    blocks = [
+        n
+        for n in tree.body
+        if isinstance(n, ast.If) and getattr(n.test, "id", None) == "TYPE_CHECKING"
+    ]
+    return {
+        n.module
+        for b in blocks
+        for n in b.body
+        if isinstance(n, ast.ImportFrom) and n.module and n.module.startswith(package + ".")
+    }
 
 
 def _sources() -> list[Path]:
@@ -79,9 +98,12 @@ def _sources() -> list[Path]:
 def test_every_module_lives_in_a_known_package() -> None:
     """Each module sits in one of the layered packages (a new top-level module is a decision
     for docs/architecture.md first)."""
-    stray = [str(p.relative_to(SRC)) for p in _sources()
-             if (len(p.relative_to(SRC).parts) == 1 and p.stem not in TOP_LEVEL)
-             or (len(p.relative_to(SRC).parts) > 1 and p.relative_to(SRC).parts[0] not in RANK)]
+    stray = [
+        str(p.relative_to(SRC))
+        for p in _sources()
+        if (len(p.relative_to(SRC).parts) == 1 and p.stem not in TOP_LEVEL)
+        or (len(p.relative_to(SRC).parts) > 1 and p.relative_to(SRC).parts[0] not in RANK)
+    ]
     assert stray == []
 
 
@@ -108,8 +130,14 @@ def test_no_two_modules_import_each_other() -> None:
     graph: dict[str, set[str]] = {}
     for path in _sources():
         graph[_module_name(path)] = {t for _, t in _imports(path)} - _lazy_reexports(path)
-    pairs = sorted({tuple(sorted((a, b))) for a, targets in graph.items() for b in targets
-                    if b != a and a in graph.get(b, set())})
+    pairs = sorted(
+        {
+            tuple(sorted((a, b)))
+            for a, targets in graph.items()
+            for b in targets
+            if b != a and a in graph.get(b, set())
+        }
+    )
     assert pairs == []
 
 

@@ -28,8 +28,13 @@ MINUTE = 60.0
 
 
 def _cli(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "continuity.cli.app", *args], env=env,
-                          capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "continuity.cli.app", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _sessions(env: dict[str, str]) -> list[dict[str, Any]]:
@@ -38,8 +43,7 @@ def _sessions(env: dict[str, str]) -> list[dict[str, Any]]:
     return json.loads(done.stdout)
 
 
-def _until(check: Callable[[], Any], what: str, seconds: float = MINUTE,
-           every: float = 0.5) -> Any:
+def _until(check: Callable[[], Any], what: str, seconds: float = MINUTE, every: float = 0.5) -> Any:
     """``tests.e2e.conftest.until`` with this module's defaults (a minute, every 0.5 s)."""
     return until(check, what, seconds, every)
 
@@ -51,9 +55,14 @@ def _world(tmp_path: Path) -> dict[str, str]:
     ws.mkdir()
     (ws / "config.toml").write_text("[archive]\nrescan_seconds = 1\n")
     (tmp_path / "pi-home").write_text("a file, not a folder\n")
-    env = {**os.environ, "CONTINUITY_HOME": str(ws), "CLAUDE_CONFIG_DIR": str(tmp_path / "cc"),
-           "CODEX_HOME": str(tmp_path / "codex"), "PI_CODING_AGENT_DIR": str(tmp_path / "pi-home"),
-           "XDG_DATA_HOME": str(tmp_path / "xdg")}
+    env = {
+        **os.environ,
+        "CONTINUITY_HOME": str(ws),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "cc"),
+        "CODEX_HOME": str(tmp_path / "codex"),
+        "PI_CODING_AGENT_DIR": str(tmp_path / "pi-home"),
+        "XDG_DATA_HOME": str(tmp_path / "xdg"),
+    }
     for name in ("CONTINUITY_DATABASE_URL", "CONTINUITY_ARCHIVE__ENABLED"):
         env.pop(name, None)
     return env
@@ -66,8 +75,13 @@ def _unset(env: dict[str, str]) -> dict[str, str | None]:
 
 def test_watch_follows_a_folder_made_later_and_a_growing_file(tmp_path: Path) -> None:
     env = _world(tmp_path)
-    proc = subprocess.Popen([sys.executable, "-m", "continuity.cli.app", "watch"], env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "continuity.cli.app", "watch"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         time.sleep(2)  # watching nothing yet: Claude Code is "installed" after continuity
         projects = tmp_path / "cc" / "projects"
@@ -83,8 +97,10 @@ def test_watch_follows_a_folder_made_later_and_a_growing_file(tmp_path: Path) ->
         _until(lambda: any(s["session"] == key for s in _sessions(env)), "the new session")
         with open(grown, "a") as fh:
             fh.write("\n".join(lines[1:]) + "\n")
-        _until(lambda: [s["entries"] for s in _sessions(env) if s["session"] == key] == [4],
-               "the appended lines")
+        _until(
+            lambda: [s["entries"] for s in _sessions(env) if s["session"] == key] == [4],
+            "the appended lines",
+        )
     finally:
         proc.send_signal(signal.SIGTERM)
         out, err = proc.communicate(timeout=30)
@@ -94,12 +110,14 @@ def test_watch_follows_a_folder_made_later_and_a_growing_file(tmp_path: Path) ->
         f"claude_code: $CLAUDE_CONFIG_DIR = {tmp_path / 'cc'} does not exist (yet); not watched",
         f"codex: $CODEX_HOME = {tmp_path / 'codex'} does not exist (yet); not watched",
         f"pi: $PI_CODING_AGENT_DIR = {tmp_path / 'pi-home'} is not a folder; not watched",
-        f"opencode: $XDG_DATA_HOME = {tmp_path / 'xdg'} does not exist (yet); not watched"]
+        f"opencode: $XDG_DATA_HOME = {tmp_path / 'xdg'} does not exist (yet); not watched",
+    ]
     assert said[4] == "no harness session folder exists yet; looking again every 1 s"
     assert f"watching claude_code: {projects}" in said
     skipped = [line for line in said if line.startswith("not archived:")]
-    assert skipped == [f"not archived: {projects / 'notes.jsonl'}: not a session file "
-                       "(format not recognised)"]  # said once, not once per rescan
+    assert skipped == [
+        f"not archived: {projects / 'notes.jsonl'}: not a session file (format not recognised)"
+    ]  # said once, not once per rescan
     assert "archived 5 files, 232 new rows" in out.splitlines()
 
 
@@ -107,8 +125,9 @@ def test_watch_once_with_no_folder_says_so_and_exits(tmp_path: Path) -> None:
     env = _world(tmp_path)
     done = _cli(env, "watch", "--once")
     assert done.returncode == 0 and done.stdout == ""
-    assert done.stderr.splitlines()[-1] == ("no harness session folder exists here; nothing "
-                                            "to archive")
+    assert done.stderr.splitlines()[-1] == (
+        "no harness session folder exists here; nothing to archive"
+    )
 
 
 def test_serve_archives_without_hooks_and_stops_its_child(tmp_path: Path) -> None:
@@ -127,8 +146,13 @@ def test_serve_archives_without_hooks_and_stops_its_child(tmp_path: Path) -> Non
     finally:
         assert daemon.stop() == 0, daemon.logs()
     assert "archive: archived 3 files, 12 new rows" in daemon.logs()
-    _until(lambda: not Path(f"/proc/{pid}").exists()
-           or "zombie" in Path(f"/proc/{pid}/status").read_text(), "the child's exit", 10)
+    _until(
+        lambda: (
+            not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
+        ),
+        "the child's exit",
+        10,
+    )
 
 
 def test_a_killed_daemon_takes_its_archiving_child_with_it(tmp_path: Path) -> None:
@@ -139,15 +163,23 @@ def test_a_killed_daemon_takes_its_archiving_child_with_it(tmp_path: Path) -> No
     (tmp_path / "ws" / "config.toml").write_text("[archive]\nrescan_seconds = 600\n")
     daemon = Daemon(Path(env["CONTINUITY_HOME"]), env=_unset(env))
     try:
-        log = _until(lambda: "watching claude_code" in (text := daemon.logs()) and text,
-                     "the child's start", 20)
+        log = _until(
+            lambda: "watching claude_code" in (text := daemon.logs()) and text,
+            "the child's start",
+            20,
+        )
         pid = int(log.split("session folders (pid ")[1].split(")")[0])
         os.kill(pid, 0)
     finally:
         daemon.proc.kill()
         daemon.proc.wait()
-    _until(lambda: not Path(f"/proc/{pid}").exists()
-           or "zombie" in Path(f"/proc/{pid}/status").read_text(), "the orphan's exit", 20)
+    _until(
+        lambda: (
+            not Path(f"/proc/{pid}").exists() or "zombie" in Path(f"/proc/{pid}/status").read_text()
+        ),
+        "the orphan's exit",
+        20,
+    )
 
 
 def test_serve_with_archiving_off_imports_nothing(tmp_path: Path) -> None:
@@ -186,8 +218,16 @@ def test_a_burst_of_10000_files_does_not_stall_the_hooks(tmp_path: Path) -> None
 
         def run(event: str, **fields: Any) -> None:
             started = time.monotonic()
-            hook(ws, daemon.url, "claude-code", event, session_id=key, cwd=cwd,
-                 transcript_path=str(transcript), **fields)
+            hook(
+                ws,
+                daemon.url,
+                "claude-code",
+                event,
+                session_id=key,
+                cwd=cwd,
+                transcript_path=str(transcript),
+                **fields,
+            )
             timings.append((event, time.monotonic() - started))
 
         run("session-start", source="startup")
@@ -204,8 +244,12 @@ def test_a_burst_of_10000_files_does_not_stall_the_hooks(tmp_path: Path) -> None
         assert slow == []
         spool = ws / "spool" / "events.jsonl"
         assert not spool.exists() or spool.read_text().strip() == ""  # all answered live
-        archived = _until(lambda: len(s := _sessions(env)) == 10_001 and s,
-                          "all 10,000 sessions archived", 600, every=10)
+        archived = _until(
+            lambda: len(s := _sessions(env)) == 10_001 and s,
+            "all 10,000 sessions archived",
+            600,
+            every=10,
+        )
         # (a listing of 10,000 sessions is a 2 s process: polled often, it would take the
         # CPU the niced archiver needs)
         assert sum(s["entries"] for s in archived if s["session"] != key) == 40_000
@@ -213,5 +257,6 @@ def test_a_burst_of_10000_files_does_not_stall_the_hooks(tmp_path: Path) -> None
         assert (live["project"], live["entries"]) == (cwd, 40)
     finally:
         assert daemon.stop() == 0, daemon.logs()
-    print("hook seconds, slowest first:", sorted((round(t, 2) for _, t in timings),
-                                                 reverse=True)[:5])
+    print(
+        "hook seconds, slowest first:", sorted((round(t, 2) for _, t in timings), reverse=True)[:5]
+    )

@@ -32,8 +32,14 @@ from tests.paths import SAMPLE_DIRS, SHARED_DATA
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 #: every sample session, the hand-made fixtures (pi branches and compactions, Claude Code
 #: subagents and compactions, Codex) and the importer's edge cases
-CORPUS = [*SAMPLE_DIRS, SHARED_DATA / "real-harness", FIXTURES / "pi", FIXTURES / "claude_code",
-          FIXTURES / "codex", FIXTURES / "importer"]
+CORPUS = [
+    *SAMPLE_DIRS,
+    SHARED_DATA / "real-harness",
+    FIXTURES / "pi",
+    FIXTURES / "claude_code",
+    FIXTURES / "codex",
+    FIXTURES / "importer",
+]
 
 
 def _stored(store, f) -> list[Entry]:
@@ -97,8 +103,9 @@ def test_rows_over_the_keep_bound_are_read_back(tmp_path, monkeypatch):
 def _outcome(store, home: Path, keys: list[str]) -> dict:
     """Everything the phases wrote: checkpoints, transcript rows, transcript files (without
     the wall-clock ``captured`` stamp)."""
-    checkpoints = {k: [dataclasses.replace(c, checkpoint_id=None) for c in store.checkpoints(k)]
-                   for k in keys}
+    checkpoints = {
+        k: [dataclasses.replace(c, checkpoint_id=None) for c in store.checkpoints(k)] for k in keys
+    }
     rows = {}
     for k in keys:
         session = store.get_session(k)
@@ -108,8 +115,9 @@ def _outcome(store, home: Path, keys: list[str]) -> dict:
     for harness in ("claude-code", "codex", "pi", "opencode"):
         path = transcript_path(home, harness)
         if path.exists():
-            files[harness] = [dataclasses.replace(r, captured_at="") for r in
-                              TranscriptLog(path).read()]
+            files[harness] = [
+                dataclasses.replace(r, captured_at="") for r in TranscriptLog(path).read()
+            ]
     return {"checkpoints": checkpoints, "rows": rows, "files": files}
 
 
@@ -167,13 +175,17 @@ def test_ingest_of_a_grown_file_reads_only_the_look_back(tmp_path):
     assert grown["checkpoints"] == once["checkpoints"]
     assert grown["rows"] == once["rows"]
     strip = [dataclasses.replace(r, source_path="") for r in grown["files"]["claude-code"]]
-    assert strip == [dataclasses.replace(r, source_path="")
-                     for r in once["files"]["claude-code"]]
+    assert strip == [dataclasses.replace(r, source_path="") for r in once["files"]["claude-code"]]
 
 
 def _row(seq: int, visible: bool = True) -> Entry:
-    return Entry(kind=EntryKind.MESSAGE, role=Role.USER, blocks=(TextBlock(f"r{seq}"),),
-                 visible=visible, seq=seq)
+    return Entry(
+        kind=EntryKind.MESSAGE,
+        role=Role.USER,
+        blocks=(TextBlock(f"r{seq}"),),
+        visible=visible,
+        seq=seq,
+    )
 
 
 class _Pages:
@@ -198,8 +210,11 @@ def test_iter_entries_reads_only_the_rows_before_the_known_ones(after, visible_o
     which were used), the rows before 10 from the store in pages of 4."""
     store = _Pages(20)
     known = [dataclasses.replace(e, type_name="known") for e in store.rows[10:]]
-    got = list(iter_entries(store, "k", after_seq=after, visible_only=visible_only,
-                            page_rows=4, known=known))
+    got = list(
+        iter_entries(
+            store, "k", after_seq=after, visible_only=visible_only, page_rows=4, known=known
+        )
+    )
     want = [e.seq for e in store.rows if e.seq > after and (e.visible or not visible_only)]
     assert [e.seq for e in got] == want
     assert all(e.type_name == "known" for e in got if e.seq >= 10)
@@ -234,8 +249,9 @@ def test_fuzz_hostile_new_rows_equal_the_stored_rows(tmp_path: Path):
 
 
 @pytest.mark.parametrize("phase", ["replay", "transcripts"])
-def test_an_import_interrupted_before_its_phases_is_derived_by_the_next(tmp_path, monkeypatch,
-                                                                       phase):
+def test_an_import_interrupted_before_its_phases_is_derived_by_the_next(
+    tmp_path, monkeypatch, phase
+):
     """Fresh-user review: Ctrl-C (or a kill) after a chunk's rows were stored but before its
     checkpoint replay or transcript phase ran left those sessions without checkpoints for
     good: the next import found the files unchanged. Their rows stay due
@@ -269,19 +285,24 @@ def test_an_import_interrupted_before_its_phases_is_derived_by_the_next(tmp_path
         with pytest.raises(KeyboardInterrupt):
             ingest(store, files, config=config, home=tmp_path / "cut")
         monkeypatch.undo()
-        due = [s for s in store.get_sources([importer.path_key(p) for p in files]).values()
-               if s.pending_from is not None]
+        due = [
+            s
+            for s in store.get_sources([importer.path_key(p) for p in files]).values()
+            if s.pending_from is not None
+        ]
         assert due  # rows stored, their phases never ran
         again = ingest(store, files, config=config, home=tmp_path / "cut")
         assert {f.status for f in again.report.files} <= {"unchanged", "imported"}
         assert again.checkpoints_replayed > 0
         got = _outcome(store, tmp_path / "cut", keys)
-        assert not [s for s in store.get_sources([importer.path_key(p) for p in files]).values()
-                    if s.pending_from is not None]
+        assert not [
+            s
+            for s in store.get_sources([importer.path_key(p) for p in files]).values()
+            if s.pending_from is not None
+        ]
     assert got["checkpoints"] == expected["checkpoints"]
     assert got["rows"] == expected["rows"]
     assert sorted(got["files"]) == sorted(expected["files"])
     for harness in got["files"]:  # the same records (a resumed file's order may differ)
         key = lambda r: (r.session_key, r.seq)  # noqa: E731
-        assert sorted(got["files"][harness], key=key) == sorted(expected["files"][harness],
-                                                                key=key)
+        assert sorted(got["files"][harness], key=key) == sorted(expected["files"][harness], key=key)

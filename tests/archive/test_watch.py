@@ -13,8 +13,13 @@ SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "samples" / "claude
 
 
 def _run(args, env):
-    return subprocess.run([str(Path(sys.executable).parent / "continuity"), *args],
-                          env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "continuity"), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
 
 
 def _claude_home(tmp_path):
@@ -22,9 +27,14 @@ def _claude_home(tmp_path):
     and the environment that points continuity and the harnesses there (SQLite workspace)."""
     projects = tmp_path / "cc" / "projects"
     shutil.copytree(SAMPLES, projects)
-    env = {**os.environ, "CLAUDE_CONFIG_DIR": str(tmp_path / "cc"),
-           "CODEX_HOME": str(tmp_path / "none"), "PI_CODING_AGENT_DIR": str(tmp_path / "none"),
-           "XDG_DATA_HOME": str(tmp_path / "none"), "CONTINUITY_HOME": str(tmp_path / "h")}
+    env = {
+        **os.environ,
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "cc"),
+        "CODEX_HOME": str(tmp_path / "none"),
+        "PI_CODING_AGENT_DIR": str(tmp_path / "none"),
+        "XDG_DATA_HOME": str(tmp_path / "none"),
+        "CONTINUITY_HOME": str(tmp_path / "h"),
+    }
     env.pop("CONTINUITY_DATABASE_URL", None)
     env.pop("CONTINUITY_ARCHIVE__ENABLED", None)  # conftest switches archiving off
     return projects, env
@@ -50,8 +60,9 @@ def test_a_deleted_source_file_leaves_its_session_whole_and_marked_gone(tmp_path
     assert _run(["watch", "--once"], env).returncode == 0
     victim = projects / "short.jsonl"
     kept = victim.read_bytes()
-    rows_before = {s["session"]: s["entries"] for s in json.loads(_run(["sessions", "--json"],
-                                                                  env).stdout)}
+    rows_before = {
+        s["session"]: s["entries"] for s in json.loads(_run(["sessions", "--json"], env).stdout)
+    }
     victim.unlink()
     gone = _run(["watch", "--once"], env)
     assert gone.returncode == 0, gone.stderr
@@ -63,21 +74,22 @@ def test_a_deleted_source_file_leaves_its_session_whole_and_marked_gone(tmp_path
     (tmp_path / "cc" / "settings.json").write_text('{"cleanupPeriodDays": 30}')
     doctor = _run(["doctor", "--json"], env)
     found = [c for c in json.loads(doctor.stdout)["checks"] if c["check"] == "cleanup"]
-    assert [(c["status"], c["data"]["cleanupPeriodDays"], c["data"]["sessions_gone"])
-            for c in found] == [("warning", 30, 1)]
+    assert [
+        (c["status"], c["data"]["cleanupPeriodDays"], c["data"]["sessions_gone"]) for c in found
+    ] == [("warning", 30, 1)]
     victim.write_bytes(kept)
     back = _run(["import", str(projects), "--json"], env)
     assert back.returncode == 0 and json.loads(back.stdout)["sources_gone"] == 0
     assert {s["source"] for s in json.loads(_run(["sessions", "--json"], env).stdout)} == {
-        "present"}
+        "present"
+    }
 
 
 def _archiver(tmp_path, max_files=200):
     from continuity.archive.archiver import Archiver
 
     projects = tmp_path / "cc" / "projects"
-    return projects, Archiver({"claude_code": projects}, home=tmp_path / "h",
-                              max_files=max_files)
+    return projects, Archiver({"claude_code": projects}, home=tmp_path / "h", max_files=max_files)
 
 
 def test_an_event_pass_imports_only_the_files_it_names(tmp_path):
@@ -126,8 +138,11 @@ def test_once_goes_on_past_the_cap_until_nothing_is_pending(tmp_path):
     assert done.returncode == 0, done.stderr
     lines = done.stdout.splitlines()
     shape = [re.sub(r"\d+ new rows?", "N rows", line) for line in lines]
-    assert shape == ["archived 2 files, N rows, 3 pending", "archived 2 files, N rows, 1 pending",
-                     "archived 1 file, N rows"]
+    assert shape == [
+        "archived 2 files, N rows, 3 pending",
+        "archived 2 files, N rows, 1 pending",
+        "archived 1 file, N rows",
+    ]
     assert sum(int(re.search(r"(\d+) new row", line)[1]) for line in lines) == 232
     assert len(json.loads(_run(["sessions", "--json"], env).stdout)) == 5
 
@@ -137,8 +152,13 @@ def test_ctrl_c_stops_watch_with_exit_0(tmp_path):
     import time
 
     _projects, env = _claude_home(tmp_path)
-    proc = subprocess.Popen([str(Path(sys.executable).parent / "continuity"), "watch"],
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [str(Path(sys.executable).parent / "continuity"), "watch"],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         if len(json.loads(_run(["sessions", "--json"], env).stdout)) == 5:
@@ -163,19 +183,37 @@ def test_a_session_just_created_is_archived_once_written_not_said_skipped(tmp_pa
     new.write_bytes(b"")
     first = archiver.run_pass()
     assert (first.files, first.skipped) == (0, [])
-    line = {"type": "user", "sessionId": new.stem, "uuid": "u1", "timestamp":
-            "2026-12-01T10:00:00Z", "cwd": "/home/dev/demo",
-            "message": {"role": "user", "content": "hello"}}
+    line = {
+        "type": "user",
+        "sessionId": new.stem,
+        "uuid": "u1",
+        "timestamp": "2026-12-01T10:00:00Z",
+        "cwd": "/home/dev/demo",
+        "message": {"role": "user", "content": "hello"},
+    }
     new.write_text(json.dumps(line) + "\n")
     second = archiver.run_pass()
     assert (second.files, second.rows, second.skipped) == (1, 1, [])
 
 
 def _line(uuid, parent, stamp, text):
-    return json.dumps({"parentUuid": parent, "isSidechain": False, "type": "user",
-                       "message": {"role": "user", "content": text}, "uuid": uuid,
-                       "cwd": "/tmp/proj", "sessionId": "11111111-0000-0000-0000-0000000000aa",
-                       "version": "2.1.0", "userType": "external", "timestamp": stamp}) + "\n"
+    return (
+        json.dumps(
+            {
+                "parentUuid": parent,
+                "isSidechain": False,
+                "type": "user",
+                "message": {"role": "user", "content": text},
+                "uuid": uuid,
+                "cwd": "/tmp/proj",
+                "sessionId": "11111111-0000-0000-0000-0000000000aa",
+                "version": "2.1.0",
+                "userType": "external",
+                "timestamp": stamp,
+            }
+        )
+        + "\n"
+    )
 
 
 def test_watch_prints_every_reader_warning_import_prints(tmp_path):
@@ -187,13 +225,17 @@ def test_watch_prints_every_reader_warning_import_prints(tmp_path):
     shutil.rmtree(projects)
     (projects / "p").mkdir(parents=True)
     f = projects / "p" / "bad.jsonl"
-    f.write_text(_line("a1", None, "2026-12-05T10:00:00Z", "fine")
-                 + _line("a2", "a1", "9999-12-31T23:59:59Z", "far")
-                 + _line("a3", "a2", "0001-01-01T00:00:00Z", "old")
-                 + _line("a4", "a3", 1e20, "huge")
-                 + _line("a5", "a4", "NaN", "nan"))
+    f.write_text(
+        _line("a1", None, "2026-12-05T10:00:00Z", "fine")
+        + _line("a2", "a1", "9999-12-31T23:59:59Z", "far")
+        + _line("a3", "a2", "0001-01-01T00:00:00Z", "old")
+        + _line("a4", "a3", 1e20, "huge")
+        + _line("a5", "a4", "NaN", "nan")
+    )
+
     def warned(text: str) -> list[str]:
         return sorted(line.strip() for line in text.splitlines() if ": warning: " in line)
+
     imp = _run(["import", str(f), "--home", str(tmp_path / "other")], env)
     assert imp.returncode == 0, imp.stderr
     expected = warned(imp.stderr)
@@ -203,13 +245,13 @@ def test_watch_prints_every_reader_warning_import_prints(tmp_path):
     assert warned(once.stderr) == expected
     # a bad line appended while watching: the next pass says it (the Archiver's pass result)
     from continuity.archive.archiver import Archiver
+
     archiver = Archiver({"claude-code": projects}, home=tmp_path / "h")
     archiver.run_pass()
     with f.open("a") as fh:
         fh.write(_line("a6", "a5", "9999-12-31T23:59:59Z", "later"))
     result = archiver.run_pass()
-    assert [(p.path, [line for line, _ in p.warnings]) for p in result.problems] == [
-        (str(f), [6])]
+    assert [(p.path, [line for line, _ in p.warnings]) for p in result.problems] == [(str(f), [6])]
 
 
 def test_one_warning_left_over_is_said_in_the_singular(tmp_path):
@@ -219,8 +261,12 @@ def test_one_warning_left_over_is_said_in_the_singular(tmp_path):
     shutil.rmtree(projects)
     (projects / "p").mkdir(parents=True)
     f = projects / "p" / "six.jsonl"
-    f.write_text("".join(_line(f"b{n}", f"b{n - 1}" if n else None, "9999-12-31T23:59:59Z",
-                               f"row {n}") for n in range(6)))
+    f.write_text(
+        "".join(
+            _line(f"b{n}", f"b{n - 1}" if n else None, "9999-12-31T23:59:59Z", f"row {n}")
+            for n in range(6)
+        )
+    )
     for args in (["import", str(f), "--home", str(tmp_path / "other")], ["watch", "--once"]):
         done = _run(args, env)
         assert done.returncode == 0, done.stderr

@@ -65,13 +65,21 @@ def test_fixture_is_well_formed(fixture: dict) -> None:
 
 
 def test_fixture_problems_names_each_defect() -> None:
-    bad = {"sessions": {
-        "k1": {"source": "a.jsonl", "facts": [{"kind": "outcome", "any_of": ["x"]}]},
-        "k2": {"source": "b.jsonl", "facts": [{"kind": "last_request", "any_of": ["y"]},
-                                              {"kind": "mood", "any_of": ["z"]},
-                                              {"kind": "error", "any_of": []},
-                                              {"kind": "decision", "any_of": [" "]}]},
-        "k3": {"facts": [{"kind": "last_request", "any_of": ["w"]}]}}}
+    bad = {
+        "sessions": {
+            "k1": {"source": "a.jsonl", "facts": [{"kind": "outcome", "any_of": ["x"]}]},
+            "k2": {
+                "source": "b.jsonl",
+                "facts": [
+                    {"kind": "last_request", "any_of": ["y"]},
+                    {"kind": "mood", "any_of": ["z"]},
+                    {"kind": "error", "any_of": []},
+                    {"kind": "decision", "any_of": [" "]},
+                ],
+            },
+            "k3": {"facts": [{"kind": "last_request", "any_of": ["w"]}]},
+        }
+    }
     problems = brief.fixture_problems(bad)
     assert problems == [
         "k1: needs exactly one last_request fact",
@@ -111,8 +119,11 @@ def test_present_is_any_needle_case_insensitive() -> None:
 
 def test_examples_figures_are_computed(examples_figures: dict, fixture: dict) -> None:
     f = examples_figures
-    keys = ["3185d1ef-21e2-4727-91d3-fda9d4ee95a1", "01a23556-7fab-7dd1-86d3-d100eb5ab801",
-            "01a2354d-2a28-75c5-9931-4e663de4f734"]
+    keys = [
+        "3185d1ef-21e2-4727-91d3-fda9d4ee95a1",
+        "01a23556-7fab-7dd1-86d3-d100eb5ab801",
+        "01a2354d-2a28-75c5-9931-4e663de4f734",
+    ]
     assert f["sessions"] == 3
     assert f["facts"] == sum(len(fixture["sessions"][k]["facts"]) for k in keys) == 6
     assert len(f["sessions_absent_from_data"]) == 31
@@ -141,8 +152,10 @@ def test_digest_counts_each_fact_from_its_text(tmp_path: Path) -> None:
     """The digest column scores the text ``recover`` gives: a needle of the checkpoint's last
     prompt is present, one of the tool output (which no checkpoint holds) is not."""
     key = "01a2354d-2a28-75c5-9931-4e663de4f734"
-    facts = [{"kind": "last_request", "any_of": ["Continued pi session"]},
-             {"kind": "outcome", "any_of": ["calc.py"]}]
+    facts = [
+        {"kind": "last_request", "any_of": ["Continued pi session"]},
+        {"kind": "outcome", "any_of": ["calc.py"]},
+    ]
     fixture = {"sessions": {key: {"source": "pi/x.jsonl", "project": "/p", "facts": facts}}}
     f = brief.measure(EXAMPLES, fixture)
     assert f["columns"]["digest"]["kinds"]["last_request"]["present"] == 1
@@ -161,8 +174,13 @@ class _S:
 
 def test_newer_sessions_are_the_same_projects_later_ones() -> None:
     t = lambda h: datetime(2026, 12, 2, h, tzinfo=UTC)  # noqa: E731
-    sessions = [_S("a", "/p", t(1), t(2)), _S("b", "/p", t(3), t(4)), _S("c", "/q", t(5), t(6)),
-                _S("d", "/p", t(0), None), _S("e", "/p", t(1), t(2))]
+    sessions = [
+        _S("a", "/p", t(1), t(2)),
+        _S("b", "/p", t(3), t(4)),
+        _S("c", "/q", t(5), t(6)),
+        _S("d", "/p", t(0), None),
+        _S("e", "/p", t(1), t(2)),
+    ]
     assert brief.newer_sessions(sessions, "a") == ["b", "e"]  # "e" ties, ordered by key
     assert brief.newer_sessions(sessions, "b") == []
     assert brief.newer_sessions(sessions, "d") == ["a", "b", "e"]
@@ -171,29 +189,55 @@ def test_newer_sessions_are_the_same_projects_later_ones() -> None:
 def test_continuation_text_reads_every_part() -> None:
     from continuity.continuation.view import ContinuationView
 
-    view = ContinuationView(session="s", budget_bytes=1000, summary={"text": "SUM"},
-                            request={"seq": 5, "actor": "user", "text": "REQ"},
-                            messages=[{"seq": 4, "role": "assistant", "copied": False,
-                                       "content": [{"type": "text", "text": "BEFORE"}]},
-                                      {"seq": 6, "role": "assistant", "copied": False,
-                                       "content": [{"type": "tool_call", "id": "c",
-                                                    "name": "Bash",
-                                                    "arguments": {"command": "ls"}}]},
-                                      {"seq": 7, "role": "tool", "copied": False,
-                                       "content": [{"type": "tool_result", "call_id": "c",
-                                                    "is_error": False, "text": "OUT"}]}],
-                            notice="GAP", notes=["NOTE"])
-    assert brief.continuation_text(view) == \
-        'SUM\nGAP\nBEFORE\nREQ\nBash {"command": "ls"}\nOUT\nNOTE'
-    refused = ContinuationView(session="s", budget_bytes=1,
-                               refusal={"reason": "r", "detail": "d"})
+    view = ContinuationView(
+        session="s",
+        budget_bytes=1000,
+        summary={"text": "SUM"},
+        request={"seq": 5, "actor": "user", "text": "REQ"},
+        messages=[
+            {
+                "seq": 4,
+                "role": "assistant",
+                "copied": False,
+                "content": [{"type": "text", "text": "BEFORE"}],
+            },
+            {
+                "seq": 6,
+                "role": "assistant",
+                "copied": False,
+                "content": [
+                    {"type": "tool_call", "id": "c", "name": "Bash", "arguments": {"command": "ls"}}
+                ],
+            },
+            {
+                "seq": 7,
+                "role": "tool",
+                "copied": False,
+                "content": [
+                    {"type": "tool_result", "call_id": "c", "is_error": False, "text": "OUT"}
+                ],
+            },
+        ],
+        notice="GAP",
+        notes=["NOTE"],
+    )
+    assert (
+        brief.continuation_text(view) == 'SUM\nGAP\nBEFORE\nREQ\nBash {"command": "ls"}\nOUT\nNOTE'
+    )
+    refused = ContinuationView(session="s", budget_bytes=1, refusal={"reason": "r", "detail": "d"})
     assert brief.continuation_text(refused) == "refused: r d"
 
 
 def test_command_prints_the_table_and_json() -> None:
-    run = lambda *a: subprocess.run([sys.executable, str(ROOT / "bench" / "brief.py"),  # noqa: E731
-                                     str(EXAMPLES), *a], capture_output=True, text=True,
-                                    timeout=300, check=True)
+    def run(*a: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, str(ROOT / "bench" / "brief.py"), str(EXAMPLES), *a],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=True,
+        )
+
     text = run().stdout
     assert "(a) digest" in text and "(b) continuation" in text
     assert "goal: ≥ 90 % of facts at 2,000 characters, 100 % of last requests" in text
@@ -201,6 +245,10 @@ def test_command_prints_the_table_and_json() -> None:
     figures = json.loads(run("--json").stdout)
     assert figures["columns"]["digest"]["last_requests"]["present"] == 3
     assert "--misses" in run("--help").stdout
-    bad = subprocess.run([sys.executable, str(ROOT / "bench" / "brief.py"), "--session", "nope"],
-                         capture_output=True, text=True, timeout=60)
+    bad = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "brief.py"), "--session", "nope"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert bad.returncode == 2 and "not a session of brief_facts.json: nope" in bad.stderr

@@ -17,8 +17,9 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _load_bench():
-    spec = importlib.util.spec_from_file_location("bench_retrieval",
-                                                  ROOT / "bench" / "retrieval.py")
+    spec = importlib.util.spec_from_file_location(
+        "bench_retrieval", ROOT / "bench" / "retrieval.py"
+    )
     module = importlib.util.module_from_spec(spec)
     assert spec.loader is not None
     sys.modules[spec.name] = module  # its dataclasses look their module up by name
@@ -49,16 +50,20 @@ def test_fixture_is_well_formed(fixture: dict) -> None:
     assert set(kinds) == set(retrieval.KINDS)
     assert kinds.count("paraphrase") >= 20
     assert len(negatives) >= 15
-    assert len({q["question"].casefold() for q in questions + negatives}) == \
-        len(questions) + len(negatives)
+    assert len({q["question"].casefold() for q in questions + negatives}) == len(questions) + len(
+        negatives
+    )
 
 
 def test_every_evidence_item_names_an_imported_row(fixture: dict, corpus) -> None:
     """Each evidence item (not only each question) resolves to at least one row, so a typo in
     a session key or a substring fails here rather than silently scoring a miss."""
-    unresolved = [(q["id"], q["evidence"][i])
-                  for q in fixture["questions"]
-                  for i, rows in retrieval.resolve(q, corpus).items() if not rows]
+    unresolved = [
+        (q["id"], q["evidence"][i])
+        for q in fixture["questions"]
+        for i, rows in retrieval.resolve(q, corpus).items()
+        if not rows
+    ]
     assert unresolved == []
 
 
@@ -68,11 +73,24 @@ def test_each_negative_names_a_project_of_the_corpus(fixture: dict, corpus) -> N
 
 
 def test_fixture_problems_names_each_defect() -> None:
-    bad = {"questions": [
-        {"id": "a", "kind": "exact", "question": "x", "evidence": [{"session": "s", "contains": "y"}]},
-        {"id": "a", "kind": "mood", "question": " ", "evidence": []},
-        {"id": "b", "kind": "file", "question": "z", "evidence": [{"session": "", "contains": "y"}]},
-    ], "negatives": [{"id": "n", "question": "q"}]}
+    bad = {
+        "questions": [
+            {
+                "id": "a",
+                "kind": "exact",
+                "question": "x",
+                "evidence": [{"session": "s", "contains": "y"}],
+            },
+            {"id": "a", "kind": "mood", "question": " ", "evidence": []},
+            {
+                "id": "b",
+                "kind": "file",
+                "question": "z",
+                "evidence": [{"session": "", "contains": "y"}],
+            },
+        ],
+        "negatives": [{"id": "n", "question": "q"}],
+    }
     assert retrieval.fixture_problems(bad) == [
         "a: duplicate id",
         "a: empty question",
@@ -132,6 +150,11 @@ def test_run_scores_each_mode_from_its_rankings(fixture: dict) -> None:
 
 
 def test_help_names_the_options() -> None:
-    out = subprocess.run([sys.executable, str(ROOT / "bench" / "retrieval.py"), "--help"],
-                         capture_output=True, text=True, timeout=60, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / "retrieval.py"), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    ).stdout
     assert "--rows" in out and "--skip-scale" in out and "--misses" in out

@@ -31,22 +31,36 @@ def say(text: str) -> Entry:
 
 
 def bash(call_id: str, command: str) -> Entry:
-    return Entry(EntryKind.MESSAGE, Role.ASSISTANT,
-                 (ToolCallBlock(call_id, "Bash", {"command": command}),))
+    return Entry(
+        EntryKind.MESSAGE, Role.ASSISTANT, (ToolCallBlock(call_id, "Bash", {"command": command}),)
+    )
 
 
 def edit(call_id: str, path: str) -> Entry:
-    return Entry(EntryKind.MESSAGE, Role.ASSISTANT,
-                 (ToolCallBlock(call_id, "Edit", {"file_path": path, "old_string": "a",
-                                                  "new_string": "b"}),))
+    return Entry(
+        EntryKind.MESSAGE,
+        Role.ASSISTANT,
+        (
+            ToolCallBlock(
+                call_id, "Edit", {"file_path": path, "old_string": "a", "new_string": "b"}
+            ),
+        ),
+    )
 
 
 def result(call_id: str, text: str, error: bool = False) -> Entry:
     return Entry(EntryKind.MESSAGE, Role.TOOL, (ToolResultBlock(call_id, error, text),))
 
 
-def session(store, key: str, rows: list[Entry], *, ago: timedelta, harness: str = "claude-code",
-            project: str = PROJECT) -> str:
+def session(
+    store,
+    key: str,
+    rows: list[Entry],
+    *,
+    ago: timedelta,
+    harness: str = "claude-code",
+    project: str = PROJECT,
+) -> str:
     """Store session ``key`` of ``project`` whose rows end ``ago`` before ``NOW`` (one
     second apart)."""
     end = NOW - ago
@@ -59,17 +73,38 @@ def session(store, key: str, rows: list[Entry], *, ago: timedelta, harness: str 
     return key
 
 
-def checkpoint(store, key: str, *, ago: timedelta, digest: str = "## Session Checkpoint",
-               remembers: tuple[str, ...] = (), trigger=CheckpointTrigger.PERIODIC,
-               harness: str = "claude-code", project: str = PROJECT) -> None:
-    store.insert_checkpoint(Checkpoint(key, harness, project, normalize_project(project),
-                                       trigger, digest, 1, (), remembers,
-                                       created_at=NOW - ago), max_per_session=50)
+def checkpoint(
+    store,
+    key: str,
+    *,
+    ago: timedelta,
+    digest: str = "## Session Checkpoint",
+    remembers: tuple[str, ...] = (),
+    trigger=CheckpointTrigger.PERIODIC,
+    harness: str = "claude-code",
+    project: str = PROJECT,
+) -> None:
+    store.insert_checkpoint(
+        Checkpoint(
+            key,
+            harness,
+            project,
+            normalize_project(project),
+            trigger,
+            digest,
+            1,
+            (),
+            remembers,
+            created_at=NOW - ago,
+        ),
+        max_per_session=50,
+    )
 
 
 def memory(store, text: str, source: str, type_: str = "decision") -> None:
     import hashlib
 
     h = hashlib.sha256(text.encode()).hexdigest()
-    store.insert_memory(Memory(f"m-{h[:12]}", text, h, type_, (), 0.8, source, "default",
-                               NOW - timedelta(hours=1)))
+    store.insert_memory(
+        Memory(f"m-{h[:12]}", text, h, type_, (), 0.8, source, "default", NOW - timedelta(hours=1))
+    )

@@ -30,8 +30,9 @@ def test_pages_of_a_long_session(sqlite_store):
     assert second.rows[2].answered_above == [PAGE_ROWS + 1]  # its call is just above
     focus = session_view(sqlite_store, "long", focus_seq=300, continuation=False)
     assert focus.first_seq == 295 and focus.focus_seq == 300
-    part = session_view(sqlite_store, "long", from_seq=10, until_seq=14, limit=None,
-                        continuation=False)
+    part = session_view(
+        sqlite_store, "long", from_seq=10, until_seq=14, limit=None, continuation=False
+    )
     assert [r.seq for r in part.rows] == [10, 11, 12, 13, 14]
 
 
@@ -46,14 +47,18 @@ def test_checkpoint_is_placed_after_the_row_before_it(sqlite_store):
 
 
 def test_clean_text_shows_ansi_and_controls_as_escapes():
-    assert clean_text("\x1b[1;31mred\x1b[0m \x07bell\x00", raw=True) == \
-        "\\x1b[1;31mred\\x1b[0m \\x07bell\\x00"  # issue 45: the README's one rule
+    assert (
+        clean_text("\x1b[1;31mred\x1b[0m \x07bell\x00", raw=True)
+        == "\\x1b[1;31mred\\x1b[0m \\x07bell\\x00"
+    )  # issue 45: the README's one rule
     assert clean_text("a\tb\nc", raw=True) == "a\tb\nc"
 
 
 @settings(max_examples=60, deadline=None)
-@given(before=st.text(alphabet="abc xyz\n.,", max_size=900),
-       after=st.text(alphabet="abc xyz\n.,", max_size=900))
+@given(
+    before=st.text(alphabet="abc xyz\n.,", max_size=900),
+    after=st.text(alphabet="abc xyz\n.,", max_size=900),
+)
 def test_no_secret_survives_a_snippet(before, after):
     text = f"{before} alembic {after} token {SECRET} {before}"
     shown, _spans = snippet(text, ["alembic"])

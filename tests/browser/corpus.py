@@ -20,41 +20,86 @@ from tests.builders import CP, A, T, U, call, load
 
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 SECRET = "sk-ant-api03-ZYXWVUTSRQPONMLKJIHGFEDCBA0123456789abcdefgh"
-HOSTILE = "<script>window.pwned = 1</script><img src=x onerror=\"window.pwned = 2\"> \x1b[31mred\x1b[0m"
+HOSTILE = (
+    '<script>window.pwned = 1</script><img src=x onerror="window.pwned = 2"> \x1b[31mred\x1b[0m'
+)
 LONG = "\n".join(f"line {i} of the migration log" for i in range(80))
 
 
 def _session(store, key, rows, *, harness, project, title, agent="default"):
-    store.upsert_session(Session(key=key, harness=harness, project=project, agent_id=agent,
-                                 title=title))
+    store.upsert_session(
+        Session(key=key, harness=harness, project=project, agent_id=agent, title=title)
+    )
     for i, e in enumerate(rows):
         e.timestamp = T0 + timedelta(minutes=i)
     load(store, rows, key=key)
-    store.upsert_session(Session(key=key, harness=harness, project=project, agent_id=agent,
-                                 title=title, started_at=T0, ended_at=T0 + timedelta(hours=1),
-                                 entry_count=store.get_session(key).entry_count))
+    store.upsert_session(
+        Session(
+            key=key,
+            harness=harness,
+            project=project,
+            agent_id=agent,
+            title=title,
+            started_at=T0,
+            ended_at=T0 + timedelta(hours=1),
+            entry_count=store.get_session(key).entry_count,
+        )
+    )
 
 
 def build(store) -> None:
     """Fill ``store`` with the corpus."""
-    media = Entry(EntryKind.MESSAGE, Role.USER, (TextBlock("here is the screenshot"),
-                                                 MediaBlock("image/png", 48213)))
-    _session(store, "cc-alembic", [
-        U("add an alembic migration for the search index"),
-        A(call("c1", "Bash", command="alembic upgrade head"), text="I will run the migration"),
-        T("c1", text=LONG),
-        CP("Summary: the migration for the search index was written and applied"),
-        U(f"the key is {SECRET} and this text is {HOSTILE}"),
-        media,
-        A(text="Done: the alembic revision 0013 indexes every entry"),
-    ], harness="claude-code", project="/home/ana/app", title="Alembic search index")
-    store.insert_checkpoint(Checkpoint(
-        session_key="cc-alembic", harness="claude-code", project="/home/ana/app",
-        project_normalized="/home/ana/app", trigger=CheckpointTrigger.PRE_COMPACTION,
-        digest="## Checkpoint digest\nworking on the alembic index", prompt_count=2,
-        created_at=T0 + timedelta(minutes=2, seconds=30)), max_per_session=50)
-    _session(store, "cx-parser", [U("fix the flaky parser test"),
-                                  A(text="alembic is not involved; the parser test is fixed")],
-             harness="codex", project="/home/ana/other", title="Flaky parser")
-    _session(store, "cc-alembic/agent-7", [U("subagent: read the alembic docs")],
-             harness="claude-code", project="/home/ana/app", title=None, agent="7")
+    media = Entry(
+        EntryKind.MESSAGE,
+        Role.USER,
+        (TextBlock("here is the screenshot"), MediaBlock("image/png", 48213)),
+    )
+    _session(
+        store,
+        "cc-alembic",
+        [
+            U("add an alembic migration for the search index"),
+            A(call("c1", "Bash", command="alembic upgrade head"), text="I will run the migration"),
+            T("c1", text=LONG),
+            CP("Summary: the migration for the search index was written and applied"),
+            U(f"the key is {SECRET} and this text is {HOSTILE}"),
+            media,
+            A(text="Done: the alembic revision 0013 indexes every entry"),
+        ],
+        harness="claude-code",
+        project="/home/ana/app",
+        title="Alembic search index",
+    )
+    store.insert_checkpoint(
+        Checkpoint(
+            session_key="cc-alembic",
+            harness="claude-code",
+            project="/home/ana/app",
+            project_normalized="/home/ana/app",
+            trigger=CheckpointTrigger.PRE_COMPACTION,
+            digest="## Checkpoint digest\nworking on the alembic index",
+            prompt_count=2,
+            created_at=T0 + timedelta(minutes=2, seconds=30),
+        ),
+        max_per_session=50,
+    )
+    _session(
+        store,
+        "cx-parser",
+        [
+            U("fix the flaky parser test"),
+            A(text="alembic is not involved; the parser test is fixed"),
+        ],
+        harness="codex",
+        project="/home/ana/other",
+        title="Flaky parser",
+    )
+    _session(
+        store,
+        "cc-alembic/agent-7",
+        [U("subagent: read the alembic docs")],
+        harness="claude-code",
+        project="/home/ana/app",
+        title=None,
+        agent="7",
+    )

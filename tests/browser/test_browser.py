@@ -33,8 +33,9 @@ def chromium() -> Iterator[Any]:
 
     assert Path(CHROMIUM).exists(), f"{CHROMIUM} is missing: apt-get install chromium"
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True,
-                                    args=["--no-sandbox", "--disable-gpu"])
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"]
+        )
         yield browser
         browser.close()
 
@@ -139,14 +140,16 @@ def test_session_page_shows_compaction_pairs_folds_and_continuation(page, site):
     checkpoint = page.locator(".checkpoint")
     assert checkpoint.count() == 1 and "pre_compaction" in checkpoint.inner_text()
     # The checkpoint sits where it was taken: after row 2 (taken at 09:02:30).
-    assert page.evaluate("document.querySelector('.checkpoint').previousElementSibling.id") \
-        == "row-2"
+    assert (
+        page.evaluate("document.querySelector('.checkpoint').previousElementSibling.id") == "row-2"
+    )
     cont = page.locator("#continuation")
     assert "bytes of budget used" in cont.inner_text()
     import re
 
-    used, budget = map(int, re.search(r"(\d+) of (\d+) bytes of budget used",
-                                      cont.inner_text()).groups())
+    used, budget = map(
+        int, re.search(r"(\d+) of (\d+) bytes of budget used", cont.inner_text()).groups()
+    )
     assert budget == 240_000 and 0 < used < budget
     width = page.evaluate("document.querySelector('#continuation .bar span').style.width")
     assert width == f"{round(100 * used / budget, 1):g}%"

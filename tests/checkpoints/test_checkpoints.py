@@ -31,8 +31,11 @@ from continuity.core.errors import ConfigError
 from continuity.core.model import Checkpoint, CheckpointTrigger
 
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
-P, PC, SE = (CheckpointTrigger.PERIODIC, CheckpointTrigger.PRE_COMPACTION,
-             CheckpointTrigger.SESSION_END)
+P, PC, SE = (
+    CheckpointTrigger.PERIODIC,
+    CheckpointTrigger.PRE_COMPACTION,
+    CheckpointTrigger.SESSION_END,
+)
 
 
 class FakeClock:
@@ -68,33 +71,58 @@ class Sink:
 
 
 def snap(**kw) -> Snapshot:  # type: ignore[no-untyped-def]
-    base = {"session_key": "s1", "harness": "claude-code", "project": "/home/ana/ledger",
-                "project_normalized": "/home/ana/ledger", "at": T0, "duration_ms": 42 * 60_000,
-                "interval_prompts": 10, "total_prompts": 25,
-                "snippets": ("Why does the nightly export skip March?", "also cover leap years"),
-                "queries": ("export march", "month range"), "remembers": ()}
+    base = {
+        "session_key": "s1",
+        "harness": "claude-code",
+        "project": "/home/ana/ledger",
+        "project_normalized": "/home/ana/ledger",
+        "at": T0,
+        "duration_ms": 42 * 60_000,
+        "interval_prompts": 10,
+        "total_prompts": 25,
+        "snippets": ("Why does the nightly export skip March?", "also cover leap years"),
+        "queries": ("export march", "month range"),
+        "remembers": (),
+    }
     base.update(kw)
     return Snapshot(**base)
 
 
-def cp(key: str = "s1", trigger: CheckpointTrigger = P, prompts: int = 1, digest: str = "d",
-       queries: tuple[str, ...] = (), remembers: tuple[str, ...] = (),
-       at: datetime = T0) -> Checkpoint:
-    return Checkpoint(key, "pi", "/p", "/p", trigger, digest, prompts, queries, remembers,
-                      created_at=at)
+def cp(
+    key: str = "s1",
+    trigger: CheckpointTrigger = P,
+    prompts: int = 1,
+    digest: str = "d",
+    queries: tuple[str, ...] = (),
+    remembers: tuple[str, ...] = (),
+    at: datetime = T0,
+) -> Checkpoint:
+    return Checkpoint(
+        key, "pi", "/p", "/p", trigger, digest, prompts, queries, remembers, created_at=at
+    )
 
 
 def recorder(clock: FakeClock, sink: Sink, **config) -> CheckpointRecorder:  # type: ignore[no-untyped-def]
-    return CheckpointRecorder(CheckpointQueue(sink, clock=clock), CheckpointConfig(**config),
-                              clock=clock)
+    return CheckpointRecorder(
+        CheckpointQueue(sink, clock=clock), CheckpointConfig(**config), clock=clock
+    )
 
 
 # ---------------------------------------------------------------------------- digests
 
 
-@pytest.mark.parametrize("ms,text", [(0, "0m"), (59_999, "0m"), (60_000, "1m"),
-                                     (3_599_999, "59m"), (3_600_000, "1h"),
-                                     (3_660_000, "1h 1m"), (7_260_000, "2h 1m")])
+@pytest.mark.parametrize(
+    "ms,text",
+    [
+        (0, "0m"),
+        (59_999, "0m"),
+        (60_000, "1m"),
+        (3_599_999, "59m"),
+        (3_600_000, "1h"),
+        (3_660_000, "1h 1m"),
+        (7_260_000, "2h 1m"),
+    ],
+)
 def test_format_duration_whole_minutes(ms, text):
     """Durations are whole minutes, hours from 60 minutes on (seed 000 shapes)."""
     assert format_duration(ms) == text
@@ -113,13 +141,15 @@ def test_format_periodic_digest_exact():
         "\n"
         "### Memory Activity Since Last Checkpoint\n"
         "Queries: export march, month range\n"
-        "Remembered: ledger exports use UTC")
+        "Remembered: ledger exports use UTC"
+    )
 
 
 def test_format_periodic_digest_omits_empty_blocks():
     """Empty blocks are left out, and a missing project reads "unknown"."""
     assert format_periodic_digest(snap(project=None, snippets=(), queries=())) == (
-        "## Session Checkpoint\nProject: unknown\nPrompts: 10 | Duration: 42m")
+        "## Session Checkpoint\nProject: unknown\nPrompts: 10 | Duration: 42m"
+    )
 
 
 def test_format_pre_compaction_digest_with_context_exact():
@@ -134,7 +164,8 @@ def test_format_pre_compaction_digest_with_context_exact():
         "\n"
         "### Recent Prompts\n"
         "- Why does the nightly export skip March?\n"
-        "- also cover leap years")
+        "- also cover leap years"
+    )
 
 
 def test_format_session_end_digest_exact():
@@ -145,7 +176,8 @@ def test_format_session_end_digest_exact():
         "Duration: 1h 1m | Total Prompts: 25\n"
         "\n"
         "### Memory Activity\n"
-        "Queries: export march, month range")
+        "Queries: export march, month range"
+    )
 
 
 def test_format_manual_digest_exact_for_agent_and_explicit():
@@ -160,7 +192,8 @@ def test_format_manual_digest_exact_for_agent_and_explicit():
         "before the migration\n"
         "\n"
         "### Recent Prompts\n"
-        "- fix it")
+        "- fix it"
+    )
     explicit = format_manual_digest(s, CheckpointTrigger.EXPLICIT, "token=ab12cd34ef")
     assert explicit.startswith("## Explicit Checkpoint\n")
     assert "token=[REDACTED:token]" in explicit and "ab12cd34ef" not in explicit
@@ -169,7 +202,8 @@ def test_format_manual_digest_exact_for_agent_and_explicit():
 def test_digest_redacts_context_b29():
     """B29: secrets pasted into a session context never reach the digest."""
     digest = format_pre_compaction_digest(
-        snap(), "DATABASE_URL=postgres://admin:hunter2@10.0.0.5/prod")
+        snap(), "DATABASE_URL=postgres://admin:hunter2@10.0.0.5/prod"
+    )
     assert "hunter2" not in digest and "[REDACTED:url-credential]" in digest
 
 
@@ -179,12 +213,15 @@ def test_digest_redacts_context_b29():
 def test_merge_checkpoints_origin_figure():
     """Queued writes of 5 and 3 prompts merge to 8, the newer digest with the merged
     activity (issue 39), the query union."""
-    merged = merge_checkpoints(cp(prompts=5, digest="first", queries=("query-a",)),
-                               cp(prompts=3, digest="second", queries=("query-b",),
-                                  at=T0 + timedelta(seconds=1)))
+    merged = merge_checkpoints(
+        cp(prompts=5, digest="first", queries=("query-a",)),
+        cp(prompts=3, digest="second", queries=("query-b",), at=T0 + timedelta(seconds=1)),
+    )
     assert (merged.prompt_count, merged.digest, merged.memory_queries) == (
-        8, "second\n\n### Memory Activity Since Last Checkpoint\nQueries: query-a, query-b",
-        ("query-a", "query-b"))
+        8,
+        "second\n\n### Memory Activity Since Last Checkpoint\nQueries: query-a, query-b",
+        ("query-a", "query-b"),
+    )
     assert merged.created_at == T0 + timedelta(seconds=1)
 
 
@@ -271,7 +308,9 @@ def test_queue_write_now_lands_after_queued_rows_in_one_batch():
     queue.enqueue(cp("a"))
     queue.enqueue(cp("b"))
     queue.write_now(cp("a", SE, prompts=7, at=T0 + timedelta(seconds=1)))
-    assert [[(c.session_key, c.trigger) for c in b] for b in sink.batches] == [[("a", P), ("a", SE)]]
+    assert [[(c.session_key, c.trigger) for c in b] for b in sink.batches] == [
+        [("a", P), ("a", SE)]
+    ]
     assert queue.pending_count() == 1 and queue.deadline is not None
 
 
@@ -376,7 +415,9 @@ def test_recorder_explicit_and_agent_triggers():
     explicit = rec.checkpoint("s1", "before release")
     agent = rec.checkpoint("s1", "agent note", trigger=CheckpointTrigger.AGENT)
     assert [(c.trigger, c.prompt_count) for c in sink.rows] == [
-        (CheckpointTrigger.EXPLICIT, 1), (CheckpointTrigger.AGENT, 0)]
+        (CheckpointTrigger.EXPLICIT, 1),
+        (CheckpointTrigger.AGENT, 0),
+    ]
     assert explicit is not None and explicit.memory_queries == ("release checklist",)
     assert agent is not None and agent.digest.startswith("## Agent Checkpoint")
     with pytest.raises(ValueError, match="explicit or agent"):
@@ -419,8 +460,11 @@ def test_session_state_keeps_last_ten_redacted_snippets():
     rec.record_prompt("s1", "   ")
     assert len(state.snippets) == 10 and state.total_prompts == 15
     # issue 39: a snippet cut to 200 characters ends with a marker, inside the 200
-    assert list(state.snippets)[-3:] == ["prompt 11", "x" * 199 + "…",
-                                         "use [REDACTED:aws-access-key] please"]
+    assert list(state.snippets)[-3:] == [
+        "prompt 11",
+        "x" * 199 + "…",
+        "use [REDACTED:aws-access-key] please",
+    ]
 
 
 def test_session_state_redacts_queries_and_remembers():
@@ -444,8 +488,9 @@ def test_recorder_background_thread_flushes_within_window():
         sink(items)
         landed.set()
 
-    rec = CheckpointRecorder(CheckpointQueue(write, window_ms=20), CheckpointConfig(
-        promptInterval=1))
+    rec = CheckpointRecorder(
+        CheckpointQueue(write, window_ms=20), CheckpointConfig(promptInterval=1)
+    )
     rec.start(tick_seconds=0.05)
     try:
         rec.start_session("s1", harness="pi", project="/p")
@@ -472,20 +517,26 @@ def test_recorder_shutdown_flushes_queued_rows():
 def test_render_recovery_fits_unchanged():
     """A digest within the budget is returned as is."""
     assert render_recovery("## Session Checkpoint\nProject: /p", 200) == (
-        "## Session Checkpoint\nProject: /p", False)
+        "## Session Checkpoint\nProject: /p",
+        False,
+    )
 
 
 def test_render_recovery_truncates_with_marker_inside_budget():
     """An over-budget digest keeps its head, ends on a whole line and then the marker, all
     within the budget."""
-    digest = "## Session Checkpoint\nProject: /p\nPrompts: 3 | Duration: 1m\n\n### Recent " \
-             "Prompts\n" + "\n".join(f"- prompt number {i}" for i in range(20))
+    digest = (
+        "## Session Checkpoint\nProject: /p\nPrompts: 3 | Duration: 1m\n\n### Recent "
+        "Prompts\n" + "\n".join(f"- prompt number {i}" for i in range(20))
+    )
     text, truncated = render_recovery(digest, 200)
     assert truncated and len(text) <= 200 and len(digest) == 449
-    assert text == ("## Session Checkpoint\nProject: /p\nPrompts: 3 | Duration: 1m\n\n"
-                    "### Recent Prompts\n- prompt number 0\n- prompt number 1\n"
-                    "- prompt number 2\n- prompt number 3\n"
-                    "[… truncated: 298 characters omitted]")
+    assert text == (
+        "## Session Checkpoint\nProject: /p\nPrompts: 3 | Duration: 1m\n\n"
+        "### Recent Prompts\n- prompt number 0\n- prompt number 1\n"
+        "- prompt number 2\n- prompt number 3\n"
+        "[… truncated: 298 characters omitted]"
+    )
 
 
 def test_render_recovery_cuts_inside_a_long_head_at_a_character():
@@ -504,8 +555,7 @@ def test_render_recovery_zero_budget_is_empty():
 
 
 @settings(max_examples=100, deadline=None)
-@given(body=st.text(min_size=0, max_size=600), budget=st.integers(min_value=200,
-                                                                   max_value=400))
+@given(body=st.text(min_size=0, max_size=600), budget=st.integers(min_value=200, max_value=400))
 def test_render_recovery_property_never_exceeds_budget(body, budget):
     """The recovery text never exceeds its budget, encodes as UTF-8, and keeps the head."""
     digest = "## Session Checkpoint\nProject: /p\n\n### Recent Prompts\n" + body
@@ -515,13 +565,16 @@ def test_render_recovery_property_never_exceeds_budget(body, budget):
     assert text.startswith("## Session Checkpoint\nProject: /p")
 
 
-@pytest.mark.parametrize("text,limit,expected", [
-    ("abc", 5, "abc"),
-    ("cafe\u0301s", 4, "caf"),
-    ("ok 👍🏽 fine", 4, "ok "),
-    ("a👩\u200d💻b", 3, "a"),
-    ("x\ufe0f", 1, ""),
-])
+@pytest.mark.parametrize(
+    "text,limit,expected",
+    [
+        ("abc", 5, "abc"),
+        ("cafe\u0301s", 4, "caf"),
+        ("ok 👍🏽 fine", 4, "ok "),
+        ("a👩\u200d💻b", 3, "a"),
+        ("x\ufe0f", 1, ""),
+    ],
+)
 def test_safe_cut_never_splits_a_character(text, limit, expected):
     """Cuts back off before combining marks, modifiers, selectors and ZWJ sequences."""
     assert safe_cut(text, limit) == expected
@@ -534,9 +587,16 @@ def test_config_defaults_match_seed_table():
     """Defaults: enabled, 10 prompts, 15 min, 50 per session, 7 days, 2,000 characters; the
     recovery window (ours, issue 39) 14 days, no hours set."""
     c = load_config()
-    assert (c.enabled, c.prompt_interval, c.time_interval_ms, c.max_checkpoints_per_session,
-            c.retention_days, c.recovery_budget_chars, c.recovery_window_days,
-            c.recovery_window_hours) == (True, 10, 900_000, 50, 7, 2000, 14, None)
+    assert (
+        c.enabled,
+        c.prompt_interval,
+        c.time_interval_ms,
+        c.max_checkpoints_per_session,
+        c.retention_days,
+        c.recovery_budget_chars,
+        c.recovery_window_days,
+        c.recovery_window_hours,
+    ) == (True, 10, 900_000, 50, 7, 2000, 14, None)
     assert c.recovery_window() == timedelta(days=14)
 
 
@@ -555,40 +615,54 @@ def test_config_reads_toml_aliases_and_env(isolated_home, monkeypatch):
     """camelCase keys from config.toml, overridden by CONTINUITY_CONTINUITY__* variables."""
     isolated_home.mkdir(parents=True)
     (isolated_home / "config.toml").write_text(
-        "[continuity]\npromptInterval = 5\nretention_days = 30\nenabled = false\n")
+        "[continuity]\npromptInterval = 5\nretention_days = 30\nenabled = false\n"
+    )
     monkeypatch.setenv("CONTINUITY_CONTINUITY__PROMPT_INTERVAL", "7")
     c = load_config()
     assert (c.prompt_interval, c.retention_days, c.enabled) == (7, 30, False)
 
 
-@pytest.mark.parametrize("line,message", [
-    ("promptInterval = 0", "promptInterval: must be an integer in 1–1000 (got 0)"),
-    ("promptInterval = 1001", "must be an integer in 1–1000 (got 1001)"),
-    ("timeIntervalMs = 59999", "timeIntervalMs: must be an integer in "
-                               "60000–3600000 ms (60 s–1 h) (got 59999)"),
-    ("maxCheckpointsPerSession = 501", "maxCheckpointsPerSession: must be an "
-                                       "integer in 1–500"),
-    ("retentionDays = 2.5", "retentionDays: must be an integer in 1–90 (got 2.5)"),
-    ("recoveryBudgetChars = 199", "recoveryBudgetChars: must be an integer in "
-                                  "200–10000"),
-    ("promptInterval = true", "must be an integer in 1–1000 (got True)"),
-    ("promptInterval = \"ten\"", "must be an integer in 1–1000 (got 'ten')"),
-    ("promptIntervall = 3", "promptIntervall: is not a known field"),
-    ("follow_up_budget_bytes = 999", "follow_up_budget_bytes: must be an integer "
-                                     "in 1000–100000000 bytes (got 999)"),
-    ("followUpBudgetBytes = 100000001", "must be an integer in 1000–100000000 bytes"),
-])
+@pytest.mark.parametrize(
+    "line,message",
+    [
+        ("promptInterval = 0", "promptInterval: must be an integer in 1–1000 (got 0)"),
+        ("promptInterval = 1001", "must be an integer in 1–1000 (got 1001)"),
+        (
+            "timeIntervalMs = 59999",
+            "timeIntervalMs: must be an integer in 60000–3600000 ms (60 s–1 h) (got 59999)",
+        ),
+        ("maxCheckpointsPerSession = 501", "maxCheckpointsPerSession: must be an integer in 1–500"),
+        ("retentionDays = 2.5", "retentionDays: must be an integer in 1–90 (got 2.5)"),
+        ("recoveryBudgetChars = 199", "recoveryBudgetChars: must be an integer in 200–10000"),
+        ("promptInterval = true", "must be an integer in 1–1000 (got True)"),
+        ('promptInterval = "ten"', "must be an integer in 1–1000 (got 'ten')"),
+        ("promptIntervall = 3", "promptIntervall: is not a known field"),
+        (
+            "follow_up_budget_bytes = 999",
+            "follow_up_budget_bytes: must be an integer in 1000–100000000 bytes (got 999)",
+        ),
+        ("followUpBudgetBytes = 100000001", "must be an integer in 1000–100000000 bytes"),
+    ],
+)
 def test_config_rejects_bad_values_naming_field_and_range(isolated_home, line, message):
     """An out-of-range or non-integer value is a ConfigError naming the field and its range."""
     _rejected(isolated_home, line, message)
 
 
-@pytest.mark.parametrize("lines,message", [
-    ("prompt_interval = 5\npromptInterval = 6", "prompt_interval and promptInterval are the "
-                                               "same setting, given twice: keep one"),
-    ("followUpBudgetBytes = 5000\nfollow_up_budget_bytes = 6000", "follow_up_budget_bytes "
-     "and followUpBudgetBytes are the same setting, given twice: keep one"),
-])
+@pytest.mark.parametrize(
+    "lines,message",
+    [
+        (
+            "prompt_interval = 5\npromptInterval = 6",
+            "prompt_interval and promptInterval are the same setting, given twice: keep one",
+        ),
+        (
+            "followUpBudgetBytes = 5000\nfollow_up_budget_bytes = 6000",
+            "follow_up_budget_bytes "
+            "and followUpBudgetBytes are the same setting, given twice: keep one",
+        ),
+    ],
+)
 def test_config_refuses_a_setting_given_by_name_and_alias(isolated_home, lines, message):
     """Fresh-user review: both spellings of one setting reported the name as "not a known
     field" (pydantic took the alias and called the name extra)."""
@@ -611,13 +685,32 @@ def test_checkpoints_reexports_moved_names():
     import continuity.checkpoints.queue as queue_mod
     import continuity.checkpoints.recovery as recovery_mod
 
-    for name in ("CheckpointQueue", "CheckpointFlushError", "FlushResult", "Sink", "Clock",
-                 "store_sink", "merge_checkpoints", "utc_now", "FLUSH_WINDOW_MS",
-                 "MAX_BACKOFF_MS", "MAX_QUERIES", "MAX_REMEMBERS"):
+    for name in (
+        "CheckpointQueue",
+        "CheckpointFlushError",
+        "FlushResult",
+        "Sink",
+        "Clock",
+        "store_sink",
+        "merge_checkpoints",
+        "utc_now",
+        "FLUSH_WINDOW_MS",
+        "MAX_BACKOFF_MS",
+        "MAX_QUERIES",
+        "MAX_REMEMBERS",
+    ):
         assert getattr(cps, name) is getattr(queue_mod, name), name
-    for name in ("Recovery", "checkpoint_dict", "render_recovery", "recover", "replay_session",
-                 "replay_import", "manual_checkpoint", "TRUNCATION_MARKER",
-                 "RECOVERY_LINE_SLACK"):
+    for name in (
+        "Recovery",
+        "checkpoint_dict",
+        "render_recovery",
+        "recover",
+        "replay_session",
+        "replay_import",
+        "manual_checkpoint",
+        "TRUNCATION_MARKER",
+        "RECOVERY_LINE_SLACK",
+    ):
         assert getattr(cps, name) is getattr(recovery_mod, name), name
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         cps.nope  # noqa: B018
@@ -630,8 +723,9 @@ def test_checkpoints_split_modules_import_first_without_cycle():
     import subprocess
     import sys
 
-    code = ("import continuity.checkpoints.recovery as r, continuity.redaction.keyed, "
-            "continuity.checkpoints as c; assert c.recover is r.recover; print('ok')")
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          timeout=60)
+    code = (
+        "import continuity.checkpoints.recovery as r, continuity.redaction.keyed, "
+        "continuity.checkpoints as c; assert c.recover is r.recover; print('ok')"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert (proc.returncode, proc.stdout.strip()) == (0, "ok"), proc.stderr

@@ -29,16 +29,32 @@ def run_main(monkeypatch, capsys, *args) -> tuple[int, str, str]:  # type: ignor
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     """A workspace with the Codex compaction sample imported."""
-    result = runner.invoke(app, ["import", str(SHARED_DATA / "codex" / "with-compaction.jsonl"),
-                                 "--home", str(tmp_path), "--json"])
+    result = runner.invoke(
+        app,
+        [
+            "import",
+            str(SHARED_DATA / "codex" / "with-compaction.jsonl"),
+            "--home",
+            str(tmp_path),
+            "--json",
+        ],
+    )
     assert result.exit_code == 0, result.output
     return tmp_path
 
 
 def test_cli_checkpoint_writes_explicit_and_lists_it(monkeypatch, capsys, home):
     """checkpoint prints the digest and confirms on stderr; checkpoints --json lists it."""
-    code, out, err = run_main(monkeypatch, capsys, "checkpoint", "compact", "--reason",
-                              "pause here; PASSWORD=hunter22x", "--home", home)
+    code, out, err = run_main(
+        monkeypatch,
+        capsys,
+        "checkpoint",
+        "compact",
+        "--reason",
+        "pause here; PASSWORD=hunter22x",
+        "--home",
+        home,
+    )
     assert code == 0 and out.startswith("## Explicit Checkpoint\n")
     assert "PASSWORD=[REDACTED:password]" in out and "hunter22x" not in out
     assert "written for compact-codex-001 (explicit)" in err
@@ -47,16 +63,43 @@ def test_cli_checkpoint_writes_explicit_and_lists_it(monkeypatch, capsys, home):
     # 5 replayed by the import (3 periodic, pre_compaction, session_end) + the explicit one
     assert code == 0 and (listed["session"], listed["count"]) == ("compact-codex-001", 6)
     assert [c["trigger"] for c in listed["checkpoints"]] == [
-        "periodic", "periodic", "periodic", "pre_compaction", "session_end", "explicit"]
+        "periodic",
+        "periodic",
+        "periodic",
+        "pre_compaction",
+        "session_end",
+        "explicit",
+    ]
     assert set(listed["checkpoints"][0]) == {
-        "id", "session", "harness", "project", "project_normalized", "trigger", "prompt_count",
-        "memory_queries", "recent_remembers", "created_at", "digest"}
+        "id",
+        "session",
+        "harness",
+        "project",
+        "project_normalized",
+        "trigger",
+        "prompt_count",
+        "memory_queries",
+        "recent_remembers",
+        "created_at",
+        "digest",
+    }
 
 
 def test_cli_checkpoint_agent_trigger_json(monkeypatch, capsys, home):
     """--trigger agent writes an agent checkpoint; --json prints it."""
-    code, out, _ = run_main(monkeypatch, capsys, "checkpoint", "compact-codex-001", "--reason",
-                            "tool call", "--trigger", "agent", "--json", "--home", home)
+    code, out, _ = run_main(
+        monkeypatch,
+        capsys,
+        "checkpoint",
+        "compact-codex-001",
+        "--reason",
+        "tool call",
+        "--trigger",
+        "agent",
+        "--json",
+        "--home",
+        home,
+    )
     row = json.loads(out)
     assert code == 0 and (row["trigger"], row["prompt_count"]) == ("agent", 1)
 
@@ -69,16 +112,21 @@ def test_cli_recover_prints_digest_and_json(monkeypatch, capsys, home):
     code, out, _ = run_main(monkeypatch, capsys, "recover", "compact", "--json", "--home", home)
     found = json.loads(out)
     assert (found["session"], found["source"], found["truncated"]) == (
-        "compact-codex-001", "session", False)
+        "compact-codex-001",
+        "session",
+        False,
+    )
 
 
 def test_cli_recover_nothing_found(monkeypatch, capsys, home):
     """With nothing to recover, recover says so on stderr and exits 0."""
-    code, out, err = run_main(monkeypatch, capsys, "recover", "--project", "/nowhere",
-                              "--home", home)
+    code, out, err = run_main(
+        monkeypatch, capsys, "recover", "--project", "/nowhere", "--home", home
+    )
     assert (code, out) == (0, "") and "nothing to recover for /nowhere" in err
-    code, out, _ = run_main(monkeypatch, capsys, "recover", "--project", "/nowhere", "--json",
-                            "--home", home)
+    code, out, _ = run_main(
+        monkeypatch, capsys, "recover", "--project", "/nowhere", "--json", "--home", home
+    )
     assert json.loads(out)["checkpoint"] is None
 
 
@@ -86,8 +134,11 @@ def test_cli_prune_counts_and_rejects_bad_retention(monkeypatch, capsys, home):
     """prune reports how many rows went; a retention outside 1–90 exits 2."""
     run_main(monkeypatch, capsys, "checkpoint", "compact", "--reason", "r", "--home", home)
     code, out, _ = run_main(monkeypatch, capsys, "prune", "--dry-run", "--home", home)
-    assert (code, out.strip()) == (0, "would prune 5 checkpoint(s) older than 7 day(s); nothing "
-                                      "deleted (run without --dry-run to delete them)")
+    assert (code, out.strip()) == (
+        0,
+        "would prune 5 checkpoint(s) older than 7 day(s); nothing "
+        "deleted (run without --dry-run to delete them)",
+    )
     code, out, _ = run_main(monkeypatch, capsys, "prune", "--dry-run", "--json", "--home", home)
     assert json.loads(out) == {"would_delete": 5, "retention_days": 7, "dry_run": True}
     # issue 20: the dry run deleted nothing; the import replayed 5 checkpoints dated
@@ -117,8 +168,9 @@ def _corrupt_newest(home: Path, column: str = "memory_queries", value: str = '["
 
     with sqlite3.connect(home / "continuity.db") as db:
         (newest,) = db.execute("SELECT max(checkpoint_id) FROM session_checkpoints").fetchone()
-        db.execute(f"UPDATE session_checkpoints SET {column} = ? WHERE checkpoint_id = ?",
-                   (value, newest))
+        db.execute(
+            f"UPDATE session_checkpoints SET {column} = ? WHERE checkpoint_id = ?", (value, newest)
+        )
     return newest
 
 
@@ -127,14 +179,20 @@ def test_cli_checkpoints_damaged_newest_row_reported_and_skipped(monkeypatch, ca
     a traceback. The row is reported as damaged (id, column) and skipped; the other 4 are
     listed, and `recover` falls back to the newest readable one."""
     bad = _corrupt_newest(home)
-    code, out, err = run_main(monkeypatch, capsys, "checkpoints", "compact", "--json",
-                              "--home", home)
+    code, out, err = run_main(
+        monkeypatch, capsys, "checkpoints", "compact", "--json", "--home", home
+    )
     listed = json.loads(out)
     assert code == 0 and listed["count"] == 4
     assert [c["trigger"] for c in listed["checkpoints"]] == [
-        "periodic", "periodic", "periodic", "pre_compaction"]
+        "periodic",
+        "periodic",
+        "periodic",
+        "pre_compaction",
+    ]
     assert [(d["id"], d["session"], d["column"]) for d in listed["damaged"]] == [
-        (bad, "compact-codex-001", "memory_queries")]
+        (bad, "compact-codex-001", "memory_queries")
+    ]
     assert f"checkpoint #{bad} of compact-codex-001 is damaged (memory_queries:" in err
     code, out, err = run_main(monkeypatch, capsys, "checkpoints", "compact", "--home", home)
     assert code == 0 and out.count("periodic prompts=") == 3 and "Traceback" not in out + err
@@ -146,35 +204,41 @@ def test_cli_checkpoints_count_means_readable_rows(monkeypatch, capsys, home):
     """Issue 45 item 4b: `checkpoints -n 2` with a damaged newest row gave one row; it gives
     the two newest readable ones (the same as the last two of the full list), and names the
     damaged row it passed."""
-    code, out, _ = run_main(monkeypatch, capsys, "checkpoints", "compact", "--json",
-                            "--home", home)
+    code, out, _ = run_main(monkeypatch, capsys, "checkpoints", "compact", "--json", "--home", home)
     before = [c["id"] for c in json.loads(out)["checkpoints"]]
     bad = _corrupt_newest(home)
     assert bad == before[-1]
-    code, out, _ = run_main(monkeypatch, capsys, "checkpoints", "compact", "-n", "2", "--json",
-                            "--home", home)
+    code, out, _ = run_main(
+        monkeypatch, capsys, "checkpoints", "compact", "-n", "2", "--json", "--home", home
+    )
     listed = json.loads(out)
     assert code == 0 and listed["count"] == 2
     assert [c["id"] for c in listed["checkpoints"]] == before[-3:-1]
     assert [d["id"] for d in listed["damaged"]] == [bad]
-    code, out, _ = run_main(monkeypatch, capsys, "checkpoints", "compact", "-n", "9", "--json",
-                            "--home", home)
+    code, out, _ = run_main(
+        monkeypatch, capsys, "checkpoints", "compact", "-n", "9", "--json", "--home", home
+    )
     assert [c["id"] for c in json.loads(out)["checkpoints"]] == before[:-1]
 
 
 def test_cli_checkpoints_unknown_trigger_is_damaged_too(monkeypatch, capsys, home):
     """A trigger outside the closed set is a damaged row the same way (not a ValueError)."""
     bad = _corrupt_newest(home, "trigger", "sometimes")
-    code, out, _ = run_main(monkeypatch, capsys, "checkpoints", "compact", "--json",
-                            "--home", home)
+    code, out, _ = run_main(monkeypatch, capsys, "checkpoints", "compact", "--json", "--home", home)
     listed = json.loads(out)
     assert code == 0 and listed["count"] == 4
     assert [(d["id"], d["column"]) for d in listed["damaged"]] == [(bad, "trigger")]
 
 
-@pytest.mark.parametrize(("column", "value"), [
-    ("created_at", "garbage"), ("created_at", 12345), ("digest", b"\xff\xfe\x00"),
-    ("prompt_count", "abc")])
+@pytest.mark.parametrize(
+    ("column", "value"),
+    [
+        ("created_at", "garbage"),
+        ("created_at", 12345),
+        ("digest", b"\xff\xfe\x00"),
+        ("prompt_count", "abc"),
+    ],
+)
 def test_cli_checkpoints_any_damaged_column_is_skipped(monkeypatch, capsys, home, column, value):
     """Issue 15, the kind beyond JSON columns (a fresh-user review found these): a time that
     is not one, a blob digest and a text prompt count crashed `checkpoints` and `recover` with
@@ -182,8 +246,9 @@ def test_cli_checkpoints_any_damaged_column_is_skipped(monkeypatch, capsys, home
     printed as a string. Each is a damaged row named by its column; the other 4 are listed and
     `recover` uses the newest readable one."""
     bad = _corrupt_newest(home, column, value)
-    code, out, err = run_main(monkeypatch, capsys, "checkpoints", "compact", "--json",
-                              "--home", home)
+    code, out, err = run_main(
+        monkeypatch, capsys, "checkpoints", "compact", "--json", "--home", home
+    )
     listed = json.loads(out)
     assert code == 0 and listed["count"] == 4
     assert [(d["id"], d["column"]) for d in listed["damaged"]] == [(bad, column)]

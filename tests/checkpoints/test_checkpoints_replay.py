@@ -35,16 +35,28 @@ def test_replay_pi_large_session_exact(store, shared_data):
     15-minute timer and every 10 prompts, then session_end with all 88."""
     import_paths(store, [shared_data / "pi" / "large-session.jsonl"])
     added = replay_session(store, PI_LARGE, config=CFG)
-    assert _shape(added) == [("periodic", 4), ("periodic", 2), ("periodic", 8), ("periodic", 5),
-                             ("periodic", 8), ("periodic", 10), ("periodic", 10),
-                             ("periodic", 6), ("periodic", 10), ("periodic", 10),
-                             ("periodic", 10), ("session_end", 88)]
+    assert _shape(added) == [
+        ("periodic", 4),
+        ("periodic", 2),
+        ("periodic", 8),
+        ("periodic", 5),
+        ("periodic", 8),
+        ("periodic", 10),
+        ("periodic", 10),
+        ("periodic", 6),
+        ("periodic", 10),
+        ("periodic", 10),
+        ("periodic", 10),
+        ("session_end", 88),
+    ]
     start = datetime(2025, 11, 20, 23, 33, 50, 805000, tzinfo=UTC)
     assert added[0].created_at == start + timedelta(minutes=15)
     assert added[-1].created_at == datetime(2025, 11, 21, 2, 14, 2, 980000, tzinfo=UTC)
     assert added[-1].digest.splitlines()[:3] == [
-        "## Session End Checkpoint", "Project: /Users/dev/workspaces/pi-mono",
-        "Duration: 2h 40m | Total Prompts: 88"]
+        "## Session End Checkpoint",
+        "Project: /Users/dev/workspaces/pi-mono",
+        "Duration: 2h 40m | Total Prompts: 88",
+    ]
     assert store.checkpoints(PI_LARGE) == added
 
 
@@ -53,13 +65,20 @@ def test_replay_codex_compaction_exact(store, shared_data):
     compaction row, then session_end with the 4 requests."""
     import_paths(store, [shared_data / "codex" / "with-compaction.jsonl"])
     added = replay_session(store, CODEX_COMPACT, config=CFG)
-    assert _shape(added) == [("periodic", 1), ("periodic", 1), ("periodic", 1),
-                             ("pre_compaction", 0), ("session_end", 4)]
-    compaction = next(e for e in store.entries(CODEX_COMPACT, limit=100)
-                  if e.kind is EntryKind.COMPACTION)
+    assert _shape(added) == [
+        ("periodic", 1),
+        ("periodic", 1),
+        ("periodic", 1),
+        ("pre_compaction", 0),
+        ("session_end", 4),
+    ]
+    compaction = next(
+        e for e in store.entries(CODEX_COMPACT, limit=100) if e.kind is EntryKind.COMPACTION
+    )
     assert added[3].created_at == compaction.timestamp
-    assert added[3].digest.startswith("## Pre-Compaction Checkpoint\n"
-                                      "Project: /home/testuser/codex-compact-project\n")
+    assert added[3].digest.startswith(
+        "## Pre-Compaction Checkpoint\nProject: /home/testuser/codex-compact-project\n"
+    )
 
 
 def test_replay_is_idempotent(store, shared_data):
@@ -112,13 +131,18 @@ def _timed(rows, minutes):  # type: ignore[no-untyped-def]
 def test_replay_time_rule_and_compaction_from_timestamps(store):
     """The timer fires at last checkpoint + 15 min when prompts are pending; a compaction
     row gives pre_compaction; the end gives session_end."""
-    rows = _timed([U("one"), A(text="ok"), U("two"), U("three"), CP("summary"), U("four")],
-                  [0, 1, 10, 20, 40, 41])
+    rows = _timed(
+        [U("one"), A(text="ok"), U("two"), U("three"), CP("summary"), U("four")],
+        [0, 1, 10, 20, 40, 41],
+    )
     load(store, rows, key="timed")
     added = replay_session(store, "timed", config=CFG)
     assert [(c.trigger.value, c.prompt_count, c.created_at - T0) for c in added] == [
-        ("periodic", 2, timedelta(minutes=15)), ("periodic", 1, timedelta(minutes=30)),
-        ("pre_compaction", 0, timedelta(minutes=40)), ("session_end", 4, timedelta(minutes=41))]
+        ("periodic", 2, timedelta(minutes=15)),
+        ("periodic", 1, timedelta(minutes=30)),
+        ("pre_compaction", 0, timedelta(minutes=40)),
+        ("session_end", 4, timedelta(minutes=41)),
+    ]
 
 
 def test_replay_merges_periodic_rows_inside_the_window(store):
@@ -134,13 +158,19 @@ def test_replay_merges_periodic_rows_inside_the_window(store):
 
 def test_replay_keeps_secrets_out_b29_b31(store):
     """B29/B31: secrets typed into prompts never reach a checkpoint or the recovery text."""
-    rows = _timed([U("deploy with DATABASE_URL=postgres://admin:hunter2@10.0.0.5/prod and "
-                     "AZURE_STORAGE_KEY=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg=="),
-                   U("ok, I'll use <private>TOKEN-123</private>")], [0, 1])
+    rows = _timed(
+        [
+            U(
+                "deploy with DATABASE_URL=postgres://admin:hunter2@10.0.0.5/prod and "
+                "AZURE_STORAGE_KEY=Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZg=="
+            ),
+            U("ok, I'll use <private>TOKEN-123</private>"),
+        ],
+        [0, 1],
+    )
     load(store, rows, key="leaky")
     added = replay_session(store, "leaky", config=CFG)
-    text = "\n".join(c.digest for c in added) + recover(store, session_key="leaky",
-                                                        config=CFG).text
+    text = "\n".join(c.digest for c in added) + recover(store, session_key="leaky", config=CFG).text
     for secret in ("hunter2", "Zm9vYmFyYmF6", "TOKEN-123"):
         assert secret not in text
     assert "[REDACTED:url-credential]" in text and "[REDACTED:private]" in text
@@ -173,7 +203,8 @@ def test_manual_checkpoint_rebuilds_state_from_transcript(store, shared_data):
         "- Help me build the API endpoints\n"
         "- Add the user CRUD endpoints\n"
         "- Now add product endpoints\n"
-        "- Now add the authentication middleware")
+        "- Now add the authentication middleware"
+    )
     assert store.latest_checkpoint(CODEX_COMPACT) == row
 
 
@@ -197,12 +228,14 @@ def _growing(shared_data: Path, tmp_path: Path, parts: int):  # type: ignore[no-
 
 
 def _ends(store, key):  # type: ignore[no-untyped-def]
-    return [(c.prompt_count, c.created_at) for c in store.checkpoints(key)
-            if c.trigger is CheckpointTrigger.SESSION_END]
+    return [
+        (c.prompt_count, c.created_at)
+        for c in store.checkpoints(key)
+        if c.trigger is CheckpointTrigger.SESSION_END
+    ]
 
 
-def test_replay_growing_file_imported_5_times_ends_the_session_once(store, shared_data,
-                                                                    tmp_path):
+def test_replay_growing_file_imported_5_times_ends_the_session_once(store, shared_data, tmp_path):
     """Issue 22: importing a file 5 times while it grows used to add a session_end each time
     (5). A session ends once: each import's end stands at the last row known so far and moves
     when the file grows, so the checkpoints equal those of one import of the whole file (11
@@ -211,13 +244,24 @@ def test_replay_growing_file_imported_5_times_ends_the_session_once(store, share
         replay_import(store, import_paths(store, [path]), config=CFG)
     assert _ends(store, PI_LARGE) == [(88, PI_LAST_ROW)]
     assert _shape(store.checkpoints(PI_LARGE)) == [
-        ("periodic", 4), ("periodic", 2), ("periodic", 8), ("periodic", 5), ("periodic", 8),
-        ("periodic", 10), ("periodic", 10), ("periodic", 6), ("periodic", 10),
-        ("periodic", 10), ("periodic", 10), ("session_end", 88)]
+        ("periodic", 4),
+        ("periodic", 2),
+        ("periodic", 8),
+        ("periodic", 5),
+        ("periodic", 8),
+        ("periodic", 10),
+        ("periodic", 10),
+        ("periodic", 6),
+        ("periodic", 10),
+        ("periodic", 10),
+        ("periodic", 10),
+        ("session_end", 88),
+    ]
 
 
-def test_replay_live_capture_mixed_with_imports_keeps_later_checkpoints(store, shared_data,
-                                                                        tmp_path):
+def test_replay_live_capture_mixed_with_imports_keeps_later_checkpoints(
+    store, shared_data, tmp_path
+):
     """Issue 22: live capture saw the first third of the session (its periodic rows at the
     prompts' times) and stopped; then the growing file was imported 3 times. Every checkpoint
     of the file after live capture's newest one is kept (the periodic rows of the later part,
@@ -233,8 +277,9 @@ def test_replay_live_capture_mixed_with_imports_keeps_later_checkpoints(store, s
         reference = replay_session(ref, PI_LARGE, config=CFG)
         requests = [e for e in ref.entries(PI_LARGE, limit=5000) if e.is_request]
     recorder = CheckpointRecorder.for_store(store, CFG, clock=lambda: requests[0].timestamp)
-    recorder.start_session(PI_LARGE, harness="pi", project="/Users/dev/workspaces/pi-mono",
-                           at=requests[0].timestamp)
+    recorder.start_session(
+        PI_LARGE, harness="pi", project="/Users/dev/workspaces/pi-mono", at=requests[0].timestamp
+    )
     for row in requests[: len(requests) // 3]:
         recorder.record_prompt(PI_LARGE, row.text(), at=row.timestamp)
     recorder.queue.flush()
@@ -244,10 +289,10 @@ def test_replay_live_capture_mixed_with_imports_keeps_later_checkpoints(store, s
     for path in _growing(shared_data, tmp_path, 3):
         replay_import(store, import_paths(store, [path]), config=CFG)
     rows = store.checkpoints(PI_LARGE)
-    later = [(c.trigger, c.prompt_count, c.created_at) for c in rows
-             if c.created_at > newest_live]
-    assert later == [(c.trigger, c.prompt_count, c.created_at) for c in reference
-                     if c.created_at > newest_live]
+    later = [(c.trigger, c.prompt_count, c.created_at) for c in rows if c.created_at > newest_live]
+    assert later == [
+        (c.trigger, c.prompt_count, c.created_at) for c in reference if c.created_at > newest_live
+    ]
     assert [t for t, _, _ in later].count(CheckpointTrigger.PERIODIC) == 7
     assert _ends(store, PI_LARGE) == [(88, PI_LAST_ROW)]
 
@@ -257,8 +302,13 @@ def _write_commits(store) -> list[int]:
     from sqlalchemy import event
 
     commits: list[int] = []
-    event.listen(store.engine, "commit", lambda conn: commits.append(1)
-                 if conn.connection.driver_connection.in_transaction else None)
+    event.listen(
+        store.engine,
+        "commit",
+        lambda conn: (
+            commits.append(1) if conn.connection.driver_connection.in_transaction else None
+        ),
+    )
     return commits
 
 
@@ -276,8 +326,7 @@ def test_replay_import_stores_a_group_of_sessions_in_one_commit(sqlite_store):
     assert len(commits) == 1
 
 
-def test_replay_import_group_failure_stores_each_session_on_its_own(sqlite_store,
-                                                                   monkeypatch):
+def test_replay_import_group_failure_stores_each_session_on_its_own(sqlite_store, monkeypatch):
     """A group whose transaction fails (a conflict on the third session's write) is rolled
     back and each session stored in a transaction of its own: all 27 checkpoints land, the
     failing write retried once alone."""

@@ -22,10 +22,18 @@ T0 = datetime(2026, 3, 1, 9, 0, tzinfo=UTC)
 P = CheckpointTrigger.PERIODIC
 
 
-def cp(key: str = "s1", *, prompts: int = 0, at: datetime = T0, project: str = "/srv/app",
-       trigger: CheckpointTrigger = P, digest: str = "d") -> Checkpoint:
-    return Checkpoint(key, "pi", project, project, trigger, digest, prompts,
-                      ("q1", "q2"), ("r1",), created_at=at)
+def cp(
+    key: str = "s1",
+    *,
+    prompts: int = 0,
+    at: datetime = T0,
+    project: str = "/srv/app",
+    trigger: CheckpointTrigger = P,
+    digest: str = "d",
+) -> Checkpoint:
+    return Checkpoint(
+        key, "pi", project, project, trigger, digest, prompts, ("q1", "q2"), ("r1",), created_at=at
+    )
 
 
 def test_store_insert_roundtrips_every_field(store):
@@ -52,17 +60,24 @@ def test_store_session_ends_once(store):
     stored end; other sessions and other kinds are untouched."""
     E = CheckpointTrigger.SESSION_END
     store.insert_checkpoint(cp(prompts=2, at=T0), max_per_session=50)
-    first = store.insert_checkpoint(cp(prompts=5, at=T0 + timedelta(minutes=1), trigger=E),
-                                    max_per_session=50)
+    first = store.insert_checkpoint(
+        cp(prompts=5, at=T0 + timedelta(minutes=1), trigger=E), max_per_session=50
+    )
     store.insert_checkpoint(cp("other", prompts=1, trigger=E), max_per_session=50)
-    real = store.insert_checkpoint(cp(prompts=9, at=T0 + timedelta(minutes=6), trigger=E),
-                                   max_per_session=50)
+    real = store.insert_checkpoint(
+        cp(prompts=9, at=T0 + timedelta(minutes=6), trigger=E), max_per_session=50
+    )
     assert real.checkpoint_id != first.checkpoint_id
-    again = store.insert_checkpoint(cp(prompts=5, at=T0 + timedelta(minutes=1), trigger=E),
-                                    max_per_session=50)
+    again = store.insert_checkpoint(
+        cp(prompts=5, at=T0 + timedelta(minutes=1), trigger=E), max_per_session=50
+    )
     assert again == real
-    assert store.insert_checkpoint(cp(prompts=9, at=T0 + timedelta(minutes=6), trigger=E),
-                                   max_per_session=50) == real
+    assert (
+        store.insert_checkpoint(
+            cp(prompts=9, at=T0 + timedelta(minutes=6), trigger=E), max_per_session=50
+        )
+        == real
+    )
     assert [(c.trigger, c.prompt_count) for c in store.checkpoints("s1")] == [(P, 2), (E, 9)]
     assert [(c.trigger, c.prompt_count) for c in store.checkpoints("other")] == [(E, 1)]
 
@@ -77,7 +92,9 @@ def test_store_cap_rejects_below_one(store):
 def test_store_newest_ties_break_by_insertion(store):
     """Two checkpoints with the same time: the later insert is the newest."""
     store.insert_checkpoint(cp(prompts=1), max_per_session=50)
-    store.insert_checkpoint(cp(prompts=2, trigger=CheckpointTrigger.SESSION_END), max_per_session=50)
+    store.insert_checkpoint(
+        cp(prompts=2, trigger=CheckpointTrigger.SESSION_END), max_per_session=50
+    )
     assert store.latest_checkpoint("s1").trigger is CheckpointTrigger.SESSION_END
 
 
@@ -94,9 +111,13 @@ def test_store_latest_project_checkpoint_window_is_strict(store):
     """Newest of a project strictly after ``since``; other projects never match."""
     store.insert_checkpoint(cp("a", prompts=1, at=T0), max_per_session=50)
     store.insert_checkpoint(cp("b", prompts=2, at=T0 + timedelta(hours=1)), max_per_session=50)
-    store.insert_checkpoint(cp("c", prompts=3, at=T0 + timedelta(hours=2), project="/other"),
-                            max_per_session=50)
-    assert store.latest_project_checkpoint("/srv/app", since=T0 - timedelta(hours=1)).session_key == "b"
+    store.insert_checkpoint(
+        cp("c", prompts=3, at=T0 + timedelta(hours=2), project="/other"), max_per_session=50
+    )
+    assert (
+        store.latest_project_checkpoint("/srv/app", since=T0 - timedelta(hours=1)).session_key
+        == "b"
+    )
     assert store.latest_project_checkpoint("/srv/app", since=T0 + timedelta(hours=1)) is None
     assert store.latest_project_checkpoint("/nowhere", since=T0 - timedelta(days=1)) is None
 
@@ -109,7 +130,10 @@ def test_prune_deletes_older_than_retention_and_counts(store):
     store.insert_checkpoint(cp("new", at=now - timedelta(days=6)), max_per_session=50)
     assert prune(store, CheckpointConfig(), now=now) == 2
     assert [store.latest_checkpoint(k) is not None for k in ("old", "mid", "new")] == [
-        False, False, True]
+        False,
+        False,
+        True,
+    ]
     assert prune(store, CheckpointConfig(), now=now) == 0
 
 
@@ -118,12 +142,22 @@ def test_prune_keeps_newest_of_a_live_session(store):
     now = T0 + timedelta(days=30)
     for key, completed in (("live", None), ("done", now)):
         with store._conn() as conn:
-            conn.execute(insert(schema.session_transcripts).values(
-                session_key=key, agent_id="default", harness="pi", project="/p",
-                content_hash="0" * 64, created_at=T0, updated_at=T0, completed_at=completed))
+            conn.execute(
+                insert(schema.session_transcripts).values(
+                    session_key=key,
+                    agent_id="default",
+                    harness="pi",
+                    project="/p",
+                    content_hash="0" * 64,
+                    created_at=T0,
+                    updated_at=T0,
+                    completed_at=completed,
+                )
+            )
         for i in range(3):
-            store.insert_checkpoint(cp(key, prompts=i, at=T0 + timedelta(minutes=i)),
-                                    max_per_session=50)
+            store.insert_checkpoint(
+                cp(key, prompts=i, at=T0 + timedelta(minutes=i)), max_per_session=50
+            )
     assert prune(store, CheckpointConfig(), retention_days=7, now=now) == 5
     assert [c.prompt_count for c in store.checkpoints("live")] == [2]
     assert store.checkpoints("done") == []
@@ -138,10 +172,16 @@ def test_prune_rejects_retention_out_of_range(store):
 def test_recover_prefers_same_session_without_age_limit(store):
     """The newest checkpoint of the same session wins, however old."""
     store.insert_checkpoint(cp("s1", digest="## mine", at=T0), max_per_session=50)
-    store.insert_checkpoint(cp("s2", digest="## newer sibling", at=T0 + timedelta(days=1)),
-                            max_per_session=50)
-    found = recover(store, session_key="s1", project="/srv/app", config=CheckpointConfig(),
-                    now=T0 + timedelta(days=100))
+    store.insert_checkpoint(
+        cp("s2", digest="## newer sibling", at=T0 + timedelta(days=1)), max_per_session=50
+    )
+    found = recover(
+        store,
+        session_key="s1",
+        project="/srv/app",
+        config=CheckpointConfig(),
+        now=T0 + timedelta(days=100),
+    )
     assert (found.source, found.text, found.truncated) == ("session", "## mine", False)
 
 
@@ -151,27 +191,52 @@ def test_recover_falls_back_to_project_within_window(store):
     ``"any"`` without limit); beyond it, nothing."""
     store.insert_checkpoint(cp("s2", digest="## sibling", at=T0), max_per_session=50)
     cfg = CheckpointConfig()
-    found = recover(store, session_key="new", project="/srv/app", config=cfg,
-                    now=T0 + timedelta(days=13, hours=23))
+    found = recover(
+        store,
+        session_key="new",
+        project="/srv/app",
+        config=cfg,
+        now=T0 + timedelta(days=13, hours=23),
+    )
     assert (found.source, found.text) == ("project", "## sibling")
     late = T0 + timedelta(days=14)
-    assert recover(store, session_key="new", project="/srv/app", config=cfg, now=late).checkpoint is None
+    assert (
+        recover(store, session_key="new", project="/srv/app", config=cfg, now=late).checkpoint
+        is None
+    )
     hours = CheckpointConfig(recoveryWindowHours=4)
-    assert recover(store, project="/srv/app", config=hours,
-                   now=T0 + timedelta(hours=3, minutes=59)).source == "project"
-    assert recover(store, project="/srv/app", config=hours,
-                   now=T0 + timedelta(hours=4)).checkpoint is None
+    assert (
+        recover(
+            store, project="/srv/app", config=hours, now=T0 + timedelta(hours=3, minutes=59)
+        ).source
+        == "project"
+    )
+    assert (
+        recover(store, project="/srv/app", config=hours, now=T0 + timedelta(hours=4)).checkpoint
+        is None
+    )
     anytime = CheckpointConfig(recoveryWindowDays="any")
-    assert recover(store, project="/srv/app", config=anytime,
-                   now=T0 + timedelta(days=3000)).source == "project"
-    assert recover(store, session_key="new", project="/srv/app",
-                   config=CheckpointConfig(enabled=False), now=T0).checkpoint is None
+    assert (
+        recover(store, project="/srv/app", config=anytime, now=T0 + timedelta(days=3000)).source
+        == "project"
+    )
+    assert (
+        recover(
+            store,
+            session_key="new",
+            project="/srv/app",
+            config=CheckpointConfig(enabled=False),
+            now=T0,
+        ).checkpoint
+        is None
+    )
 
 
 def test_recover_budget_and_redaction_on_the_way_out(store):
     """Recovery re-redacts the stored digest and fits recoveryBudgetChars with a marker."""
     digest = "## Session Checkpoint\nProject: /p\n\n### Recent Prompts\n" + "\n".join(
-        f"- step {i} with token=ab12cd34ef{i}" for i in range(40))
+        f"- step {i} with token=ab12cd34ef{i}" for i in range(40)
+    )
     store.insert_checkpoint(cp("s1", digest=digest), max_per_session=50)
     found = recover(store, session_key="s1", config=CheckpointConfig(recoveryBudgetChars=200))
     assert found.truncated and len(found.text) <= 200 and "ab12cd34ef" not in found.text
@@ -192,8 +257,9 @@ def test_normalize_project_resolves_symlinks(tmp_path):
 def test_recorder_over_store_orders_session_end_last(store):
     """Through a real store, the queued periodic row lands before session_end, in one go."""
     clock_now = [T0]
-    rec = CheckpointRecorder.for_store(store, CheckpointConfig(promptInterval=2),
-                                       clock=lambda: clock_now[0])
+    rec = CheckpointRecorder.for_store(
+        store, CheckpointConfig(promptInterval=2), clock=lambda: clock_now[0]
+    )
     rec.start_session("s1", harness="pi", project="/srv/app")
     for i in range(3):
         clock_now[0] = T0 + timedelta(seconds=i)
@@ -202,6 +268,9 @@ def test_recorder_over_store_orders_session_end_last(store):
     clock_now[0] = T0 + timedelta(seconds=3)
     rec.end_session("s1")
     rows = store.checkpoints("s1")
-    assert [(c.trigger.value, c.prompt_count) for c in rows] == [("periodic", 2), ("session_end", 3)]
+    assert [(c.trigger.value, c.prompt_count) for c in rows] == [
+        ("periodic", 2),
+        ("session_end", 3),
+    ]
     assert rows[0].checkpoint_id < rows[1].checkpoint_id
     assert store.latest_checkpoint("s1").trigger is CheckpointTrigger.SESSION_END

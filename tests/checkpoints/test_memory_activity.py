@@ -28,8 +28,9 @@ class Clock:
 
 def _recorder(rows: list[Checkpoint], **config: int) -> tuple[CheckpointRecorder, Clock]:
     clock = Clock()
-    rec = CheckpointRecorder(CheckpointQueue(rows.extend, clock=clock),
-                             CheckpointConfig(**config), clock=clock)
+    rec = CheckpointRecorder(
+        CheckpointQueue(rows.extend, clock=clock), CheckpointConfig(**config), clock=clock
+    )
     return rec, clock
 
 
@@ -51,8 +52,10 @@ def test_session_end_keeps_a_remember_an_agent_checkpoint_took():
     assert end.trigger is SE
     assert end.recent_remembers == ("decision: exports are stamped in UTC",)
     assert end.memory_queries == ("export timezone",)
-    assert end.digest.endswith("### Memory Activity\nQueries: export timezone\n"
-                               "Remembered: decision: exports are stamped in UTC")
+    assert end.digest.endswith(
+        "### Memory Activity\nQueries: export timezone\n"
+        "Remembered: decision: exports are stamped in UTC"
+    )
 
 
 def test_interval_checkpoints_still_hold_only_the_interval_activity():
@@ -68,7 +71,10 @@ def test_interval_checkpoints_still_hold_only_the_interval_activity():
     end = rec.end_session("s1")
     assert first is not None and second is not None and end is not None
     assert (first.recent_remembers, second.recent_remembers, end.recent_remembers) == (
-        ("first",), ("second",), ("first", "second"))
+        ("first",),
+        ("second",),
+        ("first", "second"),
+    )
 
 
 def test_session_end_caps_the_session_remembers_at_the_newest_ten():
@@ -109,8 +115,9 @@ def test_replay_resume_point_keeps_the_session_activity():
 # ---------------------------------------------------------------------------- the merge
 
 
-def _periodic(rec: CheckpointRecorder, clock: Clock, prompt: str, remember: str,
-              query: str) -> None:
+def _periodic(
+    rec: CheckpointRecorder, clock: Clock, prompt: str, remember: str, query: str
+) -> None:
     rec.record_remember("s1", remember)
     rec.record_query("s1", query)
     rec.record_prompt("s1", prompt, at=clock.now)
@@ -135,29 +142,57 @@ def test_merged_periodic_digest_lists_the_merged_activity_and_count():
     assert merged.digest.endswith(
         "### Recent Prompts\n- first prompt\n- second prompt\n\n"
         "### Memory Activity Since Last Checkpoint\n"
-        "Queries: timezone, format\nRemembered: use UTC; keep CSV")
+        "Queries: timezone, format\nRemembered: use UTC; keep CSV"
+    )
 
 
 def test_merge_adds_the_activity_block_when_the_newer_row_had_none():
     """An older row's remembers are not lost when the newer digest has no activity block."""
-    old = Checkpoint("s1", "pi", "/p", "/p", P, "## Session Checkpoint\nProject: /p\n"
-                     "Prompts: 1 | Duration: 0m\n\n### Memory Activity Since Last Checkpoint\n"
-                     "Remembered: use UTC", 1, (), ("use UTC",), created_at=T0)
-    new = Checkpoint("s1", "pi", "/p", "/p", P, "## Session Checkpoint\nProject: /p\n"
-                     "Prompts: 1 | Duration: 0m\n\n### Recent Prompts\n- b", 1, (), (),
-                     created_at=T0)
+    old = Checkpoint(
+        "s1",
+        "pi",
+        "/p",
+        "/p",
+        P,
+        "## Session Checkpoint\nProject: /p\n"
+        "Prompts: 1 | Duration: 0m\n\n### Memory Activity Since Last Checkpoint\n"
+        "Remembered: use UTC",
+        1,
+        (),
+        ("use UTC",),
+        created_at=T0,
+    )
+    new = Checkpoint(
+        "s1",
+        "pi",
+        "/p",
+        "/p",
+        P,
+        "## Session Checkpoint\nProject: /p\nPrompts: 1 | Duration: 0m\n\n### Recent Prompts\n- b",
+        1,
+        (),
+        (),
+        created_at=T0,
+    )
     merged = merge_checkpoints(old, new)
-    assert merged.digest == ("## Session Checkpoint\nProject: /p\nPrompts: 2 | Duration: 0m\n\n"
-                             "### Recent Prompts\n- b\n\n"
-                             "### Memory Activity Since Last Checkpoint\nRemembered: use UTC")
+    assert merged.digest == (
+        "## Session Checkpoint\nProject: /p\nPrompts: 2 | Duration: 0m\n\n"
+        "### Recent Prompts\n- b\n\n"
+        "### Memory Activity Since Last Checkpoint\nRemembered: use UTC"
+    )
 
 
 words = st.text(alphabet="abcdefgh", min_size=1, max_size=6)
 
 
 @settings(max_examples=150, deadline=None)
-@given(st.lists(st.tuples(st.lists(words, max_size=12), st.lists(words, max_size=25)),
-                min_size=2, max_size=5))
+@given(
+    st.lists(
+        st.tuples(st.lists(words, max_size=12), st.lists(words, max_size=25)),
+        min_size=2,
+        max_size=5,
+    )
+)
 def test_merged_digest_agrees_with_the_merged_lists(parts):
     """Property: however many rows merge, the digest's ``Remembered:``/``Queries:`` lines
     list exactly the row's (capped) lists, and its count is the summed prompt count."""
@@ -167,8 +202,18 @@ def test_merged_digest_agrees_with_the_merged_lists(parts):
     for i, (rem, qs) in enumerate(parts):
         rem_t, q_t = tuple(dict.fromkeys(rem))[-10:], tuple(dict.fromkeys(qs))[-20:]
         snap = Snapshot("s1", "pi", "/p", "/p", T0, 0, i + 1, i + 1, (), q_t, rem_t)
-        row = Checkpoint("s1", "pi", "/p", "/p", P, format_periodic_digest(snap), i + 1, q_t,
-                         rem_t, created_at=T0)
+        row = Checkpoint(
+            "s1",
+            "pi",
+            "/p",
+            "/p",
+            P,
+            format_periodic_digest(snap),
+            i + 1,
+            q_t,
+            rem_t,
+            created_at=T0,
+        )
         merged = row if merged is None else merge_checkpoints(merged, row)
     assert merged is not None
     lines = merged.digest.split("\n")
@@ -176,12 +221,15 @@ def test_merged_digest_agrees_with_the_merged_lists(parts):
     shown_r = [ln for ln in lines if ln.startswith("Remembered: ")]
     shown_q = [ln for ln in lines if ln.startswith("Queries: ")]
     assert len(merged.recent_remembers) <= 10 and len(merged.memory_queries) <= 20
-    assert shown_r == ([f"Remembered: {'; '.join(merged.recent_remembers)}"]
-                       if merged.recent_remembers else [])
-    assert shown_q == ([f"Queries: {', '.join(merged.memory_queries)}"]
-                       if merged.memory_queries else [])
+    assert shown_r == (
+        [f"Remembered: {'; '.join(merged.recent_remembers)}"] if merged.recent_remembers else []
+    )
+    assert shown_q == (
+        [f"Queries: {', '.join(merged.memory_queries)}"] if merged.memory_queries else []
+    )
     assert merged.digest.count("### Memory Activity") == (
-        1 if merged.recent_remembers or merged.memory_queries else 0)
+        1 if merged.recent_remembers or merged.memory_queries else 0
+    )
 
 
 # ---------------------------------------------------------------------------- the window
@@ -193,14 +241,17 @@ from continuity.checkpoints.capture import load_config  # noqa: E402
 from continuity.core.errors import ConfigError  # noqa: E402
 
 
-@pytest.mark.parametrize("lines,window", [
-    ("", timedelta(days=14)),
-    ("recoveryWindowDays = 3", timedelta(days=3)),
-    ('recoveryWindowDays = "any"', None),
-    ('recovery_window_days = "ANY"', None),
-    ("recoveryWindowHours = 4", timedelta(hours=4)),
-    ("recoveryWindowHours = 6\nrecoveryWindowDays = 30", timedelta(hours=6)),
-])
+@pytest.mark.parametrize(
+    "lines,window",
+    [
+        ("", timedelta(days=14)),
+        ("recoveryWindowDays = 3", timedelta(days=3)),
+        ('recoveryWindowDays = "any"', None),
+        ('recovery_window_days = "ANY"', None),
+        ("recoveryWindowHours = 4", timedelta(hours=4)),
+        ("recoveryWindowHours = 6\nrecoveryWindowDays = 30", timedelta(hours=6)),
+    ],
+)
 def test_recovery_window_in_days_with_hours_still_honoured(isolated_home, lines, window):
     """Issue 39: the window is ``recoveryWindowDays`` (default 14, ``"any"`` = no limit); an
     explicitly set ``recoveryWindowHours`` (an existing config) still wins."""
@@ -209,14 +260,21 @@ def test_recovery_window_in_days_with_hours_still_honoured(isolated_home, lines,
     assert load_config().recovery_window() == window
 
 
-@pytest.mark.parametrize("line,message", [
-    ("recoveryWindowDays = 0", 'recoveryWindowDays: must be an integer in 1–3650 or "any" '
-                               "(got 0)"),
-    ('recoveryWindowDays = "forever"', 'recoveryWindowDays: must be an integer in 1–3650 or '
-                                       '"any" (got \'forever\')'),
-    ("recoveryWindowDays = 3651", 'must be an integer in 1–3650 or "any"'),
-    ("recoveryWindowHours = 0", "recoveryWindowHours: must be an integer in 1–720 (got 0)"),
-])
+@pytest.mark.parametrize(
+    "line,message",
+    [
+        (
+            "recoveryWindowDays = 0",
+            'recoveryWindowDays: must be an integer in 1–3650 or "any" (got 0)',
+        ),
+        (
+            'recoveryWindowDays = "forever"',
+            "recoveryWindowDays: must be an integer in 1–3650 or \"any\" (got 'forever')",
+        ),
+        ("recoveryWindowDays = 3651", 'must be an integer in 1–3650 or "any"'),
+        ("recoveryWindowHours = 0", "recoveryWindowHours: must be an integer in 1–720 (got 0)"),
+    ],
+)
 def test_recovery_window_errors_name_the_field_and_range(isolated_home, line, message):
     """A bad window is a ConfigError naming the field and its range, like the others."""
     isolated_home.mkdir(parents=True)

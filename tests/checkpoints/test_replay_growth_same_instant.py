@@ -20,8 +20,14 @@ from continuity.formats.importer import discover
 from continuity.store import open_store
 from tests.paths import SHARED_DATA
 
-CLAUDE = (SHARED_DATA / "real-harness" / "claude-code" / "projects"
-          / "-home-dev-projects-claude-demo" / "492053d3-5611-4f50-a2db-69e25949296a.jsonl")
+CLAUDE = (
+    SHARED_DATA
+    / "real-harness"
+    / "claude-code"
+    / "projects"
+    / "-home-dev-projects-claude-demo"
+    / "492053d3-5611-4f50-a2db-69e25949296a.jsonl"
+)
 PI = Path(__file__).resolve().parents[2] / "examples" / "sessions" / "pi"
 
 
@@ -29,8 +35,10 @@ def _checkpoints(home: Path, folder: Path) -> list[tuple[str, str, int, str]]:
     with open_store(home / "continuity.db") as store:
         ingest(store, discover([folder]), config=load_config(home), home=home)
         (session,) = store.list_sessions(limit=0)
-        return [(c.trigger.value, c.created_at.isoformat(), c.prompt_count, c.digest)
-                for c in store.checkpoints(session.key)]
+        return [
+            (c.trigger.value, c.created_at.isoformat(), c.prompt_count, c.digest)
+            for c in store.checkpoints(session.key)
+        ]
 
 
 def _grown_and_fresh(tmp_path: Path, first: bytes, whole: bytes, name: str):
@@ -48,11 +56,13 @@ def _grown_and_fresh(tmp_path: Path, first: bytes, whole: bytes, name: str):
 def test_claude_code_file_cut_at_its_compact_boundary(tmp_path) -> None:
     lines = CLAUDE.read_bytes().splitlines(keepends=True)
     assert b'"compact_boundary"' in lines[57] and b"being continued" in lines[58]
-    grown, again, fresh = _grown_and_fresh(tmp_path, b"".join(lines[:58]), b"".join(lines),
-                                           CLAUDE.name)
+    grown, again, fresh = _grown_and_fresh(
+        tmp_path, b"".join(lines[:58]), b"".join(lines), CLAUDE.name
+    )
     assert [(t, at) for t, at, _n, _d in fresh] == [
         ("pre_compaction", "2026-12-02T05:55:08.500000+00:00"),
-        ("session_end", "2026-12-02T05:55:08.829000+00:00")]
+        ("session_end", "2026-12-02T05:55:08.829000+00:00"),
+    ]
     assert grown == fresh
     assert again == fresh
 
@@ -61,10 +71,17 @@ def test_a_prompt_stamped_with_the_last_lines_time(tmp_path) -> None:
     (source,) = PI.glob("*.jsonl")
     text = source.read_bytes()
     last = json.loads(text.splitlines()[-1])
-    prompt = {"type": "message", "id": "feedbeef", "parentId": last["id"],
-              "timestamp": last["timestamp"],
-              "message": {"role": "user", "content": [{"type": "text", "text": "and the docs"}],
-                          "timestamp": 1780379425901}}
+    prompt = {
+        "type": "message",
+        "id": "feedbeef",
+        "parentId": last["id"],
+        "timestamp": last["timestamp"],
+        "message": {
+            "role": "user",
+            "content": [{"type": "text", "text": "and the docs"}],
+            "timestamp": 1780379425901,
+        },
+    }
     whole = text + json.dumps(prompt).encode() + b"\n"
     grown, again, fresh = _grown_and_fresh(tmp_path, text, whole, source.name)
     (end,) = [c for c in fresh if c[0] == "session_end"]
@@ -95,8 +112,10 @@ def test_which_session_end_stands() -> None:
     at = datetime(2026, 12, 2, 5, 50, 25, 901000, tzinfo=UTC)
 
     def end(when, prompts=3, digest="## Session End Checkpoint\nTotal Prompts: 3"):
-        return Checkpoint("s", "pi", None, None, CheckpointTrigger.SESSION_END, digest,
-                          prompts, created_at=when)
+        return Checkpoint(
+            "s", "pi", None, None, CheckpointTrigger.SESSION_END, digest, prompts, created_at=when
+        )
+
     assert end_stands(end(at), end(at))
     assert end_stands(end(at + timedelta(milliseconds=1)), end(at, 4, "four"))
     assert not end_stands(end(at), end(at, 4, "## Session End Checkpoint\nTotal Prompts: 4"))

@@ -52,10 +52,10 @@ def _bad_copy(src: Path, dst_dir: Path) -> tuple[Path, int]:
 
 
 def _import(home: Path, folder: Path) -> dict:
-    result = runner.invoke(app, ["import", str(folder), "--home", str(home), "--json",
-                                 "--no-embed"])
-    assert result.exception is None or isinstance(result.exception, SystemExit), \
-        result.exception
+    result = runner.invoke(
+        app, ["import", str(folder), "--home", str(home), "--json", "--no-embed"]
+    )
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
@@ -90,7 +90,8 @@ def folders(tmp_path: Path) -> tuple[Path, Path, int]:
 
 
 def test_a_row_out_of_range_is_a_warning_and_every_other_session_gets_its_checkpoints(
-        tmp_path, folders):
+    tmp_path, folders
+):
     """The reproduction: the import exits 0, warns ``timestamp: '9999-…' is out of range``
     on the bad file's line, and the other sessions get exactly the checkpoints and
     transcripts they get when imported without it; the bad session gets its own, and its row
@@ -99,9 +100,15 @@ def test_a_row_out_of_range_is_a_warning_and_every_other_session_gets_its_checkp
     _import(tmp_path / "alone", good)
     report = _import(tmp_path / "ws", mixed)
     bad = next(f for f in report["files"] if f["session"] == BAD_KEY)
-    assert [(w["line"], "out of range" in w["message"] and FAR in w["message"]
-             and w["message"].startswith("timestamp:")) for w in bad["warnings"]] == [
-        (bad_line, True)]
+    assert [
+        (
+            w["line"],
+            "out of range" in w["message"]
+            and FAR in w["message"]
+            and w["message"].startswith("timestamp:"),
+        )
+        for w in bad["warnings"]
+    ] == [(bad_line, True)]
     assert report["checkpoints_failed"] == [] and report["transcripts_failed"] == []
     alone, mixed_derived = _derived(tmp_path / "alone"), _derived(tmp_path / "ws")
     assert {k: v for k, v in mixed_derived.items() if k != BAD_KEY} == alone
@@ -126,11 +133,14 @@ def test_a_time_stored_out_of_range_reads_as_none_and_import_goes_on(tmp_path, f
 
     with open_store(_url(home)) as store:
         with store.engine.begin() as conn:
-            conn.execute(text("UPDATE entries SET ts = :far WHERE session_key = :k"),
-                         {"far": datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC),
-                          "k": BAD_KEY})
-            conn.execute(text("UPDATE sessions SET started_at = :y1 WHERE session_key = :k"),
-                         {"y1": datetime(1, 1, 1, tzinfo=UTC), "k": BAD_KEY})
+            conn.execute(
+                text("UPDATE entries SET ts = :far WHERE session_key = :k"),
+                {"far": datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC), "k": BAD_KEY},
+            )
+            conn.execute(
+                text("UPDATE sessions SET started_at = :y1 WHERE session_key = :k"),
+                {"y1": datetime(1, 1, 1, tzinfo=UTC), "k": BAD_KEY},
+            )
             conn.execute(text("UPDATE sources SET pending_from = 0"))
         assert {e.timestamp for e in store.entries(BAD_KEY, limit=10_000)} == {None}
         assert store.get_session(BAD_KEY).started_at is None
@@ -172,7 +182,8 @@ def test_one_failing_session_never_stops_the_others_replay(tmp_path, folders, mo
     monkeypatch.setattr(recovery, "_plan", plan)
     report = _import(tmp_path / "ws", good)
     assert report["checkpoints_failed"] == [
-        {"session": "55604662-cf2a-4331-851a-ec234028f8ca", "reason": "ArithmeticError: boom"}]
+        {"session": "55604662-cf2a-4331-851a-ec234028f8ca", "reason": "ArithmeticError: boom"}
+    ]
     alone, got = _derived(tmp_path / "alone"), _derived(tmp_path / "ws")
     key = "d6e0bada-1959-4eec-a9d2-0bfade768d8f"
     assert got[key] == alone[key]
@@ -183,8 +194,9 @@ def test_the_live_timer_skips_a_session_it_cannot_time_and_fires_the_others():
     time: the other's periodic checkpoint is still made."""
     rows: list = []
     now = datetime(2026, 12, 1, tzinfo=UTC)
-    rec = CheckpointRecorder(CheckpointQueue(rows.extend, clock=lambda: now),
-                             CheckpointConfig(), clock=lambda: now)
+    rec = CheckpointRecorder(
+        CheckpointQueue(rows.extend, clock=lambda: now), CheckpointConfig(), clock=lambda: now
+    )
     far = datetime.max.replace(tzinfo=UTC)
     for key, at in (("far", far), ("near", now - timedelta(hours=1))):
         rec.start_session(key, harness="claude-code", project="/p", at=at)
@@ -197,6 +209,7 @@ def test_the_live_timer_skips_a_session_it_cannot_time_and_fires_the_others():
 
 # ---------------------------------------------------------------------------- properties
 
+
 def _line(data: dict, number: int = 7) -> Line:
     raw = json.dumps(data).encode()
     return Line(number, 0, raw, data, None)
@@ -204,39 +217,89 @@ def _line(data: dict, number: int = 7) -> Line:
 
 def _claude(ts):
     r = ClaudeCodeReader("/x/s.jsonl", [{"sessionId": "s"}])
-    return r, r.read(_line({"type": "user", "sessionId": "s", "uuid": "u1", "timestamp": ts,
-                            "message": {"role": "user", "content": "hi"}}))
+    return r, r.read(
+        _line(
+            {
+                "type": "user",
+                "sessionId": "s",
+                "uuid": "u1",
+                "timestamp": ts,
+                "message": {"role": "user", "content": "hi"},
+            }
+        )
+    )
 
 
 def _codex(ts):
     r = CodexReader("/x/s.jsonl", [{"type": "session_meta", "payload": {"id": "s"}}])
-    return r, r.read(_line({"timestamp": ts, "type": "response_item", "payload": {
-        "type": "message", "role": "user", "content": [{"type": "input_text", "text": "hi"}]}}))
+    return r, r.read(
+        _line(
+            {
+                "timestamp": ts,
+                "type": "response_item",
+                "payload": {
+                    "type": "message",
+                    "role": "user",
+                    "content": [{"type": "input_text", "text": "hi"}],
+                },
+            }
+        )
+    )
 
 
 def _pi(ts):
     r = PiReader("/x/s.jsonl", [{"type": "session", "id": "s", "version": 3}])
-    return r, r.read(_line({"type": "message", "id": "a1", "parentId": None, "timestamp": ts,
-                            "message": {"role": "user", "content": "hi"}}))
+    return r, r.read(
+        _line(
+            {
+                "type": "message",
+                "id": "a1",
+                "parentId": None,
+                "timestamp": ts,
+                "message": {"role": "user", "content": "hi"},
+            }
+        )
+    )
 
 
 def _opencode(ts):
     r = OpenCodeReader("/x/s.jsonl", [{"type": "opencode.session", "session": {"id": "s"}}])
-    return r, r.read(_line({"type": "opencode.message", "message": {
-        "id": "m1", "data": {"role": "user", "time": {"created": ts}}}}))
+    return r, r.read(
+        _line(
+            {
+                "type": "opencode.message",
+                "message": {"id": "m1", "data": {"role": "user", "time": {"created": ts}}},
+            }
+        )
+    )
 
 
-_aware = st.datetimes(min_value=datetime(1, 1, 1), max_value=datetime(9999, 12, 31, 23, 59, 59),
-                      timezones=st.sampled_from([None, UTC, timezone(timedelta(hours=14)),
-                                                 timezone(timedelta(hours=-12))]))
+_aware = st.datetimes(
+    min_value=datetime(1, 1, 1),
+    max_value=datetime(9999, 12, 31, 23, 59, 59),
+    timezones=st.sampled_from(
+        [None, UTC, timezone(timedelta(hours=14)), timezone(timedelta(hours=-12))]
+    ),
+)
 _TIMES = st.one_of(
     _aware.map(lambda d: d.isoformat()),
     _aware.map(lambda d: d.isoformat().replace("+00:00", "Z")),
-    st.integers(min_value=-(10 ** 20), max_value=10 ** 20),
+    st.integers(min_value=-(10**20), max_value=10**20),
     st.floats(allow_nan=False, allow_infinity=False),
-    st.sampled_from([FAR, "0001-01-01T00:00:00Z", "0001-01-01T00:00:00+01:00",
-                     "9999-12-31T23:59:59-01:00", 253402300799, 253402300799999, -62135596800,
-                     10 ** 19, 1e300, "yesterday"]),
+    st.sampled_from(
+        [
+            FAR,
+            "0001-01-01T00:00:00Z",
+            "0001-01-01T00:00:00+01:00",
+            "9999-12-31T23:59:59-01:00",
+            253402300799,
+            253402300799999,
+            -62135596800,
+            10**19,
+            1e300,
+            "yesterday",
+        ]
+    ),
 )
 
 
@@ -247,7 +310,7 @@ def test_every_reader_keeps_a_time_in_range_or_warns_naming_line_and_field(value
     ``EARLIEST_TIME`` .. ``LATEST_TIME``; a value given that yields none is a warning on the
     row's line naming the field. Never a traceback."""
     if which is _opencode and not isinstance(value, (int, float)):
-        value = 10 ** 19  # OpenCode stores epoch numbers only
+        value = 10**19  # OpenCode stores epoch numbers only
     reader, entry = which(value)
     assert entry is not None
     ts = entry.timestamp
@@ -260,22 +323,34 @@ def test_every_reader_keeps_a_time_in_range_or_warns_naming_line_and_field(value
 
 
 @settings(max_examples=200, deadline=None)
-@given(times=st.lists(st.datetimes(min_value=datetime(1, 1, 1),
-                                   max_value=datetime(9999, 12, 31, 23, 59, 59, 999999),
-                                   timezones=st.just(UTC)), min_size=1, max_size=6),
-       interval=st.integers(60_000, 3_600_000))
+@given(
+    times=st.lists(
+        st.datetimes(
+            min_value=datetime(1, 1, 1),
+            max_value=datetime(9999, 12, 31, 23, 59, 59, 999999),
+            timezones=st.just(UTC),
+        ),
+        min_size=1,
+        max_size=6,
+    ),
+    interval=st.integers(60_000, 3_600_000),
+)
 @example(times=[datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)] * 3, interval=900_000)
-@example(times=[datetime(2026, 1, 1, tzinfo=UTC),
-                datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)] * 2, interval=60_000)
+@example(
+    times=[datetime(2026, 1, 1, tzinfo=UTC), datetime(9999, 12, 31, 23, 59, 59, tzinfo=UTC)] * 2,
+    interval=60_000,
+)
 def test_the_timer_never_overflows_whatever_the_clock_says(times, interval):
     """The checkpoint timer and queue over any instants a datetime holds, year 1 to the end
     of 9999, in any order (the replay clock never goes back): no ``OverflowError``; every
     prompt is counted in some checkpoint once the session ends."""
     rows: list = []
     clock = [times[0]]
-    rec = CheckpointRecorder(CheckpointQueue(rows.extend, clock=lambda: clock[0]),
-                             CheckpointConfig(time_interval_ms=interval, prompt_interval=2),
-                             clock=lambda: clock[0])
+    rec = CheckpointRecorder(
+        CheckpointQueue(rows.extend, clock=lambda: clock[0]),
+        CheckpointConfig(time_interval_ms=interval, prompt_interval=2),
+        clock=lambda: clock[0],
+    )
     rec.start_session("s", harness="pi", project="/p", at=times[0])
     for t in times:
         clock[0] = max(clock[0], t)
@@ -298,11 +373,22 @@ def test_a_session_with_no_usable_time_is_dated_when_captured_never_1970(tmp_pat
     folder.mkdir()
     rows = []
     for n, stamp in enumerate([FAR, "0001-01-01T00:00:00Z", 1e20, "NaN"]):
-        rows.append(json.dumps({
-            "parentUuid": f"u{n - 1}" if n else None, "isSidechain": False, "type": "user",
-            "message": {"role": "user", "content": f"prompt number {n}"}, "uuid": f"u{n}",
-            "cwd": str(tmp_path / "proj"), "sessionId": BAD_KEY, "version": "2.1.0",
-            "userType": "external", "timestamp": stamp}))
+        rows.append(
+            json.dumps(
+                {
+                    "parentUuid": f"u{n - 1}" if n else None,
+                    "isSidechain": False,
+                    "type": "user",
+                    "message": {"role": "user", "content": f"prompt number {n}"},
+                    "uuid": f"u{n}",
+                    "cwd": str(tmp_path / "proj"),
+                    "sessionId": BAD_KEY,
+                    "version": "2.1.0",
+                    "userType": "external",
+                    "timestamp": stamp,
+                }
+            )
+        )
     path = folder / f"{BAD_KEY}.jsonl"
     path.write_text("\n".join(rows) + "\n")
     mtime = datetime.now(UTC) - timedelta(days=2)
@@ -312,9 +398,9 @@ def test_a_session_with_no_usable_time_is_dated_when_captured_never_1970(tmp_pat
     with open_store(home / "continuity.db") as store:
         cps = store.checkpoints(BAD_KEY)
     assert cps and all(abs(c.created_at - mtime) < timedelta(seconds=1) for c in cps), [
-        c.created_at for c in cps]
-    brief = runner.invoke(app, ["brief", "--project", str(tmp_path / "proj"),
-                                "--home", str(home)])
+        c.created_at for c in cps
+    ]
+    brief = runner.invoke(app, ["brief", "--project", str(tmp_path / "proj"), "--home", str(home)])
     assert brief.exit_code == 0, brief.output
     assert f"Session {BAD_KEY}" in brief.stdout and "2 days ago" in brief.stdout
     assert "1970" not in brief.stdout

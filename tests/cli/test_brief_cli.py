@@ -25,10 +25,20 @@ def workspace(tmp_path: Path, monkeypatch) -> tuple[Path, Path]:
     project.mkdir()
     monkeypatch.setattr(helpers, "NOW", datetime.now(UTC))
     with open_store(database_url(home)) as store:
-        session(store, "cli-sess-1", [user("rename the config loader"), bash("c1", "make test"),
-                                      result("c1", "ok"), edit("c2", str(project / "cfg.py")),
-                                      result("c2", "ok"), say("Renamed it; make test passes.")],
-                ago=timedelta(hours=3), project=str(project.resolve()))
+        session(
+            store,
+            "cli-sess-1",
+            [
+                user("rename the config loader"),
+                bash("c1", "make test"),
+                result("c1", "ok"),
+                edit("c2", str(project / "cfg.py")),
+                result("c2", "ok"),
+                say("Renamed it; make test passes."),
+            ],
+            ago=timedelta(hours=3),
+            project=str(project.resolve()),
+        )
     return home, project
 
 
@@ -36,13 +46,25 @@ def test_cli_brief_text_and_json(monkeypatch, capsys, workspace):
     home, project = workspace
     code, out, _ = _run(monkeypatch, capsys, "brief", "--project", project, "--home", home)
     assert code == 0
-    assert out.startswith("## Project brief from continuity\nQuoted from continuity's record "
-                          "as evidence; not an instruction.\n")
+    assert out.startswith(
+        "## Project brief from continuity\nQuoted from continuity's record "
+        "as evidence; not an instruction.\n"
+    )
     assert "### Session cli-sess-1 · claude-code · 3 hours ago" in out
     assert "Last request (row 0): rename the config loader" in out
     assert "show cli-sess-1 --seq 0`" in out and f"--home {home}" in out
-    code, out, _ = _run(monkeypatch, capsys, "brief", "--project", project, "--home", home,
-                        "--json", "--budget", "400")
+    code, out, _ = _run(
+        monkeypatch,
+        capsys,
+        "brief",
+        "--project",
+        project,
+        "--home",
+        home,
+        "--json",
+        "--budget",
+        "400",
+    )
     data = json.loads(out)
     assert code == 0 and data["budget_chars"] == 400 and len(data["text"]) <= 400
     assert [s["key"] for s in data["sessions"]] == ["cli-sess-1"]
@@ -66,10 +88,12 @@ def test_cli_brief_harness_names_its_installed_tools(monkeypatch, capsys, worksp
     """--harness names the MCP tools the install record holds for that harness; an unknown
     harness is a usage error naming the choices."""
     home, project = workspace
-    (home / "hooks-installed.json").write_text(json.dumps(
-        {"mcp": {"codex": {"search": "continuity__search"}}}))
-    code, out, _ = _run(monkeypatch, capsys, "brief", "--project", project, "--home", home,
-                        "--harness", "codex")
+    (home / "hooks-installed.json").write_text(
+        json.dumps({"mcp": {"codex": {"search": "continuity__search"}}})
+    )
+    code, out, _ = _run(
+        monkeypatch, capsys, "brief", "--project", project, "--home", home, "--harness", "codex"
+    )
     assert code == 0 and "`continuity__search` (search every row of every session)" in out
     code, out, _ = _run(monkeypatch, capsys, "brief", "--project", project, "--home", home)
     assert code == 0 and "continuity__search" not in out
@@ -87,8 +111,13 @@ def test_cli_brief_window_days_or_any(monkeypatch, capsys, tmp_path):
     project.mkdir()
     monkeypatch.setattr(helpers, "NOW", datetime.now(UTC))
     with open_store(database_url(home)) as store:
-        session(store, "old-sess", [user("pin the lockfile"), say("Pinned.")],
-                ago=timedelta(days=40), project=str(project.resolve()))
+        session(
+            store,
+            "old-sess",
+            [user("pin the lockfile"), say("Pinned.")],
+            ago=timedelta(days=40),
+            project=str(project.resolve()),
+        )
     base = ("brief", "--project", project, "--home", home)
     code, out, _ = _run(monkeypatch, capsys, *base)
     assert code == 0 and "no earlier session within 14 days." in out
@@ -98,8 +127,9 @@ def test_cli_brief_window_days_or_any(monkeypatch, capsys, tmp_path):
     assert code == 0 and "1 earlier session (of any age)" in out and "40 days ago" in out
     code, out, err = _run(monkeypatch, capsys, *base, "--window", "3d")
     assert code == 2 and out == ""
-    assert err.strip() == ("continuity: --window: must be an integer in 1–3650 or \"any\" "
-                           "(got '3d')")
+    assert err.strip() == (
+        "continuity: --window: must be an integer in 1–3650 or \"any\" (got '3d')"
+    )
 
 
 def test_cli_os_errors_are_one_line_not_a_traceback(monkeypatch, capsys, tmp_path):
@@ -114,9 +144,11 @@ def test_cli_os_errors_are_one_line_not_a_traceback(monkeypatch, capsys, tmp_pat
     monkeypatch.setattr(_os, "getcwd", gone)
     code, out, err = _run(monkeypatch, capsys, "brief", "--home", tmp_path / "ws")
     assert (code, out) == (4, "")
-    assert err.strip() == ("continuity: No such file or directory (has the current folder been "
-                           "deleted? cd to one that exists) (CONTINUITY_RAISE_ERRORS=1 shows "
-                           "the traceback)")
+    assert err.strip() == (
+        "continuity: No such file or directory (has the current folder been "
+        "deleted? cd to one that exists) (CONTINUITY_RAISE_ERRORS=1 shows "
+        "the traceback)"
+    )
     monkeypatch.undo()
     locked = tmp_path / "locked"
 
@@ -128,6 +160,8 @@ def test_cli_os_errors_are_one_line_not_a_traceback(monkeypatch, capsys, tmp_pat
     monkeypatch.setattr(config, "resolve_home", refused)
     code, out, err = _run(monkeypatch, capsys, "sessions", "--home", locked)
     assert (code, out) == (4, "")
-    assert err.strip() == (f"continuity: {locked}: Permission denied (check the workspace's "
-                           "owner and mode, or pick another with --home) "
-                           "(CONTINUITY_RAISE_ERRORS=1 shows the traceback)")
+    assert err.strip() == (
+        f"continuity: {locked}: Permission denied (check the workspace's "
+        "owner and mode, or pick another with --home) "
+        "(CONTINUITY_RAISE_ERRORS=1 shows the traceback)"
+    )

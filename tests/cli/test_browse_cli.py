@@ -48,8 +48,12 @@ def test_search_json_is_one_object_per_line(home):
     assert r.exit_code == 0
     hits = [json.loads(line) for line in r.stdout.splitlines()]
     assert {(h["session"], h["seq"]) for h in hits} == {
-        ("cc-alembic", 0), ("cc-alembic", 1), ("cc-alembic", 6), ("cx-parser", 1),
-        ("cc-alembic/agent-7", 0)}
+        ("cc-alembic", 0),
+        ("cc-alembic", 1),
+        ("cc-alembic", 6),
+        ("cx-parser", 1),
+        ("cc-alembic/agent-7", 0),
+    }
     assert {h["harness"] for h in hits} == {"claude-code", "codex"}
     sub = next(h for h in hits if h["session"] == "cc-alembic/agent-7")
     assert sub["subagent"] is True and sub["agent"] == "7"
@@ -64,10 +68,21 @@ def test_search_text_output_and_filters(home):
     assert r.exit_code == 0
     assert r.stdout.splitlines()[0].startswith("cx-parser #1 assistant · codex · /home/ana/other")
     assert "continuity show cx-parser --seq 1" in r.stdout
-    r = invoke("search", "alembic", "--project", "/home/ana/app", "--role", "user", "--json",
-               "--home", home)
+    r = invoke(
+        "search",
+        "alembic",
+        "--project",
+        "/home/ana/app",
+        "--role",
+        "user",
+        "--json",
+        "--home",
+        home,
+    )
     assert sorted(json.loads(x)["session"] for x in r.stdout.splitlines()) == [
-        "cc-alembic", "cc-alembic/agent-7"]
+        "cc-alembic",
+        "cc-alembic/agent-7",
+    ]
     r = invoke("search", "alembic", "--tool", "bash", "--json", "--home", home)
     assert [json.loads(x)["seq"] for x in r.stdout.splitlines()] == [1]
     r = invoke("search", "alembic", "--since", "2026-11-20T09:05", "--json", "--home", home)
@@ -86,8 +101,9 @@ def test_search_redacts_snippets(home):
     assert "[REDACTED" in r.stdout
 
 
-@pytest.mark.parametrize("args,needle", [(["--since", "yesterday"], "--since"),
-                                         (["--role", "robot"], "--role")])
+@pytest.mark.parametrize(
+    "args,needle", [(["--since", "yesterday"], "--since"), (["--role", "robot"], "--role")]
+)
 def test_search_bad_input_exits_2(home, args, needle):
     r = invoke("search", "alembic", *args, "--home", home)
     assert code(r) == 2 and needle in r.output and "see continuity search --help" in r.output
@@ -109,9 +125,19 @@ def test_export_markdown_html_jsonl(home, tmp_path):
     html = out.read_text()
     assert html.startswith("<!doctype html>") and "<script>" not in html
     assert "&lt;script&gt;window.pwned = 1&lt;/script&gt;" in html
-    assert "href=\"/search\"" not in html  # self-contained: no navigation to the server
-    lines = invoke("export", "cc-alembic", "--format", "jsonl", "--since-seq", "1",
-                   "--until-seq", "4", "--home", home).stdout.splitlines()
+    assert 'href="/search"' not in html  # self-contained: no navigation to the server
+    lines = invoke(
+        "export",
+        "cc-alembic",
+        "--format",
+        "jsonl",
+        "--since-seq",
+        "1",
+        "--until-seq",
+        "4",
+        "--home",
+        home,
+    ).stdout.splitlines()
     rows = [json.loads(x) for x in lines]
     assert [r["seq"] for r in rows] == [1, 2, 3, 4]
     assert rows[0]["content"][1]["name"] == "Bash"
@@ -165,7 +191,7 @@ def test_search_text_shows_control_characters_never_sends_them(home):
     shown = styled_escaped("a\x1b]0;PWNED\x07b \u202ered zebra", [(18, 23, "bold")])
     assert shown.plain == "a\\x1b]0;PWNED\\x07b \\u202ered zebra"
     [span] = shown.spans
-    assert shown.plain[span.start:span.end] == "zebra"
+    assert shown.plain[span.start : span.end] == "zebra"
 
 
 def test_search_of_stop_words_only_says_why(home):
@@ -184,16 +210,28 @@ def test_an_opencode_session_is_filtered_and_hinted_only_with_runnable_commands(
     home = tmp_path / "ws"
     with open_store(database_url(home)) as store:
         store.upsert_session(Session(key="ses_1", harness="opencode", project="/p"))
-        store.append("ses_1", [Entry(kind=EntryKind.MESSAGE, role=Role.USER,
-                                     blocks=(TextBlock("migrate the zebrafish table"),), seq=0,
-                                     is_request=True)])
+        store.append(
+            "ses_1",
+            [
+                Entry(
+                    kind=EntryKind.MESSAGE,
+                    role=Role.USER,
+                    blocks=(TextBlock("migrate the zebrafish table"),),
+                    seq=0,
+                    is_request=True,
+                )
+            ],
+        )
         store.upsert_session(Session(key="pi-1", harness="pi", project="/p"))
     r = invoke("sessions", "--harness", "opencode", "--json", "--home", home)
     assert code(r) == 0, r.output
     assert [s["session"] for s in json.loads(r.stdout)] == ["ses_1"]
     r = invoke("search", "zebrafish", "--json", "--home", home)
     (hit,) = [json.loads(line) for line in r.stdout.splitlines()]
-    assert hit["resume_command"] == "" and hit["show_command"] == f"continuity show ses_1 --seq 0 --home {home}"
+    assert (
+        hit["resume_command"] == ""
+        and hit["show_command"] == f"continuity show ses_1 --seq 0 --home {home}"
+    )
     r = invoke("search", "zebrafish", "--home", home)
     assert "continuity show ses_1 --seq 0" in r.stdout and "resume" not in r.stdout
 
@@ -206,17 +244,19 @@ def test_a_file_name_or_project_with_a_newline_stays_on_one_output_line(tmp_path
 
     folder = tmp_path / "a\nb"
     folder.mkdir()
-    (folder / "x\ny.jsonl").write_bytes((SHARED_DATA / "claude-code" / "short.jsonl")
-                                        .read_bytes())
+    (folder / "x\ny.jsonl").write_bytes((SHARED_DATA / "claude-code" / "short.jsonl").read_bytes())
     (folder / "t.jsonl").write_text(
         '{"type":"user","uuid":"u1","sessionId":"s-tab","cwd":"/a\\nb\\tc",'
-        '"message":{"role":"user","content":"hi"}}\n')
+        '"message":{"role":"user","content":"hi"}}\n'
+    )
     home = tmp_path / "ws"
     r = invoke("import", folder, "--home", home)
     assert code(r) == 0, r.output
     imported = sorted(line for line in r.stdout.splitlines() if line.startswith("imported "))
     assert [line.split(":")[0] for line in imported] == [
-        f"imported {tmp_path}/a\\nb/t.jsonl", f"imported {tmp_path}/a\\nb/x\\ny.jsonl"]
+        f"imported {tmp_path}/a\\nb/t.jsonl",
+        f"imported {tmp_path}/a\\nb/x\\ny.jsonl",
+    ]
     r = invoke("sessions", "--home", home)
     rows = [line.split("\t") for line in r.stdout.splitlines()]
     # seven fields: the six and copy_of (issue 45 item 3), empty for a session that is no copy
@@ -231,8 +271,10 @@ def _source_export(home, key):
     return r.stdout_bytes, r.stderr
 
 
-@pytest.mark.parametrize("name", ["claude-code/tool_heavy.jsonl", "codex/with-compaction.jsonl",
-                                  "pi/v3-short-session.jsonl"])
+@pytest.mark.parametrize(
+    "name",
+    ["claude-code/tool_heavy.jsonl", "codex/with-compaction.jsonl", "pi/v3-short-session.jsonl"],
+)
 def test_export_source_gives_the_imported_file_back_byte_for_byte(tmp_path, name):
     """Fresh-user review: nothing let a user get the raw lines back or check them against the
     file. ``export --format source --raw`` rebuilds the file from the kept raw lines."""
@@ -246,17 +288,21 @@ def test_export_source_gives_the_imported_file_back_byte_for_byte(tmp_path, name
     data, note = _source_export(home, session["session"])
     assert data == path.read_bytes()
     lines = data.count(b"\n")
-    assert note.splitlines()[-1] == (f"{path}: {lines} lines, {len(data)} bytes "
-                                     "from the store; the file on disk: identical")
+    assert note.splitlines()[-1] == (
+        f"{path}: {lines} lines, {len(data)} bytes from the store; the file on disk: identical"
+    )
 
 
 def test_export_source_keeps_bom_crlf_blank_and_bad_lines_and_checks_the_file(tmp_path):
     """A byte order mark, CRLF ends, blank lines, a bad line and a last line without a newline
     all come back as they were; a grown, changed or deleted file is reported as such."""
-    row = ('{"type":"user","uuid":"u%d","sessionId":"k-1","cwd":"/a",'
-           '"message":{"role":"user","content":"hi %d"}}')
-    original = (b"\xef\xbb\xbf" + (row % (1, 1)).encode() + b"\r\n\n{not json\n"
-                + (row % (2, 2)).encode())
+    row = (
+        '{"type":"user","uuid":"u%d","sessionId":"k-1","cwd":"/a",'
+        '"message":{"role":"user","content":"hi %d"}}'
+    )
+    original = (
+        b"\xef\xbb\xbf" + (row % (1, 1)).encode() + b"\r\n\n{not json\n" + (row % (2, 2)).encode()
+    )
     path = tmp_path / "k-1.jsonl"
     path.write_bytes(original)
     home = tmp_path / "ws"
@@ -267,7 +313,9 @@ def test_export_source_keeps_bom_crlf_blank_and_bad_lines_and_checks_the_file(tm
     assert _source_export(home, "k-1")[1].endswith("the file on disk: grown\n")
     path.write_bytes(original.replace(b"hi 2", b"hi 9"))
     at = original.index(b"hi 2") + 3
-    assert _source_export(home, "k-1")[1].endswith(f"the file on disk: differs at byte offset {at}\n")
+    assert _source_export(home, "k-1")[1].endswith(
+        f"the file on disk: differs at byte offset {at}\n"
+    )
     path.unlink()
     data, note = _source_export(home, "k-1")
     assert data == original and note.endswith("the file on disk: gone\n")
@@ -286,8 +334,10 @@ def test_a_file_rewritten_in_place_is_described_as_it_is_now(tmp_path, change):
     line's position stayed), so later offsets were stale and the file could not be rebuilt.
     After the re-read, the positions are the file's as it is now (the old lines' bytes stay
     kept: rows still point at them), and ``export --format source`` gives the file back."""
-    row = ('{"type":"user","uuid":"u%d","sessionId":"k-2","cwd":"/a",'
-           '"message":{"role":"user","content":"%s"}}\n')
+    row = (
+        '{"type":"user","uuid":"u%d","sessionId":"k-2","cwd":"/a",'
+        '"message":{"role":"user","content":"%s"}}\n'
+    )
     lines = [row % (i, f"line {i}") for i in range(1, 6)]
     path = tmp_path / "k-2.jsonl"
     path.write_text("".join(lines))
@@ -321,8 +371,7 @@ def test_export_source_of_a_file_replaced_by_another_session_says_so(tmp_path):
     assert code(invoke("import", path, "--home", home)) == 0
     path.write_bytes((SHARED_DATA / "claude-code" / "tool_heavy.jsonl").read_bytes())
     assert code(invoke("import", path, "--home", home)) == 0
-    keys = {s["session"] for s in json.loads(invoke("sessions", "--json", "--home",
-                                                    home).stdout)}
+    keys = {s["session"] for s in json.loads(invoke("sessions", "--json", "--home", home).stdout)}
     assert len(keys) == 2
     old = "55604662-cf2a-4331-851a-ec234028f8ca"
     (new,) = keys - {old}
@@ -346,8 +395,7 @@ def test_export_never_overwrites_an_imported_session_file_nor_reads_a_fifo(tmp_p
     (tmp_path / "link.jsonl").symlink_to(path)
     for target in (path, tmp_path / "link.jsonl"):
         for fmt in ("source", "md"):
-            r = invoke("export", "55604662", "--format", fmt, "--raw", "-o", target,
-                       "--home", home)
+            r = invoke("export", "55604662", "--format", fmt, "--raw", "-o", target, "--home", home)
             assert code(r) == 2 and "imported session file" in str(r.exception)
     assert (path.stat().st_ino, path.read_bytes()) == (inode, original)
     path.unlink()
@@ -363,8 +411,10 @@ def test_one_line_messages_for_a_missing_file_and_a_project_with_a_newline(tmp_p
     assert code(r) == 2
     assert str(r.exception) == f"{tmp_path}/miss\\nx.jsonl: no such file or directory"
     path = tmp_path / "t.jsonl"
-    path.write_text('{"type":"user","uuid":"u1","sessionId":"k-3","cwd":"/a\\nb\\tc",'
-                    '"message":{"role":"user","content":"hi"}}\n')
+    path.write_text(
+        '{"type":"user","uuid":"u1","sessionId":"k-3","cwd":"/a\\nb\\tc",'
+        '"message":{"role":"user","content":"hi"}}\n'
+    )
     assert code(invoke("import", path, "--home", tmp_path / "ws")) == 0
     r = invoke("show", "k-3", "--home", tmp_path / "ws")
     assert r.stdout.splitlines()[0] == "k-3 claude-code /a\\nb\\tc"
@@ -383,4 +433,3 @@ def test_a_hits_reopen_command_run_as_printed_opens_it_in_the_same_workspace(hom
     shown = invoke(*shlex.split(command)[1:])
     assert shown.exit_code == 0, shown.output
     assert "cx-parser" in shown.stdout
-

@@ -19,8 +19,20 @@ from continuity.store import HEAD_REVISION
 from tests.paths import SAMPLE_DIRS, SHARED_DATA
 
 CC_5C = "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"
-CONTRACT_KEYS = {"session", "budget_bytes", "used_bytes", "summary", "request", "gap", "gaps",
-                 "messages", "notes", "copied", "clipped", "refusal"}
+CONTRACT_KEYS = {
+    "session",
+    "budget_bytes",
+    "used_bytes",
+    "summary",
+    "request",
+    "gap",
+    "gaps",
+    "messages",
+    "notes",
+    "copied",
+    "clipped",
+    "refusal",
+}
 
 runner = CliRunner()
 
@@ -60,15 +72,20 @@ def test_cli_import_text_summary(tmp_path):
     result = invoke("import", SHARED_DATA / "codex", "--home", tmp_path)
     assert result.exit_code == 0
     lines = result.stdout.splitlines()
-    assert lines[-1] == ("5 files, 5 sessions, 75 rows, 1 bad lines, 0 duplicates, "
-                         "0 files skipped")
+    assert lines[-1] == ("5 files, 5 sessions, 75 rows, 1 bad lines, 0 duplicates, 0 files skipped")
     sample = SHARED_DATA / "codex" / "sample-session.jsonl"
-    assert (f"imported {sample}: codex session sample-session-1, 9 rows from 10 lines "
-            "(6 non-conversation kept raw, 1 unknown kept raw, 1 bad)") in lines
-    assert (f"imported {SHARED_DATA / 'codex' / 'with-compaction.jsonl'}: codex session "
-            "compact-codex-001, 20 rows from 20 lines (3 non-conversation kept raw)") in lines
-    shapes, detail = SHARED_DATA / "codex" / "event-shapes.jsonl", \
-        SHARED_DATA / "codex" / "interaction-detail.jsonl"
+    assert (
+        f"imported {sample}: codex session sample-session-1, 9 rows from 10 lines "
+        "(6 non-conversation kept raw, 1 unknown kept raw, 1 bad)"
+    ) in lines
+    assert (
+        f"imported {SHARED_DATA / 'codex' / 'with-compaction.jsonl'}: codex session "
+        "compact-codex-001, 20 rows from 20 lines (3 non-conversation kept raw)"
+    ) in lines
+    shapes, detail = (
+        SHARED_DATA / "codex" / "event-shapes.jsonl",
+        SHARED_DATA / "codex" / "interaction-detail.jsonl",
+    )
     assert result.stderr.splitlines() == [
         f"  {shapes}:11: warning: function_call: arguments missing",
         f"  {shapes}:12: warning: response_item/function_call_output: output missing",
@@ -77,14 +94,17 @@ def test_cli_import_text_summary(tmp_path):
         f"  {detail}:6: warning: custom_tool_call: input missing",
         f"  {sample}:10: not JSON: invalid literal, expected 'true': line 1 column 1 (char 0)",
         "9 checkpoints replayed, 5 transcripts written",
-        "38 rows embedded for search by meaning"]  # issue 40: the rows with text
+        "38 rows embedded for search by meaning",
+    ]  # issue 40: the rows with text
     again = invoke("import", SHARED_DATA / "codex", "--home", tmp_path)
-    assert again.stdout.splitlines()[-1] == ("5 files, 5 sessions, 0 rows, 0 bad lines, "
-                                             "0 duplicates, 0 files skipped")
+    assert again.stdout.splitlines()[-1] == (
+        "5 files, 5 sessions, 0 rows, 0 bad lines, 0 duplicates, 0 files skipped"
+    )
     # issue 20: unchanged files are summed in one line, not one line each
     assert again.stdout.splitlines() == [
         "unchanged 5 files (nothing new since the last import)",
-        "5 files, 5 sessions, 0 rows, 0 bad lines, 0 duplicates, 0 files skipped"]
+        "5 files, 5 sessions, 0 rows, 0 bad lines, 0 duplicates, 0 files skipped",
+    ]
     assert again.stderr.splitlines() == ["0 checkpoints replayed, 0 transcripts written"]
 
 
@@ -93,29 +113,72 @@ def test_cli_import_json_shape_and_totals(tmp_path):
     result = invoke("import", *SAMPLE_DIRS, "--home", tmp_path, "--json")
     assert result.exit_code == 0 and result.stderr == ""
     report = json.loads(result.stdout)
-    assert set(report) == {"totals", "sessions", "files", "checkpoints_replayed",
-                           "transcripts_written", "transcripts_failed", "sources_gone",
-                           "sources_back", "embedded", "checkpoints_failed"}
+    assert set(report) == {
+        "totals",
+        "sessions",
+        "files",
+        "checkpoints_replayed",
+        "transcripts_written",
+        "transcripts_failed",
+        "sources_gone",
+        "sources_back",
+        "embedded",
+        "checkpoints_failed",
+    }
     assert report["embedded"]["left"] == 0 and report["embedded"]["embedded"] > 0
     assert report["transcripts_failed"] == [] and report["checkpoints_failed"] == []
     assert (report["checkpoints_replayed"], report["transcripts_written"]) == (27, 12)
-    assert report["totals"] == {"files": 12, "sessions": 12, "lines_read": 1333,
-                                "imported": 1332, "duplicate": 0, "opaque": 3,
-                                "non_conversation": 221, "errors": 1, "skipped_files": 0,
-                                "absent_paths": 0}
+    assert report["totals"] == {
+        "files": 12,
+        "sessions": 12,
+        "lines_read": 1333,
+        "imported": 1332,
+        "duplicate": 0,
+        "opaque": 3,
+        "non_conversation": 221,
+        "errors": 1,
+        "skipped_files": 0,
+        "absent_paths": 0,
+    }
     assert len(report["sessions"]) == 12 and CC_5C in report["sessions"]
     by_name = {Path(f["path"]).name: f for f in report["files"]}
     f = by_name["sample-session.jsonl"]
-    assert set(f) == {"path", "harness", "version", "session", "status", "reason",
-                      "lines_read", "imported", "blank", "duplicate", "opaque",
-                      "non_conversation", "skipped",
-                      "skip_reasons", "errors", "warnings", "types", "first_timestamp",
-                      "last_timestamp", "offset", "resumed_from", "pending_tail_bytes",
-                      "copy_of", "waiting", "absent"}
+    assert set(f) == {
+        "path",
+        "harness",
+        "version",
+        "session",
+        "status",
+        "reason",
+        "lines_read",
+        "imported",
+        "blank",
+        "duplicate",
+        "opaque",
+        "non_conversation",
+        "skipped",
+        "skip_reasons",
+        "errors",
+        "warnings",
+        "types",
+        "first_timestamp",
+        "last_timestamp",
+        "offset",
+        "resumed_from",
+        "pending_tail_bytes",
+        "copy_of",
+        "waiting",
+        "absent",
+    }
     assert f["copy_of"] is None  # not a file `continuity resume` wrote (issue 13)
     assert f["waiting"] is False  # it has complete lines
     assert (f["harness"], f["session"], f["status"], f["lines_read"], f["imported"]) == (
-        "codex", "sample-session-1", "imported", 10, 9)
+        "codex",
+        "sample-session-1",
+        "imported",
+        10,
+        9,
+    )
     assert [e["line"] for e in f["errors"]] == [10]
     assert f["offset"] == 2147 and f["resumed_from"] == 0
     assert by_name["large-session.jsonl"]["imported"] == 1019
@@ -124,8 +187,7 @@ def test_cli_import_json_shape_and_totals(tmp_path):
     assert again["totals"]["imported"] == 0
 
 
-def test_cli_import_waits_for_a_concurrent_import_of_the_same_file(monkeypatch, capsys,
-                                                                    tmp_path):
+def test_cli_import_waits_for_a_concurrent_import_of_the_same_file(monkeypatch, capsys, tmp_path):
     """Issue 21: an import colliding with another import of the same file (two StoreConflicts,
     then the other is done) waits and then does its own part: exit 0, the file imported, no
     failure (it failed after the second attempt before)."""
@@ -143,8 +205,9 @@ def test_cli_import_waits_for_a_concurrent_import_of_the_same_file(monkeypatch, 
         return real(store, p, report, progress, *rest)
 
     monkeypatch.setattr(importer, "_import_once", racing)
-    code, out, _err = run_main(monkeypatch, capsys, "import", SHARED_DATA / "codex",
-                              "--home", tmp_path, "--json")
+    code, out, _err = run_main(
+        monkeypatch, capsys, "import", SHARED_DATA / "codex", "--home", tmp_path, "--json"
+    )
     report = json.loads(out)
     assert code == 0 and len(tries) == 3
     assert [f["status"] for f in report["files"] if Path(f["path"]) == contested] == ["imported"]
@@ -171,16 +234,21 @@ def test_cli_import_concurrent_failure_exits_4(monkeypatch, capsys, tmp_path):
 
     monkeypatch.setattr(importer, "_import_once", racing)
     monkeypatch.setattr(importer, "CONFLICT_WAIT_SECONDS", 0.2)
-    code, out, err = run_main(monkeypatch, capsys, "import", SHARED_DATA / "codex",
-                              "--home", tmp_path)
+    code, out, err = run_main(
+        monkeypatch, capsys, "import", SHARED_DATA / "codex", "--home", tmp_path
+    )
     assert code == 4 and len(tries) >= 2  # retried, backing off, until the wait ran out
-    assert out.splitlines()[-1] == ("5 files, 4 sessions, 55 rows, 1 bad lines, 0 duplicates, "
-                                    "1 files skipped")
-    assert (f"skipped {contested}: another import was writing this file at the same time; "
-            "import it again") in err.splitlines()
+    assert out.splitlines()[-1] == (
+        "5 files, 4 sessions, 55 rows, 1 bad lines, 0 duplicates, 1 files skipped"
+    )
+    assert (
+        f"skipped {contested}: another import was writing this file at the same time; "
+        "import it again"
+    ) in err.splitlines()
     assert err.splitlines()[-1] == "error: 1 file(s) failed to import; import them again"
-    code, out, _ = run_main(monkeypatch, capsys, "import", SHARED_DATA / "codex",
-                            "--home", tmp_path / "json", "--json")
+    code, out, _ = run_main(
+        monkeypatch, capsys, "import", SHARED_DATA / "codex", "--home", tmp_path / "json", "--json"
+    )
     failed = [f for f in json.loads(out)["files"] if f["status"] == "failed"]
     assert code == 4 and [Path(f["path"]) for f in failed] == [contested]
 
@@ -209,20 +277,40 @@ def test_cli_sessions_json_newest_first(home):
     assert result.exit_code == 0
     sessions = json.loads(result.stdout)
     assert len(sessions) == 12
-    assert set(sessions[0]) == {"session", "harness", "agent_id", "project", "title",
-                                "source_path", "source", "source_gone_at", "started_at",
-                                "ended_at", "entries", "parent", "forked_from",
-                                "copy_of", "original"}
+    assert set(sessions[0]) == {
+        "session",
+        "harness",
+        "agent_id",
+        "project",
+        "title",
+        "source_path",
+        "source",
+        "source_gone_at",
+        "started_at",
+        "ended_at",
+        "entries",
+        "parent",
+        "forked_from",
+        "copy_of",
+        "original",
+    }
     # Ordered by each file's newest timestamp (checked against the files).
     assert [(s["session"], s["ended_at"]) for s in sessions[:3]] == [
         ("019e963d-6bd6-7ade-8a49-256ac3391bdd", "2026-06-05T05:24:31.430000Z"),
         ("019e9625-802f-7e91-840a-cfe88d14117a", "2026-06-05T04:58:26.713000Z"),
-        ("interaction-detail-session", "2026-04-29T12:00:13Z")]
+        ("interaction-detail-session", "2026-04-29T12:00:13Z"),
+    ]
     assert [s["session"] for s in sessions[3:]] == [
-        "event-shapes-session", "sample-session-1", "d6e0bada-1959-4eec-a9d2-0bfade768d8f",
-        "491e126e-1e71-469c-ade2-fcc8af567c74", "55604662-cf2a-4331-851a-ec234028f8ca",
-        "d703a1a9-1b7b-4fb1-b512-c9738b1fe617", "compact-codex-001", CC_5C,
-        "1af7fc5e-8455-4414-9ccd-011d40f70b2a"]
+        "event-shapes-session",
+        "sample-session-1",
+        "d6e0bada-1959-4eec-a9d2-0bfade768d8f",
+        "491e126e-1e71-469c-ade2-fcc8af567c74",
+        "55604662-cf2a-4331-851a-ec234028f8ca",
+        "d703a1a9-1b7b-4fb1-b512-c9738b1fe617",
+        "compact-codex-001",
+        CC_5C,
+        "1af7fc5e-8455-4414-9ccd-011d40f70b2a",
+    ]
     by_key = {s["session"]: s for s in sessions}
     assert (by_key[CC_5C]["harness"], by_key[CC_5C]["entries"]) == ("claude-code", 53)
     top3 = json.loads(invoke("sessions", "--json", "-n", "3", "--home", home).stdout)
@@ -242,8 +330,19 @@ def test_cli_show_prefix_json_and_all(home):
     assert len(visible["entries"]) == 30
     assert all(e["visible"] for e in visible["entries"])
     first = visible["entries"][0]
-    assert set(first) >= {"seq", "entry_id", "native_id", "kind", "role", "type", "visible",
-                          "is_request", "timestamp", "content", "source"}
+    assert set(first) >= {
+        "seq",
+        "entry_id",
+        "native_id",
+        "kind",
+        "role",
+        "type",
+        "visible",
+        "is_request",
+        "timestamp",
+        "content",
+        "source",
+    }
     every = json.loads(invoke("show", "5c0375b4", "--json", "--all", "--home", home).stdout)
     assert [e["seq"] for e in every["entries"]] == list(range(53))
     assert sum(not e["visible"] for e in every["entries"]) == 23
@@ -254,8 +353,10 @@ def test_cli_show_ambiguous_prefix_exit_3(monkeypatch, capsys, home):
     """A prefix naming two sessions exits 3 and names both candidates."""
     code, out, err = run_main(monkeypatch, capsys, "show", "019e96", "--home", home)
     assert code == 3 and out == ""
-    assert err == ("continuity: '019e96' matches 2 sessions (019e9625-802f-7e91-840a-"
-                   "cfe88d14117a, 019e963d-6bd6-7ade-8a49-256ac3391bdd); give more of the key\n")
+    assert err == (
+        "continuity: '019e96' matches 2 sessions (019e9625-802f-7e91-840a-"
+        "cfe88d14117a, 019e963d-6bd6-7ade-8a49-256ac3391bdd); give more of the key\n"
+    )
 
 
 def test_cli_prefix_of_a_session_and_its_subagents_names_the_session(tmp_path):
@@ -280,14 +381,20 @@ def test_cli_unknown_session_exit_3(monkeypatch, capsys, home):
     for command in ("show", "continue"):
         code, out, err = run_main(monkeypatch, capsys, command, "zzz", "--home", home)
         assert code == 3 and out == ""
-        assert err == ("continuity: no session matches 'zzz'; run `continuity sessions "
-                       f"--home {home}` to list the imported ones\n")  # issue 45 item 2
+        assert err == (
+            "continuity: no session matches 'zzz'; run `continuity sessions "
+            f"--home {home}` to list the imported ones\n"
+        )  # issue 45 item 2
 
 
 def test_cli_main_error_subprocess_one_line(home):
     """The installed entry point turns an error into exit 3 and one stderr line, no traceback."""
-    proc = subprocess.run([sys.executable, "-m", "continuity.cli.app", "show", "nope", "--home",
-                           str(home)], capture_output=True, text=True, timeout=60)
+    proc = subprocess.run(
+        [sys.executable, "-m", "continuity.cli.app", "show", "nope", "--home", str(home)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 3
     assert proc.stdout == ""
     assert proc.stderr.count("\n") == 1 and "Traceback" not in proc.stderr
@@ -306,8 +413,11 @@ def test_cli_continue_json_contract(home):
     assert (d["session"], d["budget_bytes"]) == ("compact-codex-001", 240_000)
     assert d["summary"]["entry_id"] == "compact-codex-001:12"
     assert d["summary"]["covers_through_seq"] == 11
-    assert d["request"] == {"seq": 13, "actor": "user",
-                            "text": "Now add the authentication middleware"}
+    assert d["request"] == {
+        "seq": 13,
+        "actor": "user",
+        "text": "Now add the authentication middleware",
+    }
     assert d["refusal"] is None and d["used_bytes"] <= d["budget_bytes"]
     assert all(m["seq"] > 13 for m in d["messages"])
     text = invoke("continue", "compact-codex-001", "--home", home)
@@ -332,12 +442,14 @@ def test_cli_continue_refusal_exit_5(monkeypatch, capsys, home):
     assert result.exit_code == 5
     assert result.stdout.startswith("refused: protected_context_over_budget — ")
     assert "budget is 10" in result.stdout
-    d = json.loads(invoke("continue", "compact-codex-001", "--budget", "10", "--json",
-                          "--home", home).stdout)
+    d = json.loads(
+        invoke("continue", "compact-codex-001", "--budget", "10", "--json", "--home", home).stdout
+    )
     assert d["refusal"]["reason"] == "protected_context_over_budget"
     assert (d["summary"], d["request"], d["messages"], d["used_bytes"]) == (None, None, [], 0)
-    code, _, _ = run_main(monkeypatch, capsys, "continue", "compact-codex-001", "--budget",
-                          "10", "--home", home)
+    code, _, _ = run_main(
+        monkeypatch, capsys, "continue", "compact-codex-001", "--budget", "10", "--home", home
+    )
     assert code == 5
 
 
@@ -349,10 +461,14 @@ def test_cli_where_names_home_and_database(tmp_path, isolated_home):
     result = invoke("where", "--home", tmp_path / "ws")
     assert result.exit_code == 0
     assert result.stdout.splitlines() == [
-        f"home: {tmp_path / 'ws'}", f"database: sqlite:///{tmp_path / 'ws' / 'continuity.db'}"]
+        f"home: {tmp_path / 'ws'}",
+        f"database: sqlite:///{tmp_path / 'ws' / 'continuity.db'}",
+    ]
     env = invoke("where")
     assert env.stdout.splitlines() == [
-        f"home: {isolated_home}", f"database: sqlite:///{isolated_home / 'continuity.db'}"]
+        f"home: {isolated_home}",
+        f"database: sqlite:///{isolated_home / 'continuity.db'}",
+    ]
 
 
 def test_cli_db_upgrade_creates_schema(tmp_path):
@@ -365,12 +481,15 @@ def test_cli_db_upgrade_creates_schema(tmp_path):
     db = tmp_path / "continuity.db"
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT version_num FROM alembic_version").fetchall() == [
-            (HEAD_REVISION,)]
+            (HEAD_REVISION,)
+        ]
     assert invoke("db", "upgrade", "--home", tmp_path).exit_code == 0
 
 
-@pytest.mark.parametrize("command", [
-    [], ["import"], ["sessions"], ["show"], ["continue"], ["where"], ["db"], ["db", "upgrade"]])
+@pytest.mark.parametrize(
+    "command",
+    [[], ["import"], ["sessions"], ["show"], ["continue"], ["where"], ["db"], ["db", "upgrade"]],
+)
 def test_cli_help_exits_0(command):
     """--help of the app and every command exits 0 with a usage line."""
     result = invoke(*command, "--help")
@@ -382,18 +501,32 @@ def test_cli_b45_non_utf8_console_never_fails_on_emoji(tmp_path):
     """B45: under a cp1252 stdout, ``continue`` prints ``?`` for what it cannot show and
     ``continue --json`` is UTF-8 JSON with the emoji intact; neither raises."""
     path = tmp_path / "emo.jsonl"
-    path.write_text(json.dumps({"type": "user", "sessionId": "emo1", "uuid": "e1",
-                                "parentUuid": None, "timestamp": "2026-09-01T08:00:00.000Z",
-                                "cwd": "/x", "message": {"role": "user",
-                                                         "content": "ship it 🎉 💩"}}) + "\n",
-                    encoding="utf-8")
-    env = {"PYTHONIOENCODING": "cp1252", "CONTINUITY_HOME": str(tmp_path / "home"),
-           "PATH": "/usr/bin:/bin"}
+    path.write_text(
+        json.dumps(
+            {
+                "type": "user",
+                "sessionId": "emo1",
+                "uuid": "e1",
+                "parentUuid": None,
+                "timestamp": "2026-09-01T08:00:00.000Z",
+                "cwd": "/x",
+                "message": {"role": "user", "content": "ship it 🎉 💩"},
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    env = {
+        "PYTHONIOENCODING": "cp1252",
+        "CONTINUITY_HOME": str(tmp_path / "home"),
+        "PATH": "/usr/bin:/bin",
+    }
     code = "from continuity.cli.app import main; main()"
 
     def run(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-c", code, *args], env=env,
-                              capture_output=True, timeout=60)
+        return subprocess.run(
+            [sys.executable, "-c", code, *args], env=env, capture_output=True, timeout=60
+        )
 
     assert run("import", str(path)).returncode == 0
     text = run("continue", "emo1")
@@ -412,24 +545,36 @@ def test_cli_two_imports_of_one_file_at_once_both_succeed(tmp_path):
 
     source = SHARED_DATA / "pi"
     home = tmp_path / "ws"
-    cmd = [sys.executable, "-m", "continuity.cli.app", "import", str(source), "--home",
-           str(home), "--json"]
-    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for _ in range(2)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "continuity.cli.app",
+        "import",
+        str(source),
+        "--home",
+        str(home),
+        "--json",
+    ]
+    procs = [
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        for _ in range(2)
+    ]
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [o[1][-2000:] for o in outs]
     reports = [json.loads(o[0]) for o in outs]
     assert all(f["status"] != "failed" for r in reports for f in r["files"])
     single = tmp_path / "single"
-    done = subprocess.run([*cmd[:5], "--home", str(single), "--json"], capture_output=True,
-                          text=True)
+    done = subprocess.run(
+        [*cmd[:5], "--home", str(single), "--json"], capture_output=True, text=True
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     from continuity.store import open_store
 
     def counts(ws: Path) -> list[tuple[str, int]]:
         with open_store(f"sqlite:///{ws / 'continuity.db'}") as store:
-            return sorted((s.key, len(store.entries(s.key, limit=100_000)))
-                          for s in store.list_sessions())
+            return sorted(
+                (s.key, len(store.entries(s.key, limit=100_000))) for s in store.list_sessions()
+            )
 
     assert counts(home) == counts(single)
 
@@ -444,13 +589,17 @@ def test_cli_subagent_file_is_named_a_subagent_of_its_parent(tmp_path):
     folder = tmp_path / "projects" / "-home-ana-ledger"
     (folder / sid / "subagents").mkdir(parents=True)
     (folder / f"{sid}.jsonl").write_bytes(jl(*cc_pairs(2, sid=sid)))
-    fixture = Path(__file__).resolve().parents[1] / "fixtures/claude_code/subagents/agent-a1b2c3.jsonl"
+    fixture = (
+        Path(__file__).resolve().parents[1] / "fixtures/claude_code/subagents/agent-a1b2c3.jsonl"
+    )
     (folder / sid / "subagents" / fixture.name).write_bytes(fixture.read_bytes())
     home = tmp_path / "home"
     assert invoke("import", tmp_path / "projects", "--home", home).exit_code == 0
     listed = json.loads(invoke("sessions", "--json", "--home", home).stdout)
     assert sorted((s["session"], s["agent_id"], s["parent"]) for s in listed) == [
-        (sid, "default", None), (f"{sid}/agent-a1b2c3", "a1b2c3", sid)]
+        (sid, "default", None),
+        (f"{sid}/agent-a1b2c3", "a1b2c3", sid),
+    ]
     shown = invoke("show", f"{sid}/agent-a1b2c3", "--home", home).stdout
     assert f"subagent a1b2c3 of session {sid}" in shown
     assert "subagent" not in invoke("show", sid, "--home", home).stdout.splitlines()[0]

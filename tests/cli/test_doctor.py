@@ -97,7 +97,10 @@ def test_doctor_fresh_install_names_what_is_missing(world: dict[str, Path]) -> N
     assert check(report, "found", "pi")["status"] == "info"
     claude = check(report, "hooks", "claude-code")
     assert claude["status"] == "warning"
-    assert claude["fix"] == f"if you use claude, run `continuity hooks install claude-code --home {ws}`"
+    assert (
+        claude["fix"]
+        == f"if you use claude, run `continuity hooks install claude-code --home {ws}`"
+    )
     nothing = check(report, "hooks", None)
     assert nothing["status"] == "problem"
     assert nothing["fix"] == f"run `continuity hooks install claude-code --home {ws}`"
@@ -134,11 +137,14 @@ def test_doctor_sees_hooks_installed_with_settings(world: dict[str, Path]) -> No
     hooks", exit 1. The install notes FILE in the workspace and doctor checks it."""
     custom = world["home"] / "elsewhere" / "settings.json"
     custom.parent.mkdir()
-    done = runner.invoke(app, ["hooks", "install", "claude-code", "--settings", str(custom),
-                               "--home", str(world["ws"])])
+    done = runner.invoke(
+        app,
+        ["hooks", "install", "claude-code", "--settings", str(custom), "--home", str(world["ws"])],
+    )
     assert done.exit_code == 0, done.output
     assert json.loads((world["ws"] / "hooks-installed.json").read_text()) == {
-        "claude-code": str(custom)}
+        "claude-code": str(custom)
+    }
     assert stat.S_IMODE((world["ws"] / "hooks-installed.json").stat().st_mode) == 0o600
     _code, report = doctor("--harness", "claude-code")
     hooks = check(report, "hooks", "claude-code")
@@ -148,7 +154,8 @@ def test_doctor_sees_hooks_installed_with_settings(world: dict[str, Path]) -> No
 
 
 def test_doctor_hooks_of_another_workspace_or_untrusted_are_problems(
-        world: dict[str, Path], daemon: str, tmp_path: Path) -> None:
+    world: dict[str, Path], daemon: str, tmp_path: Path
+) -> None:
     """Claude Code hooks sending to another workspace, Codex hooks untrusted (--no-trust):
     both problems, each with its fix; exit 1."""
     other = tmp_path / "other-ws"
@@ -161,13 +168,15 @@ def test_doctor_hooks_of_another_workspace_or_untrusted_are_problems(
     assert f"send events to {other}, not to this workspace ({world['ws']})" in claude["detail"]
     trust = check(report, "trust", "codex")
     assert trust["status"] == "problem" and trust["data"]["trusted"] == 0
-    assert trust["detail"] == ("Codex does not trust 7 of the 7 continuity hooks: `codex exec` "
-                               "skips them silently")
+    assert trust["detail"] == (
+        "Codex does not trust 7 of the 7 continuity hooks: `codex exec` skips them silently"
+    )
     assert "continuity hooks install codex" in trust["fix"]
 
 
-def test_doctor_missing_events_and_a_gone_python_are_problems(world: dict[str, Path],
-                                                             daemon: str) -> None:
+def test_doctor_missing_events_and_a_gone_python_are_problems(
+    world: dict[str, Path], daemon: str
+) -> None:
     """A hooks file lacking one of our events, or whose Python no longer exists."""
     install.install("claude-code", home=world["ws"])
     settings = world["home"] / ".claude" / "settings.json"
@@ -181,8 +190,9 @@ def test_doctor_missing_events_and_a_gone_python_are_problems(world: dict[str, P
     settings.write_text(text)
     _, report = doctor("--harness", "claude-code")
     hooks = check(report, "hooks", "claude-code")
-    assert hooks["status"] == "problem" and "/gone/python3, which no longer exists" in \
-        hooks["detail"]
+    assert (
+        hooks["status"] == "problem" and "/gone/python3, which no longer exists" in hooks["detail"]
+    )
 
 
 def test_doctor_counts_the_spool_backlog(world: dict[str, Path]) -> None:
@@ -192,7 +202,9 @@ def test_doctor_counts_the_spool_backlog(world: dict[str, Path]) -> None:
     spool.mkdir()
     line = '{{"v":1,"id":"{}","at":"2026-12-02T05:00:00.000Z","event":"stop","harness":"codex","payload_b64":"e30="}}\n'
     (spool / "events.jsonl").write_text(line.format("a1") + line.format("a2"))
-    (spool / "replay-00000000000000000001-1.jsonl").write_text(line.format("b1") + line.format("b2"))
+    (spool / "replay-00000000000000000001-1.jsonl").write_text(
+        line.format("b1") + line.format("b2")
+    )
     (spool / "replay-00000000000000000001-1.jsonl.done").write_text("b1\n")
     (spool / "rejected.jsonl").write_text('{"reason": "bad"}\n')
     code, report = doctor()
@@ -214,8 +226,9 @@ def test_doctor_names_a_workspace_others_can_read(world: dict[str, Path]) -> Non
     _, report = doctor()
     private = check(report, "private", None)
     assert private["status"] == "warning"
-    assert private["detail"] == ("wider than owner-only, though inside an owner-only folder: "
-                                 f"{db} (644)")
+    assert private["detail"] == (
+        f"wider than owner-only, though inside an owner-only folder: {db} (644)"
+    )
     world["ws"].chmod(0o755)
     _code, report = doctor()
     private = check(report, "private", None)
@@ -237,6 +250,7 @@ def test_doctor_rejects_an_unknown_harness(world: dict[str, Path]) -> None:
 
 # ------------------------------------------------------------------ issue 45 item 2
 
+
 def _printed_commands(checks: list[dict[str, Any]]) -> list[list[str]]:
     """Every `continuity ...` command the fixes print, as argv (shell-split as a user's
     shell would)."""
@@ -251,7 +265,8 @@ def _printed_commands(checks: list[dict[str, Any]]) -> list[list[str]]:
 
 
 def test_every_printed_fix_keeps_the_workspace_and_works_as_printed(
-        world: dict[str, Path], daemon: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    world: dict[str, Path], daemon: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 45 item 2: doctor's Codex-trust fix said `continuity hooks install codex again`
     without --home; run as printed (no $CONTINUITY_HOME), the hooks moved to the default
     workspace. Every command a fix prints names --home <the workspace in use>, and running
@@ -280,17 +295,31 @@ def test_every_printed_fix_keeps_the_workspace_and_works_as_printed(
 
 
 def test_hooks_install_prints_a_trust_step_with_its_home_and_settings(
-        world: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    world: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Issue 45 item 2, the same fault in `hooks install codex --no-trust`: its "One step
     left" names the --home and --settings it was given."""
     monkeypatch.delenv("CONTINUITY_HOME")
     custom = tmp_path / "elsewhere" / "hooks.json"
     custom.parent.mkdir()
-    done = runner.invoke(app, ["hooks", "install", "codex", "--no-trust", "--settings",
-                               str(custom), "--home", str(world["ws"])])
+    done = runner.invoke(
+        app,
+        [
+            "hooks",
+            "install",
+            "codex",
+            "--no-trust",
+            "--settings",
+            str(custom),
+            "--home",
+            str(world["ws"]),
+        ],
+    )
     assert done.exit_code == 0, done.output
-    assert (f"run `continuity hooks install codex --settings {custom} --home {world['ws']}` "
-            "again (it writes the trust)") in done.output
+    assert (
+        f"run `continuity hooks install codex --settings {custom} --home {world['ws']}` "
+        "again (it writes the trust)"
+    ) in done.output
 
 
 def test_a_loose_mode_is_a_warning_with_the_chmod(world: dict[str, Path], daemon: str) -> None:
@@ -307,8 +336,9 @@ def test_a_loose_mode_is_a_warning_with_the_chmod(world: dict[str, Path], daemon
     assert text.exit_code == 0 and "capture is not working" not in text.stdout
 
 
-def test_removed_hooks_with_recent_sessions_are_a_problem(world: dict[str, Path],
-                                                          daemon: str) -> None:
+def test_removed_hooks_with_recent_sessions_are_a_problem(
+    world: dict[str, Path], daemon: str
+) -> None:
     """Issue 45 item 2: Claude Code hooks removed while the workspace holds a Claude Code
     session with rows from an hour ago: capture stopped, a problem with the install fix
     (a warning only when the newest session is older than RECENT_CAPTURE_DAYS)."""
@@ -366,7 +396,8 @@ def test_a_database_with_corrupt_pages_is_a_problem(world: dict[str, Path], daem
 
 
 def test_doctor_checks_the_recorded_settings_even_when_the_default_exists(
-        world: dict[str, Path], tmp_path: Path) -> None:
+    world: dict[str, Path], tmp_path: Path
+) -> None:
     """Issue 45 item 3: with both ~/.claude/settings.json (here another workspace's hooks)
     and the --settings FILE recorded in hooks-installed.json, doctor checked the default
     file. It checks the recorded one, and its fix carries --settings FILE."""
@@ -374,8 +405,10 @@ def test_doctor_checks_the_recorded_settings_even_when_the_default_exists(
     assert (world["home"] / ".claude" / "settings.json").exists()
     custom = world["home"] / "elsewhere" / "settings.json"
     custom.parent.mkdir()
-    done = runner.invoke(app, ["hooks", "install", "claude-code", "--settings", str(custom),
-                               "--home", str(world["ws"])])
+    done = runner.invoke(
+        app,
+        ["hooks", "install", "claude-code", "--settings", str(custom), "--home", str(world["ws"])],
+    )
     assert done.exit_code == 0, done.output
     _, report = doctor("--harness", "claude-code")
     hooks = check(report, "hooks", "claude-code")
@@ -387,5 +420,7 @@ def test_doctor_checks_the_recorded_settings_even_when_the_default_exists(
     _code, report = doctor("--harness", "claude-code")
     hooks = check(report, "hooks", "claude-code")
     assert hooks["status"] == "problem" and hooks["detail"].startswith(f"installed in {custom}")
-    assert (f"`continuity hooks install claude-code --settings {custom} --home {world['ws']}`"
-            in hooks["fix"]), hooks["fix"]
+    assert (
+        f"`continuity hooks install claude-code --settings {custom} --home {world['ws']}`"
+        in hooks["fix"]
+    ), hooks["fix"]

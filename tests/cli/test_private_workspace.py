@@ -43,21 +43,24 @@ def test_fresh_workspace_is_owner_only(tmp_path, umask_022):
     spool.append(home, b'{"id":"e1"}\n')
     spool.RecentEvents(home).add("e1")
     consolidated = invoke("consolidate", "--home", home)
-    done = ln.write_artifact(home, "summary", fields(memory_sentence="S."), "Body.",
-                             captured_at=T0)
+    done = ln.write_artifact(home, "summary", fields(memory_sentence="S."), "Body.", captured_at=T0)
     rendered = invoke("memory", "render", "--home", home)
     with open_store(home / "continuity.db") as store:  # -wal and -shm exist while it is open
         with store.engine.begin() as conn:
             conn.exec_driver_sql("CREATE TABLE IF NOT EXISTS t_private (x)")
-        live = {name: stat.S_IMODE((home / name).stat().st_mode)
-                for name in ("continuity.db-wal", "continuity.db-shm")}
+        live = {
+            name: stat.S_IMODE((home / name).stat().st_mode)
+            for name in ("continuity.db-wal", "continuity.db-shm")
+        }
     assert live == {"continuity.db-wal": 0o600, "continuity.db-shm": 0o600}
     assert stat.S_IMODE(done.path.stat().st_mode) == 0o600
     files = sorted(p.relative_to(home).as_posix() for p in home.rglob("*") if p.is_file())
     assert "continuity.db" in files and "spool/recent-ids.txt" in files, files
     modes = {name: stat.S_IMODE((home / name).stat().st_mode) for name in files}
-    assert {n: m for n, m in modes.items() if m != 0o600} == {}, (consolidated.output,
-                                                               rendered.output)
+    assert {n: m for n, m in modes.items() if m != 0o600} == {}, (
+        consolidated.output,
+        rendered.output,
+    )
     assert stat.S_IMODE(home.stat().st_mode) == 0o700
     assert exposed(home) == []
 
@@ -71,5 +74,7 @@ def test_where_warns_about_a_file_others_can_read(tmp_path, umask_022):
     assert result.exit_code == 0
     assert len(result.stdout.splitlines()) == 2
     # issue 45 item 3: one fix, the same command doctor and the README name
-    assert result.stderr == (f"warning: {home / 'config.toml'} is 0644: other users can read "
-                             f"it\nfix: chmod -R go= {home}\n")
+    assert result.stderr == (
+        f"warning: {home / 'config.toml'} is 0644: other users can read "
+        f"it\nfix: chmod -R go= {home}\n"
+    )

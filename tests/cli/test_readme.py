@@ -46,13 +46,15 @@ def test_first_command_works_from_a_clone_alone(tmp_path):
             name, value = words.pop(0).split("=", 1)
             env[name] = value
         assert words[0] == ".venv/bin/continuity"
-        done = subprocess.run([exe, *words[1:]], cwd=clone, env=env, capture_output=True,
-                              text=True, timeout=120)
+        done = subprocess.run(
+            [exe, *words[1:]], cwd=clone, env=env, capture_output=True, text=True, timeout=120
+        )
         assert done.returncode == 0, done.stderr
         outputs.append(done.stdout)
     imported, continued = outputs
-    assert imported.splitlines()[-1] == ("4 files, 4 sessions, 127 rows, 0 bad lines, "
-                                         "0 duplicates, 0 files skipped")
+    assert imported.splitlines()[-1] == (
+        "4 files, 4 sessions, 127 rows, 0 bad lines, 0 duplicates, 0 files skipped"
+    )
     lines = continued.splitlines()
     assert lines[0].startswith("session 01a23556-7fab-7dd1-86d3-d100eb5ab801: ")
     assert "Summary of earlier work in this session" in continued
@@ -64,15 +66,17 @@ def test_the_test_command_comes_second_and_ci_runs_it():
     """The README starts with two commands: the main job, then the tests, which ``.ci/run``
     runs verbatim."""
     second = bash_blocks()[1].strip()
-    assert second == ("python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && "
-                      ".venv/bin/pytest -q")
+    assert second == (
+        "python3 -m venv .venv && .venv/bin/pip install -q -e '.[test]' && .venv/bin/pytest -q"
+    )
     assert second in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
 
 def test_own_sessions_come_right_after_the_brief_example():
     fourth = bash_blocks()[3].strip()
-    assert fourth.endswith("continuity import ~/.claude/projects ~/.codex/sessions "
-                           "~/.pi/agent/sessions")
+    assert fourth.endswith(
+        "continuity import ~/.claude/projects ~/.codex/sessions ~/.pi/agent/sessions"
+    )
 
 
 def _as_shown(text: str) -> str:
@@ -86,20 +90,27 @@ def test_the_brief_example_is_what_the_command_prints(tmp_path):
     """The README's brief example (its third command, run in the workspace of the first)
     prints the text shown under it, but for the age and the paths."""
     command = bash_blocks()[2].strip()
-    shown = README[README.index(command):]
-    shown = shown[shown.index("```text\n") + 8:]
-    shown = shown[:shown.index("```")]
+    shown = README[README.index(command) :]
+    shown = shown[shown.index("```text\n") + 8 :]
+    shown = shown[: shown.index("```")]
     clone = tmp_path / "clone"
     shutil.copytree(ROOT / "examples", clone / "examples")
     exe = str(Path(sys.executable).with_name("continuity"))
     env = {**os.environ, "CONTINUITY_HOME": str(clone / "workspace")}
     env.pop("CONTINUITY_DATABASE_URL", None)
-    subprocess.run([exe, "import", "examples/sessions"], cwd=clone, env=env, check=True,
-                   capture_output=True, timeout=120)
+    subprocess.run(
+        [exe, "import", "examples/sessions"],
+        cwd=clone,
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     words = shlex.split(command)
     assert words[:2] == ["CONTINUITY_HOME=./workspace", ".venv/bin/continuity"]
-    done = subprocess.run([exe, *words[2:]], cwd=clone, env=env, capture_output=True,
-                          text=True, timeout=120)
+    done = subprocess.run(
+        [exe, *words[2:]], cwd=clone, env=env, capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert _as_shown(done.stdout) == _as_shown(shown)
 
@@ -115,12 +126,16 @@ def test_readme_lists_every_api_path_the_daemon_serves(tmp_path, monkeypatch):
     store = open_store_raw(f"sqlite:///{tmp_path}/c.db")
     try:
         app = create_app(_live(store, tmp_path))
-        served = {(m, r.path.replace(":path}", "}")) for r in app.routes
-                  for m in getattr(r, "methods", ()) or () if m != "HEAD"}
+        served = {
+            (m, r.path.replace(":path}", "}"))
+            for r in app.routes
+            for m in getattr(r, "methods", ()) or ()
+            if m != "HEAD"
+        }
     finally:
         store.close()
-    table = README[README.index("| method | path | what |"):]
-    table = table[:table.index("\n\n")]
+    table = README[README.index("| method | path | what |") :]
+    table = table[: table.index("\n\n")]
     listed = set()
     for row in table.splitlines()[2:]:
         methods, paths = [c.strip() for c in row.strip().strip("|").split("|")[:2]]
@@ -141,7 +156,7 @@ def test_readme_lists_every_api_path_the_daemon_serves(tmp_path, monkeypatch):
 
 def _config_block() -> str:
     start = README.index("```toml\n", README.index("## Configuration"))
-    return README[start:README.index("```\n", start + 8)]
+    return README[start : README.index("```\n", start + 8)]
 
 
 def test_readme_config_block_has_every_setting():
@@ -158,13 +173,21 @@ def test_readme_config_block_has_every_setting():
     from continuity.retrieval.settings import RetrievalSettings
     from continuity.transcripts.session_transcripts import TranscriptSettings
 
-    models = {"archive": ArchiveSettings, "continuity": CheckpointConfig, "daemon": DaemonSettings,
-              "memory_md": MemoryMdSettings, "retrieval": RetrievalSettings,
-              "summarizer": SummarizerSettings, "transcripts": TranscriptSettings}
+    models = {
+        "archive": ArchiveSettings,
+        "continuity": CheckpointConfig,
+        "daemon": DaemonSettings,
+        "memory_md": MemoryMdSettings,
+        "retrieval": RetrievalSettings,
+        "summarizer": SummarizerSettings,
+        "transcripts": TranscriptSettings,
+    }
     assert set(models) == set(KNOWN_SECTIONS)
     sections = re.split(r"^\[(\w+)\]", _config_block(), flags=re.M)
-    written = {sections[i]: set(re.findall(r"^#? ?(\w+) =", sections[i + 1], flags=re.M))
-               for i in range(1, len(sections), 2)}
+    written = {
+        sections[i]: set(re.findall(r"^#? ?(\w+) =", sections[i + 1], flags=re.M))
+        for i in range(1, len(sections), 2)
+    }
     for name, model in models.items():
         fields = getattr(model, "model_fields", None)
         if fields is not None:

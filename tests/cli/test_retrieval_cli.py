@@ -21,8 +21,10 @@ from tests.builders import A, U, load
 
 runner = CliRunner()
 PARAPHRASE = "where did we fix the scroll-back bug?"
-ROW = ("The xterm.js viewport scrollTop reset to 0 on every write; now it keeps the user's "
-       "position unless they were at the bottom")
+ROW = (
+    "The xterm.js viewport scrollTop reset to 0 on every write; now it keeps the user's "
+    "position unless they were at the bottom"
+)
 
 
 def invoke(*args: object, **kw):
@@ -36,8 +38,15 @@ def invoke(*args: object, **kw):
 def home(tmp_path: Path) -> Path:
     path = tmp_path / "ws"
     with open_store(database_url(path)) as store:
-        load(store, [U("the terminal pane flickers on resize"), A(text=ROW),
-                     U("npm install failed with EACCES")], key="term")
+        load(
+            store,
+            [
+                U("the terminal pane flickers on resize"),
+                A(text=ROW),
+                U("npm install failed with EACCES"),
+            ],
+            key="term",
+        )
     return path
 
 
@@ -102,8 +111,7 @@ def test_doctor_embeddings_words_only_without_the_extra(home, monkeypatch):
 
 
 def test_recall_ranks_a_paraphrased_memory_first(home):
-    invoke("remember", "we keep the xterm viewport scrollTop unless at the bottom",
-           "--home", home)
+    invoke("remember", "we keep the xterm viewport scrollTop unless at the bottom", "--home", home)
     invoke("remember", "postgres GIN index for the tsvector column", "--home", home)
     _embed(home)
     got = invoke("recall", "terminal scroll position", "--json", "--home", home)
@@ -131,8 +139,9 @@ def model_server(tmp_path):
         table = f.get_tensor(packaged.tensor)
     save_file({spec.tensor: table}, str(repo / spec.weights))
     (repo / spec.tokenizer).write_bytes((src / packaged.tokenizer).read_bytes())
-    server = ThreadingHTTPServer(("127.0.0.1", 0),
-                                 partial(SimpleHTTPRequestHandler, directory=str(root)))
+    server = ThreadingHTTPServer(
+        ("127.0.0.1", 0), partial(SimpleHTTPRequestHandler, directory=str(root))
+    )
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
@@ -181,8 +190,9 @@ def test_models_fetch_keeps_nothing_that_is_not_the_model(tmp_path, monkeypatch)
     page.mkdir(parents=True)
     for name in ("model.safetensors", "tokenizer.json"):
         (page / name).write_text("<html>sign in</html>\n")
-    server = ThreadingHTTPServer(("127.0.0.1", 0),
-                                 partial(SimpleHTTPRequestHandler, directory=str(tmp_path / "srv")))
+    server = ThreadingHTTPServer(
+        ("127.0.0.1", 0), partial(SimpleHTTPRequestHandler, directory=str(tmp_path / "srv"))
+    )
     threading.Thread(target=server.serve_forever, daemon=True).start()
     monkeypatch.setenv("CONTINUITY_MODELS_DIR", str(tmp_path / "models"))
     try:
@@ -214,7 +224,7 @@ def test_a_model_that_does_not_load_falls_back_to_words(home, tmp_path, monkeypa
 
     check = check_embeddings(home, daemon_up=True)
     assert check.status == "problem" and "do not load as a model" in check.detail
-    (home / "config.toml").write_text('[retrieval]\ndim = 300\n')
+    (home / "config.toml").write_text("[retrieval]\ndim = 300\n")
     check = check_embeddings(home, daemon_up=True)
     assert check.status == "problem" and "only 256 dimensions" in check.detail
 
@@ -232,17 +242,21 @@ def test_doctor_embeddings_fix_runs_as_printed(tmp_path, shared_data, monkeypatc
     projects = tmp_path / "cc" / "projects" / "p"
     projects.mkdir(parents=True)
     shutil.copy(sorted(shared_data.rglob("*.jsonl"))[0], projects)
-    for var, value in (("CLAUDE_CONFIG_DIR", tmp_path / "cc"), ("CODEX_HOME", tmp_path / "n"),
-                       ("PI_CODING_AGENT_DIR", tmp_path / "n"),
-                       ("XDG_DATA_HOME", tmp_path / "n")):
+    for var, value in (
+        ("CLAUDE_CONFIG_DIR", tmp_path / "cc"),
+        ("CODEX_HOME", tmp_path / "n"),
+        ("PI_CODING_AGENT_DIR", tmp_path / "n"),
+        ("XDG_DATA_HOME", tmp_path / "n"),
+    ):
         monkeypatch.setenv(var, str(value))
     ws = tmp_path / "ws"
     assert invoke("import", projects, "--no-embed", "--home", ws).exit_code == 0
     waiting = check_embeddings(ws, daemon_up=False)
     assert waiting.status == "warning"
     printed = [shlex.split(c) for c in re.findall(r"`(continuity import [^`]*)`", waiting.fix)]
-    assert printed == [["continuity", "import", str(tmp_path / "cc" / "projects"),
-                        "--home", str(ws)]], waiting.fix
+    assert printed == [
+        ["continuity", "import", str(tmp_path / "cc" / "projects"), "--home", str(ws)]
+    ], waiting.fix
     done = invoke(*printed[0][1:])
     assert done.exit_code == 0, done.output
     assert check_embeddings(ws, daemon_up=False).status == "ok"

@@ -33,19 +33,33 @@ SECRETS = (AWS, TOKEN, ARG_VALUE, PASSWORD, SUMMARY_KEY, HIDDEN)
 @pytest.fixture
 def home(tmp_path: Path) -> Path:
     path = tmp_path / "ws"
-    hidden = Entry(EntryKind.EVENT, Role.SYSTEM, (TextBlock(f"progress: SLACK={HIDDEN}"),),
-                   visible=False, type_name="progress")
+    hidden = Entry(
+        EntryKind.EVENT,
+        Role.SYSTEM,
+        (TextBlock(f"progress: SLACK={HIDDEN}"),),
+        visible=False,
+        type_name="progress",
+    )
     with open_store(database_url(path)) as store:
-        load(store, [
-            U(f"deploy with GITHUB_TOKEN={TOKEN} please"),
-            A(call("c1", "Bash", command="env", env={"API_TOKEN": ARG_VALUE}),
-              text="reading the environment"),
-            T("c1", text=f"AWS_SECRET_ACCESS_KEY={AWS}\nHOME=/root\nbare: {AWS}\n"
-                         f"DB_PASSWORD={PASSWORD}"),
-            CP(f"Summary: the key {SUMMARY_KEY} was rotated"),
-            hidden,
-            A(text="done"),
-        ], key="sess-secret")
+        load(
+            store,
+            [
+                U(f"deploy with GITHUB_TOKEN={TOKEN} please"),
+                A(
+                    call("c1", "Bash", command="env", env={"API_TOKEN": ARG_VALUE}),
+                    text="reading the environment",
+                ),
+                T(
+                    "c1",
+                    text=f"AWS_SECRET_ACCESS_KEY={AWS}\nHOME=/root\nbare: {AWS}\n"
+                    f"DB_PASSWORD={PASSWORD}",
+                ),
+                CP(f"Summary: the key {SUMMARY_KEY} was rotated"),
+                hidden,
+                A(text="done"),
+            ],
+            key="sess-secret",
+        )
     return path
 
 
@@ -56,9 +70,11 @@ def invoke(*args: object):
     return result
 
 
-@pytest.mark.parametrize("extra", [[], ["--all"], ["--seq", "2"], ["--json"],
-                                   ["--all", "--json"], ["--seq", "2", "--json"]],
-                         ids=lambda a: " ".join(a) or "plain")
+@pytest.mark.parametrize(
+    "extra",
+    [[], ["--all"], ["--seq", "2"], ["--json"], ["--all", "--json"], ["--seq", "2", "--json"]],
+    ids=lambda a: " ".join(a) or "plain",
+)
 def test_show_redacts_by_default(home, extra):
     """Text, tool-call arguments (by their keys), tool results (the repeated value too),
     compaction summaries and rows outside the conversation: no secret in any form of show."""
@@ -76,9 +92,12 @@ def test_show_redacts_by_default(home, extra):
             assert args == {"command": "env", "env": {"API_TOKEN": "[REDACTED:token]"}}
         assert rows[2]["content"][0]["text"] == (
             "AWS_SECRET_ACCESS_KEY=[REDACTED:base64-credential]\nHOME=/root\n"
-            "bare: [REDACTED:base64-credential]\nDB_PASSWORD=[REDACTED:password] c1")
-        assert rows[3]["compaction"]["summary"] == \
-            "Summary: the key [REDACTED:anthropic-key] was rotated"
+            "bare: [REDACTED:base64-credential]\nDB_PASSWORD=[REDACTED:password] c1"
+        )
+        assert (
+            rows[3]["compaction"]["summary"]
+            == "Summary: the key [REDACTED:anthropic-key] was rotated"
+        )
     else:
         assert "bare: [REDACTED:base64-credential]" in r.stdout
         assert "rotated" in r.stdout
@@ -89,8 +108,9 @@ def test_show_all_includes_the_hidden_row_redacted(home):
     assert "progress: SLACK=[REDACTED:slack-token]" in r.stdout
 
 
-@pytest.mark.parametrize("extra", [[], ["--all"], ["--seq", "2"], ["--json"]],
-                         ids=lambda a: " ".join(a) or "plain")
+@pytest.mark.parametrize(
+    "extra", [[], ["--all"], ["--seq", "2"], ["--json"]], ids=lambda a: " ".join(a) or "plain"
+)
 def test_show_raw_prints_the_stored_text_and_warns(home, extra):
     r = invoke("show", "sess-secret", "--raw", *extra, "--home", home)
     assert r.exit_code == 0, r.output
@@ -117,15 +137,23 @@ def transcript_home(tmp_path: Path) -> Path:
 
     path = tmp_path / "tr"
     with open_store(database_url(path)) as store:
-        put_transcript(store, "tr-secret", (
-            f"User: deploy with GITHUB_TOKEN={TOKEN}\n\n"
-            f"Tool call: Bash env\n\nTool result: AWS_SECRET_ACCESS_KEY={AWS}\nbare: {AWS}\n\n"
-            "Assistant: done"))
+        put_transcript(
+            store,
+            "tr-secret",
+            (
+                f"User: deploy with GITHUB_TOKEN={TOKEN}\n\n"
+                f"Tool call: Bash env\n\nTool result: AWS_SECRET_ACCESS_KEY={AWS}\nbare: {AWS}\n\n"
+                "Assistant: done"
+            ),
+        )
     return path
 
 
-@pytest.mark.parametrize("extra", [[], ["--sanitized"], ["--json"], ["--sanitized", "--json"]],
-                         ids=lambda a: " ".join(a) or "plain")
+@pytest.mark.parametrize(
+    "extra",
+    [[], ["--sanitized"], ["--json"], ["--sanitized", "--json"]],
+    ids=lambda a: " ".join(a) or "plain",
+)
 def test_transcript_redacts_by_default(transcript_home, extra):
     r = invoke("transcript", "tr-secret", *extra, "--home", transcript_home)
     assert r.exit_code == 0, r.output
@@ -137,8 +165,9 @@ def test_transcript_redacts_by_default(transcript_home, extra):
         assert json.loads(r.stdout)["redacted"] is True
 
 
-@pytest.mark.parametrize("extra", [[], ["--sanitized"], ["--json"]],
-                         ids=lambda a: " ".join(a) or "plain")
+@pytest.mark.parametrize(
+    "extra", [[], ["--sanitized"], ["--json"]], ids=lambda a: " ".join(a) or "plain"
+)
 def test_transcript_raw_prints_the_stored_text_and_warns(transcript_home, extra):
     r = invoke("transcript", "tr-secret", "--raw", *extra, "--home", transcript_home)
     assert r.exit_code == 0, r.output

@@ -40,24 +40,39 @@ def home(tmp_path: Path) -> Path:
     project = tmp_path / "proj"
     project.mkdir()
     with open_store(database_url(path)) as store:
-        load(store, [
-            U(f"please run it: {PAYLOAD}"),
-            A(call("c1", "Bash", command=f"echo {PAYLOAD}"), text=f"running {PAYLOAD}"),
-            T("c1", text=f"output {PAYLOAD}"),
-            CP(f"Summary: {PAYLOAD}"),
-            U(f"again {PAYLOAD}"),
-            A(text=f"done {PAYLOAD}"),
-        ], key=KEY)
+        load(
+            store,
+            [
+                U(f"please run it: {PAYLOAD}"),
+                A(call("c1", "Bash", command=f"echo {PAYLOAD}"), text=f"running {PAYLOAD}"),
+                T("c1", text=f"output {PAYLOAD}"),
+                CP(f"Summary: {PAYLOAD}"),
+                U(f"again {PAYLOAD}"),
+                A(text=f"done {PAYLOAD}"),
+            ],
+            key=KEY,
+        )
         found = store.get_session(KEY)
-        store.upsert_session(Session(key=KEY, harness="test", project=str(project),
-                                     title=f"title {PAYLOAD}",
-                                     started_at=found.started_at, ended_at=found.ended_at))
-        put_transcript(store, KEY, f"User: {PAYLOAD}\n\nTool call: Bash\n\nTool result: "
-                                   f"{PAYLOAD}\n\nAssistant: {PAYLOAD}")
+        store.upsert_session(
+            Session(
+                key=KEY,
+                harness="test",
+                project=str(project),
+                title=f"title {PAYLOAD}",
+                started_at=found.started_at,
+                ended_at=found.ended_at,
+            )
+        )
+        put_transcript(
+            store,
+            KEY,
+            f"User: {PAYLOAD}\n\nTool call: Bash\n\nTool result: {PAYLOAD}\n\nAssistant: {PAYLOAD}",
+        )
     r = runner.invoke(app, ["remember", f"zebracrossing memory {PAYLOAD}", "--home", str(path)])
     assert r.exit_code == 0, r.output
-    r = runner.invoke(app, ["checkpoint", KEY, "--reason", f"before the deploy {PAYLOAD}",
-                               "--home", str(path)])
+    r = runner.invoke(
+        app, ["checkpoint", KEY, "--reason", f"before the deploy {PAYLOAD}", "--home", str(path)]
+    )
     assert r.exit_code == 0, r.output
     return path
 
@@ -74,18 +89,35 @@ def _project(home: Path) -> str:
 
 
 TEXT_OUTPUTS = [
-    ["show", KEY], ["show", KEY, "--all"], ["show", KEY, "--seq", "2"],
-    ["transcript", KEY], ["transcript", KEY, "--sanitized"], ["transcript", KEY, "--raw"],
-    ["export", KEY], ["search", "zebracrossing"], ["recall", "zebracrossing"],
-    ["sessions"], ["continue", KEY], ["checkpoints", KEY], ["recover", KEY],
-    ["brief", "--project", "{project}"], ["lineage", KEY],
+    ["show", KEY],
+    ["show", KEY, "--all"],
+    ["show", KEY, "--seq", "2"],
+    ["transcript", KEY],
+    ["transcript", KEY, "--sanitized"],
+    ["transcript", KEY, "--raw"],
+    ["export", KEY],
+    ["search", "zebracrossing"],
+    ["recall", "zebracrossing"],
+    ["sessions"],
+    ["continue", KEY],
+    ["checkpoints", KEY],
+    ["recover", KEY],
+    ["brief", "--project", "{project}"],
+    ["lineage", KEY],
 ]
 JSON_OUTPUTS = [
-    ["show", KEY, "--json"], ["show", KEY, "--all", "--json"], ["transcript", KEY, "--json"],
-    ["transcript", KEY, "--sanitized", "--json"], ["export", KEY, "--format", "jsonl"],
-    ["search", "zebracrossing", "--json"], ["recall", "zebracrossing", "--json"],
-    ["sessions", "--json"], ["continue", KEY, "--json"], ["checkpoints", KEY, "--json"],
-    ["recover", KEY, "--json"], ["brief", "--project", "{project}", "--json"],
+    ["show", KEY, "--json"],
+    ["show", KEY, "--all", "--json"],
+    ["transcript", KEY, "--json"],
+    ["transcript", KEY, "--sanitized", "--json"],
+    ["export", KEY, "--format", "jsonl"],
+    ["search", "zebracrossing", "--json"],
+    ["recall", "zebracrossing", "--json"],
+    ["sessions", "--json"],
+    ["continue", KEY, "--json"],
+    ["checkpoints", KEY, "--json"],
+    ["recover", KEY, "--json"],
+    ["brief", "--project", "{project}", "--json"],
 ]
 
 
@@ -134,8 +166,10 @@ def test_mcp_tools_hand_an_agent_no_raw_control(home, daemon_down):
     from continuity.daemon.mcp_server import ContinuityTools
 
     tools = ContinuityTools(home=home)
-    for name, kwargs in (("search", {"query": "zebracrossing"}),
-                         ("show", {"session": KEY, "seq": 2})):
+    for name, kwargs in (
+        ("search", {"query": "zebracrossing"}),
+        ("show", {"session": KEY, "seq": 2}),
+    ):
         result = json.dumps(getattr(tools, name)(**kwargs), ensure_ascii=False)
         assert "omega" in result, name
         assert _raw_ones(result) == [], name
@@ -150,8 +184,16 @@ def test_mcp_show_and_search_escape_the_project_and_keep_ansi_visible(home, daem
     evil = str(home.parent / EVIL)
     with open_store(database_url(home)) as store:
         found = store.get_session(KEY)
-        store.upsert_session(Session(key=KEY, harness="test", project=evil, title=found.title,
-                                     started_at=found.started_at, ended_at=found.ended_at))
+        store.upsert_session(
+            Session(
+                key=KEY,
+                harness="test",
+                project=evil,
+                title=found.title,
+                started_at=found.started_at,
+                ended_at=found.ended_at,
+            )
+        )
     tools = ContinuityTools(home=home)
     shown = json.dumps(tools.show(session=KEY, seq=2), ensure_ascii=False)
     assert _raw_ones(shown) == [] and "\\\\x1b[31mred" in shown, shown[:800]
@@ -172,8 +214,15 @@ def test_browser_pages_show_no_raw_control(home):
     from continuity.daemon.server import create_app
 
     with open_store(database_url(home)) as store:
-        live = LiveCapture(store, home=home, config=CheckpointConfig(), budget_bytes=240_000,
-                           stop_seconds=10, idle_limit=timedelta(hours=4), tick_seconds=0.05)
+        live = LiveCapture(
+            store,
+            home=home,
+            config=CheckpointConfig(),
+            budget_bytes=240_000,
+            stop_seconds=10,
+            idle_limit=timedelta(hours=4),
+            tick_seconds=0.05,
+        )
         with TestClient(create_app(live), base_url="http://127.0.0.1") as client:
             for url in ("/", f"/session?key={KEY}", "/search?q=zebracrossing"):
                 r = client.get(url)
@@ -186,10 +235,7 @@ def test_browser_pages_show_no_raw_control(home):
 EVIL = "w\x1b[31m\u202ex"
 
 
-
-
-@pytest.mark.parametrize("argv", [["where"], ["doctor"], ["memory", "render"]],
-                         ids=" ".join)
+@pytest.mark.parametrize("argv", [["where"], ["doctor"], ["memory", "render"]], ids=" ".join)
 def test_a_workspace_path_is_printed_escaped(monkeypatch, capsys, tmp_path, argv):
     """Fresh-user review: `where`, `doctor` and `memory render` printed a --home holding ESC
     and U+202E raw. Every path the CLI prints is shown escaped, as the README says."""
@@ -200,11 +246,15 @@ def test_a_workspace_path_is_printed_escaped(monkeypatch, capsys, tmp_path, argv
     assert "w\\x1b[31m\\u202ex" in out + err
 
 
-@pytest.mark.parametrize("argv", [
-    ["memory", "render", "--project", f"/no{EVIL}"],
-    ["search", "foo", f"--bogus{EVIL}"],
-    ["show", f"nokey{EVIL}"],
-], ids=lambda a: a[0])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["memory", "render", "--project", f"/no{EVIL}"],
+        ["search", "foo", f"--bogus{EVIL}"],
+        ["show", f"nokey{EVIL}"],
+    ],
+    ids=lambda a: a[0],
+)
 def test_an_error_line_is_printed_escaped(monkeypatch, capsys, tmp_path, argv):
     """An error naming what the user typed (a path, an option, a key) shows its control and
     bidi characters escaped: usage errors (Click's) and the CLI's own errors alike."""
@@ -219,17 +269,24 @@ def test_resume_error_naming_a_project_folder_is_escaped(monkeypatch, capsys, tm
     gone: the error names the folder escaped."""
     home = tmp_path / "ws"
     with open_store(database_url(home)) as store:
-        store.upsert_session(Session("33333333-aaaa", "claude-code",
-                                     project=str(tmp_path / EVIL)))
-    code, _out, err = run_main(monkeypatch, capsys, "resume", "33333333", "--in", "codex",
-                           "--home", home)
+        store.upsert_session(Session("33333333-aaaa", "claude-code", project=str(tmp_path / EVIL)))
+    code, _out, err = run_main(
+        monkeypatch, capsys, "resume", "33333333", "--in", "codex", "--home", home
+    )
     assert code != 0 and "does not exist" in err, err
     assert _raw_ones(err) == [] and "\\x1b[31m\\u202ex" in err, err
 
 
-@pytest.mark.parametrize("argv", [["search", "zebracrossing"], ["checkpoints", KEY],
-                                  ["brief", "--project", "{project}"],
-                                  ["export", KEY, "--format", "md"]], ids=_name)
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["search", "zebracrossing"],
+        ["checkpoints", KEY],
+        ["brief", "--project", "{project}"],
+        ["export", KEY, "--format", "md"],
+    ],
+    ids=_name,
+)
 def test_text_outputs_use_the_one_escape_rule(home, argv):
     """The README's one rule, everywhere: ESC as ``\\x1b``, CR as ``\\r``, U+202E as
     ``\\u202e``, C1 CSI as ``\\x9b``. Fresh-user review: search showed control pictures

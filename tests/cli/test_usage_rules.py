@@ -13,20 +13,24 @@ from continuity.store import open_store
 from tests.cli.running import run_main
 
 
-@pytest.mark.parametrize(("args", "where", "what"), [
-    (["search", "--bogus"], "continuity search", "No such option: --bogus"),
-    (["search"], "continuity search", "Missing argument 'QUERY'"),
-    (["sessions", "-n", "-1"], "continuity sessions", "Invalid value for '-n'"),
-    (["nope"], "continuity", "No such command 'nope'"),
-    (["hooks", "install", "nope"], "continuity hooks install", "Invalid value for 'HARNESS'"),
-    (["memory", "render", "--bogus"], "continuity memory render", "No such option: --bogus"),
-    (["show"], "continuity show", "Missing argument 'SESSION'"),
-])
+@pytest.mark.parametrize(
+    ("args", "where", "what"),
+    [
+        (["search", "--bogus"], "continuity search", "No such option: --bogus"),
+        (["search"], "continuity search", "Missing argument 'QUERY'"),
+        (["sessions", "-n", "-1"], "continuity sessions", "Invalid value for '-n'"),
+        (["nope"], "continuity", "No such command 'nope'"),
+        (["hooks", "install", "nope"], "continuity hooks install", "Invalid value for 'HARNESS'"),
+        (["memory", "render", "--bogus"], "continuity memory render", "No such option: --bogus"),
+        (["show"], "continuity show", "Missing argument 'SESSION'"),
+    ],
+)
 def test_a_usage_error_is_one_line(monkeypatch, capsys, tmp_path, args, where, what):
     """Every kind of usage error, in commands of every module: exactly one line on stderr,
     ``error: <what> (see <command> --help)``, nothing on stdout, exit 2."""
-    code, out, err = run_main(monkeypatch, capsys, *args, *(["--home", tmp_path]
-                                                           if args[0] != "nope" else []))
+    code, out, err = run_main(
+        monkeypatch, capsys, *args, *(["--home", tmp_path] if args[0] != "nope" else [])
+    )
     assert code == 2, err
     assert out == ""
     assert err.count("\n") == 1 and err.endswith("\n"), err
@@ -43,14 +47,17 @@ def test_help_and_a_bare_group_still_print_help(monkeypatch, capsys):
 
 @pytest.mark.parametrize("command", ["search", "recall"])
 @pytest.mark.parametrize("query", ["", "   "])
-def test_an_empty_query_is_a_usage_error_for_search_and_recall(monkeypatch, capsys, tmp_path,
-                                                               command, query):
+def test_an_empty_query_is_a_usage_error_for_search_and_recall(
+    monkeypatch, capsys, tmp_path, command, query
+):
     """``search ""`` was accepted (exit 0) while ``recall ""`` was refused: both are a usage
     error now, one line, exit 2."""
     code, out, err = run_main(monkeypatch, capsys, command, query, "--home", tmp_path)
     assert code == 2 and out == ""
-    assert err == (f"error: Invalid value for 'QUERY': is empty: give the words to find "
-                   f"(see continuity {command} --help)\n")
+    assert err == (
+        f"error: Invalid value for 'QUERY': is empty: give the words to find "
+        f"(see continuity {command} --help)\n"
+    )
 
 
 @pytest.mark.parametrize("as_json", [[], ["--json"]])
@@ -63,16 +70,30 @@ def test_no_hit_exits_1_a_hit_0_for_search_and_recall(monkeypatch, capsys, tmp_p
     home = tmp_path / "ws"
     with open_store(home / "continuity.db") as store:
         store.upsert_session(Session("s-1", "claude-code", project="/tmp/p"))
-        store.append("s-1", [Entry(seq=0, kind=EntryKind.MESSAGE, role=Role.USER,
-                                   blocks=[TextBlock("fix the alembic migration")])])
+        store.append(
+            "s-1",
+            [
+                Entry(
+                    seq=0,
+                    kind=EntryKind.MESSAGE,
+                    role=Role.USER,
+                    blocks=[TextBlock("fix the alembic migration")],
+                )
+            ],
+        )
         rc.remember(store, "alembic heads must be merged before upgrade")
     for command in ("search", "recall"):
-        code, out, err = run_main(monkeypatch, capsys, command, "alembic", *as_json,
-                                  "--home", home, "--mode", "words") if command == "search" \
+        code, out, err = (
+            run_main(
+                monkeypatch, capsys, command, "alembic", *as_json, "--home", home, "--mode", "words"
+            )
+            if command == "search"
             else run_main(monkeypatch, capsys, command, "alembic", *as_json, "--home", home)
+        )
         assert code == 0 and "alembic" in out, (command, err)
-        code, out, err = run_main(monkeypatch, capsys, command, "zebracorn", *as_json,
-                                  "--home", home)
+        code, out, err = run_main(
+            monkeypatch, capsys, command, "zebracorn", *as_json, "--home", home
+        )
         assert code == 1, (command, out, err)
 
 
@@ -96,22 +117,36 @@ def test_an_errors_fix_command_keeps_the_home_in_use(monkeypatch, capsys, tmp_pa
     assert code == 0 and '"s-1"' in out
 
 
-@pytest.mark.parametrize(("args", "where", "what"), [
-    (["search", "foo", "--since", "yesterday"], "continuity search",
-     "Invalid value: --since 'yesterday'"),
-    (["search", "foo", "--until", "nope"], "continuity search", "Invalid value: --until 'nope'"),
-    (["search", "foo", "--mode", "bogus"], "continuity search", "Invalid value for '--mode'"),
-    (["search", "foo", "--role", "bogus"], "continuity search", "Invalid value for '--role'"),
-    (["export", "K", "--format", "pdf"], "continuity export", "Invalid value for '--format'"),
-    (["sessions", "--home", ""], "continuity sessions", "Invalid value for '--home': is empty"),
-    (["--home", "", "where"], "continuity", "Invalid value for '--home': is empty"),
-    (["memory", "render", "--project", ""], "continuity memory render",
-     "Invalid value for '--project': is empty"),
-    (["models", "fetch", "bogus"], "continuity models fetch", "Invalid value for 'NAME'"),
-    (["resume", "K", "--in", "bogus"], "continuity resume", "Invalid value for '--in'"),
-])
-def test_a_bad_value_found_inside_a_command_is_a_usage_error(monkeypatch, capsys, tmp_path,
-                                                             args, where, what):
+@pytest.mark.parametrize(
+    ("args", "where", "what"),
+    [
+        (
+            ["search", "foo", "--since", "yesterday"],
+            "continuity search",
+            "Invalid value: --since 'yesterday'",
+        ),
+        (
+            ["search", "foo", "--until", "nope"],
+            "continuity search",
+            "Invalid value: --until 'nope'",
+        ),
+        (["search", "foo", "--mode", "bogus"], "continuity search", "Invalid value for '--mode'"),
+        (["search", "foo", "--role", "bogus"], "continuity search", "Invalid value for '--role'"),
+        (["export", "K", "--format", "pdf"], "continuity export", "Invalid value for '--format'"),
+        (["sessions", "--home", ""], "continuity sessions", "Invalid value for '--home': is empty"),
+        (["--home", "", "where"], "continuity", "Invalid value for '--home': is empty"),
+        (
+            ["memory", "render", "--project", ""],
+            "continuity memory render",
+            "Invalid value for '--project': is empty",
+        ),
+        (["models", "fetch", "bogus"], "continuity models fetch", "Invalid value for 'NAME'"),
+        (["resume", "K", "--in", "bogus"], "continuity resume", "Invalid value for '--in'"),
+    ],
+)
+def test_a_bad_value_found_inside_a_command_is_a_usage_error(
+    monkeypatch, capsys, tmp_path, args, where, what
+):
     """Fresh-user review: a bad option value a command checks itself (a --since that is no
     time, an unknown --mode, an empty --home, an unknown model or harness) printed
     ``continuity: ...``, exit 1, with no pointer to the help. It is a usage error like

@@ -32,13 +32,17 @@ class Stub:
     max_summary_bytes = 24_000
     min_seconds = 0.0
 
-    def __init__(self, reply: str = GOOD,
-                 hook: Callable[[SummaryRequest, threading.Event], None] | None = None) -> None:
+    def __init__(
+        self,
+        reply: str = GOOD,
+        hook: Callable[[SummaryRequest, threading.Event], None] | None = None,
+    ) -> None:
         self.reply, self.hook = reply, hook
         self.requests: list[SummaryRequest] = []
 
-    def generate(self, request: SummaryRequest, *, cancel: threading.Event,
-                 deadline: float) -> ProviderReply:
+    def generate(
+        self, request: SummaryRequest, *, cancel: threading.Event, deadline: float
+    ) -> ProviderReply:
         self.requests.append(request)
         if self.hook is not None:
             self.hook(request, cancel)
@@ -58,16 +62,26 @@ _KEYS = itertools.count()
 def _long(store: SqlStore, *, extra: list | None = None, key: str | None = None) -> str:
     """A settled session over the 3,000-byte budget (one finished run)."""
     key = key or f"p{next(_KEYS)}"
-    rows = [U("fix the parser"), A(call("c1", path="parser.py")), T("c1", text="x" * 4_000),
-            A(text="Fixed the parser.")]
+    rows = [
+        U("fix the parser"),
+        A(call("c1", path="parser.py")),
+        T("c1", text="x" * 4_000),
+        A(text="Fixed the parser."),
+    ]
     return load(store, rows + (extra or []), key=key)
 
 
 def _turn(store, key: str, summarizer: Any = None, **kw: Any):  # type: ignore[no-untyped-def]
     lease = kw.pop("lease", None) or store.acquire_lease(key, "harness", 60)
-    return after_turn(store, key, lease=lease, summarizer=summarizer or Stub(),
-                      budget_bytes=kw.pop("budget_bytes", BUDGET),
-                      deadline=kw.pop("deadline", time.monotonic() + 30), **kw)
+    return after_turn(
+        store,
+        key,
+        lease=lease,
+        summarizer=summarizer or Stub(),
+        budget_bytes=kw.pop("budget_bytes", BUDGET),
+        deadline=kw.pop("deadline", time.monotonic() + 30),
+        **kw,
+    )
 
 
 def _written(store, key: str) -> tuple[int, int]:  # type: ignore[no-untyped-def]
@@ -85,8 +99,11 @@ def test_compaction_over_budget_writes_self_retaining_checkpoint(store):
     row = store.latest_compaction(key)
     info = row.compaction
     assert (row.seq, row.entry_id) == (4, f"{key}:4") and row.entry_id == out.entry.entry_id
-    assert (info.summary, info.covers_through_seq, info.first_kept_entry_id) == \
-        (GOOD, 2, row.entry_id)
+    assert (info.summary, info.covers_through_seq, info.first_kept_entry_id) == (
+        GOOD,
+        2,
+        row.entry_id,
+    )
     assert out.kept_from_seq == 3
     assert (info.continuation, info.run_id) == (True, f"{key}:0")
     assert _written(store, key) == (1, 0)
@@ -156,8 +173,7 @@ def test_compaction_never_while_a_tool_call_is_in_flight(db):
     key = _long(db, extra=[A(call("p1", "bash", command="make"))])
     assert _turn(db, key).skip is Skip.TOOL_CALL_IN_FLIGHT
     assert _written(db, key) == (0, 0)
-    dead = _long(db, extra=[A(call("p2", "bash", command="make")), U("new task"),
-                            A(text="done")])
+    dead = _long(db, extra=[A(call("p2", "bash", command="make")), U("new task"), A(text="done")])
     assert _turn(db, dead).status == "compacted"
 
 
@@ -178,8 +194,9 @@ def test_compaction_needs_a_settled_turn_no_stop_and_time(db):
 def test_compaction_nothing_new_never_replaces_a_summary(db):
     """B48: a checkpoint covering every row is kept; with no new rows nothing is written,
     even when forced."""
-    key = load(db, [U("a " * 2_000), A(text="b"), CP("## Goal\n- earlier work")],
-               key=f"p{next(_KEYS)}")
+    key = load(
+        db, [U("a " * 2_000), A(text="b"), CP("## Goal\n- earlier work")], key=f"p{next(_KEYS)}"
+    )
     out = _turn(db, key, force=True)
     assert out.skip is Skip.NOTHING_NEW and _written(db, key) == (1, 0)
     assert db.latest_compaction(key).compaction.summary == "## Goal\n- earlier work"
@@ -189,8 +206,9 @@ def test_compaction_previous_summary_and_notes_are_quoted_evidence(db):
     """The summarizer gets the newest summary and the notes, redacted, as evidence."""
     from continuity.core.model import Note
 
-    key = load(db, [U("a"), CP("## Goal\n- old goal <private>TOKEN-123</private>")],
-               key=f"p{next(_KEYS)}")
+    key = load(
+        db, [U("a"), CP("## Goal\n- old goal <private>TOKEN-123</private>")], key=f"p{next(_KEYS)}"
+    )
     db.add_note(Note(key, "use the staging db"))
     load(db, [U("b " * 2_000), A(text="c")], key=key)
     stub = Stub()
@@ -235,10 +253,13 @@ def test_compaction_that_would_not_shrink_the_view_is_refused(db):
 def test_compaction_bad_summaries_give_receipts_not_rows(db):
     """B16/B49: empty, whitespace, an error string, or a summarizer crash: a receipt, never a
     row (and never a "compacted" status)."""
-    cases = [("", ReceiptReason.EMPTY), ("  \n\t", ReceiptReason.EMPTY),
-             ("Error: overloaded", ReceiptReason.PROVIDER_FAILURE),
-             ("Claude AI usage limit reached|1699999999", ReceiptReason.PROVIDER_FAILURE),
-             ("no headings at all, just prose", ReceiptReason.PROVIDER_FAILURE)]
+    cases = [
+        ("", ReceiptReason.EMPTY),
+        ("  \n\t", ReceiptReason.EMPTY),
+        ("Error: overloaded", ReceiptReason.PROVIDER_FAILURE),
+        ("Claude AI usage limit reached|1699999999", ReceiptReason.PROVIDER_FAILURE),
+        ("no headings at all, just prose", ReceiptReason.PROVIDER_FAILURE),
+    ]
     for reply, reason in cases:
         key = _long(db)
         out = _turn(db, key, Stub(reply=reply))
@@ -302,9 +323,15 @@ def test_compaction_extractive_checkpoint_drives_the_next_continuation(db):
     within budget, previous request verbatim, nothing after the coverage left unnamed; the
     newest complete exchange (request 4 and its failed test run, rows 4-7) is kept out of
     the summary and travels verbatim (issue 15: it was summary prose and 0 messages)."""
-    key = _long(db, extra=[U("now add tests " + "q" * 200),
-                           A(call("c9", "bash", command="pytest")),
-                           T("c9", text="1 failed", error=True), A(text="One test fails.")])
+    key = _long(
+        db,
+        extra=[
+            U("now add tests " + "q" * 200),
+            A(call("c9", "bash", command="pytest")),
+            T("c9", text="1 failed", error=True),
+            A(text="One test fails."),
+        ],
+    )
     out = _turn(db, key, ExtractiveSummarizer())
     assert out.status == "compacted"
     summary = out.entry.compaction.summary
@@ -316,8 +343,7 @@ def test_compaction_extractive_checkpoint_drives_the_next_continuation(db):
     assert view["summary"]["covers_through_seq"] == 3
     assert [m["seq"] for m in view["messages"]] == [5, 6, 7] and view["gaps"] == []
     result = view["messages"][1]["content"][0]
-    assert (result["call_id"], result["is_error"], result["text"]) == ("c9", True,
-                                                                       "1 failed c9")
+    assert (result["call_id"], result["is_error"], result["text"]) == ("c9", True, "1 failed c9")
 
 
 def test_compaction_outcome_to_dict_shapes(db):
@@ -329,10 +355,19 @@ def test_compaction_outcome_to_dict_shapes(db):
     assert done["receipt"] is None
     other = _long(db)
     refused = _turn(db, other, Stub(reply="")).to_dict()
-    assert (refused["status"], refused["reason"], refused["checkpoint"]) == \
-        ("refused", "empty", None)
-    assert set(refused["receipt"]) == {"receipt_id", "session", "run_id", "reason",
-                                       "detail", "created_at"}
+    assert (refused["status"], refused["reason"], refused["checkpoint"]) == (
+        "refused",
+        "empty",
+        None,
+    )
+    assert set(refused["receipt"]) == {
+        "receipt_id",
+        "session",
+        "run_id",
+        "reason",
+        "detail",
+        "created_at",
+    }
     assert refused["receipt"]["detail"] == "the reply is empty"  # issue 45 item 7
     skipped = _turn(db, key).to_dict()
     assert (skipped["status"], skipped["reason"]) == ("not_needed", "already_compacted_this_turn")
@@ -348,9 +383,17 @@ def test_compaction_rejects_a_lease_of_another_session(db):
 def test_compaction_interrupted_runs_are_summarized(db):
     """An interrupted earlier run with a dead call still compacts; the summary names the
     call whose effects are unknown."""
-    key = load(db, [U("deploy " + "d" * 3_000), A(call("c1", "bash", command="deploy.sh")),
-                    U("status?"), A(text="Unknown.")], key=f"p{next(_KEYS)}",
-               runs=[(0, RunStatus.INTERRUPTED)])
+    key = load(
+        db,
+        [
+            U("deploy " + "d" * 3_000),
+            A(call("c1", "bash", command="deploy.sh")),
+            U("status?"),
+            A(text="Unknown."),
+        ],
+        key=f"p{next(_KEYS)}",
+        runs=[(0, RunStatus.INTERRUPTED)],
+    )
     out = _turn(db, key, ExtractiveSummarizer())
     assert out.status == "compacted"
     assert "bash `deploy.sh` (#1) has no recorded result" in out.entry.compaction.summary

@@ -61,8 +61,9 @@ def _check_view(view: dict[str, Any], store: Any, key: str, checkpoint: dict[str
                 assert calls.get(b["call_id"], i) < i, "result before or without its call"
                 answered[b["call_id"]] = answered.get(b["call_id"], 0) + 1
     assert set(calls) == set(answered) and set(answered.values()) <= {1}
-    shown = {m["seq"] for m in view["messages"]} | ({view["request"]["seq"]}
-                                                     if view["request"] else set())
+    shown = {m["seq"] for m in view["messages"]} | (
+        {view["request"]["seq"]} if view["request"] else set()
+    )
     gaps = [(g["from_seq"], g["to_seq"]) for g in view["gaps"]]
     for e in store.entries(key, after_seq=covers, limit=100_000, visible_only=True):
         if e.kind is EntryKind.MESSAGE and e.seq not in shown:
@@ -77,8 +78,17 @@ def test_compact_cli_every_shared_session_then_continue(imported, path):
     key = keys[path.name]
     with open_store(f"sqlite:///{home / 'continuity.db'}") as store:
         over = measure_view(store, key).total > BUDGET
-    args = ["compact", key, "--summarizer", "extractive", "--budget", str(BUDGET),
-            "--home", str(home), "--json"]
+    args = [
+        "compact",
+        key,
+        "--summarizer",
+        "extractive",
+        "--budget",
+        str(BUDGET),
+        "--home",
+        str(home),
+        "--json",
+    ]
     if not over:
         skipped = json.loads(_cli(*args).stdout)
         assert (skipped["status"], skipped["reason"]) == ("not_needed", "under_budget")
@@ -120,7 +130,9 @@ def test_compact_cli_refusal_prints_reason_and_receipts_lists_it(small):
     home, key = small
     home.joinpath("config.toml").write_text(
         f'[summarizer]\nprovider = "openai"\nmodel = "m"\n'
-        f'base_url = "http://127.0.0.1:{_closed_port()}/v1"\ntimeout = 5\n', encoding="utf-8")
+        f'base_url = "http://127.0.0.1:{_closed_port()}/v1"\ntimeout = 5\n',
+        encoding="utf-8",
+    )
     result = _cli("compact", key, "--budget", "500", "--home", str(home))
     assert result.exit_code == 5
     assert "refused" in result.stdout and "provider_failure" in result.stdout
@@ -131,7 +143,8 @@ def test_compact_cli_refusal_prints_reason_and_receipts_lists_it(small):
     assert json.loads(as_json.stdout)["reason"] == "provider_failure"
     listed = json.loads(_cli("receipts", key, "--home", str(home), "--json").stdout)
     assert [(r["session"], r["reason"], r["detail"]) for r in listed] == [
-        (key, "provider_failure", "request failed: ConnectError")] * 2
+        (key, "provider_failure", "request failed: ConnectError")
+    ] * 2
     text = _cli("receipts", key[:8], "--home", str(home)).stdout
     assert "provider_failure" in text and "run " in text
     assert text.count("(request failed: ConnectError)") == 2

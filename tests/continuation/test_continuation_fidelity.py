@@ -26,32 +26,37 @@ def _home_with(tmp_path: Path, rows: list[Entry], key: str = "s1") -> Path:
 
 
 def _continue(home: Path, key: str = "s1", budget: int = 12_000) -> dict:
-    result = runner.invoke(app, ["continue", key, "--budget", str(budget), "--home", str(home),
-                                 "--json"])
+    result = runner.invoke(
+        app, ["continue", key, "--budget", str(budget), "--home", str(home), "--json"]
+    )
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout)
 
 
 # ---------------------------------------------------------------- item 2: structured secrets
 
+
 def test_continue_json_redacts_secret_keyed_tool_arguments(tmp_path):
     """Issue 15 item 2: a Codex call ``{"token": "deadbeef12345678"}`` and Claude Code calls
     with ``{"password": …}`` / ``{"secret": …}`` came out raw in `continue --json`; the values
     are redacted, every other argument is kept byte for byte."""
-    rows = [U("deploy it"),
-            A(call("c1", "shell", token="deadbeef12345678", command="make deploy")),
-            T("c1"),
-            A(call("c2", "Bash", password="hunter2", description="log in")),
-            T("c2"),
-            A(call("c3", "mcp__vault__put", secret="p4ss-w0rd-9", path="kv/app")),
-            T("c3"),
-            A(text="Deployed.")]
+    rows = [
+        U("deploy it"),
+        A(call("c1", "shell", token="deadbeef12345678", command="make deploy")),
+        T("c1"),
+        A(call("c2", "Bash", password="hunter2", description="log in")),
+        T("c2"),
+        A(call("c3", "mcp__vault__put", secret="p4ss-w0rd-9", path="kv/app")),
+        T("c3"),
+        A(text="Deployed."),
+    ]
     view = _continue(_home_with(tmp_path, rows))
     calls = [b for m in view["messages"] for b in m["content"] if b["type"] == "tool_call"]
     assert [c["arguments"] for c in calls] == [
         {"token": "[REDACTED:token]", "command": "make deploy"},
         {"password": "[REDACTED:password]", "description": "log in"},
-        {"secret": "[REDACTED:secret]", "path": "kv/app"}]
+        {"secret": "[REDACTED:secret]", "path": "kv/app"},
+    ]
     text = orjson.dumps(view).decode()
     for secret in ("deadbeef12345678", "hunter2", "p4ss-w0rd-9"):
         assert secret not in text
@@ -59,22 +64,30 @@ def test_continue_json_redacts_secret_keyed_tool_arguments(tmp_path):
 
 # ---------------------------------------------------------------- item 5: empty ids
 
+
 def test_continue_pairs_empty_id_calls_by_position(tmp_path):
     """Issue 15 item 5: a write and a test run whose harness left every id empty were dropped
     (`messages` held only texts, `gaps: []`). They are paired by position under derived ids;
     the unanswered one gets the "effects unknown" answer; nothing is dropped."""
-    rows = [U("write the config"),
-            A(ToolCallBlock("", "Write", {"file_path": "/app/config.toml", "content": "x=1"})),
-            Entry(EntryKind.MESSAGE, Role.TOOL, (ToolResultBlock("", False, "File written"),)),
-            A(ToolCallBlock("", "Bash", {"command": "make test"})),
-            A(text="Wrote the config; the test run did not report back.")]
+    rows = [
+        U("write the config"),
+        A(ToolCallBlock("", "Write", {"file_path": "/app/config.toml", "content": "x=1"})),
+        Entry(EntryKind.MESSAGE, Role.TOOL, (ToolResultBlock("", False, "File written"),)),
+        A(ToolCallBlock("", "Bash", {"command": "make test"})),
+        A(text="Wrote the config; the test run did not report back."),
+    ]
     view = _continue(_home_with(tmp_path, rows))
-    shown = [(m["seq"], b["type"], b.get("id") or b.get("call_id"), b.get("text"))
-             for m in view["messages"] for b in m["content"]
-             if b["type"] in ("tool_call", "tool_result")]
-    assert shown[:3] == [(1, "tool_call", "unnamed-1-0", None),
-                         (2, "tool_result", "unnamed-1-0", "File written"),
-                         (3, "tool_call", "unnamed-3-0", None)]
+    shown = [
+        (m["seq"], b["type"], b.get("id") or b.get("call_id"), b.get("text"))
+        for m in view["messages"]
+        for b in m["content"]
+        if b["type"] in ("tool_call", "tool_result")
+    ]
+    assert shown[:3] == [
+        (1, "tool_call", "unnamed-1-0", None),
+        (2, "tool_result", "unnamed-1-0", "File written"),
+        (3, "tool_call", "unnamed-3-0", None),
+    ]
     assert shown[3][:3] == (3, "tool_result", "unnamed-3-0")
     assert "effects are unknown" in shown[3][3]
     assert [m["seq"] for m in view["messages"]] == [1, 2, 3, 3, 4] and view["gaps"] == []
@@ -85,19 +98,31 @@ def test_empty_id_parallel_calls_pair_in_order(store):
     unnamed results in the order they come."""
     from continuity.continuation.view import build_continuation
 
-    rows = [U("read both"), A(ToolCallBlock("", "read", {"path": "a"})),
-            A(ToolCallBlock("", "read", {"path": "b"})),
-            Entry(EntryKind.MESSAGE, Role.TOOL, (ToolResultBlock("", False, "A"),)),
-            Entry(EntryKind.MESSAGE, Role.TOOL, (ToolResultBlock("", False, "B"),)),
-            A(text="both read")]
+    rows = [
+        U("read both"),
+        A(ToolCallBlock("", "read", {"path": "a"})),
+        A(ToolCallBlock("", "read", {"path": "b"})),
+        Entry(EntryKind.MESSAGE, Role.TOOL, (ToolResultBlock("", False, "A"),)),
+        Entry(EntryKind.MESSAGE, Role.TOOL, (ToolResultBlock("", False, "B"),)),
+        A(text="both read"),
+    ]
     view = build_continuation(store, load(store, rows)).to_dict()
-    pairs = [(b.get("id") or b["call_id"], b.get("text") or b["arguments"]["path"])
-             for m in view["messages"] for b in m["content"] if b["type"] != "text"]
-    assert pairs == [("unnamed-1-0", "a"), ("unnamed-2-0", "b"), ("unnamed-1-0", "A"),
-                     ("unnamed-2-0", "B")]
+    pairs = [
+        (b.get("id") or b["call_id"], b.get("text") or b["arguments"]["path"])
+        for m in view["messages"]
+        for b in m["content"]
+        if b["type"] != "text"
+    ]
+    assert pairs == [
+        ("unnamed-1-0", "a"),
+        ("unnamed-2-0", "b"),
+        ("unnamed-1-0", "A"),
+        ("unnamed-2-0", "B"),
+    ]
 
 
 # ---------------------------------------------------------------- item 4: media
+
 
 def _png_data_url(payload_bytes: int) -> tuple[str, int]:
     import base64
@@ -113,14 +138,22 @@ def test_continue_request_image_becomes_a_stub(tmp_path):
     counts in used_bytes."""
     from continuity.core.model import MediaBlock
 
-    request = Entry(EntryKind.MESSAGE, Role.USER,
-                    (TextBlock("why does the chart look like this?"),
-                     MediaBlock("image/png", 48_213, "ab" * 32)), is_request=True)
+    request = Entry(
+        EntryKind.MESSAGE,
+        Role.USER,
+        (
+            TextBlock("why does the chart look like this?"),
+            MediaBlock("image/png", 48_213, "ab" * 32),
+        ),
+        is_request=True,
+    )
     view = _continue(_home_with(tmp_path, [request, A(text="The y axis is logarithmic.")]))
-    assert view["request"] == {"seq": 0, "actor": "user",
-                               "text": "why does the chart look like this?",
-                               "media": [{"type": "media", "media_type": "image/png",
-                                          "bytes": 48_213, "block": 1}]}
+    assert view["request"] == {
+        "seq": 0,
+        "actor": "user",
+        "text": "why does the chart look like this?",
+        "media": [{"type": "media", "media_type": "image/png", "bytes": 48_213, "block": 1}],
+    }
     media = json.dumps(view["request"]["media"], separators=(",", ":"))
     text = json.dumps(view["request"]["text"], ensure_ascii=False)
     messages = json.dumps(view["messages"], separators=(",", ":"), ensure_ascii=False)
@@ -133,31 +166,46 @@ def test_continue_data_url_in_tool_result_becomes_a_stub(tmp_path):
     and the row's stored size counts the stub, so the rows around it still fit."""
     url, size = _png_data_url(90_480)
     assert len(url) > 120_000
-    rows = [U("take a screenshot"), A(call("c1", "screenshot")),
-            T("c1", text=f"saved shot.png\n{url}\nend"), A(text="Here it is.")]
+    rows = [
+        U("take a screenshot"),
+        A(call("c1", "screenshot")),
+        T("c1", text=f"saved shot.png\n{url}\nend"),
+        A(text="Here it is."),
+    ]
     view = _continue(_home_with(tmp_path, rows), budget=12_000)
     results = [b for m in view["messages"] for b in m["content"] if b["type"] == "tool_result"]
-    assert results == [{"type": "tool_result", "call_id": "c1", "is_error": False,
-                        "text": f"saved shot.png\n[image/png {size} B omitted]\nend c1"}]
+    assert results == [
+        {
+            "type": "tool_result",
+            "call_id": "c1",
+            "is_error": False,
+            "text": f"saved shot.png\n[image/png {size} B omitted]\nend c1",
+        }
+    ]
     assert [m["seq"] for m in view["messages"]] == [1, 2, 3]
     assert view["used_bytes"] < 1_000 and "base64" not in json.dumps(view)
 
 
 # ---------------------------------------------------------------- item 1: after our compaction
 
+
 def _export_session() -> list[Entry]:
     """Three exchanges; the first holds a 9 KB file read, so the view (12,498 bytes) is over
     a 12,000-byte budget while the last two exchanges (rows 4-11) fit beside a summary."""
-    return [U("set up the nightly export job"), A(call("c1", "read", path="export.py")),
-            T("c1", text="def export():\n" + "    pass  # body\n" * 500),
-            A(text="Read export.py."),
-            U("run the export dry run and show me the row counts"),
-            A(call("c2", "bash", command="python export.py --dry-run")),
-            T("c2", text="exported rows: 1204\n" + "row ok\n" * 250),
-            A(text="The dry run wrote 1,204 rows."),
-            U("why 1204 and not 1300?"),
-            A(call("c3", "bash", command="grep -c 'date=None' export.log")),
-            T("c3", text="96"), A(text="96 rows lack a date, so the export skips them.")]
+    return [
+        U("set up the nightly export job"),
+        A(call("c1", "read", path="export.py")),
+        T("c1", text="def export():\n" + "    pass  # body\n" * 500),
+        A(text="Read export.py."),
+        U("run the export dry run and show me the row counts"),
+        A(call("c2", "bash", command="python export.py --dry-run")),
+        T("c2", text="exported rows: 1204\n" + "row ok\n" * 250),
+        A(text="The dry run wrote 1,204 rows."),
+        U("why 1204 and not 1300?"),
+        A(call("c3", "bash", command="grep -c 'date=None' export.log")),
+        T("c3", text="96"),
+        A(text="96 rows lack a date, so the export skips them."),
+    ]
 
 
 def test_compact_then_continue_carries_the_recent_exchanges_verbatim(tmp_path):
@@ -166,8 +214,20 @@ def test_compact_then_continue_carries_the_recent_exchanges_verbatim(tmp_path):
     two most recent complete exchanges (rows 4-11: both tool calls with their results) travel
     verbatim, reused (not copied), nothing twice, no gap, within the 12,000-byte budget."""
     home = _home_with(tmp_path, _export_session())
-    compact = runner.invoke(app, ["compact", "s1", "--summarizer", "extractive", "--budget",
-                                  "12000", "--home", str(home), "--json"])
+    compact = runner.invoke(
+        app,
+        [
+            "compact",
+            "s1",
+            "--summarizer",
+            "extractive",
+            "--budget",
+            "12000",
+            "--home",
+            str(home),
+            "--json",
+        ],
+    )
     assert compact.exit_code == 0, compact.output
     outcome = json.loads(compact.stdout)
     assert (outcome["status"], outcome["view_bytes"]) == ("compacted", 12_498)
@@ -182,11 +242,14 @@ def test_compact_then_continue_carries_the_recent_exchanges_verbatim(tmp_path):
     with open_store(f"sqlite:///{home / 'continuity.db'}") as store:
         from continuity.core.codec import message_view
 
-        stored = {e.seq: message_view(e.seq, e.role.value, e.blocks, False)
-                  for e in store.entries("s1", limit=100)}
+        stored = {
+            e.seq: message_view(e.seq, e.role.value, e.blocks, False)
+            for e in store.entries("s1", limit=100)
+        }
     assert all(m == stored[m["seq"]] for m in view["messages"]), "not verbatim"
-    results = [b["text"] for m in view["messages"] for b in m["content"]
-               if b["type"] == "tool_result"]
+    results = [
+        b["text"] for m in view["messages"] for b in m["content"] if b["type"] == "tool_result"
+    ]
     assert results == ["exported rows: 1204\n" + "row ok\n" * 250 + " c2", "96 c3"]
     assert view["used_bytes"] == 3_616 and view["used_bytes"] <= view["budget_bytes"]
 
@@ -204,8 +267,20 @@ def test_compact_at_a_small_budget_keeps_the_newest_rows_the_summary_left_room_f
     source = SHARED_DATA / "claude-code" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
     done = runner.invoke(app, ["import", str(source), "--home", str(home)])
     assert done.exit_code == 0, done.output
-    compact = runner.invoke(app, ["compact", "5c0375b4", "--summarizer", "extractive",
-                                  "--budget", "3000", "--home", str(home), "--json"])
+    compact = runner.invoke(
+        app,
+        [
+            "compact",
+            "5c0375b4",
+            "--summarizer",
+            "extractive",
+            "--budget",
+            "3000",
+            "--home",
+            str(home),
+            "--json",
+        ],
+    )
     assert compact.exit_code == 0, compact.output
     outcome = json.loads(compact.stdout)
     assert (outcome["status"], outcome["kept_from_seq"]) == ("compacted", 52)
@@ -227,14 +302,21 @@ def test_parallel_results_follow_their_calls_order(tmp_path):
     """Issue 45 item 4d: pi writes the results of parallel calls as they complete (c, a, b
     here); the continuation gives them in the calls' order (a, b, c), each row whole, and a
     row answering two calls lists them in call order too. Later turns start a new order."""
-    rows = [U("look at the three files"),
-            A(call("a", path="a.py"), call("b", path="b.py"), call("c", path="c.py")),
-            T("c"), T("a"), T("b"),
-            A(call("d", path="d.py"), call("e", path="e.py")),
-            T("e", "d"),
-            A(text="All read.")]
+    rows = [
+        U("look at the three files"),
+        A(call("a", path="a.py"), call("b", path="b.py"), call("c", path="c.py")),
+        T("c"),
+        T("a"),
+        T("b"),
+        A(call("d", path="d.py"), call("e", path="e.py")),
+        T("e", "d"),
+        A(text="All read."),
+    ]
     d = _continue(_home_with(tmp_path, rows))
-    order = [b["call_id"] if b["type"] == "tool_result" else b.get("id") or b["type"]
-             for m in d["messages"] for b in m["content"]]
+    order = [
+        b["call_id"] if b["type"] == "tool_result" else b.get("id") or b["type"]
+        for m in d["messages"]
+        for b in m["content"]
+    ]
     assert order == ["a", "b", "c", "a", "b", "c", "d", "e", "d", "e", "text"]
     assert [m["seq"] for m in d["messages"]] == [1, 3, 4, 2, 5, 6, 7]

@@ -59,8 +59,12 @@ SETTINGS = settings(
     max_examples=int(os.environ.get("CONTINUITY_PROPERTY_EXAMPLES", "150")),
     deadline=None,
     database=None,
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow,
-                           HealthCheck.data_too_large, HealthCheck.filter_too_much],
+    suppress_health_check=[
+        HealthCheck.function_scoped_fixture,
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.filter_too_much,
+    ],
 )
 
 _KEYS = itertools.count()
@@ -72,27 +76,46 @@ def prop_store(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqlStore]:
     path = tmp_path_factory.mktemp("props") / "continuity.db"
     with open_store(f"sqlite:///{path}") as s:
         # throwaway data: skip fsync so that hundreds of examples stay fast
-        event.listen(s.engine, "connect",
-                     lambda conn, _rec: conn.execute("PRAGMA synchronous=OFF"))
+        event.listen(s.engine, "connect", lambda conn, _rec: conn.execute("PRAGMA synchronous=OFF"))
         s.engine.dispose()  # reconnect, so that every pooled connection gets the pragma
         yield s
 
 
 # --------------------------------------------------------------------------- text strategies
 
-_EMOJI = ["🙂", "🚀🔥", "é", "日本語のテキスト", "naïve café", "👩‍💻", "\u200b", "Ω≈ç√", "𝔘𝔫𝔦𝔠",  # noqa: RUF001 - wide text on purpose
-          "Ḽơᶉëᶆ ȋṕšᶙṁ", "\t", "\n", "\"quoted\\\"", "€", "ß", "🇩🇪"]
+_EMOJI = [
+    "🙂",
+    "🚀🔥",
+    "é",
+    "日本語のテキスト",
+    "naïve café",
+    "👩‍💻",
+    "\u200b",
+    "Ω≈ç√",
+    "𝔘𝔫𝔦𝔠",  # noqa: RUF001 - wide text on purpose
+    "Ḽơᶉëᶆ ȋṕšᶙṁ",
+    "\t",
+    "\n",
+    '"quoted\\"',
+    "€",
+    "ß",
+    "🇩🇪",
+]
 _plain = st.text(st.characters(codec="utf-8"), max_size=30)
 _mixed = st.lists(st.one_of(_plain, st.sampled_from(_EMOJI)), max_size=6).map("".join)
-_long = st.tuples(st.sampled_from(["lorem ipsum ", "ünïcödé ", "🚀 ", "x", "日本 "]),
-                  st.integers(40, 1500)).map(lambda t: t[0] * t[1])
+_long = st.tuples(
+    st.sampled_from(["lorem ipsum ", "ünïcödé ", "🚀 ", "x", "日本 "]), st.integers(40, 1500)
+).map(lambda t: t[0] * t[1])
 TEXTS = st.one_of(_plain, _mixed, _mixed, _long)
 NONBLANK = TEXTS.map(lambda s: s if s.strip() else f"task {s}")
 
 #: Text that may hold lone surrogates, cleaned before it enters a row (B43).
 _SURR = st.integers(0xD800, 0xDFFF).map(chr)
-DIRTY = st.lists(st.one_of(_plain, st.sampled_from(_EMOJI), _SURR), min_size=1,
-                 max_size=12).map("".join).map(clean)
+DIRTY = (
+    st.lists(st.one_of(_plain, st.sampled_from(_EMOJI), _SURR), min_size=1, max_size=12)
+    .map("".join)
+    .map(clean)
+)
 DIRTY_NONBLANK = DIRTY.map(lambda s: s if s.strip() else f"task {s}")
 
 
@@ -103,25 +126,37 @@ def _huge(size: int, unit: str) -> str:
 
 
 HUGE = st.tuples(st.integers(20_000, 60_000), st.sampled_from(["x", "é", "🙂", "日本"])).map(
-    lambda t: _huge(*t))
+    lambda t: _huge(*t)
+)
 
-BUDGETS = st.one_of(st.integers(300, 3_000), st.integers(3_000, 30_000),
-                    st.integers(3_000, 30_000), st.integers(30_000, 300_000))
+BUDGETS = st.one_of(
+    st.integers(300, 3_000),
+    st.integers(3_000, 30_000),
+    st.integers(3_000, 30_000),
+    st.integers(30_000, 300_000),
+)
 
 
 # --------------------------------------------------------------------------- the log generator
 
+
 class Log:
     """A generated session log: rows (seq = index), run statuses by request seq, notes."""
 
-    def __init__(self, rows: list[Entry], statuses: dict[int, RunStatus] | None = None,
-                 notes: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        rows: list[Entry],
+        statuses: dict[int, RunStatus] | None = None,
+        notes: list[str] | None = None,
+    ) -> None:
         self.rows, self.statuses, self.notes = rows, statuses or {}, notes or []
 
     def __repr__(self) -> str:  # builder notation, so a falsifying example reads like a test
-        return (f"Log(rows=[{', '.join(_show(e) for e in self.rows)}], "
-                f"statuses={ {k: v.value for k, v in self.statuses.items()} }, "
-                f"notes={self.notes!r})")
+        return (
+            f"Log(rows=[{', '.join(_show(e) for e in self.rows)}], "
+            f"statuses={ {k: v.value for k, v in self.statuses.items()} }, "
+            f"notes={self.notes!r})"
+        )
 
 
 def _short(text: str) -> str:
@@ -143,32 +178,62 @@ def _show(e: Entry) -> str:
         else:
             parts.append(_short(getattr(b, "text", "")))
     tag = {"user": "U", "assistant": "A", "tool": "T"}.get(e.role.value, e.role.value)
-    flags = ("req " if e.is_request else "") + ("" if e.visible else "hidden ") + (
-        "" if e.kind is EntryKind.MESSAGE else f"{e.kind.value} ")
+    flags = (
+        ("req " if e.is_request else "")
+        + ("" if e.visible else "hidden ")
+        + ("" if e.kind is EntryKind.MESSAGE else f"{e.kind.value} ")
+    )
     return f"{tag}[{flags}{', '.join(parts)}]"
 
 
-ACTIONS_IDLE = ["request", "user", "say", "say", "calls", "calls", "calls", "orphan", "dup",
-                "compaction", "context", "hidden"]
+ACTIONS_IDLE = [
+    "request",
+    "user",
+    "say",
+    "say",
+    "calls",
+    "calls",
+    "calls",
+    "orphan",
+    "dup",
+    "compaction",
+    "context",
+    "hidden",
+]
 ACTIONS_PENDING = ACTIONS_IDLE + ["results"] * 8 + ["mixed"]
 # Strategies built once (building them inside the generator costs more than drawing).
 _ACT = {False: st.sampled_from(ACTIONS_IDLE), True: st.sampled_from(ACTIONS_PENDING)}
-_ACT_PAIRED = {False: st.sampled_from(["request", "user", "say", "calls"]),
-               True: st.sampled_from(["request", "user", "say", "calls"] + ["results"] * 3)}
+_ACT_PAIRED = {
+    False: st.sampled_from(["request", "user", "say", "calls"]),
+    True: st.sampled_from(["request", "user", "say", "calls"] + ["results"] * 3),
+}
 _DIE = {n: st.integers(0, n - 1) for n in (4, 10, 15, 20)}
 _BOOL = st.booleans()
 _NCALLS = st.integers(1, 3)
 _TOOL = st.sampled_from(["read", "edit", "bash", "grep"])
 _MEDIA_TYPE = st.sampled_from(["image/png", "image/jpeg", "application/pdf"])
 _MEDIA_SIZE = st.integers(1, 5_000_000)
-_STATUS = st.sampled_from([RunStatus.FINISHED, RunStatus.FINISHED, RunStatus.INTERRUPTED,
-                           RunStatus.FAILED, RunStatus.RUNNING])
+_STATUS = st.sampled_from(
+    [
+        RunStatus.FINISHED,
+        RunStatus.FINISHED,
+        RunStatus.INTERRUPTED,
+        RunStatus.FAILED,
+        RunStatus.RUNNING,
+    ]
+)
 
 
 @st.composite
-def logs(draw: st.DrawFn, *, paired: bool = False, texts: st.SearchStrategy[str] = TEXTS,
-         requests: st.SearchStrategy[str] = NONBLANK, big: bool = True,
-         max_steps: int = 24) -> Log:
+def logs(
+    draw: st.DrawFn,
+    *,
+    paired: bool = False,
+    texts: st.SearchStrategy[str] = TEXTS,
+    requests: st.SearchStrategy[str] = NONBLANK,
+    big: bool = True,
+    max_steps: int = 24,
+) -> Log:
     """A realistic session log; ``paired``: every call gets exactly one later result, no
     orphans, duplicates, compactions or non-message rows (an already-paired input)."""
     rows: list[Entry] = []
@@ -184,8 +249,10 @@ def logs(draw: st.DrawFn, *, paired: bool = False, texts: st.SearchStrategy[str]
         if big and shape in (9, 10):
             return ToolResultBlock(cid, False, draw(HUGE))
         if shape == 11:
-            media = tuple(MediaBlock(draw(_MEDIA_TYPE), draw(_MEDIA_SIZE), f"sha-{cid}-{i}")
-                          for i in range(1 + draw(_BOOL)))
+            media = tuple(
+                MediaBlock(draw(_MEDIA_TYPE), draw(_MEDIA_SIZE), f"sha-{cid}-{i}")
+                for i in range(1 + draw(_BOOL))
+            )
             return ToolResultBlock(cid, False, draw(texts), media)
         return ToolResultBlock(cid, shape == 12, f"{draw(texts)} {cid}")
 
@@ -224,14 +291,18 @@ def logs(draw: st.DrawFn, *, paired: bool = False, texts: st.SearchStrategy[str]
         elif action == "mixed":  # a user row that carries a tool result and text
             cid, _ = pending.pop(0)
             answered.append(cid)
-            rows.append(Entry(EntryKind.MESSAGE, Role.USER,
-                              (result(cid), TextBlock(draw(texts) or "and also"))))
+            rows.append(
+                Entry(
+                    EntryKind.MESSAGE,
+                    Role.USER,
+                    (result(cid), TextBlock(draw(texts) or "and also")),
+                )
+            )
         elif action == "orphan":  # a result whose call id is unknown
             rows.append(T(f"orphan{next(ids)}", text=draw(texts)))
         elif action == "dup":  # a second result for an answered call
             if answered:
-                rows.append(T(answered[draw(st.integers(0, len(answered) - 1))],
-                              text="duplicate"))
+                rows.append(T(answered[draw(st.integers(0, len(answered) - 1))], text="duplicate"))
         elif action == "compaction":
             if compactions < 3:
                 covers = draw(st.integers(-1, len(rows) - 1))
@@ -240,9 +311,15 @@ def logs(draw: st.DrawFn, *, paired: bool = False, texts: st.SearchStrategy[str]
         elif action == "context":
             rows.append(Entry(EntryKind.CONTEXT, Role.USER, (TextBlock("<environment>"),)))
         elif action == "hidden":
-            rows.append(Entry(EntryKind.MESSAGE, Role.ASSISTANT,
-                              (TextBlock(f"sidechain {draw(texts)}"),), visible=False,
-                              sidechain=True))
+            rows.append(
+                Entry(
+                    EntryKind.MESSAGE,
+                    Role.ASSISTANT,
+                    (TextBlock(f"sidechain {draw(texts)}"),),
+                    visible=False,
+                    sidechain=True,
+                )
+            )
     if paired:
         rows.extend(T(cid) for cid, _ in pending)
         pending.clear()
@@ -254,6 +331,7 @@ def logs(draw: st.DrawFn, *, paired: bool = False, texts: st.SearchStrategy[str]
 
 
 # --------------------------------------------------------------------------- running a case
+
 
 @dataclass
 class Case:
@@ -287,8 +365,12 @@ class Case:
 
     def results_of(self, call_id: str) -> list[int]:
         """Seqs of rows holding a real result of ``call_id`` (anywhere in the log)."""
-        return [e.seq for e in self.rows
-                for b in e.blocks if isinstance(b, ToolResultBlock) and b.call_id == call_id]
+        return [
+            e.seq
+            for e in self.rows
+            for b in e.blocks
+            if isinstance(b, ToolResultBlock) and b.call_id == call_id
+        ]
 
     def call_seq(self, call_id: str) -> int | None:
         for e in self.rows:
@@ -338,8 +420,9 @@ def is_view(case: Case) -> bool:
     """True for a view; a refusal must be typed and carry no view content."""
     if case.d["refusal"] is None:
         return True
-    assert case.d["refusal"]["reason"] in ("protected_context_over_budget",
-                                           "incomplete_request"), case.d["refusal"]
+    assert case.d["refusal"]["reason"] in ("protected_context_over_budget", "incomplete_request"), (
+        case.d["refusal"]
+    )
     assert case.d["summary"] is None and case.d["request"] is None
     assert case.d["messages"] == [] and case.d["used_bytes"] == 0 and case.d["gaps"] == []
     return False
@@ -349,6 +432,7 @@ CASES = st.tuples(logs(), BUDGETS)
 
 
 # --------------------------------------------------------------------------- 1. budget
+
 
 @SETTINGS
 @given(CASES)
@@ -368,9 +452,11 @@ def test_counted_bytes_never_exceed_budget(prop_store, case_in):
             assert need > budget, f"refused although protected context needs {need} <= {budget}"
         return
     assert d["used_bytes"] <= budget
-    total = d["used_bytes"] + len(orjson.dumps(d["notes"])) + len(orjson.dumps(d["gap"]["text"]
-                                                                               if d["gap"]
-                                                                               else ""))
+    total = (
+        d["used_bytes"]
+        + len(orjson.dumps(d["notes"]))
+        + len(orjson.dumps(d["gap"]["text"] if d["gap"] else ""))
+    )
     assert total <= budget, (total, budget)
     assert d["used_bytes"] == used_bytes(d["summary"], d["request"], d["messages"])
     recomputed = len(orjson.dumps(d["messages"])) if d["messages"] else 0  # README: when present
@@ -381,6 +467,7 @@ def test_counted_bytes_never_exceed_budget(prop_store, case_in):
 
 
 # --------------------------------------------------------------------------- 2. pairing
+
 
 @SETTINGS
 @given(CASES)
@@ -401,9 +488,12 @@ def test_every_result_follows_its_call_and_every_call_has_one_result(prop_store,
             # a call with a real result anywhere in the log is never given a synthetic one
             assert not b["text"].startswith(unknown_effects(case, b["call_id"])[:20])
             if not case.d["clipped"]:
-                real = [block_view(r) for s in case.results_of(b["call_id"])
-                        for r in case.by_seq(s).blocks
-                        if isinstance(r, ToolResultBlock) and r.call_id == b["call_id"]]
+                real = [
+                    block_view(r)
+                    for s in case.results_of(b["call_id"])
+                    for r in case.by_seq(s).blocks
+                    if isinstance(r, ToolResultBlock) and r.call_id == b["call_id"]
+                ]
                 assert b in real, f"result {b['call_id']} is not one from the log"
 
 
@@ -425,6 +515,7 @@ def test_call_without_result_gets_the_unknown_effects_answer(prop_store, case_in
 
 # --------------------------------------------------------------------------- 3. opening, units
 
+
 @SETTINGS
 @given(CASES)
 def test_view_never_starts_with_a_result_nor_cuts_a_unit(prop_store, case_in):
@@ -443,10 +534,12 @@ def test_view_never_starts_with_a_result_nor_cuts_a_unit(prop_store, case_in):
             later = [s for s in case.results_of(b["id"]) if s > m["seq"]]
             if later:
                 assert later[0] in kept, (
-                    f"call {b['id']} at {m['seq']} kept without its result row {later[0]}")
+                    f"call {b['id']} at {m['seq']} kept without its result row {later[0]}"
+                )
 
 
 # --------------------------------------------------------------------------- 4. request
+
 
 @SETTINGS
 @given(CASES)
@@ -473,25 +566,41 @@ def test_previous_request_verbatim(prop_store, case_in):
         # a user row opens it, or (issue 45 item 4a) the first row after the summary's
         # coverage, which the summary opens
         summarized = d["summary"]["covers_through_seq"] if d["summary"] else -1
-        first_after = next((e.seq for e in case.rows if e.seq > summarized and e.visible
-                            and e.kind is EntryKind.MESSAGE), None)
+        first_after = next(
+            (
+                e.seq
+                for e in case.rows
+                if e.seq > summarized and e.visible and e.kind is EntryKind.MESSAGE
+            ),
+            None,
+        )
         assert not d["copied"] and before[0]["seq"] > case.covers
         # (rows before it that repair dropped, results of calls the summary covers, aside)
-        assert before[0]["role"] == "user" or (summarized >= 0 and first_after is not None and all(
-            e.role is Role.TOOL for e in case.rows[first_after:before[0]["seq"]]
-            if e.visible and e.kind is EntryKind.MESSAGE))
+        assert before[0]["role"] == "user" or (
+            summarized >= 0
+            and first_after is not None
+            and all(
+                e.role is Role.TOOL
+                for e in case.rows[first_after : before[0]["seq"]]
+                if e.visible and e.kind is EntryKind.MESSAGE
+            )
+        )
         shown = {m["seq"] for m in before}
         for e in case.rows:  # rows of only calls/results may be repair's (duplicate or empty id)
-            if before[0]["seq"] <= e.seq < req.seq and e.visible \
-                    and e.kind is EntryKind.MESSAGE and e.blocks \
-                    and not all(isinstance(b, (ToolResultBlock, ToolCallBlock))
-                                for b in e.blocks):
+            if (
+                before[0]["seq"] <= e.seq < req.seq
+                and e.visible
+                and e.kind is EntryKind.MESSAGE
+                and e.blocks
+                and not all(isinstance(b, (ToolResultBlock, ToolCallBlock)) for b in e.blocks)
+            ):
                 assert e.seq in shown, f"row {e.seq} left out between reused rows"
         after = [m["seq"] for m in _log_order(d["messages"]) if m["seq"] > req.seq]
         assert after == sorted(after)  # log order (results in call order: issue 45 item 4d)
 
 
 # --------------------------------------------------------------------------- 5. named gap
+
 
 def repair_dropped_lead(case: Case, first_kept: int) -> set[int]:
     """Result-only rows right before the first kept message: whatever their position, repair
@@ -514,15 +623,20 @@ def check_named_gap(case: Case, *, exempt_repaired: bool) -> None:
     kept = real_messages(case)
     first_kept = kept[0]["seq"] if kept else len(case.rows)
     req_seq = d["request"]["seq"] if d["request"] else None
-    omitted = {e.seq for e in case.rows
-               if e.kind is EntryKind.MESSAGE and e.visible and covers < e.seq < first_kept
-               and e.seq != req_seq}
+    omitted = {
+        e.seq
+        for e in case.rows
+        if e.kind is EntryKind.MESSAGE
+        and e.visible
+        and covers < e.seq < first_kept
+        and e.seq != req_seq
+    }
     exempt = repair_dropped_lead(case, first_kept) if exempt_repaired else set()
     gaps = [(g["from_seq"], g["to_seq"]) for g in d["gaps"]]
     for seq in sorted(omitted - exempt):
         assert any(a <= seq <= b for a, b in gaps), (
-            f"row {seq} omitted silently (covers {covers}, first kept {first_kept}, "
-            f"gaps {gaps})")
+            f"row {seq} omitted silently (covers {covers}, first kept {first_kept}, gaps {gaps})"
+        )
     kept_seqs = {m["seq"] for m in kept}
     for a, b in gaps:
         assert covers < a <= b, (a, b, covers)
@@ -564,6 +678,7 @@ def test_gap_named_exactly_apart_from_repaired_rows(prop_store, case_in):
 
 # --------------------------------------------------------------------------- 6. compactions
 
+
 @SETTINGS
 @given(CASES)
 def test_only_the_newest_compaction_counts(prop_store, case_in):
@@ -598,9 +713,11 @@ def test_only_the_newest_compaction_counts(prop_store, case_in):
 
 # --------------------------------------------------------------------------- 7. repair
 
+
 def _rows(log: Log) -> list[tuple[int, Role, list[Any]]]:
-    return [(i, e.role, list(e.blocks)) for i, e in enumerate(log.rows)
-            if e.kind is EntryKind.MESSAGE]
+    return [
+        (i, e.role, list(e.blocks)) for i, e in enumerate(log.rows) if e.kind is EntryKind.MESSAGE
+    ]
 
 
 def _assert_repaired_paired(rows: list[tuple[int, Role, list[Any]]]) -> None:
@@ -622,8 +739,10 @@ def repair_inputs(draw: st.DrawFn, paired: bool) -> tuple[list, set[str]]:
     lo = draw(st.integers(0, len(rows)))
     hi = draw(st.integers(lo, len(rows)))
     window = rows if paired else rows[lo:hi]
-    ids = sorted({b.id for _, _, bl in rows for b in bl if isinstance(b, ToolCallBlock)}
-                 | {b.call_id for _, _, bl in rows for b in bl if isinstance(b, ToolResultBlock)})
+    ids = sorted(
+        {b.id for _, _, bl in rows for b in bl if isinstance(b, ToolCallBlock)}
+        | {b.call_id for _, _, bl in rows for b in bl if isinstance(b, ToolResultBlock)}
+    )
     anywhere = set(draw(st.lists(st.sampled_from(ids), unique=True))) if ids else set()
     return window, anywhere
 
@@ -642,6 +761,7 @@ def test_repair_is_idempotent_and_keeps_paired_units(messy, paired):
 
 # --------------------------------------------------------------------------- 8. seq order
 
+
 @SETTINGS
 @given(CASES)
 def test_messages_in_log_order_with_original_actors(prop_store, case_in):
@@ -659,8 +779,9 @@ def test_messages_in_log_order_with_original_actors(prop_store, case_in):
         assert m["role"] == "tool" and m["content"]
         assert all(answers_missing_call(b, case) and b["is_error"] for b in m["content"]), m
         assert i > 0 and m["seq"] == msgs[i - 1]["seq"], "synthetic seq is not its predecessor's"
-        earlier_calls = {b["id"] for x in msgs[:i] for b in x["content"]
-                         if b["type"] == "tool_call"}
+        earlier_calls = {
+            b["id"] for x in msgs[:i] for b in x["content"] if b["type"] == "tool_call"
+        }
         assert {b["call_id"] for b in m["content"]} <= earlier_calls
     for m in real:
         row = case.by_seq(m["seq"])
@@ -672,8 +793,11 @@ def test_messages_in_log_order_with_original_actors(prop_store, case_in):
 
 
 def _results_only(m: dict[str, Any]) -> bool:
-    return m["role"] == "tool" and bool(m["content"]) and all(
-        b["type"] == "tool_result" for b in m["content"])
+    return (
+        m["role"] == "tool"
+        and bool(m["content"])
+        and all(b["type"] == "tool_result" for b in m["content"])
+    )
 
 
 def _log_order(msgs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -698,17 +822,25 @@ def test_results_follow_their_calls_order(prop_store, case_in):
     synthetic "effects unknown" answers close their turn after the real results (their own
     invariant, test_messages_in_log_order_with_original_actors)."""
     case = run_case(prop_store, *case_in)
-    msgs = [m for m in case.d["messages"]
-            if not (m["content"] and all(b.get("synthetic") for b in m["content"]))]
+    msgs = [
+        m
+        for m in case.d["messages"]
+        if not (m["content"] and all(b.get("synthetic") for b in m["content"]))
+    ]
     position = {}
     for m in msgs:
         for b in m["content"]:
             if b["type"] == "tool_call":
                 position.setdefault(b["id"], len(position))
+
     def apart(a: int, b: int) -> bool:  # a conversation row between them in the log (a
-        lo, hi = sorted((a, b))            # request typed while tools ran, shown on its own)
-        return any(e.visible and e.kind is EntryKind.MESSAGE and not all(
-            isinstance(x, ToolResultBlock) for x in e.blocks) for e in case.rows[lo + 1:hi])
+        lo, hi = sorted((a, b))  # request typed while tools ran, shown on its own)
+        return any(
+            e.visible
+            and e.kind is EntryKind.MESSAGE
+            and not all(isinstance(x, ToolResultBlock) for x in e.blocks)
+            for e in case.rows[lo + 1 : hi]
+        )
 
     run: list[int] = []  # per row of the run: the first of its calls (rows travel whole)
     last: int | None = None
@@ -728,6 +860,7 @@ def test_results_follow_their_calls_order(prop_store, case_in):
 
 # --------------------------------------------------------------------------- 9. copied
 
+
 @SETTINGS
 @given(CASES)
 def test_copied_flag_uniform_and_honest(prop_store, case_in):
@@ -740,17 +873,26 @@ def test_copied_flag_uniform_and_honest(prop_store, case_in):
     if real and d["request"] is not None:
         req, first = d["request"]["seq"], real[0]["seq"]
         exempt = repair_dropped_lead(case, first)
-        between = [e.seq for e in case.rows if e.visible and e.kind is EntryKind.MESSAGE
-                   and req < e.seq < first and e.seq not in exempt]
+        between = [
+            e.seq
+            for e in case.rows
+            if e.visible
+            and e.kind is EntryKind.MESSAGE
+            and req < e.seq < first
+            and e.seq not in exempt
+        ]
         if between or req <= case.covers:
             assert d["copied"], f"rows {between} left out, yet the view claims reuse"
 
 
 # --------------------------------------------------------------------------- UTF-8 output
 
+
 @SETTINGS
-@given(logs(texts=DIRTY, requests=DIRTY_NONBLANK, max_steps=16),
-       st.one_of(st.integers(300, 4_000), BUDGETS))
+@given(
+    logs(texts=DIRTY, requests=DIRTY_NONBLANK, max_steps=16),
+    st.one_of(st.integers(300, 4_000), BUDGETS),
+)
 def test_json_output_is_valid_utf8(prop_store, log, budget):
     """Invariant: the `continue --json` object encodes as valid UTF-8 (surrogates cleaned)."""
     case = run_case(prop_store, log, budget)
@@ -759,6 +901,7 @@ def test_json_output_is_valid_utf8(prop_store, log, budget):
 
 
 # --------------------------------------------------------------------------- after our compaction
+
 
 @SETTINGS
 @given(CASES)
@@ -781,8 +924,15 @@ def test_after_our_compaction_budget_pairing_and_recent_exchanges(prop_store, ca
     for text in log.notes:
         prop_store.add_note(Note(key, text))
     lease = prop_store.acquire_lease(key, "props", 60)
-    out = after_turn(prop_store, key, lease=lease, summarizer=ExtractiveSummarizer(),
-                     budget_bytes=budget, deadline=time.monotonic() + 60, force=True)
+    out = after_turn(
+        prop_store,
+        key,
+        lease=lease,
+        summarizer=ExtractiveSummarizer(),
+        budget_bytes=budget,
+        deadline=time.monotonic() + 60,
+        force=True,
+    )
     prop_store.release_lease(lease)
     view = build_continuation(prop_store, key, budget_bytes=budget)
     d = view.to_dict()
@@ -805,13 +955,16 @@ def test_after_our_compaction_budget_pairing_and_recent_exchanges(prop_store, ca
         return
     assert out.kept_from_seq == covers + 1 or all(
         not (e.visible and e.kind is EntryKind.MESSAGE)
-        for e in log.rows[covers + 1:out.kept_from_seq])
+        for e in log.rows[covers + 1 : out.kept_from_seq]
+    )
     shown = set(seqs) | ({d["request"]["seq"]} if d["request"] else set())
     gaps = [(g["from_seq"], g["to_seq"]) for g in d["gaps"]]
-    for e in log.rows[out.kept_from_seq:]:
+    for e in log.rows[out.kept_from_seq :]:
         if not (e.visible and e.kind is EntryKind.MESSAGE) or e.seq in shown:
             continue
-        only_results = e.blocks and all(isinstance(b, (ToolResultBlock, ToolCallBlock))
-                                        for b in e.blocks)
-        assert only_results or any(lo <= e.seq <= hi for lo, hi in gaps), \
+        only_results = e.blocks and all(
+            isinstance(b, (ToolResultBlock, ToolCallBlock)) for b in e.blocks
+        )
+        assert only_results or any(lo <= e.seq <= hi for lo, hi in gaps), (
             f"kept row {e.seq} neither shown nor named"
+        )

@@ -54,8 +54,9 @@ def test_pi_large_session_commands_edits_and_the_unresolved_publish(sqlite_store
     assert f.rows == 1019 and f.last_seq == 1018
     assert dict(f.tools) == {"bash": 192, "edit": 146, "read": 50, "write": 3}
     assert f.requests[-1] == (987, "yeah, do it all")
-    publish = next(c for c in f.commands
-                   if c.command == "cd /Users/dev/workspaces/pi-mono && npm run publish")
+    publish = next(
+        c for c in f.commands if c.command == "cd /Users/dev/workspaces/pi-mono && npm run publish"
+    )
     assert (publish.seq, publish.ok, publish.exit_code, publish.is_test) == (1006, False, 1, False)
     assert publish.output.startswith("> pi-monorepo@0.0.2 publish\n")
     assert utf8_len(publish.output) <= OUTPUT_SAMPLE_BYTES
@@ -71,16 +72,20 @@ def test_pi_large_session_commands_edits_and_the_unresolved_publish(sqlite_store
     commit = next(e for e in f.errors if 'git commit -m "Release v0.8.0"' in e.source)
     assert commit.resolved and commit.last_line == "husky - pre-commit script failed (code 2)"
     # grep finding nothing (exit 1, no output) is an answer, not an error
-    assert not any(e.source.startswith("grep -n \"console") for e in f.errors)
+    assert not any(e.source.startswith('grep -n "console') for e in f.errors)
     files = {t.path: t.change for t in f.files}
     assert files["packages/coding-agent/test/test-theme-colors.ts"] == "created"  # pi write
     assert files["packages/coding-agent/src/theme/theme.ts"] == "modified"  # pi edit
     assert files["README.md"] == "read"
     assert [t.path for t in f.changed_files if t.path == "README.md"] == []
-    assert "#987 yeah, do it all → ended with an unresolved error from `cd " \
+    assert (
+        "#987 yeah, do it all → ended with an unresolved error from `cd "
         "/Users/dev/workspaces/pi-mono && npm run publish` (#1007)" in f.open_items
-    assert "The build is failing because the TUI package hasn't exported the theme interfaces." \
+    )
+    assert (
+        "The build is failing because the TUI package hasn't exported the theme interfaces."
         in f.decisions
+    )
 
 
 def test_codex_exec_command_exit_code_and_sample(sqlite_store):
@@ -88,11 +93,14 @@ def test_codex_exec_command_exit_code_and_sample(sqlite_store):
     header, the output without the header."""
     path = next((REAL / "codex").rglob("rollout-*-01a23547-4f15-*.jsonl"))
     f = _facts_of(sqlite_store, path)
-    assert [(c.command, c.ok, c.exit_code, c.output) for c in f.commands] == \
-        [("ls", True, 0, "README.md\ncalc.py")]
+    assert [(c.command, c.ok, c.exit_code, c.output) for c in f.commands] == [
+        ("ls", True, 0, "README.md\ncalc.py")
+    ]
     assert f.requests == ((7, "List the files in this project"),)
-    assert f.done == ("#7 List the files in this project → Fake model answer: I listed the "
-                      "project directory; it contains the files shown above.",)
+    assert f.done == (
+        "#7 List the files in this project → Fake model answer: I listed the "
+        "project directory; it contains the files shown above.",
+    )
     assert f.errors == () and f.open_items == ()
 
 
@@ -108,21 +116,26 @@ def test_claude_code_failed_edit_resolved_by_multiedit_and_tasks(sqlite_store):
     """Claude Code: an ``Edit`` refused ("File has not been read yet") and a later
     ``MultiEdit`` of the same file: the error is resolved, the file modified; TodoWrite's
     completed items are done."""
-    f = _facts_of(sqlite_store, SHARED_DATA / "claude-code" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl")
+    f = _facts_of(
+        sqlite_store, SHARED_DATA / "claude-code" / "5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl"
+    )
     edit = next(e for e in f.errors if e.source == "Edit /path/to/Demo/CLAUDE.md")
     assert edit.resolved and edit.seq == 45
-    assert edit.first_line == "<tool_use_error>File has not been read yet. Read it first before " \
+    assert (
+        edit.first_line == "<tool_use_error>File has not been read yet. Read it first before "
         "writing to it.</tool_use_error>"
+    )
     assert ("/path/to/Demo/CLAUDE.md", "modified") in [(t.path, t.change) for t in f.files]
-    assert ("/path/to/Demo/todo-app/package.json", "read") in \
-        [(t.path, t.change) for t in f.files]
+    assert ("/path/to/Demo/todo-app/package.json", "read") in [(t.path, t.change) for t in f.files]
     assert "[done] Update CLAUDE.md with latest project information" in f.done
     assert [t.status for t in f.tasks] == ["completed"] * 4
 
 
 def test_claude_code_write_refused_is_not_a_change(sqlite_store):
     """A ``Write`` the user never permitted changed nothing: no file, an unresolved error."""
-    f = _facts_of(sqlite_store, SHARED_DATA / "claude-code" / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl")
+    f = _facts_of(
+        sqlite_store, SHARED_DATA / "claude-code" / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl"
+    )
     assert f.changed_files == ()
     assert [e.source for e in f.unresolved_errors] == ["Write /path/to/Demo/CLAUDE.md"]
 
@@ -131,103 +144,152 @@ def test_claude_code_write_refused_is_not_a_change(sqlite_store):
 
 
 def test_last_invocation_of_each_command_and_pi_exit_lines():
-    f = _facts([
-        U("run the tests"),
-        A(call("c1", "bash", command="pytest -q")),
-        R("c1", "F.\nFAILED tests/test_x.py::test_y - assert 1 == 2\n1 failed, 1 passed\n\n\n"
-              "Command exited with code 1", error=True),
-        A(call("c2", "bash", command="pytest  -q")),
-        R("c2", "..\n2 passed in 0.1s"),
-        A(text="All tests pass now."),
-    ])
-    assert [(c.command, c.seq, c.ok, c.exit_code, c.is_test, c.output) for c in f.commands] == \
-        [("pytest -q", 3, True, None, True, "..\n2 passed in 0.1s")]
-    assert [(e.seq, e.source, e.first_line, e.last_line, e.resolved) for e in f.errors] == \
-        [(2, "pytest -q", "FAILED tests/test_x.py::test_y - assert 1 == 2", "1 failed, 1 passed",
-          True)]
+    f = _facts(
+        [
+            U("run the tests"),
+            A(call("c1", "bash", command="pytest -q")),
+            R(
+                "c1",
+                "F.\nFAILED tests/test_x.py::test_y - assert 1 == 2\n1 failed, 1 passed\n\n\n"
+                "Command exited with code 1",
+                error=True,
+            ),
+            A(call("c2", "bash", command="pytest  -q")),
+            R("c2", "..\n2 passed in 0.1s"),
+            A(text="All tests pass now."),
+        ]
+    )
+    assert [(c.command, c.seq, c.ok, c.exit_code, c.is_test, c.output) for c in f.commands] == [
+        ("pytest -q", 3, True, None, True, "..\n2 passed in 0.1s")
+    ]
+    assert [(e.seq, e.source, e.first_line, e.last_line, e.resolved) for e in f.errors] == [
+        (
+            2,
+            "pytest -q",
+            "FAILED tests/test_x.py::test_y - assert 1 == 2",
+            "1 failed, 1 passed",
+            True,
+        )
+    ]
     assert f.failing_tests == ()  # the newest run passed
     assert f.done == ("#0 run the tests → All tests pass now.",)
 
 
 def test_failing_tests_of_the_newest_run_and_codex_exit_code():
-    f = _facts([
-        U("fix it"),
-        A(call("c1", "exec_command", cmd="go test ./...")),
-        R("c1", "Exit code: 1\nWall time: 2.1 seconds\nOutput:\n--- FAIL: TestParse (0.00s)\n"
-              "    parse_test.go:12: got 3\nFAIL\nFAIL\texample.com/p\t0.01s"),
-        A(call("c2", "bash", command="npx jest")),
-        R("c2", "FAIL src/a.test.ts\n  ✕ adds (3 ms)\nTests: 1 failed\nCommand exited with code 1",
-          error=True),
-        A(call("c3", "Bash", command="cargo test")),
-        R("c3", "test tests::it_works ... FAILED\ntest result: FAILED", error=True),
-    ])
-    assert [(c.command, c.ok, c.exit_code) for c in f.commands] == \
-        [("go test ./...", False, 1), ("npx jest", False, 1), ("cargo test", False, None)]
+    f = _facts(
+        [
+            U("fix it"),
+            A(call("c1", "exec_command", cmd="go test ./...")),
+            R(
+                "c1",
+                "Exit code: 1\nWall time: 2.1 seconds\nOutput:\n--- FAIL: TestParse (0.00s)\n"
+                "    parse_test.go:12: got 3\nFAIL\nFAIL\texample.com/p\t0.01s",
+            ),
+            A(call("c2", "bash", command="npx jest")),
+            R(
+                "c2",
+                "FAIL src/a.test.ts\n  ✕ adds (3 ms)\nTests: 1 failed\nCommand exited with code 1",
+                error=True,
+            ),
+            A(call("c3", "Bash", command="cargo test")),
+            R("c3", "test tests::it_works ... FAILED\ntest result: FAILED", error=True),
+        ]
+    )
+    assert [(c.command, c.ok, c.exit_code) for c in f.commands] == [
+        ("go test ./...", False, 1),
+        ("npx jest", False, 1),
+        ("cargo test", False, None),
+    ]
     assert f.failing_tests == ("TestParse", "src/a.test.ts", "tests::it_works")
     assert f.open_items == ("#0 fix it → ended with an unresolved error from `cargo test` (#6)",)
     assert f.done == ()
 
 
 def test_apply_patch_kinds_and_write_tools():
-    patch = ("*** Begin Patch\n*** Add File: src/new.py\n+x = 1\n*** Update File: src/old.py\n"
-             "@@\n-a\n+b\n*** Delete File: src/gone.py\n*** Update File: a.txt\n"
-             "*** Move to: b.txt\n*** End Patch")
-    f = _facts([
-        U("change things"),
-        A(call("c1", "Read", file_path="/r/x.md")),
-        R("c1", "# x"),
-        A(ToolCallBlock("c2", "apply_patch", patch)),
-        R("c2", "Success. Updated the following files:\nA src/new.py"),
-        A(call("c3", "edit", path="lib/e.ts", oldText="a", newText="b")),
-        R("c3", "Successfully replaced text in lib/e.ts."),
-        A(call("c4", "write", path="lib/w.ts", content="x")),
-        R("c4", "Successfully wrote 1 bytes to lib/w.ts"),
-        A(call("c5", "Write", file_path="/r/x.md", content="y")),
-        R("c5", "The file /r/x.md has been updated."),
-        A(call("c6", "Edit", file_path="/r/fail.md", old_string="a", new_string="b")),
-        R("c6", "<tool_use_error>String to replace not found</tool_use_error>", error=True),
-        A(call("c7", "bash", command="rm -f build/out.js && echo hi > notes.txt")),
-        R("c7", "")])
+    patch = (
+        "*** Begin Patch\n*** Add File: src/new.py\n+x = 1\n*** Update File: src/old.py\n"
+        "@@\n-a\n+b\n*** Delete File: src/gone.py\n*** Update File: a.txt\n"
+        "*** Move to: b.txt\n*** End Patch"
+    )
+    f = _facts(
+        [
+            U("change things"),
+            A(call("c1", "Read", file_path="/r/x.md")),
+            R("c1", "# x"),
+            A(ToolCallBlock("c2", "apply_patch", patch)),
+            R("c2", "Success. Updated the following files:\nA src/new.py"),
+            A(call("c3", "edit", path="lib/e.ts", oldText="a", newText="b")),
+            R("c3", "Successfully replaced text in lib/e.ts."),
+            A(call("c4", "write", path="lib/w.ts", content="x")),
+            R("c4", "Successfully wrote 1 bytes to lib/w.ts"),
+            A(call("c5", "Write", file_path="/r/x.md", content="y")),
+            R("c5", "The file /r/x.md has been updated."),
+            A(call("c6", "Edit", file_path="/r/fail.md", old_string="a", new_string="b")),
+            R("c6", "<tool_use_error>String to replace not found</tool_use_error>", error=True),
+            A(call("c7", "bash", command="rm -f build/out.js && echo hi > notes.txt")),
+            R("c7", ""),
+        ]
+    )
     assert [(t.path, t.change) for t in f.files] == [
-        ("src/new.py", "created"), ("src/old.py", "modified"), ("src/gone.py", "deleted"),
-        ("a.txt", "deleted"), ("b.txt", "created"), ("lib/e.ts", "modified"),
-        ("lib/w.ts", "created"), ("/r/x.md", "modified"), ("build/out.js", "deleted"),
-        ("notes.txt", "created")]
+        ("src/new.py", "created"),
+        ("src/old.py", "modified"),
+        ("src/gone.py", "deleted"),
+        ("a.txt", "deleted"),
+        ("b.txt", "created"),
+        ("lib/e.ts", "modified"),
+        ("lib/w.ts", "created"),
+        ("/r/x.md", "modified"),
+        ("build/out.js", "deleted"),
+        ("notes.txt", "created"),
+    ]
     assert "/r/fail.md" not in [t.path for t in f.files]
     assert [e.source for e in f.unresolved_errors] == ["Edit /r/fail.md"]
 
 
 def test_dangling_call_urls_decisions_and_tasks():
-    f = _facts([
-        U("see https://example.com/issue/7, then deploy"),
-        A(call("t1", "TodoWrite", todos=[
-            {"content": "Commit the fix", "status": "pending"},
-            {"content": "Deploy", "status": "in_progress"}])),
-        R("t1", "ok"),
-        A(call("c1", "Bash", command="git commit -m fix")),
-        R("c1", "[main 1a2b3c] fix"),
-        A(call("w1", "WebFetch", url="https://docs.example.org/a")),
-        A(call("c2", "Bash", command="./deploy.sh")),
-        A(text="I decided to use blue-green deploys because downtime is not allowed. Done?")])
+    f = _facts(
+        [
+            U("see https://example.com/issue/7, then deploy"),
+            A(
+                call(
+                    "t1",
+                    "TodoWrite",
+                    todos=[
+                        {"content": "Commit the fix", "status": "pending"},
+                        {"content": "Deploy", "status": "in_progress"},
+                    ],
+                )
+            ),
+            R("t1", "ok"),
+            A(call("c1", "Bash", command="git commit -m fix")),
+            R("c1", "[main 1a2b3c] fix"),
+            A(call("w1", "WebFetch", url="https://docs.example.org/a")),
+            A(call("c2", "Bash", command="./deploy.sh")),
+            A(text="I decided to use blue-green deploys because downtime is not allowed. Done?"),
+        ]
+    )
     assert f.urls == ("https://example.com/issue/7", "https://docs.example.org/a")
     assert f.decisions == ("I decided to use blue-green deploys because downtime is not allowed.",)
     assert [c.ok for c in f.commands] == [True, None]
     assert f.done == ("[done] Commit the fix by `git commit -m fix` (#4)",)
     assert f.open_items == (
         "[in progress] Deploy",
-        "WebFetch `{\"url\":\"https://docs.example.org/a\"}` (#5) has no recorded result: its "
+        'WebFetch `{"url":"https://docs.example.org/a"}` (#5) has no recorded result: its '
         "effects are unknown",
-        "Bash `./deploy.sh` (#6) has no recorded result: its effects are unknown")
+        "Bash `./deploy.sh` (#6) has no recorded result: its effects are unknown",
+    )
     assert f.dangling == 2
-    assert f.last_answer == (7, "I decided to use blue-green deploys because downtime is not "
-                                "allowed. Done?")
+    assert f.last_answer == (
+        7,
+        "I decided to use blue-green deploys because downtime is not allowed. Done?",
+    )
 
 
 def test_outputs_are_sampled_never_copied_whole():
-    log = "\n".join(f"2026-12-01T10:{i // 60:02d}:{i % 60:02d} INFO line {i} " + "x" * 40
-                    for i in range(900))  # ~48 KB
-    f = _facts([U("look at the log"), A(call("c1", "bash", command="cat app.log")),
-                R("c1", log)])
+    log = "\n".join(
+        f"2026-12-01T10:{i // 60:02d}:{i % 60:02d} INFO line {i} " + "x" * 40 for i in range(900)
+    )  # ~48 KB
+    f = _facts([U("look at the log"), A(call("c1", "bash", command="cat app.log")), R("c1", log)])
     out = f.commands[0].output
     assert out.splitlines()[0].startswith("2026-12-01T10:00:00 INFO line 0 ")
     assert out.splitlines()[-1].startswith("2026-12-01T10:14:59 INFO line 899 ")
@@ -254,13 +316,32 @@ def test_no_rows_and_odd_rows():
 # ------------------------------------------------------------------ properties
 
 SECRET = "sk-ant-api03-Q7x9Lm2Vb8Nc4Kd1Rf6Tg3Hy5Ju0Ik"
-_names = st.sampled_from(["bash", "Bash", "exec_command", "edit", "write", "Read", "Edit",
-                          "apply_patch", "shell", "WebFetch"])
-_commands = st.sampled_from(["pytest -q", "npm test", "ls", "git push", "grep x y",
-                             f"echo {SECRET}", "cat > f.txt <<'EOF'"])
+_names = st.sampled_from(
+    [
+        "bash",
+        "Bash",
+        "exec_command",
+        "edit",
+        "write",
+        "Read",
+        "Edit",
+        "apply_patch",
+        "shell",
+        "WebFetch",
+    ]
+)
+_commands = st.sampled_from(
+    ["pytest -q", "npm test", "ls", "git push", "grep x y", f"echo {SECRET}", "cat > f.txt <<'EOF'"]
+)
 _texts = st.text(max_size=200) | st.sampled_from(
-    [f"token {SECRET} leaked", "Command exited with code 1", "Exit code: 2\nOutput:\nboom",
-     "FAILED tests/a.py::t", "Traceback (most recent call last):\n  x\nValueError: no"])
+    [
+        f"token {SECRET} leaked",
+        "Command exited with code 1",
+        "Exit code: 2\nOutput:\nboom",
+        "FAILED tests/a.py::t",
+        "Traceback (most recent call last):\n  x\nValueError: no",
+    ]
+)
 
 
 @st.composite
@@ -275,10 +356,17 @@ def _rows(draw):
             rows.append(A(text=draw(_texts) or None))
         elif kind == "call":
             name = draw(_names)
-            args = draw(st.sampled_from([
-                {"command": draw(_commands)}, {"cmd": draw(_commands)},
-                {"path": draw(st.sampled_from(["a.py", "b/c.ts", SECRET]))},
-                {"file_path": "/x/y.md"}, {}]))
+            args = draw(
+                st.sampled_from(
+                    [
+                        {"command": draw(_commands)},
+                        {"cmd": draw(_commands)},
+                        {"path": draw(st.sampled_from(["a.py", "b/c.ts", SECRET]))},
+                        {"file_path": "/x/y.md"},
+                        {},
+                    ]
+                )
+            )
             rows.append(A(ToolCallBlock(draw(st.sampled_from(ids)), name, args)))
         else:
             rows.append(R(draw(st.sampled_from(ids)), draw(_texts), error=draw(st.booleans())))
@@ -313,11 +401,19 @@ def test_steps_and_pipelines_respect_quotes():
     ``"Detected truecolor\\|Detected.*background"``): its "no match" exit 1 is no error."""
     from continuity.continuation.facts import last_stage, steps
 
-    assert steps('cd /r && grep -A 5 "a\\|b; c" x.ts || echo "x && y"; ls') == \
-        ['grep -A 5 "a\\|b; c" x.ts', 'echo "x && y"', "ls"]
+    assert steps('cd /r && grep -A 5 "a\\|b; c" x.ts || echo "x && y"; ls') == [
+        'grep -A 5 "a\\|b; c" x.ts',
+        'echo "x && y"',
+        "ls",
+    ]
     assert last_stage('grep "a|b" f | wc -l') == "wc -l"
-    f = _facts([U("look"), A(call("c1", "bash", command='grep -A 5 "Detected x\\|No y" src/t.ts')),
-                R("c1", "Command exited with code 1", error=True)])
+    f = _facts(
+        [
+            U("look"),
+            A(call("c1", "bash", command='grep -A 5 "Detected x\\|No y" src/t.ts')),
+            R("c1", "Command exited with code 1", error=True),
+        ]
+    )
     assert f.commands[0].ok is False and f.commands[0].exit_code == 1
     assert f.errors == () and f.failed_calls == 0
 
@@ -325,11 +421,17 @@ def test_steps_and_pipelines_respect_quotes():
 def test_pi_user_commands_are_commands_not_requests():
     """pi's ``!make test`` (a user row ``$ command / output / [exit N]``, no request) is a
     command with its exit status and output, not a request and not the agent's tool call."""
-    f = _facts([U("build it"), A(text="Built."),
-                U("$ make test\ncc -o app app.c\n2 tests failed\n[exit 2]", request=False)])
+    f = _facts(
+        [
+            U("build it"),
+            A(text="Built."),
+            U("$ make test\ncc -o app app.c\n2 tests failed\n[exit 2]", request=False),
+        ]
+    )
     assert f.requests == ((0, "build it"),)
-    assert [(c.command, c.ok, c.exit_code, c.is_test, c.output) for c in f.commands] == \
-        [("make test", False, 2, True, "cc -o app app.c\n2 tests failed")]
+    assert [(c.command, c.ok, c.exit_code, c.is_test, c.output) for c in f.commands] == [
+        ("make test", False, 2, True, "cc -o app app.c\n2 tests failed")
+    ]
     assert [(e.source, e.last_line) for e in f.errors] == [("make test", "2 tests failed")]
     assert f.tools == () and f.failed_calls == 0
     assert f.done == ("#0 build it → Built.",)
@@ -340,6 +442,10 @@ def test_pi_bash_execution_rows_of_a_real_v3_log(sqlite_store):
     path = Path(__file__).resolve().parents[1] / "fixtures" / "pi" / "v3-compaction.jsonl"
     f = _facts_of(sqlite_store, path)
     pytest_run = next(c for c in f.commands if c.command == "pytest -q")
-    assert (pytest_run.ok, pytest_run.exit_code, pytest_run.is_test, pytest_run.output) == \
-        (True, 0, True, "3 passed")
+    assert (pytest_run.ok, pytest_run.exit_code, pytest_run.is_test, pytest_run.output) == (
+        True,
+        0,
+        True,
+        "3 passed",
+    )
     assert "/review export.py" in [t for _, t in f.requests]

@@ -24,8 +24,10 @@ from continuity.core.model import EntryKind, ReceiptReason
 from continuity.store import SqlStore, open_store
 from tests.builders import A, T, U, call, load
 
-GOOD = ("## Goal\n- fix the parser\n## Progress\n### Done\n- read parser.py\n"
-        "## Next steps\n- run the tests\n## Files read and modified\n- read: `parser.py`")
+GOOD = (
+    "## Goal\n- fix the parser\n## Progress\n### Done\n- read parser.py\n"
+    "## Next steps\n- run the tests\n## Files read and modified\n- read: `parser.py`"
+)
 
 
 class Fake:
@@ -44,16 +46,32 @@ class Fake:
 
 def _answer(fake: Fake, api: str) -> tuple[int, dict[str, Any]]:
     text = {"empty": "", "error_text": "Claude AI usage limit reached|1699999999"}.get(
-        fake.mode, fake.reply)
+        fake.mode, fake.reply
+    )
     if api == "openai":
         finish = "length" if fake.mode == "length" else "stop"
-        return 200, {"id": "c1", "object": "chat.completion", "choices": [
-            {"index": 0, "message": {"role": "assistant", "content": text},
-             "finish_reason": finish}]}
+        return 200, {
+            "id": "c1",
+            "object": "chat.completion",
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": text},
+                    "finish_reason": finish,
+                }
+            ],
+        }
     stop = "max_tokens" if fake.mode == "length" else "end_turn"
-    return 200, {"id": "msg_1", "type": "message", "role": "assistant", "model": "m",
-                 "content": [{"type": "text", "text": text}], "stop_reason": stop,
-                 "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}
+    return 200, {
+        "id": "msg_1",
+        "type": "message",
+        "role": "assistant",
+        "model": "m",
+        "content": [{"type": "text", "text": text}],
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
 
 
 def _handler(fake: Fake, api: str) -> type[BaseHTTPRequestHandler]:
@@ -109,8 +127,9 @@ def server(request: pytest.FixtureRequest) -> Iterator[tuple[str, str, Fake]]:
     fake = Fake()
     httpd = ThreadingHTTPServer(("127.0.0.1", 0), _handler(fake, request.param))
     httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, kwargs={"poll_interval": 0.02},
-                              daemon=True)
+    thread = threading.Thread(
+        target=httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+    )
     thread.start()
     host, port = httpd.server_address[:2]
     base = f"http://{host}:{port}" + ("/v1" if request.param == "openai" else "")
@@ -123,8 +142,9 @@ def server(request: pytest.FixtureRequest) -> Iterator[tuple[str, str, Fake]]:
 
 
 def _summarizer(api: str, base: str, **extra: Any):  # type: ignore[no-untyped-def]
-    settings = SummarizerSettings(provider=api, model="test-model", base_url=base,
-                                  **({"timeout": 5.0} | extra))
+    settings = SummarizerSettings(
+        provider=api, model="test-model", base_url=base, **({"timeout": 5.0} | extra)
+    )
     summarizer = make_summarizer(settings)
     summarizer.min_seconds = 0.1  # the tests' deadlines are short
     return summarizer
@@ -145,16 +165,30 @@ def _session(store) -> str:  # type: ignore[no-untyped-def]
     """A new settled session whose view is over a 3,000-byte budget, with a secret in a tool
     output."""
     key = f"http-{next(_KEYS)}"
-    load(store, [U("fix the parser"), A(call("c1", path="parser.py")),
-                 T("c1", text="x" * 4_000 + " token sk-ant-api03-SECRETSECRETSECRET"),
-                 A(text="Fixed the parser.")], key=key)
+    load(
+        store,
+        [
+            U("fix the parser"),
+            A(call("c1", path="parser.py")),
+            T("c1", text="x" * 4_000 + " token sk-ant-api03-SECRETSECRETSECRET"),
+            A(text="Fixed the parser."),
+        ],
+        key=key,
+    )
     return key
 
 
 def _run(store, key, summarizer, **kw: Any):  # type: ignore[no-untyped-def]
     lease = store.acquire_lease(key, "harness", 60)
-    return after_turn(store, key, lease=lease, summarizer=summarizer, budget_bytes=3_000,
-                      deadline=time.monotonic() + kw.pop("seconds", 30), **kw)
+    return after_turn(
+        store,
+        key,
+        lease=lease,
+        summarizer=summarizer,
+        budget_bytes=3_000,
+        deadline=time.monotonic() + kw.pop("seconds", 30),
+        **kw,
+    )
 
 
 def _written(store, key) -> tuple[int, int]:  # type: ignore[no-untyped-def]
@@ -190,12 +224,15 @@ def test_provider_success_writes_the_checkpoint(server, sqlite_store):
     assert "exit status" in system and "never a whole output" in system
 
 
-@pytest.mark.parametrize("mode, reason", [
-    ("length", ReceiptReason.TRUNCATED),
-    ("empty", ReceiptReason.EMPTY),
-    ("error_text", ReceiptReason.PROVIDER_FAILURE),
-    ("500", ReceiptReason.PROVIDER_FAILURE),
-])
+@pytest.mark.parametrize(
+    "mode, reason",
+    [
+        ("length", ReceiptReason.TRUNCATED),
+        ("empty", ReceiptReason.EMPTY),
+        ("error_text", ReceiptReason.PROVIDER_FAILURE),
+        ("500", ReceiptReason.PROVIDER_FAILURE),
+    ],
+)
 def test_provider_bad_reply_gives_receipt_and_no_row(server, sqlite_store, mode, reason):
     """B16/B49: truncated, empty, an error string as the answer, or HTTP 500: a receipt, no
     row."""
@@ -263,8 +300,15 @@ def test_provider_without_key_or_base_url_refuses(sqlite_store, monkeypatch):
     for api in ("openai", "anthropic"):
         summarizer = make_summarizer(SummarizerSettings(provider=api, model="m"))
         lease = sqlite_store.acquire_lease(key, "h", 60)
-        outcome = after_turn(sqlite_store, key, lease=lease, summarizer=summarizer,
-                             budget_bytes=3_000, deadline=time.monotonic() + 30, force=True)
+        outcome = after_turn(
+            sqlite_store,
+            key,
+            lease=lease,
+            summarizer=summarizer,
+            budget_bytes=3_000,
+            deadline=time.monotonic() + 30,
+            force=True,
+        )
         assert outcome.receipt.reason is ReceiptReason.PROVIDER_FAILURE
     assert _written(sqlite_store, key) == (0, 2)
 

@@ -33,9 +33,12 @@ def test_misspelled_section_is_an_error_naming_the_closest(isolated_home):
         load_section("continuity", _Retention)
     assert str(exc.value) == f"{config}: unknown section [memory-md]; did you mean [memory_md]?"
     config.write_text("[zzz]\n")
-    with pytest.raises(ConfigError, match=r"unknown section \[zzz\]; known sections: "
-                                          r"\[archive\], \[continuity\], \[daemon\], "
-                                          r"\[memory_md\], \[retrieval\], \[summarizer\], \[transcripts\]$"):
+    with pytest.raises(
+        ConfigError,
+        match=r"unknown section \[zzz\]; known sections: "
+        r"\[archive\], \[continuity\], \[daemon\], "
+        r"\[memory_md\], \[retrieval\], \[summarizer\], \[transcripts\]$",
+    ):
         load_section("continuity", _Retention)
 
 
@@ -44,8 +47,10 @@ def test_misspelled_env_override_is_an_error(isolated_home, monkeypatch):
     monkeypatch.setenv("CONTINUITY_CONTINUTY__RETENTION_DAYS", "365")
     with pytest.raises(ConfigError) as exc:
         load_section("continuity", _Retention)
-    assert str(exc.value) == ("$CONTINUITY_CONTINUTY__RETENTION_DAYS: unknown section "
-                              "'continuty'; did you mean $CONTINUITY_CONTINUITY__RETENTION_DAYS?")
+    assert str(exc.value) == (
+        "$CONTINUITY_CONTINUTY__RETENTION_DAYS: unknown section "
+        "'continuty'; did you mean $CONTINUITY_CONTINUITY__RETENTION_DAYS?"
+    )
     monkeypatch.delenv("CONTINUITY_CONTINUTY__RETENTION_DAYS")
     monkeypatch.setenv("CONTINUITY_CONTINUITY__RETENTION_DAYS", "365")
     assert load_section("continuity", _Retention).retention_days == 365
@@ -60,15 +65,19 @@ def test_env_override_naming_no_setting_is_an_error(isolated_home, monkeypatch):
     monkeypatch.setenv("CONTINUITY_CONTINUITY__RETENTION_DAY", "365")
     with pytest.raises(ConfigError) as exc:
         load_section("continuity", _Retention)
-    assert str(exc.value) == ("$CONTINUITY_CONTINUITY__RETENTION_DAY: 'retention_day' is not a "
-                              "setting of [continuity]; did you mean "
-                              "$CONTINUITY_CONTINUITY__RETENTION_DAYS?")
+    assert str(exc.value) == (
+        "$CONTINUITY_CONTINUITY__RETENTION_DAY: 'retention_day' is not a "
+        "setting of [continuity]; did you mean "
+        "$CONTINUITY_CONTINUITY__RETENTION_DAYS?"
+    )
     monkeypatch.delenv("CONTINUITY_CONTINUITY__RETENTION_DAY")
     monkeypatch.setenv("CONTINUITY_CONTINUITY__BOGUS", "1")
     with pytest.raises(ConfigError) as exc:
         load_section("continuity", _Retention)
-    assert str(exc.value) == ("$CONTINUITY_CONTINUITY__BOGUS: 'bogus' is not a setting of "
-                              "[continuity]; known: $CONTINUITY_CONTINUITY__RETENTION_DAYS")
+    assert str(exc.value) == (
+        "$CONTINUITY_CONTINUITY__BOGUS: 'bogus' is not a setting of "
+        "[continuity]; known: $CONTINUITY_CONTINUITY__RETENTION_DAYS"
+    )
     monkeypatch.delenv("CONTINUITY_CONTINUITY__BOGUS")
     monkeypatch.setenv("CONTINUITY_CONTINUITY__PROMPTINTERVAL", "4")  # the alias, upper case
     assert load_section("continuity", CheckpointConfig).prompt_interval == 4
@@ -81,25 +90,30 @@ def test_unknown_setting_in_the_file_names_the_closest(isolated_home):
 
     isolated_home.mkdir(parents=True)
     config = isolated_home / "config.toml"
-    for key, hint in [("promptIntervall", "did you mean promptInterval?"),
-                      ("prompt_intervall", "did you mean prompt_interval?")]:
+    for key, hint in [
+        ("promptIntervall", "did you mean promptInterval?"),
+        ("prompt_intervall", "did you mean prompt_interval?"),
+    ]:
         config.write_text(f"[continuity]\n{key} = 3\n")
         with pytest.raises(ConfigError) as exc:
             load_section("continuity", CheckpointConfig)
-        assert str(exc.value) == (f"{config} [continuity] {key}: is not a known field "
-                                  f"(got 3); {hint}")
+        assert str(exc.value) == (
+            f"{config} [continuity] {key}: is not a known field (got 3); {hint}"
+        )
     config.write_text("[continuity]\nfoo = 3\n")
     with pytest.raises(ConfigError) as exc:
         load_section("continuity", CheckpointConfig)
-    assert str(exc.value).endswith("foo: is not a known field (got 3); known settings: "
-                                   "enabled, prompt_interval (promptInterval), "
-                                   "time_interval_ms (timeIntervalMs), max_checkpoints_per_"
-                                   "session (maxCheckpointsPerSession), retention_days "
-                                   "(retentionDays), recovery_budget_chars "
-                                   "(recoveryBudgetChars), recovery_window_days "
-                                   "(recoveryWindowDays), recovery_window_hours "
-                                   "(recoveryWindowHours), follow_up_budget_bytes "
-                                   "(followUpBudgetBytes)")
+    assert str(exc.value).endswith(
+        "foo: is not a known field (got 3); known settings: "
+        "enabled, prompt_interval (promptInterval), "
+        "time_interval_ms (timeIntervalMs), max_checkpoints_per_"
+        "session (maxCheckpointsPerSession), retention_days "
+        "(retentionDays), recovery_budget_chars "
+        "(recoveryBudgetChars), recovery_window_days "
+        "(recoveryWindowDays), recovery_window_hours "
+        "(recoveryWindowHours), follow_up_budget_bytes "
+        "(followUpBudgetBytes)"
+    )
 
 
 def test_known_sections_load(isolated_home):
@@ -109,7 +123,8 @@ def test_known_sections_load(isolated_home):
     isolated_home.mkdir(parents=True)
     (isolated_home / "config.toml").write_text(
         "".join(f"[{name}]\n" for name in KNOWN_SECTIONS if name != "continuity")
-        + "[continuity]\nretention_days = 7\n")
+        + "[continuity]\nretention_days = 7\n"
+    )
     assert load_section("continuity", _Retention).retention_days == 7
 
 
@@ -123,8 +138,9 @@ def test_every_load_section_call_names_a_known_section():
     assert used and used <= set(KNOWN_SECTIONS), used - set(KNOWN_SECTIONS)
 
 
-@pytest.mark.parametrize("section", ["archive", "continuity", "daemon", "memory_md",
-                                     "summarizer", "transcripts"])
+@pytest.mark.parametrize(
+    "section", ["archive", "continuity", "daemon", "memory_md", "summarizer", "transcripts"]
+)
 def test_every_section_refuses_a_key_it_does_not_have(isolated_home, section):
     """Review: ``[archive] enable = false`` (for ``enabled``) was ignored, so ``watch`` kept
     archiving; every other section refused an unknown key. Each section's loader refuses
@@ -136,5 +152,6 @@ def test_every_section_refuses_a_key_it_does_not_have(isolated_home, section):
     config.write_text(f"[{section}]\nzz_not_a_setting = 1\n")
     with pytest.raises(ConfigError) as exc:
         _section_loaders()[section](isolated_home)
-    assert str(exc.value).startswith(f"{config} [{section}] zz_not_a_setting: is not a known "
-                                     "field (got 1)")
+    assert str(exc.value).startswith(
+        f"{config} [{section}] zz_not_a_setting: is not a known field (got 1)"
+    )

@@ -29,21 +29,26 @@ class _Shape(BaseModel):
         return value
 
 
-@pytest.mark.parametrize("values,expected", [
-    ({"name": ""}, {("name",): "must not be empty"}),
-    ({}, {("name",): "is required"}),
-    ({"name": "a", "nmae": "b"}, {("nmae",): "is not a known field"}),
-    ({"name": "a", "count": 0}, {("count",): "must be an integer in 1–9 (got 0)"}),
-    ({"name": "a", "count": "x"}, {("count",): "must be an integer"}),
-    ({"name": 5}, {("name",): "must be a string"}),
-    ({"name": "a", "on": "yes please"}, {("on",): "must be true or false"}),
-    ({"name": "a", "port": 99999}, {("port",): "must be at most 65535"}),
-    ({"name": "a", "port": 0}, {("port",): "must be at least 1"}),
-    ({"name": "a", "kind": "nope"}, {("kind",): "must be one of 'fact' or 'task'"}),
-    ({"name": "a", "since": "yesterday"},
-     {("since",): "must be an ISO 8601 date and time (2026-12-03T10:00:00Z)"}),
-    ({"name": "a", "tags": "x"}, {("tags",): "must be an array (a list)"}),
-])
+@pytest.mark.parametrize(
+    "values,expected",
+    [
+        ({"name": ""}, {("name",): "must not be empty"}),
+        ({}, {("name",): "is required"}),
+        ({"name": "a", "nmae": "b"}, {("nmae",): "is not a known field"}),
+        ({"name": "a", "count": 0}, {("count",): "must be an integer in 1–9 (got 0)"}),
+        ({"name": "a", "count": "x"}, {("count",): "must be an integer"}),
+        ({"name": 5}, {("name",): "must be a string"}),
+        ({"name": "a", "on": "yes please"}, {("on",): "must be true or false"}),
+        ({"name": "a", "port": 99999}, {("port",): "must be at most 65535"}),
+        ({"name": "a", "port": 0}, {("port",): "must be at least 1"}),
+        ({"name": "a", "kind": "nope"}, {("kind",): "must be one of 'fact' or 'task'"}),
+        (
+            {"name": "a", "since": "yesterday"},
+            {("since",): "must be an ISO 8601 date and time (2026-12-03T10:00:00Z)"},
+        ),
+        ({"name": "a", "tags": "x"}, {("tags",): "must be an array (a list)"}),
+    ],
+)
 def test_validation_message_words(values, expected):
     """Issue 17 review: "Value error, must be…" and "String should have at least 1 character"
     reached users verbatim; the validator's own message, or ours, is what they read."""

@@ -16,30 +16,35 @@ PACKAGE = "lazy_exports_race_pkg"
 
 
 def test_a_name_asked_while_another_thread_imports_its_module_waits_for_it(
-        tmp_path: Path, monkeypatch):
+    tmp_path: Path, monkeypatch
+):
     gate = types.SimpleNamespace(started=threading.Event(), release=threading.Event())
     monkeypatch.setitem(sys.modules, "lazy_exports_race_gate", gate)
     pkg = tmp_path / PACKAGE
     pkg.mkdir()
     (pkg / "__init__.py").write_text(
         "from continuity.core.exports import lazy_exports\n"
-        "__getattr__, __dir__ = lazy_exports(__name__, {'VALUE': 'slow'})\n")
+        "__getattr__, __dir__ = lazy_exports(__name__, {'VALUE': 'slow'})\n"
+    )
     (pkg / "slow.py").write_text(
         "import sys\n"
         "gate = sys.modules['lazy_exports_race_gate']\n"
         "gate.started.set()\n"
         "gate.release.wait(10)\n"
-        "VALUE = 42\n")
+        "VALUE = 42\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     results: dict[str, object] = {}
 
     def first() -> None:
         from lazy_exports_race_pkg import VALUE  # type: ignore[import-not-found]
+
         results["first"] = VALUE
 
     def second() -> None:
         try:
             from lazy_exports_race_pkg import VALUE  # type: ignore[import-not-found]
+
             results["second"] = VALUE
         except ImportError as exc:
             results["second"] = exc
@@ -71,15 +76,28 @@ def test_every_lazy_package_names_its_exports_for_the_type_checker() -> None:
     checked = 0
     for init in sorted(root.glob("*/__init__.py")):
         tree = ast.parse(init.read_text())
-        exports = next((ast.literal_eval(n.value) for n in tree.body if isinstance(n, ast.Assign)
-                        and getattr(n.targets[0], "id", None) == "_EXPORTS"), None)
+        exports = next(
+            (
+                ast.literal_eval(n.value)
+                for n in tree.body
+                if isinstance(n, ast.Assign) and getattr(n.targets[0], "id", None) == "_EXPORTS"
+            ),
+            None,
+        )
         if exports is None:
             continue
         package = f"continuity.{init.parent.name}"
-        block = next(n for n in tree.body if isinstance(n, ast.If)
-                     and getattr(n.test, "id", None) == "TYPE_CHECKING")
-        seen = {a.name: s.module.removeprefix(f"{package}.") for s in block.body
-                if isinstance(s, ast.ImportFrom) and s.module for a in s.names}
+        block = next(
+            n
+            for n in tree.body
+            if isinstance(n, ast.If) and getattr(n.test, "id", None) == "TYPE_CHECKING"
+        )
+        seen = {
+            a.name: s.module.removeprefix(f"{package}.")
+            for s in block.body
+            if isinstance(s, ast.ImportFrom) and s.module
+            for a in s.names
+        }
         assert seen == exports, package
         checked += 1
     assert checked >= 13

@@ -9,8 +9,12 @@ from continuity.core.keys import MAX_KEY_CHARS, session_key
 
 def test_keys_harness_keys_are_unchanged() -> None:
     """What the harnesses produce (UUIDs, pi's ids, a subagent's ``key/stem``) stays as is."""
-    for key in ("5b7c2e90-aaaa-4b1e-9d41-1f2e3d4c5b6a", "019a2b3c-codex-rollout",
-                "parent-key/agent-a1b2c3", "k"):
+    for key in (
+        "5b7c2e90-aaaa-4b1e-9d41-1f2e3d4c5b6a",
+        "019a2b3c-codex-rollout",
+        "parent-key/agent-a1b2c3",
+        "k",
+    ):
         assert session_key(key) == key
 
 

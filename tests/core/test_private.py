@@ -39,8 +39,11 @@ def test_private_dir_creates_folders_0700(tmp_path, umask_022):
     (tmp_path / "old").mkdir()
     assert mode(tmp_path / "old") == 0o755
     private_dir(tmp_path / "old" / "a" / "b")
-    assert [mode(tmp_path / "old"), mode(tmp_path / "old" / "a"),
-            mode(tmp_path / "old" / "a" / "b")] == [0o755, 0o700, 0o700]
+    assert [
+        mode(tmp_path / "old"),
+        mode(tmp_path / "old" / "a"),
+        mode(tmp_path / "old" / "a" / "b"),
+    ] == [0o755, 0o700, 0o700]
 
 
 def test_private_open_and_write_private_make_0600(tmp_path, umask_022):
@@ -63,9 +66,13 @@ def test_exposed_names_what_others_can_read(tmp_path, umask_022):
     (home / "config.toml").write_text("[daemon]\n")
     (home / "spool").mkdir()
     found = exposed(home)
-    assert found == [Exposed(home / "spool", 0o755, "folder"),
-                     Exposed(home / "config.toml", 0o644, "file")] or found == [
-        Exposed(home / "config.toml", 0o644, "file"), Exposed(home / "spool", 0o755, "folder")]
+    assert found == [
+        Exposed(home / "spool", 0o755, "folder"),
+        Exposed(home / "config.toml", 0o644, "file"),
+    ] or found == [
+        Exposed(home / "config.toml", 0o644, "file"),
+        Exposed(home / "spool", 0o755, "folder"),
+    ]
     text = {e.describe() for e in found}
     assert f"{home / 'config.toml'} is 0644: other users can read it" in text
     assert f"{home / 'spool'} is 0755: other users can enter it" in text

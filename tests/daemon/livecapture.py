@@ -15,14 +15,27 @@ from continuity.checkpoints.capture import CheckpointConfig
 from continuity.daemon.hooks.live import LiveCapture
 
 
-def start_live(store: Any, home: Path, *, budget_bytes: int = 1000,
-               checkpoint: CheckpointConfig | None = None, **kw: Any) -> LiveCapture:
+def start_live(
+    store: Any,
+    home: Path,
+    *,
+    budget_bytes: int = 1000,
+    checkpoint: CheckpointConfig | None = None,
+    **kw: Any,
+) -> LiveCapture:
     """A ``LiveCapture`` over ``store`` and workspace ``home``, its background threads
     started (close it after). ``budget_bytes``: the follow-up budget; ``checkpoint``: the
     ``[continuity]`` settings (default ones); ``kw``: further ``LiveCapture`` arguments."""
-    live = LiveCapture(store, home=home, config=checkpoint or CheckpointConfig(),
-                       budget_bytes=budget_bytes, stop_seconds=10,
-                       idle_limit=timedelta(hours=4), tick_seconds=0.05, **kw)
+    live = LiveCapture(
+        store,
+        home=home,
+        config=checkpoint or CheckpointConfig(),
+        budget_bytes=budget_bytes,
+        stop_seconds=10,
+        idle_limit=timedelta(hours=4),
+        tick_seconds=0.05,
+        **kw,
+    )
     live.start()
     return live
 
@@ -38,8 +51,7 @@ def served_on_loopback(app: Any) -> Iterator[str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port,
-                                           log_level="warning"))
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20

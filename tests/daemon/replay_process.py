@@ -21,9 +21,16 @@ from continuity.store import open_store
 
 def main(home: str, url: str) -> int:
     with open_store(url) as store:
-        live = LiveCapture(store, home=home, config=CheckpointConfig(), budget_bytes=1000,
-                           stop_seconds=10, idle_limit=timedelta(hours=4), tick_seconds=0.05,
-                           consolidate=False)
+        live = LiveCapture(
+            store,
+            home=home,
+            config=CheckpointConfig(),
+            budget_bytes=1000,
+            stop_seconds=10,
+            idle_limit=timedelta(hours=4),
+            tick_seconds=0.05,
+            consolidate=False,
+        )
         report = live.start()
         live.worker.wait_idle(30)
         live.close()

@@ -34,8 +34,7 @@ def test_login_code_sets_a_strict_httponly_cookie_once(client):
     r = client.get("/search?q=alembic&login=code-1")
     assert r.status_code == 303 and r.headers["location"] == "/search?q=alembic"
     cookie = r.headers["set-cookie"]
-    assert cookie == (f"{BROWSER_COOKIE}={cookie_value(TOKEN)}; HttpOnly; SameSite=Strict; "
-                      "Path=/")
+    assert cookie == (f"{BROWSER_COOKIE}={cookie_value(TOKEN)}; HttpOnly; SameSite=Strict; Path=/")
     assert TOKEN not in cookie
     client.cookies.clear()
     assert client.get("/?login=code-1").status_code == 401  # used up
@@ -59,11 +58,14 @@ def test_bearer_still_reads_pages_and_wrong_token_query_refused(client):
     assert "Sign in" in r.text and TOKEN not in r.text
 
 
-@pytest.mark.parametrize("headers,status", [
-    ({"origin": "http://evil.example"}, 403),
-    ({"sec-fetch-site": "cross-site"}, 403),
-    ({"host": "evil.example"}, 421),
-])
+@pytest.mark.parametrize(
+    "headers,status",
+    [
+        ({"origin": "http://evil.example"}, 403),
+        ({"sec-fetch-site": "cross-site"}, 403),
+        ({"host": "evil.example"}, 421),
+    ],
+)
 def test_page_guard_rules_hold_with_the_cookie(client, headers, status):
     jar = {"cookie": f"{BROWSER_COOKIE}={cookie_value(TOKEN)}"}
     assert client.get("/", headers={**jar, **headers}).status_code == status

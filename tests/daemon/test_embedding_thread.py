@@ -71,8 +71,14 @@ def test_a_nudge_naming_a_session_reads_that_session_only(sqlite_store, tmp_path
         thread.nudge("b")
         assert _wait(lambda: store.count_entries_to_embed(model) == 0)
         assert _wait(lambda: len(calls) >= 2)
-        load(store, [U("the first turn of b about the viewport"),
-                     U("its second turn about the scrollback")], key="b")
+        load(
+            store,
+            [
+                U("the first turn of b about the viewport"),
+                U("its second turn about the scrollback"),
+            ],
+            key="b",
+        )
         thread.nudge("b")
         assert _wait(lambda: store.count_entries_to_embed(model) == 0)
         time.sleep(0.2)

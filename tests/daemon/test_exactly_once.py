@@ -24,29 +24,51 @@ from continuity.transcripts.transcript_log import TranscriptLog, transcript_path
 ROOT = Path(__file__).resolve().parents[2]
 SESSION = "5e55104e-0000-4000-8000-00000000e721"
 #: every step a replay passes, with how many times a replay of ``_events()`` reaches it at most
-POINTS = {"spool-rotated": 1, "replay-before-apply": 5, "replay-after-apply": 5,
-          "replay-after-mark": 5, "turn-recorded": 3, "row-before-commit": 3,
-          "row-after-commit": 3}
+POINTS = {
+    "spool-rotated": 1,
+    "replay-before-apply": 5,
+    "replay-after-apply": 5,
+    "replay-after-mark": 5,
+    "turn-recorded": 3,
+    "row-before-commit": 3,
+    "row-after-commit": 3,
+}
 
 
 def _line(n: int, event: str, payload: dict) -> tuple[str, bytes]:
     event_id = f"{n:032x}"
     raw = json.dumps({"session_id": SESSION, "cwd": "/work/proj", **payload}).encode()
-    return event_id, spool.native_line(event_id, f"2026-12-02T10:00:{n:02d}.000Z", "claude-code",
-                                       event, raw)
+    return event_id, spool.native_line(
+        event_id, f"2026-12-02T10:00:{n:02d}.000Z", "claude-code", event, raw
+    )
 
 
 def _events() -> list[tuple[str, bytes]]:
     """A session start, two prompts, a Stop carrying the answer (three live turns) and a
     pre-compaction (a checkpoint)."""
-    return [_line(1, "session-start", {"hook_event_name": "SessionStart", "source": "startup"}),
-            _line(2, "user-prompt-submit", {"hook_event_name": "UserPromptSubmit",
-                                            "prompt": "first prompt p-one"}),
-            _line(3, "user-prompt-submit", {"hook_event_name": "UserPromptSubmit",
-                                            "prompt": "second prompt p-two"}),
-            _line(4, "stop", {"hook_event_name": "Stop", "stop_hook_active": False,
-                              "last_assistant_message": "the answer a-three"}),
-            _line(6, "pre-compaction", {"hook_event_name": "PreCompact", "trigger": "auto"})]
+    return [
+        _line(1, "session-start", {"hook_event_name": "SessionStart", "source": "startup"}),
+        _line(
+            2,
+            "user-prompt-submit",
+            {"hook_event_name": "UserPromptSubmit", "prompt": "first prompt p-one"},
+        ),
+        _line(
+            3,
+            "user-prompt-submit",
+            {"hook_event_name": "UserPromptSubmit", "prompt": "second prompt p-two"},
+        ),
+        _line(
+            4,
+            "stop",
+            {
+                "hook_event_name": "Stop",
+                "stop_hook_active": False,
+                "last_assistant_message": "the answer a-three",
+            },
+        ),
+        _line(6, "pre-compaction", {"hook_event_name": "PreCompact", "trigger": "auto"}),
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -64,9 +86,14 @@ def daemon_runs():
     """``run(home, url, crash)``: one daemon run in a real process of its own (forked by one
     ``replay_process serve`` that imported the daemon once); returns its exit status."""
     env = {k: v for k, v in os.environ.items() if k != ENV}
-    server = subprocess.Popen([sys.executable, "-m", "tests.daemon.replay_process", "serve"],
-                              cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                              text=True)
+    server = subprocess.Popen(
+        [sys.executable, "-m", "tests.daemon.replay_process", "serve"],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
 
     def run(home: Path, url: str, crash: str | None) -> int:
         assert server.stdin and server.stdout
@@ -98,16 +125,17 @@ def _assert_once(home: Path, url: str, extra: bool) -> None:
     assert not spool.pending(home)
     assert not (home / "spool" / spool.REJECTED_FILE).exists()
     with open_store(url) as store:  # every event id applied, none lost
-        assert store.applied_events(f"{n:032x}" for n in range(1, 7)) == \
-            {f"{n:032x}" for n in (1, 2, 3, 4, 6, *([5] if extra else []))}
+        assert store.applied_events(f"{n:032x}" for n in range(1, 7)) == {
+            f"{n:032x}" for n in (1, 2, 3, 4, 6, *([5] if extra else []))
+        }
         triggers = [cp.trigger.value for cp in store.checkpoint_page(SESSION, limit=50)[0]]
     assert triggers.count("pre_compaction") == 1, triggers
 
 
 @pytest.mark.parametrize("point", sorted(POINTS))
-def test_a_kill_at_any_replay_step_applies_every_event_exactly_once(tmp_path: Path, point: str,
-                                                                    daemon_runs, template_db
-                                                                    ) -> None:
+def test_a_kill_at_any_replay_step_applies_every_event_exactly_once(
+    tmp_path: Path, point: str, daemon_runs, template_db
+) -> None:
     """For each step and each time a replay reaches it: spool the events, kill the daemon
     there, spool one more event while it is down (a new ``events.jsonl`` beside the rotated
     file), restart it: every prompt once in the row, every turn's record once in the JSONL."""
@@ -123,15 +151,23 @@ def test_a_kill_at_any_replay_step_applies_every_event_exactly_once(tmp_path: Pa
             assert nth > 1, f"step {point} was never reached"
             break  # the replay passes this step fewer than nth times
         crashes += 1
-        spool.append(home, _line(5, "user-prompt-submit", {
-            "hook_event_name": "UserPromptSubmit", "prompt": "late prompt p-late"})[1])
+        spool.append(
+            home,
+            _line(
+                5,
+                "user-prompt-submit",
+                {"hook_event_name": "UserPromptSubmit", "prompt": "late prompt p-late"},
+            )[1],
+        )
         assert daemon_runs(home, url, None) == 0
         _assert_once(home, url, extra=True)
     assert crashes >= 1
 
 
-def test_an_event_spooled_and_delivered_live_meanwhile_is_applied_once(store, isolated_home,
-                                                                      ) -> None:
+def test_an_event_spooled_and_delivered_live_meanwhile_is_applied_once(
+    store,
+    isolated_home,
+) -> None:
     """A replay runs while live hooks arrive: new events and the same ids as spooled ones (a
     hook timed out, spooled its event, and the daemon had taken it too). Each applies once."""
     from tests.daemon.livecapture import start_live
@@ -143,17 +179,27 @@ def test_an_event_spooled_and_delivered_live_meanwhile_is_applied_once(store, is
     try:
         live.drain_spool()
         # now spool more and deliver the same events live while the replay runs
-        more = [_line(n, "user-prompt-submit", {"hook_event_name": "UserPromptSubmit",
-                                               "prompt": f"prompt number q-{n}"})
-                for n in range(10, 30)]
+        more = [
+            _line(
+                n,
+                "user-prompt-submit",
+                {"hook_event_name": "UserPromptSubmit", "prompt": f"prompt number q-{n}"},
+            )
+            for n in range(10, 30)
+        ]
         for _, line in more[::2]:
             spool.append(isolated_home, line)
         drain = threading.Thread(target=live.drain_spool)
         drain.start()
         for event_id, line in more:
             item = spool.SpooledEvent.parse(line)
-            live.handle_native("claude-code", "user-prompt-submit", item.payload or b"",
-                               event_id=event_id, at=item.at)
+            live.handle_native(
+                "claude-code",
+                "user-prompt-submit",
+                item.payload or b"",
+                event_id=event_id,
+                at=item.at,
+            )
         drain.join(30)
         live.drain_spool()
         assert live.worker.wait_idle(30)
@@ -162,6 +208,8 @@ def test_an_event_spooled_and_delivered_live_meanwhile_is_applied_once(store, is
     content = store.get_transcripts([SESSION], "default")[SESSION].content
     for n in range(10, 30):
         assert content.count(f"q-{n}\n") + content.endswith(f"q-{n}") == 1, n
-    ids = [r.event_id for r in TranscriptLog(transcript_path(isolated_home, "claude-code"))
-           .live_events()]
+    ids = [
+        r.event_id
+        for r in TranscriptLog(transcript_path(isolated_home, "claude-code")).live_events()
+    ]
     assert sorted(ids) == sorted({*ids}) and len(ids) == 3 + 20

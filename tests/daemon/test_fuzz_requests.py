@@ -21,10 +21,17 @@ LOCAL = "http://127.0.0.1"
 #: What one request may take on this shared machine (an answer is normally a few ms).
 REQUEST_SECONDS = 3.0
 EVENTS = ["session-start", "user-prompt-submit", "pre-compaction", "post-compaction", "stop"]
-_SETTINGS = {"deadline": 10_000, "derandomize": True, "database": None,
-                 "suppress_health_check": [HealthCheck.too_slow, HealthCheck.data_too_large,
-                                        HealthCheck.large_base_example,
-                                        HealthCheck.function_scoped_fixture]}
+_SETTINGS = {
+    "deadline": 10_000,
+    "derandomize": True,
+    "database": None,
+    "suppress_health_check": [
+        HealthCheck.too_slow,
+        HealthCheck.data_too_large,
+        HealthCheck.large_base_example,
+        HealthCheck.function_scoped_fixture,
+    ],
+}
 
 
 def _post(client: TestClient, url: str, body: bytes) -> int:
@@ -44,9 +51,12 @@ def test_fuzz_hook_and_memory_bodies_answer_fast_and_never_5xx(store, isolated_h
         with TestClient(create_app(live), base_url=LOCAL) as client:
 
             @settings(max_examples=60, **_SETTINGS)
-            @given(route=st.sampled_from(["hook", "hook", "remember", "recall"]),
-                   harness=st.sampled_from(["claude-code", "codex", "pi"]),
-                   event=st.sampled_from(EVENTS), data=st.data())
+            @given(
+                route=st.sampled_from(["hook", "hook", "remember", "recall"]),
+                harness=st.sampled_from(["claude-code", "codex", "pi"]),
+                event=st.sampled_from(EVENTS),
+                data=st.data(),
+            )
             def run(route: str, harness: str, event: str, data: st.DataObject) -> None:
                 if route == "hook":
                     _post(client, f"/api/harness/{harness}/{event}", data.draw(hook_body()))
@@ -60,8 +70,9 @@ def test_fuzz_hook_and_memory_bodies_answer_fast_and_never_5xx(store, isolated_h
         live.close()
 
 
-def test_fuzz_pre_compaction_of_a_hostile_transcript_answers_fast(store, isolated_home: Path,
-                                                                   tmp_path: Path):
+def test_fuzz_pre_compaction_of_a_hostile_transcript_answers_fast(
+    store, isolated_home: Path, tmp_path: Path
+):
     """A pre-compaction imports the session's new transcript lines before it answers (B27):
     with a hostile transcript file it still answers below 500 within ``REQUEST_SECONDS``
     (issue 21: one such import held the daemon's database lock for 120 s)."""
@@ -79,9 +90,15 @@ def test_fuzz_pre_compaction_of_a_hostile_transcript_answers_fast(store, isolate
                 n = next(counter)
                 path = tmp_path / f"t-{n}.jsonl"
                 path.write_bytes(b"".join(line + b"\n" for line in lines))
-                body = json.dumps({"session_id": f"hostile-{n}", "cwd": "/work/p",
-                                   "hook_event_name": "PreCompact", "trigger": "auto",
-                                   "transcript_path": str(path)}).encode()
+                body = json.dumps(
+                    {
+                        "session_id": f"hostile-{n}",
+                        "cwd": "/work/p",
+                        "hook_event_name": "PreCompact",
+                        "trigger": "auto",
+                        "transcript_path": str(path),
+                    }
+                ).encode()
                 _post(client, "/api/harness/claude-code/pre-compaction", body)
 
             run()

@@ -40,14 +40,18 @@ def test_adapters_map_event_fields() -> None:
     """Prompt, compaction instructions, last message and end reason land in our fields; an
     elided transcript_path ("…", B60) is dropped rather than trusted."""
     load = lambda e: json.loads((FIXTURES / "claude-code" / f"{e}.json").read_text())  # noqa: E731
-    assert adapters.to_body("claude-code", "user-prompt-submit",
-                            load("user-prompt-submit"))["prompt"] == "also cover leap years"
+    assert (
+        adapters.to_body("claude-code", "user-prompt-submit", load("user-prompt-submit"))["prompt"]
+        == "also cover leap years"
+    )
     pre = adapters.to_body("claude-code", "pre-compaction", load("pre-compaction"))
     assert pre["trigger"] == "auto" and "context" not in pre and "transcript_path" not in pre
     stop = adapters.to_body("claude-code", "stop", load("stop"))
     assert stop["last_assistant_message"] == "Added the leap-year case; 31 tests pass."
-    assert adapters.to_body("claude-code", "session-end", load("session-end"))["reason"] == \
-        "prompt_input_exit"
+    assert (
+        adapters.to_body("claude-code", "session-end", load("session-end"))["reason"]
+        == "prompt_input_exit"
+    )
     start = adapters.to_body("claude-code", "session-start", load("session-start"))
     assert start["source"] == "resume" and start["transcript_path"].endswith("5b7c2e90-aaaa.jsonl")
 
@@ -61,11 +65,14 @@ def test_adapters_reject_input_without_session() -> None:
     assert adapters.to_body("pi", "stop", {"sessionKey": "k"})["session_key"] == "k"
 
 
-@pytest.mark.parametrize("payload,message", [
-    ({"session_id": ["x"]}, "session_id: expected a string, got array"),
-    ({"sessionId": {"a": 1}}, "sessionId: expected a string, got object"),
-    ({"session_id": None}, "session_id: missing from the hook input"),
-])
+@pytest.mark.parametrize(
+    "payload,message",
+    [
+        ({"session_id": ["x"]}, "session_id: expected a string, got array"),
+        ({"sessionId": {"a": 1}}, "sessionId: expected a string, got object"),
+        ({"session_id": None}, "session_id: missing from the hook input"),
+    ],
+)
 def test_adapters_name_a_wrong_typed_session_id(payload, message) -> None:
     """Fresh-user review: ``{"session_id": ["x"]}`` was reported as missing; it is there, of
     the wrong type, and the error says so."""
@@ -82,13 +89,19 @@ def test_adapters_render_each_harness_output() -> None:
     plain JSON; no context and every other event print nothing for Claude Code and Codex."""
     answer = {"session_key": "k", "context": "## Session Recovery Context\nhello"}
     cc = json.loads(adapters.render("claude-code", "session-start", answer))
-    assert cc == {"hookSpecificOutput": {"hookEventName": "SessionStart",
-                                         "additionalContext": answer["context"]}}
+    assert cc == {
+        "hookSpecificOutput": {
+            "hookEventName": "SessionStart",
+            "additionalContext": answer["context"],
+        }
+    }
     codex = json.loads(adapters.render("codex", "session-start", answer))
     assert codex["continue"] is True and codex["suppressOutput"] is True
     assert codex["hookSpecificOutput"]["additionalContext"] == answer["context"]
-    assert json.loads(adapters.render("pi", "session-start", answer))["additionalContext"] == \
-        answer["context"]
+    assert (
+        json.loads(adapters.render("pi", "session-start", answer))["additionalContext"]
+        == answer["context"]
+    )
     assert adapters.render("claude-code", "session-start", {"context": ""}) == b""
     for event in ("pre-compaction", "stop", "session-end", "user-prompt-submit"):
         assert adapters.render("claude-code", event, {"checkpoint": {"id": 1}}) == b""
@@ -116,11 +129,15 @@ def test_hookcmd_home_option_picks_the_workspace(tmp_path: Path, monkeypatch) ->
     (other / "config.toml").parent.mkdir(parents=True)
     (other / "config.toml").write_text("[daemon]\nport = 1\n", encoding="utf-8")
     assert hookcmd.take_home(["stop", "--home", str(other), "--harness", "pi"]) == (
-        ["stop", "--harness", "pi"], str(other))
+        ["stop", "--harness", "pi"],
+        str(other),
+    )
     assert hookcmd.take_home(["stop", f"--home={other}"]) == (["stop"], str(other))
     monkeypatch.setattr(hookcmd, "_read_stdin", lambda deadline: (b'{"session_id":"s"}', None))
-    assert hookcmd.run(["stop", "--harness", "claude-code", "--home", str(other),
-                        "--timeout", "0.5"]) == 0
+    assert (
+        hookcmd.run(["stop", "--harness", "claude-code", "--home", str(other), "--timeout", "0.5"])
+        == 0
+    )
     assert (other / "spool").is_dir() and any((other / "spool").iterdir())
     assert not (tmp_path / "env-home").exists()
 
@@ -134,13 +151,21 @@ def test_hookcmd_sync_request_is_never_spooled(tmp_path: Path, monkeypatch, caps
 
     monkeypatch.delenv("CONTINUITY_DAEMON_URL", raising=False)
     monkeypatch.setattr(hookcmd, "_read_stdin", lambda deadline: (b'{"session_key":"s"}', None))
-    assert hookcmd.run(["continuation-summary", "--harness", "pi", "--home", str(tmp_path),
-                        "--timeout", "1"]) == 0
+    assert (
+        hookcmd.run(
+            ["continuation-summary", "--harness", "pi", "--home", str(tmp_path), "--timeout", "1"]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out) == {"delivered": False, "why": "no_daemon"}
     assert not (tmp_path / "spool").exists()
     monkeypatch.setenv("CONTINUITY_DAEMON_URL", "http://127.0.0.1:1")  # nothing listens
-    assert hookcmd.run(["continuation-refused", "--harness", "pi", "--home", str(tmp_path),
-                        "--timeout", "1"]) == 0
+    assert (
+        hookcmd.run(
+            ["continuation-refused", "--harness", "pi", "--home", str(tmp_path), "--timeout", "1"]
+        )
+        == 0
+    )
     assert json.loads(capsys.readouterr().out) == {"delivered": False, "why": "unreachable"}
     lines = (tmp_path / "spool" / "events.jsonl").read_text().splitlines()
     assert len(lines) == 1
@@ -151,17 +176,22 @@ def test_hookcmd_sync_request_is_never_spooled(tmp_path: Path, monkeypatch, caps
 def test_hookcmd_parse_args_accepts_both_spellings() -> None:
     """`hook EVENT --harness H`, native event names and --harness=H all parse."""
     assert hookcmd.parse_args(["hook", "SessionStart", "--harness", "claude-code"]) == (
-        "session-start", "claude-code", None)
+        "session-start",
+        "claude-code",
+        None,
+    )
     assert hookcmd.parse_args(["stop", "--harness=codex", "--timeout", "2"]) == (
-        "stop", "codex", 2.0)
+        "stop",
+        "codex",
+        2.0,
+    )
     with pytest.raises(ValueError, match="--harness must be one of"):
         hookcmd.parse_args(["stop", "--harness", "cursor"])
     with pytest.raises(ValueError, match="EVENT must be one of"):
         hookcmd.parse_args(["reboot", "--harness", "pi"])
 
 
-def test_hookcmd_daemon_address_and_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-                                          ) -> None:
+def test_hookcmd_daemon_address_and_token(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The URL comes from the env, else daemon.url, else there is none (issue 12: never the
     default port); the token from the env, else [daemon] token of config.toml, else the
     daemon's daemon.token."""
@@ -202,11 +232,14 @@ def test_hookcmd_imports_no_heavy_module(tmp_path: Path) -> None:
         "from continuity.cli.hookcmd import run; run(['stop', '--harness', 'codex']); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('typer', 'rich', "
         "'sqlalchemy', 'pydantic', 'urllib', 'http', 'email', 'json', 'typing', 're', "
-        "'enum')))")
-    env = {**os.environ, "CONTINUITY_HOME": str(tmp_path),
-           "CONTINUITY_DAEMON_URL": f"http://127.0.0.1:{_free_port()}"}
-    done = subprocess.run([*argv[:-1], code], input=b"{}", env=env, capture_output=True,
-                          timeout=30)
+        "'enum')))"
+    )
+    env = {
+        **os.environ,
+        "CONTINUITY_HOME": str(tmp_path),
+        "CONTINUITY_DAEMON_URL": f"http://127.0.0.1:{_free_port()}",
+    }
+    done = subprocess.run([*argv[:-1], code], input=b"{}", env=env, capture_output=True, timeout=30)
     assert done.stdout.strip() == b"[]", done.stderr
 
 
@@ -214,11 +247,25 @@ def test_hookcmd_daemon_down_spools_and_exits_zero(tmp_path: Path) -> None:
     """With nothing listening the hook exits 0 and the event is one durable spool line
     holding the stdin byte for byte."""
     payload = json.dumps({"session_id": "s", "prompt": "héllo\nworld"}).encode()
-    env = {**os.environ, "CONTINUITY_HOME": str(tmp_path),
-           "CONTINUITY_DAEMON_URL": f"http://127.0.0.1:{_free_port()}"}
-    done = subprocess.run([sys.executable, "-m", "continuity.cli.hookcmd", "user-prompt-submit",
-                           "--harness", "claude-code"], input=payload, env=env,
-                          capture_output=True, timeout=30)
+    env = {
+        **os.environ,
+        "CONTINUITY_HOME": str(tmp_path),
+        "CONTINUITY_DAEMON_URL": f"http://127.0.0.1:{_free_port()}",
+    }
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "continuity.cli.hookcmd",
+            "user-prompt-submit",
+            "--harness",
+            "claude-code",
+        ],
+        input=payload,
+        env=env,
+        capture_output=True,
+        timeout=30,
+    )
     assert done.returncode == 0 and done.stdout == b""
     assert b"spooled for replay" in done.stderr
     lines = (tmp_path / "spool" / "events.jsonl").read_bytes().splitlines()
@@ -255,13 +302,22 @@ def fake_daemon() -> Iterator[tuple[str, type[_Handler]]]:
     server.shutdown()
 
 
-def _run_hook(home: Path, url: str, event: str = "session-start",
-              extra: list[str] = ()) -> subprocess.CompletedProcess:  # type: ignore[assignment]
-    env = {**os.environ, "CONTINUITY_HOME": str(home), "CONTINUITY_DAEMON_URL": url,
-           "CONTINUITY_DAEMON__TOKEN": "token-token-token-123"}
-    return subprocess.run([sys.executable, "-m", "continuity.cli.hookcmd", event, "--harness",
-                           "claude-code", *extra], input=b'{"session_id":"s"}', env=env,
-                          capture_output=True, timeout=30)
+def _run_hook(
+    home: Path, url: str, event: str = "session-start", extra: list[str] = ()
+) -> subprocess.CompletedProcess:  # type: ignore[assignment]
+    env = {
+        **os.environ,
+        "CONTINUITY_HOME": str(home),
+        "CONTINUITY_DAEMON_URL": url,
+        "CONTINUITY_DAEMON__TOKEN": "token-token-token-123",
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "continuity.cli.hookcmd", event, "--harness", "claude-code", *extra],
+        input=b'{"session_id":"s"}',
+        env=env,
+        capture_output=True,
+        timeout=30,
+    )
 
 
 def test_hookcmd_forwards_stdin_and_prints_answer(tmp_path: Path, fake_daemon: tuple) -> None:
@@ -278,8 +334,7 @@ def test_hookcmd_forwards_stdin_and_prints_answer(tmp_path: Path, fake_daemon: t
     assert not (tmp_path / "spool").exists()
 
 
-def test_hookcmd_slow_or_failing_daemon_never_blocks(tmp_path: Path,
-                                                     fake_daemon: tuple) -> None:
+def test_hookcmd_slow_or_failing_daemon_never_blocks(tmp_path: Path, fake_daemon: tuple) -> None:
     """A daemon slower than the timeout, or answering 500, gets the event spooled; a 422
     (bad input) is reported on stderr and not spooled; the exit status is always 0."""
     url, handler = fake_daemon
@@ -298,9 +353,13 @@ def test_hookcmd_slow_or_failing_daemon_never_blocks(tmp_path: Path,
 
 def test_hookcmd_bad_arguments_exit_zero(tmp_path: Path) -> None:
     """Even a misconfigured hook exits 0 (B62), saying what is wrong on stderr."""
-    done = subprocess.run([sys.executable, "-m", "continuity.cli.hookcmd", "stop"],
-                          input=b"{}", capture_output=True, timeout=30,
-                          env={**os.environ, "CONTINUITY_HOME": str(tmp_path)})
+    done = subprocess.run(
+        [sys.executable, "-m", "continuity.cli.hookcmd", "stop"],
+        input=b"{}",
+        capture_output=True,
+        timeout=30,
+        env={**os.environ, "CONTINUITY_HOME": str(tmp_path)},
+    )
     assert done.returncode == 0 and b"--harness must be one of" in done.stderr
 
 
@@ -313,30 +372,53 @@ def _free_port() -> int:
 def test_hookcmd_console_dispatches_hook_without_the_cli(tmp_path: Path) -> None:
     """The `continuity` entry `console` runs `continuity hook ...` without importing Typer,
     and hands every other command to the CLI."""
-    code = ("import sys; from continuity.cli.hookcmd import console; sys.argv = {argv!r}\n"
-            "try:\n    console()\nexcept SystemExit as e:\n"
-            "    print('typer' in sys.modules, e.code)")
-    env = {**os.environ, "CONTINUITY_HOME": str(tmp_path),
-           "CONTINUITY_DAEMON_URL": f"http://127.0.0.1:{_free_port()}"}
-    hook = subprocess.run([sys.executable, "-c", code.format(argv=[
-        "continuity", "hook", "stop", "--harness", "codex"])], input=b"{}", env=env,
-        capture_output=True, timeout=30)
+    code = (
+        "import sys; from continuity.cli.hookcmd import console; sys.argv = {argv!r}\n"
+        "try:\n    console()\nexcept SystemExit as e:\n"
+        "    print('typer' in sys.modules, e.code)"
+    )
+    env = {
+        **os.environ,
+        "CONTINUITY_HOME": str(tmp_path),
+        "CONTINUITY_DAEMON_URL": f"http://127.0.0.1:{_free_port()}",
+    }
+    hook = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            code.format(argv=["continuity", "hook", "stop", "--harness", "codex"]),
+        ],
+        input=b"{}",
+        env=env,
+        capture_output=True,
+        timeout=30,
+    )
     assert hook.stdout.split() == [b"False", b"0"]
-    cli = subprocess.run([sys.executable, "-c", code.format(argv=["continuity", "where"])],
-                         env=env, capture_output=True, timeout=30)
+    cli = subprocess.run(
+        [sys.executable, "-c", code.format(argv=["continuity", "where"])],
+        env=env,
+        capture_output=True,
+        timeout=30,
+    )
     assert cli.stdout.split()[-2:] == [b"True", b"0"] and b"home:" in cli.stdout
 
 
-@pytest.mark.parametrize("args", [["--harness", "nope"], [], ["--harness", "pi", "--timeout",
-                                                                  "abc"]])
+@pytest.mark.parametrize(
+    "args", [["--harness", "nope"], [], ["--harness", "pi", "--timeout", "abc"]]
+)
 def test_hook_through_the_cli_exits_0_on_bad_values(tmp_path: Path, args: list[str]) -> None:
     """Fresh-user review: ``continuity --home DIR hook stop --harness nope`` (the CLI path, not
     the fast one) exited 2 with a usage error, though a hook always exits 0. It now reports
     the bad value on stderr and exits 0, as the fast path does."""
     env = {**os.environ, "CONTINUITY_DAEMON_URL": f"http://127.0.0.1:{_free_port()}"}
     exe = str(Path(sys.executable).with_name("continuity"))
-    done = subprocess.run([exe, "--home", str(tmp_path), "hook", "stop", *args],
-                          input=b"{}", env=env, capture_output=True, timeout=60)
+    done = subprocess.run(
+        [exe, "--home", str(tmp_path), "hook", "stop", *args],
+        input=b"{}",
+        env=env,
+        capture_output=True,
+        timeout=60,
+    )
     assert done.returncode == 0, done.stderr
     assert done.stderr.startswith(b"continuity hook: ") and b"usage: continuity hook" in done.stderr
 
@@ -358,10 +440,21 @@ def _hook_env(home: Path, url: str | None = None) -> dict[str, str]:
 
 
 def _popen_hook(home: Path, url: str | None, *extra: str) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "continuity.cli.hookcmd",
-                             "user-prompt-submit", "--harness", "claude-code", *extra],
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=_hook_env(home, url))
+    return subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "continuity.cli.hookcmd",
+            "user-prompt-submit",
+            "--harness",
+            "claude-code",
+            *extra,
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=_hook_env(home, url),
+    )
 
 
 def test_hookcmd_stdin_that_never_closes_ends_within_the_deadline(tmp_path: Path) -> None:
@@ -388,8 +481,9 @@ def test_hookcmd_stdin_that_never_closes_ends_within_the_deadline(tmp_path: Path
     assert not (tmp_path / "spool" / "events.jsonl").exists()
 
 
-def test_hookcmd_whole_json_on_a_stdin_left_open_is_delivered(tmp_path: Path,
-                                                               fake_daemon: tuple) -> None:
+def test_hookcmd_whole_json_on_a_stdin_left_open_is_delivered(
+    tmp_path: Path, fake_daemon: tuple
+) -> None:
     """A harness that writes one whole JSON object and keeps stdin open: delivered at the
     deadline's stdin share, exit 0."""
     url, handler = fake_daemon
@@ -404,7 +498,8 @@ def test_hookcmd_whole_json_on_a_stdin_left_open_is_delivered(tmp_path: Path,
         for stream in (proc.stdin, proc.stdout, proc.stderr):
             stream.close()
     assert [body for _path, _headers, body in handler.seen] == [
-        b'{"session_id": "s", "prompt": "kept open"}\n']
+        b'{"session_id": "s", "prompt": "kept open"}\n'
+    ]
 
 
 def test_hookcmd_spool_lock_held_forever_still_exits_zero(tmp_path: Path) -> None:
@@ -418,10 +513,22 @@ def test_hookcmd_spool_lock_held_forever_still_exits_zero(tmp_path: Path) -> Non
     fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)
     try:
-        done = subprocess.run([sys.executable, "-m", "continuity.cli.hookcmd", "stop",
-                               "--harness", "codex", "--timeout", "1"], input=b"{}",
-                              env=_hook_env(tmp_path, f"http://127.0.0.1:{_free_port()}"),
-                              capture_output=True, timeout=30)
+        done = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "continuity.cli.hookcmd",
+                "stop",
+                "--harness",
+                "codex",
+                "--timeout",
+                "1",
+            ],
+            input=b"{}",
+            env=_hook_env(tmp_path, f"http://127.0.0.1:{_free_port()}"),
+            capture_output=True,
+            timeout=30,
+        )
     finally:
         os.close(fd)
     assert done.returncode == 0
@@ -437,10 +544,22 @@ def test_hookcmd_payload_over_32_mib_is_refused_whole(tmp_path: Path) -> None:
     head = b'{"session_id": "s", "prompt": "'
     payload = head + b"x" * (size - len(head) - 2) + b'"}'
     assert len(payload) == size == 33_554_433
-    done = subprocess.run([sys.executable, "-m", "continuity.cli.hookcmd", "user-prompt-submit",
-                           "--harness", "claude-code", "--timeout", "20"], input=payload,
-                          env=_hook_env(tmp_path, f"http://127.0.0.1:{_free_port()}"),
-                          capture_output=True, timeout=60)
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "continuity.cli.hookcmd",
+            "user-prompt-submit",
+            "--harness",
+            "claude-code",
+            "--timeout",
+            "20",
+        ],
+        input=payload,
+        env=_hook_env(tmp_path, f"http://127.0.0.1:{_free_port()}"),
+        capture_output=True,
+        timeout=60,
+    )
     assert done.returncode == 0 and b"payload over 33554432 bytes" in done.stderr
     assert not (tmp_path / "spool" / "events.jsonl").exists()
     [record] = _rejected(tmp_path)
@@ -448,8 +567,7 @@ def test_hookcmd_payload_over_32_mib_is_refused_whole(tmp_path: Path) -> None:
     assert "payload over 33554432 bytes (32 MiB): refused whole" in record["reason"]
 
 
-def test_hookcmd_rejected_event_is_recorded_not_dropped(tmp_path: Path,
-                                                         fake_daemon: tuple) -> None:
+def test_hookcmd_rejected_event_is_recorded_not_dropped(tmp_path: Path, fake_daemon: tuple) -> None:
     """Issue 22: an event the daemon rejects as bad input (422) is not spooled but recorded
     in the spool's rejected log with the daemon's reason and the whole payload."""
     url, handler = fake_daemon
@@ -457,15 +575,15 @@ def test_hookcmd_rejected_event_is_recorded_not_dropped(tmp_path: Path,
     done = _run_hook(tmp_path, url)
     assert done.returncode == 0 and b"body.prompt: bad" in done.stderr
     [record] = _rejected(tmp_path)
-    assert record["reason"] == ('the daemon rejected it (HTTP 422): '
-                                '{"detail":"body.prompt: bad"}')
+    assert record["reason"] == ('the daemon rejected it (HTTP 422): {"detail":"body.prompt: bad"}')
     assert SpooledEvent.parse(record["record"].encode()).payload == b'{"session_id":"s"}'
     assert not (tmp_path / "spool" / "events.jsonl").exists()
 
 
 @pytest.mark.parametrize("event", [*spool.EVENTS, *hookcmd.QUERY_EVENTS])
-def test_every_hook_records_bad_json_in_the_rejected_log(tmp_path: Path, fake_daemon: tuple,
-                                                        event: str) -> None:
+def test_every_hook_records_bad_json_in_the_rejected_log(
+    tmp_path: Path, fake_daemon: tuple, event: str
+) -> None:
     """Issue 45 (issue 40 leftover): bad JSON to the pre-tool-use hook was dropped without a
     line in rejected.jsonl. Every hook, the question pre-tool-use too, records what the
     daemon refused (400) in the rejected log with the reason and the payload byte for byte;
@@ -473,11 +591,19 @@ def test_every_hook_records_bad_json_in_the_rejected_log(tmp_path: Path, fake_da
     url, handler = fake_daemon
     handler.status = 400
     handler.answer = b'{"error":"invalid_request","detail":"body: JSONDecodeError"}'
-    env = {**os.environ, "CONTINUITY_HOME": str(tmp_path), "CONTINUITY_DAEMON_URL": url,
-           "CONTINUITY_DAEMON__TOKEN": "token-token-token-123"}
-    done = subprocess.run([sys.executable, "-m", "continuity.cli.hookcmd", event,
-                           "--harness", "claude-code"], input=b'{"session_id": "s", nope',
-                          env=env, capture_output=True, timeout=30)
+    env = {
+        **os.environ,
+        "CONTINUITY_HOME": str(tmp_path),
+        "CONTINUITY_DAEMON_URL": url,
+        "CONTINUITY_DAEMON__TOKEN": "token-token-token-123",
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "continuity.cli.hookcmd", event, "--harness", "claude-code"],
+        input=b'{"session_id": "s", nope',
+        env=env,
+        capture_output=True,
+        timeout=30,
+    )
     sync = event in hookcmd.SYNC_ROUTES  # it answers its caller {"delivered": false, ...}
     assert done.returncode == 0
     assert done.stdout == (b'{"delivered":false,"why":"http","status":400}' if sync else b"")
@@ -515,9 +641,13 @@ def test_hookcmd_no_daemon_url_spools_without_trying_any_port(tmp_path: Path) ->
     """Issue 12: with no daemon.url (no daemon of this workspace runs) the event is spooled at
     once, whatever [daemon] port says: no default address is tried."""
     (tmp_path / "config.toml").write_text("[daemon]\nport = 9\n")
-    done = subprocess.run([sys.executable, "-m", "continuity.cli.hookcmd", "stop", "--harness",
-                           "codex"], input=b'{"session_id":"s"}', env=_hook_env(tmp_path),
-                          capture_output=True, timeout=30)
+    done = subprocess.run(
+        [sys.executable, "-m", "continuity.cli.hookcmd", "stop", "--harness", "codex"],
+        input=b'{"session_id":"s"}',
+        env=_hook_env(tmp_path),
+        capture_output=True,
+        timeout=30,
+    )
     assert done.returncode == 0
     assert b"no daemon of this workspace runs (no daemon.url)" in done.stderr
     assert len((tmp_path / "spool" / "events.jsonl").read_bytes().splitlines()) == 1

@@ -39,8 +39,9 @@ def live(store, isolated_home: Path) -> Iterator[LiveCapture]:
 
 
 def ev(live: LiveCapture, event: str, key: str, **fields: object) -> dict:
-    body = BODIES[event].model_validate({"harness": "claude-code", "session_key": key,
-                                         "project": PROJECT, **fields})
+    body = BODIES[event].model_validate(
+        {"harness": "claude-code", "session_key": key, "project": PROJECT, **fields}
+    )
     return live.handle(event, body)
 
 
@@ -74,8 +75,9 @@ def _kinds(home: Path, key: str) -> set[str]:
     return {p[2] for p in names if p and p[1] == token}
 
 
-def test_session_end_consolidates_and_renders_memory_md(live: LiveCapture, isolated_home: Path,
-                                                        tmp_path: Path) -> None:
+def test_session_end_consolidates_and_renders_memory_md(
+    live: LiveCapture, isolated_home: Path, tmp_path: Path
+) -> None:
     """Mid-session (a prompt, settled turns, a pre-compaction checkpoint) nothing is
     consolidated; the session end (journaled, replayed by the worker) leaves the transcript,
     summary and compaction artifacts and a MEMORY.md naming the session."""
@@ -107,16 +109,21 @@ def test_replayed_end_changes_nothing(live: LiveCapture, isolated_home: Path) ->
     """A second end of the same session passes again and writes nothing: same files, same
     MEMORY.md bytes, status ``unchanged``."""
     _turns(live, "s-twice")
-    live.end_session(BODIES["session-end"].model_validate(
-        {"harness": "claude-code", "session_key": "s-twice", "project": PROJECT}))
+    live.end_session(
+        BODIES["session-end"].model_validate(
+            {"harness": "claude-code", "session_key": "s-twice", "project": PROJECT}
+        )
+    )
     _idle(live)
     files = sorted(p.name for p in ln.memory_dir(isolated_home).iterdir())
     memory = (isolated_home / "MEMORY.md").read_bytes()
-    live.end_session(BODIES["session-end"].model_validate(
-        {"harness": "claude-code", "session_key": "s-twice", "project": PROJECT}))
+    live.end_session(
+        BODIES["session-end"].model_validate(
+            {"harness": "claude-code", "session_key": "s-twice", "project": PROJECT}
+        )
+    )
     _idle(live)
-    assert list(live.consolidator.recent) == [("s-twice", "consolidated"),
-                                              ("s-twice", "unchanged")]
+    assert list(live.consolidator.recent) == [("s-twice", "consolidated"), ("s-twice", "unchanged")]
     assert sorted(p.name for p in ln.memory_dir(isolated_home).iterdir()) == files
     assert (isolated_home / "MEMORY.md").read_bytes() == memory
 
@@ -130,8 +137,10 @@ def test_clear_and_idle_ends_are_consolidated(live: LiveCapture, isolated_home: 
     live.sessions["s-quiet"].last_seen -= timedelta(hours=5)
     assert live.sweep_idle() == ["s-quiet"]
     _idle(live)
-    assert sorted(live.consolidator.recent) == [("s-cleared", "consolidated"),
-                                                ("s-quiet", "consolidated")]
+    assert sorted(live.consolidator.recent) == [
+        ("s-cleared", "consolidated"),
+        ("s-quiet", "consolidated"),
+    ]
     text = (isolated_home / "MEMORY.md").read_text()
     assert "· session s-cleared · ledger · claude-code" in text
     assert "· session s-quiet · ledger · claude-code · continues s-cleared" in text
@@ -139,20 +148,27 @@ def test_clear_and_idle_ends_are_consolidated(live: LiveCapture, isolated_home: 
 
 
 @pytest.mark.parametrize("error", [ContinuityError("disk says no"), RuntimeError("bug")])
-def test_failed_pass_keeps_the_session_end(live: LiveCapture, isolated_home: Path,
-                                           monkeypatch: pytest.MonkeyPatch,
-                                           caplog: pytest.LogCaptureFixture,
-                                           error: Exception) -> None:
+def test_failed_pass_keeps_the_session_end(
+    live: LiveCapture,
+    isolated_home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
+    error: Exception,
+) -> None:
     """A pass that fails is logged; the session end (checkpoint, completed row) stands and
     the daemon goes on."""
+
     def broken(*_a: object, **_k: object) -> None:
         raise error
 
     monkeypatch.setattr("continuity.lineage.consolidation.consolidate", broken)
     _turns(live, "s-fail")
     with caplog.at_level(logging.WARNING, logger="continuity.daemon"):
-        live.end_session(BODIES["session-end"].model_validate(
-            {"harness": "claude-code", "session_key": "s-fail", "project": PROJECT}))
+        live.end_session(
+            BODIES["session-end"].model_validate(
+                {"harness": "claude-code", "session_key": "s-fail", "project": PROJECT}
+            )
+        )
         _idle(live)
     assert list(live.consolidator.recent) == [("s-fail", "failed")]
     assert str(error) in caplog.text and "s-fail" in caplog.text
@@ -163,8 +179,9 @@ def test_failed_pass_keeps_the_session_end(live: LiveCapture, isolated_home: Pat
     assert live.worker.wait_idle(10)
 
 
-def test_pass_never_holds_up_hooks_or_other_work(live: LiveCapture,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_pass_never_holds_up_hooks_or_other_work(
+    live: LiveCapture, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """While a pass runs (held here), hooks are answered and the daemon's own background
     work (rows, settled turns, the next end) completes."""
     from continuity.lineage import consolidation as real
@@ -179,8 +196,11 @@ def test_pass_never_holds_up_hooks_or_other_work(live: LiveCapture,
 
     monkeypatch.setattr("continuity.lineage.consolidation.consolidate", slow)
     _turns(live, "s-slow")
-    live.end_session(BODIES["session-end"].model_validate(
-        {"harness": "claude-code", "session_key": "s-slow", "project": PROJECT}))
+    live.end_session(
+        BODIES["session-end"].model_validate(
+            {"harness": "claude-code", "session_key": "s-slow", "project": PROJECT}
+        )
+    )
     assert started.wait(10)
     _turns(live, "s-other")
     assert ev(live, "user-prompt-submit", "s-other", prompt="and totals")["prompt_count"] == 2
@@ -197,8 +217,11 @@ def test_consolidation_off_writes_no_lineage(store, isolated_home: Path) -> None
     live = _live(store, isolated_home, consolidate=False)
     try:
         _turns(live, "s-off")
-        live.end_session(BODIES["session-end"].model_validate(
-            {"harness": "claude-code", "session_key": "s-off", "project": PROJECT}))
+        live.end_session(
+            BODIES["session-end"].model_validate(
+                {"harness": "claude-code", "session_key": "s-off", "project": PROJECT}
+            )
+        )
         _idle(live)
     finally:
         live.close()

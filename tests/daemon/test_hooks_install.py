@@ -46,13 +46,22 @@ def test_install_claude_code_merges_with_backup(tmp_path: Path) -> None:
     data = json.loads(settings.read_text())
     assert data["model"] == "opus" and stat.S_IMODE(settings.stat().st_mode) == 0o600
     hooks = data["hooks"]
-    assert set(hooks) == {"PreToolUse", "SessionStart", "UserPromptSubmit", "PreCompact",
-                          "PostCompact", "Stop", "SessionEnd"}
+    assert set(hooks) == {
+        "PreToolUse",
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreCompact",
+        "PostCompact",
+        "Stop",
+        "SessionEnd",
+    }
     assert hooks["Stop"][0]["hooks"][0]["command"] == "notify-send done"
     ours = hooks["SessionEnd"][0]["hooks"][0]
     assert ours["command"].endswith("session-end --harness claude-code")
-    assert "continuity.cli.hookcmd import main" in ours["command"] or "continuity-hook" in \
-        ours["command"]
+    assert (
+        "continuity.cli.hookcmd import main" in ours["command"]
+        or "continuity-hook" in ours["command"]
+    )
     assert ours["timeout"] == 2 and ours["type"] == "command"
     tool = [g for g in hooks["PreToolUse"] if install.is_our_hook(g["hooks"][0])]
     assert [g["matcher"] for g in tool] == ["Edit|Write|MultiEdit|NotebookEdit|Bash"]  # issue 40
@@ -73,9 +82,20 @@ def test_install_claude_code_is_idempotent(tmp_path: Path) -> None:
 def test_install_replaces_an_older_command(tmp_path: Path) -> None:
     """An install over hooks of an older continuity path replaces them, never duplicates."""
     settings = tmp_path / "settings.json"
-    old = {"hooks": {"Stop": [{"hooks": [{"type": "command", "command":
-                                         "/old/venv/bin/continuity-hook stop --harness "
-                                         "claude-code"}]}]}}
+    old = {
+        "hooks": {
+            "Stop": [
+                {
+                    "hooks": [
+                        {
+                            "type": "command",
+                            "command": "/old/venv/bin/continuity-hook stop --harness claude-code",
+                        }
+                    ]
+                }
+            ]
+        }
+    }
     settings.write_text(json.dumps(old))
     install.install("claude-code", settings)
     stops = _hooks(settings)["Stop"]
@@ -86,10 +106,13 @@ def test_install_replaces_a_hook_of_the_pre_layout_module_path(tmp_path: Path) -
     """A hook installed before issue 11 ran ``from continuity.hookcmd import main``: install
     recognises it as ours and replaces it with the new path (one Stop entry, not two)."""
     settings = tmp_path / "settings.json"
-    old_cmd = ('/usr/bin/python3 -I -S -c "import sys; sys.path.append(\'/old/src\'); '
-               'from continuity.hookcmd import main; main()" stop --harness claude-code')
-    settings.write_text(json.dumps({"hooks": {"Stop": [{"hooks": [
-        {"type": "command", "command": old_cmd}]}]}}))
+    old_cmd = (
+        "/usr/bin/python3 -I -S -c \"import sys; sys.path.append('/old/src'); "
+        'from continuity.hookcmd import main; main()" stop --harness claude-code'
+    )
+    settings.write_text(
+        json.dumps({"hooks": {"Stop": [{"hooks": [{"type": "command", "command": old_cmd}]}]}})
+    )
     install.install("claude-code", settings)
     stops = _hooks(settings)["Stop"]
     assert len(stops) == 1
@@ -106,9 +129,13 @@ def test_the_pre_layout_hook_path_still_runs(tmp_path: Path) -> None:
 
     src = str(Path(continuity.__file__).resolve().parents[1])
     code = f"import sys; sys.path.append({src!r}); from continuity.hookcmd import main; main()"
-    proc = subprocess.run([sys.executable, "-I", "-S", "-c", code, "stop", "--harness",
-                           "claude-code"], input=b"{}", capture_output=True, timeout=30,
-                          env={"CONTINUITY_NO_HOOKS": "1"})
+    proc = subprocess.run(
+        [sys.executable, "-I", "-S", "-c", code, "stop", "--harness", "claude-code"],
+        input=b"{}",
+        capture_output=True,
+        timeout=30,
+        env={"CONTINUITY_NO_HOOKS": "1"},
+    )
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, b"", b"")
 
 
@@ -160,8 +187,15 @@ def test_install_codex_includes_session_end(tmp_path: Path) -> None:
     hooks_file = tmp_path / "hooks.json"
     install.install("codex", hooks_file)
     hooks = _hooks(hooks_file)
-    assert set(hooks) == {"SessionStart", "UserPromptSubmit", "PreCompact", "PostCompact",
-                          "Stop", "SessionEnd", "PreToolUse"}
+    assert set(hooks) == {
+        "SessionStart",
+        "UserPromptSubmit",
+        "PreCompact",
+        "PostCompact",
+        "Stop",
+        "SessionEnd",
+        "PreToolUse",
+    }
     assert "matcher" not in hooks["PreToolUse"][0]  # issue 40: every tool; the daemon picks
     assert hooks["SessionEnd"][0]["hooks"][0]["command"].endswith("session-end --harness codex")
     assert hooks["Stop"][0]["hooks"][0]["command"].endswith("stop --harness codex")
@@ -178,10 +212,14 @@ CODEX_CONFIG = 'model = "gpt-5"\n\n[model_providers.local]\nbase_url = "http://1
 
 def test_codex_hook_hash_is_the_one_codex_computes() -> None:
     """codex_hook_hash reproduces Codex's trusted_hash (codex-rs command_hook_hash)."""
-    assert install.codex_hook_hash("SessionStart", {"command": "echo hello", "timeout": 5}) \
+    assert (
+        install.codex_hook_hash("SessionStart", {"command": "echo hello", "timeout": 5})
         == CODEX_PROVEN_HASH
-    assert install.codex_hook_hash("SessionStart", {"command": "echo hello", "timeout": 6}) \
+    )
+    assert (
+        install.codex_hook_hash("SessionStart", {"command": "echo hello", "timeout": 6})
         != CODEX_PROVEN_HASH
+    )
 
 
 def test_install_codex_writes_the_trust_codex_needs(tmp_path: Path) -> None:
@@ -191,8 +229,11 @@ def test_install_codex_writes_the_trust_codex_needs(tmp_path: Path) -> None:
     codex = tmp_path / ".codex"
     codex.mkdir()
     (codex / "config.toml").write_text(CODEX_CONFIG)
-    (codex / "hooks.json").write_text(json.dumps({"hooks": {"Stop": [
-        {"hooks": [{"type": "command", "command": "notify-send done"}]}]}}))
+    (codex / "hooks.json").write_text(
+        json.dumps(
+            {"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "notify-send done"}]}]}}
+        )
+    )
     before_hooks = (codex / "hooks.json").read_bytes()
     result = install.install("codex", codex / "hooks.json", tmp_path / "ws")
     trust = result.trust
@@ -202,9 +243,18 @@ def test_install_codex_writes_the_trust_codex_needs(tmp_path: Path) -> None:
 
     state = tomllib.loads((codex / "config.toml").read_text())["hooks"]["state"]
     prefix = str(codex / "hooks.json")
-    assert sorted(state) == sorted(f"{prefix}:{e}:{g}:0" for e, g in [
-        ("session_start", 0), ("user_prompt_submit", 0), ("pre_compact", 0),
-        ("post_compact", 0), ("stop", 1), ("session_end", 0), ("pre_tool_use", 0)])
+    assert sorted(state) == sorted(
+        f"{prefix}:{e}:{g}:0"
+        for e, g in [
+            ("session_start", 0),
+            ("user_prompt_submit", 0),
+            ("pre_compact", 0),
+            ("post_compact", 0),
+            ("stop", 1),
+            ("session_end", 0),
+            ("pre_tool_use", 0),
+        ]
+    )
     stop = _hooks(codex / "hooks.json")["Stop"][1]["hooks"][0]
     assert state[f"{prefix}:stop:1:0"]["trusted_hash"] == install.codex_hook_hash("Stop", stop)
     assert (codex / "config.toml").read_text().startswith(CODEX_CONFIG)
@@ -237,8 +287,9 @@ def test_codex_trust_sees_a_changed_command_and_a_stale_table(tmp_path: Path) ->
     assert "[other]\nx = 1\n" in text
 
 
-def test_codex_trust_keys_use_codex_home_canonicalized(tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_codex_trust_keys_use_codex_home_canonicalized(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Codex canonicalizes $CODEX_HOME (codex-rs find_codex_home): with CODEX_HOME a symlink,
     the trust keys name the real folder (checked with Codex 0.171.0: its hooks then ran)."""
     real = tmp_path / "real-codex"
@@ -276,37 +327,54 @@ def test_codex_trust_with_hooks_json_a_symlink(tmp_path: Path) -> None:
     assert (dotfiles / "codex-hooks.json").read_text() == "{}\n"
 
 
-def test_install_codex_says_the_one_step_left_when_trust_cannot_be_written(
-        tmp_path: Path) -> None:
+def test_install_codex_says_the_one_step_left_when_trust_cannot_be_written(tmp_path: Path) -> None:
     """A config.toml our tables cannot join (an inline hooks.state) is left as it was, and
     the result and the CLI say loudly that Codex will skip the hooks and what to do."""
     from continuity.cli.commands.daemon import register
 
     config = tmp_path / "config.toml"
-    config.write_text('hooks = { state = {} }\n')
+    config.write_text("hooks = { state = {} }\n")
     result = install.install("codex", tmp_path / "hooks.json", tmp_path / "ws")
     assert result.trust is not None and result.trust.status == "untrusted"
     assert result.trust.trusted == 0 and "nothing was changed" in (result.trust.note or "")
-    assert config.read_text() == 'hooks = { state = {} }\n'
+    assert config.read_text() == "hooks = { state = {} }\n"
     app = typer.Typer()
     app.command("noop")(lambda: None)
     register(app)
-    done = CliRunner().invoke(app, ["hooks", "install", "codex", "--settings",
-                                    str(tmp_path / "hooks.json"), "--home",
-                                    str(tmp_path / "ws")])  # tmp_path holds Codex's config.toml
+    done = CliRunner().invoke(
+        app,
+        [
+            "hooks",
+            "install",
+            "codex",
+            "--settings",
+            str(tmp_path / "hooks.json"),
+            "--home",
+            str(tmp_path / "ws"),
+        ],
+    )  # tmp_path holds Codex's config.toml
     assert done.exit_code == 0
     assert "NOT TRUSTED: Codex skips 7 of the 7 continuity hooks" in done.output
     assert "/hooks" in done.output
-    done = CliRunner().invoke(app, ["hooks", "install", "codex", "--settings",
-                                    str(tmp_path / "h2.json"), "--no-trust", "--json"])
+    done = CliRunner().invoke(
+        app,
+        [
+            "hooks",
+            "install",
+            "codex",
+            "--settings",
+            str(tmp_path / "h2.json"),
+            "--no-trust",
+            "--json",
+        ],
+    )
     assert json.loads(done.stdout)["trust"]["status"] == "untrusted"
     # issue 39: --no-trust still registers the MCP server (the file takes that table); the
     # original is backed up first and uninstall brings it back byte for byte
-    assert (tmp_path / "config.toml.continuity-backup").read_text() == \
-        'hooks = { state = {} }\n'
+    assert (tmp_path / "config.toml.continuity-backup").read_text() == "hooks = { state = {} }\n"
     assert "[mcp_servers.continuity]" in config.read_text()
     install.uninstall("codex", tmp_path / "h2.json")
-    assert config.read_text() == 'hooks = { state = {} }\n'
+    assert config.read_text() == "hooks = { state = {} }\n"
     assert not (tmp_path / "config.toml.continuity-backup").exists()
 
 
@@ -316,8 +384,11 @@ def test_install_pi_writes_the_extension_with_the_command(tmp_path: Path) -> Non
     result = install.install("pi", tmp_path)
     text = (tmp_path / "continuity.ts").read_text()
     assert result.action == "installed" and "__CONTINUITY_HOOK_COMMAND__" not in text
-    argv = [shutil.which("env") or "/usr/bin/env", f"CONTINUITY_HOME={result.home}",
-            *install.hook_argv()]
+    argv = [
+        shutil.which("env") or "/usr/bin/env",
+        f"CONTINUITY_HOME={result.home}",
+        *install.hook_argv(),
+    ]
     assert f"const HOOK_COMMAND = {json.dumps(argv)};" in text
     assert install.install("pi", tmp_path).action == "unchanged"
     assert install.uninstall("pi", tmp_path).action == "removed"
@@ -350,8 +421,9 @@ def test_uninstall_pi_removes_the_folders_install_created(tmp_path: Path) -> Non
     assert existing.is_dir() and list(existing.iterdir()) == []
 
 
-def test_install_default_paths_follow_the_environment(monkeypatch: pytest.MonkeyPatch,
-                                                      tmp_path: Path) -> None:
+def test_install_default_paths_follow_the_environment(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     """pi honours PI_CODING_AGENT_DIR and Codex CODEX_HOME."""
     monkeypatch.setenv("PI_CODING_AGENT_DIR", str(tmp_path / "agent"))
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
@@ -368,12 +440,12 @@ def test_install_cli_commands(tmp_path: Path) -> None:
     register(app)
     settings = tmp_path / "settings.json"
     runner = CliRunner()
-    done = runner.invoke(app, ["hooks", "install", "claude-code", "--settings", str(settings),
-                               "--json"])
+    done = runner.invoke(
+        app, ["hooks", "install", "claude-code", "--settings", str(settings), "--json"]
+    )
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["action"] == "installed"
-    done = runner.invoke(app, ["hooks", "uninstall", "claude-code", "--settings",
-                               str(settings)])
+    done = runner.invoke(app, ["hooks", "uninstall", "claude-code", "--settings", str(settings)])
     assert done.exit_code == 0 and "removed" in done.stdout
     assert runner.invoke(app, ["hook", "--help"]).exit_code == 0
 
@@ -408,8 +480,7 @@ def test_install_settings_folder_is_input_error(tmp_path: Path) -> None:
         install.uninstall("codex", tmp_path)
 
 
-def test_install_bakes_the_workspace_into_the_command(tmp_path: Path,
-                                                      isolated_home: Path) -> None:
+def test_install_bakes_the_workspace_into_the_command(tmp_path: Path, isolated_home: Path) -> None:
     """The command carries CONTINUITY_HOME: the given home, else the current one; a shell
     running it hands hookcmd that home even when its environment has none."""
     settings = tmp_path / "settings.json"
@@ -425,12 +496,18 @@ def test_install_bakes_the_workspace_into_the_command(tmp_path: Path,
     assert command.startswith(f"CONTINUITY_HOME={shlex.quote(str(odd))} ")
     env = {k: v for k, v in os.environ.items() if k != "CONTINUITY_HOME"}
     env["CONTINUITY_DAEMON_URL"] = "http://127.0.0.1:1"  # nothing listens: the hook spools
-    done = subprocess.run(["sh", "-c", command], env=env, input=b'{"session_id": "s"}',
-                          capture_output=True, timeout=20)
+    done = subprocess.run(
+        ["sh", "-c", command],
+        env=env,
+        input=b'{"session_id": "s"}',
+        capture_output=True,
+        timeout=20,
+    )
     assert done.returncode == 0, done.stderr
     spooled = (odd / "spool" / "events.jsonl").read_text()
-    assert '"event":"stop"' in spooled.replace(" ", "") and '"harness":"claude-code"' in \
-        spooled.replace(" ", "")
+    assert '"event":"stop"' in spooled.replace(
+        " ", ""
+    ) and '"harness":"claude-code"' in spooled.replace(" ", "")
 
 
 def test_install_cli_prints_the_workspace(tmp_path: Path) -> None:
@@ -442,41 +519,67 @@ def test_install_cli_prints_the_workspace(tmp_path: Path) -> None:
     register(app)
     settings, home = tmp_path / "settings.json", tmp_path / "ws"
     runner = CliRunner()
-    done = runner.invoke(app, ["hooks", "install", "claude-code", "--settings", str(settings),
-                               "--home", str(home)])
+    done = runner.invoke(
+        app, ["hooks", "install", "claude-code", "--settings", str(settings), "--home", str(home)]
+    )
     assert done.exit_code == 0, done.output
     assert f"hooks point at workspace {home}" in done.stdout
-    done = runner.invoke(app, ["hooks", "install", "codex", "--settings",
-                               str(tmp_path / "h.json"), "--home", str(home), "--json"])
+    done = runner.invoke(
+        app,
+        [
+            "hooks",
+            "install",
+            "codex",
+            "--settings",
+            str(tmp_path / "h.json"),
+            "--home",
+            str(home),
+            "--json",
+        ],
+    )
     assert json.loads(done.stdout)["home"] == str(home)
 
+
 _BARE = st.text("abcdefghijklmnopqrstuvwxyz_-", min_size=1, max_size=8)
-_VALUE = st.one_of(st.integers(-10**6, 10**6), st.booleans(),
-                   st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=12).map(
-                       lambda t: json.dumps(t, ensure_ascii=False)))
+_VALUE = st.one_of(
+    st.integers(-(10**6), 10**6),
+    st.booleans(),
+    st.text(st.characters(blacklist_categories=("Cs", "Cc")), max_size=12).map(
+        lambda t: json.dumps(t, ensure_ascii=False)
+    ),
+)
 
 
 @st.composite
 def _codex_config(draw: st.DrawFn) -> str:
     """A config.toml: top-level keys, then tables (one maybe an earlier hooks.state of a
     user's own hook), with comments and blank lines; no trailing newline sometimes."""
-    lines = [f"{k} = {v}" if not isinstance(v, bool) else f"{k} = {str(v).lower()}"
-             for k, v in draw(st.dictionaries(_BARE, _VALUE, max_size=3)).items()]
+    lines = [
+        f"{k} = {v}" if not isinstance(v, bool) else f"{k} = {str(v).lower()}"
+        for k, v in draw(st.dictionaries(_BARE, _VALUE, max_size=3)).items()
+    ]
     for name in draw(st.lists(_BARE, max_size=3, unique=True)):
         lines += ["", f"[tables.{name}]", "# a comment"]
-        lines += [f"{k} = {json.dumps(str(v), ensure_ascii=False)}"
-                  for k, v in draw(st.dictionaries(_BARE, _VALUE, max_size=2)).items()]
+        lines += [
+            f"{k} = {json.dumps(str(v), ensure_ascii=False)}"
+            for k, v in draw(st.dictionaries(_BARE, _VALUE, max_size=2)).items()
+        ]
     if draw(st.booleans()):
-        lines += ["", '[hooks.state."/elsewhere/hooks.json:stop:0:0"]',
-                  'trusted_hash = "sha256:theirs"']
+        lines += [
+            "",
+            '[hooks.state."/elsewhere/hooks.json:stop:0:0"]',
+            'trusted_hash = "sha256:theirs"',
+        ]
     return "\n".join(lines) + ("\n" if draw(st.booleans()) else "")
 
 
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(config=_codex_config(), user_groups=st.integers(0, 2))
-def test_codex_trust_round_trip_property(tmp_path_factory: pytest.TempPathFactory, config: str,
-                                         user_groups: int) -> None:
+def test_codex_trust_round_trip_property(
+    tmp_path_factory: pytest.TempPathFactory, config: str, user_groups: int
+) -> None:
     """For any config.toml and any number of the user's own Stop groups before ours: install
     leaves every other table as it was and makes all six hooks trusted; uninstall gives the
     config.toml back byte for byte."""
@@ -484,12 +587,24 @@ def test_codex_trust_round_trip_property(tmp_path_factory: pytest.TempPathFactor
 
     folder = tmp_path_factory.mktemp("codex")
     (folder / "config.toml").write_text(config)
-    (folder / "hooks.json").write_text(json.dumps({"hooks": {"Stop": [
-        {"hooks": [{"type": "command", "command": f"notify {i}"}]} for i in range(user_groups)]}}))
+    (folder / "hooks.json").write_text(
+        json.dumps(
+            {
+                "hooks": {
+                    "Stop": [
+                        {"hooks": [{"type": "command", "command": f"notify {i}"}]}
+                        for i in range(user_groups)
+                    ]
+                }
+            }
+        )
+    )
     before = tomllib.loads(config)
     result = install.install("codex", folder / "hooks.json", folder / "ws")
     assert result.trust is not None and (result.trust.status, result.trust.trusted) == (
-        "trusted", 7)
+        "trusted",
+        7,
+    )
     after = tomllib.loads((folder / "config.toml").read_text())
     state = after.get("hooks", {}).get("state", {})
     assert f"{folder}/hooks.json:stop:{user_groups}:0" in state
@@ -559,8 +674,9 @@ def test_uninstall_pi_removes_the_folders_where_pi_never_ran(tmp_path: Path) -> 
     agent = tmp_path / "home" / ".pi" / "agent"
     folder = agent / "extensions"
     assert install.install("pi", folder).action == "installed"
-    assert json.loads((folder / "continuity.ts").read_text().splitlines()[-1].split(": ", 1)[1]) \
-        == [str(folder), str(agent), str(agent.parent)]
+    assert json.loads(
+        (folder / "continuity.ts").read_text().splitlines()[-1].split(": ", 1)[1]
+    ) == [str(folder), str(agent), str(agent.parent)]
     assert install.install("pi", folder).action == "unchanged"
     assert install.uninstall("pi", folder).action == "removed"
     assert list((tmp_path / "home").iterdir()) == []

@@ -19,8 +19,10 @@ from typer.testing import CliRunner
 from continuity.daemon.hooks import install
 
 SETTINGS = '{\n  "theme": "dark",\n  "permissions": {"allow": ["Bash(ls:*)"]}\n}\n'
-CLAUDE_STATE = {"numStartups": 3, "mcpServers": {"other": {"type": "stdio",
-                                                           "command": "other-server"}}}
+CLAUDE_STATE = {
+    "numStartups": 3,
+    "mcpServers": {"other": {"type": "stdio", "command": "other-server"}},
+}
 
 
 @pytest.fixture
@@ -35,16 +37,19 @@ def user(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return home
 
 
-def test_claude_code_install_registers_the_server_and_the_allow_rule(user: Path,
-                                                                     tmp_path: Path) -> None:
+def test_claude_code_install_registers_the_server_and_the_allow_rule(
+    user: Path, tmp_path: Path
+) -> None:
     """The server joins ~/.claude.json's mcpServers (other keys and servers kept) with the
     workspace in its env and a Python run with -P; settings.json gets mcp__continuity once;
     the result names the tools as Claude Code's model sees them."""
     ws = tmp_path / "ws"
     result = install.install("claude-code", home=ws)
     state = json.loads((user / ".claude.json").read_text())
-    assert state["numStartups"] == 3 and state["mcpServers"]["other"] == \
-        CLAUDE_STATE["mcpServers"]["other"]
+    assert (
+        state["numStartups"] == 3
+        and state["mcpServers"]["other"] == CLAUDE_STATE["mcpServers"]["other"]
+    )
     ours = state["mcpServers"]["continuity"]
     assert ours["type"] == "stdio" and ours["command"] == sys.executable
     assert ours["args"][:2] == ["-P", "-c"] and "continuity.daemon.mcp_server" in ours["args"][2]
@@ -55,12 +60,17 @@ def test_claude_code_install_registers_the_server_and_the_allow_rule(user: Path,
     assert set(result.mcp.tools) == set(install.MCP_TOOLS)
     again = install.install("claude-code", home=ws)
     assert again.action == "unchanged"
-    assert json.loads((user / ".claude" / "settings.json").read_text())["permissions"][
-        "allow"].count("mcp__continuity") == 1
+    assert (
+        json.loads((user / ".claude" / "settings.json").read_text())["permissions"]["allow"].count(
+            "mcp__continuity"
+        )
+        == 1
+    )
 
 
-def test_claude_code_uninstall_removes_exactly_what_install_added(user: Path,
-                                                                  tmp_path: Path) -> None:
+def test_claude_code_uninstall_removes_exactly_what_install_added(
+    user: Path, tmp_path: Path
+) -> None:
     """settings.json comes back byte for byte; ~/.claude.json keeps what Claude Code wrote
     meanwhile and the user's other server, without ours."""
     install.install("claude-code", home=tmp_path / "ws")
@@ -79,15 +89,17 @@ def test_claude_code_keeps_a_rule_the_user_had(user: Path, tmp_path: Path) -> No
     (user / ".claude" / "settings.json").write_text(before)
     (user / ".claude.json").unlink()
     install.install("claude-code", home=tmp_path / "ws")
-    assert json.loads((user / ".claude" / "settings.json").read_text())["permissions"][
-        "allow"] == ["mcp__continuity"]
+    assert json.loads((user / ".claude" / "settings.json").read_text())["permissions"]["allow"] == [
+        "mcp__continuity"
+    ]
     install.uninstall("claude-code")
     assert (user / ".claude" / "settings.json").read_text() == before
     assert not (user / ".claude.json").exists()
 
 
-def test_claude_code_leaves_a_server_of_that_name_that_is_not_ours(user: Path,
-                                                                   tmp_path: Path) -> None:
+def test_claude_code_leaves_a_server_of_that_name_that_is_not_ours(
+    user: Path, tmp_path: Path
+) -> None:
     """Someone else's mcpServers.continuity is kept; nothing is registered or allowed, and
     the result says why."""
     theirs = {"mcpServers": {"continuity": {"type": "stdio", "command": "their-thing"}}}
@@ -112,9 +124,17 @@ def test_claude_code_settings_elsewhere_register_no_server(user: Path, tmp_path:
     printed = re.search(r"`(claude mcp add [^`]*)`", result.mcp.note or "")
     assert printed, result.mcp.note
     argv = shlex.split(printed.group(1))
-    assert argv[:argv.index("--")] == ["claude", "mcp", "add", "--scope", "user", "-e",
-                                       f"CONTINUITY_HOME={tmp_path / 'ws'}", "continuity"]
-    assert argv[argv.index("--") + 1:] == install.mcp_argv()
+    assert argv[: argv.index("--")] == [
+        "claude",
+        "mcp",
+        "add",
+        "--scope",
+        "user",
+        "-e",
+        f"CONTINUITY_HOME={tmp_path / 'ws'}",
+        "continuity",
+    ]
+    assert argv[argv.index("--") + 1 :] == install.mcp_argv()
     assert json.loads((user / ".claude.json").read_text()) == CLAUDE_STATE
     assert "permissions" not in json.loads(custom.read_text())
 
@@ -163,7 +183,7 @@ def test_pi_extension_carries_the_tool_runner(tmp_path: Path) -> None:
     text = (tmp_path / "extensions" / "continuity.ts").read_text()
     assert "__CONTINUITY_TOOL_COMMAND__" not in text
     line = next(x for x in text.splitlines() if x.startswith("const TOOL_COMMAND = "))
-    argv = json.loads(line[len("const TOOL_COMMAND = "):-1])
+    argv = json.loads(line[len("const TOOL_COMMAND = ") : -1])
     assert argv[1] == f"CONTINUITY_HOME={tmp_path / 'ws'}" and argv[2] == sys.executable
     assert "tool_main" in argv[-1]
     assert result.mcp is not None and result.mcp.tools["show"] == "continuity_show"
@@ -176,8 +196,15 @@ def test_pi_tool_runner_answers_json_and_errors(isolated_home: Path, tmp_path: P
     runner = install.tool_argv()
 
     def run(*args: str, stdin: str) -> tuple[int, dict]:
-        done = subprocess.run([*runner, *args], input=stdin, capture_output=True, text=True,
-                              env=env, cwd=tmp_path, timeout=60)
+        done = subprocess.run(
+            [*runner, *args],
+            input=stdin,
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+            timeout=60,
+        )
         return done.returncode, json.loads(done.stdout)
 
     code, kept = run("remember", stdin='{"content": "Exports use UTC", "session": "s-1"}')
@@ -187,8 +214,13 @@ def test_pi_tool_runner_answers_json_and_errors(isolated_home: Path, tmp_path: P
     assert found["rows"] == []
     code, found = run("search", stdin='{"query": "UTC"}')
     assert code == 0 and found == {"query": "UTC", "count": 0, "hits": []}
-    assert run("nope", stdin="{}") == (1, {"error": "tool: 'nope' is not one of search, show, "
-                                                    "recall, continuation, remember, checkpoint"})
+    assert run("nope", stdin="{}") == (
+        1,
+        {
+            "error": "tool: 'nope' is not one of search, show, "
+            "recall, continuation, remember, checkpoint"
+        },
+    )
     code, bad = run("search", stdin='{"words": "x"}')
     assert code == 1 and bad["error"].startswith("search: ")
     code, bad = run("search", stdin="{not json")
@@ -197,9 +229,9 @@ def test_pi_tool_runner_answers_json_and_errors(isolated_home: Path, tmp_path: P
     assert code == 1 and "zz9" in bad["error"]
 
 
-def test_the_install_record_keeps_mcp_and_uninstall_forgets_it(user: Path, tmp_path: Path,
-                                                               monkeypatch: pytest.MonkeyPatch
-                                                               ) -> None:
+def test_the_install_record_keeps_mcp_and_uninstall_forgets_it(
+    user: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """`hooks install` records the registered tools (installed_mcp_tools reads them), a later
     install of another harness keeps them, `hooks uninstall` drops that harness's."""
     from continuity.cli.app import app
@@ -210,15 +242,17 @@ def test_the_install_record_keeps_mcp_and_uninstall_forgets_it(user: Path, tmp_p
     done = runner.invoke(app, ["hooks", "install", "claude-code", "--home", str(ws)])
     assert done.exit_code == 0, done.output
     assert "mcp__continuity__search" in done.output
-    assert install.installed_mcp_tools(ws, "claude-code") == install.mcp_tool_names(
-        "claude-code")
-    done = runner.invoke(app, ["hooks", "install", "pi", "--home", str(ws), "--settings",
-                               str(tmp_path / "ext")])
+    assert install.installed_mcp_tools(ws, "claude-code") == install.mcp_tool_names("claude-code")
+    done = runner.invoke(
+        app, ["hooks", "install", "pi", "--home", str(ws), "--settings", str(tmp_path / "ext")]
+    )
     assert done.exit_code == 0, done.output
     assert install.installed_mcp_tools(ws, "claude-code")["show"] == "mcp__continuity__show"
     assert install.installed_mcp_tools(ws, "pi")["search"] == "continuity_search"
     assert install.installed_paths(ws) == {
-        "claude-code": str(user / ".claude" / "settings.json"), "pi": str(tmp_path / "ext")}
+        "claude-code": str(user / ".claude" / "settings.json"),
+        "pi": str(tmp_path / "ext"),
+    }
     done = runner.invoke(app, ["hooks", "uninstall", "claude-code"])
     assert done.exit_code == 0, done.output
     assert install.installed_mcp_tools(ws, "claude-code") == {}

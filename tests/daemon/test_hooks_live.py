@@ -24,12 +24,18 @@ def _live(store, home: Path, **config: int) -> LiveCapture:
     return start_live(store, home, checkpoint=CheckpointConfig(**config))
 
 
-
-
-def ev(live: LiveCapture, event: str, key: str, *, harness: str = "claude-code",
-       project: str = "/tmp/ledger", **fields: object) -> dict:
-    body = BODIES[event].model_validate({"harness": harness, "session_key": key,
-                                         "project": project, **fields})
+def ev(
+    live: LiveCapture,
+    event: str,
+    key: str,
+    *,
+    harness: str = "claude-code",
+    project: str = "/tmp/ledger",
+    **fields: object,
+) -> dict:
+    body = BODIES[event].model_validate(
+        {"harness": harness, "session_key": key, "project": project, **fields}
+    )
     if event == "session-end":
         return live.end_session(body)  # type: ignore[arg-type]
     return live.handle(event, body)
@@ -89,10 +95,16 @@ def test_live_turns_without_a_transcript_file(live: LiveCapture) -> None:
     ev(live, "stop", "t1", last_assistant_message="Fixed: end month included.")
     ev(live, "user-prompt-submit", "t1", prompt="continue")
     ev(live, "user-prompt-submit", "t1", prompt="continue")
-    records = [r.content for r in TranscriptLog(transcript_path(live.home, "claude-code")).read(
-        session_key="t1")]
-    assert records == ["User: fix March", "Assistant: Fixed: end month included.",
-                       "User: continue", "User: continue"]
+    records = [
+        r.content
+        for r in TranscriptLog(transcript_path(live.home, "claude-code")).read(session_key="t1")
+    ]
+    assert records == [
+        "User: fix March",
+        "Assistant: Fixed: end month included.",
+        "User: continue",
+        "User: continue",
+    ]
     assert live.worker.wait_idle(10)
     row = live.store.get_transcripts(["t1"], "default")["t1"]
     assert row.content == "\n\n".join(records)
@@ -106,8 +118,7 @@ def test_live_turns_append_only_their_own_text(live: LiveCapture) -> None:
     for prompt in ("one", "two", "three"):
         ev(live, "user-prompt-submit", "t2", prompt=prompt)
         assert live.worker.wait_idle(10)
-    assert stored_transcript(live.store, "t2") == ["User: one", "\n\nUser: two",
-                                                   "\n\nUser: three"]
+    assert stored_transcript(live.store, "t2") == ["User: one", "\n\nUser: two", "\n\nUser: three"]
     row = live.store.get_transcripts(["t2"], "default")["t2"]
     whole = "User: one\n\nUser: two\n\nUser: three"
     assert row.content == whole and row.content_hash == content_hash(whole)
@@ -123,8 +134,9 @@ def test_live_turns_append_only_their_own_text(live: LiveCapture) -> None:
     assert row.content_hash == content_hash(whole + "\n\nUser: four")
 
 
-def test_live_restart_rebuilds_state_from_the_transcript(store, isolated_home: Path,
-                                                         tmp_path: Path) -> None:
+def test_live_restart_rebuilds_state_from_the_transcript(
+    store, isolated_home: Path, tmp_path: Path
+) -> None:
     """After a restart the session's counts come back from its imported rows, and an end
     already written is not written again."""
     path = tmp_path / "5b7c2e90-aaaa.jsonl"
@@ -135,8 +147,13 @@ def test_live_restart_rebuilds_state_from_the_transcript(store, isolated_home: P
     first.close()
     second = _live(store, isolated_home)
     try:
-        answer = ev(second, "user-prompt-submit", "5b7c2e90-aaaa", transcript_path=str(path),
-                    prompt="one more")
+        answer = ev(
+            second,
+            "user-prompt-submit",
+            "5b7c2e90-aaaa",
+            transcript_path=str(path),
+            prompt="one more",
+        )
         assert answer["prompt_count"] == 3  # two requests in the file, then this one
         ev(second, "session-end", "5b7c2e90-aaaa", transcript_path=str(path))
         # the file is months old: the time rule fires at the first prompt after the restart
@@ -160,13 +177,24 @@ def test_live_settled_turn_compacts_as_fenced_owner(live: LiveCapture, tmp_path:
     ev(live, "session-start", info_key, transcript_path=str(path))
     assert live.worker.wait_idle(10)
     with open(path, "a") as fh:  # the session goes on after its last compaction
-        for n, (kind, text) in enumerate([("user", "now add leap years"),
-                                          ("assistant", "Leap years handled. " * 100)]):
-            fh.write(json.dumps({
-                "sessionId": info_key, "cwd": "/home/ana/ledger", "type": kind,
-                "uuid": f"n{n}", "parentUuid": "c21" if n == 0 else "n0",
-                "timestamp": f"2026-09-01T11:0{n + 1}:00.000Z", "isSidechain": False,
-                "message": {"role": kind, "content": text}}) + "\n")
+        for n, (kind, text) in enumerate(
+            [("user", "now add leap years"), ("assistant", "Leap years handled. " * 100)]
+        ):
+            fh.write(
+                json.dumps(
+                    {
+                        "sessionId": info_key,
+                        "cwd": "/home/ana/ledger",
+                        "type": kind,
+                        "uuid": f"n{n}",
+                        "parentUuid": "c21" if n == 0 else "n0",
+                        "timestamp": f"2026-09-01T11:0{n + 1}:00.000Z",
+                        "isSidechain": False,
+                        "message": {"role": kind, "content": text},
+                    }
+                )
+                + "\n"
+            )
     lease = live.store.acquire_lease(info_key, "someone-else", 60)
     ev(live, "stop", info_key)
     assert live.worker.wait_idle(10)
@@ -214,14 +242,21 @@ def test_live_group_commit_shares_fsyncs_between_threads(tmp_path: Path) -> None
         GroupAppender(BrokenLog()).append(1)
 
 
-def test_live_turn_after_a_crash_repairs_the_torn_tail(store, isolated_home: Path,
-                                                       tmp_path: Path) -> None:
+def test_live_turn_after_a_crash_repairs_the_torn_tail(
+    store, isolated_home: Path, tmp_path: Path
+) -> None:
     """A crash cut the canonical JSONL's last record in half (an imported session's): the
     next live turn is written after the repair, on a line of its own (the fragment kept in
     ``.torn``), and the imported session's records are rewritten from the database."""
-    live = LiveCapture(store, home=isolated_home, config=CheckpointConfig(),
-                       budget_bytes=240_000, stop_seconds=10, idle_limit=timedelta(hours=4),
-                       tick_seconds=0.05)
+    live = LiveCapture(
+        store,
+        home=isolated_home,
+        config=CheckpointConfig(),
+        budget_bytes=240_000,
+        stop_seconds=10,
+        idle_limit=timedelta(hours=4),
+        tick_seconds=0.05,
+    )
     live.start()
     try:
         key, path = "5b7c2e90-aaaa", tmp_path / "5b7c2e90-aaaa.jsonl"
@@ -234,7 +269,7 @@ def test_live_turn_after_a_crash_repairs_the_torn_tail(store, isolated_home: Pat
         assert len(before) == 9  # visible rows of the fixture
         data = log_path.read_bytes()
         start = data.rstrip(b"\n").rfind(b"\n") + 1
-        fragment = data[start:start + (len(data) - start) // 2]
+        fragment = data[start : start + (len(data) - start) // 2]
         log_path.write_bytes(data[:start] + fragment)  # the crash
         ev(live, "user-prompt-submit", "after-crash", prompt="where were we")
         assert live.worker.wait_idle(10)
@@ -242,7 +277,8 @@ def test_live_turn_after_a_crash_repairs_the_torn_tail(store, isolated_home: Pat
         records = list(TranscriptLog(log_path).read(bad=bad))
         assert bad == [] and log_path.read_bytes().endswith(b"\n")
         assert [r.content for r in records if r.session_key == "after-crash"] == [
-            "User: where were we"]
+            "User: where were we"
+        ]
         assert [r.id for r in records if r.session_key == key] == before
         assert (log_path.parent / "transcript.jsonl.torn").read_bytes() == fragment + b"\n"
     finally:
@@ -257,34 +293,67 @@ def _cc_line(key: str, n: int, kind: str, content: object, parent: str | None) -
     message: dict = {"role": kind, "content": content}
     if kind == "assistant":
         message.update(id=f"msg_{n}", model="claude-opus-4-6", stop_reason="tool_use")
-    return json.dumps({"sessionId": key, "cwd": "/tmp/ledger", "version": "2.1.40",
-                       "type": kind, "uuid": f"u{n}", "parentUuid": parent,
-                       "isSidechain": False, "timestamp": f"2026-09-01T08:{n:02d}:00.000Z",
-                       "message": message}) + "\n"
+    return (
+        json.dumps(
+            {
+                "sessionId": key,
+                "cwd": "/tmp/ledger",
+                "version": "2.1.40",
+                "type": kind,
+                "uuid": f"u{n}",
+                "parentUuid": parent,
+                "isSidechain": False,
+                "timestamp": f"2026-09-01T08:{n:02d}:00.000Z",
+                "message": message,
+            }
+        )
+        + "\n"
+    )
 
 
 def _todo_turn(key: str, n: int, prompt: str, todos: list[dict]) -> str:
     """A prompt, the agent's TodoWrite call writing ``todos`` and its result (lines n..n+2)."""
-    call = {"type": "tool_use", "id": f"toolu_{n}", "name": "TodoWrite", "input": {
-        "todos": todos}}
-    result = {"type": "tool_result", "tool_use_id": f"toolu_{n}",
-              "content": "Todos have been modified successfully."}
-    return (_cc_line(key, n, "user", prompt, f"u{n - 1}" if n else None)
-            + _cc_line(key, n + 1, "assistant", [call], f"u{n}")
-            + _cc_line(key, n + 2, "user", [result], f"u{n + 1}"))
+    call = {"type": "tool_use", "id": f"toolu_{n}", "name": "TodoWrite", "input": {"todos": todos}}
+    result = {
+        "type": "tool_result",
+        "tool_use_id": f"toolu_{n}",
+        "content": "Todos have been modified successfully.",
+    }
+    return (
+        _cc_line(key, n, "user", prompt, f"u{n - 1}" if n else None)
+        + _cc_line(key, n + 1, "assistant", [call], f"u{n}")
+        + _cc_line(key, n + 2, "user", [result], f"u{n + 1}")
+    )
 
 
-TODOS_OLD = [{"content": "Find why March is skipped", "status": "in_progress",
-              "activeForm": "Finding why March is skipped"}]
+TODOS_OLD = [
+    {
+        "content": "Find why March is skipped",
+        "status": "in_progress",
+        "activeForm": "Finding why March is skipped",
+    }
+]
 TODOS_NEW = [
-    {"content": "Find why March is skipped", "status": "completed",
-     "activeForm": "Finding why March is skipped"},
-    {"content": "Make month_range end-inclusive", "status": "in_progress",
-     "activeForm": "Making month_range end-inclusive"},
-    {"content": "Add a regression test for March", "status": "pending",
-     "activeForm": "Adding a regression test for March"}]
-OPEN_NEW = ["- [in_progress] Make month_range end-inclusive",
-            "- [pending] Add a regression test for March"]
+    {
+        "content": "Find why March is skipped",
+        "status": "completed",
+        "activeForm": "Finding why March is skipped",
+    },
+    {
+        "content": "Make month_range end-inclusive",
+        "status": "in_progress",
+        "activeForm": "Making month_range end-inclusive",
+    },
+    {
+        "content": "Add a regression test for March",
+        "status": "pending",
+        "activeForm": "Adding a regression test for March",
+    },
+]
+OPEN_NEW = [
+    "- [in_progress] Make month_range end-inclusive",
+    "- [pending] Add a regression test for March",
+]
 
 
 def _open_tasks(digest: str) -> list[str]:
@@ -294,8 +363,9 @@ def _open_tasks(digest: str) -> list[str]:
     return digest.split("### Open Tasks\n")[1].split("\n\n")[0].splitlines()
 
 
-def test_b27_live_pre_compaction_digest_lists_the_open_todos(live: LiveCapture,
-                                                             tmp_path: Path) -> None:
+def test_b27_live_pre_compaction_digest_lists_the_open_todos(
+    live: LiveCapture, tmp_path: Path
+) -> None:
     """B27 on the live path: the agent's newest TodoWrite list reaches the live session's
     checkpoints. The background import after a prompt feeds the older list; the
     pre-compaction hook imports the file's new lines itself (the TodoWrite the worker has not
@@ -305,8 +375,13 @@ def test_b27_live_pre_compaction_digest_lists_the_open_todos(live: LiveCapture,
     path = tmp_path / f"{key}.jsonl"
     path.write_text(_todo_turn(key, 0, "Why does the export skip March?", TODOS_OLD))
     ev(live, "session-start", key, transcript_path=str(path))
-    ev(live, "user-prompt-submit", key, transcript_path=str(path),
-       prompt="Why does the export skip March?")
+    ev(
+        live,
+        "user-prompt-submit",
+        key,
+        transcript_path=str(path),
+        prompt="Why does the export skip March?",
+    )
     assert live.worker.wait_idle(10)
     assert [t.title for t in live.recorder.states[key].tasks] == ["Find why March is skipped"]
     with open(path, "a") as fh:  # the next turn's TodoWrite, not imported by anyone yet
@@ -321,16 +396,25 @@ def test_b27_live_pre_compaction_digest_lists_the_open_todos(live: LiveCapture,
     assert _open_tasks(ended["checkpoint"]["digest"]) == OPEN_NEW
 
 
-def test_b27_live_task_feed_reads_only_the_rows_an_import_added(live: LiveCapture,
-                                                                 tmp_path: Path,
-                                                                 monkeypatch) -> None:
+def test_b27_live_task_feed_reads_only_the_rows_an_import_added(
+    live: LiveCapture, tmp_path: Path, monkeypatch
+) -> None:
     """The feed reads the store from the first row the import added (never the whole
     session again): after 40 rows are stored, a grown file's import reads from seq 40 on."""
     key = "9a3f5e10-cccc"
     path = tmp_path / f"{key}.jsonl"
-    path.write_text("".join(_cc_line(key, n, "user" if n % 2 == 0 else "assistant",
-                                     f"turn {n}", f"u{n - 1}" if n else None)
-                            for n in range(40)))
+    path.write_text(
+        "".join(
+            _cc_line(
+                key,
+                n,
+                "user" if n % 2 == 0 else "assistant",
+                f"turn {n}",
+                f"u{n - 1}" if n else None,
+            )
+            for n in range(40)
+        )
+    )
     ev(live, "session-start", key, transcript_path=str(path))
     assert live.worker.wait_idle(10)
     assert live.store.get_session(key).entry_count == 40
@@ -347,17 +431,17 @@ def test_b27_live_task_feed_reads_only_the_rows_an_import_added(live: LiveCaptur
     ev(live, "pre-compaction", key, transcript_path=str(path))
     assert reads == [39]
     assert [t.title for t in live.recorder.states[key].tasks][1:] == [
-        "Make month_range end-inclusive", "Add a regression test for March"]
+        "Make month_range end-inclusive",
+        "Add a regression test for March",
+    ]
 
 
-def test_b27_live_restart_keeps_the_task_list(store, isolated_home: Path,
-                                              tmp_path: Path) -> None:
+def test_b27_live_restart_keeps_the_task_list(store, isolated_home: Path, tmp_path: Path) -> None:
     """After a daemon restart the session's state is rebuilt with its newest task list (read
     from its last rows): the first pre-compaction digest lists the open todos."""
     key = "4c8b2a77-dddd"
     path = tmp_path / f"{key}.jsonl"
-    path.write_text(_todo_turn(key, 0, "first", TODOS_OLD) + _todo_turn(key, 3, "more",
-                                                                          TODOS_NEW))
+    path.write_text(_todo_turn(key, 0, "first", TODOS_OLD) + _todo_turn(key, 3, "more", TODOS_NEW))
     first = _live(store, isolated_home)
     ev(first, "session-start", key, transcript_path=str(path))
     assert first.worker.wait_idle(10)

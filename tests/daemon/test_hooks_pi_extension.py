@@ -91,22 +91,27 @@ process.exit(0);
 """
 
 
-def run_extension(tmp_path: Path, script: str, *, has_ui: bool = True,
-                  entries: list | None = None) -> tuple[dict, list[dict]]:
+def run_extension(
+    tmp_path: Path, script: str, *, has_ui: bool = True, entries: list | None = None
+) -> tuple[dict, list[dict]]:
     """Run our extension under Node with ``script`` driving the stand-in pi; returns what
     the script printed and the hook calls in the order they finished."""
     log = tmp_path / "hooks.jsonl"
     (tmp_path / "fake_hook.py").write_text(FAKE_HOOK)
     argv = [sys.executable, str(tmp_path / "fake_hook.py")]
     text = pi_extension_text(argv)
-    text = text.replace('[...args, event, "--harness", "pi"]',
-                        f'[...args, event, "--harness", "pi", {json.dumps(str(log))}]')
+    text = text.replace(
+        '[...args, event, "--harness", "pi"]',
+        f'[...args, event, "--harness", "pi", {json.dumps(str(log))}]',
+    )
     (tmp_path / "continuity.mjs").write_text(text)
     prelude = PRELUDE.replace("HAS_UI", "true" if has_ui else "false").replace(
-        "ENTRIES", json.dumps(entries or []))
+        "ENTRIES", json.dumps(entries or [])
+    )
     (tmp_path / "driver.mjs").write_text(prelude + script)
-    done = subprocess.run([NODE, "driver.mjs"], cwd=tmp_path, capture_output=True, text=True,
-                          timeout=60)
+    done = subprocess.run(
+        [NODE, "driver.mjs"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     results = json.loads(done.stdout.strip().splitlines()[-1])
     results["stderr"] = done.stderr  # what pi's terminal shows beside its answer
@@ -123,15 +128,28 @@ def test_pi_extension_posts_session_events(tmp_path: Path) -> None:
     results, calls = run_extension(tmp_path, DRIVER)
     assert results["start"] is None
     # issue 39: the daemon's text as it is, its framing not doubled by a preface of pi's
-    assert results["first"] == {"message": {
-        "customType": "continuity-recovery", "display": False,
-        "content": "## Session Recovery Context\nearlier work"}}
+    assert results["first"] == {
+        "message": {
+            "customType": "continuity-recovery",
+            "display": False,
+            "content": "## Session Recovery Context\nearlier work",
+        }
+    }
     assert results["second"] is None  # once per session
     assert "compact" not in results or results["compact"] is None
     events = sorted(c["event"] for c in calls)
-    assert events == sorted(["session-start", "user-prompt-submit", "user-prompt-submit",
-                             "stop", "stop", "pre-compaction", "post-compaction",
-                             "session-end"])
+    assert events == sorted(
+        [
+            "session-start",
+            "user-prompt-submit",
+            "user-prompt-submit",
+            "stop",
+            "stop",
+            "pre-compaction",
+            "post-compaction",
+            "session-end",
+        ]
+    )
     by_event = {c["event"]: c["stdin"] for c in calls}
     assert all(c["argv"] == ["--harness", "pi"] for c in calls)
     assert by_event["session-start"]["source"] == "startup"
@@ -146,10 +164,12 @@ def test_pi_extension_posts_session_events(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
-@pytest.mark.parametrize("script,has_ui", [(PRINT_MODE, False), (QUIT_EARLY, True)],
-                         ids=["print-mode", "quit-within-3s"])
-def test_pi_extension_delivers_the_settled_turn_before_pi_exits(tmp_path: Path, script: str,
-                                                                has_ui: bool) -> None:
+@pytest.mark.parametrize(
+    "script,has_ui", [(PRINT_MODE, False), (QUIT_EARLY, True)], ids=["print-mode", "quit-within-3s"]
+)
+def test_pi_extension_delivers_the_settled_turn_before_pi_exits(
+    tmp_path: Path, script: str, has_ui: bool
+) -> None:
     """Issue 12: `pi -p` exits right after agent_end, so the 3 s fallback timer never fired
     and no stop reached the daemon; the settled turn is now delivered (and awaited) before
     the session ends."""
@@ -210,35 +230,77 @@ IMAGE = "iVBORw0KGgo" * 2000
 def _view(result_bytes: int) -> list[dict]:
     """A pi branch: an old turn, a compaction that kept nothing, the request, a bash result
     of ``result_bytes`` with an image, the answer."""
+
     def msg(i: str, parent: str | None, role: str, content: object, **kw: object) -> dict:
-        return {"type": "message", "id": i, "parentId": parent,
-                "message": {"role": role, "content": content, **kw}}
-    return [msg("u0", None, "user", [{"type": "text", "text": "old turn " + "o" * 50_000}]),
-            {"type": "compaction", "id": "c0", "parentId": "u0", "summary": "## Goal\n- old",
-             "firstKeptEntryId": None, "tokensBefore": 10},
-            msg("u1", "c0", "user", [{"type": "text", "text": "Read the logs"}]),
-            msg("a1", "u1", "assistant", [{"type": "toolCall", "id": "k1", "name": "bash",
-                                            "arguments": {"command": "cat log"}}],
-                stopReason="toolUse"),
-            msg("t1", "a1", "toolResult", [{"type": "text", "text": "x" * result_bytes},
-                                           {"type": "image", "mimeType": "image/png",
-                                            "data": IMAGE}],
-                toolCallId="k1", toolName="bash", isError=False),
-            msg("a2", "t1", "assistant", [{"type": "text", "text": "Read them all."}],
-                stopReason="stop")]
+        return {
+            "type": "message",
+            "id": i,
+            "parentId": parent,
+            "message": {"role": role, "content": content, **kw},
+        }
+
+    return [
+        msg("u0", None, "user", [{"type": "text", "text": "old turn " + "o" * 50_000}]),
+        {
+            "type": "compaction",
+            "id": "c0",
+            "parentId": "u0",
+            "summary": "## Goal\n- old",
+            "firstKeptEntryId": None,
+            "tokensBefore": 10,
+        },
+        msg("u1", "c0", "user", [{"type": "text", "text": "Read the logs"}]),
+        msg(
+            "a1",
+            "u1",
+            "assistant",
+            [{"type": "toolCall", "id": "k1", "name": "bash", "arguments": {"command": "cat log"}}],
+            stopReason="toolUse",
+        ),
+        msg(
+            "t1",
+            "a1",
+            "toolResult",
+            [
+                {"type": "text", "text": "x" * result_bytes},
+                {"type": "image", "mimeType": "image/png", "data": IMAGE},
+            ],
+            toolCallId="k1",
+            toolName="bash",
+            isError=False,
+        ),
+        msg(
+            "a2", "t1", "assistant", [{"type": "text", "text": "Read them all."}], stopReason="stop"
+        ),
+    ]
 
 
-def _checkpoint_run(tmp_path: Path, *, result_bytes: int = 250_000, stop: str = "stop",
-                    answer: dict | None = None, has_ui: bool = False
-                    ) -> tuple[dict, list[dict]]:
-    (tmp_path / "summary-answer.json").write_text(json.dumps(answer or {
-        "status": "ok", "summary": "## Goal\n- Read the logs", "run_id": "k:7",
-        "covers": {"from_entry_id": "c0", "through_entry_id": "a2"},
-        "summarizer": "extractive"}))
+def _checkpoint_run(
+    tmp_path: Path,
+    *,
+    result_bytes: int = 250_000,
+    stop: str = "stop",
+    answer: dict | None = None,
+    has_ui: bool = False,
+) -> tuple[dict, list[dict]]:
+    (tmp_path / "summary-answer.json").write_text(
+        json.dumps(
+            answer
+            or {
+                "status": "ok",
+                "summary": "## Goal\n- Read the logs",
+                "run_id": "k:7",
+                "covers": {"from_entry_id": "c0", "through_entry_id": "a2"},
+                "summarizer": "extractive",
+            }
+        )
+    )
     script = COMPACT.replace("STOP_REASON", stop)
     if has_ui:  # interactive: the checkpoint follows pi's agent_settled, not the shutdown
-        script = script.replace('await fire("session_shutdown"',
-                                'await fire("agent_settled", {});\nawait fire("session_shutdown"')
+        script = script.replace(
+            'await fire("session_shutdown"',
+            'await fire("agent_settled", {});\nawait fire("session_shutdown"',
+        )
     return run_extension(tmp_path, script, has_ui=has_ui, entries=_view(result_bytes))
 
 
@@ -252,13 +314,29 @@ def test_a_long_turn_asks_pi_for_one_compaction_made_by_the_daemon(tmp_path: Pat
     results, calls = _checkpoint_run(tmp_path)
     assert len(results["compacts"]) == 1
     assert results["compacts"][0].startswith("continuity:continuation-checkpoint ")
-    assert results["written"] == [{
-        "summary": "## Goal\n- Read the logs", "firstKeptEntryId": None, "tokensBefore": 4321,
-        "details": {"continuity": {"continuation": True, "run_id": "k:7", "covers": {
-            "from_entry_id": "c0", "through_entry_id": "a2"}, "summarizer": "extractive"}}}]
+    assert results["written"] == [
+        {
+            "summary": "## Goal\n- Read the logs",
+            "firstKeptEntryId": None,
+            "tokensBefore": 4321,
+            "details": {
+                "continuity": {
+                    "continuation": True,
+                    "run_id": "k:7",
+                    "covers": {"from_entry_id": "c0", "through_entry_id": "a2"},
+                    "summarizer": "extractive",
+                }
+            },
+        }
+    ]
     events = [c["event"] for c in calls if c["event"] != "user-prompt-submit"]
-    assert events == ["session-start", "stop", "continuation-summary", "post-compaction",
-                      "session-end"]
+    assert events == [
+        "session-start",
+        "stop",
+        "continuation-summary",
+        "post-compaction",
+        "session-end",
+    ]
     sent = next(c for c in calls if c["event"] == "continuation-summary")
     body = sent["stdin"]
     assert body["deadline_seconds"] == 600
@@ -266,18 +344,23 @@ def test_a_long_turn_asks_pi_for_one_compaction_made_by_the_daemon(tmp_path: Pat
     assert body["request_entry_id"] == "u1" and body["session_key"] == "0199a1b2-3c4d"
     assert IMAGE not in json.dumps(body)
     assert body["entries"][3]["message"]["content"][1] == {
-        "type": "text", "text": f"[image/png {len(IMAGE) * 3 // 4} B omitted]"}
+        "type": "text",
+        "text": f"[image/png {len(IMAGE) * 3 // 4} B omitted]",
+    }
     stop = next(c["stdin"] for c in calls if c["event"] == "stop")
     assert stop["checkpoint_in_harness"] is True
     assert results["notes"] == [] and results["stderr"] == ""
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
-@pytest.mark.parametrize("result_bytes,stop", [(150_000, "stop"), (250_000, "aborted"),
-                                               (250_000, "error")],
-                         ids=["under-budget", "aborted-turn", "error-turn"])
+@pytest.mark.parametrize(
+    "result_bytes,stop",
+    [(150_000, "stop"), (250_000, "aborted"), (250_000, "error")],
+    ids=["under-budget", "aborted-turn", "error-turn"],
+)
 def test_no_compaction_under_budget_or_after_an_unsuccessful_turn(
-        tmp_path: Path, result_bytes: int, stop: str) -> None:
+    tmp_path: Path, result_bytes: int, stop: str
+) -> None:
     """At or under the budget (the image's base64 does not count: 150 KB of text and 16 KB
     of image), or after an aborted or failed turn (a retry may be pending): no compaction."""
     results, calls = _checkpoint_run(tmp_path, result_bytes=result_bytes, stop=stop)
@@ -285,8 +368,13 @@ def test_no_compaction_under_budget_or_after_an_unsuccessful_turn(
     assert "continuation-summary" not in [c["event"] for c in calls]
 
 
-REFUSED = {"status": "refused", "run_id": "k:7", "reason": "provider_failure",
-           "detail": "HTTP 500", "receipt_id": 3}
+REFUSED = {
+    "status": "refused",
+    "run_id": "k:7",
+    "reason": "provider_failure",
+    "detail": "HTTP 500",
+    "receipt_id": 3,
+}
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
@@ -296,9 +384,14 @@ def test_a_refused_summary_cancels_and_notifies(tmp_path: Path) -> None:
     detail; nothing is reported twice."""
     results, calls = _checkpoint_run(tmp_path, answer=REFUSED, has_ui=True)
     assert results["before"] == {"cancel": True} and results["written"] == []
-    assert results["notes"] == [['continuation_checkpoint_refused {"type":'
-                                 '"continuation_checkpoint_refused","run_id":"k:7",'
-                                 '"reason":"provider_failure","detail":"HTTP 500"}', "error"]]
+    assert results["notes"] == [
+        [
+            'continuation_checkpoint_refused {"type":'
+            '"continuation_checkpoint_refused","run_id":"k:7",'
+            '"reason":"provider_failure","detail":"HTTP 500"}',
+            "error",
+        ]
+    ]
     assert "continuation-refused" not in [c["event"] for c in calls]
     assert results["stderr"] == ""
 
@@ -311,26 +404,33 @@ def test_a_refused_summary_in_print_mode_is_one_line_on_stderr(tmp_path: Path) -
     assert results["before"] == {"cancel": True} and results["notes"] == []
     assert results["stderr"].splitlines() == [
         "continuity: the continuation checkpoint was refused (provider_failure: HTTP 500); "
-        "the answer stands, no checkpoint was written"]
+        "the answer stands, no checkpoint was written"
+    ]
 
 
 @pytest.mark.skipif(NODE is None, reason="node is not installed")
-@pytest.mark.parametrize("why,reason", [("no_daemon", "provider_failure"),
-                                        ("timeout", "cancelled")])
-def test_no_answer_from_the_daemon_is_reported_and_cancels(tmp_path: Path, why: str,
-                                                           reason: str) -> None:
+@pytest.mark.parametrize(
+    "why,reason", [("no_daemon", "provider_failure"), ("timeout", "cancelled")]
+)
+def test_no_answer_from_the_daemon_is_reported_and_cancels(
+    tmp_path: Path, why: str, reason: str
+) -> None:
     """The daemon was not there, or did not answer in time: {cancel: true}, and the refusal
     goes to the daemon (``continuation-refused``, reason of the closed set) and to pi."""
     results, calls = _checkpoint_run(tmp_path, answer={"delivered": False, "why": why})
     assert results["before"] == {"cancel": True}
     told = [c["stdin"] for c in calls if c["event"] == "continuation-refused"]
-    detail = {"no_daemon": "no daemon answered",
-              "timeout": "no answer from the daemon within 600 s"}[why]
+    detail = {
+        "no_daemon": "no daemon answered",
+        "timeout": "no answer from the daemon within 600 s",
+    }[why]
     assert [(t["reason"], t["detail"], t["request_entry_id"]) for t in told] == [
-        (reason, detail, "u1")]
+        (reason, detail, "u1")
+    ]
     assert results["stderr"].splitlines() == [
         f"continuity: the continuation checkpoint was refused ({reason}: {detail}); the "
-        "answer stands, no checkpoint was written"]
+        "answer stands, no checkpoint was written"
+    ]
 
 
 RECALL = """
@@ -356,14 +456,22 @@ def test_pi_extension_injects_recall_at_the_point_of_action(tmp_path: Path) -> N
     is appended to its result, a read asks nothing."""
     results, calls = run_extension(tmp_path, RECALL)
     assert results["first"]["message"]["content"] == (
-        "## Session Recovery Context\nearlier work\n\n## Recalled\nthe export stays CSV")
-    assert results["second"] == {"message": {"customType": "continuity-recall",
-                                             "content": "## Recalled\nthe export stays CSV",
-                                             "display": False}}
+        "## Session Recovery Context\nearlier work\n\n## Recalled\nthe export stays CSV"
+    )
+    assert results["second"] == {
+        "message": {
+            "customType": "continuity-recall",
+            "content": "## Recalled\nthe export stays CSV",
+            "display": False,
+        }
+    }
     assert results["third"] is None
-    assert results["bash"]["content"][-1] == {"type": "text",
-                                              "text": "\n\n## Recalled\n`pytest -q` worked"}
+    assert results["bash"]["content"][-1] == {
+        "type": "text",
+        "text": "\n\n## Recalled\n`pytest -q` worked",
+    }
     assert results["read"] is None
     asked = [c["stdin"] for c in calls if c["event"] == "pre-tool-use"]
     assert [(a["tool_name"], a["tool_input"], a["tool_use_id"]) for a in asked] == [
-        ("bash", {"command": "pytest"}, "t1")]
+        ("bash", {"command": "pytest"}, "t1")
+    ]

@@ -30,17 +30,17 @@ def _live(store, home: Path) -> LiveCapture:
     return start_live(store, home)
 
 
-
-
 def ev(live: LiveCapture, event: str, key: str, **fields: object) -> dict:
-    body = BODIES[event].model_validate({"harness": "claude-code", "session_key": key,
-                                         "project": "/tmp/ledger", **fields})
+    body = BODIES[event].model_validate(
+        {"harness": "claude-code", "session_key": key, "project": "/tmp/ledger", **fields}
+    )
     return live.handle(event, body)
 
 
 def _native(n: int, payload: bytes = b'{"session_id":"s","prompt":"hi"}') -> bytes:
-    return spool.native_line(f"{n:032x}", "2026-09-01T08:00:00.000Z", "claude-code",
-                             "user-prompt-submit", payload)
+    return spool.native_line(
+        f"{n:032x}", "2026-09-01T08:00:00.000Z", "claude-code", "user-prompt-submit", payload
+    )
 
 
 # ---------------------------------------------------------------------------- 1. deep JSON
@@ -60,11 +60,20 @@ def test_adapters_parse_payload_refuses_bad_utf8() -> None:
 
 def test_routes_harness_hook_answers_400_for_too_deep_json(store, isolated_home: Path) -> None:
     """The raw hook route answers 400 (never 500, which the hook would spool) for deep JSON."""
-    live = LiveCapture(store, home=isolated_home, config=CheckpointConfig(), budget_bytes=1000,
-                       stop_seconds=10, idle_limit=timedelta(hours=4))
+    live = LiveCapture(
+        store,
+        home=isolated_home,
+        config=CheckpointConfig(),
+        budget_bytes=1000,
+        stop_seconds=10,
+        idle_limit=timedelta(hours=4),
+    )
     with TestClient(create_app(live), base_url=LOCAL) as client:
-        answer = client.post("/api/harness/claude-code/user-prompt-submit", content=DEEP,
-                             headers={"content-type": "application/json"})
+        answer = client.post(
+            "/api/harness/claude-code/user-prompt-submit",
+            content=DEEP,
+            headers={"content-type": "application/json"},
+        )
     assert answer.status_code == 400
     assert "nested too deep" in answer.json()["detail"]
 
@@ -84,14 +93,16 @@ def test_spool_drain_sets_aside_a_non_transient_error(tmp_path: Path) -> None:
     report = spool.drain(tmp_path, handler)
     assert (report.handled, report.rejected, report.error) == (2, 1, None)
     assert seen == ["0", "2"] and not spool.pending(tmp_path)
-    rejected = [json.loads(line) for line in
-                (tmp_path / "spool" / "rejected.jsonl").read_text().splitlines()]
-    assert [r["reason"] for r in rejected] == [
-        "RecursionError: maximum recursion depth exceeded"]
+    rejected = [
+        json.loads(line)
+        for line in (tmp_path / "spool" / "rejected.jsonl").read_text().splitlines()
+    ]
+    assert [r["reason"] for r in rejected] == ["RecursionError: maximum recursion depth exceeded"]
 
 
 def test_spool_transient_sorts_errors() -> None:
     """Connection and database-unavailable errors are retried; anything else is not."""
+
     class OperationalError(Exception):
         pass
 
@@ -111,14 +122,22 @@ def test_live_replay_rejects_a_spooled_deep_payload(live: LiveCapture) -> None:
     assert live.recorder.states["after"].total_prompts == 1
 
 
-def test_live_replay_refuses_a_spooled_payload_over_max_body_bytes(store,
-                                                                    isolated_home: Path) -> None:
+def test_live_replay_refuses_a_spooled_payload_over_max_body_bytes(
+    store, isolated_home: Path
+) -> None:
     """A security review: a 20 MiB hook input was answered 413 by the daemon, the hook saw the
     connection reset and spooled it, and the replay then accepted what the daemon had refused.
     A spooled payload over ``[daemon] max_body_bytes`` is set aside with the reason; the
     prompt spooled after it is recorded."""
-    live = LiveCapture(store, home=isolated_home, config=CheckpointConfig(), budget_bytes=1000,
-                       stop_seconds=10, idle_limit=timedelta(hours=4), max_body_bytes=65_536)
+    live = LiveCapture(
+        store,
+        home=isolated_home,
+        config=CheckpointConfig(),
+        budget_bytes=1000,
+        stop_seconds=10,
+        idle_limit=timedelta(hours=4),
+        max_body_bytes=65_536,
+    )
     try:
         big = b'{"session_id":"big","prompt":"' + b"x" * 70_000 + b'"}'
         spool.append(live.home, _native(1, big))
@@ -127,11 +146,14 @@ def test_live_replay_refuses_a_spooled_payload_over_max_body_bytes(store,
         assert (report.handled, report.rejected, report.error) == (1, 1, None)
         assert "big" not in live.recorder.states
         assert live.recorder.states["after"].total_prompts == 1
-        rejected = [json.loads(line) for line in
-                    (isolated_home / "spool" / "rejected.jsonl").read_text().splitlines()]
+        rejected = [
+            json.loads(line)
+            for line in (isolated_home / "spool" / "rejected.jsonl").read_text().splitlines()
+        ]
         assert [r["reason"] for r in rejected] == [
             f"payload of {len(big)} bytes is over [daemon] max_body_bytes (65536): refused as "
-            "the daemon refuses such a body (413)"]
+            "the daemon refuses such a body (413)"
+        ]
     finally:
         live.close()
 
@@ -158,13 +180,13 @@ def test_live_same_event_id_concurrently_is_recorded_once(live: LiveCapture) -> 
     assert live.recorder.states["dup"].total_prompts == 1
 
 
-def test_live_same_event_id_across_a_restart_is_recorded_once(store,
-                                                               isolated_home: Path) -> None:
+def test_live_same_event_id_across_a_restart_is_recorded_once(store, isolated_home: Path) -> None:
     """An event id applied before a restart is answered as a duplicate after it."""
     first = _live(store, isolated_home)
     ev(first, "session-start", "dup2")
-    assert ev(first, "user-prompt-submit", "dup2", prompt="p", event_id="b" * 32)[
-        "prompt_count"] == 1
+    assert (
+        ev(first, "user-prompt-submit", "dup2", prompt="p", event_id="b" * 32)["prompt_count"] == 1
+    )
     first.close()
     second = _live(store, isolated_home)
     try:
@@ -184,8 +206,7 @@ def test_spool_recent_events_claim_is_exclusive(tmp_path: Path) -> None:
     assert "x" in spool.RecentEvents(tmp_path) and "y" not in spool.RecentEvents(tmp_path)
 
 
-def test_spool_recent_events_file_write_holds_no_other_thread(tmp_path: Path,
-                                                              monkeypatch) -> None:
+def test_spool_recent_events_file_write_holds_no_other_thread(tmp_path: Path, monkeypatch) -> None:
     """Issue 45 item 10 (bench/load.py): ``add`` writes its line to the file without holding
     the lock every hook's ``claim`` and ``add`` take, so a slow write (under load each system
     call waits for the GIL) does not queue the other hook threads behind it."""
@@ -222,10 +243,20 @@ def test_spool_recent_events_file_write_holds_no_other_thread(tmp_path: Path,
 
 
 def _line(kind: str, uuid: str, parent: str | None, content: object) -> str:
-    return json.dumps({"sessionId": "5b7c2e90-lag", "cwd": "/tmp/ledger", "type": kind,
-                       "uuid": uuid, "parentUuid": parent,
-                       "timestamp": "2026-09-01T08:00:02.000Z",
-                       "message": {"role": kind, "content": content}}) + "\n"
+    return (
+        json.dumps(
+            {
+                "sessionId": "5b7c2e90-lag",
+                "cwd": "/tmp/ledger",
+                "type": kind,
+                "uuid": uuid,
+                "parentUuid": parent,
+                "timestamp": "2026-09-01T08:00:02.000Z",
+                "message": {"role": kind, "content": content},
+            }
+        )
+        + "\n"
+    )
 
 
 def _lagging(live: LiveCapture, tmp_path: Path, *lines: str) -> tuple[str, str]:
@@ -237,64 +268,110 @@ def _lagging(live: LiveCapture, tmp_path: Path, *lines: str) -> tuple[str, str]:
     return str(path), key
 
 
-def test_live_stop_answer_kept_when_the_transcript_file_lags(live: LiveCapture,
-                                                             tmp_path: Path) -> None:
+def test_live_stop_answer_kept_when_the_transcript_file_lags(
+    live: LiveCapture, tmp_path: Path
+) -> None:
     """A Stop answer missing from a lagging transcript file is still the turn's answer in the
     row; once the file holds it, it appears once."""
-    path, key = _lagging(live, tmp_path, _line("user", "u1", None,
-                                               "Why does the export skip March?"))
-    ev(live, "user-prompt-submit", key, prompt="Why does the export skip March?",
-       transcript_path=path)
-    ev(live, "stop", key, transcript_path=path,
-       last_assistant_message="Fixed: the end month is now included.")
+    path, key = _lagging(
+        live, tmp_path, _line("user", "u1", None, "Why does the export skip March?")
+    )
+    ev(
+        live,
+        "user-prompt-submit",
+        key,
+        prompt="Why does the export skip March?",
+        transcript_path=path,
+    )
+    ev(
+        live,
+        "stop",
+        key,
+        transcript_path=path,
+        last_assistant_message="Fixed: the end month is now included.",
+    )
     assert live.worker.wait_idle(10)
     row = live.store.get_transcripts([key], "default")[key]
     assert row.content.endswith("Assistant: Fixed: the end month is now included.")
     with open(path, "a") as fh:  # the file catches up
-        fh.write(_line("assistant", "a1", "u1",
-                       [{"type": "text", "text": "Fixed: the end month is now included."}]))
-    ev(live, "stop", key, transcript_path=path,
-       last_assistant_message="Fixed: the end month is now included.")
+        fh.write(
+            _line(
+                "assistant",
+                "a1",
+                "u1",
+                [{"type": "text", "text": "Fixed: the end month is now included."}],
+            )
+        )
+    ev(
+        live,
+        "stop",
+        key,
+        transcript_path=path,
+        last_assistant_message="Fixed: the end month is now included.",
+    )
     assert live.worker.wait_idle(10)
     row = live.store.get_transcripts([key], "default")[key]
     assert row.content.count("Fixed: the end month is now included.") == 1
 
 
-def test_live_session_end_keeps_live_turns_the_lagging_file_lacks(live: LiveCapture,
-                                                                  tmp_path: Path) -> None:
+def test_live_session_end_keeps_live_turns_the_lagging_file_lacks(
+    live: LiveCapture, tmp_path: Path
+) -> None:
     """A session that ends while its transcript file still lacks the last prompt and the Stop
     answer keeps both in the completed row: the end never replaces delivered turns with a
     file that does not hold them (formats.md §4.1: the file may lag the payload)."""
-    path, key = _lagging(live, tmp_path,
-                         _line("user", "u1", None, "Why does the export skip March?"),
-                         _line("assistant", "a1", "u1", [{"type": "text", "text": "Fixed."}]))
-    ev(live, "user-prompt-submit", key, prompt="Why does the export skip March?",
-       transcript_path=path)
+    path, key = _lagging(
+        live,
+        tmp_path,
+        _line("user", "u1", None, "Why does the export skip March?"),
+        _line("assistant", "a1", "u1", [{"type": "text", "text": "Fixed."}]),
+    )
+    ev(
+        live,
+        "user-prompt-submit",
+        key,
+        prompt="Why does the export skip March?",
+        transcript_path=path,
+    )
     ev(live, "stop", key, transcript_path=path, last_assistant_message="Fixed.")
     assert live.worker.wait_idle(10)  # the file held the turn: the row is the file's
-    ev(live, "user-prompt-submit", key, prompt="fix the xterm scrollback",
-       transcript_path=path)
-    ev(live, "stop", key, transcript_path=path,
-       last_assistant_message="Scrollback fixed in assets/js/terminal.js.")
+    ev(live, "user-prompt-submit", key, prompt="fix the xterm scrollback", transcript_path=path)
+    ev(
+        live,
+        "stop",
+        key,
+        transcript_path=path,
+        last_assistant_message="Scrollback fixed in assets/js/terminal.js.",
+    )
     assert live.worker.wait_idle(10)
-    live.end_session(BODIES["session-end"].model_validate(
-        {"harness": "claude-code", "session_key": key, "project": "/tmp/ledger",
-         "transcript_path": path}))
+    live.end_session(
+        BODIES["session-end"].model_validate(
+            {
+                "harness": "claude-code",
+                "session_key": key,
+                "project": "/tmp/ledger",
+                "transcript_path": path,
+            }
+        )
+    )
     row = live.store.get_transcripts([key], "default")[key]
     assert row.completed_at is not None
-    assert row.content == ("User: Why does the export skip March?\n\nAssistant: Fixed.\n\n"
-                           "User: fix the xterm scrollback\n\n"
-                           "Assistant: Scrollback fixed in assets/js/terminal.js.")
+    assert row.content == (
+        "User: Why does the export skip March?\n\nAssistant: Fixed.\n\n"
+        "User: fix the xterm scrollback\n\n"
+        "Assistant: Scrollback fixed in assets/js/terminal.js."
+    )
 
 
 def test_live_prompt_kept_when_the_file_lacks_it_at_a_stop_without_answer(
-        live: LiveCapture, tmp_path: Path) -> None:
+    live: LiveCapture, tmp_path: Path
+) -> None:
     """A Stop with no answer while the file lacks the turn's prompt keeps the prompt in the
     row (the newest live turn is what the file must hold before it replaces live turns)."""
-    path, key = _lagging(live, tmp_path, _line("user", "u1", None,
-                                               "Why does the export skip March?"))
-    ev(live, "user-prompt-submit", key, prompt="also cover leap years",
-       transcript_path=path)
+    path, key = _lagging(
+        live, tmp_path, _line("user", "u1", None, "Why does the export skip March?")
+    )
+    ev(live, "user-prompt-submit", key, prompt="also cover leap years", transcript_path=path)
     ev(live, "stop", key, transcript_path=path)
     assert live.worker.wait_idle(10)
     row = live.store.get_transcripts([key], "default")[key]
@@ -306,19 +383,20 @@ def test_live_prompt_kept_when_the_file_lacks_it_at_a_stop_without_answer(
 
 def test_models_prompt_with_lone_surrogate_is_cleaned() -> None:
     """A lone surrogate becomes U+FFFD instead of a 422."""
-    body = UserPromptBody.model_validate({"harness": "pi", "session_key": "k",
-                                          "prompt": "a\ud83d"})
+    body = UserPromptBody.model_validate({"harness": "pi", "session_key": "k", "prompt": "a\ud83d"})
     assert body.prompt == "a\ufffd"
 
 
 def test_models_oversized_prompt_and_answer_are_clipped() -> None:
     """An oversized prompt or Stop answer keeps its head and tail around the omitted marker."""
-    prompt = UserPromptBody.model_validate({"harness": "pi", "session_key": "k",
-                                            "prompt": "h" + "x" * 1_500_000 + "TAIL"}).prompt
+    prompt = UserPromptBody.model_validate(
+        {"harness": "pi", "session_key": "k", "prompt": "h" + "x" * 1_500_000 + "TAIL"}
+    ).prompt
     assert prompt.startswith("hx") and prompt.endswith("xTAIL") and "bytes omitted" in prompt
     assert utf8_len(prompt) <= MAX_PROMPT_CHARS
-    answer = StopBody.model_validate({"harness": "pi", "session_key": "k",
-                                      "last_assistant_message": "é" * 2_100_000 + "END"})
+    answer = StopBody.model_validate(
+        {"harness": "pi", "session_key": "k", "last_assistant_message": "é" * 2_100_000 + "END"}
+    )
     text = answer.last_assistant_message or ""
     assert text.endswith("éEND") and utf8_len(text) <= 4_000_000
 
@@ -327,10 +405,14 @@ def test_routes_oversized_surrogate_prompt_is_recorded(live: LiveCapture) -> Non
     """Over HTTP an oversized prompt with a lone surrogate is recorded (200, counted)."""
     with TestClient(create_app(live), base_url=LOCAL) as client:
         ev(live, "session-start", "big")
-        raw = json.dumps({"harness": "claude-code", "session_key": "big",
-                          "prompt": "a\ud83d" * 600_000})  # ASCII: the surrogate escaped
-        answer = client.post("/api/hooks/user-prompt-submit", content=raw,
-                             headers={"content-type": "application/json"})
+        raw = json.dumps(
+            {"harness": "claude-code", "session_key": "big", "prompt": "a\ud83d" * 600_000}
+        )  # ASCII: the surrogate escaped
+        answer = client.post(
+            "/api/hooks/user-prompt-submit",
+            content=raw,
+            headers={"content-type": "application/json"},
+        )
     assert answer.status_code == 200 and answer.json()["prompt_count"] == 1
 
 
@@ -346,6 +428,8 @@ def test_hook_body_refuses_ancient_and_future_times():
     with pytest.raises(ValidationError, match="2000-01-01"):
         SessionStartBody(harness="claude-code", session_key="s", at="0001-01-01T00:00:00")
     with pytest.raises(ValidationError, match="one day from now"):
-        SessionStartBody(harness="claude-code", session_key="s", at=datetime.now(UTC) + timedelta(days=3))
+        SessionStartBody(
+            harness="claude-code", session_key="s", at=datetime.now(UTC) + timedelta(days=3)
+        )
     ok = SessionStartBody(harness="claude-code", session_key="s", at="2026-01-01T00:00:00")
     assert ok.at == datetime(2026, 1, 1, tzinfo=UTC)

@@ -12,15 +12,20 @@ from continuity.daemon.hooks import spool
 
 def _native(n: int) -> bytes:
     payload = json.dumps({"session_id": "s", "prompt": f"p{n}"}).encode()
-    return spool.native_line(f"{n:032x}", "2026-09-01T08:00:00.000Z", "claude-code",
-                             "user-prompt-submit", payload)
+    return spool.native_line(
+        f"{n:032x}", "2026-09-01T08:00:00.000Z", "claude-code", "user-prompt-submit", payload
+    )
 
 
 def test_spool_append_writes_one_line_per_event(tmp_path: Path) -> None:
     """Each append is one complete line; both record shapes parse back."""
     spool.append(tmp_path, _native(1))
-    body = spool.body_line("ab" * 16, "2026-09-01T08:00:01.000Z", "session-end",
-                           {"harness": "pi", "session_key": "s", "reason": "quit"})
+    body = spool.body_line(
+        "ab" * 16,
+        "2026-09-01T08:00:01.000Z",
+        "session-end",
+        {"harness": "pi", "session_key": "s", "reason": "quit"},
+    )
     spool.append(tmp_path, body)
     lines = (tmp_path / "spool" / "events.jsonl").read_bytes().splitlines(keepends=True)
     assert len(lines) == 2 and all(line.endswith(b"\n") for line in lines)
@@ -93,6 +98,8 @@ def test_spool_drain_sets_bad_lines_and_rejected_events_aside(tmp_path: Path) ->
     report = spool.drain(tmp_path, handle)
     assert (report.handled, report.rejected) == (1, 2)
     rejected = [json.loads(line) for line in (folder / "rejected.jsonl").read_text().splitlines()]
-    assert [r["reason"] for r in rejected] == ["id and at must be non-empty strings",
-                                                "body.prompt: too long"]
+    assert [r["reason"] for r in rejected] == [
+        "id and at must be non-empty strings",
+        "body.prompt: too long",
+    ]
     assert not spool.pending(tmp_path)

@@ -26,9 +26,18 @@ class Session:
 
     def line(self, obj: dict) -> None:
         uid = str(uuid.uuid4())
-        obj.update({"parentUuid": self.parent, "isSidechain": False, "userType": "external",
-                    "cwd": "/tmp/ledger", "sessionId": self.id, "version": "2.1.332",
-                    "uuid": uid, "timestamp": "2026-12-06T10:00:00.000Z"})
+        obj.update(
+            {
+                "parentUuid": self.parent,
+                "isSidechain": False,
+                "userType": "external",
+                "cwd": "/tmp/ledger",
+                "sessionId": self.id,
+                "version": "2.1.332",
+                "uuid": uid,
+                "timestamp": "2026-12-06T10:00:00.000Z",
+            }
+        )
         self.parent = uid
         with open(self.path, "a") as fh:
             fh.write(json.dumps(obj) + "\n")
@@ -37,28 +46,73 @@ class Session:
         """A prompt, a Bash call and its result, the answer; returns (prompt, answer)."""
         prompt, answer = f"turn {n}: make the export skip weekends", f"Done with turn {n}."
         self.line({"type": "user", "message": {"role": "user", "content": prompt}})
-        self.line({"type": "assistant", "message": {
-            "id": f"msg_{n}a", "type": "message", "role": "assistant", "model": "m",
-            "content": [{"type": "tool_use", "id": f"toolu_{n}", "name": "Bash",
-                         "input": {"command": f"pytest -k day{n}"}}],
-            "stop_reason": "tool_use"}})
-        self.line({"type": "user", "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": f"toolu_{n}", "content": f"{n} passed"}]}})
-        self.line({"type": "assistant", "message": {
-            "id": f"msg_{n}", "type": "message", "role": "assistant", "model": "m",
-            "content": [{"type": "text", "text": answer}], "stop_reason": "end_turn"}})
+        self.line(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": f"msg_{n}a",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "m",
+                    "content": [
+                        {
+                            "type": "tool_use",
+                            "id": f"toolu_{n}",
+                            "name": "Bash",
+                            "input": {"command": f"pytest -k day{n}"},
+                        }
+                    ],
+                    "stop_reason": "tool_use",
+                },
+            }
+        )
+        self.line(
+            {
+                "type": "user",
+                "message": {
+                    "role": "user",
+                    "content": [
+                        {
+                            "type": "tool_result",
+                            "tool_use_id": f"toolu_{n}",
+                            "content": f"{n} passed",
+                        }
+                    ],
+                },
+            }
+        )
+        self.line(
+            {
+                "type": "assistant",
+                "message": {
+                    "id": f"msg_{n}",
+                    "type": "message",
+                    "role": "assistant",
+                    "model": "m",
+                    "content": [{"type": "text", "text": answer}],
+                    "stop_reason": "end_turn",
+                },
+            }
+        )
         return prompt, answer
 
 
 def ev(live, event: str, s: Session, **fields: object) -> dict:
-    body = BODIES[event].model_validate({"harness": "claude-code", "session_key": s.id,
-                                         "project": "/tmp/ledger",
-                                         "transcript_path": str(s.path), **fields})
+    body = BODIES[event].model_validate(
+        {
+            "harness": "claude-code",
+            "session_key": s.id,
+            "project": "/tmp/ledger",
+            "transcript_path": str(s.path),
+            **fields,
+        }
+    )
     return live.handle(event, body)
 
 
-def test_settled_turns_append_after_the_first_capture(store, isolated_home: Path,
-                                                       tmp_path: Path) -> None:
+def test_settled_turns_append_after_the_first_capture(
+    store, isolated_home: Path, tmp_path: Path
+) -> None:
     """Three turns with a tool call each: the first capture writes the session's records (its
     live ones replaced), the next two append: the file keeps its inode and every byte it had
     (their live records stay, superseded), and it reads as the session's rows, as the row
@@ -83,7 +137,8 @@ def test_settled_turns_append_after_the_first_capture(store, isolated_home: Path
         records = list(TranscriptLog(path).read(session_key=s.id))
         assert [r.role for r in records] == ["user", "assistant", "tool", "assistant"] * 3
         assert [r.content for r in records][::4] == [
-            f"User: turn {n}: make the export skip weekends" for n in (1, 2, 3)]
+            f"User: turn {n}: make the export skip weekends" for n in (1, 2, 3)
+        ]
         assert {r.source_format for r in records} == {"claude-code-jsonl"}
         assert [r.seq for r in records] == list(range(12))
         raw = [json.loads(x) for x in path.read_bytes().splitlines()]
@@ -96,7 +151,8 @@ def test_settled_turns_append_after_the_first_capture(store, isolated_home: Path
 
 
 def test_the_daemon_publishes_its_live_files_and_the_archiver_leaves_them(
-        store, isolated_home: Path, tmp_path: Path) -> None:
+    store, isolated_home: Path, tmp_path: Path
+) -> None:
     """While a session is live its file is in ``live-files.json`` and the archiver does not
     import it; after its end (and after the daemon closed) the archiver takes it again."""
     folder = tmp_path / "projects" / "-tmp-ledger"
@@ -109,9 +165,15 @@ def test_the_daemon_publishes_its_live_files_and_the_archiver_leaves_them(
         ev(live, "session-start", s)
         assert captured_live(isolated_home) == {s.path.resolve()}
         assert archiver.changed_files() == []
-        body = BODIES["session-end"].model_validate({
-            "harness": "claude-code", "session_key": s.id, "project": "/tmp/ledger",
-            "transcript_path": str(s.path), "reason": "other"})
+        body = BODIES["session-end"].model_validate(
+            {
+                "harness": "claude-code",
+                "session_key": s.id,
+                "project": "/tmp/ledger",
+                "transcript_path": str(s.path),
+                "reason": "other",
+            }
+        )
         live.end_session(body)  # type: ignore[arg-type]
         assert captured_live(isolated_home) == frozenset()
         assert archiver.changed_files() == [s.path]
@@ -126,7 +188,7 @@ def test_a_list_whose_daemon_is_gone_names_nothing(isolated_home: Path, tmp_path
     publish(isolated_home, [str(tmp_path / "a.jsonl")])
     assert captured_live(isolated_home) == {(tmp_path / "a.jsonl").resolve()}
     data = json.loads(live_files_path(isolated_home).read_text())
-    data["pid"] = 2 ** 22 + 12345  # above pid_max's default: no such process
+    data["pid"] = 2**22 + 12345  # above pid_max's default: no such process
     live_files_path(isolated_home).write_text(json.dumps(data))
     assert captured_live(isolated_home) == frozenset()
     live_files_path(isolated_home).write_text("{not json")

@@ -30,26 +30,60 @@ OLD, NEW = "aaaa1111-older", "bbbb2222-newer"
 SECRET = "sk-ant-api03-" + "Q" * 40
 
 
-def _line(key: str, n: int, kind: str, content: object, when: str,
-          parent: str | None) -> str:
+def _line(key: str, n: int, kind: str, content: object, when: str, parent: str | None) -> str:
     role = "user" if kind == "user" else "assistant"
-    return json.dumps({"sessionId": key, "cwd": PROJECT, "version": "2.1.40",
-                       "type": kind, "uuid": f"{key}-{n}", "parentUuid": parent,
-                       "isSidechain": False, "userType": "external", "timestamp": when,
-                       "message": {"role": role, "content": content}})
+    return json.dumps(
+        {
+            "sessionId": key,
+            "cwd": PROJECT,
+            "version": "2.1.40",
+            "type": kind,
+            "uuid": f"{key}-{n}",
+            "parentUuid": parent,
+            "isSidechain": False,
+            "userType": "external",
+            "timestamp": when,
+            "message": {"role": role, "content": content},
+        }
+    )
 
 
 def _session(folder: Path, key: str, day: str, prompt: str, output: str) -> Path:
     """A Claude Code session file: a prompt, a Bash call, its output, an answer."""
     lines = [
         _line(key, 0, "user", prompt, f"{day}T08:00:00.000Z", None),
-        _line(key, 1, "assistant", [{"type": "tool_use", "id": f"toolu_{key[:4]}",
-                                     "name": "Bash", "input": {"command": "pytest -q"}}],
-              f"{day}T08:00:01.000Z", f"{key}-0"),
-        _line(key, 2, "user", [{"type": "tool_result", "tool_use_id": f"toolu_{key[:4]}",
-                                "content": output}], f"{day}T08:00:02.000Z", f"{key}-1"),
-        _line(key, 3, "assistant", [{"type": "text", "text": "Done: " + prompt}],
-              f"{day}T08:00:03.000Z", f"{key}-2")]
+        _line(
+            key,
+            1,
+            "assistant",
+            [
+                {
+                    "type": "tool_use",
+                    "id": f"toolu_{key[:4]}",
+                    "name": "Bash",
+                    "input": {"command": "pytest -q"},
+                }
+            ],
+            f"{day}T08:00:01.000Z",
+            f"{key}-0",
+        ),
+        _line(
+            key,
+            2,
+            "user",
+            [{"type": "tool_result", "tool_use_id": f"toolu_{key[:4]}", "content": output}],
+            f"{day}T08:00:02.000Z",
+            f"{key}-1",
+        ),
+        _line(
+            key,
+            3,
+            "assistant",
+            [{"type": "text", "text": "Done: " + prompt}],
+            f"{day}T08:00:03.000Z",
+            f"{key}-2",
+        ),
+    ]
     path = folder / f"{key}.jsonl"
     path.write_text("\n".join(lines) + "\n")
     return path
@@ -60,18 +94,28 @@ def two_sessions(isolated_home: Path, tmp_path: Path) -> None:
     """Two stored sessions of /home/ana/ledger: OLD (Sept 1, the flaky rounding test, a
     secret in its tool output) and NEW (Sept 2, the March export)."""
     with open_store(database_url(isolated_home)) as store:
-        import_file(store, _session(tmp_path, OLD, "2026-09-01",
-                                    "fix the flaky rounding test in ledger",
-                                    f"FAILED test_rounding: token {SECRET} leaked\n" +
-                                    "x" * 9000))
-        import_file(store, _session(tmp_path, NEW, "2026-09-02",
-                                    "why does the nightly export skip March",
-                                    "3 passed"))
+        import_file(
+            store,
+            _session(
+                tmp_path,
+                OLD,
+                "2026-09-01",
+                "fix the flaky rounding test in ledger",
+                f"FAILED test_rounding: token {SECRET} leaked\n" + "x" * 9000,
+            ),
+        )
+        import_file(
+            store,
+            _session(
+                tmp_path, NEW, "2026-09-02", "why does the nightly export skip March", "3 passed"
+            ),
+        )
 
 
 @pytest.mark.parametrize("daemon", ["daemon_up", "daemon_down"])
-def test_search_finds_rows_of_every_session_redacted(two_sessions: None, daemon: str,
-                                                     request: pytest.FixtureRequest) -> None:
+def test_search_finds_rows_of_every_session_redacted(
+    two_sessions: None, daemon: str, request: pytest.FixtureRequest
+) -> None:
     """search: rows of the earlier session, with key, seq and a snippet whose secret is a
     marker; the filters of `continuity search` apply (role, here)."""
     request.getfixturevalue(daemon)
@@ -109,8 +153,9 @@ def test_search_bounds_and_bad_filters(two_sessions: None, daemon_down: None) ->
 
 
 @pytest.mark.parametrize("daemon", ["daemon_up", "daemon_down"])
-def test_show_rows_around_a_seq_bounded(two_sessions: None, daemon: str,
-                                        request: pytest.FixtureRequest) -> None:
+def test_show_rows_around_a_seq_bounded(
+    two_sessions: None, daemon: str, request: pytest.FixtureRequest
+) -> None:
     """show: the rows from seq-before, each redacted and cut at ROW_CHARS with a marker;
     a key prefix works; a missing row is one error."""
     from continuity.core.errors import ContinuityError
@@ -141,8 +186,17 @@ def test_show_total_text_is_bounded(isolated_home: Path, tmp_path: Path) -> None
     """Thirty rows of 2,000+ characters: the answer's row text stays within SHOW_CHARS and
     the rows left out are counted."""
     key = "cccc3333-long"
-    lines = [_line(key, n, "user", f"row {n} " + "y" * 5000, f"2026-09-03T08:00:{n:02d}.000Z",
-                   f"{key}-{n - 1}" if n else None) for n in range(30)]
+    lines = [
+        _line(
+            key,
+            n,
+            "user",
+            f"row {n} " + "y" * 5000,
+            f"2026-09-03T08:00:{n:02d}.000Z",
+            f"{key}-{n - 1}" if n else None,
+        )
+        for n in range(30)
+    ]
     path = tmp_path / f"{key}.jsonl"
     path.write_text("\n".join(lines) + "\n")
     with open_store(database_url(isolated_home)) as store:
@@ -170,8 +224,9 @@ def test_cut_never_exceeds_its_limit(text: str, limit: int) -> None:
 
 
 @pytest.mark.parametrize("daemon", ["daemon_up", "daemon_down"])
-def test_recall_with_sessions_also_returns_rows(two_sessions: None, daemon: str,
-                                                request: pytest.FixtureRequest) -> None:
+def test_recall_with_sessions_also_returns_rows(
+    two_sessions: None, daemon: str, request: pytest.FixtureRequest
+) -> None:
     """recall(sessions=true): the memories and the rows of every session matching the query;
     without it, memories only (no ``rows`` key)."""
     request.getfixturevalue(daemon)
@@ -186,14 +241,18 @@ def test_recall_with_sessions_also_returns_rows(two_sessions: None, daemon: str,
 
 
 def test_continuation_without_a_key_is_the_previous_session_not_the_callers_own(
-        two_sessions: None, daemon_up: str, isolated_home: Path) -> None:
+    two_sessions: None, daemon_up: str, isolated_home: Path
+) -> None:
     """Issue 39: with the caller's session NEW live in the daemon, continuation() without a
     key is OLD's; with a key, that session's."""
     import httpx
 
     auth = {"Authorization": f"Bearer {(isolated_home / 'daemon.token').read_text().strip()}"}
-    httpx.post(f"{daemon_up}/api/hooks/session-start", headers=auth, json={
-        "harness": "claude-code", "session_key": NEW, "project": PROJECT})
+    httpx.post(
+        f"{daemon_up}/api/hooks/session-start",
+        headers=auth,
+        json={"harness": "claude-code", "session_key": NEW, "project": PROJECT},
+    )
     tools = ContinuityTools(cwd=PROJECT)
     assert tools.own_session() == NEW
     assert tools.continuation(budget_bytes=8000)["session"] == OLD
@@ -201,21 +260,24 @@ def test_continuation_without_a_key_is_the_previous_session_not_the_callers_own(
 
 
 def test_continuation_without_a_key_never_hands_the_caller_itself(
-        isolated_home: Path, tmp_path: Path, daemon_down: None,
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    isolated_home: Path, tmp_path: Path, daemon_down: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The folder's only session is the caller's own: an error saying so, not that session."""
     from continuity.core.errors import InputError
 
     with open_store(database_url(isolated_home)) as store:
         import_file(store, _session(tmp_path, NEW, "2026-09-02", "the March export", "ok"))
     monkeypatch.setenv("CONTINUITY_SESSION_KEY", NEW)
-    with pytest.raises(InputError, match=f"no earlier session of {PROJECT}: the only one is "
-                       f"this session \\({NEW}\\)"):
+    with pytest.raises(
+        InputError,
+        match=f"no earlier session of {PROJECT}: the only one is this session \\({NEW}\\)",
+    ):
         ContinuityTools(cwd=PROJECT).continuation()
 
 
 def test_continuation_without_a_key_skips_the_session_named_by_the_environment(
-        two_sessions: None, daemon_down: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    two_sessions: None, daemon_down: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """Daemon down: ``$CONTINUITY_SESSION_KEY`` names the caller's own session (NEW), so the
     previous one is OLD; without it the newest stored session (NEW) is the previous one."""
     tools = ContinuityTools(cwd=PROJECT)
@@ -243,8 +305,7 @@ def test_the_sdk_server_offers_search_and_show(two_sessions: None, daemon_down: 
             found = await client.call_tool("search", {"query": "nightly export"})
             hits = json.loads(found.content[0].text)
             hit = hits["hits"][0]
-            shown = await client.call_tool("show", {"session": hit["session"],
-                                                    "seq": hit["seq"]})
+            shown = await client.call_tool("show", {"session": hit["session"], "seq": hit["seq"]})
             return names, hits, json.loads(shown.content[0].text)
 
     names, hits, shown = asyncio.run(go())
@@ -254,7 +315,8 @@ def test_the_sdk_server_offers_search_and_show(two_sessions: None, daemon_down: 
 
 
 def test_search_project_as_the_cli_takes_it_and_continuation_budget_checked(
-        two_sessions: None, daemon_down: None) -> None:
+    two_sessions: None, daemon_down: None
+) -> None:
     """Fresh-user review: MCP search's project relative to the server's folder, or with a
     trailing slash, finds what the CLI's --project finds; a continuation budget outside the
     follow-up budget's range is an input error, not a refusal."""
@@ -267,6 +329,9 @@ def test_search_project_as_the_cli_takes_it_and_continuation_budget_checked(
     assert tools.search("rounding", project=Path(PROJECT).name)["hits"] == want
     assert tools.search("rounding", project=PROJECT + "/")["hits"] == want
     for bad in (0, -5, 999):
-        with pytest.raises(InputError, match=rf"budget_bytes: must be 1,000 to 100,000,000 "
-                                             rf"\(got {bad}\)"):
+        with pytest.raises(
+            InputError,
+            match=rf"budget_bytes: must be 1,000 to 100,000,000 "
+            rf"\(got {bad}\)",
+        ):
             tools.continuation(budget_bytes=bad, session=OLD)

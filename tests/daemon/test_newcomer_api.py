@@ -26,24 +26,65 @@ def client(store, isolated_home: Path):
 CASES = [
     ("get", "/no/such/path", None, 404, "not_found", []),
     ("get", "/api/hooks/stop", None, 405, "method_not_allowed", []),
-    ("post", "/api/hooks/stop", b"{not json", 422, "invalid_request",
-     [{"field": "body", "message": "not JSON (Expecting property name enclosed in double "
-                                   "quotes, at character 1)"}]),
-    ("post", "/api/harness/claude-code/stop", b"{not json", 400, "invalid_request",
-     [{"field": "body", "message": "stdin: not JSON (Expecting property name enclosed in "
-                                   "double quotes: line 1 column 2 (char 1))"}]),
-    ("post", "/api/harness/nope/stop", b"{}", 422, "invalid_request",
-     [{"field": "path.harness", "message": "must be one of 'claude-code', 'codex' or 'pi'"}]),
-    ("post", "/api/memory/remember", b'{"content": ""}', 422, "invalid_request",
-     [{"field": "body.content", "message": "must not be empty"}]),
+    (
+        "post",
+        "/api/hooks/stop",
+        b"{not json",
+        422,
+        "invalid_request",
+        [
+            {
+                "field": "body",
+                "message": "not JSON (Expecting property name enclosed in double "
+                "quotes, at character 1)",
+            }
+        ],
+    ),
+    (
+        "post",
+        "/api/harness/claude-code/stop",
+        b"{not json",
+        400,
+        "invalid_request",
+        [
+            {
+                "field": "body",
+                "message": "stdin: not JSON (Expecting property name enclosed in "
+                "double quotes: line 1 column 2 (char 1))",
+            }
+        ],
+    ),
+    (
+        "post",
+        "/api/harness/nope/stop",
+        b"{}",
+        422,
+        "invalid_request",
+        [{"field": "path.harness", "message": "must be one of 'claude-code', 'codex' or 'pi'"}],
+    ),
+    (
+        "post",
+        "/api/memory/remember",
+        b'{"content": ""}',
+        422,
+        "invalid_request",
+        [{"field": "body.content", "message": "must not be empty"}],
+    ),
     ("get", "/api/sessions/zzz/continuation", None, 404, "unknown_session", []),
-    ("get", "/api/sessions/current", None, 422, "invalid_request",
-     [{"field": "query.project", "message": "is required"}]),
+    (
+        "get",
+        "/api/sessions/current",
+        None,
+        422,
+        "invalid_request",
+        [{"field": "query.project", "message": "is required"}],
+    ),
 ]
 
 
-@pytest.mark.parametrize("method,path,body,status,code,fields", CASES,
-                         ids=[f"{c[0]} {c[1]} {c[3]}" for c in CASES])
+@pytest.mark.parametrize(
+    "method,path,body,status,code,fields", CASES, ids=[f"{c[0]} {c[1]} {c[3]}" for c in CASES]
+)
 def test_every_4xx_has_one_shape(client, method, path, body, status, code, fields):
     call = getattr(client, method)
     r = call(path, content=body, headers=JSON) if body is not None else call(path)
@@ -56,9 +97,14 @@ def test_every_4xx_has_one_shape(client, method, path, body, status, code, field
 
 def test_guard_refusals_have_the_shape_too(client):
     r = client.post("/api/hooks/stop", content=b"{}", headers={"content-type": "text/plain"})
-    assert (r.status_code, r.json()) == (415, {
-        "error": "unsupported_media_type", "detail": "Content-Type: must be application/json",
-        "fields": []})
+    assert (r.status_code, r.json()) == (
+        415,
+        {
+            "error": "unsupported_media_type",
+            "detail": "Content-Type: must be application/json",
+            "fields": [],
+        },
+    )
 
 
 def test_health_reports_the_package_version(client):
@@ -73,8 +119,9 @@ def test_one_log_format_for_the_daemon(tmp_path):
     """Every line ``continuity serve`` logs, uvicorn's "Started server process" included, is
     ``<date> <time>,<ms> LEVEL message``."""
     exe = str(Path(sys.executable).with_name("continuity"))
-    proc = subprocess.Popen([exe, "serve", "--port", "0", "--home", str(tmp_path)],
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [exe, "serve", "--port", "0", "--home", str(tmp_path)], stderr=subprocess.PIPE, text=True
+    )
     try:
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not (tmp_path / "daemon.url").exists():

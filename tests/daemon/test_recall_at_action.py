@@ -28,24 +28,41 @@ PARAPHRASE = "which file format should the invoice export job save into?"
 
 
 def _client(store, home: Path, **kw) -> TestClient:
-    live = LiveCapture(store, home=home, config=CheckpointConfig(), budget_bytes=240_000,
-                       stop_seconds=10, idle_limit=timedelta(hours=4), tick_seconds=0.05, **kw)
+    live = LiveCapture(
+        store,
+        home=home,
+        config=CheckpointConfig(),
+        budget_bytes=240_000,
+        stop_seconds=10,
+        idle_limit=timedelta(hours=4),
+        tick_seconds=0.05,
+        **kw,
+    )
     return TestClient(create_app(live), base_url=LOCAL)
 
 
 def _earlier(store) -> None:
     from continuity.core.model import Session
 
-    load(store, [U("set up the nightly export of the invoices"),
-                 A(call("c1", "Bash", command="PYTHONPATH=src pytest tests -q")),
-                 T("c1", text="12 passed\nProcess exited with code 0")], key="old")
+    load(
+        store,
+        [
+            U("set up the nightly export of the invoices"),
+            A(call("c1", "Bash", command="PYTHONPATH=src pytest tests -q")),
+            T("c1", text="12 passed\nProcess exited with code 0"),
+        ],
+        key="old",
+    )
     store.upsert_session(Session(key="old", harness="claude-code", project=PROJECT))
     remember(store, DECISION, type="decision", source_id="old")
 
 
 def _post(c: TestClient, harness: str, event: str, payload: dict) -> bytes:
-    out = c.post(f"/api/harness/{harness}/{event}", content=json.dumps(payload).encode(),
-                 headers={"content-type": "application/json"})
+    out = c.post(
+        f"/api/harness/{harness}/{event}",
+        content=json.dumps(payload).encode(),
+        headers={"content-type": "application/json"},
+    )
     assert out.status_code == 200, out.text
     return out.content
 
@@ -58,9 +75,17 @@ def _context(harness: str, raw: bytes) -> str:
 
 
 def _prompt(c: TestClient, harness: str, key: str, prompt: str) -> bytes:
-    return _post(c, harness, "user-prompt-submit", {
-        "session_id": key, "cwd": PROJECT, "hook_event_name": "UserPromptSubmit",
-        "prompt": prompt})
+    return _post(
+        c,
+        harness,
+        "user-prompt-submit",
+        {
+            "session_id": key,
+            "cwd": PROJECT,
+            "hook_event_name": "UserPromptSubmit",
+            "prompt": prompt,
+        },
+    )
 
 
 @pytest.mark.parametrize("harness", ["claude-code", "codex", "pi"])
@@ -118,13 +143,28 @@ def test_replayed_prompt_never_injects(store, isolated_home: Path) -> None:
     """A prompt spooled while the daemon was down is recorded on replay, and recall is not
     run for it (nobody reads that answer)."""
     _earlier(store)
-    payload = json.dumps({"session_id": "late", "cwd": PROJECT, "prompt": PARAPHRASE,
-                          "hook_event_name": "UserPromptSubmit"}).encode()
-    spool.append(isolated_home, spool.native_line(f"{7:032x}", "2026-09-01T08:00:00.000Z",
-                                                  "claude-code", "user-prompt-submit",
-                                                  payload))
-    live = LiveCapture(store, home=isolated_home, config=CheckpointConfig(),
-                       budget_bytes=240_000, stop_seconds=10, idle_limit=timedelta(hours=4))
+    payload = json.dumps(
+        {
+            "session_id": "late",
+            "cwd": PROJECT,
+            "prompt": PARAPHRASE,
+            "hook_event_name": "UserPromptSubmit",
+        }
+    ).encode()
+    spool.append(
+        isolated_home,
+        spool.native_line(
+            f"{7:032x}", "2026-09-01T08:00:00.000Z", "claude-code", "user-prompt-submit", payload
+        ),
+    )
+    live = LiveCapture(
+        store,
+        home=isolated_home,
+        config=CheckpointConfig(),
+        budget_bytes=240_000,
+        stop_seconds=10,
+        idle_limit=timedelta(hours=4),
+    )
     calls = []
     original = live._recall
 
@@ -145,20 +185,47 @@ def test_replayed_prompt_never_injects(store, isolated_home: Path) -> None:
 def test_pre_tool_use_answers_the_last_working_invocation(store, isolated_home: Path) -> None:
     _earlier(store)
     with _client(store, isolated_home) as c:
-        raw = _post(c, "claude-code", "pre-tool-use", {
-            "session_id": "s1", "cwd": PROJECT, "hook_event_name": "PreToolUse",
-            "tool_name": "Bash", "tool_input": {"command": "pytest tests/unit"},
-            "tool_use_id": "toolu_1"})
+        raw = _post(
+            c,
+            "claude-code",
+            "pre-tool-use",
+            {
+                "session_id": "s1",
+                "cwd": PROJECT,
+                "hook_event_name": "PreToolUse",
+                "tool_name": "Bash",
+                "tool_input": {"command": "pytest tests/unit"},
+                "tool_use_id": "toolu_1",
+            },
+        )
         out = json.loads(raw)["hookSpecificOutput"]
         assert out["hookEventName"] == "PreToolUse"
         assert "`PYTHONPATH=src pytest tests -q`" in out["additionalContext"]
-        nothing = _post(c, "claude-code", "pre-tool-use", {
-            "session_id": "s1", "cwd": PROJECT, "tool_name": "Read",
-            "tool_input": {"file_path": f"{PROJECT}/x.py"}})
+        nothing = _post(
+            c,
+            "claude-code",
+            "pre-tool-use",
+            {
+                "session_id": "s1",
+                "cwd": PROJECT,
+                "tool_name": "Read",
+                "tool_input": {"file_path": f"{PROJECT}/x.py"},
+            },
+        )
         assert nothing == b""
-        pi = json.loads(_post(c, "pi", "pre-tool-use", {
-            "session_id": "p1", "cwd": PROJECT, "tool_name": "bash",
-            "tool_input": {"command": "pytest -x"}}))
+        pi = json.loads(
+            _post(
+                c,
+                "pi",
+                "pre-tool-use",
+                {
+                    "session_id": "p1",
+                    "cwd": PROJECT,
+                    "tool_name": "bash",
+                    "tool_input": {"command": "pytest -x"},
+                },
+            )
+        )
         assert "`PYTHONPATH=src pytest tests -q`" in pi["additionalContext"]
 
 
@@ -170,8 +237,17 @@ def test_pre_tool_use_hook_never_spools(isolated_home: Path, monkeypatch, capsys
     from continuity.cli import hookcmd
 
     monkeypatch.setenv("CONTINUITY_HOME", str(isolated_home))
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(json.dumps(
-        {"session_id": "s1", "tool_name": "Bash", "tool_input": {"command": "ls"}}).encode())))
+    monkeypatch.setattr(
+        sys,
+        "stdin",
+        io.TextIOWrapper(
+            io.BytesIO(
+                json.dumps(
+                    {"session_id": "s1", "tool_name": "Bash", "tool_input": {"command": "ls"}}
+                ).encode()
+            )
+        ),
+    )
     assert hookcmd.run(["pre-tool-use", "--harness", "claude-code"]) == 0
     assert capsys.readouterr().out == ""
     assert not spool.pending(isolated_home)
@@ -196,7 +272,8 @@ def test_slow_recall_is_left_out_of_the_answer(store, isolated_home: Path, monke
 
 
 def test_prompts_under_load_do_not_queue_behind_running_recalls(
-        store, isolated_home: Path, monkeypatch) -> None:
+    store, isolated_home: Path, monkeypatch
+) -> None:
     """Issue 45 item 10 (bench/load.py): with every recall thread busy, a prompt is answered at
     once without recall, not after waiting ``RECALL_SECONDS`` for a recall queued behind them
     (under load every prompt and tool hook took the full wait)."""
@@ -209,13 +286,17 @@ def test_prompts_under_load_do_not_queue_behind_running_recalls(
     _earlier(store)
     release = threading.Event()
     monkeypatch.setattr(live_module, "RECALL_SECONDS", 1.0)
-    monkeypatch.setattr(at_action, "recall_for_prompt",  # a recall that takes its time
-                        lambda *a, **k: release.wait(10) and at_action.NOTHING)
+    monkeypatch.setattr(
+        at_action,
+        "recall_for_prompt",  # a recall that takes its time
+        lambda *a, **k: release.wait(10) and at_action.NOTHING,
+    )
     try:
         with _client(store, isolated_home) as c:
-            busy = [threading.Thread(target=_prompt, args=(c, "claude-code", f"s{n}",
-                                                           PARAPHRASE))
-                    for n in range(2)]  # the recall pool's threads
+            busy = [
+                threading.Thread(target=_prompt, args=(c, "claude-code", f"s{n}", PARAPHRASE))
+                for n in range(2)
+            ]  # the recall pool's threads
             for t in busy:
                 t.start()
             time.sleep(0.3)  # both recall threads are inside a recall now
@@ -230,8 +311,9 @@ def test_prompts_under_load_do_not_queue_behind_running_recalls(
         release.set()
 
 
-def test_under_load_recall_is_skipped_and_comes_back_after(store, isolated_home: Path,
-                                                           monkeypatch) -> None:
+def test_under_load_recall_is_skipped_and_comes_back_after(
+    store, isolated_home: Path, monkeypatch
+) -> None:
     """Issue 45 item 10: over ``RECALL_BUSY_RATE`` hook events in the last second the daemon
     is under load and a prompt is answered without recall (no CPU spent on it); once the rate
     falls the same prompt gets its recall again."""
@@ -239,9 +321,15 @@ def test_under_load_recall_is_skipped_and_comes_back_after(store, isolated_home:
 
     _earlier(store)
     monkeypatch.setattr(live_module, "RECALL_BUSY_RATE", 3)
-    live = LiveCapture(store, home=isolated_home, config=CheckpointConfig(),
-                       budget_bytes=240_000, stop_seconds=10, idle_limit=timedelta(hours=4),
-                       tick_seconds=0.05)
+    live = LiveCapture(
+        store,
+        home=isolated_home,
+        config=CheckpointConfig(),
+        budget_bytes=240_000,
+        stop_seconds=10,
+        idle_limit=timedelta(hours=4),
+        tick_seconds=0.05,
+    )
     clock = [1000.0]
     live.rate = live_module.EventRate(clock=lambda: clock[0])
     with TestClient(create_app(live), base_url=LOCAL) as c:

@@ -35,8 +35,15 @@ JSON = {"content-type": "application/json"}
 
 
 def _live(store, home: Path, **config: int) -> LiveCapture:
-    return LiveCapture(store, home=home, config=CheckpointConfig(**config), budget_bytes=240_000,
-                       stop_seconds=10, idle_limit=timedelta(hours=4), tick_seconds=0.05)
+    return LiveCapture(
+        store,
+        home=home,
+        config=CheckpointConfig(**config),
+        budget_bytes=240_000,
+        stop_seconds=10,
+        idle_limit=timedelta(hours=4),
+        tick_seconds=0.05,
+    )
 
 
 @pytest.fixture
@@ -66,11 +73,18 @@ def test_server_health_and_openapi(client: TestClient) -> None:
     """/health answers without a token; /openapi.json lists every endpoint of the issue."""
     assert client.get("/health").json()["status"] == "ok"
     paths = client.get("/openapi.json").json()["paths"]
-    for path in ("/api/hooks/session-start", "/api/hooks/user-prompt-submit",
-                 "/api/hooks/pre-compaction", "/api/hooks/stop", "/api/hooks/session-end",
-                 "/api/memory/remember", "/api/memory/recall", "/api/checkpoints",
-                 "/api/checkpoints/{session_key}",
-                 "/api/sessions/{session_key}/continuation"):
+    for path in (
+        "/api/hooks/session-start",
+        "/api/hooks/user-prompt-submit",
+        "/api/hooks/pre-compaction",
+        "/api/hooks/stop",
+        "/api/hooks/session-end",
+        "/api/memory/remember",
+        "/api/memory/recall",
+        "/api/checkpoints",
+        "/api/checkpoints/{session_key}",
+        "/api/sessions/{session_key}/continuation",
+    ):
         assert path in paths
 
 
@@ -88,12 +102,16 @@ def test_server_session_lifecycle_writes_checkpoints(client: TestClient) -> None
     assert end.status_code == 202 and end.json()["queued"] is True
     rows = _wait(lambda: (r := client.get("/api/checkpoints/s-1").json())["count"] == 3 and r)
     assert [(c["trigger"], c["prompt_count"]) for c in rows["checkpoints"]] == [
-        ("session_end", 3), ("pre_compaction", 1), ("periodic", 2)]
+        ("session_end", 3),
+        ("pre_compaction", 1),
+        ("periodic", 2),
+    ]
     assert "### Session Context\nkeep the tests" in rows["checkpoints"][1]["digest"]
 
 
 def test_server_checkpoints_of_an_unknown_session_is_404_and_a_prefix_resolves(
-        client: TestClient) -> None:
+    client: TestClient,
+) -> None:
     """A key that names no session is a 404 (it was a 200 with no checkpoints, as if the
     session existed); an ended session with checkpoints and no imported rows still answers
     them; a unique prefix of a stored key answers that session."""
@@ -107,8 +125,9 @@ def test_server_checkpoints_of_an_unknown_session_is_404_and_a_prefix_resolves(
     assert client.live.worker.wait_idle(5)  # type: ignore[attr-defined]
     ended = client.get("/api/checkpoints/hooked-1").json()
     assert [c["trigger"] for c in ended["checkpoints"]] == ["pre_compaction"]
-    sample = next((Path(__file__).resolve().parents[2] / "examples" / "sessions" / "codex")
-                  .glob("*.jsonl"))
+    sample = next(
+        (Path(__file__).resolve().parents[2] / "examples" / "sessions" / "codex").glob("*.jsonl")
+    )
     key = import_paths(client.live.store, [sample]).files[0].session_key  # type: ignore[attr-defined]
     by_prefix = client.get(f"/api/checkpoints/{key[:8]}").json()
     assert (by_prefix["session"], by_prefix["count"]) == (key, 0)
@@ -124,20 +143,27 @@ def test_server_read_routes_answer_what_the_workspace_answers(client: TestClient
     from continuity.formats.importer import import_paths
 
     live = client.live  # type: ignore[attr-defined]
-    sample = next((Path(__file__).resolve().parents[2] / "examples" / "sessions" / "codex")
-                  .glob("*.jsonl"))
+    sample = next(
+        (Path(__file__).resolve().parents[2] / "examples" / "sessions" / "codex").glob("*.jsonl")
+    )
     key = import_paths(live.store, [sample]).files[0].session_key
-    made = client.post("/api/checkpoints", json={"session_key": key[:8], "reason": "parity",
-                                                 "trigger": "explicit"})
+    made = client.post(
+        "/api/checkpoints", json={"session_key": key[:8], "reason": "parity", "trigger": "explicit"}
+    )
     assert made.status_code == 201, made.text
     ws = Workspace.over(live.store, live.home)
-    view = client.get(f"/api/sessions/{key[:8]}/continuation",
-                      params={"budget_bytes": 50_000}).json()
+    view = client.get(
+        f"/api/sessions/{key[:8]}/continuation", params={"budget_bytes": 50_000}
+    ).json()
     assert view == {**ws.continuation(key, budget_bytes=50_000).to_dict(), "policy": None}
     assert view["request"]["text"] == "Turn before compaction"
     listed = client.get(f"/api/checkpoints/{key[:8]}").json()
-    assert listed == {"session": key, "count": 1, "damaged": [],
-                      "checkpoints": ws.checkpoints(key).to_dict()["checkpoints"][::-1]}
+    assert listed == {
+        "session": key,
+        "count": 1,
+        "damaged": [],
+        "checkpoints": ws.checkpoints(key).to_dict()["checkpoints"][::-1],
+    }
     assert "parity" in listed["checkpoints"][0]["digest"]
     hooked = key[:8]  # a live session whose key is a prefix of the imported one
     client.post("/api/hooks/session-start", json=_body(hooked))
@@ -169,8 +195,10 @@ def test_server_recovery_context_once_per_session(client: TestClient) -> None:
     client.post("/api/hooks/user-prompt-submit", json=_body("old", prompt="why is March gone"))
     client.post("/api/hooks/pre-compaction", json=_body("old"))
     first = client.post("/api/hooks/session-start", json=_body("new")).json()
-    assert first["context"].startswith("## Project brief from continuity\nQuoted from "
-                                       "continuity's record as evidence; not an instruction.\n")
+    assert first["context"].startswith(
+        "## Project brief from continuity\nQuoted from "
+        "continuity's record as evidence; not an instruction.\n"
+    )
     assert "### Session old · " in first["context"]
     assert "Last request (from its checkpoint): why is March gone" in first["context"]
     assert (first["recovery"]["source"], first["recovery"]["sessions"]) == ("brief", ["old"])
@@ -179,8 +207,9 @@ def test_server_recovery_context_once_per_session(client: TestClient) -> None:
     assert again["context"] == "" and again["recovery"]["checkpoint"] is None
 
 
-def test_server_recovery_context_not_injected_again_after_a_restart(store,
-                                                                    isolated_home: Path) -> None:
+def test_server_recovery_context_not_injected_again_after_a_restart(
+    store, isolated_home: Path
+) -> None:
     """formats.md §4.1: a resume replays injected text, so the same checkpoint is never
     injected twice into a session, also when the daemon restarted in between; a ``compact``
     start gets it again (a fresh context)."""
@@ -198,9 +227,11 @@ def test_server_recovery_context_not_injected_again_after_a_restart(store,
         resumed = c.post("/api/hooks/session-start", json=_body("new", source="resume")).json()
         assert resumed["context"] == ""  # no other session worked since it started
         fresh = c.post("/api/hooks/session-start", json=_body("new", source="compact")).json()
-        assert fresh["context"].startswith("## Session Recovery Context\nQuoted from "
-                                           "continuity's record as evidence; not an "
-                                           "instruction.\n## Pre-Compaction Checkpoint\n")
+        assert fresh["context"].startswith(
+            "## Session Recovery Context\nQuoted from "
+            "continuity's record as evidence; not an "
+            "instruction.\n## Pre-Compaction Checkpoint\n"
+        )
         assert "why is March gone" in fresh["context"]
 
 
@@ -216,8 +247,9 @@ def test_server_live_prompts_survive_a_daemon_restart(store, isolated_home: Path
     restarted = _live(store, isolated_home)
     with TestClient(create_app(restarted), base_url=LOCAL) as c:
         c.post("/api/hooks/user-prompt-submit", json=_body("s-live", prompt="third prompt"))
-        digest = c.post("/api/hooks/pre-compaction", json=_body("s-live")).json()[
-            "checkpoint"]["digest"]
+        digest = c.post("/api/hooks/pre-compaction", json=_body("s-live")).json()["checkpoint"][
+            "digest"
+        ]
     assert "first live prompt" in digest and "second live prompt" in digest
     assert "third prompt" in digest and "Prompts: 3" in digest
 
@@ -229,8 +261,10 @@ def test_server_recovery_context_within_budget(store, isolated_home: Path) -> No
     with TestClient(create_app(live), base_url=LOCAL) as c:
         c.post("/api/hooks/session-start", json=_body("a"))
         for i in range(10):
-            c.post("/api/hooks/user-prompt-submit", json=_body("a", prompt=f"long prompt {i} "
-                                                                  + "x" * 150))
+            c.post(
+                "/api/hooks/user-prompt-submit",
+                json=_body("a", prompt=f"long prompt {i} " + "x" * 150),
+            )
         c.post("/api/hooks/pre-compaction", json=_body("a"))
         context = c.post("/api/hooks/session-start", json=_body("b")).json()["context"]
     assert 0 < len(context) <= 200 and context.endswith("[…]")
@@ -239,8 +273,10 @@ def test_server_recovery_context_within_budget(store, isolated_home: Path) -> No
 def test_server_native_route_answers_claude_code_output(client: TestClient) -> None:
     """The raw Claude Code SessionStart stdin gets hookSpecificOutput.additionalContext."""
     client.post("/api/hooks/session-start", json=_body("p1", project="/home/ana/ledger"))
-    client.post("/api/hooks/user-prompt-submit", json=_body("p1", project="/home/ana/ledger",
-                                                            prompt="cover leap years"))
+    client.post(
+        "/api/hooks/user-prompt-submit",
+        json=_body("p1", project="/home/ana/ledger", prompt="cover leap years"),
+    )
     client.post("/api/hooks/pre-compaction", json=_body("p1", project="/home/ana/ledger"))
     raw = (FIXTURES / "claude-code" / "session-start.json").read_bytes()
     answer = client.post("/api/harness/claude-code/session-start", content=raw, headers=JSON).json()
@@ -253,14 +289,16 @@ def test_server_memory_remember_and_recall_expand(client: TestClient) -> None:
     """remember stores once and counts in the live digest; recall expand joins transcripts."""
     client.post("/api/hooks/session-start", json=_body("m1"))
     client.post("/api/hooks/user-prompt-submit", json=_body("m1", prompt="why is March gone"))
-    body = {"content": "Export uses half-open month ranges", "source_id": "m1",
-            "tags": ["export"]}
+    body = {"content": "Export uses half-open month ranges", "source_id": "m1", "tags": ["export"]}
     first = client.post("/api/memory/remember", json=body).json()
     assert first["deduped"] is False
     assert client.post("/api/memory/remember", json=body).json()["deduped"] is True
     assert client.live.worker.wait_idle(5)  # type: ignore[attr-defined]  # the row's live turn
-    found = client.post("/api/memory/recall", params={"session_key": "m1"},
-                        json={"query": "month ranges", "expand": True}).json()
+    found = client.post(
+        "/api/memory/recall",
+        params={"session_key": "m1"},
+        json={"query": "month ranges", "expand": True},
+    ).json()
     assert [r["id"] for r in found["results"]] == [first["id"]]
     assert "User: why is March gone" in found["sources"]["m1"]["content"]
     cp = client.post("/api/hooks/pre-compaction", json=_body("m1")).json()["checkpoint"]
@@ -275,16 +313,17 @@ def test_server_checkpoints_by_project_newest_first(client: TestClient) -> None:
         client.post("/api/hooks/pre-compaction", json=_body(key))
     rows = client.get("/api/checkpoints", params={"project": "/tmp/ledger", "limit": 1}).json()
     assert rows["count"] == 1 and rows["checkpoints"][0]["session"] == "c2"
-    assert client.get("/api/checkpoints",
-                      params={"project": "/tmp/ledger"}).json()["count"] == 2
+    assert client.get("/api/checkpoints", params={"project": "/tmp/ledger"}).json()["count"] == 2
 
 
 def test_server_agent_checkpoint_of_current_session(client: TestClient) -> None:
     """POST /api/checkpoints writes an agent checkpoint of the project's live session."""
     client.post("/api/hooks/session-start", json=_body("k1"))
     client.post("/api/hooks/user-prompt-submit", json=_body("k1", prompt="refactor export"))
-    r = client.post("/api/checkpoints", json={"reason": "before the risky step",
-                                              "trigger": "agent", "project": "/tmp/ledger"})
+    r = client.post(
+        "/api/checkpoints",
+        json={"reason": "before the risky step", "trigger": "agent", "project": "/tmp/ledger"},
+    )
     assert r.status_code == 201
     assert r.json()["trigger"] == "agent" and r.json()["session"] == "k1"
     assert "### Reason\nbefore the risky step" in r.json()["digest"]
@@ -306,8 +345,7 @@ def test_server_checkpoint_returns_the_stored_id(client: TestClient) -> None:
     assert "### Reason\ny" in ids[second.json()["id"]]
 
 
-def test_server_checkpoint_not_stored_answers_202_queued(client: TestClient,
-                                                         monkeypatch) -> None:
+def test_server_checkpoint_not_stored_answers_202_queued(client: TestClient, monkeypatch) -> None:
     """A checkpoint whose write is queued for a retry answers 202 "queued": true, not a
     201 with a null id."""
     client.post("/api/hooks/session-start", json=_body("k3"))
@@ -316,46 +354,61 @@ def test_server_checkpoint_not_stored_answers_202_queued(client: TestClient,
     assert r.status_code == 202 and r.json()["queued"] is True and r.json()["id"] is None
 
 
-@pytest.mark.parametrize("path,body,field", [
-    ("/api/hooks/session-start", {"harness": "claude-code"}, "body.session_key"),
-    ("/api/hooks/session-start", {"harness": "cursor", "session_key": "x"}, "body.harness"),
-    ("/api/hooks/user-prompt-submit", {**_body(), "prompt": 5}, "body.prompt"),
-    ("/api/hooks/user-prompt-submit", {**_body(), "promt": "typo"}, "body.promt"),
-    ("/api/hooks/stop", {**_body(), "transcript_path": "relative.jsonl"},
-     "body.transcript_path"),
-    ("/api/hooks/session-end", {**_body(), "session_key": ""}, "body.session_key"),
-    ("/api/memory/recall", {"limit": 3}, "body.query"),
-    ("/api/memory/remember", {"content": "x", "importance": 3}, "body.importance"),
-    ("/api/checkpoints", {"trigger": "agent"}, "body.reason"),
-])
-def test_server_rejects_bad_body_naming_the_field(client: TestClient, path: str, body: dict,
-                                                   field: str) -> None:
+@pytest.mark.parametrize(
+    "path,body,field",
+    [
+        ("/api/hooks/session-start", {"harness": "claude-code"}, "body.session_key"),
+        ("/api/hooks/session-start", {"harness": "cursor", "session_key": "x"}, "body.harness"),
+        ("/api/hooks/user-prompt-submit", {**_body(), "prompt": 5}, "body.prompt"),
+        ("/api/hooks/user-prompt-submit", {**_body(), "promt": "typo"}, "body.promt"),
+        (
+            "/api/hooks/stop",
+            {**_body(), "transcript_path": "relative.jsonl"},
+            "body.transcript_path",
+        ),
+        ("/api/hooks/session-end", {**_body(), "session_key": ""}, "body.session_key"),
+        ("/api/memory/recall", {"limit": 3}, "body.query"),
+        ("/api/memory/remember", {"content": "x", "importance": 3}, "body.importance"),
+        ("/api/checkpoints", {"trigger": "agent"}, "body.reason"),
+    ],
+)
+def test_server_rejects_bad_body_naming_the_field(
+    client: TestClient, path: str, body: dict, field: str
+) -> None:
     """A bad body gets 422 whose detail names the field, and writes nothing."""
     r = client.post(path, json=body)
     assert r.status_code == 422
     assert field in r.json()["detail"]
-    assert client.get("/api/checkpoints", params={"project": "/tmp/ledger"}).json()[
-        "count"] == 0
+    assert client.get("/api/checkpoints", params={"project": "/tmp/ledger"}).json()["count"] == 0
     assert client.live.store.get_transcripts(["s-1"], "default") == {}  # type: ignore[attr-defined]
 
 
 @pytest.mark.parametrize("raw_key", ["k" * 300, "tab\there\nand\x1bescape"])
-def test_server_takes_any_session_key_by_the_import_rule(client: TestClient,
-                                                         raw_key: str) -> None:
+def test_server_takes_any_session_key_by_the_import_rule(client: TestClient, raw_key: str) -> None:
     """Issue 22: a key over 200 characters or with control characters (which import accepts)
     is not refused: the hook event lands under the key import gives the same session."""
     from continuity.formats.importer import safe_key
 
     key = safe_key(raw_key)
-    raw = json.dumps({"session_id": raw_key, "cwd": "/tmp/ledger", "prompt": "keep me",
-                      "hook_event_name": "UserPromptSubmit"})
-    r = client.post("/api/harness/claude-code/user-prompt-submit", content=raw,
-                    headers={"content-type": "application/json"})
+    raw = json.dumps(
+        {
+            "session_id": raw_key,
+            "cwd": "/tmp/ledger",
+            "prompt": "keep me",
+            "hook_event_name": "UserPromptSubmit",
+        }
+    )
+    r = client.post(
+        "/api/harness/claude-code/user-prompt-submit",
+        content=raw,
+        headers={"content-type": "application/json"},
+    )
     assert r.status_code == 200, r.text
     r = client.post("/api/hooks/pre-compaction", json=_body(raw_key))
     assert r.status_code == 200 and r.json()["checkpoint"]["session"] == key
-    assert [c["session"] for c in client.get(f"/api/checkpoints/{key}").json()[
-        "checkpoints"]] == [key]
+    assert [c["session"] for c in client.get(f"/api/checkpoints/{key}").json()["checkpoints"]] == [
+        key
+    ]
     assert "keep me" in client.live.store.checkpoints(key)[0].digest  # type: ignore[attr-defined]
 
 
@@ -366,11 +419,11 @@ def test_server_rejects_bad_query_and_native_input(client: TestClient) -> None:
     assert r.status_code == 422 and "query.limit" in r.json()["detail"]
     r = client.post("/api/harness/claude-code/session-start", content=b"not json", headers=JSON)
     assert r.status_code == 400 and r.json()["detail"].startswith("stdin: not JSON")
-    r = client.post("/api/harness/claude-code/stop", content=json.dumps({"cwd": "/p"}),
-                    headers=JSON)
+    r = client.post(
+        "/api/harness/claude-code/stop", content=json.dumps({"cwd": "/p"}), headers=JSON
+    )
     assert r.status_code == 400 and "session_id" in r.json()["detail"]
-    assert client.post("/api/harness/cursor/stop", content=b"{}",
-                       headers=JSON).status_code == 422
+    assert client.post("/api/harness/cursor/stop", content=b"{}", headers=JSON).status_code == 422
     r = client.get("/api/sessions/nope/continuation")
     assert r.status_code == 404 and "nope" in r.json()["detail"]
 
@@ -388,8 +441,7 @@ def test_server_token_required_on_api_when_configured(store, isolated_home: Path
         assert r.status_code == 200 and TOKEN not in r.text
 
 
-def test_server_api_docs_need_the_token_and_health_says_nothing(store,
-                                                                 isolated_home: Path) -> None:
+def test_server_api_docs_need_the_token_and_health_says_nothing(store, isolated_home: Path) -> None:
     """With a token (what any non-loopback bind needs) the API description needs it too
     (/openapi.json, unknown paths: 401); /health answers only its status without it; /docs
     and /redoc are not served (issue 45 item 8: they load from a CDN)."""
@@ -422,7 +474,8 @@ EXTERNAL = re.compile(
     r"""(?:\b(?:src|href|action|srcset|poster|data|formaction|manifest)\s*=\s*["']?\s*"""
     r"""(?:[a-z][a-z0-9+.-]*:)?//)|(?:url\(\s*["']?\s*(?:https?:)?//)|@import|"""
     r"""(?:fetch\(\s*["'](?:https?:)?//)|(?:https?://(?!127\.0\.0\.1)[a-z0-9.-]+\.[a-z]{2,})""",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 def test_no_page_the_daemon_serves_loads_anything_from_the_network(client: TestClient) -> None:
@@ -432,8 +485,11 @@ def test_no_page_the_daemon_serves_loads_anything_from_the_network(client: TestC
     host. (The session's text holds no URL, so only our markup is scanned.)"""
     from tests.builders import A, U, load
 
-    load(client.live.store, [U("fix the export"), A(text="done: the export is fixed")],  # type: ignore[attr-defined]
-         key="s-1")
+    load(
+        client.live.store,
+        [U("fix the export"), A(text="done: the export is fixed")],  # type: ignore[attr-defined]
+        key="s-1",
+    )
     fill = {"session_key": "s-1", "key": "s-1"}
     scanned = []
     for route in client.app.routes:  # type: ignore[attr-defined]
@@ -443,14 +499,15 @@ def test_no_page_the_daemon_serves_loads_anything_from_the_network(client: TestC
         r = client.get(path, params={"key": "s-1", "q": "export", "project": "/tmp/ledger"})
         scanned.append((route.path, r.status_code))
         found = EXTERNAL.search(r.text)
-        assert found is None, (route.path, r.text[max(0, found.start() - 80):found.end() + 80])
+        assert found is None, (route.path, r.text[max(0, found.start() - 80) : found.end() + 80])
         for name, value in r.headers.items():
             if name.lower() != "content-security-policy":
                 assert not EXTERNAL.search(value), (route.path, name, value)
     paths = {p for p, _ in scanned}
     assert {"/", "/search", "/session", "/health", "/openapi.json"} <= paths, scanned
-    assert all(code == 200 for p, code in scanned if p in ("/", "/search", "/session")), \
-        [s for s in scanned if s[0] in ("/", "/search", "/session")]
+    assert all(code == 200 for p, code in scanned if p in ("/", "/search", "/session")), [
+        s for s in scanned if s[0] in ("/", "/search", "/session")
+    ]
     assert not EXTERNAL.search(client.get("/nowhere").text)
 
 
@@ -490,8 +547,9 @@ def test_server_second_daemon_on_a_workspace_is_refused(isolated_home: Path) -> 
     fd = _lock(isolated_home)
     try:
         pid = os.getpid()
-        with pytest.raises(DaemonConflict, match=rf"another continuity daemon \(pid {pid}\)") \
-                as info:
+        with pytest.raises(
+            DaemonConflict, match=rf"another continuity daemon \(pid {pid}\)"
+        ) as info:
             _lock(isolated_home)
         assert info.value.exit_code == 8
     finally:
@@ -507,8 +565,7 @@ def test_server_bearer_scheme_matches_case_insensitively(store, isolated_home: P
             r = c.post("/api/hooks/session-start", json=_body(), headers=headers)
             assert r.status_code == 200, scheme
         for value in (f"Basic {TOKEN}", TOKEN, f"bearer {TOKEN}x", "bearer"):
-            r = c.post("/api/hooks/session-start", json=_body(),
-                       headers={"Authorization": value})
+            r = c.post("/api/hooks/session-start", json=_body(), headers={"Authorization": value})
             assert r.status_code == 401, value
 
 
@@ -555,17 +612,21 @@ def test_server_address_in_use_is_daemon_conflict(isolated_home: Path) -> None:
 def test_server_body_nested_too_deep_is_400(client: TestClient) -> None:
     """A hook body nested deeper than the JSON parser allows is a 400, never a 500."""
     deep = '{"harness":"claude-code","session_key":"d","x":' + "[" * 100000 + "]" * 100000 + "}"
-    r = client.post("/api/hooks/user-prompt-submit", content=deep,
-                    headers={"content-type": "application/json"})
+    r = client.post(
+        "/api/hooks/user-prompt-submit", content=deep, headers={"content-type": "application/json"}
+    )
     assert r.status_code == 400  # FastAPI refuses to parse it: the hook spools nothing
-    assert r.json() == {"error": "invalid_request", "detail": "There was an error parsing the "
-                        "body", "fields": [{"field": "body", "message": "There was an error "
-                                            "parsing the body"}]}  # issue 20: one shape
+    assert r.json() == {
+        "error": "invalid_request",
+        "detail": "There was an error parsing the body",
+        "fields": [{"field": "body", "message": "There was an error parsing the body"}],
+    }  # issue 20: one shape
 
 
 @pytest.mark.parametrize("value", ["4", "0.5", "9.9", "3601"])
-def test_server_stop_seconds_outside_range_is_refused_at_load(isolated_home: Path,
-                                                             value: str) -> None:
+def test_server_stop_seconds_outside_range_is_refused_at_load(
+    isolated_home: Path, value: str
+) -> None:
     """Issue 15: a `[daemon] stop_seconds` shorter than a summary needs (model summarizers
     start only with 5 s left) silently disabled compaction (`no_time_left`, no row, no
     receipt). It is refused at load, naming the key, its range and the value."""
@@ -578,8 +639,9 @@ def test_server_stop_seconds_outside_range_is_refused_at_load(isolated_home: Pat
     assert message.endswith(f"(got {value if '.' in value else int(value)})")
 
 
-def test_server_stop_seconds_in_range_loads(isolated_home: Path,
-                                            monkeypatch: pytest.MonkeyPatch) -> None:
+def test_server_stop_seconds_in_range_loads(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The bounds themselves load; the environment override is checked the same way."""
     isolated_home.mkdir(parents=True, exist_ok=True)
     (isolated_home / "config.toml").write_text("[daemon]\nstop_seconds = 10\n")
@@ -601,25 +663,33 @@ def test_server_checkpoints_damaged_row_skipped_not_500(client: TestClient) -> N
     rows = _wait(lambda: (r := client.get("/api/checkpoints/s-9").json())["count"] == 3 and r)
     newest = rows["checkpoints"][0]
     assert [c["trigger"] for c in rows["checkpoints"]] == [
-        "session_end", "pre_compaction", "periodic"]
+        "session_end",
+        "pre_compaction",
+        "periodic",
+    ]
     store = client.live.store  # type: ignore[attr-defined]
     from sqlalchemy import update
 
     from continuity.store import schema
+
     with store._conn() as conn:  # damage the row as a bad manual edit would
-        conn.execute(update(schema.session_checkpoints)
-                     .where(schema.session_checkpoints.c.checkpoint_id == newest["id"])
-                     .values(recent_remembers="{not json"))
+        conn.execute(
+            update(schema.session_checkpoints)
+            .where(schema.session_checkpoints.c.checkpoint_id == newest["id"])
+            .values(recent_remembers="{not json")
+        )
     r = client.get("/api/checkpoints/s-9")
     assert r.status_code == 200
     body = r.json()
     assert body["count"] == 2 and [c["trigger"] for c in body["checkpoints"]] == [
-        "pre_compaction", "periodic"]
-    assert [(d["id"], d["column"]) for d in body["damaged"]] == [
-        (newest["id"], "recent_remembers")]
+        "pre_compaction",
+        "periodic",
+    ]
+    assert [(d["id"], d["column"]) for d in body["damaged"]] == [(newest["id"], "recent_remembers")]
     listed = client.get("/api/checkpoints", params={"project": "/tmp/ledger"})
     assert listed.status_code == 200 and newest["id"] not in [
-        c["id"] for c in listed.json()["checkpoints"]]
+        c["id"] for c in listed.json()["checkpoints"]
+    ]
 
 
 def test_server_damaged_checkpoint_time_never_blames_the_hook(client: TestClient) -> None:
@@ -633,16 +703,21 @@ def test_server_damaged_checkpoint_time_never_blames_the_hook(client: TestClient
     if store.engine.dialect.name != "sqlite":
         pytest.skip("PostgreSQL cannot hold a non-time in a timestamptz column")
     client.post("/api/hooks/session-start", json=_body("p1", project="/home/ana/ledger"))
-    client.post("/api/hooks/user-prompt-submit", json=_body("p1", project="/home/ana/ledger",
-                                                            prompt="cover leap years"))
+    client.post(
+        "/api/hooks/user-prompt-submit",
+        json=_body("p1", project="/home/ana/ledger", prompt="cover leap years"),
+    )
     client.post("/api/hooks/pre-compaction", json=_body("p1", project="/home/ana/ledger"))
     client.post("/api/hooks/pre-compaction", json=_body("p1", project="/home/ana/ledger"))
     rows = _wait(lambda: (r := client.get("/api/checkpoints/p1").json())["count"] >= 2 and r)
     newest = rows["checkpoints"][0]["id"]
     from sqlalchemy import text
+
     with store._conn() as conn:  # damage the row as a bad manual edit would
-        conn.execute(text("UPDATE session_checkpoints SET created_at = 'garbage' "
-                          "WHERE checkpoint_id = :id"), {"id": newest})
+        conn.execute(
+            text("UPDATE session_checkpoints SET created_at = 'garbage' WHERE checkpoint_id = :id"),
+            {"id": newest},
+        )
     raw = (FIXTURES / "claude-code" / "session-start.json").read_bytes()
     answer = client.post("/api/harness/claude-code/session-start", content=raw, headers=JSON)
     assert answer.status_code == 200, answer.text

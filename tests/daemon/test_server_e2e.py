@@ -59,60 +59,135 @@ class ClaudeCode(Transcript):
         pass
 
     def _line(self, kind: str, message: dict[str, Any]) -> dict[str, Any]:
-        return {"sessionId": self.key, "cwd": self.cwd, "version": "2.1.40", "type": kind,
-                "isSidechain": False, "userType": "external", "uuid": f"u{self.n + 1}",
-                "parentUuid": f"u{self.n}" if self.n else None, "timestamp": self.ts(),
-                "message": message}
+        return {
+            "sessionId": self.key,
+            "cwd": self.cwd,
+            "version": "2.1.40",
+            "type": kind,
+            "isSidechain": False,
+            "userType": "external",
+            "uuid": f"u{self.n + 1}",
+            "parentUuid": f"u{self.n}" if self.n else None,
+            "timestamp": self.ts(),
+            "message": message,
+        }
 
     def user(self, text: str) -> None:
         self.write(self._line("user", {"role": "user", "content": text}))
 
     def assistant(self, text: str) -> None:
-        self.write(self._line("assistant", {
-            "id": f"msg_{self.n}", "role": "assistant", "model": "claude-opus-4-6",
-            "content": [{"type": "text", "text": text}], "stop_reason": "end_turn",
-            "usage": {"input_tokens": 5, "output_tokens": 9}}))
+        self.write(
+            self._line(
+                "assistant",
+                {
+                    "id": f"msg_{self.n}",
+                    "role": "assistant",
+                    "model": "claude-opus-4-6",
+                    "content": [{"type": "text", "text": text}],
+                    "stop_reason": "end_turn",
+                    "usage": {"input_tokens": 5, "output_tokens": 9},
+                },
+            )
+        )
 
 
 class Codex(Transcript):
     def start(self) -> None:
-        self.write({"timestamp": self.ts(), "type": "session_meta", "payload": {
-            "id": self.key, "timestamp": "2026-09-01T08:00:00.000Z", "cwd": self.cwd,
-            "originator": "codex_cli_rs", "cli_version": "0.135.0"}})
+        self.write(
+            {
+                "timestamp": self.ts(),
+                "type": "session_meta",
+                "payload": {
+                    "id": self.key,
+                    "timestamp": "2026-09-01T08:00:00.000Z",
+                    "cwd": self.cwd,
+                    "originator": "codex_cli_rs",
+                    "cli_version": "0.135.0",
+                },
+            }
+        )
 
     def user(self, text: str) -> None:
-        self.write({"timestamp": self.ts(), "type": "response_item", "payload": {
-            "type": "message", "role": "user",
-            "content": [{"type": "input_text", "text": text}]}},
-            {"timestamp": self.ts(), "type": "event_msg",
-             "payload": {"type": "user_message", "message": text}})
+        self.write(
+            {
+                "timestamp": self.ts(),
+                "type": "response_item",
+                "payload": {
+                    "type": "message",
+                    "role": "user",
+                    "content": [{"type": "input_text", "text": text}],
+                },
+            },
+            {
+                "timestamp": self.ts(),
+                "type": "event_msg",
+                "payload": {"type": "user_message", "message": text},
+            },
+        )
 
     def assistant(self, text: str) -> None:
-        self.write({"timestamp": self.ts(), "type": "response_item", "payload": {
-            "type": "message", "role": "assistant",
-            "content": [{"type": "output_text", "text": text}]}},
-            {"timestamp": self.ts(), "type": "event_msg",
-             "payload": {"type": "task_complete", "last_agent_message": text}})
+        self.write(
+            {
+                "timestamp": self.ts(),
+                "type": "response_item",
+                "payload": {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": text}],
+                },
+            },
+            {
+                "timestamp": self.ts(),
+                "type": "event_msg",
+                "payload": {"type": "task_complete", "last_agent_message": text},
+            },
+        )
 
 
 class Pi(Transcript):
     def start(self) -> None:
-        self.write({"type": "session", "version": 3, "id": self.key, "timestamp": self.ts(),
-                    "cwd": self.cwd})
+        self.write(
+            {
+                "type": "session",
+                "version": 3,
+                "id": self.key,
+                "timestamp": self.ts(),
+                "cwd": self.cwd,
+            }
+        )
 
     def _message(self, message: dict[str, Any]) -> None:
         parent = f"e{self.n:07d}" if self.n > 1 else None
-        self.write({"type": "message", "id": f"e{self.n + 1:07d}", "parentId": parent,
-                    "timestamp": self.ts(), "message": message})
+        self.write(
+            {
+                "type": "message",
+                "id": f"e{self.n + 1:07d}",
+                "parentId": parent,
+                "timestamp": self.ts(),
+                "message": message,
+            }
+        )
 
     def user(self, text: str) -> None:
-        self._message({"role": "user", "content": [{"type": "text", "text": text}],
-                       "timestamp": 1788426010000})
+        self._message(
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": text}],
+                "timestamp": 1788426010000,
+            }
+        )
 
     def assistant(self, text: str) -> None:
-        self._message({"role": "assistant", "content": [{"type": "text", "text": text}],
-                       "provider": "anthropic", "model": "claude-sonnet-4-5",
-                       "stopReason": "stop", "timestamp": 1788426014000})
+        self._message(
+            {
+                "role": "assistant",
+                "content": [{"type": "text", "text": text}],
+                "provider": "anthropic",
+                "model": "claude-sonnet-4-5",
+                "stopReason": "stop",
+                "timestamp": 1788426014000,
+            }
+        )
 
 
 WRITERS: dict[str, type[Transcript]] = {"claude-code": ClaudeCode, "codex": Codex, "pi": Pi}
@@ -137,9 +212,12 @@ class Daemon:
         env.pop("CONTINUITY_DATABASE_URL", None)
         env = {k: v for k, v in env.items() if v is not None}
         self.log = open(home / "daemon.log", "ab")  # noqa: SIM115 - open while the child runs
-        self.proc = subprocess.Popen([sys.executable, "-m", "continuity.daemon.server", "--home",
-                                      str(home), "--port", "0"], env=env,
-                                     stdout=self.log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "continuity.daemon.server", "--home", str(home), "--port", "0"],
+            env=env,
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+        )
         url_file = home / "daemon.url"
         deadline = time.monotonic() + 30
         while not url_file.exists():
@@ -149,8 +227,9 @@ class Daemon:
         self.url = url_file.read_text().strip()
         # every daemon has a token, loopback too (issue 16): clients read the workspace's
         self.token = (home / "daemon.token").read_text().removesuffix("\n")
-        self.http = httpx.Client(base_url=self.url, timeout=10,
-                                 headers={"Authorization": f"Bearer {self.token}"})
+        self.http = httpx.Client(
+            base_url=self.url, timeout=10, headers={"Authorization": f"Bearer {self.token}"}
+        )
         _until(lambda: self.http.get("/health").status_code == 200)
 
     def logs(self) -> str:
@@ -182,16 +261,21 @@ def _until(predicate: Callable[[], Any], seconds: float = 20.0) -> Any:
         time.sleep(0.05)
 
 
-def hook(home: Path, url: str, harness: str, event: str,
-         **fields: Any) -> subprocess.CompletedProcess:
+def hook(
+    home: Path, url: str, harness: str, event: str, **fields: Any
+) -> subprocess.CompletedProcess:
     """Run the real hook command with the recorded JSON of (harness, event), ``fields`` over
     it (session_id, cwd, transcript_path, prompt ...)."""
     payload = json.loads((FIXTURES / harness / f"{event}.json").read_text())
     payload.update(fields)
     env = {**os.environ, "CONTINUITY_HOME": str(home), "CONTINUITY_DAEMON_URL": url}
-    done = subprocess.run([*hook_argv(), event, "--harness", harness],  # as installed
-                          input=json.dumps(payload).encode(), env=env, capture_output=True,
-                          timeout=30)
+    done = subprocess.run(
+        [*hook_argv(), event, "--harness", harness],  # as installed
+        input=json.dumps(payload).encode(),
+        env=env,
+        capture_output=True,
+        timeout=30,
+    )
     assert done.returncode == 0, done.stderr
     return done
 
@@ -218,6 +302,7 @@ def _session(daemon: Daemon, tmp_path: Path, harness: str) -> tuple[str, str, Tr
     writer = WRITERS[harness](tmp_path / "session" / f"{key}.jsonl", key, cwd)
     base = {"session_id": key, "cwd": cwd, "transcript_path": str(writer.path)}
     writer.start()
+
     def run(event: str, **f: Any) -> subprocess.CompletedProcess:
         return hook(daemon.home, daemon.url, harness, event, **{**base, **f})
 
@@ -250,47 +335,86 @@ def test_server_e2e_whole_session(daemon: Daemon, tmp_path: Path, harness: str) 
     session's recovery context."""
     key, cwd, writer = _session(daemon, tmp_path, harness)
     if harness == "codex":  # no SessionEnd: a new Codex session in the same folder ends it
-        hook(daemon.home, daemon.url, "codex", "session-start", session_id=key + "-next",
-             cwd=cwd, transcript_path=str(writer.path) + ".next", source="startup")
+        hook(
+            daemon.home,
+            daemon.url,
+            "codex",
+            "session-start",
+            session_id=key + "-next",
+            cwd=cwd,
+            transcript_path=str(writer.path) + ".next",
+            source="startup",
+        )
     else:
-        hook(daemon.home, daemon.url, harness, "session-end", session_id=key, cwd=cwd,
-             transcript_path=str(writer.path))
-    rows = _until(lambda: (r := daemon.checkpoints(key)) and r[0]["trigger"] == "session_end"
-                  and r)
+        hook(
+            daemon.home,
+            daemon.url,
+            harness,
+            "session-end",
+            session_id=key,
+            cwd=cwd,
+            transcript_path=str(writer.path),
+        )
+    rows = _until(lambda: (r := daemon.checkpoints(key)) and r[0]["trigger"] == "session_end" and r)
     # prompts 2 and 4 fire periodic; inside seed 000's 2,500 ms window they merge (counts sum)
     assert [(r["trigger"], r["prompt_count"]) for r in rows[:2]] == [
-        ("session_end", 5), ("pre_compaction", 0)]
+        ("session_end", 5),
+        ("pre_compaction", 0),
+    ]
     periodic = [r["prompt_count"] for r in rows[2:] if r["trigger"] == "periodic"]
     assert len(periodic) == len(rows) - 2 and sum(periodic) == 4
     assert "### Session Context\nkeep the tests" in rows[1]["digest"]
     with _open_store(daemon.home) as store:
-        row = _until(lambda: (t := store.get_transcripts([key], "default").get(key))
-                     and t.completed_at and t)
+        row = _until(
+            lambda: (t := store.get_transcripts([key], "default").get(key)) and t.completed_at and t
+        )
         for i in range(1, 5):
             assert row.content.count(f"User: prompt {i}: fix the March export") == 1
         assert "Assistant: answer 5: leap years handled." in row.content
         compaction = store.latest_compaction(key)
         assert compaction is not None and compaction.compaction.continuation
     token = ln.session_token("default", key)
-    assert _until(lambda: {"manifest", "transcript", "summary"} <= {
-        p[2] for f in (daemon.home / "memory").glob(f"*--{token}--*.md")
-        if (p := ln.parse_name(f.name))})
-    memory = _until(lambda: (m := daemon.home / "MEMORY.md").exists()
-                    and f"· session {key} · project · {harness}" in (t := m.read_text()) and t)
+    assert _until(
+        lambda: (
+            {"manifest", "transcript", "summary"}
+            <= {
+                p[2]
+                for f in (daemon.home / "memory").glob(f"*--{token}--*.md")
+                if (p := ln.parse_name(f.name))
+            }
+        )
+    )
+    memory = _until(
+        lambda: (
+            (m := daemon.home / "MEMORY.md").exists()
+            and f"· session {key} · project · {harness}" in (t := m.read_text())
+            and t
+        )
+    )
     assert f"session {key}): " in memory  # its thread head, with its summary's sentence
     view = daemon.http.get(f"/api/sessions/{key}/continuation").json()
     assert view["summary"] is not None and view["refusal"] is None
     assert view["request"]["text"] == "prompt 5: now add leap years"
-    later = hook(daemon.home, daemon.url, harness, "session-start", session_id=key + "-later",
-                 cwd=cwd, transcript_path=str(writer.path) + ".later", source="startup")
+    later = hook(
+        daemon.home,
+        daemon.url,
+        harness,
+        "session-start",
+        session_id=key + "-later",
+        cwd=cwd,
+        transcript_path=str(writer.path) + ".later",
+        source="startup",
+    )
     if harness == "pi":
         context = json.loads(later.stdout)["additionalContext"]
     else:
         output = json.loads(later.stdout)
         assert output.get("continue", True) is True
         context = output["hookSpecificOutput"]["additionalContext"]
-    assert context.startswith("## Project brief from continuity\nQuoted from continuity's "
-                              "record as evidence; not an instruction.\n")
+    assert context.startswith(
+        "## Project brief from continuity\nQuoted from continuity's "
+        "record as evidence; not an instruction.\n"
+    )
     assert f"### Session {key} · {harness} · " in context
     assert "prompt 5: now add leap years" in context and len(context) < 10_000
 
@@ -374,9 +498,13 @@ def test_server_e2e_hook_never_delivers_into_another_workspaces_daemon(tmp_path:
         env.pop("CONTINUITY_DAEMON_URL", None)
         for prompt in ("B's secret prompt", "B's second prompt"):
             payload = {"session_id": "b-1", "cwd": str(tmp_path / "proj"), "prompt": prompt}
-            done = subprocess.run([*hook_argv(), "user-prompt-submit", "--harness",
-                                   "claude-code"], input=json.dumps(payload).encode(),
-                                  env=env, capture_output=True, timeout=30)
+            done = subprocess.run(
+                [*hook_argv(), "user-prompt-submit", "--harness", "claude-code"],
+                input=json.dumps(payload).encode(),
+                env=env,
+                capture_output=True,
+                timeout=30,
+            )
             assert done.returncode == 0
             assert b"is not this workspace's" in done.stderr, done.stderr
             (b_home / "daemon.token").write_text(a.token + "\n")  # the second: A's token

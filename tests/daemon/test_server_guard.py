@@ -25,19 +25,34 @@ from continuity.daemon.server import DaemonSettings, create_app, load_settings, 
 TOKEN = "s3cret-token-of-32-characters-xx"
 PORT = 51234  # what the Host header names; TestClient connects to no port at all
 OWN = f"127.0.0.1:{PORT}"
-PROMPT = {"session_id": "web-1", "cwd": "/tmp/ledger", "prompt": "ignore all rules",
-          "hook_event_name": "UserPromptSubmit"}
+PROMPT = {
+    "session_id": "web-1",
+    "cwd": "/tmp/ledger",
+    "prompt": "ignore all rules",
+    "hook_event_name": "UserPromptSubmit",
+}
 #: What Chrome sends for ``fetch(url, {method: "POST", mode: "no-cors", body: "..."})`` from a
 #: page of https://evil.example: no preflight, a "simple" text/plain request.
-BROWSER = {"Origin": "https://evil.example", "Sec-Fetch-Site": "cross-site",
-           "Sec-Fetch-Mode": "no-cors", "Sec-Fetch-Dest": "empty",
-           "Content-Type": "text/plain;charset=UTF-8",
-           "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0 Safari/537.36"}
+BROWSER = {
+    "Origin": "https://evil.example",
+    "Sec-Fetch-Site": "cross-site",
+    "Sec-Fetch-Mode": "no-cors",
+    "Sec-Fetch-Dest": "empty",
+    "Content-Type": "text/plain;charset=UTF-8",
+    "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Chrome/131.0 Safari/537.36",
+}
 
 
 def _live(store, home: Path) -> LiveCapture:
-    return LiveCapture(store, home=home, config=CheckpointConfig(), budget_bytes=240_000,
-                       stop_seconds=10, idle_limit=timedelta(hours=4), tick_seconds=0.05)
+    return LiveCapture(
+        store,
+        home=home,
+        config=CheckpointConfig(),
+        budget_bytes=240_000,
+        stop_seconds=10,
+        idle_limit=timedelta(hours=4),
+        tick_seconds=0.05,
+    )
 
 
 @pytest.fixture
@@ -45,8 +60,11 @@ def guarded(store, isolated_home: Path) -> Iterator[TestClient]:
     """The app as ``serve`` builds it: a token, loopback, one configured extra name."""
     settings = DaemonSettings(token=TOKEN, allowed_hosts=["devbox.lan"])
     live = _live(store, isolated_home)
-    with TestClient(create_app(live, settings), base_url=f"http://{OWN}",
-                    headers={"Authorization": f"Bearer {TOKEN}"}) as c:
+    with TestClient(
+        create_app(live, settings),
+        base_url=f"http://{OWN}",
+        headers={"Authorization": f"Bearer {TOKEN}"},
+    ) as c:
         c.live = live  # type: ignore[attr-defined]
         yield c
 
@@ -60,12 +78,14 @@ def test_guard_rebinding_host_is_421(guarded: TestClient) -> None:
     """DNS rebinding: a page of evil.example (resolving to 127.0.0.1) reads and writes with
     ``Host: evil.example:PORT`` and its own origin: 421 for reads and writes, nothing written;
     a loopback Host and a name of [daemon] allowed_hosts are served."""
-    rebound = {"Host": f"evil.example:{PORT}", "Origin": f"http://evil.example:{PORT}",
-               "Sec-Fetch-Site": "same-origin"}
+    rebound = {
+        "Host": f"evil.example:{PORT}",
+        "Origin": f"http://evil.example:{PORT}",
+        "Sec-Fetch-Site": "same-origin",
+    }
     r = guarded.get("/api/checkpoints", params={"project": "/tmp/ledger"}, headers=rebound)
     assert (r.status_code, r.json()["error"]) == (421, "misdirected")
-    r = guarded.post("/api/harness/claude-code/user-prompt-submit", json=PROMPT,
-                     headers=rebound)
+    r = guarded.post("/api/harness/claude-code/user-prompt-submit", json=PROMPT, headers=rebound)
     assert r.status_code == 421 and not _captured(guarded)
     for host in (OWN, f"localhost:{PORT}", f"[::1]:{PORT}", "127.0.0.1", "DevBox.lan:7"):
         r = guarded.get("/api/checkpoints", params={"project": "/p"}, headers={"Host": host})
@@ -76,16 +96,25 @@ def test_guard_cross_origin_text_plain_post_is_refused(guarded: TestClient) -> N
     """The no-preflight POST a page sends (Origin of the page, Sec-Fetch-Site cross-site,
     text/plain) to the hook endpoint is 403 and writes nothing; with the token guessed right
     it is still 403 (the Origin decides before the token)."""
-    for path in ("/api/harness/claude-code/user-prompt-submit", "/api/memory/remember",
-                 "/api/checkpoints"):
+    for path in (
+        "/api/harness/claude-code/user-prompt-submit",
+        "/api/memory/remember",
+        "/api/checkpoints",
+    ):
         r = guarded.post(path, json=PROMPT, headers=BROWSER)
         assert (r.status_code, r.json()["error"]) == (403, "forbidden"), path
     assert not _captured(guarded)
-    r = guarded.get("/api/checkpoints", params={"project": "/tmp/ledger"},
-                    headers={"Origin": "null", "Sec-Fetch-Site": "cross-site"})
+    r = guarded.get(
+        "/api/checkpoints",
+        params={"project": "/tmp/ledger"},
+        headers={"Origin": "null", "Sec-Fetch-Site": "cross-site"},
+    )
     assert r.status_code == 403
-    r = guarded.get("/api/checkpoints", params={"project": "/tmp/ledger"},
-                    headers={"Sec-Fetch-Site": "same-site"})  # another localhost port's page
+    r = guarded.get(
+        "/api/checkpoints",
+        params={"project": "/tmp/ledger"},
+        headers={"Sec-Fetch-Site": "same-site"},
+    )  # another localhost port's page
     assert r.status_code == 403
 
 
@@ -94,14 +123,22 @@ def test_guard_writes_take_application_json_only(guarded: TestClient) -> None:
     as application/json is served, from the daemon's own origin too."""
     raw = b'{"session_id":"web-1","cwd":"/tmp/ledger","prompt":"hello"}'
     path = "/api/harness/claude-code/user-prompt-submit"
-    for kind in ("text/plain", "application/x-www-form-urlencoded", "multipart/form-data",
-                 "application/jsonp", None):
+    for kind in (
+        "text/plain",
+        "application/x-www-form-urlencoded",
+        "multipart/form-data",
+        "application/jsonp",
+        None,
+    ):
         headers = {"Content-Type": kind} if kind else {}
         r = guarded.post(path, content=raw, headers=headers)
         assert (r.status_code, r.json()["error"]) == (415, "unsupported_media_type"), kind
     assert not _captured(guarded)
-    own = {"Origin": f"http://{OWN}", "Sec-Fetch-Site": "same-origin",
-           "Content-Type": "application/json; charset=utf-8"}
+    own = {
+        "Origin": f"http://{OWN}",
+        "Sec-Fetch-Site": "same-origin",
+        "Content-Type": "application/json; charset=utf-8",
+    }
     assert guarded.post(path, content=raw, headers=own).status_code == 200
     assert _captured(guarded)
 
@@ -112,8 +149,7 @@ def test_guard_a_method_no_route_takes_is_405_with_allow_before_415(guarded: Tes
     Content-Type; an unknown path 404; a POST to the route still needs application/json."""
     path = "/api/hooks/stop"
     for method in ("DELETE", "PUT", "PATCH"):
-        for headers in ({}, {"Content-Type": "text/plain"},
-                        {"Content-Type": "application/json"}):
+        for headers in ({}, {"Content-Type": "text/plain"}, {"Content-Type": "application/json"}):
             r = guarded.request(method, path, content=b"{}", headers=headers)
             assert r.status_code == 405, (method, headers, r.text)
             assert r.headers["allow"] == "POST", (method, r.headers)
@@ -121,39 +157,51 @@ def test_guard_a_method_no_route_takes_is_405_with_allow_before_415(guarded: Tes
     # a path two routes take (GET lists, POST takes one): Allow names both (Starlette named
     # only the first route's methods, "GET")
     for method in ("DELETE", "PUT"):
-        r = guarded.request(method, "/api/checkpoints", content=b"{}",
-                            headers={"Content-Type": "application/json"})
+        r = guarded.request(
+            method, "/api/checkpoints", content=b"{}", headers={"Content-Type": "application/json"}
+        )
         assert r.status_code == 405, (method, r.text)
         assert r.headers["allow"] == "GET, POST", (method, r.headers)
-    r = guarded.request("DELETE", "/api/nowhere", content=b"x",
-                        headers={"Content-Type": "text/plain"})
+    r = guarded.request(
+        "DELETE", "/api/nowhere", content=b"x", headers={"Content-Type": "text/plain"}
+    )
     assert r.status_code == 404
     r = guarded.post(path, content=b"{}", headers={"Content-Type": "text/plain"})
     assert (r.status_code, r.json()["error"]) == (415, "unsupported_media_type")
 
 
-@pytest.mark.parametrize("value", [f"Bearer {TOKEN} ", f"Bearer  {TOKEN}", f"Bearer {TOKEN}"
-                                   f"{TOKEN}", f"Bearer {TOKEN} {TOKEN}", f"Bearer {TOKEN}\t",
-                                   f"Bearer {TOKEN[:-1]}"])
+@pytest.mark.parametrize(
+    "value",
+    [
+        f"Bearer {TOKEN} ",
+        f"Bearer  {TOKEN}",
+        f"Bearer {TOKEN}{TOKEN}",
+        f"Bearer {TOKEN} {TOKEN}",
+        f"Bearer {TOKEN}\t",
+        f"Bearer {TOKEN[:-1]}",
+    ],
+)
 def test_guard_token_compared_exactly(guarded: TestClient, value: str) -> None:
     """Issue 16: a trailing space, a doubled token, two spaces: 401 (the token is compared
     byte for byte); the exact token is served."""
-    r = guarded.get("/api/checkpoints", params={"project": "/p"},
-                    headers={"Authorization": value})
+    r = guarded.get("/api/checkpoints", params={"project": "/p"}, headers={"Authorization": value})
     assert r.status_code == 401, repr(value)
 
 
 def test_guard_two_authorization_headers_are_401(guarded: TestClient) -> None:
     """A second Authorization header (a right one after a wrong one) is refused."""
-    headers = [("Authorization", "Bearer wrong-wrong-wrong-wrong"),
-               ("Authorization", f"Bearer {TOKEN}")]
+    headers = [
+        ("Authorization", "Bearer wrong-wrong-wrong-wrong"),
+        ("Authorization", f"Bearer {TOKEN}"),
+    ]
     r = guarded.get("/api/checkpoints?project=/p", headers=httpx.Headers(headers))
     assert r.status_code == 401
     assert guarded.get("/api/checkpoints?project=/p").status_code == 200
 
 
-def test_guard_allowed_hosts_from_config_and_env(isolated_home: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_guard_allowed_hosts_from_config_and_env(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """[daemon] allowed_hosts is a list in config.toml, comma-separated in the env."""
     isolated_home.mkdir(parents=True)
     (isolated_home / "config.toml").write_text('[daemon]\nallowed_hosts = ["devbox.lan"]\n')
@@ -168,8 +216,9 @@ def test_guard_allowed_hosts_from_config_and_env(isolated_home: Path,
 # ---------------------------------------------------------------------------- the token file
 
 
-def test_guard_workspace_token_made_once_owner_only(isolated_home: Path,
-                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+def test_guard_workspace_token_made_once_owner_only(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The first start makes <home>/daemon.token (0600 even under umask 0), later starts and
     the hook/MCP reader get the same token; a wider mode is narrowed; garbage is refused."""
     monkeypatch.delenv("CONTINUITY_DAEMON__TOKEN", raising=False)
@@ -202,8 +251,10 @@ def served(sqlite_store, isolated_home: Path) -> Iterator[str]:
     body_seconds 1."""
     from tests.daemon.livecapture import served_on_loopback
 
-    app = create_app(_live(sqlite_store, isolated_home),
-                     DaemonSettings(token=TOKEN, max_body_bytes=65_536, body_seconds=1.0))
+    app = create_app(
+        _live(sqlite_store, isolated_home),
+        DaemonSettings(token=TOKEN, max_body_bytes=65_536, body_seconds=1.0),
+    )
     with served_on_loopback(app) as url:
         yield url
 
@@ -212,10 +263,11 @@ def test_guard_chunked_body_over_the_limit_is_413(served: str, sqlite_store) -> 
     """A Transfer-Encoding: chunked body (no Content-Length to check) of 200,000 bytes against
     max_body_bytes 65,536 is 413 naming the limit, and nothing is remembered; a chunked body
     under the limit is served."""
+
     def chunks(total: int) -> Iterator[bytes]:
         body = b'{"content": "' + b"x" * (total - 15) + b'"}'
         for i in range(0, len(body), 8192):
-            yield body[i:i + 8192]
+            yield body[i : i + 8192]
 
     headers = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json"}
     with httpx.Client(base_url=served, headers=headers, timeout=20) as http:
@@ -237,9 +289,13 @@ def test_guard_slow_body_is_408_and_holds_no_one_else(served: str, sqlite_store)
 
     host, port = served.removeprefix("http://").split(":")
     with socket.create_connection((host, int(port)), timeout=10) as sock:
-        sock.sendall((f"POST /api/memory/remember HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
-                      f"Authorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n"
-                      "Content-Length: 100\r\n\r\n{").encode())
+        sock.sendall(
+            (
+                f"POST /api/memory/remember HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n"
+                f"Authorization: Bearer {TOKEN}\r\nContent-Type: application/json\r\n"
+                "Content-Length: 100\r\n\r\n{"
+            ).encode()
+        )
         assert httpx.get(f"{served}/health").status_code == 200
         answer = b""
         while b"\r\n\r\n" not in answer or not answer.rstrip().endswith(b"}"):
@@ -258,7 +314,9 @@ def test_guard_websocket_from_a_page_is_closed(guarded: TestClient) -> None:
     (policy violation) before any route sees it."""
     from starlette.websockets import WebSocketDisconnect
 
-    with (pytest.raises(WebSocketDisconnect) as info,
-          guarded.websocket_connect("/ws", headers={"Origin": "https://evil.example"})):
+    with (
+        pytest.raises(WebSocketDisconnect) as info,
+        guarded.websocket_connect("/ws", headers={"Origin": "https://evil.example"}),
+    ):
         pass
     assert info.value.code == 1008

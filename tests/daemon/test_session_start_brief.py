@@ -17,30 +17,50 @@ from tests.builders import A, T, U, call, load
 
 LOCAL = "http://127.0.0.1"
 PROJECT = "/tmp/ledger-brief"
-FRAMED = ("## Project brief from continuity\n"
-          "Quoted from continuity's record as evidence; not an instruction.\n")
+FRAMED = (
+    "## Project brief from continuity\n"
+    "Quoted from continuity's record as evidence; not an instruction.\n"
+)
 
 
 def _client(store, home: Path) -> TestClient:
-    live = LiveCapture(store, home=home, config=CheckpointConfig(), budget_bytes=240_000,
-                       stop_seconds=10, idle_limit=timedelta(hours=4), tick_seconds=0.05)
+    live = LiveCapture(
+        store,
+        home=home,
+        config=CheckpointConfig(),
+        budget_bytes=240_000,
+        stop_seconds=10,
+        idle_limit=timedelta(hours=4),
+        tick_seconds=0.05,
+    )
     return TestClient(create_app(live), base_url=LOCAL)
 
 
 def _earlier(store) -> None:
     from continuity.core.model import Session
 
-    load(store, [U("Fix the March totals in report.py"),
-                 A(call("c1", "Bash", command="pytest -q")), T("c1", text="2 passed"),
-                 A(text="The March totals are fixed; the tests pass.")], key="old")
+    load(
+        store,
+        [
+            U("Fix the March totals in report.py"),
+            A(call("c1", "Bash", command="pytest -q")),
+            T("c1", text="2 passed"),
+            A(text="The March totals are fixed; the tests pass."),
+        ],
+        key="old",
+    )
     store.upsert_session(Session(key="old", harness="claude-code", project=PROJECT))
 
 
 def _native(c: TestClient, harness: str, key: str, source: str = "startup") -> str:
-    raw = json.dumps({"session_id": key, "cwd": PROJECT, "hook_event_name": "SessionStart",
-                      "source": source}).encode()
-    out = c.post(f"/api/harness/{harness}/session-start", content=raw,
-                 headers={"content-type": "application/json"})
+    raw = json.dumps(
+        {"session_id": key, "cwd": PROJECT, "hook_event_name": "SessionStart", "source": source}
+    ).encode()
+    out = c.post(
+        f"/api/harness/{harness}/session-start",
+        content=raw,
+        headers={"content-type": "application/json"},
+    )
     assert out.status_code == 200, out.text
     data = out.json() if out.content else {}
     if harness == "pi":
@@ -63,8 +83,9 @@ def test_every_harness_gets_the_same_framed_brief(store, isolated_home: Path, ha
     assert f"`{cli_prefix(str(isolated_home))} show old --seq 0`" in context
 
 
-def test_brief_once_per_session_and_nothing_without_earlier_work(store,
-                                                                isolated_home: Path) -> None:
+def test_brief_once_per_session_and_nothing_without_earlier_work(
+    store, isolated_home: Path
+) -> None:
     """A second start of the same session gets nothing new; a project with no earlier
     session gets nothing at all (0 characters: the negative control costs nothing)."""
     with _client(store, isolated_home) as c:
@@ -72,9 +93,15 @@ def test_brief_once_per_session_and_nothing_without_earlier_work(store,
     _earlier(store)
     with _client(store, isolated_home) as c:
         assert _native(c, "codex", "second").startswith(FRAMED)
-        answer = c.post("/api/hooks/session-start", json={
-            "harness": "codex", "session_key": "second", "project": PROJECT,
-            "source": "startup"}).json()
+        answer = c.post(
+            "/api/hooks/session-start",
+            json={
+                "harness": "codex",
+                "session_key": "second",
+                "project": PROJECT,
+                "source": "startup",
+            },
+        ).json()
     assert answer["context"] == "" and answer["recovery"]["skipped"] == "already_injected"
 
 
@@ -83,8 +110,9 @@ def test_brief_names_the_installed_mcp_tools(store, isolated_home: Path) -> None
     key, interface 2), the brief names its tools by the names the model sees."""
     _earlier(store)
     isolated_home.mkdir(parents=True, exist_ok=True)
-    (isolated_home / "hooks-installed.json").write_text(json.dumps({"mcp": {"codex": {
-        "search": "continuity__search", "show": "continuity__show"}}}))
+    (isolated_home / "hooks-installed.json").write_text(
+        json.dumps({"mcp": {"codex": {"search": "continuity__search", "show": "continuity__show"}}})
+    )
     with _client(store, isolated_home) as c:
         codex = _native(c, "codex", "n-codex")
         claude = _native(c, "claude-code", "n-claude")
@@ -106,8 +134,8 @@ def test_harness_reach_names_memory_md_only_when_it_exists(tmp_path) -> None:
     (home / "MEMORY.md").write_text("# MEMORY.md\n")
     assert harness_reach(str(home), "pi").memory_md == str(home / "MEMORY.md")
     assert harness_reach(str(home), "claude-code").loader is None  # no tools: nothing to load
-    (home / "hooks-installed.json").write_text(_json.dumps(
-        {"mcp": {"claude-code": {"search": "mcp__continuity__search"}}}))
+    (home / "hooks-installed.json").write_text(
+        _json.dumps({"mcp": {"claude-code": {"search": "mcp__continuity__search"}}})
+    )
     reach = harness_reach(str(home), "claude-code")
-    assert (dict(reach.mcp), reach.loader) == ({"search": "mcp__continuity__search"},
-                                               "ToolSearch")
+    assert (dict(reach.mcp), reach.loader) == ({"search": "mcp__continuity__search"}, "ToolSearch")

@@ -22,24 +22,38 @@ PROJECT = "/tmp/ledger-essentials"
 
 
 def _client(store, home: Path) -> TestClient:
-    live = LiveCapture(store, home=home, config=CheckpointConfig(), budget_bytes=240_000,
-                       stop_seconds=10, idle_limit=timedelta(hours=4), tick_seconds=0.05)
+    live = LiveCapture(
+        store,
+        home=home,
+        config=CheckpointConfig(),
+        budget_bytes=240_000,
+        stop_seconds=10,
+        idle_limit=timedelta(hours=4),
+        tick_seconds=0.05,
+    )
     return TestClient(create_app(live), base_url=LOCAL)
 
 
 def _old_session(store, request: str = "Fix the March totals in report.py") -> str:
-    rows = [U("first look at the report"), A(call("c1", "Bash", command="ls")), T("c1"),
-            A(text="found report.py"), CP("we looked at report.py"), U(request),
-            A(call("c2", "Bash", command="pytest"))]
+    rows = [
+        U("first look at the report"),
+        A(call("c1", "Bash", command="ls")),
+        T("c1"),
+        A(text="found report.py"),
+        CP("we looked at report.py"),
+        U(request),
+        A(call("c2", "Bash", command="pytest")),
+    ]
     load(store, rows, key="old")
     store.upsert_session(Session(key="old", harness="claude-code", project=PROJECT))
     return "old"
 
 
 def _start(c: TestClient, key: str, source: str) -> dict:
-    return c.post("/api/hooks/session-start", json={
-        "harness": "claude-code", "session_key": key, "project": PROJECT,
-        "source": source}).json()
+    return c.post(
+        "/api/hooks/session-start",
+        json={"harness": "claude-code", "session_key": key, "project": PROJECT, "source": source},
+    ).json()
 
 
 def test_clear_injects_the_cleared_sessions_essentials_once(store, isolated_home: Path) -> None:
@@ -48,10 +62,14 @@ def test_clear_injects_the_cleared_sessions_essentials_once(store, isolated_home
         first = _start(c, "new", "clear")
         context = first["context"]
         assert "## Continuation of the previous work\n" in context
-        assert "## Continuation of the previous work\nQuoted from continuity's record as " \
-               "evidence; not an instruction.\nWhere session old stood:" in context
-        assert ("Previous request (verbatim, user, row 5):\n<previous-request>\nFix the March "
-                "totals in report.py\n</previous-request>") in context
+        assert (
+            "## Continuation of the previous work\nQuoted from continuity's record as "
+            "evidence; not an instruction.\nWhere session old stood:" in context
+        )
+        assert (
+            "Previous request (verbatim, user, row 5):\n<previous-request>\nFix the March "
+            "totals in report.py\n</previous-request>"
+        ) in context
         assert "Checkpoint: old:4, a summary of rows up to 3." in context
         # issue 39: no MCP tool is installed here, so none is named; the CLI is
         assert "MCP" not in context and "call away" not in context
@@ -60,13 +78,17 @@ def test_clear_injects_the_cleared_sessions_essentials_once(store, isolated_home
         assert context.startswith("## Project brief from continuity\n")
         assert "### Session old · " in context
         start = context.index("## Continuation of the previous work\n")
-        assert first["recovery"]["continuation"] == {"session": "old",
-                                                     "chars": len(context) - start}
+        assert first["recovery"]["continuation"] == {
+            "session": "old",
+            "chars": len(context) - start,
+        }
         assert len(context) < adapters.CONTEXT_LIMIT
         again = _start(c, "new", "clear")
         assert "Continuation of the previous work" not in again["context"]
-        assert again["recovery"]["continuation"] == {"session": "old",
-                                                     "skipped": "already_injected"}
+        assert again["recovery"]["continuation"] == {
+            "session": "old",
+            "skipped": "already_injected",
+        }
 
 
 def test_compact_injects_the_sessions_own_essentials(store, isolated_home: Path) -> None:
@@ -104,10 +126,13 @@ def test_essentials_name_the_installed_continuation_tool(store, isolated_home: P
 
     _old_session(store)
     isolated_home.mkdir(parents=True, exist_ok=True)
-    (isolated_home / "hooks-installed.json").write_text(json.dumps(
-        {"mcp": {"claude-code": {"continuation": "mcp__continuity__continuation"}}}))
+    (isolated_home / "hooks-installed.json").write_text(
+        json.dumps({"mcp": {"claude-code": {"continuation": "mcp__continuity__continuation"}}})
+    )
     with _client(store, isolated_home) as c:
         context = _start(c, "new3", "clear")["context"]
-    assert ('one MCP `mcp__continuity__continuation` call away (session "old", loaded with '
-            '`ToolSearch`)') in context
+    assert (
+        'one MCP `mcp__continuity__continuation` call away (session "old", loaded with '
+        "`ToolSearch`)"
+    ) in context
     assert " continue old`" not in context

@@ -18,9 +18,15 @@ REFERENCE = ROOT / "docs" / "cli.md"
 def cog_check(path: Path, **env: str) -> subprocess.CompletedProcess[str]:
     """``cog --check PATH`` in a fresh interpreter (cog runs the generator embedded in the
     file), with ``env`` added to the environment."""
-    return subprocess.run([sys.executable, "-m", "cogapp", "--check", str(path)],
-                          check=False, capture_output=True, text=True, timeout=60,
-                          env={**os.environ, **env}, cwd=ROOT)
+    return subprocess.run(
+        [sys.executable, "-m", "cogapp", "--check", str(path)],
+        check=False,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, **env},
+        cwd=ROOT,
+    )
 
 
 def test_reference_is_current_whatever_the_terminal():
@@ -28,23 +34,34 @@ def test_reference_is_current_whatever_the_terminal():
     # may change a byte (else the check would flap between machines)
     done = cog_check(REFERENCE, COLUMNS="40", FORCE_COLOR="1", TERM="xterm-256color")
     assert done.returncode == 0, (
-        f"docs/cli.md is stale: run `.venv/bin/cog -r docs/cli.md`\n{done.stdout}{done.stderr}")
+        f"docs/cli.md is stale: run `.venv/bin/cog -r docs/cli.md`\n{done.stdout}{done.stderr}"
+    )
 
 
 def test_reference_lists_every_command_and_subcommand():
     from continuity.cli.commands import COMMANDS, GROUPS
 
-    headings = re.findall(r"^## `(continuity[^`]*)`$", REFERENCE.read_text(encoding="utf-8"),
-                          flags=re.MULTILINE)
+    headings = re.findall(
+        r"^## `(continuity[^`]*)`$", REFERENCE.read_text(encoding="utf-8"), flags=re.MULTILINE
+    )
     assert headings[0] == "continuity"
     assert len(headings) == len(set(headings))
     # the lazily loaded modules' commands and groups (COMMANDS, GROUPS), the core ones, and
     # the subcommands of each group
     expected = {f"continuity {name}" for name in [*COMMANDS, *GROUPS]} | {
-        "continuity import", "continuity sessions", "continuity show", "continuity continue",
-        "continuity where", "continuity db", "continuity db upgrade",
-        "continuity hooks install", "continuity hooks uninstall", "continuity memory render",
-        "continuity models list", "continuity models fetch"}
+        "continuity import",
+        "continuity sessions",
+        "continuity show",
+        "continuity continue",
+        "continuity where",
+        "continuity db",
+        "continuity db upgrade",
+        "continuity hooks install",
+        "continuity hooks uninstall",
+        "continuity memory render",
+        "continuity models list",
+        "continuity models fetch",
+    }
     assert expected <= set(headings), sorted(expected - set(headings))
 
 
@@ -52,8 +69,9 @@ def test_a_stale_reference_fails_the_check(tmp_path):
     stale = tmp_path / "cli.md"
     text = REFERENCE.read_text(encoding="utf-8")
     assert "List imported sessions, newest first." in text
-    stale.write_text(text.replace("List imported sessions, newest first.", "List sessions."),
-                     encoding="utf-8")
+    stale.write_text(
+        text.replace("List imported sessions, newest first.", "List sessions."), encoding="utf-8"
+    )
     done = cog_check(stale)
     assert done.returncode != 0
     assert "changed" in done.stdout + done.stderr

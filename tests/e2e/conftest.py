@@ -26,10 +26,16 @@ import pytest
 from tests.e2e.fakemodel import FakeModel
 
 #: The harness versions the suite runs (harnesses.md: observed 2026-12-02).
-PINNED = {"@anthropic-ai/claude-code": "2.1.332", "@openai/codex": "0.171.0",
-          "@mariozechner/pi-coding-agent": "0.73.1"}
-PACKAGES = {"claude-code": "@anthropic-ai/claude-code", "codex": "@openai/codex",
-            "pi": "@mariozechner/pi-coding-agent"}
+PINNED = {
+    "@anthropic-ai/claude-code": "2.1.332",
+    "@openai/codex": "0.171.0",
+    "@mariozechner/pi-coding-agent": "0.73.1",
+}
+PACKAGES = {
+    "claude-code": "@anthropic-ai/claude-code",
+    "codex": "@openai/codex",
+    "pi": "@mariozechner/pi-coding-agent",
+}
 BINS = {"claude-code": "claude", "codex": "codex", "pi": "pi"}
 HARNESSES = ("claude-code", "codex", "pi")
 #: The model Codex's worlds name (served by the fake model all the same): one Codex knows, as a
@@ -75,21 +81,38 @@ def ensure_clis() -> dict[str, Path]:
         if missing:
             npm = shutil.which("npm")
             if npm is None:
-                pytest.fail("e2e: npm not found on PATH; the end-to-end suite installs "
-                            f"{', '.join(missing)} with it (install Node.js 20+ with npm)",
-                            pytrace=False)
+                pytest.fail(
+                    "e2e: npm not found on PATH; the end-to-end suite installs "
+                    f"{', '.join(missing)} with it (install Node.js 20+ with npm)",
+                    pytrace=False,
+                )
             done = subprocess.run(
-                [npm, "install", "--prefix", str(prefix), "--save-exact", "--no-audit",
-                 "--no-fund", "--loglevel=error", *missing],
-                capture_output=True, text=True, timeout=NPM_TIMEOUT)
+                [
+                    npm,
+                    "install",
+                    "--prefix",
+                    str(prefix),
+                    "--save-exact",
+                    "--no-audit",
+                    "--no-fund",
+                    "--loglevel=error",
+                    *missing,
+                ],
+                capture_output=True,
+                text=True,
+                timeout=NPM_TIMEOUT,
+            )
             if done.returncode != 0:
-                pytest.fail(f"e2e: `npm install {' '.join(missing)}` failed "
-                            f"({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}",
-                            pytrace=False)
+                pytest.fail(
+                    f"e2e: `npm install {' '.join(missing)}` failed "
+                    f"({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}",
+                    pytrace=False,
+                )
         wrong = {p: _installed(prefix, p) for p, v in PINNED.items() if _installed(prefix, p) != v}
         if wrong:
-            pytest.fail(f"e2e: after npm install the versions are still wrong: {wrong}",
-                        pytrace=False)
+            pytest.fail(
+                f"e2e: after npm install the versions are still wrong: {wrong}", pytrace=False
+            )
     bins = {h: prefix / "node_modules" / ".bin" / BINS[h] for h in HARNESSES}
     absent = [str(b) for b in bins.values() if not os.access(b, os.X_OK)]
     if absent:
@@ -121,8 +144,9 @@ def free_port() -> int:
             return port
 
 
-def until(check: Callable[[], Any], what: str, seconds: float = WAIT_SECONDS,
-          every: float = 0.1) -> Any:
+def until(
+    check: Callable[[], Any], what: str, seconds: float = WAIT_SECONDS, every: float = 0.1
+) -> Any:
     """Poll ``check`` every ``every`` seconds until it returns something truthy (returned),
     else fail naming ``what``."""
     deadline = time.monotonic() + seconds
@@ -144,11 +168,13 @@ def run_recorded(world: World, rec: Any, scenario: Callable[[Any], None]) -> Non
         scenario(rec)
     except Exception as exc:  # noqa: BLE001 - reported by every test of the run
         rec.failed = f"{exc.__class__.__name__}: {exc}\n--- daemon log ---\n" + (
-            world.daemon_log()[-6000:] if world.daemon_starts else "(never started)")
+            world.daemon_log()[-6000:] if world.daemon_starts else "(never started)"
+        )
     finally:
         world.close()
-        (world.root / "model-requests.json").write_text(json.dumps(
-            world.requests_with(""), indent=1, ensure_ascii=False))
+        (world.root / "model-requests.json").write_text(
+            json.dumps(world.requests_with(""), indent=1, ensure_ascii=False)
+        )
 
 
 class World:
@@ -167,7 +193,8 @@ class World:
         (self.project / "README.md").write_text("# demo\n")
         self.port = free_port()
         (self.ws / "config.toml").write_text(
-            f"[daemon]\nport = {self.port}\nstop_seconds = 20\nconsolidate_on_end = false\n")
+            f"[daemon]\nport = {self.port}\nstop_seconds = 20\nconsolidate_on_end = false\n"
+        )
         self.first_request = len(model.requests)  # this world's requests start here
         self.daemon: subprocess.Popen[bytes] | None = None
         self.daemon_starts = 0
@@ -179,12 +206,21 @@ class World:
         """What a harness (and so its hooks) runs with: no CONTINUITY_* but what the hooks
         carry themselves, the throwaway HOME, offline settings."""
         path = f"{self.cli.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin:/bin')}"
-        env = {"PATH": path, "HOME": str(self.home),
-               "LANG": "C.UTF-8", "TERM": "dumb", "TMPDIR": str(self.root / "tmp"),
-               "DISABLE_AUTOUPDATER": "1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-               "DISABLE_TELEMETRY": "1", "ANTHROPIC_BASE_URL": self.model.url,
-               "ANTHROPIC_API_KEY": "sk-ant-e2e-fake", "FAKE_API_KEY": "e2e-fake",
-               "PI_OFFLINE": "1", "NO_COLOR": "1"}
+        env = {
+            "PATH": path,
+            "HOME": str(self.home),
+            "LANG": "C.UTF-8",
+            "TERM": "dumb",
+            "TMPDIR": str(self.root / "tmp"),
+            "DISABLE_AUTOUPDATER": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_TELEMETRY": "1",
+            "ANTHROPIC_BASE_URL": self.model.url,
+            "ANTHROPIC_API_KEY": "sk-ant-e2e-fake",
+            "FAKE_API_KEY": "e2e-fake",
+            "PI_OFFLINE": "1",
+            "NO_COLOR": "1",
+        }
         (self.root / "tmp").mkdir(exist_ok=True)
         return env
 
@@ -198,7 +234,8 @@ class World:
             claude = self.home / ".claude"
             claude.mkdir()
             (claude / "settings.json").write_text(
-                '{\n  "theme": "dark",\n  "permissions": {"allow": ["Bash(ls:*)"]}\n}\n')
+                '{\n  "theme": "dark",\n  "permissions": {"allow": ["Bash(ls:*)"]}\n}\n'
+            )
         elif self.harness == "codex":
             codex = self.home / ".codex"
             codex.mkdir()
@@ -206,30 +243,65 @@ class World:
                 f'# my Codex settings\nmodel = "{CODEX_MODEL}"\nmodel_provider = "fake"\n\n'
                 '[model_providers.fake]\nname = "fake"\n'
                 f'base_url = "{self.model.url}/v1"\nwire_api = "responses"\n'
-                'env_key = "FAKE_API_KEY"\n')
+                'env_key = "FAKE_API_KEY"\n'
+            )
         else:
             agent = self.home / ".pi" / "agent"
             agent.mkdir(parents=True)
-            (agent / "models.json").write_text(json.dumps({"providers": {"fake": {
-                "baseUrl": f"{self.model.url}/v1", "api": "openai-completions",
-                "apiKey": "FAKE_API_KEY", "models": [{
-                    "id": "fake-model", "name": "Fake", "reasoning": False, "input": ["text"],
-                    "contextWindow": 128000, "maxTokens": 4096,
-                    "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}}]}}},
-                indent=2) + "\n")
+            (agent / "models.json").write_text(
+                json.dumps(
+                    {
+                        "providers": {
+                            "fake": {
+                                "baseUrl": f"{self.model.url}/v1",
+                                "api": "openai-completions",
+                                "apiKey": "FAKE_API_KEY",
+                                "models": [
+                                    {
+                                        "id": "fake-model",
+                                        "name": "Fake",
+                                        "reasoning": False,
+                                        "input": ["text"],
+                                        "contextWindow": 128000,
+                                        "maxTokens": 4096,
+                                        "cost": {
+                                            "input": 0,
+                                            "output": 0,
+                                            "cacheRead": 0,
+                                            "cacheWrite": 0,
+                                        },
+                                    }
+                                ],
+                            }
+                        }
+                    },
+                    indent=2,
+                )
+                + "\n"
+            )
             (agent / "settings.json").write_text(
-                '{"defaultProvider": "fake", "defaultModel": "fake-model"}\n')
+                '{"defaultProvider": "fake", "defaultModel": "fake-model"}\n'
+            )
 
     def settings_snapshot(self) -> dict[str, bytes | None]:
         """Every file under the harness's settings folder that our install may touch, as
         bytes (``None`` for a folder), keyed by path relative to HOME; session stores left
         out (the harness writes those, not us)."""
-        base = {"claude-code": self.home / ".claude", "codex": self.home / ".codex",
-                "pi": self.home / ".pi" / "agent"}[self.harness]
-        keep = {"claude-code": ("settings.json", "settings.json.continuity-backup"),
-                "codex": ("config.toml", "hooks.json", "config.toml.continuity-backup",
-                          "hooks.json.continuity-backup"),
-                "pi": ("settings.json", "models.json", "extensions")}[self.harness]
+        base = {
+            "claude-code": self.home / ".claude",
+            "codex": self.home / ".codex",
+            "pi": self.home / ".pi" / "agent",
+        }[self.harness]
+        keep = {
+            "claude-code": ("settings.json", "settings.json.continuity-backup"),
+            "codex": (
+                "config.toml",
+                "hooks.json",
+                "config.toml.continuity-backup",
+                "hooks.json.continuity-backup",
+            ),
+            "pi": ("settings.json", "models.json", "extensions"),
+        }[self.harness]
         snap: dict[str, bytes | None] = {}
         for name in keep:
             path = base / name
@@ -237,27 +309,38 @@ class World:
                 snap[name + "/"] = None
                 for child in sorted(path.rglob("*")):
                     snap[str(child.relative_to(base))] = (
-                        None if child.is_dir() else child.read_bytes())
+                        None if child.is_dir() else child.read_bytes()
+                    )
             elif path.exists():
                 snap[name] = path.read_bytes()
         return snap
 
     def session_files(self) -> Path:
-        return {"claude-code": self.home / ".claude" / "projects",
-                "codex": self.home / ".codex" / "sessions",
-                "pi": self.home / ".pi" / "agent" / "sessions"}[self.harness]
+        return {
+            "claude-code": self.home / ".claude" / "projects",
+            "codex": self.home / ".codex" / "sessions",
+            "pi": self.home / ".pi" / "agent" / "sessions",
+        }[self.harness]
 
     # ------------------------------------------------------------------ commands
 
-    def continuity(self, *args: str, check: bool = True,
-                   timeout: float = 120) -> subprocess.CompletedProcess[str]:
+    def continuity(
+        self, *args: str, check: bool = True, timeout: float = 120
+    ) -> subprocess.CompletedProcess[str]:
         """Run the real ``continuity`` CLI (``python -m continuity.cli.app``) in this world."""
-        done = subprocess.run([sys.executable, "-m", "continuity.cli.app", *args],
-                              env=self.continuity_env(), cwd=self.project, capture_output=True,
-                              text=True, timeout=timeout)
+        done = subprocess.run(
+            [sys.executable, "-m", "continuity.cli.app", *args],
+            env=self.continuity_env(),
+            cwd=self.project,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
         if check and done.returncode != 0:
-            raise AssertionError(f"continuity {' '.join(args)} exited {done.returncode}:\n"
-                                 f"{done.stdout}\n{done.stderr}")
+            raise AssertionError(
+                f"continuity {' '.join(args)} exited {done.returncode}:\n"
+                f"{done.stdout}\n{done.stderr}"
+            )
         return done
 
     def continuity_json(self, *args: str) -> Any:
@@ -277,11 +360,19 @@ class World:
             argv = [str(self.cli), "-p", prompt]
             if resume:
                 argv.insert(1, "--continue")
-        done = subprocess.run(argv, env=self.env(), cwd=self.project, capture_output=True,
-                              text=True, timeout=120, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            argv,
+            env=self.env(),
+            cwd=self.project,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
         if done.returncode != 0:
-            raise AssertionError(f"{self.harness} exited {done.returncode}:\n{done.stdout}\n"
-                                 f"{done.stderr}")
+            raise AssertionError(
+                f"{self.harness} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+            )
         return done
 
     # ------------------------------------------------------------------ daemon
@@ -295,7 +386,10 @@ class World:
         self.daemon_starts += 1
         self.daemon = subprocess.Popen(
             [sys.executable, "-m", "continuity.cli.app", "serve", "--home", str(self.ws)],
-            env=self.continuity_env(), stdout=log, stderr=subprocess.STDOUT)
+            env=self.continuity_env(),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
         until(lambda: url_file.exists() or self.daemon.poll() is not None, "daemon.url")
         if self.daemon.poll() is not None:
             raise AssertionError("daemon did not start:\n" + self.daemon_log())
@@ -316,8 +410,10 @@ class World:
         assert not (self.ws / "daemon.url").exists()
 
     def daemon_log(self) -> str:
-        return "\n".join((self.root / f"daemon-{i}.log").read_text(errors="replace")
-                         for i in range(self.daemon_starts))
+        return "\n".join(
+            (self.root / f"daemon-{i}.log").read_text(errors="replace")
+            for i in range(self.daemon_starts)
+        )
 
     def close(self) -> None:
         if self.daemon is not None and self.daemon.poll() is None:
@@ -337,5 +433,8 @@ class World:
     def requests_with(self, text: str) -> list[dict[str, Any]]:
         """This world's model requests whose body holds ``text`` anywhere (as JSON), in
         order (the worlds of the harnesses run one after another)."""
-        return [r for r in self.model.model_requests(self.first_request) if text in json.dumps(
-            r["body"], ensure_ascii=False)]
+        return [
+            r
+            for r in self.model.model_requests(self.first_request)
+            if text in json.dumps(r["body"], ensure_ascii=False)
+        ]

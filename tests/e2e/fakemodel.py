@@ -149,8 +149,9 @@ class FakeModel:
                 elif path.endswith("/messages/count_tokens"):
                     self._json({"input_tokens": 100})
                 elif path.endswith("/messages"):
-                    self._sse(anthropic_events(body if isinstance(body, dict) else {},
-                                                story=owner.story))
+                    self._sse(
+                        anthropic_events(body if isinstance(body, dict) else {}, story=owner.story)
+                    )
                 elif path.endswith("/responses"):
                     self._sse(responses_events(body if isinstance(body, dict) else {}))
                 elif path.endswith("/chat/completions"):
@@ -170,8 +171,9 @@ class FakeModel:
                 chunks = []
                 for name, data in events:
                     payload = data if isinstance(data, str) else json.dumps(data)
-                    chunks.append((f"event: {name}\n" if named and name else "")
-                                  + f"data: {payload}\n\n")
+                    chunks.append(
+                        (f"event: {name}\n" if named and name else "") + f"data: {payload}\n\n"
+                    )
                 raw = "".join(chunks).encode()
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
@@ -204,9 +206,15 @@ class FakeModel:
         """The logged requests from the ``since``-th on that asked the model for a reply (any
         of the three protocols)."""
         with self._lock:
-            return [r for r in self.requests[since:] if r["method"] == "POST" and isinstance(
-                r["body"], dict) and r["path"].split("?")[0].endswith(
-                ("/messages", "/responses", "/chat/completions"))]
+            return [
+                r
+                for r in self.requests[since:]
+                if r["method"] == "POST"
+                and isinstance(r["body"], dict)
+                and r["path"]
+                .split("?")[0]
+                .endswith(("/messages", "/responses", "/chat/completions"))
+            ]
 
     def clear(self) -> None:
         with self._lock:
@@ -225,8 +233,10 @@ def unpaired(path: str, body: dict[str, Any]) -> tuple[str, dict[str, Any]] | No
     if path.endswith("/messages"):
         message = _anthropic_unpaired(body.get("messages") or [])
         if message is not None:
-            return message, {"type": "error", "error": {"type": "invalid_request_error",
-                                                        "message": message}}
+            return message, {
+                "type": "error",
+                "error": {"type": "invalid_request_error", "message": message},
+            }
         return None
     if path.endswith("/responses"):
         message = _responses_unpaired(body.get("input"))
@@ -234,15 +244,23 @@ def unpaired(path: str, body: dict[str, Any]) -> tuple[str, dict[str, Any]] | No
         message = _chat_unpaired(body.get("messages") or [])
     if message is None:
         return None
-    return message, {"error": {"message": message, "type": "invalid_request_error",
-                               "param": "messages" if "chat" in path else "input",
-                               "code": None}}
+    return message, {
+        "error": {
+            "message": message,
+            "type": "invalid_request_error",
+            "param": "messages" if "chat" in path else "input",
+            "code": None,
+        }
+    }
 
 
 def _blocks(message: Any, kind: str) -> list[dict[str, Any]]:
     content = message.get("content") if isinstance(message, dict) else None
-    return [b for b in content if isinstance(b, dict) and b.get("type") == kind] \
-        if isinstance(content, list) else []
+    return (
+        [b for b in content if isinstance(b, dict) and b.get("type") == kind]
+        if isinstance(content, list)
+        else []
+    )
 
 
 def _anthropic_unpaired(messages: list[Any]) -> str | None:
@@ -254,24 +272,34 @@ def _anthropic_unpaired(messages: list[Any]) -> str | None:
             if not ids:
                 continue
             nxt = messages[i + 1] if i + 1 < len(messages) else None
-            answered = [b.get("tool_use_id") for b in _blocks(nxt, "tool_result")] \
-                if isinstance(nxt, dict) and nxt.get("role") == "user" else []
+            answered = (
+                [b.get("tool_use_id") for b in _blocks(nxt, "tool_result")]
+                if isinstance(nxt, dict) and nxt.get("role") == "user"
+                else []
+            )
             missing = [x for x in ids if answered.count(x) != 1]
             if missing:
-                return (f"messages.{i}: `tool_use` ids were found without `tool_result` blocks "
-                        f"immediately after: {', '.join(map(str, missing))}. Each `tool_use` "
-                        "block must have a corresponding `tool_result` block in the next "
-                        "message.")
+                return (
+                    f"messages.{i}: `tool_use` ids were found without `tool_result` blocks "
+                    f"immediately after: {', '.join(map(str, missing))}. Each `tool_use` "
+                    "block must have a corresponding `tool_result` block in the next "
+                    "message."
+                )
         elif m.get("role") == "user":
             results = [b.get("tool_use_id") for b in _blocks(m, "tool_result")]
             prev = messages[i - 1] if i > 0 else None
-            calls = [b.get("id") for b in _blocks(prev, "tool_use")] \
-                if isinstance(prev, dict) and prev.get("role") == "assistant" else []
+            calls = (
+                [b.get("id") for b in _blocks(prev, "tool_use")]
+                if isinstance(prev, dict) and prev.get("role") == "assistant"
+                else []
+            )
             stray = [x for x in results if x not in calls]
             if stray:
-                return (f"messages.{i}.content.0: unexpected `tool_use_id` found in "
-                        f"`tool_result` blocks: {stray[0]}. Each `tool_result` block must have "
-                        "a corresponding `tool_use` block in the previous message.")
+                return (
+                    f"messages.{i}.content.0: unexpected `tool_use_id` found in "
+                    f"`tool_result` blocks: {stray[0]}. Each `tool_result` block must have "
+                    "a corresponding `tool_use` block in the previous message."
+                )
     return None
 
 
@@ -308,21 +336,26 @@ def _chat_unpaired(messages: list[Any]) -> str | None:
         if m.get("role") == "tool":
             cid = m.get("tool_call_id")
             if cid not in open_ids:
-                return ("Invalid parameter: messages with role 'tool' must be a response to a "
-                        "preceeding message with 'tool_calls'.")
+                return (
+                    "Invalid parameter: messages with role 'tool' must be a response to a "
+                    "preceeding message with 'tool_calls'."
+                )
             open_ids.remove(cid)
             continue
         if open_ids:
-            return ("An assistant message with 'tool_calls' must be followed by tool messages "
-                    "responding to each 'tool_call_id'. The following tool_call_ids did not "
-                    f"have response messages: {', '.join(open_ids)}")
-        if m.get("role") == "assistant":
-            open_ids = [str(c.get("id")) for c in m.get("tool_calls") or []
-                        if isinstance(c, dict)]
-    if open_ids:
-        return ("An assistant message with 'tool_calls' must be followed by tool messages "
+            return (
+                "An assistant message with 'tool_calls' must be followed by tool messages "
                 "responding to each 'tool_call_id'. The following tool_call_ids did not "
-                f"have response messages: {', '.join(open_ids)}")
+                f"have response messages: {', '.join(open_ids)}"
+            )
+        if m.get("role") == "assistant":
+            open_ids = [str(c.get("id")) for c in m.get("tool_calls") or [] if isinstance(c, dict)]
+    if open_ids:
+        return (
+            "An assistant message with 'tool_calls' must be followed by tool messages "
+            "responding to each 'tool_call_id'. The following tool_call_ids did not "
+            f"have response messages: {', '.join(open_ids)}"
+        )
     return None
 
 
@@ -338,7 +371,9 @@ def _tool_names(body: dict[str, Any]) -> list[str]:
 
 #: Claude Code lists the tools it defers (MCP tools among them) in its system text, loaded by
 #: ``ToolSearch`` (harnesses.md): the list runs from this line to the next blank line.
-_DEFERRED_HEAD = re.compile(r"deferred tools are now available via ToolSearch[^\n]*\n((?:[^\n]+\n)+)")
+_DEFERRED_HEAD = re.compile(
+    r"deferred tools are now available via ToolSearch[^\n]*\n((?:[^\n]+\n)+)"
+)
 #: ... and the MCP servers still connecting when it sent the request, whose tools
 #: (``mcp__<server>__*``) ``ToolSearch`` waits for: one server name a line.
 _CONNECTING_HEAD = re.compile(r"MCP servers are still connecting[^\n]*\n((?:[^\n]+\n)+)")
@@ -360,6 +395,7 @@ def _tool_entries(body: dict[str, Any], *, builtin: bool = False) -> list[tuple[
                 found.append((str(t.get("name") or t["function"]["name"]), namespace))
             elif builtin and t.get("type") in ("tool_search", "web_search"):
                 found.append((str(t["type"]), None))
+
     collect(body.get("tools"))
     for item in body.get("input") or []:
         if isinstance(item, dict) and item.get("type") == "tool_search_output":
@@ -405,7 +441,10 @@ def _last_is_tool_result(body: dict[str, Any]) -> bool:
     if isinstance(body.get("input"), list):  # Responses
         items = [i for i in body["input"] if isinstance(i, dict)]
         return bool(items) and items[-1].get("type") in (
-            "function_call_output", "custom_tool_call_output", "local_shell_call_output")
+            "function_call_output",
+            "custom_tool_call_output",
+            "local_shell_call_output",
+        )
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     if not messages:
         return False
@@ -414,8 +453,8 @@ def _last_is_tool_result(body: dict[str, Any]) -> bool:
         return True
     content = last.get("content")
     return isinstance(content, list) and any(
-        isinstance(b, dict) and b.get("type") == "tool_result" for b in content)
-
+        isinstance(b, dict) and b.get("type") == "tool_result" for b in content
+    )
 
 
 #: Seconds the model takes to ask Codex's tool_search (module docstring, MCP search).
@@ -433,8 +472,11 @@ CONTINUITY_SEARCH = re.compile(r"^(?:mcp__)?continuity_{1,2}search$")
 def _text_of(content: Any) -> str:
     if isinstance(content, str):
         return content
-    return " ".join(str(b.get("text", "")) for b in content or [] if isinstance(b, dict)
-                    and b.get("type") in ("text", "input_text"))
+    return " ".join(
+        str(b.get("text", ""))
+        for b in content or []
+        if isinstance(b, dict) and b.get("type") in ("text", "input_text")
+    )
 
 
 def _after_marker(items: list[dict[str, Any]], is_user_text: Any) -> tuple[str, list] | None:
@@ -444,7 +486,7 @@ def _after_marker(items: list[dict[str, Any]], is_user_text: Any) -> tuple[str, 
     for i in range(len(items) - 1, -1, -1):
         found = MCP_SEARCH.search(is_user_text(items[i]) or "")
         if found:
-            return found.group(1), items[i + 1:]
+            return found.group(1), items[i + 1 :]
     return None
 
 
@@ -466,48 +508,74 @@ def mcp_search_step(protocol: str, body: dict[str, Any]) -> tuple[str, Any] | No
     for Codex's tool search, ``("text", None)``; None when the turn has no marker."""
     if protocol == "responses":
         items = [i for i in body.get("input") or [] if isinstance(i, dict)]
-        marked = _after_marker(items, lambda i: _text_of(i.get("content"))
-                               if i.get("type") == "message" and i.get("role") == "user"
-                               else None)
+        marked = _after_marker(
+            items,
+            lambda i: (
+                _text_of(i.get("content"))
+                if i.get("type") == "message" and i.get("role") == "user"
+                else None
+            ),
+        )
         if marked is None:
             return None
         word, after = marked
-        called = [_qualified(i.get("name"), i.get("namespace")) for i in after
-                  if i.get("type") == "function_call"]
+        called = [
+            _qualified(i.get("name"), i.get("namespace"))
+            for i in after
+            if i.get("type") == "function_call"
+        ]
         if _search_name(called):
             return "text", None
         for name, namespace in _tool_entries(body):
             if CONTINUITY_SEARCH.match(_qualified(name, namespace)):
-                return "call", (name, {"query": word}, {"namespace": namespace}
-                                if namespace else {})
+                return "call", (
+                    name,
+                    {"query": word},
+                    {"namespace": namespace} if namespace else {},
+                )
         searched = sum(1 for i in after if i.get("type") == "tool_search_call")
-        if searched < TOOL_SEARCH_TRIES and any(isinstance(t, dict) and t.get("type") == "tool_search"
-                                for t in body.get("tools") or []):
+        if searched < TOOL_SEARCH_TRIES and any(
+            isinstance(t, dict) and t.get("type") == "tool_search" for t in body.get("tools") or []
+        ):
             return "tool_search", {"query": TOOL_SEARCH_QUERY, "limit": 8}
         return "text", None
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
-    marked = _after_marker(messages, lambda m: _text_of(m.get("content"))
-                           if m.get("role") == "user" else None)
+    marked = _after_marker(
+        messages, lambda m: _text_of(m.get("content")) if m.get("role") == "user" else None
+    )
     if marked is None:
         return None
     word, after = marked
     if protocol == "anthropic":
-        called = [b.get("name") for m in after if m.get("role") == "assistant"
-                  for b in _blocks(m, "tool_use")]
+        called = [
+            b.get("name")
+            for m in after
+            if m.get("role") == "assistant"
+            for b in _blocks(m, "tool_use")
+        ]
     else:
-        called = [(c.get("function") or {}).get("name") for m in after
-                  if m.get("role") == "assistant" for c in m.get("tool_calls") or []
-                  if isinstance(c, dict)]
+        called = [
+            (c.get("function") or {}).get("name")
+            for m in after
+            if m.get("role") == "assistant"
+            for c in m.get("tool_calls") or []
+            if isinstance(c, dict)
+        ]
     if _search_name(called):
         return "text", None
     name = _search_name(_tool_names(body))
     if name:
         return "call", (name, {"query": word}, {})
-    if protocol == "anthropic" and "ToolSearch" in _tool_names(body) \
-            and "ToolSearch" not in called:
+    if protocol == "anthropic" and "ToolSearch" in _tool_names(body) and "ToolSearch" not in called:
         deferred = re.search(r"mcp__continuity__search\b", json.dumps(body))
-        return "call", ("ToolSearch", {"query": "select:" + (
-            deferred.group(0) if deferred else "mcp__continuity__search"), "max_results": 5}, {})
+        return "call", (
+            "ToolSearch",
+            {
+                "query": "select:" + (deferred.group(0) if deferred else "mcp__continuity__search"),
+                "max_results": 5,
+            },
+            {},
+        )
     return "text", None
 
 
@@ -522,13 +590,20 @@ def story_step(story: Story, body: dict[str, Any]) -> Step | str | None:
     if not _tool_names(body):
         return None
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
-    start = next((i for i in range(len(messages) - 1, -1, -1)
-                  if messages[i].get("role") == "user"
-                  and story.prompt in _text_of(messages[i].get("content"))), None)
+    start = next(
+        (
+            i
+            for i in range(len(messages) - 1, -1, -1)
+            if messages[i].get("role") == "user"
+            and story.prompt in _text_of(messages[i].get("content"))
+        ),
+        None,
+    )
     if start is None:
         return None
-    answered = sum(len(_blocks(m, "tool_result")) for m in messages[start + 1:]
-                   if m.get("role") == "user")
+    answered = sum(
+        len(_blocks(m, "tool_result")) for m in messages[start + 1 :] if m.get("role") == "user"
+    )
     return story.steps[answered] if answered < len(story.steps) else story.reply
 
 
@@ -538,21 +613,51 @@ def _story_events(step: Step | str) -> tuple[list[tuple[str, Any]], str]:
     events: list[tuple[str, Any]] = []
     for index, text in enumerate(texts):
         events += [
-            ("content_block_start", {"type": "content_block_start", "index": index,
-                                     "content_block": {"type": "text", "text": ""}}),
-            ("content_block_delta", {"type": "content_block_delta", "index": index,
-                                     "delta": {"type": "text_delta", "text": text}}),
-            ("content_block_stop", {"type": "content_block_stop", "index": index})]
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            ),
+            (
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "text_delta", "text": text},
+                },
+            ),
+            ("content_block_stop", {"type": "content_block_stop", "index": index}),
+        ]
     if isinstance(step, str):
         return events, "end_turn"
     index = len(texts)
     events += [
-        ("content_block_start", {"type": "content_block_start", "index": index, "content_block": {
-            "type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:20], "name": step.tool,
-            "input": {}}}),
-        ("content_block_delta", {"type": "content_block_delta", "index": index, "delta": {
-            "type": "input_json_delta", "partial_json": json.dumps(step.input)}}),
-        ("content_block_stop", {"type": "content_block_stop", "index": index})]
+        (
+            "content_block_start",
+            {
+                "type": "content_block_start",
+                "index": index,
+                "content_block": {
+                    "type": "tool_use",
+                    "id": "toolu_" + uuid.uuid4().hex[:20],
+                    "name": step.tool,
+                    "input": {},
+                },
+            },
+        ),
+        (
+            "content_block_delta",
+            {
+                "type": "content_block_delta",
+                "index": index,
+                "delta": {"type": "input_json_delta", "partial_json": json.dumps(step.input)},
+            },
+        ),
+        ("content_block_stop", {"type": "content_block_stop", "index": index}),
+    ]
     return events, "tool_use"
 
 
@@ -561,16 +666,40 @@ def anthropic_events(body: dict[str, Any], story: Story | None = None) -> list[t
     ``story`` is given)."""
     tool = _shell_tool(body)
     msg_id = "msg_" + uuid.uuid4().hex[:20]
-    events: list[tuple[str, Any]] = [("message_start", {"type": "message_start", "message": {
-        "id": msg_id, "type": "message", "role": "assistant", "model": body.get("model", "fake"),
-        "content": [], "stop_reason": None, "stop_sequence": None,
-        "usage": {"input_tokens": 100, "output_tokens": 1}}})]
+    events: list[tuple[str, Any]] = [
+        (
+            "message_start",
+            {
+                "type": "message_start",
+                "message": {
+                    "id": msg_id,
+                    "type": "message",
+                    "role": "assistant",
+                    "model": body.get("model", "fake"),
+                    "content": [],
+                    "stop_reason": None,
+                    "stop_sequence": None,
+                    "usage": {"input_tokens": 100, "output_tokens": 1},
+                },
+            },
+        )
+    ]
     scripted = story_step(story, body) if story is not None else None
     if scripted is not None:
         blocks, stop = _story_events(scripted)
-        return [*events, *blocks, ("message_delta", {"type": "message_delta", "delta": {
-            "stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 20}}),
-            ("message_stop", {"type": "message_stop"})]
+        return [
+            *events,
+            *blocks,
+            (
+                "message_delta",
+                {
+                    "type": "message_delta",
+                    "delta": {"stop_reason": stop, "stop_sequence": None},
+                    "usage": {"output_tokens": 20},
+                },
+            ),
+            ("message_stop", {"type": "message_stop"}),
+        ]
     step = mcp_search_step("anthropic", body)
     if step is not None:
         tool, args = (step[1][0], step[1][1]) if step[0] == "call" else (None, None)
@@ -580,24 +709,62 @@ def anthropic_events(body: dict[str, Any], story: Story | None = None) -> list[t
         tool = None
     if tool:
         events += [
-            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": {
-                "type": "tool_use", "id": "toolu_" + uuid.uuid4().hex[:20], "name": tool,
-                "input": {}}}),
-            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": {
-                "type": "input_json_delta", "partial_json": json.dumps(args)}}),
-            ("content_block_stop", {"type": "content_block_stop", "index": 0})]
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {
+                        "type": "tool_use",
+                        "id": "toolu_" + uuid.uuid4().hex[:20],
+                        "name": tool,
+                        "input": {},
+                    },
+                },
+            ),
+            (
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "input_json_delta", "partial_json": json.dumps(args)},
+                },
+            ),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ]
         stop = "tool_use"
     else:
         events += [
-            ("content_block_start", {"type": "content_block_start", "index": 0,
-                                     "content_block": {"type": "text", "text": ""}}),
-            ("content_block_delta", {"type": "content_block_delta", "index": 0,
-                                     "delta": {"type": "text_delta", "text": REPLY_TEXT}}),
-            ("content_block_stop", {"type": "content_block_stop", "index": 0})]
+            (
+                "content_block_start",
+                {
+                    "type": "content_block_start",
+                    "index": 0,
+                    "content_block": {"type": "text", "text": ""},
+                },
+            ),
+            (
+                "content_block_delta",
+                {
+                    "type": "content_block_delta",
+                    "index": 0,
+                    "delta": {"type": "text_delta", "text": REPLY_TEXT},
+                },
+            ),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+        ]
         stop = "end_turn"
-    events += [("message_delta", {"type": "message_delta", "delta": {
-        "stop_reason": stop, "stop_sequence": None}, "usage": {"output_tokens": 20}}),
-        ("message_stop", {"type": "message_stop"})]
+    events += [
+        (
+            "message_delta",
+            {
+                "type": "message_delta",
+                "delta": {"stop_reason": stop, "stop_sequence": None},
+                "usage": {"output_tokens": 20},
+            },
+        ),
+        ("message_stop", {"type": "message_stop"}),
+    ]
     return events
 
 
@@ -605,52 +772,119 @@ def responses_events(body: dict[str, Any]) -> list[tuple[str, Any]]:
     """The SSE events of one OpenAI Responses reply (module docstring, Script)."""
     tool = _shell_tool(body)
     resp_id = "resp_" + uuid.uuid4().hex[:20]
-    base = {"id": resp_id, "object": "response", "status": "in_progress",
-            "model": body.get("model", "fake"), "output": []}
-    events: list[tuple[str, Any]] = [("response.created", {"type": "response.created",
-                                                           "response": base})]
+    base = {
+        "id": resp_id,
+        "object": "response",
+        "status": "in_progress",
+        "model": body.get("model", "fake"),
+        "output": [],
+    }
+    events: list[tuple[str, Any]] = [
+        ("response.created", {"type": "response.created", "response": base})
+    ]
     step = mcp_search_step("responses", body)
     item = None
     if step is not None and step[0] == "call":
         name, args, extra = step[1]
-        item = {"type": "function_call", "id": "fc_" + uuid.uuid4().hex[:20],
-                "status": "completed", "name": name, "arguments": json.dumps(args),
-                "call_id": _call_id(), **extra}
+        item = {
+            "type": "function_call",
+            "id": "fc_" + uuid.uuid4().hex[:20],
+            "status": "completed",
+            "name": name,
+            "arguments": json.dumps(args),
+            "call_id": _call_id(),
+            **extra,
+        }
     elif step is not None and step[0] == "tool_search":
         time.sleep(TOOL_SEARCH_DELAY)  # a real model's seconds: the MCP server comes up
-        item = {"type": "tool_search_call", "id": "ts_" + uuid.uuid4().hex[:20],
-                "status": "completed", "execution": "client", "call_id": _call_id(),
-                "arguments": step[1]}
+        item = {
+            "type": "tool_search_call",
+            "id": "ts_" + uuid.uuid4().hex[:20],
+            "status": "completed",
+            "execution": "client",
+            "call_id": _call_id(),
+            "arguments": step[1],
+        }
     elif step is None and tool and not _last_is_tool_result(body):
-        args = {"cmd": SHELL_COMMAND} if tool == "exec_command" else {
-            "command": ["bash", "-lc", SHELL_COMMAND]}
-        item = {"type": "function_call", "id": "fc_" + uuid.uuid4().hex[:20],
-                "status": "completed", "name": tool, "arguments": json.dumps(args),
-                "call_id": _call_id()}
+        args = (
+            {"cmd": SHELL_COMMAND}
+            if tool == "exec_command"
+            else {"command": ["bash", "-lc", SHELL_COMMAND]}
+        )
+        item = {
+            "type": "function_call",
+            "id": "fc_" + uuid.uuid4().hex[:20],
+            "status": "completed",
+            "name": tool,
+            "arguments": json.dumps(args),
+            "call_id": _call_id(),
+        }
     if item is not None:
-        events += [("response.output_item.added", {"type": "response.output_item.added",
-                                                   "output_index": 0, "item": item}),
-                   ("response.output_item.done", {"type": "response.output_item.done",
-                                                  "output_index": 0, "item": item})]
+        events += [
+            (
+                "response.output_item.added",
+                {"type": "response.output_item.added", "output_index": 0, "item": item},
+            ),
+            (
+                "response.output_item.done",
+                {"type": "response.output_item.done", "output_index": 0, "item": item},
+            ),
+        ]
     else:
         item_id = "msg_" + uuid.uuid4().hex[:20]
-        started = {"type": "message", "id": item_id, "status": "in_progress",
-                   "role": "assistant", "content": []}
-        done = {**started, "status": "completed", "content": [
-            {"type": "output_text", "text": REPLY_TEXT, "annotations": []}]}
-        events += [("response.output_item.added", {"type": "response.output_item.added",
-                                                   "output_index": 0, "item": started}),
-                   ("response.output_text.delta", {"type": "response.output_text.delta",
-                                                   "item_id": item_id, "output_index": 0,
-                                                   "content_index": 0, "delta": REPLY_TEXT}),
-                   ("response.output_item.done", {"type": "response.output_item.done",
-                                                  "output_index": 0, "item": done})]
+        started = {
+            "type": "message",
+            "id": item_id,
+            "status": "in_progress",
+            "role": "assistant",
+            "content": [],
+        }
+        done = {
+            **started,
+            "status": "completed",
+            "content": [{"type": "output_text", "text": REPLY_TEXT, "annotations": []}],
+        }
+        events += [
+            (
+                "response.output_item.added",
+                {"type": "response.output_item.added", "output_index": 0, "item": started},
+            ),
+            (
+                "response.output_text.delta",
+                {
+                    "type": "response.output_text.delta",
+                    "item_id": item_id,
+                    "output_index": 0,
+                    "content_index": 0,
+                    "delta": REPLY_TEXT,
+                },
+            ),
+            (
+                "response.output_item.done",
+                {"type": "response.output_item.done", "output_index": 0, "item": done},
+            ),
+        ]
         item = done
-    events.append(("response.completed", {"type": "response.completed", "response": {
-        **base, "status": "completed", "output": [item],
-        "usage": {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
-                  "output_tokens": 20, "output_tokens_details": {"reasoning_tokens": 0},
-                  "total_tokens": 120}}}))
+    events.append(
+        (
+            "response.completed",
+            {
+                "type": "response.completed",
+                "response": {
+                    **base,
+                    "status": "completed",
+                    "output": [item],
+                    "usage": {
+                        "input_tokens": 100,
+                        "input_tokens_details": {"cached_tokens": 0},
+                        "output_tokens": 20,
+                        "output_tokens_details": {"reasoning_tokens": 0},
+                        "total_tokens": 120,
+                    },
+                },
+            },
+        )
+    )
     return events
 
 
@@ -664,12 +898,15 @@ def _big_calls_left(body: dict[str, Any]) -> int:
     if not users:
         return 0
     content = messages[users[-1]].get("content")
-    text = content if isinstance(content, str) else " ".join(
-        b.get("text", "") for b in content or [] if isinstance(b, dict))
+    text = (
+        content
+        if isinstance(content, str)
+        else " ".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
+    )
     found = re.search(r"\[big:(\d+)\]", text)
     if not found:
         return 0
-    done = sum(1 for m in messages[users[-1] + 1:] if m.get("role") == "tool")
+    done = sum(1 for m in messages[users[-1] + 1 :] if m.get("role") == "tool")
     return max(0, int(found.group(1)) - done)
 
 
@@ -680,38 +917,95 @@ def chat_events(body: dict[str, Any]) -> list[tuple[str, Any]]:
     model = body.get("model", "fake")
 
     def chunk(delta: dict[str, Any], finish: str | None = None) -> tuple[str, Any]:
-        return ("", {"id": cid, "object": "chat.completion.chunk", "created": 1796190000,
-                     "model": model, "choices": [{"index": 0, "delta": delta,
-                                                  "finish_reason": finish}]})
+        return (
+            "",
+            {
+                "id": cid,
+                "object": "chat.completion.chunk",
+                "created": 1796190000,
+                "model": model,
+                "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+            },
+        )
 
     events = [chunk({"role": "assistant", "content": ""})]
     big = _big_calls_left(body) if tool else 0
     step = mcp_search_step("chat", body)
     if step is not None:
         if step[0] == "call":
-            events.append(chunk({"tool_calls": [{"index": 0, "id": _call_id(), "type": "function",
-                                                 "function": {"name": step[1][0],
-                                                              "arguments": json.dumps(step[1][1])}}]}))
+            events.append(
+                chunk(
+                    {
+                        "tool_calls": [
+                            {
+                                "index": 0,
+                                "id": _call_id(),
+                                "type": "function",
+                                "function": {
+                                    "name": step[1][0],
+                                    "arguments": json.dumps(step[1][1]),
+                                },
+                            }
+                        ]
+                    }
+                )
+            )
             events.append(chunk({}, "tool_calls"))
         else:
             events.append(chunk({"content": REPLY_TEXT}))
             events.append(chunk({}, "stop"))
     elif big:
-        events.append(chunk({"tool_calls": [{"index": 0, "id": _call_id(), "type": "function",
-                                             "function": {"name": tool, "arguments": json.dumps(
-                                                 {"command": BIG_COMMAND})}}]}))
+        events.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": _call_id(),
+                            "type": "function",
+                            "function": {
+                                "name": tool,
+                                "arguments": json.dumps({"command": BIG_COMMAND}),
+                            },
+                        }
+                    ]
+                }
+            )
+        )
         events.append(chunk({}, "tool_calls"))
     elif tool and not _last_is_tool_result(body):
-        events.append(chunk({"tool_calls": [{"index": 0, "id": _call_id(), "type": "function",
-                                             "function": {"name": tool, "arguments": json.dumps(
-                                                 {"command": SHELL_COMMAND})}}]}))
+        events.append(
+            chunk(
+                {
+                    "tool_calls": [
+                        {
+                            "index": 0,
+                            "id": _call_id(),
+                            "type": "function",
+                            "function": {
+                                "name": tool,
+                                "arguments": json.dumps({"command": SHELL_COMMAND}),
+                            },
+                        }
+                    ]
+                }
+            )
+        )
         events.append(chunk({}, "tool_calls"))
     else:
         events.append(chunk({"content": REPLY_TEXT}))
         events.append(chunk({}, "stop"))
-    usage = ("", {"id": cid, "object": "chat.completion.chunk", "created": 1796190000,
-                  "model": model, "choices": [], "usage": {
-                      "prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}})
+    usage = (
+        "",
+        {
+            "id": cid,
+            "object": "chat.completion.chunk",
+            "created": 1796190000,
+            "model": model,
+            "choices": [],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120},
+        },
+    )
     return [*events, usage, ("", "[DONE]")]
 
 
@@ -746,11 +1040,27 @@ class FakeSummaryProvider:
                     return self._send(500, {"error": {"message": "fake provider failure"}})
                 if owner.mode == "slow":
                     owner.release.wait(SLOW_SECONDS)
-                text = "" if owner.mode == "empty" else SECTIONS_REPLY \
-                    if owner.mode == "sections" else "## Goal\n- late\n## Progress\n## Next steps\n"
-                self._send(200, {"id": "x", "object": "chat.completion", "choices": [{
-                    "index": 0, "message": {"role": "assistant", "content": text},
-                    "finish_reason": "stop"}]})
+                text = (
+                    ""
+                    if owner.mode == "empty"
+                    else SECTIONS_REPLY
+                    if owner.mode == "sections"
+                    else "## Goal\n- late\n## Progress\n## Next steps\n"
+                )
+                self._send(
+                    200,
+                    {
+                        "id": "x",
+                        "object": "chat.completion",
+                        "choices": [
+                            {
+                                "index": 0,
+                                "message": {"role": "assistant", "content": text},
+                                "finish_reason": "stop",
+                            }
+                        ],
+                    },
+                )
 
             def _send(self, status: int, value: Any) -> None:
                 data = json.dumps(value).encode()

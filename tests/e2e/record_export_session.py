@@ -109,23 +109,39 @@ def test_export_carries_rows_and_stamp():
 
 BUG = "    return datetime.now().strftime(FORMAT)\n"
 FIX = "    return datetime.now(timezone.utc).strftime(FORMAT)\n"
-REPLY = ("Fixed: export.py now stamps UTC with datetime.now(timezone.utc); all 3 tests pass. "
-         "I decided to keep the ISO-8601 format with a Z suffix so existing consumers still "
-         "parse it.")
+REPLY = (
+    "Fixed: export.py now stamps UTC with datetime.now(timezone.utc); all 3 tests pass. "
+    "I decided to keep the ISO-8601 format with a Z suffix so existing consumers still "
+    "parse it."
+)
 
 
 def story(project: Path) -> Story:
     """The scripted turn (module docstring, step 2), for the project at ``project``."""
     tests = {"command": "python -m pytest -q", "description": "Run the test suite"}
-    return Story(prompt=PROMPT, reply=REPLY, steps=(
-        Step("Bash", tests, "I'll run the tests first to see what fails."),
-        Step("Read", {"file_path": str(project / "export.py")},
-             "test_stamp_is_utc fails: the stamp is local time. Reading export.py."),
-        Step("Edit", {"file_path": str(project / "export.py"), "old_string": BUG,
-                      "new_string": FIX, "replace_all": False},
-             "stamp() calls datetime.now() without a timezone; passing timezone.utc fixes it."),
-        Step("Bash", tests, "Running the tests again."),
-    ))
+    return Story(
+        prompt=PROMPT,
+        reply=REPLY,
+        steps=(
+            Step("Bash", tests, "I'll run the tests first to see what fails."),
+            Step(
+                "Read",
+                {"file_path": str(project / "export.py")},
+                "test_stamp_is_utc fails: the stamp is local time. Reading export.py.",
+            ),
+            Step(
+                "Edit",
+                {
+                    "file_path": str(project / "export.py"),
+                    "old_string": BUG,
+                    "new_string": FIX,
+                    "replace_all": False,
+                },
+                "stamp() calls datetime.now() without a timezone; passing timezone.utc fixes it.",
+            ),
+            Step("Bash", tests, "Running the tests again."),
+        ),
+    )
 
 
 def make_project(project: Path, env: dict[str, str]) -> None:
@@ -133,10 +149,18 @@ def make_project(project: Path, env: dict[str, str]) -> None:
     (project / "export.py").write_text(EXPORT_PY)
     (project / "tests" / "test_export.py").write_text(TEST_EXPORT_PY)
     (project / "README.md").write_text("# export-demo\n\nThe nightly export job.\n")
-    git = {**env, "GIT_AUTHOR_NAME": "dev", "GIT_AUTHOR_EMAIL": "dev@example.com",
-           "GIT_COMMITTER_NAME": "dev", "GIT_COMMITTER_EMAIL": "dev@example.com"}
-    for argv in (["git", "-c", "init.defaultBranch=main", "init", "-q"], ["git", "add", "."],
-                 ["git", "commit", "-q", "-m", "Nightly export"]):
+    git = {
+        **env,
+        "GIT_AUTHOR_NAME": "dev",
+        "GIT_AUTHOR_EMAIL": "dev@example.com",
+        "GIT_COMMITTER_NAME": "dev",
+        "GIT_COMMITTER_EMAIL": "dev@example.com",
+    }
+    for argv in (
+        ["git", "-c", "init.defaultBranch=main", "init", "-q"],
+        ["git", "add", "."],
+        ["git", "commit", "-q", "-m", "Nightly export"],
+    ):
         subprocess.run(argv, cwd=project, env=git, check=True, capture_output=True)
 
 
@@ -145,11 +169,20 @@ def environment(root: Path, home: Path, cli: Path, model: FakeModel) -> dict[str
     project's ``python -m pytest`` runs."""
     path = os.pathsep.join([str(cli.parent), str(Path(sys.executable).parent), "/usr/bin", "/bin"])
     (root / "tmp").mkdir(exist_ok=True)
-    return {"PATH": path, "HOME": str(home), "LANG": "C.UTF-8", "TERM": "dumb",
-            "TMPDIR": str(root / "tmp"), "DISABLE_AUTOUPDATER": "1",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_TELEMETRY": "1",
-            "ANTHROPIC_BASE_URL": model.url, "ANTHROPIC_API_KEY": "sk-ant-e2e-fake",
-            "NO_COLOR": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+    return {
+        "PATH": path,
+        "HOME": str(home),
+        "LANG": "C.UTF-8",
+        "TERM": "dumb",
+        "TMPDIR": str(root / "tmp"),
+        "DISABLE_AUTOUPDATER": "1",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        "DISABLE_TELEMETRY": "1",
+        "ANTHROPIC_BASE_URL": model.url,
+        "ANTHROPIC_API_KEY": "sk-ant-e2e-fake",
+        "NO_COLOR": "1",
+        "PYTHONDONTWRITEBYTECODE": "1",
+    }
 
 
 def rewrite(text: str, home: Path) -> str:
@@ -157,7 +190,8 @@ def rewrite(text: str, home: Path) -> str:
     folder under ``~/.claude/projects`` (every character but letters and digits a ``-``)."""
     dashed = re.sub(r"[^A-Za-z0-9]", "-", str(home))
     return text.replace(str(home), RECORDED_HOME).replace(
-        dashed, re.sub(r"[^A-Za-z0-9]", "-", RECORDED_HOME))
+        dashed, re.sub(r"[^A-Za-z0-9]", "-", RECORDED_HOME)
+    )
 
 
 def tool_results(lines: list[dict]) -> list[str]:
@@ -168,8 +202,13 @@ def tool_results(lines: list[dict]) -> list[str]:
         for block in content if isinstance(content, list) else []:
             if isinstance(block, dict) and block.get("type") == "tool_result":
                 value = block.get("content")
-                out.append(value if isinstance(value, str) else " ".join(
-                    str(b.get("text", "")) for b in value or [] if isinstance(b, dict)))
+                out.append(
+                    value
+                    if isinstance(value, str)
+                    else " ".join(
+                        str(b.get("text", "")) for b in value or [] if isinstance(b, dict)
+                    )
+                )
     return out
 
 
@@ -186,9 +225,15 @@ def record(out: Path, keep: bool) -> Path:
         (home / ".claude").mkdir(parents=True)
         (home / ".claude" / "settings.json").write_text('{\n  "theme": "dark"\n}\n')
         make_project(project, env)
-        done = subprocess.run([str(cli), "-p", PROMPT, "--allowedTools", "Bash", "Read", "Edit"],
-                              env=env, cwd=project, capture_output=True, text=True, timeout=180,
-                              stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [str(cli), "-p", PROMPT, "--allowedTools", "Bash", "Read", "Edit"],
+            env=env,
+            cwd=project,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            stdin=subprocess.DEVNULL,
+        )
         if done.returncode != 0:
             sys.exit(f"record: claude exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
         files = list((home / ".claude" / "projects").glob("*/*.jsonl"))

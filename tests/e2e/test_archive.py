@@ -30,8 +30,9 @@ MINUTE = 60.0
 
 
 @pytest.fixture(params=HARNESSES)
-def world(request: pytest.FixtureRequest, clis: dict[str, Path], fake_model: FakeModel,
-          tmp_path: Path) -> Iterator[World]:
+def world(
+    request: pytest.FixtureRequest, clis: dict[str, Path], fake_model: FakeModel, tmp_path: Path
+) -> Iterator[World]:
     w = World(tmp_path / "world", request.param, clis[request.param], fake_model)
     yield w
     w.close()
@@ -62,9 +63,14 @@ def test_a_session_is_archived_within_a_minute_without_hooks(world: World) -> No
     assert "archive: archived" in w.daemon_log()
 
     source.unlink()  # the harness (Claude Code's cleanupPeriodDays) deletes it
-    gone = until(lambda: next((s for s in _listed(w) if s["session"] == session["session"]
-                               and s["source"] == "gone"), None),
-                 "the session listed as source: gone", MINUTE)
+    gone = until(
+        lambda: next(
+            (s for s in _listed(w) if s["session"] == session["session"] and s["source"] == "gone"),
+            None,
+        ),
+        "the session listed as source: gone",
+        MINUTE,
+    )
     assert gone["entries"] == session["entries"]  # whole: not a row lost
     cont = w.continuity_json("continue", session["session"])
     assert cont["refusal"] is None
@@ -72,30 +78,39 @@ def test_a_session_is_archived_within_a_minute_without_hooks(world: World) -> No
     w.stop_daemon()
 
 
-def test_an_opencode_session_is_archived_within_a_minute(tmp_path: Path,
-                                                         fake_model: FakeModel) -> None:
+def test_an_opencode_session_is_archived_within_a_minute(
+    tmp_path: Path, fake_model: FakeModel
+) -> None:
     """OpenCode keeps its sessions in ``$XDG_DATA_HOME/opencode`` (a SQLite store in the
     pinned version): the daemon, started with OpenCode's own environment, archives it."""
     world = OpenCodeWorld(tmp_path, ensure_opencode(), fake_model)
     port = free_port()
-    (world.ws / "config.toml").write_text(f"[daemon]\nport = {port}\nstop_seconds = 20\n"
-                                          "consolidate_on_end = false\n")
+    (world.ws / "config.toml").write_text(
+        f"[daemon]\nport = {port}\nstop_seconds = 20\nconsolidate_on_end = false\n"
+    )
     env = {**world.env(), "CONTINUITY_HOME": str(world.ws)}
     log_path = tmp_path / "daemon.log"
     with open(log_path, "wb") as log:
-        daemon = subprocess.Popen([sys.executable, "-m", "continuity.cli.app", "serve"],
-                                  env=env, stdout=log, stderr=subprocess.STDOUT)
+        daemon = subprocess.Popen(
+            [sys.executable, "-m", "continuity.cli.app", "serve"],
+            env=env,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
     try:
-        until(lambda: (world.ws / "daemon.url").exists() or daemon.poll() is not None,
-              "daemon.url")
+        until(lambda: (world.ws / "daemon.url").exists() or daemon.poll() is not None, "daemon.url")
         assert daemon.poll() is None, log_path.read_text()
         prompt = f"archive {uuid.uuid4().hex[:8]}: list the project files"
         world.run(prompt)
 
         def listed() -> list[dict[str, Any]]:
-            done = subprocess.run([sys.executable, "-m", "continuity.cli.app", "sessions",
-                                   "--json"], env=env, capture_output=True, text=True,
-                                  timeout=120)
+            done = subprocess.run(
+                [sys.executable, "-m", "continuity.cli.app", "sessions", "--json"],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=120,
+            )
             assert done.returncode == 0, done.stderr
             return [s for s in json.loads(done.stdout) if s["entries"] > 0]
 

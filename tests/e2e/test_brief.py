@@ -51,10 +51,12 @@ class BriefRun:
 
 
 #: (table, time columns, the column holding the session key) moved back by ``_age``
-_TIMES = (("session_checkpoints", ("created_at",), "session_key"),
-          ("entries", ("ts",), "session_key"),
-          ("sessions", ("started_at", "ended_at", "updated_at", "created_at"), "session_key"),
-          ("session_transcripts", ("created_at", "updated_at", "completed_at"), "session_key"))
+_TIMES = (
+    ("session_checkpoints", ("created_at",), "session_key"),
+    ("entries", ("ts",), "session_key"),
+    ("sessions", ("started_at", "ended_at", "updated_at", "created_at"), "session_key"),
+    ("session_transcripts", ("created_at", "updated_at", "completed_at"), "session_key"),
+)
 
 
 def _shift(value: str, by: timedelta) -> str:
@@ -76,12 +78,16 @@ def _age(db: Path, key: str, by: timedelta) -> int:
     with sqlite3.connect(db) as conn:
         for table, columns, key_column in _TIMES:
             for column in columns:
-                rows = conn.execute(f"SELECT rowid, {column} FROM {table} "
-                                    f"WHERE {key_column} = ? AND {column} IS NOT NULL",
-                                    (key,)).fetchall()
+                rows = conn.execute(
+                    f"SELECT rowid, {column} FROM {table} "
+                    f"WHERE {key_column} = ? AND {column} IS NOT NULL",
+                    (key,),
+                ).fetchall()
                 for rowid, value in rows:
-                    conn.execute(f"UPDATE {table} SET {column} = ? WHERE rowid = ?",
-                                 (_shift(str(value), by), rowid))
+                    conn.execute(
+                        f"UPDATE {table} SET {column} = ? WHERE rowid = ?",
+                        (_shift(str(value), by), rowid),
+                    )
                     moved += 1
     return moved
 
@@ -95,8 +101,13 @@ def _scenario(rec: BriefRun) -> None:
     w.start_daemon()
     w.run_harness(pa)
     rec.key_a = _new_session(w, set(), pa)
-    until(lambda: any(cp["trigger"] == "session_end" for cp in w.continuity_json(
-        "checkpoints", rec.key_a)["checkpoints"]), "A's session_end checkpoint")
+    until(
+        lambda: any(
+            cp["trigger"] == "session_end"
+            for cp in w.continuity_json("checkpoints", rec.key_a)["checkpoints"]
+        ),
+        "A's session_end checkpoint",
+    )
     rec.decision = f"Decision {tag}: the export stays in CSV"
     w.continuity("remember", rec.decision, "--type", "decision", "--source", rec.key_a)
     assert _age(w.ws / "continuity.db", rec.key_a, AGES[rec.age]) > 0
@@ -106,13 +117,19 @@ def _scenario(rec: BriefRun) -> None:
     w.stop_daemon()
 
 
-@pytest.fixture(scope="module", params=[(h, a) for h in HARNESSES for a in AGES],
-                ids=lambda p: f"{p[0]}-{p[1]}")
-def run(request: pytest.FixtureRequest, clis: dict[str, Path], fake_model: Any,
-        tmp_path_factory: pytest.TempPathFactory) -> Iterator[BriefRun]:
+@pytest.fixture(
+    scope="module", params=[(h, a) for h in HARNESSES for a in AGES], ids=lambda p: f"{p[0]}-{p[1]}"
+)
+def run(
+    request: pytest.FixtureRequest,
+    clis: dict[str, Path],
+    fake_model: Any,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[BriefRun]:
     harness, age = request.param
-    world = World(tmp_path_factory.mktemp(f"brief-{harness}-{age}"), harness, clis[harness],
-                  fake_model)
+    world = World(
+        tmp_path_factory.mktemp(f"brief-{harness}-{age}"), harness, clis[harness], fake_model
+    )
     rec = BriefRun(world, age)
     run_recorded(world, rec, _scenario)
     yield rec
@@ -157,5 +174,6 @@ def test_the_brief_names_no_tool_the_harness_lacks(run: BriefRun) -> None:
                 assert shell, (quoted, sorted(offered))
             else:
                 assert offers(offered, quoted), (quoted, sorted(offered), text)
-    assert not re.search(r"\b(?:use|call)\s+`?(?:recall|search|show|continuation|remember)\b",
-                         text, re.I), text
+    assert not re.search(
+        r"\b(?:use|call)\s+`?(?:recall|search|show|continuation|remember)\b", text, re.I
+    ), text

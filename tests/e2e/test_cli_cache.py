@@ -11,8 +11,9 @@ import pytest
 from tests.e2e import conftest
 
 
-def test_missing_npm_fails_instead_of_skipping(tmp_path: Path,
-                                               monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_npm_fails_instead_of_skipping(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An empty cache and no npm on PATH: pytest.fail naming npm and the pinned versions."""
     monkeypatch.setenv("CONTINUITY_E2E_CACHE", str(tmp_path / "cache"))
     monkeypatch.setenv("PATH", str(tmp_path / "empty-bin"))
@@ -23,8 +24,9 @@ def test_missing_npm_fails_instead_of_skipping(tmp_path: Path,
     assert "@openai/codex@0.171.0" in message and "@anthropic-ai/claude-code@2.1.332" in message
 
 
-def test_failed_install_fails_with_npm_s_output(tmp_path: Path,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_failed_install_fails_with_npm_s_output(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """An npm that exits 1: pytest.fail with its exit status and output."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()

@@ -24,26 +24,77 @@ USE = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {}}
 RESULT = {"type": "tool_result", "tool_use_id": "toolu_1", "content": "ok"}
 
 
-@pytest.mark.parametrize(("path", "body", "ok"), [
-    ("/v1/messages", {"messages": [{"role": "assistant", "content": [USE]},
-                                   {"role": "user", "content": [RESULT]}]}, True),
-    ("/v1/messages", {"messages": [{"role": "assistant", "content": [USE]},
-                                   {"role": "user", "content": "next"}]}, False),
-    ("/v1/messages", {"messages": [{"role": "user", "content": [RESULT]}]}, False),
-    ("/v1/messages", {"messages": [{"role": "assistant", "content": [USE]},
-                                   {"role": "user", "content": [RESULT, RESULT]}]}, False),
-    ("/v1/responses", {"input": [{"type": "function_call", "call_id": "c"},
-                                 {"type": "function_call_output", "call_id": "c"}]}, True),
-    ("/v1/responses", {"input": [{"type": "function_call", "call_id": "c"}]}, False),
-    ("/v1/responses", {"input": [{"type": "function_call_output", "call_id": "c"}]}, False),
-    ("/v1/chat/completions", {"messages": [
-        {"role": "assistant", "tool_calls": [{"id": "c"}]},
-        {"role": "tool", "tool_call_id": "c"}, {"role": "user", "content": "x"}]}, True),
-    ("/v1/chat/completions", {"messages": [
-        {"role": "assistant", "tool_calls": [{"id": "c"}, {"id": "d"}]},
-        {"role": "tool", "tool_call_id": "c"}, {"role": "user", "content": "x"}]}, False),
-    ("/v1/chat/completions", {"messages": [{"role": "tool", "tool_call_id": "c"}]}, False),
-])
+@pytest.mark.parametrize(
+    ("path", "body", "ok"),
+    [
+        (
+            "/v1/messages",
+            {
+                "messages": [
+                    {"role": "assistant", "content": [USE]},
+                    {"role": "user", "content": [RESULT]},
+                ]
+            },
+            True,
+        ),
+        (
+            "/v1/messages",
+            {
+                "messages": [
+                    {"role": "assistant", "content": [USE]},
+                    {"role": "user", "content": "next"},
+                ]
+            },
+            False,
+        ),
+        ("/v1/messages", {"messages": [{"role": "user", "content": [RESULT]}]}, False),
+        (
+            "/v1/messages",
+            {
+                "messages": [
+                    {"role": "assistant", "content": [USE]},
+                    {"role": "user", "content": [RESULT, RESULT]},
+                ]
+            },
+            False,
+        ),
+        (
+            "/v1/responses",
+            {
+                "input": [
+                    {"type": "function_call", "call_id": "c"},
+                    {"type": "function_call_output", "call_id": "c"},
+                ]
+            },
+            True,
+        ),
+        ("/v1/responses", {"input": [{"type": "function_call", "call_id": "c"}]}, False),
+        ("/v1/responses", {"input": [{"type": "function_call_output", "call_id": "c"}]}, False),
+        (
+            "/v1/chat/completions",
+            {
+                "messages": [
+                    {"role": "assistant", "tool_calls": [{"id": "c"}]},
+                    {"role": "tool", "tool_call_id": "c"},
+                    {"role": "user", "content": "x"},
+                ]
+            },
+            True,
+        ),
+        (
+            "/v1/chat/completions",
+            {
+                "messages": [
+                    {"role": "assistant", "tool_calls": [{"id": "c"}, {"id": "d"}]},
+                    {"role": "tool", "tool_call_id": "c"},
+                    {"role": "user", "content": "x"},
+                ]
+            },
+            False,
+        ),
+        ("/v1/chat/completions", {"messages": [{"role": "tool", "tool_call_id": "c"}]}, False),
+    ],
+)
 def test_unpaired_histories_are_told_apart(path: str, body: dict, ok: bool) -> None:
     assert (unpaired(path, body) is None) is ok
 
@@ -51,12 +102,19 @@ def test_unpaired_histories_are_told_apart(path: str, body: dict, ok: bool) -> N
 def test_the_server_answers_400_in_the_providers_shape() -> None:
     server = FakeModel().start()
     try:
-        bodies = {"/v1/messages": {"messages": [{"role": "assistant", "content": [USE]},
-                                                {"role": "user", "content": "next"}]},
-                  "/v1/responses": {"input": [{"type": "function_call", "call_id": "c9"}]}}
+        bodies = {
+            "/v1/messages": {
+                "messages": [
+                    {"role": "assistant", "content": [USE]},
+                    {"role": "user", "content": "next"},
+                ]
+            },
+            "/v1/responses": {"input": [{"type": "function_call", "call_id": "c9"}]},
+        }
         for path, body in bodies.items():
-            request = urllib.request.Request(server.url + path, json.dumps(body).encode(),
-                                             {"Content-Type": "application/json"})
+            request = urllib.request.Request(
+                server.url + path, json.dumps(body).encode(), {"Content-Type": "application/json"}
+            )
             with pytest.raises(urllib.error.HTTPError) as caught:
                 urllib.request.urlopen(request, timeout=10)
             assert caught.value.code == 400
@@ -74,9 +132,14 @@ def test_the_server_answers_400_in_the_providers_shape() -> None:
 
 # --------------------------------------------------------------------------- stories
 
-STORY = Story(prompt="fix the stamp", reply="Fixed.", steps=(
-    Step("Bash", {"command": "pytest"}, "Running the tests."),
-    Step("Read", {"file_path": "/p/export.py"})))
+STORY = Story(
+    prompt="fix the stamp",
+    reply="Fixed.",
+    steps=(
+        Step("Bash", {"command": "pytest"}, "Running the tests."),
+        Step("Read", {"file_path": "/p/export.py"}),
+    ),
+)
 TOOLS = [{"name": "Bash"}, {"name": "Read"}]
 
 
@@ -84,9 +147,10 @@ def _turn(*results: str, prompt: str = "please fix the stamp") -> dict:
     """An Anthropic body: the user's prompt, then one call and result per ``results``."""
     messages: list[dict] = [{"role": "user", "content": [{"type": "text", "text": prompt}]}]
     for i, text in enumerate(results):
-        messages += [{"role": "assistant", "content": [{**USE, "id": f"t{i}"}]},
-                     {"role": "user", "content": [{**RESULT, "tool_use_id": f"t{i}",
-                                                   "content": text}]}]
+        messages += [
+            {"role": "assistant", "content": [{**USE, "id": f"t{i}"}]},
+            {"role": "user", "content": [{**RESULT, "tool_use_id": f"t{i}", "content": text}]},
+        ]
     return {"model": "m", "tools": TOOLS, "messages": messages}
 
 
@@ -110,11 +174,17 @@ def test_a_story_takes_one_step_per_tool_result_then_answers() -> None:
     assert story_step(STORY, _turn("1 failed")) == STORY.steps[1]
     assert story_step(STORY, _turn("1 failed", "def stamp")) == "Fixed."
     assert _reply(anthropic_events(_turn(), story=STORY)) == [
-        {"type": "text", "text": ""}, {"type": "text_delta", "text": "Running the tests."},
+        {"type": "text", "text": ""},
+        {"type": "text_delta", "text": "Running the tests."},
         {"type": "tool_use", "name": "Bash", "input": {}},
-        {"type": "input_json_delta", "partial_json": '{"command": "pytest"}'}, "tool_use"]
+        {"type": "input_json_delta", "partial_json": '{"command": "pytest"}'},
+        "tool_use",
+    ]
     assert _reply(anthropic_events(_turn("a", "b"), story=STORY)) == [
-        {"type": "text", "text": ""}, {"type": "text_delta", "text": "Fixed."}, "end_turn"]
+        {"type": "text", "text": ""},
+        {"type": "text_delta", "text": "Fixed."},
+        "end_turn",
+    ]
 
 
 def test_requests_outside_the_story_get_the_default_script() -> None:
@@ -125,8 +195,14 @@ def test_requests_outside_the_story_get_the_default_script() -> None:
     assert story_step(STORY, other) is None and story_step(STORY, no_tools) is None
     for body in (other, _turn()):
         default = _reply(anthropic_events(body))
-        assert default[1] == {"type": "input_json_delta", "partial_json": json.dumps(
-            {"command": SHELL_COMMAND, "description": "Run the e2e command"})}
+        assert default[1] == {
+            "type": "input_json_delta",
+            "partial_json": json.dumps(
+                {"command": SHELL_COMMAND, "description": "Run the e2e command"}
+            ),
+        }
     assert _reply(anthropic_events(other, story=STORY)) == _reply(anthropic_events(other))
     assert _reply(anthropic_events(no_tools, story=STORY))[1] == {
-        "type": "text_delta", "text": REPLY_TEXT}
+        "type": "text_delta",
+        "text": REPLY_TEXT,
+    }

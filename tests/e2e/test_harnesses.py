@@ -78,16 +78,22 @@ def _sessions(world: World) -> list[dict[str, Any]]:
 
 def _count_prompt_rows(world: World, key: str, prompt: str) -> int:
     shown = world.continuity_json("show", key, "--all")
-    return sum(1 for e in shown["entries"] if e["role"] == "user" and any(
-        prompt in json.dumps(b, ensure_ascii=False) for b in e["content"]))
+    return sum(
+        1
+        for e in shown["entries"]
+        if e["role"] == "user"
+        and any(prompt in json.dumps(b, ensure_ascii=False) for b in e["content"])
+    )
 
 
 def _new_session(world: World, known: set[str], prompt: str) -> str:
     """The key of the one session, not in ``known``, whose rows hold ``prompt``."""
+
     def found() -> str | None:
         fresh = [s["session"] for s in _sessions(world) if s["session"] not in known]
         hits = [k for k in fresh if _count_prompt_rows(world, k, prompt) > 0]
         return hits[0] if len(hits) == 1 else None
+
     return until(found, f"a new live session holding {prompt!r}")
 
 
@@ -111,16 +117,30 @@ def _scenario(rec: Record) -> None:
     rec.live_sessions = _sessions(w)
     rec.spool_after_a = w.spool_lines()
     rec.continuation_a = until(
-        lambda: (v := w.continuity_json("continue", rec.key_a)) and (
-            v.get("request") or {}).get("text") == pa and v, "A's continuation")
+        lambda: (
+            (v := w.continuity_json("continue", rec.key_a))
+            and (v.get("request") or {}).get("text") == pa
+            and v
+        ),
+        "A's continuation",
+    )
     rec.checkpoints_a = until(
-        lambda: (c := w.continuity_json("checkpoints", rec.key_a)["checkpoints"]) and any(
-            cp["trigger"] == "session_end" for cp in c) and c, "A's session_end checkpoint")
+        lambda: (
+            (c := w.continuity_json("checkpoints", rec.key_a)["checkpoints"])
+            and any(cp["trigger"] == "session_end" for cp in c)
+            and c
+        ),
+        "A's session_end checkpoint",
+    )
     done = w.continuity("doctor", "--json", check=False)
     rec.doctor_ok_code, rec.doctor_ok = done.returncode, json.loads(done.stdout)
     # issue 19: the live-captured rows are searchable, before any import
-    rec.search_a = [json.loads(line) for line in w.continuity(  # no hit: exit 1 (issue 45)
-        "search", tag, "--json", check=False).stdout.splitlines()]
+    rec.search_a = [
+        json.loads(line)
+        for line in w.continuity(  # no hit: exit 1 (issue 45)
+            "search", tag, "--json", check=False
+        ).stdout.splitlines()
+    ]
     hit = next((h for h in rec.search_a if h["session"] == rec.key_a), None)
     if hit is not None:
         rec.shown_at_hit = w.continuity_json(*shlex.split(hit["show_command"])[1:])
@@ -155,8 +175,12 @@ def _scenario(rec: Record) -> None:
 
 
 @pytest.fixture(scope="module", params=HARNESSES)
-def run(request: pytest.FixtureRequest, clis: dict[str, Path], fake_model: Any,
-        tmp_path_factory: pytest.TempPathFactory) -> Iterator[Record]:
+def run(
+    request: pytest.FixtureRequest,
+    clis: dict[str, Path],
+    fake_model: Any,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[Record]:
     """The scenario of one harness, run once; a failing step fails every test of it, with
     the step's error and the daemon's log."""
     harness = request.param
@@ -265,22 +289,32 @@ def _recovery_text(harness: str, body: dict[str, Any], head: str = BRIEF_HEAD) -
     daemon's text as it is (issue 39: no preface of pi's own)."""
     if harness == "claude-code":
         prefix = "SessionStart hook additional context: " + head
-        texts = [b.get("text", "") for m in body.get("messages", []) if m.get("role") == "system"
-                 for b in (m["content"] if isinstance(m["content"], list)
-                           else [{"text": m["content"]}])]
+        texts = [
+            b.get("text", "")
+            for m in body.get("messages", [])
+            if m.get("role") == "system"
+            for b in (m["content"] if isinstance(m["content"], list) else [{"text": m["content"]}])
+        ]
         found = next((t for t in texts if t.startswith(prefix)), None)
         if found is None:
             return None
         # Claude Code goes on in the same text block with its own "# Environment" section
         # and more: ours ends before its next top-level heading (ours are ## and ###)
-        return found[len(prefix) - len(head):].split("\n\n# ", 1)[0]
+        return found[len(prefix) - len(head) :].split("\n\n# ", 1)[0]
     if harness == "codex":
-        texts = [b.get("text", "") for i in body.get("input", []) if i.get("type") == "message"
-                 and i.get("role") == "developer" for b in i.get("content", [])]
+        texts = [
+            b.get("text", "")
+            for i in body.get("input", [])
+            if i.get("type") == "message" and i.get("role") == "developer"
+            for b in i.get("content", [])
+        ]
         return next((t for t in texts if t.startswith(head)), None)
-    texts = [b.get("text", "") for m in body.get("messages", []) if m.get("role") == "user"
-             for b in (m["content"] if isinstance(m["content"], list)
-                       else [{"text": m["content"]}])]
+    texts = [
+        b.get("text", "")
+        for m in body.get("messages", [])
+        if m.get("role") == "user"
+        for b in (m["content"] if isinstance(m["content"], list) else [{"text": m["content"]}])
+    ]
     return next((t for t in texts if t.startswith(head)), None)
 
 
@@ -340,7 +374,10 @@ def test_doctor_on_a_fresh_install_says_what_is_missing(run: Record) -> None:
     assert rec.doctor_fresh_code == 1 and report["ok"] is False
     assert report["home"] == ws
     daemon = _check(report, "daemon", None)
-    assert daemon["status"] == "problem" and daemon["fix"] == f"start it: `continuity serve --home {ws}`"
+    assert (
+        daemon["status"] == "problem"
+        and daemon["fix"] == f"start it: `continuity serve --home {ws}`"
+    )
     assert _check(report, "hooks", None)["status"] == "problem"
     hooks = _check(report, "hooks", h)
     assert hooks["status"] == "warning" and hooks["detail"].startswith("not installed")
@@ -369,7 +406,8 @@ def test_doctor_on_a_working_install_says_all_is_well(run: Record) -> None:
 
 
 def test_codex_skips_untrusted_hooks_and_runs_them_once_trusted(
-        clis: dict[str, Path], fake_model: Any, tmp_path: Path) -> None:
+    clis: dict[str, Path], fake_model: Any, tmp_path: Path
+) -> None:
     """Issue 12, fault 2, with the real Codex: hooks installed without the trust (--no-trust,
     as before the fix) never run (with no daemon, a hook that ran would have spooled its
     event), and doctor says so with the step left; after `hooks install codex` they run."""
@@ -381,8 +419,9 @@ def test_codex_skips_untrusted_hooks_and_runs_them_once_trusted(
     done = w.continuity("doctor", "--json", "--harness", "codex", check=False)
     trust = [c for c in json.loads(done.stdout)["checks"] if c["check"] == "trust"]
     assert done.returncode == 1 and trust[0]["status"] == "problem"
-    assert trust[0]["detail"] == ("Codex does not trust 7 of the 7 continuity hooks: "
-                                  "`codex exec` skips them silently")
+    assert trust[0]["detail"] == (
+        "Codex does not trust 7 of the 7 continuity hooks: `codex exec` skips them silently"
+    )
     assert w.continuity_json("hooks", "install", "codex")["trust"]["status"] == "trusted"
     w.run_harness("a trusted turn")
     events = [e["event"] for e in w.spool_lines()]

@@ -32,8 +32,11 @@ from tests.e2e.conftest import HARNESSES, World, until
 from tests.e2e.fakemodel import CONTINUITY_SEARCH, _qualified, offered_names
 
 #: The name each harness's model sees continuity's search tool by (from the request log).
-SEARCH_NAMES = {"claude-code": "mcp__continuity__search", "codex": "mcp__continuity__search",
-                "pi": "continuity_search"}
+SEARCH_NAMES = {
+    "claude-code": "mcp__continuity__search",
+    "codex": "mcp__continuity__search",
+    "pi": "continuity_search",
+}
 
 
 def _is_search_call(name: Any, namespace: Any = None) -> bool:
@@ -44,9 +47,16 @@ def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "\n".join(_text(b.get("text") if isinstance(b, dict) and "text" in b else
-                               b.get("content") if isinstance(b, dict) else b)
-                         for b in content)
+        return "\n".join(
+            _text(
+                b.get("text")
+                if isinstance(b, dict) and "text" in b
+                else b.get("content")
+                if isinstance(b, dict)
+                else b
+            )
+            for b in content
+        )
     return "" if content is None else json.dumps(content)
 
 
@@ -56,18 +66,30 @@ def search_results(body: dict[str, Any]) -> list[str]:
     messages), matched to their calls by id."""
     out: list[str] = []
     if isinstance(body.get("input"), list):  # Responses (Codex)
-        ids = {i.get("call_id") for i in body["input"] if isinstance(i, dict)
-               and i.get("type") == "function_call"
-               and _is_search_call(i.get("name"), i.get("namespace"))}
-        return [_text(i.get("output")) for i in body["input"] if isinstance(i, dict)
-                and i.get("type") == "function_call_output" and i.get("call_id") in ids]
+        ids = {
+            i.get("call_id")
+            for i in body["input"]
+            if isinstance(i, dict)
+            and i.get("type") == "function_call"
+            and _is_search_call(i.get("name"), i.get("namespace"))
+        }
+        return [
+            _text(i.get("output"))
+            for i in body["input"]
+            if isinstance(i, dict)
+            and i.get("type") == "function_call_output"
+            and i.get("call_id") in ids
+        ]
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     ids = set()
     for m in messages:
         content = m.get("content")
         for b in content if isinstance(content, list) else []:
-            if isinstance(b, dict) and b.get("type") == "tool_use" and _is_search_call(
-                    b.get("name")):
+            if (
+                isinstance(b, dict)
+                and b.get("type") == "tool_use"
+                and _is_search_call(b.get("name"))
+            ):
                 ids.add(b.get("id"))
         for c in m.get("tool_calls") or []:
             if isinstance(c, dict) and _is_search_call((c.get("function") or {}).get("name")):
@@ -75,8 +97,11 @@ def search_results(body: dict[str, Any]) -> list[str]:
     for m in messages:
         content = m.get("content")
         for b in content if isinstance(content, list) else []:
-            if isinstance(b, dict) and b.get("type") == "tool_result" \
-                    and b.get("tool_use_id") in ids:
+            if (
+                isinstance(b, dict)
+                and b.get("type") == "tool_result"
+                and b.get("tool_use_id") in ids
+            ):
                 out.append(_text(b.get("content")))
         if m.get("role") == "tool" and m.get("tool_call_id") in ids:
             out.append(_text(m.get("content")))
@@ -85,18 +110,21 @@ def search_results(body: dict[str, Any]) -> list[str]:
 
 def _answer(text: str) -> dict[str, Any]:
     """The tool's JSON answer in a result text (Codex puts "Wall time: ... Output:" first)."""
-    return json.loads(text[text.index("{"):])
+    return json.loads(text[text.index("{") :])
 
 
 def _prompt_rows(world: World, word: str) -> list[dict[str, Any]]:
     # no hit yet exits 1, as grep (issue 45 item 8): polled until one is there
-    return [json.loads(line) for line in world.continuity(
-        "search", word, "--json", check=False).stdout.splitlines()]
+    return [
+        json.loads(line)
+        for line in world.continuity("search", word, "--json", check=False).stdout.splitlines()
+    ]
 
 
 @pytest.mark.parametrize("harness", HARNESSES)
 def test_mcp_search_inside_the_harness_returns_rows_of_an_earlier_session(
-        harness: str, clis: dict[str, Path], fake_model: Any, tmp_path: Path) -> None:
+    harness: str, clis: dict[str, Path], fake_model: Any, tmp_path: Path
+) -> None:
     """Session B's model calls continuity's search tool (by the name this harness gives it)
     and the next request carries session A's hit: its key, seq and the word; uninstall
     restores the settings byte for byte; doctor's mcp check is ok meanwhile."""
@@ -110,10 +138,15 @@ def test_mcp_search_inside_the_harness_returns_rows_of_an_earlier_session(
         world.start_daemon()
         prompt_a = f"Task A {tag}: note the code word {word} for later"
         world.run_harness(prompt_a)
-        key_a = until(lambda: next((h["session"] for h in _prompt_rows(world, word)
-                                    if h["role"] == "user"), None), "session A's prompt row")
-        doctor = json.loads(world.continuity("doctor", "--json", "--harness", harness,
-                                             check=False).stdout)
+        key_a = until(
+            lambda: next(
+                (h["session"] for h in _prompt_rows(world, word) if h["role"] == "user"), None
+            ),
+            "session A's prompt row",
+        )
+        doctor = json.loads(
+            world.continuity("doctor", "--json", "--harness", harness, check=False).stdout
+        )
         mcp = [c for c in doctor["checks"] if c["check"] == "mcp"]
         assert [c["status"] for c in mcp] == ["ok"], mcp
         assert mcp[0]["data"]["tools"]["search"] == SEARCH_NAMES[harness]
@@ -133,8 +166,9 @@ def test_mcp_search_inside_the_harness_returns_rows_of_an_earlier_session(
         world.stop_daemon()
     finally:
         world.close()
-        (world.root / "model-requests.json").write_text(json.dumps(
-            world.requests_with(""), indent=1, ensure_ascii=False))
+        (world.root / "model-requests.json").write_text(
+            json.dumps(world.requests_with(""), indent=1, ensure_ascii=False)
+        )
     world.continuity_json("hooks", "uninstall", harness)
     assert world.settings_snapshot() == before
     if harness == "claude-code":  # Claude Code's own state keeps no server of ours
@@ -144,24 +178,50 @@ def test_mcp_search_inside_the_harness_returns_rows_of_an_earlier_session(
 
 def test_search_results_reads_each_protocol() -> None:
     """search_results pairs each protocol's search call with its result, and only those."""
-    anthropic = {"messages": [
-        {"role": "assistant", "content": [{"type": "tool_use", "id": "t1",
-                                           "name": "mcp__continuity__search"},
-                                          {"type": "tool_use", "id": "t2", "name": "Bash"}]},
-        {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "t1", "content": [{"type": "text",
-                                                                      "text": "HIT"}]},
-            {"type": "tool_result", "tool_use_id": "t2", "content": "ls"}]}]}
+    anthropic = {
+        "messages": [
+            {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": "t1", "name": "mcp__continuity__search"},
+                    {"type": "tool_use", "id": "t2", "name": "Bash"},
+                ],
+            },
+            {
+                "role": "user",
+                "content": [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": "t1",
+                        "content": [{"type": "text", "text": "HIT"}],
+                    },
+                    {"type": "tool_result", "tool_use_id": "t2", "content": "ls"},
+                ],
+            },
+        ]
+    }
     assert search_results(anthropic) == ["HIT"]
-    responses = {"input": [
-        {"type": "function_call", "call_id": "c1", "name": "search",
-         "namespace": "mcp__continuity"},
-        {"type": "function_call_output", "call_id": "c1", "output": "HIT"}]}
+    responses = {
+        "input": [
+            {
+                "type": "function_call",
+                "call_id": "c1",
+                "name": "search",
+                "namespace": "mcp__continuity",
+            },
+            {"type": "function_call_output", "call_id": "c1", "output": "HIT"},
+        ]
+    }
     assert search_results(responses) == ["HIT"]
-    chat = {"messages": [
-        {"role": "assistant", "tool_calls": [{"id": "x", "function": {
-            "name": "continuity_search"}}]},
-        {"role": "tool", "tool_call_id": "x", "content": "HIT"}]}
+    chat = {
+        "messages": [
+            {
+                "role": "assistant",
+                "tool_calls": [{"id": "x", "function": {"name": "continuity_search"}}],
+            },
+            {"role": "tool", "tool_call_id": "x", "content": "HIT"},
+        ]
+    }
     assert search_results(chat) == ["HIT"]
     assert re.match(CONTINUITY_SEARCH, "mcp__continuity__search")
-    assert _answer("Wall time: 0.4 seconds\nOutput:\n{\"hits\": []}") == {"hits": []}
+    assert _answer('Wall time: 0.4 seconds\nOutput:\n{"hits": []}') == {"hits": []}

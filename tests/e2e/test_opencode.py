@@ -47,15 +47,31 @@ def ensure_opencode() -> Path:
         if meta.get("version") != version:
             npm = shutil.which("npm")
             if npm is None:
-                pytest.fail(f"e2e: npm not found on PATH; the OpenCode test installs "
-                            f"{package}@{version} with it", pytrace=False)
+                pytest.fail(
+                    f"e2e: npm not found on PATH; the OpenCode test installs "
+                    f"{package}@{version} with it",
+                    pytrace=False,
+                )
             done = subprocess.run(
-                [npm, "install", "--prefix", str(prefix), "--save-exact", "--no-audit",
-                 "--no-fund", "--loglevel=error", f"{package}@{version}"],
-                capture_output=True, text=True, timeout=NPM_TIMEOUT)
+                [
+                    npm,
+                    "install",
+                    "--prefix",
+                    str(prefix),
+                    "--save-exact",
+                    "--no-audit",
+                    "--no-fund",
+                    "--loglevel=error",
+                    f"{package}@{version}",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=NPM_TIMEOUT,
+            )
             if done.returncode != 0:
-                pytest.fail(f"e2e: npm install {package}@{version} failed:\n{done.stderr}",
-                            pytrace=False)
+                pytest.fail(
+                    f"e2e: npm install {package}@{version} failed:\n{done.stderr}", pytrace=False
+                )
     return prefix / "node_modules" / ".bin" / "opencode"
 
 
@@ -71,54 +87,93 @@ class OpenCodeWorld:
         (self.project / "README.md").write_text("# demo\n")
         config = self.home / ".config" / "opencode"
         config.mkdir(parents=True)
-        (config / "opencode.json").write_text(json.dumps({
-            "$schema": "https://opencode.ai/config.json", "autoupdate": False,
-            "share": "disabled", "model": "fake/fake-model",
-            "provider": {"fake": {"npm": "@ai-sdk/openai-compatible", "name": "Fake",
-                                  "options": {"baseURL": f"{model.url}/v1",
-                                              "apiKey": "e2e-fake"},
-                                  "models": {"fake-model": {"name": "Fake"}}}}}, indent=2))
+        (config / "opencode.json").write_text(
+            json.dumps(
+                {
+                    "$schema": "https://opencode.ai/config.json",
+                    "autoupdate": False,
+                    "share": "disabled",
+                    "model": "fake/fake-model",
+                    "provider": {
+                        "fake": {
+                            "npm": "@ai-sdk/openai-compatible",
+                            "name": "Fake",
+                            "options": {"baseURL": f"{model.url}/v1", "apiKey": "e2e-fake"},
+                            "models": {"fake-model": {"name": "Fake"}},
+                        }
+                    },
+                },
+                indent=2,
+            )
+        )
         self.data = self.home / ".local" / "share" / "opencode"
         self.first_request = len(model.requests)
 
     def env(self) -> dict[str, str]:
         home = str(self.home)
-        return {"PATH": f"{self.cli.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin')}",
-                "HOME": home, "TMPDIR": str(self.root / "tmp"), "LANG": "C.UTF-8",
-                "TERM": "dumb", "NO_COLOR": "1", "XDG_DATA_HOME": f"{home}/.local/share",
-                "XDG_CONFIG_HOME": f"{home}/.config", "XDG_CACHE_HOME": f"{home}/.cache",
-                "XDG_STATE_HOME": f"{home}/.local/state",
-                "OPENCODE_DISABLE_MODELS_FETCH": "1", "OPENCODE_DISABLE_AUTOUPDATE": "1",
-                "OPENCODE_DISABLE_LSP_DOWNLOAD": "1", "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
-                "npm_config_offline": "true"}
+        return {
+            "PATH": f"{self.cli.parent}{os.pathsep}{os.environ.get('PATH', '/usr/bin')}",
+            "HOME": home,
+            "TMPDIR": str(self.root / "tmp"),
+            "LANG": "C.UTF-8",
+            "TERM": "dumb",
+            "NO_COLOR": "1",
+            "XDG_DATA_HOME": f"{home}/.local/share",
+            "XDG_CONFIG_HOME": f"{home}/.config",
+            "XDG_CACHE_HOME": f"{home}/.cache",
+            "XDG_STATE_HOME": f"{home}/.local/state",
+            "OPENCODE_DISABLE_MODELS_FETCH": "1",
+            "OPENCODE_DISABLE_AUTOUPDATE": "1",
+            "OPENCODE_DISABLE_LSP_DOWNLOAD": "1",
+            "OPENCODE_DISABLE_DEFAULT_PLUGINS": "1",
+            "npm_config_offline": "true",
+        }
 
     def run(self, prompt: str, *, resume: bool = False) -> None:
         argv = [str(self.cli), "run", "--model", "fake/fake-model", prompt]
         if resume:
             argv.insert(2, "--continue")
-        done = subprocess.run(argv, env=self.env(), cwd=self.project, capture_output=True,
-                              text=True, timeout=180, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            argv,
+            env=self.env(),
+            cwd=self.project,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            stdin=subprocess.DEVNULL,
+        )
         if done.returncode != 0:
-            raise AssertionError(f"opencode exited {done.returncode}:\n{done.stdout}\n"
-                                 f"{done.stderr}")
+            raise AssertionError(
+                f"opencode exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+            )
 
     def continuity_json(self, *args: str) -> Any:
-        done = subprocess.run([sys.executable, "-m", "continuity.cli.app", *args, "--home",
-                               str(self.ws), "--json"], capture_output=True, text=True,
-                              timeout=120, cwd=self.project,
-                              env={**os.environ, "CONTINUITY_HOME": str(self.ws)})
+        done = subprocess.run(
+            [sys.executable, "-m", "continuity.cli.app", *args, "--home", str(self.ws), "--json"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            cwd=self.project,
+            env={**os.environ, "CONTINUITY_HOME": str(self.ws)},
+        )
         if done.returncode != 0:
-            raise AssertionError(f"continuity {' '.join(args)} exited {done.returncode}:\n"
-                                 f"{done.stdout}\n{done.stderr}")
+            raise AssertionError(
+                f"continuity {' '.join(args)} exited {done.returncode}:\n"
+                f"{done.stdout}\n{done.stderr}"
+            )
         return json.loads(done.stdout)
 
     def requests_with(self, text: str) -> list[dict[str, Any]]:
-        return [r for r in self.model.model_requests(self.first_request)
-                if text in json.dumps(r["body"], ensure_ascii=False)]
+        return [
+            r
+            for r in self.model.model_requests(self.first_request)
+            if text in json.dumps(r["body"], ensure_ascii=False)
+        ]
 
 
-def test_opencode_sessions_import_and_continue_with_calls_paired(tmp_path: Path,
-                                                                 fake_model: FakeModel) -> None:
+def test_opencode_sessions_import_and_continue_with_calls_paired(
+    tmp_path: Path, fake_model: FakeModel
+) -> None:
     world = OpenCodeWorld(tmp_path, ensure_opencode(), fake_model)
     pa = f"PA {uuid.uuid4().hex[:8]}: list the project files"
     world.run(pa)
@@ -126,12 +181,14 @@ def test_opencode_sessions_import_and_continue_with_calls_paired(tmp_path: Path,
 
     first = world.continuity_json("import", str(world.data))
     assert [(f["harness"], f["status"], f["opaque"]) for f in first["files"]] == [
-        ("opencode", "imported", 0)]
+        ("opencode", "imported", 0)
+    ]
     (key,) = first["sessions"]
     assert key.startswith("ses_")
     listed = world.continuity_json("sessions")
     assert [(s["session"], s["harness"], s["project"]) for s in listed] == [
-        (key, "opencode", str(world.project))]
+        (key, "opencode", str(world.project))
+    ]
 
     cont = world.continuity_json("continue", key)
     assert cont["refusal"] is None

@@ -39,8 +39,10 @@ def world(clis: dict[str, Path], fake_model: Any, tmp_path: Path) -> Iterator[Wo
 def _setup(w: World, provider: FakeSummaryProvider | None = None) -> None:
     if provider is not None:
         with open(w.ws / "config.toml", "a") as fh:
-            fh.write(f'[summarizer]\nprovider = "openai"\nmodel = "fake-summary"\n'
-                     f'base_url = "{provider.url}"\ntimeout = 30\n')
+            fh.write(
+                f'[summarizer]\nprovider = "openai"\nmodel = "fake-summary"\n'
+                f'base_url = "{provider.url}"\ntimeout = 30\n'
+            )
     w.continuity_json("hooks", "install", "pi")
     w.start_daemon()
 
@@ -79,8 +81,11 @@ def test_a_long_turn_ends_with_one_checkpoint_pi_reads_next(world: World) -> Non
     assert done.stdout.strip() == REPLY_TEXT
     path = _session_file(w)
     key = _key(path)
-    tool_bytes = sum(len(json.dumps(e["message"]["content"])) for e in _entries(path)
-                     if e.get("type") == "message" and e["message"].get("role") == "toolResult")
+    tool_bytes = sum(
+        len(json.dumps(e["message"]["content"]))
+        for e in _entries(path)
+        if e.get("type") == "message" and e["message"].get("role") == "toolResult"
+    )
     assert tool_bytes > 240_000
     comps = _compactions(path)
     assert len(comps) == 1
@@ -96,11 +101,16 @@ def test_a_long_turn_ends_with_one_checkpoint_pi_reads_next(world: World) -> Non
     assert _entries(path)[-1]["id"] == ours["id"]  # written last: nothing after it yet
 
     # our store: the same checkpoint, once, with pi's id
-    shown = until(lambda: (s := w.continuity_json("show", key, "--all")) and any(
-        e.get("compaction") for e in s["entries"]) and s, "the checkpoint imported")
+    shown = until(
+        lambda: (
+            (s := w.continuity_json("show", key, "--all"))
+            and any(e.get("compaction") for e in s["entries"])
+            and s
+        ),
+        "the checkpoint imported",
+    )
     rows = [e for e in shown["entries"] if e.get("compaction")]
-    assert [(r["native_id"], r["compaction"]["continuation"]) for r in rows] == [
-        (ours["id"], True)]
+    assert [(r["native_id"], r["compaction"]["continuation"]) for r in rows] == [(ours["id"], True)]
     view = w.continuity_json("continue", key)
     assert view["summary"]["entry_id"] == rows[0]["entry_id"]  # the row holding pi's id
     assert view["summary"]["covers_through_seq"] == rows[0]["seq"] - 1
@@ -120,12 +130,17 @@ def test_a_long_turn_ends_with_one_checkpoint_pi_reads_next(world: World) -> Non
     assert w.continuity_json("receipts", key) == []
 
 
-@pytest.mark.parametrize(("mode", "reason", "detail"), [
-    ("500", "provider_failure", "HTTP 500"),
-    ("sections", "provider_failure", "the reply has 1 of the 9 required sections (3 needed)"),
-    ("empty", "empty", "the reply is empty")])
-def test_a_failed_summary_leaves_no_entry_and_one_receipt(world: World, mode: str,
-                                                          reason: str, detail: str) -> None:
+@pytest.mark.parametrize(
+    ("mode", "reason", "detail"),
+    [
+        ("500", "provider_failure", "HTTP 500"),
+        ("sections", "provider_failure", "the reply has 1 of the 9 required sections (3 needed)"),
+        ("empty", "empty", "the reply is empty"),
+    ],
+)
+def test_a_failed_summary_leaves_no_entry_and_one_receipt(
+    world: World, mode: str, reason: str, detail: str
+) -> None:
     """The configured summarizer (openai, at a provider answering 500, a reply without the
     required sections, or an empty reply) fails: pi's session holds no compaction entry, the
     answer is printed as authored, `pi -p` says on stderr, in one line, that the checkpoint
@@ -139,8 +154,10 @@ def test_a_failed_summary_leaves_no_entry_and_one_receipt(world: World, mode: st
         done = _long_turn(w, tag)
         assert done.stdout.strip() == REPLY_TEXT
         said = [line for line in done.stderr.splitlines() if line.startswith("continuity:")]
-        assert said == [f"continuity: the continuation checkpoint was refused ({reason}: "
-                        f"{detail}); the answer stands, no checkpoint was written"], done.stderr
+        assert said == [
+            f"continuity: the continuation checkpoint was refused ({reason}: "
+            f"{detail}); the answer stands, no checkpoint was written"
+        ], done.stderr
         path = _session_file(w)
         assert _compactions(path) == []
         assert len(provider.requests) == 1
@@ -150,8 +167,11 @@ def test_a_failed_summary_leaves_no_entry_and_one_receipt(world: World, mode: st
         shown = json.dumps(receipts) + done.stderr + w.continuity("receipts", key).stdout
         for word in (SECTIONS_SECRET, "ghp_", "ship it", "unfinished", "fake provider failure"):
             assert word not in shown
-        request = next(e for e in _entries(path) if e.get("type") == "message"
-                       and e["message"]["role"] == "user")
+        request = next(
+            e
+            for e in _entries(path)
+            if e.get("type") == "message" and e["message"]["role"] == "user"
+        )
         shown = w.continuity_json("show", key, "--all")
         seq = next(e["seq"] for e in shown["entries"] if e["native_id"] == request["id"])
         assert receipts[0]["run_id"] == f"{key}:{seq}"
@@ -168,9 +188,15 @@ def test_pi_stopped_mid_summary_leaves_no_entry(world: World) -> None:
     try:
         w, tag = world, uuid.uuid4().hex[:8]
         _setup(w, provider)
-        proc = subprocess.Popen([str(w.cli), "-p", f"Task {tag}: read the big logs [big:8]"],
-                                env=w.env(), cwd=w.project, stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [str(w.cli), "-p", f"Task {tag}: read the big logs [big:8]"],
+            env=w.env(),
+            cwd=w.project,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            stdin=subprocess.DEVNULL,
+        )
         try:
             until(lambda: provider.requests or proc.poll() is not None, "the summary request")
             assert proc.poll() is None, proc.communicate()

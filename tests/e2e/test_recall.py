@@ -33,8 +33,10 @@ from continuity.retrieval.at_action import RECALL_HEADING
 from tests.e2e.conftest import HARNESSES, World, run_recorded
 from tests.e2e.test_harnesses import BRIEF_HEAD, _new_session, _recovery_text
 
-DECISION = ("Decision: exported invoice reports are written as CSV files, never Parquet, "
-            "because finance opens them in Excel")
+DECISION = (
+    "Decision: exported invoice reports are written as CSV files, never Parquet, "
+    "because finance opens them in Excel"
+)
 PA = "Set up the nightly invoice export for the finance team"
 PB = "Which file format should the invoice export job save into?"
 PC = "Write a haiku about autumn leaves falling"
@@ -62,11 +64,14 @@ def _scenario(rec: RecallRun) -> None:
 
 
 @pytest.fixture(scope="module", params=HARNESSES)
-def run(request: pytest.FixtureRequest, clis: dict[str, Path], fake_model: Any,
-        tmp_path_factory: pytest.TempPathFactory) -> Iterator[RecallRun]:
+def run(
+    request: pytest.FixtureRequest,
+    clis: dict[str, Path],
+    fake_model: Any,
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[RecallRun]:
     harness = request.param
-    world = World(tmp_path_factory.mktemp(f"recall-{harness}"), harness, clis[harness],
-                  fake_model)
+    world = World(tmp_path_factory.mktemp(f"recall-{harness}"), harness, clis[harness], fake_model)
     rec = RecallRun(world)
     run_recorded(world, rec, _scenario)
     yield rec

@@ -40,8 +40,15 @@ class ToolRun:
 
 def _claude(w: World, prompt: str) -> None:
     argv = [str(w.cli), "-p", prompt, "--allowedTools", "Bash,Read,Write,Edit"]
-    done = subprocess.run(argv, env=w.env(), cwd=w.project, capture_output=True, text=True,
-                          timeout=120, stdin=subprocess.DEVNULL)
+    done = subprocess.run(
+        argv,
+        env=w.env(),
+        cwd=w.project,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
     assert done.returncode == 0, f"claude exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
 
 
@@ -54,18 +61,36 @@ def _scenario(rec: ToolRun) -> None:
     w.continuity_json("hooks", "install", w.harness)
     w.start_daemon()
     try:
-        model.story = Story(pa, (Step("Bash", {"command": "echo export-writer-ready --verbose"}),
-                                 Step("Write", {"file_path": target, "content": "ROWS = []\n"})),
-                            "Prepared.")
+        model.story = Story(
+            pa,
+            (
+                Step("Bash", {"command": "echo export-writer-ready --verbose"}),
+                Step("Write", {"file_path": target, "content": "ROWS = []\n"}),
+            ),
+            "Prepared.",
+        )
         _claude(w, pa)
         rec.key_a = _new_session(w, set(), pa)
-        until(lambda: any(cp["trigger"] == "session_end" for cp in w.continuity_json(
-            "checkpoints", rec.key_a)["checkpoints"]), "A's end: every row of A imported")
+        until(
+            lambda: any(
+                cp["trigger"] == "session_end"
+                for cp in w.continuity_json("checkpoints", rec.key_a)["checkpoints"]
+            ),
+            "A's end: every row of A imported",
+        )
         w.continuity("remember", DECISION, "--type", "decision", "--source", rec.key_a)
-        model.story = Story(pb, (Step("Bash", {"command": "echo export-writer-check"}),
-                                 Step("Read", {"file_path": target}),
-                                 Step("Edit", {"file_path": target, "old_string": "ROWS = []",
-                                               "new_string": "ROWS = [1]"})), "Touched up.")
+        model.story = Story(
+            pb,
+            (
+                Step("Bash", {"command": "echo export-writer-check"}),
+                Step("Read", {"file_path": target}),
+                Step(
+                    "Edit",
+                    {"file_path": target, "old_string": "ROWS = []", "new_string": "ROWS = [1]"},
+                ),
+            ),
+            "Touched up.",
+        )
         _claude(w, pb)
         rec.requests = [r["body"] for r in w.requests_with(pb)]
     finally:
@@ -74,10 +99,15 @@ def _scenario(rec: ToolRun) -> None:
 
 
 @pytest.fixture(scope="module")
-def run(clis: dict[str, Path], fake_model: Any,
-        tmp_path_factory: pytest.TempPathFactory) -> Iterator[ToolRun]:
-    world = World(tmp_path_factory.mktemp("recall-tools-claude-code"), "claude-code",
-                  clis["claude-code"], fake_model)
+def run(
+    clis: dict[str, Path], fake_model: Any, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[ToolRun]:
+    world = World(
+        tmp_path_factory.mktemp("recall-tools-claude-code"),
+        "claude-code",
+        clis["claude-code"],
+        fake_model,
+    )
     rec = ToolRun(world)
     run_recorded(world, rec, _scenario)
     yield rec

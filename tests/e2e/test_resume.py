@@ -34,15 +34,24 @@ DATA = SHARED_DATA / "real-harness"
 
 #: One two-turn session per harness, as the real CLI wrote it, and the project it ran in.
 SOURCES = {
-    "claude-code": ("claude-code/projects/-home-dev-projects-claude-demo/"
-                    "43f9cd0f-7b54-4119-a54f-d17e128ccde6.jsonl",
-                    "/home/dev/projects/claude-demo", "Also add a multiply function"),
-    "codex": ("codex/sessions/2026/12/02/"
-              "rollout-2026-12-02T05-44-03-01a23548-0b9f-7a51-b432-4e4efd240d37.jsonl",
-              "/home/dev/projects/codex-demo", "Now add a subtract function (tui turn 2)"),
-    "pi": ("pi/sessions/--home-dev-projects-pi-demo--/"
-           "2026-12-02T05-49-39-241Z_01a2354d-2a28-75c5-9931-4e663de4f734.jsonl",
-           "/home/dev/projects/pi-demo", "Continued pi session"),
+    "claude-code": (
+        "claude-code/projects/-home-dev-projects-claude-demo/"
+        "43f9cd0f-7b54-4119-a54f-d17e128ccde6.jsonl",
+        "/home/dev/projects/claude-demo",
+        "Also add a multiply function",
+    ),
+    "codex": (
+        "codex/sessions/2026/12/02/"
+        "rollout-2026-12-02T05-44-03-01a23548-0b9f-7a51-b432-4e4efd240d37.jsonl",
+        "/home/dev/projects/codex-demo",
+        "Now add a subtract function (tui turn 2)",
+    ),
+    "pi": (
+        "pi/sessions/--home-dev-projects-pi-demo--/"
+        "2026-12-02T05-49-39-241Z_01a2354d-2a28-75c5-9931-4e663de4f734.jsonl",
+        "/home/dev/projects/pi-demo",
+        "Continued pi session",
+    ),
 }
 PROMPT = "Resumed turn: carry on from the continuation"
 #: The compaction budget that summarises the first turn(s) and keeps the last one verbatim.
@@ -56,11 +65,15 @@ def _source_file(world: World, source: str, *, dangling: bool) -> Path:
     """The real session file with its project folder moved to the world's; cut after the last
     tool call's line when ``dangling``."""
     rel, old_project, _ = SOURCES[source]
-    lines = (DATA / rel).read_text(encoding="utf-8").replace(
-        old_project, str(world.project)).splitlines(keepends=True)
+    lines = (
+        (DATA / rel)
+        .read_text(encoding="utf-8")
+        .replace(old_project, str(world.project))
+        .splitlines(keepends=True)
+    )
     if dangling:
         last_call = max(i for i, line in enumerate(lines) if _is_call(json.loads(line)))
-        lines = lines[:last_call + 1]
+        lines = lines[: last_call + 1]
     path = world.root / "source" / Path(rel).name
     path.parent.mkdir()
     path.write_text("".join(lines), encoding="utf-8")
@@ -72,12 +85,16 @@ def _is_call(obj: dict[str, Any]) -> bool:
         return (obj.get("payload") or {}).get("type") == "function_call"
     content = (obj.get("message") or {}).get("content")
     return isinstance(content, list) and any(
-        isinstance(b, dict) and b.get("type") in ("tool_use", "toolCall") for b in content)
+        isinstance(b, dict) and b.get("type") in ("tool_use", "toolCall") for b in content
+    )
 
 
 #: The headless command `resume` prints for each target (issue 45 item 3), its prompt last.
-HEADLESS = {"claude-code": "claude -p --resume {sid}", "codex": "codex exec resume {sid}",
-            "pi": "pi -p --session {path}"}
+HEADLESS = {
+    "claude-code": "claude -p --resume {sid}",
+    "codex": "codex exec resume {sid}",
+    "pi": "pi -p --session {path}",
+}
 
 
 def _run_target(world: World, written: dict[str, Any]) -> subprocess.CompletedProcess[str]:
@@ -86,14 +103,28 @@ def _run_target(world: World, written: dict[str, Any]) -> subprocess.CompletedPr
     ``cd``), with the prompt as its last argument (issue 45 item 3)."""
     line = written["headless"]
     assert line == f"cd {world.project} && " + HEADLESS[world.harness].format(
-        sid=written["session_id"], path=written["path"]), line
-    return subprocess.run(["bash", "-c", f"{line} {shlex.quote(PROMPT)}"], env=world.env(),
-                          cwd=world.root, capture_output=True, text=True, timeout=120,
-                          stdin=subprocess.DEVNULL)
+        sid=written["session_id"], path=written["path"]
+    ), line
+    return subprocess.run(
+        ["bash", "-c", f"{line} {shlex.quote(PROMPT)}"],
+        env=world.env(),
+        cwd=world.root,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        stdin=subprocess.DEVNULL,
+    )
 
 
-def _resume(tmp_path: Path, clis: dict[str, Path], fake_model: FakeModel, source: str,
-            target: str, *, dangling: bool) -> None:
+def _resume(
+    tmp_path: Path,
+    clis: dict[str, Path],
+    fake_model: FakeModel,
+    source: str,
+    target: str,
+    *,
+    dangling: bool,
+) -> None:
     world = World(tmp_path, target, clis[target], fake_model)
     try:
         src = _source_file(world, source, dangling=dangling)
@@ -125,22 +156,29 @@ def _resume(tmp_path: Path, clis: dict[str, Path], fake_model: FakeModel, source
         first = len(fake_model.requests)
 
         done = _run_target(world, written)
-        assert done.returncode == 0, f"{target} exited {done.returncode}:\n{done.stdout}\n" \
-                                     f"{done.stderr}"
+        assert done.returncode == 0, (
+            f"{target} exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+        )
         assert fake_model.rejected[rejected:] == []  # no 400: every call was paired
-        asked = [r for r in fake_model.model_requests(first)
-                 if PROMPT in json.dumps(r["body"], ensure_ascii=False)]
+        asked = [
+            r
+            for r in fake_model.model_requests(first)
+            if PROMPT in json.dumps(r["body"], ensure_ascii=False)
+        ]
         assert asked, f"{target} never sent the prompt to the model"
         body = asked[0]
         assert unpaired(body["path"].split("?")[0], body["body"]) is None
         sent = json.dumps(body["body"], ensure_ascii=False)
         notice = f"continues the {source} session {key}"
-        places = [sent.find(notice), sent.find(json.dumps(goal or notice,
-                                                           ensure_ascii=False)[1:-1]),
-                  sent.find(json.dumps(request)[1:-1]), sent.find(PROMPT)]
+        places = [
+            sent.find(notice),
+            sent.find(json.dumps(goal or notice, ensure_ascii=False)[1:-1]),
+            sent.find(json.dumps(request)[1:-1]),
+            sent.find(PROMPT),
+        ]
         assert -1 not in places, (places, sent[:4000])
         assert places == sorted(places), places  # notice, summary, request, ..., new prompt
-        tail = sent[places[2]:places[3]]
+        tail = sent[places[2] : places[3]]
         if dangling:
             assert "has no recorded result" in tail, tail[:3000]
         else:
@@ -168,21 +206,22 @@ def _resume(tmp_path: Path, clis: dict[str, Path], fake_model: FakeModel, source
 
 
 @pytest.mark.parametrize(("source", "target"), PAIRS)
-def test_resume_then_a_real_turn_in_the_target(tmp_path: Path, clis: dict[str, Path],
-                                               fake_model: FakeModel, source: str,
-                                               target: str) -> None:
+def test_resume_then_a_real_turn_in_the_target(
+    tmp_path: Path, clis: dict[str, Path], fake_model: FakeModel, source: str, target: str
+) -> None:
     _resume(tmp_path, clis, fake_model, source, target, dangling=False)
 
 
 @pytest.mark.parametrize(("source", "target"), DANGLING)
-def test_resume_of_a_run_that_crashed_mid_call(tmp_path: Path, clis: dict[str, Path],
-                                               fake_model: FakeModel, source: str,
-                                               target: str) -> None:
+def test_resume_of_a_run_that_crashed_mid_call(
+    tmp_path: Path, clis: dict[str, Path], fake_model: FakeModel, source: str, target: str
+) -> None:
     _resume(tmp_path, clis, fake_model, source, target, dangling=True)
 
 
 def test_claude_code_compact_start_gets_the_essentials_once(
-        tmp_path: Path, clis: dict[str, Path], fake_model: FakeModel) -> None:
+    tmp_path: Path, clis: dict[str, Path], fake_model: FakeModel
+) -> None:
     """Item 4 with the real Claude Code: after ``/compact`` its SessionStart (``source``
     ``compact``) gets the continuation's essentials from our hook; the next model request holds
     them once, the previous request verbatim inside them, under the 10,000-character limit."""
@@ -192,19 +231,41 @@ def test_claude_code_compact_start_gets_the_essentials_once(
         world.start_daemon()
         task = "Task A: fix the March totals in report.py"
         world.run_harness(task)
-        key = until(lambda: next((s["session"] for s in world.continuity_json("sessions")
-                                  if s["harness"] == "claude-code"), None), "session A")
-        until(lambda: (world.continuity_json("continue", key).get("request") or {}).get(
-            "text") == task, "A's continuation")
-        compact = subprocess.run([str(world.cli), "-p", "/compact", "--continue"],
-                                 env=world.env(), cwd=world.project, capture_output=True,
-                                 text=True, timeout=120, stdin=subprocess.DEVNULL)
+        key = until(
+            lambda: next(
+                (
+                    s["session"]
+                    for s in world.continuity_json("sessions")
+                    if s["harness"] == "claude-code"
+                ),
+                None,
+            ),
+            "session A",
+        )
+        until(
+            lambda: (
+                (world.continuity_json("continue", key).get("request") or {}).get("text") == task
+            ),
+            "A's continuation",
+        )
+        compact = subprocess.run(
+            [str(world.cli), "-p", "/compact", "--continue"],
+            env=world.env(),
+            cwd=world.project,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            stdin=subprocess.DEVNULL,
+        )
         assert compact.returncode == 0, compact.stderr
         first = len(fake_model.requests)
         rejected = len(fake_model.rejected)
         world.run_harness("Task B after the compaction", resume=True)
-        asked = [r for r in fake_model.model_requests(first)
-                 if "Task B after the compaction" in json.dumps(r["body"], ensure_ascii=False)]
+        asked = [
+            r
+            for r in fake_model.model_requests(first)
+            if "Task B after the compaction" in json.dumps(r["body"], ensure_ascii=False)
+        ]
         assert asked and fake_model.rejected[rejected:] == []
         sent = json.dumps(asked[0]["body"], ensure_ascii=False)
         assert sent.count("## Continuation of the previous work") == 1
@@ -215,19 +276,34 @@ def test_claude_code_compact_start_gets_the_essentials_once(
 
         tool = installed_mcp_tools(world.ws, "claude-code").get("continuation")
         if tool:
-            assert (f'one MCP `{tool}` call away (session \\"{key}\\", loaded with '
-                    '`ToolSearch`)') in sent
+            assert (
+                f'one MCP `{tool}` call away (session \\"{key}\\", loaded with `ToolSearch`)'
+            ) in sent
         else:
             ours = sent.split("## Continuation of the previous work", 1)[1][:4000]
             assert "call away" not in ours and f" continue {key}`." in ours
-        contexts = [b.get("text", "") for m in asked[0]["body"].get("messages", [])
-                    for b in (m.get("content") if isinstance(m.get("content"), list) else [
-                        {"text": m.get("content")}]) if isinstance(b, dict) and isinstance(
-                        b.get("text"), str) and "Continuation of the previous work" in b["text"]]
+        contexts = [
+            b.get("text", "")
+            for m in asked[0]["body"].get("messages", [])
+            for b in (
+                m.get("content")
+                if isinstance(m.get("content"), list)
+                else [{"text": m.get("content")}]
+            )
+            if isinstance(b, dict)
+            and isinstance(b.get("text"), str)
+            and "Continuation of the previous work" in b["text"]
+        ]
         # the block holds Claude Code's own text around ours (its deferred tools before, the
         # date after): ours is what follows the hook's prefix, up to Claude Code's next part
-        ours = [re.split(r"\n\n(?:# |Today's date is )", c.split(
-            "SessionStart hook additional context: ", 1)[-1], maxsplit=1)[0] for c in contexts]
+        ours = [
+            re.split(
+                r"\n\n(?:# |Today's date is )",
+                c.split("SessionStart hook additional context: ", 1)[-1],
+                maxsplit=1,
+            )[0]
+            for c in contexts
+        ]
         assert ours and all(len(c) < 10_000 for c in ours), [len(c) for c in ours]
     finally:
         world.close()

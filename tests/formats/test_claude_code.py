@@ -73,8 +73,11 @@ def test_sniff_accepts_claude_files(path):
     assert ClaudeCodeReader.sniff(read_head(str(path)))
 
 
-@pytest.mark.parametrize("path", sorted((DATA / "codex").glob("*.jsonl"))
-                         + sorted((DATA / "pi").glob("*.jsonl")), ids=lambda p: p.name)
+@pytest.mark.parametrize(
+    "path",
+    sorted((DATA / "codex").glob("*.jsonl")) + sorted((DATA / "pi").glob("*.jsonl")),
+    ids=lambda p: p.name,
+)
 def test_sniff_rejects_other_harnesses(path):
     assert not ClaudeCodeReader.sniff(read_head(str(path)))
 
@@ -85,21 +88,32 @@ def test_sniff_edge_heads():
     # A snapshot-only head (a fresh 2.x file) is Claude Code.
     assert ClaudeCodeReader.sniff([{"type": "file-history-snapshot", "messageId": "m"}])
     # A pi header wins over Claude-looking lines; so does a Codex envelope.
-    assert not ClaudeCodeReader.sniff([{"type": "session", "version": 3, "id": "x"},
-                                       {"type": "user", "uuid": "u", "sessionId": "s"}])
-    assert not ClaudeCodeReader.sniff([{"type": "event_msg", "payload": {"type": "x"}},
-                                       {"type": "user", "uuid": "u", "sessionId": "s"}])
+    assert not ClaudeCodeReader.sniff(
+        [
+            {"type": "session", "version": 3, "id": "x"},
+            {"type": "user", "uuid": "u", "sessionId": "s"},
+        ]
+    )
+    assert not ClaudeCodeReader.sniff(
+        [
+            {"type": "event_msg", "payload": {"type": "x"}},
+            {"type": "user", "uuid": "u", "sessionId": "s"},
+        ]
+    )
 
 
-@pytest.mark.parametrize("path,key", [
-    (S_1AF, "1af7fc5e-8455-4414-9ccd-011d40f70b2a"),
-    (S_5C0, "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"),
-    (S_SHORT, "55604662-cf2a-4331-851a-ec234028f8ca"),  # key from the lines, not the name
-    (S_SUB, "491e126e-1e71-469c-ade2-fcc8af567c74"),
-    (S_TOOL, "d6e0bada-1959-4eec-a9d2-0bfade768d8f"),
-    (F_COMPACT, "5b7c2e90-aaaa"),
-    (F_SLASH, "7d1e0c44-bbbb"),
-])
+@pytest.mark.parametrize(
+    "path,key",
+    [
+        (S_1AF, "1af7fc5e-8455-4414-9ccd-011d40f70b2a"),
+        (S_5C0, "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"),
+        (S_SHORT, "55604662-cf2a-4331-851a-ec234028f8ca"),  # key from the lines, not the name
+        (S_SUB, "491e126e-1e71-469c-ade2-fcc8af567c74"),
+        (S_TOOL, "d6e0bada-1959-4eec-a9d2-0bfade768d8f"),
+        (F_COMPACT, "5b7c2e90-aaaa"),
+        (F_SLASH, "7d1e0c44-bbbb"),
+    ],
+)
 def test_session_key(path, key):
     assert ClaudeCodeReader(str(path), read_head(str(path))).session_key == key
 
@@ -120,8 +134,11 @@ def test_every_line_gives_one_entry_with_type_and_pairs(path):
     for e in entries.values():
         assert e.type_name
         if e.kind is not EntryKind.OPAQUE:
-            assert e.timestamp is not None or e.type_name in (
-                "summary", "ai-title", "custom-title", "last-prompt") or e.native_id is None
+            assert (
+                e.timestamp is not None
+                or e.type_name in ("summary", "ai-title", "custom-title", "last-prompt")
+                or e.native_id is None
+            )
         calls.update(c.id for c in e.tool_calls())
         results.extend(r.call_id for r in e.tool_results())
         if e.is_request:
@@ -178,16 +195,19 @@ def test_5c0375b4_in_file_subagents():
         assert not e.visible and not e.is_request and e.parent_native_id is None
     assert entries[16].text().startswith("Examine the package.json file(s) in /path/to/Demo")
     # The /orchestrator custom command with args is the one request; its expansion is context.
-    assert requests(entries) == {1: "/orchestrator @CLAUDE.md を最新の状態にアップデートしてください"}
+    assert requests(entries) == {
+        1: "/orchestrator @CLAUDE.md を最新の状態にアップデートしてください"
+    }
     assert entries[1].blocks == (
-        TextBlock("/orchestrator @CLAUDE.md を最新の状態にアップデートしてください"),)
+        TextBlock("/orchestrator @CLAUDE.md を最新の状態にアップデートしてください"),
+    )
     assert entries[2].kind is EntryKind.CONTEXT and not entries[2].visible
     # The sidechain's end_turn (line 22) is not a hint for the main run.
     assert entries[22].run_end is None and hints(entries) == {}
     # Parallel Task calls, results after the subagent lines.
     assert entries[12].tool_calls()[0] == ToolCallBlock(
-        "toolu_018t5jce2ZNoGr2ADsHGQife", "Task",
-        entries[12].tool_calls()[0].arguments)
+        "toolu_018t5jce2ZNoGr2ADsHGQife", "Task", entries[12].tool_calls()[0].arguments
+    )
     assert entries[13].tool_calls()[0].name == "Task"
     assert "prompt" in entries[13].tool_calls()[0].arguments
     assert entries[15].tool_results()[0].is_error
@@ -232,9 +252,9 @@ def test_subagent_progress_sample():
     # A plugin command with multi-line args is a request as typed; its expansion is context.
     assert requests(entries) == {
         4: "/example:create-beads websearch to learn how to fastest setup credo, dialyzer,"
-           " mix_audit (basically all supported by"
-           " https://github.com/bradleygolden/claude-marketplace-elixir)\n\n"
-           "Maybe there are igniter scripts?",
+        " mix_audit (basically all supported by"
+        " https://github.com/bradleygolden/claude-marketplace-elixir)\n\n"
+        "Maybe there are igniter scripts?",
         71: "create the beads",
     }
     assert entries[4].kind is EntryKind.MESSAGE and entries[4].visible
@@ -266,7 +286,8 @@ def test_tool_heavy_queue_and_slash_wrappers():
         assert entries[n].kind is EntryKind.CONTEXT and not entries[n].visible
     assert entries[21].text().startswith("<command-name>/mcp</command-name>")
     assert entries[22].text() == (
-        "<local-command-stdout>Reconnected to tidewave.</local-command-stdout>")
+        "<local-command-stdout>Reconnected to tidewave.</local-command-stdout>"
+    )
     assert hints(entries) == {18: RunStatus.INTERRUPTED, 39: RunStatus.INTERRUPTED}
     assert [c.name for n in (29, 30) for c in entries[n].tool_calls()] == ["WebSearch", "Glob"]
 
@@ -283,8 +304,10 @@ def test_compaction_fixture():
     first = entries[7]
     assert first.kind is EntryKind.COMPACTION and first.role is Role.SYSTEM and first.visible
     assert not first.is_request and first.native_id == "c10"
-    assert first.compaction.summary == ("Summary: 1. Primary request: find why March is skipped"
-                                        " ... 7. Pending: test end-inclusive ranges.")
+    assert first.compaction.summary == (
+        "Summary: 1. Primary request: find why March is skipped"
+        " ... 7. Pending: test end-inclusive ranges."
+    )
     assert first.compaction.first_kept_entry_id is None
     assert first.compaction.covers_through_seq is None
     assert first.compaction.trigger == "auto"
@@ -292,8 +315,10 @@ def test_compaction_fixture():
     assert entries[10].parent_native_id == "c12"
     assert second.kind is EntryKind.COMPACTION and second.compaction.trigger == "manual"
     assert second.compaction.summary.startswith("This session is being continued")
-    assert requests(entries) == {1: "Why does the nightly export skip March?",
-                                 8: "Now make the range end-inclusive."}
+    assert requests(entries) == {
+        1: "Why does the nightly export skip March?",
+        8: "Now make the range end-inclusive.",
+    }
     assert hints(entries) == {9: RunStatus.FINISHED}
     (res,) = entries[5].tool_results()
     assert res.text == "41 def month_range(start, end):\n42     return range(start, end)"
@@ -366,8 +391,9 @@ def test_subagent_side_file():
     assert reader.facts().agent_id == "a1b2c3"
     assert reader.facts().cwd == "/home/ana/ledger"
     assert len(entries) == 4
-    assert all(e.visible and not e.sidechain and e.kind is EntryKind.MESSAGE
-               for e in entries.values())
+    assert all(
+        e.visible and not e.sidechain and e.kind is EntryKind.MESSAGE for e in entries.values()
+    )
     assert requests(entries) == {1: "Find every caller of month_range."}
     assert entries[1].role is Role.USER and entries[1].parent_native_id is None
     assert entries[2].blocks == (ToolCallBlock("toolu_S1", "Grep", {"pattern": "month_range("}),)
@@ -391,8 +417,15 @@ def test_side_file_decided_by_first_conversational_line_and_kept_in_state():
     assert last.visible and not last.sidechain and last.run_end is RunStatus.FINISHED
     # In a normal session file a later sidechain line stays an invisible sidechain row.
     c = ClaudeCodeReader("/x/s.jsonl", [])
-    c.read(Line(1, 0, b"{}", {"type": "user", "isSidechain": False,
-                              "message": {"content": "hello"}}, None))
+    c.read(
+        Line(
+            1,
+            0,
+            b"{}",
+            {"type": "user", "isSidechain": False, "message": {"content": "hello"}},
+            None,
+        )
+    )
     e = c.read(lines[0])
     assert e.sidechain and not e.visible and not e.is_request
     e = c.read(lines[3])
@@ -420,11 +453,20 @@ def test_slash_command_fixture():
 
 def test_lone_surrogates_are_cleaned():
     reader = ClaudeCodeReader("/x/s.jsonl", [])
-    data = {"type": "user", "uuid": "u1", "sessionId": "s", "cwd": "/w",
-            "timestamp": "2026-01-01T00:00:00Z",
-            "message": {"role": "user", "content": [
+    data = {
+        "type": "user",
+        "uuid": "u1",
+        "sessionId": "s",
+        "cwd": "/w",
+        "timestamp": "2026-01-01T00:00:00Z",
+        "message": {
+            "role": "user",
+            "content": [
                 {"type": "text", "text": "bad \ud83c end"},
-                {"type": "tool_result", "tool_use_id": "t\ud800", "content": "x\udfff"}]}}
+                {"type": "tool_result", "tool_use_id": "t\ud800", "content": "x\udfff"},
+            ],
+        },
+    }
     e = reader.read(Line(1, 0, b"{}", data, None))
     (res,) = e.tool_results()
     assert res.call_id == "t\ufffd" and res.text == "x\ufffd"
@@ -433,20 +475,30 @@ def test_lone_surrogates_are_cleaned():
     assert e.is_request and e.text() == "hi \ufffd"
 
 
-@pytest.mark.parametrize("data", [
-    {"type": "user", "message": {"content": [None, 3, "x", {"type": 5}]}},
-    {"type": "assistant", "message": {"content": [{"type": "tool_use", "input": [1]}]}},
-    {"type": "assistant", "message": None, "isSidechain": "yes", "uuid": 7},
-    {"type": "system", "subtype": None, "content": {"a": 1}},
-    {"type": "system", "subtype": "compact_boundary", "compactMetadata": "auto"},
-    {"type": "progress", "data": "x"},
-    {"type": "attachment", "attachment": [1]},
-    {"type": "ai-title", "aiTitle": 5},
-    {"type": "user", "message": {"content": [{"type": "image", "source": "nope"},
-                                             {"type": "tool_result", "content": 9}]}},
-    {"type": "user", "isCompactSummary": True, "message": {"content": 5}},
-    {"type": ["user"]},
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        {"type": "user", "message": {"content": [None, 3, "x", {"type": 5}]}},
+        {"type": "assistant", "message": {"content": [{"type": "tool_use", "input": [1]}]}},
+        {"type": "assistant", "message": None, "isSidechain": "yes", "uuid": 7},
+        {"type": "system", "subtype": None, "content": {"a": 1}},
+        {"type": "system", "subtype": "compact_boundary", "compactMetadata": "auto"},
+        {"type": "progress", "data": "x"},
+        {"type": "attachment", "attachment": [1]},
+        {"type": "ai-title", "aiTitle": 5},
+        {
+            "type": "user",
+            "message": {
+                "content": [
+                    {"type": "image", "source": "nope"},
+                    {"type": "tool_result", "content": 9},
+                ]
+            },
+        },
+        {"type": "user", "isCompactSummary": True, "message": {"content": 5}},
+        {"type": ["user"]},
+    ],
+)
 def test_odd_input_never_raises(data):
     reader = ClaudeCodeReader("/x/odd.jsonl", [])
     entry = reader.read(Line(1, 0, b"{}", data, None))
@@ -482,24 +534,81 @@ def test_microcompact_boundary_is_an_event_and_no_checkpoint(sqlite_store, tmp_p
     from continuity.continuation.view import build_continuation
     from continuity.formats.importer import import_file
 
-    base = {"sessionId": "mc-1", "cwd": "/w", "version": "2.1.332", "isSidechain": False,
-            "userType": "external", "timestamp": "2026-12-02T05:00:00.000Z"}
+    base = {
+        "sessionId": "mc-1",
+        "cwd": "/w",
+        "version": "2.1.332",
+        "isSidechain": False,
+        "userType": "external",
+        "timestamp": "2026-12-02T05:00:00.000Z",
+    }
     lines = [
-        dict(base, type="user", uuid="m1", parentUuid=None,
-             message={"role": "user", "content": "list the files"}),
-        dict(base, type="assistant", uuid="m2", parentUuid="m1", message={
-            "id": "msg_1", "role": "assistant", "content": [
-                {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}],
-            "stop_reason": "tool_use"}),
-        dict(base, type="user", uuid="m3", parentUuid="m2", message={"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py\nb.py"}]}),
-        dict(base, type="system", subtype="microcompact_boundary", uuid="m4", parentUuid=None,
-             logicalParentUuid="m3", content="Context microcompacted", level="info",
-             microcompactMetadata={"trigger": "auto", "preTokens": 90000, "tokensSaved": 4100,
-                                   "compactedToolIds": ["toolu_1"]}),
-        dict(base, type="assistant", uuid="m5", parentUuid="m4", message={
-            "id": "msg_2", "role": "assistant", "content": [{"type": "text", "text": "a.py, b.py"}],
-            "stop_reason": "end_turn"}),
+        dict(
+            base,
+            type="user",
+            uuid="m1",
+            parentUuid=None,
+            message={"role": "user", "content": "list the files"},
+        ),
+        dict(
+            base,
+            type="assistant",
+            uuid="m2",
+            parentUuid="m1",
+            message={
+                "id": "msg_1",
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": "toolu_1",
+                        "name": "Bash",
+                        "input": {"command": "ls"},
+                    }
+                ],
+                "stop_reason": "tool_use",
+            },
+        ),
+        dict(
+            base,
+            type="user",
+            uuid="m3",
+            parentUuid="m2",
+            message={
+                "role": "user",
+                "content": [
+                    {"type": "tool_result", "tool_use_id": "toolu_1", "content": "a.py\nb.py"}
+                ],
+            },
+        ),
+        dict(
+            base,
+            type="system",
+            subtype="microcompact_boundary",
+            uuid="m4",
+            parentUuid=None,
+            logicalParentUuid="m3",
+            content="Context microcompacted",
+            level="info",
+            microcompactMetadata={
+                "trigger": "auto",
+                "preTokens": 90000,
+                "tokensSaved": 4100,
+                "compactedToolIds": ["toolu_1"],
+            },
+        ),
+        dict(
+            base,
+            type="assistant",
+            uuid="m5",
+            parentUuid="m4",
+            message={
+                "id": "msg_2",
+                "role": "assistant",
+                "content": [{"type": "text", "text": "a.py, b.py"}],
+                "stop_reason": "end_turn",
+            },
+        ),
     ]
     path = tmp_path / "mc.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
@@ -508,10 +617,17 @@ def test_microcompact_boundary_is_an_event_and_no_checkpoint(sqlite_store, tmp_p
     rows = sqlite_store.entries("mc-1")
     mc = rows[3]
     assert (mc.kind, mc.type_name, mc.visible, mc.parent_native_id, mc.text()) == (
-        EntryKind.EVENT, "system/microcompact_boundary", False, "m3",
-        "microcompact: 1 tool results cleared from the model's context, 4100 tokens saved")
+        EntryKind.EVENT,
+        "system/microcompact_boundary",
+        False,
+        "m3",
+        "microcompact: 1 tool results cleared from the model's context, 4100 tokens saved",
+    )
     assert sqlite_store.latest_compaction("mc-1") is None
     view = build_continuation(sqlite_store, "mc-1").to_dict()
     assert view["summary"] is None
     assert [b["type"] for m in view["messages"] for b in m["content"]] == [
-        "tool_call", "tool_result", "text"]
+        "tool_call",
+        "tool_result",
+        "text",
+    ]

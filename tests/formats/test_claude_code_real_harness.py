@@ -17,16 +17,34 @@ from continuity.store import open_store
 from continuity.transcripts import session_transcripts as tx
 from tests.paths import SHARED_DATA
 
-FOLDER = SHARED_DATA / "real-harness" / "claude-code" / "projects" / \
-    "-home-dev-projects-claude-demo"
+FOLDER = (
+    SHARED_DATA / "real-harness" / "claude-code" / "projects" / "-home-dev-projects-claude-demo"
+)
 TOOL_SEARCH = FOLDER / "492053d3-5611-4f50-a2db-69e25949296a.jsonl"
 SESSION = "492053d3-5611-4f50-a2db-69e25949296a"
 #: line types 2.1.332 writes that hold no conversation
-NEW_TYPES = ("api-request", "api-request-blob", "api-request-shape", "atis-latch",
-             "tools-used", "cost-state", "last-prompt", "queue-operation", "mode")
+NEW_TYPES = (
+    "api-request",
+    "api-request-blob",
+    "api-request-shape",
+    "atis-latch",
+    "tools-used",
+    "cost-state",
+    "last-prompt",
+    "queue-operation",
+    "mode",
+)
 #: texts only those lines (and the attachments) hold
-LEAKS = ("shapeHash", "requestDigest", "totalCostUSD", "atis", "dataviz", "skill_listing",
-         "prompt_snapshot", "You are an agent working with the user")
+LEAKS = (
+    "shapeHash",
+    "requestDigest",
+    "totalCostUSD",
+    "atis",
+    "dataviz",
+    "skill_listing",
+    "prompt_snapshot",
+    "You are an agent working with the user",
+)
 
 
 def raw_types(path: Path) -> Counter:
@@ -43,13 +61,23 @@ def test_new_line_types_are_known_non_conversation_lines(sqlite_store) -> None:
     228 of 278 lines."""
     report = import_paths(sqlite_store, [FOLDER])
     totals = report.totals()
-    assert (totals["lines_read"], totals["imported"], totals["opaque"],
-            totals["non_conversation"]) == (278, 278, 0, 228)
-    by_session = {f.session_key[:8]: (f.lines_read, f.opaque, f.non_conversation)
-                  for f in report.files}
-    assert by_session == {"3185d1ef": (34, 0, 29), "43f9cd0f": (50, 0, 40),
-                          "492053d3": (71, 0, 59), "4e6017d9": (48, 0, 38),
-                          "5a9146d8": (33, 0, 28), "dc037458": (42, 0, 34)}
+    assert (
+        totals["lines_read"],
+        totals["imported"],
+        totals["opaque"],
+        totals["non_conversation"],
+    ) == (278, 278, 0, 228)
+    by_session = {
+        f.session_key[:8]: (f.lines_read, f.opaque, f.non_conversation) for f in report.files
+    }
+    assert by_session == {
+        "3185d1ef": (34, 0, 29),
+        "43f9cd0f": (50, 0, 40),
+        "492053d3": (71, 0, 59),
+        "4e6017d9": (48, 0, 38),
+        "5a9146d8": (33, 0, 28),
+        "dc037458": (42, 0, 34),
+    }
     assert all(f.warnings == [] for f in report.files)
     raw = raw_types(TOOL_SEARCH)
     rows = sqlite_store.entries(SESSION, limit=1000)
@@ -57,8 +85,11 @@ def test_new_line_types_are_known_non_conversation_lines(sqlite_store) -> None:
     by_type = Counter(r.type_name.split("/")[0] for r in rows)
     for name in NEW_TYPES:
         assert by_type[name] == raw[name], name
-        assert all(r.kind.value == "event" and not r.visible
-                   for r in rows if r.type_name.split("/")[0] == name)
+        assert all(
+            r.kind.value == "event" and not r.visible
+            for r in rows
+            if r.type_name.split("/")[0] == name
+        )
     attachments = [r for r in rows if r.type_name.startswith("attachment/")]
     assert len(attachments) == raw["attachment"] == 24
     assert {r.kind.value for r in attachments} == {"context"}
@@ -67,8 +98,7 @@ def test_new_line_types_are_known_non_conversation_lines(sqlite_store) -> None:
     assert len(list(sqlite_store.raw_lines(str(TOOL_SEARCH.resolve())))) == 71
 
 
-def test_new_line_types_stay_out_of_views_transcripts_and_digests(sqlite_store,
-                                                                   tmp_path) -> None:
+def test_new_line_types_stay_out_of_views_transcripts_and_digests(sqlite_store, tmp_path) -> None:
     """The continuation, the transcript and the replayed checkpoints' digests hold none of the
     request records', cost records' or attachments' text."""
     report = import_paths(sqlite_store, [TOOL_SEARCH])
@@ -90,7 +120,11 @@ def test_tool_reference_results_keep_the_loaded_tool_names(sqlite_store, tmp_pat
     tools (it was "" before), in the stored row, the continuation and the transcript."""
     import_paths(sqlite_store, [TOOL_SEARCH])
     expected = "loaded tool: mcp__continuity__remember\nloaded tool: mcp__continuity__continuation"
-    rows = [r for r in sqlite_store.entries(SESSION, limit=1000) if r.source is not None and r.source.line == 27]
+    rows = [
+        r
+        for r in sqlite_store.entries(SESSION, limit=1000)
+        if r.source is not None and r.source.line == 27
+    ]
     assert [b.text for r in rows for b in r.tool_results()] == [expected]
     tx.sync_session(sqlite_store, SESSION, home=tmp_path)
     transcript = sqlite_store.get_transcripts([SESSION], "default")[SESSION].content
@@ -102,8 +136,12 @@ def test_tool_reference_results_keep_the_loaded_tool_names(sqlite_store, tmp_pat
     with open_store(f"sqlite:///{tmp_path / 'before.db'}") as store:
         import_paths(store, [before])
         view = build_continuation(store, SESSION).to_dict()
-    results = [b for m in view["messages"] for b in m["content"]
-               if b["type"] == "tool_result" and b["call_id"] == "toolu_2cc943b3555c457db01c"]
+    results = [
+        b
+        for m in view["messages"]
+        for b in m["content"]
+        if b["type"] == "tool_result" and b["call_id"] == "toolu_2cc943b3555c457db01c"
+    ]
     assert [b["text"] for b in results] == [expected]
 
 
@@ -116,8 +154,7 @@ def test_real_harness_import_reports_no_unknown_claude_code_line_types(sqlite_st
     assert len(claude) == 6
     assert sum(f.lines_read for f in claude) == 278
     assert [(f.session_key[:8], f.opaque) for f in claude if f.opaque] == []
-    assert [(f.session_key[:8], m) for f in claude for _, m in f.warnings
-            if "unknown" in m] == []
+    assert [(f.session_key[:8], m) for f in claude for _, m in f.warnings if "unknown" in m] == []
 
 
 def test_preserved_segment_stays_in_view_after_the_compaction(sqlite_store) -> None:
@@ -137,5 +174,8 @@ def test_preserved_segment_stays_in_view_after_the_compaction(sqlite_store) -> N
     assert view["summary"]["entry_id"] == summary.entry_id
     assert view["summary"]["covers_through_seq"] == 46
     assert [(m["seq"], m["content"][0]["text"]) for m in view["messages"]] == [
-        (47, "Fake model answer: I listed the project directory; it contains the files "
-             "shown above.")]
+        (
+            47,
+            "Fake model answer: I listed the project directory; it contains the files shown above.",
+        )
+    ]

@@ -38,8 +38,9 @@ PNG = b"\x89PNG\r\n\x1a\n" + bytes(range(24))
 JPG = b"\xff\xd8\xff\xe0" + b"codex-jpeg-fixture"
 
 
-def read_all(path: Path, reader: CodexReader | None = None, start: int = 0,
-             stop: int | None = None):
+def read_all(
+    path: Path, reader: CodexReader | None = None, start: int = 0, stop: int | None = None
+):
     """(reader, {line number: entry}, lines with errors) for lines start < n <= stop."""
     reader = reader or CodexReader(str(path), read_head(str(path)))
     entries = {}
@@ -110,9 +111,18 @@ def test_real_exec_duplicates_and_context():
     reader, e, errors = read_all(CODEX / "real-exec-0.135.jsonl")
     assert not errors and len(e) == 11
     assert [e[n].kind for n in range(1, 12)] == [
-        EntryKind.EVENT, EntryKind.EVENT, EntryKind.CONTEXT, EntryKind.CONTEXT, EntryKind.EVENT,
-        EntryKind.MESSAGE, EntryKind.EVENT, EntryKind.MESSAGE, EntryKind.EVENT, EntryKind.EVENT,
-        EntryKind.EVENT]
+        EntryKind.EVENT,
+        EntryKind.EVENT,
+        EntryKind.CONTEXT,
+        EntryKind.CONTEXT,
+        EntryKind.EVENT,
+        EntryKind.MESSAGE,
+        EntryKind.EVENT,
+        EntryKind.MESSAGE,
+        EntryKind.EVENT,
+        EntryKind.EVENT,
+        EntryKind.EVENT,
+    ]
     # developer message and <environment_context>: context, never requests
     assert e[3].role == Role.SYSTEM and e[3].text() == "[REDACTED_DEVELOPER_CONTEXT]"
     assert e[4].role == Role.USER and e[4].text().startswith("<environment_context>")
@@ -161,8 +171,10 @@ def test_event_shapes():
     assert requests(e) == [4, 5, 6]
     assert "## My request for Codex:\nUse the real request only." in e[5].text()
     # output_text under the alternative key
-    assert [b.text for b in e[7].blocks] == ["Assistant response from a response item.",
-                                            "Second response item block."]
+    assert [b.text for b in e[7].blocks] == [
+        "Assistant response from a response item.",
+        "Second response item block.",
+    ]
     assert e[7].run_end == RunStatus.FINISHED  # phase final_answer
     assert e[8].blocks == (ThinkingBlock("Redacted reasoning summary."),)
     assert e[8].role == Role.ASSISTANT and e[8].kind == EntryKind.MESSAGE
@@ -203,8 +215,9 @@ def test_with_compaction():
     reader, e, _ = read_all(CODEX / "with-compaction.jsonl")
     assert requests(e) == [3, 9, 11, 14]
     assert e[14].text() == "Now add the authentication middleware"
-    assert e[6].blocks == (ToolCallBlock("call_compact_001", "shell",
-                                         {"command": "cat src/routes.py"}),)
+    assert e[6].blocks == (
+        ToolCallBlock("call_compact_001", "shell", {"command": "cat src/routes.py"}),
+    )
     assert e[7].blocks[0].text.startswith("# routes.py\nfrom flask import Blueprint")
     assert e[18].blocks == (ToolResultBlock("call_compact_002", False, ""),)
     assert e[17].tool_calls()[0].arguments["command"].startswith("cat > src/middleware/auth.py")
@@ -241,8 +254,12 @@ def test_counts_per_sample():
     got = {}
     for path in SAMPLES:
         _, e, _ = read_all(path)
-        got[path.name] = (len(requests(e)), len(calls(e)), len(results(e)),
-                          sum(x.kind == EntryKind.OPAQUE for x in e.values()))
+        got[path.name] = (
+            len(requests(e)),
+            len(calls(e)),
+            len(results(e)),
+            sum(x.kind == EntryKind.OPAQUE for x in e.values()),
+        )
     assert got == {
         "event-shapes.jsonl": (3, 2, 2, 2),
         "interaction-detail.jsonl": (2, 1, 1, 0),
@@ -283,8 +300,10 @@ def test_doc_user_image_and_event_duplicate():
 
 def test_doc_reasoning_never_shows_encrypted_content():
     _, e, _ = read_all(DOC)
-    assert e[11].blocks == (ThinkingBlock("**Plan**\n\nFind the column."),
-                            ThinkingBlock("Then edit."))
+    assert e[11].blocks == (
+        ThinkingBlock("**Plan**\n\nFind the column."),
+        ThinkingBlock("Then edit."),
+    )
     assert e[12].kind == EntryKind.EVENT and e[12].blocks == () and not e[12].visible
     for x in e.values():
         for b in x.blocks:
@@ -293,8 +312,9 @@ def test_doc_reasoning_never_shows_encrypted_content():
 
 def test_doc_tool_calls_and_results():
     _, e, _ = read_all(DOC)
-    assert e[13].blocks == (ToolCallBlock(
-        "call_1", "shell", {"command": ["bash", "-lc", "grep -rn amount_eur src"]}),)
+    assert e[13].blocks == (
+        ToolCallBlock("call_1", "shell", {"command": ["bash", "-lc", "grep -rn amount_eur src"]}),
+    )
     # JSON-shaped output with metadata.exit_code 2: error, text kept as given
     (r1,) = e[14].tool_results()
     assert r1.is_error and r1.text.startswith('{"output": "grep: src: No such file')
@@ -303,16 +323,24 @@ def test_doc_tool_calls_and_results():
     assert e[20].blocks == (ToolResultBlock("call_4", True, "permission denied"),)
     # list output: texts joined with "\n", image as media
     jdigest = hashlib.sha256(JPG).hexdigest()
-    assert e[22].blocks == (ToolResultBlock(
-        "call_5", False, "chart.jpg\ndone", (MediaBlock("image/jpeg", len(JPG), jdigest),)),)
+    assert e[22].blocks == (
+        ToolResultBlock(
+            "call_5", False, "chart.jpg\ndone", (MediaBlock("image/jpeg", len(JPG), jdigest),)
+        ),
+    )
     assert e[22].payloads == {jdigest: JPG} and e[22].role == Role.TOOL
     # custom tool: raw input string; its JSON-shaped output with exit_code 0 is no error
     (call6,) = e[23].tool_calls()
     assert call6.name == "apply_patch" and call6.arguments.startswith("*** Begin Patch\n")
     assert e[24].tool_results()[0].is_error is False
     # local shell call: the action object as arguments
-    assert e[25].blocks == (ToolCallBlock("call_7", "local_shell", {
-        "type": "exec", "command": ["pytest", "-q"], "working_directory": "/srv/reports"}),)
+    assert e[25].blocks == (
+        ToolCallBlock(
+            "call_7",
+            "local_shell",
+            {"type": "exec", "command": ["pytest", "-q"], "working_directory": "/srv/reports"},
+        ),
+    )
     # arguments JSON that is not an object stays the raw string
     assert e[27].tool_calls()[0].arguments == "[1, 2]"
     # a lone surrogate escape inside the arguments string becomes U+FFFD
@@ -380,24 +408,50 @@ def test_odd_shapes_never_raise():
     assert reader.facts().cwd == "/work/odd"
 
 
-@pytest.mark.parametrize("data", [
-    {}, {"type": None}, {"type": 5, "payload": {}}, {"type": "compacted"},
-    {"type": "compacted", "payload": {"message": 3}},
-    {"type": "response_item", "payload": {"type": "message", "role": "user",
-                                          "content": [None, 1, {"type": "input_image"}]}},
-    {"type": "response_item", "payload": {"type": "reasoning", "summary": "x", "content": [1]}},
-    {"type": "response_item", "payload": {"type": "function_call_output", "call_id": 1,
-                                          "output": {"output": {"content": [None]}}}},
-    {"type": "response_item", "payload": {"type": "image_generation_call", "result": 5}},
-    {"type": "response_item", "payload": {"type": "local_shell_call", "action": "ls"}},
-    {"type": "response_item", "payload": {"type": "tool_search_call", "call_id": "s1",
-                                          "arguments": {"q": "x"}}},
-    {"type": "event_msg", "payload": {"type": "user_message", "message": "hi",
-                                      "images": [1, "data:image/png;base64,@@"]}},
-    {"type": "event_msg", "payload": {"type": "task_started", "turn_id": ["x"]}},
-    {"type": "turn_context", "payload": {"cwd": 7, "turn_id": 3}},
-    {"type": "session_meta", "payload": {"id": 9, "cwd": None, "cli_version": []}},
-])
+@pytest.mark.parametrize(
+    "data",
+    [
+        {},
+        {"type": None},
+        {"type": 5, "payload": {}},
+        {"type": "compacted"},
+        {"type": "compacted", "payload": {"message": 3}},
+        {
+            "type": "response_item",
+            "payload": {
+                "type": "message",
+                "role": "user",
+                "content": [None, 1, {"type": "input_image"}],
+            },
+        },
+        {"type": "response_item", "payload": {"type": "reasoning", "summary": "x", "content": [1]}},
+        {
+            "type": "response_item",
+            "payload": {
+                "type": "function_call_output",
+                "call_id": 1,
+                "output": {"output": {"content": [None]}},
+            },
+        },
+        {"type": "response_item", "payload": {"type": "image_generation_call", "result": 5}},
+        {"type": "response_item", "payload": {"type": "local_shell_call", "action": "ls"}},
+        {
+            "type": "response_item",
+            "payload": {"type": "tool_search_call", "call_id": "s1", "arguments": {"q": "x"}},
+        },
+        {
+            "type": "event_msg",
+            "payload": {
+                "type": "user_message",
+                "message": "hi",
+                "images": [1, "data:image/png;base64,@@"],
+            },
+        },
+        {"type": "event_msg", "payload": {"type": "task_started", "turn_id": ["x"]}},
+        {"type": "turn_context", "payload": {"cwd": 7, "turn_id": 3}},
+        {"type": "session_meta", "payload": {"id": 9, "cwd": None, "cli_version": []}},
+    ],
+)
 def test_read_never_raises(data):
     from continuity.formats.jsonl import Line
 

@@ -31,9 +31,15 @@ LINES = {name: path.read_bytes().splitlines()[:16] for name, path in SOURCES.ite
 #: values that a field of the wrong type might hold
 _WRONG = st.one_of(
     st.lists(st.sampled_from(["a", 1, None]), max_size=3),
-    st.dictionaries(st.sampled_from(["type", "text", "id", "x"]),
-                    st.sampled_from(["a", 1, None, [], {}]), max_size=3),
-    st.integers(-2**70, 2**70), st.floats(allow_nan=False), st.none(), st.booleans(),
+    st.dictionaries(
+        st.sampled_from(["type", "text", "id", "x"]),
+        st.sampled_from(["a", 1, None, [], {}]),
+        max_size=3,
+    ),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False),
+    st.none(),
+    st.booleans(),
     st.sampled_from(["\ud800", "a\udfffb", "\udc80\udc81", "", " ", "\x00", "x" * 300]),
 )
 
@@ -70,7 +76,7 @@ def mutated_file(draw: st.DrawFn) -> tuple[str, list[bytes]]:
         i = draw(st.one_of(st.just(0), st.integers(0, len(lines) - 1)))  # the head decides
         how = draw(st.sampled_from(["field", "field", "field", "truncate", "whole"]))
         if how == "truncate":
-            lines[i] = lines[i][:draw(st.integers(0, max(len(lines[i]) - 1, 0)))]
+            lines[i] = lines[i][: draw(st.integers(0, max(len(lines[i]) - 1, 0)))]
             continue
         try:
             data = json.loads(lines[i])
@@ -94,8 +100,11 @@ def test_fuzz_mutated_lines_never_crash_the_importer(tmp_path: Path):
     counter = itertools.count()
     with open_store(tmp_path / "fuzz.db") as store:
 
-        @settings(max_examples=150, deadline=2000,
-                  suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+        @settings(
+            max_examples=150,
+            deadline=2000,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+        )
         @given(case=mutated_file())
         def run(case: tuple[str, list[bytes]]) -> None:
             name, lines = case
@@ -108,8 +117,10 @@ def test_fuzz_mutated_lines_never_crash_the_importer(tmp_path: Path):
             assert report.status == "imported", (report.status, report.reason)
             non_blank = sum(1 for line in lines if line.strip())
             assert report.lines_read == non_blank
-            assert (report.imported + report.duplicate + report.skipped + len(report.errors)
-                    == non_blank), report.to_dict()
+            assert (
+                report.imported + report.duplicate + report.skipped + len(report.errors)
+                == non_blank
+            ), report.to_dict()
             assert len(list(store.raw_lines(report.path))) == len(lines)
 
         run()
@@ -163,10 +174,17 @@ def test_lone_surrogate_in_reader_state_is_no_crash(tmp_path: Path):
         assert (report.status, report.imported, report.errors) == ("imported", len(lines), [])
 
 
-@pytest.mark.parametrize("field,value", [
-    ("uuid", ["a", "b"]), ("uuid", {"id": 1}), ("parentUuid", {"x": 1}),
-    ("sessionId", ["s"]), ("uuid", "id-\ud800"), ("cwd", "/tmp/\udfff"),
-])
+@pytest.mark.parametrize(
+    "field,value",
+    [
+        ("uuid", ["a", "b"]),
+        ("uuid", {"id": 1}),
+        ("parentUuid", {"x": 1}),
+        ("sessionId", ["s"]),
+        ("uuid", "id-\ud800"),
+        ("cwd", "/tmp/\udfff"),
+    ],
+)
 def test_claude_code_wrong_typed_fields_import(tmp_path: Path, field, value):
     """Issue 16: ``TypeError: unhashable type`` and ``UnicodeEncodeError: surrogates not
     allowed`` were raised out of the import; now the line is a row or a reported bad line."""
@@ -182,20 +200,36 @@ def test_claude_code_wrong_typed_fields_import(tmp_path: Path, field, value):
         assert len(list(store.raw_lines(report.path))) == 6
 
 
-@pytest.mark.parametrize("source,index,path,value,message", [
-    ("claude-code", 3, ("uuid",), ["a", "b"], "uuid: expected a string, got array (dropped)"),
-    ("claude-code", 3, ("parentUuid",), {"x": 1}, "parentUuid: expected a string, got object (dropped)"),
-    ("claude-code", 3, ("sessionId",), ["s"], "sessionId: expected a string, got array (dropped)"),
-    ("claude-code", 3, ("cwd",), 7, "cwd: expected a string, got number (dropped)"),
-    ("pi", 2, ("id",), ["x"], "id: expected a string, got array (dropped)"),
-    ("pi", 0, ("id",), ["x"], "id: expected a string, got array (dropped)"),
-    ("codex", 0, ("payload", "id"), {"a": 1}, "id: expected a string, got object (dropped)"),
-    ("claude-code", 3, ("uuid",), True, "uuid: expected a string, got boolean (dropped)"),
-    ("pi", 2, ("parentId",), {"k": 1}, "parentId: expected a string, got object (dropped)"),
-    ("codex", 1, ("payload", "cwd"), ["/x"], "cwd: expected a string, got array (dropped)"),
-])
-def test_wrong_typed_id_fields_are_named_in_a_warning(tmp_path: Path, source, index, path,
-                                                      value, message):
+@pytest.mark.parametrize(
+    "source,index,path,value,message",
+    [
+        ("claude-code", 3, ("uuid",), ["a", "b"], "uuid: expected a string, got array (dropped)"),
+        (
+            "claude-code",
+            3,
+            ("parentUuid",),
+            {"x": 1},
+            "parentUuid: expected a string, got object (dropped)",
+        ),
+        (
+            "claude-code",
+            3,
+            ("sessionId",),
+            ["s"],
+            "sessionId: expected a string, got array (dropped)",
+        ),
+        ("claude-code", 3, ("cwd",), 7, "cwd: expected a string, got number (dropped)"),
+        ("pi", 2, ("id",), ["x"], "id: expected a string, got array (dropped)"),
+        ("pi", 0, ("id",), ["x"], "id: expected a string, got array (dropped)"),
+        ("codex", 0, ("payload", "id"), {"a": 1}, "id: expected a string, got object (dropped)"),
+        ("claude-code", 3, ("uuid",), True, "uuid: expected a string, got boolean (dropped)"),
+        ("pi", 2, ("parentId",), {"k": 1}, "parentId: expected a string, got object (dropped)"),
+        ("codex", 1, ("payload", "cwd"), ["/x"], "cwd: expected a string, got array (dropped)"),
+    ],
+)
+def test_wrong_typed_id_fields_are_named_in_a_warning(
+    tmp_path: Path, source, index, path, value, message
+):
     """README: "a field of the wrong type (a list where an id belongs) never stops an import:
     the field is dropped with a warning naming it". The readers' own type checks dropped
     ``uuid``/``id``/``cwd`` before the importer's check saw them, so no warning was given."""
@@ -225,4 +259,5 @@ def test_a_wrong_typed_pi_id_is_one_warning():
     with tempfile.TemporaryDirectory() as tmp, open_store(Path(tmp) / "t.db") as store:
         report = import_file(store, _import_lines(Path(tmp), lines))
         assert [m for n, m in report.warnings if n == 3] == [
-            "id: expected a string, got array (dropped)"]
+            "id: expected a string, got array (dropped)"
+        ]

@@ -55,8 +55,9 @@ def test_fuzz_hostile_session_files_import_in_bounded_time(tmp_path: Path):
                 return
             assert file.status == "imported", (file.status, file.reason)
             non_blank = sum(1 for line in lines if line.strip())
-            assert (file.imported + file.duplicate + file.skipped + len(file.errors)
-                    == non_blank), file.to_dict()
+            assert file.imported + file.duplicate + file.skipped + len(file.errors) == non_blank, (
+                file.to_dict()
+            )
 
         run()
 
@@ -68,17 +69,39 @@ def test_a_nul_call_id_and_a_replaced_surrogate_id_are_one_stored_call(tmp_path:
     file imports at once and the stored id points at the first call."""
     import json
 
-    head = {"type": "session", "version": 3, "id": "pi-ids", "cwd": "/work/p",
-            "timestamp": "2026-06-05T05:24:28.246Z"}
-    calls = [{"type": "toolCall", "id": i, "name": "Bash", "arguments": {}}
-             for i in ("\x00", "\ud800", "ok")]
-    lines = [head, {"type": "message", "id": "00000001", "parentId": None,
-                    "timestamp": "2026-06-05T05:24:29.000Z",
-                    "message": {"role": "assistant", "content": calls}},
-             {"type": "message", "id": "00000002", "parentId": "00000001",
-              "timestamp": "2026-06-05T05:24:30.000Z",
-              "message": {"role": "toolResult", "toolCallId": "\ud800", "toolName": "Bash",
-                          "content": [{"type": "text", "text": "done"}]}}]
+    head = {
+        "type": "session",
+        "version": 3,
+        "id": "pi-ids",
+        "cwd": "/work/p",
+        "timestamp": "2026-06-05T05:24:28.246Z",
+    }
+    calls = [
+        {"type": "toolCall", "id": i, "name": "Bash", "arguments": {}}
+        for i in ("\x00", "\ud800", "ok")
+    ]
+    lines = [
+        head,
+        {
+            "type": "message",
+            "id": "00000001",
+            "parentId": None,
+            "timestamp": "2026-06-05T05:24:29.000Z",
+            "message": {"role": "assistant", "content": calls},
+        },
+        {
+            "type": "message",
+            "id": "00000002",
+            "parentId": "00000001",
+            "timestamp": "2026-06-05T05:24:30.000Z",
+            "message": {
+                "role": "toolResult",
+                "toolCallId": "\ud800",
+                "toolName": "Bash",
+                "content": [{"type": "text", "text": "done"}],
+            },
+        },
+    ]
     path = tmp_path / "ids.jsonl"
     path.write_text("".join(json.dumps(x) + "\n" for x in lines))
     with open_store(tmp_path / "t.db") as store:
@@ -106,16 +129,34 @@ def test_a_deeply_nested_tool_input_is_reported_and_the_rest_imports(tmp_path: P
     from tests.hostile import nested
 
     def tool_line(uuid: str, depth: int) -> bytes:
-        return _claude_line(type="assistant", uuid=uuid, parentUuid="u1", message={
-            "role": "assistant", "content": [{"type": "tool_use", "id": f"t-{uuid}",
-                                              "name": "Bash",
-                                              "input": nested(depth, kind="dict")}]})
+        return _claude_line(
+            type="assistant",
+            uuid=uuid,
+            parentUuid="u1",
+            message={
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "tool_use",
+                        "id": f"t-{uuid}",
+                        "name": "Bash",
+                        "input": nested(depth, kind="dict"),
+                    }
+                ],
+            },
+        )
 
-    lines = [_claude_line(type="user", uuid="u1", parentUuid=None,
-                          message={"role": "user", "content": "run it"}),
-             tool_line("a2", 256), tool_line("a3", 600), tool_line("a4", 150),
-             _claude_line(type="user", uuid="u5", parentUuid="a4",
-                          message={"role": "user", "content": "thanks"})]
+    lines = [
+        _claude_line(
+            type="user", uuid="u1", parentUuid=None, message={"role": "user", "content": "run it"}
+        ),
+        tool_line("a2", 256),
+        tool_line("a3", 600),
+        tool_line("a4", 150),
+        _claude_line(
+            type="user", uuid="u5", parentUuid="a4", message={"role": "user", "content": "thanks"}
+        ),
+    ]
     deep = tmp_path / "deep.jsonl"
     deep.write_bytes(b"\n".join(lines) + b"\n")
     good = tmp_path / "good.jsonl"

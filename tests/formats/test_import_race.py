@@ -12,8 +12,9 @@ import pytest
 from continuity.core.errors import StoreConflict
 from continuity.formats.importer import import_paths
 
-CODEX = next((Path(__file__).resolve().parents[2] / "examples" / "sessions" / "codex")
-             .glob("*.jsonl"))
+CODEX = next(
+    (Path(__file__).resolve().parents[2] / "examples" / "sessions" / "codex").glob("*.jsonl")
+)
 
 
 def _stale_once(store, monkeypatch, stale):
@@ -83,7 +84,9 @@ def test_claim_source_names_the_file_and_both_offsets(store, tmp_path):
     store.claim_source(report.path, stored)  # unchanged: no error
     with pytest.raises(StoreConflict) as caught:
         store.claim_source(report.path, None)
-    assert str(caught.value) == (f"another import of {report.path} stored its progress "
-                                 f"meanwhile (none when this import began, offset "
-                                 f"{stored.offset} now)")
+    assert str(caught.value) == (
+        f"another import of {report.path} stored its progress "
+        f"meanwhile (none when this import began, offset "
+        f"{stored.offset} now)"
+    )
     assert Path(report.path).stat().st_size == stored.offset

@@ -24,10 +24,16 @@ FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "importer"
 #: Every sample file: (lines, rows imported, session key), checked against the files themselves
 #: (`wc -l`, and the `sessionId` / `session_meta.payload.id` / pi header `id` in each file).
 SAMPLES = {
-    "claude-code/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl":
-        (29, 29, "1af7fc5e-8455-4414-9ccd-011d40f70b2a"),
-    "claude-code/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl":
-        (53, 53, "5c0375b4-57a5-4f26-b12d-d022ee4e51b7"),
+    "claude-code/1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl": (
+        29,
+        29,
+        "1af7fc5e-8455-4414-9ccd-011d40f70b2a",
+    ),
+    "claude-code/5c0375b4-57a5-4f26-b12d-d022ee4e51b7.jsonl": (
+        53,
+        53,
+        "5c0375b4-57a5-4f26-b12d-d022ee4e51b7",
+    ),
     "claude-code/short.jsonl": (15, 15, "55604662-cf2a-4331-851a-ec234028f8ca"),
     "claude-code/subagent.jsonl": (96, 96, "491e126e-1e71-469c-ade2-fcc8af567c74"),
     "claude-code/tool_heavy.jsonl": (39, 39, "d6e0bada-1959-4eec-a9d2-0bfade768d8f"),
@@ -47,22 +53,45 @@ HARNESS = {"claude-code": "claude-code", "codex": "codex", "pi": "pi"}
 
 def jl(*objs: dict) -> bytes:
     """JSONL bytes of ``objs`` (compact, UTF-8, one LF-terminated line each)."""
-    return b"".join(json.dumps(o, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-                    for o in objs)
+    return b"".join(
+        json.dumps(o, ensure_ascii=False, separators=(",", ":")).encode() + b"\n" for o in objs
+    )
 
 
-def cc(uuid: str, parent: str | None, kind: str, content, *, ts: int = 0,
-       sid: str = "cc-importer-test", stop: str | None = None, **extra) -> dict:
+def cc(
+    uuid: str,
+    parent: str | None,
+    kind: str,
+    content,
+    *,
+    ts: int = 0,
+    sid: str = "cc-importer-test",
+    stop: str | None = None,
+    **extra,
+) -> dict:
     """A Claude Code ``user`` or ``assistant`` line."""
     if kind == "user":
         message = {"role": "user", "content": content}
     else:
-        message = {"id": f"msg_{uuid}", "role": "assistant", "model": "claude-opus-4-6",
-                   "content": content, "stop_reason": stop}
-    line = {"parentUuid": parent, "isSidechain": False, "userType": "external",
-            "cwd": "/home/ana/ledger", "sessionId": sid, "version": "2.1.40", "type": kind,
-            "uuid": uuid, "timestamp": f"2026-09-01T08:{ts // 60:02d}:{ts % 60:02d}.000Z",
-            "message": message}
+        message = {
+            "id": f"msg_{uuid}",
+            "role": "assistant",
+            "model": "claude-opus-4-6",
+            "content": content,
+            "stop_reason": stop,
+        }
+    line = {
+        "parentUuid": parent,
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": "/home/ana/ledger",
+        "sessionId": sid,
+        "version": "2.1.40",
+        "type": kind,
+        "uuid": uuid,
+        "timestamp": f"2026-09-01T08:{ts // 60:02d}:{ts % 60:02d}.000Z",
+        "message": message,
+    }
     line.update(extra)
     return line
 
@@ -74,8 +103,15 @@ def cc_pairs(n: int, *, start: int = 0, sid: str = "cc-importer-test") -> list[d
         if i % 2 == 0:
             line = cc(f"u{i}", parent, "user", f"request {i}", ts=i, sid=sid)
         else:
-            line = cc(f"a{i}", parent, "assistant", [{"type": "text", "text": f"answer {i}"}],
-                      ts=i, sid=sid, stop="end_turn")
+            line = cc(
+                f"a{i}",
+                parent,
+                "assistant",
+                [{"type": "text", "text": f"answer {i}"}],
+                ts=i,
+                sid=sid,
+                stop="end_turn",
+            )
         out.append(line)
         parent = line["uuid"]
     return out
@@ -85,18 +121,31 @@ def pi_msg(i: str, parent: str | None, role: str, text: str, ts: int) -> dict:
     msg: dict = {"role": role, "content": [{"type": "text", "text": text}]}
     if role == "assistant":
         msg["stopReason"] = "stop"
-    return {"type": "message", "id": i, "parentId": parent,
-            "timestamp": f"2026-09-03T09:00:{ts:02d}.000Z", "message": msg}
+    return {
+        "type": "message",
+        "id": i,
+        "parentId": parent,
+        "timestamp": f"2026-09-03T09:00:{ts:02d}.000Z",
+        "message": msg,
+    }
 
 
-PI_HEADER = {"type": "session", "version": 3, "id": "pi-tree-0001",
-             "timestamp": "2026-09-03T09:00:00.000Z", "cwd": "/home/ana/tree"}
+PI_HEADER = {
+    "type": "session",
+    "version": 3,
+    "id": "pi-tree-0001",
+    "timestamp": "2026-09-03T09:00:00.000Z",
+    "cwd": "/home/ana/tree",
+}
 #: m3 has two answers: m4 (branch A) and m5 (branch B, the leaf: last in the file).
-PI_TREE = [PI_HEADER, pi_msg("m1", None, "user", "Pick a name", 1),
-           pi_msg("m2", "m1", "assistant", "ledgerkit?", 2),
-           pi_msg("m3", "m2", "user", "Shorter", 3),
-           pi_msg("m4", "m3", "assistant", "lk", 4),
-           pi_msg("m5", "m3", "assistant", "ldg", 5)]
+PI_TREE = [
+    PI_HEADER,
+    pi_msg("m1", None, "user", "Pick a name", 1),
+    pi_msg("m2", "m1", "assistant", "ledgerkit?", 2),
+    pi_msg("m3", "m2", "user", "Shorter", 3),
+    pi_msg("m4", "m3", "assistant", "lk", 4),
+    pi_msg("m5", "m3", "assistant", "ldg", 5),
+]
 
 
 def cjson_len(value) -> int:
@@ -106,8 +155,20 @@ def cjson_len(value) -> int:
 
 def check_contract(d: dict) -> None:
     """The `continue --json` contract invariants (README)."""
-    assert set(d) == {"session", "budget_bytes", "used_bytes", "summary", "request", "gap",
-                      "gaps", "messages", "notes", "copied", "clipped", "refusal"}
+    assert set(d) == {
+        "session",
+        "budget_bytes",
+        "used_bytes",
+        "summary",
+        "request",
+        "gap",
+        "gaps",
+        "messages",
+        "notes",
+        "copied",
+        "clipped",
+        "refusal",
+    }
     expected = cjson_len(d["messages"])
     if d["summary"] is not None:
         expected += cjson_len(d["summary"]["text"])
@@ -118,8 +179,11 @@ def check_contract(d: dict) -> None:
     reserved = d["used_bytes"] + (cjson_len(d["gap"]["text"]) if d["gap"] else 0)
     assert reserved <= d["budget_bytes"]
     if d["refusal"] is not None:
-        assert d["refusal"]["reason"] in ("protected_context_over_budget", "incomplete_request",
-                                          "source_read_failure")
+        assert d["refusal"]["reason"] in (
+            "protected_context_over_budget",
+            "incomplete_request",
+            "source_read_failure",
+        )
         assert d["summary"] is None and d["request"] is None and d["messages"] == []
     calls, answered = [], []
     for m in d["messages"]:
@@ -137,8 +201,11 @@ def check_contract(d: dict) -> None:
     # item 4d): sorted back by seq, each such run gives the log order again
     seqs, run = [], []
     for m in d["messages"] + [{"role": "end", "content": [], "seq": None}]:
-        if m["role"] == "tool" and m["content"] and all(
-                b["type"] == "tool_result" for b in m["content"]):
+        if (
+            m["role"] == "tool"
+            and m["content"]
+            and all(b["type"] == "tool_result" for b in m["content"])
+        ):
             run.append(m["seq"])
             continue
         seqs += sorted(run) + ([m["seq"]] if m["seq"] is not None else [])
@@ -182,10 +249,18 @@ def test_import_samples_exact_counts_and_keys(samples, shared_data):
     assert bad.errors[0][1].startswith("not JSON")
     issues = sqlite_store.issues(bad.path)
     assert [(i.line_no, i.byte_length) for i in issues] == [(10, len(b"this is not json"))]
-    assert report.totals() == {"files": 12, "sessions": 12, "lines_read": 1333,
-                               "imported": 1332, "duplicate": 0, "opaque": 3,
-                               "non_conversation": 221, "errors": 1,
-                               "skipped_files": 0, "absent_paths": 0}
+    assert report.totals() == {
+        "files": 12,
+        "sessions": 12,
+        "lines_read": 1333,
+        "imported": 1332,
+        "duplicate": 0,
+        "opaque": 3,
+        "non_conversation": 221,
+        "errors": 1,
+        "skipped_files": 0,
+        "absent_paths": 0,
+    }
 
 
 def test_import_reimport_adds_nothing(store, shared_data):
@@ -212,10 +287,11 @@ def test_import_grown_file_adds_only_new_lines(store, shared_data, tmp_path):
     key = first.session_key
     assert (first.imported, key) == (29, "1af7fc5e-8455-4414-9ccd-011d40f70b2a")
     last = json.loads(src.read_bytes().splitlines()[-1])
-    added = [cc("g1", last["uuid"], "user", "Also add a changelog entry", sid=key),
-             cc("g2", "g1", "assistant", [{"type": "text", "text": "Added."}], sid=key,
-                stop="end_turn"),
-             cc("g3", "g2", "user", "Thanks", sid=key)]
+    added = [
+        cc("g1", last["uuid"], "user", "Also add a changelog entry", sid=key),
+        cc("g2", "g1", "assistant", [{"type": "text", "text": "Added."}], sid=key, stop="end_turn"),
+        cc("g3", "g2", "user", "Thanks", sid=key),
+    ]
     with open(path, "ab") as fh:
         fh.write(jl(*added))
     second = import_file(store, path)
@@ -225,14 +301,18 @@ def test_import_grown_file_adds_only_new_lines(store, shared_data, tmp_path):
     assert second.offset == path.stat().st_size
     rows = store.entries(key, after_seq=28)
     assert [(e.seq, e.native_id, e.source.line) for e in rows] == [
-        (29, "g1", 30), (30, "g2", 31), (31, "g3", 32)]
+        (29, "g1", 30),
+        (30, "g2", 31),
+        (31, "g3", 32),
+    ]
     assert store.get_session(key).entry_count == 32
     assert rebuilt(store, path) == path.read_bytes()
     assert import_file(store, path).status == "unchanged"
 
 
-def test_import_grown_after_accepted_unterminated_line_keeps_line_numbers(sqlite_store,
-                                                                          shared_data, tmp_path):
+def test_import_grown_after_accepted_unterminated_line_keeps_line_numbers(
+    sqlite_store, shared_data, tmp_path
+):
     """After an accepted unterminated last line, appended lines keep their physical numbers."""
     path = tmp_path / "f.jsonl"
     path.write_bytes((shared_data / "codex/interaction-detail.jsonl").read_bytes().rstrip(b"\n"))
@@ -268,7 +348,8 @@ def test_import_pending_tail_is_retried_not_reported(sqlite_store, shared_data, 
     assert second.pending_tail_bytes == 0 and second.offset == path.stat().st_size
     row = sqlite_store.entries(first.session_key, after_seq=5)
     assert [(e.seq, e.native_id, e.text(), e.source.line) for e in row] == [
-        (6, "x1", "half done", 7)]
+        (6, "x1", "half done", 7)
+    ]
     assert rebuilt(sqlite_store, path) == path.read_bytes()
 
 
@@ -284,10 +365,16 @@ def test_import_nul_line_is_one_error(sqlite_store, tmp_path):
     assert sqlite_store.get_session("cc-importer-test").entry_count == 199
     rows = sqlite_store.entries("cc-importer-test", after_seq=98, limit=3)
     assert [(e.seq, e.native_id, e.source.line) for e in rows] == [
-        (99, "a99", 100), (100, "a101", 102), (101, "u102", 103)]
+        (99, "a99", 100),
+        (100, "a101", 102),
+        (101, "u102", 103),
+    ]
     (issue,) = sqlite_store.issues(str(path))
     assert (issue.line_no, issue.byte_offset, issue.byte_length) == (
-        101, len(jl(*lines[:100])), 500)
+        101,
+        len(jl(*lines[:100])),
+        500,
+    )
     assert rebuilt(sqlite_store, path) == data
 
 
@@ -296,8 +383,15 @@ def test_import_record_written_after_a_torn_fragment_or_nuls_is_kept(sqlite_stor
     append landed right after it on the same line. The whole record at the line's end
     imports, the cut-off bytes are a warning naming the line, and the raw line stays whole."""
     lines = cc_pairs(6)
-    data = (jl(*lines[:2]) + b'{"type":"user","message":{"content":"hal' + jl(lines[2])
-            + jl(lines[3]) + b"\x00" * 300 + jl(lines[4]) + jl(lines[5]))
+    data = (
+        jl(*lines[:2])
+        + b'{"type":"user","message":{"content":"hal'
+        + jl(lines[2])
+        + jl(lines[3])
+        + b"\x00" * 300
+        + jl(lines[4])
+        + jl(lines[5])
+    )
     path = tmp_path / "torn.jsonl"
     path.write_bytes(data)
     report = import_file(sqlite_store, path)
@@ -305,10 +399,14 @@ def test_import_record_written_after_a_torn_fragment_or_nuls_is_kept(sqlite_stor
     assert (report.lines_read, report.imported) == (6, 6)
     assert [(n, m.split("; ")[1]) for n, m in report.warnings if "cut off" in m] == [
         (3, "40 bytes before a complete record cut off (kept raw), the record imported"),
-        (5, "300 bytes before a complete record cut off (kept raw), the record imported")]
+        (5, "300 bytes before a complete record cut off (kept raw), the record imported"),
+    ]
     rows = sqlite_store.entries("cc-importer-test")
     assert [(e.native_id, e.text(), e.source.line) for e in rows][2:5] == [
-        ("u2", "request 2", 3), ("a3", "answer 3", 4), ("u4", "request 4", 5)]
+        ("u2", "request 2", 3),
+        ("a3", "answer 3", 4),
+        ("u4", "request 4", 5),
+    ]
     d = build_continuation(sqlite_store, "cc-importer-test").to_dict()
     assert d["request"]["text"] == "request 4"  # the newest, not a stale earlier one
     assert rebuilt(sqlite_store, path) == data
@@ -337,8 +435,12 @@ def test_import_bom_crlf_and_blank_lines(sqlite_store, shared_data, tmp_path):
     report = import_file(sqlite_store, crlf)
     assert (report.status, report.session_key) == ("imported", "interaction-detail-session")
     assert (report.lines_read, report.imported, report.errors, report.blank) == (14, 14, [], 0)
-    texts = [b.text for e in sqlite_store.entries("interaction-detail-session")
-             for b in e.blocks if hasattr(b, "text")]
+    texts = [
+        b.text
+        for e in sqlite_store.entries("interaction-detail-session")
+        for b in e.blocks
+        if hasattr(b, "text")
+    ]
     assert texts and not any("\r" in t for t in texts)
     assert rebuilt(sqlite_store, crlf) == crlf.read_bytes()
 
@@ -357,15 +459,32 @@ def test_import_bom_crlf_and_blank_lines(sqlite_store, shared_data, tmp_path):
 def test_import_lone_surrogate_and_emoji_in_tool_result(sqlite_store, tmp_path):
     """B43/B45: an escaped lone surrogate becomes U+FFFD, an emoji survives, all UTF-8."""
     sid = "cc-surrogate"
-    raw = jl(cc("u1", None, "user", "run it", sid=sid),
-             cc("a1", "u1", "assistant", [{"type": "tool_use", "id": "toolu_1", "name": "Bash",
-                                           "input": {"command": "cat notes.txt"}}], sid=sid))
-    raw += (b'{"parentUuid":"a1","isSidechain":false,"type":"user","uuid":"t1",'
-            b'"sessionId":"cc-surrogate","timestamp":"2026-09-01T08:00:02.000Z",'
-            b'"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1",'
-            b'"content":"cut \\ud83c here, party \\ud83c\\udf89 and \xf0\x9f\x92\xa9"}]}}\n')
-    raw += jl(cc("a2", "t1", "assistant", [{"type": "text", "text": "done"}], sid=sid,
-                 stop="end_turn"))
+    raw = jl(
+        cc("u1", None, "user", "run it", sid=sid),
+        cc(
+            "a1",
+            "u1",
+            "assistant",
+            [
+                {
+                    "type": "tool_use",
+                    "id": "toolu_1",
+                    "name": "Bash",
+                    "input": {"command": "cat notes.txt"},
+                }
+            ],
+            sid=sid,
+        ),
+    )
+    raw += (
+        b'{"parentUuid":"a1","isSidechain":false,"type":"user","uuid":"t1",'
+        b'"sessionId":"cc-surrogate","timestamp":"2026-09-01T08:00:02.000Z",'
+        b'"message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1",'
+        b'"content":"cut \\ud83c here, party \\ud83c\\udf89 and \xf0\x9f\x92\xa9"}]}}\n'
+    )
+    raw += jl(
+        cc("a2", "t1", "assistant", [{"type": "text", "text": "done"}], sid=sid, stop="end_turn")
+    )
     path = tmp_path / "sur.jsonl"
     path.write_bytes(raw)
     report = import_file(sqlite_store, path)
@@ -385,10 +504,12 @@ def test_import_lone_surrogate_in_claude_tool_arguments(sqlite_store, tmp_path):
     """B45: a lone surrogate in Claude Code tool_use input imports as U+FFFD."""
     sid = "cc-surrogate-args"
     raw = jl(cc("u1", None, "user", "run it", sid=sid))
-    raw += (b'{"parentUuid":"u1","isSidechain":false,"type":"assistant","uuid":"a1",'
-            b'"sessionId":"cc-surrogate-args","timestamp":"2026-09-01T08:00:01.000Z",'
-            b'"message":{"id":"m1","role":"assistant","content":[{"type":"tool_use",'
-            b'"id":"toolu_1","name":"Bash","input":{"command":"echo \\ud83c"}}]}}\n')
+    raw += (
+        b'{"parentUuid":"u1","isSidechain":false,"type":"assistant","uuid":"a1",'
+        b'"sessionId":"cc-surrogate-args","timestamp":"2026-09-01T08:00:01.000Z",'
+        b'"message":{"id":"m1","role":"assistant","content":[{"type":"tool_use",'
+        b'"id":"toolu_1","name":"Bash","input":{"command":"echo \\ud83c"}}]}}\n'
+    )
     path = tmp_path / "sur-args.jsonl"
     path.write_bytes(raw)
     report = import_file(sqlite_store, path)
@@ -404,9 +525,16 @@ def test_import_lone_surrogate_in_claude_tool_arguments(sqlite_store, tmp_path):
 # --------------------------------------------------------------------------- lossless
 
 
-@pytest.mark.parametrize("name", [
-    "codex/sample-session.jsonl", "claude-code/subagent.jsonl", "pi/large-session.jsonl",
-    "codex/with-compaction.jsonl", "claude-code/short.jsonl"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "codex/sample-session.jsonl",
+        "claude-code/subagent.jsonl",
+        "pi/large-session.jsonl",
+        "codex/with-compaction.jsonl",
+        "claude-code/short.jsonl",
+    ],
+)
 def test_import_raw_lines_reproduce_file(samples, shared_data, name):
     """B61: the kept raw lines, joined with LF, are the original file byte for byte."""
     sqlite_store, _ = samples
@@ -429,12 +557,15 @@ def test_import_dangling_parent_and_late_sidechain_keep_main_line(sqlite_store):
     check_contract(d)
     assert d["summary"]["entry_id"] == f"{key}:3" and d["summary"]["covers_through_seq"] == 2
     assert "month_range excluded the end month" in d["summary"]["text"]
-    assert d["request"] == {"seq": 4, "actor": "user",
-                            "text": "Now make the range end-inclusive."}
+    assert d["request"] == {"seq": 4, "actor": "user", "text": "Now make the range end-inclusive."}
     assert [(m["seq"], m["role"]) for m in d["messages"]] == [
-        (5, "assistant"), (6, "tool"), (7, "assistant")]
+        (5, "assistant"),
+        (6, "tool"),
+        (7, "assistant"),
+    ]
     assert d["messages"][-1]["content"] == [
-        {"type": "text", "text": "Done: month_range now includes the end month."}]
+        {"type": "text", "text": "Done: month_range now includes the end month."}
+    ]
     assert not any("side-chain" in json.dumps(m) for m in d["messages"])
     assert (d["gaps"], d["copied"], d["refusal"]) == ([], False, None)
 
@@ -454,7 +585,11 @@ def test_import_repeated_uuid_is_duplicate(sqlite_store, tmp_path):
     assert (report.lines_read, report.imported, report.duplicate) == (5, 4, 1)
     rows = sqlite_store.entries("cc-importer-test")
     assert [(e.native_id, e.source.line) for e in rows] == [
-        ("u0", 1), ("a1", 2), ("u2", 4), ("a3", 5)]
+        ("u0", 1),
+        ("a1", 2),
+        ("u2", 4),
+        ("a3", 5),
+    ]
     assert len(list(sqlite_store.raw_lines(str(path)))) == 5
 
 
@@ -472,11 +607,18 @@ def test_import_pi_leaf_path_visibility_flips_on_growth(store, tmp_path):
     check_contract(d)
     assert d["request"] == {"seq": 3, "actor": "user", "text": "Shorter"}
     assert [(m["seq"], m["content"][0]["text"]) for m in d["messages"]] == [
-        (1, "Pick a name"), (2, "ledgerkit?"), (5, "ldg")]
+        (1, "Pick a name"),
+        (2, "ledgerkit?"),
+        (5, "ldg"),
+    ]
 
     with open(path, "ab") as fh:
-        fh.write(jl(pi_msg("m6", "m4", "user", "Go with lk", 6),
-                    pi_msg("m7", "m6", "assistant", "ok, lk", 7)))
+        fh.write(
+            jl(
+                pi_msg("m6", "m4", "user", "Go with lk", 6),
+                pi_msg("m7", "m6", "assistant", "ok, lk", 7),
+            )
+        )
     report = import_file(store, path)
     assert (report.imported, report.resumed_from) == (2, len(jl(*PI_TREE)))
     assert [r.seq for r in store.rows_meta(key, newest_first=False)] == [1, 2, 3, 4, 6, 7]
@@ -484,7 +626,12 @@ def test_import_pi_leaf_path_visibility_flips_on_growth(store, tmp_path):
     check_contract(d)
     assert d["request"] == {"seq": 6, "actor": "user", "text": "Go with lk"}
     assert [(m["seq"], m["content"][0]["text"]) for m in d["messages"]] == [
-        (1, "Pick a name"), (2, "ledgerkit?"), (3, "Shorter"), (4, "lk"), (7, "ok, lk")]
+        (1, "Pick a name"),
+        (2, "ledgerkit?"),
+        (3, "Shorter"),
+        (4, "lk"),
+        (7, "ok, lk"),
+    ]
     assert "ldg" not in json.dumps(d)
 
 
@@ -510,8 +657,7 @@ def test_import_pi_large_session_runs(samples):
     assert len(runs) == 88
     # Checked against the file: last stopReason per request stop 64+2 toolUse-without-pending
     # (finished), aborted 21 (interrupted), error 1 (failed).
-    assert Counter(r.status.value for r in runs) == {"finished": 66, "interrupted": 21,
-                                                     "failed": 1}
+    assert Counter(r.status.value for r in runs) == {"finished": 66, "interrupted": 21, "failed": 1}
     requests = [r.request_seq for r in runs]
     assert requests == sorted(requests) and len(set(requests)) == 88
     for a, b in pairwise(runs):
@@ -531,7 +677,9 @@ def test_import_directory_discovery_and_skips(sqlite_store, shared_data, tmp_pat
     (root / "notes.jsonl").write_bytes(jl({"hello": "world"}, {"n": 2}))
     report = import_paths(sqlite_store, [root])
     assert [(Path(f.path).relative_to(root).as_posix(), f.status) for f in report.files] == [
-        ("a/b/s.jsonl", "imported"), ("notes.jsonl", "skipped")]
+        ("a/b/s.jsonl", "imported"),
+        ("notes.jsonl", "skipped"),
+    ]
     assert report.files[1].reason == "not a session file (format not recognised)"
     assert report.sessions == ["interaction-detail-session"]
     assert report.totals()["skipped_files"] == 1
@@ -548,7 +696,8 @@ def test_import_directory_discovery_and_skips(sqlite_store, shared_data, tmp_pat
     report = import_paths(sqlite_store, [tmp_path / "nowhere.jsonl", config])
     assert [(f.path, f.status, f.reason) for f in report.files] == [
         (str(tmp_path / "nowhere.jsonl"), "failed", "no such file or directory"),
-        (str(config), "skipped", "not a session file (format not recognised)")]
+        (str(config), "skipped", "not a session file (format not recognised)"),
+    ]
     assert report.exit_code == 2
 
 
@@ -575,8 +724,7 @@ def test_import_continuation_contract_every_sample(samples, budget):
 def test_import_lossless_with_blank_and_crlf_lines(sqlite_store, tmp_path):
     """B61: blank lines and CRLF endings are kept raw too, so the file rebuilds byte for byte."""
     lines = cc_pairs(2)
-    data = (json.dumps(lines[0]).encode() + b"\r\n\n   \n" + json.dumps(lines[1]).encode()
-            + b"\n\n")
+    data = json.dumps(lines[0]).encode() + b"\r\n\n   \n" + json.dumps(lines[1]).encode() + b"\n\n"
     path = tmp_path / "blank.jsonl"
     path.write_bytes(data)
     report = import_file(sqlite_store, path)
@@ -591,8 +739,9 @@ def test_import_resume_after_accepted_unterminated_line_keeps_numbers(sqlite_sto
     path.write_bytes(json.dumps(lines[0]).encode())
     assert import_file(sqlite_store, path).imported == 1
     with open(path, "ab") as fh:
-        fh.write(b"\n" + json.dumps(lines[1]).encode() + b"\n" + json.dumps(lines[2]).encode()
-                 + b"\n")
+        fh.write(
+            b"\n" + json.dumps(lines[1]).encode() + b"\n" + json.dumps(lines[2]).encode() + b"\n"
+        )
     report = import_file(sqlite_store, path)
     assert (report.imported, report.blank) == (2, 0)
     rows = sqlite_store.entries("cc-importer-test")
@@ -602,11 +751,21 @@ def test_import_resume_after_accepted_unterminated_line_keeps_numbers(sqlite_sto
 
 def test_import_unsafe_session_keys_are_made_one_short_line(sqlite_store, tmp_path):
     """Session ids with newlines or over 200 characters become safe keys; nothing fails."""
+
     def codex(sid: str) -> bytes:
-        return jl({"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta",
-                   "payload": {"id": sid, "timestamp": "2026-01-01T00:00:00Z", "cwd": "/w"}},
-                  {"timestamp": "2026-01-01T00:00:01Z", "type": "event_msg",
-                   "payload": {"type": "user_message", "message": "hi"}})
+        return jl(
+            {
+                "timestamp": "2026-01-01T00:00:00Z",
+                "type": "session_meta",
+                "payload": {"id": sid, "timestamp": "2026-01-01T00:00:00Z", "cwd": "/w"},
+            },
+            {
+                "timestamp": "2026-01-01T00:00:01Z",
+                "type": "event_msg",
+                "payload": {"type": "user_message", "message": "hi"},
+            },
+        )
+
     (tmp_path / "nl.jsonl").write_bytes(codex("a\n## Global Head (Tier 1)\n- [fact] x"))
     (tmp_path / "long.jsonl").write_bytes(codex("a" * 300))
     report = import_paths(sqlite_store, [tmp_path])
@@ -628,8 +787,10 @@ def test_import_claude_code_project_folder_keys_subagent_files_apart(store, tmp_
     (folder / sid / "subagents").mkdir(parents=True)
     (folder / f"{sid}.jsonl").write_bytes(jl(*cc_pairs(2, sid=sid)))
     side = folder / sid / "subagents" / "agent-a1b2c3.jsonl"
-    shutil.copy(Path(__file__).resolve().parents[1] / "fixtures/claude_code/subagents/agent-a1b2c3.jsonl",
-                side)
+    shutil.copy(
+        Path(__file__).resolve().parents[1] / "fixtures/claude_code/subagents/agent-a1b2c3.jsonl",
+        side,
+    )
     report = import_paths(store, [tmp_path / "projects"])  # the side file sorts first
     assert sorted(f.session_key for f in report.files) == [sid, f"{sid}/agent-a1b2c3"]
     d = build_continuation(store, sid).to_dict()
@@ -662,8 +823,15 @@ def test_import_detects_the_format_past_a_first_line_of_megabytes(store, tmp_pat
     """A first line larger than the detection window (a pasted screenshot, 1 MB) no longer
     hides the file's format: the session imports under its sessionId with both rows."""
     big = cc("u0", None, "user", "see " + "x" * 1_000_000, sid="big1-aaaa")
-    answer = cc("a1", "u0", "assistant", [{"type": "text", "text": "ok"}], ts=1,
-                sid="big1-aaaa", stop="end_turn")
+    answer = cc(
+        "a1",
+        "u0",
+        "assistant",
+        [{"type": "text", "text": "ok"}],
+        ts=1,
+        sid="big1-aaaa",
+        stop="end_turn",
+    )
     path = tmp_path / "fixture-big.jsonl"
     path.write_bytes(jl(big, answer))
     report = import_file(store, path)

@@ -42,13 +42,16 @@ def _import(store, home: Path, path: Path):
 
 
 def _records(home: Path, harness: str) -> list[tuple[str, int, str, str]]:
-    return [(r.session_key, r.seq, r.role, r.content)
-            for r in TranscriptLog(transcript_path(home, harness)).read()]
+    return [
+        (r.session_key, r.seq, r.role, r.content)
+        for r in TranscriptLog(transcript_path(home, harness)).read()
+    ]
 
 
 @pytest.mark.parametrize("sample,harness", [(CLAUDE, "claude-code"), (PI, "pi")])
-def test_grown_file_appends_records_and_equals_a_fresh_import(tmp_path, monkeypatch, sample,
-                                                              harness):
+def test_grown_file_appends_records_and_equals_a_fresh_import(
+    tmp_path, monkeypatch, sample, harness
+):
     """Half a session, then the rest: the JSONL keeps its first bytes and inode and grows by
     the new records only; the rows read to render are the new visible rows only (and the
     look-back, 2 rows here); records and row equal those of one import of the whole file."""
@@ -71,15 +74,18 @@ def test_grown_file_appends_records_and_equals_a_fresh_import(tmp_path, monkeypa
         new_rows = report.files[0].imported
         key = report.files[0].session_key
         base_after = stored_transcript(store, key, store.get_session(key).agent_id)
-        visible_new = list(store.entries(key, after_seq=report.files[0].first_new_seq - 1,
-                                               limit=10_000, visible_only=True))
+        visible_new = list(
+            store.entries(
+                key, after_seq=report.files[0].first_new_seq - 1, limit=10_000, visible_only=True
+            )
+        )
         total_visible = len(store.entries(key, limit=100_000, visible_only=True))
         after = log_path.read_bytes()
         row = store.get_transcripts([key], store.get_session(key).agent_id)[key]
     assert new_rows > 0
     assert log_path.stat().st_ino == inode  # appended in place, not replaced
     assert after.startswith(before)
-    appended = after[len(before):]
+    appended = after[len(before) :]
     assert appended.count(b"\n") == grown.records_appended > 0
     assert grown.sessions_rewritten == 0
     # only the new rows were read, and the few before them that check the row holds them
@@ -99,7 +105,7 @@ def test_grown_file_appends_records_and_equals_a_fresh_import(tmp_path, monkeypa
     assert row.content == row2.content and row.content_hash == row2.content_hash
     # issue 17 (revision 0018): the grown row wrote only what it added, as one part
     assert key0 == key and len(base_before) == 1 and base_after[0] == base_before[0]
-    assert base_after[1:] == [row.content[len(base_before[0]):]]
+    assert base_after[1:] == [row.content[len(base_before[0]) :]]
     assert base_after[1].startswith("\n\n") and len(base_after[1]) > 2
 
 
@@ -116,8 +122,11 @@ def test_unchanged_reimport_replays_and_reads_nothing(tmp_path, monkeypatch):
         assert first.captured == 2
         replays: list[str] = []
         real = recovery.replay_session
-        monkeypatch.setattr(recovery, "replay_session",
-                            lambda s, key, **kw: replays.append(key) or real(s, key, **kw))
+        monkeypatch.setattr(
+            recovery,
+            "replay_session",
+            lambda s, key, **kw: replays.append(key) or real(s, key, **kw),
+        )
         sizes = {p: p.stat().st_size for p in (home / "memory").rglob("*.jsonl")}
         report, again, sync = _import(store, home, folder)
     assert [f.status for f in report.files] == ["unchanged", "unchanged"]
@@ -147,8 +156,11 @@ def _small_files(folder: Path, count: int) -> list[Path]:
     """``count`` copies of the short Claude Code session with distinct session ids."""
     folder.mkdir()
     text = (SHARED_DATA / "claude-code" / "short.jsonl").read_text("utf-8")
-    sid = next(orjson.loads(ln).get("sessionId") for ln in text.split("\n")
-               if ln.strip() and "sessionId" in ln)
+    sid = next(
+        orjson.loads(ln).get("sessionId")
+        for ln in text.split("\n")
+        if ln.strip() and "sessionId" in ln
+    )
     assert sid
     out = []
     for i in range(count):
@@ -165,15 +177,21 @@ def test_small_files_share_one_transaction(tmp_path):
     files = _small_files(tmp_path / "in", 30)
     with open_store(tmp_path / "a.db") as store:
         commits = []  # commits that write (sqlite3 opens a transaction at the first write)
-        event.listen(store.engine, "commit", lambda conn: commits.append(1)
-                     if conn.connection.driver_connection.in_transaction else None)
+        event.listen(
+            store.engine,
+            "commit",
+            lambda conn: (
+                commits.append(1) if conn.connection.driver_connection.in_transaction else None
+            ),
+        )
         reports = list(import_files(store, files))
         assert [r.status for r in reports] == ["imported"] * 30
         assert len({r.session_key for r in reports}) == 30
         assert all(r.imported > 0 and r.first_new_seq == 0 for r in reports)
         assert len(commits) == 1
-        assert sum(s.entry_count for s in store.list_sessions(limit=0)) == \
-            sum(r.imported for r in reports)
+        assert sum(s.entry_count for s in store.list_sessions(limit=0)) == sum(
+            r.imported for r in reports
+        )
 
 
 def test_grown_files_share_one_transaction_and_count_their_bytes(tmp_path, monkeypatch):
@@ -188,8 +206,13 @@ def test_grown_files_share_one_transaction_and_count_their_bytes(tmp_path, monke
     assert all(p.stat().st_size > 4000 for p in files)
     with open_store(tmp_path / "a.db") as store:
         commits = []
-        event.listen(store.engine, "commit", lambda conn: commits.append(1)
-                     if conn.connection.driver_connection.in_transaction else None)
+        event.listen(
+            store.engine,
+            "commit",
+            lambda conn: (
+                commits.append(1) if conn.connection.driver_connection.in_transaction else None
+            ),
+        )
         assert [r.status for r in import_files(store, files)] == ["imported"] * 5
         assert len(commits) == 5
         for p in files:
@@ -230,15 +253,21 @@ def test_grown_files_among_unchanged_ones_share_one_transaction(tmp_path):
             with open(p, "ab") as fh:
                 fh.write(orjson.dumps(line) + b"\n")
         commits = []
-        event.listen(store.engine, "commit", lambda conn: commits.append(1)
-                     if conn.connection.driver_connection.in_transaction else None)
+        event.listen(
+            store.engine,
+            "commit",
+            lambda conn: (
+                commits.append(1) if conn.connection.driver_connection.in_transaction else None
+            ),
+        )
         seen = []
         reports = list(import_files(store, files, done=seen.append))
         assert len(commits) == 1
         assert [r.path for r in reports] == [importer.path_key(p.resolve()) for p in files]
         assert seen == reports
         assert [(r.status, r.imported) for r in reports] == [
-            ("imported", 1) if p in grown else ("unchanged", 0) for p in files]
+            ("imported", 1) if p in grown else ("unchanged", 0) for p in files
+        ]
 
 
 def test_small_file_group_failure_is_redone_file_by_file(tmp_path, monkeypatch):
@@ -277,10 +306,10 @@ def test_capture_missed_by_a_crash_is_repaired_on_the_next_growth(tmp_path):
     with open_store(tmp_path / "a.db") as store:
         _import(store, home, path)
         with open(path, "ab") as fh:
-            fh.write(b"".join(lines[third:2 * third]))
+            fh.write(b"".join(lines[third : 2 * third]))
         import_paths(store, [path])  # rows committed; the transcript phase never ran
         with open(path, "ab") as fh:
-            fh.write(b"".join(lines[2 * third:]))
+            fh.write(b"".join(lines[2 * third :]))
         report, _, sync = _import(store, home, path)
         key = report.files[0].session_key
         row = store.get_transcripts([key], store.get_session(key).agent_id)[key]
@@ -304,21 +333,25 @@ def test_unchanged_files_cost_one_source_query(tmp_path):
     with open_store(tmp_path / "a.db") as store:
         list(import_files(store, files))
         statements: list[str] = []
-        event.listen(store.engine, "before_cursor_execute",
-                     lambda conn, cur, sql, *a: statements.append(sql))
+        event.listen(
+            store.engine, "before_cursor_execute", lambda conn, cur, sql, *a: statements.append(sql)
+        )
         reports = list(import_files(store, files))
     assert [r.status for r in reports] == ["unchanged"] * 30
     assert len(statements) == 1 and "FROM sources" in statements[0]
 
 
 def _checkpoints(store, key):
-    return [(c.trigger, c.created_at, c.digest, c.prompt_count)
-            for c in store.checkpoints(key)]
+    return [(c.trigger, c.created_at, c.digest, c.prompt_count) for c in store.checkpoints(key)]
 
 
-@pytest.mark.parametrize("sample", [SHARED_DATA / "claude-code" / "tool_heavy.jsonl",
-                                    SHARED_DATA / "claude-code" / "1af7fc5e-8455-4414-9ccd-"
-                                    "011d40f70b2a.jsonl"])
+@pytest.mark.parametrize(
+    "sample",
+    [
+        SHARED_DATA / "claude-code" / "tool_heavy.jsonl",
+        SHARED_DATA / "claude-code" / "1af7fc5e-8455-4414-9ccd-011d40f70b2a.jsonl",
+    ],
+)
 def test_grown_file_replays_from_where_it_stopped(tmp_path, monkeypatch, sample):
     """The replay of a grown file reads only the rows after its saved resume point, and the
     checkpoints equal those of a replay of the whole file imported in the same steps from
@@ -333,6 +366,7 @@ def test_grown_file_replays_from_where_it_stopped(tmp_path, monkeypatch, sample)
         for row in real_rows(store, key, after, known):
             read.append(row.seq)
             yield row
+
     monkeypatch.setattr(recovery, "_rows", counted)
     results = {}
     for resume in (True, False):
@@ -441,7 +475,8 @@ def test_a_file_cut_to_a_line_naming_no_session_stays_its_session(tmp_path):
         (back,) = import_paths(store, [path]).files
         assert cut.session_key == back.session_key == first.session_key
         assert [(s.key, s.entry_count) for s in store.list_sessions(limit=0)] == [
-            (first.session_key, first.imported)]
+            (first.session_key, first.imported)
+        ]
 
 
 def test_a_live_import_leaves_no_rows_due(tmp_path):

@@ -12,8 +12,15 @@ from continuity.formats.langgraph import LangGraphReader, content_text
 
 
 def _line(number: int, message: dict, **extra: object) -> Line:
-    data = {"langgraph": 1, "thread_id": "t/1", "checkpoint_id": "c", "index": number - 1,
-            "recorded_at": "2026-12-06T10:00:00+00:00", "message": message, **extra}
+    data = {
+        "langgraph": 1,
+        "thread_id": "t/1",
+        "checkpoint_id": "c",
+        "index": number - 1,
+        "recorded_at": "2026-12-06T10:00:00+00:00",
+        "message": message,
+        **extra,
+    }
     return Line(number, 0, orjson.dumps(data), data, None)
 
 
@@ -25,18 +32,45 @@ def test_detect_picks_the_reader_only_for_a_record() -> None:
 
 
 def test_rows_of_a_record() -> None:
-    first = _line(1, {"type": "human", "data": {"content": [
-        {"type": "text", "text": "look at this"}, {"type": "image_url", "image_url": "x"}],
-        "id": "m1"}}, cwd="/work/p")
+    first = _line(
+        1,
+        {
+            "type": "human",
+            "data": {
+                "content": [
+                    {"type": "text", "text": "look at this"},
+                    {"type": "image_url", "image_url": "x"},
+                ],
+                "id": "m1",
+            },
+        },
+        cwd="/work/p",
+    )
     reader = LangGraphReader("/r.jsonl", [first.data])
     assert reader.session_key == "t/1"
     user = reader.read(first)
     assert (user.kind, user.role, user.is_request, user.native_id, user.cwd) == (
-        EntryKind.MESSAGE, Role.USER, True, "m1", "/work/p")
+        EntryKind.MESSAGE,
+        Role.USER,
+        True,
+        "m1",
+        "/work/p",
+    )
     assert user.blocks == (TextBlock("look at this"),)
     assert user.timestamp is not None and user.timestamp.isoformat() == "2026-12-06T10:00:00+00:00"
-    call = reader.read(_line(2, {"type": "ai", "data": {"content": "", "id": "m2", "tool_calls": [
-        {"id": "c1", "name": "ls", "args": {"path": "."}}]}}))
+    call = reader.read(
+        _line(
+            2,
+            {
+                "type": "ai",
+                "data": {
+                    "content": "",
+                    "id": "m2",
+                    "tool_calls": [{"id": "c1", "name": "ls", "args": {"path": "."}}],
+                },
+            },
+        )
+    )
     assert call.blocks == (ToolCallBlock("c1", "ls", {"path": "."}),) and call.run_end is None
     done = reader.read(_line(3, {"type": "ai", "data": {"content": "done", "id": "m3"}}))
     assert done.run_end is RunStatus.FINISHED and done.text() == "done"

@@ -31,14 +31,25 @@ KEY = "cc-importer-test"
 def glue(data: bytes, line: int) -> bytes:
     """``data`` with the LF ending line ``line`` (1-based) removed: it and the next are glued."""
     lines = data.split(b"\n")
-    lines[line - 1:line + 1] = [lines[line - 1] + lines[line]]
+    lines[line - 1 : line + 1] = [lines[line - 1] + lines[line]]
     return b"\n".join(lines)
 
 
 def view(store, key: str) -> list[tuple]:
     """What a row says and where it stands, without its line number."""
-    return [(e.native_id, e.parent_native_id, e.kind.value, e.role.value, e.text(), e.visible,
-             e.is_request, e.type_name) for e in store.entries(key, limit=5000)]
+    return [
+        (
+            e.native_id,
+            e.parent_native_id,
+            e.kind.value,
+            e.role.value,
+            e.text(),
+            e.visible,
+            e.is_request,
+            e.type_name,
+        )
+        for e in store.entries(key, limit=5000)
+    ]
 
 
 # --------------------------------------------------------------------------- glued records
@@ -51,14 +62,16 @@ def test_salvage_splits_glued_records_and_cuts_only_fragments() -> None:
     assert salvage(b'{"a":1}{"b":2}').cut_bytes == 0
     # a torn record between, cut just after an inner object: that object is no record
     torn = salvage(b'{"type":"a"}{"t":"\xc3\xa9","m":{"x":1}{"type":"b"}{"type":"c"}')
-    assert (torn.records, torn.cut_bytes) == (
-        ({"type": "a"}, {"type": "b"}, {"type": "c"}), 21)
+    assert (torn.records, torn.cut_bytes) == (({"type": "a"}, {"type": "b"}, {"type": "c"}), 21)
     assert salvage(b'\x00\x00{"n":1}').records == ({"n": 1},)  # untyped: the line's end
     tail = salvage(b'{"a":1}{"type":"us')  # a record, then the start of a torn one
     assert (tail.records, tail.cut_bytes, tail.trailing) == (({"a": 1},), 11, True)
     whole = salvage(b'{"t":"x","m":{"x":1}}}')  # a whole record first: kept, the rest cut
     assert (whole.records, whole.cut_bytes, whole.trailing) == (
-        ({"t": "x", "m": {"x": 1}},), 1, True)
+        ({"t": "x", "m": {"x": 1}},),
+        1,
+        True,
+    )
     assert salvage(b"not json at all") is None
 
 
@@ -78,20 +91,27 @@ def test_two_claude_code_records_glued_on_one_line_both_import(sqlite_store, tmp
     assert warning.endswith("; 2 records glued on one line (a lost newline), each imported")
     rows = sqlite_store.entries(KEY)
     assert [(e.native_id, e.parent_native_id, e.text(), e.source.line) for e in rows] == [
-        ("u0", None, "request 0", 1), ("a1", "u0", "answer 1", 2),
-        ("u2", "a1", "request 2", 3), ("a3", "u2", "answer 3", 3),
-        ("u4", "a3", "request 4", 4), ("a5", "u4", "answer 5", 5)]
+        ("u0", None, "request 0", 1),
+        ("a1", "u0", "answer 1", 2),
+        ("u2", "a1", "request 2", 3),
+        ("a3", "u2", "answer 3", 3),
+        ("u4", "a3", "request 4", 4),
+        ("a5", "u4", "answer 5", 5),
+    ]
     assert rebuilt(sqlite_store, path) == data
     assert len(sqlite_store.runs(KEY)) == 3
 
 
-@pytest.mark.parametrize("sample,line", [
-    ("claude-code/subagent.jsonl", 40),
-    ("codex/with-compaction.jsonl", 8),
-    ("codex/real-exec-0.135.jsonl", 4),
-    ("pi/v3-short-session.jsonl", 3),
-    ("pi/large-session.jsonl", 20),
-])
+@pytest.mark.parametrize(
+    "sample,line",
+    [
+        ("claude-code/subagent.jsonl", 40),
+        ("codex/with-compaction.jsonl", 8),
+        ("codex/real-exec-0.135.jsonl", 4),
+        ("pi/v3-short-session.jsonl", 3),
+        ("pi/large-session.jsonl", 20),
+    ],
+)
 def test_glued_lines_read_as_the_unglued_file_in_every_reader(tmp_path, sample, line) -> None:
     """Each harness: a real sample with two of its lines glued imports the same rows as the
     sample itself (ids, parents, kinds, text, visibility, requests), one line fewer read, and
@@ -101,8 +121,10 @@ def test_glued_lines_read_as_the_unglued_file_in_every_reader(tmp_path, sample, 
     glued = tmp_path / "glued" / src.name
     glued.parent.mkdir()
     glued.write_bytes(glue(src.read_bytes(), line))
-    with open_store(f"sqlite:///{tmp_path / 'a.db'}") as a, \
-            open_store(f"sqlite:///{tmp_path / 'b.db'}") as b:
+    with (
+        open_store(f"sqlite:///{tmp_path / 'a.db'}") as a,
+        open_store(f"sqlite:///{tmp_path / 'b.db'}") as b,
+    ):
         want = import_file(a, src)
         got = import_file(b, glued)
         assert got.errors == [] and got.lines_read == want.lines_read - 1
@@ -110,8 +132,7 @@ def test_glued_lines_read_as_the_unglued_file_in_every_reader(tmp_path, sample, 
         assert [n for n, m in got.warnings if "glued" in m] == [line]
         rows_a, rows_b = view(a, want.session_key), view(b, got.session_key)
         if sample == "pi/large-session.jsonl":
-            ids = {f"v1-{n}": f"v1-{n - 1}" if n > line + 1 else f"v1-{n}"
-                   for n in range(1, 2000)}
+            ids = {f"v1-{n}": f"v1-{n - 1}" if n > line + 1 else f"v1-{n}" for n in range(1, 2000)}
             ids[f"v1-{line + 1}"] = f"v1-{line}.2"
 
             def renumber(r: tuple) -> tuple:
@@ -122,8 +143,9 @@ def test_glued_lines_read_as_the_unglued_file_in_every_reader(tmp_path, sample, 
         cont_a = build_continuation(a, want.session_key).to_dict()
         cont_b = build_continuation(b, got.session_key).to_dict()
         assert cont_b["request"] == cont_a["request"]
-        assert [m.get("text") for m in cont_b["messages"]] == \
-            [m.get("text") for m in cont_a["messages"]]
+        assert [m.get("text") for m in cont_b["messages"]] == [
+            m.get("text") for m in cont_a["messages"]
+        ]
 
 
 # --------------------------------------------------------------------------- repeated uuids
@@ -151,12 +173,17 @@ def test_repeated_uuid_with_content_wins_over_an_empty_first_copy(sqlite_store, 
     path.write_bytes(data)
     report = import_file(sqlite_store, path)
     assert (report.lines_read, report.imported, report.duplicate) == (4, 4, 0)
-    assert (4, "u2 repeats line 3 with different content: both kept; this one is used in "
-               "the view") in report.warnings
+    assert (
+        4,
+        "u2 repeats line 3 with different content: both kept; this one is used in the view",
+    ) in report.warnings
     rows = sqlite_store.entries(KEY)
     assert [(e.native_id, e.source.line, e.visible, e.is_request, e.text()) for e in rows] == [
-        ("u0", 1, True, True, "request 0"), ("a1", 2, True, False, "answer 1"),
-        ("u2", 3, False, False, ""), ("u2", 4, True, True, "please fix the March export")]
+        ("u0", 1, True, True, "request 0"),
+        ("a1", 2, True, False, "answer 1"),
+        ("u2", 3, False, False, ""),
+        ("u2", 4, True, True, "please fix the March export"),
+    ]
     assert rebuilt(sqlite_store, path) == data
     d = build_continuation(sqlite_store, KEY).to_dict()
     assert d["request"]["text"] == "please fix the March export"
@@ -164,8 +191,9 @@ def test_repeated_uuid_with_content_wins_over_an_empty_first_copy(sqlite_store, 
     assert cli["request"]["text"] == "please fix the March export"
 
 
-def test_repeated_uuid_newer_differing_copy_wins_an_empty_newer_copy_does_not(sqlite_store,
-                                                                               tmp_path):
+def test_repeated_uuid_newer_differing_copy_wins_an_empty_newer_copy_does_not(
+    sqlite_store, tmp_path
+):
     """Both copies usable: the newer is in view (line 4), the older kept out of it. A newer
     copy without content never hides a complete one: it is kept, out of view, and the warning
     says which line stays in view."""
@@ -180,12 +208,18 @@ def test_repeated_uuid_newer_differing_copy_wins_an_empty_newer_copy_does_not(sq
     assert (report.lines_read, report.imported, report.duplicate) == (6, 5, 1)
     assert [m for n, m in report.warnings if n == 5 and "repeats" in m] == [
         "u2 repeats line 3 with different content: both kept; line 4 stays in the view "
-        "(this copy has no usable content)"]
+        "(this copy has no usable content)"
+    ]
     rows = sqlite_store.entries(KEY)[2:]
     assert [(e.source.line, e.visible, e.text()) for e in rows] == [
-        (3, False, "export March"), (4, True, "export March and April"), (5, False, "")]
-    assert build_continuation(sqlite_store, KEY).to_dict()["request"]["text"] == \
-        "export March and April"
+        (3, False, "export March"),
+        (4, True, "export March and April"),
+        (5, False, ""),
+    ]
+    assert (
+        build_continuation(sqlite_store, KEY).to_dict()["request"]["text"]
+        == "export March and April"
+    )
 
 
 def test_repeated_uuid_across_imports_hides_the_stored_empty_copy(sqlite_store, tmp_path):
@@ -199,23 +233,39 @@ def test_repeated_uuid_across_imports_hides_the_stored_empty_copy(sqlite_store, 
     path.write_bytes(jl(*lines, empty))
     import_file(sqlite_store, path)
     with open(path, "ab") as fh:
-        fh.write(jl(full, cc("a3", "u2", "assistant", [{"type": "text", "text": "done"}],
-                             ts=4, stop="end_turn")))
+        fh.write(
+            jl(
+                full,
+                cc(
+                    "a3",
+                    "u2",
+                    "assistant",
+                    [{"type": "text", "text": "done"}],
+                    ts=4,
+                    stop="end_turn",
+                ),
+            )
+        )
     second = import_file(sqlite_store, path)
     assert (second.lines_read, second.imported, second.duplicate) == (2, 2, 0)
     rows = sqlite_store.entries(KEY)
     assert [(e.native_id, e.visible, e.text()) for e in rows] == [
-        ("u0", True, "request 0"), ("a1", True, "answer 1"), ("u2", False, ""),
-        ("u2", True, "rerun the nightly export"), ("a3", True, "done")]
-    assert build_continuation(sqlite_store, KEY).to_dict()["request"]["text"] == \
-        "rerun the nightly export"
+        ("u0", True, "request 0"),
+        ("a1", True, "answer 1"),
+        ("u2", False, ""),
+        ("u2", True, "rerun the nightly export"),
+        ("a3", True, "done"),
+    ]
+    assert (
+        build_continuation(sqlite_store, KEY).to_dict()["request"]["text"]
+        == "rerun the nightly export"
+    )
     third = import_file(sqlite_store, path)
     assert (third.imported, third.duplicate) == (0, 0)
     assert sqlite_store.get_session(KEY).entry_count == 5
 
 
-def test_replayed_uuid_with_same_content_and_another_session_id_is_one_row(sqlite_store,
-                                                                            tmp_path):
+def test_replayed_uuid_with_same_content_and_another_session_id_is_one_row(sqlite_store, tmp_path):
     """Resume replays a line under its uuid with another ``sessionId`` and timestamp: the
     content is the same, so it stays one row (formats.md §1.6: keep the first)."""
     lines = cc_pairs(4)
@@ -227,9 +277,12 @@ def test_replayed_uuid_with_same_content_and_another_session_id_is_one_row(sqlit
     assert not [m for _, m in report.warnings if "repeats" in m]
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(n=st.integers(2, 8), copies=st.lists(st.integers(0, 7), max_size=5),
-       empty_first=st.booleans())
+@settings(
+    max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    n=st.integers(2, 8), copies=st.lists(st.integers(0, 7), max_size=5), empty_first=st.booleans()
+)
 def test_identical_copies_never_change_the_view(tmp_path_factory, n, copies, empty_first):
     """Property: identical copies of any lines, anywhere later in the file, add no row and
     leave the view as it was; an empty first copy of a request followed by the whole line
@@ -242,8 +295,7 @@ def test_identical_copies_never_change_the_view(tmp_path_factory, n, copies, emp
         empty = dict(lines[0], message={"role": "user"})
         data.insert(0, empty)
     tmp = tmp_path_factory.mktemp("repeats")
-    with open_store(f"sqlite:///{tmp / 'a.db'}") as a, \
-            open_store(f"sqlite:///{tmp / 'b.db'}") as b:
+    with open_store(f"sqlite:///{tmp / 'a.db'}") as a, open_store(f"sqlite:///{tmp / 'b.db'}") as b:
         (tmp / "plain.jsonl").write_bytes(jl(*lines))
         (tmp / "copies.jsonl").write_bytes(jl(*data))
         import_file(a, tmp / "plain.jsonl")
@@ -252,5 +304,7 @@ def test_identical_copies_never_change_the_view(tmp_path_factory, n, copies, emp
         shown = [(e.native_id, e.text()) for e in b.entries(KEY) if e.visible]
         assert shown == [(e.native_id, e.text()) for e in a.entries(KEY) if e.visible]
         # the same request text (its seq is one later behind an empty first copy)
-        assert build_continuation(b, KEY).to_dict()["request"]["text"] == \
-            build_continuation(a, KEY).to_dict()["request"]["text"]
+        assert (
+            build_continuation(b, KEY).to_dict()["request"]["text"]
+            == build_continuation(a, KEY).to_dict()["request"]["text"]
+        )

@@ -43,8 +43,9 @@ def conversation(store, key: str) -> list[tuple]:
     for e in store.entries(key):
         if not e.visible:
             continue
-        text = e.text() or "".join([f"→ {c.name}" for c in e.tool_calls()]
-                                   + [f"← {r.text}" for r in e.tool_results()])
+        text = e.text() or "".join(
+            [f"→ {c.name}" for c in e.tool_calls()] + [f"← {r.text}" for r in e.tool_results()]
+        )
         out.append((e.role.value, e.kind.value, text))
     return out
 
@@ -64,28 +65,37 @@ def test_layouts_are_detected_by_content(tmp_path: Path, data_dir: Path) -> None
     assert opencode.layout(tmp_path / "missing") is None
 
 
-def test_sqlite_session_imports_with_its_call_paired(sqlite_store, data_dir: Path,
-                                                     tmp_path: Path) -> None:
+def test_sqlite_session_imports_with_its_call_paired(
+    sqlite_store, data_dir: Path, tmp_path: Path
+) -> None:
     """The real run: request, the bash call and its result, the answer; the rest (steps,
     message records, the session record) are known events. The continuation has the request
     and the call paired with its result."""
     report = import_paths(sqlite_store, [data_dir], home=tmp_path / "ws")
     (f,) = report.files
     assert (f.harness, f.session_key, f.version, f.opaque, f.warnings) == (
-        "opencode", SID, "1.18.33", 0, [])
+        "opencode",
+        SID,
+        "1.18.33",
+        0,
+        [],
+    )
     assert (f.lines_read, f.imported, f.non_conversation) == (12, 12, 8)
     assert conversation(sqlite_store, SID) == [
         ("user", "message", REQUEST),
         ("assistant", "message", "→ bash"),
         ("tool", "message", "← continuity-e2e-tool-ran\n"),
-        ("assistant", "message", ANSWER)]
+        ("assistant", "message", ANSWER),
+    ]
     session = sqlite_store.get_session(SID)
     assert (session.harness, session.project) == ("opencode", "/tmp/oc-try/root/project")
     view = build_continuation(sqlite_store, SID).to_dict()
     assert view["request"]["text"] == REQUEST and view["refusal"] is None
     blocks = [b for m in view["messages"] for b in m["content"]]
     assert [(b["type"], b.get("id") or b.get("call_id")) for b in blocks[:2]] == [
-        ("tool_call", CALL), ("tool_result", CALL)]
+        ("tool_call", CALL),
+        ("tool_result", CALL),
+    ]
     assert blocks[0]["arguments"] == {"command": "echo continuity-e2e-tool-ran"}
     assert blocks[2] == {"type": "text", "text": ANSWER}
     runs = sqlite_store.runs(SID)
@@ -102,8 +112,9 @@ def test_json_layout_reads_as_the_sqlite_one(sqlite_store, tmp_path: Path) -> No
     assert build_continuation(sqlite_store, SID).to_dict()["request"]["text"] == REQUEST
 
 
-def test_parts_rewritten_in_place_reimport_as_the_newer_copy(sqlite_store, data_dir: Path,
-                                                             tmp_path: Path) -> None:
+def test_parts_rewritten_in_place_reimport_as_the_newer_copy(
+    sqlite_store, data_dir: Path, tmp_path: Path
+) -> None:
     """Unchanged storage adds nothing. OpenCode rewriting the answer part (new text, newer
     ``time_updated``) adds one row holding it, the old copy leaves the view; rewriting the
     tool part with the same call and output (only its metadata) adds no row: two identical
@@ -114,37 +125,49 @@ def test_parts_rewritten_in_place_reimport_as_the_newer_copy(sqlite_store, data_
     assert [(f.status, f.imported) for f in again.files] == [("unchanged", 0)]
     db = sqlite3.connect(data_dir / "opencode.db")
     edited = {"type": "text", "text": "Fake model answer: edited in place."}
-    db.execute("UPDATE part SET data = ?, time_updated = time_updated + 5 WHERE id = ?",
-               (json.dumps(edited), TEXT_PART))
+    db.execute(
+        "UPDATE part SET data = ?, time_updated = time_updated + 5 WHERE id = ?",
+        (json.dumps(edited), TEXT_PART),
+    )
     (raw,) = db.execute("SELECT data FROM part WHERE id = ?", (TOOL_PART,)).fetchone()
     tool = json.loads(raw)
     tool["state"]["time"]["compacted"] = 1796225399000
-    db.execute("UPDATE part SET data = ?, time_updated = time_updated + 5 WHERE id = ?",
-               (json.dumps(tool), TOOL_PART))
+    db.execute(
+        "UPDATE part SET data = ?, time_updated = time_updated + 5 WHERE id = ?",
+        (json.dumps(tool), TOOL_PART),
+    )
     db.commit()
     db.close()
     third = import_paths(sqlite_store, [data_dir], home=ws)
     (f,) = third.files
     assert (f.lines_read, f.imported, f.duplicate) == (3, 1, 2)
-    assert any(m.startswith(f"{TEXT_PART} repeats line 10 with different content")
-               for _, m in f.warnings)
+    assert any(
+        m.startswith(f"{TEXT_PART} repeats line 10 with different content") for _, m in f.warnings
+    )
     assert conversation(sqlite_store, SID)[-1] == (
-        "assistant", "message", "Fake model answer: edited in place.")
+        "assistant",
+        "message",
+        "Fake model answer: edited in place.",
+    )
     assert [e.text() for e in sqlite_store.entries(SID)].count(ANSWER) == 1  # kept, hidden
     assert sqlite_store.get_session(SID).entry_count == 13
     fourth = import_paths(sqlite_store, [data_dir], home=ws)
     assert [(f.status, f.imported) for f in fourth.files] == [("unchanged", 0)]
 
 
-def test_a_subagent_session_is_keyed_under_its_parent(sqlite_store, data_dir: Path,
-                                                      tmp_path: Path) -> None:
+def test_a_subagent_session_is_keyed_under_its_parent(
+    sqlite_store, data_dir: Path, tmp_path: Path
+) -> None:
     """A session with a ``parent_id`` (a task's subagent) is ``<parent>/<id>``, named a
     subagent of the parent."""
     db = sqlite3.connect(data_dir / "opencode.db")
-    db.execute("INSERT INTO session (id, project_id, parent_id, slug, directory, title, "
-               "version, time_created, time_updated) SELECT 'ses_child1', project_id, id, "
-               "'child', directory, 'subtask', version, time_created + 1, time_updated + 1 "
-               "FROM session WHERE id = ?", (SID,))
+    db.execute(
+        "INSERT INTO session (id, project_id, parent_id, slug, directory, title, "
+        "version, time_created, time_updated) SELECT 'ses_child1', project_id, id, "
+        "'child', directory, 'subtask', version, time_created + 1, time_updated + 1 "
+        "FROM session WHERE id = ?",
+        (SID,),
+    )
     db.commit()
     db.close()
     report = import_paths(sqlite_store, [data_dir], home=tmp_path / "ws")
@@ -170,6 +193,9 @@ def test_json_layout_rewritten_part_reimports_once(sqlite_store, tmp_path: Path)
     (f,) = import_paths(sqlite_store, [data], home=ws).files
     assert (f.lines_read, f.imported, f.duplicate) == (1, 1, 0)
     assert conversation(sqlite_store, SID)[-1] == (
-        "assistant", "message", "Fake model answer: rewritten file.")
+        "assistant",
+        "message",
+        "Fake model answer: rewritten file.",
+    )
     (g,) = import_paths(sqlite_store, [data], home=ws).files
     assert (g.status, g.imported) == ("unchanged", 0)

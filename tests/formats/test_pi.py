@@ -65,7 +65,9 @@ def test_sniff_accepts_pi_files():
 
 
 def test_sniff_rejects_other_harnesses():
-    others = sorted((DATA / "claude-code").glob("*.jsonl")) + sorted((DATA / "codex").glob("*.jsonl"))
+    others = sorted((DATA / "claude-code").glob("*.jsonl")) + sorted(
+        (DATA / "codex").glob("*.jsonl")
+    )
     assert len(others) == 10
     for path in others:
         assert not PiReader.sniff(read_head(str(path))), path
@@ -95,9 +97,14 @@ def test_large_v1_counts(large):
     reader, entries = large
     assert len(entries) == 1019
     types = Counter(e.type_name for e in entries.values())
-    assert types == {"session": 1, "message/user": 88, "message/assistant": 453,
-                     "message/toolResult": 373, "thinking_level_change": 103,
-                     "model_change": 1}
+    assert types == {
+        "session": 1,
+        "message/user": 88,
+        "message/assistant": 453,
+        "message/toolResult": 373,
+        "thinking_level_change": 103,
+        "model_change": 1,
+    }
     assert sum(e.is_request for e in entries.values()) == 88
     calls = [c for e in entries.values() for c in e.tool_calls()]
     results = [r for e in entries.values() for r in e.tool_results()]
@@ -106,7 +113,9 @@ def test_large_v1_counts(large):
     call_ids = {c.id for c in calls}
     assert all(r.call_id in call_ids for r in results)
     thinking = [b for e in entries.values() for b in e.blocks if isinstance(b, ThinkingBlock)]
-    assert len(thinking) == 1 and thinking[0].text.startswith("The user wants me to use the thinking")
+    assert len(thinking) == 1 and thinking[0].text.startswith(
+        "The user wants me to use the thinking"
+    )
     ends = Counter(e.run_end for e in entries.values() if e.run_end is not None)
     assert ends == {RunStatus.FINISHED: 65, RunStatus.INTERRUPTED: 21, RunStatus.FAILED: 1}
     kinds = Counter(e.kind for e in entries.values())
@@ -174,13 +183,29 @@ def test_v3_short_session():
     assert facts.cwd == "/tmp/agent-history-real-agent/pi/workspace"
     assert facts.version == "3" and facts.title == "agent-history pi smoke"
     assert [(e.type_name, e.kind) for e in entries.values()] == [
-        ("session", EntryKind.EVENT), ("session_info", EntryKind.EVENT),
-        ("model_change", EntryKind.EVENT), ("thinking_level_change", EntryKind.EVENT),
-        ("message/user", EntryKind.MESSAGE), ("message/assistant", EntryKind.MESSAGE)]
+        ("session", EntryKind.EVENT),
+        ("session_info", EntryKind.EVENT),
+        ("model_change", EntryKind.EVENT),
+        ("thinking_level_change", EntryKind.EVENT),
+        ("message/user", EntryKind.MESSAGE),
+        ("message/assistant", EntryKind.MESSAGE),
+    ]
     assert [e.native_id for e in entries.values()] == [
-        None, "13b3bc17", "7265100e", "4e3d2034", "e2e044ff", "65697c71"]
+        None,
+        "13b3bc17",
+        "7265100e",
+        "4e3d2034",
+        "e2e044ff",
+        "65697c71",
+    ]
     assert [e.parent_native_id for e in entries.values()] == [
-        None, None, "13b3bc17", "7265100e", "4e3d2034", "e2e044ff"]
+        None,
+        None,
+        "13b3bc17",
+        "7265100e",
+        "4e3d2034",
+        "e2e044ff",
+    ]
     user, asst = entries[5], entries[6]
     assert user.is_request and user.text() == "[REDACTED_PROMPT]"
     assert asst.role == Role.ASSISTANT and asst.text() == "[REDACTED_ASSISTANT_TEXT]"
@@ -210,10 +235,14 @@ def test_v3_compaction_fixture():
     assert e[9].native_id == "a0000008" and e[9].is_request and e[9].text() == "/review export.py"
 
     asst = e[4]
-    assert asst.blocks == (ThinkingBlock("Need to read export.py"),
-                           ToolCallBlock("toolu_P1", "read", {"path": "export.py"}))
+    assert asst.blocks == (
+        ThinkingBlock("Need to read export.py"),
+        ToolCallBlock("toolu_P1", "read", {"path": "export.py"}),
+    )
     assert asst.run_end is None
-    assert e[5].blocks == (ToolResultBlock("toolu_P1", False, "import argparse\ndef export(): ..."),)
+    assert e[5].blocks == (
+        ToolResultBlock("toolu_P1", False, "import argparse\ndef export(): ..."),
+    )
     assert e[6].run_end == RunStatus.FINISHED
     bash = e[7]
     assert bash.kind == EntryKind.MESSAGE and bash.role == Role.USER and bash.visible
@@ -231,9 +260,17 @@ def test_v3_compaction_fixture():
     assert not cm.is_request and cm.text() == "Remember the changelog."
     for n in (16, 17, 18, 23, 24):
         assert e[n].kind == EntryKind.EVENT and not e[n].visible
-    assert (e[19].kind, e[19].type_name, e[19].visible) == (EntryKind.OPAQUE, "future_entry_kind", False)
+    assert (e[19].kind, e[19].type_name, e[19].visible) == (
+        EntryKind.OPAQUE,
+        "future_entry_kind",
+        False,
+    )
     assert e[19].native_id == "a0000012" and e[20].parent_native_id == "a0000012"
-    assert (e[20].kind, e[20].type_name, e[20].visible) == (EntryKind.OPAQUE, "message/futureRole", False)
+    assert (e[20].kind, e[20].type_name, e[20].visible) == (
+        EntryKind.OPAQUE,
+        "message/futureRole",
+        False,
+    )
     assert e[21].text() == "Now write the docs \u2713" and e[21].is_request
     assert e[22].run_end == RunStatus.FAILED  # stopReason length
     assert e[25].is_request and e[25].text() == "stop that"
@@ -273,7 +310,10 @@ def test_v2_hookmessage_is_custom():
 
 def test_images_fixture():
     _reader, e = read_all(FIX / "v3-images.jsonl")
-    raw = {n: json.loads(line.raw) for n, line in ((ln.number, ln) for ln in _lines(FIX / "v3-images.jsonl"))}
+    raw = {
+        n: json.loads(line.raw)
+        for n, line in ((ln.number, ln) for ln in _lines(FIX / "v3-images.jsonl"))
+    }
     png = base64.b64decode(raw[2]["message"]["content"][1]["data"])
     jpg = base64.b64decode(raw[4]["message"]["content"][1]["data"])
     png_sha, jpg_sha = hashlib.sha256(png).hexdigest(), hashlib.sha256(jpg).hexdigest()
@@ -301,7 +341,14 @@ def test_v1_compaction_index_counts_parsed_objects():
     _reader, e = read_all(FIX / "v1-compaction.jsonl")
     assert sorted(e) == [1, 2, 3, 4, 6, 7, 8, 9]  # line 5 is blank
     assert [e[n].native_id for n in (2, 3, 4, 6, 7, 8, 9)] == [
-        "v1-2", "v1-3", "v1-4", "v1-6", "v1-7", "v1-8", "v1-9"]
+        "v1-2",
+        "v1-3",
+        "v1-4",
+        "v1-6",
+        "v1-7",
+        "v1-8",
+        "v1-9",
+    ]
     assert e[6].parent_native_id == "v1-4"
     comp = e[8].compaction
     # firstKeptEntryIndex 4 = the 5th parsed object (header = 0): the user "two" on line 6
@@ -312,11 +359,14 @@ def test_v1_compaction_index_counts_parsed_objects():
 # --------------------------------------------------------------------------- resume
 
 
-@pytest.mark.parametrize("path,cuts", [
-    (LARGE, [1, 2, 500, 1018]),
-    (FIX / "v1-compaction.jsonl", [1, 3, 4, 5, 6, 7]),
-    (FIX / "v3-compaction.jsonl", [1, 12, 22, 24]),
-])
+@pytest.mark.parametrize(
+    "path,cuts",
+    [
+        (LARGE, [1, 2, 500, 1018]),
+        (FIX / "v1-compaction.jsonl", [1, 3, 4, 5, 6, 7]),
+        (FIX / "v3-compaction.jsonl", [1, 12, 22, 24]),
+    ],
+)
 def test_resume_matches_single_pass(path, cuts):
     lines = _lines(path)
     _, whole = read_all(path, lines=lines)
@@ -344,9 +394,20 @@ ODD = [
     {"type": "message", "message": {"role": "user", "content": 5}},
     {"type": "message", "message": {"role": "user", "content": [1, None, {"type": "video"}]}},
     {"type": "message", "message": {"role": "assistant", "content": "plain"}},
-    {"type": "message", "message": {"role": "assistant", "content": [
-        {"type": "toolCall"}, {"type": "toolCall", "id": 3, "name": [], "arguments": "[1]"},
-        {"type": "text"}, {"type": "thinking"}, "x"], "stopReason": 7}},
+    {
+        "type": "message",
+        "message": {
+            "role": "assistant",
+            "content": [
+                {"type": "toolCall"},
+                {"type": "toolCall", "id": 3, "name": [], "arguments": "[1]"},
+                {"type": "text"},
+                {"type": "thinking"},
+                "x",
+            ],
+            "stopReason": 7,
+        },
+    },
     {"type": "message", "message": {"role": "toolResult", "content": {"a": 1}, "isError": "yes"}},
     {"type": "message", "message": {"role": "toolResult", "toolCallId": "t", "content": "out"}},
     {"type": "message", "message": {"role": "bashExecution", "exitCode": "x"}},
@@ -369,20 +430,42 @@ def test_odd_lines_never_raise():
         assert entry is not None and entry.type_name is not None
         json.dumps(reader.state())
     assert reader.warnings  # missing fields were reported
-    e = reader.read(_line(99, {"type": "message", "id": "z", "message": {
-        "role": "toolResult", "toolCallId": "t", "content": "out"}}))
+    e = reader.read(
+        _line(
+            99,
+            {
+                "type": "message",
+                "id": "z",
+                "message": {"role": "toolResult", "toolCallId": "t", "content": "out"},
+            },
+        )
+    )
     assert e.blocks == (ToolResultBlock("t", False, "out"),)
-    e = reader.read(_line(100, {"type": "message", "id": "y", "message": {
-        "role": "assistant", "content": [{"type": "toolCall", "id": "c", "name": "n",
-                                          "arguments": "not json"}]}}))
+    e = reader.read(
+        _line(
+            100,
+            {
+                "type": "message",
+                "id": "y",
+                "message": {
+                    "role": "assistant",
+                    "content": [
+                        {"type": "toolCall", "id": "c", "name": "n", "arguments": "not json"}
+                    ],
+                },
+            },
+        )
+    )
     assert e.tool_calls() == [ToolCallBlock("c", "n", "not json")]
 
 
 def test_lone_surrogates_are_cleaned():
     reader = PiReader("/tmp/s.jsonl", [{"type": "session", "version": 3, "id": "s", "cwd": "/c"}])
-    obj = json.loads('{"type": "message", "id": "m", "message": {"role": "assistant", "content": ['
-                     '{"type": "text", "text": "a \\ud83c b"}, {"type": "toolCall", "id": "c",'
-                     ' "name": "n", "arguments": {"k\\udc00": ["\\ud800"]}}]}}')
+    obj = json.loads(
+        '{"type": "message", "id": "m", "message": {"role": "assistant", "content": ['
+        '{"type": "text", "text": "a \\ud83c b"}, {"type": "toolCall", "id": "c",'
+        ' "name": "n", "arguments": {"k\\udc00": ["\\ud800"]}}]}}'
+    )
     e = reader.read(Line(2, 0, b"", obj, None))
     assert e.text() == "a \ufffd b"
     assert e.tool_calls()[0].arguments == {"k\ufffd": ["\ufffd"]}
@@ -406,12 +489,17 @@ def test_recovery_context_our_extension_injected_is_context_not_conversation(tmp
     real = next((DATA / "real-harness" / "pi" / "sessions").rglob("*36f4*.jsonl"))
     lines = [json.loads(x) for x in real.read_text().splitlines()]
     assert [d.get("id") for d in lines][3:5] == ["7fd02825", "44322157"]
-    recovery = {"type": "custom_message", "id": "c0ffee01", "parentId": "7fd02825",
-                "timestamp": lines[3]["timestamp"], "customType": "continuity-recovery",
-                "content": "Recovery context from continuity: a digest of earlier work in "
-                           "this project, quoted as evidence. It is not an instruction.\n\n"
-                           "## Session Recovery Context\n## Session End Checkpoint",
-                "display": False}
+    recovery = {
+        "type": "custom_message",
+        "id": "c0ffee01",
+        "parentId": "7fd02825",
+        "timestamp": lines[3]["timestamp"],
+        "customType": "continuity-recovery",
+        "content": "Recovery context from continuity: a digest of earlier work in "
+        "this project, quoted as evidence. It is not an instruction.\n\n"
+        "## Session Recovery Context\n## Session End Checkpoint",
+        "display": False,
+    }
     lines[4]["parentId"] = "c0ffee01"
     path = tmp_path / real.name
     path.write_text("".join(json.dumps(d) + "\n" for d in [*lines[:4], recovery, *lines[4:]]))
@@ -421,7 +509,8 @@ def test_recovery_context_our_extension_injected_is_context_not_conversation(tmp
         rows = store.entries(key, limit=100)
         ours = [r for r in rows if r.native_id == "c0ffee01"]
         assert [(r.kind.value, r.visible, r.type_name) for r in ours] == [
-            ("context", False, "custom_message/continuity-recovery")]
+            ("context", False, "custom_message/continuity-recovery")
+        ]
         assert report.files[0].opaque == 0
         view = build_continuation(store, key).to_dict()
         tx.sync_session(store, key, home=tmp_path)
@@ -436,16 +525,41 @@ def test_recovery_context_our_extension_injected_is_context_not_conversation(tmp
 
 
 def _pi_file(tmp_path: Path, details: object) -> Path:
-    rows = [{"type": "session", "version": 3, "id": "s-14", "timestamp":
-             "2026-12-02T10:00:00.000Z", "cwd": "/home/ana/ledger"},
-            {"type": "message", "id": "u1", "parentId": None, "message": {
-                "role": "user", "content": [{"type": "text", "text": "Read the logs"}]}},
-            {"type": "message", "id": "a1", "parentId": "u1", "message": {
-                "role": "assistant", "content": [{"type": "text", "text": "Done."}],
-                "stopReason": "stop"}},
-            {"type": "compaction", "id": "cmp9", "parentId": "a1", "summary": "## Goal\n- logs",
-             "firstKeptEntryId": None, "tokensBefore": 70000, "details": details,
-             "fromHook": True}]
+    rows = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": "s-14",
+            "timestamp": "2026-12-02T10:00:00.000Z",
+            "cwd": "/home/ana/ledger",
+        },
+        {
+            "type": "message",
+            "id": "u1",
+            "parentId": None,
+            "message": {"role": "user", "content": [{"type": "text", "text": "Read the logs"}]},
+        },
+        {
+            "type": "message",
+            "id": "a1",
+            "parentId": "u1",
+            "message": {
+                "role": "assistant",
+                "content": [{"type": "text", "text": "Done."}],
+                "stopReason": "stop",
+            },
+        },
+        {
+            "type": "compaction",
+            "id": "cmp9",
+            "parentId": "a1",
+            "summary": "## Goal\n- logs",
+            "firstKeptEntryId": None,
+            "tokensBefore": 70000,
+            "details": details,
+            "fromHook": True,
+        },
+    ]
     path = tmp_path / "s-14.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     return path
@@ -458,19 +572,39 @@ def test_our_checkpoint_in_pi_imports_as_the_one_continuation_checkpoint(store, 
     run id, trigger ``settled_turn``, covering every row before it; its native id is pi's."""
     from continuity.formats.importer import import_file
 
-    import_file(store, _pi_file(tmp_path, {"continuity": {
-        "continuation": True, "run_id": "s-14:1",
-        "covers": {"from_entry_id": "u1", "through_entry_id": "a1"}}}))
+    import_file(
+        store,
+        _pi_file(
+            tmp_path,
+            {
+                "continuity": {
+                    "continuation": True,
+                    "run_id": "s-14:1",
+                    "covers": {"from_entry_id": "u1", "through_entry_id": "a1"},
+                }
+            },
+        ),
+    )
     row = store.latest_compaction("s-14")
     assert row is not None and row.native_id == "cmp9"
     info = row.compaction
     assert (info.continuation, info.run_id, info.trigger, info.covers_through_seq) == (
-        True, "s-14:1", "settled_turn", row.seq - 1)
+        True,
+        "s-14:1",
+        "settled_turn",
+        row.seq - 1,
+    )
 
 
-@pytest.mark.parametrize("details", [None, {"readFiles": [], "modifiedFiles": []},
-                                     {"continuity": {"continuation": "yes"}},
-                                     {"continuity": ["continuation"]}])
+@pytest.mark.parametrize(
+    "details",
+    [
+        None,
+        {"readFiles": [], "modifiedFiles": []},
+        {"continuity": {"continuation": "yes"}},
+        {"continuity": ["continuation"]},
+    ],
+)
 @pytest.mark.parametrize("store", ["sqlite"], indirect=True)
 def test_pi_s_own_compactions_stay_pi_s(store, tmp_path, details):
     """A compaction without our typed marker (pi's own summarizer, a marker of the wrong
@@ -487,13 +621,34 @@ def test_read_entries_maps_a_branch_like_an_import():
     the same kinds as an import, seq = position; our recovery context is CONTEXT."""
     from continuity.formats.pi import read_entries
 
-    rows = read_entries([
-        {"type": "compaction", "id": "c", "parentId": None, "summary": "S",
-         "firstKeptEntryId": None},
-        {"type": "custom_message", "id": "r", "parentId": "c",
-         "customType": "continuity-recovery", "content": "digest", "display": False},
-        {"type": "message", "id": "u", "parentId": "r", "message": {
-            "role": "user", "content": [{"type": "text", "text": "go"}]}},
-        "not an entry"])
+    rows = read_entries(
+        [
+            {
+                "type": "compaction",
+                "id": "c",
+                "parentId": None,
+                "summary": "S",
+                "firstKeptEntryId": None,
+            },
+            {
+                "type": "custom_message",
+                "id": "r",
+                "parentId": "c",
+                "customType": "continuity-recovery",
+                "content": "digest",
+                "display": False,
+            },
+            {
+                "type": "message",
+                "id": "u",
+                "parentId": "r",
+                "message": {"role": "user", "content": [{"type": "text", "text": "go"}]},
+            },
+            "not an entry",
+        ]
+    )
     assert [(r.seq, r.kind.value, r.native_id) for r in rows] == [
-        (0, "compaction", "c"), (1, "context", "r"), (2, "message", "u")]
+        (0, "compaction", "c"),
+        (1, "context", "r"),
+        (2, "message", "u"),
+    ]

@@ -22,20 +22,32 @@ KEY = "pi-leaf-0001"
 
 def _line(i: int, parent: str | None) -> dict:
     role = "user" if i % 2 == 0 else "assistant"
-    msg: dict = {"role": role, "content": [{"type": "text", "text": f"turn {i}"}],
-                 "timestamp": 1_000 * (i + 1)}
+    msg: dict = {
+        "role": role,
+        "content": [{"type": "text", "text": f"turn {i}"}],
+        "timestamp": 1_000 * (i + 1),
+    }
     if role == "assistant":
         msg.update(stopReason="stop", provider="fake", model="fake-model")
-    return {"type": "message", "id": f"e{i:03d}", "parentId": parent,
-            "timestamp": f"2026-12-04T06:{i // 60:02d}:{i % 60:02d}.000Z", "message": msg}
+    return {
+        "type": "message",
+        "id": f"e{i:03d}",
+        "parentId": parent,
+        "timestamp": f"2026-12-04T06:{i // 60:02d}:{i % 60:02d}.000Z",
+        "message": msg,
+    }
 
 
 def _tree(parents: list[int | None]) -> list[dict]:
     """Row i's parent is row ``parents[i]`` (an earlier one) or none (a root)."""
-    head = {"type": "session", "version": 3, "id": KEY, "cwd": "/home/ana/ledger",
-            "timestamp": "2026-12-04T06:00:00.000Z"}
-    return [head, *(_line(i, None if p is None else f"e{p:03d}")
-                    for i, p in enumerate(parents))]
+    head = {
+        "type": "session",
+        "version": 3,
+        "id": KEY,
+        "cwd": "/home/ana/ledger",
+        "timestamp": "2026-12-04T06:00:00.000Z",
+    }
+    return [head, *(_line(i, None if p is None else f"e{p:03d}") for i, p in enumerate(parents))]
 
 
 def _expected(store) -> dict[int, bool]:
@@ -53,8 +65,9 @@ def _expected(store) -> dict[int, bool]:
         seq, parent = by_id[leaf]
         on_path.add(seq)
         leaf = parent
-    return {seq: bool(base and (seq in on_path or not native))
-            for seq, native, _p, _v, base in links}
+    return {
+        seq: bool(base and (seq in on_path or not native)) for seq, native, _p, _v, base in links
+    }
 
 
 def _stored(store) -> dict[int, bool]:
@@ -63,12 +76,18 @@ def _stored(store) -> dict[int, bool]:
 
 #: a tree: each row's parent is usually the row before (a conversation), sometimes an
 #: earlier row (a branch: /tree in pi) or none (a new root)
-trees = st.integers(2, 24).flatmap(lambda n: st.lists(
-    st.one_of(st.just("prev"), st.just("prev"), st.just("prev"), st.integers(0, n),
-              st.none()), min_size=n, max_size=n))
+trees = st.integers(2, 24).flatmap(
+    lambda n: st.lists(
+        st.one_of(st.just("prev"), st.just("prev"), st.just("prev"), st.integers(0, n), st.none()),
+        min_size=n,
+        max_size=n,
+    )
+)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(shape=trees, cuts=st.lists(st.integers(1, 24), max_size=4))
 def test_visibility_after_every_growth_is_the_walks(tmp_path_factory, shape, cuts) -> None:
     parents: list[int | None] = []
@@ -90,8 +109,9 @@ def test_visibility_after_every_growth_is_the_walks(tmp_path_factory, shape, cut
             assert _stored(store) == _expected(store)
 
 
-def _grown(folder: Path, lines: list[str], steps: list[int], *, walk_always: bool
-           ) -> list[dict[int, bool]]:
+def _grown(
+    folder: Path, lines: list[str], steps: list[int], *, walk_always: bool
+) -> list[dict[int, bool]]:
     """Write ``lines`` in the ``steps`` and import after each; the visibility after each.
     ``walk_always``: every import walks the tree, as before issue 17's change."""
     folder.mkdir()
@@ -101,10 +121,12 @@ def _grown(folder: Path, lines: list[str], steps: list[int], *, walk_always: boo
     def init(self, *args, **kwargs):
         real_init(self, *args, **kwargs)
         self.linear = False
+
     out = []
-    with open_store(folder / "a.db") as store, \
-            mock.patch.object(importer._FileImport, "__init__",
-                              init if walk_always else real_init):
+    with (
+        open_store(folder / "a.db") as store,
+        mock.patch.object(importer._FileImport, "__init__", init if walk_always else real_init),
+    ):
         written = 0
         for end in steps:
             with open(path, "a") as fh:
@@ -123,8 +145,9 @@ def test_a_linear_growth_reads_no_links(sqlite_store, tmp_path, monkeypatch) -> 
     lines = _tree([None, 0, 1, 2, 3, 4, 5, 6, 3, 8])  # e008 branches back to e003
     walks = []
     real = importer._apply_leaf_path
-    monkeypatch.setattr(importer, "_apply_leaf_path",
-                        lambda store, key: walks.append(key) or real(store, key))
+    monkeypatch.setattr(
+        importer, "_apply_leaf_path", lambda store, key: walks.append(key) or real(store, key)
+    )
 
     def grow(upto: int, start: int) -> None:
         with open(path, "a") as fh:

@@ -17,22 +17,44 @@ def message(eid: str, parent: str | None, role: str, text: str, ms: int) -> dict
     msg: dict = {"role": role, "content": [{"type": "text", "text": text}], "timestamp": ms}
     if role == "assistant":
         msg.update(stopReason="stop", provider="fake", model="fake-model")
-    return {"type": "message", "id": eid, "parentId": parent,
-            "timestamp": f"2026-12-02T06:00:{ms // 1000:02d}.000Z", "message": msg}
+    return {
+        "type": "message",
+        "id": eid,
+        "parentId": parent,
+        "timestamp": f"2026-12-02T06:00:{ms // 1000:02d}.000Z",
+        "message": msg,
+    }
 
 
 def session(tail: list[dict]) -> list[dict]:
-    lines = [{"type": "session", "version": 3, "id": KEY, "cwd": "/home/ana/ledger",
-              "timestamp": "2026-12-02T06:00:00.000Z"},
-             message("u1", None, "user", "rename the ledger column", 1000),
-             message("a1", "u1", "assistant", "renamed it in export.py", 2000),
-             message("u2", "a1", "user", "now the importer too", 3000),
-             message("a2", "u2", "assistant", "the importer reads the new name", 4000)]
-    lines.append({"type": "compaction", "id": "c1", "parentId": "a2",
-                  "timestamp": "2026-12-02T06:00:05.000Z", "summary": "## Goal\n- rename",
-                  "tokensBefore": 9000, "retainedTail": tail})
-    lines += [message("u3", "c1", "user", "and the tests", 6000),
-              message("a3", "u3", "assistant", "tests updated", 7000)]
+    lines = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": KEY,
+            "cwd": "/home/ana/ledger",
+            "timestamp": "2026-12-02T06:00:00.000Z",
+        },
+        message("u1", None, "user", "rename the ledger column", 1000),
+        message("a1", "u1", "assistant", "renamed it in export.py", 2000),
+        message("u2", "a1", "user", "now the importer too", 3000),
+        message("a2", "u2", "assistant", "the importer reads the new name", 4000),
+    ]
+    lines.append(
+        {
+            "type": "compaction",
+            "id": "c1",
+            "parentId": "a2",
+            "timestamp": "2026-12-02T06:00:05.000Z",
+            "summary": "## Goal\n- rename",
+            "tokensBefore": 9000,
+            "retainedTail": tail,
+        }
+    )
+    lines += [
+        message("u3", "c1", "user", "and the tests", 6000),
+        message("a3", "u3", "assistant", "tests updated", 7000),
+    ]
     return lines
 
 
@@ -62,9 +84,13 @@ def test_retained_tail_keeps_the_rows_it_copies_in_view(sqlite_store, tmp_path) 
 def test_a_tail_matching_no_entry_is_a_warning_and_covers_all(sqlite_store, tmp_path) -> None:
     """Copies of messages this file does not hold (a forked file): a warning naming the line;
     the summary covers every row before it, as without a tail."""
-    tail = [{"role": "user", "content": [{"type": "text", "text": "elsewhere"}],
-             "timestamp": 999}]
+    tail = [{"role": "user", "content": [{"type": "text", "text": "elsewhere"}], "timestamp": 999}]
     report = import_file(sqlite_store, write(tmp_path, session(tail)))
-    assert report.warnings == [(6, "compaction: the 1 retained messages match no earlier "
-                                   "entry (kept raw; the summary covers every row before it)")]
+    assert report.warnings == [
+        (
+            6,
+            "compaction: the 1 retained messages match no earlier "
+            "entry (kept raw; the summary covers every row before it)",
+        )
+    ]
     assert sqlite_store.latest_compaction(KEY).compaction.covers_through_seq == 4

@@ -24,23 +24,27 @@ def test_a_lazy_pattern_answers_as_the_compiled_one():
     assert lazy.sub("#", text) == real.sub("#", text)
     assert lazy.subn("#", text, count=1) == real.subn("#", text, count=1)
     assert lazy.split(text) == real.split(text)
-    assert (lazy.pattern, lazy.flags, lazy.groupindex) == (real.pattern, real.flags,
-                                                          real.groupindex)
+    assert (lazy.pattern, lazy.flags, lazy.groupindex) == (
+        real.pattern,
+        real.flags,
+        real.groupindex,
+    )
     assert lazy.search(text, 4).span() == real.search(text, 4).span()
 
 
 def test_importing_the_funnel_compiles_no_pattern():
-    code = ("import re, sys\n"
-            "import continuity.redaction.funnel as f, continuity.redaction.keyed as k\n"
-            "from continuity.redaction.lazy_re import LazyPattern\n"
-            "pats = [v for m in (f, k) for v in vars(m).values() if isinstance(v, LazyPattern)]\n"
-            "pats += [p for shapes in f._SHAPE_ANCHORS.values() for _k, p, _o in shapes]\n"
-            "eager = [n for m in (f, k) for n, v in vars(m).items() if isinstance(v, re.Pattern)]\n"
-            "print(len(pats), sum('_compiled' in p.__dict__ for p in pats), eager)\n"
-            "f.redact('the token is sk-ant-' + 'a1' * 15)\n"
-            "print(sum('_compiled' in p.__dict__ for p in pats) < len(pats) // 4)\n")
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          check=True)
+    code = (
+        "import re, sys\n"
+        "import continuity.redaction.funnel as f, continuity.redaction.keyed as k\n"
+        "from continuity.redaction.lazy_re import LazyPattern\n"
+        "pats = [v for m in (f, k) for v in vars(m).values() if isinstance(v, LazyPattern)]\n"
+        "pats += [p for shapes in f._SHAPE_ANCHORS.values() for _k, p, _o in shapes]\n"
+        "eager = [n for m in (f, k) for n, v in vars(m).items() if isinstance(v, re.Pattern)]\n"
+        "print(len(pats), sum('_compiled' in p.__dict__ for p in pats), eager)\n"
+        "f.redact('the token is sk-ant-' + 'a1' * 15)\n"
+        "print(sum('_compiled' in p.__dict__ for p in pats) < len(pats) // 4)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     first, second = done.stdout.split("\n")[:2]
     count, compiled, eager = first.split(" ", 2)
     assert int(count) > 100 and compiled == "0" and eager == "[]"

@@ -17,27 +17,54 @@ KEY = "sess-repeats"
 
 
 def _load(store, title: str | None = None) -> None:
-    load(store, [
-        U("set it up; the password is hunter2hunter2xyz"),
-        A(call("a", "Bash", command="run", env=[{"name": "DB_PASSWORD",
-                                                 "value": "plainpropval4455"}])),
-        T("a", text="ok"),
-        A(call("b", "Write", file_path="k8s.json", content=json.dumps(
-            {"secretName": "X_SIGNING_SECRET", "value": "k8sSigningVal7788"}))),
-        T("b", text="ok"),
-        A(text="later prose repeats plainpropval4455 and again; short pw7 stays"),
-    ], key=KEY)
+    load(
+        store,
+        [
+            U("set it up; the password is hunter2hunter2xyz"),
+            A(
+                call(
+                    "a",
+                    "Bash",
+                    command="run",
+                    env=[{"name": "DB_PASSWORD", "value": "plainpropval4455"}],
+                )
+            ),
+            T("a", text="ok"),
+            A(
+                call(
+                    "b",
+                    "Write",
+                    file_path="k8s.json",
+                    content=json.dumps(
+                        {"secretName": "X_SIGNING_SECRET", "value": "k8sSigningVal7788"}
+                    ),
+                )
+            ),
+            T("b", text="ok"),
+            A(text="later prose repeats plainpropval4455 and again; short pw7 stays"),
+        ],
+        key=KEY,
+    )
     if title is not None:
         found = store.get_session(KEY)
-        store.upsert_session(Session(key=KEY, harness="test", title=title,
-                                     started_at=found.started_at, ended_at=found.ended_at))
+        store.upsert_session(
+            Session(
+                key=KEY,
+                harness="test",
+                title=title,
+                started_at=found.started_at,
+                ended_at=found.ended_at,
+            )
+        )
 
 
 def test_session_secrets_are_the_values_found_in_any_row(store):
     _load(store)
-    assert session_secrets(store, KEY) == {"hunter2hunter2xyz": "password",
-                                           "plainpropval4455": "password",
-                                           "k8sSigningVal7788": "secret"}
+    assert session_secrets(store, KEY) == {
+        "hunter2hunter2xyz": "password",
+        "plainpropval4455": "password",
+        "k8sSigningVal7788": "secret",
+    }
     assert session_secrets(store, "no-such-session") == {}
 
 
@@ -46,7 +73,8 @@ def test_a_repeat_in_another_row_and_the_title_is_redacted(store):
     view = session_view(store, KEY, limit=None)
     assert view.session.title == "pw [REDACTED:password]"
     assert view.rows[-1].blocks[0].text == (
-        "later prose repeats [REDACTED:password] and again; short pw7 stays")
+        "later prose repeats [REDACTED:password] and again; short pw7 stays"
+    )
     raw = session_view(store, KEY, limit=None, raw=True)
     assert "plainpropval4455" in raw.rows[-1].blocks[0].text
     # outside a session's scope the text alone holds no detectable secret
@@ -61,11 +89,13 @@ def test_search_snippets_are_redacted_as_show_redacts_the_row(store):
     hits = search(store, "X_SIGNING_SECRET", mode="words")
     assert [h.snippet for h in hits] == [
         'Write {"file_path":"k8s.json","content":"{\\"secretName\\": \\"X_SIGNING_SECRET\\", '
-        '\\"value\\": \\"[REDACTED:secret]\\"}"}']
+        '\\"value\\": \\"[REDACTED:secret]\\"}"}'
+    ]
     assert hits[0].title == "pw [REDACTED:password]"
     hits = search(store, "later prose", mode="words")
     assert [h.snippet for h in hits] == [
-        "later prose repeats [REDACTED:password] and again; short pw7 stays"]
+        "later prose repeats [REDACTED:password] and again; short pw7 stays"
+    ]
 
 
 def test_a_session_is_scanned_once_for_many_hits(store):

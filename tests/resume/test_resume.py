@@ -27,20 +27,24 @@ VALID_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 def _session(store, project: Path, rows, key: str = "src-1", harness: str = "codex") -> str:
     load(store, rows, key=key)
-    store.upsert_session(Session(key=key, harness=harness, project=str(project),
-                                 source_path="/somewhere/src.jsonl"))
+    store.upsert_session(
+        Session(key=key, harness=harness, project=str(project), source_path="/somewhere/src.jsonl")
+    )
     return key
 
 
 def _rows():
-    return [U("first request"), A(call("c/1:weird id", "exec_command", cmd="ls"), text="look"),
-            T("c/1:weird id", text="README.md"), A(text="done with the first"),
-            CP("the first turn listed the files"),
-            U("Now add the authentication middleware"),
-            A(call("call_2", "shell", command=["bash", "-lc", "pytest -q"])),
-            T("call_2", text="3 passed"),
-            A(call("call_3", "apply_patch", input="*** Begin Patch")),  # never answered
-            ]
+    return [
+        U("first request"),
+        A(call("c/1:weird id", "exec_command", cmd="ls"), text="look"),
+        T("c/1:weird id", text="README.md"),
+        A(text="done with the first"),
+        CP("the first turn listed the files"),
+        U("Now add the authentication middleware"),
+        A(call("call_2", "shell", command=["bash", "-lc", "pytest -q"])),
+        T("call_2", text="3 passed"),
+        A(call("call_3", "apply_patch", input="*** Begin Patch")),  # never answered
+    ]
 
 
 def _read_back(tmp_path: Path, path: Path, name: str):
@@ -71,7 +75,8 @@ def _paired(messages: list[dict]) -> None:
 
 @pytest.mark.parametrize("target", TARGETS)
 def test_the_written_file_reads_back_as_a_new_session_linked_to_its_source(
-        sqlite_store, tmp_path: Path, target: str) -> None:
+    sqlite_store, tmp_path: Path, target: str
+) -> None:
     project = tmp_path / "proj"
     project.mkdir()
     key = _session(sqlite_store, project, _rows())
@@ -88,12 +93,15 @@ def test_the_written_file_reads_back_as_a_new_session_linked_to_its_source(
         new_key = report.session_key
         assert new_key == written.session_id != key
         notes = [n.text for n in back.notes(new_key)]
-        assert notes == [f"Resumed copy of codex session {key} (continuity resume); that "
-                         "session is the original."]
+        assert notes == [
+            f"Resumed copy of codex session {key} (continuity resume); that "
+            "session is the original."
+        ]
         again = build_continuation(back, new_key, budget_bytes=10**9)
         assert again.refusal is None
-        assert again.request["text"] == view.request["text"] == \
-            "Now add the authentication middleware"
+        assert (
+            again.request["text"] == view.request["text"] == "Now add the authentication middleware"
+        )
         assert f"continues the codex session {key}" in again.summary["text"]
         assert "the first turn listed the files" in again.summary["text"]
         _paired(again.messages)
@@ -102,10 +110,10 @@ def test_the_written_file_reads_back_as_a_new_session_linked_to_its_source(
         assert all(VALID_ID.match(c["id"]) for c in calls)
         assert [c["name"] for c in calls][-2:] == [
             {"claude-code": "Bash", "codex": "exec_command", "pi": "bash"}[target],
-            "apply_patch"]
+            "apply_patch",
+        ]
         shell = calls[-2]["arguments"]
-        assert shell == ({"cmd": "pytest -q"} if target == "codex" else
-                         {"command": "pytest -q"})
+        assert shell == ({"cmd": "pytest -q"} if target == "codex" else {"command": "pytest -q"})
         results = [b for b in blocks if b["type"] == "tool_result"]
         assert results[-2]["text"] == "3 passed call_2"  # T() appends the id
         # the dangling call's synthetic answer (a Responses output has no error flag)
@@ -124,8 +132,12 @@ def test_ids_and_names_are_made_valid_and_stay_paired(sqlite_store, tmp_path: Pa
     project = tmp_path / "p"
     project.mkdir()
     long_id = "x" * 80
-    rows = [U("go"), A(call("a b/c", "mcp:server/tool"), call(long_id, "read")),
-            T(long_id), T("a b/c")]  # results out of order, in separate rows
+    rows = [
+        U("go"),
+        A(call("a b/c", "mcp:server/tool"), call(long_id, "read")),
+        T(long_id),
+        T("a b/c"),
+    ]  # results out of order, in separate rows
     key = _session(sqlite_store, project, rows, harness="pi")
     written = resume_session(sqlite_store, key, "claude-code", target_home=tmp_path / "h")
     lines = [json.loads(x) for x in written.path.read_text().splitlines()]
@@ -139,8 +151,7 @@ def test_ids_and_names_are_made_valid_and_stay_paired(sqlite_store, tmp_path: Pa
     assert [b["tool_use_id"] for b in following["message"]["content"]] == [u["id"] for u in uses]
     chain = [x["parentUuid"] for x in lines]
     assert chain == [None] + [x["uuid"] for x in lines[:-1]]
-    assert all(x["sessionId"] == written.session_id and x["cwd"] == str(project)
-               for x in lines)
+    assert all(x["sessionId"] == written.session_id and x["cwd"] == str(project) for x in lines)
 
 
 def test_media_stay_stubs(sqlite_store, tmp_path: Path) -> None:
@@ -148,9 +159,15 @@ def test_media_stay_stubs(sqlite_store, tmp_path: Path) -> None:
 
     project = tmp_path / "p"
     project.mkdir()
-    rows = [Entry(EntryKind.MESSAGE, Role.USER, (TextBlock("see this"),
-                                                 MediaBlock("image/png", 90480)),
-                  is_request=True), A(text="a cat")]
+    rows = [
+        Entry(
+            EntryKind.MESSAGE,
+            Role.USER,
+            (TextBlock("see this"), MediaBlock("image/png", 90480)),
+            is_request=True,
+        ),
+        A(text="a cat"),
+    ]
     key = _session(sqlite_store, project, rows)
     written = resume_session(sqlite_store, key, "pi", target_home=tmp_path / "h")
     text = written.path.read_text()
@@ -161,18 +178,25 @@ def test_homes_follow_each_harness_variable(sqlite_store, tmp_path: Path) -> Non
     project = tmp_path / "my proj"
     project.mkdir()
     key = _session(sqlite_store, project, [U("hi"), A(text="hello")])
-    env = {"HOME": str(tmp_path / "user"), "CLAUDE_CONFIG_DIR": str(tmp_path / "cc"),
-           "CODEX_HOME": str(tmp_path / "cx"), "PI_CODING_AGENT_DIR": str(tmp_path / "pa")}
+    env = {
+        "HOME": str(tmp_path / "user"),
+        "CLAUDE_CONFIG_DIR": str(tmp_path / "cc"),
+        "CODEX_HOME": str(tmp_path / "cx"),
+        "PI_CODING_AGENT_DIR": str(tmp_path / "pa"),
+    }
     claude = resume_session(sqlite_store, key, "claude-code", env=env)
     encoded = re.sub(r"[^A-Za-z0-9]", "-", str(project))
     assert claude.path.parent == tmp_path / "cc" / "projects" / encoded
     assert claude.command == ["claude", "--resume", claude.session_id]
     codex = resume_session(sqlite_store, key, "codex", env=env)
     assert codex.path.parent.parent.parent.parent == tmp_path / "cx" / "sessions"
-    assert re.fullmatch(r"rollout-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-" + codex.session_id
-                        + r"\.jsonl", codex.path.name)
+    assert re.fullmatch(
+        r"rollout-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-" + codex.session_id + r"\.jsonl", codex.path.name
+    )
     pi = resume_session(sqlite_store, key, "pi", env=env)
-    assert pi.path.parent == tmp_path / "pa" / "sessions" / f"--{str(project)[1:].replace('/', '-')}--"
+    assert (
+        pi.path.parent == tmp_path / "pa" / "sessions" / f"--{str(project)[1:].replace('/', '-')}--"
+    )
     assert pi.command == ["pi", "--session", str(pi.path)]
     default = resume_session(sqlite_store, key, "codex", env={"HOME": str(tmp_path / "user")})
     assert default.path.is_relative_to(tmp_path / "user" / ".codex" / "sessions")
@@ -221,9 +245,13 @@ def test_write_new_never_overwrites(tmp_path: Path) -> None:
 
 
 def _cli(home: Path, *args: str, env: dict[str, str] | None = None):
-    return subprocess.run([sys.executable, "-m", "continuity.cli.app", *args],
-                          capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "CONTINUITY_HOME": str(home), **(env or {})})
+    return subprocess.run(
+        [sys.executable, "-m", "continuity.cli.app", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "CONTINUITY_HOME": str(home), **(env or {})},
+    )
 
 
 def _workspace(tmp_path: Path) -> tuple[Path, Path]:
@@ -246,20 +274,32 @@ def test_cli_json_and_errors(tmp_path: Path) -> None:
     done = _cli(ws, "resume", "abc", "--in", "codex", "--target-home", str(target), "--json")
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
-    assert set(data) == {"target", "path", "session_id", "command", "headless", "cwd", "env",
-                         "reused"}
+    assert set(data) == {
+        "target",
+        "path",
+        "session_id",
+        "command",
+        "headless",
+        "cwd",
+        "env",
+        "reused",
+    }
     assert data["target"] == "codex" and Path(data["path"]).is_file()
     assert data["reused"] is False
     # --target-home: the command names the home, so codex looks where the file is (review)
     assert data["env"] == {"CODEX_HOME": str(target)}
-    assert data["command"] == \
-        f"cd {project} && CODEX_HOME={target} codex resume {data['session_id']}"
+    assert (
+        data["command"] == f"cd {project} && CODEX_HOME={target} codex resume {data['session_id']}"
+    )
     # issue 45 item 3: the headless command too
-    assert data["headless"] == \
-        f"cd {project} && CODEX_HOME={target} codex exec resume {data['session_id']}"
+    assert (
+        data["headless"]
+        == f"cd {project} && CODEX_HOME={target} codex exec resume {data['session_id']}"
+    )
     plain = _cli(ws, "resume", "abc", "--in", "pi", "--target-home", str(tmp_path / "pi"))
     assert plain.returncode == 0 and plain.stdout.startswith(
-        f"cd {project} && PI_CODING_AGENT_DIR={tmp_path / 'pi'} pi --session {tmp_path / 'pi'}/")
+        f"cd {project} && PI_CODING_AGENT_DIR={tmp_path / 'pi'} pi --session {tmp_path / 'pi'}/"
+    )
     interactive, headless = plain.stdout.splitlines()
     assert headless == interactive.replace(" pi --session ", " pi -p --session ")
     assert plain.stderr.startswith("wrote ")
@@ -271,8 +311,17 @@ def test_cli_json_and_errors(tmp_path: Path) -> None:
     bad = _cli(ws, "resume", "abc", "--in", "emacs")
     assert bad.returncode == 2 and bad.stderr.strip().count("\n") == 0
     assert "unknown harness 'emacs'" in bad.stderr
-    refused = _cli(ws, "resume", "big", "--in", "claude-code", "--budget", "500",
-                   "--target-home", str(tmp_path / "cc"))
+    refused = _cli(
+        ws,
+        "resume",
+        "big",
+        "--in",
+        "claude-code",
+        "--budget",
+        "500",
+        "--target-home",
+        str(tmp_path / "cc"),
+    )
     assert refused.returncode == 5 and "refused" in refused.stderr
     assert not (tmp_path / "cc").exists()
     unknown = _cli(ws, "resume", "zzz", "--in", "pi")
@@ -289,9 +338,17 @@ def test_exec_opens_the_new_session_in_the_project_folder(tmp_path: Path) -> Non
     fake.write_text('#!/bin/sh\necho "$PWD" "$@" > "$RECORD"\n')
     fake.chmod(0o755)
     record = tmp_path / "record.txt"
-    done = _cli(ws, "resume", "abc", "--in", "codex", "--exec", "--target-home",
-                str(tmp_path / "cx"), env={"PATH": f"{bin_dir}:{os.environ['PATH']}",
-                                           "RECORD": str(record)})
+    done = _cli(
+        ws,
+        "resume",
+        "abc",
+        "--in",
+        "codex",
+        "--exec",
+        "--target-home",
+        str(tmp_path / "cx"),
+        env={"PATH": f"{bin_dir}:{os.environ['PATH']}", "RECORD": str(record)},
+    )
     assert done.returncode == 0, done.stderr
     written = next((tmp_path / "cx" / "sessions").rglob("rollout-*.jsonl"))
     session_id = json.loads(written.read_text().splitlines()[0])["payload"]["id"]
@@ -304,10 +361,12 @@ def test_blank_user_rows_are_not_written_as_turns():
     ``incomplete_request``), and the providers answer a blank text block with a 400."""
     from continuity.resume.convert import _Ids, _raw_turns
 
-    rows = [("user", [{"type": "text", "text": "task"}], {"text": "task", "actor": "user"}),
-            ("user", [{"type": "text", "text": "\r"}], None),
-            ("user", [{"type": "text", "text": ""}], None),
-            ("user", [{"type": "text", "text": " next "}], None)]
+    rows = [
+        ("user", [{"type": "text", "text": "task"}], {"text": "task", "actor": "user"}),
+        ("user", [{"type": "text", "text": "\r"}], None),
+        ("user", [{"type": "text", "text": ""}], None),
+        ("user", [{"type": "text", "text": " next "}], None),
+    ]
     turns = _raw_turns(rows, _Ids("claude-code"), "claude-code")
     assert [(t.kind, t.parts) for t in turns] == [("user", ["task"]), ("user", [" next "])]
 
@@ -316,8 +375,7 @@ def test_blank_user_rows_are_not_written_as_turns():
 
 
 @pytest.mark.parametrize("target", TARGETS)
-def test_the_same_resume_reuses_its_intact_copy(sqlite_store, tmp_path: Path,
-                                                target: str) -> None:
+def test_the_same_resume_reuses_its_intact_copy(sqlite_store, tmp_path: Path, target: str) -> None:
     """Issue 45 item 3: resuming the same session at the same point into the same harness and
     home returns the copy written before (one file), until it is no longer intact (grown by the
     harness or edited): then a new copy is written and later calls reuse that one; a session
@@ -348,7 +406,7 @@ def test_the_same_resume_reuses_its_intact_copy(sqlite_store, tmp_path: Path,
     # an edited body (same size) is not intact either
     body = bytearray(third.path.read_bytes())
     at = body.index(b"authentication")
-    body[at:at + 4] = b"AUTH"
+    body[at : at + 4] = b"AUTH"
     third.path.write_bytes(bytes(body))
     fourth = resume_session(sqlite_store, key, target, target_home=home)
     assert not fourth.reused and fourth.path not in (first.path, third.path)
@@ -381,8 +439,9 @@ def _hop(store, key: str, target: str, tmp_path: Path, n: int):
     return written, report.session_key
 
 
-def test_a_copy_of_a_copy_carries_one_preface_naming_the_original(sqlite_store,
-                                                                  tmp_path: Path) -> None:
+def test_a_copy_of_a_copy_carries_one_preface_naming_the_original(
+    sqlite_store, tmp_path: Path
+) -> None:
     """Issue 45 item 3: three hops (codex → claude-code → pi → codex) give one copy notice,
     naming the direct source, the original and the chain; the original's summary once,
     labelled with the original's rows (0–3), never "rows 0–0" of a copy; the notes and the
@@ -393,35 +452,44 @@ def test_a_copy_of_a_copy_carries_one_preface_naming_the_original(sqlite_store,
     keys = [key]
     for n, target in enumerate(("claude-code", "pi", "codex")):
         written, copy = _hop(sqlite_store, keys[-1], target, tmp_path, n)
-        sqlite_store.upsert_session(Session(key=copy, harness=target, project=str(project),
-                                            source_path=str(written.path)))
+        sqlite_store.upsert_session(
+            Session(key=copy, harness=target, project=str(project), source_path=str(written.path))
+        )
         keys.append(copy)
         preface = _preface(written.path)
         assert preface.count("This session is a copy written by `continuity resume`") == 1
         assert preface.count("the first turn listed the files") == 1
         assert "rows 0–0" not in preface
-        assert preface.count(f"Summary of earlier work in the original session {key} "
-                             "(rows 0–3)") == 1, preface
-        assert f"continues the {sqlite_store.get_session(keys[-2]).harness} session " \
-               f"{keys[-2]}" in preface
+        assert (
+            preface.count(f"Summary of earlier work in the original session {key} (rows 0–3)") == 1
+        ), preface
+        assert (
+            f"continues the {sqlite_store.get_session(keys[-2]).harness} session "
+            f"{keys[-2]}" in preface
+        )
         if n:
-            assert f"the original is the codex session {key} (copied " \
-                   f"{' → '.join(keys[:-1])})" in preface, preface
+            assert (
+                f"the original is the codex session {key} (copied "
+                f"{' → '.join(keys[:-1])})" in preface
+            ), preface
         view = build_continuation(sqlite_store, copy, budget_bytes=10**9)
         assert view.request["text"] == "Now add the authentication middleware"
         # `continue` of the copy: its preface is labelled as carried in, not as its rows 0–0
         assert view.summary["text"].startswith(
             "Carried into this copy by `continuity resume`: the earlier work of the session it "
             "continues, quoted for reference. It is not an instruction.\n<summary>\n"
-            "This session is a copy")
+            "This session is a copy"
+        )
         assert "rows 0–0" not in view.summary["text"]
         marker = json.loads(written.path.read_text().splitlines()[0])
         marker = marker.get("continuityResume") or marker["payload"]["continuityResume"]
         assert marker["original"] == {"session": key, "harness": "codex"}
         assert marker["chain"] == keys[:-1]
     notes = [n.text for n in sqlite_store.notes(keys[3])]
-    assert notes == [f"Resumed copy of pi session {keys[2]} (continuity resume); the original "
-                     f"is codex session {key}."]
+    assert notes == [
+        f"Resumed copy of pi session {keys[2]} (continuity resume); the original "
+        f"is codex session {key}."
+    ]
 
 
 def test_sessions_marks_copies_and_their_original(tmp_path: Path) -> None:
@@ -429,20 +497,26 @@ def test_sessions_marks_copies_and_their_original(tmp_path: Path) -> None:
     (null for a session that is none); piped, the last column is the source."""
     ws, _project = _workspace(tmp_path)
     env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "cc"), "PI_CODING_AGENT_DIR": str(tmp_path / "pi")}
-    one = json.loads(_cli(ws, "resume", "abc-123", "--in", "claude-code", "--json",
-                          env=env).stdout)
+    one = json.loads(_cli(ws, "resume", "abc-123", "--in", "claude-code", "--json", env=env).stdout)
     assert _cli(ws, "import", one["path"]).returncode == 0
-    two = json.loads(_cli(ws, "resume", one["session_id"], "--in", "pi", "--json",
-                          env=env).stdout)
+    two = json.loads(_cli(ws, "resume", one["session_id"], "--in", "pi", "--json", env=env).stdout)
     assert _cli(ws, "import", two["path"]).returncode == 0
     listed = {s["session"]: s for s in json.loads(_cli(ws, "sessions", "--json").stdout)}
     assert (listed["abc-123"]["copy_of"], listed["abc-123"]["original"]) == (None, None)
     assert (listed[one["session_id"]]["copy_of"], listed[one["session_id"]]["original"]) == (
-        "abc-123", "abc-123")
+        "abc-123",
+        "abc-123",
+    )
     assert (listed[two["session_id"]]["copy_of"], listed[two["session_id"]]["original"]) == (
-        one["session_id"], "abc-123")
+        one["session_id"],
+        "abc-123",
+    )
     piped = _cli(ws, "sessions").stdout.splitlines()
     assert piped[0].endswith("\tsource\tcopy_of")
     rows = {line.split("\t")[0]: line.split("\t")[-1] for line in piped[1:]}
-    assert rows == {"abc-123": "", "big": "", one["session_id"]: "abc-123",
-                    two["session_id"]: one["session_id"]}
+    assert rows == {
+        "abc-123": "",
+        "big": "",
+        one["session_id"]: "abc-123",
+        two["session_id"]: one["session_id"],
+    }

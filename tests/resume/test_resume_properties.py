@@ -38,8 +38,10 @@ def world(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SqlStore, 
     project and the harness homes (one per module; every example uses fresh keys and ids)."""
     root = tmp_path_factory.mktemp("resume-props")
     (root / "project").mkdir()
-    with open_store(f"sqlite:///{root / 'src.db'}") as src, \
-            open_store(f"sqlite:///{root / 'back.db'}") as back:
+    with (
+        open_store(f"sqlite:///{root / 'src.db'}") as src,
+        open_store(f"sqlite:///{root / 'back.db'}") as back,
+    ):
         yield src, back, root
 
 
@@ -80,11 +82,15 @@ def _markers(messages: list[dict[str, Any]]) -> int:
 # The default run (CI) uses a fixed set of examples: a rare example failed once and passed
 # when hypothesis ran it again (a nondeterminism not yet found; see the stop note). Setting
 # CONTINUITY_PROPERTY_EXAMPLES explores new random examples, as before.
-@settings(SETTINGS, max_examples=int(os.environ.get("CONTINUITY_PROPERTY_EXAMPLES", "60")),
-          derandomize="CONTINUITY_PROPERTY_EXAMPLES" not in os.environ)
+@settings(
+    SETTINGS,
+    max_examples=int(os.environ.get("CONTINUITY_PROPERTY_EXAMPLES", "60")),
+    derandomize="CONTINUITY_PROPERTY_EXAMPLES" not in os.environ,
+)
 @given(log=logs(), budget=BUDGETS)
 def test_every_target_file_parses_back_paired_and_within_budget(
-        world: tuple[SqlStore, SqlStore, Path], log: Log, budget: int) -> None:
+    world: tuple[SqlStore, SqlStore, Path], log: Log, budget: int
+) -> None:
     src, back, root = world
     key = f"prop-{next(_KEYS)}"
     load(src, log.rows, key=key, runs=list(log.statuses.items()))
@@ -103,16 +109,16 @@ def test_every_target_file_parses_back_paired_and_within_budget(
         carried += utf8_len(view.request["text"])
     assert carried <= view.used_bytes <= budget
     for target in TARGETS:
-        written = resume_session(src, key, target, budget_bytes=budget,
-                                 target_home=home / target)
+        written = resume_session(src, key, target, budget_bytes=budget, target_home=home / target)
         report = import_file(back, written.path)
         assert report.status == "imported" and report.errors == [], (target, report.errors)
         assert report.copy_of == key and report.session_key == written.session_id
         parsed = build_continuation(back, written.session_id, budget_bytes=10**12)
         assert parsed.refusal is None, (target, parsed.refusal)
         _paired(parsed.messages)
-        assert not any(b.get("synthetic") for m in parsed.messages for b in m["content"]), \
-            target  # every call already had its one result in the file
+        assert not any(b.get("synthetic") for m in parsed.messages for b in m["content"]), (
+            target
+        )  # every call already had its one result in the file
         assert parsed.summary is not None and f"session {key}" in parsed.summary["text"]
         got = _content(parsed.messages, written=True)
         if parsed.request is not None:
@@ -120,6 +126,11 @@ def test_every_target_file_parses_back_paired_and_within_budget(
         assert got <= budget + _markers(view.messages), (target, got, budget)
         if view.request is not None and view.request["text"].strip():
             # the previous request verbatim, as a user row of the new session
-            users = [b.text for e in back.entries(written.session_id, limit=100_000)
-                     if e.role is Role.USER for b in e.blocks if isinstance(b, TextBlock)]
+            users = [
+                b.text
+                for e in back.entries(written.session_id, limit=100_000)
+                if e.role is Role.USER
+                for b in e.blocks
+                if isinstance(b, TextBlock)
+            ]
             assert any(view.request["text"] in u for u in users), target

@@ -20,9 +20,17 @@ def _vectors(store, model):
 def test_embed_pending_embeds_only_redacted_text(store, recording):
     """A secret in a row (and repeated bare in the same row, defined later) never reaches
     the embedder; the row is embedded all the same."""
-    load(store, [U(f"use {SECRET} for the api"),
-                 A(text="the token is sk-test then later PASSWORD=hunter2hunter2xyz and "
-                        "hunter2hunter2xyz again")], key="s")
+    load(
+        store,
+        [
+            U(f"use {SECRET} for the api"),
+            A(
+                text="the token is sk-test then later PASSWORD=hunter2hunter2xyz and "
+                "hunter2hunter2xyz again"
+            ),
+        ],
+        key="s",
+    )
     remember(store, f"deploy key is {SECRET}")
     report = embed_pending(store, recording, batch_rows=1)
     assert (report.embedded, report.skipped, report.left) == (3, 0, 0)
@@ -68,8 +76,9 @@ def test_embed_pending_honours_limit_progress_and_stop(store, recording):
     batches."""
     load(store, [U(f"text {i}") for i in range(5)], key="s")
     seen = []
-    report = embed_pending(store, recording, batch_rows=2, limit=3,
-                           progress=lambda d, t: seen.append((d, t)))
+    report = embed_pending(
+        store, recording, batch_rows=2, limit=3, progress=lambda d, t: seen.append((d, t))
+    )
     assert (report.embedded, report.left) == (3, 2) and seen == [(2, 3), (3, 3)]
     report = embed_pending(store, recording, should_stop=lambda: True)
     assert (report.embedded, report.left) == (0, 2)

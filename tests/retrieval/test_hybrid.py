@@ -34,21 +34,38 @@ def _session(store, key, texts, *, project="/w/app", start=NOW - timedelta(days=
     for i, e in enumerate(rows):
         e.timestamp = start + timedelta(minutes=i)
     load(store, rows, key=key)
-    store.upsert_session(Session(key=key, harness="claude-code", project=project,
-                                 entry_count=store.get_session(key).entry_count))
+    store.upsert_session(
+        Session(
+            key=key,
+            harness="claude-code",
+            project=project,
+            entry_count=store.get_session(key).entry_count,
+        )
+    )
 
 
 @pytest.fixture
 def corpus(store, embedder):
-    _session(store, "term", [
-        "the terminal pane flickers when the window is resized",
-        "The xterm.js viewport scrollTop reset to 0 on every write; now it keeps the "
-        "user's position unless they were at the bottom",
-        "run the tests again"])
-    _session(store, "db", [
-        "add an alembic migration for the export job table",
-        "the exported job failed with a timeout in postgres",
-        "npm install failed with EACCES on the cache folder"], project="/w/other")
+    _session(
+        store,
+        "term",
+        [
+            "the terminal pane flickers when the window is resized",
+            "The xterm.js viewport scrollTop reset to 0 on every write; now it keeps the "
+            "user's position unless they were at the bottom",
+            "run the tests again",
+        ],
+    )
+    _session(
+        store,
+        "db",
+        [
+            "add an alembic migration for the export job table",
+            "the exported job failed with a timeout in postgres",
+            "npm install failed with EACCES on the cache folder",
+        ],
+        project="/w/other",
+    )
     embed_pending(store, embedder)
     return store
 
@@ -71,8 +88,10 @@ def test_quoted_phrase_must_appear_as_written(corpus):
     """issue 40: "export job" does not match "exported job"."""
     hits = hybrid_entries(corpus, '"export job"', limit=10, now=NOW)
     assert [(h.session_key, h.seq) for h in hits] == [("db", 0)]
-    loose = {(h.session_key, h.seq) for h in hybrid_entries(corpus, "export job", limit=10,
-                                                              mode="words", now=NOW)}
+    loose = {
+        (h.session_key, h.seq)
+        for h in hybrid_entries(corpus, "export job", limit=10, mode="words", now=NOW)
+    }
     assert {("db", 0), ("db", 1)} <= loose
 
 
@@ -106,31 +125,51 @@ def test_words_only_without_embedder_and_unembedded_rows_found(store, embedder, 
     _session(store, "s", ["the zebra migration ran"])
     hits = hybrid_entries(store, "zebra", limit=5, now=NOW)
     assert [(h.session_key, h.seq, h.words_rank, h.vector_rank) for h in hits] == [
-        ("s", 0, 1, None)]
+        ("s", 0, 1, None)
+    ]
     off = RetrievalSettings(semantic="off")
-    assert [h.vector_rank for h in hybrid_entries(store, "zebra", limit=5, settings=off)] == [
-        None]
+    assert [h.vector_rank for h in hybrid_entries(store, "zebra", limit=5, settings=off)] == [None]
     assert hybrid_entries(store, "the of", limit=5, settings=off) == []
 
 
 def test_hybrid_memories_ranks_paraphrases_and_filters(store, embedder):
-    remember(store, "we decided to keep the xterm.js viewport scrollTop unless at the bottom",
-             type="decision")
+    remember(
+        store,
+        "we decided to keep the xterm.js viewport scrollTop unless at the bottom",
+        type="decision",
+    )
     remember(store, "postgres GIN index for the tsvector column", type="fact")
     embed_pending(store, embedder)
     hits = hybrid_memories(store, "terminal scroll position", limit=3)
     assert hits[0].memory.type == "decision" and hits[0].vector_rank == 1
     from continuity.store.memory import MemoryFilter
-    assert hybrid_memories(store, "terminal scroll position", limit=3,
-                           filters=MemoryFilter(type="fact")) == [] or all(
-        h.memory.type == "fact" for h in hybrid_memories(
-            store, "terminal scroll position", limit=3, filters=MemoryFilter(type="fact")))
+
+    assert hybrid_memories(
+        store, "terminal scroll position", limit=3, filters=MemoryFilter(type="fact")
+    ) == [] or all(
+        h.memory.type == "fact"
+        for h in hybrid_memories(
+            store, "terminal scroll position", limit=3, filters=MemoryFilter(type="fact")
+        )
+    )
 
 
 # ---------------------------------------------------------------- exactness, by brute force
 
-VOCAB = ["alpha", "beta", "gamma", "scroll", "viewport", "export", "job", "parser", "test",
-         "docker", "deploy", "flaky"]
+VOCAB = [
+    "alpha",
+    "beta",
+    "gamma",
+    "scroll",
+    "viewport",
+    "export",
+    "job",
+    "parser",
+    "test",
+    "docker",
+    "deploy",
+    "flaky",
+]
 _COUNTER = itertools.count()
 
 
@@ -141,18 +180,31 @@ def _brute(store, embedder, query, filters, project, limit, mode):
     rows = [(k, e) for k in keys for e in store.entries(k)]
     ranks: dict[tuple[str, int], list] = {(k, e.seq): [None, None] for k, e in rows}
     if mode in ("hybrid", "words") and q.terms:
-        hits = [h for h in store.search_entries(q.terms, limit=100_000, filters=filters)
-                if q.matches(entry_body(h.entry))]
+        hits = [
+            h
+            for h in store.search_entries(q.terms, limit=100_000, filters=filters)
+            if q.matches(entry_body(h.entry))
+        ]
         for r, h in enumerate(hits, 1):
             ranks[(h.session_key, h.seq)][0] = r
     if mode in ("hybrid", "vectors"):
-        vecs = {(k, s): np.frombuffer(v, dtype="<f4") for c in store.iter_entry_vectors(
-            embedder.model_id) for _, k, s, v in c if (k, s) in ranks}
+        vecs = {
+            (k, s): np.frombuffer(v, dtype="<f4")
+            for c in store.iter_entry_vectors(embedder.model_id)
+            for _, k, s, v in c
+            if (k, s) in ranks
+        }
         qv = embedder.encode([q.text.replace('"', " ")])[0]
         order = list(vecs)
         cos = np.stack([vecs[k] for k in order]) @ qv if order else []
-        scored = sorted(((-float(c), k) for c, k in zip(cos, order, strict=True) if c > hybrid.MIN_COSINE
-                         and q.matches(entry_body({(k2, e.seq): e for k2, e in rows}[k]))))
+        scored = sorted(
+            (
+                (-float(c), k)
+                for c, k in zip(cos, order, strict=True)
+                if c > hybrid.MIN_COSINE
+                and q.matches(entry_body({(k2, e.seq): e for k2, e in rows}[k]))
+            )
+        )
         for r, (_, k) in enumerate(scored, 1):
             ranks[k][1] = r
     entries = {(k, e.seq): e for k, e in rows}
@@ -181,6 +233,7 @@ def test_top_equals_brute_force_full_ranking(sqlite_store, embedder, monkeypatch
     def read(self):
         reads.append((self, self.depth))  # the list kept alive: ids are never reused
         real_read(self)
+
     monkeypatch.setattr(hybrid._List, "read", read)
     placed = []
     real_ranks = VectorIndex.ranks_of
@@ -189,16 +242,23 @@ def test_top_equals_brute_force_full_ranking(sqlite_store, embedder, monkeypatch
         got = real_ranks(self, rows, cos, keys, **kw)
         placed.extend(v for v in got.values() if v is not None)
         return got
+
     monkeypatch.setattr(VectorIndex, "ranks_of", ranks_of)
 
-    @hsettings(max_examples=40, deadline=None, derandomize=True,
-               suppress_health_check=list(HealthCheck))
-    @given(texts=st.lists(st.lists(st.sampled_from(VOCAB), min_size=1, max_size=5),
-                          min_size=1, max_size=40),
-           ages=st.lists(st.integers(0, 200), min_size=40, max_size=40),
-           query=st.lists(st.sampled_from([*VOCAB, '"export job"', '"scroll viewport"']),
-                          min_size=1, max_size=3),
-           limit=st.integers(1, 4), boost_project=st.booleans())
+    @hsettings(
+        max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck)
+    )
+    @given(
+        texts=st.lists(
+            st.lists(st.sampled_from(VOCAB), min_size=1, max_size=5), min_size=1, max_size=40
+        ),
+        ages=st.lists(st.integers(0, 200), min_size=40, max_size=40),
+        query=st.lists(
+            st.sampled_from([*VOCAB, '"export job"', '"scroll viewport"']), min_size=1, max_size=3
+        ),
+        limit=st.integers(1, 4),
+        boost_project=st.booleans(),
+    )
     def check(texts, ages, query, limit, boost_project):
         n = next(_COUNTER)
         base = f"/p{n}"
@@ -209,14 +269,21 @@ def test_top_equals_brute_force_full_ranking(sqlite_store, embedder, monkeypatch
             row = U(" ".join(words))
             row.timestamp = NOW - timedelta(days=ages[i])
             load(store, [row], key=key)
-            store.upsert_session(Session(key=key, harness="pi", project=f"{base}/{i % 2}",
-                                         entry_count=store.get_session(key).entry_count))
+            store.upsert_session(
+                Session(
+                    key=key,
+                    harness="pi",
+                    project=f"{base}/{i % 2}",
+                    entry_count=store.get_session(key).entry_count,
+                )
+            )
         embed_pending(store, embedder)
         f = EntryFilter(projects=(base,))
         project = f"{base}/1" if boost_project else None
         text = " ".join(query)
-        got = hybrid_entries(store, text, limit=limit, filters=f, project=project, now=NOW,
-                             mode=mode)
+        got = hybrid_entries(
+            store, text, limit=limit, filters=f, project=project, now=NOW, mode=mode
+        )
         want = _brute(store, embedder, text, f, project, limit, mode)
         assert [((h.session_key, h.seq)) for h in got] == [k for k, _ in want]
         assert [h.score for h in got] == pytest.approx([s for _, s in want])
@@ -230,8 +297,9 @@ def test_top_equals_brute_force_full_ranking(sqlite_store, embedder, monkeypatch
     assert max(len(d) for d in depths.values()) >= 2
 
 
-def test_the_bound_deepens_the_list_until_no_unseen_row_can_win(sqlite_store, embedder,
-                                                                monkeypatch):
+def test_the_bound_deepens_the_list_until_no_unseen_row_can_win(
+    sqlite_store, embedder, monkeypatch
+):
     """Every row is old and in another project, so none earns a boost; an unseen row could
     still earn the full boost (recency x project), so the words list read from depth 1 must
     double until 1 / (k + 1) beats that bound at depth d + 1: the depths read are exactly
@@ -242,14 +310,21 @@ def test_the_bound_deepens_the_list_until_no_unseen_row_can_win(sqlite_store, em
         r = U("zebra " * (12 - i) + f"note {i}")
         r.timestamp = NOW - timedelta(days=400)
         load(store, [r], key="old")
-    store.upsert_session(Session(key="old", harness="pi", project="/far/away",
-                                 entry_count=store.get_session("old").entry_count))
+    store.upsert_session(
+        Session(
+            key="old",
+            harness="pi",
+            project="/far/away",
+            entry_count=store.get_session("old").entry_count,
+        )
+    )
     reads = []
     real_read = hybrid._List.read
 
     def read(self):
         reads.append(self.depth)
         real_read(self)
+
     monkeypatch.setattr(hybrid._List, "read", read)
     got = hybrid_entries(store, "zebra", limit=1, project="/near", now=NOW, mode="words")
     want = _brute(store, embedder, "zebra", EntryFilter(), "/near", 1, "words")
@@ -257,8 +332,9 @@ def test_the_bound_deepens_the_list_until_no_unseen_row_can_win(sqlite_store, em
     assert reads == [1, 2, 4, 8]
 
 
-def test_row_found_by_words_deep_in_the_vector_list_is_placed_exactly(sqlite_store, embedder,
-                                                                       monkeypatch):
+def test_row_found_by_words_deep_in_the_vector_list_is_placed_exactly(
+    sqlite_store, embedder, monkeypatch
+):
     """The only row holding the query's word is about something else: it is first by words
     and far down the vector list; its vector rank is counted (``ranks_of``), not read, and the
     result equals the brute-force full ranking."""
@@ -272,8 +348,14 @@ def test_row_found_by_words_deep_in_the_vector_list_is_placed_exactly(sqlite_sto
         r = U(text)
         r.timestamp = NOW - timedelta(days=3)
         load(store, [r], key=f"k{i % 4}")
-        store.upsert_session(Session(key=f"k{i % 4}", harness="pi", project="/z/a",
-                                     entry_count=store.get_session(f"k{i % 4}").entry_count))
+        store.upsert_session(
+            Session(
+                key=f"k{i % 4}",
+                harness="pi",
+                project="/z/a",
+                entry_count=store.get_session(f"k{i % 4}").entry_count,
+            )
+        )
     embed_pending(store, embedder)
     placed = []
     real = VectorIndex.ranks_of
@@ -282,6 +364,7 @@ def test_row_found_by_words_deep_in_the_vector_list_is_placed_exactly(sqlite_sto
         got = real(self, rows, cos, keys, **kw)
         placed.extend(got.values())
         return got
+
     monkeypatch.setattr(VectorIndex, "ranks_of", ranks_of)
     f = EntryFilter(projects=("/z",))
     for limit in (1, 5, 20, 31):
@@ -289,8 +372,11 @@ def test_row_found_by_words_deep_in_the_vector_list_is_placed_exactly(sqlite_sto
         want = _brute(store, embedder, "zebra docker registry", f, None, limit, "hybrid")
         assert [(h.session_key, h.seq) for h in got] == [k for k, _ in want]
         assert [h.score for h in got] == pytest.approx([s for _, s in want])
-    zebra = next(h for h in hybrid_entries(store, "zebra docker registry", limit=40,
-                                             filters=f, now=NOW) if "zebra" in entry_body(h.entry))
+    zebra = next(
+        h
+        for h in hybrid_entries(store, "zebra docker registry", limit=40, filters=f, now=NOW)
+        if "zebra" in entry_body(h.entry)
+    )
     assert zebra.vector_rank > 5 and any(p and p[0] == zebra.vector_rank for p in placed)
 
 
@@ -314,7 +400,9 @@ def test_ranks_of_equals_a_full_sort():
         assert [got[k][0] for k in keys] == list(range(1, len(keys) + 1))
         assert index.ranks_of(rows, cos, [("zz", 0)]) == {("zz", 0): None}
         cut = index.ranks_of(rows, cos, keys, min_score=0.0)
-        assert all((v is None) == (c <= 0.0) for (_, _, c), v in zip(full, cut.values(), strict=True))
+        assert all(
+            (v is None) == (c <= 0.0) for (_, _, c), v in zip(full, cut.values(), strict=True)
+        )
 
 
 def test_without_the_extra_words_only_and_said_once(store, embedder, monkeypatch, capsys):

@@ -19,17 +19,17 @@ def _v(*xs):
 def test_top_orders_by_cosine_then_key_and_seq():
     """Best first; equal cosines by (key, seq), also at the cut."""
     index = VectorIndex("m/2", 2)
-    index.add([(1, "b", 0, _v(1, 0)), (2, "a", 5, _v(1, 0)), (3, "a", 1, _v(0, 1)),
-               (4, "c", 0, _v(1, 1))])
+    index.add(
+        [(1, "b", 0, _v(1, 0)), (2, "a", 5, _v(1, 0)), (3, "a", 1, _v(0, 1)), (4, "c", 0, _v(1, 1))]
+    )
     q = np.array([1, 0], dtype=np.float32)
     got = index.top(q, 2)
     assert [(k, s) for k, s, _ in got] == [("a", 5), ("b", 0)]
     assert [(k, s) for k, s, _ in index.top(q, 10)] == [("a", 5), ("b", 0), ("c", 0), ("a", 1)]
-    assert abs(index.top(q, 3)[2][2] - 2 ** -0.5) < 1e-6
+    assert abs(index.top(q, 3)[2][2] - 2**-0.5) < 1e-6
     assert [(k, s) for k, s, _ in index.top(q, 10, sessions=["a"])] == [("a", 5), ("a", 1)]
     assert index.top(q, 10, sessions=["zz"]) == []
-    assert [(k, s) for k, s, _ in index.top(q, 10, min_score=0.5)] == [("a", 5), ("b", 0),
-                                                                       ("c", 0)]
+    assert [(k, s) for k, s, _ in index.top(q, 10, min_score=0.5)] == [("a", 5), ("b", 0), ("c", 0)]
 
 
 def test_add_grows_by_doubling_and_skips_seen_ids():
@@ -63,8 +63,12 @@ def test_top_k_speed_at_100k_rows(capsys):
     mat = rng.standard_normal((100_000, 256)).astype(np.float32)
     mat /= np.linalg.norm(mat, axis=1, keepdims=True)
     for start in range(0, 100_000, 10_000):
-        index.add([(start + i + 1, f"s{(start + i) // 100}", i, mat[start + i].tobytes())
-                   for i in range(10_000)])
+        index.add(
+            [
+                (start + i + 1, f"s{(start + i) // 100}", i, mat[start + i].tobytes())
+                for i in range(10_000)
+            ]
+        )
     q = mat[123]
     index.top(q, 10)
     t0 = time.perf_counter()

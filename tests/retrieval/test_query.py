@@ -21,5 +21,6 @@ def test_phrase_matches_whole_words_case_folded():
     assert not q.matches("export jobs")
     assert not q.matches("job export")
     assert parse_query('"versions/0013_x.py"').matches("see versions/0013_x.py now")
-    assert parse_query('"a" "b c"').matches("b c and a") and not parse_query(
-        '"a" "b c"').matches("b c only")
+    assert parse_query('"a" "b c"').matches("b c and a") and not parse_query('"a" "b c"').matches(
+        "b c only"
+    )

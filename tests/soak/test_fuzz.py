@@ -30,14 +30,30 @@ def fuzz():
     sys.modules.pop("bench_fuzz", None)
 
 
-KINDS = {"flip", "truncate", "swap", "drop", "number", "deep", "utf8", "nul", "surrogate",
-         "glue", "cr", "wrongtop", "dup_key", "big"}
+KINDS = {
+    "flip",
+    "truncate",
+    "swap",
+    "drop",
+    "number",
+    "deep",
+    "utf8",
+    "nul",
+    "surrogate",
+    "glue",
+    "cr",
+    "wrongtop",
+    "dup_key",
+    "big",
+}
 
 
 def test_mutate_makes_every_kind_and_never_a_newline(fuzz):
     rng = random.Random(1)
-    line = (b'{"type":"message","id":"a","message":{"role":"user","content":[{"type":"text",'
-            b'"text":"hi"}]},"n":1}')
+    line = (
+        b'{"type":"message","id":"a","message":{"role":"user","content":[{"type":"text",'
+        b'"text":"hi"}]},"n":1}'
+    )
     seen = set()
     for i in range(3000):
         kind, raw = fuzz.mutate(line, rng, big=i % 150 == 0)  # every pad character

@@ -40,18 +40,41 @@ def test_soak_kills_each_target_five_times_and_loses_nothing(tmp_path: Path) -> 
     event applied once (daemon)."""
     out = tmp_path / "results.json"
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "bench" / "soak.py"), "--kills", str(KILLS), "--seed", "45",
-         "--workspace", str(tmp_path / "soak"), "--json", str(out), "--jobs", "4"],
-        cwd=ROOT, capture_output=True, text=True, timeout=600)
+        [
+            sys.executable,
+            str(ROOT / "bench" / "soak.py"),
+            "--kills",
+            str(KILLS),
+            "--seed",
+            "45",
+            "--workspace",
+            str(tmp_path / "soak"),
+            "--json",
+            str(out),
+            "--jobs",
+            "4",
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr[-3000:]
     results = {r["target"]: r for r in json.loads(out.read_text())}
     assert sorted(results) == ["compact", "daemon", "import", "watch"]
     for target, r in results.items():
         assert r["kills"] == KILLS, (target, r)
-        assert (r["lost"], r["duplicated"], r["integrity_failures"], r["other"],
-                r["failed_runs"]) == (0, 0, 0, 0, 0), (target, r["failures"])
-    kill_lines = [json.loads(line) for line in
-                  (tmp_path / "soak" / "import" / "kills.jsonl").read_text().splitlines()]
+        assert (
+            r["lost"],
+            r["duplicated"],
+            r["integrity_failures"],
+            r["other"],
+            r["failed_runs"],
+        ) == (0, 0, 0, 0, 0), (target, r["failures"])
+    kill_lines = [
+        json.loads(line)
+        for line in (tmp_path / "soak" / "import" / "kills.jsonl").read_text().splitlines()
+    ]
     assert sum(k["killed"] for k in kill_lines) == KILLS
     assert all(k["integrity_after_kill"] == "ok" for k in kill_lines)
     daemon = results["daemon"]
@@ -68,15 +91,20 @@ def imported(tmp_path: Path) -> Path:
     checkpoints, transcript)."""
     db = tmp_path / "continuity.db"
     with open_store(f"sqlite:///{db}") as store:
-        ingest(store, discover([SHARED_DATA / "claude-code" / "tool_heavy.jsonl"],
-                               home=tmp_path), config=CheckpointConfig(), home=tmp_path)
+        ingest(
+            store,
+            discover([SHARED_DATA / "claude-code" / "tool_heavy.jsonl"], home=tmp_path),
+            config=CheckpointConfig(),
+            home=tmp_path,
+        )
     with sqlite3.connect(db) as conn:
         assert conn.execute("SELECT count(*) FROM session_checkpoints").fetchone()[0] > 0
     return db
 
 
 def test_compare_counts_a_deleted_row_lost_a_copied_row_duplicated_a_torn_row_both(
-        imported: Path) -> None:
+    imported: Path,
+) -> None:
     """The soak's verdict is computed, not assumed: an entry deleted is one lost, a
     checkpoint inserted twice one duplicated, a row whose content was cut one
     lost and one extra; an untouched store compares equal."""
@@ -91,18 +119,24 @@ def test_compare_counts_a_deleted_row_lost_a_copied_row_duplicated_a_torn_row_bo
     assert lost.lost == 1 and lost.duplicated == 0
     expected = soak.snapshot(imported)
     with conn:
-        conn.execute("INSERT INTO session_checkpoints (session_key, harness, project, trigger,"
-                     " digest, prompt_count, memory_queries, recent_remembers, created_at) "
-                     "SELECT session_key, harness, project, trigger, digest, prompt_count, "
-                     "memory_queries, recent_remembers, created_at FROM session_checkpoints "
-                     "LIMIT 1")
+        conn.execute(
+            "INSERT INTO session_checkpoints (session_key, harness, project, trigger,"
+            " digest, prompt_count, memory_queries, recent_remembers, created_at) "
+            "SELECT session_key, harness, project, trigger, digest, prompt_count, "
+            "memory_queries, recent_remembers, created_at FROM session_checkpoints "
+            "LIMIT 1"
+        )
     copied = soak.compare(expected, soak.snapshot(imported))
     assert (copied.lost, copied.duplicated) == (0, 1)
     with conn:
-        conn.execute("DELETE FROM session_checkpoints WHERE checkpoint_id = "
-                     "(SELECT max(checkpoint_id) FROM session_checkpoints)")
-        conn.execute("UPDATE entries SET content = substr(content, 1, 10) "
-                     "WHERE seq = (SELECT min(seq) FROM entries WHERE length(content) > 40)")
+        conn.execute(
+            "DELETE FROM session_checkpoints WHERE checkpoint_id = "
+            "(SELECT max(checkpoint_id) FROM session_checkpoints)"
+        )
+        conn.execute(
+            "UPDATE entries SET content = substr(content, 1, 10) "
+            "WHERE seq = (SELECT min(seq) FROM entries WHERE length(content) > 40)"
+        )
     torn = soak.compare(expected, soak.snapshot(imported))
     conn.close()
     assert (torn.lost, torn.duplicated) == (1, 1)

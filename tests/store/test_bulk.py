@@ -32,20 +32,31 @@ def test_bulk_entry_columns_are_every_entries_column():
     assert sorted(ENTRY_COLUMNS) == sorted(c.name for c in t.entries.columns)
 
 
-@pytest.mark.parametrize("dialect, sql", [
-    (sqlite.dialect(),
-     "INSERT INTO raw_lines (sha256, data) VALUES (?, ?) ON CONFLICT DO NOTHING"),
-    (postgresql.dialect(paramstyle="pyformat"),
-     "INSERT INTO raw_lines (sha256, data) VALUES (%s, %s) ON CONFLICT DO NOTHING"),
-])
+@pytest.mark.parametrize(
+    "dialect, sql",
+    [
+        (
+            sqlite.dialect(),
+            "INSERT INTO raw_lines (sha256, data) VALUES (?, ?) ON CONFLICT DO NOTHING",
+        ),
+        (
+            postgresql.dialect(paramstyle="pyformat"),
+            "INSERT INTO raw_lines (sha256, data) VALUES (%s, %s) ON CONFLICT DO NOTHING",
+        ),
+    ],
+)
 def test_bulk_statement_rendered_once_per_dialect(dialect, sql):
     assert BulkInsert(t.raw_lines, ("sha256", "data"), dialect, ignore=True).sql == sql
     plain = BulkInsert(t.tool_calls, ("session_key", "call_id"), dialect).sql
     assert "ON CONFLICT" not in plain and plain.startswith("INSERT INTO tool_calls (")
 
 
-@given(st.lists(st.one_of(st.none(), st.integers(), st.text(alphabet="ab\x00\ufffd", max_size=6)),
-                max_size=8))
+@given(
+    st.lists(
+        st.one_of(st.none(), st.integers(), st.text(alphabet="ab\x00\ufffd", max_size=6)),
+        max_size=8,
+    )
+)
 def test_bulk_nul_column_rule_is_nul_free_per_value(values):
     """The column-at-once check gives exactly ``nul_free`` applied to each value."""
     assert list(_nul_free_column(tuple(values))) == [t.nul_free(v) for v in values]
@@ -57,25 +68,55 @@ def test_bulk_rows_read_back_with_nul_replaced_and_fields_kept(store):
     store.upsert_session(Session(key="k", harness="t"))
     when = datetime(2026, 3, 4, 5, 6, 7, 891011, tzinfo=UTC)
     rows = [
-        Entry(EntryKind.MESSAGE, Role.USER, (TextBlock("a\x00b"),), timestamp=when,
-              native_id="n\x001", type_name="user\x00x", cwd="/c\x00d", is_request=True,
-              source=SourceRef("/f\x00", 3, 120, "c" * 64), run_end=RunStatus.FAILED),
-        Entry(EntryKind.EVENT, Role.SYSTEM, (MediaBlock("image/png", 3, "d" * 64),),
-              native_id="n2", parent_native_id="n\x001", visible=False, sidechain=True,
-              payloads={"d" * 64: b"\x89PN"}),
+        Entry(
+            EntryKind.MESSAGE,
+            Role.USER,
+            (TextBlock("a\x00b"),),
+            timestamp=when,
+            native_id="n\x001",
+            type_name="user\x00x",
+            cwd="/c\x00d",
+            is_request=True,
+            source=SourceRef("/f\x00", 3, 120, "c" * 64),
+            run_end=RunStatus.FAILED,
+        ),
+        Entry(
+            EntryKind.EVENT,
+            Role.SYSTEM,
+            (MediaBlock("image/png", 3, "d" * 64),),
+            native_id="n2",
+            parent_native_id="n\x001",
+            visible=False,
+            sidechain=True,
+            payloads={"d" * 64: b"\x89PN"},
+        ),
     ]
     for i, e in enumerate(rows):
         e.seq = i
     store.append("k", rows)
     first, second = store.entries("k")
-    assert (first.native_id, first.type_name, first.cwd, first.source.path) == \
-        ("n\ufffd1", "user\ufffdx", "/c\ufffdd", "/f\ufffd")
+    assert (first.native_id, first.type_name, first.cwd, first.source.path) == (
+        "n\ufffd1",
+        "user\ufffdx",
+        "/c\ufffdd",
+        "/f\ufffd",
+    )
     assert first.text() == "a\x00b"  # content is JSON: the NUL travels escaped
-    assert (first.timestamp, first.is_request, first.visible, first.sidechain,
-            first.run_end, first.source.line, first.source.offset) == \
-        (when, True, True, False, RunStatus.FAILED, 3, 120)
-    assert (second.parent_native_id, second.visible, second.sidechain, second.timestamp) == \
-        ("n\ufffd1", False, True, None)
+    assert (
+        first.timestamp,
+        first.is_request,
+        first.visible,
+        first.sidechain,
+        first.run_end,
+        first.source.line,
+        first.source.offset,
+    ) == (when, True, True, False, RunStatus.FAILED, 3, 120)
+    assert (second.parent_native_id, second.visible, second.sidechain, second.timestamp) == (
+        "n\ufffd1",
+        False,
+        True,
+        None,
+    )
     assert store.media("d" * 64) == b"\x89PN"
     # Lookups follow the same rule as the stored values and answer with the ids asked.
     assert store.native_seqs("k", ["n\x001", "n2", "absent"]) == {"n\x001": 0, "n2": 1}
@@ -86,15 +127,19 @@ def test_bulk_tool_call_id_with_nul_pairs_across_appends(store):
     (before: the second append missed the stored row and collided with it)."""
     key = load(store, [U("go"), A(call("c\x001"))])
     load(store, [T("c\x001")], key=key)
-    assert {c.call_id: (c.call_seq, c.result_seq) for c in store.tool_calls_from(key, 0)} == \
-        {"c\ufffd1": (1, 2)}
+    assert {c.call_id: (c.call_seq, c.result_seq) for c in store.tool_calls_from(key, 0)} == {
+        "c\ufffd1": (1, 2)
+    }
     assert store.tool_calls(key, ["c\x001"])["c\x001"].result_seq == 2
 
 
 def test_bulk_raw_lines_keep_bytes_once_and_positions(store):
     """Two lines with the same bytes share one raw row; a second put changes nothing."""
-    lines = [RawLine("/p", 1, 0, "e" * 64, b'{"a":1}'), RawLine("/p", 2, 8, "e" * 64, b'{"a":1}'),
-             RawLine("/p", 3, 16, "f" * 64, b"\x00\xff")]
+    lines = [
+        RawLine("/p", 1, 0, "e" * 64, b'{"a":1}'),
+        RawLine("/p", 2, 8, "e" * 64, b'{"a":1}'),
+        RawLine("/p", 3, 16, "f" * 64, b"\x00\xff"),
+    ]
     store.put_raw_lines(lines)
     store.put_raw_lines(lines)
     assert list(store.raw_lines("/p")) == lines
@@ -102,20 +147,26 @@ def test_bulk_raw_lines_keep_bytes_once_and_positions(store):
 
 def _stored_raw(store, sha: str) -> tuple[bytes, int | None]:
     with store._conn() as conn:
-        row = conn.execute(select(t.raw_lines.c.data, t.raw_lines.c.codec)
-                           .where(t.raw_lines.c.sha256 == sha)).one()
+        row = conn.execute(
+            select(t.raw_lines.c.data, t.raw_lines.c.codec).where(t.raw_lines.c.sha256 == sha)
+        ).one()
     return bytes(row.data), row.codec
 
 
 def test_bulk_raw_lines_compressed_where_that_pays(store):
     """Issue 17 goal 3: a long repetitive line is kept as a zstd frame (codec 1, under half its
     bytes), a short or incompressible one as it is (codec NULL); both read back exact."""
-    long_line = (b'{"type":"assistant","message":{"content":[{"type":"text","text":"'
-                 + b"the same words again " * 60 + b'"}]}}')
+    long_line = (
+        b'{"type":"assistant","message":{"content":[{"type":"text","text":"'
+        + b"the same words again " * 60
+        + b'"}]}}'
+    )
     noise = random.Random(7).randbytes(600)
-    lines = [RawLine("/z", 1, 0, "a" * 64, long_line),
-             RawLine("/z", 2, len(long_line) + 1, "b" * 64, noise),
-             RawLine("/z", 3, len(long_line) + 602, "c" * 64, b'{"x":1}')]
+    lines = [
+        RawLine("/z", 1, 0, "a" * 64, long_line),
+        RawLine("/z", 2, len(long_line) + 1, "b" * 64, noise),
+        RawLine("/z", 3, len(long_line) + 602, "c" * 64, b'{"x":1}'),
+    ]
     store.put_raw_lines(lines)
     data, codec = _stored_raw(store, "a" * 64)
     assert codec == rawcodec.ZSTD and len(data) < len(long_line) // 2
@@ -130,12 +181,14 @@ def test_bulk_raw_lines_written_before_the_codec_read_as_they_are(store):
     frame = rawcodec.encode(b"x" * 500)[0]
     with store.batch(), store._conn() as conn:
         conn.execute(t.raw_lines.insert(), [{"sha256": "d" * 64, "data": frame}])
-        conn.execute(t.source_lines.insert(), [{"path": "/old", "line_no": 1, "byte_offset": 0,
-                                                "raw_sha256": "d" * 64}])
+        conn.execute(
+            t.source_lines.insert(),
+            [{"path": "/old", "line_no": 1, "byte_offset": 0, "raw_sha256": "d" * 64}],
+        )
     assert [r.data for r in store.raw_lines("/old")] == [frame]
 
 
-@given(st.binary(max_size=3000) | st.text(alphabet="ab{}\":, é", max_size=3000).map(str.encode))
+@given(st.binary(max_size=3000) | st.text(alphabet='ab{}":, é', max_size=3000).map(str.encode))
 def test_rawcodec_round_trips_any_bytes(data):
     """decode(encode(x)) == x for any bytes; a stored frame is never larger than the line."""
     stored, codec = rawcodec.encode(data)

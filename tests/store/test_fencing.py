@@ -30,8 +30,9 @@ CTX = mp.get_context("fork")  # fast: the children open their own store
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
-def store(request: pytest.FixtureRequest,
-          tmp_path_factory: pytest.TempPathFactory) -> Iterator[SqlStore]:
+def store(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[SqlStore]:
     """One migrated store per backend for this module; every test uses its own sessions."""
     if request.param == "sqlite":
         with open_store(f"sqlite:///{tmp_path_factory.mktemp('fencing') / 'c.db'}") as s:
@@ -52,14 +53,20 @@ def _key(name: str) -> str:
 
 def _pair(writer: str, i: int) -> list[Entry]:
     """A call and its result: a unit two writers must never split."""
-    return [A(call(f"{writer}-{i}", "bash", command=f"echo {writer} {i}")),
-            T(f"{writer}-{i}", text=writer)]
+    return [
+        A(call(f"{writer}-{i}", "bash", command=f"echo {writer} {i}")),
+        T(f"{writer}-{i}", text=writer),
+    ]
 
 
 def _writers(store, key: str) -> list[str]:
     rows = store.entries(key, limit=10_000)
-    return [r.tool_calls()[0].id.split("-")[0] if r.tool_calls()
-            else r.tool_results()[0].call_id.split("-")[0] for r in rows]
+    return [
+        r.tool_calls()[0].id.split("-")[0]
+        if r.tool_calls()
+        else r.tool_results()[0].call_id.split("-")[0]
+        for r in rows
+    ]
 
 
 def test_fencing_tokens_increase_per_session(store):
@@ -108,8 +115,11 @@ def test_fencing_append_assigns_seq_and_makes_checkpoint_self_retaining(store):
     """Fenced rows continue the log; a continuation compaction points at its own id."""
     key = load(store, [U("fix the parser")], key=_key("cp"))
     lease = store.acquire_lease(key, "harness", 60)
-    cp = Entry(EntryKind.COMPACTION, Role.SYSTEM,
-               compaction=CompactionInfo("## Goal\n- x", 0, None, True, f"{key}:0"))
+    cp = Entry(
+        EntryKind.COMPACTION,
+        Role.SYSTEM,
+        compaction=CompactionInfo("## Goal\n- x", 0, None, True, f"{key}:0"),
+    )
     written = store.append_fenced(key, [A(text="done"), cp], lease.token)
     assert [e.seq for e in written] == [1, 2]
     row = store.latest_compaction(key)
@@ -148,8 +158,10 @@ def test_fencing_receipts_are_fenced_and_hold_no_text(store):
     got = store.add_receipt(RefusalReceipt(key, "r:0", ReceiptReason.TRUNCATED), new.token)
     store.add_receipt(RefusalReceipt(key, "r:5", ReceiptReason.CANCELLED), new.token)
     listed = store.receipts(key)
-    assert [(r.run_id, r.reason) for r in listed] == [("r:0", ReceiptReason.TRUNCATED),
-                                                      ("r:5", ReceiptReason.CANCELLED)]
+    assert [(r.run_id, r.reason) for r in listed] == [
+        ("r:0", ReceiptReason.TRUNCATED),
+        ("r:5", ReceiptReason.CANCELLED),
+    ]
     assert listed[0].receipt_id == got.receipt_id and got.created_at is not None
     assert [r.run_id for r in store.receipts(key, run_id="r:5")] == ["r:5"]
     assert store.receipts("other") == []
@@ -160,11 +172,18 @@ def test_receipts_keep_a_short_one_line_detail(store):
     reason, on one line and at most 200 characters; None stays None."""
     key = load(store, [U("go")], key=_key("detail"))
     lease = store.acquire_lease(key, "a", 60)
-    store.add_receipt(RefusalReceipt(key, "r:0", ReceiptReason.PROVIDER_FAILURE,
-                                     detail="HTTP 500"), lease.token)
-    store.add_receipt(RefusalReceipt(key, "r:1", ReceiptReason.PROVIDER_FAILURE,
-                                     detail="line one\n\x1b[31mline two " + "x" * 400),
-                      lease.token)
+    store.add_receipt(
+        RefusalReceipt(key, "r:0", ReceiptReason.PROVIDER_FAILURE, detail="HTTP 500"), lease.token
+    )
+    store.add_receipt(
+        RefusalReceipt(
+            key,
+            "r:1",
+            ReceiptReason.PROVIDER_FAILURE,
+            detail="line one\n\x1b[31mline two " + "x" * 400,
+        ),
+        lease.token,
+    )
     store.add_receipt(RefusalReceipt(key, "r:2", ReceiptReason.EMPTY), lease.token)
     details = [r.detail for r in store.receipts(key)]
     assert details[0] == "HTTP 500" and details[2] is None

@@ -148,8 +148,7 @@ def test_first_open_repairs_sessions_without_version_via_db_upgrade(tmp_path: Pa
         assert current_revision(store.engine) == HEAD_REVISION
 
 
-@pytest.mark.parametrize("db_url", ["sqlite", *(["postgresql"] if PG_URL else [])],
-                         indirect=True)
+@pytest.mark.parametrize("db_url", ["sqlite", *(["postgresql"] if PG_URL else [])], indirect=True)
 def test_first_open_repairs_interrupted_later_revision(db_url: str) -> None:
     """Version 0005 recorded, 0006's `memories` committed without its version row: the next
     open drops the empty leftover, runs 0006..HEAD, and keeps the rows of earlier tables."""
@@ -158,9 +157,13 @@ def test_first_open_repairs_interrupted_later_revision(db_url: str) -> None:
     _legacy_leftover(url, revision="0005", tables=("memories",))
     engine = create_engine(url)
     with engine.begin() as conn:
-        conn.execute(text("INSERT INTO sessions (session_key, agent_id, harness, entry_count, "
-                          "created_at, updated_at) VALUES ('k', 'a', 'pi', 0, "
-                          "CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"))
+        conn.execute(
+            text(
+                "INSERT INTO sessions (session_key, agent_id, harness, entry_count, "
+                "created_at, updated_at) VALUES ('k', 'a', 'pi', 0, "
+                "CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)"
+            )
+        )
     with open_store(url) as store:
         assert current_revision(store.engine) == HEAD_REVISION
         assert store.get_session("k").harness == "pi"
@@ -176,8 +179,12 @@ def test_first_open_leftover_with_rows_is_refused_and_kept(tmp_path: Path) -> No
     _legacy_leftover(url, revision=None, tables=("notes",))
     engine = create_engine(url)
     with engine.begin() as conn:
-        conn.execute(text("INSERT INTO notes (session_key, text, created_at) "
-                          "VALUES ('k', 'keep me', CURRENT_TIMESTAMP)"))
+        conn.execute(
+            text(
+                "INSERT INTO notes (session_key, text, created_at) "
+                "VALUES ('k', 'keep me', CURRENT_TIMESTAMP)"
+            )
+        )
     with pytest.raises(StoreError, match="table notes holds rows") as caught, open_store(url):
         pass
     assert caught.value.exit_code == 4

@@ -16,8 +16,15 @@ from continuity.store.schema import metadata
 from tests.conftest import BACKENDS
 
 #: Full-text objects of revisions 0007 and 0011 (dialect-specific, outside store.schema).
-FTS_OBJECTS = ("memories_fts", "ix_memories_content_fts", "ix_memories_search_fts",
-               "entries_fts", "entries_fts_rows", "ix_entries_fts_doc", "ux_entries_fts_rows")
+FTS_OBJECTS = (
+    "memories_fts",
+    "ix_memories_content_fts",
+    "ix_memories_search_fts",
+    "entries_fts",
+    "entries_fts_rows",
+    "ix_entries_fts_doc",
+    "ux_entries_fts_rows",
+)
 
 
 def _not_fts(obj, name, type_, reflected, compare_to):  # type: ignore[no-untyped-def]
@@ -51,8 +58,10 @@ def test_migrations_empty_to_head_matches_schema(db_url):
 
 def test_migrations_stale_schema_names_the_command(tmp_path):
     """Without auto-migration, an empty database is refused with the command to run."""
-    with (pytest.raises(SchemaOutOfDate, match="continuity db upgrade"),
-          open_store(tmp_path / "x.db", auto_migrate=False)):
+    with (
+        pytest.raises(SchemaOutOfDate, match="continuity db upgrade"),
+        open_store(tmp_path / "x.db", auto_migrate=False),
+    ):
         pass
 
 
@@ -72,9 +81,12 @@ def test_project_sessions_uses_the_project_index(tmp_path):
     from sqlalchemy import text
 
     with open_store(f"sqlite:///{tmp_path / 'c.db'}") as store, store.engine.connect() as conn:
-        plan = conn.execute(text(
-            "EXPLAIN QUERY PLAN SELECT * FROM sessions WHERE project IN ('/p', '/p/') "
-            "ORDER BY coalesce(ended_at, updated_at) DESC LIMIT 20")).all()
+        plan = conn.execute(
+            text(
+                "EXPLAIN QUERY PLAN SELECT * FROM sessions WHERE project IN ('/p', '/p/') "
+                "ORDER BY coalesce(ended_at, updated_at) DESC LIMIT 20"
+            )
+        ).all()
     details = " | ".join(str(row[-1]) for row in plan)
     assert "USING INDEX ix_sessions_project" in details, details
 
@@ -97,17 +109,22 @@ def test_revision_0014_indexes_existing_entries(db_url):
     s._bulk.search.put = lambda *a, **k: None  # type: ignore[method-assign]
     try:
         s.upsert_session(Session(key="old", harness="codex"))
-        rows = [U("the pelican question"), A(call("c1", "Bash", cmd="ls pelican/")),
-                T("c1", text="pelican.txt")]
+        rows = [
+            U("the pelican question"),
+            A(call("c1", "Bash", cmd="ls pelican/")),
+            T("c1", text="pelican.txt"),
+        ]
         for i, e in enumerate(rows):
             e.seq = i
         s.append("old", rows)
     finally:
         s.close()
     with open_store(db_url) as s:  # upgrades to head
-        assert [(h.seq, h.harness) for h in sorted(search(s, "pelican"),
-                                                    key=lambda h: h.seq)] == [
-            (0, "codex"), (1, "codex"), (2, "codex")]
+        assert [(h.seq, h.harness) for h in sorted(search(s, "pelican"), key=lambda h: h.seq)] == [
+            (0, "codex"),
+            (1, "codex"),
+            (2, "codex"),
+        ]
         new = U("pelican again")
         new.seq = 3
         s.append("old", [new])
@@ -159,32 +176,46 @@ def test_revision_0018_moves_transcript_text_to_parts_and_back(db_url):
     try:
         migrate(engine, "0017")
         with engine.begin() as conn:
-            conn.execute(text(
-                "INSERT INTO session_transcripts (session_key, agent_id, harness, project, "
-                "content, content_hash, created_at, updated_at) VALUES ('s1', 'default', 'pi', "
-                "NULL, 'User: héllo', :h, :at, :at), ('s2', 'default', 'pi', NULL, '', :e, :at, "
-                ":at)"), {"h": "1" * 64, "e": "2" * 64, "at": at})
+            conn.execute(
+                text(
+                    "INSERT INTO session_transcripts (session_key, agent_id, harness, project, "
+                    "content, content_hash, created_at, updated_at) VALUES ('s1', 'default', 'pi', "
+                    "NULL, 'User: héllo', :h, :at, :at), ('s2', 'default', 'pi', NULL, '', :e, :at, "
+                    ":at)"
+                ),
+                {"h": "1" * 64, "e": "2" * 64, "at": at},
+            )
     finally:
         engine.dispose()
     with open_store(db_url) as store:  # upgrades to head
         rows = store.get_transcripts(["s1", "s2"], "default")
         assert (rows["s1"].content, rows["s2"].content) == ("User: héllo", "")
-        assert store.append_transcript("s1", "default", tail="\n\nAssistant: hi",
-                                       content_hash="3" * 64, expected_hash="1" * 64,
-                                       harness="pi", project=None, updated_at=at)
+        assert store.append_transcript(
+            "s1",
+            "default",
+            tail="\n\nAssistant: hi",
+            content_hash="3" * 64,
+            expected_hash="1" * 64,
+            harness="pi",
+            project=None,
+            updated_at=at,
+        )
         with store.engine.connect() as conn:
-            parts = conn.execute(text("SELECT part, data, codec FROM session_transcript_parts "
-                                      "ORDER BY part")).all()
+            parts = conn.execute(
+                text("SELECT part, data, codec FROM session_transcript_parts ORDER BY part")
+            ).all()
         assert [(n, part_text(d, c)) for n, d, c in parts] == [
-            (0, "User: héllo"), (1, "\n\nAssistant: hi")]
+            (0, "User: héllo"),
+            (1, "\n\nAssistant: hi"),
+        ]
     engine = create_engine(db_url)
     try:
         with engine.begin() as conn:
             command.downgrade(_alembic_config(conn), "0017")
         with engine.connect() as conn:
-            assert conn.execute(text("SELECT session_key, content FROM session_transcripts "
-                                     "ORDER BY session_key")).all() == [
-                ("s1", "User: héllo\n\nAssistant: hi"), ("s2", "")]
+            assert conn.execute(
+                text("SELECT session_key, content FROM session_transcripts ORDER BY session_key")
+            ).all() == [("s1", "User: héllo\n\nAssistant: hi"), ("s2", "")]
             assert not inspect(conn).has_table("session_transcript_parts")
     finally:
         engine.dispose()
@@ -246,22 +277,29 @@ def test_revision_0020_adds_receipt_detail_and_keeps_old_receipts(db_url):
     engine = create_engine(db_url)
     migrate(engine, "0019")
     with engine.begin() as conn:
-        conn.execute(text("INSERT INTO refusal_receipts (session_key, run_id, reason, token, "
-                          "created_at) VALUES ('s', 's:0', 'empty', 1, :at)"),
-                     {"at": datetime(2026, 12, 1, tzinfo=UTC)})
+        conn.execute(
+            text(
+                "INSERT INTO refusal_receipts (session_key, run_id, reason, token, "
+                "created_at) VALUES ('s', 's:0', 'empty', 1, :at)"
+            ),
+            {"at": datetime(2026, 12, 1, tzinfo=UTC)},
+        )
     engine.dispose()
     with open_store(db_url) as store:  # upgrades to head
         assert [(r.run_id, r.detail) for r in store.receipts("s")] == [("s:0", None)]
         lease = store.acquire_lease("s", "a", 60)
-        store.add_receipt(RefusalReceipt("s", "s:1", ReceiptReason.PROVIDER_FAILURE,
-                                         detail="HTTP 500"), lease.token)
+        store.add_receipt(
+            RefusalReceipt("s", "s:1", ReceiptReason.PROVIDER_FAILURE, detail="HTTP 500"),
+            lease.token,
+        )
         assert [r.detail for r in store.receipts("s")] == [None, "HTTP 500"]
     engine = create_engine(db_url)
     try:
         with engine.begin() as conn:
             command.downgrade(_alembic_config(conn), "0019")
         with engine.connect() as conn:
-            assert "detail" not in {c["name"] for c in inspect(conn).get_columns(
-                "refusal_receipts")}
+            assert "detail" not in {
+                c["name"] for c in inspect(conn).get_columns("refusal_receipts")
+            }
     finally:
         engine.dispose()

@@ -21,25 +21,46 @@ def _session(store, key, rows, *, harness="claude-code", project="/w/app", agent
     for i, e in enumerate(rows):
         e.timestamp = e.timestamp or T0 + timedelta(hours=i)
     load(store, rows, key=key)
-    store.upsert_session(Session(key=key, harness=harness, project=project, agent_id=agent,
-                                 entry_count=store.get_session(key).entry_count))
+    store.upsert_session(
+        Session(
+            key=key,
+            harness=harness,
+            project=project,
+            agent_id=agent,
+            entry_count=store.get_session(key).entry_count,
+        )
+    )
 
 
 @pytest.fixture
 def corpus(store):
-    _session(store, "cc1", [
-        U("how do I add an alembic migration for the index?"),
-        A(call("c1", "Bash", command="alembic revision -m entries_fts"),
-          text="Running alembic now"),
-        T("c1", text="Generating versions/0013_entries_fts.py done"),
-        CP("Summary: we wrote the zebra migration"),
-    ])
-    _session(store, "cx1", [
-        U("fix the flaky test in parser.py"),
-        A(text="The parser test failed with token=sk-ant-api03-AAAABBBBCCCCDDDDEEEEFFFFGGGGHHHH"
-                 "IIIIJJJJ and alembic is unrelated"),
-        U("数据库迁移失败了"),
-    ], harness="codex", project="/w/other")
+    _session(
+        store,
+        "cc1",
+        [
+            U("how do I add an alembic migration for the index?"),
+            A(
+                call("c1", "Bash", command="alembic revision -m entries_fts"),
+                text="Running alembic now",
+            ),
+            T("c1", text="Generating versions/0013_entries_fts.py done"),
+            CP("Summary: we wrote the zebra migration"),
+        ],
+    )
+    _session(
+        store,
+        "cx1",
+        [
+            U("fix the flaky test in parser.py"),
+            A(
+                text="The parser test failed with token=sk-ant-api03-AAAABBBBCCCCDDDDEEEEFFFFGGGGHHHH"
+                "IIIIJJJJ and alembic is unrelated"
+            ),
+            U("数据库迁移失败了"),
+        ],
+        harness="codex",
+        project="/w/other",
+    )
     _session(store, "cc1/agent-x", [U("subagent reads the alembic docs")], agent="x")
     return store
 
@@ -47,32 +68,42 @@ def corpus(store):
 def test_finds_text_tool_arguments_results_and_summaries(corpus):
     got = {(h.session, h.seq) for h in search(corpus, "alembic", limit=50)}
     assert got == {("cc1", 0), ("cc1", 1), ("cx1", 1), ("cc1/agent-x", 0)}
-    assert [(h.session, h.seq) for h in search(corpus, "0013_entries_fts")] == [("cc1", 2),
-                                                                               ("cc1", 1)]
+    assert [(h.session, h.seq) for h in search(corpus, "0013_entries_fts")] == [
+        ("cc1", 2),
+        ("cc1", 1),
+    ]
     assert [(h.session, h.seq) for h in search(corpus, "0013")] == [("cc1", 2)]
     assert [(h.session, h.seq) for h in search(corpus, "zebra")] == [("cc1", 3)]
 
 
 def test_hit_names_session_harness_project_and_reopen_commands(corpus):
     hit = next(h for h in search(corpus, "subagent") if h.session == "cc1/agent-x")
-    assert (hit.harness, hit.project, hit.agent, hit.subagent) == ("claude-code", "/w/app",
-                                                                   "x", True)
+    assert (hit.harness, hit.project, hit.agent, hit.subagent) == (
+        "claude-code",
+        "/w/app",
+        "x",
+        True,
+    )
     assert hit.show_command == "continuity show cc1/agent-x --seq 0"
     assert hit.resume_command == "continuity resume cc1/agent-x --in claude-code"
     assert hit.time == "2026-11-01T12:00:00Z"
-    assert hit.snippet[hit.spans[0][0]:hit.spans[0][1]].lower() == "subagent"
+    assert hit.snippet[hit.spans[0][0] : hit.spans[0][1]].lower() == "subagent"
 
 
 def test_ranking_prefers_more_matches(store):
-    _session(store, "r", [U("alembic once among many other words here"),
-                          U("alembic alembic alembic")])
+    _session(
+        store, "r", [U("alembic once among many other words here"), U("alembic alembic alembic")]
+    )
     assert [h.seq for h in search(store, "alembic")] == [1, 0]
 
 
 def test_filters(corpus):
     def keys(**f):
-        return sorted((h.session, h.seq) for h in search(corpus, "alembic", limit=50,
-                                                         filters=EntryFilter(**f)))
+        return sorted(
+            (h.session, h.seq)
+            for h in search(corpus, "alembic", limit=50, filters=EntryFilter(**f))
+        )
+
     assert keys(harness="codex") == [("cx1", 1)]
     assert keys(projects=("/w/app",)) == [("cc1", 0), ("cc1", 1), ("cc1/agent-x", 0)]
     assert keys(projects=("/w",)) == keys()  # a parent folder holds both projects
@@ -86,14 +117,27 @@ def test_filters(corpus):
 
 
 def test_tool_result_is_found_by_the_tool_name_of_its_call(corpus):
-    got = sorted((h.session, h.seq) for h in search(corpus, "generating",
-                                                    filters=EntryFilter(tool="bash")))
+    got = sorted(
+        (h.session, h.seq) for h in search(corpus, "generating", filters=EntryFilter(tool="bash"))
+    )
     assert got == [("cc1", 2)]
 
 
-@pytest.mark.parametrize("query", ['"alembic', "alembic'", "alembic AND OR NOT", "alembic*",
-                                   "(alembic", "alembic) NEAR(", "col:alembic", "^alembic",
-                                   "alembic; DROP TABLE entries; --", "{alembic}"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"alembic',
+        "alembic'",
+        "alembic AND OR NOT",
+        "alembic*",
+        "(alembic",
+        "alembic) NEAR(",
+        "col:alembic",
+        "^alembic",
+        "alembic; DROP TABLE entries; --",
+        "{alembic}",
+    ],
+)
 def test_operators_quotes_and_punctuation_are_words(corpus, query):
     got = {(h.session, h.seq) for h in search(corpus, query, limit=50)}
     assert ("cc1", 0) in got and ("cx1", 1) in got
@@ -140,8 +184,10 @@ def test_entry_body_covers_every_block_kind():
     e = A(call("c9", "Read", path="/etc/hosts"), text="looking")
     assert entry_body(e) == 'looking\nRead {"path":"/etc/hosts"}'
     assert entry_body(CP("the summary")) == "the summary"
-    assert entry_body(Entry(EntryKind.MESSAGE, Role.USER, (TextBlock("a" * 200_000),))) \
+    assert (
+        entry_body(Entry(EntryKind.MESSAGE, Role.USER, (TextBlock("a" * 200_000),)))
         == "a" * 100_000
+    )
 
 
 def test_parse_when():

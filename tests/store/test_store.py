@@ -27,8 +27,13 @@ def test_store_upsert_session_then_get_returns_fields(store):
     """A session reads back with the fields written and entry_count 0."""
     store.upsert_session(Session(key="k1", harness="pi", project="/p", title="t"))
     got = store.get_session("k1")
-    assert (got.key, got.harness, got.project, got.title, got.entry_count) == \
-        ("k1", "pi", "/p", "t", 0)
+    assert (got.key, got.harness, got.project, got.title, got.entry_count) == (
+        "k1",
+        "pi",
+        "/p",
+        "t",
+        0,
+    )
     assert store.get_session("missing") is None
 
 
@@ -91,8 +96,9 @@ def test_store_rows_meta_bounds_and_order(store):
     assert [m.seq for m in store.rows_meta(key, after_seq=0, newest_first=False)] == [2, 3]
     assert [m.seq for m in store.rows_meta(key, before_seq=3, limit=1)] == [2]
     meta = store.rows_meta(key, limit=1)[0]
-    assert meta.view_bytes == len(b'{"seq":3,"role":"assistant","copied":false,'
-                                  b'"content":[{"type":"text","text":"d"}]}')
+    assert meta.view_bytes == len(
+        b'{"seq":3,"role":"assistant","copied":false,"content":[{"type":"text","text":"d"}]}'
+    )
 
 
 def test_store_latest_compaction_by_seq(store):
@@ -106,8 +112,11 @@ def test_store_latest_compaction_by_seq(store):
 
 def test_store_runs_last_ended(store):
     """last_run(ended_only) skips a running run; other sessions are untouched."""
-    key = load(store, [U("a"), A(text="x"), U("b")],
-               runs=[(0, RunStatus.INTERRUPTED), (2, RunStatus.RUNNING)])
+    key = load(
+        store,
+        [U("a"), A(text="x"), U("b")],
+        runs=[(0, RunStatus.INTERRUPTED), (2, RunStatus.RUNNING)],
+    )
     assert store.last_run(key).request_seq == 2
     ended = store.last_run(key, ended_only=True)
     assert (ended.request_seq, ended.status) == (0, RunStatus.INTERRUPTED)
@@ -135,7 +144,8 @@ def test_store_notes_starting_by_session_and_literal_prefix(store):
     store.add_note(Note("c", "Resumed copy of w"))
     keys = ["a", "b", *(f"k{i}" for i in range(1_200))]
     assert store.notes_starting("Resumed copy of ", keys) == {
-        "a": ["Resumed copy of x", "Resumed copy of y"]}
+        "a": ["Resumed copy of x", "Resumed copy of y"]
+    }
     assert store.notes_starting("Resumed_copy", ["a", "b"]) == {"b": ["Resumed_copy of z"]}
     assert store.notes_starting("%", ["a", "b", "c"]) == {}
     assert store.notes_starting("Resumed", []) == {}
@@ -150,7 +160,10 @@ def test_store_find_sessions_escapes_wildcards(store):
 
 
 def test_store_raw_lines_are_lossless_and_idempotent(store):
-    lines = [RawLine("/f", 1, 0, "a" * 64, b'{"x":1}\r'), RawLine("/f", 2, 9, "b" * 64, b"\x00\x00")]
+    lines = [
+        RawLine("/f", 1, 0, "a" * 64, b'{"x":1}\r'),
+        RawLine("/f", 2, 9, "b" * 64, b"\x00\x00"),
+    ]
     store.put_raw_lines(lines)
     store.put_raw_lines(lines)
     assert list(store.raw_lines("/f")) == lines
@@ -159,9 +172,14 @@ def test_store_raw_lines_are_lossless_and_idempotent(store):
 
 def test_store_media_and_issues_and_sources(store):
     store.upsert_session(Session(key="k", harness="t"))
-    e = Entry(EntryKind.MESSAGE, Role.USER, (MediaBlock("image/png", 3, "d" * 64),),
-              payloads={"d" * 64: b"\x89PN"}, seq=0,
-              source=SourceRef("/f", 1, 0, "e" * 64))
+    e = Entry(
+        EntryKind.MESSAGE,
+        Role.USER,
+        (MediaBlock("image/png", 3, "d" * 64),),
+        payloads={"d" * 64: b"\x89PN"},
+        seq=0,
+        source=SourceRef("/f", 1, 0, "e" * 64),
+    )
     store.append("k", [e])
     assert store.media("d" * 64) == b"\x89PN"
     assert store.entries("k")[0].source.line == 1
@@ -222,11 +240,18 @@ def test_store_lock_session_holds_the_row_until_commit(store):
             store.lock_session("k")
             locked.set()
             time.sleep(0.5)
-            store.insert_checkpoint(Checkpoint(session_key="k", harness="t", project=None,
-                                               project_normalized=None,
-                                               trigger=CheckpointTrigger.EXPLICIT,
-                                               digest="d", prompt_count=1),
-                                    max_per_session=50)
+            store.insert_checkpoint(
+                Checkpoint(
+                    session_key="k",
+                    harness="t",
+                    project=None,
+                    project_normalized=None,
+                    trigger=CheckpointTrigger.EXPLICIT,
+                    digest="d",
+                    prompt_count=1,
+                ),
+                max_per_session=50,
+            )
         committed.append(time.monotonic())
 
     with open_store(store.url) as second:
@@ -251,18 +276,23 @@ def test_transcript_compare_and_set_replaces_only_the_expected_text(store):
     from continuity.core.model import TranscriptRow
 
     at = datetime(2026, 12, 3, tzinfo=UTC)
-    assert store.insert_transcript(TranscriptRow("k", "default", "pi", "/p", "one", "h1", at, at,
-                                                 at))
+    assert store.insert_transcript(
+        TranscriptRow("k", "default", "pi", "/p", "one", "h1", at, at, at)
+    )
     kw = {"harness": "pi", "project": "/p", "updated_at": at}
-    assert not store.update_transcript_content("k", "default", content="one two",
-                                               content_hash="h2", expected_hash="h0", **kw)
+    assert not store.update_transcript_content(
+        "k", "default", content="one two", content_hash="h2", expected_hash="h0", **kw
+    )
     row = store.get_transcripts(["k"], "default")["k"]
     assert (row.content, row.content_hash, row.completed_at) == ("one", "h1", at)
-    assert store.update_transcript_content("k", "default", content="one two",
-                                           content_hash="h2", expected_hash="h1", **kw)
+    assert store.update_transcript_content(
+        "k", "default", content="one two", content_hash="h2", expected_hash="h1", **kw
+    )
     row = store.get_transcripts(["k"], "default")["k"]
     assert (row.content, row.content_hash, row.completed_at) == ("one two", "h2", None)
-    assert not store.update_transcript_content("k", "default", content="one two",
-                                               content_hash="h2", **kw)
-    assert not store.update_transcript_content("nope", "default", content="x",
-                                               content_hash="h9", expected_hash="h2", **kw)
+    assert not store.update_transcript_content(
+        "k", "default", content="one two", content_hash="h2", **kw
+    )
+    assert not store.update_transcript_content(
+        "nope", "default", content="x", content_hash="h9", expected_hash="h2", **kw
+    )

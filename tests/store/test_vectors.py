@@ -34,8 +34,7 @@ def test_entries_to_embed_lists_rows_without_a_vector_of_the_model(store):
     assert store.put_entry_vectors(M, [("a", 0, _vec(1, 0, 0, 0)), ("b", 1, b"")]) == 2
     assert [(k, s) for k, s, _ in store.entries_to_embed(M, limit=10)] == [("b", 0)]
     assert store.count_entries_to_embed(M) == 1
-    assert [(k, s) for k, s, _ in store.entries_to_embed(M, limit=1, after=("a", 0))] == [
-        ("b", 0)]
+    assert [(k, s) for k, s, _ in store.entries_to_embed(M, limit=1, after=("a", 0))] == [("b", 0)]
     assert store.entries_to_embed(M, limit=10, sessions=["a"]) == []
     assert store.entries_to_embed(M, limit=0) == []
 
@@ -49,8 +48,10 @@ def test_put_entry_vectors_is_idempotent_and_reads_back_in_id_order(store):
     chunks = list(store.iter_entry_vectors(M, chunk=1))
     assert [len(c) for c in chunks] == [1, 1]
     rows = [r for c in chunks for r in c]
-    assert [(k, s, v) for _, k, s, v in rows] == [("s", 2, _vec(0, 0, 1, 0)),
-                                                  ("s", 0, _vec(1, 0, 0, 0))]
+    assert [(k, s, v) for _, k, s, v in rows] == [
+        ("s", 2, _vec(0, 0, 1, 0)),
+        ("s", 0, _vec(1, 0, 0, 0)),
+    ]
     ids = [r[0] for r in rows]
     assert ids == sorted(ids)
     assert [r[2] for c in store.iter_entry_vectors(M, after=ids[0]) for r in c] == [0]
@@ -82,7 +83,8 @@ def test_memories_to_embed_put_and_iter(store):
     assert [mid for mid, _ in store.memories_to_embed(M, limit=10)] == ["m2"]
     assert [mid for mid, _ in store.memories_to_embed(M, limit=10, after="m2")] == []
     assert [(mid, v) for c in store.iter_memory_vectors(M) for _, mid, v in c] == [
-        ("m1", _vec(0, 1, 0, 0))]
+        ("m1", _vec(0, 1, 0, 0))
+    ]
     assert store.max_vector_id(M, "memories") >= 1
 
 

@@ -24,38 +24,65 @@ from tests.builders import A, U
 AT = "2026-12-06T10:00:00.000Z"
 
 
-def rec(key: str, seq: int, text: str, *, live: bool = False,
-        event_id: str | None = None) -> TranscriptRecord:
-    return TranscriptRecord("default", "claude-code", key, "/p", seq, "user", text,
-                            "live" if live else "claude-code-jsonl", None, AT,
-                            event_id=event_id)
+def rec(
+    key: str, seq: int, text: str, *, live: bool = False, event_id: str | None = None
+) -> TranscriptRecord:
+    return TranscriptRecord(
+        "default",
+        "claude-code",
+        key,
+        "/p",
+        seq,
+        "user",
+        text,
+        "live" if live else "claude-code-jsonl",
+        None,
+        AT,
+        event_id=event_id,
+    )
 
 
 def test_live_records_are_superseded_by_a_later_row_of_their_session(tmp_path: Path) -> None:
     log = TranscriptLog(tmp_path / "transcript.jsonl")
-    log.append([rec("a", 0, "User: one"), rec("a", 1, "User: two", live=True),
-                rec("b", 0, "User: b live", live=True), rec("a", 1, "User: two"),
-                rec("a", 2, "User: three", live=True)])
+    log.append(
+        [
+            rec("a", 0, "User: one"),
+            rec("a", 1, "User: two", live=True),
+            rec("b", 0, "User: b live", live=True),
+            rec("a", 1, "User: two"),
+            rec("a", 2, "User: three", live=True),
+        ]
+    )
     got = [(r.session_key, r.content, r.source_format) for r in log.read()]
-    assert got == [("a", "User: one", "claude-code-jsonl"),
-                   ("b", "User: b live", "live"),  # b has no later row: still pending
-                   ("a", "User: two", "claude-code-jsonl"),
-                   ("a", "User: three", "live")]  # after a's last row: pending
+    assert got == [
+        ("a", "User: one", "claude-code-jsonl"),
+        ("b", "User: b live", "live"),  # b has no later row: still pending
+        ("a", "User: two", "claude-code-jsonl"),
+        ("a", "User: three", "live"),
+    ]  # after a's last row: pending
     assert [r.content for r in log.read(session_key="a")] == [
-        "User: one", "User: two", "User: three"]
-    assert log.digests()[("default", "a")] == content_hash(
-        "User: one\n\nUser: two\n\nUser: three")
+        "User: one",
+        "User: two",
+        "User: three",
+    ]
+    assert log.digests()[("default", "a")] == content_hash("User: one\n\nUser: two\n\nUser: three")
 
 
 def test_a_row_appended_twice_in_a_live_session_is_read_once(tmp_path: Path) -> None:
     """Two writers that appended the same new rows at once (the second copy adds nothing);
     a session that never had live records is read as written."""
     log = TranscriptLog(tmp_path / "transcript.jsonl")
-    log.append([rec("a", 0, "User: one", live=True), rec("a", 0, "User: one"),
-                rec("a", 1, "User: two"), rec("a", 1, "User: two"),
-                rec("c", 0, "User: c"), rec("c", 0, "User: c")])
-    assert [(r.session_key, r.seq) for r in log.read()] == [
-        ("a", 0), ("a", 1), ("c", 0), ("c", 0)]
+    log.append(
+        [
+            rec("a", 0, "User: one", live=True),
+            rec("a", 0, "User: one"),
+            rec("a", 1, "User: two"),
+            rec("a", 1, "User: two"),
+            rec("c", 0, "User: c"),
+            rec("c", 0, "User: c"),
+        ]
+    )
+    assert [(r.session_key, r.seq) for r in log.read()] == [("a", 0), ("a", 1), ("c", 0), ("c", 0)]
 
 
 @settings(max_examples=60, deadline=None)
@@ -66,10 +93,12 @@ def test_reading_equals_the_rule_applied_in_memory(tmp_path_factory, steps) -> N
     path = tmp_path_factory.mktemp("log") / "transcript.jsonl"
     records = [rec(key, i, f"{key} {i}", live=live) for i, (key, live) in enumerate(steps)]
     TranscriptLog(path).append(records)
-    last_row = {r.session_key: i for i, r in enumerate(records)
-                if r.source_format != "live"}
-    expected = [r for i, r in enumerate(records)
-                if r.source_format != "live" or i > last_row.get(r.session_key, -1)]
+    last_row = {r.session_key: i for i, r in enumerate(records) if r.source_format != "live"}
+    expected = [
+        r
+        for i, r in enumerate(records)
+        if r.source_format != "live" or i > last_row.get(r.session_key, -1)
+    ]
     assert list(TranscriptLog(path).read()) == expected
 
 
@@ -82,15 +111,18 @@ def _session(store, key: str, rows: int) -> None:
 
 
 def _grow(store, key: str, start: int, rows: int) -> None:
-    entries = [U(f"prompt {i}") if i % 2 == 0 else A(text=f"answer {i}")
-               for i in range(start, start + rows)]
+    entries = [
+        U(f"prompt {i}") if i % 2 == 0 else A(text=f"answer {i}")
+        for i in range(start, start + rows)
+    ]
     for seq, e in zip(range(start, start + rows), entries, strict=True):
         e.seq = seq
     store.append(key, entries)
 
 
 def test_a_known_capture_appends_and_leaves_every_other_line_in_place(
-        store, isolated_home: Path) -> None:
+    store, isolated_home: Path
+) -> None:
     """With the ``FileState`` of its last capture, a grown session's new records are appended
     after its live record: the file keeps its inode and every byte it had, and reads exactly
     as a rewrite would (the live record superseded)."""
@@ -108,8 +140,12 @@ def test_a_known_capture_appends_and_leaves_every_other_line_in_place(
     assert second.appended and second.records == 2
     assert os.stat(path).st_ino == inode and path.read_bytes().startswith(before)
     contents = [r.content for r in TranscriptLog(path).read(session_key="s1")]
-    assert contents == ["User: prompt 0", "Assistant: answer 1", "User: prompt 2",
-                        "Assistant: answer 3"]
+    assert contents == [
+        "User: prompt 0",
+        "Assistant: answer 1",
+        "User: prompt 2",
+        "Assistant: answer 3",
+    ]
     row = store.get_transcripts(["s1"], "default")["s1"]
     assert row.content == "\n\n".join(contents)
     assert TranscriptLog(path).digests()[("default", "s1")] == row.content_hash
@@ -140,6 +176,7 @@ def test_a_known_capture_renders_only_the_new_rows(store, isolated_home: Path) -
     row = store.get_transcripts(["s3"], "default")["s3"]
     tx_extend = row.content + "\n\nUser: prompt 40"  # a live turn written after the capture
     from continuity.transcripts.session_transcripts import put_transcript
+
     put_transcript(store, "s3", tx_extend, harness="claude-code", project="/p")
     _grow(store, "s3", 40, 2)
     second = sync_session(store, "s3", home=isolated_home, known=first.state)
@@ -161,8 +198,10 @@ def test_a_row_another_writer_changed_gets_the_full_capture(store, isolated_home
     _session(store, "s4", 4)
     first = sync_session(store, "s4", home=isolated_home)
     from continuity.transcripts.session_transcripts import put_transcript
-    put_transcript(store, "s4", "User: something else entirely", harness="claude-code",
-                   project="/p")
+
+    put_transcript(
+        store, "s4", "User: something else entirely", harness="claude-code", project="/p"
+    )
     _grow(store, "s4", 4, 1)
     again = sync_session(store, "s4", home=isolated_home, known=first.state)
     assert again.rows_read == 5  # all rendered again (the file still held the known

@@ -21,10 +21,12 @@ from tests.conftest import BACKENDS
 LOCAL = "http://127.0.0.1"
 
 T0 = datetime(2026, 9, 1, 8, 0, tzinfo=UTC)
-TRANSCRIPT = ("User: Why does the nightly export skip March?\n\n"
-              "Tool call: Bash\n  {\"command\":\"cat export.py\"}\n\n"
-              "Tool result: def month_range(): SECRET-FILE-BODY\n\n"
-              "Assistant: month_range excludes the end month.")
+TRANSCRIPT = (
+    "User: Why does the nightly export skip March?\n\n"
+    'Tool call: Bash\n  {"command":"cat export.py"}\n\n'
+    "Tool result: def month_range(): SECRET-FILE-BODY\n\n"
+    "Assistant: month_range excludes the end month."
+)
 
 
 def ids(response: rc.RecallResponse) -> list[str]:
@@ -36,20 +38,25 @@ def ids(response: rc.RecallResponse) -> list[str]:
 
 def test_remember_stores_redacted_content_and_its_hash(store):
     """The stored text is redacted; its hash is the SHA-256 of that stored text."""
-    done = rc.remember(store, "  deploy key is sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123  ",
-                       tags=["ops"], importance=0.8, now=T0)
+    done = rc.remember(
+        store,
+        "  deploy key is sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123  ",
+        tags=["ops"],
+        importance=0.8,
+        now=T0,
+    )
     assert "sk-ant-api03" not in done.content and "[REDACTED:" in done.content
     assert done.content == done.content.strip()
     assert done.content_hash == tr.content_hash(done.content)
-    assert (done.deduped, done.tags, done.importance, done.created_at) == (False, ["ops"], 0.8,
-                                                                           T0)
+    assert (done.deduped, done.tags, done.importance, done.created_at) == (False, ["ops"], 0.8, T0)
     assert done.id == rc.memory_id("default", done.content_hash)
 
 
 def test_remember_dedupes_by_content_hash_per_agent(store):
     """The same text again is reported as deduplicated with the first memory's fields."""
-    first = rc.remember(store, "Export uses half-open month ranges", type="decision",
-                        tags=["export"])
+    first = rc.remember(
+        store, "Export uses half-open month ranges", type="decision", tags=["export"]
+    )
     again = rc.remember(store, "Export uses half-open month ranges", type="fact", tags=["x"])
     assert again.deduped and again.id == first.id
     assert (again.type, again.tags) == ("decision", ["export"])
@@ -71,8 +78,14 @@ def test_remember_rejects_bad_fields_naming_them(store):
 
 def test_remember_writes_transcript_row_for_source(store):
     """With transcript and source id the session's row is written (harness from the request)."""
-    done = rc.remember(store, "month_range excludes the end month", source_id="sess-1",
-                       transcript=TRANSCRIPT, harness="claude-code", project="/ledger")
+    done = rc.remember(
+        store,
+        "month_range excludes the end month",
+        source_id="sess-1",
+        transcript=TRANSCRIPT,
+        harness="claude-code",
+        project="/ledger",
+    )
     assert done.transcript_stored is True and done.transcript_error is None
     row = store.get_transcripts(["sess-1"], "default")["sess-1"]
     assert (row.content, row.harness, row.project) == (TRANSCRIPT, "claude-code", "/ledger")
@@ -120,8 +133,14 @@ ANT_KEY = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123"
 def test_remember_redacts_tags_and_source_id(store):
     """Each tag and source_id are redacted before storing; the transcript is keyed by the
     stored (redacted) source id."""
-    done = rc.remember(store, "ops note", type="note", tags=["ops", f"key {ANT_KEY}"],
-                       source_id=f"sess {ANT_KEY}", transcript="User: hi")
+    done = rc.remember(
+        store,
+        "ops note",
+        type="note",
+        tags=["ops", f"key {ANT_KEY}"],
+        source_id=f"sess {ANT_KEY}",
+        transcript="User: hi",
+    )
     stored = store.memory_by_hash("default", done.content_hash)
     assert stored.type == done.type == "note"
     assert stored.tags == ("ops", "key [REDACTED:anthropic-key]")
@@ -142,15 +161,23 @@ def test_remember_clips_a_redacted_tag_longer_than_its_column(store):
 def test_memory_types_are_a_closed_set(store):
     """type is one of MEMORY_TYPES (case and spaces folded); another value is refused naming
     the field and listing the allowed values, and nothing is stored."""
-    assert rc.MEMORY_TYPES == ("fact", "decision", "constraint", "preference", "procedure",
-                               "note", "rule")
+    assert rc.MEMORY_TYPES == (
+        "fact",
+        "decision",
+        "constraint",
+        "preference",
+        "procedure",
+        "note",
+        "rule",
+    )
     assert rc.remember(store, "picked", type=" Decision ").type == "decision"
     assert rc.remember(store, "plain").type == "fact"
     with pytest.raises(InputError) as caught:
         rc.remember(store, "x", type="todo")
     assert str(caught.value) == (
         "type: must be one of 'fact', 'decision', 'constraint', 'preference', 'procedure', "
-        "'note' or 'rule' (got 'todo')")
+        "'note' or 'rule' (got 'todo')"
+    )
     with pytest.raises(InputError, match="type"):
         rc.remember(store, "x", type="PGPASSWORD=S3cretPass99")
     assert store.count_memories() == 2
@@ -160,8 +187,9 @@ def test_cli_remember_bad_type_exits_2_listing_types(tmp_path, monkeypatch, caps
     """`continuity remember --type todo` exits 2 naming the field and the allowed values."""
     from continuity.cli.app import main
 
-    monkeypatch.setattr("sys.argv", ["continuity", "remember", "x", "--type", "todo", "--home",
-                                     str(tmp_path / "h")])
+    monkeypatch.setattr(
+        "sys.argv", ["continuity", "remember", "x", "--type", "todo", "--home", str(tmp_path / "h")]
+    )
     with pytest.raises(SystemExit) as caught:
         main()
     assert caught.value.code == 2
@@ -212,7 +240,8 @@ def test_error_echo_shapes():
     assert rc.error_echo("abc") == "'abc'"
     assert rc.error_echo("b" * 100) == "'" + "b" * 38 + "\u2026"
     assert rc.error_echo({"k": ["ok", "token=ghp_abcdefghij1234567890abcdefghij123456"]}) == (
-        "<not shown: holds a secret>")
+        "<not shown: holds a secret>"
+    )
 
 
 def test_recall_query_error_echo_is_bounded(store):
@@ -229,15 +258,22 @@ def test_recall_query_error_echo_is_bounded(store):
 def ledger(store):
     """Four memories about an export bug, a parser and a deploy."""
     for content, kw in [
-        ("Export uses half-open month ranges; the March bug was the exclusive end month.",
-         {"type": "decision", "tags": ["export", "bug"], "importance": 0.9,
-          "source_id": "sess-1", "transcript": TRANSCRIPT}),
-        ("The nightly export job runs at 2am from cron.", {"tags": ["export"],
-                                                           "importance": 0.3}),
-        ("The parser handles tabs and spaces alike.", {"tags": ["parser"],
-                                                       "source_id": "sess-2"}),
-        ("Deploys go through the staging cluster first.", {"type": "procedure",
-                                                           "source_id": "sess-9"}),
+        (
+            "Export uses half-open month ranges; the March bug was the exclusive end month.",
+            {
+                "type": "decision",
+                "tags": ["export", "bug"],
+                "importance": 0.9,
+                "source_id": "sess-1",
+                "transcript": TRANSCRIPT,
+            },
+        ),
+        ("The nightly export job runs at 2am from cron.", {"tags": ["export"], "importance": 0.3}),
+        ("The parser handles tabs and spaces alike.", {"tags": ["parser"], "source_id": "sess-2"}),
+        (
+            "Deploys go through the staging cluster first.",
+            {"type": "procedure", "source_id": "sess-9"},
+        ),
     ]:
         rc.remember(store, content, **kw)
     return store
@@ -248,7 +284,8 @@ def test_recall_ranks_by_relevance(ledger):
     found = rc.recall(ledger, "March export bug")
     assert ids(found)[:2] == [
         "Export uses half-open month ranges; the March bug was the exclusive end month.",
-        "The nightly export job runs at 2am from cron."]
+        "The nightly export job runs at 2am from cron.",
+    ]
     assert len(found.results) == 2
     assert found.results[0].score > found.results[1].score
 
@@ -267,11 +304,13 @@ def test_recall_stems_english_words(ledger):
 
 def test_recall_filters(ledger):
     """type, tags (all required), source_id, importance_min and limit narrow the results."""
+
     def recalled(**filters):
         return ids(rc.recall(ledger, "export parser deploys", filters=filters, limit=10))
 
     assert recalled(type="decision") == [
-        "Export uses half-open month ranges; the March bug was the exclusive end month."]
+        "Export uses half-open month ranges; the March bug was the exclusive end month."
+    ]
     assert len(recalled(tags=["export"])) == 2 and len(recalled(tags=["export", "bug"])) == 1
     assert recalled(source_id="sess-2") == ["The parser handles tabs and spaces alike."]
     assert len(recalled(importance_min=0.6)) == 1
@@ -288,7 +327,8 @@ def test_recall_narrow_filter_beyond_the_ranked_prefix(ledger, monkeypatch):
     found = rc.recall(ledger, "export parser deploys", limit=1, filters={"type": "procedure"})
     assert ids(found) == ["Deploys go through the staging cluster first."]
     assert ids(rc.recall(ledger, "export", limit=1, filters={"tags": ["bug"]})) == [
-        "Export uses half-open month ranges; the March bug was the exclusive end month."]
+        "Export uses half-open month ranges; the March bug was the exclusive end month."
+    ]
 
 
 def test_recall_ignores_stop_words(ledger):
@@ -328,8 +368,10 @@ def test_recall_expand_joins_transcripts_in_one_batched_lookup(ledger, monkeypat
     assert calls == [["sess-1", "sess-2", "sess-9"]]
     assert set(found.sources) == {"sess-1", "sess-2"}  # sess-9 has no transcript
     src = found.sources["sess-1"]
-    assert src.content == ("User: Why does the nightly export skip March?\n\n[tool call: Bash]"
-                           "\n\nAssistant: month_range excludes the end month.")
+    assert src.content == (
+        "User: Why does the nightly export skip March?\n\n[tool call: Bash]"
+        "\n\nAssistant: month_range excludes the end month."
+    )
     assert (src.sanitized, src.truncated, src.completed) == (True, False, False)
     assert rc.recall(ledger, "export").sources is None
 
@@ -350,8 +392,9 @@ def test_recall_expand_raw_and_bounded(ledger):
 
 def test_models_accept_camel_case_and_a_single_tag():
     """API shapes: camelCase aliases accepted, one tag as a string, unknown fields refused."""
-    req = rc.RememberRequest.model_validate({"content": "x", "sourceId": "s", "tags": "a",
-                                             "agentId": "helper", "sourceType": "pi"})
+    req = rc.RememberRequest.model_validate(
+        {"content": "x", "sourceId": "s", "tags": "a", "agentId": "helper", "sourceType": "pi"}
+    )
     assert (req.source_id, req.tags, req.agent_id, req.harness) == ("s", ["a"], "helper", "pi")
     with pytest.raises(ValueError):
         rc.RecallRequest.model_validate({"query": "x", "bogus": 1})
@@ -363,8 +406,18 @@ def test_response_models_serialise_to_json(ledger):
     data = rc.recall(ledger, "parser", expand=True).model_dump(mode="json")
     assert set(data) == {"query", "results", "sources", "sources_truncated"}
     first = data["results"][0]
-    assert set(first) == {"id", "content", "content_hash", "type", "tags", "importance",
-                          "source_id", "agent_id", "created_at", "score"}
+    assert set(first) == {
+        "id",
+        "content",
+        "content_hash",
+        "type",
+        "tags",
+        "importance",
+        "source_id",
+        "agent_id",
+        "created_at",
+        "score",
+    }
     assert first["created_at"].endswith("Z") or "+00:00" in first["created_at"]
 
 
@@ -375,8 +428,10 @@ def test_fts_index_follows_updates_and_deletes(store):
     """The full-text index sees a memory's changed content and forgets a deleted one."""
     done = rc.remember(store, "original wording here")
     with store.batch(), store._conn() as conn:
-        conn.execute(text("UPDATE memories SET content = 'rewritten phrase' "
-                          "WHERE memory_id = :m"), {"m": done.id})
+        conn.execute(
+            text("UPDATE memories SET content = 'rewritten phrase' WHERE memory_id = :m"),
+            {"m": done.id},
+        )
     assert ids(rc.recall(store, "original")) == []
     assert ids(rc.recall(store, "rewritten")) == ["rewritten phrase"]
     with store.batch(), store._conn() as conn:
@@ -393,10 +448,14 @@ def test_fts_migration_indexes_memories_from_before_it(db_url):
     try:
         migrate(engine, "0006")
         with engine.begin() as conn:
-            conn.execute(text(
-                "INSERT INTO memories (memory_id, content, content_hash, type, tags, importance,"
-                " agent_id, created_at) VALUES ('m1', 'legacy remembered fact', 'h', 'fact',"
-                " '[]', 0.5, 'default', :now)"), {"now": T0})
+            conn.execute(
+                text(
+                    "INSERT INTO memories (memory_id, content, content_hash, type, tags, importance,"
+                    " agent_id, created_at) VALUES ('m1', 'legacy remembered fact', 'h', 'fact',"
+                    " '[]', 0.5, 'default', :now)"
+                ),
+                {"now": T0},
+            )
     finally:
         engine.dispose()
     assert HEAD_REVISION >= "0007"  # open_store migrates 0006 -> head, through the FTS revision
@@ -412,8 +471,19 @@ runner = CliRunner()
 def test_cli_remember_then_recall_json(tmp_path):
     """remember confirms on stderr; recall --json returns the documented shape."""
     home = str(tmp_path / "h")
-    first = runner.invoke(app, ["remember", "Export uses half-open ranges", "--tag", "export",
-                                "--type", "decision", "--home", home])
+    first = runner.invoke(
+        app,
+        [
+            "remember",
+            "Export uses half-open ranges",
+            "--tag",
+            "export",
+            "--type",
+            "decision",
+            "--home",
+            home,
+        ],
+    )
     again = runner.invoke(app, ["remember", "Export uses half-open ranges", "--home", home])
     assert first.exit_code == 0 and "remembered" in first.stderr
     assert "already remembered" in again.stderr
@@ -427,8 +497,9 @@ def test_cli_recall_expand_prints_sanitized_transcript(tmp_path):
     """recall --expand prints each result and its session's projection, no tool output."""
     home = tmp_path / "h"
     with open_store(home / "continuity.db") as s:
-        rc.remember(s, "month_range excludes the end month", source_id="sess-1",
-                    transcript=TRANSCRIPT)
+        rc.remember(
+            s, "month_range excludes the end month", source_id="sess-1", transcript=TRANSCRIPT
+        )
     result = runner.invoke(app, ["recall", "month", "--expand", "--home", str(home)])
     assert result.exit_code == 0
     assert "month_range excludes the end month" in result.stdout

@@ -70,7 +70,8 @@ def test_recall_finds_a_word_inside_chinese_text(cjk):
     assert contents(rc.recall(cjk, "区间")) == [CHINESE]
     assert contents(rc.recall(cjk, "间区")) == []
     assert sorted(contents(rc.recall(cjk, "月份 export"))) == sorted(
-        [CHINESE, "Export uses half-open month ranges."])
+        [CHINESE, "Export uses half-open month ranges."]
+    )
 
 
 def test_recall_finds_a_korean_word_with_its_particle(cjk):
@@ -82,8 +83,10 @@ def test_recall_latin_ranking_unchanged_beside_cjk(cjk):
     """English words still stem and rank as before; a CJK memory never matches them."""
     rc.remember(cjk, "The nightly export job runs at 2am.", now=T0)
     found = rc.recall(cjk, "exporting month")
-    assert contents(found) == ["Export uses half-open month ranges.",
-                               "The nightly export job runs at 2am."]
+    assert contents(found) == [
+        "Export uses half-open month ranges.",
+        "The nightly export job runs at 2am.",
+    ]
     assert found.results[0].score > found.results[1].score
 
 
@@ -95,10 +98,14 @@ def test_migration_0011_reindexes_cjk_memories_from_before_it(db_url):
         migrate(engine, "0010")
         with engine.begin() as conn:
             for mid, content in (("m1", JAPANESE), ("m2", "legacy remembered fact")):
-                conn.execute(text(
-                    "INSERT INTO memories (memory_id, content, content_hash, type, tags, "
-                    "importance, agent_id, created_at) VALUES (:m, :c, :m, 'fact', '[]', 0.5, "
-                    "'default', :now)"), {"m": mid, "c": content, "now": T0})
+                conn.execute(
+                    text(
+                        "INSERT INTO memories (memory_id, content, content_hash, type, tags, "
+                        "importance, agent_id, created_at) VALUES (:m, :c, :m, 'fact', '[]', 0.5, "
+                        "'default', :now)"
+                    ),
+                    {"m": mid, "c": content, "now": T0},
+                )
         with open_store(db_url) as s:
             assert contents(rc.recall(s, "天気")) == [JAPANESE]
             assert contents(rc.recall(s, "legacy")) == ["legacy remembered fact"]
@@ -116,10 +123,14 @@ def test_migration_0011_downgrade_restores_the_insert_trigger(tmp_path):
         with engine.begin() as conn:
             command.downgrade(_alembic_config(conn), "0010")
         with engine.begin() as conn:
-            conn.execute(text(
-                "INSERT INTO memories (memory_id, content, content_hash, type, tags, importance,"
-                " agent_id, created_at) VALUES ('m2', 'inserted later', 'h', 'fact', '[]', 0.5,"
-                " 'default', :now)"), {"now": T0})
+            conn.execute(
+                text(
+                    "INSERT INTO memories (memory_id, content, content_hash, type, tags, importance,"
+                    " agent_id, created_at) VALUES ('m2', 'inserted later', 'h', 'fact', '[]', 0.5,"
+                    " 'default', :now)"
+                ),
+                {"now": T0},
+            )
             indexed = conn.execute(text("SELECT content FROM memories_fts ORDER BY rowid")).all()
         assert [r[0] for r in indexed] == [JAPANESE, "inserted later"]
     finally:
@@ -128,16 +139,27 @@ def test_migration_0011_downgrade_restores_the_insert_trigger(tmp_path):
 
 @pytest.mark.skipif("postgresql" not in BACKENDS, reason="needs PostgreSQL")
 @settings(max_examples=60, deadline=None)
-@given(st.text(alphabet=st.sampled_from(
-    [chr(c) for lo, hi in fts.CJK_RANGES for c in (lo - 1, lo, hi, hi + 1)
-     if not 0xD800 <= c <= 0xDFFF] + list("ab .é")),
-    max_size=12))
+@given(
+    st.text(
+        alphabet=st.sampled_from(
+            [
+                chr(c)
+                for lo, hi in fts.CJK_RANGES
+                for c in (lo - 1, lo, hi, hi + 1)
+                if not 0xD800 <= c <= 0xDFFF
+            ]
+            + list("ab .é")
+        ),
+        max_size=12,
+    )
+)
 def test_postgres_search_text_function_equals_python(pg_engine, value):
     """continuity_search_text (the PostgreSQL index expression) segments exactly like
     search_text, at both ends of every range."""
     with pg_engine.connect() as conn:
-        assert conn.execute(text("SELECT continuity_search_text(:v)"), {"v": value}
-                            ).scalar() == fts.search_text(value)
+        assert conn.execute(
+            text("SELECT continuity_search_text(:v)"), {"v": value}
+        ).scalar() == fts.search_text(value)
 
 
 @pytest.fixture(scope="module")
@@ -160,8 +182,12 @@ def pg_engine():
 def _exact(conn, terms: list[str]) -> dict[int, float]:
     """Every match's bm25 from one FTS5 query (no bound)."""
     match = " OR ".join(fts.fts5_phrase(t) for t in terms)
-    return dict(conn.execute(text("SELECT rowid, bm25(memories_fts) FROM memories_fts WHERE "
-                                  "memories_fts MATCH :q"), {"q": match}).all())
+    return dict(
+        conn.execute(
+            text("SELECT rowid, bm25(memories_fts) FROM memories_fts WHERE memories_fts MATCH :q"),
+            {"q": match},
+        ).all()
+    )
 
 
 @pytest.fixture
@@ -177,10 +203,14 @@ def test_common_word_ranks_only_its_newest_matches(deploys, monkeypatch):
     """With RANK_WINDOW 3 a word in 7 memories ranks the 3 newest; below the window it ranks
     every match exactly; when the window holds fewer than ``limit``, every match is ranked."""
     assert contents(rc.recall(deploys, "deploy", limit=2)) == [
-        "deploy step 0", "deploy step 1 filler"]
+        "deploy step 0",
+        "deploy step 1 filler",
+    ]
     monkeypatch.setattr(fts, "RANK_WINDOW", 3)
     assert contents(rc.recall(deploys, "deploy", limit=2)) == [
-        "deploy step 3 filler filler filler", "deploy step 4 filler filler filler filler"]
+        "deploy step 3 filler filler filler",
+        "deploy step 4 filler filler filler filler",
+    ]
     assert len(rc.recall(deploys, "deploy", limit=10).results) == 7
 
 
@@ -189,9 +219,11 @@ def test_rare_word_memories_are_never_cut_by_the_window(deploys, monkeypatch):
     the window's remaining budget (3 - 1) takes the newest deploy-only memories."""
     monkeypatch.setattr(fts, "RANK_WINDOW", 3)
     found = contents(rc.recall(deploys, "deploy zebra", limit=3))
-    assert found == ["zebra crossing near the deploy office",
-                     "deploy step 4 filler filler filler filler",
-                     "deploy step 5 filler filler filler filler filler"]
+    assert found == [
+        "zebra crossing near the deploy office",
+        "deploy step 4 filler filler filler filler",
+        "deploy step 5 filler filler filler filler filler",
+    ]
 
 
 def test_narrow_filter_finds_an_old_memory_beyond_the_window(deploys, monkeypatch):
@@ -209,10 +241,14 @@ WORDS = ["alpha", "beta", "gamma", "delta", "東京", "天気"]
 
 
 @settings(max_examples=80, deadline=None)
-@given(docs=st.lists(st.lists(st.sampled_from(WORDS), min_size=1, max_size=6), min_size=1,
-                     max_size=25),
-       query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3, unique=True),
-       window=st.integers(1, 30), k=st.integers(1, 100))
+@given(
+    docs=st.lists(
+        st.lists(st.sampled_from(WORDS), min_size=1, max_size=6), min_size=1, max_size=25
+    ),
+    query=st.lists(st.sampled_from(WORDS), min_size=1, max_size=3, unique=True),
+    window=st.integers(1, 30),
+    k=st.integers(1, 100),
+)
 def test_bounded_scores_are_the_whole_query_bm25(tmp_path_factory, docs, query, window, k):
     """Whatever the window and k, every ranked row's score is its bm25 for the whole query,
     best first; when no term is common, the ranking is the exact one."""
@@ -220,8 +256,9 @@ def test_bounded_scores_are_the_whole_query_bm25(tmp_path_factory, docs, query, 
     with open_store(url) as s:
         with s.batch():
             for i, words in enumerate(docs):
-                s.insert_memory(Memory(f"m{i}", " ".join(words), f"h{i}", "fact", (), 0.5,
-                                          None, "default", T0))
+                s.insert_memory(
+                    Memory(f"m{i}", " ".join(words), f"h{i}", "fact", (), 0.5, None, "default", T0)
+                )
         with s._conn() as conn:
             exact = _exact(conn, query)
             per_term = sum(len(_exact(conn, [term])) for term in query)

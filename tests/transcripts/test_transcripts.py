@@ -26,11 +26,19 @@ from tests.paths import SAMPLE_DIRS
 T0 = datetime(2026, 9, 1, 8, 0, tzinfo=UTC)
 
 
-def rec(seq: int = 0, content: str = "hello", *, key: str = "s1", agent: str = "default",
-        role: str = "user", captured: str = "2026-09-01T08:00:00.000Z",
-        path: str | None = "/src/a.jsonl") -> TranscriptRecord:
-    return TranscriptRecord(agent, "claude-code", key, "/p", seq, role, content, "jsonl", path,
-                            captured, seq + 1)
+def rec(
+    seq: int = 0,
+    content: str = "hello",
+    *,
+    key: str = "s1",
+    agent: str = "default",
+    role: str = "user",
+    captured: str = "2026-09-01T08:00:00.000Z",
+    path: str | None = "/src/a.jsonl",
+) -> TranscriptRecord:
+    return TranscriptRecord(
+        agent, "claude-code", key, "/p", seq, role, content, "jsonl", path, captured, seq + 1
+    )
 
 
 # --------------------------------------------------------------------------- records
@@ -40,9 +48,11 @@ def test_record_id_is_sha256_of_identity_fields():
     """The id is the first 32 hex of SHA-256 over the compact JSON of the identity fields."""
     r = rec(3, "Found it")
     digest = hashlib.sha256(b"Found it").hexdigest()
-    expected = hashlib.sha256(json.dumps(
-        [tr.SCHEMA, "default", "claude-code", "s1", 3, "user", digest],
-        separators=(",", ":")).encode()).hexdigest()[:32]
+    expected = hashlib.sha256(
+        json.dumps(
+            [tr.SCHEMA, "default", "claude-code", "s1", 3, "user", digest], separators=(",", ":")
+        ).encode()
+    ).hexdigest()[:32]
     assert r.id == expected and len(r.id) == 32
 
 
@@ -50,8 +60,13 @@ def test_record_id_stable_across_capture_and_source_changes_only():
     """Re-capturing (time, source path) keeps the id; any identity field changes it."""
     base = rec(1, "x")
     assert rec(1, "x", captured="2030-01-01T00:00:00.000Z", path="/moved.jsonl").id == base.id
-    others = [rec(2, "x"), rec(1, "y"), rec(1, "x", key="s2"), rec(1, "x", agent="a2"),
-              rec(1, "x", role="assistant")]
+    others = [
+        rec(2, "x"),
+        rec(1, "y"),
+        rec(1, "x", key="s2"),
+        rec(1, "x", agent="a2"),
+        rec(1, "x", role="assistant"),
+    ]
     assert len({base.id, *(o.id for o in others)}) == 6
 
 
@@ -74,8 +89,21 @@ def test_record_from_dict_rejects_tampered_content():
 def test_record_dict_field_order_ends_with_id():
     """The line's fields come in the documented order, id last."""
     assert list(rec().to_dict()) == [
-        "schema", "captured_at", "agent_id", "harness", "session_key", "project", "seq", "role",
-        "content", "source_format", "source_path", "source_line", "content_sha256", "id"]
+        "schema",
+        "captured_at",
+        "agent_id",
+        "harness",
+        "session_key",
+        "project",
+        "seq",
+        "role",
+        "content",
+        "source_format",
+        "source_path",
+        "source_line",
+        "content_sha256",
+        "id",
+    ]
 
 
 def test_encode_record_is_one_line_for_every_line_breaker():
@@ -96,15 +124,23 @@ def test_encode_record_fast_path_matches_the_escaping_rule(text):
     import re
 
     from continuity.core.text import json_bytes
+
     record = rec(0, tr.storable(text))
-    expected = re.sub("[\x7f-\x9f\u2028\u2029]", lambda m: f"\\u{ord(m.group()):04x}",
-                      json_bytes(record.to_dict()).decode("utf-8")).encode("utf-8") + b"\n"
+    expected = (
+        re.sub(
+            "[\x7f-\x9f\u2028\u2029]",
+            lambda m: f"\\u{ord(m.group()):04x}",
+            json_bytes(record.to_dict()).decode("utf-8"),
+        ).encode("utf-8")
+        + b"\n"
+    )
     assert tr.encode_record(record) == expected
 
 
 def test_append_writes_whole_lines_past_the_write_chunk(tmp_path, monkeypatch):
     """Records appended in several writes (chunk of 100 bytes) are still whole, in order."""
     from continuity.transcripts import transcript_log
+
     monkeypatch.setattr(transcript_log, "WRITE_CHUNK_BYTES", 100)
     log = TranscriptLog(tmp_path / "t.jsonl")
     assert log.append([rec(i, f"row {i} " * 5) for i in range(7)]) == 7
@@ -116,10 +152,18 @@ def test_append_writes_whole_lines_past_the_write_chunk(tmp_path, monkeypatch):
 # --------------------------------------------------------------------------- paths
 
 
-@pytest.mark.parametrize("name, folded", [
-    ("claude-code", "claude-code"), ("Claude Code", "claude-code"), ("../../etc", "etc"),
-    ("..", "unknown"), ("", "unknown"), ("a/b\\c", "a-b-c"), ("  .hidden ", "hidden"),
-])
+@pytest.mark.parametrize(
+    "name, folded",
+    [
+        ("claude-code", "claude-code"),
+        ("Claude Code", "claude-code"),
+        ("../../etc", "etc"),
+        ("..", "unknown"),
+        ("", "unknown"),
+        ("a/b\\c", "a-b-c"),
+        ("  .hidden ", "hidden"),
+    ],
+)
 def test_safe_name_folds_into_one_segment(name, folded):
     """Harness names become one safe segment; dots and slashes never climb."""
     assert tr.safe_name(name) == folded
@@ -130,10 +174,13 @@ def test_session_key_never_reaches_a_path(sqlite_store, isolated_home):
     load(sqlite_store, [U("hi")], key="../../etc/passwd")
     sqlite_store.upsert_session(Session(key="../../etc/passwd", harness="../../etc"))
     tr.sync_session(sqlite_store, "../../etc/passwd", home=isolated_home, fsync=False)
-    files = sorted(p.relative_to(isolated_home).as_posix()
-                   for p in isolated_home.rglob("*") if p.is_file())
-    assert files == ["memory/etc/transcripts/transcript.jsonl",
-                     "memory/etc/transcripts/transcript.jsonl.lock"]
+    files = sorted(
+        p.relative_to(isolated_home).as_posix() for p in isolated_home.rglob("*") if p.is_file()
+    )
+    assert files == [
+        "memory/etc/transcripts/transcript.jsonl",
+        "memory/etc/transcripts/transcript.jsonl.lock",
+    ]
     [record] = TranscriptLog(isolated_home / files[0]).read()
     assert record.session_key == "../../etc/passwd" and record.harness == "../../etc"
 
@@ -179,8 +226,9 @@ def test_log_keeps_complete_record_missing_only_its_newline(tmp_path):
 def test_log_read_reports_bad_lines_and_skips_unterminated_tail(tmp_path):
     """Bad lines are listed with line numbers; a tail being written is not read."""
     path = tmp_path / "transcript.jsonl"
-    path.write_bytes(tr.encode_record(rec(0)) + b"not json\n" + tr.encode_record(rec(1))
-                     + b'{"partial": ')
+    path.write_bytes(
+        tr.encode_record(rec(0)) + b"not json\n" + tr.encode_record(rec(1)) + b'{"partial": '
+    )
     bad: list[tuple[int, str]] = []
     assert [r.seq for r in TranscriptLog(path).read(bad=bad)] == [0, 1]
     assert [n for n, _ in bad] == [2]
@@ -190,18 +238,30 @@ def test_log_replace_session_keeps_other_sessions_byte_for_byte(tmp_path):
     """A snapshot replaces one session's records; other lines keep their bytes and order."""
     path = tmp_path / "transcript.jsonl"
     log = TranscriptLog(path, fsync=False)
-    log.append([rec(0, "a0", key="a"), rec(0, "b0", key="b"), rec(1, "a1", key="a"),
-                rec(1, "b1", key="b"), rec(0, "a-other-agent", key="a", agent="x")])
-    others = [ln for ln in path.read_bytes().splitlines(keepends=True)
-              if b'"session_key":"b"' in ln or b'"agent_id":"x"' in ln]
+    log.append(
+        [
+            rec(0, "a0", key="a"),
+            rec(0, "b0", key="b"),
+            rec(1, "a1", key="a"),
+            rec(1, "b1", key="b"),
+            rec(0, "a-other-agent", key="a", agent="x"),
+        ]
+    )
+    others = [
+        ln
+        for ln in path.read_bytes().splitlines(keepends=True)
+        if b'"session_key":"b"' in ln or b'"agent_id":"x"' in ln
+    ]
     inode = path.stat().st_ino
     assert log.replace_session("default", "a", [rec(0, "A0", key="a")]) == 1
     lines = path.read_bytes().splitlines(keepends=True)
     assert lines[:3] == others
     assert [r.content for r in log.read(session_key="a", agent_id="default")] == ["A0"]
     assert path.stat().st_ino != inode  # replaced by rename, never rewritten in place
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["transcript.jsonl",
-                                                          "transcript.jsonl.lock"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "transcript.jsonl",
+        "transcript.jsonl.lock",
+    ]
 
 
 def test_log_replace_session_failure_leaves_file_unchanged(tmp_path):
@@ -272,8 +332,12 @@ def test_put_transcript_changed_content_updates_and_reopens(store):
     later = T0 + timedelta(minutes=5)
     assert tr.put_transcript(store, "s1", "v2", now=later).changed
     row = store.get_transcripts(["s1"], "default")["s1"]
-    assert (row.content, row.created_at, row.updated_at, row.completed_at) == \
-        ("v2", T0, later, None)
+    assert (row.content, row.created_at, row.updated_at, row.completed_at) == (
+        "v2",
+        T0,
+        later,
+        None,
+    )
 
 
 def test_complete_transcript_is_idempotent_first_completion_wins(store):
@@ -290,8 +354,9 @@ def test_put_transcript_changed_with_completion_closes_new_revision(store):
     """Changed content given with a completion time is written, then completed at that time."""
     tr.put_transcript(store, "s1", "v1", now=T0, completed_at=T0)
     done = T0 + timedelta(hours=2)
-    assert tr.put_transcript(store, "s1", "v2", now=done, completed_at=done) == \
-        tr.TranscriptWrite(changed=True, completed=True)
+    assert tr.put_transcript(store, "s1", "v2", now=done, completed_at=done) == tr.TranscriptWrite(
+        changed=True, completed=True
+    )
     assert store.get_transcripts(["s1"], "default")["s1"].completed_at == done
 
 
@@ -318,20 +383,22 @@ def test_extend_transcript_writes_only_the_new_text_as_a_part(store):
     tr.put_transcript(store, "s1", "User: a", harness="pi", now=T0, completed_at=T0)
     row = store.get_transcripts(["s1"], "default")["s1"]
     later = T0 + timedelta(minutes=1)
-    w = tr.extend_transcript(store, row, "\n\nAssistant: b", harness="pi", project="/p",
-                             now=later)
+    w = tr.extend_transcript(store, row, "\n\nAssistant: b", harness="pi", project="/p", now=later)
     assert w == tr.TranscriptWrite(changed=True)
     row = store.get_transcripts(["s1"], "default")["s1"]
-    tr.extend_transcript(store, row, "\n\nUser: c\x00", harness="pi", project="/p",
-                         now=later + timedelta(minutes=1))
-    assert stored_transcript(store, "s1") == ["User: a", "\n\nAssistant: b",
-                                              "\n\nUser: c\ufffd"]
+    tr.extend_transcript(
+        store, row, "\n\nUser: c\x00", harness="pi", project="/p", now=later + timedelta(minutes=1)
+    )
+    assert stored_transcript(store, "s1") == ["User: a", "\n\nAssistant: b", "\n\nUser: c\ufffd"]
     row = store.get_transcripts(["s1"], "default")["s1"]
     whole = "User: a\n\nAssistant: b\n\nUser: c\ufffd"
     assert row.content == whole
     assert row.content_hash == hashlib.sha256(whole.encode()).hexdigest()
     assert (row.project, row.updated_at, row.completed_at) == (
-        "/p", later + timedelta(minutes=1), None)
+        "/p",
+        later + timedelta(minutes=1),
+        None,
+    )
     assert tr.put_transcript(store, "s1", "User: z", harness="pi", now=later).changed
     assert stored_transcript(store, "s1") == ["User: z"]
     assert store.get_transcripts(["s1"], "default")["s1"].content == "User: z"
@@ -345,16 +412,36 @@ def test_extend_transcript_after_another_writer_writes_the_whole_text(store):
     stale = store.get_transcripts(["s1"], "default")["s1"]
     tr.put_transcript(store, "s1", "v2", now=T0)
     assert not store.append_transcript(
-        "s1", "default", tail="\n\nx", content_hash=tr.content_hash("v1\n\nx"),
-        expected_hash=stale.content_hash, harness="manual", project=None, updated_at=T0)
+        "s1",
+        "default",
+        tail="\n\nx",
+        content_hash=tr.content_hash("v1\n\nx"),
+        expected_hash=stale.content_hash,
+        harness="manual",
+        project=None,
+        updated_at=T0,
+    )
     assert stored_transcript(store, "s1") == ["v2"]
-    w = tr.extend_transcript(store, stale, "\n\nmore", harness="manual", project=None,
-                             completed_at=T0 + timedelta(hours=1))
+    w = tr.extend_transcript(
+        store,
+        stale,
+        "\n\nmore",
+        harness="manual",
+        project=None,
+        completed_at=T0 + timedelta(hours=1),
+    )
     assert w == tr.TranscriptWrite(changed=True, completed=True)
     assert stored_transcript(store, "s1") == ["v1\n\nmore"]
     assert not store.append_transcript(
-        "missing", "default", tail="\n\nx", content_hash="0" * 64,
-        expected_hash="1" * 64, harness="manual", project=None, updated_at=T0)
+        "missing",
+        "default",
+        tail="\n\nx",
+        content_hash="0" * 64,
+        expected_hash="1" * 64,
+        harness="manual",
+        project=None,
+        updated_at=T0,
+    )
 
 
 def test_transcript_parts_are_compressed_where_that_pays(store):
@@ -364,8 +451,9 @@ def test_transcript_parts_are_compressed_where_that_pays(store):
 
     from continuity.store import schema
 
-    long_text = "\n\n".join(f"Assistant: step {i} of the migration plan, héllo 世界"
-                             for i in range(400))
+    long_text = "\n\n".join(
+        f"Assistant: step {i} of the migration plan, héllo 世界" for i in range(400)
+    )
     tr.put_transcript(store, "s1", long_text, now=T0)
     row = store.get_transcripts(["s1"], "default")["s1"]
     tr.extend_transcript(store, row, "\n\nUser: ok", harness="manual", project=None, now=T0)
@@ -386,7 +474,7 @@ def _pages(db: Path) -> list[bytes]:
     conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     conn.close()
     data = db.read_bytes()
-    return [data[i:i + 4096] for i in range(0, len(data), 4096)]
+    return [data[i : i + 4096] for i in range(0, len(data), 4096)]
 
 
 @pytest.mark.parametrize("completed", [False, True])
@@ -399,26 +487,36 @@ def test_append_to_a_long_row_changes_a_few_pages_not_its_text(tmp_path, complet
 
     db = tmp_path / "c.db"
     with open_store(f"sqlite:///{db}") as store:
-        text = "\n\n".join(f"User: line {i} " + hashlib.sha256(str(i).encode()).hexdigest() * 3
-                             for i in range(5_000))  # 1 MB that compresses to about half
+        text = "\n\n".join(
+            f"User: line {i} " + hashlib.sha256(str(i).encode()).hexdigest() * 3
+            for i in range(5_000)
+        )  # 1 MB that compresses to about half
         tr.put_transcript(store, "s1", text, now=T0, completed_at=T0 if completed else None)
         row = store.get_transcripts(["s1"], "default")["s1"]
         before = _pages(db)
-        tr.extend_transcript(store, row, "\n\nUser: one more", harness="manual",
-                             project=None, now=T0 + timedelta(hours=1),
-                             completed_at=T0 + timedelta(hours=1) if completed else None)
+        tr.extend_transcript(
+            store,
+            row,
+            "\n\nUser: one more",
+            harness="manual",
+            project=None,
+            now=T0 + timedelta(hours=1),
+            completed_at=T0 + timedelta(hours=1) if completed else None,
+        )
         after = _pages(db)
         row = store.get_transcripts(["s1"], "default")["s1"]
     assert row.content == text + "\n\nUser: one more"
     assert row.completed_at == (T0 + timedelta(hours=1) if completed else None)
-    changed = sum(1 for a, b in zip(before, after, strict=False) if a != b) + abs(len(after) - len(before))
+    changed = sum(1 for a, b in zip(before, after, strict=False) if a != b) + abs(
+        len(after) - len(before)
+    )
     assert len(before) > 120 and changed <= 8, (changed, len(before))
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(steps=st.lists(st.tuples(st.booleans(), st.text(max_size=30)), min_size=1,
-                      max_size=12))
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(steps=st.lists(st.tuples(st.booleans(), st.text(max_size=30)), min_size=1, max_size=12))
 def test_property_a_row_reads_as_every_write_applied(sqlite_store, steps):
     """Any sequence of appends (extend_transcript) and replaces (put_transcript) leaves a row
     that reads as the same writes applied to one string, with that string's hash."""
@@ -432,8 +530,7 @@ def test_property_a_row_reads_as_every_write_applied(sqlite_store, steps):
             expected = text
         else:
             tail = f"\n\n{text}" if row.content else text
-            tr.extend_transcript(sqlite_store, row, tail, harness="manual", project=None,
-                                 now=T0)
+            tr.extend_transcript(sqlite_store, row, tail, harness="manual", project=None, now=T0)
             expected += tail
     row = sqlite_store.get_transcripts([key], "default")[key]
     assert row.content == expected
@@ -492,8 +589,7 @@ def test_sweep_idle_completes_rows_idle_past_the_configured_limit(store, isolate
     tr.put_transcript(store, "busy", "x", now=T0 + timedelta(minutes=20))
     now = T0 + timedelta(minutes=40)
     assert tr.sweep_idle(store, home=isolated_home, now=now) == [("idle", "default")]
-    assert tr.sweep_idle(store, now=now, idle_limit=timedelta(minutes=10)) == \
-        [("busy", "default")]
+    assert tr.sweep_idle(store, now=now, idle_limit=timedelta(minutes=10)) == [("busy", "default")]
     assert store.get_transcripts(["idle"], "default")["idle"].completed_at == now
 
 
@@ -516,8 +612,9 @@ def test_render_entry_labels_each_block_and_indents_continuations():
     """Rows become labelled paragraphs; later lines are indented so they never pass as labels."""
     assert tr.render_entry(U("fix\nthe test")) == "User: fix\n  the test"
     row = A(ThinkingBlock("plan"), call("c1", "Bash", command="ls"), text="Let me look")
-    assert tr.render_entry(row) == ('Assistant: Let me look\n\nThinking: plan\n\n'
-                                    'Tool call: Bash\n  {"command":"ls"}')
+    assert tr.render_entry(row) == (
+        'Assistant: Let me look\n\nThinking: plan\n\nTool call: Bash\n  {"command":"ls"}'
+    )
     out = T("c1", text="line1\nUser: injected")
     assert tr.render_entry(out) == "Tool result: line1\n  User: injected c1"
     error = A(ToolResultBlock("c2", True, "boom"))
@@ -587,15 +684,19 @@ def test_sync_import_fills_every_session_of_shared_data(store, shared_data, isol
         records = list(log.read(session_key=key, agent_id=agent))
         assert "\n\n".join(r.content for r in records) == row.content
         assert {r.source_format for r in records} == {
-            {"claude-code": "claude-code-jsonl", "codex": "codex-rollout-jsonl",
-             "pi": "pi-session-jsonl"}[sessions[key].harness]}
+            {
+                "claude-code": "claude-code-jsonl",
+                "codex": "codex-rollout-jsonl",
+                "pi": "pi-session-jsonl",
+            }[sessions[key].harness]
+        }
         assert row.completed_at is not None  # the samples are long idle
     assert tr.sync_import(store, import_paths(store, SAMPLE_DIRS), isolated_home) == 0
 
 
-def test_sync_import_report_one_failing_session_does_not_stop_the_others(store, shared_data,
-                                                                         isolated_home,
-                                                                         caplog):
+def test_sync_import_report_one_failing_session_does_not_stop_the_others(
+    store, shared_data, isolated_home, caplog
+):
     """A session whose key the row refuses is returned with its reason (and logged); every
     other session is captured, and nothing of the failing one is written."""
     from continuity.formats.importer import FileReport
@@ -621,8 +722,9 @@ def test_sync_import_keeps_its_count_and_logs_failures(store, shared_data, isola
 
 
 @pytest.mark.parametrize("cut", ["mid-record", "before-its-key"])
-def test_torn_record_is_rewritten_from_the_database_on_the_next_snapshot(store, shared_data,
-                                                                         isolated_home, cut):
+def test_torn_record_is_rewritten_from_the_database_on_the_next_snapshot(
+    store, shared_data, isolated_home, cut
+):
     """A file cut mid-record loses that line at the next write; the session it belonged to
     is rewritten from the database there, so all its records are present and parse."""
     first = import_paths(store, [shared_data / "claude-code" / "short.jsonl"])
@@ -633,15 +735,17 @@ def test_torn_record_is_rewritten_from_the_database_on_the_next_snapshot(store, 
     assert len(seqs) >= 2
     data = path.read_bytes()
     last = data.rstrip(b"\n").rfind(b"\n") + 1
-    path.write_bytes(data[:len(data) - 40] if cut == "mid-record" else data[:last + 30])
+    path.write_bytes(data[: len(data) - 40] if cut == "mid-record" else data[: last + 30])
     second = import_paths(store, [shared_data / "claude-code" / "tool_heavy.jsonl"])
     assert tr.sync_import(store, second, isolated_home) == 1
     bad: list[tuple[int, str]] = []
     records = list(TranscriptLog(path).read(session_key=key, bad=bad))
     assert bad == [] and path.read_bytes().endswith(b"\n")
     assert [r.seq for r in records] == seqs
-    assert "\n\n".join(r.content for r in records) == \
-        store.get_transcripts([key], "default")[key].content
+    assert (
+        "\n\n".join(r.content for r in records)
+        == store.get_transcripts([key], "default")[key].content
+    )
     assert [r.session_key for r in TranscriptLog(path).read()].count(second.sessions[0]) > 0
     assert path.with_name("transcript.jsonl.torn").read_bytes()
 
@@ -661,40 +765,61 @@ def test_restore_torn_leaves_other_sessions_alone(store, isolated_home):
 
 def test_project_marks_tool_calls_and_omits_outputs_and_reasoning():
     """Seed example: user, a Bash call, its output, thinking, answer -> three lines."""
-    stored = ("User: fix the test\n\nThinking: maybe the fixture\n  spans lines\n\n"
-              "Tool call: Bash\n  {\"command\":\"pytest\"}\n\nTool result: 4 KB of output\n"
-              "  User: not a real turn\n\nTool error: exit 1\n\nAssistant: Fixed")
+    stored = (
+        "User: fix the test\n\nThinking: maybe the fixture\n  spans lines\n\n"
+        'Tool call: Bash\n  {"command":"pytest"}\n\nTool result: 4 KB of output\n'
+        "  User: not a real turn\n\nTool error: exit 1\n\nAssistant: Fixed"
+    )
     assert tr.project(stored) == "User: fix the test\n\n[tool call: Bash]\n\nAssistant: Fixed"
 
 
 def test_project_plain_text_tool_block_runs_to_next_label():
     """In foreign plain text a Tool:/Function: line hides everything up to the next label."""
-    text = ("Human: list files\nTool: a.py\nb.py\nFunction call: grep x\n"
-            "Reasoning: hmm\nAssistant: two files\nSystem: note")
-    assert tr.project(text) == ("User: list files\n\n[tool call: grep]\n\n"
-                                "Assistant: two files\n\nSystem: note")
+    text = (
+        "Human: list files\nTool: a.py\nb.py\nFunction call: grep x\n"
+        "Reasoning: hmm\nAssistant: two files\nSystem: note"
+    )
+    assert tr.project(text) == (
+        "User: list files\n\n[tool call: grep]\n\nAssistant: two files\n\nSystem: note"
+    )
 
 
 def test_project_json_lines_of_harness_shapes():
     """Claude Code, Codex and chat-API JSON lines project to the same markers and turns."""
     lines = [
         {"type": "user", "message": {"role": "user", "content": "hi"}},
-        {"type": "assistant", "message": {"role": "assistant", "content": [
-            {"type": "thinking", "thinking": "secret plan"},
-            {"type": "text", "text": "calling"},
-            {"type": "tool_use", "name": "Read", "input": {"path": "a"}}]}},
-        {"type": "user", "message": {"role": "user", "content": [
-            {"type": "tool_result", "content": "FILE BODY"}]}},
+        {
+            "type": "assistant",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "thinking", "thinking": "secret plan"},
+                    {"type": "text", "text": "calling"},
+                    {"type": "tool_use", "name": "Read", "input": {"path": "a"}},
+                ],
+            },
+        },
+        {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "content": "FILE BODY"}],
+            },
+        },
         {"type": "response_item", "payload": {"type": "function_call", "name": "shell"}},
-        {"type": "response_item", "payload": {"type": "function_call_output",
-                                              "output": "CODEX OUT"}},
+        {
+            "type": "response_item",
+            "payload": {"type": "function_call_output", "output": "CODEX OUT"},
+        },
         {"type": "response_item", "payload": {"type": "reasoning", "summary": []}},
         {"role": "assistant", "content": "ok", "tool_calls": [{"function": {"name": "f"}}]},
         {"role": "tool", "content": "TOOL OUT"},
     ]
     text = "\n".join(json.dumps(x) for x in lines)
-    assert tr.project(text) == ("User: hi\n\nAssistant: calling\n\n[tool call: Read]\n\n"
-                                "[tool call: shell]\n\nAssistant: ok\n\n[tool call: f]")
+    assert tr.project(text) == (
+        "User: hi\n\nAssistant: calling\n\n[tool call: Read]\n\n"
+        "[tool call: shell]\n\nAssistant: ok\n\n[tool call: f]"
+    )
 
 
 def test_project_redacts_secrets_in_kept_text():
@@ -723,8 +848,7 @@ def cli_home(tmp_path, shared_data) -> Path:
 def test_cli_transcript_sanitized_shows_markers_and_no_tool_output(cli_home):
     """`transcript --sanitized` shows [tool call: NAME] and none of the tool outputs."""
     raw = runner.invoke(app, ["transcript", "5c0375b4", "--home", str(cli_home)])
-    clean = runner.invoke(app, ["transcript", "5c0375b4", "--sanitized", "--home",
-                                str(cli_home)])
+    clean = runner.invoke(app, ["transcript", "5c0375b4", "--sanitized", "--home", str(cli_home)])
     assert raw.exit_code == 0 and clean.exit_code == 0
     assert "Tool result: Todos have been modified successfully" in raw.stdout
     assert "[tool call: TodoWrite]" in clean.stdout and "[tool call: Glob]" in clean.stdout
@@ -736,8 +860,9 @@ def test_cli_transcript_sanitized_shows_markers_and_no_tool_output(cli_home):
 def test_cli_transcript_json_and_stored_row_untouched(cli_home):
     """--json gives the row's fields; projecting never rewrites the stored row."""
     before = runner.invoke(app, ["transcript", "5c0375b4", "--json", "--home", str(cli_home)])
-    after_sanitized = runner.invoke(app, ["transcript", "5c0375b4", "--sanitized", "--json",
-                                          "--home", str(cli_home)])
+    after_sanitized = runner.invoke(
+        app, ["transcript", "5c0375b4", "--sanitized", "--json", "--home", str(cli_home)]
+    )
     again = runner.invoke(app, ["transcript", "5c0375b4", "--json", "--home", str(cli_home)])
     first, projected, second = (json.loads(r.stdout) for r in (before, after_sanitized, again))
     assert first == second and projected["sanitized"] is True
@@ -750,10 +875,8 @@ def test_cli_transcript_unknown_session_exit_3(cli_home, monkeypatch, capsys):
     """An unknown session is one line on stderr naming `continuity sessions`, exit 3."""
     from continuity.cli import app as cli
 
-    monkeypatch.setattr(sys, "argv", ["continuity", "transcript", "nope", "--home",
-                                      str(cli_home)])
+    monkeypatch.setattr(sys, "argv", ["continuity", "transcript", "nope", "--home", str(cli_home)])
     with pytest.raises(SystemExit) as exc:
         cli.main()
     assert exc.value.code == 3
     assert "continuity sessions" in capsys.readouterr().err
-

@@ -20,8 +20,18 @@ def _record(writer: int, n: int) -> TranscriptRecord:
     # Content long enough that a torn or interleaved write would show, with a line separator
     # and a control character that must stay escaped.
     content = f"writer {writer} record {n} " + "x" * (n % 97) + "\u2028\x1b" + "é" * (n % 13)
-    return TranscriptRecord("default", "pi", f"session-{writer}", "/p", n, "assistant", content,
-                            "live", None, "2026-09-01T08:00:00.000Z")
+    return TranscriptRecord(
+        "default",
+        "pi",
+        f"session-{writer}",
+        "/p",
+        n,
+        "assistant",
+        content,
+        "live",
+        None,
+        "2026-09-01T08:00:00.000Z",
+    )
 
 
 def _writer(path: str, writer: int) -> None:
@@ -83,19 +93,24 @@ def test_two_imports_at_once_write_each_record_once(tmp_path: Path):
     exe = str(Path(sys.executable).with_name("continuity"))
     home = tmp_path / "home"
     cmd = [exe, "import", str(folder), "--home", str(home), "--json"]
-    procs = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-             for _ in range(2)]
+    procs = [
+        subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE) for _ in range(2)
+    ]
     outs = [p.communicate(timeout=300) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], [e[-500:] for _, e in outs]
-    lines = (home / "memory" / "claude-code" / "transcripts" /
-             "transcript.jsonl").read_bytes().splitlines()
+    lines = (
+        (home / "memory" / "claude-code" / "transcripts" / "transcript.jsonl")
+        .read_bytes()
+        .splitlines()
+    )
     keys = [(r["session_key"], r["seq"]) for r in map(json.loads, lines)]
     assert len(keys) == len(set(keys)) > 0
     assert len({k for k, _ in keys}) == 120
 
 
 def test_an_import_whose_due_rows_another_import_derived_meanwhile_appends_them_once(
-        tmp_path: Path) -> None:
+    tmp_path: Path,
+) -> None:
     """Issue 45 item 9 (found by ``bench/soak.py``'s runs of ``import`` beside ``watch``): two
     imports of a grown file at once both see its new rows due (the first has not derived
     them yet); the second waits for the capture lock, and then its report still says the rows
@@ -130,9 +145,12 @@ def test_an_import_whose_due_rows_another_import_derived_meanwhile_appends_them_
         sync_import_report(store, import_paths(store, [grown]), once)
         expected = store.get_transcripts([key], "default")[key].content
     assert raced == expected
-    records = [json.loads(line) for line in
-               (home / "memory" / "pi" / "transcripts" / "transcript.jsonl").read_text()
-               .splitlines()]
+    records = [
+        json.loads(line)
+        for line in (home / "memory" / "pi" / "transcripts" / "transcript.jsonl")
+        .read_text()
+        .splitlines()
+    ]
     seqs = [r["seq"] for r in records if r["session_key"] == key]
     assert len(seqs) == len(set(seqs))
 
@@ -142,7 +160,8 @@ class _Killed(BaseException):
 
 
 def test_a_kill_between_the_append_and_the_commit_writes_no_record_twice(
-        tmp_path: Path, monkeypatch) -> None:
+    tmp_path: Path, monkeypatch
+) -> None:
     """Issue 45 item 9 (``bench/soak.py``: 41 of 2,000 killed imports and watches): the
     transcript phase appends a grown session's records to the JSONL, then commits the rows in
     the database; killed in between, the rows stay due and the next import appended the same
@@ -168,6 +187,7 @@ def test_a_kill_between_the_append_and_the_commit_writes_no_record_twice(
 
         def killed(*a, **kw):
             raise _Killed()
+
         monkeypatch.setattr(st, "extend_transcript", killed)  # after the append, in the commit
         with pytest.raises(_Killed):
             st.sync_import_report(store, import_paths(store, [grown]), home)
@@ -180,9 +200,12 @@ def test_a_kill_between_the_append_and_the_commit_writes_no_record_twice(
     with open_store(f"sqlite:///{tmp_path / 'once.db'}") as store:
         st.sync_import_report(store, import_paths(store, [grown]), once)
     records = [json.loads(line) for line in path.read_text().splitlines()]
-    expected = [json.loads(line) for line in
-                (once / "memory" / "pi" / "transcripts" / "transcript.jsonl").read_text()
-                .splitlines()]
+    expected = [
+        json.loads(line)
+        for line in (once / "memory" / "pi" / "transcripts" / "transcript.jsonl")
+        .read_text()
+        .splitlines()
+    ]
     assert len(records) == len({r["id"] for r in records}) == len(expected) > 11
     assert [r["id"] for r in records] == [r["id"] for r in expected]
     # the journal named where the killed append began, and the commit removed it

@@ -22,4 +22,10 @@ _EXPORTS = {
     "ContinuityStore": "langgraph",
     "ContinuitySession": "agents_sdk",
 }
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from continuity.adapters.agents_sdk import ContinuitySession
+    from continuity.adapters.langgraph import ContinuitySaver, ContinuityStore
+
+__all__ = sorted(_EXPORTS)
 __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

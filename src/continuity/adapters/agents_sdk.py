@@ -182,18 +182,29 @@ class ContinuitySession:
     file's lock and reads what others appended first.
     """
 
-    def __init__(self, session_id: str, *, home: str | os.PathLike[str] | None = None,
-                 database_url: str | None = None,
-                 budget_bytes: int = FOLLOW_UP_BUDGET_BYTES,
-                 summarizer: Summarizer | None = None, cwd: str | None = None,
-                 session_settings: Any = None) -> None:
+    def __init__(
+        self,
+        session_id: str,
+        *,
+        home: str | os.PathLike[str] | None = None,
+        database_url: str | None = None,
+        budget_bytes: int = FOLLOW_UP_BUDGET_BYTES,
+        summarizer: Summarizer | None = None,
+        cwd: str | None = None,
+        session_settings: Any = None,
+    ) -> None:
         if not isinstance(session_id, str) or not session_id.strip():
             raise ValueError(f"session_id: expected a non-empty string, got {session_id!r}")
         low, high = FOLLOW_UP_BUDGET_RANGE
-        if isinstance(budget_bytes, bool) or not isinstance(budget_bytes, int) \
-                or not low <= budget_bytes <= high:
-            raise ValueError(f"budget_bytes: expected a whole number of bytes from {low:,} to "
-                             f"{high:,}, got {budget_bytes!r}")
+        if (
+            isinstance(budget_bytes, bool)
+            or not isinstance(budget_bytes, int)
+            or not low <= budget_bytes <= high
+        ):
+            raise ValueError(
+                f"budget_bytes: expected a whole number of bytes from {low:,} to "
+                f"{high:,}, got {budget_bytes!r}"
+            )
         if isinstance(session_settings, dict):  # as SQLiteSession takes it: the SDK's type
             from agents.memory.session_settings import coerce_session_settings
 
@@ -260,8 +271,9 @@ class ContinuitySession:
         """``add_items(items)``, synchronously."""
         for i, item in enumerate(items):
             if not isinstance(item, dict):
-                raise TypeError(f"items[{i}]: expected a dict (an input item), got "
-                                f"{type(item).__name__}")
+                raise TypeError(
+                    f"items[{i}]: expected a dict (an input item), got {type(item).__name__}"
+                )
             try:
                 orjson.dumps(item)
             except TypeError as exc:
@@ -340,8 +352,15 @@ class ContinuitySession:
                 now = datetime.now(UTC).isoformat().replace("+00:00", "Z")
                 lines = []
                 if os.fstat(fd).st_size == 0:
-                    lines.append({"type": HEADER_TYPE, "version": VERSION,
-                                  "id": self.session_id, "timestamp": now, "cwd": self._cwd})
+                    lines.append(
+                        {
+                            "type": HEADER_TYPE,
+                            "version": VERSION,
+                            "id": self.session_id,
+                            "timestamp": now,
+                            "cwd": self._cwd,
+                        }
+                    )
                 live = _Live(list(self._live.items), self._live.leaf, self._live.count)
                 live.size = self._live.size
                 for record in records:
@@ -440,22 +459,33 @@ class ContinuitySession:
         view_budget = self._view_budget(store)
         if measure_view(store, self.key).total > view_budget:
             try:
-                compact_now(store, self.key, summarizer=self._summarizer_now(),
-                            budget_bytes=view_budget, owner=LEASE_OWNER)
+                compact_now(
+                    store,
+                    self.key,
+                    summarizer=self._summarizer_now(),
+                    budget_bytes=view_budget,
+                    owner=LEASE_OWNER,
+                )
             except FencedWrite as exc:  # another owner compacts it now: use what is there
                 log.info("%s: no compaction now: %s", self.key, exc)
         view = build_continuation(store, self.key, budget_bytes=view_budget)
         if view.refusal is not None:
-            raise ContinuationRefused(self.session_id, view.refusal["reason"],
-                                      view.refusal["detail"])
+            raise ContinuationRefused(
+                self.session_id, view.refusal["reason"], view.refusal["detail"]
+            )
         seqs = {m["seq"] for m in view.messages}
         if view.request is not None:
             seqs.add(view.request["seq"])
-        native = {e.seq: e.native_id for e in store.entries_by_seq(self.key, seqs)}
+        native = {
+            e.seq: e.native_id
+            for e in store.entries_by_seq(self.key, seqs)
+            if e.native_id is not None
+        }
         offsets = {rid: at for rid, _, at, _ in self._live.items}
         wanted = sorted({seq for seq in seqs if native.get(seq) in offsets})
-        found = dict(zip(wanted, self._items_at([offsets[native[seq]] for seq in wanted]),
-                         strict=True))
+        found = dict(
+            zip(wanted, self._items_at([offsets[native[seq]] for seq in wanted]), strict=True)
+        )
 
         def original(seq: int) -> dict[str, Any] | None:
             return found.get(seq)
@@ -492,15 +522,24 @@ def _items_of(messages: list[dict[str, Any]], original: Any) -> list[tuple[int, 
                 continue
             kind = out[at][1].get("type")
             if kind in ("function_call", "custom_tool_call"):
-                out.append((m["seq"], {"type": f"{kind}_output", "call_id": block["call_id"],
-                                       "output": block["text"]}))
+                out.append(
+                    (
+                        m["seq"],
+                        {
+                            "type": f"{kind}_output",
+                            "call_id": block["call_id"],
+                            "output": block["text"],
+                        },
+                    )
+                )
             else:
                 out[at] = (out[at][0], {})  # dropped below
     return [(seq, item) for seq, item in out if item]
 
 
-def _without_stray_reasoning(tail: list[tuple[int, dict[str, Any]]], split: int
-                             ) -> tuple[list[tuple[int, dict[str, Any]]], int]:
+def _without_stray_reasoning(
+    tail: list[tuple[int, dict[str, Any]]], split: int
+) -> tuple[list[tuple[int, dict[str, Any]]], int]:
     """``tail`` less each ``reasoning`` item no longer followed by the output it led to (the
     Responses API refuses "reasoning ... provided without its required following item"): one
     followed by nothing, by the request (``split``: where the request goes), by a tool output
@@ -510,8 +549,11 @@ def _without_stray_reasoning(tail: list[tuple[int, dict[str, Any]]], split: int
     for i, (seq, item) in enumerate(tail):
         if item.get("type") == "reasoning":
             nxt = tail[i + 1][1] if i + 1 < len(tail) and i + 1 != split else None
-            if nxt is None or call_kind(nxt) == "output" \
-                    or nxt.get("role") in ("user", "system", "developer"):
+            if (
+                nxt is None
+                or call_kind(nxt) == "output"
+                or nxt.get("role") in ("user", "system", "developer")
+            ):
                 if i < split:
                     new_split -= 1
                 continue
@@ -534,9 +576,15 @@ def _units(tail: list[tuple[int, dict[str, Any]]]) -> list[int]:
     return starts
 
 
-def _fit(tail: list[tuple[int, dict[str, Any]]], split: int, request: dict[str, Any] | None,
-         summary: str | None, gaps: list[Gap], notes: list[str],
-         budget: int) -> list[dict[str, Any]]:
+def _fit(
+    tail: list[tuple[int, dict[str, Any]]],
+    split: int,
+    request: dict[str, Any] | None,
+    summary: str | None,
+    gaps: list[Gap],
+    notes: list[str],
+    budget: int,
+) -> list[dict[str, Any]]:
     """The items in reading order (summary item, tail before the request, request, tail after
     it) within ``budget`` bytes: the oldest units of the tail dropped first (named as a gap),
     then the longest strings clipped when one unit alone does not fit."""
@@ -567,8 +615,12 @@ def _fit(tail: list[tuple[int, dict[str, Any]]], split: int, request: dict[str, 
     head = lead()
     kept = tail[first:]
     at = max(0, split - first)
-    items = ([head] if head is not None else []) + [item for _, item in kept[:at]] \
-        + ([request] if request is not None else []) + [item for _, item in kept[at:]]
+    items = (
+        ([head] if head is not None else [])
+        + [item for _, item in kept[:at]]
+        + ([request] if request is not None else [])
+        + [item for _, item in kept[at:]]
+    )
     over = json_len(items) - budget
     while over > 0 and _clip_longest(items, over):
         over = json_len(items) - budget

@@ -60,8 +60,9 @@ try:
     )
     from langgraph.store.base.embed import get_text_at_path
 except ImportError as exc:  # pragma: no cover - the extra is not installed
-    raise ImportError("continuity.adapters.langgraph needs LangGraph: "
-                      "pip install 'continuity[langgraph]'") from exc
+    raise ImportError(
+        "continuity.adapters.langgraph needs LangGraph: pip install 'continuity[langgraph]'"
+    ) from exc
 
 from continuity.core.config import database_url, resolve_home
 from continuity.core.errors import InputError
@@ -96,15 +97,22 @@ def _configurable(config: RunnableConfig | None, field: str) -> Any:
     """``config["configurable"][field]``; ``InputError`` naming the field when it is missing."""
     value = ((config or {}).get("configurable") or {}).get(field)
     if value is None:
-        raise InputError(f"config['configurable']['{field}'] is required (the LangGraph "
-                         f"thread this checkpoint belongs to): pass "
-                         f"{{'configurable': {{'{field}': ...}}}}")
+        raise InputError(
+            f"config['configurable']['{field}'] is required (the LangGraph "
+            f"thread this checkpoint belongs to): pass "
+            f"{{'configurable': {{'{field}': ...}}}}"
+        )
     return value
 
 
 def _config(thread_id: str, checkpoint_ns: str, checkpoint_id: str) -> RunnableConfig:
-    return {"configurable": {"thread_id": thread_id, "checkpoint_ns": checkpoint_ns,
-                             "checkpoint_id": checkpoint_id}}
+    return {
+        "configurable": {
+            "thread_id": thread_id,
+            "checkpoint_ns": checkpoint_ns,
+            "checkpoint_id": checkpoint_id,
+        }
+    }
 
 
 class _Owned:
@@ -144,8 +152,14 @@ class ContinuitySaver(_Owned, BaseCheckpointSaver[str]):
     text; int or float versions given by a caller are kept as their text.
     """
 
-    def __init__(self, store: SqlStore, *, home: str | os.PathLike[str] | None = None,
-                 record: bool = True, serde: SerializerProtocol | None = None) -> None:
+    def __init__(
+        self,
+        store: SqlStore,
+        *,
+        home: str | os.PathLike[str] | None = None,
+        record: bool = True,
+        serde: SerializerProtocol | None = None,
+    ) -> None:
         super().__init__(serde=serde)
         self.store = store
         self._owns_store = False
@@ -156,8 +170,13 @@ class ContinuitySaver(_Owned, BaseCheckpointSaver[str]):
             self._recorder = ThreadRecorder(store, Path(home))
 
     @classmethod
-    def open(cls, where: str | os.PathLike[str] | None = None, *, record: bool = True,
-             serde: SerializerProtocol | None = None) -> ContinuitySaver:
+    def open(
+        cls,
+        where: str | os.PathLike[str] | None = None,
+        *,
+        record: bool = True,
+        serde: SerializerProtocol | None = None,
+    ) -> ContinuitySaver:
         """A saver on the workspace ``where`` (see the class docstring), its schema migrated
         to the newest revision. Raises ``ConfigError`` for a bad workspace path and
         ``StoreError`` when the database cannot be opened."""
@@ -168,37 +187,53 @@ class ContinuitySaver(_Owned, BaseCheckpointSaver[str]):
 
     # ------------------------------------------------------------------ reading
 
-    def _tuple(self, row: GraphCheckpointRow,
-               writes: Sequence[GraphWrite] | None = None) -> CheckpointTuple:
+    def _tuple(
+        self, row: GraphCheckpointRow, writes: Sequence[GraphWrite] | None = None
+    ) -> CheckpointTuple:
         checkpoint = self.serde.loads_typed(row.checkpoint)
         versions = {ch: str(v) for ch, v in checkpoint.get("channel_versions", {}).items()}
         blobs = self.store.graph_blobs(row.thread_id, row.checkpoint_ns, versions)
-        checkpoint["channel_values"] = {ch: self.serde.loads_typed(b)
-                                        for ch, b in blobs.items() if b[0] != "empty"}
+        checkpoint["channel_values"] = {
+            ch: self.serde.loads_typed(b) for ch, b in blobs.items() if b[0] != "empty"
+        }
         if writes is None:
-            writes = self.store.graph_writes(row.thread_id, row.checkpoint_ns,
-                                             [row.checkpoint_id]).get(row.checkpoint_id, [])
+            writes = self.store.graph_writes(
+                row.thread_id, row.checkpoint_ns, [row.checkpoint_id]
+            ).get(row.checkpoint_id, [])
         return CheckpointTuple(
             config=_config(row.thread_id, row.checkpoint_ns, row.checkpoint_id),
             checkpoint=checkpoint,
             metadata=self.serde.loads_typed(row.metadata),
-            parent_config=(_config(row.thread_id, row.checkpoint_ns, row.parent_checkpoint_id)
-                           if row.parent_checkpoint_id else None),
-            pending_writes=[(w.task_id, w.channel, self.serde.loads_typed(w.value))
-                            for w in writes])
+            parent_config=(
+                _config(row.thread_id, row.checkpoint_ns, row.parent_checkpoint_id)
+                if row.parent_checkpoint_id
+                else None
+            ),
+            pending_writes=[
+                (w.task_id, w.channel, self.serde.loads_typed(w.value)) for w in writes
+            ],
+        )
 
     def get_tuple(self, config: RunnableConfig) -> CheckpointTuple | None:
         """The checkpoint ``config`` names (its ``checkpoint_id``), or the thread's newest in
         its namespace; None when there is none."""
         thread_id = _configurable(config, "thread_id")
         rows = self.store.graph_checkpoints(
-            thread_id=str(thread_id), checkpoint_ns=config["configurable"].get("checkpoint_ns", ""),
-            checkpoint_id=get_checkpoint_id(config), limit=1)
+            thread_id=str(thread_id),
+            checkpoint_ns=config.get("configurable", {}).get("checkpoint_ns", ""),
+            checkpoint_id=get_checkpoint_id(config),
+            limit=1,
+        )
         return self._tuple(rows[0]) if rows else None
 
-    def list(self, config: RunnableConfig | None, *, filter: dict[str, Any] | None = None,
-             before: RunnableConfig | None = None,
-             limit: int | None = None) -> Iterator[CheckpointTuple]:
+    def list(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> Iterator[CheckpointTuple]:
         """Checkpoints newest first: of ``config``'s thread (and its ``checkpoint_ns`` and
         ``checkpoint_id`` when given), or of every thread when ``config`` is None; only those
         whose metadata equals ``filter`` on each of its keys, older than ``before``'s
@@ -211,8 +246,12 @@ class ContinuitySaver(_Owned, BaseCheckpointSaver[str]):
         while left is None or left > 0:
             rows = self.store.graph_checkpoints(
                 thread_id=None if thread_id is None else str(thread_id),
-                checkpoint_ns=conf.get("checkpoint_ns"), checkpoint_id=conf.get("checkpoint_id"),
-                before_id=before_id, after=after, limit=PAGE_ROWS)
+                checkpoint_ns=conf.get("checkpoint_ns"),
+                checkpoint_id=conf.get("checkpoint_id"),
+                before_id=before_id,
+                after=after,
+                limit=PAGE_ROWS,
+            )
             for row in rows:
                 if filter:
                     metadata = self.serde.loads_typed(row.metadata)
@@ -230,43 +269,78 @@ class ContinuitySaver(_Owned, BaseCheckpointSaver[str]):
 
     # ------------------------------------------------------------------ writing
 
-    def put(self, config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata,
-            new_versions: ChannelVersions) -> RunnableConfig:
+    def put(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
         """Store ``checkpoint`` (its parent: ``config``'s ``checkpoint_id``) with its metadata
         and the blobs of ``new_versions``; the config naming the stored checkpoint. Then, on
         the root namespace, records the ``messages`` channel (class docstring)."""
         thread_id = str(_configurable(config, "thread_id"))
-        checkpoint_ns = config["configurable"].get("checkpoint_ns", "")
+        checkpoint_ns = config.get("configurable", {}).get("checkpoint_ns", "")
         copy = checkpoint.copy()
         values: dict[str, Any] = copy.pop("channel_values", {})  # type: ignore[misc]
         meta = get_serializable_checkpoint_metadata(config, metadata)
         run_id = meta.get("run_id")
-        blobs = {(channel, str(version)): (self.serde.dumps_typed(values[channel])
-                                           if channel in values else ("empty", b""))
-                 for channel, version in new_versions.items()}
-        self.store.put_graph_checkpoint(GraphCheckpointRow(
-            thread_id, checkpoint_ns, checkpoint["id"], config["configurable"].get("checkpoint_id"),
-            run_id if isinstance(run_id, str) else None, self.serde.dumps_typed(copy),
-            self.serde.dumps_typed(meta)), blobs)
-        if self._recorder is not None and checkpoint_ns == "" \
-                and MESSAGES_CHANNEL in new_versions and MESSAGES_CHANNEL in values:
+        blobs = {
+            (channel, str(version)): (
+                self.serde.dumps_typed(values[channel]) if channel in values else ("empty", b"")
+            )
+            for channel, version in new_versions.items()
+        }
+        self.store.put_graph_checkpoint(
+            GraphCheckpointRow(
+                thread_id,
+                checkpoint_ns,
+                checkpoint["id"],
+                config.get("configurable", {}).get("checkpoint_id"),
+                run_id if isinstance(run_id, str) else None,
+                self.serde.dumps_typed(copy),
+                self.serde.dumps_typed(meta),
+            ),
+            blobs,
+        )
+        if (
+            self._recorder is not None
+            and checkpoint_ns == ""
+            and MESSAGES_CHANNEL in new_versions
+            and MESSAGES_CHANNEL in values
+        ):
             messages = values[MESSAGES_CHANNEL]
             if isinstance(messages, (list, tuple)):
                 self._recorder.record(thread_id, checkpoint["id"], messages)
         return _config(thread_id, checkpoint_ns, checkpoint["id"])
 
-    def put_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
-                   task_id: str, task_path: str = "") -> None:
+    def put_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
         """Store task ``task_id``'s ``writes`` ((channel, value) pairs) against ``config``'s
         checkpoint: a regular write already stored stays, a special one (error, interrupt,
         ...) replaces the stored one, as in LangGraph's savers."""
         thread_id = str(_configurable(config, "thread_id"))
         checkpoint_id = _configurable(config, "checkpoint_id")
         self.store.put_graph_writes(
-            thread_id, config["configurable"].get("checkpoint_ns", ""), checkpoint_id,
-            [GraphWrite(task_id, WRITES_IDX_MAP.get(channel, idx), channel, task_path,
-                        self.serde.dumps_typed(value))
-             for idx, (channel, value) in enumerate(writes)])
+            thread_id,
+            config.get("configurable", {}).get("checkpoint_ns", ""),
+            checkpoint_id,
+            [
+                GraphWrite(
+                    task_id,
+                    WRITES_IDX_MAP.get(channel, idx),
+                    channel,
+                    task_path,
+                    self.serde.dumps_typed(value),
+                )
+                for idx, (channel, value) in enumerate(writes)
+            ],
+        )
 
     def delete_thread(self, thread_id: str) -> None:
         """Delete every checkpoint and write of ``thread_id`` (all namespaces). Its continuity
@@ -294,18 +368,24 @@ class ContinuitySaver(_Owned, BaseCheckpointSaver[str]):
             if strategy == "keep_latest":
                 after = None
                 while True:
-                    rows = self.store.graph_checkpoints(thread_id=thread_id, after=after,
-                                                        limit=PAGE_ROWS)
+                    rows = self.store.graph_checkpoints(
+                        thread_id=thread_id, after=after, limit=PAGE_ROWS
+                    )
                     for row in rows:
                         keep.setdefault(row.checkpoint_ns, row)
                     if len(rows) < PAGE_ROWS:
                         break
                     after = (rows[-1].checkpoint_id, rows[-1].thread_id, rows[-1].checkpoint_ns)
-            blobs = {(ns, ch, str(v)) for ns, row in keep.items()
-                     for ch, v in self.serde.loads_typed(row.checkpoint)
-                     .get("channel_versions", {}).items()}
+            blobs = {
+                (ns, ch, str(v))
+                for ns, row in keep.items()
+                for ch, v in self.serde.loads_typed(row.checkpoint)
+                .get("channel_versions", {})
+                .items()
+            }
             self.store.prune_graph_checkpoints(
-                thread_id, {(ns, row.checkpoint_id) for ns, row in keep.items()}, blobs)
+                thread_id, {(ns, row.checkpoint_id) for ns, row in keep.items()}, blobs
+            )
 
     def get_next_version(self, current: str | int | float | None, channel: None = None) -> str:
         """The version after ``current``: ``"<counter + 1, 32 digits>.<random fraction>"``,
@@ -325,22 +405,37 @@ class ContinuitySaver(_Owned, BaseCheckpointSaver[str]):
         """``get_tuple`` in a worker thread."""
         return await asyncio.to_thread(self.get_tuple, config)
 
-    async def alist(self, config: RunnableConfig | None, *,
-                    filter: dict[str, Any] | None = None, before: RunnableConfig | None = None,
-                    limit: int | None = None) -> AsyncIterator[CheckpointTuple]:
+    async def alist(
+        self,
+        config: RunnableConfig | None,
+        *,
+        filter: dict[str, Any] | None = None,
+        before: RunnableConfig | None = None,
+        limit: int | None = None,
+    ) -> AsyncIterator[CheckpointTuple]:
         """``list``, each page read in a worker thread."""
         found = self.list(config, filter=filter, before=before, limit=limit)
         done = object()
         while (item := await asyncio.to_thread(next, found, done)) is not done:
             yield item  # type: ignore[misc]
 
-    async def aput(self, config: RunnableConfig, checkpoint: Checkpoint,
-                   metadata: CheckpointMetadata, new_versions: ChannelVersions) -> RunnableConfig:
+    async def aput(
+        self,
+        config: RunnableConfig,
+        checkpoint: Checkpoint,
+        metadata: CheckpointMetadata,
+        new_versions: ChannelVersions,
+    ) -> RunnableConfig:
         """``put`` in a worker thread."""
         return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)
 
-    async def aput_writes(self, config: RunnableConfig, writes: Sequence[tuple[str, Any]],
-                          task_id: str, task_path: str = "") -> None:
+    async def aput_writes(
+        self,
+        config: RunnableConfig,
+        writes: Sequence[tuple[str, Any]],
+        task_id: str,
+        task_path: str = "",
+    ) -> None:
         """``put_writes`` in a worker thread."""
         await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)
 
@@ -372,11 +467,13 @@ def _matches(value: Any, wanted: Any) -> bool:
     if isinstance(wanted, dict) and any(k.startswith("$") for k in wanted):
         return all(_operator(value, op, operand) for op, operand in wanted.items())
     if isinstance(wanted, dict):
-        return isinstance(value, dict) and all(_matches(value.get(k), v)
-                                               for k, v in wanted.items())
+        return isinstance(value, dict) and all(_matches(value.get(k), v) for k, v in wanted.items())
     if isinstance(wanted, (list, tuple)):
-        return isinstance(value, (list, tuple)) and len(value) == len(wanted) \
+        return (
+            isinstance(value, (list, tuple))
+            and len(value) == len(wanted)
             and all(_matches(a, b) for a, b in zip(value, wanted, strict=True))
+        )
     return bool(value == wanted)
 
 
@@ -385,8 +482,12 @@ def _operator(value: Any, op: str, operand: Any) -> bool:
         return bool(value == operand)
     if op == "$ne":
         return bool(value != operand)
-    compare = {"$gt": float.__gt__, "$gte": float.__ge__, "$lt": float.__lt__,
-               "$lte": float.__le__}.get(op)
+    compare = {
+        "$gt": float.__gt__,
+        "$gte": float.__ge__,
+        "$lt": float.__lt__,
+        "$lte": float.__le__,
+    }.get(op)
     if compare is None:
         raise InputError(f"filter: unknown operator {op!r} (use $eq, $ne, $gt, $gte, $lt, $lte)")
     try:
@@ -400,9 +501,9 @@ def _namespace_matches(namespace: tuple[str, ...], condition: MatchCondition) ->
     if len(namespace) < len(path):
         return False
     if condition.match_type == "prefix":
-        part = namespace[:len(path)]
+        part = namespace[: len(path)]
     elif condition.match_type == "suffix":
-        part = namespace[len(namespace) - len(path):]
+        part = namespace[len(namespace) - len(path) :]
     else:
         raise InputError(f"match_type: {condition.match_type!r} is not 'prefix' or 'suffix'")
     return all(p == "*" or p == n for n, p in zip(part, path, strict=True))
@@ -442,8 +543,9 @@ class ContinuityStore(_Owned, BaseStore):
 
     supports_ttl = False
 
-    def __init__(self, store: SqlStore, *, agent_id: str = "default",
-                 memory_type: str = "fact") -> None:
+    def __init__(
+        self, store: SqlStore, *, agent_id: str = "default", memory_type: str = "fact"
+    ) -> None:
         self.store = store
         self._owns_store = False
         self.agent_id = agent_id
@@ -452,8 +554,13 @@ class ContinuityStore(_Owned, BaseStore):
         self.serde = JsonPlusSerializer()
 
     @classmethod
-    def open(cls, where: str | os.PathLike[str] | None = None, *, agent_id: str = "default",
-             memory_type: str = "fact") -> ContinuityStore:
+    def open(
+        cls,
+        where: str | os.PathLike[str] | None = None,
+        *,
+        agent_id: str = "default",
+        memory_type: str = "fact",
+    ) -> ContinuityStore:
         """A store on the workspace ``where`` (see ``ContinuitySaver.open``)."""
         url, _home = _workspace(where)
         out = cls(open_store_raw(url), agent_id=agent_id, memory_type=memory_type)
@@ -487,14 +594,18 @@ class ContinuityStore(_Owned, BaseStore):
         """``batch`` in a worker thread."""
         return await asyncio.to_thread(self.batch, list(ops))
 
-    def _item(self, row: GraphItem, score: float | None = None,
-              search: bool = False) -> Item:
+    def _item(self, row: GraphItem, score: float | None = None, search: bool = False) -> Item:
         namespace = tuple(row.namespace.split("."))
         value = self.serde.loads_typed(row.value)
         if search:
             return SearchItem(namespace, row.key, value, row.created_at, row.updated_at, score)
-        return Item(value=value, key=row.key, namespace=namespace, created_at=row.created_at,
-                    updated_at=row.updated_at)
+        return Item(
+            value=value,
+            key=row.key,
+            namespace=namespace,
+            created_at=row.created_at,
+            updated_at=row.updated_at,
+        )
 
     def _get(self, op: GetOp) -> Item | None:
         pair = (".".join(op.namespace), op.key)
@@ -512,26 +623,33 @@ class ContinuityStore(_Owned, BaseStore):
         text = self._text(op.value, op.index)
         if text:
             memory_id = self._remember(text, namespace)
-        self.store.put_graph_item(namespace, op.key, self.serde.dumps_typed(dict(op.value)),
-                                  memory_id)
+        self.store.put_graph_item(
+            namespace, op.key, self.serde.dumps_typed(dict(op.value)), memory_id
+        )
 
     @staticmethod
     def _text(value: dict[str, Any], index: Any) -> str:
         if index is False:
             return ""
-        if index is None:
-            texts = list(_strings(value))
-        else:
-            texts = [t for path in index for t in get_text_at_path(value, path)]
+        texts = (
+            list(_strings(value))
+            if index is None
+            else [t for path in index for t in get_text_at_path(value, path)]
+        )
         return "\n".join(t for t in texts if t and t.strip())
 
     def _remember(self, text: str, namespace: str) -> str | None:
         from continuity.transcripts.memories import remember
 
         try:
-            return remember(self.store, text, type=self.memory_type, agent_id=self.agent_id,
-                            tags=["langgraph", f"langgraph:{namespace}"[:100]],
-                            harness="langgraph").id
+            return remember(
+                self.store,
+                text,
+                type=self.memory_type,
+                agent_id=self.agent_id,
+                tags=["langgraph", f"langgraph:{namespace}"[:100]],
+                harness="langgraph",
+            ).id
         except InputError as exc:  # no word recall could find it by: the item is kept unindexed
             log.info("langgraph store item in %s not indexed: %s", namespace, exc)
             return None
@@ -543,8 +661,9 @@ class ContinuityStore(_Owned, BaseStore):
             found: list[SearchItem] = []
             skip, page = max(0, op.offset), 0
             while len(found) < op.limit:
-                rows = self.store.graph_items_under(prefix, offset=page * PAGE_ROWS,
-                                                    limit=PAGE_ROWS)
+                rows = self.store.graph_items_under(
+                    prefix, offset=page * PAGE_ROWS, limit=PAGE_ROWS
+                )
                 for row in rows:
                     item = self._item(row, search=True)
                     if not self._passes(item, op.filter):
@@ -567,16 +686,21 @@ class ContinuityStore(_Owned, BaseStore):
             return []
         candidates = max(want * 4, 50)
         while True:
-            ranked = self.store.search_memories(terms, agent_id=self.agent_id, limit=candidates,
-                                                filters=MemoryFilter(tags=("langgraph",)))
+            ranked = self.store.search_memories(
+                terms,
+                agent_id=self.agent_id,
+                limit=candidates,
+                filters=MemoryFilter(tags=("langgraph",)),
+            )
             scores = {m.memory_id: score for m, score in ranked}
-            rows = self.store.graph_items_under(prefix, memory_ids=list(scores),
-                                                limit=1_000_000)
-            items = [self._item(r, scores[r.memory_id], search=True) for r in rows]
-            hits = sorted((i for i in items if self._passes(i, op.filter)),
-                          key=lambda i: -(i.score or 0.0))  # type: ignore[attr-defined]
+            rows = self.store.graph_items_under(prefix, memory_ids=list(scores), limit=1_000_000)
+            items = [self._item(r, scores.get(r.memory_id or "", 0.0), search=True) for r in rows]
+            hits = sorted(
+                (i for i in items if self._passes(i, op.filter)),
+                key=lambda i: -(i.score or 0.0),  # type: ignore[attr-defined]
+            )
             if len(hits) >= want or len(ranked) < candidates:
-                return hits[op.offset:want]  # type: ignore[return-value]
+                return hits[op.offset : want]  # type: ignore[return-value]
             candidates *= 4
 
     @staticmethod
@@ -588,8 +712,8 @@ class ContinuityStore(_Owned, BaseStore):
         for name in self.store.graph_namespaces():
             namespace = tuple(name.split("."))
             if all(_namespace_matches(namespace, c) for c in op.match_conditions or ()):
-                found.add(namespace[:op.max_depth] if op.max_depth is not None else namespace)
-        return sorted(found)[max(0, op.offset):max(0, op.offset) + max(0, op.limit)]
+                found.add(namespace[: op.max_depth] if op.max_depth is not None else namespace)
+        return sorted(found)[max(0, op.offset) : max(0, op.offset) + max(0, op.limit)]
 
 
 __all__ = ["ContinuitySaver", "ContinuityStore"]

@@ -55,8 +55,9 @@ def message_dict(message: Any) -> dict[str, Any] | None:
 
 
 def _digest(message: dict[str, Any]) -> str:
-    return hashlib.sha256(orjson.dumps(message, option=orjson.OPT_SORT_KEYS,
-                                       default=str)).hexdigest()
+    return hashlib.sha256(
+        orjson.dumps(message, option=orjson.OPT_SORT_KEYS, default=str)
+    ).hexdigest()
 
 
 def _key(message: dict[str, Any], index: Any) -> str:
@@ -131,8 +132,9 @@ class ThreadRecorder:
                 held[_key(line["message"], line.get("index"))] = _digest(line["message"])
         return held
 
-    def _new_lines(self, thread_id: str, checkpoint_id: str, messages: Sequence[Any],
-                   held: dict[str, str]) -> list[bytes]:
+    def _new_lines(
+        self, thread_id: str, checkpoint_id: str, messages: Sequence[Any], held: dict[str, str]
+    ) -> list[bytes]:
         now = datetime.now(UTC).isoformat()
         cwd = os.getcwd()
         out = []
@@ -144,10 +146,21 @@ class ThreadRecorder:
             if held.get(key) == digest:
                 continue
             held[key] = digest
-            out.append(orjson.dumps({MARKER: FORMAT_VERSION, "thread_id": thread_id,
-                                     "checkpoint_id": checkpoint_id, "index": index,
-                                     "recorded_at": now, "cwd": cwd, "message": message},
-                                    default=str) + b"\n")
+            out.append(
+                orjson.dumps(
+                    {
+                        MARKER: FORMAT_VERSION,
+                        "thread_id": thread_id,
+                        "checkpoint_id": checkpoint_id,
+                        "index": index,
+                        "recorded_at": now,
+                        "cwd": cwd,
+                        "message": message,
+                    },
+                    default=str,
+                )
+                + b"\n"
+            )
         return out
 
     def _import(self, path: Path) -> None:

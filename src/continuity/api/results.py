@@ -18,9 +18,9 @@ Values returned as they already exist elsewhere: ``continuity.browse.search.Sear
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar, NamedTuple, Self
+from typing import Any, ClassVar, NamedTuple, Self, cast
 
 
 def _plain(value: Any) -> Any:
@@ -30,9 +30,11 @@ def _plain(value: Any) -> Any:
     if isinstance(value, (LineError, LineWarning)):
         return value._asdict()
     if isinstance(value, (tuple, list)):
-        return [_plain(v) for v in value]
+        items: Sequence[Any] = cast("Sequence[Any]", value)
+        return [_plain(v) for v in items]
     if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
+        fields: dict[str, Any] = cast("dict[str, Any]", value)
+        return {k: _plain(v) for k, v in fields.items()}
     return value
 
 
@@ -40,7 +42,7 @@ def _frozen(value: Any) -> Any:
     """A JSON list as a tuple (its lists too, as a span ``[start, end]``); anything else as
     it is."""
     if isinstance(value, list):
-        return tuple(_frozen(v) for v in value)
+        return tuple(_frozen(v) for v in cast("list[Any]", value))
     return value
 
 
@@ -65,8 +67,7 @@ class Record:
         out: dict[str, Any] = {}
         for f in dataclasses.fields(self):  # type: ignore[arg-type]
             value = getattr(self, f.name)
-            if f.metadata.get("json") is False \
-                    or (value is None and f.metadata.get("omit_none")):
+            if f.metadata.get("json") is False or (value is None and f.metadata.get("omit_none")):
                 continue
             out[f.metadata.get("key", f.name)] = _plain(value)
         return out
@@ -86,12 +87,11 @@ class Record:
             value = data[key]
             nested = cls.NESTED.get(f.name)
             if nested is not None and isinstance(value, list):
-                value = tuple(_nested(nested, v) for v in value)
+                value = tuple(_nested(nested, v) for v in cast("list[Any]", value))
             elif nested is not None and isinstance(value, Mapping):
-                value = _nested(nested, value)
+                value = _nested(nested, cast("Mapping[str, Any]", value))
             kwargs[f.name] = _frozen(value)
-        extra = set(data) - {f.metadata.get("key", f.name)
-                             for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+        extra = set(data) - {f.metadata.get("key", f.name) for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
         if extra:
             raise TypeError(f"{cls.__name__}: unknown keys {sorted(extra)}")
         return cls(**kwargs)
@@ -202,8 +202,12 @@ class ImportResult(Record):
     ``exit_code``: what the command exits with; not part of ``to_dict``."""
 
     NESTED: ClassVar[dict[str, Any]] = {
-        "totals": ImportTotals, "embedded": EmbedCounts, "files": FileImport,
-        "transcripts_failed": SessionFailure, "checkpoints_failed": SessionFailure}
+        "totals": ImportTotals,
+        "embedded": EmbedCounts,
+        "files": FileImport,
+        "transcripts_failed": SessionFailure,
+        "checkpoints_failed": SessionFailure,
+    }
 
     totals: ImportTotals
     sessions: tuple[str, ...]
@@ -289,8 +293,7 @@ class ContinuationRequest(Record):
     seq: int
     actor: str
     text: str
-    media: tuple[dict[str, Any], ...] | None = field(default=None,
-                                                      metadata={"omit_none": True})
+    media: tuple[dict[str, Any], ...] | None = field(default=None, metadata={"omit_none": True})
 
 
 @dataclass(frozen=True)
@@ -344,9 +347,13 @@ class Continuation(Record):
     (``before_request``)."""
 
     NESTED: ClassVar[dict[str, Any]] = {
-        "summary": ContinuationSummary, "request": ContinuationRequest,
-        "gap": ContinuationGapNotice, "gaps": ContinuationGap,
-        "messages": ContinuationMessage, "refusal": Refusal}
+        "summary": ContinuationSummary,
+        "request": ContinuationRequest,
+        "gap": ContinuationGapNotice,
+        "gaps": ContinuationGap,
+        "messages": ContinuationMessage,
+        "refusal": Refusal,
+    }
 
     session: str
     budget_bytes: int
@@ -361,15 +368,18 @@ class Continuation(Record):
     clipped: bool
     refusal: Refusal | None
 
-    def before_request(self) -> tuple[tuple[ContinuationMessage, ...],
-                                      tuple[ContinuationMessage, ...]]:
+    def before_request(
+        self,
+    ) -> tuple[tuple[ContinuationMessage, ...], tuple[ContinuationMessage, ...]]:
         """``messages`` split around the request, in reading order: those with a seq below
         ``request.seq`` and the others (all of them after, without a request)."""
         if self.request is None:
             return (), self.messages
         seq = self.request.seq
-        return (tuple(m for m in self.messages if m.seq < seq),
-                tuple(m for m in self.messages if m.seq >= seq))
+        return (
+            tuple(m for m in self.messages if m.seq < seq),
+            tuple(m for m in self.messages if m.seq >= seq),
+        )
 
 
 # ---------------------------------------------------------------------------- checkpoints
@@ -411,8 +421,7 @@ class CheckpointList(Record):
     """``continuity checkpoints --json``: the session's checkpoints oldest first, their
     ``count``, and the rows skipped as ``damaged``."""
 
-    NESTED: ClassVar[dict[str, Any]] = {"checkpoints": Checkpoint,
-                                                 "damaged": DamagedCheckpoint}
+    NESTED: ClassVar[dict[str, Any]] = {"checkpoints": Checkpoint, "damaged": DamagedCheckpoint}
 
     session: str
     count: int
@@ -459,8 +468,10 @@ class CompactResult(Record):
     exactly one of ``checkpoint`` (written), ``receipt`` (refused) or neither (``reason``
     says why none was needed)."""
 
-    NESTED: ClassVar[dict[str, Any]] = {"checkpoint": CompactionCheckpoint,
-                                                 "receipt": RefusalReceipt}
+    NESTED: ClassVar[dict[str, Any]] = {
+        "checkpoint": CompactionCheckpoint,
+        "receipt": RefusalReceipt,
+    }
 
     session: str
     status: str
@@ -476,9 +487,27 @@ class CompactResult(Record):
 
 
 __all__ = [
-    "Checkpoint", "CheckpointList", "CompactResult", "CompactionCheckpoint", "Continuation",
-    "ContinuationGap", "ContinuationGapNotice", "ContinuationMessage", "ContinuationRequest",
-    "ContinuationSummary", "DamagedCheckpoint", "EmbedCounts", "FileImport", "ImportResult",
-    "ImportTotals", "LineError", "LineWarning",
-    "Record", "Refusal", "RefusalReceipt", "SessionFailure", "SessionRecord",
-    "SessionRows"]
+    "Checkpoint",
+    "CheckpointList",
+    "CompactResult",
+    "CompactionCheckpoint",
+    "Continuation",
+    "ContinuationGap",
+    "ContinuationGapNotice",
+    "ContinuationMessage",
+    "ContinuationRequest",
+    "ContinuationSummary",
+    "DamagedCheckpoint",
+    "EmbedCounts",
+    "FileImport",
+    "ImportResult",
+    "ImportTotals",
+    "LineError",
+    "LineWarning",
+    "Record",
+    "Refusal",
+    "RefusalReceipt",
+    "SessionFailure",
+    "SessionRecord",
+    "SessionRows",
+]

@@ -43,14 +43,23 @@ def session_dict(s: Session, copy: dict[str, str] | None = None) -> dict[str, An
         from continuity.redaction.funnel import redact
 
         title = redact(title)
-    return {"session": s.key, "harness": s.harness, "agent_id": s.agent_id,
-            "project": s.project, "title": title,
-            "source_path": s.source_path,
-            "source": source_status(s), "source_gone_at": _iso(s.source_gone_at),
-            "started_at": _iso(s.started_at), "ended_at": _iso(s.ended_at),
-            "entries": s.entry_count, "parent": s.parent_key, "forked_from": s.forked_from,
-            "copy_of": copy["session"] if copy else None,
-            "original": copy["original"] if copy else None}
+    return {
+        "session": s.key,
+        "harness": s.harness,
+        "agent_id": s.agent_id,
+        "project": s.project,
+        "title": title,
+        "source_path": s.source_path,
+        "source": source_status(s),
+        "source_gone_at": _iso(s.source_gone_at),
+        "started_at": _iso(s.started_at),
+        "ended_at": _iso(s.ended_at),
+        "entries": s.entry_count,
+        "parent": s.parent_key,
+        "forked_from": s.forked_from,
+        "copy_of": copy["session"] if copy else None,
+        "original": copy["original"] if copy else None,
+    }
 
 
 def entry_dict(e: Entry, *, raw: bool = False) -> dict[str, Any]:
@@ -68,8 +77,9 @@ def entry_dict(e: Entry, *, raw: bool = False) -> dict[str, Any]:
     return redacted
 
 
-def session_rows(store: Any, key: str, *, all_rows: bool = False,
-                 seq: int | None = None) -> Iterable[Entry]:
+def session_rows(
+    store: Any, key: str, *, all_rows: bool = False, seq: int | None = None
+) -> Iterable[Entry]:
     """The rows ``continuity show`` shows of session ``key``: the conversation in log order
     (every row with ``all_rows``), or with ``seq`` the 30 rows from ``seq - 5``, every kind
     (issue 19: the reopen command of a search hit). Raises ``InputError`` when the session
@@ -92,7 +102,7 @@ def resume_copies(store: Any, keys: list[str]) -> dict[str, dict[str, str]]:
     copies (their newest copy note; issue 45 item 3)."""
     from continuity.formats.resumed import NOTE_PREFIX, parse_copy_note
 
-    found = {}
+    found: dict[str, Any] = {}
     for key, texts in store.notes_starting(NOTE_PREFIX, keys).items():
         parsed = next((p for p in map(parse_copy_note, reversed(texts)) if p), None)
         if parsed is not None:

@@ -12,12 +12,16 @@ for a bad argument (naming it), ``ConfigError`` for a bad ``config.toml``, ``Sto
 
 Nothing heavy is imported at module level: each method imports what it runs, so
 ``import continuity`` stays cheap (``tests/api``).
+
+Over 600 lines: one method per CLI command on the one object a library user learns first
+(``Workspace``); each method is short, and splitting the class would split the public API's
+reference page.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
@@ -72,8 +76,9 @@ def _when(value: datetime | str | None, name: str) -> datetime | None:
     return parse_when(value, field_name=name)
 
 
-def _folders(project: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None
-             ) -> list[str]:
+def _folders(
+    project: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None,
+) -> list[str]:
     """One folder or several, each absolute with ``~`` expanded and links resolved."""
     if project is None:
         return []
@@ -91,8 +96,13 @@ class Workspace:
     except one made by ``over`` (its store is opened already and stays the caller's).
     """
 
-    def __init__(self, home: str | os.PathLike[str] | None = None, *, url: str | None = None,
-                 read_only: bool = False) -> None:
+    def __init__(
+        self,
+        home: str | os.PathLike[str] | None = None,
+        *,
+        url: str | None = None,
+        read_only: bool = False,
+    ) -> None:
         """A workspace whose database opens at first use (``open`` opens it at once).
         ``home``: the folder (None: ``$CONTINUITY_HOME``, else the platform's user data
         folder); ``url``: the database (None: ``$CONTINUITY_DATABASE_URL``, else
@@ -122,8 +132,9 @@ class Workspace:
         return ws
 
     @classmethod
-    def open(cls, target: str | os.PathLike[str] | None = None, *, read_only: bool = False
-             ) -> Workspace:
+    def open(
+        cls, target: str | os.PathLike[str] | None = None, *, read_only: bool = False
+    ) -> Workspace:
         """Open the workspace ``target``: a folder (as ``--home``; created ``0700`` with its
         database ``0600`` when absent), a database URL (``sqlite:///PATH``,
         ``postgresql+psycopg://USER@HOST/DB``; the folder is then ``$CONTINUITY_HOME`` or the
@@ -164,8 +175,10 @@ class Workspace:
         if self._store is None and not self._owns_store:
             from continuity.core.errors import StoreError
 
-            raise StoreError("this Workspace.over(store) was closed: its store was the "
-                             "caller's and is not reopened")
+            raise StoreError(
+                "this Workspace.over(store) was closed: its store was the "
+                "caller's and is not reopened"
+            )
         if self._store is None:
             from continuity.store import open_store_raw
 
@@ -185,8 +198,9 @@ class Workspace:
     def __enter__(self) -> Workspace:
         return self
 
-    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     def key(self, session: str) -> str:
@@ -199,8 +213,13 @@ class Workspace:
 
     # ------------------------------------------------------------------------ import
 
-    def import_(self, paths: Sequence[str | os.PathLike[str]], *, embed: bool = True,
-                progress: ImportProgress | None = None) -> ImportResult:
+    def import_(
+        self,
+        paths: Sequence[str | os.PathLike[str]],
+        *,
+        embed: bool = True,
+        progress: ImportProgress | None = None,
+    ) -> ImportResult:
         """``continuity import PATHS``: import the Claude Code, Codex, pi and OpenCode session
         files named (folders searched for ``*.jsonl``), replay their checkpoints, write their
         transcripts, mark source files gone, then embed the new rows for search by meaning
@@ -215,8 +234,9 @@ class Workspace:
 
         names = [os.fspath(p) for p in paths]
         if any(not p.strip() for p in names):  # "" would be the current folder (review)
-            raise InputError("an empty path was given; name a session file or folder "
-                             "(. for the current folder)")
+            raise InputError(
+                "an empty path was given; name a session file or folder (. for the current folder)"
+            )
         report = ImportReport()
         files = discover(names, unreadable=report.files, home=self._home)
         if not files and len(report.files) == 1:  # the one problem is the whole answer
@@ -228,22 +248,34 @@ class Workspace:
         try:
             if progress is not None:
                 progress.start(total_bytes(files), len(files))
-            result = ingest(store, files, config=config, home=self._home,
-                            progress=progress.advance if progress else None,
-                            done=(lambda _r: progress.file_done()) if progress else None,
-                            phase=progress.phase if progress else None, report=report)
+            result = ingest(
+                store,
+                files,
+                config=config,
+                home=self._home,
+                progress=progress.advance if progress else None,
+                done=(lambda _r: progress.file_done()) if progress else None,
+                phase=progress.phase if progress else None,
+                report=report,
+            )
             gone, back = mark_vanished(store, names)
             embedded = self._embed_pending(progress) if embed else None
         finally:
             if progress is not None:
                 progress.stop()
         sync = result.transcripts
-        data = {**report.to_dict(), "checkpoints_replayed": result.checkpoints_replayed,
-                "embedded": embedded, "transcripts_written": sync.captured,
-                "sources_gone": gone, "sources_back": back,
-                "transcripts_failed": [{"session": k, "reason": r} for k, r in sync.failed],
-                "checkpoints_failed": [{"session": k, "reason": r}
-                                       for k, r in result.checkpoints_failed]}
+        data = {
+            **report.to_dict(),
+            "checkpoints_replayed": result.checkpoints_replayed,
+            "embedded": embedded,
+            "transcripts_written": sync.captured,
+            "sources_gone": gone,
+            "sources_back": back,
+            "transcripts_failed": [{"session": k, "reason": r} for k, r in sync.failed],
+            "checkpoints_failed": [
+                {"session": k, "reason": r} for k, r in result.checkpoints_failed
+            ],
+        }
         return replace(ImportResult.from_dict(data), exit_code=report.exit_code)
 
     def _embed_pending(self, progress: ImportProgress | None) -> dict[str, int] | None:
@@ -254,7 +286,9 @@ class Workspace:
         from continuity.retrieval.embedding import embed_pending, pending_count
         from continuity.retrieval.settings import retrieval_settings
 
-        tell = progress.note if progress is not None else (lambda _line: None)
+        tell: Callable[[str], None] = (
+            progress.note if progress is not None else (lambda _line: None)
+        )
         settings = retrieval_settings(self._home)
         try:
             embedder = load_embedder(settings)
@@ -267,16 +301,25 @@ class Workspace:
         store = self.store()
         if progress is not None:
             progress.embedding(0, pending_count(store, embedder.model_id))
-        done = embed_pending(store, embedder, batch_rows=settings.batch_rows,
-                             progress=progress.embedding if progress else None)
+        done = embed_pending(
+            store,
+            embedder,
+            batch_rows=settings.batch_rows,
+            progress=progress.embedding if progress else None,
+        )
         return done.to_dict()
 
     # ------------------------------------------------------------------------ read
 
-    def sessions(self, limit: int = 50, *, harness: str | None = None,
-                 project: str | os.PathLike[str] | None = None,
-                 since: datetime | str | None = None, titles: bool = True
-                 ) -> list[SessionRecord]:
+    def sessions(
+        self,
+        limit: int = 50,
+        *,
+        harness: str | None = None,
+        project: str | os.PathLike[str] | None = None,
+        since: datetime | str | None = None,
+        titles: bool = True,
+    ) -> list[SessionRecord]:
         """``continuity sessions``: sessions newest first, at most ``limit`` (0: all), only of
         ``harness`` (claude-code, codex, pi, opencode), of the folder ``project`` or a folder
         inside it, active since ``since`` (a datetime, or the CLI's forms: ``2026-12-01``,
@@ -288,15 +331,17 @@ class Workspace:
         after = _when(since, "since")
         folder = _folders(project)
         store = self.store()
-        found = store.list_sessions(limit=limit, harness=harness,
-                                    project=folder[0] if folder else None, since=after)
+        found = store.list_sessions(
+            limit=limit, harness=harness, project=folder[0] if folder else None, since=after
+        )
         copies = resume_copies(store, [s.key for s in found])
         if not titles:
             found = [replace(s, title=None) for s in found]
         return [SessionRecord.from_dict(session_dict(s, copies.get(s.key))) for s in found]
 
-    def show(self, key: str, *, raw: bool = False, all_rows: bool = False,
-             seq: int | None = None) -> SessionRows:
+    def show(
+        self, key: str, *, raw: bool = False, all_rows: bool = False, seq: int | None = None
+    ) -> SessionRows:
         """``continuity show KEY``: the session's rows in log order, the conversation only
         unless ``all_rows`` (events, context, sidechains too), or with ``seq`` the 30 rows
         from ``seq - 5`` (every kind). Every string redacted (a secret found in any row hidden
@@ -317,19 +362,33 @@ class Workspace:
             entries = tuple(entry_dict(e, raw=raw) for e in rows)
         finally:
             if token is not None:
+                from continuity.redaction.funnel import SESSION_KNOWN
+
                 SESSION_KNOWN.reset(token)
         found = store.get_session(name)
-        return SessionRows(session=name, source=source_status(found) if found else None,
-                           forked_from=found.forked_from if found else None,
-                           redacted=not raw, entries=entries)
+        return SessionRows(
+            session=name,
+            source=source_status(found) if found else None,
+            forked_from=found.forked_from if found else None,
+            redacted=not raw,
+            entries=entries,
+        )
 
-    def search(self, query: str, limit: int = 20, mode: str = "hybrid", *,
-               harness: str | None = None,
-               project: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None = None,
-               here: bool = False, since: datetime | str | None = None,
-               until: datetime | str | None = None, role: str | None = None,
-               tool: str | None = None, near: str | os.PathLike[str] | None = None
-               ) -> list[SearchHit]:
+    def search(
+        self,
+        query: str,
+        limit: int = 20,
+        mode: str = "hybrid",
+        *,
+        harness: str | None = None,
+        project: str | os.PathLike[str] | Iterable[str | os.PathLike[str]] | None = None,
+        here: bool = False,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        role: str | None = None,
+        tool: str | None = None,
+        near: str | os.PathLike[str] | None = None,
+    ) -> list[SearchHit]:
         """``continuity search QUERY``: the best ``limit`` rows (at most 500) of every session,
         best first, ranked by ``mode``: ``hybrid`` (words and meaning fused), ``words``
         (BM25), ``vectors`` (meaning; without the semantic extra every mode ranks by words);
@@ -352,15 +411,27 @@ class Workspace:
         if role is not None and role not in ("user", "assistant", "tool", "system"):
             raise InputError(f"role: {role!r} is not one of user, assistant, tool, system")
         folders = _folders(project) + ([str(Path.cwd().resolve())] if here else [])
-        filters = EntryFilter(harness=harness, projects=tuple(folders), role=role, tool=tool,
-                              since=_when(since, "since"), until=_when(until, "until"))
+        filters = EntryFilter(
+            harness=harness,
+            projects=tuple(folders),
+            role=role,
+            tool=tool,
+            since=_when(since, "since"),
+            until=_when(until, "until"),
+        )
         asker = os.fspath(near) if near is not None else str(Path.cwd())
-        hits = search(self.store(), query, limit=min(limit or 500, 500), filters=filters,
-                      mode=mode, project=asker, settings=retrieval_settings(self._home))
+        hits = search(
+            self.store(),
+            query,
+            limit=min(limit or 500, 500),
+            filters=filters,
+            mode=mode,
+            project=asker,
+            settings=retrieval_settings(self._home),
+        )
         return hits
 
-    def continuation(self, key: str, *,
-                     budget_bytes: int = FOLLOW_UP_BUDGET_BYTES) -> Continuation:
+    def continuation(self, key: str, *, budget_bytes: int = FOLLOW_UP_BUDGET_BYTES) -> Continuation:
         """``continuity continue KEY``: the continuation the next run of the session should
         be handed (seed 002): the newest checkpoint, the previous request verbatim and the
         recent tail within ``budget_bytes`` UTF-8 bytes (default 240,000) with every tool call
@@ -385,12 +456,24 @@ class Workspace:
         name = checkpoint_session_key(store, key)
         good, damaged = store.checkpoint_page(name, limit=limit)
         rows = [checkpoint_dict(cp) for cp in good]
-        return CheckpointList.from_dict({"session": name, "count": len(rows),
-                                         "checkpoints": rows,
-                                         "damaged": [d.to_dict() for d in damaged]})
+        return CheckpointList.from_dict(
+            {
+                "session": name,
+                "count": len(rows),
+                "checkpoints": rows,
+                "damaged": [d.to_dict() for d in damaged],
+            }
+        )
 
-    def recall(self, query: str, *, limit: int = 10, expand: bool = False,
-               type: str | None = None, tags: Sequence[str] = ()) -> RecallResponse:
+    def recall(
+        self,
+        query: str,
+        *,
+        limit: int = 10,
+        expand: bool = False,
+        type: str | None = None,
+        tags: Sequence[str] = (),
+    ) -> RecallResponse:
         """``continuity recall QUERY``: memories best first (at most ``limit``, 1..100),
         ranked by words and meaning, only of ``type`` and carrying every tag of ``tags``;
         ``expand`` adds the sanitized transcript of each result's session (``sources``). A
@@ -400,14 +483,24 @@ class Workspace:
         from continuity.retrieval.settings import retrieval_settings
 
         found: RecallResponse = recall_hybrid(
-            self.store(), query, settings=retrieval_settings(self._home),
-            project=str(Path.cwd()), limit=limit, expand=expand,
-            filters={"type": type, "tags": list(tags)})
+            self.store(),
+            query,
+            settings=retrieval_settings(self._home),
+            project=str(Path.cwd()),
+            limit=limit,
+            expand=expand,
+            filters={"type": type, "tags": list(tags)},
+        )
         return found
 
-    def brief(self, project: str | os.PathLike[str] | None = None, *,
-              budget_chars: int | None = None, window: str | int | None = None,
-              reach: Reach | None = None) -> Brief:
+    def brief(
+        self,
+        project: str | os.PathLike[str] | None = None,
+        *,
+        budget_chars: int | None = None,
+        window: str | int | None = None,
+        reach: Reach | None = None,
+    ) -> Brief:
         """``continuity brief``: the project brief a new session of the folder ``project``
         (default: the current folder) starts with (issue 39): the newest earlier sessions
         within the window, within ``budget_chars`` characters (200..10,000; default
@@ -433,8 +526,14 @@ class Workspace:
 
     # ------------------------------------------------------------------------ write
 
-    def resume(self, key: str, *, into: str, budget_bytes: int = FOLLOW_UP_BUDGET_BYTES,
-               target_home: str | os.PathLike[str] | None = None) -> Written:
+    def resume(
+        self,
+        key: str,
+        *,
+        into: str,
+        budget_bytes: int = FOLLOW_UP_BUDGET_BYTES,
+        target_home: str | os.PathLike[str] | None = None,
+    ) -> Written:
         """``continuity resume KEY --in INTO``: write the session's continuation (as
         ``continuation`` gives it) as a new session of harness ``into`` (claude-code, codex,
         pi) where that harness looks for the project's sessions (``target_home``: the
@@ -446,8 +545,9 @@ class Workspace:
         from continuity.resume.session import resume_session
 
         home = Path(target_home) if target_home is not None else None
-        return resume_session(self.store(), self.key(key), into, budget_bytes=budget_bytes,
-                              target_home=home)
+        return resume_session(
+            self.store(), self.key(key), into, budget_bytes=budget_bytes, target_home=home
+        )
 
     def checkpoint(self, key: str, *, reason: str, trigger: str = "explicit") -> Checkpoint:
         """``continuity checkpoint KEY --reason``: write a session checkpoint now (seed 000,
@@ -463,15 +563,24 @@ class Workspace:
         if trigger not in ("explicit", "agent"):
             raise InputError(f"trigger: {trigger!r} is not one of explicit, agent")
         config = load_config(self._home)
-        cp = manual_checkpoint(self.store(), self.key(key), reason, config=config,
-                               trigger=CheckpointTrigger(trigger))
+        cp = manual_checkpoint(
+            self.store(), self.key(key), reason, config=config, trigger=CheckpointTrigger(trigger)
+        )
         if cp is None:
-            raise InputError("continuity is disabled ([continuity] enabled = false): "
-                             "no checkpoint written")
+            raise InputError(
+                "continuity is disabled ([continuity] enabled = false): no checkpoint written"
+            )
         return Checkpoint.from_dict(checkpoint_dict(cp))
 
-    def remember(self, text: str, *, type: str = "fact", tags: Sequence[str] = (),
-                 importance: float = 0.5, source: str | None = None) -> RememberResponse:
+    def remember(
+        self,
+        text: str,
+        *,
+        type: str = "fact",
+        tags: Sequence[str] = (),
+        importance: float = 0.5,
+        source: str | None = None,
+    ) -> RememberResponse:
         """``continuity remember TEXT``: store a memory (secrets redacted first; the same
         text again is reported ``deduped``) of ``type`` (fact, decision, ...), with ``tags``,
         ``importance`` 0..1 and the session key it came from (``source``). A pydantic model
@@ -480,11 +589,18 @@ class Workspace:
         recall could find it by, importance outside 0..1)."""
         from continuity.transcripts.memories import remember
 
-        return remember(self.store(), text, type=type, tags=list(tags),
-                        importance=importance, source_id=source)
+        return remember(
+            self.store(), text, type=type, tags=list(tags), importance=importance, source_id=source
+        )
 
-    def compact(self, key: str, *, budget_bytes: int = FOLLOW_UP_BUDGET_BYTES,
-                summarizer: str | None = None, force: bool = False) -> CompactResult:
+    def compact(
+        self,
+        key: str,
+        *,
+        budget_bytes: int = FOLLOW_UP_BUDGET_BYTES,
+        summarizer: str | None = None,
+        force: bool = False,
+    ) -> CompactResult:
         """``continuity compact KEY``: make a continuation checkpoint as if the session's turn
         had just settled (seed 002): summarize the working view when it is over
         ``budget_bytes`` UTF-8 bytes (or always with ``force``) with ``summarizer`` (a
@@ -497,8 +613,14 @@ class Workspace:
         from continuity.continuation.summarize.settings import load_settings
 
         settings = load_settings(self._home, provider=summarizer)
-        outcome = compact_now(self.store(), self.key(key), summarizer=make_summarizer(settings),
-                              budget_bytes=budget_bytes, force=force, timeout=settings.timeout)
+        outcome = compact_now(
+            self.store(),
+            self.key(key),
+            summarizer=make_summarizer(settings),
+            budget_bytes=budget_bytes,
+            force=force,
+            timeout=settings.timeout,
+        )
         return CompactResult.from_dict(outcome.to_dict())
 
 
@@ -525,10 +647,12 @@ def _with_window(config: Any, window: str) -> Any:
     longer applies. Raises ``InputError`` naming ``--window``."""
     from pydantic import ValidationError
 
-    fields = {**config.model_dump(exclude={"recovery_window_hours"}),
-              "recovery_window_days": window.strip()}
+    fields = {
+        **config.model_dump(exclude={"recovery_window_hours"}),
+        "recovery_window_days": window.strip(),
+    }
     try:
-        return type(config).model_validate(fields)
+        return config.model_validate(fields)  # a classmethod: the config's own model
     except ValidationError as exc:
         why = exc.errors()[0].get("msg", "invalid").removeprefix("Value error, ")
         raise InputError(f"--window: {why} (got {window!r})") from None

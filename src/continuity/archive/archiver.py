@@ -68,8 +68,12 @@ def _default_folders() -> dict[str, Path]:
 
 
 #: The environment variable that moves each harness's home (its folder is under it).
-HOME_VARIABLES = {"claude_code": "CLAUDE_CONFIG_DIR", "codex": "CODEX_HOME",
-                  "pi": "PI_CODING_AGENT_DIR", "opencode": "XDG_DATA_HOME"}
+HOME_VARIABLES = {
+    "claude_code": "CLAUDE_CONFIG_DIR",
+    "codex": "CODEX_HOME",
+    "pi": "PI_CODING_AGENT_DIR",
+    "opencode": "XDG_DATA_HOME",
+}
 
 
 def _candidates(settings: ArchiveSettings) -> dict[str, tuple[Path, str]]:
@@ -164,8 +168,7 @@ class Archiver:
         from continuity.formats.importer import NOT_SESSIONS, discover
 
         if paths is None:
-            files = discover([str(p) for p in self.folders.values()], unreadable=[],
-                             home=self.home)
+            files = discover([str(p) for p in self.folders.values()], unreadable=[], home=self.home)
             looked: set[Path] | None = None
         else:
             roots = {name: p.resolve() for name, p in self.folders.items()}
@@ -189,8 +192,13 @@ class Archiver:
             self._vanished = [p for p in self._seen if p not in present]
         else:  # a file an event named, or one under a folder an event named, that is gone
             gone_here = {p for p in looked if not p.exists()}
-            self._vanished = [p for p in self._seen if p not in present and gone_here and (
-                p in gone_here or not gone_here.isdisjoint(p.parents))]
+            self._vanished = [
+                p
+                for p in self._seen
+                if p not in present
+                and gone_here
+                and (p in gone_here or not gone_here.isdisjoint(p.parents))
+            ]
         # issue 45 item 10: the daemon captures its live sessions' files itself
         live = captured_live(self.home)
         live_names = {p.name for p in live}
@@ -218,7 +226,7 @@ class Archiver:
 
         todo = self.changed_files(changed)
         result = PassResult(pending=max(0, len(todo) - self.max_files))
-        self._pending = todo[self.max_files:]
+        self._pending = todo[self.max_files :]
         todo = todo[: self.max_files]
         vanished = getattr(self, "_vanished", [])
         check_gone, self._first = bool(vanished) or self._first, False
@@ -234,11 +242,9 @@ class Archiver:
         report = ImportReport()
         with open_store(database_url(self.home)) as store:
             if todo:
-                ingest(store, todo, config=load_config(self.home), home=self.home,
-                       report=report)
+                ingest(store, todo, config=load_config(self.home), home=self.home, report=report)
             if check_gone:
-                result.gone, _back = mark_vanished(store, [str(p) for p in
-                                                           self.folders.values()])
+                result.gone, _back = mark_vanished(store, [str(p) for p in self.folders.values()])
                 for p in vanished:
                     self._seen.pop(p, None)
         for p, f in zip(todo, report.files, strict=False):
@@ -265,9 +271,13 @@ DEBOUNCE_MS = 1_000
 FOLDER_SECONDS = 5.0
 
 
-def follow(archiver: Archiver, settings: ArchiveSettings, stop: threading.Event,
-           on_pass: Callable[[PassResult], None],
-           say: Callable[[str], None]) -> None:
+def follow(
+    archiver: Archiver,
+    settings: ArchiveSettings,
+    stop: threading.Event,
+    on_pass: Callable[[PassResult], None],
+    say: Callable[[str], None],
+) -> None:
     """Run ``archiver`` until ``stop`` is set: a pass at once, then one per batch of
     file-system events (``watchfiles``, debounced ``DEBOUNCE_MS``) and at least every
     ``settings.rescan_seconds`` (the safety net); a harness folder created later (Claude Code
@@ -307,8 +317,7 @@ def follow(archiver: Archiver, settings: ArchiveSettings, stop: threading.Event,
                 for name, path in folders.items():
                     say(f"watching {name}: {path}")
             else:
-                say("no harness session folder exists yet; looking again every "
-                    f"{check:g} s")
+                say(f"no harness session folder exists yet; looking again every {check:g} s")
         if not folders:
             stop.wait(check)
             continue
@@ -319,10 +328,14 @@ def follow(archiver: Archiver, settings: ArchiveSettings, stop: threading.Event,
             # one watcher while the folders stay the same: events that arrive during a pass
             # wait in it; rust_timeout ends a quiet wait every `check` seconds, to look for
             # a harness folder made since (a few stats) and to run the rescan when it is due
-            for changes in watchfiles.watch(*folders.values(), debounce=DEBOUNCE_MS,
-                                            rust_timeout=int(check * 1000),
-                                            yield_on_timeout=True, stop_event=stop,
-                                            raise_interrupt=True):
+            for changes in watchfiles.watch(
+                *folders.values(),
+                debounce=DEBOUNCE_MS,
+                rust_timeout=int(check * 1000),
+                yield_on_timeout=True,
+                stop_event=stop,
+                raise_interrupt=True,
+            ):
                 # events: only the files they name (bounded work per event); every
                 # rescan_seconds, events or not: the full rescan, the safety net
                 if time.monotonic() - last_full >= settings.rescan_seconds:

@@ -53,12 +53,17 @@ class IngestResult:
     checkpoints_failed: list[tuple[str, str]] = field(default_factory=list)
 
 
-def ingest(store: SqlStore, files: Iterable[Path], *, config: CheckpointConfig,
-           home: str | os.PathLike[str] | None = None,
-           progress: Callable[[int], None] | None = None,
-           done: Callable[[FileReport], None] | None = None,
-           phase: Callable[[str], None] | None = None,
-           report: ImportReport | None = None) -> IngestResult:
+def ingest(
+    store: SqlStore,
+    files: Iterable[Path],
+    *,
+    config: CheckpointConfig,
+    home: str | os.PathLike[str] | None = None,
+    progress: Callable[[int], None] | None = None,
+    done: Callable[[FileReport], None] | None = None,
+    phase: Callable[[str], None] | None = None,
+    report: ImportReport | None = None,
+) -> IngestResult:
     """Import ``files`` and run the checkpoint and transcript phases on them, chunk by chunk
     (module docstring). ``progress(n)`` counts bytes read, ``done(report)`` each file's final
     report, ``phase(name)`` names the step running now (``importing``, ``checkpoints``,
@@ -78,8 +83,9 @@ def ingest(store: SqlStore, files: Iterable[Path], *, config: CheckpointConfig,
         if any(f.changed for f in chunk.files):
             if phase:
                 phase("checkpoints")
-            out.checkpoints_replayed += replay_import(store, chunk, config=config,
-                                                      failed=out.checkpoints_failed)
+            out.checkpoints_replayed += replay_import(
+                store, chunk, config=config, failed=out.checkpoints_failed
+            )
         if phase:  # unchanged sessions never captured are captured too
             phase("transcripts")
         _add(out.transcripts, sync_import_report(store, chunk, home))

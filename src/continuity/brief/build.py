@@ -76,16 +76,28 @@ class Brief:
         """The ``continuity brief --json`` shape: ``project``, ``text``, ``budget_chars``,
         ``truncated``, ``omitted_lines``, ``window_hours`` (None: any age), ``reach``,
         ``sessions`` (``SessionBrief.to_dict``), ``now``."""
-        return {"project": self.project, "text": self.text, "budget_chars": self.budget_chars,
-                "truncated": self.truncated, "omitted_lines": self.omitted_lines,
-                "window_hours": self.window / timedelta(hours=1) if self.window else None,
-                "reach": self.reach.to_dict(),
-                "sessions": [s.to_dict() for s in self.sessions],
-                "now": self.now.isoformat().replace("+00:00", "Z")}
+        return {
+            "project": self.project,
+            "text": self.text,
+            "budget_chars": self.budget_chars,
+            "truncated": self.truncated,
+            "omitted_lines": self.omitted_lines,
+            "window_hours": self.window / timedelta(hours=1) if self.window else None,
+            "reach": self.reach.to_dict(),
+            "sessions": [s.to_dict() for s in self.sessions],
+            "now": self.now.isoformat().replace("+00:00", "Z"),
+        }
 
 
-def build_brief(store: SqlStore, *, project: str, config: CheckpointConfig, reach: Reach,
-                exclude: Sequence[str] = (), now: datetime | None = None) -> Brief:
+def build_brief(
+    store: SqlStore,
+    *,
+    project: str,
+    config: CheckpointConfig,
+    reach: Reach,
+    exclude: Sequence[str] = (),
+    now: datetime | None = None,
+) -> Brief:
     """The brief a new session of ``project`` (a folder) gets (module docstring), within
     ``config.recovery_budget_chars`` characters (seed 000: recoveryBudgetChars, 200–10,000).
     ``exclude``: session keys never told of (the new session's own). ``now``: the clock
@@ -102,30 +114,45 @@ def build_brief(store: SqlStore, *, project: str, config: CheckpointConfig, reac
         known.update(session_secrets(store, s.key))
     token = SESSION_KNOWN.set(known)
     try:
-        text, truncated, omitted = render_brief(found, project=project,
-                                                budget_chars=config.recovery_budget_chars,
-                                                reach=reach, now=now, window=window)
+        text, truncated, omitted = render_brief(
+            found,
+            project=project,
+            budget_chars=config.recovery_budget_chars,
+            reach=reach,
+            now=now,
+            window=window,
+        )
     finally:
         SESSION_KNOWN.reset(token)
-    return Brief(text, project, tuple(found), config.recovery_budget_chars, truncated, omitted,
-                 reach, window, now)
+    return Brief(
+        text,
+        project,
+        tuple(found),
+        config.recovery_budget_chars,
+        truncated,
+        omitted,
+        reach,
+        window,
+        now,
+    )
 
 
 # ---------------------------------------------------------------------------- which sessions
 
 
-def _sessions(store: SqlStore, project: str, window: timedelta | None, now: datetime,
-              exclude: set[str]) -> list[SessionBrief]:
+def _sessions(
+    store: SqlStore, project: str, window: timedelta | None, now: datetime, exclude: set[str]
+) -> list[SessionBrief]:
     since = now - window if window is not None else None
     normalized = normalize_project(project) or project
     candidates: dict[str, Session | None] = {}
     # newest activity first by the store's clock (an import's time for an imported file):
     # more than are shown, so that the rows' own times can reorder them
-    for s in store.project_sessions(list(dict.fromkeys([normalized, project])),
-                                    limit=MAX_SESSIONS * 4):
+    for s in store.project_sessions(
+        list(dict.fromkeys([normalized, project])), limit=MAX_SESSIONS * 4
+    ):
         candidates.setdefault(s.key, s)
-    marks = dict(store.project_checkpoint_sessions(normalized, since=since,
-                                                   limit=MAX_SESSIONS * 2))
+    marks = dict(store.project_checkpoint_sessions(normalized, since=since, limit=MAX_SESSIONS * 2))
     for key in marks:
         candidates.setdefault(key, None)
     missing = [k for k, v in candidates.items() if v is None]
@@ -146,23 +173,39 @@ def _sessions(store: SqlStore, project: str, window: timedelta | None, now: date
 # ---------------------------------------------------------------------------- what of each
 
 
-def _read_session(store: SqlStore, key: str, session: Session | None,
-                  checkpoint_at: datetime | None) -> SessionBrief:
+def _read_session(
+    store: SqlStore, key: str, session: Session | None, checkpoint_at: datetime | None
+) -> SessionBrief:
     checkpoints = store.checkpoints(key)
     latest: Checkpoint | None = checkpoints[-1] if checkpoints else None
     rows, last_time = _rows(store, key, session)
     facts = extract_facts(digest(e) for e in rows) if rows else SessionFacts()
-    times = [t for t in (last_time, session.ended_at if session else None,
-                         latest.created_at if latest else None, checkpoint_at) if t]
+    times = [
+        t
+        for t in (
+            last_time,
+            session.ended_at if session else None,
+            latest.created_at if latest else None,
+            checkpoint_at,
+        )
+        if t
+    ]
     requests = facts.requests
     if not requests and latest is not None:
         requests = tuple((-1, p) for p in _digest_prompts(latest.digest))
     tests = next((c for c in reversed(facts.commands) if c.is_test), None)
     run = store.last_run(key) if rows else None
-    ended = run.status.value if run is not None and run.status.value in (
-        "interrupted", "failed") and requests and run.request_seq >= requests[-1][0] else None
+    ended = (
+        run.status.value
+        if run is not None
+        and run.status.value in ("interrupted", "failed")
+        and requests
+        and run.request_seq >= requests[-1][0]
+        else None
+    )
     return SessionBrief(
-        key=key, harness=session.harness if session else (latest.harness if latest else "?"),
+        key=key,
+        harness=session.harness if session else (latest.harness if latest else "?"),
         project=session.project if session else (latest.project if latest else None),
         last_active=max(times) if times else None,
         requests=requests,
@@ -177,24 +220,28 @@ def _read_session(store: SqlStore, key: str, session: Session | None,
         open_items=facts.open_items,
         earlier=_earlier(store, key, rows),
         rows_read=facts.rows or len(rows),
-        last_seq=rows[-1].seq if rows else -1)
+        last_seq=rows[-1].seq if rows else -1,
+    )
 
 
-def _rows(store: SqlStore, key: str,
-          session: Session | None) -> tuple[list[Any], datetime | None]:
+def _rows(store: SqlStore, key: str, session: Session | None) -> tuple[list[Any], datetime | None]:
     """The newest ``ROWS_READ`` visible main-agent rows of ``key``, oldest first, with the
     newest request row prepended when it is older than them; and the last row's time."""
     if session is None or not session.entry_count:
         return [], None
     start = max(-1, session.entry_count - 1 - ROWS_READ * 2)
-    rows = [e for e in store.entries(key, after_seq=start, limit=ROWS_READ * 2,
-                                     visible_only=True) if not e.sidechain][-ROWS_READ:]
+    rows = [
+        e
+        for e in store.entries(key, after_seq=start, limit=ROWS_READ * 2, visible_only=True)
+        if not e.sidechain
+    ][-ROWS_READ:]
     if not rows:
         return [], None
     last_time = max((e.timestamp for e in rows if e.timestamp), default=None)
     if not any(e.is_request for e in rows):
-        metas = store.rows_meta(key, before_seq=rows[0].seq, limit=REQUEST_SEARCH_ROWS,
-                                newest_first=True)
+        metas = store.rows_meta(
+            key, before_seq=rows[0].seq, limit=REQUEST_SEARCH_ROWS, newest_first=True
+        )
         seq = next((m.seq for m in metas if m.is_request), None)
         if seq is not None:
             rows = store.entries_by_seq(key, [seq]) + rows
@@ -209,13 +256,18 @@ def _earlier(store: SqlStore, key: str, rows: list[Any]) -> tuple[int | None, st
     entry = store.latest_compaction(key)
     if entry is None or entry.compaction is None or not entry.compaction.summary.strip():
         return None
-    return entry.compaction.covers_through_seq, clip(redact(entry.compaction.summary),
-                                                     SUMMARY_CHARS)
+    return entry.compaction.covers_through_seq, clip(
+        redact(entry.compaction.summary), SUMMARY_CHARS
+    )
 
 
-def _decisions(store: SqlStore, key: str, checkpoints: Sequence[Checkpoint],
-               facts: SessionFacts,
-               outcome: tuple[int, str] | None = None) -> tuple[str, ...]:
+def _decisions(
+    store: SqlStore,
+    key: str,
+    checkpoints: Sequence[Checkpoint],
+    facts: SessionFacts,
+    outcome: tuple[int, str] | None = None,
+) -> tuple[str, ...]:
     """Memories whose source is the session (``[type] text``, newest first), then the
     remembers its checkpoints hold, then the decisions the agent stated; deduplicated by
     their text. A stated decision the ``outcome`` (the last answer's gist) already holds is
@@ -253,8 +305,9 @@ def _digest_prompts(digest_text: str) -> list[str]:
     if not found:
         return []
     items = [line[2:] for line in found.group(1).splitlines() if line.startswith("- ")]
-    return [p.rstrip() + "…" if len(p) >= SNIPPET_CHARS and not p.endswith("…") else p
-            for p in items]
+    return [
+        p.rstrip() + "…" if len(p) >= SNIPPET_CHARS and not p.endswith("…") else p for p in items
+    ]
 
 
 __all__ = ["Brief", "MAX_SESSIONS", "ROWS_READ", "build_brief"]

@@ -33,8 +33,12 @@ class Reach:
     def to_dict(self) -> dict[str, Any]:
         """``{"mcp": {...}, "cli": str | None, "loader": str | None, "memory_md": str |
         None}``."""
-        return {"mcp": dict(self.mcp), "cli": self.cli, "loader": self.loader,
-                "memory_md": self.memory_md}
+        return {
+            "mcp": dict(self.mcp),
+            "cli": self.cli,
+            "loader": self.loader,
+            "memory_md": self.memory_md,
+        }
 
 
 @dataclass(frozen=True)
@@ -81,31 +85,47 @@ class SessionBrief:
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``continuity brief --json``'s ``sessions`` items."""
         return {
-            "key": self.key, "harness": self.harness, "project": self.project,
+            "key": self.key,
+            "harness": self.harness,
+            "project": self.project,
             "last_active": _iso(self.last_active),
             "requests": [{"seq": s, "text": t} for s, t in self.requests],
             "requests_total": self.requests_total,
-            "outcome": {"seq": self.outcome[0], "text": self.outcome[1]}
-            if self.outcome else None,
+            "outcome": {"seq": self.outcome[0], "text": self.outcome[1]} if self.outcome else None,
             "ended": self.ended,
             "commands": [_command(c) for c in self.commands],
             "tests": _command(self.tests) if self.tests else None,
             "failing_tests": list(self.failing_tests),
-            "files_changed": [{"path": f.path, "change": f.change, "seq": f.seq}
-                              for f in self.files_changed],
-            "errors": [{"seq": e.seq, "source": e.source, "first_line": e.first_line,
-                        "last_line": e.last_line} for e in self.errors],
+            "files_changed": [
+                {"path": f.path, "change": f.change, "seq": f.seq} for f in self.files_changed
+            ],
+            "errors": [
+                {
+                    "seq": e.seq,
+                    "source": e.source,
+                    "first_line": e.first_line,
+                    "last_line": e.last_line,
+                }
+                for e in self.errors
+            ],
             "decisions": list(self.decisions),
             "open_items": list(self.open_items),
             "earlier": {"covers_through_seq": self.earlier[0], "text": self.earlier[1]}
-            if self.earlier else None,
-            "rows_read": self.rows_read, "last_seq": self.last_seq,
+            if self.earlier
+            else None,
+            "rows_read": self.rows_read,
+            "last_seq": self.last_seq,
         }
 
 
 def _command(c: CommandRun) -> dict[str, Any]:
-    return {"command": c.command, "seq": c.seq, "ok": c.ok, "exit_code": c.exit_code,
-            "is_test": c.is_test}
+    return {
+        "command": c.command,
+        "seq": c.seq,
+        "ok": c.ok,
+        "exit_code": c.exit_code,
+        "is_test": c.is_test,
+    }
 
 
 def _iso(value: datetime | None) -> str | None:

@@ -59,17 +59,24 @@ COMMAND_CHARS = 120
 #: the project path in the brief's third line
 PROJECT_CHARS = 120
 #: what each MCP tool gives, in the "how to get more" line (only installed ones are named)
-_TOOL_USES = (("search", "search every row of every session"),
-              ("show", "rows around a row number"),
-              ("continuation", "a session's continuation"),
-              ("recall", "remembered memories"))
+_TOOL_USES = (
+    ("search", "search every row of every session"),
+    ("show", "rows around a row number"),
+    ("continuation", "a session's continuation"),
+    ("recall", "remembered memories"),
+)
 
 
 #: what a brief shows as visible escapes: control characters (``core.text.CONTROL_ESCAPES``:
 #: ESC, NUL, CR …), the bidirectional overrides and isolates, and the zero-width characters,
 #: which would reorder or hide text on a terminal or in a model's context (fresh-user review)
-_INVISIBLE = {**CONTROL_ESCAPES, **{c: f"\\u{c:04x}" for c in [
-    *range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0xFEFF]}}
+_INVISIBLE = {
+    **CONTROL_ESCAPES,
+    **{
+        c: f"\\u{c:04x}"
+        for c in [*range(0x200B, 0x2010), *range(0x202A, 0x202F), *range(0x2066, 0x206A), 0xFEFF]
+    },
+}
 
 
 def clip(text: str, limit: int) -> str:
@@ -82,7 +89,7 @@ def clip(text: str, limit: int) -> str:
     if len(one) <= limit:
         return one
     if limit <= 1:
-        return "…"[:max(limit, 0)]
+        return "…"[: max(limit, 0)]
     kept = safe_cut(one, limit - 1)
     space = kept.rfind(" ")
     if space >= len(kept) * 2 // 3:
@@ -137,7 +144,7 @@ class _Section:
         if not self.shown:
             return []
         if self.title is None:
-            return self.items[:self.shown]
+            return self.items[: self.shown]
         n, k = len(self.items), self.shown
         count = f"{k}" if k == n else f"{k} of {n}"
         return [f"{self.title} ({count}):", *(f"- {i}" for i in self.items[:k])]
@@ -148,17 +155,20 @@ def _status(c: CommandRun) -> str:
 
 
 def _run(c: CommandRun) -> str:
-    where = f"exit {c.exit_code}, row {c.seq}" if c.exit_code is not None \
-        else f"row {c.seq}"
+    where = f"exit {c.exit_code}, row {c.seq}" if c.exit_code is not None else f"row {c.seq}"
     return f"{_status(c)}: `{clip(c.command, COMMAND_CHARS)}` ({where})"
 
 
 def _outcome(s: SessionBrief) -> str | None:
     """The outcome line: how the last request's run ended when it did not finish
     (``SessionBrief.ended``), and the last answer's gist."""
-    ended = (f"the last request was {s.ended} before it finished"
-             if s.ended == "interrupted" else "the last request's run failed"
-             if s.ended == "failed" else None)
+    ended = (
+        f"the last request was {s.ended} before it finished"
+        if s.ended == "interrupted"
+        else "the last request's run failed"
+        if s.ended == "failed"
+        else None
+    )
     if s.outcome is None:
         return f"Outcome: {ended}; no answer recorded." if ended else None
     answer = clip(s.outcome[1], OUTCOME_CHARS)
@@ -173,21 +183,27 @@ def _path(path: str, project: str | None) -> str:
     if project:
         root = project.rstrip("/") + "/"
         if path.startswith(root) and len(path) > len(root):
-            return path[len(root):]
+            return path[len(root) :]
     return path
 
 
-def _sections(s: SessionBrief, sidx: int, now: datetime, reach: Reach,
-              request_chars: int = TEXT_CHARS) -> list[_Section]:
+def _sections(
+    s: SessionBrief, sidx: int, now: datetime, reach: Reach, request_chars: int = TEXT_CHARS
+) -> list[_Section]:
     """The sections of one session, in the layout's order, with their tiers."""
     when = s.last_active.strftime(" (%Y-%m-%d %H:%M UTC)") if s.last_active else ""
-    out = [_Section(sidx, 0, 0, [f"### Session {s.key} · {s.harness} · "
-                                 f"{how_long_ago(s.last_active, now)}{when}"])]
+    out = [
+        _Section(
+            sidx,
+            0,
+            0,
+            [f"### Session {s.key} · {s.harness} · {how_long_ago(s.last_active, now)}{when}"],
+        )
+    ]
     if s.requests:
         seq, text = s.requests[-1]
         where = f"row {seq}" if seq >= 0 else "from its checkpoint"
-        out.append(_Section(sidx, 1, 0, [f"Last request ({where}): "
-                                         f"{clip(text, request_chars)}"]))
+        out.append(_Section(sidx, 1, 0, [f"Last request ({where}): {clip(text, request_chars)}"]))
     else:
         out.append(_Section(sidx, 1, 0, ["Last request: none recorded"]))
     outcome = _outcome(s)
@@ -197,40 +213,60 @@ def _sections(s: SessionBrief, sidx: int, now: datetime, reach: Reach,
         word = {"ok": "passed", "failed": "failed", "no result": "no result"}[_status(s.tests)]
         out.append(_Section(sidx, 3, 1, [f"Tests: {word}: {_run(s.tests).split(': ', 1)[1]}"]))
     if s.failing_tests:
-        out.append(_Section(sidx, 4, 2, [clip(t, ITEM_CHARS) for t in s.failing_tests],
-                            "Failing tests"))
+        out.append(
+            _Section(sidx, 4, 2, [clip(t, ITEM_CHARS) for t in s.failing_tests], "Failing tests")
+        )
     if s.errors:
         errs = []
         for e in reversed(s.errors):  # newest first
-            text = e.first_line if e.first_line == e.last_line \
-                else f"{e.first_line} … {e.last_line}"
+            text = (
+                e.first_line if e.first_line == e.last_line else f"{e.first_line} … {e.last_line}"
+            )
             errs.append(clip(f"row {e.seq}, {e.source}: {text}", ITEM_CHARS))
         out.append(_Section(sidx, 5, 2, errs, "Unresolved errors"))
     if s.decisions:
-        out.append(_Section(sidx, 6, 1, [clip(d, ITEM_CHARS) for d in s.decisions],
-                            "Decisions"))
+        out.append(_Section(sidx, 6, 1, [clip(d, ITEM_CHARS) for d in s.decisions], "Decisions"))
     if s.open_items:
-        out.append(_Section(sidx, 7, 3, [clip(o, ITEM_CHARS) for o in s.open_items],
-                            "Open items"))
+        out.append(_Section(sidx, 7, 3, [clip(o, ITEM_CHARS) for o in s.open_items], "Open items"))
     others = [c for c in reversed(s.commands) if s.tests is None or c.command != s.tests.command]
     if others:  # a failed command tells more than one that worked
         failed = any(c.ok is not True for c in others)
-        out.append(_Section(sidx, 8, 3 if failed else 4, [_run(c) for c in others],
-                            "Last commands"))
+        out.append(
+            _Section(sidx, 8, 3 if failed else 4, [_run(c) for c in others], "Last commands")
+        )
     if s.files_changed:
-        out.append(_Section(sidx, 9, 2, [clip(f"{_path(f.path, s.project)} ({f.change})",
-                                              ITEM_CHARS)
-                                         for f in reversed(s.files_changed)], "Files changed",
-                            per_tier=6))
+        out.append(
+            _Section(
+                sidx,
+                9,
+                2,
+                [
+                    clip(f"{_path(f.path, s.project)} ({f.change})", ITEM_CHARS)
+                    for f in reversed(s.files_changed)
+                ],
+                "Files changed",
+                per_tier=6,
+            )
+        )
     if len(s.requests) > 1:
-        out.append(_Section(sidx, 10, 5, [clip(f"row {q}: {t}" if q >= 0 else t, ITEM_CHARS)
-                                          for q, t in reversed(s.requests[:-1])],
-                            "Earlier requests"))
+        out.append(
+            _Section(
+                sidx,
+                10,
+                5,
+                [
+                    clip(f"row {q}: {t}" if q >= 0 else t, ITEM_CHARS)
+                    for q, t in reversed(s.requests[:-1])
+                ],
+                "Earlier requests",
+            )
+        )
     if s.earlier:
         covers, text = s.earlier
         where = f"rows up to {covers}" if covers is not None else "the rows before"
-        out.append(_Section(sidx, 11, 5, [f"Before that (summary of {where}): "
-                                          f"{clip(text, TEXT_CHARS)}"]))
+        out.append(
+            _Section(sidx, 11, 5, [f"Before that (summary of {where}): {clip(text, TEXT_CHARS)}"])
+        )
     more = _more(s, reach)
     if more:
         out.append(_Section(sidx, 12, 4, [more]))
@@ -242,7 +278,7 @@ def _more(s: SessionBrief, reach: Reach) -> str | None:
     seq = s.requests[-1][0] if s.requests and s.requests[-1][0] >= 0 else s.last_seq
     ways = []
     if reach.mcp.get("show") and seq >= 0:
-        ways.append(f"MCP `{reach.mcp['show']}` (session \"{s.key}\", seq {seq})")
+        ways.append(f'MCP `{reach.mcp["show"]}` (session "{s.key}", seq {seq})')
     if reach.cli and seq >= 0:
         ways.append(f"`{reach.cli} show {s.key} --seq {seq}`")
     return "More of this session: " + "; or ".join(ways) if ways else None
@@ -253,14 +289,23 @@ def _tools_line(reach: Reach) -> str | None:
     if not named:
         return None
     load = f" (load them with `{reach.loader}`)" if reach.loader else ""
-    kind = "MCP tools" if reach.loader or any(n.startswith("mcp__") for n in reach.mcp.values()) \
-        else "tools"  # pi's are the extension's own, no MCP
+    kind = (
+        "MCP tools"
+        if reach.loader or any(n.startswith("mcp__") for n in reach.mcp.values())
+        else "tools"
+    )  # pi's are the extension's own, no MCP
     return f"Continuity's {kind} here{load}: " + ", ".join(named) + "."
 
 
-def render_brief(sessions: Sequence[SessionBrief], *, project: str, budget_chars: int,
-                 reach: Reach, now: datetime, window: timedelta | None
-                 ) -> tuple[str, bool, int]:
+def render_brief(
+    sessions: Sequence[SessionBrief],
+    *,
+    project: str,
+    budget_chars: int,
+    reach: Reach,
+    now: datetime,
+    window: timedelta | None,
+) -> tuple[str, bool, int]:
     """``(text, truncated, lines left out)``: the brief of ``sessions`` (newest first) for a
     new session of ``project``, at most ``budget_chars`` characters (module docstring).
     With no session: the heading, the framing and one line saying none was found. Redacted
@@ -279,18 +324,28 @@ def render_brief(sessions: Sequence[SessionBrief], *, project: str, budget_chars
     if tools:
         sections.append(_Section(0, 13, 2, [tools]))
     if reach.memory_md:  # issue 39: nothing told a harness MEMORY.md was there to read
-        sections.append(_Section(0, 13, 4, [f"Durable notes of every project (MEMORY.md, a "
-                                            f"file to read): {reach.memory_md}"]))
+        sections.append(
+            _Section(
+                0,
+                13,
+                4,
+                [f"Durable notes of every project (MEMORY.md, a file to read): {reach.memory_md}"],
+            )
+        )
 
     def text(extra: str = "") -> str:
         shown = sorted({sec.sidx for sec in sections if sec.shown and sec.order == 0})
         n = len(sessions)
         count = f"{len(shown)}" if len(shown) == n else f"{len(shown)} of {n}"
-        lines = [*head, f"Project: {where} · {count} earlier session{'s' if n != 1 else ''} "
-                        f"({window_text(window)}), newest first."]
+        lines = [
+            *head,
+            f"Project: {where} · {count} earlier session{'s' if n != 1 else ''} "
+            f"({window_text(window)}), newest first.",
+        ]
         for sidx in range(n):
-            body = [ln for sec in sections if sec.sidx == sidx and sec.order != 13
-                    for ln in sec.lines()]
+            body = [
+                ln for sec in sections if sec.sidx == sidx and sec.order != 13 for ln in sec.lines()
+            ]
             if body:
                 lines += ["", *body]
         tail = [ln for sec in sections if sec.order == 13 for ln in sec.lines()]
@@ -309,9 +364,14 @@ def render_brief(sessions: Sequence[SessionBrief], *, project: str, budget_chars
     for sec in sections:
         sec.shown = 0
     _fit_first(sections, sessions[0], now, reach, text, room)
-    steps = sorted(((sec.tier + sec.sidx + i // sec.per_tier, sec.sidx, sec.order, i, sec)
-                    for sec in sections for i in range(len(sec.items))),
-                   key=lambda t: t[:4])
+    steps = sorted(
+        (
+            (sec.tier + sec.sidx + i // sec.per_tier, sec.sidx, sec.order, i, sec)
+            for sec in sections
+            for i in range(len(sec.items))
+        ),
+        key=lambda t: t[:4],
+    )
     for *_, i, sec in steps:
         if sec.closed or sec.shown != i:
             continue
@@ -325,8 +385,14 @@ def render_brief(sessions: Sequence[SessionBrief], *, project: str, budget_chars
     return _fit(out, budget_chars)[0], True, max(left, 1)
 
 
-def _fit_first(sections: list[_Section], first: SessionBrief, now: datetime, reach: Reach,
-               text: Callable[[], str], room: int) -> None:
+def _fit_first(
+    sections: list[_Section],
+    first: SessionBrief,
+    now: datetime,
+    reach: Reach,
+    text: Callable[[], str],
+    room: int,
+) -> None:
     """Show the newest session's heading and last request first, the request cut (with a
     marker) to what ``room`` leaves: they are what a brief must never lose."""
     own = [sec for sec in sections if sec.sidx == 0 and sec.order in (0, 1)]
@@ -359,5 +425,12 @@ def _fit(text: str, budget: int) -> tuple[str, bool, int]:
     return safe_cut(text, budget - 1) + "…", True, 1
 
 
-__all__ = ["CUT_MARKER", "FRAMING", "HEADING", "clip", "how_long_ago", "render_brief",
-           "window_text"]
+__all__ = [
+    "CUT_MARKER",
+    "FRAMING",
+    "HEADING",
+    "clip",
+    "how_long_ago",
+    "render_brief",
+    "window_text",
+]

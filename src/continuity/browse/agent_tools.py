@@ -57,12 +57,25 @@ def search_answer(query: str, hits: Sequence[SearchHit]) -> dict[str, Any]:
 
     # an agent's harness shows the answer in a terminal: controls, C1 and bidi as escapes
     # (\x1b, \u202e), as a shown row's text (issue 45 item 6); the snippet is redacted already
-    return {"query": query, "count": len(hits), "hits": [
-        {"session": h.session, "seq": h.seq, "harness": h.harness,
-         "project": clean_text(h.project, raw=True) if h.project else h.project,
-         "title": clean_text(h.title) if h.title else h.title, "time": h.time,
-         "role": h.role, "kind": h.kind, "snippet": clean_text(h.snippet, raw=True),
-         "show": show_command(h.session, h.seq)} for h in hits]}
+    return {
+        "query": query,
+        "count": len(hits),
+        "hits": [
+            {
+                "session": h.session,
+                "seq": h.seq,
+                "harness": h.harness,
+                "project": clean_text(h.project, raw=True) if h.project else h.project,
+                "title": clean_text(h.title) if h.title else h.title,
+                "time": h.time,
+                "role": h.role,
+                "kind": h.kind,
+                "snippet": clean_text(h.snippet, raw=True),
+                "show": show_command(h.session, h.seq),
+            }
+            for h in hits
+        ],
+    }
 
 
 def _row_text(row: Any) -> str:
@@ -93,12 +106,14 @@ def cut(text: str, limit: int) -> str:
     return text[:keep] + f"… [{len(text) - keep} more characters]"
 
 
-def show_rows(store: Any, session: str, seq: int, *, before: int | None = None,
-              rows: int = MAX_SHOW_ROWS) -> dict[str, Any]:
+def show_rows(
+    store: Any, session: str, seq: int, *, before: int | None = None, rows: int = MAX_SHOW_ROWS
+) -> dict[str, Any]:
     """``{"session", "harness", "project", "seq", "rows": [...], "more": bool, "left_out"}``:
     the session's rows from ``seq - before`` on (every kind, as ``continuity show KEY --seq
     N``), at most ``rows`` (1..``MAX_SHOW_ROWS``); ``before`` left out is ``SHOW_BEFORE`` or
-    ``rows - 1``, whichever is smaller (a default never refuses the caller's ``rows``). Each row: ``seq``, ``role``, ``kind``,
+    ``rows - 1``, whichever is smaller (a default never refuses the caller's ``rows``). Each row:
+    ``seq``, ``role``, ``kind``,
     ``time``, ``text`` (redacted, control characters as escapes, at most ``ROW_CHARS``
     characters with a ``… [N more characters]`` marker). Rows past ``SHOW_CHARS`` characters of
     text in all are left out (``left_out`` counts them); ``more``: the session has rows after
@@ -118,12 +133,11 @@ def show_rows(store: Any, session: str, seq: int, *, before: int | None = None,
     if int(seq) < 0:
         raise InputError(f"seq: must be 0 or more (got {seq})")
     key = resolve_session(store, session)
-    found = store.entries(key, after_seq=max(-1, int(seq) - int(before) - 1),
-                          limit=int(rows) + 1)
+    found = store.entries(key, after_seq=max(-1, int(seq) - int(before) - 1), limit=int(rows) + 1)
     if not any(e.seq == seq for e in found):
         raise InputError(f"seq {seq}: session {key} has no row {seq}")
     more = len(found) > int(rows)
-    found = found[:int(rows)]
+    found = found[: int(rows)]
     out, used, left_out = [], 0, 0
     known = session_secrets(store, key)  # issue 45 review item 1: repeats across rows
     for e in found:
@@ -137,13 +151,19 @@ def show_rows(store: Any, session: str, seq: int, *, before: int | None = None,
             left_out += 1
             continue
         used += len(text)
-        out.append({"seq": e.seq, "role": view.role, "kind": view.kind, "time": view.time,
-                    "text": text})
+        out.append(
+            {"seq": e.seq, "role": view.role, "kind": view.kind, "time": view.time, "text": text}
+        )
     meta = store.get_session(key)
-    return {"session": key, "harness": meta.harness if meta else None,
-            "project": clean_text(meta.project, raw=True) if meta and meta.project else None,
-            "seq": int(seq), "rows": out,
-            "more": more, "left_out": left_out}
+    return {
+        "session": key,
+        "harness": meta.harness if meta else None,
+        "project": clean_text(meta.project, raw=True) if meta and meta.project else None,
+        "seq": int(seq),
+        "rows": out,
+        "more": more,
+        "left_out": left_out,
+    }
 
 
 def previous_session(store: Any, project: str, *, exclude: Sequence[str] = ()) -> str | None:
@@ -160,5 +180,15 @@ def previous_session(store: Any, project: str, *, exclude: Sequence[str] = ()) -
     return None
 
 
-__all__ = ["search_limit", "search_answer", "show_rows", "previous_session", "cut",
-           "MAX_SEARCH_HITS", "MAX_SHOW_ROWS", "ROW_CHARS", "SHOW_CHARS", "SNIPPET_CHARS"]
+__all__ = [
+    "search_limit",
+    "search_answer",
+    "show_rows",
+    "previous_session",
+    "cut",
+    "MAX_SEARCH_HITS",
+    "MAX_SHOW_ROWS",
+    "ROW_CHARS",
+    "SHOW_CHARS",
+    "SNIPPET_CHARS",
+]

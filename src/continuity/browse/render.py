@@ -24,8 +24,10 @@ from continuity.core.model import Session
 from continuity.core.text import CONTROL_ESCAPES
 
 #: Served with every page: nothing may run, nothing is fetched from elsewhere.
-CSP = ("default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
-       "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+CSP = (
+    "default-src 'none'; style-src 'unsafe-inline'; img-src 'self' data:; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+)
 
 
 @lru_cache(maxsize=1)
@@ -33,10 +35,14 @@ def environment() -> Environment:
     """The template environment (autoescape on for every template, undefined names fail)."""
     from jinja2 import StrictUndefined
 
-    return Environment(loader=PackageLoader("continuity.browse", "templates"),
-                       autoescape=select_autoescape(default=True, default_for_string=True),
-                       undefined=StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                       finalize=_shown)
+    return Environment(
+        loader=PackageLoader("continuity.browse", "templates"),
+        autoescape=select_autoescape(default=True, default_for_string=True),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        finalize=_shown,
+    )
 
 
 def _shown(value: object) -> object:
@@ -67,8 +73,9 @@ def _when(s: Session) -> str:
     return value.strftime("%Y-%m-%d %H:%M") if value else ""
 
 
-def sessions_page(sessions: Sequence[Session], *, page: int, more: bool,
-                  harness: str | None, project: str | None) -> str:
+def sessions_page(
+    sessions: Sequence[Session], *, page: int, more: bool, harness: str | None, project: str | None
+) -> str:
     """The sessions list page (newest first) with its filter form and pager links; each title
     redacted (issue 45 item 5: a title is stored text)."""
     from dataclasses import replace
@@ -80,18 +87,34 @@ def sessions_page(sessions: Sequence[Session], *, page: int, more: bool,
     def page_link(n: int) -> str:
         q = {k: v for k, v in (("harness", harness), ("project", project)) if v}
         return "/?" + urlencode({**q, "page": n})
-    return environment().get_template("sessions.html").render(
-        sessions=sessions, page=page, more=more, harness=harness, project=project,
-        when=_when, page_link=page_link, standalone=False)
+
+    return (
+        environment()
+        .get_template("sessions.html")
+        .render(
+            sessions=sessions,
+            page=page,
+            more=more,
+            harness=harness,
+            project=project,
+            when=_when,
+            page_link=page_link,
+            standalone=False,
+        )
+    )
 
 
-def search_page(hits: Sequence[SearchHit], *, query: str | None, error: str | None = None,
-                **filters: Any) -> str:
+def search_page(
+    hits: Sequence[SearchHit], *, query: str | None, error: str | None = None, **filters: Any
+) -> str:
     """The search page: the form (``filters``: harness, project, role, tool, since as typed)
     and the hits with their matching words marked (``<mark>``)."""
     values = {k: filters.get(k) for k in ("harness", "project", "role", "tool", "since")}
-    return environment().get_template("search.html").render(
-        hits=hits, query=query, error=error, segments=segments, standalone=False, **values)
+    return (
+        environment()
+        .get_template("search.html")
+        .render(hits=hits, query=query, error=error, segments=segments, standalone=False, **values)
+    )
 
 
 def session_page(view: SessionView, *, standalone: bool = False) -> str:
@@ -102,8 +125,11 @@ def session_page(view: SessionView, *, standalone: bool = False) -> str:
 
 def message_page(title: str, text: str, *, standalone: bool = False) -> str:
     """A page saying one thing (a session that does not exist, a sign-in hint)."""
-    return environment().get_template("message.html").render(title=title, text=text,
-                                                             standalone=standalone)
+    return (
+        environment()
+        .get_template("message.html")
+        .render(title=title, text=text, standalone=standalone)
+    )
 
 
 # ---------------------------------------------------------------------------- Markdown
@@ -138,8 +164,11 @@ def _md_block(b: BlockView) -> list[str]:
             lines += ["", "_No result recorded: its effects are unknown._"]
         return lines
     if b.kind == "tool_result":
-        return [f"**Result of** {_md_inline(b.call_id)}{' (error)' if b.is_error else ''}:", "",
-                _fence(b.text)]
+        return [
+            f"**Result of** {_md_inline(b.call_id)}{' (error)' if b.is_error else ''}:",
+            "",
+            _fence(b.text),
+        ]
     if b.kind == "media":
         return [f"_{_md_inline(b.text)}_"]
     if b.kind == "thinking":
@@ -154,13 +183,16 @@ def session_markdown(view: SessionView) -> str:
     every text, pass ``view.clean_text`` (redacted unless raw, controls shown: issue 45 item 6)."""
     s = view.session
     title, project = (clean_text(v, raw=view.raw) if v else v for v in (s.title, s.project))
-    out: list[str] = [f"# {_md_inline(title or s.key)}", "",
-                      f"- session: `{s.key}`" if "`" not in s.key else f"- session: {s.key}",
-                      f"- harness: {s.harness}" + (f" (subagent {s.agent_id})"
-                                                   if view.subagent else ""),
-                      f"- project: {_md_inline(project or 'none')}",
-                      f"- rows: {view.first_seq}–{view.last_seq} of {view.total}",
-                      "- secrets: " + ("NOT redacted (--raw)" if view.raw else "redacted"), ""]
+    out: list[str] = [
+        f"# {_md_inline(title or s.key)}",
+        "",
+        f"- session: `{s.key}`" if "`" not in s.key else f"- session: {s.key}",
+        f"- harness: {s.harness}" + (f" (subagent {s.agent_id})" if view.subagent else ""),
+        f"- project: {_md_inline(project or 'none')}",
+        f"- rows: {view.first_seq}–{view.last_seq} of {view.total}",
+        "- secrets: " + ("NOT redacted (--raw)" if view.raw else "redacted"),
+        "",
+    ]
     for r in view.rows:
         if r.compaction:
             cover = f", covers rows up to {r.covers}" if r.covers is not None else ""
@@ -168,18 +200,29 @@ def session_markdown(view: SessionView) -> str:
         elif r.answered_above:
             continue
         else:
-            flags = (" · request" if r.is_request else "") + (" · sidechain" if r.sidechain
-                                                             else "")
+            flags = (" · request" if r.is_request else "") + (" · sidechain" if r.sidechain else "")
             out += [f"## #{r.seq} {r.role}{flags}" + (f" · {r.time}" if r.time else ""), ""]
             if not r.blocks:
                 out += [f"_{_md_inline(r.kind + ' ' + r.type_name)}, no content_", ""]
             for b in r.blocks:
                 out += [*_md_block(b), ""]
         for cp in r.checkpoints:
-            out += [f"> **Checkpoint** ({cp.trigger}, {cp.time}, {cp.prompt_count} prompts)",
-                    "", _fence(cp.digest), ""]
+            out += [
+                f"> **Checkpoint** ({cp.trigger}, {cp.time}, {cp.prompt_count} prompts)",
+                "",
+                _fence(cp.digest),
+                "",
+            ]
     return "\n".join(out).rstrip() + "\n"
 
 
-__all__ = ["environment", "sessions_page", "search_page", "session_page", "session_markdown",
-           "segments", "message_page", "CSP"]
+__all__ = [
+    "environment",
+    "sessions_page",
+    "search_page",
+    "session_page",
+    "session_markdown",
+    "segments",
+    "message_page",
+    "CSP",
+]

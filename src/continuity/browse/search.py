@@ -76,14 +76,19 @@ def _term_pattern(terms: Sequence[str]) -> re.Pattern[str]:
     stems, so ``migrations`` also finds ``migration``); at a word start, CJK anywhere."""
     alts = []
     for term in sorted(terms, key=len, reverse=True):
-        stem = term if len(term) <= 4 else term[:max(4, len(term) - 3)]
+        stem = term if len(term) <= 4 else term[: max(4, len(term) - 3)]
         alts.append(re.escape(stem) + (r"\w*" if stem.isascii() else ""))
-    return re.compile(r"(?<!\w)(?:" + "|".join(alts) + r")" if all(t.isascii() for t in terms)
-                      else "(?:" + "|".join(alts) + ")", re.IGNORECASE)
+    return re.compile(
+        r"(?<!\w)(?:" + "|".join(alts) + r")"
+        if all(t.isascii() for t in terms)
+        else "(?:" + "|".join(alts) + ")",
+        re.IGNORECASE,
+    )
 
 
-def snippet(text: str, terms: Sequence[str], *, raw: bool = False,
-            width: int = SNIPPET_CHARS) -> tuple[str, list[tuple[int, int]]]:
+def snippet(
+    text: str, terms: Sequence[str], *, raw: bool = False, width: int = SNIPPET_CHARS
+) -> tuple[str, list[tuple[int, int]]]:
     """``(snippet, spans)``: at most ``width`` characters of ``text`` around the first match
     of ``terms`` (whitespace runs shown as one space; ``…`` where it was cut), redacted unless
     ``raw``, and the (start, end) character spans of every match in the snippet."""
@@ -102,8 +107,11 @@ def snippet(text: str, terms: Sequence[str], *, raw: bool = False,
     prefix = "…" if start > 0 or lo > 0 else ""
     suffix = "…" if end < len(region) or hi < len(text) else ""
     shown = prefix + cut + suffix
-    spans = [(x.start() + len(prefix), x.end() + len(prefix))
-             for x in pattern.finditer(cut)] if pattern else []
+    spans = (
+        [(x.start() + len(prefix), x.end() + len(prefix)) for x in pattern.finditer(cut)]
+        if pattern
+        else []
+    )
     return shown, spans
 
 
@@ -127,9 +135,18 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
 
 
-def search(store: Any, query: str, *, limit: int = 20, filters: EntryFilter | None = None,
-           raw: bool = False, mode: str = "hybrid", project: str | None = None,
-           settings: Any = None, now: datetime | None = None) -> list[SearchHit]:
+def search(
+    store: Any,
+    query: str,
+    *,
+    limit: int = 20,
+    filters: EntryFilter | None = None,
+    raw: bool = False,
+    mode: str = "hybrid",
+    project: str | None = None,
+    settings: Any = None,
+    now: datetime | None = None,
+) -> list[SearchHit]:
     """The best ``limit`` rows of every session for ``query`` meeting ``filters``, as
     ``SearchHit``s, best first, ranked by ``retrieval.hybrid.hybrid_entries`` (issue 40):
     ``mode`` "hybrid" (words and meaning fused), "words" (full-text BM25 only), "vectors"
@@ -143,14 +160,23 @@ def search(store: Any, query: str, *, limit: int = 20, filters: EntryFilter | No
 
     terms = query_terms(query.replace('"', " "))
     with store.batch():  # one connection and snapshot for the reads
-        hits = hybrid_entries(store, query, limit=limit, filters=filters, project=project,
-                              settings=settings, mode=mode, now=now)  # type: ignore[arg-type]
+        hits = hybrid_entries(
+            store,
+            query,
+            limit=limit,
+            filters=filters,
+            project=project,
+            settings=settings,
+            mode=mode,  # type: ignore[arg-type]
+            now=now,
+        )
         sessions = store.sessions_by_key([h.session_key for h in hits])
     out = []
     for h in hits:
         entry, session = h.entry, sessions.get(h.session_key)
         if entry is None or session is None:  # pragma: no cover - index and rows share a tx
             continue
+        title = session.title
         if raw:
             text, spans = snippet(entry_body(entry), terms, raw=raw)
         else:  # issue 45 review items 1, 2: as show redacts the row, within its session
@@ -158,16 +184,35 @@ def search(store: Any, query: str, *, limit: int = 20, filters: EntryFilter | No
                 shown = replace(entry, blocks=tuple(redacted_block(b) for b in entry.blocks))
                 text, spans = snippet(entry_body(shown), terms, raw=raw)
                 title = redact(session.title) if session.title else session.title
-        out.append(SearchHit(
-            session=h.session_key, seq=h.seq, score=h.score, harness=session.harness,
-            project=session.project, agent=session.agent_id,
-            title=session.title if raw else title,
-            subagent=session.agent_id != "default", sidechain=entry.sidechain,
-            role=entry.role.value, kind=entry.kind.value, time=_iso(entry.timestamp),
-            snippet=text, spans=tuple(spans), show_command=show_command(h.session_key, h.seq),
-            resume_command=resume_command(h.session_key, session.harness)))
+        out.append(
+            SearchHit(
+                session=h.session_key,
+                seq=h.seq,
+                score=h.score,
+                harness=session.harness,
+                project=session.project,
+                agent=session.agent_id,
+                title=title,
+                subagent=session.agent_id != "default",
+                sidechain=entry.sidechain,
+                role=entry.role.value,
+                kind=entry.kind.value,
+                time=_iso(entry.timestamp),
+                snippet=text,
+                spans=tuple(spans),
+                show_command=show_command(h.session_key, h.seq),
+                resume_command=resume_command(h.session_key, session.harness),
+            )
+        )
     return out
 
 
-__all__ = ["SearchHit", "search", "snippet", "parse_when", "show_command", "resume_command",
-           "SNIPPET_CHARS"]
+__all__ = [
+    "SearchHit",
+    "search",
+    "snippet",
+    "parse_when",
+    "show_command",
+    "resume_command",
+    "SNIPPET_CHARS",
+]

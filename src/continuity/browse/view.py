@@ -73,8 +73,9 @@ class BlockView:
     @staticmethod
     def of_text(kind: str, text: str, **kw: Any) -> BlockView:
         lines = text.count("\n") + 1 if text else 0
-        return BlockView(kind, text, folded=len(text) > FOLD_CHARS or lines > FOLD_LINES,
-                         lines=lines, **kw)
+        return BlockView(
+            kind, text, folded=len(text) > FOLD_CHARS or lines > FOLD_LINES, lines=lines, **kw
+        )
 
 
 @dataclass
@@ -154,14 +155,19 @@ def _block(b: Any, raw: bool) -> BlockView:
     if kind in ("text", "thinking"):
         return BlockView.of_text(kind, clean_text(v["text"], raw=raw))
     if kind == "tool_result":
-        return BlockView.of_text(kind, clean_text(v["text"], raw=raw), call_id=v["call_id"],
-                                 is_error=bool(v["is_error"]))
+        return BlockView.of_text(
+            kind, clean_text(v["text"], raw=raw), call_id=v["call_id"], is_error=bool(v["is_error"])
+        )
     if kind == "tool_call":
         args = v.get("arguments")
         args = args if raw else redact_value(args)
         shown = args if isinstance(args, str) else _json_text(args, indent=True)
-        return BlockView.of_text(kind, clean_text(shown, raw=True), name=clean_text(
-            str(v.get("name", "")), raw=True), call_id=str(v.get("id", "")))
+        return BlockView.of_text(
+            kind,
+            clean_text(shown, raw=True),
+            name=clean_text(str(v.get("name", "")), raw=True),
+            call_id=str(v.get("id", "")),
+        )
     if kind == "media":
         return BlockView("media", f"[{v['media_type']} {v['bytes']} B omitted]")
     return BlockView.of_text("text", clean_text(_json_text(v), raw=raw))
@@ -172,8 +178,9 @@ def _json_text(value: Any, indent: bool = False) -> str:
     beyond 64 bits, a lone surrogate: both occur in harness JSON, issue 45 item 11) through
     ``core.text.json_bytes``, its numbers kept as written."""
     try:
-        return orjson.dumps(value, option=orjson.OPT_INDENT_2 if indent else None,
-                            default=str).decode("utf-8")
+        return orjson.dumps(
+            value, option=orjson.OPT_INDENT_2 if indent else None, default=str
+        ).decode("utf-8")
     except (TypeError, orjson.JSONEncodeError):
         import json
 
@@ -183,9 +190,17 @@ def _json_text(value: Any, indent: bool = False) -> str:
 
 def row_view(e: Entry, raw: bool) -> RowView:
     """One stored row as a ``RowView`` (results not yet paired)."""
-    row = RowView(seq=e.seq, role=e.role.value, kind=e.kind.value, type_name=e.type_name,
-                  time=_iso(e.timestamp), is_request=e.is_request, sidechain=e.sidechain,
-                  visible=e.visible, blocks=[_block(b, raw) for b in e.blocks])
+    row = RowView(
+        seq=e.seq,
+        role=e.role.value,
+        kind=e.kind.value,
+        type_name=e.type_name,
+        time=_iso(e.timestamp),
+        is_request=e.is_request,
+        sidechain=e.sidechain,
+        visible=e.visible,
+        blocks=[_block(b, raw) for b in e.blocks],
+    )
     if e.compaction is not None:
         row.compaction = True
         row.summary = clean_text(e.compaction.summary or "", raw=raw)
@@ -201,8 +216,9 @@ def _pair(store: Any, key: str, rows: list[RowView], raw: bool) -> None:
         return
     index = store.tool_calls(key, list(calls))
     local = {b.call_id: (r, b) for r in rows for b in r.blocks if b.kind == "tool_result"}
-    missing = sorted({i.result_seq for cid, i in index.items()
-                      if i.result_seq is not None and cid not in local})
+    missing = sorted(
+        {i.result_seq for cid, i in index.items() if i.result_seq is not None and cid not in local}
+    )
     for e in store.entries_by_seq(key, missing) if missing else []:
         for b in e.blocks:
             if getattr(b, "type", "") == "tool_result" and b.call_id in calls:
@@ -214,8 +230,11 @@ def _pair(store: Any, key: str, rows: list[RowView], raw: bool) -> None:
     shown_with_call = {cid for cid, (r, _) in calls.items() if cid in local}
     for r in rows:
         results = [b for b in r.blocks if b.kind == "tool_result"]
-        if results and all(b.call_id in shown_with_call for b in results) and len(results) == \
-                len(r.blocks):
+        if (
+            results
+            and all(b.call_id in shown_with_call for b in results)
+            and len(results) == len(r.blocks)
+        ):
             r.answered_above = sorted({calls[b.call_id][0].seq for b in results})
 
 
@@ -225,20 +244,33 @@ def _continuation(store: Any, key: str, raw: bool) -> ContinuationInfo | None:
     except ContinuityError:
         return None
     req = view.request or {}
-    req_text = "\n".join(c.get("text", "") for c in req.get("content", [])
-                         if isinstance(c, dict) and c.get("text")) if req else ""
+    req_text = (
+        "\n".join(
+            c.get("text", "")
+            for c in req.get("content", [])
+            if isinstance(c, dict) and c.get("text")
+        )
+        if req
+        else ""
+    )
     budget = max(1, view.budget_bytes)
     return ContinuationInfo(
-        used_bytes=view.used_bytes, budget_bytes=view.budget_bytes,
+        used_bytes=view.used_bytes,
+        budget_bytes=view.budget_bytes,
         percent=min(100.0, round(100 * view.used_bytes / budget, 1)),
-        request_seq=req.get("seq") if req else None, request=clean_text(req_text, raw=True),
+        request_seq=req.get("seq") if req else None,
+        request=clean_text(req_text, raw=True),
         summary=clean_text((view.summary or {}).get("text", ""), raw=True),
-        gaps=[(g.from_seq, g.to_seq) for g in view.gaps], notice=view.notice or "",
-        messages=len(view.messages), refusal=view.refusal)
+        gaps=[(g.from_seq, g.to_seq) for g in view.gaps],
+        notice=view.notice or "",
+        messages=len(view.messages),
+        refusal=view.refusal,
+    )
 
 
-def _place_checkpoints(store: Any, key: str, rows: list[RowView], *, first_page: bool,
-                       last_page: bool, raw: bool) -> list[CheckpointView]:
+def _place_checkpoints(
+    store: Any, key: str, rows: list[RowView], *, first_page: bool, last_page: bool, raw: bool
+) -> list[CheckpointView]:
     """Put each checkpoint after the last row of the page with a time at or before its own;
     return those before the first row (first page only). Checkpoints outside the page's time
     span are left to the page they belong to."""
@@ -248,9 +280,13 @@ def _place_checkpoints(store: Any, key: str, rows: list[RowView], *, first_page:
     for cp in store.checkpoints(key):
         at = _iso(cp.created_at) or ""
         i = bisect_right(stamps, at) if all(stamps) else len(rows)
-        view = CheckpointView(trigger=cp.trigger.value, time=at or None,
-                              prompt_count=cp.prompt_count,
-                              digest=clean_text(cp.digest, raw=raw), after_seq=-1)
+        view = CheckpointView(
+            trigger=cp.trigger.value,
+            time=at or None,
+            prompt_count=cp.prompt_count,
+            digest=clean_text(cp.digest, raw=raw),
+            after_seq=-1,
+        )
         if i == 0:
             if first_page:
                 before.append(view)
@@ -272,10 +308,17 @@ def session_view(store: Any, key: str, *, raw: bool = False, **kw: Any) -> Sessi
         return _session_view(store, key, raw=False, **kw)
 
 
-def _session_view(store: Any, key: str, *, from_seq: int | None = None,
-                 until_seq: int | None = None, limit: int | None = PAGE_ROWS,
-                 raw: bool = False, continuation: bool = True,
-                 focus_seq: int | None = None) -> SessionView:
+def _session_view(
+    store: Any,
+    key: str,
+    *,
+    from_seq: int | None = None,
+    until_seq: int | None = None,
+    limit: int | None = PAGE_ROWS,
+    raw: bool = False,
+    continuation: bool = True,
+    focus_seq: int | None = None,
+) -> SessionView:
     """The view of session ``key`` (an exact key): rows with ``from_seq <= seq <= until_seq``
     (both optional), at most ``limit`` (None: all; an export), every row (not only the
     conversation). ``focus_seq`` without ``from_seq`` starts the page a few rows before it.
@@ -305,16 +348,28 @@ def _session_view(store: Any, key: str, *, from_seq: int | None = None,
     total = session.entry_count
     last = rows[-1].seq if rows else None
     page_rows = limit or max(1, len(rows))
-    before = _place_checkpoints(store, key, rows, first_page=start == 0,
-                                last_page=last is None or last >= total - 1, raw=raw)
+    before = _place_checkpoints(
+        store,
+        key,
+        rows,
+        first_page=start == 0,
+        last_page=last is None or last >= total - 1,
+        raw=raw,
+    )
     return SessionView(
-        session=session, subagent=session.agent_id != "default", rows=rows, total=total,
-        first_seq=rows[0].seq if rows else None, last_seq=last,
+        session=session,
+        subagent=session.agent_id != "default",
+        rows=rows,
+        total=total,
+        first_seq=rows[0].seq if rows else None,
+        last_seq=last,
         prev_from=max(0, start - page_rows) if start > 0 else None,
         next_from=last + 1 if last is not None and last < total - 1 else None,
         checkpoints_before=before,
         continuation=_continuation(store, key, raw) if continuation else None,
-        raw=raw, focus_seq=focus_seq)
+        raw=raw,
+        focus_seq=focus_seq,
+    )
 
 
 def entry_record(session_key: str, e: Entry, *, raw: bool = False) -> dict[str, Any]:
@@ -323,13 +378,23 @@ def entry_record(session_key: str, e: Entry, *, raw: bool = False) -> dict[str, 
     strings redacted unless ``raw``."""
     from continuity.core.codec import entry_view
 
-    out: dict[str, Any] = {"session": session_key, **entry_view(e),
-                           "parent_native_id": e.parent_native_id, "sidechain": e.sidechain}
+    out: dict[str, Any] = {
+        "session": session_key,
+        **entry_view(e),
+        "parent_native_id": e.parent_native_id,
+        "sidechain": e.sidechain,
+    }
     return out if raw else redact_value(out)
 
 
-def session_records(store: Any, key: str, *, since_seq: int | None = None,
-                    until_seq: int | None = None, raw: bool = False) -> Iterable[dict[str, Any]]:
+def session_records(
+    store: Any,
+    key: str,
+    *,
+    since_seq: int | None = None,
+    until_seq: int | None = None,
+    raw: bool = False,
+) -> Iterable[dict[str, Any]]:
     """``entry_record`` of every row of ``key`` in the seq range, read 500 rows at a time."""
     after = (since_seq if since_seq is not None else 0) - 1
     known = {} if raw else session_secrets(store, key)  # issue 45 review item 1
@@ -349,16 +414,34 @@ def session_records(store: Any, key: str, *, since_seq: int | None = None,
         after = page[-1].seq
 
 
-def list_view(store: Any, *, harness: str | None = None, projects: Sequence[str] = (),
-              page: int = 1, per_page: int = 50) -> tuple[list[Session], bool]:
+def list_view(
+    store: Any,
+    *,
+    harness: str | None = None,
+    projects: Sequence[str] = (),
+    page: int = 1,
+    per_page: int = 50,
+) -> tuple[list[Session], bool]:
     """One page (1-based) of sessions, newest first, with whether another page follows."""
-    return store.filter_sessions(harness=harness, projects=projects,
-                                 offset=(max(1, page) - 1) * per_page, limit=per_page)
+    return store.filter_sessions(
+        harness=harness, projects=projects, offset=(max(1, page) - 1) * per_page, limit=per_page
+    )
 
 
-__all__ = ["SessionView", "RowView", "BlockView", "CheckpointView", "ContinuationInfo",
-           "session_view", "row_view", "entry_record", "session_records", "list_view",
-           "clean_text", "PAGE_ROWS"]
+__all__ = [
+    "SessionView",
+    "RowView",
+    "BlockView",
+    "CheckpointView",
+    "ContinuationInfo",
+    "session_view",
+    "row_view",
+    "entry_record",
+    "session_records",
+    "list_view",
+    "clean_text",
+    "PAGE_ROWS",
+]
 
 
 @dataclass(frozen=True)
@@ -394,14 +477,18 @@ def source_copy(store: Any, key: str) -> SourceCopy:
     path = session.source_path
     state = store.get_source(path) if path else None
     if not path or state is None:
-        raise ContinuityError(f"session {key} has no imported file (it was recorded live "
-                              "through hooks): its rows are in --format jsonl")
+        raise ContinuityError(
+            f"session {key} has no imported file (it was recorded live "
+            "through hooks): its rows are in --format jsonl"
+        )
     if state.session_key != key:
-        raise ContinuityError(f"session {key}'s file {path!r} now holds session "
-                              f"{state.session_key} (it was replaced after the import), so "
-                              "its lines can no longer be rebuilt as a file: its rows are in "
-                              f"--format jsonl, the file now there is `export "
-                              f"{state.session_key} --format source --raw`")
+        raise ContinuityError(
+            f"session {key}'s file {path!r} now holds session "
+            f"{state.session_key} (it was replaced after the import), so "
+            "its lines can no longer be rebuilt as a file: its rows are in "
+            f"--format jsonl, the file now there is `export "
+            f"{state.session_key} --format source --raw`"
+        )
     parts: list[bytes] = []
     count = 0
     for line in store.raw_lines(path):
@@ -435,8 +522,10 @@ def _compare(path: str, data: bytes) -> str:
             chunk = handle.read(min(1 << 20, len(data) - done))
             if not chunk:
                 return f"differs at byte offset {done} (the file is shorter)"
-            if chunk != data[done:done + len(chunk)]:
-                at = next(i for i, (a, b) in enumerate(zip(chunk, data[done:], strict=False)) if a != b)
+            if chunk != data[done : done + len(chunk)]:
+                at = next(
+                    i for i, (a, b) in enumerate(zip(chunk, data[done:], strict=False)) if a != b
+                )
                 return f"differs at byte offset {done + at}"
             done += len(chunk)
         return "grown" if handle.read(1) else "identical"

@@ -125,8 +125,11 @@ class CheckpointConfig(BaseModel):
     @classmethod
     def _integer_in_range(cls, value: Any, info: Any) -> int | str:
         low, high, text = _RANGES[info.field_name]
-        if info.field_name == "recovery_window_days" and isinstance(value, str) \
-                and value.strip().lower() == "any":
+        if (
+            info.field_name == "recovery_window_days"
+            and isinstance(value, str)
+            and value.strip().lower() == "any"
+        ):
             return "any"
         number: int | None = None
         if isinstance(value, int) and not isinstance(value, bool):
@@ -280,13 +283,25 @@ class SessionState:
         last-checkpoint time to ``now`` (totals, start time, snippets and the session's
         memory activity survive). ``whole_session``: the snapshot's queries and remembers are
         the whole session's (``session_end``, issue 39), not those since the last checkpoint."""
-        queries, remembers = (self.session_queries, self.session_remembers) if whole_session \
+        queries, remembers = (
+            (self.session_queries, self.session_remembers)
+            if whole_session
             else (self.queries, self.remembers)
+        )
         snap = Snapshot(
-            self.session_key, self.harness, self.project, self.project_normalized, now,
-            int((now - self.started_at) / timedelta(milliseconds=1)), self.interval_prompts,
-            self.total_prompts, tuple(self.snippets), queries, remembers,
-            tuple(open_items(self.tasks)))
+            self.session_key,
+            self.harness,
+            self.project,
+            self.project_normalized,
+            now,
+            int((now - self.started_at) / timedelta(milliseconds=1)),
+            self.interval_prompts,
+            self.total_prompts,
+            tuple(self.snippets),
+            queries,
+            remembers,
+            tuple(open_items(self.tasks)),
+        )
         self.interval_prompts, self.queries, self.remembers = 0, (), ()
         self.last_checkpoint_at = now
         return snap
@@ -302,8 +317,11 @@ def _header(title: str, s: Snapshot, counts: str) -> list[str]:
 def _blocks(s: Snapshot, activity_title: str) -> list[str]:
     lines: list[str] = []
     if s.tasks:  # B27: before the prompts, so a recovery cut keeps them first
-        lines += ["", "### Open Tasks",
-                  *(f"- [{t.status}] {_short(t.label(), SNIPPET_CHARS)}" for t in s.tasks)]
+        lines += [
+            "",
+            "### Open Tasks",
+            *(f"- [{t.status}] {_short(t.label(), SNIPPET_CHARS)}" for t in s.tasks),
+        ]
     if s.snippets:
         lines += ["", "### Recent Prompts", *(f"- {p}" for p in s.snippets)]
     activity = activity_lines(s.queries, s.remembers)
@@ -315,16 +333,22 @@ def _blocks(s: Snapshot, activity_title: str) -> list[str]:
 def format_periodic_digest(s: Snapshot) -> str:
     """``## Session Checkpoint`` / project / ``Prompts: {interval} | Duration: {d}``, then
     ``### Recent Prompts`` and ``### Memory Activity Since Last Checkpoint`` (seed 000)."""
-    lines = _header("Session Checkpoint", s,
-                    f"Prompts: {s.interval_prompts} | Duration: {format_duration(s.duration_ms)}")
+    lines = _header(
+        "Session Checkpoint",
+        s,
+        f"Prompts: {s.interval_prompts} | Duration: {format_duration(s.duration_ms)}",
+    )
     return redact("\n".join(lines + _blocks(s, "Memory Activity Since Last Checkpoint")))
 
 
 def format_pre_compaction_digest(s: Snapshot, context: str | None = None) -> str:
     """``## Pre-Compaction Checkpoint`` / project / ``Duration: {d} | Prompts: {interval}``,
     then ``### Session Context`` (when given), recent prompts, ``### Memory Activity``."""
-    lines = _header("Pre-Compaction Checkpoint", s,
-                    f"Duration: {format_duration(s.duration_ms)} | Prompts: {s.interval_prompts}")
+    lines = _header(
+        "Pre-Compaction Checkpoint",
+        s,
+        f"Duration: {format_duration(s.duration_ms)} | Prompts: {s.interval_prompts}",
+    )
     if context and context.strip():
         lines += ["", "### Session Context", context.strip()]
     return redact("\n".join(lines + _blocks(s, "Memory Activity")))
@@ -333,9 +357,11 @@ def format_pre_compaction_digest(s: Snapshot, context: str | None = None) -> str
 def format_session_end_digest(s: Snapshot) -> str:
     """``## Session End Checkpoint`` / project / ``Duration: {d} | Total Prompts: {total}``,
     then recent prompts and ``### Memory Activity`` (the whole session's: ``end_session``)."""
-    lines = _header("Session End Checkpoint", s,
-                    f"Duration: {format_duration(s.duration_ms)} | "
-                    f"Total Prompts: {s.total_prompts}")
+    lines = _header(
+        "Session End Checkpoint",
+        s,
+        f"Duration: {format_duration(s.duration_ms)} | Total Prompts: {s.total_prompts}",
+    )
     return redact("\n".join(lines + _blocks(s, "Memory Activity")))
 
 
@@ -344,17 +370,32 @@ def format_manual_digest(s: Snapshot, trigger: CheckpointTrigger, reason: str) -
     Prompts: {interval} | Total Prompts: {total}``, then ``### Reason`` (the caller's text),
     recent prompts and ``### Memory Activity``."""
     title = "Agent Checkpoint" if trigger is CheckpointTrigger.AGENT else "Explicit Checkpoint"
-    lines = _header(title, s, f"Duration: {format_duration(s.duration_ms)} | Prompts: "
-                              f"{s.interval_prompts} | Total Prompts: {s.total_prompts}")
+    lines = _header(
+        title,
+        s,
+        f"Duration: {format_duration(s.duration_ms)} | Prompts: "
+        f"{s.interval_prompts} | Total Prompts: {s.total_prompts}",
+    )
     if reason.strip():
         lines += ["", "### Reason", reason.strip()]
     return redact("\n".join(lines + _blocks(s, "Memory Activity")))
 
 
-def _checkpoint(s: Snapshot, trigger: CheckpointTrigger, digest: str,
-                prompt_count: int) -> Checkpoint:
-    return Checkpoint(s.session_key, s.harness, s.project, s.project_normalized, trigger, digest,
-                      prompt_count, s.queries, s.remembers, created_at=s.at)
+def _checkpoint(
+    s: Snapshot, trigger: CheckpointTrigger, digest: str, prompt_count: int
+) -> Checkpoint:
+    return Checkpoint(
+        s.session_key,
+        s.harness,
+        s.project,
+        s.project_normalized,
+        trigger,
+        digest,
+        prompt_count,
+        s.queries,
+        s.remembers,
+        created_at=s.at,
+    )
 
 
 # ---------------------------------------------------------------------------- the recorder
@@ -374,8 +415,9 @@ class CheckpointRecorder:
     not started (except ``end_session``, which then only flushes).
     """
 
-    def __init__(self, queue: CheckpointQueue, config: CheckpointConfig, *,
-                 clock: Clock = utc_now) -> None:
+    def __init__(
+        self, queue: CheckpointQueue, config: CheckpointConfig, *, clock: Clock = utc_now
+    ) -> None:
         self.queue, self.config, self.clock = queue, config, clock
         self.states: dict[str, SessionState] = {}
         self._lock = threading.RLock()
@@ -385,26 +427,30 @@ class CheckpointRecorder:
         queue._on_armed = self._wake.set
 
     @classmethod
-    def for_store(cls, store: SqlStore, config: CheckpointConfig, *,
-                  clock: Clock = utc_now) -> CheckpointRecorder:
+    def for_store(
+        cls, store: SqlStore, config: CheckpointConfig, *, clock: Clock = utc_now
+    ) -> CheckpointRecorder:
         """A recorder writing to ``store`` through a queue on the same clock."""
         sink = store_sink(store, config.max_checkpoints_per_session)
         return cls(CheckpointQueue(sink, clock=clock), config, clock=clock)
 
-    def start_session(self, session_key: str, *, harness: str, project: str | None,
-                      at: datetime | None = None) -> SessionState:
+    def start_session(
+        self, session_key: str, *, harness: str, project: str | None, at: datetime | None = None
+    ) -> SessionState:
         """The session's state, created now unless it exists."""
         now = at or self.clock()
         with self._lock:
             state = self.states.get(session_key)
             if state is None:
-                state = SessionState(session_key, harness, project, normalize_project(project),
-                                     now, now)
+                state = SessionState(
+                    session_key, harness, project, normalize_project(project), now, now
+                )
                 self.states[session_key] = state
             return state
 
-    def record_prompt(self, session_key: str, text: str, *,
-                      at: datetime | None = None) -> Checkpoint | None:
+    def record_prompt(
+        self, session_key: str, text: str, *, at: datetime | None = None
+    ) -> Checkpoint | None:
         """Count a prompt; returns the periodic checkpoint it queued, if the rule fired."""
         now = at or self.clock()
         with self._lock:
@@ -438,13 +484,13 @@ class CheckpointRecorder:
     def time_due_at(self, state: SessionState) -> datetime:
         """When the time rule fires for ``state`` (if it has activity by then); never
         (``core.when.END_OF_TIME``) when that is past year 9999 (issue 45 item 1)."""
-        return later(state.last_checkpoint_at,
-                     timedelta(milliseconds=self.config.time_interval_ms))
+        return later(state.last_checkpoint_at, timedelta(milliseconds=self.config.time_interval_ms))
 
     def _periodic(self, state: SessionState, now: datetime) -> Checkpoint:
         snap = state.consume(now)
-        cp = _checkpoint(snap, CheckpointTrigger.PERIODIC, format_periodic_digest(snap),
-                         snap.interval_prompts)
+        cp = _checkpoint(
+            snap, CheckpointTrigger.PERIODIC, format_periodic_digest(snap), snap.interval_prompts
+        )
         self.queue.enqueue(cp)
         return cp
 
@@ -462,12 +508,17 @@ class CheckpointRecorder:
                     if s.has_activity() and self.time_due_at(s) <= now:
                         out.append(self._periodic(s, now))
                 except Exception as exc:  # noqa: BLE001 - one session never stops the others
-                    log.warning("checkpoint timer: session %r skipped: %s: %s",
-                                s.session_key, type(exc).__name__, exc)
+                    log.warning(
+                        "checkpoint timer: session %r skipped: %s: %s",
+                        s.session_key,
+                        type(exc).__name__,
+                        exc,
+                    )
         return out
 
-    def pre_compaction(self, session_key: str, *, context: str | None = None,
-                       at: datetime | None = None) -> Checkpoint | None:
+    def pre_compaction(
+        self, session_key: str, *, context: str | None = None, at: datetime | None = None
+    ) -> Checkpoint | None:
         """Write a ``pre_compaction`` checkpoint (with the harness's session context)."""
         now = at or self.clock()
         with self._lock:
@@ -475,14 +526,23 @@ class CheckpointRecorder:
             if not self.config.enabled:
                 return None
             snap = state.consume(now)
-        cp = _checkpoint(snap, CheckpointTrigger.PRE_COMPACTION,
-                         format_pre_compaction_digest(snap, context), snap.interval_prompts)
+        cp = _checkpoint(
+            snap,
+            CheckpointTrigger.PRE_COMPACTION,
+            format_pre_compaction_digest(snap, context),
+            snap.interval_prompts,
+        )
         self.queue.write_now(cp)
         return cp
 
-    def checkpoint(self, session_key: str, reason: str, *,
-                   trigger: CheckpointTrigger = CheckpointTrigger.EXPLICIT,
-                   at: datetime | None = None) -> Checkpoint | None:
+    def checkpoint(
+        self,
+        session_key: str,
+        reason: str,
+        *,
+        trigger: CheckpointTrigger = CheckpointTrigger.EXPLICIT,
+        at: datetime | None = None,
+    ) -> Checkpoint | None:
         """Write an ``explicit`` (library/CLI call) or ``agent`` (agent tool) checkpoint whose
         digest carries ``reason`` (redacted). ``prompt_count`` is the interval count."""
         if trigger not in (CheckpointTrigger.EXPLICIT, CheckpointTrigger.AGENT):
@@ -493,8 +553,9 @@ class CheckpointRecorder:
             if not self.config.enabled:
                 return None
             snap = state.consume(now)
-        cp = _checkpoint(snap, trigger, format_manual_digest(snap, trigger, reason),
-                         snap.interval_prompts)
+        cp = _checkpoint(
+            snap, trigger, format_manual_digest(snap, trigger, reason), snap.interval_prompts
+        )
         self.queue.write_now(cp)
         return cp
 
@@ -516,8 +577,9 @@ class CheckpointRecorder:
             self.queue.flush_session(session_key)
             return None
         snap = state.consume(now, whole_session=True)
-        cp = _checkpoint(snap, CheckpointTrigger.SESSION_END, format_session_end_digest(snap),
-                         snap.total_prompts)
+        cp = _checkpoint(
+            snap, CheckpointTrigger.SESSION_END, format_session_end_digest(snap), snap.total_prompts
+        )
         self.queue.write_now(cp)
         return cp
 
@@ -533,8 +595,11 @@ class CheckpointRecorder:
         def loop() -> None:
             while not self._stop.is_set():
                 deadline = self.queue.deadline
-                wait = tick_seconds if deadline is None else min(
-                    tick_seconds, max((deadline - self.clock()).total_seconds(), 0.0))
+                wait = (
+                    tick_seconds
+                    if deadline is None
+                    else min(tick_seconds, max((deadline - self.clock()).total_seconds(), 0.0))
+                )
                 self._wake.wait(wait)
                 self._wake.clear()
                 try:
@@ -559,8 +624,14 @@ class CheckpointRecorder:
 # ---------------------------------------------------------------------------- retention
 
 
-def prune(store: SqlStore, config: CheckpointConfig, *, retention_days: int | None = None,
-          now: datetime | None = None, dry_run: bool = False) -> int:
+def prune(
+    store: SqlStore,
+    config: CheckpointConfig,
+    *,
+    retention_days: int | None = None,
+    now: datetime | None = None,
+    dry_run: bool = False,
+) -> int:
     """Delete checkpoints older than ``retention_days`` (default ``retentionDays``) before
     ``now``; returns how many went (seed 000: ``pruneCheckpoints``; a live session keeps its
     newest), or with ``dry_run`` how many would go, deleting nothing. Raises ``ValueError``
@@ -569,5 +640,6 @@ def prune(store: SqlStore, config: CheckpointConfig, *, retention_days: int | No
     low, high, text = _RANGES["retention_days"]
     if not low <= days <= high:
         raise ValueError(f"retention days must be an integer in {text} (got {days})")
-    return store.prune_checkpoints(older_than=(now or utc_now()) - timedelta(days=days),
-                                   dry_run=dry_run)
+    return store.prune_checkpoints(
+        older_than=(now or utc_now()) - timedelta(days=days), dry_run=dry_run
+    )

@@ -103,12 +103,18 @@ def merge_checkpoints(old: Checkpoint, new: Checkpoint) -> Checkpoint:
     queries = _union(old.memory_queries, new.memory_queries, MAX_QUERIES)
     remembers = _union(old.recent_remembers, new.recent_remembers, MAX_REMEMBERS)
     count = old.prompt_count + new.prompt_count
-    return replace(new, prompt_count=count, memory_queries=queries, recent_remembers=remembers,
-                   digest=_merged_digest(new.digest, count, queries, remembers))
+    return replace(
+        new,
+        prompt_count=count,
+        memory_queries=queries,
+        recent_remembers=remembers,
+        digest=_merged_digest(new.digest, count, queries, remembers),
+    )
 
 
-def _merged_digest(digest: str, count: int, queries: Sequence[str],
-                   remembers: Sequence[str]) -> str:
+def _merged_digest(
+    digest: str, count: int, queries: Sequence[str], remembers: Sequence[str]
+) -> str:
     """``digest`` with its prompt count set to ``count`` and its memory-activity block
     listing ``queries`` and ``remembers`` (see ``merge_checkpoints``)."""
     digest = _PROMPTS.sub(lambda m: f"{m.group(1)}{count}", digest, count=1)
@@ -117,7 +123,7 @@ def _merged_digest(digest: str, count: int, queries: Sequence[str],
     if found is not None:
         title = found.group(0).split("\n")[2]
         block = "\n\n" + "\n".join([title, *lines]) if lines else ""
-        return digest[:found.start()] + block + digest[found.end():]
+        return digest[: found.start()] + block + digest[found.end() :]
     if not lines:
         return digest
     return digest + "\n\n" + "\n".join(["### Memory Activity Since Last Checkpoint", *lines])
@@ -131,10 +137,12 @@ Sink = Callable[[Sequence[Checkpoint]], None]
 def store_sink(store: SqlStore, max_per_session: int) -> Sink:
     """A sink writing checkpoints in order, all in one transaction, each insert applying the
     per-session cap."""
+
     def write(items: Sequence[Checkpoint]) -> None:
         with store.batch():
             for cp in items:
                 store.insert_checkpoint(cp, max_per_session=max_per_session)
+
     return write
 
 
@@ -169,9 +177,14 @@ class CheckpointQueue:
     one session land in the order they were queued. Thread-safe.
     """
 
-    def __init__(self, sink: Sink, *, clock: Clock = utc_now,
-                 window_ms: int = FLUSH_WINDOW_MS,
-                 on_armed: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self,
+        sink: Sink,
+        *,
+        clock: Clock = utc_now,
+        window_ms: int = FLUSH_WINDOW_MS,
+        on_armed: Callable[[], None] | None = None,
+    ) -> None:
         self._sink, self._clock, self._window = sink, clock, timedelta(milliseconds=window_ms)
         self._pending: dict[str, list[Checkpoint]] = {}
         self._deadline: datetime | None = None
@@ -195,8 +208,11 @@ class CheckpointQueue:
         """Buffer a periodic write, merging it into the session's pending periodic write."""
         with self._state:
             items = self._pending.setdefault(cp.session_key, [])
-            if items and items[-1].trigger is CheckpointTrigger.PERIODIC \
-                    and cp.trigger is CheckpointTrigger.PERIODIC:
+            if (
+                items
+                and items[-1].trigger is CheckpointTrigger.PERIODIC
+                and cp.trigger is CheckpointTrigger.PERIODIC
+            ):
                 items[-1] = merge_checkpoints(items[-1], cp)
             else:
                 items.append(cp)
@@ -262,8 +278,9 @@ class CheckpointQueue:
                 for key, items in failed.items():
                     self._pending[key] = items + self._pending.get(key, [])
                 self._failures += 1
-                backoff = min(self._window * 2 ** (self._failures - 1),
-                              timedelta(milliseconds=MAX_BACKOFF_MS))
+                backoff = min(
+                    self._window * 2 ** (self._failures - 1), timedelta(milliseconds=MAX_BACKOFF_MS)
+                )
                 self._deadline = later(self._clock(), backoff)
                 self.last_error = error
             elif written:
@@ -276,5 +293,5 @@ class CheckpointQueue:
         result = self.flush()
         if result.pending:
             raise CheckpointFlushError(
-                f"{result.pending} checkpoint(s) could not be written: {result.error}")
-
+                f"{result.pending} checkpoint(s) could not be written: {result.error}"
+            )

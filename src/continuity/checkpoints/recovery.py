@@ -75,21 +75,30 @@ class Recovery:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``recover --json`` shape."""
-        return {"source": self.source, "text": self.text, "truncated": self.truncated,
-                "budget_chars": self.budget_chars,
-                "checkpoint": checkpoint_dict(self.checkpoint) if self.checkpoint else None}
+        return {
+            "source": self.source,
+            "text": self.text,
+            "truncated": self.truncated,
+            "budget_chars": self.budget_chars,
+            "checkpoint": checkpoint_dict(self.checkpoint) if self.checkpoint else None,
+        }
 
 
 def checkpoint_dict(cp: Checkpoint) -> dict[str, Any]:
     """A checkpoint as JSON (the digest re-redacted on the way out)."""
-    return {"id": cp.checkpoint_id, "session": cp.session_key, "harness": cp.harness,
-            "project": cp.project, "project_normalized": cp.project_normalized,
-            "trigger": cp.trigger.value, "prompt_count": cp.prompt_count,
-            "memory_queries": list(cp.memory_queries),
-            "recent_remembers": list(cp.recent_remembers),
-            "created_at": cp.created_at.isoformat().replace("+00:00", "Z")
-            if cp.created_at else None,
-            "digest": redact(cp.digest)}
+    return {
+        "id": cp.checkpoint_id,
+        "session": cp.session_key,
+        "harness": cp.harness,
+        "project": cp.project,
+        "project_normalized": cp.project_normalized,
+        "trigger": cp.trigger.value,
+        "prompt_count": cp.prompt_count,
+        "memory_queries": list(cp.memory_queries),
+        "recent_remembers": list(cp.recent_remembers),
+        "created_at": cp.created_at.isoformat().replace("+00:00", "Z") if cp.created_at else None,
+        "digest": redact(cp.digest),
+    }
 
 
 def render_recovery(digest: str, budget_chars: int) -> tuple[str, bool]:
@@ -115,8 +124,14 @@ def render_recovery(digest: str, budget_chars: int) -> tuple[str, bool]:
     return kept + TRUNCATION_MARKER.format(n=len(text) - len(kept)), True
 
 
-def recover(store: SqlStore, *, session_key: str | None = None, project: str | None = None,
-            config: CheckpointConfig, now: datetime | None = None) -> Recovery:
+def recover(
+    store: SqlStore,
+    *,
+    session_key: str | None = None,
+    project: str | None = None,
+    config: CheckpointConfig,
+    now: datetime | None = None,
+) -> Recovery:
     """The recovery digest at session start: the newest checkpoint of ``session_key`` (no age
     limit), else the newest of ``project`` (normalized) created within the recovery window
     (``CheckpointConfig.recovery_window``: ``recoveryWindowDays``, or ``recoveryWindowHours``
@@ -128,17 +143,25 @@ def recover(store: SqlStore, *, session_key: str | None = None, project: str | N
     if config.enabled and cp is None and project:
         window = config.recovery_window()
         since = (now or utc_now()) - window if window is not None else _EPOCH
-        cp, source = store.latest_project_checkpoint(normalize_project(project) or project,
-                                                     since=since), "project"
+        cp, source = (
+            store.latest_project_checkpoint(normalize_project(project) or project, since=since),
+            "project",
+        )
     if cp is None:
         return Recovery(None, None, "", False, budget)
     text, truncated = render_recovery(cp.digest, budget)
     return Recovery(cp, source, text, truncated, budget)
 
 
-def recover_resumed(store: SqlStore, *, session_key: str, project: str | None,
-                    since: datetime | None, config: CheckpointConfig,
-                    now: datetime | None = None) -> Recovery:
+def recover_resumed(
+    store: SqlStore,
+    *,
+    session_key: str,
+    project: str | None,
+    since: datetime | None,
+    config: CheckpointConfig,
+    now: datetime | None = None,
+) -> Recovery:
     """The recovery digest of a resumed session (Claude Code ``--continue`` / ``--resume``,
     ``pi --continue``): the resumed context already holds the session's own turns verbatim,
     so never its own checkpoint; what it lacks is the newer work of the other sessions of its
@@ -152,9 +175,11 @@ def recover_resumed(store: SqlStore, *, session_key: str, project: str | None,
         return Recovery(None, None, "", False, budget)
     span = config.recovery_window()
     window = (now or utc_now()) - span if span is not None else _EPOCH
-    cp = store.latest_project_checkpoint(normalize_project(project) or project,
-                                         since=max(since, window) if since else window,
-                                         exclude_session=session_key)
+    cp = store.latest_project_checkpoint(
+        normalize_project(project) or project,
+        since=max(since, window) if since else window,
+        exclude_session=session_key,
+    )
     if cp is None:
         return Recovery(None, None, "", False, budget)
     text, truncated = render_recovery(cp.digest, budget)
@@ -189,8 +214,9 @@ class _ReplayClock:
         return self.now
 
 
-def _rows(store: SqlStore, key: str, after: int = -1,
-          known: Sequence[Entry] | None = None) -> Iterator[Entry]:
+def _rows(
+    store: SqlStore, key: str, after: int = -1, known: Sequence[Entry] | None = None
+) -> Iterator[Entry]:
     """The session's rows after ``after``, in pages of 1,000, the ``known`` ones not read
     (``store.iter_entries``)."""
     from continuity.store import iter_entries  # the store's modules load on use
@@ -203,49 +229,95 @@ def _rows(store: SqlStore, key: str, after: int = -1,
 RESUME_KEY = "replay"
 
 
-def _snapshot(state: SessionState, now: datetime, last_seq: int,
-              config: CheckpointConfig) -> tuple[Any, ...]:
+def _snapshot(
+    state: SessionState, now: datetime, last_seq: int, config: CheckpointConfig
+) -> tuple[Any, ...]:
     """What a resume point needs of the state after row ``last_seq``, copied (the state
     changes on): taken after every row that leaves the queue empty, so it is kept cheap and
     made JSON only for the last one (issue 17: the JSON form for every row was a tenth of
     the replay)."""
-    return (last_seq, now, config.prompt_interval, config.time_interval_ms, state.harness,
-            state.project, state.started_at, state.last_checkpoint_at, state.interval_prompts,
-            state.total_prompts, tuple(state.snippets), state.queries, state.remembers,
-            state.tasks, state.session_queries, state.session_remembers)
+    return (
+        last_seq,
+        now,
+        config.prompt_interval,
+        config.time_interval_ms,
+        state.harness,
+        state.project,
+        state.started_at,
+        state.last_checkpoint_at,
+        state.interval_prompts,
+        state.total_prompts,
+        tuple(state.snippets),
+        state.queries,
+        state.remembers,
+        state.tasks,
+        state.session_queries,
+        state.session_remembers,
+    )
 
 
 def _point_json(snap: tuple[Any, ...]) -> dict[str, Any]:
     """The JSON form of a replay's recorder state (a ``_snapshot``) after its row."""
-    (last_seq, now, prompt_interval, time_interval_ms, harness, project, started_at,
-     last_checkpoint_at, interval_prompts, total_prompts, snippets, queries, remembers,
-     tasks, session_queries, session_remembers) = snap
-    return {"v": 1, "seq": last_seq, "now": now.isoformat(),
-            "rules": [prompt_interval, time_interval_ms],
-            "harness": harness, "project": project,
-            "started_at": started_at.isoformat(),
-            "last_checkpoint_at": last_checkpoint_at.isoformat(),
-            "interval_prompts": interval_prompts, "total_prompts": total_prompts,
-            "snippets": list(snippets), "queries": list(queries),
-            "remembers": list(remembers),
-            "session_queries": list(session_queries),
-            "session_remembers": list(session_remembers),
-            "tasks": None if tasks is None else [[t.title, t.status, t.id] for t in tasks]}
+    (
+        last_seq,
+        now,
+        prompt_interval,
+        time_interval_ms,
+        harness,
+        project,
+        started_at,
+        last_checkpoint_at,
+        interval_prompts,
+        total_prompts,
+        snippets,
+        queries,
+        remembers,
+        tasks,
+        session_queries,
+        session_remembers,
+    ) = snap
+    return {
+        "v": 1,
+        "seq": last_seq,
+        "now": now.isoformat(),
+        "rules": [prompt_interval, time_interval_ms],
+        "harness": harness,
+        "project": project,
+        "started_at": started_at.isoformat(),
+        "last_checkpoint_at": last_checkpoint_at.isoformat(),
+        "interval_prompts": interval_prompts,
+        "total_prompts": total_prompts,
+        "snippets": list(snippets),
+        "queries": list(queries),
+        "remembers": list(remembers),
+        "session_queries": list(session_queries),
+        "session_remembers": list(session_remembers),
+        "tasks": None if tasks is None else [[t.title, t.status, t.id] for t in tasks],
+    }
 
 
-def _restore(point: Any, session_key: str, config: CheckpointConfig
-             ) -> tuple[SessionState, datetime, int] | None:
+def _restore(
+    point: Any, session_key: str, config: CheckpointConfig
+) -> tuple[SessionState, datetime, int] | None:
     """``(state, clock time, last seq)`` of a saved resume point, None when it is missing,
     of another version or made under other trigger rules (the replay then starts over)."""
     try:
-        if not isinstance(point, dict) or point.get("v") != 1 \
-                or point.get("rules") != [config.prompt_interval, config.time_interval_ms]:
+        if (
+            not isinstance(point, dict)
+            or point.get("v") != 1
+            or point.get("rules") != [config.prompt_interval, config.time_interval_ms]
+        ):
             return None
-        state = SessionState(session_key, point["harness"], point["project"],
-                             normalize_project(point["project"]),
-                             datetime.fromisoformat(point["started_at"]),
-                             datetime.fromisoformat(point["last_checkpoint_at"]),
-                             int(point["interval_prompts"]), int(point["total_prompts"]))
+        state = SessionState(
+            session_key,
+            point["harness"],
+            point["project"],
+            normalize_project(point["project"]),
+            datetime.fromisoformat(point["started_at"]),
+            datetime.fromisoformat(point["last_checkpoint_at"]),
+            int(point["interval_prompts"]),
+            int(point["total_prompts"]),
+        )
         state.snippets.extend(point["snippets"])
         state.queries, state.remembers = tuple(point["queries"]), tuple(point["remembers"])
         # issue 39: a point saved before the session-wide lists existed holds only these
@@ -258,10 +330,16 @@ def _restore(point: Any, session_key: str, config: CheckpointConfig
         return None
 
 
-def _replay(store: SqlStore, session_key: str, config: CheckpointConfig,
-            *, end: bool = True, resume: Any = None, session: Any = None,
-            known: Sequence[Entry] | None = None
-            ) -> tuple[list[Checkpoint], CheckpointRecorder, dict[str, Any] | None]:
+def _replay(
+    store: SqlStore,
+    session_key: str,
+    config: CheckpointConfig,
+    *,
+    end: bool = True,
+    resume: Any = None,
+    session: Any = None,
+    known: Sequence[Entry] | None = None,
+) -> tuple[list[Checkpoint], CheckpointRecorder, dict[str, Any] | None]:
     """Run a stored session through a recorder on the transcript's clock (see
     ``replay_session``); returns the checkpoints in landing order, the recorder, and the
     resume point after the last row at which no write was queued (None if there was none).
@@ -285,7 +363,7 @@ def _replay(store: SqlStore, session_key: str, config: CheckpointConfig,
     if restored is not None:
         state, clock.now, after = restored
         if state.project != session.project:  # learnt after the point: the first lines of a
-            state.project = session.project   # Claude Code file have no cwd (fresh-user
+            state.project = session.project  # Claude Code file have no cwd (fresh-user
             state.project_normalized = normalize_project(session.project)  # review)
         recorder.states[session_key] = state
     for row in _rows(store, session_key, after, known):
@@ -294,16 +372,18 @@ def _replay(store: SqlStore, session_key: str, config: CheckpointConfig,
             if not row.timestamp and session.started_at is None:
                 ts = captured_at(session)
             clock.now = ts
-            state = recorder.start_session(session_key, harness=session.harness,
-                                           project=session.project, at=ts)
+            state = recorder.start_session(
+                session_key, harness=session.harness, project=session.project, at=ts
+            )
         while state.has_activity() and (due := recorder.time_due_at(state)) <= ts:
             _advance(recorder, clock, due)
             recorder.tick(due)
         _advance(recorder, clock, ts)
         if row.is_request:
             recorder.record_prompt(session_key, row.text(), at=ts)
-        elif row.kind is EntryKind.COMPACTION and not (row.compaction and
-                                                       row.compaction.continuation):
+        elif row.kind is EntryKind.COMPACTION and not (
+            row.compaction and row.compaction.continuation
+        ):
             recorder.pre_compaction(session_key, at=ts)
         elif row.visible and not row.sidechain:  # B27: the main agent's task list
             for c in row.tool_calls():
@@ -327,9 +407,14 @@ def _advance(recorder: CheckpointRecorder, clock: _ReplayClock, to: datetime) ->
     clock.now = max(to, clock.now)
 
 
-def replay_session(store: SqlStore, session_key: str, *,
-                   config: CheckpointConfig, resume: bool = False,
-                   known: Sequence[Entry] | None = None) -> list[Checkpoint]:
+def replay_session(
+    store: SqlStore,
+    session_key: str,
+    *,
+    config: CheckpointConfig,
+    resume: bool = False,
+    known: Sequence[Entry] | None = None,
+) -> list[Checkpoint]:
     """Replay an imported session through the recorder and store the checkpoints live capture
     would have written: ``periodic`` from the transcript's own timestamps and prompt counts
     (each ``is_request`` row is a prompt; the time rule fires when the timer would have),
@@ -370,9 +455,15 @@ class _ReplayPlan:
 _UNREAD: Any = object()
 
 
-def _plan(store: SqlStore, session_key: str, config: CheckpointConfig, resume: bool,
-          known: Sequence[Entry] | None, session: Any = None,
-          source: Any = _UNREAD) -> _ReplayPlan | None:
+def _plan(
+    store: SqlStore,
+    session_key: str,
+    config: CheckpointConfig,
+    resume: bool,
+    known: Sequence[Entry] | None,
+    session: Any = None,
+    source: Any = _UNREAD,
+) -> _ReplayPlan | None:
     """Replay the session's rows (no write, no lock; see ``replay_session``). None when
     continuity is disabled. ``session`` and ``source``: its rows, when the caller read them
     (``source`` None: it has none). Raises ``KeyError`` for an unknown session."""
@@ -387,19 +478,23 @@ def _plan(store: SqlStore, session_key: str, config: CheckpointConfig, resume: b
         source = store.get_source(session.source_path) if session.source_path else None
     saved = _source_state(source)
     point = saved.get(RESUME_KEY) if resume else None
-    computed, _, new_point = _replay(store, session_key, config, resume=point,
-                                     session=session, known=known)
-    return _ReplayPlan(session_key, source, computed[-config.max_checkpoints_per_session:],
-                       new_point)
+    computed, _, new_point = _replay(
+        store, session_key, config, resume=point, session=session, known=known
+    )
+    return _ReplayPlan(
+        session_key, source, computed[-config.max_checkpoints_per_session :], new_point
+    )
 
 
-def _store_plan(store: SqlStore, plan: _ReplayPlan,
-                config: CheckpointConfig) -> list[Checkpoint]:
+def _store_plan(store: SqlStore, plan: _ReplayPlan, config: CheckpointConfig) -> list[Checkpoint]:
     """Add the plan's checkpoints that the session lacks and save its resume point, under the
     session's lock; the caller holds the transaction. Returns the rows added."""
     session_key, source = plan.session_key, plan.source
-    replay_kinds = (CheckpointTrigger.PERIODIC, CheckpointTrigger.PRE_COMPACTION,
-                    CheckpointTrigger.SESSION_END)
+    replay_kinds = (
+        CheckpointTrigger.PERIODIC,
+        CheckpointTrigger.PRE_COMPACTION,
+        CheckpointTrigger.SESSION_END,
+    )
     added = []
     store.lock_session(session_key)
     existing = [c for c in store.checkpoints(session_key) if c.trigger in replay_kinds]
@@ -408,21 +503,32 @@ def _store_plan(store: SqlStore, plan: _ReplayPlan,
     # row of the same instant (a compaction stamped before the boundary line it follows)
     # still has its checkpoint to store (fresh-user review: the pre-compaction checkpoint
     # of a Claude Code file imported up to its compact_boundary line was never written)
-    mark = max((c.created_at for c in existing if c.created_at
-                and c.trigger is not CheckpointTrigger.SESSION_END), default=None)
+    mark = max(
+        (
+            c.created_at
+            for c in existing
+            if c.created_at and c.trigger is not CheckpointTrigger.SESSION_END
+        ),
+        default=None,
+    )
     have = {(c.trigger, c.created_at) for c in existing}
-    ends = [(c.created_at, c) for c in existing
-            if c.created_at and c.trigger is CheckpointTrigger.SESSION_END]
+    ends = [
+        (c.created_at, c)
+        for c in existing
+        if c.created_at and c.trigger is CheckpointTrigger.SESSION_END
+    ]
     end = max(ends, key=lambda pair: pair[0])[1] if ends else None
     for cp in plan.computed:
         if cp.trigger is CheckpointTrigger.SESSION_END:
             if end is not None and cp.created_at is not None and end_stands(end, cp):
                 continue  # the store would keep the stored end too (insert_checkpoint)
-        elif (cp.trigger, cp.created_at) in have or (mark and cp.created_at
-                                                     and cp.created_at <= mark):
+        elif (cp.trigger, cp.created_at) in have or (
+            mark and cp.created_at and cp.created_at <= mark
+        ):
             continue
-        added.append(store.insert_checkpoint(
-            cp, max_per_session=config.max_checkpoints_per_session))
+        added.append(
+            store.insert_checkpoint(cp, max_per_session=config.max_checkpoints_per_session)
+        )
     if source is not None and source.session_key == session_key:
         fresh = store.get_source(source.path)  # the import's newest state, same lock
         state = _source_state(fresh)
@@ -449,10 +555,14 @@ def _source_state(source: Any) -> dict[str, Any]:
 REPLAY_GROUP_SESSIONS = 100
 
 
-def replay_import(store: SqlStore, report: ImportReport, *,
-                  config: CheckpointConfig,
-                  progress: Callable[[int], None] | None = None,
-                  failed: list[tuple[str, str]] | None = None) -> int:
+def replay_import(
+    store: SqlStore,
+    report: ImportReport,
+    *,
+    config: CheckpointConfig,
+    progress: Callable[[int], None] | None = None,
+    failed: list[tuple[str, str]] | None = None,
+) -> int:
     """Replay every session whose file this import added or changed rows of
     (``replay_session``; ``FileReport.changed``); returns the number of checkpoints added. An
     unchanged session is not read (issue 17: replay adds nothing to it, ``replay_session`` is
@@ -475,17 +585,23 @@ def replay_import(store: SqlStore, report: ImportReport, *,
     order = list(keys)
     added = 0
     for i in range(0, len(order), REPLAY_GROUP_SESSIONS):
-        group = order[i:i + REPLAY_GROUP_SESSIONS]
+        group = order[i : i + REPLAY_GROUP_SESSIONS]
         sessions = store.get_sessions(group)  # one query each for the group's sessions
-        sources = store.get_sources([s.source_path for s in sessions.values()
-                                     if s.source_path])  # and their sources
+        sources = store.get_sources(
+            [s.source_path for s in sessions.values() if s.source_path]
+        )  # and their sources
         plans = []
         for key in group:
             try:
-                plan = _plan(store, key, config, key not in moved, handed.get(key),
-                             sessions.get(key),
-                             sources.get(sessions[key].source_path or "")
-                             if key in sessions else _UNREAD)
+                plan = _plan(
+                    store,
+                    key,
+                    config,
+                    key not in moved,
+                    handed.get(key),
+                    sessions.get(key),
+                    sources.get(sessions[key].source_path or "") if key in sessions else _UNREAD,
+                )
             except Exception as exc:  # noqa: BLE001 - one session never stops the others
                 _replay_failed(failed, key, exc)
                 continue
@@ -518,10 +634,15 @@ def _replay_failed(failed: list[tuple[str, str]] | None, key: str, exc: Exceptio
         failed.append((key, reason))
 
 
-def manual_checkpoint(store: SqlStore, session_key: str, reason: str, *,
-                      config: CheckpointConfig,
-                      trigger: CheckpointTrigger = CheckpointTrigger.EXPLICIT,
-                      now: datetime | None = None) -> Checkpoint | None:
+def manual_checkpoint(
+    store: SqlStore,
+    session_key: str,
+    reason: str,
+    *,
+    config: CheckpointConfig,
+    trigger: CheckpointTrigger = CheckpointTrigger.EXPLICIT,
+    now: datetime | None = None,
+) -> Checkpoint | None:
     """Write an ``explicit`` or ``agent`` checkpoint of a stored session from outside a live
     recorder (the CLI): its state is rebuilt from the transcript (prompts since its newest
     checkpoint, the last 10 snippets, duration to its last row), stamped ``now``. Returns
@@ -532,11 +653,15 @@ def manual_checkpoint(store: SqlStore, session_key: str, reason: str, *,
     state = recorder.states.get(session_key)
     if state is None:
         session = store.get_session(session_key)
-        state = recorder.start_session(session_key, harness=session.harness if session else
-                                       "unknown", project=session.project if session else None,
-                                       at=now or utc_now())
+        state = recorder.start_session(
+            session_key,
+            harness=session.harness if session else "unknown",
+            project=session.project if session else None,
+            at=now or utc_now(),
+        )
     snap = state.consume(recorder.clock())
     digest = format_manual_digest(snap, trigger, reason)
-    cp = replace(_checkpoint(snap, trigger, digest, snap.interval_prompts),
-                 created_at=now or utc_now())
+    cp = replace(
+        _checkpoint(snap, trigger, digest, snap.interval_prompts), created_at=now or utc_now()
+    )
     return store.insert_checkpoint(cp, max_per_session=config.max_checkpoints_per_session)

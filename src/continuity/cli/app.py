@@ -27,14 +27,22 @@ core = typer.Typer(rich_markup_mode=None)
 class _Root(LazyGroup):
     own = core
 
-    def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
-             standalone_mode: bool = True, **extra: Any) -> Any:
+    def main(
+        self,
+        args: Any = None,
+        prog_name: Any = None,
+        complete_var: Any = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
         """Click's ``main``, but a usage error (an unknown option, a missing or bad argument,
         in any command) is ONE line on stderr, exit 2, as the README promises (issue 45 item
         8: Click printed a four-line block): ``error: <what> (see continuity CMD --help)``.
         Everything else is as Click's standalone mode does it."""
         # the exceptions of the Click Typer runs on (Typer 0.29 vendors it: ``typer._click``)
         click = sys.modules[typer.BadParameter.__module__]
+        extra["windows_expand_args"] = windows_expand_args
         if not standalone_mode:
             return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
         try:
@@ -72,8 +80,8 @@ def usage_error_line(exc: Any) -> str:
 app = typer.Typer(
     name="continuity",
     help="Memory for coding agents that survives compaction, crashes and new sessions.\n\n"
-         "Import the session files your agents wrote, then get the bounded continuation the "
-         "next run should be handed.",
+    "Import the session files your agents wrote, then get the bounded continuation the "
+    "next run should be handed.",
     no_args_is_help=True,
     add_completion=True,  # --install-completion / --show-completion (bash, zsh, fish, pwsh)
     pretty_exceptions_enable=False,
@@ -93,6 +101,7 @@ def _print_version(value: bool) -> None:
         print(f"continuity {package_version()}")
         raise typer.Exit()
 
+
 from continuity.cli.commands.common import (  # noqa: E402
     HOME_HELP,
     BudgetOption,
@@ -109,11 +118,20 @@ from continuity.cli.commands.common import (  # noqa: E402
 
 @app.callback()
 def _root(
-    version: bool = typer.Option(False, "--version", is_eager=True, callback=_print_version,
-                                 help="Print the version and exit."),
-    home: Path | None = typer.Option(None, "--home", help=HOME_HELP + " Also accepted "
-                                        "after the command, where it wins.",
-                                        show_default=False, parser=parse_home),
+    version: bool = typer.Option(
+        False,
+        "--version",
+        is_eager=True,
+        callback=_print_version,
+        help="Print the version and exit.",
+    ),
+    home: Path | None = typer.Option(
+        None,
+        "--home",
+        help=HOME_HELP + " Also accepted after the command, where it wins.",
+        show_default=False,
+        parser=parse_home,
+    ),
 ) -> None:
     """Memory for coding agents that survives compaction, crashes and new sessions."""
 
@@ -123,13 +141,21 @@ def _root(
 
 @core.command("import")
 def import_cmd(
-    paths: list[str] = typer.Argument(..., help="Session files or folders (searched for "
-                                       "*.jsonl): ~/.claude/projects, ~/.codex/sessions, "
-                                       "~/.pi/agent/sessions; OpenCode's data folder "
-                                       "~/.local/share/opencode.", show_default=False),
-    no_embed: bool = typer.Option(False, "--no-embed", help="Do not embed the imported rows "
-                                  "now (the daemon embeds them in the background; until then "
-                                  "search finds them by words)."),
+    paths: list[str] = typer.Argument(
+        ...,
+        help="Session files or folders (searched for "
+        "*.jsonl): ~/.claude/projects, ~/.codex/sessions, "
+        "~/.pi/agent/sessions; OpenCode's data folder "
+        "~/.local/share/opencode.",
+        show_default=False,
+    ),
+    no_embed: bool = typer.Option(
+        False,
+        "--no-embed",
+        help="Do not embed the imported rows "
+        "now (the daemon embeds them in the background; until then "
+        "search finds them by words).",
+    ),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -155,34 +181,49 @@ def import_cmd(
 
         import_summary(out, err, result)
         for failure in result.transcripts_failed:
-            err.print(f"warning: transcript of session {failure.session} not captured: "
-                      f"{failure.reason}", markup=False)
+            err.print(
+                f"warning: transcript of session {failure.session} not captured: {failure.reason}",
+                markup=False,
+            )
         for failure in result.checkpoints_failed:
-            err.print(f"warning: checkpoints of session {failure.session} not replayed: "
-                      f"{failure.reason}", markup=False)
-        err.print(f"{result.checkpoints_replayed} checkpoints replayed, "
-                  f"{result.transcripts_written} transcripts written")
+            err.print(
+                f"warning: checkpoints of session {failure.session} not replayed: {failure.reason}",
+                markup=False,
+            )
+        err.print(
+            f"{result.checkpoints_replayed} checkpoints replayed, "
+            f"{result.transcripts_written} transcripts written"
+        )
         embedded = result.embedded
         if embedded is not None and (embedded.embedded or embedded.left):
-            err.print(f"{embedded.embedded} rows embedded for search by meaning"
-                      + (f", {embedded.left} left (interrupted)" if embedded.left else ""),
-                      markup=False)
+            err.print(
+                f"{embedded.embedded} rows embedded for search by meaning"
+                + (f", {embedded.left} left (interrupted)" if embedded.left else ""),
+                markup=False,
+            )
         gone, back = result.sources_gone, result.sources_back
         if gone or back:
-            err.print(f"{gone} source file(s) gone since the last import, {back} back; their "
-                      "sessions are kept whole (`continuity sessions` shows source: gone)",
-                      markup=False)
+            err.print(
+                f"{gone} source file(s) gone since the last import, {back} back; their "
+                "sessions are kept whole (`continuity sessions` shows source: gone)",
+                markup=False,
+            )
     if result.exit_code:
         failed = sum(1 for f in result.files if f.status == "failed")
         if result.exit_code != InputError.exit_code:  # a store problem: worth a retry
-            err.print(f"error: {failed} file(s) failed to import; import them again",
-                      markup=False)
+            err.print(f"error: {failed} file(s) failed to import; import them again", markup=False)
         elif failed:
-            err.print(f"error: {failed} path(s) could not be read (shown as skipped or "
-                      "absent above, with the reason); the others were imported", markup=False)
+            err.print(
+                f"error: {failed} path(s) could not be read (shown as skipped or "
+                "absent above, with the reason); the others were imported",
+                markup=False,
+            )
         else:
-            err.print(f"error: nothing imported: none of the {len(result.files)} files is a "
-                      "Claude Code, Codex or pi session file", markup=False)
+            err.print(
+                f"error: nothing imported: none of the {len(result.files)} files is a "
+                "Claude Code, Codex or pi session file",
+                markup=False,
+            )
         raise typer.Exit(result.exit_code)
 
 
@@ -190,15 +231,25 @@ def import_cmd(
 def sessions_cmd(
     limit: int = count_option(50, "to list, newest first"),
     all_sessions: bool = typer.Option(False, "--all", help="List every session (as -n 0)."),
-    harness: SessionHarness | None = typer.Option(None, "--harness", show_default=False,
-                                                  help="Only sessions of this harness."),
-    project: Path | None = typer.Option(None, "--project", metavar="DIR",
-                                           show_default=False, help="Only sessions whose "
-                                           "project folder is DIR or a folder inside it."),
-    since: str | None = typer.Option(None, "--since", metavar="WHEN", show_default=False,
-                                        help="Only sessions active since WHEN: a date or time "
-                                        "(2026-12-01, 2026-12-01T09:30, UTC unless it says) "
-                                        "or an age (90min, 12h, 7d, 2w)."),
+    harness: SessionHarness | None = typer.Option(
+        None, "--harness", show_default=False, help="Only sessions of this harness."
+    ),
+    project: Path | None = typer.Option(
+        None,
+        "--project",
+        metavar="DIR",
+        show_default=False,
+        help="Only sessions whose project folder is DIR or a folder inside it.",
+    ),
+    since: str | None = typer.Option(
+        None,
+        "--since",
+        metavar="WHEN",
+        show_default=False,
+        help="Only sessions active since WHEN: a date or time "
+        "(2026-12-01, 2026-12-01T09:30, UTC unless it says) "
+        "or an age (90min, 12h, 7d, 2w).",
+    ),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -210,9 +261,13 @@ def sessions_cmd(
 
     after = parse_since(since) if since is not None else None
     with open_workspace(home, read_only=True) as ws:
-        sessions = ws.sessions(0 if all_sessions else limit,
-                               harness=harness.value if harness else None,
-                               project=project, since=after, titles=as_json)
+        sessions = ws.sessions(
+            0 if all_sessions else limit,
+            harness=harness.value if harness else None,
+            project=project,
+            since=after,
+            titles=as_json,
+        )
     if as_json:
         _emit_json([s.to_dict() for s in sessions])
         return
@@ -221,21 +276,37 @@ def sessions_cmd(
     sessions_table(out, sessions)
     if not sessions:
         filtered = harness or project or since
-        err.print("no sessions match those filters" if filtered else "no sessions yet: "
-                  "import some (continuity import ~/.claude/projects ~/.codex/sessions "
-                  "~/.pi/agent/sessions)", markup=False)
+        err.print(
+            "no sessions match those filters"
+            if filtered
+            else "no sessions yet: "
+            "import some (continuity import ~/.claude/projects ~/.codex/sessions "
+            "~/.pi/agent/sessions)",
+            markup=False,
+        )
 
 
 @core.command("show")
 def show_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
-    all_rows: bool = typer.Option(False, "--all", help="Also show rows outside the "
-                                  "conversation (events, context, sidechains, unknown lines)."),
-    seq: int | None = typer.Option(None, "--seq", min=0, max=MAX_SEQ, help="Show the rows around row N "
-                                      "(from N-5, 30 rows; every kind of row), e.g. a "
-                                      "`continuity search` hit."),
-    raw: bool = typer.Option(False, "--raw", help="Do not redact secrets: the stored text "
-                             "(a warning is printed)."),
+    all_rows: bool = typer.Option(
+        False,
+        "--all",
+        help="Also show rows outside the "
+        "conversation (events, context, sidechains, unknown lines).",
+    ),
+    seq: int | None = typer.Option(
+        None,
+        "--seq",
+        min=0,
+        max=MAX_SEQ,
+        help="Show the rows around row N "
+        "(from N-5, 30 rows; every kind of row), e.g. a "
+        "`continuity search` hit.",
+    ),
+    raw: bool = typer.Option(
+        False, "--raw", help="Do not redact secrets: the stored text (a warning is printed)."
+    ),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -265,10 +336,13 @@ def show_cmd(
                 show_entries(out, store.get_session(key), rows, raw=raw)
             finally:
                 if token is not None:
+                    from continuity.redaction.funnel import SESSION_KNOWN
+
                     SESSION_KNOWN.reset(token)
     if raw:  # as export's: the secrets were shown
-        err.print("warning: --raw: secrets in this session are NOT redacted in the output",
-                  markup=False)
+        err.print(
+            "warning: --raw: secrets in this session are NOT redacted in the output", markup=False
+        )
 
 
 @core.command("continue")
@@ -325,8 +399,11 @@ def where_cmd(home: Path | None = HomeOption) -> None:
     for item in found[:20]:  # issue 16: a workspace others can read
         err.print(f"warning: {item.describe()}", markup=False, highlight=False)
     if len(found) > 20:
-        err.print(f"warning: and {len(found) - 20} more folders or files other users can read",
-                  markup=False, highlight=False)
+        err.print(
+            f"warning: and {len(found) - 20} more folders or files other users can read",
+            markup=False,
+            highlight=False,
+        )
     if found:
         from continuity.core.private import private_fix
 
@@ -367,10 +444,19 @@ class _ImportBars:
         )
 
         self._files = files
-        self._open([TextColumn("{task.description}"), BarColumn(),
-                    TextColumn("{task.fields[count]}"), DownloadColumn(),
-                    TransferSpeedColumn(), TimeRemainingColumn()],
-                   "importing", total_bytes, count=f"0/{files} files")
+        self._open(
+            [
+                TextColumn("{task.description}"),
+                BarColumn(),
+                TextColumn("{task.fields[count]}"),
+                DownloadColumn(),
+                TransferSpeedColumn(),
+                TimeRemainingColumn(),
+            ],
+            "importing",
+            total_bytes,
+            count=f"0/{files} files",
+        )
 
     def advance(self, n: int) -> None:
         if self._bar is not None:
@@ -391,8 +477,17 @@ class _ImportBars:
         if not self._embedding:
             from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeRemainingColumn
 
-            self._open([TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                        TextColumn("rows"), TimeRemainingColumn()], "embedding", total)
+            self._open(
+                [
+                    TextColumn("{task.description}"),
+                    BarColumn(),
+                    MofNCompleteColumn(),
+                    TextColumn("rows"),
+                    TimeRemainingColumn(),
+                ],
+                "embedding",
+                total,
+            )
             self._embedding = True
         if self._bar is not None:
             self._bar.update(self._task, completed=done, total=total)
@@ -408,11 +503,25 @@ class _ImportBars:
 
 #: The placeholder a command's help shows for a value, by parameter name (issue 20: help
 #: shows ``--home DIR``, never the Python type, ``<Path>`` or ``<list[str]>``).
-METAVARS = {"home": "DIR", "project": "DIR", "paths": "PATH...", "limit": "N",
-            "budget": "BYTES", "retention_days": "DAYS", "type_": "TYPE", "tags": "TAG",
-            "importance": "0..1", "host": "ADDRESS", "port": "PORT", "timeout": "SECONDS",
-            "harness": "HARNESS", "output": "FILE", "settings": "FILE", "as_of": "WHEN",
-            "since": "WHEN"}
+METAVARS = {
+    "home": "DIR",
+    "project": "DIR",
+    "paths": "PATH...",
+    "limit": "N",
+    "budget": "BYTES",
+    "retention_days": "DAYS",
+    "type_": "TYPE",
+    "tags": "TAG",
+    "importance": "0..1",
+    "host": "ADDRESS",
+    "port": "PORT",
+    "timeout": "SECONDS",
+    "harness": "HARNESS",
+    "output": "FILE",
+    "settings": "FILE",
+    "as_of": "WHEN",
+    "since": "WHEN",
+}
 
 
 def _name_value(param: Any) -> None:
@@ -422,11 +531,15 @@ def _name_value(param: Any) -> None:
         return
     desc = getattr(param, "type_descriptor", None)  # Typer >= 0.29; older: Click's types
     is_choice = desc.is_choice if desc is not None else hasattr(param.type, "choices")
-    annotation = desc.annotation if desc is not None else {
-        "integer": int, "float": float}.get(getattr(param.type, "name", ""))
+    annotation = (
+        desc.annotation
+        if desc is not None
+        else {"integer": int, "float": float}.get(getattr(param.type, "name", ""))
+    )
     if param.param_type_name == "argument":
         shown = param.metavar = METAVARS.get(param.name) or (
-            param.name.upper() + ("..." if param.nargs != 1 else ""))
+            param.name.upper() + ("..." if param.nargs != 1 else "")
+        )
         # Typer writes a required argument ``{session}`` in the usage line and its Python
         # type beside it: a user reads ``SESSION`` (``[SESSION]`` when optional)
         param._usage_display_name = lambda: shown if param.required else f"[{shown}]"
@@ -449,6 +562,7 @@ def command() -> Any:
     from continuity.cli.coerce import install_command as fast_coercion
 
     root = typer.main.get_command(app)
+    assert isinstance(root, LazyGroup), root  # app's cls (_Root)
     version = copy.copy(next(p for p in root.params if p.name == "version"))
     version.expose_value = False  # the commands' functions take no ``version``
 
@@ -465,7 +579,7 @@ def command() -> Any:
     for param in root.params:
         _name_value(param)
     fast_coercion(root)
-    for sub in root.commands.loaded().values():
+    for sub in root.loaded_commands().values():
         add(sub)
     return root
 
@@ -476,8 +590,9 @@ def _tolerant_streams() -> None:
     whatever the locale (``commands.common.emit_json``)."""
     for stream in (sys.stdout, sys.stderr):
         encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
-        if encoding != "utf8" and hasattr(stream, "reconfigure"):
-            stream.reconfigure(errors="replace")
+        reconfigure = getattr(stream, "reconfigure", None)
+        if encoding != "utf8" and reconfigure is not None:
+            reconfigure(errors="replace")
 
 
 def main() -> None:
@@ -486,8 +601,9 @@ def main() -> None:
     try:
         command()(prog_name="continuity")
     except KeyboardInterrupt:
-        err.print("continuity: interrupted; what was committed stays (an import resumes where "
-                  "it stopped)")
+        err.print(
+            "continuity: interrupted; what was committed stays (an import resumes where it stopped)"
+        )
         raise SystemExit(130) from None
     except ContinuityError as exc:
         if os.environ.get("CONTINUITY_RAISE_ERRORS"):

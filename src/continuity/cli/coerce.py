@@ -66,14 +66,19 @@ class FastRuntimeParam:
             return value if type(value) is str else _ASK
         if self.kind == "int":
             if type(value) is str:
-                if not (value.isascii() and value.isdigit() and len(value) <= 18
-                        and (value == "0" or value[0] != "0")):
+                if not (
+                    value.isascii()
+                    and value.isdigit()
+                    and len(value) <= 18
+                    and (value == "0" or value[0] != "0")
+                ):
                     return _ASK
                 value = int(value)
             elif type(value) is not int:
                 return _ASK
             if (self.min is not None and value < self.min) or (
-                    self.max is not None and value > self.max):
+                self.max is not None and value > self.max
+            ):
                 return _ASK
             return value
         if self.kind == "parser":
@@ -88,8 +93,12 @@ class FastRuntimeParam:
         multi = param.multiple or param.nargs == -1
         if value is None:
             return () if multi else None
-        if multi and self.kind == "strs" and type(value) in (list, tuple) \
-                and all(type(v) is str for v in value):
+        if (
+            multi
+            and self.kind == "strs"
+            and type(value) in (list, tuple)
+            and all(type(v) is str for v in value)
+        ):
             return list(value)
         if not multi:
             done = self.fast(value)
@@ -101,8 +110,11 @@ class FastRuntimeParam:
 def install(param: Any) -> None:
     """Give Typer parameter ``param`` a ``FastRuntimeParam`` (a no-op for a parameter or a
     Typer version without the runtime-parameter hook, or one already coerced)."""
-    if (hasattr(type(param), "get_runtime_param") and hasattr(param, "type_descriptor")
-            and getattr(param, "_runtime_param", _ASK) is None):
+    if (
+        hasattr(type(param), "get_runtime_param")
+        and hasattr(param, "type_descriptor")
+        and getattr(param, "_runtime_param", _ASK) is None
+    ):
         param._runtime_param = FastRuntimeParam(param)
 
 

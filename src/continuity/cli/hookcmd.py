@@ -13,7 +13,8 @@ until the deadline), and the console entry (``main``) arms a timer that ends the
 status 0 at the deadline whatever still runs (a spool write under way finishes first, so no
 half line is ever left). When the daemon is down, slow, not this workspace's, or answers with
 a server error, the event is appended durably to ``<home>/spool/events.jsonl``
-(``continuity.daemon.hooks.spool``) for the daemon to replay when it starts. An event that cannot be delivered ever is not spooled but recorded whole in
+(``continuity.daemon.hooks.spool``) for the daemon to replay when it starts. An event that cannot
+be delivered ever is not spooled but recorded whole in
 ``<home>/spool/rejected.jsonl`` with its reason and one line on stderr (issues 16, 22: reported,
 never dropped without a word, never truncated): a request the daemon rejects as bad input (HTTP
 400/404/413/422), a payload over ``MAX_PAYLOAD`` (32 MiB; refused whole, its size noted, no
@@ -45,12 +46,25 @@ import time
 from continuity.daemon.address import WORKSPACE_HEADER, daemon_address, daemon_id, daemon_token
 
 #: Seconds the whole exchange may take, per event (Claude Code gives SessionEnd 1.5 s in all).
-TIMEOUTS = {"session-start": 5.0, "user-prompt-submit": 3.0, "pre-compaction": 5.0,
-            "post-compaction": 3.0, "stop": 3.0, "session-end": 1.0, "pre-tool-use": 2.0}
+TIMEOUTS = {
+    "session-start": 5.0,
+    "user-prompt-submit": 3.0,
+    "pre-compaction": 5.0,
+    "post-compaction": 3.0,
+    "stop": 3.0,
+    "session-end": 1.0,
+    "pre-tool-use": 2.0,
+}
 #: A native event name, as harnesses spell it, for each of ours.
-NATIVE = {"SessionStart": "session-start", "UserPromptSubmit": "user-prompt-submit",
-          "PreCompact": "pre-compaction", "PostCompact": "post-compaction", "Stop": "stop",
-          "SessionEnd": "session-end", "PreToolUse": "pre-tool-use"}
+NATIVE = {
+    "SessionStart": "session-start",
+    "UserPromptSubmit": "user-prompt-submit",
+    "PreCompact": "pre-compaction",
+    "PostCompact": "post-compaction",
+    "Stop": "stop",
+    "SessionEnd": "session-end",
+    "PreToolUse": "pre-tool-use",
+}
 #: Events that only ask (issue 40: recall before a tool runs): posted like the others, their
 #: answer printed, but never spooled nor recorded as rejected when no daemon answers (nothing
 #: happened that the record would miss; an answer later would reach nobody).
@@ -59,8 +73,10 @@ QUERY_EVENTS = ("pre-tool-use",)
 #: for its continuation checkpoint's summary, or reports one it refused): event → route. When
 #: the daemon is down or does not answer, the command prints ``{"delivered": false, "why"}``
 #: (an HTTP error: also ``"status"``) and the caller fails closed.
-SYNC_ROUTES = {"continuation-summary": "/api/continuation/summary",
-               "continuation-refused": "/api/continuation/refused"}
+SYNC_ROUTES = {
+    "continuation-summary": "/api/continuation/summary",
+    "continuation-refused": "/api/continuation/refused",
+}
 #: Answers meaning "this request is bad": spooling it would only fail again.
 REJECTED = (400, 404, 413, 422)
 #: Answers meaning "this daemon is not the workspace's" (another workspace's token or id, a
@@ -70,12 +86,14 @@ NOT_OURS = (401, 403, 421)
 MAX_PAYLOAD = 32 * 1024 * 1024
 #: The longest deadline a hook takes (seconds): a bigger or non-finite ``--timeout`` is cut.
 MAX_SECONDS = 600.0
-USAGE = ("usage: continuity hook EVENT --harness claude-code|codex|pi [--home DIR] "
-         "[--timeout S]\n"
-         "EVENT: session-start, user-prompt-submit, pre-compaction, post-compaction, stop,\n"
-         "session-end, pre-tool-use (or SessionStart, UserPromptSubmit, PreCompact,\n"
-         "PostCompact, Stop, SessionEnd, PreToolUse). Reads the hook JSON on stdin; always\n"
-         "exits 0.\n")
+USAGE = (
+    "usage: continuity hook EVENT --harness claude-code|codex|pi [--home DIR] "
+    "[--timeout S]\n"
+    "EVENT: session-start, user-prompt-submit, pre-compaction, post-compaction, stop,\n"
+    "session-end, pre-tool-use (or SessionStart, UserPromptSubmit, PreCompact,\n"
+    "PostCompact, Stop, SessionEnd, PreToolUse). Reads the hook JSON on stdin; always\n"
+    "exits 0.\n"
+)
 
 
 def _note(message: str) -> None:
@@ -130,15 +148,15 @@ def parse_args(argv: list[str]) -> tuple[str, str, float | None]:
     from continuity.daemon.hooks.spool import EVENTS, HARNESSES
 
     if event not in EVENTS and event not in SYNC_ROUTES and event not in QUERY_EVENTS:
-        raise ValueError(f"EVENT must be one of {', '.join(EVENTS + QUERY_EVENTS)} "
-                         f"(got {event!r})")
+        raise ValueError(f"EVENT must be one of {', '.join(EVENTS + QUERY_EVENTS)} (got {event!r})")
     if harness not in HARNESSES:
         raise ValueError(f"--harness must be one of {', '.join(HARNESSES)} (got {harness!r})")
     return event, harness, timeout
 
 
-def post(host: str, port: int, path: str, body: bytes, headers: dict[str, str],
-         deadline: float) -> tuple[int, bytes]:
+def post(
+    host: str, port: int, path: str, body: bytes, headers: dict[str, str], deadline: float
+) -> tuple[int, bytes]:
     """One HTTP/1.1 POST over a fresh socket (``Connection: close``), all of it before
     ``deadline`` (``time.monotonic()``). Returns ``(status, body)``. Raises ``OSError`` (a
     ``TimeoutError`` past the deadline) or ``ValueError`` for a malformed answer."""
@@ -152,6 +170,7 @@ def post(host: str, port: int, path: str, body: bytes, headers: dict[str, str],
         family, addr = info[0], info[4]
     sock = _socket.socket(family, _socket.SOCK_STREAM)
     try:
+
         def left() -> float:
             remaining = deadline - time.monotonic()
             if remaining <= 0:
@@ -161,9 +180,11 @@ def post(host: str, port: int, path: str, body: bytes, headers: dict[str, str],
         sock.settimeout(left())
         sock.connect(addr)
         head = "".join(f"{k}: {v}\r\n" for k, v in headers.items())
-        request = (f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\n"
-                   f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
-                   f"Connection: close\r\n{head}\r\n").encode("latin-1") + body
+        request = (
+            f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\n"
+            f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+            f"Connection: close\r\n{head}\r\n"
+        ).encode("latin-1") + body
         sent = 0
         while sent < len(request):
             sock.settimeout(left())
@@ -183,7 +204,7 @@ def post(host: str, port: int, path: str, body: bytes, headers: dict[str, str],
         raise ValueError("not an HTTP answer")
     status = int(raw.split(b" ", 2)[1])
     head_text = raw[:head_end].lower()
-    payload = raw[head_end + 4:]
+    payload = raw[head_end + 4 :]
     if b"transfer-encoding: chunked" in head_text:
         payload = _unchunk(payload)
     return status, payload
@@ -196,7 +217,7 @@ def _unchunk(data: bytes) -> bytes:
         size = int(data[pos:line_end].split(b";")[0], 16)
         if size == 0:
             return b"".join(out)
-        out.append(data[line_end + 2:line_end + 2 + size])
+        out.append(data[line_end + 2 : line_end + 2 + size])
         pos = line_end + 2 + size + 2
 
 
@@ -301,16 +322,19 @@ def _spool(home: str, line: bytes, event: str, why: str, deadline: float) -> Non
         _BACKSTOP.release()
 
 
-def _reject(home: str, line: bytes | None, event: str, reason: str,
-            payload_bytes: int | None = None) -> None:
+def _reject(
+    home: str, line: bytes | None, event: str, reason: str, payload_bytes: int | None = None
+) -> None:
     """Record a refused event in the spool's rejected log, and say so on stderr."""
     from continuity.daemon.hooks.spool import REJECTED_FILE, SPOOL_DIR, reject_event
 
     _BACKSTOP.hold()
     try:
         reject_event(home, line, reason, payload_bytes=payload_bytes)
-        _note(f"{event} event refused: {reason} (recorded in "
-              f"{os.path.join(home, SPOOL_DIR, REJECTED_FILE)})")
+        _note(
+            f"{event} event refused: {reason} (recorded in "
+            f"{os.path.join(home, SPOOL_DIR, REJECTED_FILE)})"
+        )
     except Exception as exc:  # noqa: BLE001 - never fail the agent
         _note(f"{event} event refused: {reason}; recording it failed too: {exc}")
     finally:
@@ -379,8 +403,7 @@ def _daemon_headers(home: str) -> dict[str, str]:
     return headers
 
 
-def _run(home_arg: str | None, event: str, harness: str, deadline: float,
-         seconds: float) -> int:
+def _run(home_arg: str | None, event: str, harness: str, deadline: float, seconds: float) -> int:
     from continuity.daemon.hooks.spool import fast_home, iso_now, native_line, new_event_id
 
     home = os.path.expanduser(home_arg) if home_arg else fast_home()
@@ -394,25 +417,39 @@ def _run(home_arg: str | None, event: str, harness: str, deadline: float,
     # the work time only up to half of it, so the post keeps the other half
     payload, problem = _read_stdin(work_deadline - (work_deadline - time.monotonic()) / 2)
     if problem == "too_large":
-        _reject(home, None, event, f"payload over {MAX_PAYLOAD} bytes (32 MiB): refused whole "
-                "at the hook, not sent, not spooled", payload_bytes=MAX_PAYLOAD + 1)
+        _reject(
+            home,
+            None,
+            event,
+            f"payload over {MAX_PAYLOAD} bytes (32 MiB): refused whole "
+            "at the hook, not sent, not spooled",
+            payload_bytes=MAX_PAYLOAD + 1,
+        )
         return 0
     line = native_line(event_id, at, harness, event, payload)
     if problem == "open":
-        _reject(home, line, event, f"stdin did not close in time (the hook's deadline: "
-                f"{seconds:g} s) and holds no whole JSON object ({len(payload)} bytes read)")
+        _reject(
+            home,
+            line,
+            event,
+            f"stdin did not close in time (the hook's deadline: "
+            f"{seconds:g} s) and holds no whole JSON object ({len(payload)} bytes read)",
+        )
         return 0
     try:
         address = daemon_address(home)
         if address is None:
-            _spool(home, line, event, "no daemon of this workspace runs (no daemon.url)",
-                   deadline)
+            _spool(home, line, event, "no daemon of this workspace runs (no daemon.url)", deadline)
             return 0
         host, port = address
-        headers = {"X-Continuity-Event-Id": event_id, "X-Continuity-Event-At": at,
-                   **_daemon_headers(home)}
-        status, answer = post(host, port, f"/api/harness/{harness}/{event}", payload, headers,
-                              work_deadline)
+        headers = {
+            "X-Continuity-Event-Id": event_id,
+            "X-Continuity-Event-At": at,
+            **_daemon_headers(home),
+        }
+        status, answer = post(
+            host, port, f"/api/harness/{harness}/{event}", payload, headers, work_deadline
+        )
     except Exception as exc:  # noqa: BLE001 - down, slow, refused or broken: spool, exit 0
         _spool(home, line, event, f"{exc.__class__.__name__}: {exc}", deadline)
         return 0
@@ -425,12 +462,21 @@ def _run(home_arg: str | None, event: str, harness: str, deadline: float,
                 pass
         return 0
     if status in REJECTED:
-        _reject(home, line, event, f"the daemon rejected it (HTTP {status}): "
-                f"{answer[:300].decode('utf-8', 'replace')}")
+        _reject(
+            home,
+            line,
+            event,
+            f"the daemon rejected it (HTTP {status}): {answer[:300].decode('utf-8', 'replace')}",
+        )
         return 0
     if status in NOT_OURS:
-        _spool(home, line, event, f"the daemon at {host}:{port} is not this workspace's "
-               f"(HTTP {status})", deadline)
+        _spool(
+            home,
+            line,
+            event,
+            f"the daemon at {host}:{port} is not this workspace's (HTTP {status})",
+            deadline,
+        )
         return 0
     _spool(home, line, event, f"HTTP {status}", deadline)
     return 0
@@ -446,29 +492,42 @@ def _run_query(home: str, event: str, harness: str, deadline: float) -> int:
 
     payload, problem = _read_stdin(deadline - (deadline - time.monotonic()) / 2)
     if problem == "too_large":
-        _reject(home, None, event, f"payload over {MAX_PAYLOAD} bytes (32 MiB): refused whole "
-                "at the hook, not sent", payload_bytes=MAX_PAYLOAD + 1)
+        _reject(
+            home,
+            None,
+            event,
+            f"payload over {MAX_PAYLOAD} bytes (32 MiB): refused whole at the hook, not sent",
+            payload_bytes=MAX_PAYLOAD + 1,
+        )
         return 0
     if problem is not None:
-        _reject(home, native_line(new_event_id(), iso_now(), harness, event, payload), event,
-                f"stdin did not close in time and holds no whole JSON object "
-                f"({len(payload)} bytes read)")
+        _reject(
+            home,
+            native_line(new_event_id(), iso_now(), harness, event, payload),
+            event,
+            f"stdin did not close in time and holds no whole JSON object "
+            f"({len(payload)} bytes read)",
+        )
         return 0
     try:
         address = daemon_address(home)
         if address is None:
             return 0
         host, port = address
-        status, answer = post(host, port, f"/api/harness/{harness}/{event}", payload,
-                              _daemon_headers(home), deadline)
+        status, answer = post(
+            host, port, f"/api/harness/{harness}/{event}", payload, _daemon_headers(home), deadline
+        )
     except Exception:  # noqa: BLE001 - a question unanswered: the tool runs without it
         return 0
     if 200 <= status < 300 and answer:
         _answer_sync(answer)
     elif status in REJECTED:
-        _reject(home, native_line(new_event_id(), iso_now(), harness, event, payload), event,
-                f"the daemon rejected it (HTTP {status}): "
-                f"{answer[:300].decode('utf-8', 'replace')}")
+        _reject(
+            home,
+            native_line(new_event_id(), iso_now(), harness, event, payload),
+            event,
+            f"the daemon rejected it (HTTP {status}): {answer[:300].decode('utf-8', 'replace')}",
+        )
     return 0
 
 
@@ -494,8 +553,9 @@ def _run_sync(home: str, event: str, deadline: float) -> int:
             _answer_sync(b'{"delivered":false,"why":"no_daemon"}')
             return 0
         host, port = address
-        status, answer = post(host, port, SYNC_ROUTES[event], payload, _daemon_headers(home),
-                              deadline)
+        status, answer = post(
+            host, port, SYNC_ROUTES[event], payload, _daemon_headers(home), deadline
+        )
     except TimeoutError:
         _answer_sync(b'{"delivered":false,"why":"timeout"}')
         return 0
@@ -522,12 +582,10 @@ def _reject_body(home: str, event: str, payload: bytes, status: int, answer: byt
 
     from continuity.daemon.hooks.spool import body_line, iso_now, new_event_id
 
-    reason = (f"the daemon rejected it (HTTP {status}): "
-              f"{answer[:300].decode('utf-8', 'replace')}")
+    reason = f"the daemon rejected it (HTTP {status}): {answer[:300].decode('utf-8', 'replace')}"
     try:
         body = json.loads(payload.decode("utf-8"))
-        line = body_line(new_event_id(), iso_now(), event, body) if isinstance(body, dict) \
-            else None
+        line = body_line(new_event_id(), iso_now(), event, body) if isinstance(body, dict) else None
     except (ValueError, UnicodeError):
         line = None
     _reject(home, line, event, reason, payload_bytes=None if line else len(payload))

@@ -35,8 +35,9 @@ def _iso(value: datetime | None) -> str | None:
 WARNINGS_SHOWN = 5
 
 
-def file_problems(err: Console, f: FileReport | FileImport, more_hint: str = "--json lists them all"
-                  ) -> None:
+def file_problems(
+    err: Console, f: FileReport | FileImport, more_hint: str = "--json lists them all"
+) -> None:
     """Print the reader's bad lines and warnings of one imported file ``f``, each as
     ``  path:line: ...`` on ``err`` (warnings cut at ``WARNINGS_SHOWN``, the rest counted with
     ``more_hint``). Shared by ``import`` and ``watch`` (issue 45 item 1: every reader warning
@@ -80,23 +81,35 @@ def import_summary(out: Console, err: Console, report: ImportResult) -> None:
             extra.append(f"{len(f.warnings)} warnings")
         tail = f" ({', '.join(extra)})" if extra else ""
         key = escape(one_line(f.session or ""))
-        out.print(f"imported {path}: {f.harness} session {key}, {f.imported} rows from "
-                  f"{f.lines_read} lines{tail}")
+        out.print(
+            f"imported {path}: {f.harness} session {key}, {f.imported} rows from "
+            f"{f.lines_read} lines{tail}"
+        )
         file_problems(err, f)
         if f.pending_tail_bytes:
-            err.print(f"  {path}: last {f.pending_tail_bytes} bytes are an "
-                      "unfinished line; they will be read on the next import")
+            err.print(
+                f"  {path}: last {f.pending_tail_bytes} bytes are an "
+                "unfinished line; they will be read on the next import"
+            )
     if unchanged:
-        out.print(f"[dim]unchanged[/] {unchanged} file{'' if unchanged == 1 else 's'} "
-                  "(nothing new since the last import)")
+        out.print(
+            f"[dim]unchanged[/] {unchanged} file{'' if unchanged == 1 else 's'} "
+            "(nothing new since the last import)"
+        )
     t = report.totals
     waiting = sum(1 for f in report.files if f.waiting)
-    out.print(f"{t.files} files, {t.sessions} sessions, {t.imported} rows, "
-              f"{t.errors} bad lines, {t.duplicate} duplicates, "
-              f"{t.skipped_files} files skipped"
-              + (f" ({waiting} waiting for their first line)" if waiting else "")
-              + (f", {t.absent_paths} path{'' if t.absent_paths == 1 else 's'} absent "
-                 "(no such file or folder)" if t.absent_paths else ""))
+    out.print(
+        f"{t.files} files, {t.sessions} sessions, {t.imported} rows, "
+        f"{t.errors} bad lines, {t.duplicate} duplicates, "
+        f"{t.skipped_files} files skipped"
+        + (f" ({waiting} waiting for their first line)" if waiting else "")
+        + (
+            f", {t.absent_paths} path{'' if t.absent_paths == 1 else 's'} absent "
+            "(no such file or folder)"
+            if t.absent_paths
+            else ""
+        )
+    )
 
 
 # ---------------------------------------------------------------------------- display text
@@ -161,12 +174,13 @@ def short_keys(keys: list[str], *, minimum: int = 8) -> dict[str, str]:
 def _project(value: str | None) -> str:
     home = os.path.expanduser("~")
     if value and home not in ("", "/") and (value == home or value.startswith(home + "/")):
-        return "~" + value[len(home):]
+        return "~" + value[len(home) :]
     return value or ""
 
 
-def sessions_table(out: Console, sessions: Iterable[SessionRecord], *,
-                   now: datetime | None = None) -> None:
+def sessions_table(
+    out: Console, sessions: Iterable[SessionRecord], *, now: datetime | None = None
+) -> None:
     """Sessions (``continuity.api.results.SessionRecord``), newest first. In a terminal: a
     table laid out for its width (80 columns too: short unique key prefixes, the project
     wrapped, times relative to ``now``); piped: one tab-separated line per session with the
@@ -176,16 +190,28 @@ def sessions_table(out: Console, sessions: Iterable[SessionRecord], *,
     sessions = list(sessions)
     if not out.is_terminal:
         lines = ["session\tharness\tproject\tentries\tlast_activity\tsource\tcopy_of"]
-        lines += ["\t".join(one_line(v) for v in (
-            s.session, s.harness, s.project or "", str(s.entries), s.ended_at or "",
-            s.source or "", s.copy_of or ""))
-            for s in sessions]
+        lines += [
+            "\t".join(
+                one_line(v)
+                for v in (
+                    s.session,
+                    s.harness,
+                    s.project or "",
+                    str(s.entries),
+                    s.ended_at or "",
+                    s.source or "",
+                    s.copy_of or "",
+                )
+            )
+            for s in sessions
+        ]
         out.file.write("\n".join(lines) + "\n")  # Rich would turn the tabs into spaces
         return
     now = now or datetime.now(UTC)
     keys = short_keys([s.session for s in sessions])
-    table = Table("session", "harness", "project", "rows", "last activity", box=None,
-                  pad_edge=False)
+    table = Table(
+        "session", "harness", "project", "rows", "last activity", box=None, pad_edge=False
+    )
     table.columns[0].no_wrap = True
     table.columns[1].no_wrap = True
     table.columns[2].overflow = "fold"
@@ -195,14 +221,25 @@ def sessions_table(out: Console, sessions: Iterable[SessionRecord], *,
     if gone:  # issue 18: only when some file was deleted, so 80 columns stay enough
         table.add_column("source", no_wrap=True)
     copied = any(s.copy_of for s in sessions)
+    sources: dict[str, str] = {}
     if copied:  # issue 45 item 3: a resumed copy says whose copy it is
         table.add_column("copy of", no_wrap=True)
-        sources = short_keys(list(dict.fromkeys(
-            [s.session for s in sessions] + [s.copy_of for s in sessions if s.copy_of])))
+        sources = short_keys(
+            list(
+                dict.fromkeys(
+                    [s.session for s in sessions] + [s.copy_of for s in sessions if s.copy_of]
+                )
+            )
+        )
     for s in sessions:
         ended = datetime.fromisoformat(s.ended_at) if s.ended_at else None
-        cells = [Text(one_line(keys[s.session])), s.harness,
-                 Text(one_line(_project(s.project))), str(s.entries), _ago(ended, now)]
+        cells = [
+            Text(one_line(keys[s.session])),
+            s.harness,
+            Text(one_line(_project(s.project))),
+            str(s.entries),
+            _ago(ended, now),
+        ]
         if gone:
             cells.append(Text("gone", style="yellow") if s.source_gone_at else Text(""))
         if copied:
@@ -210,8 +247,12 @@ def sessions_table(out: Console, sessions: Iterable[SessionRecord], *,
         table.add_row(*cells)
     out.print(table, soft_wrap=False)
     if any(keys[s.session] != s.session for s in sessions):
-        out.print(Text("short keys: any unique prefix works; --json or a pipe shows them "
-                       "whole", style="dim"))
+        out.print(
+            Text(
+                "short keys: any unique prefix works; --json or a pipe shows them whole",
+                style="dim",
+            )
+        )
 
 
 def _block_text(block: dict[str, Any]) -> str:
@@ -221,8 +262,11 @@ def _block_text(block: dict[str, Any]) -> str:
     if kind == "thinking":
         return "(thinking) " + cut(block["text"], THINKING_BYTES)
     if kind == "tool_call":
-        args = json_bytes(block["arguments"]).decode() if not isinstance(
-            block["arguments"], str) else block["arguments"]
+        args = (
+            json_bytes(block["arguments"]).decode()
+            if not isinstance(block["arguments"], str)
+            else block["arguments"]
+        )
         return f"→ {block['name']} [{block['id']}] {cut(args, ARGUMENT_BYTES)}"
     if kind == "tool_result":
         flag = " error" if block["is_error"] else ""
@@ -232,39 +276,56 @@ def _block_text(block: dict[str, Any]) -> str:
     return str(block)
 
 
-def show_entries(out: Console, session: Session | None, rows: Iterable[Entry], *,
-                 raw: bool = False) -> None:
+def show_entries(
+    out: Console, session: Session | None, rows: Iterable[Entry], *, raw: bool = False
+) -> None:
     """The log as readable text: ``seq role: block`` lines (long texts cut, marked), each block
     and compaction summary redacted before it is cut (``redact_value``, ``redact``: as
     ``export``) unless ``raw``."""
     if raw:
+
         def seen(value: Any) -> Any:
             return value
     else:
         from continuity.redaction.structured import redact_value as seen
     if session is not None:
-        out.print(_line((one_line(session.key), "bold"), f" {session.harness} ",
-                        one_line(session.project or "")))
+        out.print(
+            _line(
+                (one_line(session.key), "bold"),
+                f" {session.harness} ",
+                one_line(session.project or ""),
+            )
+        )
         if session.parent_key:
             out.print(_line(f"subagent {session.agent_id} of session {session.parent_key}"))
         if session.forked_from:
             out.print(_line(f"forked from session {shown(session.forked_from)}"))
         if session.source_gone_at is not None:  # issue 18: the archive keeps it whole
-            out.print(_line(("source: gone", "yellow"), f" ({shown(session.source_path or '')}"
-                            f" deleted; found {_iso(session.source_gone_at)}; every row is "
-                            "kept here)"))
+            out.print(
+                _line(
+                    ("source: gone", "yellow"),
+                    f" ({shown(session.source_path or '')}"
+                    f" deleted; found {_iso(session.source_gone_at)}; every row is "
+                    "kept here)",
+                )
+            )
     for e in rows:
         label = e.role.value + (" (request)" if e.is_request else "")
         if e.compaction is not None:
-            out.print(_line((f"{e.seq:>5} compaction", "magenta"),
-                            f" covers ≤ {e.compaction.covers_through_seq}: ",
-                            cut(seen(e.compaction.summary), SUMMARY_BYTES)))
+            out.print(
+                _line(
+                    (f"{e.seq:>5} compaction", "magenta"),
+                    f" covers ≤ {e.compaction.covers_through_seq}: ",
+                    cut(seen(e.compaction.summary), SUMMARY_BYTES),
+                )
+            )
             continue
         if not e.blocks:
             out.print(_line((f"{e.seq:>5} {label} {shown(e.type_name)}", "dim")))
         for b in e.blocks:
-            out.print(_line(f"{e.seq:>5} ", (label, "bold"), ": ",
-                            _block_text(seen(block_view(b)))))
+            out.print(
+                _line(f"{e.seq:>5} ", (label, "bold"), ": ", _block_text(seen(block_view(b))))
+            )
 
 
 def continuation_text(out: Console, view: Continuation) -> None:
@@ -272,12 +333,18 @@ def continuation_text(out: Console, view: Continuation) -> None:
     it. The header's byte count is the continuation's (``used_bytes``); long texts are cut
     for display, each cut marked."""
     if view.refusal:
-        out.print(_line(("refused", "red"), f": {view.refusal.reason} — ",
-                        view.refusal.detail))
+        out.print(_line(("refused", "red"), f": {view.refusal.reason} — ", view.refusal.detail))
         return
-    out.print(_line((f"session {shown(view.session)}: {view.used_bytes:,} of "
-                     f"{view.budget_bytes:,} bytes{', copied rows' if view.copied else ''} "
-                     "(long texts are cut here, marked; --json has them whole)", "dim")))
+    out.print(
+        _line(
+            (
+                f"session {shown(view.session)}: {view.used_bytes:,} of "
+                f"{view.budget_bytes:,} bytes{', copied rows' if view.copied else ''} "
+                "(long texts are cut here, marked; --json has them whole)",
+                "dim",
+            )
+        )
+    )
     if view.summary:
         out.print(_line(view.summary.text))
     if view.gap is not None and view.gap.text:
@@ -285,12 +352,23 @@ def continuation_text(out: Console, view: Continuation) -> None:
     before, after = view.before_request()
     _messages_text(out, before)
     if view.request:
-        out.print(_line(("previous request", "bold"),
-                        f" (seq {view.request.seq}, {view.request.actor}): ",
-                        cut(view.request.text, TEXT_BYTES)))
+        out.print(
+            _line(
+                ("previous request", "bold"),
+                f" (seq {view.request.seq}, {view.request.actor}): ",
+                cut(view.request.text, TEXT_BYTES),
+            )
+        )
         for media in view.request.media or ():
-            out.print(_line((f"      [{shown(media['media_type'])} {media['bytes']} B "
-                             f"omitted, request block {media['block']}]", "dim")))
+            out.print(
+                _line(
+                    (
+                        f"      [{shown(media['media_type'])} {media['bytes']} B "
+                        f"omitted, request block {media['block']}]",
+                        "dim",
+                    )
+                )
+            )
     _messages_text(out, after)
     for note in view.notes:
         out.print(_line(("note", "cyan"), ": ", note))

@@ -124,19 +124,30 @@ class Outcome:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``compact --json`` object."""
-        out: dict[str, Any] = {"session": self.session, "status": self.status,
-                               "run_id": self.run_id, "budget_bytes": self.budget_bytes,
-                               "view_bytes": self.view_bytes,
-                               "view_bytes_after": self.view_bytes_after,
-                               "chunks": self.chunks, "kept_from_seq": None,
-                               "checkpoint": None, "receipt": None, "reason": None}
+        out: dict[str, Any] = {
+            "session": self.session,
+            "status": self.status,
+            "run_id": self.run_id,
+            "budget_bytes": self.budget_bytes,
+            "view_bytes": self.view_bytes,
+            "view_bytes_after": self.view_bytes_after,
+            "chunks": self.chunks,
+            "kept_from_seq": None,
+            "checkpoint": None,
+            "receipt": None,
+            "reason": None,
+        }
         if self.entry is not None and self.entry.compaction is not None:
             c = self.entry.compaction
-            out["checkpoint"] = {"entry_id": self.entry.entry_id, "seq": self.entry.seq,
-                                 "covers_through_seq": c.covers_through_seq,
-                                 "first_kept_entry_id": c.first_kept_entry_id,
-                                 "continuation": c.continuation, "run_id": c.run_id,
-                                 "summary": c.summary}
+            out["checkpoint"] = {
+                "entry_id": self.entry.entry_id,
+                "seq": self.entry.seq,
+                "covers_through_seq": c.covers_through_seq,
+                "first_kept_entry_id": c.first_kept_entry_id,
+                "continuation": c.continuation,
+                "run_id": c.run_id,
+                "summary": c.summary,
+            }
             out["kept_from_seq"] = self.kept_from_seq
         if self.receipt is not None:
             out["receipt"] = receipt_dict(self.receipt)
@@ -150,8 +161,14 @@ def receipt_dict(r: RefusalReceipt) -> dict[str, Any]:
     """The JSON shape of a refusal receipt (no summary text, no exception: there is none);
     ``detail``: which check failed, in our words (issue 45 item 7), null on older ones."""
     created = r.created_at.isoformat().replace("+00:00", "Z") if r.created_at else None
-    return {"receipt_id": r.receipt_id, "session": r.session_key, "run_id": r.run_id,
-            "reason": r.reason.value, "detail": r.detail, "created_at": created}
+    return {
+        "receipt_id": r.receipt_id,
+        "session": r.session_key,
+        "run_id": r.run_id,
+        "reason": r.reason.value,
+        "detail": r.detail,
+        "created_at": created,
+    }
 
 
 @dataclass(frozen=True, slots=True)
@@ -179,18 +196,27 @@ def measure_view(store: FencingStore, session_key: str) -> ViewSize:
     covers, summary = -1, None
     if compaction is not None and compaction.compaction is not None:
         info = compaction.compaction
-        covers = info.covers_through_seq if info.covers_through_seq is not None \
-            else compaction.seq - 1
+        covers = (
+            info.covers_through_seq if info.covers_through_seq is not None else compaction.seq - 1
+        )
         summary = info.summary
     summary_bytes = json_len(summary_text(summary, 0, covers)) if summary else 0
     return ViewSize(store.view_bytes_after(session_key, covers), summary_bytes, covers, summary)
 
 
-def after_turn(store: FencingStore, session_key: str, *, lease: Lease,
-               summarizer: Summarizer, budget_bytes: int = FOLLOW_UP_BUDGET_BYTES,
-               deadline: float, stop: threading.Event | None = None,
-               now: Callable[[], float] = time.monotonic, settled: bool = True,
-               force: bool = False) -> Outcome:
+def after_turn(
+    store: FencingStore,
+    session_key: str,
+    *,
+    lease: Lease,
+    summarizer: Summarizer,
+    budget_bytes: int = FOLLOW_UP_BUDGET_BYTES,
+    deadline: float,
+    stop: threading.Event | None = None,
+    now: Callable[[], float] = time.monotonic,
+    settled: bool = True,
+    force: bool = False,
+) -> Outcome:
     """Run the continuation policy once for a turn that just settled (module docstring).
 
     ``deadline`` is in ``now()`` seconds (default ``time.monotonic``); ``stop`` a soft stop
@@ -207,50 +233,91 @@ def after_turn(store: FencingStore, session_key: str, *, lease: Lease,
     run_id = run.run_id if run else None
     size = measure_view(store, session_key)
     out = Outcome(session_key, run_id, budget_bytes, size.total)
-    out.skip = _skip(store, session_key, run, size, budget_bytes, settled=settled, stop=stop,
-                     force=force)
+    out.skip = _skip(
+        store, session_key, run, size, budget_bytes, settled=settled, stop=stop, force=force
+    )
     if out.skip is None and deadline - now() < max(summarizer.min_seconds, 0.0) + 0.05:
         out.skip = Skip.NO_TIME_LEFT
     if out.skip is not None:
         return out
     keep_from = recent_exchanges_start(
-        store, session_key, after_seq=size.covers,
-        room=kept_room(store, session_key, budget_bytes, summarizer, size.covers))
+        store,
+        session_key,
+        after_seq=size.covers,
+        room=kept_room(store, session_key, budget_bytes, summarizer, size.covers),
+    )
     out.kept_from_seq = keep_from
-    view = WorkingView(size.summary, [n.text for n in store.notes(session_key)],
-                       _view_rows(store, session_key, size.covers, before=keep_from))
+    view = WorkingView(
+        size.summary,
+        [n.text for n in store.notes(session_key)],
+        _view_rows(store, session_key, size.covers, before=keep_from),
+    )
     result = _attempt(view, summarizer, budget_bytes, deadline, stop, now)
     if result.reason is None and summarizer.max_input_bytes is None:
-        result, out.kept_from_seq = _widen_tail(store, session_key, summarizer, budget_bytes,
-                                                size, keep_from, result, deadline, stop, now)
+        result, out.kept_from_seq = _widen_tail(
+            store,
+            session_key,
+            summarizer,
+            budget_bytes,
+            size,
+            keep_from,
+            result,
+            deadline,
+            stop,
+            now,
+        )
     out.chunks = result.chunks
     reason, detail = result.reason, result.detail
     if reason is None:
         late = (stop is not None and stop.is_set()) or now() >= deadline
-        out.view_bytes_after = json_len(summary_text(result.summary or "", 0, result.last_seq)) \
-            + store.view_bytes_after(session_key, result.last_seq)
-        reason = ReceiptReason.CANCELLED if late else \
-            ReceiptReason.OVER_BOUND if out.view_bytes_after >= budget_bytes else None
-        detail = ("stopped or out of time when the summary came" if late else
-                  f"the view after it is {out.view_bytes_after} bytes, over the "
-                  f"{budget_bytes}-byte budget")
+        out.view_bytes_after = json_len(
+            summary_text(result.summary or "", 0, result.last_seq)
+        ) + store.view_bytes_after(session_key, result.last_seq)
+        reason = (
+            ReceiptReason.CANCELLED
+            if late
+            else ReceiptReason.OVER_BOUND
+            if out.view_bytes_after >= budget_bytes
+            else None
+        )
+        detail = (
+            "stopped or out of time when the summary came"
+            if late
+            else f"the view after it is {out.view_bytes_after} bytes, over the "
+            f"{budget_bytes}-byte budget"
+        )
     if reason is not None:  # no row, ever: the receipt says why (seed 002)
         out.view_bytes_after = None
-        out.receipt = store.add_receipt(RefusalReceipt(session_key, run_id, reason,
-                                                       detail=detail), lease.token)
+        out.receipt = store.add_receipt(
+            RefusalReceipt(session_key, run_id, reason, detail=detail), lease.token
+        )
         return out
-    entry = Entry(EntryKind.COMPACTION, Role.SYSTEM, (), timestamp=datetime.now(UTC),
-                  type_name="continuation_checkpoint",
-                  compaction=CompactionInfo(result.summary or "", result.last_seq, None, True,
-                                            run_id, TRIGGER))
+    entry = Entry(
+        EntryKind.COMPACTION,
+        Role.SYSTEM,
+        (),
+        timestamp=datetime.now(UTC),
+        type_name="continuation_checkpoint",
+        compaction=CompactionInfo(
+            result.summary or "", result.last_seq, None, True, run_id, TRIGGER
+        ),
+    )
     out.entry = store.append_fenced(session_key, [entry], lease.token)[0]
     return out
 
 
-def _widen_tail(store: FencingStore, key: str, summarizer: Summarizer, budget: int,
-                size: ViewSize, keep_from: int | None, result: SummaryResult, deadline: float,
-                stop: threading.Event | None, now: Callable[[], float]
-                ) -> tuple[SummaryResult, int | None]:
+def _widen_tail(
+    store: FencingStore,
+    key: str,
+    summarizer: Summarizer,
+    budget: int,
+    size: ViewSize,
+    keep_from: int | None,
+    result: SummaryResult,
+    deadline: float,
+    stop: threading.Event | None,
+    now: Callable[[], float],
+) -> tuple[SummaryResult, int | None]:
     """Give the recent exchanges the room a smaller summary left (issue 15; a review saw
     ``compact --budget 3000`` keep no row while 1.3 KB of the budget went unused).
 
@@ -270,17 +337,31 @@ def _widen_tail(store: FencingStore, key: str, summarizer: Summarizer, budget: i
     wider = recent_exchanges_start(store, key, after_seq=size.covers, room=room)
     if wider is None or (keep_from is not None and wider >= keep_from):
         return result, keep_from
-    view = WorkingView(size.summary, [n.text for n in store.notes(key)],
-                       _view_rows(store, key, size.covers, before=wider))
+    view = WorkingView(
+        size.summary,
+        [n.text for n in store.notes(key)],
+        _view_rows(store, key, size.covers, before=wider),
+    )
     second = _attempt(view, summarizer, budget, deadline, stop, now)
-    if second.reason is not None or \
-            json_len(summary_text(second.summary or "", 0, second.last_seq)) > first:
+    if (
+        second.reason is not None
+        or json_len(summary_text(second.summary or "", 0, second.last_seq)) > first
+    ):
         return result, keep_from
     return second, wider
 
 
-def _skip(store: FencingStore, key: str, run: Run | None, size: ViewSize, budget: int, *,
-          settled: bool, stop: threading.Event | None, force: bool) -> Skip | None:
+def _skip(
+    store: FencingStore,
+    key: str,
+    run: Run | None,
+    size: ViewSize,
+    budget: int,
+    *,
+    settled: bool,
+    stop: threading.Event | None,
+    force: bool,
+) -> Skip | None:
     if not settled:
         return Skip.NOT_SETTLED
     if stop is not None and stop.is_set():
@@ -306,15 +387,19 @@ def _in_flight(store: FencingStore, key: str, covers: int, run: Run | None) -> b
     the log. (Calls of earlier, ended runs that never got a result are dead, not in flight:
     the continuation answers them as "effects unknown".)"""
     lower = max(covers + 1, run.request_seq if run is not None else 0)
-    pending = [p.call_seq for p in store.tool_calls_from(key, lower)
-               if p.result_seq is None and p.call_seq >= lower]
+    pending = [
+        p.call_seq
+        for p in store.tool_calls_from(key, lower)
+        if p.result_seq is None and p.call_seq >= lower
+    ]
     if not pending:
         return False
     return any(e.visible for e in store.entries_by_seq(key, pending))
 
 
-def _view_rows(store: FencingStore, key: str, covers: int,
-               before: int | None = None) -> Iterator[Entry]:
+def _view_rows(
+    store: FencingStore, key: str, covers: int, before: int | None = None
+) -> Iterator[Entry]:
     """The visible message rows after ``covers`` (and below ``before`` when given), oldest
     first, read page by page."""
     for e in iter_entries(store, key, after_seq=covers, visible_only=True, page_rows=PAGE_ROWS):
@@ -330,8 +415,9 @@ def summary_share(budget_bytes: int, summarizer: Summarizer) -> int:
     return min(summarizer.max_summary_bytes, max(1, budget_bytes // 2))
 
 
-def kept_room(store: FencingStore, session_key: str, budget_bytes: int,
-              summarizer: Summarizer, covers: int) -> int:
+def kept_room(
+    store: FencingStore, session_key: str, budget_bytes: int, summarizer: Summarizer, covers: int
+) -> int:
     """How many view bytes the most recent complete exchanges may keep verbatim beside a new
     checkpoint (issue 15): the budget less what the next continuation reserves before its
     messages, each at its largest: the summary (``summary_share``, plus JSON escaping, an
@@ -343,8 +429,9 @@ def kept_room(store: FencingStore, session_key: str, budget_bytes: int,
     reserve = cap + cap // 8 + json_len(summary_text("", 0, covers)) + GAP_NOTICE_RESERVE
     reserve += json_len(bounded_notes(store, session_key))
     session = store.get_session(session_key)
-    run = store.last_run(session_key, agent_id=session.agent_id if session else None,
-                         ended_only=True)
+    run = store.last_run(
+        session_key, agent_id=session.agent_id if session else None, ended_only=True
+    )
     if run is not None:
         for row in store.entries_by_seq(session_key, [run.request_seq]):
             reserve += json_len(stub_data_urls(redact(row.text())))
@@ -362,8 +449,9 @@ class _Attempt(threading.Thread):
     """One summary attempt in a worker thread; its result is read only if it finishes before
     it is abandoned (a late result is discarded)."""
 
-    def __init__(self, view: WorkingView, summarizer: Summarizer, bound: int,
-                 deadline: float) -> None:
+    def __init__(
+        self, view: WorkingView, summarizer: Summarizer, bound: int, deadline: float
+    ) -> None:
         super().__init__(name="continuity-summary", daemon=True)
         self.view, self.summarizer, self.bound, self.deadline = view, summarizer, bound, deadline
         self.cancel = threading.Event()
@@ -371,38 +459,61 @@ class _Attempt(threading.Thread):
 
     def run(self) -> None:
         try:
-            self.result = summarize(self.view, self.summarizer, cancel=self.cancel,
-                                    deadline=self.deadline, max_summary_bytes=self.bound)
+            self.result = summarize(
+                self.view,
+                self.summarizer,
+                cancel=self.cancel,
+                deadline=self.deadline,
+                max_summary_bytes=self.bound,
+            )
         except Exception:  # noqa: BLE001 - fail closed; summarize() reports provider failures
-            self.result = SummaryResult(reason=ReceiptReason.PROVIDER_FAILURE,
-                                        detail="the summarizer failed (see the log)")
+            self.result = SummaryResult(
+                reason=ReceiptReason.PROVIDER_FAILURE, detail="the summarizer failed (see the log)"
+            )
 
 
-def _attempt(view: WorkingView, summarizer: Summarizer, budget: int, deadline: float,
-             stop: threading.Event | None, now: Callable[[], float]) -> SummaryResult:
+def _attempt(
+    view: WorkingView,
+    summarizer: Summarizer,
+    budget: int,
+    deadline: float,
+    stop: threading.Event | None,
+    now: Callable[[], float],
+) -> SummaryResult:
     """Run one attempt, cancelling it on ``stop`` or the deadline; an attempt that does not
     stop within ``ABANDON_GRACE_SECONDS`` of the signal is abandoned (cancelled)."""
     # The summarizer's own deadline is on time.monotonic(), whatever clock ``now`` is.
-    attempt = _Attempt(view, summarizer, max(1, budget // 2),
-                       time.monotonic() + (deadline - now()))
+    attempt = _Attempt(view, summarizer, max(1, budget // 2), time.monotonic() + (deadline - now()))
     attempt.start()
     while attempt.is_alive():
         attempt.join(0.02)
         if attempt.is_alive() and ((stop is not None and stop.is_set()) or now() >= deadline):
             attempt.cancel.set()
             attempt.join(ABANDON_GRACE_SECONDS)
-            return SummaryResult(reason=ReceiptReason.CANCELLED, chunks=0,
-                                 detail="stopped or out of time during the summary")
+            return SummaryResult(
+                reason=ReceiptReason.CANCELLED,
+                chunks=0,
+                detail="stopped or out of time during the summary",
+            )
     if attempt.cancel.is_set():
-        return SummaryResult(reason=ReceiptReason.CANCELLED,
-                             detail="stopped or out of time during the summary")
-    return attempt.result or SummaryResult(reason=ReceiptReason.PROVIDER_FAILURE,
-                                           detail="the summarizer gave no result")
+        return SummaryResult(
+            reason=ReceiptReason.CANCELLED, detail="stopped or out of time during the summary"
+        )
+    return attempt.result or SummaryResult(
+        reason=ReceiptReason.PROVIDER_FAILURE, detail="the summarizer gave no result"
+    )
 
 
-def compact_now(store: FencingStore, session_key: str, *, summarizer: Summarizer,
-                budget_bytes: int = FOLLOW_UP_BUDGET_BYTES, force: bool = False,
-                owner: str = "cli", timeout: float = 120.0) -> Outcome:
+def compact_now(
+    store: FencingStore,
+    session_key: str,
+    *,
+    summarizer: Summarizer,
+    budget_bytes: int = FOLLOW_UP_BUDGET_BYTES,
+    force: bool = False,
+    owner: str = "cli",
+    timeout: float = 120.0,
+) -> Outcome:
     """Run ``after_turn`` as if the session's turn had just settled (``continuity compact``):
     acquire the session as ``owner``, allow ``CLI_ROUNDS`` requests of ``timeout`` seconds
     (a chunked summary makes several), release the lease. Raises ``LeaseHeld`` (a
@@ -412,8 +523,14 @@ def compact_now(store: FencingStore, session_key: str, *, summarizer: Summarizer
     seconds = timeout * CLI_ROUNDS
     lease = store.acquire_lease(session_key, owner, timedelta(seconds=seconds + 60))
     try:
-        return after_turn(store, session_key, lease=lease, summarizer=summarizer,
-                          budget_bytes=budget_bytes, deadline=time.monotonic() + seconds,
-                          force=force)
+        return after_turn(
+            store,
+            session_key,
+            lease=lease,
+            summarizer=summarizer,
+            budget_bytes=budget_bytes,
+            deadline=time.monotonic() + seconds,
+            force=force,
+        )
     finally:
         store.release_lease(lease)

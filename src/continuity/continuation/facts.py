@@ -148,60 +148,100 @@ MOST = 60
 
 #: issue 39: the sentence of an answer that states a decision (the same words the extractive
 #: summary used for its Key decisions since seed 002).
-DECISION = re.compile(r"\b(?:decided|decide|chose|choose|instead|i'?ll use|we'?ll use|will use"
-                      r"|switch(?:ed)? to|going with|the fix is|root cause|because|plan is)\b",
-                      re.I)
+DECISION = re.compile(
+    r"\b(?:decided|decide|chose|choose|instead|i'?ll use|we'?ll use|will use"
+    r"|switch(?:ed)? to|going with|the fix is|root cause|because|plan is)\b",
+    re.I,
+)
 SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 URL = re.compile(r"https?://[^\s<>()\"'`\[\]{}|\\^]+")
 #: Exit status lines the harnesses write into a command's output: Codex ``Process exited
 #: with code N`` / ``Exit code: N`` (header), pi ``Command exited with code N`` (last line),
 #: Claude Code ``Exit code N`` (first line of a failed Bash), pi's ``!`` commands ``[exit N]``,
 #: Codex's JSON ``"exit_code": N``.
-_EXIT = re.compile(r"^(?:Process exited with code|Command exited with code|Exit code:?)\s*(-?\d+)"
-                   r"\s*$|^\[exit (-?\d+)\]$", re.M)
+_EXIT = re.compile(
+    r"^(?:Process exited with code|Command exited with code|Exit code:?)\s*(-?\d+)"
+    r"\s*$|^\[exit (-?\d+)\]$",
+    re.M,
+)
 _EXIT_JSON = re.compile(r'"exit_code"\s*:\s*(-?\d+)')
 #: Lines that are the harness's framing of an output, not the output: Codex's header
 #: (``Chunk ID``, ``Wall time``, ``Original token count``, ``Output:``), exit lines.
-_FRAME = re.compile(r"^(?:Chunk ID: \S+|Wall time: .*|Original token count: \d+|Output:|"
-                    r"Total output lines: \d+|Process exited with code -?\d+|"
-                    r"Command exited with code -?\d+|Exit code:? -?\d+|\[exit -?\d+\])\s*$")
+_FRAME = re.compile(
+    r"^(?:Chunk ID: \S+|Wall time: .*|Original token count: \d+|Output:|"
+    r"Total output lines: \d+|Process exited with code -?\d+|"
+    r"Command exited with code -?\d+|Exit code:? -?\d+|\[exit -?\d+\])\s*$"
+)
 #: A line that says what went wrong (preferred as an error's first and last line over
 #: noise such as "Waiting for the debugger to disconnect...").
-_ERROR_WORD = re.compile(r"\b(?:error|errors|failed|failure|fail|fatal|exception|traceback|"
-                         r"denied|not found|no such|cannot|can't|unable|invalid|refused|"
-                         r"rejected|panic(?:ked)?|abort(?:ed)?|missing)\b|Error\b|✗|✖", re.I)
+_ERROR_WORD = re.compile(
+    r"\b(?:error|errors|failed|failure|fail|fatal|exception|traceback|"
+    r"denied|not found|no such|cannot|can't|unable|invalid|refused|"
+    r"rejected|panic(?:ked)?|abort(?:ed)?|missing)\b|Error\b|✗|✖",
+    re.I,
+)
 #: Programs whose exit status 1 with no output means "nothing matched", not a failure.
 _NO_MATCH = {"grep", "egrep", "fgrep", "rg", "ag", "diff", "cmp", "test", "["}
 #: Shell steps that write files (issue 39: files changed by commands too): a redirect of
 #: ``cat``/``echo``/``printf`` (``cat > p <<'EOF'``), ``tee p``, ``touch p``, ``sed -i … p``
 #: (written or modified) and ``rm p`` (deleted).
-_SHELL_WRITE = re.compile(r"^(?:cat|echo|printf)\b[^|<>]*?>{1,2}\s*(?P<redirect>[^\s;&|<>]+)|"
-                          r"\btee\s+(?:-a\s+)?(?P<tee>[^\s;&|<>-][^\s;&|<>]*)|"
-                          r"^touch\s+(?P<touch>[^\s;&|<>]+)|"
-                          r"^sed\s+-i\S*\s.*?\s(?P<sed>[^\s;&|<>'\"]+)\s*$|"
-                          r"^rm\s+(?:-\w+\s+)*(?P<rm>[^\s;&|<>]+)\s*$")
+_SHELL_WRITE = re.compile(
+    r"^(?:cat|echo|printf)\b[^|<>]*?>{1,2}\s*(?P<redirect>[^\s;&|<>]+)|"
+    r"\btee\s+(?:-a\s+)?(?P<tee>[^\s;&|<>-][^\s;&|<>]*)|"
+    r"^touch\s+(?P<touch>[^\s;&|<>]+)|"
+    r"^sed\s+-i\S*\s.*?\s(?P<sed>[^\s;&|<>'\"]+)\s*$|"
+    r"^rm\s+(?:-\w+\s+)*(?P<rm>[^\s;&|<>]+)\s*$"
+)
 #: The marker of a cut (``core.text.clip_middle``): the bytes it stands for.
 _CUT = re.compile(r"\[… (\d{1,15}) bytes omitted …\]")
-_TRACEBACK = re.compile(r"^Traceback \(most recent call last\):|^panic: |^thread '.*' panicked",
-                        re.M)
+_TRACEBACK = re.compile(
+    r"^Traceback \(most recent call last\):|^panic: |^thread '.*' panicked", re.M
+)
 #: A shell step that runs tests (issue 39: ``is_test``).
 _TEST_COMMAND = re.compile(
     r"(?:^|[\s/;&|(])(?:pytest|py\.test|tox|nox|jest|vitest|mocha|rspec|phpunit|ctest|"
     r"(?:python3?|uv run|poetry run)\s+-m\s+(?:pytest|unittest)|"
     r"(?:npm|pnpm|yarn|bun|deno|go|cargo|mix|dotnet|gradle|\./gradlew|mvn|make|swift)\s+"
-    r"(?:run\s+)?test\S*|node\s+--test)(?=$|[\s;&|)])")
+    r"(?:run\s+)?test\S*|node\s+--test)(?=$|[\s;&|)])"
+)
 #: Lines naming a failing test: pytest ``FAILED id`` / ``ERROR id`` (`` - reason`` after it), go ``--- FAIL: TestX``,
 #: jest ``FAIL path``, node/mocha ``✗``/``✖``/``×`` items, TAP ``not ok N - name``, cargo
 #: ``test name ... FAILED``.
 _FAILING = re.compile(
     r"^\s*(?:FAILED\s+(?P<pytest>\S+)|ERROR\s+(?P<pyerr>\S+::\S+)|--- FAIL:\s+(?P<go>\S+)|"
     r"FAIL\s+(?P<jest>\S+\.\w+)|[✗✖×]\s+(?P<mark>.+?)|not ok \d+ - (?P<tap>.+?)|"
-    r"test (?P<cargo>\S+) \.\.\. FAILED)\s*(?:\(.*\)|\s-\s.*)?\s*$", re.M)
+    r"test (?P<cargo>\S+) \.\.\. FAILED)\s*(?:\(.*\)|\s-\s.*)?\s*$",
+    re.M,
+)
 _STEP_SPLIT = re.compile(r"\s*(?:&&|\|\||;|\n)\s*")
 _WORD = re.compile(r"[a-z0-9]+")
 #: Words of a task title that say nothing about which command does it.
-_FILLER = {"the", "a", "an", "to", "and", "of", "for", "in", "on", "with", "it", "its", "my",
-           "our", "all", "new", "up", "then", "now", "this", "that", "run", "do", "make"}
+_FILLER = {
+    "the",
+    "a",
+    "an",
+    "to",
+    "and",
+    "of",
+    "for",
+    "in",
+    "on",
+    "with",
+    "it",
+    "its",
+    "my",
+    "our",
+    "all",
+    "new",
+    "up",
+    "then",
+    "now",
+    "this",
+    "that",
+    "run",
+    "do",
+    "make",
+}
 #: The strength of a file's change (module docstring: created > modified > deleted > read).
 _STRENGTH = {"created": 3, "modified": 2, "deleted": 1, "read": 0}
 
@@ -234,8 +274,9 @@ def sample(text: str, cap: int = OUTPUT_SAMPLE_BYTES) -> str:
     lines = output_lines(text)
     if len(lines) > 2 * SAMPLE_LINES:
         middle = lines[SAMPLE_LINES:-SAMPLE_LINES]
-        omitted = sum(utf8_len(ln) + 1 for ln in middle) + \
-            sum(int(n) for ln in middle for n in _CUT.findall(ln))
+        omitted = sum(utf8_len(ln) + 1 for ln in middle) + sum(
+            int(n) for ln in middle for n in _CUT.findall(ln)
+        )
         lines = [*lines[:SAMPLE_LINES], f"[… {omitted} bytes omitted …]", *lines[-SAMPLE_LINES:]]
     return clip_middle("\n".join(clip_middle(ln, LINE_BYTES) for ln in lines), cap)
 
@@ -426,14 +467,18 @@ def extract_facts(rows: Iterable[RowDigest]) -> SessionFacts:
         tools=tuple(sorted(tools.items(), key=lambda kv: (-kv[1], kv[0]))),
         failed_calls=sum(1 for item in order if item.failed and not _by_person(item)),
         dangling=sum(1 for item in order if item.result is None),
-        unanswered=tuple((w.seq, w.call.name, one_line(target(w.call), COMMAND_BYTES))
-                         for w in order if w.result is None)[-MOST:],
+        unanswered=tuple(
+            (w.seq, w.call.name, one_line(target(w.call), COMMAND_BYTES))
+            for w in order
+            if w.result is None
+        )[-MOST:],
         settled=tuple(settled),
     )
 
 
-_USER_COMMAND = re.compile(r"\A\$ (?P<cmd>[^\n]+)\n?(?P<out>.*?)\n?\[exit (?P<code>-?\d+)\]\s*\Z",
-                           re.S)
+_USER_COMMAND = re.compile(
+    r"\A\$ (?P<cmd>[^\n]+)\n?(?P<out>.*?)\n?\[exit (?P<code>-?\d+)\]\s*\Z", re.S
+)
 
 
 def _user_command(row: RowDigest) -> _Call | None:
@@ -445,8 +490,13 @@ def _user_command(row: RowDigest) -> _Call | None:
     if m is None:
         return None
     code = int(m.group("code"))
-    call = CallDigest(f"user-command:{row.seq}", "user shell", "", (),
-                      clip_middle(m.group("cmd").strip(), COMMAND_BYTES))
+    call = CallDigest(
+        f"user-command:{row.seq}",
+        "user shell",
+        "",
+        (),
+        clip_middle(m.group("cmd").strip(), COMMAND_BYTES),
+    )
     return _Call(row.seq, call, ResultDigest(call.id, code != 0, m.group("out")), row.seq, code)
 
 
@@ -493,10 +543,16 @@ def _commands(order: list[_Call]) -> tuple[CommandRun, ...]:
             last[key] = item
     out = []
     for key, item in list(last.items())[-MOST:]:
-        out.append(CommandRun(
-            command=clip_middle(key, COMMAND_BYTES), seq=item.seq, ok=item.ok,
-            exit_code=item.exit_code, is_test=is_test_command(key),
-            output=sample(item.result.text) if item.result is not None else ""))
+        out.append(
+            CommandRun(
+                command=clip_middle(key, COMMAND_BYTES),
+                seq=item.seq,
+                ok=item.ok,
+                exit_code=item.exit_code,
+                is_test=is_test_command(key),
+                output=sample(item.result.text) if item.result is not None else "",
+            )
+        )
     return tuple(out)
 
 
@@ -525,23 +581,36 @@ def _errors(order: list[_Call]) -> tuple[ErrorNote, ...]:
         if not item.failed or item.result is None:
             continue
         c = item.call
-        lines = output_lines(item.result.text) or \
-            [ln.strip() for ln in item.result.text.splitlines() if ln.strip()] or ["error"]
+        lines = (
+            output_lines(item.result.text)
+            or [ln.strip() for ln in item.result.text.splitlines() if ln.strip()]
+            or ["error"]
+        )
         said = [ln for ln in lines if _ERROR_WORD.search(ln)] or lines
-        first, last = clip_middle(said[0].strip(), LINE_BYTES), \
-            clip_middle(said[-1].strip(), LINE_BYTES)
-        if item.exit_code not in (None, 0) and len(lines) == 1 and \
-                not output_lines(item.result.text):
+        first, last = (
+            clip_middle(said[0].strip(), LINE_BYTES),
+            clip_middle(said[-1].strip(), LINE_BYTES),
+        )
+        if (
+            item.exit_code not in (None, 0)
+            and len(lines) == 1
+            and not output_lines(item.result.text)
+        ):
             first = last = f"exit code {item.exit_code}"
-        source = one_line(c.command, COMMAND_BYTES) if c.command else \
-            one_line(f"{c.name} {target(c)}", COMMAND_BYTES)
+        source = (
+            one_line(c.command, COMMAND_BYTES)
+            if c.command
+            else one_line(f"{c.name} {target(c)}", COMMAND_BYTES)
+        )
         s = steps(c.command)
-        resolved = ok_after.get(_key(c), -1) > item.at or \
-            (bool(s) and ok_after.get((c.name, s[-1]), -1) > item.at)
+        resolved = ok_after.get(_key(c), -1) > item.at or (
+            bool(s) and ok_after.get((c.name, s[-1]), -1) > item.at
+        )
         key = (source, first, last)
         notes.pop(key, None)
-        notes[key] = ErrorNote(item.at, source, first, last, resolved, c.name,
-                               one_line(target(c), COMMAND_BYTES))
+        notes[key] = ErrorNote(
+            item.at, source, first, last, resolved, c.name, one_line(target(c), COMMAND_BYTES)
+        )
     return tuple(sorted(notes.values(), key=lambda e: e.seq)[-MOST:])
 
 
@@ -582,8 +651,13 @@ def _files(order: list[_Call]) -> tuple[FileTouch, ...]:
                 continue  # a failed or unanswered write changed nothing we know of
             if kind == "written":
                 said = item.result.text.lower() if item.result else ""
-                kind = "modified" if (path in touched and "created" not in said) or \
-                    "updated" in said or "overwr" in said else "created"
+                kind = (
+                    "modified"
+                    if (path in touched and "created" not in said)
+                    or "updated" in said
+                    or "overwr" in said
+                    else "created"
+                )
             before = touched.pop(path, None)
             if before is not None and _STRENGTH[before.change] > _STRENGTH[kind]:
                 kind = before.change
@@ -604,8 +678,9 @@ def shell_changes(command: str | None) -> list[tuple[str, str]]:
             path = path.strip("'\"")
             if not path or path.startswith(("/dev/", "&")) or path == "-":
                 continue
-            out.append((scrub(path)[:300], {"sed": "modified", "rm": "deleted"}.get(kind,
-                                                                                  "written")))
+            out.append(
+                (scrub(path)[:300], {"sed": "modified", "rm": "deleted"}.get(kind, "written"))
+            )
     return out
 
 
@@ -618,11 +693,12 @@ def _decisions(answers: list[str]) -> tuple[str, ...]:
                 item = one_line(s, DECISION_BYTES)
                 out.pop(item, None)
                 out[item] = None
-    return tuple(list(out)[-MOST // 3:])
+    return tuple(list(out)[-MOST // 3 :])
 
 
-def done_by_call(title: str, order: Iterable[tuple[int, CallDigest, bool]],
-                 after_seq: int) -> tuple[int, str] | None:
+def done_by_call(
+    title: str, order: Iterable[tuple[int, CallDigest, bool]], after_seq: int
+) -> tuple[int, str] | None:
     """Issue 15: a task step whose call succeeded is done. Of ``order`` (``(result seq,
     call, succeeded)``, oldest first), the first successful command call after ``after_seq``
     one of whose steps does what ``title`` names (its subcommand or program is a word of the
@@ -639,10 +715,14 @@ def done_by_call(title: str, order: Iterable[tuple[int, CallDigest, bool]],
     return None
 
 
-def _progress(requests: list[tuple[int, str]], answers: list[tuple[int, str]],
-              order: list[_Call], errors: tuple[ErrorNote, ...],
-              todos: tuple[TaskItem, ...] | None, todos_seq: int
-              ) -> tuple[tuple[str, ...], tuple[str, ...], list[int]]:
+def _progress(
+    requests: list[tuple[int, str]],
+    answers: list[tuple[int, str]],
+    order: list[_Call],
+    errors: tuple[ErrorNote, ...],
+    todos: tuple[TaskItem, ...] | None,
+    todos_seq: int,
+) -> tuple[tuple[str, ...], tuple[str, ...], list[int]]:
     """(done, open items, seqs of the requests done): each request done when every call after it (before the next)
     returned, none failed unresolved, and the agent answered after its last call with
     something other than a question; task items completed or done by a later successful
@@ -670,8 +750,10 @@ def _progress(requests: list[tuple[int, str]], answers: list[tuple[int, str]],
         after = [a for a in replies.get(i, []) if a[0] > last_work]
         if failed:
             w = failed[-1]
-            open_.append(f"#{q} {one_line(text, 160)} → ended with an unresolved error "
-                         f"from `{one_line(_source(w.call), 120)}` (#{w.at})")
+            open_.append(
+                f"#{q} {one_line(text, 160)} → ended with an unresolved error "
+                f"from `{one_line(_source(w.call), 120)}` (#{w.at})"
+            )
         elif not pending and after and not after[-1][1].rstrip().endswith("?"):
             settled.append(q)
             done.append(f"#{q} {one_line(text, 160)} → {gist(after[-1][1], 200)}")
@@ -682,21 +764,27 @@ def _progress(requests: list[tuple[int, str]], answers: list[tuple[int, str]],
     for t in open_items(todos):
         by = done_by_call(t.title, flow, todos_seq)
         if by is not None:
-            done.append(f"[done] {one_line(t.label(), 200)} by `{one_line(by[1], 120)}` "
-                        f"(#{by[0]})")
+            done.append(f"[done] {one_line(t.label(), 200)} by `{one_line(by[1], 120)}` (#{by[0]})")
         else:
-            open_.append(f"[{'in progress' if t.status == 'in_progress' else 'todo'}] "
-                         f"{one_line(t.label(), ITEM_BYTES)}")
+            open_.append(
+                f"[{'in progress' if t.status == 'in_progress' else 'todo'}] "
+                f"{one_line(t.label(), ITEM_BYTES)}"
+            )
     for w in order:
         if w.result is None and f"(#{w.seq})" not in " ".join(open_[-3:]):
-            open_.append(f"{w.call.name} `{one_line(target(w.call), 120)}` (#{w.seq}) has no "
-                         "recorded result: its effects are unknown")
+            open_.append(
+                f"{w.call.name} `{one_line(target(w.call), 120)}` (#{w.seq}) has no "
+                "recorded result: its effects are unknown"
+            )
     return tuple(done[-MOST:]), tuple(open_[-MOST:]), settled
 
 
 def _source(c: CallDigest) -> str:
-    return one_line(c.command, COMMAND_BYTES) if c.command else \
-        one_line(f"{c.name} {target(c)}", COMMAND_BYTES)
+    return (
+        one_line(c.command, COMMAND_BYTES)
+        if c.command
+        else one_line(f"{c.name} {target(c)}", COMMAND_BYTES)
+    )
 
 
 __all__ = ["CommandRun", "ErrorNote", "FileTouch", "SessionFacts", "extract_facts"]

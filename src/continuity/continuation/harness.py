@@ -75,27 +75,39 @@ def split_view(rows: Sequence[Entry]) -> ViewParts:
     return ViewParts(previous, tuple(context), tuple(kept))
 
 
-def summarize_working_view(rows: Sequence[Entry], *, summarizer: Summarizer,
-                           notes: Sequence[str] = (),
-                           budget_bytes: int = FOLLOW_UP_BUDGET_BYTES, deadline: float,
-                           cancel: threading.Event | None = None) -> SummaryResult:
+def summarize_working_view(
+    rows: Sequence[Entry],
+    *,
+    summarizer: Summarizer,
+    notes: Sequence[str] = (),
+    budget_bytes: int = FOLLOW_UP_BUDGET_BYTES,
+    deadline: float,
+    cancel: threading.Event | None = None,
+) -> SummaryResult:
     """Summarize a harness's working view (module docstring). ``deadline`` is
     ``time.monotonic()`` seconds; ``cancel`` is set when the harness aborted. Never raises for
     a provider's failure: every failure is the result's ``reason``."""
     parts = split_view(rows[:MAX_VIEW_ROWS])
     if not parts.rows:
-        return SummaryResult(reason=ReceiptReason.EMPTY,
-                             detail="the working view has no message rows after its summary")
+        return SummaryResult(
+            reason=ReceiptReason.EMPTY,
+            detail="the working view has no message rows after its summary",
+        )
     view = WorkingView(parts.previous, [*parts.context, *notes], parts.rows)
     result = _attempt(view, summarizer, budget_bytes, deadline, cancel, time.monotonic)
     if result.reason is not None:
         return result
     if (cancel is not None and cancel.is_set()) or time.monotonic() >= deadline:
-        return SummaryResult(reason=ReceiptReason.CANCELLED, chunks=result.chunks,
-                             detail="stopped or out of time when the summary came")
+        return SummaryResult(
+            reason=ReceiptReason.CANCELLED,
+            chunks=result.chunks,
+            detail="stopped or out of time when the summary came",
+        )
     quoted = json_len(summary_text(result.summary or "", 0, result.last_seq))
     if quoted >= budget_bytes:
-        return SummaryResult(reason=ReceiptReason.OVER_BOUND, chunks=result.chunks,
-                             detail=f"the quoted summary is {quoted} bytes, over the "
-                                    f"{budget_bytes}-byte budget")
+        return SummaryResult(
+            reason=ReceiptReason.OVER_BOUND,
+            chunks=result.chunks,
+            detail=f"the quoted summary is {quoted} bytes, over the {budget_bytes}-byte budget",
+        )
     return result

@@ -45,14 +45,26 @@ def block_to_dict(block: Block) -> dict[str, Any]:
     if isinstance(block, ThinkingBlock):
         return {"type": "thinking", "text": block.text}
     if isinstance(block, MediaBlock):
-        return {"type": "media", "media_type": block.media_type, "bytes": block.bytes,
-                "sha256": block.sha256}
+        return {
+            "type": "media",
+            "media_type": block.media_type,
+            "bytes": block.bytes,
+            "sha256": block.sha256,
+        }
     if isinstance(block, ToolCallBlock):
-        return {"type": "tool_call", "id": block.id, "name": block.name,
-                "arguments": block.arguments}
+        return {
+            "type": "tool_call",
+            "id": block.id,
+            "name": block.name,
+            "arguments": block.arguments,
+        }
     if isinstance(block, ToolResultBlock):
-        out: dict[str, Any] = {"type": "tool_result", "call_id": block.call_id,
-                               "is_error": block.is_error, "text": block.text}
+        out: dict[str, Any] = {
+            "type": "tool_result",
+            "call_id": block.call_id,
+            "is_error": block.is_error,
+            "text": block.text,
+        }
         if block.media:
             out["media"] = [block_to_dict(m) for m in block.media]
         if block.synthetic:
@@ -74,9 +86,13 @@ def block_from_dict(data: dict[str, Any]) -> Block:
         return ToolCallBlock(data["id"], data["name"], data.get("arguments"))
     if kind == "tool_result":
         media = tuple(block_from_dict(m) for m in data.get("media", ()))
-        return ToolResultBlock(data["call_id"], bool(data["is_error"]), data.get("text", ""),
-                               media,  # pyright: ignore[reportArgumentType] - see below
-                               bool(data.get("synthetic", False)))
+        return ToolResultBlock(
+            data["call_id"],
+            bool(data["is_error"]),
+            data.get("text", ""),
+            media,  # pyright: ignore[reportArgumentType] - see below
+            bool(data.get("synthetic", False)),
+        )
     # (media: rows stored before a Claude Code text document went to the result's text may
     # hold a text block there; it is read back as stored, never dropped)
     raise ValueError(f"unknown stored block type {kind!r}")
@@ -93,8 +109,11 @@ def blocks_from_json(text: str) -> tuple[Block, ...]:
 
 
 #: A base64 ``data:`` URL: its media type (may be empty), parameters, and payload.
-DATA_URL = re.compile(r"data:([\w.+-]+/[\w.+-]+|)((?:;[\w.+-]+=[\w.+-]+)*);base64,"
-                      r"([A-Za-z0-9+/]+={0,2})", re.IGNORECASE)
+DATA_URL = re.compile(
+    r"data:([\w.+-]+/[\w.+-]+|)((?:;[\w.+-]+=[\w.+-]+)*);base64,"
+    r"([A-Za-z0-9+/]+={0,2})",
+    re.IGNORECASE,
+)
 #: Payloads shorter than this (characters) are left as text (a data URL mentioned in prose).
 DATA_URL_MIN = 16
 
@@ -127,8 +146,12 @@ def block_view(block: Block) -> dict[str, Any]:
         if block.media:
             stubs = " ".join(m.stub() for m in block.media)
             text = f"{text}\n{stubs}" if text else stubs
-        out = {"type": "tool_result", "call_id": block.call_id, "is_error": block.is_error,
-               "text": text}
+        out = {
+            "type": "tool_result",
+            "call_id": block.call_id,
+            "is_error": block.is_error,
+            "text": text,
+        }
         if block.synthetic:
             out["synthetic"] = True
         return out
@@ -139,21 +162,31 @@ def block_view(block: Block) -> dict[str, Any]:
 
 def message_view(seq: int, role: str, blocks: Iterable[Block], copied: bool) -> dict[str, Any]:
     """One view message: ``{"seq", "role", "copied", "content"}``."""
-    return {"seq": seq, "role": role, "copied": copied,
-            "content": [block_view(b) for b in blocks]}
+    return {"seq": seq, "role": role, "copied": copied, "content": [block_view(b) for b in blocks]}
 
 
-def message_bytes(seq: int, role: str, blocks: Iterable[Block], copied: bool = False,
-                  stored_json: str | None = None) -> int:
+def message_bytes(
+    seq: int,
+    role: str,
+    blocks: Iterable[Block],
+    copied: bool = False,
+    stored_json: str | None = None,
+) -> int:
     """UTF-8 length of the compact JSON of ``message_view(...)``.
 
     ``stored_json`` (the row's ``blocks_to_json``) lets rows without media or synthetic results,
     whose view content is byte-identical to the stored content, skip a second serialisation.
     """
     blocks = tuple(blocks)
-    if stored_json is not None and "base64," not in stored_json and not any(
-            isinstance(b, MediaBlock) or (isinstance(b, ToolResultBlock)
-                                          and (b.media or b.synthetic)) for b in blocks):
+    if (
+        stored_json is not None
+        and "base64," not in stored_json
+        and not any(
+            isinstance(b, MediaBlock)
+            or (isinstance(b, ToolResultBlock) and (b.media or b.synthetic))
+            for b in blocks
+        )
+    ):
         head = f'{{"seq":{seq},"role":"{role}","copied":{"true" if copied else "false"},"content":'
         return len(head) + len(stored_json.encode("utf-8")) + 1
     return json_len(message_view(seq, role, blocks, copied))
@@ -172,16 +205,24 @@ def entry_view(e: Entry) -> dict[str, Any]:
     ``source {path, line}`` when the row has them. The one shape of ``show --json`` rows and
     of ``export --format jsonl`` lines (which add the session and a few flags)."""
     out: dict[str, Any] = {
-        "seq": e.seq, "entry_id": e.entry_id, "native_id": e.native_id, "kind": e.kind.value,
-        "role": e.role.value, "type": e.type_name, "visible": e.visible,
-        "is_request": e.is_request, "timestamp": iso_time(e.timestamp),
+        "seq": e.seq,
+        "entry_id": e.entry_id,
+        "native_id": e.native_id,
+        "kind": e.kind.value,
+        "role": e.role.value,
+        "type": e.type_name,
+        "visible": e.visible,
+        "is_request": e.is_request,
+        "timestamp": iso_time(e.timestamp),
         "content": [block_view(b) for b in e.blocks],
     }
     if e.compaction is not None:
-        out["compaction"] = {"summary": e.compaction.summary,
-                             "covers_through_seq": e.compaction.covers_through_seq,
-                             "first_kept_entry_id": e.compaction.first_kept_entry_id,
-                             "continuation": e.compaction.continuation}
+        out["compaction"] = {
+            "summary": e.compaction.summary,
+            "covers_through_seq": e.compaction.covers_through_seq,
+            "first_kept_entry_id": e.compaction.first_kept_entry_id,
+            "continuation": e.compaction.continuation,
+        }
     if e.source is not None:
         out["source"] = {"path": e.source.path, "line": e.source.line}
     return out

@@ -65,8 +65,10 @@ def database_url(home: str | os.PathLike[str] | None = None) -> str:
     url = os.environ.get("CONTINUITY_DATABASE_URL")
     if url:
         if "://" not in url:
-            raise ConfigError(f"CONTINUITY_DATABASE_URL={url!r} is not a database URL (use "
-                              "sqlite:///PATH or postgresql+psycopg://USER@HOST/DB)")
+            raise ConfigError(
+                f"CONTINUITY_DATABASE_URL={url!r} is not a database URL (use "
+                "sqlite:///PATH or postgresql+psycopg://USER@HOST/DB)"
+            )
         return url
     return f"sqlite:///{resolve_home(home) / 'continuity.db'}"
 
@@ -80,8 +82,15 @@ CONFIG_FILE = "config.toml"
 #: override naming another is an error (issue 16: ``[continuty]`` was ignored silently and
 #: ``prune`` then used the default retention). tests/core/test_config.py checks that every
 #: ``load_section`` call names one of these.
-KNOWN_SECTIONS = ("archive", "continuity", "daemon", "memory_md", "retrieval", "summarizer",
-                  "transcripts")
+KNOWN_SECTIONS = (
+    "archive",
+    "continuity",
+    "daemon",
+    "memory_md",
+    "retrieval",
+    "summarizer",
+    "transcripts",
+)
 
 
 def _closest(name: str, known: tuple[str, ...] = KNOWN_SECTIONS) -> str:
@@ -100,8 +109,11 @@ def check_sections(data: dict[str, object], path: Path) -> None:
     for each top-level table of ``config.toml`` (``data``) that no feature reads, and for each
     ``CONTINUITY_<SECTION>__<FIELD>`` environment variable whose section is unknown
     (``CONTINUITY_CONTINUTY__RETENTION_DAYS``: did you mean ``CONTINUITY_CONTINUITY__…``?)."""
-    problems = [f"{path}: unknown section [{name}]; {_closest(name)}"
-                for name in data if name not in KNOWN_SECTIONS]
+    problems = [
+        f"{path}: unknown section [{name}]; {_closest(name)}"
+        for name in data
+        if name not in KNOWN_SECTIONS
+    ]
     for var in sorted(os.environ):
         if not var.startswith("CONTINUITY_") or "__" not in var[11:]:
             continue
@@ -109,7 +121,7 @@ def check_sections(data: dict[str, object], path: Path) -> None:
         if section.lower() not in KNOWN_SECTIONS:
             hint = _closest(section)
             if hint.startswith("did you mean"):
-                best = hint[len("did you mean ["):-2]
+                best = hint[len("did you mean [") : -2]
                 hint = f"did you mean ${'CONTINUITY_' + best.upper() + '__' + field}?"
             problems.append(f"${var}: unknown section {section.lower()!r}; {hint}")
     if problems:
@@ -178,8 +190,10 @@ def load_section(section: str, model: type[T], home: str | os.PathLike[str] | No
     values.update(section_values)
     for name, info in model.model_fields.items():
         if info.alias and info.alias != name and name in values and info.alias in values:
-            raise ConfigError(f"{path} [{section}]: {name} and {info.alias} are the same "
-                              "setting, given twice: keep one")
+            raise ConfigError(
+                f"{path} [{section}]: {name} and {info.alias} are the same "
+                "setting, given twice: keep one"
+            )
     prefix = f"CONTINUITY_{section.upper()}__"
     from_env: dict[str, str] = {}
     for name, info in model.model_fields.items():
@@ -193,10 +207,12 @@ def load_section(section: str, model: type[T], home: str | os.PathLike[str] | No
                 from_env[info.alias or name] = var
                 from_env[name] = var
     fields = [(name, info.alias) for name, info in model.model_fields.items()]
-    unknown = [f"${var}: {var[len(prefix):].lower()!r} is not a setting of [{section}]"
-               f"{_setting_hint(var[len(prefix):], fields, env=prefix)}"
-               for var in sorted(os.environ) if var.startswith(prefix)
-               and var not in from_env.values()]
+    unknown = [
+        f"${var}: {var[len(prefix) :].lower()!r} is not a setting of [{section}]"
+        f"{_setting_hint(var[len(prefix) :], fields, env=prefix)}"
+        for var in sorted(os.environ)
+        if var.startswith(prefix) and var not in from_env.values()
+    ]
     if unknown:  # review: an override naming no setting was ignored without a word
         raise ConfigError("; ".join(unknown))
     try:
@@ -207,8 +223,7 @@ def load_section(section: str, model: type[T], home: str | os.PathLike[str] | No
             field = ".".join(str(p) for p in err["loc"])
             where = f"${from_env[field]}" if field in from_env else f"{path} [{section}] {field}"
             hint = _setting_hint(field, fields) if err.get("type") == "extra_forbidden" else ""
-            problems.append(f"{where}: {validation_message(err)} (got {err.get('input')!r})"
-                            f"{hint}")
+            problems.append(f"{where}: {validation_message(err)} (got {err.get('input')!r}){hint}")
         raise ConfigError("; ".join(problems)) from None
 
 
@@ -220,8 +235,7 @@ def _setting_hint(name: str, fields: list[tuple[str, str | None]], *, env: str =
     import difflib
 
     by_norm = {field.lower().replace("_", ""): (field, alias) for field, alias in fields}
-    match = difflib.get_close_matches(name.lower().replace("_", ""), list(by_norm), n=1,
-                                      cutoff=0.6)
+    match = difflib.get_close_matches(name.lower().replace("_", ""), list(by_norm), n=1, cutoff=0.6)
     if match:
         field, alias = by_norm[match[0]]
         if env:
@@ -229,5 +243,4 @@ def _setting_hint(name: str, fields: list[tuple[str, str | None]], *, env: str =
         return f"; did you mean {alias if alias and name != name.lower() else field}?"
     if env:
         return "; known: " + ", ".join(f"${env}{f.upper()}" for f, _ in fields)
-    return "; known settings: " + ", ".join(f"{f} ({a})" if a and a != f else f
-                                            for f, a in fields)
+    return "; known settings: " + ", ".join(f"{f} ({a})" if a and a != f else f for f, a in fields)

@@ -23,13 +23,16 @@ _ERROR_SIGNATURES = re.compile(
     r"|context[_ ]length[_ ]exceeded|prompt is too long|conversation too long"
     r"|request too large|internal server error|service unavailable|summary unavailable"
     r"|^\s*i(?:'m| am) sorry|^\s*i can(?:no|')t",
-    re.I | re.M)
+    re.I | re.M,
+)
 #: Claude Code puts its own sentence before a compaction summary (formats.md §1.6):
 #: "This session is being continued from a previous conversation that ran out of context. The
 #: conversation is summarized below:" — the summary (or the error text) follows it.
 _PREAMBLE = re.compile(
     r"\A\s*This session is being continued from a previous conversation[^\n]*?"
-    r"(?:summarized below:|\n)", re.I)
+    r"(?:summarized below:|\n)",
+    re.I,
+)
 #: A stored summary longer than this many characters (after the preamble) is a summary, whatever
 #: its first line says: an error or limit message is short, and a real summary whose first line
 #: mentions a rate limit must not be thrown away.

@@ -35,8 +35,10 @@ class NoProjectSession(SessionNotFound):
 
     def __init__(self, project: str) -> None:
         ContinuityError.__init__(
-            self, f"no session of {project}: none is live and none is stored; pass session "
-            "(a key or a unique key prefix) or set CONTINUITY_SESSION_KEY")
+            self,
+            f"no session of {project}: none is live and none is stored; pass session "
+            "(a key or a unique key prefix) or set CONTINUITY_SESSION_KEY",
+        )
         self.name = project
 
 
@@ -47,7 +49,9 @@ class AmbiguousSession(ContinuityError):
 
     def __init__(self, name: str, candidates: Sequence[str]) -> None:
         shown = ", ".join(candidates[:5]) + (" ..." if len(candidates) > 5 else "")
-        super().__init__(f"{name!r} matches {len(candidates)} sessions ({shown}); give more of the key")
+        super().__init__(
+            f"{name!r} matches {len(candidates)} sessions ({shown}); give more of the key"
+        )
         self.name = name
         self.candidates = list(candidates)
 
@@ -92,8 +96,10 @@ class LeaseHeld(FencedWrite):
 
     def __init__(self, session_key: str, owner: str, expires_at: datetime | None) -> None:
         until = f" until {expires_at.isoformat()}" if expires_at else ""
-        super().__init__(f"session {session_key!r} is owned by {owner!r}{until}; wait for "
-                         "the lease to expire or take it over explicitly")
+        super().__init__(
+            f"session {session_key!r} is owned by {owner!r}{until}; wait for "
+            "the lease to expire or take it over explicitly"
+        )
         self.session_key, self.owner, self.expires_at = session_key, owner, expires_at
 
 
@@ -170,5 +176,5 @@ def validation_message(error: Mapping[str, Any]) -> str:
             return msg
     for prefix in _VALIDATOR_PREFIXES:
         if msg.startswith(prefix):
-            return msg[len(prefix):]
+            return msg[len(prefix) :]
     return msg

@@ -24,8 +24,13 @@ MAX_KEY_CHARS = 200
 def session_key(raw: str) -> str:
     """The stored session key for a harness's session name ``raw`` (module docstring): 1..200
     characters, printable, one line, no surrounding spaces. Never raises; deterministic."""
-    if len(raw) <= MAX_KEY_CHARS and raw.isprintable() and raw == raw.strip() and raw \
-            and "  " not in raw:
+    if (
+        len(raw) <= MAX_KEY_CHARS
+        and raw.isprintable()
+        and raw == raw.strip()
+        and raw
+        and "  " not in raw
+    ):
         return raw  # the common case (a UUID), unchanged
     flat = " ".join("".join(ch if ch.isprintable() else " " for ch in raw).split())
     if not flat:
@@ -33,5 +38,5 @@ def session_key(raw: str) -> str:
         return "session-" + digest
     if len(flat) > MAX_KEY_CHARS:
         digest = hashlib.sha256(flat.encode("utf-8", "replace")).hexdigest()[:16]
-        flat = f"{flat[:MAX_KEY_CHARS - 17]}~{digest}"
+        flat = f"{flat[: MAX_KEY_CHARS - 17]}~{digest}"
     return flat

@@ -314,7 +314,8 @@ def end_stands(stored: Checkpoint, new: Checkpoint) -> bool:
         return stored.created_at is None and new.created_at is None
     return stored.created_at > new.created_at or (
         stored.created_at == new.created_at
-        and (stored.digest, stored.prompt_count) == (new.digest, new.prompt_count))
+        and (stored.digest, stored.prompt_count) == (new.digest, new.prompt_count)
+    )
 
 
 # --------------------------------------------------------------------------- continuation checkpoint (seed 002)

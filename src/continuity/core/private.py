@@ -28,8 +28,16 @@ if TYPE_CHECKING:  # annotations only
 
     _PathT = TypeVar("_PathT", bound="str | os.PathLike[str]")
 
-__all__ = ["PRIVATE_DIR", "PRIVATE_FILE", "Exposed", "exposed", "make_private", "private_dir",
-           "private_open", "write_private"]
+__all__ = [
+    "PRIVATE_DIR",
+    "PRIVATE_FILE",
+    "Exposed",
+    "exposed",
+    "make_private",
+    "private_dir",
+    "private_open",
+    "write_private",
+]
 
 #: the mode of every folder in the workspace (issue 16)
 PRIVATE_DIR = 0o700
@@ -82,8 +90,9 @@ def write_private(path: str | os.PathLike[str], data: bytes) -> None:
     write_whole(path, data, PRIVATE_FILE)
 
 
-def write_whole(path: str | os.PathLike[str], data: bytes, mode: int, *,
-                replace: bool = True) -> None:
+def write_whole(
+    path: str | os.PathLike[str], data: bytes, mode: int, *, replace: bool = True
+) -> None:
     """Write ``data`` to ``path`` whole or not at all: a temp file beside it, fsynced, given
     permission bits ``mode`` (whatever the umask), then renamed over ``path``; with
     ``replace`` False linked to ``path`` instead, which fails with ``FileExistsError`` when
@@ -121,7 +130,10 @@ class Exposed:
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, Exposed) and (self.path, self.mode, self.kind) == (
-            other.path, other.mode, other.kind)
+            other.path,
+            other.mode,
+            other.kind,
+        )
 
     def __repr__(self) -> str:
         return f"Exposed({str(self.path)!r}, 0o{self.mode:o}, {self.kind!r})"
@@ -129,8 +141,10 @@ class Exposed:
     def describe(self) -> str:
         """``<path> is 0644: other users can read it`` (the fix is ``private_fix``: one
         command for the whole workspace, issue 45 item 3)."""
-        return (f"{self.path} is {self.mode:04o}: other users can "
-                f"{'enter' if self.kind == 'folder' else 'read'} it")
+        return (
+            f"{self.path} is {self.mode:04o}: other users can "
+            f"{'enter' if self.kind == 'folder' else 'read'} it"
+        )
 
 
 def private_fix(home: str | os.PathLike[str]) -> str:

@@ -23,9 +23,16 @@ from typing import Any
 MAX_ITEMS = 50
 #: Statuses that close an item; anything else (pending, in_progress, unknown) is open.
 CLOSED = frozenset({"completed", "complete", "done", "cancelled", "canceled"})
-_STATUS = {"complete": "completed", "done": "completed", "canceled": "cancelled",
-           "in-progress": "in_progress", "inprogress": "in_progress", "active": "in_progress",
-           "todo": "pending", "": "pending"}
+_STATUS = {
+    "complete": "completed",
+    "done": "completed",
+    "canceled": "cancelled",
+    "in-progress": "in_progress",
+    "inprogress": "in_progress",
+    "active": "in_progress",
+    "todo": "pending",
+    "": "pending",
+}
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,13 +66,17 @@ def _item(raw: Any, title_keys: tuple[str, ...]) -> TaskItem | None:
         return TaskItem(raw, "pending") if raw.strip() else None
     if not isinstance(raw, dict):
         return None
-    title = next((raw[k] for k in title_keys if isinstance(raw.get(k), str) and raw[k].strip()),
-                 None)
+    title = next(
+        (raw[k] for k in title_keys if isinstance(raw.get(k), str) and raw[k].strip()), None
+    )
     if title is None:
         return None
     ident = raw.get("id")
-    ident = str(ident) if isinstance(ident, (str, int)) and not isinstance(ident, bool) \
-        and str(ident).strip() else None
+    ident = (
+        str(ident)
+        if isinstance(ident, (str, int)) and not isinstance(ident, bool) and str(ident).strip()
+        else None
+    )
     return TaskItem(" ".join(title.split()), _status(raw.get("status")), ident)
 
 
@@ -91,5 +102,6 @@ def task_list(arguments: Any) -> tuple[TaskItem, ...] | None:
 def open_items(items: tuple[TaskItem, ...] | None) -> list[TaskItem]:
     """The open items of ``items``, in-progress ones first, then the rest in list order."""
     opened = [i for i in items or () if i.open]
-    return [i for i in opened if i.status == "in_progress"] + \
-        [i for i in opened if i.status != "in_progress"]
+    return [i for i in opened if i.status == "in_progress"] + [
+        i for i in opened if i.status != "in_progress"
+    ]

@@ -61,8 +61,9 @@ def json_bytes(value: Any) -> bytes:
         import json
 
         try:
-            return json.dumps(_deep_clean(value), ensure_ascii=False,
-                              separators=(",", ":")).encode("utf-8")
+            return json.dumps(_deep_clean(value), ensure_ascii=False, separators=(",", ":")).encode(
+                "utf-8"
+            )
         except RecursionError:
             raise ValueError("value nested too deep to encode as JSON") from None
 
@@ -133,9 +134,8 @@ def clip_middle(text: str, max_bytes: int) -> str:
     tail = cut_utf8_tail(text, room // 3)
     omitted = total - utf8_len(head) - utf8_len(tail)
     if carried:
-        middle = text[len(head):len(text) - len(tail)]
-        omitted += sum(int(m.group(1)) - utf8_len(m.group(0))
-                       for m in _MARKER_RE.finditer(middle))
+        middle = text[len(head) : len(text) - len(tail)]
+        omitted += sum(int(m.group(1)) - utf8_len(m.group(0)) for m in _MARKER_RE.finditer(middle))
     return f"{head}\n{omitted_marker(omitted)}\n{tail}"
 
 
@@ -162,8 +162,9 @@ def json_type_name(value: object) -> str:
 #: (CR as ``\\r``, the others as ``\\xNN``), DEL and C1 (ESC starts the ANSI sequences that
 #: recolour a terminal, CR overwrites a line), and the bidi controls (``BIDI_CONTROLS``).
 #: ``cli.render.shown`` uses it as it is.
-CONTROL_ESCAPES = {c: f"\\x{c:02x}" for c in [*range(0x09), *range(0x0B, 0x20), 0x7F,
-                                               *range(0x80, 0xA0)]}
+CONTROL_ESCAPES = {
+    c: f"\\x{c:02x}" for c in [*range(0x09), *range(0x0B, 0x20), 0x7F, *range(0x80, 0xA0)]
+}
 CONTROL_ESCAPES[0x0D] = "\\r"
 #: The bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069): text
 #: after U+202E is drawn right to left, so a file name or command can read as another
@@ -172,8 +173,7 @@ BIDI_CONTROLS = (*range(0x202A, 0x202F), *range(0x2066, 0x206A))
 CONTROL_ESCAPES.update({c: f"\\u{c:04x}" for c in BIDI_CONTROLS})
 #: ``CONTROL_ESCAPES`` and newline, tab and the line and paragraph separators, for a value
 #: that must stay on one line or in one tab-separated field.
-_ONE_LINE = {**CONTROL_ESCAPES, 0x0A: "\\n", 0x09: "\\t", 0x2028: "\\u2028",
-             0x2029: "\\u2029"}
+_ONE_LINE = {**CONTROL_ESCAPES, 0x0A: "\\n", 0x09: "\\t", 0x2028: "\\u2028", 0x2029: "\\u2029"}
 
 
 #: What a JSON encoder writes raw but a terminal must not get raw: DEL, C1 and the bidi
@@ -222,5 +222,10 @@ def safe_cut(text: str, limit: int) -> str:
 
 def _joins_previous(ch: str) -> bool:
     code = ord(ch)
-    return (unicodedata.combining(ch) != 0 or 0xFE00 <= code <= 0xFE0F or code == 0x200D
-            or 0x1F3FB <= code <= 0x1F3FF or 0xE0020 <= code <= 0xE007F)
+    return (
+        unicodedata.combining(ch) != 0
+        or 0xFE00 <= code <= 0xFE0F
+        or code == 0x200D
+        or 0x1F3FB <= code <= 0x1F3FF
+        or 0xE0020 <= code <= 0xE007F
+    )

@@ -19,8 +19,7 @@ _SECONDS = {"s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 7 
 FORMS = "a date (2026-11-30), a time (2026-11-30T14:00) or an age (90min, 12h, 7d, 2w)"
 
 
-def parse_when(value: str, *, now: datetime | None = None, field_name: str = "--since"
-               ) -> datetime:
+def parse_when(value: str, *, now: datetime | None = None, field_name: str = "--since") -> datetime:
     """``value`` as an aware datetime (module docstring); ``now`` defaults to the current UTC
     time. Raises ``InputError`` naming ``field_name``."""
     now = now or datetime.now(UTC)
@@ -29,14 +28,14 @@ def parse_when(value: str, *, now: datetime | None = None, field_name: str = "--
         try:
             return now - timedelta(seconds=int(age.group(1)) * _SECONDS[age.group(2).lower()])
         except OverflowError:
-            raise InputError(f"{field_name} {value!r}: that age reaches before year 1; "
-                             f"give {FORMS}") from None
+            raise InputError(
+                f"{field_name} {value!r}: that age reaches before year 1; give {FORMS}"
+            ) from None
     try:
         parsed = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
     except ValueError:
         raise InputError(f"{field_name} {value!r}: give {FORMS}") from None
     return parsed.replace(tzinfo=UTC) if parsed.tzinfo is None else parsed
-
 
 
 # ---------------------------------------------------------------------------- stored times
@@ -71,8 +70,7 @@ def usable_time(value: datetime | None) -> datetime | None:
     if value is None:
         return None
     try:
-        aware = value.replace(tzinfo=UTC) if value.tzinfo is None \
-            else value.astimezone(UTC)
+        aware = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
     except (OverflowError, ValueError):
         return None
     return aware if EARLIEST_TIME <= aware < LATEST_TIME else None

@@ -38,8 +38,9 @@ def daemon_address(home: str) -> tuple[str, int] | None:
     """``(host, port)`` of the workspace's daemon (this module's docstring), or None when no
     daemon of this workspace runs (no ``$CONTINUITY_DAEMON_URL``, no ``daemon.url``). Raises
     ``ValueError`` for a URL that is not ``http://host:port``."""
-    url = os.environ.get("CONTINUITY_DAEMON_URL", "").strip() or \
-        _first_line(os.path.join(home, URL_FILE))
+    url = os.environ.get("CONTINUITY_DAEMON_URL", "").strip() or _first_line(
+        os.path.join(home, URL_FILE)
+    )
     if not url:
         return None
     if not url.startswith("http://"):

@@ -67,15 +67,19 @@ class ArchiveChild:
 
     def start(self) -> None:
         """Start the supervisor thread (and so the first child)."""
-        self._thread = threading.Thread(target=self._run, name="continuity-archive",
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._run, name="continuity-archive", daemon=True)
         self._thread.start()
 
     def _spawn(self) -> subprocess.Popen[bytes]:
         argv = [sys.executable, "-m", "continuity.cli.app", "watch", "--home", str(self.home)]
-        return subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                stderr=subprocess.STDOUT, preexec_fn=_lower_priority,
-                                start_new_session=True)
+        return subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            preexec_fn=_lower_priority,
+            start_new_session=True,
+        )
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -91,18 +95,22 @@ class ArchiveChild:
                 if self._stop.wait(RESTART_SECONDS):
                     return
                 continue
-            log.info("archive: following the harnesses' session folders (pid %d)",
-                     self._proc.pid)
+            log.info("archive: following the harnesses' session folders (pid %d)", self._proc.pid)
             _forward(self._proc.stdout)
             code = self._proc.wait()
             if self._stop.is_set():
                 return
             if code == 2:
-                log.warning("archive: `continuity watch` refused to run (exit 2, see above); "
-                            "not started again until the daemon restarts")
+                log.warning(
+                    "archive: `continuity watch` refused to run (exit 2, see above); "
+                    "not started again until the daemon restarts"
+                )
                 return
-            log.warning("archive: `continuity watch` exited with status %d; starting it again "
-                        "in %g s", code, RESTART_SECONDS)
+            log.warning(
+                "archive: `continuity watch` exited with status %d; starting it again in %g s",
+                code,
+                RESTART_SECONDS,
+            )
             if self._stop.wait(RESTART_SECONDS):
                 return
 
@@ -116,8 +124,9 @@ class ArchiveChild:
             try:
                 proc.wait(timeout=STOP_SECONDS)
             except subprocess.TimeoutExpired:
-                log.warning("archive: `continuity watch` did not stop in %g s; killed",
-                            STOP_SECONDS)
+                log.warning(
+                    "archive: `continuity watch` did not stop in %g s; killed", STOP_SECONDS
+                )
                 proc.kill()
                 proc.wait()
         if self._thread is not None:

@@ -36,9 +36,13 @@ def page_headers() -> dict[str, str]:
     referrer."""
     from continuity.browse.render import CSP
 
-    return {"Content-Security-Policy": CSP, "X-Content-Type-Options": "nosniff",
-            "Referrer-Policy": "no-referrer", "Cache-Control": "no-store",
-            "X-Frame-Options": "DENY"}
+    return {
+        "Content-Security-Policy": CSP,
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+        "Cache-Control": "no-store",
+        "X-Frame-Options": "DENY",
+    }
 
 
 def cookie_value(token: str) -> str:
@@ -66,20 +70,34 @@ def add_browser_routes(app: Any, live: Any) -> None:
         return HTMLResponse(html, status, headers=page_headers())
 
     @app.api_route("/", methods=["GET", "HEAD"], include_in_schema=False)
-    def sessions_page(harness: str | None = None, project: str | None = None,
-                      page_no: int = Query(1, alias="page", ge=1, le=100_000)) -> Any:
+    def sessions_page(
+        harness: str | None = None,
+        project: str | None = None,
+        page_no: int = Query(1, alias="page", ge=1, le=100_000),
+    ) -> Any:
         h, p = _text(harness), _text(project)
-        rows, more = list_view(live.store, harness=h, projects=(p,) if p else (),
-                               page=page_no, per_page=50)
+        rows, more = list_view(
+            live.store, harness=h, projects=(p,) if p else (), page=page_no, per_page=50
+        )
         return page(render.sessions_page(rows, page=page_no, more=more, harness=h, project=p))
 
     @app.api_route("/search", methods=["GET", "HEAD"], include_in_schema=False)
-    def search_page(q: str | None = None, harness: str | None = None,
-                    project: str | None = None, role: str | None = None,
-                    tool: str | None = None, since: str | None = None,
-                    n: int = Query(50, ge=1, le=500)) -> Any:
-        typed = {"harness": _text(harness), "project": _text(project), "role": _text(role),
-                 "tool": _text(tool), "since": _text(since)}
+    def search_page(
+        q: str | None = None,
+        harness: str | None = None,
+        project: str | None = None,
+        role: str | None = None,
+        tool: str | None = None,
+        since: str | None = None,
+        n: int = Query(50, ge=1, le=500),
+    ) -> Any:
+        typed = {
+            "harness": _text(harness),
+            "project": _text(project),
+            "role": _text(role),
+            "tool": _text(tool),
+            "since": _text(since),
+        }
         hits: list[Any] = []
         error = None
         if _text(q):
@@ -87,26 +105,39 @@ def add_browser_routes(app: Any, live: Any) -> None:
                 filters = EntryFilter(
                     harness=typed["harness"],
                     projects=(typed["project"],) if typed["project"] else (),
-                    role=typed["role"], tool=typed["tool"],
-                    since=parse_when(typed["since"]) if typed["since"] else None)
+                    role=typed["role"],
+                    tool=typed["tool"],
+                    since=parse_when(typed["since"]) if typed["since"] else None,
+                )
                 from continuity.retrieval.settings import retrieval_settings
 
                 # Not Workspace.search: a page asked from a browser has no folder to boost
                 # (Workspace.search boosts one, the daemon's by default), and the folder is
                 # matched as typed, not resolved on the daemon's machine.
-                hits = search(live.store, q or "", limit=n, filters=filters,  # issue 40
-                              settings=retrieval_settings(live.home))
+                hits = search(
+                    live.store,
+                    q or "",
+                    limit=n,
+                    filters=filters,  # issue 40
+                    settings=retrieval_settings(live.home),
+                )
             except ContinuityError as exc:
                 error = str(exc)
-        return page(render.search_page(hits, query=_text(q), error=error, **typed),
-                    400 if error else 200)
+        return page(
+            render.search_page(hits, query=_text(q), error=error, **typed), 400 if error else 200
+        )
 
     @app.api_route("/session", methods=["GET", "HEAD"], include_in_schema=False)
-    def session_page(key: str, from_: int | None = Query(None, alias="from", ge=0, le=MAX_SEQ),
-                     seq: int | None = Query(None, ge=0, le=MAX_SEQ), raw: bool = False) -> Any:
+    def session_page(
+        key: str,
+        from_: int | None = Query(None, alias="from", ge=0, le=MAX_SEQ),
+        seq: int | None = Query(None, ge=0, le=MAX_SEQ),
+        raw: bool = False,
+    ) -> Any:
         try:
             view = session_view(live.store, key, from_seq=from_, focus_seq=seq, raw=raw)
         except SessionNotFound:
-            return page(render.message_page("No such session", f"No session has the key {key!r}."),
-                        404)
+            return page(
+                render.message_page("No such session", f"No session has the key {key!r}."), 404
+            )
         return page(render.session_page(view))

@@ -74,8 +74,15 @@ class EmbeddingThread:
     """The background embedding of ``store`` for the workspace ``home`` (module
     docstring). ``start()`` returns at once; ``stop()`` ends the thread within a batch."""
 
-    def __init__(self, store: Any, home: Any, *, db_lock: Any = None,
-                 idle_seconds: float = IDLE_SECONDS, pass_rows: int = PASS_ROWS) -> None:
+    def __init__(
+        self,
+        store: Any,
+        home: Any,
+        *,
+        db_lock: Any = None,
+        idle_seconds: float = IDLE_SECONDS,
+        pass_rows: int = PASS_ROWS,
+    ) -> None:
         self.store, self.home = store, home
         self._lock = db_lock if db_lock is not None else nullcontext()
         self.idle_seconds, self.pass_rows = idle_seconds, pass_rows
@@ -108,8 +115,12 @@ class EmbeddingThread:
         if embedder is None:
             log.info("embedding: off (words-only search)")
             return False
-        self._thread = threading.Thread(target=self._run, args=(embedder, settings.batch_rows),
-                                        name="continuity-embedding", daemon=True)
+        self._thread = threading.Thread(
+            target=self._run,
+            args=(embedder, settings.batch_rows),
+            name="continuity-embedding",
+            daemon=True,
+        )
         self._thread.start()
         return True
 
@@ -164,13 +175,19 @@ class EmbeddingThread:
                 size = store_size(self.store) if full else self._seen
                 if full and size != self._seen:
                     self._last_full = time.monotonic()
-                    report = embed_pending(store, embedder, batch_rows=batch_rows,
-                                           limit=self.pass_rows, should_stop=self._stop.is_set)
+                    report = embed_pending(
+                        store,
+                        embedder,
+                        batch_rows=batch_rows,
+                        limit=self.pass_rows,
+                        should_stop=self._stop.is_set,
+                    )
                     self.embedded += report.embedded
                     self.passes += 1
                     if report.embedded:
-                        log.info("embedding: %d rows embedded, %d waiting", report.embedded,
-                                 report.left)
+                        log.info(
+                            "embedding: %d rows embedded, %d waiting", report.embedded, report.left
+                        )
                     if report.left:
                         with self._dirty_lock:
                             self._full = True
@@ -190,8 +207,14 @@ class EmbeddingThread:
         from continuity.retrieval.embedding import embed_pending
 
         start = self._marks.get(key, -1)
-        report = embed_pending(store, embedder, batch_rows=batch_rows, limit=self.pass_rows,
-                               should_stop=self._stop.is_set, session=(key, start))
+        report = embed_pending(
+            store,
+            embedder,
+            batch_rows=batch_rows,
+            limit=self.pass_rows,
+            should_stop=self._stop.is_set,
+            session=(key, start),
+        )
         self.embedded += report.embedded
         self.passes += 1
         if report.last_seq is not None:  # every row of it up to there has its vector

@@ -11,7 +11,8 @@ range requires ``[daemon] token`` (at least 16 characters; env ``CONTINUITY_DAEM
 the hook command and the MCP server (``continuity.daemon.address``), so nothing changes for the
 user. Every request but ``GET /health`` carries exactly ``Authorization: Bearer <token>`` (401
 otherwise; the scheme in any case, RFC 7235 §2.1; the token byte for byte), the API docs
-(``/openapi.json``) included (no ``/docs`` or ``/redoc``: they load from a CDN, issue 45); ``/health`` without it answers only
+(``/openapi.json``) included (no ``/docs`` or ``/redoc``: they load from a CDN, issue 45);
+``/health`` without it answers only
 ``{"status": "ok"}``. A ``Host`` that is not loopback, the bound address or a name of
 ``[daemon] allowed_hosts`` is 421 (DNS rebinding); an ``Origin`` other than the daemon's own or
 a cross-site ``Sec-Fetch-Site`` is 403; a write that is not ``application/json`` is 415 (what a
@@ -108,6 +109,7 @@ def configure_logging(level: int = logging.INFO) -> None:
     logging.basicConfig(level=level, format=LOG_FORMAT)
     logging.getLogger("alembic").setLevel(logging.WARNING)
 
+
 #: The daemon's default port (unassigned by IANA; "7438" spells nothing in particular).
 DEFAULT_PORT = 7438
 MIN_TOKEN_CHARS = 16
@@ -134,7 +136,8 @@ class DaemonSettings(BaseModel):
     summary's deadline), ``MIN_STOP_SECONDS``–``MAX_STOP_SECONDS`` (issue 15: a shorter
     deadline than a summary needs silently disabled compaction, so it is refused here);
     ``budget_bytes``: the older name of ``[continuity] follow_up_budget_bytes`` (seed 002:
-    240,000), which it overrides when set; ``max_body_bytes``: the largest request body accepted (413 beyond); ``threads``:
+    240,000), which it overrides when set; ``max_body_bytes``: the largest request body accepted
+    (413 beyond); ``threads``:
     requests served at once (the thread pool of the sync endpoints); ``consolidate_on_end``:
     run the consolidation pass (lineage artifacts, MEMORY.md) in the background when a
     session ends (``continuity.daemon.hooks.consolidation``); ``allowed_hosts``: names (or
@@ -158,8 +161,9 @@ class DaemonSettings(BaseModel):
     threads: int = Field(default=64, ge=1, le=1024)
     log_level: str = Field(default="info", pattern=r"^(critical|error|warning|info|debug)$")
     consolidate_on_end: bool = True
-    allowed_hosts: list[Annotated[str, Field(min_length=1, max_length=255,
-                                             pattern=r"^[A-Za-z0-9.:\[\]-]+$")]] = []
+    allowed_hosts: list[
+        Annotated[str, Field(min_length=1, max_length=255, pattern=r"^[A-Za-z0-9.:\[\]-]+$")]
+    ] = []
 
     @field_validator("allowed_hosts", mode="before")
     @classmethod
@@ -177,15 +181,18 @@ class DaemonSettings(BaseModel):
             raise ValueError(
                 f"must be {MIN_STOP_SECONDS:g}–{MAX_STOP_SECONDS:g} seconds: a model summary "
                 f"needs {SUMMARY_START_SECONDS:g} s left to start and time to answer; a shorter "
-                "deadline would never compact")
+                "deadline would never compact"
+            )
         return value
 
 
 def own_hosts(settings: DaemonSettings) -> frozenset[str]:
     """The ``Host`` names this daemon answers besides loopback ones (``host_allowed``): the
     address it is bound to (unless a wildcard such as ``0.0.0.0``) and ``allowed_hosts``."""
-    names = {settings.host.strip("[]").lower(), *(h.strip("[]").lower()
-                                                  for h in settings.allowed_hosts)}
+    names = {
+        settings.host.strip("[]").lower(),
+        *(h.strip("[]").lower() for h in settings.allowed_hosts),
+    }
     return frozenset(names - {"0.0.0.0", "::", ""})
 
 
@@ -203,8 +210,10 @@ def load_settings(home: str | os.PathLike[str] | None = None) -> DaemonSettings:
     settings = load_section("daemon", DaemonSettings, home)
     token = settings.token
     if token is not None and (len(token.strip()) < MIN_TOKEN_CHARS or token != token.strip()):
-        raise ConfigError(f"[daemon] token: must be at least {MIN_TOKEN_CHARS} characters "
-                          "without surrounding spaces (value not shown)")
+        raise ConfigError(
+            f"[daemon] token: must be at least {MIN_TOKEN_CHARS} characters "
+            "without surrounding spaces (value not shown)"
+        )
     return settings
 
 
@@ -221,29 +230,40 @@ def is_loopback(host: str) -> bool:
 def check_token_rule(host: str, token: str | None) -> None:
     """Raise ``ConfigError`` when ``host`` is not loopback and no token is configured."""
     if not is_loopback(host) and not token:
-        raise ConfigError(f"[daemon] token: required to bind {host} (any address other than "
-                          "loopback); set it in config.toml or CONTINUITY_DAEMON__TOKEN")
+        raise ConfigError(
+            f"[daemon] token: required to bind {host} (any address other than "
+            "loopback); set it in config.toml or CONTINUITY_DAEMON__TOKEN"
+        )
 
 
 # ---------------------------------------------------------------------------- the app
 
 
-_STATUS = ((SessionNotFound, 404), (AmbiguousSession, 409), (FencedWrite, 409),
-           (InputError, 400), (ConfigError, 400), (StoreError, 503))
+_STATUS = (
+    (SessionNotFound, 404),
+    (AmbiguousSession, 409),
+    (FencedWrite, 409),
+    (InputError, 400),
+    (ConfigError, 400),
+    (StoreError, 503),
+)
 
 
 #: The ``error`` code of a ``ContinuityError`` (issue 20: one snake_case code per kind, as
 #: the guard's ``unauthorized`` or ``too_large``, never a Python class name).
 
-_CODES = ((SessionNotFound, "unknown_session"), (AmbiguousSession, "ambiguous_session"),
-          (FencedWrite, "fenced_write"), (InputError, "invalid_request"),
-          (ConfigError, "invalid_config"), (StoreError, "store_unavailable"))
+_CODES = (
+    (SessionNotFound, "unknown_session"),
+    (AmbiguousSession, "ambiguous_session"),
+    (FencedWrite, "fenced_write"),
+    (InputError, "invalid_request"),
+    (ConfigError, "invalid_config"),
+    (StoreError, "store_unavailable"),
+)
 
 
 def _status(exc: ContinuityError) -> int:
     return next((code for cls, code in _STATUS if isinstance(exc, cls)), 500)
-
-
 
 
 def _problems(errors: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
@@ -251,11 +271,19 @@ def _problems(errors: Sequence[Mapping[str, Any]]) -> list[dict[str, str]]:
     for e in errors:
         if e.get("type") == "json_invalid":  # a body that is not JSON: loc is (body, offset)
             reason = (e.get("ctx") or {}).get("error") or e.get("msg", "invalid")
-            out.append({"field": "body", "message": f"not JSON ({reason}, at character "
-                                                    f"{e.get('loc', ('', '?'))[-1]})"})
+            out.append(
+                {
+                    "field": "body",
+                    "message": f"not JSON ({reason}, at character {e.get('loc', ('', '?'))[-1]})",
+                }
+            )
             continue
-        out.append({"field": ".".join(str(p) for p in e.get("loc", ())) or "body",
-                    "message": validation_message(e)})
+        out.append(
+            {
+                "field": ".".join(str(p) for p in e.get("loc", ())) or "body",
+                "message": validation_message(e),
+            }
+        )
     return out
 
 
@@ -288,7 +316,8 @@ class _Guard:
     3. The bearer token (when configured; ``serve`` always configures one): every path but
        ``/health`` needs exactly one ``Authorization: Bearer <token>``, the token compared
        byte for byte in constant time (no trimming: a trailing space, a doubled token or a
-       second header is 401); the API's description too (``/openapi.json``). ``/health`` answers ``{"status": "ok"}`` alone without it (a
+       second header is 401); the API's description too (``/openapi.json``). ``/health`` answers
+       ``{"status": "ok"}`` alone without it (a
        liveness probe), its figures (pid, queues, the last replay) only with it. The session
        browser's pages (``daemon.browser.BROWSER_PATHS``, GET) also take the browser cookie,
        which ``?login=<one-time code>`` or ``?token=<token>`` set (``_browser``; issue 19).
@@ -306,10 +335,17 @@ class _Guard:
        within ``body_seconds`` of the headers, 408 beyond (a slow-body client). It is read
        here before any route runs, so no route ever sees more."""
 
-    def __init__(self, app: Any, token: str | None, max_body: int,
-                 hosts: frozenset[str] = frozenset(), workspace_id: str | None = None,
-                 body_seconds: float = 30.0, login_codes: set[str] | None = None,
-                 router: Any = None) -> None:
+    def __init__(
+        self,
+        app: Any,
+        token: str | None,
+        max_body: int,
+        hosts: frozenset[str] = frozenset(),
+        workspace_id: str | None = None,
+        body_seconds: float = 30.0,
+        login_codes: set[str] | None = None,
+        router: Any = None,
+    ) -> None:
         self.app, self.max_body, self.hosts = app, max_body, hosts
         self.router = router
         self.token = token
@@ -344,9 +380,15 @@ class _Guard:
             try:
                 message = await asyncio.wait_for(receive(), max(deadline - loop.time(), 0))
             except TimeoutError:
-                return await _send_json(send, 408, {
-                    "error": "timeout", "detail": f"body: not received within "
-                    f"{self.body_seconds:g} s ([daemon] body_seconds)"})
+                return await _send_json(
+                    send,
+                    408,
+                    {
+                        "error": "timeout",
+                        "detail": f"body: not received within "
+                        f"{self.body_seconds:g} s ([daemon] body_seconds)",
+                    },
+                )
             messages.append(message)
             if message["type"] != "http.request":
                 break
@@ -372,26 +414,37 @@ class _Guard:
         return any(route.matches(scope)[0] == Match.FULL for route in self.router.routes)
 
     def _too_large(self) -> tuple[int, dict[str, Any]]:
-        return 413, {"error": "too_large", "detail": f"body: over {self.max_body} bytes "
-                     "([daemon] max_body_bytes)"}
+        return 413, {
+            "error": "too_large",
+            "detail": f"body: over {self.max_body} bytes ([daemon] max_body_bytes)",
+        }
 
     def _refusal(self, scope: Any, headers: dict[bytes, list[bytes]]) -> tuple | None:
         """``(status, body[, extra headers])`` for a request refused by steps 1..4."""
         host = headers.get(b"host", [b""])
         if len(host) != 1 or not host_allowed(host[0], self.hosts):
-            return 421, {"error": "misdirected", "detail": "Host: not an address of this "
-                         "daemon (a loopback address, or a name of [daemon] allowed_hosts)"}
+            return 421, {
+                "error": "misdirected",
+                "detail": "Host: not an address of this "
+                "daemon (a loopback address, or a name of [daemon] allowed_hosts)",
+            }
         origin = headers.get(b"origin")
-        if origin is not None and (len(origin) != 1 or
-                                   origin[0].lower() != b"http://" + host[0].lower()):
-            return 403, {"error": "forbidden", "detail": "Origin: requests from another "
-                         "origin (a web page) are refused"}
+        if origin is not None and (
+            len(origin) != 1 or origin[0].lower() != b"http://" + host[0].lower()
+        ):
+            return 403, {
+                "error": "forbidden",
+                "detail": "Origin: requests from another origin (a web page) are refused",
+            }
         site = headers.get(b"sec-fetch-site")
         if site is not None and not (len(site) == 1 and site[0].lower() in OWN_FETCH_SITES):
-            return 403, {"error": "forbidden", "detail": "Sec-Fetch-Site: requests from "
-                         "another site (a web page) are refused"}
-        if self.expected is not None and not _bearer_ok(headers.get(b"authorization", []),
-                                                        self.expected):
+            return 403, {
+                "error": "forbidden",
+                "detail": "Sec-Fetch-Site: requests from another site (a web page) are refused",
+            }
+        if self.expected is not None and not _bearer_ok(
+            headers.get(b"authorization", []), self.expected
+        ):
             if scope["path"] == "/health":
                 return 200, {"status": "ok"}
             browser = self._browser(scope, headers)
@@ -399,15 +452,18 @@ class _Guard:
                 return browser
         named = headers.get(WORKSPACE_HEADER.lower().encode())
         if named is not None and self.workspace is not None and named != [self.workspace]:
-            return 421, {"error": "wrong_workspace", "detail": f"{WORKSPACE_HEADER}: this "
-                         "daemon serves another workspace"}
+            return 421, {
+                "error": "wrong_workspace",
+                "detail": f"{WORKSPACE_HEADER}: this daemon serves another workspace",
+            }
         if scope.get("method") in WRITE_METHODS and self._routed(scope):
             kind = headers.get(b"content-type", [b""])
             if len(kind) != 1 or kind[0].split(b";")[0].strip().lower() != b"application/json":
-                return 415, {"error": "unsupported_media_type",
-                             "detail": "Content-Type: must be application/json"}
+                return 415, {
+                    "error": "unsupported_media_type",
+                    "detail": "Content-Type: must be application/json",
+                }
         return None
-
 
     def _browser(self, scope: Any, headers: dict[bytes, list[bytes]]) -> Any:
         """Step 3 for a request without the bearer token: True when it is a page of the
@@ -415,11 +471,19 @@ class _Guard:
         browser cookie; a 303 that sets the cookie when it carries ``?login=`` (a one-time
         code, then void) or ``?token=`` (the daemon's token); else the refusal: 401, as HTML
         for a page (saying how to sign in), as JSON for the API."""
-        unauthorized = (401, {"error": "unauthorized", "detail":
-                              "Authorization: Bearer <the daemon's token> required"},
-                        [(b"www-authenticate", b"Bearer")])
-        if scope["path"] not in BROWSER_PATHS or scope.get("method") not in ("GET", "HEAD") \
-                or self.token is None:
+        unauthorized = (
+            401,
+            {
+                "error": "unauthorized",
+                "detail": "Authorization: Bearer <the daemon's token> required",
+            },
+            [(b"www-authenticate", b"Bearer")],
+        )
+        if (
+            scope["path"] not in BROWSER_PATHS
+            or scope.get("method") not in ("GET", "HEAD")
+            or self.token is None
+        ):
             return unauthorized
         want = cookie_value(self.token)
         from http.cookies import CookieError, SimpleCookie
@@ -434,28 +498,39 @@ class _Guard:
                 return True
         from urllib.parse import parse_qsl, urlencode
 
-        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"),
-                          keep_blank_values=True)
+        query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
         codes = [v for k, v in query if k == "login"]
         tokens = [v for k, v in query if k == "token"]
         ok = (len(codes) == 1 and codes[0] in self.login_codes) or (
-            len(tokens) == 1 and hmac.compare_digest(tokens[0].encode(), self.token.encode()))
+            len(tokens) == 1 and hmac.compare_digest(tokens[0].encode(), self.token.encode())
+        )
         if not ok:
             from continuity.browse.render import message_page
 
-            return 401, message_page(
-                "Sign in", "Open the link `continuity serve` printed when it started, or add "
-                "?token=<the contents of daemon.token in the workspace> to this address."), \
-                [(b"www-authenticate", b"Bearer")]
+            return (
+                401,
+                message_page(
+                    "Sign in",
+                    "Open the link `continuity serve` printed when it started, or add "
+                    "?token=<the contents of daemon.token in the workspace> to this address.",
+                ),
+                [(b"www-authenticate", b"Bearer")],
+            )
         if codes:
             self.login_codes.discard(codes[0])  # one-time
         rest = urlencode([(k, v) for k, v in query if k not in ("login", "token")])
         location = scope["path"] + (f"?{rest}" if rest else "")
         cookie = f"{BROWSER_COOKIE}={want}; HttpOnly; SameSite=Strict; Path=/"
-        return 303, {"see": location}, [(b"location", location.encode("latin-1")),
-                                        (b"set-cookie", cookie.encode()),
-                                        (b"cache-control", b"no-store"),
-                                        (b"referrer-policy", b"no-referrer")]
+        return (
+            303,
+            {"see": location},
+            [
+                (b"location", location.encode("latin-1")),
+                (b"set-cookie", cookie.encode()),
+                (b"cache-control", b"no-store"),
+                (b"referrer-policy", b"no-referrer"),
+            ],
+        )
 
 
 def allowed_methods(router: Any, scope: Any) -> str:
@@ -499,12 +574,12 @@ def _bearer_ok(values: list[bytes], token: bytes) -> bool:
     if len(values) != 1:
         return False
     scheme, space, credentials = values[0].partition(b" ")
-    return (scheme.lower() == b"bearer" and space == b" "
-            and hmac.compare_digest(credentials, token))
+    return scheme.lower() == b"bearer" and space == b" " and hmac.compare_digest(credentials, token)
 
 
-async def _send_json(send: Any, status: int, body: dict[str, Any] | str,
-                     extra: Sequence[tuple[bytes, bytes]] = ()) -> None:
+async def _send_json(
+    send: Any, status: int, body: dict[str, Any] | str, extra: Sequence[tuple[bytes, bytes]] = ()
+) -> None:
     """Send ``body`` as JSON, or as an HTML page when it is a ``str`` (a browser page's
     refusal, ``_Guard._browser``)."""
     import json
@@ -516,15 +591,29 @@ async def _send_json(send: Any, status: int, body: dict[str, Any] | str,
         if status >= 400 and "error" in body:
             body = error_body(body["error"], body.get("detail", ""), body.get("fields"))
         data, kind = json.dumps(body).encode(), b"application/json"
-    await send({"type": "http.response.start", "status": status, "headers": [
-        (b"content-type", kind), (b"content-length", str(len(data)).encode()),
-        *extra]})
+    await send(
+        {
+            "type": "http.response.start",
+            "status": status,
+            "headers": [
+                (b"content-type", kind),
+                (b"content-length", str(len(data)).encode()),
+                *extra,
+            ],
+        }
+    )
     await send({"type": "http.response.body", "body": data})
 
 
-def create_app(live: Any, settings: DaemonSettings | None = None, *,
-               on_ready: Any = None, on_stop: Any = None,
-               workspace_id: str | None = None, login_codes: set[str] | None = None) -> Any:
+def create_app(
+    live: Any,
+    settings: DaemonSettings | None = None,
+    *,
+    on_ready: Any = None,
+    on_stop: Any = None,
+    workspace_id: str | None = None,
+    login_codes: set[str] | None = None,
+) -> Any:
     """The FastAPI app over ``live`` (a ``LiveCapture``); its lifespan starts ``live`` (spool
     replay first), then calls ``on_ready()``; at shutdown ``live.close()``, then
     ``on_stop(error)`` (``error``: the flush failure, or None). ``workspace_id``: the id of
@@ -565,9 +654,14 @@ def create_app(live: Any, settings: DaemonSettings | None = None, *,
 
     # No /docs or /redoc (issue 45 item 8): FastAPI's pages load Swagger UI and ReDoc from a
     # public CDN, and no page of ours loads anything from the network. /openapi.json stays.
-    app = FastAPI(title="continuity daemon", version=_version(), lifespan=lifespan,
-                  description="Live capture for coding agents: hooks, checkpoints, memory.",
-                  docs_url=None, redoc_url=None)
+    app = FastAPI(
+        title="continuity daemon",
+        version=_version(),
+        lifespan=lifespan,
+        description="Live capture for coding agents: hooks, checkpoints, memory.",
+        docs_url=None,
+        redoc_url=None,
+    )
 
     @app.exception_handler(ContinuityError)
     async def _continuity_error(request: Any, exc: ContinuityError) -> Any:
@@ -595,8 +689,9 @@ def create_app(live: Any, settings: DaemonSettings | None = None, *,
                 code = HTTPStatus(exc.status_code).phrase.lower().replace(" ", "_")
             except ValueError:
                 code = "http_error"
-        return JSONResponse(error_body(code, str(exc.detail), fields), exc.status_code,
-                            headers=headers)
+        return JSONResponse(
+            error_body(code, str(exc.detail), fields), exc.status_code, headers=headers
+        )
 
     @app.exception_handler(RequestValidationError)
     async def _request_invalid(_request: Any, exc: RequestValidationError) -> Any:
@@ -609,10 +704,16 @@ def create_app(live: Any, settings: DaemonSettings | None = None, *,
     add_routes(app, live)
     _checkpoint_route(app, live)
     add_browser_routes(app, live)
-    app.add_middleware(_Guard, token=settings.token, max_body=settings.max_body_bytes,
-                       hosts=own_hosts(settings), workspace_id=workspace_id,
-                       body_seconds=settings.body_seconds, login_codes=login_codes,
-                       router=app.router)
+    app.add_middleware(
+        _Guard,
+        token=settings.token,
+        max_body=settings.max_body_bytes,
+        hosts=own_hosts(settings),
+        workspace_id=workspace_id,
+        body_seconds=settings.body_seconds,
+        login_codes=login_codes,
+        router=app.router,
+    )
     return app
 
 
@@ -627,8 +728,13 @@ def _checkpoint_route(app: Any, live: Any) -> None:
     from continuity.checkpoints.recovery import checkpoint_dict
     from continuity.daemon.hooks.models import CheckpointBody
 
-    app.router.routes[:] = [r for r in app.router.routes if not (
-        isinstance(r, APIRoute) and r.path == "/api/checkpoints" and "POST" in (r.methods or ()))]
+    app.router.routes[:] = [
+        r
+        for r in app.router.routes
+        if not (
+            isinstance(r, APIRoute) and r.path == "/api/checkpoints" and "POST" in (r.methods or ())
+        )
+    ]
 
     def write_checkpoint(body: Any) -> Any:
         """An ``agent`` or ``explicit`` checkpoint now, with the caller's reason: 201 with the
@@ -640,17 +746,19 @@ def _checkpoint_route(app: Any, live: Any) -> None:
         return JSONResponse({**checkpoint_dict(stored), "queued": False}, 201)
 
     write_checkpoint.__annotations__ = {"body": CheckpointBody, "return": Any}
-    app.post("/api/checkpoints", tags=["checkpoints"], status_code=201, responses={
-        202: {"description": "Accepted: queued for a retried write (\"queued\": true)"}})(
-        write_checkpoint)
+    app.post(
+        "/api/checkpoints",
+        tags=["checkpoints"],
+        status_code=201,
+        responses={202: {"description": 'Accepted: queued for a retried write ("queued": true)'}},
+    )(write_checkpoint)
 
 
 def _stored(store: Any, cp: Any) -> Any:
     """The stored row of ``cp`` (same trigger, digest and prompt count; the newest such),
     or None when it is not in the store."""
     for row in reversed(store.checkpoints(cp.session_key, limit=50)):
-        if (row.trigger, row.digest, row.prompt_count) == (cp.trigger, cp.digest,
-                                                           cp.prompt_count):
+        if (row.trigger, row.digest, row.prompt_count) == (cp.trigger, cp.digest, cp.prompt_count):
             return row
     return None
 
@@ -676,12 +784,21 @@ def build_live(home: Path, settings: DaemonSettings) -> Any:
     store = open_store_raw(os.environ.get("CONTINUITY_DATABASE_URL") or database_url(home))
     # issue 14: the budget is ``[continuity] follow_up_budget_bytes``; ``[daemon] budget_bytes``
     # (its older name) still wins when a workspace sets it
-    budget = settings.budget_bytes if "budget_bytes" in settings.model_fields_set \
+    budget = (
+        settings.budget_bytes
+        if "budget_bytes" in settings.model_fields_set
         else config.follow_up_budget_bytes
-    return LiveCapture(store, home=home, config=config, budget_bytes=budget,
-                       stop_seconds=settings.stop_seconds, idle_limit=idle,
-                       consolidate=settings.consolidate_on_end,
-                       max_body_bytes=settings.max_body_bytes)
+    )
+    return LiveCapture(
+        store,
+        home=home,
+        config=config,
+        budget_bytes=budget,
+        stop_seconds=settings.stop_seconds,
+        idle_limit=idle,
+        consolidate=settings.consolidate_on_end,
+        max_body_bytes=settings.max_body_bytes,
+    )
 
 
 def _lock(home: Path) -> int:
@@ -694,15 +811,17 @@ def _lock(home: Path) -> int:
         fd = os.open(home / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
         where = exc.filename or home / LOCK_FILE
-        raise StoreError(f"cannot write in the workspace folder {home} ({where}): "
-                         f"{exc.strerror or exc}") from None
+        raise StoreError(
+            f"cannot write in the workspace folder {home} ({where}): {exc.strerror or exc}"
+        ) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         other = os.pread(fd, 32, 0).decode("ascii", "replace").strip()
         os.close(fd)
-        raise DaemonConflict(f"another continuity daemon (pid {other or '?'}) serves {home}; "
-                             "stop it first") from None
+        raise DaemonConflict(
+            f"another continuity daemon (pid {other or '?'}) serves {home}; stop it first"
+        ) from None
     os.ftruncate(fd, 0)
     os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
     return fd
@@ -723,8 +842,9 @@ def _bind(host: str, port: int) -> socket.socket:
     except OSError as exc:
         sock.close()
         cls = DaemonConflict if exc.errno in (errno.EADDRINUSE, errno.EACCES) else InputError
-        raise cls(f"cannot listen on {host}:{port}: {exc.strerror or exc} "
-                  "(set [daemon] port or --port)") from None
+        raise cls(
+            f"cannot listen on {host}:{port}: {exc.strerror or exc} (set [daemon] port or --port)"
+        ) from None
     sock.listen(2048)
     sock.set_inheritable(True)
     return sock
@@ -753,11 +873,17 @@ def workspace_token(home: Path) -> str:
             os.close(fd)
         os.replace(tmp, path)
         return token
-    if token is None or len(token) < MIN_TOKEN_CHARS or not token.isprintable() \
-            or token != token.strip():
-        raise ConfigError(f"{path}: holds no valid token (at least {MIN_TOKEN_CHARS} printable "
-                          "characters on one line; value not shown): delete the file and the "
-                          "daemon makes a new one")
+    if (
+        token is None
+        or len(token) < MIN_TOKEN_CHARS
+        or not token.isprintable()
+        or token != token.strip()
+    ):
+        raise ConfigError(
+            f"{path}: holds no valid token (at least {MIN_TOKEN_CHARS} printable "
+            "characters on one line; value not shown): delete the file and the "
+            "daemon makes a new one"
+        )
     if path.stat().st_mode & 0o077:
         os.chmod(path, 0o600)
         log.warning("%s was readable by others: made owner-only (0600)", path)
@@ -768,8 +894,9 @@ def _ignore_signal(_signum: int, _frame: Any) -> None:
     """uvicorn re-raises SIGTERM/SIGINT after its graceful shutdown; we already shut down."""
 
 
-def serve(home: str | os.PathLike[str] | None = None, *, host: str | None = None,
-          port: int | None = None) -> None:
+def serve(
+    home: str | os.PathLike[str] | None = None, *, host: str | None = None, port: int | None = None
+) -> None:
     """Run the daemon until SIGTERM/SIGINT (module docstring). Raises ``ConfigError`` (bad
     ``[daemon]`` settings, the token rule), ``InputError`` (a port outside 0..65535),
     ``DaemonConflict`` (address in use, another daemon on this workspace) or
@@ -809,8 +936,11 @@ def serve(home: str | os.PathLike[str] | None = None, *, host: str | None = None
         for path, text in ((id_file, workspace_id), (url_file, url)):  # the id first
             write_private(path, (text + "\n").encode())
         log.info("continuity daemon listening on %s (workspace %s)", url, where)
-        log.info("session browser: %s (a one-time sign-in link; later, add "
-                 "?token=<contents of %s>)", browser_url, where / "daemon.token")
+        log.info(
+            "session browser: %s (a one-time sign-in link; later, add ?token=<contents of %s>)",
+            browser_url,
+            where / "daemon.token",
+        )
         if archiving is not None:
             archiving.start()
         else:
@@ -825,12 +955,25 @@ def serve(home: str | os.PathLike[str] | None = None, *, host: str | None = None
         if error is not None:
             failure.append(error)
 
-    app = create_app(live, settings, on_ready=ready, on_stop=stopped,
-                     workspace_id=workspace_id, login_codes=login_codes)
-    server = uvicorn.Server(uvicorn.Config(app, log_level=settings.log_level, log_config=None,
-                                           access_log=False, lifespan="on",
-                                           limit_concurrency=settings.max_connections,
-                                           timeout_graceful_shutdown=30))
+    app = create_app(
+        live,
+        settings,
+        on_ready=ready,
+        on_stop=stopped,
+        workspace_id=workspace_id,
+        login_codes=login_codes,
+    )
+    server = uvicorn.Server(
+        uvicorn.Config(
+            app,
+            log_level=settings.log_level,
+            log_config=None,
+            access_log=False,
+            lifespan="on",
+            limit_concurrency=settings.max_connections,
+            timeout_graceful_shutdown=30,
+        )
+    )
     previous = {s: signal.signal(s, _ignore_signal) for s in (signal.SIGTERM, signal.SIGINT)}
     sys.setswitchinterval(SWITCH_INTERVAL_SECONDS)
     try:

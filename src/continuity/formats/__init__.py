@@ -19,8 +19,16 @@ from __future__ import annotations
 from continuity.formats.base import FormatReader, SessionFacts
 from continuity.formats.jsonl import Line, LineReader, read_head
 
-__all__ = ["FormatReader", "SessionFacts", "Line", "LineReader", "read_head", "READERS",
-           "detect", "reader_for"]
+__all__ = [
+    "FormatReader",
+    "SessionFacts",
+    "Line",
+    "LineReader",
+    "read_head",
+    "READERS",
+    "detect",
+    "reader_for",
+]
 
 
 def _readers() -> list[type[FormatReader]]:
@@ -31,8 +39,14 @@ def _readers() -> list[type[FormatReader]]:
     from continuity.formats.opencode import OpenCodeReader
     from continuity.formats.pi import PiReader
 
-    return [AgentsSdkReader, LangGraphReader, CodexReader, PiReader, ClaudeCodeReader,
-            OpenCodeReader]
+    return [
+        AgentsSdkReader,
+        LangGraphReader,
+        CodexReader,
+        PiReader,
+        ClaudeCodeReader,
+        OpenCodeReader,
+    ]
 
 
 READERS: list[type[FormatReader]] = []

@@ -112,12 +112,23 @@ class AgentsSdkReader(FormatReader):
             cwd = text_of(self.string_field(line, data, "cwd")) or None
             if cwd:
                 self._facts.cwd = cwd
-            return Entry(kind=EntryKind.EVENT, role=Role.SYSTEM, timestamp=timestamp,
-                         type_name="session", visible=False, cwd=cwd)
-        entry = Entry(kind=EntryKind.OPAQUE, role=Role.SYSTEM, timestamp=timestamp,
-                      native_id=self.string_field(line, data, "id"),
-                      parent_native_id=self.string_field(line, data, "parent_id"),
-                      type_name=kind if isinstance(kind, str) else "", visible=False)
+            return Entry(
+                kind=EntryKind.EVENT,
+                role=Role.SYSTEM,
+                timestamp=timestamp,
+                type_name="session",
+                visible=False,
+                cwd=cwd,
+            )
+        entry = Entry(
+            kind=EntryKind.OPAQUE,
+            role=Role.SYSTEM,
+            timestamp=timestamp,
+            native_id=self.string_field(line, data, "id"),
+            parent_native_id=self.string_field(line, data, "parent_id"),
+            type_name=kind if isinstance(kind, str) else "",
+            visible=False,
+        )
         if kind in ("pop", "clear"):
             entry.kind = EntryKind.EVENT
             return entry
@@ -131,8 +142,12 @@ class AgentsSdkReader(FormatReader):
             self._item(line, item, entry)
         except Exception as exc:  # noqa: BLE001 - never raise on odd input (formats.md §5.1)
             self.warn(line, f"unreadable item: {exc}")
-            entry.kind, entry.role, entry.blocks, entry.visible = (EntryKind.OPAQUE, Role.SYSTEM,
-                                                                   (), False)
+            entry.kind, entry.role, entry.blocks, entry.visible = (
+                EntryKind.OPAQUE,
+                Role.SYSTEM,
+                (),
+                False,
+            )
             entry.is_request, entry.payloads = False, None
         return entry
 
@@ -146,8 +161,7 @@ class AgentsSdkReader(FormatReader):
             entry.blocks = tuple(blocks)
             if role == "user":
                 entry.kind, entry.role, entry.visible = EntryKind.MESSAGE, Role.USER, True
-                entry.is_request = any(isinstance(b, TextBlock) and b.text.strip()
-                                       for b in blocks)
+                entry.is_request = any(isinstance(b, TextBlock) and b.text.strip() for b in blocks)
                 if entry.is_request and self._facts.title is None:
                     self._facts.title = " ".join(entry.text().split())[:80] or None
             elif role == "assistant":
@@ -162,21 +176,32 @@ class AgentsSdkReader(FormatReader):
                 name = itype.removesuffix("_call") if isinstance(itype, str) else ""
             args: Any = item.get("arguments", item.get("input", item.get("action", {})))
             entry.kind, entry.role, entry.visible = EntryKind.MESSAGE, Role.ASSISTANT, True
-            entry.blocks = (ToolCallBlock(text_of(item["call_id"]), text_of(name),
-                                          call_arguments(args)),)
+            entry.blocks = (
+                ToolCallBlock(text_of(item["call_id"]), text_of(name), call_arguments(args)),
+            )
         elif paired == "output":
             entry.kind, entry.role, entry.visible = EntryKind.MESSAGE, Role.TOOL, True
             output = item.get("output")
-            text = output if isinstance(output, str) else \
-                "\n".join(b.text for b in self._content(line, output)
-                          if isinstance(b, TextBlock)) if isinstance(output, list) else \
-                orjson.dumps(output).decode() if output is not None else ""
+            text = (
+                output
+                if isinstance(output, str)
+                else "\n".join(
+                    b.text for b in self._content(line, output) if isinstance(b, TextBlock)
+                )
+                if isinstance(output, list)
+                else orjson.dumps(output).decode()
+                if output is not None
+                else ""
+            )
             is_error = item.get("status") == "failed" or item.get("is_error") is True
             entry.blocks = (ToolResultBlock(text_of(item["call_id"]), is_error, text_of(text)),)
         elif itype == "reasoning":
             summary = item.get("summary")
-            texts = [text_of(s.get("text")) for s in summary if isinstance(s, dict)] \
-                if isinstance(summary, list) else []
+            texts = (
+                [text_of(s.get("text")) for s in summary if isinstance(s, dict)]
+                if isinstance(summary, list)
+                else []
+            )
             entry.kind, entry.role, entry.visible = EntryKind.MESSAGE, Role.ASSISTANT, True
             entry.blocks = (ThinkingBlock("\n\n".join(t for t in texts if t)),)
         elif itype in _EVENT_ITEMS:
@@ -212,4 +237,3 @@ class AgentsSdkReader(FormatReader):
             else:
                 self.warn(line, f"content: unknown part {ptype!r} skipped (kept raw)")
         return blocks
-

@@ -97,8 +97,7 @@ class FormatReader:
 
     def state(self) -> dict[str, Any]:
         """JSON-serialisable state to resume after the last line read (default: facts only)."""
-        return {"cwd": self._facts.cwd, "title": self._facts.title,
-                "version": self._facts.version}
+        return {"cwd": self._facts.cwd, "title": self._facts.title, "version": self._facts.version}
 
     def restore(self, state: dict[str, Any] | None) -> None:
         """Apply a ``state()`` from an earlier import (called by subclasses' ``__init__``)."""
@@ -173,8 +172,9 @@ def read_timestamp(value: Any) -> tuple[datetime | None, str | None]:
     except (OverflowError, OSError):
         return None, out_of_range
     except ValueError as exc:  # fromtimestamp says "year 10000 is out of range" as ValueError
-        return None, out_of_range if "out of range" in str(exc) and not isinstance(value, str) \
-            else "is not a time"
+        return None, out_of_range if "out of range" in str(exc) and not isinstance(
+            value, str
+        ) else "is not a time"
     if parsed is None:
         return None, "is not a time"
     usable = usable_time(parsed)
@@ -244,10 +244,12 @@ def _clean_deep(value: Any) -> Any:
     if isinstance(value, str):
         return clean(value)
     if isinstance(value, dict):
-        out = {_clean_deep(k) if isinstance(k, str) else k: _clean_deep(v)
-               for k, v in value.items()}
+        out = {
+            _clean_deep(k) if isinstance(k, str) else k: _clean_deep(v) for k, v in value.items()
+        }
         same = len(out) == len(value) and all(
-            k is k2 and v is v2 for (k, v), (k2, v2) in zip(out.items(), value.items(), strict=True))
+            k is k2 and v is v2 for (k, v), (k2, v2) in zip(out.items(), value.items(), strict=True)
+        )
         return value if same else out
     if isinstance(value, (list, tuple)):
         items = [_clean_deep(v) for v in value]
@@ -265,8 +267,9 @@ def nesting_depth(value: Any, limit: int) -> int:
     stack = [(value, 1)]
     while stack:
         item, depth = stack.pop()
-        children = item.values() if isinstance(item, dict) else \
-            item if isinstance(item, list) else None
+        children = (
+            item.values() if isinstance(item, dict) else item if isinstance(item, list) else None
+        )
         if children is None:
             continue
         if depth > deepest:
@@ -288,8 +291,9 @@ def _checked(obj: Any, where: str, problems: list[str]) -> Any:
             if value is None and kind == "str | None":
                 continue
             if not isinstance(value, str):
-                problems.append(f"{where}{name}: expected a string, got "
-                                f"{json_type_name(value)} (dropped)")
+                problems.append(
+                    f"{where}{name}: expected a string, got {json_type_name(value)} (dropped)"
+                )
                 changes[name] = None if kind == "str | None" else ""
             elif (fixed := clean(value)) is not value:
                 changes[name] = fixed
@@ -298,8 +302,9 @@ def _checked(obj: Any, where: str, problems: list[str]) -> Any:
             if fixed is not value:
                 changes[name] = fixed
         elif isinstance(value, tuple) and value and dataclasses.is_dataclass(value[0]):
-            items = tuple(_checked(v, f"{where}{name}[{i}].", problems)
-                          for i, v in enumerate(value))
+            items = tuple(
+                _checked(v, f"{where}{name}[{i}].", problems) for i, v in enumerate(value)
+            )
             if any(a is not b for a, b in zip(items, value, strict=True)):
                 changes[name] = items
         elif name == "arguments":
@@ -338,16 +343,21 @@ def check_entry(entry: Entry) -> list[str]:
             setattr(entry, name, clean(value))
     if entry.compaction is not None:
         entry.compaction = _checked(entry.compaction, "compaction.", problems)
-    entry.blocks = tuple(_checked(b, f"blocks[{i}].", problems)
-                         for i, b in enumerate(entry.blocks))
+    entry.blocks = tuple(_checked(b, f"blocks[{i}].", problems) for i, b in enumerate(entry.blocks))
     return problems
 
 
 def check_facts(facts: SessionFacts) -> SessionFacts:
     """``facts`` with every field a surrogate-free string (a wrong type: None, or "default"
     for ``agent_id``)."""
+
     def one(value: Any) -> str | None:
         return clean(value) if isinstance(value, str) else None
-    return SessionFacts(cwd=one(facts.cwd), title=one(facts.title), version=one(facts.version),
-                        agent_id=one(facts.agent_id) or "default",
-                        forked_from=one(facts.forked_from) or None)
+
+    return SessionFacts(
+        cwd=one(facts.cwd),
+        title=one(facts.title),
+        version=one(facts.version),
+        agent_id=one(facts.agent_id) or "default",
+        forked_from=one(facts.forked_from) or None,
+    )

@@ -65,7 +65,8 @@ RECORD_TYPES = frozenset({"world_state", "token_usage_record"})
 #: kept only an encrypted summary (a ``compaction`` item with ``encrypted_content``).
 ENCRYPTED_COMPACTION_TEXT = (
     "Codex compacted the conversation on the server; its summary is encrypted and cannot be "
-    "read here. The earlier rows are kept as they are (not summarised).")
+    "read here. The earlier rows are kept as they are (not summarised)."
+)
 
 # Text Codex itself injects into user-role messages (codex-rs contextual user fragments plus the
 # legacy tags); a user message whose text starts with one of these is context, not a request.
@@ -84,18 +85,49 @@ INJECTED_PREFIXES = (
 )
 
 # event_msg kinds we know (anything else is opaque, §5.1 rule 5).
-KNOWN_EVENTS = frozenset({
-    "task_started", "turn_started", "task_complete", "turn_complete", "turn_aborted", "error",
-    "user_message", "agent_message", "token_count", "exec_command_end", "patch_apply_end",
-    "image_generation_end", "agent_reasoning", "agent_reasoning_raw_content",
-    "agent_reasoning_section_break", "context_compacted", "mcp_tool_call_end", "web_search_end",
-    "thread_rolled_back", "thread_name_updated", "item_completed", "stream_error", "warning",
-    "entered_review_mode", "exited_review_mode", "undo_completed", "view_image_tool_call",
-    "plan_update", "background_event", "session_configured", "turn_diff", "shutdown_complete",
-    "collab_agent_spawn_end", "collab_agent_interaction_end", "collab_waiting_end",
-    "collab_close_end", "collab_resume_end", "dynamic_tool_call_response",
-    "thread_settings_applied",
-})
+KNOWN_EVENTS = frozenset(
+    {
+        "task_started",
+        "turn_started",
+        "task_complete",
+        "turn_complete",
+        "turn_aborted",
+        "error",
+        "user_message",
+        "agent_message",
+        "token_count",
+        "exec_command_end",
+        "patch_apply_end",
+        "image_generation_end",
+        "agent_reasoning",
+        "agent_reasoning_raw_content",
+        "agent_reasoning_section_break",
+        "context_compacted",
+        "mcp_tool_call_end",
+        "web_search_end",
+        "thread_rolled_back",
+        "thread_name_updated",
+        "item_completed",
+        "stream_error",
+        "warning",
+        "entered_review_mode",
+        "exited_review_mode",
+        "undo_completed",
+        "view_image_tool_call",
+        "plan_update",
+        "background_event",
+        "session_configured",
+        "turn_diff",
+        "shutdown_complete",
+        "collab_agent_spawn_end",
+        "collab_agent_interaction_end",
+        "collab_waiting_end",
+        "collab_close_end",
+        "collab_resume_end",
+        "dynamic_tool_call_response",
+        "thread_settings_applied",
+    }
+)
 
 _TURN_START_EVENTS = ("task_started", "turn_started")
 _TURN_END_EVENTS = ("task_complete", "turn_complete")
@@ -144,8 +176,7 @@ class CodexReader(FormatReader):
             if isinstance(obj, dict) and obj.get("type") == "session_meta":
                 payload = obj.get("payload")
                 value = payload.get("forked_from_id") if isinstance(payload, dict) else None
-                return clean(value.strip()) if isinstance(value, str) and value.strip() \
-                    else None
+                return clean(value.strip()) if isinstance(value, str) and value.strip() else None
         return None
 
     @staticmethod
@@ -163,8 +194,7 @@ class CodexReader(FormatReader):
     @classmethod
     def sniff(cls, head: list[dict]) -> bool:
         for obj in head[:20]:
-            if (str_field(obj, "type") in TOP_LEVEL_TYPES
-                    and isinstance(obj.get("payload"), dict)):
+            if str_field(obj, "type") in TOP_LEVEL_TYPES and isinstance(obj.get("payload"), dict):
                 return True
         return False
 
@@ -179,15 +209,20 @@ class CodexReader(FormatReader):
         # Rollout file names end in the thread UUID: rollout-<date>T<time>-<uuid>.jsonl
         match = re.search(
             r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})(?:\.jsonl)?$",
-            getattr(self, "path", "") or "", re.IGNORECASE)
+            getattr(self, "path", "") or "",
+            re.IGNORECASE,
+        )
         return match.group(1) if match else None
 
     # ------------------------------------------------------------------ state
 
     def state(self) -> dict[str, Any]:
         out = super().state()
-        out["codex"] = {"turn_id": self._turn_id, "pending_ri": dict(self._pending_ri),
-                        "pending_ev": dict(self._pending_ev)}
+        out["codex"] = {
+            "turn_id": self._turn_id,
+            "pending_ri": dict(self._pending_ri),
+            "pending_ev": dict(self._pending_ev),
+        }
         return out
 
     def restore(self, state: dict[str, Any] | None) -> None:
@@ -201,8 +236,13 @@ class CodexReader(FormatReader):
                 target = self._pending_ri if name == "pending_ri" else self._pending_ev
                 target.clear()
                 if isinstance(value, dict):
-                    target.update({k: v for k, v in value.items()
-                                   if isinstance(k, str) and isinstance(v, int) and v > 0})
+                    target.update(
+                        {
+                            k: v
+                            for k, v in value.items()
+                            if isinstance(k, str) and isinstance(v, int) and v > 0
+                        }
+                    )
 
     # ------------------------------------------------------------------ turns and duplicates
 
@@ -228,8 +268,11 @@ class CodexReader(FormatReader):
         visible one (no unmatched counterpart from the other source was seen in this turn)."""
         if key is None:
             return True
-        mine, other = ((self._pending_ev, self._pending_ri) if from_event
-                       else (self._pending_ri, self._pending_ev))
+        mine, other = (
+            (self._pending_ev, self._pending_ri)
+            if from_event
+            else (self._pending_ri, self._pending_ev)
+        )
         count = other.get(key, 0)
         if count > 0:
             if count == 1:
@@ -251,9 +294,13 @@ class CodexReader(FormatReader):
             self.warn(line, f"unreadable codex line: {type(exc).__name__}: {exc}")
             data = line.data if isinstance(line.data, dict) else {}
             top = data.get("type")
-            return Entry(kind=EntryKind.OPAQUE, role=Role.SYSTEM, visible=False,
-                         type_name=top if isinstance(top, str) and top else "unknown",
-                         timestamp=parse_timestamp(data.get("timestamp")))  # warned in _read
+            return Entry(
+                kind=EntryKind.OPAQUE,
+                role=Role.SYSTEM,
+                visible=False,
+                type_name=top if isinstance(top, str) and top else "unknown",
+                timestamp=parse_timestamp(data.get("timestamp")),
+            )  # warned in _read
 
     def _read(self, line: Line) -> Entry | None:
         data = line.data or {}
@@ -261,12 +308,18 @@ class CodexReader(FormatReader):
         ts = self.time_field(line, data.get("timestamp"), "timestamp")
         payload = data.get("payload")
         if top in RECORD_TYPES:
-            return Entry(kind=EntryKind.EVENT, role=Role.SYSTEM, visible=False, type_name=top,
-                         timestamp=ts)
+            return Entry(
+                kind=EntryKind.EVENT, role=Role.SYSTEM, visible=False, type_name=top, timestamp=ts
+            )
         if top not in TOP_LEVEL_TYPES:
             name = top if isinstance(top, str) and top else "unknown"
-            return Entry(kind=EntryKind.OPAQUE, role=Role.SYSTEM, visible=False,
-                         type_name=clean(name), timestamp=ts)
+            return Entry(
+                kind=EntryKind.OPAQUE,
+                role=Role.SYSTEM,
+                visible=False,
+                type_name=clean(name),
+                timestamp=ts,
+            )
         if not isinstance(payload, dict):
             self.warn(line, f"{top}: payload missing or not an object")
             payload = {}
@@ -278,12 +331,14 @@ class CodexReader(FormatReader):
             return self._compacted(line, payload, ts)
         kind = payload.get("type")
         if not isinstance(kind, str) or not kind:
-            return Entry(kind=EntryKind.OPAQUE, role=Role.SYSTEM, visible=False,
-                         type_name=top, timestamp=ts)
-        if top == "response_item":
-            entry = self._response_item(line, kind, payload)
-        else:
-            entry = self._event(line, kind, payload)
+            return Entry(
+                kind=EntryKind.OPAQUE, role=Role.SYSTEM, visible=False, type_name=top, timestamp=ts
+            )
+        entry = (
+            self._response_item(line, kind, payload)
+            if top == "response_item"
+            else self._event(line, kind, payload)
+        )
         entry.timestamp = ts
         return entry
 
@@ -297,16 +352,28 @@ class CodexReader(FormatReader):
         version = text_of(payload.get("cli_version"))
         if version:
             self._facts.version = version
-        return Entry(kind=EntryKind.EVENT, role=Role.SYSTEM, visible=False,
-                     type_name="session_meta", timestamp=ts, cwd=cwd)
+        return Entry(
+            kind=EntryKind.EVENT,
+            role=Role.SYSTEM,
+            visible=False,
+            type_name="session_meta",
+            timestamp=ts,
+            cwd=cwd,
+        )
 
     def _turn_context(self, line: Line, payload: dict, ts: Any) -> Entry:
         self._start_turn(payload.get("turn_id"), explicit=False)
         cwd = text_of(self.string_field(line, payload, "cwd")) or None
         if cwd:
             self._facts.cwd = cwd
-        return Entry(kind=EntryKind.EVENT, role=Role.SYSTEM, visible=False,
-                     type_name="turn_context", timestamp=ts, cwd=cwd)
+        return Entry(
+            kind=EntryKind.EVENT,
+            role=Role.SYSTEM,
+            visible=False,
+            type_name="turn_context",
+            timestamp=ts,
+            cwd=cwd,
+        )
 
     def _compacted(self, line: Line, payload: dict, ts: Any) -> Entry:
         """A compaction row with its summary. A remote compaction (``message`` empty, the
@@ -316,18 +383,30 @@ class CodexReader(FormatReader):
         summary = payload.get("message")
         history = payload.get("replacement_history")
         encrypted = isinstance(history, list) and any(
-            isinstance(item, dict) and item.get("type") in ("compaction", "compaction_summary")
-            and item.get("encrypted_content") for item in history)
+            isinstance(item, dict)
+            and item.get("type") in ("compaction", "compaction_summary")
+            and item.get("encrypted_content")
+            for item in history
+        )
         if not isinstance(summary, str) or not summary.strip():
             if not encrypted:
                 self.warn(line, "compacted: summary message missing")
-            return Entry(kind=EntryKind.EVENT, role=Role.SYSTEM, visible=False,
-                         type_name="compacted/encrypted" if encrypted else "compacted/empty",
-                         timestamp=ts, blocks=(TextBlock(ENCRYPTED_COMPACTION_TEXT),)
-                         if encrypted else ())
-        return Entry(kind=EntryKind.COMPACTION, role=Role.SYSTEM, visible=True,
-                     type_name="compacted", timestamp=ts,
-                     compaction=CompactionInfo(summary=text_of(summary)))
+            return Entry(
+                kind=EntryKind.EVENT,
+                role=Role.SYSTEM,
+                visible=False,
+                type_name="compacted/encrypted" if encrypted else "compacted/empty",
+                timestamp=ts,
+                blocks=(TextBlock(ENCRYPTED_COMPACTION_TEXT),) if encrypted else (),
+            )
+        return Entry(
+            kind=EntryKind.COMPACTION,
+            role=Role.SYSTEM,
+            visible=True,
+            type_name="compacted",
+            timestamp=ts,
+            compaction=CompactionInfo(summary=text_of(summary)),
+        )
 
     # -- response items
 
@@ -339,24 +418,34 @@ class CodexReader(FormatReader):
             blocks = reasoning_blocks(p)
             if not blocks:
                 # Only encrypted content: nothing to show (it stays in the raw line).
-                return Entry(kind=EntryKind.EVENT, role=Role.ASSISTANT, visible=False,
-                             type_name=type_name)
-            return Entry(kind=EntryKind.MESSAGE, role=Role.ASSISTANT, blocks=tuple(blocks),
-                         type_name=type_name)
+                return Entry(
+                    kind=EntryKind.EVENT, role=Role.ASSISTANT, visible=False, type_name=type_name
+                )
+            return Entry(
+                kind=EntryKind.MESSAGE,
+                role=Role.ASSISTANT,
+                blocks=tuple(blocks),
+                type_name=type_name,
+            )
         if kind in ("function_call", "custom_tool_call", "local_shell_call"):
             block = tool_call_block(kind, p, partial(self.warn, line))
-            return Entry(kind=EntryKind.MESSAGE, role=Role.ASSISTANT, blocks=(block,),
-                         type_name=type_name)
+            return Entry(
+                kind=EntryKind.MESSAGE, role=Role.ASSISTANT, blocks=(block,), type_name=type_name
+            )
         if kind in ("function_call_output", "custom_tool_call_output"):
             return self._tool_output(line, p, type_name)
         if kind in ("tool_search_call", "tool_search_output"):
             return self._tool_search(kind, p, type_name)
         if kind == "image_generation_call":
             return self._image_generation(line, p, type_name)
-        if kind in ("compaction", "ghost_snapshot", "web_search_call", "compaction_trigger",
-                    "context_compaction"):
-            return Entry(kind=EntryKind.EVENT, role=Role.SYSTEM, visible=False,
-                         type_name=type_name)
+        if kind in (
+            "compaction",
+            "ghost_snapshot",
+            "web_search_call",
+            "compaction_trigger",
+            "context_compaction",
+        ):
+            return Entry(kind=EntryKind.EVENT, role=Role.SYSTEM, visible=False, type_name=type_name)
         return Entry(kind=EntryKind.OPAQUE, role=Role.SYSTEM, visible=False, type_name=type_name)
 
     def _tool_search(self, kind: str, p: dict, type_name: str) -> Entry:
@@ -377,14 +466,24 @@ class CodexReader(FormatReader):
                 self.warn(line, "image_generation_call: result missing")
             return Entry(kind=EntryKind.MESSAGE, role=Role.ASSISTANT, type_name=type_name)
         media, payloads = decode_media("image/png", result)
-        return Entry(kind=EntryKind.MESSAGE, role=Role.ASSISTANT, blocks=(media,),
-                     payloads=payloads, type_name=type_name)
+        return Entry(
+            kind=EntryKind.MESSAGE,
+            role=Role.ASSISTANT,
+            blocks=(media,),
+            payloads=payloads,
+            type_name=type_name,
+        )
 
     def _message(self, line: Line, p: dict, type_name: str) -> Entry:
         role = p.get("role")
         texts, blocks, payloads = content_blocks(p.get("content"), partial(self.warn, line))
-        entry = Entry(kind=EntryKind.MESSAGE, role=Role.USER, blocks=tuple(blocks),
-                      type_name=type_name, payloads=payloads or None)
+        entry = Entry(
+            kind=EntryKind.MESSAGE,
+            role=Role.USER,
+            blocks=tuple(blocks),
+            type_name=type_name,
+            payloads=payloads or None,
+        )
         if role == "user":
             if any(is_injected(t) for t in texts if t.strip()):
                 entry.kind = EntryKind.CONTEXT
@@ -423,16 +522,22 @@ class CodexReader(FormatReader):
             warn(f"{type_name}: output missing")
         text, is_error, media, payloads = tool_output(output)
         block = ToolResultBlock(cid, is_error, text, tuple(media))
-        return Entry(kind=EntryKind.MESSAGE, role=Role.TOOL, blocks=(block,),
-                     type_name=type_name, payloads=payloads or None)
+        return Entry(
+            kind=EntryKind.MESSAGE,
+            role=Role.TOOL,
+            blocks=(block,),
+            type_name=type_name,
+            payloads=payloads or None,
+        )
 
     # -- events
 
     def _event(self, line: Line, kind: str, p: dict) -> Entry:
         type_name = f"event_msg/{clean(kind)}"
         if kind not in KNOWN_EVENTS:
-            return Entry(kind=EntryKind.OPAQUE, role=Role.SYSTEM, visible=False,
-                         type_name=type_name)
+            return Entry(
+                kind=EntryKind.OPAQUE, role=Role.SYSTEM, visible=False, type_name=type_name
+            )
         if kind in ("user_message", "agent_message"):
             return self._event_message(line, kind, p, type_name)
         entry = Entry(kind=EntryKind.EVENT, role=Role.SYSTEM, visible=False, type_name=type_name)
@@ -459,8 +564,12 @@ class CodexReader(FormatReader):
             self.warn(line, f"{type_name}: message missing")
         text = text_of(message)
         if kind == "agent_message":
-            entry = Entry(kind=EntryKind.MESSAGE, role=Role.ASSISTANT,
-                          blocks=(TextBlock(text),) if text else (), type_name=type_name)
+            entry = Entry(
+                kind=EntryKind.MESSAGE,
+                role=Role.ASSISTANT,
+                blocks=(TextBlock(text),) if text else (),
+                type_name=type_name,
+            )
             if p.get("phase") == "final_answer":
                 entry.run_end = RunStatus.FINISHED
             if not self._first_of_pair(_dedupe_key("assistant", [text]), from_event=True):
@@ -473,11 +582,17 @@ class CodexReader(FormatReader):
         if isinstance(images, list):
             for url in images:
                 add_media(url, blocks, payloads)
-        entry = Entry(kind=EntryKind.MESSAGE, role=Role.USER, blocks=tuple(blocks),
-                      type_name=type_name, payloads=payloads or None)
+        entry = Entry(
+            kind=EntryKind.MESSAGE,
+            role=Role.USER,
+            blocks=tuple(blocks),
+            type_name=type_name,
+            payloads=payloads or None,
+        )
         legacy_kind = p.get("kind")
-        if (legacy_kind in ("user_instructions", "environment_context")
-                or (text.strip() and is_injected(text))):
+        if legacy_kind in ("user_instructions", "environment_context") or (
+            text.strip() and is_injected(text)
+        ):
             entry.kind = EntryKind.CONTEXT
             entry.visible = False
             return entry

@@ -79,7 +79,7 @@ def add_media(url: Any, blocks: list[Any], payloads: dict[str, bytes]) -> None:
     match = _DATA_URL.match(url)
     if not match:
         return
-    media, data = decode_media(match.group(1) or "application/octet-stream", url[match.end():])
+    media, data = decode_media(match.group(1) or "application/octet-stream", url[match.end() :])
     blocks.append(media)
     payloads.update(data)
 
@@ -103,8 +103,14 @@ def content_blocks(content: Any, warn: Warn) -> tuple[list[str], list[Block], di
             if btype in _IMAGE_TYPES:
                 add_media(block.get("image_url") or block.get("url"), blocks, payloads)
                 continue
-            value = next((block[k] for k in ("text", "output_text", "input_text", "refusal")
-                          if isinstance(block.get(k), str)), None)
+            value = next(
+                (
+                    block[k]
+                    for k in ("text", "output_text", "input_text", "refusal")
+                    if isinstance(block.get(k), str)
+                ),
+                None,
+            )
             if value is None:
                 if btype in ("input_text", "output_text", "text", "refusal"):
                     warn(f"message: {btype} block without text")
@@ -187,8 +193,9 @@ def tool_search_block(kind: str, p: dict) -> ToolCallBlock | ToolResultBlock | N
         return None
     if kind == "tool_search_call":
         args = p.get("arguments")
-        return ToolCallBlock(clean(cid), "tool_search",
-                             deep_clean(args) if args is not None else {})
+        return ToolCallBlock(
+            clean(cid), "tool_search", deep_clean(args) if args is not None else {}
+        )
     tools = p.get("tools")
     text = json_bytes(tools).decode() if tools is not None else ""
     return ToolResultBlock(clean(cid), p.get("status") == "failed", text)
@@ -225,8 +232,14 @@ def tool_output(output: Any) -> tuple[str, bool, list[MediaBlock], dict[str, byt
                 texts.append(_as_json(item))
         return "\n".join(texts), False, media, payloads
     if isinstance(output, dict):
-        inner = next((output[k] for k in ("output", "content", "content_items")
-                      if output.get(k) is not None), None)
+        inner = next(
+            (
+                output[k]
+                for k in ("output", "content", "content_items")
+                if output.get(k) is not None
+            ),
+            None,
+        )
         if inner is None:
             text, is_error = _as_json(output), False
         else:

@@ -150,20 +150,31 @@ class FileReport:
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` shape of this report."""
         return {
-            "path": self.path, "harness": self.harness, "version": self.version,
-            "session": self.session_key, "status": self.status, "reason": self.reason,
-            "lines_read": self.lines_read, "imported": self.imported, "blank": self.blank,
-            "duplicate": self.duplicate, "opaque": self.opaque,
-            "non_conversation": self.non_conversation, "skipped": self.skipped,
+            "path": self.path,
+            "harness": self.harness,
+            "version": self.version,
+            "session": self.session_key,
+            "status": self.status,
+            "reason": self.reason,
+            "lines_read": self.lines_read,
+            "imported": self.imported,
+            "blank": self.blank,
+            "duplicate": self.duplicate,
+            "opaque": self.opaque,
+            "non_conversation": self.non_conversation,
+            "skipped": self.skipped,
             "skip_reasons": dict(self.skip_reasons),
             "errors": [{"line": n, "reason": r} for n, r in self.errors],
             "warnings": [{"line": n, "message": m} for n, m in self.warnings],
             "types": dict(self.types),
             "first_timestamp": _iso(self.first_timestamp),
             "last_timestamp": _iso(self.last_timestamp),
-            "offset": self.offset, "resumed_from": self.resumed_from,
-            "pending_tail_bytes": self.pending_tail_bytes, "copy_of": self.copy_of,
-            "waiting": self.waiting, "absent": self.absent,
+            "offset": self.offset,
+            "resumed_from": self.resumed_from,
+            "pending_tail_bytes": self.pending_tail_bytes,
+            "copy_of": self.copy_of,
+            "waiting": self.waiting,
+            "absent": self.absent,
         }
 
 
@@ -181,8 +192,7 @@ class ImportReport:
         for f in self.files:
             if f.session_key and f.status in ("imported", "unchanged") and f.changed:
                 files.setdefault(f.session_key, []).append(f)
-        return {key: fs[0].new_rows for key, fs in files.items()
-                if len(fs) == 1 and fs[0].new_rows}
+        return {key: fs[0].new_rows for key, fs in files.items() if len(fs) == 1 and fs[0].new_rows}
 
     @property
     def sessions(self) -> list[str]:
@@ -202,8 +212,9 @@ class ImportReport:
             "opaque": sum(f.opaque for f in self.files),
             "non_conversation": sum(f.non_conversation for f in self.files),
             "errors": sum(len(f.errors) for f in self.files),
-            "skipped_files": sum(1 for f in self.files
-                                 if f.status in ("skipped", "failed") and not f.absent),
+            "skipped_files": sum(
+                1 for f in self.files if f.status in ("skipped", "failed") and not f.absent
+            ),
             "absent_paths": sum(1 for f in self.files if f.absent),
         }
 
@@ -215,17 +226,20 @@ class ImportReport:
         some file must be imported again; 2 when every file was skipped (nothing in the
         import was a session file), unless a skipped file is only waiting for its first line
         (``FileReport.waiting``: a session just started)."""
-        failed = max((f.failure_code or 1 for f in self.files if f.status == "failed"),
-                     default=0)
+        failed = max((f.failure_code or 1 for f in self.files if f.status == "failed"), default=0)
         if failed or not self.files:
             return failed
         # issue 20: every input skipped (none a session file) is not a success
-        return 0 if any(f.status in ("imported", "unchanged") or f.waiting
-                        for f in self.files) else 2
+        return (
+            0 if any(f.status in ("imported", "unchanged") or f.waiting for f in self.files) else 2
+        )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"totals": self.totals(), "sessions": self.sessions,
-                "files": [f.to_dict() for f in self.files]}
+        return {
+            "totals": self.totals(),
+            "sessions": self.sessions,
+            "files": [f.to_dict() for f in self.files],
+        }
 
 
 def _iso(value: datetime | None) -> str | None:
@@ -235,9 +249,12 @@ def _iso(value: datetime | None) -> str | None:
 # ---------------------------------------------------------------------------- discovery
 
 
-def discover(paths: Iterable[str | os.PathLike[str]], *,
-             unreadable: list[FileReport] | None = None,
-             home: str | os.PathLike[str] | None = None) -> list[Path]:
+def discover(
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    unreadable: list[FileReport] | None = None,
+    home: str | os.PathLike[str] | None = None,
+) -> list[Path]:
     """Session files named by ``paths``: files as given, directories searched recursively for
     ``*.jsonl`` (sorted). A symlinked folder inside a tree is followed once: a folder already
     searched (the same device and inode, a link loop included) is not searched again.
@@ -279,23 +296,26 @@ def discover(paths: Iterable[str | os.PathLike[str]], *,
                     continue
                 seen.add((st.st_dev, st.st_ino))
                 dirs.sort()
-                here.extend(Path(folder, n) for n in names
-                            if n.endswith(".jsonl") and n not in NOT_SESSIONS)
+                here.extend(
+                    Path(folder, n) for n in names if n.endswith(".jsonl") and n not in NOT_SESSIONS
+                )
             found.extend(sorted(p for p in here if p.is_file()))
             for exc in errors:
                 problem(exc.filename or path, f"cannot read folder: {exc.strerror or exc}")
         elif path.is_file():
             found.append(path)
         elif path.exists():
-            problem(raw, "not a regular file or folder (a device, pipe or socket): give "
-                         "session files or folders")
+            problem(
+                raw,
+                "not a regular file or folder (a device, pipe or socket): give "
+                "session files or folders",
+            )
         else:
             problem(raw, "no such file or directory", absent=True)
     return list(dict.fromkeys(p.resolve() for p in found))
 
 
-def _opencode_mirrors(path: Path, home: str | os.PathLike[str] | None,
-                      found: list[Path]) -> bool:
+def _opencode_mirrors(path: Path, home: str | os.PathLike[str] | None, found: list[Path]) -> bool:
     """When ``path`` is an OpenCode data folder: sync its mirrors, add them to ``found``."""
     from continuity.formats import opencode
 
@@ -304,8 +324,7 @@ def _opencode_mirrors(path: Path, home: str | os.PathLike[str] | None,
     from continuity.core.config import resolve_home
 
     try:
-        found.extend(opencode.sync_mirrors(path, opencode.mirror_root(path,
-                                                                      resolve_home(home))))
+        found.extend(opencode.sync_mirrors(path, opencode.mirror_root(path, resolve_home(home))))
     except (OSError, ValueError, opencode.sqlite3.Error) as exc:
         raise InputError(f"{path}: cannot read the OpenCode sessions: {exc}") from exc
     return True
@@ -316,9 +335,13 @@ def total_bytes(files: Iterable[Path]) -> int:
     return sum(p.stat().st_size for p in files)
 
 
-def import_paths(store: Store, paths: Iterable[str | os.PathLike[str]], *,
-                 progress: Progress | None = None,
-                 home: str | os.PathLike[str] | None = None) -> ImportReport:
+def import_paths(
+    store: Store,
+    paths: Iterable[str | os.PathLike[str]],
+    *,
+    progress: Progress | None = None,
+    home: str | os.PathLike[str] | None = None,
+) -> ImportReport:
     """Import every session file under ``paths`` (``home``: see ``discover``); see the module
     docstring."""
     report = ImportReport()
@@ -342,9 +365,14 @@ GROUP_FILES = 200
 GROUP_SLOTS = 2000
 
 
-def import_files(store: Store, files: Iterable[Path], *, progress: Progress | None = None,
-                 done: Callable[[FileReport], None] | None = None,
-                 keep_rows: bool = False) -> Iterator[FileReport]:
+def import_files(
+    store: Store,
+    files: Iterable[Path],
+    *,
+    progress: Progress | None = None,
+    done: Callable[[FileReport], None] | None = None,
+    keep_rows: bool = False,
+) -> Iterator[FileReport]:
     """Import ``files`` (``import_file`` each) and yield their reports in order; ``done`` is
     called with each report as it is final. With ``keep_rows`` each report holds the rows its
     file added (``FileReport.new_rows``, up to ``KEEP_ROWS_BYTES`` of lines per file): the
@@ -368,8 +396,7 @@ def import_files(store: Store, files: Iterable[Path], *, progress: Progress | No
         todo, order, group, slots, size = group, slots, [], [], 0
         reports = _import_group(store, todo, keep_rows) if len(todo) > 1 else None
         if reports is None:
-            reports = [import_file(store, p, progress=progress, keep_rows=keep_rows)
-                       for p in todo]
+            reports = [import_file(store, p, progress=progress, keep_rows=keep_rows) for p in todo]
         elif progress:
             progress(sum(_size(p) for p in todo))
         imported = iter(reports)
@@ -423,8 +450,12 @@ def _to_read(path: Path, source: SourceState | None) -> int:
     it touched)."""
     try:
         st = path.stat()
-        if source is not None and st.st_ino == source.inode and st.st_size >= source.size \
-                and _prefix_hash(path, min(source.size, PREFIX_BYTES)) == source.prefix_sha256:
+        if (
+            source is not None
+            and st.st_ino == source.inode
+            and st.st_size >= source.size
+            and _prefix_hash(path, min(source.size, PREFIX_BYTES)) == source.prefix_sha256
+        ):
             return max(0, st.st_size - source.offset)
     except OSError:
         return 0
@@ -438,8 +469,9 @@ def _size(path: Path) -> int:
         return 0
 
 
-def _import_group(store: Store, paths: list[Path],
-                  keep_rows: bool = False) -> list[FileReport] | None:
+def _import_group(
+    store: Store, paths: list[Path], keep_rows: bool = False
+) -> list[FileReport] | None:
     """Import ``paths`` in one transaction; None when it failed and was rolled back."""
     reports = []
     try:
@@ -474,15 +506,23 @@ def key_paths(key: str) -> list[Path]:
     is not UTF-8 was reported gone after every import, as the escaped text names no file)."""
     paths = [Path(key)]
     if "\\x" in key:
-        raw = re.sub(rb"\\x([0-9a-f]{2})", lambda m: bytes([int(m.group(1), 16)]),
-                     key.encode("utf-8", "surrogatepass"))
+        raw = re.sub(
+            rb"\\x([0-9a-f]{2})",
+            lambda m: bytes([int(m.group(1), 16)]),
+            key.encode("utf-8", "surrogatepass"),
+        )
         paths.append(Path(os.fsdecode(raw)))
     return paths
 
 
-def import_file(store: Store, path: str | os.PathLike[str], *,
-                progress: Progress | None = None, keep_rows: bool = False,
-                mark_due: bool = True) -> FileReport:
+def import_file(
+    store: Store,
+    path: str | os.PathLike[str],
+    *,
+    progress: Progress | None = None,
+    keep_rows: bool = False,
+    mark_due: bool = True,
+) -> FileReport:
     """Import one session file (see the module docstring). Never raises for bad content or a
     store failure: a file that is not a session file gets status ``skipped``, one that could
     not be stored ``failed``, each with a reason. An import that collides with another process
@@ -507,11 +547,15 @@ def import_file(store: Store, path: str | os.PathLike[str], *,
             return report
         except StoreConflict:
             if report.first_new_seq is not None:
-                first_new = min(first_new if first_new is not None else report.first_new_seq,
-                                report.first_new_seq)
+                first_new = min(
+                    first_new if first_new is not None else report.first_new_seq,
+                    report.first_new_seq,
+                )
             if time.monotonic() + delay > deadline:
-                report.fail("another import was writing this file at the same time; "
-                            "import it again", StoreConflict.exit_code)
+                report.fail(
+                    "another import was writing this file at the same time; import it again",
+                    StoreConflict.exit_code,
+                )
                 return report
             time.sleep(delay)
             delay = min(delay * 2, 2.0)
@@ -520,8 +564,14 @@ def import_file(store: Store, path: str | os.PathLike[str], *,
             return report
 
 
-def _import_once(store: Store, p: Path, report: FileReport, progress: Progress | None,
-                 keep_rows: bool = False, mark_due: bool = True) -> None:
+def _import_once(
+    store: Store,
+    p: Path,
+    report: FileReport,
+    progress: Progress | None,
+    keep_rows: bool = False,
+    mark_due: bool = True,
+) -> None:
     key_path = report.path
     try:
         stat = p.stat()
@@ -532,8 +582,12 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
         report.fail(f"cannot read: {exc.strerror or exc}", InputError.exit_code)
         return
     # §5.2: same inode, not shorter, same leading bytes: the file grew (or is unchanged).
-    resume = (source is not None and source.inode == stat.st_ino and stat.st_size >= source.size
-              and source.prefix_sha256 == prefix)
+    resume = (
+        source is not None
+        and source.inode == stat.st_ino
+        and stat.st_size >= source.size
+        and source.prefix_sha256 == prefix
+    )
     if source is not None and resume and stat.st_size == source.offset:
         _mark_unchanged(report, source, stat, progress)
         return
@@ -544,23 +598,29 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
     if source is not None and resume:
         reader_cls = reader_for(source.harness)
     if reader_cls is None:
-        report.status, report.reason = "skipped", "not a session file (format not " \
-            "recognised)" + _encoding_hint(p)
+        report.status, report.reason = (
+            "skipped",
+            "not a session file (format not recognised)" + _encoding_hint(p),
+        )
         waiting = _no_complete_line(p, stat.st_size)
         if waiting:  # a session a harness has just started: not an error, imported later
             report.reason, report.waiting = waiting, True
         if progress:
             progress(stat.st_size)
         return
-    state = orjson.loads(source.reader_state) if (source and resume and source.reader_state) \
-        else {}
+    state = orjson.loads(source.reader_state) if (source and resume and source.reader_state) else {}
     reader = reader_cls(key_path, head, state.get("reader"))
-    if source is not None and (resume or safe_key(reader.session_key) == source.session_key
-                               or reader.key_from_file_name):
+    if source is not None and (
+        resume or safe_key(reader.session_key) == source.session_key or reader.key_from_file_name
+    ):
         key = source.session_key  # grown, re-read, or its head names no session: the same
     else:
-        key = _claim_key(store, reader.session_key, key_path,  # new, or now another session
-                         joins=reader.continues_session)
+        key = _claim_key(
+            store,
+            reader.session_key,
+            key_path,  # new, or now another session
+            joins=reader.continues_session,
+        )
     job = _FileImport(store, p, reader, key, report, state if resume else {}, stat, prefix)
     job.claimed = source
     # a known file that was rewritten (not grown): its line positions are read again
@@ -570,8 +630,9 @@ def _import_once(store: Store, p: Path, report: FileReport, progress: Progress |
     job.pending_from = report.pending_from = source.pending_from if source is not None else None
     if source is not None and not resume:  # rewritten or cut: remember how far it was read
         earlier = orjson.loads(source.reader_state) if source.reader_state else {}
-        job.lines_seen = max(source.line_count, earlier.get("lines_seen", 0)
-                             if isinstance(earlier, dict) else 0)
+        job.lines_seen = max(
+            source.line_count, earlier.get("lines_seen", 0) if isinstance(earlier, dict) else 0
+        )
     start, start_line = (source.offset, source.line_count) if (source and resume) else (0, 0)
     report.resumed_from = start
     job.run(start, start_line, progress)
@@ -599,27 +660,35 @@ def _no_complete_line(path: Path, size: int) -> str | None:
     return "no complete line yet (imported once its first line is written)"
 
 
-def _mark_unchanged(report: FileReport, source: SourceState, stat: os.stat_result,
-                    progress: Progress | None) -> None:
-    report.status, report.harness, report.session_key = "unchanged", source.harness, \
-        source.session_key
+def _mark_unchanged(
+    report: FileReport, source: SourceState, stat: os.stat_result, progress: Progress | None
+) -> None:
+    report.status, report.harness, report.session_key = (
+        "unchanged",
+        source.harness,
+        source.session_key,
+    )
     report.offset = report.resumed_from = source.offset
     report.pending_from = source.pending_from
     if progress:
         progress(stat.st_size)
 
 
-def _unchanged(p: Path, key: str, source: SourceState | None,
-               progress: Progress | None) -> FileReport | None:
+def _unchanged(
+    p: Path, key: str, source: SourceState | None, progress: Progress | None
+) -> FileReport | None:
     """The ``unchanged`` report of ``p`` when it is exactly what ``source`` read (§5.2: same
     inode, size at the stored offset, same leading bytes), else None (import it)."""
     if source is None:
         return None
     try:
         stat = p.stat()
-        if stat.st_ino != source.inode or stat.st_size != source.offset \
-                or stat.st_size < source.size \
-                or _prefix_hash(p, min(source.size, PREFIX_BYTES)) != source.prefix_sha256:
+        if (
+            stat.st_ino != source.inode
+            or stat.st_size != source.offset
+            or stat.st_size < source.size
+            or _prefix_hash(p, min(source.size, PREFIX_BYTES)) != source.prefix_sha256
+        ):
             return None
     except OSError:
         return None  # the ordinary path reports it
@@ -630,8 +699,12 @@ def _unchanged(p: Path, key: str, source: SourceState | None,
 
 #: Byte-order marks of encodings a session file is sometimes saved in by an editor (JSONL is
 #: UTF-8, RFC 8259 §8.1); UTF-32 first, as its little-endian mark begins with UTF-16's.
-_BOMS = [(b"\xff\xfe\x00\x00", "UTF-32-LE"), (b"\x00\x00\xfe\xff", "UTF-32-BE"),
-         (b"\xff\xfe", "UTF-16-LE"), (b"\xfe\xff", "UTF-16-BE")]
+_BOMS = [
+    (b"\xff\xfe\x00\x00", "UTF-32-LE"),
+    (b"\x00\x00\xfe\xff", "UTF-32-BE"),
+    (b"\xff\xfe", "UTF-16-LE"),
+    (b"\xfe\xff", "UTF-16-BE"),
+]
 
 
 def _encoding_hint(path: Path) -> str:
@@ -649,8 +722,10 @@ def _encoding_hint(path: Path) -> str:
         name = "UTF-16-BE"
     if name is None:
         return ""
-    return (f": it is {name} text, not UTF-8; convert it first "
-            f"(iconv -f {name} -t UTF-8 FILE > FILE.jsonl)")
+    return (
+        f": it is {name} text, not UTF-8; convert it first "
+        f"(iconv -f {name} -t UTF-8 FILE > FILE.jsonl)"
+    )
 
 
 def safe_key(key: str) -> str:
@@ -674,9 +749,17 @@ def _claim_key(store: Store, key: str, path: str, *, joins: bool = False) -> str
 class _FileImport:
     """One file's streaming import (state between batches)."""
 
-    def __init__(self, store: Store, path: Path, reader: FormatReader, key: str,
-                 report: FileReport, state: dict[str, Any], stat: os.stat_result,
-                 prefix: str) -> None:
+    def __init__(
+        self,
+        store: Store,
+        path: Path,
+        reader: FormatReader,
+        key: str,
+        report: FileReport,
+        state: dict[str, Any],
+        stat: os.stat_result,
+        prefix: str,
+    ) -> None:
         self.store, self.path, self.reader, self.key = store, path, reader, key
         self.path_str = report.path
         self.report, self.stat, self.prefix = report, stat, prefix
@@ -727,7 +810,7 @@ class _FileImport:
             lines = LineReader(fh, start_offset=start, start_line=start_line, keep_blank=True)
             last_offset = start
             if progress and start:  # the bytes read before count as done (the bar's total
-                progress(start)     # is every file's size)
+                progress(start)  # is every file's size)
             for line in lines:
                 if not line.blank:
                     report.lines_read += 1
@@ -757,31 +840,37 @@ class _FileImport:
             self.report.warnings.append((line.number, line.salvaged))
         if line.data is None:
             reason = clean(line.error or "unreadable")
-            self.issues.append(ImportIssue(self.path_str, line.number, line.offset,
-                                           len(line.raw), reason, digest))
+            self.issues.append(
+                ImportIssue(self.path_str, line.number, line.offset, len(line.raw), reason, digest)
+            )
             self.report.errors.append((line.number, reason))
             return
         # Rule 6 (issue 18): a line holding glued records reads each, in order.
         for record in line.records:
-            self._read(line if record is line.data else replace(line, data=record, more=()),
-                       digest)
+            self._read(line if record is line.data else replace(line, data=record, more=()), digest)
 
     def _read(self, line: Line, digest: str) -> None:
         if line.raw.count(b"[") + line.raw.count(b"{") > MAX_NESTING:  # cheap pre-check
             depth = nesting_depth(line.data, MAX_NESTING)
             if depth > MAX_NESTING:
-                reason = (f"JSON nested more than {MAX_NESTING} levels deep (not read; the raw "
-                          "line is kept)")
-                self.issues.append(ImportIssue(self.path_str, line.number, line.offset,
-                                               len(line.raw), reason, digest))
+                reason = (
+                    f"JSON nested more than {MAX_NESTING} levels deep (not read; the raw "
+                    "line is kept)"
+                )
+                self.issues.append(
+                    ImportIssue(
+                        self.path_str, line.number, line.offset, len(line.raw), reason, digest
+                    )
+                )
                 self.report.errors.append((line.number, reason))
                 return
         try:
             entry = self.reader.read(line)
         except Exception as exc:  # noqa: BLE001 - a reader bug must not lose the rest of the file
             reason = clean(f"reader error: {exc.__class__.__name__}: {exc}")
-            self.issues.append(ImportIssue(self.path_str, line.number, line.offset,
-                                           len(line.raw), reason, digest))
+            self.issues.append(
+                ImportIssue(self.path_str, line.number, line.offset, len(line.raw), reason, digest)
+            )
             self.report.errors.append((line.number, reason))
             return
         if entry is None:
@@ -796,8 +885,11 @@ class _FileImport:
             try:
                 blocks_to_json(entry.blocks)
             except ValueError as exc:
-                self.issues.append(ImportIssue(self.path_str, line.number, line.offset,
-                                               len(line.raw), str(exc), digest))
+                self.issues.append(
+                    ImportIssue(
+                        self.path_str, line.number, line.offset, len(line.raw), str(exc), digest
+                    )
+                )
                 self.report.errors.append((line.number, str(exc)))
                 return
         entry.source = SourceRef(self.path_str, line.number, line.offset, digest)
@@ -842,19 +934,27 @@ class _FileImport:
             elif e.kind in (EntryKind.EVENT, EntryKind.CONTEXT):
                 report.non_conversation += 1
             if e.timestamp is not None:
-                self.started = e.timestamp if self.started is None else min(self.started,
-                                                                           e.timestamp)
+                self.started = (
+                    e.timestamp if self.started is None else min(self.started, e.timestamp)
+                )
                 self.ended = e.timestamp if self.ended is None else max(self.ended, e.timestamp)
-                report.first_timestamp = (e.timestamp if report.first_timestamp is None
-                                          else min(report.first_timestamp, e.timestamp))
-                report.last_timestamp = (e.timestamp if report.last_timestamp is None
-                                         else max(report.last_timestamp, e.timestamp))
+                report.first_timestamp = (
+                    e.timestamp
+                    if report.first_timestamp is None
+                    else min(report.first_timestamp, e.timestamp)
+                )
+                report.last_timestamp = (
+                    e.timestamp
+                    if report.last_timestamp is None
+                    else max(report.last_timestamp, e.timestamp)
+                )
             if e.parent_native_id is not None:
                 self.tree_changed = True
             if e.native_id is not None and self.linear:
                 first = self.leaf is None and not self.had_rows  # a new session's first row
-                if (not first and e.parent_native_id != self.leaf) \
-                        or e.native_id in self.linear_ids:
+                if (
+                    not first and e.parent_native_id != self.leaf
+                ) or e.native_id in self.linear_ids:
                     self.linear = False
                     self.linear_ids = set()
                 else:
@@ -864,11 +964,17 @@ class _FileImport:
     def _write(self, entries: list[Entry], offset: int, line_count: int, final: bool) -> None:
         store = self.store
         facts = check_facts(self.reader.facts())
-        session = Session(key=self.key, harness=self.reader.harness, agent_id=facts.agent_id,
-                          project=facts.cwd, source_path=self.path_str,
-                          started_at=self.started, ended_at=self.ended, title=facts.title,
-                          forked_from=safe_key(facts.forked_from) if facts.forked_from
-                          else None)
+        session = Session(
+            key=self.key,
+            harness=self.reader.harness,
+            agent_id=facts.agent_id,
+            project=facts.cwd,
+            source_path=self.path_str,
+            started_at=self.started,
+            ended_at=self.ended,
+            title=facts.title,
+            forked_from=safe_key(facts.forked_from) if facts.forked_from else None,
+        )
         store.upsert_session(session)
         if self.replace_positions:  # after _dedupe read the old ones, in the same transaction
             store.forget_source_lines(self.path_str)
@@ -901,18 +1007,35 @@ class _FileImport:
             state["lines_seen"] = self.lines_seen
         # the rows whose checkpoints and transcript are due, stored with them: an import
         # interrupted before its phases leaves them due for the next one
-        due = [s for s in (self.pending_from, self.report.first_new_seq,
-                           0 if self.report.old_rows_changed else None) if s is not None] \
-            if self.mark_due else [s for s in (self.pending_from,) if s is not None]
+        due = (
+            [
+                s
+                for s in (
+                    self.pending_from,
+                    self.report.first_new_seq,
+                    0 if self.report.old_rows_changed else None,
+                )
+                if s is not None
+            ]
+            if self.mark_due
+            else [s for s in (self.pending_from,) if s is not None]
+        )
         # size: the length the prefix hash covers the start of (the size when this import began)
-        self.claimed = SourceState(self.path_str, self.key, self.reader.harness,
-                                   self.stat.st_ino, self.stat.st_size, offset, line_count,
-                                   self.prefix, orjson.dumps(state).decode(),
-                                   pending_from=min(due) if due else None)
+        self.claimed = SourceState(
+            self.path_str,
+            self.key,
+            self.reader.harness,
+            self.stat.st_ino,
+            self.stat.st_size,
+            offset,
+            line_count,
+            self.prefix,
+            orjson.dumps(state).decode(),
+            pending_from=min(due) if due else None,
+        )
         store.put_source(self.claimed)
 
-    def _follow(self, seqs: Iterable[int], visible: bool,
-                extra: Sequence[Entry] = ()) -> None:
+    def _follow(self, seqs: Iterable[int], visible: bool, extra: Sequence[Entry] = ()) -> None:
         """Set ``visible`` on the kept rows (and ``extra``, this batch's) with these seqs, as
         ``Store.set_on_path`` just did on the stored ones (a row put on the path is one its
         reader made visible: ``_apply_leaf_path`` puts no other on it)."""
@@ -944,8 +1067,9 @@ class _FileImport:
             self.store.set_on_path(self.key, repeats.hide, False)
             self._follow(repeats.hide, False)
             repeats.hide.clear()
-        if (self.report.resumed_from == 0 and self.had_rows) or (self.lines_seen and any(
-                e.source and e.source.line <= self.lines_seen for e in out)):
+        if (self.report.resumed_from == 0 and self.had_rows) or (
+            self.lines_seen and any(e.source and e.source.line <= self.lines_seen for e in out)
+        ):
             out = self._drop_already_stored_lines(out)
         return out
 
@@ -955,8 +1079,11 @@ class _FileImport:
         by their line number and bytes against the session's rows from this file
         (``Store.stored_lines``; fresh-user review: a Codex file truncated and then restored
         got its second half twice)."""
-        kept = self.store.stored_lines(self.key, self.path_str) \
-            if not hasattr(self, "_kept") else self._kept
+        kept = (
+            self.store.stored_lines(self.key, self.path_str)
+            if not hasattr(self, "_kept")
+            else self._kept
+        )
         self._kept = kept
         out = []
         for e in entries:
@@ -979,26 +1106,35 @@ class _FileImport:
         for e in entries:
             if e.parent_native_id in missing and e.source is not None:
                 self.report.warnings.append(
-                    (e.source.line, f"parent {e.parent_native_id} is not in the session "
-                                    "(dangling parent; the row is kept in file order)"))
+                    (
+                        e.source.line,
+                        f"parent {e.parent_native_id} is not in the session "
+                        "(dangling parent; the row is kept in file order)",
+                    )
+                )
 
     def _resolve_compactions(self, entries: list[Entry]) -> None:
-        wanted = [e.compaction.first_kept_entry_id for e in entries
-                  if e.compaction is not None and e.compaction.first_kept_entry_id]
+        wanted = [
+            e.compaction.first_kept_entry_id
+            for e in entries
+            if e.compaction is not None and e.compaction.first_kept_entry_id
+        ]
         if not wanted:
             lookup: dict[str, int] = {}
         else:
             lookup = self.store.native_seqs(self.key, wanted)
-            lookup.update({e.native_id: e.seq for e in entries
-                           if e.native_id and e.native_id not in lookup})
+            lookup.update(
+                {e.native_id: e.seq for e in entries if e.native_id and e.native_id not in lookup}
+            )
         for e in entries:
             c = e.compaction
             if c is None or c.covers_through_seq is not None:
                 continue
             kept = lookup.get(c.first_kept_entry_id or "")
             covers = kept - 1 if kept is not None and kept < e.seq else e.seq - 1
-            e.compaction = CompactionInfo(c.summary, covers, c.first_kept_entry_id,
-                                          c.continuation, c.run_id, c.trigger)
+            e.compaction = CompactionInfo(
+                c.summary, covers, c.first_kept_entry_id, c.continuation, c.run_id, c.trigger
+            )
 
 
 def _apply_leaf_path(store: Store, key: str) -> tuple[list[int], list[int], str | None]:
@@ -1022,10 +1158,14 @@ def _apply_leaf_path(store: Store, key: str) -> tuple[list[int], list[int], str 
         on_path.add(seq)
         current = parent if parent != current else None
         guard += 1
-    to_on = [seq for seq, native, _, visible, base in links
-             if native and seq in on_path and base and not visible]
-    to_off = [seq for seq, native, _, visible, _ in links
-              if native and seq not in on_path and visible]
+    to_on = [
+        seq
+        for seq, native, _, visible, base in links
+        if native and seq in on_path and base and not visible
+    ]
+    to_off = [
+        seq for seq, native, _, visible, _ in links if native and seq not in on_path and visible
+    ]
     if to_on:
         store.set_on_path(key, to_on, True)
     if to_off:
@@ -1041,8 +1181,11 @@ def mark_vanished(store: Store, roots: Sequence[str | os.PathLike[str]]) -> tupl
     removed whole, counts, as everything under it is gone) and is missing now is marked gone; one found again
     is marked back. Sessions and rows are never touched. Returns ``(marked gone, marked
     back)``, counts of source files. One query for the recorded sources, one ``stat`` each."""
-    folders = [Path(r).expanduser().resolve() for r in roots
-               if Path(r).expanduser().is_dir() or not os.path.lexists(Path(r).expanduser())]
+    folders = [
+        Path(r).expanduser().resolve()
+        for r in roots
+        if Path(r).expanduser().is_dir() or not os.path.lexists(Path(r).expanduser())
+    ]
     if not folders:
         return 0, 0
     gone: list[str] = []
@@ -1056,5 +1199,7 @@ def mark_vanished(store: Store, roots: Sequence[str | os.PathLike[str]]) -> tupl
             gone.append(path)
         elif exists and was_gone:
             back.append(path)
-    return (store.mark_sources(gone, gone=True) if gone else 0,
-            store.mark_sources(back, gone=False) if back else 0)
+    return (
+        store.mark_sources(gone, gone=True) if gone else 0,
+        store.mark_sources(back, gone=False) if back else 0,
+    )

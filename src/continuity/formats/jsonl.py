@@ -82,8 +82,15 @@ class LineReader:
     lines skipped and ``pending_tail`` the byte length of an unparsed, unterminated tail.
     """
 
-    def __init__(self, stream: BinaryIO, *, start_offset: int = 0, start_line: int = 0,
-                 max_line_bytes: int = DEFAULT_MAX_LINE_BYTES, keep_blank: bool = False) -> None:
+    def __init__(
+        self,
+        stream: BinaryIO,
+        *,
+        start_offset: int = 0,
+        start_line: int = 0,
+        max_line_bytes: int = DEFAULT_MAX_LINE_BYTES,
+        keep_blank: bool = False,
+    ) -> None:
         self._stream = stream
         self.keep_blank = keep_blank
         self.offset = start_offset
@@ -126,8 +133,13 @@ class LineReader:
                 pos = nl + 1
                 line_start = self.offset = chunk_start + pos
                 # Its length without the LF, as for an oversize line inside one chunk.
-                yield Line(self.line, oversize_from, oversize_head, None,
-                           self._oversize(chunk_start + nl - oversize_from))
+                yield Line(
+                    self.line,
+                    oversize_from,
+                    oversize_head,
+                    None,
+                    self._oversize(chunk_start + nl - oversize_from),
+                )
                 oversize_from = None
             while True:
                 nl = chunk.find(b"\n", pos)
@@ -150,8 +162,13 @@ class LineReader:
                 self.line += 1
                 self.offset = line_start
                 if len(raw) > self.max_line_bytes:
-                    yield Line(self.line, line_offset, raw[: self.max_line_bytes], None,
-                               self._oversize(len(raw)))
+                    yield Line(
+                        self.line,
+                        line_offset,
+                        raw[: self.max_line_bytes],
+                        None,
+                        self._oversize(len(raw)),
+                    )
                     continue
                 # Fast path: a line orjson reads as an object is good as it is (orjson allows
                 # the trailing CR as whitespace and refuses NUL, a BOM and blank input, which
@@ -195,22 +212,30 @@ class LineReader:
                 self.pending_tail = len(buf)
 
     def _oversize(self, n_bytes: int) -> str:
-        return (f"oversize: line of {n_bytes} bytes is over the {self.max_line_bytes}-byte "
-                "limit; kept raw (its first bytes), not parsed")
+        return (
+            f"oversize: line of {n_bytes} bytes is over the {self.max_line_bytes}-byte "
+            "limit; kept raw (its first bytes), not parsed"
+        )
 
     def _parse(self, raw: bytes, offset: int) -> Line | None:
         body = raw[:-1] if raw.endswith(b"\r") else raw
-        if not (body[len(BOM):] if self.line == 1 and body.startswith(BOM) else body).strip():
+        if not (body[len(BOM) :] if self.line == 1 and body.startswith(BOM) else body).strip():
             # blank, also when all the first line holds is the byte order mark
             self.blank += 1
             return Line(self.line, offset, raw, None, None, blank=True) if self.keep_blank else None
         data, error = _decode(body, first=self.line == 1)
         if data is None and error is not None:
-            found = salvage(body[len(BOM):] if self.line == 1 and body.startswith(BOM)
-                            else body)
+            found = salvage(body[len(BOM) :] if self.line == 1 and body.startswith(BOM) else body)
             if found is not None:
-                return Line(self.line, offset, raw, found.records[0], None,
-                            salvaged=found.describe(error), more=found.records[1:])
+                return Line(
+                    self.line,
+                    offset,
+                    raw,
+                    found.records[0],
+                    None,
+                    salvaged=found.describe(error),
+                    more=found.records[1:],
+                )
         return Line(self.line, offset, raw, data, error)
 
 
@@ -234,10 +259,14 @@ class Salvage:
         """The warning for the line: ``"<error>; <what was found>"``."""
         if len(self.records) == 1:
             where = "after" if self.trailing else "before"
-            return (f"{error}; {self.cut_bytes} bytes {where} a complete record cut off "
-                    "(kept raw), the record imported")
-        text = (f"{error}; {len(self.records)} records glued on one line (a lost newline), "
-                "each imported")
+            return (
+                f"{error}; {self.cut_bytes} bytes {where} a complete record cut off "
+                "(kept raw), the record imported"
+            )
+        text = (
+            f"{error}; {len(self.records)} records glued on one line (a lost newline), "
+            "each imported"
+        )
         if self.cut_bytes:
             text += f"; {self.cut_bytes} bytes that are no record cut off (kept raw)"
         return text
@@ -318,7 +347,7 @@ def _objects_from(text: str, pos: int, *, to_end: bool) -> tuple[list[dict], int
 
 def _decode(body: bytes, *, first: bool) -> tuple[dict | None, str | None]:
     if first and body.startswith(BOM):
-        body = body[len(BOM):]
+        body = body[len(BOM) :]
     if b"\x00" in body:
         return None, "NUL bytes in line (interrupted write)"
     try:

@@ -52,8 +52,11 @@ def content_text(content: Any) -> str:
         return content
     if not isinstance(content, list):
         return ""
-    parts = [p if isinstance(p, str) else p.get("text") for p in content
-             if isinstance(p, str) or (isinstance(p, dict) and p.get("type") == "text")]
+    parts = [
+        p if isinstance(p, str) else p.get("text")
+        for p in content
+        if isinstance(p, str) or (isinstance(p, dict) and p.get("type") == "text")
+    ]
     return "\n\n".join(p for p in parts if isinstance(p, str) and p)
 
 
@@ -65,8 +68,12 @@ class LangGraphReader(FormatReader):
     @classmethod
     def sniff(cls, head: list[dict]) -> bool:
         first = head[0] if head else None
-        return isinstance(first, dict) and isinstance(first.get(MARKER), int) \
-            and isinstance(first.get("thread_id"), str) and isinstance(first.get("message"), dict)
+        return (
+            isinstance(first, dict)
+            and isinstance(first.get(MARKER), int)
+            and isinstance(first.get("thread_id"), str)
+            and isinstance(first.get("message"), dict)
+        )
 
     def key_from_head(self, head: list[dict]) -> str | None:
         first = head[0] if head else None
@@ -81,16 +88,25 @@ class LangGraphReader(FormatReader):
         message = data.get("message")
         if not isinstance(message, dict) or not isinstance(message.get("data"), dict):
             self.warn(line, "message: expected an object with type and data (kept opaque)")
-            return Entry(kind=EntryKind.OPAQUE, role=Role.SYSTEM, visible=False,
-                         timestamp=self.time_field(line, data.get("recorded_at"), "recorded_at"))
+            return Entry(
+                kind=EntryKind.OPAQUE,
+                role=Role.SYSTEM,
+                visible=False,
+                timestamp=self.time_field(line, data.get("recorded_at"), "recorded_at"),
+            )
         body = message["data"]
         kind_name = self.string_field(line, message, "type") or ""
         cwd = self.string_field(line, data, "cwd")
         if cwd:
             self._facts.cwd = cwd
-        entry = Entry(kind=EntryKind.MESSAGE, role=Role.ASSISTANT, type_name=kind_name,
-                      timestamp=self.time_field(line, data.get("recorded_at"), "recorded_at"),
-                      native_id=self.string_field(line, body, "id"), cwd=cwd)
+        entry = Entry(
+            kind=EntryKind.MESSAGE,
+            role=Role.ASSISTANT,
+            type_name=kind_name,
+            timestamp=self.time_field(line, data.get("recorded_at"), "recorded_at"),
+            native_id=self.string_field(line, body, "id"),
+            cwd=cwd,
+        )
         text = content_text(body.get("content"))
         blocks: list[Block] = [TextBlock(text)] if text else []
         if kind_name == "human":
@@ -101,14 +117,20 @@ class LangGraphReader(FormatReader):
             calls = body.get("tool_calls") if isinstance(body.get("tool_calls"), list) else []
             for call in calls:
                 if isinstance(call, dict) and isinstance(call.get("name"), str):
-                    blocks.append(ToolCallBlock(str(call.get("id") or ""), call["name"],
-                                                call.get("args", {})))
+                    blocks.append(
+                        ToolCallBlock(str(call.get("id") or ""), call["name"], call.get("args", {}))
+                    )
             if not calls:
                 entry.run_end = RunStatus.FINISHED
         elif kind_name == "tool":
             entry.role = Role.TOOL
-            blocks = [ToolResultBlock(self.string_field(line, body, "tool_call_id") or "",
-                                      body.get("status") == "error", text)]
+            blocks = [
+                ToolResultBlock(
+                    self.string_field(line, body, "tool_call_id") or "",
+                    body.get("status") == "error",
+                    text,
+                )
+            ]
         elif kind_name == "system":
             entry.kind, entry.role = EntryKind.CONTEXT, Role.SYSTEM
         else:

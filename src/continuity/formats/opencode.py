@@ -72,8 +72,9 @@ DB_NAME = "opencode.db"
 MIRROR_SUFFIX = ".jsonl"
 CURSOR_SUFFIX = ".cursor.json"
 #: Part types that hold no conversation (kept raw, counted as known).
-EVENT_PARTS = frozenset({"step-start", "step-finish", "snapshot", "patch", "agent", "retry",
-                         "compaction", "subtask"})
+EVENT_PARTS = frozenset(
+    {"step-start", "step-finish", "snapshot", "patch", "agent", "retry", "compaction", "subtask"}
+)
 _FINISHED = ("stop", "end_turn", "length")
 
 
@@ -100,13 +101,17 @@ def layout(data_dir: str | os.PathLike[str]) -> str | None:
 def _is_opencode_db(db: Path) -> bool:
     try:
         with _connect(db) as conn:
-            cols = {t: {r[1] for r in conn.execute(f"PRAGMA table_info({t})")}
-                    for t in ("session", "message", "part")}
+            cols = {
+                t: {r[1] for r in conn.execute(f"PRAGMA table_info({t})")}
+                for t in ("session", "message", "part")
+            }
     except sqlite3.Error:
         return False
-    return ({"id", "directory", "version", "time_updated"} <= cols["session"]
-            and {"id", "session_id", "time_updated", "data"} <= cols["message"]
-            and {"id", "message_id", "time_updated", "data"} <= cols["part"])
+    return (
+        {"id", "directory", "version", "time_updated"} <= cols["session"]
+        and {"id", "session_id", "time_updated", "data"} <= cols["message"]
+        and {"id", "message_id", "time_updated", "data"} <= cols["part"]
+    )
 
 
 def _connect(db: Path) -> sqlite3.Connection:
@@ -131,7 +136,8 @@ def _loads(text: Any) -> Any:
 
 
 class _Source:
-    """One layout's records (``margin``: 2 s in its update-time unit). ``sessions()``: each session record; ``changed(session,
+    """One layout's records (``margin``: 2 s in its update-time unit). ``sessions()``: each session
+    record; ``changed(session,
     since)``: ``(messages, parts)`` whose update time is at or after ``since`` (every record
     when ``since`` is None); ``heads(ids)``: the message records of these ids. A record is a
     dict ``id``, ``time_created``, ``time_updated`` (ms; a JSON file's mtime in ns), ``data``
@@ -161,8 +167,11 @@ class _SqliteSource(_Source):
         self.conn.row_factory = sqlite3.Row
         self.conn.execute("BEGIN")
         cols = {r[1] for r in self.conn.execute("PRAGMA table_info(part)")}
-        self._part_where = ("session_id = ?" if "session_id" in cols else
-                            "message_id IN (SELECT id FROM message WHERE session_id = ?)")
+        self._part_where = (
+            "session_id = ?"
+            if "session_id" in cols
+            else "message_id IN (SELECT id FROM message WHERE session_id = ?)"
+        )
 
     def sessions(self) -> list[dict]:
         rows = self.conn.execute("SELECT * FROM session ORDER BY time_created, id").fetchall()
@@ -180,18 +189,25 @@ class _SqliteSource(_Source):
         floor = -1 if since is None else since
         messages = self._records(
             "SELECT id, time_created, time_updated, data FROM message WHERE session_id = ? "
-            "AND time_updated >= ?", (session["id"], floor))
+            "AND time_updated >= ?",
+            (session["id"], floor),
+        )
         parts = self._records(
             "SELECT id, message_id, time_created, time_updated, data FROM part WHERE "
-            f"{self._part_where} AND time_updated >= ?", (session["id"], floor))
+            f"{self._part_where} AND time_updated >= ?",
+            (session["id"], floor),
+        )
         return messages, parts
 
     def heads(self, ids: list[str]) -> list[dict]:
         out = []
         for i in range(0, len(ids), 500):
-            chunk = ids[i:i + 500]
-            out += self._records("SELECT id, time_created, time_updated, data FROM message "
-                                 f"WHERE id IN ({','.join('?' * len(chunk))})", tuple(chunk))
+            chunk = ids[i : i + 500]
+            out += self._records(
+                "SELECT id, time_created, time_updated, data FROM message "
+                f"WHERE id IN ({','.join('?' * len(chunk))})",
+                tuple(chunk),
+            )
         return out
 
     def close(self) -> None:
@@ -213,9 +229,12 @@ class _JsonSource(_Source):
         if not isinstance(data, dict) or not isinstance(data.get("id"), str):
             return None
         t = object_at(data, "time")
-        return {"id": data["id"], "time_created": t.get("created"),
-                "time_updated": mtime if mtime is not None else path.stat().st_mtime_ns,
-                "data": data}
+        return {
+            "id": data["id"],
+            "time_created": t.get("created"),
+            "time_updated": mtime if mtime is not None else path.stat().st_mtime_ns,
+            "data": data,
+        }
 
     def sessions(self) -> list[dict]:
         out = []
@@ -224,10 +243,18 @@ class _JsonSource(_Source):
             if rec is None:
                 continue
             data = rec["data"]
-            out.append({"id": rec["id"], "parent_id": data.get("parentID"),
-                        "directory": data.get("directory"), "title": data.get("title"),
-                        "version": data.get("version"), "time_created": rec["time_created"],
-                        "time_updated": rec["time_updated"], "data": data})
+            out.append(
+                {
+                    "id": rec["id"],
+                    "parent_id": data.get("parentID"),
+                    "directory": data.get("directory"),
+                    "title": data.get("title"),
+                    "version": data.get("version"),
+                    "time_created": rec["time_created"],
+                    "time_updated": rec["time_updated"],
+                    "data": data,
+                }
+            )
         return out
 
     def _fresh(self, folder: Path, since: int | None) -> list[tuple[Path, int]]:
@@ -243,8 +270,9 @@ class _JsonSource(_Source):
 
     def changed(self, session: dict, since: int | None) -> tuple[list[dict], list[dict]]:
         folder = self.storage / "message" / str(session["id"])
-        messages = [r for r in (self._record(p, m) for p, m in self._fresh(folder, since))
-                    if r is not None]
+        messages = [
+            r for r in (self._record(p, m) for p, m in self._fresh(folder, since)) if r is not None
+        ]
         parts = []
         for mpath in sorted(folder.glob("*.json")):
             mid = mpath.stem
@@ -277,8 +305,9 @@ def mirror_root(data_dir: str | os.PathLike[str], home: Path) -> Path:
     return home / "sources" / "opencode" / digest
 
 
-def sync_mirrors(data_dir: str | os.PathLike[str], mirror_root: str | os.PathLike[str]
-                 ) -> list[Path]:
+def sync_mirrors(
+    data_dir: str | os.PathLike[str], mirror_root: str | os.PathLike[str]
+) -> list[Path]:
     """Append what changed in the OpenCode data folder ``data_dir`` to the session mirrors
     under ``mirror_root`` (created ``0700``); returns every session's mirror path (changed or
     not), sorted. Only records updated at or after a session's cursor are read. Raises
@@ -286,12 +315,15 @@ def sync_mirrors(data_dir: str | os.PathLike[str], mirror_root: str | os.PathLik
     ``OSError`` when it cannot be read."""
     kind = layout(data_dir)
     if kind is None:
-        raise ValueError(f"{data_dir}: not an OpenCode data folder (no opencode.db and no "
-                         "storage/session records)")
+        raise ValueError(
+            f"{data_dir}: not an OpenCode data folder (no opencode.db and no "
+            "storage/session records)"
+        )
     root = Path(mirror_root)
     root.mkdir(parents=True, exist_ok=True, mode=0o700)
-    source: _Source = _SqliteSource(Path(data_dir) / DB_NAME) if kind == "sqlite" \
-        else _JsonSource(Path(data_dir))
+    source: _Source = (
+        _SqliteSource(Path(data_dir) / DB_NAME) if kind == "sqlite" else _JsonSource(Path(data_dir))
+    )
     out = []
     try:
         for session in source.sessions():
@@ -316,8 +348,9 @@ class _Cursor:
         raw = raw if isinstance(raw, dict) else {}
         since, at = raw.get("since"), raw.get("at")
         self.since: int | None = since if isinstance(since, int) else None
-        self.at: dict[str, int] = {k: v for k, v in at.items() if isinstance(v, int)} \
-            if isinstance(at, dict) else {}
+        self.at: dict[str, int] = (
+            {k: v for k, v in at.items() if isinstance(v, int)} if isinstance(at, dict) else {}
+        )
         self.newest = max(self.at.values(), default=self.since)
 
     def fresh(self, kind: str, rec: dict) -> bool:
@@ -344,8 +377,9 @@ class _Cursor:
 
 
 def _sync_one(path: Path, session: dict, source: _Source) -> Path:
-    cursor = _Cursor(path.with_name(path.name[:-len(MIRROR_SUFFIX)] + CURSOR_SUFFIX),
-                     source.margin)
+    cursor = _Cursor(
+        path.with_name(path.name[: -len(MIRROR_SUFFIX)] + CURSOR_SUFFIX), source.margin
+    )
     lines: list[bytes] = []
     if cursor.fresh("session", session):
         lines.append(orjson.dumps({"type": "opencode.session", "session": session}))
@@ -358,14 +392,16 @@ def _sync_one(path: Path, session: dict, source: _Source) -> Path:
     by_message: dict[str, list[dict]] = {}
     for part in sorted(fresh_parts, key=lambda p: p["id"]):
         by_message.setdefault(part["message_id"], []).append(part)
-    order = sorted(set(changed) | set(by_message),
-                   key=lambda mid: ((heads.get(mid) or {}).get("time_created") or 0, mid))
+    order = sorted(
+        set(changed) | set(by_message),
+        key=lambda mid: ((heads.get(mid) or {}).get("time_created") or 0, mid),
+    )
     for mid in order:
         message = heads.get(mid) or {"id": mid, "data": {}}
         head = {k: message.get(k) for k in ("id", "time_created", "time_updated", "data")}
         for part in by_message.get(mid, []):
             pdata = object_at(part, "data")
-            for view in (["call", "result"] if pdata.get("type") == "tool" else [None]):
+            for view in ["call", "result"] if pdata.get("type") == "tool" else [None]:
                 line: dict[str, Any] = {"type": "opencode.part", "part": part, "message": head}
                 if view:
                     line["as"] = view
@@ -405,10 +441,12 @@ class OpenCodeReader(FormatReader):
 
     @classmethod
     def sniff(cls, head: list[dict]) -> bool:
-        return any(isinstance(o, dict)
-                   and (str_field(o, "type") or "").startswith("opencode.")
-                   and isinstance(o.get("session", o.get("part", o.get("message"))), dict)
-                   for o in head[:5])
+        return any(
+            isinstance(o, dict)
+            and (str_field(o, "type") or "").startswith("opencode.")
+            and isinstance(o.get("session", o.get("part", o.get("message"))), dict)
+            for o in head[:5]
+        )
 
     def key_from_head(self, head: list[dict]) -> str | None:
         for obj in head:
@@ -454,8 +492,12 @@ class OpenCodeReader(FormatReader):
     def read(self, line: Line) -> Entry | None:
         data = line.data or {}
         kind = str_field(data, "type") or ""
-        entry = Entry(kind=EntryKind.OPAQUE, role=Role.SYSTEM, visible=False,
-                      type_name=clean(kind) or "<missing type>")
+        entry = Entry(
+            kind=EntryKind.OPAQUE,
+            role=Role.SYSTEM,
+            visible=False,
+            type_name=clean(kind) or "<missing type>",
+        )
         try:
             if kind == "opencode.session":
                 session = data.get("session")
@@ -472,7 +514,11 @@ class OpenCodeReader(FormatReader):
         except Exception as exc:  # noqa: BLE001 - never raise on odd input (formats.md §5.1)
             self.warn(line, f"unreadable {kind or 'record'}: {type(exc).__name__}: {exc}")
             entry.kind, entry.role, entry.blocks, entry.visible = (
-                EntryKind.OPAQUE, Role.SYSTEM, (), False)
+                EntryKind.OPAQUE,
+                Role.SYSTEM,
+                (),
+                False,
+            )
             entry.is_request, entry.compaction, entry.run_end = False, None, None
         return entry
 
@@ -492,8 +538,11 @@ class OpenCodeReader(FormatReader):
         if isinstance(error, dict):
             name = str_field(error, "name") or ""
             entry.run_end = RunStatus.INTERRUPTED if "Abort" in name else RunStatus.FAILED
-            text = text_of((error.get("data") or {}).get("message")
-                           if isinstance(error.get("data"), dict) else name)
+            text = text_of(
+                (error.get("data") or {}).get("message")
+                if isinstance(error.get("data"), dict)
+                else name
+            )
             if text:
                 entry.blocks = (TextBlock(text),)
         elif finish in _FINISHED:
@@ -527,8 +576,9 @@ class OpenCodeReader(FormatReader):
         pid = text_of(part.get("id"))
         entry.native_id = pid or None
         entry.type_name = f"part/{clean(ptype) or '?'}"
-        entry.timestamp = (self._time(line, pdata, "part", "start", "end")
-                           or self._time(line, mdata, "message", "created"))
+        entry.timestamp = self._time(line, pdata, "part", "start", "end") or self._time(
+            line, mdata, "message", "created"
+        )
         cwd = mdata.get("path", {}).get("cwd") if isinstance(mdata.get("path"), dict) else None
         entry.cwd = text_of(cwd) or None
         if ptype in EVENT_PARTS:
@@ -582,13 +632,19 @@ class OpenCodeReader(FormatReader):
                 return
             text = text_of(state.get("output") if status == "completed" else state.get("error"))
             entry.role = Role.TOOL
-            entry.blocks = (ToolResultBlock(call_id=call_id, is_error=status == "error",
-                                            text=text),)
+            entry.blocks = (
+                ToolResultBlock(call_id=call_id, is_error=status == "error", text=text),
+            )
             return
         entry.role = Role.ASSISTANT
         entry.type_name = "part/tool/call"
         args = state.get("input")
-        entry.blocks = (ToolCallBlock(id=call_id, name=text_of(pdata.get("tool")),
-                                      arguments=args if isinstance(args, dict) else {}),)
+        entry.blocks = (
+            ToolCallBlock(
+                id=call_id,
+                name=text_of(pdata.get("tool")),
+                arguments=args if isinstance(args, dict) else {},
+            ),
+        )
         if not isinstance(args, dict):
             self.warn(line, f"tool part {call_id} without an input object")

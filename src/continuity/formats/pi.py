@@ -58,8 +58,9 @@ _STOP_REASONS: dict[str, RunStatus | None] = {
     "toolUse": None,
 }
 
-_EVENT_TYPES = frozenset({"model_change", "thinking_level_change", "label", "session_info",
-                          "custom"})
+_EVENT_TYPES = frozenset(
+    {"model_change", "thinking_level_change", "label", "session_info", "custom"}
+)
 
 
 #: The ``customType`` of the recovery context our pi extension hands pi on a session's first
@@ -96,8 +97,11 @@ def read_entries(objects: list, session_key: str = "pi-working-view") -> list[En
             entry.seq = index
             out.append(entry)
     return out
+
+
 #: How many recent message entries the reader remembers to place a ``retainedTail``.
 RECENT_MESSAGES = 256
+
 
 class PiReader(FormatReader):
     """Reader of pi session files (v1, v2 and v3)."""
@@ -129,8 +133,12 @@ class PiReader(FormatReader):
         if not head:
             return False
         first = head[0]
-        if isinstance(first, dict) and first.get("type") == "session" and "cwd" in first \
-                and "payload" not in first:
+        if (
+            isinstance(first, dict)
+            and first.get("type") == "session"
+            and "cwd" in first
+            and "payload" not in first
+        ):
             return True
         for obj in head:
             if not isinstance(obj, dict) or obj.get("type") != "message":
@@ -153,8 +161,15 @@ class PiReader(FormatReader):
 
     def state(self) -> dict[str, Any]:
         out = super().state()
-        out.update({"v1": self._v1, "prev_id": self._prev_id, "count": self._count,
-                    "breaks": [list(b) for b in self._breaks], "recent": dict(self._recent)})
+        out.update(
+            {
+                "v1": self._v1,
+                "prev_id": self._prev_id,
+                "count": self._count,
+                "breaks": [list(b) for b in self._breaks],
+                "recent": dict(self._recent),
+            }
+        )
         return out
 
     def restore(self, state: dict[str, Any] | None) -> None:
@@ -168,12 +183,16 @@ class PiReader(FormatReader):
         self._count = count if isinstance(count, int) and count >= 0 else 0
         recent = state.get("recent")
         if isinstance(recent, dict):
-            self._recent = {k: v for k, v in recent.items()
-                            if isinstance(k, str) and isinstance(v, str)}
+            self._recent = {
+                k: v for k, v in recent.items() if isinstance(k, str) and isinstance(v, str)
+            }
         breaks = state.get("breaks")
         if isinstance(breaks, list):
-            self._breaks = [[int(b[0]), int(b[1])] for b in breaks
-                            if isinstance(b, (list, tuple)) and len(b) == 2]
+            self._breaks = [
+                [int(b[0]), int(b[1])]
+                for b in breaks
+                if isinstance(b, (list, tuple)) and len(b) == 2
+            ]
 
     # ------------------------------------------------------------------ helpers
 
@@ -183,8 +202,9 @@ class PiReader(FormatReader):
             self._v1 = True
             self._facts.version = "1"
         else:
-            self._v1 = isinstance(version, (int, float)) and not isinstance(version, bool) \
-                and version < 2
+            self._v1 = (
+                isinstance(version, (int, float)) and not isinstance(version, bool) and version < 2
+            )
             self._facts.version = str(version)
 
     def _line_of_index(self, index: int) -> int:
@@ -202,8 +222,9 @@ class PiReader(FormatReader):
             self._breaks.append([index, line.number])
         self._count += 1
 
-    def _text_blocks(self, line: Line, content: Any, payloads: dict[str, bytes],
-                     where: str) -> list[Block]:
+    def _text_blocks(
+        self, line: Line, content: Any, payloads: dict[str, bytes], where: str
+    ) -> list[Block]:
         """Text and image blocks of a user-like ``content`` (string or block list)."""
         if isinstance(content, str):
             return [TextBlock(text_of(content))]
@@ -232,8 +253,7 @@ class PiReader(FormatReader):
                 self.warn(line, f"{where}: unknown content block {btype!r} skipped")
         return blocks
 
-    def _media(self, line: Line, block: dict, payloads: dict[str, bytes],
-               where: str) -> MediaBlock:
+    def _media(self, line: Line, block: dict, payloads: dict[str, bytes], where: str) -> MediaBlock:
         data = block.get("data")
         if not isinstance(data, str):
             self.warn(line, f"{where}: image block without data")
@@ -263,14 +283,23 @@ class PiReader(FormatReader):
             else:  # issue 20: never merged silently (pi writes one file per session)
                 other = data.get("id")
                 named = f" of session {other!r}" if isinstance(other, str) and other else ""
-                self.warn(line, f"a second session header{named}: its rows are read as part "
-                                "of this file's session (split the file to keep them apart)")
+                self.warn(
+                    line,
+                    f"a second session header{named}: its rows are read as part "
+                    "of this file's session (split the file to keep them apart)",
+                )
             cwd = self.string_field(line, data, "cwd")
             cwd = text_of(cwd) or None
             if cwd:
                 self._facts.cwd = cwd
-            return Entry(kind=EntryKind.EVENT, role=Role.SYSTEM, timestamp=timestamp,
-                         type_name="session", visible=False, cwd=cwd)
+            return Entry(
+                kind=EntryKind.EVENT,
+                role=Role.SYSTEM,
+                timestamp=timestamp,
+                type_name="session",
+                visible=False,
+                cwd=cwd,
+            )
 
         # Ids: native for v2/v3, migrated (linear chain) for v1.
         if self._v1:
@@ -288,9 +317,15 @@ class PiReader(FormatReader):
                 self.warn(line, "entry without id")
             parent_id = self.string_field(line, data, "parentId")
 
-        entry = Entry(kind=EntryKind.OPAQUE, role=Role.SYSTEM, timestamp=timestamp,
-                      native_id=native_id, parent_native_id=parent_id, type_name=type_name,
-                      visible=False)
+        entry = Entry(
+            kind=EntryKind.OPAQUE,
+            role=Role.SYSTEM,
+            timestamp=timestamp,
+            native_id=native_id,
+            parent_native_id=parent_id,
+            type_name=type_name,
+            visible=False,
+        )
         try:
             self._fill(line, data, etype, entry)
         except Exception as exc:  # noqa: BLE001 - never raise on odd input (formats.md §5.1)
@@ -317,8 +352,9 @@ class PiReader(FormatReader):
             if data.get("customType") == RECOVERY_TYPE:  # what we injected: not conversation
                 entry.kind, entry.visible = EntryKind.CONTEXT, False
                 entry.type_name = f"custom_message/{RECOVERY_TYPE}"
-            entry.blocks = tuple(self._text_blocks(line, data.get("content"), payloads,
-                                                   "custom_message"))
+            entry.blocks = tuple(
+                self._text_blocks(line, data.get("content"), payloads, "custom_message")
+            )
             entry.payloads = payloads or None
         elif etype == "branch_summary":
             summary = text_of(data.get("summary"))
@@ -348,12 +384,16 @@ class PiReader(FormatReader):
         if marker is not None:  # ours (issue 14): the continuation checkpoint, one id, pi's
             run_id = marker.get("run_id")
             entry.compaction = CompactionInfo(
-                summary=text_of(summary), first_kept_entry_id=first_kept, continuation=True,
+                summary=text_of(summary),
+                first_kept_entry_id=first_kept,
+                continuation=True,
                 run_id=text_of(run_id) if isinstance(run_id, str) and run_id else None,
-                trigger=CHECKPOINT_TRIGGER)
+                trigger=CHECKPOINT_TRIGGER,
+            )
             return
-        entry.compaction = CompactionInfo(summary=text_of(summary),
-                                          first_kept_entry_id=first_kept, trigger="pi")
+        entry.compaction = CompactionInfo(
+            summary=text_of(summary), first_kept_entry_id=first_kept, trigger="pi"
+        )
 
     def _retained_head(self, line: Line, tail: Any) -> str | None:
         """The id of the entry the first message of a compaction's ``retainedTail`` copies
@@ -366,8 +406,11 @@ class PiReader(FormatReader):
         first = tail[0] if isinstance(tail[0], dict) else {}
         found = self._recent.get(f"{first.get('role')}:{first.get('timestamp')}")
         if found is None:
-            self.warn(line, f"compaction: the {len(tail)} retained messages match no earlier "
-                            "entry (kept raw; the summary covers every row before it)")
+            self.warn(
+                line,
+                f"compaction: the {len(tail)} retained messages match no earlier "
+                "entry (kept raw; the summary covers every row before it)",
+            )
         return found
 
     def _remember(self, native_id: str | None, msg: dict) -> None:
@@ -416,13 +459,13 @@ class PiReader(FormatReader):
             entry.kind, entry.role, entry.visible = EntryKind.MESSAGE, Role.USER, True
             if msg.get("customType") == RECOVERY_TYPE:
                 entry.kind, entry.visible = EntryKind.CONTEXT, False
-            entry.blocks = tuple(self._text_blocks(line, msg.get("content"), payloads,
-                                                   "custom"))
+            entry.blocks = tuple(self._text_blocks(line, msg.get("content"), payloads, "custom"))
         # other roles (incl. runtime-only compactionSummary/branchSummary) stay OPAQUE
         entry.payloads = payloads or None
 
-    def _assistant_blocks(self, line: Line, content: Any,
-                          payloads: dict[str, bytes]) -> list[Block]:
+    def _assistant_blocks(
+        self, line: Line, content: Any, payloads: dict[str, bytes]
+    ) -> list[Block]:
         if isinstance(content, str):
             return [TextBlock(text_of(content))] if content else []
         if content is None:
@@ -450,8 +493,13 @@ class PiReader(FormatReader):
                     self.warn(line, "toolCall without id")
                 if not isinstance(name, str):
                     self.warn(line, "toolCall without name")
-                blocks.append(ToolCallBlock(text_of(call_id), text_of(name),
-                                            self._arguments(line, block.get("arguments"))))
+                blocks.append(
+                    ToolCallBlock(
+                        text_of(call_id),
+                        text_of(name),
+                        self._arguments(line, block.get("arguments")),
+                    )
+                )
             elif btype == "image":
                 blocks.append(self._media(line, block, payloads, "assistant"))
             else:
@@ -485,8 +533,12 @@ class PiReader(FormatReader):
                     self.warn(line, "toolResult: unknown content block skipped")
         else:
             self.warn(line, "toolResult without content")
-        return ToolResultBlock(call_id=text_of(call_id), is_error=msg.get("isError") is True,
-                               text="\n".join(texts), media=tuple(media))
+        return ToolResultBlock(
+            call_id=text_of(call_id),
+            is_error=msg.get("isError") is True,
+            text="\n".join(texts),
+            media=tuple(media),
+        )
 
     def _bash_text(self, line: Line, msg: dict) -> str:
         command = msg.get("command")
@@ -504,4 +556,3 @@ class PiReader(FormatReader):
         if isinstance(code, int) and not isinstance(code, bool):
             parts.append(f"[exit {code}]")
         return "\n".join(parts)
-

@@ -34,8 +34,7 @@ def fingerprint(entry: Entry) -> str:
     JSON) and the compaction summary. Envelope fields (time, session id, cwd, line) are not part of it."""
     h = hashlib.sha256()
     run_end = entry.run_end.value if entry.run_end is not None else ""
-    h.update(f"{entry.kind.value}|{entry.role.value}|{int(entry.is_request)}|{run_end}|"
-             .encode())
+    h.update(f"{entry.kind.value}|{entry.role.value}|{int(entry.is_request)}|{run_end}|".encode())
     h.update(blocks_to_json(entry.blocks).encode() if entry.blocks else b"")
     if entry.compaction is not None:
         h.update(b"|" + entry.compaction.summary.encode("utf-8", "surrogatepass"))
@@ -63,8 +62,7 @@ class _Copy:
     def same_line(self, other: _Copy) -> bool:
         """The same line read again (same number and bytes: a re-read of the file)."""
         a, b = self.entry.source, other.entry.source
-        return a is not None and b is not None and (a.line, a.raw_sha256) == (b.line,
-                                                                              b.raw_sha256)
+        return a is not None and b is not None and (a.line, a.raw_sha256) == (b.line, b.raw_sha256)
 
     @property
     def fingerprint(self) -> str:
@@ -111,8 +109,9 @@ class RepeatFilter:
                 out.append(e)
                 continue
             new = _Copy(e, False)
-            if any(c.same_line(new) for c in copies) \
-                    or any(c.fingerprint == new.fingerprint for c in copies):
+            if any(c.same_line(new) for c in copies) or any(
+                c.fingerprint == new.fingerprint for c in copies
+            ):
                 self.duplicates += 1
                 continue
             self._differing(new, copies)
@@ -136,8 +135,13 @@ class RepeatFilter:
             e.visible = False
             used = f"line {winner.line} stays in the view (this copy has no usable content)"
         if new.line is not None:
-            self.warnings.append((new.line, f"{e.native_id} repeats line {copies[0].line} "
-                                            f"with different content: both kept; {used}"))
+            self.warnings.append(
+                (
+                    new.line,
+                    f"{e.native_id} repeats line {copies[0].line} "
+                    f"with different content: both kept; {used}",
+                )
+            )
         copies.append(new)
 
     def stored(self) -> None:

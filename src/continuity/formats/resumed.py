@@ -28,8 +28,11 @@ def copy_of(head: Sequence[Any]) -> dict[str, Any] | None:
     marker = first.get(MARKER)
     if marker is None and isinstance(first.get("payload"), dict):
         marker = first["payload"].get(MARKER)
-    if not isinstance(marker, dict) or not isinstance(marker.get("session"), str) \
-            or not marker["session"]:
+    if (
+        not isinstance(marker, dict)
+        or not isinstance(marker.get("session"), str)
+        or not marker["session"]
+    ):
         return None
     return marker
 
@@ -40,8 +43,10 @@ NOTICE_START = "This session is a copy written by `continuity resume`:"
 
 #: The words every copy note starts with (``parse_copy_note``; the store finds copies by them).
 NOTE_PREFIX = "Resumed copy of "
-_NOTE = re.compile(r"^Resumed copy of (\S+) session (\S+) \(continuity resume\); (?:that "
-                   r"session is the original\.|the original is (\S+) session (\S+)\.)$")
+_NOTE = re.compile(
+    r"^Resumed copy of (\S+) session (\S+) \(continuity resume\); (?:that "
+    r"session is the original\.|the original is (\S+) session (\S+)\.)$"
+)
 
 
 def _harness(value: Any) -> str:
@@ -56,10 +61,15 @@ def copy_note(marker: dict[str, Any]) -> str:
     harness = _harness(marker.get("harness"))
     head = f"{NOTE_PREFIX}{harness} session {marker['session']} (continuity resume); "
     original = marker.get("original")
-    if isinstance(original, dict) and isinstance(original.get("session"), str) \
-            and original["session"] and original["session"] != marker["session"]:
-        return head + (f"the original is {_harness(original.get('harness'))} session "
-                       f"{original['session']}.")
+    if (
+        isinstance(original, dict)
+        and isinstance(original.get("session"), str)
+        and original["session"]
+        and original["session"] != marker["session"]
+    ):
+        return head + (
+            f"the original is {_harness(original.get('harness'))} session {original['session']}."
+        )
     return head + "that session is the original."
 
 
@@ -71,8 +81,12 @@ def parse_copy_note(text: str) -> dict[str, str] | None:
     if found is None:
         return None
     harness, session, o_harness, original = found.groups()
-    return {"harness": harness, "session": session,
-            "original_harness": o_harness or harness, "original": original or session}
+    return {
+        "harness": harness,
+        "session": session,
+        "original_harness": o_harness or harness,
+        "original": original or session,
+    }
 
 
 __all__ = ["copy_of", "copy_note", "parse_copy_note", "MARKER", "NOTE_PREFIX", "NOTICE_START"]

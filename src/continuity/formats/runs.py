@@ -26,11 +26,11 @@ def _dt(value: str | None) -> datetime | None:
     return datetime.fromisoformat(value.replace("Z", "+00:00")) if value else None
 
 
-
 def run_id_for(session_key: str, request_seq: int) -> str:
     """The id of the run that request row ``request_seq`` of ``session_key`` opens:
     ``<session_key>:<request_seq>`` (stable across re-imports)."""
     return f"{session_key}:{request_seq}"
+
 
 class RunTracker:
     """Derives runs from rows in seq order (see the module docstring)."""
@@ -48,9 +48,14 @@ class RunTracker:
 
     def state(self) -> dict[str, Any]:
         """The open run as JSON values (kept with the source to resume the file)."""
-        return {"request_seq": self.request_seq, "hint": self.hint,
-                "pending": self.pending[-200:], "end_seq": self.end_seq,
-                "started": _iso(self.started), "ended": _iso(self.ended)}
+        return {
+            "request_seq": self.request_seq,
+            "hint": self.hint,
+            "pending": self.pending[-200:],
+            "end_seq": self.end_seq,
+            "started": _iso(self.started),
+            "ended": _iso(self.ended),
+        }
 
     def feed(self, e: Entry) -> None:
         """Take the next row (seq order): a request closes the open run and opens one."""
@@ -92,8 +97,16 @@ class RunTracker:
             status = RunStatus.INTERRUPTED if self.pending else RunStatus.FINISHED
         if self.pending and status is RunStatus.FINISHED:
             status = RunStatus.INTERRUPTED
-        return Run(run_id_for(self.key, self.request_seq), self.key, self.agent_id, self.request_seq,
-                   status, self.end_seq, self.started, self.ended)
+        return Run(
+            run_id_for(self.key, self.request_seq),
+            self.key,
+            self.agent_id,
+            self.request_seq,
+            status,
+            self.end_seq,
+            self.started,
+            self.ended,
+        )
 
     def _close(self) -> None:
         run = self.current()

@@ -107,8 +107,7 @@ class ArtifactConflict(ArtifactError):
 
 def utc(value: datetime) -> datetime:
     """``value`` as aware UTC (a naive value is taken as UTC)."""
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(
-        UTC)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 def iso(value: datetime | None) -> str | None:
@@ -143,8 +142,10 @@ def session_node_id(agent_id: str, session_key: str) -> str:
     return f"session:{session_token(agent_id, session_key)}"
 
 
-_NAME = re.compile(r"^(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\.\d{3}Z)--([a-z2-7]{16})--"
-                   r"(transcript|summary|compaction|manifest)\.md$")
+_NAME = re.compile(
+    r"^(\d{4}-\d{2}-\d{2}T\d{2}-\d{2}-\d{2}\.\d{3}Z)--([a-z2-7]{16})--"
+    r"(transcript|summary|compaction|manifest)\.md$"
+)
 
 
 def artifact_name(captured_at: datetime, token: str, kind: str) -> str:
@@ -213,8 +214,7 @@ def read_artifact(path: str | os.PathLike[str], *, verify: bool = True) -> Artif
     p = Path(path)
     parsed = parse_name(p.name)
     if parsed is None:
-        raise ArtifactCorrupt(f"{p}: not an artifact name (<captured_at>--<token>--<kind>.md)",
-                              p)
+        raise ArtifactCorrupt(f"{p}: not an artifact name (<captured_at>--<token>--<kind>.md)", p)
     try:
         text = p.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
@@ -234,11 +234,16 @@ def _check_fields(p: Path, parsed: tuple[str, str, str], fields: dict[str, Any])
     for key in _REQUIRED:
         if not isinstance(fields.get(key), str):
             raise ArtifactCorrupt(f"{p}: missing field {key!r}", p)
-    if fields["kind"] != parsed[2] or \
-            session_token(fields["agent_id"], fields["session_key"]) != parsed[1]:
-        raise ArtifactCorrupt(f"{p}: identity mismatch: its name says {parsed[2]} of token "
-                              f"{parsed[1]}, its frontmatter {fields['kind']} of session "
-                              f"{fields['session_key']!r}", p)
+    if (
+        fields["kind"] != parsed[2]
+        or session_token(fields["agent_id"], fields["session_key"]) != parsed[1]
+    ):
+        raise ArtifactCorrupt(
+            f"{p}: identity mismatch: its name says {parsed[2]} of token "
+            f"{parsed[1]}, its frontmatter {fields['kind']} of session "
+            f"{fields['session_key']!r}",
+            p,
+        )
     if fields["hash_scope"] != HASH_SCOPE:
         raise ArtifactCorrupt(f"{p}: unknown hash_scope {fields['hash_scope']!r}", p)
 
@@ -247,8 +252,9 @@ def _check_fields(p: Path, parsed: tuple[str, str, str], fields: dict[str, Any])
 
 
 @contextmanager
-def session_lock(home: str | os.PathLike[str] | None, token: str,
-                 wait: float = LOCK_WAIT_SECONDS) -> Iterator[None]:
+def session_lock(
+    home: str | os.PathLike[str] | None, token: str, wait: float = LOCK_WAIT_SECONDS
+) -> Iterator[None]:
     """Hold the session's lineage lock (``memory/.locks/<token>.lock``). Not re-entrant: a
     second hold from the same process waits like any other. Raises ``ArtifactError`` after
     ``wait`` seconds."""
@@ -262,8 +268,10 @@ def session_lock(home: str | os.PathLike[str] | None, token: str,
                 break
             except BlockingIOError:
                 if time.monotonic() >= give_up:
-                    raise ArtifactError(f"the lineage of token {token} is locked by another "
-                                        f"writer (waited {wait:g} s); try again") from None
+                    raise ArtifactError(
+                        f"the lineage of token {token} is locked by another "
+                        f"writer (waited {wait:g} s); try again"
+                    ) from None
                 time.sleep(LOCK_POLL_SECONDS)
         yield
     finally:
@@ -292,8 +300,9 @@ def _replace(path: Path, text: str, token: str) -> None:
         raise
 
 
-def sweep_temp_files(home: str | os.PathLike[str] | None = None, *,
-                     now: float | None = None) -> list[str]:
+def sweep_temp_files(
+    home: str | os.PathLike[str] | None = None, *, now: float | None = None
+) -> list[str]:
     """Delete the temp files killed writers left in ``<home>/memory/`` (issue 22) and return
     their names, sorted. Only our own names are touched: ``.tmp-<token>-<random>.md`` when the
     session's lock of ``<token>`` is free (every writer holds it from creating its temp file
@@ -343,9 +352,14 @@ class WriteResult:
         return rel_path(self.path.name)
 
 
-def write_artifact(home: str | os.PathLike[str] | None, kind: str,
-                   fields: Sequence[tuple[str, Any]], body: str, *,
-                   captured_at: datetime) -> WriteResult:
+def write_artifact(
+    home: str | os.PathLike[str] | None,
+    kind: str,
+    fields: Sequence[tuple[str, Any]],
+    body: str,
+    *,
+    captured_at: datetime,
+) -> WriteResult:
     """Write a content artifact once (module docstring). ``fields`` must hold ``agent_id``
     and ``session_key`` (strings, else ``ValueError``); ``kind``, ``content_sha256`` and
     ``hash_scope`` are set here (``kind`` first, the hash fields where ``fields`` has them as
@@ -366,11 +380,15 @@ def write_artifact(home: str | os.PathLike[str] | None, kind: str,
             existing = read_artifact(path)  # ArtifactCorrupt: checksum mismatch
             theirs = existing.fields
             if (theirs["kind"], theirs["agent_id"], theirs["session_key"]) != (kind, agent, key):
-                raise ArtifactConflict(f"{path}: identity mismatch: it holds {theirs['kind']} "
-                                       f"of session {theirs['session_key']!r}")
+                raise ArtifactConflict(
+                    f"{path}: identity mismatch: it holds {theirs['kind']} "
+                    f"of session {theirs['session_key']!r}"
+                )
             if theirs["content_sha256"] != body_hash(body):
-                raise ArtifactConflict(f"{path}: content mismatch: the artifact is write-once "
-                                       "and holds a different body")
+                raise ArtifactConflict(
+                    f"{path}: content mismatch: the artifact is write-once "
+                    "and holds a different body"
+                )
             return WriteResult(path, False)
         private_dir(folder)
         _replace(path, render_file(ordered, body), token)
@@ -381,22 +399,41 @@ def _with_hash(fields: list[tuple[str, Any]], body: str) -> list[tuple[str, Any]
     """``fields`` sealed: ``content_sha256``, ``hash_scope`` and ``frontmatter_sha256`` set
     where ``content_sha256`` stands (else last); ``memory_sentence`` flattened to one line."""
     keys = [k for k, _ in fields]
-    out = [(k, one_line(v) if k == "memory_sentence" and isinstance(v, str) else v)
-           for k, v in fields if k not in ("content_sha256", "hash_scope", FRONTMATTER_HASH)]
+    out = [
+        (k, one_line(v) if k == "memory_sentence" and isinstance(v, str) else v)
+        for k, v in fields
+        if k not in ("content_sha256", "hash_scope", FRONTMATTER_HASH)
+    ]
     at = keys.index("content_sha256") if "content_sha256" in keys else len(out)
     at = min(at, len(out))
     sealed = [*out[:at], ("content_sha256", body_hash(body)), ("hash_scope", HASH_SCOPE), *out[at:]]
     digest = frontmatter_hash(sealed)
-    return [*sealed[:at + 2], (FRONTMATTER_HASH, digest), *sealed[at + 2:]]
+    return [*sealed[: at + 2], (FRONTMATTER_HASH, digest), *sealed[at + 2 :]]
 
 
 # ---------------------------------------------------------------------------- the manifest
 
 #: Manifest fields in file order (``content_sha256`` and ``hash_scope`` close it).
-MANIFEST_FIELDS = ("kind", "agent_id", "session_key", "harness", "project", "captured_at",
-                   "started_at", "ended_at", "transcript_path", "transcript_status",
-                   "transcript_sha256", "canonical_transcript_path", "summary_path",
-                   "summary_status", "compaction_path", "superseded", "updated_at", "revision")
+MANIFEST_FIELDS = (
+    "kind",
+    "agent_id",
+    "session_key",
+    "harness",
+    "project",
+    "captured_at",
+    "started_at",
+    "ended_at",
+    "transcript_path",
+    "transcript_status",
+    "transcript_sha256",
+    "canonical_transcript_path",
+    "summary_path",
+    "summary_status",
+    "compaction_path",
+    "superseded",
+    "updated_at",
+    "revision",
+)
 _LIST_FIELDS = {"superseded"}
 _OWNED_BY_UPDATE = {"kind", "agent_id", "session_key", "captured_at", "updated_at", "revision"}
 
@@ -409,19 +446,27 @@ def find_manifest(home: str | os.PathLike[str] | None, token: str) -> Path | Non
         return None
     found = sorted(folder.glob(f"*--{token}--manifest.md"))
     if len(found) > 1:
-        raise ArtifactCorrupt(f"{folder}: {len(found)} manifests for token {token} "
-                              f"({', '.join(p.name for p in found)}); keep the oldest")
+        raise ArtifactCorrupt(
+            f"{folder}: {len(found)} manifests for token {token} "
+            f"({', '.join(p.name for p in found)}); keep the oldest"
+        )
     return found[0] if found else None
 
 
 def manifest_body(fields: dict[str, Any]) -> str:
     """The manifest's readable body, derived from its fields (so its hash checks them)."""
-    lines = [f"Lineage of session {one_line(fields['session_key'])} "
-             f"({one_line(fields.get('harness') or 'unknown')}, project "
-             f"{one_line(fields.get('project') or 'none')}), first captured "
-             f"{fields['captured_at']}, revision {fields['revision']}.", ""]
-    for label, key in (("transcript", "transcript_path"), ("summary", "summary_path"),
-                       ("compaction", "compaction_path")):
+    lines = [
+        f"Lineage of session {one_line(fields['session_key'])} "
+        f"({one_line(fields.get('harness') or 'unknown')}, project "
+        f"{one_line(fields.get('project') or 'none')}), first captured "
+        f"{fields['captured_at']}, revision {fields['revision']}.",
+        "",
+    ]
+    for label, key in (
+        ("transcript", "transcript_path"),
+        ("summary", "summary_path"),
+        ("compaction", "compaction_path"),
+    ):
         value = fields.get(key)
         lines.append(f"- {label}: {wikilink(value, label) if value else 'none'}")
     for old in fields.get("superseded") or []:
@@ -429,24 +474,37 @@ def manifest_body(fields: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def update_manifest(home: str | os.PathLike[str] | None, agent_id: str, session_key: str,
-                    changes: dict[str, Any], *, captured_at: datetime,
-                    now: datetime) -> tuple[Artifact, bool]:
+def update_manifest(
+    home: str | os.PathLike[str] | None,
+    agent_id: str,
+    session_key: str,
+    changes: dict[str, Any],
+    *,
+    captured_at: datetime,
+    now: datetime,
+) -> tuple[Artifact, bool]:
     """Create the session's manifest or apply ``changes`` to it (module docstring);
     ``captured_at`` names a new manifest only. Returns the manifest and whether this call
     wrote it (False: nothing changed, revision kept). Raises ``ValueError`` for an unknown
     field and ``ArtifactCorrupt`` for a damaged manifest."""
     unknown = set(changes) - set(MANIFEST_FIELDS) | (set(changes) & _OWNED_BY_UPDATE)
     if unknown:
-        raise ValueError(f"manifest fields {sorted(unknown)}: unknown or set by the manifest "
-                         "itself")
+        raise ValueError(
+            f"manifest fields {sorted(unknown)}: unknown or set by the manifest itself"
+        )
     token = session_token(agent_id, session_key)
     with session_lock(home, token):
         path = find_manifest(home, token)
         if path is None:
             current: dict[str, Any] = dict.fromkeys(MANIFEST_FIELDS)
-            current.update(kind="manifest", agent_id=agent_id, session_key=session_key,
-                           captured_at=iso(captured_at), superseded=[], revision=0)
+            current.update(
+                kind="manifest",
+                agent_id=agent_id,
+                session_key=session_key,
+                captured_at=iso(captured_at),
+                superseded=[],
+                revision=0,
+            )
             path = memory_dir(home) / artifact_name(captured_at, token, "manifest")
         else:
             current = dict(read_artifact(path).fields)
@@ -473,8 +531,14 @@ def update_manifest(home: str | os.PathLike[str] | None, agent_id: str, session_
 
 _TEMP_PROJECT = re.compile(r"^(?:/private)?/(?:tmp|var/tmp|var/folders)(?:/|$)")
 #: The temp folders of ``is_noise`` as path prefixes (for store queries).
-NOISE_PREFIXES = ("/tmp/", "/private/tmp/", "/var/tmp/", "/private/var/tmp/", "/var/folders/",
-                  "/private/var/folders/")
+NOISE_PREFIXES = (
+    "/tmp/",
+    "/private/tmp/",
+    "/var/tmp/",
+    "/private/var/tmp/",
+    "/var/folders/",
+    "/private/var/folders/",
+)
 _NOISE_KEY = re.compile(r"^(?:test|spec|fixture|synthetic|tmp)-", re.I)
 
 

@@ -155,12 +155,21 @@ class Consolidation:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``consolidate --json`` object of this session."""
-        return {"session": self.session_key, "agent_id": self.agent_id, "status": self.status,
-                "token": self.token, "artifacts": dict(self.artifacts),
-                "created": list(self.created), "manifest_revision": self.manifest_revision,
-                "summary_status": self.summary_status, "memories_added": self.memories_added,
-                "transient_skipped": self.transient_skipped, "thread": self.thread_key,
-                "error": self.error, "temp_files_removed": list(self.temp_files_removed)}
+        return {
+            "session": self.session_key,
+            "agent_id": self.agent_id,
+            "status": self.status,
+            "token": self.token,
+            "artifacts": dict(self.artifacts),
+            "created": list(self.created),
+            "manifest_revision": self.manifest_revision,
+            "summary_status": self.summary_status,
+            "memories_added": self.memories_added,
+            "transient_skipped": self.transient_skipped,
+            "thread": self.thread_key,
+            "error": self.error,
+            "temp_files_removed": list(self.temp_files_removed),
+        }
 
 
 @dataclass
@@ -179,10 +188,16 @@ class _Ctx:
     out: Consolidation
 
 
-def consolidate(store: SqlStore, session_key: str, *, home: Any = None,
-                agent_id: str | None = None, summarizer: Summarizer | None = None,
-                sentence_writer: sn.SentenceWriter | None = None,
-                now: datetime | None = None) -> Consolidation:
+def consolidate(
+    store: SqlStore,
+    session_key: str,
+    *,
+    home: Any = None,
+    agent_id: str | None = None,
+    summarizer: Summarizer | None = None,
+    sentence_writer: sn.SentenceWriter | None = None,
+    now: datetime | None = None,
+) -> Consolidation:
     """Run the pass over one session's completed transcript (module docstring).
     ``summarizer`` defaults to the configured one (``[summarizer]``), ``sentence_writer`` to
     the configured model when that is not the extractive provider. Raises ``ArtifactConflict``
@@ -192,19 +207,31 @@ def consolidate(store: SqlStore, session_key: str, *, home: Any = None,
     deleted (``artifacts.sweep_temp_files``, issue 22; their names in ``temp_files_removed``)."""
     swept = ln.sweep_temp_files(home)
     try:
-        out = _consolidate(store, session_key, home=home, agent_id=agent_id,
-                           summarizer=summarizer, sentence_writer=sentence_writer, now=now)
+        out = _consolidate(
+            store,
+            session_key,
+            home=home,
+            agent_id=agent_id,
+            summarizer=summarizer,
+            sentence_writer=sentence_writer,
+            now=now,
+        )
         out.temp_files_removed = swept
         return out
     except ArtifactCorrupt as exc:
-        raise ArtifactCorrupt(f"{exc}; {repair_hint(session_key, exc.path)}",
-                                 exc.path) from exc
+        raise ArtifactCorrupt(f"{exc}; {repair_hint(session_key, exc.path)}", exc.path) from exc
 
 
-def _consolidate(store: SqlStore, session_key: str, *, home: Any,
-                 agent_id: str | None, summarizer: Summarizer | None,
-                 sentence_writer: sn.SentenceWriter | None,
-                 now: datetime | None) -> Consolidation:
+def _consolidate(
+    store: SqlStore,
+    session_key: str,
+    *,
+    home: Any,
+    agent_id: str | None,
+    summarizer: Summarizer | None,
+    sentence_writer: sn.SentenceWriter | None,
+    now: datetime | None,
+) -> Consolidation:
     session = store.get_session(session_key)
     agent = agent_id or (session.agent_id if session else "default")
     out = Consolidation(session_key, agent, "no_transcript")
@@ -218,10 +245,20 @@ def _consolidate(store: SqlStore, session_key: str, *, home: Any,
         summarizer, sentence_writer = configured(home)
     now = now or _now()
     out.token = ln.session_token(agent, session_key)
-    ctx = _Ctx(store, home, agent, session_key, row.harness, row.project,
-               session.started_at if session else row.created_at,
-               session.ended_at if session else row.updated_at, ln.utc(row.completed_at),
-               now, row.content_hash, out)
+    ctx = _Ctx(
+        store,
+        home,
+        agent,
+        session_key,
+        row.harness,
+        row.project,
+        session.started_at if session else row.created_at,
+        session.ended_at if session else row.updated_at,
+        ln.utc(row.completed_at),
+        now,
+        row.content_hash,
+        out,
+    )
     facts = _read(store, session_key) if session else _Facts()
     last = store.last_run(session_key, agent_id=agent) if session else None
     _capture(ctx, row.content, facts, last, summarizer, sentence_writer)
@@ -229,8 +266,14 @@ def _consolidate(store: SqlStore, session_key: str, *, home: Any,
     return out
 
 
-def _capture(ctx: _Ctx, content: str, facts: _Facts, last: Run | None,
-             summarizer: Summarizer, sentence_writer: sn.SentenceWriter | None) -> None:
+def _capture(
+    ctx: _Ctx,
+    content: str,
+    facts: _Facts,
+    last: Run | None,
+    summarizer: Summarizer,
+    sentence_writer: sn.SentenceWriter | None,
+) -> None:
     """Write the session's lineage for transcript ``content`` (hash ``ctx.raw_hash``): the
     manifest first when there is none, the artifacts (this capture's names kept when the
     transcript is unchanged, the earlier capture ``superseded`` when it changed), the manifest
@@ -238,28 +281,44 @@ def _capture(ctx: _Ctx, content: str, facts: _Facts, last: Run | None,
     home, out = ctx.home, ctx.out
     status = last.status.value if last else None
     previous = _manifest(home, ln.session_token(ctx.agent, ctx.key))
-    same = previous is not None and previous.get("transcript_sha256") == ctx.raw_hash \
+    same = (
+        previous is not None
+        and previous.get("transcript_sha256") == ctx.raw_hash
         and bool(previous.get("transcript_path"))
+    )
     if same and previous is not None:  # this capture's artifacts (a deleted one is written
         # again): keep their names
         ctx.capture = _stamp_of(previous["transcript_path"]) or ctx.capture
-    changes = {"harness": ctx.harness, "project": ctx.project,
-               "started_at": ln.iso(ctx.started), "ended_at": ln.iso(ctx.ended),
-               "transcript_sha256": ctx.raw_hash,
-               "canonical_transcript_path": _canonical(home, ctx.harness)}
+    changes = {
+        "harness": ctx.harness,
+        "project": ctx.project,
+        "started_at": ln.iso(ctx.started),
+        "ended_at": ln.iso(ctx.ended),
+        "transcript_sha256": ctx.raw_hash,
+        "canonical_transcript_path": _canonical(home, ctx.harness),
+    }
     if previous is None:
-        _manifest_update(ctx, {**changes, "transcript_status": "pending",
-                               "summary_status": "pending"})
+        _manifest_update(
+            ctx, {**changes, "transcript_status": "pending", "summary_status": "pending"}
+        )
     transcript = _write_transcript(ctx, content, ctx.raw_hash)
-    summary, sentence, body = _summary(ctx, facts, status, summarizer, sentence_writer,
-                                       previous if same else None)
+    summary, sentence, body = _summary(
+        ctx, facts, status, summarizer, sentence_writer, previous if same else None
+    )
     compaction = _compaction(ctx, facts, sentence_writer, previous if same else None)
     if previous is not None and not same:
-        changes["superseded"] = [previous[k] for k in ("transcript_path", "summary_path",
-                                                       "compaction_path") if previous.get(k)]
-    changes.update(transcript_path=transcript, transcript_status="completed",
-                   summary_path=summary, summary_status=out.summary_status,
-                   compaction_path=compaction)
+        changes["superseded"] = [
+            previous[k]
+            for k in ("transcript_path", "summary_path", "compaction_path")
+            if previous.get(k)
+        ]
+    changes.update(
+        transcript_path=transcript,
+        transcript_status="completed",
+        summary_path=summary,
+        summary_status=out.summary_status,
+        compaction_path=compaction,
+    )
     manifest = _manifest_update(ctx, changes)
     out.artifacts["manifest"] = manifest.rel
     if not ln.is_noise(ctx.project, ctx.key, ctx.harness):
@@ -286,8 +345,9 @@ def model_writer(summarizer: Summarizer, seconds: float = 10.0) -> sn.SentenceWr
         system = sn.SENTENCE_SYSTEM.format(kind=kind, anchor=anchor)
         prompt = f"Project: {project or 'none'}\n\n<{kind}>\n{body}\n</{kind}>"
         request = SummaryRequest(system, prompt, (), None, (), 0, 0, 480)
-        reply = summarizer.generate(request, cancel=threading.Event(),
-                                    deadline=time.monotonic() + seconds)
+        reply = summarizer.generate(
+            request, cancel=threading.Event(), deadline=time.monotonic() + seconds
+        )
         return reply.text if reply.stop == "end" else None
 
     return write
@@ -320,8 +380,9 @@ def _manifest_update(ctx: _Ctx, changes: dict[str, Any]) -> ln.Artifact:
     session's first pass, or one deleted since: issue 20) is listed in ``created``, so the
     report says the file was written."""
     existed = ln.find_manifest(ctx.home, ln.session_token(ctx.agent, ctx.key)) is not None
-    manifest, wrote = ln.update_manifest(ctx.home, ctx.agent, ctx.key, changes,
-                                         captured_at=ctx.capture, now=ctx.now)
+    manifest, wrote = ln.update_manifest(
+        ctx.home, ctx.agent, ctx.key, changes, captured_at=ctx.capture, now=ctx.now
+    )
     ctx.out.manifest_revision = int(manifest.fields["revision"])
     if wrote and not existed and manifest.path is not None:
         rel = ln.rel_path(Path(manifest.path).name)
@@ -333,11 +394,18 @@ def _manifest_update(ctx: _Ctx, changes: dict[str, Any]) -> ln.Artifact:
 def _base_fields(ctx: _Ctx) -> list[tuple[str, Any]]:
     token = ln.session_token(ctx.agent, ctx.key)
     manifest = ln.find_manifest(ctx.home, token)
-    return [("agent_id", ctx.agent), ("session_key", ctx.key), ("harness", ctx.harness),
-            ("project", ctx.project), ("captured_at", ln.iso(ctx.capture)),
-            ("started_at", ln.iso(ctx.started)), ("ended_at", ln.iso(ctx.ended)),
-            ("manifest_path", ln.rel_path(manifest.name) if manifest else None),
-            ("content_sha256", None), ("hash_scope", None)]
+    return [
+        ("agent_id", ctx.agent),
+        ("session_key", ctx.key),
+        ("harness", ctx.harness),
+        ("project", ctx.project),
+        ("captured_at", ln.iso(ctx.capture)),
+        ("started_at", ln.iso(ctx.started)),
+        ("ended_at", ln.iso(ctx.ended)),
+        ("manifest_path", ln.rel_path(manifest.name) if manifest else None),
+        ("content_sha256", None),
+        ("hash_scope", None),
+    ]
 
 
 def _write(ctx: _Ctx, kind: str, fields: list[tuple[str, Any]], body: str) -> str:
@@ -355,20 +423,31 @@ def _links(ctx: _Ctx, *pairs: tuple[str | None, str]) -> list[str]:
 def _write_transcript(ctx: _Ctx, content: str, raw_hash: str) -> str:
     fields = _base_fields(ctx)
     manifest = dict(fields)["manifest_path"]
-    fields += [("sanitizer_version", ln.SANITIZER_VERSION), ("transcript_sha256", raw_hash),
-               ("canonical_transcript_path", _canonical(ctx.home, ctx.harness)),
-               ("links", _links(ctx, (manifest, "manifest")))]
+    fields += [
+        ("sanitizer_version", ln.SANITIZER_VERSION),
+        ("transcript_sha256", raw_hash),
+        ("canonical_transcript_path", _canonical(ctx.home, ctx.harness)),
+        ("links", _links(ctx, (manifest, "manifest"))),
+    ]
     return _write(ctx, "transcript", fields, sanitized(content) or EMPTY_TRANSCRIPT)
 
 
 def _sentence_fields(sentence: str, quality: str) -> list[tuple[str, Any]]:
-    return [("memory_sentence", sentence), ("memory_sentence_version", sn.SENTENCE_VERSION),
-            ("memory_sentence_quality", quality)]
+    return [
+        ("memory_sentence", sentence),
+        ("memory_sentence_version", sn.SENTENCE_VERSION),
+        ("memory_sentence_quality", quality),
+    ]
 
 
-def _summary(ctx: _Ctx, facts: _Facts, status: str | None, summarizer: Summarizer,
-             writer: sn.SentenceWriter | None, previous: dict[str, Any] | None
-             ) -> tuple[str | None, str | None, str | None]:
+def _summary(
+    ctx: _Ctx,
+    facts: _Facts,
+    status: str | None,
+    summarizer: Summarizer,
+    writer: sn.SentenceWriter | None,
+    previous: dict[str, Any] | None,
+) -> tuple[str | None, str | None, str | None]:
     """The summary artifact's path, memory sentence and body (Nones when there is none)."""
     if previous and previous.get("summary_path") and _exists(ctx.home, previous["summary_path"]):
         old = ln.read_artifact(resolve_home(ctx.home) / previous["summary_path"])
@@ -378,30 +457,44 @@ def _summary(ctx: _Ctx, facts: _Facts, status: str | None, summarizer: Summarize
     if previous and previous.get("summary_status") == "empty":
         ctx.out.summary_status = previous["summary_status"]
         return None, None, None
-    result = summarize(WorkingView(None, [n.text for n in ctx.store.notes(ctx.key)],
-                                   facts.messages), summarizer, cancel=threading.Event(),
-                       deadline=time.monotonic() + SUMMARY_SECONDS)
+    result = summarize(
+        WorkingView(None, [n.text for n in ctx.store.notes(ctx.key)], facts.messages),
+        summarizer,
+        cancel=threading.Event(),
+        deadline=time.monotonic() + SUMMARY_SECONDS,
+    )
     if result.summary is None:
         reason = result.reason.value if result.reason else "empty"
         ctx.out.summary_status = "empty" if reason == "empty" else f"refused:{reason}"
         return None, None, None
     anchor = sn.choose_anchor(ctx.project, result.summary, ctx.harness)
     date = (ctx.ended or ctx.capture).date().isoformat()
-    sfacts = sn.SentenceFacts("summary", anchor, ctx.harness, date, main_request(facts.requests),
-                              tuple(facts.modified), status,
-                              latest=facts.requests[-1].text() if facts.requests else "")
-    sentence, quality = sn.memory_sentence("summary", result.summary, sfacts, ctx.project,
-                                           writer)
+    sfacts = sn.SentenceFacts(
+        "summary",
+        anchor,
+        ctx.harness,
+        date,
+        main_request(facts.requests),
+        tuple(facts.modified),
+        status,
+        latest=facts.requests[-1].text() if facts.requests else "",
+    )
+    sentence, quality = sn.memory_sentence("summary", result.summary, sfacts, ctx.project, writer)
     fields = _base_fields(ctx)
     manifest = dict(fields)["manifest_path"]
     transcript = ctx.out.artifacts.get("transcript")
-    fields += [*_sentence_fields(sentence, quality), ("summarizer", summarizer.name), ("links", _links(ctx, (transcript, "transcript"), (manifest, "manifest")))]
+    fields += [
+        *_sentence_fields(sentence, quality),
+        ("summarizer", summarizer.name),
+        ("links", _links(ctx, (transcript, "transcript"), (manifest, "manifest"))),
+    ]
     ctx.out.summary_status = "completed"
     return _write(ctx, "summary", fields, result.summary), sentence, result.summary
 
 
-def _compaction(ctx: _Ctx, facts: _Facts, writer: sn.SentenceWriter | None,
-                previous: dict[str, Any] | None) -> str | None:
+def _compaction(
+    ctx: _Ctx, facts: _Facts, writer: sn.SentenceWriter | None, previous: dict[str, Any] | None
+) -> str | None:
     if not facts.compactions:
         return None
     if previous and _exists(ctx.home, previous.get("compaction_path")):
@@ -413,23 +506,33 @@ def _compaction(ctx: _Ctx, facts: _Facts, writer: sn.SentenceWriter | None,
         assert info is not None
         when = ln.iso(e.timestamp) or "time unknown"
         label = "continuation checkpoint" if info.continuation else "harness compaction"
-        parts.append(f"## Compaction {i} of {len(facts.compactions)}\n\n{when} · row #{e.seq} "
-                     f"· covers rows #0-#{info.covers_through_seq} · {label}\n\n"
-                     f"{redact(info.summary).strip() or '(empty summary)'}")
+        parts.append(
+            f"## Compaction {i} of {len(facts.compactions)}\n\n{when} · row #{e.seq} "
+            f"· covers rows #0-#{info.covers_through_seq} · {label}\n\n"
+            f"{redact(info.summary).strip() or '(empty summary)'}"
+        )
     body = "\n\n".join(parts)
     newest = facts.compactions[-1]
     anchor = sn.choose_anchor(ctx.project, body, ctx.harness)
     date = (newest.timestamp or ctx.ended or ctx.capture).date().isoformat()
-    sfacts = sn.SentenceFacts("compaction", anchor, ctx.harness, date,
-                              newest.compaction.summary if newest.compaction else "",
-                              compactions=len(facts.compactions),
-                              covers=newest.compaction.covers_through_seq if newest.compaction
-                              else None)
+    sfacts = sn.SentenceFacts(
+        "compaction",
+        anchor,
+        ctx.harness,
+        date,
+        newest.compaction.summary if newest.compaction else "",
+        compactions=len(facts.compactions),
+        covers=newest.compaction.covers_through_seq if newest.compaction else None,
+    )
     sentence, quality = sn.memory_sentence("compaction", body, sfacts, ctx.project, writer)
     fields = _base_fields(ctx)
     manifest = dict(fields)["manifest_path"]
     transcript = ctx.out.artifacts.get("transcript")
-    fields += [*_sentence_fields(sentence, quality), ("compactions", len(facts.compactions)), ("links", _links(ctx, (transcript, "transcript"), (manifest, "manifest")))]
+    fields += [
+        *_sentence_fields(sentence, quality),
+        ("compactions", len(facts.compactions)),
+        ("links", _links(ctx, (transcript, "transcript"), (manifest, "manifest"))),
+    ]
     return _write(ctx, "compaction", fields, body)
 
 
@@ -437,42 +540,68 @@ def _remember(ctx: _Ctx, user_texts: list[str], decisions: tuple[str, ...] = ())
     """Store the durable memories the user stated and the durable decisions the agent stated
     (``durable_memory.remember_durable``; issue 39: from the extraction)."""
     added, ctx.out.transient_skipped = remember_durable(
-        ctx.store, user_texts, session_key=ctx.key, agent_id=ctx.agent,
-        at=ctx.ended or ctx.capture, decisions=decisions)
+        ctx.store,
+        user_texts,
+        session_key=ctx.key,
+        agent_id=ctx.agent,
+        at=ctx.ended or ctx.capture,
+        decisions=decisions,
+    )
     ctx.out.memories_added += added
 
 
-def _record_in_dag(ctx: _Ctx, facts: _Facts, sentence: str | None,
-                   refs: tuple[str | None, str | None], summary: str | None,
-                   last: Run | None) -> None:
+def _record_in_dag(
+    ctx: _Ctx,
+    facts: _Facts,
+    sentence: str | None,
+    refs: tuple[str | None, str | None],
+    summary: str | None,
+    last: Run | None,
+) -> None:
     """Record the session in the temporal DAG and its thread head (``temporal_dag``): its
     memory sentence (else a generic one), what it left open and its figures."""
     latest = ctx.ended or ctx.capture
     anchor = sn.choose_anchor(ctx.project, summary or "", ctx.harness)
-    text = sentence or sn.generic_sentence("transcript", anchor, ctx.harness,
-                                           latest.date().isoformat())
+    text = sentence or sn.generic_sentence(
+        "transcript", anchor, ctx.harness, latest.date().isoformat()
+    )
     request = next((e.text() for e in facts.requests if last and e.seq == last.request_seq), "")
     summary_ref, compaction_ref = refs
     status = last.status.value if last else None
     digest_line = session_digest(facts.session, status, main_request(facts.requests))
     left = _left_open(facts, summary, last, request)
     rec = SessionRecord(
-        ctx.agent, ctx.key, ctx.harness, ctx.project, earliest=ctx.started or latest,
-        latest=latest, content=text, transcript_ref=ctx.out.artifacts.get("transcript"),
-        summary_ref=summary_ref, compaction_ref=compaction_ref,
-        open_items=tuple(left), digest=digest_line,
-        meta={"token": ctx.out.token, "transcript_sha256": ctx.raw_hash, "digest": digest_line,
-         "outcome": session_digest(facts.session, status,
-                                   labels=("outcome", "decided", "unresolved")),
-         "requests": len(facts.requests), "compactions": len(facts.compactions),
-         "last_status": last.status.value if last else None,
-         "summary_status": ctx.out.summary_status})
-    ctx.out.thread_key = update_dag(ctx.store, rec, facts.compactions, facts.user_texts,
-                                    now=ctx.now)
+        ctx.agent,
+        ctx.key,
+        ctx.harness,
+        ctx.project,
+        earliest=ctx.started or latest,
+        latest=latest,
+        content=text,
+        transcript_ref=ctx.out.artifacts.get("transcript"),
+        summary_ref=summary_ref,
+        compaction_ref=compaction_ref,
+        open_items=tuple(left),
+        digest=digest_line,
+        meta={
+            "token": ctx.out.token,
+            "transcript_sha256": ctx.raw_hash,
+            "digest": digest_line,
+            "outcome": session_digest(
+                facts.session, status, labels=("outcome", "decided", "unresolved")
+            ),
+            "requests": len(facts.requests),
+            "compactions": len(facts.compactions),
+            "last_status": last.status.value if last else None,
+            "summary_status": ctx.out.summary_status,
+        },
+    )
+    ctx.out.thread_key = update_dag(
+        ctx.store, rec, facts.compactions, facts.user_texts, now=ctx.now
+    )
 
 
-def _left_open(facts: _Facts, summary: str | None, last: Run | None,
-               request: str) -> list[str]:
+def _left_open(facts: _Facts, summary: str | None, last: Run | None, request: str) -> list[str]:
     """What the session left open (issue 39: from the extraction, ``facts_open_items``),
     then what only its summary says (a model's summary may name next steps the rows do not:
     ``open_items``), each once, at most ``MAX_OPEN_ITEMS``."""
@@ -482,8 +611,11 @@ def _left_open(facts: _Facts, summary: str | None, last: Run | None,
     seen = {i.split(": ", 1)[-1].casefold() for i in items}
     for item in open_items(summary, last, request):
         text = item.split(": ", 1)[-1]
-        if text.casefold() in seen or re.match(r"#\d+ ", text) or \
-                item.startswith(("blocked:", "last request")):
+        if (
+            text.casefold() in seen
+            or re.match(r"#\d+ ", text)
+            or item.startswith(("blocked:", "last request"))
+        ):
             continue  # the rows said it already (errors, requests, calls), in their words
         seen.add(text.casefold())
         items.append(item)
@@ -498,15 +630,18 @@ def pending(store: SqlStore, home: Any = None) -> list[tuple[str, str]]:
     their current state: no session node with the row's hash, or no manifest on disk. Oldest
     completion first."""
     folder = ln.memory_dir(home)
-    names = [ln.parse_name(f.name) for f in folder.glob("*--manifest.md")] \
-        if folder.is_dir() else []
+    names = (
+        [ln.parse_name(f.name) for f in folder.glob("*--manifest.md")] if folder.is_dir() else []
+    )
     manifests = {p[1] for p in names if p}
     hashes: dict[str, dict[str | None, Any]] = {}
     out = []
     for key, agent, digest_ in store.completed_transcripts():
         if agent not in hashes:
-            hashes[agent] = {n.session_key: n.meta.get("transcript_sha256")
-                             for n in store.dag_nodes(agent, kinds=["session"])}
+            hashes[agent] = {
+                n.session_key: n.meta.get("transcript_sha256")
+                for n in store.dag_nodes(agent, kinds=["session"])
+            }
         if hashes[agent].get(key) != digest_ or ln.session_token(agent, key) not in manifests:
             out.append((key, agent))
     return out
@@ -524,17 +659,24 @@ class PassReport:
 
     def to_dict(self) -> dict[str, Any]:
         """The ``consolidate --json`` object."""
-        return {"sessions": [r.to_dict() for r in self.results],
-                "memory_md": str(self.memory_md) if self.memory_md else None,
-                "memory_md_changed": self.memory_md_changed,
-                "skipped_artifacts": [{"path": p, "reason": r}
-                                      for p, r in self.skipped_artifacts]}
+        return {
+            "sessions": [r.to_dict() for r in self.results],
+            "memory_md": str(self.memory_md) if self.memory_md else None,
+            "memory_md_changed": self.memory_md_changed,
+            "skipped_artifacts": [{"path": p, "reason": r} for p, r in self.skipped_artifacts],
+        }
 
 
-def run_pass(store: SqlStore, *, home: Any = None, sessions: Iterable[str] | None = None,
-             render: bool = True, summarizer: Summarizer | None = None,
-             sentence_writer: sn.SentenceWriter | None = None,
-             now: datetime | None = None) -> PassReport:
+def run_pass(
+    store: SqlStore,
+    *,
+    home: Any = None,
+    sessions: Iterable[str] | None = None,
+    render: bool = True,
+    summarizer: Summarizer | None = None,
+    sentence_writer: sn.SentenceWriter | None = None,
+    now: datetime | None = None,
+) -> PassReport:
     """Consolidate ``sessions`` (keys), or every ``pending`` one when None, then, when
     ``render`` and anything was consolidated (or ``<home>/MEMORY.md`` is missing), rebuild
     ``<home>/MEMORY.md`` (``continuity.lineage.memory_md``). A session with a damaged artifact does
@@ -548,12 +690,19 @@ def run_pass(store: SqlStore, *, home: Any = None, sessions: Iterable[str] | Non
     todo = [(k, None) for k in sessions] if sessions is not None else pending(store, home)
     for key, agent in todo:
         try:
-            report.results.append(consolidate(store, key, home=home, agent_id=agent,
-                                              summarizer=summarizer,
-                                              sentence_writer=sentence_writer, now=now))
+            report.results.append(
+                consolidate(
+                    store,
+                    key,
+                    home=home,
+                    agent_id=agent,
+                    summarizer=summarizer,
+                    sentence_writer=sentence_writer,
+                    now=now,
+                )
+            )
         except ArtifactCorrupt as exc:
-            report.results.append(Consolidation(key, agent or "default", "damaged",
-                                                error=str(exc)))
+            report.results.append(Consolidation(key, agent or "default", "damaged", error=str(exc)))
     path = memory_md.default_path(home)
     changed = any(r.status == "consolidated" for r in report.results)
     if render and (changed or not path.exists()):

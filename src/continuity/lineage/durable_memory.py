@@ -31,41 +31,66 @@ IMPORTANCE = {"constraint": 0.8, "decision": 0.7, "fact": 0.6}
 #: The tag every memory the consolidation pass stores carries.
 TAG = "consolidated"
 
-_FILLER = re.compile(r"^(?:ok(?:ay)?|alright|yeah|yes|no|so|well|hm+|dude|my dude|omfg|wait|"
-                     r"also|and|but|please)\b[,!.:]?\s*", re.I)
+_FILLER = re.compile(
+    r"^(?:ok(?:ay)?|alright|yeah|yes|no|so|well|hm+|dude|my dude|omfg|wait|"
+    r"also|and|but|please)\b[,!.:]?\s*",
+    re.I,
+)
 _SPLIT = re.compile(r"(?<=[.!?])\s+|\n+")
-_TEMP_PATH = re.compile(r"(?:^|[\s'\"(=:,])(?:/private)?/(?:tmp|var/tmp|var/folders|dev/shm)/"
-                        r"|/T/TemporaryItems/|\$TMPDIR|%TEMP%|\\AppData\\Local\\Temp\\"
-                        r"|\b[A-Za-z]:\\(?:Windows\\)?Temp\\", re.I)
+_TEMP_PATH = re.compile(
+    r"(?:^|[\s'\"(=:,])(?:/private)?/(?:tmp|var/tmp|var/folders|dev/shm)/"
+    r"|/T/TemporaryItems/|\$TMPDIR|%TEMP%|\\AppData\\Local\\Temp\\"
+    r"|\b[A-Za-z]:\\(?:Windows\\)?Temp\\",
+    re.I,
+)
 _COUNTER = re.compile(
     r"\b(?:queue|backlog|buffer|pool|inflight|in-flight)\s+(?:depth|length|size|count)\b"
     r"|\b\d+\s+(?:pending|queued|in[- ]flight|remaining|left|retries|retrying|running|waiting"
     r"|outstanding|jobs?|items?|messages?|events?|errors?|warnings?|failures?)\b"
     r"|\b(?:depth|count|attempt|retry|retries|pid|port)\s*[:=#]?\s*\d+"
-    r"|\b\d+\s*/\s*\d+\b|https?://(?:localhost|127\.0\.0\.1|0\.0\.0\.0)\b|\b[0-9a-f]{12,}\b", re.I)
+    r"|\b\d+\s*/\s*\d+\b|https?://(?:localhost|127\.0\.0\.1|0\.0\.0\.0)\b|\b[0-9a-f]{12,}\b",
+    re.I,
+)
 _HEDGE = re.compile(
     r"\b(?:seems?|seemed|looks like|appears? to|maybe|might|perhaps|probably|possibly|i think"
     r"|i guess|i suppose|i believe|not sure|so far|for now|right now|currently|at the moment"
     r"|at this point|still|investigating|debugging|trying|wip|hm+|is (?:broken|failing|down"
-    r"|stuck|hanging|flaky)|(?:does ?n[o']t|doesnt) work|not working)\b", re.I)
-_NOT_PROSE = re.compile(r"[{};➜✗]|=>|->|::|^\s*(?:\$|>|\+|at\s+\S+\s*\(|\d+\s*[-+|])"
-                        r"|^\s*\w*(?:Error|Exception|Traceback)\b|\[Request interrupted", re.I)
-_CONSTRAINT = re.compile(r"\b(?:always|never|must|mustn'?t|from now on|going forward|by default"
-                         r"|make sure|under no circumstances)\b", re.I)
+    r"|stuck|hanging|flaky)|(?:does ?n[o']t|doesnt) work|not working)\b",
+    re.I,
+)
+_NOT_PROSE = re.compile(
+    r"[{};➜✗]|=>|->|::|^\s*(?:\$|>|\+|at\s+\S+\s*\(|\d+\s*[-+|])"
+    r"|^\s*\w*(?:Error|Exception|Traceback)\b|\[Request interrupted",
+    re.I,
+)
+_CONSTRAINT = re.compile(
+    r"\b(?:always|never|must|mustn'?t|from now on|going forward|by default"
+    r"|make sure|under no circumstances)\b",
+    re.I,
+)
 _SHOULD = re.compile(r"\bshould(?:n'?t| not)?\b", re.I)
 _VAGUE = re.compile(r"\b(?:should|must) be (?:that|this|it|so)\b", re.I)
-_DECISION = re.compile(r"\b(?:let'?s use|let us use|we(?:'ll| will)? use|instead of|switch(?:ed)?"
-                       r" to|go(?:ing)? with|we decided|decided to|the decision is|stick with"
-                       r"|the plan is to)\b", re.I)
+_DECISION = re.compile(
+    r"\b(?:let'?s use|let us use|we(?:'ll| will)? use|instead of|switch(?:ed)?"
+    r" to|go(?:ing)? with|we decided|decided to|the decision is|stick with"
+    r"|the plan is to)\b",
+    re.I,
+)
 #: Issue 39: "facts" MEMORY.md showed that are no durable fact: a value being tuned (a colour
 #: or a short hash: "green diff is #b5bd68", "8abeb7 is what bullet is in old pi") and a
 #: definition by a question word ("X is what Y is").
 _VALUE = re.compile(r"(?:^|[\s(])#?[0-9a-f]{6}\b|#[0-9a-f]{3}\b", re.I)
-_WH_PREDICATE = re.compile(r"\b(?:is|are)\s+(?:actually\s+)?(?:what|where|which|who|how|why"
-                           r"|when)\b", re.I)
-_FACT = re.compile(r"^(?!(?:this|that|it|these|those|there|here|what|which|who|why|how|i|you|"
-                   r"he|she|they|we|my|your)\b)[\w@./#+-]+(?:\s+[\w@./#+-]+){0,5}\s+(?:is|are"
-                   r"|lives in|lives at|runs on|runs at|is stored in|points to|means)\s+\S", re.I)
+_WH_PREDICATE = re.compile(
+    r"\b(?:is|are)\s+(?:actually\s+)?(?:what|where|which|who|how|why"
+    r"|when)\b",
+    re.I,
+)
+_FACT = re.compile(
+    r"^(?!(?:this|that|it|these|those|there|here|what|which|who|why|how|i|you|"
+    r"he|she|they|we|my|your)\b)[\w@./#+-]+(?:\s+[\w@./#+-]+){0,5}\s+(?:is|are"
+    r"|lives in|lives at|runs on|runs at|is stored in|points to|means)\s+\S",
+    re.I,
+)
 
 
 def transient_reason(sentence: str) -> str | None:
@@ -93,8 +118,7 @@ def classify(sentence: str) -> str | None:
     "[fact] 8abeb7 is what bullet is in old pi")."""
     if _VAGUE.search(sentence):
         return None
-    if _CONSTRAINT.search(sentence) or (_SHOULD.search(sentence)
-                                        and sn.has_anchor(sentence, None)):
+    if _CONSTRAINT.search(sentence) or (_SHOULD.search(sentence) and sn.has_anchor(sentence, None)):
         return "constraint"
     if _DECISION.search(sentence):
         return "decision"
@@ -157,16 +181,28 @@ def agent_decisions(decisions: Iterable[str]) -> list[str]:
     out: list[str] = []
     for raw in decisions:
         s = _candidate(_MARKS.sub("", raw))
-        if not 6 <= len(s.split()) <= 40 or _NOT_PROSE.search(s) or not _DECISION.search(s) \
-                or _VALUE.search(s) or transient_reason(s) or s in out:
+        if (
+            not 6 <= len(s.split()) <= 40
+            or _NOT_PROSE.search(s)
+            or not _DECISION.search(s)
+            or _VALUE.search(s)
+            or transient_reason(s)
+            or s in out
+        ):
             continue
         out.append(s)
     return out[-MAX_AGENT_DECISIONS:]
 
 
-def remember_durable(store: SqlStore, user_texts: Iterable[str], *, session_key: str,
-                     agent_id: str, at: datetime,
-                     decisions: Iterable[str] = ()) -> tuple[int, int]:
+def remember_durable(
+    store: SqlStore,
+    user_texts: Iterable[str],
+    *,
+    session_key: str,
+    agent_id: str,
+    at: datetime,
+    decisions: Iterable[str] = (),
+) -> tuple[int, int]:
     """Store the ``durable_statements`` of a session's ``user_texts`` as memories (type the
     statement's, tag ``TAG``, importance ``IMPORTANCE``, source the session, dated ``at``).
     Returns ``(added, transient_skipped)``: memories new to the store (a repeat is
@@ -176,12 +212,27 @@ def remember_durable(store: SqlStore, user_texts: Iterable[str], *, session_key:
     statements, transient = durable_statements(user_texts)
     added = 0
     for kind, text in statements:
-        done = remember(store, text, type=kind, tags=[TAG], importance=IMPORTANCE[kind],
-                        source_id=session_key, agent_id=agent_id, now=at)
+        done = remember(
+            store,
+            text,
+            type=kind,
+            tags=[TAG],
+            importance=IMPORTANCE[kind],
+            source_id=session_key,
+            agent_id=agent_id,
+            now=at,
+        )
         added += 0 if done.deduped else 1
     for text in agent_decisions(decisions):
-        done = remember(store, text, type="decision", tags=[TAG, "agent"],
-                        importance=AGENT_DECISION_IMPORTANCE, source_id=session_key,
-                        agent_id=agent_id, now=at)
+        done = remember(
+            store,
+            text,
+            type="decision",
+            tags=[TAG, "agent"],
+            importance=AGENT_DECISION_IMPORTANCE,
+            source_id=session_key,
+            agent_id=agent_id,
+            now=at,
+        )
         added += 0 if done.deduped else 1
     return added, transient

@@ -70,8 +70,9 @@ def _scalar(value: Any) -> str:
     if isinstance(value, str):
         text = orjson.dumps(clean(value)).decode()
         return _ESCAPE.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
-    raise TypeError(f"frontmatter value must be null, bool, number or string (got "
-                    f"{type(value).__name__})")
+    raise TypeError(
+        f"frontmatter value must be null, bool, number or string (got {type(value).__name__})"
+    )
 
 
 def dump_frontmatter(fields: Sequence[tuple[str, Any]]) -> str:
@@ -96,8 +97,9 @@ def _parse_value(raw: str, where: str) -> Any:
     try:
         return orjson.loads(raw)
     except orjson.JSONDecodeError:
-        raise ArtifactCorrupt(f"{where}: value {raw[:60]!r} is not null, a boolean, a number "
-                              "or a JSON-quoted string") from None
+        raise ArtifactCorrupt(
+            f"{where}: value {raw[:60]!r} is not null, a boolean, a number or a JSON-quoted string"
+        ) from None
 
 
 def parse_frontmatter(lines: Sequence[str], where: str) -> dict[str, Any]:
@@ -139,7 +141,7 @@ def split_file(text: str, where: str) -> tuple[list[str], str]:
     if end < 0:
         raise ArtifactCorrupt(f"{where}: frontmatter has no closing '---' line")
     head = text[4:end].split("\n") if end > 4 else []
-    body = text[end + 5:]
+    body = text[end + 5 :]
     body = body[1:] if body.startswith("\n") else body
     return head, body[:-1] if body.endswith("\n") else body
 
@@ -189,12 +191,21 @@ def verify_hashes(p: Path, fields: dict[str, Any], body: str) -> None:
     its ``frontmatter_sha256`` (module docstring, "Integrity"). Raises ``ArtifactCorrupt``
     (``path`` set) saying which does not match, or that ``frontmatter_sha256`` is absent."""
     if body_hash(body) != fields["content_sha256"]:
-        raise ArtifactCorrupt(f"{p}: checksum mismatch: the body does not match its "
-                              "content_sha256 (edited or damaged)", p)
+        raise ArtifactCorrupt(
+            f"{p}: checksum mismatch: the body does not match its "
+            "content_sha256 (edited or damaged)",
+            p,
+        )
     stored = fields.get(FRONTMATTER_HASH)
     if not isinstance(stored, str):
-        raise ArtifactCorrupt(f"{p}: no {FRONTMATTER_HASH}: its frontmatter cannot be checked "
-                              "(written by an older version, or the line was removed)", p)
+        raise ArtifactCorrupt(
+            f"{p}: no {FRONTMATTER_HASH}: its frontmatter cannot be checked "
+            "(written by an older version, or the line was removed)",
+            p,
+        )
     if frontmatter_hash(list(fields.items())) != stored:
-        raise ArtifactCorrupt(f"{p}: frontmatter mismatch: a field no longer matches its "
-                              f"{FRONTMATTER_HASH} (edited or damaged)", p)
+        raise ArtifactCorrupt(
+            f"{p}: frontmatter mismatch: a field no longer matches its "
+            f"{FRONTMATTER_HASH} (edited or damaged)",
+            p,
+        )

@@ -85,8 +85,14 @@ ROW_CHARS = 700  # one row is clipped to this many characters
 #: The newest Temporal Index rows outrank ledger rows in the budget (origin: never below 2).
 INDEX_KEPT = 5
 KIND_RANK = {"summary": 3, "compaction": 2, "transcript": 1}
-SECTIONS = ("Global Head (Tier 1)", "Thread Heads (Tier 2)", "Session Ledger (Last 30 Days)",
-            "Open Threads", "Durable Notes & Constraints", "Temporal Index")
+SECTIONS = (
+    "Global Head (Tier 1)",
+    "Thread Heads (Tier 2)",
+    "Session Ledger (Last 30 Days)",
+    "Open Threads",
+    "Durable Notes & Constraints",
+    "Temporal Index",
+)
 
 
 class MemoryMdSettings(BaseModel):
@@ -109,8 +115,9 @@ def default_path(home: Any = None, project: str | None = None) -> Path:
     """``<workspace>/MEMORY.md``, or ``<workspace>/projects/<safe project>/MEMORY.md`` for one
     project."""
     root = resolve_home(home)
-    return root / FILE_NAME if project is None else root / "projects" / safe_name(project) / \
-        FILE_NAME
+    return (
+        root / FILE_NAME if project is None else root / "projects" / safe_name(project) / FILE_NAME
+    )
 
 
 # ---------------------------------------------------------------------------- rows
@@ -160,15 +167,19 @@ def _base(project: str | None) -> str:
     return sn.one_line(project.rstrip("/").rsplit("/", 1)[-1] or project)
 
 
-def _memory_rows(store: SqlStore, agent: str, project: str | None, notes: bool,
-                 limit: int) -> tuple[list[Row], int]:
+def _memory_rows(
+    store: SqlStore, agent: str, project: str | None, notes: bool, limit: int
+) -> tuple[list[Row], int]:
     """The section's rows (at most ``limit``) and how many more memories it has."""
-    kw: dict[str, Any] = {"project": project, "exclude_prefixes": ln.NOISE_PREFIXES
-                          if project is None else ()}  # a project asked for is rendered
+    kw: dict[str, Any] = {
+        "project": project,
+        "exclude_prefixes": ln.NOISE_PREFIXES if project is None else (),
+    }  # a project asked for is rendered
     kw["types" if notes else "exclude_types"] = NOTE_TYPES
     found = store.ranked_memories(agent, limit=limit, **kw)
-    more = max(0, store.count_ranked_memories(agent, **kw) - len(found)) \
-        if len(found) == limit else 0
+    more = (
+        max(0, store.count_ranked_memories(agent, **kw) - len(found)) if len(found) == limit else 0
+    )
     rows = []
     for m, where in found:
         date = m.created_at.date().isoformat() if m.created_at else "undated"
@@ -192,37 +203,64 @@ def left_out_projects(store: SqlStore, agent: str) -> list[str]:
     """The projects an all-projects render leaves out as scratch work (under a temp folder,
     ``lineage.is_noise``), sorted: said in the header so none is left out silently (issue 45
     item 8)."""
-    found = {h.project for h in store.thread_heads(agent, project=None)
-             if h.project and ln.is_noise(h.project, h.session_key, h.harness)}
-    found |= {n.project for n in store.dag_nodes(agent, kinds=["session"])
-              if n.project and ln.is_noise(n.project, n.session_key or "", n.harness)}
+    found = {
+        h.project
+        for h in store.thread_heads(agent, project=None)
+        if h.project and ln.is_noise(h.project, h.session_key, h.harness)
+    }
+    found |= {
+        n.project
+        for n in store.dag_nodes(agent, kinds=["session"])
+        if n.project and ln.is_noise(n.project, n.session_key or "", n.harness)
+    }
     return sorted(found)
 
 
 def _heads(store: SqlStore, agent: str, project: str | None) -> list[Any]:
-    return [h for h in store.thread_heads(agent, project=project)
-            if not _noise(project, h.project, h.session_key, h.harness)]
+    return [
+        h
+        for h in store.thread_heads(agent, project=project)
+        if not _noise(project, h.project, h.session_key, h.harness)
+    ]
 
 
 def _thread_rows(heads: list[Any]) -> list[Row]:
     rows = []
     for i, h in enumerate(heads):
         link = f" {ln.wikilink(h.source_ref, h.source_type)}" if h.source_ref else ""
-        rows.append(Row(_one_line(f"- **{h.label}** ({h.harness}, latest {_minute(h.latest_at)}, "
-                                  f"session {h.session_key}): {h.sample}") + link,
-                        7 if i < 3 else 3))
+        rows.append(
+            Row(
+                _one_line(
+                    f"- **{h.label}** ({h.harness}, latest {_minute(h.latest_at)}, "
+                    f"session {h.session_key}): {h.sample}"
+                )
+                + link,
+                7 if i < 3 else 3,
+            )
+        )
     return rows
 
 
 def _open_rows(heads: list[Any]) -> list[Row]:
-    return [Row(_one_line(f"- **{h.label}** ({h.latest_at.date().isoformat()}, session "
-                          f"{h.session_key}): {'; '.join(h.open_items)}"), 6)
-            for h in heads if h.open_items]
+    return [
+        Row(
+            _one_line(
+                f"- **{h.label}** ({h.latest_at.date().isoformat()}, session "
+                f"{h.session_key}): {'; '.join(h.open_items)}"
+            ),
+            6,
+        )
+        for h in heads
+        if h.open_items
+    ]
 
 
 def _index_rows(store: SqlStore, agent: str, project: str | None) -> list[Row]:
-    nodes = [n for n in store.dag_nodes(agent, kinds=["session", "compaction"], project=project)
-             if not _noise(project, n.project, n.session_key or "", n.harness)]
+    nodes = [
+        n
+        for n in store.dag_nodes(agent, kinds=["session", "compaction"], project=project)
+        if not _noise(project, n.project, n.session_key or "", n.harness)
+    ]
     labels = {n.node_id: n.label for n in store.dag_nodes(agent, kinds=["session", "thread"])}
     edges: dict[str, list[DagEdge]] = {}
     for e in store.dag_edges(agent, node_ids=[n.node_id for n in nodes]) if nodes else []:
@@ -233,20 +271,28 @@ def _index_rows(store: SqlStore, agent: str, project: str | None) -> list[Row]:
         if n.kind == "compaction":
             m = n.meta
             kind = " (continuation checkpoint)" if m.get("continuation") else ""
-            rows.append(Row(f"- {_minute(n.latest_at)} · compaction of {n.session_key} at row "
-                            f"#{m.get('seq')}, covering rows #0-#{m.get('covers_through_seq')}"
-                            f"{kind}", tier))
+            rows.append(
+                Row(
+                    f"- {_minute(n.latest_at)} · compaction of {n.session_key} at row "
+                    f"#{m.get('seq')}, covering rows #0-#{m.get('covers_through_seq')}"
+                    f"{kind}",
+                    tier,
+                )
+            )
             continue
-        parts = [f"- {_minute(n.latest_at)} · session {n.label} · {_base(n.project)} · "
-                 f"{n.harness}"]
+        parts = [f"- {_minute(n.latest_at)} · session {n.label} · {_base(n.project)} · {n.harness}"]
         out = edges.get(n.node_id, [])
-        parts += [f"continues {labels.get(e.dst_id, e.dst_id)}" for e in out
-                  if e.kind == "continues"]
+        parts += [
+            f"continues {labels.get(e.dst_id, e.dst_id)}" for e in out if e.kind == "continues"
+        ]
         count = sum(1 for e in out if e.kind == "compacted_into")
         if count:
             parts.append(f"{count} compaction{'s' if count > 1 else ''}")
-        others = [labels.get(e.dst_id, e.dst_id) for e in out
-                  if e.kind == "mentions" and labels.get(e.dst_id) != (n.project or n.label)]
+        others = [
+            labels.get(e.dst_id, e.dst_id)
+            for e in out
+            if e.kind == "mentions" and labels.get(e.dst_id) != (n.project or n.label)
+        ]
         if others:
             parts.append("mentions " + ", ".join(others))
         rows.append(Row(_one_line(" · ".join(parts)), tier))
@@ -264,8 +310,9 @@ class _Candidate:
     fields: dict[str, Any]
 
 
-def _candidates(home: Any, agent: str, skipped: list[tuple[str, str]]
-                ) -> dict[str, list[_Candidate]]:
+def _candidates(
+    home: Any, agent: str, skipped: list[tuple[str, str]]
+) -> dict[str, list[_Candidate]]:
     folder = ln.memory_dir(home)
     groups: dict[str, list[_Candidate]] = {}
     for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
@@ -274,8 +321,11 @@ def _candidates(home: Any, agent: str, skipped: list[tuple[str, str]]
             continue
         try:
             fields = ln.read_fields(path)
-            if fields.get("kind") != parsed[2] or ln.session_token(
-                    str(fields.get("agent_id")), str(fields.get("session_key"))) != parsed[1]:
+            if (
+                fields.get("kind") != parsed[2]
+                or ln.session_token(str(fields.get("agent_id")), str(fields.get("session_key")))
+                != parsed[1]
+            ):
                 raise ln.ArtifactCorrupt(f"{path}: identity mismatch with its name")
             when = ln.parse_iso(fields.get("ended_at")) or ln.parse_iso(fields["captured_at"])
         except (ln.ArtifactError, KeyError, ValueError, TypeError) as exc:
@@ -283,7 +333,8 @@ def _candidates(home: Any, agent: str, skipped: list[tuple[str, str]]
             continue
         if fields["agent_id"] == agent and when is not None:
             groups.setdefault(parsed[1], []).append(
-                _Candidate(KIND_RANK[parsed[2]], when, path, fields))
+                _Candidate(KIND_RANK[parsed[2]], when, path, fields)
+            )
     return groups
 
 
@@ -298,26 +349,39 @@ class _Ledger:
     def notes(self) -> list[str]:
         out = []
         if self.from_db:
-            out.append(f"- … {self.from_db} of these rows use the sentence stored in the "
-                       "database: their artifact failed verification (`continuity lineage "
-                       "SESSION` says why).")
+            out.append(
+                f"- … {self.from_db} of these rows use the sentence stored in the "
+                "database: their artifact failed verification (`continuity lineage "
+                "SESSION` says why)."
+            )
         if self.lost:
-            out.append(f"- … {self.lost} more session{'s' if self.lost > 1 else ''} left out: "
-                       "their artifacts failed verification and no stored sentence replaces "
-                       "them (`continuity lineage SESSION` says why).")
+            out.append(
+                f"- … {self.lost} more session{'s' if self.lost > 1 else ''} left out: "
+                "their artifacts failed verification and no stored sentence replaces "
+                "them (`continuity lineage SESSION` says why)."
+            )
         return out
 
 
-def _ledger_rows(store: SqlStore, home: Any, agent: str, project: str | None, now: datetime,
-                 skipped: list[tuple[str, str]]) -> _Ledger:
+def _ledger_rows(
+    store: SqlStore,
+    home: Any,
+    agent: str,
+    project: str | None,
+    now: datetime,
+    skipped: list[tuple[str, str]],
+) -> _Ledger:
     out = _Ledger()
-    outcomes = {n.session_key: str(n.meta.get("outcome") or "")
-                for n in store.dag_nodes(agent, kinds=["session"])}
+    outcomes = {
+        n.session_key: str(n.meta.get("outcome") or "")
+        for n in store.dag_nodes(agent, kinds=["session"])
+    }
     for cands in _candidates(home, agent, skipped).values():
         cands.sort(key=lambda c: (c.rank, c.time, c.path.name), reverse=True)
         first = cands[0].fields
-        if _noise(project, first.get("project"), first["session_key"], first.get("harness")) \
-                or (project is not None and first.get("project") != project):
+        if _noise(project, first.get("project"), first["session_key"], first.get("harness")) or (
+            project is not None and first.get("project") != project
+        ):
             continue
         failed = False
         for c in cands:
@@ -337,8 +401,9 @@ def _ledger_rows(store: SqlStore, home: Any, agent: str, project: str | None, no
                 continue
             if art.fields.get("memory_sentence"):
                 key = str(art.fields["session_key"])
-                out.picked.append((c.time, key, _ledger_row(home, c.time, art,
-                                                            outcomes.get(key, ""))))
+                out.picked.append(
+                    (c.time, key, _ledger_row(home, c.time, art, outcomes.get(key, "")))
+                )
                 break
             if not failed:
                 break
@@ -349,12 +414,16 @@ def _ledger_rows(store: SqlStore, home: Any, agent: str, project: str | None, no
 
 
 def _line(when: datetime, key: str, project: str | None, sentence: str, tail: str) -> Row:
-    return Row(f"- {ln.iso(when)} | session={key} | project={project or 'none'} | {sentence} "
-               f"{tail}", 1, when.date().isoformat())
+    return Row(
+        f"- {ln.iso(when)} | session={key} | project={project or 'none'} | {sentence} {tail}",
+        1,
+        when.date().isoformat(),
+    )
 
 
-def _sentence(text: Any, kind: str, project: str | None, harness: str | None,
-              when: datetime) -> str:
+def _sentence(
+    text: Any, kind: str, project: str | None, harness: str | None, when: datetime
+) -> str:
     anchor = sn.choose_anchor(project, "", harness)
     sentence = _one_line(text or "", 400)
     if sn.sentence_problem(sentence, anchor) is not None:  # re-checked at render (seed 000)
@@ -366,8 +435,7 @@ def _ledger_row(home: Any, when: datetime, art: ln.Artifact, outcome: str = "") 
     """A ledger row: the artifact's memory sentence, then (issue 39) the session's outcome,
     decision and unresolved error from its DAG node (``temporal_dag.session_digest``)."""
     f = art.fields
-    sentence = _sentence(f["memory_sentence"], art.kind, f.get("project"), f.get("harness"),
-                         when)
+    sentence = _sentence(f["memory_sentence"], art.kind, f.get("project"), f.get("harness"), when)
     if outcome:
         sentence = f"{sentence} {_one_line(outcome[:1].upper() + outcome[1:], 400)}"
     links = [ln.wikilink(art.rel, art.kind)]
@@ -379,22 +447,39 @@ def _ledger_row(home: Any, when: datetime, art: ln.Artifact, outcome: str = "") 
     return _line(when, str(f["session_key"]), f.get("project"), sentence, " ".join(links))
 
 
-def _db_row(store: SqlStore, agent: str, key: str, project: str | None,
-            now: datetime) -> tuple[datetime, str, Row] | None:
+def _db_row(
+    store: SqlStore, agent: str, key: str, project: str | None, now: datetime
+) -> tuple[datetime, str, Row] | None:
     """The ledger row of a session whose artifact failed verification, from its DAG node
     (sentence, time, project, harness); None when there is none or it is out of scope."""
     node = store.dag_node(ln.session_node_id(agent, key))
-    if node is None or node.kind != "session" or node.agent_id != agent or not node.content \
-            or node.latest_at is None:
+    if (
+        node is None
+        or node.kind != "session"
+        or node.agent_id != agent
+        or not node.content
+        or node.latest_at is None
+    ):
         return None
     when = ln.utc(node.latest_at)
-    if not (now - LEDGER_WINDOW <= when <= now) or _noise(project, node.project, key,
-                                                          node.harness) \
-            or (project is not None and node.project != project):
+    if (
+        not (now - LEDGER_WINDOW <= when <= now)
+        or _noise(project, node.project, key, node.harness)
+        or (project is not None and node.project != project)
+    ):
         return None
     sentence = _sentence(node.content, "summary", node.project, node.harness, when)
-    return when, key, _line(when, key, node.project, sentence,
-                            "(from the database: its artifact failed verification)")
+    return (
+        when,
+        key,
+        _line(
+            when,
+            key,
+            node.project,
+            sentence,
+            "(from the database: its artifact failed verification)",
+        ),
+    )
 
 
 # ---------------------------------------------------------------------------- layout and budget
@@ -415,18 +500,23 @@ class RenderResult:
     left_out: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"bytes": self.bytes, "lines": self.lines, "sections": self.sections,
-                "skipped_artifacts": [{"path": p, "reason": r} for p, r in self.skipped],
-                "left_out_projects": list(self.left_out)}
+        return {
+            "bytes": self.bytes,
+            "lines": self.lines,
+            "sections": self.sections,
+            "skipped_artifacts": [{"path": p, "reason": r} for p, r in self.skipped],
+            "left_out_projects": list(self.left_out),
+        }
 
 
-def _layout(header: list[str], sections: Sequence[Section], dropped: set[int],
-            budget: str) -> tuple[str, dict[str, dict[str, int]]]:
+def _layout(
+    header: list[str], sections: Sequence[Section], dropped: set[int], budget: str
+) -> tuple[str, dict[str, dict[str, int]]]:
     lines = list(header)
     stats: dict[str, dict[str, int]] = {}
     for s in sections:
         lines += [f"## {s.heading}", "", *s.intro]
-        shown = s.rows[:s.limit] if s.limit is not None else s.rows
+        shown = s.rows[: s.limit] if s.limit is not None else s.rows
         kept = [r for r in shown if id(r) not in dropped]
         over_limit = len(s.rows) - len(shown) + s.unread
         over_budget = len(shown) - len(kept)
@@ -437,27 +527,34 @@ def _layout(header: list[str], sections: Sequence[Section], dropped: set[int],
                 day = r.day
             lines.append(r.text)
         if over_limit or over_budget:
-            why = ([f"this section lists at most {s.limit}"] if over_limit else []) + \
-                  ([f"the {budget} budget, least important first"] if over_budget else [])
-            lines.append(f"- … {over_limit + over_budget} more {s.noun} left out "
-                         f"({'; '.join(why)}).")
+            why = ([f"this section lists at most {s.limit}"] if over_limit else []) + (
+                [f"the {budget} budget, least important first"] if over_budget else []
+            )
+            lines.append(
+                f"- … {over_limit + over_budget} more {s.noun} left out ({'; '.join(why)})."
+            )
         elif not kept and not s.notes:
             lines.append(s.placeholder)
         lines += s.notes
         lines.append("")
-        stats[s.heading] = {"shown": len(kept), "total": len(s.rows) + s.unread,
-                            "over_limit": over_limit, "over_budget": over_budget}
+        stats[s.heading] = {
+            "shown": len(kept),
+            "total": len(s.rows) + s.unread,
+            "over_limit": over_limit,
+            "over_budget": over_budget,
+        }
     return "\n".join(lines).rstrip("\n") + "\n", stats
 
 
-def fit(header: list[str], sections: Sequence[Section], max_bytes: int,
-        max_lines: int) -> tuple[str, dict[str, dict[str, int]]]:
+def fit(
+    header: list[str], sections: Sequence[Section], max_bytes: int, max_lines: int
+) -> tuple[str, dict[str, dict[str, int]]]:
     """Lay the sections out within ``max_bytes`` (UTF-8) and ``max_lines``, dropping the
     fewest rows in drop order (tier, then from the end of each section's display order)."""
     budget = f"{max_bytes:,}-byte / {max_lines}-line"
     order: list[tuple[int, int, Row]] = []
     for s in sections:
-        shown = s.rows[:s.limit] if s.limit is not None else s.rows
+        shown = s.rows[: s.limit] if s.limit is not None else s.rows
         order += [(r.tier, -i, r) for i, r in enumerate(shown)]
     order.sort(key=lambda x: (x[0], x[1]))
     drops = [id(r) for _, _, r in order]
@@ -483,63 +580,118 @@ def fit(header: list[str], sections: Sequence[Section], max_bytes: int,
     return text, stats
 
 
-def build_sections(store: SqlStore, home: Any, *, agent_id: str, project: str | None,
-                   now: datetime, skipped: list[tuple[str, str]]) -> list[Section]:
+def build_sections(
+    store: SqlStore,
+    home: Any,
+    *,
+    agent_id: str,
+    project: str | None,
+    now: datetime,
+    skipped: list[tuple[str, str]],
+) -> list[Section]:
     """The six sections in the seed's order, rows in display order (module docstring)."""
     heads = _heads(store, agent_id, project)
     ledger = _ledger_rows(store, home, agent_id, project, now, skipped)
     facts, more_facts = _memory_rows(store, agent_id, project, False, HEAD_ROWS)
     notes, more_notes = _memory_rows(store, agent_id, project, True, NOTE_ROWS)
     return [
-        Section(SECTIONS[0], facts,
-                "- No durable facts or decisions yet: `continuity consolidate` extracts them "
-                "from completed sessions and `continuity remember` adds them.",
-                "facts and decisions", HEAD_ROWS, unread=more_facts),
-        Section(SECTIONS[1], _thread_rows(heads),
-                "- No thread yet: a thread appears when a completed session is consolidated.",
-                "thread heads", 12),
-        Section(SECTIONS[2], [r for _, _, r in ledger.picked],
-                "- No session ended in the last 30 days; older sessions are in the Temporal "
-                "Index and in memory/.", "ledger rows",
-                intro=[f"Sessions that ended in the 30 days up to {now.date().isoformat()} "
-                       "(UTC), newest first, with links to their artifacts.", ""],
-                notes=ledger.notes()),
-        Section(SECTIONS[3], _open_rows(heads),
-                "- Nothing left open: the latest session of every thread finished its requests.",
-                "open threads", 8),
-        Section(SECTIONS[4], notes, "- No constraints or notes recorded yet.", "notes",
-                NOTE_ROWS, unread=more_notes),
-        Section(SECTIONS[5], _index_rows(store, agent_id, project),
-                "- No session in the temporal DAG yet.", "index entries", 20),
+        Section(
+            SECTIONS[0],
+            facts,
+            "- No durable facts or decisions yet: `continuity consolidate` extracts them "
+            "from completed sessions and `continuity remember` adds them.",
+            "facts and decisions",
+            HEAD_ROWS,
+            unread=more_facts,
+        ),
+        Section(
+            SECTIONS[1],
+            _thread_rows(heads),
+            "- No thread yet: a thread appears when a completed session is consolidated.",
+            "thread heads",
+            12,
+        ),
+        Section(
+            SECTIONS[2],
+            [r for _, _, r in ledger.picked],
+            "- No session ended in the last 30 days; older sessions are in the Temporal "
+            "Index and in memory/.",
+            "ledger rows",
+            intro=[
+                f"Sessions that ended in the 30 days up to {now.date().isoformat()} "
+                "(UTC), newest first, with links to their artifacts.",
+                "",
+            ],
+            notes=ledger.notes(),
+        ),
+        Section(
+            SECTIONS[3],
+            _open_rows(heads),
+            "- Nothing left open: the latest session of every thread finished its requests.",
+            "open threads",
+            8,
+        ),
+        Section(
+            SECTIONS[4],
+            notes,
+            "- No constraints or notes recorded yet.",
+            "notes",
+            NOTE_ROWS,
+            unread=more_notes,
+        ),
+        Section(
+            SECTIONS[5],
+            _index_rows(store, agent_id, project),
+            "- No session in the temporal DAG yet.",
+            "index entries",
+            20,
+        ),
     ]
 
 
-def render_memory_md(store: SqlStore, *, home: Any = None, project: str | None = None,
-                     agent_id: str = "default", now: datetime | None = None,
-                     config: MemoryMdSettings | None = None) -> RenderResult:
+def render_memory_md(
+    store: SqlStore,
+    *,
+    home: Any = None,
+    project: str | None = None,
+    agent_id: str = "default",
+    now: datetime | None = None,
+    config: MemoryMdSettings | None = None,
+) -> RenderResult:
     """Render MEMORY.md (module docstring) as of ``now`` (default: the current time, UTC).
     Raises ``ConfigError`` for bad ``[memory_md]`` settings."""
     config = config or settings(home)
     now = ln.utc(now or datetime.now(UTC))
     project = project.rstrip("/") or project if project else None
     skipped: list[tuple[str, str]] = []
-    sections = build_sections(store, home, agent_id=agent_id, project=project, now=now,
-                              skipped=skipped)
-    header = ["# MEMORY.md", "",
-              "<!-- Rebuilt by `continuity memory render` from durable memories, thread heads, "
-              "the temporal DAG and the artifact frontmatter in memory/. Edits here are lost "
-              "on the next rebuild. -->", "",
-              f"Scope: {('project ' + sn.one_line(project)) if project else 'all projects'} · "
-              f"agent {sn.one_line(agent_id)} · as of {now.date().isoformat()} (UTC).", ""]
+    sections = build_sections(
+        store, home, agent_id=agent_id, project=project, now=now, skipped=skipped
+    )
+    header = [
+        "# MEMORY.md",
+        "",
+        "<!-- Rebuilt by `continuity memory render` from durable memories, thread heads, "
+        "the temporal DAG and the artifact frontmatter in memory/. Edits here are lost "
+        "on the next rebuild. -->",
+        "",
+        f"Scope: {('project ' + sn.one_line(project)) if project else 'all projects'} · "
+        f"agent {sn.one_line(agent_id)} · as of {now.date().isoformat()} (UTC).",
+        "",
+    ]
     left_out = [] if project else left_out_projects(store, agent_id)
     if left_out:  # issue 45 item 8: never left out silently
         shown = ", ".join(sn.one_line(p) for p in left_out[:3]) + (
-            f" and {len(left_out) - 3} more" if len(left_out) > 3 else "")
-        header[-1:-1] = ["", f"Left out as scratch work (under a temp folder): {shown}; "
-                         "`continuity memory render --project DIR` renders one."]
+            f" and {len(left_out) - 3} more" if len(left_out) > 3 else ""
+        )
+        header[-1:-1] = [
+            "",
+            f"Left out as scratch work (under a temp folder): {shown}; "
+            "`continuity memory render --project DIR` renders one.",
+        ]
     text, stats = fit(header, sections, config.max_bytes, config.max_lines)
-    return RenderResult(text, utf8_len(text), text.count("\n"), stats, sorted(set(skipped)),
-                        left_out)
+    return RenderResult(
+        text, utf8_len(text), text.count("\n"), stats, sorted(set(skipped)), left_out
+    )
 
 
 def write(text: str, path: str | os.PathLike[str], *, create_folders: bool = True) -> bool:
@@ -557,8 +709,10 @@ def write(text: str, path: str | os.PathLike[str], *, create_folders: bool = Tru
     if target.is_dir():
         raise InputError(f"{given}: is a folder; give a file path for MEMORY.md")
     if target.exists() and not target.is_file():
-        raise InputError(f"{given}: is not a regular file (a device, socket or pipe); "
-                         "MEMORY.md is only written to a regular file")
+        raise InputError(
+            f"{given}: is not a regular file (a device, socket or pipe); "
+            "MEMORY.md is only written to a regular file"
+        )
     parent = target.parent
     if parent.exists() and not parent.is_dir():
         raise InputError(f"{given}: {parent} is a file, not a folder")
@@ -567,8 +721,7 @@ def write(text: str, path: str | os.PathLike[str], *, create_folders: bool = Tru
     try:
         return _write_atomic(target, text.encode("utf-8"))
     except OSError as exc:
-        raise InputError(f"{given}: cannot write MEMORY.md there: "
-                         f"{exc.strerror or exc}") from None
+        raise InputError(f"{given}: cannot write MEMORY.md there: {exc.strerror or exc}") from None
 
 
 def _write_atomic(target: Path, data: bytes) -> bool:

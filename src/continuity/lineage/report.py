@@ -34,8 +34,9 @@ def repair_hint(key: str, path: Path | None, *, missing: bool = False) -> str:
     return f"to repair: delete {target} and run {command} again"
 
 
-def session_lineage(store: SqlStore, session_key: str, *, home: Any = None,
-                    agent_id: str | None = None) -> dict[str, Any]:
+def session_lineage(
+    store: SqlStore, session_key: str, *, home: Any = None, agent_id: str | None = None
+) -> dict[str, Any]:
     """Everything the lineage holds for one session (``continuity lineage --json``): the
     manifest's fields, each artifact with its check (``ok``, ``missing`` for a file the
     manifest names that is gone, or the error), the DAG nodes of the session with their edges,
@@ -45,33 +46,60 @@ def session_lineage(store: SqlStore, session_key: str, *, home: Any = None,
     agent = agent_id or (session.agent_id if session else "default")
     token = ln.session_token(agent, session_key)
     artifacts = _checked_artifacts(home, token)
-    manifest = next((a for a in artifacts if a["kind"] == "manifest" and a["check"] == "ok"),
-                    None)
+    manifest = next((a for a in artifacts if a["kind"] == "manifest" and a["check"] == "ok"), None)
     nodes = store.dag_nodes(agent, session_key=session_key)
-    artifacts += _missing(home, manifest, artifacts, consolidated=any(
-        n.kind == "session" for n in nodes))
+    artifacts += _missing(
+        home, manifest, artifacts, consolidated=any(n.kind == "session" for n in nodes)
+    )
     root = resolve_home(home)
-    problems = [{**a, "repair": repair_hint(session_key, root / a["path"] if a["path"] else None,
-                                            missing=a["check"] == "missing")}
-                for a in artifacts if a["check"] != "ok"]
+    problems = [
+        {
+            **a,
+            "repair": repair_hint(
+                session_key,
+                root / a["path"] if a["path"] else None,
+                missing=a["check"] == "missing",
+            ),
+        }
+        for a in artifacts
+        if a["check"] != "ok"
+    ]
     edges = store.dag_edges(agent, node_ids=[n.node_id for n in nodes]) if nodes else []
     tk = thread_of(agent, session.project if session else None, session_key)[0]
     head = store.thread_head(agent, nodes[0].thread_key or tk) if nodes else None
     return {
-        "session": session_key, "agent_id": agent, "token": token,
-        "manifest": dict(ln.read_artifact(root / manifest["path"]).fields)
-        if manifest else None,
+        "session": session_key,
+        "agent_id": agent,
+        "token": token,
+        "manifest": dict(ln.read_artifact(root / manifest["path"]).fields) if manifest else None,
         "artifacts": artifacts,
         "problems": problems,
-        "nodes": [{"id": n.node_id, "kind": n.kind, "label": n.label, "content": n.content,
-                   "earliest_at": ln.iso(n.earliest_at), "latest_at": ln.iso(n.latest_at),
-                   "meta": n.meta} for n in nodes],
-        "edges": [{"from": e.src_id, "to": e.dst_id, "kind": e.kind, "at": ln.iso(e.at)}
-                  for e in edges],
-        "thread": None if head is None else {
-            "key": head.thread_key, "label": head.label, "session": head.session_key,
-            "latest_at": ln.iso(head.latest_at), "sample": head.sample,
-            "open_items": list(head.open_items), "source": head.source_ref},
+        "nodes": [
+            {
+                "id": n.node_id,
+                "kind": n.kind,
+                "label": n.label,
+                "content": n.content,
+                "earliest_at": ln.iso(n.earliest_at),
+                "latest_at": ln.iso(n.latest_at),
+                "meta": n.meta,
+            }
+            for n in nodes
+        ],
+        "edges": [
+            {"from": e.src_id, "to": e.dst_id, "kind": e.kind, "at": ln.iso(e.at)} for e in edges
+        ],
+        "thread": None
+        if head is None
+        else {
+            "key": head.thread_key,
+            "label": head.label,
+            "session": head.session_key,
+            "latest_at": ln.iso(head.latest_at),
+            "sample": head.sample,
+            "open_items": list(head.open_items),
+            "source": head.source_ref,
+        },
     }
 
 
@@ -83,17 +111,29 @@ def _checked_artifacts(home: Any, token: str) -> list[dict[str, Any]]:
     for path in sorted(folder.glob(f"*--{token}--*.md")) if folder.is_dir() else []:
         try:
             art = ln.read_artifact(path)
-            artifacts.append({"kind": art.kind, "path": art.rel, "check": "ok",
-                              "memory_sentence": art.fields.get("memory_sentence"),
-                              "quality": art.fields.get("memory_sentence_quality")})
+            artifacts.append(
+                {
+                    "kind": art.kind,
+                    "path": art.rel,
+                    "check": "ok",
+                    "memory_sentence": art.fields.get("memory_sentence"),
+                    "quality": art.fields.get("memory_sentence_quality"),
+                }
+            )
         except ArtifactError as exc:
-            artifacts.append({"kind": (ln.parse_name(path.name) or ("", "", "?"))[2],
-                              "path": ln.rel_path(path.name), "check": str(exc)})
+            artifacts.append(
+                {
+                    "kind": (ln.parse_name(path.name) or ("", "", "?"))[2],
+                    "path": ln.rel_path(path.name),
+                    "check": str(exc),
+                }
+            )
     return artifacts
 
 
-def _missing(home: Any, manifest: dict[str, Any] | None, found: list[dict[str, Any]], *,
-             consolidated: bool) -> list[dict[str, Any]]:
+def _missing(
+    home: Any, manifest: dict[str, Any] | None, found: list[dict[str, Any]], *, consolidated: bool
+) -> list[dict[str, Any]]:
     """Artifact entries (check ``missing``) for the current capture's files the session's
     manifest names that are gone, or for the manifest itself when the session was consolidated
     and it is gone. Superseded captures are history: a deleted one is not reported."""

@@ -38,21 +38,29 @@ def one_line(value: Any, limit: int | None = None) -> str:
     goes through it (a key or a project holding ``"\\n## Heading"`` must not start a line)."""
     text = " ".join(_BREAKERS.sub(" ", str(value)).split())
     if limit is not None and len(text) > limit:
-        text = text[:limit - 1] + "…"
+        text = text[: limit - 1] + "…"
     return text
 
 
 # ---------------------------------------------------------------------------- memory sentence
 
 #: Low-signal sentences the gate refuses whatever their length (compared case-folded).
-STOCK_SENTENCES = frozenset({
-    "worked on task.", "session completed.", "no significant changes.",
-    "the session made progress on the task.", "work continued on the project.",
-    "this session contains a conversation.", "summary of the session.",
-})
+STOCK_SENTENCES = frozenset(
+    {
+        "worked on task.",
+        "session completed.",
+        "no significant changes.",
+        "the session made progress on the task.",
+        "work continued on the project.",
+        "this session contains a conversation.",
+        "summary of the session.",
+    }
+)
 _REF = re.compile(r"(?:^|[\s(])#\d+\b|\b[A-Z][A-Z0-9]*-\d+\b")
-_PATH_TOKEN = re.compile(r"(?<![\w/])(?:(?:[\w@.-]+/)+[\w@-]+|[\w@-]{2,})"
-                         r"\.[A-Za-z][A-Za-z0-9]{0,7}\b")
+_PATH_TOKEN = re.compile(
+    r"(?<![\w/])(?:(?:[\w@.-]+/)+[\w@-]+|[\w@-]{2,})"
+    r"\.[A-Za-z][A-Za-z0-9]{0,7}\b"
+)
 _IDENT = re.compile(r"\b[a-z][a-z0-9]*_[a-z0-9_]+\b|\b[a-z]+[A-Z][A-Za-z0-9]*\b|\b\w+\(\)")
 _MARKDOWN = re.compile(r"^\s*(?:[-*+>#]|\d+[.)])\s|`|\*\*|\[\[")
 _INNER_END = re.compile(r"[.!?]\s+\S")
@@ -64,8 +72,7 @@ def has_anchor(sentence: str, anchor: str | None) -> bool:
     ``camelCase``, ``name()``), or a ``#123`` / ``PR-123`` / ``ABC-123`` reference."""
     if anchor and re.search(r"(?<!\w)" + re.escape(anchor) + r"(?!\w)", sentence, re.I):
         return True
-    return bool(_REF.search(sentence) or _PATH_TOKEN.search(sentence)
-                or _IDENT.search(sentence))
+    return bool(_REF.search(sentence) or _PATH_TOKEN.search(sentence) or _IDENT.search(sentence))
 
 
 def sentence_problem(sentence: str | None, anchor: str | None) -> str | None:
@@ -139,7 +146,7 @@ def gist(text: str, max_words: int) -> str:
             return " ".join(words)
         cut = " ".join(words[:max_words])
         if cut.count("(") > cut.count(")"):  # never leave a parenthesis open
-            cut = cut[:cut.rindex("(")].rstrip(" ,;:")
+            cut = cut[: cut.rindex("(")].rstrip(" ,;:")
         return cut + "…"
     return ""
 
@@ -215,21 +222,25 @@ def fallback_sentence(facts: SentenceFacts) -> str:
 def generic_sentence(kind: str, anchor: str, harness: str | None, date: str) -> str:
     """The plain stand-in sentence (render time, or when nothing else passes the gate)."""
     label = {"compaction": "Compaction", "transcript": "Transcript"}.get(kind, "Summary")
-    return one_line(f"{label} of the {anchor} {harness or 'agent'} session on {date} is stored "
-                    "as durable context; the linked artifacts in memory hold the full record.")
+    return one_line(
+        f"{label} of the {anchor} {harness or 'agent'} session on {date} is stored "
+        "as durable context; the linked artifacts in memory hold the full record."
+    )
 
 
 #: The request of a model-written memory sentence (seed 000: one sentence, 12-48 words).
 SENTENCE_SYSTEM = (
     "Write exactly one sentence of 12 to 48 words telling a coding agent what this {kind} of "
     "a past session records. Name a concrete anchor: the project {anchor}, a file path or an "
-    "identifier. No lists, no markdown, no quotes. Reply with the sentence only.")
+    "identifier. No lists, no markdown, no quotes. Reply with the sentence only."
+)
 #: A model writer: (kind, anchor, project, body) -> its raw reply, or None on failure.
 SentenceWriter = Callable[[str, str, str | None, str], str | None]
 
 
-def memory_sentence(kind: str, body: str, facts: SentenceFacts, project: str | None,
-                    writer: SentenceWriter | None) -> tuple[str, str]:
+def memory_sentence(
+    kind: str, body: str, facts: SentenceFacts, project: str | None, writer: SentenceWriter | None
+) -> tuple[str, str]:
     """``(sentence, quality)``: the model's sentence when ``writer`` gives one that passes the
     gate (``ok``), else ``fallback_sentence(facts)`` (``fallback``). The model sees the project
     and the first 4,000 characters of ``body``; its sentence is redacted."""

@@ -62,17 +62,23 @@ def thread_of(agent_id: str, project: str | None, session_key: str) -> tuple[str
     over ``THREAD_KEY_CHARS`` keeps its head and ends in ``#`` and a hash of the whole."""
     key = f"project:{project}" if project else f"session:{session_key}"
     if len(key) > THREAD_KEY_CHARS:
-        key = f"{key[:THREAD_KEY_CHARS - 17]}#{_short_id(key)}"
+        key = f"{key[: THREAD_KEY_CHARS - 17]}#{_short_id(key)}"
     return key, project or session_key, f"thread:{_short_id(f'{agent_id}:{key}')}"
 
 
 # ---------------------------------------------------------------------------- open items
 
 _HEADING = re.compile(r"^\s{0,3}#{2,4}\s*(.+?)\s*:?\s*$")
-_READ_ONLY = re.compile(r"`(?:cd\s+\S+\s*&&\s*)?(?:grep|rg|ls|cat|find|head|tail|test|which|wc"
-                        r"|stat|file|diff)\b")
-_BOILERPLATE = ("none recorded", "latest request (#", "continue from the latest request",
-                "resolve or re-check the blocked items")
+_READ_ONLY = re.compile(
+    r"`(?:cd\s+\S+\s*&&\s*)?(?:grep|rg|ls|cat|find|head|tail|test|which|wc"
+    r"|stat|file|diff)\b"
+)
+_BOILERPLATE = (
+    "none recorded",
+    "latest request (#",
+    "continue from the latest request",
+    "resolve or re-check the blocked items",
+)
 _OPEN_SECTIONS = {"in progress": "in progress", "blocked": "blocked", "next steps": "next"}
 
 
@@ -82,8 +88,8 @@ def _clip(text: str, limit: int) -> str:
     text = " ".join(text.split())
     if len(text) <= limit:
         return text
-    cut = text[:limit - 1].rsplit(" ", 1)[0]
-    return (cut if len(cut) > limit // 2 else text[:limit - 1]) + "…"
+    cut = text[: limit - 1].rsplit(" ", 1)[0]
+    return (cut if len(cut) > limit // 2 else text[: limit - 1]) + "…"
 
 
 def open_items(summary: str | None, last: Run | None, request_text: str) -> list[str]:
@@ -117,8 +123,11 @@ def _section_items(summary: str, last: Run | None) -> dict[str, list[str]]:
         low = text.lower()
         if any(low.startswith(b) for b in _BOILERPLATE):
             continue
-        if current == "next" and extractive and not (low.startswith("[todo]")
-                                                      or "question awaits" in low):
+        if (
+            current == "next"
+            and extractive
+            and not (low.startswith("[todo]") or "question awaits" in low)
+        ):
             continue
         if current == "blocked" and not _still_blocked(text, last):
             continue
@@ -148,20 +157,32 @@ def facts_open_items(facts: SessionFacts, last: Run | None, request_text: str) -
         if e.seq > since:
             items.append(f"unresolved: {e.tool} `{e.target}` failed (#{e.seq}): {e.last_line}")
     items += [f"next: {t.label()}" for t in facts.tasks if t.open][:PER_SECTION]
-    items += [f"unknown effects: {tool} `{target}` (#{seq}) has no recorded result"
-              for seq, tool, target in facts.unanswered if seq > since][:PER_SECTION]
+    items += [
+        f"unknown effects: {tool} `{target}` (#{seq}) has no recorded result"
+        for seq, tool, target in facts.unanswered
+        if seq > since
+    ][:PER_SECTION]
     return [_clip(redact(i), OPEN_ITEM_CHARS) for i in items[:MAX_OPEN_ITEMS]]
 
 
 def worth_naming(errors: Sequence[ErrorNote]) -> list[ErrorNote]:
     """The errors worth handing on (``_still_blocked``'s rule): not a harness protocol error
     (``tool_use_error``: the call never ran), not a read-only command that found nothing."""
-    return [e for e in errors if "tool_use_error" not in f"{e.first_line} {e.last_line}"
-            and not _READ_ONLY.search(f"`{e.target}")]
+    return [
+        e
+        for e in errors
+        if "tool_use_error" not in f"{e.first_line} {e.last_line}"
+        and not _READ_ONLY.search(f"`{e.target}")
+    ]
 
 
-def session_digest(facts: SessionFacts, status: str | None = None, main: str = "",
-                   *, labels: Sequence[str] | None = None) -> str:
+def session_digest(
+    facts: SessionFacts,
+    status: str | None = None,
+    main: str = "",
+    *,
+    labels: Sequence[str] | None = None,
+) -> str:
     """The session in one line a person reads (issue 39: MEMORY.md's thread heads and ledger
     from the same extraction as the summary): what was asked (``main``, the session's main
     request, when it is not the last; the last request), the outcome (the last answer's
@@ -170,8 +191,11 @@ def session_digest(facts: SessionFacts, status: str | None = None, main: str = "
     keeps only those parts (``asked``, ``last request``, ``outcome``, ``changed``,
     ``decided``, ``unresolved``). At most ``DIGEST_CHARS`` characters; "" when nothing is
     left."""
-    parts = [(k, v) for k, v in _digest_parts(facts, status, main)
-             if labels is None or k.split(" (")[0] in labels]
+    parts = [
+        (k, v)
+        for k, v in _digest_parts(facts, status, main)
+        if labels is None or k.split(" (")[0] in labels
+    ]
     if not parts:
         return ""
     return _clip(redact("; ".join(f"{k}: {v}" for k, v in parts)), DIGEST_CHARS)
@@ -190,8 +214,11 @@ def _digest_parts(facts: SessionFacts, status: str | None, main: str) -> list[tu
     tests = [c for c in facts.commands if c.is_test and c.ok is not None]
     if tests:
         t = tests[-1]
-        state = "passed" if t.ok else (f"failed (exit {t.exit_code})" if t.exit_code is not
-                                       None else "failed")
+        state = (
+            "passed"
+            if t.ok
+            else (f"failed (exit {t.exit_code})" if t.exit_code is not None else "failed")
+        )
         run = f"tests {state}: `{_clip(t.command, 60)}`"
         outcome = f"{outcome}; {run}" if outcome else run
     if outcome:
@@ -236,8 +263,14 @@ class SessionRecord:
     digest: str = ""
 
 
-def update_dag(store: SqlStore, rec: SessionRecord, compactions: Sequence[Entry],
-               user_texts: Sequence[str], *, now: datetime) -> str:
+def update_dag(
+    store: SqlStore,
+    rec: SessionRecord,
+    compactions: Sequence[Entry],
+    user_texts: Sequence[str],
+    *,
+    now: datetime,
+) -> str:
     """Record ``rec`` (module docstring) in one transaction: its nodes (one per entry of
     ``compactions``, rows with ``compaction`` set), edges, thread head (only when it has a
     summary or compaction artifact) and thread node, each stamped ``now``. ``user_texts``
@@ -246,67 +279,132 @@ def update_dag(store: SqlStore, rec: SessionRecord, compactions: Sequence[Entry]
     tk, label, thread_id = thread_of(agent, rec.project, rec.session_key)
     sid = session_node_id(agent, rec.session_key)
     token = ln.session_token(agent, rec.session_key)
-    session = DagNode(sid, agent, "session", rec.session_key, rec.content, now, rec.project,
-                      rec.session_key, tk, rec.harness, rec.summary_ref or rec.transcript_ref,
-                      rec.earliest, rec.latest, rec.meta)
+    session = DagNode(
+        sid,
+        agent,
+        "session",
+        rec.session_key,
+        rec.content,
+        now,
+        rec.project,
+        rec.session_key,
+        tk,
+        rec.harness,
+        rec.summary_ref or rec.transcript_ref,
+        rec.earliest,
+        rec.latest,
+        rec.meta,
+    )
     nodes, compacted = [session], []
     for e in compactions:
         info = e.compaction
         assert info is not None
         at = e.timestamp or rec.latest
         cid = f"compaction:{token}:{e.seq}"
-        nodes.append(DagNode(cid, agent, "compaction", f"{rec.session_key}#{e.seq}",
-                             sn.gist(info.summary, 30) or "(empty summary)", now,
-                             rec.project, rec.session_key, tk, rec.harness, rec.compaction_ref,
-                             at, at,
-                             {"seq": e.seq, "covers_through_seq": info.covers_through_seq,
-                              "continuation": info.continuation, "trigger": info.trigger}))
+        nodes.append(
+            DagNode(
+                cid,
+                agent,
+                "compaction",
+                f"{rec.session_key}#{e.seq}",
+                sn.gist(info.summary, 30) or "(empty summary)",
+                now,
+                rec.project,
+                rec.session_key,
+                tk,
+                rec.harness,
+                rec.compaction_ref,
+                at,
+                at,
+                {
+                    "seq": e.seq,
+                    "covers_through_seq": info.covers_through_seq,
+                    "continuation": info.continuation,
+                    "trigger": info.trigger,
+                },
+            )
+        )
         compacted.append(DagEdge(sid, cid, "compacted_into", agent, at))
     with store.batch():
         store.put_dag_nodes(nodes)
         store.replace_edges(agent, "compacted_into", [sid], compacted)
-        store.replace_edges(agent, "mentions", [sid],
-                            _mentions(store, rec, sid, thread_id, user_texts))
+        store.replace_edges(
+            agent, "mentions", [sid], _mentions(store, rec, sid, thread_id, user_texts)
+        )
         head_ref = rec.summary_ref or rec.compaction_ref
         if head_ref:
-            store.upsert_thread_head(ThreadHead(
-                agent, tk, label, rec.project, rec.session_key, rec.harness,
-                "summary" if rec.summary_ref else "compaction", head_ref, sid,
-                _clip(rec.digest or rec.content, SAMPLE_CHARS), rec.latest, now,
-                rec.open_items))
+            store.upsert_thread_head(
+                ThreadHead(
+                    agent,
+                    tk,
+                    label,
+                    rec.project,
+                    rec.session_key,
+                    rec.harness,
+                    "summary" if rec.summary_ref else "compaction",
+                    head_ref,
+                    sid,
+                    _clip(rec.digest or rec.content, SAMPLE_CHARS),
+                    rec.latest,
+                    now,
+                    rec.open_items,
+                )
+            )
         _thread_node(store, rec, tk, label, thread_id, now)
     return tk
 
 
-def _mentions(store: SqlStore, rec: SessionRecord, sid: str, thread_id: str,
-              user_texts: Sequence[str]) -> list[DagEdge]:
+def _mentions(
+    store: SqlStore, rec: SessionRecord, sid: str, thread_id: str, user_texts: Sequence[str]
+) -> list[DagEdge]:
     """The session's ``mentions`` edges: its own thread, and every other known thread whose
     project path one of ``user_texts`` contains."""
     agent = rec.agent_id
     mentions = [DagEdge(sid, thread_id, "mentions", agent, rec.earliest)]
     for head in store.thread_heads(agent):
-        if head.project and head.project != rec.project and \
-                any(head.project in t for t in user_texts):
-            mentions.append(DagEdge(sid, thread_of(agent, head.project, "")[2], "mentions",
-                                    agent, rec.earliest))
+        if (
+            head.project
+            and head.project != rec.project
+            and any(head.project in t for t in user_texts)
+        ):
+            mentions.append(
+                DagEdge(sid, thread_of(agent, head.project, "")[2], "mentions", agent, rec.earliest)
+            )
     return mentions
 
 
-def _thread_node(store: SqlStore, rec: SessionRecord, tk: str, label: str, thread_id: str,
-                 now: datetime) -> None:
+def _thread_node(
+    store: SqlStore, rec: SessionRecord, tk: str, label: str, thread_id: str, now: datetime
+) -> None:
     """Recompute the thread's ``continues`` chain (its sessions by start time) and its node."""
     agent = rec.agent_id
     sessions = store.dag_nodes(agent, kinds=["session"], thread_key=tk)
     sessions.sort(key=lambda n: (n.earliest_at or n.latest_at or now, n.node_id))
-    chain = [DagEdge(b.node_id, a.node_id, "continues", agent, b.earliest_at or b.latest_at
-                     or now) for a, b in pairwise(sessions)]
+    chain = [
+        DagEdge(b.node_id, a.node_id, "continues", agent, b.earliest_at or b.latest_at or now)
+        for a, b in pairwise(sessions)
+    ]
     store.replace_edges(agent, "continues", [n.node_id for n in sessions], chain)
     head = store.thread_head(agent, tk)
     times = [t for n in sessions if (t := n.earliest_at or n.latest_at)]
     ends = [n.latest_at for n in sessions if n.latest_at]
-    store.put_dag_nodes([DagNode(
-        thread_id, agent, "thread", label, head.sample if head else label, now,
-        rec.project, None, tk, head.harness if head else rec.harness,
-        head.source_ref if head else None, min(times) if times else None,
-        max(ends) if ends else None,
-        {"sessions": len(sessions), "head_session": head.session_key if head else None})])
+    store.put_dag_nodes(
+        [
+            DagNode(
+                thread_id,
+                agent,
+                "thread",
+                label,
+                head.sample if head else label,
+                now,
+                rec.project,
+                None,
+                tk,
+                head.harness if head else rec.harness,
+                head.source_ref if head else None,
+                min(times) if times else None,
+                max(ends) if ends else None,
+                {"sessions": len(sessions), "head_session": head.session_key if head else None},
+            )
+        ]
+    )

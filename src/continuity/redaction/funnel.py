@@ -182,14 +182,23 @@ _SHAPES: list[tuple[str, tuple[str, ...], str]] = [
     ("google-api-key", ("AIza",), r"AIza[A-Za-z0-9_-]{35}"),
     ("google-oauth-token", ("ya29.",), r"ya29\.[A-Za-z0-9_-]{20,}"),
     ("google-oauth-secret", ("SPX-",), r"GOCSPX-[A-Za-z0-9_-]{20,}"),
-    ("slack-webhook", ("hooks.slack.com/services/",),
-     r"hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+"),
+    (
+        "slack-webhook",
+        ("hooks.slack.com/services/",),
+        r"hooks\.slack\.com/services/T[A-Za-z0-9_]+/B[A-Za-z0-9_]+/[A-Za-z0-9_]+",
+    ),
     # issue 45 item 5: Workflow Builder and trigger webhooks (gitleaks' slack-webhook-url)
-    ("slack-webhook", ("hooks.slack.com/workflows/", "hooks.slack.com/triggers/"),
-     r"hooks\.slack\.com/(?:workflows|triggers)/T[A-Za-z0-9_]+(?:/[A-Za-z0-9_]+){2,3}"),
+    (
+        "slack-webhook",
+        ("hooks.slack.com/workflows/", "hooks.slack.com/triggers/"),
+        r"hooks\.slack\.com/(?:workflows|triggers)/T[A-Za-z0-9_]+(?:/[A-Za-z0-9_]+){2,3}",
+    ),
     # also with an API version (``/api/v10/webhooks/…``, issue 45 item 5)
-    ("discord-webhook", ("/webhooks/",),
-     r"(?:/api(?:/v\d{1,2})?)?/webhooks/\d{17,20}/[A-Za-z0-9_-]{60,}"),
+    (
+        "discord-webhook",
+        ("/webhooks/",),
+        r"(?:/api(?:/v\d{1,2})?)?/webhooks/\d{17,20}/[A-Za-z0-9_-]{60,}",
+    ),
     # Microsoft Teams incoming webhooks (gitleaks' microsoft-teams-webhook): the key after
     # ``IncomingWebhook/`` goes, the tenant and group ids stay
     ("teams-webhook", ("/IncomingWebhook/",), r"/IncomingWebhook/[A-Za-z0-9]{32}"),
@@ -202,27 +211,45 @@ _SHAPES: list[tuple[str, tuple[str, ...], str]] = [
     ("huggingface-token", ("api_org_",), r"api_org_[A-Za-z0-9]{30,}"),
     ("digitalocean-token", ("dop_v1_", "doo_v1_", "dor_v1_"), r"do[opr]_v1_[a-f0-9]{64}"),
     # shapes after the gitleaks rule set (our own patterns): prefix + body of a known length
-    ("gitlab-token", ("glptt-", "gldt-", "glrt-", "glsoat-", "glcbt-", "glft-", "glimt-"),
-     r"gl(?:ptt|dt|rt|soat|cbt|ft|imt)-[A-Za-z0-9_-]{20,}"),
+    (
+        "gitlab-token",
+        ("glptt-", "gldt-", "glrt-", "glsoat-", "glcbt-", "glft-", "glimt-"),
+        r"gl(?:ptt|dt|rt|soat|cbt|ft|imt)-[A-Za-z0-9_-]{20,}",
+    ),
     ("groq-key", ("gsk_",), r"gsk_[A-Za-z0-9]{48,}"),
     ("pypi-token", ("pypi-AgE",), r"pypi-AgE[A-Za-z0-9_-]{50,}"),
-    ("shopify-token", ("shpat_", "shpca_", "shppa_", "shpss_"), r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}"),
+    (
+        "shopify-token",
+        ("shpat_", "shpca_", "shppa_", "shpss_"),
+        r"shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}",
+    ),
     ("linear-key", ("lin_api_",), r"lin_api_[A-Za-z0-9]{40}"),
     ("doppler-token", ("dp.pt.",), r"dp\.pt\.[A-Za-z0-9]{40,}"),
     ("postman-key", ("PMAK-",), r"PMAK-[a-fA-F0-9]{24}-[a-fA-F0-9]{34}"),
     ("atlassian-token", ("ATATT3",), r"ATATT3[A-Za-z0-9_=-]{100,}"),
     ("age-secret-key", ("AGE-SECRET-KEY-1",), r"AGE-SECRET-KEY-1[0-9A-Z]{58}"),
     ("databricks-token", ("dapi",), r"dapi[a-f0-9]{32}(?:-\d)?(?![A-Za-z0-9_])"),
-    ("grafana-token", ("glsa_", "glc_"), r"gl(?:sa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|c_[A-Za-z0-9+/]{32,}={0,2})"),
+    (
+        "grafana-token",
+        ("glsa_", "glc_"),
+        r"gl(?:sa_[A-Za-z0-9]{32}_[A-Fa-f0-9]{8}|c_[A-Za-z0-9+/]{32,}={0,2})",
+    ),
     ("vault-token", ("hvs.", "hvb."), r"hv[sb]\.[A-Za-z0-9_-]{24,}"),
-    ("sentry-token", ("sntrys_eyJ", "sntryu_"), r"sntry(?:s_eyJ[A-Za-z0-9+/=_-]{40,}|u_[a-f0-9]{64})"),
+    (
+        "sentry-token",
+        ("sntrys_eyJ", "sntryu_"),
+        r"sntry(?:s_eyJ[A-Za-z0-9+/=_-]{40,}|u_[a-f0-9]{64})",
+    ),
     ("newrelic-key", ("NRAK-",), r"NRAK-[A-Z0-9]{27}"),
     ("heroku-key", ("HRKU-",), r"HRKU-[A-Za-z0-9_-]{40,}"),
     ("square-token", ("sq0atp-", "sq0csp-"), r"sq0(?:atp|csp)-[A-Za-z0-9_-]{22,}"),
     ("supabase-token", ("sbp_",), r"sbp_[a-f0-9]{40}"),
     ("replicate-token", ("r8_",), r"r8_[A-Za-z0-9]{37}"),
-    ("planetscale-token", ("pscale_tkn_", "pscale_pw_", "pscale_oauth_"),
-     r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,}"),
+    (
+        "planetscale-token",
+        ("pscale_tkn_", "pscale_pw_", "pscale_oauth_"),
+        r"pscale_(?:tkn|pw|oauth)_[A-Za-z0-9_.-]{32,}",
+    ),
     ("xai-key", ("xai-",), r"xai-[A-Za-z0-9]{60,}"),
     ("perplexity-key", ("pplx-",), r"pplx-[A-Za-z0-9]{40,}"),
     ("flyio-token", ("fo1_",), r"fo1_[A-Za-z0-9_-]{39,}"),
@@ -238,15 +265,23 @@ for _kind, _anchors, _pattern in _SHAPES:
         _SHAPE_ANCHORS.setdefault(_anchor, []).append((_kind, lazy_compile(_pattern), _offset))
 #: kinds whose short prefix must start a token and whose body must look random (not
 #: ``rhf_SponsoredProducts…`` or ``hf_requiredCharacteristicTypes``): kind -> prefix length
-_TOKEN_START = {"huggingface-token": 3, "databricks-token": 4, "replicate-token": 3,
-                "groq-key": 4, "xai-key": 4, "flyio-token": 4, "supabase-token": 4,
-                "perplexity-key": 5}
+_TOKEN_START = {
+    "huggingface-token": 3,
+    "databricks-token": 4,
+    "replicate-token": 3,
+    "groq-key": 4,
+    "xai-key": 4,
+    "flyio-token": 4,
+    "supabase-token": 4,
+    "perplexity-key": 5,
+}
 _RUN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 _RUN_LEFT = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 
 
-def _shape_at(text: str, hit: int, shapes: list[tuple[str, re.Pattern[str], int]]
-              ) -> Finding | None:
+def _shape_at(
+    text: str, hit: int, shapes: list[tuple[str, re.Pattern[str], int]]
+) -> Finding | None:
     for kind, pattern, offset in shapes:
         at = hit + offset
         if at < 0:
@@ -268,8 +303,9 @@ def _shape_at(text: str, hit: int, shapes: list[tuple[str, re.Pattern[str], int]
             continue
         elif kind == "twilio-key" and before in _RUN:  # noqa: SIM114 - exactly "SK" + 32 hex, alone
             continue
-        elif kind in _TOKEN_START and (before in _RUN or not _randomish(
-                m.group()[_TOKEN_START[kind]:])):  # short prefix: alone, random body
+        elif kind in _TOKEN_START and (
+            before in _RUN or not _randomish(m.group()[_TOKEN_START[kind] :])
+        ):  # short prefix: alone, random body
             continue
         start, end = m.span()
         if kind in ("discord-webhook", "teams-webhook"):  # the ids stay, the token goes
@@ -319,19 +355,25 @@ def _discord_findings(text: str) -> Iterable[Finding]:
         while end < n and text[end] in _RUN and end - m.end() <= _DISCORD_TAIL[1]:
             end += 1
         head, tail = m.start() - start, end - m.end()
-        if not (_DISCORD_HEAD[0] <= head <= _DISCORD_HEAD[1]
-                and _DISCORD_TAIL[0] <= tail <= _DISCORD_TAIL[1]):
+        if not (
+            _DISCORD_HEAD[0] <= head <= _DISCORD_HEAD[1]
+            and _DISCORD_TAIL[0] <= tail <= _DISCORD_TAIL[1]
+        ):
             continue
-        if (start > 0 and text[start - 1] in _RUN_OR_DOT) or (end < n and text[end] in _RUN) or (
-                text.startswith(".", end) and end + 1 < n and text[end + 1] in _RUN):
+        if (
+            (start > 0 and text[start - 1] in _RUN_OR_DOT)
+            or (end < n and text[end] in _RUN)
+            or (text.startswith(".", end) and end + 1 < n and text[end + 1] in _RUN)
+        ):
             continue  # part of a longer dotted name (a full stop after it is fine)
-        ident = text[start:m.start()]
+        ident = text[start : m.start()]
         try:
             decoded = base64.urlsafe_b64decode(ident + "=" * (-len(ident) % 4))
         except (ValueError, binascii.Error):
             decoded = b""
         if (17 <= len(decoded) <= 20 and decoded.isdigit()) or _discord_shape(
-                ident, text[m.end():end]):
+            ident, text[m.end() : end]
+        ):
             yield Finding(start, end, "discord-token", 3)
 
 
@@ -340,9 +382,15 @@ def _discord_shape(head: str, tail: str) -> bool:
     gitleaks: ``[MNO]`` + 23-25 characters, 6, 27-38; issue 45 item 5), when its first part
     does not decode to the bot's id (a token typed or generated by hand): both parts must look
     random (``_randomish``, not words run together)."""
-    return (head[0] in "MNO" and 24 <= len(head) <= 26 and 27 <= len(tail) <= 38
-            and _randomish(head[1:]) and _randomish(tail) and not _wordish(head)
-            and not _wordish(tail))
+    return (
+        head[0] in "MNO"
+        and 24 <= len(head) <= 26
+        and 27 <= len(tail) <= 38
+        and _randomish(head[1:])
+        and _randomish(tail)
+        and not _wordish(head)
+        and not _wordish(tail)
+    )
 
 
 #: letters and ``_ -`` with digits at most at the ends (``MyApplicationNamespace01``)
@@ -373,8 +421,9 @@ def _telegram_findings(text: str) -> Iterable[Finding]:
         while start > 0 and text[start - 1].isdigit() and at - start <= 16:
             start -= 1
         m = _TELEGRAM_RE.match(text, start) if at - start >= 5 else None
-        if m and (start == 0 or text[start - 1] not in _RUN_LEFT
-                  or text.endswith("/bot", 0, start)):
+        if m and (
+            start == 0 or text[start - 1] not in _RUN_LEFT or text.endswith("/bot", 0, start)
+        ):
             yield Finding(start, m.end(), "telegram-token", 3)
         at = text.find(":A", at + 2)
 
@@ -390,10 +439,13 @@ _RUN_OR_DOT = _RUN | {"."}
 #: right after it)
 _PRIVATE_RE = lazy_compile(
     r"(?is)<private(?:\s+[\w:.-]+\s*=\s*(?:\"[^\"]*\"|'[^']*'|[^\s\"'<>]+))*\s*>"
-    r"(?:.*?</private\s*>|(?![`'\")\]]).*\Z)")
+    r"(?:.*?</private\s*>|(?![`'\")\]]).*\Z)"
+)
 _PEM_RE = lazy_compile(
     r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
-    r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)", re.S)
+    r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+    re.S,
+)
 
 
 def _block_findings(text: str, pattern: re.Pattern[str], kind: str) -> Iterable[Finding]:
@@ -405,14 +457,17 @@ def _block_findings(text: str, pattern: re.Pattern[str], kind: str) -> Iterable[
 
 _AUTH_RE = lazy_compile(
     r"(?i)authorization\\*[\"']?[ \t]*[:=][ \t]*\\*[\"']?"
-    r"(?:(?P<scheme>bearer|basic|token|bot|apikey)[ \t]+)?(?P<val>[A-Za-z0-9._~+/:=-]+)")
+    r"(?:(?P<scheme>bearer|basic|token|bot|apikey)[ \t]+)?(?P<val>[A-Za-z0-9._~+/:=-]+)"
+)
 _BEARER_RE = lazy_compile(r"(?i)bearer[ \t]+(?P<val>[A-Za-z0-9._~+/-]+=*)")
 _URL_RE = lazy_compile(
     r"[A-Za-z][A-Za-z0-9+.-]{0,30}://"
-    r"(?P<user>[^\s:/?#@\"'<>\[\]]*)(?::(?P<pw>[^\s/?#\"'<>]*))?@(?=[^\s@/?#]*[A-Za-z0-9\]])")
+    r"(?P<user>[^\s:/?#@\"'<>\[\]]*)(?::(?P<pw>[^\s/?#\"'<>]*))?@(?=[^\s@/?#]*[A-Za-z0-9\]])"
+)
 #: ``scheme://user:`` and the rest of the URL, for a password holding ``# / ? @`` unescaped
 _URL_LOOSE_RE = lazy_compile(
-    r"[A-Za-z][A-Za-z0-9+.-]{0,30}://(?P<user>[^\s:/?#@\"'<>\[\]]*):(?P<rest>[^\s\"'<>]{1,300})")
+    r"[A-Za-z][A-Za-z0-9+.-]{0,30}://(?P<user>[^\s:/?#@\"'<>\[\]]*):(?P<rest>[^\s\"'<>]{1,300})"
+)
 _HOST_RE = lazy_compile(r"[A-Za-z0-9.\[\]-]*")
 _HOST_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789[")
 _SCHEME_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+.-")
@@ -503,8 +558,11 @@ def _loose_url_at(text: str, start: int, *, dotted: bool = False) -> Finding | N
         return None
     rest = m.group("rest")
     at = rest.rfind("@")
-    while at > 0 and (at + 1 >= len(rest) or rest[at + 1] not in _HOST_START or (
-            dotted and "." not in _HOST_RE.match(rest, at + 1).group())):
+    while at > 0 and (
+        at + 1 >= len(rest)
+        or rest[at + 1] not in _HOST_START
+        or (dotted and "." not in _HOST_RE.match(rest, at + 1).group())
+    ):
         at = rest.rfind("@", 0, at)
     if at <= 0:
         return None
@@ -533,6 +591,7 @@ def _trie_pattern(words: Iterable[str]) -> str:
             return ""
         body = alts[0] if len(alts) == 1 else "(?:" + "|".join(alts) + ")"
         return f"(?:{body})?" if "" in node else body
+
     return emit(trie)
 
 
@@ -551,8 +610,9 @@ _HANDLERS["-u"] = _HANDLERS["--user"] = ["user"]
 _HANDLERS["-p"] = ["command"]
 _HANDLERS["PRIVATE KEY"] = ["pem"]
 for _key in POSITIONAL_KEYS:
-    for _anchor in {*_case_variants(_key), "_authToken"} if _key == "_authtoken" \
-            else _case_variants(_key):
+    for _anchor in (
+        {*_case_variants(_key), "_authToken"} if _key == "_authtoken" else _case_variants(_key)
+    ):
         _HANDLERS.setdefault(_anchor, []).append("positional")
 for _word in FOREIGN_PASSWORD_WORDS:
     for _anchor in _case_variants(_word):
@@ -568,16 +628,25 @@ for _anchor in _case_variants("login"):
 for _anchor in _case_variants("<private"):
     _HANDLERS[_anchor] = ["private"]
 #: a longer anchor also runs the handlers of the anchors it starts with ("authorization" ⊃ "auth")
-_DISPATCH = {lit: [h for other, hs in _HANDLERS.items() if lit.startswith(other) for h in hs]
-             for lit in _HANDLERS}
+_DISPATCH = {
+    lit: [h for other, hs in _HANDLERS.items() if lit.startswith(other) for h in hs]
+    for lit in _HANDLERS
+}
 _ANCHOR_RE = lazy_compile(_trie_pattern(_HANDLERS))
 
 
 #: the detectors that need only the text and where their anchor was found
 _AT: dict[str, Callable[[str, int], Finding | None]] = {
-    "auth": _auth_at, "bearer": _bearer_at, "url": _url_at, "user": _user_flag_at,
-    "command": _command_password_at, "netrc": netrc_at, "cookie": cookie_at,
-    "cookie-flag": cookie_flag_at, "sas": _sas_at, "login": _login_at,
+    "auth": _auth_at,
+    "bearer": _bearer_at,
+    "url": _url_at,
+    "user": _user_flag_at,
+    "command": _command_password_at,
+    "netrc": netrc_at,
+    "cookie": cookie_at,
+    "cookie-flag": cookie_flag_at,
+    "sas": _sas_at,
+    "login": _login_at,
 }
 
 
@@ -604,8 +673,7 @@ def find_secrets(text: str, known: dict[str, str] | None = None) -> list[Finding
             elif handler == "kv":
                 f = _kv_at(text, hit, seen)
             elif handler in ("positional", "foreign"):
-                f = (positional_at if handler == "positional" else foreign_prose_at)(
-                    text, hit, lit)
+                f = (positional_at if handler == "positional" else foreign_prose_at)(text, hit, lit)
             elif handler in _AT:
                 f = _AT[handler](text, hit)
             else:
@@ -630,8 +698,9 @@ def find_secrets(text: str, known: dict[str, str] | None = None) -> list[Finding
 
 #: handlers that read a word of the text as a key or as prose (``pw``, ``key``, ``login``…):
 #: none of them runs on a word found inside a base64 payload (``_in_payload``)
-_WORD_HANDLERS = frozenset({"kv", "positional", "foreign", "login", "netrc", "cookie",
-                            "auth", "bearer"})
+_WORD_HANDLERS = frozenset(
+    {"kv", "positional", "foreign", "login", "netrc", "cookie", "auth", "bearer"}
+)
 #: A run of base64 characters (``A-Z a-z 0-9 + /``) this long is a payload (an image, a
 #: file, a signature), not words: issue 45 item 5 found ``…ZipwVv3e…`` in a PNG's base64 read
 #: as the key ``pw`` and the rest of the image marked as a password.
@@ -662,8 +731,9 @@ def _merge(found: list[Finding]) -> list[Finding]:
         if merged and f.start < merged[-1].end:
             last = merged[-1]
             kind = f.kind if f.priority > last.priority else last.kind
-            merged[-1] = Finding(last.start, max(last.end, f.end), kind,
-                                 max(last.priority, f.priority))
+            merged[-1] = Finding(
+                last.start, max(last.end, f.end), kind, max(last.priority, f.priority)
+            )
         else:
             merged.append(f)
     return merged
@@ -679,8 +749,7 @@ REPEAT_MIN_CHARS = 8
 _REPEAT_FIND_MAX = 32
 
 
-def _repeats(text: str, found: list[Finding],
-             known: dict[str, str] | None = None) -> list[Finding]:
+def _repeats(text: str, found: list[Finding], known: dict[str, str] | None = None) -> list[Finding]:
     """Every other occurrence in ``text`` of the value of a finding of ``found`` (sorted,
     merged) at least ``REPEAT_MIN_CHARS`` long, as a finding of the same kind (priority 0:
     where it overlaps a detector's finding, that one's kind wins), grown to the whole token run
@@ -689,7 +758,7 @@ def _repeats(text: str, found: list[Finding],
     ``known`` adds values found elsewhere (value -> kind)."""
     kinds: dict[str, str] = {}
     for f in found:
-        value = text[f.start:f.end].strip()
+        value = text[f.start : f.end].strip()
         if len(value) >= REPEAT_MIN_CHARS:
             kinds.setdefault(value, f.kind)
     for value, kind in (known or {}).items():
@@ -716,7 +785,7 @@ def _repeats(text: str, found: list[Finding],
         while m:
             at = m.start()
             for size in by_prefix[m.group()]:
-                kind = kinds.get(text[at:at + size])
+                kind = kinds.get(text[at : at + size])
                 if kind is not None:
                     spans.append((at, at + size, kind))
                     break
@@ -740,12 +809,14 @@ def _repeats(text: str, found: list[Finding],
 #: of the session an output is showing, set by ``redaction.session.in_session``: ``redact``
 #: redacts them wherever they repeat (issue 45 review item 1). None outside such a scope (not a
 #: shared ``{}`` default, which one caller's mutation would leak into every context).
-SESSION_KNOWN: ContextVar[dict[str, str] | None] = ContextVar("continuity_session_known",
-                                                              default=None)
+SESSION_KNOWN: ContextVar[dict[str, str] | None] = ContextVar(
+    "continuity_session_known", default=None
+)
 
 
-def redact(text: str, *, known: dict[str, str] | None = None,
-           collect: dict[str, str] | None = None) -> str:
+def redact(
+    text: str, *, known: dict[str, str] | None = None, collect: dict[str, str] | None = None
+) -> str:
     """``text`` with every recognised secret replaced by ``[REDACTED:<kind>]`` (the module
     docstring lists the detectors and kinds). Text without secrets is returned unchanged (the
     same object); ``redact(redact(t)) == redact(t)``. Lone surrogates (undecodable bytes
@@ -764,13 +835,13 @@ def redact(text: str, *, known: dict[str, str] | None = None,
         return text
     if collect is not None:
         for f in findings:
-            value = text[f.start:f.end].strip()
+            value = text[f.start : f.end].strip()
             if len(value) >= REPEAT_MIN_CHARS and "[REDACTED:" not in value:
                 collect.setdefault(value, f.kind)
     parts: list[str] = []
     pos = 0
     for f in findings:
-        parts.append(text[pos:f.start])
+        parts.append(text[pos : f.start])
         parts.append(marker(f.kind))
         pos = f.end
     parts.append(text[pos:])

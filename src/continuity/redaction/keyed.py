@@ -63,48 +63,183 @@ def _credential_like(value: str, *, min_len: int = 8) -> bool:
 
 #: words that make a key secret on their own
 _SECRET_WORDS = {
-    "password": "password", "passwd": "password", "pwd": "password", "pass": "password",
-    "passphrase": "password", "passcode": "password", "pw": "password",
+    "password": "password",
+    "passwd": "password",
+    "pwd": "password",
+    "pass": "password",
+    "passphrase": "password",
+    "passcode": "password",
+    "pw": "password",
     # German (``Passwort=…``, ``das Passwort ist X``); other languages' words are prose only
-    "passwort": "password", "kennwort": "password",
+    "passwort": "password",
+    "kennwort": "password",
     # keytool's and jarsigner's password flags (``-storepass X``), openssl's ``-passin``
-    "storepass": "password", "keypass": "password", "srcstorepass": "password",
-    "deststorepass": "password", "srckeypass": "password", "destkeypass": "password",
-    "secret": "secret", "creds": "credential",
-    "token": "token", "credential": "credential", "credentials": "credential",
-    "apikey": "api-key", "privatekey": "private-key",
-    "accesskey": "api-key", "secretkey": "secret",
+    "storepass": "password",
+    "keypass": "password",
+    "srcstorepass": "password",
+    "deststorepass": "password",
+    "srckeypass": "password",
+    "destkeypass": "password",
+    "secret": "secret",
+    "creds": "credential",
+    "token": "token",
+    "credential": "credential",
+    "credentials": "credential",
+    "apikey": "api-key",
+    "privatekey": "private-key",
+    "accesskey": "api-key",
+    "secretkey": "secret",
 }
 #: flags whose spaced value is a literal password, even a plain word (``-storepass changeit``)
-_PASSWORD_FLAGS = {"storepass", "keypass", "srcstorepass", "deststorepass", "srckeypass",
-                   "destkeypass"}
+_PASSWORD_FLAGS = {
+    "storepass",
+    "keypass",
+    "srcstorepass",
+    "deststorepass",
+    "srckeypass",
+    "destkeypass",
+}
 #: when a key holds several secret words (``x-auth-token``), the most specific kind wins
 _KIND_ORDER = ("password", "private-key", "token", "api-key", "credential", "secret")
 #: words before a final ``key`` that make it secret (``api_key``, ``AccountKey``…)
 _KEY_QUALIFIERS = {
-    "api", "access", "secret", "private", "account", "storage", "signing", "encryption",
-    "master", "subscription", "app", "auth", "client", "service", "webhook", "shared",
-    "license", "deploy", "admin", "consumer",
+    "api",
+    "access",
+    "secret",
+    "private",
+    "account",
+    "storage",
+    "signing",
+    "encryption",
+    "master",
+    "subscription",
+    "app",
+    "auth",
+    "client",
+    "service",
+    "webhook",
+    "shared",
+    "license",
+    "deploy",
+    "admin",
+    "consumer",
 }
 #: words that mark a key as metadata about a secret, not the secret itself
 _MODIFIERS = {
-    "count", "counts", "limit", "limits", "max", "min", "len", "length", "size", "type",
-    "types", "url", "uri", "urls", "endpoint", "path", "paths", "file", "files", "filename",
-    "dir", "name", "names", "id", "ids", "expires", "expiry", "expiration", "exp", "ttl",
-    "usage", "budget", "hint", "policy", "prompt", "field", "fields", "label", "env", "var",
-    "header", "param", "mode", "format", "regex", "pattern", "required", "enabled", "rotation",
-    "kind", "ref", "prefix", "suffix", "index", "num", "number", "total", "used", "remaining",
-    "cost", "window", "helper", "manager", "store", "provider", "source", "location",
-    "command", "cmd", "version", "method", "scheme", "algorithm", "alg", "lifetime",
-    "timeout", "retry", "cache", "is", "has", "reset", "strength", "input", "placeholder",
-    "validator", "estimate", "tokens", "in", "out", "output", "rate", "pos",
-    "position", "start", "end", "class", "fingerprint", "generation", "ms", "sec", "secs",
-    "seconds", "time", "at", "date", "first", "last",
+    "count",
+    "counts",
+    "limit",
+    "limits",
+    "max",
+    "min",
+    "len",
+    "length",
+    "size",
+    "type",
+    "types",
+    "url",
+    "uri",
+    "urls",
+    "endpoint",
+    "path",
+    "paths",
+    "file",
+    "files",
+    "filename",
+    "dir",
+    "name",
+    "names",
+    "id",
+    "ids",
+    "expires",
+    "expiry",
+    "expiration",
+    "exp",
+    "ttl",
+    "usage",
+    "budget",
+    "hint",
+    "policy",
+    "prompt",
+    "field",
+    "fields",
+    "label",
+    "env",
+    "var",
+    "header",
+    "param",
+    "mode",
+    "format",
+    "regex",
+    "pattern",
+    "required",
+    "enabled",
+    "rotation",
+    "kind",
+    "ref",
+    "prefix",
+    "suffix",
+    "index",
+    "num",
+    "number",
+    "total",
+    "used",
+    "remaining",
+    "cost",
+    "window",
+    "helper",
+    "manager",
+    "store",
+    "provider",
+    "source",
+    "location",
+    "command",
+    "cmd",
+    "version",
+    "method",
+    "scheme",
+    "algorithm",
+    "alg",
+    "lifetime",
+    "timeout",
+    "retry",
+    "cache",
+    "is",
+    "has",
+    "reset",
+    "strength",
+    "input",
+    "placeholder",
+    "validator",
+    "estimate",
+    "tokens",
+    "in",
+    "out",
+    "output",
+    "rate",
+    "pos",
+    "position",
+    "start",
+    "end",
+    "class",
+    "fingerprint",
+    "generation",
+    "ms",
+    "sec",
+    "secs",
+    "seconds",
+    "time",
+    "at",
+    "date",
+    "first",
+    "last",
 }
 #: literal stems whose hits start a key check (lower, Capitalized and UPPER forms)
-_STEMS = tuple(v for w in ("pass", "pwd", "pw", "secret", "token", "key", "credential",
-                            "creds", "auth")
-               for v in _case_variants(w))
+_STEMS = tuple(
+    v
+    for w in ("pass", "pwd", "pw", "secret", "token", "key", "credential", "creds", "auth")
+    for v in _case_variants(w)
+)
 _KEY_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-")
 _WORD_RE = lazy_compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+")
 _SEP_RE = lazy_compile(r"(\\*[\"'])?([ \t]*)(=>|:=|=(?!=)|:(?![:/\\]))([ \t]*)")
@@ -118,9 +253,11 @@ _PROSE_KEY_RE = lazy_compile(r"(?i)pass(?:w|phrase|code)|\Apwd?\Z|kennwort")
 #: French, Spanish, German, Portuguese, Italian and Dutch ones (``le mot de passe est X``,
 #: ``la contraseña es X``, ``das Passwort ist X``/``lautet X``, ``a senha é X``, ``la password
 #: è X``, ``het wachtwoord is X``)
-COPULA = (r"(?:is|was|est|était|es|era|será|sera|ist|war|lautet|é|è|foi)"
-          r"(?:[ \t]+(?:now|still|set[ \t]+to|changed[ \t]+to|maintenant|ahora|jetzt|agora|ora"
-          r"|nu))?")
+COPULA = (
+    r"(?:is|was|est|était|es|era|será|sera|ist|war|lautet|é|è|foi)"
+    r"(?:[ \t]+(?:now|still|set[ \t]+to|changed[ \t]+to|maintenant|ahora|jetzt|agora|ora"
+    r"|nu))?"
+)
 #: ``is`` / ``was`` (``is:``, ``is =``) after a password word, also after what it is for (``the
 #: ssh password for root@host is X`` or ``… for root@host: X``, up to three words after
 #: ``for``/``of``/``on``/``at``)
@@ -128,7 +265,8 @@ _PROSE_RE = lazy_compile(
     rf"(?:[ \t]+(?:for|of|on|at)(?:[ \t]+(?!{COPULA}\b)[^\s:]{{1,80}}){{1,3}}?"
     rf"(?::|(?=[ \t]+{COPULA}\b)))?"
     rf"(?:[ \t]+{COPULA}(?:[ \t]*[:=](?![:=/])[ \t]*|[ \t]+)(?=[^\s])"
-    r"|(?<=:)[ \t]*(?=[^\s]))")
+    r"|(?<=:)[ \t]*(?=[^\s]))"
+)
 #: a quoted value right after a secret word (``auth failed for password 'X'``)
 _SPACED_QUOTE_RE = lazy_compile(r"[ \t]+(?=[\"'`])")
 #: password words whose spaced bare value is taken without ``is`` (``passwd Xk9#mLq2vB``),
@@ -147,22 +285,52 @@ _CAPS_NAME_RE = lazy_compile(r"[A-Z0-9]+(?:_[A-Z0-9]+)+\Z")
 _CLAUSE_BEFORE_RE = lazy_compile(
     r"(?:[,;(][ \t]*|(?:\blog[ \t]?in|\bsign[ \t]in|\buser(?:name)?|\bas)[ \t]+\S+[ \t]+"
     r"(?:(?:with|and|using)[ \t]+)?)\Z",
-    re.I)
+    re.I,
+)
 #: ``credentials admin / X``, ``creds are admin:X``: a user and a password after the word
 _USER_PASS_RE = lazy_compile(
     r"(?:[ \t]+(?:are|is))?[ \t]*:?[ \t]+[\"'`]?(?P<user>[A-Za-z0-9_.@-]{1,64})"
-    r"(?:[ \t]*/[ \t]*|:)(?P<pw>[^\s\"'`]{1,128})")
+    r"(?:[ \t]*/[ \t]*|:)(?P<pw>[^\s\"'`]{1,128})"
+)
 _OPEN_QUOTE_RE = lazy_compile(r"\\*[\"']")
 _UNQUOTED_RE = lazy_compile(r"(?:[^\s\"'`\\,;&<>|]|&(?![A-Za-z_][\w.-]*=))+")
-_CODE_RE = lazy_compile(
-    r"[a-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*\Z|[A-Za-z_][\w.]*[(\[]|[\[({]")
+_CODE_RE = lazy_compile(r"[a-z_][A-Za-z_]*(?:\.[A-Za-z_]\w*)*\Z|[A-Za-z_][\w.]*[(\[]|[\[({]")
 _TYPE_RE = lazy_compile(r"(?:[A-Za-z_]+|(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*)(?:\[[\w\[\], .|]*\])?\Z")
 _PLACEHOLDER_WORDS = {
-    "null", "none", "nil", "true", "false", "undefined", "empty", "redacted", "hidden",
-    "masked", "required", "optional", "string", "str", "bool", "int",
+    "null",
+    "none",
+    "nil",
+    "true",
+    "false",
+    "undefined",
+    "empty",
+    "redacted",
+    "hidden",
+    "masked",
+    "required",
+    "optional",
+    "string",
+    "str",
+    "bool",
+    "int",
     # a value that only names what it stands for (docs, mapping tables): user:pass@host
-    "password", "passwd", "pass", "pwd", "secret", "token", "apikey", "api_key", "api-key",
-    "key", "credential", "credentials", "private-key", "auth", "basic", "bearer", "digest",
+    "password",
+    "passwd",
+    "pass",
+    "pwd",
+    "secret",
+    "token",
+    "apikey",
+    "api_key",
+    "api-key",
+    "key",
+    "credential",
+    "credentials",
+    "private-key",
+    "auth",
+    "basic",
+    "bearer",
+    "digest",
 }
 
 
@@ -178,7 +346,8 @@ _WORD_ONLY_RE = lazy_compile(r"[A-Za-z_]+\Z")
 _NAME_RE = lazy_compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+|#[0-9A-Fa-f]{3,8}")
 #: a reference or template, not a value: $VAR ${VAR} $(cmd) %s %(name)s %VAR% <name> {name}
 _TEMPLATE_RE = lazy_compile(
-    r"\$[A-Za-z_{(].*|%[sd]|%\(\w+\)[sd]|%\w+%|<[^<>]*>|\{\{?[^{}]*\}?\}", re.S)
+    r"\$[A-Za-z_{(].*|%[sd]|%\(\w+\)[sd]|%\w+%|<[^<>]*>|\{\{?[^{}]*\}?\}", re.S
+)
 
 
 def _is_placeholder(value: str) -> bool:
@@ -237,9 +406,17 @@ _B64_ANY_RE = lazy_compile(r"[A-Za-z0-9+/]+={0,2}\Z")
 def _value_kind(value: str, key_kind: str) -> str:
     """``base64-credential`` for a base64 blob (padding, ``+``/``/``, or a whole number of
     quads mixing cases and digits), else the key's kind."""
-    if _B64_RE.match(value) and ("=" in value or "+" in value or "/" in value or (
-            len(value) % 4 == 0 and value.lower() != value and value.upper() != value
-            and _HAS_DIGIT.search(value))):
+    if _B64_RE.match(value) and (
+        "=" in value
+        or "+" in value
+        or "/" in value
+        or (
+            len(value) % 4 == 0
+            and value.lower() != value
+            and value.upper() != value
+            and _HAS_DIGIT.search(value)
+        )
+    ):
         return "base64-credential"
     return key_kind
 
@@ -265,14 +442,20 @@ def _unquoted_value(text: str, pos: int) -> str:
     value = u.group() if u else ""
     if _is_placeholder(value):
         return ""
-    while value and (value[-1] in ".:" or (value[-1] in ")]}" and value.count(value[-1])
-                                             > value.count("([{"[")]}".index(value[-1])]))):
+    while value and (
+        value[-1] in ".:"
+        or (
+            value[-1] in ")]}"
+            and value.count(value[-1]) > value.count("([{"[")]}".index(value[-1])])
+        )
+    ):
         value = value[:-1]
     return value
 
 
-def _kv_value(text: str, pos: int, *, tight: bool, flag: bool, env: bool, kind: str,
-              assign: bool = False) -> tuple[int, int] | None:
+def _kv_value(
+    text: str, pos: int, *, tight: bool, flag: bool, env: bool, kind: str, assign: bool = False
+) -> tuple[int, int] | None:
     """The span of the value starting at ``pos`` when it should be redacted. Quoted values
     go unless they are placeholders or templates whose rest is not machine-made
     (``"%s_x"``, but not ``"000000Q7%d"``), or a plain word assigned in
@@ -284,10 +467,12 @@ def _kv_value(text: str, pos: int, *, tight: bool, flag: bool, env: bool, kind: 
         span = _quoted_span(text, pos)
         if span is None or span[1] - span[0] < 3:
             return None
-        value = text[span[0]:span[1]]
-        if _is_placeholder(value) or (_FORMAT_RE.search(value) and not _credential_like(
-                _FORMAT_RE.sub("", value))) or (
-                assign and _WORD_ONLY_RE.match(value)):
+        value = text[span[0] : span[1]]
+        if (
+            _is_placeholder(value)
+            or (_FORMAT_RE.search(value) and not _credential_like(_FORMAT_RE.sub("", value)))
+            or (assign and _WORD_ONLY_RE.match(value))
+        ):
             return None
         return span
     value = _unquoted_value(text, pos)
@@ -296,7 +481,8 @@ def _kv_value(text: str, pos: int, *, tight: bool, flag: bool, env: bool, kind: 
     if not (tight and env) and _CODE_RE.match(value):
         return None
     if not (tight or flag or env or _credential_like(value)) or (
-            not tight and not flag and _TYPE_RE.match(value)):
+        not tight and not flag and _TYPE_RE.match(value)
+    ):
         return None
     return pos, pos + len(value)
 
@@ -304,15 +490,16 @@ def _kv_value(text: str, pos: int, *, tight: bool, flag: bool, env: bool, kind: 
 def _env_double_equals(text: str, ke: int, kind: str, weak: bool) -> Finding | None:
     """The value of ``NAME==value`` (env form): everything after the first ``=``."""
     span = _kv_value(text, ke + 1, tight=True, flag=False, env=True, kind=kind)
-    if not span or (weak and not _credential_like(text[span[0]:span[1]])):
+    if not span or (weak and not _credential_like(text[span[0] : span[1]])):
         return None
-    return Finding(span[0], span[1], _value_kind(text[span[0]:span[1]], kind), 1)
+    return Finding(span[0], span[1], _value_kind(text[span[0] : span[1]], kind), 1)
 
 
 #: ``api key: X`` / ``API key = X``: the separator after the two words (issue 45 review item
 #: 3); ``api key X`` / ``api key is X``: spaces alone (group ``bare``, issue 45 leftover)
 _API_KEY_SEP_RE = lazy_compile(
-    r"[ \t]*(?::(?![:/\\])|=(?!=))[ \t]*(?=\S)|(?P<bare>[ \t]+(?:is[ \t]+)?)(?=\S)", re.I)
+    r"[ \t]*(?::(?![:/\\])|=(?!=))[ \t]*(?=\S)|(?P<bare>[ \t]+(?:is[ \t]+)?)(?=\S)", re.I
+)
 
 
 def _api_key_sep_at(text: str, ke: int) -> Finding | None:
@@ -328,7 +515,7 @@ def _api_key_sep_at(text: str, ke: int) -> Finding | None:
     span = _kv_value(text, sep.end(), tight=False, flag=False, env=False, kind="api-key")
     if span is None:
         return None
-    value = text[span[0]:span[1]]
+    value = text[span[0] : span[1]]
     quoted = text[sep.end()] in "'\"`" and sep.group("bare") is None
     if not quoted and not _secret_looking(value):
         return None
@@ -354,9 +541,11 @@ def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
     if named is None:  # "the API key is …": a bare "key" names a secret only by its value
         if key.lower() != "key":
             return None
-        if text[max(ks - 4, 0):ks].lower() == "api " and (
-                found := _prose_at(text, ke, ks, kind="api-key", strict=True)
-                or _api_key_sep_at(text, ke) or _value_before(text, ks, ke, "api-key")):
+        if text[max(ks - 4, 0) : ks].lower() == "api " and (
+            found := _prose_at(text, ke, ks, kind="api-key", strict=True)
+            or _api_key_sep_at(text, ke)
+            or _value_before(text, ks, ke, "api-key")
+        ):
             return found
         return _entropy_near(text, ke, "secret")
     kind, weak = named
@@ -369,14 +558,21 @@ def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
         tight = not sep.group(2) and not sep.group(4)
         if weak and key.upper() == key and not (tight and sep.group(3) == "="):
             return None
-        span = _kv_value(text, sep.end(), tight=tight, flag=flag, env=env, kind=kind,
-                         assign=not tight and sep.group(3) == "=")
-        if weak and span and _weak_value_plain(text[span[0]:span[1]]):
+        span = _kv_value(
+            text,
+            sep.end(),
+            tight=tight,
+            flag=flag,
+            env=env,
+            kind=kind,
+            assign=not tight and sep.group(3) == "=",
+        )
+        if weak and span and _weak_value_plain(text[span[0] : span[1]]):
             return None
     elif flag and (fs := _FLAG_SEP_RE.match(text, ke)):
         if key.lower() in _PASSWORD_FLAGS:  # keytool -storepass changeit: a literal password
             span = _arg_span(text, fs.end())
-            if span and not _literal_password(text[span[0]:span[1]]):
+            if span and not _literal_password(text[span[0] : span[1]]):
                 span = None
         else:
             span = _kv_value(text, fs.end(), tight=False, flag=True, env=False, kind=kind)
@@ -387,11 +583,12 @@ def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
             pass
         elif _PROSE_KEY_RE.search(key):  # "use X as the password": X first, by the grammar
             found = _value_before(text, ks, ke, "password") or _prose_at(
-                text, ke, ks, spaced=low in _SPACED_PASSWORD_KEYS,
-                clause=low not in _COMMAND_WORDS)
+                text, ke, ks, spaced=low in _SPACED_PASSWORD_KEYS, clause=low not in _COMMAND_WORDS
+            )
         elif low in _PROSE_SECRET_KEYS:
-            found = _value_before(text, ks, ke, kind) or _prose_at(text, ke, ks, kind=kind,
-                                                                   strict=True)
+            found = _value_before(text, ks, ke, kind) or _prose_at(
+                text, ke, ks, kind=kind, strict=True
+            )
         elif kind == "credential":
             found = _user_pass_at(text, ke)
         return found or (None if weak else _entropy_near(text, ke, kind))
@@ -400,13 +597,18 @@ def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
         # password by the sentence's grammar, whatever follows the separator (hypothesis
         # cases of the corpus); without one, the separator's value stands
         low = key.lower()
-        before = _value_before(text, ks, ke, "password") if _PROSE_KEY_RE.search(key) else \
-            _value_before(text, ks, ke, kind) if low in _PROSE_SECRET_KEYS else None
+        before = (
+            _value_before(text, ks, ke, "password")
+            if _PROSE_KEY_RE.search(key)
+            else _value_before(text, ks, ke, kind)
+            if low in _PROSE_SECRET_KEYS
+            else None
+        )
         if before is not None:
             return before
-    if not span or (key.lower() in ("pwd", "oldpwd") and _DIR_RE.match(text[span[0]:span[1]])):
+    if not span or (key.lower() in ("pwd", "oldpwd") and _DIR_RE.match(text[span[0] : span[1]])):
         return None
-    return Finding(span[0], span[1], _value_kind(text[span[0]:span[1]], kind), 1)
+    return Finding(span[0], span[1], _value_kind(text[span[0] : span[1]], kind), 1)
 
 
 #: a secret key written as the name of a name/value pair, in JSON or YAML text (``{"name":
@@ -417,14 +619,17 @@ def _kv_at(text: str, hit: int, seen: set[int]) -> Finding | None:
 #: line too, ``secretName=X value=Y``)
 _PAIR_NAME_BEFORE_RE = lazy_compile(
     r"(?<![A-Za-z0-9_])[\"']?[A-Za-z0-9_]*(?:name|Name|NAME|key|Key|KEY|variable|Variable|var|Var)"
-    r"[\"']?[ \t]*[:=][ \t]*[\"']?\Z")
+    r"[\"']?[ \t]*[:=][ \t]*[\"']?\Z"
+)
 _PAIR_VALUE_AFTER_RE = lazy_compile(
     r"[\"']?[ \t]*(?:,[ \t]*(?:\r?\n[ \t]*)?|\r?\n[ \t]*|[ \t]+)"
-    r"[\"']?[A-Za-z0-9_]*(?:value|Value|VALUE|val|Val)[\"']?[ \t]*[:=][ \t]*")
+    r"[\"']?[A-Za-z0-9_]*(?:value|Value|VALUE|val|Val)[\"']?[ \t]*[:=][ \t]*"
+)
 
 
-def _pair_value_at(text: str, key_start: int, key_end: int, kind: str, weak: bool
-                   ) -> Finding | None:
+def _pair_value_at(
+    text: str, key_start: int, key_end: int, kind: str, weak: bool
+) -> Finding | None:
     """The value of a name/value pair in JSON or YAML text whose name is the secret key at
     ``text[key_start:key_end]`` (``{"name": "DB_PASSWORD", "value": "X"}``, a Kubernetes env
     list in YAML): the value field right after it goes by the rule of an env value
@@ -435,11 +640,16 @@ def _pair_value_at(text: str, key_start: int, key_end: int, kind: str, weak: boo
     if not m or m.end() >= len(text):
         return None
     span = _kv_value(text, m.end(), tight=False, flag=False, env=True, kind=kind)
-    if not span or (weak and _weak_value_plain(text[span[0]:span[1]])) or (
+    if (
+        not span
+        or (weak and _weak_value_plain(text[span[0] : span[1]]))
+        or (
             text[key_start:key_end].lower() in ("pwd", "oldpwd")
-            and _DIR_RE.match(text[span[0]:span[1]])):
+            and _DIR_RE.match(text[span[0] : span[1]])
+        )
+    ):
         return None
-    return Finding(span[0], span[1], _value_kind(text[span[0]:span[1]], kind), 1)
+    return Finding(span[0], span[1], _value_kind(text[span[0] : span[1]], kind), 1)
 
 
 def _weak_value_plain(value: str) -> bool:
@@ -469,13 +679,24 @@ _PASSPHRASE_RE = lazy_compile(r"[^\s{}<>$%]+(?:[ ][^\s{}<>$%]+){1,11}\Z")
 def _passphrase(value: str) -> bool:
     """``value`` (quoted after ``password is``) is a passphrase of words (``correct horse
     battery staple``), not a placeholder (``<your password>``, ``your password here``)."""
-    return (len(value) >= PASSPHRASE_MIN_CHARS and bool(_PASSPHRASE_RE.match(value))
-            and not _is_placeholder(value) and "your " not in value.lower())
+    return (
+        len(value) >= PASSPHRASE_MIN_CHARS
+        and bool(_PASSPHRASE_RE.match(value))
+        and not _is_placeholder(value)
+        and "your " not in value.lower()
+    )
 
 
-def _prose_at(text: str, pos: int, key_start: int, *, kind: str = "password",
-              strict: bool = False, spaced: bool = False, clause: bool = True
-              ) -> Finding | None:
+def _prose_at(
+    text: str,
+    pos: int,
+    key_start: int,
+    *,
+    kind: str = "password",
+    strict: bool = False,
+    spaced: bool = False,
+    clause: bool = True,
+) -> Finding | None:
     """The secret in prose after a secret word ending at ``pos`` (the word starting at
     ``key_start``), as ``kind``: ``… password is hunter2xyz``, ``password was set to `S3cret!x`
     ``, ``the password is: 'X'``, ``the ssh password for root@host is X``, ``the root pw is X``,
@@ -492,8 +713,14 @@ def _prose_at(text: str, pos: int, key_start: int, *, kind: str = "password",
         at = m.end()
     elif m := _SPACED_QUOTE_RE.match(text, pos):
         at, bare = m.end(), False
-    elif clause and not strict and (_CLAUSE_BEFORE_RE.search(text[max(key_start - 80, 0):key_start])
-                         and (m := _SPACED_RE.match(text, pos))):
+    elif (
+        clause
+        and not strict
+        and (
+            _CLAUSE_BEFORE_RE.search(text[max(key_start - 80, 0) : key_start])
+            and (m := _SPACED_RE.match(text, pos))
+        )
+    ):
         at = m.end()
     elif spaced and (m := _SPACED_RE.match(text, pos)) and text[m.end()] not in "'\"`":
         u = _UNQUOTED_RE.match(text, m.end())
@@ -511,19 +738,31 @@ def _prose_at(text: str, pos: int, key_start: int, *, kind: str = "password",
     elif span is None:
         u = _UNQUOTED_RE.match(text, m.end())
         span = (m.end(), m.end() + (len(u.group().rstrip(_TRAILING)) if u else 0))
-    if span is not None and kind == "password" and text[at] in "'\"`" and _passphrase(
-            text[span[0]:span[1]]):
+    if (
+        span is not None
+        and kind == "password"
+        and text[at] in "'\"`"
+        and _passphrase(text[span[0] : span[1]])
+    ):
         return Finding(span[0], span[1], kind, 1)  # issue 45 review item 3
-    if span is None or not _machine_like(value := text[span[0]:span[1]]) or _digest_like(
-            value) or _plain_base64(value) or value.startswith(_PATH_STARTS):
+    if (
+        span is None
+        or not _machine_like(value := text[span[0] : span[1]])
+        or _digest_like(value)
+        or _plain_base64(value)
+        or value.startswith(_PATH_STARTS)
+    ):
         return None
     if strict and not _secret_looking(value):
         return None
     if CAMEL_WORDS_RE.match(value) or _CAPS_NAME_RE.match(value):
         return None  # words run together (``requiredCharacteristic``, ``MY_TOKEN_2024``): a name
-    if bare and (CAMEL_WORDS_RE.match(value) or _words_joined(value) or _TYPE_CALL_RE.match(
-            value) or not (
-            (_HAS_DIGIT.search(value) and _HAS_ALPHA.search(value)) or not value.isalnum())):
+    if bare and (
+        CAMEL_WORDS_RE.match(value)
+        or _words_joined(value)
+        or _TYPE_CALL_RE.match(value)
+        or not ((_HAS_DIGIT.search(value) and _HAS_ALPHA.search(value)) or not value.isalnum())
+    ):
         return None  # ", password X" without "is": X needs a digit or a symbol, not code
         # ("(password VARCHAR(255)" in a table definition)
     return Finding(span[0], span[1], kind, 1)
@@ -543,8 +782,15 @@ def _lower_mixed(value: str) -> bool:
     if not (8 <= len(value) <= 64 and value.isascii() and value.isalnum()):
         return False
     digits = sum(c.isdigit() for c in value)
-    return (digits >= 2 and len(value) - digits >= 3 and not _TECH_WORD_RE.search(value)
-            and not _digest_like(value) and not _plain_base64(value))
+    return (
+        digits >= 2
+        and len(value) - digits >= 3
+        and not _TECH_WORD_RE.search(value)
+        and not _digest_like(value)
+        and not _plain_base64(value)
+    )
+
+
 #: a type or call written with letters only before its bracket (``VARCHAR(255)``, ``str[``)
 _TYPE_CALL_RE = lazy_compile(r"[A-Za-z_]+[(\[]")
 #: symbols that a written word or name never holds but a made password often does
@@ -553,7 +799,8 @@ _STRONG_SYMBOL_RE = lazy_compile(r"[!@#$%^&*+~]")
 #: ``- _ .`` (``Base64Encoded``, ``SHA256-hashed``, ``utf8mb4-safe``)
 _TECH_WORD_RE = lazy_compile(
     r"(?i)(?:\A|[-_.])(?:base(?:32|58|64)|sha-?\d|md5|utf-?(?:8|16)|aes-?\d|rsa-?\d|x86|arm64"
-    r"|u?int\d|float\d)")
+    r"|u?int\d|float\d)"
+)
 _BRACKET_RE = lazy_compile(r"[(\[{]")
 _EMAIL_RE = lazy_compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+\Z")
 
@@ -569,9 +816,17 @@ def _secret_looking(value: str) -> bool:
     value = _BRACKET_RE.split(value, 1)[0]
     if not 8 <= len(value) <= 128 or value[0] in "-/~.$" or "/" in value:
         return False
-    if _is_placeholder(value) or not _HAS_ALPHA.search(value) or _FILE_RE.match(value) or (
-            _digest_like(value) or _EMAIL_RE.match(value) or _TECH_WORD_RE.search(value)
-            or _plain_base64(value)):
+    if (
+        _is_placeholder(value)
+        or not _HAS_ALPHA.search(value)
+        or _FILE_RE.match(value)
+        or (
+            _digest_like(value)
+            or _EMAIL_RE.match(value)
+            or _TECH_WORD_RE.search(value)
+            or _plain_base64(value)
+        )
+    ):
         return False
     if _STRONG_SYMBOL_RE.search(value):
         return True
@@ -583,13 +838,41 @@ def _secret_looking(value: str) -> bool:
 _AS_BEFORE_RE = lazy_compile(
     r"(?:(?<=[\s(\[\"'`,;<>])|\A)([\"'`]?)(?P<val>[^\s\"'`,;()\[\]<>]{6,128}?)\1[ \t]+as[ \t]+"
     r"(?:(?:the|a|an|my|your|our|its|their|his|her|new)[ \t]+)?(?:[A-Za-z][\w-]{0,15}[ \t]+)?\Z",
-    re.I)
+    re.I,
+)
 #: the word after ``… as the password`` that makes it a thing, not the secret itself (``use
 #: it as the password field``, ``use argon2 as the password hash``)
-_AS_NOUNS = frozenset({"hash", "hasher", "hashing", "salt", "column", "attribute", "property",
-                       "parameter", "argument", "arg", "option", "flag", "variable", "box",
-                       "reset", "manager", "generator", "check", "encoding", "storage",
-                       "algorithm", "backend", "value", "key", "policy", "rule", "rules"})
+_AS_NOUNS = frozenset(
+    {
+        "hash",
+        "hasher",
+        "hashing",
+        "salt",
+        "column",
+        "attribute",
+        "property",
+        "parameter",
+        "argument",
+        "arg",
+        "option",
+        "flag",
+        "variable",
+        "box",
+        "reset",
+        "manager",
+        "generator",
+        "check",
+        "encoding",
+        "storage",
+        "algorithm",
+        "backend",
+        "value",
+        "key",
+        "policy",
+        "rule",
+        "rules",
+    }
+)
 _NEXT_WORD_RE = lazy_compile(r"[ \t]+([A-Za-z]+)")
 
 
@@ -600,7 +883,7 @@ def _value_before(text: str, key_start: int, key_end: int, kind: str) -> Finding
     path); other
     kinds must look made (``_secret_looking``). A noun after the word (``as the password
     field``, ``… hash``) makes it no value."""
-    if " as " not in text[max(key_start - 40, 0):key_start].lower().replace("\t", " "):
+    if " as " not in text[max(key_start - 40, 0) : key_start].lower().replace("\t", " "):
         return None
     nxt = _NEXT_WORD_RE.match(text, key_end)
     if nxt and nxt.group(1).lower() in (_AS_NOUNS | _MODIFIERS):
@@ -612,10 +895,16 @@ def _value_before(text: str, key_start: int, key_end: int, kind: str) -> Finding
     if not m.group(1):
         value = value.rstrip(_TRAILING)
     if kind == "password":
-        ok = (_machine_like(value) and not _TECH_WORD_RE.search(value)
-              and not _words_joined(value) and not value.startswith(_PATH_STARTS)
-              and not _digest_like(value) and not _FILE_RE.match(value)
-              and not CAMEL_WORDS_RE.match(value) and not _CAPS_NAME_RE.match(value))
+        ok = (
+            _machine_like(value)
+            and not _TECH_WORD_RE.search(value)
+            and not _words_joined(value)
+            and not value.startswith(_PATH_STARTS)
+            and not _digest_like(value)
+            and not _FILE_RE.match(value)
+            and not CAMEL_WORDS_RE.match(value)
+            and not _CAPS_NAME_RE.match(value)
+        )
     else:
         ok = _secret_looking(value)
     if not ok:
@@ -626,10 +915,18 @@ def _value_before(text: str, key_start: int, key_end: int, kind: str) -> Finding
 #: other languages' words for password whose value prose names (a small list; ``Passwort``
 #: and Italian ``password è`` are keys, found by the key check): French, Spanish, Portuguese
 #: (Brazil and Portugal), Dutch, German
-FOREIGN_PASSWORD_WORDS = ("mot de passe", "contraseña", "contrasena", "senha", "palavra-passe",
-                          "wachtwoord", "kennwort")
+FOREIGN_PASSWORD_WORDS = (
+    "mot de passe",
+    "contraseña",
+    "contrasena",
+    "senha",
+    "palavra-passe",
+    "wachtwoord",
+    "kennwort",
+)
 _FOREIGN_SEP_RE = lazy_compile(
-    rf"[ \t]+{COPULA}(?:[ \t]*:[ \t]*|[ \t]+)(?=[^\s])|[ \t]*:[ \t]*(?=[^\s])")
+    rf"[ \t]+{COPULA}(?:[ \t]*:[ \t]*|[ \t]+)(?=[^\s])|[ \t]*:[ \t]*(?=[^\s])"
+)
 
 
 def foreign_prose_at(text: str, hit: int, anchor: str) -> Finding | None:
@@ -652,9 +949,14 @@ def foreign_prose_at(text: str, hit: int, anchor: str) -> Finding | None:
     else:
         u = _UNQUOTED_RE.match(text, at)
         span = (at, at + (len(u.group().rstrip(_TRAILING)) if u else 0))
-    if span is None or not _machine_like(value := text[span[0]:span[1]]) or _digest_like(
-            value) or _plain_base64(value) or value.startswith(_PATH_STARTS) or (
-            CAMEL_WORDS_RE.match(value) or _CAPS_NAME_RE.match(value)):
+    if (
+        span is None
+        or not _machine_like(value := text[span[0] : span[1]])
+        or _digest_like(value)
+        or _plain_base64(value)
+        or value.startswith(_PATH_STARTS)
+        or (CAMEL_WORDS_RE.match(value) or _CAPS_NAME_RE.match(value))
+    ):
         return None
     return Finding(span[0], span[1], "password", 1)
 
@@ -682,12 +984,19 @@ def _user_pass_at(text: str, pos: int) -> Finding | None:
     if 0 < bracket < pw.find("/"):  # "admin / X(/0": the text's bracket, then a path
         pw = pw[:bracket]
     pw = pw.rstrip(".,;:)]}([{/")
-    spaced = " " in text[m.end("user"):m.start("pw")]
-    if not (_machine_like(pw) or (spaced and len(pw) >= 6 and not pw.isalnum()
-                                  and not _is_placeholder(pw))):
+    spaced = " " in text[m.end("user") : m.start("pw")]
+    if not (
+        _machine_like(pw)
+        or (spaced and len(pw) >= 6 and not pw.isalnum() and not _is_placeholder(pw))
+    ):
         return None
-    if pw.lower() in _PLACEHOLDER_WORDS or "/" in pw or pw == user or _FILE_RE.match(pw) or (
-            not _HAS_ALNUM.search(user)):
+    if (
+        pw.lower() in _PLACEHOLDER_WORDS
+        or "/" in pw
+        or pw == user
+        or _FILE_RE.match(pw)
+        or (not _HAS_ALNUM.search(user))
+    ):
         return None
     return Finding(m.start("pw"), m.start("pw") + len(pw), "password", 1)
 
@@ -699,8 +1008,10 @@ def _user_pass_at(text: str, pos: int) -> Finding | None:
 _NEAR_WORD_RE = lazy_compile(r"[ \t]*(?:[:=][ \t]*)?[\"'`(]?([^\s\"'`<>()\[\]{},;]+)")
 _TOKEN_CHARS_RE = lazy_compile(r"[A-Za-z0-9+/=_.~-]+\Z")
 _LOWER_HEX_RE = lazy_compile(r"[0-9a-f]+\Z")
-_UUID_RE = lazy_compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
-                      r"[0-9a-fA-F]{12}\Z")
+_UUID_RE = lazy_compile(
+    r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-"
+    r"[0-9a-fA-F]{12}\Z"
+)
 _FILE_RE = lazy_compile(r".*\.[A-Za-z][A-Za-z0-9]{0,4}\Z")
 #: words run together, each capitalised (``requiredTypesForDisplay``): an identifier
 CAMEL_WORDS_RE = lazy_compile(r"(?:[A-Z]?[a-z]{2,})+\Z")
@@ -732,8 +1043,13 @@ def high_entropy_token(value: str) -> bool:
     digests), a UUID, a path, a file name, words joined by ``_ - .``, or base64 of plain text."""
     if len(value) < ENTROPY_MIN_LEN or not _TOKEN_CHARS_RE.match(value):
         return False
-    if value[0] in "/~.$-" or "=" in value.rstrip("=") or _is_placeholder(value) or _LOWER_HEX_RE.match(value) or (
-            _UUID_RE.match(value) or _FILE_RE.match(value)):
+    if (
+        value[0] in "/~.$-"
+        or "=" in value.rstrip("=")
+        or _is_placeholder(value)
+        or _LOWER_HEX_RE.match(value)
+        or (_UUID_RE.match(value) or _FILE_RE.match(value))
+    ):
         return False
     if _words_joined(value) or CAMEL_WORDS_RE.match(value):
         return False
@@ -786,7 +1102,8 @@ _HTTP_CLIENT_RE = lazy_compile(r"\b(?:curl|wget|http|https|httpie|xh)\b")
 _SSHPASS_RE = lazy_compile(r"(?<![\w.-])sshpass(?:[ \t]+-[a-oq-zA-Z]\S*)*[ \t]+\Z")
 #: ``docker login … -p TOKEN`` (also podman, helm registry, buildah): the spaced value
 _REGISTRY_LOGIN_RE = lazy_compile(
-    r"(?<![\w.-])(?:docker|podman|buildah|nerdctl|helm[ \t]+registry)[ \t]+login\b")
+    r"(?<![\w.-])(?:docker|podman|buildah|nerdctl|helm[ \t]+registry)[ \t]+login\b"
+)
 _MYSQL_RE = lazy_compile(r"(?<![\w.-])(?:mysql|mariadb)[a-z-]*[ \t]")
 _COMMAND_END_RE = lazy_compile(r".*[;|&\n]", re.S)
 
@@ -813,12 +1130,12 @@ def _user_flag_at(text: str, hit: int) -> Finding | None:
         return None
     m = _USER_FLAG_RE.match(text, hit)
     span = _arg_span(text, m.end()) if m and m.end() < len(text) else None
-    if not span or ":" not in text[span[0]:span[1]]:
+    if not span or ":" not in text[span[0] : span[1]]:
         return None
-    user, pw = text[span[0]:span[1]].split(":", 1)
+    user, pw = text[span[0] : span[1]].split(":", 1)
     if not pw or pw == user or pw.isdigit() or not _literal_password(pw):
         return None
-    line = text[max(text.rfind("\n", 0, hit) + 1, hit - 300):hit]
+    line = text[max(text.rfind("\n", 0, hit) + 1, hit - 300) : hit]
     if not (_credential_like(pw, min_len=6) or _HTTP_CLIENT_RE.search(line)):
         return None
     return Finding(span[1] - len(pw), span[1], "password", 2)
@@ -830,9 +1147,9 @@ def _command_password_at(text: str, hit: int) -> Finding | None:
     client's ``-p`` (``mysql -pS3cret``; a spaced ``-p`` prompts for it)."""
     if hit == 0 or text[hit - 1] not in " \t" or hit + 2 >= len(text):
         return None
-    command = text[max(hit - 500, 0):hit]
+    command = text[max(hit - 500, 0) : hit]
     end = _COMMAND_END_RE.match(command)
-    command = command[end.end():] if end else command
+    command = command[end.end() :] if end else command
     pos = hit + 2
     if _SSHPASS_RE.search(command) or _REGISTRY_LOGIN_RE.search(command):
         while pos < len(text) and text[pos] in " \t":
@@ -840,7 +1157,7 @@ def _command_password_at(text: str, hit: int) -> Finding | None:
     elif text[pos] in " \t-" or not _MYSQL_RE.search(command):
         return None
     span = _arg_span(text, pos) if pos < len(text) and not text[pos].isspace() else None
-    if not span or not _literal_password(text[span[0]:span[1]]):
+    if not span or not _literal_password(text[span[0] : span[1]]):
         return None
     return Finding(span[0], span[1], "password", 2)
 
@@ -854,9 +1171,11 @@ POSITIONAL_KEYS = ("secret_access_key", "_authtoken", "secret key")
 _POSITIONAL_VALUE_RE = lazy_compile(r"[ \t]*[:=]?[ \t]*([\"']?)([A-Za-z0-9/+=_.~-]{8,})\1")
 #: curl's ``-b`` / ``--cookie`` with ``name=value`` pairs (a file name has no ``=``)
 _COOKIE_FLAG_RE = lazy_compile(r"(?:-b|--cookie)(?:[ \t]+|=)([\"']?)([^\s\"']*=[^\s\"']+)\1")
-_NETRC_RE = lazy_compile(r"(?<![\w.-])(?:machine\s+[\w-]+(?:\.[\w-]+)+"
-                       r"(?:\s+(?:login|account)\s+\S+)*"
-                       r"|default(?:\s+(?:login|account)\s+\S+)+)\s+password\s+(\S+)")
+_NETRC_RE = lazy_compile(
+    r"(?<![\w.-])(?:machine\s+[\w-]+(?:\.[\w-]+)+"
+    r"(?:\s+(?:login|account)\s+\S+)*"
+    r"|default(?:\s+(?:login|account)\s+\S+)+)\s+password\s+(\S+)"
+)
 _COOKIE_RE = lazy_compile(r"(?i)(?<![\w-])(?:set-)?cookie:[ \t]*([^\r\n\"']+)")
 
 
@@ -888,7 +1207,7 @@ def cookie_flag_at(text: str, hit: int) -> Finding | None:
     command line, when a value looks machine-made."""
     if hit > 0 and not text[hit - 1].isspace():
         return None
-    line = text[max(text.rfind("\n", 0, hit) + 1, hit - 300):hit]
+    line = text[max(text.rfind("\n", 0, hit) + 1, hit - 300) : hit]
     m = _COOKIE_FLAG_RE.match(text, hit)
     if not m or not _HTTP_CLIENT_RE.search(line):
         return None
@@ -901,7 +1220,7 @@ def cookie_flag_at(text: str, hit: int) -> Finding | None:
 def cookie_at(text: str, hit: int) -> Finding | None:
     """The value of a ``Cookie:`` / ``Set-Cookie:`` header at ``hit``: its ``name=value``
     pairs, when one holds a machine-made value (prose such as "Cookie: a treat" stays)."""
-    start = hit - 4 if text[max(hit - 4, 0):hit].lower() == "set-" else hit
+    start = hit - 4 if text[max(hit - 4, 0) : hit].lower() == "set-" else hit
     m = _COOKIE_RE.match(text, start)
     if not m or "=" not in m.group(1):
         return None

@@ -90,8 +90,7 @@ def session_secrets(store: Any, key: str) -> dict[str, str]:
                 break
     finally:
         SESSION_KNOWN.reset(token)
-    found = {v: k for v, k in found.items()
-             if len(v) >= REPEAT_MIN_CHARS and "[REDACTED:" not in v}
+    found = {v: k for v, k in found.items() if len(v) >= REPEAT_MIN_CHARS and "[REDACTED:" not in v}
     with _lock:
         _cache[where] = (state, after, found)
         _cache.move_to_end(where)

@@ -89,14 +89,22 @@ def redact_value(value: Any) -> Any:
     return _walk(out, None, 0, None, found)
 
 
-def _walk(value: Any, secret: tuple[str, bool] | None, depth: int,
-          found: dict[str, str] | None, known: dict[str, str] | None = None) -> Any:
+def _walk(
+    value: Any,
+    secret: tuple[str, bool] | None,
+    depth: int,
+    found: dict[str, str] | None,
+    known: dict[str, str] | None = None,
+) -> Any:
     """``value`` redacted; ``secret`` is the ``(kind, weak)`` of the nearest enclosing secret
     key (None outside any); each secret value found is added to ``found`` (value -> kind);
     ``known`` values are redacted wherever they occur (``funnel.redact``)."""
     if isinstance(value, str):
-        return _secret_string(value, secret, found, known) if secret else redact(
-            value, known=known, collect=found)
+        return (
+            _secret_string(value, secret, found, known)
+            if secret
+            else redact(value, known=known, collect=found)
+        )
     if isinstance(value, bool) or value is None:
         return value
     if isinstance(value, (int, float)):
@@ -139,8 +147,7 @@ def _pair_kind(obj: dict[Any, Any]) -> tuple[str, bool] | None:
     if not any(_pair_value_key(k) for k in obj):
         return None
     for key, item in obj.items():
-        if (_pair_name_key(key) and isinstance(item, str)
-                and 0 < len(item) <= _PAIR_NAME_CHARS):
+        if _pair_name_key(key) and isinstance(item, str) and 0 < len(item) <= _PAIR_NAME_CHARS:
             named = _key_kind(item.strip())
             if named is not None:
                 return ("pwd", False) if item.strip().lower() in _DIR_KEYS else named
@@ -174,12 +181,17 @@ def _is_metadata(key: str) -> bool:
     return any(w in _MODIFIERS for w in words)
 
 
-def _secret_string(value: str, secret: tuple[str, bool], found: dict[str, str] | None,
-                   known: dict[str, str] | None) -> str:
+def _secret_string(
+    value: str, secret: tuple[str, bool], found: dict[str, str] | None, known: dict[str, str] | None
+) -> str:
     kind, weak = secret
     v = value.strip()
-    if len(v) < 3 or _is_placeholder(v) or (weak and _weak_value_plain(v)) or (
-            kind == "pwd" and _DIR_RE.match(v)):
+    if (
+        len(v) < 3
+        or _is_placeholder(v)
+        or (weak and _weak_value_plain(v))
+        or (kind == "pwd" and _DIR_RE.match(v))
+    ):
         return redact(value, known=known, collect=found)
     kind = _value_kind(v, "password" if kind == "pwd" else kind)
     if found is not None and len(v) >= REPEAT_MIN_CHARS:

@@ -56,9 +56,11 @@ def project_folder(home: Path, project: str) -> Path:
     head = name[:MAX_FOLDER]
     found = sorted(p for p in base.glob(head + "*") if p.is_dir()) if base.is_dir() else []
     if not found:
-        raise ValueError(f"the project folder name of {project} is over {MAX_FOLDER} "
-                         "characters and Claude Code has no folder for it yet: run claude "
-                         "there once")
+        raise ValueError(
+            f"the project folder name of {project} is over {MAX_FOLDER} "
+            "characters and Claude Code has no folder for it yet: run claude "
+            "there once"
+        )
     return found[0]
 
 
@@ -67,8 +69,14 @@ def render(resumed: Resumed, session_id: str, now: datetime) -> list[dict[str, A
     (UTC), one millisecond apart."""
     src = resumed.source
     marker = {"session": src.key, "harness": src.harness, "path": src.path}
-    common = {"isSidechain": False, "userType": "external", "cwd": src.project,
-              "sessionId": session_id, "version": VERSION, "continuityResume": marker}
+    common = {
+        "isSidechain": False,
+        "userType": "external",
+        "cwd": src.project,
+        "sessionId": session_id,
+        "version": VERSION,
+        "continuityResume": marker,
+    }
     lines: list[dict[str, Any]] = []
     clock = [now]
 
@@ -79,15 +87,29 @@ def render(resumed: Resumed, session_id: str, now: datetime) -> list[dict[str, A
     def add(line: dict[str, Any]) -> str:
         line_id = str(uuid.uuid4())
         parent = lines[-1]["uuid"] if lines else None
-        lines.append({"parentUuid": parent, **line, "uuid": line_id, "timestamp": stamp(),
-                      **common})
+        lines.append(
+            {"parentUuid": parent, **line, "uuid": line_id, "timestamp": stamp(), **common}
+        )
         return line_id
 
-    add({"type": "system", "subtype": "compact_boundary", "content": "Conversation compacted",
-         "isMeta": False, "level": "info",
-         "compactMetadata": {"trigger": "manual", "preTokens": 0}})
-    add({"type": "user", "message": {"role": "user", "content": resumed.preamble},
-         "isVisibleInTranscriptOnly": True, "isCompactSummary": True})
+    add(
+        {
+            "type": "system",
+            "subtype": "compact_boundary",
+            "content": "Conversation compacted",
+            "isMeta": False,
+            "level": "info",
+            "compactMetadata": {"trigger": "manual", "preTokens": 0},
+        }
+    )
+    add(
+        {
+            "type": "user",
+            "message": {"role": "user", "content": resumed.preamble},
+            "isVisibleInTranscriptOnly": True,
+            "isCompactSummary": True,
+        }
+    )
     for turn in resumed.turns:
         add(_line(turn))
     return lines
@@ -95,20 +117,40 @@ def render(resumed: Resumed, session_id: str, now: datetime) -> list[dict[str, A
 
 def _line(turn: Turn) -> dict[str, Any]:
     if turn.kind == "user":
-        return {"type": "user", "message": {"role": "user", "content": "\n\n".join(
-            turn.texts())}}
+        return {"type": "user", "message": {"role": "user", "content": "\n\n".join(turn.texts())}}
     if turn.kind == "results":
-        return {"type": "user", "message": {"role": "user", "content": [
-            {"tool_use_id": r.call_id, "type": "tool_result", "content": r.text,
-             "is_error": r.is_error} for r in turn.parts]}}
-    content = turn.content(lambda text: {"type": "text", "text": text},
-                           lambda c: {"type": "tool_use", "id": c.id, "name": c.name,
-                                      "input": c.arguments})
-    return {"type": "assistant", "message": {
-        "id": "msg_" + uuid.uuid4().hex[:24], "type": "message", "role": "assistant",
-        "model": "<synthetic>", "content": content,
-        "stop_reason": "tool_use" if turn.calls() else "end_turn", "stop_sequence": None,
-        "usage": {"input_tokens": 0, "output_tokens": 0}}}
+        return {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [
+                    {
+                        "tool_use_id": r.call_id,
+                        "type": "tool_result",
+                        "content": r.text,
+                        "is_error": r.is_error,
+                    }
+                    for r in turn.parts
+                ],
+            },
+        }
+    content = turn.content(
+        lambda text: {"type": "text", "text": text},
+        lambda c: {"type": "tool_use", "id": c.id, "name": c.name, "input": c.arguments},
+    )
+    return {
+        "type": "assistant",
+        "message": {
+            "id": "msg_" + uuid.uuid4().hex[:24],
+            "type": "message",
+            "role": "assistant",
+            "model": "<synthetic>",
+            "content": content,
+            "stop_reason": "tool_use" if turn.calls() else "end_turn",
+            "stop_sequence": None,
+            "usage": {"input_tokens": 0, "output_tokens": 0},
+        },
+    }
 
 
 def file_name(session_id: str, now: datetime) -> str:

@@ -66,15 +66,26 @@ def render(resumed: Resumed, session_id: str, now: datetime) -> list[dict[str, A
         clock[0] += timedelta(milliseconds=1)
         return {"timestamp": _stamp(clock[0]), "type": kind, "payload": payload}
 
-    summary_item = {"type": "message", "role": "user",
-                    "content": [{"type": "input_text", "text": resumed.preamble}]}
+    summary_item = {
+        "type": "message",
+        "role": "user",
+        "content": [{"type": "input_text", "text": resumed.preamble}],
+    }
     lines = [
-        line("session_meta", {
-            "id": session_id, "session_id": session_id, "timestamp": _stamp(now),
-            "cwd": src.project, "originator": "continuity_resume", "cli_version": VERSION,
-            "source": "exec", "instructions": None,
-            "continuityResume": {"session": src.key, "harness": src.harness,
-                                 "path": src.path}}),
+        line(
+            "session_meta",
+            {
+                "id": session_id,
+                "session_id": session_id,
+                "timestamp": _stamp(now),
+                "cwd": src.project,
+                "originator": "continuity_resume",
+                "cli_version": VERSION,
+                "source": "exec",
+                "instructions": None,
+                "continuityResume": {"session": src.key, "harness": src.harness, "path": src.path},
+            },
+        ),
         line("compacted", {"message": resumed.preamble, "replacement_history": [summary_item]}),
     ]
     for turn in resumed.turns:
@@ -84,22 +95,39 @@ def render(resumed: Resumed, session_id: str, now: datetime) -> list[dict[str, A
 
 def _items(turn: Turn) -> list[dict[str, Any]]:
     if turn.kind == "user":
-        return [{"type": "message", "role": "user", "content": [
-            {"type": "input_text", "text": t} for t in turn.texts()] or [
-            {"type": "input_text", "text": ""}]}]
+        return [
+            {
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": t} for t in turn.texts()]
+                or [{"type": "input_text", "text": ""}],
+            }
+        ]
     if turn.kind == "results":
-        return [{"type": "function_call_output", "call_id": r.call_id, "output": r.text}
-                for r in turn.parts]
+        return [
+            {"type": "function_call_output", "call_id": r.call_id, "output": r.text}
+            for r in turn.parts
+        ]
     items: list[dict[str, Any]] = []
     texts = [p for p in turn.parts if isinstance(p, str) and p]
     if texts:
-        items.append({"type": "message", "role": "assistant", "content": [
-            {"type": "output_text", "text": t} for t in texts]})
+        items.append(
+            {
+                "type": "message",
+                "role": "assistant",
+                "content": [{"type": "output_text", "text": t} for t in texts],
+            }
+        )
     for part in turn.parts:
         if isinstance(part, Call):
-            items.append({"type": "function_call", "name": part.name,
-                          "arguments": json_bytes(part.arguments).decode(),
-                          "call_id": part.id})
+            items.append(
+                {
+                    "type": "function_call",
+                    "name": part.name,
+                    "arguments": json_bytes(part.arguments).decode(),
+                    "call_id": part.id,
+                }
+            )
     return items
 
 

@@ -49,8 +49,11 @@ _ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
 MAX_ID = 64
 
 #: Shell tools by harness and how each spells its command argument.
-SHELL_TOOL = {"claude-code": ("Bash", "command"), "codex": ("exec_command", "cmd"),
-              "pi": ("bash", "command")}
+SHELL_TOOL = {
+    "claude-code": ("Bash", "command"),
+    "codex": ("exec_command", "cmd"),
+    "pi": ("bash", "command"),
+}
 _SHELL_NAMES = {"Bash", "bash", "exec_command", "shell", "local_shell", "shell_command"}
 
 
@@ -97,8 +100,11 @@ class Turn:
     def content(self, on_text: Any, on_call: Any) -> list[dict[str, Any]]:
         """The parts of an assistant turn as a writer's blocks, in order: ``on_text(str)``
         for each non-empty text, ``on_call(Call)`` for each call."""
-        return [on_call(p) if isinstance(p, Call) else on_text(p) for p in self.parts
-                if isinstance(p, Call) or p]
+        return [
+            on_call(p) if isinstance(p, Call) else on_text(p)
+            for p in self.parts
+            if isinstance(p, Call) or p
+        ]
 
 
 @dataclass
@@ -135,9 +141,13 @@ class Resumed:
 
 #: The labels ``continuation.view.summary_text`` puts on a summary (a copy's preface has its
 #: own, issue 45 item 3), then what it wraps.
-_WRAPPED = re.compile(r"\A(?:Summary of earlier work in this session \(rows \d+–-?\d+\)|"
-                      + re.escape(COPY_LABEL) + r"), quoted for reference\. It is not an "
-                      r"instruction\.\n<summary>\n(.*)\n</summary>\Z", re.S)
+_WRAPPED = re.compile(
+    r"\A(?:Summary of earlier work in this session \(rows \d+–-?\d+\)|"
+    + re.escape(COPY_LABEL)
+    + r"), quoted for reference\. It is not an "
+    r"instruction\.\n<summary>\n(.*)\n</summary>\Z",
+    re.S,
+)
 _LABEL = "Summary of earlier work in this session ("
 
 
@@ -146,18 +156,24 @@ def copy_notice(source: Source) -> str:
     Issue 45 item 3: a copy of a copy says so once, naming the original and the chain of
     copies (never one notice inside another)."""
     where = f" ({source.path})" if source.path else ""
-    head = (f"{NOTICE_START} it continues the {source.harness} session {source.key}{where} in "
-            f"{source.project}")
+    head = (
+        f"{NOTICE_START} it continues the {source.harness} session {source.key}{where} in "
+        f"{source.project}"
+    )
     if not source.chain:
-        return (f"{head}. The source session is unchanged. What follows is the continuation "
-                "of that session: the summary of earlier work, the previous request verbatim "
-                "and the most recent exchanges.")
+        return (
+            f"{head}. The source session is unchanged. What follows is the continuation "
+            "of that session: the summary of earlier work, the previous request verbatim "
+            "and the most recent exchanges."
+        )
     original = source.original
     hops = " → ".join([*(c["session"] for c in reversed(source.chain)), source.key])
-    return (f"{head}, itself a copy: the original is the {original['harness']} session "
-            f"{original['session']} (copied {hops}). The source sessions are unchanged. What "
-            "follows is the continuation: the summary of earlier work, the previous request "
-            "verbatim and the most recent exchanges.")
+    return (
+        f"{head}, itself a copy: the original is the {original['harness']} session "
+        f"{original['session']} (copied {hops}). The source sessions are unchanged. What "
+        "follows is the continuation: the summary of earlier work, the previous request "
+        "verbatim and the most recent exchanges."
+    )
 
 
 def summary_section(summary: str, source: Source) -> str:
@@ -173,13 +189,16 @@ def summary_section(summary: str, source: Source) -> str:
         rest = inner[1] if len(inner) == 2 else ""
         original = source.original["session"]
         if rest.startswith(_LABEL):  # written before issue 45: relabel it now
-            rest = f"Summary of earlier work in the original session {original} (" + \
-                rest[len(_LABEL):]
+            rest = (
+                f"Summary of earlier work in the original session {original} ("
+                + rest[len(_LABEL) :]
+            )
         return rest
     if summary.startswith(_LABEL):
-        whose = (f"the original session {source.key}" if not source.chain
-                 else f"session {source.key}")
-        return f"Summary of earlier work in {whose} (" + summary[len(_LABEL):]
+        whose = (
+            f"the original session {source.key}" if not source.chain else f"session {source.key}"
+        )
+        return f"Summary of earlier work in {whose} (" + summary[len(_LABEL) :]
     return summary
 
 
@@ -202,8 +221,10 @@ def to_turns(view: ContinuationView, source: Source, target: str) -> Resumed:
         rows.append((m["role"], m["content"], None))
     if view.request is not None:
         content = [{"type": "text", "text": view.request["text"]}]
-        content += [{"type": "media", "media_type": s["media_type"], "bytes": s["bytes"]}
-                    for s in view.request.get("media") or []]
+        content += [
+            {"type": "media", "media_type": s["media_type"], "bytes": s["bytes"]}
+            for s in view.request.get("media") or []
+        ]
         rows.append(("user", content, view.request))
     for m in after:
         rows.append((m["role"], m["content"], None))
@@ -216,8 +237,10 @@ def to_turns(view: ContinuationView, source: Source, target: str) -> Resumed:
     # a copy's own copy note is said by the notice above (issue 45 item 3: once)
     notes = [n for n in view.notes if not n.startswith(NOTE_PREFIX)]
     if notes:
-        parts.append("Notes kept with the session, quoted for reference:\n"
-                     + "\n".join(f"- {n}" for n in notes))
+        parts.append(
+            "Notes kept with the session, quoted for reference:\n"
+            + "\n".join(f"- {n}" for n in notes)
+        )
     if view.notice:
         parts.append(f"Rows left out: {view.notice}")
     return Resumed(source=source, preamble="\n\n".join(parts), summary=summary, turns=turns)
@@ -301,24 +324,44 @@ def _texts(content: Iterable[dict[str, Any]]) -> list[str]:
         elif t == "thinking" and (b.get("text") or "").strip():
             out.append(f"(earlier reasoning, quoted)\n{b['text']}")
         elif t == "media":
-            out.append(media_stub(b.get("media_type", "application/octet-stream"),
-                                  int(b.get("bytes") or 0)))
+            out.append(
+                media_stub(
+                    b.get("media_type", "application/octet-stream"), int(b.get("bytes") or 0)
+                )
+            )
     return out
 
 
-def _raw_turns(rows: list[tuple[str, list[dict[str, Any]], dict[str, Any] | None]],
-               ids: _Ids, target: str) -> list[Turn]:
+def _raw_turns(
+    rows: list[tuple[str, list[dict[str, Any]], dict[str, Any] | None]], ids: _Ids, target: str
+) -> list[Turn]:
     turns: list[Turn] = []
     for role, content, request in rows:
         results = [b for b in content if b.get("type") == "tool_result"]
         if results:
-            turns.append(Turn("results", [
-                Result(ids.get(b["call_id"]), "", b.get("text") or "", bool(b.get("is_error")),
-                       bool(b.get("synthetic"))) for b in results if b.get("call_id")]))
+            turns.append(
+                Turn(
+                    "results",
+                    [
+                        Result(
+                            ids.get(b["call_id"]),
+                            "",
+                            b.get("text") or "",
+                            bool(b.get("is_error")),
+                            bool(b.get("synthetic")),
+                        )
+                        for b in results
+                        if b.get("call_id")
+                    ],
+                )
+            )
         if role == "assistant":
             parts: list[Any] = _texts(content)
-            parts += [_call(b, ids, target) for b in content
-                      if b.get("type") == "tool_call" and b.get("id")]
+            parts += [
+                _call(b, ids, target)
+                for b in content
+                if b.get("type") == "tool_call" and b.get("id")
+            ]
             if not parts:
                 continue
             if turns and turns[-1].kind == "assistant":
@@ -329,8 +372,9 @@ def _raw_turns(rows: list[tuple[str, list[dict[str, Any]], dict[str, Any] | None
             texts = _texts(content)
             if request is not None:
                 texts = [request["text"], *texts[1:]]  # verbatim, even when empty
-                turns.append(Turn("user", texts, actor=request.get("actor") or "user",
-                                  request=True))
+                turns.append(
+                    Turn("user", texts, actor=request.get("actor") or "user", request=True)
+                )
             elif texts:
                 turns.append(Turn("user", texts))
     return turns
@@ -355,14 +399,27 @@ def _pair(turns: list[Turn], target: str) -> list[Turn]:
         for c in t.calls():
             found = results.get(c.id)
             if found is None or c.id in answered:
-                found = Result(c.id, c.name, UNKNOWN_EFFECTS.format(name=c.original_name,
-                                                                   id=c.id), True, True)
+                found = Result(
+                    c.id, c.name, UNKNOWN_EFFECTS.format(name=c.original_name, id=c.id), True, True
+                )
             answered.add(c.id)
             placed.append(Result(c.id, c.name, found.text, found.is_error, found.synthetic))
         out.append(Turn("results", placed))
     return out
 
 
-__all__ = ["TARGETS", "SHELL_TOOL", "Call", "Result", "Turn", "Source", "Resumed",
-           "to_turns", "copy_notice", "summary_section", "media_stub", "tool_name",
-           "NOTICE_START"]
+__all__ = [
+    "TARGETS",
+    "SHELL_TOOL",
+    "Call",
+    "Result",
+    "Turn",
+    "Source",
+    "Resumed",
+    "to_turns",
+    "copy_notice",
+    "summary_section",
+    "media_stub",
+    "tool_name",
+    "NOTICE_START",
+]

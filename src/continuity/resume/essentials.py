@@ -51,12 +51,13 @@ def _cut_chars(text: str, room: int) -> str:
     if len(text) <= room:
         return text
     keep = max(0, room - 60)
-    head, tail = text[:keep // 2], text[len(text) - (keep - keep // 2):] if keep else ""
+    head, tail = text[: keep // 2], text[len(text) - (keep - keep // 2) :] if keep else ""
     return f"{head}\n[… {len(text) - len(head) - len(tail)} characters omitted …]\n{tail}"
 
 
-def essentials(store: Any, session_key: str, max_chars: int, *,
-               reach: Any = None) -> Essentials | None:
+def essentials(
+    store: Any, session_key: str, max_chars: int, *, reach: Any = None
+) -> Essentials | None:
     """The essentials of SESSION's continuation within ``max_chars`` characters (module
     docstring). ``reach``: what the reader has to get the rest (``mcp``: ``{logical tool:
     name}``, ``cli``: a command prefix or None; the brief's ``Reach``); None names nothing.
@@ -67,16 +68,20 @@ def essentials(store: Any, session_key: str, max_chars: int, *,
     if view.refusal or (view.request is None and view.summary is None):
         return None
     intro = f"{HEADING}{FRAMING}\nWhere session {session_key} stood:\n"
-    pointer = ("Checkpoint: " + (f"{view.summary['entry_id']}, a summary of rows up to "
-                                 f"{view.summary['covers_through_seq']}." if view.summary
-                                 else "none yet."))
+    pointer = "Checkpoint: " + (
+        f"{view.summary['entry_id']}, a summary of rows up to {view.summary['covers_through_seq']}."
+        if view.summary
+        else "none yet."
+    )
     gaps = f"\nLeft out: {view.notice}" if view.notice else ""
     rest = _rest(session_key, reach)
     tail = f"{pointer}{gaps}{rest}"
     request = ""
     if view.request is not None:
-        open_tag = (f"Previous request (verbatim, {view.request['actor']}, row "
-                    f"{view.request['seq']}):\n<previous-request>\n")
+        open_tag = (
+            f"Previous request (verbatim, {view.request['actor']}, row "
+            f"{view.request['seq']}):\n<previous-request>\n"
+        )
         close_tag = "\n</previous-request>\n"
         room = max_chars - len(intro) - len(tail) - len(open_tag) - len(close_tag)
         if room < 80:
@@ -100,8 +105,10 @@ def _rest(session_key: str, reach: Any) -> str:
     if mcp.get("continuation"):
         loader = getattr(reach, "loader", None)
         load = f", loaded with `{loader}`" if loader else ""
-        return (f"\n{what} is one MCP `{mcp['continuation']}` call away "
-                f"(session \"{session_key}\"{load}).")
+        return (
+            f"\n{what} is one MCP `{mcp['continuation']}` call away "
+            f'(session "{session_key}"{load}).'
+        )
     if cli:
         return f"\n{what}: `{cli} continue {session_key}`."
     return ""

@@ -73,7 +73,8 @@ def seal(lines: list[dict[str, Any]], extra: Mapping[str, Any]) -> list[dict[str
 
             holder["continuityResume"] = {
                 **holder["continuityResume"],
-                "body_sha256": hashlib.sha256(jsonl(out[1:])).hexdigest()}
+                "body_sha256": hashlib.sha256(jsonl(out[1:])).hexdigest(),
+            }
     return out
 
 
@@ -106,12 +107,16 @@ def intact(path: Path, fingerprint: str) -> bool:
     marker = line.get("continuityResume")
     if marker is None and isinstance(line.get("payload"), dict):
         marker = line["payload"].get("continuityResume")
-    return (isinstance(marker, dict) and marker.get("fingerprint") == fingerprint
-            and marker.get("body_sha256") == digest.hexdigest())
+    return (
+        isinstance(marker, dict)
+        and marker.get("fingerprint") == fingerprint
+        and marker.get("body_sha256") == digest.hexdigest()
+    )
 
 
-def find_intact(candidates: Iterable[Path], fingerprint: str,
-                accept: Callable[[Path], bool] = lambda path: True) -> Path | None:
+def find_intact(
+    candidates: Iterable[Path], fingerprint: str, accept: Callable[[Path], bool] = lambda path: True
+) -> Path | None:
     """The newest of ``candidates`` that is an ``intact`` copy with ``fingerprint`` and that
     ``accept`` takes, else None (issue 45 item 3: an identical resume reuses it)."""
     found = []
@@ -124,8 +129,9 @@ def find_intact(candidates: Iterable[Path], fingerprint: str,
     return max(found)[2] if found else None
 
 
-def harness_home(env: Mapping[str, str], override: Path | None, variable: str,
-                 *default: str) -> Path:
+def harness_home(
+    env: Mapping[str, str], override: Path | None, variable: str, *default: str
+) -> Path:
     """A harness's home folder: ``override`` (``--target-home``), else the folder named by the
     harness's own variable ``variable`` in ``env``, else ``$HOME`` joined with ``default``;
     always absolute (a relative one is taken from the current folder, as the shell would)."""
@@ -142,10 +148,23 @@ def uuid7() -> str:
 
     ms = time.time_ns() // 1_000_000
     rand = int.from_bytes(os.urandom(10), "big")
-    value = (ms & ((1 << 48) - 1)) << 80 | 0x7 << 76 | (rand >> 68 & 0xFFF) << 64 \
-        | 0b10 << 62 | (rand & ((1 << 62) - 1))
+    value = (
+        (ms & ((1 << 48) - 1)) << 80
+        | 0x7 << 76
+        | (rand >> 68 & 0xFFF) << 64
+        | 0b10 << 62
+        | (rand & ((1 << 62) - 1))
+    )
     return str(uuid.UUID(int=value))
 
 
-__all__ = ["write_new", "jsonl", "uuid7", "harness_home", "seal", "intact", "find_intact",
-           "FILE_MODE"]
+__all__ = [
+    "write_new",
+    "jsonl",
+    "uuid7",
+    "harness_home",
+    "seal",
+    "intact",
+    "find_intact",
+    "FILE_MODE",
+]

@@ -69,12 +69,15 @@ def _model(home: Path) -> tuple[str, str]:
         settings = {}
     provider = settings.get("defaultProvider")
     model = settings.get("defaultModel")
-    return (provider if isinstance(provider, str) else "continuity",
-            model if isinstance(model, str) else "resumed")
+    return (
+        provider if isinstance(provider, str) else "continuity",
+        model if isinstance(model, str) else "resumed",
+    )
 
 
-def render(resumed: Resumed, session_id: str, now: datetime, home: Path | None = None
-           ) -> list[dict[str, Any]]:
+def render(
+    resumed: Resumed, session_id: str, now: datetime, home: Path | None = None
+) -> list[dict[str, Any]]:
     """The session file's lines (module docstring); timestamps from ``now`` (UTC)."""
     src = resumed.source
     provider, model = _model(home) if home is not None else ("continuity", "resumed")
@@ -92,10 +95,16 @@ def render(resumed: Resumed, session_id: str, now: datetime, home: Path | None =
         clock[0] += timedelta(milliseconds=1)
         return clock[0]
 
-    lines: list[dict[str, Any]] = [{
-        "type": "session", "version": 3, "id": session_id, "timestamp": _stamp(now),
-        "cwd": src.project,
-        "continuityResume": {"session": src.key, "harness": src.harness, "path": src.path}}]
+    lines: list[dict[str, Any]] = [
+        {
+            "type": "session",
+            "version": 3,
+            "id": session_id,
+            "timestamp": _stamp(now),
+            "cwd": src.project,
+            "continuityResume": {"session": src.key, "harness": src.harness, "path": src.path},
+        }
+    ]
     parent: str | None = None
     first: str | None = None
     for turn in resumed.turns:
@@ -103,35 +112,74 @@ def render(resumed: Resumed, session_id: str, now: datetime, home: Path | None =
             moment = tick()
             message["timestamp"] = int(moment.timestamp() * 1000)
             entry_id = next_id()
-            lines.append({"type": "message", "id": entry_id, "parentId": parent,
-                          "timestamp": _stamp(moment), "message": message})
+            lines.append(
+                {
+                    "type": "message",
+                    "id": entry_id,
+                    "parentId": parent,
+                    "timestamp": _stamp(moment),
+                    "message": message,
+                }
+            )
             first = first or entry_id
             parent = entry_id
     compaction_id = next_id()
-    lines.append({"type": "compaction", "id": compaction_id, "parentId": parent,
-                  "timestamp": _stamp(tick()), "summary": resumed.preamble,
-                  "firstKeptEntryId": first or compaction_id, "tokensBefore": 0})
+    lines.append(
+        {
+            "type": "compaction",
+            "id": compaction_id,
+            "parentId": parent,
+            "timestamp": _stamp(tick()),
+            "summary": resumed.preamble,
+            "firstKeptEntryId": first or compaction_id,
+            "tokensBefore": 0,
+        }
+    )
     return lines
 
 
 def _messages(turn: Turn, provider: str, model: str) -> list[dict[str, Any]]:
     if turn.kind == "user":
-        return [{"role": "user", "content": [{"type": "text", "text": t}
-                                             for t in turn.texts()] or [
-            {"type": "text", "text": ""}]}]
+        return [
+            {
+                "role": "user",
+                "content": [{"type": "text", "text": t} for t in turn.texts()]
+                or [{"type": "text", "text": ""}],
+            }
+        ]
     if turn.kind == "results":
-        return [{"role": "toolResult", "toolCallId": r.call_id, "toolName": r.name,
-                 "content": [{"type": "text", "text": r.text}], "isError": r.is_error}
-                for r in turn.parts]
-    content = turn.content(lambda text: {"type": "text", "text": text},
-                           lambda c: {"type": "toolCall", "id": c.id, "name": c.name,
-                                      "arguments": c.arguments})
-    return [{"role": "assistant", "content": content, "api": "openai-completions",
-             "provider": provider, "model": model,
-             "usage": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0,
-                       "totalTokens": 0, "cost": {"input": 0, "output": 0, "cacheRead": 0,
-                                                  "cacheWrite": 0, "total": 0}},
-             "stopReason": "toolUse" if turn.calls() else "stop"}]
+        return [
+            {
+                "role": "toolResult",
+                "toolCallId": r.call_id,
+                "toolName": r.name,
+                "content": [{"type": "text", "text": r.text}],
+                "isError": r.is_error,
+            }
+            for r in turn.parts
+        ]
+    content = turn.content(
+        lambda text: {"type": "text", "text": text},
+        lambda c: {"type": "toolCall", "id": c.id, "name": c.name, "arguments": c.arguments},
+    )
+    return [
+        {
+            "role": "assistant",
+            "content": content,
+            "api": "openai-completions",
+            "provider": provider,
+            "model": model,
+            "usage": {
+                "input": 0,
+                "output": 0,
+                "cacheRead": 0,
+                "cacheWrite": 0,
+                "totalTokens": 0,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0, "total": 0},
+            },
+            "stopReason": "toolUse" if turn.calls() else "stop",
+        }
+    ]
 
 
 def command(session_id: str, path: Path, project: str) -> list[str]:

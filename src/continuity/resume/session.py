@@ -56,8 +56,10 @@ class ResumeRefused(ContinuityError):
     exit_code = 5
 
     def __init__(self, session: str, refusal: dict[str, str]) -> None:
-        super().__init__(f"continuation of {session} refused ({refusal['reason']}): "
-                         f"{refusal.get('detail', '')}; nothing was written")
+        super().__init__(
+            f"continuation of {session} refused ({refusal['reason']}): "
+            f"{refusal.get('detail', '')}; nothing was written"
+        )
         self.refusal = refusal
 
 
@@ -91,15 +93,28 @@ class Written:
         """``{target, path, session_id, command, headless}`` (each command as one shell line
         run in the project folder; ``headless`` takes the prompt as its last argument) plus
         ``cwd``, ``env`` and ``reused``: the ``resume --json`` object."""
-        return {"target": self.target, "path": str(self.path), "session_id": self.session_id,
-                "command": self.line(self.command), "headless": self.line(self.headless),
-                "cwd": self.cwd, "env": dict(self.env), "reused": self.reused}
+        return {
+            "target": self.target,
+            "path": str(self.path),
+            "session_id": self.session_id,
+            "command": self.line(self.command),
+            "headless": self.line(self.headless),
+            "cwd": self.cwd,
+            "env": dict(self.env),
+            "reused": self.reused,
+        }
 
 
-def resume_session(store: Any, session_key: str, target: str, *,
-                   budget_bytes: int = FOLLOW_UP_BUDGET_BYTES,
-                   env: Mapping[str, str] | None = None, target_home: Path | None = None,
-                   now: datetime | None = None) -> Written:
+def resume_session(
+    store: Any,
+    session_key: str,
+    target: str,
+    *,
+    budget_bytes: int = FOLLOW_UP_BUDGET_BYTES,
+    env: Mapping[str, str] | None = None,
+    target_home: Path | None = None,
+    now: datetime | None = None,
+) -> Written:
     """Write SESSION's continuation as a new ``target`` session (module docstring)."""
     from continuity.continuation.view import build_continuation
 
@@ -113,44 +128,73 @@ def resume_session(store: Any, session_key: str, target: str, *,
         raise SessionNotFound(session_key)
     project = session.project
     if not project:
-        raise InputError(f"session {session_key} has no project folder recorded; a harness "
-                         "resumes a session only in its project folder")
+        raise InputError(
+            f"session {session_key} has no project folder recorded; a harness "
+            "resumes a session only in its project folder"
+        )
     if not os.path.isdir(project):
-        raise InputError(f"project folder {project} of session {session_key} does not exist "
-                         "here; the harness resumes a session only in its project folder")
+        raise InputError(
+            f"project folder {project} of session {session_key} does not exist "
+            "here; the harness resumes a session only in its project folder"
+        )
     view = build_continuation(store, session_key, budget_bytes=budget_bytes)
     if view.refusal:
         raise ResumeRefused(session_key, view.refusal)
     chain = copy_chain(store, session_key)
-    source = Source(key=session_key, harness=session.harness, project=project,
-                    path=session.source_path, chain=chain)
+    source = Source(
+        key=session_key,
+        harness=session.harness,
+        project=project,
+        path=session.source_path,
+        chain=chain,
+    )
     resumed = to_turns(view, source, target)
     writer = WRITERS[target]
     now = now or datetime.now(UTC)
     home = writer.harness_home(env, target_home)
     try:
-        folder = (writer.project_folder(home, project, now) if target == "codex"
-                  else writer.project_folder(home, project))
+        folder = (
+            writer.project_folder(home, project, now)
+            if target == "codex"
+            else writer.project_folder(home, project)
+        )
     except ValueError as exc:
         raise InputError(str(exc)) from None
     variables = {writer.HOME_VARIABLE: str(home)} if target_home is not None else {}
     fingerprint = _fingerprint(target, home, resumed)
     # a copy is reused only where the harness finds it by its own session id
-    earlier = files.find_intact(writer.candidates(home, folder), fingerprint,
-                                lambda p: bool(sid := _session_id(p)) and writer.named(p, sid))
+    earlier = files.find_intact(
+        writer.candidates(home, folder),
+        fingerprint,
+        lambda p: bool(sid := _session_id(p)) and writer.named(p, sid),
+    )
     session_id = _session_id(earlier) if earlier is not None else None
     if earlier is not None and session_id:
-        return Written(target, earlier, session_id,
-                       writer.command(session_id, earlier, project), project, variables,
-                       writer.headless(session_id, earlier, project), reused=True)
+        return Written(
+            target,
+            earlier,
+            session_id,
+            writer.command(session_id, earlier, project),
+            project,
+            variables,
+            writer.headless(session_id, earlier, project),
+            reused=True,
+        )
     session_id = writer.new_id()
-    lines = (pi.render(resumed, session_id, now, home) if target == "pi"
-             else writer.render(resumed, session_id, now))
+    lines = (
+        pi.render(resumed, session_id, now, home)
+        if target == "pi"
+        else writer.render(resumed, session_id, now)
+    )
     original = source.original
-    lines = files.seal(lines, {
-        "fingerprint": fingerprint,
-        "original": {"session": original["session"], "harness": original["harness"]},
-        "chain": [c["session"] for c in reversed(chain)] + [session_key]})
+    lines = files.seal(
+        lines,
+        {
+            "fingerprint": fingerprint,
+            "original": {"session": original["session"], "harness": original["harness"]},
+            "chain": [c["session"] for c in reversed(chain)] + [session_key],
+        },
+    )
     path = folder / writer.file_name(session_id, now)
     try:
         folder.mkdir(parents=True, exist_ok=True)
@@ -158,10 +202,18 @@ def resume_session(store: Any, session_key: str, target: str, *,
     except FileExistsError:
         raise InputError(f"{path} already exists; it was left as it is") from None
     except OSError as exc:
-        raise InputError(f"cannot write the {target} session under {home}: "
-                         f"{exc.strerror or exc}") from None
-    return Written(target, path, session_id, writer.command(session_id, path, project), project,
-                   variables, writer.headless(session_id, path, project))
+        raise InputError(
+            f"cannot write the {target} session under {home}: {exc.strerror or exc}"
+        ) from None
+    return Written(
+        target,
+        path,
+        session_id,
+        writer.command(session_id, path, project),
+        project,
+        variables,
+        writer.headless(session_id, path, project),
+    )
 
 
 def _fingerprint(target: str, home: Path, resumed: Any) -> str:
@@ -175,11 +227,18 @@ def _fingerprint(target: str, home: Path, resumed: Any) -> str:
     import orjson
 
     model = pi._model(home) if target == "pi" else None
-    payload = {"target": target, "home": str(home), "source": resumed.source.key,
-               "project": resumed.source.project, "preamble": resumed.preamble,
-               "turns": [dataclasses.asdict(t) for t in resumed.turns], "model": model}
-    return hashlib.sha256(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS,
-                                       default=str)).hexdigest()
+    payload = {
+        "target": target,
+        "home": str(home),
+        "source": resumed.source.key,
+        "project": resumed.source.project,
+        "preamble": resumed.preamble,
+        "turns": [dataclasses.asdict(t) for t in resumed.turns],
+        "model": model,
+    }
+    return hashlib.sha256(
+        orjson.dumps(payload, option=orjson.OPT_SORT_KEYS, default=str)
+    ).hexdigest()
 
 
 def _session_id(path: Path) -> str | None:
@@ -195,8 +254,11 @@ def _session_id(path: Path) -> str | None:
     if not isinstance(line, dict):
         return None
     payload = object_at(line, "payload")
-    value = (line.get("sessionId") or payload.get("id") if line.get("type") != "session"
-             else line.get("id"))
+    value = (
+        line.get("sessionId") or payload.get("id")
+        if line.get("type") != "session"
+        else line.get("id")
+    )
     return value if isinstance(value, str) and value else None
 
 

@@ -4,7 +4,8 @@
 ``continuity[semantic]`` extra), ``embedding`` (the background pass that embeds rows not yet
 embedded, on redacted text), ``index`` (the exact in-memory vector index read from the store), ``query`` (words and
 "quoted phrases"), ``hybrid`` (BM25 fused with vector similarity by reciprocal rank fusion,
-recency and same-project boosts, quoted phrases; the top proved equal to a full ranking's), ``at_action`` (recall at the point of action: a prompt, an edit, a shell command).
+recency and same-project boosts, quoted phrases; the top proved equal to a full ranking's),
+``at_action`` (recall at the point of action: a prompt, an edit, a shell command).
 
 May import: ``core``, ``store``, ``formats``, ``redaction``, ``checkpoints``, ``transcripts``.
 

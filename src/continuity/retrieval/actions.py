@@ -20,15 +20,59 @@ from typing import Any
 from continuity.core.model import Entry, ToolCallBlock, ToolResultBlock
 
 #: Tool names (case folded) that write a file, and those that run a shell command.
-EDIT_TOOLS = frozenset({"edit", "write", "multiedit", "notebookedit", "apply_patch",
-                        "str_replace_based_edit_tool", "create_file", "str_replace"})
-SHELL_TOOLS = frozenset({"bash", "shell", "exec_command", "local_shell", "container.exec",
-                         "run_shell_command", "exec"})
+EDIT_TOOLS = frozenset(
+    {
+        "edit",
+        "write",
+        "multiedit",
+        "notebookedit",
+        "apply_patch",
+        "str_replace_based_edit_tool",
+        "create_file",
+        "str_replace",
+    }
+)
+SHELL_TOOLS = frozenset(
+    {"bash", "shell", "exec_command", "local_shell", "container.exec", "run_shell_command", "exec"}
+)
 #: Programs whose first non-option argument names what they do (``git commit``, ``npm test``).
-MULTIPLEXERS = frozenset({"git", "npm", "pnpm", "yarn", "npx", "bun", "cargo", "go", "make",
-                          "docker", "kubectl", "uv", "poetry", "pip", "pip3", "gh", "dotnet",
-                          "mvn", "gradle", "bundle", "rake", "mix", "deno", "just", "tox", "nox",
-                          "continuity", "alembic", "terraform", "helm", "brew", "apt", "apt-get"})
+MULTIPLEXERS = frozenset(
+    {
+        "git",
+        "npm",
+        "pnpm",
+        "yarn",
+        "npx",
+        "bun",
+        "cargo",
+        "go",
+        "make",
+        "docker",
+        "kubectl",
+        "uv",
+        "poetry",
+        "pip",
+        "pip3",
+        "gh",
+        "dotnet",
+        "mvn",
+        "gradle",
+        "bundle",
+        "rake",
+        "mix",
+        "deno",
+        "just",
+        "tox",
+        "nox",
+        "continuity",
+        "alembic",
+        "terraform",
+        "helm",
+        "brew",
+        "apt",
+        "apt-get",
+    }
+)
 
 _PATCH_FILE = re.compile(r"^\*\*\* (?:Add|Update|Delete) File: (.+?)\s*$", re.M)
 _ENV = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
@@ -57,8 +101,11 @@ def shell_command(tool: str, arguments: dict[str, Any]) -> str | None:
         return None
     value = arguments.get("command", arguments.get("cmd"))
     if isinstance(value, list) and all(isinstance(v, str) for v in value):
-        if len(value) >= 3 and value[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh") \
-                and value[1] in ("-c", "-lc"):
+        if (
+            len(value) >= 3
+            and value[0].rsplit("/", 1)[-1] in ("bash", "sh", "zsh")
+            and value[1] in ("-c", "-lc")
+        ):
             return value[2]
         return shlex.join(value)
     return value if isinstance(value, str) and value.strip() else None
@@ -104,8 +151,11 @@ def command_key(command: str) -> str | None:
 
 #: Exit status lines harnesses write into a command's output: the rule of
 #: ``continuation.facts.exit_code`` (retrieval may not import ``continuation``, a layer beside it).
-_EXIT = re.compile(r"^(?:Process exited with code|Command exited with code|Exit code:?)\s*(-?\d+)"
-                   r"\s*$|^\[exit (-?\d+)\]$", re.M)
+_EXIT = re.compile(
+    r"^(?:Process exited with code|Command exited with code|Exit code:?)\s*(-?\d+)"
+    r"\s*$|^\[exit (-?\d+)\]$",
+    re.M,
+)
 _EXIT_JSON = re.compile(r'"exit_code"\s*:\s*(-?\d+)')
 
 
@@ -132,7 +182,11 @@ def working_runs(rows: Sequence[Entry]) -> list[tuple[int, str]]:
                 continue
             command = shell_command(block.name, block.arguments)
             done = results.get(block.id)
-            if command and done is not None and not done.is_error \
-                    and exit_code(done.text) in (None, 0):
+            if (
+                command
+                and done is not None
+                and not done.is_error
+                and exit_code(done.text) in (None, 0)
+            ):
                 out.append((entry.seq, command))
     return out

@@ -108,10 +108,12 @@ ROW_SHARE = 0.6
 WORDS_ALONE = 2
 WORDS_SHARE = 0.5
 #: Words that carry no topic in a prompt to an agent (beyond ``STOP_WORDS``).
-FILLER = frozenset("""
+FILLER = frozenset(
+    """
 yes yeah yep nope okay ok sure thanks thank please pls continue go ahead again also just lets let
 want need can could would should will one get make done do now right good great fine cool nice
-keep going proceed next start stop wait try more same thing things stuff work task""".split())
+keep going proceed next start stop wait try more same thing things stuff work task""".split()
+)
 #: Rows read from a command's row on to find its result.
 RESULT_WINDOW = 8
 #: Rows naming an edited file quoted at most (the newest sessions' last ones).
@@ -162,7 +164,7 @@ def _stem(word: str) -> str:
     ``e``: "files" and "file", "caching" and "cache", "exported" and "export" meet."""
     for suffix in ("ing", "ed", "s"):
         if len(word) > len(suffix) + 2 and word.endswith(suffix) and not word.endswith("ss"):
-            word = word[:-len(suffix)]
+            word = word[: -len(suffix)]
             break
     return word[:-1] if len(word) > 3 and word.endswith("e") else word
 
@@ -183,8 +185,9 @@ def is_trivial(prompt: str) -> bool:
     return len(content_words(prompt)) < MIN_PROMPT_WORDS
 
 
-def clears(cos: float | None, shared: int, prompt_words: int, *, raise_by: float = 0.0,
-           row: bool = False) -> bool:
+def clears(
+    cos: float | None, shared: int, prompt_words: int, *, raise_by: float = 0.0, row: bool = False
+) -> bool:
     """The relevance rule (module docstring) for one candidate: ``cos`` the cosine (None
     without an embedder), ``shared`` the prompt's content words found in it, ``prompt_words``
     how many the prompt has; ``raise_by`` (``at_action_min_score``) raises the cosine floors;
@@ -194,8 +197,11 @@ def clears(cos: float | None, shared: int, prompt_words: int, *, raise_by: float
     if cos >= COSINE_ALONE + raise_by:
         return True
     if row:
-        return (cos >= ROW_COSINE_WITH_WORDS + raise_by and shared >= SHARED_WITH_COSINE
-                and shared >= ROW_SHARE * prompt_words)
+        return (
+            cos >= ROW_COSINE_WITH_WORDS + raise_by
+            and shared >= SHARED_WITH_COSINE
+            and shared >= ROW_SHARE * prompt_words
+        )
     return cos >= COSINE_WITH_WORDS + raise_by and shared >= SHARED_WITH_COSINE
 
 
@@ -266,11 +272,12 @@ def _ago(then: datetime | None, now: datetime) -> str:
 
 def _one_line(text: str, cap: int = ITEM_CHARS) -> str:
     line = " ".join(text.split())
-    return line if len(line) <= cap else line[:cap - 1].rstrip() + "…"
+    return line if len(line) <= cap else line[: cap - 1].rstrip() + "…"
 
 
-def project_sessions(store: SqlStore, project: str, exclude: Iterable[str],
-                     limit: int = MEMORY_SESSIONS) -> list[Any]:
+def project_sessions(
+    store: SqlStore, project: str, exclude: Iterable[str], limit: int = MEMORY_SESSIONS
+) -> list[Any]:
     """The project's newest sessions (``store.filter_sessions``), at most ``limit``, none of
     ``exclude``."""
     skip = {k for k in exclude if k}
@@ -298,27 +305,43 @@ def _memories(store: SqlStore, sessions: Sequence[Any], now: datetime) -> list[_
 
 def _memory_item(m: Memory, now: datetime) -> _Item:
     text = redact(m.content)  # stored redacted; redacted again by today's rules
-    line = (f"- [{m.type}] {_one_line(text)} (remembered in session {m.source_id}, "
-            f"{_ago(m.created_at, now)})")
+    line = (
+        f"- [{m.type}] {_one_line(text)} (remembered in session {m.source_id}, "
+        f"{_ago(m.created_at, now)})"
+    )
     return _Item(line, text[:CANDIDATE_CHARS], (m.source_id or "", -1), True)
 
 
 def _row_item(key: str, entry: Entry, now: datetime, text: str | None = None) -> _Item:
     body = redact(entry_body(entry))[:CANDIDATE_CHARS] if text is None else text
     role = getattr(entry.role, "value", str(entry.role))
-    line = (f"- session {key} row {entry.seq} ({role}, {_ago(entry.timestamp, now)}): "
-            f"{_one_line(body)}")
+    line = (
+        f"- session {key} row {entry.seq} ({role}, {_ago(entry.timestamp, now)}): {_one_line(body)}"
+    )
     return _Item(line, body, (key, entry.seq), False)
 
 
-def _search_rows(store: SqlStore, query: str, project: str, settings: RetrievalSettings,
-                 now: datetime, limit: int) -> list[tuple[str, Entry]]:
+def _search_rows(
+    store: SqlStore,
+    query: str,
+    project: str,
+    settings: RetrievalSettings,
+    now: datetime,
+    limit: int,
+) -> list[tuple[str, Entry]]:
     """The project's rows ranked best for ``query`` by ``hybrid.hybrid_entries`` (words and
     meaning fused; words only without an embedder): the candidates the rule then judges."""
     from continuity.retrieval.hybrid import hybrid_entries
 
-    found = hybrid_entries(store, query, limit=limit, filters=EntryFilter(projects=(project,)),
-                           project=project, now=now, settings=settings)
+    found = hybrid_entries(
+        store,
+        query,
+        limit=limit,
+        filters=EntryFilter(projects=(project,)),
+        project=project,
+        now=now,
+        settings=settings,
+    )
     return [(h.session_key, h.entry) for h in found if h.entry is not None]
 
 
@@ -361,9 +384,16 @@ def render(items: Sequence[_Item], budget: int, told: Collection[str] = ()) -> A
 # ---------------------------------------------------------------------------- prompt
 
 
-def recall_for_prompt(store: SqlStore, prompt: str, *, session_key: str, project: str | None,
-                      settings: RetrievalSettings, now: datetime | None = None,
-                      told: Collection[str] = ()) -> AtAction:
+def recall_for_prompt(
+    store: SqlStore,
+    prompt: str,
+    *,
+    session_key: str,
+    project: str | None,
+    settings: RetrievalSettings,
+    now: datetime | None = None,
+    told: Collection[str] = (),
+) -> AtAction:
     """The decisions and rows of the project's other sessions relevant to ``prompt`` (module
     docstring), at most ``settings.at_action_chars`` characters, none of the lines in ``told``
     (``AtAction.lines`` given to this session before); ``NOTHING`` (text "") when
@@ -385,8 +415,17 @@ def recall_for_prompt(store: SqlStore, prompt: str, *, session_key: str, project
     _score(items, prompt, embedder)
     words = len(content_words(prompt))
     raise_by = settings.at_action_min_score
-    kept = [i for i in items if clears(None if embedder is None else i.cos, i.shared, words,
-                                       raise_by=raise_by, row=not i.memory)]
+    kept = [
+        i
+        for i in items
+        if clears(
+            None if embedder is None else i.cos,
+            i.shared,
+            words,
+            raise_by=raise_by,
+            row=not i.memory,
+        )
+    ]
     kept.sort(key=lambda i: (not i.memory, -i.cos, -i.shared))
     return render(kept, settings.at_action_chars, told)
 
@@ -394,9 +433,17 @@ def recall_for_prompt(store: SqlStore, prompt: str, *, session_key: str, project
 # ---------------------------------------------------------------------------- tools
 
 
-def recall_for_tool(store: SqlStore, tool: str, arguments: dict[str, Any], *,
-                    session_key: str, project: str | None, settings: RetrievalSettings,
-                    now: datetime | None = None, told: Collection[str] = ()) -> AtAction:
+def recall_for_tool(
+    store: SqlStore,
+    tool: str,
+    arguments: dict[str, Any],
+    *,
+    session_key: str,
+    project: str | None,
+    settings: RetrievalSettings,
+    now: datetime | None = None,
+    told: Collection[str] = (),
+) -> AtAction:
     """What the project's other sessions knew before ``tool`` runs with ``arguments`` (module
     docstring): for an edit, the decisions and rows naming the file; for a shell command, its
     last working invocation elsewhere; none of the lines in ``told``. ``NOTHING`` for any
@@ -407,12 +454,14 @@ def recall_for_tool(store: SqlStore, tool: str, arguments: dict[str, Any], *,
     at = _now(now)
     files = edited_files(tool, arguments)
     if files:
-        return render(_file_items(store, files, session_key, project, at),
-                      settings.at_action_chars, told)
+        return render(
+            _file_items(store, files, session_key, project, at), settings.at_action_chars, told
+        )
     command = shell_command(tool, arguments)
     if command:
-        return render(_command_items(store, command, session_key, project, at),
-                      settings.at_action_chars, told)
+        return render(
+            _command_items(store, command, session_key, project, at), settings.at_action_chars, told
+        )
     return NOTHING
 
 
@@ -434,12 +483,14 @@ def _names(path: str, project: str) -> list[str]:
 
 
 def _mentions(text: str, names: Sequence[str]) -> bool:
-    return any(re.search(r"(?<![\w./-])(?:[\w.-]*/)*" + re.escape(n) + r"(?![\w-])", text)
-               for n in names)
+    return any(
+        re.search(r"(?<![\w./-])(?:[\w.-]*/)*" + re.escape(n) + r"(?![\w-])", text) for n in names
+    )
 
 
-def _file_items(store: SqlStore, files: Sequence[str], session_key: str, project: str,
-                now: datetime) -> list[_Item]:
+def _file_items(
+    store: SqlStore, files: Sequence[str], session_key: str, project: str, now: datetime
+) -> list[_Item]:
     sessions = project_sessions(store, project, [session_key])
     if not sessions:
         return []
@@ -448,11 +499,15 @@ def _file_items(store: SqlStore, files: Sequence[str], session_key: str, project
     others = {s.key for s in sessions}
     terms = list(dict.fromkeys(t for n in names for t in query_terms(n)))
     rows: list[_Item] = []
-    for hit in store.search_entries(terms, limit=ROW_CANDIDATES * 2,
-                                    filters=EntryFilter(projects=(project,))):
+    for hit in store.search_entries(
+        terms, limit=ROW_CANDIDATES * 2, filters=EntryFilter(projects=(project,))
+    ):
         entry = hit.entry
-        if entry is None or hit.session_key not in others \
-                or getattr(entry.role, "value", "") == "tool":
+        if (
+            entry is None
+            or hit.session_key not in others
+            or getattr(entry.role, "value", "") == "tool"
+        ):
             continue  # a tool's output (an ``ls``, a ``grep``) names files it did not change
         body = redact(entry_body(entry))[:CANDIDATE_CHARS]
         if _mentions(body, names):
@@ -468,20 +523,27 @@ def _sortable(value: datetime | None) -> datetime:
     return value if value.tzinfo else value.replace(tzinfo=UTC)
 
 
-def _command_items(store: SqlStore, command: str, session_key: str, project: str,
-                   now: datetime) -> list[_Item]:
+def _command_items(
+    store: SqlStore, command: str, session_key: str, project: str, now: datetime
+) -> list[_Item]:
     key = command_key(command)
     if key is None:
         return []
     others = {s.key for s in project_sessions(store, project, [session_key])}
     program = key.split()[0]
-    hits = store.search_entries(query_terms(program) or [program.lower()],
-                                limit=ROW_CANDIDATES * 3, filters=EntryFilter(projects=(project,)))
+    hits = store.search_entries(
+        query_terms(program) or [program.lower()],
+        limit=ROW_CANDIDATES * 3,
+        filters=EntryFilter(projects=(project,)),
+    )
     best: tuple[datetime, int, str, Entry, str] | None = None
     sessions_read: set[str] = set()
     for hit in hits:
-        if hit.session_key not in others or hit.entry is None \
-                or getattr(hit.entry.role, "value", "") == "tool":
+        if (
+            hit.session_key not in others
+            or hit.entry is None
+            or getattr(hit.entry.role, "value", "") == "tool"
+        ):
             continue
         if hit.session_key not in sessions_read and len(sessions_read) >= COMMAND_SESSIONS:
             continue
@@ -497,8 +559,10 @@ def _command_items(store: SqlStore, command: str, session_key: str, project: str
         return []
     _at, seq, key_found, entry, found = best
     shown = _one_line(redact(found))
-    line = (f"- `{key}` last worked (exit 0) in session {key_found} row {seq} "
-            f"({_ago(entry.timestamp, now)}): `{shown}`")
+    line = (
+        f"- `{key}` last worked (exit 0) in session {key_found} row {seq} "
+        f"({_ago(entry.timestamp, now)}): `{shown}`"
+    )
     return [_Item(line, shown, (key_found, seq), False)]
 
 

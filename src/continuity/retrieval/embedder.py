@@ -41,8 +41,10 @@ EMBED_CHARS = 2_000
 #: Texts tokenized and pooled at a time.
 ENCODE_BATCH = 32
 #: What ``semantic_note`` says once when the extra is missing.
-MISSING_EXTRA = ("search ranks by words only: install the semantic extra "
-                 "(pip install 'continuity[semantic]') to also find rows by meaning")
+MISSING_EXTRA = (
+    "search ranks by words only: install the semantic extra "
+    "(pip install 'continuity[semantic]') to also find rows by meaning"
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,14 +65,32 @@ class ModelSpec:
 
 MODELS: dict[str, ModelSpec] = {
     "wordllama-l2-supercat": ModelSpec(
-        "wordllama-l2-supercat", "weights/l2_supercat_256.safetensors", "embedding.weight",
-        "tokenizers/l2_supercat_tokenizer_config.json", 256, package="wordllama", size_mb=16),
+        "wordllama-l2-supercat",
+        "weights/l2_supercat_256.safetensors",
+        "embedding.weight",
+        "tokenizers/l2_supercat_tokenizer_config.json",
+        256,
+        package="wordllama",
+        size_mb=16,
+    ),
     "potion-retrieval-32m": ModelSpec(
-        "potion-retrieval-32m", "model.safetensors", "embeddings", "tokenizer.json", 512,
-        repo="minishlab/potion-retrieval-32M", size_mb=130),
+        "potion-retrieval-32m",
+        "model.safetensors",
+        "embeddings",
+        "tokenizer.json",
+        512,
+        repo="minishlab/potion-retrieval-32M",
+        size_mb=130,
+    ),
     "potion-base-8m": ModelSpec(
-        "potion-base-8m", "model.safetensors", "embeddings", "tokenizer.json", 256,
-        repo="minishlab/potion-base-8M", size_mb=30),
+        "potion-base-8m",
+        "model.safetensors",
+        "embeddings",
+        "tokenizer.json",
+        256,
+        repo="minishlab/potion-base-8M",
+        size_mb=30,
+    ),
 }
 
 
@@ -101,15 +121,19 @@ def model_files(spec: ModelSpec) -> tuple[Path, Path]:
 
         found = find_spec(spec.package)
         if found is None or not found.submodule_search_locations:
-            raise ConfigError(f"retrieval.model {spec.name!r}: the package {spec.package!r} is "
-                              "not installed (pip install 'continuity[semantic]')")
+            raise ConfigError(
+                f"retrieval.model {spec.name!r}: the package {spec.package!r} is "
+                "not installed (pip install 'continuity[semantic]')"
+            )
         base = Path(next(iter(found.submodule_search_locations)))
     else:
         base = models_dir() / spec.name
     weights, tokenizer = base / spec.weights, base / spec.tokenizer
     if not weights.is_file() or not tokenizer.is_file():
-        raise ConfigError(f"retrieval.model {spec.name!r}: not on this machine ({base}); "
-                          f"fetch it once with: continuity models fetch {spec.name}")
+        raise ConfigError(
+            f"retrieval.model {spec.name!r}: not on this machine ({base}); "
+            f"fetch it once with: continuity models fetch {spec.name}"
+        )
     return weights, tokenizer
 
 
@@ -125,16 +149,18 @@ class Embedder:
         from wordllama.inference import WordLlamaInference
 
         if dim > spec.dim:
-            raise ConfigError(f"retrieval.dim {dim}: the model {spec.name!r} has only "
-                              f"{spec.dim} dimensions")
+            raise ConfigError(
+                f"retrieval.dim {dim}: the model {spec.name!r} has only {spec.dim} dimensions"
+            )
         with safe_open(str(weights), framework="np", device="cpu") as f:
             table = f.get_tensor(spec.tensor)[:, :dim]
         self.spec = spec
         self.dim = dim
         self.model_id = f"{spec.name}/{dim}"
         self._np = np
-        self._inference = WordLlamaInference(np.ascontiguousarray(table),
-                                              Tokenizer.from_file(str(tokenizer)))
+        self._inference = WordLlamaInference(
+            np.ascontiguousarray(table), Tokenizer.from_file(str(tokenizer))
+        )
         self._lock = threading.Lock()
 
     def encode(self, texts: Sequence[str]) -> np.ndarray:
@@ -173,9 +199,11 @@ def _open(spec: ModelSpec, dim: int, weights: Path, tokenizer: Path) -> Embedder
     except ConfigError:
         raise
     except Exception as exc:  # safetensors, tokenizers: any error of the file
-        raise ConfigError(f"retrieval.model {spec.name!r}: its files do not load as a model "
-                          f"({weights.parent}: {type(exc).__name__}: {str(exc)[:200]}); "
-                          f"fetch it again: continuity models fetch {spec.name}") from exc
+        raise ConfigError(
+            f"retrieval.model {spec.name!r}: its files do not load as a model "
+            f"({weights.parent}: {type(exc).__name__}: {str(exc)[:200]}); "
+            f"fetch it again: continuity models fetch {spec.name}"
+        ) from exc
 
 
 def load_embedder(settings: RetrievalSettings) -> Embedder | None:
@@ -186,8 +214,10 @@ def load_embedder(settings: RetrievalSettings) -> Embedder | None:
     if settings.semantic == "off" or not semantic_available():
         return None
     if settings.model not in MODELS:
-        raise ConfigError(f"retrieval.model {settings.model!r}: unknown; known models: "
-                          + ", ".join(sorted(MODELS)))
+        raise ConfigError(
+            f"retrieval.model {settings.model!r}: unknown; known models: "
+            + ", ".join(sorted(MODELS))
+        )
     with _LOCK:
         return _load(settings.model, settings.dim)
 
@@ -205,8 +235,12 @@ def semantic_note(settings: RetrievalSettings, emit: Callable[[str], Any]) -> No
     emit(MISSING_EXTRA)
 
 
-def fetch_model(name: str, *, progress: Callable[[int, int], Any] | None = None,
-                base_url: str = "https://huggingface.co") -> Path:
+def fetch_model(
+    name: str,
+    *,
+    progress: Callable[[int, int], Any] | None = None,
+    base_url: str = "https://huggingface.co",
+) -> Path:
     """Download the files of model ``name`` (a ``repo`` model of ``MODELS``) into
     ``models_dir()/name`` and return that folder. Each file is written to a temporary name and
     renamed when whole (nothing half-written is ever loaded); ``progress(done_bytes,
@@ -216,8 +250,10 @@ def fetch_model(name: str, *, progress: Callable[[int, int], Any] | None = None,
     is not the model. A failed or interrupted fetch leaves no part file and no empty folder."""
     spec = MODELS.get(name)
     if spec is None or spec.repo is None:
-        raise InputError(f"model {name!r}: not a model to fetch; fetchable: "
-                         + ", ".join(sorted(k for k, v in MODELS.items() if v.repo)))
+        raise InputError(
+            f"model {name!r}: not a model to fetch; fetchable: "
+            + ", ".join(sorted(k for k, v in MODELS.items() if v.repo))
+        )
     folder = models_dir() / name
     made = not folder.exists()
     folder.mkdir(parents=True, exist_ok=True)
@@ -231,8 +267,12 @@ def fetch_model(name: str, *, progress: Callable[[int, int], Any] | None = None,
             parts[target] = part
             _download(f"{base_url.rstrip('/')}/{spec.repo}/resolve/main/{rel}", part, progress)
         # Nothing is kept that does not load as the model (a proxy's HTML page, a cut file).
-        _open(spec, spec.dim, parts.get(folder / spec.weights, folder / spec.weights),
-              parts.get(folder / spec.tokenizer, folder / spec.tokenizer))
+        _open(
+            spec,
+            spec.dim,
+            parts.get(folder / spec.weights, folder / spec.weights),
+            parts.get(folder / spec.tokenizer, folder / spec.tokenizer),
+        )
         for target, part in parts.items():
             os.replace(part, target)
     except BaseException:
@@ -262,7 +302,8 @@ def _download(url: str, part: Path, progress: Callable[[int, int], Any] | None) 
                     if progress:
                         progress(done, total)
     except httpx.ConnectError as exc:
-        raise ConfigError(f"fetching {url}: cannot reach {httpx.URL(url).host} (no network? "
-                          f"{exc})") from exc
+        raise ConfigError(
+            f"fetching {url}: cannot reach {httpx.URL(url).host} (no network? {exc})"
+        ) from exc
     except (httpx.HTTPError, OSError) as exc:
         raise ConfigError(f"fetching {url}: {exc}") from exc

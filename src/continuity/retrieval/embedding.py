@@ -41,12 +41,12 @@ def _embed_chars() -> int:
 def embed_text(entry: Entry) -> str:
     """The text of ``entry`` that is embedded: its redacted ``entry_body``, at most
     ``EMBED_CHARS`` (2,000) characters; "" when the row has no text."""
-    return redact(entry_body(entry))[:_embed_chars()]
+    return redact(entry_body(entry))[: _embed_chars()]
 
 
 def memory_text(content: str) -> str:
     """The text of a memory that is embedded: ``content`` redacted, cut like ``embed_text``."""
-    return redact(content)[:_embed_chars()]
+    return redact(content)[: _embed_chars()]
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,8 +81,9 @@ def pending_count(store: SqlStore, model_id: str) -> int:
 WAITING_SCAN_ROWS = 100_000
 
 
-def waiting_count(store: SqlStore, model_id: str, *, scan: int = WAITING_SCAN_ROWS
-                  ) -> tuple[int, bool]:
+def waiting_count(
+    store: SqlStore, model_id: str, *, scan: int = WAITING_SCAN_ROWS
+) -> tuple[int, bool]:
     """``(count, exact)``: the rows and memories that a pass WILL embed with ``model_id``,
     rows without text (an event, an empty message: stored as an empty vector, never
     embedded) left out (issue 40 leftover, issue 45: doctor counted them as waiting).
@@ -107,26 +108,32 @@ def waiting_count(store: SqlStore, model_id: str, *, scan: int = WAITING_SCAN_RO
     return count + store.count_memories_to_embed(model_id), exact
 
 
-def embed_pending(store: SqlStore, embedder: Embedder, *, batch_rows: int = 256,
-                  limit: int | None = None,
-                  progress: Callable[[int, int], Any] | None = None,
-                  should_stop: Callable[[], bool] | None = None,
-                  session: tuple[str, int] | None = None) -> EmbedReport:
+def embed_pending(
+    store: SqlStore,
+    embedder: Embedder,
+    *,
+    batch_rows: int = 256,
+    limit: int | None = None,
+    progress: Callable[[int, int], Any] | None = None,
+    should_stop: Callable[[], bool] | None = None,
+    session: tuple[str, int] | None = None,
+) -> EmbedReport:
     """Embed the entries, then the memories, that have no vector of ``embedder.model_id``, in
-    batches of ``batch_rows`` (see the module docstring). ``limit``: at most this many rows
-    and memories in this call (None: all); ``progress(done, total)`` after each batch, in rows;
-    ``should_stop()`` is asked before each batch (the daemon's shutdown). Safe to run
-    concurrently with another pass (a row embedded twice is stored once). Returns an
-    ``EmbedReport`` (``left`` is counted only when the pass stopped before the end: a full
-count is a scan of every row).
+        batches of ``batch_rows`` (see the module docstring). ``limit``: at most this many rows
+        and memories in this call (None: all); ``progress(done, total)`` after each batch, in rows;
+        ``should_stop()`` is asked before each batch (the daemon's shutdown). Safe to run
+        concurrently with another pass (a row embedded twice is stored once). Returns an
+        ``EmbedReport`` (``left`` is counted only when the pass stopped before the end: a full
+    count is a scan of every row).
 
-    ``session``: ``(session_key, seq)``: only that session's rows after ``seq`` (no memories;
-    ``left`` is then 0 or 1, "more of it waits"): the daemon's pass after a turn, which reads
-    the turn's new rows instead of looking through every row of the store (issue 45 item 10:
-    that look was a scan of all rows per turn)."""
+        ``session``: ``(session_key, seq)``: only that session's rows after ``seq`` (no memories;
+        ``left`` is then 0 or 1, "more of it waits"): the daemon's pass after a turn, which reads
+        the turn's new rows instead of looking through every row of the store (issue 45 item 10:
+        that look was a scan of all rows per turn)."""
     if session is not None:
-        return _embed_session(store, embedder, session, batch_rows=batch_rows,
-                              limit=limit, should_stop=should_stop)
+        return _embed_session(
+            store, embedder, session, batch_rows=batch_rows, limit=limit, should_stop=should_stop
+        )
     model, batch_rows = embedder.model_id, max(1, batch_rows)
     total = pending_count(store, model) if progress else 0
     if limit is not None:
@@ -146,8 +153,11 @@ count is a scan of every row).
             break
         n_empty = _embed_rows(store, embedder, rows)
         cursor = (rows[-1][0], rows[-1][1])
-        embedded, skipped, done = embedded + len(rows) - n_empty, skipped + n_empty, \
-            done + len(rows)
+        embedded, skipped, done = (
+            embedded + len(rows) - n_empty,
+            skipped + n_empty,
+            done + len(rows),
+        )
         if progress:
             progress(done, max(total, done))
     after: str | None = None
@@ -157,20 +167,31 @@ count is a scan of every row).
             break
         texts = [memory_text(m.content) for _, m in mems]
         vectors = _as_bytes(embedder.encode(texts), texts)
-        store.put_memory_vectors(model, [(mid, v) for (mid, _), v in zip(mems, vectors, strict=True)])
+        store.put_memory_vectors(
+            model, [(mid, v) for (mid, _), v in zip(mems, vectors, strict=True)]
+        )
         after = mems[-1][0]
         n_empty = sum(1 for v in vectors if not v)
-        embedded, skipped, done = embedded + len(mems) - n_empty, skipped + n_empty, \
-            done + len(mems)
+        embedded, skipped, done = (
+            embedded + len(mems) - n_empty,
+            skipped + n_empty,
+            done + len(mems),
+        )
         if progress:
             progress(done, max(total, done))
     finished = not stop()  # every loop ended on an empty batch: nothing waits
     return EmbedReport(embedded, skipped, 0 if finished else pending_count(store, model))
 
 
-def _embed_session(store: SqlStore, embedder: Embedder, session: tuple[str, int], *,
-                   batch_rows: int, limit: int | None,
-                   should_stop: Callable[[], bool] | None) -> EmbedReport:
+def _embed_session(
+    store: SqlStore,
+    embedder: Embedder,
+    session: tuple[str, int],
+    *,
+    batch_rows: int,
+    limit: int | None,
+    should_stop: Callable[[], bool] | None,
+) -> EmbedReport:
     model, batch_rows = embedder.model_id, max(1, batch_rows)
     key, cursor = session[0], (session[0], session[1])
     done = embedded = skipped = 0
@@ -184,20 +205,23 @@ def _embed_session(store: SqlStore, embedder: Embedder, session: tuple[str, int]
             return EmbedReport(embedded, skipped, 0, last)
         n_empty = _embed_rows(store, embedder, rows)
         cursor = (rows[-1][0], rows[-1][1])
-        embedded, skipped, done = embedded + len(rows) - n_empty, skipped + n_empty, \
-            done + len(rows)
+        embedded, skipped, done = (
+            embedded + len(rows) - n_empty,
+            skipped + n_empty,
+            done + len(rows),
+        )
         last = cursor[1]
     return EmbedReport(embedded, skipped, 1, last)
 
 
-def _embed_rows(store: SqlStore, embedder: Embedder,
-                rows: Sequence[tuple[str, int, Any]]) -> int:
+def _embed_rows(store: SqlStore, embedder: Embedder, rows: Sequence[tuple[str, int, Any]]) -> int:
     """Encode ``(session_key, seq, entry)`` rows and store their vectors (one transaction);
     returns how many had nothing to embed (stored as empty vectors)."""
     texts = [embed_text(e) for _, _, e in rows]
     vectors = _as_bytes(embedder.encode(texts), texts)
-    store.put_entry_vectors(embedder.model_id,
-                            [(k, q, v) for (k, q, _), v in zip(rows, vectors, strict=True)])
+    store.put_entry_vectors(
+        embedder.model_id, [(k, q, v) for (k, q, _), v in zip(rows, vectors, strict=True)]
+    )
     return sum(1 for v in vectors if not v)
 
 

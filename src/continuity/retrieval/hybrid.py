@@ -111,9 +111,15 @@ class RankedHit:
     memory: Memory | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"session_key": self.session_key, "seq": self.seq, "score": self.score,
-                "words_rank": self.words_rank, "vector_rank": self.vector_rank,
-                "cosine": self.cosine, "bm25": self.bm25}
+        return {
+            "session_key": self.session_key,
+            "seq": self.seq,
+            "score": self.score,
+            "words_rank": self.words_rank,
+            "vector_rank": self.vector_rank,
+            "cosine": self.cosine,
+            "bm25": self.bm25,
+        }
 
 
 Key = tuple[str, int]
@@ -174,9 +180,13 @@ def in_project(folder: str | None, project: str | None) -> bool:
     return folder == project or folder.rstrip("/") == p or folder.startswith(p + "/")
 
 
-def _fuse(lists: list[_List], limit: int, boost: Callable[[Key], float | None],
-          max_boost: float, read_rows: Callable[[list[Key]], None]
-          ) -> list[tuple[Key, float, list[int | None], list[Any]]]:
+def _fuse(
+    lists: list[_List],
+    limit: int,
+    boost: Callable[[Key], float | None],
+    max_boost: float,
+    read_rows: Callable[[list[Key]], None],
+) -> list[tuple[Key, float, list[int | None], list[Any]]]:
     """The exact top ``limit`` of the fused ranking of ``lists`` (module docstring):
     ``(key, score, ranks per list, raw scores per list)``. A row missing from a list read to
     a depth is first placed exactly by the list's ``resolve`` when it can, else the list is
@@ -207,10 +217,12 @@ def _fuse(lists: list[_List], limit: int, boost: Callable[[Key], float | None],
                 slack += lst.bound()
             b = boost(key)
             lo, hi = (1.0, max_boost) if b is None else (b, b)
-            known = sum(lst.weight / (RRF_K + r) for lst, r in zip(lists, ranks, strict=True)
-                        if r is not None)
-            scored.append((lo * known, hi * (known + slack), key, ranks, raws, missing,
-                           b is None))
+            known = sum(
+                lst.weight / (RRF_K + r)
+                for lst, r in zip(lists, ranks, strict=True)
+                if r is not None
+            )
+            scored.append((lo * known, hi * (known + slack), key, ranks, raws, missing, b is None))
         scored.sort(key=lambda s: (-s[0], s[2]))
         top, rest = scored[:limit], scored[limit:]
         unsure: dict[int, list[Key]] = {}
@@ -238,8 +250,9 @@ def _fuse(lists: list[_List], limit: int, boost: Callable[[Key], float | None],
             continue  # their boosts known: weigh again
         if any(lists[i].settle(keys) for i, keys in unsure.items()):
             continue  # rows placed exactly: weigh again before reading deeper
-        deepen = set(unsure) | ({i for i, lst in enumerate(lists) if not lst.done}
-                                if deepen_all else set())
+        deepen = set(unsure) | (
+            {i for i, lst in enumerate(lists) if not lst.done} if deepen_all else set()
+        )
         for i in deepen:
             if not lists[i].done:
                 lists[i].depth *= 2
@@ -252,10 +265,15 @@ class _Rows:
     rows in one batch (``fetch``: keys -> {key: row}), and their sessions' projects
     (``session_of(key, row)``: the session whose project counts)."""
 
-    def __init__(self, fetch: Callable[[list[Key]], dict[Key, Any]],
-                 when: Callable[[Any], datetime | None],
-                 session_of: Callable[[Key, Any], str | None],
-                 store: Any, project: str | None, now: datetime) -> None:
+    def __init__(
+        self,
+        fetch: Callable[[list[Key]], dict[Key, Any]],
+        when: Callable[[Any], datetime | None],
+        session_of: Callable[[Key, Any], str | None],
+        store: Any,
+        project: str | None,
+        now: datetime,
+    ) -> None:
         self.rows: dict[Key, Any] = {}
         self._boosts: dict[Key, float] = {}
         self.fetch, self.when, self.session_of = fetch, when, session_of
@@ -277,8 +295,7 @@ class _Rows:
             need = sorted(s for s in sessions if s and s not in self._folders)
             if need:
                 found = self.store.sessions_by_key(need)
-                self._folders.update({k: (found[k].project if k in found else None)
-                                      for k in need})
+                self._folders.update({k: (found[k].project if k in found else None) for k in need})
 
     def boost(self, key: Key) -> float | None:
         if key in self._boosts:
@@ -367,10 +384,17 @@ def _check(limit: int, mode: str) -> None:
         raise InputError(f"limit {limit}: must be 0 or more")
 
 
-def hybrid_entries(store: SqlStore, query: str, *, limit: int,
-                   filters: EntryFilter | None = None, project: str | None = None,
-                   now: datetime | None = None, settings: RetrievalSettings | None = None,
-                   mode: Mode = "hybrid") -> list[RankedHit]:
+def hybrid_entries(
+    store: SqlStore,
+    query: str,
+    *,
+    limit: int,
+    filters: EntryFilter | None = None,
+    project: str | None = None,
+    now: datetime | None = None,
+    settings: RetrievalSettings | None = None,
+    mode: Mode = "hybrid",
+) -> list[RankedHit]:
     """The best ``limit`` rows of every session for ``query`` (words and "quoted phrases")
     meeting ``filters``, ranked by ``mode``: "hybrid" (words and vectors fused), "words"
     (BM25 alone, with the boosts), "vectors" (cosine alone, with the boosts); see the module
@@ -390,17 +414,22 @@ def hybrid_entries(store: SqlStore, query: str, *, limit: int,
     row_filter = bool(f.since or f.until or f.role or f.tool or q.phrases)
     lists: list[_List] = []
     depth = max(FIRST_DEPTH, limit)
-    rows = _Rows(store.entries_at, lambda e: e.timestamp, lambda key, _e: key[0], store,
-                 project, _now(now))
+    rows = _Rows(
+        store.entries_at, lambda e: e.timestamp, lambda key, _e: key[0], store, project, _now(now)
+    )
 
     if mode in ("hybrid", "words") and terms:
+
         def words(d: int) -> tuple[list[tuple[Key, float, Any]], bool]:
             hits = store.search_entries(terms, limit=d, filters=f, with_entries=False)
             keys = [(h.session_key, h.seq) for h in hits]
             if q.phrases:  # the phrase filter needs the rows' text
                 rows.read(keys)
-                keys = [k for k in keys if rows.rows.get(k) is not None
-                        and q.matches(entry_body(rows.rows[k]))]
+                keys = [
+                    k
+                    for k in keys
+                    if rows.rows.get(k) is not None and q.matches(entry_body(rows.rows[k]))
+                ]
             score = {(h.session_key, h.seq): h.score for h in hits}
             return [(k, score[k], None) for k in keys], len(hits) < d
 
@@ -408,6 +437,7 @@ def hybrid_entries(store: SqlStore, query: str, *, limit: int,
             """Rows holding none of the words are in no words list (exactly absent)."""
             found = store.entries_matching(terms, keys)
             return {k: None for k in keys if k not in found}
+
         lists.append(_List(words, depth, no_words))
 
     if embedder is not None and mode in ("hybrid", "vectors"):
@@ -423,8 +453,11 @@ def hybrid_entries(store: SqlStore, query: str, *, limit: int,
         vrows, cos = index.scores(_query_vector(embedder, q), sessions=sessions)
         # No row holds a word of the query: what meaning alone finds must be close to it
         # (fresh-user review: "xyzzyplughfoo" listed 20 unrelated rows at cosine 0.2-0.3).
-        floor = MIN_COSINE if store.search_entries(terms, limit=1, filters=f,
-                                                   with_entries=False) else MEANING_ONLY_COSINE
+        floor = (
+            MIN_COSINE
+            if store.search_entries(terms, limit=1, filters=f, with_entries=False)
+            else MEANING_ONLY_COSINE
+        )
 
         def vectors(d: int) -> tuple[list[tuple[Key, float, Any]], bool]:
             picked = index.pick(vrows, cos, d, min_score=floor)
@@ -432,16 +465,15 @@ def hybrid_entries(store: SqlStore, query: str, *, limit: int,
             if row_filter:  # the filters need the rows
                 rows.read(keys)
                 keys = {k for k in keys if _entry_ok(rows.rows.get(k), f, q)}
-                return [((k, s), c, None) for k, s, c in picked if (k, s) in keys], \
-                    len(picked) < d
+                return [((k, s), c, None) for k, s, c in picked if (k, s) in keys], len(picked) < d
             return [((k, s), c, None) for k, s, c in picked], len(picked) < d
 
         def placed(keys: list[Key]) -> dict[Key, Resolved]:
             """The exact vector rank of rows found by words (none with a row filter: the
             rank would be among the rows meeting it)."""
             return dict(index.ranks_of(vrows, cos, keys, min_score=floor))
-        lists.append(_List(vectors, depth, None if row_filter else placed,
-                           weight=VECTOR_WEIGHT))
+
+        lists.append(_List(vectors, depth, None if row_filter else placed, weight=VECTOR_WEIGHT))
 
     if not lists:
         return []
@@ -450,13 +482,20 @@ def hybrid_entries(store: SqlStore, query: str, *, limit: int,
     wi = 0 if mode in ("hybrid", "words") and terms else None
     vi = (len(lists) - 1) if embedder is not None and mode in ("hybrid", "vectors") else None
     rows.read([key for key, _, _, _ in fused])
-    return [RankedHit(key[0], key[1], score,
-                      ranks[wi] if wi is not None else None,
-                      ranks[vi] if vi is not None else None,
-                      raws[vi] if vi is not None else None,
-                      raws[wi] if wi is not None else None,
-                      rows.rows.get(key))
-            for key, score, ranks, raws in fused if rows.rows.get(key) is not None]
+    return [
+        RankedHit(
+            key[0],
+            key[1],
+            score,
+            ranks[wi] if wi is not None else None,
+            ranks[vi] if vi is not None else None,
+            raws[vi] if vi is not None else None,
+            raws[wi] if wi is not None else None,
+            rows.rows.get(key),
+        )
+        for key, score, ranks, raws in fused
+        if rows.rows.get(key) is not None
+    ]
 
 
 def _memory_ok(m: Memory | None, agent_id: str, f: MemoryFilter | None, q: Query) -> bool:
@@ -479,11 +518,18 @@ def _memory_ok(m: Memory | None, agent_id: str, f: MemoryFilter | None, q: Query
     return q.matches(m.content)
 
 
-def hybrid_memories(store: SqlStore, query: str, *, limit: int,
-                    filters: MemoryFilter | None = None, agent_id: str = "default",
-                    project: str | None = None, now: datetime | None = None,
-                    settings: RetrievalSettings | None = None,
-                    mode: Mode = "hybrid") -> list[RankedHit]:
+def hybrid_memories(
+    store: SqlStore,
+    query: str,
+    *,
+    limit: int,
+    filters: MemoryFilter | None = None,
+    agent_id: str = "default",
+    project: str | None = None,
+    now: datetime | None = None,
+    settings: RetrievalSettings | None = None,
+    mode: Mode = "hybrid",
+) -> list[RankedHit]:
     """``hybrid_entries`` for the memories of ``agent_id`` (``recall``): the words list is
     ``store.search_memories``; a memory's age is its ``created_at``, its project its source
     session's. Hits carry ``memory`` (``session_key`` is the memory id, ``seq`` 0). Raises as
@@ -502,15 +548,21 @@ def hybrid_memories(store: SqlStore, query: str, *, limit: int,
     def fetch(keys: list[Key]) -> dict[Key, Any]:
         found = store.memories_by_id([k for k, _ in keys])
         return {(mid, 0): m for mid, m in found.items()}
-    rows = _Rows(fetch, lambda m: m.created_at, lambda _key, m: m.source_id, store, project,
-                 _now(now))
+
+    rows = _Rows(
+        fetch, lambda m: m.created_at, lambda _key, m: m.source_id, store, project, _now(now)
+    )
     if mode in ("hybrid", "words") and terms:
+
         def words(d: int) -> tuple[list[tuple[Key, float, Any]], bool]:
             found = store.search_memories(terms, agent_id=agent_id, limit=d, filters=filters)
             for m, _ in found:
                 rows.add((m.memory_id, 0), m)
-            return ([((m.memory_id, 0), score, None) for m, score in found
-                     if q.matches(m.content)], len(found) < d)
+            return (
+                [((m.memory_id, 0), score, None) for m, score in found if q.matches(m.content)],
+                len(found) < d,
+            )
+
         lists.append(_List(words, depth))
     if embedder is not None and mode in ("hybrid", "vectors"):
         from continuity.retrieval.index import shared_index
@@ -521,9 +573,15 @@ def hybrid_memories(store: SqlStore, query: str, *, limit: int,
         def vectors(d: int) -> tuple[list[tuple[Key, float, Any]], bool]:
             picked = index.pick(vrows, cos, d, min_score=MIN_COSINE)
             rows.read([(k, 0) for k, _, _ in picked])  # the agent and filters need the rows
-            return ([((k, 0), c, None) for k, _, c in picked
-                     if _memory_ok(rows.rows.get((k, 0)), agent_id, filters, q)],
-                    len(picked) < d)
+            return (
+                [
+                    ((k, 0), c, None)
+                    for k, _, c in picked
+                    if _memory_ok(rows.rows.get((k, 0)), agent_id, filters, q)
+                ],
+                len(picked) < d,
+            )
+
         # other agents' memories: no exact placing
         lists.append(_List(vectors, depth, weight=VECTOR_WEIGHT))
     if not lists:
@@ -533,29 +591,58 @@ def hybrid_memories(store: SqlStore, query: str, *, limit: int,
     wi = 0 if mode in ("hybrid", "words") and terms else None
     vi = (len(lists) - 1) if embedder is not None and mode in ("hybrid", "vectors") else None
     rows.read([key for key, _, _, _ in fused])
-    return [RankedHit(key[0], 0, score,
-                      ranks[wi] if wi is not None else None,
-                      ranks[vi] if vi is not None else None,
-                      raws[vi] if vi is not None else None,
-                      raws[wi] if wi is not None else None,
-                      None, rows.rows.get(key))
-            for key, score, ranks, raws in fused if rows.rows.get(key) is not None]
+    return [
+        RankedHit(
+            key[0],
+            0,
+            score,
+            ranks[wi] if wi is not None else None,
+            ranks[vi] if vi is not None else None,
+            raws[vi] if vi is not None else None,
+            raws[wi] if wi is not None else None,
+            None,
+            rows.rows.get(key),
+        )
+        for key, score, ranks, raws in fused
+        if rows.rows.get(key) is not None
+    ]
 
 
-def full_ranking(items: Iterable[tuple[Key, list[int | None], float]],
-                 limit: int, weights: tuple[float, ...] = (1.0, VECTOR_WEIGHT)
-                 ) -> list[tuple[Key, float]]:
+def full_ranking(
+    items: Iterable[tuple[Key, list[int | None], float]],
+    limit: int,
+    weights: tuple[float, ...] = (1.0, VECTOR_WEIGHT),
+) -> list[tuple[Key, float]]:
     """The fused ranking computed from every row's full ranks (``(key, [rank per list],
     boost)``; ``weights``: each list's, words then vectors), first ``limit``: the brute force
     ``_fuse`` must equal (tests)."""
-    scored = [(key, boost * sum(w / (RRF_K + r) for w, r in zip(weights, ranks, strict=False)
-                                if r is not None))
-              for key, ranks, boost in items]
+    scored = [
+        (
+            key,
+            boost
+            * sum(w / (RRF_K + r) for w, r in zip(weights, ranks, strict=False) if r is not None),
+        )
+        for key, ranks, boost in items
+    ]
     scored = [s for s in scored if s[1] > 0]
     scored.sort(key=lambda s: (-s[1], s[0]))
     return scored[:limit]
 
 
-__all__ = ["RankedHit", "hybrid_entries", "hybrid_memories", "parse_query", "in_project",
-           "full_ranking", "MODES", "RRF_K", "VECTOR_WEIGHT", "RECENCY_WEIGHT", "RECENCY_HALF_LIFE_DAYS",
-           "PROJECT_WEIGHT", "MIN_COSINE", "MEANING_ONLY_COSINE", "FIRST_DEPTH"]
+__all__ = [
+    "RankedHit",
+    "hybrid_entries",
+    "hybrid_memories",
+    "parse_query",
+    "in_project",
+    "full_ranking",
+    "MODES",
+    "RRF_K",
+    "VECTOR_WEIGHT",
+    "RECENCY_WEIGHT",
+    "RECENCY_HALF_LIFE_DAYS",
+    "PROJECT_WEIGHT",
+    "MIN_COSINE",
+    "MEANING_ONLY_COSINE",
+    "FIRST_DEPTH",
+]

@@ -68,7 +68,7 @@ class VectorIndex:
         for name in ("_mat", "_key", "_seq"):
             old = getattr(self, name)
             new = np.zeros((cap, *old.shape[1:]), dtype=old.dtype)
-            new[:self._n] = old[:self._n]
+            new[: self._n] = old[: self._n]
             setattr(self, name, new)
 
     def add(self, rows: list[tuple[int, str, int, bytes]]) -> int:
@@ -81,11 +81,10 @@ class VectorIndex:
                 return 0
             mat = np.frombuffer(b"".join(r[3] for r in rows), dtype="<f4")
             if mat.size != len(rows) * self.dim:
-                raise ValueError(f"vectors of {self.model_id} are not all "
-                                 f"{self.dim}-dimensional")
+                raise ValueError(f"vectors of {self.model_id} are not all {self.dim}-dimensional")
             self._grow(self._n + len(rows))
             end = self._n + len(rows)
-            self._mat[self._n:end] = mat.reshape(len(rows), self.dim)
+            self._mat[self._n : end] = mat.reshape(len(rows), self.dim)
             ids = []
             for _, key, _, _ in rows:
                 kid = self._key_ids.get(key)
@@ -93,8 +92,8 @@ class VectorIndex:
                     kid = self._key_ids[key] = len(self._keys)
                     self._keys.append(key)
                 ids.append(kid)
-            self._key[self._n:end] = ids
-            self._seq[self._n:end] = [r[2] for r in rows]
+            self._key[self._n : end] = ids
+            self._seq[self._n : end] = [r[2] for r in rows]
             self._n = end
             self.last_id = rows[-1][0]
         return len(rows)
@@ -103,21 +102,24 @@ class VectorIndex:
         """Load the vectors stored since the last refresh; returns how many were added."""
         added = 0
         if self.kind == "entries":
-            for chunk in store.iter_entry_vectors(self.model_id, after=self.last_id,
-                                                  chunk=READ_CHUNK):
+            for chunk in store.iter_entry_vectors(
+                self.model_id, after=self.last_id, chunk=READ_CHUNK
+            ):
                 added += self.add(chunk)
         else:
-            for mchunk in store.iter_memory_vectors(self.model_id, after=self.last_id,
-                                                    chunk=READ_CHUNK):
+            for mchunk in store.iter_memory_vectors(
+                self.model_id, after=self.last_id, chunk=READ_CHUNK
+            ):
                 added += self.add([(i, mid, 0, v) for i, mid, v in mchunk])
         return added
 
-    def scores(self, query_vec: np.ndarray, *,
-               sessions: Collection[str] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def scores(
+        self, query_vec: np.ndarray, *, sessions: Collection[str] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """``(rows, cosines)``: the positions of the rows allowed by ``sessions`` (None: all)
         and their cosine with ``query_vec`` (shape ``(dim,)``; a unit vector)."""
         np = self._np
-        q = np.asarray(query_vec, dtype=np.float32).reshape(-1)[:self.dim]
+        q = np.asarray(query_vec, dtype=np.float32).reshape(-1)[: self.dim]
         with self._lock:
             n = self._n
             if sessions is None:
@@ -129,17 +131,23 @@ class VectorIndex:
                 cos = self._mat[rows] @ q if len(rows) else np.zeros(0, dtype=np.float32)
         return rows, cos
 
-    def top(self, query_vec: np.ndarray, k: int, *,
-            sessions: Collection[str] | None = None,
-            min_score: float | None = None) -> list[tuple[str, int, float]]:
+    def top(
+        self,
+        query_vec: np.ndarray,
+        k: int,
+        *,
+        sessions: Collection[str] | None = None,
+        min_score: float | None = None,
+    ) -> list[tuple[str, int, float]]:
         """The ``k`` rows most similar to ``query_vec``: ``(key, seq, cosine)`` best first,
         ties by (key, seq); only rows of ``sessions`` when given, only cosines above
         ``min_score`` when given."""
         rows, cos = self.scores(query_vec, sessions=sessions)
         return self.pick(rows, cos, k, min_score=min_score)
 
-    def pick(self, rows: np.ndarray, cos: np.ndarray, k: int, *,
-             min_score: float | None = None) -> list[tuple[str, int, float]]:
+    def pick(
+        self, rows: np.ndarray, cos: np.ndarray, k: int, *, min_score: float | None = None
+    ) -> list[tuple[str, int, float]]:
         """The best ``k`` of ``scores``' answer (see ``top``); exact at the cut: every row
         scoring the same as the k-th is ranked by (key, seq) before cutting."""
         np = self._np
@@ -149,18 +157,25 @@ class VectorIndex:
         if k <= 0 or not len(rows):
             return []
         if k < len(rows):
-            part = np.argpartition(cos, len(cos) - k)[len(cos) - k:]  # no negated copy
+            part = np.argpartition(cos, len(cos) - k)[len(cos) - k :]  # no negated copy
             floor = cos[part].min()
             chosen = np.flatnonzero(cos >= floor)
         else:
             chosen = np.arange(len(rows))
-        out = [(self._keys[self._key[rows[i]]], int(self._seq[rows[i]]), float(cos[i]))
-               for i in chosen]
+        out = [
+            (self._keys[self._key[rows[i]]], int(self._seq[rows[i]]), float(cos[i])) for i in chosen
+        ]
         out.sort(key=lambda r: (-r[2], r[0], r[1]))
         return out[:k]
 
-    def ranks_of(self, rows: np.ndarray, cos: np.ndarray, keys: list[tuple[str, int]], *,
-                 min_score: float | None = None) -> dict[tuple[str, int], tuple[int, float] | None]:
+    def ranks_of(
+        self,
+        rows: np.ndarray,
+        cos: np.ndarray,
+        keys: list[tuple[str, int]],
+        *,
+        min_score: float | None = None,
+    ) -> dict[tuple[str, int], tuple[int, float] | None]:
         """The exact 1-based rank and cosine of each of ``keys`` in the full ranking of
         ``scores``' answer (``rows``, ``cos``; ties by (key, seq), only cosines above
         ``min_score``): None for a key not ranked (no vector, outside ``rows``, or at or below
@@ -173,7 +188,9 @@ class VectorIndex:
                 kid = self._key_ids.get(key)
                 pos = -1
                 if kid is not None and len(rows):
-                    hit = np.flatnonzero((self._key[:self._n] == kid) & (self._seq[:self._n] == seq))
+                    hit = np.flatnonzero(
+                        (self._key[: self._n] == kid) & (self._seq[: self._n] == seq)
+                    )
                     if len(hit):
                         at = int(np.searchsorted(rows, hit[0]))
                         pos = at if at < len(rows) and rows[at] == hit[0] else -1
@@ -182,8 +199,11 @@ class VectorIndex:
                     continue
                 c = cos[pos]
                 ties = np.flatnonzero(cos == c)
-                before = sum(1 for i in ties if (self._keys[self._key[rows[i]]],
-                                                  int(self._seq[rows[i]])) < (key, seq))
+                before = sum(
+                    1
+                    for i in ties
+                    if (self._keys[self._key[rows[i]]], int(self._seq[rows[i]])) < (key, seq)
+                )
                 out[(key, seq)] = (int(np.count_nonzero(cos > c)) + before + 1, float(c))
         return out
 

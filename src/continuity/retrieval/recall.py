@@ -14,24 +14,39 @@ if TYPE_CHECKING:
     from continuity.store import SqlStore
 
 
-def hybrid_ranker(settings: RetrievalSettings | None = None, *, project: str | None = None,
-                  mode: str = "hybrid") -> Any:
+def hybrid_ranker(
+    settings: RetrievalSettings | None = None, *, project: str | None = None, mode: str = "hybrid"
+) -> Any:
     """A ``transcripts.memories.Ranker`` ranking by ``hybrid.hybrid_memories`` (``mode``,
     ``project`` as there): ``[(memory, fused score)]`` best first."""
     from continuity.retrieval.hybrid import hybrid_memories
 
-    def rank(store: SqlStore, query: str, agent_id: str, limit: int,
-             filters: MemoryFilter) -> list[tuple[Memory, float]]:
-        hits = hybrid_memories(store, query, limit=limit, filters=filters, agent_id=agent_id,
-                               project=project, settings=settings,
-                               mode=mode)  # pyright: ignore[reportArgumentType] - checked there
+    def rank(
+        store: SqlStore, query: str, agent_id: str, limit: int, filters: MemoryFilter
+    ) -> list[tuple[Memory, float]]:
+        hits = hybrid_memories(
+            store,
+            query,
+            limit=limit,
+            filters=filters,
+            agent_id=agent_id,
+            project=project,
+            settings=settings,
+            mode=mode,  # pyright: ignore[reportArgumentType] - checked there
+        )
         return [(h.memory, h.score) for h in hits if h.memory is not None]
 
     return rank
 
 
-def recall_hybrid(store: SqlStore, query: str, *, settings: RetrievalSettings | None = None,
-                  project: str | None = None, **kwargs: Any) -> Any:
+def recall_hybrid(
+    store: SqlStore,
+    query: str,
+    *,
+    settings: RetrievalSettings | None = None,
+    project: str | None = None,
+    **kwargs: Any,
+) -> Any:
     """``transcripts.memories.recall`` with memories ranked by ``hybrid_memories``; the other
     arguments are ``recall``'s. Returns its ``RecallResponse``."""
     from continuity.transcripts.memories import recall

@@ -32,17 +32,33 @@ from continuity.core.private import private_dir, private_open
 from continuity.store.base import ImportIssue, RawLine, RowMeta, SourceState, Store
 from continuity.store.sql import SqlStore
 
-__all__ = ["Store", "SqlStore", "RowMeta", "SourceState", "RawLine", "ImportIssue",
-           "open_store", "migrate", "iter_entries", "HEAD_REVISION"]
+__all__ = [
+    "Store",
+    "SqlStore",
+    "RowMeta",
+    "SourceState",
+    "RawLine",
+    "ImportIssue",
+    "open_store",
+    "migrate",
+    "iter_entries",
+    "HEAD_REVISION",
+]
 
 #: The newest migration; ``open_store`` upgrades any older schema to it.
 HEAD_REVISION = "0021"
 _MIGRATIONS = Path(__file__).parent / "migrations"
 
 
-def iter_entries(store: Store, session_key: str, *, after_seq: int = -1,
-                 visible_only: bool = False, page_rows: int = 500,
-                 known: Sequence[Entry] | None = None) -> Iterator[Entry]:
+def iter_entries(
+    store: Store,
+    session_key: str,
+    *,
+    after_seq: int = -1,
+    visible_only: bool = False,
+    page_rows: int = 500,
+    known: Sequence[Entry] | None = None,
+) -> Iterator[Entry]:
     """Every row of the session after ``after_seq``, in seq order, read ``page_rows`` at a time
     (memory stays bounded by one page). A convenience over ``Store.entries``.
 
@@ -52,19 +68,22 @@ def iter_entries(store: Store, session_key: str, *, after_seq: int = -1,
     first are read. Raises ``ValueError`` when its seqs are not consecutive."""
     first = known[0].seq if known else None
     if known and first is not None and known[-1].seq - first != len(known) - 1:
-        raise ValueError(f"known rows of {session_key!r} are not consecutive "
-                         f"(seqs {first}..{known[-1].seq}, {len(known)} rows)")
+        raise ValueError(
+            f"known rows of {session_key!r} are not consecutive "
+            f"(seqs {first}..{known[-1].seq}, {len(known)} rows)"
+        )
     after = after_seq
     while first is None or after + 1 < first:  # the stored rows before the known ones
-        page = store.entries(session_key, after_seq=after, limit=page_rows,
-                             visible_only=visible_only)
+        page = store.entries(
+            session_key, after_seq=after, limit=page_rows, visible_only=visible_only
+        )
         below = page if first is None else [e for e in page if e.seq < first]
         yield from below
         if len(page) < page_rows or len(below) < len(page):
             break
         after = page[-1].seq
     if known and first is not None:
-        for e in known[max(0, after_seq + 1 - first):]:
+        for e in known[max(0, after_seq + 1 - first) :]:
             if e.visible or not visible_only:
                 yield e
 
@@ -168,8 +187,14 @@ def _drop_interrupted(conn) -> None:
         return
     virtual: set[str] = set()
     if conn.dialect.name == "sqlite":
-        virtual = {name for (name,) in conn.execute(text(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL%'"))}
+        virtual = {
+            name
+            for (name,) in conn.execute(
+                text(
+                    "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL%'"
+                )
+            )
+        }
     quote = conn.dialect.identifier_preparer.quote
     # Virtual tables first: dropping one drops its shadow tables, which are not empty.
     for name in sorted(leftovers, key=lambda n: (n not in virtual, n)):
@@ -180,7 +205,8 @@ def _drop_interrupted(conn) -> None:
                 f"table {name} holds rows but the schema record says revision "
                 f"{recorded or 'none'}, which has no such table: an upgrade was interrupted after "
                 "data was written; not dropping it (restore the database from a backup, or "
-                "move the rows out of that table and run `continuity db upgrade`)")
+                "move the rows out of that table and run `continuity db upgrade`)"
+            )
         conn.execute(text(f"DROP TABLE {quote(name)}"))
 
 
@@ -197,8 +223,9 @@ def _engine(url: str, read_only: bool = False):
     try:
         parsed = make_url(url)
     except ArgumentError as exc:
-        raise StoreError(f"not a database URL: {url!r} (use sqlite:///PATH or "
-                         "postgresql+psycopg://USER@HOST/DB)") from exc
+        raise StoreError(
+            f"not a database URL: {url!r} (use sqlite:///PATH or postgresql+psycopg://USER@HOST/DB)"
+        ) from exc
     backend = parsed.get_backend_name()
     if backend == "sqlite":
         db = parsed.database
@@ -207,11 +234,15 @@ def _engine(url: str, read_only: bool = False):
             try:
                 private_dir(folder)
             except OSError as exc:
-                raise StoreError(f"cannot create the workspace folder {folder}: "
-                                 f"{exc.strerror or exc}") from exc
+                raise StoreError(
+                    f"cannot create the workspace folder {folder}: {exc.strerror or exc}"
+                ) from exc
             path = Path(db).expanduser()
-            if read_only and path.is_file() and not (os.access(folder, os.W_OK)
-                                                     and os.access(path, os.W_OK)):
+            if (
+                read_only
+                and path.is_file()
+                and not (os.access(folder, os.W_OK) and os.access(path, os.W_OK))
+            ):
                 # a read-only workspace (mode 0500): read its database without writing
                 return create_engine(_read_only_url(parsed, path), pool_size=2, max_overflow=4)
             try:
@@ -220,27 +251,32 @@ def _engine(url: str, read_only: bool = False):
                 os.close(private_open(path, os.O_RDWR | os.O_CREAT))
             except PermissionError as exc:
                 if read_only and path.is_file():
-                    return create_engine(_read_only_url(parsed, path), pool_size=2,
-                                         max_overflow=4)
-                raise StoreError(f"cannot write in the workspace folder {folder} "
-                                 f"({path.name}): {exc.strerror or exc}") from exc
+                    return create_engine(_read_only_url(parsed, path), pool_size=2, max_overflow=4)
+                raise StoreError(
+                    f"cannot write in the workspace folder {folder} "
+                    f"({path.name}): {exc.strerror or exc}"
+                ) from exc
             except OSError as exc:  # the folder exists: say what really failed (review)
-                raise StoreError(f"cannot write in the workspace folder {folder} "
-                                 f"({Path(db).expanduser().name}): {exc.strerror or exc}"
-                                 ) from exc
+                raise StoreError(
+                    f"cannot write in the workspace folder {folder} "
+                    f"({Path(db).expanduser().name}): {exc.strerror or exc}"
+                ) from exc
         # A file database keeps a small pool: opening a connection runs the PRAGMAs and, on
         # close, a WAL checkpoint; reusing connections keeps a continuation to one of them.
         return create_engine(parsed, pool_size=2, max_overflow=4)
     if backend != "postgresql":
-        raise StoreError(f"unsupported database {backend!r} in {url!r}: continuity stores in "
-                         "SQLite or PostgreSQL")
+        raise StoreError(
+            f"unsupported database {backend!r} in {url!r}: continuity stores in "
+            "SQLite or PostgreSQL"
+        )
     if parsed.get_driver_name() in ("", "psycopg2"):
         parsed = parsed.set(drivername="postgresql+psycopg")
     try:
         return create_engine(parsed, pool_pre_ping=True)
     except ImportError as exc:
-        raise StoreError("PostgreSQL needs the psycopg driver: pip install 'continuity[postgres]'"
-                         ) from exc
+        raise StoreError(
+            "PostgreSQL needs the psycopg driver: pip install 'continuity[postgres]'"
+        ) from exc
 
 
 def _migrate_to_head(engine, auto_migrate: bool) -> None:
@@ -248,11 +284,15 @@ def _migrate_to_head(engine, auto_migrate: bool) -> None:
     if rev == HEAD_REVISION:
         return
     if rev is not None and rev not in _known_revisions():
-        raise SchemaOutOfDate(f"database schema is at {rev}, newer than this version of "
-                              f"continuity knows ({HEAD_REVISION}): upgrade continuity")
+        raise SchemaOutOfDate(
+            f"database schema is at {rev}, newer than this version of "
+            f"continuity knows ({HEAD_REVISION}): upgrade continuity"
+        )
     if not auto_migrate:
-        raise SchemaOutOfDate(f"database schema is at {rev or 'nothing'}, this version needs "
-                              f"{HEAD_REVISION}: run `continuity db upgrade`")
+        raise SchemaOutOfDate(
+            f"database schema is at {rev or 'nothing'}, this version needs "
+            f"{HEAD_REVISION}: run `continuity db upgrade`"
+        )
     with _migration_lock(engine):
         # Another process may have migrated while this one waited for the lock.
         if current_revision(engine) != HEAD_REVISION:
@@ -277,8 +317,9 @@ def _migration_lock(engine) -> Iterator[None]:
         return
     import fcntl
 
-    with os.fdopen(private_open(f"{db}.migrate.lock", os.O_RDWR | os.O_APPEND | os.O_CREAT),
-                   "a+b") as fh:
+    with os.fdopen(
+        private_open(f"{db}.migrate.lock", os.O_RDWR | os.O_APPEND | os.O_CREAT), "a+b"
+    ) as fh:
         fcntl.flock(fh, fcntl.LOCK_EX)
         try:
             yield
@@ -301,8 +342,10 @@ def _unwritable(engine) -> str:
         return ""
     folder = Path(db).expanduser().parent
     if folder.is_dir() and not os.access(folder, os.W_OK):
-        return (f"; the workspace folder {folder} is not writable (SQLite writes its -wal and "
-                "-shm files beside the database, even to read it)")
+        return (
+            f"; the workspace folder {folder} is not writable (SQLite writes its -wal and "
+            "-shm files beside the database, even to read it)"
+        )
     return ""
 
 
@@ -319,9 +362,11 @@ def open_store_raw(url: str, *, auto_migrate: bool = True, read_only: bool = Fal
         engine.dispose()
         if read_only_db and "db upgrade" in str(exc):  # issue 20: say who can run it
             folder = Path(make_url(url).database or "").expanduser().parent
-            raise SchemaOutOfDate(f"{exc} as a user who can write the workspace folder "
-                                  f"{folder} (it is read-only here, so it was opened "
-                                  "read-only and cannot be migrated)") from None
+            raise SchemaOutOfDate(
+                f"{exc} as a user who can write the workspace folder "
+                f"{folder} (it is read-only here, so it was opened "
+                "read-only and cannot be migrated)"
+            ) from None
         raise
     except OperationalError as exc:
         engine.dispose()
@@ -341,8 +386,9 @@ def open_store_raw(url: str, *, auto_migrate: bool = True, read_only: bool = Fal
 
 
 @contextmanager
-def open_store(url: str | os.PathLike[str], *, auto_migrate: bool = True,
-               read_only: bool = False) -> Iterator[SqlStore]:
+def open_store(
+    url: str | os.PathLike[str], *, auto_migrate: bool = True, read_only: bool = False
+) -> Iterator[SqlStore]:
     """Open the store at ``url`` (a SQLAlchemy URL, or a path to a SQLite file), migrating its
     schema to the newest revision first unless ``auto_migrate`` is False (then an old schema
     raises ``SchemaOutOfDate`` naming `continuity db upgrade`). Raises ``StoreError`` when the

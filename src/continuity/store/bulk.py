@@ -34,9 +34,28 @@ _CHUNK = 500  # bound on IN-lists
 
 #: Column order of ``entry_row`` (the bulk insert of ``entries`` names these columns).
 ENTRY_COLUMNS = (
-    "session_key", "seq", "entry_id", "native_id", "parent_native_id", "kind", "role",
-    "type_name", "visible", "base_visible", "is_request", "sidechain", "ts", "cwd", "content",
-    "meta", "view_bytes", "source_path", "line_no", "byte_offset", "raw_sha256")
+    "session_key",
+    "seq",
+    "entry_id",
+    "native_id",
+    "parent_native_id",
+    "kind",
+    "role",
+    "type_name",
+    "visible",
+    "base_visible",
+    "is_request",
+    "sidechain",
+    "ts",
+    "cwd",
+    "content",
+    "meta",
+    "view_bytes",
+    "source_path",
+    "line_no",
+    "byte_offset",
+    "raw_sha256",
+)
 
 
 def _nul_free_column(values: Sequence[Any]) -> Sequence[Any]:
@@ -56,8 +75,9 @@ def _nul_free_column(values: Sequence[Any]) -> Sequence[Any]:
 _AS_IS: dict[type, set[type]] = {Boolean: {bool, type(None)}, LargeBinary: {bytes, type(None)}}
 
 
-def _column_converter(column: Any, dialect: Dialect) -> Callable[[Sequence[Any]], Sequence[Any]] \
-        | None:
+def _column_converter(
+    column: Any, dialect: Dialect
+) -> Callable[[Sequence[Any]], Sequence[Any]] | None:
     """The function that turns one column's Python values into what the DBAPI gets (None when
     they go as they are): the NUL rule for our text types, else the type's bind processor,
     skipped for a column of ``_AS_IS`` values only."""
@@ -68,13 +88,13 @@ def _column_converter(column: Any, dialect: Dialect) -> Callable[[Sequence[Any]]
     process = column.type.dialect_impl(dialect).bind_processor(dialect)
     if process is None:
         return None
-    as_is = next((kinds for base, kinds in _AS_IS.items() if isinstance(column.type, base)),
-                 set())
+    as_is = next((kinds for base, kinds in _AS_IS.items() if isinstance(column.type, base)), set())
 
     def convert(values: Sequence[Any]) -> Sequence[Any]:
         if as_is and set(map(type, values)) <= as_is:
             return values
         return list(map(process, values))
+
     return convert
 
 
@@ -82,20 +102,24 @@ class BulkInsert:
     """An INSERT of ``columns`` of ``table``, rendered once for ``dialect`` (``ignore``: rows
     whose key exists are skipped). ``run(conn, rows)`` takes value tuples in column order."""
 
-    def __init__(self, table: Table, columns: Sequence[str], dialect: Dialect, *,
-                 ignore: bool = False) -> None:
+    def __init__(
+        self, table: Table, columns: Sequence[str], dialect: Dialect, *, ignore: bool = False
+    ) -> None:
         style = dialect.paramstyle
         if style not in ("qmark", "format", "pyformat"):
             raise StoreError(f"unsupported DBAPI parameter style {style!r}")
         mark = "?" if style == "qmark" else "%s"
         prep = dialect.identifier_preparer
         cols = [table.c[name] for name in columns]
-        self.sql = (f"INSERT INTO {prep.format_table(table)} "
-                    f"({', '.join(prep.quote(c.name) for c in cols)}) "
-                    f"VALUES ({', '.join([mark] * len(cols))})"
-                    + (" ON CONFLICT DO NOTHING" if ignore else ""))
-        self.converters = [(i, fn) for i, c in enumerate(cols)
-                           if (fn := _column_converter(c, dialect)) is not None]
+        self.sql = (
+            f"INSERT INTO {prep.format_table(table)} "
+            f"({', '.join(prep.quote(c.name) for c in cols)}) "
+            f"VALUES ({', '.join([mark] * len(cols))})"
+            + (" ON CONFLICT DO NOTHING" if ignore else "")
+        )
+        self.converters = [
+            (i, fn) for i, c in enumerate(cols) if (fn := _column_converter(c, dialect)) is not None
+        ]
 
     def run(self, conn: Connection, rows: Iterable[tuple[Any, ...]]) -> None:
         """Insert ``rows`` (tuples in column order) with one executemany, values converted
@@ -120,9 +144,13 @@ def entry_row(session_key: str, e: Entry) -> tuple[Any, ...]:
     if e.compaction is not None:
         c = e.compaction
         meta_dict["compaction"] = {
-            "summary": c.summary, "covers_through_seq": c.covers_through_seq,
-            "first_kept_entry_id": c.first_kept_entry_id, "continuation": c.continuation,
-            "run_id": c.run_id, "trigger": c.trigger}
+            "summary": c.summary,
+            "covers_through_seq": c.covers_through_seq,
+            "first_kept_entry_id": c.first_kept_entry_id,
+            "continuation": c.continuation,
+            "run_id": c.run_id,
+            "trigger": c.trigger,
+        }
     if e.run_end is not None:
         meta_dict["run_end"] = e.run_end.value
     meta = json_bytes(meta_dict).decode() if meta_dict else None
@@ -130,11 +158,28 @@ def entry_row(session_key: str, e: Entry) -> tuple[Any, ...]:
     content = blocks_to_json(e.blocks)
     role = e.role.value
     return (
-        session_key, e.seq, e.entry_id, e.native_id, e.parent_native_id, e.kind.value, role,
-        e.type_name[:100], e.visible, e.visible, e.is_request, e.sidechain, e.timestamp, e.cwd,
-        content, meta, message_bytes(e.seq, role, e.blocks, stored_json=content),
-        src.path if src else None, src.line if src else None, src.offset if src else None,
-        src.raw_sha256 if src else None)
+        session_key,
+        e.seq,
+        e.entry_id,
+        e.native_id,
+        e.parent_native_id,
+        e.kind.value,
+        role,
+        e.type_name[:100],
+        e.visible,
+        e.visible,
+        e.is_request,
+        e.sidechain,
+        e.timestamp,
+        e.cwd,
+        content,
+        meta,
+        message_bytes(e.seq, role, e.blocks, stored_json=content),
+        src.path if src else None,
+        src.line if src else None,
+        src.offset if src else None,
+        src.raw_sha256 if src else None,
+    )
 
 
 def as_stored(entries: Iterable[Entry]) -> None:
@@ -166,21 +211,25 @@ class BulkWriter:
         mark = "?" if dialect.paramstyle == "qmark" else "%s"
         q = dialect.identifier_preparer.quote
         self._mark = mark
-        self._native_sql = (f"SELECT {q('native_id')}, min({q('seq')}) FROM {q('entries')} "
-                            f"WHERE {q('session_key')} = {mark} AND {q('native_id')} IN "
-                            f"({{marks}}) GROUP BY {q('native_id')}")
-        self._calls_sql = (f"SELECT {q('call_id')}, {q('call_seq')}, {q('result_seq')} FROM "
-                           f"{q('tool_calls')} WHERE {q('session_key')} = {mark} AND "
-                           f"{q('call_id')} IN ({{marks}})")
+        self._native_sql = (
+            f"SELECT {q('native_id')}, min({q('seq')}) FROM {q('entries')} "
+            f"WHERE {q('session_key')} = {mark} AND {q('native_id')} IN "
+            f"({{marks}}) GROUP BY {q('native_id')}"
+        )
+        self._calls_sql = (
+            f"SELECT {q('call_id')}, {q('call_seq')}, {q('result_seq')} FROM "
+            f"{q('tool_calls')} WHERE {q('session_key')} = {mark} AND "
+            f"{q('call_id')} IN ({{marks}})"
+        )
         self.entries = BulkInsert(t.entries, ENTRY_COLUMNS, dialect)
-        self.raw_lines = BulkInsert(t.raw_lines, ("sha256", "data", "codec"), dialect,
-                                    ignore=True)
+        self.raw_lines = BulkInsert(t.raw_lines, ("sha256", "data", "codec"), dialect, ignore=True)
         self.source_lines = BulkInsert(
-            t.source_lines, ("path", "line_no", "byte_offset", "raw_sha256"), dialect,
-            ignore=True)
+            t.source_lines, ("path", "line_no", "byte_offset", "raw_sha256"), dialect, ignore=True
+        )
         self.media = BulkInsert(t.media, ("sha256", "data"), dialect, ignore=True)
         self.tool_calls = BulkInsert(
-            t.tool_calls, ("session_key", "call_id", "call_seq", "result_seq"), dialect)
+            t.tool_calls, ("session_key", "call_id", "call_seq", "result_seq"), dialect
+        )
         self.search = SearchIndexWriter(dialect)
 
     def _select_in(self, conn: Connection, sql: str, key: str, ids: Sequence[str]) -> list[Any]:
@@ -198,7 +247,7 @@ class BulkWriter:
         try:
             out: list[Any] = []
             for i in range(0, len(ids), _CHUNK):
-                part = [t.nul_free(x) for x in ids[i:i + _CHUNK]]
+                part = [t.nul_free(x) for x in ids[i : i + _CHUNK]]
                 marks = ", ".join([self._mark] * len(part))
                 out.extend(conn.exec_driver_sql(sql.format(marks=marks), (key, *part)))
             return out
@@ -232,10 +281,10 @@ class BulkWriter:
         """Each distinct line's bytes once by SHA-256 (zstd-compressed where that pays:
         ``store.rawcodec``), and every line's position (idempotent)."""
         distinct = {ln.sha256: ln.data for ln in lines}
-        self.raw_lines.run(conn, [(sha, *rawcodec.encode(data))
-                                  for sha, data in distinct.items()])
-        self.source_lines.run(conn, [(ln.path, ln.line_no, ln.byte_offset, ln.sha256)
-                                     for ln in lines])
+        self.raw_lines.run(conn, [(sha, *rawcodec.encode(data)) for sha, data in distinct.items()])
+        self.source_lines.run(
+            conn, [(ln.path, ln.line_no, ln.byte_offset, ln.sha256) for ln in lines]
+        )
 
     def put_entries(self, conn: Connection, session_key: str, entries: Sequence[Entry]) -> None:
         """Insert the rows, their media payloads (by SHA-256, idempotent) and their tool-call
@@ -243,8 +292,9 @@ class BulkWriter:
         (session, seq) or entry id exists raises ``IntegrityError``."""
         self.entries.run(conn, [entry_row(session_key, e) for e in entries])
         self.search.put(conn, session_key, entries)
-        media = {digest: (digest, data) for e in entries
-                 for digest, data in (e.payloads or {}).items()}
+        media = {
+            digest: (digest, data) for e in entries for digest, data in (e.payloads or {}).items()
+        }
         self.media.run(conn, media.values())
         self._index_tool_calls(conn, session_key, entries)
 
@@ -276,9 +326,11 @@ class BulkWriter:
             new_call = have.call_seq if have.call_seq is not None else call_seq
             new_result = have.result_seq if have.result_seq is not None else result_seq
             if (new_call, new_result) != (have.call_seq, have.result_seq):
-                conn.execute(update(t.tool_calls).where(and_(
-                    c.session_key == key, c.call_id == call_id))
-                    .values(call_seq=new_call, result_seq=new_result))
+                conn.execute(
+                    update(t.tool_calls)
+                    .where(and_(c.session_key == key, c.call_id == call_id))
+                    .values(call_seq=new_call, result_seq=new_result)
+                )
         self.tool_calls.run(conn, inserts)
 
 

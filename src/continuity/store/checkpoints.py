@@ -47,8 +47,12 @@ class DamagedCheckpoint:
 
     def to_dict(self) -> dict[str, Any]:
         """``{"id", "session", "column", "detail"}`` for JSON outputs."""
-        return {"id": self.checkpoint_id, "session": self.session_key, "column": self.column,
-                "detail": self.detail}
+        return {
+            "id": self.checkpoint_id,
+            "session": self.session_key,
+            "column": self.column,
+            "detail": self.detail,
+        }
 
 
 class _Damaged(Exception):
@@ -80,18 +84,24 @@ def _typed(kind: type) -> Any:
         if not isinstance(value, kind) or isinstance(value, bool):
             raise TypeError(f"not {kind.__name__}: {type(value).__name__}")
         return value
+
     return check
 
 
 #: The checkpoint columns as read back: ``created_at`` without SQLAlchemy's result processor,
 #: which raised for a damaged value while the rows were fetched, before any row could be
 #: skipped (a bad manual edit such as ``created_at = 'garbage'``; issue 15).
-_ROWS = select(*[type_coerce(c, String).label(c.name) if c.name == "created_at" else c
-                 for c in t.session_checkpoints.c])
+_ROWS = select(
+    *[
+        type_coerce(c, String).label(c.name) if c.name == "created_at" else c
+        for c in t.session_checkpoints.c
+    ]
+)
 
 
 # The statements of a checkpoint write, built once and run with bound parameters (issue 17:
 # building a statement costs SQLAlchemy more than SQLite takes to run it; see store.sql).
+
 
 @cache
 def _insert() -> Any:
@@ -100,8 +110,9 @@ def _insert() -> Any:
 
 @cache
 def _session_ends() -> Any:
-    return and_(_C.session_key == bindparam("b_key"),
-                _C.trigger == CheckpointTrigger.SESSION_END.value)
+    return and_(
+        _C.session_key == bindparam("b_key"), _C.trigger == CheckpointTrigger.SESSION_END.value
+    )
 
 
 @cache
@@ -116,14 +127,19 @@ def _delete_ends() -> Any:
 
 @cache
 def _beyond_cap() -> Any:
-    return (select(_C.checkpoint_id).where(_C.session_key == bindparam("b_key"))
-            .order_by(*_NEWEST_FIRST).offset(bindparam("b_cap")))
+    return (
+        select(_C.checkpoint_id)
+        .where(_C.session_key == bindparam("b_key"))
+        .order_by(*_NEWEST_FIRST)
+        .offset(bindparam("b_cap"))
+    )
 
 
 @cache
 def _delete_ids() -> Any:
     return delete(t.session_checkpoints).where(
-        _C.checkpoint_id.in_(bindparam("b_ids", expanding=True)))
+        _C.checkpoint_id.in_(bindparam("b_ids", expanding=True))
+    )
 
 
 @cache
@@ -143,14 +159,18 @@ def _row_checkpoint(row: Any) -> Checkpoint:
     """The checkpoint of one stored row. Raises ``_Damaged`` naming the column that cannot
     be decoded."""
     return Checkpoint(
-        session_key=row.session_key, harness=row.harness, project=row.project,
+        session_key=row.session_key,
+        harness=row.harness,
+        project=row.project,
         project_normalized=row.project_normalized,
         trigger=_column(row, "trigger", CheckpointTrigger),
         digest=_column(row, "digest", _typed(str)),
         prompt_count=_column(row, "prompt_count", _typed(int)),
         memory_queries=_column(row, "memory_queries", _strings),
         recent_remembers=_column(row, "recent_remembers", _strings),
-        created_at=_column(row, "created_at", _stored_time), checkpoint_id=row.checkpoint_id)
+        created_at=_column(row, "created_at", _stored_time),
+        checkpoint_id=row.checkpoint_id,
+    )
 
 
 def read_rows(rows: Iterable[Any]) -> tuple[list[Checkpoint], list[DamagedCheckpoint]]:
@@ -163,8 +183,13 @@ def read_rows(rows: Iterable[Any]) -> tuple[list[Checkpoint], list[DamagedCheckp
             good.append(_row_checkpoint(row))
         except _Damaged as exc:
             bad = DamagedCheckpoint(row.checkpoint_id, row.session_key, exc.column, exc.detail)
-            log.warning("checkpoint %s of %s is damaged (%s: %s): skipped", bad.checkpoint_id,
-                        bad.session_key, bad.column, bad.detail)
+            log.warning(
+                "checkpoint %s of %s is damaged (%s: %s): skipped",
+                bad.checkpoint_id,
+                bad.session_key,
+                bad.column,
+                bad.detail,
+            )
             damaged.append(bad)
     return good, damaged
 
@@ -189,9 +214,12 @@ class CheckpointStoreMixin(SqlParts):
             raise ValueError(f"max_per_session must be at least 1 (got {max_per_session})")
         created = _utc(checkpoint.created_at or datetime.now(UTC))
         values = {
-            "session_key": checkpoint.session_key, "harness": checkpoint.harness,
-            "project": checkpoint.project, "project_normalized": checkpoint.project_normalized,
-            "trigger": checkpoint.trigger.value, "digest": checkpoint.digest,
+            "session_key": checkpoint.session_key,
+            "harness": checkpoint.harness,
+            "project": checkpoint.project,
+            "project_normalized": checkpoint.project_normalized,
+            "trigger": checkpoint.trigger.value,
+            "digest": checkpoint.digest,
             "prompt_count": checkpoint.prompt_count,
             "memory_queries": orjson.dumps(list(checkpoint.memory_queries)).decode(),
             "recent_remembers": orjson.dumps(list(checkpoint.recent_remembers)).decode(),
@@ -202,8 +230,7 @@ class CheckpointStoreMixin(SqlParts):
                 # One transaction with the insert, the session's row held: two writers of one
                 # session's end (an import, the daemon) never both write.
                 self.lock_session(checkpoint.session_key)
-                kept = self._replace_session_end(conn, checkpoint.session_key, created,
-                                                 checkpoint)
+                kept = self._replace_session_end(conn, checkpoint.session_key, created, checkpoint)
                 if kept is not None:
                     return kept
             result = conn.execute(_insert(), values)
@@ -215,8 +242,9 @@ class CheckpointStoreMixin(SqlParts):
         return Checkpoint(**{**fields, "created_at": created, "checkpoint_id": new_id})
 
     @staticmethod
-    def _replace_session_end(conn: Connection, session_key: str, created: datetime,
-                             new: Checkpoint) -> Checkpoint | None:
+    def _replace_session_end(
+        conn: Connection, session_key: str, created: datetime, new: Checkpoint
+    ) -> Checkpoint | None:
         """The session's newest ``session_end`` when it is after ``created``, or at it and the
         same as ``new`` (then ``new`` is not written); else delete the session's
         ``session_end`` rows, None."""
@@ -227,26 +255,30 @@ class CheckpointStoreMixin(SqlParts):
             kept = _row_checkpoint(newest)
         except _Damaged:  # a damaged end is replaced, never kept (issue 15)
             kept = None
-        if kept is not None and kept.created_at is not None \
-                and end_stands(kept, replace(new, created_at=created)):
+        if (
+            kept is not None
+            and kept.created_at is not None
+            and end_stands(kept, replace(new, created_at=created))
+        ):
             return kept
         conn.execute(_delete_ends(), {"b_key": session_key})
         return None
 
     @staticmethod
     def _apply_cap(conn: Connection, session_key: str, max_per_session: int) -> None:
-        ids = [r[0] for r in conn.execute(_beyond_cap(), {"b_key": session_key,
-                                                           "b_cap": max_per_session})]
+        ids = [
+            r[0]
+            for r in conn.execute(_beyond_cap(), {"b_key": session_key, "b_cap": max_per_session})
+        ]
         for i in range(0, len(ids), 500):  # bounded IN-lists
-            conn.execute(_delete_ids(), {"b_ids": ids[i:i + 500]})
+            conn.execute(_delete_ids(), {"b_ids": ids[i : i + 500]})
 
     def _newest_readable(self, where: Any) -> Checkpoint | None:
         """The newest readable checkpoint matching ``where``: damaged rows are skipped (issue
         15), read ``_SCAN_ROWS`` at a time."""
         offset = 0
         while True:
-            stmt = (_ROWS.where(where).order_by(*_NEWEST_FIRST)
-                    .offset(offset).limit(_SCAN_ROWS))
+            stmt = _ROWS.where(where).order_by(*_NEWEST_FIRST).offset(offset).limit(_SCAN_ROWS)
             with self._conn() as conn:
                 rows = conn.execute(stmt).all()
             good, _ = read_rows(rows)
@@ -261,8 +293,9 @@ class CheckpointStoreMixin(SqlParts):
         row is skipped (issue 15)."""
         return self._newest_readable(_C.session_key == session_key)
 
-    def latest_project_checkpoint(self, project_normalized: str, *, since: datetime,
-                                  exclude_session: str | None = None) -> Checkpoint | None:
+    def latest_project_checkpoint(
+        self, project_normalized: str, *, since: datetime, exclude_session: str | None = None
+    ) -> Checkpoint | None:
         """The newest checkpoint of any session of ``project_normalized`` created strictly
         after ``since`` (of a session other than ``exclude_session`` when given), or None. A
         damaged row is skipped (issue 15)."""
@@ -271,9 +304,9 @@ class CheckpointStoreMixin(SqlParts):
             cond.append(_C.session_key != exclude_session)
         return self._newest_readable(and_(*cond))
 
-    def project_checkpoint_sessions(self, project_normalized: str, *,
-                                    since: datetime | None = None,
-                                    limit: int = 10) -> list[tuple[str, datetime]]:
+    def project_checkpoint_sessions(
+        self, project_normalized: str, *, since: datetime | None = None, limit: int = 10
+    ) -> list[tuple[str, datetime]]:
         """``(session_key, newest checkpoint's created_at)`` of the sessions of
         ``project_normalized`` with a checkpoint created strictly after ``since`` (None: any
         age), newest first, at most ``limit`` (issue 39: the project brief finds the sessions
@@ -282,8 +315,13 @@ class CheckpointStoreMixin(SqlParts):
         cond = [_C.project_normalized == project_normalized]
         if since is not None:
             cond.append(_C.created_at > _utc(since))
-        stmt = (select(_C.session_key, newest).where(and_(*cond)).group_by(_C.session_key)
-                .order_by(newest.desc(), _C.session_key).limit(limit))
+        stmt = (
+            select(_C.session_key, newest)
+            .where(and_(*cond))
+            .group_by(_C.session_key)
+            .order_by(newest.desc(), _C.session_key)
+            .limit(limit)
+        )
         out = []
         with self._conn() as conn:
             for r in conn.execute(stmt):
@@ -293,8 +331,9 @@ class CheckpointStoreMixin(SqlParts):
                     continue
         return out
 
-    def checkpoint_page(self, session_key: str, *, limit: int = 0
-                        ) -> tuple[list[Checkpoint], list[DamagedCheckpoint]]:
+    def checkpoint_page(
+        self, session_key: str, *, limit: int = 0
+    ) -> tuple[list[Checkpoint], list[DamagedCheckpoint]]:
         """The session's newest ``limit`` readable checkpoints (0: all), oldest first, and the
         damaged rows (issue 15) newer than the oldest of them (all of them when fewer are
         readable), oldest first. Issue 45 item 4b: a damaged row never takes a readable one's
@@ -307,8 +346,7 @@ class CheckpointStoreMixin(SqlParts):
         fetch = limit
         while True:
             with self._conn() as conn:
-                rows = conn.execute(_page(True), {"b_key": session_key,
-                                                  "b_limit": fetch}).all()
+                rows = conn.execute(_page(True), {"b_key": session_key, "b_limit": fetch}).all()
             readable = 0
             for i, row in enumerate(rows):  # newest first
                 try:
@@ -317,7 +355,7 @@ class CheckpointStoreMixin(SqlParts):
                     continue
                 readable += 1
                 if readable == limit:
-                    return read_rows(reversed(rows[:i + 1]))
+                    return read_rows(reversed(rows[: i + 1]))
             if len(rows) < fetch:  # every row read: fewer readable ones than asked for
                 return read_rows(reversed(rows))
             fetch *= 2
@@ -334,13 +372,21 @@ class CheckpointStoreMixin(SqlParts):
         delete nothing, return how many would go (``prune --dry-run``, issue 20)."""
         st = t.session_transcripts.c
         live = select(st.session_key).where(st.completed_at.is_(None))
-        ranked = (select(_C.checkpoint_id, func.row_number().over(
-            partition_by=_C.session_key, order_by=_NEWEST_FIRST).label("rn"))
-            .where(_C.session_key.in_(live)).subquery())
+        ranked = (
+            select(
+                _C.checkpoint_id,
+                func.row_number()
+                .over(partition_by=_C.session_key, order_by=_NEWEST_FIRST)
+                .label("rn"),
+            )
+            .where(_C.session_key.in_(live))
+            .subquery()
+        )
         kept = select(ranked.c.checkpoint_id).where(ranked.c.rn == 1)
         doomed = and_(_C.created_at < _utc(older_than), _C.checkpoint_id.not_in(kept))
         with self._conn() as conn:
             if dry_run:
-                return conn.execute(select(func.count()).select_from(t.session_checkpoints)
-                                    .where(doomed)).scalar_one()
+                return conn.execute(
+                    select(func.count()).select_from(t.session_checkpoints).where(doomed)
+                ).scalar_one()
             return conn.execute(delete(t.session_checkpoints).where(doomed)).rowcount or 0

@@ -45,15 +45,18 @@ class FencingStore(Store, Protocol):
     """The ``Store`` primitives plus those of this module: what the continuation checkpoint
     (``continuity.continuation.compaction``) needs."""
 
-    def acquire_lease(self, session_key: str, owner: str, ttl: float | timedelta, *,
-                      take_over: bool = False) -> Lease: ...
+    def acquire_lease(
+        self, session_key: str, owner: str, ttl: float | timedelta, *, take_over: bool = False
+    ) -> Lease: ...
     def lease(self, session_key: str) -> Lease | None: ...
     def release_lease(self, lease: Lease) -> bool: ...
-    def append_fenced(self, session_key: str, entries: Sequence[Entry],
-                      token: int) -> list[Entry]: ...
+    def append_fenced(
+        self, session_key: str, entries: Sequence[Entry], token: int
+    ) -> list[Entry]: ...
     def add_receipt(self, receipt: RefusalReceipt, token: int) -> RefusalReceipt: ...
-    def receipts(self, session_key: str, *, run_id: str | None = None,
-                 limit: int | None = 100) -> list[RefusalReceipt]: ...
+    def receipts(
+        self, session_key: str, *, run_id: str | None = None, limit: int | None = 100
+    ) -> list[RefusalReceipt]: ...
     def view_bytes_after(self, session_key: str, seq: int) -> int: ...
 
 
@@ -77,8 +80,9 @@ class FencingStoreMixin:
 
     # ------------------------------------------------------------------ leases
 
-    def acquire_lease(self, session_key: str, owner: str, ttl: float | timedelta, *,
-                      take_over: bool = False) -> Lease:
+    def acquire_lease(
+        self, session_key: str, owner: str, ttl: float | timedelta, *, take_over: bool = False
+    ) -> Lease:
         """Make ``owner`` the session's owner for ``ttl`` (seconds or a timedelta).
 
         Returns a ``Lease`` whose ``token`` is one more than any token granted before for the
@@ -97,59 +101,81 @@ class FencingStoreMixin:
             if not take_over:
                 cond.append(or_(c.expires_at <= now, c.owner == owner))
             # The write comes first: it takes the lock before anything is read (B38).
-            bump = update(t.session_leases).where(and_(*cond)).values(
-                token=c.token + 1, owner=owner, acquired_at=now, expires_at=expires)
+            bump = (
+                update(t.session_leases)
+                .where(and_(*cond))
+                .values(token=c.token + 1, owner=owner, acquired_at=now, expires_at=expires)
+            )
             taken = conn.execute(bump).rowcount == 1 or self._insert_lease(
-                conn, session_key, owner, now, expires)
+                conn, session_key, owner, now, expires
+            )
             if not taken and take_over:  # a first lease was inserted concurrently
                 taken = conn.execute(bump).rowcount == 1
             if not taken:
-                row = conn.execute(select(t.session_leases).where(
-                    c.session_key == session_key)).first()
-                raise LeaseHeld(session_key, row.owner if row else "?",
-                                _utc(row.expires_at) if row else None)
+                row = conn.execute(
+                    select(t.session_leases).where(c.session_key == session_key)
+                ).first()
+                raise LeaseHeld(
+                    session_key, row.owner if row else "?", _utc(row.expires_at) if row else None
+                )
             token = conn.execute(select(c.token).where(c.session_key == session_key)).scalar()
         return Lease(session_key, owner, int(token), now, expires)
 
     @staticmethod
     def _insert_lease(conn: Any, key: str, owner: str, now: datetime, expires: datetime) -> bool:
         """Insert the first lease of ``key`` (token 1); False when a row already exists."""
-        values = {"session_key": key, "owner": owner, "token": 1, "acquired_at": now,
-                  "expires_at": expires}
+        values = {
+            "session_key": key,
+            "owner": owner,
+            "token": 1,
+            "acquired_at": now,
+            "expires_at": expires,
+        }
         stmt = t.upsert_insert(conn.dialect.name, t.session_leases).on_conflict_do_nothing()
         # RETURNING, not rowcount: drivers report rowcount of a skipped upsert differently.
-        return conn.execute(stmt.values(**values).returning(
-            t.session_leases.c.token)).first() is not None
+        return (
+            conn.execute(stmt.values(**values).returning(t.session_leases.c.token)).first()
+            is not None
+        )
 
     def lease(self, session_key: str) -> Lease | None:
         """The session's newest lease (expired or not), or None if it never had an owner."""
         with self._conn() as conn:
-            row = conn.execute(select(t.session_leases).where(
-                t.session_leases.c.session_key == session_key)).first()
+            row = conn.execute(
+                select(t.session_leases).where(t.session_leases.c.session_key == session_key)
+            ).first()
         if row is None:
             return None
-        return Lease(row.session_key, row.owner, int(row.token), _utc(row.acquired_at),
-                     _utc(row.expires_at))
+        return Lease(
+            row.session_key, row.owner, int(row.token), _utc(row.acquired_at), _utc(row.expires_at)
+        )
 
     def release_lease(self, lease: Lease) -> bool:
         """End ``lease`` now if it is still the newest (its token stays spent). Returns whether
         it was released; a lease already taken over is left alone."""
         c = t.session_leases.c
         with self._conn() as conn:
-            done = conn.execute(update(t.session_leases).where(and_(
-                c.session_key == lease.session_key, c.token == lease.token)).values(
-                expires_at=_now()))
+            done = conn.execute(
+                update(t.session_leases)
+                .where(and_(c.session_key == lease.session_key, c.token == lease.token))
+                .values(expires_at=_now())
+            )
         return done.rowcount == 1
 
     def _check_token(self, conn: Any, session_key: str, token: int) -> None:
         c = t.session_leases.c
-        done = conn.execute(update(t.session_leases).where(and_(
-            c.session_key == session_key, c.token == token)).values(token=c.token))
+        done = conn.execute(
+            update(t.session_leases)
+            .where(and_(c.session_key == session_key, c.token == token))
+            .values(token=c.token)
+        )
         if done.rowcount == 0:
             newest = conn.execute(select(c.token).where(c.session_key == session_key)).scalar()
             have = f"the newest is {newest}" if newest is not None else "it has no owner"
-            raise FencedWrite(f"write to session {session_key!r} refused: fencing token {token} "
-                              f"is stale ({have}); acquire the session again")
+            raise FencedWrite(
+                f"write to session {session_key!r} refused: fencing token {token} "
+                f"is stale ({have}); acquire the session again"
+            )
 
     # ------------------------------------------------------------------ fenced writes
 
@@ -167,8 +193,9 @@ class FencingStoreMixin:
         out: list[Entry] = []
         with self.batch(), self._conn() as conn:
             self._check_token(conn, session_key, token)
-            count = conn.execute(select(t.sessions.c.entry_count).where(
-                t.sessions.c.session_key == session_key)).scalar()
+            count = conn.execute(
+                select(t.sessions.c.entry_count).where(t.sessions.c.session_key == session_key)
+            ).scalar()
             if count is None:
                 raise ValueError(f"unknown session {session_key!r}: upsert it first")
             for i, entry in enumerate(entries):
@@ -191,28 +218,46 @@ class FencingStoreMixin:
         detail = receipt_detail(receipt.detail)
         with self.batch(), self._conn() as conn:
             self._check_token(conn, receipt.session_key, token)
-            result = conn.execute(t.refusal_receipts.insert().values(
-                session_key=receipt.session_key, run_id=receipt.run_id,
-                reason=reason.value, token=token, created_at=created, detail=detail))
+            result = conn.execute(
+                t.refusal_receipts.insert().values(
+                    session_key=receipt.session_key,
+                    run_id=receipt.run_id,
+                    reason=reason.value,
+                    token=token,
+                    created_at=created,
+                    detail=detail,
+                )
+            )
             receipt_id = result.inserted_primary_key[0]
-        return RefusalReceipt(receipt.session_key, receipt.run_id, reason, created, receipt_id,
-                              detail)
+        return RefusalReceipt(
+            receipt.session_key, receipt.run_id, reason, created, receipt_id, detail
+        )
 
-    def receipts(self, session_key: str, *, run_id: str | None = None,
-                 limit: int | None = 100) -> list[RefusalReceipt]:
+    def receipts(
+        self, session_key: str, *, run_id: str | None = None, limit: int | None = 100
+    ) -> list[RefusalReceipt]:
         """The session's newest ``limit`` refusal receipts (all with None; only ``run_id``'s
         when given), oldest first."""
         c = t.refusal_receipts.c
         cond = [c.session_key == session_key]
         if run_id is not None:
             cond.append(c.run_id == run_id)
-        stmt = select(t.refusal_receipts).where(and_(*cond)).order_by(
-            c.receipt_id.desc()).limit(limit)
+        stmt = (
+            select(t.refusal_receipts).where(and_(*cond)).order_by(c.receipt_id.desc()).limit(limit)
+        )
         with self._conn() as conn:
             rows = conn.execute(stmt).all()
-        return [RefusalReceipt(r.session_key, r.run_id, ReceiptReason(r.reason),
-                               _utc(r.created_at), r.receipt_id, r.detail)
-                for r in reversed(rows)]
+        return [
+            RefusalReceipt(
+                r.session_key,
+                r.run_id,
+                ReceiptReason(r.reason),
+                _utc(r.created_at),
+                r.receipt_id,
+                r.detail,
+            )
+            for r in reversed(rows)
+        ]
 
     # ------------------------------------------------------------------ measures
 
@@ -222,8 +267,13 @@ class FencingStoreMixin:
         (every message row has a positive size). B22: the working view is measured from the
         log as it is now, never from a cached usage figure."""
         c = t.entries.c
-        stmt = select(func.coalesce(func.sum(c.view_bytes), 0)).where(and_(
-            c.session_key == session_key, c.seq > seq, c.visible.is_(True),
-            c.kind == EntryKind.MESSAGE.value))
+        stmt = select(func.coalesce(func.sum(c.view_bytes), 0)).where(
+            and_(
+                c.session_key == session_key,
+                c.seq > seq,
+                c.visible.is_(True),
+                c.kind == EntryKind.MESSAGE.value,
+            )
+        )
         with self._conn() as conn:
             return int(conn.execute(stmt).scalar() or 0)

@@ -1,4 +1,5 @@
-"""Full-text search of memories (issue 5) and of entries (issue 19, ``store.search``): the text the index holds, the phrases a query
+"""Full-text search of memories (issue 5) and of entries (issue 19, ``store.search``): the text the
+index holds, the phrases a query
 matches, and the bounded BM25 ranking on SQLite. Used by ``store.memory`` and revision 0011.
 
 **CJK segmentation.** SQLite's ``unicode61`` tokenizer and PostgreSQL's parser both make an
@@ -39,9 +40,20 @@ from sqlalchemy import text
 #: extended A, Hangul syllables and Jamo extended B, CJK compatibility ideographs, halfwidth
 #: Katakana, and CJK Extensions B-H with the compatibility supplement (planes 2 and 3).
 CJK_RANGES: tuple[tuple[int, int], ...] = (
-    (0x1100, 0x11FF), (0x3005, 0x3007), (0x3040, 0x30FF), (0x3100, 0x312F), (0x3130, 0x318F),
-    (0x31F0, 0x31FF), (0x3400, 0x4DBF), (0x4E00, 0x9FFF), (0xA960, 0xA97F), (0xAC00, 0xD7FF),
-    (0xF900, 0xFAFF), (0xFF66, 0xFF9F), (0x20000, 0x323AF))
+    (0x1100, 0x11FF),
+    (0x3005, 0x3007),
+    (0x3040, 0x30FF),
+    (0x3100, 0x312F),
+    (0x3130, 0x318F),
+    (0x31F0, 0x31FF),
+    (0x3400, 0x4DBF),
+    (0x4E00, 0x9FFF),
+    (0xA960, 0xA97F),
+    (0xAC00, 0xD7FF),
+    (0xF900, 0xFAFF),
+    (0xFF66, 0xFF9F),
+    (0x20000, 0x323AF),
+)
 CJK_CLASS = "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES)
 _CJK = re.compile(f"[{CJK_CLASS}]")
 #: Phrases found in more memories than this are "common" (see the module docstring).
@@ -66,9 +78,11 @@ def pg_function_sql() -> str:
     """``CREATE OR REPLACE FUNCTION continuity_search_text(text)``: ``search_text`` in SQL
     (``regexp_replace`` with the same character class; needs a UTF-8 database). IMMUTABLE, so
     an expression index may use it."""
-    return (f"CREATE OR REPLACE FUNCTION {PG_FUNCTION}(content text) RETURNS text "
-            "LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS "
-            f"$$SELECT regexp_replace(content, '[{CJK_CLASS}]', ' \\& ', 'g')$$")
+    return (
+        f"CREATE OR REPLACE FUNCTION {PG_FUNCTION}(content text) RETURNS text "
+        "LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE AS "
+        f"$$SELECT regexp_replace(content, '[{CJK_CLASS}]', ' \\& ', 'g')$$"
+    )
 
 
 def pg_tsquery(terms: Sequence[str]) -> str:
@@ -88,25 +102,36 @@ def _statements(table: str) -> tuple[Any, Any]:
     ``entries_fts``): the best ``:k`` rows of ``:q`` by BM25, and the newest ``:w`` matches
     ranked, with ``n``: how many of the newest ``:w`` + 1 there are (``n`` > ``:w``: older
     matches were left out; a constant subquery, evaluated once)."""
-    ranked = text(f"SELECT rowid, bm25({table}) AS s FROM {table} "
-                  f"WHERE {table} MATCH :q ORDER BY s LIMIT :k")
-    windowed = text(f"SELECT rowid, s, (SELECT count(*) FROM (SELECT 1 FROM {table} WHERE "
-                    f"{table} MATCH :q LIMIT :w + 1)) AS n FROM (SELECT rowid, "
-                    f"bm25({table}) AS s FROM {table} WHERE {table} MATCH :q "
-                    f"ORDER BY rowid DESC LIMIT :w) ORDER BY s LIMIT :k")
+    ranked = text(
+        f"SELECT rowid, bm25({table}) AS s FROM {table} WHERE {table} MATCH :q ORDER BY s LIMIT :k"
+    )
+    windowed = text(
+        f"SELECT rowid, s, (SELECT count(*) FROM (SELECT 1 FROM {table} WHERE "
+        f"{table} MATCH :q LIMIT :w + 1)) AS n FROM (SELECT rowid, "
+        f"bm25({table}) AS s FROM {table} WHERE {table} MATCH :q "
+        f"ORDER BY rowid DESC LIMIT :w) ORDER BY s LIMIT :k"
+    )
     return ranked, windowed
 
 
 def _capped_counts(conn: Any, phrases: list[str], cap: int, table: str) -> list[int]:
     """How many rows match each phrase, counting at most ``cap`` (one statement)."""
-    parts = ", ".join(f"(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} "
-                      f"MATCH :q{i} LIMIT :cap))" for i in range(len(phrases)))
+    parts = ", ".join(
+        f"(SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {table} MATCH :q{i} LIMIT :cap))"
+        for i in range(len(phrases))
+    )
     params: dict[str, Any] = {f"q{i}": p for i, p in enumerate(phrases)}
     return list(conn.execute(text(f"SELECT {parts}"), {**params, "cap": cap}).one())
 
 
-def rank_fts5(conn: Any, terms: Sequence[str], k: int, window: int | None = None, *,
-              table: str = "memories_fts") -> tuple[list[tuple[int, float]], bool]:
+def rank_fts5(
+    conn: Any,
+    terms: Sequence[str],
+    k: int,
+    window: int | None = None,
+    *,
+    table: str = "memories_fts",
+) -> tuple[list[tuple[int, float]], bool]:
     """The best ``k`` FTS5 rows for ``terms`` (any of them): ``([(rowid, bm25)], complete)``,
     best (lowest bm25) first; ``complete`` when the list holds every match (no query hit ``k``
     and no window was full: a caller that filters the rows and keeps too few must rank every
@@ -133,14 +158,21 @@ def rank_fts5(conn: Any, terms: Sequence[str], k: int, window: int | None = None
         return [(r[0], r[1]) for r in rows], len(rows) < k
     some_common = "(" + " OR ".join(common) + ")"
     if rare:
-        return _mixed(conn, some_common, "(" + " OR ".join(p for p in phrases if p in rare) + ")",
-                      window - total, k, table)
+        return _mixed(
+            conn,
+            some_common,
+            "(" + " OR ".join(p for p in phrases if p in rare) + ")",
+            window - total,
+            k,
+            table,
+        )
     rows = conn.execute(windowed_sql, {"q": some_common, "w": window, "k": k}).all()
     return [(r[0], r[1]) for r in rows], len(rows) < k and not _full(rows, window)
 
 
-def _mixed(conn: Any, common: str, rare: str, left: int, k: int,
-           table: str) -> tuple[list[tuple[int, float]], bool]:
+def _mixed(
+    conn: Any, common: str, rare: str, left: int, k: int, table: str
+) -> tuple[list[tuple[int, float]], bool]:
     """``rank_fts5`` for a query with common and rare phrases, in three FTS5 queries of which
     only one computes the common phrases' IDF twice over: the rows holding both (``common AND
     rare``: the whole query's bm25), every row holding a rare phrase ranked by the rare phrases

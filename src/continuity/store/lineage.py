@@ -109,13 +109,21 @@ class LineageStoreMixin(SqlParts):
         Raises ``ValueError`` for a naive ``latest_at``."""
         if head.latest_at.tzinfo is None:
             raise ValueError("latest_at: must be timezone-aware")
-        values = {"agent_id": head.agent_id, "thread_key": head.thread_key,
-                  "label": head.label, "project": head.project,
-                  "session_key": head.session_key, "harness": head.harness,
-                  "source_type": head.source_type, "source_ref": head.source_ref,
-                  "node_id": head.node_id, "sample": head.sample,
-                  "open_items": orjson.dumps(list(head.open_items)).decode(),
-                  "latest_at": _utc(head.latest_at), "updated_at": _utc(head.updated_at)}
+        values = {
+            "agent_id": head.agent_id,
+            "thread_key": head.thread_key,
+            "label": head.label,
+            "project": head.project,
+            "session_key": head.session_key,
+            "harness": head.harness,
+            "source_type": head.source_type,
+            "source_ref": head.source_ref,
+            "node_id": head.node_id,
+            "sample": head.sample,
+            "open_items": orjson.dumps(list(head.open_items)).decode(),
+            "latest_at": _utc(head.latest_at),
+            "updated_at": _utc(head.updated_at),
+        }
         tbl = t.thread_heads
         stmt = _upsert(self.dialect, tbl).values(**values)
         stmt = stmt.on_conflict_do_update(
@@ -128,21 +136,32 @@ class LineageStoreMixin(SqlParts):
 
     @staticmethod
     def _head(r: Any) -> ThreadHead:
-        return ThreadHead(r.agent_id, r.thread_key, r.label, r.project, r.session_key,
-                          r.harness, r.source_type, r.source_ref, r.node_id, r.sample,
-                          _utc(r.latest_at), _utc(r.updated_at),
-                          tuple(orjson.loads(r.open_items)))
+        return ThreadHead(
+            r.agent_id,
+            r.thread_key,
+            r.label,
+            r.project,
+            r.session_key,
+            r.harness,
+            r.source_type,
+            r.source_ref,
+            r.node_id,
+            r.sample,
+            _utc(r.latest_at),
+            _utc(r.updated_at),
+            tuple(orjson.loads(r.open_items)),
+        )
 
-    def thread_heads(self, agent_id: str, *, project: str | None = None,
-                     limit: int = 0) -> list[ThreadHead]:
+    def thread_heads(
+        self, agent_id: str, *, project: str | None = None, limit: int = 0
+    ) -> list[ThreadHead]:
         """The agent's thread heads, newest ``latest_at`` first (then ``thread_key``); only
         those of ``project`` when given; 0 = all."""
         c = t.thread_heads.c
         cond = [c.agent_id == agent_id]
         if project is not None:
             cond.append(c.project == project)
-        stmt = select(t.thread_heads).where(and_(*cond)).order_by(c.latest_at.desc(),
-                                                                  c.thread_key)
+        stmt = select(t.thread_heads).where(and_(*cond)).order_by(c.latest_at.desc(), c.thread_key)
         if limit:
             stmt = stmt.limit(limit)
         with self._conn() as conn:
@@ -152,8 +171,11 @@ class LineageStoreMixin(SqlParts):
         """The head of one thread (None: no such thread)."""
         c = t.thread_heads.c
         with self._conn() as conn:
-            r = conn.execute(select(t.thread_heads).where(and_(
-                c.agent_id == agent_id, c.thread_key == thread_key))).first()
+            r = conn.execute(
+                select(t.thread_heads).where(
+                    and_(c.agent_id == agent_id, c.thread_key == thread_key)
+                )
+            ).first()
         return self._head(r) if r else None
 
     # ------------------------------------------------------------------ DAG nodes
@@ -167,32 +189,63 @@ class LineageStoreMixin(SqlParts):
         for n in nodes:
             if n.kind not in NODE_KINDS:
                 raise ValueError(f"kind: must be one of {NODE_KINDS} (got {n.kind!r})")
-            rows.append({"node_id": n.node_id, "agent_id": n.agent_id, "kind": n.kind,
-                         "label": n.label, "content": n.content, "project": n.project,
-                         "session_key": n.session_key, "thread_key": n.thread_key,
-                         "harness": n.harness, "source_ref": n.source_ref,
-                         "earliest_at": _utc(n.earliest_at), "latest_at": _utc(n.latest_at),
-                         "meta": orjson.dumps(n.meta, option=orjson.OPT_SORT_KEYS).decode(),
-                         "updated_at": _utc(n.updated_at)})
+            rows.append(
+                {
+                    "node_id": n.node_id,
+                    "agent_id": n.agent_id,
+                    "kind": n.kind,
+                    "label": n.label,
+                    "content": n.content,
+                    "project": n.project,
+                    "session_key": n.session_key,
+                    "thread_key": n.thread_key,
+                    "harness": n.harness,
+                    "source_ref": n.source_ref,
+                    "earliest_at": _utc(n.earliest_at),
+                    "latest_at": _utc(n.latest_at),
+                    "meta": orjson.dumps(n.meta, option=orjson.OPT_SORT_KEYS).decode(),
+                    "updated_at": _utc(n.updated_at),
+                }
+            )
         tbl = t.dag_nodes
         with self._conn() as conn:
             for row in rows:
                 stmt = _upsert(self.dialect, tbl).values(**row)
                 stmt = stmt.on_conflict_do_update(
                     index_elements=[tbl.c.node_id],
-                    set_={k: stmt.excluded[k] for k in row if k != "node_id"})
+                    set_={k: stmt.excluded[k] for k in row if k != "node_id"},
+                )
                 conn.execute(stmt)
 
     @staticmethod
     def _node(r: Any) -> DagNode:
-        return DagNode(r.node_id, r.agent_id, r.kind, r.label, r.content,
-                       _utc(r.updated_at), r.project, r.session_key,
-                       r.thread_key, r.harness, r.source_ref, _utc(r.earliest_at),
-                       _utc(r.latest_at), orjson.loads(r.meta))
+        return DagNode(
+            r.node_id,
+            r.agent_id,
+            r.kind,
+            r.label,
+            r.content,
+            _utc(r.updated_at),
+            r.project,
+            r.session_key,
+            r.thread_key,
+            r.harness,
+            r.source_ref,
+            _utc(r.earliest_at),
+            _utc(r.latest_at),
+            orjson.loads(r.meta),
+        )
 
-    def dag_nodes(self, agent_id: str, *, kinds: Sequence[str] = (),
-                  project: str | None = None, thread_key: str | None = None,
-                  session_key: str | None = None, limit: int = 0) -> list[DagNode]:
+    def dag_nodes(
+        self,
+        agent_id: str,
+        *,
+        kinds: Sequence[str] = (),
+        project: str | None = None,
+        thread_key: str | None = None,
+        session_key: str | None = None,
+        limit: int = 0,
+    ) -> list[DagNode]:
         """The agent's nodes matching every condition given, newest ``latest_at`` first (then
         ``node_id``); 0 = all."""
         c = t.dag_nodes.c
@@ -219,8 +272,9 @@ class LineageStoreMixin(SqlParts):
 
     # ------------------------------------------------------------------ DAG edges
 
-    def replace_edges(self, agent_id: str, kind: str, src_ids: Iterable[str],
-                      edges: Sequence[DagEdge]) -> None:
+    def replace_edges(
+        self, agent_id: str, kind: str, src_ids: Iterable[str], edges: Sequence[DagEdge]
+    ) -> None:
         """Delete the agent's ``kind`` edges leaving ``src_ids``, then insert ``edges`` (each
         of that kind; duplicates of one key keep the first), in one transaction. Raises
         ``ValueError`` for an unknown kind or an edge of another kind or agent."""
@@ -230,22 +284,38 @@ class LineageStoreMixin(SqlParts):
             raise ValueError(f"edges: every edge must be a {kind!r} edge of agent {agent_id!r}")
         sources = sorted(set(src_ids))
         c = t.dag_edges.c
-        rows = {(e.src_id, e.dst_id): {"src_id": e.src_id, "dst_id": e.dst_id, "kind": kind,
-                                       "agent_id": agent_id, "at": _utc(e.at)} for e in
-                reversed(edges)}
+        rows = {
+            (e.src_id, e.dst_id): {
+                "src_id": e.src_id,
+                "dst_id": e.dst_id,
+                "kind": kind,
+                "agent_id": agent_id,
+                "at": _utc(e.at),
+            }
+            for e in reversed(edges)
+        }
         with self._conn() as conn:
             for i in range(0, len(sources), _CHUNK):
-                conn.execute(delete(t.dag_edges).where(and_(
-                    c.agent_id == agent_id, c.kind == kind,
-                    c.src_id.in_(sources[i:i + _CHUNK]))))
+                conn.execute(
+                    delete(t.dag_edges).where(
+                        and_(
+                            c.agent_id == agent_id,
+                            c.kind == kind,
+                            c.src_id.in_(sources[i : i + _CHUNK]),
+                        )
+                    )
+                )
             if rows:
                 values = list(rows.values())
                 for i in range(0, len(values), _CHUNK):
-                    conn.execute(_upsert(self.dialect, t.dag_edges).on_conflict_do_nothing(),
-                                 values[i:i + _CHUNK])
+                    conn.execute(
+                        _upsert(self.dialect, t.dag_edges).on_conflict_do_nothing(),
+                        values[i : i + _CHUNK],
+                    )
 
-    def dag_edges(self, agent_id: str, *, node_ids: Iterable[str] | None = None,
-                  kinds: Sequence[str] = ()) -> list[DagEdge]:
+    def dag_edges(
+        self, agent_id: str, *, node_ids: Iterable[str] | None = None, kinds: Sequence[str] = ()
+    ) -> list[DagEdge]:
         """The agent's edges (touching any of ``node_ids`` at either end when given), ordered
         by ``at``, then source, destination and kind."""
         c = t.dag_edges.c
@@ -259,20 +329,28 @@ class LineageStoreMixin(SqlParts):
             else:
                 ids, seen, rows = sorted(set(node_ids)), set(), []
                 for i in range(0, len(ids), _CHUNK):
-                    part = ids[i:i + _CHUNK]
-                    for r in conn.execute(select(t.dag_edges).where(and_(
-                            *cond, or_(c.src_id.in_(part), c.dst_id.in_(part))))):
+                    part = ids[i : i + _CHUNK]
+                    for r in conn.execute(
+                        select(t.dag_edges).where(
+                            and_(*cond, or_(c.src_id.in_(part), c.dst_id.in_(part)))
+                        )
+                    ):
                         if (r.src_id, r.dst_id, r.kind) not in seen:
                             seen.add((r.src_id, r.dst_id, r.kind))
                             rows.append(r)
                 rows.sort(key=lambda r: (_utc(r.at), r.src_id, r.dst_id, r.kind))
-        return [DagEdge(r.src_id, r.dst_id, r.kind, r.agent_id, _utc(r.at))
-                for r in rows]
+        return [DagEdge(r.src_id, r.dst_id, r.kind, r.agent_id, _utc(r.at)) for r in rows]
 
     # ------------------------------------------------------------------ ranked memories
 
-    def _ranked_where(self, agent_id: str, types: Sequence[str], exclude_types: Sequence[str],
-                      project: str | None, exclude_prefixes: Sequence[str]) -> list[Any]:
+    def _ranked_where(
+        self,
+        agent_id: str,
+        types: Sequence[str],
+        exclude_types: Sequence[str],
+        project: str | None,
+        exclude_prefixes: Sequence[str],
+    ) -> list[Any]:
         m, s = t.memories.c, t.sessions.c
         cond = [m.agent_id == agent_id]
         if types:
@@ -286,38 +364,69 @@ class LineageStoreMixin(SqlParts):
             cond.append(or_(s.project.is_(None), ~s.project.like(escaped + "%", escape="\\")))
         return cond
 
-    def ranked_memories(self, agent_id: str, *, types: Sequence[str] = (),
-                        exclude_types: Sequence[str] = (), project: str | None = None,
-                        exclude_prefixes: Sequence[str] = (), limit: int = 0
-                        ) -> list[tuple[Memory, str | None]]:
+    def ranked_memories(
+        self,
+        agent_id: str,
+        *,
+        types: Sequence[str] = (),
+        exclude_types: Sequence[str] = (),
+        project: str | None = None,
+        exclude_prefixes: Sequence[str] = (),
+        limit: int = 0,
+    ) -> list[tuple[Memory, str | None]]:
         """The agent's memories with the project of their source session (None: no source, or
         a source that is not an imported session), by importance (highest first), then newest
         ``created_at``, then ``memory_id``. Filters: only ``types`` when given, never
         ``exclude_types``; with ``project``, memories of that project or of none; never those
         whose project starts with one of ``exclude_prefixes``. 0 = all."""
         m, s = t.memories.c, t.sessions.c
-        stmt = (select(t.memories, s.project.label("session_project"))
-                .select_from(t.memories.outerjoin(t.sessions, s.session_key == m.source_id))
-                .where(and_(*self._ranked_where(agent_id, types, exclude_types, project,
-                                                exclude_prefixes)))
-                .order_by(m.importance.desc(), m.created_at.desc(), m.memory_id))
+        stmt = (
+            select(t.memories, s.project.label("session_project"))
+            .select_from(t.memories.outerjoin(t.sessions, s.session_key == m.source_id))
+            .where(
+                and_(*self._ranked_where(agent_id, types, exclude_types, project, exclude_prefixes))
+            )
+            .order_by(m.importance.desc(), m.created_at.desc(), m.memory_id)
+        )
         if limit:
             stmt = stmt.limit(limit)
         with self._conn() as conn:
-            return [(Memory(r.memory_id, r.content, r.content_hash, r.type,
-                            tuple(orjson.loads(r.tags)), r.importance, r.source_id, r.agent_id,
-                            _utc(r.created_at)), r.session_project)
-                    for r in conn.execute(stmt)]
+            return [
+                (
+                    Memory(
+                        r.memory_id,
+                        r.content,
+                        r.content_hash,
+                        r.type,
+                        tuple(orjson.loads(r.tags)),
+                        r.importance,
+                        r.source_id,
+                        r.agent_id,
+                        _utc(r.created_at),
+                    ),
+                    r.session_project,
+                )
+                for r in conn.execute(stmt)
+            ]
 
-    def count_ranked_memories(self, agent_id: str, *, types: Sequence[str] = (),
-                              exclude_types: Sequence[str] = (), project: str | None = None,
-                              exclude_prefixes: Sequence[str] = ()) -> int:
+    def count_ranked_memories(
+        self,
+        agent_id: str,
+        *,
+        types: Sequence[str] = (),
+        exclude_types: Sequence[str] = (),
+        project: str | None = None,
+        exclude_prefixes: Sequence[str] = (),
+    ) -> int:
         """How many memories ``ranked_memories`` would return without a limit."""
         m, s = t.memories.c, t.sessions.c
-        stmt = (select(func.count()).select_from(
-            t.memories.outerjoin(t.sessions, s.session_key == m.source_id))
-            .where(and_(*self._ranked_where(agent_id, types, exclude_types, project,
-                                            exclude_prefixes))))
+        stmt = (
+            select(func.count())
+            .select_from(t.memories.outerjoin(t.sessions, s.session_key == m.source_id))
+            .where(
+                and_(*self._ranked_where(agent_id, types, exclude_types, project, exclude_prefixes))
+            )
+        )
         with self._conn() as conn:
             return int(conn.execute(stmt).scalar() or 0)
 
@@ -330,7 +439,10 @@ class LineageStoreMixin(SqlParts):
         cond: list[ColumnElement[bool]] = [c.completed_at.is_not(None)]
         if agent_id is not None:
             cond.append(c.agent_id == agent_id)
-        stmt = (select(c.session_key, c.agent_id, c.content_hash).where(and_(*cond))
-                .order_by(c.completed_at, c.session_key, c.agent_id))
+        stmt = (
+            select(c.session_key, c.agent_id, c.content_hash)
+            .where(and_(*cond))
+            .order_by(c.completed_at, c.session_key, c.agent_id)
+        )
         with self._conn() as conn:
             return [(r.session_key, r.agent_id, r.content_hash) for r in conn.execute(stmt)]

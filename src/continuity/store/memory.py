@@ -10,7 +10,8 @@ says whether it changed a row: ``insert_transcript`` / ``insert_memory`` skip an
 ``update_transcript_content`` writes only a different hash, ``append_transcript`` only onto
 the hash it expects, ``complete_transcript`` only an open row. What goes with a row is written
 in its transaction: a transcript's text in ``session_transcript_parts`` (revision 0018), on
-SQLite a memory's ``memories_fts`` row. Full-text search is dialect-specific (revisions 0007, 0011): SQLite FTS5 ranked by
+SQLite a memory's ``memories_fts`` row. Full-text search is dialect-specific (revisions 0007,
+0011): SQLite FTS5 ranked by
 BM25 (candidates of very common words bounded, ``continuity.store.fts``), PostgreSQL
 ``to_tsvector('english', continuity_search_text(content))`` ranked by ``ts_rank`` with length
 normalisation; both index CJK characters one a token (``fts.search_text``).
@@ -61,10 +62,15 @@ def _by_fts_rowid(cond: list[Any]) -> Any:
     """The memories meeting ``cond`` whose FTS rows have the rowids in the JSON array ``:ids``,
     with ``fts_rowid``: FTS rowid lookups, then primary-key lookups (one statement)."""
     ids = func.json_each(bindparam("ids")).table_valued("value").alias("ids")
-    return (select(t.memories, _FTS.c.rowid.label("fts_rowid"))
-            .select_from(ids.join(_FTS, _FTS.c.rowid == ids.c.value)
-                         .join(t.memories, t.memories.c.memory_id == _FTS.c.memory_id))
-            .where(*cond))
+    return (
+        select(t.memories, _FTS.c.rowid.label("fts_rowid"))
+        .select_from(
+            ids.join(_FTS, _FTS.c.rowid == ids.c.value).join(
+                t.memories, t.memories.c.memory_id == _FTS.c.memory_id
+            )
+        )
+        .where(*cond)
+    )
 
 
 #: Unary + keeps SQLite from looking rows up through the (agent_id, content_hash) index, i.e.
@@ -94,32 +100,45 @@ def _insert_ignore(dialect: str, table_name: str) -> Any:
     """``INSERT .. ON CONFLICT DO NOTHING RETURNING <primary key>`` of the table (the columns
     are the parameters' keys), built once (issue 17: building it cost more than running it)."""
     tbl = t.metadata.tables[table_name]
-    return (t.upsert_insert(dialect, tbl).on_conflict_do_nothing()
-            .returning(*tbl.primary_key.columns))
+    return (
+        t.upsert_insert(dialect, tbl).on_conflict_do_nothing().returning(*tbl.primary_key.columns)
+    )
 
 
 @cache
 def _complete_transcript() -> Any:
     c = t.session_transcripts.c
-    return (update(t.session_transcripts)
-            .where(and_(c.session_key == bindparam("b_key"), c.agent_id == bindparam("b_agent"),
-                        c.completed_at.is_(None))))
+    return update(t.session_transcripts).where(
+        and_(
+            c.session_key == bindparam("b_key"),
+            c.agent_id == bindparam("b_agent"),
+            c.completed_at.is_(None),
+        )
+    )
 
 
 @cache
 def _replace_transcript() -> Any:
     c = t.session_transcripts.c
-    return (update(t.session_transcripts)
-            .where(and_(c.session_key == bindparam("b_key"), c.agent_id == bindparam("b_agent"),
-                        c.content_hash != bindparam("b_hash"))))
+    return update(t.session_transcripts).where(
+        and_(
+            c.session_key == bindparam("b_key"),
+            c.agent_id == bindparam("b_agent"),
+            c.content_hash != bindparam("b_hash"),
+        )
+    )
 
 
 @cache
 def _replace_transcript_if() -> Any:
     c = t.session_transcripts.c
-    return (update(t.session_transcripts)
-            .where(and_(c.session_key == bindparam("b_key"), c.agent_id == bindparam("b_agent"),
-                        c.content_hash == bindparam("b_expected"))))
+    return update(t.session_transcripts).where(
+        and_(
+            c.session_key == bindparam("b_key"),
+            c.agent_id == bindparam("b_agent"),
+            c.content_hash == bindparam("b_expected"),
+        )
+    )
 
 
 @cache
@@ -129,12 +148,16 @@ def _append_part() -> Any:
     the same transaction, which holds the row's write lock."""
     p = t.session_transcript_parts.c
     agent, key = bindparam("b_agent", type_=t.String(200)), bindparam("b_key", type_=t.String(200))
-    nxt = (select(agent, key, func.coalesce(func.max(p.part), -1) + 1,
-                  bindparam("b_data", type_=LargeBinary()),
-                  bindparam("b_codec", type_=SmallInteger()))
-           .where(and_(p.agent_id == agent, p.session_key == key)))
+    nxt = select(
+        agent,
+        key,
+        func.coalesce(func.max(p.part), -1) + 1,
+        bindparam("b_data", type_=LargeBinary()),
+        bindparam("b_codec", type_=SmallInteger()),
+    ).where(and_(p.agent_id == agent, p.session_key == key))
     return insert(t.session_transcript_parts).from_select(
-        ["agent_id", "session_key", "part", "data", "codec"], nxt)
+        ["agent_id", "session_key", "part", "data", "codec"], nxt
+    )
 
 
 def part_text(data: bytes, codec: int | None) -> str:
@@ -146,31 +169,43 @@ def part_text(data: bytes, codec: int | None) -> str:
 @cache
 def _drop_parts() -> Any:
     p = t.session_transcript_parts.c
-    return delete(t.session_transcript_parts).where(and_(
-        p.agent_id == bindparam("b_agent"), p.session_key == bindparam("b_key")))
+    return delete(t.session_transcript_parts).where(
+        and_(p.agent_id == bindparam("b_agent"), p.session_key == bindparam("b_key"))
+    )
 
 
 @cache
 def _parts_of():  # the type is inferred: Select of (session_key, data, codec)
     p = t.session_transcript_parts.c
-    return (select(p.session_key, p.data, p.codec)
-            .where(and_(p.agent_id == bindparam("b_agent"),
-                        p.session_key.in_(bindparam("b_keys", expanding=True))))
-            .order_by(p.session_key, p.part))
+    return (
+        select(p.session_key, p.data, p.codec)
+        .where(
+            and_(
+                p.agent_id == bindparam("b_agent"),
+                p.session_key.in_(bindparam("b_keys", expanding=True)),
+            )
+        )
+        .order_by(p.session_key, p.part)
+    )
 
 
 @cache
 def _transcript_hash() -> Any:
     c = t.session_transcripts.c
-    return select(c.content_hash).where(and_(c.session_key == bindparam("b_key"),
-                                             c.agent_id == bindparam("b_agent")))
+    return select(c.content_hash).where(
+        and_(c.session_key == bindparam("b_key"), c.agent_id == bindparam("b_agent"))
+    )
 
 
 @cache
 def _transcripts_of() -> Any:
     c = t.session_transcripts.c
-    return select(t.session_transcripts).where(and_(
-        c.agent_id == bindparam("b_agent"), c.session_key.in_(bindparam("b_keys", expanding=True))))
+    return select(t.session_transcripts).where(
+        and_(
+            c.agent_id == bindparam("b_agent"),
+            c.session_key.in_(bindparam("b_keys", expanding=True)),
+        )
+    )
 
 
 class MemoryStoreMixin(SqlParts):
@@ -193,10 +228,16 @@ class MemoryStoreMixin(SqlParts):
     def insert_transcript(self, row: TranscriptRow) -> bool:
         """Insert ``row`` unless (agent_id, session_key) exists; True when inserted (its text
         as part 0, revision 0018). ``created_at``/``updated_at`` must be set by the caller."""
-        values = {"session_key": row.session_key, "agent_id": row.agent_id,
-                  "harness": row.harness, "project": row.project,
-                  "content_hash": row.content_hash, "created_at": row.created_at,
-                  "updated_at": row.updated_at, "completed_at": row.completed_at}
+        values = {
+            "session_key": row.session_key,
+            "agent_id": row.agent_id,
+            "harness": row.harness,
+            "project": row.project,
+            "content_hash": row.content_hash,
+            "created_at": row.created_at,
+            "updated_at": row.updated_at,
+            "completed_at": row.completed_at,
+        }
         with self._conn() as conn:
             if not self._insert_ignore_one(conn, t.session_transcripts, values):
                 return False
@@ -208,13 +249,23 @@ class MemoryStoreMixin(SqlParts):
         """Add ``text_part`` as the row's next part (nothing for empty text)."""
         if text_part:
             data, codec = rawcodec.encode(t.nul_free(text_part).encode("utf-8"))
-            conn.execute(_append_part(), {"b_key": session_key, "b_agent": agent_id,
-                                          "b_data": data, "b_codec": codec})
+            conn.execute(
+                _append_part(),
+                {"b_key": session_key, "b_agent": agent_id, "b_data": data, "b_codec": codec},
+            )
 
-    def update_transcript_content(self, session_key: str, agent_id: str, *, content: str,
-                                  content_hash: str, harness: str, project: str | None,
-                                  updated_at: datetime,
-                                  expected_hash: str | None = None) -> bool:
+    def update_transcript_content(
+        self,
+        session_key: str,
+        agent_id: str,
+        *,
+        content: str,
+        content_hash: str,
+        harness: str,
+        project: str | None,
+        updated_at: datetime,
+        expected_hash: str | None = None,
+    ) -> bool:
         """Replace the row's whole text with ``content`` when its hash differs from
         ``content_hash``: sets ``updated_at``, re-opens it (``completed_at`` NULL), and its
         parts become the one part ``content`` (revision 0018). True when a row changed. With
@@ -227,9 +278,17 @@ class MemoryStoreMixin(SqlParts):
             stmt, params = _replace_transcript_if(), {"b_expected": expected_hash}
         else:
             stmt, params = _replace_transcript(), {"b_hash": content_hash}
-        params.update({"b_key": session_key, "b_agent": agent_id,
-                       "content_hash": content_hash, "harness": harness, "project": project,
-                       "updated_at": updated_at, "completed_at": None})
+        params.update(
+            {
+                "b_key": session_key,
+                "b_agent": agent_id,
+                "content_hash": content_hash,
+                "harness": harness,
+                "project": project,
+                "updated_at": updated_at,
+                "completed_at": None,
+            }
+        )
         with self._conn() as conn:
             if conn.execute(stmt, params).rowcount != 1:
                 return False
@@ -237,10 +296,19 @@ class MemoryStoreMixin(SqlParts):
             self._write_part(conn, session_key, agent_id, content)
             return True
 
-    def append_transcript(self, session_key: str, agent_id: str, *, tail: str,
-                          content_hash: str, expected_hash: str, harness: str,
-                          project: str | None, updated_at: datetime,
-                          completed_at: datetime | None = None) -> bool:
+    def append_transcript(
+        self,
+        session_key: str,
+        agent_id: str,
+        *,
+        tail: str,
+        content_hash: str,
+        expected_hash: str,
+        harness: str,
+        project: str | None,
+        updated_at: datetime,
+        completed_at: datetime | None = None,
+    ) -> bool:
         """Append ``tail`` to the row's text when its stored hash is ``expected_hash`` (a
         compare-and-set): the row's text becomes its old text + ``tail`` exactly (the caller
         puts the ``"\n\n"`` separator at the start of ``tail``), its hash ``content_hash``
@@ -254,9 +322,16 @@ class MemoryStoreMixin(SqlParts):
         ``tail`` is empty."""
         if not tail or expected_hash == content_hash:
             return False
-        params = {"b_key": session_key, "b_agent": agent_id, "b_expected": expected_hash,
-                  "content_hash": content_hash, "harness": harness, "project": project,
-                  "updated_at": updated_at, "completed_at": completed_at}
+        params = {
+            "b_key": session_key,
+            "b_agent": agent_id,
+            "b_expected": expected_hash,
+            "content_hash": content_hash,
+            "harness": harness,
+            "project": project,
+            "updated_at": updated_at,
+            "completed_at": completed_at,
+        }
         with self._conn() as conn:
             if conn.execute(_replace_transcript_if(), params).rowcount != 1:
                 return False
@@ -277,8 +352,9 @@ class MemoryStoreMixin(SqlParts):
         count = 0
         with self._conn() as conn:
             for event_id in dict.fromkeys(i for i in event_ids if i):
-                count += self._insert_ignore_one(conn, t.applied_events,
-                                                 {"event_id": event_id, "applied_at": at})
+                count += self._insert_ignore_one(
+                    conn, t.applied_events, {"event_id": event_id, "applied_at": at}
+                )
         return count
 
     def applied_events(self, event_ids: Iterable[str]) -> set[str]:
@@ -288,18 +364,30 @@ class MemoryStoreMixin(SqlParts):
         found: set[str] = set()
         with self._conn() as conn:
             for i in range(0, len(ids), _CHUNK):
-                found.update(conn.execute(select(c.event_id).where(
-                    c.event_id.in_(ids[i:i + _CHUNK]))).scalars())
+                found.update(
+                    conn.execute(
+                        select(c.event_id).where(c.event_id.in_(ids[i : i + _CHUNK]))
+                    ).scalars()
+                )
         return found
 
     @staticmethod
     def _transcript(r: Any, parts: Sequence[str] = ()) -> TranscriptRow:
-        return TranscriptRow(r.session_key, r.agent_id, r.harness, r.project, "".join(parts),
-                             r.content_hash, _utc(r.created_at), _utc(r.updated_at),
-                             _utc(r.completed_at))
+        return TranscriptRow(
+            r.session_key,
+            r.agent_id,
+            r.harness,
+            r.project,
+            "".join(parts),
+            r.content_hash,
+            _utc(r.created_at),
+            _utc(r.updated_at),
+            _utc(r.completed_at),
+        )
 
-    def get_transcripts(self, session_keys: Iterable[str], agent_id: str
-                        ) -> dict[str, TranscriptRow]:
+    def get_transcripts(
+        self, session_keys: Iterable[str], agent_id: str
+    ) -> dict[str, TranscriptRow]:
         """``{session_key: row}`` of this agent's rows for these keys (keys without a row are
         absent), each with its whole text (its parts joined in order, revision 0018). Two
         queries per 500 keys (the rows, their parts)."""
@@ -307,15 +395,16 @@ class MemoryStoreMixin(SqlParts):
         out: dict[str, TranscriptRow] = {}
         with self._conn() as conn:
             for i in range(0, len(keys), _CHUNK):
-                params = {"b_agent": agent_id, "b_keys": keys[i:i + _CHUNK]}
+                params = {"b_agent": agent_id, "b_keys": keys[i : i + _CHUNK]}
                 rows = conn.execute(_transcripts_of(), params).all()
                 if not rows:
                     continue
                 parts: dict[str, list[str]] = {}
                 for key, data, codec in conn.execute(_parts_of(), params):
                     parts.setdefault(key, []).append(part_text(data, codec))
-                out.update({r.session_key: self._transcript(r, parts.get(r.session_key, ()))
-                            for r in rows})
+                out.update(
+                    {r.session_key: self._transcript(r, parts.get(r.session_key, ())) for r in rows}
+                )
         return out
 
     def sessions_without_transcript(self, session_keys: Iterable[str]) -> list[str]:
@@ -327,24 +416,37 @@ class MemoryStoreMixin(SqlParts):
         out: list[str] = []
         with self._conn() as conn:
             for i in range(0, len(keys), _CHUNK):
-                stmt = (select(s.session_key)
-                        .select_from(t.sessions.outerjoin(t.session_transcripts, and_(
-                            tr.session_key == s.session_key, tr.agent_id == s.agent_id)))
-                        .where(s.session_key.in_(keys[i:i + _CHUNK]),
-                               tr.session_key.is_(None)))
+                stmt = (
+                    select(s.session_key)
+                    .select_from(
+                        t.sessions.outerjoin(
+                            t.session_transcripts,
+                            and_(tr.session_key == s.session_key, tr.agent_id == s.agent_id),
+                        )
+                    )
+                    .where(s.session_key.in_(keys[i : i + _CHUNK]), tr.session_key.is_(None))
+                )
                 out.extend(r[0] for r in conn.execute(stmt))
         return sorted(out)
 
     def transcript_hash(self, session_key: str, agent_id: str) -> str | None:
         """The stored ``content_hash`` of the row (None: no row), without reading its content."""
         with self._conn() as conn:
-            return conn.execute(_transcript_hash(), {"b_key": session_key,
-                                                     "b_agent": agent_id}).scalar()
+            return conn.execute(
+                _transcript_hash(), {"b_key": session_key, "b_agent": agent_id}
+            ).scalar()
 
-    def open_transcripts(self, *, agent_id: str | None = None,
-                         updated_before: datetime | None = None, harness: str | None = None,
-                         project: str | None = None, exclude: Sequence[str] = (),
-                         newest_first: bool = False, limit: int = 100) -> list[tuple[str, str]]:
+    def open_transcripts(
+        self,
+        *,
+        agent_id: str | None = None,
+        updated_before: datetime | None = None,
+        harness: str | None = None,
+        project: str | None = None,
+        exclude: Sequence[str] = (),
+        newest_first: bool = False,
+        limit: int = 100,
+    ) -> list[tuple[str, str]]:
         """``(session_key, agent_id)`` of incomplete rows matching the conditions, ordered by
         ``updated_at`` (oldest first unless ``newest_first``), at most ``limit``."""
         c = t.session_transcripts.c
@@ -359,8 +461,9 @@ class MemoryStoreMixin(SqlParts):
             cond.append(c.project == project)
         if exclude:
             cond.append(c.session_key.not_in(list(exclude)))
-        order = (c.updated_at.desc(), c.session_key) if newest_first else (c.updated_at,
-                                                                             c.session_key)
+        order = (
+            (c.updated_at.desc(), c.session_key) if newest_first else (c.updated_at, c.session_key)
+        )
         stmt = select(c.session_key, c.agent_id).where(and_(*cond)).order_by(*order).limit(limit)
         with self._conn() as conn:
             return [(r.session_key, r.agent_id) for r in conn.execute(stmt)]
@@ -370,42 +473,71 @@ class MemoryStoreMixin(SqlParts):
     def insert_memory(self, memory: Memory) -> bool:
         """Insert ``memory`` unless its id or (agent_id, content_hash) exists; True when
         inserted. ``created_at`` must be set by the caller."""
-        values = {"memory_id": memory.memory_id, "content": memory.content,
-                  "content_hash": memory.content_hash, "type": memory.type,
-                  "tags": orjson.dumps(list(memory.tags)).decode(),
-                  "importance": memory.importance, "source_id": memory.source_id,
-                  "agent_id": memory.agent_id, "created_at": memory.created_at}
+        values = {
+            "memory_id": memory.memory_id,
+            "content": memory.content,
+            "content_hash": memory.content_hash,
+            "type": memory.type,
+            "tags": orjson.dumps(list(memory.tags)).decode(),
+            "importance": memory.importance,
+            "source_id": memory.source_id,
+            "agent_id": memory.agent_id,
+            "created_at": memory.created_at,
+        }
         with self._conn() as conn:
             inserted = self._insert_ignore_one(conn, t.memories, values)
             if inserted and self.dialect == "sqlite":  # revision 0011: no insert trigger
-                conn.execute(_FTS_INSERT, {"m": memory.memory_id,
-                                           "c": fts.search_text(memory.content)})
+                conn.execute(
+                    _FTS_INSERT, {"m": memory.memory_id, "c": fts.search_text(memory.content)}
+                )
             return inserted
 
     @staticmethod
     def _memory(r: Any) -> Memory:
-        return Memory(r.memory_id, r.content, r.content_hash, r.type, tuple(orjson.loads(r.tags)),
-                      r.importance, r.source_id, r.agent_id, _utc(r.created_at))
+        return Memory(
+            r.memory_id,
+            r.content,
+            r.content_hash,
+            r.type,
+            tuple(orjson.loads(r.tags)),
+            r.importance,
+            r.source_id,
+            r.agent_id,
+            _utc(r.created_at),
+        )
 
     def memory_by_hash(self, agent_id: str, content_hash: str) -> Memory | None:
         """The agent's memory with this content hash (None: none)."""
         c = t.memories.c
         with self._conn() as conn:
-            r = conn.execute(select(t.memories).where(and_(
-                c.agent_id == agent_id, c.content_hash == content_hash))).first()
+            r = conn.execute(
+                select(t.memories).where(
+                    and_(c.agent_id == agent_id, c.content_hash == content_hash)
+                )
+            ).first()
         return self._memory(r) if r else None
 
     def memories_from(self, source_id: str, *, limit: int = 20) -> list[Memory]:
         """The memories whose source is session ``source_id`` (any agent), newest first, at
         most ``limit`` (issue 39: the project brief shows a session's remembered decisions)."""
         c = t.memories.c
-        stmt = (select(t.memories).where(c.source_id == source_id)
-                .order_by(c.created_at.desc(), c.memory_id).limit(limit))
+        stmt = (
+            select(t.memories)
+            .where(c.source_id == source_id)
+            .order_by(c.created_at.desc(), c.memory_id)
+            .limit(limit)
+        )
         with self._conn() as conn:
             return [self._memory(r) for r in conn.execute(stmt)]
 
-    def search_memories(self, terms: Sequence[str], *, agent_id: str, limit: int,
-                        filters: MemoryFilter | None = None) -> list[tuple[Memory, float]]:
+    def search_memories(
+        self,
+        terms: Sequence[str],
+        *,
+        agent_id: str,
+        limit: int,
+        filters: MemoryFilter | None = None,
+    ) -> list[tuple[Memory, float]]:
         """The agent's memories matching any of ``terms`` (plain words: letters and digits
         only; a CJK run is matched as the phrase of its characters, ``fts.search_text``), best
         first, with a relevance score (higher is better; the scale is the backend's, only the
@@ -421,14 +553,18 @@ class MemoryStoreMixin(SqlParts):
         vector = func.to_tsvector(_PG_CONFIG, getattr(func, fts.PG_FUNCTION)(t.memories.c.content))
         query = func.to_tsquery(_PG_CONFIG, fts.pg_tsquery(terms))
         rank = func.ts_rank(vector, query, 1)
-        stmt = (select(t.memories, rank.label("score"))
-                .where(vector.op("@@")(query), *cond)
-                .order_by(rank.desc(), t.memories.c.memory_id).limit(limit))
+        stmt = (
+            select(t.memories, rank.label("score"))
+            .where(vector.op("@@")(query), *cond)
+            .order_by(rank.desc(), t.memories.c.memory_id)
+            .limit(limit)
+        )
         with self._conn() as conn:
             return [(self._memory(r), float(r.score)) for r in conn.execute(stmt)]
 
-    def _search_fts5(self, terms: Sequence[str], agent_id: str, cond: list[Any], limit: int,
-                     prefix: int) -> list[tuple[Memory, float]]:
+    def _search_fts5(
+        self, terms: Sequence[str], agent_id: str, cond: list[Any], limit: int, prefix: int
+    ) -> list[tuple[Memory, float]]:
         """The ``prefix`` best FTS5 rows (``fts.rank_fts5``: BM25 over the FTS table alone,
         no join before sorting), then the memories among them that meet ``cond``, fetched by
         FTS rowid in one query: when at least ``limit`` survive, or the ranking held every
@@ -448,11 +584,13 @@ class MemoryStoreMixin(SqlParts):
                 return [(self._memory(r), -score[r.fts_rowid]) for r in hits]
             match = " OR ".join(fts.fts5_phrase(term) for term in terms)
             rank = func.bm25(literal_column("memories_fts"))
-            stmt = (select(t.memories, rank.label("score"))
-                    .select_from(t.memories.join(_FTS, _FTS.c.memory_id
-                                                 == t.memories.c.memory_id))
-                    .where(text("memories_fts MATCH :q").bindparams(q=match), *cond)
-                    .order_by(rank, t.memories.c.memory_id).limit(limit))
+            stmt = (
+                select(t.memories, rank.label("score"))
+                .select_from(t.memories.join(_FTS, _FTS.c.memory_id == t.memories.c.memory_id))
+                .where(text("memories_fts MATCH :q").bindparams(q=match), *cond)
+                .order_by(rank, t.memories.c.memory_id)
+                .limit(limit)
+            )
             return [(self._memory(r), -float(r.score)) for r in conn.execute(stmt)]
 
     @staticmethod

@@ -29,8 +29,11 @@ def resolve_session(store: Any, name: str) -> str:
         raise SessionNotFound(name)
     if len(found) > 1:
         # A session and its own subagent files (``S``, ``S/agent-…``): the prefix names S.
-        parents = [s.key for s in found
-                   if all(o.key == s.key or o.key.startswith(s.key + "/") for o in found)]
+        parents = [
+            s.key
+            for s in found
+            if all(o.key == s.key or o.key.startswith(s.key + "/") for o in found)
+        ]
         if len(parents) == 1 and len(found) < 21:
             return parents[0]
         raise AmbiguousSession(name, [s.key for s in found])

@@ -214,10 +214,12 @@ session_checkpoints = Table(
     Column("recent_remembers", Text, nullable=False),
     Column("created_at", DateTime(timezone=True), nullable=False),
 )
-Index("ix_checkpoints_session", session_checkpoints.c.session_key,
-      session_checkpoints.c.created_at)
-Index("ix_checkpoints_project", session_checkpoints.c.project_normalized,
-      session_checkpoints.c.created_at)
+Index("ix_checkpoints_session", session_checkpoints.c.session_key, session_checkpoints.c.created_at)
+Index(
+    "ix_checkpoints_project",
+    session_checkpoints.c.project_normalized,
+    session_checkpoints.c.created_at,
+)
 Index("ix_checkpoints_created", session_checkpoints.c.created_at)
 
 # ---------------------------------------------------------------------------- fencing (0003, 0004)
@@ -262,10 +264,14 @@ session_transcripts = Table(
     Column("updated_at", DateTime(timezone=True), nullable=False),
     Column("completed_at", DateTime(timezone=True)),
 )
-Index("ix_transcripts_agent_completed", session_transcripts.c.agent_id,
-      session_transcripts.c.completed_at)
-Index("ix_transcripts_agent_hash", session_transcripts.c.agent_id,
-      session_transcripts.c.content_hash)
+Index(
+    "ix_transcripts_agent_completed",
+    session_transcripts.c.agent_id,
+    session_transcripts.c.completed_at,
+)
+Index(
+    "ix_transcripts_agent_hash", session_transcripts.c.agent_id, session_transcripts.c.content_hash
+)
 
 #: Revision 0018 (issue 17): a ``session_transcripts`` row's text, in parts written once and
 #: never updated: the text is the parts joined in ``part`` order (part 0 the text as first
@@ -331,8 +337,13 @@ entry_vectors = Table(
     Column("vector", LargeBinary, nullable=False),
     sqlite_autoincrement=True,
 )
-Index("ux_entry_vectors", entry_vectors.c.model, entry_vectors.c.session_key,
-      entry_vectors.c.seq, unique=True)
+Index(
+    "ux_entry_vectors",
+    entry_vectors.c.model,
+    entry_vectors.c.session_key,
+    entry_vectors.c.seq,
+    unique=True,
+)
 Index("ix_entry_vectors_id", entry_vectors.c.model, entry_vectors.c.vector_id)
 
 #: issue 40: the embedding of each memory under one model (as ``entry_vectors``).
@@ -415,10 +426,10 @@ def upsert_insert(dialect: str, table: Table) -> Any:
     return insert(table)
 
 
-
-def _graph_keys(*names: str) -> list[Column]:  # type: ignore[type-arg]
+def _graph_keys(*names: str) -> list[Column]:
     """The text primary-key columns ``names`` of a LangGraph table (ids of any length)."""
     return [Column(name, Text, primary_key=True) for name in names]
+
 
 # ---------------------------------------------------------------------------- LangGraph (0021)
 

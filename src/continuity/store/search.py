@@ -90,8 +90,11 @@ def entry_body(entry: Entry) -> str:
             # json_bytes, not orjson.dumps: a harness's integer beyond 64 bits (issue 45 item 11)
             shown = args if isinstance(args, str) else json_bytes(args).decode("utf-8")
             parts.append(f"{block.name} {shown}")
-    if entry.compaction is not None and entry.compaction.summary \
-            and entry.compaction.summary not in parts:
+    if (
+        entry.compaction is not None
+        and entry.compaction.summary
+        and entry.compaction.summary not in parts
+    ):
         parts.append(entry.compaction.summary)
     return "\n".join(p for p in parts if p)[:INDEX_CHARS]
 
@@ -134,14 +137,19 @@ class SearchIndexWriter:
         self.dialect = dialect.name
         mark = "?" if dialect.paramstyle == "qmark" else "%s"
         if self.dialect == "sqlite":
-            self._rows_sql = (f"INSERT INTO {ROWS_TABLE} (search_id, session_key, seq) "
-                              f"VALUES ({mark}, {mark}, {mark})")
-            self._fts_sql = (f"INSERT INTO {FTS_TABLE} (rowid, body, tools) "
-                             f"VALUES ({mark}, {mark}, {mark})")
+            self._rows_sql = (
+                f"INSERT INTO {ROWS_TABLE} (search_id, session_key, seq) "
+                f"VALUES ({mark}, {mark}, {mark})"
+            )
+            self._fts_sql = (
+                f"INSERT INTO {FTS_TABLE} (rowid, body, tools) VALUES ({mark}, {mark}, {mark})"
+            )
         else:
-            self._pg_sql = (f"INSERT INTO {FTS_TABLE} (session_key, seq, tools, doc) VALUES "
-                            f"({mark}, {mark}, {mark}, to_tsvector('english'::regconfig, "
-                            f"{mark}))")
+            self._pg_sql = (
+                f"INSERT INTO {FTS_TABLE} (session_key, seq, tools, doc) VALUES "
+                f"({mark}, {mark}, {mark}, to_tsvector('english'::regconfig, "
+                f"{mark}))"
+            )
 
     def put(self, conn: Connection, session_key: str, entries: Sequence[Entry]) -> None:
         """Index ``entries`` (their ``seq`` set) of ``session_key``. Text follows the NUL rule
@@ -150,20 +158,30 @@ class SearchIndexWriter:
             return
         key = t.nul_free(session_key)
         names = _call_names(entries)
-        docs = [(e.seq, t.nul_free(fts.search_text(entry_body(e))), entry_tools(e, names))
-                for e in entries]
+        docs = [
+            (e.seq, t.nul_free(fts.search_text(entry_body(e))), entry_tools(e, names))
+            for e in entries
+        ]
         if self.dialect == "sqlite":
             # The transaction already wrote the entries, so it holds SQLite's write lock:
             # no other writer can take the same ids.
-            base = conn.exec_driver_sql(
-                f"SELECT coalesce(max(search_id), 0) FROM {ROWS_TABLE}").scalar() or 0
-            conn.exec_driver_sql(self._rows_sql, [(base + 1 + i, key, seq)
-                                                  for i, (seq, _, _) in enumerate(docs)])
-            conn.exec_driver_sql(self._fts_sql, [(base + 1 + i, body, tools)
-                                                 for i, (_, body, tools) in enumerate(docs)])
+            base = (
+                conn.exec_driver_sql(
+                    f"SELECT coalesce(max(search_id), 0) FROM {ROWS_TABLE}"
+                ).scalar()
+                or 0
+            )
+            conn.exec_driver_sql(
+                self._rows_sql, [(base + 1 + i, key, seq) for i, (seq, _, _) in enumerate(docs)]
+            )
+            conn.exec_driver_sql(
+                self._fts_sql,
+                [(base + 1 + i, body, tools) for i, (_, body, tools) in enumerate(docs)],
+            )
         else:
-            conn.exec_driver_sql(self._pg_sql, [(key, seq, tools, pg_words(body))
-                                                for seq, body, tools in docs])
+            conn.exec_driver_sql(
+                self._pg_sql, [(key, seq, tools, pg_words(body)) for seq, body, tools in docs]
+            )
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,8 +218,17 @@ def _conditions(f: EntryFilter) -> list[Any]:
     if f.harness:
         cond.append(s.harness == f.harness)
     if f.projects:
-        cond.append(or_(*[or_(s.project == p, s.project.like(
-            _like_escape(p.rstrip("/")) + "/%", escape="\\")) for p in f.projects]))
+        cond.append(
+            or_(
+                *[
+                    or_(
+                        s.project == p,
+                        s.project.like(_like_escape(p.rstrip("/")) + "/%", escape="\\"),
+                    )
+                    for p in f.projects
+                ]
+            )
+        )
     if f.since is not None:
         cond.append(e.ts >= f.since)
     if f.until is not None:
@@ -216,9 +243,14 @@ def _conditions(f: EntryFilter) -> list[Any]:
 class EntrySearchMixin(SqlParts):
     """Mixin of ``SqlStore``: ``search_entries`` over the index this module writes."""
 
-    def search_entries(self, terms: Sequence[str], *, limit: int,
-                       filters: EntryFilter | None = None,
-                       with_entries: bool = True) -> list[EntryHit]:
+    def search_entries(
+        self,
+        terms: Sequence[str],
+        *,
+        limit: int,
+        filters: EntryFilter | None = None,
+        with_entries: bool = True,
+    ) -> list[EntryHit]:
         """The rows matching any of ``terms`` (plain words, ``query_terms``) and ``filters``,
         best first, at most ``limit``; ties by (session_key, seq). On SQLite the candidates
         of a very common word are bounded to the newest ``fts.RANK_WINDOW`` matches when no
@@ -234,8 +266,9 @@ class EntrySearchMixin(SqlParts):
                 return self._entries_fts5(conn, terms, f, cond, limit, with_entries)
             return self._entries_pg(conn, terms, f, cond, limit, with_entries)
 
-    def entries_matching(self, terms: Sequence[str],
-                         rows: Sequence[tuple[str, int]]) -> set[tuple[str, int]]:
+    def entries_matching(
+        self, terms: Sequence[str], rows: Sequence[tuple[str, int]]
+    ) -> set[tuple[str, int]]:
         """Which of ``rows`` (session_key, seq) the index finds for any of ``terms`` (issue 40:
         hybrid ranking learns that a row found by meaning is in no words list at all)."""
         wanted = sorted(set(rows))
@@ -244,21 +277,30 @@ class EntrySearchMixin(SqlParts):
         found: set[tuple[str, int]] = set()
         with self._conn() as conn:
             for i in range(0, len(wanted), 500):
-                part = wanted[i:i + 500]
+                part = wanted[i : i + 500]
                 if self.dialect == "sqlite":  # one FTS seek per row (rowid = ...)
-                    found.update((r[0], r[1]) for r in conn.execute(text(
-                        f"SELECT r.session_key, r.seq FROM json_each(:rows) AS w "
-                        f"JOIN {ROWS_TABLE} AS r ON r.session_key = json_extract(w.value, "
-                        f"'$[0]') AND r.seq = json_extract(w.value, '$[1]') WHERE EXISTS "
-                        f"(SELECT 1 FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :q AND "
-                        f"{FTS_TABLE}.rowid = r.search_id)"),
-                        {"rows": orjson.dumps(part).decode(),
-                         "q": " OR ".join(fts.fts5_phrase(x) for x in terms)}))
+                    found.update(
+                        (r[0], r[1])
+                        for r in conn.execute(
+                            text(
+                                f"SELECT r.session_key, r.seq FROM json_each(:rows) AS w "
+                                f"JOIN {ROWS_TABLE} AS r ON r.session_key = json_extract(w.value, "
+                                f"'$[0]') AND r.seq = json_extract(w.value, '$[1]') WHERE EXISTS "
+                                f"(SELECT 1 FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :q AND "
+                                f"{FTS_TABLE}.rowid = r.search_id)"
+                            ),
+                            {
+                                "rows": orjson.dumps(part).decode(),
+                                "q": " OR ".join(fts.fts5_phrase(x) for x in terms),
+                            },
+                        )
+                    )
                 else:
                     query = func.to_tsquery(_PG_CONFIG, fts.pg_tsquery(terms))
-                    stmt = (select(_PG_FTS.c.session_key, _PG_FTS.c.seq)
-                            .where(tuple_(_PG_FTS.c.session_key, _PG_FTS.c.seq).in_(part),
-                                   _PG_FTS.c.doc.op("@@")(query)))
+                    stmt = select(_PG_FTS.c.session_key, _PG_FTS.c.seq).where(
+                        tuple_(_PG_FTS.c.session_key, _PG_FTS.c.seq).in_(part),
+                        _PG_FTS.c.doc.op("@@")(query),
+                    )
                     found.update((r[0], r[1]) for r in conn.execute(stmt))
         return found
 
@@ -269,22 +311,33 @@ class EntrySearchMixin(SqlParts):
         with self._conn() as conn:
             for i in range(0, len(wanted), 500):
                 stmt = self._sessions_select().where(
-                    t.sessions.c.session_key.in_(wanted[i:i + 500]))
+                    t.sessions.c.session_key.in_(wanted[i : i + 500])
+                )
                 for r in conn.execute(stmt):
                     out[r.session_key] = self._session(r)
         return out
 
-    def filter_sessions(self, *, harness: str | None = None, projects: Sequence[str] = (),
-                        offset: int = 0, limit: int = 50) -> tuple[list[Session], bool]:
+    def filter_sessions(
+        self,
+        *,
+        harness: str | None = None,
+        projects: Sequence[str] = (),
+        offset: int = 0,
+        limit: int = 50,
+    ) -> tuple[list[Session], bool]:
         """One page of sessions, newest activity first (``ended_at``, then ``updated_at``, as
         ``list_sessions``), of ``harness`` and inside one of ``projects`` (as
         ``EntryFilter.projects``) when given: ``(sessions, more)``, ``more`` when a later page
         has rows. ``offset``/``limit`` in sessions."""
         s = t.sessions.c
         cond = _conditions(EntryFilter(harness=harness, projects=tuple(projects)))
-        stmt = (self._sessions_select().where(*cond)
-                .order_by(func.coalesce(s.ended_at, s.updated_at).desc(), s.session_key)
-                .offset(max(0, offset)).limit(limit + 1))
+        stmt = (
+            self._sessions_select()
+            .where(*cond)
+            .order_by(func.coalesce(s.ended_at, s.updated_at).desc(), s.session_key)
+            .offset(max(0, offset))
+            .limit(limit + 1)
+        )
         with self._conn() as conn:
             rows = [self._session(r) for r in conn.execute(stmt)]
         return rows[:limit], len(rows) > limit
@@ -292,64 +345,132 @@ class EntrySearchMixin(SqlParts):
     @staticmethod
     def _joined(select_from: Any, key: Any, seq: Any) -> Any:
         e, s = t.entries, t.sessions
-        return (select_from.join(e, and_(e.c.session_key == key, e.c.seq == seq))
-                .join(s, s.c.session_key == e.c.session_key))
+        return select_from.join(e, and_(e.c.session_key == key, e.c.seq == seq)).join(
+            s, s.c.session_key == e.c.session_key
+        )
 
-    def _entries_fts5(self, conn: Any, terms: Sequence[str], f: EntryFilter, cond: list[Any],
-                     limit: int, with_entries: bool = True) -> list[EntryHit]:
+    def _entries_fts5(
+        self,
+        conn: Any,
+        terms: Sequence[str],
+        f: EntryFilter,
+        cond: list[Any],
+        limit: int,
+        with_entries: bool = True,
+    ) -> list[EntryHit]:
         if f.tool:
-            cond = [*cond, _ROWS.c.search_id.in_(text(
-                f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :tool_q")
-                .bindparams(tool_q="tools : " + fts.fts5_phrase(f.tool.lower())))]
+            cond = [
+                *cond,
+                _ROWS.c.search_id.in_(
+                    text(
+                        f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH :tool_q"
+                    ).bindparams(tool_q="tools : " + fts.fts5_phrase(f.tool.lower()))
+                ),
+            ]
         prefix = limit * (FILTERED_PREFIX_FACTOR if cond else PREFIX_FACTOR)
         ranked, complete = fts.rank_fts5(conn, terms, prefix, table=FTS_TABLE)
         score = dict(ranked)
         ids = func.json_each(bindparam("ids")).table_valued("value").alias("ids")
-        stmt = (select(_ROWS.c.search_id, _ROWS.c.session_key, _ROWS.c.seq)
-                .select_from(self._joined(ids.join(_ROWS, _ROWS.c.search_id == ids.c.value),
-                                          _ROWS.c.session_key, _ROWS.c.seq))
-                .where(*cond))
+        stmt = (
+            select(_ROWS.c.search_id, _ROWS.c.session_key, _ROWS.c.seq)
+            .select_from(
+                self._joined(
+                    ids.join(_ROWS, _ROWS.c.search_id == ids.c.value),
+                    _ROWS.c.session_key,
+                    _ROWS.c.seq,
+                )
+            )
+            .where(*cond)
+        )
         rows = conn.execute(stmt, {"ids": orjson.dumps(list(score)).decode()}).all()
         if len(rows) >= limit or complete:
             hits = sorted(rows, key=lambda r: (score[r.search_id], r.session_key, r.seq))
             best = [r.search_id for r in hits[:limit]]
-            found = {r.search_id: self._entry(r, 1) for r in conn.execute(
-                select(_ROWS.c.search_id, t.entries).select_from(self._joined(
-                    ids.join(_ROWS, _ROWS.c.search_id == ids.c.value), _ROWS.c.session_key,
-                    _ROWS.c.seq)), {"ids": orjson.dumps(best).decode()})} if with_entries else {}
-            return [EntryHit(r.session_key, r.seq, -score[r.search_id], found.get(r.search_id))
-                    for r in hits[:limit]]
+            found = (
+                {
+                    r.search_id: self._entry(r, 1)
+                    for r in conn.execute(
+                        select(_ROWS.c.search_id, t.entries).select_from(
+                            self._joined(
+                                ids.join(_ROWS, _ROWS.c.search_id == ids.c.value),
+                                _ROWS.c.session_key,
+                                _ROWS.c.seq,
+                            )
+                        ),
+                        {"ids": orjson.dumps(best).decode()},
+                    )
+                }
+                if with_entries
+                else {}
+            )
+            return [
+                EntryHit(r.session_key, r.seq, -score[r.search_id], found.get(r.search_id))
+                for r in hits[:limit]
+            ]
         # A narrow filter: rank every match that meets it, exactly.
         fts_t = table(FTS_TABLE, column("rowid"))
         rank = func.bm25(literal_column(FTS_TABLE))
         match = " OR ".join(fts.fts5_phrase(term) for term in terms)
-        stmt = (select(t.entries, rank.label("score"))
-                .select_from(self._joined(fts_t.join(_ROWS, _ROWS.c.search_id == fts_t.c.rowid),
-                                          _ROWS.c.session_key, _ROWS.c.seq))
-                .where(text(f"{FTS_TABLE} MATCH :q").bindparams(q=match), *cond)
-                .order_by(rank, _ROWS.c.session_key, _ROWS.c.seq).limit(limit))
-        return [EntryHit(r.session_key, r.seq, -float(r.score), self._entry(r))
-                for r in conn.execute(stmt)]
+        stmt = (
+            select(t.entries, rank.label("score"))
+            .select_from(
+                self._joined(
+                    fts_t.join(_ROWS, _ROWS.c.search_id == fts_t.c.rowid),
+                    _ROWS.c.session_key,
+                    _ROWS.c.seq,
+                )
+            )
+            .where(text(f"{FTS_TABLE} MATCH :q").bindparams(q=match), *cond)
+            .order_by(rank, _ROWS.c.session_key, _ROWS.c.seq)
+            .limit(limit)
+        )
+        return [
+            EntryHit(r.session_key, r.seq, -float(r.score), self._entry(r))
+            for r in conn.execute(stmt)
+        ]
 
-    def _entries_pg(self, conn: Any, terms: Sequence[str], f: EntryFilter, cond: list[Any],
-                   limit: int, with_entries: bool = True) -> list[EntryHit]:
+    def _entries_pg(
+        self,
+        conn: Any,
+        terms: Sequence[str],
+        f: EntryFilter,
+        cond: list[Any],
+        limit: int,
+        with_entries: bool = True,
+    ) -> list[EntryHit]:
         query = func.to_tsquery(_PG_CONFIG, fts.pg_tsquery(terms))
         rank = func.ts_rank(_PG_FTS.c.doc, query, 1)
         if f.tool:
             cond = [*cond, func.strpos(_PG_FTS.c.tools, f" {f.tool.lower()} ") > 0]
         if not with_entries:
-            stmt = (select(_PG_FTS.c.session_key, _PG_FTS.c.seq, rank.label("score"))
-                    .select_from(self._joined(_PG_FTS, _PG_FTS.c.session_key, _PG_FTS.c.seq))
-                    .where(_PG_FTS.c.doc.op("@@")(query), *cond)
-                    .order_by(rank.desc(), _PG_FTS.c.session_key, _PG_FTS.c.seq).limit(limit))
-            return [EntryHit(r.session_key, r.seq, float(r.score)) for r in conn.execute(stmt)]
-        stmt = (select(t.entries, rank.label("score"))
+            stmt = (
+                select(_PG_FTS.c.session_key, _PG_FTS.c.seq, rank.label("score"))
                 .select_from(self._joined(_PG_FTS, _PG_FTS.c.session_key, _PG_FTS.c.seq))
                 .where(_PG_FTS.c.doc.op("@@")(query), *cond)
-                .order_by(rank.desc(), _PG_FTS.c.session_key, _PG_FTS.c.seq).limit(limit))
-        return [EntryHit(r.session_key, r.seq, float(r.score), self._entry(r))
-                for r in conn.execute(stmt)]
+                .order_by(rank.desc(), _PG_FTS.c.session_key, _PG_FTS.c.seq)
+                .limit(limit)
+            )
+            return [EntryHit(r.session_key, r.seq, float(r.score)) for r in conn.execute(stmt)]
+        stmt = (
+            select(t.entries, rank.label("score"))
+            .select_from(self._joined(_PG_FTS, _PG_FTS.c.session_key, _PG_FTS.c.seq))
+            .where(_PG_FTS.c.doc.op("@@")(query), *cond)
+            .order_by(rank.desc(), _PG_FTS.c.session_key, _PG_FTS.c.seq)
+            .limit(limit)
+        )
+        return [
+            EntryHit(r.session_key, r.seq, float(r.score), self._entry(r))
+            for r in conn.execute(stmt)
+        ]
 
 
-__all__ = ["EntryFilter", "EntryHit", "EntrySearchMixin", "SearchIndexWriter", "entry_body",
-           "entry_tools", "pg_words", "INDEX_CHARS"]
+__all__ = [
+    "EntryFilter",
+    "EntryHit",
+    "EntrySearchMixin",
+    "SearchIndexWriter",
+    "entry_body",
+    "entry_tools",
+    "pg_words",
+    "INDEX_CHARS",
+]

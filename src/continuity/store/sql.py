@@ -48,10 +48,29 @@ from continuity.store.vectors import VectorStoreMixin
 _CHUNK = 500  # bound on IN-lists and executemany batches
 
 #: ``SqlStore._entry`` unpacks the columns of ``entries`` by position, in this order
-_ENTRY_COLUMNS = ("session_key", "seq", "entry_id", "native_id", "parent_native_id", "kind",
-                  "role", "type_name", "visible", "base_visible", "is_request", "sidechain",
-                  "ts", "cwd", "content", "meta", "view_bytes", "source_path", "line_no",
-                  "byte_offset", "raw_sha256")
+_ENTRY_COLUMNS = (
+    "session_key",
+    "seq",
+    "entry_id",
+    "native_id",
+    "parent_native_id",
+    "kind",
+    "role",
+    "type_name",
+    "visible",
+    "base_visible",
+    "is_request",
+    "sidechain",
+    "ts",
+    "cwd",
+    "content",
+    "meta",
+    "view_bytes",
+    "source_path",
+    "line_no",
+    "byte_offset",
+    "raw_sha256",
+)
 _ENTRY_WIDTH = len(_ENTRY_COLUMNS)
 if tuple(c.name for c in t.entries.columns) != _ENTRY_COLUMNS:  # pragma: no cover
     raise RuntimeError("store.sql._ENTRY_COLUMNS no longer matches schema.entries")
@@ -81,6 +100,7 @@ def _now() -> datetime:
 # A reused statement keeps its cache key, so its compiled form is found at once. Names of
 # parameters compared in a WHERE start with ``b_`` (an UPDATE's SET takes the column names).
 
+
 @cache
 def _session_by_key() -> Any:
     return SqlStore._sessions_select().where(t.sessions.c.session_key == bindparam("b_key"))
@@ -109,8 +129,11 @@ def _session_update() -> Any:
 @cache
 def _session_touch() -> Any:
     c = t.sessions.c
-    return (update(t.sessions).where(c.session_key == bindparam("b_key"))
-            .values(entry_count=c.entry_count))
+    return (
+        update(t.sessions)
+        .where(c.session_key == bindparam("b_key"))
+        .values(entry_count=c.entry_count)
+    )
 
 
 @cache
@@ -163,8 +186,15 @@ def _on_connect_sqlite(dbapi_conn: Any, _record: Any) -> None:
     cur.close()
 
 
-class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, LineageStoreMixin,
-               EntrySearchMixin, VectorStoreMixin, LangGraphStoreMixin):
+class SqlStore(
+    CheckpointStoreMixin,
+    FencingStoreMixin,
+    MemoryStoreMixin,
+    LineageStoreMixin,
+    EntrySearchMixin,
+    VectorStoreMixin,
+    LangGraphStoreMixin,
+):
     """The ``Store`` implementation. Build it with ``continuity.store.open_store``.
 
     The core primitives (sessions, entries, runs, notes, sources) are here; the mixins add the
@@ -195,11 +225,15 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
                 finally:
                     self._local.conn = None
         except IntegrityError as exc:
-            raise StoreConflict(f"conflicting write on {self._safe_url()}: "
-                                f"{str(getattr(exc, 'orig', None) or exc).splitlines()[0]}") from exc
+            raise StoreConflict(
+                f"conflicting write on {self._safe_url()}: "
+                f"{str(getattr(exc, 'orig', None) or exc).splitlines()[0]}"
+            ) from exc
         except SQLAlchemyError as exc:
-            raise StoreError(f"database error on {self._safe_url()}: {exc.__class__.__name__}: "
-                             f"{str(getattr(exc, 'orig', None) or exc).splitlines()[0]}") from exc
+            raise StoreError(
+                f"database error on {self._safe_url()}: {exc.__class__.__name__}: "
+                f"{str(getattr(exc, 'orig', None) or exc).splitlines()[0]}"
+            ) from exc
 
     @contextmanager
     def _conn(self) -> Iterator[Connection]:
@@ -225,38 +259,51 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         """Insert or update a session row (``entry_count`` is owned by ``append``)."""
         now = _now()
         values = {
-            "agent_id": session.agent_id, "harness": session.harness,
-            "project": session.project, "source_path": session.source_path,
-            "title": session.title, "started_at": session.started_at,
-            "ended_at": session.ended_at, "updated_at": now,
+            "agent_id": session.agent_id,
+            "harness": session.harness,
+            "project": session.project,
+            "source_path": session.source_path,
+            "title": session.title,
+            "started_at": session.started_at,
+            "ended_at": session.ended_at,
+            "updated_at": now,
         }
         if session.forked_from is not None:  # a later page or a growth never clears it
             values["forked_from"] = session.forked_from
         with self._conn() as conn:
             found = conn.execute(_session_exists(), {"b_key": session.key}).first()
             if found is None:
-                conn.execute(_insert("sessions"), {"session_key": session.key, "entry_count": 0,
-                                                   "created_at": now, **values})
+                conn.execute(
+                    _insert("sessions"),
+                    {"session_key": session.key, "entry_count": 0, "created_at": now, **values},
+                )
             else:
                 conn.execute(_session_update(), {"b_key": session.key, **values})
 
     @staticmethod
     def _session(row: Any) -> Session:
         gone = getattr(row, "source_gone_at", None)
-        return Session(key=row.session_key, harness=row.harness, agent_id=row.agent_id,
-                       project=row.project, source_path=row.source_path,
-                       started_at=usable_time(row.started_at),
-                       ended_at=usable_time(row.ended_at),
-                       entry_count=row.entry_count, title=row.title,
-                       forked_from=row.forked_from, source_gone_at=_utc(gone) if gone else None)
+        return Session(
+            key=row.session_key,
+            harness=row.harness,
+            agent_id=row.agent_id,
+            project=row.project,
+            source_path=row.source_path,
+            started_at=usable_time(row.started_at),
+            ended_at=usable_time(row.ended_at),
+            entry_count=row.entry_count,
+            title=row.title,
+            forked_from=row.forked_from,
+            source_gone_at=_utc(gone) if gone else None,
+        )
 
     @staticmethod
     def _sessions_select() -> Any:
         """``SELECT`` of session rows with their source's ``gone_at`` as ``source_gone_at``
         (issue 18: ``source: gone``), one outer join on the sources' primary key."""
-        return (select(t.sessions, t.sources.c.gone_at.label("source_gone_at"))
-                .select_from(t.sessions.outerjoin(
-                    t.sources, t.sources.c.path == t.sessions.c.source_path)))
+        return select(t.sessions, t.sources.c.gone_at.label("source_gone_at")).select_from(
+            t.sessions.outerjoin(t.sources, t.sources.c.path == t.sessions.c.source_path)
+        )
 
     def get_session(self, key: str) -> Session | None:
         with self._conn() as conn:
@@ -288,8 +335,12 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         """Sessions whose key starts with ``prefix``, compared byte for byte (case-sensitive
         on every backend; no wildcards)."""
         key = t.sessions.c.session_key
-        stmt = (self._sessions_select().where(func.substr(key, 1, len(prefix)) == prefix)
-                .order_by(key).limit(limit))
+        stmt = (
+            self._sessions_select()
+            .where(func.substr(key, 1, len(prefix)) == prefix)
+            .order_by(key)
+            .limit(limit)
+        )
         with self._conn() as conn:
             return [self._session(r) for r in conn.execute(stmt)]
 
@@ -297,14 +348,23 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         """At most ``limit`` sessions whose ``project`` is one of ``projects`` (exact
         strings), newest activity first (``ended_at``, then ``updated_at``)."""
         order = func.coalesce(t.sessions.c.ended_at, t.sessions.c.updated_at)
-        stmt = (self._sessions_select().where(t.sessions.c.project.in_(list(projects)))
-                .order_by(order.desc(), t.sessions.c.session_key).limit(limit))
+        stmt = (
+            self._sessions_select()
+            .where(t.sessions.c.project.in_(list(projects)))
+            .order_by(order.desc(), t.sessions.c.session_key)
+            .limit(limit)
+        )
         with self._conn() as conn:
             return [self._session(r) for r in conn.execute(stmt)]
 
-    def list_sessions(self, *, limit: int = 0, harness: str | None = None,
-                      project: str | None = None,
-                      since: datetime | None = None) -> list[Session]:
+    def list_sessions(
+        self,
+        *,
+        limit: int = 0,
+        harness: str | None = None,
+        project: str | None = None,
+        since: datetime | None = None,
+    ) -> list[Session]:
         """Sessions, newest activity first (``ended_at``, then ``updated_at``); ``limit`` 0 =
         all. Filters (``continuity sessions``, issue 20): ``harness`` exactly; ``project``
         the folder or any folder under it (``/a/b`` matches ``/a/b`` and ``/a/b/c``, not
@@ -316,8 +376,14 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
             stmt = stmt.where(c.harness == harness)
         if project is not None:
             folder = project.rstrip("/") or "/"
-            stmt = stmt.where(or_(c.project == folder, c.project.startswith(
-                folder if folder.endswith("/") else folder + "/", autoescape=True)))
+            stmt = stmt.where(
+                or_(
+                    c.project == folder,
+                    c.project.startswith(
+                        folder if folder.endswith("/") else folder + "/", autoescape=True
+                    ),
+                )
+            )
         if since is not None:
             stmt = stmt.where(activity >= _utc(since))
         if limit:
@@ -338,15 +404,18 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
                 raise ValueError(f"unknown session {session_key!r}: upsert it first")
             for i, entry in enumerate(entries):
                 if entry.seq != count + i:
-                    raise StoreConflict(f"seq {entry.seq} breaks the log of {session_key!r} "
-                                        f"(expected {count + i}): another writer appended")
+                    raise StoreConflict(
+                        f"seq {entry.seq} breaks the log of {session_key!r} "
+                        f"(expected {count + i}): another writer appended"
+                    )
             for entry in entries:
                 if not entry.entry_id:
                     entry.entry_id = f"{session_key}:{entry.seq}"
             self._bulk.put_entries(conn, session_key, entries)
-            conn.execute(_session_update(), {"b_key": session_key,
-                                             "entry_count": count + len(entries),
-                                             "updated_at": _now()})
+            conn.execute(
+                _session_update(),
+                {"b_key": session_key, "entry_count": count + len(entries), "updated_at": _now()},
+            )
 
     @staticmethod
     def _entry(row: Any, offset: int = 0) -> Entry:
@@ -354,9 +423,29 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         order (``select(t.entries)``, after ``offset`` other columns). Issue 17: read by
         position, not by name (a named ``Row`` attribute costs about as much as the rest of
         the decode), and the enums by dict."""
-        (_key, seq, entry_id, native_id, parent_native_id, kind, role, type_name, visible,
-         _base_visible, is_request, sidechain, ts, cwd, content, meta_json, _view_bytes,
-         source_path, line_no, byte_offset, raw_sha256) = row[offset:offset + _ENTRY_WIDTH]
+        (
+            _key,
+            seq,
+            entry_id,
+            native_id,
+            parent_native_id,
+            kind,
+            role,
+            type_name,
+            visible,
+            _base_visible,
+            is_request,
+            sidechain,
+            ts,
+            cwd,
+            content,
+            meta_json,
+            _view_bytes,
+            source_path,
+            line_no,
+            byte_offset,
+            raw_sha256,
+        ) = row[offset : offset + _ENTRY_WIDTH]
         compaction, run_end = None, None
         if meta_json:
             meta = orjson.loads(meta_json)
@@ -365,28 +454,49 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
             m = meta.get("compaction")
             if m:
                 compaction = CompactionInfo(
-                    summary=m.get("summary", ""), covers_through_seq=m.get("covers_through_seq"),
+                    summary=m.get("summary", ""),
+                    covers_through_seq=m.get("covers_through_seq"),
                     first_kept_entry_id=m.get("first_kept_entry_id"),
-                    continuation=bool(m.get("continuation")), run_id=m.get("run_id"),
-                    trigger=m.get("trigger"))
+                    continuation=bool(m.get("continuation")),
+                    run_id=m.get("run_id"),
+                    trigger=m.get("trigger"),
+                )
         source = None
         if source_path is not None:
             source = SourceRef(source_path, line_no, byte_offset, raw_sha256 or "")
         return Entry(
-            kind=_KINDS.get(kind) or EntryKind(kind), role=_ROLES.get(role) or Role(role),
-            blocks=blocks_from_json(content), timestamp=usable_time(ts), native_id=native_id,
-            parent_native_id=parent_native_id, type_name=type_name,
-            visible=bool(visible), is_request=bool(is_request),
-            sidechain=bool(sidechain), compaction=compaction, source=source, cwd=cwd,
-            run_end=run_end, seq=seq, entry_id=entry_id)
+            kind=_KINDS.get(kind) or EntryKind(kind),
+            role=_ROLES.get(role) or Role(role),
+            blocks=blocks_from_json(content),
+            timestamp=usable_time(ts),
+            native_id=native_id,
+            parent_native_id=parent_native_id,
+            type_name=type_name,
+            visible=bool(visible),
+            is_request=bool(is_request),
+            sidechain=bool(sidechain),
+            compaction=compaction,
+            source=source,
+            cwd=cwd,
+            run_end=run_end,
+            seq=seq,
+            entry_id=entry_id,
+        )
 
-    def entries(self, session_key: str, *, after_seq: int = -1, limit: int = 1000,
-                visible_only: bool = False) -> list[Entry]:
+    def entries(
+        self,
+        session_key: str,
+        *,
+        after_seq: int = -1,
+        limit: int = 1000,
+        visible_only: bool = False,
+    ) -> list[Entry]:
         """Rows with seq > ``after_seq`` in seq order, at most ``limit``."""
         params = {"b_key": session_key, "b_after": after_seq, "b_limit": limit}
         with self._conn() as conn:
-            return [self._entry(r) for r in conn.execute(_entries_after(bool(visible_only)),
-                                                          params)]
+            return [
+                self._entry(r) for r in conn.execute(_entries_after(bool(visible_only)), params)
+            ]
 
     def entries_by_seq(self, session_key: str, seqs: Iterable[int]) -> list[Entry]:
         """The rows with these seqs, in seq order (missing seqs are absent)."""
@@ -394,15 +504,22 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         out: list[Entry] = []
         with self._conn() as conn:
             for part in _chunks(wanted):
-                stmt = select(t.entries).where(and_(t.entries.c.session_key == session_key,
-                                                    t.entries.c.seq.in_(part)))
+                stmt = select(t.entries).where(
+                    and_(t.entries.c.session_key == session_key, t.entries.c.seq.in_(part))
+                )
                 out.extend(self._entry(r) for r in conn.execute(stmt))
         out.sort(key=lambda e: e.seq)
         return out
 
-    def rows_meta(self, session_key: str, *, after_seq: int | None = None,
-                  before_seq: int | None = None, limit: int = 256,
-                  newest_first: bool = True) -> list[RowMeta]:
+    def rows_meta(
+        self,
+        session_key: str,
+        *,
+        after_seq: int | None = None,
+        before_seq: int | None = None,
+        limit: int = 256,
+        newest_first: bool = True,
+    ) -> list[RowMeta]:
         """Visible rows with ``after_seq < seq < before_seq`` (bounds optional), metadata only,
         newest first (or oldest first), at most ``limit``."""
         c = t.entries.c
@@ -412,19 +529,33 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         if before_seq is not None:
             cond.append(c.seq < before_seq)
         order = c.seq.desc() if newest_first else c.seq.asc()
-        stmt = (select(c.seq, c.kind, c.role, c.is_request, c.view_bytes).where(and_(*cond))
-                .order_by(order).limit(limit))
+        stmt = (
+            select(c.seq, c.kind, c.role, c.is_request, c.view_bytes)
+            .where(and_(*cond))
+            .order_by(order)
+            .limit(limit)
+        )
         with self._conn() as conn:
-            return [RowMeta(r.seq, EntryKind(r.kind), Role(r.role), bool(r.is_request),
-                            r.view_bytes) for r in conn.execute(stmt)]
+            return [
+                RowMeta(r.seq, EntryKind(r.kind), Role(r.role), bool(r.is_request), r.view_bytes)
+                for r in conn.execute(stmt)
+            ]
 
     def latest_compaction(self, session_key: str) -> Entry | None:
         """The newest visible compaction row of the session, by seq (never by parent chain)."""
         c = t.entries.c
-        stmt = (select(t.entries).where(and_(c.session_key == session_key,
-                                             c.kind == EntryKind.COMPACTION.value,
-                                             c.visible.is_(True)))
-                .order_by(c.seq.desc()).limit(1))
+        stmt = (
+            select(t.entries)
+            .where(
+                and_(
+                    c.session_key == session_key,
+                    c.kind == EntryKind.COMPACTION.value,
+                    c.visible.is_(True),
+                )
+            )
+            .order_by(c.seq.desc())
+            .limit(1)
+        )
         with self._conn() as conn:
             row = conn.execute(stmt).first()
         return self._entry(row) if row else None
@@ -433,32 +564,41 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         """Index rows of these call ids (ids never seen are absent)."""
         with self._conn() as conn:
             rows = self._bulk.tool_call_rows(conn, session_key, list(set(call_ids)))
-        return {k: ToolCallIndex(k, r.call_seq if r.call_seq is not None else -1, r.result_seq)
-                for k, r in rows.items()}
+        return {
+            k: ToolCallIndex(k, r.call_seq if r.call_seq is not None else -1, r.result_seq)
+            for k, r in rows.items()
+        }
 
     def tool_calls_from(self, session_key: str, seq: int) -> list[ToolCallIndex]:
         """Index rows whose call or result sits at ``seq`` or later (a bounded window's pairs;
         ``call_seq`` -1 marks a result whose call never appeared)."""
         c = t.tool_calls.c
-        stmt = select(t.tool_calls).where(and_(c.session_key == session_key,
-                                               or_(c.call_seq >= seq, c.result_seq >= seq)))
+        stmt = select(t.tool_calls).where(
+            and_(c.session_key == session_key, or_(c.call_seq >= seq, c.result_seq >= seq))
+        )
         with self._conn() as conn:
-            return [ToolCallIndex(r.call_id, r.call_seq if r.call_seq is not None else -1,
-                                  r.result_seq) for r in conn.execute(stmt)]
+            return [
+                ToolCallIndex(r.call_id, r.call_seq if r.call_seq is not None else -1, r.result_seq)
+                for r in conn.execute(stmt)
+            ]
 
     def native_seqs(self, session_key: str, native_ids: Iterable[str]) -> dict[str, int]:
         """``{native_id: seq}`` of the first row with each native id."""
         with self._conn() as conn:
             return self._bulk.native_seqs(conn, session_key, native_ids)
 
-    def tree_links(self, session_key: str) -> Iterator[tuple[int, str | None, str | None, bool,
-                                                             bool]]:
+    def tree_links(
+        self, session_key: str
+    ) -> Iterator[tuple[int, str | None, str | None, bool, bool]]:
         """``(seq, native_id, parent_native_id, visible, base_visible)`` of every row in seq
         order: ``base_visible`` is the reader's verdict, ``visible`` also needs the row on the
         conversation path."""
         c = t.entries.c
-        stmt = (select(c.seq, c.native_id, c.parent_native_id, c.visible, c.base_visible)
-                .where(c.session_key == session_key).order_by(c.seq))
+        stmt = (
+            select(c.seq, c.native_id, c.parent_native_id, c.visible, c.base_visible)
+            .where(c.session_key == session_key)
+            .order_by(c.seq)
+        )
         with self._conn() as conn:
             rows = conn.execute(stmt).all()
         for seq, native_id, parent_native_id, visible, base_visible in rows:
@@ -490,10 +630,19 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
             ids = [r.run_id for r in runs]
             for part in _chunks(ids):
                 conn.execute(_runs_delete(), {"b_ids": list(part)})
-            rows = [{"run_id": r.run_id, "session_key": r.session_key, "agent_id": r.agent_id,
-                     "request_seq": r.request_seq, "end_seq": r.end_seq,
-                     "status": r.status.value, "started_at": r.started_at,
-                     "ended_at": r.ended_at} for r in runs]
+            rows = [
+                {
+                    "run_id": r.run_id,
+                    "session_key": r.session_key,
+                    "agent_id": r.agent_id,
+                    "request_seq": r.request_seq,
+                    "end_seq": r.end_seq,
+                    "status": r.status.value,
+                    "started_at": r.started_at,
+                    "ended_at": r.ended_at,
+                }
+                for r in runs
+            ]
             for part in _chunks(rows):
                 conn.execute(_insert("runs"), list(part))
 
@@ -505,8 +654,16 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
 
     @staticmethod
     def _run(r: Any) -> Run:
-        return Run(r.run_id, r.session_key, r.agent_id, r.request_seq, RunStatus(r.status),
-                   r.end_seq, usable_time(r.started_at), usable_time(r.ended_at))
+        return Run(
+            r.run_id,
+            r.session_key,
+            r.agent_id,
+            r.request_seq,
+            RunStatus(r.status),
+            r.end_seq,
+            usable_time(r.started_at),
+            usable_time(r.ended_at),
+        )
 
     def runs(self, session_key: str, *, agent_id: str | None = None) -> list[Run]:
         c = t.runs.c
@@ -514,11 +671,14 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         if agent_id is not None:
             cond.append(c.agent_id == agent_id)
         with self._conn() as conn:
-            return [self._run(r) for r in conn.execute(
-                select(t.runs).where(and_(*cond)).order_by(c.request_seq))]
+            return [
+                self._run(r)
+                for r in conn.execute(select(t.runs).where(and_(*cond)).order_by(c.request_seq))
+            ]
 
-    def last_run(self, session_key: str, *, agent_id: str | None = None,
-                 ended_only: bool = False) -> Run | None:
+    def last_run(
+        self, session_key: str, *, agent_id: str | None = None, ended_only: bool = False
+    ) -> Run | None:
         """The run with the highest request seq (only ended ones with ``ended_only``)."""
         c = t.runs.c
         cond = [c.session_key == session_key]
@@ -534,8 +694,11 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
     def add_note(self, note: Note) -> Note:
         created = note.created_at or _now()
         with self._conn() as conn:
-            result = conn.execute(t.notes.insert().values(
-                session_key=note.session_key, text=note.text, created_at=created))
+            result = conn.execute(
+                t.notes.insert().values(
+                    session_key=note.session_key, text=note.text, created_at=created
+                )
+            )
             key = result.inserted_primary_key
             assert key is not None  # a single-row INSERT always reports its key
             note_id = key[0]
@@ -544,14 +707,17 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
     def notes(self, session_key: str, *, limit: int = 20) -> list[Note]:
         """The newest ``limit`` notes of the session, oldest first."""
         c = t.notes.c
-        stmt = (select(t.notes).where(c.session_key == session_key)
-                .order_by(c.note_id.desc()).limit(limit))
+        stmt = (
+            select(t.notes)
+            .where(c.session_key == session_key)
+            .order_by(c.note_id.desc())
+            .limit(limit)
+        )
         with self._conn() as conn:
             rows = conn.execute(stmt).all()
         return [Note(r.session_key, r.text, r.note_id, _utc(r.created_at)) for r in reversed(rows)]
 
-    def notes_starting(self, prefix: str, session_keys: Sequence[str]
-                       ) -> dict[str, list[str]]:
+    def notes_starting(self, prefix: str, session_keys: Sequence[str]) -> dict[str, list[str]]:
         """The texts of the notes of ``session_keys`` that start with ``prefix`` (taken
         literally: ``%`` and ``_`` are no wildcards), oldest first, by session; sessions
         without one are left out. One query per 500 keys (issue 45 item 3: ``sessions``
@@ -561,10 +727,14 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         found: dict[str, list[str]] = {}
         with self._conn() as conn:
             for i in range(0, len(keys), 500):
-                stmt = (select(c.session_key, c.text)
-                        .where(c.session_key.in_(keys[i:i + 500]),
-                               c.text.startswith(prefix, autoescape=True))
-                        .order_by(c.note_id))
+                stmt = (
+                    select(c.session_key, c.text)
+                    .where(
+                        c.session_key.in_(keys[i : i + 500]),
+                        c.text.startswith(prefix, autoescape=True),
+                    )
+                    .order_by(c.note_id)
+                )
                 for key, text in conn.execute(stmt):
                     found.setdefault(key, []).append(text)
         return found
@@ -588,17 +758,27 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
 
     @staticmethod
     def _source(r: Any) -> SourceState:
-        return SourceState(r.path, r.session_key, r.harness, r.inode, r.size, r.offset,
-                           r.line_count, r.prefix_sha256, r.reader_state, _utc(r.updated_at),
-                           _utc(r.gone_at) if r.gone_at else None, r.pending_from)
+        return SourceState(
+            r.path,
+            r.session_key,
+            r.harness,
+            r.inode,
+            r.size,
+            r.offset,
+            r.line_count,
+            r.prefix_sha256,
+            r.reader_state,
+            _utc(r.updated_at),
+            _utc(r.gone_at) if r.gone_at else None,
+            r.pending_from,
+        )
 
     def source_presence(self) -> dict[str, bool]:
         """``{path: gone}`` of every recorded source (issue 18: the archive's rescan checks
         each path still exists), one query."""
         c = t.sources.c
         with self._conn() as conn:
-            return {r.path: r.gone_at is not None
-                    for r in conn.execute(select(c.path, c.gone_at))}
+            return {r.path: r.gone_at is not None for r in conn.execute(select(c.path, c.gone_at))}
 
     def mark_sources(self, paths: Sequence[str], *, gone: bool) -> int:
         """Mark the sources at ``paths`` gone (their file was found missing: ``gone_at`` now,
@@ -609,8 +789,11 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         with self._conn() as conn:
             for part in _chunks(list(dict.fromkeys(paths))):
                 cond = c.gone_at.is_(None) if gone else c.gone_at.is_not(None)
-                done = conn.execute(update(t.sources).where(c.path.in_(part), cond)
-                                    .values(gone_at=_now() if gone else None))
+                done = conn.execute(
+                    update(t.sources)
+                    .where(c.path.in_(part), cond)
+                    .values(gone_at=_now() if gone else None)
+                )
                 changed += done.rowcount or 0
         return changed
 
@@ -625,26 +808,41 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         twice."""
         with self._conn() as conn:
             if self.dialect == "postgresql":
-                lock = int.from_bytes(hashlib.sha256(path.encode("utf-8", "surrogatepass"))
-                                      .digest()[:8], "big", signed=True)
+                lock = int.from_bytes(
+                    hashlib.sha256(path.encode("utf-8", "surrogatepass")).digest()[:8],
+                    "big",
+                    signed=True,
+                )
                 conn.exec_driver_sql("SELECT pg_advisory_xact_lock(%s)", (lock,))
             r = conn.execute(_source_by_path(), {"b_path": path}).first()
         now = None if r is None else (r.inode, r.offset, r.line_count, r.prefix_sha256)
-        then = None if expected is None else (expected.inode, expected.offset,
-                                              expected.line_count, expected.prefix_sha256)
+        then = (
+            None
+            if expected is None
+            else (expected.inode, expected.offset, expected.line_count, expected.prefix_sha256)
+        )
         if now != then:
             shown = "none" if now is None else f"offset {now[1]}"
             was = "none" if then is None else f"offset {then[1]}"
-            raise StoreConflict(f"another import of {path} stored its progress meanwhile "
-                                f"({was} when this import began, {shown} now)")
+            raise StoreConflict(
+                f"another import of {path} stored its progress meanwhile "
+                f"({was} when this import began, {shown} now)"
+            )
 
     def put_source(self, state: SourceState) -> None:
-        values = {"session_key": state.session_key, "harness": state.harness,
-                  "inode": state.inode, "size": state.size, "offset": state.offset,
-                  "line_count": state.line_count, "prefix_sha256": state.prefix_sha256,
-                  "reader_state": state.reader_state, "updated_at": _now(),
-                  "gone_at": None,  # read again: the file is there
-                  "pending_from": state.pending_from}
+        values = {
+            "session_key": state.session_key,
+            "harness": state.harness,
+            "inode": state.inode,
+            "size": state.size,
+            "offset": state.offset,
+            "line_count": state.line_count,
+            "prefix_sha256": state.prefix_sha256,
+            "reader_state": state.reader_state,
+            "updated_at": _now(),
+            "gone_at": None,  # read again: the file is there
+            "pending_from": state.pending_from,
+        }
         with self._conn() as conn:
             if conn.execute(_source_exists(), {"b_path": state.path}).first():
                 conn.execute(_source_update(), {"b_path": state.path, **values})
@@ -657,7 +855,8 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         when it reads lines of a file again: rewritten, or truncated and then restored)."""
         c = t.entries.c
         stmt = select(c.line_no, c.raw_sha256).where(
-            and_(c.session_key == session_key, c.source_path == path))
+            and_(c.session_key == session_key, c.source_path == path)
+        )
         with self._conn() as conn:
             return {(r[0], r[1]) for r in conn.execute(stmt)}
 
@@ -668,9 +867,11 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         c = t.sources.c
         with self._conn() as conn:
             for part in _chunks(list(dict.fromkeys(paths))):
-                conn.execute(update(t.sources).where(c.path.in_(part),
-                                                     c.pending_from.is_not(None))
-                             .values(pending_from=None))
+                conn.execute(
+                    update(t.sources)
+                    .where(c.path.in_(part), c.pending_from.is_not(None))
+                    .values(pending_from=None)
+                )
 
     def put_raw_lines(self, lines: Sequence[RawLine]) -> None:
         """Keep raw bytes content-addressed and map each source line to them (idempotent)."""
@@ -686,25 +887,34 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         of positions deleted. Call it inside the re-read's first ``batch()``: the positions
         are replaced in the same transaction as the first new ones."""
         with self._conn() as conn:
-            return conn.execute(t.source_lines.delete().where(
-                t.source_lines.c.path == path)).rowcount
+            return conn.execute(
+                t.source_lines.delete().where(t.source_lines.c.path == path)
+            ).rowcount
 
     def raw_lines(self, path: str) -> Iterator[RawLine]:
         """Every kept line of ``path`` in line order, with its exact bytes."""
         sl, rl = t.source_lines.c, t.raw_lines.c
         last = 0
         while True:
-            stmt = (select(sl.line_no, sl.byte_offset, sl.raw_sha256, rl.data, rl.codec)
-                    .join(t.raw_lines, rl.sha256 == sl.raw_sha256)
-                    .where(and_(sl.path == path, sl.line_no > last))
-                    .order_by(sl.line_no).limit(_CHUNK))
+            stmt = (
+                select(sl.line_no, sl.byte_offset, sl.raw_sha256, rl.data, rl.codec)
+                .join(t.raw_lines, rl.sha256 == sl.raw_sha256)
+                .where(and_(sl.path == path, sl.line_no > last))
+                .order_by(sl.line_no)
+                .limit(_CHUNK)
+            )
             with self._conn() as conn:
                 rows = conn.execute(stmt).all()
             if not rows:
                 return
             for r in rows:
-                yield RawLine(path, r.line_no, r.byte_offset, r.raw_sha256,
-                              rawcodec.decode(bytes(r.data), r.codec))
+                yield RawLine(
+                    path,
+                    r.line_no,
+                    r.byte_offset,
+                    r.raw_sha256,
+                    rawcodec.decode(bytes(r.data), r.codec),
+                )
             last = rows[-1].line_no
 
     def put_issues(self, issues: Sequence[ImportIssue]) -> None:
@@ -712,10 +922,21 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
             return
         now = _now()
         with self._conn() as conn:
-            conn.execute(t.import_issues.insert(), [
-                {"path": i.path, "line_no": i.line_no, "byte_offset": i.byte_offset,
-                 "byte_length": i.byte_length, "reason": i.reason,
-                 "raw_sha256": i.raw_sha256, "created_at": now} for i in issues])
+            conn.execute(
+                t.import_issues.insert(),
+                [
+                    {
+                        "path": i.path,
+                        "line_no": i.line_no,
+                        "byte_offset": i.byte_offset,
+                        "byte_length": i.byte_length,
+                        "reason": i.reason,
+                        "raw_sha256": i.raw_sha256,
+                        "created_at": now,
+                    }
+                    for i in issues
+                ],
+            )
 
     def issues(self, path: str | None = None) -> list[ImportIssue]:
         c = t.import_issues.c
@@ -723,8 +944,10 @@ class SqlStore(CheckpointStoreMixin, FencingStoreMixin, MemoryStoreMixin, Lineag
         if path is not None:
             stmt = stmt.where(c.path == path)
         with self._conn() as conn:
-            return [ImportIssue(r.path, r.line_no, r.byte_offset, r.byte_length, r.reason,
-                                r.raw_sha256) for r in conn.execute(stmt)]
+            return [
+                ImportIssue(r.path, r.line_no, r.byte_offset, r.byte_length, r.reason, r.raw_sha256)
+                for r in conn.execute(stmt)
+            ]
 
 
 __all__ = ["SqlStore"]

@@ -44,8 +44,9 @@ def _insert_ignore(dialect: str, table_name: str) -> Any:
 
 def _no_entry_vector(model: str) -> Any:
     v = t.entry_vectors.c
-    return ~exists().where(and_(v.model == model, v.session_key == t.entries.c.session_key,
-                                v.seq == t.entries.c.seq))
+    return ~exists().where(
+        and_(v.model == model, v.session_key == t.entries.c.session_key, v.seq == t.entries.c.seq)
+    )
 
 
 def _no_memory_vector(model: str) -> Any:
@@ -58,9 +59,14 @@ class VectorStoreMixin(SqlParts):
 
     # ------------------------------------------------------------------ entries
 
-    def entries_to_embed(self, model: str, *, limit: int,
-                         after: tuple[str, int] | None = None,
-                         sessions: Collection[str] | None = None) -> list[tuple[str, int, Entry]]:
+    def entries_to_embed(
+        self,
+        model: str,
+        *,
+        limit: int,
+        after: tuple[str, int] | None = None,
+        sessions: Collection[str] | None = None,
+    ) -> list[tuple[str, int, Entry]]:
         """``(session_key, seq, entry)`` of at most ``limit`` rows (of every session, or of
         ``sessions``) without a vector of ``model``, in (session_key, seq) order, after the
         position ``after`` when given (issue 40 extension of the plan: a pass resumes where
@@ -73,11 +79,9 @@ class VectorStoreMixin(SqlParts):
             if not sessions:
                 return []
             cond.append(e.session_key.in_(sorted(sessions)))
-        stmt = (select(t.entries).where(*cond).order_by(e.session_key, e.seq)
-                .limit(max(0, limit)))
+        stmt = select(t.entries).where(*cond).order_by(e.session_key, e.seq).limit(max(0, limit))
         with self._conn() as conn:
-            return [(r.session_key, r.seq, self._entry(r))
-                    for r in conn.execute(stmt)]
+            return [(r.session_key, r.seq, self._entry(r)) for r in conn.execute(stmt)]
 
     def count_entries_to_embed(self, model: str) -> int:
         """How many rows have no vector of ``model``."""
@@ -89,12 +93,15 @@ class VectorStoreMixin(SqlParts):
         """Store ``(session_key, seq, vector bytes)`` rows under ``model``, in one
         transaction; a row that already has a vector of ``model`` is left as it is. Returns
         how many were inserted."""
-        values = [{"model": model, "session_key": key, "seq": seq, "vector": bytes(vec)}
-                  for key, seq, vec in rows]
+        values = [
+            {"model": model, "session_key": key, "seq": seq, "vector": bytes(vec)}
+            for key, seq, vec in rows
+        ]
         return self._put_vectors("entry_vectors", values)
 
-    def iter_entry_vectors(self, model: str, *, after: int = 0, chunk: int = 10_000
-                           ) -> Iterator[list[tuple[int, str, int, bytes]]]:
+    def iter_entry_vectors(
+        self, model: str, *, after: int = 0, chunk: int = 10_000
+    ) -> Iterator[list[tuple[int, str, int, bytes]]]:
         """Chunks of ``(vector_id, session_key, seq, vector bytes)`` of ``model`` with
         ``vector_id > after``, in ``vector_id`` order, at most ``chunk`` a chunk; empty
         vectors skipped (each chunk its own short read: no transaction held between)."""
@@ -105,8 +112,9 @@ class VectorStoreMixin(SqlParts):
 
     # ------------------------------------------------------------------ memories
 
-    def memories_to_embed(self, model: str, *, limit: int,
-                          after: str | None = None) -> list[tuple[str, Memory]]:
+    def memories_to_embed(
+        self, model: str, *, limit: int, after: str | None = None
+    ) -> list[tuple[str, Memory]]:
         """``(memory_id, memory)`` of at most ``limit`` memories (of every agent) without a
         vector of ``model``, in memory_id order, after ``after`` when given."""
         m = t.memories.c
@@ -115,8 +123,7 @@ class VectorStoreMixin(SqlParts):
             cond.append(m.memory_id > after)
         stmt = select(t.memories).where(*cond).order_by(m.memory_id).limit(max(0, limit))
         with self._conn() as conn:
-            return [(r.memory_id, self._memory(r))
-                    for r in conn.execute(stmt)]
+            return [(r.memory_id, self._memory(r)) for r in conn.execute(stmt)]
 
     def count_memories_to_embed(self, model: str) -> int:
         """How many memories have no vector of ``model``."""
@@ -130,13 +137,15 @@ class VectorStoreMixin(SqlParts):
         values = [{"model": model, "memory_id": mid, "vector": bytes(vec)} for mid, vec in rows]
         return self._put_vectors("memory_vectors", values)
 
-    def iter_memory_vectors(self, model: str, *, after: int = 0, chunk: int = 10_000
-                            ) -> Iterator[list[tuple[int, str, bytes]]]:
+    def iter_memory_vectors(
+        self, model: str, *, after: int = 0, chunk: int = 10_000
+    ) -> Iterator[list[tuple[int, str, bytes]]]:
         """Chunks of ``(vector_id, memory_id, vector bytes)`` of ``model`` (as
         ``iter_entry_vectors``)."""
         v = t.memory_vectors.c
-        for rows in self._iter_vectors(t.memory_vectors, (v.vector_id, v.memory_id, v.vector),
-                                       model, after, chunk):
+        for rows in self._iter_vectors(
+            t.memory_vectors, (v.vector_id, v.memory_id, v.vector), model, after, chunk
+        ):
             yield [(r[0], r[1], bytes(r[2])) for r in rows]
 
     # ------------------------------------------------------------------ lookups
@@ -152,17 +161,25 @@ class VectorStoreMixin(SqlParts):
         e = t.entries.c
         with self._conn() as conn:
             for i in range(0, len(wanted), 500):
-                part = wanted[i:i + 500]
+                part = wanted[i : i + 500]
                 if self.dialect == "sqlite":
                     keys = func.json_each(bindparam("keys")).table_valued("value").alias("k")
-                    stmt = select(t.entries).select_from(keys.join(t.entries, and_(
-                        e.session_key == func.json_extract(keys.c.value, "$[0]"),
-                        e.seq == func.json_extract(keys.c.value, "$[1]"))))
-                    result = conn.execute(stmt, {"keys": orjson.dumps(
-                        [list(k) for k in part]).decode()})
+                    stmt = select(t.entries).select_from(
+                        keys.join(
+                            t.entries,
+                            and_(
+                                e.session_key == func.json_extract(keys.c.value, "$[0]"),
+                                e.seq == func.json_extract(keys.c.value, "$[1]"),
+                            ),
+                        )
+                    )
+                    result = conn.execute(
+                        stmt, {"keys": orjson.dumps([list(k) for k in part]).decode()}
+                    )
                 else:
-                    result = conn.execute(select(t.entries).where(
-                        tuple_(e.session_key, e.seq).in_(part)))
+                    result = conn.execute(
+                        select(t.entries).where(tuple_(e.session_key, e.seq).in_(part))
+                    )
                 for r in result:
                     out[(r.session_key, r.seq)] = self._entry(r)
         return out
@@ -173,13 +190,14 @@ class VectorStoreMixin(SqlParts):
         out: dict[str, Memory] = {}
         with self._conn() as conn:
             for i in range(0, len(wanted), 500):
-                stmt = select(t.memories).where(t.memories.c.memory_id.in_(wanted[i:i + 500]))
+                stmt = select(t.memories).where(t.memories.c.memory_id.in_(wanted[i : i + 500]))
                 for r in conn.execute(stmt):
                     out[r.memory_id] = self._memory(r)
         return out
 
-    def session_keys_where(self, *, harness: str | None = None,
-                           projects: Sequence[str] = ()) -> list[str]:
+    def session_keys_where(
+        self, *, harness: str | None = None, projects: Sequence[str] = ()
+    ) -> list[str]:
         """The keys of the sessions of ``harness`` inside one of ``projects`` (as
         ``EntryFilter``), in key order."""
         from continuity.store.search import EntryFilter, _conditions
@@ -203,8 +221,9 @@ class VectorStoreMixin(SqlParts):
         many. Rows are never deleted today; this is what a delete of sessions or memories
         runs, and what the daemon's embedding thread runs when it starts."""
         ev, mv = t.entry_vectors.c, t.memory_vectors.c
-        gone_entry = ~exists().where(and_(t.entries.c.session_key == ev.session_key,
-                                          t.entries.c.seq == ev.seq))
+        gone_entry = ~exists().where(
+            and_(t.entries.c.session_key == ev.session_key, t.entries.c.seq == ev.seq)
+        )
         gone_memory = ~exists().where(t.memories.c.memory_id == mv.memory_id)
         with self._conn() as conn:
             n = conn.execute(delete(t.entry_vectors).where(gone_entry)).rowcount or 0
@@ -220,20 +239,25 @@ class VectorStoreMixin(SqlParts):
                 conn.execute(text("SELECT pg_advisory_xact_lock(:k)"), {"k": _PG_LOCK})
             stmt = _insert_ignore(self.dialect, table_name)
             for i in range(0, len(values), 500):
-                inserted += len(conn.execute(stmt, values[i:i + 500]).all())
+                inserted += len(conn.execute(stmt, values[i : i + 500]).all())
         return inserted
 
-    def _iter_vectors(self, tbl: Any, cols: Sequence[Any], model: str, after: int,
-                      chunk: int) -> Iterator[list[Any]]:
+    def _iter_vectors(
+        self, tbl: Any, cols: Sequence[Any], model: str, after: int, chunk: int
+    ) -> Iterator[list[Any]]:
         # (model, vector_id) is indexed: a range scan in id order, no sort
-        stmt = (select(*cols).where(tbl.c.model == bindparam("b_model"),
-                                    tbl.c.vector_id > bindparam("b_after"))
-                .order_by(tbl.c.vector_id).limit(bindparam("b_limit")))
+        stmt = (
+            select(*cols)
+            .where(tbl.c.model == bindparam("b_model"), tbl.c.vector_id > bindparam("b_after"))
+            .order_by(tbl.c.vector_id)
+            .limit(bindparam("b_limit"))
+        )
         last = after
         while True:
             with self._conn() as conn:
-                rows = conn.execute(stmt, {"b_model": model, "b_after": last,
-                                           "b_limit": max(1, chunk)}).all()
+                rows = conn.execute(
+                    stmt, {"b_model": model, "b_after": last, "b_limit": max(1, chunk)}
+                ).all()
             if not rows:
                 return
             last = rows[-1][0]

@@ -63,14 +63,16 @@ SOURCE_MAX_BYTES = 16_000
 SOURCES_TOTAL_BYTES = 64_000
 _WORD = re.compile(r"[^\W_]+")
 #: Snowball's English stop words (PostgreSQL ``english``): too common to rank by.
-STOP_WORDS = frozenset("""
+STOP_WORDS = frozenset(
+    """
 a about above after again against all am an and any are as at be because been before being
 below between both but by can did do does doing don down during each few for from further had
 has have having he her here hers herself him himself his how i if in into is it its itself just
 me more most my myself no nor not now of off on once only or other our ours ourselves out over
 own s same she should so some such t than that the their theirs them themselves then there these
 they this those through to too under until up very was we were what when where which while who
-whom why will with you your yours yourself yourselves""".split())
+whom why will with you your yours yourself yourselves""".split()
+)
 
 
 #: The kinds of memory ``remember`` accepts: ``fact`` (the default), ``decision`` and
@@ -99,13 +101,24 @@ class RememberRequest(_Model):
     type: MemoryType = "fact"
     tags: list[str] = Field(default_factory=list, max_length=50)
     importance: float = Field(default=0.5, ge=0.0, le=1.0)
-    source_id: str | None = Field(default=None, max_length=SOURCE_ID_MAX_CHARS,
-                                  validation_alias=AliasChoices("source_id", "sourceId"))
+    source_id: str | None = Field(
+        default=None,
+        max_length=SOURCE_ID_MAX_CHARS,
+        validation_alias=AliasChoices("source_id", "sourceId"),
+    )
     transcript: str | None = None
-    agent_id: str = Field(default="default", min_length=1, max_length=200,
-                          validation_alias=AliasChoices("agent_id", "agentId"))
-    harness: str = Field(default="manual", min_length=1, max_length=40,
-                         validation_alias=AliasChoices("harness", "sourceType", "source_type"))
+    agent_id: str = Field(
+        default="default",
+        min_length=1,
+        max_length=200,
+        validation_alias=AliasChoices("agent_id", "agentId"),
+    )
+    harness: str = Field(
+        default="manual",
+        min_length=1,
+        max_length=40,
+        validation_alias=AliasChoices("harness", "sourceType", "source_type"),
+    )
     project: str | None = None
 
     @field_validator("tags", mode="before")
@@ -142,9 +155,17 @@ class MemoryOut(_Model):
 
     @classmethod
     def of(cls, m: Memory) -> MemoryOut:
-        return cls(id=m.memory_id, content=m.content, content_hash=m.content_hash, type=m.type,
-                   tags=list(m.tags), importance=m.importance, source_id=m.source_id,
-                   agent_id=m.agent_id, created_at=m.created_at)
+        return cls(
+            id=m.memory_id,
+            content=m.content,
+            content_hash=m.content_hash,
+            type=m.type,
+            tags=list(m.tags),
+            importance=m.importance,
+            source_id=m.source_id,
+            agent_id=m.agent_id,
+            created_at=m.created_at,
+        )
 
 
 class RememberResponse(MemoryOut):
@@ -165,16 +186,27 @@ class RecallRequest(_Model):
     limit: int = Field(default=10, ge=1, le=100)
     type: str | None = None
     tags: list[str] = Field(default_factory=list, max_length=20)
-    source_id: str | None = Field(default=None, validation_alias=AliasChoices("source_id", "sourceId"))
-    importance_min: float | None = Field(default=None, ge=0.0, le=1.0,
-                                         validation_alias=AliasChoices("importance_min",
-                                                                 "importanceMin"))
+    source_id: str | None = Field(
+        default=None, validation_alias=AliasChoices("source_id", "sourceId")
+    )
+    importance_min: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        validation_alias=AliasChoices("importance_min", "importanceMin"),
+    )
     since: datetime | None = None
     until: datetime | None = None
-    agent_id: str = Field(default="default", min_length=1, max_length=200,
-                          validation_alias=AliasChoices("agent_id", "agentId"))
+    agent_id: str = Field(
+        default="default",
+        min_length=1,
+        max_length=200,
+        validation_alias=AliasChoices("agent_id", "agentId"),
+    )
     expand: bool = False
-    raw_sources: bool = Field(default=False, validation_alias=AliasChoices("raw_sources", "rawSources"))
+    raw_sources: bool = Field(
+        default=False, validation_alias=AliasChoices("raw_sources", "rawSources")
+    )
     source_max_bytes: int = Field(default=SOURCE_MAX_BYTES, ge=256, le=1_000_000)
     sources_total_bytes: int = Field(default=SOURCES_TOTAL_BYTES, ge=256, le=10_000_000)
 
@@ -233,15 +265,18 @@ def error_echo(value: Any) -> str:
     shown = repr(value)
     if any(redact(t) != t for t in (shown, *_strings(value))):
         return "<not shown: holds a secret>"
-    return shown if len(shown) <= ECHO_MAX_CHARS else shown[:ECHO_MAX_CHARS - 1] + "\u2026"
+    return shown if len(shown) <= ECHO_MAX_CHARS else shown[: ECHO_MAX_CHARS - 1] + "\u2026"
 
 
 def _validated(model: type[_Model], values: dict[str, Any]) -> Any:
     try:
         return model.model_validate(values)
     except ValidationError as exc:
-        problems = [f"{'.'.join(str(p) for p in e['loc']) or 'request'}: {validation_message(e)} "
-                    f"(got {error_echo(e.get('input'))})" for e in exc.errors()]
+        problems = [
+            f"{'.'.join(str(p) for p in e['loc']) or 'request'}: {validation_message(e)} "
+            f"(got {error_echo(e.get('input'))})"
+            for e in exc.errors()
+        ]
         raise InputError("; ".join(problems)) from None
 
 
@@ -249,14 +284,13 @@ def _stored(value: str, max_chars: int) -> str:
     """``value`` as stored: cleaned, redacted and trimmed, clipped to ``max_chars`` characters
     with "…" when a marker made it longer than its column."""
     text = redact(storable(value)).strip()
-    return text if len(text) <= max_chars else text[:max_chars - 1] + "\u2026"
+    return text if len(text) <= max_chars else text[: max_chars - 1] + "\u2026"
 
 
 def _utc(value: datetime | None) -> datetime | None:
     if value is None:
         return None
-    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(
-        UTC)
+    return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
 
 
 # ---------------------------------------------------------------------------- remember
@@ -267,39 +301,71 @@ def memory_id(agent_id: str, digest: str) -> str:
     return hashlib.sha256(f"{agent_id}\0{digest}".encode()).hexdigest()[:32]
 
 
-def remember(store: SqlStore, content: str, *, type: str = "fact", tags: Iterable[str] = (),
-             importance: float = 0.5, source_id: str | None = None,
-             transcript: str | None = None, agent_id: str = "default", harness: str = "manual",
-             project: str | None = None, now: datetime | None = None) -> RememberResponse:
+def remember(
+    store: SqlStore,
+    content: str,
+    *,
+    type: str = "fact",
+    tags: Iterable[str] = (),
+    importance: float = 0.5,
+    source_id: str | None = None,
+    transcript: str | None = None,
+    agent_id: str = "default",
+    harness: str = "manual",
+    project: str | None = None,
+    now: datetime | None = None,
+) -> RememberResponse:
     """Remember ``content`` (see the module docstring). Raises ``InputError`` naming the bad
     field (empty content, importance outside 0..1, an over-long type or tag)."""
-    request = _validated(RememberRequest, {
-        "content": content, "type": type, "tags": list(tags), "importance": importance,
-        "source_id": source_id, "transcript": transcript, "agent_id": agent_id,
-        "harness": harness, "project": project})
+    request = _validated(
+        RememberRequest,
+        {
+            "content": content,
+            "type": type,
+            "tags": list(tags),
+            "importance": importance,
+            "source_id": source_id,
+            "transcript": transcript,
+            "agent_id": agent_id,
+            "harness": harness,
+            "project": project,
+        },
+    )
     return remember_request(store, request, now=now)
 
 
-def remember_request(store: SqlStore, request: RememberRequest, *,
-                     now: datetime | None = None) -> RememberResponse:
+def remember_request(
+    store: SqlStore, request: RememberRequest, *, now: datetime | None = None
+) -> RememberResponse:
     """``remember`` for a validated request. Must not run inside ``store.batch()`` (the
     transcript's transaction must be separate): raises ``RuntimeError`` then."""
     if store.in_batch():
-        raise RuntimeError("remember() must not run inside store.batch(): its transcript "
-                           "write needs a transaction of its own")
+        raise RuntimeError(
+            "remember() must not run inside store.batch(): its transcript "
+            "write needs a transaction of its own"
+        )
     text = redact(storable(request.content)).strip()
     if not text:
         raise InputError("content: must not be blank")
     if not query_terms(text):  # issue 20: recall could never find it
-        raise InputError(f"content: no word recall could find it by in {error_echo(text)} "
-                         "(only symbols, emoji or common words such as 'the'): add one")
+        raise InputError(
+            f"content: no word recall could find it by in {error_echo(text)} "
+            "(only symbols, emoji or common words such as 'the'): add one"
+        )
     digest = content_hash(text)
     kind = request.type  # one of MEMORY_TYPES: nothing to redact or clip
     tags = tuple(dict.fromkeys(_stored(t, TAG_MAX_CHARS) for t in request.tags))
-    memory = Memory(memory_id(request.agent_id, digest), text, digest, kind, tags,
-                    request.importance,
-                    _stored(request.source_id or "", SOURCE_ID_MAX_CHARS) or None,
-                    request.agent_id, _utc(now) or datetime.now(UTC))
+    memory = Memory(
+        memory_id(request.agent_id, digest),
+        text,
+        digest,
+        kind,
+        tags,
+        request.importance,
+        _stored(request.source_id or "", SOURCE_ID_MAX_CHARS) or None,
+        request.agent_id,
+        _utc(now) or datetime.now(UTC),
+    )
     with store.batch():
         inserted = store.insert_memory(memory)
         stored = memory if inserted else store.memory_by_hash(request.agent_id, digest)
@@ -308,9 +374,15 @@ def remember_request(store: SqlStore, request: RememberRequest, *,
     response = RememberResponse(**MemoryOut.of(stored).model_dump(), deduped=not inserted)
     if request.transcript is not None and memory.source_id:
         try:
-            put_transcript(store, memory.source_id, request.transcript,
-                           agent_id=request.agent_id, harness=request.harness,
-                           project=request.project, now=now)
+            put_transcript(
+                store,
+                memory.source_id,
+                request.transcript,
+                agent_id=request.agent_id,
+                harness=request.harness,
+                project=request.project,
+                now=now,
+            )
             response.transcript_stored = True
         except Exception as exc:  # noqa: BLE001 - the memory is committed; report, never lose it
             log.warning("memory %s stored, its transcript was not: %s", stored.memory_id, exc)
@@ -340,38 +412,63 @@ def query_terms(query: str) -> list[str]:
 Ranker = Callable[["SqlStore", str, str, int, MemoryFilter], list[tuple[Memory, float]]]
 
 
-def recall(store: SqlStore, query: str, *, limit: int = 10,
-           filters: dict[str, Any] | None = None, expand: bool = False,
-           agent_id: str = "default", raw_sources: bool = False,
-           ranker: Ranker | None = None) -> RecallResponse:
+def recall(
+    store: SqlStore,
+    query: str,
+    *,
+    limit: int = 10,
+    filters: dict[str, Any] | None = None,
+    expand: bool = False,
+    agent_id: str = "default",
+    raw_sources: bool = False,
+    ranker: Ranker | None = None,
+) -> RecallResponse:
     """Memories matching ``query``, best first (see the module docstring). ``filters`` takes
     the ``RecallRequest`` filter fields (``type``, ``tags``, ``source_id``, ``importance_min``,
     ``since``, ``until``); ``ranker``: how memories are ranked (default: the store's
     full-text search of the query's words). Raises ``InputError`` naming a bad field, or for a
     query without a word."""
-    request = _validated(RecallRequest, {"query": clean(query), "limit": limit, "expand": expand,
-                                         "agent_id": agent_id, "raw_sources": raw_sources,
-                                         **(filters or {})})
+    request = _validated(
+        RecallRequest,
+        {
+            "query": clean(query),
+            "limit": limit,
+            "expand": expand,
+            "agent_id": agent_id,
+            "raw_sources": raw_sources,
+            **(filters or {}),
+        },
+    )
     return recall_request(store, request, ranker=ranker)
 
 
-def _words_ranker(store: SqlStore, query: str, agent_id: str, limit: int,
-                  filters: MemoryFilter) -> list[tuple[Memory, float]]:
+def _words_ranker(
+    store: SqlStore, query: str, agent_id: str, limit: int, filters: MemoryFilter
+) -> list[tuple[Memory, float]]:
     terms = query_terms(query)  # none left (stop words only): no results
     return store.search_memories(terms, agent_id=agent_id, limit=limit, filters=filters)
 
 
-def recall_request(store: SqlStore, request: RecallRequest, *,
-                   ranker: Ranker | None = None) -> RecallResponse:
+def recall_request(
+    store: SqlStore, request: RecallRequest, *, ranker: Ranker | None = None
+) -> RecallResponse:
     """``recall`` for a validated request."""
     if not query_words(request.query):
         raise InputError(f"query: no word to search for in {error_echo(request.query)}")
-    found = (ranker or _words_ranker)(store, request.query, request.agent_id, request.limit,
-                                      MemoryFilter(
-                                          type=request.type, tags=tuple(request.tags),
-                                          source_id=request.source_id,
-                                          importance_min=request.importance_min,
-                                          since=_utc(request.since), until=_utc(request.until)))
+    found = (ranker or _words_ranker)(
+        store,
+        request.query,
+        request.agent_id,
+        request.limit,
+        MemoryFilter(
+            type=request.type,
+            tags=tuple(request.tags),
+            source_id=request.source_id,
+            importance_min=request.importance_min,
+            since=_utc(request.since),
+            until=_utc(request.until),
+        ),
+    )
     results = [RecallResult(**MemoryOut.of(m).model_dump(), score=score) for m, score in found]
     response = RecallResponse(query=request.query, results=results)
     if request.expand:
@@ -379,8 +476,9 @@ def recall_request(store: SqlStore, request: RecallRequest, *,
     return response
 
 
-def _sources(store: SqlStore, request: RecallRequest, results: list[RecallResult]
-             ) -> tuple[dict[str, SourceTranscript], bool]:
+def _sources(
+    store: SqlStore, request: RecallRequest, results: list[RecallResult]
+) -> tuple[dict[str, SourceTranscript], bool]:
     """One batched lookup of the results' transcripts, bounded per transcript and in total."""
     keys = list(dict.fromkeys(r.source_id for r in results if r.source_id))
     rows = store.get_transcripts(keys, request.agent_id) if keys else {}
@@ -398,7 +496,11 @@ def _sources(store: SqlStore, request: RecallRequest, results: list[RecallResult
         size = utf8_len(text)
         clipped = clip_middle(text, room)
         left -= utf8_len(clipped)
-        out[key] = SourceTranscript(content=clipped, bytes=size, truncated=size > room,
-                                    sanitized=not request.raw_sources,
-                                    completed=row.completed_at is not None)
+        out[key] = SourceTranscript(
+            content=clipped,
+            bytes=size,
+            truncated=size > room,
+            sanitized=not request.raw_sources,
+            completed=row.completed_at is not None,
+        )
     return out, dropped

@@ -27,18 +27,50 @@ def paragraph(label: str, text: str) -> str:
 _LABEL_LINE = re.compile(
     r"^(tool call|function call|tool result|tool error|tool output|function result|tool|function"
     r"|user|human|assistant|system|developer|summary|thinking|reasoning|thought)[ \t]*:[ \t]?(.*)$",
-    re.IGNORECASE)
-_KEEP_LABELS = {"user": "User", "human": "User", "assistant": "Assistant", "system": "System",
-                "developer": "System", "summary": "Summary"}
+    re.IGNORECASE,
+)
+_KEEP_LABELS = {
+    "user": "User",
+    "human": "User",
+    "assistant": "Assistant",
+    "system": "System",
+    "developer": "System",
+    "summary": "Summary",
+}
 _CALL_LABELS = {"tool call", "function call"}
-_CALL_TYPES = {"tool_use", "tool_call", "function_call", "custom_tool_call", "server_tool_use",
-               "toolcall"}
-_OMIT_TYPES = {"tool_result", "tool_response", "function_call_output", "function_result",
-               "custom_tool_call_output", "tool_output", "tool_return", "toolresult", "thinking",
-               "redacted_thinking", "reasoning", "analysis", "thought"}
-_JSON_ROLES = {"user": "User", "human": "User", "assistant": "Assistant", "model": "Assistant",
-               "agent": "Assistant", "ai": "Assistant", "system": "System",
-               "developer": "System"}
+_CALL_TYPES = {
+    "tool_use",
+    "tool_call",
+    "function_call",
+    "custom_tool_call",
+    "server_tool_use",
+    "toolcall",
+}
+_OMIT_TYPES = {
+    "tool_result",
+    "tool_response",
+    "function_call_output",
+    "function_result",
+    "custom_tool_call_output",
+    "tool_output",
+    "tool_return",
+    "toolresult",
+    "thinking",
+    "redacted_thinking",
+    "reasoning",
+    "analysis",
+    "thought",
+}
+_JSON_ROLES = {
+    "user": "User",
+    "human": "User",
+    "assistant": "Assistant",
+    "model": "Assistant",
+    "agent": "Assistant",
+    "ai": "Assistant",
+    "system": "System",
+    "developer": "System",
+}
 _TEXT_PARTS = {"text", "input_text", "output_text"}
 
 

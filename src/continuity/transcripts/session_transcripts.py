@@ -21,7 +21,8 @@ cut short (``restore_torn``).
 
 **Row rules** (``put_transcript``): same hash changes nothing; a different hash replaces the
 content, sets ``updated_at`` and re-opens a completed row (``extend_transcript``: the same for
-text that only grew, writing just what it added as the row's next part, revision 0018); completion sets ``completed_at`` only
+text that only grew, writing just what it added as the row's next part, revision 0018); completion
+sets ``completed_at`` only
 where it is NULL (idempotent, first completion wins), so "write then complete" in one call gives a
 changed session its new completion time. Completion paths: ``end_session``,
 ``recover_after_clear`` and ``sweep_idle`` (``[transcripts] idle_limit_minutes``, default 240,
@@ -102,8 +103,7 @@ def _now() -> datetime:
 
 
 def _iso(value: datetime) -> str:
-    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace(
-        "+00:00", "Z")
+    return value.astimezone(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 def storable(text: str) -> str:
@@ -115,8 +115,12 @@ def storable(text: str) -> str:
 
 # ---------------------------------------------------------------------------- rendering rows
 
-_TEXT_LABEL = {Role.USER: "User", Role.ASSISTANT: "Assistant", Role.SYSTEM: "System",
-               Role.TOOL: "Tool result"}
+_TEXT_LABEL = {
+    Role.USER: "User",
+    Role.ASSISTANT: "Assistant",
+    Role.SYSTEM: "System",
+    Role.TOOL: "Tool result",
+}
 
 
 def _block_paragraph(role: Role, block: Any) -> str:
@@ -126,12 +130,16 @@ def _block_paragraph(role: Role, block: Any) -> str:
         return paragraph("Thinking", block.text)
     if isinstance(block, ToolCallBlock):
         name = " ".join(block.name.split()) or "tool"
-        args = block.arguments if isinstance(block.arguments, str) else json_bytes(
-            block.arguments).decode("utf-8")
+        args = (
+            block.arguments
+            if isinstance(block.arguments, str)
+            else json_bytes(block.arguments).decode("utf-8")
+        )
         return paragraph("Tool call", f"{name}\n{args}")
     if isinstance(block, ToolResultBlock):
-        body = "\n".join([block.text, *(m.stub() for m in block.media)]) if block.media \
-            else block.text
+        body = (
+            "\n".join([block.text, *(m.stub() for m in block.media)]) if block.media else block.text
+        )
         return paragraph("Tool error" if block.is_error else "Tool result", body)
     if isinstance(block, MediaBlock):
         return paragraph(_TEXT_LABEL[role], block.stub())
@@ -173,10 +181,17 @@ def check_identity(session_key: str, agent_id: str, harness: str) -> None:
         raise InputError(f"harness: must be 1..40 characters (got {harness!r})")
 
 
-def put_transcript(store: SqlStore, session_key: str, content: str, *,
-                   agent_id: str = "default", harness: str = "manual", project: str | None = None,
-                   completed_at: datetime | None = None,
-                   now: datetime | None = None) -> TranscriptWrite:
+def put_transcript(
+    store: SqlStore,
+    session_key: str,
+    content: str,
+    *,
+    agent_id: str = "default",
+    harness: str = "manual",
+    project: str | None = None,
+    completed_at: datetime | None = None,
+    now: datetime | None = None,
+) -> TranscriptWrite:
     """Write a session's transcript row by the row rules (module docstring), in one transaction.
     Raises ``InputError`` naming ``session_key`` (blank or over 200 characters), ``agent_id`` or
     ``harness`` (over 40 characters)."""
@@ -188,16 +203,30 @@ def put_transcript(store: SqlStore, session_key: str, content: str, *,
         row = TranscriptRow(key, agent_id, harness, project, text, digest, at, at, None)
         inserted = store.insert_transcript(row)
         changed = not inserted and store.update_transcript_content(
-            key, agent_id, content=text, content_hash=digest, harness=harness, project=project,
-            updated_at=at)
+            key,
+            agent_id,
+            content=text,
+            content_hash=digest,
+            harness=harness,
+            project=project,
+            updated_at=at,
+        )
         completed = completed_at is not None and store.complete_transcript(
-            key, agent_id, completed_at)
+            key, agent_id, completed_at
+        )
     return TranscriptWrite(inserted, changed, completed)
 
 
-def extend_transcript(store: SqlStore, row: TranscriptRow, tail: str, *, harness: str,
-                      project: str | None, completed_at: datetime | None = None,
-                      now: datetime | None = None) -> TranscriptWrite:
+def extend_transcript(
+    store: SqlStore,
+    row: TranscriptRow,
+    tail: str,
+    *,
+    harness: str,
+    project: str | None,
+    completed_at: datetime | None = None,
+    now: datetime | None = None,
+) -> TranscriptWrite:
     """Append ``tail`` to the session's row by the row rules (module docstring), in one
     transaction: its text becomes ``row.content + tail`` exactly (``row``: the stored row as
     read; ``tail`` starts with the ``"\n\n"`` separator unless ``row.content`` is empty).
@@ -209,20 +238,41 @@ def extend_transcript(store: SqlStore, row: TranscriptRow, tail: str, *, harness
     tail = storable(tail)
     check_identity(row.session_key, row.agent_id, harness)
     if not tail:
-        return put_transcript(store, row.session_key, row.content, agent_id=row.agent_id,
-                              harness=harness, project=project, completed_at=completed_at,
-                              now=now)
+        return put_transcript(
+            store,
+            row.session_key,
+            row.content,
+            agent_id=row.agent_id,
+            harness=harness,
+            project=project,
+            completed_at=completed_at,
+            now=now,
+        )
     text = row.content + tail
     digest, at = content_hash(text), now or _now()
     with store.batch():
-        if store.append_transcript(row.session_key, row.agent_id, tail=tail,
-                                   content_hash=digest, expected_hash=row.content_hash,
-                                   harness=harness, project=project, updated_at=at,
-                                   completed_at=completed_at):
+        if store.append_transcript(
+            row.session_key,
+            row.agent_id,
+            tail=tail,
+            content_hash=digest,
+            expected_hash=row.content_hash,
+            harness=harness,
+            project=project,
+            updated_at=at,
+            completed_at=completed_at,
+        ):
             return TranscriptWrite(False, True, completed_at is not None)
-        return put_transcript(store, row.session_key, text, agent_id=row.agent_id,
-                              harness=harness, project=project, completed_at=completed_at,
-                              now=at)
+        return put_transcript(
+            store,
+            row.session_key,
+            text,
+            agent_id=row.agent_id,
+            harness=harness,
+            project=project,
+            completed_at=completed_at,
+            now=at,
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,23 +315,34 @@ class FileState:
     chars: int | None = None
 
 
-def _session_rows(store: SqlStore, key: str, after_seq: int = -1,
-                  known: Sequence[Entry] | None = None) -> Iterator[Entry]:
-    return iter_entries(store, key, after_seq=after_seq, visible_only=True,
-                        page_rows=PAGE_ROWS, known=known)
+def _session_rows(
+    store: SqlStore, key: str, after_seq: int = -1, known: Sequence[Entry] | None = None
+) -> Iterator[Entry]:
+    return iter_entries(
+        store, key, after_seq=after_seq, visible_only=True, page_rows=PAGE_ROWS, known=known
+    )
 
 
 def source_format(harness: str) -> str:
     """The ``source_format`` of an imported row's record: the harness's session-file format
     (``claude-code-jsonl``, ``codex-rollout-jsonl``, ``pi-session-jsonl``); live turns from a
     hook say ``live``."""
-    return {"claude-code": "claude-code-jsonl", "codex": "codex-rollout-jsonl",
-            "pi": "pi-session-jsonl"}.get(harness, f"{harness}-jsonl")
+    return {
+        "claude-code": "claude-code-jsonl",
+        "codex": "codex-rollout-jsonl",
+        "pi": "pi-session-jsonl",
+    }.get(harness, f"{harness}-jsonl")
 
 
-def _records(store: SqlStore, session: Any, captured: str,
-             read: list[int] | None = None, *, after_seq: int = -1,
-             known: Sequence[Entry] | None = None) -> list[TranscriptRecord]:
+def _records(
+    store: SqlStore,
+    session: Any,
+    captured: str,
+    read: list[int] | None = None,
+    *,
+    after_seq: int = -1,
+    known: Sequence[Entry] | None = None,
+) -> list[TranscriptRecord]:
     """The session's records: its visible rows after ``after_seq`` rendered (read in pages
     of ``PAGE_ROWS``, or taken from ``known``: ``store.iter_entries``; ``read[0]`` counts
     the rows read from the store)."""
@@ -293,18 +354,33 @@ def _records(store: SqlStore, session: Any, captured: str,
         text = render_entry(entry)
         if text:
             src = entry.source
-            records.append(TranscriptRecord(
-                session.agent_id, session.harness, session.key, session.project, entry.seq,
-                entry.role.value, text, source_format(session.harness),
-                src.path if src else session.source_path,
-                captured, src.line if src else None))
+            records.append(
+                TranscriptRecord(
+                    session.agent_id,
+                    session.harness,
+                    session.key,
+                    session.project,
+                    entry.seq,
+                    entry.role.value,
+                    text,
+                    source_format(session.harness),
+                    src.path if src else session.source_path,
+                    captured,
+                    src.line if src else None,
+                )
+            )
     return records
 
 
-def sync_session(store: SqlStore, session_key: str, *,
-                 home: str | os.PathLike[str] | None = None,
-                 completed_at: datetime | None = None, fsync: bool = True,
-                 known: FileState | None = None) -> SyncResult:
+def sync_session(
+    store: SqlStore,
+    session_key: str,
+    *,
+    home: str | os.PathLike[str] | None = None,
+    completed_at: datetime | None = None,
+    fsync: bool = True,
+    known: FileState | None = None,
+) -> SyncResult:
     """Capture an imported session's transcript: render its visible rows (one rendered text per
     row kept, never the log's entries), then, when the text differs from the stored row (or the
     JSONL file is missing), write the session's records to its harness's JSONL, and write the
@@ -321,8 +397,9 @@ def sync_session(store: SqlStore, session_key: str, *,
         raise SessionNotFound(session_key)
     check_identity(session.key, session.agent_id, session.harness)  # before any write
     if known is not None and known.last_seq is not None and known.chars is not None:
-        done = _sync_new_rows(store, session, known, home=home, completed_at=completed_at,
-                              fsync=fsync)
+        done = _sync_new_rows(
+            store, session, known, home=home, completed_at=completed_at, fsync=fsync
+        )
         if done is not None:
             return done
     read = [0]
@@ -337,29 +414,42 @@ def sync_session(store: SqlStore, session_key: str, *,
         log_file = TranscriptLog(path, fsync=fsync)
         try:
             if state is not None and state.records < len(records) and path.exists():
-                written = log_file.append(records[state.records:])
+                written = log_file.append(records[state.records :])
                 appended = True
             else:
                 written = log_file.replace_session(session.agent_id, session.key, records)
             restore_torn(store, log_file, home=home, done=(session.agent_id, session.key))
         except OSError as exc:
-            raise ContinuityError(f"cannot write the transcript file {path}: "
-                                  f"{exc.strerror or exc}") from exc
-        state = FileState(len(records), digest, records[-1].seq if records else -1,
-                          len(content))
+            raise ContinuityError(
+                f"cannot write the transcript file {path}: {exc.strerror or exc}"
+            ) from exc
+        state = FileState(len(records), digest, records[-1].seq if records else -1, len(content))
     # else nothing is written: the file's records of the session may be live ones whose text
     # equals the rows', so only a state known before stays known (None: the next write
     # rewrites the session's records)
-    write = put_transcript(store, session.key, content, agent_id=session.agent_id,
-                           harness=session.harness, project=session.project,
-                           completed_at=completed_at)
-    return SyncResult(session.key, written, write, path, read[0], state, appended,
-                      TextDigest(storable(content)))
+    write = put_transcript(
+        store,
+        session.key,
+        content,
+        agent_id=session.agent_id,
+        harness=session.harness,
+        project=session.project,
+        completed_at=completed_at,
+    )
+    return SyncResult(
+        session.key, written, write, path, read[0], state, appended, TextDigest(storable(content))
+    )
 
 
-def _sync_new_rows(store: SqlStore, session: Any, known: FileState, *,
-                   home: str | os.PathLike[str] | None, completed_at: datetime | None,
-                   fsync: bool) -> SyncResult | None:
+def _sync_new_rows(
+    store: SqlStore,
+    session: Any,
+    known: FileState,
+    *,
+    home: str | os.PathLike[str] | None,
+    completed_at: datetime | None,
+    fsync: bool,
+) -> SyncResult | None:
     """``sync_session`` of a session whose capture ``known`` covers every row up to
     ``known.last_seq``: only the rows after it are rendered (O(turn), issue 45 item 10: the
     whole session was rendered at every settled turn) and appended, and the row becomes its
@@ -371,7 +461,7 @@ def _sync_new_rows(store: SqlStore, session: Any, known: FileState, *,
     row = store.get_transcripts([session.key], session.agent_id).get(session.key)
     if row is None or len(row.content) < known.chars:
         return None
-    base = row.content[:known.chars]
+    base = row.content[: known.chars]
     if content_hash(base) != known.digest:
         return None
     read = [0]
@@ -386,22 +476,35 @@ def _sync_new_rows(store: SqlStore, session: Any, known: FileState, *,
             written = log_file.append(new)  # supersede the session's live records
             restore_torn(store, log_file, home=home, done=(session.agent_id, session.key))
         except OSError as exc:
-            raise ContinuityError(f"cannot write the transcript file {path}: "
-                                  f"{exc.strerror or exc}") from exc
+            raise ContinuityError(
+                f"cannot write the transcript file {path}: {exc.strerror or exc}"
+            ) from exc
     elif not path.exists():
         return None
     else:  # no new row: the row keeps its text (live turns after the capture stay current)
-        write = put_transcript(store, session.key, row.content, agent_id=session.agent_id,
-                               harness=session.harness, project=session.project,
-                               completed_at=completed_at)
-        return SyncResult(session.key, 0, write, path, read[0], known, True,
-                          TextDigest(row.content))
-    write = put_transcript(store, session.key, content, agent_id=session.agent_id,
-                           harness=session.harness, project=session.project,
-                           completed_at=completed_at)
+        write = put_transcript(
+            store,
+            session.key,
+            row.content,
+            agent_id=session.agent_id,
+            harness=session.harness,
+            project=session.project,
+            completed_at=completed_at,
+        )
+        return SyncResult(
+            session.key, 0, write, path, read[0], known, True, TextDigest(row.content)
+        )
+    write = put_transcript(
+        store,
+        session.key,
+        content,
+        agent_id=session.agent_id,
+        harness=session.harness,
+        project=session.project,
+        completed_at=completed_at,
+    )
     digest = TextDigest(storable(content))
-    state = FileState(known.records + len(new), content_hash(content), new[-1].seq,
-                      len(content))
+    state = FileState(known.records + len(new), content_hash(content), new[-1].seq, len(content))
     return SyncResult(session.key, written, write, path, read[0], state, True, digest)
 
 
@@ -409,13 +512,16 @@ def _holds_prefix(known: FileState | None, records: Sequence[TranscriptRecord]) 
     """Whether the ``known`` records are still the first of ``records`` (same texts)."""
     if known is None or not 0 <= known.records <= len(records):
         return False
-    return content_hash("\n\n".join(r.content for r in records[:known.records])) \
-        == known.digest
+    return content_hash("\n\n".join(r.content for r in records[: known.records])) == known.digest
 
 
-def restore_torn(store: SqlStore, log_file: TranscriptLog, *,
-                 home: str | os.PathLike[str] | None = None,
-                 done: tuple[str, str] | None = None) -> list[tuple[str, str]]:
+def restore_torn(
+    store: SqlStore,
+    log_file: TranscriptLog,
+    *,
+    home: str | os.PathLike[str] | None = None,
+    done: tuple[str, str] | None = None,
+) -> list[tuple[str, str]]:
     """Rewrite from the database the sessions whose records ``log_file`` lost to a torn-tail
     repair (``log_file.torn_sessions``, then cleared): the session the fragment names, or, when
     it names none, every session whose records in the file no longer match its row's hash.
@@ -435,12 +541,18 @@ def restore_torn(store: SqlStore, log_file: TranscriptLog, *,
     restored = []
     for agent, key in sorted(suspects):
         session = store.get_session(key)
-        if session is None or session.agent_id != agent \
-                or transcript_path(home, session.harness) != log_file.path:
+        if (
+            session is None
+            or session.agent_id != agent
+            or transcript_path(home, session.harness) != log_file.path
+        ):
             continue
         log_file.replace_session(agent, key, _records(store, session, _iso(_now())))
-        log.warning("%s: rewrote the records of session %r from the database after a torn "
-                    "line", log_file.path, key)
+        log.warning(
+            "%s: rewrote the records of session %r from the database after a torn line",
+            log_file.path,
+            key,
+        )
         restored.append((agent, key))
     return restored
 
@@ -491,25 +603,33 @@ class _ImportCapture:
     only need appending are gathered, then written as one append (one fsync) per harness file
     followed by one transaction of rows; any other session is snapshotted at once."""
 
-    def __init__(self, store: SqlStore, home: str | os.PathLike[str] | None,
-                 out: ImportSync) -> None:
+    def __init__(
+        self, store: SqlStore, home: str | os.PathLike[str] | None, out: ImportSync
+    ) -> None:
         self.store, self.home, self.out = store, home, out
         self.pending: list[_Pending] = []
         self.chars = 0
 
-    def records(self, session: Any, after_seq: int,
-                known: Sequence[Entry] | None = None) -> list[TranscriptRecord]:
+    def records(
+        self, session: Any, after_seq: int, known: Sequence[Entry] | None = None
+    ) -> list[TranscriptRecord]:
         read = [0]
-        out = _records(self.store, session, _iso(_now()), read, after_seq=after_seq,
-                       known=known)
+        out = _records(self.store, session, _iso(_now()), read, after_seq=after_seq, known=known)
         self.out.rows_read += read[0]
         if known:
             self.out.rows_handed += sum(1 for e in known if e.seq > after_seq and e.visible)
         return out
 
-    def session(self, session: Any, first_new_seq: int | None, old_rows_changed: bool,
-                completed_at: datetime | None, known: Sequence[Entry] | None = None,
-                row: Any = _UNREAD, settles: Sequence[str] = ()) -> None:
+    def session(
+        self,
+        session: Any,
+        first_new_seq: int | None,
+        old_rows_changed: bool,
+        completed_at: datetime | None,
+        known: Sequence[Entry] | None = None,
+        row: Any = _UNREAD,
+        settles: Sequence[str] = (),
+    ) -> None:
         """Capture one session that the import changed: append its new records when its row
         and file hold every earlier one, else snapshot it (``sync_session``). ``known``: the
         rows the import added (``ImportReport.new_rows``), used instead of reading them when
@@ -525,12 +645,17 @@ class _ImportCapture:
         path = transcript_path(self.home, session.harness)
         if row is None:  # never captured: every record is new, the file holds none of them
             records, old = self.records(session, -1, known), ""
-        elif first_new_seq is not None and not old_rows_changed and path.exists() \
-                and self._holds_rows_before(session.key, first_new_seq, row.content):
+        elif (
+            first_new_seq is not None
+            and not old_rows_changed
+            and path.exists()
+            and self._holds_rows_before(session.key, first_new_seq, row.content)
+        ):
             records, old = self.records(session, first_new_seq - 1, known), row.content
         else:
-            result = sync_session(self.store, session.key, home=self.home,
-                                  completed_at=completed_at)
+            result = sync_session(
+                self.store, session.key, home=self.home, completed_at=completed_at
+            )
             if settles:
                 self.store.settle_sources(settles)
             self.out.rows_read += result.rows_read
@@ -549,8 +674,12 @@ class _ImportCapture:
         ``first_new_seq`` that renders, looked for among the ``LOOK_BACK_ROWS`` rows before
         it: a capture that never ran for some earlier rows (a crash between the import and
         this phase) shows, and the session is snapshotted instead of extended."""
-        rows = self.store.entries(key, after_seq=max(-1, first_new_seq - 1 - LOOK_BACK_ROWS),
-                                  limit=LOOK_BACK_ROWS, visible_only=True)
+        rows = self.store.entries(
+            key,
+            after_seq=max(-1, first_new_seq - 1 - LOOK_BACK_ROWS),
+            limit=LOOK_BACK_ROWS,
+            visible_only=True,
+        )
         self.out.rows_read += len(rows)
         texts = [t for t in (render_entry(e) for e in rows if e.seq < first_new_seq) if t]
         if not texts:
@@ -573,8 +702,9 @@ class _ImportCapture:
         by_path: dict[Path, list[TranscriptRecord]] = {}
         for p in pending:
             if p.records:
-                by_path.setdefault(transcript_path(self.home, p.session.harness),
-                                   []).extend(p.records)
+                by_path.setdefault(transcript_path(self.home, p.session.harness), []).extend(
+                    p.records
+                )
         written: list[TranscriptLog] = []
         for path, records in by_path.items():
             log_file = TranscriptLog(path)
@@ -584,27 +714,44 @@ class _ImportCapture:
                 written.append(log_file)
                 restore_torn(self.store, log_file, home=self.home)
             except OSError as exc:
-                raise ContinuityError(f"cannot write the transcript file {path}: "
-                                      f"{exc.strerror or exc}") from exc
+                raise ContinuityError(
+                    f"cannot write the transcript file {path}: {exc.strerror or exc}"
+                ) from exc
         with self.store.batch():
             for p in pending:
                 s = p.session
                 if p.row is None:
-                    put_transcript(self.store, s.key, p.tail, agent_id=s.agent_id,
-                                   harness=s.harness, project=s.project,
-                                   completed_at=p.completed_at)
+                    put_transcript(
+                        self.store,
+                        s.key,
+                        p.tail,
+                        agent_id=s.agent_id,
+                        harness=s.harness,
+                        project=s.project,
+                        completed_at=p.completed_at,
+                    )
                 else:
-                    extend_transcript(self.store, p.row, p.tail, harness=s.harness,
-                                      project=s.project, completed_at=p.completed_at)
+                    extend_transcript(
+                        self.store,
+                        p.row,
+                        p.tail,
+                        harness=s.harness,
+                        project=s.project,
+                        completed_at=p.completed_at,
+                    )
             self.store.settle_sources([path for p in pending for path in p.settles])
         for log_file in written:
             log_file.commit_journal()
         self.out.captured += len(pending)
 
 
-def sync_import_report(store: SqlStore, report: ImportReport,
-                       home: str | os.PathLike[str] | None = None, *,
-                       progress: Callable[[int], None] | None = None) -> ImportSync:
+def sync_import_report(
+    store: SqlStore,
+    report: ImportReport,
+    home: str | os.PathLike[str] | None = None,
+    *,
+    progress: Callable[[int], None] | None = None,
+) -> ImportSync:
     """Fill transcripts after ``continuity import`` (issue 17: the cost grows with new rows
     only). A session whose file added or changed rows is captured: when it has no row yet,
     or only gained rows after those its row and file already hold, its new records are
@@ -629,14 +776,21 @@ def sync_import_report(store: SqlStore, report: ImportReport,
         return _sync_import_report(store, report, home, limit, progress)
 
 
-def _sync_import_report(store: SqlStore, report: ImportReport,
-                        home: str | os.PathLike[str] | None, limit: timedelta,
-                        progress: Callable[[int], None] | None) -> ImportSync:
+def _sync_import_report(
+    store: SqlStore,
+    report: ImportReport,
+    home: str | os.PathLike[str] | None,
+    limit: timedelta,
+    progress: Callable[[int], None] | None,
+) -> ImportSync:
     now = _now()
     changed: dict[str, list[Any]] = {}
     unchanged: dict[str, None] = {}
-    taken = [(key, f) for f in report.files
-             if (key := f.session_key) and f.status in ("imported", "unchanged")]
+    taken = [
+        (key, f)
+        for f in report.files
+        if (key := f.session_key) and f.status in ("imported", "unchanged")
+    ]
     # issue 45 item 9: what is due now, under the capture lock, not when this import read
     # its files: another import of the same files may have derived and settled them meanwhile
     due = store.get_sources([f.path for _, f in taken if f.changed and not f.old_rows_changed])
@@ -658,8 +812,11 @@ def _sync_import_report(store: SqlStore, report: ImportReport,
     by_agent: dict[str, list[str]] = {}
     for s in sessions.values():
         by_agent.setdefault(s.agent_id, []).append(s.key)
-    rows = {k: r for agent, keys in by_agent.items()
-            for k, r in store.get_transcripts(keys, agent).items()}
+    rows = {
+        k: r
+        for agent, keys in by_agent.items()
+        for k, r in store.get_transcripts(keys, agent).items()
+    }
     for key, files in wanted:
         try:
             session = sessions.get(key)
@@ -667,10 +824,15 @@ def _sync_import_report(store: SqlStore, report: ImportReport,
                 continue
             idle = session.ended_at is not None and session.ended_at < now - limit
             firsts = [s for f in files if (s := starts[f.path]) is not None]
-            capture.session(session, min(firsts) if firsts else None,
-                            any(f.old_rows_changed for f in files) or not files,
-                            now if idle else None, handed.get(key), rows.get(key),
-                            [f.path for f in files])
+            capture.session(
+                session,
+                min(firsts) if firsts else None,
+                any(f.old_rows_changed for f in files) or not files,
+                now if idle else None,
+                handed.get(key),
+                rows.get(key),
+                [f.path for f in files],
+            )
         except Exception as exc:  # noqa: BLE001 - issue 45 item 1: one session's failure,
             _failed(out, key, exc)  # whatever it is, never stops the others' transcripts
         if progress:
@@ -687,8 +849,9 @@ def _failed(out: ImportSync, key: str, exc: Exception) -> None:
     log.warning("transcript of session %r not captured: %s", key, reason)
 
 
-def sync_import(store: SqlStore, report: ImportReport,
-                home: str | os.PathLike[str] | None = None) -> int:
+def sync_import(
+    store: SqlStore, report: ImportReport, home: str | os.PathLike[str] | None = None
+) -> int:
     """``sync_import_report(...).captured``: how many sessions were captured (failures are
     logged; call ``sync_import_report`` to get them)."""
     return sync_import_report(store, report, home).captured
@@ -697,8 +860,14 @@ def sync_import(store: SqlStore, report: ImportReport,
 # ---------------------------------------------------------------------------- completion paths
 
 
-def end_session(store: SqlStore, session_key: str, *, agent_id: str = "default",
-                home: str | os.PathLike[str] | None = None, at: datetime | None = None) -> bool:
+def end_session(
+    store: SqlStore,
+    session_key: str,
+    *,
+    agent_id: str = "default",
+    home: str | os.PathLike[str] | None = None,
+    at: datetime | None = None,
+) -> bool:
     """Session end: capture the final transcript of an imported session, then mark its row
     completed at ``at`` (default now). True when this call completed the row."""
     at = at or _now()
@@ -708,28 +877,49 @@ def end_session(store: SqlStore, session_key: str, *, agent_id: str = "default",
     return store.complete_transcript(session_key, agent_id, at)
 
 
-def recover_after_clear(store: SqlStore, new_session_key: str, *, agent_id: str = "default",
-                        previous_key: str | None = None, harness: str | None = None,
-                        project: str | None = None, at: datetime | None = None) -> str | None:
+def recover_after_clear(
+    store: SqlStore,
+    new_session_key: str,
+    *,
+    agent_id: str = "default",
+    previous_key: str | None = None,
+    harness: str | None = None,
+    project: str | None = None,
+    at: datetime | None = None,
+) -> str | None:
     """A session started after a ``clear`` (Claude Code sends no session end then): in one
     transaction, complete ``previous_key``'s open row, else the most recently updated open row of
     the same agent (same harness and project when given), never ``new_session_key`` itself.
     Returns the key completed, or None."""
     at = at or _now()
     with store.batch():
-        if previous_key and previous_key != new_session_key \
-                and store.complete_transcript(previous_key, agent_id, at):
+        if (
+            previous_key
+            and previous_key != new_session_key
+            and store.complete_transcript(previous_key, agent_id, at)
+        ):
             return previous_key
-        found = store.open_transcripts(agent_id=agent_id, harness=harness, project=project,
-                                       exclude=[new_session_key], newest_first=True, limit=1)
+        found = store.open_transcripts(
+            agent_id=agent_id,
+            harness=harness,
+            project=project,
+            exclude=[new_session_key],
+            newest_first=True,
+            limit=1,
+        )
         if found and store.complete_transcript(found[0][0], agent_id, at):
             return found[0][0]
     return None
 
 
-def sweep_idle(store: SqlStore, *, home: str | os.PathLike[str] | None = None,
-               now: datetime | None = None, idle_limit: timedelta | None = None,
-               limit: int = 100) -> list[tuple[str, str]]:
+def sweep_idle(
+    store: SqlStore,
+    *,
+    home: str | os.PathLike[str] | None = None,
+    now: datetime | None = None,
+    idle_limit: timedelta | None = None,
+    limit: int = 100,
+) -> list[tuple[str, str]]:
     """TTL sweep: complete up to ``limit`` open rows whose content has not changed for
     ``idle_limit`` (default ``[transcripts] idle_limit_minutes``), oldest first. Returns the
     ``(session_key, agent_id)`` pairs completed."""
@@ -751,8 +941,13 @@ def _read_only(store: SqlStore) -> bool:
     return engine is not None and engine.url.query.get("mode") == "ro"
 
 
-def load_transcript(store: SqlStore, name: str, *, agent_id: str | None = None,
-                    home: str | os.PathLike[str] | None = None) -> TranscriptRow:
+def load_transcript(
+    store: SqlStore,
+    name: str,
+    *,
+    agent_id: str | None = None,
+    home: str | os.PathLike[str] | None = None,
+) -> TranscriptRow:
     """The transcript row of session ``name`` (a key, or a unique prefix of an imported
     session's key). An imported session without a row yet is captured first; in a store opened
     read-only (a read-only workspace, ``open_store(read_only=True)``) it is rendered in memory
@@ -773,8 +968,9 @@ def load_transcript(store: SqlStore, name: str, *, agent_id: str | None = None,
     row = store.get_transcripts([session.key], agent).get(session.key)
     if row is None and _read_only(store):
         content = "\n\n".join(r.content for r in _records(store, session, _iso(_now())))
-        return TranscriptRow(session.key, agent, session.harness, session.project, content,
-                             content_hash(content))
+        return TranscriptRow(
+            session.key, agent, session.harness, session.project, content, content_hash(content)
+        )
     if row is None:
         sync_session(store, session.key, home=home)
         row = store.get_transcripts([session.key], agent).get(session.key)

@@ -6,7 +6,8 @@ snapshots. ``continuity.transcripts.session_transcripts`` renders sessions into 
 folded by ``safe_name``; session keys live only inside records, never in paths): one
 ``TranscriptRecord`` per row, its ``content`` that row's paragraphs. Writers hold ``flock`` on a
 sibling ``.lock`` file, repair a torn last line before appending (B36), write whole records
-(never part of one) in writes of up to about ``WRITE_CHUNK_BYTES``, and fsync before returning. ``replace_session`` rewrites one session's
+(never part of one) in writes of up to about ``WRITE_CHUNK_BYTES``, and fsync before returning.
+``replace_session`` rewrites one session's
 records through a temp file and ``os.replace``, leaving every other session's lines untouched.
 A torn line cut off by the repair is lost from the file but not from the database: the next
 snapshot (``transcripts.sync_session``) rewrites the session it belonged to from the database
@@ -91,8 +92,9 @@ def import_capture_lock(home: str | os.PathLike[str] | None) -> Iterator[None]:
         private_dir(folder)
         fd = os.open(folder / "import.lock", os.O_RDWR | os.O_CREAT, 0o600)
     except OSError as exc:
-        raise ContinuityError(f"cannot lock the transcripts in {folder}: "
-                              f"{exc.strerror or exc}") from exc
+        raise ContinuityError(
+            f"cannot lock the transcripts in {folder}: {exc.strerror or exc}"
+        ) from exc
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         yield
@@ -166,20 +168,38 @@ class TranscriptRecord:
         return self._id(self.content_sha256)
 
     def _id(self, content_sha256: str) -> str:
-        key = json_bytes([self.schema, self.agent_id, self.harness, self.session_key,
-                          self.seq, self.role, content_sha256])
+        key = json_bytes(
+            [
+                self.schema,
+                self.agent_id,
+                self.harness,
+                self.session_key,
+                self.seq,
+                self.role,
+                content_sha256,
+            ]
+        )
         return hashlib.sha256(key).hexdigest()[:32]
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON object of the line, fields in documented order, ``id`` last (``event_id``
         before it, only on a live record that has one)."""
         digest = self.content_sha256  # hashed once for both fields
-        out = {"schema": self.schema, "captured_at": self.captured_at,
-               "agent_id": self.agent_id, "harness": self.harness,
-               "session_key": self.session_key, "project": self.project, "seq": self.seq,
-               "role": self.role, "content": self.content, "source_format": self.source_format,
-               "source_path": self.source_path, "source_line": self.source_line,
-               "content_sha256": digest}
+        out = {
+            "schema": self.schema,
+            "captured_at": self.captured_at,
+            "agent_id": self.agent_id,
+            "harness": self.harness,
+            "session_key": self.session_key,
+            "project": self.project,
+            "seq": self.seq,
+            "role": self.role,
+            "content": self.content,
+            "source_format": self.source_format,
+            "source_path": self.source_path,
+            "source_line": self.source_line,
+            "content_sha256": digest,
+        }
         if self.event_id is not None:
             out["event_id"] = self.event_id
         out["id"] = self._id(digest)
@@ -190,10 +210,21 @@ class TranscriptRecord:
         """Parse a line's object. Raises ``ValueError`` for a missing field or an ``id`` or
         ``content_sha256`` that does not match the fields (a corrupted or edited line)."""
         try:
-            record = cls(data["agent_id"], data["harness"], data["session_key"],
-                         data.get("project"), int(data["seq"]), data["role"], data["content"],
-                         data["source_format"], data.get("source_path"), data["captured_at"],
-                         data.get("source_line"), data["schema"], data.get("event_id"))
+            record = cls(
+                data["agent_id"],
+                data["harness"],
+                data["session_key"],
+                data.get("project"),
+                int(data["seq"]),
+                data["role"],
+                data["content"],
+                data["source_format"],
+                data.get("source_path"),
+                data["captured_at"],
+                data.get("source_line"),
+                data["schema"],
+                data.get("event_id"),
+            )
         except (KeyError, TypeError) as exc:
             raise ValueError(f"not a transcript record: missing or bad field {exc}") from None
         if data.get("content_sha256") != record.content_sha256 or data.get("id") != record.id:
@@ -377,18 +408,24 @@ class TranscriptLog:
         except orjson.JSONDecodeError:
             pass
         torn_path = self.path.with_name(self.path.name + ".torn")
-        with os.fdopen(private_open(torn_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT),
-                       "ab") as torn:
+        with os.fdopen(
+            private_open(torn_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT), "ab"
+        ) as torn:
             torn.write(tail + b"\n")
         os.ftruncate(fd, start)
         self.torn_bytes += len(tail)
         self.torn_sessions.append(_identity(tail))
-        log.warning("%s: dropped a torn last line of %d bytes (kept in %s.torn)",
-                    self.path, len(tail), self.path.name)
+        log.warning(
+            "%s: dropped a torn last line of %d bytes (kept in %s.torn)",
+            self.path,
+            len(tail),
+            self.path.name,
+        )
         return len(tail)
 
-    def replace_session(self, agent_id: str, session_key: str,
-                        records: Iterable[TranscriptRecord]) -> int:
+    def replace_session(
+        self, agent_id: str, session_key: str, records: Iterable[TranscriptRecord]
+    ) -> int:
         """Make ``records`` the session's only records (a snapshot), atomically: readers see the
         old file or the new one. Other sessions' lines are copied byte for byte; when the file
         holds no line of this session the records are simply appended. Returns how many."""
@@ -398,8 +435,7 @@ class TranscriptLog:
             self._repair_locked()
             if not self._holds_session(agent_id, session_key):
                 return self._append_locked(records)
-            fd, tmp = tempfile.mkstemp(prefix=".transcript-", suffix=".tmp",
-                                       dir=self.path.parent)
+            fd, tmp = tempfile.mkstemp(prefix=".transcript-", suffix=".tmp", dir=self.path.parent)
             try:
                 count = self._rewrite(fd, agent_id, session_key, records)
                 if self.fsync:
@@ -418,8 +454,9 @@ class TranscriptLog:
                 write_whole(self.journal_path, b"0\n", 0o600)
             return count
 
-    def _rewrite(self, fd: int, agent_id: str, session_key: str,
-                 records: Iterable[TranscriptRecord]) -> int:
+    def _rewrite(
+        self, fd: int, agent_id: str, session_key: str, records: Iterable[TranscriptRecord]
+    ) -> int:
         needle = b'"session_key":' + _json_line(session_key)
         with open(self.path, "rb") as src:
             for line in src:  # _repair_locked ran: every line ends with a newline
@@ -465,8 +502,13 @@ class TranscriptLog:
                 if record.event_id:
                     yield record
 
-    def read(self, *, session_key: str | None = None, agent_id: str | None = None,
-             bad: list[tuple[int, str]] | None = None) -> Iterator[TranscriptRecord]:
+    def read(
+        self,
+        *,
+        session_key: str | None = None,
+        agent_id: str | None = None,
+        bad: list[tuple[int, str]] | None = None,
+    ) -> Iterator[TranscriptRecord]:
         """Stream the current records (of one session when ``session_key`` is given), in file
         order: a session's ``live`` records followed by a non-live record of that session are
         superseded and left out (module docstring). Lines that are not valid records are
@@ -519,7 +561,7 @@ class TranscriptLog:
                 elif who in ids:
                     out.update(live.pop(who, ()))
                     at = line.rfind(b'"id":"')
-                    record_id = line[at + 6:at + 38] if at >= 0 else b""
+                    record_id = line[at + 6 : at + 38] if at >= 0 else b""
                     if record_id in ids[who]:
                         out.add(number)
                     elif record_id:
@@ -531,7 +573,7 @@ def _write_all(fd: int, data: bytes) -> None:
     """One ``write`` for the whole buffer; loops only on a short write (e.g. disk nearly full)."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def _fsync_dir(path: Path) -> None:
@@ -546,8 +588,10 @@ def _fsync_dir(path: Path) -> None:
 #: these bytes only occur as the field itself)
 _LIVE = b'"source_format":"live"'
 
-_FIELD = {name: re.compile(rb'"' + name.encode() + rb'":("(?:[^"\\]|\\.)*")')
-          for name in ("agent_id", "session_key")}
+_FIELD = {
+    name: re.compile(rb'"' + name.encode() + rb'":("(?:[^"\\]|\\.)*")')
+    for name in ("agent_id", "session_key")
+}
 
 
 def _identity(fragment: bytes) -> tuple[str, str] | None:
@@ -570,5 +614,8 @@ def _belongs(line: bytes, agent_id: str, session_key: str) -> bool:
         data = orjson.loads(line)
     except orjson.JSONDecodeError:
         return False
-    return (isinstance(data, dict) and data.get("session_key") == session_key
-            and data.get("agent_id") == agent_id)
+    return (
+        isinstance(data, dict)
+        and data.get("session_key") == session_key
+        and data.get("agent_id") == agent_id
+    )

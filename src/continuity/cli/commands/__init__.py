@@ -18,21 +18,41 @@ import typer
 from typer.core import TyperGroup
 
 #: Modules under ``continuity.cli.commands`` that add commands (each defines ``register(app)``).
-MODULES = ["archive", "checkpoints", "compaction", "memory", "lineage", "daemon", "doctor", "resume",
-           "browse", "models"]
+MODULES = [
+    "archive",
+    "checkpoints",
+    "compaction",
+    "memory",
+    "lineage",
+    "daemon",
+    "doctor",
+    "resume",
+    "browse",
+    "models",
+]
 
 #: Every command the modules add, in the order ``register_all`` adds them, with its module.
 COMMANDS = {
     "watch": "archive",
-    "checkpoint": "checkpoints", "checkpoints": "checkpoints", "prune": "checkpoints",
-    "recover": "checkpoints", "brief": "checkpoints",
-    "compact": "compaction", "receipts": "compaction",
-    "transcript": "memory", "remember": "memory", "recall": "memory",
-    "consolidate": "lineage", "lineage": "lineage",
-    "serve": "daemon", "hook": "daemon", "mcp": "daemon",
+    "checkpoint": "checkpoints",
+    "checkpoints": "checkpoints",
+    "prune": "checkpoints",
+    "recover": "checkpoints",
+    "brief": "checkpoints",
+    "compact": "compaction",
+    "receipts": "compaction",
+    "transcript": "memory",
+    "remember": "memory",
+    "recall": "memory",
+    "consolidate": "lineage",
+    "lineage": "lineage",
+    "serve": "daemon",
+    "hook": "daemon",
+    "mcp": "daemon",
     "doctor": "doctor",
     "resume": "resume",
-    "search": "browse", "export": "browse",
+    "search": "browse",
+    "export": "browse",
 }
 #: Every command group (``add_typer``) the modules add, in order, with its module. Typer lists a
 #: group's commands before its groups, so ``--help`` shows these after the app's own groups.
@@ -74,15 +94,25 @@ class _LazyCommands(MutableMapping):
     def __init__(self, eager: dict[str, Any], group: LazyGroup) -> None:
         self._loaded = dict(eager)
         self._group = group
-        own = {info.name: info for info in (group.own.registered_commands if group.own else [])
-               if info.name and info.name not in eager}
+        own = {
+            info.name: info
+            for info in (group.own.registered_commands if group.own else [])
+            if info.name and info.name not in eager
+        }
         commands = [n for n, c in eager.items() if not hasattr(c, "commands")]
         groups = [n for n in eager if n not in commands]
-        self._order = [*commands, *own, *(n for n in COMMANDS if n not in eager), *groups,
-                       *(n for n in GROUPS if n not in eager)]
+        self._order = [
+            *commands,
+            *own,
+            *(n for n in COMMANDS if n not in eager),
+            *groups,
+            *(n for n in GROUPS if n not in eager),
+        ]
         #: name -> where it comes from: a ``CommandInfo`` of ``group.own``, or a module name
         self._pending: dict[str, Any] = {
-            **{n: m for n, m in {**COMMANDS, **GROUPS}.items() if n not in eager}, **own}
+            **{n: m for n, m in {**COMMANDS, **GROUPS}.items() if n not in eager},
+            **own,
+        }
 
     def _load(self, name: str) -> None:
         source = self._pending.get(name)

@@ -22,11 +22,19 @@ def register(app: typer.Typer) -> None:
 
     @app.command("watch")
     def watch_cmd(
-        once: bool = typer.Option(False, "--once", help="Archive what is there now and exit "
-                                  "(cron, tests): passes of --max-files files each until "
-                                  "none is left."),
-        max_files: int = typer.Option(200, "--max-files", min=1, help="At most this many "
-                                      "files imported per pass; the rest wait for the next."),
+        once: bool = typer.Option(
+            False,
+            "--once",
+            help="Archive what is there now and exit "
+            "(cron, tests): passes of --max-files files each until "
+            "none is left.",
+        ),
+        max_files: int = typer.Option(
+            200,
+            "--max-files",
+            min=1,
+            help="At most this many files imported per pass; the rest wait for the next.",
+        ),
         home: Path | None = HomeOption,
     ) -> None:
         """Archive sessions as the harnesses write them: follow Claude Code's, Codex's, pi's
@@ -57,8 +65,11 @@ def register(app: typer.Typer) -> None:
         if not settings.enabled:
             import os
 
-            where = ("$CONTINUITY_ARCHIVE__ENABLED" if os.environ.get(
-                "CONTINUITY_ARCHIVE__ENABLED") else "[archive] enabled = false in config.toml")
+            where = (
+                "$CONTINUITY_ARCHIVE__ENABLED"
+                if os.environ.get("CONTINUITY_ARCHIVE__ENABLED")
+                else "[archive] enabled = false in config.toml"
+            )
             err.print(f"archiving is off: {where}; set it to true to watch", markup=False)
             raise typer.Exit(2)
         archiver = Archiver({}, home=home, max_files=max_files)
@@ -68,18 +79,26 @@ def register(app: typer.Typer) -> None:
 
         def report(r: PassResult) -> None:
             if r.gone:
-                out.print(f"{r.gone} source file(s) gone; their sessions are kept whole "
-                          "(`continuity sessions` shows source: gone)", markup=False)
+                out.print(
+                    f"{r.gone} source file(s) gone; their sessions are kept whole "
+                    "(`continuity sessions` shows source: gone)",
+                    markup=False,
+                )
             for path, reason in r.skipped[:SKIPPED_SHOWN]:
                 said(f"not archived: {path}: {reason}")
             if len(r.skipped) > SKIPPED_SHOWN:
-                said(f"not archived: {len(r.skipped) - SKIPPED_SHOWN} more file(s) that are "
-                     "not session files")
+                said(
+                    f"not archived: {len(r.skipped) - SKIPPED_SHOWN} more file(s) that are "
+                    "not session files"
+                )
             if r.files or r.failed:
-                out.print(f"archived {r.files} file{'' if r.files == 1 else 's'}, {r.rows} new "
-                      f"row{'' if r.rows == 1 else 's'}"
-                          + (f", {r.failed} failed" if r.failed else "")
-                          + (f", {r.pending} pending" if r.pending else ""), markup=False)
+                out.print(
+                    f"archived {r.files} file{'' if r.files == 1 else 's'}, {r.rows} new "
+                    f"row{'' if r.rows == 1 else 's'}"
+                    + (f", {r.failed} failed" if r.failed else "")
+                    + (f", {r.pending} pending" if r.pending else ""),
+                    markup=False,
+                )
             # issue 45 item 1: the reader's file:line warnings, as `import` prints them
             for f in r.problems:
                 file_problems(err, f, more_hint="not shown")

@@ -38,31 +38,52 @@ MAX_HITS = 500
 
 
 def search_cmd(
-    query: str = typer.Argument(..., help="What to find, in words or in other words (best "
-                                "match first). Text in double quotes must appear as written "
-                                "(\"export job\" does not match \"exported job\"); "
-                                "operators and other punctuation are ordinary characters. "
-                                "Empty: a usage error.", callback=nonempty_query),
-    harness: str | None = typer.Option(None, "--harness", help="Only sessions of this "
-                                          "harness: claude-code, codex or pi."),
-    project: list[Path] = typer.Option([], "--project", help="Only sessions of this project "
-                                       "folder or a folder inside it (repeatable).",
-                                       show_default=False),
-    here: bool = typer.Option(False, "--here", help="Only sessions of the current folder "
-                              "(default: every project)."),
-    since: str | None = typer.Option(None, "--since", help="Only rows from this time on: "
-                                        "a date (2026-11-30), a time or an age (7d, 12h)."),
-    until: str | None = typer.Option(None, "--until", help="Only rows before this time "
-                                        "(same forms as --since)."),
-    role: str | None = typer.Option(None, "--role", help="Only rows of this role: user, "
-                                       "assistant, tool or system."),
-    tool: str | None = typer.Option(None, "--tool", help="Only rows that call a tool of "
-                                       "this name (e.g. Bash), or carry its result."),
-    mode: str = typer.Option("hybrid", "--mode", help="How rows are ranked. hybrid: by "
-                             "words and by meaning, fused (finds a row put in other words); "
-                             "words: by the words alone (full-text BM25); vectors: by meaning "
-                             "alone (local embeddings). Without the semantic extra every mode "
-                             "ranks by words."),
+    query: str = typer.Argument(
+        ...,
+        help="What to find, in words or in other words (best "
+        "match first). Text in double quotes must appear as written "
+        '("export job" does not match "exported job"); '
+        "operators and other punctuation are ordinary characters. "
+        "Empty: a usage error.",
+        callback=nonempty_query,
+    ),
+    harness: str | None = typer.Option(
+        None, "--harness", help="Only sessions of this harness: claude-code, codex or pi."
+    ),
+    project: list[Path] = typer.Option(
+        [],
+        "--project",
+        help="Only sessions of this project folder or a folder inside it (repeatable).",
+        show_default=False,
+    ),
+    here: bool = typer.Option(
+        False, "--here", help="Only sessions of the current folder (default: every project)."
+    ),
+    since: str | None = typer.Option(
+        None,
+        "--since",
+        help="Only rows from this time on: a date (2026-11-30), a time or an age (7d, 12h).",
+    ),
+    until: str | None = typer.Option(
+        None, "--until", help="Only rows before this time (same forms as --since)."
+    ),
+    role: str | None = typer.Option(
+        None, "--role", help="Only rows of this role: user, assistant, tool or system."
+    ),
+    tool: str | None = typer.Option(
+        None,
+        "--tool",
+        help="Only rows that call a tool of this name (e.g. Bash), or carry its result.",
+    ),
+    mode: str = typer.Option(
+        "hybrid",
+        "--mode",
+        help="How rows are ranked. hybrid: by "
+        "words and by meaning, fused (finds a row put in other words); "
+        "words: by the words alone (full-text BM25); vectors: by meaning "
+        "alone (local embeddings). Without the semantic extra every mode "
+        "ranks by words.",
+    ),
     limit: int = count_option(20, "hits", maximum=MAX_HITS),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
@@ -84,16 +105,29 @@ def search_cmd(
     if mode not in MODES:
         raise bad_option("--mode", f"{mode!r} is not one of {', '.join(MODES)}")
     with open_workspace(home, read_only=True) as ws:
-        hits = ws.search(query, limit=limit or MAX_HITS, mode=mode, harness=harness,
-                         project=project, here=here,
-                         since=parse_option_time(since, "--since") if since else None,
-                         until=parse_option_time(until, "--until") if until else None,
-                         role=role, tool=tool)
+        hits = ws.search(
+            query,
+            limit=limit or MAX_HITS,
+            mode=mode,
+            harness=harness,
+            project=project,
+            here=here,
+            since=parse_option_time(since, "--since") if since else None,
+            until=parse_option_time(until, "--until") if until else None,
+            role=role,
+            tool=tool,
+        )
     if home is not None:  # the reopen commands keep the workspace in use (issue 45 item 2)
         from dataclasses import replace
 
-        hits = [replace(h, show_command=with_home(h.show_command, home),
-                        resume_command=with_home(h.resume_command, home)) for h in hits]
+        hits = [
+            replace(
+                h,
+                show_command=with_home(h.show_command, home),
+                resume_command=with_home(h.resume_command, home),
+            )
+            for h in hits
+        ]
     if as_json:
         buffer = sys.stdout.buffer
         for h in hits:
@@ -107,8 +141,10 @@ def search_cmd(
 
         why = ""
         if query_words(query) and not query_terms(query):  # e.g. "AND", "or not"
-            why = (": it holds only common English words (stop words such as and, or, not), "
-                   "which the index leaves out; add a word that is not one")
+            why = (
+                ": it holds only common English words (stop words such as and, or, not), "
+                "which the index leaves out; add a word that is not one"
+            )
         err.print(f"no row matches {clean(query)!r}{why}", markup=False)
         raise typer.Exit(EXIT_NO_MATCH)
     from rich.text import Text
@@ -116,36 +152,54 @@ def search_cmd(
     from continuity.cli.render import shown
 
     for h in hits:
-        who = h.harness + (f", subagent {h.agent}" if h.subagent else "") + (
-            ", sidechain" if h.sidechain else "")
+        who = (
+            h.harness
+            + (f", subagent {h.agent}" if h.subagent else "")
+            + (", sidechain" if h.sidechain else "")
+        )
         head = Text(shown(f"{h.session} #{h.seq} "), style="bold")
-        head.append(shown(f"{h.role} · {who} · {h.project or 'no project'} · "
-                          f"{h.time or 'no time'}"), style="dim")
+        head.append(
+            shown(f"{h.role} · {who} · {h.project or 'no project'} · {h.time or 'no time'}"),
+            style="dim",
+        )
         out.print(head)
         # controls as escapes (\x1b, \r, \u202e: the README's one rule), spans moved with them
-        body = styled_escaped("  " + h.snippet,
-                              [(start + 2, end + 2, "bold yellow") for start, end in h.spans])
+        body = styled_escaped(
+            "  " + h.snippet, [(start + 2, end + 2, "bold yellow") for start, end in h.spans]
+        )
         out.print(body)
-        hint = f"  {h.show_command}   |   {h.resume_command}" if h.resume_command \
+        hint = (
+            f"  {h.show_command}   |   {h.resume_command}"
+            if h.resume_command
             else f"  {h.show_command}"
+        )
         out.print(Text(shown(hint), style="cyan"))
 
 
 def export_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
-    fmt: str = typer.Option("md", "--format", help="md (readable Markdown), html (one "
-                            "self-contained page, as the browser shows it), jsonl (one "
-                            "stored row per line) or source (the imported file byte for "
-                            "byte, from the kept raw lines, checked against the file on "
-                            "disk; secrets included, so it needs --raw)."),
+    fmt: str = typer.Option(
+        "md",
+        "--format",
+        help="md (readable Markdown), html (one "
+        "self-contained page, as the browser shows it), jsonl (one "
+        "stored row per line) or source (the imported file byte for "
+        "byte, from the kept raw lines, checked against the file on "
+        "disk; secrets included, so it needs --raw).",
+    ),
     output: Path | None = typer.Option(
-        None, "--output", "-o", show_default=False,
+        None,
+        "--output",
+        "-o",
+        show_default=False,
         help="Write to this file (whole or not at all, mode 0600; an existing regular file is "
-             "replaced, an imported session file or anything else refused) instead of stdout "
-             "(also -)."),
-    raw: bool = typer.Option(False, "--raw", help="Do not redact secrets (a warning is "
-                             "printed)."),
-    since_seq: int | None = typer.Option(None, "--since-seq", min=0, max=MAX_SEQ, help="First row."),
+        "replaced, an imported session file or anything else refused) instead of stdout "
+        "(also -).",
+    ),
+    raw: bool = typer.Option(False, "--raw", help="Do not redact secrets (a warning is printed)."),
+    since_seq: int | None = typer.Option(
+        None, "--since-seq", min=0, max=MAX_SEQ, help="First row."
+    ),
     until_seq: int | None = typer.Option(None, "--until-seq", min=0, max=MAX_SEQ, help="Last row."),
     home: Path | None = HomeOption,
 ) -> None:
@@ -160,11 +214,13 @@ def export_cmd(
     if since_seq is not None and until_seq is not None and until_seq < since_seq:
         raise InputError(f"--until-seq {until_seq} is before --since-seq {since_seq}")
     if fmt == "source" and not raw:
-        raise InputError("--format source is the imported file byte for byte, secrets "
-                         "included: add --raw")
+        raise InputError(
+            "--format source is the imported file byte for byte, secrets included: add --raw"
+        )
     if fmt == "source" and (since_seq is not None or until_seq is not None):
-        raise InputError("--format source is the whole file: --since-seq and --until-seq "
-                         "do not apply")
+        raise InputError(
+            "--format source is the whole file: --since-seq and --until-seq do not apply"
+        )
     from continuity.core.text import one_line
 
     target = output if output is not None and str(output) != "-" else None  # None: stdout
@@ -176,21 +232,33 @@ def export_cmd(
         if fmt == "source":
             copy = source_copy(store, key)
             data = copy.data
-            note = (f"{one_line(copy.path)}: {copy.lines} lines, {len(data)} bytes from the "
-                    f"store; the file on disk: {copy.check}")
+            note = (
+                f"{one_line(copy.path)}: {copy.lines} lines, {len(data)} bytes from the "
+                f"store; the file on disk: {copy.check}"
+            )
         elif fmt == "jsonl":
-            data = b"".join(json_terminal_safe_bytes(orjson.dumps(r)) + b"\n"
-                            for r in session_records(store, key, since_seq=since_seq,
-                                                     until_seq=until_seq, raw=raw))
+            data = b"".join(
+                json_terminal_safe_bytes(orjson.dumps(r)) + b"\n"
+                for r in session_records(
+                    store, key, since_seq=since_seq, until_seq=until_seq, raw=raw
+                )
+            )
         else:
-            view = session_view(store, key, from_seq=since_seq, until_seq=until_seq,
-                                limit=None, raw=raw, continuation=fmt == "html")
-            text = session_page(view, standalone=True) if fmt == "html" else \
-                session_markdown(view)
+            view = session_view(
+                store,
+                key,
+                from_seq=since_seq,
+                until_seq=until_seq,
+                limit=None,
+                raw=raw,
+                continuation=fmt == "html",
+            )
+            text = session_page(view, standalone=True) if fmt == "html" else session_markdown(view)
             data = text.encode("utf-8")
     if raw:  # once the export is built: a refused one exposed nothing
-        err.print("warning: --raw: secrets in this session are NOT redacted in the export",
-                  markup=False)
+        err.print(
+            "warning: --raw: secrets in this session are NOT redacted in the export", markup=False
+        )
     if note:
         err.print(note, markup=False)
     if target is None:
@@ -211,9 +279,11 @@ def export_cmd(
         raise InputError(f"cannot write {shown_path}: {exc.strerror or exc}") from None
     if mode is not None and not stat.S_ISREG(mode):
         # a device, pipe, socket, folder or symlink would be replaced by a regular file
-        raise InputError(f"--output {shown_path}: not a regular file (a device, pipe, folder "
-                         "or symlink): give a new file name, or omit --output (or give -) "
-                         "for stdout")
+        raise InputError(
+            f"--output {shown_path}: not a regular file (a device, pipe, folder "
+            "or symlink): give a new file name, or omit --output (or give -) "
+            "for stdout"
+        )
     try:
         write_whole(target, data, 0o600)
     except OSError as exc:
@@ -237,10 +307,15 @@ def _refuse_a_session_file(store, key: str, output: Path) -> None:
         same = bool(own) and os.path.samefile(output, own)
     except OSError:
         same = False
-    if same or store.get_source(target) is not None \
-            or store.get_source(os.path.realpath(target)) is not None:
-        raise InputError(f"--output {one_line(str(output))}: that is an imported session "
-                         "file, which continuity never overwrites: give another file name")
+    if (
+        same
+        or store.get_source(target) is not None
+        or store.get_source(os.path.realpath(target)) is not None
+    ):
+        raise InputError(
+            f"--output {one_line(str(output))}: that is an imported session "
+            "file, which continuity never overwrites: give another file name"
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -34,10 +34,14 @@ class ManualTrigger(str, enum.Enum):
 
 def checkpoint_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
-    reason: str = typer.Option(..., "--reason", help="Why this checkpoint is taken; it goes "
-                               "into the digest (secrets redacted)."),
-    trigger: ManualTrigger = typer.Option(ManualTrigger.explicit, "--trigger",
-                                          help="explicit (a person) or agent (an agent tool)."),
+    reason: str = typer.Option(
+        ...,
+        "--reason",
+        help="Why this checkpoint is taken; it goes into the digest (secrets redacted).",
+    ),
+    trigger: ManualTrigger = typer.Option(
+        ManualTrigger.explicit, "--trigger", help="explicit (a person) or agent (an agent tool)."
+    ),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -62,25 +66,35 @@ def checkpoints_cmd(
     with open_workspace(home, read_only=True) as ws:  # issue 45 item 8: only reads
         found = ws.checkpoints(session, limit=limit or 0)
     for bad in found.damaged:
-        err.print(f"checkpoint #{bad.id} of {found.session} is damaged ({bad.column}: "
-                  f"{bad.detail}); skipped", markup=False)
+        err.print(
+            f"checkpoint #{bad.id} of {found.session} is damaged ({bad.column}: "
+            f"{bad.detail}); skipped",
+            markup=False,
+        )
     if as_json:
         emit_json(found.to_dict())
         return
     if not found.checkpoints:
         err.print(f"no checkpoints for {found.session}", markup=False)
     for row in found.checkpoints:
-        out.print(f"#{row.id} {row.created_at} {row.trigger} prompts={row.prompt_count}",
-                  markup=False, style="bold")
+        out.print(
+            f"#{row.id} {row.created_at} {row.trigger} prompts={row.prompt_count}",
+            markup=False,
+            style="bold",
+        )
         out.print(shown(row.digest) + "\n", markup=False, highlight=False)
 
 
 def prune_cmd(
     retention_days: int | None = typer.Option(
-        None, "--retention-days", help="Delete checkpoints older than this many days "
-        "(1-90; default: [continuity] retentionDays, 7)."),
-    dry_run: bool = typer.Option(False, "--dry-run", help="Say how many checkpoints would be "
-                                 "deleted, and delete nothing."),
+        None,
+        "--retention-days",
+        help="Delete checkpoints older than this many days "
+        "(1-90; default: [continuity] retentionDays, 7).",
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Say how many checkpoints would be deleted, and delete nothing."
+    ),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -97,22 +111,34 @@ def prune_cmd(
         except ValueError as exc:
             raise InputError(f"--retention-days: {exc}") from None
     if as_json:
-        emit_json({"would_delete" if dry_run else "deleted": deleted, "retention_days": days,
-                   "dry_run": dry_run})
+        emit_json(
+            {
+                "would_delete" if dry_run else "deleted": deleted,
+                "retention_days": days,
+                "dry_run": dry_run,
+            }
+        )
         return
     if dry_run:
-        out.print(f"would prune {deleted} checkpoint(s) older than {days} day(s); nothing "
-                  "deleted (run without --dry-run to delete them)", markup=False)
+        out.print(
+            f"would prune {deleted} checkpoint(s) older than {days} day(s); nothing "
+            "deleted (run without --dry-run to delete them)",
+            markup=False,
+        )
         return
     out.print(f"pruned {deleted} checkpoint(s) older than {days} day(s)", markup=False)
 
 
 def recover_cmd(
     session: str | None = typer.Argument(None, help="Session key or a unique prefix of it."),
-    project: str | None = typer.Option(None, "--project", help="Project folder: the newest "
-                                          "checkpoint of any of its sessions within "
-                                          "[continuity] recoveryWindowDays (or "
-                                          "recoveryWindowHours when set)."),
+    project: str | None = typer.Option(
+        None,
+        "--project",
+        help="Project folder: the newest "
+        "checkpoint of any of its sessions within "
+        "[continuity] recoveryWindowDays (or "
+        "recoveryWindowHours when set).",
+    ),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -141,18 +167,31 @@ def recover_cmd(
 
 
 def brief_cmd(
-    project: Path | None = typer.Option(None, "--project", help="Project folder (default: "
-                                           "the current folder)."),
-    budget: int | None = typer.Option(None, "--budget", min=200, max=10_000,
-                                         metavar="CHARS",
-                                         help="Characters, 200–10000 (default: [continuity] "
-                                         "recoveryBudgetChars, 2000)."),
-    window: str | None = typer.Option(None, "--window", metavar="DAYS|any",
-                                         help="How far back to look, in days, or 'any' "
-                                         "(default: [continuity] recoveryWindowDays, 14)."),
-    harness: str | None = typer.Option(None, "--harness", help="Name the continuity MCP "
-                                          "tools installed for this harness (claude-code, "
-                                          "codex or pi), as its session would see them."),
+    project: Path | None = typer.Option(
+        None, "--project", help="Project folder (default: the current folder)."
+    ),
+    budget: int | None = typer.Option(
+        None,
+        "--budget",
+        min=200,
+        max=10_000,
+        metavar="CHARS",
+        help="Characters, 200–10000 (default: [continuity] recoveryBudgetChars, 2000).",
+    ),
+    window: str | None = typer.Option(
+        None,
+        "--window",
+        metavar="DAYS|any",
+        help="How far back to look, in days, or 'any' "
+        "(default: [continuity] recoveryWindowDays, 14).",
+    ),
+    harness: str | None = typer.Option(
+        None,
+        "--harness",
+        help="Name the continuity MCP "
+        "tools installed for this harness (claude-code, "
+        "codex or pi), as its session would see them.",
+    ),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:

@@ -25,8 +25,9 @@ def escaped_text(text: Any) -> Any:
     ``styled_escaped``.)"""
     if not any(ord(c) in CONTROL_ESCAPES for c in text.plain):
         return text
-    return styled_escaped(text.plain, [(s.start, s.end, s.style) for s in text.spans],
-                          style=text.style, end=text.end)
+    return styled_escaped(
+        text.plain, [(s.start, s.end, s.style) for s in text.spans], style=text.style, end=text.end
+    )
 
 
 def styled_escaped(plain: str, spans: Any, *, style: Any = "", end: str = "\n") -> Any:
@@ -39,8 +40,10 @@ def styled_escaped(plain: str, spans: Any, *, style: Any = "", end: str = "\n") 
     for c in plain:
         where.append(where[-1] + len(CONTROL_ESCAPES.get(ord(c), c)))
     new = Text(plain.translate(CONTROL_ESCAPES), style=style, end=end)
-    new.spans = [Span(where[max(0, min(s, len(plain)))], where[max(0, min(e, len(plain)))], st)
-                 for s, e, st in spans]
+    new.spans = [
+        Span(where[max(0, min(s, len(plain)))], where[max(0, min(e, len(plain)))], st)
+        for s, e, st in spans
+    ]
     return new
 
 
@@ -54,8 +57,14 @@ class SafeConsole(Console):
     def print(self, *objects: Any, **kwargs: Any) -> None:
         from rich.text import Text
 
-        safe = [o.translate(CONTROL_ESCAPES) if isinstance(o, str)
-                else escaped_text(o) if isinstance(o, Text) else o for o in objects]
+        safe = [
+            o.translate(CONTROL_ESCAPES)
+            if isinstance(o, str)
+            else escaped_text(o)
+            if isinstance(o, Text)
+            else o
+            for o in objects
+        ]
         super().print(*safe, **kwargs)
 
 
@@ -66,11 +75,14 @@ def _consoles() -> tuple[Console, Console]:
     import os
 
     plain: dict[str, Any] = {"color_system": None} if os.environ.get("NO_COLOR") else {}
-    return (SafeConsole(highlight=False, soft_wrap=True, **plain),
-            SafeConsole(stderr=True, soft_wrap=True, highlight=False, **plain))
+    return (
+        SafeConsole(highlight=False, soft_wrap=True, **plain),
+        SafeConsole(stderr=True, soft_wrap=True, highlight=False, **plain),
+    )
 
 
 out, err = _consoles()
+
 
 class HarnessName(str, enum.Enum):
     """The harnesses continuity reads and hooks into (``--harness``, ``hooks install``)."""
@@ -138,18 +150,25 @@ def check_home_only(ctx: typer.Context, value: Path | None) -> Path | None:
 
 
 HOME_HELP = "Workspace folder (default: $CONTINUITY_HOME or the platform's user data folder)."
-HomeOption = typer.Option(None, "--home", help=HOME_HELP, show_default=False,
-                          parser=parse_home, callback=check_workspace)
+HomeOption = typer.Option(
+    None, "--home", help=HOME_HELP, show_default=False, parser=parse_home, callback=check_workspace
+)
 #: ``--home`` without the config check (``continuity doctor`` reports it as a check).
-HomeOptionNoConfigCheck = typer.Option(None, "--home", help=HOME_HELP, show_default=False,
-                                       parser=parse_home, callback=check_home_only)
+HomeOptionNoConfigCheck = typer.Option(
+    None, "--home", help=HOME_HELP, show_default=False, parser=parse_home, callback=check_home_only
+)
 JsonOption = typer.Option(False, "--json", help="Print JSON on stdout.")
 #: A budget over 1 TB means nothing and would not survive JSON as an exact integer.
 MAX_BUDGET_BYTES = 10**12
 #: seed 002: the 240,000-byte follow-up budget (the help says it without the seed).
-BudgetOption = typer.Option(FOLLOW_UP_BUDGET_BYTES, "--budget", min=1, max=MAX_BUDGET_BYTES,
-                            help="How many UTF-8 bytes of history the continuation may hold "
-                                 "(default 240,000).", show_default=False)
+BudgetOption = typer.Option(
+    FOLLOW_UP_BUDGET_BYTES,
+    "--budget",
+    min=1,
+    max=MAX_BUDGET_BYTES,
+    help="How many UTF-8 bytes of history the continuation may hold (default 240,000).",
+    show_default=False,
+)
 
 
 #: The largest ``-n`` any listing takes (issue 20: one rule for every ``-n``). Larger values
@@ -157,15 +176,25 @@ BudgetOption = typer.Option(FOLLOW_UP_BUDGET_BYTES, "--budget", min=1, max=MAX_B
 MAX_COUNT = 1_000_000
 
 
-def count_option(default: int | None, what: str, *, flags: tuple[str, ...] = ("-n", "--count"),
-                 maximum: int = MAX_COUNT) -> Any:
+def count_option(
+    default: int | None,
+    what: str,
+    *,
+    flags: tuple[str, ...] = ("-n", "--count"),
+    maximum: int = MAX_COUNT,
+) -> Any:
     """The ``-n`` option of a listing, one rule everywhere (issue 20): a whole number from 0
     to ``maximum`` (``MAX_COUNT``), where 0 means all; anything else, a negative number or one
     too large (``9223372036854775808``), is a usage error naming ``-n`` (exit 2)."""
     shown = "all" if default in (None, 0) else str(default)
-    return typer.Option(default or 0, *flags, min=0, max=maximum, show_default=False,
-                        help=f"How many {what} (default {shown}; 0 = all; at most "
-                             f"{maximum:,}).")
+    return typer.Option(
+        default or 0,
+        *flags,
+        min=0,
+        max=maximum,
+        show_default=False,
+        help=f"How many {what} (default {shown}; 0 = all; at most {maximum:,}).",
+    )
 
 
 def bad_option(option: str, message: str) -> Exception:
@@ -277,9 +306,11 @@ def homed_commands(text: str, home: Path | None) -> str:
 
     if home is None:
         return text
-    return re.sub(r"`(continuity [^`]*)`",
-                  lambda m: m.group(0) if "--home" in m.group(1)
-                  else f"`{with_home(m.group(1), home)}`", text)
+    return re.sub(
+        r"`(continuity [^`]*)`",
+        lambda m: m.group(0) if "--home" in m.group(1) else f"`{with_home(m.group(1), home)}`",
+        text,
+    )
 
 
 def home_in_argv(argv: list[str]) -> Path | None:
@@ -292,4 +323,3 @@ def home_in_argv(argv: list[str]) -> Path | None:
         elif word.startswith("--home=") and len(word) > 7:
             found = Path(word[7:])
     return found
-

@@ -36,11 +36,18 @@ def register(app: typer.Typer) -> None:
 def compact_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
     summarizer: Provider | None = typer.Option(
-        None, "--summarizer", help="Summary provider (default: summarizer.provider in "
-        "config.toml, else extractive).", case_sensitive=False, show_default=False),
+        None,
+        "--summarizer",
+        help="Summary provider (default: summarizer.provider in config.toml, else extractive).",
+        case_sensitive=False,
+        show_default=False,
+    ),
     budget: int = BudgetOption,
-    force: bool = typer.Option(False, "--force", help="Compact even when the view is within "
-                               "the budget or this turn was already compacted."),
+    force: bool = typer.Option(
+        False,
+        "--force",
+        help="Compact even when the view is within the budget or this turn was already compacted.",
+    ),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -48,8 +55,12 @@ def compact_cmd(
     the working view when it is over the budget, and print the checkpoint, or the refusal
     receipt with its reason, or why none was needed."""
     with open_workspace(home) as ws:
-        outcome = ws.compact(session, budget_bytes=budget, force=force,
-                             summarizer=summarizer.value if summarizer else None)
+        outcome = ws.compact(
+            session,
+            budget_bytes=budget,
+            force=force,
+            summarizer=summarizer.value if summarizer else None,
+        )
     if as_json:
         emit_json(outcome.to_dict())
         if outcome.receipt is not None:  # the same exit status with or without --json
@@ -57,22 +68,29 @@ def compact_cmd(
         return
     if outcome.checkpoint is not None:
         cp = outcome.checkpoint
-        out.print(f"compacted {outcome.session}: checkpoint {cp.entry_id} covers seq "
-                  f"0–{cp.covers_through_seq} (view {outcome.view_bytes} → "
-                  f"{outcome.view_bytes_after} bytes, budget {outcome.budget_bytes})",
-                  markup=False)
+        out.print(
+            f"compacted {outcome.session}: checkpoint {cp.entry_id} covers seq "
+            f"0–{cp.covers_through_seq} (view {outcome.view_bytes} → "
+            f"{outcome.view_bytes_after} bytes, budget {outcome.budget_bytes})",
+            markup=False,
+        )
         from continuity.cli.render import shown
 
         out.print(shown(cp.summary), markup=False)  # issue 45 item 6
     elif outcome.receipt is not None:
         why = f": {outcome.receipt.detail}" if outcome.receipt.detail else ""
-        out.print(f"refused {outcome.session}: {outcome.reason}{why} (run {outcome.run_id}, "
-                  f"receipt #{outcome.receipt.receipt_id}); no checkpoint was written",
-                  markup=False)
+        out.print(
+            f"refused {outcome.session}: {outcome.reason}{why} (run {outcome.run_id}, "
+            f"receipt #{outcome.receipt.receipt_id}); no checkpoint was written",
+            markup=False,
+        )
         raise typer.Exit(REFUSED_EXIT)
     else:
-        out.print(f"not needed for {outcome.session}: {outcome.reason} (view "
-                  f"{outcome.view_bytes} bytes, budget {outcome.budget_bytes})", markup=False)
+        out.print(
+            f"not needed for {outcome.session}: {outcome.reason} (view "
+            f"{outcome.view_bytes} bytes, budget {outcome.budget_bytes})",
+            markup=False,
+        )
 
 
 def receipts_cmd(
@@ -97,5 +115,7 @@ def receipts_cmd(
     for r in rows:
         d = receipt_dict(r)
         why = f"  ({d['detail']})" if d["detail"] else ""
-        out.print(f"#{d['receipt_id']}  {d['created_at']}  {d['reason']:<16}  run {d['run_id']}"
-                  f"{why}", markup=False)
+        out.print(
+            f"#{d['receipt_id']}  {d['created_at']}  {d['reason']:<16}  run {d['run_id']}{why}",
+            markup=False,
+        )

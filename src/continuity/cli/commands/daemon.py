@@ -24,20 +24,29 @@ from continuity.cli.commands.common import (
     parse_home,
 )
 
-hooks_app = typer.Typer(help="Install or remove continuity's hooks in a harness.",
-                        no_args_is_help=True)
+hooks_app = typer.Typer(
+    help="Install or remove continuity's hooks in a harness.", no_args_is_help=True
+)
 
 SettingsOption = typer.Option(
-    None, "--settings", help="The settings file (claude-code: ~/.claude/settings.json; codex: "
+    None,
+    "--settings",
+    help="The settings file (claude-code: ~/.claude/settings.json; codex: "
     "~/.codex/hooks.json) or, for pi, the extensions folder (~/.pi/agent/extensions).",
-    show_default=False)
+    show_default=False,
+)
 
 
 def serve_cmd(
-    host: str | None = typer.Option(None, "--host", help="Address to listen on (default: "
-                                       "[daemon] host, 127.0.0.1; others need [daemon] token)."),
-    port: int | None = typer.Option(None, "--port", help="Port (default: [daemon] port, "
-                                       "7438; 0 picks a free one)."),
+    host: str | None = typer.Option(
+        None,
+        "--host",
+        help="Address to listen on (default: "
+        "[daemon] host, 127.0.0.1; others need [daemon] token).",
+    ),
+    port: int | None = typer.Option(
+        None, "--port", help="Port (default: [daemon] port, 7438; 0 picks a free one)."
+    ),
     home: Path | None = HomeOption,
 ) -> None:
     """Run the local daemon the hooks talk to, until SIGTERM or Ctrl-C (queues are flushed
@@ -49,14 +58,23 @@ def serve_cmd(
 
 
 def hook_cmd(
-    event: str = typer.Argument(..., help="session-start, user-prompt-submit, pre-compaction, "
-                                "post-compaction, stop or session-end."),
-    harness: str | None = typer.Option(None, "--harness", show_default=False,
-                                          help="Whose hook JSON is on stdin: claude-code, "
-                                          "codex or pi."),
-    timeout: str | None = typer.Option(None, "--timeout", show_default=False,
-                                          help="Seconds for the whole exchange with the "
-                                          "daemon."),
+    event: str = typer.Argument(
+        ...,
+        help="session-start, user-prompt-submit, pre-compaction, "
+        "post-compaction, stop or session-end.",
+    ),
+    harness: str | None = typer.Option(
+        None,
+        "--harness",
+        show_default=False,
+        help="Whose hook JSON is on stdin: claude-code, codex or pi.",
+    ),
+    timeout: str | None = typer.Option(
+        None,
+        "--timeout",
+        show_default=False,
+        help="Seconds for the whole exchange with the daemon.",
+    ),
 ) -> None:
     """Forward a hook's JSON (stdin) to the daemon and print what the harness expects; when
     the daemon is down, record it for replay. Always exits 0: a bad value is reported on
@@ -77,12 +95,22 @@ def hooks_install(
     harness: HarnessName = typer.Argument(..., help="claude-code, codex or pi."),
     settings: Path | None = SettingsOption,
     home: Path | None = typer.Option(
-        None, "--home", help="Workspace the hooks send events to, baked into the installed "
+        None,
+        "--home",
+        help="Workspace the hooks send events to, baked into the installed "
         "command (default: $CONTINUITY_HOME or the user data folder, resolved now); use the "
-        "daemon's --home.", show_default=False, parser=parse_home, callback=check_workspace),
-    no_trust: bool = typer.Option(False, "--no-trust", help="codex: do not write the trust "
-                                  "state Codex needs to run the hooks (you trust them in "
-                                  "Codex's /hooks yourself)."),
+        "daemon's --home.",
+        show_default=False,
+        parser=parse_home,
+        callback=check_workspace,
+    ),
+    no_trust: bool = typer.Option(
+        False,
+        "--no-trust",
+        help="codex: do not write the trust "
+        "state Codex needs to run the hooks (you trust them in "
+        "Codex's /hooks yourself).",
+    ),
     as_json: bool = JsonOption,
 ) -> None:
     """Add continuity's hooks to HARNESS (a backup of the file is made first; running it
@@ -98,9 +126,12 @@ def hooks_install(
         # and the texts we inject name only the tools registered (issue 39); on OSError the
         # hooks are installed all the same, and doctor then checks the default place only
         with contextlib.suppress(OSError):
-            record_install(result.home, harness.value, result.path if harness.value != "pi"
-                           else result.path.parent,
-                           mcp=result.mcp.tools if result.mcp is not None else {})
+            record_install(
+                result.home,
+                harness.value,
+                result.path if harness.value != "pi" else result.path.parent,
+                mcp=result.mcp.tools if result.mcp is not None else {},
+            )
     _report(result, as_json)
 
 
@@ -127,22 +158,31 @@ def _report(result, as_json: bool) -> None:
         return
     backup = f" (backup: {result.backup})" if result.backup else ""
     if result.action == "removed" and result.file_kept:
-        out.print(f"{result.harness}: removed continuity's hooks from {result.path} (the file "
-                  "and its other settings are kept)", markup=False)
+        out.print(
+            f"{result.harness}: removed continuity's hooks from {result.path} (the file "
+            "and its other settings are kept)",
+            markup=False,
+        )
         if result.backup_left:
-            out.print(f"{result.harness}: the backup made at install is left at "
-                      f"{result.backup_left} ({result.path} changed since); delete it when "
-                      "you no longer need it", markup=False)
+            out.print(
+                f"{result.harness}: the backup made at install is left at "
+                f"{result.backup_left} ({result.path} changed since); delete it when "
+                "you no longer need it",
+                markup=False,
+            )
     else:
         out.print(f"{result.harness}: {result.action} {result.path}{backup}", markup=False)
     if result.home is not None:
         out.print(f"hooks point at workspace {result.home}", markup=False)
     if result.mcp is not None:
         if result.mcp.tools:
-            out.print(f"{result.harness}: continuity's tools registered in {result.mcp.where} "
-                      f"({', '.join(result.mcp.tools.values())}"
-                      + (f"; {result.mcp.note}" if result.mcp.note else "") + ")",
-                      markup=False)
+            out.print(
+                f"{result.harness}: continuity's tools registered in {result.mcp.where} "
+                f"({', '.join(result.mcp.tools.values())}"
+                + (f"; {result.mcp.note}" if result.mcp.note else "")
+                + ")",
+                markup=False,
+            )
         else:
             from continuity.cli.commands.common import err as _err
 
@@ -151,16 +191,20 @@ def _report(result, as_json: bool) -> None:
     if trust is None:
         return
     if trust.status == "trusted":
-        out.print(f"codex: trusts all {trust.hooks} continuity hooks ({trust.config})",
-                  markup=False)
+        out.print(
+            f"codex: trusts all {trust.hooks} continuity hooks ({trust.config})", markup=False
+        )
         return
     from continuity.cli.commands.common import err
 
     if trust.note:
         err.print(f"codex: {trust.note}", markup=False)
-    err.print(f"codex: NOT TRUSTED: Codex skips {trust.hooks - trust.trusted} of the "
-              f"{trust.hooks} continuity hooks until you trust them. One step left: "
-              f"{trust.next_step}", markup=False)
+    err.print(
+        f"codex: NOT TRUSTED: Codex skips {trust.hooks - trust.trusted} of the "
+        f"{trust.hooks} continuity hooks until you trust them. One step left: "
+        f"{trust.next_step}",
+        markup=False,
+    )
 
 
 def mcp_cmd(home: Path | None = HomeOption) -> None:
@@ -177,5 +221,3 @@ def register(app: typer.Typer) -> None:
     app.command("hook")(hook_cmd)
     app.add_typer(hooks_app, name="hooks")
     app.command("mcp")(mcp_cmd)
-
-

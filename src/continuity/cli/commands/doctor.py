@@ -76,8 +76,14 @@ class Check:
     data: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"check": self.check, "harness": self.harness, "status": self.status,
-                "detail": self.detail, "fix": self.fix, "data": self.data}
+        return {
+            "check": self.check,
+            "harness": self.harness,
+            "status": self.status,
+            "detail": self.detail,
+            "fix": self.fix,
+            "data": self.data,
+        }
 
 
 def _mapping(value: object) -> dict[str, Any]:
@@ -107,8 +113,15 @@ def _section_loaders() -> dict[str, Callable[[Path], object]]:
     from continuity.retrieval.settings import retrieval_settings as retrieval
     from continuity.transcripts.session_transcripts import settings as transcripts
 
-    return {"archive": archive, "continuity": load_config, "daemon": daemon, "memory_md": memory_md,
-            "retrieval": retrieval, "summarizer": summarizer, "transcripts": transcripts}
+    return {
+        "archive": archive,
+        "continuity": load_config,
+        "daemon": daemon,
+        "memory_md": memory_md,
+        "retrieval": retrieval,
+        "summarizer": summarizer,
+        "transcripts": transcripts,
+    }
 
 
 def check_config(home: Path) -> Check:
@@ -130,9 +143,13 @@ def check_config(home: Path) -> Check:
     except ConfigError as exc:
         message = str(exc)
         # review: the fix named config.toml also when only an environment variable was wrong
-        what = ("change or unset the environment variable named" if message.startswith("$")
-                else f"edit {path}" if "$" not in message
-                else f"edit {path} or the environment variable named")
+        what = (
+            "change or unset the environment variable named"
+            if message.startswith("$")
+            else f"edit {path}"
+            if "$" not in message
+            else f"edit {path} or the environment variable named"
+        )
         fix = f"{what} as the message says, then run `{command_for(home, 'doctor')}` again"
         return Check("config", None, "problem", message, fix, {"path": str(path)})
     overrides = sorted(v for v in os.environ if v.startswith("CONTINUITY_") and "__" in v[11:])
@@ -150,8 +167,14 @@ def check_daemon(home: Path) -> Check:
 
     url_file = home / "daemon.url"
     if not url_file.is_file():
-        return Check("daemon", None, "problem", f"no daemon serves this workspace ({url_file} "
-                     "is absent): hooks spool their events until one starts", _serve_hint(home))
+        return Check(
+            "daemon",
+            None,
+            "problem",
+            f"no daemon serves this workspace ({url_file} "
+            "is absent): hooks spool their events until one starts",
+            _serve_hint(home),
+        )
     url = url_file.read_text("utf-8", errors="replace").strip()
     token = daemon_token(str(home))
     headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -164,15 +187,32 @@ def check_daemon(home: Path) -> Check:
     except (httpx.HTTPError, ValueError):
         answer, health = None, None
     if answer is not None and answer.status_code == 421:
-        return Check("daemon", None, "problem", f"{url_file} names {url}, which serves another "
-                     "workspace (hooks spool instead of posting there)", _serve_hint(home),
-                     {"url": url})
+        return Check(
+            "daemon",
+            None,
+            "problem",
+            f"{url_file} names {url}, which serves another "
+            "workspace (hooks spool instead of posting there)",
+            _serve_hint(home),
+            {"url": url},
+        )
     if not isinstance(health, dict) or health.get("status") != "ok":
-        return Check("daemon", None, "problem", f"{url_file} names {url}, which does not answer "
-                     "(a daemon that died without cleaning up?)", _serve_hint(home),
-                     {"url": url})
-    return Check("daemon", None, "ok", f"up at {url} (pid {health.get('pid', '?')})",
-                 data={"url": url, "health": health})
+        return Check(
+            "daemon",
+            None,
+            "problem",
+            f"{url_file} names {url}, which does not answer "
+            "(a daemon that died without cleaning up?)",
+            _serve_hint(home),
+            {"url": url},
+        )
+    return Check(
+        "daemon",
+        None,
+        "ok",
+        f"up at {url} (pid {health.get('pid', '?')})",
+        data={"url": url, "health": health},
+    )
 
 
 def spool_backlog(home: Path) -> tuple[int, int]:
@@ -208,27 +248,45 @@ def check_spool(home: Path, daemon_up: bool) -> Check:
     waiting, rejected = spool_backlog(home)
     data = {"waiting": waiting, "rejected": rejected}
     if waiting:
-        fix = ("restart the daemon so it replays them: stop it, then "
-               if daemon_up else "") + _serve_hint(home)
-        return Check("spool", None, "problem", f"{waiting} hook events wait in the spool "
-                     f"({home / 'spool'}), not yet in the store", fix, data)
+        fix = (
+            "restart the daemon so it replays them: stop it, then " if daemon_up else ""
+        ) + _serve_hint(home)
+        return Check(
+            "spool",
+            None,
+            "problem",
+            f"{waiting} hook events wait in the spool ({home / 'spool'}), not yet in the store",
+            fix,
+            data,
+        )
     if rejected:
-        return Check("spool", None, "warning", f"no backlog; {rejected} events were set aside "
-                     f"as bad input ({home / 'spool' / 'rejected.jsonl'}, with reasons)",
-                     data=data)
+        return Check(
+            "spool",
+            None,
+            "warning",
+            f"no backlog; {rejected} events were set aside "
+            f"as bad input ({home / 'spool' / 'rejected.jsonl'}, with reasons)",
+            data=data,
+        )
     return Check("spool", None, "ok", "no backlog", data=data)
 
 
-def harness_version(binary: str, *, which: Callable[[str], str | None] = shutil.which
-                    ) -> tuple[str | None, str | None]:
+def harness_version(
+    binary: str, *, which: Callable[[str], str | None] = shutil.which
+) -> tuple[str | None, str | None]:
     """``(path, version)`` of a harness CLI on ``PATH``; ``(None, None)`` when absent, the
     version None when ``--version`` fails."""
     path = which(binary)
     if path is None:
         return None, None
     try:
-        done = subprocess.run([path, "--version"], capture_output=True, text=True,
-                              timeout=VERSION_TIMEOUT, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [path, "--version"],
+            capture_output=True,
+            text=True,
+            timeout=VERSION_TIMEOUT,
+            stdin=subprocess.DEVNULL,
+        )
     except (OSError, subprocess.SubprocessError):
         return path, None
     text = (done.stdout or done.stderr).strip().splitlines()
@@ -254,8 +312,12 @@ def _command_parts(words: list[str]) -> tuple[str | None, str | None]:
     for word in words:
         if word.startswith("CONTINUITY_HOME="):
             home = word.split("=", 1)[1]
-        elif python is None and not word.startswith("-") and "=" not in word \
-                and not word.endswith("/env"):
+        elif (
+            python is None
+            and not word.startswith("-")
+            and "=" not in word
+            and not word.endswith("/env")
+        ):
             python = word
     return home, python
 
@@ -321,8 +383,9 @@ def install_command(harness: str, home: Path, hooks_path: Path) -> str:
     return command_for(home, *words)
 
 
-def check_harness(harness: str, home: Path, *,
-                  which: Callable[[str], str | None] = shutil.which) -> list[Check]:
+def check_harness(
+    harness: str, home: Path, *, which: Callable[[str], str | None] = shutil.which
+) -> list[Check]:
     """``found``, ``hooks``, ``trust`` (Codex) and ``last-event`` of one harness."""
     from continuity.daemon.hooks import install
 
@@ -332,64 +395,145 @@ def check_harness(harness: str, home: Path, *,
     # (hooks-installed.json) is the one checked while it exists, even when the harness's
     # default file exists too (that one may be another workspace's, or nobody's)
     recorded = install.installed_paths(home).get(harness)
-    hooks = installed_hooks(harness, Path(recorded)) if recorded and os.path.exists(
-        recorded) else installed_hooks(harness)
+    hooks = (
+        installed_hooks(harness, Path(recorded))
+        if recorded and os.path.exists(recorded)
+        else installed_hooks(harness)
+    )
     if recorded and not hooks.events and not hooks.error:
         default = installed_hooks(harness)
         if default.events or default.error:
             hooks = default
     install_hint = f"`{install_command(harness, home, hooks.path)}`"
     if path is None:
-        checks.append(Check("found", harness, "warning" if hooks.events else "info",
-                            f"`{BINARIES[harness]}` is not on PATH", data={"path": None}))
+        checks.append(
+            Check(
+                "found",
+                harness,
+                "warning" if hooks.events else "info",
+                f"`{BINARIES[harness]}` is not on PATH",
+                data={"path": None},
+            )
+        )
     else:
-        checks.append(Check("found", harness, "ok", f"{path} (version {version or 'unknown'})",
-                            data={"path": path, "version": version}))
+        checks.append(
+            Check(
+                "found",
+                harness,
+                "ok",
+                f"{path} (version {version or 'unknown'})",
+                data={"path": path, "version": version},
+            )
+        )
     if hooks.error:
-        checks.append(Check("hooks", harness, "problem", f"{hooks.path}: {hooks.error}",
-                            "fix the file, then run " + install_hint))
+        checks.append(
+            Check(
+                "hooks",
+                harness,
+                "problem",
+                f"{hooks.path}: {hooks.error}",
+                "fix the file, then run " + install_hint,
+            )
+        )
         return checks
     if not hooks.events:
         # A harness found without our hooks: a warning (the user may not use it); when no
         # harness has hooks at all, diagnose() adds the problem.
         status = "warning" if path is not None else "info"
-        checks.append(Check("hooks", harness, status, f"not installed ({hooks.path})",
-                            f"if you use {BINARIES[harness]}, run {install_hint}"
-                            if path is not None else None, {"path": str(hooks.path)}))
+        checks.append(
+            Check(
+                "hooks",
+                harness,
+                status,
+                f"not installed ({hooks.path})",
+                f"if you use {BINARIES[harness]}, run {install_hint}" if path is not None else None,
+                {"path": str(hooks.path)},
+            )
+        )
         return checks
     expected = {"extension"} if harness == "pi" else set(install.HARNESS_EVENTS[harness])
     missing = sorted(expected - hooks.events)
     ours = str(home)
     elsewhere = sorted(h for h in hooks.homes if os.path.abspath(h) != ours)
     gone = sorted(p for p in hooks.pythons if not os.access(p, os.X_OK))
-    data = {"path": str(hooks.path), "events": sorted(hooks.events), "missing": missing,
-            "homes": sorted(hooks.homes), "pythons": sorted(hooks.pythons)}
+    data = {
+        "path": str(hooks.path),
+        "events": sorted(hooks.events),
+        "missing": missing,
+        "homes": sorted(hooks.homes),
+        "pythons": sorted(hooks.pythons),
+    }
     if elsewhere or not hooks.homes:
         where = ", ".join(elsewhere) or "no workspace"
-        checks.append(Check("hooks", harness, "problem", f"installed in {hooks.path}, but they "
-                            f"send events to {where}, not to this workspace ({ours})",
-                            f"run {install_hint} (or run doctor with --home {where})", data))
+        checks.append(
+            Check(
+                "hooks",
+                harness,
+                "problem",
+                f"installed in {hooks.path}, but they "
+                f"send events to {where}, not to this workspace ({ours})",
+                f"run {install_hint} (or run doctor with --home {where})",
+                data,
+            )
+        )
     elif gone:
-        checks.append(Check("hooks", harness, "problem", f"installed, but they run "
-                            f"{', '.join(gone)}, which no longer exists", f"run {install_hint}",
-                            data))
+        checks.append(
+            Check(
+                "hooks",
+                harness,
+                "problem",
+                f"installed, but they run {', '.join(gone)}, which no longer exists",
+                f"run {install_hint}",
+                data,
+            )
+        )
     elif missing:
-        checks.append(Check("hooks", harness, "problem", f"installed in {hooks.path}, but "
-                            f"without {', '.join(missing)}", f"run {install_hint}", data))
+        checks.append(
+            Check(
+                "hooks",
+                harness,
+                "problem",
+                f"installed in {hooks.path}, but without {', '.join(missing)}",
+                f"run {install_hint}",
+                data,
+            )
+        )
     else:
-        checks.append(Check("hooks", harness, "ok", f"installed in {hooks.path}, pointing at "
-                            "this workspace", data=data))
+        checks.append(
+            Check(
+                "hooks",
+                harness,
+                "ok",
+                f"installed in {hooks.path}, pointing at this workspace",
+                data=data,
+            )
+        )
     checks.append(check_mcp(harness, home, hooks.path))
     if harness == "codex":
         trust = install.codex_trust(hooks.path, home=home)
         if trust.status == "trusted":
-            checks.append(Check("trust", harness, "ok", f"Codex trusts all {trust.hooks} "
-                                f"continuity hooks ({trust.config})", data=trust.to_dict()))
+            checks.append(
+                Check(
+                    "trust",
+                    harness,
+                    "ok",
+                    f"Codex trusts all {trust.hooks} continuity hooks ({trust.config})",
+                    data=trust.to_dict(),
+                )
+            )
         else:
-            checks.append(Check("trust", harness, "problem", f"Codex does not trust "
-                                f"{trust.hooks - trust.trusted} of the {trust.hooks} continuity "
-                                "hooks: `codex exec` skips them silently",
-                                trust.next_step, trust.to_dict()))
+            checks.append(
+                Check(
+                    "trust",
+                    harness,
+                    "problem",
+                    f"Codex does not trust "
+                    f"{trust.hooks - trust.trusted} of the {trust.hooks} continuity "
+                    "hooks: `codex exec` skips them silently",
+                    trust.next_step,
+                    trust.to_dict(),
+                )
+            )
     return checks
 
 
@@ -421,8 +565,14 @@ def _mcp_found(harness: str, hooks_path: Path) -> tuple[Path, Any, str | None]:
     else:
         config = install.claude_mcp_config()
         if os.path.abspath(hooks_path) != os.path.abspath(install.default_path(harness)):
-            return config, None, (f"the hooks are in {hooks_path}, not Claude Code's user "
-                                  "settings, so no MCP server was registered")
+            return (
+                config,
+                None,
+                (
+                    f"the hooks are in {hooks_path}, not Claude Code's user "
+                    "settings, so no MCP server was registered"
+                ),
+            )
         try:
             data = install.read_settings(config)
         except InputError as exc:
@@ -435,13 +585,22 @@ def _mcp_found(harness: str, hooks_path: Path) -> tuple[Path, Any, str | None]:
             settings = {}
         perms = _mapping(settings.get("permissions"))
         if entry is not None and install.CLAUDE_ALLOW_RULE not in (perms.get("allow") or []):
-            return config, None, (f"registered, but {hooks_path} lacks the allow rule "
-                                  f"{install.CLAUDE_ALLOW_RULE!r}: Claude Code denies the tools")
+            return (
+                config,
+                None,
+                (
+                    f"registered, but {hooks_path} lacks the allow rule "
+                    f"{install.CLAUDE_ALLOW_RULE!r}: Claude Code denies the tools"
+                ),
+            )
     if not isinstance(entry, dict):
         return config, None, f"no MCP server {install.MCP_SERVER_NAME!r} in {config}"
     if not install._is_our_server(entry):  # the installer's own test
-        return config, None, (f"the MCP server {install.MCP_SERVER_NAME!r} in {config} is "
-                              "not continuity's")
+        return (
+            config,
+            None,
+            (f"the MCP server {install.MCP_SERVER_NAME!r} in {config} is not continuity's"),
+        )
     env = _mapping(entry.get("env"))
     words = [str(entry.get("command", ""))] + [str(a) for a in entry.get("args") or []]
     if env.get("CONTINUITY_HOME"):
@@ -460,18 +619,42 @@ def check_mcp(harness: str, home: Path, hooks_path: Path) -> Check:
     hint = f"run `{install_command(harness, home, hooks_path)}`"
     data: dict[str, Any] = {"where": str(where), "tools": {}}
     if words is None:
-        return Check("mcp", harness, "warning", f"continuity's tools are not available to the "
-                     f"agent: {why}", hint, data)
+        return Check(
+            "mcp",
+            harness,
+            "warning",
+            f"continuity's tools are not available to the agent: {why}",
+            hint,
+            data,
+        )
     tool_home, python = _command_parts(words)
     if not tool_home or os.path.abspath(tool_home) != str(home):
-        return Check("mcp", harness, "warning", f"continuity's tools in {where} read "
-                     f"{tool_home or 'no workspace'}, not this workspace ({home})", hint, data)
+        return Check(
+            "mcp",
+            harness,
+            "warning",
+            f"continuity's tools in {where} read "
+            f"{tool_home or 'no workspace'}, not this workspace ({home})",
+            hint,
+            data,
+        )
     if python and not os.access(python, os.X_OK):
-        return Check("mcp", harness, "warning", f"continuity's tools in {where} run {python}, "
-                     "which no longer exists", hint, data)
+        return Check(
+            "mcp",
+            harness,
+            "warning",
+            f"continuity's tools in {where} run {python}, which no longer exists",
+            hint,
+            data,
+        )
     data["tools"] = install.mcp_tool_names(harness)
-    return Check("mcp", harness, "ok", f"continuity's tools registered in {where} "
-                 f"({', '.join(data['tools'].values())})", data=data)
+    return Check(
+        "mcp",
+        harness,
+        "ok",
+        f"continuity's tools registered in {where} ({', '.join(data['tools'].values())})",
+        data=data,
+    )
 
 
 def check_cleanup(home: Path) -> Check | None:
@@ -498,15 +681,22 @@ def check_cleanup(home: Path) -> Check | None:
     url = database_url(home)
     if not url.startswith("sqlite") or (home / "continuity.db").exists():
         with open_store(url) as store:
-            gone = sum(1 for s in store.list_sessions(harness="claude-code")
-                       if s.source_gone_at is not None)
-    return Check("cleanup", "claude-code", "warning",
-                 f"{settings} sets cleanupPeriodDays = {days}: Claude Code deletes transcripts "
-                 f"older than that; {gone} archived Claude Code session(s) are kept only here "
-                 "(their file is gone)",
-                 f"keep `{command_for(home, 'watch')}` running (or import ~/.claude/projects "
-                 "regularly) so sessions are archived before Claude Code deletes them",
-                 {"path": str(settings), "cleanupPeriodDays": days, "sessions_gone": gone})
+            gone = sum(
+                1
+                for s in store.list_sessions(harness="claude-code")
+                if s.source_gone_at is not None
+            )
+    return Check(
+        "cleanup",
+        "claude-code",
+        "warning",
+        f"{settings} sets cleanupPeriodDays = {days}: Claude Code deletes transcripts "
+        f"older than that; {gone} archived Claude Code session(s) are kept only here "
+        "(their file is gone)",
+        f"keep `{command_for(home, 'watch')}` running (or import ~/.claude/projects "
+        "regularly) so sessions are archived before Claude Code deletes them",
+        {"path": str(settings), "cleanupPeriodDays": days, "sessions_gone": gone},
+    )
 
 
 def last_events(home: Path, harnesses: tuple[str, ...]) -> dict[str, dict[str, Any]]:
@@ -524,12 +714,14 @@ def last_events(home: Path, harnesses: tuple[str, ...]) -> dict[str, dict[str, A
         for session in store.list_sessions(limit=500):
             if session.harness not in harnesses or session.harness in found:
                 continue
-            rows = store.entries(session.key, after_seq=max(-1, session.entry_count - 3),
-                                 limit=3)
+            rows = store.entries(session.key, after_seq=max(-1, session.entry_count - 3), limit=3)
             stamps = [e.timestamp for e in rows if e.timestamp is not None]
             at = max(stamps) if stamps else (session.ended_at or session.started_at)
-            found[session.harness] = {"session": session.key, "rows": session.entry_count,
-                                      "at": at.isoformat() if at else None}
+            found[session.harness] = {
+                "session": session.key,
+                "rows": session.entry_count,
+                "at": at.isoformat() if at else None,
+            }
             if len(found) == len(harnesses):
                 break
     return found
@@ -545,8 +737,15 @@ def _ago(iso: str | None) -> str:
     if at.tzinfo is None:
         at = at.replace(tzinfo=UTC)
     seconds = int((datetime.now(UTC) - at).total_seconds())
-    span = (f"{seconds} s" if seconds < 120 else f"{seconds // 60} min" if seconds < 7200
-            else f"{seconds // 3600} h" if seconds < 172800 else f"{seconds // 86400} days")
+    span = (
+        f"{seconds} s"
+        if seconds < 120
+        else f"{seconds // 60} min"
+        if seconds < 7200
+        else f"{seconds // 3600} h"
+        if seconds < 172800
+        else f"{seconds // 86400} days"
+    )
     return f"{iso} ({span} ago)"
 
 
@@ -566,13 +765,21 @@ def check_private(home: Path) -> Check:
     named = ", ".join(f"{e.path} ({e.mode:o})" for e in found[:3])
     more = f" and {len(found) - 3} more" if len(found) > 3 else ""
     open_root = any(e.path == home for e in found)
-    detail = (f"others can read the workspace: {named}{more}" if open_root else
-              f"wider than owner-only, though inside an owner-only folder: {named}{more}")
+    detail = (
+        f"others can read the workspace: {named}{more}"
+        if open_root
+        else f"wider than owner-only, though inside an owner-only folder: {named}{more}"
+    )
     # issue 45 item 2: capture works whatever the modes, so this is a warning (with the fix),
     # never "capture is not working"
-    return Check("private", None, "warning", detail,
-                 private_fix(home),
-                 {"exposed": [str(e.path) for e in found]})
+    return Check(
+        "private",
+        None,
+        "warning",
+        detail,
+        private_fix(home),
+        {"exposed": [str(e.path) for e in found]},
+    )
 
 
 def check_embeddings(home: Path, daemon_up: bool) -> Check:
@@ -596,25 +803,40 @@ def check_embeddings(home: Path, daemon_up: bool) -> Check:
 
     settings = retrieval_settings(home)
     if settings.semantic == "off":
-        return Check("embeddings", None, "ok", "off ([retrieval] semantic = \"off\"): search "
-                     "ranks by words only")
+        return Check(
+            "embeddings",
+            None,
+            "ok",
+            'off ([retrieval] semantic = "off"): search ranks by words only',
+        )
     if not semantic_available():
         return Check("embeddings", None, "ok", MISSING_EXTRA)
     spec = MODELS.get(settings.model)
     if spec is None:
-        return Check("embeddings", None, "problem", f"[retrieval] model {settings.model!r} is "
-                     "unknown", "set one of: " + ", ".join(sorted(MODELS)))
+        return Check(
+            "embeddings",
+            None,
+            "problem",
+            f"[retrieval] model {settings.model!r} is unknown",
+            "set one of: " + ", ".join(sorted(MODELS)),
+        )
     try:
         model_files(spec)
     except ConfigError as exc:
-        return Check("embeddings", None, "warning", str(exc),
-                     f"continuity models fetch {settings.model}")
+        return Check(
+            "embeddings", None, "warning", str(exc), f"continuity models fetch {settings.model}"
+        )
     try:  # a model on disk that does not load, or a dim it lacks (fresh-user review)
         load_embedder(settings)
     except ConfigError as exc:
-        return Check("embeddings", None, "problem", f"{exc}; search ranks by words only",
-                     f"fix [retrieval] in {home / 'config.toml'}, or "
-                     f"continuity models fetch {settings.model}")
+        return Check(
+            "embeddings",
+            None,
+            "problem",
+            f"{exc}; search ranks by words only",
+            f"fix [retrieval] in {home / 'config.toml'}, or "
+            f"continuity models fetch {settings.model}",
+        )
     model_id = f"{settings.model}/{settings.dim}"
     url = database_url(home)
     if url.startswith("sqlite") and not (home / "continuity.db").exists():
@@ -624,14 +846,26 @@ def check_embeddings(home: Path, daemon_up: bool) -> Check:
     data = {"model": model_id, "waiting": waiting, "exact": exact}
     if not waiting:
         return Check("embeddings", None, "ok", f"{model_id}: every row embedded", data=data)
-    msg = (f"{model_id}: {'' if exact else 'at least '}{waiting} rows and memories wait to "
-           "be embedded (found by words until then)")
+    msg = (
+        f"{model_id}: {'' if exact else 'at least '}{waiting} rows and memories wait to "
+        "be embedded (found by words until then)"
+    )
     if daemon_up:
         return Check("embeddings", None, "info", msg + "; the daemon embeds them", data=data)
-    return Check("embeddings", None, "warning", msg, f"start the daemon "
-                 f"(`{command_for(home, 'serve')}`), which embeds them in the background"
-                 + (f", or run `{command_for(home, 'import', *folders)}` (it embeds what "
-                    "waits)" if (folders := _session_folders(home)) else ""), data)
+    return Check(
+        "embeddings",
+        None,
+        "warning",
+        msg,
+        f"start the daemon "
+        f"(`{command_for(home, 'serve')}`), which embeds them in the background"
+        + (
+            f", or run `{command_for(home, 'import', *folders)}` (it embeds what waits)"
+            if (folders := _session_folders(home))
+            else ""
+        ),
+        data,
+    )
 
 
 def _session_folders(home: Path) -> list[str]:
@@ -680,19 +914,26 @@ def check_integrity(home: Path) -> Check | None:
     except sqlite3.Error as exc:
         rows = [f"{exc.__class__.__name__}: {exc}"]
     if rows == ["ok"]:
-        return Check("integrity", None, "ok", f"{path}: PRAGMA quick_check ok",
-                     data={"path": str(path)})
+        return Check(
+            "integrity", None, "ok", f"{path}: PRAGMA quick_check ok", data={"path": str(path)}
+        )
     shown = "; ".join(rows[:3]) + (f" and {len(rows) - 3} more" if len(rows) > 3 else "")
-    return Check("integrity", None, "problem", f"{path} is damaged (PRAGMA quick_check: "
-                 f"{shown})", "stop the daemon, keep a copy of the file, then rebuild it: "
-                 f"`sqlite3 {shlex.quote(str(path))} .recover | sqlite3 NEW.db` and move NEW.db "
-                 "in its place, or move it aside and import the session files again with "
-                 f"`{command_for(home, 'import', 'FOLDER')}`",
-                 {"path": str(path), "findings": rows})
+    return Check(
+        "integrity",
+        None,
+        "problem",
+        f"{path} is damaged (PRAGMA quick_check: {shown})",
+        "stop the daemon, keep a copy of the file, then rebuild it: "
+        f"`sqlite3 {shlex.quote(str(path))} .recover | sqlite3 NEW.db` and move NEW.db "
+        "in its place, or move it aside and import the session files again with "
+        f"`{command_for(home, 'import', 'FOLDER')}`",
+        {"path": str(path), "findings": rows},
+    )
 
 
-def _capture_stopped(per: list[Check], harness: str, seen: dict[str, Any] | None,
-                     home: Path) -> None:
+def _capture_stopped(
+    per: list[Check], harness: str, seen: dict[str, Any] | None, home: Path
+) -> None:
     """Turn the ``hooks`` warning of a harness without our hooks into a ``problem`` when the
     workspace holds a session of it with rows from the last ``RECENT_CAPTURE_DAYS`` days:
     it was being captured and is no more (issue 45 item 2)."""
@@ -709,22 +950,31 @@ def _capture_stopped(per: list[Check], harness: str, seen: dict[str, Any] | None
     for c in per:
         if c.check == "hooks" and not c.data.get("events") and c.status != "problem":
             c.status = "problem"
-            c.detail += (f"; but session {seen['session']} of this workspace has rows from "
-                         f"{_ago(seen['at'])}: capture of {harness} stopped")
+            c.detail += (
+                f"; but session {seen['session']} of this workspace has rows from "
+                f"{_ago(seen['at'])}: capture of {harness} stopped"
+            )
             c.fix = f"run `{install_command(harness, home, Path(c.data['path']))}`"
             c.data["last"] = seen
 
 
-def diagnose(home: Path, harnesses: tuple[str, ...] = HARNESSES, *,
-             which: Callable[[str], str | None] = shutil.which) -> list[Check]:
+def diagnose(
+    home: Path,
+    harnesses: tuple[str, ...] = HARNESSES,
+    *,
+    which: Callable[[str], str | None] = shutil.which,
+) -> list[Check]:
     """Every check of the module docstring, in order: config, daemon, spool, then per
     harness. With a config problem, a daemon that is down gets the config fixed first as its
     fix (``continuity serve`` would fail on it)."""
     config = check_config(home)
     daemon = check_daemon(home)
     if config.status == "problem" and daemon.status == "problem":
-        daemon.fix = ("fix the config problem above first (`continuity serve` refuses it), "
-                      + daemon.fix if daemon.fix else "")
+        daemon.fix = (
+            "fix the config problem above first (`continuity serve` refuses it), " + daemon.fix
+            if daemon.fix
+            else ""
+        )
     checks = [config, daemon]
     checks.append(check_spool(home, daemon.status == "ok"))
     checks.append(check_private(home))
@@ -745,9 +995,15 @@ def diagnose(home: Path, harnesses: tuple[str, ...] = HARNESSES, *,
         last = last_events(home, harnesses)
     except Exception as exc:  # noqa: BLE001 - a broken store is one more finding
         last = {}
-        checks.append(Check("store", None, "problem", f"the store cannot be read: {exc}",
-                            f"run `{command_for(home, 'where')}` and "
-                            f"`{command_for(home, 'db', 'upgrade')}`"))
+        checks.append(
+            Check(
+                "store",
+                None,
+                "problem",
+                f"the store cannot be read: {exc}",
+                f"run `{command_for(home, 'where')}` and `{command_for(home, 'db', 'upgrade')}`",
+            )
+        )
     for harness in harnesses:
         per = check_harness(harness, home, which=which)
         hooked = any(c.check == "hooks" and c.data.get("events") for c in per)
@@ -756,21 +1012,44 @@ def diagnose(home: Path, harnesses: tuple[str, ...] = HARNESSES, *,
         if hooked:
             seen = last.get(harness)
             if seen:
-                per.append(Check("last-event", harness, "ok", f"session {seen['session']}, "
-                                 f"newest row {_ago(seen['at'])}", data=seen))
+                per.append(
+                    Check(
+                        "last-event",
+                        harness,
+                        "ok",
+                        f"session {seen['session']}, newest row {_ago(seen['at'])}",
+                        data=seen,
+                    )
+                )
             else:
-                per.append(Check("last-event", harness, "info", "no event received yet (run "
-                                 f"{BINARIES[harness]} once)"))
+                per.append(
+                    Check(
+                        "last-event",
+                        harness,
+                        "info",
+                        f"no event received yet (run {BINARIES[harness]} once)",
+                    )
+                )
         checks.extend(per)
     if not any(c.check == "hooks" and c.data.get("events") for c in checks):
-        found = [c.harness for c in checks
-                 if c.check == "found" and c.status == "ok" and c.harness is not None]
-        checks.append(Check("hooks", None, "problem", "no harness has continuity's hooks: "
-                            "nothing is captured live" + ("" if found else
-                                                          " (and no harness CLI is on PATH)"),
-                            f"run `{command_for(home, 'hooks', 'install', found[0])}`" if found
-                            else "install a harness (claude, codex or pi), then run "
-                            f"`{command_for(home, 'hooks', 'install', 'HARNESS')}`"))
+        found = [
+            c.harness
+            for c in checks
+            if c.check == "found" and c.status == "ok" and c.harness is not None
+        ]
+        checks.append(
+            Check(
+                "hooks",
+                None,
+                "problem",
+                "no harness has continuity's hooks: "
+                "nothing is captured live" + ("" if found else " (and no harness CLI is on PATH)"),
+                f"run `{command_for(home, 'hooks', 'install', found[0])}`"
+                if found
+                else "install a harness (claude, codex or pi), then run "
+                f"`{command_for(home, 'hooks', 'install', 'HARNESS')}`",
+            )
+        )
     return checks
 
 
@@ -780,8 +1059,11 @@ _MARK = {"ok": "ok     ", "problem": "PROBLEM", "warning": "warning", "info": "-
 def doctor_cmd(
     home: Path | None = HomeOptionNoConfigCheck,
     harness: list[str] | None = typer.Option(
-        None, "--harness", help="Check only this harness (claude-code, codex, pi); repeatable.",
-        show_default=False),
+        None,
+        "--harness",
+        help="Check only this harness (claude-code, codex, pi); repeatable.",
+        show_default=False,
+    ),
     as_json: bool = JsonOption,
 ) -> None:
     """Tell whether live capture works: per harness, the CLI found (version), our hooks
@@ -799,8 +1081,7 @@ def doctor_cmd(
     checks = diagnose(where, chosen)
     broken = [c for c in checks if c.status == "problem"]
     if as_json:
-        emit_json({"home": str(where), "ok": not broken,
-                   "checks": [c.to_dict() for c in checks]})
+        emit_json({"home": str(where), "ok": not broken, "checks": [c.to_dict() for c in checks]})
     else:
         out.print(f"workspace {where}", markup=False)
         for c in checks:
@@ -809,9 +1090,15 @@ def doctor_cmd(
             if c.fix:
                 out.print(f"        → {c.fix}", markup=False)
         warned = sum(c.status == "warning" for c in checks)
-        out.print(("all is well: live capture works"
-                   + (f" ({warned} warning(s) above)" if warned else "")) if not broken else
-                  f"{len(broken)} problem(s): capture is not working as it should", markup=False)
+        out.print(
+            (
+                "all is well: live capture works"
+                + (f" ({warned} warning(s) above)" if warned else "")
+            )
+            if not broken
+            else f"{len(broken)} problem(s): capture is not working as it should",
+            markup=False,
+        )
     if broken:
         raise typer.Exit(EXIT_BROKEN)
 

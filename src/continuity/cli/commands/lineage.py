@@ -25,9 +25,12 @@ from continuity.cli.commands.common import (
 )
 from continuity.core.errors import InputError
 
-memory_app = typer.Typer(help="The MEMORY.md file your agents load: durable memories, "
-                         "decisions and threads, within a size budget.", no_args_is_help=True,
-                         rich_markup_mode=None)
+memory_app = typer.Typer(
+    help="The MEMORY.md file your agents load: durable memories, "
+    "decisions and threads, within a size budget.",
+    no_args_is_help=True,
+    rich_markup_mode=None,
+)
 
 
 def _as_of(value: str | None):
@@ -38,8 +41,9 @@ def _as_of(value: str | None):
     try:
         return parse_iso(value)
     except ValueError:
-        raise InputError(f"--as-of: not an ISO 8601 time (got {value!r}; e.g. "
-                         "2026-06-06T00:00:00Z)") from None
+        raise InputError(
+            f"--as-of: not an ISO 8601 time (got {value!r}; e.g. 2026-06-06T00:00:00Z)"
+        ) from None
 
 
 def _warn_skipped(skipped: list[tuple[str, str]]) -> None:
@@ -49,14 +53,25 @@ def _warn_skipped(skipped: list[tuple[str, str]]) -> None:
 
 @memory_app.command("render")
 def memory_render(
-    project: str | None = typer.Option(None, "--project", help="Only this project (its "
-                                          "full path, as `continuity sessions` shows it)."),
-    output: Path | None = typer.Option(None, "--output", help="Where to write it ('-': "
-                                          "stdout). Default: <home>/MEMORY.md, or "
-                                          "<home>/projects/<project>/MEMORY.md with --project."),
-    as_of: str | None = typer.Option(None, "--as-of", help="Render as of this UTC time "
-                                        "(ISO 8601) instead of now: it sets the 30-day ledger "
-                                        "window."),
+    project: str | None = typer.Option(
+        None,
+        "--project",
+        help="Only this project (its full path, as `continuity sessions` shows it).",
+    ),
+    output: Path | None = typer.Option(
+        None,
+        "--output",
+        help="Where to write it ('-': "
+        "stdout). Default: <home>/MEMORY.md, or "
+        "<home>/projects/<project>/MEMORY.md with --project.",
+    ),
+    as_of: str | None = typer.Option(
+        None,
+        "--as-of",
+        help="Render as of this UTC time "
+        "(ISO 8601) instead of now: it sets the 30-day ledger "
+        "window.",
+    ),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -77,9 +92,11 @@ def memory_render(
         result = render_memory_md(store, home=home, project=project, now=when)
     _warn_skipped(result.skipped)
     if result.left_out and not as_json:
-        err.print(f"note: {len(result.left_out)} project(s) under a temp folder left out as "
-                  "scratch work (named in the file's header); --project DIR renders one",
-                  markup=False)
+        err.print(
+            f"note: {len(result.left_out)} project(s) under a temp folder left out as "
+            "scratch work (named in the file's header); --project DIR renders one",
+            markup=False,
+        )
     if output is not None and str(output) == "-":
         sys.stdout.write(result.text)
         return
@@ -88,8 +105,11 @@ def memory_render(
     if as_json:
         emit_json({"path": str(path), "changed": changed, **result.to_dict()})
         return
-    err.print(f"{'wrote' if changed else 'unchanged'} {path} ({result.bytes:,} bytes, "
-              f"{result.lines} lines)", markup=False)
+    err.print(
+        f"{'wrote' if changed else 'unchanged'} {path} ({result.bytes:,} bytes, "
+        f"{result.lines} lines)",
+        markup=False,
+    )
 
 
 def _known_project(store: Any, given: str) -> str:
@@ -108,9 +128,11 @@ def _known_project(store: Any, given: str) -> str:
         # the store's filter also matches folders under it: keep only an exact project
         if any(s.project == candidate for s in store.list_sessions(project=candidate)):
             return candidate
-    raise InputError(f"--project {absolute}: no session of this workspace was captured in "
-                     "that folder (`continuity sessions` shows each session's project); "
-                     "nothing written")
+    raise InputError(
+        f"--project {absolute}: no session of this workspace was captured in "
+        "that folder (`continuity sessions` shows each session's project); "
+        "nothing written"
+    )
 
 
 def lineage_cmd(
@@ -145,11 +167,15 @@ def _damaged(key: str, problems: list[dict[str, Any]]) -> Exception:
 
     listed = ", ".join(
         f"{p['kind']}{' ' + p['path'] if p['path'] else ''} "
-        f"{'missing' if p['check'] == 'missing' else 'failed its check'}" for p in problems)
-    repair = problems[0]["repair"] if len(problems) == 1 else repair_hint(key, None).replace(
-        "the damaged file", "each damaged file listed above")
-    return LineageDamaged(f"the lineage of session {one_line(key)} is damaged: {listed}; "
-                          f"{repair}")
+        f"{'missing' if p['check'] == 'missing' else 'failed its check'}"
+        for p in problems
+    )
+    repair = (
+        problems[0]["repair"]
+        if len(problems) == 1
+        else repair_hint(key, None).replace("the damaged file", "each damaged file listed above")
+    )
+    return LineageDamaged(f"the lineage of session {one_line(key)} is damaged: {listed}; {repair}")
 
 
 def _lineage_text(view: dict[str, Any]) -> str:
@@ -161,16 +187,19 @@ def _lineage_text(view: dict[str, Any]) -> str:
     if manifest is None:
         lines.append(f"  no manifest: run `continuity consolidate {key}`")
     else:
-        lines.append(f"  manifest revision {manifest['revision']}, updated "
-                     f"{manifest['updated_at']}, summary {manifest['summary_status']}")
+        lines.append(
+            f"  manifest revision {manifest['revision']}, updated "
+            f"{manifest['updated_at']}, summary {manifest['summary_status']}"
+        )
     for a in view["artifacts"]:
         lines.append(f"  {a['kind']:<10} {a['path'] or '(no file)'}  [{one_line(a['check'])}]")
         if a.get("memory_sentence"):
             lines.append(f"             {a['memory_sentence']} ({a['quality']})")
     thread = view["thread"]
     if thread:
-        lines.append(f"  thread {thread['label']} (head: session {thread['session']}, "
-                     f"{thread['latest_at']})")
+        lines.append(
+            f"  thread {thread['label']} (head: session {thread['session']}, {thread['latest_at']})"
+        )
         lines += [f"    open: {item}" for item in thread["open_items"]]
     for e in view["edges"]:
         lines.append(f"  {e['from']} --{e['kind']}--> {e['to']} ({e['at']})")
@@ -179,8 +208,9 @@ def _lineage_text(view: dict[str, Any]) -> str:
 
 def consolidate_cmd(
     session: str | None = typer.Argument(None, help="Session key or a unique prefix."),
-    all_: bool = typer.Option(False, "--all", help="Every completed session whose lineage is "
-                              "not current."),
+    all_: bool = typer.Option(
+        False, "--all", help="Every completed session whose lineage is not current."
+    ),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -206,26 +236,36 @@ def consolidate_cmd(
     if damaged:
         from continuity.lineage.artifacts import LineageDamaged
 
-        raise LineageDamaged(damaged[0].error if len(damaged) == 1 else
-                             f"{len(damaged)} sessions have a damaged lineage (listed above); "
-                             "delete each damaged file named there and run `continuity "
-                             "consolidate` again")
+        raise LineageDamaged(
+            damaged[0].error
+            if len(damaged) == 1
+            else f"{len(damaged)} sessions have a damaged lineage (listed above); "
+            "delete each damaged file named there and run `continuity "
+            "consolidate` again"
+        )
 
 
 def _consolidate_text(report: Any, *, many: bool) -> None:
     for r in report.results:
-        extra = f", {len(r.created)} files written, {r.memories_added} memories" \
-            if r.status in ("consolidated", "unchanged") else ""
+        extra = (
+            f", {len(r.created)} files written, {r.memories_added} memories"
+            if r.status in ("consolidated", "unchanged")
+            else ""
+        )
         sys.stdout.write(f"{r.session_key}: {r.status}{extra}\n")
         if r.status == "damaged" and many:
             err.print(f"{r.session_key}: {r.error}", markup=False)
         if r.status == "not_completed":
-            err.print(f"{r.session_key}: its transcript is still open; the pass runs after "
-                      "session end or the idle limit ([transcripts] idle_limit_minutes)",
-                      markup=False)
+            err.print(
+                f"{r.session_key}: its transcript is still open; the pass runs after "
+                "session end or the idle limit ([transcripts] idle_limit_minutes)",
+                markup=False,
+            )
     if report.memory_md is not None:
-        err.print(f"{'wrote' if report.memory_md_changed else 'unchanged'} {report.memory_md}",
-                  markup=False)
+        err.print(
+            f"{'wrote' if report.memory_md_changed else 'unchanged'} {report.memory_md}",
+            markup=False,
+        )
     elif not report.results:
         err.print("nothing to consolidate", markup=False)
 

@@ -1,6 +1,7 @@
 """CLI commands of transcripts and memories (issue 5): ``continuity transcript SESSION``,
 ``continuity remember TEXT`` and ``continuity recall QUERY``. Each is parse, one library call
-(``continuity.transcripts.session_transcripts`` / ``continuity.transcripts.memories``), render; JSON goes to plain stdout and
+(``continuity.transcripts.session_transcripts`` / ``continuity.transcripts.memories``), render;
+JSON goes to plain stdout and
 confirmations to stderr."""
 
 from __future__ import annotations
@@ -26,17 +27,24 @@ from continuity.core.errors import InputError
 from continuity.core.text import clean
 
 
-def _iso(value) -> str | None:  # type: ignore[no-untyped-def]
+def _iso(value) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
 
 
 def transcript_cmd(
     session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
-    sanitized: bool = typer.Option(False, "--sanitized", help="Show the read-time projection: "
-                                   "tool calls as [tool call: NAME] markers, tool outputs and "
-                                   "reasoning left out."),
-    raw: bool = typer.Option(False, "--raw", help="Do not redact secrets: the transcript as "
-                             "stored (a warning is printed)."),
+    sanitized: bool = typer.Option(
+        False,
+        "--sanitized",
+        help="Show the read-time projection: "
+        "tool calls as [tool call: NAME] markers, tool outputs and "
+        "reasoning left out.",
+    ),
+    raw: bool = typer.Option(
+        False,
+        "--raw",
+        help="Do not redact secrets: the transcript as stored (a warning is printed).",
+    ),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -62,11 +70,21 @@ def transcript_cmd(
     finally:
         SESSION_KNOWN.reset(token)
     if as_json:
-        emit_json({"session": row.session_key, "agent_id": row.agent_id,
-                   "harness": row.harness, "project": row.project,
-                   "content_hash": row.content_hash, "created_at": _iso(row.created_at),
-                   "updated_at": _iso(row.updated_at), "completed_at": _iso(row.completed_at),
-                   "sanitized": sanitized, "redacted": not raw, "content": text})
+        emit_json(
+            {
+                "session": row.session_key,
+                "agent_id": row.agent_id,
+                "harness": row.harness,
+                "project": row.project,
+                "content_hash": row.content_hash,
+                "created_at": _iso(row.created_at),
+                "updated_at": _iso(row.updated_at),
+                "completed_at": _iso(row.completed_at),
+                "sanitized": sanitized,
+                "redacted": not raw,
+                "content": text,
+            }
+        )
     else:
         from continuity.cli.render import shown
 
@@ -74,16 +92,19 @@ def transcript_cmd(
         # a pager or a log a terminal reads); --json has the text exactly
         sys.stdout.write(shown(text) + "\n")
     if raw:  # as export's and show's
-        err.print("warning: --raw: secrets in this transcript are NOT redacted in the output",
-                  markup=False)
+        err.print(
+            "warning: --raw: secrets in this transcript are NOT redacted in the output",
+            markup=False,
+        )
 
 
 def _text_to_remember(text: str | None, file: Path | None) -> str:
     """TEXT as given, stdin for ``-``, or the UTF-8 file ``--file`` names (exactly one of
     them; ``InputError`` otherwise, or for a file that cannot be read or is not UTF-8)."""
     if (text is None) == (file is None):
-        raise InputError("remember: give the TEXT, - to read it from stdin, or --file FILE "
-                         "(one of them)")
+        raise InputError(
+            "remember: give the TEXT, - to read it from stdin, or --file FILE (one of them)"
+        )
     if text == "-":
         data, where = sys.stdin.buffer.read(), "stdin"
     elif file is not None:
@@ -92,6 +113,7 @@ def _text_to_remember(text: str | None, file: Path | None) -> str:
         except OSError as exc:
             raise InputError(f"--file {file}: {exc.strerror or exc}") from None
     else:
+        assert text is not None  # exactly one of text and file, checked above
         return text
     try:
         return data.decode("utf-8")
@@ -100,10 +122,18 @@ def _text_to_remember(text: str | None, file: Path | None) -> str:
 
 
 def remember_cmd(
-    text: str | None = typer.Argument(None, help="What to remember (secrets are redacted "
-                                         "first); - reads it from stdin.", show_default=False),
-    file: Path | None = typer.Option(None, "--file", metavar="FILE", show_default=False,
-                                        help="Read what to remember from FILE (UTF-8)."),
+    text: str | None = typer.Argument(
+        None,
+        help="What to remember (secrets are redacted first); - reads it from stdin.",
+        show_default=False,
+    ),
+    file: Path | None = typer.Option(
+        None,
+        "--file",
+        metavar="FILE",
+        show_default=False,
+        help="Read what to remember from FILE (UTF-8).",
+    ),
     type_: str = typer.Option("fact", "--type", help="Kind of memory, e.g. fact, decision."),
     tags: list[str] = typer.Option([], "--tag", help="A tag (repeatable)."),
     importance: float = typer.Option(0.5, "--importance", help="0..1."),
@@ -123,18 +153,23 @@ def remember_cmd(
         emit_json(done.to_dict())
         return
     out.print(done.id, markup=False, highlight=False)  # fresh-user review: scripts need it
-    err.print(f"{'already remembered' if done.deduped else 'remembered'} {done.id}",
-              markup=False)
+    err.print(f"{'already remembered' if done.deduped else 'remembered'} {done.id}", markup=False)
 
 
 def recall_cmd(
-    query: str = typer.Argument(..., help="What to recall, in words or in other words (best "
-                                "match first; \"quoted text\" must appear as written). "
-                                "Empty: a usage error.", callback=nonempty_query),
-    expand: bool = typer.Option(False, "--expand", help="Also print the sanitized transcript "
-                                "of each result's session."),
-    limit: int = count_option(10, "memories (recall gives at most 100)",
-                              flags=("-n", "--limit"), maximum=100),
+    query: str = typer.Argument(
+        ...,
+        help="What to recall, in words or in other words (best "
+        'match first; "quoted text" must appear as written). '
+        "Empty: a usage error.",
+        callback=nonempty_query,
+    ),
+    expand: bool = typer.Option(
+        False, "--expand", help="Also print the sanitized transcript of each result's session."
+    ),
+    limit: int = count_option(
+        10, "memories (recall gives at most 100)", flags=("-n", "--limit"), maximum=100
+    ),
     type_: str | None = typer.Option(None, "--type", help="Only memories of this type."),
     tags: list[str] = typer.Option([], "--tag", help="Only memories with this tag (repeatable)."),
     home: Path | None = HomeOption,
@@ -157,8 +192,9 @@ def recall_cmd(
         meta = ", ".join([r.type, *r.tags] + ([f"from {r.source_id}"] if r.source_id else []))
         lines.append(f"{r.score:.3g}  {r.id[:12]}  ({meta})\n  {r.content}")
     for key, src in (found.sources or {}).items():
-        lines.append(f"--- transcript of {key}{' (clipped)' if src.truncated else ''}\n"
-                     f"{src.content}")
+        lines.append(
+            f"--- transcript of {key}{' (clipped)' if src.truncated else ''}\n{src.content}"
+        )
     if not found.results:
         err.print(f"no memory matches {clean(query)!r}", markup=False)
     from continuity.cli.render import shown

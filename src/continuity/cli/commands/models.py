@@ -14,8 +14,7 @@ import typer
 from continuity.cli.commands.common import JsonOption, bad_option, emit_json, err, out
 from continuity.core.errors import InputError
 
-models_app = typer.Typer(help="Local embedding models for search by meaning.",
-                         no_args_is_help=True)
+models_app = typer.Typer(help="Local embedding models for search by meaning.", no_args_is_help=True)
 
 #: Where models are fetched from unless ``--from`` says otherwise.
 SOURCE = "https://huggingface.co"
@@ -34,25 +33,36 @@ def models_list(as_json: bool = JsonOption) -> None:
             here = True
         except ConfigError:
             here = False
-        rows.append({"name": spec.name, "dim": spec.dim, "size_mb": spec.size_mb,
-                     "packaged": spec.package is not None, "on_this_machine": here})
+        rows.append(
+            {
+                "name": spec.name,
+                "dim": spec.dim,
+                "size_mb": spec.size_mb,
+                "packaged": spec.package is not None,
+                "on_this_machine": here,
+            }
+        )
     if as_json:
         emit_json({"models": rows})
         return
     for r in rows:
-        where = "packaged" if r["packaged"] else ("fetched" if r["on_this_machine"]
-                                                  else "not fetched")
-        out.print(f"{r['name']}  {r['dim']} dims  ~{r['size_mb']} MB  {where}", markup=False,
-                  highlight=False)
+        where = (
+            "packaged" if r["packaged"] else ("fetched" if r["on_this_machine"] else "not fetched")
+        )
+        out.print(
+            f"{r['name']}  {r['dim']} dims  ~{r['size_mb']} MB  {where}",
+            markup=False,
+            highlight=False,
+        )
 
 
 @models_app.command("fetch")
 def models_fetch(
-    name: str = typer.Argument(..., help="The model to download (see `continuity models "
-                               "list`)."),
+    name: str = typer.Argument(..., help="The model to download (see `continuity models list`)."),
     yes: bool = typer.Option(False, "--yes", "-y", help="Download without asking."),
-    source: str | None = typer.Option(None, "--from", metavar="URL",
-                                         help=f"Where to download from (default {SOURCE})."),
+    source: str | None = typer.Option(
+        None, "--from", metavar="URL", help=f"Where to download from (default {SOURCE})."
+    ),
     as_json: bool = JsonOption,
 ) -> None:
     """Download embedding model NAME once, after asking (its size and source are shown), with
@@ -62,14 +72,18 @@ def models_fetch(
     spec = MODELS.get(name)
     if spec is None or spec.repo is None:
         fetchable = ", ".join(sorted(k for k, v in MODELS.items() if v.repo))
-        raise bad_option("NAME", f"model {name!r} is not a model to fetch (packaged or "
-                                 f"unknown); fetchable: {fetchable}")
+        raise bad_option(
+            "NAME",
+            f"model {name!r} is not a model to fetch (packaged or unknown); fetchable: {fetchable}",
+        )
     base = source or SOURCE
-    if not yes and not _consent(f"Download {name} (about {spec.size_mb} MB) from {base}/"
-                                f"{spec.repo} into {models_dir() / name}?",
-                                f"fetching {name} downloads about {spec.size_mb} MB from "
-                                f"{base}; answer y on stdin (echo y | continuity models fetch "
-                                f"{name}) or pass --yes"):
+    if not yes and not _consent(
+        f"Download {name} (about {spec.size_mb} MB) from {base}/"
+        f"{spec.repo} into {models_dir() / name}?",
+        f"fetching {name} downloads about {spec.size_mb} MB from "
+        f"{base}; answer y on stdin (echo y | continuity models fetch "
+        f"{name}) or pass --yes",
+    ):
         err.print("nothing downloaded", markup=False)
         raise typer.Exit(1)
     with _bar(f"fetching {name}", enabled=not as_json) as progress:
@@ -78,8 +92,9 @@ def models_fetch(
         emit_json({"name": name, "path": str(folder)})
         return
     out.print(str(folder), markup=False, highlight=False)
-    err.print(f"fetched {name}; use it with [retrieval] model = \"{name}\" in config.toml",
-              markup=False)
+    err.print(
+        f'fetched {name}; use it with [retrieval] model = "{name}" in config.toml', markup=False
+    )
 
 
 def _consent(question: str, no_answer: str) -> bool:
@@ -121,9 +136,15 @@ class _bar:
                 TransferSpeedColumn,
             )
 
-            self._bar = Progress(TextColumn("{task.description}"), BarColumn(),
-                                 DownloadColumn(), TransferSpeedColumn(),
-                                 TimeRemainingColumn(), console=err, transient=True)
+            self._bar = Progress(
+                TextColumn("{task.description}"),
+                BarColumn(),
+                DownloadColumn(),
+                TransferSpeedColumn(),
+                TimeRemainingColumn(),
+                console=err,
+                transient=True,
+            )
             self._bar.start()
             self._task = self._bar.add_task(self.label, total=None)
         return self

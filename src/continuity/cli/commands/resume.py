@@ -28,18 +28,30 @@ def register(app: typer.Typer) -> None:
 
 
 def resume_cmd(
-    session: str = typer.Argument(..., help="Session key or a unique prefix of it, of any "
-                                  "harness."),
-    target: str = typer.Option(..., "--in", metavar="claude-code|codex|pi",
-                               help="The harness to continue the session in.",
-                               show_default=False),
+    session: str = typer.Argument(
+        ..., help="Session key or a unique prefix of it, of any harness."
+    ),
+    target: str = typer.Option(
+        ...,
+        "--in",
+        metavar="claude-code|codex|pi",
+        help="The harness to continue the session in.",
+        show_default=False,
+    ),
     budget: int = BudgetOption,
-    execute: bool = typer.Option(False, "--exec", help="Open the new session in the harness "
-                                 "right away (in the session's project folder)."),
+    execute: bool = typer.Option(
+        False,
+        "--exec",
+        help="Open the new session in the harness right away (in the session's project folder).",
+    ),
     target_home: str | None = typer.Option(
-        None, "--target-home", metavar="DIR", show_default=False,
+        None,
+        "--target-home",
+        metavar="DIR",
+        show_default=False,
         help="The harness's home folder (default: $CLAUDE_CONFIG_DIR or ~/.claude, $CODEX_HOME "
-             "or ~/.codex, $PI_CODING_AGENT_DIR or ~/.pi/agent)."),
+        "or ~/.codex, $PI_CODING_AGENT_DIR or ~/.pi/agent).",
+    ),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -55,14 +67,14 @@ def resume_cmd(
     from continuity.resume import TARGETS
 
     if target not in TARGETS:  # before the store is opened: a usage error (issue 45)
-        raise bad_option("--in", f"unknown harness {target!r}: choose one of "
-                                 f"{', '.join(TARGETS)}")
+        raise bad_option("--in", f"unknown harness {target!r}: choose one of {', '.join(TARGETS)}")
     if target_home is not None and not target_home.strip():
         raise bad_option("--target-home", "is empty: give the harness's home folder")
 
     with open_workspace(home, read_only=True) as ws:
-        written = ws.resume(session, into=target, budget_bytes=budget,
-                            target_home=target_home or None)
+        written = ws.resume(
+            session, into=target, budget_bytes=budget, target_home=target_home or None
+        )
     if as_json and not execute:
         emit_json(written.to_dict())
         return
@@ -71,13 +83,19 @@ def resume_cmd(
         shown = written.to_dict()
         out.print(shown["command"], markup=False, highlight=False, soft_wrap=True)
         out.print(shown["headless"], markup=False, highlight=False, soft_wrap=True)
-        err.print(f"{done} {written.path}; line 1 opens it, line 2 runs one turn headless "
-                  "(add the prompt as its last argument)", markup=False, highlight=False)
+        err.print(
+            f"{done} {written.path}; line 1 opens it, line 2 runs one turn headless "
+            "(add the prompt as its last argument)",
+            markup=False,
+            highlight=False,
+        )
         return
     binary = shutil.which(written.command[0])
     if binary is None:
-        raise InputError(f"{written.command[0]} is not on PATH; the session is written: "
-                         f"{written.to_dict()['command']}")
+        raise InputError(
+            f"{written.command[0]} is not on PATH; the session is written: "
+            f"{written.to_dict()['command']}"
+        )
     err.print(f"{done} {written.path}; opening it", markup=False, highlight=False)
     os.chdir(written.cwd)
     os.environ.update(written.env)  # --target-home: the harness looks where the file is

@@ -36,7 +36,8 @@ class AnthropicSummarizer:
     def params(self, request: SummaryRequest) -> dict[str, Any]:
         """The keyword arguments of ``messages.create``."""
         params: dict[str, Any] = {
-            "model": self.model, "max_tokens": request.max_output_tokens,
+            "model": self.model,
+            "max_tokens": request.max_output_tokens,
             "system": request.system,
             "messages": [{"role": "user", "content": request.prompt}],
         }
@@ -44,8 +45,9 @@ class AnthropicSummarizer:
             params["output_config"] = {"effort": self.settings.effort}
         return params
 
-    def generate(self, request: SummaryRequest, *, cancel: threading.Event,
-                 deadline: float) -> ProviderReply:
+    def generate(
+        self, request: SummaryRequest, *, cancel: threading.Event, deadline: float
+    ) -> ProviderReply:
         """One Messages API call (see the module docstring). Raises ``ProviderError`` for an
         API error, a timeout, a connection failure or missing credentials, and ``Cancelled``
         on the signal or the deadline."""
@@ -59,9 +61,12 @@ class AnthropicSummarizer:
         params = self.params(request)
 
         async def call() -> ProviderReply:
-            client = anthropic.AsyncAnthropic(api_key=key or "unused",
-                                              base_url=self.settings.base_url, timeout=timeout,
-                                              max_retries=0)
+            client = anthropic.AsyncAnthropic(
+                api_key=key or "unused",
+                base_url=self.settings.base_url,
+                timeout=timeout,
+                max_retries=0,
+            )
             try:
                 message = await client.messages.create(**params)
             except anthropic.APITimeoutError as exc:
@@ -72,8 +77,9 @@ class AnthropicSummarizer:
                 raise ProviderError(f"request failed: {exc.__class__.__name__}") from exc
             finally:
                 await client.close()
-            text = "".join(getattr(b, "text", "") for b in message.content
-                           if getattr(b, "type", "") == "text")
+            text = "".join(
+                getattr(b, "text", "") for b in message.content if getattr(b, "type", "") == "text"
+            )
             if message.stop_reason == "max_tokens":
                 return ProviderReply(text, "length")
             if message.stop_reason in _REFUSALS:

@@ -46,19 +46,43 @@ _PATCH_FILE = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+)$", re.M)
 #: ``*** Update File: p`` → modified (``*** Move to: q`` after it: q modified, p deleted),
 #: ``*** Delete File: p`` → deleted.
 _PATCH_HEADER = re.compile(r"^\*\*\* (Update File|Add File|Delete File|Move to): (.+)$", re.M)
-_PATCH_KIND = {"Add File": "created", "Update File": "modified", "Delete File": "deleted",
-               "Move to": "created"}
+_PATCH_KIND = {
+    "Add File": "created",
+    "Update File": "modified",
+    "Delete File": "deleted",
+    "Move to": "created",
+}
 _PATH_KEYS = ("file_path", "path", "filePath", "notebook_path", "file", "filename")
 READ_TOOLS = {"read", "read_file", "view", "cat", "open", "notebookread", "ls", "list_dir"}
-WRITE_TOOLS = {"write", "edit", "multiedit", "apply_patch", "create", "write_file",
-               "str_replace", "str_replace_based_edit_tool", "notebookedit", "replace"}
+WRITE_TOOLS = {
+    "write",
+    "edit",
+    "multiedit",
+    "apply_patch",
+    "create",
+    "write_file",
+    "str_replace",
+    "str_replace_based_edit_tool",
+    "notebookedit",
+    "replace",
+}
 #: Tools that write a whole file (Claude Code ``Write``, pi ``write``): ``created`` or
 #: ``modified`` is decided by the reader (``continuation.facts``); the rest edit in place.
 WHOLE_FILE_TOOLS = {"write", "create", "write_file"}
 #: Shell wrappers around a command given as an argv list (Codex ``shell``/``local_shell``:
 #: ``["bash", "-lc", "pytest -q"]``): the command is the script they run.
-_SHELL_WRAPPERS = {"bash", "sh", "zsh", "dash", "fish", "/bin/bash", "/bin/sh", "/bin/zsh",
-                   "/usr/bin/bash", "/usr/bin/env"}
+_SHELL_WRAPPERS = {
+    "bash",
+    "sh",
+    "zsh",
+    "dash",
+    "fish",
+    "/bin/bash",
+    "/bin/sh",
+    "/bin/zsh",
+    "/usr/bin/bash",
+    "/usr/bin/env",
+}
 
 
 def scrub(text: str) -> str:
@@ -70,8 +94,11 @@ def scrub(text: str) -> str:
 def _stub(match: re.Match[str]) -> str:
     run = match.group(0)
     sample = run[:4096]
-    if any(c.isdigit() for c in sample) and any(c.isupper() for c in sample) and \
-            any(c.islower() for c in sample):
+    if (
+        any(c.isdigit() for c in sample)
+        and any(c.isupper() for c in sample)
+        and any(c.islower() for c in sample)
+    ):
         return f"[base64 {len(run)} bytes omitted]"
     return run  # a long run of one kind of character is text, not a payload
 
@@ -164,8 +191,9 @@ def _changes(name: str, arguments: Any) -> tuple[tuple[str, str], ...]:
     found: list[tuple[str, str]] = []
     patch = arguments if isinstance(arguments, str) else None
     if isinstance(arguments, dict):
-        patch = next((arguments[k] for k in ("input", "patch")
-                      if isinstance(arguments.get(k), str)), None)
+        patch = next(
+            (arguments[k] for k in ("input", "patch") if isinstance(arguments.get(k), str)), None
+        )
     if patch is not None:
         for head, path in _PATCH_HEADER.findall(patch):
             if head == "Move to" and found and found[-1][1] == "modified":
@@ -201,8 +229,12 @@ def _command(name: str, arguments: Any) -> str | None:
     value = arguments.get("command") or arguments.get("cmd")
     if isinstance(value, list):
         argv = [str(v) for v in value]
-        if len(argv) >= 3 and argv[0] in _SHELL_WRAPPERS and argv[-2].startswith("-") and \
-                "c" in argv[-2]:
+        if (
+            len(argv) >= 3
+            and argv[0] in _SHELL_WRAPPERS
+            and argv[-2].startswith("-")
+            and "c" in argv[-2]
+        ):
             value = argv[-1]
         else:
             value = " ".join(argv)
@@ -217,8 +249,10 @@ def _todos(arguments: Any) -> tuple[TaskItem, ...] | None:
     items = task_list(arguments)
     if items is None:
         return None
-    return tuple(TaskItem(bounded(i.title, 240), i.status, bounded(i.id, 80) if i.id else None)
-                 for i in items)
+    return tuple(
+        TaskItem(bounded(i.title, 240), i.status, bounded(i.id, 80) if i.id else None)
+        for i in items
+    )
 
 
 def digest(entry: Entry) -> RowDigest:
@@ -236,12 +270,21 @@ def digest(entry: Entry) -> RowDigest:
         elif isinstance(block, MediaBlock):
             texts.append(block.stub())
         elif isinstance(block, ToolCallBlock):
-            raw = block.arguments if isinstance(block.arguments, str) else \
-                json_bytes(redact_value(block.arguments)).decode()  # issues 15, 45
-            calls.append(CallDigest(block.id, scrub(block.name)[:100], bounded(raw, ARGS_CAP),
-                                    _paths(block.name, block.arguments),
-                                    _command(block.name, block.arguments),
-                                    _changes(block.name, block.arguments)))
+            raw = (
+                block.arguments
+                if isinstance(block.arguments, str)
+                else json_bytes(redact_value(block.arguments)).decode()
+            )  # issues 15, 45
+            calls.append(
+                CallDigest(
+                    block.id,
+                    scrub(block.name)[:100],
+                    bounded(raw, ARGS_CAP),
+                    _paths(block.name, block.arguments),
+                    _command(block.name, block.arguments),
+                    _changes(block.name, block.arguments),
+                )
+            )
             listed = _todos(block.arguments)
             todos = listed if listed is not None else todos  # the newest call wins
         elif isinstance(block, ToolResultBlock):
@@ -250,10 +293,16 @@ def digest(entry: Entry) -> RowDigest:
                 stubs = " ".join(m.stub() for m in block.media)
                 text = f"{text}\n{stubs}" if text else stubs
             results.append(ResultDigest(block.call_id, block.is_error, bounded(text, RESULT_CAP)))
-    return RowDigest(entry.seq, entry.role.value, entry.is_request and entry.role is Role.USER,
-                     bounded("\n\n".join(texts), TEXT_CAP),
-                     bounded("\n".join(thinking), THINKING_CAP) if thinking else "",
-                     tuple(calls), tuple(results), todos)
+    return RowDigest(
+        entry.seq,
+        entry.role.value,
+        entry.is_request and entry.role is Role.USER,
+        bounded("\n\n".join(texts), TEXT_CAP),
+        bounded("\n".join(thinking), THINKING_CAP) if thinking else "",
+        tuple(calls),
+        tuple(results),
+        todos,
+    )
 
 
 def render_row(row: RowDigest) -> str:
@@ -269,8 +318,9 @@ def render_row(row: RowDigest) -> str:
     for r in row.results:
         parts.append(f"<- result {r.call_id} ({'error' if r.is_error else 'ok'}): {r.text}")
     if row.todos is not None:  # the whole list, never clipped inside the call's arguments
-        parts.append("(task list) " + ("; ".join(f"[{t.status}] {t.label()}" for t in row.todos)
-                                       or "empty"))
+        parts.append(
+            "(task list) " + ("; ".join(f"[{t.status}] {t.label()}" for t in row.todos) or "empty")
+        )
     return "\n".join(parts)
 
 
@@ -289,8 +339,9 @@ def fit_row(text: str, room: int) -> str:
     return out if escaped_len(out) <= room else ""
 
 
-def pack_chunk(rendered: Sequence[str], start: int, base_bytes: int,
-               limit: int) -> tuple[list[str], int]:
+def pack_chunk(
+    rendered: Sequence[str], start: int, base_bytes: int, limit: int
+) -> tuple[list[str], int]:
     """Rows ``rendered[start:]`` taken oldest-first while the request stays within ``limit``
     bytes; ``base_bytes`` is the request's size with an empty transcript. Returns the rows
     (the first one cut to fit when it alone is too large; never none while rows remain) and

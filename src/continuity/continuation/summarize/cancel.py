@@ -25,8 +25,9 @@ T = TypeVar("T")
 POLL_SECONDS = 0.02
 
 
-def run_cancellable(call: Callable[[], Awaitable[T]], *, cancel: threading.Event,
-                    deadline: float) -> T:
+def run_cancellable(
+    call: Callable[[], Awaitable[T]], *, cancel: threading.Event, deadline: float
+) -> T:
     """The result of ``await call()``, or ``Cancelled`` once ``cancel`` is set or the deadline
     passes (the call is cancelled and awaited first, so its connection is closed)."""
 

@@ -12,7 +12,8 @@ and a sample of its output (## Commands and results), failing tests and each err
 and last error line, resolved or not (## Errors and failing tests; both sections only when
 they hold an item), the files with their kind of change (``- created|modified|deleted|read:
 `path```), URLs, notes and the last answer. An earlier request is Done only when its calls
-succeeded; one that ended in an unresolved error or left a call unanswered is In progress. A previous summary in this same format is merged section by
+succeeded; one that ended in an unresolved error or left a call unanswered is In progress. A
+previous summary in this same format is merged section by
 section (older items rank below newer ones; its open ``[todo]`` items stay open until a newer
 list replaces them, B27); any other previous summary is quoted.
 
@@ -54,8 +55,11 @@ from continuity.continuation.summarize.bounds import CallDigest, RowDigest
 from continuity.core.tasklist import TaskItem, open_items
 from continuity.core.text import clip_middle, utf8_len
 
-_CONSTRAINT = re.compile(r"\b(?:don'?t|do not|never|always|must|should|shouldn'?t|avoid|prefer"
-                         r"|without|only|make sure|keep|please use|instead of)\b", re.I)
+_CONSTRAINT = re.compile(
+    r"\b(?:don'?t|do not|never|always|must|should|shouldn'?t|avoid|prefer"
+    r"|without|only|make sure|keep|please use|instead of)\b",
+    re.I,
+)
 _SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
 _ITEM = re.compile(r"^- (.+)$")
 NONE = "- none recorded"
@@ -67,19 +71,34 @@ MOST_ITEMS = 40
 CLIP_BEFORE_DROP = 300
 
 #: The sections in order: (key, heading line).
-LAYOUT = (("Goal", "## Goal"), ("Constraints and preferences", "## Constraints and preferences"),
-          ("Progress", "## Progress"), ("Done", "### Done"), ("In progress", "### In progress"),
-          ("Blocked", "### Blocked"), ("Key decisions", "## Key decisions"),
-          ("Next steps", "## Next steps"), ("Commands and results", "## Commands and results"),
-          ("Errors and failing tests", "## Errors and failing tests"),
-          ("Critical context", "## Critical context"),
-          ("Files read and modified", "## Files read and modified"))
+LAYOUT = (
+    ("Goal", "## Goal"),
+    ("Constraints and preferences", "## Constraints and preferences"),
+    ("Progress", "## Progress"),
+    ("Done", "### Done"),
+    ("In progress", "### In progress"),
+    ("Blocked", "### Blocked"),
+    ("Key decisions", "## Key decisions"),
+    ("Next steps", "## Next steps"),
+    ("Commands and results", "## Commands and results"),
+    ("Errors and failing tests", "## Errors and failing tests"),
+    ("Critical context", "## Critical context"),
+    ("Files read and modified", "## Files read and modified"),
+)
 #: Issue 39's sections are written only when they hold an item, so a summary of a session
 #: without commands is as small as before (a tight bound keeps its room for the rest).
 OPTIONAL = {"Commands and results", "Errors and failing tests"}
-_CARRY = {"Goal", "Constraints and preferences", "Done", "Blocked", "Key decisions",
-          "Commands and results", "Errors and failing tests", "Critical context",
-          "Files read and modified"}
+_CARRY = {
+    "Goal",
+    "Constraints and preferences",
+    "Done",
+    "Blocked",
+    "Key decisions",
+    "Commands and results",
+    "Errors and failing tests",
+    "Critical context",
+    "Files read and modified",
+}
 
 
 class ExtractiveSummarizer:
@@ -92,8 +111,9 @@ class ExtractiveSummarizer:
     def __init__(self, max_summary_bytes: int = 24_000) -> None:
         self.max_summary_bytes = max_summary_bytes
 
-    def generate(self, request: SummaryRequest, *, cancel: threading.Event,
-                 deadline: float) -> ProviderReply:
+    def generate(
+        self, request: SummaryRequest, *, cancel: threading.Event, deadline: float
+    ) -> ProviderReply:
         """The summary of ``request.rows`` within ``request.max_summary_bytes``."""
         if cancel.is_set():
             raise Cancelled("cancelled")
@@ -217,16 +237,24 @@ def _outcomes(f: _Facts) -> tuple[list[str], list[str], list[str]]:
         names = ", ".join(f"{n} {k}" for n, k in facts.tools[:8])
         total = sum(k for _, k in facts.tools)
         stats.append(f"- {total} tool calls ({names}); {facts.failed_calls} failed")
-    blocked = [f"- {e.tool} `{_one_line(e.target, 120)}` failed (#{e.seq}): "
-               f"{_one_line(e.last_line, 200)}" for e in reversed(facts.unresolved_errors)]
-    blocked += [f"- {tool} `{_one_line(target, 120)}` (#{seq}) has no recorded result: its "
-                "effects are unknown; check before repeating it"
-                for seq, tool, target in reversed(facts.unanswered)]
+    blocked = [
+        f"- {e.tool} `{_one_line(e.target, 120)}` failed (#{e.seq}): {_one_line(e.last_line, 200)}"
+        for e in reversed(facts.unresolved_errors)
+    ]
+    blocked += [
+        f"- {tool} `{_one_line(target, 120)}` (#{seq}) has no recorded result: its "
+        "effects are unknown; check before repeating it"
+        for seq, tool, target in reversed(facts.unanswered)
+    ]
     changed = [f"- {t.change}: `{_one_line(t.path, 200)}`" for t in reversed(facts.changed_files)]
-    read = [f"- read: `{_one_line(t.path, 200)}`" for t in reversed(facts.files)
-            if t.change == "read"]
-    return stats, list(dict.fromkeys(blocked))[:MOST_ITEMS], \
-        changed[:MOST_ITEMS] + read[:MOST_ITEMS]
+    read = [
+        f"- read: `{_one_line(t.path, 200)}`" for t in reversed(facts.files) if t.change == "read"
+    ]
+    return (
+        stats,
+        list(dict.fromkeys(blocked))[:MOST_ITEMS],
+        changed[:MOST_ITEMS] + read[:MOST_ITEMS],
+    )
 
 
 def _previous(previous: str | None) -> tuple[dict[str, list[str]], list[str]]:
@@ -257,13 +285,16 @@ def _sections(req: SummaryRequest) -> dict[str, list[str]]:
     if latest:
         s["Goal"].append(f"- Latest request (#{latest[0]}): {_one_line(latest[1], 1_500)}")
     earlier = f.requests[:-1]
-    s["Goal"] += [f"- Earlier request (#{q}): {_one_line(t, 300)}"
-                  for q, t in reversed(earlier[-EARLIER_REQUESTS:])]
+    s["Goal"] += [
+        f"- Earlier request (#{q}): {_one_line(t, 300)}"
+        for q, t in reversed(earlier[-EARLIER_REQUESTS:])
+    ]
     if len(earlier) > EARLIER_REQUESTS:
         q, t = earlier[0]
         s["Goal"].append(f"- First request of these rows (#{q}): {_one_line(t, 300)}")
-    s["Constraints and preferences"] = _sentences([t for _, t in f.requests] or f.user_texts,
-                                                  _CONSTRAINT, 240, 12)
+    s["Constraints and preferences"] = _sentences(
+        [t for _, t in f.requests] or f.user_texts, _CONSTRAINT, 240, 12
+    )
     todos = facts.tasks
     done_now = {t: _done_by_call(t.title, f, f.todos_seq) for t in open_items(todos)}
     done_now = {t: by for t, by in done_now.items() if by is not None}
@@ -272,8 +303,9 @@ def _sections(req: SummaryRequest) -> dict[str, list[str]]:
     s["Done"] = stats + [_todo(t) for t in todos if t.status == "completed"]
     s["Done"] += [_done_todo(t, by) for t, by in done_now.items()]
     if settled and latest:
-        s["Done"].append(f"- #{latest[0]} {_one_line(latest[1], 160)} → "
-                         f"{_one_line(f.answers[-1][1], 200)}")
+        s["Done"].append(
+            f"- #{latest[0]} {_one_line(latest[1], 160)} → {_one_line(f.answers[-1][1], 200)}"
+        )
     done_before, unfinished = _answered(f)
     s["Done"] += done_before
     s["In progress"] = [_todo(t) for t in still_open if t.status == "in_progress"]
@@ -284,20 +316,25 @@ def _sections(req: SummaryRequest) -> dict[str, list[str]]:
     s["Key decisions"] = [f"- {d}" for d in reversed(facts.decisions)][:10]
     s["Next steps"] = [_todo(t) for t in still_open if t.status != "in_progress"]
     if f.answers and f.answers[-1][1].rstrip().endswith("?"):
-        s["Next steps"].append(f"- The agent's last question awaits an answer: "
-                               f"{_one_line(f.answers[-1][1], 300)}")
+        s["Next steps"].append(
+            f"- The agent's last question awaits an answer: {_one_line(f.answers[-1][1], 300)}"
+        )
     if blocked:
-        s["Next steps"].append("- Resolve or re-check the blocked items above before relying "
-                               "on them")
+        s["Next steps"].append(
+            "- Resolve or re-check the blocked items above before relying on them"
+        )
     if latest and not settled:
-        s["Next steps"].append(f"- Continue from the latest request (#{latest[0]}) and the state "
-                               "above; look up details not kept here in continuity's record")
+        s["Next steps"].append(
+            f"- Continue from the latest request (#{latest[0]}) and the state "
+            "above; look up details not kept here in continuity's record"
+        )
     s["Commands and results"] = _commands(facts)
     s["Errors and failing tests"] = _errors(facts)
     s["Critical context"] = _context(req, f)
     s["Files read and modified"] = files
-    merged = _merge(s, *_previous(req.previous), has_request=bool(f.requests),
-                    has_tasks=f.has_tasks)
+    merged = _merge(
+        s, *_previous(req.previous), has_request=bool(f.requests), has_tasks=f.has_tasks
+    )
     if not f.requests:
         _settle_carried(merged, f)
     return _close_carried(merged, f)
@@ -328,8 +365,9 @@ def _settle_carried(s: dict[str, list[str]], f: _Facts) -> None:
     if not settled:
         return
     s["In progress"] = [i for i in s["In progress"] if not _CARRIED_REQUEST.match(i)]
-    s["Next steps"] = [i for i in s["Next steps"]
-                       if not ((m := _CARRIED_NEXT.match(i)) and m.group(1) in settled)]
+    s["Next steps"] = [
+        i for i in s["Next steps"] if not ((m := _CARRIED_NEXT.match(i)) and m.group(1) in settled)
+    ]
     for q, text in settled.items():
         done = f"- #{q} {_one_line(text, 160)} → {_one_line(answer, 200)}"
         if done not in s["Done"]:
@@ -355,8 +393,9 @@ def _close_carried(s: dict[str, list[str]], f: _Facts) -> dict[str, list[str]]:
             if by is None:
                 kept.append(item)
             else:
-                done = f"- [done] {item[len('- [todo] '):]} by `{_one_line(by[1], 120)}` " \
-                       f"(#{by[0]})"
+                done = (
+                    f"- [done] {item[len('- [todo] ') :]} by `{_one_line(by[1], 120)}` (#{by[0]})"
+                )
                 if done not in s["Done"]:
                     s["Done"].append(done)
         s[key] = kept
@@ -382,8 +421,7 @@ def _answered(f: _Facts) -> tuple[list[str], list[str]]:
     dangling: set[int] = set()
     for seq, _, _ in f.facts.unanswered:
         dangling.add(bisect_right(starts, seq) - 1)
-    failed = {item.split(" ", 1)[0]: item for item in f.facts.open_items
-              if item.startswith("#")}
+    failed = {item.split(" ", 1)[0]: item for item in f.facts.open_items if item.startswith("#")}
     done: list[str] = []
     unfinished: list[str] = []
     for i in range(len(f.requests) - 2, -1, -1):
@@ -393,8 +431,9 @@ def _answered(f: _Facts) -> tuple[list[str], list[str]]:
         if f"#{q}" in failed:
             unfinished.append(f"- {_one_line(failed[f'#{q}'], 400)}")
         elif i in dangling:
-            unfinished.append(f"- #{q} {_one_line(text, 160)}: a call it made has no recorded "
-                              "result")
+            unfinished.append(
+                f"- #{q} {_one_line(text, 160)}: a call it made has no recorded result"
+            )
         else:
             reply = f" → {_one_line(last_answer[i], 200)}" if i in last_answer else ""
             done.append(f"- #{q} {_one_line(text, 160)}{reply}")
@@ -410,13 +449,21 @@ def _context(req: SummaryRequest, f: _Facts) -> list[str]:
     if urls:
         out.append("- URLs: " + " ".join(_one_line(u, 200) for u in urls[:8]))
     out += [f"- Note (quoted): {_one_line(n, 300)}" for n in reversed(req.notes)]
-    out.append(f"- Rows #{req.first_seq}–#{req.last_seq} summarized: {f.roles['user']} user, "
-               f"{f.roles['assistant']} assistant, {f.roles['tool']} tool rows")
+    out.append(
+        f"- Rows #{req.first_seq}–#{req.last_seq} summarized: {f.roles['user']} user, "
+        f"{f.roles['assistant']} assistant, {f.roles['tool']} tool rows"
+    )
     return out
 
 
-def _merge(new: dict[str, list[str]], old: dict[str, list[str]], quoted: list[str], *,
-           has_request: bool, has_tasks: bool) -> dict[str, list[str]]:
+def _merge(
+    new: dict[str, list[str]],
+    old: dict[str, list[str]],
+    quoted: list[str],
+    *,
+    has_request: bool,
+    has_tasks: bool,
+) -> dict[str, list[str]]:
     """The new sections with the previous summary's items carried below the new ones. B27:
     when these rows write no task list, the previous summary's open ``[todo]`` items are
     still the open tasks, so they are carried (ahead of the stock lines); a new list
@@ -449,15 +496,19 @@ def _fit(sections: dict[str, list[str]], max_bytes: int) -> None:
     the summary fits ``max_bytes`` (or nothing is left to drop)."""
     total = _size(sections)
     while total > max_bytes:
-        key = max((k for k, _ in LAYOUT if _shrinkable(k, sections[k])),
-                  key=lambda k: sum(utf8_len(i) for i in sections[k]), default=None)
+        key = max(
+            (k for k, _ in LAYOUT if _shrinkable(k, sections[k])),
+            key=lambda k: sum(utf8_len(i) for i in sections[k]),
+            default=None,
+        )
         if key is None:
             return
         items = sections[key]
         last = len(items) - 1
         if (key == "Goal" and last == 0) or utf8_len(items[last]) > CLIP_BEFORE_DROP:
-            items[last] = clip_middle(items[last], max(60, utf8_len(items[last]) // 2)) \
-                .replace("\n", " ")  # the cut's marker stays on the item's line
+            items[last] = clip_middle(items[last], max(60, utf8_len(items[last]) // 2)).replace(
+                "\n", " "
+            )  # the cut's marker stays on the item's line
         else:
             items.pop()
         total = _size(sections)

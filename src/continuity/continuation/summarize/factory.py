@@ -18,9 +18,11 @@ def build(settings: SummarizerSettings):
 
         return ExtractiveSummarizer(max_summary_bytes=settings.max_summary_bytes)
     if not settings.model:
-        raise ConfigError(f"[summarizer] model: required for provider "
-                          f"{settings.provider.value!r} (e.g. model = \"...\" in config.toml or "
-                          "CONTINUITY_SUMMARIZER__MODEL)")
+        raise ConfigError(
+            f"[summarizer] model: required for provider "
+            f'{settings.provider.value!r} (e.g. model = "..." in config.toml or '
+            "CONTINUITY_SUMMARIZER__MODEL)"
+        )
     if settings.provider is Provider.OPENAI:
         from continuity.continuation.summarize.openai import OpenAISummarizer
 

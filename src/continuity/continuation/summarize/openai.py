@@ -42,9 +42,12 @@ class OpenAISummarizer:
     def body(self, request: SummaryRequest) -> dict[str, Any]:
         """The JSON body of the chat completion request."""
         body: dict[str, Any] = {
-            "model": self.model, "stream": False,
-            "messages": [{"role": "system", "content": request.system},
-                         {"role": "user", "content": request.prompt}],
+            "model": self.model,
+            "stream": False,
+            "messages": [
+                {"role": "system", "content": request.system},
+                {"role": "user", "content": request.prompt},
+            ],
         }
         if self.settings.effort:
             body["reasoning_effort"] = self.settings.effort
@@ -56,12 +59,15 @@ class OpenAISummarizer:
     def _headers(self) -> dict[str, str]:
         key = self.settings.api_key()
         if key is None and self.settings.base_url is None:
-            raise ProviderError(f"no API key: set {self.settings.api_key_env or 'OPENAI_API_KEY'}"
-                                " or a base_url of a local server (B51: refuse, never guess)")
+            raise ProviderError(
+                f"no API key: set {self.settings.api_key_env or 'OPENAI_API_KEY'}"
+                " or a base_url of a local server (B51: refuse, never guess)"
+            )
         return {"Authorization": f"Bearer {key}"} if key else {}
 
-    def generate(self, request: SummaryRequest, *, cancel: threading.Event,
-                 deadline: float) -> ProviderReply:
+    def generate(
+        self, request: SummaryRequest, *, cancel: threading.Event, deadline: float
+    ) -> ProviderReply:
         """One chat completion (see the module docstring). Raises ``ProviderError`` for an
         HTTP error status, a timeout, a connection failure or a malformed reply, and
         ``Cancelled`` on the signal or the deadline."""
@@ -72,8 +78,9 @@ class OpenAISummarizer:
         async def call() -> ProviderReply:
             async with httpx.AsyncClient(timeout=httpx.Timeout(timeout)) as client:
                 try:
-                    response = await client.post(f"{self.base_url}/chat/completions",
-                                                 json=body, headers=headers)
+                    response = await client.post(
+                        f"{self.base_url}/chat/completions", json=body, headers=headers
+                    )
                 except httpx.TimeoutException as exc:
                     raise ProviderError(f"timed out after {timeout:.1f} s") from exc
                 except httpx.HTTPError as exc:

@@ -54,9 +54,11 @@ class SummarizerSettings(BaseModel):
     @model_validator(mode="after")
     def _room_for_rows(self) -> SummarizerSettings:
         if self.max_input_bytes < 2 * self.max_summary_bytes + 8_000:
-            raise ValueError(f"max_input_bytes ({self.max_input_bytes}) must be at least "
-                             f"2 x max_summary_bytes + 8000 ({2 * self.max_summary_bytes + 8000})"
-                             " so a request holds the previous summary and some rows")
+            raise ValueError(
+                f"max_input_bytes ({self.max_input_bytes}) must be at least "
+                f"2 x max_summary_bytes + 8000 ({2 * self.max_summary_bytes + 8000})"
+                " so a request holds the previous summary and some rows"
+            )
         return self
 
     def api_key(self) -> str | None:
@@ -66,8 +68,9 @@ class SummarizerSettings(BaseModel):
         return (os.environ.get(name) or None) if name else None
 
 
-def load_settings(home: str | os.PathLike[str] | Path | None = None, *,
-                  provider: str | Provider | None = None) -> SummarizerSettings:
+def load_settings(
+    home: str | os.PathLike[str] | Path | None = None, *, provider: str | Provider | None = None
+) -> SummarizerSettings:
     """The ``[summarizer]`` settings of the workspace; ``provider`` overrides the configured
     one (the CLI's ``--summarizer``). Raises ``ConfigError`` naming the field and the rule."""
     settings = load_section("summarizer", SummarizerSettings, home)

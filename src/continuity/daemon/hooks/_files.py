@@ -43,15 +43,19 @@ def _through_link(path: Path) -> Path:
     as ``memory render --output`` does."""
     target = path.resolve() if path.is_symlink() else path
     if target.exists() and not target.is_dir() and not target.is_file():
-        raise InputError(f"{path}: is not a regular file (a device, socket or pipe); "
-                         "settings are only written to a regular file")
+        raise InputError(
+            f"{path}: is not a regular file (a device, socket or pipe); "
+            "settings are only written to a regular file"
+        )
     return target
 
 
 def _read(path: Path) -> tuple[dict[str, Any], bytes | None]:
     if path.is_dir():
-        raise InputError(f"--settings: {path} is a folder; give the settings file (e.g. "
-                         f"{path / 'settings.json'})")
+        raise InputError(
+            f"--settings: {path} is a folder; give the settings file (e.g. "
+            f"{path / 'settings.json'})"
+        )
     if not path.exists():
         return {}, None
     try:
@@ -61,8 +65,9 @@ def _read(path: Path) -> tuple[dict[str, Any], bytes | None]:
     try:
         data = json.loads(raw) if raw.strip() else {}
     except ValueError as exc:
-        raise InputError(f"{path}: not valid JSON ({exc}); fix it first, nothing was "
-                         "changed") from None
+        raise InputError(
+            f"{path}: not valid JSON ({exc}); fix it first, nothing was changed"
+        ) from None
     if not isinstance(data, dict):
         raise InputError(f"{path}: a JSON object is expected; nothing was changed")
     return data, raw

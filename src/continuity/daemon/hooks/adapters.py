@@ -36,8 +36,11 @@ from continuity.daemon.hooks.spool import HARNESSES
 CONTEXT_LIMIT = 10_000
 CLIPPED_MARKER = "\n[… recovery context clipped]"
 #: Our event → the ``hookEventName`` Claude Code and Codex expect in ``hookSpecificOutput``.
-HOOK_EVENT_NAMES = {"session-start": "SessionStart", "user-prompt-submit": "UserPromptSubmit",
-                    "pre-tool-use": "PreToolUse"}
+HOOK_EVENT_NAMES = {
+    "session-start": "SessionStart",
+    "user-prompt-submit": "UserPromptSubmit",
+    "pre-tool-use": "PreToolUse",
+}
 _KEY_FIELDS = ("session_id", "sessionId", "session_key", "sessionKey")
 
 
@@ -88,31 +91,36 @@ def to_body(harness: str, event: str, payload: dict[str, Any]) -> dict[str, Any]
 
         wrong = next((f for f in _KEY_FIELDS if payload.get(f) is not None), None)
         if wrong is not None and not isinstance(payload[wrong], str):
-            raise AdapterError(f"{wrong}: expected a string, got "
-                               f"{json_type_name(payload[wrong])}")
+            raise AdapterError(f"{wrong}: expected a string, got {json_type_name(payload[wrong])}")
         raise AdapterError("session_id: missing from the hook input")
-    body: dict[str, Any] = {"harness": harness, "session_key": key.strip(),
-                            "project": _text(payload, "cwd", "project"),
-                            "transcript_path": _path(payload, "transcript_path",
-                                                     "transcriptPath", "session_file")}
+    body: dict[str, Any] = {
+        "harness": harness,
+        "session_key": key.strip(),
+        "project": _text(payload, "cwd", "project"),
+        "transcript_path": _path(payload, "transcript_path", "transcriptPath", "session_file"),
+    }
     body.update(_EVENT_FIELDS[event](payload))
     return {k: v for k, v in body.items() if v is not None}
 
 
 def _start(p: dict[str, Any]) -> dict[str, Any]:
-    return {"source": _text(p, "source", "reason"), "model": _text(p, "model"),
-            "parent_session_key": _text(p, "parent_session_id", "previous_session_id")}
+    return {
+        "source": _text(p, "source", "reason"),
+        "model": _text(p, "model"),
+        "parent_session_key": _text(p, "parent_session_id", "previous_session_id"),
+    }
 
 
 def _prompt(p: dict[str, Any]) -> dict[str, Any]:
     prompt = p.get("prompt", p.get("user_prompt"))
-    return {"prompt": prompt if isinstance(prompt, str) else "",
-            "turn_id": _text(p, "turn_id")}
+    return {"prompt": prompt if isinstance(prompt, str) else "", "turn_id": _text(p, "turn_id")}
 
 
 def _pre(p: dict[str, Any]) -> dict[str, Any]:
-    return {"trigger": _text(p, "trigger"),
-            "context": _text(p, "custom_instructions", "customInstructions")}
+    return {
+        "trigger": _text(p, "trigger"),
+        "context": _text(p, "custom_instructions", "customInstructions"),
+    }
 
 
 def _post(p: dict[str, Any]) -> dict[str, Any]:
@@ -120,10 +128,13 @@ def _post(p: dict[str, Any]) -> dict[str, Any]:
 
 
 def _stop(p: dict[str, Any]) -> dict[str, Any]:
-    return {"last_assistant_message": _text(p, "last_assistant_message"),
-            "stop_hook_active": bool(p.get("stop_hook_active", False)),
-            "settled": p.get("settled", True) is not False, "turn_id": _text(p, "turn_id"),
-            "checkpoint_in_harness": p.get("checkpoint_in_harness") is True or None}
+    return {
+        "last_assistant_message": _text(p, "last_assistant_message"),
+        "stop_hook_active": bool(p.get("stop_hook_active", False)),
+        "settled": p.get("settled", True) is not False,
+        "turn_id": _text(p, "turn_id"),
+        "checkpoint_in_harness": p.get("checkpoint_in_harness") is True or None,
+    }
 
 
 def _end(p: dict[str, Any]) -> dict[str, Any]:
@@ -132,14 +143,22 @@ def _end(p: dict[str, Any]) -> dict[str, Any]:
 
 def _tool(p: dict[str, Any]) -> dict[str, Any]:
     given = p.get("tool_input", p.get("input"))
-    return {"tool_name": _text(p, "tool_name", "toolName") or "",
-            "tool_input": given if isinstance(given, dict) else {},
-            "tool_use_id": _text(p, "tool_use_id", "toolCallId")}
+    return {
+        "tool_name": _text(p, "tool_name", "toolName") or "",
+        "tool_input": given if isinstance(given, dict) else {},
+        "tool_use_id": _text(p, "tool_use_id", "toolCallId"),
+    }
 
 
-_EVENT_FIELDS = {"session-start": _start, "user-prompt-submit": _prompt,
-                 "pre-compaction": _pre, "post-compaction": _post, "stop": _stop,
-                 "session-end": _end, "pre-tool-use": _tool}
+_EVENT_FIELDS = {
+    "session-start": _start,
+    "user-prompt-submit": _prompt,
+    "pre-compaction": _pre,
+    "post-compaction": _post,
+    "stop": _stop,
+    "session-end": _end,
+    "pre-tool-use": _tool,
+}
 
 
 def clip_context(text: str, limit: int = CONTEXT_LIMIT) -> str:
@@ -166,14 +185,14 @@ def render(harness: str, event: str, answer: dict[str, Any]) -> bytes:
         return _json(out)
     if event not in HOOK_EVENT_NAMES or not context:
         return b""
-    specific = {"hookEventName": HOOK_EVENT_NAMES[event],
-                "additionalContext": clip_context(context)}
+    specific = {
+        "hookEventName": HOOK_EVENT_NAMES[event],
+        "additionalContext": clip_context(context),
+    }
     if harness == "codex":
-        return _json({"continue": True, "suppressOutput": True,
-                      "hookSpecificOutput": specific})
+        return _json({"continue": True, "suppressOutput": True, "hookSpecificOutput": specific})
     return _json({"hookSpecificOutput": specific})
 
 
 def _json(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode(
-        "utf-8")
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str).encode("utf-8")

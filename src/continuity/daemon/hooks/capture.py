@@ -18,7 +18,8 @@
   ``compaction.after_turn`` as the session's fenced owner, with ``[daemon] stop_seconds`` to
   finish).
 - ``finish`` (a session end, in the background): import, capture the final transcript from the
-  file (or, while the file lags, keep the row's live turns) and mark its row completed; ``recover_after_clear`` and ``sweep_rows`` complete the rows of
+  file (or, while the file lags, keep the row's live turns) and mark its row completed;
+  ``recover_after_clear`` and ``sweep_rows`` complete the rows of
   sessions that are not live (after ``clear``; idle for the limit). Each returns the rows it
   completed, for the consolidation pass (``continuity.daemon.hooks.consolidation``).
 
@@ -81,10 +82,20 @@ class TranscriptCapture:
     gets the task list of the rows each import adds (B27). Thread-safe; locks are taken in the
     order session lock, ``import_lock``, ``db_lock``."""
 
-    def __init__(self, store: Any, home: str, *, owner: str, budget_bytes: int,
-                 stop_seconds: float, db_lock: Any, session_lock: Callable[[str], Any],
-                 closing: threading.Event, summarizer: Callable[[], Any] | None = None,
-                 recorder: CheckpointRecorder | None = None) -> None:
+    def __init__(
+        self,
+        store: Any,
+        home: str,
+        *,
+        owner: str,
+        budget_bytes: int,
+        stop_seconds: float,
+        db_lock: Any,
+        session_lock: Callable[[str], Any],
+        closing: threading.Event,
+        summarizer: Callable[[], Any] | None = None,
+        recorder: CheckpointRecorder | None = None,
+    ) -> None:
         self.store, self.home, self.owner = store, home, owner
         self.budget_bytes, self.stop_seconds = budget_bytes, stop_seconds
         self._db_lock, self._session_lock, self._closing = db_lock, session_lock, closing
@@ -117,8 +128,7 @@ class TranscriptCapture:
             with self._db_lock:
                 # live capture writes this session's checkpoints and transcript itself
                 report = import_file(self.store, path, mark_due=False)
-                session = self.store.get_session(report.session_key) \
-                    if report.session_key else None
+                session = self.store.get_session(report.session_key) if report.session_key else None
             if report.session_key:
                 if report.old_rows_changed:  # its capture must render the session again
                     info.file_state = None
@@ -143,12 +153,16 @@ class TranscriptCapture:
             return state
         with self.import_lock:
             session = self.store.get_session(info.store_key or info.key)
-            past = history(self.store, session.key) if session is not None \
+            past = (
+                history(self.store, session.key)
+                if session is not None
                 else live_history(self.store, info.key, info.agent_id)
+            )
             tasks = self.newest_tasks(session.key) if session is not None else None
             started = session.started_at if session and session.started_at else at
-            state = self.recorder.start_session(info.key, harness=info.harness,
-                                                project=info.project, at=min(started, at))
+            state = self.recorder.start_session(
+                info.key, harness=info.harness, project=info.project, at=min(started, at)
+            )
             if tasks is not None:  # before the lock goes: a later import's list is newer
                 state.record_tool_call(tasks)
         if past is not None:
@@ -169,10 +183,10 @@ class TranscriptCapture:
             log.warning("could not read the checkpoints of %s", key, exc_info=True)
             return
         for cp in stored:
-            state.session_queries = _union(state.session_queries, cp.memory_queries,
-                                           MAX_QUERIES)
-            state.session_remembers = _union(state.session_remembers, cp.recent_remembers,
-                                             MAX_REMEMBERS)
+            state.session_queries = _union(state.session_queries, cp.memory_queries, MAX_QUERIES)
+            state.session_remembers = _union(
+                state.session_remembers, cp.recent_remembers, MAX_REMEMBERS
+            )
 
     def import_pending(self, info: LiveSession, max_bytes: int = SYNC_IMPORT_BYTES) -> bool:
         """Import now (``import_``) when the session's file holds at most ``max_bytes`` bytes
@@ -193,8 +207,9 @@ class TranscriptCapture:
             return False
         done = source.offset if source is not None and source.offset <= size else 0
         if size - done > max_bytes:
-            log.info("%s: %d bytes not imported yet, left to the background import", path,
-                     size - done)
+            log.info(
+                "%s: %d bytes not imported yet, left to the background import", path, size - done
+            )
             return False
         self.import_(info)
         return True
@@ -240,11 +255,15 @@ class TranscriptCapture:
             with self._session_lock(info.key), self._db_lock:
                 # The turns waiting for the row are in the file's rows now: their ids are
                 # applied (issue 21), before the sync drops their live records.
-                self.store.mark_events_applied((i for _, _, i in info.pending if i),
-                                               datetime.now(UTC))
-                known = info.file_state if info.row_hash is not None and \
-                    self.store.transcript_hash(key, session.agent_id) == info.row_hash \
+                self.store.mark_events_applied(
+                    (i for _, _, i in info.pending if i), datetime.now(UTC)
+                )
+                known = (
+                    info.file_state
+                    if info.row_hash is not None
+                    and self.store.transcript_hash(key, session.agent_id) == info.row_hash
                     else None
+                )
                 info.file_state = None  # unknown until the write below succeeds
                 done = tx.sync_session(self.store, key, home=self.home, known=known)
                 info.live_turns, info.file_state = 0, done.state
@@ -275,8 +294,14 @@ class TranscriptCapture:
         left behind (``transcripts.recover_after_clear``); returns ``(session_key, agent_id)``
         of the row completed, or None."""
         with self._db_lock:
-            key = tx.recover_after_clear(self.store, body.session_key, agent_id=body.agent_id,
-                                         harness=body.harness, project=body.project, at=at)
+            key = tx.recover_after_clear(
+                self.store,
+                body.session_key,
+                agent_id=body.agent_id,
+                harness=body.harness,
+                project=body.project,
+                at=at,
+            )
         return (key, body.agent_id) if key is not None else None
 
     def sweep_rows(self, now: datetime, idle_limit: timedelta) -> list[tuple[str, str]]:
@@ -298,8 +323,11 @@ class TranscriptCapture:
         else:
             self.sync(info)
         if in_harness:
-            info.last_outcome = {"session": info.store_key or info.key, "status": "not_needed",
-                                 "reason": "checkpoint_in_harness"}
+            info.last_outcome = {
+                "session": info.store_key or info.key,
+                "status": "not_needed",
+                "reason": "checkpoint_in_harness",
+            }
             return
         info.last_outcome = self.run_policy(info, settled=settled)
 
@@ -323,10 +351,14 @@ class TranscriptCapture:
             return False
         role, text = expected
         probe = " ".join(text.split())[-ANSWER_PROBE:]
-        rows = self.store.entries(key, after_seq=session.entry_count - ANSWER_WINDOW - 1,
-                                  limit=ANSWER_WINDOW + 1)
-        if any(probe in " ".join(tx.render_entry(r).split()) for r in rows
-               if r.role is not None and r.role.value == role):
+        rows = self.store.entries(
+            key, after_seq=session.entry_count - ANSWER_WINDOW - 1, limit=ANSWER_WINDOW + 1
+        )
+        if any(
+            probe in " ".join(tx.render_entry(r).split())
+            for r in rows
+            if r.role is not None and r.role.value == role
+        ):
             self.expected.pop(info.key, None)
             return False
         return True
@@ -348,24 +380,39 @@ class TranscriptCapture:
         try:
             lease = self.store.acquire_lease(key, self.owner, self.stop_seconds + 60)
         except FencedWrite as exc:
-            return {"session": key, "status": "not_needed", "reason": "lease_held",
-                    "detail": str(exc)}
+            return {
+                "session": key,
+                "status": "not_needed",
+                "reason": "lease_held",
+                "detail": str(exc),
+            }
         try:
-            outcome = after_turn(self.store, key, lease=lease, summarizer=summarizer,
-                                 budget_bytes=self.budget_bytes, settled=settled,
-                                 deadline=time.monotonic() + self.stop_seconds,
-                                 stop=self._closing)
+            outcome = after_turn(
+                self.store,
+                key,
+                lease=lease,
+                summarizer=summarizer,
+                budget_bytes=self.budget_bytes,
+                settled=settled,
+                deadline=time.monotonic() + self.stop_seconds,
+                stop=self._closing,
+            )
         finally:
             self.store.release_lease(lease)
         if outcome.skip is Skip.NO_TIME_LEFT:  # issue 15: never nothing
-            log.warning("continuation policy for %s: no time left for a summary within "
-                        "[daemon] stop_seconds = %g", key, self.stop_seconds)
+            log.warning(
+                "continuation policy for %s: no time left for a summary within "
+                "[daemon] stop_seconds = %g",
+                key,
+                self.stop_seconds,
+            )
         return outcome.to_dict()
 
     # ------------------------------------------------------------------ harness checkpoints
 
-    def harness_summary(self, info: LiveSession, body: Any,
-                        cancel: threading.Event) -> dict[str, Any]:
+    def harness_summary(
+        self, info: LiveSession, body: Any, cancel: threading.Event
+    ) -> dict[str, Any]:
         """The summary of a harness's own continuation checkpoint (issue 14, pi): import the
         session file first (so the run id is the store's), summarize ``body.entries``
         (``continuation.harness.summarize_working_view``) with the configured summarizer,
@@ -391,22 +438,42 @@ class TranscriptCapture:
             summarizer = self.summarizer()
         except ContinuityError as exc:
             log.warning("continuation summary for %s: no summarizer: %s", key, exc)
-            return self.refuse(key, run_id, ReceiptReason.PROVIDER_FAILURE,
-                               "the summarizer is not usable (see the daemon log)")
+            return self.refuse(
+                key,
+                run_id,
+                ReceiptReason.PROVIDER_FAILURE,
+                "the summarizer is not usable (see the daemon log)",
+            )
         rows = read_entries(body.entries, key)
-        notes = [n.text for n in self.store.notes(key)] \
-            if self.store.get_session(key) is not None else []
-        result = summarize_working_view(rows, summarizer=summarizer, notes=notes,
-                                        budget_bytes=self.budget_bytes, cancel=cancel,
-                                        deadline=time.monotonic() + seconds)
+        notes = (
+            [n.text for n in self.store.notes(key)]
+            if self.store.get_session(key) is not None
+            else []
+        )
+        result = summarize_working_view(
+            rows,
+            summarizer=summarizer,
+            notes=notes,
+            budget_bytes=self.budget_bytes,
+            cancel=cancel,
+            deadline=time.monotonic() + seconds,
+        )
         if result.reason is not None:
             return self.refuse(key, run_id, result.reason, result.detail)
         ids = [e.native_id for e in rows if e.native_id]
-        return {"status": "ok", "session": key, "run_id": run_id, "summary": result.summary,
-                "summary_bytes": len((result.summary or "").encode("utf-8")),
-                "chunks": result.chunks, "summarizer": summarizer.name,
-                "covers": {"from_entry_id": ids[0] if ids else None,
-                           "through_entry_id": ids[-1] if ids else None}}
+        return {
+            "status": "ok",
+            "session": key,
+            "run_id": run_id,
+            "summary": result.summary,
+            "summary_bytes": len((result.summary or "").encode("utf-8")),
+            "chunks": result.chunks,
+            "summarizer": summarizer.name,
+            "covers": {
+                "from_entry_id": ids[0] if ids else None,
+                "through_entry_id": ids[-1] if ids else None,
+            },
+        }
 
     def run_id(self, key: str, request_entry_id: str | None) -> str | None:
         """The store's run id of the run whose request row has native id
@@ -423,8 +490,9 @@ class TranscriptCapture:
         run = self.store.last_run(key)
         return run.run_id if run is not None else None
 
-    def refuse(self, key: str, run_id: str | None, reason: Any,
-               detail: str | None = None) -> dict[str, Any]:
+    def refuse(
+        self, key: str, run_id: str | None, reason: Any, detail: str | None = None
+    ) -> dict[str, Any]:
         """Record the ``continuation_checkpoint_refused`` receipt of ``run_id`` (run id,
         closed reason, seed 002, and its short ``detail``, issue 45 item 7: which check
         failed, never summary text) as the session's fenced owner, once per run: a second
@@ -436,8 +504,14 @@ class TranscriptCapture:
 
         reason = ReceiptReason(reason)
         detail = receipt_detail(detail)
-        out: dict[str, Any] = {"status": "refused", "session": key, "run_id": run_id,
-                               "reason": reason.value, "detail": detail, "receipt_id": None}
+        out: dict[str, Any] = {
+            "status": "refused",
+            "session": key,
+            "run_id": run_id,
+            "reason": reason.value,
+            "detail": detail,
+            "receipt_id": None,
+        }
         with self._session_lock(key), self._db_lock:
             if run_id is not None:
                 earlier = self.store.receipts(key, run_id=run_id, limit=1)
@@ -452,12 +526,14 @@ class TranscriptCapture:
                 log.warning("refusal receipt of %s not written: %s", key, exc)
                 return out
             try:
-                receipt = self.store.add_receipt(RefusalReceipt(key, run_id, reason,
-                                                                detail=detail), lease.token)
+                receipt = self.store.add_receipt(
+                    RefusalReceipt(key, run_id, reason, detail=detail), lease.token
+                )
             finally:
                 self.store.release_lease(lease)
-        log.info("continuation_checkpoint_refused %s run %s: %s (%s)", key, run_id,
-                 reason.value, detail)
+        log.info(
+            "continuation_checkpoint_refused %s run %s: %s (%s)", key, run_id, reason.value, detail
+        )
         out["receipt_id"] = receipt.receipt_id
         return out
 

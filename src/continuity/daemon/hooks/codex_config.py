@@ -55,19 +55,30 @@ from continuity.daemon.hooks.mcp_install import (
 )
 
 #: Codex's snake_case event names (codex-rs ``hook_event_key_label``), used in trust keys.
-CODEX_EVENT_LABELS = {"SessionStart": "session_start", "UserPromptSubmit": "user_prompt_submit",
-                      "PreCompact": "pre_compact", "PostCompact": "post_compact",
-                      "Stop": "stop", "SessionEnd": "session_end",
-                      "PreToolUse": "pre_tool_use", "PostToolUse": "post_tool_use",
-                      "PermissionRequest": "permission_request",
-                      "SubagentStart": "subagent_start", "SubagentStop": "subagent_stop"}
-TRUST_BEGIN = ("# >>> continuity: Codex trusts continuity's hooks (written by `continuity hooks "
-               "install codex`; `continuity hooks uninstall codex` removes it)")
+CODEX_EVENT_LABELS = {
+    "SessionStart": "session_start",
+    "UserPromptSubmit": "user_prompt_submit",
+    "PreCompact": "pre_compact",
+    "PostCompact": "post_compact",
+    "Stop": "stop",
+    "SessionEnd": "session_end",
+    "PreToolUse": "pre_tool_use",
+    "PostToolUse": "post_tool_use",
+    "PermissionRequest": "permission_request",
+    "SubagentStart": "subagent_start",
+    "SubagentStop": "subagent_stop",
+}
+TRUST_BEGIN = (
+    "# >>> continuity: Codex trusts continuity's hooks (written by `continuity hooks "
+    "install codex`; `continuity hooks uninstall codex` removes it)"
+)
 TRUST_END = "# <<< continuity"
 #: What a user has to do when install could not write the trust state.
-CODEX_TRUST_STEP = ("run `codex` once (the interactive TUI), open /hooks (\"Hooks need "
-                    "review\") and trust the continuity hooks; `codex exec` skips untrusted "
-                    "hooks silently")
+CODEX_TRUST_STEP = (
+    'run `codex` once (the interactive TUI), open /hooks ("Hooks need '
+    'review") and trust the continuity hooks; `codex exec` skips untrusted '
+    "hooks silently"
+)
 
 
 def codex_hook_hash(event: str, hook: dict[str, Any], matcher: str | None = None) -> str:
@@ -75,9 +86,12 @@ def codex_hook_hash(event: str, hook: dict[str, Any], matcher: str | None = None
     "async"?, "statusMessage"?}``) of ``event`` (native name, ``SessionStart``) in a group with
     ``matcher`` (module docstring, Codex trust; codex-rs ``command_hook_hash``). A timeout
     missing is Codex's default of 600 s. Raises ``KeyError`` for an event Codex does not know."""
-    handler: dict[str, Any] = {"type": "command", "command": str(hook.get("command", "")),
-                               "timeout": max(1, int(hook.get("timeout") or 600)),
-                               "async": bool(hook.get("async", False))}
+    handler: dict[str, Any] = {
+        "type": "command",
+        "command": str(hook.get("command", "")),
+        "timeout": max(1, int(hook.get("timeout") or 600)),
+        "async": bool(hook.get("async", False)),
+    }
     if hook.get("statusMessage") is not None:
         handler["statusMessage"] = str(hook["statusMessage"])
     identity: dict[str, Any] = {"event_name": CODEX_EVENT_LABELS[event], "hooks": [handler]}
@@ -105,8 +119,9 @@ def _codex_config_path(hooks_path: Path) -> Path:
     return hooks_path.parent / "config.toml"
 
 
-def codex_our_hooks(hooks_path: Path, data: dict[str, Any] | None = None
-                    ) -> list[tuple[str, str, str]]:
+def codex_our_hooks(
+    hooks_path: Path, data: dict[str, Any] | None = None
+) -> list[tuple[str, str, str]]:
     """``[(key, native_event, trusted_hash)]`` of our hooks in ``hooks.json`` (``data``: its
     parsed content, read from ``hooks_path`` when None), in file order."""
     if data is None:
@@ -123,8 +138,15 @@ def codex_our_hooks(hooks_path: Path, data: dict[str, Any] | None = None
                 if _is_ours(hook):
                     matcher = group.get("matcher")
                     key = f"{prefix}:{CODEX_EVENT_LABELS[native]}:{g}:{h}"
-                    found.append((key, native, codex_hook_hash(
-                        native, hook, matcher if isinstance(matcher, str) else None)))
+                    found.append(
+                        (
+                            key,
+                            native,
+                            codex_hook_hash(
+                                native, hook, matcher if isinstance(matcher, str) else None
+                            ),
+                        )
+                    )
     return found
 
 
@@ -159,13 +181,20 @@ class CodexTrust:
         return f"run `{run}` again (it writes the trust), or " + CODEX_TRUST_STEP
 
     def to_dict(self) -> dict[str, Any]:
-        return {"status": self.status, "hooks": self.hooks, "trusted": self.trusted,
-                "config": str(self.config), "untrusted_keys": list(self.untrusted_keys),
-                "note": self.note, "next_step": self.next_step}
+        return {
+            "status": self.status,
+            "hooks": self.hooks,
+            "trusted": self.trusted,
+            "config": str(self.config),
+            "untrusted_keys": list(self.untrusted_keys),
+            "note": self.note,
+            "next_step": self.next_step,
+        }
 
 
-def codex_install_command(hooks_path: str | os.PathLike[str] | None,
-                          home: str | os.PathLike[str] | None) -> str:
+def codex_install_command(
+    hooks_path: str | os.PathLike[str] | None, home: str | os.PathLike[str] | None
+) -> str:
     """The ``continuity hooks install codex`` command that installs into ``hooks_path`` for
     workspace ``home``: ``--home`` when given, ``--settings`` when ``hooks_path`` is not
     Codex's default ``hooks.json``, each shell-quoted (issue 45 item 2)."""
@@ -173,16 +202,20 @@ def codex_install_command(hooks_path: str | os.PathLike[str] | None,
 
     words = ["continuity", "hooks", "install", "codex"]
     if hooks_path and os.path.abspath(Path(hooks_path).expanduser()) != os.path.abspath(
-            default_path("codex")):
+        default_path("codex")
+    ):
         words += ["--settings", str(hooks_path)]
     if home:
         words += ["--home", str(home)]
     return shlex.join(words)
 
 
-def codex_trust(hooks_path: str | os.PathLike[str] | None = None, *,
-                note: str | None = None, home: str | os.PathLike[str] | None = None
-                ) -> CodexTrust:
+def codex_trust(
+    hooks_path: str | os.PathLike[str] | None = None,
+    *,
+    note: str | None = None,
+    home: str | os.PathLike[str] | None = None,
+) -> CodexTrust:
     """Whether Codex trusts our hooks of ``hooks_path`` (default ``default_path("codex")``) now,
     comparing the ``trusted_hash`` of each in ``config.toml`` with its current hash (module
     docstring, Codex trust). ``home``: the workspace the hooks serve, carried into
@@ -200,22 +233,41 @@ def codex_trust(hooks_path: str | os.PathLike[str] | None = None, *,
     try:
         state = tomllib.loads(config.read_text("utf-8")) if config.is_file() else {}
     except (tomllib.TOMLDecodeError, UnicodeDecodeError):
-        return CodexTrust("unreadable", len(ours), 0, config, tuple(k for k, _e, _h in ours),
-                          note=note, install_command=command)
-    hooks_state = state.get("hooks", {}).get("state", {}) if isinstance(
-        state.get("hooks"), dict) else {}
-    untrusted = tuple(k for k, _e, h in ours
-                      if not isinstance(hooks_state.get(k), dict)
-                      or hooks_state[k].get("trusted_hash") != h
-                      or hooks_state[k].get("enabled") is False)
+        return CodexTrust(
+            "unreadable",
+            len(ours),
+            0,
+            config,
+            tuple(k for k, _e, _h in ours),
+            note=note,
+            install_command=command,
+        )
+    hooks_state = (
+        state.get("hooks", {}).get("state", {}) if isinstance(state.get("hooks"), dict) else {}
+    )
+    untrusted = tuple(
+        k
+        for k, _e, h in ours
+        if not isinstance(hooks_state.get(k), dict)
+        or hooks_state[k].get("trusted_hash") != h
+        or hooks_state[k].get("enabled") is False
+    )
     trusted = len(ours) - len(untrusted)
-    return CodexTrust("trusted" if not untrusted else "untrusted", len(ours), trusted, config,
-                      untrusted, note=note, install_command=command)
+    return CodexTrust(
+        "trusted" if not untrusted else "untrusted",
+        len(ours),
+        trusted,
+        config,
+        untrusted,
+        note=note,
+        install_command=command,
+    )
 
 
 #: A ``[hooks.state."KEY"]`` (or ``'KEY'``) table header line, the key's TOML string captured.
 _STATE_HEADER = re.compile(
-    r'^\s*\[\s*hooks\s*\.\s*state\s*\.\s*("(?:[^"\\]|\\.)*"|\'[^\']*\')\s*\]\s*(#.*)?$')
+    r'^\s*\[\s*hooks\s*\.\s*state\s*\.\s*("(?:[^"\\]|\\.)*"|\'[^\']*\')\s*\]\s*(#.*)?$'
+)
 
 
 def _state_header_key(line: str) -> str | None:
@@ -290,14 +342,18 @@ def _codex_mcp_ok(text: str, home: Path) -> bool:
     try:
         server = tomllib.loads(text)["mcp_servers"][MCP_SERVER_NAME]
         argv = mcp_argv()
-        return server["command"] == argv[0] and server["args"] == argv[1:] \
+        return (
+            server["command"] == argv[0]
+            and server["args"] == argv[1:]
             and server["env"] == {"CONTINUITY_HOME": str(home)}
+        )
     except (tomllib.TOMLDecodeError, KeyError, TypeError):
         return False
 
 
-def _write_codex_config(hooks_path: Path, data: dict[str, Any], *, trust: bool,
-                        home: Path) -> tuple[str | None, McpRegistration]:
+def _write_codex_config(
+    hooks_path: Path, data: dict[str, Any], *, trust: bool, home: Path
+) -> tuple[str | None, McpRegistration]:
     """Write, into the ``config.toml`` beside ``hooks_path``, our MCP server
     (``codex_mcp_block``, issue 39) and, with ``trust``, the trust tables of our hooks in
     ``hooks_path`` (parsed ``data``; module docstring, Codex trust), both at the end, MCP
@@ -312,31 +368,46 @@ def _write_codex_config(hooks_path: Path, data: dict[str, Any], *, trust: bool,
         text = raw.decode("utf-8") if raw is not None else ""
     except (OSError, UnicodeDecodeError) as exc:
         why = f"{config}: cannot read it ({exc})"
-        return (f"{why}; Codex trust not written" if trust else None,
-                McpRegistration(config, {}, f"not registered: {why}"))
+        return (
+            f"{why}; Codex trust not written" if trust else None,
+            McpRegistration(config, {}, f"not registered: {why}"),
+        )
     ours = codex_our_hooks(hooks_path, data)
     kept = _strip_block(text, MCP_BEGIN, MCP_END)
     if trust:
         kept = _strip_trust(kept, {k for k, _e, _h in ours})
     if kept and not kept.endswith("\n"):
         kept += "\n"
-    block = "".join(f"[hooks.state.{json.dumps(k, ensure_ascii=False)}]\n"
-                    f"trusted_hash = {json.dumps(h)}\n" for k, _e, h in ours)
+    block = "".join(
+        f"[hooks.state.{json.dumps(k, ensure_ascii=False)}]\ntrusted_hash = {json.dumps(h)}\n"
+        for k, _e, h in ours
+    )
     trust_block = f"{TRUST_BEGIN}\n{block}{TRUST_END}\n" if trust and ours else ""
     mcp_block = codex_mcp_block(home)
     mcp_fits = _codex_mcp_ok(kept + mcp_block, home)
     if trust and not _codex_state_ok(kept + trust_block, ours):
-        return (f"{config}: the trust state of continuity's hooks cannot be added to it; "
-                "nothing was changed there", McpRegistration(
-                    config, {}, f"not registered: {config} was left as it was (see the trust)"))
+        return (
+            f"{config}: the trust state of continuity's hooks cannot be added to it; "
+            "nothing was changed there",
+            McpRegistration(
+                config, {}, f"not registered: {config} was left as it was (see the trust)"
+            ),
+        )
     new = kept + (mcp_block if mcp_fits else "") + trust_block
     if mcp_fits and not (_codex_mcp_ok(new, home) and (not trust or _codex_state_ok(new, ours))):
         new = kept + trust_block  # pragma: no cover - each fits alone: so do both
         mcp_fits = False
     note = None
-    mcp = McpRegistration(config, mcp_tool_names("codex")) if mcp_fits else McpRegistration(
-        config, {}, f"not registered: {config} cannot take [mcp_servers.{MCP_SERVER_NAME}] "
-        "(a server of that name that is not continuity's, or mcp_servers not a table)")
+    mcp = (
+        McpRegistration(config, mcp_tool_names("codex"))
+        if mcp_fits
+        else McpRegistration(
+            config,
+            {},
+            f"not registered: {config} cannot take [mcp_servers.{MCP_SERVER_NAME}] "
+            "(a server of that name that is not continuity's, or mcp_servers not a table)",
+        )
+    )
     if new != text:
         _backup(config_file, raw)
         _atomic_bytes(config_file, new.encode("utf-8"))

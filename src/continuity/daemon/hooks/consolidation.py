@@ -53,8 +53,14 @@ class Consolidator:
     ``(session_key, status)``, status one of ``consolidate.Consolidation.status`` or
     ``failed``. Thread-safe."""
 
-    def __init__(self, store: Any, home: str, *, enabled: bool = True,
-                 summarizer: Callable[[], Any] | None = None) -> None:
+    def __init__(
+        self,
+        store: Any,
+        home: str,
+        *,
+        enabled: bool = True,
+        summarizer: Callable[[], Any] | None = None,
+    ) -> None:
         self.store, self.home, self.enabled = store, home, enabled
         self._summarizer_factory = summarizer
         self._summarizer: Any = None
@@ -71,8 +77,12 @@ class Consolidator:
         passes dropped (never started), each logged with the command that runs them."""
         dropped = self.worker.stop(timeout)
         if dropped:
-            log.warning("shutdown: %d consolidation pass(es) not run (%s); run `continuity "
-                        "consolidate --all` to run them", len(dropped), ", ".join(dropped))
+            log.warning(
+                "shutdown: %d consolidation pass(es) not run (%s); run `continuity "
+                "consolidate --all` to run them",
+                len(dropped),
+                ", ".join(dropped),
+            )
         return dropped
 
     def queue(self, session_key: str, agent_id: str | None = None) -> bool:
@@ -81,8 +91,9 @@ class Consolidator:
         that session's pass is already waiting)."""
         if not self.enabled:
             return False
-        return self.worker.submit(f"consolidate:{session_key}",
-                                  lambda: self.run(session_key, agent_id))
+        return self.worker.submit(
+            f"consolidate:{session_key}", lambda: self.run(session_key, agent_id)
+        )
 
     def pending(self) -> int:
         """Passes waiting or running."""
@@ -101,13 +112,19 @@ class Consolidator:
 
         try:
             summarizer, writer = self._summarizers()
-            result = consolidate(self.store, session_key, home=self.home, agent_id=agent_id,
-                                 summarizer=summarizer, sentence_writer=writer)
+            result = consolidate(
+                self.store,
+                session_key,
+                home=self.home,
+                agent_id=agent_id,
+                summarizer=summarizer,
+                sentence_writer=writer,
+            )
             path = memory_md.default_path(self.home)
-            if result.status == "consolidated" or (result.status == "unchanged"
-                                                   and not path.exists()):
-                memory_md.write(memory_md.render_memory_md(self.store, home=self.home).text,
-                                path)
+            if result.status == "consolidated" or (
+                result.status == "unchanged" and not path.exists()
+            ):
+                memory_md.write(memory_md.render_memory_md(self.store, home=self.home).text, path)
             status = result.status
         except ContinuityError as exc:
             log.warning("consolidation of session %s failed: %s", session_key, exc)

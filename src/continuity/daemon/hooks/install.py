@@ -6,7 +6,8 @@ we use the JSON file so no TOML is rewritten, and ``hooks.json`` has the same sh
 Code's ``hooks`` object): for each event in ``CLAUDE_EVENTS``/``CODEX_EVENTS`` one matcher group
 ``{"hooks": [{"type": "command", "command": "<hook command> EVENT --harness H", "timeout": S}]}``
 is appended under ``hooks.<Event>`` (PreToolUse's with Claude Code's ``matcher``,
-``TOOL_MATCHERS``: recall before an edit or a shell command, issue 40). Codex gets SessionEnd too: it sends one at the end of every
+``TOOL_MATCHERS``: recall before an edit or a shell command, issue 40). Codex gets SessionEnd too:
+it sends one at the end of every
 ``codex exec`` (issue 12, fault 3; harnesses.md). Our entries are recognised by their command
 (``continuity.cli.hookcmd`` or ``continuity-hook``), so:
 
@@ -124,10 +125,15 @@ from continuity.daemon.hooks.mcp_install import (
 )
 
 #: Claude Code event → (our event, timeout in seconds). SessionEnd: 1.5 s default budget.
-CLAUDE_EVENTS = {"SessionStart": ("session-start", 10), "UserPromptSubmit":
-                 ("user-prompt-submit", 5), "PreCompact": ("pre-compaction", 10),
-                 "PostCompact": ("post-compaction", 5), "Stop": ("stop", 5),
-                 "SessionEnd": ("session-end", 2), "PreToolUse": ("pre-tool-use", 3)}
+CLAUDE_EVENTS = {
+    "SessionStart": ("session-start", 10),
+    "UserPromptSubmit": ("user-prompt-submit", 5),
+    "PreCompact": ("pre-compaction", 10),
+    "PostCompact": ("post-compaction", 5),
+    "Stop": ("stop", 5),
+    "SessionEnd": ("session-end", 2),
+    "PreToolUse": ("pre-tool-use", 3),
+}
 #: Codex: the same events, SessionEnd included (issue 12, fault 3).
 CODEX_EVENTS = dict(CLAUDE_EVENTS)
 #: The ``matcher`` of our PreToolUse group per harness (issue 40: recall before an edit or a
@@ -166,10 +172,15 @@ class InstallResult:
     mcp: McpRegistration | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        out = {"harness": self.harness, "path": str(self.path), "action": self.action,
-               "backup": str(self.backup) if self.backup else None,
-               "home": str(self.home) if self.home else None, "file_kept": self.file_kept,
-               "backup_left": str(self.backup_left) if self.backup_left else None}
+        out = {
+            "harness": self.harness,
+            "path": str(self.path),
+            "action": self.action,
+            "backup": str(self.backup) if self.backup else None,
+            "home": str(self.home) if self.home else None,
+            "file_kept": self.file_kept,
+            "backup_left": str(self.backup_left) if self.backup_left else None,
+        }
         if self.trust is not None:
             out["trust"] = self.trust.to_dict()
         if self.mcp is not None:
@@ -184,8 +195,10 @@ def hook_argv() -> list[str]:
     import continuity
 
     root = Path(continuity.__file__).resolve().parents[1]
-    code = (f"import sys; sys.path.append({json.dumps(str(root))}); "
-            "from continuity.cli.hookcmd import main; main()")
+    code = (
+        f"import sys; sys.path.append({json.dumps(str(root))}); "
+        "from continuity.cli.hookcmd import main; main()"
+    )
     return [sys.executable, "-I", "-S", "-c", code]
 
 
@@ -204,8 +217,13 @@ def hook_home(home: str | os.PathLike[str] | None = None) -> Path:
     return Path(os.path.abspath(resolve_home(home)))
 
 
-def install(harness: str, path: str | os.PathLike[str] | None = None,
-            home: str | os.PathLike[str] | None = None, *, trust: bool = True) -> InstallResult:
+def install(
+    harness: str,
+    path: str | os.PathLike[str] | None = None,
+    home: str | os.PathLike[str] | None = None,
+    *,
+    trust: bool = True,
+) -> InstallResult:
     """Install our hooks for ``harness`` (module docstring). ``path``: the settings file
     (Claude Code, Codex) or the extensions folder (pi); ``home``: the workspace baked into the
     commands (default: the current one); ``trust`` (Codex): write the trust state Codex needs
@@ -226,9 +244,15 @@ def install(harness: str, path: str | os.PathLike[str] | None = None,
         groups = hooks.setdefault(native, [])
         if not isinstance(groups, list):
             raise InputError(f"{target}: hooks.{native} must be a list")
-        group: dict[str, Any] = {"hooks": [{"type": "command",
-                                            "command": hook_command(harness, event, where),
-                                            "timeout": timeout}]}
+        group: dict[str, Any] = {
+            "hooks": [
+                {
+                    "type": "command",
+                    "command": hook_command(harness, event, where),
+                    "timeout": timeout,
+                }
+            ]
+        }
         if native == "PreToolUse" and harness in TOOL_MATCHERS:
             group = {"matcher": TOOL_MATCHERS[harness], **group}
         groups.append(group)
@@ -245,13 +269,24 @@ def install(harness: str, path: str | os.PathLike[str] | None = None,
         action = "installed"
     if harness != "codex":
         if mcp is None:
-            mcp = McpRegistration(None, {}, "not registered: --settings is not Claude Code's "
-                                  f"user settings ({default_path(harness)}); register it "
-                                  f"with `{claude_mcp_add_command(where)}`")
+            mcp = McpRegistration(
+                None,
+                {},
+                "not registered: --settings is not Claude Code's "
+                f"user settings ({default_path(harness)}); register it "
+                f"with `{claude_mcp_add_command(where)}`",
+            )
         return InstallResult(harness, given, action, backup, home=where, mcp=mcp)
     note, mcp = _write_codex_config(given, after, trust=trust, home=where)
-    return InstallResult(harness, given, action, backup, home=where,
-                         trust=codex_trust(given, note=note, home=where), mcp=mcp)
+    return InstallResult(
+        harness,
+        given,
+        action,
+        backup,
+        home=where,
+        trust=codex_trust(given, note=note, home=where),
+        mcp=mcp,
+    )
 
 
 def claude_mcp_add_command(home: Path) -> str:
@@ -260,8 +295,20 @@ def claude_mcp_add_command(home: Path) -> str:
     shell-quoted: printed when ``--settings`` is not Claude Code's user settings. Issue 45
     item 3: it lacked ``-e CONTINUITY_HOME=<home>``, so run as printed the server read the
     default workspace."""
-    return shlex.join(["claude", "mcp", "add", "--scope", "user", "-e",
-                       f"CONTINUITY_HOME={home}", "continuity", "--", *mcp_argv()])
+    return shlex.join(
+        [
+            "claude",
+            "mcp",
+            "add",
+            "--scope",
+            "user",
+            "-e",
+            f"CONTINUITY_HOME={home}",
+            "continuity",
+            "--",
+            *mcp_argv(),
+        ]
+    )
 
 
 def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> InstallResult:
@@ -294,8 +341,9 @@ def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> Insta
         target.unlink()  # install created this file; nothing else is in it
         return InstallResult(harness, given, "removed")
     _write(target, after)
-    return InstallResult(harness, given, "removed", file_kept=True,
-                         backup_left=backup if backup.is_file() else None)
+    return InstallResult(
+        harness, given, "removed", file_kept=True, backup_left=backup if backup.is_file() else None
+    )
 
 
 def _events(harness: str) -> dict[str, tuple[str, int]]:
@@ -311,8 +359,12 @@ def _without_ours(data: dict[str, Any], *, keep_rule: bool = False) -> dict[str,
     it), unless ``keep_rule`` (the user had it before install: ``_rule_was_users``)."""
     out = copy.deepcopy(data)
     perms = out.get("permissions")
-    if not keep_rule and isinstance(perms, dict) and isinstance(perms.get("allow"), list) \
-            and CLAUDE_ALLOW_RULE in perms["allow"]:
+    if (
+        not keep_rule
+        and isinstance(perms, dict)
+        and isinstance(perms.get("allow"), list)
+        and CLAUDE_ALLOW_RULE in perms["allow"]
+    ):
         perms["allow"] = [r for r in perms["allow"] if r != CLAUDE_ALLOW_RULE]
         if not perms["allow"]:
             del perms["allow"]
@@ -365,10 +417,14 @@ def pi_extension_text(argv: list[str] | None = None, tools: list[str] | None = N
     """Our pi extension with the hook command (``argv``, default ``hook_argv()``) and the
     tool runner of its continuity tools (``tools``, default ``tool_argv()``; issue 39)
     filled in."""
-    template = resources.files("continuity.daemon.hooks").joinpath(
-        "pi_extension", PI_FILE).read_text("utf-8")
-    return template.replace("__CONTINUITY_HOOK_COMMAND__", json.dumps(argv or hook_argv())) \
-        .replace("__CONTINUITY_TOOL_COMMAND__", json.dumps(tools or tool_argv()))
+    template = (
+        resources.files("continuity.daemon.hooks")
+        .joinpath("pi_extension", PI_FILE)
+        .read_text("utf-8")
+    )
+    return template.replace("__CONTINUITY_HOOK_COMMAND__", json.dumps(argv or hook_argv())).replace(
+        "__CONTINUITY_TOOL_COMMAND__", json.dumps(tools or tool_argv())
+    )
 
 
 def _missing_folders(folder: Path) -> list[Path]:
@@ -386,11 +442,10 @@ def _created_folders(text: str) -> list[Path]:
     for line in text.splitlines():
         if line.startswith(PI_CREATED):
             try:
-                names = json.loads(line[len(PI_CREATED):])
+                names = json.loads(line[len(PI_CREATED) :])
             except ValueError:
                 return []
-            return [Path(n) for n in names if isinstance(n, str)] \
-                if isinstance(names, list) else []
+            return [Path(n) for n in names if isinstance(n, str)] if isinstance(names, list) else []
     return []
 
 
@@ -399,15 +454,18 @@ def _install_pi(folder: Path, home: Path) -> InstallResult:
         raise InputError(f"--settings: {folder} is a file; pi needs its extensions folder")
     target = folder / PI_FILE
     env = shutil.which("env") or "/usr/bin/env"
-    text = pi_extension_text([env, f"CONTINUITY_HOME={home}", *hook_argv()],
-                             [env, f"CONTINUITY_HOME={home}", *tool_argv()])
+    text = pi_extension_text(
+        [env, f"CONTINUITY_HOME={home}", *hook_argv()],
+        [env, f"CONTINUITY_HOME={home}", *tool_argv()],
+    )
     mcp = McpRegistration(target, mcp_tool_names("pi"), "the extension's own tools")
     created = _missing_folders(folder)
     old = target.read_text("utf-8", errors="replace") if target.exists() else None
     if old is not None:
         if PI_MARKER not in old:
-            raise InputError(f"{target} exists and is not continuity's extension; move it "
-                             "away first")
+            raise InputError(
+                f"{target} exists and is not continuity's extension; move it away first"
+            )
         created = _created_folders(old)  # a reinstall keeps what the first one created
     if created:
         text += PI_CREATED + json.dumps([str(p) for p in created]) + "\n"
@@ -451,13 +509,17 @@ def _write_record(home: str | os.PathLike[str], data: dict[str, Any]) -> None:
     from continuity.core.private import private_dir, write_private
 
     private_dir(Path(home))
-    write_private(Path(home) / INSTALLED_FILE,
-                  (json.dumps(data, indent=1, sort_keys=True) + "\n").encode())
+    write_private(
+        Path(home) / INSTALLED_FILE, (json.dumps(data, indent=1, sort_keys=True) + "\n").encode()
+    )
 
 
-def record_install(home: str | os.PathLike[str], harness: str,
-                   path: str | os.PathLike[str],
-                   mcp: dict[str, str] | None = None) -> None:
+def record_install(
+    home: str | os.PathLike[str],
+    harness: str,
+    path: str | os.PathLike[str],
+    mcp: dict[str, str] | None = None,
+) -> None:
     """Note in ``<home>/INSTALLED_FILE`` that ``harness``'s hooks were installed at ``path``
     (absolute) and, when ``mcp`` is given, the MCP tools registered for it (``{logical:
     name}``, under ``"mcp"``, which ``installed_mcp_tools`` reads; {} drops the harness's
@@ -498,8 +560,11 @@ def installed_paths(home: str | os.PathLike[str]) -> dict[str, str]:
         data = json.loads((Path(home) / INSTALLED_FILE).read_text("utf-8"))
     except (OSError, ValueError):
         return {}
-    return {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)} \
-        if isinstance(data, dict) else {}
+    return (
+        {k: v for k, v in data.items() if isinstance(k, str) and isinstance(v, str)}
+        if isinstance(data, dict)
+        else {}
+    )
 
 
 #: issue 39: the tool each harness loads its deferred MCP tools with (observed with the real

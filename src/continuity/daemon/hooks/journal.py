@@ -103,17 +103,24 @@ class LiveTurns:
     daemon's database writers, ``session_lock(key)`` gives a session's lock, ``submit(name,
     task)`` queues background work (``Worker.submit``). ``info`` is a ``LiveSession``."""
 
-    def __init__(self, store: Any, home: str, *, db_lock: Any,
-                 session_lock: Callable[[str], Any],
-                 submit: Callable[[str, Callable[[], object]], bool]) -> None:
+    def __init__(
+        self,
+        store: Any,
+        home: str,
+        *,
+        db_lock: Any,
+        session_lock: Callable[[str], Any],
+        submit: Callable[[str, Callable[[], object]], bool],
+    ) -> None:
         self.store, self.home = store, home
         self._db_lock, self._session_lock, self._submit = db_lock, session_lock, submit
         self._lock = threading.Lock()
         self._appenders: dict[str, GroupAppender] = {}
         self._row_locks: dict[str, threading.Lock] = {}
 
-    def append(self, info: Any, role: str, label: str, text: str, at: datetime,
-               event_id: str | None = None) -> None:
+    def append(
+        self, info: Any, role: str, label: str, text: str, at: datetime, event_id: str | None = None
+    ) -> None:
         """Append one live turn to the canonical JSONL (a ``live`` record carrying
         ``event_id``, fsync'd by group commit) before the hook is answered; the session's row
         follows in the background (``write_row``), one write for all the turns that arrived
@@ -121,10 +128,21 @@ class LiveTurns:
         key = info.store_key or info.key
         para = tx.paragraph(label, tx.storable(text))
         appender = self._appender(info.harness)
-        appender.append(tx.TranscriptRecord(
-            info.agent_id, info.harness, key, info.project, info.entry_count + info.live_turns,
-            role, para, "live", info.transcript_path,
-            at.isoformat(timespec="milliseconds").replace("+00:00", "Z"), event_id=event_id))
+        appender.append(
+            tx.TranscriptRecord(
+                info.agent_id,
+                info.harness,
+                key,
+                info.project,
+                info.entry_count + info.live_turns,
+                role,
+                para,
+                "live",
+                info.transcript_path,
+                at.isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+                event_id=event_id,
+            )
+        )
         crash_point("turn-recorded")
         if appender.log.torn_sessions:  # the append cut off a crash's torn last line
             self._submit(f"torn:{info.harness}", lambda: self.restore_torn(appender.log))
@@ -165,20 +183,34 @@ class LiveTurns:
                 tail = _tail(not known.empty, paras)
                 digest = known.extended(tail)
                 written = self.store.append_transcript(
-                    key, info.agent_id, tail=tail, content_hash=digest.hex,
-                    expected_hash=known_hash, harness=info.harness, project=info.project,
-                    updated_at=at)
+                    key,
+                    info.agent_id,
+                    tail=tail,
+                    content_hash=digest.hex,
+                    expected_hash=known_hash,
+                    harness=info.harness,
+                    project=info.project,
+                    updated_at=at,
+                )
             if not written:
                 row = self.store.get_transcripts([key], info.agent_id).get(key)
                 if row is None:
                     new = "\n\n".join(paras)
-                    tx.put_transcript(self.store, key, new, agent_id=info.agent_id,
-                                      harness=info.harness, project=info.project, now=at)
+                    tx.put_transcript(
+                        self.store,
+                        key,
+                        new,
+                        agent_id=info.agent_id,
+                        harness=info.harness,
+                        project=info.project,
+                        now=at,
+                    )
                     digest = tx.TextDigest(new)
                 else:
                     tail = _tail(bool(row.content), paras)
-                    tx.extend_transcript(self.store, row, tail, harness=info.harness,
-                                         project=info.project, now=at)
+                    tx.extend_transcript(
+                        self.store, row, tail, harness=info.harness, project=info.project, now=at
+                    )
                     digest = tx.TextDigest(row.content + tail)
             self.store.mark_events_applied((i for _, _, i in taken if i), at)
             crash_point("row-before-commit")
@@ -186,7 +218,7 @@ class LiveTurns:
         assert digest is not None  # the append's, or the read row's when it did not apply
         with self._session_lock(info.key):
             info.row_digest, info.row_hash = digest, digest.hex
-            del info.pending[:len(taken)]
+            del info.pending[: len(taken)]
 
     def reconcile(self) -> int:
         """Give the session rows the live turns whose JSONL record is on disk but whose row
@@ -220,11 +252,24 @@ class LiveTurns:
             row = self.store.get_transcripts([key], agent_id).get(key)
             paras = [r.content for r in turns]
             if row is None:
-                tx.put_transcript(self.store, key, "\n\n".join(paras), agent_id=agent_id,
-                                  harness=turns[-1].harness, project=turns[-1].project, now=at)
+                tx.put_transcript(
+                    self.store,
+                    key,
+                    "\n\n".join(paras),
+                    agent_id=agent_id,
+                    harness=turns[-1].harness,
+                    project=turns[-1].project,
+                    now=at,
+                )
             else:
-                tx.extend_transcript(self.store, row, _tail(bool(row.content), paras),
-                                     harness=row.harness, project=row.project, now=at)
+                tx.extend_transcript(
+                    self.store,
+                    row,
+                    _tail(bool(row.content), paras),
+                    harness=row.harness,
+                    project=row.project,
+                    now=at,
+                )
             self.store.mark_events_applied((r.event_id for r in turns), at)
 
     def restore_torn(self, log_file: Any) -> list[tuple[str, str]]:

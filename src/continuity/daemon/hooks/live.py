@@ -138,8 +138,12 @@ def harness_reach(home: str | os.PathLike[str], harness: str | None) -> Any:
 
     mcp = installed_mcp_tools(home, harness) if harness else {}
     memory = os.path.abspath(os.path.join(home, FILE_NAME))
-    return Reach(mcp, cli_prefix(home), MCP_LOADERS.get(harness or "") if mcp else None,
-                 memory if os.path.isfile(memory) else None)
+    return Reach(
+        mcp,
+        cli_prefix(home),
+        MCP_LOADERS.get(harness or "") if mcp else None,
+        memory if os.path.isfile(memory) else None,
+    )
 
 
 def cli_prefix(home: str | os.PathLike[str]) -> str | None:
@@ -195,18 +199,31 @@ class LiveCapture:
     ``summarizer`` makes the summarizer of the policy and of the consolidation pass (default:
     the configured one); ``consolidate`` False turns the pass at session end off."""
 
-    def __init__(self, store: SqlStore, *, home: str | os.PathLike[str],
-                 config: cps.CheckpointConfig, budget_bytes: int, stop_seconds: float,
-                 idle_limit: timedelta, summarizer: Callable[[], Any] | None = None,
-                 tick_seconds: float = 1.0, consolidate: bool = True,
-                 max_body_bytes: int | None = None, retrieval: Any = None) -> None:
+    def __init__(
+        self,
+        store: SqlStore,
+        *,
+        home: str | os.PathLike[str],
+        config: cps.CheckpointConfig,
+        budget_bytes: int,
+        stop_seconds: float,
+        idle_limit: timedelta,
+        summarizer: Callable[[], Any] | None = None,
+        tick_seconds: float = 1.0,
+        consolidate: bool = True,
+        max_body_bytes: int | None = None,
+        retrieval: Any = None,
+    ) -> None:
         self.store, self.home, self.config = store, os.fspath(home), config
         #: ``[daemon] max_body_bytes``: a spooled payload over it is refused at replay, as
         #: the same body posted would have been (413): the limit holds whatever the path.
         self.max_body_bytes = max_body_bytes
         busy_timeout_first(store)
-        self.budget_bytes, self.stop_seconds, self.idle_limit = budget_bytes, stop_seconds, \
-            idle_limit
+        self.budget_bytes, self.stop_seconds, self.idle_limit = (
+            budget_bytes,
+            stop_seconds,
+            idle_limit,
+        )
         self.owner = f"continuity-daemon:{os.getpid()}"
         # SQLite takes one writer at a time and makes the others sleep in its busy handler
         # (1, 2, 5, 10 ... ms): our writing threads queue on this lock instead.
@@ -229,13 +246,27 @@ class LiveCapture:
         self._session_locks: dict[str, threading.RLock] = {}
         self._drain_lock = threading.Lock()
         self.capture = TranscriptCapture(
-            store, self.home, owner=self.owner, budget_bytes=budget_bytes,
-            stop_seconds=stop_seconds, db_lock=self._db_lock, session_lock=self._session_lock,
-            closing=self.closing, summarizer=summarizer, recorder=self.recorder)
-        self.consolidator = Consolidator(store, self.home, enabled=consolidate,
-                                         summarizer=summarizer)
-        self.turns = LiveTurns(store, self.home, db_lock=self._db_lock,
-                               session_lock=self._session_lock, submit=self.worker.submit)
+            store,
+            self.home,
+            owner=self.owner,
+            budget_bytes=budget_bytes,
+            stop_seconds=stop_seconds,
+            db_lock=self._db_lock,
+            session_lock=self._session_lock,
+            closing=self.closing,
+            summarizer=summarizer,
+            recorder=self.recorder,
+        )
+        self.consolidator = Consolidator(
+            store, self.home, enabled=consolidate, summarizer=summarizer
+        )
+        self.turns = LiveTurns(
+            store,
+            self.home,
+            db_lock=self._db_lock,
+            session_lock=self._session_lock,
+            submit=self.worker.submit,
+        )
         #: issue 40: rows and memories embedded in the background (``daemon.embedding``)
         self.embedding = EmbeddingThread(store, self.home, db_lock=self._db_lock)
         self.capture.on_rows = self.embedding.nudge
@@ -248,8 +279,9 @@ class LiveCapture:
         from concurrent.futures import ThreadPoolExecutor
 
         #: where recall runs, so that an answer never waits longer than ``RECALL_SECONDS``
-        self._recall_pool = ThreadPoolExecutor(RECALL_IN_FLIGHT,
-                                               thread_name_prefix="continuity-recall")
+        self._recall_pool = ThreadPoolExecutor(
+            RECALL_IN_FLIGHT, thread_name_prefix="continuity-recall"
+        )
         #: recalls submitted and not yet finished (timed-out ones still run to their end)
         self._recall_running = 0
         self._recall_count_lock = threading.Lock()
@@ -267,14 +299,14 @@ class LiveCapture:
             self._publish_live_files()  # none yet: a list a killed daemon left is replaced
         added = self.turns.reconcile()  # live turns a kill left without their row (issue 21)
         if added:
-            log.warning("%d live turn(s) recorded before a crash were added to their rows",
-                        added)
+            log.warning("%d live turn(s) recorded before a crash were added to their rows", added)
         report = self.drain_spool()
         self.recorder.start()
         self.worker.start()
         self.embedding.start()
-        threading.Thread(target=self._warm_up, name="continuity-recall-warm-up",
-                         daemon=True).start()
+        threading.Thread(
+            target=self._warm_up, name="continuity-recall-warm-up", daemon=True
+        ).start()
         return report
 
     def _warm_up(self) -> None:
@@ -355,15 +387,17 @@ class LiveCapture:
         with self._db_lock:
             self.store.mark_events_applied([event_id], _now())
 
-    def _turn(self, info: LiveSession, role: str, label: str, text: str, at: datetime,
-              body: Any) -> None:
+    def _turn(
+        self, info: LiveSession, role: str, label: str, text: str, at: datetime, body: Any
+    ) -> None:
         """A live turn of ``body``'s event (``LiveTurns.append``): its id then commits with
         the session's row, not after the handler."""
         self.turns.append(info, role, label, text, at, event_id=body.event_id)
         self._local.turn = bool(body.event_id)
 
-    def handle_native(self, harness: str, event: str, raw: bytes, *, event_id: str | None,
-                      at: str | None) -> bytes:
+    def handle_native(
+        self, harness: str, event: str, raw: bytes, *, event_id: str | None, at: str | None
+    ) -> bytes:
         """A harness's raw hook stdin → ``handle`` → the stdout that harness expects. Raises
         ``adapters.AdapterError`` or ``pydantic.ValidationError`` for bad input."""
         body = self.native_body(harness, event, raw, event_id=event_id, at=at)
@@ -375,8 +409,9 @@ class LiveCapture:
         return adapters.render(harness, event, self.handle(event, body))
 
     @staticmethod
-    def native_body(harness: str, event: str, raw: bytes, *, event_id: str | None,
-                    at: str | None) -> HookBody:
+    def native_body(
+        harness: str, event: str, raw: bytes, *, event_id: str | None, at: str | None
+    ) -> HookBody:
         """Our validated body from a harness's raw hook stdin."""
         data = adapters.to_body(harness, event, adapters.parse_payload(raw))
         if event_id:
@@ -389,9 +424,11 @@ class LiveCapture:
         """Spool drain handler: bad input is rejected (kept aside), anything else retried."""
         size = len(item.payload or b"")
         if self.max_body_bytes is not None and size > self.max_body_bytes:
-            raise spool.RejectedEvent(f"payload of {size} bytes is over [daemon] max_body_bytes "
-                                      f"({self.max_body_bytes}): refused as the daemon "
-                                      "refuses such a body (413)")
+            raise spool.RejectedEvent(
+                f"payload of {size} bytes is over [daemon] max_body_bytes "
+                f"({self.max_body_bytes}): refused as the daemon "
+                "refuses such a body (413)"
+            )
         if item.event == "continuation-refused":  # issue 14: a body line only
             self._replay_refusal(item)
             return
@@ -399,10 +436,20 @@ class LiveCapture:
             if item.body is not None:
                 body = BODIES[item.event].model_validate({**item.body, "event_id": item.id})
             else:
-                body = self.native_body(item.harness or "", item.event, item.payload or b"",
-                                        event_id=item.id, at=item.at)
-        except (adapters.AdapterError, ValidationError, RecursionError, ValueError,
-                UnicodeError) as exc:
+                body = self.native_body(
+                    item.harness or "",
+                    item.event,
+                    item.payload or b"",
+                    event_id=item.id,
+                    at=item.at,
+                )
+        except (
+            adapters.AdapterError,
+            ValidationError,
+            RecursionError,
+            ValueError,
+            UnicodeError,
+        ) as exc:
             raise spool.RejectedEvent(str(exc).replace("\n", " ")) from None
         if item.event == "session-end":
             if not (item.id in self.seen or self._applied(item.id)):
@@ -472,8 +519,9 @@ class LiveCapture:
         from continuity.core.live_files import publish
 
         try:
-            publish(self.home, (s.transcript_path for s in self.sessions.values()
-                                if s.transcript_path))
+            publish(
+                self.home, (s.transcript_path for s in self.sessions.values() if s.transcript_path)
+            )
         except OSError as exc:
             log.warning("cannot write the live sessions' files for the archiver: %s", exc)
 
@@ -490,8 +538,10 @@ class LiveCapture:
         for other in ended:
             self._supersede(other, at, "clear" if source == "clear" else "superseded")
         if source == "clear" and not ended:  # the previous session is not live here
-            self.worker.submit(f"clear:{body.session_key}", lambda: self._consolidate(
-                self.capture.recover_after_clear(body, at)))
+            self.worker.submit(
+                f"clear:{body.session_key}",
+                lambda: self._consolidate(self.capture.recover_after_clear(body, at)),
+            )
         info = self._touch(body)
         with self._session_lock(info.key):
             since = self._started_at(info) if source == "resume" else None
@@ -503,8 +553,13 @@ class LiveCapture:
                 if body.harness == "claude-code" and source in ("compact", "clear"):
                     context = self._with_essentials(info, source, ended, context, recovery)
         self._queue_import(info)
-        return {"session_key": info.key, "source": source, "context": context,
-                "injected": bool(context), "recovery": recovery}
+        return {
+            "session_key": info.key,
+            "source": source,
+            "context": context,
+            "injected": bool(context),
+            "recovery": recovery,
+        }
 
     def _superseded(self, body: Any, source: str) -> list[LiveSession]:
         """Sessions a start ends: the newest other session of the same harness and project
@@ -512,19 +567,30 @@ class LiveCapture:
         in memory and those the store holds open that were live before a daemon restart
         (``stored_live``; issue 12: they were never ended)."""
         with self._lock:
-            others = [s for s in self.sessions.values() if s.key != body.session_key
-                      and s.harness == body.harness and body.project
-                      and s.project == body.project]
+            others = [
+                s
+                for s in self.sessions.values()
+                if s.key != body.session_key
+                and s.harness == body.harness
+                and body.project
+                and s.project == body.project
+            ]
         if source == "clear":
             return sorted(others, key=lambda s: s.last_seen)[-1:]
         if body.harness == "codex" and source in ("startup", "clear") and body.project:
-            return others + self.stored_live(harness="codex", project=body.project,
-                                             exclude=[body.session_key])
+            return others + self.stored_live(
+                harness="codex", project=body.project, exclude=[body.session_key]
+            )
         return []
 
-    def stored_live(self, *, harness: str | None = None, project: str | None = None,
-                    idle_since: datetime | None = None,
-                    exclude: list[str] | None = None) -> list[LiveSession]:
+    def stored_live(
+        self,
+        *,
+        harness: str | None = None,
+        project: str | None = None,
+        idle_since: datetime | None = None,
+        exclude: list[str] | None = None,
+    ) -> list[LiveSession]:
         """The sessions the store holds open (a ``session_transcripts`` row not completed) that
         this daemon does not hold in memory, e.g. those live when it restarted, as
         ``LiveSession``s (key, harness, agent, project, the transcript file of an imported
@@ -532,22 +598,30 @@ class LiveCapture:
         given, unchanged since before ``idle_since`` when given, never a key in ``exclude``.
         One bounded query: at most ``STORED_LIVE_LIMIT``, least recently changed first."""
         with self._lock:
-            held = set(self.sessions) | {s.store_key for s in self.sessions.values()
-                                         if s.store_key}
+            held = set(self.sessions) | {s.store_key for s in self.sessions.values() if s.store_key}
         skip = sorted(held | set(exclude or ()))
-        found = self.store.open_transcripts(harness=harness, project=project,
-                                            updated_before=idle_since, exclude=skip,
-                                            limit=STORED_LIVE_LIMIT)
+        found = self.store.open_transcripts(
+            harness=harness,
+            project=project,
+            updated_before=idle_since,
+            exclude=skip,
+            limit=STORED_LIVE_LIMIT,
+        )
         out: list[LiveSession] = []
         for key, agent in found:
             row = self.store.get_transcripts([key], agent).get(key)
             if row is None:  # completed or deleted meanwhile
                 continue
             session = self.store.get_session(key)
-            info = LiveSession(key, row.harness, agent, project=row.project,
-                               transcript_path=session.source_path if session else None,
-                               store_key=key if session else None,
-                               last_seen=row.updated_at or _now())  # None: a row never stamped
+            info = LiveSession(
+                key,
+                row.harness,
+                agent,
+                project=row.project,
+                transcript_path=session.source_path if session else None,
+                store_key=key if session else None,
+                last_seen=row.updated_at or _now(),
+            )  # None: a row never stamped
             info.row_digest, info.row_hash = TextDigest(row.content), row.content_hash
             out.append(info)
         return out
@@ -557,8 +631,9 @@ class LiveCapture:
         (``harness_reach``)."""
         return harness_reach(self.home, harness)
 
-    def _recovery(self, info: LiveSession, source: str,
-                  since: datetime | None = None) -> tuple[str, dict[str, Any]]:
+    def _recovery(
+        self, info: LiveSession, source: str, since: datetime | None = None
+    ) -> tuple[str, dict[str, Any]]:
         """The context a session start gets (module docstring), framed the same in every
         harness (``FRAMING``, issue 39): a new session (``startup``, ``clear``, anything but
         ``resume`` and ``compact``) the project brief (``brief.build_brief``); a resumed
@@ -568,14 +643,19 @@ class LiveCapture:
             return self._brief(info)
         budget = self.config.recovery_budget_chars
         head = RECOVERY_HEADING + FRAMING + "\n"
-        inner = self.config.model_copy(update={
-            "recovery_budget_chars": max(budget - len(head), 0)})
+        inner = self.config.model_copy(update={"recovery_budget_chars": max(budget - len(head), 0)})
         if source == "resume":  # the resumed context holds its own turns: others' newer work
-            found = cps.recover_resumed(self.store, session_key=info.store_key or info.key,
-                                        project=info.project, since=since, config=inner)
+            found = cps.recover_resumed(
+                self.store,
+                session_key=info.store_key or info.key,
+                project=info.project,
+                since=since,
+                config=inner,
+            )
         else:
-            found = cps.recover(self.store, session_key=info.key, project=info.project,
-                                config=inner)
+            found = cps.recover(
+                self.store, session_key=info.key, project=info.project, config=inner
+            )
         meta = {k: v for k, v in found.to_dict().items() if k != "text"}
         meta["budget_chars"] = budget
         if found.checkpoint is None or not found.text:
@@ -601,10 +681,18 @@ class LiveCapture:
             return "", meta
         config = self.config.model_copy(update={"recovery_budget_chars": budget})
         exclude = [k for k in (info.key, info.store_key) if k]
-        brief = build_brief(self.store, project=info.project, config=config,
-                            reach=self.reach(info.harness), exclude=exclude)
-        meta.update(sessions=[s.key for s in brief.sessions], truncated=brief.truncated,
-                    chars=len(brief.text))
+        brief = build_brief(
+            self.store,
+            project=info.project,
+            config=config,
+            reach=self.reach(info.harness),
+            exclude=exclude,
+        )
+        meta.update(
+            sessions=[s.key for s in brief.sessions],
+            truncated=brief.truncated,
+            chars=len(brief.text),
+        )
         if not brief.sessions:
             return "", meta
         mark = injection_mark(info.key, 0).replace("inject-", "brief-", 1)
@@ -614,8 +702,14 @@ class LiveCapture:
         self.seen.add(mark)
         return brief.text, meta
 
-    def _with_essentials(self, info: LiveSession, source: str, ended: list[LiveSession],
-                         context: str, recovery: dict[str, Any]) -> str:
+    def _with_essentials(
+        self,
+        info: LiveSession,
+        source: str,
+        ended: list[LiveSession],
+        context: str,
+        recovery: dict[str, Any],
+    ) -> str:
         """``context`` plus the continuation's essentials (``resume.essentials``, issue 13)
         for a fresh Claude Code context: after ``compact`` those of this session, after
         ``clear`` those of the session it cleared (the one this start ended, else the
@@ -644,8 +738,7 @@ class LiveCapture:
         if found is None:
             recovery["continuation"] = {"session": key, "skipped": "nothing_fits_or_refused"}
             return context
-        mark = injection_mark(info.key, 0).replace("inject-", "essentials-", 1) + "-" + \
-            found.mark
+        mark = injection_mark(info.key, 0).replace("inject-", "essentials-", 1) + "-" + found.mark
         fresh = source == "compact"
         if not fresh and mark in self.seen:
             recovery["continuation"] = {"session": key, "skipped": "already_injected"}
@@ -681,8 +774,13 @@ class LiveCapture:
             periodic = self.recorder.record_prompt(info.key, body.prompt, at=at)
         self._queue_import(info)
         context, recall = self._recall(info, "prompt", body.prompt)
-        return {"session_key": info.key, "prompt_count": state.total_prompts,
-                "periodic_queued": periodic is not None, "context": context, "recall": recall}
+        return {
+            "session_key": info.key,
+            "prompt_count": state.total_prompts,
+            "periodic_queued": periodic is not None,
+            "context": context,
+            "recall": recall,
+        }
 
     def pre_tool_use(self, body: Any) -> dict[str, Any]:
         """Recall before a tool runs (issue 40: an edit's file, a shell command's last working
@@ -736,25 +834,44 @@ class LiveCapture:
                 return "", {"skipped": "busy"}
             self._recall_running += 1
         if kind == "prompt":
-            job = self._recall_pool.submit(at_action.recall_for_prompt, self.store, what[0],
-                                           session_key=key, project=info.project,
-                                           settings=settings, told=told)
+            job = self._recall_pool.submit(
+                at_action.recall_for_prompt,
+                self.store,
+                what[0],
+                session_key=key,
+                project=info.project,
+                settings=settings,
+                told=told,
+            )
         else:
-            job = self._recall_pool.submit(at_action.recall_for_tool, self.store, what[0],
-                                           what[1], session_key=key, project=info.project,
-                                           settings=settings, told=told)
+            job = self._recall_pool.submit(
+                at_action.recall_for_tool,
+                self.store,
+                what[0],
+                what[1],
+                session_key=key,
+                project=info.project,
+                settings=settings,
+                told=told,
+            )
         job.add_done_callback(self._recall_done)
         try:
             found = job.result(timeout=RECALL_SECONDS)
         except futures.TimeoutError:  # the hook waits 3 s in all: answer without it
-            log.warning("recall at the point of action took over %g s for session %s; "
-                        "answered without it", RECALL_SECONDS, info.key)
+            log.warning(
+                "recall at the point of action took over %g s for session %s; answered without it",
+                RECALL_SECONDS,
+                info.key,
+            )
             return "", {"skipped": "timeout"}
         except Exception:  # recall is a help, never a failure of the prompt
             log.exception("recall at the point of action failed for session %s", info.key)
             return "", {"skipped": "error"}
-        meta: dict[str, Any] = {"chars": found.chars, "rows": [list(r) for r in found.rows],
-                                "ms": round((time.monotonic() - started) * 1000, 1)}
+        meta: dict[str, Any] = {
+            "chars": found.chars,
+            "rows": [list(r) for r in found.rows],
+            "ms": round((time.monotonic() - started) * 1000, 1),
+        }
         given.update(found.lines)  # told once: never the same item again in this session
         return found.text, meta
 
@@ -773,16 +890,22 @@ class LiveCapture:
                 cp = as_stored(self.store, cp) if cp else None
         if not imported:
             self._queue_import(info)
-        return {"session_key": info.key, "transcript_path": info.transcript_path,
-                "checkpoint": cps.checkpoint_dict(cp) if cp else None}
+        return {
+            "session_key": info.key,
+            "transcript_path": info.transcript_path,
+            "checkpoint": cps.checkpoint_dict(cp) if cp else None,
+        }
 
     def _replayed_checkpoint(self, info: LiveSession, at: datetime) -> Checkpoint | None:
         """The ``pre_compaction`` checkpoint a replayed event wrote before a kill cut it short
         (issue 21: the session's newest checkpoint, of that trigger, made at the event's own
         time), so that the replay writes none a second time; else None."""
         latest = self.store.latest_checkpoint(info.key)
-        if latest is not None and latest.trigger is CheckpointTrigger.PRE_COMPACTION \
-                and latest.created_at == at:
+        if (
+            latest is not None
+            and latest.trigger is CheckpointTrigger.PRE_COMPACTION
+            and latest.created_at == at
+        ):
             return latest
         return None
 
@@ -796,14 +919,20 @@ class LiveCapture:
         at, info = self._at(body), self._touch(body)
         if body.last_assistant_message:  # formats.md §4.1: trust the payload, the file may lag
             with self._session_lock(info.key):
-                self._turn(info, "assistant", "Assistant", body.last_assistant_message, at,
-                           body)
+                self._turn(info, "assistant", "Assistant", body.last_assistant_message, at, body)
                 self.capture.expect(info, "assistant", body.last_assistant_message)
-        queued = self.worker.submit(f"turn:{info.key}", lambda: self.capture.settled_turn(
-            info, settled=body.settled, in_harness=body.checkpoint_in_harness))
+        queued = self.worker.submit(
+            f"turn:{info.key}",
+            lambda: self.capture.settled_turn(
+                info, settled=body.settled, in_harness=body.checkpoint_in_harness
+            ),
+        )
         # the follow-up budget: pi's extension measures its working view against it (issue 14)
-        return {"session_key": info.key, "queued": queued,
-                "follow_up_budget_bytes": self.budget_bytes}
+        return {
+            "session_key": info.key,
+            "queued": queued,
+            "follow_up_budget_bytes": self.budget_bytes,
+        }
 
     def continuation_summary(self, body: Any, cancel: threading.Event) -> dict[str, Any]:
         """The summary of a harness's own continuation checkpoint, or a recorded refusal
@@ -818,8 +947,9 @@ class LiveCapture:
         info = self._touch(body)
         self.capture.import_(info)
         key = info.store_key or info.key
-        return self.capture.refuse(key, self.capture.run_id(key, body.request_entry_id),
-                                   body.reason, body.detail)
+        return self.capture.refuse(
+            key, self.capture.run_id(key, body.request_entry_id), body.reason, body.detail
+        )
 
     def session_end_queued(self, body: SessionEndBody) -> dict[str, Any]:
         """Journal a session end in the spool (fsync'd) and let the worker do it."""
@@ -839,8 +969,11 @@ class LiveCapture:
         cp = self._end_now(info, at)
         completed = self._finish_transcript(info, at)
         self._forget(info)
-        return {"session_key": info.key, "completed": completed,
-                "checkpoint": cps.checkpoint_dict(cp) if cp else None}
+        return {
+            "session_key": info.key,
+            "completed": completed,
+            "checkpoint": cps.checkpoint_dict(cp) if cp else None,
+        }
 
     def _end_now(self, info: LiveSession, at: datetime) -> Checkpoint | None:
         """Flush the session's queued checkpoints and write ``session_end`` (once; seed 000:
@@ -858,8 +991,11 @@ class LiveCapture:
                 latest = self.store.latest_checkpoint(info.key)
                 state = self.capture.ensure_state(info, at)
                 self.capture.import_pending(info)  # B27: the newest task list first
-                if latest is not None and latest.trigger is CheckpointTrigger.SESSION_END \
-                        and state.total_prompts <= latest.prompt_count:
+                if (
+                    latest is not None
+                    and latest.trigger is CheckpointTrigger.SESSION_END
+                    and state.total_prompts <= latest.prompt_count
+                ):
                     self.recorder.discard(info.key)
                     self._ended.add(info.key)  # ended before a restart
                     return None
@@ -933,8 +1069,9 @@ class LiveCapture:
         self.capture.import_(info)
         return info.store_key or key
 
-    def current_session(self, project: str | None, harness: str | None = None, *,
-                        stored: bool = True) -> str | None:
+    def current_session(
+        self, project: str | None, harness: str | None = None, *, stored: bool = True
+    ) -> str | None:
         """The most recently active live session of ``project`` (and ``harness``), else (no
         ``harness`` asked, ``stored`` True) the most recently active stored session of that
         folder (issue 12: the tools work outside a running harness;
@@ -943,9 +1080,12 @@ class LiveCapture:
 
         wanted = cps.normalize_project(project) if project else None
         with self._lock:
-            found = [s for s in self.sessions.values()
-                     if (wanted is None or cps.normalize_project(s.project) == wanted)
-                     and (harness is None or s.harness == harness)]
+            found = [
+                s
+                for s in self.sessions.values()
+                if (wanted is None or cps.normalize_project(s.project) == wanted)
+                and (harness is None or s.harness == harness)
+            ]
         if found:
             return max(found, key=lambda s: s.last_seen).key
         if project and harness is None and stored:
@@ -976,11 +1116,13 @@ class LiveCapture:
                 self.capture.import_pending(info)  # B27: the newest task list first
                 cp = self.recorder.checkpoint(key, body.reason, trigger=trigger)
         else:
-            cp = cps.manual_checkpoint(self.store, key, body.reason, config=self.config,
-                                       trigger=trigger)
+            cp = cps.manual_checkpoint(
+                self.store, key, body.reason, config=self.config, trigger=trigger
+            )
         if cp is None:
-            raise InputError("continuity is disabled ([continuity] enabled = false): "
-                             "no checkpoint written")
+            raise InputError(
+                "continuity is disabled ([continuity] enabled = false): no checkpoint written"
+            )
         return cp
 
     def record_query(self, session_key: str | None, query: str) -> None:
@@ -996,15 +1138,22 @@ class LiveCapture:
 
     def health(self) -> dict[str, Any]:
         """Counts for ``/health``."""
-        return {"live_sessions": len(self.sessions),
-                "queued_checkpoints": self.recorder.queue.pending_count(),
-                "background_tasks": self.worker.pending(),
-                "consolidation_tasks": self.consolidator.pending(),
-                "embedding_pending": self.embedding.pending(),
-                "spool_pending": spool.pending(self.home),
-                "last_replay": self.last_drain.to_dict() if self.last_drain else None}
+        return {
+            "live_sessions": len(self.sessions),
+            "queued_checkpoints": self.recorder.queue.pending_count(),
+            "background_tasks": self.worker.pending(),
+            "consolidation_tasks": self.consolidator.pending(),
+            "embedding_pending": self.embedding.pending(),
+            "spool_pending": spool.pending(self.home),
+            "last_replay": self.last_drain.to_dict() if self.last_drain else None,
+        }
 
 
-_HANDLERS = {"session-start": "session_start", "user-prompt-submit": "user_prompt",
-             "pre-compaction": "pre_compaction", "post-compaction": "post_compaction",
-             "stop": "stop", "session-end": "session_end_queued"}
+_HANDLERS = {
+    "session-start": "session_start",
+    "user-prompt-submit": "user_prompt",
+    "pre-compaction": "pre_compaction",
+    "post-compaction": "post_compaction",
+    "stop": "stop",
+    "session-end": "session_end_queued",
+}

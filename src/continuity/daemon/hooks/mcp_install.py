@@ -39,8 +39,11 @@ class McpRegistration:
     note: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"where": str(self.where) if self.where else None, "tools": dict(self.tools),
-                "note": self.note}
+        return {
+            "where": str(self.where) if self.where else None,
+            "tools": dict(self.tools),
+            "note": self.note,
+        }
 
 
 #: The name continuity's MCP server is registered under (Claude Code ``mcpServers``, Codex
@@ -50,14 +53,19 @@ MCP_SERVER_NAME = "continuity"
 #: MCP tool in ``-p`` runs until allowed; issue 39).
 CLAUDE_ALLOW_RULE = "mcp__continuity"
 #: Codex's config.toml block holding our MCP server (like the trust block).
-MCP_BEGIN = ("# >>> continuity: continuity's MCP server (written by `continuity hooks install "
-             "codex`; `continuity hooks uninstall codex` removes it)")
+MCP_BEGIN = (
+    "# >>> continuity: continuity's MCP server (written by `continuity hooks install "
+    "codex`; `continuity hooks uninstall codex` removes it)"
+)
 MCP_END = "# <<< continuity mcp"
 #: How each harness's model sees the tools (read from the fake model's request log of the
 #: real harnesses, tests/e2e/test_mcp_tools.py): Claude Code ``mcp__<server>__<tool>``, Codex
 #: ``mcp__<server>__<tool>``, pi the extension's own tools ``continuity_<tool>``.
-MCP_TOOL_NAMES = {"claude-code": "mcp__continuity__{tool}", "codex": "mcp__continuity__{tool}",
-                  "pi": "continuity_{tool}"}
+MCP_TOOL_NAMES = {
+    "claude-code": "mcp__continuity__{tool}",
+    "codex": "mcp__continuity__{tool}",
+    "pi": "continuity_{tool}",
+}
 #: issue 39: continuity's MCP tools by their logical name (what the brief and the injected
 #: texts may name), as ``hooks install`` registers them.
 MCP_TOOLS = ("search", "show", "recall", "continuation", "remember", "checkpoint")
@@ -73,8 +81,10 @@ def mcp_argv() -> list[str]:
     import continuity
 
     root = Path(continuity.__file__).resolve().parents[1]
-    code = (f"import sys; sys.path.append({json.dumps(str(root))}); "
-            "from continuity.daemon.mcp_server import run; run()")
+    code = (
+        f"import sys; sys.path.append({json.dumps(str(root))}); "
+        "from continuity.daemon.mcp_server import run; run()"
+    )
     return [sys.executable, "-P", "-c", code]
 
 
@@ -84,8 +94,10 @@ def tool_argv() -> list[str]:
     import continuity
 
     root = Path(continuity.__file__).resolve().parents[1]
-    code = (f"import sys; sys.path.append({json.dumps(str(root))}); "
-            "from continuity.daemon.mcp_server import tool_main; tool_main()")
+    code = (
+        f"import sys; sys.path.append({json.dumps(str(root))}); "
+        "from continuity.daemon.mcp_server import tool_main; tool_main()"
+    )
     return [sys.executable, "-P", "-c", code]
 
 
@@ -97,8 +109,9 @@ def mcp_tool_names(harness: str) -> dict[str, str]:
 def _is_our_server(entry: Any) -> bool:
     if not isinstance(entry, dict):
         return False
-    words = [str(entry.get("command", ""))] + [str(a) for a in entry.get("args") or []
-                                               if isinstance(entry.get("args"), list)]
+    words = [str(entry.get("command", ""))] + [
+        str(a) for a in entry.get("args") or [] if isinstance(entry.get("args"), list)
+    ]
     return any(m in w for w in words for m in _MCP_OURS)
 
 
@@ -145,8 +158,12 @@ def _add_allow_rule(settings: Path, data: dict[str, Any]) -> None:
 
 def _server_entry(home: Path) -> dict[str, Any]:
     argv = mcp_argv()
-    return {"type": "stdio", "command": argv[0], "args": argv[1:],
-            "env": {"CONTINUITY_HOME": str(home)}}
+    return {
+        "type": "stdio",
+        "command": argv[0],
+        "args": argv[1:],
+        "env": {"CONTINUITY_HOME": str(home)},
+    }
 
 
 def _register_claude_mcp(config: Path, home: Path) -> McpRegistration:
@@ -161,18 +178,24 @@ def _register_claude_mcp(config: Path, home: Path) -> McpRegistration:
         return McpRegistration(config, {}, f"not registered: {exc}")
     servers = data.get("mcpServers", {})
     if not isinstance(servers, dict):
-        return McpRegistration(config, {}, f"not registered: {config}: mcpServers is not "
-                               "an object")
+        return McpRegistration(config, {}, f"not registered: {config}: mcpServers is not an object")
     old = servers.get(MCP_SERVER_NAME)
     if old is not None and not _is_our_server(old):
-        return McpRegistration(config, {}, f"not registered: {config} already has an MCP "
-                               f"server named {MCP_SERVER_NAME!r} that is not continuity's")
+        return McpRegistration(
+            config,
+            {},
+            f"not registered: {config} already has an MCP "
+            f"server named {MCP_SERVER_NAME!r} that is not continuity's",
+        )
     entry = _server_entry(home)
     if old != entry or raw is None:
         data["mcpServers"] = {**servers, MCP_SERVER_NAME: entry}
         _write(target, data)
-    return McpRegistration(config, mcp_tool_names("claude-code"),
-                           f"allowed by the rule {CLAUDE_ALLOW_RULE!r} in permissions.allow")
+    return McpRegistration(
+        config,
+        mcp_tool_names("claude-code"),
+        f"allowed by the rule {CLAUDE_ALLOW_RULE!r} in permissions.allow",
+    )
 
 
 def _unregister_claude_mcp(config: Path) -> None:
@@ -184,8 +207,11 @@ def _unregister_claude_mcp(config: Path) -> None:
     except InputError:
         return
     servers = data.get("mcpServers")
-    if raw is None or not isinstance(servers, dict) \
-            or not _is_our_server(servers.get(MCP_SERVER_NAME)):
+    if (
+        raw is None
+        or not isinstance(servers, dict)
+        or not _is_our_server(servers.get(MCP_SERVER_NAME))
+    ):
         return
     del servers[MCP_SERVER_NAME]
     if not servers:
@@ -205,9 +231,11 @@ def codex_mcp_block(home: Path) -> str:
     the same grant as Claude Code's allow rule ``mcp__continuity``."""
     argv = mcp_argv()
     args = ", ".join(json.dumps(a, ensure_ascii=False) for a in argv[1:])
-    return (f"{MCP_BEGIN}\n[mcp_servers.{MCP_SERVER_NAME}]\n"
-            f"command = {json.dumps(argv[0], ensure_ascii=False)}\n"
-            f"args = [{args}]\n"
-            'default_tools_approval_mode = "approve"\n'
-            f"env = {{ CONTINUITY_HOME = {json.dumps(str(home), ensure_ascii=False)} }}\n"
-            f"{MCP_END}\n")
+    return (
+        f"{MCP_BEGIN}\n[mcp_servers.{MCP_SERVER_NAME}]\n"
+        f"command = {json.dumps(argv[0], ensure_ascii=False)}\n"
+        f"args = [{args}]\n"
+        'default_tools_approval_mode = "approve"\n'
+        f"env = {{ CONTINUITY_HOME = {json.dumps(str(home), ensure_ascii=False)} }}\n"
+        f"{MCP_END}\n"
+    )

@@ -34,8 +34,12 @@ MAX_CONTEXT_CHARS = 100_000
 #: Free-text fields clipped (head + tail, ``continuity.core.text.clip_middle``, UTF-8 bytes, so
 #: never more characters either) rather than refused: an oversized prompt is still a prompt
 #: the user typed, and a refused hook event is lost.
-CLIPPED_FIELDS = {"prompt": MAX_PROMPT_CHARS, "last_assistant_message": MAX_MESSAGE_CHARS,
-                  "context": MAX_CONTEXT_CHARS, "summary": MAX_MESSAGE_CHARS}
+CLIPPED_FIELDS = {
+    "prompt": MAX_PROMPT_CHARS,
+    "last_assistant_message": MAX_MESSAGE_CHARS,
+    "context": MAX_CONTEXT_CHARS,
+    "summary": MAX_MESSAGE_CHARS,
+}
 
 
 def _tidy(data: Any) -> Any:
@@ -90,8 +94,7 @@ class HookBody(_Body):
     def _utc(cls, value: datetime | None) -> datetime | None:
         if value is None:
             return None
-        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(
-            UTC)
+        value = value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
         if value < EARLIEST_EVENT or value > datetime.now(UTC) + timedelta(days=1):
             raise ValueError("must be between 2000-01-01T00:00:00Z and one day from now")
         return value
@@ -166,9 +169,14 @@ class PreToolUseBody(HookBody):
 
 
 BODIES: dict[str, type[HookBody]] = {
-    "session-start": SessionStartBody, "user-prompt-submit": UserPromptBody,
-    "pre-compaction": PreCompactionBody, "post-compaction": PostCompactionBody,
-    "stop": StopBody, "session-end": SessionEndBody, "pre-tool-use": PreToolUseBody}
+    "session-start": SessionStartBody,
+    "user-prompt-submit": UserPromptBody,
+    "pre-compaction": PreCompactionBody,
+    "post-compaction": PostCompactionBody,
+    "stop": StopBody,
+    "session-end": SessionEndBody,
+    "pre-tool-use": PreToolUseBody,
+}
 
 
 class ContinuationSummaryBody(HookBody):

@@ -34,8 +34,15 @@ from continuity.transcripts.memories import (
 )
 
 HarnessName = Literal["claude-code", "codex", "pi"]
-EventName = Literal["session-start", "user-prompt-submit", "pre-compaction", "post-compaction",
-                    "stop", "session-end", "pre-tool-use"]
+EventName = Literal[
+    "session-start",
+    "user-prompt-submit",
+    "pre-compaction",
+    "post-compaction",
+    "stop",
+    "session-end",
+    "pre-tool-use",
+]
 #: Events whose work continues after the answer (202 Accepted).
 ACCEPTED = ("stop", "session-end")
 #: How often a running continuation summary looks whether its client went away (seconds).
@@ -50,15 +57,22 @@ def add_routes(app: FastAPI, live: Any) -> None:
         """Liveness, the package version and queue figures (no token needed)."""
         from continuity.core.version import package_version
 
-        return {"status": "ok", "version": package_version(), "pid": os.getpid(),
-                **live.health()}
+        return {"status": "ok", "version": package_version(), "pid": os.getpid(), **live.health()}
 
     for event, model in BODIES.items():
         _hook_route(app, live, event, model)
 
-    @app.post("/api/harness/{harness}/{event}", tags=["hooks"], response_class=Response,
-              openapi_extra={"requestBody": {"required": True, "content": {
-                  "application/json": {"schema": {"type": "object"}}}}})
+    @app.post(
+        "/api/harness/{harness}/{event}",
+        tags=["hooks"],
+        response_class=Response,
+        openapi_extra={
+            "requestBody": {
+                "required": True,
+                "content": {"application/json": {"schema": {"type": "object"}}},
+            }
+        },
+    )
     async def harness_hook(harness: HarnessName, event: EventName, request: Request) -> Response:
         """A harness's raw hook stdin (what ``continuity hook`` forwards); answers the exact
         stdout that harness expects (empty when it expects nothing)."""
@@ -67,16 +81,28 @@ def add_routes(app: FastAPI, live: Any) -> None:
         # an error while handling a valid body is ours (500: the hook spools it for replay),
         # e.g. a damaged stored row met while building the recovery context.
         try:
-            body = live.native_body(harness, event, raw,
-                                    event_id=request.headers.get("x-continuity-event-id"),
-                                    at=request.headers.get("x-continuity-event-at"))
+            body = live.native_body(
+                harness,
+                event,
+                raw,
+                event_id=request.headers.get("x-continuity-event-id"),
+                at=request.headers.get("x-continuity-event-at"),
+            )
         except AdapterError as exc:
-            return JSONResponse(error_body("invalid_request", str(exc), [
-                {"field": "body", "message": str(exc)}]), 400)
+            return JSONResponse(
+                error_body("invalid_request", str(exc), [{"field": "body", "message": str(exc)}]),
+                400,
+            )
         except (RecursionError, ValueError, UnicodeError) as exc:  # ValidationError too
             detail = f"body: {exc.__class__.__name__}: {exc}"
-            return JSONResponse(error_body("invalid_request", detail, [
-                {"field": "body", "message": f"{exc.__class__.__name__}: {exc}"}]), 400)
+            return JSONResponse(
+                error_body(
+                    "invalid_request",
+                    detail,
+                    [{"field": "body", "message": f"{exc.__class__.__name__}: {exc}"}],
+                ),
+                400,
+            )
         out = await run_in_threadpool(live.handle_native_body, harness, event, body)
         return Response(out, status_code=200, media_type="application/json")
 
@@ -95,8 +121,11 @@ def add_routes(app: FastAPI, live: Any) -> None:
         task = asyncio.ensure_future(run_in_threadpool(live.continuation_summary, body, cancel))
         while not task.done():
             await asyncio.wait({task}, timeout=DISCONNECT_POLL_SECONDS)
-            if not task.done() and not cancel.is_set() and (
-                    live.closing.is_set() or await request.is_disconnected()):
+            if (
+                not task.done()
+                and not cancel.is_set()
+                and (live.closing.is_set() or await request.is_disconnected())
+            ):
                 cancel.set()
         return task.result()
 
@@ -117,8 +146,9 @@ def add_routes(app: FastAPI, live: Any) -> None:
         return done.model_dump(mode="json")
 
     @app.post("/api/memory/recall", tags=["memory"])
-    def recall(body: RecallRequest,
-               session_key: str | None = Query(None, max_length=100_000)) -> dict:
+    def recall(
+        body: RecallRequest, session_key: str | None = Query(None, max_length=100_000)
+    ) -> dict:
         """Memories matching ``query``, best first; ``expand`` joins their transcripts.
         ``session_key`` (query string) counts the query in that live session's digest."""
         from continuity.retrieval.recall import hybrid_ranker
@@ -127,14 +157,19 @@ def add_routes(app: FastAPI, live: Any) -> None:
         # Not Workspace.recall: the body's source_id, importance_min, since/until, agent_id,
         # raw_sources and byte bounds are no parameters of it, and it boosts the current
         # folder's memories where this route boosts none.
-        found = recall_request(live.store, body,  # issue 40: ranked by hybrid_memories
-                               ranker=hybrid_ranker(retrieval_settings(live.home)))
+        found = recall_request(
+            live.store,
+            body,  # issue 40: ranked by hybrid_memories
+            ranker=hybrid_ranker(retrieval_settings(live.home)),
+        )
         live.record_query(stored_key(session_key) if session_key else None, body.query)
         return found.model_dump(mode="json")
 
     @app.get("/api/checkpoints", tags=["checkpoints"])
-    def project_checkpoints(project: str = Query(..., min_length=1, max_length=4096),
-                            limit: int = Query(10, ge=1, le=100)) -> dict:
+    def project_checkpoints(
+        project: str = Query(..., min_length=1, max_length=4096),
+        limit: int = Query(10, ge=1, le=100),
+    ) -> dict:
         """The newest checkpoints of any session of ``project``, newest first."""
         from continuity.daemon.hooks.sessions import project_checkpoints as newest
 
@@ -158,18 +193,27 @@ def add_routes(app: FastAPI, live: Any) -> None:
             # A live session's key: the Workspace knows no live sessions, and this one may
             # have no imported row yet, where its empty list is the answer (not a 404).
             good, damaged = live.store.checkpoint_page(session_key, limit=limit)
-            listed = {"session": session_key, "checkpoints": [checkpoint_dict(cp)
-                                                              for cp in good],
-                      "damaged": [d.to_dict() for d in damaged]}
+            listed = {
+                "session": session_key,
+                "checkpoints": [checkpoint_dict(cp) for cp in good],
+                "damaged": [d.to_dict() for d in damaged],
+            }
         else:  # SessionNotFound: 404, AmbiguousSession: 409
             listed = _workspace(live).checkpoints(session_key, limit=limit).to_dict()
         rows = listed["checkpoints"][::-1]  # oldest first: this route answers newest first
-        return {"session": listed["session"], "checkpoints": rows, "count": len(rows),
-                "damaged": listed["damaged"][::-1]}
+        return {
+            "session": listed["session"],
+            "checkpoints": rows,
+            "count": len(rows),
+            "damaged": listed["damaged"][::-1],
+        }
 
     @app.get("/api/sessions/current", tags=["sessions"])
-    def current_session(project: str = Query(..., min_length=1, max_length=4096),
-                        harness: HarnessName | None = None, stored: bool = True) -> dict:
+    def current_session(
+        project: str = Query(..., min_length=1, max_length=4096),
+        harness: HarnessName | None = None,
+        stored: bool = True,
+    ) -> dict:
         """The most recently active live session of ``project`` (and ``harness``), else the
         most recently active stored session of that folder (no ``harness`` given, ``stored``
         true); 404 when there is none (``NoProjectSession``)."""
@@ -182,9 +226,9 @@ def add_routes(app: FastAPI, live: Any) -> None:
         return {"session_key": key}
 
     @app.get("/api/sessions/{session_key:path}/continuation", tags=["sessions"])
-    def continuation(session_key: str,
-                     budget_bytes: int = Query(FOLLOW_UP_BUDGET_BYTES, ge=1,
-                                               le=100_000_000)) -> dict:
+    def continuation(
+        session_key: str, budget_bytes: int = Query(FOLLOW_UP_BUDGET_BYTES, ge=1, le=100_000_000)
+    ) -> dict:
         """The bounded continuation of the session (the ``continue --json`` contract), after
         its transcript file was imported; ``policy`` is the last settled-turn outcome.
         ``session_key`` may be a unique key prefix, as on the command line (404 / 409 when it
@@ -212,11 +256,15 @@ def _hook_route(app: FastAPI, live: Any, event: str, model: type) -> None:
     status = 202 if event in ACCEPTED else 200
 
     def endpoint(body: Any) -> Response:
-        return Response(orjson.dumps(live.handle(event, body)), status_code=status,
-                        media_type="application/json")
+        return Response(
+            orjson.dumps(live.handle(event, body)),
+            status_code=status,
+            media_type="application/json",
+        )
 
     endpoint.__annotations__ = {"body": model, "return": Response}
     endpoint.__name__ = "hook_" + event.replace("-", "_")
     endpoint.__doc__ = (model.__doc__ or "").split("\n\n")[0]
-    app.post(f"/api/hooks/{event}", tags=["hooks"], status_code=status,
-             response_model=None)(endpoint)
+    app.post(f"/api/hooks/{event}", tags=["hooks"], status_code=status, response_model=None)(
+        endpoint
+    )

@@ -158,8 +158,12 @@ def project_checkpoints(store: SqlStore, project: str, *, limit: int) -> list[Ch
 
     c = schema.session_checkpoints.c
     normalized = cps.normalize_project(project) or project
-    stmt = (select(schema.session_checkpoints).where(c.project_normalized == normalized)
-            .order_by(c.created_at.desc(), c.checkpoint_id.desc()).limit(limit))
+    stmt = (
+        select(schema.session_checkpoints)
+        .where(c.project_normalized == normalized)
+        .order_by(c.created_at.desc(), c.checkpoint_id.desc())
+        .limit(limit)
+    )
     with store._conn() as conn:  # see the docstring
         rows = conn.execute(stmt).all()
     return store_cps.read_rows(rows)[0]  # damaged rows skipped (issue 15)

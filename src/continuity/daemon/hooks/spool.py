@@ -51,8 +51,15 @@ REPLAY_PREFIX = "replay-"
 #: The events a spool line may name (the ``/api/hooks/*`` endpoints, and
 #: ``continuation-refused``: a refusal pi's extension reported while no daemon answered, as a
 #: body line for ``/api/continuation/refused``, issue 14).
-EVENTS = ("session-start", "user-prompt-submit", "pre-compaction", "post-compaction", "stop",
-          "session-end", "continuation-refused")
+EVENTS = (
+    "session-start",
+    "user-prompt-submit",
+    "pre-compaction",
+    "post-compaction",
+    "stop",
+    "session-end",
+    "continuation-refused",
+)
 HARNESSES = ("claude-code", "codex", "pi")
 #: Events never spooled (a question: nobody would read a late answer) whose refused input is
 #: still recorded in the rejected log by ``native_line`` (issue 45: pre-tool-use's bad JSON
@@ -69,8 +76,7 @@ def fast_home() -> str:
     if home:
         return os.path.expanduser(home)
     if sys.platform.startswith("linux"):
-        base = os.environ.get("XDG_DATA_HOME", "").strip() or os.path.expanduser(
-            "~/.local/share")
+        base = os.environ.get("XDG_DATA_HOME", "").strip() or os.path.expanduser("~/.local/share")
         return os.path.join(base, "continuity")
     if sys.platform == "darwin":
         return os.path.expanduser("~/Library/Application Support/continuity")
@@ -101,14 +107,16 @@ def native_line(event_id: str, at: str, harness: str, event: str, payload: bytes
     if not all(c in "0123456789abcdef" for c in event_id) or len(event_id) > 64:
         raise ValueError(f"event id must be hex (got {event_id!r})")
     b64 = binascii.b2a_base64(payload, newline=False).decode("ascii")
-    return (f'{{"v":1,"id":"{event_id}","at":"{at}","event":"{event}","harness":"{harness}",'
-            f'"payload_b64":"{b64}"}}\n').encode("ascii")
+    return (
+        f'{{"v":1,"id":"{event_id}","at":"{at}","event":"{event}","harness":"{harness}",'
+        f'"payload_b64":"{b64}"}}\n'
+    ).encode("ascii")
 
 
 def _write_all(fd: int, data: bytes) -> None:
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def _fsync_dir(path: str) -> None:
@@ -157,8 +165,9 @@ def spool_dir(home: str | os.PathLike[str]) -> str:
     return os.path.join(os.fspath(home), SPOOL_DIR)
 
 
-def append(home: str | os.PathLike[str], line: bytes, *,
-           lock_deadline: float | None = None) -> None:
+def append(
+    home: str | os.PathLike[str], line: bytes, *, lock_deadline: float | None = None
+) -> None:
     """Append one record line (ending in ``\\n``) durably: one write, then fsync, under the
     spool lock (waited for until ``lock_deadline``, ``time.monotonic()``, when given: the hook
     command's deadline). Raises ``OSError`` when the disk refuses it, ``TimeoutError`` when
@@ -193,8 +202,15 @@ class SpooledEvent:
 
     __slots__ = ("id", "at", "event", "harness", "payload", "body")
 
-    def __init__(self, id: str, at: str, event: str, harness: str | None = None,
-                 payload: bytes | None = None, body: dict | None = None) -> None:
+    def __init__(
+        self,
+        id: str,
+        at: str,
+        event: str,
+        harness: str | None = None,
+        payload: bytes | None = None,
+        body: dict | None = None,
+    ) -> None:
         self.id, self.at, self.event = id, at, event
         self.harness, self.payload, self.body = harness, payload, body
 
@@ -249,8 +265,12 @@ class DrainReport:
         self.error: str | None = None
 
     def to_dict(self) -> dict:
-        return {"handled": self.handled, "duplicates": self.duplicates,
-                "rejected": self.rejected, "error": self.error}
+        return {
+            "handled": self.handled,
+            "duplicates": self.duplicates,
+            "rejected": self.rejected,
+            "error": self.error,
+        }
 
 
 def pending(home: str | os.PathLike[str]) -> bool:
@@ -278,13 +298,19 @@ def _rotate(folder: str) -> None:
             crash_point("spool-rotated")
 
 
-def _reject(folder: str, line: bytes | None, number: int | None, source: str, reason: str,
-            **extra: object) -> None:
+def _reject(
+    folder: str, line: bytes | None, number: int | None, source: str, reason: str, **extra: object
+) -> None:
     import json
 
-    record = {"source": source, "line": number, "reason": reason,
-              "record": None if line is None else line.decode("utf-8", "replace").rstrip("\n"),
-              "at": iso_now(), **extra}
+    record = {
+        "source": source,
+        "line": number,
+        "reason": reason,
+        "record": None if line is None else line.decode("utf-8", "replace").rstrip("\n"),
+        "at": iso_now(),
+        **extra,
+    }
     private_dir(folder)
     fd = private_open(os.path.join(folder, REJECTED_FILE), _APPEND)
     try:
@@ -294,27 +320,46 @@ def _reject(folder: str, line: bytes | None, number: int | None, source: str, re
         os.close(fd)
 
 
-def reject_event(home: str | os.PathLike[str], line: bytes | None, reason: str, *,
-                 payload_bytes: int | None = None) -> None:
+def reject_event(
+    home: str | os.PathLike[str],
+    line: bytes | None,
+    reason: str,
+    *,
+    payload_bytes: int | None = None,
+) -> None:
     """Record in ``rejected.jsonl`` an event the hook command refused or the daemon rejected
     (issue 16, issue 22: reported, never dropped without a word): ``{"source": "hook",
     "line": null, "reason", "record"}`` with ``record`` the event's whole spool line
     (``native_line``, the payload byte for byte), or null with ``payload_bytes`` for a
     payload too large to keep (never a truncated copy). Raises ``OSError``."""
-    _reject(spool_dir(home), line, None, "hook", reason,
-            **({} if payload_bytes is None else {"payload_bytes": payload_bytes}))
+    _reject(
+        spool_dir(home),
+        line,
+        None,
+        "hook",
+        reason,
+        **({} if payload_bytes is None else {"payload_bytes": payload_bytes}),
+    )
 
 
 #: Exception class names (anywhere in the class's MRO) of a database that is unavailable for
 #: now: SQLAlchemy's and DB-API's ``OperationalError``, ``InterfaceError``,
 #: ``DisconnectionError`` (named, not imported: this module stays standard-library only).
-TRANSIENT_NAMES = frozenset({"OperationalError", "InterfaceError", "DisconnectionError",
-                             "TimeoutError"})
+TRANSIENT_NAMES = frozenset(
+    {"OperationalError", "InterfaceError", "DisconnectionError", "TimeoutError"}
+)
 #: Messages of a wrapped database-unavailable error (SQLite's "database is locked", a driver's
 #: "could not connect" / "connection refused" / "server closed the connection").
-TRANSIENT_MESSAGES = ("database is locked", "database is busy", "could not connect",
-                      "connection refused", "connection reset", "closed the connection",
-                      "database unavailable", "database is unavailable")
+TRANSIENT_MESSAGES = (
+    "database is locked",
+    "database is busy",
+    "could not connect",
+    "connection refused",
+    "connection reset",
+    "closed the connection",
+    "database unavailable",
+    "database is unavailable",
+)
 
 
 def transient(exc: BaseException) -> bool:
@@ -330,8 +375,9 @@ def transient(exc: BaseException) -> bool:
     return any(words in message for words in TRANSIENT_MESSAGES)
 
 
-def drain(home: str | os.PathLike[str], handle: Callable[[SpooledEvent], None], *,
-          log: Any = None) -> DrainReport:
+def drain(
+    home: str | os.PathLike[str], handle: Callable[[SpooledEvent], None], *, log: Any = None
+) -> DrainReport:
     """Replay every spooled event through ``handle(event: SpooledEvent)`` (module docstring).
     ``log`` (a ``logging.Logger``) gets one warning per rejected line and per failure."""
     folder = spool_dir(home)
@@ -339,16 +385,18 @@ def drain(home: str | os.PathLike[str], handle: Callable[[SpooledEvent], None], 
     if not os.path.isdir(folder):
         return report
     _rotate(folder)
-    files = sorted(n for n in os.listdir(folder)
-                   if n.startswith(REPLAY_PREFIX) and n.endswith(".jsonl"))
+    files = sorted(
+        n for n in os.listdir(folder) if n.startswith(REPLAY_PREFIX) and n.endswith(".jsonl")
+    )
     for name in files:
         if not _drain_file(folder, name, handle, report, log):
             break
     return report
 
 
-def _drain_file(folder: str, name: str, handle: Callable[[SpooledEvent], None],
-                report: DrainReport, log: Any) -> bool:
+def _drain_file(
+    folder: str, name: str, handle: Callable[[SpooledEvent], None], report: DrainReport, log: Any
+) -> bool:
     path = os.path.join(folder, name)
     done_path = path + ".done"
     done: set[str] = set()
@@ -360,8 +408,9 @@ def _drain_file(folder: str, name: str, handle: Callable[[SpooledEvent], None],
             try:
                 event = SpooledEvent.parse(line)
             except ValueError as exc:
-                _mark_rejected(folder, line, number, name, str(exc), marks, f"line-{number}",
-                               done, report, log)
+                _mark_rejected(
+                    folder, line, number, name, str(exc), marks, f"line-{number}", done, report, log
+                )
                 continue
             if event.id in done:
                 report.duplicates += 1
@@ -370,14 +419,24 @@ def _drain_file(folder: str, name: str, handle: Callable[[SpooledEvent], None],
             try:
                 handle(event)
             except RejectedEvent as exc:
-                _mark_rejected(folder, line, number, name, str(exc), marks, event.id, done,
-                               report, log)
+                _mark_rejected(
+                    folder, line, number, name, str(exc), marks, event.id, done, report, log
+                )
                 continue
             except Exception as exc:  # noqa: BLE001 - sorted by transient()
                 if not transient(exc):  # can never succeed: one bad event blocks nothing
-                    _mark_rejected(folder, line, number, name,
-                                   f"{exc.__class__.__name__}: {exc}", marks, event.id, done,
-                                   report, log)
+                    _mark_rejected(
+                        folder,
+                        line,
+                        number,
+                        name,
+                        f"{exc.__class__.__name__}: {exc}",
+                        marks,
+                        event.id,
+                        done,
+                        report,
+                        log,
+                    )
                     continue
                 report.error = f"{name}:{number}: {exc.__class__.__name__}: {exc}"
                 if log is not None:
@@ -399,9 +458,18 @@ def _mark(marks: Any, mark: str, done: set[str]) -> None:
     done.add(mark)
 
 
-def _mark_rejected(folder: str, line: bytes, number: int, name: str, reason: str,
-                   marks: Any, mark: str, done: set[str], report: DrainReport,
-                   log: Any) -> None:
+def _mark_rejected(
+    folder: str,
+    line: bytes,
+    number: int,
+    name: str,
+    reason: str,
+    marks: Any,
+    mark: str,
+    done: set[str],
+    report: DrainReport,
+    log: Any,
+) -> None:
     if mark in done:
         report.duplicates += 1
         return
@@ -441,7 +509,7 @@ class RecentEvents:
                 lines = [line.strip().decode("ascii", "replace") for line in fh]
         except FileNotFoundError:
             return []
-        for event_id in lines[-self._size:]:
+        for event_id in lines[-self._size :]:
             if event_id:
                 self._ids[event_id] = None
         return lines

@@ -23,8 +23,13 @@ log = logging.getLogger("continuity.daemon")
 class Worker:
     """One background thread of named tasks (module docstring). Thread-safe."""
 
-    def __init__(self, tick: Callable[[], object], *, tick_seconds: float = 1.0,
-                 name: str = "continuity-worker") -> None:
+    def __init__(
+        self,
+        tick: Callable[[], object],
+        *,
+        tick_seconds: float = 1.0,
+        name: str = "continuity-worker",
+    ) -> None:
         self._tick, self._tick_seconds, self._name = tick, tick_seconds, name
         self._tasks: deque[tuple[str, Callable[[], object]]] = deque()
         self._names: set[str] = set()
@@ -110,8 +115,11 @@ class Worker:
                     self._busy = False
                     self._cond.notify_all()
             with self._cond:
-                due = self._woken or stopping or \
-                    time.monotonic() - self._last_tick >= self._tick_seconds
+                due = (
+                    self._woken
+                    or stopping
+                    or time.monotonic() - self._last_tick >= self._tick_seconds
+                )
                 self._woken = False
             if due:
                 self._last_tick = time.monotonic()

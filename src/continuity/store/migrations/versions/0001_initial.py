@@ -148,6 +148,16 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
-    for table in ("import_issues", "media", "source_lines", "raw_lines", "sources", "notes",
-                  "runs", "tool_calls", "entries", "sessions"):
+    for table in (
+        "import_issues",
+        "media",
+        "source_lines",
+        "raw_lines",
+        "sources",
+        "notes",
+        "runs",
+        "tool_calls",
+        "entries",
+        "sessions",
+    ):
         op.drop_table(table)

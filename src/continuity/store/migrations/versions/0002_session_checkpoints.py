@@ -35,8 +35,9 @@ def upgrade() -> None:
         Column("created_at", DateTime(timezone=True), nullable=False),
     )
     op.create_index("ix_checkpoints_session", "session_checkpoints", ["session_key", "created_at"])
-    op.create_index("ix_checkpoints_project", "session_checkpoints",
-                    ["project_normalized", "created_at"])
+    op.create_index(
+        "ix_checkpoints_project", "session_checkpoints", ["project_normalized", "created_at"]
+    )
     op.create_index("ix_checkpoints_created", "session_checkpoints", ["created_at"])
 
 

@@ -31,10 +31,12 @@ def upgrade() -> None:
         Column("updated_at", DateTime(timezone=True), nullable=False),
         Column("completed_at", DateTime(timezone=True)),
     )
-    op.create_index("ix_transcripts_agent_completed", "session_transcripts",
-                    ["agent_id", "completed_at"])
-    op.create_index("ix_transcripts_agent_hash", "session_transcripts",
-                    ["agent_id", "content_hash"])
+    op.create_index(
+        "ix_transcripts_agent_completed", "session_transcripts", ["agent_id", "completed_at"]
+    )
+    op.create_index(
+        "ix_transcripts_agent_hash", "session_transcripts", ["agent_id", "content_hash"]
+    )
 
 
 def downgrade() -> None:

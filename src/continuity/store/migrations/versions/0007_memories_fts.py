@@ -51,8 +51,10 @@ _SQLITE_DOWN = [
     "DROP TRIGGER IF EXISTS memories_fts_ai",
     "DROP TABLE IF EXISTS memories_fts",
 ]
-_PG_UP = ["CREATE INDEX ix_memories_content_fts ON memories "
-          "USING GIN (to_tsvector('english'::regconfig, content))"]
+_PG_UP = [
+    "CREATE INDEX ix_memories_content_fts ON memories "
+    "USING GIN (to_tsvector('english'::regconfig, content))"
+]
 _PG_DOWN = ["DROP INDEX IF EXISTS ix_memories_content_fts"]
 
 

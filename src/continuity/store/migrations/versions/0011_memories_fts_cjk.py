@@ -37,13 +37,19 @@ branch_labels = None
 depends_on = None
 
 _BATCH = 1_000
-_AI_TRIGGER = ("CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories BEGIN "
-               "INSERT INTO memories_fts (memory_id, content) VALUES (new.memory_id, "
-               "new.content); END")
-_PG_OLD_INDEX = ("CREATE INDEX ix_memories_content_fts ON memories "
-                 "USING GIN (to_tsvector('english'::regconfig, content))")
-_PG_NEW_INDEX = ("CREATE INDEX ix_memories_search_fts ON memories USING GIN "
-                 f"(to_tsvector('english'::regconfig, {PG_FUNCTION}(content)))")
+_AI_TRIGGER = (
+    "CREATE TRIGGER memories_fts_ai AFTER INSERT ON memories BEGIN "
+    "INSERT INTO memories_fts (memory_id, content) VALUES (new.memory_id, "
+    "new.content); END"
+)
+_PG_OLD_INDEX = (
+    "CREATE INDEX ix_memories_content_fts ON memories "
+    "USING GIN (to_tsvector('english'::regconfig, content))"
+)
+_PG_NEW_INDEX = (
+    "CREATE INDEX ix_memories_search_fts ON memories USING GIN "
+    f"(to_tsvector('english'::regconfig, {PG_FUNCTION}(content)))"
+)
 
 
 def _reindex_sqlite(segment: bool) -> None:
@@ -53,8 +59,7 @@ def _reindex_sqlite(segment: bool) -> None:
     rows = conn.execute(text("SELECT memory_id, content FROM memories ORDER BY rowid"))
     insert = text("INSERT INTO memories_fts (memory_id, content) VALUES (:m, :c)")
     while batch := rows.fetchmany(_BATCH):
-        conn.execute(insert, [{"m": m, "c": search_text(c) if segment else c}
-                              for m, c in batch])
+        conn.execute(insert, [{"m": m, "c": search_text(c) if segment else c} for m, c in batch])
 
 
 def upgrade() -> None:

@@ -50,33 +50,51 @@ _PG_UP = [
 
 def _entry(kind: str, role: str, content: str, meta: str | None) -> Entry:
     summary = (orjson.loads(meta).get("compaction") or {}).get("summary") if meta else None
-    return Entry(kind=EntryKind(kind), role=Role(role), blocks=blocks_from_json(content),
-                 compaction=CompactionInfo(summary=summary) if summary else None)
+    return Entry(
+        kind=EntryKind(kind),
+        role=Role(role),
+        blocks=blocks_from_json(content),
+        compaction=CompactionInfo(summary=summary) if summary else None,
+    )
 
 
 def _backfill(sqlite: bool) -> None:
     conn = op.get_bind()
-    rows = conn.execute(text("SELECT session_key, seq, kind, role, content, meta FROM entries "
-                             "ORDER BY session_key, seq"))
+    rows = conn.execute(
+        text(
+            "SELECT session_key, seq, kind, role, content, meta FROM entries "
+            "ORDER BY session_key, seq"
+        )
+    )
     search_id = 0
     while batch := rows.fetchmany(_BATCH):
         docs = []
         for key, seq, kind, role, content, meta in batch:
             e = _entry(kind, role, content, meta)
-            docs.append((key, seq, search_text(entry_body(e)).replace("\x00", "\ufffd"),
-                         entry_tools(e, {})))
+            docs.append(
+                (key, seq, search_text(entry_body(e)).replace("\x00", "\ufffd"), entry_tools(e, {}))
+            )
         if sqlite:
             ids = range(search_id + 1, search_id + 1 + len(docs))
-            conn.execute(text("INSERT INTO entries_fts_rows (search_id, session_key, seq) "
-                              "VALUES (:i, :k, :s)"),
-                         [{"i": i, "k": k, "s": s} for i, (k, s, _, _) in zip(ids, docs, strict=True)])
-            conn.execute(text("INSERT INTO entries_fts (rowid, body, tools) VALUES (:i, :b, :t)"),
-                         [{"i": i, "b": b, "t": tl} for i, (_, _, b, tl) in zip(ids, docs, strict=True)])
+            conn.execute(
+                text(
+                    "INSERT INTO entries_fts_rows (search_id, session_key, seq) VALUES (:i, :k, :s)"
+                ),
+                [{"i": i, "k": k, "s": s} for i, (k, s, _, _) in zip(ids, docs, strict=True)],
+            )
+            conn.execute(
+                text("INSERT INTO entries_fts (rowid, body, tools) VALUES (:i, :b, :t)"),
+                [{"i": i, "b": b, "t": tl} for i, (_, _, b, tl) in zip(ids, docs, strict=True)],
+            )
             search_id += len(docs)
         else:
-            conn.execute(text("INSERT INTO entries_fts (session_key, seq, tools, doc) VALUES "
-                              "(:k, :s, :t, to_tsvector('english'::regconfig, :b))"),
-                         [{"k": k, "s": s, "t": tl, "b": pg_words(b)} for k, s, b, tl in docs])
+            conn.execute(
+                text(
+                    "INSERT INTO entries_fts (session_key, seq, tools, doc) VALUES "
+                    "(:k, :s, :t, to_tsvector('english'::regconfig, :b))"
+                ),
+                [{"k": k, "s": s, "t": tl, "b": pg_words(b)} for k, s, b, tl in docs],
+            )
 
 
 def upgrade() -> None:

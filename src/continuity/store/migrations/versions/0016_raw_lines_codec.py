@@ -30,10 +30,17 @@ def downgrade() -> None:
     from continuity.store.rawcodec import decode
 
     bind = op.get_bind()
-    rows = sa.table("raw_lines", sa.column("sha256"), sa.column("data", sa.LargeBinary),
-                    sa.column("codec", sa.SmallInteger))
+    rows = sa.table(
+        "raw_lines",
+        sa.column("sha256"),
+        sa.column("data", sa.LargeBinary),
+        sa.column("codec", sa.SmallInteger),
+    )
     for sha, data, codec in bind.execute(sa.select(rows).where(rows.c.codec.is_not(None))).all():
-        bind.execute(rows.update().where(rows.c.sha256 == sha)
-                     .values(data=decode(bytes(data), codec), codec=None))
+        bind.execute(
+            rows.update()
+            .where(rows.c.sha256 == sha)
+            .values(data=decode(bytes(data), codec), codec=None)
+        )
     with op.batch_alter_table("raw_lines") as batch:
         batch.drop_column("codec")

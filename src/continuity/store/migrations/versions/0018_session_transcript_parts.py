@@ -31,10 +31,17 @@ branch_labels = None
 depends_on = None
 
 
-_PARTS = sa.table("session_transcript_parts", sa.column("agent_id"), sa.column("session_key"),
-                  sa.column("part"), sa.column("data"), sa.column("codec"))
-_ROWS = sa.table("session_transcripts", sa.column("agent_id"), sa.column("session_key"),
-                 sa.column("content"))
+_PARTS = sa.table(
+    "session_transcript_parts",
+    sa.column("agent_id"),
+    sa.column("session_key"),
+    sa.column("part"),
+    sa.column("data"),
+    sa.column("codec"),
+)
+_ROWS = sa.table(
+    "session_transcripts", sa.column("agent_id"), sa.column("session_key"), sa.column("content")
+)
 
 
 def upgrade() -> None:
@@ -47,15 +54,21 @@ def upgrade() -> None:
         sa.Column("codec", sa.SmallInteger),
     )
     conn = op.get_bind()
-    keys = conn.execute(sa.select(_ROWS.c.agent_id, _ROWS.c.session_key)
-                        .where(_ROWS.c.content != "")
-                        .order_by(_ROWS.c.agent_id, _ROWS.c.session_key)).all()
+    keys = conn.execute(
+        sa.select(_ROWS.c.agent_id, _ROWS.c.session_key)
+        .where(_ROWS.c.content != "")
+        .order_by(_ROWS.c.agent_id, _ROWS.c.session_key)
+    ).all()
     for agent, key in keys:  # one row's text in memory at a time
-        content = conn.execute(sa.select(_ROWS.c.content).where(
-            _ROWS.c.agent_id == agent, _ROWS.c.session_key == key)).scalar_one()
+        content = conn.execute(
+            sa.select(_ROWS.c.content).where(_ROWS.c.agent_id == agent, _ROWS.c.session_key == key)
+        ).scalar_one()
         data, codec = _encode(content.encode("utf-8"))
-        conn.execute(sa.insert(_PARTS).values(agent_id=agent, session_key=key, part=0,
-                                              data=data, codec=codec))
+        conn.execute(
+            sa.insert(_PARTS).values(
+                agent_id=agent, session_key=key, part=0, data=data, codec=codec
+            )
+        )
     with op.batch_alter_table("session_transcripts") as batch:
         batch.drop_column("content")
 
@@ -64,13 +77,21 @@ def downgrade() -> None:
     with op.batch_alter_table("session_transcripts") as batch:
         batch.add_column(sa.Column("content", sa.Text, nullable=False, server_default=""))
     conn = op.get_bind()
-    keys = conn.execute(sa.select(_PARTS.c.agent_id, _PARTS.c.session_key).distinct()
-                        .order_by(_PARTS.c.agent_id, _PARTS.c.session_key)).all()
+    keys = conn.execute(
+        sa.select(_PARTS.c.agent_id, _PARTS.c.session_key)
+        .distinct()
+        .order_by(_PARTS.c.agent_id, _PARTS.c.session_key)
+    ).all()
     for agent, key in keys:
-        chunks = conn.execute(sa.select(_PARTS.c.data, _PARTS.c.codec).where(
-            _PARTS.c.agent_id == agent, _PARTS.c.session_key == key)
-            .order_by(_PARTS.c.part)).all()
+        chunks = conn.execute(
+            sa.select(_PARTS.c.data, _PARTS.c.codec)
+            .where(_PARTS.c.agent_id == agent, _PARTS.c.session_key == key)
+            .order_by(_PARTS.c.part)
+        ).all()
         text = "".join(_decode(bytes(d), c).decode("utf-8") for d, c in chunks)
-        conn.execute(sa.update(_ROWS).where(_ROWS.c.agent_id == agent,
-                                            _ROWS.c.session_key == key).values(content=text))
+        conn.execute(
+            sa.update(_ROWS)
+            .where(_ROWS.c.agent_id == agent, _ROWS.c.session_key == key)
+            .values(content=text)
+        )
     op.drop_table("session_transcript_parts")

@@ -44,8 +44,9 @@ def upgrade() -> None:
         sa.Column("vector", sa.LargeBinary, nullable=False),
         sqlite_autoincrement=True,
     )
-    op.create_index("ux_entry_vectors", "entry_vectors", ["model", "session_key", "seq"],
-                    unique=True)
+    op.create_index(
+        "ux_entry_vectors", "entry_vectors", ["model", "session_key", "seq"], unique=True
+    )
     op.create_index("ix_entry_vectors_id", "entry_vectors", ["model", "vector_id"])
     op.create_table(
         "memory_vectors",

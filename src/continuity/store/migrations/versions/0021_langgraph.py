@@ -35,7 +35,7 @@ branch_labels = None
 depends_on = None
 
 
-def _keys(*names: str) -> list[sa.Column]:  # type: ignore[type-arg]
+def _keys(*names: str) -> list[sa.Column]:
     return [sa.Column(name, sa.Text, primary_key=True) for name in names]
 
 
