@@ -56,6 +56,9 @@ answered (JSON-RPC 2.0 §4.1, §5).
 harness shutting down). The SDK's serving loop ends at end of input and drops the answers of
 calls still running; ``run`` holds the end of input back until every request read has been
 answered (``_Drain``), for at most ``DRAIN_SECONDS``, so those answers are still written.
+
+Over 600 lines: the MCP server's six tools, their input screening (every request answered, issue
+22) and the stdio drain are one protocol surface, reviewed together.
 """
 
 from __future__ import annotations
