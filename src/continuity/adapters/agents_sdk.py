@@ -52,6 +52,9 @@ instead of the whole history. Sizes are UTF-8 bytes of the items as compact JSON
 Items come back as they were recorded, not redacted: they are the agent's own history, as an
 ``SQLiteSession`` would return them; the summary and everything continuity derives are redacted
 (``redaction.funnel``).
+
+Over 600 lines: the whole of one framework's adapter: the Session protocol, the record file and
+the items-from-continuation mapping, whose pairing and budget rules must agree.
 """
 
 from __future__ import annotations

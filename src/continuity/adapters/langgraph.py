@@ -19,6 +19,10 @@ value) is remembered as a continuity memory (``continuity recall`` finds it), wh
 
 Both are thread-safe; their async methods run the sync ones in a worker thread
 (``asyncio.to_thread``), as the store is SQLAlchemy's synchronous engine.
+
+Over 600 lines: the whole of one framework's adapter: the checkpointer (sync and async, every
+optional capability of LangGraph's conformance suite) and the long-term store, over the tables
+of ``store.langgraph``.
 """
 
 from __future__ import annotations

@@ -14,6 +14,10 @@ Split out of ``continuity.checkpoints.capture``, which re-exports every name.
 
 Budgets are characters (code points), never cut inside a character. Sits above
 ``continuity.checkpoints.capture`` (the recorder and digests) and ``continuity.checkpoints.queue``.
+
+Over 600 lines: reading checkpoints back and replaying them for imported sessions follow the
+same digest rules as capture; split out of ``checkpoints.capture`` once already, the rest shares
+one replay state.
 """
 
 from __future__ import annotations

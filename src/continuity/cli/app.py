@@ -3,6 +3,10 @@
 JSON goes to stdout unformatted by Rich; progress and confirmations go to stderr, and progress is
 off under ``--json`` or without a terminal. Every ``ContinuityError`` becomes one line on stderr
 and its exit code (``CONTINUITY_RAISE_ERRORS=1`` shows the traceback instead).
+
+Over 600 lines: the Typer application's root: the global options and the core commands (import,
+sessions, show, continue) that the README's first command runs; the other commands already live
+in ``cli.commands``, loaded lazily.
 """
 
 from __future__ import annotations

@@ -35,6 +35,10 @@ Fast by construction: it imports only ``_socket``, ``_signal``, ``select``, ``fc
 ``binascii`` (C modules) beyond what Python loads at startup, not ``urllib`` (about 30 ms of
 imports, three times a bare start), ``json``, pydantic or the CLI (``json`` only to record a
 rejected event). Plain HTTP only: the hook talks to a local daemon.
+
+Over 600 lines: the hook's fast path must load as few modules as possible (a harness waits on it
+at every event): forwarding, spooling and the replay fallback stay in this one module, importing
+only the standard library.
 """
 
 from __future__ import annotations

@@ -35,6 +35,10 @@ bytes, ``core.text.clip_middle``), never a tool output copied whole.
   request whose work ended in an unresolved error.
 
 ``extract_facts`` holds no store; the brief reads the rows (bounded) and hands them in.
+
+Over 600 lines: one extraction (commands, errors, files, tests, decisions, progress) over a
+session's rows, shared by the extractive summary, the brief and MEMORY.md; the facts cross-
+reference each other (a test run settles an error, a later call finishes a request).
 """
 
 from __future__ import annotations

@@ -23,6 +23,10 @@ no byte of a recorded secret reaches a continuation view); the stored rows stay 
 Budget accounting (UTF-8 bytes of compact JSON): ``used_bytes`` = len(json(summary.text)) +
 len(json(request.text)) + len(json(messages)), each counted only when present. Notes and the gap
 notice are reserved from the same budget, so used_bytes + notes + notice <= budget.
+
+Over 600 lines: spec/continuation.md Part 2 is one algorithm (summary, request, reused or copied
+tail, gaps, refusal) whose steps share the budget's accounting; splitting it would split the
+accounting.
 """
 
 from __future__ import annotations

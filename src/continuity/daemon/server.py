@@ -53,6 +53,10 @@ away) and ``POST /api/continuation/refused`` (a refusal the harness reports; onc
 the session browser's HTML pages ``GET /``, ``/search``, ``/session`` (``daemon.browser``;
 read-only). Bad input gets a 4xx whose ``detail`` names the field; a write either happens
 whole or not at all.
+
+Over 600 lines: the daemon's HTTP shell: app construction, the guard (token, origin, host),
+error mapping and start-up (socket, lock, signals) are the one security boundary, reviewed
+together; the routes already live in ``hooks.routes`` and ``browser``.
 """
 
 from __future__ import annotations

@@ -36,6 +36,11 @@ block each) and each becomes its own entry. Mapping (decided by the lead):
   first user/assistant line is a sidechain line) is the child session itself: there its sidechain
   lines are its main line (visible, ``sidechain=False``, the Task prompt a request, run hints
   apply). ``toolUseResult`` never feeds a view (raw only).
+
+Over 600 lines: one reader of one format: Claude Code's line types (user, assistant blocks, tool
+results, summaries, compaction boundaries, sidechains, subagent side files, system and
+attachment lines) share the reader's state (the title source, the compaction trigger, the side-
+file flag); split by line type, that state would pass between modules.
 """
 
 from __future__ import annotations

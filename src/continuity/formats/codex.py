@@ -16,6 +16,11 @@ SHA-256 prefixes of the texts are kept in ``state()``, so a grown file resumes m
 This module decides each row's kind, role, visibility and duplicate status, and tracks turns;
 what a response item's payload holds (content, reasoning, tool call arguments, tool outputs and
 their error flag) is read into blocks by ``continuity.formats.codex_items``.
+
+Over 600 lines: one reader of one format: Codex's envelope has a dozen payload types (messages,
+reasoning, function, custom and local-shell calls and outputs, compactions, turn contexts,
+events), and they share the reader's state (call ids, the turn's model, the compaction marker);
+split by payload type, that state would pass between modules.
 """
 
 from __future__ import annotations

@@ -18,6 +18,11 @@ Derived here, for every harness alike: compaction coverage (``covers_through_seq
 leaf path (rows off it are not visible), and runs (``continuity.formats.runs``: each request opens one;
 it ends ``finished``, ``failed`` or ``interrupted`` by the last hint a reader gave, else by
 whether tool calls were left without results).
+
+Over 600 lines: one streaming import: a file's batches, its duplicate and parent checks, the
+leaf path of tree formats and the progress written in each batch's transaction share the per-
+file state of ``_FileImport``; the helpers that stand alone already live in ``formats.runs``,
+``formats.repeats`` and ``formats.resumed``.
 """
 
 from __future__ import annotations

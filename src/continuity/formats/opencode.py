@@ -41,6 +41,10 @@ parts and the message records are events; an assistant message's ``finish`` / ``
 its run-end hint. A session with a ``parent_id`` (a subagent's) is keyed
 ``<parent id>/<session id>``. Native ids: the part id (``<id>#result`` for a result), the
 message id, ``<session id>#session``.
+
+Over 600 lines: OpenCode's storage (message and part files, then its SQLite database) is read
+into mirrors and the mirrors are read back by the reader; both halves follow the one storage
+layout described at the top, and change together when OpenCode changes it.
 """
 
 from __future__ import annotations

@@ -31,6 +31,10 @@ A **damaged** artifact (edited, corrupt: ``lineage.ArtifactCorrupt``, exit code 
 pass for its session only, with the repair in the message (``lineage_report.repair_hint``):
 delete the file and consolidate again. A deleted artifact of the current capture is written
 again under its name.
+
+Over 600 lines: seed 000's consolidation pass is one transaction-like sequence (facts, thread
+heads, lineage files, MEMORY.md) over one completed transcript; its steps share the pass's
+state.
 """
 
 from __future__ import annotations

@@ -51,6 +51,9 @@ counted the same way. Headings are never dropped.
 (no generation time is written), so the same state renders byte-identical files and deleting
 MEMORY.md and rendering again gives the same file. ``write`` replaces the file atomically and
 only when its bytes change.
+
+Over 600 lines: the MEMORY.md projection is one deterministic document; its sections, ranking
+and budget are computed together so the projection is rebuildable byte for byte.
 """
 
 from __future__ import annotations

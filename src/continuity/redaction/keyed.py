@@ -13,6 +13,10 @@ and the value tests, ``_is_placeholder`` (``$VAR``, ``<token>``, ``***``…) and
 ``_credential_like`` (machine-made). Entry points for ``continuity.redaction.funnel``'s dispatch:
 ``_STEMS`` (the literal anchors of key checks), ``_kv_at``, ``_user_flag_at``,
 ``_command_password_at``. Imports only the standard library; never ``continuity.redaction.funnel``.
+
+Over 600 lines: every detector keyed on a name (key = value, flags, prose passwords, name/value
+pairs) shares the key vocabulary and the value tests (``_secret_looking``,
+``_credential_like``); split, the vocabulary would be imported everywhere.
 """
 
 from __future__ import annotations

@@ -48,6 +48,9 @@ nothing in every mode, as by words.
 **Without vectors.** When ``load_embedder`` gives None (``semantic = "off"``, or the extra is
 missing: ``semantic_note`` says so once), "hybrid" and "vectors" rank by words alone; a row not
 yet embedded is found by words all the same (it is only absent from the vectors list).
+
+Over 600 lines: one ranking: the two lists (words, vectors), their fusion, the boosts and the
+phrase rule are one formula; its tuning constants are documented beside the code that uses them.
 """
 
 from __future__ import annotations

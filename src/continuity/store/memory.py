@@ -15,6 +15,10 @@ SQLite a memory's ``memories_fts`` row. Full-text search is dialect-specific (re
 BM25 (candidates of very common words bounded, ``continuity.store.fts``), PostgreSQL
 ``to_tsvector('english', continuity_search_text(content))`` ranked by ``ts_rank`` with length
 normalisation; both index CJK characters one a token (``fts.search_text``).
+
+Over 600 lines: the store's transcript-row and memory methods with their full-text recall on
+both backends (SQLite FTS5, PostgreSQL tsvector); the two dialects' queries sit side by side so
+they stay equal.
 """
 
 from __future__ import annotations

@@ -3,6 +3,10 @@
 Dialect differences live in ``_on_connect_sqlite`` (WAL, busy timeout), ``_utc`` (SQLite keeps
 naive datetimes; we store UTC and read back aware UTC) and ``store.bulk`` (the import's big
 inserts, rendered once per dialect, conflict-free where a row may exist).
+
+Over 600 lines: ``SqlStore``, the one implementation of the ``Store`` protocol (``store.base``),
+over SQLite and PostgreSQL; its memory, bulk and schema parts already live in ``store.memory``,
+``store.bulk`` and ``store.schema``.
 """
 
 from __future__ import annotations

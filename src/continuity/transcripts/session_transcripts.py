@@ -27,6 +27,10 @@ where it is NULL (idempotent, first completion wins), so "write then complete" i
 changed session its new completion time. Completion paths: ``end_session``,
 ``recover_after_clear`` and ``sweep_idle`` (``[transcripts] idle_limit_minutes``, default 240,
 origin: the 4 h session TTL). ``completed_at`` is when the row was marked.
+
+Over 600 lines: rendering a session into records, the ``session_transcripts`` row and the
+append-or-rewrite sync of the JSONL share one invariant (the file's records equal the rows'
+rendering, ``FileState``), kept in one place so it is checked in one place.
 """
 
 from __future__ import annotations

@@ -26,6 +26,10 @@ read once. So a settled turn appends its new rows (O(turn)) instead of
 rewriting every session's lines (O(file): under load the rewrite held the file's lock for
 hundreds of milliseconds while each hook's append waited, issue 45 item 10). The superseded
 lines stay in the file as the record of what the hooks delivered, with their event ids.
+
+Over 600 lines: the canonical JSONL's format and its one locked, durable writer (records, ids,
+torn-tail repair, snapshots, the live-record supersession rule) change together: the reader and
+the writer must agree on every rule.
 """
 
 from __future__ import annotations

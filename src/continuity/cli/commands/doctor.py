@@ -33,6 +33,10 @@ names carries ``--home`` (and ``--settings``) in use (``command_for``; issue 45 
 Nothing is written (opening an existing store brings its
 schema up to date, as every command does). Exit status: 0 when no check
 is a ``problem``, else 1 (``--json`` prints the same checks either way).
+
+Over 600 lines: one check per harness and per part of the install (hooks, Codex trust, pi
+extension, MCP, daemon, spool, database, file modes), each with its printed fix; the checks
+share the report type and the fix wording, and read as one list.
 """
 
 from __future__ import annotations

@@ -54,6 +54,11 @@ completion path (end, clear, supersede, idle, recovery after clear, the idle swe
 consolidation pass. After a daemon restart a session's checkpoint state is rebuilt from its
 imported rows (prompts, prompts since its newest checkpoint, the newest task list;
 ``capture.ensure_state``).
+
+Over 600 lines: ``LiveCapture`` orders every hook event of a session under one lock; the event
+handlers share its sessions, locks and worker. Imports, capture, consolidation, the journal and
+the worker already live in ``hooks.capture``, ``hooks.consolidation``, ``hooks.journal`` and
+``hooks.worker``.
 """
 
 from __future__ import annotations
