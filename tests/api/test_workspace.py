@@ -164,6 +164,38 @@ def test_checkpoints_match_the_cli(ws, monkeypatch, capsys) -> None:
         ws.checkpoint("01a2354d", reason="  ")
 
 
+def test_over_wraps_an_open_store_and_leaves_it_open(ws, monkeypatch) -> None:
+    """``Workspace.over`` (the daemon's one shared store): the answers of the workspace that
+    opened the store; leaving the block never closes the store, and the closed wrapper
+    refuses to open another."""
+    store = ws.store()
+    closed: list[bool] = []
+    monkeypatch.setattr(store, "close", lambda: closed.append(True))
+    with continuity.Workspace.over(store, ws.home) as lib:
+        assert (lib.url, lib.home) == (ws.url, ws.home)
+        assert lib.continuation("01a23556") == ws.continuation("01a23556")
+        assert lib.checkpoints("01a2354d") == ws.checkpoints("01a2354d")
+    assert closed == [] and ws.store() is store
+    with pytest.raises(continuity.StoreError, match="closed"):
+        lib.store()
+    continuity.Workspace.over(store, ws.home).close()
+    assert closed == []
+
+
+def test_search_near_boosts_the_askers_folder(ws) -> None:
+    """``near`` (the MCP server's folder, not the process's): rows of that project score
+    higher than the same rows asked from elsewhere."""
+    folder = next(s.project for s in ws.sessions(0) if s.session == CODEX)
+    assert folder
+    near = {(h.session, h.seq): h.score for h in ws.search("compaction", mode="words", near=folder)}
+    far = {
+        (h.session, h.seq): h.score
+        for h in ws.search("compaction", mode="words", near="/nowhere/else")
+    }
+    codex = [k for k in near if k[0] == CODEX and k in far]
+    assert codex and all(near[k] > far[k] for k in codex)
+
+
 def test_remember_and_recall_match_the_cli(ws, monkeypatch, capsys) -> None:
     done = ws.remember(
         "The export job stamps UTC with a Z suffix", type="decision", tags=["export"]

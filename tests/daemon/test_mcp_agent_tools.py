@@ -147,6 +147,8 @@ def test_search_bounds_and_bad_filters(two_sessions: None, daemon_down: None) ->
         tools.search("rounding", role="robot")
     with pytest.raises(ContinuityError, match="since"):
         tools.search("rounding", since="yesterday-ish")
+    with pytest.raises(ContinuityError, match="query: is empty"):  # Workspace.search's rule
+        tools.search("   ")
     assert tools.search("rounding", limit=1)["count"] == 1
 
 

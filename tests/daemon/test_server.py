@@ -133,6 +133,48 @@ def test_server_checkpoints_of_an_unknown_session_is_404_and_a_prefix_resolves(
     assert (by_prefix["session"], by_prefix["count"]) == (key, 0)
 
 
+def test_server_read_routes_answer_what_the_workspace_answers(client: TestClient) -> None:
+    """GET /api/sessions/<key>/continuation and GET /api/checkpoints/<key> answer
+    ``Workspace.continuation`` / ``Workspace.checkpoints`` over the daemon's store (the
+    checkpoints newest first, ``policy`` the daemon's own); an exact key with checkpoints (a
+    hooked session never imported) names itself, not the imported session it is a prefix
+    of."""
+    from continuity.api.workspace import Workspace
+    from continuity.formats.importer import import_paths
+
+    live = client.live  # type: ignore[attr-defined]
+    sample = next(
+        (Path(__file__).resolve().parents[2] / "examples" / "sessions" / "codex").glob("*.jsonl")
+    )
+    key = import_paths(live.store, [sample]).files[0].session_key
+    made = client.post(
+        "/api/checkpoints", json={"session_key": key[:8], "reason": "parity", "trigger": "explicit"}
+    )
+    assert made.status_code == 201, made.text
+    ws = Workspace.over(live.store, live.home)
+    view = client.get(
+        f"/api/sessions/{key[:8]}/continuation", params={"budget_bytes": 50_000}
+    ).json()
+    assert view == {**ws.continuation(key, budget_bytes=50_000).to_dict(), "policy": None}
+    assert view["request"]["text"] == "Turn before compaction"
+    listed = client.get(f"/api/checkpoints/{key[:8]}").json()
+    assert listed == {
+        "session": key,
+        "count": 1,
+        "damaged": [],
+        "checkpoints": ws.checkpoints(key).to_dict()["checkpoints"][::-1],
+    }
+    assert "parity" in listed["checkpoints"][0]["digest"]
+    hooked = key[:8]  # a live session whose key is a prefix of the imported one
+    client.post("/api/hooks/session-start", json=_body(hooked))
+    client.post("/api/hooks/pre-compaction", json=_body(hooked))
+    client.post("/api/hooks/session-end", json=_body(hooked, reason="other"))
+    _wait(lambda: hooked not in live.sessions)  # ended: answered by Workspace.checkpoints
+    own = client.get(f"/api/checkpoints/{hooked}").json()
+    assert own["session"] == hooked
+    assert [c["trigger"] for c in own["checkpoints"]] == ["pre_compaction"]
+
+
 def test_server_session_end_twice_writes_one_checkpoint(client: TestClient) -> None:
     """A repeated session end (a retried hook) writes nothing the second time."""
     client.post("/api/hooks/session-start", json=_body("s-2"))

@@ -92,7 +92,8 @@ class Workspace:
     ``Workspace.open("w")`` opens (and creates, owner-only) a workspace folder as ``--home w``
     does; ``Workspace.open("sqlite:///x.db")`` or ``"postgresql+psycopg://..."`` a database,
     with the folder resolved as the CLI does; ``Workspace.open()`` the CLI's default
-    workspace. Use it in a ``with`` block or call ``close()``. Not shared between threads.
+    workspace. Use it in a ``with`` block or call ``close()``. Not shared between threads,
+    except one made by ``over`` (its store is opened already and stays the caller's).
     """
 
     def __init__(
@@ -114,6 +115,21 @@ class Workspace:
         self._url = url
         self._read_only = read_only
         self._store: SqlStore | None = None
+        self._owns_store = True
+
+    @classmethod
+    def over(cls, store: SqlStore, home: str | os.PathLike[str]) -> Workspace:
+        """A workspace over ``store``, a ``SqlStore`` the caller opened and keeps (the
+        daemon's one shared store, ``daemon.hooks.live.LiveCapture.store``), with ``home``
+        its workspace folder (``config.toml``, transcripts). ``close()`` (and leaving a
+        ``with`` block) forgets the store without closing it: the caller closes it, and
+        keeps its own write discipline (the daemon's ``_db_lock``), which these methods
+        neither take nor need for reading. Holding nothing but ``store`` and ``home``, it
+        may serve several threads at once as far as ``store`` may (``SqlStore`` gives each
+        call a connection of its pool). Raises ``ConfigError`` for an empty ``home``."""
+        ws = cls(home, url=store.url)
+        ws._store, ws._owns_store = store, False
+        return ws
 
     @classmethod
     def open(
@@ -153,7 +169,16 @@ class Workspace:
 
     def store(self) -> SqlStore:
         """The open store (``continuity.store.SqlStore``), opened on first call: for what this
-        class does not cover. Not a stable name: it follows the store's internals."""
+        class does not cover. Not a stable name: it follows the store's internals. Raises
+        ``StoreError`` for a workspace made by ``over`` once closed (the store was the
+        caller's: it is not reopened)."""
+        if self._store is None and not self._owns_store:
+            from continuity.core.errors import StoreError
+
+            raise StoreError(
+                "this Workspace.over(store) was closed: its store was the "
+                "caller's and is not reopened"
+            )
         if self._store is None:
             from continuity.store import open_store_raw
 
@@ -164,10 +189,11 @@ class Workspace:
         return self._store
 
     def close(self) -> None:
-        """Close the database (again: nothing)."""
-        if self._store is not None:
+        """Close the database (again: nothing). A workspace made by ``over`` leaves its store
+        open (the caller's to close) and cannot be used after this."""
+        if self._store is not None and self._owns_store:
             self._store.close()
-            self._store = None
+        self._store = None
 
     def __enter__(self) -> Workspace:
         return self
@@ -361,17 +387,18 @@ class Workspace:
         until: datetime | str | None = None,
         role: str | None = None,
         tool: str | None = None,
+        near: str | os.PathLike[str] | None = None,
     ) -> list[SearchHit]:
         """``continuity search QUERY``: the best ``limit`` rows (at most 500) of every session,
         best first, ranked by ``mode``: ``hybrid`` (words and meaning fused), ``words``
         (BM25), ``vectors`` (meaning; without the semantic extra every mode ranks by words);
-        rows of the current folder's project and recent rows a little first. Filters:
-        ``harness``, ``project`` (folders; ``here``: the current folder), ``since`` /
-        ``until`` (the row's time), ``role`` (user, assistant, tool, system), ``tool`` (a
-        tool's name). Snippets are redacted; the reopen commands name no workspace. An
-        empty list when nothing matched. Returns ``continuity.browse.search.SearchHit``s.
-        Raises
-        ``InputError`` naming ``query``, ``mode``, ``role``, ``since`` or ``until``."""
+        rows of the asker's project (the folder ``near``, as given; default: the current
+        folder) and recent rows a little first. Filters: ``harness``, ``project`` (folders;
+        ``here``: the current folder), ``since`` / ``until`` (the row's time), ``role``
+        (user, assistant, tool, system), ``tool`` (a tool's name). Snippets are redacted; the
+        reopen commands name no workspace. An empty list when nothing matched. Returns
+        ``continuity.browse.search.SearchHit``s. Raises ``InputError`` naming ``query``,
+        ``mode``, ``role``, ``since`` or ``until``."""
         from continuity.browse.search import search
         from continuity.retrieval.hybrid import MODES
         from continuity.retrieval.settings import retrieval_settings
@@ -392,13 +419,14 @@ class Workspace:
             since=_when(since, "since"),
             until=_when(until, "until"),
         )
+        asker = os.fspath(near) if near is not None else str(Path.cwd())
         hits = search(
             self.store(),
             query,
             limit=min(limit or 500, 500),
             filters=filters,
             mode=mode,
-            project=str(Path.cwd()),
+            project=asker,
             settings=retrieval_settings(self._home),
         )
         return hits
@@ -597,18 +625,20 @@ class Workspace:
 
 
 def checkpoint_session_key(store: Any, name: str) -> str:
-    """The session ``name`` names for its checkpoints: an imported session (key or unique
-    prefix), else a live session's exact key that has checkpoints (``checkpoints``,
-    ``recover``). Raises ``SessionNotFound`` / ``AmbiguousSession``."""
-    from continuity.core.errors import SessionNotFound
+    """The session ``name`` names for its checkpoints (``checkpoints``, ``recover``, the
+    daemon's ``GET /api/checkpoints/<key>``): an exact key, of an imported session or of one
+    with checkpoints (readable or damaged; a live session not imported yet), else a unique
+    prefix of an imported session's key. An exact key wins over a prefix: a live session
+    ``S`` with checkpoints names ``S``, not its imported subagent ``S/agent-x``. Raises
+    ``SessionNotFound`` / ``AmbiguousSession``."""
     from continuity.store.names import resolve_session
 
-    try:
-        return resolve_session(store, name)
-    except SessionNotFound:
-        if store.latest_checkpoint(name) is not None:
-            return name
-        raise
+    if store.get_session(name) is not None:
+        return name
+    good, damaged = store.checkpoint_page(name, limit=1)
+    if good or damaged:
+        return name
+    return resolve_session(store, name)
 
 
 def _with_window(config: Any, window: str) -> Any:

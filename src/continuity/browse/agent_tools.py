@@ -1,13 +1,15 @@
 """What the agent reaches through continuity's MCP tools (issue 39, "The agent can reach every
-row"): every row of every session, found (``search_rows``) and reopened (``show_rows``), and the
-session a new run continues from (``previous_session``).
+row"): every row of every session, found (``search_answer``, over what
+``continuity.Workspace.search`` found) and reopened (``show_rows``), and the session a new run
+continues from (``previous_session``).
 
 All three answer plain JSON-ready dicts, bounded so a tool result never floods a model's
 context:
 
-- ``search_rows``: the ranking and filters of ``continuity search`` (``browse.search.search``),
-  at most ``MAX_SEARCH_HITS`` hits, each with its session key, seq, harness, project, time,
-  role, a redacted snippet of at most ``SNIPPET_CHARS`` characters and the command reopening it.
+- ``search_answer``: the ranking and filters of ``continuity search`` (``Workspace.search``),
+  at most ``MAX_SEARCH_HITS`` hits (``search_limit``), each with its session key, seq,
+  harness, project, time, role, a redacted snippet of at most ``SNIPPET_CHARS`` characters and
+  the command reopening it.
 - ``show_rows``: the rows of ``continuity show KEY --seq N`` (from ``N - SHOW_BEFORE``, at most
   ``MAX_SHOW_ROWS``), each row's text redacted (``browse.view.row_view``) and cut at
   ``ROW_CHARS`` characters with a marker, the whole answer at most ``SHOW_CHARS`` characters of
@@ -21,10 +23,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from continuity.browse.search import SNIPPET_CHARS, search, show_command
+from continuity.browse.search import SNIPPET_CHARS, SearchHit, show_command
 from continuity.core.errors import InputError
 
-#: The most hits ``search_rows`` returns (a model asks again with other words, not for more).
+#: The most hits a search tool returns (``search_limit``; a model asks again with other words,
+#: not for more).
 MAX_SEARCH_HITS = 50
 #: ``show_rows``: rows shown before the asked one, the most rows, characters of one row's text,
 #: and characters of all rows' text together (issue 39: "rows around a seq, bounded").
@@ -32,52 +35,24 @@ SHOW_BEFORE = 5
 MAX_SHOW_ROWS = 30
 ROW_CHARS = 2_000
 SHOW_CHARS = 24_000
-ROLES = ("user", "assistant", "tool", "system")
 
 
-def search_rows(
-    store: Any,
-    query: str,
-    *,
-    limit: int = 10,
-    harness: str | None = None,
-    projects: Sequence[str] = (),
-    role: str | None = None,
-    tool: str | None = None,
-    since: str | None = None,
-    until: str | None = None,
-    mode: str = "hybrid",
-    near: str | None = None,
-    settings: Any = None,
-) -> dict[str, Any]:
-    """``{"query", "count", "hits": [...]}``: the best ``limit`` (1..``MAX_SEARCH_HITS``) rows
-    of every session matching any word of ``query`` and the filters, best first, with the
-    ranking and filters of ``continuity search`` (``since``/``until``: a date, a time or an age
-    such as ``7d``; ``projects``: folders, a session of a folder inside one counts). Each hit:
-    ``session``, ``seq``, ``harness``, ``project``, ``title``, ``time``, ``role``, ``kind``,
-    ``snippet`` (redacted, at most ``SNIPPET_CHARS`` characters plus the cut marks) and
-    ``show`` (the ``continuity show KEY --seq N`` command). Ranked by ``mode`` (issue 40:
-    "hybrid", words and meaning fused; "words"; "vectors"), rows of the project ``near`` (the
-    asker's folder) boosted; ``settings``: ``RetrievalSettings``. Raises ``InputError`` for a
-    bad role, limit, time or mode."""
-    from continuity.browse.search import parse_when
-    from continuity.store.search import EntryFilter
-
-    if role is not None and role not in ROLES:
-        raise InputError(f"role: {role!r} is not one of {', '.join(ROLES)}")
+def search_limit(limit: int) -> int:
+    """``limit`` as an int when it is 1..``MAX_SEARCH_HITS`` (the hits a search tool asks
+    for); else ``InputError`` naming ``limit``."""
     if not 1 <= int(limit) <= MAX_SEARCH_HITS:
         raise InputError(f"limit: must be 1 to {MAX_SEARCH_HITS} (got {limit})")
-    filters = EntryFilter(
-        harness=harness or None,
-        projects=tuple(p for p in projects if p),
-        role=role,
-        tool=tool or None,
-        since=parse_when(since, field_name="since") if since else None,
-        until=parse_when(until, field_name="until") if until else None,
-    )
-    hits = search(
-        store, query, limit=int(limit), filters=filters, mode=mode, project=near, settings=settings
-    )
+    return int(limit)
+
+
+def search_answer(query: str, hits: Sequence[SearchHit]) -> dict[str, Any]:
+    """``{"query", "count", "hits": [...]}``: the search tool's answer for ``hits`` (what
+    ``continuity.Workspace.search`` found for ``query``: the ranking and filters of
+    ``continuity search``, snippets redacted), best first as given. Each hit: ``session``,
+    ``seq``, ``harness``, ``project``, ``title``, ``time``, ``role``, ``kind``, ``snippet``
+    (at most ``SNIPPET_CHARS`` characters plus the cut marks) and ``show`` (the ``continuity
+    show KEY --seq N`` command); project, title and snippet with control, C1 and bidi
+    characters as escapes."""
     from continuity.browse.view import clean_text
 
     # an agent's harness shows the answer in a terminal: controls, C1 and bidi as escapes
@@ -206,7 +181,8 @@ def previous_session(store: Any, project: str, *, exclude: Sequence[str] = ()) -
 
 
 __all__ = [
-    "search_rows",
+    "search_limit",
+    "search_answer",
     "show_rows",
     "previous_session",
     "cut",

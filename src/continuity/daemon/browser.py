@@ -111,6 +111,9 @@ def add_browser_routes(app: Any, live: Any) -> None:
                 )
                 from continuity.retrieval.settings import retrieval_settings
 
+                # Not Workspace.search: a page asked from a browser has no folder to boost
+                # (Workspace.search boosts one, the daemon's by default), and the folder is
+                # matched as typed, not resolved on the daemon's machine.
                 hits = search(
                     live.store,
                     q or "",

@@ -2,9 +2,9 @@
 
 - ``search(query, limit=10, harness, here, project, role, tool, since, until)``: rows of every
   stored session matching ``query`` by words or meaning, best first, with the hybrid ranking
-  (issue 40; rows of the server's folder boosted) and filters of ``continuity search``; each hit
-  its session key, seq and a redacted snippet
-  (``browse.agent_tools.search_rows``; at most 50 hits; issue 39).
+  (issue 40; rows of the server's folder boosted) and filters of ``continuity search``
+  (``Workspace.search``); each hit its session key, seq and a redacted snippet
+  (``browse.agent_tools.search_answer``; at most 50 hits; issue 39).
 - ``show(session, seq, before=5 (at most rows-1), rows=30)``: the rows of a session around row ``seq``, as
   ``continuity show KEY --seq N``, redacted and bounded (``browse.agent_tools.show_rows``).
 - ``recall(query, limit=10, expand=false, sessions=false)``: memories matching the words of
@@ -33,11 +33,15 @@ folder with none gets one error (``NoProjectSession``), with the daemon up or do
 and ``continuation`` go through the workspace's own daemon (``$CONTINUITY_DAEMON_URL`` or
 ``<home>/daemon.url``, never a guessed address; with the workspace's token and daemon id:
 ``continuity.daemon.address``), so the live session's digest counts recalls and remembers; when
-the daemon is down, or the one answering is not this workspace's (401, 421), they call the
-library on the workspace's store directly (a checkpoint is then rebuilt from the stored
-transcript). ``search`` and ``show`` only read stored rows, which the daemon writes as it
-captures them: they read the workspace's store (``$CONTINUITY_DATABASE_URL`` or the workspace's
-database) directly, daemon up or down. A tool error is an MCP error result with one line naming
+the daemon is down, or the one answering is not this workspace's (401, 421), they work on the
+workspace's store directly: ``remember``, ``checkpoint`` (rebuilt from the stored transcript)
+and ``continuation`` through ``continuity.Workspace``, ``recall`` through the library below it
+(the daemon's ``/api/memory/recall`` answer, which boosts no folder; ``Workspace.recall``
+boosts the current one). ``search`` and ``show`` only read stored rows, which the daemon
+writes as it captures them: they read the workspace's store (``$CONTINUITY_DATABASE_URL`` or
+the workspace's database) directly, daemon up or down, ``search`` through
+``Workspace.search``, ``show`` through ``browse.agent_tools.show_rows`` (bounded rows, which
+``Workspace.show`` does not give). A tool error is an MCP error result with one line naming
 what to fix. ``serverInfo.version`` is the package's version; the daemon calls are logged at
 debug level only (the SDK shows ``httpx``'s INFO lines on stderr otherwise).
 
@@ -154,11 +158,25 @@ class ContinuityTools:
             raise DaemonError(answer.status_code, str(detail))
         return answer.json()
 
-    def _store(self):
+    def _url(self) -> str:
+        """The workspace's database: ``$CONTINUITY_DATABASE_URL`` (a URL or a SQLite file's
+        path), else the workspace's own."""
         from continuity.core.config import database_url
+
+        return os.environ.get("CONTINUITY_DATABASE_URL") or database_url(self.home)
+
+    def _store(self):
         from continuity.store import open_store
 
-        return open_store(os.environ.get("CONTINUITY_DATABASE_URL") or database_url(self.home))
+        return open_store(self._url())
+
+    def _workspace(self) -> Any:
+        """A ``continuity.Workspace`` on the workspace's store (opened at its first use,
+        closed when the ``with`` block ends): what the tools call where its methods give
+        the tool's answer."""
+        from continuity.api.workspace import Workspace
+
+        return Workspace(self.home, url=self._url())
 
     def session(self, given: str | None, *, stored: bool = True) -> str | None:
         """The session a tool acts on (module docstring); None when none is known.
@@ -232,6 +250,8 @@ class ContinuityTools:
         from continuity.retrieval.recall import recall_hybrid
         from continuity.retrieval.settings import retrieval_settings
 
+        # Not Workspace.recall: this answer must be the daemon's /api/memory/recall one,
+        # which boosts no folder's memories (Workspace.recall boosts the current folder's).
         with self._store() as store:  # issue 40: ranked by hybrid_memories
             return recall_hybrid(
                 store, query, settings=retrieval_settings(self.home), limit=limit, expand=expand
@@ -257,11 +277,9 @@ class ContinuityTools:
         done = self._daemon("POST", "/api/memory/remember", json=body)
         if done is not None:
             return done
-        from continuity.transcripts.memories import remember
-
-        with self._store() as store:
-            return remember(
-                store, content, type=type, tags=tags or [], importance=importance, source_id=key
+        with self._workspace() as ws:
+            return ws.remember(
+                content, type=type, tags=tags or [], importance=importance, source=key
             ).model_dump(mode="json")
 
     def checkpoint(self, reason: str, session: str | None = None) -> dict[str, Any]:
@@ -271,19 +289,8 @@ class ContinuityTools:
         done = self._daemon("POST", "/api/checkpoints", json=body)
         if done is not None:
             return done
-        from continuity.checkpoints import checkpoint_dict, load_config, manual_checkpoint
-        from continuity.core.errors import InputError
-        from continuity.core.model import CheckpointTrigger
-        from continuity.store.names import resolve_session
-
-        with self._store() as store:
-            key = resolve_session(store, key)
-            cp = manual_checkpoint(
-                store, key, reason, config=load_config(self.home), trigger=CheckpointTrigger.AGENT
-            )
-        if cp is None:
-            raise InputError("continuity is disabled ([continuity] enabled = false)")
-        return checkpoint_dict(cp)
+        with self._workspace() as ws:  # the checkpoint rebuilt from the stored transcript
+            return ws.checkpoint(key, reason=reason, trigger="agent").to_dict()
 
     def own_session(self) -> str | None:
         """The caller's own session: ``$CONTINUITY_SESSION_KEY``, else the most recently active
@@ -324,12 +331,8 @@ class ContinuityTools:
         )
         if view is not None:
             return view
-        from continuity.continuation.view import build_continuation
-        from continuity.store.names import resolve_session
-
-        with self._store() as store:
-            key = resolve_session(store, key)
-            return build_continuation(store, key, budget_bytes=budget_bytes).to_dict()
+        with self._workspace() as ws:
+            return ws.continuation(key, budget_bytes=int(budget_bytes)).to_dict()
 
     def previous_session(self) -> str | None:
         """The newest stored main session of this folder that is not the caller's own
@@ -352,13 +355,15 @@ class ContinuityTools:
         since: str | None = None,
         until: str | None = None,
     ) -> dict[str, Any]:
-        """Rows of every session matching ``query`` (``browse.agent_tools.search_rows``: the ranking
-        and filters of ``continuity search``); ``here``: only sessions of this folder (and
-        folders inside it), ``project``: of that folder. Reads the store (read-only queries;
-        the daemon writes rows as they are captured, so a row stored is a row found)."""
-        from continuity.browse.agent_tools import search_rows
-        from continuity.retrieval.settings import retrieval_settings
+        """Rows of every session matching ``query`` (``Workspace.search``: the ranking and
+        filters of ``continuity search``, rows of this folder boosted; the answer
+        ``browse.agent_tools.search_answer``, at most ``MAX_SEARCH_HITS`` hits); ``here``:
+        only sessions of this folder (and folders inside it), ``project``: of that folder.
+        Reads the store (read-only queries; the daemon writes rows as they are captured, so
+        a row stored is a row found)."""
+        from continuity.browse.agent_tools import search_answer, search_limit
 
+        count = search_limit(limit)
         # as the CLI's --project and --here: a folder relative to the server's, resolved
         # (fresh-user review: "proj" or "/a/proj/" found nothing the CLI found)
         folders = [
@@ -366,26 +371,27 @@ class ContinuityTools:
             for p in (project, self.cwd if here else None)
             if p
         ]
-        with self._store() as store:
-            return search_rows(
-                store,
+        with self._workspace() as ws:
+            hits = ws.search(
                 query,
-                limit=limit,
-                harness=harness,
-                projects=folders,
+                count,
+                harness=harness or None,
+                project=folders,
                 role=role,
-                tool=tool,
-                since=since,
-                until=until,
+                tool=tool or None,
+                since=since or None,
+                until=until or None,
                 near=self.cwd,
-                settings=retrieval_settings(self.home),
             )
+        return search_answer(query, hits)
 
     def show(
         self, session: str, seq: int, before: int | None = None, rows: int = 30
     ) -> dict[str, Any]:
         """The rows of ``session`` around row ``seq`` (``browse.agent_tools.show_rows``, as
-        ``continuity show KEY --seq N``), redacted and bounded."""
+        ``continuity show KEY --seq N``), redacted and bounded. Not ``Workspace.show``: that
+        gives 30 whole rows from ``seq - 5``; this tool takes ``before`` and ``rows`` and
+        cuts each row at ``ROW_CHARS`` characters and all at ``SHOW_CHARS``."""
         from continuity.browse.agent_tools import show_rows
 
         with self._store() as store:
@@ -900,6 +906,8 @@ TOOL_MODULES = (
     "continuity.continuation.view",
     "continuity.checkpoints.capture",
     "continuity.checkpoints.recovery",
+    "continuity.api.workspace",
+    "continuity.api.results",
     "continuity.daemon.address",
     "httpx",
 )

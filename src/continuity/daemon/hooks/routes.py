@@ -1,6 +1,9 @@
-"""The daemon's HTTP routes (an edge: parse, one call into ``LiveCapture`` or the library,
-answer). ``continuity.daemon.server.create_app`` adds them; the module docstring of
-``continuity.daemon.server`` lists them. Sync endpoints run in the server's thread pool."""
+"""The daemon's HTTP routes (an edge: parse, one call, answer). The call goes to
+``LiveCapture``, to a ``continuity.Workspace`` over the daemon's store (``Workspace.over``:
+the continuation and a session's checkpoints), or to the library below it where no Workspace
+method gives the route's answer (each such route says why). ``continuity.daemon.server.
+create_app`` adds them; the module docstring of ``continuity.daemon.server`` lists them. Sync
+endpoints run in the server's thread pool."""
 
 # No ``from __future__ import annotations``: FastAPI reads these annotations at runtime.
 
@@ -136,6 +139,8 @@ def add_routes(app: FastAPI, live: Any) -> None:
     def remember(body: RememberRequest) -> dict:
         """Remember a memory (redacted, stored once); with ``transcript`` and ``source_id``
         also the session's transcript row. A live session's next digest lists it."""
+        # Not Workspace.remember: the body's transcript, agent_id, harness and project (the
+        # transcript row written with the memory) are no parameters of it.
         done = remember_request(live.store, body)
         live.record_remember(body.source_id, done.content)
         return done.model_dump(mode="json")
@@ -149,6 +154,9 @@ def add_routes(app: FastAPI, live: Any) -> None:
         from continuity.retrieval.recall import hybrid_ranker
         from continuity.retrieval.settings import retrieval_settings
 
+        # Not Workspace.recall: the body's source_id, importance_min, since/until, agent_id,
+        # raw_sources and byte bounds are no parameters of it, and it boosts the current
+        # folder's memories where this route boosts none.
         found = recall_request(
             live.store,
             body,  # issue 40: ranked by hybrid_memories
@@ -165,6 +173,7 @@ def add_routes(app: FastAPI, live: Any) -> None:
         """The newest checkpoints of any session of ``project``, newest first."""
         from continuity.daemon.hooks.sessions import project_checkpoints as newest
 
+        # Not the Workspace: it lists one session's checkpoints, never a folder's.
         rows = [checkpoint_dict(cp) for cp in newest(live.store, project, limit=limit)]
         return {"checkpoints": rows, "count": len(rows)}
 
@@ -179,21 +188,24 @@ def add_routes(app: FastAPI, live: Any) -> None:
         them that cannot be read (skipped, issue 15: never a 500 for the rest).
         ``session_key`` may be a unique key prefix, as on the command line; 404 / 409 when
         it names no session (live or stored) / several."""
-        from continuity.store.names import resolve_session
-
         session_key = stored_key(session_key)
-        good, damaged = live.store.checkpoint_page(session_key, limit=limit)
-        if not good and not damaged and session_key not in live.sessions:
-            key = resolve_session(live.store, session_key)  # SessionNotFound: 404
-            if key != session_key:
-                session_key = key
-                good, damaged = live.store.checkpoint_page(key, limit=limit)
-        rows = [checkpoint_dict(cp) for cp in reversed(good)]
+        if session_key in live.sessions:
+            # A live session's key: the Workspace knows no live sessions, and this one may
+            # have no imported row yet, where its empty list is the answer (not a 404).
+            good, damaged = live.store.checkpoint_page(session_key, limit=limit)
+            listed = {
+                "session": session_key,
+                "checkpoints": [checkpoint_dict(cp) for cp in good],
+                "damaged": [d.to_dict() for d in damaged],
+            }
+        else:  # SessionNotFound: 404, AmbiguousSession: 409
+            listed = _workspace(live).checkpoints(session_key, limit=limit).to_dict()
+        rows = listed["checkpoints"][::-1]  # oldest first: this route answers newest first
         return {
-            "session": session_key,
+            "session": listed["session"],
             "checkpoints": rows,
             "count": len(rows),
-            "damaged": [d.to_dict() for d in reversed(damaged)],
+            "damaged": listed["damaged"][::-1],
         }
 
     @app.get("/api/sessions/current", tags=["sessions"])
@@ -207,6 +219,7 @@ def add_routes(app: FastAPI, live: Any) -> None:
         true); 404 when there is none (``NoProjectSession``)."""
         from continuity.core.errors import NoProjectSession
 
+        # Live sessions are the daemon's: the Workspace knows only stored ones.
         key = live.current_session(project, harness, stored=stored)
         if key is None:
             raise NoProjectSession(project)
@@ -220,14 +233,23 @@ def add_routes(app: FastAPI, live: Any) -> None:
         its transcript file was imported; ``policy`` is the last settled-turn outcome.
         ``session_key`` may be a unique key prefix, as on the command line (404 / 409 when it
         names no session / several)."""
-        from continuity.continuation.view import build_continuation
-
         session_key = stored_key(session_key)
+        # A live session's key names its imported session only once its queued imports ran
+        # (``store_key``), and ``policy`` is the daemon's settled-turn outcome: neither is the
+        # Workspace's. The view itself is ``Workspace.continuation``'s.
         key = live.store_key(session_key)
-        view = build_continuation(live.store, key, budget_bytes=budget_bytes).to_dict()
+        view = _workspace(live).continuation(key, budget_bytes=budget_bytes).to_dict()
         info = live.sessions.get(session_key) or live.sessions.get(key)
         view["policy"] = info.last_outcome if info is not None else None
         return view
+
+
+def _workspace(live: Any) -> Any:
+    """A ``continuity.Workspace`` over the daemon's one shared store (``Workspace.over``: it
+    leaves the store open, and reading takes none of the writers' ``_db_lock``)."""
+    from continuity.api.workspace import Workspace
+
+    return Workspace.over(live.store, live.home)
 
 
 def _hook_route(app: FastAPI, live: Any, event: str, model: type) -> None:
