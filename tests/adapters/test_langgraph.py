@@ -64,6 +64,30 @@ def test_saver_names_a_missing_thread_id(tmp_path: Path) -> None:
         saver.get_tuple({"configurable": {}})
 
 
+def test_saver_refuses_a_blank_thread_id(tmp_path: Path) -> None:
+    """A fresh-user review: a thread id of "" was taken and named its session after the
+    SHA-256 of nothing; it is refused as a missing one is."""
+    with ContinuitySaver.open(tmp_path / "w", record=False) as saver:
+        for blank in ("", "  "):
+            with pytest.raises(InputError, match=r"\['thread_id'\] is required"):
+                saver.get_tuple({"configurable": {"thread_id": blank}})
+
+
+def test_store_put_of_a_value_the_serde_refuses_writes_nothing(tmp_path: Path) -> None:
+    """A fresh-user review: the memory was stored before the serde refused the value."""
+    from continuity.adapters.langgraph import ContinuityStore
+
+    with ContinuityStore.open(tmp_path / "w") as store:
+        with pytest.raises(TypeError):
+            store.put(("n",), "k", {"a": "remember this zebra", "b": object()})
+        assert store.get(("n",), "k") is None
+        assert store.search(("n",), query="zebra") == []
+    from continuity.api import Workspace
+
+    with Workspace.open(tmp_path / "w") as ws:
+        assert ws.recall("zebra").to_dict()["results"] == []
+
+
 def test_saver_versions_grow_as_text() -> None:
     saver = ContinuitySaver.__new__(ContinuitySaver)
     first = saver.get_next_version(None)

@@ -301,3 +301,70 @@ def test_the_readme_snippet_prints_the_request(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stdout == CODEX_REQUEST + "\n"
     assert (tmp_path / "w" / "continuity.db").is_file()
+
+
+# ---------------------------------------------------------------------- bad input (a fresh-user
+# review of the library): each a clear continuity error naming the argument, nothing written
+
+
+def test_one_path_or_tag_given_as_a_str_is_one_item(tmp_path: Path) -> None:
+    """A str is a sequence of characters: ``import_("/tmp/x")`` imported ``/``, ``t``, ``m``
+    ... (the whole file system) and ``tags="deploy"`` stored six one-letter tags."""
+    with continuity.Workspace.open(tmp_path / "w") as lib:
+        one = lib.import_(str(EXAMPLES / "pi"), embed=False)
+        assert (one.totals.files, one.totals.sessions) == (1, 1)
+        saved = lib.remember("We deploy with the blue-green script", tags="deploy")
+        found = lib.recall("blue-green").to_dict()["results"]
+        assert [m["tags"] for m in found if m["id"] == saved.id] == [["deploy"]]
+        with pytest.raises(continuity.InputError, match="paths: give a list of them, not int"):
+            lib.import_(5, embed=False)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("budget", [0, -5, True, 1.5, 2**70])
+def test_a_budget_outside_the_cli_range_is_refused_by_every_method(ws: Any, budget: Any) -> None:
+    for call in (
+        lambda: ws.continuation("01a23556", budget_bytes=budget),
+        lambda: ws.compact("01a23556", budget_bytes=budget),
+        lambda: ws.resume("01a23556", into="pi", budget_bytes=budget),
+    ):
+        with pytest.raises(continuity.InputError, match=r"^budget_bytes: must be"):
+            call()
+
+
+def test_counts_and_harness_are_checked(ws: Any) -> None:
+    with pytest.raises(continuity.InputError, match=r"^limit: must be an integer, 0 or more"):
+        ws.checkpoints("01a23556", limit=-1)
+    with pytest.raises(continuity.InputError, match=r"^limit: must be an integer, 0 or more"):
+        ws.sessions(-1)
+    with pytest.raises(continuity.InputError, match=r"^harness: 'vim' is not one of claude-code"):
+        ws.sessions(harness="vim")
+    assert [s.harness for s in ws.sessions(harness="pi")] == ["pi"]
+    with pytest.raises(continuity.InputError, match=r"^target_home: empty"):
+        ws.resume("01a23556", into="pi", target_home="")
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("postgresql+psycopg://", r"names no database"),
+        ("sqlite://", r"an in-memory database keeps nothing"),
+        ("sqlite:///:memory:", r"an in-memory database keeps nothing"),
+        (5, r"^target: a workspace folder or a database URL, not int"),
+    ],
+)
+def test_open_refuses_a_target_that_cannot_be_a_workspace(target: Any, message: str) -> None:
+    with pytest.raises(continuity.InputError, match=message):
+        continuity.Workspace.open(target)
+
+
+def test_read_only_open_of_an_absent_folder_creates_nothing(tmp_path: Path) -> None:
+    with pytest.raises(continuity.InputError, match=r"no workspace there \(read_only"):
+        continuity.Workspace.open(tmp_path / "absent", read_only=True)
+    assert not (tmp_path / "absent").exists()
+
+
+def test_a_closed_workspace_is_not_silently_reopened(tmp_path: Path) -> None:
+    with continuity.Workspace.open(tmp_path / "w") as lib:
+        assert lib.sessions() == []
+    with pytest.raises(continuity.StoreError, match="this Workspace was closed"):
+        lib.sessions()

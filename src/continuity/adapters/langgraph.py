@@ -98,9 +98,10 @@ def _workspace(where: str | os.PathLike[str] | None) -> tuple[str, Path]:
 
 
 def _configurable(config: RunnableConfig | None, field: str) -> Any:
-    """``config["configurable"][field]``; ``InputError`` naming the field when it is missing."""
+    """``config["configurable"][field]``; ``InputError`` naming the field when it is missing
+    or blank (a blank thread id would name a session no one can ask for by name)."""
     value = ((config or {}).get("configurable") or {}).get(field)
-    if value is None:
+    if value is None or not str(value).strip():
         raise InputError(
             f"config['configurable']['{field}'] is required (the LangGraph "
             f"thread this checkpoint belongs to): pass "
@@ -623,13 +624,14 @@ class ContinuityStore(_Owned, BaseStore):
             return
         if not isinstance(op.value, dict):
             raise InputError(f"value: expected a dict, got {type(op.value).__name__}")
+        # serialised first: a value the serde refuses writes nothing (a fresh-user review saw
+        # the memory stored and the item not)
+        data = self.serde.dumps_typed(dict(op.value))
         memory_id = None
         text = self._text(op.value, op.index)
         if text:
             memory_id = self._remember(text, namespace)
-        self.store.put_graph_item(
-            namespace, op.key, self.serde.dumps_typed(dict(op.value)), memory_id
-        )
+        self.store.put_graph_item(namespace, op.key, data, memory_id)
 
     @staticmethod
     def _text(value: dict[str, Any], index: Any) -> str:

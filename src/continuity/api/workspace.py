@@ -26,7 +26,7 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from continuity.api.results import (
     Checkpoint,
@@ -63,6 +63,61 @@ class ImportProgress(Protocol):
     def embedding(self, done: int, total: int) -> None: ...
     def note(self, line: str) -> None: ...
     def stop(self) -> None: ...
+
+
+#: The harness names a session may have (``sessions(harness=)``): the harnesses imported and
+#: captured, and the records the adapters write (``continuity.adapters``).
+HARNESSES = ("claude-code", "codex", "pi", "opencode", "langgraph", "openai-agents")
+#: The largest budget accepted (bytes), as the CLI's ``--budget``.
+MAX_BUDGET_BYTES = 10**12
+
+
+def _check_budget(budget_bytes: object) -> None:
+    """``InputError`` naming ``budget_bytes`` unless it is an int (not a bool) in
+    1..``MAX_BUDGET_BYTES`` (the CLI's ``--budget`` range)."""
+    if isinstance(budget_bytes, bool) or not isinstance(budget_bytes, int):
+        raise InputError(f"budget_bytes: must be an integer (got {budget_bytes!r})")
+    if not 1 <= budget_bytes <= MAX_BUDGET_BYTES:
+        raise InputError(f"budget_bytes: must be 1..{MAX_BUDGET_BYTES:,} (got {budget_bytes:,})")
+
+
+def _check_count(value: object, name: str) -> None:
+    """``InputError`` naming ``name`` unless it is an int (not a bool), 0 or more."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise InputError(f"{name}: must be an integer, 0 or more (0: all; got {value!r})")
+
+
+def _one_or_many(value: Any, name: str) -> Sequence[Any]:
+    """``value`` as a sequence: one ``str`` or path is one item (a ``str`` is also a sequence
+    of characters, and ``import_("/tmp/x")`` read ``/``, ``t``, ...: a fresh-user review);
+    ``InputError`` naming ``name`` when it is neither that nor a list or tuple."""
+    if isinstance(value, (str, os.PathLike)):
+        return [value]
+    if not isinstance(value, (list, tuple)):
+        raise InputError(f"{name}: give a list of them, not {type(value).__name__}")
+    return cast("Sequence[Any]", value)
+
+
+def _check_url(url: str) -> None:
+    """``InputError`` for a database URL that cannot be a workspace: unreadable, naming no
+    database (``postgresql+psycopg://`` alone reached libpq's defaults: a fresh-user review
+    saw it write into the server's ``root`` database), or in memory (``sqlite://``: every
+    call would see an empty workspace)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise InputError(f"not a database URL: {url!r}") from None
+    database = (parsed.database or "").strip()
+    if parsed.get_backend_name() == "sqlite":
+        if not database or database == ":memory:":
+            raise InputError(
+                "a sqlite URL needs a file (sqlite:///PATH): an in-memory database keeps nothing"
+            )
+    elif not database:
+        raise InputError(f"{parsed.render_as_string(hide_password=True)}: names no database")
 
 
 def _when(value: datetime | str | None, name: str) -> datetime | None:
@@ -116,6 +171,7 @@ class Workspace:
         self._read_only = read_only
         self._store: SqlStore | None = None
         self._owns_store = True
+        self._closed = False
 
     @classmethod
     def over(cls, store: SqlStore, home: str | os.PathLike[str]) -> Workspace:
@@ -139,14 +195,24 @@ class Workspace:
         database ``0600`` when absent), a database URL (``sqlite:///PATH``,
         ``postgresql+psycopg://USER@HOST/DB``; the folder is then ``$CONTINUITY_HOME`` or the
         default), or None (the CLI's default workspace). Migrates the schema to the newest
-        revision. Raises ``ConfigError`` (a folder that is a file, a bad ``config.toml``),
-        ``StoreError`` or ``SchemaOutOfDate`` (the database cannot be used)."""
+        revision. With ``read_only`` nothing is created: an absent folder is an error. Raises
+        ``InputError`` (a target that is not a path or URL; a URL that names no database, or
+        an in-memory one, which would keep nothing; an absent folder with ``read_only``),
+        ``ConfigError`` (a folder that is a file, a bad ``config.toml``), ``StoreError`` or
+        ``SchemaOutOfDate`` (the database cannot be used)."""
         from continuity.core.config import check_config, resolve_home
 
+        if target is not None and not isinstance(target, (str, os.PathLike)):  # pyright: ignore[reportUnnecessaryIsInstance] - callers are not all typed
+            raise InputError(
+                f"target: a workspace folder or a database URL, not {type(target).__name__}"
+            )
         text = os.fspath(target) if target is not None else None
         if text is not None and "://" in text:
+            _check_url(text)
             ws = cls(url=text, read_only=read_only)
         else:
+            if read_only and text is not None and not Path(text).expanduser().exists():
+                raise InputError(f"{text}: no workspace there (read_only creates none)")
             ws = cls(text, read_only=read_only)
         resolve_home(ws._home)
         check_config(ws._home)
@@ -179,6 +245,10 @@ class Workspace:
                 "this Workspace.over(store) was closed: its store was the "
                 "caller's and is not reopened"
             )
+        if self._closed:
+            from continuity.core.errors import StoreError
+
+            raise StoreError("this Workspace was closed: open it again (Workspace.open)")
         if self._store is None:
             from continuity.store import open_store_raw
 
@@ -194,6 +264,7 @@ class Workspace:
         if self._store is not None and self._owns_store:
             self._store.close()
         self._store = None
+        self._closed = True
 
     def __enter__(self) -> Workspace:
         return self
@@ -232,7 +303,7 @@ class Workspace:
         from continuity.core.text import one_line
         from continuity.formats.importer import ImportReport, discover, mark_vanished, total_bytes
 
-        names = [os.fspath(p) for p in paths]
+        names: list[str] = [os.fspath(p) for p in _one_or_many(paths, "paths")]
         if any(not p.strip() for p in names):  # "" would be the current folder (review)
             raise InputError(
                 "an empty path was given; name a session file or folder (. for the current folder)"
@@ -321,13 +392,16 @@ class Workspace:
         titles: bool = True,
     ) -> list[SessionRecord]:
         """``continuity sessions``: sessions newest first, at most ``limit`` (0: all), only of
-        ``harness`` (claude-code, codex, pi, opencode), of the folder ``project`` or a folder
+        ``harness`` (one of ``HARNESSES``), of the folder ``project`` or a folder
         inside it, active since ``since`` (a datetime, or the CLI's forms: ``2026-12-01``,
         ``7d``). Titles redacted; ``titles=False`` leaves every ``title`` None and skips
         that work (the CLI's table shows no title and must not load the redaction). Raises
         ``InputError`` naming ``since`` when it cannot be read."""
         from continuity.api.shapes import resume_copies, session_dict
 
+        _check_count(limit, "limit")
+        if harness is not None and harness not in HARNESSES:
+            raise InputError(f"harness: {harness!r} is not one of {', '.join(HARNESSES)}")
         after = _when(since, "since")
         folder = _folders(project)
         store = self.store()
@@ -440,8 +514,7 @@ class Workspace:
         ``AmbiguousSession``, ``InputError`` for a budget below 1."""
         from continuity.continuation.view import build_continuation
 
-        if budget_bytes < 1:
-            raise InputError(f"budget_bytes: must be at least 1 (got {budget_bytes})")
+        _check_budget(budget_bytes)
         view = build_continuation(self.store(), self.key(key), budget_bytes=budget_bytes)
         return Continuation.from_dict(view.to_dict())
 
@@ -452,6 +525,7 @@ class Workspace:
         imported rows. Raises ``SessionNotFound`` / ``AmbiguousSession``."""
         from continuity.checkpoints.recovery import checkpoint_dict
 
+        _check_count(limit, "limit")
         store = self.store()
         name = checkpoint_session_key(store, key)
         good, damaged = store.checkpoint_page(name, limit=limit)
@@ -544,6 +618,9 @@ class Workspace:
         continuation is refused, ``SessionNotFound`` / ``AmbiguousSession``."""
         from continuity.resume.session import resume_session
 
+        _check_budget(budget_bytes)
+        if target_home is not None and not os.fspath(target_home).strip():
+            raise InputError("target_home: empty; name the harness's home folder or pass None")
         home = Path(target_home) if target_home is not None else None
         return resume_session(
             self.store(), self.key(key), into, budget_bytes=budget_bytes, target_home=home
@@ -590,7 +667,12 @@ class Workspace:
         from continuity.transcripts.memories import remember
 
         return remember(
-            self.store(), text, type=type, tags=list(tags), importance=importance, source_id=source
+            self.store(),
+            text,
+            type=type,
+            tags=list(_one_or_many(tags, "tags")),
+            importance=importance,
+            source_id=source,
         )
 
     def compact(
@@ -612,6 +694,7 @@ class Workspace:
         from continuity.continuation.summarize import make_summarizer
         from continuity.continuation.summarize.settings import load_settings
 
+        _check_budget(budget_bytes)
         settings = load_settings(self._home, provider=summarizer)
         outcome = compact_now(
             self.store(),

@@ -339,12 +339,17 @@ def _embedder(settings: RetrievalSettings | None, mode: str) -> Any:
 
 
 def _tell(msg: str) -> None:
-    """``continuity: MSG`` on stderr and in the log."""
+    """``continuity: MSG`` on stderr, once: through the log when it has a handler (the
+    daemon's), else printed (the CLI, a library caller). Both printed it twice before: the
+    log's last-resort handler wrote the bare message to stderr too (a fresh-user review)."""
     import logging
     import sys
 
-    logging.getLogger(__name__).warning("%s", msg)
-    print(f"continuity: {msg}", file=sys.stderr)
+    logger = logging.getLogger(__name__)
+    if logger.hasHandlers():
+        logger.warning("%s", msg)
+    else:
+        print(f"continuity: {msg}", file=sys.stderr)
 
 
 _SAID: set[str] = set()
