@@ -76,6 +76,15 @@ def test_remember_rejects_bad_fields_naming_them(store):
     assert store.count_memories() == 0
 
 
+def test_remember_refuses_a_text_that_is_only_secrets(store):
+    """A fresh-user review: ``remember("AKIA...")`` stored a memory holding only its marker."""
+    with pytest.raises(InputError, match=r"^content: nothing but secrets, which are redacted"):
+        rc.remember(store, "AKIAIOSFODNN7EXAMPLE")
+    assert store.search_memories(["redacted"], agent_id="default", limit=5) == []
+    kept = rc.remember(store, "the staging AWS key is AKIAIOSFODNN7EXAMPLE")
+    assert kept.content == "the staging AWS key is [REDACTED:aws-access-key]"
+
+
 def test_remember_writes_transcript_row_for_source(store):
     """With transcript and source id the session's row is written (harness from the request)."""
     done = rc.remember(

@@ -334,6 +334,10 @@ def remember(
     return remember_request(store, request, now=now)
 
 
+#: The typed marker ``redact`` puts in place of a secret (``redaction.funnel.marker``).
+_REDACTED_MARK_RE = re.compile(r"\[REDACTED:[a-z0-9_.-]+\]")
+
+
 def remember_request(
     store: SqlStore, request: RememberRequest, *, now: datetime | None = None
 ) -> RememberResponse:
@@ -347,7 +351,12 @@ def remember_request(
     text = redact(storable(request.content)).strip()
     if not text:
         raise InputError("content: must not be blank")
-    if not query_terms(text):  # issue 20: recall could never find it
+    if not query_terms(_REDACTED_MARK_RE.sub(" ", text)):  # issue 20: recall could never find it
+        if _REDACTED_MARK_RE.search(text):  # a fresh-user review: a memory of markers only
+            raise InputError(
+                "content: nothing but secrets, which are redacted: the memory would hold only "
+                f"{error_echo(text)}; say what to remember about them instead"
+            )
         raise InputError(
             f"content: no word recall could find it by in {error_echo(text)} "
             "(only symbols, emoji or common words such as 'the'): add one"
