@@ -75,6 +75,21 @@ def test_an_import_where_every_file_was_skipped_exits_2(monkeypatch, capsys, tmp
     )
 
 
+def test_a_waiting_file_does_not_hide_files_that_are_not_sessions(monkeypatch, capsys, tmp_path):
+    """A fresh-user review: three files that are not session files and one empty one exited
+    0 (the empty one is waiting), though without it the same import exits 2."""
+    folder = tmp_path / "g"
+    folder.mkdir()
+    for n in range(3):
+        (folder / f"junk{n}.jsonl").write_text('{"hello": "world"}\n')
+    (folder / "empty.jsonl").write_bytes(b"")
+    code, _out, _err = run_main(monkeypatch, capsys, "import", folder, "--home", tmp_path / "h")
+    assert code == 2
+    (folder / "empty.jsonl").write_bytes(PI_SAMPLE.read_bytes())
+    code, _out, _err = run_main(monkeypatch, capsys, "import", folder, "--home", tmp_path / "h")
+    assert code == 0
+
+
 def test_a_session_just_started_is_waiting_not_an_error(monkeypatch, capsys, tmp_path):
     """Fresh-user review: a session file a harness has just created (empty, or holding the
     start of its first line) made the import fail with "not a session file" and exit 2, so

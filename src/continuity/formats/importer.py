@@ -229,15 +229,16 @@ class ImportReport:
         is not a session file is ``skipped``, not failed), else the highest failure code of
         its files (4 a store problem, 2 a file that cannot be read), so a script sees that
         some file must be imported again; 2 when every file was skipped (nothing in the
-        import was a session file), unless a skipped file is only waiting for its first line
-        (``FileReport.waiting``: a session just started)."""
+        import was a session file), unless every skipped file is only waiting for its first
+        line (``FileReport.waiting``: a session just started). One waiting file among files
+        that are not session files does not make the import a success (a fresh-user review)."""
         failed = max((f.failure_code or 1 for f in self.files if f.status == "failed"), default=0)
         if failed or not self.files:
             return failed
         # issue 20: every input skipped (none a session file) is not a success
-        return (
-            0 if any(f.status in ("imported", "unchanged") or f.waiting for f in self.files) else 2
-        )
+        if any(f.status in ("imported", "unchanged") for f in self.files):
+            return 0
+        return 0 if all(f.waiting for f in self.files) else 2
 
     def to_dict(self) -> dict[str, Any]:
         return {
