@@ -405,6 +405,22 @@ def test_ranks_of_equals_a_full_sort():
         )
 
 
+def test_a_note_is_one_line_on_stderr_when_logging_is_not_configured() -> None:
+    """A fresh-user review: a library caller (no logging configured) saw the note twice, the
+    second time bare, from Python's last-resort log handler."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", "from continuity.retrieval import hybrid; hybrid._tell('a note')"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    assert done.stderr.splitlines() == ["continuity: a note"]
+
+
 def test_without_the_extra_words_only_and_said_once(store, embedder, monkeypatch, capsys):
     """issue 40: without the semantic extra everything works by words and says so once."""
     from continuity.retrieval import embedder as emb

@@ -339,17 +339,14 @@ def _embedder(settings: RetrievalSettings | None, mode: str) -> Any:
 
 
 def _tell(msg: str) -> None:
-    """``continuity: MSG`` on stderr, once: through the log when it has a handler (the
-    daemon's), else printed (the CLI, a library caller). Both printed it twice before: the
-    log's last-resort handler wrote the bare message to stderr too (a fresh-user review)."""
+    """``continuity: MSG`` on stderr (the daemon's stderr is its log), once: it was also
+    logged as a warning, which with no handler configured Python's last-resort handler
+    printed a second time, bare (a fresh-user review); the log now gets it at debug level."""
     import logging
     import sys
 
-    logger = logging.getLogger(__name__)
-    if logger.hasHandlers():
-        logger.warning("%s", msg)
-    else:
-        print(f"continuity: {msg}", file=sys.stderr)
+    logging.getLogger(__name__).debug("%s", msg)
+    print(f"continuity: {msg}", file=sys.stderr)
 
 
 _SAID: set[str] = set()
