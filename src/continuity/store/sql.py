@@ -40,7 +40,7 @@ from continuity.core.model import (
 from continuity.core.when import usable_time
 from continuity.store import rawcodec, schema as t
 from continuity.store.base import ImportIssue, RawLine, RowMeta, SourceState
-from continuity.store.bulk import BulkWriter
+from continuity.store.bulk import ENTRY_COLUMNS, BulkWriter
 from continuity.store.checkpoints import CheckpointStoreMixin
 from continuity.store.fencing import FencingStoreMixin
 from continuity.store.langgraph import LangGraphStoreMixin
@@ -51,30 +51,9 @@ from continuity.store.vectors import VectorStoreMixin
 
 _CHUNK = 500  # bound on IN-lists and executemany batches
 
-#: ``SqlStore._entry`` unpacks the columns of ``entries`` by position, in this order
-_ENTRY_COLUMNS = (
-    "session_key",
-    "seq",
-    "entry_id",
-    "native_id",
-    "parent_native_id",
-    "kind",
-    "role",
-    "type_name",
-    "visible",
-    "base_visible",
-    "is_request",
-    "sidechain",
-    "ts",
-    "cwd",
-    "content",
-    "meta",
-    "view_bytes",
-    "source_path",
-    "line_no",
-    "byte_offset",
-    "raw_sha256",
-)
+#: ``SqlStore._entry`` unpacks the columns of ``entries`` by position, in the order the bulk
+#: insert names them (``store.bulk.ENTRY_COLUMNS``: one list for both)
+_ENTRY_COLUMNS = ENTRY_COLUMNS
 _ENTRY_WIDTH = len(_ENTRY_COLUMNS)
 if tuple(c.name for c in t.entries.columns) != _ENTRY_COLUMNS:  # pragma: no cover
     raise RuntimeError("store.sql._ENTRY_COLUMNS no longer matches schema.entries")
