@@ -1,0 +1,386 @@
+"""continuity next to agentsview, side by side on one tree of Claude Code sessions (issue 43).
+
+Run from the project root:  .venv/bin/python bench/peers.py [--mb 320] [--rounds 3]
+
+One command: it installs agentsview (``AGENTSVIEW_VERSION``, the Go archiver with SQLite FTS,
+from PyPI) into a cached venv, builds a tree of ``--mb`` MB of Claude Code sessions from the
+real sessions of ``../shared/data`` (``bench/run.py``'s generator: the real lines repeated
+with fresh ids and later times, 1 MB per file, in ``PROJECTS`` project folders), then runs
+both tools on it ``--rounds`` times (the median round is reported) and prints every goal of
+the issue with its same-run ratio:
+
+1. **fresh import**: ``continuity import TREE --no-embed`` against ``agentsview sync`` (its
+   one-shot mode, ``AGENTSVIEW_NO_DAEMON=1``), each into an empty workspace: wall seconds,
+   MB/s, CPU seconds (user + system of the child, from ``wait4``), peak RSS. Goal: our
+   speed >= 1.0x theirs. ``--no-embed`` because agentsview embeds only on request
+   (``agentsview embeddings build``); our embedding pass (the ``semantic`` extra, done by the
+   daemon in the background) is timed on its own line, not judged.
+2. **store / input**: every byte of the workspace (database, WAL, the seed's transcript JSONL)
+   against agentsview's data folder, each over the tree's bytes. Goal: ours <= 1.0x input.
+3. **start-up**: ``sessions``, ``show``, ``continue``, ``search``, ``recall`` as processes
+   (median of ``STARTS``) next to ``python -c pass``. Goal: each <= 100 ms and <= 6x. And
+   **search as a command**: p50 / p99 of ``continuity search Q`` over ``QUERIES`` against
+   ``agentsview session search --fts Q`` (a client of its running daemon, as it must be: its
+   search has no one-shot mode). Goal: our p50 <= theirs.
+4. **re-import**: unchanged (goal: <= theirs), and after appending 1 % of the tree's bytes
+   to every tenth file (goal: <= 2 % of our fresh import and <= theirs).
+
+Each round works on its own copy of the tree (the append changes it). agentsview reads only
+the tree: every other harness folder it knows is pointed at an empty folder, and ``HOME`` is a
+temp folder, so neither tool sees this machine's own sessions.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+import run as base  # noqa: E402  (the corpus generator)
+from scale import CHILD_ENV, append_lines  # noqa: E402  (the 1 % append)
+
+AGENTSVIEW_VERSION = "0.46.1"
+CACHE = Path(os.environ.get("CONTINUITY_BENCH_CACHE", Path.home() / ".cache" / "continuity-bench"))
+MB = 1_000_000
+FILE_BYTES = 1_000_000
+PROJECTS = 8
+STARTS = 7
+QUERIES = [
+    "phoenix server",
+    "migration",
+    "failing test",
+    "database connection",
+    "mix deps",
+    "error",
+    "config",
+    "README",
+    "timeout",
+    "elixir",
+]
+#: agentsview's harness folder variables (``agentsview --help``), all pointed at an empty folder
+#: except ``CLAUDE_PROJECTS_DIR``.
+AV_DIRS = [
+    "CODEX_SESSIONS_DIR",
+    "COPILOT_DIR",
+    "GEMINI_DIR",
+    "OPENCODE_DIR",
+    "CLINE_DIR",
+    "CURSOR_PROJECTS_DIR",
+    "IFLOW_DIR",
+    "AMP_DIR",
+    "ZED_DIR",
+    "QWEN_PROJECTS_DIR",
+    "OMP_DIR",
+]
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def agentsview() -> Path:
+    """The agentsview binary, installed once into ``CACHE`` from PyPI at ``AGENTSVIEW_VERSION``."""
+    venv = CACHE / f"agentsview-{AGENTSVIEW_VERSION}"
+    exe = venv / "bin" / "agentsview"
+    if not exe.exists():
+        log(f"installing agentsview {AGENTSVIEW_VERSION} from PyPI into {venv} ...")
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+        subprocess.run(
+            [str(venv / "bin" / "pip"), "install", "-q", f"agentsview=={AGENTSVIEW_VERSION}"],
+            check=True,
+        )
+    return exe
+
+
+def build_tree(root: Path, mb: int) -> int:
+    """``mb`` MB of Claude Code session files under ``root/projects/<project>/``; its bytes."""
+    ids = base._Ids(43)
+    templates, sids = base._claude_templates()
+    files = max(1, mb * MB // FILE_BYTES)
+    for f in range(files):
+        folder = root / "projects" / f"-home-dev-project{f % PROJECTS}"
+        folder.mkdir(parents=True, exist_ok=True)
+        base.write_claude(folder, templates, sids, ids, FILE_BYTES, start=f)
+    return tree_bytes(root)
+
+
+def tree_bytes(root: Path) -> int:
+    return sum(p.stat().st_size for p in root.rglob("*") if p.is_file())
+
+
+def timed(
+    cmd: list[str], env: dict[str, str], cwd: Path | None = None, ok: tuple[int, ...] = (0,)
+) -> dict[str, Any]:
+    """Run ``cmd``; wall seconds, CPU seconds (user + system) and peak RSS (MiB) of the child.
+    An exit status outside ``ok`` ends the benchmark with the child's stderr."""
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(
+        cmd, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    assert proc.stderr is not None
+    err = proc.stderr.read()
+    _pid, status, usage = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    code = os.waitstatus_to_exitcode(status)
+    proc.returncode = code
+    if code not in ok:
+        log(err.decode(errors="replace")[-3000:])
+        raise SystemExit(f"{' '.join(cmd[:3])} ... exited {code}")
+    return {
+        "seconds": wall,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "rss_mib": usage.ru_maxrss / 1024,
+    }
+
+
+def dir_bytes(path: Path) -> int:
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file() and not p.is_symlink())
+
+
+class Peer:
+    """agentsview over one data folder and one tree (the environment that isolates it)."""
+
+    def __init__(self, exe: Path, data: Path, tree: Path, home: Path) -> None:
+        empty = home / "empty"
+        empty.mkdir(parents=True, exist_ok=True)
+        self.exe = str(exe)
+        self.data = data
+        self.env = {
+            **os.environ,
+            "HOME": str(home),
+            "AGENTSVIEW_DATA_DIR": str(data),
+            "CLAUDE_PROJECTS_DIR": str(tree / "projects"),
+            **dict.fromkeys(AV_DIRS, str(empty)),
+        }
+
+    def sync(self) -> dict[str, Any]:
+        return timed([self.exe, "sync"], {**self.env, "AGENTSVIEW_NO_DAEMON": "1"})
+
+    def start_daemon(self) -> None:
+        subprocess.run(
+            [self.exe, "daemon", "start"],
+            env=self.env,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def stop_daemon(self) -> None:
+        subprocess.run(
+            [self.exe, "daemon", "stop"],
+            env=self.env,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+
+    def search(self, query: str) -> float:
+        cmd = [self.exe, "session", "search", "--fts", query, "--json"]
+        return timed(cmd, self.env, ok=(0, 1))["seconds"]
+
+
+def ours(args: list[str], home: Path) -> dict[str, Any]:
+    exe = Path(sys.executable).with_name("continuity")
+    return timed([str(exe), *args, "--home", str(home)], {**CHILD_ENV, "COLUMNS": "200"})
+
+
+def one_round(tree0: Path, work: Path, exe: Path, n: int) -> dict[str, Any]:
+    """Fresh import, unchanged re-import, 1 % append of both tools on a copy of ``tree0``."""
+    tree = work / f"tree{n}"
+    shutil.copytree(tree0, tree)
+    size = tree_bytes(tree)
+    home, data = work / f"ours{n}", work / f"theirs{n}"
+    peer = Peer(exe, data, tree, work / f"peerhome{n}")
+    r: dict[str, Any] = {"input": size}
+    log(f"round {n}: fresh import ({size / MB:.0f} MB) ...")
+    r["ours_fresh"] = ours(["import", str(tree / "projects"), "--no-embed", "--json"], home)
+    r["theirs_fresh"] = peer.sync()
+    r["ours_store"] = dir_bytes(home)
+    r["theirs_store"] = dir_bytes(data)
+    log(f"round {n}: unchanged re-import ...")
+    r["ours_again"] = ours(["import", str(tree / "projects"), "--no-embed", "--json"], home)
+    r["theirs_again"] = peer.sync()
+    log(f"round {n}: 1 % append ...")
+    files = sorted((tree / "projects").rglob("*.jsonl"))
+    r["appended"] = append_lines(files, size // 100)
+    r["ours_append"] = ours(["import", str(tree / "projects"), "--no-embed", "--json"], home)
+    r["theirs_append"] = peer.sync()
+    return r
+
+
+def starts(home: Path) -> dict[str, float]:
+    """Median seconds of each read command as a process, and of ``python -c pass``."""
+    exe = str(Path(sys.executable).with_name("continuity"))
+    done = subprocess.run(
+        [exe, "sessions", "--home", str(home), "--json", "-n", "1"],
+        capture_output=True,
+        check=True,
+        env=CHILD_ENV,
+    )
+    import json
+
+    key = json.loads(done.stdout)[0]["session"][:8]
+    cmds = {
+        "python -c pass": [sys.executable, "-c", "pass"],
+        "sessions": [exe, "sessions", "--home", str(home)],
+        "show": [exe, "show", key, "--home", str(home)],
+        "continue": [exe, "continue", key, "--home", str(home)],
+        "search": [exe, "search", "phoenix server", "--home", str(home)],
+        "recall": [exe, "recall", "phoenix server", "--home", str(home)],
+    }
+    out = {}
+    for name, cmd in cmds.items():
+        times = []
+        for _ in range(STARTS):
+            t0 = time.perf_counter()
+            subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=CHILD_ENV)
+            times.append(time.perf_counter() - t0)
+        out[name] = statistics.median(times)
+    return out
+
+
+def search_latency(home: Path, peer: Peer) -> dict[str, list[float]]:
+    """Seconds of each of ``QUERIES`` (twice) as a command: ours one-shot, theirs as a client."""
+    exe = str(Path(sys.executable).with_name("continuity"))
+    ours_t, theirs_t = [], []
+    peer.start_daemon()
+    try:
+        for q in QUERIES * 2:
+            cmd = [exe, "search", q, "--home", str(home)]
+            ours_t.append(timed(cmd, CHILD_ENV, ok=(0, 1))["seconds"])  # 1: no hit
+            theirs_t.append(peer.search(q))
+    finally:
+        peer.stop_daemon()
+    return {"ours": ours_t, "theirs": theirs_t}
+
+
+def pct(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, round(q * (len(s) - 1)))]
+
+
+def median_of(rounds: list[dict[str, Any]], key: str, field: str = "seconds") -> float:
+    return statistics.median(r[key][field] if field else r[key] for r in rounds)
+
+
+def report(rounds: list[dict[str, Any]], start: dict[str, float], search: dict) -> list[str]:
+    size = rounds[0]["input"]
+    of = lambda k, f="seconds": median_of(rounds, k, f)  # noqa: E731
+    lines = []
+    ours_s, theirs_s = of("ours_fresh"), of("theirs_fresh")
+    mbps = lambda s: size / MB / s  # noqa: E731
+    rows = [
+        (
+            "1 fresh import",
+            f"{ours_s:.1f} s ({mbps(ours_s):.1f} MB/s), {of('ours_fresh', 'cpu'):.1f} CPU s, "
+            f"{of('ours_fresh', 'rss_mib'):.0f} MiB",
+            f"{theirs_s:.1f} s ({mbps(theirs_s):.1f} MB/s), {of('theirs_fresh', 'cpu'):.1f} CPU s, "
+            f"{of('theirs_fresh', 'rss_mib'):.0f} MiB",
+            f"speed {theirs_s / ours_s:.2f}x theirs",
+            theirs_s / ours_s >= 1.0,
+        ),
+        (
+            "2 store / input",
+            f"{of('ours_store', ''):,.0f} B = {of('ours_store', '') / size:.2f}x",
+            f"{of('theirs_store', ''):,.0f} B = {of('theirs_store', '') / size:.2f}x",
+            f"{of('ours_store', '') / of('theirs_store', ''):.2f}x theirs",
+            of("ours_store", "") / size <= 1.0,
+        ),
+    ]
+    base_s = start["python -c pass"]
+    for name in ("sessions", "show", "continue", "search", "recall"):
+        t = start[name]
+        rows.append(
+            (
+                f"3 start: {name}",
+                f"{t * 1000:.0f} ms = {t / base_s:.1f}x python -c pass ({base_s * 1000:.0f} ms)",
+                "",
+                "<= 100 ms and <= 6x",
+                t <= 0.1 and t / base_s <= 6,
+            )
+        )
+    o50, o99 = pct(search["ours"], 0.5), pct(search["ours"], 0.99)
+    t50, t99 = pct(search["theirs"], 0.5), pct(search["theirs"], 0.99)
+    rows.append(
+        (
+            "3 search command p50/p99",
+            f"{o50 * 1000:.0f} / {o99 * 1000:.0f} ms",
+            f"{t50 * 1000:.0f} / {t99 * 1000:.0f} ms (--fts)",
+            f"p50 {o50 / t50:.2f}x theirs",
+            o50 <= t50,
+        )
+    )
+    again, t_again = of("ours_again"), of("theirs_again")
+    rows.append(
+        (
+            "4 unchanged re-import",
+            f"{again:.2f} s",
+            f"{t_again:.2f} s",
+            f"{again / t_again:.2f}x theirs",
+            again <= t_again,
+        )
+    )
+    app, t_app = of("ours_append"), of("theirs_append")
+    rows.append(
+        (
+            "4 1 % append",
+            f"{app:.2f} s = {app / ours_s * 100:.1f} % of our fresh",
+            f"{t_app:.2f} s = {t_app / theirs_s * 100:.1f} % of its fresh",
+            f"{app / t_app:.2f}x theirs",
+            app / ours_s <= 0.02 and app <= t_app,
+        )
+    )
+    width = [max(len(r[i]) for r in rows) for i in range(4)]
+    head = ("goal", "continuity", f"agentsview {AGENTSVIEW_VERSION}", "ratio")
+    width = [max(w, len(h)) for w, h in zip(width, head, strict=True)]
+    fmt = "  ".join(f"{{:{w}}}" for w in width) + "  {}"
+    lines.append(fmt.format(*head, "verdict"))
+    for r in rows:
+        lines.append(fmt.format(*r[:4], "met" if r[4] else "NOT met"))
+    lines.append(
+        f"input {size / MB:.0f} MB in {len(rounds)} rounds (median shown); fresh import seconds "
+        f"ours {[round(r['ours_fresh']['seconds'], 1) for r in rounds]}, theirs "
+        f"{[round(r['theirs_fresh']['seconds'], 1) for r in rounds]}"
+    )
+    return lines
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, not {value}")
+    return value
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--mb", type=_positive, default=320, help="tree size in MB (default 320)")
+    ap.add_argument("--rounds", type=_positive, default=3, help="rounds (median reported)")
+    ap.add_argument("--tmp", type=Path, help="folder for the tree and workspaces (default: temp)")
+    args = ap.parse_args(argv)
+    exe = agentsview()
+    with tempfile.TemporaryDirectory(dir=args.tmp) as tmp_s:
+        tmp = Path(tmp_s)
+        log(f"building a {args.mb} MB tree of Claude Code sessions ...")
+        build_tree(tmp / "tree", args.mb)
+        rounds = [one_round(tmp / "tree", tmp, exe, n) for n in range(args.rounds)]
+        home = tmp / "ours0"
+        log("start-up and search ...")
+        start = starts(home)
+        peer = Peer(exe, tmp / "theirs0", tmp / "tree0", tmp / "peerhome0")
+        search = search_latency(home, peer)
+        print("\n".join(report(rounds, start, search)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
