@@ -154,8 +154,9 @@ def _stored_raw(store, sha: str) -> tuple[bytes, int | None]:
 
 
 def test_bulk_raw_lines_compressed_where_that_pays(store):
-    """Issue 17 goal 3: a long repetitive line is kept as a zstd frame (codec 1, under half its
-    bytes), a short or incompressible one as it is (codec NULL); both read back exact."""
+    """Issue 17 goal 3: a long repetitive line written alone is kept as a zstd frame (codec 1,
+    under half its bytes), a short or incompressible one as it is (codec NULL); all read back
+    exact."""
     long_line = (
         b'{"type":"assistant","message":{"content":[{"type":"text","text":"'
         + b"the same words again " * 60
@@ -167,12 +168,73 @@ def test_bulk_raw_lines_compressed_where_that_pays(store):
         RawLine("/z", 2, len(long_line) + 1, "b" * 64, noise),
         RawLine("/z", 3, len(long_line) + 602, "c" * 64, b'{"x":1}'),
     ]
-    store.put_raw_lines(lines)
+    for line in lines:  # one line per write: each is kept alone, not in a block
+        store.put_raw_lines([line])
     data, codec = _stored_raw(store, "a" * 64)
     assert codec == rawcodec.ZSTD and len(data) < len(long_line) // 2
     assert _stored_raw(store, "b" * 64) == (noise, None)
     assert _stored_raw(store, "c" * 64) == (b'{"x":1}', None)
     assert list(store.raw_lines("/z")) == lines
+
+
+def _blocks(store) -> list[tuple[int, bytes]]:
+    with store._conn() as conn:
+        rows = conn.execute(select(t.raw_blocks.c.block_id, t.raw_blocks.c.data)).all()
+    return [(r.block_id, bytes(r.data)) for r in rows]
+
+
+def test_bulk_raw_lines_kept_by_block(store):
+    """Issue 43 goal 2: the new lines of one write are kept in zstd blocks (codec 2, no bytes
+    of their own, their place in the block); a line holding a newline or as long as a block
+    is kept alone; writing the same lines again adds no block; every line reads back exact,
+    also across more blocks than the reader keeps decoded and more rows than one read."""
+    rng = random.Random(43)
+    body = [
+        b'{"type":"user","uuid":"%d","message":{"content":"%s"}}'
+        % (i, rng.choice([b"run the tests", b"fix the export", b"open README.md"]))
+        for i in range(1500)
+    ]
+    lines, offset = [], 0
+    for i, data in enumerate(body, start=1):
+        lines.append(RawLine("/b", i, offset, f"{i:064x}", data))
+        offset += len(data) + 1
+    odd = [
+        RawLine("/b", 1501, offset, "e" * 64, b"two\nlines"),
+        RawLine("/b", 1502, offset + 10, "f" * 64, b"y" * rawcodec.BLOCK_BYTES),
+    ]
+    store.put_raw_lines(lines + odd)
+    blocks = _blocks(store)
+    assert blocks, "a write of 1,500 lines makes blocks"
+    assert sum(len(data) for _, data in blocks) < sum(map(len, body)) // 5
+    with store._conn() as conn:
+        codecs = dict(conn.execute(select(t.raw_lines.c.sha256, t.raw_lines.c.codec)).all())
+    assert {codecs[ln.sha256] for ln in lines} == {rawcodec.BLOCK}
+    assert _stored_raw(store, "e" * 64) == (b"two\nlines", None)
+    assert _stored_raw(store, "f" * 64)[1] == rawcodec.ZSTD
+    store.put_raw_lines(lines + odd)  # idempotent: the lines are kept, nothing packed again
+    assert len(_blocks(store)) == len(blocks)
+    assert list(store.raw_lines("/b")) == lines + odd
+
+
+@given(
+    st.lists(
+        st.binary(max_size=rawcodec.BLOCK_BYTES // 3) | st.just(b"a\nb"),
+        max_size=40,
+    )
+)
+def test_rawcodec_pack_keeps_every_line_once(datas):
+    """Every line is kept exactly once, alone or in one block, and reads back exact."""
+    lines = [(f"{i:064x}", d) for i, d in enumerate(datas)]
+    alone, blocks = rawcodec.pack(lines)
+    got = {sha: rawcodec.decode(stored, codec) for sha, stored, codec in alone}
+    for block in blocks:
+        assert len(block.shas) >= 2
+        parts = rawcodec.unpack(block.frame)
+        assert len(parts) == len(block.shas)
+        for sha, part in zip(block.shas, parts, strict=True):
+            assert sha not in got
+            got[sha] = part
+    assert got == dict(lines)
 
 
 def test_bulk_raw_lines_written_before_the_codec_read_as_they_are(store):

@@ -303,3 +303,61 @@ def test_revision_0020_adds_receipt_detail_and_keeps_old_receipts(db_url):
             }
     finally:
         engine.dispose()
+
+
+@pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
+def test_revision_0022_blocks_read_back_and_downgrade_gives_each_line_its_bytes(db_url):
+    """Revision 0022 (issue 43): lines written at 0021 (one frame each) and lines written at
+    0022 (in blocks) read back exact side by side; a downgrade to 0021 gives every block line
+    its bytes back (codec NULL) before ``raw_blocks`` goes."""
+    from alembic import command
+    from sqlalchemy import text
+
+    from continuity.store import _alembic_config, migrate
+    from continuity.store.base import RawLine
+
+    old = b'{"type":"user","message":"' + b"compress me " * 40 + b'"}'
+    new = [b'{"type":"assistant","n":%d,"text":"the same words"}' % i for i in range(50)]
+    engine = create_engine(db_url)
+    try:
+        migrate(engine, "0021")
+        with engine.begin() as conn:
+            conn.execute(
+                text("INSERT INTO raw_lines (sha256, data, codec) VALUES (:s, :d, NULL)"),
+                {"s": "a" * 64, "d": old},
+            )
+            conn.execute(
+                text(
+                    "INSERT INTO source_lines (path, line_no, byte_offset, raw_sha256) "
+                    "VALUES ('/f', 1, 0, :s)"
+                ),
+                {"s": "a" * 64},
+            )
+    finally:
+        engine.dispose()
+    lines = [RawLine("/f", 1, 0, "a" * 64, old)]
+    for i, data in enumerate(new, start=2):
+        lines.append(RawLine("/f", i, 100 * i, f"{i:064x}", data))
+    with open_store(db_url) as store:  # upgrades to head
+        store.put_raw_lines(lines[1:])
+        assert list(store.raw_lines("/f")) == lines
+        with store.engine.connect() as conn:
+            assert (
+                conn.execute(text("SELECT count(*) FROM raw_lines WHERE codec = 2")).scalar() == 50
+            )
+    engine = create_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            command.downgrade(_alembic_config(conn), "0021")
+        with engine.connect() as conn:
+            got = dict(conn.execute(text("SELECT sha256, data FROM raw_lines")).all())
+            assert {k: bytes(v) for k, v in got.items()} == {ln.sha256: ln.data for ln in lines}
+            assert (
+                conn.execute(
+                    text("SELECT count(*) FROM raw_lines WHERE codec IS NOT NULL")
+                ).scalar()
+                == 0
+            )
+            assert not inspect(conn).has_table("raw_blocks")
+    finally:
+        engine.dispose()

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from sqlalchemy import Boolean, Connection, LargeBinary, Table, and_, update
+from sqlalchemy import Boolean, Connection, LargeBinary, Table, and_, insert, select, update
 from sqlalchemy.engine import Dialect
 
 from continuity.core.codec import blocks_to_json, message_bytes
@@ -31,6 +31,12 @@ from continuity.store.base import RawLine
 from continuity.store.search import SearchIndexWriter
 
 _CHUNK = 500  # bound on IN-lists
+
+
+def _chunks(items: Sequence[Any], size: int = _CHUNK) -> Iterable[Sequence[Any]]:
+    for i in range(0, len(items), size):
+        yield items[i : i + size]
+
 
 #: Column order of ``entry_row`` (the bulk insert of ``entries`` names these columns).
 ENTRY_COLUMNS = (
@@ -222,7 +228,12 @@ class BulkWriter:
             f"{q('call_id')} IN ({{marks}})"
         )
         self.entries = BulkInsert(t.entries, ENTRY_COLUMNS, dialect)
-        self.raw_lines = BulkInsert(t.raw_lines, ("sha256", "data", "codec"), dialect, ignore=True)
+        self.raw_lines = BulkInsert(
+            t.raw_lines,
+            ("sha256", "data", "codec", "block_id", "block_index"),
+            dialect,
+            ignore=True,
+        )
         self.source_lines = BulkInsert(
             t.source_lines, ("path", "line_no", "byte_offset", "raw_sha256"), dialect, ignore=True
         )
@@ -278,10 +289,29 @@ class BulkWriter:
         return out
 
     def put_raw_lines(self, conn: Connection, lines: Sequence[RawLine]) -> None:
-        """Each distinct line's bytes once by SHA-256 (zstd-compressed where that pays:
-        ``store.rawcodec``), and every line's position (idempotent)."""
+        """Each distinct line's bytes once by SHA-256, and every line's position (idempotent).
+
+        The lines not kept yet are packed by ``store.rawcodec.pack``: in blocks (one
+        ``raw_blocks`` row each, its lines ``codec`` 2) or alone (a zstd frame where that
+        pays). A line another writer keeps first (a race between two imports of files sharing
+        a line) stays as that writer kept it; the block row written here for it then holds
+        bytes no row reads, never a wrong one."""
         distinct = {ln.sha256: ln.data for ln in lines}
-        self.raw_lines.run(conn, [(sha, *rawcodec.encode(data)) for sha, data in distinct.items()])
+        c = t.raw_lines.c
+        for part in _chunks(list(distinct)):
+            for (sha,) in conn.execute(select(c.sha256).where(c.sha256.in_(part))):
+                distinct.pop(sha, None)  # kept already: its bytes are not packed again
+        alone, blocks = rawcodec.pack(list(distinct.items()))
+        rows = [(sha, data, codec, None, None) for sha, data, codec in alone]
+        for block in blocks:
+            key = conn.execute(
+                insert(t.raw_blocks).values(data=block.frame, codec=rawcodec.ZSTD)
+            ).inserted_primary_key
+            if key is None:  # never: an INSERT of one row has its key
+                raise StoreError("the database returned no key for a raw block")
+            block_id = key[0]
+            rows += [(sha, b"", rawcodec.BLOCK, block_id, i) for i, sha in enumerate(block.shas)]
+        self.raw_lines.run(conn, rows)
         self.source_lines.run(
             conn, [(ln.path, ln.line_no, ln.byte_offset, ln.sha256) for ln in lines]
         )

@@ -165,6 +165,20 @@ raw_lines = Table(
     # revision 0016: NULL = ``data`` is the line's bytes; 1 = a zstd frame of them
     # (``store.rawcodec``; the sha256 is always of the original bytes)
     Column("codec", SmallInteger),
+    # revision 0022: codec 2 = the bytes are line ``block_index`` of ``raw_blocks`` row
+    # ``block_id`` (``data`` empty)
+    Column("block_id", Integer),
+    Column("block_index", Integer),
+)
+
+#: revision 0022 (issue 43): lines kept by block (``store.rawcodec``): a zstd frame of lines
+#: joined by ``\n``.
+raw_blocks = Table(
+    "raw_blocks",
+    metadata,
+    Column("block_id", Integer, primary_key=True, autoincrement=True),
+    Column("data", LargeBinary, nullable=False),
+    Column("codec", SmallInteger, nullable=False),
 )
 
 source_lines = Table(

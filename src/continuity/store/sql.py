@@ -876,11 +876,20 @@ class SqlStore(
 
     def raw_lines(self, path: str) -> Iterator[RawLine]:
         """Every kept line of ``path`` in line order, with its exact bytes."""
-        sl, rl = t.source_lines.c, t.raw_lines.c
+        sl, rl, rb = t.source_lines.c, t.raw_lines.c, t.raw_blocks.c
+        cache = rawcodec.BlockCache()
         last = 0
         while True:
             stmt = (
-                select(sl.line_no, sl.byte_offset, sl.raw_sha256, rl.data, rl.codec)
+                select(
+                    sl.line_no,
+                    sl.byte_offset,
+                    sl.raw_sha256,
+                    rl.data,
+                    rl.codec,
+                    rl.block_id,
+                    rl.block_index,
+                )
                 .join(t.raw_lines, rl.sha256 == sl.raw_sha256)
                 .where(and_(sl.path == path, sl.line_no > last))
                 .order_by(sl.line_no)
@@ -888,16 +897,25 @@ class SqlStore(
             )
             with self._conn() as conn:
                 rows = conn.execute(stmt).all()
+                blocks: dict[int, list[bytes]] = {}
+                for block_id in {r.block_id for r in rows if r.codec == rawcodec.BLOCK}:
+                    if (kept := cache.get(block_id)) is not None:
+                        blocks[block_id] = kept
+                missing = list({r.block_id for r in rows if r.codec == rawcodec.BLOCK} - {*blocks})
+                for part in _chunks(missing):
+                    for block_id, frame in conn.execute(
+                        select(rb.block_id, rb.data).where(rb.block_id.in_(part))
+                    ):
+                        blocks[block_id] = rawcodec.unpack(bytes(frame))
+                        cache.put(block_id, blocks[block_id])
             if not rows:
                 return
             for r in rows:
-                yield RawLine(
-                    path,
-                    r.line_no,
-                    r.byte_offset,
-                    r.raw_sha256,
-                    rawcodec.decode(bytes(r.data), r.codec),
-                )
+                if r.codec == rawcodec.BLOCK:
+                    data = blocks[r.block_id][r.block_index]
+                else:
+                    data = rawcodec.decode(bytes(r.data), r.codec)
+                yield RawLine(path, r.line_no, r.byte_offset, r.raw_sha256, data)
             last = rows[-1].line_no
 
     def put_issues(self, issues: Sequence[ImportIssue]) -> None:
