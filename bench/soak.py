@@ -271,7 +271,8 @@ IDENTITY = {
     " ended_at FROM runs",
     "sources": "SELECT path, session_key, harness, size, offset, line_count, prefix_sha256,"
     " sha(reader_state), gone_at IS NULL, pending_from FROM sources",
-    "source_lines": "SELECT path, line_no, byte_offset, raw_sha256 FROM source_lines",
+    "source_lines": "SELECT p.path, l.line_no, l.byte_offset, l.raw_sha256 FROM source_lines l"
+    " JOIN source_paths p ON p.source_id = l.source_id",
     "raw_lines": "SELECT sha256 FROM raw_lines",
     "import_issues": "SELECT path, line_no, byte_offset, byte_length, reason, raw_sha256"
     " FROM import_issues",

@@ -243,9 +243,11 @@ def test_bulk_raw_lines_written_before_the_codec_read_as_they_are(store):
     frame = rawcodec.encode(b"x" * 500)[0]
     with store.batch(), store._conn() as conn:
         conn.execute(t.raw_lines.insert(), [{"sha256": "d" * 64, "data": frame}])
+        source_id = conn.execute(t.source_paths.insert().values(path="/old")).inserted_primary_key
+        assert source_id is not None
         conn.execute(
             t.source_lines.insert(),
-            [{"path": "/old", "line_no": 1, "byte_offset": 0, "raw_sha256": "d" * 64}],
+            [{"source_id": source_id[0], "line_no": 1, "byte_offset": 0, "raw_sha256": "d" * 64}],
         )
     assert [r.data for r in store.raw_lines("/old")] == [frame]
 

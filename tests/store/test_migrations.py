@@ -361,3 +361,61 @@ def test_revision_0022_blocks_read_back_and_downgrade_gives_each_line_its_bytes(
             assert not inspect(conn).has_table("raw_blocks")
     finally:
         engine.dispose()
+
+
+@pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
+def test_revision_0023_keeps_each_path_once_and_every_position(db_url):
+    """Revision 0023 (issue 43): the positions written at 0022 (a path on every line) are
+    copied to ``source_lines`` keyed by ``source_paths``, each path once, and read back with
+    their bytes; a rewritten file's positions are still replaced by path; the downgrade puts
+    the paths back on the lines."""
+    from alembic import command
+    from sqlalchemy import text
+
+    from continuity.store import _alembic_config, migrate
+    from continuity.store.base import RawLine
+
+    engine = create_engine(db_url)
+    try:
+        migrate(engine, "0022")
+        with engine.begin() as conn:
+            for i, (path, line_no) in enumerate([("/a", 1), ("/a", 2), ("/b", 1)]):
+                sha = f"{i:064x}"
+                conn.execute(
+                    text("INSERT INTO raw_lines (sha256, data) VALUES (:s, :d)"),
+                    {"s": sha, "d": b"line %d" % i},
+                )
+                conn.execute(
+                    text(
+                        "INSERT INTO source_lines (path, line_no, byte_offset, raw_sha256) "
+                        "VALUES (:p, :n, :o, :s)"
+                    ),
+                    {"p": path, "n": line_no, "o": 7 * (line_no - 1), "s": sha},
+                )
+    finally:
+        engine.dispose()
+    with open_store(db_url) as store:  # upgrades to head
+        assert list(store.raw_lines("/a")) == [
+            RawLine("/a", 1, 0, f"{0:064x}", b"line 0"),
+            RawLine("/a", 2, 7, f"{1:064x}", b"line 1"),
+        ]
+        assert list(store.raw_lines("/b")) == [RawLine("/b", 1, 0, f"{2:064x}", b"line 2")]
+        with store.engine.connect() as conn:
+            assert conn.execute(text("SELECT count(*) FROM source_paths")).scalar() == 2
+        with store.batch():
+            assert store.forget_source_lines("/a") == 2
+            store.put_raw_lines([RawLine("/a", 1, 0, "f" * 64, b"rewritten")])
+        assert [r.data for r in store.raw_lines("/a")] == [b"rewritten"]
+        assert store.forget_source_lines("/never-read") == 0
+    engine = create_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            command.downgrade(_alembic_config(conn), "0022")
+        with engine.connect() as conn:
+            rows = conn.execute(
+                text("SELECT path, line_no, raw_sha256 FROM source_lines ORDER BY path, line_no")
+            ).all()
+            assert [tuple(r) for r in rows] == [("/a", 1, "f" * 64), ("/b", 1, f"{2:064x}")]
+            assert not inspect(conn).has_table("source_paths")
+    finally:
+        engine.dispose()

@@ -142,6 +142,27 @@ class BulkInsert:
         conn.exec_driver_sql(self.sql, list(zip(*columns, strict=True)) if changed else rows)
 
 
+def source_ids(conn: Connection, paths: Iterable[str], *, create: bool) -> dict[str, int]:
+    """``{path: source_id}`` of ``paths`` in ``source_paths`` (revision 0023: a source file's
+    path once); with ``create``, a path not there yet is added first (idempotent: two writers
+    adding one path both get its one id). Without it, an unknown path is left out."""
+    c = t.source_paths.c
+    stored = {p: t.nul_free(p) for p in paths}  # a path is stored by the one NUL rule
+    wanted = list(dict.fromkeys(stored.values()))
+    found: dict[str, int] = {}
+    for part in _chunks(wanted):
+        found.update(conn.execute(select(c.path, c.source_id).where(c.path.in_(part))).all())
+    missing = [p for p in wanted if p not in found]
+    if missing and create:
+        conn.execute(
+            t.upsert_insert(conn.dialect.name, t.source_paths).on_conflict_do_nothing(),
+            [{"path": p} for p in missing],
+        )
+        for part in _chunks(missing):
+            found.update(conn.execute(select(c.path, c.source_id).where(c.path.in_(part))).all())
+    return {p: found[s] for p, s in stored.items() if s in found}
+
+
 def entry_row(session_key: str, e: Entry) -> tuple[Any, ...]:
     """The ``entries`` values of ``e`` in ``ENTRY_COLUMNS`` order (``seq`` and ``entry_id``
     already set): content as stored JSON, ``meta`` the compaction and run-end hint as JSON,
@@ -235,7 +256,10 @@ class BulkWriter:
             ignore=True,
         )
         self.source_lines = BulkInsert(
-            t.source_lines, ("path", "line_no", "byte_offset", "raw_sha256"), dialect, ignore=True
+            t.source_lines,
+            ("source_id", "line_no", "byte_offset", "raw_sha256"),
+            dialect,
+            ignore=True,
         )
         self.media = BulkInsert(t.media, ("sha256", "data"), dialect, ignore=True)
         self.tool_calls = BulkInsert(
@@ -312,8 +336,9 @@ class BulkWriter:
             block_id = key[0]
             rows += [(sha, b"", rawcodec.BLOCK, block_id, i) for i, sha in enumerate(block.shas)]
         self.raw_lines.run(conn, rows)
+        ids = source_ids(conn, {ln.path for ln in lines}, create=True)
         self.source_lines.run(
-            conn, [(ln.path, ln.line_no, ln.byte_offset, ln.sha256) for ln in lines]
+            conn, [(ids[ln.path], ln.line_no, ln.byte_offset, ln.sha256) for ln in lines]
         )
 
     def put_entries(self, conn: Connection, session_key: str, entries: Sequence[Entry]) -> None:
@@ -364,4 +389,4 @@ class BulkWriter:
         self.tool_calls.run(conn, inserts)
 
 
-__all__ = ["BulkInsert", "BulkWriter", "ENTRY_COLUMNS", "as_stored", "entry_row"]
+__all__ = ["BulkInsert", "BulkWriter", "ENTRY_COLUMNS", "as_stored", "entry_row", "source_ids"]

@@ -181,13 +181,27 @@ raw_blocks = Table(
     Column("codec", SmallInteger, nullable=False),
 )
 
+#: revision 0023 (issue 43: "store a source path once per file"): each source file's path
+#: once, numbered; ``source_lines`` names its file by that number.
+source_paths = Table(
+    "source_paths",
+    metadata,
+    Column("source_id", Integer, primary_key=True, autoincrement=True),
+    Column("path", Text, nullable=False),
+)
+Index("ux_source_paths_path", source_paths.c.path, unique=True)
+
+#: Each kept line's position in its file as last read. Revision 0023: keyed by
+#: ``source_paths.source_id`` instead of the path's text, and on SQLite a ``WITHOUT ROWID``
+#: table (the key is the table: no second copy of it in an index).
 source_lines = Table(
     "source_lines",
     metadata,
-    Column("path", Text, primary_key=True),
+    Column("source_id", Integer, primary_key=True, autoincrement=False),
     Column("line_no", Integer, primary_key=True, autoincrement=False),
     Column("byte_offset", Integer, nullable=False),
     Column("raw_sha256", String(64), nullable=False),
+    sqlite_with_rowid=False,
 )
 
 media = Table(

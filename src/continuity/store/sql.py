@@ -40,7 +40,7 @@ from continuity.core.model import (
 from continuity.core.when import usable_time
 from continuity.store import rawcodec, schema as t
 from continuity.store.base import ImportIssue, RawLine, RowMeta, SourceState
-from continuity.store.bulk import ENTRY_COLUMNS, BulkWriter
+from continuity.store.bulk import ENTRY_COLUMNS, BulkWriter, source_ids
 from continuity.store.checkpoints import CheckpointStoreMixin
 from continuity.store.fencing import FencingStoreMixin
 from continuity.store.langgraph import LangGraphStoreMixin
@@ -870,8 +870,11 @@ class SqlStore(
         of positions deleted. Call it inside the re-read's first ``batch()``: the positions
         are replaced in the same transaction as the first new ones."""
         with self._conn() as conn:
+            source_id = source_ids(conn, [path], create=False).get(path)
+            if source_id is None:
+                return 0
             return conn.execute(
-                t.source_lines.delete().where(t.source_lines.c.path == path)
+                t.source_lines.delete().where(t.source_lines.c.source_id == source_id)
             ).rowcount
 
     def raw_lines(self, path: str) -> Iterator[RawLine]:
@@ -879,6 +882,10 @@ class SqlStore(
         sl, rl, rb = t.source_lines.c, t.raw_lines.c, t.raw_blocks.c
         cache = rawcodec.BlockCache()
         last = 0
+        with self._conn() as conn:
+            source_id = source_ids(conn, [path], create=False).get(path)
+        if source_id is None:
+            return
         while True:
             stmt = (
                 select(
@@ -891,7 +898,7 @@ class SqlStore(
                     rl.block_index,
                 )
                 .join(t.raw_lines, rl.sha256 == sl.raw_sha256)
-                .where(and_(sl.path == path, sl.line_no > last))
+                .where(and_(sl.source_id == source_id, sl.line_no > last))
                 .order_by(sl.line_no)
                 .limit(_CHUNK)
             )
