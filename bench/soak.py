@@ -263,8 +263,8 @@ IDENTITY = {
     " ended_at, entry_count, forked_from FROM sessions",
     # a compaction's ts is when it was made
     "entries": "SELECT session_key, kind, role, type_name, visible, base_visible, is_request,"
-    " sidechain, CASE kind WHEN 'compaction' THEN NULL ELSE ts END, cwd, sha(content), sha(meta),"
-    " source_path, line_no, byte_offset,"
+    " sidechain, CASE kind WHEN 'compaction' THEN NULL ELSE ts END, cwd, sha(content),"
+    " sha(content_z), sha(meta), source_path, line_no, byte_offset,"
     " raw_sha256, view_bytes FROM entries",
     "tool_calls": "SELECT session_key, call_id, call_seq, result_seq FROM tool_calls",
     "runs": "SELECT run_id, session_key, agent_id, request_seq, end_seq, status, started_at,"
@@ -285,7 +285,7 @@ IDENTITY = {
 }
 #: positions: the same rows at the same places
 POSITION = {
-    "entries@seq": "SELECT session_key, seq, kind, sha(content) FROM entries",
+    "entries@seq": "SELECT session_key, seq, kind, sha(content), sha(content_z) FROM entries",
     "fts@count": "SELECT count(*) FROM entries_fts_rows",
 }
 

@@ -7,6 +7,7 @@ import random
 from datetime import UTC, datetime
 
 import pytest
+import zstandard
 from hypothesis import given, strategies as st
 from sqlalchemy import select
 from sqlalchemy.dialects import postgresql, sqlite
@@ -120,6 +121,49 @@ def test_bulk_rows_read_back_with_nul_replaced_and_fields_kept(store):
     assert store.media("d" * 64) == b"\x89PN"
     # Lookups follow the same rule as the stored values and answer with the ids asked.
     assert store.native_seqs("k", ["n\x001", "n2", "absent"]) == {"n\x001": 0, "n2": 1}
+
+
+def test_bulk_long_content_kept_as_a_frame_and_read_back(store):
+    """Issue 43 (revision 0024): a row whose content JSON is long and repetitive is kept as a
+    zstd frame in ``content_z`` with ``content`` empty; a short one as text; both read back
+    as written, a lone surrogate's replacement and non-ASCII text included."""
+    store.upsert_session(Session(key="z", harness="t"))
+    long_text = "Ran the tests: 31 passed, ünïcode ✓ \ufffd. " * 40
+    rows = [
+        Entry(EntryKind.MESSAGE, Role.ASSISTANT, (TextBlock(long_text),)),
+        Entry(EntryKind.MESSAGE, Role.USER, (TextBlock("short"),)),
+    ]
+    for i, e in enumerate(rows):
+        e.seq = i
+    store.append("z", rows)
+    with store._conn() as conn:
+        stored = conn.execute(
+            select(t.entries.c.seq, t.entries.c.content, t.entries.c.content_z)
+            .where(t.entries.c.session_key == "z")
+            .order_by(t.entries.c.seq)
+        ).all()
+    (_, c0, z0), (_, c1, z1) = stored
+    assert (c0, z1) == ("", None)
+    assert z0 is not None and len(z0) < len(long_text) // 4
+    assert c1 == '[{"type":"text","text":"short"}]'
+    got = store.entries("z")
+    assert [e.text() for e in got] == [long_text, "short"]
+
+
+@given(st.text(max_size=2000))
+def test_rawcodec_text_round_trips(text):
+    """decode_text(encode_text(x)) == x whenever a frame is made, and a frame is made only
+    when it is smaller by ``MIN_SAVING``."""
+    frame = rawcodec.encode_text(text)
+    data = text.encode("utf-8", "surrogatepass")
+    if frame is not None:
+        assert rawcodec.decode_text(frame) == text
+        assert len(frame) <= len(data) * (1 - rawcodec.MIN_SAVING)
+    else:  # short, or its frame would not save enough
+        plain = zstandard.ZstdCompressor(level=rawcodec.LEVEL, write_checksum=False)
+        assert len(data) < rawcodec.MIN_TEXT_BYTES or len(plain.compress(data)) > len(data) * (
+            1 - rawcodec.MIN_SAVING
+        )
 
 
 def test_bulk_tool_call_id_with_nul_pairs_across_appends(store):

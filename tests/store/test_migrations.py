@@ -91,8 +91,29 @@ def test_project_sessions_uses_the_project_index(tmp_path):
     assert "USING INDEX ix_sessions_project" in details, details
 
 
+def _write_rows_as_before_0024(store, monkeypatch) -> None:
+    """Make ``store`` write rows as revisions before 0024 did: every ``entries`` column but
+    ``content_z``, each row's content as text (a test that writes rows at an older revision
+    with today's bulk writer)."""
+    from continuity.core.codec import blocks_to_json
+    from continuity.store import bulk
+
+    old_columns = bulk.ENTRY_COLUMNS[:-1]
+    assert bulk.ENTRY_COLUMNS[-1] == "content_z"
+    content_at = old_columns.index("content")
+    new_row = bulk.entry_row
+
+    def old_row(key, e):  # type: ignore[no-untyped-def]
+        row = list(new_row(key, e)[:-1])
+        row[content_at] = blocks_to_json(e.blocks)
+        return tuple(row)
+
+    store._bulk.entries = bulk.BulkInsert(bulk.t.entries, old_columns, store.engine.dialect)
+    monkeypatch.setattr(bulk, "entry_row", old_row)
+
+
 @pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
-def test_revision_0014_indexes_existing_entries(db_url):
+def test_revision_0014_indexes_existing_entries(db_url, monkeypatch):
     """Revision 0014 (issue 19): rows stored before the entries index existed are found by
     ``search`` after the upgrade, as rows written later are."""
     from sqlalchemy import create_engine
@@ -107,6 +128,7 @@ def test_revision_0014_indexes_existing_entries(db_url):
     # Rows written the 0013 way: the bulk writer without the index hook.
     s = SqlStore(engine, db_url)
     s._bulk.search.put = lambda *a, **k: None  # type: ignore[method-assign]
+    _write_rows_as_before_0024(s, monkeypatch)
     try:
         s.upsert_session(Session(key="old", harness="codex"))
         rows = [
@@ -119,6 +141,7 @@ def test_revision_0014_indexes_existing_entries(db_url):
         s.append("old", rows)
     finally:
         s.close()
+        monkeypatch.undo()
     with open_store(db_url) as s:  # upgrades to head
         assert [(h.seq, h.harness) for h in sorted(search(s, "pelican"), key=lambda h: h.seq)] == [
             (0, "codex"),
@@ -222,7 +245,7 @@ def test_revision_0018_moves_transcript_text_to_parts_and_back(db_url):
 
 
 @pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
-def test_revision_0019_adds_vector_tables_and_existing_rows_wait(db_url):
+def test_revision_0019_adds_vector_tables_and_existing_rows_wait(db_url, monkeypatch):
     """Revision 0019 (issue 40): rows stored at 0018 survive the upgrade and wait to be
     embedded; vector ids only grow, also after the newest vector is deleted (no reuse); a
     downgrade to 0018 drops the tables."""
@@ -236,6 +259,7 @@ def test_revision_0019_adds_vector_tables_and_existing_rows_wait(db_url):
     engine = create_engine(db_url)
     migrate(engine, "0018")
     s = SqlStore(engine, db_url)
+    _write_rows_as_before_0024(s, monkeypatch)
     try:
         s.upsert_session(Session(key="old", harness="pi"))
         row = U("stored before vectors existed")
@@ -243,6 +267,7 @@ def test_revision_0019_adds_vector_tables_and_existing_rows_wait(db_url):
         s.append("old", [row])
     finally:
         s.close()
+        monkeypatch.undo()
     with open_store(db_url) as store:  # upgrades to head
         assert [(k, q) for k, q, _ in store.entries_to_embed("m/4", limit=5)] == [("old", 0)]
         store.put_entry_vectors("m/4", [("old", 0, b"\x00" * 16)])
@@ -417,5 +442,53 @@ def test_revision_0023_keeps_each_path_once_and_every_position(db_url):
             ).all()
             assert [tuple(r) for r in rows] == [("/a", 1, "f" * 64), ("/b", 1, f"{2:064x}")]
             assert not inspect(conn).has_table("source_paths")
+    finally:
+        engine.dispose()
+
+
+@pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
+def test_revision_0024_long_content_compressed_and_downgrade_restores_it(db_url):
+    """Revision 0024 (issue 43): a row written at 0023 (its content as text) and one written
+    at 0024 (a long content as a frame) read back alike; the downgrade writes the frame's text
+    back into ``content`` before ``content_z`` goes."""
+    from alembic import command
+    from sqlalchemy import text
+
+    from continuity.core.model import Entry, EntryKind, Role, Session, TextBlock
+    from continuity.store import _alembic_config, migrate
+
+    long_text = "the export job stamps UTC now; " * 30
+    engine = create_engine(db_url)
+    try:
+        migrate(engine, "0023")
+    finally:
+        engine.dispose()
+    with open_store(db_url) as store:  # upgrades to head
+        store.upsert_session(Session(key="s", harness="pi"))
+        rows = [
+            Entry(EntryKind.MESSAGE, Role.USER, (TextBlock("fix it"),)),
+            Entry(EntryKind.MESSAGE, Role.ASSISTANT, (TextBlock(long_text),)),
+        ]
+        for i, e in enumerate(rows):
+            e.seq = i
+        store.append("s", rows)
+        with store.engine.connect() as conn:
+            assert (
+                conn.execute(
+                    text("SELECT count(*) FROM entries WHERE content_z IS NOT NULL")
+                ).scalar()
+                == 1
+            )
+    engine = create_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            command.downgrade(_alembic_config(conn), "0023")
+        with engine.connect() as conn:
+            got = conn.execute(text("SELECT content FROM entries ORDER BY seq")).scalars().all()
+            assert got == [
+                '[{"type":"text","text":"fix it"}]',
+                '[{"type":"text","text":"' + long_text + '"}]',
+            ]
+            assert "content_z" not in {c["name"] for c in inspect(conn).get_columns("entries")}
     finally:
         engine.dispose()

@@ -61,6 +61,7 @@ ENTRY_COLUMNS = (
     "line_no",
     "byte_offset",
     "raw_sha256",
+    "content_z",
 )
 
 
@@ -165,7 +166,8 @@ def source_ids(conn: Connection, paths: Iterable[str], *, create: bool) -> dict[
 
 def entry_row(session_key: str, e: Entry) -> tuple[Any, ...]:
     """The ``entries`` values of ``e`` in ``ENTRY_COLUMNS`` order (``seq`` and ``entry_id``
-    already set): content as stored JSON, ``meta`` the compaction and run-end hint as JSON,
+    already set): content as stored JSON (issue 43: a long one as a zstd frame in
+    ``content_z``, ``content`` then empty), ``meta`` the compaction and run-end hint as JSON,
     ``view_bytes`` the UTF-8 size of the row as a view message."""
     meta_dict: dict[str, Any] = {}
     if e.compaction is not None:
@@ -183,6 +185,7 @@ def entry_row(session_key: str, e: Entry) -> tuple[Any, ...]:
     meta = json_bytes(meta_dict).decode() if meta_dict else None
     src = e.source
     content = blocks_to_json(e.blocks)
+    content_z = rawcodec.encode_text(content)
     role = e.role.value
     return (
         session_key,
@@ -199,13 +202,14 @@ def entry_row(session_key: str, e: Entry) -> tuple[Any, ...]:
         e.sidechain,
         e.timestamp,
         e.cwd,
-        content,
+        "" if content_z is not None else content,
         meta,
         message_bytes(e.seq, role, e.blocks, stored_json=content),
         src.path if src else None,
         src.line if src else None,
         src.offset if src else None,
         src.raw_sha256 if src else None,
+        content_z,
     )
 
 

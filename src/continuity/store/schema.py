@@ -99,6 +99,9 @@ entries = Table(
     Column("line_no", Integer),
     Column("byte_offset", Integer),
     Column("raw_sha256", String(64)),
+    # revision 0024 (issue 43): a row's content JSON as a zstd frame where that pays
+    # (``store.rawcodec.encode_text``); ``content`` is then empty
+    Column("content_z", LargeBinary),
 )
 Index("ux_entries_entry_id", entries.c.entry_id, unique=True)
 Index("ix_entries_native", entries.c.session_key, entries.c.native_id)

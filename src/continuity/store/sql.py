@@ -428,7 +428,10 @@ class SqlStore(
             line_no,
             byte_offset,
             raw_sha256,
+            content_z,
         ) = row[offset : offset + _ENTRY_WIDTH]
+        if content_z is not None:
+            content = rawcodec.decode_text(bytes(content_z))
         compaction, run_end = None, None
         if meta_json:
             meta = orjson.loads(meta_json)
