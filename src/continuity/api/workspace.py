@@ -1,8 +1,9 @@
 """``Workspace``: continuity as a library (issue 46). One object per workspace, one method per
 command of the CLI (``import``, ``sessions``, ``show``, ``search``, ``continue``, ``resume``,
-``checkpoint``, ``checkpoints``, ``remember``, ``recall``, ``compact``, ``brief``), each taking
-the command's options as parameters (``--budget`` is ``budget_bytes``) and returning the value
-its ``--json`` prints, typed (``continuity.api.results``; ``to_dict()`` is that JSON).
+``checkpoint``, ``checkpoints``, ``remember``, ``recall``, ``compact``, ``brief``, ``usage``),
+each taking the command's options as parameters (``--budget`` is ``budget_bytes``) and
+returning the value its ``--json`` prints, typed (``continuity.api.results``; ``to_dict()`` is
+that JSON).
 
 The command line calls these methods (parse, one call, render), so both give the same
 answers. Every method raises the ``continuity.core.errors`` classes: ``SessionNotFound`` /
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
     from continuity.resume.session import Written
     from continuity.store.sql import SqlStore
     from continuity.transcripts.memories import RecallResponse, RememberResponse
+    from continuity.usage.prices import PriceTable
+    from continuity.usage.report import UsageReport
 
 
 class ImportProgress(Protocol):
@@ -597,6 +600,60 @@ class Workspace:
             config = _with_window(config, str(window))
         where = _folders(project or Path.cwd())[0]
         return build_brief(self.store(), project=where, config=config, reach=reach or Reach())
+
+    def usage(
+        self,
+        *,
+        by: str = "day",
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        harness: str | None = None,
+        project: str | os.PathLike[str] | None = None,
+        offline: bool = False,
+    ) -> UsageReport:
+        """``continuity usage`` (issue 44 item 1): the tokens and cost of every model
+        response the stored sessions record (Claude Code, Codex, pi, OpenCode), grouped
+        ``by`` one of ``day``, ``week``, ``month``, ``session``, ``project``, ``model``,
+        ``harness`` (UTC days; a week by its Monday), from ``since`` up to ``until`` (a
+        datetime, or the CLI's forms: ``2026-12-01``, ``7d``), only of ``harness`` and of
+        the folder ``project`` or one inside it. Prices: the table ``continuity usage
+        --refresh-prices`` wrote into the workspace, else (and with ``offline``) the one
+        shipped. Returns ``continuity.usage.UsageReport`` (``to_dict()`` is ``usage
+        --json``); a model without a price is in its ``unpriced_models``, never costed at 0.
+        Raises ``InputError`` naming ``by``, ``harness``, ``since`` or ``until``."""
+        from continuity.usage.extract import USAGE_HARNESSES
+        from continuity.usage.prices import load_prices
+        from continuity.usage.report import GROUPS, usage_report
+
+        if by not in GROUPS:
+            raise InputError(f"by: {by!r} is not one of {', '.join(GROUPS)}")
+        if harness is not None and harness not in HARNESSES:
+            raise InputError(f"harness: {harness!r} is not one of {', '.join(HARNESSES)}")
+        after, before = _when(since, "since"), _when(until, "until")
+        folder = _folders(project)
+        table = load_prices(self.home, offline=offline)
+        if harness is not None and harness not in USAGE_HARNESSES:
+            from continuity.usage.report import UsageReport, UsageTotals
+
+            return UsageReport(by=by, totals=UsageTotals(), rows=(), prices=table.source)
+        return usage_report(
+            self.store(),
+            table,
+            by=by,
+            since=after,
+            until=before,
+            harness=harness,
+            project=folder[0] if folder else None,
+        )
+
+    def refresh_prices(self) -> PriceTable:
+        """``continuity usage --refresh-prices``: fetch LiteLLM's model prices (httpx), trim
+        them to the harnesses' providers and keep them in ``<home>/usage/prices.json``, which
+        ``usage`` then uses. Raises ``InputError`` when the fetch fails, ``ContinuityError``
+        when the answer is not the table (the previous file stays)."""
+        from continuity.usage.prices import refresh
+
+        return refresh(self.home)
 
     # ------------------------------------------------------------------------ write
 
