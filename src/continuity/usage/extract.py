@@ -23,10 +23,10 @@ it reads, as each harness requires:
   ``cacheRead``, ``cacheWrite``), its model ``message.model``; an entry ``id`` seen before (a
   branch copied into another file) counts once.
 - **OpenCode** (the mirror lines ``formats.opencode`` writes): the ``tokens`` of an assistant
-  ``opencode.message`` record (``input``, ``output``, ``reasoning``, ``cache.read``,
-  ``cache.write``); the mirror appends a message again when OpenCode updates it, so the last
-  copy of each message id counts (``finish``). Its output excludes reasoning; here output
-  includes it, as for every harness.
+  ``opencode.message`` line's record (``message.data``, as OpenCode stored it: ``input``,
+  ``output``, ``reasoning``, ``cache.read``, ``cache.write``); the mirror appends a message
+  again when OpenCode updates it, so the last copy of each message id counts. Its output
+  excludes reasoning; here output includes it, as for every harness.
 
 Every count is an integer of tokens, 0 when absent or not a non-negative integer. Lines that
 are not JSON objects, or carry no usage, are skipped: the importer reports bad lines. Other
@@ -249,11 +249,12 @@ class UsageReader:
     ) -> Iterator[MessageUsage]:
         last: dict[str, MessageUsage] = {}
         for record in records:
-            message = _obj(record.get("message"))
+            head = _obj(record.get("message"))
+            message = _obj(head.get("data"))  # the record as OpenCode stored it
             tokens = message.get("tokens")
             if record.get("type") != "opencode.message" or message.get("role") != "assistant":
                 continue
-            msg_id = _name(message.get("id"))
+            msg_id = _name(message.get("id")) or _name(head.get("id"))
             times = _obj(message.get("time"))
             at = _time(times.get("created")) or _time(times.get("completed"))
             if msg_id is None or not isinstance(tokens, dict) or at is None:
