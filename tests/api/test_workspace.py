@@ -259,6 +259,21 @@ def test_brief_matches_the_cli(ws, monkeypatch, capsys) -> None:
         ws.brief(project, budget_chars=50)
 
 
+def test_usage_matches_the_cli(ws, monkeypatch, capsys) -> None:
+    """issue 44 item 1: the same report as ``usage --json``, by day and by harness."""
+    got = ws.usage(by="harness")
+    assert isinstance(got, continuity.UsageReport)
+    # examples/sessions: the Claude Code one prices (claude-opus-5-5), the fake models do not
+    assert [(r.key, r.messages, r.input_tokens, r.unpriced_models) for r in got.rows] == [
+        ("claude-code", 11, 1000, ()),
+        ("pi", 6, 300, ("fake-model",)),
+        ("codex", 3, 150, ("gpt-fake",)),
+    ]
+    assert got.to_dict() == cli_json(monkeypatch, capsys, ws, "usage", "--by", "harness")
+    assert ws.usage().to_dict() == cli_json(monkeypatch, capsys, ws, "usage")
+    assert ws.usage(since="2999-01-01").rows == ()
+
+
 def test_every_name_in_all_resolves() -> None:
     for name in continuity.__all__:
         assert getattr(continuity, name) is not None, name

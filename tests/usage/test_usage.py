@@ -15,6 +15,7 @@ import shutil
 from datetime import UTC, datetime
 from pathlib import Path
 
+import orjson
 import pytest
 
 from continuity.api.workspace import Workspace
@@ -207,3 +208,62 @@ def test_a_line_that_is_not_json_or_has_no_usage_is_skipped():
     lines = [b"{not json", b"[1]", b'{"usage": 1}', b'{"message": {"usage": {}}}']
     assert list(reader.read("claude-code", "k", None, lines)) == []
     assert list(reader.read("langgraph", "k", None, lines)) == []
+
+
+def test_every_backend_reads_the_same_usage(store, tmp_path):
+    """SQLite and, with CONTINUITY_TEST_DATABASE_URL, PostgreSQL: the raw lines come back
+    the same, so does the usage (jq sums over the five Claude Code sample files and the
+    Codex one: 12,135 input, 3,846 output over 44 + 1 responses)."""
+    from continuity.formats.importer import import_paths
+
+    import_paths(
+        store, [SAMPLES / "claude-code", SAMPLES / "codex" / "sample-session.jsonl"], home=tmp_path
+    )
+    found = collect(store)
+    assert (len(found), sum(m.input_tokens for m in found)) == (45, 12135)
+    assert sum(m.output_tokens for m in found) == 3846
+    assert [m.at for m in found] == sorted(m.at for m in found)
+
+
+def _codex_count(ts: str, total: tuple[int, int], last: tuple[int, int]) -> bytes:
+    def usage(pair: tuple[int, int]) -> dict:
+        return {"input_tokens": pair[0], "cached_input_tokens": 0, "output_tokens": pair[1]}
+
+    return orjson.dumps(
+        {
+            "timestamp": ts,
+            "type": "event_msg",
+            "payload": {
+                "type": "token_count",
+                "info": {"total_token_usage": usage(total), "last_token_usage": usage(last)},
+            },
+        }
+    )
+
+
+def test_codex_a_restarted_total_counts_the_last_usage_and_a_copied_file_counts_once():
+    lines = [
+        _codex_count("2026-12-01T10:00:00Z", (100, 10), (100, 10)),
+        _codex_count("2026-12-01T10:01:00Z", (100, 10), (0, 0)),  # repeated: nothing new
+        _codex_count("2026-12-01T10:02:00Z", (30, 3), (30, 3)),  # restarted after a resume
+        _codex_count("2026-12-01T10:03:00Z", (50, 5), (20, 2)),
+    ]
+    reader = UsageReader()
+    got = [(m.input_tokens, m.output_tokens) for m in reader.read("codex", "a", None, lines)]
+    assert got == [(100, 10), (30, 3), (20, 2)]
+    # a fork's file repeating the same records adds nothing
+    assert list(reader.read("codex", "b", None, lines)) == []
+
+
+def test_claude_codes_own_cost_is_taken_as_ccusage_takes_it():
+    line = orjson.dumps(
+        {
+            "timestamp": "2025-06-01T00:00:00.000Z",
+            "costUSD": 0.25,
+            "message": {"model": "claude-x", "usage": {"input_tokens": 7, "output_tokens": 1}},
+        }
+    )
+    # without message.id and requestId ccusage cannot tell a repeat: each line counts
+    got = list(UsageReader().read("claude-code", "k", "/p", [line, line]))
+    assert [(m.cost_usd, m.input_tokens, m.project) for m in got] == [(0.25, 7, "/p")] * 2
+    assert price(got, shipped())[0].cost_usd == 0.25  # not re-priced: claude-x has no price

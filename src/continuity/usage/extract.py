@@ -20,8 +20,8 @@ it reads, as each harness requires:
   ``model``. A forked or resumed file that repeats its parent's records (same time, same
   total) counts them once.
 - **pi**: ``message.usage`` of an assistant ``message`` entry (``input``, ``output``,
-  ``cacheRead``, ``cacheWrite``), its model ``message.model``; an entry ``id`` seen before (a
-  branch copied into another file) counts once.
+  ``cacheRead``, ``cacheWrite``), its model ``message.model``; an entry seen before (same
+  ``id``, times and ``responseId``: a branch copied into another file) counts once.
 - **OpenCode** (the mirror lines ``formats.opencode`` writes): the ``tokens`` of an assistant
   ``opencode.message`` line's record (``message.data``, as OpenCode stored it: ``input``,
   ``output``, ``reasoning``, ``cache.read``, ``cache.write``); the mirror appends a message
@@ -228,8 +228,15 @@ class UsageReader:
             at = _time(record.get("timestamp")) or _time(message.get("timestamp"))
             if at is None:
                 continue
-            entry_id = _name(record.get("id"))
-            key = ("pi", entry_id or record.get("timestamp"), _name(message.get("responseId")))
+            # pi's entry ids are 8 hex digits: unique in a session, not across thousands of
+            # them; with the entry's and the message's times they name one response
+            key = (
+                "pi",
+                _name(record.get("id")),
+                record.get("timestamp"),
+                message.get("timestamp"),
+                _name(message.get("responseId")),
+            )
             if key in self._seen:
                 continue
             self._seen.add(key)
