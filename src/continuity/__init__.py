@@ -43,6 +43,7 @@ _EXPORTS = {
     "UsageRow": "usage.report",
     "UsageTotals": "usage.report",
     "PriceTable": "usage.prices",
+    "MessageUsage": "usage.extract",
     **dict.fromkeys(ERRORS, "core.errors"),
 }
 

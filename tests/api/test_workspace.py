@@ -274,6 +274,23 @@ def test_usage_matches_the_cli(ws, monkeypatch, capsys) -> None:
     assert ws.usage(since="2999-01-01").rows == ()
 
 
+def test_usage_messages_read_once_and_summed_per_chart(ws) -> None:
+    """The browser's usage page: the messages once, then per day and model, per project."""
+    from continuity.usage import breakdown, group
+
+    messages = ws.usage_messages()
+    assert all(isinstance(m, continuity.MessageUsage) for m in messages)
+    assert len(messages) == 11 + 6 + 3
+    days = breakdown(messages, "day", "model")
+    by_day = ws.usage(by="day")
+    assert list(days) == [r.key for r in by_day.rows]
+    for row in by_day.rows:
+        assert sum(r.input_tokens for r in days[row.key]) == row.input_tokens
+    projects = group(messages, "project")
+    assert sum(r.messages for r in projects) == 20
+    assert ws.usage_messages(harness="langgraph") == []
+
+
 def test_every_name_in_all_resolves() -> None:
     for name in continuity.__all__:
         assert getattr(continuity, name) is not None, name

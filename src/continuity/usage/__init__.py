@@ -30,6 +30,7 @@ _EXPORTS = {
     "load_prices": "prices",
     "price": "report",
     "refresh": "prices",
+    "summarize": "report",
     "totals": "report",
     "usage_report": "report",
 }
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
         collect,
         group,
         price,
+        summarize,
         totals,
         usage_report,
     )

@@ -297,24 +297,13 @@ def breakdown(
     return {key: group(items, second) for key, items in outer.items()}
 
 
-def usage_report(
-    store: SqlStore,
-    table: PriceTable,
-    *,
-    by: str = "day",
-    since: datetime | None = None,
-    until: datetime | None = None,
-    harness: str | None = None,
-    project: str | None = None,
-) -> UsageReport:
-    """``continuity usage``: ``collect``, ``price``, ``group`` by ``by``, with the totals,
-    the models without a price and the price table's source. Raises ``ValueError`` for an
-    unknown ``by``."""
+def summarize(messages: Sequence[MessageUsage], by: str, table: PriceTable) -> UsageReport:
+    """The report of ``messages`` already priced from ``table`` (``price``): rows by ``by``,
+    the totals, the models without a price (and a note for each), the table's source. The
+    browser's usage page reads the messages once and calls this (or ``group``/``breakdown``)
+    per chart. Raises ``ValueError`` for an unknown ``by``."""
     if by not in GROUPS:
         raise ValueError(f"unknown grouping {by!r}: one of {', '.join(GROUPS)}")
-    messages = price(
-        collect(store, since=since, until=until, harness=harness, project=project), table
-    )
     unpriced = tuple(sorted({m.model or UNKNOWN_MODEL for m in messages if m.cost_usd is None}))
     notes = tuple(
         f"no price for model {name}: its usage is counted, its cost left out (not 0)"
@@ -328,3 +317,23 @@ def usage_report(
         prices=f"{table.source} ({table.fetched})" if table.fetched else table.source,
         notes=notes,
     )
+
+
+def usage_report(
+    store: SqlStore,
+    table: PriceTable,
+    *,
+    by: str = "day",
+    since: datetime | None = None,
+    until: datetime | None = None,
+    harness: str | None = None,
+    project: str | None = None,
+) -> UsageReport:
+    """``continuity usage``: ``collect``, ``price``, then ``summarize`` by ``by``. Raises
+    ``ValueError`` for an unknown ``by``."""
+    if by not in GROUPS:
+        raise ValueError(f"unknown grouping {by!r}: one of {', '.join(GROUPS)}")
+    messages = price(
+        collect(store, since=since, until=until, harness=harness, project=project), table
+    )
+    return summarize(messages, by, table)
