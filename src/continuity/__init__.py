@@ -39,6 +39,11 @@ _EXPORTS = {
     "RememberResponse": "transcripts.memories",
     "RecallResponse": "transcripts.memories",
     "ResumeRefused": "resume.session",
+    "UsageReport": "usage.report",
+    "UsageRow": "usage.report",
+    "UsageTotals": "usage.report",
+    "PriceTable": "usage.prices",
+    "MessageUsage": "usage.extract",
     **dict.fromkeys(ERRORS, "core.errors"),
 }
 

@@ -259,6 +259,38 @@ def test_brief_matches_the_cli(ws, monkeypatch, capsys) -> None:
         ws.brief(project, budget_chars=50)
 
 
+def test_usage_matches_the_cli(ws, monkeypatch, capsys) -> None:
+    """issue 44 item 1: the same report as ``usage --json``, by day and by harness."""
+    got = ws.usage(by="harness")
+    assert isinstance(got, continuity.UsageReport)
+    # examples/sessions: the Claude Code one prices (claude-opus-5-5), the fake models do not
+    assert [(r.key, r.messages, r.input_tokens, r.unpriced_models) for r in got.rows] == [
+        ("claude-code", 11, 1000, ()),
+        ("pi", 6, 300, ("fake-model",)),
+        ("codex", 3, 150, ("gpt-fake",)),
+    ]
+    assert got.to_dict() == cli_json(monkeypatch, capsys, ws, "usage", "--by", "harness")
+    assert ws.usage().to_dict() == cli_json(monkeypatch, capsys, ws, "usage")
+    assert ws.usage(since="2999-01-01").rows == ()
+
+
+def test_usage_messages_read_once_and_summed_per_chart(ws) -> None:
+    """The browser's usage page: the messages once, then per day and model, per project."""
+    from continuity.usage import breakdown, group
+
+    messages = ws.usage_messages()
+    assert all(isinstance(m, continuity.MessageUsage) for m in messages)
+    assert len(messages) == 11 + 6 + 3
+    days = breakdown(messages, "day", "model")
+    by_day = ws.usage(by="day")
+    assert list(days) == [r.key for r in by_day.rows]
+    for row in by_day.rows:
+        assert sum(r.input_tokens for r in days[row.key]) == row.input_tokens
+    projects = group(messages, "project")
+    assert sum(r.messages for r in projects) == 20
+    assert ws.usage_messages(harness="langgraph") == []
+
+
 def test_every_name_in_all_resolves() -> None:
     for name in continuity.__all__:
         assert getattr(continuity, name) is not None, name

@@ -19,7 +19,7 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "continuity"
 LAYERS: list[tuple[str, ...]] = [
     ("core",),
     ("store",),
-    ("formats",),
+    ("formats", "usage"),
     ("redaction",),
     ("checkpoints", "transcripts"),
     ("continuation", "archive", "retrieval"),

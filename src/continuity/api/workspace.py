@@ -1,8 +1,9 @@
 """``Workspace``: continuity as a library (issue 46). One object per workspace, one method per
 command of the CLI (``import``, ``sessions``, ``show``, ``search``, ``continue``, ``resume``,
-``checkpoint``, ``checkpoints``, ``remember``, ``recall``, ``compact``, ``brief``), each taking
-the command's options as parameters (``--budget`` is ``budget_bytes``) and returning the value
-its ``--json`` prints, typed (``continuity.api.results``; ``to_dict()`` is that JSON).
+``checkpoint``, ``checkpoints``, ``remember``, ``recall``, ``compact``, ``brief``, ``usage``),
+each taking the command's options as parameters (``--budget`` is ``budget_bytes``) and
+returning the value its ``--json`` prints, typed (``continuity.api.results``; ``to_dict()`` is
+that JSON).
 
 The command line calls these methods (parse, one call, render), so both give the same
 answers. Every method raises the ``continuity.core.errors`` classes: ``SessionNotFound`` /
@@ -47,6 +48,9 @@ if TYPE_CHECKING:
     from continuity.resume.session import Written
     from continuity.store.sql import SqlStore
     from continuity.transcripts.memories import RecallResponse, RememberResponse
+    from continuity.usage.extract import MessageUsage
+    from continuity.usage.prices import PriceTable
+    from continuity.usage.report import UsageReport
 
 
 class ImportProgress(Protocol):
@@ -597,6 +601,90 @@ class Workspace:
             config = _with_window(config, str(window))
         where = _folders(project or Path.cwd())[0]
         return build_brief(self.store(), project=where, config=config, reach=reach or Reach())
+
+    def usage(
+        self,
+        *,
+        by: str = "day",
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        harness: str | None = None,
+        project: str | os.PathLike[str] | None = None,
+        offline: bool = False,
+    ) -> UsageReport:
+        """``continuity usage`` (issue 44 item 1): the tokens and cost of every model
+        response the stored sessions record (Claude Code, Codex, pi, OpenCode), grouped
+        ``by`` one of ``day``, ``week``, ``month``, ``session``, ``project``, ``model``,
+        ``harness`` (UTC days; a week by its Monday), filtered as ``usage_messages``.
+        Returns ``continuity.usage.UsageReport`` (``to_dict()`` is ``usage --json``); a
+        model without a price is in its ``unpriced_models``, never costed at 0. Raises
+        ``InputError`` naming ``by``, ``harness``, ``since`` or ``until``."""
+        from continuity.usage.prices import load_prices
+        from continuity.usage.report import GROUPS, summarize
+
+        if by not in GROUPS:
+            raise InputError(f"by: {by!r} is not one of {', '.join(GROUPS)}")
+        table = load_prices(self.home, offline=offline)
+        messages = self._usage_messages(since, until, harness, project, table)
+        return summarize(messages, by, table)
+
+    def usage_messages(
+        self,
+        *,
+        since: datetime | str | None = None,
+        until: datetime | str | None = None,
+        harness: str | None = None,
+        project: str | os.PathLike[str] | None = None,
+        offline: bool = False,
+    ) -> list[MessageUsage]:
+        """Every model response's usage (``continuity.usage.MessageUsage``, oldest first,
+        each priced: ``cost_usd`` None when its model has no price) from ``since`` up to
+        ``until`` (a datetime, or the CLI's forms: ``2026-12-01``, ``7d``), only of
+        ``harness`` and of the folder ``project`` or one inside it. Prices: the table
+        ``refresh_prices`` wrote into the workspace, else (and with ``offline``) the one
+        shipped. Read once, then sum it as often as needed with
+        ``continuity.usage.group(messages, by)`` or ``breakdown(messages, "day", "model")``
+        (the browser's charts). Raises ``InputError`` naming ``harness``, ``since`` or
+        ``until``."""
+        from continuity.usage.prices import load_prices
+
+        table = load_prices(self.home, offline=offline)
+        return self._usage_messages(since, until, harness, project, table)
+
+    def _usage_messages(
+        self,
+        since: datetime | str | None,
+        until: datetime | str | None,
+        harness: str | None,
+        project: str | os.PathLike[str] | None,
+        table: PriceTable,
+    ) -> list[MessageUsage]:
+        from continuity.usage.extract import USAGE_HARNESSES
+        from continuity.usage.report import collect, price
+
+        if harness is not None and harness not in HARNESSES:
+            raise InputError(f"harness: {harness!r} is not one of {', '.join(HARNESSES)}")
+        after, before = _when(since, "since"), _when(until, "until")
+        folder = _folders(project)
+        if harness is not None and harness not in USAGE_HARNESSES:
+            return []  # its records hold no usage
+        found = collect(
+            self.store(),
+            since=after,
+            until=before,
+            harness=harness,
+            project=folder[0] if folder else None,
+        )
+        return price(found, table)
+
+    def refresh_prices(self) -> PriceTable:
+        """``continuity usage --refresh-prices``: fetch LiteLLM's model prices (httpx), trim
+        them to the harnesses' providers and keep them in ``<home>/usage/prices.json``, which
+        ``usage`` then uses. Raises ``InputError`` when the fetch fails, ``ContinuityError``
+        when the answer is not the table (the previous file stays)."""
+        from continuity.usage.prices import refresh
+
+        return refresh(self.home)
 
     # ------------------------------------------------------------------------ write
 

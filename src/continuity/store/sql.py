@@ -742,6 +742,14 @@ class SqlStore(
                     out[r.path] = self._source(r)
         return out
 
+    def sources(self) -> list[SourceState]:
+        """Every recorded source file, by path (issue 44: ``continuity usage`` reads the
+        usage of each one's kept lines), one query."""
+        with self._conn() as conn:
+            return [
+                self._source(r) for r in conn.execute(select(t.sources).order_by(t.sources.c.path))
+            ]
+
     @staticmethod
     def _source(r: Any) -> SourceState:
         return SourceState(

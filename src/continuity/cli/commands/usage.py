@@ -1,0 +1,244 @@
+"""`continuity usage`: tokens and cost of every stored session's model responses, by day,
+week, month, session, project, model or harness (issue 44 item 1; ``continuity.usage``)."""
+
+from __future__ import annotations
+
+import csv
+import enum
+import sys
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from continuity.cli.commands.common import (
+    HomeOption,
+    JsonOption,
+    SessionHarness,
+    bad_option,
+    emit_json,
+    err,
+    open_workspace,
+    out,
+    parse_option_time,
+)
+
+
+class GroupBy(str, enum.Enum):
+    """``--by``: what a row of ``continuity usage`` sums."""
+
+    day = "day"
+    week = "week"
+    month = "month"
+    session = "session"
+    project = "project"
+    model = "model"
+    harness = "harness"
+
+
+#: The column heading of a row's key, per ``--by``.
+KEY_HEADINGS = {
+    "day": "day (UTC)",
+    "week": "week of (UTC)",
+    "month": "month (UTC)",
+    "session": "session",
+    "project": "project",
+    "model": "model",
+    "harness": "harness",
+}
+#: The width of the table when stdout is not a terminal (Rich would assume 80 and cut).
+PIPED_WIDTH = 200
+#: ``--csv``'s columns: a row's ``--json`` keys (lists joined with ``;``).
+CSV_COLUMNS = (
+    "by",
+    "key",
+    "messages",
+    "input_tokens",
+    "output_tokens",
+    "cache_creation_tokens",
+    "cache_read_tokens",
+    "reasoning_tokens",
+    "total_tokens",
+    "cost_usd",
+    "models",
+    "unpriced_models",
+)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``usage`` to ``app``."""
+    app.command("usage")(usage_cmd)
+
+
+def usage_cmd(
+    by: GroupBy = typer.Option(GroupBy.day, "--by", help="What each row sums."),
+    since: str | None = typer.Option(
+        None,
+        "--since",
+        metavar="WHEN",
+        show_default=False,
+        help="Only responses since WHEN: a date or time (2026-12-01, 2026-12-01T09:30, UTC "
+        "unless it says) or an age (90min, 12h, 7d, 2w).",
+    ),
+    until: str | None = typer.Option(
+        None,
+        "--until",
+        metavar="WHEN",
+        show_default=False,
+        help="Only responses before WHEN (same forms as --since).",
+    ),
+    harness: SessionHarness | None = typer.Option(
+        None, "--harness", show_default=False, help="Only sessions of this harness."
+    ),
+    project: Path | None = typer.Option(
+        None,
+        "--project",
+        metavar="DIR",
+        show_default=False,
+        help="Only sessions whose project folder is DIR or a folder inside it.",
+    ),
+    offline: bool = typer.Option(
+        False, "--offline", help="Price with the table shipped with continuity only."
+    ),
+    refresh_prices: bool = typer.Option(
+        False,
+        "--refresh-prices",
+        help="Fetch LiteLLM's model prices first and keep them in the workspace "
+        "(used from then on instead of the shipped table).",
+    ),
+    as_csv: bool = typer.Option(False, "--csv", help="Print the rows as CSV on stdout."),
+    home: Path | None = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Tokens and cost of the model responses in the imported sessions (Claude Code, Codex,
+    pi, OpenCode), a row per day (or --by week, month, session, project, model, harness),
+    with the totals. Input counts exclude the prompt cache (cache write and cache read are
+    their own columns); output includes reasoning. Claude Code repeats a message's usage on
+    each of its streamed lines: it counts once, as ccusage counts it.
+
+    Costs come from LiteLLM's model prices (shipped with continuity; --refresh-prices fetches
+    the current ones). A model without a price is named and its cost shown as "—", never as
+    0: the total cost is then partial. --json prints {"totals": {...}, "rows": [...]}."""
+    if as_json and as_csv:
+        raise bad_option("--csv", "give --json or --csv, not both")
+    if offline and refresh_prices:
+        raise bad_option("--offline", "--offline uses the shipped prices: drop --refresh-prices")
+    after = parse_option_time(since, "--since") if since is not None else None
+    before = parse_option_time(until, "--until") if until is not None else None
+    with open_workspace(home, read_only=not refresh_prices) as ws:
+        if refresh_prices:
+            table = ws.refresh_prices()
+            err.print(
+                f"prices: {len(table.models)} models from {table.source} ({table.fetched})",
+                markup=False,
+                highlight=False,
+            )
+        report = ws.usage(
+            by=by.value,
+            since=after,
+            until=before,
+            harness=harness.value if harness else None,
+            project=project,
+            offline=offline,
+        )
+    if as_json:
+        emit_json(report.to_dict())
+    elif as_csv:
+        _csv(report)
+    else:
+        _table(report)
+    for note in report.notes:
+        err.print(f"note: {note}", markup=False, highlight=False)
+
+
+def _csv(report: Any) -> None:
+    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer.writerow(CSV_COLUMNS)
+    for row in report.rows:
+        data = row.to_dict()
+        writer.writerow(
+            [
+                ";".join(data[c])
+                if isinstance(data[c], list)
+                else ("" if data[c] is None else data[c])
+                for c in CSV_COLUMNS
+            ]
+        )
+
+
+def _cost(value: float | None, *, partial: bool = False) -> str:
+    if value is None:
+        return "—"
+    return f"${value:,.2f}" + ("*" if partial else "")
+
+
+def _table(report: Any) -> None:
+    """The rows as a Rich table with a totals footer; the reasoning column only when some
+    response reports reasoning; a partial total cost marked ``*`` and explained below. In a
+    terminal session keys are cut to unique prefixes; piped, the table is ``PIPED_WIDTH``
+    columns wide so no figure is cut."""
+    from rich.table import Table
+    from rich.text import Text
+
+    from continuity.core.text import one_line
+
+    if not report.rows:
+        err.print("no usage recorded in that range", markup=False, highlight=False)
+        return
+    totals = report.totals
+    numbers = [
+        ("input", "input_tokens"),
+        ("output", "output_tokens"),
+        ("cache write", "cache_creation_tokens"),
+        ("cache read", "cache_read_tokens"),
+        ("reasoning", "reasoning_tokens"),
+        ("total", "total_tokens"),
+    ]
+    if not totals.reasoning_tokens:
+        numbers.remove(("reasoning", "reasoning_tokens"))
+    table = Table(box=None, pad_edge=False, show_footer=True)
+    table.add_column(
+        KEY_HEADINGS[report.by],
+        footer="Total",
+        overflow="fold",
+        no_wrap=report.by in ("day", "week", "month"),
+        min_width=10,
+    )
+    if report.by != "model":
+        table.add_column("models", overflow="fold", min_width=8, ratio=1)
+    for name, attr in numbers:
+        table.add_column(name, footer=f"{getattr(totals, attr):,}", justify="right", no_wrap=True)
+    table.add_column(
+        "cost",
+        footer=_cost(totals.cost_usd, partial=report.partial),
+        justify="right",
+        no_wrap=True,
+    )
+    keys = {r.key: r.key for r in report.rows if r.key is not None}
+    if report.by == "session" and out.is_terminal:
+        from continuity.cli.render import short_keys
+
+        keys = short_keys(list(keys))
+    for row in report.rows:
+        cells: list[Any] = [Text(one_line(keys[row.key] if row.key is not None else "(unknown)"))]
+        if report.by != "model":
+            cells.append(Text(one_line(", ".join(row.models))))
+        cells += [f"{getattr(row, attr):,}" for _name, attr in numbers]
+        cells.append(_cost(row.cost_usd))
+        table.add_row(*cells)
+    # piped: every figure whole, whatever the width (a terminal's table fits its width)
+    if out.is_terminal:
+        out.print(table, soft_wrap=False)
+    else:
+        from rich.console import Console
+
+        wide = Console(file=out.file, width=PIPED_WIDTH, color_system=None, highlight=False)
+        wide.print(table, soft_wrap=False)
+    if report.partial:
+        out.print(
+            Text(
+                "* partial: no price for " + one_line(", ".join(report.unpriced_models)),
+                style="yellow",
+            )
+        )
+    out.print(Text(f"prices: {one_line(report.prices)}", style="dim"))

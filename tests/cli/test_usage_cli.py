@@ -1,0 +1,138 @@
+"""``continuity usage`` (issue 44 item 1): the table, ``--json``, ``--csv``, the price refresh
+and its usage errors, on the Claude Code and Codex sample files."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from pathlib import Path
+
+import httpx
+import pytest
+
+from continuity.usage import prices
+from tests.cli.running import run_main
+
+SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "samples"
+
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch, capsys) -> Path:
+    home = tmp_path / "ws"
+    code, _, err = run_main(
+        monkeypatch,
+        capsys,
+        "import",
+        "--home",
+        home,
+        SAMPLES / "claude-code",
+        SAMPLES / "codex" / "sample-session.jsonl",
+    )
+    assert code == 0, err
+    return home
+
+
+def test_the_table_has_a_row_per_day_and_the_totals(home, monkeypatch, capsys):
+    code, out, err = run_main(monkeypatch, capsys, "usage", "--home", home)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].split()[:3] == ["day", "(UTC)", "models"]
+    days = [line.split()[0] for line in lines[1:] if line[:2] == "20"]
+    assert days == ["2025-09-03", "2025-09-07", "2026-02-10", "2026-04-27"]
+    total = next(line for line in lines if line.startswith("Total"))
+    # jq over the five files: 1,855 + 10,280 input; 3,377 + 469 output
+    assert total.split()[1:3] == ["12,135", "3,846"]
+    assert "$" in total and "*" not in total  # every model priced
+    assert lines[-1].startswith("prices: https://raw.githubusercontent.com/BerriAI/litellm")
+    assert err == ""
+
+
+def test_json_prints_totals_and_rows_only(home, monkeypatch, capsys):
+    code, out, _ = run_main(
+        monkeypatch, capsys, "usage", "--home", home, "--by", "harness", "--json"
+    )
+    assert code == 0
+    data = json.loads(out)
+    assert list(data) == ["totals", "rows"]
+    assert data["totals"]["input_tokens"] == 12135
+    assert [(r["key"], r["input_tokens"]) for r in data["rows"]] == [
+        ("claude-code", 1855),
+        ("codex", 10280),
+    ]
+
+
+def test_csv_has_a_header_and_a_row_per_model(home, monkeypatch, capsys):
+    code, out, _ = run_main(
+        monkeypatch, capsys, "usage", "--home", home, "--by", "model", "--csv", "--harness", "codex"
+    )
+    assert code == 0
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [(r["key"], r["input_tokens"], r["cache_read_tokens"]) for r in rows] == [
+        ("gpt-5.5", "10280", "6528")
+    ]
+    # gpt-5.5 at LiteLLM's $5/M input, $30/M output, $0.50/M cache read
+    assert float(rows[0]["cost_usd"]) == pytest.approx(10280 * 5e-6 + 469 * 30e-6 + 6528 * 0.5e-6)
+
+
+def test_an_unpriced_model_is_named_on_stderr_and_marks_the_total(tmp_path, monkeypatch, capsys):
+    home = tmp_path / "ws"
+    real = SAMPLES / "real-harness" / "codex" / "sessions"
+    assert run_main(monkeypatch, capsys, "import", "--home", home, real)[0] == 0
+    code, out, err = run_main(monkeypatch, capsys, "usage", "--home", home, "--by", "model")
+    assert code == 0
+    assert "—" in out
+    assert "* partial: no price for gpt-fake" in out
+    assert "note: no price for model gpt-fake" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--json", "--csv"], "give --json or --csv"),
+        (["--offline", "--refresh-prices"], "--offline uses the shipped prices"),
+        (["--by", "year"], "'year' is not one of"),
+        (["--since", "soon"], "--since 'soon'"),
+    ],
+)
+def test_bad_options_are_usage_errors(tmp_path, monkeypatch, capsys, args, message):
+    code, _, err = run_main(monkeypatch, capsys, "usage", "--home", tmp_path / "ws", *args)
+    assert code == 2
+    assert message in err
+
+
+def test_refresh_prices_fetches_and_uses_the_new_table(home, monkeypatch, capsys):
+    table = {
+        "claude-sonnet-4-20250514": {
+            "input_cost_per_token": 1.0,
+            "output_cost_per_token": 0.0,
+            "litellm_provider": "anthropic",
+            "mode": "chat",
+        }
+    }
+
+    def answer(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(200, json=table)
+
+    original = prices.refresh
+    monkeypatch.setattr(
+        prices,
+        "refresh",
+        lambda where: original(where, transport=httpx.MockTransport(answer)),
+    )
+    code, out, err = run_main(
+        monkeypatch, capsys, "usage", "--home", home, "--refresh-prices", "--json", "--by", "model"
+    )
+    assert code == 0, err
+    assert "prices: 1 models from https://raw.githubusercontent.com" in err
+    rows = {r["key"]: r for r in json.loads(out)["rows"]}
+    # the test's price, $1 a token of input, and of cache writes and reads (no price of their
+    # own): 222 + 60,445 + 427,478 tokens (jq over the two files of that model)
+    assert rows["claude-sonnet-4-20250514"]["cost_usd"] == pytest.approx(488145.0)
+    assert rows["claude-opus-4-6"]["cost_usd"] is None  # not in the refreshed table
+    # --offline goes back to the shipped table
+    code, out, _ = run_main(
+        monkeypatch, capsys, "usage", "--home", home, "--offline", "--json", "--by", "model"
+    )
+    rows = {r["key"]: r for r in json.loads(out)["rows"]}
+    assert rows["claude-opus-4-6"]["cost_usd"] is not None
