@@ -259,10 +259,12 @@ def test_a_file_name_or_project_with_a_newline_stays_on_one_output_line(tmp_path
     ]
     r = invoke("sessions", "--home", home)
     rows = [line.split("\t") for line in r.stdout.splitlines()]
-    # seven fields: the six and copy_of (issue 45 item 3), empty for a session that is no copy
-    assert len(rows) == 3 and {len(row) for row in rows} == {7}
-    assert rows[0][-1] == "copy_of" and [row[-1] for row in rows[1:]] == ["", ""]
+    # eight fields: the six, copy_of (issue 45 item 3), empty for a session that is no copy,
+    # and the title (issue 44: the first request)
+    assert len(rows) == 3 and {len(row) for row in rows} == {8}
+    assert rows[0][-2:] == ["copy_of", "title"] and [row[-2] for row in rows[1:]] == ["", ""]
     assert ["s-tab", "/a\\nb\\tc"] in [row[:3:2] for row in rows]
+    assert sorted(row[-1] for row in rows[1:]) == ["hi", "mix phx.server doesnt seem to start"]
 
 
 def _source_export(home, key):

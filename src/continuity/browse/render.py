@@ -76,13 +76,10 @@ def _when(s: Session) -> str:
 def sessions_page(
     sessions: Sequence[Session], *, page: int, more: bool, harness: str | None, project: str | None
 ) -> str:
-    """The sessions list page (newest first) with its filter form and pager links; each title
-    redacted (issue 45 item 5: a title is stored text)."""
-    from dataclasses import replace
-
-    from continuity.redaction.funnel import redact
-
-    sessions = [replace(s, title=redact(s.title)) if s.title else s for s in sessions]
+    """The sessions list page with its filter form and pager links: the sessions (newest
+    first, their titles as ``view.list_view`` gives them) grouped by project folder (issue 44),
+    each row its title linked to the session, its key beside it."""
+    from continuity.browse.view import by_project
 
     def page_link(n: int) -> str:
         q = {k: v for k, v in (("harness", harness), ("project", project)) if v}
@@ -93,6 +90,7 @@ def sessions_page(
         .get_template("sessions.html")
         .render(
             sessions=sessions,
+            groups=by_project(sessions),
             page=page,
             more=more,
             harness=harness,

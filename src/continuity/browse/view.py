@@ -24,6 +24,7 @@ from typing import Any
 
 import orjson
 
+from continuity.browse.titles import session_title
 from continuity.continuation.view import build_continuation
 from continuity.core.codec import block_view
 from continuity.core.errors import ContinuityError, SessionNotFound
@@ -326,8 +327,8 @@ def _session_view(
     session = store.get_session(key)
     if session is None:
         raise SessionNotFound(f"no session {key!r}")
-    if session.title and not raw:  # issue 45 item 5: a title is stored text too
-        session = replace(session, title=redact(session.title))
+    # issue 44: the title every list shows (own or first request), redacted session-wide
+    session = replace(session, title=session_title(store, session, raw=raw))
     if focus_seq is not None and from_seq is None:
         from_seq = max(0, focus_seq - 5)
     start = max(0, from_seq or 0)
@@ -421,11 +422,24 @@ def list_view(
     projects: Sequence[str] = (),
     page: int = 1,
     per_page: int = 50,
+    raw: bool = False,
 ) -> tuple[list[Session], bool]:
-    """One page (1-based) of sessions, newest first, with whether another page follows."""
-    return store.filter_sessions(
+    """One page (1-based) of sessions, newest first, with whether another page follows; each
+    session's ``title`` is the one ``browse.titles.session_title`` gives (its own or its first
+    request, redacted session-wide unless ``raw``; issue 44)."""
+    found, more = store.filter_sessions(
         harness=harness, projects=projects, offset=(max(1, page) - 1) * per_page, limit=per_page
     )
+    return [replace(s, title=session_title(store, s, raw=raw)) for s in found], more
+
+
+def by_project(sessions: Sequence[Session]) -> list[tuple[str | None, list[Session]]]:
+    """``sessions`` (newest first) grouped by project folder: ``[(project, sessions), ...]``,
+    the group of the newest session first, each group's sessions in their given order."""
+    groups: dict[str | None, list[Session]] = {}
+    for s in sessions:
+        groups.setdefault(s.project or None, []).append(s)
+    return list(groups.items())
 
 
 __all__ = [
@@ -439,6 +453,7 @@ __all__ = [
     "entry_record",
     "session_records",
     "list_view",
+    "by_project",
     "clean_text",
     "PAGE_ROWS",
 ]

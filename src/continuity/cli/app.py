@@ -257,8 +257,10 @@ def sessions_cmd(
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """List imported sessions, newest first. In a terminal, keys are shortened to a unique
-    prefix and times shown relative; piped or with --json every value is whole. A copy
+    """List imported sessions, newest first. Each has a title: the harness's own, else its
+    first request. In a terminal, keys are shortened to a unique prefix, project
+    folders from the left and times shown relative; piped or with --json every value is
+    whole. A copy
     `continuity resume` wrote names the session it continues (copy of; --json also gives
     the original)."""
     from continuity.cli.commands.common import open_workspace, parse_since
@@ -270,7 +272,6 @@ def sessions_cmd(
             harness=harness.value if harness else None,
             project=project,
             since=after,
-            titles=as_json,
         )
     if as_json:
         _emit_json([s.to_dict() for s in sessions])
