@@ -91,15 +91,28 @@ def test_sign_in_once_then_the_cookie(chromium, site):
     context.close()
 
 
-def test_sessions_list_newest_first_with_filters(page, site):
+def test_sessions_list_grouped_by_project_with_titles(page, site):
+    """Issue 44: the list shows titles (the harness's own, else the first request), grouped
+    by project folder, each title a link to its session."""
     rows = page.locator("tbody tr")
     assert rows.count() == 3
-    assert "subagent 7" in page.locator("tbody").inner_text()
+    assert page.locator("h2.project-name").all_inner_texts() == [
+        "/home/ana/app 2 sessions",
+        "/home/ana/other 1 session",
+    ]
+    app = page.locator("section.project").nth(0)
+    assert app.locator("td.title").all_inner_texts() == [
+        "Alembic search index",
+        "subagent: read the alembic docs subagent 7",  # no own title: its first request
+    ]
+    assert app.locator("td.key").all_inner_texts() == ["cc-alembic", "cc-alembic/agent-7"]
     _shot(page, "sessions")
     page.fill("input[name=harness]", "codex")
     page.click("button[type=submit]")
     assert page.locator("tbody tr").count() == 1
-    assert page.locator("tbody tr td").first.inner_text() == "cx-parser"
+    assert page.locator("td.title").inner_text() == "Flaky parser"
+    page.locator("td.title a").click()
+    assert page.locator("h1").inner_text() == "Flaky parser"
 
 
 def test_search_marks_hits_and_opens_the_row(page, site):
@@ -154,6 +167,9 @@ def test_session_page_shows_compaction_pairs_folds_and_continuation(page, site):
     width = page.evaluate("document.querySelector('#continuation .bar span').style.width")
     assert width == f"{round(100 * used / budget, 1):g}%"
     assert "Request (row 4)" in cont.inner_text()
+    # issue 44: the request is shown, not an empty box (redacted, its escapes visible)
+    request = cont.locator("pre").first.inner_text()
+    assert request.startswith("the key is [REDACTED:") and "<script>window.pwned" in request
     _shot(page, "session")
 
 

@@ -244,16 +244,17 @@ def _continuation(store: Any, key: str, raw: bool) -> ContinuationInfo | None:
         view = build_continuation(store, key)
     except ContinuityError:
         return None
+    # the continuation's request is ``{"seq", "actor", "text", "media"?}`` (its ``text``
+    # already redacted): issue 44, the panel read a ``content`` list it does not carry and
+    # showed an empty box on every session
     req = view.request or {}
-    req_text = (
-        "\n".join(
-            c.get("text", "")
-            for c in req.get("content", [])
-            if isinstance(c, dict) and c.get("text")
-        )
-        if req
-        else ""
-    )
+    req_text = str(req.get("text") or "")
+    if req.get("media"):
+        stubs = [
+            f"[{m.get('media_type', 'media')} {m.get('bytes', '?')} B omitted]"
+            for m in req["media"]
+        ]
+        req_text = "\n".join([req_text, *stubs]) if req_text else "\n".join(stubs)
     budget = max(1, view.budget_bytes)
     return ContinuationInfo(
         used_bytes=view.used_bytes,
