@@ -83,3 +83,18 @@ def test_the_continuation_panel_shows_the_previous_request(sqlite_store):
     panel = html[html.index('id="continuation"') : html.index("</section>")]
     assert "<pre>the key is [REDACTED:" in panel
     assert "and this text is &lt;script&gt;window.pwned = 1&lt;/script&gt;" in panel
+
+
+def test_the_conversation_view_hides_rows_outside_it(sqlite_store):
+    """Issue 44: queue operations, attachments and snapshots hidden unless every row is asked
+    for; a focused row outside the conversation shows every row."""
+    build(sqlite_store)
+    conv = session_view(sqlite_store, "cc-edit", conversation=True)
+    assert [r.seq for r in conv.rows] == [1, 3, 4, 6] and conv.conversation
+    assert conv.next_from is None
+    every = session_view(sqlite_store, "cc-edit")
+    assert [r.seq for r in every.rows] == [0, 1, 2, 3, 4, 5, 6] and not every.conversation
+    focus = session_view(sqlite_store, "cc-edit", conversation=True, focus_seq=2)
+    assert not focus.conversation and [r.seq for r in focus.rows] == [0, 1, 2, 3, 4, 5, 6]
+    paged = session_view(sqlite_store, "cc-edit", conversation=True, limit=2)
+    assert [r.seq for r in paged.rows] == [1, 3] and paged.next_from == 4

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from continuity.daemon.server import DaemonSettings, create_app
-from tests.browser.corpus import LONG, SECRET, build
+from tests.browser.corpus import EDIT_REQUEST, LONG, SECRET, build
 from tests.daemon.livecapture import served_on_loopback, start_live
 
 pytestmark = pytest.mark.browser
@@ -95,17 +95,22 @@ def test_sessions_list_grouped_by_project_with_titles(page, site):
     """Issue 44: the list shows titles (the harness's own, else the first request), grouped
     by project folder, each title a link to its session."""
     rows = page.locator("tbody tr")
-    assert rows.count() == 3
+    assert rows.count() == 4
     assert page.locator("h2.project-name").all_inner_texts() == [
-        "/home/ana/app 2 sessions",
+        "/home/ana/app 3 sessions",
         "/home/ana/other 1 session",
     ]
     app = page.locator("section.project").nth(0)
-    assert app.locator("td.title").all_inner_texts() == [
+    assert sorted(app.locator("td.title").all_inner_texts()) == [
         "Alembic search index",
-        "subagent: read the alembic docs subagent 7",  # no own title: its first request
+        EDIT_REQUEST,  # no own title: its first request
+        "subagent: read the alembic docs subagent 7",
     ]
-    assert app.locator("td.key").all_inner_texts() == ["cc-alembic", "cc-alembic/agent-7"]
+    assert sorted(app.locator("td.key").all_inner_texts()) == [
+        "cc-alembic",
+        "cc-alembic/agent-7",
+        "cc-edit",
+    ]
     _shot(page, "sessions")
     page.fill("input[name=harness]", "codex")
     page.click("button[type=submit]")
@@ -187,6 +192,53 @@ def test_hostile_text_is_shown_not_run_and_secrets_are_redacted(page, site):
     page.goto(f"{site}/session?key=cc-alembic&raw=1")
     assert SECRET in page.locator("#row-4").inner_text()
     assert LONG.splitlines()[0] in page.content()
+
+
+def test_an_edit_is_a_diff_and_the_conversation_is_the_default(page, site):
+    """Issue 44: the Edit shows as a unified diff (no JSON with literal \\n), the assistant's
+    Markdown is rendered with its raw HTML shown as text, and the rows outside the
+    conversation are hidden until the switch (a link) shows them."""
+    page.goto(f"{site}/session?key=cc-ed")  # a unique prefix, as the CLI takes
+    assert page.locator("h1").inner_text() == EDIT_REQUEST
+    assert [r.get_attribute("id") for r in page.locator(".row").all()] == [
+        "row-1",
+        "row-3",
+        "row-4",
+        "row-6",
+    ]
+    diff = page.locator("#row-3 pre.diff")
+    assert diff.locator("span.del").all_inner_texts() == ["-def parse(path):"]
+    assert diff.locator("span.add").all_inner_texts() == [
+        "+def parse_file(path):",
+        '+    """Parse the file at path."""',
+    ]
+    assert diff.locator("span.ctx").all_inner_texts() == ["     return load(path)"]
+    assert page.locator("#row-3 .diff-path").inner_text() == "/home/ana/app/parser.py +2 \u22121"
+    assert "\\n" not in page.locator("#row-3 .pair > div").first.inner_text()
+    answer = page.locator("#row-6 .markdown")
+    assert answer.locator("strong").inner_text() == "parse"
+    assert answer.locator("li").all_inner_texts() == ["parser.py: the new name", "a docstring"]
+    assert answer.locator("img").count() == 0 and '<img src=x onerror="window.pwned = 3">' in (
+        answer.inner_text()
+    )
+    assert page.evaluate("typeof window.pwned") == "undefined"
+    _shot(page, "edit")
+    page.get_by_role("link", name="Show every row").click()
+    assert page.url.endswith("/session?key=cc-edit&all=1")
+    assert page.locator(".row").count() == 7
+    assert (
+        "not in the conversation (queue-operation/enqueue)" in page.locator("#row-0").inner_text()
+    )
+    page.get_by_role("link", name="Conversation only").click()
+    assert page.locator(".row").count() == 4
+    # a prefix of several sessions: a page linking each, not a 404
+    assert page.goto(f"{site}/session?key=cc-").status == 300
+    assert page.locator("ul.choices a").all_inner_texts() == [
+        "cc-alembic",
+        "cc-alembic/agent-7",
+        "cc-edit",
+    ]
+    assert page.goto(f"{site}/session?key=zz").status == 404
 
 
 def test_readable_without_javascript(chromium, site):

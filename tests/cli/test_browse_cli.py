@@ -435,3 +435,32 @@ def test_a_hits_reopen_command_run_as_printed_opens_it_in_the_same_workspace(hom
     shown = invoke(*shlex.split(command)[1:])
     assert shown.exit_code == 0, shown.output
     assert "cx-parser" in shown.stdout
+
+
+def test_export_md_and_html_show_the_conversation_unless_all(home):
+    """Issue 44: md and html export the conversation (--conversation-only by default), --all
+    every row; jsonl every row unless --conversation-only."""
+    md = invoke("export", "cc-edit", "--home", home).stdout
+    assert [line for line in md.splitlines() if line.startswith("## ")] == [
+        "## #1 user · request · 2026-11-20T09:01:00Z",
+        "## #3 assistant · 2026-11-20T09:03:00Z",
+        "## #6 assistant · 2026-11-20T09:06:00Z",
+    ]
+    assert "queue\\-operation" not in md and "```diff" in md
+    every = invoke("export", "cc-edit", "--all", "--home", home).stdout
+    assert "_event queue\\-operation/enqueue, no content_" in every
+    html = invoke("export", "cc-edit", "--format", "html", "--home", home).stdout
+    assert "Showing the conversation" in html and 'id="row-0"' not in html
+    assert (
+        'id="row-0"'
+        in invoke("export", "cc-edit", "--format", "html", "--all", "--home", home).stdout
+    )
+    seqs = [
+        json.loads(x)["seq"]
+        for x in invoke(
+            "export", "cc-edit", "--format", "jsonl", "--home", home
+        ).stdout.splitlines()
+    ]
+    assert seqs == [0, 1, 2, 3, 4, 5, 6]
+    conv = invoke("export", "cc-edit", "--format", "jsonl", "--conversation-only", "--home", home)
+    assert [json.loads(x)["seq"] for x in conv.stdout.splitlines()] == [1, 3, 4, 6]
