@@ -76,16 +76,38 @@ def entry_dict(e: Entry, *, raw: bool = False) -> dict[str, Any]:
 
 
 def session_rows(
-    store: Any, key: str, *, all_rows: bool = False, seq: int | None = None
+    store: Any,
+    key: str,
+    *,
+    all_rows: bool = False,
+    seq: int | None = None,
+    from_seq: int | None = None,
+    to_seq: int | None = None,
+    tail: int | None = None,
 ) -> Iterable[Entry]:
     """The rows ``continuity show`` shows of session ``key``: the conversation in log order
-    (every row with ``all_rows``), or with ``seq`` the 30 rows from ``seq - 5``, every kind
-    (issue 19: the reopen command of a search hit). Raises ``InputError`` when the session
-    has no row ``seq``."""
+    (every row with ``all_rows``), only those with ``from_seq <= seq <= to_seq`` (either
+    optional), only the last ``tail`` of them (0: all; issue 44: a 40,000-row session printed every
+    row); or with ``seq`` the 30 rows from ``seq - 5``, every kind (issue 19: the reopen
+    command of a search hit). Reads stay in pages; ``tail`` keeps at most ``tail`` rows in
+    memory. Raises ``InputError`` when the session has no row ``seq``."""
     if seq is None:
         from continuity.store import iter_entries
 
-        found: Iterable[Entry] = iter_entries(store, key, visible_only=not all_rows)
+        found: Iterable[Entry] = iter_entries(
+            store,
+            key,
+            after_seq=(from_seq - 1) if from_seq is not None else -1,
+            visible_only=not all_rows,
+        )
+        if to_seq is not None:
+            from itertools import takewhile
+
+            found = takewhile(lambda e: e.seq <= to_seq, found)
+        if tail:  # 0 or None: every row
+            from collections import deque
+
+            found = deque(found, maxlen=tail)
         return found
     rows: list[Entry] = store.entries(key, after_seq=max(-1, seq - 6), limit=30)
     if not rows or rows[0].seq > seq:

@@ -418,18 +418,31 @@ class Workspace:
         ]
 
     def show(
-        self, key: str, *, raw: bool = False, all_rows: bool = False, seq: int | None = None
+        self,
+        key: str,
+        *,
+        raw: bool = False,
+        all_rows: bool = False,
+        seq: int | None = None,
+        from_seq: int | None = None,
+        to_seq: int | None = None,
+        tail: int | None = None,
     ) -> SessionRows:
         """``continuity show KEY``: the session's rows in log order, the conversation only
-        unless ``all_rows`` (events, context, sidechains too), or with ``seq`` the 30 rows
-        from ``seq - 5`` (every kind). Every string redacted (a secret found in any row hidden
+        unless ``all_rows`` (events, context, sidechains too), only rows ``from_seq`` to
+        ``to_seq`` (either optional), only the last ``tail`` of those (issue 44); or with
+        ``seq`` the 30 rows from ``seq - 5`` (every kind). Every string redacted (a secret found in any row hidden
         wherever it repeats) unless ``raw``. Raises ``SessionNotFound``/``AmbiguousSession``,
         ``InputError`` when the session has no row ``seq``."""
         from continuity.api.shapes import entry_dict, session_rows, source_status
 
         store = self.store()
         name = self.key(key)
-        rows = session_rows(store, name, all_rows=all_rows, seq=seq)
+        if tail is not None:
+            _check_count(tail, "tail")
+        rows = session_rows(
+            store, name, all_rows=all_rows, seq=seq, from_seq=from_seq, to_seq=to_seq, tail=tail
+        )
         token = None
         if not raw:  # --raw redacts nothing, so it loads no redaction at all
             from continuity.redaction.funnel import SESSION_KNOWN

@@ -18,7 +18,10 @@ from continuity.cli.commands.common import (
     EXIT_NO_MATCH,
     HomeOption,
     JsonOption,
+    SessionArgument,
     bad_option,
+    complete_export_formats,
+    complete_harnesses,
     count_option,
     err,
     nonempty_query,
@@ -48,7 +51,10 @@ def search_cmd(
         callback=nonempty_query,
     ),
     harness: str | None = typer.Option(
-        None, "--harness", help="Only sessions of this harness: claude-code, codex or pi."
+        None,
+        "--harness",
+        help="Only sessions of this harness: claude-code, codex or pi.",
+        autocompletion=complete_harnesses,
     ),
     project: list[Path] = typer.Option(
         [],
@@ -177,10 +183,11 @@ def search_cmd(
 
 
 def export_cmd(
-    session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
+    session: str = SessionArgument,
     fmt: str = typer.Option(
         "md",
         "--format",
+        autocompletion=complete_export_formats,
         help="md (readable Markdown), html (one "
         "self-contained page, as the browser shows it), jsonl (one "
         "stored row per line) or source (the imported file byte for "
