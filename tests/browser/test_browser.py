@@ -222,6 +222,7 @@ def test_an_edit_is_a_diff_and_the_conversation_is_the_default(page, site):
         answer.inner_text()
     )
     assert page.evaluate("typeof window.pwned") == "undefined"
+    page.evaluate("document.querySelector('#row-3').scrollIntoView()")
     _shot(page, "edit")
     page.get_by_role("link", name="Show every row").click()
     assert page.url.endswith("/session?key=cc-edit&all=1")
