@@ -88,3 +88,28 @@ def test_sessions_grouped_by_project_newest_group_first():
         ("/b", ["b1"]),
         (None, ["n"]),
     ]
+
+
+def test_secrets_in_text_equals_the_full_scan_restricted_to_the_text(sqlite_store):
+    """``secrets_in_text`` (the title's cheaper scan) finds what ``session_secrets`` finds,
+    restricted to the text, whether or not the session is in the full scan's cache."""
+    from continuity.redaction import session as scope
+    from tests.browser.corpus import SECRET
+
+    load(
+        sqlite_store,
+        [
+            U(f"use {SECRET} here"),
+            A(call("c1", "Bash", env=[{"name": "DB_PASSWORD", "value": PASSWORD}])),
+            U("nothing secret in this one"),
+        ],
+        key="s3",
+    )
+    text = f"rotate {PASSWORD} and {SECRET} today"
+    scope._cache.clear()
+    cheap = scope.secrets_in_text(sqlite_store, "s3", text)
+    full = scope.session_secrets(sqlite_store, "s3")
+    assert cheap == {v: k for v, k in full.items() if v in text}
+    assert set(cheap) == {PASSWORD, SECRET}
+    assert scope.secrets_in_text(sqlite_store, "s3", text) == cheap  # from the cache now
+    assert scope.secrets_in_text(sqlite_store, "s3", "no secret at all") == {}
