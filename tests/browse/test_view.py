@@ -65,3 +65,36 @@ def test_no_secret_survives_a_snippet(before, after):
     assert SECRET not in shown and "ZYXWVUTSRQPONMLK" not in shown
     shown, _ = snippet(text, ["token"])
     assert "ZYXWVUTSRQPONMLK" not in shown
+
+
+def test_the_continuation_panel_shows_the_previous_request(sqlite_store):
+    """Issue 44: the panel read a ``content`` list the continuation's request does not carry
+    (it carries ``text``), so "Request (row 4)" stood over an empty box on every session, in
+    the browser and in ``export --format html``."""
+    from continuity.browse.render import session_page
+
+    build(sqlite_store)
+    view = session_view(sqlite_store, "cc-alembic")
+    assert view.continuation is not None and view.continuation.request_seq == 4
+    request = view.continuation.request
+    assert request.startswith("the key is [REDACTED:") and request.endswith("\\x1b[0m")
+    assert SECRET not in request and "and this text is <script>window.pwned" in request
+    html = session_page(view, standalone=True)
+    panel = html[html.index('id="continuation"') : html.index("</section>")]
+    assert "<pre>the key is [REDACTED:" in panel
+    assert "and this text is &lt;script&gt;window.pwned = 1&lt;/script&gt;" in panel
+
+
+def test_the_conversation_view_hides_rows_outside_it(sqlite_store):
+    """Issue 44: queue operations, attachments and snapshots hidden unless every row is asked
+    for; a focused row outside the conversation shows every row."""
+    build(sqlite_store)
+    conv = session_view(sqlite_store, "cc-edit", conversation=True)
+    assert [r.seq for r in conv.rows] == [1, 3, 4, 6] and conv.conversation
+    assert conv.next_from is None
+    every = session_view(sqlite_store, "cc-edit")
+    assert [r.seq for r in every.rows] == [0, 1, 2, 3, 4, 5, 6] and not every.conversation
+    focus = session_view(sqlite_store, "cc-edit", conversation=True, focus_seq=2)
+    assert not focus.conversation and [r.seq for r in focus.rows] == [0, 1, 2, 3, 4, 5, 6]
+    paged = session_view(sqlite_store, "cc-edit", conversation=True, limit=2)
+    assert [r.seq for r in paged.rows] == [1, 3] and paged.next_from == 4

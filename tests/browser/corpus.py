@@ -1,5 +1,6 @@
-"""A small workspace every browse test reads: two sessions (Claude Code with a compaction, a
-checkpoint, a long tool output, media, hostile HTML/ANSI and a secret; a Codex one) and a
+"""A small workspace every browse test reads: three sessions (Claude Code with a compaction, a
+checkpoint, a long tool output, media, hostile HTML/ANSI and a secret; a Codex one; a Claude
+Code one with an Edit, markdown and rows outside the conversation, untitled: issue 44) and a
 subagent session."""
 
 from __future__ import annotations
@@ -17,6 +18,16 @@ from continuity.core.model import (
     TextBlock,
 )
 from tests.builders import CP, A, T, U, call, load
+
+#: The Edit of the ``cc-edit`` session (issue 44: shown as a unified diff).
+EDIT_OLD = "def parse(path):\n    return load(path)\n"
+EDIT_NEW = 'def parse_file(path):\n    """Parse the file at path."""\n    return load(path)\n'
+EDIT_REQUEST = "Rename parse to parse_file in parser.py and give it a docstring"
+#: The assistant's answer, in markdown (with raw HTML that must not pass).
+EDIT_ANSWER = (
+    "Renamed **parse** to `parse_file`:\n\n- parser.py: the new name\n- a docstring\n\n"
+    '<img src=x onerror="window.pwned = 3"> done'
+)
 
 T0 = datetime(2026, 11, 20, 9, 0, tzinfo=UTC)
 SECRET = "sk-ant-api03-ZYXWVUTSRQPONMLKJIHGFEDCBA0123456789abcdefgh"
@@ -93,6 +104,38 @@ def build(store) -> None:
         harness="codex",
         project="/home/ana/other",
         title="Flaky parser",
+    )
+    hidden = {"visible": False}
+    _session(
+        store,
+        "cc-edit",
+        [
+            Entry(EntryKind.EVENT, Role.SYSTEM, type_name="queue-operation/enqueue", **hidden),
+            U(EDIT_REQUEST),
+            Entry(
+                EntryKind.CONTEXT,
+                Role.SYSTEM,
+                (TextBlock("date: 2026-11-20"),),
+                type_name="attachment/date",
+                **hidden,
+            ),
+            A(
+                call(
+                    "e1",
+                    "Edit",
+                    file_path="/home/ana/app/parser.py",
+                    old_string=EDIT_OLD,
+                    new_string=EDIT_NEW,
+                ),
+                text="I will rename it.",
+            ),
+            T("e1", text="The file /home/ana/app/parser.py has been updated."),
+            Entry(EntryKind.EVENT, Role.SYSTEM, type_name="file-history-snapshot", **hidden),
+            A(text=EDIT_ANSWER),
+        ],
+        harness="claude-code",
+        project="/home/ana/app",
+        title=None,
     )
     _session(
         store,

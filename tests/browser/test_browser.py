@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from continuity.daemon.server import DaemonSettings, create_app
-from tests.browser.corpus import LONG, SECRET, build
+from tests.browser.corpus import EDIT_REQUEST, LONG, SECRET, build
 from tests.daemon.livecapture import served_on_loopback, start_live
 
 pytestmark = pytest.mark.browser
@@ -91,15 +91,33 @@ def test_sign_in_once_then_the_cookie(chromium, site):
     context.close()
 
 
-def test_sessions_list_newest_first_with_filters(page, site):
+def test_sessions_list_grouped_by_project_with_titles(page, site):
+    """Issue 44: the list shows titles (the harness's own, else the first request), grouped
+    by project folder, each title a link to its session."""
     rows = page.locator("tbody tr")
-    assert rows.count() == 3
-    assert "subagent 7" in page.locator("tbody").inner_text()
+    assert rows.count() == 4
+    assert page.locator("h2.project-name").all_inner_texts() == [
+        "/home/ana/app 3 sessions",
+        "/home/ana/other 1 session",
+    ]
+    app = page.locator("section.project").nth(0)
+    assert sorted(app.locator("td.title").all_inner_texts()) == [
+        "Alembic search index",
+        EDIT_REQUEST,  # no own title: its first request
+        "subagent: read the alembic docs subagent 7",
+    ]
+    assert sorted(app.locator("td.key").all_inner_texts()) == [
+        "cc-alembic",
+        "cc-alembic/agent-7",
+        "cc-edit",
+    ]
     _shot(page, "sessions")
     page.fill("input[name=harness]", "codex")
     page.click("button[type=submit]")
     assert page.locator("tbody tr").count() == 1
-    assert page.locator("tbody tr td").first.inner_text() == "cx-parser"
+    assert page.locator("td.title").inner_text() == "Flaky parser"
+    page.locator("td.title a").click()
+    assert page.locator("h1").inner_text() == "Flaky parser"
 
 
 def test_search_marks_hits_and_opens_the_row(page, site):
@@ -154,6 +172,9 @@ def test_session_page_shows_compaction_pairs_folds_and_continuation(page, site):
     width = page.evaluate("document.querySelector('#continuation .bar span').style.width")
     assert width == f"{round(100 * used / budget, 1):g}%"
     assert "Request (row 4)" in cont.inner_text()
+    # issue 44: the request is shown, not an empty box (redacted, its escapes visible)
+    request = cont.locator("pre").first.inner_text()
+    assert request.startswith("the key is [REDACTED:") and "<script>window.pwned" in request
     _shot(page, "session")
 
 
@@ -171,6 +192,54 @@ def test_hostile_text_is_shown_not_run_and_secrets_are_redacted(page, site):
     page.goto(f"{site}/session?key=cc-alembic&raw=1")
     assert SECRET in page.locator("#row-4").inner_text()
     assert LONG.splitlines()[0] in page.content()
+
+
+def test_an_edit_is_a_diff_and_the_conversation_is_the_default(page, site):
+    """Issue 44: the Edit shows as a unified diff (no JSON with literal \\n), the assistant's
+    Markdown is rendered with its raw HTML shown as text, and the rows outside the
+    conversation are hidden until the switch (a link) shows them."""
+    page.goto(f"{site}/session?key=cc-ed")  # a unique prefix, as the CLI takes
+    assert page.locator("h1").inner_text() == EDIT_REQUEST
+    assert [r.get_attribute("id") for r in page.locator(".row").all()] == [
+        "row-1",
+        "row-3",
+        "row-4",
+        "row-6",
+    ]
+    diff = page.locator("#row-3 pre.diff")
+    assert diff.locator("span.del").all_inner_texts() == ["-def parse(path):"]
+    assert diff.locator("span.add").all_inner_texts() == [
+        "+def parse_file(path):",
+        '+    """Parse the file at path."""',
+    ]
+    assert diff.locator("span.ctx").all_inner_texts() == ["     return load(path)"]
+    assert page.locator("#row-3 .diff-path").inner_text() == "/home/ana/app/parser.py +2 \u22121"
+    assert "\\n" not in page.locator("#row-3 .pair > div").first.inner_text()
+    answer = page.locator("#row-6 .markdown")
+    assert answer.locator("strong").inner_text() == "parse"
+    assert answer.locator("li").all_inner_texts() == ["parser.py: the new name", "a docstring"]
+    assert answer.locator("img").count() == 0 and '<img src=x onerror="window.pwned = 3">' in (
+        answer.inner_text()
+    )
+    assert page.evaluate("typeof window.pwned") == "undefined"
+    page.evaluate("document.querySelector('#row-3').scrollIntoView()")
+    _shot(page, "edit")
+    page.get_by_role("link", name="Show every row").click()
+    assert page.url.endswith("/session?key=cc-edit&all=1")
+    assert page.locator(".row").count() == 7
+    assert (
+        "not in the conversation (queue-operation/enqueue)" in page.locator("#row-0").inner_text()
+    )
+    page.get_by_role("link", name="Conversation only").click()
+    assert page.locator(".row").count() == 4
+    # a prefix of several sessions: a page linking each, not a 404
+    assert page.goto(f"{site}/session?key=cc-").status == 300
+    assert page.locator("ul.choices a").all_inner_texts() == [
+        "cc-alembic",
+        "cc-alembic/agent-7",
+        "cc-edit",
+    ]
+    assert page.goto(f"{site}/session?key=zz").status == 404
 
 
 def test_readable_without_javascript(chromium, site):

@@ -259,10 +259,12 @@ def test_a_file_name_or_project_with_a_newline_stays_on_one_output_line(tmp_path
     ]
     r = invoke("sessions", "--home", home)
     rows = [line.split("\t") for line in r.stdout.splitlines()]
-    # seven fields: the six and copy_of (issue 45 item 3), empty for a session that is no copy
-    assert len(rows) == 3 and {len(row) for row in rows} == {7}
-    assert rows[0][-1] == "copy_of" and [row[-1] for row in rows[1:]] == ["", ""]
+    # eight fields: the six, copy_of (issue 45 item 3), empty for a session that is no copy,
+    # and the title (issue 44: the first request)
+    assert len(rows) == 3 and {len(row) for row in rows} == {8}
+    assert rows[0][-2:] == ["copy_of", "title"] and [row[-2] for row in rows[1:]] == ["", ""]
     assert ["s-tab", "/a\\nb\\tc"] in [row[:3:2] for row in rows]
+    assert sorted(row[-1] for row in rows[1:]) == ["hi", "mix phx.server doesnt seem to start"]
 
 
 def _source_export(home, key):
@@ -433,3 +435,32 @@ def test_a_hits_reopen_command_run_as_printed_opens_it_in_the_same_workspace(hom
     shown = invoke(*shlex.split(command)[1:])
     assert shown.exit_code == 0, shown.output
     assert "cx-parser" in shown.stdout
+
+
+def test_export_md_and_html_show_the_conversation_unless_all(home):
+    """Issue 44: md and html export the conversation (--conversation-only by default), --all
+    every row; jsonl every row unless --conversation-only."""
+    md = invoke("export", "cc-edit", "--home", home).stdout
+    assert [line for line in md.splitlines() if line.startswith("## ")] == [
+        "## #1 user · request · 2026-11-20T09:01:00Z",
+        "## #3 assistant · 2026-11-20T09:03:00Z",
+        "## #6 assistant · 2026-11-20T09:06:00Z",
+    ]
+    assert "queue\\-operation" not in md and "```diff" in md
+    every = invoke("export", "cc-edit", "--all", "--home", home).stdout
+    assert "_event queue\\-operation/enqueue, no content_" in every
+    html = invoke("export", "cc-edit", "--format", "html", "--home", home).stdout
+    assert "Showing the conversation" in html and 'id="row-0"' not in html
+    assert (
+        'id="row-0"'
+        in invoke("export", "cc-edit", "--format", "html", "--all", "--home", home).stdout
+    )
+    seqs = [
+        json.loads(x)["seq"]
+        for x in invoke(
+            "export", "cc-edit", "--format", "jsonl", "--home", home
+        ).stdout.splitlines()
+    ]
+    assert seqs == [0, 1, 2, 3, 4, 5, 6]
+    conv = invoke("export", "cc-edit", "--format", "jsonl", "--conversation-only", "--home", home)
+    assert [json.loads(x)["seq"] for x in conv.stdout.splitlines()] == [1, 3, 4, 6]

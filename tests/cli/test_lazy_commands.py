@@ -109,8 +109,8 @@ def test_a_read_command_imports_no_other_command_nor_pydantic(pi_home, argv):
         return
     assert [m for m in NOT_FOR_READS if m in modules] == []
     assert "continuity.formats.importer" not in modules
-    # the continuation and show redact (show unless --raw); nothing else loads the funnel
-    redacts = argv[0] == "continue" or (argv[0] == "show" and "--raw" not in argv)
+    # the continuation, show (unless --raw) and sessions (its titles, issue 44) redact
+    redacts = argv[0] in ("continue", "sessions") or (argv[0] == "show" and "--raw" not in argv)
     assert ("continuity.redaction.funnel" in modules) == redacts
 
 

@@ -512,8 +512,8 @@ def test_sessions_marks_copies_and_their_original(tmp_path: Path) -> None:
         "abc-123",
     )
     piped = _cli(ws, "sessions").stdout.splitlines()
-    assert piped[0].endswith("\tsource\tcopy_of")
-    rows = {line.split("\t")[0]: line.split("\t")[-1] for line in piped[1:]}
+    assert piped[0].endswith("\tsource\tcopy_of\ttitle")  # the title last (issue 44)
+    rows = {line.split("\t")[0]: line.split("\t")[-2] for line in piped[1:]}
     assert rows == {
         "abc-123": "",
         "big": "",

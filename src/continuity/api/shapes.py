@@ -1,11 +1,11 @@
 """The ``--json`` shapes of stored sessions and rows (moved here from ``cli.render`` so the
-library and the command line build them once): ``session_dict`` (``sessions --json``),
+library and the command line build them once): ``session_dict`` (``sessions --json``, its title
+given by ``browse.titles``),
 ``entry_dict`` (``show --json`` rows), ``session_rows`` (which rows ``show`` shows),
 ``source_status`` and ``resume_copies`` (which sessions
 are ``continuity resume`` copies, issue 45 item 3).
 
-Each imports what it needs when called: ``continuity sessions`` must not load the redaction
-funnel unless a title is shown (``tests/cli/test_lazy_commands.py``).
+Each imports what it needs when called (``tests/cli/test_lazy_commands.py``).
 """
 
 from __future__ import annotations
@@ -31,18 +31,16 @@ def source_status(s: Session) -> str | None:
     return "present" if s.source_path else None
 
 
-def session_dict(s: Session, copy: dict[str, str] | None = None) -> dict[str, Any]:
-    """The ``sessions --json`` shape of one session, its title redacted (issue 45 item 5):
-    ``source`` is ``source_status``,
+def session_dict(
+    s: Session, copy: dict[str, str] | None = None, *, title: str | None = None
+) -> dict[str, Any]:
+    """The ``sessions --json`` shape of one session: ``title`` is the caller's
+    (``browse.titles.session_title``: the harness's own or the first request, redacted by the
+    session-wide rule; issue 44), ``source`` is ``source_status``,
     ``source_gone_at`` when it was found gone, ``forked_from`` a Codex fork's parent,
     ``copy_of`` the session a ``continuity resume`` copy continues and ``original`` the one
     its chain of copies started from (``copy``: ``formats.resumed.parse_copy_note``; both
     None for a session that is no copy; issue 45 item 3)."""
-    title = s.title
-    if title:
-        from continuity.redaction.funnel import redact
-
-        title = redact(title)
     return {
         "session": s.key,
         "harness": s.harness,
@@ -78,16 +76,38 @@ def entry_dict(e: Entry, *, raw: bool = False) -> dict[str, Any]:
 
 
 def session_rows(
-    store: Any, key: str, *, all_rows: bool = False, seq: int | None = None
+    store: Any,
+    key: str,
+    *,
+    all_rows: bool = False,
+    seq: int | None = None,
+    from_seq: int | None = None,
+    to_seq: int | None = None,
+    tail: int | None = None,
 ) -> Iterable[Entry]:
     """The rows ``continuity show`` shows of session ``key``: the conversation in log order
-    (every row with ``all_rows``), or with ``seq`` the 30 rows from ``seq - 5``, every kind
-    (issue 19: the reopen command of a search hit). Raises ``InputError`` when the session
-    has no row ``seq``."""
+    (every row with ``all_rows``), only those with ``from_seq <= seq <= to_seq`` (either
+    optional), only the last ``tail`` of them (0: all; issue 44: a 40,000-row session printed every
+    row); or with ``seq`` the 30 rows from ``seq - 5``, every kind (issue 19: the reopen
+    command of a search hit). Reads stay in pages; ``tail`` keeps at most ``tail`` rows in
+    memory. Raises ``InputError`` when the session has no row ``seq``."""
     if seq is None:
         from continuity.store import iter_entries
 
-        found: Iterable[Entry] = iter_entries(store, key, visible_only=not all_rows)
+        found: Iterable[Entry] = iter_entries(
+            store,
+            key,
+            after_seq=(from_seq - 1) if from_seq is not None else -1,
+            visible_only=not all_rows,
+        )
+        if to_seq is not None:
+            from itertools import takewhile
+
+            found = takewhile(lambda e: e.seq <= to_seq, found)
+        if tail:  # 0 or None: every row
+            from collections import deque
+
+            found = deque(found, maxlen=tail)
         return found
     rows: list[Entry] = store.entries(key, after_seq=max(-1, seq - 6), limit=30)
     if not rows or rows[0].seq > seq:

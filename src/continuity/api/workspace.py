@@ -398,10 +398,12 @@ class Workspace:
         """``continuity sessions``: sessions newest first, at most ``limit`` (0: all), only of
         ``harness`` (one of ``HARNESSES``), of the folder ``project`` or a folder
         inside it, active since ``since`` (a datetime, or the CLI's forms: ``2026-12-01``,
-        ``7d``). Titles redacted; ``titles=False`` leaves every ``title`` None and skips
-        that work (the CLI's table shows no title and must not load the redaction). Raises
-        ``InputError`` naming ``since`` when it cannot be read."""
+        ``7d``). Each ``title`` is the harness's own, else the first request cut on a word,
+        redacted by the session-wide rule (``browse.titles``, issue 44); ``titles=False``
+        leaves every ``title`` None and skips that work. Raises ``InputError`` naming
+        ``since`` when it cannot be read."""
         from continuity.api.shapes import resume_copies, session_dict
+        from continuity.browse.titles import session_titles
 
         _check_count(limit, "limit")
         if harness is not None and harness not in HARNESSES:
@@ -413,23 +415,38 @@ class Workspace:
             limit=limit, harness=harness, project=folder[0] if folder else None, since=after
         )
         copies = resume_copies(store, [s.key for s in found])
-        if not titles:
-            found = [replace(s, title=None) for s in found]
-        return [SessionRecord.from_dict(session_dict(s, copies.get(s.key))) for s in found]
+        named = session_titles(store, found) if titles else {}
+        return [
+            SessionRecord.from_dict(session_dict(s, copies.get(s.key), title=named.get(s.key)))
+            for s in found
+        ]
 
     def show(
-        self, key: str, *, raw: bool = False, all_rows: bool = False, seq: int | None = None
+        self,
+        key: str,
+        *,
+        raw: bool = False,
+        all_rows: bool = False,
+        seq: int | None = None,
+        from_seq: int | None = None,
+        to_seq: int | None = None,
+        tail: int | None = None,
     ) -> SessionRows:
         """``continuity show KEY``: the session's rows in log order, the conversation only
-        unless ``all_rows`` (events, context, sidechains too), or with ``seq`` the 30 rows
-        from ``seq - 5`` (every kind). Every string redacted (a secret found in any row hidden
+        unless ``all_rows`` (events, context, sidechains too), only rows ``from_seq`` to
+        ``to_seq`` (either optional), only the last ``tail`` of those (issue 44); or with
+        ``seq`` the 30 rows from ``seq - 5`` (every kind). Every string redacted (a secret found in any row hidden
         wherever it repeats) unless ``raw``. Raises ``SessionNotFound``/``AmbiguousSession``,
         ``InputError`` when the session has no row ``seq``."""
         from continuity.api.shapes import entry_dict, session_rows, source_status
 
         store = self.store()
         name = self.key(key)
-        rows = session_rows(store, name, all_rows=all_rows, seq=seq)
+        if tail is not None:
+            _check_count(tail, "tail")
+        rows = session_rows(
+            store, name, all_rows=all_rows, seq=seq, from_seq=from_seq, to_seq=to_seq, tail=tail
+        )
         token = None
         if not raw:  # --raw redacts nothing, so it loads no redaction at all
             from continuity.redaction.funnel import SESSION_KNOWN

@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
+from markupsafe import Markup
 
 from continuity.browse.search import SearchHit
 from continuity.browse.view import BlockView, SessionView, clean_text
@@ -35,7 +36,7 @@ def environment() -> Environment:
     """The template environment (autoescape on for every template, undefined names fail)."""
     from jinja2 import StrictUndefined
 
-    return Environment(
+    env = Environment(
         loader=PackageLoader("continuity.browse", "templates"),
         autoescape=select_autoescape(default=True, default_for_string=True),
         undefined=StrictUndefined,
@@ -43,6 +44,29 @@ def environment() -> Environment:
         lstrip_blocks=True,
         finalize=_shown,
     )
+    env.filters["markdown"] = markdown_html
+    return env
+
+
+@lru_cache(maxsize=1)
+def _markdown() -> Any:
+    from markdown_it import MarkdownIt
+
+    # CommonMark with tables and strikethrough, raw HTML off (shown as text), no images (a
+    # page fetches nothing: CSP), links only of the schemes markdown-it validates
+    return (
+        MarkdownIt("commonmark", {"html": False})
+        .enable(["table", "strikethrough"])
+        .disable("image")
+    )
+
+
+def markdown_html(text: str) -> Markup:
+    """``text`` (an assistant's message, already redacted, its controls as escapes) rendered
+    as Markdown to HTML (issue 44): raw HTML in it is escaped, never passed through
+    (markdown-it-py, ``html=False``), images stay text, a ``javascript:`` or ``data:`` link
+    stays text (markdown-it's ``validateLink``)."""
+    return Markup(_markdown().render(text))
 
 
 def _shown(value: object) -> object:
@@ -76,13 +100,10 @@ def _when(s: Session) -> str:
 def sessions_page(
     sessions: Sequence[Session], *, page: int, more: bool, harness: str | None, project: str | None
 ) -> str:
-    """The sessions list page (newest first) with its filter form and pager links; each title
-    redacted (issue 45 item 5: a title is stored text)."""
-    from dataclasses import replace
-
-    from continuity.redaction.funnel import redact
-
-    sessions = [replace(s, title=redact(s.title)) if s.title else s for s in sessions]
+    """The sessions list page with its filter form and pager links: the sessions (newest
+    first, their titles as ``view.list_view`` gives them) grouped by project folder (issue 44),
+    each row its title linked to the session, its key beside it."""
+    from continuity.browse.view import by_project
 
     def page_link(n: int) -> str:
         q = {k: v for k, v in (("harness", harness), ("project", project)) if v}
@@ -93,6 +114,7 @@ def sessions_page(
         .get_template("sessions.html")
         .render(
             sessions=sessions,
+            groups=by_project(sessions),
             page=page,
             more=more,
             harness=harness,
@@ -132,6 +154,16 @@ def message_page(title: str, text: str, *, standalone: bool = False) -> str:
     )
 
 
+def choices_page(name: str, candidates: Sequence[str]) -> str:
+    """The page of a key prefix naming several sessions (issue 44): each candidate key (at
+    most 21, as ``store.names.resolve_session`` finds them) linked to its session."""
+    return (
+        environment()
+        .get_template("choices.html")
+        .render(name=name, candidates=candidates, standalone=False)
+    )
+
+
 # ---------------------------------------------------------------------------- Markdown
 
 
@@ -156,7 +188,11 @@ def _md_inline(text: str) -> str:
 
 def _md_block(b: BlockView) -> list[str]:
     if b.kind == "tool_call":
-        lines = [f"**Tool call** `{b.name}` ({_md_inline(b.call_id)})", "", _fence(b.text, "json")]
+        lines = [f"**Tool call** `{b.name}` ({_md_inline(b.call_id)})", ""]
+        if b.diffs:  # issue 44: an edit as a unified diff, not JSON with literal \n
+            lines += [_fence("\n".join(d.text() for d in b.diffs), "diff")]
+        else:
+            lines += [_fence(b.text, "json")]
         if b.result is not None:
             label = "**Result** (error)" if b.result.is_error else "**Result**"
             lines += ["", f"{label}, row {b.result_seq}:", "", _fence(b.result.text)]
@@ -189,8 +225,14 @@ def session_markdown(view: SessionView) -> str:
         f"- session: `{s.key}`" if "`" not in s.key else f"- session: {s.key}",
         f"- harness: {s.harness}" + (f" (subagent {s.agent_id})" if view.subagent else ""),
         f"- project: {_md_inline(project or 'none')}",
-        f"- rows: {view.first_seq}–{view.last_seq} of {view.total}",
+        f"- seq: {view.first_seq}–{view.last_seq} of {view.total} rows",
         "- secrets: " + ("NOT redacted (--raw)" if view.raw else "redacted"),
+        "- rows: "
+        + (
+            "the conversation only (`--all` shows events, attachments, hook and queue rows)"
+            if view.conversation
+            else "every row"
+        ),
         "",
     ]
     for r in view.rows:
@@ -224,5 +266,7 @@ __all__ = [
     "session_markdown",
     "segments",
     "message_page",
+    "choices_page",
+    "markdown_html",
     "CSP",
 ]

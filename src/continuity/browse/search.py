@@ -22,6 +22,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 
+from continuity.browse.titles import session_title
 from continuity.continuation.view import redacted_block
 from continuity.core.when import parse_when  # one rule (re-exported)
 from continuity.redaction.funnel import redact
@@ -176,14 +177,13 @@ def search(
         entry, session = h.entry, sessions.get(h.session_key)
         if entry is None or session is None:  # pragma: no cover - index and rows share a tx
             continue
-        title = session.title
+        title = session_title(store, session, raw=raw)  # issue 44: own, else first request
         if raw:
             text, spans = snippet(entry_body(entry), terms, raw=raw)
         else:  # issue 45 review items 1, 2: as show redacts the row, within its session
             with in_session(store, h.session_key):
                 shown = replace(entry, blocks=tuple(redacted_block(b) for b in entry.blocks))
                 text, spans = snippet(entry_body(shown), terms, raw=raw)
-                title = redact(session.title) if session.title else session.title
         out.append(
             SearchHit(
                 session=h.session_key,

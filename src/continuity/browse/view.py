@@ -24,6 +24,8 @@ from typing import Any
 
 import orjson
 
+from continuity.browse.diffs import FileDiff, edit_diffs
+from continuity.browse.titles import session_title
 from continuity.continuation.view import build_continuation
 from continuity.core.codec import block_view
 from continuity.core.errors import ContinuityError, SessionNotFound
@@ -69,6 +71,8 @@ class BlockView:
     result_seq: int | None = None
     folded: bool = False
     lines: int = 0
+    #: issue 44: an edit's changes as unified diffs (``browse.diffs``), None for other calls
+    diffs: list[FileDiff] | None = None
 
     @staticmethod
     def of_text(kind: str, text: str, **kw: Any) -> BlockView:
@@ -147,6 +151,8 @@ class SessionView:
     continuation: ContinuationInfo | None
     raw: bool
     focus_seq: int | None = None
+    #: issue 44: only the conversation's rows (``Entry.visible``); False: every row
+    conversation: bool = False
 
 
 def _block(b: Any, raw: bool) -> BlockView:
@@ -162,12 +168,20 @@ def _block(b: Any, raw: bool) -> BlockView:
         args = v.get("arguments")
         args = args if raw else redact_value(args)
         shown = args if isinstance(args, str) else _json_text(args, indent=True)
-        return BlockView.of_text(
+        name = str(v.get("name", ""))
+        block = BlockView.of_text(
             kind,
             clean_text(shown, raw=True),
-            name=clean_text(str(v.get("name", "")), raw=True),
+            name=clean_text(name, raw=True),
             call_id=str(v.get("id", "")),
         )
+        diffs = edit_diffs(name, args)  # on the redacted arguments
+        if diffs:
+            for d in diffs:
+                d.path = clean_text(d.path, raw=True)
+                d.lines = [(k, clean_text(t, raw=True)) for k, t in d.lines]
+            block.diffs = diffs
+        return block
     if kind == "media":
         return BlockView("media", f"[{v['media_type']} {v['bytes']} B omitted]")
     return BlockView.of_text("text", clean_text(_json_text(v), raw=raw))
@@ -243,16 +257,17 @@ def _continuation(store: Any, key: str, raw: bool) -> ContinuationInfo | None:
         view = build_continuation(store, key)
     except ContinuityError:
         return None
+    # the continuation's request is ``{"seq", "actor", "text", "media"?}`` (its ``text``
+    # already redacted): issue 44, the panel read a ``content`` list it does not carry and
+    # showed an empty box on every session
     req = view.request or {}
-    req_text = (
-        "\n".join(
-            c.get("text", "")
-            for c in req.get("content", [])
-            if isinstance(c, dict) and c.get("text")
-        )
-        if req
-        else ""
-    )
+    req_text = str(req.get("text") or "")
+    if req.get("media"):
+        stubs = [
+            f"[{m.get('media_type', 'media')} {m.get('bytes', '?')} B omitted]"
+            for m in req["media"]
+        ]
+        req_text = "\n".join([req_text, *stubs]) if req_text else "\n".join(stubs)
     budget = max(1, view.budget_bytes)
     return ContinuationInfo(
         used_bytes=view.used_bytes,
@@ -318,31 +333,40 @@ def _session_view(
     raw: bool = False,
     continuation: bool = True,
     focus_seq: int | None = None,
+    conversation: bool = False,
 ) -> SessionView:
     """The view of session ``key`` (an exact key): rows with ``from_seq <= seq <= until_seq``
-    (both optional), at most ``limit`` (None: all; an export), every row (not only the
-    conversation). ``focus_seq`` without ``from_seq`` starts the page a few rows before it.
-    Raises ``SessionNotFound``."""
+    (both optional), at most ``limit`` (None: all; an export), every row, or with
+    ``conversation`` only the conversation's (``Entry.visible``: messages, tool calls and
+    results, compactions; not queue operations, attachments, hook events, snapshots: issue
+    44). ``focus_seq`` without ``from_seq`` starts the page a few rows before it (every row
+    when that row is outside the conversation). Raises ``SessionNotFound``."""
     session = store.get_session(key)
     if session is None:
         raise SessionNotFound(f"no session {key!r}")
-    if session.title and not raw:  # issue 45 item 5: a title is stored text too
-        session = replace(session, title=redact(session.title))
+    # issue 44: the title every list shows (own or first request), redacted session-wide
+    session = replace(session, title=session_title(store, session, raw=raw))
+    if focus_seq is not None and conversation:
+        found = store.entries_by_seq(key, [focus_seq])
+        conversation = not found or found[0].visible
     if focus_seq is not None and from_seq is None:
         from_seq = max(0, focus_seq - 5)
     start = max(0, from_seq or 0)
     want = limit if limit is not None else (1 << 62)
-    if until_seq is not None:
+    if until_seq is not None and not conversation:
         want = min(want, max(0, until_seq - start + 1))
     entries: list[Entry] = []
     after = start - 1
+    more = False
     while len(entries) < want:
         n = min(500, want - len(entries))
-        page = store.entries(key, after_seq=after, limit=n)
-        entries.extend(page)
-        if len(page) < n:
+        page = store.entries(key, after_seq=after, limit=n + 1, visible_only=conversation)
+        kept = [e for e in page if until_seq is None or e.seq <= until_seq]
+        entries.extend(kept[:n])
+        if len(kept) <= n:
             break
-        after = page[-1].seq
+        more = len(entries) >= want  # a row beyond the page exists
+        after = kept[n - 1].seq
     rows = [row_view(e, raw) for e in entries]
     _pair(store, key, rows, raw)
     total = session.entry_count
@@ -353,7 +377,7 @@ def _session_view(
         key,
         rows,
         first_page=start == 0,
-        last_page=last is None or last >= total - 1,
+        last_page=not more,
         raw=raw,
     )
     return SessionView(
@@ -364,11 +388,12 @@ def _session_view(
         first_seq=rows[0].seq if rows else None,
         last_seq=last,
         prev_from=max(0, start - page_rows) if start > 0 else None,
-        next_from=last + 1 if last is not None and last < total - 1 else None,
+        next_from=last + 1 if last is not None and more else None,
         checkpoints_before=before,
         continuation=_continuation(store, key, raw) if continuation else None,
         raw=raw,
         focus_seq=focus_seq,
+        conversation=conversation,
     )
 
 
@@ -394,12 +419,14 @@ def session_records(
     since_seq: int | None = None,
     until_seq: int | None = None,
     raw: bool = False,
+    conversation: bool = False,
 ) -> Iterable[dict[str, Any]]:
-    """``entry_record`` of every row of ``key`` in the seq range, read 500 rows at a time."""
+    """``entry_record`` of every row of ``key`` in the seq range (only the conversation's,
+    ``Entry.visible``, with ``conversation``), read 500 rows at a time."""
     after = (since_seq if since_seq is not None else 0) - 1
     known = {} if raw else session_secrets(store, key)  # issue 45 review item 1
     while True:
-        page = store.entries(key, after_seq=after, limit=500)
+        page = store.entries(key, after_seq=after, limit=500, visible_only=conversation)
         for e in page:
             if until_seq is not None and e.seq > until_seq:
                 return
@@ -421,11 +448,24 @@ def list_view(
     projects: Sequence[str] = (),
     page: int = 1,
     per_page: int = 50,
+    raw: bool = False,
 ) -> tuple[list[Session], bool]:
-    """One page (1-based) of sessions, newest first, with whether another page follows."""
-    return store.filter_sessions(
+    """One page (1-based) of sessions, newest first, with whether another page follows; each
+    session's ``title`` is the one ``browse.titles.session_title`` gives (its own or its first
+    request, redacted session-wide unless ``raw``; issue 44)."""
+    found, more = store.filter_sessions(
         harness=harness, projects=projects, offset=(max(1, page) - 1) * per_page, limit=per_page
     )
+    return [replace(s, title=session_title(store, s, raw=raw)) for s in found], more
+
+
+def by_project(sessions: Sequence[Session]) -> list[tuple[str | None, list[Session]]]:
+    """``sessions`` (newest first) grouped by project folder: ``[(project, sessions), ...]``,
+    the group of the newest session first, each group's sessions in their given order."""
+    groups: dict[str | None, list[Session]] = {}
+    for s in sessions:
+        groups.setdefault(s.project or None, []).append(s)
+    return list(groups.items())
 
 
 __all__ = [
@@ -439,6 +479,7 @@ __all__ = [
     "entry_record",
     "session_records",
     "list_view",
+    "by_project",
     "clean_text",
     "PAGE_ROWS",
 ]

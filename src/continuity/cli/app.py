@@ -111,6 +111,7 @@ from continuity.cli.commands.common import (  # noqa: E402
     BudgetOption,
     HomeOption,
     JsonOption,
+    SessionArgument,
     SessionHarness,
     count_option,
     emit_json as _emit_json,
@@ -257,8 +258,10 @@ def sessions_cmd(
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """List imported sessions, newest first. In a terminal, keys are shortened to a unique
-    prefix and times shown relative; piped or with --json every value is whole. A copy
+    """List imported sessions, newest first. Each has a title: the harness's own, else its
+    first request. In a terminal, keys are shortened to a unique prefix, project
+    folders from the left and times shown relative; piped or with --json every value is
+    whole. A copy
     `continuity resume` wrote names the session it continues (copy of; --json also gives
     the original)."""
     from continuity.cli.commands.common import open_workspace, parse_since
@@ -270,7 +273,6 @@ def sessions_cmd(
             harness=harness.value if harness else None,
             project=project,
             since=after,
-            titles=as_json,
         )
     if as_json:
         _emit_json([s.to_dict() for s in sessions])
@@ -292,7 +294,7 @@ def sessions_cmd(
 
 @core.command("show")
 def show_cmd(
-    session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
+    session: str = SessionArgument,
     all_rows: bool = typer.Option(
         False,
         "--all",
@@ -311,6 +313,26 @@ def show_cmd(
     raw: bool = typer.Option(
         False, "--raw", help="Do not redact secrets: the stored text (a warning is printed)."
     ),
+    tail: int | None = typer.Option(
+        None,
+        "--tail",
+        min=0,
+        max=MAX_SEQ,
+        metavar="N",
+        show_default=False,
+        help="Only the last N rows shown (0: all).",
+    ),
+    from_seq: int | None = typer.Option(
+        None, "--from", min=0, max=MAX_SEQ, metavar="SEQ", show_default=False, help="First row."
+    ),
+    to_seq: int | None = typer.Option(
+        None, "--to", min=0, max=MAX_SEQ, metavar="SEQ", show_default=False, help="Last row."
+    ),
+    pager: bool = typer.Option(
+        True,
+        "--pager/--no-pager",
+        help="In a terminal, page the output ($PAGER, else less); never when piped or --json.",
+    ),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -318,16 +340,23 @@ def show_cmd(
     unless --raw."""
     from continuity.cli.commands.common import open_workspace
 
+    if seq is not None and (tail is not None or from_seq is not None or to_seq is not None):
+        raise InputError(
+            "--seq shows the rows around one row: --tail, --from and --to do not apply"
+        )
+    if from_seq is not None and to_seq is not None and to_seq < from_seq:
+        raise InputError(f"--to {to_seq} is before --from {from_seq}")
+    span = {"from_seq": from_seq, "to_seq": to_seq, "tail": tail}
     with open_workspace(home, read_only=True) as ws:
         if as_json:
-            _emit_json(ws.show(session, raw=raw, all_rows=all_rows, seq=seq).to_dict())
+            _emit_json(ws.show(session, raw=raw, all_rows=all_rows, seq=seq, **span).to_dict())
         else:
             from continuity.api.shapes import session_rows
             from continuity.cli.render import show_entries
 
             store = ws.store()
             key = ws.key(session)
-            rows = session_rows(store, key, all_rows=all_rows, seq=seq)
+            rows = session_rows(store, key, all_rows=all_rows, seq=seq, **span)
             # issue 45 review item 1: a secret found in any row is hidden wherever it
             # repeats; --raw redacts nothing, so it loads no redaction at all
             token = None
@@ -337,7 +366,8 @@ def show_cmd(
 
                 token = SESSION_KNOWN.set(session_secrets(store, key))
             try:
-                show_entries(out, store.get_session(key), rows, raw=raw)
+                with _paged(out, pager):
+                    show_entries(out, store.get_session(key), rows, raw=raw)
             finally:
                 if token is not None:
                     from continuity.redaction.funnel import SESSION_KNOWN
@@ -349,9 +379,23 @@ def show_cmd(
         )
 
 
+def _paged(console: Any, wanted: bool) -> Any:
+    """``console.pager`` (Rich: ``$PAGER``, else ``less``, given ``-RFX`` through ``$LESS``
+    when unset, so colours stay and a short output just prints) when ``wanted`` and the
+    output is a terminal (issue 44); else a context that does nothing."""
+    from contextlib import nullcontext
+
+    if not wanted or not console.is_terminal or console.is_dumb_terminal:
+        return nullcontext()
+    import os
+
+    os.environ.setdefault("LESS", "-RFX")
+    return console.pager(styles=True)
+
+
 @core.command("continue")
 def continue_cmd(
-    session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
+    session: str = SessionArgument,
     budget: int = BudgetOption,
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,

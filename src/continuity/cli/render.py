@@ -171,6 +171,22 @@ def short_keys(keys: list[str], *, minimum: int = 8) -> dict[str, str]:
     return result
 
 
+#: The most characters a project folder takes in the ``sessions`` table.
+PROJECT_CHARS = 20
+
+
+def short_path(path: str, limit: int = PROJECT_CHARS) -> str:
+    """``path`` shortened from the left to at most ``limit`` characters, cut at a ``/`` when
+    one falls in the kept part (``…/app/src``): the last folders tell projects apart."""
+    if len(path) <= limit:
+        return path
+    tail = path[-(limit - 1) :]
+    slash = tail.find("/")
+    if 0 <= slash < len(tail) - 1:
+        tail = tail[slash:]
+    return "…" + tail
+
+
 def _project(value: str | None) -> str:
     home = os.path.expanduser("~")
     if value and home not in ("", "/") and (value == home or value.startswith(home + "/")):
@@ -183,16 +199,17 @@ def sessions_table(
 ) -> None:
     """Sessions (``continuity.api.results.SessionRecord``), newest first. In a terminal: a
     table laid out for its width (80 columns too: short unique key prefixes, the project
-    wrapped, times relative to ``now``); piped: one tab-separated line per session with the
-    full key, project and ISO time (under a header line), as ``--json`` has them. A
+    shortened from the left to its last folders, times relative to ``now``, the title last,
+    cut with ``…`` to the width left); piped: one tab-separated line per session with the full key, project and ISO
+    time (under a header line), as ``--json`` has them, the title last (issue 44). A
     ``continuity resume`` copy names the session it continues (``copy_of``) in a ``copy of``
-    column (issue 45 item 3; in a terminal only when one is listed; piped always, last)."""
+    column (issue 45 item 3; in a terminal only when one is listed; piped always)."""
     sessions = list(sessions)
     if not out.is_terminal:
-        lines = ["session\tharness\tproject\tentries\tlast_activity\tsource\tcopy_of"]
+        lines = ["session\tharness\tproject\tentries\tlast_activity\tsource\tcopy_of\ttitle"]
         lines += [
             "\t".join(
-                one_line(v)
+                one_line(v).replace("\t", "\\t")
                 for v in (
                     s.session,
                     s.harness,
@@ -201,6 +218,7 @@ def sessions_table(
                     s.ended_at or "",
                     s.source or "",
                     s.copy_of or "",
+                    s.title or "",
                 )
             )
             for s in sessions
@@ -209,21 +227,14 @@ def sessions_table(
         return
     now = now or datetime.now(UTC)
     keys = short_keys([s.session for s in sessions])
-    table = Table(
-        "session", "harness", "project", "rows", "last activity", box=None, pad_edge=False
-    )
-    table.columns[0].no_wrap = True
-    table.columns[1].no_wrap = True
-    table.columns[2].overflow = "fold"
-    table.columns[3].justify = "right"
-    table.columns[4].no_wrap = True
+    table = Table("session", "harness", "project", "rows", "active", box=None, pad_edge=False)
     gone = any(s.source_gone_at is not None for s in sessions)
     if gone:  # issue 18: only when some file was deleted, so 80 columns stay enough
-        table.add_column("source", no_wrap=True)
+        table.add_column("source")
     copied = any(s.copy_of for s in sessions)
     sources: dict[str, str] = {}
     if copied:  # issue 45 item 3: a resumed copy says whose copy it is
-        table.add_column("copy of", no_wrap=True)
+        table.add_column("copy of")
         sources = short_keys(
             list(
                 dict.fromkeys(
@@ -231,19 +242,34 @@ def sessions_table(
                 )
             )
         )
+    table.add_column("title")
+    for column in table.columns:
+        column.no_wrap = True
+    table.columns[3].justify = "right"
+    rows: list[list[Text]] = []
     for s in sessions:
         ended = datetime.fromisoformat(s.ended_at) if s.ended_at else None
         cells = [
             Text(one_line(keys[s.session])),
-            s.harness,
-            Text(one_line(_project(s.project))),
-            str(s.entries),
-            _ago(ended, now),
+            Text(s.harness),
+            Text(one_line(short_path(_project(s.project)))),
+            Text(str(s.entries)),
+            Text(_ago(ended, now)),
         ]
         if gone:
             cells.append(Text("gone", style="yellow") if s.source_gone_at else Text(""))
         if copied:
             cells.append(Text(one_line(sources[s.copy_of])) if s.copy_of else Text(""))
+        cells.append(Text(one_line(s.title or "")))
+        rows.append(cells)
+    # the title, last, takes what the other columns leave (two spaces between columns)
+    widths = [
+        max([len(str(c.header)), *(r[i].cell_len for r in rows)])
+        for i, c in enumerate(table.columns[:-1])
+    ]
+    title_width = max(12, out.width - sum(widths) - 2 * len(widths))
+    for cells in rows:
+        cells[-1].truncate(title_width, overflow="ellipsis")
         table.add_row(*cells)
     out.print(table, soft_wrap=False)
     if any(keys[s.session] != s.session for s in sessions):

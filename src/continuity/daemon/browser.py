@@ -3,7 +3,10 @@ HTML pages over the daemon's store, rendered by ``continuity.browse.render``.
 
 Pages (``BROWSER_PATHS``, GET only): ``/`` the sessions list (``harness``, ``project``,
 ``page``), ``/search`` (``q``, ``harness``, ``project``, ``role``, ``tool``, ``since``, ``n``),
-``/session`` (``key``, ``from``: first row, ``seq``: a row to mark, ``raw=1``: unredacted).
+``/session`` (``key``, ``from``: first row, ``seq``: a row to mark, ``raw=1``: unredacted,
+``all=1``: every row, not only the conversation; issue 44). ``key`` may be a unique prefix
+(``store.names.resolve_session``, as the CLI, API and MCP take it); a prefix of several
+sessions answers 300 with a page linking each.
 
 **Who may read them.** The daemon's guard (``daemon.server._Guard``) applies its Host, Origin
 and Sec-Fetch-Site rules to these pages as to the API. A browser cannot send the bearer token,
@@ -133,9 +136,29 @@ def add_browser_routes(app: Any, live: Any) -> None:
         from_: int | None = Query(None, alias="from", ge=0, le=MAX_SEQ),
         seq: int | None = Query(None, ge=0, le=MAX_SEQ),
         raw: bool = False,
+        all_rows: bool = Query(False, alias="all"),
     ) -> Any:
+        from continuity.core.errors import AmbiguousSession
+        from continuity.store.names import resolve_session
+
         try:
-            view = session_view(live.store, key, from_seq=from_, focus_seq=seq, raw=raw)
+            # issue 44: a unique key prefix names the session, as in the CLI, API and MCP
+            key = resolve_session(live.store, key)
+        except AmbiguousSession as exc:
+            return page(render.choices_page(key, exc.candidates), 300)
+        except SessionNotFound:
+            return page(
+                render.message_page("No such session", f"No session has the key {key!r}."), 404
+            )
+        try:
+            view = session_view(
+                live.store,
+                key,
+                from_seq=from_,
+                focus_seq=seq,
+                raw=raw,
+                conversation=not all_rows,  # issue 44: the conversation by default
+            )
         except SessionNotFound:
             return page(
                 render.message_page("No such session", f"No session has the key {key!r}."), 404

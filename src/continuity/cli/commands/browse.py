@@ -18,7 +18,10 @@ from continuity.cli.commands.common import (
     EXIT_NO_MATCH,
     HomeOption,
     JsonOption,
+    SessionArgument,
     bad_option,
+    complete_export_formats,
+    complete_harnesses,
     count_option,
     err,
     nonempty_query,
@@ -48,7 +51,10 @@ def search_cmd(
         callback=nonempty_query,
     ),
     harness: str | None = typer.Option(
-        None, "--harness", help="Only sessions of this harness: claude-code, codex or pi."
+        None,
+        "--harness",
+        help="Only sessions of this harness: claude-code, codex or pi.",
+        autocompletion=complete_harnesses,
     ),
     project: list[Path] = typer.Option(
         [],
@@ -177,10 +183,11 @@ def search_cmd(
 
 
 def export_cmd(
-    session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
+    session: str = SessionArgument,
     fmt: str = typer.Option(
         "md",
         "--format",
+        autocompletion=complete_export_formats,
         help="md (readable Markdown), html (one "
         "self-contained page, as the browser shows it), jsonl (one "
         "stored row per line) or source (the imported file byte for "
@@ -201,6 +208,14 @@ def export_cmd(
         None, "--since-seq", min=0, max=MAX_SEQ, help="First row."
     ),
     until_seq: int | None = typer.Option(None, "--until-seq", min=0, max=MAX_SEQ, help="Last row."),
+    conversation: bool | None = typer.Option(
+        None,
+        "--conversation-only/--all",
+        show_default=False,
+        help="Only the conversation's rows (messages, tool calls and results, compactions; the "
+        "default for md and html) or every row (queue operations, attachments, hook events, "
+        "snapshots too; the default for jsonl).",
+    ),
     home: Path | None = HomeOption,
 ) -> None:
     """Export a session as Markdown, HTML or JSON Lines, secrets redacted unless --raw; or,
@@ -221,6 +236,10 @@ def export_cmd(
         raise InputError(
             "--format source is the whole file: --since-seq and --until-seq do not apply"
         )
+    if fmt == "source" and conversation:
+        raise InputError("--format source is the whole file: --conversation-only does not apply")
+    if conversation is None:  # issue 44: md and html read as a conversation
+        conversation = fmt in ("md", "html")
     from continuity.core.text import one_line
 
     target = output if output is not None and str(output) != "-" else None  # None: stdout
@@ -240,7 +259,12 @@ def export_cmd(
             data = b"".join(
                 json_terminal_safe_bytes(orjson.dumps(r)) + b"\n"
                 for r in session_records(
-                    store, key, since_seq=since_seq, until_seq=until_seq, raw=raw
+                    store,
+                    key,
+                    since_seq=since_seq,
+                    until_seq=until_seq,
+                    raw=raw,
+                    conversation=conversation,
                 )
             )
         else:
@@ -252,6 +276,7 @@ def export_cmd(
                 limit=None,
                 raw=raw,
                 continuation=fmt == "html",
+                conversation=conversation,
             )
             text = session_page(view, standalone=True) if fmt == "html" else session_markdown(view)
             data = text.encode("utf-8")

@@ -14,6 +14,8 @@ import typer
 from continuity.cli.commands.common import (
     HomeOption,
     JsonOption,
+    SessionArgument,
+    complete_sessions,
     count_option,
     emit_json,
     err,
@@ -33,7 +35,7 @@ class ManualTrigger(str, enum.Enum):
 
 
 def checkpoint_cmd(
-    session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
+    session: str = SessionArgument,
     reason: str = typer.Option(
         ...,
         "--reason",
@@ -56,7 +58,7 @@ def checkpoint_cmd(
 
 
 def checkpoints_cmd(
-    session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
+    session: str = SessionArgument,
     limit: int = count_option(None, "of the newest"),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
@@ -130,7 +132,9 @@ def prune_cmd(
 
 
 def recover_cmd(
-    session: str | None = typer.Argument(None, help="Session key or a unique prefix of it."),
+    session: str | None = typer.Argument(
+        None, help="Session key or a unique prefix of it.", autocompletion=complete_sessions
+    ),
     project: str | None = typer.Option(
         None,
         "--project",

@@ -158,6 +158,56 @@ HomeOptionNoConfigCheck = typer.Option(
     None, "--home", help=HOME_HELP, show_default=False, parser=parse_home, callback=check_home_only
 )
 JsonOption = typer.Option(False, "--json", help="Print JSON on stdout.")
+
+
+# ---------------------------------------------------------------------------- completion
+# Issue 44: shell completion (``continuity --install-completion``) of session keys, harnesses,
+# ``resume --in`` targets and export formats. A completion never fails: any error completes
+# nothing.
+
+#: Session keys offered at most per completion.
+COMPLETE_SESSIONS = 50
+
+
+def complete_sessions(ctx: typer.Context, incomplete: str) -> list[str]:
+    """Session keys starting with ``incomplete`` (the newest ``COMPLETE_SESSIONS`` when it is
+    empty) from the workspace of the command line's ``--home`` (given before or after the
+    command), its database opened read-only: one indexed query, nothing else loaded."""
+    try:
+        home = ctx.params.get("home") or ctx.find_root().params.get("home")
+        if not home:  # a --home after the SESSION being completed is not parsed yet (bash)
+            import os
+
+            words = os.environ.get("COMP_WORDS", "").split()
+            home = next((words[i + 1] for i, w in enumerate(words[:-1]) if w == "--home"), None)
+        with open_cli_store(Path(home) if home else None, read_only=True) as store:
+            found = (
+                store.find_sessions(incomplete, limit=COMPLETE_SESSIONS)
+                if incomplete
+                else store.list_sessions(limit=COMPLETE_SESSIONS)
+            )
+        return [s.key for s in found]
+    except Exception:  # noqa: BLE001 - a completion must never print a traceback
+        return []
+
+
+def _choices(values: list[str]) -> Any:
+    def complete(incomplete: str) -> list[str]:
+        return [v for v in values if v.startswith(incomplete)]
+
+    return complete
+
+
+#: ``--harness`` values (``SessionHarness``) and ``resume --in`` targets, for completion.
+complete_harnesses = _choices([h.value for h in SessionHarness])
+complete_targets = _choices(["claude-code", "codex", "pi"])
+complete_export_formats = _choices(["md", "html", "jsonl", "source"])
+
+#: The SESSION argument of every command that names one session (a key or a unique prefix),
+#: completed from the workspace's keys.
+SessionArgument = typer.Argument(
+    ..., help="Session key or a unique prefix of it.", autocompletion=complete_sessions
+)
 #: A budget over 1 TB means nothing and would not survive JSON as an exact integer.
 MAX_BUDGET_BYTES = 10**12
 #: seed 002: the 240,000-byte follow-up budget (the help says it without the seed).

@@ -14,6 +14,7 @@ from continuity.cli.commands.common import (
     BudgetOption,
     HomeOption,
     JsonOption,
+    SessionArgument,
     count_option,
     emit_json,
     open_cli_store,
@@ -34,7 +35,7 @@ def register(app: typer.Typer) -> None:
 
 
 def compact_cmd(
-    session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
+    session: str = SessionArgument,
     summarizer: Provider | None = typer.Option(
         None,
         "--summarizer",
@@ -94,7 +95,7 @@ def compact_cmd(
 
 
 def receipts_cmd(
-    session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
+    session: str = SessionArgument,
     limit: int = count_option(50, "receipts, newest first"),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,

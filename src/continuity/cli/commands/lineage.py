@@ -16,7 +16,9 @@ import typer
 from continuity.cli.commands.common import (
     HomeOption,
     JsonOption,
+    SessionArgument,
     bad_option,
+    complete_sessions,
     emit_json,
     err,
     homed_commands,
@@ -136,7 +138,7 @@ def _known_project(store: Any, given: str) -> str:
 
 
 def lineage_cmd(
-    session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
+    session: str = SessionArgument,
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -207,7 +209,9 @@ def _lineage_text(view: dict[str, Any]) -> str:
 
 
 def consolidate_cmd(
-    session: str | None = typer.Argument(None, help="Session key or a unique prefix."),
+    session: str | None = typer.Argument(
+        None, help="Session key or a unique prefix.", autocompletion=complete_sessions
+    ),
     all_: bool = typer.Option(
         False, "--all", help="Every completed session whose lineage is not current."
     ),

@@ -15,6 +15,7 @@ from continuity.cli.commands.common import (
     EXIT_NO_MATCH,
     HomeOption,
     JsonOption,
+    SessionArgument,
     count_option,
     emit_json,
     err,
@@ -32,7 +33,7 @@ def _iso(value) -> str | None:
 
 
 def transcript_cmd(
-    session: str = typer.Argument(..., help="Session key or a unique prefix of it."),
+    session: str = SessionArgument,
     sanitized: bool = typer.Option(
         False,
         "--sanitized",

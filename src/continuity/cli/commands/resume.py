@@ -14,6 +14,8 @@ from continuity.cli.commands.common import (
     HomeOption,
     JsonOption,
     bad_option,
+    complete_sessions,
+    complete_targets,
     emit_json,
     err,
     open_workspace,
@@ -29,13 +31,16 @@ def register(app: typer.Typer) -> None:
 
 def resume_cmd(
     session: str = typer.Argument(
-        ..., help="Session key or a unique prefix of it, of any harness."
+        ...,
+        help="Session key or a unique prefix of it, of any harness.",
+        autocompletion=complete_sessions,
     ),
     target: str = typer.Option(
         ...,
         "--in",
         metavar="claude-code|codex|pi",
         help="The harness to continue the session in.",
+        autocompletion=complete_targets,
         show_default=False,
     ),
     budget: int = BudgetOption,
