@@ -113,3 +113,69 @@ def test_secrets_in_text_equals_the_full_scan_restricted_to_the_text(sqlite_stor
     assert set(cheap) == {PASSWORD, SECRET}
     assert scope.secrets_in_text(sqlite_store, "s3", text) == cheap  # from the cache now
     assert scope.secrets_in_text(sqlite_store, "s3", "no secret at all") == {}
+
+
+def test_kept_titles_read_no_row_until_the_session_changes(sqlite_store, monkeypatch):
+    """Issue 43 goal 3 (revision 0025): a title computed once is kept; listing the unchanged
+    session again reads none of its rows; when the session grows, only its new rows are
+    scanned, and a secret they reveal is hidden in the title; a new own title is used."""
+    load(sqlite_store, [U(f"use {PASSWORD} for the deploy")], key="k")
+    first = session_title(sqlite_store, sqlite_store.get_session("k"))
+    assert first == f"use {PASSWORD} for the deploy"  # nothing marks it a secret yet
+    (kept,) = sqlite_store.kept_titles(["k"]).values()
+    assert (kept.entry_count, kept.line) == (1, first)
+
+    reads: list[dict] = []
+    entries = sqlite_store.entries
+
+    def counted(key, **kw):  # type: ignore[no-untyped-def]
+        reads.append(kw)
+        return entries(key, **kw)
+
+    monkeypatch.setattr(sqlite_store, "entries", counted)
+    assert session_title(sqlite_store, sqlite_store.get_session("k")) == first
+    assert reads == []  # kept: no row read
+
+    load(
+        sqlite_store,
+        [A(call("c1", "Bash", env=[{"name": "DB_PASSWORD", "value": PASSWORD}]))],
+        key="k",
+    )
+    grown = sqlite_store.get_session("k")
+    assert session_title(sqlite_store, grown) == "use [REDACTED:password] for the deploy"
+    scans = [kw for kw in reads if "after_seq" in kw]
+    assert scans and all(kw["after_seq"] == 0 for kw in scans)  # only the row after seq 0
+    assert sqlite_store.kept_titles(["k"])["k"].entry_count == 2
+
+    reads.clear()
+    sqlite_store.upsert_session(replace(grown, title="Rotate the deploy password"))
+    renamed = sqlite_store.get_session("k")
+    assert session_title(sqlite_store, renamed) == "Rotate the deploy password"
+    assert session_titles(sqlite_store, [renamed]) == {"k": "Rotate the deploy password"}
+
+
+def test_titles_of_a_read_only_workspace_are_computed_not_kept(
+    tmp_path, isolated_home, monkeypatch
+):
+    """A workspace that cannot be written lists its titles all the same (computed, not kept;
+    its folder is made unwritable to the store's check: the tests run as root, whom file
+    modes do not stop)."""
+    import os
+
+    import continuity.store as store_pkg
+
+    home = tmp_path / "ws"
+    with Workspace.open(home) as ws:
+        ws.import_([SHARED_DATA / "claude-code" / "short.jsonl"])
+        titles = {r.session: r.title for r in ws.sessions()}
+        ws.store().engine.dispose()
+        with ws.store().engine.begin() as conn:
+            conn.exec_driver_sql("DELETE FROM session_titles")
+    real_access = os.access
+    monkeypatch.setattr(
+        store_pkg.os, "access", lambda p, mode: mode != os.W_OK and real_access(p, mode)
+    )
+    with Workspace.open(home, read_only=True) as ro:
+        assert {r.session: r.title for r in ro.sessions()} == titles
+        assert ro.store().kept_titles(list(titles)) == {}
+    assert all(titles.values())

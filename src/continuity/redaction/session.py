@@ -110,14 +110,15 @@ def _mentions(value: Any, windows: set[str]) -> bool:
     return False
 
 
-def secrets_in_text(store: Any, key: str, text: str) -> dict[str, str]:
+def secrets_in_text(store: Any, key: str, text: str, *, after_seq: int = -1) -> dict[str, str]:
     """The secrets of ``session_secrets(store, key)`` that occur in ``text`` (value -> kind),
     found without running the detectors on every row (issue 44: a title in a list of 50
     sessions): a secret of ``REPEAT_MIN_CHARS`` (8) or more characters in ``text`` holds one
     of ``text``'s 8-character windows, and so does every row it was found in, so only the
     rows (and summaries) holding a window go through the detectors; reading the rest costs
     about a fifth of a full scan. A session already in ``session_secrets``'s cache answers
-    from it."""
+    from it. ``after_seq``: only the rows after it are read (a session that grew since a kept
+    answer, ``browse.titles``); the session's own title is then not read again."""
     where = (str(getattr(store, "url", id(store))), key)
     with _lock:
         cached = _cache.get(where)
@@ -135,9 +136,9 @@ def secrets_in_text(store: Any, key: str, text: str) -> dict[str, str]:
     found: dict[str, str] = {}
     token = SESSION_KNOWN.set({})  # collect by the rows' own detections only
     try:
-        if session.title and _mentions(session.title, windows):
+        if session.title and after_seq < 0 and _mentions(session.title, windows):
             redact(session.title, collect=found)
-        after = -1
+        after = after_seq
         while True:
             page = store.entries(key, after_seq=after, limit=_PAGE)
             for e in page:

@@ -207,6 +207,18 @@ source_lines = Table(
     sqlite_with_rowid=False,
 )
 
+#: revision 0025 (issue 43 goal 3, issue 44): each session's redacted title line, kept with
+#: what it was computed from (``store.titles``); a cache, computed again when lost.
+session_titles = Table(
+    "session_titles",
+    metadata,
+    Column("session_key", String(200), primary_key=True),
+    Column("own_sha256", String(64), nullable=False),
+    Column("line_sha256", String(64), nullable=False),
+    Column("entry_count", Integer, nullable=False),
+    Column("line", Text, nullable=False),
+)
+
 media = Table(
     "media",
     metadata,
