@@ -1,0 +1,144 @@
+"""Start-up of the read commands as processes (issue 43 goal 3).
+
+Run from the project root:  .venv/bin/python bench/startup.py [-n N] [--json] [--keep DIR]
+
+1. Builds the sample workspace in a temporary folder as the README's quick start does:
+   ``continuity import examples/sessions`` (rows embedded for search by meaning when the
+   ``semantic`` extra is installed; ``--no-embed`` builds it without vectors), then one
+   ``continuity remember`` so ``recall`` has a memory to find.
+2. Runs each command N times (default 7) as a process, stdout and stderr to pipes, next to
+   ``python -c pass`` (the same interpreter), interleaved round by round so a busy machine
+   slows all of them alike: ``sessions``, ``show KEY``, ``continue KEY``, ``search pytest``,
+   ``recall`` (with ``--json`` too when asked). Each process is the console script's own
+   entry (``continuity.cli.hookcmd.console``), as ``.venv/bin/continuity`` runs it.
+3. Prints each command's median and best wall time in ms, its ratio to ``python -c pass``'s
+   median, and whether it meets goal 3: **<= 100 ms and <= 6x ``python -c pass``** (both).
+   A command whose exit status differs from what it gives today (0; ``recall``/``search`` 1
+   when nothing matched) is reported as failed, not timed.
+
+The figures also go to ``bench/results/startup.json`` (git-ignored).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = Path(__file__).resolve().parent / "results" / "startup.json"
+#: Goal 3 of issue 43: a read command as a process within both bounds.
+GOAL_MS = 100.0
+GOAL_RATIO = 6.0
+#: The Claude Code sample session with a tool call (examples/sessions/README.md).
+SESSION = "3185d1ef"
+ENTRY = (
+    "from continuity.cli.hookcmd import console; import sys; sys.argv[0] = 'continuity'; console()"
+)
+
+
+def commands(with_json: bool) -> list[tuple[str, list[str]]]:
+    """``(label, argv after "continuity")`` of each command timed."""
+    base = [
+        ("sessions", ["sessions"]),
+        ("show", ["show", SESSION]),
+        ("continue", ["continue", SESSION]),
+        ("search", ["search", "pytest"]),
+        ("recall", ["recall", "timezone"]),
+    ]
+    if with_json:
+        base += [(f"{label} --json", [*argv, "--json"]) for label, argv in base]
+    return base
+
+
+def run(argv: list[str], env: dict[str, str]) -> tuple[float, int]:
+    """Wall time in ms of one process and its exit status."""
+    start = time.perf_counter()
+    done = subprocess.run(argv, env=env, capture_output=True, check=False)
+    return (time.perf_counter() - start) * 1000, done.returncode
+
+
+def build(home: Path, env: dict[str, str], embed: bool) -> None:
+    """The sample workspace in ``home``: the example sessions imported, one memory."""
+    cli = [sys.executable, "-c", ENTRY]
+    extra = [] if embed else ["--no-embed"]
+    subprocess.run(
+        [*cli, "import", *extra, str(ROOT / "examples" / "sessions")],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    subprocess.run(
+        [*cli, "remember", "export.stamp() now stamps UTC: datetime.now(timezone.utc)"],
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("-n", type=int, default=7, help="runs of each command (median)")
+    parser.add_argument("--json", action="store_true", help="also time each with --json")
+    parser.add_argument(
+        "--no-embed", action="store_true", help="build the workspace without vectors"
+    )
+    parser.add_argument("--keep", type=Path, help="build (or reuse) the workspace here")
+    args = parser.parse_args()
+    tmp = tempfile.TemporaryDirectory(prefix="continuity-startup-")
+    home = args.keep or Path(tmp.name) / "workspace"
+    env = {**os.environ, "CONTINUITY_HOME": str(home), "NO_COLOR": ""}
+    env.pop("CONTINUITY_DATABASE_URL", None)
+    env["PYTHONPATH"] = str(ROOT / "src")  # bench the working tree
+    if not (home / "continuity.db").exists():
+        print(f"building the sample workspace in {home}", file=sys.stderr)
+        build(home, env, embed=not args.no_embed)
+    cmds = commands(args.json)
+    times: dict[str, list[float]] = {"python -c pass": []}
+    codes: dict[str, set[int]] = {}
+    for label, _ in cmds:
+        times[label] = []
+        codes[label] = set()
+    for _ in range(args.n):
+        times["python -c pass"].append(run([sys.executable, "-c", "pass"], env)[0])
+        for label, argv in cmds:
+            ms, code = run([sys.executable, "-c", ENTRY, *argv], env)
+            times[label].append(ms)
+            codes[label].add(code)
+    floor = statistics.median(times["python -c pass"])
+    rows = []
+    print(f"{'command':<18} {'median ms':>9} {'best ms':>8} {'x pass':>7}  goal (<= 100 ms, <= 6x)")
+    for label, values in times.items():
+        median = statistics.median(values)
+        ratio = median / floor
+        if label == "python -c pass":
+            verdict = "(the floor)"
+        elif codes[label] - {0}:
+            verdict = f"FAILED: exit {sorted(codes[label])}"
+        else:
+            met = median <= GOAL_MS and ratio <= GOAL_RATIO
+            verdict = "met" if met else "not met"
+        print(f"{label:<18} {median:9.1f} {min(values):8.1f} {ratio:7.1f}  {verdict}")
+        rows.append(
+            {
+                "command": label,
+                "median_ms": median,
+                "best_ms": min(values),
+                "ratio": ratio,
+                "verdict": verdict,
+            }
+        )
+    RESULTS.parent.mkdir(exist_ok=True)
+    RESULTS.write_text(json.dumps({"runs": args.n, "rows": rows}, indent=2) + "\n")
+    tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
