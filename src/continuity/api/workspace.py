@@ -157,18 +157,23 @@ class Workspace:
         *,
         url: str | None = None,
         read_only: bool = False,
+        fast_read: bool = False,
     ) -> None:
         """A workspace whose database opens at first use (``open`` opens it at once).
         ``home``: the folder (None: ``$CONTINUITY_HOME``, else the platform's user data
         folder); ``url``: the database (None: ``$CONTINUITY_DATABASE_URL``, else
         ``continuity.db`` in the folder); ``read_only``: a database that cannot be written is
-        opened read-only rather than refused (writes then raise ``StoreError``). Raises
-        ``ConfigError`` for an empty ``home`` or one that is a file."""
+        opened read-only rather than refused (writes then raise ``StoreError``);
+        ``fast_read``: a SQLite file at the newest schema is read through the standard
+        library's ``sqlite3`` where it can (``store.lite``: the read commands start without
+        SQLAlchemy, issue 43 goal 3), with the same answers. Raises ``ConfigError`` for an
+        empty ``home`` or one that is a file."""
         from continuity.core.config import resolve_home
 
         self._home = resolve_home(home) if home is not None else None
         self._url = url
         self._read_only = read_only
+        self._fast_read = fast_read
         self._store: SqlStore | None = None
         self._owns_store = True
         self._closed = False
@@ -255,6 +260,13 @@ class Workspace:
             url = self.url
             if "://" not in url:
                 url = f"sqlite:///{Path(url).expanduser()}"
+            if self._fast_read:
+                from continuity.store.lite import open_lite
+
+                lite = open_lite(url, read_only=self._read_only)
+                if lite is not None:  # every SqlStore method answers (store.lite)
+                    self._store = cast("SqlStore", lite)
+                    return self._store
             self._store = open_store_raw(url, read_only=self._read_only)
         return self._store
 

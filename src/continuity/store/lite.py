@@ -1,7 +1,7 @@
 """The read path of a SQLite workspace without SQLAlchemy (issue 43 goal 3: start-up).
 
 ``LiteStore`` answers the reads the read commands make first (``sessions``, ``show``,
-``continue``: sessions, rows, row metadata, the tool-call index, notes) with the standard
+``continue``: sessions, rows, row metadata, the tool-call index, runs, notes) with the standard
 library's ``sqlite3``, so those commands start without importing SQLAlchemy (with asyncio and
 ssl, about 120 ms of a 500 ms start). It is the same ``Store`` interface: every other method
 (writes included) is the full ``SqlStore``'s, opened on first use on the same database
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -33,7 +33,9 @@ from continuity.core.model import (
     CompactionInfo,
     Entry,
     EntryKind,
+    Note,
     Role,
+    Run,
     RunStatus,
     Session,
     SourceRef,
@@ -58,6 +60,10 @@ _SESSION_SELECT = (
     "SELECT s.session_key, s.agent_id, s.harness, s.project, s.source_path, s.title, "
     "s.started_at, s.ended_at, s.entry_count, s.forked_from, src.gone_at "
     "FROM sessions s LEFT OUTER JOIN sources src ON src.path = s.source_path"
+)
+_RUN_SELECT = (
+    "SELECT run_id, session_key, agent_id, request_seq, status, end_seq, started_at, ended_at "
+    "FROM runs"
 )
 _KINDS = {k.value: k for k in EntryKind}
 _ROLES = {r.value: r for r in Role}
@@ -86,13 +92,32 @@ def _time(value: Any) -> datetime | None:
     return usable_time(value)
 
 
-def _session(r: Sequence[Any]) -> Session:
-    gone = None
-    if r[10] is not None:  # SqlStore's ``_utc``: aware UTC, no range check
-        from datetime import UTC
+def _aware(value: Any) -> datetime | None:
+    """A stored time as ``SqlStore``'s ``_utc`` reads it: aware UTC, no range check."""
+    if value is None:
+        return None
+    from datetime import UTC
 
-        at = datetime.fromisoformat(r[10]) if isinstance(r[10], str) else r[10]
-        gone = at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+    at = datetime.fromisoformat(value) if isinstance(value, str) else value
+    return at.replace(tzinfo=UTC) if at.tzinfo is None else at.astimezone(UTC)
+
+
+def _run(r: Sequence[Any]) -> Run:
+    run_id, key, agent_id, request_seq, status, end_seq, started, ended = r
+    return Run(
+        run_id,
+        key,
+        agent_id,
+        request_seq,
+        RunStatus(status),
+        end_seq,
+        _time(started),
+        _time(ended),
+    )
+
+
+def _session(r: Sequence[Any]) -> Session:
+    gone = _aware(r[10])
     return Session(
         key=r[0],
         harness=r[2],
@@ -188,7 +213,8 @@ class LiteStore:
         self.url = url
         self._read_only = read_only
         self._full: SqlStore | None = None
-        self._batching = 0
+        self._batching = self._depth = 0
+        self._stack: ExitStack | None = None
 
     # ------------------------------------------------------------------ plumbing
 
@@ -202,14 +228,42 @@ class LiteStore:
 
     @contextmanager
     def batch(self) -> Iterator[None]:
-        """The full store's ``batch()``; inside it every read is the full store's too, so it
-        sees the transaction's own writes."""
-        with self.full().batch():
-            self._batching += 1
+        """One transaction around the block, as ``SqlStore.batch``. While it only reads, a
+        read transaction of ``sqlite3`` (one snapshot: ``build_continuation`` reads a
+        session's rows, index and runs as of one moment); from the first call the full
+        store answers (a write, say) on, the full store's ``batch()``, which then holds
+        every read too, so the block sees its own writes. Nested blocks join the outer one."""
+        if self._depth:
+            self._depth += 1
             try:
                 yield
             finally:
-                self._batching -= 1
+                self._depth -= 1
+            return
+        self._depth = 1
+        self._stack = ExitStack()
+        try:
+            with self._stack:
+                if self._full is not None:
+                    self._join_full()
+                else:
+                    self._db.execute("BEGIN")
+                yield
+        finally:
+            if self._db.in_transaction:
+                self._db.rollback()  # a snapshot that only read: nothing to keep
+            self._stack = None
+            self._depth = self._batching = 0
+
+    def _join_full(self) -> SqlStore:
+        """The full store; inside a ``batch()`` its own transaction, entered once."""
+        full = self.full()
+        if self._stack is not None and not self._batching:
+            if self._db.in_transaction:
+                self._db.rollback()
+            self._stack.enter_context(full.batch())
+            self._batching = 1
+        return full
 
     def _through(self) -> SqlStore | None:
         """The full store while a ``batch()`` is open (reads go through its transaction)."""
@@ -218,7 +272,7 @@ class LiteStore:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__"):
             raise AttributeError(name)
-        return getattr(self.full(), name)
+        return getattr(self._join_full(), name)
 
     def close(self) -> None:
         """Close the connection (and the full store, when one was opened)."""
@@ -317,6 +371,47 @@ class LiteStore:
             for key, text in self._rows(sql, [*part, _nf(_like_prefix(prefix))]):
                 found.setdefault(key, []).append(text)
         return found
+
+    # ------------------------------------------------------------------ runs and notes
+
+    def runs(self, session_key: str, *, agent_id: str | None = None) -> list[Run]:
+        """The session's runs (of ``agent_id`` only, when given), by request seq."""
+        if (full := self._through()) is not None:
+            return full.runs(session_key, agent_id=agent_id)
+        sql = f"{_RUN_SELECT} WHERE session_key = ?"
+        params: list[Any] = [_nf(session_key)]
+        if agent_id is not None:
+            sql += " AND agent_id = ?"
+            params.append(_nf(agent_id))
+        return [_run(r) for r in self._rows(sql + " ORDER BY request_seq", params)]
+
+    def last_run(
+        self, session_key: str, *, agent_id: str | None = None, ended_only: bool = False
+    ) -> Run | None:
+        """The run with the highest request seq (only ended ones with ``ended_only``)."""
+        if (full := self._through()) is not None:
+            return full.last_run(session_key, agent_id=agent_id, ended_only=ended_only)
+        sql = f"{_RUN_SELECT} WHERE session_key = ?"
+        params: list[Any] = [_nf(session_key)]
+        if agent_id is not None:
+            sql += " AND agent_id = ?"
+            params.append(_nf(agent_id))
+        if ended_only:
+            sql += " AND status != ?"
+            params.append(RunStatus.RUNNING.value)
+        rows = self._rows(sql + " ORDER BY request_seq DESC LIMIT 1", params)
+        return _run(rows[0]) if rows else None
+
+    def notes(self, session_key: str, *, limit: int = 20) -> list[Note]:
+        """The newest ``limit`` notes of the session, oldest first."""
+        if (full := self._through()) is not None:
+            return full.notes(session_key, limit=limit)
+        sql = (
+            "SELECT session_key, text, note_id, created_at FROM notes WHERE session_key = ? "
+            "ORDER BY note_id DESC LIMIT ?"
+        )
+        rows = self._rows(sql, (_nf(session_key), limit))
+        return [Note(k, text, note_id, _aware(at)) for k, text, note_id, at in reversed(rows)]
 
     # ------------------------------------------------------------------ entries
 
