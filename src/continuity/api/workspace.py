@@ -28,19 +28,19 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from continuity.api.results import (
-    Checkpoint,
-    CheckpointList,
-    CompactResult,
-    Continuation,
-    ImportResult,
-    SessionRecord,
-    SessionRows,
-)
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.core.errors import InputError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the result types load with the method that returns one (issue 43)
+    from continuity.api.results import (
+        Checkpoint,
+        CheckpointList,
+        CompactResult,
+        Continuation,
+        ImportResult,
+        SessionRecord,
+        SessionRows,
+    )
     from continuity.brief.build import Brief
     from continuity.brief.model import Reach
     from continuity.browse.search import SearchHit
@@ -359,6 +359,8 @@ class Workspace:
                 {"session": k, "reason": r} for k, r in result.checkpoints_failed
             ],
         }
+        from continuity.api.results import ImportResult
+
         return replace(ImportResult.from_dict(data), exit_code=report.exit_code)
 
     def _embed_pending(self, progress: ImportProgress | None) -> dict[str, int] | None:
@@ -423,6 +425,8 @@ class Workspace:
         copies = resume_copies(store, [s.key for s in found])
         if not titles:
             found = [replace(s, title=None) for s in found]
+        from continuity.api.results import SessionRecord
+
         return [SessionRecord.from_dict(session_dict(s, copies.get(s.key))) for s in found]
 
     def show(
@@ -452,6 +456,8 @@ class Workspace:
 
                 SESSION_KNOWN.reset(token)
         found = store.get_session(name)
+        from continuity.api.results import SessionRows
+
         return SessionRows(
             session=name,
             source=source_status(found) if found else None,
@@ -528,6 +534,8 @@ class Workspace:
 
         _check_budget(budget_bytes)
         view = build_continuation(self.store(), self.key(key), budget_bytes=budget_bytes)
+        from continuity.api.results import Continuation
+
         return Continuation.from_dict(view.to_dict())
 
     def checkpoints(self, key: str, *, limit: int = 0) -> CheckpointList:
@@ -542,6 +550,8 @@ class Workspace:
         name = checkpoint_session_key(store, key)
         good, damaged = store.checkpoint_page(name, limit=limit)
         rows = [checkpoint_dict(cp) for cp in good]
+        from continuity.api.results import CheckpointList
+
         return CheckpointList.from_dict(
             {
                 "session": name,
@@ -659,6 +669,8 @@ class Workspace:
             raise InputError(
                 "continuity is disabled ([continuity] enabled = false): no checkpoint written"
             )
+        from continuity.api.results import Checkpoint
+
         return Checkpoint.from_dict(checkpoint_dict(cp))
 
     def remember(
@@ -716,6 +728,8 @@ class Workspace:
             force=force,
             timeout=settings.timeout,
         )
+        from continuity.api.results import CompactResult
+
         return CompactResult.from_dict(outcome.to_dict())
 
 

@@ -96,6 +96,22 @@ def _home(values: dict[str, str]) -> Path | None:
     return home
 
 
+def _lite_store(home: Path | None) -> Any:
+    """The workspace's database through ``store.lite`` (as ``api.Workspace(fast_read=True)``
+    opens it); ``_Unsure`` when only the full store can open it (it is absent, at another
+    revision, PostgreSQL): then the Typer application runs the command."""
+    from continuity.core.config import database_url
+    from continuity.store.lite import open_lite
+
+    url = database_url(home)
+    if "://" not in url:
+        url = f"sqlite:///{Path(url).expanduser()}"
+    store = open_lite(url, read_only=True)
+    if store is None:
+        raise _Unsure
+    return store
+
+
 def _note(line: str) -> None:
     """One fixed line of ours on stderr (ASCII, no markup: what ``err.print(line,
     markup=False)`` writes, terminal or not)."""
@@ -136,25 +152,37 @@ def _sessions(args: list[str], given: set[str], values: dict[str, str]) -> int:
         if not plain_stdout():
             raise _Unsure
     home = _home(values)
-    from continuity.api.workspace import Workspace
-
     project = Path(values["--project"]) if "--project" in values else None
-    with Workspace(home, read_only=True, fast_read=True) as ws:
-        sessions = ws.sessions(
-            0 if "--all" in given else (50 if limit is None else limit),
+    store = _lite_store(home)
+    try:
+        # ``api.Workspace.sessions`` without the ``api.results`` types (their to_dict() is
+        # this dict): the same store calls, the same shapes (``api.shapes``)
+        from continuity.api.shapes import resume_copies, session_dict
+
+        found = store.list_sessions(
+            limit=0 if "--all" in given else (50 if limit is None else limit),
             harness=harness,
-            project=project,
+            project=str(project.expanduser().resolve()) if project is not None else None,
             since=after,
-            titles=as_json,
         )
+        copies = resume_copies(store, [s.key for s in found])
+        if not as_json:  # the listing shows no title: none is redacted (as titles=False)
+            from dataclasses import replace
+
+            found = [replace(s, title=None) for s in found]
+        sessions = [session_dict(s, copies.get(s.key)) for s in found]
+    finally:
+        store.close()
     if as_json:
         from continuity.cli.output import emit_json
 
-        emit_json([s.to_dict() for s in sessions])
+        emit_json(sessions)
         return 0
+    from types import SimpleNamespace
+
     from continuity.cli.lines import sessions_tsv
 
-    sys.stdout.write(sessions_tsv(sessions))
+    sys.stdout.write(sessions_tsv([SimpleNamespace(**s) for s in sessions]))  # type: ignore[arg-type] - the record's fields
     sys.stdout.flush()
     if not sessions:
         filtered = harness or project or "--since" in values

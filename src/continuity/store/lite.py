@@ -22,6 +22,7 @@ May import: ``core`` and ``store.base`` (never ``store.sql`` or SQLAlchemy at im
 
 from __future__ import annotations
 
+import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
 from contextlib import ExitStack, contextmanager
@@ -531,16 +532,24 @@ class LiteStore:
 def open_lite(url: str, *, read_only: bool = True) -> LiteStore | None:
     """A ``LiteStore`` on ``url`` when it is a SQLite file (``sqlite:///PATH``, no query)
     that exists and holds the schema at ``READ_REVISION``; else None (open the full store).
-    Never creates, migrates or writes anything; never raises."""
+    Never creates, migrates or writes anything; never raises. ``read_only`` (a command that
+    only reads): a database in a folder that cannot be written is opened as the full store
+    opens it there, ``mode=ro`` (and ``immutable=1`` when no ``-wal``/``-shm`` file is
+    beside it), so reading it leaves the folder as it was."""
     if not url.startswith("sqlite:///") or "?" in url:
         return None
     path = Path(url[len("sqlite:///") :]).expanduser()
     if not path.name or str(path) == ":memory:" or not path.is_file():
         return None
+    uri = f"{path.absolute().as_uri()}?mode=rw"
+    folder = path.parent
+    if read_only and not (os.access(folder, os.W_OK) and os.access(path, os.W_OK)):
+        # a read-only workspace (mode 0500): read it as the full store does
+        # (``store._read_only_url``): nothing written, not even -wal/-shm files
+        live = any(Path(f"{path}{suffix}").exists() for suffix in ("-wal", "-shm"))
+        uri = f"{path.absolute().as_uri()}?mode=ro" + ("" if live else "&immutable=1")
     try:
-        conn = sqlite3.connect(
-            f"{path.absolute().as_uri()}?mode=rw", uri=True, check_same_thread=False
-        )
+        conn = sqlite3.connect(uri, uri=True, check_same_thread=False)
     except (sqlite3.Error, ValueError):
         return None
     try:
