@@ -1,6 +1,6 @@
 """Start-up of the read commands as processes (issue 43 goal 3).
 
-Run from the project root:  .venv/bin/python bench/startup.py [-n N] [--json] [--keep DIR]
+Run from the project root:  .venv/bin/python bench/startup.py [-n N] [--json] [--keep DIR] [--src DIR]
 
 1. Builds the sample workspace in a temporary folder as the README's quick start does:
    ``continuity import examples/sessions`` (rows embedded for search by meaning when the
@@ -98,6 +98,13 @@ def main() -> int:
         "--no-embed", action="store_true", help="build the workspace without vectors"
     )
     parser.add_argument("--keep", type=Path, help="build (or reuse) the workspace here")
+    parser.add_argument(
+        "--src",
+        type=Path,
+        default=ROOT / "src",
+        help="the package source to time (default: this tree's; another checkout's src "
+        "gives the before figures, e.g. from `git archive REV src | tar -x -C DIR`)",
+    )
     args = parser.parse_args()
     tmp = tempfile.TemporaryDirectory(prefix="continuity-startup-")
     home = args.keep or Path(tmp.name) / "workspace"
@@ -106,7 +113,7 @@ def main() -> int:
     # as installed: pip writes every module's bytecode; a shell with this set would have each
     # process compile our modules again (tens of ms)
     env.pop("PYTHONDONTWRITEBYTECODE", None)
-    env["PYTHONPATH"] = str(ROOT / "src")  # bench the working tree
+    env["PYTHONPATH"] = str(args.src.resolve())  # bench the working tree (or --src)
     if not (home / "continuity.db").exists():
         print(f"building the sample workspace in {home}", file=sys.stderr)
         build(home, env, embed=not args.no_embed)

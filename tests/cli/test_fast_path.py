@@ -65,6 +65,8 @@ FAST_CASES = [
     ["continue", PI, "--budget", "3000"],
     ["continue", "a152301b", "--budget=500", "--json"],
     ["continue", "nosuchsession", "--json"],
+    ["continue", "a152301b", "--budget", "10"],  # refused: exit 5
+    ["continue", "a152301b", "--budget", "10", "--json"],
 ]
 #: Command lines the fast path leaves to Typer (help, usage errors, unknown options).
 TYPER_CASES = [

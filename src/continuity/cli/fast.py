@@ -255,21 +255,46 @@ def _continue(args: list[str], given: set[str], values: dict[str, str]) -> int:
         if not plain_stdout():
             raise _Unsure
     home = _home(values)
-    from continuity.api.workspace import Workspace
+    store = _lite_store(home)
+    try:
+        # ``api.Workspace.continuation`` without the ``api.results`` types (their to_dict()
+        # is this dict): the same calls
+        from continuity.continuation.view import build_continuation
+        from continuity.store.names import resolve_session
 
-    with Workspace(home, read_only=True, fast_read=True) as ws:
-        view = ws.continuation(
-            args[0], budget_bytes=FOLLOW_UP_BUDGET_BYTES if budget is None else budget
-        )
+        view = build_continuation(
+            store,
+            resolve_session(store, args[0]),
+            budget_bytes=FOLLOW_UP_BUDGET_BYTES if budget is None else budget,
+        ).to_dict()
+    finally:
+        store.close()
     if as_json:
         from continuity.cli.output import emit_json
 
-        emit_json(view.to_dict())
+        emit_json(view)
     else:
         from continuity.cli.lines import continuation_lines
 
-        _write_lines(continuation_lines(view))
-    return 5 if view.refusal else 0
+        _write_lines(continuation_lines(_continuation_fields(view)))
+    return 5 if view.get("refusal") else 0
+
+
+def _continuation_fields(view: dict[str, Any]) -> Any:
+    """The ``continue --json`` dict as the fields ``cli.lines.continuation_lines`` reads of an
+    ``api.results.Continuation`` (content blocks and media stay dicts, as there)."""
+    from types import SimpleNamespace
+
+    def space(value: Any) -> Any:
+        return SimpleNamespace(**value) if isinstance(value, dict) else value
+
+    fields = {k: space(v) for k, v in view.items() if k not in ("messages", "notes", "gaps")}
+    fields["messages"] = [SimpleNamespace(**m) for m in view.get("messages") or ()]
+    fields["notes"] = list(view.get("notes") or ())
+    request = fields.get("request")
+    if request is not None and not hasattr(request, "media"):
+        request.media = None
+    return SimpleNamespace(**fields)
 
 
 _RUN = {"sessions": _sessions, "show": _show, "continue": _continue}

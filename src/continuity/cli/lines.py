@@ -159,7 +159,11 @@ def continuation_lines(view: Continuation) -> Iterator[list[Part]]:
         yield [view.summary.text]
     if view.gap is not None and view.gap.text:
         yield [(f"[{shown(view.gap.text)}]", "yellow")]
-    before, after = view.before_request()
+    # ``Continuation.before_request``, read from the fields alone (the fast path hands a
+    # namespace of the same fields, ``cli.fast``)
+    seq = view.request.seq if view.request else None
+    before = [m for m in view.messages if seq is not None and m.seq < seq]
+    after = [m for m in view.messages if seq is None or m.seq >= seq]
     yield from _message_lines(before)
     if view.request:
         yield [
