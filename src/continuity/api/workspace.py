@@ -437,34 +437,12 @@ class Workspace:
         from ``seq - 5`` (every kind). Every string redacted (a secret found in any row hidden
         wherever it repeats) unless ``raw``. Raises ``SessionNotFound``/``AmbiguousSession``,
         ``InputError`` when the session has no row ``seq``."""
-        from continuity.api.shapes import entry_dict, session_rows, source_status
+        from continuity.api.results import SessionRows
+        from continuity.api.shapes import session_rows_dict
 
         store = self.store()
         name = self.key(key)
-        rows = session_rows(store, name, all_rows=all_rows, seq=seq)
-        token = None
-        if not raw:  # --raw redacts nothing, so it loads no redaction at all
-            from continuity.redaction.funnel import SESSION_KNOWN
-            from continuity.redaction.session import session_secrets
-
-            token = SESSION_KNOWN.set(session_secrets(store, name))
-        try:
-            entries = tuple(entry_dict(e, raw=raw) for e in rows)
-        finally:
-            if token is not None:
-                from continuity.redaction.funnel import SESSION_KNOWN
-
-                SESSION_KNOWN.reset(token)
-        found = store.get_session(name)
-        from continuity.api.results import SessionRows
-
-        return SessionRows(
-            session=name,
-            source=source_status(found) if found else None,
-            forked_from=found.forked_from if found else None,
-            redacted=not raw,
-            entries=entries,
-        )
+        return SessionRows(**session_rows_dict(store, name, raw=raw, all_rows=all_rows, seq=seq))
 
     def search(
         self,

@@ -214,9 +214,14 @@ def _show(args: list[str], given: set[str], values: dict[str, str]) -> int:
 
     with Workspace(home, read_only=True, fast_read=True) as ws:
         if as_json:
+            from continuity.api.shapes import session_rows_dict
             from continuity.cli.output import emit_json
 
-            emit_json(ws.show(session, raw=raw, all_rows=all_rows, seq=seq).to_dict())
+            # ``Workspace.show`` without the ``api.results`` type (its to_dict() is this)
+            found = session_rows_dict(
+                ws.store(), ws.key(session), raw=raw, all_rows=all_rows, seq=seq
+            )
+            emit_json({**found, "entries": list(found["entries"])})
         else:
             from continuity.api.shapes import session_rows
             from continuity.cli.lines import show_lines
