@@ -79,14 +79,15 @@ TYPER_CASES = [
     ["sessions", "--since", "yesterday-ish"],
     ["continue", CLAUDE, "--budget", "0"],
     ["show", CLAUDE, "--bogus"],
+    ["sessions", "--project", "-x"],  # a value that reads as an option
 ]
 
 
 def _env(home: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
-    env.update(CONTINUITY_HOME=str(home), **extra)
     for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "NO_COLOR", "COLUMNS"):
         env.pop(name, None)
+    env.update(CONTINUITY_HOME=str(home), **extra)
     return env
 
 
@@ -103,16 +104,19 @@ def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return home
 
 
-def _both(home: Path, argv: list[str], tmp_path: Path) -> tuple[Any, Any, str]:
+def _both(home: Path, argv: list[str], tmp_path: Path, **extra: str) -> tuple[Any, Any, str]:
     loaded = tmp_path / "loaded.txt"
     fast = subprocess.run(
         [sys.executable, "-c", FAST, *argv],
-        env=_env(home, LOADED=str(loaded)),
+        env=_env(home, LOADED=str(loaded), **extra),
         capture_output=True,
         check=False,
     )
     base = subprocess.run(
-        [sys.executable, "-c", BASELINE, *argv], env=_env(home), capture_output=True, check=False
+        [sys.executable, "-c", BASELINE, *argv],
+        env=_env(home, **extra),
+        capture_output=True,
+        check=False,
     )
     return fast, base, loaded.read_text()
 
@@ -141,6 +145,18 @@ def test_what_the_fast_path_cannot_take_runs_as_before(
         base.stderr,
     )
     assert "typer" in loaded.split()  # Typer ran it
+
+
+def test_a_console_rich_styles_is_left_to_rich(sample: Path, tmp_path: Path):
+    """``FORCE_COLOR`` makes Rich style a pipe as a terminal: the text goes through Typer and
+    Rich (``--json`` does not: it never goes through Rich)."""
+    fast, base, loaded = _both(
+        sample, ["show", CLAUDE], tmp_path, FORCE_COLOR="1", TERM="xterm-256color"
+    )
+    assert (fast.returncode, fast.stdout) == (base.returncode, base.stdout)
+    assert b"\x1b[" in fast.stdout and "typer" in loaded.split()
+    fast, base, loaded = _both(sample, ["show", CLAUDE, "--json"], tmp_path, FORCE_COLOR="1")
+    assert fast.stdout == base.stdout and loaded == ""
 
 
 @pytest.mark.parametrize("argv", [["sessions"], ["sessions", "--json"], ["show", CLAUDE]])

@@ -56,8 +56,8 @@ def _parse(argv: list[str]) -> tuple[str, list[str], set[str], dict[str, str]]:
         if word in flags:
             given.add(word)
         elif word in valued:
-            if i >= len(words):
-                raise _Unsure
+            if i >= len(words) or words[i].startswith("-"):
+                raise _Unsure  # a value that reads as an option: Click's to take or refuse
             values[word] = words[i]
             i += 1
         elif word.startswith("--") and word.split("=", 1)[0] in valued:
