@@ -2,6 +2,7 @@
 library and the command line build them once): ``session_dict`` (``sessions --json``, its title
 given by ``browse.titles``),
 ``entry_dict`` (``show --json`` rows), ``session_rows`` (which rows ``show`` shows),
+``session_rows_dict`` (``show --json``),
 ``source_status`` and ``resume_copies`` (which sessions
 are ``continuity resume`` copies, issue 45 item 3).
 
@@ -117,6 +118,49 @@ def session_rows(
     return rows
 
 
+def session_rows_dict(
+    store: Any,
+    key: str,
+    *,
+    raw: bool = False,
+    all_rows: bool = False,
+    seq: int | None = None,
+    from_seq: int | None = None,
+    to_seq: int | None = None,
+    tail: int | None = None,
+) -> dict[str, Any]:
+    """``continuity show KEY --json`` of the session ``key`` (an exact key): its rows
+    (``session_rows``) as ``entry_dict``s, every string redacted, a secret found in any row
+    hidden wherever it repeats (issue 45 review item 1), unless ``raw``; with the session's
+    ``source`` status and ``forked_from``. The fields of ``api.results.SessionRows``
+    (``entries`` a tuple). ``from_seq``, ``to_seq``, ``tail``: as ``session_rows``. Raises
+    ``InputError`` when the session has no row ``seq``."""
+    rows = session_rows(
+        store, key, all_rows=all_rows, seq=seq, from_seq=from_seq, to_seq=to_seq, tail=tail
+    )
+    token = None
+    if not raw:  # --raw redacts nothing, so it loads no redaction at all
+        from continuity.redaction.funnel import SESSION_KNOWN
+        from continuity.redaction.session import session_secrets
+
+        token = SESSION_KNOWN.set(session_secrets(store, key))
+    try:
+        entries = tuple(entry_dict(e, raw=raw) for e in rows)
+    finally:
+        if token is not None:
+            from continuity.redaction.funnel import SESSION_KNOWN
+
+            SESSION_KNOWN.reset(token)
+    found = store.get_session(key)
+    return {
+        "session": key,
+        "source": source_status(found) if found else None,
+        "forked_from": found.forked_from if found else None,
+        "redacted": not raw,
+        "entries": entries,
+    }
+
+
 def resume_copies(store: Any, keys: list[str]) -> dict[str, dict[str, str]]:
     """``{session: parse_copy_note(note)}`` of the ``keys`` that are ``continuity resume``
     copies (their newest copy note; issue 45 item 3)."""
@@ -130,4 +174,11 @@ def resume_copies(store: Any, keys: list[str]) -> dict[str, dict[str, str]]:
     return found
 
 
-__all__ = ["entry_dict", "resume_copies", "session_dict", "session_rows", "source_status"]
+__all__ = [
+    "entry_dict",
+    "resume_copies",
+    "session_dict",
+    "session_rows",
+    "session_rows_dict",
+    "source_status",
+]

@@ -29,19 +29,19 @@ from pathlib import Path
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
-from continuity.api.results import (
-    Checkpoint,
-    CheckpointList,
-    CompactResult,
-    Continuation,
-    ImportResult,
-    SessionRecord,
-    SessionRows,
-)
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.core.errors import InputError
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the result types load with the method that returns one (issue 43)
+    from continuity.api.results import (
+        Checkpoint,
+        CheckpointList,
+        CompactResult,
+        Continuation,
+        ImportResult,
+        SessionRecord,
+        SessionRows,
+    )
     from continuity.brief.build import Brief
     from continuity.brief.model import Reach
     from continuity.browse.search import SearchHit
@@ -161,18 +161,23 @@ class Workspace:
         *,
         url: str | None = None,
         read_only: bool = False,
+        fast_read: bool = False,
     ) -> None:
         """A workspace whose database opens at first use (``open`` opens it at once).
         ``home``: the folder (None: ``$CONTINUITY_HOME``, else the platform's user data
         folder); ``url``: the database (None: ``$CONTINUITY_DATABASE_URL``, else
         ``continuity.db`` in the folder); ``read_only``: a database that cannot be written is
-        opened read-only rather than refused (writes then raise ``StoreError``). Raises
-        ``ConfigError`` for an empty ``home`` or one that is a file."""
+        opened read-only rather than refused (writes then raise ``StoreError``);
+        ``fast_read``: a SQLite file at the newest schema is read through the standard
+        library's ``sqlite3`` where it can (``store.lite``: the read commands start without
+        SQLAlchemy, issue 43 goal 3), with the same answers. Raises ``ConfigError`` for an
+        empty ``home`` or one that is a file."""
         from continuity.core.config import resolve_home
 
         self._home = resolve_home(home) if home is not None else None
         self._url = url
         self._read_only = read_only
+        self._fast_read = fast_read
         self._store: SqlStore | None = None
         self._owns_store = True
         self._closed = False
@@ -259,6 +264,13 @@ class Workspace:
             url = self.url
             if "://" not in url:
                 url = f"sqlite:///{Path(url).expanduser()}"
+            if self._fast_read:
+                from continuity.store.lite import open_lite
+
+                lite = open_lite(url, read_only=self._read_only)
+                if lite is not None:  # every SqlStore method answers (store.lite)
+                    self._store = cast("SqlStore", lite)
+                    return self._store
             self._store = open_store_raw(url, read_only=self._read_only)
         return self._store
 
@@ -351,6 +363,8 @@ class Workspace:
                 {"session": k, "reason": r} for k, r in result.checkpoints_failed
             ],
         }
+        from continuity.api.results import ImportResult
+
         return replace(ImportResult.from_dict(data), exit_code=report.exit_code)
 
     def _embed_pending(self, progress: ImportProgress | None) -> dict[str, int] | None:
@@ -416,6 +430,8 @@ class Workspace:
         )
         copies = resume_copies(store, [s.key for s in found])
         named = session_titles(store, found) if titles else {}
+        from continuity.api.results import SessionRecord
+
         return [
             SessionRecord.from_dict(session_dict(s, copies.get(s.key), title=named.get(s.key)))
             for s in found
@@ -438,35 +454,24 @@ class Workspace:
         ``seq`` the 30 rows from ``seq - 5`` (every kind). Every string redacted (a secret found in any row hidden
         wherever it repeats) unless ``raw``. Raises ``SessionNotFound``/``AmbiguousSession``,
         ``InputError`` when the session has no row ``seq``."""
-        from continuity.api.shapes import entry_dict, session_rows, source_status
+        from continuity.api.results import SessionRows
+        from continuity.api.shapes import session_rows_dict
 
         store = self.store()
         name = self.key(key)
         if tail is not None:
             _check_count(tail, "tail")
-        rows = session_rows(
-            store, name, all_rows=all_rows, seq=seq, from_seq=from_seq, to_seq=to_seq, tail=tail
-        )
-        token = None
-        if not raw:  # --raw redacts nothing, so it loads no redaction at all
-            from continuity.redaction.funnel import SESSION_KNOWN
-            from continuity.redaction.session import session_secrets
-
-            token = SESSION_KNOWN.set(session_secrets(store, name))
-        try:
-            entries = tuple(entry_dict(e, raw=raw) for e in rows)
-        finally:
-            if token is not None:
-                from continuity.redaction.funnel import SESSION_KNOWN
-
-                SESSION_KNOWN.reset(token)
-        found = store.get_session(name)
         return SessionRows(
-            session=name,
-            source=source_status(found) if found else None,
-            forked_from=found.forked_from if found else None,
-            redacted=not raw,
-            entries=entries,
+            **session_rows_dict(
+                store,
+                name,
+                raw=raw,
+                all_rows=all_rows,
+                seq=seq,
+                from_seq=from_seq,
+                to_seq=to_seq,
+                tail=tail,
+            )
         )
 
     def search(
@@ -537,6 +542,8 @@ class Workspace:
 
         _check_budget(budget_bytes)
         view = build_continuation(self.store(), self.key(key), budget_bytes=budget_bytes)
+        from continuity.api.results import Continuation
+
         return Continuation.from_dict(view.to_dict())
 
     def checkpoints(self, key: str, *, limit: int = 0) -> CheckpointList:
@@ -551,6 +558,8 @@ class Workspace:
         name = checkpoint_session_key(store, key)
         good, damaged = store.checkpoint_page(name, limit=limit)
         rows = [checkpoint_dict(cp) for cp in good]
+        from continuity.api.results import CheckpointList
+
         return CheckpointList.from_dict(
             {
                 "session": name,
@@ -752,6 +761,8 @@ class Workspace:
             raise InputError(
                 "continuity is disabled ([continuity] enabled = false): no checkpoint written"
             )
+        from continuity.api.results import Checkpoint
+
         return Checkpoint.from_dict(checkpoint_dict(cp))
 
     def remember(
@@ -809,6 +820,8 @@ class Workspace:
             force=force,
             timeout=settings.timeout,
         )
+        from continuity.api.results import CompactResult
+
         return CompactResult.from_dict(outcome.to_dict())
 
 

@@ -89,7 +89,7 @@ def session_titles(store: Any, sessions: Iterable[Session], *, raw: bool = False
     workspace computes them each time)."""
     from continuity.redaction.funnel import redact
     from continuity.redaction.session import secrets_in_text
-    from continuity.store.titles import KeptTitle
+    from continuity.store.base import KeptTitle
 
     sessions = list(sessions)
     keeps = hasattr(store, "kept_titles") and not raw

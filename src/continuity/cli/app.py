@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import typer
 
@@ -632,41 +632,41 @@ def command() -> Any:
     return root
 
 
-def _tolerant_streams() -> None:
-    """B45: a terminal whose encoding is not UTF-8 (cp1252, say) gets ``?`` for a character it
-    cannot show, never a ``UnicodeEncodeError`` traceback; JSON goes out as UTF-8 bytes
-    whatever the locale (``commands.common.emit_json``)."""
-    for stream in (sys.stdout, sys.stderr):
-        encoding = (getattr(stream, "encoding", None) or "").lower().replace("-", "")
-        reconfigure = getattr(stream, "reconfigure", None)
-        if encoding != "utf8" and reconfigure is not None:
-            reconfigure(errors="replace")
-
-
 def main() -> None:
-    """Console-script entry point: the one place errors become exit codes."""
-    _tolerant_streams()
+    """Console-script entry point: the one place errors become exit codes (``failed``)."""
+    from continuity.cli.output import tolerant_streams
+
+    tolerant_streams()
     try:
         command()(prog_name="continuity")
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, ContinuityError, OSError) as exc:
+        failed(exc)
+
+
+def failed(exc: BaseException) -> NoReturn:
+    """End the process for ``exc`` as every command does (the fast path too, ``cli.fast``):
+    an interrupt exits 130 saying what stays; a ``ContinuityError`` is one line on stderr
+    and its exit code (the fixes it names keep the ``--home`` in use, issue 45 item 2); an
+    ``OSError`` one line and 4. ``CONTINUITY_RAISE_ERRORS=1`` raises the error instead.
+    Anything else is raised again."""
+    if isinstance(exc, KeyboardInterrupt):
         err.print(
             "continuity: interrupted; what was committed stays (an import resumes where it stopped)"
         )
         raise SystemExit(130) from None
-    except ContinuityError as exc:
-        if os.environ.get("CONTINUITY_RAISE_ERRORS"):
-            raise
+    if os.environ.get("CONTINUITY_RAISE_ERRORS"):
+        raise exc
+    if isinstance(exc, ContinuityError):
         from continuity.cli.commands.common import home_in_argv, homed_commands
 
         # the fix an error names keeps the --home in use (issue 45 item 2)
         text = homed_commands(str(exc), home_in_argv(sys.argv[1:]))
         err.print(f"continuity: {text}", markup=False, highlight=False)
         raise SystemExit(exc.exit_code) from None
-    except OSError as exc:  # the machine refused: a folder we may not enter, a deleted cwd
-        if os.environ.get("CONTINUITY_RAISE_ERRORS"):
-            raise
+    if isinstance(exc, OSError):  # the machine refused: a folder we may not enter, a deleted cwd
         err.print(f"continuity: {os_error_text(exc)}", markup=False, highlight=False)
         raise SystemExit(4) from None
+    raise exc
 
 
 def os_error_text(exc: OSError) -> str:

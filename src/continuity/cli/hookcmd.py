@@ -626,10 +626,17 @@ def main(argv: list[str] | None = None) -> None:
 
 def console() -> None:
     """A ``continuity`` console-script entry that keeps ``continuity hook ...`` fast: the hook
-    runs without importing the CLI (Typer, Rich); any other command goes to
+    runs without importing the CLI (Typer, Rich); so do the read commands it can run
+    (``continuity.cli.fast``, issue 43 goal 3); any other command goes to
     ``continuity.cli.app.main``."""
     if len(sys.argv) > 1 and sys.argv[1] == "hook":
         main(sys.argv[2:])
+    if len(sys.argv) > 1 and sys.argv[1] in ("sessions", "show", "continue"):
+        from continuity.cli.fast import run
+
+        code = run(sys.argv[1:])
+        if code is not None:
+            raise SystemExit(code)
     from continuity.cli.app import main as cli_main
 
     cli_main()

@@ -5,21 +5,27 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from continuity.core.codec import block_view
+from continuity.cli.lines import (  # shown, cut, TEXT_BYTES: re-exported for the commands
+    TEXT_BYTES as TEXT_BYTES,
+    continuation_lines,
+    cut as cut,
+    sessions_tsv,
+    show_lines,
+    shown as shown,
+)
 from continuity.core.model import Entry, Session
-from continuity.core.text import CONTROL_ESCAPES, cut_utf8, json_bytes, one_line
+from continuity.core.text import CONTROL_ESCAPES, one_line
 
 if TYPE_CHECKING:  # annotations only: `sessions` and `show` need neither (issue 17)
     from continuity.api.results import (
         Continuation,
-        ContinuationMessage,
         FileImport,
         ImportResult,
         SessionRecord,
@@ -120,25 +126,6 @@ def import_summary(out: Console, err: Console, report: ImportResult) -> None:
 #: Control characters shown as escapes (``core.text.CONTROL_ESCAPES``).
 _CONTROLS = CONTROL_ESCAPES
 
-#: Display limits in UTF-8 bytes (``--json`` always carries the whole text).
-TEXT_BYTES, THINKING_BYTES, ARGUMENT_BYTES, RESULT_BYTES, SUMMARY_BYTES = 2000, 400, 400, 600, 600
-
-
-def shown(text: str) -> str:
-    """``text`` with every control character but tab and newline as a visible escape
-    (``\\x1b``, ``\\r``), so that a transcript cannot move the cursor or change colours."""
-    return text.translate(_CONTROLS)
-
-
-def cut(text: str, limit: int) -> str:
-    """``text`` cut to at most ``limit`` UTF-8 bytes, never inside a character, with a
-    ``[… 1,234 bytes omitted]`` marker saying how many bytes were left out; whole if it fits."""
-    size = len(text.encode("utf-8", errors="surrogatepass"))
-    if size <= limit:
-        return text
-    head = cut_utf8(text, limit)
-    return f"{head} [… {size - len(head.encode('utf-8', errors='surrogatepass')):,} bytes omitted]"
-
 
 def _line(*parts: tuple[str, str] | str) -> Text:
     """One display line: plain parts are user text (controls shown), ``(text, style)`` ours."""
@@ -206,24 +193,7 @@ def sessions_table(
     column (issue 45 item 3; in a terminal only when one is listed; piped always)."""
     sessions = list(sessions)
     if not out.is_terminal:
-        lines = ["session\tharness\tproject\tentries\tlast_activity\tsource\tcopy_of\ttitle"]
-        lines += [
-            "\t".join(
-                one_line(v).replace("\t", "\\t")
-                for v in (
-                    s.session,
-                    s.harness,
-                    s.project or "",
-                    str(s.entries),
-                    s.ended_at or "",
-                    s.source or "",
-                    s.copy_of or "",
-                    s.title or "",
-                )
-            )
-            for s in sessions
-        ]
-        out.file.write("\n".join(lines) + "\n")  # Rich would turn the tabs into spaces
+        out.file.write(sessions_tsv(sessions))  # Rich would turn the tabs into spaces
         return
     now = now or datetime.now(UTC)
     keys = short_keys([s.session for s in sessions])
@@ -281,126 +251,18 @@ def sessions_table(
         )
 
 
-def _block_text(block: dict[str, Any]) -> str:
-    kind = block["type"]
-    if kind == "text":
-        return cut(block["text"], TEXT_BYTES)
-    if kind == "thinking":
-        return "(thinking) " + cut(block["text"], THINKING_BYTES)
-    if kind == "tool_call":
-        args = (
-            json_bytes(block["arguments"]).decode()
-            if not isinstance(block["arguments"], str)
-            else block["arguments"]
-        )
-        return f"→ {block['name']} [{block['id']}] {cut(args, ARGUMENT_BYTES)}"
-    if kind == "tool_result":
-        flag = " error" if block["is_error"] else ""
-        return f"← [{block['call_id']}]{flag} {cut(block['text'], RESULT_BYTES)}"
-    if kind == "media":
-        return f"[{block['media_type']} {block['bytes']} B]"
-    return str(block)
-
-
 def show_entries(
     out: Console, session: Session | None, rows: Iterable[Entry], *, raw: bool = False
 ) -> None:
-    """The log as readable text: ``seq role: block`` lines (long texts cut, marked), each block
-    and compaction summary redacted before it is cut (``redact_value``, ``redact``: as
-    ``export``) unless ``raw``."""
-    if raw:
-
-        def seen(value: Any) -> Any:
-            return value
-    else:
-        from continuity.redaction.structured import redact_value as seen
-    if session is not None:
-        out.print(
-            _line(
-                (one_line(session.key), "bold"),
-                f" {session.harness} ",
-                one_line(session.project or ""),
-            )
-        )
-        if session.parent_key:
-            out.print(_line(f"subagent {session.agent_id} of session {session.parent_key}"))
-        if session.forked_from:
-            out.print(_line(f"forked from session {shown(session.forked_from)}"))
-        if session.source_gone_at is not None:  # issue 18: the archive keeps it whole
-            out.print(
-                _line(
-                    ("source: gone", "yellow"),
-                    f" ({shown(session.source_path or '')}"
-                    f" deleted; found {_iso(session.source_gone_at)}; every row is "
-                    "kept here)",
-                )
-            )
-    for e in rows:
-        label = e.role.value + (" (request)" if e.is_request else "")
-        if e.compaction is not None:
-            out.print(
-                _line(
-                    (f"{e.seq:>5} compaction", "magenta"),
-                    f" covers ≤ {e.compaction.covers_through_seq}: ",
-                    cut(seen(e.compaction.summary), SUMMARY_BYTES),
-                )
-            )
-            continue
-        if not e.blocks:
-            out.print(_line((f"{e.seq:>5} {label} {shown(e.type_name)}", "dim")))
-        for b in e.blocks:
-            out.print(
-                _line(f"{e.seq:>5} ", (label, "bold"), ": ", _block_text(seen(block_view(b))))
-            )
+    """The log as readable text (``cli.lines.show_lines``): ``seq role: block`` lines (long
+    texts cut, marked), each block and compaction summary redacted before it is cut
+    (``redact_value``, ``redact``: as ``export``) unless ``raw``."""
+    for parts in show_lines(session, rows, raw=raw):
+        out.print(_line(*parts))
 
 
 def continuation_text(out: Console, view: Continuation) -> None:
     """The continuation (``continuity.api.results.Continuation``) as the next run would read
-    it. The header's byte count is the continuation's (``used_bytes``); long texts are cut
-    for display, each cut marked."""
-    if view.refusal:
-        out.print(_line(("refused", "red"), f": {view.refusal.reason} — ", view.refusal.detail))
-        return
-    out.print(
-        _line(
-            (
-                f"session {shown(view.session)}: {view.used_bytes:,} of "
-                f"{view.budget_bytes:,} bytes{', copied rows' if view.copied else ''} "
-                "(long texts are cut here, marked; --json has them whole)",
-                "dim",
-            )
-        )
-    )
-    if view.summary:
-        out.print(_line(view.summary.text))
-    if view.gap is not None and view.gap.text:
-        out.print(_line((f"[{shown(view.gap.text)}]", "yellow")))
-    before, after = view.before_request()
-    _messages_text(out, before)
-    if view.request:
-        out.print(
-            _line(
-                ("previous request", "bold"),
-                f" (seq {view.request.seq}, {view.request.actor}): ",
-                cut(view.request.text, TEXT_BYTES),
-            )
-        )
-        for media in view.request.media or ():
-            out.print(
-                _line(
-                    (
-                        f"      [{shown(media['media_type'])} {media['bytes']} B "
-                        f"omitted, request block {media['block']}]",
-                        "dim",
-                    )
-                )
-            )
-    _messages_text(out, after)
-    for note in view.notes:
-        out.print(_line(("note", "cyan"), ": ", note))
-
-
-def _messages_text(out: Console, messages: Iterable[ContinuationMessage]) -> None:
-    for m in messages:
-        for block in m.content:
-            out.print(_line(f"{m.seq:>5} ", (m.role, "bold"), ": ", _block_text(block)))
+    it (``cli.lines.continuation_lines``)."""
+    for parts in continuation_lines(view):
+        out.print(_line(*parts))

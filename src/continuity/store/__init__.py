@@ -21,16 +21,26 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from functools import cache
 from pathlib import Path
-
-from sqlalchemy import create_engine, inspect, text
-from sqlalchemy.engine import make_url
-from sqlalchemy.exc import ArgumentError, OperationalError, SQLAlchemyError
+from typing import TYPE_CHECKING, Any
 
 from continuity.core.errors import ContinuityError, SchemaOutOfDate, StoreError
 from continuity.core.model import Entry
 from continuity.core.private import private_dir, private_open
 from continuity.store.base import ImportIssue, RawLine, RowMeta, SourceState, Store
-from continuity.store.sql import SqlStore
+
+if TYPE_CHECKING:
+    from continuity.store.sql import SqlStore
+
+
+def __getattr__(name: str) -> Any:
+    """``SqlStore`` on first use (PEP 562): importing the package, or ``store.base`` and
+    ``store.lite`` in it, loads no SQLAlchemy (issue 43 goal 3: the read commands' start)."""
+    if name == "SqlStore":
+        from continuity.store.sql import SqlStore
+
+        return SqlStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Store",
@@ -99,6 +109,8 @@ def _alembic_config(connection):
 
 def current_revision(engine) -> str | None:
     """The schema revision recorded in ``alembic_version`` (None on an empty database)."""
+    from sqlalchemy import inspect, text
+
     with engine.connect() as conn:
         if not inspect(conn).has_table("alembic_version"):
             return None
@@ -154,6 +166,8 @@ def _schema_transaction(conn) -> Iterator[None]:
 def _tables_at(revision: str) -> frozenset[str]:
     """The tables a database holds at ``revision``, found by migrating an empty in-memory
     SQLite database to it (SQLite's full-text shadow tables included)."""
+    from sqlalchemy import create_engine, inspect
+
     engine = create_engine("sqlite://")
     try:
         with engine.connect() as conn:
@@ -173,6 +187,8 @@ def _drop_interrupted(conn) -> None:
     leftover is a table of ours (one the newest schema has) that the recorded revision does not
     have. Tables that are not ours are never touched. A leftover that holds rows is not
     dropped: ``StoreError`` names it, so nothing is lost."""
+    from sqlalchemy import inspect, text
+
     recorded = None
     if inspect(conn).has_table("alembic_version"):
         recorded = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
@@ -220,6 +236,10 @@ def _read_only_url(parsed, db: Path):
 
 
 def _engine(url: str, read_only: bool = False):
+    from sqlalchemy import create_engine
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import ArgumentError
+
     try:
         parsed = make_url(url)
     except ArgumentError as exc:
@@ -303,6 +323,8 @@ def _migrate_to_head(engine, auto_migrate: bool) -> None:
 def _migration_lock(engine) -> Iterator[None]:
     """Serialise schema creation between processes: a lock file beside a SQLite database, a
     session-level advisory lock on PostgreSQL."""
+    from sqlalchemy import text
+
     if engine.dialect.name == "postgresql":
         with engine.connect() as conn:
             conn.execute(text("SELECT pg_advisory_lock(74380001)"))
@@ -351,6 +373,11 @@ def _unwritable(engine) -> str:
 
 def open_store_raw(url: str, *, auto_migrate: bool = True, read_only: bool = False) -> SqlStore:
     """A ``SqlStore`` on ``url``; see ``open_store``. The caller closes it."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import OperationalError, SQLAlchemyError
+
+    from continuity.store.sql import SqlStore
+
     engine = _engine(url, read_only)
     read_only_db = engine.url.query.get("mode") == "ro"
     if read_only_db:

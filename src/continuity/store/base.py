@@ -65,6 +65,19 @@ class RawLine:
 
 
 @dataclass(frozen=True, slots=True)
+class KeptTitle:
+    """A session's kept title line: ``line`` (redacted, at most ``browse.titles.REDACT_CHARS``
+    characters, one line) computed from the own title hashing to ``own_sha256`` and the
+    unredacted line hashing to ``line_sha256``, with rows ``0 .. entry_count - 1`` scanned."""
+
+    session_key: str
+    own_sha256: str
+    line_sha256: str
+    entry_count: int
+    line: str
+
+
+@dataclass(frozen=True, slots=True)
 class ImportIssue:
     """A line that could not be imported: ``path:line_no``, where it is and why."""
 

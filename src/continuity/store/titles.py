@@ -13,27 +13,14 @@ on (``browse.titles``). The table is a cache: losing it loses nothing (it is com
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 
 from sqlalchemy import select
 
 from continuity.store import schema as t
+from continuity.store.base import KeptTitle
 from continuity.store.parts import SqlParts
 
 _CHUNK = 500  # bound on IN-lists
-
-
-@dataclass(frozen=True, slots=True)
-class KeptTitle:
-    """A session's kept title line: ``line`` (redacted, at most ``browse.titles.REDACT_CHARS``
-    characters, one line) computed from the own title hashing to ``own_sha256`` and the
-    unredacted line hashing to ``line_sha256``, with rows ``0 .. entry_count - 1`` scanned."""
-
-    session_key: str
-    own_sha256: str
-    line_sha256: str
-    entry_count: int
-    line: str
 
 
 class TitleStoreMixin(SqlParts):

@@ -4,17 +4,16 @@ a session by key prefix, and JSON output (plain stdout, never through Rich)."""
 from __future__ import annotations
 
 import enum
-import sys
 from pathlib import Path
 from typing import Any
 
-import orjson
 import typer
 from rich.console import Console
 
+from continuity.cli.output import emit_json as emit_json  # one JSON writer (issue 43 goal 3)
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES, database_url
 from continuity.core.errors import InputError
-from continuity.core.text import CONTROL_ESCAPES, json_bytes, json_terminal_safe
+from continuity.core.text import CONTROL_ESCAPES
 
 
 def escaped_text(text: Any) -> Any:
@@ -286,31 +285,13 @@ def open_cli_store(home: Path | None, *, read_only: bool = False):
 def open_workspace(home: Path | None, *, read_only: bool = False) -> Any:
     """The ``continuity.Workspace`` of ``--home`` (or the default workspace), its database
     opened at first use; a context manager that closes it. ``read_only`` as
-    ``open_cli_store``'s. Every command that has a ``Workspace`` method calls it (issue 46:
-    the CLI and the library give the same answers)."""
+    ``open_cli_store``'s, and then also ``fast_read`` (``store.lite``). Every command that
+    has a ``Workspace`` method calls it (issue 46: the CLI and the library give the same
+    answers)."""
     from continuity.api.workspace import Workspace
 
-    return Workspace(home, read_only=read_only)
-
-
-def emit_json(value: Any) -> None:
-    """Print ``value`` as indented JSON on stdout, as UTF-8 bytes whatever the locale's
-    encoding (JSON is UTF-8, RFC 8259; B45: a cp1252 console never fails on an emoji); DEL,
-    C1 and bidi controls as ``\\uXXXX`` escapes (``core.text.json_terminal_safe``)."""
-    try:
-        text = orjson.dumps(value, option=orjson.OPT_INDENT_2).decode()
-    except (TypeError, orjson.JSONEncodeError):  # >64-bit integers, lone surrogates
-        import json
-
-        text = json.dumps(orjson.loads(json_bytes(value)), indent=2, ensure_ascii=False)
-    text = json_terminal_safe(text)  # issue 45 item 6: no C1 or bidi control raw on stdout
-    buffer = getattr(sys.stdout, "buffer", None)
-    if buffer is None:  # a text-only stream (a test's capture): it takes str
-        sys.stdout.write(text + "\n")
-        return
-    sys.stdout.flush()
-    buffer.write((text + "\n").encode("utf-8"))
-    buffer.flush()
+    # a command that only reads reads through sqlite3 where it can (store.lite, issue 43)
+    return Workspace(home, read_only=read_only, fast_read=read_only)
 
 
 def resolve_session(store: Any, name: str) -> str:

@@ -1,0 +1,331 @@
+"""The read commands without Typer (issue 43 goal 3: ``sessions``, ``show`` and ``continue`` as
+processes within 100 ms and 6x ``python -c pass``; they took 500 ms, most of it importing
+Typer, Rich, SQLAlchemy and pydantic).
+
+``run(argv)`` runs ``argv`` when it is one of those commands in a form this module parses
+exactly as Click does (the options each command declares in ``cli.app``, as ``--opt VALUE``
+or ``--opt=VALUE``, the last of a repeated option winning), every value one it takes
+without a question (a whole number in range, a known harness, a ``--since`` that parses, a
+non-empty string), and its output is JSON or stdout is not a terminal (where Rich prints
+plain characters: ``cli.output.plain_line``). Anything else (``--help``, ``--version``, an
+unknown or bad option, a terminal) returns None before doing anything, and the console entry
+(``cli.hookcmd.console``) runs the Typer application as before, which prints the same help
+and the same usage errors. The commands do what ``cli.app``'s do, through the same calls
+(``api.Workspace`` with ``fast_read``, ``cli.lines``, ``cli.output.emit_json``), and end with
+the same errors and exit codes (``cli.app.failed``); ``tests/cli/test_fast_path.py``
+compares both paths' stdout, stderr and exit status.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Any
+
+#: The commands ``run`` may take: ``{command: (flags, options with a value)}``.
+COMMANDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "sessions": (
+        frozenset({"--json", "--all"}),
+        frozenset({"-n", "--count", "--harness", "--project", "--since", "--home"}),
+    ),
+    "show": (frozenset({"--json", "--all", "--raw"}), frozenset({"--seq", "--home"})),
+    "continue": (frozenset({"--json"}), frozenset({"--budget", "--home"})),
+}
+#: The harnesses ``sessions --harness`` takes (``cli.commands.common.SessionHarness``).
+HARNESSES = ("claude-code", "codex", "pi", "opencode", "langgraph", "openai-agents")
+#: ``-n``'s bound (``cli.commands.common.MAX_COUNT``) and ``--budget``'s (``MAX_BUDGET_BYTES``).
+MAX_COUNT, MAX_BUDGET_BYTES = 1_000_000, 10**12
+
+
+class _Unsure(Exception):
+    """This path does not take the command line: the Typer application will."""
+
+
+def _parse(argv: list[str]) -> tuple[str, list[str], set[str], dict[str, str]]:
+    """``(command, arguments, flags given, {option: last value})``; ``_Unsure`` for any word
+    this path does not know."""
+    command, words = argv[0], argv[1:]
+    flags, valued = COMMANDS[command]
+    args: list[str] = []
+    given: set[str] = set()
+    values: dict[str, str] = {}
+    i = 0
+    while i < len(words):
+        word = words[i]
+        i += 1
+        if word in flags:
+            given.add(word)
+        elif word in valued:
+            if i >= len(words) or words[i].startswith("-"):
+                raise _Unsure  # a value that reads as an option: Click's to take or refuse
+            values[word] = words[i]
+            i += 1
+        elif word.startswith("--") and word.split("=", 1)[0] in valued:
+            name, value = word.split("=", 1)
+            values[name] = value
+        elif word.startswith("-") or not word:
+            raise _Unsure  # --help, --version, -h, an unknown option, "--", an empty word
+        else:
+            args.append(word)
+    if any(not v for v in values.values()):
+        raise _Unsure
+    if "--count" in values and "-n" in values:
+        raise _Unsure  # which one was last is Click's to say
+    return command, args, given, values
+
+
+def _number(value: str | None, low: int, high: int) -> int | None:
+    if value is None:
+        return None
+    if not (value.isascii() and value.isdigit()):
+        raise _Unsure
+    n = int(value)
+    if not low <= n <= high:
+        raise _Unsure
+    return n
+
+
+def _home(values: dict[str, str]) -> Path | None:
+    """``--home`` as the command's callback checks it (``common.check_workspace``): the
+    workspace must not be a file and its ``config.toml`` must parse (``ConfigError``)."""
+    from continuity.core.config import check_config, resolve_home
+
+    home = Path(values["--home"]) if "--home" in values else None
+    resolve_home(home)
+    check_config(home)
+    return home
+
+
+def _lite_store(home: Path | None) -> Any:
+    """The workspace's database through ``store.lite`` (as ``api.Workspace(fast_read=True)``
+    opens it); ``_Unsure`` when only the full store can open it (it is absent, at another
+    revision, PostgreSQL): then the Typer application runs the command."""
+    from continuity.core.config import database_url
+    from continuity.store.lite import open_lite
+
+    url = database_url(home)
+    if "://" not in url:
+        url = f"sqlite:///{Path(url).expanduser()}"
+    store = open_lite(url, read_only=True)
+    if store is None:
+        raise _Unsure
+    return store
+
+
+def _note(line: str) -> None:
+    """One fixed line of ours on stderr (ASCII, no markup: what ``err.print(line,
+    markup=False)`` writes, terminal or not)."""
+    sys.stderr.write(line + "\n")
+    sys.stderr.flush()
+
+
+def _write_lines(lines: Any) -> None:
+    from continuity.cli.lines import plain
+    from continuity.cli.output import plain_line
+
+    write = sys.stdout.write
+    for parts in lines:
+        write(plain_line(plain(parts)))
+    sys.stdout.flush()
+
+
+def _sessions(args: list[str], given: set[str], values: dict[str, str]) -> int:
+    if args:
+        raise _Unsure
+    as_json = "--json" in given
+    limit = _number(values.get("-n", values.get("--count")), 0, MAX_COUNT)
+    harness = values.get("--harness")
+    if harness is not None and harness not in HARNESSES:
+        raise _Unsure
+    after = None
+    if "--since" in values:
+        from continuity.core.errors import InputError
+        from continuity.core.when import parse_when
+
+        try:
+            after = parse_when(values["--since"], field_name="--since")
+        except InputError:
+            raise _Unsure from None
+    if not as_json:
+        from continuity.cli.output import plain_stdout
+
+        if not plain_stdout():
+            raise _Unsure
+    home = _home(values)
+    project = Path(values["--project"]) if "--project" in values else None
+    store = _lite_store(home)
+    try:
+        # ``api.Workspace.sessions`` without the ``api.results`` types (their to_dict() is
+        # this dict): the same store calls, the same shapes (``api.shapes``)
+        from continuity.api.shapes import resume_copies, session_dict
+
+        found = store.list_sessions(
+            limit=0 if "--all" in given else (50 if limit is None else limit),
+            harness=harness,
+            project=str(project.expanduser().resolve()) if project is not None else None,
+            since=after,
+        )
+        copies = resume_copies(store, [s.key for s in found])
+        from continuity.browse.titles import session_titles
+
+        named = session_titles(store, found)  # kept titles: no row read (store.titles)
+        sessions = [session_dict(s, copies.get(s.key), title=named.get(s.key)) for s in found]
+    finally:
+        store.close()
+    if as_json:
+        from continuity.cli.output import emit_json
+
+        emit_json(sessions)
+        return 0
+    from types import SimpleNamespace
+
+    from continuity.cli.lines import sessions_tsv
+
+    sys.stdout.write(sessions_tsv([SimpleNamespace(**s) for s in sessions]))  # type: ignore[arg-type] - the record's fields
+    sys.stdout.flush()
+    if not sessions:
+        filtered = harness or project or "--since" in values
+        _note(
+            "no sessions match those filters"
+            if filtered
+            else "no sessions yet: "
+            "import some (continuity import ~/.claude/projects ~/.codex/sessions "
+            "~/.pi/agent/sessions)"
+        )
+    return 0
+
+
+def _show(args: list[str], given: set[str], values: dict[str, str]) -> int:
+    from continuity.core.model import MAX_SEQ
+
+    if len(args) != 1:
+        raise _Unsure
+    session = args[0]
+    seq = _number(values.get("--seq"), 0, MAX_SEQ)
+    as_json, raw, all_rows = "--json" in given, "--raw" in given, "--all" in given
+    if not as_json:
+        from continuity.cli.output import plain_stdout
+
+        if not plain_stdout():
+            raise _Unsure
+    home = _home(values)
+    from continuity.api.workspace import Workspace
+
+    with Workspace(home, read_only=True, fast_read=True) as ws:
+        if as_json:
+            from continuity.api.shapes import session_rows_dict
+            from continuity.cli.output import emit_json
+
+            # ``Workspace.show`` without the ``api.results`` type (its to_dict() is this)
+            found = session_rows_dict(
+                ws.store(), ws.key(session), raw=raw, all_rows=all_rows, seq=seq
+            )
+            emit_json({**found, "entries": list(found["entries"])})
+        else:
+            from continuity.api.shapes import session_rows
+            from continuity.cli.lines import show_lines
+
+            store = ws.store()
+            key = ws.key(session)
+            rows = session_rows(store, key, all_rows=all_rows, seq=seq)
+            token = None
+            if not raw:  # as cli.app's show: a secret of any row hidden where it repeats
+                from continuity.redaction.funnel import SESSION_KNOWN
+                from continuity.redaction.session import session_secrets
+
+                token = SESSION_KNOWN.set(session_secrets(store, key))
+            try:
+                _write_lines(show_lines(store.get_session(key), rows, raw=raw))
+            finally:
+                if token is not None:
+                    from continuity.redaction.funnel import SESSION_KNOWN
+
+                    SESSION_KNOWN.reset(token)
+    if raw:
+        _note("warning: --raw: secrets in this session are NOT redacted in the output")
+    return 0
+
+
+def _continue(args: list[str], given: set[str], values: dict[str, str]) -> int:
+    from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
+
+    if len(args) != 1:
+        raise _Unsure
+    budget = _number(values.get("--budget"), 1, MAX_BUDGET_BYTES)
+    as_json = "--json" in given
+    if not as_json:
+        from continuity.cli.output import plain_stdout
+
+        if not plain_stdout():
+            raise _Unsure
+    home = _home(values)
+    store = _lite_store(home)
+    try:
+        # ``api.Workspace.continuation`` without the ``api.results`` types (their to_dict()
+        # is this dict): the same calls
+        from continuity.continuation.view import build_continuation
+        from continuity.store.names import resolve_session
+
+        view = build_continuation(
+            store,
+            resolve_session(store, args[0]),
+            budget_bytes=FOLLOW_UP_BUDGET_BYTES if budget is None else budget,
+        ).to_dict()
+    finally:
+        store.close()
+    if as_json:
+        from continuity.cli.output import emit_json
+
+        emit_json(view)
+    else:
+        from continuity.cli.lines import continuation_lines
+
+        _write_lines(continuation_lines(_continuation_fields(view)))
+    return 5 if view.get("refusal") else 0
+
+
+def _continuation_fields(view: dict[str, Any]) -> Any:
+    """The ``continue --json`` dict as the fields ``cli.lines.continuation_lines`` reads of an
+    ``api.results.Continuation`` (content blocks and media stay dicts, as there)."""
+    from types import SimpleNamespace
+
+    def space(value: Any) -> Any:
+        return SimpleNamespace(**value) if isinstance(value, dict) else value
+
+    fields = {k: space(v) for k, v in view.items() if k not in ("messages", "notes", "gaps")}
+    fields["messages"] = [SimpleNamespace(**m) for m in view.get("messages") or ()]
+    fields["notes"] = list(view.get("notes") or ())
+    request = fields.get("request")
+    if request is not None and not hasattr(request, "media"):
+        request.media = None
+    return SimpleNamespace(**fields)
+
+
+_RUN = {"sessions": _sessions, "show": _show, "continue": _continue}
+
+
+def run(argv: list[str]) -> int | None:
+    """Run the read command ``argv`` (the words after ``continuity``) and return its exit
+    status, or None, having done nothing, when the Typer application must run it (see the
+    module docstring). Errors end the process as ``cli.app.main``'s do (``cli.app.failed``)."""
+    if not argv or argv[0] not in COMMANDS:
+        return None
+    from continuity.cli.output import tolerant_streams
+    from continuity.core.errors import ContinuityError
+
+    try:
+        command, args, given, values = _parse(argv)
+    except _Unsure:
+        return None
+    tolerant_streams()
+    try:
+        return _RUN[command](args, given, values)
+    except _Unsure:
+        return None
+    except (KeyboardInterrupt, ContinuityError, OSError) as exc:
+        from continuity.cli.app import failed
+
+        failed(exc)
+
+
+__all__ = ["COMMANDS", "run"]

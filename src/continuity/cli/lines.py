@@ -1,0 +1,204 @@
+"""The text lines of ``sessions`` (piped), ``show`` and ``continue``, without Rich (issue 43
+goal 3). Each line is a list of parts: a plain ``str`` is user text (its controls shown as
+escapes when printed), a ``(text, style)`` pair is ours, styled on a terminal. ``cli.render``
+prints them through Rich; the fast path (``cli.fast``) prints the same characters where Rich
+would add nothing (``cli.output.plain_line``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from continuity.core.text import CONTROL_ESCAPES, cut_utf8, json_bytes, one_line
+
+if TYPE_CHECKING:
+    from continuity.api.results import Continuation, ContinuationMessage, SessionRecord
+    from continuity.core.model import Entry, Session
+
+#: One part of a line: user text, or ``(text, style)``.
+Part = str | tuple[str, str]
+
+#: Display limits in UTF-8 bytes (``--json`` always carries the whole text).
+TEXT_BYTES, THINKING_BYTES, ARGUMENT_BYTES, RESULT_BYTES, SUMMARY_BYTES = 2000, 400, 400, 600, 600
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat().replace("+00:00", "Z") if value else None
+
+
+def shown(text: str) -> str:
+    """``text`` with every control character but tab and newline as a visible escape
+    (``\\x1b``, ``\\r``), so that a transcript cannot move the cursor or change colours."""
+    return text.translate(CONTROL_ESCAPES)
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` UTF-8 bytes, never inside a character, with a
+    ``[… 1,234 bytes omitted]`` marker saying how many bytes were left out; whole if it fits."""
+    size = len(text.encode("utf-8", errors="surrogatepass"))
+    if size <= limit:
+        return text
+    head = cut_utf8(text, limit)
+    return f"{head} [… {size - len(head.encode('utf-8', errors='surrogatepass')):,} bytes omitted]"
+
+
+def plain(parts: Iterable[Part]) -> str:
+    """The characters a line of ``parts`` shows: user text and ours, every control and bidi
+    character as its escape (as ``cli.commands.common.SafeConsole`` prints a ``Text``)."""
+    return "".join(p if isinstance(p, str) else p[0] for p in parts).translate(CONTROL_ESCAPES)
+
+
+def sessions_tsv(sessions: Iterable[SessionRecord]) -> str:
+    """``continuity sessions`` piped: a header line, then one tab-separated line per session
+    with the full key, project and ISO time, as ``--json`` has them, the title last (issue
+    44); a tab inside a value is written ``\\t``."""
+    lines = ["session\tharness\tproject\tentries\tlast_activity\tsource\tcopy_of\ttitle"]
+    lines += [
+        "\t".join(
+            one_line(v).replace("\t", "\\t")
+            for v in (
+                s.session,
+                s.harness,
+                s.project or "",
+                str(s.entries),
+                s.ended_at or "",
+                s.source or "",
+                s.copy_of or "",
+                s.title or "",
+            )
+        )
+        for s in sessions
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def block_text(block: dict[str, Any]) -> str:
+    """One content block (its view shape, ``core.codec.block_view``) as one display text."""
+    kind = block["type"]
+    if kind == "text":
+        return cut(block["text"], TEXT_BYTES)
+    if kind == "thinking":
+        return "(thinking) " + cut(block["text"], THINKING_BYTES)
+    if kind == "tool_call":
+        args = (
+            json_bytes(block["arguments"]).decode()
+            if not isinstance(block["arguments"], str)
+            else block["arguments"]
+        )
+        return f"→ {block['name']} [{block['id']}] {cut(args, ARGUMENT_BYTES)}"
+    if kind == "tool_result":
+        flag = " error" if block["is_error"] else ""
+        return f"← [{block['call_id']}]{flag} {cut(block['text'], RESULT_BYTES)}"
+    if kind == "media":
+        return f"[{block['media_type']} {block['bytes']} B]"
+    return str(block)
+
+
+def show_lines(
+    session: Session | None, rows: Iterable[Entry], *, raw: bool = False
+) -> Iterator[list[Part]]:
+    """The lines of ``continuity show``: the session's head, then ``seq role: block`` per
+    block (long texts cut, marked), each block and compaction summary redacted before it is
+    cut (``redact_value``: as ``export``) unless ``raw``."""
+    from continuity.core.codec import block_view
+
+    if raw:
+
+        def seen(value: Any) -> Any:
+            return value
+    else:
+        from continuity.redaction.structured import redact_value as seen
+    if session is not None:
+        yield [
+            (one_line(session.key), "bold"),
+            f" {session.harness} ",
+            one_line(session.project or ""),
+        ]
+        if session.parent_key:
+            yield [f"subagent {session.agent_id} of session {session.parent_key}"]
+        if session.forked_from:
+            yield [f"forked from session {shown(session.forked_from)}"]
+        if session.source_gone_at is not None:  # issue 18: the archive keeps it whole
+            yield [
+                ("source: gone", "yellow"),
+                f" ({shown(session.source_path or '')}"
+                f" deleted; found {_iso(session.source_gone_at)}; every row is "
+                "kept here)",
+            ]
+    for e in rows:
+        label = e.role.value + (" (request)" if e.is_request else "")
+        if e.compaction is not None:
+            yield [
+                (f"{e.seq:>5} compaction", "magenta"),
+                f" covers ≤ {e.compaction.covers_through_seq}: ",
+                cut(seen(e.compaction.summary), SUMMARY_BYTES),
+            ]
+            continue
+        if not e.blocks:
+            yield [(f"{e.seq:>5} {label} {shown(e.type_name)}", "dim")]
+        for b in e.blocks:
+            yield [f"{e.seq:>5} ", (label, "bold"), ": ", block_text(seen(block_view(b)))]
+
+
+def continuation_lines(view: Continuation) -> Iterator[list[Part]]:
+    """The lines of ``continuity continue``: the continuation as the next run would read it.
+    The header's byte count is the continuation's (``used_bytes``); long texts are cut for
+    display, each cut marked."""
+    if view.refusal:
+        yield [("refused", "red"), f": {view.refusal.reason} — ", view.refusal.detail]
+        return
+    yield [
+        (
+            f"session {shown(view.session)}: {view.used_bytes:,} of "
+            f"{view.budget_bytes:,} bytes{', copied rows' if view.copied else ''} "
+            "(long texts are cut here, marked; --json has them whole)",
+            "dim",
+        )
+    ]
+    if view.summary:
+        yield [view.summary.text]
+    if view.gap is not None and view.gap.text:
+        yield [(f"[{shown(view.gap.text)}]", "yellow")]
+    # ``Continuation.before_request``, read from the fields alone (the fast path hands a
+    # namespace of the same fields, ``cli.fast``)
+    seq = view.request.seq if view.request else None
+    before = [m for m in view.messages if seq is not None and m.seq < seq]
+    after = [m for m in view.messages if seq is None or m.seq >= seq]
+    yield from _message_lines(before)
+    if view.request:
+        yield [
+            ("previous request", "bold"),
+            f" (seq {view.request.seq}, {view.request.actor}): ",
+            cut(view.request.text, TEXT_BYTES),
+        ]
+        for media in view.request.media or ():
+            yield [
+                (
+                    f"      [{shown(media['media_type'])} {media['bytes']} B "
+                    f"omitted, request block {media['block']}]",
+                    "dim",
+                )
+            ]
+    yield from _message_lines(after)
+    for note in view.notes:
+        yield [("note", "cyan"), ": ", note]
+
+
+def _message_lines(messages: Iterable[ContinuationMessage]) -> Iterator[list[Part]]:
+    for m in messages:
+        for block in m.content:
+            yield [f"{m.seq:>5} ", (m.role, "bold"), ": ", block_text(block)]
+
+
+__all__ = [
+    "Part",
+    "block_text",
+    "continuation_lines",
+    "cut",
+    "plain",
+    "sessions_tsv",
+    "show_lines",
+    "shown",
+]

@@ -1,0 +1,197 @@
+"""The read commands' fast path (``continuity.cli.fast``, issue 43 goal 3) prints what the
+Typer application printed: stdout and stderr byte for byte, and the exit status, for each
+command with and without ``--json`` on the sample workspace (``examples/sessions``). The
+baseline runs ``continuity.cli.app.main`` with the SQLAlchemy store (``store.lite`` off), as
+every command ran before; the fast path runs the console entry and must load neither Typer,
+Rich, SQLAlchemy nor pydantic."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+#: The console script's own entry; ``LOADED`` names a file that gets the heavy modules loaded.
+FAST = (
+    "import atexit, os, sys\n"
+    "def _loaded():\n"
+    "    heavy = ('typer', 'rich.console', 'sqlalchemy', 'pydantic')\n"
+    "    found = sorted({h for h in heavy for m in sys.modules if m == h or m.startswith(h + '.')})\n"
+    "    open(os.environ['LOADED'], 'w').write(' '.join(found))\n"
+    "atexit.register(_loaded)\n"
+    "sys.argv[0] = 'continuity'\n"
+    "from continuity.cli.hookcmd import console\n"
+    "console()\n"
+)
+#: The Typer application over the SQLAlchemy store: what every command ran before.
+BASELINE = (
+    "import sys\n"
+    "import continuity.store.lite as lite\n"
+    "lite.open_lite = lambda *a, **k: None\n"
+    "sys.argv[0] = 'continuity'\n"
+    "from continuity.cli.app import main\n"
+    "main()\n"
+)
+CLAUDE, CODEX, PI = "3185d1ef", "01a23556", "01a2354d"
+#: Command lines the fast path runs.
+FAST_CASES = [
+    ["sessions"],
+    ["sessions", "--json"],
+    ["sessions", "-n", "2"],
+    ["sessions", "--count=1", "--json"],
+    ["sessions", "--all", "--harness", "pi"],
+    ["sessions", "--project", "/home/dev/projects", "--json"],
+    ["sessions", "--since", "2026-12-03"],
+    ["sessions", "--harness", "opencode"],  # none: the hint on stderr
+    ["show", CLAUDE],
+    ["show", CLAUDE, "--json"],
+    ["show", CODEX, "--all"],
+    ["show", "a152301b", "--seq", "10"],
+    ["show", "a152301b", "--seq=10", "--json"],
+    ["show", PI, "--raw"],
+    ["show", PI, "--raw", "--json"],
+    ["show", "nosuchsession"],  # SessionNotFound: one line, its exit status
+    ["show", "01a23"],  # AmbiguousSession
+    ["show", CLAUDE, "--seq", "99999"],  # no such row
+    ["continue", CLAUDE],
+    ["continue", CLAUDE, "--json"],
+    ["continue", CODEX],
+    ["continue", CODEX, "--json"],
+    ["continue", PI, "--budget", "3000"],
+    ["continue", "a152301b", "--budget=500", "--json"],
+    ["continue", "nosuchsession", "--json"],
+    ["continue", "a152301b", "--budget", "10"],  # refused: exit 5
+    ["continue", "a152301b", "--budget", "10", "--json"],
+]
+#: Command lines the fast path leaves to Typer (help, usage errors, unknown options).
+TYPER_CASES = [
+    ["sessions", "--help"],
+    ["show", "-h"],
+    ["continue", CLAUDE, "--version"],
+    ["show"],
+    ["sessions", "-n", "-1"],
+    ["sessions", "--harness", "nope"],
+    ["sessions", "--since", "yesterday-ish"],
+    ["continue", CLAUDE, "--budget", "0"],
+    ["show", CLAUDE, "--bogus"],
+    ["sessions", "--project", "-x"],  # a value that reads as an option
+]
+
+
+def _env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CONTINUITY_")}
+    for name in ("FORCE_COLOR", "TTY_COMPATIBLE", "TTY_INTERACTIVE", "NO_COLOR", "COLUMNS"):
+        env.pop(name, None)
+    env.update(CONTINUITY_HOME=str(home), **extra)
+    return env
+
+
+@pytest.fixture(scope="module")
+def sample(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The sample workspace: ``examples/sessions`` imported (no vectors)."""
+    home = tmp_path_factory.mktemp("fast") / "workspace"
+    subprocess.run(
+        [sys.executable, "-c", BASELINE, "import", "--no-embed", str(ROOT / "examples/sessions")],
+        env=_env(home),
+        check=True,
+        capture_output=True,
+    )
+    return home
+
+
+def _both(home: Path, argv: list[str], tmp_path: Path, **extra: str) -> tuple[Any, Any, str]:
+    loaded = tmp_path / "loaded.txt"
+    fast = subprocess.run(
+        [sys.executable, "-c", FAST, *argv],
+        env=_env(home, LOADED=str(loaded), **extra),
+        capture_output=True,
+        check=False,
+    )
+    base = subprocess.run(
+        [sys.executable, "-c", BASELINE, *argv],
+        env=_env(home, **extra),
+        capture_output=True,
+        check=False,
+    )
+    return fast, base, loaded.read_text()
+
+
+@pytest.mark.parametrize("argv", FAST_CASES, ids=" ".join)
+def test_fast_path_prints_what_typer_printed(sample: Path, tmp_path: Path, argv: list[str]):
+    fast, base, loaded = _both(sample, argv, tmp_path)
+    assert (fast.returncode, fast.stdout, fast.stderr) == (
+        base.returncode,
+        base.stdout,
+        base.stderr,
+    )
+    assert base.stdout or base.stderr  # each case prints something
+    if fast.returncode == 0:
+        assert loaded == ""  # the fast path ran: no Typer, Rich's console, SQLAlchemy, pydantic
+
+
+@pytest.mark.parametrize("argv", TYPER_CASES, ids=" ".join)
+def test_what_the_fast_path_cannot_take_runs_as_before(
+    sample: Path, tmp_path: Path, argv: list[str]
+):
+    fast, base, loaded = _both(sample, argv, tmp_path)
+    assert (fast.returncode, fast.stdout, fast.stderr) == (
+        base.returncode,
+        base.stdout,
+        base.stderr,
+    )
+    assert "typer" in loaded.split()  # Typer ran it
+
+
+def test_a_console_rich_styles_is_left_to_rich(sample: Path, tmp_path: Path):
+    """``FORCE_COLOR`` makes Rich style a pipe as a terminal: the text goes through Typer and
+    Rich (``--json`` does not: it never goes through Rich)."""
+    fast, base, loaded = _both(
+        sample, ["show", CLAUDE], tmp_path, FORCE_COLOR="1", TERM="xterm-256color"
+    )
+    assert (fast.returncode, fast.stdout) == (base.returncode, base.stdout)
+    assert b"\x1b[" in fast.stdout and "typer" in loaded.split()
+    fast, base, loaded = _both(sample, ["show", CLAUDE, "--json"], tmp_path, FORCE_COLOR="1")
+    assert fast.stdout == base.stdout and loaded == ""
+
+
+@pytest.mark.parametrize("argv", [["sessions"], ["sessions", "--json"], ["show", CLAUDE]])
+def test_a_fresh_workspace_runs_as_before(tmp_path: Path, argv: list[str]):
+    """No database yet: the fast path leaves it to the full store, which creates it."""
+    fast, base, _ = _both(tmp_path / "fresh", argv, tmp_path)
+    assert (fast.returncode, fast.stdout, fast.stderr) == (
+        base.returncode,
+        base.stdout,
+        base.stderr,
+    )
+    assert base.stdout or base.stderr  # [], "no sessions yet: ...", or the session not found
+
+
+def test_expected_outputs_are_real(sample: Path, tmp_path: Path):
+    """The compared outputs hold what the commands show (a comparison of two empty outputs
+    would pass too): the four sessions, a tool call, the continuation's header."""
+    fast, _, _ = _both(sample, ["sessions"], tmp_path)
+    assert fast.stdout.count(b"\n") == 5 and b"3185d1ef-21e2-4727-91d3-fda9d4ee95a1" in fast.stdout
+    fast, _, _ = _both(sample, ["show", CLAUDE], tmp_path)
+    assert "→ Bash".encode() in fast.stdout
+    fast, _, _ = _both(sample, ["continue", CODEX], tmp_path)
+    assert fast.stdout.startswith(b"session 01a23556-7fab-7dd1-86d3-d100eb5ab801: ")
+
+
+def test_tabs_are_widened_as_rich_widens_them():
+    """``output.plain_line`` against Rich's own rendering, wide characters included."""
+    import io
+
+    from rich.console import Console
+    from rich.text import Text
+
+    from continuity.cli.output import plain_line
+
+    for text in ["a\tb", "\t", "abcdefgh\tx", "日本\tx\ty", "x\n\ty\tz", "é\t", "a\t\tb", "no tab"]:
+        buf = io.StringIO()
+        Console(file=buf, soft_wrap=True, highlight=False).print(Text(text))
+        assert plain_line(text) == buf.getvalue(), text
