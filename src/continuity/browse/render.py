@@ -10,10 +10,11 @@ serves them with (no script at all, inline styles only).
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -23,6 +24,9 @@ from continuity.browse.search import SearchHit
 from continuity.browse.view import BlockView, SessionView, clean_text
 from continuity.core.model import Session
 from continuity.core.text import CONTROL_ESCAPES
+
+if TYPE_CHECKING:
+    from continuity.browse.usage_view import UsageView
 
 #: Served with every page: nothing may run, nothing is fetched from elsewhere.
 CSP = (
@@ -164,6 +168,92 @@ def choices_page(name: str, candidates: Sequence[str]) -> str:
     )
 
 
+def _dollars(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+def usage_page(
+    view: UsageView | None,
+    *,
+    since: str | None,
+    until: str | None = None,
+    harness: str | None = None,
+    project: str | None = None,
+    prices: str = "",
+    error: str | None = None,
+) -> str:
+    """The usage page (issue 44 item 2): the filter form (the values as typed), then for
+    ``view`` (``usage_view.usage_view``; None with an ``error``) a line of totals, three
+    SVG charts (``charts``: total tokens per day stacked by model, per model, per project)
+    and the table per model with its costs (a model without a price says so, its cost is
+    never 0), ``prices`` naming the price table. No script, as every page."""
+    from continuity.browse import charts
+    from continuity.usage.extract import USAGE_HARNESSES
+
+    figures: dict[str, Markup] = {}
+    command = "continuity usage"
+    if view is not None:
+        colours = charts.colours_for([n for n in view.series if n != "other"])
+        periods = {"day": "day", "week": "week", "month": "month"}
+        figures["per_time"] = charts.stacked_bars(
+            f"Tokens per {periods[view.period]} (UTC), by model",
+            view.columns,
+            dict(view.series),
+            ident="per-time",
+            colours=colours,
+            width=1100,
+        )
+        figures["per_model"] = charts.horizontal_bars(
+            "Tokens per model",
+            view.models,
+            ident="per-model",
+            colours=colours,
+            width=560,
+            label_width=190,
+        )
+        figures["per_project"] = charts.horizontal_bars(
+            "Tokens per project",
+            view.projects,
+            ident="per-project",
+            colours={name: "#5b6b7c" for name, _v in view.projects},
+            width=560,
+            label_width=190,
+        )
+        command += (
+            "".join(
+                f" --{name} {shlex.quote(value)}"
+                for name, value in (
+                    ("since", since),
+                    ("until", until),
+                    ("harness", harness),
+                    ("project", project),
+                )
+                if value
+            )
+            + " --by model"
+        )
+    return (
+        environment()
+        .get_template("usage.html")
+        .render(
+            v=view,
+            since=since,
+            until=until,
+            harness=harness,
+            project=project,
+            harnesses=USAGE_HARNESSES,
+            prices=prices,
+            error=error,
+            cost=_dollars,
+            command=command,
+            per_time=figures.get("per_time", ""),
+            per_model=figures.get("per_model", ""),
+            per_project=figures.get("per_project", ""),
+            standalone=False,
+        )
+    )
+
+
 # ---------------------------------------------------------------------------- Markdown
 
 
@@ -267,6 +357,7 @@ __all__ = [
     "segments",
     "message_page",
     "choices_page",
+    "usage_page",
     "markdown_html",
     "CSP",
 ]
