@@ -130,3 +130,34 @@ def test_a_range_far_wider_than_the_usage_is_cut_to_it():
     # within MAX_DAYS of the first response, since still opens the range (empty days shown)
     v = usage_view(msgs, since=NOW - timedelta(days=30), until=None, now=NOW)
     assert len(v.columns) == 31 and v.columns[0] == "2026-11-06"
+
+
+def test_the_cost_measure_draws_dollars_of_the_priced_responses_only():
+    msgs = [
+        _m(NOW - timedelta(days=1), "opus", 1000, cost=1.25),
+        _m(NOW, "opus", 10, cost=0.5, project="/p/api"),
+        _m(NOW, "haiku", 100, cost=2.0),
+        _m(NOW, "gpt-oss:20b", 5000, cost=None, harness="codex"),
+    ]
+    v = usage_view(msgs, since=NOW - timedelta(days=2), until=None, now=NOW, measure="cost")
+    assert v.measure == "cost"
+    assert v.series == {"haiku": (0, 0, 2.0), "opus": (0, 1.25, 0.5)}  # by cost, no gpt-oss
+    assert v.models == (("haiku", 2.0), ("opus", 1.75))
+    assert v.projects == (("/p/app", 3.25), ("/p/api", 0.5))
+    # colours follow the token order of every model; the table keeps every model
+    assert v.colours == ("gpt-oss:20b", "opus", "haiku")
+    assert [r.key for r in v.rows] == ["gpt-oss:20b", "opus", "haiku"]
+    html = usage_page(v, since="2d", prices="x")
+    assert "Cost (USD) per day (UTC), by model" in html and 'data-value="1.25"' in html
+    assert "(without <code>gpt-oss:20b</code>: no price)" in html
+    assert '<a href="/usage?since=2d">tokens</a> · <strong>cost</strong>' in html
+    assert '<input type="hidden" name="measure" value="cost">' in html
+    tokens = usage_view(msgs, since=NOW - timedelta(days=2), until=None, now=NOW)
+    assert '<strong>tokens</strong> · <a href="/usage?since=2d&amp;measure=cost">cost</a>' in (
+        usage_page(tokens, since="2d")
+    )
+    # the same colour for opus in both: second in the palette
+    from continuity.browse.charts import PALETTE
+
+    assert f'fill="{PALETTE[1]}" data-series="opus"' in html
+    assert f'fill="{PALETTE[1]}" data-series="opus"' in usage_page(tokens, since="2d")

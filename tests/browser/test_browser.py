@@ -345,6 +345,18 @@ def test_usage_page_charts_and_totals(page, site):
     )
     page.set_viewport_size({"width": 1200, "height": 1120})
     _shot(page, "usage")
+    # the switch to cost: the priced models in dollars, the one without a price left out
+    costs = {m: got[m][1].locator("td").last.inner_text() for m in expected if m != "gpt-oss:20b"}
+    page.get_by_role("link", name="cost", exact=True).click()
+    assert page.url.endswith("/usage?since=7d&measure=cost")
+    in_dollars = {
+        b.get_attribute("data-label"): float(b.get_attribute("data-value"))
+        for b in page.locator("figure.chart svg").nth(1).locator("rect.chart-bar").all()
+    }
+    assert {m: f"${v:,.2f}" for m, v in in_dollars.items()} == costs
+    assert "without gpt-oss:20b: no price" in page.locator("p.switch").inner_text()
+    page.get_by_role("link", name="tokens", exact=True).click()
+    assert page.url.endswith("/usage?since=7d")
     # filters: a harness, then a project folder; a bad time says what is wrong
     page.select_option("select[name=harness]", "codex")
     page.click("button[type=submit]")

@@ -172,6 +172,15 @@ def _dollars(value: float) -> str:
     return f"${value:,.2f}"
 
 
+def _axis_dollars(value: float) -> str:
+    """Dollars on an axis or a bar: ``$0``, ``$2.50``, ``$1.2k``."""
+    from continuity.browse.charts import compact
+
+    if value >= 1000:
+        return "$" + compact(value)
+    return "$0" if value == 0 else f"${value:,.2f}"
+
+
 def usage_page(
     view: UsageView | None,
     *,
@@ -183,55 +192,60 @@ def usage_page(
     error: str | None = None,
 ) -> str:
     """The usage page (issue 44 item 2): the filter form (the values as typed), then for
-    ``view`` (``usage_view.usage_view``; None with an ``error``) a line of totals, three
-    SVG charts (``charts``: total tokens per day stacked by model, per model, per project)
-    and the table per model with its costs (a model without a price says so, its cost is
-    never 0), ``prices`` naming the price table. No script, as every page."""
+    ``view`` (``usage_view.usage_view``; None with an ``error``) a line of totals, a switch
+    between tokens and cost (links keeping the filters), three SVG charts (``charts``: the
+    measure per day stacked by model, per model, per project) and the table per model with
+    its costs (a model without a price says so, its cost is never 0), ``prices`` naming the
+    price table. No script, as every page."""
     from continuity.browse import charts
     from continuity.usage.extract import USAGE_HARNESSES
 
     figures: dict[str, Markup] = {}
     command = "continuity usage"
+    filters = {
+        k: v
+        for k, v in (("since", since), ("until", until), ("harness", harness), ("project", project))
+        if v
+    }
+    links: dict[str, str] = {}
     if view is not None:
-        colours = charts.colours_for([n for n in view.series if n != "other"])
-        periods = {"day": "day", "week": "week", "month": "month"}
+        colours = charts.colours_for(list(view.colours))
+        tokens = view.measure == "tokens"
+        what, fmt = ("Tokens", charts.compact) if tokens else ("Cost (USD)", _axis_dollars)
         figures["per_time"] = charts.stacked_bars(
-            f"Tokens per {periods[view.period]} (UTC), by model",
+            f"{what} per {view.period} (UTC), by model",
             view.columns,
             dict(view.series),
             ident="per-time",
+            fmt=fmt,
             colours=colours,
             width=1100,
         )
         figures["per_model"] = charts.horizontal_bars(
-            "Tokens per model",
+            f"{what} per model",
             view.models,
             ident="per-model",
+            fmt=fmt,
             colours=colours,
             width=560,
             label_width=190,
         )
         figures["per_project"] = charts.horizontal_bars(
-            "Tokens per project",
+            f"{what} per project",
             view.projects,
             ident="per-project",
+            fmt=fmt,
             colours={name: "#5b6b7c" for name, _v in view.projects},
             width=560,
             label_width=190,
         )
-        command += (
-            "".join(
-                f" --{name} {shlex.quote(value)}"
-                for name, value in (
-                    ("since", since),
-                    ("until", until),
-                    ("harness", harness),
-                    ("project", project),
-                )
-                if value
-            )
-            + " --by model"
-        )
+        # since is always sent: an absent one is the page's default (7d), not all time
+        keep = {"since": since or "", **filters}
+        links = {
+            "tokens": "/usage?" + urlencode(keep),
+            "cost": "/usage?" + urlencode({**keep, "measure": "cost"}),
+        }
+        command += "".join(f" --{k} {shlex.quote(v)}" for k, v in filters.items()) + " --by model"
     return (
         environment()
         .get_template("usage.html")
@@ -246,6 +260,8 @@ def usage_page(
             error=error,
             cost=_dollars,
             command=command,
+            links=links,
+            measure=view.measure if view is not None else "tokens",
             per_time=figures.get("per_time", ""),
             per_model=figures.get("per_model", ""),
             per_project=figures.get("per_project", ""),

@@ -10,8 +10,9 @@ when longer than ``MAX_WEEKS`` weeks: the range is ``since`` (or the first respo
 an ``until`` after today, are cut to them (``since=2000-01-01`` draws no 26 years of empty
 columns). The charts keep the ``TOP_MODELS``
 models and ``TOP_PROJECTS`` projects with the most tokens and sum the rest as ``OTHER``.
-Costs are only in the table: a model without a price is named there, never costed at 0
-(``continuity.usage.report``).
+The charts draw total tokens, or (``measure="cost"``) the dollars of the priced responses:
+a model without a price is then left out of the charts and named on the page, and in the
+table its cost is "no price", never 0 (``continuity.usage.report``).
 """
 
 from __future__ import annotations
@@ -29,24 +30,31 @@ MAX_WEEKS = 62
 TOP_MODELS = 7
 TOP_PROJECTS = 12
 OTHER = "other"
+#: What the charts draw: total tokens (every response) or dollars (the priced ones).
+MEASURES = ("tokens", "cost")
 NO_PROJECT = "(no project)"
 
 
 @dataclass(frozen=True, slots=True)
 class UsageView:
     """What the usage page shows: ``period`` (``day``, ``week`` or ``month``: one column
-    each), ``columns`` (their keys, oldest first, e.g. ``2026-12-01``), ``series`` (model
-    name to total tokens per column, largest model first, ``OTHER`` last), ``models`` and
-    ``projects`` (``(name, total tokens)``, largest first, ``OTHER`` last), ``rows`` (the
-    table: ``UsageRow`` per model, largest first), ``totals`` (all responses),
+    each), ``measure`` (``tokens`` or ``cost``: what the charts draw), ``columns`` (their
+    keys, oldest first, e.g. ``2026-12-01``), ``series`` (model name to its measure per
+    column, largest model first, ``OTHER`` last), ``models`` and ``projects`` (``(name,
+    measure)``, largest first, ``OTHER`` last; for ``cost`` only the priced responses, so a
+    model without a price is not drawn), ``colours`` (every model, most tokens first: the
+    order the palette follows), ``rows`` (the table: ``UsageRow`` per model, most tokens
+    first, every model), ``totals`` (all responses),
     ``unpriced_models`` (sorted; the total cost leaves them out) and ``responses`` (their
     number)."""
 
     period: str
+    measure: str
     columns: tuple[str, ...]
-    series: dict[str, tuple[int, ...]]
-    models: tuple[tuple[str, int], ...]
-    projects: tuple[tuple[str, int], ...]
+    series: dict[str, tuple[float, ...]]
+    models: tuple[tuple[str, float], ...]
+    projects: tuple[tuple[str, float], ...]
+    colours: tuple[str, ...]
     rows: tuple[UsageRow, ...]
     totals: UsageTotals
     unpriced_models: tuple[str, ...]
@@ -85,7 +93,7 @@ def columns(period: str, start: date, end: date) -> tuple[str, ...]:
     return tuple(out)
 
 
-def _top(rows: Sequence[tuple[str, int]], keep: int) -> tuple[tuple[str, int], ...]:
+def _top(rows: Sequence[tuple[str, float]], keep: int) -> tuple[tuple[str, float], ...]:
     if len(rows) <= keep + 1:
         return tuple(rows)
     return (*rows[:keep], (OTHER, sum(v for _n, v in rows[keep:])))
@@ -97,9 +105,14 @@ def usage_view(
     since: datetime | None,
     until: datetime | None,
     now: datetime,
+    measure: str = "tokens",
 ) -> UsageView:
     """The page of ``messages`` (priced, from ``since`` up to ``until``; aware datetimes,
-    None: unbounded), ``now`` ending a range without ``until``."""
+    None: unbounded), ``now`` ending a range without ``until``; the charts draw ``measure``
+    (``MEASURES``: total tokens, or the cost in dollars of the priced responses). Raises
+    ``ValueError`` for another ``measure``."""
+    if measure not in MEASURES:
+        raise ValueError(f"measure {measure!r}: one of {', '.join(MEASURES)}")
     if messages:
         first, last = messages[0].at.date(), max(m.at for m in messages).date()
     else:
@@ -112,30 +125,41 @@ def usage_view(
     end = max(end, start)
     period = _period(start, end)
     keys = columns(period, start, end)
-    by_model = group(messages, "model")
+    rows = group(messages, "model")
+    # the colours follow the models' token order, whatever the measure (a model keeps its
+    # colour when the page switches to cost)
+    order = [r.key or UNKNOWN_MODEL for r in rows]
+    drawn = messages if measure == "tokens" else [m for m in messages if m.cost_usd is not None]
+
+    def value(row: UsageRow) -> float:
+        return row.total_tokens if measure == "tokens" else row.cost_usd or 0.0
+
+    by_model = group(drawn, "model")
+    if measure != "tokens":
+        by_model = tuple(sorted(by_model, key=lambda r: -(r.cost_usd or 0.0)))
     names = [r.key or UNKNOWN_MODEL for r in by_model]
     kept = names if len(names) <= TOP_MODELS + 1 else names[:TOP_MODELS]
-    series: dict[str, list[int]] = {n: [0] * len(keys) for n in kept}
+    series: dict[str, list[float]] = {n: [0] * len(keys) for n in kept}
     if len(kept) < len(names):
         series[OTHER] = [0] * len(keys)
     index = {k: i for i, k in enumerate(keys)}
-    for key, rows in breakdown(messages, period, "model").items():
+    for key, day_rows in breakdown(drawn, period, "model").items():
         at = index.get(key or "")
         if at is None:  # outside the range asked (cannot happen for a filtered read)
             continue
-        for r in rows:
+        for r in day_rows:
             name = r.key or UNKNOWN_MODEL
-            series[name if name in series else OTHER][at] += r.total_tokens
-    by_project = group(messages, "project")
+            series[name if name in series else OTHER][at] += value(r)
+    by_project = sorted(group(drawn, "project"), key=lambda r: -value(r))
     return UsageView(
         period=period,
+        measure=measure,
         columns=keys,
         series={n: tuple(v) for n, v in series.items()},
-        models=_top(
-            [(n, r.total_tokens) for n, r in zip(names, by_model, strict=True)], TOP_MODELS
-        ),
-        projects=_top([(r.key or NO_PROJECT, r.total_tokens) for r in by_project], TOP_PROJECTS),
-        rows=by_model,
+        models=_top([(n, value(r)) for n, r in zip(names, by_model, strict=True)], TOP_MODELS),
+        projects=_top([(r.key or NO_PROJECT, value(r)) for r in by_project], TOP_PROJECTS),
+        colours=tuple(order),
+        rows=rows,
         totals=totals(messages),
         unpriced_models=tuple(
             sorted({m.model or UNKNOWN_MODEL for m in messages if m.cost_usd is None})
@@ -144,4 +168,4 @@ def usage_view(
     )
 
 
-__all__ = ["UsageView", "usage_view", "columns", "OTHER", "NO_PROJECT", "MAX_DAYS"]
+__all__ = ["UsageView", "usage_view", "columns", "OTHER", "NO_PROJECT", "MAX_DAYS", "MEASURES"]

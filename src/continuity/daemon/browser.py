@@ -6,7 +6,8 @@ Pages (``BROWSER_PATHS``, GET only): ``/`` the sessions list (``harness``, ``pro
 ``/session`` (``key``, ``from``: first row, ``seq``: a row to mark, ``raw=1``: unredacted,
 ``all=1``: every row, not only the conversation; issue 44), ``/usage`` (issue 44 item 2: tokens
 and cost with SVG charts; ``since``, default ``7d``, empty for all time; ``until``,
-``harness``, ``project``, as ``continuity usage`` takes them). ``key`` may be a unique prefix
+``harness``, ``project``, as ``continuity usage`` takes them; ``measure=cost``: the charts
+in dollars instead of tokens). ``key`` may be a unique prefix
 (``store.names.resolve_session``, as the CLI, API and MCP take it); a prefix of several
 sessions answers 300 with a page linking each.
 
@@ -138,6 +139,7 @@ def add_browser_routes(app: Any, live: Any) -> None:
         until: str | None = None,
         harness: str | None = None,
         project: str | None = None,
+        measure: str = Query("tokens", pattern="^(tokens|cost)$"),
     ) -> Any:
         from datetime import UTC, datetime
         from pathlib import Path
@@ -168,7 +170,9 @@ def add_browser_routes(app: Any, live: Any) -> None:
             return answer(None, 400, error=str(exc))
         except ContinuityError as exc:  # a refreshed price table that cannot be read
             return answer(None, 500, error=str(exc))
-        view = usage_view(messages, since=when["since"], until=when["until"], now=now)
+        view = usage_view(
+            messages, since=when["since"], until=when["until"], now=now, measure=measure
+        )
         return answer(
             view, prices=f"{table.source} ({table.fetched})" if table.fetched else table.source
         )
