@@ -8,6 +8,7 @@ No browser is a failure, never a skip: ``.ci/run`` installs ``chromium`` when it
 
 from __future__ import annotations
 
+import itertools
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +17,16 @@ from typing import Any
 import pytest
 
 from continuity.daemon.server import DaemonSettings, create_app
-from tests.browser.corpus import EDIT_REQUEST, LONG, SECRET, build
+from tests.browser.corpus import (
+    EDIT_REQUEST,
+    LONG,
+    SECRET,
+    USAGE_CC,
+    USAGE_DAYS,
+    build,
+    build_usage,
+    usage_expected,
+)
 from tests.daemon.livecapture import served_on_loopback, start_live
 
 pytestmark = pytest.mark.browser
@@ -41,8 +51,9 @@ def chromium() -> Iterator[Any]:
 
 
 @pytest.fixture
-def site(sqlite_store, isolated_home: Path) -> Iterator[str]:
+def site(sqlite_store, isolated_home: Path, tmp_path: Path) -> Iterator[str]:
     build(sqlite_store)
+    build_usage(sqlite_store, tmp_path / "usage-files")  # issue 44: sessions with usage
     live = start_live(sqlite_store, isolated_home)
     settings = DaemonSettings(token=TOKEN)
     try:
@@ -95,24 +106,28 @@ def test_sessions_list_grouped_by_project_with_titles(page, site):
     """Issue 44: the list shows titles (the harness's own, else the first request), grouped
     by project folder, each title a link to its session."""
     rows = page.locator("tbody tr")
-    assert rows.count() == 4
+    assert rows.count() == 7
     assert page.locator("h2.project-name").all_inner_texts() == [
-        "/home/ana/app 3 sessions",
+        "/home/ana/api 2 sessions",  # the newest first (issue 44's usage sessions, this week)
+        "/home/ana/app 4 sessions",
         "/home/ana/other 1 session",
     ]
-    app = page.locator("section.project").nth(0)
+    app = page.locator("section.project").nth(1)
     assert sorted(app.locator("td.title").all_inner_texts()) == [
         "Alembic search index",
+        "Profile the importer, day 1",  # imported: no own title, its first request
         EDIT_REQUEST,  # no own title: its first request
         "subagent: read the alembic docs subagent 7",
     ]
     assert sorted(app.locator("td.key").all_inner_texts()) == [
+        USAGE_CC,
         "cc-alembic",
         "cc-alembic/agent-7",
         "cc-edit",
     ]
     _shot(page, "sessions")
     page.fill("input[name=harness]", "codex")
+    page.fill("input[name=project]", "/home/ana/other")
     page.click("button[type=submit]")
     assert page.locator("tbody tr").count() == 1
     assert page.locator("td.title").inner_text() == "Flaky parser"
@@ -249,4 +264,116 @@ def test_readable_without_javascript(chromium, site):
     assert pg.locator(".hit").count() >= 2
     pg.goto(f"{site}/session?key=cc-alembic")
     assert pg.locator(".compaction").is_visible()
+    pg.goto(f"{site}/usage")  # issue 44: the charts are SVG drawn by the server
+    assert pg.locator("figure.chart svg").count() == 3
+    assert pg.locator("rect.chart-bar").first.is_visible()
     context.close()
+
+
+def _cell_numbers(row: Any) -> list[int]:
+    return [int(c.replace(",", "")) for c in row.locator("td.num").all_inner_texts()[:6]]
+
+
+def test_usage_page_charts_and_totals(page, site):
+    """Issue 44 item 2: the usage of the last 7 days by default, drawn as SVG (stacked per
+    day by model, per model, per project) with the table of totals; a model without a price
+    is named and never costed at 0; filters by harness and project; no script."""
+    response = page.goto(f"{site}/usage")
+    assert response.status == 200
+    assert "default-src 'none'" in response.headers["content-security-policy"]
+    assert page.locator("h1").inner_text() == "Usage"
+    assert page.locator("script").count() == 0
+    expected = usage_expected()
+    totals = {m: sum(v.values()) for m, v in expected.items()}
+    # the table: one row per model, its tokens as the files hold them
+    rows = page.locator("table.usage tbody tr")
+    assert rows.count() == 4
+    got = {}
+    for i in range(4):
+        row = rows.nth(i)
+        got[row.locator("td").first.inner_text()] = (_cell_numbers(row), row)
+    assert sorted(got) == sorted(expected)
+    for model, sums in expected.items():
+        numbers, _row = got[model]
+        assert numbers[0] == USAGE_DAYS  # one response a day (a streamed message counts once)
+        assert numbers[1:] == [
+            sums["input"],
+            sums["output"],
+            sums["cache_write"],
+            sums["cache_read"],
+            totals[model],
+        ]
+    assert got["gpt-oss:20b"][1].locator("td").last.inner_text() == "no price"
+    assert got["claude-opus-4-6"][1].locator("td").last.inner_text().startswith("$")
+    foot = page.locator("table.usage tfoot th").all_inner_texts()
+    assert int(foot[6].replace(",", "")) == sum(totals.values())
+    assert foot[7].startswith("$") and foot[7].endswith("*")  # partial: not every model priced
+    assert "no price for gpt-oss:20b" in page.locator("p.unpriced").inner_text()
+    # the charts: per day (a column per day of the 7d range: 8 days it touches), per model,
+    # per project, each bar's value the tokens it stands for
+    per_time = page.locator("figure.chart svg").nth(0)
+    assert per_time.locator("title").first.text_content() == "Tokens per day (UTC), by model"
+    days = per_time.locator("text[text-anchor=middle]").all_text_contents()
+    assert len(days) == USAGE_DAYS + 1
+    stacked = per_time.locator("rect.chart-bar")
+    assert stacked.count() == 4 * USAGE_DAYS  # 4 models on each of the 7 days with usage
+    # as drawn (no page style resizes a bar): a column's segments touch, heights follow values
+    column = [stacked.nth(i) for i in range(4)]  # the first day's, bottom-up
+    boxes = [b.bounding_box() for b in column]
+    values = [int(b.get_attribute("data-value")) for b in column]
+    for lower, upper in itertools.pairwise(boxes):
+        assert upper["y"] + upper["height"] == pytest.approx(lower["y"], abs=0.6)
+    assert boxes[0]["height"] / boxes[1]["height"] == pytest.approx(values[0] / values[1], rel=0.02)
+    by_model = {
+        b.get_attribute("data-label"): int(b.get_attribute("data-value"))
+        for b in page.locator("figure.chart svg").nth(1).locator("rect.chart-bar").all()
+    }
+    assert by_model == totals
+    by_project = {
+        b.get_attribute("data-label"): int(b.get_attribute("data-value"))
+        for b in page.locator("figure.chart svg").nth(2).locator("rect.chart-bar").all()
+    }
+    claude = totals["claude-opus-4-6"] + totals["claude-haiku-4-5-20251001"]
+    assert by_project == {"/home/ana/app": claude, "/home/ana/api": sum(totals.values()) - claude}
+    # bar lengths follow the values: opus's bar against haiku's
+    widths = {
+        b.get_attribute("data-label"): float(b.get_attribute("width"))
+        for b in page.locator("figure.chart svg").nth(1).locator("rect.chart-bar").all()
+    }
+    assert widths["claude-opus-4-6"] / widths["claude-haiku-4-5-20251001"] == pytest.approx(
+        totals["claude-opus-4-6"] / totals["claude-haiku-4-5-20251001"], rel=1e-3
+    )
+    page.set_viewport_size({"width": 1200, "height": 1120})
+    _shot(page, "usage")
+    # the switch to cost: the priced models in dollars, the one without a price left out
+    costs = {m: got[m][1].locator("td").last.inner_text() for m in expected if m != "gpt-oss:20b"}
+    page.get_by_role("link", name="cost", exact=True).click()
+    assert page.url.endswith("/usage?since=7d&measure=cost")
+    in_dollars = {
+        b.get_attribute("data-label"): float(b.get_attribute("data-value"))
+        for b in page.locator("figure.chart svg").nth(1).locator("rect.chart-bar").all()
+    }
+    assert {m: f"${v:,.2f}" for m, v in in_dollars.items()} == costs
+    assert "without gpt-oss:20b: no price" in page.locator("p.switch").inner_text()
+    page.get_by_role("link", name="tokens", exact=True).click()
+    assert page.url.endswith("/usage?since=7d")
+    # filters: a harness, then a project folder; a bad time says what is wrong
+    page.select_option("select[name=harness]", "codex")
+    page.click("button[type=submit]")
+    assert "harness=codex" in page.url
+    assert sorted(page.locator("table.usage tbody td:first-child").all_inner_texts()) == [
+        "gpt-5.1-codex",
+        "gpt-oss:20b",
+    ]
+    page.goto(f"{site}/usage?project=/home/ana/app&since=30d")
+    assert sorted(page.locator("table.usage tbody td:first-child").all_inner_texts()) == [
+        "claude-haiku-4-5-20251001",
+        "claude-opus-4-6",
+    ]
+    assert page.locator("p.unpriced").count() == 0
+    assert page.locator("input[name=since]").input_value() == "30d"
+    assert page.goto(f"{site}/usage?since=last+week").status == 400
+    assert "since 'last week'" in page.locator("p.error").inner_text()
+    page.goto(f"{site}/usage?since=2020-01-01&until=2020-02-01")
+    assert page.locator(".chart-empty").count() == 3
+    assert "No usage in this range" in page.locator(".chart-empty").first.inner_text()

@@ -11,7 +11,7 @@ from fastapi.testclient import TestClient
 
 from continuity.daemon.browser import BROWSER_COOKIE, cookie_value
 from continuity.daemon.server import DaemonSettings, create_app
-from tests.browser.corpus import build
+from tests.browser.corpus import build, build_usage, usage_expected
 from tests.daemon.livecapture import start_live
 
 TOKEN = "guard-test-token-0123456789abcdef"
@@ -89,3 +89,22 @@ def test_head_answers_like_get_without_a_body(client):
     assert client.head("/", headers=jar).status_code == 200
     assert client.head("/session?key=nope", headers=jar).status_code == 404
     assert client.head("/").status_code == 401
+
+
+def test_usage_page_opens_with_the_cookie_only(client, store, tmp_path):
+    """Issue 44 item 2: ``/usage`` is one of the pages (``BROWSER_PATHS``): the cookie opens
+    it, nothing else does; its charts are inline SVG under the same no-script CSP; a bad
+    filter is a 400 page naming it. On each backend the ``store`` fixture gives."""
+    build_usage(store, tmp_path / "usage-files")
+    jar = {"cookie": f"{BROWSER_COOKIE}={cookie_value(TOKEN)}"}
+    assert client.get("/usage").status_code == 401
+    page = client.get("/usage", headers=jar)
+    assert page.status_code == 200
+    assert page.headers["content-security-policy"].startswith("default-src 'none'")
+    assert page.text.count("<svg") == 3 and "<script" not in page.text
+    total = sum(sum(v.values()) for v in usage_expected().values())
+    assert f"{total:,} tokens" in page.text
+    assert "no price for <code>gpt-oss:20b</code>" in page.text
+    bad = client.get("/usage?harness=cursor", headers=jar)
+    assert bad.status_code == 400 and "harness: &#39;cursor&#39; is not one of" in bad.text
+    assert client.head("/usage", headers=jar).status_code == 200

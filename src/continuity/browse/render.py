@@ -10,10 +10,11 @@ serves them with (no script at all, inline styles only).
 
 from __future__ import annotations
 
+import shlex
 from collections.abc import Sequence
 from datetime import datetime
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode
 
 from jinja2 import Environment, PackageLoader, select_autoescape
@@ -23,6 +24,9 @@ from continuity.browse.search import SearchHit
 from continuity.browse.view import BlockView, SessionView, clean_text
 from continuity.core.model import Session
 from continuity.core.text import CONTROL_ESCAPES
+
+if TYPE_CHECKING:
+    from continuity.browse.usage_view import UsageView
 
 #: Served with every page: nothing may run, nothing is fetched from elsewhere.
 CSP = (
@@ -164,6 +168,108 @@ def choices_page(name: str, candidates: Sequence[str]) -> str:
     )
 
 
+def _dollars(value: float) -> str:
+    return f"${value:,.2f}"
+
+
+def _axis_dollars(value: float) -> str:
+    """Dollars on an axis or a bar: ``$0``, ``$2.50``, ``$1.2k``."""
+    from continuity.browse.charts import compact
+
+    if value >= 1000:
+        return "$" + compact(value)
+    return "$0" if value == 0 else f"${value:,.2f}"
+
+
+def usage_page(
+    view: UsageView | None,
+    *,
+    since: str | None,
+    until: str | None = None,
+    harness: str | None = None,
+    project: str | None = None,
+    prices: str = "",
+    error: str | None = None,
+) -> str:
+    """The usage page (issue 44 item 2): the filter form (the values as typed), then for
+    ``view`` (``usage_view.usage_view``; None with an ``error``) a line of totals, a switch
+    between tokens and cost (links keeping the filters), three SVG charts (``charts``: the
+    measure per day stacked by model, per model, per project) and the table per model with
+    its costs (a model without a price says so, its cost is never 0), ``prices`` naming the
+    price table. No script, as every page."""
+    from continuity.browse import charts
+    from continuity.usage.extract import USAGE_HARNESSES
+
+    figures: dict[str, Markup] = {}
+    command = "continuity usage"
+    filters = {
+        k: v
+        for k, v in (("since", since), ("until", until), ("harness", harness), ("project", project))
+        if v
+    }
+    links: dict[str, str] = {}
+    if view is not None:
+        colours = charts.colours_for(list(view.colours))
+        tokens = view.measure == "tokens"
+        what, fmt = ("Tokens", charts.compact) if tokens else ("Cost (USD)", _axis_dollars)
+        figures["per_time"] = charts.stacked_bars(
+            f"{what} per {view.period} (UTC), by model",
+            view.columns,
+            dict(view.series),
+            ident="per-time",
+            fmt=fmt,
+            colours=colours,
+            width=1100,
+        )
+        figures["per_model"] = charts.horizontal_bars(
+            f"{what} per model",
+            view.models,
+            ident="per-model",
+            fmt=fmt,
+            colours=colours,
+            width=560,
+            label_width=190,
+        )
+        figures["per_project"] = charts.horizontal_bars(
+            f"{what} per project",
+            view.projects,
+            ident="per-project",
+            fmt=fmt,
+            colours={name: "#5b6b7c" for name, _v in view.projects},
+            width=560,
+            label_width=190,
+        )
+        # since is always sent: an absent one is the page's default (7d), not all time
+        keep = {"since": since or "", **filters}
+        links = {
+            "tokens": "/usage?" + urlencode(keep),
+            "cost": "/usage?" + urlencode({**keep, "measure": "cost"}),
+        }
+        command += "".join(f" --{k} {shlex.quote(v)}" for k, v in filters.items()) + " --by model"
+    return (
+        environment()
+        .get_template("usage.html")
+        .render(
+            v=view,
+            since=since,
+            until=until,
+            harness=harness,
+            project=project,
+            harnesses=USAGE_HARNESSES,
+            prices=prices,
+            error=error,
+            cost=_dollars,
+            command=command,
+            links=links,
+            measure=view.measure if view is not None else "tokens",
+            per_time=figures.get("per_time", ""),
+            per_model=figures.get("per_model", ""),
+            per_project=figures.get("per_project", ""),
+            standalone=False,
+        )
+    )
+
+
 # ---------------------------------------------------------------------------- Markdown
 
 
@@ -267,6 +373,7 @@ __all__ = [
     "segments",
     "message_page",
     "choices_page",
+    "usage_page",
     "markdown_html",
     "CSP",
 ]

@@ -4,7 +4,10 @@ HTML pages over the daemon's store, rendered by ``continuity.browse.render``.
 Pages (``BROWSER_PATHS``, GET only): ``/`` the sessions list (``harness``, ``project``,
 ``page``), ``/search`` (``q``, ``harness``, ``project``, ``role``, ``tool``, ``since``, ``n``),
 ``/session`` (``key``, ``from``: first row, ``seq``: a row to mark, ``raw=1``: unredacted,
-``all=1``: every row, not only the conversation; issue 44). ``key`` may be a unique prefix
+``all=1``: every row, not only the conversation; issue 44), ``/usage`` (issue 44 item 2: tokens
+and cost with SVG charts; ``since``, default ``7d``, empty for all time; ``until``,
+``harness``, ``project``, as ``continuity usage`` takes them; ``measure=cost``: the charts
+in dollars instead of tokens). ``key`` may be a unique prefix
 (``store.names.resolve_session``, as the CLI, API and MCP take it); a prefix of several
 sessions answers 300 with a page linking each.
 
@@ -30,7 +33,7 @@ from continuity.core.errors import ContinuityError, SessionNotFound
 from continuity.core.model import MAX_SEQ
 
 #: The pages the cookie opens (exact paths, GET and HEAD only).
-BROWSER_PATHS = frozenset({"/", "/search", "/session"})
+BROWSER_PATHS = frozenset({"/", "/search", "/session", "/usage"})
 BROWSER_COOKIE = "continuity_browser"
 
 
@@ -128,6 +131,50 @@ def add_browser_routes(app: Any, live: Any) -> None:
                 error = str(exc)
         return page(
             render.search_page(hits, query=_text(q), error=error, **typed), 400 if error else 200
+        )
+
+    @app.api_route("/usage", methods=["GET", "HEAD"], include_in_schema=False)
+    def usage_page(
+        since: str = "7d",
+        until: str | None = None,
+        harness: str | None = None,
+        project: str | None = None,
+        measure: str = Query("tokens", pattern="^(tokens|cost)$"),
+    ) -> Any:
+        from datetime import UTC, datetime
+        from pathlib import Path
+
+        from continuity.api.workspace import Workspace
+        from continuity.browse.usage_view import usage_view
+        from continuity.core.errors import InputError
+        from continuity.core.when import parse_when
+        from continuity.usage.prices import load_prices
+
+        shown = {"since": _text(since), "until": _text(until), "harness": _text(harness)}
+        folder = _text(project)
+        now = datetime.now(UTC)
+
+        def answer(view: Any, status: int = 200, **more: Any) -> Any:
+            return page(render.usage_page(view, project=folder, **shown, **more), status)
+
+        try:
+            when = {
+                name: parse_when(value, now=now, field_name=name) if value else None
+                for name, value in (("since", shown["since"]), ("until", shown["until"]))
+            }
+            table = load_prices(Path(live.home))
+            messages = Workspace.over(live.store, live.home).usage_messages(
+                since=when["since"], until=when["until"], harness=shown["harness"], project=folder
+            )
+        except InputError as exc:  # a bad since, until or harness
+            return answer(None, 400, error=str(exc))
+        except ContinuityError as exc:  # a refreshed price table that cannot be read
+            return answer(None, 500, error=str(exc))
+        view = usage_view(
+            messages, since=when["since"], until=when["until"], now=now, measure=measure
+        )
+        return answer(
+            view, prices=f"{table.source} ({table.fetched})" if table.fetched else table.source
         )
 
     @app.api_route("/session", methods=["GET", "HEAD"], include_in_schema=False)
