@@ -29,6 +29,7 @@ MODULES = [
     "resume",
     "browse",
     "models",
+    "harnesses",
 ]
 
 #: Every command the modules add, in the order ``register_all`` adds them, with its module.
@@ -53,6 +54,7 @@ COMMANDS = {
     "resume": "resume",
     "search": "browse",
     "export": "browse",
+    "harnesses": "harnesses",
 }
 #: Every command group (``add_typer``) the modules add, in order, with its module. Typer lists a
 #: group's commands before its groups, so ``--help`` shows these after the app's own groups.
