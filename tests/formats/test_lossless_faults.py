@@ -110,6 +110,8 @@ def test_two_claude_code_records_glued_on_one_line_both_import(sqlite_store, tmp
         ("codex/real-exec-0.135.jsonl", 4),
         ("pi/v3-short-session.jsonl", 3),
         ("pi/large-session.jsonl", 20),
+        # issue 42: the real Gemini CLI file, its call-and-results record glued to the echo
+        ("../gemini_cli/tmp/project/chats/session-2026-12-06T17-58-a8d780f4.jsonl", 7),
     ],
 )
 def test_glued_lines_read_as_the_unglued_file_in_every_reader(tmp_path, sample, line) -> None:

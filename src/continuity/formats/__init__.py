@@ -1,5 +1,5 @@
 """Harness files in: one reader per harness (Claude Code JSONL, Codex rollout JSONL, pi
-session JSONL v1-v3, OpenCode mirrors) detected from content, the records the adapters
+session JSONL v1-v3, OpenCode mirrors, Gemini CLI chat JSONL) detected from content, the records the adapters
 write (the LangGraph adapter's thread record, ``langgraph``; the OpenAI Agents SDK
 adapter's session files, ``agents_sdk``; issue 46), the tolerant JSONL line reader, the
 streaming, idempotent importer (``import_paths``), and the runs the importer derives from
@@ -7,7 +7,7 @@ each log.
 
 ``detect(path)`` reads the head of a file and returns the reader class whose ``sniff`` accepts
 it (the OpenAI Agents SDK adapter's files first, by their own header type, then Codex, then
-pi, then Claude Code: the most specific envelope wins), or None.
+Gemini CLI (a metadata line with ``projectHash``), then pi, then Claude Code: the most specific envelope wins), or None.
 
 May import: ``core``, ``store``.
 
@@ -35,6 +35,7 @@ def _readers() -> list[type[FormatReader]]:
     from continuity.formats.agents_sdk import AgentsSdkReader
     from continuity.formats.claude_code import ClaudeCodeReader
     from continuity.formats.codex import CodexReader
+    from continuity.formats.gemini_cli import GeminiCliReader
     from continuity.formats.langgraph import LangGraphReader
     from continuity.formats.opencode import OpenCodeReader
     from continuity.formats.pi import PiReader
@@ -43,6 +44,7 @@ def _readers() -> list[type[FormatReader]]:
         AgentsSdkReader,
         LangGraphReader,
         CodexReader,
+        GeminiCliReader,
         PiReader,
         ClaudeCodeReader,
         OpenCodeReader,
