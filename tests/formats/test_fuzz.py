@@ -33,6 +33,14 @@ SOURCES = {
     / "project"
     / "chats"
     / "session-2026-12-06T17-58-a8d780f4.jsonl",
+    # issue 42: a real Qwen Code 0.24.4 chat file (tests/fixtures/qwen_code)
+    "qwen-code": Path(__file__).resolve().parents[1]
+    / "fixtures"
+    / "qwen_code"
+    / "projects"
+    / "-home-dev-project"
+    / "chats"
+    / "2ecab5a2-3075-491a-9bc7-6ff7d2093815.jsonl",
 }
 #: readers whose one line can be several rows (``FormatReader.records``: a Gemini CLI message
 #: holding its tool results, a ``$set`` of messages): every line is at least one

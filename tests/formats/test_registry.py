@@ -108,3 +108,14 @@ def test_archive_folders_come_from_the_registry(monkeypatch, tmp_path: Path) -> 
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex"))
     folders = harness_folders(ArchiveSettings())
     assert folders["codex"] == tmp_path / "codex" / "sessions"
+
+
+def test_session_harness_choices_are_the_import_harnesses() -> None:
+    """``sessions --harness`` and ``Workspace.sessions(harness=)`` accept every harness the
+    registry imports, plus the two adapters' records."""
+    from continuity.api.workspace import HARNESSES
+    from continuity.cli.commands.common import SessionHarness
+
+    adapters = {"langgraph", "openai-agents"}
+    assert {h.value for h in SessionHarness} == set(names("import")) | adapters
+    assert set(HARNESSES) == set(names("import")) | adapters

@@ -1,13 +1,14 @@
 """Harness files in: one reader per harness (Claude Code JSONL, Codex rollout JSONL, pi
-session JSONL v1-v3, OpenCode mirrors, Gemini CLI chat JSONL) detected from content, the records the adapters
-write (the LangGraph adapter's thread record, ``langgraph``; the OpenAI Agents SDK
+session JSONL v1-v3, OpenCode mirrors, Gemini CLI and Qwen Code chat JSONL) detected from
+content, the records the adapters write (the LangGraph adapter's thread record, ``langgraph``; the OpenAI Agents SDK
 adapter's session files, ``agents_sdk``; issue 46), the tolerant JSONL line reader, the
 streaming, idempotent importer (``import_paths``), and the runs the importer derives from
 each log.
 
 ``detect(path)`` reads the head of a file and returns the reader class whose ``sniff`` accepts
 it (the OpenAI Agents SDK adapter's files first, by their own header type, then Codex, then
-Gemini CLI (a metadata line with ``projectHash``), then pi, then Claude Code: the most specific envelope wins), or None.
+Gemini CLI (a metadata line with ``projectHash``), then Qwen Code (Gemini API ``parts`` in a
+Claude-Code-like envelope), then pi, then Claude Code: the most specific envelope wins), or None.
 
 May import: ``core``, ``store``.
 
@@ -39,12 +40,14 @@ def _readers() -> list[type[FormatReader]]:
     from continuity.formats.langgraph import LangGraphReader
     from continuity.formats.opencode import OpenCodeReader
     from continuity.formats.pi import PiReader
+    from continuity.formats.qwen_code import QwenCodeReader
 
     return [
         AgentsSdkReader,
         LangGraphReader,
         CodexReader,
         GeminiCliReader,
+        QwenCodeReader,
         PiReader,
         ClaudeCodeReader,
         OpenCodeReader,

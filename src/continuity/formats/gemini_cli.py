@@ -218,7 +218,7 @@ class GeminiCliReader(FormatReader):
         if kind not in MESSAGE_TYPES:
             return  # opaque: a type this version does not know
         payloads: dict[str, bytes] = {}
-        blocks, calls = self._parts(line, data.get("content"), payloads)
+        blocks, calls = gemini_parts(self, line, data.get("content"), payloads)
         if kind == "user":
             self._user(line, blocks, entry)
         elif kind == "gemini":
@@ -311,43 +311,45 @@ class GeminiCliReader(FormatReader):
         )
         entry.payloads = payloads or None
 
-    def _parts(
-        self, line: Line, content: Any, payloads: dict[str, bytes]
-    ) -> tuple[list[Block], list[ToolCallBlock]]:
-        """Blocks of a message's ``content`` (a string, a part or a list of parts): text,
-        thought text as thinking, inline data as media, function responses as tool results;
-        function calls returned apart (they follow the text)."""
-        if content is None or content == "":
-            return [], []
-        parts = content if isinstance(content, list) else [content]
-        blocks: list[Block] = []
-        calls: list[ToolCallBlock] = []
-        for part in parts:
-            if isinstance(part, str):
-                if part:
-                    blocks.append(TextBlock(text_of(part)))
-            elif not isinstance(part, dict):
-                self.warn(line, "content: a part that is not an object (skipped)")
-            elif isinstance(part.get("text"), str):
-                text = text_of(part["text"])
-                blocks.append(ThinkingBlock(text) if part.get("thought") else TextBlock(text))
-            elif isinstance(part.get("functionCall"), dict):
-                fc = part["functionCall"]
-                calls.append(
-                    ToolCallBlock(
-                        text_of(fc.get("id")),
-                        text_of(fc.get("name")),
-                        call_arguments(fc.get("args") or {}),
-                    )
+
+def gemini_parts(
+    reader: FormatReader, line: Line, content: Any, payloads: dict[str, bytes]
+) -> tuple[list[Block], list[ToolCallBlock]]:
+    """Blocks of a Gemini API ``content`` (a string, a part or a list of parts; Gemini CLI's
+    and Qwen Code's messages): text, thought text as thinking, inline data as media, function
+    responses as tool results; function calls returned apart (they follow the text). Odd
+    parts are warned about on ``reader`` (naming the line), never raised."""
+    if content is None or content == "":
+        return [], []
+    parts = content if isinstance(content, list) else [content]
+    blocks: list[Block] = []
+    calls: list[ToolCallBlock] = []
+    for part in parts:
+        if isinstance(part, str):
+            if part:
+                blocks.append(TextBlock(text_of(part)))
+        elif not isinstance(part, dict):
+            reader.warn(line, "content: a part that is not an object (skipped)")
+        elif isinstance(part.get("text"), str):
+            text = text_of(part["text"])
+            blocks.append(ThinkingBlock(text) if part.get("thought") else TextBlock(text))
+        elif isinstance(part.get("functionCall"), dict):
+            fc = part["functionCall"]
+            calls.append(
+                ToolCallBlock(
+                    text_of(fc.get("id")),
+                    text_of(fc.get("name")),
+                    call_arguments(fc.get("args") or {}),
                 )
-            elif isinstance(part.get("functionResponse"), dict):
-                fr = part["functionResponse"]
-                blocks.append(ToolResultBlock(text_of(fr.get("id")), False, _response_text(fr)))
-            elif isinstance(part.get("inlineData"), dict):
-                blocks.append(_media(part["inlineData"], payloads))
-            else:
-                self.warn(line, f"content: unknown part {sorted(map(str, part))[:3]} (kept raw)")
-        return blocks, calls
+            )
+        elif isinstance(part.get("functionResponse"), dict):
+            fr = part["functionResponse"]
+            blocks.append(ToolResultBlock(text_of(fr.get("id")), False, _response_text(fr)))
+        elif isinstance(part.get("inlineData"), dict):
+            blocks.append(_media(part["inlineData"], payloads))
+        else:
+            reader.warn(line, f"content: unknown part {sorted(map(str, part))[:3]} (kept raw)")
+    return blocks, calls
 
 
 def _with(line: Line, record: dict) -> Line:
