@@ -41,6 +41,13 @@ SOURCES = {
     / "-home-dev-project"
     / "chats"
     / "2ecab5a2-3075-491a-9bc7-6ff7d2093815.jsonl",
+    # issue 42: real GitHub Copilot CLI 1.0.102 events (tests/fixtures/copilot_cli)
+    "copilot-cli": Path(__file__).resolve().parents[1]
+    / "fixtures"
+    / "copilot_cli"
+    / "session-state"
+    / "58525cc8-39e8-4bf9-9685-da918eed942a"
+    / "events.jsonl",
 }
 #: readers whose one line can be several rows (``FormatReader.records``: a Gemini CLI message
 #: holding its tool results, a ``$set`` of messages): every line is at least one

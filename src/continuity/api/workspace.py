@@ -76,6 +76,7 @@ HARNESSES = (
     "opencode",
     "gemini-cli",
     "qwen-code",
+    "copilot-cli",
     "langgraph",
     "openai-agents",
 )

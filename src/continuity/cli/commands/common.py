@@ -107,6 +107,7 @@ class SessionHarness(str, enum.Enum):
     opencode = "opencode"
     gemini_cli = "gemini-cli"
     qwen_code = "qwen-code"
+    copilot_cli = "copilot-cli"
     langgraph = "langgraph"
     openai_agents = "openai-agents"
 
