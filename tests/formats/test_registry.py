@@ -86,7 +86,8 @@ def test_registry_flags_are_booleans_and_a_login_is_said() -> None:
         assert h.locations, h.name
         if any(h.supports[f] for f in ("live", "recovery", "resume")):
             assert h.verified_version, f"{h.name}: live support without an e2e pin"
-    assert "login" in harness("copilot-cli").note
+    assert "needs a Cursor login" in harness("cursor-agent").note
+    assert "no GitHub login" in harness("copilot-cli").note
 
 
 def test_location_resolves_under_its_variable_else_the_default(tmp_path: Path) -> None:

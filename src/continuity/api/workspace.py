@@ -77,6 +77,7 @@ HARNESSES = (
     "gemini-cli",
     "qwen-code",
     "copilot-cli",
+    "cursor-agent",
     "langgraph",
     "openai-agents",
 )

@@ -1,5 +1,5 @@
 """Harness files in: one reader per harness (Claude Code JSONL, Codex rollout JSONL, pi session
-JSONL v1-v3, OpenCode mirrors, Gemini CLI and Qwen Code chat JSONL, Copilot CLI events)
+JSONL v1-v3, OpenCode mirrors, Gemini CLI and Qwen Code chat JSONL, Copilot CLI events, Cursor agent transcripts)
 detected from content, the records the adapters write (the LangGraph adapter's thread record,
 ``langgraph``; the OpenAI Agents SDK adapter's session files, ``agents_sdk``; issue 46), the
 tolerant JSONL line reader, the streaming, idempotent importer (``import_paths``), and the runs
@@ -9,7 +9,8 @@ the importer derives from each log.
 it (the OpenAI Agents SDK adapter's files first, by their own header type, then Codex, then
 Gemini CLI (a metadata line with ``projectHash``), then Qwen Code (Gemini API ``parts`` in a
 Claude-Code-like envelope), then Copilot CLI (``{type, data, id, parentId}`` events), then pi,
-then Claude Code: the most specific envelope wins), or None.
+then Claude Code, then OpenCode's mirrors, then Cursor's transcripts (bare ``{role,
+message}`` lines: the least specific, so last): the most specific envelope wins), or None.
 
 May import: ``core``, ``store``.
 
@@ -38,6 +39,7 @@ def _readers() -> list[type[FormatReader]]:
     from continuity.formats.claude_code import ClaudeCodeReader
     from continuity.formats.codex import CodexReader
     from continuity.formats.copilot_cli import CopilotCliReader
+    from continuity.formats.cursor_agent import CursorAgentReader
     from continuity.formats.gemini_cli import GeminiCliReader
     from continuity.formats.langgraph import LangGraphReader
     from continuity.formats.opencode import OpenCodeReader
@@ -54,6 +56,7 @@ def _readers() -> list[type[FormatReader]]:
         PiReader,
         ClaudeCodeReader,
         OpenCodeReader,
+        CursorAgentReader,
     ]
 
 

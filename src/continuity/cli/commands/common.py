@@ -108,6 +108,7 @@ class SessionHarness(str, enum.Enum):
     gemini_cli = "gemini-cli"
     qwen_code = "qwen-code"
     copilot_cli = "copilot-cli"
+    cursor_agent = "cursor-agent"
     langgraph = "langgraph"
     openai_agents = "openai-agents"
 
