@@ -12,6 +12,7 @@ from continuity.formats import reader_for
 from continuity.formats.importer import import_paths
 from continuity.formats.registry import FLAGS, Location, harness, harnesses, names
 from tests.e2e.conftest import PACKAGES, PINNED
+from tests.e2e.test_import_harnesses import IMPORT_CLIS
 from tests.e2e.test_opencode import OPENCODE
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -37,6 +38,7 @@ def e2e_pins() -> dict[str, str]:
     """Harness name -> the CLI version the e2e suite installs (tests/e2e)."""
     pins = {name: PINNED[package] for name, package in PACKAGES.items()}
     pins["opencode"] = OPENCODE[1]
+    pins.update({name: version for name, (_, version, _) in IMPORT_CLIS.items()})
     return pins
 
 
@@ -52,7 +54,8 @@ def test_registry_verified_version_is_the_e2e_pin() -> None:
     for h in harnesses():
         assert h.verified_version == pins.get(h.name), h.name
     assert harness("codex").verified_version == "0.171.0"
-    assert harness("gemini-cli").verified_version is None
+    assert harness("gemini-cli").verified_version == "0.61.0"
+    assert harness("cursor-agent").verified_version is None
 
 
 @pytest.mark.parametrize("name", names("import"))
@@ -120,3 +123,12 @@ def test_session_harness_choices_are_the_import_harnesses() -> None:
     adapters = {"langgraph", "openai-agents"}
     assert {h.value for h in SessionHarness} == set(names("import")) | adapters
     assert set(HARNESSES) == set(names("import")) | adapters
+
+
+def test_registry_npm_package_and_bin_are_the_e2e_suites() -> None:
+    """The CLIs the e2e suite installs are the registry's ``npm`` and ``bin``."""
+    for name, (package, _, binary) in IMPORT_CLIS.items():
+        assert (harness(name).npm, harness(name).bin) == (package, binary)
+    for name, package in PACKAGES.items():
+        assert harness(name).npm == package
+    assert harness("opencode").npm == OPENCODE[0]
