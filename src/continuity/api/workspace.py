@@ -78,6 +78,7 @@ HARNESSES = (
     "qwen-code",
     "copilot-cli",
     "cursor-agent",
+    "kilo",
     "langgraph",
     "openai-agents",
 )

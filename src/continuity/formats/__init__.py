@@ -9,8 +9,9 @@ the importer derives from each log.
 it (the OpenAI Agents SDK adapter's files first, by their own header type, then Codex, then
 Gemini CLI (a metadata line with ``projectHash``), then Qwen Code (Gemini API ``parts`` in a
 Claude-Code-like envelope), then Copilot CLI (``{type, data, id, parentId}`` events), then pi,
-then Claude Code, then OpenCode's mirrors, then Cursor's transcripts (bare ``{role,
-message}`` lines: the least specific, so last): the most specific envelope wins), or None.
+then Claude Code, then OpenCode's mirrors (Kilo's: their session line names ``kilo``), then
+Cursor's transcripts (bare ``{role, message}`` lines: the least specific, so last): the most
+specific envelope wins), or None.
 
 May import: ``core``, ``store``.
 
@@ -42,7 +43,7 @@ def _readers() -> list[type[FormatReader]]:
     from continuity.formats.cursor_agent import CursorAgentReader
     from continuity.formats.gemini_cli import GeminiCliReader
     from continuity.formats.langgraph import LangGraphReader
-    from continuity.formats.opencode import OpenCodeReader
+    from continuity.formats.opencode import KiloReader, OpenCodeReader
     from continuity.formats.pi import PiReader
     from continuity.formats.qwen_code import QwenCodeReader
 
@@ -56,6 +57,7 @@ def _readers() -> list[type[FormatReader]]:
         PiReader,
         ClaudeCodeReader,
         OpenCodeReader,
+        KiloReader,
         CursorAgentReader,
     ]
 

@@ -109,6 +109,7 @@ class SessionHarness(str, enum.Enum):
     qwen_code = "qwen-code"
     copilot_cli = "copilot-cli"
     cursor_agent = "cursor-agent"
+    kilo = "kilo"
     langgraph = "langgraph"
     openai_agents = "openai-agents"
 
