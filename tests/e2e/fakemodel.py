@@ -82,8 +82,17 @@ REPLY_TEXT = "Fake model answer: the command ran."
 BIG_LINE = "continuity-big-output-line-0123456789abcdefghijklmnopqrstuvwxyz"
 BIG_COMMAND = f"yes {BIG_LINE} | head -n 600"
 SLOW_SECONDS = 60.0
-#: Shell tools by harness: Claude Code ``Bash``, Codex ``exec_command``/``shell``, pi ``bash``.
-SHELL_TOOLS = ("Bash", "exec_command", "shell", "bash", "local_shell", "run_shell_command")
+#: Shell tools by harness: Claude Code ``Bash``, Codex ``exec_command``/``shell``, pi ``bash``,
+#: Gemini CLI and Qwen Code ``run_shell_command``, Factory Droid ``Execute``.
+SHELL_TOOLS = (
+    "Bash",
+    "exec_command",
+    "shell",
+    "bash",
+    "local_shell",
+    "run_shell_command",
+    "Execute",
+)
 
 
 @dataclass(frozen=True)
@@ -939,6 +948,15 @@ def _big_calls_left(body: dict[str, Any]) -> int:
     return max(0, int(found.group(1)) - done)
 
 
+def shell_args(tool: str) -> dict[str, Any]:
+    """The arguments of the shell call of ``SHELL_COMMAND``: ``{"command"}``, plus the risk
+    fields Factory Droid's ``Execute`` refuses a call without."""
+    args: dict[str, Any] = {"command": SHELL_COMMAND}
+    if tool == "Execute":
+        args |= {"riskLevel": "low", "riskLevelReason": "It only prints a word."}
+    return args
+
+
 def chat_events(body: dict[str, Any]) -> list[tuple[str, Any]]:
     """The SSE chunks of one OpenAI Chat Completions reply (module docstring, Script)."""
     tool = _shell_tool(body)
@@ -1011,10 +1029,7 @@ def chat_events(body: dict[str, Any]) -> list[tuple[str, Any]]:
                             "index": 0,
                             "id": _call_id(),
                             "type": "function",
-                            "function": {
-                                "name": tool,
-                                "arguments": json.dumps({"command": SHELL_COMMAND}),
-                            },
+                            "function": {"name": tool, "arguments": json.dumps(shell_args(tool))},
                         }
                     ]
                 }

@@ -1,9 +1,10 @@
 """The import harnesses of issue 42 with their real CLIs: Gemini CLI, Qwen Code, GitHub Copilot
-CLI and Kilo CLI, installed from the npm registry at the versions pinned in ``IMPORT_CLIS`` (the registry's
-``verified_version``: ``tests/formats/test_registry.py`` holds them equal), each run offline
-against the fake model (no vendor login: Gemini CLI on the Gemini API with any key, Qwen Code
-and Copilot CLI's BYOK mode on Chat Completions, Kilo an OpenAI-compatible provider in its
-config), one prompt each in a throwaway ``HOME``.
+CLI, Kilo CLI and Factory Droid, installed from the npm registry at the versions pinned in
+``IMPORT_CLIS`` (the registry's ``verified_version``: ``tests/formats/test_registry.py`` holds
+them equal), each run offline against the fake model (no vendor login: Gemini CLI on the Gemini
+API with any key, Qwen Code and Copilot CLI's BYOK mode on Chat Completions, Kilo an OpenAI-
+compatible provider in its config, Droid a custom model), one prompt each in a throwaway
+``HOME``.
 
 For each: the file the CLI wrote imports as a session of that harness with the prompt as its
 request and the shell call paired with its result (in the continuation, as the next run gets
@@ -35,6 +36,8 @@ IMPORT_CLIS = {
     "copilot-cli": ("@github/copilot", "1.0.102", "copilot"),
     # 7.8.1, the newest, names a linux-x64 package the registry does not have
     "kilo": ("@kilocode/cli", "7.7.7", "kilo"),
+    # @factory/cli 0.225.1 names a linux-x64 package the registry does not have; `droid` has it
+    "factory-droid": ("droid", "0.215.0", "droid"),
 }
 PROMPT = "List the files here"
 RUN_SECONDS = 180
@@ -137,6 +140,18 @@ def _setup(harness: str, home: Path, url: str) -> tuple[dict[str, str], list[str
             "npm_config_offline": "true",
         }
         return env, ["--model", "fake/fake-model"], home / ".local" / "share" / "kilo"
+    if harness == "factory-droid":
+        (home / ".factory").mkdir()
+        model = {
+            "displayName": "Fake",
+            "model": "fake-model",
+            "baseUrl": f"{url}/v1",
+            "apiKey": "e2e-fake",
+            "provider": "generic-chat-completion-api",
+            "maxOutputTokens": 4096,
+        }
+        (home / ".factory" / "settings.json").write_text(json.dumps({"customModels": [model]}))
+        return env, ["--auto", "low", "-m", "custom:fake-model"], home / ".factory" / "sessions"
     env |= {
         "COPILOT_OFFLINE": "true",
         "COPILOT_PROVIDER_BASE_URL": url + "/v1",
@@ -164,9 +179,10 @@ def test_real_cli_session_imports_paired_and_once(
     project.mkdir()
     (project / "README.md").write_text("# demo\n")
     env, extra, sessions = _setup(harness, home, fake_model_server.url)
-    argv = (
-        [str(cli), "run", *extra, PROMPT] if harness == "kilo" else [str(cli), "-p", PROMPT, *extra]
-    )
+    if harness in ("kilo", "factory-droid"):
+        argv = [str(cli), "run" if harness == "kilo" else "exec", *extra, PROMPT]
+    else:
+        argv = [str(cli), "-p", PROMPT, *extra]
     done = subprocess.run(
         argv,
         cwd=project,

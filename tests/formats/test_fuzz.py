@@ -48,6 +48,13 @@ SOURCES = {
     / "session-state"
     / "58525cc8-39e8-4bf9-9685-da918eed942a"
     / "events.jsonl",
+    # issue 42: a real Factory Droid 0.215.0 session (tests/fixtures/factory_droid)
+    "factory-droid": Path(__file__).resolve().parents[1]
+    / "fixtures"
+    / "factory_droid"
+    / "sessions"
+    / "-home-dev-project"
+    / "c04adb60-2d0d-4ed4-896e-f9aa272cc6f0.jsonl",
 }
 #: readers whose one line can be several rows (``FormatReader.records``: a Gemini CLI message
 #: holding its tool results, a ``$set`` of messages): every line is at least one

@@ -79,6 +79,7 @@ HARNESSES = (
     "copilot-cli",
     "cursor-agent",
     "kilo",
+    "factory-droid",
     "langgraph",
     "openai-agents",
 )

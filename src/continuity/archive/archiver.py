@@ -38,7 +38,7 @@ class ArchiveSettings(BaseModel):
     refuses, exit 2; default true),
     ``rescan_seconds`` (the safety-net full rescan, seconds, 1–86,400), and folder overrides
     ``claude_code``, ``codex``, ``pi``, ``opencode``, ``gemini_cli``, ``qwen_code``,
-    ``copilot_cli`` (an empty string: that harness is not watched; the keys are the
+    ``copilot_cli``, ``factory_droid`` (an empty string: that harness is not watched; the keys are the
     registry's ``archive_key``s, issue 42)."""
 
     model_config = ConfigDict(extra="forbid")  # review: `enable = false` was ignored
@@ -52,6 +52,7 @@ class ArchiveSettings(BaseModel):
     gemini_cli: str | None = None
     qwen_code: str | None = None
     copilot_cli: str | None = None
+    factory_droid: str | None = None
 
 
 def load_settings(home: str | os.PathLike[str] | None = None) -> ArchiveSettings:

@@ -1,17 +1,18 @@
 """Harness files in: one reader per harness (Claude Code JSONL, Codex rollout JSONL, pi session
-JSONL v1-v3, OpenCode mirrors, Gemini CLI and Qwen Code chat JSONL, Copilot CLI events, Cursor agent transcripts)
-detected from content, the records the adapters write (the LangGraph adapter's thread record,
-``langgraph``; the OpenAI Agents SDK adapter's session files, ``agents_sdk``; issue 46), the
-tolerant JSONL line reader, the streaming, idempotent importer (``import_paths``), and the runs
-the importer derives from each log.
+JSONL v1-v3, OpenCode mirrors, Gemini CLI and Qwen Code chat JSONL, Copilot CLI events, Factory
+Droid sessions, Cursor agent transcripts) detected from content, the records the adapters write
+(the LangGraph adapter's thread record, ``langgraph``; the OpenAI Agents SDK adapter's session
+files, ``agents_sdk``; issue 46), the tolerant JSONL line reader, the streaming, idempotent
+importer (``import_paths``), and the runs the importer derives from each log.
 
 ``detect(path)`` reads the head of a file and returns the reader class whose ``sniff`` accepts
 it (the OpenAI Agents SDK adapter's files first, by their own header type, then Codex, then
 Gemini CLI (a metadata line with ``projectHash``), then Qwen Code (Gemini API ``parts`` in a
-Claude-Code-like envelope), then Copilot CLI (``{type, data, id, parentId}`` events), then pi,
-then Claude Code, then OpenCode's mirrors (Kilo's: their session line names ``kilo``), then
-Cursor's transcripts (bare ``{role, message}`` lines: the least specific, so last): the most
-specific envelope wins), or None.
+Claude-Code-like envelope), then Copilot CLI (``{type, data, id, parentId}`` events), then
+Factory Droid (a first line ``session_start`` with ``cwd``), then pi, then Claude Code, then
+OpenCode's mirrors (Kilo's: their session line names ``kilo``), then Cursor's transcripts (bare
+``{role, message}`` lines: the least specific, so last): the most specific envelope wins), or
+None.
 
 May import: ``core``, ``store``.
 
@@ -41,6 +42,7 @@ def _readers() -> list[type[FormatReader]]:
     from continuity.formats.codex import CodexReader
     from continuity.formats.copilot_cli import CopilotCliReader
     from continuity.formats.cursor_agent import CursorAgentReader
+    from continuity.formats.factory_droid import FactoryDroidReader
     from continuity.formats.gemini_cli import GeminiCliReader
     from continuity.formats.langgraph import LangGraphReader
     from continuity.formats.opencode import KiloReader, OpenCodeReader
@@ -54,6 +56,7 @@ def _readers() -> list[type[FormatReader]]:
         GeminiCliReader,
         QwenCodeReader,
         CopilotCliReader,
+        FactoryDroidReader,
         PiReader,
         ClaudeCodeReader,
         OpenCodeReader,

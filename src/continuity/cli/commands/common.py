@@ -110,6 +110,7 @@ class SessionHarness(str, enum.Enum):
     copilot_cli = "copilot-cli"
     cursor_agent = "cursor-agent"
     kilo = "kilo"
+    factory_droid = "factory-droid"
     langgraph = "langgraph"
     openai_agents = "openai-agents"
 
