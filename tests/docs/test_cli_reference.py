@@ -75,3 +75,12 @@ def test_a_stale_reference_fails_the_check(tmp_path):
     done = cog_check(stale)
     assert done.returncode != 0
     assert "changed" in done.stdout + done.stderr
+
+
+def test_readme_harness_table_is_current() -> None:
+    """The README's harness table is generated from the registry (issue 42 item 1)."""
+    done = cog_check(ROOT / "README.md")
+    assert done.returncode == 0, (
+        f"README.md is stale: run `.venv/bin/cog -r README.md`\n{done.stdout}{done.stderr}"
+    )
+    assert "| `gemini-cli` |" in (ROOT / "README.md").read_text(encoding="utf-8")

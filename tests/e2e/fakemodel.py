@@ -9,7 +9,13 @@ It listens on 127.0.0.1 only, on a free port, and speaks just enough of three wi
   and ``POST /v1/messages/count_tokens``;
 - **OpenAI Responses** (Codex): ``POST /v1/responses`` streamed as SSE (``response.created``,
   ``response.output_item.added/done``, ``response.output_text.delta``, ``response.completed``);
-- **OpenAI Chat Completions** (pi): ``POST /v1/chat/completions`` streamed as SSE.
+- **OpenAI Chat Completions** (pi): ``POST /v1/chat/completions`` streamed as SSE;
+- **Gemini API** (Gemini CLI, issue 42): ``POST /v1beta/models/MODEL:streamGenerateContent``
+  (``?alt=sse``: each event one ``GenerateContentResponse``), ``:generateContent`` (one JSON
+  response) and ``:countTokens`` (``{"totalTokens": 100}``). The shell tool is
+  ``run_shell_command``; a history whose ``model`` turn's ``functionCall`` parts are not
+  answered by as many ``functionResponse`` parts in the next ``user`` turn (or a response
+  without its call) is answered 400 ``INVALID_ARGUMENT`` as the Gemini API does.
 
 Any other path answers 200 ``{}``. A model request whose history breaks tool-call pairing is
 answered the way the real API answers it (issue 13): HTTP 400 with that provider's error shape
@@ -76,8 +82,17 @@ REPLY_TEXT = "Fake model answer: the command ran."
 BIG_LINE = "continuity-big-output-line-0123456789abcdefghijklmnopqrstuvwxyz"
 BIG_COMMAND = f"yes {BIG_LINE} | head -n 600"
 SLOW_SECONDS = 60.0
-#: Shell tools by harness: Claude Code ``Bash``, Codex ``exec_command``/``shell``, pi ``bash``.
-SHELL_TOOLS = ("Bash", "exec_command", "shell", "bash", "local_shell")
+#: Shell tools by harness: Claude Code ``Bash``, Codex ``exec_command``/``shell``, pi ``bash``,
+#: Gemini CLI and Qwen Code ``run_shell_command``, Factory Droid ``Execute``.
+SHELL_TOOLS = (
+    "Bash",
+    "exec_command",
+    "shell",
+    "bash",
+    "local_shell",
+    "run_shell_command",
+    "Execute",
+)
 
 
 @dataclass(frozen=True)
@@ -156,6 +171,13 @@ class FakeModel:
                     self._sse(responses_events(body if isinstance(body, dict) else {}))
                 elif path.endswith("/chat/completions"):
                     self._sse(chat_events(body if isinstance(body, dict) else {}), named=False)
+                elif path.endswith(":countTokens"):
+                    self._json({"totalTokens": 100})
+                elif path.endswith(":streamGenerateContent"):
+                    reply = gemini_response(body if isinstance(body, dict) else {})
+                    self._sse([("", reply)], named=False)
+                elif path.endswith(":generateContent"):
+                    self._json(gemini_response(body if isinstance(body, dict) else {}))
                 else:
                     self._json({})
 
@@ -236,6 +258,13 @@ def unpaired(path: str, body: dict[str, Any]) -> tuple[str, dict[str, Any]] | No
             return message, {
                 "type": "error",
                 "error": {"type": "invalid_request_error", "message": message},
+            }
+        return None
+    if path.endswith((":streamGenerateContent", ":generateContent")):
+        message = _gemini_unpaired(body.get("contents") or [])
+        if message is not None:
+            return message, {
+                "error": {"code": 400, "message": message, "status": "INVALID_ARGUMENT"}
             }
         return None
     if path.endswith("/responses"):
@@ -362,7 +391,11 @@ def _chat_unpaired(messages: list[Any]) -> str | None:
 def _tool_names(body: dict[str, Any]) -> list[str]:
     names = []
     for tool in body.get("tools") or []:
-        if isinstance(tool, dict):
+        if isinstance(tool, dict) and isinstance(tool.get("functionDeclarations"), list):
+            names.extend(
+                str(f["name"]) for f in tool["functionDeclarations"] if isinstance(f, dict)
+            )
+        elif isinstance(tool, dict):
             name = tool.get("name") or (tool.get("function") or {}).get("name")
             if name:
                 names.append(name)
@@ -444,6 +477,11 @@ def _last_is_tool_result(body: dict[str, Any]) -> bool:
             "function_call_output",
             "custom_tool_call_output",
             "local_shell_call_output",
+        )
+    if isinstance(body.get("contents"), list):  # Gemini
+        turns = [c for c in body["contents"] if isinstance(c, dict)]
+        return bool(turns) and any(
+            isinstance(p, dict) and "functionResponse" in p for p in turns[-1].get("parts") or []
         )
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     if not messages:
@@ -910,6 +948,15 @@ def _big_calls_left(body: dict[str, Any]) -> int:
     return max(0, int(found.group(1)) - done)
 
 
+def shell_args(tool: str) -> dict[str, Any]:
+    """The arguments of the shell call of ``SHELL_COMMAND``: ``{"command"}``, plus the risk
+    fields Factory Droid's ``Execute`` refuses a call without."""
+    args: dict[str, Any] = {"command": SHELL_COMMAND}
+    if tool == "Execute":
+        args |= {"riskLevel": "low", "riskLevelReason": "It only prints a word."}
+    return args
+
+
 def chat_events(body: dict[str, Any]) -> list[tuple[str, Any]]:
     """The SSE chunks of one OpenAI Chat Completions reply (module docstring, Script)."""
     tool = _shell_tool(body)
@@ -982,10 +1029,7 @@ def chat_events(body: dict[str, Any]) -> list[tuple[str, Any]]:
                             "index": 0,
                             "id": _call_id(),
                             "type": "function",
-                            "function": {
-                                "name": tool,
-                                "arguments": json.dumps({"command": SHELL_COMMAND}),
-                            },
+                            "function": {"name": tool, "arguments": json.dumps(shell_args(tool))},
                         }
                     ]
                 }
@@ -1007,6 +1051,49 @@ def chat_events(body: dict[str, Any]) -> list[tuple[str, Any]]:
         },
     )
     return [*events, usage, ("", "[DONE]")]
+
+
+def gemini_response(body: dict[str, Any]) -> dict[str, Any]:
+    """One Gemini ``GenerateContentResponse`` (module docstring, Script): a
+    ``run_shell_command`` call of ``SHELL_COMMAND`` when the request offers it and its last
+    turn is not a function response, else the text ``REPLY_TEXT``. A request that offers no
+    tools (Gemini CLI's side requests: next speaker, titles) gets the text too."""
+    tool = _shell_tool(body)
+    if tool and not _last_is_tool_result(body):
+        part: dict[str, Any] = {
+            "functionCall": {"id": _call_id(), "name": tool, "args": {"command": SHELL_COMMAND}}
+        }
+    else:
+        part = {"text": REPLY_TEXT}
+    return {
+        "candidates": [
+            {"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}
+        ],
+        "usageMetadata": {
+            "promptTokenCount": 100,
+            "candidatesTokenCount": 20,
+            "totalTokenCount": 120,
+        },
+        "modelVersion": str(body.get("model") or "gemini-fake"),
+    }
+
+
+def _gemini_unpaired(contents: list[Any]) -> str | None:
+    """The Gemini API's rule: the function calls of a ``model`` turn are answered by as many
+    ``functionResponse`` parts in the very next turn, and no response comes without a call."""
+    waiting = 0
+    for i, turn in enumerate(contents):
+        parts = turn.get("parts") if isinstance(turn, dict) else None
+        parts = [p for p in parts or [] if isinstance(p, dict)]
+        calls = sum(1 for p in parts if "functionCall" in p)
+        answers = sum(1 for p in parts if "functionResponse" in p)
+        if answers != waiting:
+            return (
+                f"Please ensure that the number of function response parts is equal to the "
+                f"number of function call parts of the function call turn (contents[{i}])."
+            )
+        waiting = calls
+    return None
 
 
 #: What the ``sections`` reply quotes: a token-like secret and words of its own, none of which

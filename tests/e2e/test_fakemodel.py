@@ -16,6 +16,7 @@ from tests.e2e.fakemodel import (
     Step,
     Story,
     anthropic_events,
+    gemini_response,
     story_step,
     unpaired,
 )
@@ -128,6 +129,46 @@ def test_the_server_answers_400_in_the_providers_shape() -> None:
         assert [r["path"] for r in server.rejected] == list(bodies)
     finally:
         server.stop()
+
+
+GEMINI = "/v1beta/models/gemini-fake:streamGenerateContent"
+SHELL_DECL = {"functionDeclarations": [{"name": "run_shell_command"}]}
+CALL = {"functionCall": {"id": "c1", "name": "run_shell_command", "args": {}}}
+ANSWER = {"functionResponse": {"id": "c1", "name": "run_shell_command", "response": {}}}
+
+
+@pytest.mark.parametrize(
+    ("contents", "ok"),
+    [
+        ([{"role": "user", "parts": [{"text": "hi"}]}], True),
+        ([{"role": "model", "parts": [CALL]}, {"role": "user", "parts": [ANSWER]}], True),
+        # Gemini CLI 0.61.0's resume sent this: two responses for one call
+        ([{"role": "model", "parts": [CALL]}, {"role": "user", "parts": [ANSWER, ANSWER]}], False),
+        ([{"role": "model", "parts": [CALL]}, {"role": "user", "parts": [{"text": "x"}]}], False),
+        ([{"role": "user", "parts": [ANSWER]}], False),
+    ],
+)
+def test_gemini_pairing_is_the_gemini_apis(contents: list, ok: bool) -> None:
+    problem = unpaired(GEMINI, {"contents": contents})
+    assert (problem is None) is ok
+    if problem is not None:
+        assert problem[1]["error"]["status"] == "INVALID_ARGUMENT"
+
+
+def test_gemini_script_calls_the_shell_then_answers() -> None:
+    first = gemini_response(
+        {"contents": [{"role": "user", "parts": [{"text": "go"}]}], "tools": [SHELL_DECL]}
+    )
+    (part,) = first["candidates"][0]["content"]["parts"]
+    assert part["functionCall"]["name"] == "run_shell_command"
+    assert part["functionCall"]["args"] == {"command": SHELL_COMMAND}
+    after = gemini_response(
+        {
+            "contents": [{"role": "model", "parts": [CALL]}, {"role": "user", "parts": [ANSWER]}],
+            "tools": [SHELL_DECL],
+        }
+    )
+    assert after["candidates"][0]["content"]["parts"] == [{"text": REPLY_TEXT}]
 
 
 # --------------------------------------------------------------------------- stories

@@ -25,7 +25,40 @@ SOURCES = {
     "codex": SHARED_DATA / "codex" / "with-compaction.jsonl",
     "codex-events": SHARED_DATA / "codex" / "event-shapes.jsonl",
     "pi": SHARED_DATA / "pi" / "v3-short-session.jsonl",
+    # issue 42: a real Gemini CLI 0.61.0 chat file (tests/fixtures/gemini_cli)
+    "gemini-cli": Path(__file__).resolve().parents[1]
+    / "fixtures"
+    / "gemini_cli"
+    / "tmp"
+    / "project"
+    / "chats"
+    / "session-2026-12-06T17-58-a8d780f4.jsonl",
+    # issue 42: a real Qwen Code 0.24.4 chat file (tests/fixtures/qwen_code)
+    "qwen-code": Path(__file__).resolve().parents[1]
+    / "fixtures"
+    / "qwen_code"
+    / "projects"
+    / "-home-dev-project"
+    / "chats"
+    / "2ecab5a2-3075-491a-9bc7-6ff7d2093815.jsonl",
+    # issue 42: real GitHub Copilot CLI 1.0.102 events (tests/fixtures/copilot_cli)
+    "copilot-cli": Path(__file__).resolve().parents[1]
+    / "fixtures"
+    / "copilot_cli"
+    / "session-state"
+    / "58525cc8-39e8-4bf9-9685-da918eed942a"
+    / "events.jsonl",
+    # issue 42: a real Factory Droid 0.215.0 session (tests/fixtures/factory_droid)
+    "factory-droid": Path(__file__).resolve().parents[1]
+    / "fixtures"
+    / "factory_droid"
+    / "sessions"
+    / "-home-dev-project"
+    / "c04adb60-2d0d-4ed4-896e-f9aa272cc6f0.jsonl",
 }
+#: readers whose one line can be several rows (``FormatReader.records``: a Gemini CLI message
+#: holding its tool results, a ``$set`` of messages): every line is at least one
+SPLITS = {"gemini-cli"}
 LINES = {name: path.read_bytes().splitlines()[:16] for name, path in SOURCES.items()}
 
 #: values that a field of the wrong type might hold
@@ -117,10 +150,11 @@ def test_fuzz_mutated_lines_never_crash_the_importer(tmp_path: Path):
             assert report.status == "imported", (report.status, report.reason)
             non_blank = sum(1 for line in lines if line.strip())
             assert report.lines_read == non_blank
-            assert (
-                report.imported + report.duplicate + report.skipped + len(report.errors)
-                == non_blank
-            ), report.to_dict()
+            accounted = report.imported + report.duplicate + report.skipped + len(report.errors)
+            if name in SPLITS:
+                assert accounted >= non_blank, report.to_dict()
+            else:
+                assert accounted == non_blank, report.to_dict()
             assert len(list(store.raw_lines(report.path))) == len(lines)
 
         run()

@@ -110,6 +110,14 @@ def test_two_claude_code_records_glued_on_one_line_both_import(sqlite_store, tmp
         ("codex/real-exec-0.135.jsonl", 4),
         ("pi/v3-short-session.jsonl", 3),
         ("pi/large-session.jsonl", 20),
+        # issue 42: the real Gemini CLI file, its call-and-results record glued to the echo
+        ("../gemini_cli/tmp/project/chats/session-2026-12-06T17-58-a8d780f4.jsonl", 7),
+        (
+            "../qwen_code/projects/-home-dev-project/chats/"
+            "2ecab5a2-3075-491a-9bc7-6ff7d2093815.jsonl",
+            4,
+        ),
+        ("../copilot_cli/session-state/58525cc8-39e8-4bf9-9685-da918eed942a/events.jsonl", 6),
     ],
 )
 def test_glued_lines_read_as_the_unglued_file_in_every_reader(tmp_path, sample, line) -> None:

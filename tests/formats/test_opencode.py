@@ -199,3 +199,30 @@ def test_json_layout_rewritten_part_reimports_once(sqlite_store, tmp_path: Path)
     )
     (g,) = import_paths(sqlite_store, [data], home=ws).files
     assert (g.status, g.imported) == ("unchanged", 0)
+
+
+def test_kilo_database_imports_as_harness_kilo(sqlite_store, tmp_path: Path) -> None:
+    """Kilo CLI 7.7.7 (an OpenCode fork, issue 42) writes OpenCode's tables to ``kilo.db``: the
+    recorded run (tests/fixtures/kilo) imports as harness ``kilo``, calls paired, and an
+    OpenCode mirror beside it stays ``opencode``."""
+    kilo = Path(__file__).resolve().parents[1] / "fixtures" / "kilo"
+    assert opencode.database(kilo) == (kilo / "kilo.db", "kilo")
+    report = import_paths(sqlite_store, [kilo], home=tmp_path / "ws")
+    (f,) = report.files
+    key = "ses_db35bfda5ffeA5Onlbv6Fuj7Pf"
+    assert (f.harness, f.session_key, f.version, f.opaque, f.errors) == (
+        "kilo",
+        key,
+        "7.7.7",
+        0,
+        [],
+    )
+    rows = conversation(sqlite_store, key)
+    assert rows[0] == ("user", "message", '"List the files here"')
+    assert [r for r in rows if r[0] == "tool"] == [
+        ("tool", "message", "← continuity-e2e-tool-ran\n")
+    ] * 2
+    session = sqlite_store.get_session(key)
+    assert (session.harness, session.project) == ("kilo", "/home/dev/project")
+    again = import_paths(sqlite_store, [kilo], home=tmp_path / "ws")
+    assert sum(x.imported for x in again.files) == 0

@@ -71,7 +71,22 @@ class ImportProgress(Protocol):
 
 #: The harness names a session may have (``sessions(harness=)``): the harnesses imported and
 #: captured, and the records the adapters write (``continuity.adapters``).
-HARNESSES = ("claude-code", "codex", "pi", "opencode", "langgraph", "openai-agents")
+#: The harnesses whose sessions are imported: the registry's ``import`` ones (issue 42,
+#: ``formats.registry``) and the two adapters' records.
+HARNESSES = (
+    "claude-code",
+    "codex",
+    "pi",
+    "opencode",
+    "gemini-cli",
+    "qwen-code",
+    "copilot-cli",
+    "cursor-agent",
+    "kilo",
+    "factory-droid",
+    "langgraph",
+    "openai-agents",
+)
 #: The largest budget accepted (bytes), as the CLI's ``--budget``.
 MAX_BUDGET_BYTES = 10**12
 

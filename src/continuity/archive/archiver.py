@@ -37,8 +37,9 @@ class ArchiveSettings(BaseModel):
     """``[archive]`` of config.toml: ``enabled`` (``continuity watch`` archives; false: it
     refuses, exit 2; default true),
     ``rescan_seconds`` (the safety-net full rescan, seconds, 1–86,400), and folder overrides
-    ``claude_code``, ``codex``, ``pi``, ``opencode`` (an empty string: that harness is not
-    watched)."""
+    ``claude_code``, ``codex``, ``pi``, ``opencode``, ``gemini_cli``, ``qwen_code``,
+    ``copilot_cli``, ``factory_droid`` (an empty string: that harness is not watched; the keys are the
+    registry's ``archive_key``s, issue 42)."""
 
     model_config = ConfigDict(extra="forbid")  # review: `enable = false` was ignored
 
@@ -48,6 +49,10 @@ class ArchiveSettings(BaseModel):
     codex: str | None = None
     pi: str | None = None
     opencode: str | None = None
+    gemini_cli: str | None = None
+    qwen_code: str | None = None
+    copilot_cli: str | None = None
+    factory_droid: str | None = None
 
 
 def load_settings(home: str | os.PathLike[str] | None = None) -> ArchiveSettings:
@@ -56,24 +61,23 @@ def load_settings(home: str | os.PathLike[str] | None = None) -> ArchiveSettings
 
 
 def _default_folders() -> dict[str, Path]:
-    env = os.environ.get
-    home = Path.home()
-    xdg = env("XDG_DATA_HOME") or str(home / ".local" / "share")
-    return {
-        "claude_code": Path(env("CLAUDE_CONFIG_DIR") or home / ".claude") / "projects",
-        "codex": Path(env("CODEX_HOME") or home / ".codex") / "sessions",
-        "pi": Path(env("PI_CODING_AGENT_DIR") or home / ".pi" / "agent") / "sessions",
-        "opencode": Path(xdg) / "opencode",
-    }
+    """``[archive]`` key -> the harness's session folder here (the registry's first location,
+    ``formats.registry``: under its home variable when set, else the default)."""
+    from continuity.formats.registry import archive_locations
+
+    return {key: loc.resolve() for key, loc in archive_locations().items()}
+
+
+def _home_variables() -> dict[str, str]:
+    """``[archive]`` key -> the environment variable that moves that harness's home (its
+    folder is under it), from the registry."""
+    from continuity.formats.registry import archive_locations
+
+    return {key: loc.variable for key, loc in archive_locations().items() if loc.variable}
 
 
 #: The environment variable that moves each harness's home (its folder is under it).
-HOME_VARIABLES = {
-    "claude_code": "CLAUDE_CONFIG_DIR",
-    "codex": "CODEX_HOME",
-    "pi": "PI_CODING_AGENT_DIR",
-    "opencode": "XDG_DATA_HOME",
-}
+HOME_VARIABLES = _home_variables()
 
 
 def _candidates(settings: ArchiveSettings) -> dict[str, tuple[Path, str]]:
@@ -86,7 +90,7 @@ def _candidates(settings: ArchiveSettings) -> dict[str, tuple[Path, str]]:
             continue
         if override:
             found[name] = (Path(override).expanduser(), f"[archive] {name} in config.toml")
-        elif os.environ.get(HOME_VARIABLES[name]):
+        elif name in HOME_VARIABLES and os.environ.get(HOME_VARIABLES[name]):
             found[name] = (default, f"${HOME_VARIABLES[name]}")
         else:
             found[name] = (default, "the default")

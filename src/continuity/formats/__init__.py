@@ -1,13 +1,18 @@
-"""Harness files in: one reader per harness (Claude Code JSONL, Codex rollout JSONL, pi
-session JSONL v1-v3, OpenCode mirrors) detected from content, the records the adapters
-write (the LangGraph adapter's thread record, ``langgraph``; the OpenAI Agents SDK
-adapter's session files, ``agents_sdk``; issue 46), the tolerant JSONL line reader, the
-streaming, idempotent importer (``import_paths``), and the runs the importer derives from
-each log.
+"""Harness files in: one reader per harness (Claude Code JSONL, Codex rollout JSONL, pi session
+JSONL v1-v3, OpenCode mirrors, Gemini CLI and Qwen Code chat JSONL, Copilot CLI events, Factory
+Droid sessions, Cursor agent transcripts) detected from content, the records the adapters write
+(the LangGraph adapter's thread record, ``langgraph``; the OpenAI Agents SDK adapter's session
+files, ``agents_sdk``; issue 46), the tolerant JSONL line reader, the streaming, idempotent
+importer (``import_paths``), and the runs the importer derives from each log.
 
 ``detect(path)`` reads the head of a file and returns the reader class whose ``sniff`` accepts
 it (the OpenAI Agents SDK adapter's files first, by their own header type, then Codex, then
-pi, then Claude Code: the most specific envelope wins), or None.
+Gemini CLI (a metadata line with ``projectHash``), then Qwen Code (Gemini API ``parts`` in a
+Claude-Code-like envelope), then Copilot CLI (``{type, data, id, parentId}`` events), then
+Factory Droid (a first line ``session_start`` with ``cwd``), then pi, then Claude Code, then
+OpenCode's mirrors (Kilo's: their session line names ``kilo``), then Cursor's transcripts (bare
+``{role, message}`` lines: the least specific, so last): the most specific envelope wins), or
+None.
 
 May import: ``core``, ``store``.
 
@@ -32,17 +37,28 @@ def _readers() -> list[type[FormatReader]]:
     from continuity.formats.agents_sdk import AgentsSdkReader
     from continuity.formats.claude_code import ClaudeCodeReader
     from continuity.formats.codex import CodexReader
+    from continuity.formats.copilot_cli import CopilotCliReader
+    from continuity.formats.cursor_agent import CursorAgentReader
+    from continuity.formats.factory_droid import FactoryDroidReader
+    from continuity.formats.gemini_cli import GeminiCliReader
     from continuity.formats.langgraph import LangGraphReader
-    from continuity.formats.opencode import OpenCodeReader
+    from continuity.formats.opencode import KiloReader, OpenCodeReader
     from continuity.formats.pi import PiReader
+    from continuity.formats.qwen_code import QwenCodeReader
 
     return [
         AgentsSdkReader,
         LangGraphReader,
         CodexReader,
+        GeminiCliReader,
+        QwenCodeReader,
+        CopilotCliReader,
+        FactoryDroidReader,
         PiReader,
         ClaudeCodeReader,
         OpenCodeReader,
+        KiloReader,
+        CursorAgentReader,
     ]
 
 

@@ -7,13 +7,15 @@ resolves compaction coverage, follows pi trees from their leaf and derives runs.
 
 Contract for a reader class:
 
-- ``harness``: the harness name (``claude-code``, ``codex``, ``pi``);
+- ``harness``: the harness name (``claude-code``, ``codex``, ``pi``, ``gemini-cli``: the
+  registry's names, ``formats.registry``);
 - ``sniff(head)``: True when the parsed first objects of a file look like this format;
 - ``__init__(path, head, state)``: ``head`` as given to ``sniff``; ``state`` is what ``state()``
   returned after the last line of a previous import of the same file (None on a first import),
   so a growing file resumes where it stopped;
 - ``read(line)``: the entry for one parsed line (``line.data`` is a dict), or None to skip it
-  (counted as ``skipped`` with ``skip_reason``). Set ``kind``, ``role``, ``blocks``,
+  (counted as ``skipped`` with ``skip_reason``); ``records(line)`` may split a line's
+  record into several, each read on its own (default: the line's records). Set ``kind``, ``role``, ``blocks``,
   ``timestamp``, ``native_id``, ``type_name``, ``visible``, ``is_request``, ``sidechain``,
   ``compaction``, ``cwd``, ``run_end`` and ``payloads``; leave ``seq``/``source`` to the importer;
 - ``session_key``: the session id, known from ``head`` (fallback: the file stem);
@@ -90,6 +92,13 @@ class FormatReader:
 
     def read(self, line: Line) -> Entry | None:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def records(self, line: Line) -> tuple[dict, ...]:
+        """The records the importer reads from ``line``, one row each, in order (default: the
+        line's own records, ``Line.records``). A reader whose format packs several rows into
+        one record (a Gemini CLI message holding its tool calls and their results, issue 42)
+        returns more; each shares the line's source position and raw bytes."""
+        return line.records
 
     def facts(self) -> SessionFacts:
         """The session facts known so far."""

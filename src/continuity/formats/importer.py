@@ -851,8 +851,10 @@ class _FileImport:
             )
             self.report.errors.append((line.number, reason))
             return
-        # Rule 6 (issue 18): a line holding glued records reads each, in order.
-        for record in line.records:
+        # Rule 6 (issue 18): a line holding glued records reads each, in order; a reader may
+        # read one record as several rows (``FormatReader.records``: a Gemini CLI message
+        # holding its tool calls and their results, issue 42)
+        for record in self.reader.records(line):
             self._read(line if record is line.data else replace(line, data=record, more=()), digest)
 
     def _read(self, line: Line, digest: str) -> None:

@@ -5,7 +5,9 @@ OpenCode keeps no transcript file. Its data folder (``$XDG_DATA_HOME/opencode``,
 ``~/.local/share/opencode``) holds one of two layouts, told apart by content, never by names
 alone:
 
-- **SQLite** (1.2 and later; 1.18.33 observed): ``opencode.db`` with tables ``session``
+- **SQLite** (1.2 and later; 1.18.33 observed; Kilo CLI 7.7.7, an OpenCode fork, writes the
+  same tables to ``kilo.db`` in ``~/.local/share/kilo``: ``KiloReader``): ``opencode.db`` with
+  tables ``session``
   (``id``, ``parent_id``, ``directory``, ``title``, ``version``, ``time_updated``), ``message``
   and ``part`` (``id``, ``session_id`` / ``message_id``, ``time_created``, ``time_updated``,
   ``data``: the record's JSON). Detected by those tables and columns.
@@ -73,6 +75,9 @@ from continuity.formats.jsonl import Line
 
 HARNESS = "opencode"
 DB_NAME = "opencode.db"
+#: The SQLite database of each harness that stores sessions in OpenCode's layout: OpenCode's
+#: own and Kilo's (the Kilo CLI is an OpenCode fork: ``kilo.db``, same tables; issue 42).
+DB_NAMES = {DB_NAME: HARNESS, "kilo.db": "kilo"}
 MIRROR_SUFFIX = ".jsonl"
 CURSOR_SUFFIX = ".cursor.json"
 #: Part types that hold no conversation (kept raw, counted as known).
@@ -89,8 +94,7 @@ def layout(data_dir: str | os.PathLike[str]) -> str | None:
     """``"sqlite"`` or ``"json"`` when ``data_dir`` is an OpenCode data folder (or its
     ``storage`` folder) holding sessions in that layout, else None. Never raises."""
     root = Path(data_dir)
-    db = root / DB_NAME
-    if db.is_file() and _is_opencode_db(db):
+    if database(root) is not None:
         return "sqlite"
     storage = root / "storage" if (root / "storage").is_dir() else root
     sessions = storage / "session"
@@ -99,6 +103,17 @@ def layout(data_dir: str | os.PathLike[str]) -> str | None:
             record = _read_json(path)
             if isinstance(record, dict) and "id" in record and "version" in record:
                 return "json"
+    return None
+
+
+def database(data_dir: str | os.PathLike[str]) -> tuple[Path, str] | None:
+    """``(the database, the harness that wrote it)`` of a data folder holding OpenCode's SQLite
+    layout (``DB_NAMES``: ``opencode.db`` -> ``opencode``, ``kilo.db`` -> ``kilo``), else
+    None. Never raises."""
+    for name, harness in DB_NAMES.items():
+        db = Path(data_dir) / name
+        if db.is_file() and _is_opencode_db(db):
+            return db, harness
     return None
 
 
@@ -325,15 +340,15 @@ def sync_mirrors(
         )
     root = Path(mirror_root)
     root.mkdir(parents=True, exist_ok=True, mode=0o700)
-    source: _Source = (
-        _SqliteSource(Path(data_dir) / DB_NAME) if kind == "sqlite" else _JsonSource(Path(data_dir))
-    )
+    found = database(data_dir) if kind == "sqlite" else None
+    harness = found[1] if found is not None else HARNESS
+    source: _Source = _SqliteSource(found[0]) if found is not None else _JsonSource(Path(data_dir))
     out = []
     try:
         for session in source.sessions():
             sid = str(session["id"])
             safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in sid)
-            out.append(_sync_one(root / f"{safe}{MIRROR_SUFFIX}", session, source))
+            out.append(_sync_one(root / f"{safe}{MIRROR_SUFFIX}", session, source, harness))
     finally:
         source.close()
     return sorted(out)
@@ -380,13 +395,16 @@ class _Cursor:
         os.replace(tmp, self.path)
 
 
-def _sync_one(path: Path, session: dict, source: _Source) -> Path:
+def _sync_one(path: Path, session: dict, source: _Source, harness: str = HARNESS) -> Path:
     cursor = _Cursor(
         path.with_name(path.name[: -len(MIRROR_SUFFIX)] + CURSOR_SUFFIX), source.margin
     )
     lines: list[bytes] = []
     if cursor.fresh("session", session):
-        lines.append(orjson.dumps({"type": "opencode.session", "session": session}))
+        record: dict[str, Any] = {"type": "opencode.session", "session": session}
+        if harness != HARNESS:  # a fork's sessions (Kilo): its reader claims them
+            record["harness"] = harness
+        lines.append(orjson.dumps(record))
     messages, parts = source.changed(session, cursor.since)
     changed = {m["id"]: m for m in messages if cursor.fresh("message", m)}
     fresh_parts = [p for p in parts if cursor.fresh("part", p)]
@@ -445,11 +463,14 @@ class OpenCodeReader(FormatReader):
 
     @classmethod
     def sniff(cls, head: list[dict]) -> bool:
-        return any(
-            isinstance(o, dict)
-            and (str_field(o, "type") or "").startswith("opencode.")
-            and isinstance(o.get("session", o.get("part", o.get("message"))), dict)
-            for o in head[:5]
+        return (
+            any(
+                isinstance(o, dict)
+                and (str_field(o, "type") or "").startswith("opencode.")
+                and isinstance(o.get("session", o.get("part", o.get("message"))), dict)
+                for o in head[:5]
+            )
+            and _fork(head) == cls.harness
         )
 
     def key_from_head(self, head: list[dict]) -> str | None:
@@ -652,3 +673,21 @@ class OpenCodeReader(FormatReader):
         )
         if not isinstance(args, dict):
             self.warn(line, f"tool part {call_id} without an input object")
+
+
+def _fork(head: list[dict]) -> str:
+    """The harness a mirror's session line names (``harness``, written for a fork: Kilo),
+    else OpenCode."""
+    for obj in head[:5]:
+        if isinstance(obj, dict) and obj.get("type") == "opencode.session":
+            name = obj.get("harness")
+            return name if isinstance(name, str) and name else HARNESS
+    return HARNESS
+
+
+class KiloReader(OpenCodeReader):
+    """Kilo CLI sessions (issue 42): Kilo is an OpenCode fork whose ``kilo.db`` has OpenCode's
+    tables, mirrored like OpenCode's (``sync_mirrors``; the session line names ``kilo``) and
+    read by the same rules, as harness ``kilo``."""
+
+    harness: ClassVar[str] = "kilo"

@@ -30,6 +30,7 @@ MODULES = [
     "browse",
     "models",
     "usage",
+    "harnesses",
 ]
 
 #: Every command the modules add, in the order ``register_all`` adds them, with its module.
@@ -55,6 +56,7 @@ COMMANDS = {
     "search": "browse",
     "export": "browse",
     "usage": "usage",
+    "harnesses": "harnesses",
 }
 #: Every command group (``add_typer``) the modules add, in order, with its module. Typer lists a
 #: group's commands before its groups, so ``--help`` shows these after the app's own groups.

@@ -45,10 +45,14 @@ def register(app: typer.Typer) -> None:
 
         `continuity serve` runs this itself (a child process) unless [archive] enabled =
         false. config.toml [archive]: enabled (default true), rescan_seconds (default 60),
-        claude_code, codex, pi, opencode (a folder to watch instead of the default; "" = not
-        watched). Defaults: $CLAUDE_CONFIG_DIR/projects (~/.claude/projects),
-        $CODEX_HOME/sessions (~/.codex/sessions), $PI_CODING_AGENT_DIR/sessions
-        (~/.pi/agent/sessions), $XDG_DATA_HOME/opencode (~/.local/share/opencode)."""
+        claude_code, codex, pi, opencode, gemini_cli, qwen_code, copilot_cli, factory_droid
+        (a folder to watch instead of the default; "" = not watched). Defaults: $CLAUDE_CONFIG_DIR/projects
+        (~/.claude/projects), $CODEX_HOME/sessions (~/.codex/sessions),
+        $PI_CODING_AGENT_DIR/sessions (~/.pi/agent/sessions), $XDG_DATA_HOME/opencode
+        (~/.local/share/opencode), $GEMINI_CLI_HOME/.gemini/tmp (~/.gemini/tmp),
+        $QWEN_HOME/projects (~/.qwen/projects), $COPILOT_HOME/session-state
+        (~/.copilot/session-state), ~/.factory/sessions: `continuity harnesses` lists
+        them."""
         import signal
         import threading
 

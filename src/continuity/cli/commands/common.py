@@ -96,12 +96,20 @@ class SessionHarness(str, enum.Enum):
     ones and OpenCode, which is imported but has no hooks (fresh-user review: ``sessions`` listed
     OpenCode sessions and then refused ``--harness opencode``), the LangGraph threads the
     adapter records (``continuity.adapters.langgraph``, issue 46 item 2) and the OpenAI
-    Agents SDK's sessions the ``agents`` extra's adapter records (``openai-agents``)."""
+    Agents SDK's sessions the ``agents`` extra's adapter records (``openai-agents``). The
+    harnesses are the registry's ``import`` ones (``formats.registry``; a test holds them
+    equal, issue 42)."""
 
     claude_code = "claude-code"
     codex = "codex"
     pi = "pi"
     opencode = "opencode"
+    gemini_cli = "gemini-cli"
+    qwen_code = "qwen-code"
+    copilot_cli = "copilot-cli"
+    cursor_agent = "cursor-agent"
+    kilo = "kilo"
+    factory_droid = "factory-droid"
     langgraph = "langgraph"
     openai_agents = "openai-agents"
 

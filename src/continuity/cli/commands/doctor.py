@@ -57,9 +57,17 @@ import typer
 
 from continuity.cli.commands.common import HomeOptionNoConfigCheck, JsonOption, emit_json, out
 
-HARNESSES = ("claude-code", "codex", "pi")
-#: The executable of each harness's CLI.
-BINARIES = {"claude-code": "claude", "codex": "codex", "pi": "pi"}
+
+def _live_harnesses() -> tuple[tuple[str, ...], dict[str, str]]:
+    from continuity.formats.registry import harness, names
+
+    live = names("live")
+    return live, {name: harness(name).bin for name in live}
+
+
+#: The harnesses doctor checks (the registry's live-capture ones, ``formats.registry``) and
+#: the executable of each one's CLI.
+HARNESSES, BINARIES = _live_harnesses()
 VERSION_TIMEOUT = 15.0
 HEALTH_TIMEOUT = 2.0
 EXIT_BROKEN = 1

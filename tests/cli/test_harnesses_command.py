@@ -1,0 +1,33 @@
+"""``continuity harnesses`` prints the registry (issue 42 item 1); ``--json`` its list."""
+
+from __future__ import annotations
+
+import json
+
+from typer.testing import CliRunner
+
+from continuity.cli.app import app
+
+
+def test_harnesses_json_is_the_documented_list() -> None:
+    done = CliRunner().invoke(app, ["harnesses", "--json"])
+    assert done.exit_code == 0, done.output
+    rows = json.loads(done.stdout)
+    by_name = {r["name"]: r for r in rows}
+    assert len(rows) == 13
+    codex = by_name["codex"]
+    assert {k: codex[k] for k in ("import", "live", "recovery", "resume", "mcp")} == dict.fromkeys(
+        ("import", "live", "recovery", "resume", "mcp"), True
+    )
+    assert codex["verified_version"] == "0.171.0"
+    assert codex["locations"] == ["$CODEX_HOME/sessions or ~/.codex/sessions"]
+    assert by_name["amp"]["import"] is False
+    assert by_name["amp"]["verified_version"] is None
+
+
+def test_harnesses_text_names_each_with_its_support() -> None:
+    done = CliRunner().invoke(app, ["harnesses"])
+    assert done.exit_code == 0, done.output
+    assert "opencode (OpenCode): import; verified: 1.18.33" in done.stdout
+    assert "amp (Amp): none yet; verified: not run by the e2e suite" in done.stdout
+    assert "copilot-cli (GitHub Copilot CLI): import;" in done.stdout
