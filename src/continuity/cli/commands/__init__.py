@@ -30,6 +30,7 @@ MODULES = [
     "browse",
     "models",
     "usage",
+    "team",
 ]
 
 #: Every command the modules add, in the order ``register_all`` adds them, with its module.
@@ -58,7 +59,7 @@ COMMANDS = {
 }
 #: Every command group (``add_typer``) the modules add, in order, with its module. Typer lists a
 #: group's commands before its groups, so ``--help`` shows these after the app's own groups.
-GROUPS = {"memory": "lineage", "hooks": "daemon", "models": "models"}
+GROUPS = {"memory": "lineage", "hooks": "daemon", "models": "models", "team": "team"}
 
 
 def register_all(app: typer.Typer) -> None:

@@ -1,0 +1,139 @@
+"""`continuity team join|share|unshare|status` and `continuity sync` (issue 41): a team's
+sessions on one PostgreSQL team store, local-first and private by default
+(``continuity.team``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from continuity.cli.commands.common import HomeOption, JsonOption, emit_json, err, global_home, out
+
+team_app = typer.Typer(
+    help="Share sessions with a team through one PostgreSQL team store "
+    "(each project private until shared).",
+    no_args_is_help=True,
+)
+
+FolderArgument = typer.Argument(
+    None,
+    metavar="[DIR]",
+    show_default=False,
+    help="A folder of the project (default: the current folder).",
+)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``team`` group to the app."""
+    app.add_typer(team_app, name="team")
+
+
+@team_app.command("join")
+def team_join(
+    ctx: typer.Context,
+    url: str = typer.Argument(
+        ...,
+        metavar="URL",
+        help="The team store: postgresql+psycopg://USER@HOST/DB (no password: $PGPASSWORD or "
+        "~/.pgpass; off this machine with ?sslmode=require or verify-full).",
+    ),
+    name: str | None = typer.Option(
+        None,
+        "--team",
+        metavar="NAME",
+        show_default=False,
+        help="The team's name in the store (default: default).",
+    ),
+    home: Path | None = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Record the team store in the workspace's config.toml [team]. Shares nothing: every
+    project stays private until `continuity team share`."""
+    from continuity.team.local import join
+    from continuity.team.settings import safe_url
+
+    settings = join(global_home(ctx, home), url, name=name)
+    if as_json:
+        emit_json({"url": safe_url(url), "team": settings.name})
+        return
+    err.print(
+        f"joined team {settings.name} at {safe_url(url)}; nothing is shared until "
+        "`continuity team share` in a project's folder",
+        markup=False,
+    )
+
+
+def _share(ctx: typer.Context, folder: Path | None, home: Path | None, shared: bool, as_json: bool):
+    from continuity.team.local import set_shared
+
+    ident, changed = set_shared(global_home(ctx, home), folder or Path.cwd(), shared=shared)
+    if as_json:
+        emit_json(
+            {
+                "project": ident.project,
+                "folder": ident.folder,
+                "shared": shared,
+                "changed": changed,
+            }
+        )
+        return
+    verb = "shared with the team" if shared else "private"
+    note = "" if changed else " (already)"
+    err.print(f"{ident.project} ({ident.folder}): {verb}{note}", markup=False)
+    if shared and not ident.shareable:
+        err.print(
+            "note: this folder has no git remote origin: the team sees it as a folder of this "
+            "machine only, never one project with a clone elsewhere",
+            markup=False,
+        )
+
+
+@team_app.command("share")
+def team_share(
+    ctx: typer.Context,
+    folder: Path | None = FolderArgument,
+    home: Path | None = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Share the project at DIR (its repository, or the folder inside it) with the team: its
+    sessions, redacted, go to the team store at the next `continuity sync`."""
+    _share(ctx, folder, home, True, as_json)
+
+
+@team_app.command("unshare")
+def team_unshare(
+    ctx: typer.Context,
+    folder: Path | None = FolderArgument,
+    home: Path | None = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Stop sharing the project at DIR: nothing more of it is pushed, and at the next
+    `continuity sync` the team no longer reads what was."""
+    _share(ctx, folder, home, False, as_json)
+
+
+@team_app.command("status")
+def team_status(
+    ctx: typer.Context,
+    home: Path | None = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """The team store, the team, this machine's author and machine names, the shared
+    projects, and whether the current folder's project is one of them."""
+    from continuity.team.local import status
+
+    found = status(global_home(ctx, home), Path.cwd())
+    if as_json:
+        emit_json(found.to_dict())
+        return
+    lines = [
+        f"team store: {found.url or 'none (continuity team join URL)'}",
+        f"team: {found.name}",
+        f"author: {found.author}   machine: {found.machine}",
+        f"here: {found.here.project} ({'shared' if found.here_shared else 'private'})",
+        "shared projects:" + ("" if found.shared else " none"),
+        *(f"  {p}" for p in found.shared),
+    ]
+    for line in lines:
+        out.print(line, markup=False, highlight=False)
