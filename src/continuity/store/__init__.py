@@ -46,7 +46,7 @@ __all__ = [
 ]
 
 #: The newest migration; ``open_store`` upgrades any older schema to it.
-HEAD_REVISION = "0024"
+HEAD_REVISION = "0025"
 _MIGRATIONS = Path(__file__).parent / "migrations"
 
 

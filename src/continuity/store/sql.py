@@ -47,6 +47,7 @@ from continuity.store.langgraph import LangGraphStoreMixin
 from continuity.store.lineage import LineageStoreMixin
 from continuity.store.memory import MemoryStoreMixin
 from continuity.store.search import EntrySearchMixin
+from continuity.store.team import TeamSyncStoreMixin
 from continuity.store.vectors import VectorStoreMixin
 
 _CHUNK = 500  # bound on IN-lists and executemany batches
@@ -177,6 +178,7 @@ class SqlStore(
     EntrySearchMixin,
     VectorStoreMixin,
     LangGraphStoreMixin,
+    TeamSyncStoreMixin,
 ):
     """The ``Store`` implementation. Build it with ``continuity.store.open_store``.
 

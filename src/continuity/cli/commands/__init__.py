@@ -56,6 +56,7 @@ COMMANDS = {
     "search": "browse",
     "export": "browse",
     "usage": "usage",
+    "sync": "team",
 }
 #: Every command group (``add_typer``) the modules add, in order, with its module. Typer lists a
 #: group's commands before its groups, so ``--help`` shows these after the app's own groups.

@@ -25,8 +25,43 @@ FolderArgument = typer.Argument(
 
 
 def register(app: typer.Typer) -> None:
-    """Add the ``team`` group to the app."""
+    """Add ``sync`` and the ``team`` group to the app."""
+    app.command("sync")(sync_cmd)
     app.add_typer(team_app, name="team")
+
+
+def sync_cmd(
+    ctx: typer.Context,
+    no_pull: bool = typer.Option(
+        False, "--no-pull", help="Push only; leave the team's index as last pulled."
+    ),
+    batch_rows: int = typer.Option(
+        500, "--batch-rows", min=1, max=100_000, help="Rows per team-store transaction."
+    ),
+    home: Path | None = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Push what is new of the shared projects to the team store (redacted: rows,
+    summaries, checkpoints; never raw lines or transcripts) and pull the team's session
+    index. Safe to stop at any point and run again: nothing is lost or pushed twice."""
+    from continuity.cli.commands.common import open_cli_store
+    from continuity.team.settings import team_settings
+    from continuity.team.sync import sync
+
+    where = global_home(ctx, home)
+    settings = team_settings(where)
+    with open_cli_store(where) as store:
+        report = sync(store, settings, batch_rows=batch_rows, pull=not no_pull)
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    pulled = "" if report.index is None else f"; {report.index} team sessions in the index"
+    err.print(
+        f"pushed {report.rows} rows and {report.checkpoints} checkpoints of "
+        f"{report.sessions} shared sessions to {report.store} ({report.private} private "
+        f"sessions left here){pulled}",
+        markup=False,
+    )
 
 
 @team_app.command("join")
@@ -137,3 +172,59 @@ def team_status(
     ]
     for line in lines:
         out.print(line, markup=False, highlight=False)
+
+
+@team_app.command("init")
+def team_init(
+    url: str = typer.Argument(
+        ..., metavar="URL", help="The team store, as its owner (a role that may create roles)."
+    ),
+    member_role: str = typer.Option(
+        "continuity_member", "--member-role", help="The role every member is granted."
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """As the team store's owner: create (or upgrade) the team store's tables, its member
+    role and the row-level security that lets a member read the team's shared projects and
+    their own sessions, nothing else."""
+    from sqlalchemy import create_engine
+
+    from continuity.team.schema import init_team_store
+    from continuity.team.settings import check_team_url, safe_url
+
+    check_team_url(url, where="team init URL")
+    engine = create_engine(url)
+    try:
+        meta = init_team_store(engine, member_role=member_role)
+    finally:
+        engine.dispose()
+    if as_json:
+        emit_json({"store_id": meta.store_id, "version": meta.version, "role": meta.member_role})
+        return
+    err.print(
+        f"team store ready at {safe_url(url)} (schema {meta.version}, member role "
+        f"{meta.member_role}); add members with `continuity team add-member URL ROLE`",
+        markup=False,
+    )
+
+
+@team_app.command("add-member")
+def team_add_member(
+    url: str = typer.Argument(..., metavar="URL", help="The team store, as its owner."),
+    role: str = typer.Argument(..., metavar="ROLE", help="The member's PostgreSQL role (LOGIN)."),
+    name: str = typer.Option("default", "--team", metavar="NAME", help="The team."),
+) -> None:
+    """As the team store's owner: make an existing PostgreSQL login role a member of a team
+    (it reads the projects the team's members share, and pushes its own)."""
+    from sqlalchemy import create_engine
+
+    from continuity.team.schema import add_member
+    from continuity.team.settings import check_team_url
+
+    check_team_url(url, where="team add-member URL")
+    engine = create_engine(url)
+    try:
+        add_member(engine, role, name)
+    finally:
+        engine.dispose()
+    err.print(f"{role} is a member of team {name}", markup=False)
