@@ -43,7 +43,8 @@ class TeamDb:
         from sqlalchemy import text
 
         with self.engine.begin() as conn:
-            return list(conn.execute(text(query), params))
+            result = conn.execute(text(query), params)
+            return list(result) if result.returns_rows else []
 
 
 def _server() -> Any:
