@@ -106,32 +106,33 @@ class TeamSyncStoreMixin(SqlParts):
         return keys, as_utc(newest) if newest is not None else None, int(top)
 
     def put_team_index(self, team_store: str, rows: Sequence[Mapping[str, Any]]) -> None:
-        """Replace the pulled session index of ``team_store`` with ``rows`` (each the
-        ``team_index`` columns but ``team_store``), in one transaction."""
-        c = t.team_index.c
+        """Replace the pulled session index with ``rows`` of ``team_store`` (each the
+        ``team_index`` columns but ``team_store``), in one transaction. The index holds one
+        team store's sessions, the last pulled: any other store's rows go too."""
         with self._conn() as conn:
-            conn.execute(delete(t.team_index).where(c.team_store == team_store))
+            conn.execute(delete(t.team_index))
             if rows:
                 conn.execute(t.team_index.insert(), [{**r, "team_store": team_store} for r in rows])
 
     def team_index(
         self,
-        team_store: str,
+        team_store: str | None,
         *,
         limit: int = 0,
         project: str | None = None,
         since: datetime | None = None,
     ) -> list[dict[str, Any]]:
-        """The pulled index of ``team_store``, newest activity first, at most ``limit`` (0:
+        """The pulled index of ``team_store`` (None: whichever was pulled last), newest
+        activity first, at most ``limit`` (0:
         all); only of ``project`` (an identity) or a folder inside it; active since
         ``since``. Each a dict of the ``team_index`` columns but ``team_store``."""
         c = t.team_index.c
         activity = func.coalesce(c.ended_at, c.started_at, c.pushed_at)
-        stmt = (
-            select(*(col for col in t.team_index.c if col.name != "team_store"))
-            .where(c.team_store == team_store)
-            .order_by(activity.desc(), c.session_key)
+        stmt = select(*(col for col in t.team_index.c if col.name != "team_store")).order_by(
+            activity.desc(), c.session_key
         )
+        if team_store is not None:
+            stmt = stmt.where(c.team_store == team_store)
         if project is not None:
             stmt = stmt.where(
                 or_(

@@ -5,6 +5,7 @@ sessions on one PostgreSQL team store, local-first and private by default
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -228,3 +229,67 @@ def team_add_member(
     finally:
         engine.dispose()
     err.print(f"{role} is a member of team {name}", markup=False)
+
+
+def team_sessions_out(
+    home: Path | None, limit: int, project: Path | None, since: Any, as_json: bool
+) -> None:
+    """``sessions --team``: the pulled index, as JSON or one line per session (key, author
+    @ machine, project, time, title)."""
+    from continuity.cli.commands.common import open_cli_store
+    from continuity.team.reads import team_sessions
+    from continuity.team.settings import team_settings
+
+    settings = team_settings(home)
+    with open_cli_store(home, read_only=True) as store:
+        rows = team_sessions(store, settings, limit=limit, project=project, since=since)
+    if as_json:
+        emit_json(rows)
+        return
+    for r in rows:
+        when = r["ended_at"] or r["started_at"] or r["pushed_at"]
+        out.print(
+            f"{r['session']}  {r['author']}@{r['machine']}  {r['project']}  {when}  "
+            f"{r['title'] or ''}".rstrip(),
+            markup=False,
+            highlight=False,
+        )
+    if not rows:
+        err.print(
+            "no team sessions: `continuity sync` pulls the team's index"
+            if settings.url
+            else "no team store joined: `continuity team join URL`",
+            markup=False,
+        )
+
+
+def team_search_out(home: Path | None, query: str, limit: int, as_json: bool) -> None:
+    """``search --team``: hits as JSON lines or a head line (session #seq, role, author @
+    machine, project, time) and the snippet; exit 1 when nothing matched."""
+    import sys
+
+    import orjson
+
+    from continuity.cli.commands.common import EXIT_NO_MATCH
+    from continuity.core.text import json_terminal_safe_bytes
+    from continuity.team.reads import team_search
+    from continuity.team.settings import team_settings
+
+    hits = team_search(team_settings(home), query, limit=limit)
+    if as_json:
+        for h in hits:
+            sys.stdout.buffer.write(json_terminal_safe_bytes(orjson.dumps(h.to_dict())) + b"\n")
+        sys.stdout.buffer.flush()
+    else:
+        for h in hits:
+            out.print(
+                f"{h.session} #{h.seq} {h.role} · {h.author}@{h.machine} · {h.project} · "
+                f"{h.ts or 'no time'}",
+                markup=False,
+                highlight=False,
+            )
+            out.print("  " + h.snippet, markup=False, highlight=False)
+        if not hits:
+            err.print(f"no team row matches {query!r}", markup=False)
+    if not hits:
+        raise typer.Exit(EXIT_NO_MATCH)
