@@ -201,7 +201,7 @@ def check_team_store(conn: Any) -> TeamMeta:
     except ProgrammingError as exc:  # no USAGE on the schema: not a member
         raise StoreError(
             "the team store refuses this role: its owner grants it the member role "
-            f"(continuity team add-member ROLE): {str(exc.orig).splitlines()[0]}"
+            f"(continuity team add-member URL ROLE): {str(exc.orig).splitlines()[0]}"
         ) from None
     if meta is None:
         raise StoreError(
