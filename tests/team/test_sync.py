@@ -189,3 +189,67 @@ def test_unshare_stops_the_team_reading(
     sync(ana, _settings(team_db, "ana", [], "ana-laptop"))  # unshared
     assert sync(bo, _settings(team_db, "bo", [], "bo-mac")).index == 0
     assert team_db.sql("SELECT count(*) FROM continuity_team.shares")[0][0] == 0
+
+
+def test_checkpoints_go_with_their_digest_redacted(
+    team_db: TeamDb, workspace: Any, two_repos: dict[str, Path]
+) -> None:
+    from continuity.core.model import Checkpoint, CheckpointTrigger
+
+    _, store = workspace("ana")
+    add_session(store, "s1", two_repos["ana_app"], [{"env": {"DB_PASSWORD": PASSWORD}}, "go"])
+    settings = _settings(team_db, "ana", ["git:github.com/acme/app"], "ana-laptop")
+    sync(store, settings)
+    assert team_db.sql("SELECT count(*) FROM continuity_team.checkpoints") == [(0,)]
+
+    def checkpoint(digest: str) -> None:
+        store.insert_checkpoint(
+            Checkpoint(
+                "s1",
+                "claude-code",
+                str(two_repos["ana_app"]),
+                None,
+                CheckpointTrigger.EXPLICIT,
+                digest,
+                2,
+            ),
+            max_per_session=50,
+        )
+
+    checkpoint(f"## Focus\nlogged in with {PASSWORD} then ran the tests")
+    report = sync(store, settings)
+    assert (report.rows, report.checkpoints) == (0, 1)  # no row again, the checkpoint
+    digest = team_db.sql("SELECT digest FROM continuity_team.checkpoints")[0][0]
+    assert PASSWORD not in digest and "ran the tests" in digest
+    checkpoint("## Focus\nsecond")
+    assert sync(store, settings).checkpoints == 2
+    assert team_db.sql("SELECT count(*) FROM continuity_team.checkpoints") == [(2,)]
+
+
+def test_a_dropped_connection_mid_sync(
+    team_db: TeamDb, workspace: Any, two_repos: dict[str, Path]
+) -> None:
+    """The member's connection is killed by the server after the first batch: the next
+    batch reconnects (pre-ping) and the sync ends with every row once."""
+    _, store = workspace("ana")
+    add_session(store, "s1", two_repos["ana_app"], [f"row {i}" for i in range(9)])
+    settings = _settings(team_db, "ana", ["git:github.com/acme/app"], "ana-laptop")
+    killed: list[int] = []
+
+    def drop(_key: str, sent: int) -> None:
+        if not killed:
+            killed.extend(
+                r[0]
+                for r in team_db.sql(
+                    "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                    "WHERE usename = :u AND datname = current_database()",
+                    u=team_db.roles["ana"],
+                )
+            )
+
+    report = sync(store, settings, batch_rows=3, progress=drop)
+    assert killed and all(killed)
+    assert report.rows == 9
+    assert team_db.sql("SELECT count(*), count(DISTINCT seq) FROM continuity_team.entries") == [
+        (9, 9)
+    ]

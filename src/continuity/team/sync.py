@@ -147,9 +147,6 @@ def sync(
     so far)`` after each batch. Returns a ``SyncReport``. Raises ``ConfigError`` when no team
     store is joined, ``StoreError`` when it cannot be reached or refuses a write (the marks
     then stay where the last committed batch put them)."""
-    from continuity.redaction.funnel import redact
-    from continuity.redaction.session import in_session
-
     if not settings.url:
         raise ConfigError("no team store joined: run `continuity team join URL` first")
     if batch_rows < 1:
@@ -165,7 +162,8 @@ def sync(
         team.set_shares(settings.name, settings.shared)
         marks = store.team_marks(sid)
         since = datetime.fromisoformat(marks["sessions"]) - MARGIN if "sessions" in marks else None
-        keys, newest, top = store.sessions_changed(since, int(marks.get("checkpoints", "0")))
+        after_checkpoint = int(marks.get("checkpoints", "0"))
+        keys, newest, top = store.sessions_changed(since, after_checkpoint)
         report.candidates = len(keys)
         pushed = store.team_pushed(sid, keys)
         for key in keys:
@@ -177,74 +175,24 @@ def sync(
             if ident is None or share is None:
                 report.private += 1
                 continue
-            done_seq, done_sha = pushed.get(key, (-1, ""))
-            last_seq = session.entry_count - 1
-            checkpoints = store.checkpoints(key)
-            with in_session(store, key) as secrets:
-                sha = secrets_digest(secrets)
-                start = done_seq if sha == done_sha else -1
-                from continuity.browse.titles import session_title
-
-                common = {
+            _push_session(
+                store,
+                team,
+                sid,
+                session,
+                pushed.get(key, (-1, "")),
+                {
                     "machine": machine,
                     "session_key": key,
                     "project": ident.project,
                     "shared_as": share,
-                }
-                team.push_session(
-                    {
-                        **common,
-                        "author": author,
-                        "harness": session.harness,
-                        "title": _nul_free(session_title(store, session) or "") or None,
-                        "started_at": session.started_at,
-                        "ended_at": session.ended_at,
-                        "entry_count": session.entry_count,
-                    }
-                )
-                if start < last_seq:
-                    from continuity.store import iter_entries
-
-                    batch: list[dict[str, Any]] = []
-                    sent = 0
-                    for e in iter_entries(store, key, after_seq=start, page_rows=batch_rows):
-                        row_json, body = redacted_row(e)
-                        batch.append(
-                            {
-                                **common,
-                                "seq": e.seq,
-                                "kind": e.kind.value,
-                                "role": e.role.value,
-                                "ts": e.timestamp,
-                                "visible": e.visible,
-                                "row_json": row_json,
-                                "body": body,
-                            }
-                        )
-                        if len(batch) >= batch_rows:
-                            sent += _flush(team, store, sid, key, batch, sha, report)
-                            if progress:
-                                progress(key, sent)
-                    if batch:
-                        sent += _flush(team, store, sid, key, batch, sha, report)
-                        if progress:
-                            progress(key, sent)
-                team.replace_checkpoints(
-                    machine,
-                    key,
-                    [
-                        {
-                            **common,
-                            "checkpoint_id": c.checkpoint_id,
-                            "trigger": c.trigger.value,
-                            "digest": _nul_free(redact(c.digest)),
-                            "prompt_count": c.prompt_count,
-                            "created_at": c.created_at,
-                        }
-                        for c in checkpoints
-                    ],
-                )
-                report.checkpoints += len(checkpoints)
+                },
+                author=author,
+                after_checkpoint=after_checkpoint,
+                batch_rows=batch_rows,
+                report=report,
+                progress=progress,
+            )
             report.sessions += 1
             report.pushed_keys.append(key)
         new_marks = {"checkpoints": str(top)}
@@ -259,6 +207,95 @@ def sync(
     finally:
         if own:
             team.close()
+
+
+def _push_session(
+    store: Any,
+    team: TeamStore,
+    sid: str,
+    session: Any,
+    done: tuple[int, str],
+    common: dict[str, Any],
+    *,
+    author: str,
+    after_checkpoint: int,
+    batch_rows: int,
+    report: SyncReport,
+    progress: Callable[[str, int], None] | None,
+) -> None:
+    """Push one shared session: its index row; its rows after its mark (every row when the
+    digest of its secrets changed), batch by batch; its checkpoints. A session with no row
+    and no checkpoint since its mark gets its index row only, without reading its rows
+    (its secrets cannot have changed: rows are only appended)."""
+    from continuity.browse.titles import session_title
+    from continuity.redaction.funnel import redact
+    from continuity.redaction.session import in_session
+    from continuity.store import iter_entries
+
+    key = session.key
+    done_seq, done_sha = done
+    last_seq = session.entry_count - 1
+    checkpoints = store.checkpoints(key)
+    new_checkpoint = any((c.checkpoint_id or 0) > after_checkpoint for c in checkpoints)
+    index_row = {
+        **common,
+        "author": author,
+        "harness": session.harness,
+        # the session-wide rule on the title alone (browse.titles: secrets_in_text)
+        "title": _nul_free(session_title(store, session) or "") or None,
+        "started_at": session.started_at,
+        "ended_at": session.ended_at,
+        "entry_count": session.entry_count,
+    }
+    team.push_session(index_row)
+    if done_sha and done_seq >= last_seq and not new_checkpoint:
+        return
+    with in_session(store, key) as secrets:
+        sha = secrets_digest(secrets)
+        start = done_seq if sha == done_sha else -1
+        if start < last_seq:
+            batch: list[dict[str, Any]] = []
+            sent = 0
+            for e in iter_entries(store, key, after_seq=start, page_rows=batch_rows):
+                row_json, body = redacted_row(e)
+                batch.append(
+                    {
+                        **common,
+                        "seq": e.seq,
+                        "kind": e.kind.value,
+                        "role": e.role.value,
+                        "ts": e.timestamp,
+                        "visible": e.visible,
+                        "row_json": row_json,
+                        "body": body,
+                    }
+                )
+                if len(batch) >= batch_rows:
+                    sent += _flush(team, store, sid, key, batch, sha, report)
+                    if progress:
+                        progress(key, sent)
+            if batch:
+                sent += _flush(team, store, sid, key, batch, sha, report)
+                if progress:
+                    progress(key, sent)
+        elif sha != done_sha or done_seq < 0:
+            store.set_team_pushed(sid, key, last_seq, sha)  # an empty session
+        team.replace_checkpoints(
+            common["machine"],
+            key,
+            [
+                {
+                    **common,
+                    "checkpoint_id": c.checkpoint_id,
+                    "trigger": c.trigger.value,
+                    "digest": _nul_free(redact(c.digest)),
+                    "prompt_count": c.prompt_count,
+                    "created_at": c.created_at,
+                }
+                for c in checkpoints
+            ],
+        )
+        report.checkpoints += len(checkpoints)
 
 
 def _flush(
