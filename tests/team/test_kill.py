@@ -105,3 +105,30 @@ def test_sigkill_in_the_middle_of_a_push(team_db: TeamDb, tmp_path: Path) -> Non
         "SELECT count(DISTINCT body) FROM continuity_team.entries WHERE session_key = 's1'"
     )
     assert bodies == [(total,)]
+
+
+def test_two_syncs_at_once_duplicate_nothing(team_db: TeamDb, tmp_path: Path) -> None:
+    """Two ``continuity sync`` processes of one workspace at once (a daemon's and a user's),
+    and a second member's machine pushing the same repository meanwhile: every row once."""
+    home = _member_home(team_db, tmp_path, rows=400)
+    bo_home = tmp_path / "bo-home"
+    bo_home.mkdir()
+    bo_repo = git_clone(tmp_path / "bo" / "app", "https://github.com/acme/app")
+    with open_store(f"sqlite:///{bo_home / 'continuity.db'}") as store:
+        add_session(store, "b1", bo_repo, [f"bo row {i}" for i in range(50)])
+    write_team(
+        bo_home, {"url": team_db.url("bo"), "name": "core", "machine": "bo-mac", "shared": [APP]}
+    )
+    procs = [
+        _sync(home, "--batch-rows", "25"),
+        _sync(home, "--batch-rows", "40"),
+        _sync(bo_home, "--batch-rows", "10"),
+    ]
+    for proc in procs:
+        _, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err.decode()
+    assert _counts(team_db) == {"s1": (400, 400, 399), "s2": (7, 7, 6), "b1": (50, 50, 49)}
+    machines = team_db.sql(
+        "SELECT machine, count(*) FROM continuity_team.sessions GROUP BY 1 ORDER BY 1"
+    )
+    assert [tuple(r) for r in machines] == [("ana-laptop", 2), ("bo-mac", 1)]

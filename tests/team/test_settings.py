@@ -124,3 +124,16 @@ def test_cli_team_commands(
     assert run_main(monkeypatch, capsys, "team", "unshare")[0] == 0
     code, out, _ = run_main(monkeypatch, capsys, "team", "status", "--json")
     assert json.loads(out)["shared"] == []
+
+
+def test_sync_without_a_team_or_with_the_store_down(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    code, _, err = run_main(monkeypatch, capsys, "sync")
+    assert code == 2 and "continuity team join URL" in err
+    # nothing listens on port 9 of this machine: the store is unreachable, exit 4, no password
+    join(None, "postgresql+psycopg://ana@127.0.0.1:9/team?connect_timeout=3")
+    monkeypatch.setenv("PGPASSWORD", "pw-not-shown-1234")
+    code, _, err = run_main(monkeypatch, capsys, "sync")
+    assert code == 4 and "team store postgresql+psycopg://ana@127.0.0.1:9/team" in err
+    assert "pw-not-shown-1234" not in err
