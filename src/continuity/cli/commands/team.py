@@ -45,14 +45,10 @@ def sync_cmd(
     """Push what is new of the shared projects to the team store (redacted: rows,
     summaries, checkpoints; never raw lines or transcripts) and pull the team's session
     index. Safe to stop at any point and run again: nothing is lost or pushed twice."""
-    from continuity.cli.commands.common import open_cli_store
-    from continuity.team.settings import team_settings
-    from continuity.team.sync import sync
+    from continuity.cli.commands.common import open_workspace
 
-    where = global_home(ctx, home)
-    settings = team_settings(where)
-    with open_cli_store(where) as store:
-        report = sync(store, settings, batch_rows=batch_rows, pull=not no_pull)
+    with open_workspace(global_home(ctx, home)) as ws:
+        report = ws.sync(batch_rows=batch_rows, pull=not no_pull)
     if as_json:
         emit_json(report.to_dict())
         return
@@ -236,13 +232,12 @@ def team_sessions_out(
 ) -> None:
     """``sessions --team``: the pulled index, as JSON or one line per session (key, author
     @ machine, project, time, title)."""
-    from continuity.cli.commands.common import open_cli_store
-    from continuity.team.reads import team_sessions
+    from continuity.cli.commands.common import open_workspace
     from continuity.team.settings import team_settings
 
     settings = team_settings(home)
-    with open_cli_store(home, read_only=True) as store:
-        rows = team_sessions(store, settings, limit=limit, project=project, since=since)
+    with open_workspace(home, read_only=True) as ws:
+        rows = ws.team_sessions(limit, project=project, since=since)
     if as_json:
         emit_json(rows)
         return
@@ -270,12 +265,11 @@ def team_search_out(home: Path | None, query: str, limit: int, as_json: bool) ->
 
     import orjson
 
-    from continuity.cli.commands.common import EXIT_NO_MATCH
+    from continuity.cli.commands.common import EXIT_NO_MATCH, open_workspace
     from continuity.core.text import json_terminal_safe_bytes
-    from continuity.team.reads import team_search
-    from continuity.team.settings import team_settings
 
-    hits = team_search(team_settings(home), query, limit=limit)
+    with open_workspace(home, read_only=True) as ws:
+        hits = ws.team_search(query, limit)
     if as_json:
         for h in hits:
             sys.stdout.buffer.write(json_terminal_safe_bytes(orjson.dumps(h.to_dict())) + b"\n")
