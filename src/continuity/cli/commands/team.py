@@ -19,7 +19,6 @@ team_app = typer.Typer(
 
 FolderArgument = typer.Argument(
     None,
-    metavar="[DIR]",
     show_default=False,
     help="A folder of the project (default: the current folder).",
 )
@@ -66,7 +65,6 @@ def team_join(
     ctx: typer.Context,
     url: str = typer.Argument(
         ...,
-        metavar="URL",
         help="The team store: postgresql+psycopg://USER@HOST/DB (no password: $PGPASSWORD or "
         "~/.pgpass; off this machine with ?sslmode=require or verify-full).",
     ),
@@ -128,7 +126,7 @@ def team_share(
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Share the project at DIR (its repository, or the folder inside it) with the team: its
+    """Share the project at FOLDER (its repository, or the folder inside it) with the team: its
     sessions, redacted, go to the team store at the next `continuity sync`."""
     _share(ctx, folder, home, True, as_json)
 
@@ -140,7 +138,7 @@ def team_unshare(
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Stop sharing the project at DIR: nothing more of it is pushed, and at the next
+    """Stop sharing the project at FOLDER: nothing more of it is pushed, and at the next
     `continuity sync` the team no longer reads what was."""
     _share(ctx, folder, home, False, as_json)
 
@@ -174,7 +172,7 @@ def team_status(
 @team_app.command("init")
 def team_init(
     url: str = typer.Argument(
-        ..., metavar="URL", help="The team store, as its owner (a role that may create roles)."
+        ..., help="The team store, as its owner (a role that may create roles)."
     ),
     member_role: str = typer.Option(
         "continuity_member", "--member-role", help="The role every member is granted."
@@ -207,8 +205,8 @@ def team_init(
 
 @team_app.command("add-member")
 def team_add_member(
-    url: str = typer.Argument(..., metavar="URL", help="The team store, as its owner."),
-    role: str = typer.Argument(..., metavar="ROLE", help="The member's PostgreSQL role (LOGIN)."),
+    url: str = typer.Argument(..., help="The team store, as its owner."),
+    role: str = typer.Argument(..., help="The member's PostgreSQL role (LOGIN)."),
     name: str = typer.Option("default", "--team", metavar="NAME", help="The team."),
 ) -> None:
     """As the team store's owner: make an existing PostgreSQL login role a member of a team
