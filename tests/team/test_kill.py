@@ -132,3 +132,40 @@ def test_two_syncs_at_once_duplicate_nothing(team_db: TeamDb, tmp_path: Path) ->
         "SELECT machine, count(*) FROM continuity_team.sessions GROUP BY 1 ORDER BY 1"
     )
     assert [tuple(r) for r in machines] == [("ana-laptop", 2), ("bo-mac", 1)]
+
+
+def test_sync_watch_catches_up_after_the_store_refused_it(team_db: TeamDb, tmp_path: Path) -> None:
+    """``sync --watch 1``: while the member's access is revoked every round fails (one line
+    on stderr) and nothing is lost; granted again, the next round pushes everything, and a
+    session added meanwhile arrives within a few rounds."""
+    home = _member_home(team_db, tmp_path, rows=5)
+    group = team_db.sql("SELECT member_role FROM continuity_team.meta")[0][0]
+    ana = team_db.roles["ana"]
+    team_db.sql(f'REVOKE "{group}" FROM "{ana}"')
+    proc = _sync(home, "--watch", "1")
+    try:
+        time.sleep(2.5)
+        assert proc.poll() is None
+        assert _counts(team_db) == {}
+        team_db.sql(f'GRANT "{group}" TO "{ana}"')
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and _counts(team_db) != {
+            "s1": (5, 5, 4),
+            "s2": (7, 7, 6),
+        }:
+            time.sleep(0.2)
+        assert _counts(team_db) == {"s1": (5, 5, 4), "s2": (7, 7, 6)}
+        with open_store(f"sqlite:///{home / 'continuity.db'}") as store:
+            repo = tmp_path / "ana" / "app"
+            add_session(store, "s3", repo, ["a new session while watching"])
+        t0 = time.monotonic()
+        while time.monotonic() < t0 + 30 and "s3" not in _counts(team_db):
+            time.sleep(0.1)
+        assert _counts(team_db).get("s3") == (1, 1, 0)
+        assert time.monotonic() - t0 < 10  # within a few rounds of one second
+    finally:
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 0, err.decode()
+    text = err.decode()
+    assert text.count("trying again every 1 s") == 1 and "answers again" in text

@@ -38,6 +38,16 @@ def sync_cmd(
     batch_rows: int = typer.Option(
         500, "--batch-rows", min=1, max=100_000, help="Rows per team-store transaction."
     ),
+    watch: float | None = typer.Option(
+        None,
+        "--watch",
+        metavar="SECONDS",
+        min=1,
+        max=86_400,
+        show_default=False,
+        help="Keep syncing, every SECONDS, until interrupted; a team store that cannot be "
+        "reached is tried again at the next round (capture goes on locally meanwhile).",
+    ),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -47,7 +57,13 @@ def sync_cmd(
     from continuity.cli.commands.common import open_workspace
 
     with open_workspace(global_home(ctx, home)) as ws:
-        report = ws.sync(batch_rows=batch_rows, pull=not no_pull)
+        if watch is None:
+            _print_sync(ws.sync(batch_rows=batch_rows, pull=not no_pull), as_json)
+            return
+        _watch(ws, watch, batch_rows=batch_rows, pull=not no_pull, as_json=as_json)
+
+
+def _print_sync(report: Any, as_json: bool) -> None:
     if as_json:
         emit_json(report.to_dict())
         return
@@ -58,6 +74,45 @@ def sync_cmd(
         f"sessions left here){pulled}",
         markup=False,
     )
+
+
+def _watch(ws: Any, seconds: float, *, batch_rows: int, pull: bool, as_json: bool) -> None:
+    """``sync --watch``: a sync every ``seconds`` until interrupted (Ctrl-C: exit 0). A round
+    that pushed something is reported (JSON: one line per round); a ``StoreError`` (the team
+    store down, a dropped connection, a refused write) is one line on stderr, and the next
+    round starts from the marks the last committed batch left."""
+    import sys
+    import time
+
+    import orjson
+
+    from continuity.core.errors import StoreError
+    from continuity.core.text import json_terminal_safe_bytes
+
+    failing = False
+    try:
+        while True:
+            started = time.monotonic()
+            try:
+                report = ws.sync(batch_rows=batch_rows, pull=pull)
+            except StoreError as exc:
+                if not failing:  # once per outage, not once per round
+                    err.print(f"sync: {exc}; trying again every {seconds:g} s", markup=False)
+                failing = True
+            else:
+                if failing:
+                    err.print("sync: the team store answers again", markup=False)
+                failing = False
+                if report.rows or report.checkpoints or report.sessions:
+                    if as_json:
+                        line = json_terminal_safe_bytes(orjson.dumps(report.to_dict()))
+                        sys.stdout.buffer.write(line + b"\n")
+                        sys.stdout.buffer.flush()
+                    elif report.rows or report.checkpoints:
+                        _print_sync(report, False)
+            time.sleep(max(0.0, seconds - (time.monotonic() - started)))
+    except KeyboardInterrupt:
+        return
 
 
 @team_app.command("join")
