@@ -253,3 +253,23 @@ def test_a_dropped_connection_mid_sync(
     assert team_db.sql("SELECT count(*), count(DISTINCT seq) FROM continuity_team.entries") == [
         (9, 9)
     ]
+
+
+def test_rows_moved_off_the_conversation_path_are_pushed_again(
+    team_db: TeamDb, workspace: Any, two_repos: dict[str, Path]
+) -> None:
+    """A pi branch (rows put off the path) changes earlier rows' visibility: the team's copy
+    follows, every row once."""
+    _, store = workspace("ana")
+    add_session(store, "s1", two_repos["ana_app"], ["a", "b", "c", "d"])
+    settings = _settings(team_db, "ana", ["git:github.com/acme/app"], "ana-laptop")
+    assert sync(store, settings, batch_rows=3).rows == 4
+    store.set_on_path("s1", [2, 3], False)
+    add_session(store, "s1", two_repos["ana_app"], ["e"])
+    assert sync(store, settings).rows == 5  # all again: rows 2 and 3 moved
+    rows = team_db.sql(
+        "SELECT seq, visible FROM continuity_team.entries WHERE session_key = 's1' ORDER BY seq"
+    )
+    assert [tuple(r) for r in rows] == [(0, True), (1, True), (2, False), (3, False), (4, True)]
+    add_session(store, "s1", two_repos["ana_app"], ["f"])
+    assert sync(store, settings).rows == 1  # the path only grew: the new row alone

@@ -529,8 +529,10 @@ team_marks = Table(
     Column("mark", Text, nullable=False),
 )
 
-#: issue 41: per session, the last seq pushed and the digest of the session-wide secrets the
-#: pushed rows were redacted with (another digest: every row again).
+#: issue 41: per session, the last seq pushed, the digest of the session-wide secrets the
+#: pushed rows were redacted with (another digest: every row again) and how many of the rows
+#: through that seq were visible when the session's push ended (NULL: a push was cut short;
+#: another count: rows moved on or off the conversation path, every row again).
 team_pushed = Table(
     "team_pushed",
     metadata,
@@ -538,6 +540,7 @@ team_pushed = Table(
     Column("session_key", String(200), primary_key=True),
     Column("pushed_seq", Integer, nullable=False),
     Column("secrets_sha", String(64), nullable=False),
+    Column("visible_rows", Integer),
     Column("pushed_at", DateTime(timezone=True), nullable=False),
 )
 

@@ -44,31 +44,44 @@ class TeamSyncStoreMixin(SqlParts):
                 stmt, [{"team_store": team_store, "name": k, "mark": v} for k, v in marks.items()]
             )
 
-    def team_pushed(self, team_store: str, keys: Iterable[str]) -> dict[str, tuple[int, str]]:
-        """``{session key: (last seq pushed, secrets digest)}`` of those of ``keys`` pushed to
-        ``team_store``."""
+    def team_pushed(
+        self, team_store: str, keys: Iterable[str]
+    ) -> dict[str, tuple[int, str, int | None]]:
+        """``{session key: (last seq pushed, secrets digest, visible rows through it or
+        None)}`` of those of ``keys`` pushed to ``team_store``."""
         c = t.team_pushed.c
         wanted = list(dict.fromkeys(keys))
-        found: dict[str, tuple[int, str]] = {}
+        found: dict[str, tuple[int, str, int | None]] = {}
         with self._conn() as conn:
             for i in range(0, len(wanted), 500):
                 rows = conn.execute(
-                    select(c.session_key, c.pushed_seq, c.secrets_sha).where(
+                    select(c.session_key, c.pushed_seq, c.secrets_sha, c.visible_rows).where(
                         c.team_store == team_store, c.session_key.in_(wanted[i : i + 500])
                     )
                 )
-                found.update({r.session_key: (r.pushed_seq, r.secrets_sha) for r in rows})
+                found.update(
+                    {r.session_key: (r.pushed_seq, r.secrets_sha, r.visible_rows) for r in rows}
+                )
         return found
 
-    def set_team_pushed(self, team_store: str, key: str, seq: int, secrets_sha: str) -> None:
+    def set_team_pushed(
+        self,
+        team_store: str,
+        key: str,
+        seq: int,
+        secrets_sha: str,
+        visible_rows: int | None = None,
+    ) -> None:
         """Record that session ``key``'s rows up to ``seq`` are in ``team_store``, redacted
-        with the secrets whose digest is ``secrets_sha``."""
+        with the secrets whose digest is ``secrets_sha``, ``visible_rows`` of them visible
+        (None: not counted, a push still under way)."""
         stmt = t.upsert_insert(self.dialect, t.team_pushed)
         stmt = stmt.on_conflict_do_update(
             index_elements=["team_store", "session_key"],
             set_={
                 "pushed_seq": stmt.excluded.pushed_seq,
                 "secrets_sha": stmt.excluded.secrets_sha,
+                "visible_rows": stmt.excluded.visible_rows,
                 "pushed_at": stmt.excluded.pushed_at,
             },
         )
@@ -80,9 +93,20 @@ class TeamSyncStoreMixin(SqlParts):
                     "session_key": key,
                     "pushed_seq": seq,
                     "secrets_sha": secrets_sha,
+                    "visible_rows": visible_rows,
                     "pushed_at": datetime.now(UTC),
                 },
             )
+
+    def visible_through(self, key: str, seq: int) -> int:
+        """How many rows of session ``key`` with a seq up to ``seq`` are visible (on the
+        conversation path)."""
+        e = t.entries.c
+        with self._conn() as conn:
+            stmt = select(func.count()).where(
+                e.session_key == key, e.seq <= seq, e.visible.is_(True)
+            )
+            return int(conn.execute(stmt).scalar() or 0)
 
     def sessions_changed(
         self, since: datetime | None, after_checkpoint: int

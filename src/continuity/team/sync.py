@@ -13,9 +13,11 @@ the transcript JSONL, never a media blob.
 **Watermarks** (``store.team``, keyed by the team store's id): per table, the newest
 ``sessions.updated_at`` and the highest ``session_checkpoints`` id seen, so a sync reads only
 the sessions touched since (less ``MARGIN``, for a write that committed late); per session,
-the last seq pushed and the digest of the secrets its rows were redacted with. A session
-whose digest changed (a later row revealed a secret an earlier row repeats) has every row
-pushed again, redacted anew; otherwise only the rows after the mark.
+the last seq pushed, the digest of the secrets its rows were redacted with and how many of
+them were visible. A session whose digest changed (a later row revealed a secret an earlier
+row repeats), or whose rows through the mark moved on or off the conversation path (a pi
+branch, a repeat hidden), has every row pushed again; otherwise only the rows after the
+mark.
 
 **Kill -9 at any point.** Each batch of ``batch_rows`` rows is one team-store transaction,
 an upsert keyed by owner, machine, session and seq; its local mark is written after the
@@ -180,7 +182,7 @@ def sync(
                 team,
                 sid,
                 session,
-                pushed.get(key, (-1, "")),
+                pushed.get(key, (-1, "", None)),
                 {
                     "machine": machine,
                     "session_key": key,
@@ -214,7 +216,7 @@ def _push_session(
     team: TeamStore,
     sid: str,
     session: Any,
-    done: tuple[int, str],
+    done: tuple[int, str, int | None],
     common: dict[str, Any],
     *,
     author: str,
@@ -224,17 +226,19 @@ def _push_session(
     progress: Callable[[str, int], None] | None,
 ) -> None:
     """Push one shared session: its index row; its rows after its mark (every row when the
-    digest of its secrets changed), batch by batch; its checkpoints. A session with no row
-    and no checkpoint since its mark gets its index row only, without reading its rows
-    (its secrets cannot have changed: rows are only appended)."""
+    digest of its secrets changed, or the count of its visible rows through the mark: rows
+    moved on or off the conversation path), batch by batch; its checkpoints. A session with
+    no row, no checkpoint and no visibility change since its mark gets its index row only,
+    without scanning its rows (its secrets cannot have changed: rows are only appended)."""
     from continuity.browse.titles import session_title
     from continuity.redaction.funnel import redact
     from continuity.redaction.session import in_session
     from continuity.store import iter_entries
 
     key = session.key
-    done_seq, done_sha = done
+    done_seq, done_sha, done_visible = done
     last_seq = session.entry_count - 1
+    moved = done_seq >= 0 and done_visible != store.visible_through(key, done_seq)
     checkpoints = store.checkpoints(key)
     new_checkpoint = any((c.checkpoint_id or 0) > after_checkpoint for c in checkpoints)
     index_row = {
@@ -248,16 +252,20 @@ def _push_session(
         "entry_count": session.entry_count,
     }
     team.push_session(index_row)
-    if done_sha and done_seq >= last_seq and not new_checkpoint:
+    if done_sha and done_seq >= last_seq and not new_checkpoint and not moved:
         return
     with in_session(store, key) as secrets:
         sha = secrets_digest(secrets)
-        start = done_seq if sha == done_sha else -1
+        start = done_seq if sha == done_sha and not moved else -1
+        # rows visible through the last row pushed: counted as the rows go (from the mark's
+        # own count when pushing on from it; start == done_seq implies done_visible is exact)
+        visible = (done_visible or 0) if start == done_seq else 0
         if start < last_seq:
             batch: list[dict[str, Any]] = []
             sent = 0
             for e in iter_entries(store, key, after_seq=start, page_rows=batch_rows):
                 row_json, body = redacted_row(e)
+                visible += 1 if e.visible else 0
                 batch.append(
                     {
                         **common,
@@ -271,15 +279,15 @@ def _push_session(
                     }
                 )
                 if len(batch) >= batch_rows:
-                    sent += _flush(team, store, sid, key, batch, sha, report)
+                    sent += _flush(team, store, sid, key, batch, sha, visible, report)
                     if progress:
                         progress(key, sent)
             if batch:
-                sent += _flush(team, store, sid, key, batch, sha, report)
+                sent += _flush(team, store, sid, key, batch, sha, visible, report)
                 if progress:
                     progress(key, sent)
-        elif sha != done_sha or done_seq < 0:
-            store.set_team_pushed(sid, key, last_seq, sha)  # an empty session
+        elif last_seq < 0 and (sha != done_sha or done_visible is None):
+            store.set_team_pushed(sid, key, -1, sha, 0)  # an empty session
         team.replace_checkpoints(
             common["machine"],
             key,
@@ -305,11 +313,13 @@ def _flush(
     key: str,
     batch: list[dict[str, Any]],
     sha: str,
+    visible: int,
     report: SyncReport,
 ) -> int:
-    """Push ``batch`` (one transaction), then mark it pushed locally; empties ``batch``."""
+    """Push ``batch`` (one transaction), then mark it pushed locally (with ``visible``, the
+    session's visible rows through its last); empties ``batch``."""
     team.push_entries(batch)
-    store.set_team_pushed(sid, key, batch[-1]["seq"], sha)
+    store.set_team_pushed(sid, key, batch[-1]["seq"], sha, visible)
     n = len(batch)
     report.rows += n
     report.batches += 1

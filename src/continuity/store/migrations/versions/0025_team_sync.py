@@ -3,9 +3,9 @@ index pulled from it (issue 41 item 1).
 
 Why: ``continuity sync`` pushes only what is new since its watermarks, per table
 (``team_marks``: the sessions' ``updated_at`` and the checkpoints' id last seen), and per
-session how far its rows went and under which set of session-wide secrets
-(``team_pushed``: a new secret found in a later row re-pushes the earlier rows, redacted
-again). The team's session index (``team_index``) is what ``sessions --team`` reads offline.
+session how far its rows went, under which set of session-wide secrets and with how many
+of them visible (``team_pushed``: a new secret found in a later row, or earlier rows put off
+or on the conversation path, re-pushes the earlier rows). The team's session index (``team_index``) is what ``sessions --team`` reads offline.
 Each is keyed by the team store's own id, so joining another store starts over. Three new
 tables; nothing else changes. The downgrade drops them.
 
@@ -37,6 +37,7 @@ def upgrade() -> None:
         sa.Column("session_key", sa.String(200), primary_key=True),
         sa.Column("pushed_seq", sa.Integer, nullable=False),
         sa.Column("secrets_sha", sa.String(64), nullable=False),
+        sa.Column("visible_rows", sa.Integer),
         sa.Column("pushed_at", sa.DateTime(timezone=True), nullable=False),
     )
     op.create_table(
