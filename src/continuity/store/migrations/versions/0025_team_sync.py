@@ -4,10 +4,11 @@ index pulled from it (issue 41 item 1).
 Why: ``continuity sync`` pushes only what is new since its watermarks, per table
 (``team_marks``: the sessions' ``updated_at`` and the checkpoints' id last seen), and per
 session how far its rows went, under which set of session-wide secrets and with how many
-of them visible (``team_pushed``: a new secret found in a later row, or earlier rows put off
-or on the conversation path, re-pushes the earlier rows). The team's session index (``team_index``) is what ``sessions --team`` reads offline.
-Each is keyed by the team store's own id, so joining another store starts over. Three new
-tables; nothing else changes. The downgrade drops them.
+of them visible (``team_pushed``: a new secret found in a later row, or earlier rows put
+off or on the conversation path, re-pushes the earlier rows). The team's session index
+(``team_index``) is what ``sessions --team`` reads offline. Each is keyed by the team
+store's own id, so joining another store starts over. Three new tables; nothing else
+changes. The downgrade drops them.
 
 Revision ID: 0025
 Revises: 0024
