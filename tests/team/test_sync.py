@@ -273,3 +273,20 @@ def test_rows_moved_off_the_conversation_path_are_pushed_again(
     assert [tuple(r) for r in rows] == [(0, True), (1, True), (2, False), (3, False), (4, True)]
     add_session(store, "s1", two_repos["ana_app"], ["f"])
     assert sync(store, settings).rows == 1  # the path only grew: the new row alone
+
+
+def test_a_project_shared_later_brings_its_older_sessions(
+    team_db: TeamDb, workspace: Any, two_repos: dict[str, Path]
+) -> None:
+    _, store = workspace("ana")
+    add_session(store, "old", two_repos["ana_app"], ["last month's work", "more"])
+    first = sync(store, _settings(team_db, "ana", [], "ana-laptop"))
+    assert (first.private, first.rows) == (1, 0)
+    # the session is long past the watermark (as a month-old one would be)
+    from datetime import UTC, datetime, timedelta
+
+    later_mark = (datetime.now(UTC) + timedelta(days=1)).isoformat()
+    store.set_team_marks(report_store_id(team_db), {"sessions": later_mark})
+    later = sync(store, _settings(team_db, "ana", ["git:github.com/acme/app"], "ana-laptop"))
+    assert (later.sessions, later.rows) == (1, 2)
+    assert team_db.sql("SELECT count(*) FROM continuity_team.entries") == [(2,)]

@@ -12,7 +12,9 @@ the transcript JSONL, never a media blob.
 
 **Watermarks** (``store.team``, keyed by the team store's id): per table, the newest
 ``sessions.updated_at`` and the highest ``session_checkpoints`` id seen, so a sync reads only
-the sessions touched since (less ``MARGIN``, for a write that committed late); per session,
+the sessions touched since (less ``MARGIN``, for a write that committed late), every session
+when the shared projects changed (``shares``: a project shared today brings its sessions of
+last month); per session,
 the last seq pushed, the digest of the secrets its rows were redacted with and how many of
 them were visible. A session whose digest changed (a later row revealed a secret an earlier
 row repeats), or whose rows through the mark moved on or off the conversation path (a pi
@@ -164,6 +166,11 @@ def sync(
         team.set_shares(settings.name, settings.shared)
         marks = store.team_marks(sid)
         since = datetime.fromisoformat(marks["sessions"]) - MARGIN if "sessions" in marks else None
+        shares = hashlib.sha256(
+            "\n".join([settings.name, *sorted(settings.shared)]).encode("utf-8")
+        ).hexdigest()
+        if marks.get("shares") != shares:  # a project newly shared: its old sessions too
+            since = None
         after_checkpoint = int(marks.get("checkpoints", "0"))
         keys, newest, top = store.sessions_changed(since, after_checkpoint)
         report.candidates = len(keys)
@@ -197,7 +204,7 @@ def sync(
             )
             report.sessions += 1
             report.pushed_keys.append(key)
-        new_marks = {"checkpoints": str(top)}
+        new_marks = {"checkpoints": str(top), "shares": shares}
         if newest is not None:
             new_marks["sessions"] = newest.isoformat()
         store.set_team_marks(sid, new_marks)
