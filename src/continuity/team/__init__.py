@@ -26,6 +26,13 @@ _EXPORTS = {
     "join": "local",
     "set_shared": "local",
     "status": "local",
+    "init_team_store": "schema",
+    "add_member": "schema",
+    "TeamStore": "remote",
+    "SyncReport": "sync",
+    "sync": "sync",
+    "team_search": "reads",
+    "team_sessions": "reads",
 }
 
 # The names as a type checker sees them; at run time ``__getattr__`` loads each on first
@@ -42,10 +49,25 @@ if TYPE_CHECKING:
         set_shared,
         status,
     )
+    from continuity.team.reads import (
+        team_search,
+        team_sessions,
+    )
+    from continuity.team.remote import (
+        TeamStore,
+    )
+    from continuity.team.schema import (
+        add_member,
+        init_team_store,
+    )
     from continuity.team.settings import (
         TeamSettings,
         check_team_url,
         team_settings,
+    )
+    from continuity.team.sync import (
+        SyncReport,
+        sync,
     )
 
 __all__ = sorted(_EXPORTS)
