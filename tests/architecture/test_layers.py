@@ -25,6 +25,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("continuation", "archive", "retrieval"),
     ("lineage", "resume", "brief"),
     ("browse",),
+    ("team",),
     ("api",),
     ("adapters", "daemon"),
     ("cli",),

@@ -171,6 +171,7 @@ def test_readme_config_block_has_every_setting():
     from continuity.daemon.server import DaemonSettings
     from continuity.lineage.memory_md import MemoryMdSettings
     from continuity.retrieval.settings import RetrievalSettings
+    from continuity.team.settings import TeamSettings
     from continuity.transcripts.session_transcripts import TranscriptSettings
 
     models = {
@@ -180,6 +181,7 @@ def test_readme_config_block_has_every_setting():
         "memory_md": MemoryMdSettings,
         "retrieval": RetrievalSettings,
         "summarizer": SummarizerSettings,
+        "team": TeamSettings,
         "transcripts": TranscriptSettings,
     }
     assert set(models) == set(KNOWN_SECTIONS)

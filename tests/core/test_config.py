@@ -37,7 +37,7 @@ def test_misspelled_section_is_an_error_naming_the_closest(isolated_home):
         ConfigError,
         match=r"unknown section \[zzz\]; known sections: "
         r"\[archive\], \[continuity\], \[daemon\], "
-        r"\[memory_md\], \[retrieval\], \[summarizer\], \[transcripts\]$",
+        r"\[memory_md\], \[retrieval\], \[summarizer\], \[team\], \[transcripts\]$",
     ):
         load_section("continuity", _Retention)
 

@@ -1,6 +1,7 @@
 """``Workspace``: continuity as a library (issue 46). One object per workspace, one method per
 command of the CLI (``import``, ``sessions``, ``show``, ``search``, ``continue``, ``resume``,
-``checkpoint``, ``checkpoints``, ``remember``, ``recall``, ``compact``, ``brief``, ``usage``),
+``checkpoint``, ``checkpoints``, ``remember``, ``recall``, ``compact``, ``brief``, ``usage``,
+``sync``, ``sessions --team``, ``search --team``),
 each taking the command's options as parameters (``--budget`` is ``budget_bytes``) and
 returning the value its ``--json`` prints, typed (``continuity.api.results``; ``to_dict()`` is
 that JSON).
@@ -726,6 +727,55 @@ class Workspace:
         from continuity.usage.prices import refresh
 
         return refresh(self.home)
+
+    # ------------------------------------------------------------------------ team (issue 41)
+
+    def sync(self, *, batch_rows: int = 500, pull: bool = True) -> Any:
+        """``continuity sync``: push the shared projects' new rows, redacted, to the team
+        store of ``[team]`` and pull the team's session index (``continuity.team.sync``).
+        Returns a ``continuity.team.sync.SyncReport`` (``to_dict()`` is ``sync --json``).
+        Raises ``ConfigError`` when no team store is joined, ``StoreError`` when it cannot
+        be reached or refuses a write."""
+        from continuity.team.settings import team_settings
+        from continuity.team.sync import sync
+
+        return sync(self.store(), team_settings(self._home), batch_rows=batch_rows, pull=pull)
+
+    def team_sessions(
+        self,
+        limit: int = 50,
+        *,
+        project: str | os.PathLike[str] | None = None,
+        since: datetime | str | None = None,
+    ) -> list[dict[str, Any]]:
+        """``continuity sessions --team``: the team's sessions as the last ``sync`` pulled
+        them, newest first, at most ``limit`` (0: all), of the repository of folder
+        ``project`` wherever it is cloned, active since ``since``; each with ``author`` and
+        ``machine`` (``continuity.team.reads.team_sessions``). Raises ``InputError`` naming
+        ``since``."""
+        from continuity.team.reads import team_sessions
+        from continuity.team.settings import team_settings
+
+        _check_count(limit, "limit")
+        return team_sessions(
+            self.store(),
+            team_settings(self._home),
+            limit=limit,
+            project=project,
+            since=_when(since, "since"),
+        )
+
+    def team_search(self, query: str, limit: int = 20) -> list[Any]:
+        """``continuity search --team QUERY``: the best ``limit`` rows of the team store this
+        member may read, with author and machine (``continuity.team.reads.TeamHit``). Raises
+        ``InputError`` for an empty query, ``ConfigError`` when no team store is joined,
+        ``StoreError`` when it cannot be read."""
+        from continuity.team.reads import team_search
+        from continuity.team.settings import team_settings
+
+        if not query.strip():
+            raise InputError("query: is empty: give the words to find")
+        return team_search(team_settings(self._home), query, limit=min(limit or 500, 500))
 
     # ------------------------------------------------------------------------ write
 

@@ -113,6 +113,7 @@ from continuity.cli.commands.common import (  # noqa: E402
     JsonOption,
     SessionArgument,
     SessionHarness,
+    bad_option,
     count_option,
     emit_json as _emit_json,
     err,
@@ -255,6 +256,12 @@ def sessions_cmd(
         "(2026-12-01, 2026-12-01T09:30, UTC unless it says) "
         "or an age (90min, 12h, 7d, 2w).",
     ),
+    team: bool = typer.Option(
+        False,
+        "--team",
+        help="The team's sessions instead (the index the last `continuity sync` pulled), "
+        "with author and machine; --project matches the repository wherever it is cloned.",
+    ),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -267,6 +274,13 @@ def sessions_cmd(
     from continuity.cli.commands.common import open_workspace, parse_since
 
     after = parse_since(since) if since is not None else None
+    if team:
+        from continuity.cli.commands.team import team_sessions_out
+
+        if harness is not None:
+            raise bad_option("--harness", "is not a filter of --team (yet)")
+        team_sessions_out(home, 0 if all_sessions else limit, project, after, as_json)
+        return
     with open_workspace(home, read_only=True) as ws:
         sessions = ws.sessions(
             0 if all_sessions else limit,

@@ -89,6 +89,7 @@ KNOWN_SECTIONS = (
     "memory_md",
     "retrieval",
     "summarizer",
+    "team",
     "transcripts",
 )
 

@@ -528,3 +528,48 @@ langgraph_store_items = Table(
     Column("updated_at", DateTime(timezone=True), nullable=False),
 )
 Index("ix_langgraph_store_items_memory", langgraph_store_items.c.memory_id)
+
+# ---------------------------------------------------------------------------- team sync (0026)
+
+#: issue 41: a watermark per table of what ``continuity sync`` pushed to team store
+#: ``team_store`` (its id): ``sessions`` (an ISO ``updated_at``), ``checkpoints`` (an id).
+team_marks = Table(
+    "team_marks",
+    metadata,
+    Column("team_store", String(64), primary_key=True),
+    Column("name", String(40), primary_key=True),
+    Column("mark", Text, nullable=False),
+)
+
+#: issue 41: per session, the last seq pushed, the digest of the session-wide secrets the
+#: pushed rows were redacted with (another digest: every row again) and how many of the rows
+#: through that seq were visible when the session's push ended (NULL: a push was cut short;
+#: another count: rows moved on or off the conversation path, every row again).
+team_pushed = Table(
+    "team_pushed",
+    metadata,
+    Column("team_store", String(64), primary_key=True),
+    Column("session_key", String(200), primary_key=True),
+    Column("pushed_seq", Integer, nullable=False),
+    Column("secrets_sha", String(64), nullable=False),
+    Column("visible_rows", Integer),
+    Column("pushed_at", DateTime(timezone=True), nullable=False),
+)
+
+#: issue 41: the team's session index as last pulled (``sessions --team``).
+team_index = Table(
+    "team_index",
+    metadata,
+    Column("team_store", String(64), primary_key=True),
+    Column("owner", String(200), primary_key=True),
+    Column("machine", String(200), primary_key=True),
+    Column("session_key", String(200), primary_key=True),
+    Column("author", Text, nullable=False),
+    Column("project", Text, nullable=False),
+    Column("harness", String(40), nullable=False),
+    Column("title", Text),
+    Column("started_at", DateTime(timezone=True)),
+    Column("ended_at", DateTime(timezone=True)),
+    Column("entry_count", Integer, nullable=False),
+    Column("pushed_at", DateTime(timezone=True), nullable=False),
+)

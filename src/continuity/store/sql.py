@@ -47,6 +47,7 @@ from continuity.store.langgraph import LangGraphStoreMixin
 from continuity.store.lineage import LineageStoreMixin
 from continuity.store.memory import MemoryStoreMixin
 from continuity.store.search import EntrySearchMixin
+from continuity.store.team import TeamSyncStoreMixin
 from continuity.store.titles import TitleStoreMixin
 from continuity.store.vectors import VectorStoreMixin
 
@@ -179,6 +180,7 @@ class SqlStore(
     VectorStoreMixin,
     LangGraphStoreMixin,
     TitleStoreMixin,
+    TeamSyncStoreMixin,
 ):
     """The ``Store`` implementation. Build it with ``continuity.store.open_store``.
 

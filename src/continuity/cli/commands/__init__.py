@@ -31,6 +31,7 @@ MODULES = [
     "models",
     "usage",
     "harnesses",
+    "team",
 ]
 
 #: Every command the modules add, in the order ``register_all`` adds them, with its module.
@@ -57,10 +58,11 @@ COMMANDS = {
     "export": "browse",
     "usage": "usage",
     "harnesses": "harnesses",
+    "sync": "team",
 }
 #: Every command group (``add_typer``) the modules add, in order, with its module. Typer lists a
 #: group's commands before its groups, so ``--help`` shows these after the app's own groups.
-GROUPS = {"memory": "lineage", "hooks": "daemon", "models": "models"}
+GROUPS = {"memory": "lineage", "hooks": "daemon", "models": "models", "team": "team"}
 
 
 def register_all(app: typer.Typer) -> None:

@@ -91,6 +91,12 @@ def search_cmd(
         "ranks by words.",
     ),
     limit: int = count_option(20, "hits", maximum=MAX_HITS),
+    team: bool = typer.Option(
+        False,
+        "--team",
+        help="Search the team store instead: the rows this member may read (own and the "
+        "team's shared projects), with author and machine; ranked by words.",
+    ),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -110,6 +116,11 @@ def search_cmd(
         raise bad_option("--role", f"{role!r} is not one of user, assistant, tool, system")
     if mode not in MODES:
         raise bad_option("--mode", f"{mode!r} is not one of {', '.join(MODES)}")
+    if team:
+        from continuity.cli.commands.team import team_search_out
+
+        team_search_out(home, query, limit or MAX_HITS, as_json)
+        return
     with open_workspace(home, read_only=True) as ws:
         hits = ws.search(
             query,

@@ -123,6 +123,7 @@ def _section_loaders() -> dict[str, Callable[[Path], object]]:
     from continuity.daemon.server import load_settings as daemon
     from continuity.lineage.memory_md import settings as memory_md
     from continuity.retrieval.settings import retrieval_settings as retrieval
+    from continuity.team.settings import team_settings as team
     from continuity.transcripts.session_transcripts import settings as transcripts
 
     return {
@@ -132,6 +133,7 @@ def _section_loaders() -> dict[str, Callable[[Path], object]]:
         "memory_md": memory_md,
         "retrieval": retrieval,
         "summarizer": summarizer,
+        "team": team,
         "transcripts": transcripts,
     }
 

@@ -1,0 +1,342 @@
+"""`continuity team join|share|unshare|status` and `continuity sync` (issue 41): a team's
+sessions on one PostgreSQL team store, local-first and private by default
+(``continuity.team``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from continuity.cli.commands.common import HomeOption, JsonOption, emit_json, err, global_home, out
+
+team_app = typer.Typer(
+    help="Share sessions with a team through one PostgreSQL team store "
+    "(each project private until shared).",
+    no_args_is_help=True,
+)
+
+FolderArgument = typer.Argument(
+    None,
+    show_default=False,
+    help="A folder of the project (default: the current folder).",
+)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``sync`` and the ``team`` group to the app."""
+    app.command("sync")(sync_cmd)
+    app.add_typer(team_app, name="team")
+
+
+def sync_cmd(
+    ctx: typer.Context,
+    no_pull: bool = typer.Option(
+        False, "--no-pull", help="Push only; leave the team's index as last pulled."
+    ),
+    batch_rows: int = typer.Option(
+        500, "--batch-rows", min=1, max=100_000, help="Rows per team-store transaction."
+    ),
+    watch: float | None = typer.Option(
+        None,
+        "--watch",
+        metavar="SECONDS",
+        min=1,
+        max=86_400,
+        show_default=False,
+        help="Keep syncing, every SECONDS, until interrupted; a team store that cannot be "
+        "reached is tried again at the next round (capture goes on locally meanwhile).",
+    ),
+    home: Path | None = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Push what is new of the shared projects to the team store (redacted: rows,
+    summaries, checkpoints; never raw lines or transcripts) and pull the team's session
+    index. Safe to stop at any point and run again: nothing is lost or pushed twice."""
+    from continuity.cli.commands.common import open_workspace
+
+    with open_workspace(global_home(ctx, home)) as ws:
+        if watch is None:
+            _print_sync(ws.sync(batch_rows=batch_rows, pull=not no_pull), as_json)
+            return
+        _watch(ws, watch, batch_rows=batch_rows, pull=not no_pull, as_json=as_json)
+
+
+def _print_sync(report: Any, as_json: bool) -> None:
+    if as_json:
+        emit_json(report.to_dict())
+        return
+    pulled = "" if report.index is None else f"; {report.index} team sessions in the index"
+    err.print(
+        f"pushed {report.rows} rows and {report.checkpoints} checkpoints of "
+        f"{report.sessions} shared sessions to {report.store} ({report.private} private "
+        f"sessions left here){pulled}",
+        markup=False,
+    )
+
+
+def _watch(ws: Any, seconds: float, *, batch_rows: int, pull: bool, as_json: bool) -> None:
+    """``sync --watch``: a sync every ``seconds`` until interrupted (Ctrl-C: exit 0). A round
+    that pushed something is reported (JSON: one line per round); a ``StoreError`` (the team
+    store down, a dropped connection, a refused write) is one line on stderr, and the next
+    round starts from the marks the last committed batch left."""
+    import sys
+    import time
+
+    import orjson
+
+    from continuity.core.errors import StoreError
+    from continuity.core.text import json_terminal_safe_bytes
+
+    failing = False
+    try:
+        while True:
+            started = time.monotonic()
+            try:
+                report = ws.sync(batch_rows=batch_rows, pull=pull)
+            except StoreError as exc:
+                if not failing:  # once per outage, not once per round
+                    err.print(f"sync: {exc}; trying again every {seconds:g} s", markup=False)
+                failing = True
+            else:
+                if failing:
+                    err.print("sync: the team store answers again", markup=False)
+                failing = False
+                if report.rows or report.checkpoints or report.sessions:
+                    if as_json:
+                        line = json_terminal_safe_bytes(orjson.dumps(report.to_dict()))
+                        sys.stdout.buffer.write(line + b"\n")
+                        sys.stdout.buffer.flush()
+                    elif report.rows or report.checkpoints:
+                        _print_sync(report, False)
+            time.sleep(max(0.0, seconds - (time.monotonic() - started)))
+    except KeyboardInterrupt:
+        return
+
+
+@team_app.command("join")
+def team_join(
+    ctx: typer.Context,
+    url: str = typer.Argument(
+        ...,
+        help="The team store: postgresql+psycopg://USER@HOST/DB (no password: $PGPASSWORD or "
+        "~/.pgpass; off this machine with ?sslmode=require or verify-full).",
+    ),
+    name: str | None = typer.Option(
+        None,
+        "--team",
+        metavar="NAME",
+        show_default=False,
+        help="The team's name in the store (default: default).",
+    ),
+    home: Path | None = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Record the team store in the workspace's config.toml [team]. Shares nothing: every
+    project stays private until `continuity team share`."""
+    from continuity.team.local import join
+    from continuity.team.settings import safe_url
+
+    settings = join(global_home(ctx, home), url, name=name)
+    if as_json:
+        emit_json({"url": safe_url(url), "team": settings.name})
+        return
+    err.print(
+        f"joined team {settings.name} at {safe_url(url)}; nothing is shared until "
+        "`continuity team share` in a project's folder",
+        markup=False,
+    )
+
+
+def _share(ctx: typer.Context, folder: Path | None, home: Path | None, shared: bool, as_json: bool):
+    from continuity.team.local import set_shared
+
+    ident, changed = set_shared(global_home(ctx, home), folder or Path.cwd(), shared=shared)
+    if as_json:
+        emit_json(
+            {
+                "project": ident.project,
+                "folder": ident.folder,
+                "shared": shared,
+                "changed": changed,
+            }
+        )
+        return
+    verb = "shared with the team" if shared else "private"
+    note = "" if changed else " (already)"
+    err.print(f"{ident.project} ({ident.folder}): {verb}{note}", markup=False)
+    if shared and not ident.shareable:
+        err.print(
+            "note: this folder has no git remote origin: the team sees it as a folder of this "
+            "machine only, never one project with a clone elsewhere",
+            markup=False,
+        )
+
+
+@team_app.command("share")
+def team_share(
+    ctx: typer.Context,
+    folder: Path | None = FolderArgument,
+    home: Path | None = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Share the project at FOLDER (its repository, or the folder inside it) with the team: its
+    sessions, redacted, go to the team store at the next `continuity sync`."""
+    _share(ctx, folder, home, True, as_json)
+
+
+@team_app.command("unshare")
+def team_unshare(
+    ctx: typer.Context,
+    folder: Path | None = FolderArgument,
+    home: Path | None = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Stop sharing the project at FOLDER: nothing more of it is pushed, and at the next
+    `continuity sync` the team no longer reads what was."""
+    _share(ctx, folder, home, False, as_json)
+
+
+@team_app.command("status")
+def team_status(
+    ctx: typer.Context,
+    home: Path | None = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """The team store, the team, this machine's author and machine names, the shared
+    projects, and whether the current folder's project is one of them."""
+    from continuity.team.local import status
+
+    found = status(global_home(ctx, home), Path.cwd())
+    if as_json:
+        emit_json(found.to_dict())
+        return
+    lines = [
+        f"team store: {found.url or 'none (continuity team join URL)'}",
+        f"team: {found.name}",
+        f"author: {found.author}   machine: {found.machine}",
+        f"here: {found.here.project} ({'shared' if found.here_shared else 'private'})",
+        "shared projects:" + ("" if found.shared else " none"),
+        *(f"  {p}" for p in found.shared),
+    ]
+    for line in lines:
+        out.print(line, markup=False, highlight=False)
+
+
+@team_app.command("init")
+def team_init(
+    url: str = typer.Argument(
+        ..., help="The team store, as its owner (a role that may create roles)."
+    ),
+    member_role: str = typer.Option(
+        "continuity_member", "--member-role", help="The role every member is granted."
+    ),
+    as_json: bool = JsonOption,
+) -> None:
+    """As the team store's owner: create (or upgrade) the team store's tables, its member
+    role and the row-level security that lets a member read the team's shared projects and
+    their own sessions, nothing else."""
+    from sqlalchemy import create_engine
+
+    from continuity.team.schema import init_team_store
+    from continuity.team.settings import check_team_url, safe_url
+
+    check_team_url(url, where="team init URL")
+    engine = create_engine(url)
+    try:
+        meta = init_team_store(engine, member_role=member_role)
+    finally:
+        engine.dispose()
+    if as_json:
+        emit_json({"store_id": meta.store_id, "version": meta.version, "role": meta.member_role})
+        return
+    err.print(
+        f"team store ready at {safe_url(url)} (schema {meta.version}, member role "
+        f"{meta.member_role}); add members with `continuity team add-member URL ROLE`",
+        markup=False,
+    )
+
+
+@team_app.command("add-member")
+def team_add_member(
+    url: str = typer.Argument(..., help="The team store, as its owner."),
+    role: str = typer.Argument(..., help="The member's PostgreSQL role (LOGIN)."),
+    name: str = typer.Option("default", "--team", metavar="NAME", help="The team."),
+) -> None:
+    """As the team store's owner: make an existing PostgreSQL login role a member of a team
+    (it reads the projects the team's members share, and pushes its own)."""
+    from sqlalchemy import create_engine
+
+    from continuity.team.schema import add_member
+    from continuity.team.settings import check_team_url
+
+    check_team_url(url, where="team add-member URL")
+    engine = create_engine(url)
+    try:
+        add_member(engine, role, name)
+    finally:
+        engine.dispose()
+    err.print(f"{role} is a member of team {name}", markup=False)
+
+
+def team_sessions_out(
+    home: Path | None, limit: int, project: Path | None, since: Any, as_json: bool
+) -> None:
+    """``sessions --team``: the pulled index, as JSON or one line per session (key, author
+    @ machine, project, time, title)."""
+    from continuity.cli.commands.common import open_workspace
+    from continuity.team.settings import team_settings
+
+    settings = team_settings(home)
+    with open_workspace(home, read_only=True) as ws:
+        rows = ws.team_sessions(limit, project=project, since=since)
+    if as_json:
+        emit_json(rows)
+        return
+    for r in rows:
+        when = r["ended_at"] or r["started_at"] or r["pushed_at"]
+        out.print(
+            f"{r['session']}  {r['author']}@{r['machine']}  {r['project']}  {when}  "
+            f"{r['title'] or ''}".rstrip(),
+            markup=False,
+            highlight=False,
+        )
+    if not rows:
+        err.print(
+            "no team sessions: `continuity sync` pulls the team's index"
+            if settings.url
+            else "no team store joined: `continuity team join URL`",
+            markup=False,
+        )
+
+
+def team_search_out(home: Path | None, query: str, limit: int, as_json: bool) -> None:
+    """``search --team``: hits as JSON lines or a head line (session #seq, role, author @
+    machine, project, time) and the snippet; exit 1 when nothing matched."""
+    import sys
+
+    import orjson
+
+    from continuity.cli.commands.common import EXIT_NO_MATCH, open_workspace
+    from continuity.core.text import json_terminal_safe_bytes
+
+    with open_workspace(home, read_only=True) as ws:
+        hits = ws.team_search(query, limit)
+    if as_json:
+        for h in hits:
+            sys.stdout.buffer.write(json_terminal_safe_bytes(orjson.dumps(h.to_dict())) + b"\n")
+        sys.stdout.buffer.flush()
+    else:
+        for h in hits:
+            out.print(
+                f"{h.session} #{h.seq} {h.role} · {h.author}@{h.machine} · {h.project} · "
+                f"{h.ts or 'no time'}",
+                markup=False,
+                highlight=False,
+            )
+            out.print("  " + h.snippet, markup=False, highlight=False)
+        if not hits:
+            err.print(f"no team row matches {query!r}", markup=False)
+    if not hits:
+        raise typer.Exit(EXIT_NO_MATCH)

@@ -1,0 +1,119 @@
+"""What ``continuity team join|share|unshare|status`` change and show on this machine (issue 41
+item 1): the ``[team]`` section, nothing in any database.
+
+A project is shared by its identity (``team.identity``), so sharing ``~/src/app`` shares every
+clone of the same repository on this machine, and the sessions of folders inside it.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from continuity.team.identity import ProjectIdentity, project_identity
+from continuity.team.settings import (
+    TeamSettings,
+    check_team_url,
+    safe_url,
+    team_settings,
+    team_values,
+    write_team,
+)
+
+
+def join(home: str | os.PathLike[str] | None, url: str, *, name: str | None = None) -> TeamSettings:
+    """Record ``url`` (checked by ``check_team_url``: no password, TLS off loopback) and the
+    team ``name`` (default: the one recorded, else ``default``) in ``[team]``. Shares nothing:
+    every project stays private until ``share``. Raises ``ConfigError``."""
+    check_team_url(url, where="team join URL")
+    settings = team_settings(home)
+    data = settings.model_dump()
+    data["url"] = url
+    if name is not None:
+        data["name"] = name
+    new = TeamSettings.model_validate(data)
+    write_team(home, team_values(new))
+    return new
+
+
+def set_shared(
+    home: str | os.PathLike[str] | None, folder: str | os.PathLike[str], *, shared: bool
+) -> tuple[ProjectIdentity, bool]:
+    """Share (``shared``) or stop sharing the project at ``folder`` with the team:
+    its identity added to or removed from ``[team] shared``. Returns the identity and whether
+    the list changed. Unsharing a folder inside a shared repository is refused
+    (``ConfigError``) naming the share that covers it: the rule is per share, not per folder."""
+    from continuity.core.errors import ConfigError
+
+    settings = team_settings(home)
+    ident = project_identity(Path(folder), machine=settings.machine_name())
+    present = ident.project in settings.shared
+    if shared == present:
+        if not shared:
+            covering = [s for s in settings.shared if ident.within(s)]
+            if covering:
+                raise ConfigError(
+                    f"{ident.folder} is inside the shared project {covering[0]}: "
+                    "run `continuity team unshare` in that project's folder"
+                )
+        return ident, False
+    data = settings.model_dump()
+    data["shared"] = (
+        [*settings.shared, ident.project]
+        if shared
+        else [s for s in settings.shared if s != ident.project]
+    )
+    write_team(home, team_values(TeamSettings.model_validate(data)))
+    return ident, True
+
+
+@dataclass(frozen=True, slots=True)
+class TeamStatus:
+    """``continuity team status``: the team store (password masked; None when not joined),
+    the team's name, this machine's author and machine names, the shared projects, and the
+    project of the current folder with whether it is shared."""
+
+    url: str | None
+    name: str
+    author: str
+    machine: str
+    shared: tuple[str, ...]
+    here: ProjectIdentity
+    here_shared: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``--json`` shape."""
+        return {
+            "url": self.url,
+            "team": self.name,
+            "author": self.author,
+            "machine": self.machine,
+            "shared": list(self.shared),
+            "here": {
+                "folder": self.here.folder,
+                "project": self.here.project,
+                "remote": self.here.remote,
+                "path": self.here.path,
+                "shared": self.here_shared,
+            },
+        }
+
+
+def status(home: str | os.PathLike[str] | None, folder: str | os.PathLike[str]) -> TeamStatus:
+    """The ``TeamStatus`` of the workspace, ``folder`` being "here"."""
+    settings = team_settings(home)
+    here = project_identity(Path(folder), machine=settings.machine_name())
+    return TeamStatus(
+        url=safe_url(settings.url) if settings.url else None,
+        name=settings.name,
+        author=settings.author_name(),
+        machine=settings.machine_name(),
+        shared=tuple(settings.shared),
+        here=here,
+        here_shared=any(here.within(s) for s in settings.shared),
+    )
+
+
+__all__ = ["TeamStatus", "join", "set_shared", "status"]

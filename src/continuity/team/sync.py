@@ -1,0 +1,337 @@
+"""``continuity sync`` (issue 41 item 1): push what is new of the shared projects to the team
+store, redacted, and pull the team's session index.
+
+**What leaves.** Only sessions whose project (``team.identity``) is, or is inside, a project
+listed in ``[team] shared``; every other project is private and nothing of it is read for
+the team. Of those: the session's index fields (title redacted), its rows as ``show --json``
+gives them (every string through ``redaction.structured.redact_value`` under the session-wide
+secrets, ``redaction.session``: texts, tool-call arguments and results, compaction summaries;
+the row's local source path and line left out), each row's searchable text (the same strings),
+and its checkpoints (trigger, count, time, and the digest redacted). Never a raw line, never
+the transcript JSONL, never a media blob.
+
+**Watermarks** (``store.team``, keyed by the team store's id): per table, the newest
+``sessions.updated_at`` and the highest ``session_checkpoints`` id seen, so a sync reads only
+the sessions touched since (less ``MARGIN``, for a write that committed late), every session
+when the shared projects changed (``shares``: a project shared today brings its sessions of
+last month); per session,
+the last seq pushed, the digest of the secrets its rows were redacted with and how many of
+them were visible. A session whose digest changed (a later row revealed a secret an earlier
+row repeats), or whose rows through the mark moved on or off the conversation path (a pi
+branch, a repeat hidden), has every row pushed again; otherwise only the rows after the
+mark.
+
+**Kill -9 at any point.** Each batch of ``batch_rows`` rows is one team-store transaction,
+an upsert keyed by owner, machine, session and seq; its local mark is written after the
+commit. A kill before the commit loses the batch (pushed again next time), a kill between
+the commit and the mark pushes it again (the upsert replaces the rows with themselves):
+nothing lost, nothing duplicated. The same holds for a dropped connection (``StoreError``,
+marks unchanged) and for two machines pushing at once (their rows differ by machine).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from continuity.core.errors import ConfigError
+from continuity.team.identity import IdentityCache, ProjectIdentity
+from continuity.team.remote import TeamStore
+from continuity.team.settings import TeamSettings
+
+#: Rows per team-store transaction.
+BATCH_ROWS = 500
+#: Sessions updated this long before the last watermark are looked at again (a write that
+#: committed after a sync read the marks); the per-session marks skip what they hold.
+MARGIN = timedelta(minutes=10)
+
+
+@dataclass
+class SyncReport:
+    """What one ``sync`` did: sessions looked at (``candidates``), pushed (``sessions``),
+    left private (``private``), rows and checkpoints written to the team store (a row pushed
+    again counts again), batches, and the index rows pulled (None: no pull)."""
+
+    store: str
+    candidates: int = 0
+    sessions: int = 0
+    private: int = 0
+    rows: int = 0
+    checkpoints: int = 0
+    batches: int = 0
+    index: int | None = None
+    pushed_keys: list[str] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``sync --json`` shape."""
+        return {
+            "team_store": self.store,
+            "candidates": self.candidates,
+            "sessions": self.sessions,
+            "private": self.private,
+            "rows": self.rows,
+            "checkpoints": self.checkpoints,
+            "batches": self.batches,
+            "index": self.index,
+        }
+
+
+def _strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for v in value.values():
+            yield from _strings(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _strings(v)
+
+
+def _nul_free(text: str) -> str:
+    return text.replace("\x00", "\ufffd")  # PostgreSQL text refuses NUL (store.schema.nul_free)
+
+
+def redacted_row(entry: Any) -> tuple[str, str]:
+    """``(row JSON, searchable text)`` of a stored row: its ``show --json`` shape without the
+    local ``source`` (path and line on this machine), every string redacted
+    (``redact_value``, inside the caller's ``in_session``), and its words joined by
+    newlines (texts, thinking, tool results, a tool call's name and the strings of its
+    arguments, the compaction summary). NUL as U+FFFD."""
+    import orjson
+
+    from continuity.core.codec import entry_view
+    from continuity.redaction.structured import redact_value
+
+    view = entry_view(entry)
+    view.pop("source", None)
+    clean: dict[str, Any] = redact_value(view)
+    texts: list[str] = []
+    for block in clean.get("content") or []:
+        kind = block.get("type")
+        if kind in ("text", "thinking", "tool_result"):
+            texts.append(block.get("text") or "")
+        elif kind == "tool_call":
+            texts.append(str(block.get("name") or ""))
+            texts.extend(_strings(block.get("arguments")))
+    summary = (clean.get("compaction") or {}).get("summary")
+    if isinstance(summary, str):
+        texts.append(summary)
+    body = "\n".join(t for t in texts if t)
+    data = orjson.dumps(clean, option=orjson.OPT_NON_STR_KEYS).decode()
+    return _nul_free(data), _nul_free(body)
+
+
+def secrets_digest(secrets: dict[str, str]) -> str:
+    """A digest of a session's secret values (sha256 of the sorted values): equal while no
+    new secret was found."""
+    h = hashlib.sha256()
+    for value in sorted(secrets):
+        h.update(value.encode("utf-8", "surrogatepass") + b"\x00")
+    return h.hexdigest()
+
+
+def _share_of(ident: ProjectIdentity, shared: list[str]) -> str | None:
+    return next((s for s in shared if ident.within(s)), None)
+
+
+def sync(
+    store: Any,
+    settings: TeamSettings,
+    *,
+    batch_rows: int = BATCH_ROWS,
+    pull: bool = True,
+    team: TeamStore | None = None,
+    progress: Callable[[str, int], None] | None = None,
+) -> SyncReport:
+    """Push the shared projects' new rows of ``store`` (a ``SqlStore``) to the team store of
+    ``settings`` and pull the team's index (module docstring). ``progress(session key, rows
+    so far)`` after each batch. Returns a ``SyncReport``. Raises ``ConfigError`` when no team
+    store is joined, ``StoreError`` when it cannot be reached or refuses a write (the marks
+    then stay where the last committed batch put them)."""
+    if not settings.url:
+        raise ConfigError("no team store joined: run `continuity team join URL` first")
+    if batch_rows < 1:
+        raise ConfigError(f"batch_rows: {batch_rows} is below 1")
+    own = team is None
+    team = team or TeamStore(settings.url)
+    try:
+        meta = team.meta()
+        report = SyncReport(store=team._where())
+        sid = meta.store_id
+        machine, author = settings.machine_name(), settings.author_name()
+        identity = IdentityCache(machine)
+        team.set_shares(settings.name, settings.shared)
+        marks = store.team_marks(sid)
+        since = datetime.fromisoformat(marks["sessions"]) - MARGIN if "sessions" in marks else None
+        shares = hashlib.sha256(
+            "\n".join([settings.name, *sorted(settings.shared)]).encode("utf-8")
+        ).hexdigest()
+        if marks.get("shares") != shares:  # a project newly shared: its old sessions too
+            since = None
+        after_checkpoint = int(marks.get("checkpoints", "0"))
+        keys, newest, top = store.sessions_changed(since, after_checkpoint)
+        report.candidates = len(keys)
+        pushed = store.team_pushed(sid, keys)
+        for key in keys:
+            session = store.get_session(key)
+            if session is None:
+                continue
+            ident = identity(session.project) if session.project else None
+            share = _share_of(ident, settings.shared) if ident else None
+            if ident is None or share is None:
+                report.private += 1
+                continue
+            _push_session(
+                store,
+                team,
+                sid,
+                session,
+                pushed.get(key, (-1, "", None)),
+                {
+                    "machine": machine,
+                    "session_key": key,
+                    "project": ident.project,
+                    "shared_as": share,
+                },
+                author=author,
+                after_checkpoint=after_checkpoint,
+                batch_rows=batch_rows,
+                report=report,
+                progress=progress,
+            )
+            report.sessions += 1
+            report.pushed_keys.append(key)
+        new_marks = {"checkpoints": str(top), "shares": shares}
+        if newest is not None:
+            new_marks["sessions"] = newest.isoformat()
+        store.set_team_marks(sid, new_marks)
+        if pull:
+            rows = team.pull_index()
+            store.put_team_index(sid, rows)
+            report.index = len(rows)
+        return report
+    finally:
+        if own:
+            team.close()
+
+
+def _push_session(
+    store: Any,
+    team: TeamStore,
+    sid: str,
+    session: Any,
+    done: tuple[int, str, int | None],
+    common: dict[str, Any],
+    *,
+    author: str,
+    after_checkpoint: int,
+    batch_rows: int,
+    report: SyncReport,
+    progress: Callable[[str, int], None] | None,
+) -> None:
+    """Push one shared session: its index row; its rows after its mark (every row when the
+    digest of its secrets changed, or the count of its visible rows through the mark: rows
+    moved on or off the conversation path), batch by batch; its checkpoints. A session with
+    no row, no checkpoint and no visibility change since its mark gets its index row only,
+    without scanning its rows (its secrets cannot have changed: rows are only appended)."""
+    from continuity.browse.titles import session_title
+    from continuity.redaction.funnel import redact
+    from continuity.redaction.session import in_session
+    from continuity.store import iter_entries
+
+    key = session.key
+    done_seq, done_sha, done_visible = done
+    last_seq = session.entry_count - 1
+    moved = done_seq >= 0 and done_visible != store.visible_through(key, done_seq)
+    checkpoints = store.checkpoints(key)
+    new_checkpoint = any((c.checkpoint_id or 0) > after_checkpoint for c in checkpoints)
+    index_row = {
+        **common,
+        "author": author,
+        "harness": session.harness,
+        # the session-wide rule on the title alone (browse.titles: secrets_in_text)
+        "title": _nul_free(session_title(store, session) or "") or None,
+        "started_at": session.started_at,
+        "ended_at": session.ended_at,
+        "entry_count": session.entry_count,
+    }
+    team.push_session(index_row)
+    if done_sha and done_seq >= last_seq and not new_checkpoint and not moved:
+        return
+    with in_session(store, key) as secrets:
+        sha = secrets_digest(secrets)
+        start = done_seq if sha == done_sha and not moved else -1
+        # rows visible through the last row pushed: counted as the rows go (from the mark's
+        # own count when pushing on from it; start == done_seq implies done_visible is exact)
+        visible = (done_visible or 0) if start == done_seq else 0
+        if start < last_seq:
+            batch: list[dict[str, Any]] = []
+            sent = 0
+            for e in iter_entries(store, key, after_seq=start, page_rows=batch_rows):
+                row_json, body = redacted_row(e)
+                visible += 1 if e.visible else 0
+                batch.append(
+                    {
+                        **common,
+                        "seq": e.seq,
+                        "kind": e.kind.value,
+                        "role": e.role.value,
+                        "ts": e.timestamp,
+                        "visible": e.visible,
+                        "row_json": row_json,
+                        "body": body,
+                    }
+                )
+                if len(batch) >= batch_rows:
+                    sent += _flush(team, store, sid, key, batch, sha, visible, report)
+                    if progress:
+                        progress(key, sent)
+            if batch:
+                sent += _flush(team, store, sid, key, batch, sha, visible, report)
+                if progress:
+                    progress(key, sent)
+        elif last_seq < 0 and (sha != done_sha or done_visible is None):
+            store.set_team_pushed(sid, key, -1, sha, 0)  # an empty session
+        team.replace_checkpoints(
+            common["machine"],
+            key,
+            [
+                {
+                    **common,
+                    "checkpoint_id": c.checkpoint_id,
+                    "trigger": c.trigger.value,
+                    "digest": _nul_free(redact(c.digest)),
+                    "prompt_count": c.prompt_count,
+                    "created_at": c.created_at,
+                }
+                for c in checkpoints
+            ],
+        )
+        report.checkpoints += len(checkpoints)
+
+
+def _flush(
+    team: TeamStore,
+    store: Any,
+    sid: str,
+    key: str,
+    batch: list[dict[str, Any]],
+    sha: str,
+    visible: int,
+    report: SyncReport,
+) -> int:
+    """Push ``batch`` (one transaction), then mark it pushed locally (with ``visible``, the
+    session's visible rows through its last); empties ``batch``."""
+    team.push_entries(batch)
+    store.set_team_pushed(sid, key, batch[-1]["seq"], sha, visible)
+    n = len(batch)
+    report.rows += n
+    report.batches += 1
+    batch.clear()
+    return n
+
+
+__all__ = ["BATCH_ROWS", "SyncReport", "redacted_row", "secrets_digest", "sync"]

@@ -1,0 +1,88 @@
+"""The team store's schema (issue 41): ``team init`` creates it once and is idempotent,
+``team add-member`` adds a login role to a team, and a member's connection refuses a store
+without the schema or of another version, naming the fix."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+
+import pytest
+from sqlalchemy import create_engine, text
+
+from continuity.core.errors import StoreError
+from continuity.team.remote import TeamStore
+from continuity.team.schema import VERSION
+from tests.cli.running import run_main
+from tests.team.conftest import _server
+
+
+def _meta(url: str) -> str:
+    team = TeamStore(url)
+    try:
+        return team.meta().store_id
+    finally:
+        team.close()
+
+
+@pytest.fixture
+def empty_db() -> Iterator[tuple[str, str, str]]:
+    """(owner URL, member URL, member role) of a database without the team schema."""
+    tag = uuid.uuid4().hex[:10]
+    base, server = _server()
+    name, role, group = f"continuity_team_{tag}", f"dee_{tag}", f"cm_{tag}"
+    with server.connect() as conn:
+        conn.execute(text(f'CREATE DATABASE "{name}"'))
+        conn.execute(text(f'CREATE ROLE "{role}" LOGIN'))
+    try:
+        yield (
+            base.set(database=name).render_as_string(False),
+            base.set(database=name, username=role).render_as_string(False),
+            group,
+        )
+    finally:
+        with server.connect() as conn:
+            conn.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+            conn.execute(text(f'DROP ROLE IF EXISTS "{role}"'))
+            conn.execute(text(f'DROP ROLE IF EXISTS "{group}"'))
+        server.dispose()
+
+
+def test_init_add_member_and_the_member_connects(
+    empty_db: tuple[str, str, str], monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    owner, member, group = empty_db
+    with pytest.raises(StoreError, match="team init"):
+        _meta(member)
+    code, out, err = run_main(
+        monkeypatch, capsys, "team", "init", owner, "--member-role", group, "--json"
+    )
+    assert code == 0, err
+    first = json.loads(out)
+    assert (first["version"], first["role"]) == (VERSION, group)
+    code, out, _ = run_main(monkeypatch, capsys, "team", "init", owner, "--json")
+    assert code == 0 and json.loads(out)["store_id"] == first["store_id"]  # idempotent
+    role = member.split("//", 1)[1].split("@", 1)[0]
+    with pytest.raises(StoreError, match="add-member"):
+        _meta(member)  # not yet a member: no USAGE on the schema
+    code, _, err = run_main(
+        monkeypatch, capsys, "team", "add-member", owner, role, "--team", "core"
+    )
+    assert code == 0, err
+    assert _meta(member) == first["store_id"]
+    engine = create_engine(owner)
+    with engine.begin() as conn:
+        assert list(conn.execute(text("SELECT team, member FROM continuity_team.members"))) == [
+            ("core", role)
+        ]
+        conn.execute(text("UPDATE continuity_team.meta SET version = version + 1"))
+    engine.dispose()
+    with pytest.raises(StoreError, match="newer than this continuity"):
+        _meta(member)
+
+
+def test_init_refuses_a_bad_role_name(empty_db: tuple[str, str, str], monkeypatch, capsys) -> None:
+    owner, _, _ = empty_db
+    code, _, err = run_main(monkeypatch, capsys, "team", "init", owner, "--member-role", 'x"; --')
+    assert code == 2 and "member role" in err

@@ -1,0 +1,139 @@
+"""``[team]`` settings and ``team join|share|unshare|status`` (issue 41 item 1): the URL holds
+no password, TLS off loopback, every project private until shared."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from continuity.core.errors import ConfigError
+from continuity.team.local import join, set_shared, status
+from continuity.team.settings import check_team_url, team_settings, write_team
+from tests.cli.running import run_main
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "postgresql+psycopg://ana:s3cret@127.0.0.1/team",
+        "postgresql+psycopg://ana@127.0.0.1/team?password=s3cret",
+    ],
+)
+def test_a_url_holding_a_password_is_refused_naming_where_it_goes(url: str) -> None:
+    with pytest.raises(ConfigError) as exc:
+        check_team_url(url)
+    assert "$PGPASSWORD" in str(exc.value) and "~/.pgpass" in str(exc.value)
+    assert "s3cret" not in str(exc.value)
+
+
+def test_tls_is_required_off_loopback() -> None:
+    with pytest.raises(ConfigError) as exc:
+        check_team_url("postgresql+psycopg://ana@db.acme.example/team")
+    assert "db.acme.example" in str(exc.value) and "sslmode=require" in str(exc.value)
+    with pytest.raises(ConfigError):
+        check_team_url("postgresql+psycopg://ana@10.0.0.5/team?sslmode=prefer")
+    for ok in (
+        "postgresql+psycopg://ana@db.acme.example/team?sslmode=require",
+        "postgresql+psycopg://ana@db.acme.example/team?sslmode=verify-full",
+        "postgresql+psycopg://ana@127.0.0.1:5432/team",
+        "postgresql+psycopg://ana@localhost/team",
+        "postgresql+psycopg://ana@[::1]/team",
+        "postgresql+psycopg://ana@/team?host=/var/run/postgresql",
+    ):
+        assert check_team_url(ok) == ok
+    with pytest.raises(ConfigError, match="PostgreSQL"):
+        check_team_url("sqlite:///team.db")
+
+
+def test_join_writes_team_and_keeps_the_rest_of_config(isolated_home: Path) -> None:
+    isolated_home.mkdir(parents=True)
+    cfg = isolated_home / "config.toml"
+    cfg.write_text("# mine\n[continuity]\nretention_days = 9  # keep\n", encoding="utf-8")
+    join(None, "postgresql+psycopg://ana@127.0.0.1/team", name="core")
+    text = cfg.read_text(encoding="utf-8")
+    assert text.startswith("# mine\n[continuity]\nretention_days = 9  # keep\n")
+    got = team_settings()
+    assert (got.url, got.name, got.shared) == (
+        "postgresql+psycopg://ana@127.0.0.1/team",
+        "core",
+        [],
+    )
+    assert cfg.stat().st_mode & 0o077 == 0
+    # a [team] table in the middle is replaced in place
+    cfg.write_text('[team]\nurl = "x"\n\n[daemon]\nport = 7999\n', encoding="utf-8")
+    write_team(None, {"url": "postgresql+psycopg://bo@127.0.0.1/t", "author": "Bo"})
+    text = cfg.read_text(encoding="utf-8")
+    assert "[daemon]\nport = 7999\n" in text and "x" not in text.split("[daemon]")[0]
+    assert team_settings().author == "Bo"
+
+
+def test_a_password_edited_into_config_is_refused(isolated_home: Path) -> None:
+    isolated_home.mkdir(parents=True)
+    (isolated_home / "config.toml").write_text(
+        '[team]\nurl = "postgresql+psycopg://ana:pw@127.0.0.1/team"\n', encoding="utf-8"
+    )
+    with pytest.raises(ConfigError, match=r"config.toml \[team\] url: holds a password"):
+        team_settings()
+
+
+def test_share_unshare_by_identity(tmp_path: Path, isolated_home: Path) -> None:
+    repo = tmp_path / "app"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "remote", "add", "origin", "git@h.example:o/app"])
+    (repo / "api").mkdir()
+    assert not status(None, repo).here_shared  # private by default
+    ident, changed = set_shared(None, repo, shared=True)
+    assert (ident.project, changed) == ("git:h.example/o/app", True)
+    assert set_shared(None, repo, shared=True)[1] is False
+    assert status(None, repo / "api").here_shared  # a folder inside a shared repository
+    with pytest.raises(ConfigError, match=r"inside the shared project git:h\.example/o/app"):
+        set_shared(None, repo / "api", shared=False)
+    assert set_shared(None, repo, shared=False)[1] is True
+    assert team_settings().shared == []
+
+
+def test_cli_team_commands(
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    repo = tmp_path / "app"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "remote", "add", "origin", "https://h.example/o/app"])
+    monkeypatch.chdir(repo)
+    code, _, err = run_main(
+        monkeypatch, capsys, "team", "join", "postgresql+psycopg://ana:pw@db.example/t"
+    )
+    assert code == 2 and "$PGPASSWORD" in err and ":pw@" not in err
+    assert team_settings().url is None  # nothing written
+    code, _, err = run_main(monkeypatch, capsys, "team", "join", "postgresql+psycopg://ana@db.x/t")
+    assert code == 2 and "sslmode=require" in err
+    code, _, err = run_main(
+        monkeypatch, capsys, "team", "join", "postgresql+psycopg://ana@127.0.0.1/t"
+    )
+    assert code == 0, err
+    code, out, _ = run_main(monkeypatch, capsys, "team", "share", "--json")
+    assert code == 0 and json.loads(out)["project"] == "git:h.example/o/app"
+    code, out, _ = run_main(monkeypatch, capsys, "team", "status", "--json")
+    data = json.loads(out)
+    assert data["url"] == "postgresql+psycopg://ana@127.0.0.1/t"
+    assert data["shared"] == ["git:h.example/o/app"] and data["here"]["shared"] is True
+    assert run_main(monkeypatch, capsys, "team", "unshare")[0] == 0
+    code, out, _ = run_main(monkeypatch, capsys, "team", "status", "--json")
+    assert json.loads(out)["shared"] == []
+
+
+def test_sync_without_a_team_or_with_the_store_down(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    code, _, err = run_main(monkeypatch, capsys, "sync")
+    assert code == 2 and "continuity team join URL" in err
+    # nothing listens on port 9 of this machine: the store is unreachable, exit 4, no password
+    join(None, "postgresql+psycopg://ana@127.0.0.1:9/team?connect_timeout=3")
+    monkeypatch.setenv("PGPASSWORD", "pw-not-shown-1234")
+    code, _, err = run_main(monkeypatch, capsys, "sync")
+    assert code == 4 and "team store postgresql+psycopg://ana@127.0.0.1:9/team" in err
+    assert "pw-not-shown-1234" not in err
