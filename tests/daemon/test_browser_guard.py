@@ -108,3 +108,14 @@ def test_usage_page_opens_with_the_cookie_only(client, store, tmp_path):
     bad = client.get("/usage?harness=cursor", headers=jar)
     assert bad.status_code == 400 and "harness: &#39;cursor&#39; is not one of" in bad.text
     assert client.head("/usage", headers=jar).status_code == 200
+
+
+JAR = {"cookie": f"{BROWSER_COOKIE}={cookie_value(TOKEN)}"}
+
+
+def test_page_past_the_last_says_no_more_sessions(client):
+    """Issue 44: ``/?page=9999`` said "No sessions yet: run continuity import"."""
+    r = client.get("/?page=9999", headers=JAR)
+    assert r.status_code == 200
+    assert "No more sessions" in r.text and 'href="/?page=1"' in r.text
+    assert "No sessions yet" not in r.text
