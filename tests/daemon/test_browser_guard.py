@@ -159,3 +159,13 @@ def test_unknown_page_with_the_cookie_is_a_404_page(client):
     assert client.get("/nope").status_code == 401  # no cookie: still refused
     api = client.get("/api/nope", headers=JAR)  # the API's paths: the cookie opens none
     assert api.status_code == 401 and api.headers["content-type"] == "application/json"
+
+
+@pytest.mark.parametrize("url", ["/?harness=nope", "/search?q=alembic&harness=nope"])
+def test_unknown_harness_is_a_400_page_listing_the_known(client, url):
+    """Issue 44: the list and search pages showed nothing for an unknown harness while
+    ``/usage`` refused it; now they refuse it the same way."""
+    r = client.get(url, headers=JAR)
+    assert r.status_code == 400 and r.headers["content-type"].startswith("text/html")
+    assert "harness: &#39;nope&#39; is not one of claude-code, codex, pi" in r.text
+    assert client.get(url.replace("nope", "claude-code"), headers=JAR).status_code == 200

@@ -10,9 +10,9 @@ and cost with SVG charts; ``since``, default ``7d``, empty for all time; ``until
 in dollars instead of tokens). ``key`` may be a unique prefix
 (``store.names.resolve_session``, as the CLI, API and MCP take it); a prefix of several
 sessions answers 300 with a page linking each. A query value a page refuses (``&seq=abc``,
-``?page=-1``, a missing ``key``) is a 400 page naming the parameter (``invalid_page``), a
-path that is no page, asked with the cookie, a 404 page (``not_found_page``; issue 44): the
-API (``/api/...``) keeps its JSON errors.
+``?page=-1``, a missing ``key``, an unknown ``harness``: ``unknown_harness``) is a 400 page
+naming the parameter (``invalid_page``), a path that is no page, asked with the cookie, a 404
+page (``not_found_page``; issue 44): the API (``/api/...``) keeps its JSON errors.
 
 **Who may read them.** The daemon's guard (``daemon.server._Guard``) applies its Host, Origin
 and Sec-Fetch-Site rules to these pages as to the API. A browser cannot send the bearer token,
@@ -94,6 +94,18 @@ def invalid_page(errors: list[dict[str, Any]]) -> Any:
     )
 
 
+def unknown_harness(value: str | None) -> str | None:
+    """The error of a ``harness`` filter that names no harness (``api.workspace.HARNESSES``,
+    the registry's and the adapters'), listing the known ones; None when it names one or is
+    empty. Issue 44: the list and search pages showed nothing for a typo, ``/usage`` refused
+    it; now all three refuse it (400)."""
+    from continuity.api.workspace import HARNESSES
+
+    if value is None or value in HARNESSES:
+        return None
+    return f"harness: {value!r} is not one of {', '.join(HARNESSES)}"
+
+
 def _text(value: str | None) -> str | None:
     value = (value or "").strip()
     return value or None
@@ -119,6 +131,9 @@ def add_browser_routes(app: Any, live: Any) -> None:
         page_no: int = Query(1, alias="page", ge=1, le=100_000),
     ) -> Any:
         h, p = _text(harness), _text(project)
+        refused = unknown_harness(h)
+        if refused:
+            return page(render.message_page("Bad request", refused + "."), 400)
         rows, more = list_view(
             live.store, harness=h, projects=(p,) if p else (), page=page_no, per_page=50
         )
@@ -142,8 +157,8 @@ def add_browser_routes(app: Any, live: Any) -> None:
             "since": _text(since),
         }
         hits: list[Any] = []
-        error = None
-        if _text(q):
+        error = unknown_harness(typed["harness"])
+        if _text(q) and error is None:
             try:
                 filters = EntryFilter(
                     harness=typed["harness"],
