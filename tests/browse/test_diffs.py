@@ -21,7 +21,7 @@ def test_claude_code_edit_multiedit_and_write():
     )
     assert path == "/a.py"
     assert lines == [
-        ("hunk", "@@ -1,2 +1,2 @@"),
+        ("hunk", "@@"),  # issue 44: no line numbers the call cannot know
         ("ctx", "x = 1"),
         ("del", "y = 2"),
         ("add", "y = 3"),
@@ -43,9 +43,45 @@ def test_claude_code_edit_multiedit_and_write():
         ("add", "d"),
     ]
     _, lines = _lines("Write", {"file_path": "/n.txt", "content": "one\ntwo\n"})
-    assert lines == [("hunk", "@@ -0,0 +1,2 @@"), ("add", "one"), ("add", "two")]
+    assert lines == [("hunk", "@@"), ("add", "one"), ("add", "two")]
     assert edit_diffs("Bash", {"command": "ls"}) is None
     assert edit_diffs("Edit", {"file_path": "/a", "old_string": 1, "new_string": "x"}) is None
+
+
+def test_hunks_carry_no_invented_line_numbers_and_paths_stay_whole():
+    """Issue 44, fresh-user review: a change at line 10 was headed ``@@ -1 +1 @@`` (difflib
+    counts from the replaced text, the call does not carry the file), an absolute path became
+    ``a//home/...``, and MultiEdit's ``replace_all`` was not shown."""
+    (diff,) = edit_diffs(
+        "Edit", {"file_path": "/home/me/x.py", "old_string": "line10\n", "new_string": "ten\n"}
+    )
+    assert diff.text() == "--- /home/me/x.py\n+++ /home/me/x.py\n@@\n-line10\n+ten"
+    (relative,) = edit_diffs("edit", {"path": "src/x.ts", "oldText": "a", "newText": "b"})
+    assert relative.text().splitlines()[:3] == ["--- a/src/x.ts", "+++ b/src/x.ts", "@@"]
+    (multi,) = edit_diffs(
+        "MultiEdit",
+        {
+            "file_path": "/a.py",
+            "edits": [
+                {"old_string": "a", "new_string": "b", "replace_all": True},
+                {"old_string": "c", "new_string": "d", "replace_all": False},
+            ],
+        },
+    )
+    assert multi.lines == [
+        ("note", "(every occurrence)"),
+        ("hunk", "@@"),
+        ("del", "a"),
+        ("add", "b"),
+        ("hunk", "@@"),
+        ("del", "c"),
+        ("add", "d"),
+    ]
+    (every,) = edit_diffs(
+        "Edit", {"file_path": "/a", "old_string": "x", "new_string": "y", "replace_all": True}
+    )
+    assert every.lines[0] == ("note", "(every occurrence)")
+    assert "(every occurrence)\n@@\n-x\n+y" in every.text()
 
 
 def test_pi_edit_and_codex_apply_patch():
@@ -79,7 +115,7 @@ def test_an_edit_in_the_page_and_the_markdown_export(sqlite_store):
     call = next(b for r in view.rows for b in r.blocks if b.kind == "tool_call")
     assert call.diffs is not None and [d.path for d in call.diffs] == ["/home/ana/app/parser.py"]
     assert call.diffs[0].lines == [
-        ("hunk", "@@ -1,2 +1,3 @@"),
+        ("hunk", "@@"),
         ("del", "def parse(path):"),
         ("add", "def parse_file(path):"),
         ("add", '    """Parse the file at path."""'),
@@ -87,7 +123,7 @@ def test_an_edit_in_the_page_and_the_markdown_export(sqlite_store):
     ]
     md = session_markdown(view)
     assert (
-        "```diff\n--- a//home/ana/app/parser.py\n+++ b//home/ana/app/parser.py\n@@ -1,2 +1,3 @@\n"
+        "```diff\n--- /home/ana/app/parser.py\n+++ /home/ana/app/parser.py\n@@\n"
         "-def parse(path):\n+def parse_file(path):\n"
     ) in md
     assert "\\n" not in md.split("```diff")[1].split("```")[0]  # no literal \n escapes

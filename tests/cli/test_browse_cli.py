@@ -114,6 +114,19 @@ def test_search_nothing_found(home):
     assert r.exit_code == 1 and r.stdout == ""  # issue 45 item 8: no hit exits 1, as grep
 
 
+def test_export_past_the_last_row_says_so(home):
+    """Issue 44, fresh-user review: ``export --since-seq 400`` of a shorter session printed
+    ``- seq: None–None of 46 rows``."""
+    md = invoke("export", "cc-alembic", "--since-seq", "400", "--home", home).stdout
+    assert "- no rows in seq 400–end (7 rows)" in md and "None" not in md
+    md = invoke(
+        "export", "cc-alembic", "--since-seq", "400", "--until-seq", "500", "--home", home
+    ).stdout
+    assert "- no rows in seq 400–500 (7 rows)" in md
+    md = invoke("export", "cc-alembic", "--since-seq", "1", "--home", home).stdout
+    assert "- seq: 1–" in md
+
+
 def test_export_markdown_html_jsonl(home, tmp_path):
     md = invoke("export", "cc-alembic", "--home", home).stdout
     assert md.startswith("# Alembic search index\n")

@@ -52,6 +52,7 @@ FAST_CASES = [
     ["show", CLAUDE, "--json"],
     ["show", CODEX, "--all"],
     ["show", "a152301b", "--seq", "10"],
+    ["show", "a152301b", "--seq", "34"],  # row 34: an Edit, as a diff (issue 44)
     ["show", "a152301b", "--seq=10", "--json"],
     ["show", PI, "--raw"],
     ["show", PI, "--raw", "--json"],
@@ -178,6 +179,15 @@ def test_expected_outputs_are_real(sample: Path, tmp_path: Path):
     assert fast.stdout.count(b"\n") == 5 and b"3185d1ef-21e2-4727-91d3-fda9d4ee95a1" in fast.stdout
     fast, _, _ = _both(sample, ["show", CLAUDE], tmp_path)
     assert "→ Bash".encode() in fast.stdout
+    fast, base, loaded = _both(sample, ["show", "a152301b", "--seq", "34"], tmp_path)
+    edit = (  # issue 44: an Edit as a unified diff, not JSON with literal \n
+        "   34 assistant: → Edit [toolu_ddde6c48cf9f460a9b6f] "
+        "/home/dev/projects/export-demo/export.py (+1 -1)\n"
+        "        @@\n"
+        "        -    return datetime.now().strftime(FORMAT)\n"
+        "        +    return datetime.now(timezone.utc).strftime(FORMAT)\n"
+    )
+    assert edit.encode() in fast.stdout and fast.stdout == base.stdout and loaded == ""
     fast, _, _ = _both(sample, ["continue", CODEX], tmp_path)
     assert fast.stdout.startswith(b"session 01a23556-7fab-7dd1-86d3-d100eb5ab801: ")
 

@@ -108,3 +108,64 @@ def test_usage_page_opens_with_the_cookie_only(client, store, tmp_path):
     bad = client.get("/usage?harness=cursor", headers=jar)
     assert bad.status_code == 400 and "harness: &#39;cursor&#39; is not one of" in bad.text
     assert client.head("/usage", headers=jar).status_code == 200
+
+
+JAR = {"cookie": f"{BROWSER_COOKIE}={cookie_value(TOKEN)}"}
+
+
+def test_page_past_the_last_says_no_more_sessions(client):
+    """Issue 44: ``/?page=9999`` said "No sessions yet: run continuity import"."""
+    r = client.get("/?page=9999", headers=JAR)
+    assert r.status_code == 200
+    assert "No more sessions" in r.text and 'href="/?page=1"' in r.text
+    assert "No sessions yet" not in r.text
+
+
+@pytest.mark.parametrize(
+    "url,named",
+    [
+        ("/session", "key: Field required"),
+        ("/session?key=cc-alembic&seq=abc", "seq: Input should be a valid integer"),
+        ("/session?key=cc-alembic&seq=-1", "seq: Input should be greater than or equal to 0"),
+        ("/session?key=cc-alembic&seq=99999999999999999999", "seq: Input should be"),
+        ("/?page=-1", "page: Input should be greater than or equal to 1"),
+        ("/?page=abc", "page: Input should be a valid integer"),
+        ("/search?q=x&n=-1", "n: Input should be greater than or equal to 1"),
+        ("/usage?measure=nope", "measure: String should match pattern"),
+    ],
+)
+def test_bad_query_value_is_a_400_page_naming_it(client, url, named):
+    """Issue 44, fresh-user review: a page's bad query value answered FastAPI's raw JSON 422;
+    now a 400 HTML page naming the parameter, under the pages' no-script headers."""
+    r = client.get(url, headers=JAR)
+    assert r.status_code == 400, r.text
+    assert r.headers["content-type"].startswith("text/html")
+    assert r.headers["content-security-policy"].startswith("default-src 'none'")
+    assert "Bad request" in r.text and named in r.text
+
+
+def test_api_keeps_its_json_errors(client):
+    auth = {"authorization": f"Bearer {TOKEN}"}
+    r = client.get("/api/checkpoints/cc-alembic?limit=abc", headers=auth)
+    assert r.status_code == 422 and r.headers["content-type"] == "application/json"
+
+
+def test_unknown_page_with_the_cookie_is_a_404_page(client):
+    """Issue 44: a path that is no page, asked with the cookie, was the API's JSON 401."""
+    r = client.get("/nope", headers=JAR)
+    assert r.status_code == 404 and r.headers["content-type"].startswith("text/html")
+    assert "No such page" in r.text and "&#39;/nope&#39;" in r.text
+    assert r.headers["content-security-policy"].startswith("default-src 'none'")
+    assert client.get("/nope").status_code == 401  # no cookie: still refused
+    api = client.get("/api/nope", headers=JAR)  # the API's paths: the cookie opens none
+    assert api.status_code == 401 and api.headers["content-type"] == "application/json"
+
+
+@pytest.mark.parametrize("url", ["/?harness=nope", "/search?q=alembic&harness=nope"])
+def test_unknown_harness_is_a_400_page_listing_the_known(client, url):
+    """Issue 44: the list and search pages showed nothing for an unknown harness while
+    ``/usage`` refused it; now they refuse it the same way."""
+    r = client.get(url, headers=JAR)
+    assert r.status_code == 400 and r.headers["content-type"].startswith("text/html")
+    assert "harness: &#39;nope&#39; is not one of claude-code, codex, pi" in r.text
+    assert client.get(url.replace("nope", "claude-code"), headers=JAR).status_code == 200

@@ -13,9 +13,13 @@ The tools read (by name, case-insensitive where the harnesses differ only in cas
   shell call whose command is ``["apply_patch", PATCH]``): the patch's own lines, classified.
 
 Diffs are computed with ``difflib.unified_diff`` (3 lines of context) on the arguments as the
-view already redacted them (a hunk's line numbers count from the replaced text, not the file,
-which the call does not carry); each line is plain text, escaping is the renderer's job. A call
-whose arguments do not have these shapes gives None (shown as JSON, as before).
+view already redacted them; each line is plain text, escaping is the renderer's job. A hunk's
+header is a bare ``@@`` (issue 44, fresh-user review): difflib numbers lines from the start of
+the replaced text, and the call does not carry the file, so ``@@ -1 +1 @@`` for a change at line
+10 would be an invented number (Codex's own patches write a bare ``@@`` too). An absolute path is
+written as it is (``--- /home/me/x.py``), never ``a//home/me/x.py``. A replacement of every
+occurrence (``replace_all: true``) carries the note ``(every occurrence)`` before its hunks. A
+call whose arguments do not have these shapes gives None (shown as JSON, as before).
 """
 
 from __future__ import annotations
@@ -48,21 +52,30 @@ class FileDiff:
         return sum(1 for k, _ in self.lines if k == "del")
 
     def text(self) -> str:
-        """The diff as unified-diff text (``--- a/path``, ``+++ b/path``, hunks)."""
-        out = [f"--- a/{self.path}", f"+++ b/{self.path}"]
+        """The diff as unified-diff text (``--- a/path``, ``+++ b/path``, hunks; an absolute
+        path as it is: ``--- /home/me/x.py``)."""
+        absolute = self.path.startswith(("/", "\\")) or self.path[1:3] in (":\\", ":/")
+        old, new = (self.path, self.path) if absolute else (f"a/{self.path}", f"b/{self.path}")
+        out = [f"--- {old}", f"+++ {new}"]
         marks = {"add": "+", "del": "-", "ctx": " "}
         out += [marks.get(kind, "") + line for kind, line in self.lines]
         return "\n".join(out)
 
 
-def _unified(path: str, pairs: list[tuple[str, str]]) -> FileDiff:
+#: A replacement as ``(old, new, every)``: ``every`` when every occurrence is replaced.
+Pair = tuple[str, str, bool]
+
+
+def _unified(path: str, pairs: list[Pair]) -> FileDiff:
     diff = FileDiff(path)
-    for old, new in pairs:
+    for old, new, every in pairs:
+        if every:
+            diff.lines.append(("note", "(every occurrence)"))
         for line in difflib.unified_diff(old.splitlines(), new.splitlines(), lineterm="", n=3):
             if line.startswith(("---", "+++")):
                 continue
             if line.startswith("@@"):
-                diff.lines.append(("hunk", line))
+                diff.lines.append(("hunk", "@@"))  # no invented line numbers (docstring)
             elif line.startswith("+"):
                 diff.lines.append(("add", line[1:]))
             elif line.startswith("-"):
@@ -79,7 +92,7 @@ def _bounded(diff: FileDiff) -> FileDiff:
     return diff
 
 
-def _pairs(edits: Any, old_key: str, new_key: str) -> list[tuple[str, str]] | None:
+def _pairs(edits: Any, old_key: str, new_key: str) -> list[Pair] | None:
     if not isinstance(edits, list) or not edits:
         return None
     pairs = []
@@ -89,7 +102,7 @@ def _pairs(edits: Any, old_key: str, new_key: str) -> list[tuple[str, str]] | No
         old, new = e.get(old_key, ""), e.get(new_key)
         if not isinstance(old, str) or not isinstance(new, str):
             return None
-        pairs.append((old, new))
+        pairs.append((old, new, e.get("replace_all") is True))
     return pairs
 
 
@@ -164,7 +177,7 @@ def edit_diffs(name: str, arguments: Any) -> list[FileDiff] | None:
         old = arguments.get("old_string", arguments.get("oldText"))
         new = arguments.get("new_string", arguments.get("newText"))
         if isinstance(old, str) and isinstance(new, str):
-            return [_unified(path, [(old, new)])]
+            return [_unified(path, [(old, new, arguments.get("replace_all") is True)])]
         if name == "edit":  # pi's newer edit: a list of replacements
             found = _pairs(arguments.get("edits"), "oldText", "newText")
             return [_unified(path, found)] if found else None
@@ -173,7 +186,7 @@ def edit_diffs(name: str, arguments: Any) -> list[FileDiff] | None:
         found = _pairs(arguments.get("edits"), "old_string", "new_string")
         return [_unified(path, found)] if found else None
     if lowered == "write" and isinstance(arguments.get("content"), str):
-        return [_unified(path, [("", arguments["content"])])]
+        return [_unified(path, [("", arguments["content"], False)])]
     return None
 
 

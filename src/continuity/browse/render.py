@@ -318,6 +318,19 @@ def _md_block(b: BlockView) -> list[str]:
     return [_fence(b.text)] if "\n" in b.text or len(b.text) > 200 else [_md_inline(b.text)]
 
 
+def _seq_line(view: SessionView) -> str:
+    """The header's rows line: ``- seq: 3–40 of 46 rows``, or when no row is in the range
+    asked (``export --since-seq 400`` of 46 rows; issue 44, fresh-user review: it said
+    ``None–None``) ``- no rows in seq 400–end (46 rows)``."""
+    if view.first_seq is not None and view.last_seq is not None:
+        return f"- seq: {view.first_seq}–{view.last_seq} of {view.total} rows"
+    low, high = view.asked
+    return (
+        f"- no rows in seq {low if low is not None else 0}–{high if high is not None else 'end'}"
+        f" ({view.total} rows)"
+    )
+
+
 def session_markdown(view: SessionView) -> str:
     """The session as readable Markdown: a header, then each row as a section (compactions
     and checkpoints as quotes), tool calls followed by their results. Transcript text is in
@@ -331,7 +344,7 @@ def session_markdown(view: SessionView) -> str:
         f"- session: `{s.key}`" if "`" not in s.key else f"- session: {s.key}",
         f"- harness: {s.harness}" + (f" (subagent {s.agent_id})" if view.subagent else ""),
         f"- project: {_md_inline(project or 'none')}",
-        f"- seq: {view.first_seq}–{view.last_seq} of {view.total} rows",
+        _seq_line(view),
         "- secrets: " + ("NOT redacted (--raw)" if view.raw else "redacted"),
         "- rows: "
         + (

@@ -153,6 +153,8 @@ class SessionView:
     focus_seq: int | None = None
     #: issue 44: only the conversation's rows (``Entry.visible``); False: every row
     conversation: bool = False
+    #: the rows asked for, ``(from_seq, until_seq)`` (None: from the start / to the end)
+    asked: tuple[int | None, int | None] = (None, None)
 
 
 def _block(b: Any, raw: bool) -> BlockView:
@@ -394,6 +396,7 @@ def _session_view(
         raw=raw,
         focus_seq=focus_seq,
         conversation=conversation,
+        asked=(from_seq, until_seq),
     )
 
 

@@ -23,6 +23,12 @@ Part = str | tuple[str, str]
 #: Display limits in UTF-8 bytes (``--json`` always carries the whole text).
 TEXT_BYTES, THINKING_BYTES, ARGUMENT_BYTES, RESULT_BYTES, SUMMARY_BYTES = 2000, 400, 400, 600, 600
 
+#: Lines of one edit's diff ``show`` prints at most (``--json`` and ``export`` have them all).
+DIFF_LINES = 60
+
+#: How ``show`` marks and styles a diff line of each kind (``browse.diffs.FileDiff.lines``).
+_DIFF_MARKS = {"add": ("+", "green"), "del": ("-", "red"), "ctx": (" ", ""), "hunk": ("", "cyan")}
+
 
 def _iso(value: datetime | None) -> str | None:
     return value.isoformat().replace("+00:00", "Z") if value else None
@@ -96,6 +102,43 @@ def block_text(block: dict[str, Any]) -> str:
     return str(block)
 
 
+def edit_lines(block: dict[str, Any], indent: str) -> list[list[Part]] | None:
+    """A tool call ``block`` (its view shape, already redacted) that edits files as lines of
+    text (issue 44, fresh-user review: ``show`` printed them as JSON with literal ``\\n``): the
+    call line ``→ Edit [id] path (+added -removed)``, then each file's unified diff
+    (``browse.diffs.edit_diffs``, as the browser and ``export`` show it) indented by
+    ``indent``, at most ``DIFF_LINES`` lines a file, each cut to ``ARGUMENT_BYTES`` bytes. None
+    for a call that edits nothing ``browse.diffs`` reads (shown by ``block_text``)."""
+    if block.get("type") != "tool_call":
+        return None
+    from continuity.browse.diffs import edit_diffs
+
+    diffs = edit_diffs(str(block.get("name", "")), block.get("arguments"))
+    if not diffs:
+        return None
+    head = f"→ {block['name']} [{block['id']}]"
+
+    def counts(d: Any) -> str:
+        return f"(+{d.added} -{d.removed})"
+
+    if len(diffs) == 1:
+        out: list[list[Part]] = [[f"{head} {diffs[0].path} {counts(diffs[0])}"]]
+    else:
+        out = [[f"{head} {len(diffs)} files"]]
+    for d in diffs:
+        if len(diffs) > 1:
+            out.append([indent, (shown(d.path), "bold"), f" {counts(d)}"])
+        for kind, text in d.lines[:DIFF_LINES]:
+            mark, style = _DIFF_MARKS.get(kind, ("", "dim"))
+            out.append([indent, (shown(mark + cut(text, ARGUMENT_BYTES)), style)])
+        if len(d.lines) > DIFF_LINES:
+            left = len(d.lines) - DIFF_LINES
+            out.append(
+                [indent, (f"[… {left:,} more lines of the diff: --json has the call]", "dim")]
+            )
+    return out
+
+
 def show_lines(
     session: Session | None, rows: Iterable[Entry], *, raw: bool = False
 ) -> Iterator[list[Part]]:
@@ -139,7 +182,13 @@ def show_lines(
         if not e.blocks:
             yield [(f"{e.seq:>5} {label} {shown(e.type_name)}", "dim")]
         for b in e.blocks:
-            yield [f"{e.seq:>5} ", (label, "bold"), ": ", block_text(seen(block_view(b)))]
+            view = seen(block_view(b))
+            edit = edit_lines(view, " " * 8)
+            if edit is None:
+                yield [f"{e.seq:>5} ", (label, "bold"), ": ", block_text(view)]
+                continue
+            yield [f"{e.seq:>5} ", (label, "bold"), ": ", *edit[0]]
+            yield from edit[1:]
 
 
 def continuation_lines(view: Continuation) -> Iterator[list[Part]]:
@@ -195,6 +244,7 @@ def _message_lines(messages: Iterable[ContinuationMessage]) -> Iterator[list[Par
 __all__ = [
     "Part",
     "block_text",
+    "edit_lines",
     "continuation_lines",
     "cut",
     "plain",

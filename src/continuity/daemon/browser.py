@@ -9,7 +9,10 @@ and cost with SVG charts; ``since``, default ``7d``, empty for all time; ``until
 ``harness``, ``project``, as ``continuity usage`` takes them; ``measure=cost``: the charts
 in dollars instead of tokens). ``key`` may be a unique prefix
 (``store.names.resolve_session``, as the CLI, API and MCP take it); a prefix of several
-sessions answers 300 with a page linking each.
+sessions answers 300 with a page linking each. A query value a page refuses (``&seq=abc``,
+``?page=-1``, a missing ``key``, an unknown ``harness``: ``unknown_harness``) is a 400 page
+naming the parameter (``invalid_page``), a path that is no page, asked with the cookie, a 404
+page (``not_found_page``; issue 44): the API (``/api/...``) keeps its JSON errors.
 
 **Who may read them.** The daemon's guard (``daemon.server._Guard``) applies its Host, Origin
 and Sec-Fetch-Site rules to these pages as to the API. A browser cannot send the bearer token,
@@ -57,6 +60,52 @@ def cookie_value(token: str) -> str:
     return hmac.new(token.encode(), b"continuity browser cookie v1", hashlib.sha256).hexdigest()
 
 
+def not_found_page(path: str) -> str:
+    """The HTML of the 404 a signed-in browser gets for a path that is no page (issue 44,
+    fresh-user review: it was the API's JSON 401), naming the pages there are."""
+    from continuity.browse.render import message_page
+
+    return message_page(
+        "No such page",
+        f"There is no page {path[:200]!r}: the pages are / (sessions), /search, /session "
+        "and /usage.",
+    )
+
+
+def invalid_page(errors: list[dict[str, Any]]) -> Any:
+    """The 400 HTML page (with ``page_headers``) of a page's query values FastAPI refused
+    (``errors``: ``RequestValidationError.errors()``), naming each parameter, what it takes
+    and the value given (cut to 80 characters). Issue 44, fresh-user review: a bad ``seq`` or
+    ``page`` answered FastAPI's raw JSON 422; the API (``/api/...``) keeps its JSON errors."""
+    from fastapi.responses import HTMLResponse
+
+    from continuity.browse.render import message_page
+
+    said = []
+    for e in errors:
+        loc = [str(part) for part in e.get("loc", ()) if part != "query"]
+        name = ".".join(loc) or "query"
+        text = f"{name}: {e.get('msg', 'invalid')}"
+        if e.get("type") != "missing" and "input" in e:
+            text += f" (got {str(e['input'])[:80]!r})"
+        said.append(text)
+    return HTMLResponse(
+        message_page("Bad request", "; ".join(said) + "."), 400, headers=page_headers()
+    )
+
+
+def unknown_harness(value: str | None) -> str | None:
+    """The error of a ``harness`` filter that names no harness (``api.workspace.HARNESSES``,
+    the registry's and the adapters'), listing the known ones; None when it names one or is
+    empty. Issue 44: the list and search pages showed nothing for a typo, ``/usage`` refused
+    it; now all three refuse it (400)."""
+    from continuity.api.workspace import HARNESSES
+
+    if value is None or value in HARNESSES:
+        return None
+    return f"harness: {value!r} is not one of {', '.join(HARNESSES)}"
+
+
 def _text(value: str | None) -> str | None:
     value = (value or "").strip()
     return value or None
@@ -82,6 +131,9 @@ def add_browser_routes(app: Any, live: Any) -> None:
         page_no: int = Query(1, alias="page", ge=1, le=100_000),
     ) -> Any:
         h, p = _text(harness), _text(project)
+        refused = unknown_harness(h)
+        if refused:
+            return page(render.message_page("Bad request", refused + "."), 400)
         rows, more = list_view(
             live.store, harness=h, projects=(p,) if p else (), page=page_no, per_page=50
         )
@@ -105,8 +157,8 @@ def add_browser_routes(app: Any, live: Any) -> None:
             "since": _text(since),
         }
         hits: list[Any] = []
-        error = None
-        if _text(q):
+        error = unknown_harness(typed["harness"])
+        if _text(q) and error is None:
             try:
                 filters = EntryFilter(
                     harness=typed["harness"],

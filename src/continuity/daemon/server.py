@@ -407,6 +407,33 @@ class _Guard:
 
         return await self.app(scope, replay, send)
 
+    @staticmethod
+    def _cookie_ok(headers: dict[bytes, list[bytes]], want: str) -> bool:
+        """True when a ``Cookie`` header carries the browser cookie with the value ``want``."""
+        from http.cookies import CookieError, SimpleCookie
+
+        for raw in headers.get(b"cookie", []):
+            try:
+                jar = SimpleCookie(raw.decode("latin-1"))
+            except CookieError:
+                continue
+            got = jar.get(BROWSER_COOKIE)
+            if got is not None and hmac.compare_digest(got.value.encode(), want.encode()):
+                return True
+        return False
+
+    def _known_path(self, scope: Any) -> bool:
+        """True when the path is the API's (``/api/...``, ``/openapi.json``) or some route's,
+        whatever the method: the cookie never opens those, so they stay a JSON 401."""
+        path = scope["path"]
+        if path == "/api" or path.startswith("/api/") or path == "/openapi.json":
+            return True
+        if self.router is None:
+            return False
+        from starlette.routing import Match
+
+        return any(route.matches(scope)[0] != Match.NONE for route in self.router.routes)
+
     def _routed(self, scope: Any) -> bool:
         """True when a route takes this path with this method (or when no router was given):
         only then is the Content-Type checked, the app answering 404 or 405 (with
@@ -483,23 +510,19 @@ class _Guard:
             },
             [(b"www-authenticate", b"Bearer")],
         )
-        if (
-            scope["path"] not in BROWSER_PATHS
-            or scope.get("method") not in ("GET", "HEAD")
-            or self.token is None
-        ):
+        if scope.get("method") not in ("GET", "HEAD") or self.token is None:
             return unauthorized
         want = cookie_value(self.token)
-        from http.cookies import CookieError, SimpleCookie
+        if scope["path"] not in BROWSER_PATHS:
+            if self._cookie_ok(headers, want) and not self._known_path(scope):
+                # issue 44: a page that does not exist, asked by a signed-in browser, is the
+                # browser's 404 page, not the API's JSON 401 (the API's paths stay 401)
+                from continuity.daemon.browser import not_found_page
 
-        for raw in headers.get(b"cookie", []):
-            try:
-                jar = SimpleCookie(raw.decode("latin-1"))
-            except CookieError:
-                continue
-            got = jar.get(BROWSER_COOKIE)
-            if got is not None and hmac.compare_digest(got.value.encode(), want.encode()):
-                return True
+                return 404, not_found_page(scope["path"]), []
+            return unauthorized
+        if self._cookie_ok(headers, want):
+            return True
         from urllib.parse import parse_qsl, urlencode
 
         query = parse_qsl(scope.get("query_string", b"").decode("latin-1"), keep_blank_values=True)
@@ -698,7 +721,11 @@ def create_app(
         )
 
     @app.exception_handler(RequestValidationError)
-    async def _request_invalid(_request: Any, exc: RequestValidationError) -> Any:
+    async def _request_invalid(request: Any, exc: RequestValidationError) -> Any:
+        if request.url.path in BROWSER_PATHS:  # issue 44: a page's bad query is a page
+            from continuity.daemon.browser import invalid_page
+
+            return invalid_page(list(exc.errors()))
         return _invalid(list(exc.errors()))
 
     @app.exception_handler(ValidationError)
