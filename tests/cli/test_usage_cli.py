@@ -54,7 +54,8 @@ def test_json_prints_totals_and_rows_only(home, monkeypatch, capsys):
     )
     assert code == 0
     data = json.loads(out)
-    assert list(data) == ["totals", "rows"]
+    assert list(data) == ["totals", "rows", "unpriced_models"]
+    assert data["unpriced_models"] == []
     assert data["totals"]["input_tokens"] == 12135
     assert [(r["key"], r["input_tokens"]) for r in data["rows"]] == [
         ("claude-code", 1855),
@@ -84,6 +85,28 @@ def test_an_unpriced_model_is_named_on_stderr_and_marks_the_total(tmp_path, monk
     assert "—" in out
     assert "* partial: no price for gpt-fake" in out
     assert "note: no price for model gpt-fake" in err
+
+
+def test_a_day_mixing_priced_and_unpriced_models_shows_its_priced_cost(
+    tmp_path, monkeypatch, capsys
+):
+    """The sample Codex file (gpt-5.5, priced) and the real one (gpt-fake, no price) share
+    the codex row: its cost is gpt-5.5's, marked * (partial), not "—"."""
+    home = tmp_path / "ws"
+    real = SAMPLES / "real-harness" / "codex" / "sessions"
+    sample = SAMPLES / "codex" / "sample-session.jsonl"
+    assert run_main(monkeypatch, capsys, "import", "--home", home, real, sample)[0] == 0
+    priced = 10280 * 5e-6 + 469 * 30e-6 + 6528 * 0.5e-6  # gpt-5.5's cost
+    code, out, _ = run_main(monkeypatch, capsys, "usage", "--home", home, "--by", "harness")
+    assert code == 0
+    row = next(line for line in out.splitlines() if line.startswith("codex"))
+    assert row.split()[-1] == f"${priced:,.2f}*"
+    code, out, _ = run_main(
+        monkeypatch, capsys, "usage", "--home", home, "--by", "harness", "--csv"
+    )
+    (csv_row,) = list(csv.DictReader(io.StringIO(out)))
+    assert float(csv_row["cost_usd"]) == pytest.approx(priced)
+    assert (csv_row["partial"], csv_row["unpriced_models"]) == ("true", "gpt-fake")
 
 
 @pytest.mark.parametrize(

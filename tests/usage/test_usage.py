@@ -22,7 +22,7 @@ from continuity.api.workspace import Workspace
 from continuity.core.errors import InputError
 from continuity.usage.extract import MessageUsage, UsageReader
 from continuity.usage.prices import shipped
-from continuity.usage.report import breakdown, collect, group, price, totals
+from continuity.usage.report import breakdown, collect, group, price, summarize, totals
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "samples"
 OPENCODE = Path(__file__).resolve().parents[1] / "fixtures" / "opencode"
@@ -165,7 +165,8 @@ def test_costs_follow_litellm_prices(tmp_path):
 def test_the_json_shape(tmp_path):
     with _imported(tmp_path, SAMPLES / "claude-code" / "short.jsonl") as ws:
         data = ws.usage(by="session").to_dict()
-    assert list(data) == ["totals", "rows"]
+    assert list(data) == ["totals", "rows", "unpriced_models"]
+    assert data["unpriced_models"] == []
     assert list(data["totals"]) == [
         "input_tokens",
         "output_tokens",
@@ -267,3 +268,29 @@ def test_claude_codes_own_cost_is_taken_as_ccusage_takes_it():
     got = list(UsageReader().read("claude-code", "k", "/p", [line, line]))
     assert [(m.cost_usd, m.input_tokens, m.project) for m in got] == [(0.25, 7, "/p")] * 2
     assert price(got, shipped())[0].cost_usd == 0.25  # not re-priced: claude-x has no price
+
+
+def test_a_row_mixing_priced_and_unpriced_models_costs_its_priced_part():
+    """One day on claude-opus-4-6 (priced: 1,000 output at $25/M = $0.025) and gpt-fake (no
+    price): the row's cost is $0.025, partial, naming gpt-fake; a row of gpt-fake alone is
+    None; the rows add up to the total."""
+    at = datetime(2026, 12, 2, 9, tzinfo=UTC)
+    messages = price(
+        [
+            MessageUsage(at, "claude-code", "a", None, "claude-opus-4-6", 0, 1000, 0, 0, 0),
+            MessageUsage(at, "codex", "b", None, "gpt-fake", 10, 10, 0, 0, 0),
+            MessageUsage(at.replace(day=3), "codex", "b", None, "gpt-fake", 10, 10, 0, 0, 0),
+        ],
+        shipped(),
+    )
+    first, second = group(messages, "day")
+    assert first.cost_usd == pytest.approx(0.025)
+    assert first.unpriced_models == ("gpt-fake",)
+    assert first.partial is True
+    assert second.cost_usd is None
+    assert second.partial is False
+    report = summarize(messages, "day", shipped())
+    assert report.totals.cost_usd == pytest.approx(0.025)
+    data = report.to_dict()
+    assert data["unpriced_models"] == ["gpt-fake"]
+    assert [r["cost_usd"] for r in data["rows"]] == [pytest.approx(0.025), None]

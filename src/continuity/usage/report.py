@@ -10,9 +10,11 @@ the charts' series); ``usage_report`` is the whole command (``UsageReport``, who
 ``to_dict()`` is ``--json``: ``{"totals": {...}, "rows": [...]}``).
 
 Days, weeks and months are UTC (a week is named by its Monday, ISO 8601). A message whose
-model has no price has ``cost_usd`` None; a row holding one has ``cost_usd`` None and names
-the model in ``unpriced_models``; the totals' ``cost_usd`` is the sum of what is priced (None
-when nothing is) and ``UsageReport.unpriced_models`` says it is partial.
+model has no price has ``cost_usd`` None; a row's ``cost_usd`` (like the totals') is the sum
+of its priced messages, None only when none of them is priced; a row holding an unpriced
+model names it in ``unpriced_models`` and is ``partial`` (its cost leaves that model out),
+and ``UsageReport.unpriced_models`` says the totals are partial. So the rows' costs add up to
+the total's.
 """
 
 from __future__ import annotations
@@ -81,9 +83,10 @@ class UsageRow:
     """One group: ``by`` (the grouping), ``key`` (the day ``2026-12-02``, the week's Monday,
     the month ``2026-12``, the session key, project folder, model or harness; None for a
     project or model that is unknown), ``messages`` (model responses counted), the token
-    counts, ``cost_usd`` (None when a message of the row has no price), ``models`` (sorted,
-    known ones) and ``unpriced_models`` (those of them without a price; ``"(unknown)"`` for
-    usage recorded without a model name)."""
+    counts, ``cost_usd`` (the sum of the priced messages' costs; None when no message of the
+    row is priced), ``models`` (sorted, known ones) and ``unpriced_models`` (those of them
+    without a price; ``"(unknown)"`` for usage recorded without a model name): when some are
+    named, ``partial`` is true and ``cost_usd`` covers the priced part only."""
 
     by: str
     key: str | None
@@ -113,6 +116,11 @@ class UsageRow:
     def total_tokens(self) -> int:
         """Input, output and both cache counts."""
         return self.totals.total_tokens
+
+    @property
+    def partial(self) -> bool:
+        """True when ``cost_usd`` is a sum that leaves out an unpriced model's usage."""
+        return bool(self.unpriced_models) and self.cost_usd is not None
 
     def to_dict(self) -> dict[str, Any]:
         """One of ``--json``'s ``rows``."""
@@ -151,8 +159,14 @@ class UsageReport:
         return bool(self.unpriced_models)
 
     def to_dict(self) -> dict[str, Any]:
-        """``--json``: ``{"totals": {...}, "rows": [...]}`` exactly (issue 44)."""
-        return {"totals": self.totals.to_dict(), "rows": [r.to_dict() for r in self.rows]}
+        """``--json``: ``{"totals": {...}, "rows": [...], "unpriced_models": [...]}``
+        (issue 44's ``totals`` keys kept; ``unpriced_models`` non-empty means
+        ``totals.cost_usd`` covers the priced part only)."""
+        return {
+            "totals": self.totals.to_dict(),
+            "rows": [r.to_dict() for r in self.rows],
+            "unpriced_models": list(self.unpriced_models),
+        }
 
 
 UNKNOWN_MODEL = "(unknown)"
@@ -253,8 +267,9 @@ def totals(messages: Iterable[MessageUsage]) -> UsageTotals:
 
 def group(messages: Sequence[MessageUsage], by: str) -> tuple[UsageRow, ...]:
     """``messages`` (priced by ``price``) summed per ``group_key(m, by)``: times in time
-    order, other groupings by total tokens, largest first. A row's ``cost_usd`` is None when
-    one of its messages has none. Raises ``ValueError`` for an unknown ``by``."""
+    order, other groupings by total tokens, largest first. A row's ``cost_usd`` is its priced
+    messages' sum (partial when some are unpriced), None when none is priced. Raises
+    ``ValueError`` for an unknown ``by``."""
     buckets: dict[str | None, list[MessageUsage]] = {}
     for m in messages:
         buckets.setdefault(group_key(m, by), []).append(m)
@@ -272,7 +287,7 @@ def group(messages: Sequence[MessageUsage], by: str) -> tuple[UsageRow, ...]:
                 cache_creation_tokens=sums.cache_creation_tokens,
                 cache_read_tokens=sums.cache_read_tokens,
                 reasoning_tokens=sums.reasoning_tokens,
-                cost_usd=None if unpriced else sums.cost_usd,
+                cost_usd=sums.cost_usd,
                 models=tuple(sorted({m.model for m in items if m.model})),
                 unpriced_models=tuple(unpriced),
             )

@@ -48,7 +48,8 @@ KEY_HEADINGS = {
 }
 #: The width of the table when stdout is not a terminal (Rich would assume 80 and cut).
 PIPED_WIDTH = 200
-#: ``--csv``'s columns: a row's ``--json`` keys (lists joined with ``;``).
+#: ``--csv``'s columns: a row's ``--json`` keys (lists joined with ``;``) and ``partial``
+#: (``true`` when ``cost_usd`` leaves out an unpriced model's usage).
 CSV_COLUMNS = (
     "by",
     "key",
@@ -60,6 +61,7 @@ CSV_COLUMNS = (
     "reasoning_tokens",
     "total_tokens",
     "cost_usd",
+    "partial",
     "models",
     "unpriced_models",
 )
@@ -117,8 +119,9 @@ def usage_cmd(
     each of its streamed lines: it counts once, as ccusage counts it.
 
     Costs come from LiteLLM's model prices (shipped with continuity; --refresh-prices fetches
-    the current ones). A model without a price is named and its cost shown as "—", never as
-    0: the total cost is then partial. --json prints {"totals": {...}, "rows": [...]}."""
+    the current ones). A model without a price is named, never costed at 0: a cost that
+    leaves it out is marked "*" (partial), one with no priced model at all is "—". --json
+    prints {"totals": {...}, "rows": [...], "unpriced_models": [...]}."""
     if as_json and as_csv:
         raise bad_option("--csv", "give --json or --csv, not both")
     if offline and refresh_prices:
@@ -155,7 +158,7 @@ def _csv(report: Any) -> None:
     writer = csv.writer(sys.stdout, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for row in report.rows:
-        data = row.to_dict()
+        data = {**row.to_dict(), "partial": "true" if row.partial else "false"}
         writer.writerow(
             [
                 ";".join(data[c])
@@ -224,7 +227,7 @@ def _table(report: Any) -> None:
         if report.by != "model":
             cells.append(Text(one_line(", ".join(row.models))))
         cells += [f"{getattr(row, attr):,}" for _name, attr in numbers]
-        cells.append(_cost(row.cost_usd))
+        cells.append(_cost(row.cost_usd, partial=row.partial))
         table.add_row(*cells)
     # piped: every figure whole, whatever the width (a terminal's table fits its width)
     if out.is_terminal:
