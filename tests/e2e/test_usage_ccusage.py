@@ -187,3 +187,25 @@ def test_session_token_totals_equal_ccusage(ccusage, claude_dir, tmp_path):
     }
     assert len(expected) == 11
     assert got == expected
+
+
+def test_a_name_without_its_date_costs_what_ccusage_says(ccusage, tmp_path, monkeypatch, capsys):
+    """Fresh-user review item 2: Claude Code recording ``claude-opus-4-1`` (LiteLLM prices it
+    as ``claude-opus-4-1-20250805``). short.jsonl's one response under that name: ccusage and
+    we agree within a cent (3*15e-6 + 13*75e-6 + 13835*18.75e-6 + 11515*1.5e-6 = $0.2777)."""
+    root = tmp_path / "claude"
+    folder = root / "projects" / "p00"
+    folder.mkdir(parents=True)
+    text = (SAMPLES / "claude-code" / "short.jsonl").read_text()
+    (folder / "short.jsonl").write_text(text.replace('"claude-opus-4-6"', '"claude-opus-4-1"'))
+    theirs = run_ccusage(ccusage, root, "daily")
+    home = tmp_path / "ws"
+    assert run_main(monkeypatch, capsys, "import", "--home", home, root / "projects")[0] == 0
+    code, out, err = run_main(
+        monkeypatch, capsys, "usage", "--home", home, "--by", "model", "--json", "--offline"
+    )
+    assert code == 0, err
+    (row,) = json.loads(out)["rows"]
+    assert row["key"] == "claude-opus-4-1"
+    assert row["cost_usd"] == pytest.approx(0.27769875, abs=1e-6)
+    assert row["cost_usd"] == pytest.approx(theirs["totals"]["totalCost"], abs=0.01)
