@@ -294,3 +294,40 @@ def test_a_row_mixing_priced_and_unpriced_models_costs_its_priced_part():
     data = report.to_dict()
     assert data["unpriced_models"] == ["gpt-fake"]
     assert [r["cost_usd"] for r in data["rows"]] == [pytest.approx(0.025), None]
+
+
+def test_claude_code_s_synthetic_messages_are_not_model_responses():
+    """Claude Code writes ``<synthetic>`` (all-zero usage) for messages it makes itself:
+    neither counted nor listed as a model, as ccusage does (fresh-user review item 3)."""
+
+    def line(model: str, msg_id: str, output: int) -> bytes:
+        return orjson.dumps(
+            {
+                "type": "assistant",
+                "timestamp": "2026-12-02T10:00:00Z",
+                "requestId": "req_" + msg_id,
+                "message": {
+                    "id": msg_id,
+                    "model": model,
+                    "usage": {
+                        "input_tokens": 0,
+                        "output_tokens": output,
+                        "cache_creation_input_tokens": 0,
+                        "cache_read_input_tokens": 0,
+                    },
+                },
+            }
+        )
+
+    found = list(
+        UsageReader().read(
+            "claude-code",
+            "s",
+            None,
+            [line("<synthetic>", "m1", 0), line("claude-opus-4-6", "m2", 7)],
+        )
+    )
+    assert [(m.model, m.output_tokens) for m in found] == [("claude-opus-4-6", 7)]
+    (row,) = group(price(found, shipped()), "day")
+    assert row.models == ("claude-opus-4-6",)
+    assert row.messages == 1
