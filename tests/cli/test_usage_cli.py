@@ -116,6 +116,10 @@ def test_a_day_mixing_priced_and_unpriced_models_shows_its_priced_cost(
         (["--offline", "--refresh-prices"], "--offline uses the shipped prices"),
         (["--by", "year"], "'year' is not one of"),
         (["--since", "soon"], "--since 'soon'"),
+        (
+            ["--since", "2026-12-05", "--until", "2026-12-01"],
+            "--since 2026-12-05 (2026-12-05T00:00:00+00:00) is not before --until 2026-12-01",
+        ),
     ],
 )
 def test_bad_options_are_usage_errors(tmp_path, monkeypatch, capsys, args, message):

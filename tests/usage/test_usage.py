@@ -189,6 +189,12 @@ def test_bad_arguments_name_themselves(tmp_path):
             ws.usage(harness="cursor")
         with pytest.raises(InputError, match=r"^until"):
             ws.usage(until="soon")
+        with pytest.raises(
+            InputError,
+            match=r"^since \(2026-12-05T00:00:00\+00:00\) is not before until "
+            r"\(2026-12-01T00:00:00\+00:00\)",
+        ):
+            ws.usage(since="2026-12-05", until="2026-12-01")
         assert ws.usage(harness="langgraph").rows == ()
 
 

@@ -659,7 +659,8 @@ class Workspace:
         ``harness`` (UTC days; a week by its Monday), filtered as ``usage_messages``.
         Returns ``continuity.usage.UsageReport`` (``to_dict()`` is ``usage --json``); a
         model without a price is in its ``unpriced_models``, never costed at 0. Raises
-        ``InputError`` naming ``by``, ``harness``, ``since`` or ``until``."""
+        ``InputError`` naming ``by``, ``harness``, ``since`` or ``until`` (also when
+        ``since`` is not before ``until``)."""
         from continuity.usage.prices import load_prices
         from continuity.usage.report import GROUPS, summarize
 
@@ -706,6 +707,11 @@ class Workspace:
         if harness is not None and harness not in HARNESSES:
             raise InputError(f"harness: {harness!r} is not one of {', '.join(HARNESSES)}")
         after, before = _when(since, "since"), _when(until, "until")
+        if after is not None and before is not None and after >= before:
+            raise InputError(
+                f"since ({after.isoformat()}) is not before until ({before.isoformat()}): "
+                "the range is empty"
+            )
         folder = _folders(project)
         if harness is not None and harness not in USAGE_HARNESSES:
             return []  # its records hold no usage

@@ -128,6 +128,12 @@ def usage_cmd(
         raise bad_option("--offline", "--offline uses the shipped prices: drop --refresh-prices")
     after = parse_option_time(since, "--since") if since is not None else None
     before = parse_option_time(until, "--until") if until is not None else None
+    if after is not None and before is not None and after >= before:
+        raise bad_option(
+            "--since",
+            f"--since {since} ({after.isoformat()}) is not before --until {until} "
+            f"({before.isoformat()}): the range is empty",
+        )
     with open_workspace(home, read_only=not refresh_prices) as ws:
         if refresh_prices:
             table = ws.refresh_prices()
