@@ -163,3 +163,33 @@ def test_refresh_prices_fetches_and_uses_the_new_table(home, monkeypatch, capsys
     )
     rows = {r["key"]: r for r in json.loads(out)["rows"]}
     assert rows["claude-opus-4-6"]["cost_usd"] is not None
+
+
+@pytest.mark.parametrize(
+    ("value", "partial", "shown"),
+    [
+        (0.0012, False, "$0.0012"),
+        (0.0072000000000000015, True, "$0.0072*"),
+        (0.000012345, False, "$0.000012"),
+        (0.0000001, False, "<$0.000001"),
+        (0.0, False, "$0.00"),
+        (0.01, False, "$0.01"),
+        (1234.567, False, "$1,234.57"),
+        (None, False, "—"),
+    ],
+)
+def test_a_cost_under_a_cent_keeps_two_significant_digits(value, partial, shown):
+    """Fresh-user review item 6: $0.0012 read as $0.00."""
+    from continuity.cli.commands.usage import _cost
+
+    assert _cost(value, partial=partial) == shown
+
+
+def test_json_costs_are_rounded_to_a_millionth_of_a_dollar():
+    from continuity.usage.report import UsageReport, UsageRow, UsageTotals
+
+    row = UsageRow("day", "2026-12-02", 1, 1, 1, 0, 0, 0, 0.0072000000000000015)
+    report = UsageReport("day", UsageTotals(1, 1, 0, 0, 0, 0.12345678), (row,))
+    data = json.loads(json.dumps(report.to_dict()))
+    assert data["rows"][0]["cost_usd"] == 0.0072
+    assert data["totals"]["cost_usd"] == 0.123457

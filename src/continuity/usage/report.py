@@ -44,6 +44,15 @@ TOKEN_FIELDS = (
 )
 
 
+#: Decimals of a cost in ``--json`` (a millionth of a dollar: below any per-token price
+#: that matters in a sum, and no ``0.0072000000000000015``).
+COST_DECIMALS = 6
+
+
+def _dollars(value: float | None) -> float | None:
+    return None if value is None else round(value, COST_DECIMALS)
+
+
 @dataclass(frozen=True, slots=True)
 class UsageTotals:
     """Summed tokens (integers) and dollars of a set of messages. ``cost_usd``: the sum of
@@ -67,14 +76,15 @@ class UsageTotals:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """``--json``'s ``totals``: the five token counts and ``cost_usd``."""
+        """``--json``'s ``totals``: the five token counts and ``cost_usd`` (rounded to
+        ``COST_DECIMALS``)."""
         return {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cache_creation_tokens": self.cache_creation_tokens,
             "cache_read_tokens": self.cache_read_tokens,
             "reasoning_tokens": self.reasoning_tokens,
-            "cost_usd": self.cost_usd,
+            "cost_usd": _dollars(self.cost_usd),
         }
 
 
@@ -123,7 +133,7 @@ class UsageRow:
         return bool(self.unpriced_models) and self.cost_usd is not None
 
     def to_dict(self) -> dict[str, Any]:
-        """One of ``--json``'s ``rows``."""
+        """One of ``--json``'s ``rows`` (``cost_usd`` rounded to ``COST_DECIMALS``)."""
         return {
             "by": self.by,
             "key": self.key,
@@ -134,7 +144,7 @@ class UsageRow:
             "cache_read_tokens": self.cache_read_tokens,
             "reasoning_tokens": self.reasoning_tokens,
             "total_tokens": self.total_tokens,
-            "cost_usd": self.cost_usd,
+            "cost_usd": _dollars(self.cost_usd),
             "models": list(self.models),
             "unpriced_models": list(self.unpriced_models),
         }

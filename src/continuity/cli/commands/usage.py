@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import enum
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -176,9 +177,18 @@ def _csv(report: Any) -> None:
 
 
 def _cost(value: float | None, *, partial: bool = False) -> str:
+    """Dollars for the table: cents, or under a cent two significant digits (``$0.0012``,
+    at most 6 decimals, ``<$0.000001`` below) so a small cost never reads ``$0.00``; ``—``
+    for None."""
     if value is None:
         return "—"
-    return f"${value:,.2f}" + ("*" if partial else "")
+    mark = "*" if partial else ""
+    if 0 < value < 0.000001:
+        return f"<$0.000001{mark}"
+    if 0 < value < 0.01:
+        decimals = min(6, 1 - math.floor(math.log10(value)))
+        return f"${value:.{decimals}f}{mark}"
+    return f"${value:,.2f}{mark}"
 
 
 def _table(report: Any) -> None:
