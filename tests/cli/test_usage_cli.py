@@ -193,3 +193,29 @@ def test_json_costs_are_rounded_to_a_millionth_of_a_dollar():
     data = json.loads(json.dumps(report.to_dict()))
     assert data["rows"][0]["cost_usd"] == 0.0072
     assert data["totals"]["cost_usd"] == 0.123457
+
+
+def test_an_empty_workspace_says_nothing_is_imported(tmp_path, monkeypatch, capsys):
+    """Fresh-user review item 7: it said "no usage recorded in that range" with no range."""
+    code, out, err = run_main(monkeypatch, capsys, "usage", "--home", tmp_path / "ws")
+    assert code == 0
+    assert out == ""
+    assert err.startswith("nothing imported yet: continuity import ~/.claude/projects")
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["--harness", "opencode"], "no usage for harness opencode\n"),
+        (
+            ["--harness", "pi", "--since", "2030-01-01"],
+            "no usage for harness pi in that range (since 2030-01-01)\n",
+        ),
+        (["--until", "2001-01-01"], "no usage in that range (until 2001-01-01)\n"),
+    ],
+)
+def test_a_filter_that_matches_nothing_is_named(home, monkeypatch, capsys, args, said):
+    code, out, err = run_main(monkeypatch, capsys, "usage", "--home", home, *args)
+    assert code == 0
+    assert out == ""
+    assert err == said

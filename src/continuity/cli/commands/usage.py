@@ -151,12 +151,33 @@ def usage_cmd(
             project=project,
             offline=offline,
         )
+        nothing = None
+        if not report.rows:
+            filters = [f"harness {harness.value}"] if harness else []
+            filters += [f"project {project}"] if project is not None else []
+            if not filters and since is None and until is None:
+                nothing = (
+                    "no usage recorded: the imported sessions' harnesses record none"
+                    if ws.sessions(limit=1, titles=False)
+                    else "nothing imported yet: continuity import ~/.claude/projects "
+                    "~/.codex/sessions ~/.pi/agent/sessions (or run continuity watch)"
+                )
+            else:
+                bounds = [f"since {since}"] if since is not None else []
+                bounds += [f"until {until}"] if until is not None else []
+                nothing = (
+                    "no usage"
+                    + (" for " + ", ".join(filters) if filters else "")
+                    + (f" in that range ({', '.join(bounds)})" if bounds else "")
+                )
     if as_json:
         emit_json(report.to_dict())
     elif as_csv:
         _csv(report)
     else:
         _table(report)
+    if nothing is not None:
+        err.print(nothing, markup=False, highlight=False)
     for note in report.notes:
         err.print(f"note: {note}", markup=False, highlight=False)
 
@@ -202,8 +223,7 @@ def _table(report: Any) -> None:
     from continuity.core.text import one_line
 
     if not report.rows:
-        err.print("no usage recorded in that range", markup=False, highlight=False)
-        return
+        return  # usage_cmd says why
     totals = report.totals
     numbers = [
         ("input", "input_tokens"),
