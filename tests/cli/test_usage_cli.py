@@ -19,6 +19,7 @@ SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "samples"
 
 @pytest.fixture
 def home(tmp_path: Path, monkeypatch, capsys) -> Path:
+    monkeypatch.setenv("TZ", "UTC")  # the days' default zone is the machine's
     home = tmp_path / "ws"
     code, _, err = run_main(
         monkeypatch,
@@ -219,3 +220,24 @@ def test_a_filter_that_matches_nothing_is_named(home, monkeypatch, capsys, args,
     assert code == 0
     assert out == ""
     assert err == said
+
+
+def test_days_are_the_machine_s_zone_or_timezone_s(home, monkeypatch, capsys):
+    """Fresh-user review item 4: short.jsonl's response at 2026-02-10T21:11:59Z is on
+    2026-02-11 in Tokyo (UTC+9), whether $TZ or --timezone says so; the heading names it."""
+    monkeypatch.setenv("TZ", "Asia/Tokyo")
+    code, out, err = run_main(monkeypatch, capsys, "usage", "--home", home)
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[0].split()[:2] == ["day", "(Asia/Tokyo)"]
+    tokyo = [line.split()[0] for line in lines[1:] if line[:2] == "20"]
+    assert "2026-02-11" in tokyo and "2026-02-10" not in tokyo
+    monkeypatch.setenv("TZ", "UTC")
+    code, out, _ = run_main(
+        monkeypatch, capsys, "usage", "--home", home, "--timezone", "Asia/Tokyo", "--json"
+    )
+    assert code == 0
+    assert [r["key"] for r in json.loads(out)["rows"]] == tokyo
+    code, _, err = run_main(monkeypatch, capsys, "usage", "--home", home, "--timezone", "Mars/X")
+    assert code == 2
+    assert "'Mars/X' is not an IANA time zone" in err

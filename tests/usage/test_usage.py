@@ -22,7 +22,15 @@ from continuity.api.workspace import Workspace
 from continuity.core.errors import InputError
 from continuity.usage.extract import MessageUsage, UsageReader
 from continuity.usage.prices import shipped
-from continuity.usage.report import breakdown, collect, group, price, summarize, totals
+from continuity.usage.report import (
+    breakdown,
+    collect,
+    group,
+    group_key,
+    price,
+    summarize,
+    totals,
+)
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "samples"
 OPENCODE = Path(__file__).resolve().parents[1] / "fixtures" / "opencode"
@@ -189,6 +197,8 @@ def test_bad_arguments_name_themselves(tmp_path):
             ws.usage(harness="cursor")
         with pytest.raises(InputError, match=r"^until"):
             ws.usage(until="soon")
+        with pytest.raises(InputError, match=r"^timezone: 'Mars/X' is not an IANA time zone"):
+            ws.usage(timezone="Mars/X")
         with pytest.raises(
             InputError,
             match=r"^since \(2026-12-05T00:00:00\+00:00\) is not before until "
@@ -337,3 +347,24 @@ def test_claude_code_s_synthetic_messages_are_not_model_responses():
     (row,) = group(price(found, shipped()), "day")
     assert row.models == ("claude-opus-4-6",)
     assert row.messages == 1
+
+
+def test_days_weeks_and_months_are_in_the_time_zone_given(tmp_path):
+    """2026-11-30T23:30Z (a Monday) is 2026-12-01 in Berlin and in UTC+1's week of
+    2026-11-30; 2026-12-01T03:00Z is 2026-11-30 (November) in Los Angeles."""
+    with _imported(tmp_path, SAMPLES / "claude-code" / "short.jsonl") as ws:
+        berlin = ws.usage(timezone="Europe/Berlin")
+        utc = ws.usage(timezone="UTC")
+    assert (berlin.timezone, utc.timezone) == ("Europe/Berlin", "UTC")
+    assert [r.key for r in utc.rows] == ["2026-02-10"]
+    m = MessageUsage(
+        datetime(2026, 11, 30, 23, 30, tzinfo=UTC), "pi", "a", None, "m", 1, 0, 0, 0, 0
+    )
+    la = MessageUsage(datetime(2026, 12, 1, 3, 0, tzinfo=UTC), "pi", "a", None, "m", 1, 0, 0, 0, 0)
+    from zoneinfo import ZoneInfo
+
+    assert group_key(m, "day", ZoneInfo("Europe/Berlin")) == "2026-12-01"
+    assert group_key(m, "day") == "2026-11-30"
+    assert group_key(m, "week", ZoneInfo("Europe/Berlin")) == "2026-11-30"
+    assert group_key(la, "month", ZoneInfo("America/Los_Angeles")) == "2026-11"
+    assert group_key(la, "month") == "2026-12"

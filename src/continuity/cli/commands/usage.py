@@ -37,11 +37,11 @@ class GroupBy(str, enum.Enum):
     harness = "harness"
 
 
-#: The column heading of a row's key, per ``--by``.
+#: The column heading of a row's key, per ``--by`` (``{tz}``: the report's time zone).
 KEY_HEADINGS = {
-    "day": "day (UTC)",
-    "week": "week of (UTC)",
-    "month": "month (UTC)",
+    "day": "day ({tz})",
+    "week": "week of ({tz})",
+    "month": "month ({tz})",
     "session": "session",
     "project": "project",
     "model": "model",
@@ -109,13 +109,22 @@ def usage_cmd(
         help="Fetch LiteLLM's model prices first and keep them in the workspace "
         "(used from then on instead of the shipped table).",
     ),
+    timezone: str | None = typer.Option(
+        None,
+        "--timezone",
+        metavar="TZ",
+        show_default=False,
+        help="The time zone of the days, weeks and months: an IANA name (Europe/Berlin) or "
+        "UTC. Default: the machine's zone ($TZ, else /etc/localtime), as ccusage.",
+    ),
     as_csv: bool = typer.Option(False, "--csv", help="Print the rows as CSV on stdout."),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Tokens and cost of the model responses in the imported sessions (Claude Code, Codex,
     pi, OpenCode), a row per day (or --by week, month, session, project, model, harness),
-    with the totals. Input counts exclude the prompt cache (cache write and cache read are
+    with the totals. Days are those of the machine's time zone, as ccusage's (--timezone
+    picks another; the heading names it). Input counts exclude the prompt cache (cache write and cache read are
     their own columns); output includes reasoning. Claude Code repeats a message's usage on
     each of its streamed lines: it counts once, as ccusage counts it.
 
@@ -127,6 +136,13 @@ def usage_cmd(
         raise bad_option("--csv", "give --json or --csv, not both")
     if offline and refresh_prices:
         raise bad_option("--offline", "--offline uses the shipped prices: drop --refresh-prices")
+    if timezone is not None:
+        from continuity.usage.report import zone
+
+        try:
+            zone(timezone)
+        except ValueError as exc:
+            raise bad_option("--timezone", str(exc)) from None
     after = parse_option_time(since, "--since") if since is not None else None
     before = parse_option_time(until, "--until") if until is not None else None
     if after is not None and before is not None and after >= before:
@@ -150,6 +166,7 @@ def usage_cmd(
             harness=harness.value if harness else None,
             project=project,
             offline=offline,
+            timezone=timezone,
         )
         nothing = None
         if not report.rows:
@@ -237,7 +254,7 @@ def _table(report: Any) -> None:
         numbers.remove(("reasoning", "reasoning_tokens"))
     table = Table(box=None, pad_edge=False, show_footer=True)
     table.add_column(
-        KEY_HEADINGS[report.by],
+        KEY_HEADINGS[report.by].format(tz=report.timezone),
         footer="Total",
         overflow="fold",
         no_wrap=report.by in ("day", "week", "month"),
