@@ -97,19 +97,19 @@ def claude_dir(tmp_path: Path) -> Path:
     return root
 
 
-def run_ccusage(exe: Path, claude_dir: Path, report: str) -> dict[str, Any]:
+def run_ccusage(
+    exe: Path, claude_dir: Path, report: str, *, tz: str | None = "UTC"
+) -> dict[str, Any]:
+    """ccusage's ``report`` as JSON, days in ``tz`` (``--timezone``); ``tz=None`` gives no
+    ``--timezone`` and runs it with ``$TZ`` America/Los_Angeles (its default: the local zone)."""
+    zone = ["--timezone", tz] if tz is not None else []
     done = subprocess.run(
-        [
-            str(exe),
-            report,
-            "--offline",
-            "--json",
-            "--timezone",
-            "UTC",
-            "--since",
-            SINCE.replace("-", ""),
-        ],
-        env={**os.environ, "CLAUDE_CONFIG_DIR": str(claude_dir), "TZ": "UTC"},
+        [str(exe), report, "--offline", "--json", *zone, "--since", SINCE.replace("-", "")],
+        env={
+            **os.environ,
+            "CLAUDE_CONFIG_DIR": str(claude_dir),
+            "TZ": tz or "America/Los_Angeles",
+        },
         capture_output=True,
         text=True,
         timeout=300,
@@ -132,7 +132,17 @@ def test_daily_token_totals_equal_ccusage(ccusage, claude_dir, monkeypatch, caps
     code, _, err = run_main(monkeypatch, capsys, "import", "--home", home, claude_dir / "projects")
     assert code == 0, err
     code, out, err = run_main(
-        monkeypatch, capsys, "usage", "--home", home, "--since", SINCE, "--json", "--offline"
+        monkeypatch,
+        capsys,
+        "usage",
+        "--home",
+        home,
+        "--since",
+        SINCE,
+        "--json",
+        "--offline",
+        "--timezone",
+        "UTC",
     )
     assert code == 0, err
     ours = json.loads(out)
@@ -187,3 +197,49 @@ def test_session_token_totals_equal_ccusage(ccusage, claude_dir, tmp_path):
     }
     assert len(expected) == 11
     assert got == expected
+
+
+def test_a_name_without_its_date_costs_what_ccusage_says(ccusage, tmp_path, monkeypatch, capsys):
+    """Fresh-user review item 2: Claude Code recording ``claude-opus-4-1`` (LiteLLM prices it
+    as ``claude-opus-4-1-20250805``). short.jsonl's one response under that name: ccusage and
+    we agree within a cent (3*15e-6 + 13*75e-6 + 13835*18.75e-6 + 11515*1.5e-6 = $0.2777)."""
+    root = tmp_path / "claude"
+    folder = root / "projects" / "p00"
+    folder.mkdir(parents=True)
+    text = (SAMPLES / "claude-code" / "short.jsonl").read_text()
+    (folder / "short.jsonl").write_text(text.replace('"claude-opus-4-6"', '"claude-opus-4-1"'))
+    theirs = run_ccusage(ccusage, root, "daily")
+    home = tmp_path / "ws"
+    assert run_main(monkeypatch, capsys, "import", "--home", home, root / "projects")[0] == 0
+    code, out, err = run_main(
+        monkeypatch, capsys, "usage", "--home", home, "--by", "model", "--json", "--offline"
+    )
+    assert code == 0, err
+    (row,) = json.loads(out)["rows"]
+    assert row["key"] == "claude-opus-4-1"
+    assert row["cost_usd"] == pytest.approx(0.27769875, abs=1e-6)
+    assert row["cost_usd"] == pytest.approx(theirs["totals"]["totalCost"], abs=0.01)
+
+
+def test_days_in_the_local_zone_equal_ccusage_s(ccusage, claude_dir, monkeypatch, capsys, tmp_path):
+    """Fresh-user review item 4: both default to the machine's zone; with
+    TZ=America/Los_Angeles (UTC-8/-7) the days and their tokens are the same as ccusage's."""
+    theirs = run_ccusage(ccusage, claude_dir, "daily", tz=None)
+    home = tmp_path / "ws"
+    code, _, err = run_main(monkeypatch, capsys, "import", "--home", home, claude_dir / "projects")
+    assert code == 0, err
+    monkeypatch.setenv("TZ", "America/Los_Angeles")
+    code, out, err = run_main(
+        monkeypatch, capsys, "usage", "--home", home, "--since", SINCE, "--json", "--offline"
+    )
+    assert code == 0, err
+    expected = {
+        day["date"]: {ours_name: day[name] for name, ours_name in TOKENS.items()}
+        for day in theirs["daily"]
+    }
+    got = {
+        row["key"]: {name: row[name] for name in TOKENS.values()} for row in json.loads(out)["rows"]
+    }
+    assert got == expected
+    utc = run_ccusage(ccusage, claude_dir, "daily")
+    assert [d["date"] for d in utc["daily"]] != list(expected)  # the zone changes the days

@@ -1,6 +1,7 @@
 """Grouping never loses or invents usage (issue 44 item 1): for any messages and any ``--by``,
-the rows' token counts sum to the totals, every message falls in exactly one row, and a row's
-cost is None exactly when one of its messages has no price."""
+the rows' token counts and costs sum to the totals, every message falls in exactly one row, and
+a row's cost is None exactly when none of its messages has a price (partial when some lack
+one)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 
 from continuity.usage.extract import MessageUsage
-from continuity.usage.report import GROUPS, TOKEN_FIELDS, group, totals
+from continuity.usage.report import GROUPS, TOKEN_FIELDS, group, group_key, totals
 
 _counts = st.integers(min_value=0, max_value=10**9)
 
@@ -43,9 +44,12 @@ def test_grouping_by_any_key_preserves_the_totals(by, items):
     assert sum(r.messages for r in rows) == len(items)
     assert len({r.key for r in rows}) == len(rows)
     for row in rows:
-        assert (row.cost_usd is None) == bool(row.unpriced_models)
+        mine = [m for m in items if group_key(m, by) == row.key]
+        none_priced = all(m.cost_usd is None for m in mine)
+        assert (row.cost_usd is None) == (none_priced and bool(row.unpriced_models))
+        assert row.partial == (bool(row.unpriced_models) and not none_priced)
     priced = [r.cost_usd for r in rows if r.cost_usd is not None]
-    if whole.cost_usd is not None and not any(r.unpriced_models for r in rows):
+    if whole.cost_usd is not None:
         assert sum(priced) == pytest.approx(whole.cost_usd)
 
 

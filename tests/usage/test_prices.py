@@ -56,6 +56,68 @@ def test_lookup_strips_a_provider_prefix_and_a_date_but_never_guesses():
     assert table.lookup(None) is None
 
 
+@pytest.mark.parametrize(
+    ("model", "key", "input_price", "output_price"),
+    [
+        # LiteLLM 1.110.2's prices (the shipped table's source), per token
+        ("claude-opus-4-1", "claude-opus-4-1-20250805", 1.5e-05, 7.5e-05),
+        ("claude-opus-4", "claude-opus-4-20250514", 1.5e-05, 7.5e-05),
+        ("claude-sonnet-4", "claude-sonnet-4-20250514", 3e-06, 1.5e-05),
+        ("claude-3-5-haiku", "claude-3-5-haiku-20241022", 8e-07, 4e-06),
+        ("gemini-2.5-pro", "gemini/gemini-2.5-pro", 1.25e-06, 1e-05),
+        ("gemini-2.5-flash", "gemini/gemini-2.5-flash", 3e-07, 2.5e-06),
+        ("models/gemini-2.5-pro", "gemini/gemini-2.5-pro", 1.25e-06, 1e-05),
+        ("anthropic/claude-opus-4-1", "claude-opus-4-1-20250805", 1.5e-05, 7.5e-05),
+    ],
+)
+def test_common_names_match_as_ccusage_and_litellm_users_expect(
+    model, key, input_price, output_price
+):
+    """Fresh-user review item 2: a name without its provider prefix or its date matches the
+    prefixed entry, or the newest dated one."""
+    table = shipped()
+    entry = table.lookup(model)
+    assert entry is table.models[key], model
+    assert (entry["input_cost_per_token"], entry["output_cost_per_token"]) == (
+        input_price,
+        output_price,
+    )
+
+
+def test_qwen3_coder_plus_is_priced_by_litellm_s_prompt_size_tiers():
+    """dashscope/qwen3-coder-plus (LiteLLM: $1/M input, $5/M output, $0.10/M cache read up to
+    a 32k prompt; $1.80, $9, $0.18 up to 128k)."""
+    table = shipped()
+    assert table.lookup("qwen3-coder-plus") is table.models["dashscope/qwen3-coder-plus"]
+    small = table.cost(
+        "qwen3-coder-plus",
+        input_tokens=1000,
+        output_tokens=100,
+        cache_creation_tokens=0,
+        cache_read_tokens=2000,
+    )
+    assert small == pytest.approx(1000 * 1e-06 + 100 * 5e-06 + 2000 * 1e-07)
+    large = table.cost(
+        "qwen3-coder-plus",
+        input_tokens=1000,
+        output_tokens=100,
+        cache_creation_tokens=0,
+        cache_read_tokens=40000,
+    )
+    assert large == pytest.approx(1000 * 1.8e-06 + 100 * 9e-06 + 40000 * 1.8e-07)
+
+
+def test_the_newest_dated_entry_wins_and_a_longer_name_never_does():
+    table = PriceTable(
+        {"m-1-20250101": {"a": 1}, "m-1-20250601": {"a": 2}, "m-1-1-20250901": {"a": 3}},
+        "t",
+        "",
+    )
+    assert table.lookup("m-1") == {"a": 2}
+    assert table.lookup("m-1-1") == {"a": 3}
+    assert table.lookup("m") is None
+
+
 def test_cost_is_none_without_a_price_and_0_without_tokens():
     table = PriceTable({}, "t", "")
     assert (

@@ -22,7 +22,15 @@ from continuity.api.workspace import Workspace
 from continuity.core.errors import InputError
 from continuity.usage.extract import MessageUsage, UsageReader
 from continuity.usage.prices import shipped
-from continuity.usage.report import breakdown, collect, group, price, totals
+from continuity.usage.report import (
+    breakdown,
+    collect,
+    group,
+    group_key,
+    price,
+    summarize,
+    totals,
+)
 
 SAMPLES = Path(__file__).resolve().parents[1] / "fixtures" / "samples"
 OPENCODE = Path(__file__).resolve().parents[1] / "fixtures" / "opencode"
@@ -165,7 +173,8 @@ def test_costs_follow_litellm_prices(tmp_path):
 def test_the_json_shape(tmp_path):
     with _imported(tmp_path, SAMPLES / "claude-code" / "short.jsonl") as ws:
         data = ws.usage(by="session").to_dict()
-    assert list(data) == ["totals", "rows"]
+    assert list(data) == ["totals", "rows", "unpriced_models"]
+    assert data["unpriced_models"] == []
     assert list(data["totals"]) == [
         "input_tokens",
         "output_tokens",
@@ -188,6 +197,14 @@ def test_bad_arguments_name_themselves(tmp_path):
             ws.usage(harness="cursor")
         with pytest.raises(InputError, match=r"^until"):
             ws.usage(until="soon")
+        with pytest.raises(InputError, match=r"^timezone: 'Mars/X' is not an IANA time zone"):
+            ws.usage(timezone="Mars/X")
+        with pytest.raises(
+            InputError,
+            match=r"^since \(2026-12-05T00:00:00\+00:00\) is not before until "
+            r"\(2026-12-01T00:00:00\+00:00\)",
+        ):
+            ws.usage(since="2026-12-05", until="2026-12-01")
         assert ws.usage(harness="langgraph").rows == ()
 
 
@@ -267,3 +284,87 @@ def test_claude_codes_own_cost_is_taken_as_ccusage_takes_it():
     got = list(UsageReader().read("claude-code", "k", "/p", [line, line]))
     assert [(m.cost_usd, m.input_tokens, m.project) for m in got] == [(0.25, 7, "/p")] * 2
     assert price(got, shipped())[0].cost_usd == 0.25  # not re-priced: claude-x has no price
+
+
+def test_a_row_mixing_priced_and_unpriced_models_costs_its_priced_part():
+    """One day on claude-opus-4-6 (priced: 1,000 output at $25/M = $0.025) and gpt-fake (no
+    price): the row's cost is $0.025, partial, naming gpt-fake; a row of gpt-fake alone is
+    None; the rows add up to the total."""
+    at = datetime(2026, 12, 2, 9, tzinfo=UTC)
+    messages = price(
+        [
+            MessageUsage(at, "claude-code", "a", None, "claude-opus-4-6", 0, 1000, 0, 0, 0),
+            MessageUsage(at, "codex", "b", None, "gpt-fake", 10, 10, 0, 0, 0),
+            MessageUsage(at.replace(day=3), "codex", "b", None, "gpt-fake", 10, 10, 0, 0, 0),
+        ],
+        shipped(),
+    )
+    first, second = group(messages, "day")
+    assert first.cost_usd == pytest.approx(0.025)
+    assert first.unpriced_models == ("gpt-fake",)
+    assert first.partial is True
+    assert second.cost_usd is None
+    assert second.partial is False
+    report = summarize(messages, "day", shipped())
+    assert report.totals.cost_usd == pytest.approx(0.025)
+    data = report.to_dict()
+    assert data["unpriced_models"] == ["gpt-fake"]
+    assert [r["cost_usd"] for r in data["rows"]] == [pytest.approx(0.025), None]
+
+
+def test_claude_code_s_synthetic_messages_are_not_model_responses():
+    """Claude Code writes ``<synthetic>`` (all-zero usage) for messages it makes itself:
+    neither counted nor listed as a model, as ccusage does (fresh-user review item 3)."""
+
+    def line(model: str, msg_id: str, output: int) -> bytes:
+        return orjson.dumps(
+            {
+                "type": "assistant",
+                "timestamp": "2026-12-02T10:00:00Z",
+                "requestId": "req_" + msg_id,
+                "message": {
+                    "id": msg_id,
+                    "model": model,
+                    "usage": {
+                        "input_tokens": 0,
+                        "output_tokens": output,
+                        "cache_creation_input_tokens": 0,
+                        "cache_read_input_tokens": 0,
+                    },
+                },
+            }
+        )
+
+    found = list(
+        UsageReader().read(
+            "claude-code",
+            "s",
+            None,
+            [line("<synthetic>", "m1", 0), line("claude-opus-4-6", "m2", 7)],
+        )
+    )
+    assert [(m.model, m.output_tokens) for m in found] == [("claude-opus-4-6", 7)]
+    (row,) = group(price(found, shipped()), "day")
+    assert row.models == ("claude-opus-4-6",)
+    assert row.messages == 1
+
+
+def test_days_weeks_and_months_are_in_the_time_zone_given(tmp_path):
+    """2026-11-30T23:30Z (a Monday) is 2026-12-01 in Berlin and in UTC+1's week of
+    2026-11-30; 2026-12-01T03:00Z is 2026-11-30 (November) in Los Angeles."""
+    with _imported(tmp_path, SAMPLES / "claude-code" / "short.jsonl") as ws:
+        berlin = ws.usage(timezone="Europe/Berlin")
+        utc = ws.usage(timezone="UTC")
+    assert (berlin.timezone, utc.timezone) == ("Europe/Berlin", "UTC")
+    assert [r.key for r in utc.rows] == ["2026-02-10"]
+    m = MessageUsage(
+        datetime(2026, 11, 30, 23, 30, tzinfo=UTC), "pi", "a", None, "m", 1, 0, 0, 0, 0
+    )
+    la = MessageUsage(datetime(2026, 12, 1, 3, 0, tzinfo=UTC), "pi", "a", None, "m", 1, 0, 0, 0, 0)
+    from zoneinfo import ZoneInfo
+
+    assert group_key(m, "day", ZoneInfo("Europe/Berlin")) == "2026-12-01"
+    assert group_key(m, "day") == "2026-11-30"
+    assert group_key(m, "week", ZoneInfo("Europe/Berlin")) == "2026-11-30"
+    assert group_key(la, "month", ZoneInfo("America/Los_Angeles")) == "2026-11"
+    assert group_key(la, "month") == "2026-12"

@@ -653,22 +653,29 @@ class Workspace:
         harness: str | None = None,
         project: str | os.PathLike[str] | None = None,
         offline: bool = False,
+        timezone: str | None = None,
     ) -> UsageReport:
         """``continuity usage`` (issue 44 item 1): the tokens and cost of every model
         response the stored sessions record (Claude Code, Codex, pi, OpenCode), grouped
         ``by`` one of ``day``, ``week``, ``month``, ``session``, ``project``, ``model``,
-        ``harness`` (UTC days; a week by its Monday), filtered as ``usage_messages``.
+        ``harness`` (days, weeks by their Monday, and months in ``timezone``: an IANA name
+        or ``UTC``; None, the machine's zone, as ccusage), filtered as ``usage_messages``.
         Returns ``continuity.usage.UsageReport`` (``to_dict()`` is ``usage --json``); a
         model without a price is in its ``unpriced_models``, never costed at 0. Raises
-        ``InputError`` naming ``by``, ``harness``, ``since`` or ``until``."""
+        ``InputError`` naming ``by``, ``harness``, ``since``, ``until`` (also when
+        ``since`` is not before ``until``) or ``timezone``."""
         from continuity.usage.prices import load_prices
-        from continuity.usage.report import GROUPS, summarize
+        from continuity.usage.report import GROUPS, summarize, zone
 
         if by not in GROUPS:
             raise InputError(f"by: {by!r} is not one of {', '.join(GROUPS)}")
+        try:
+            tz = zone(timezone)
+        except ValueError as exc:
+            raise InputError(f"timezone: {exc}") from None
         table = load_prices(self.home, offline=offline)
         messages = self._usage_messages(since, until, harness, project, table)
-        return summarize(messages, by, table)
+        return summarize(messages, by, table, tz)
 
     def usage_messages(
         self,
@@ -707,6 +714,11 @@ class Workspace:
         if harness is not None and harness not in HARNESSES:
             raise InputError(f"harness: {harness!r} is not one of {', '.join(HARNESSES)}")
         after, before = _when(since, "since"), _when(until, "until")
+        if after is not None and before is not None and after >= before:
+            raise InputError(
+                f"since ({after.isoformat()}) is not before until ({before.isoformat()}): "
+                "the range is empty"
+            )
         folder = _folders(project)
         if harness is not None and harness not in USAGE_HARNESSES:
             return []  # its records hold no usage

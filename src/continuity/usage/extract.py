@@ -79,6 +79,13 @@ class MessageUsage:
     cost_usd: float | None = None
 
 
+#: Claude Code's model name for a message it wrote itself (an interruption, "No response
+#: requested."), with all-zero usage: not a model response, so not counted or listed, as
+#: ccusage leaves it out (fresh-user review of issue 44, item 3). One with tokens (never seen)
+#: would be counted.
+SYNTHETIC_MODEL = "<synthetic>"
+
+
 def _count(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
@@ -155,7 +162,7 @@ class UsageReader:
                     continue
                 self._seen.add(key)
             cost = record.get("costUSD")
-            yield replace(
+            found = replace(
                 base,
                 at=at,
                 model=_name(message.get("model")),
@@ -170,6 +177,14 @@ class UsageReader:
                 if isinstance(cost, (int, float)) and not isinstance(cost, bool)
                 else None,
             )
+            if found.model == SYNTHETIC_MODEL and not (
+                found.input_tokens
+                or found.output_tokens
+                or found.cache_creation_tokens
+                or found.cache_read_tokens
+            ):
+                continue  # not a model response (ccusage leaves it out too)
+            yield found
 
     def _codex(
         self, records: Iterable[dict[str, Any]], base: MessageUsage

@@ -9,20 +9,30 @@ token: ``input_cost_per_token``, ``output_cost_per_token``, ``cache_creation_inp
 and writes the same trimmed shape to ``<home>/usage/prices.json`` (``refresh``), which
 ``load_prices`` then prefers; ``offline=True`` reads only the shipped copy.
 
-Trimming (``trim``): entries of ``PROVIDERS`` whose mode is ``chat`` or ``responses``. LiteLLM
-keeps retired Anthropic models only under Amazon Bedrock's names
-(``anthropic.claude-sonnet-4-20250514-v1:0``, same list price); such an entry is also kept
-under the plain name (``claude-sonnet-4-20250514``) with ``litellm_key`` naming its source.
+Trimming (``trim``): entries of ``PROVIDERS`` whose mode is ``chat`` or ``responses`` and
+that have a price (``input_cost_per_token``, or LiteLLM's ``tiered_pricing`` list, as
+DashScope's Qwen models have). LiteLLM keeps retired Anthropic models only under Amazon
+Bedrock's names (``anthropic.claude-sonnet-4-20250514-v1:0``, same list price); such an entry
+is also kept under the plain name (``claude-sonnet-4-20250514``) with ``litellm_key`` naming
+its source.
 
-Matching (``PriceTable.lookup``): the model name as recorded, then without a provider prefix
-(``anthropic/``, ``openai/``, ``models/``), then without a date suffix (``-20250929``,
-``@20250929``). Nothing fuzzier: a model that matches no entry has no price, and its usage is
-reported unpriced, never at 0.
+Matching (``PriceTable.lookup``), as ccusage and LiteLLM users expect (fresh-user review of
+issue 44, item 2): the model name as recorded; without a provider prefix (``anthropic/``,
+``openai/``, ``models/``); without a date suffix (``-20250929``, ``@20250929``); then each of
+those under a provider prefix the table uses (``gemini-2.5-pro`` is ``gemini/gemini-2.5-pro``,
+``qwen3-coder-plus`` ``dashscope/qwen3-coder-plus``; ``PREFIX_ORDER`` decides between
+providers); then, for a name without a date, its newest dated entry (``claude-opus-4-1`` is
+``claude-opus-4-1-20250805``, ``claude-opus-4`` is ``claude-opus-4-20250514``, never
+``claude-opus-4-1-…``). Nothing fuzzier: a model that matches no entry has no price, and its
+usage is reported unpriced, never at 0.
 
 Costing (``PriceTable.cost``) follows ccusage 18 for the four Anthropic fields, per message
 and per field: tokens past 200,000 at the ``*_above_200k_tokens`` price when the entry has
 one. A cache field the entry does not price is priced as input (OpenAI's cache writes are
-billed as input; a cache read without a price is rare and never free).
+billed as input; a cache read without a price is rare and never free). An entry with
+``tiered_pricing`` (LiteLLM's tiers by prompt size, ``range`` in tokens) prices the whole
+message at the tier its prompt (input plus both cache counts) falls in, the last tier past the
+end.
 """
 
 from __future__ import annotations
@@ -30,7 +40,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from importlib import resources
 from pathlib import Path
@@ -44,7 +54,10 @@ SOURCE_URL = (
 )
 #: The LiteLLM providers whose models the supported harnesses use (Claude Code: Anthropic;
 #: Codex: OpenAI; pi and OpenCode: any of these).
-PROVIDERS = frozenset({"anthropic", "openai", "gemini", "xai", "deepseek", "mistral"})
+PROVIDERS = frozenset({"anthropic", "openai", "gemini", "xai", "deepseek", "mistral", "dashscope"})
+#: Provider prefixes tried for a name recorded without one, first match wins (module
+#: docstring); any other prefix in the table comes after these, alphabetically.
+PREFIX_ORDER = ("anthropic/", "gemini/", "vertex_ai/", "openai/", "dashscope/", "openrouter/")
 #: The fields of an entry kept: the prices (dollars per token) and the provider.
 FIELDS = (
     "input_cost_per_token",
@@ -56,6 +69,15 @@ FIELDS = (
     "cache_creation_input_token_cost_above_200k_tokens",
     "cache_read_input_token_cost_above_200k_tokens",
     "litellm_provider",
+    "tiered_pricing",
+)
+#: The fields kept of a ``tiered_pricing`` tier.
+TIER_FIELDS = (
+    "range",
+    "input_cost_per_token",
+    "output_cost_per_token",
+    "cache_creation_input_token_cost",
+    "cache_read_input_token_cost",
 )
 #: ccusage's tier threshold (tokens of one kind in one message).
 TIER_TOKENS = 200_000
@@ -74,11 +96,18 @@ def trim(raw: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     bedrock: dict[str, tuple[str, dict[str, Any]]] = {}
     for name, entry in raw.items():
-        if not isinstance(entry, dict) or not isinstance(
-            entry.get("input_cost_per_token"), (int, float)
+        if not isinstance(entry, dict):
+            continue
+        tiers = entry.get("tiered_pricing")
+        if not isinstance(entry.get("input_cost_per_token"), (int, float)) and not (
+            isinstance(tiers, list) and tiers
         ):
             continue
         fields = {f: entry[f] for f in FIELDS if f in entry}
+        if isinstance(tiers, list):
+            fields["tiered_pricing"] = [
+                {f: t[f] for f in TIER_FIELDS if f in t} for t in tiers if isinstance(t, dict)
+            ]
         if entry.get("litellm_provider") in PROVIDERS and entry.get("mode") in (
             "chat",
             "responses",
@@ -108,17 +137,50 @@ class PriceTable:
     models: Mapping[str, Mapping[str, Any]]
     source: str
     fetched: str
+    _prefixes: list[str] = field(default_factory=list, init=False, repr=False, compare=False)
 
     def lookup(self, model: str | None) -> Mapping[str, Any] | None:
-        """The entry pricing ``model`` (module docstring: exact, then without a provider
-        prefix, then without a date suffix), or None."""
+        """The entry pricing ``model`` (module docstring: exact, without a provider prefix,
+        without a date suffix, under a provider prefix of the table, then the newest dated
+        entry of an undated name), or None."""
         if not model:
             return None
-        for name in _candidates(model):
+        names = _candidates(model)
+        for name in names:
             entry = self.models.get(name)
             if entry is not None:
                 return entry
+        prefixes = self._table_prefixes()
+        for name in names:
+            for prefix in prefixes:
+                entry = self.models.get(prefix + name)
+                if entry is not None:
+                    return entry
+        for name in names:
+            dated = sorted(
+                key
+                for key in self.models
+                if key.startswith(name + "-") and _DATE_SUFFIX.fullmatch(key[len(name) :])
+            )
+            if dated:
+                return self.models[dated[-1]]
         return None
+
+    def _table_prefixes(self) -> list[str]:
+        """The table's provider prefixes (``gemini/``, ``openrouter/qwen/``), in
+        ``PREFIX_ORDER`` and then alphabetically; computed once."""
+        if not self._prefixes:
+            found = {key[: key.rindex("/") + 1] for key in self.models if "/" in key}
+            ranked = [p for p in PREFIX_ORDER if p in found]
+            ranked += sorted(
+                found - set(ranked),
+                key=lambda p: (
+                    next((i for i, o in enumerate(PREFIX_ORDER) if p.startswith(o)), 99),
+                    p,
+                ),
+            )
+            self._prefixes.extend(ranked or [""])
+        return [p for p in self._prefixes if p]
 
     def cost(
         self,
@@ -137,6 +199,10 @@ class PriceTable:
         entry = self.lookup(model)
         if entry is None:
             return None
+        tiers = entry.get("tiered_pricing")
+        if tiers and not isinstance(entry.get("input_cost_per_token"), (int, float)):
+            prompt = input_tokens + cache_creation_tokens + cache_read_tokens
+            entry = _tier(tiers, prompt)
         base_in = entry.get("input_cost_per_token")
         tier_in = entry.get("input_cost_per_token_above_200k_tokens")
         create = entry.get("cache_creation_input_token_cost")
@@ -169,6 +235,16 @@ def _candidates(model: str) -> list[str]:
     plain = _PREFIX.sub("", model)
     undated = _DATE_SUFFIX.sub("", plain)
     return list(dict.fromkeys([model, plain, undated]))
+
+
+def _tier(tiers: list[Mapping[str, Any]], prompt: int) -> Mapping[str, Any]:
+    """The tier of LiteLLM's ``tiered_pricing`` whose ``range`` ([from, to) tokens) holds
+    ``prompt``; the last one past the end."""
+    for tier in tiers:
+        bounds = tier.get("range") or [0, float("inf")]
+        if bounds[0] <= prompt < bounds[1]:
+            return tier
+    return tiers[-1]
 
 
 def _tiered(tokens: int, base: Any, tier: Any) -> float:

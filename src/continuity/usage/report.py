@@ -9,17 +9,23 @@ into ``UsageRow``s by day, week, month, session, project, model or harness;
 the charts' series); ``usage_report`` is the whole command (``UsageReport``, whose
 ``to_dict()`` is ``--json``: ``{"totals": {...}, "rows": [...]}``).
 
-Days, weeks and months are UTC (a week is named by its Monday, ISO 8601). A message whose
-model has no price has ``cost_usd`` None; a row holding one has ``cost_usd`` None and names
-the model in ``unpriced_models``; the totals' ``cost_usd`` is the sum of what is priced (None
-when nothing is) and ``UsageReport.unpriced_models`` says it is partial.
+Days, weeks and months are those of a time zone (``tz``: a ``ZoneInfo``; None is UTC; the
+CLI and ``Workspace.usage`` default to the machine's zone, ``local_zone``, as ccusage does;
+fresh-user review of issue 44, item 4); a week is named by its Monday (ISO 8601). A message whose
+model has no price has ``cost_usd`` None; a row's ``cost_usd`` (like the totals') is the sum
+of its priced messages, None only when none of them is priced; a row holding an unpriced
+model names it in ``unpriced_models`` and is ``partial`` (its cost leaves that model out),
+and ``UsageReport.unpriced_models`` says the totals are partial. So the rows' costs add up to
+the total's.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from continuity.usage.extract import USAGE_HARNESSES, MessageUsage, UsageReader
@@ -40,6 +46,15 @@ TOKEN_FIELDS = (
     "cache_read_tokens",
     "reasoning_tokens",
 )
+
+
+#: Decimals of a cost in ``--json`` (a millionth of a dollar: below any per-token price
+#: that matters in a sum, and no ``0.0072000000000000015``).
+COST_DECIMALS = 6
+
+
+def _dollars(value: float | None) -> float | None:
+    return None if value is None else round(value, COST_DECIMALS)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,14 +80,15 @@ class UsageTotals:
         )
 
     def to_dict(self) -> dict[str, Any]:
-        """``--json``'s ``totals``: the five token counts and ``cost_usd``."""
+        """``--json``'s ``totals``: the five token counts and ``cost_usd`` (rounded to
+        ``COST_DECIMALS``)."""
         return {
             "input_tokens": self.input_tokens,
             "output_tokens": self.output_tokens,
             "cache_creation_tokens": self.cache_creation_tokens,
             "cache_read_tokens": self.cache_read_tokens,
             "reasoning_tokens": self.reasoning_tokens,
-            "cost_usd": self.cost_usd,
+            "cost_usd": _dollars(self.cost_usd),
         }
 
 
@@ -81,9 +97,10 @@ class UsageRow:
     """One group: ``by`` (the grouping), ``key`` (the day ``2026-12-02``, the week's Monday,
     the month ``2026-12``, the session key, project folder, model or harness; None for a
     project or model that is unknown), ``messages`` (model responses counted), the token
-    counts, ``cost_usd`` (None when a message of the row has no price), ``models`` (sorted,
-    known ones) and ``unpriced_models`` (those of them without a price; ``"(unknown)"`` for
-    usage recorded without a model name)."""
+    counts, ``cost_usd`` (the sum of the priced messages' costs; None when no message of the
+    row is priced), ``models`` (sorted, known ones) and ``unpriced_models`` (those of them
+    without a price; ``"(unknown)"`` for usage recorded without a model name): when some are
+    named, ``partial`` is true and ``cost_usd`` covers the priced part only."""
 
     by: str
     key: str | None
@@ -114,8 +131,13 @@ class UsageRow:
         """Input, output and both cache counts."""
         return self.totals.total_tokens
 
+    @property
+    def partial(self) -> bool:
+        """True when ``cost_usd`` is a sum that leaves out an unpriced model's usage."""
+        return bool(self.unpriced_models) and self.cost_usd is not None
+
     def to_dict(self) -> dict[str, Any]:
-        """One of ``--json``'s ``rows``."""
+        """One of ``--json``'s ``rows`` (``cost_usd`` rounded to ``COST_DECIMALS``)."""
         return {
             "by": self.by,
             "key": self.key,
@@ -126,7 +148,7 @@ class UsageRow:
             "cache_read_tokens": self.cache_read_tokens,
             "reasoning_tokens": self.reasoning_tokens,
             "total_tokens": self.total_tokens,
-            "cost_usd": self.cost_usd,
+            "cost_usd": _dollars(self.cost_usd),
             "models": list(self.models),
             "unpriced_models": list(self.unpriced_models),
         }
@@ -136,7 +158,8 @@ class UsageRow:
 class UsageReport:
     """``continuity usage``'s answer: ``totals`` over every message counted, ``rows`` by
     ``by``; ``unpriced_models`` (sorted) have no price, so ``totals.cost_usd`` is partial when
-    any is named; ``prices`` names the price table used (source and date)."""
+    any is named; ``prices`` names the price table used (source and date); ``timezone`` the
+    zone of the days, weeks and months (``UTC``, ``Europe/Berlin``)."""
 
     by: str
     totals: UsageTotals
@@ -144,6 +167,7 @@ class UsageReport:
     unpriced_models: tuple[str, ...] = ()
     prices: str = ""
     notes: tuple[str, ...] = field(default=())
+    timezone: str = "UTC"
 
     @property
     def partial(self) -> bool:
@@ -151,8 +175,14 @@ class UsageReport:
         return bool(self.unpriced_models)
 
     def to_dict(self) -> dict[str, Any]:
-        """``--json``: ``{"totals": {...}, "rows": [...]}`` exactly (issue 44)."""
-        return {"totals": self.totals.to_dict(), "rows": [r.to_dict() for r in self.rows]}
+        """``--json``: ``{"totals": {...}, "rows": [...], "unpriced_models": [...]}``
+        (issue 44's ``totals`` keys kept; ``unpriced_models`` non-empty means
+        ``totals.cost_usd`` covers the priced part only)."""
+        return {
+            "totals": self.totals.to_dict(),
+            "rows": [r.to_dict() for r in self.rows],
+            "unpriced_models": list(self.unpriced_models),
+        }
 
 
 UNKNOWN_MODEL = "(unknown)"
@@ -214,16 +244,54 @@ def price(messages: Iterable[MessageUsage], table: PriceTable) -> list[MessageUs
     return out
 
 
-def group_key(message: MessageUsage, by: str) -> str | None:
-    """The group ``message`` falls in for ``by`` (module docstring). Raises ``ValueError``
-    for a ``by`` not in ``GROUPS``."""
-    if by == "day":
-        return message.at.date().isoformat()
-    if by == "week":
-        day = message.at.date()
-        return (day - timedelta(days=day.weekday())).isoformat()
-    if by == "month":
-        return message.at.strftime("%Y-%m")
+def local_zone() -> str:
+    """The machine's IANA time zone name, as ccusage takes it by default: ``$TZ`` (without a
+    leading ``:``), else the zone ``/etc/localtime`` links to, else ``/etc/timezone``, else
+    ``UTC``. Not checked here (``zone`` does)."""
+    named = os.environ.get("TZ", "").lstrip(":")
+    if named:
+        return named
+    try:
+        target = os.path.realpath("/etc/localtime")
+    except OSError:
+        target = ""
+    if "/zoneinfo/" in target:
+        return target.split("/zoneinfo/", 1)[1]
+    try:
+        text = Path("/etc/timezone").read_text("utf-8").strip()
+    except OSError:
+        text = ""
+    return text or "UTC"
+
+
+def zone(name: str | None) -> tzinfo:
+    """``name`` (an IANA zone such as ``Europe/Berlin``, or ``UTC``; None: ``local_zone()``)
+    as a ``ZoneInfo``. Raises ``ValueError`` naming it when the zone database has no such
+    zone."""
+    from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+    name = local_zone() if name is None else name
+    if name.upper() == "UTC":
+        return UTC
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValueError(
+            f"{name!r} is not an IANA time zone (Europe/Berlin, America/Los_Angeles, UTC)"
+        ) from None
+
+
+def group_key(message: MessageUsage, by: str, tz: tzinfo | None = None) -> str | None:
+    """The group ``message`` falls in for ``by`` (module docstring), days, weeks and months
+    in ``tz`` (None: UTC). Raises ``ValueError`` for a ``by`` not in ``GROUPS``."""
+    if by in ("day", "week", "month"):
+        at = message.at.astimezone(tz or UTC)
+        day = at.date()
+        if by == "day":
+            return day.isoformat()
+        if by == "week":
+            return (day - timedelta(days=day.weekday())).isoformat()
+        return at.strftime("%Y-%m")
     if by == "session":
         return message.session_key
     if by == "project":
@@ -251,13 +319,16 @@ def totals(messages: Iterable[MessageUsage]) -> UsageTotals:
     return UsageTotals(**counts, cost_usd=cost if priced or not unpriced else None)
 
 
-def group(messages: Sequence[MessageUsage], by: str) -> tuple[UsageRow, ...]:
+def group(
+    messages: Sequence[MessageUsage], by: str, tz: tzinfo | None = None
+) -> tuple[UsageRow, ...]:
     """``messages`` (priced by ``price``) summed per ``group_key(m, by)``: times in time
-    order, other groupings by total tokens, largest first. A row's ``cost_usd`` is None when
-    one of its messages has none. Raises ``ValueError`` for an unknown ``by``."""
+    order, other groupings by total tokens, largest first. A row's ``cost_usd`` is its priced
+    messages' sum (partial when some are unpriced), None when none is priced. Raises
+    ``ValueError`` for an unknown ``by``."""
     buckets: dict[str | None, list[MessageUsage]] = {}
     for m in messages:
-        buckets.setdefault(group_key(m, by), []).append(m)
+        buckets.setdefault(group_key(m, by, tz), []).append(m)
     rows = []
     for key, items in buckets.items():
         sums = totals(items)
@@ -272,7 +343,7 @@ def group(messages: Sequence[MessageUsage], by: str) -> tuple[UsageRow, ...]:
                 cache_creation_tokens=sums.cache_creation_tokens,
                 cache_read_tokens=sums.cache_read_tokens,
                 reasoning_tokens=sums.reasoning_tokens,
-                cost_usd=None if unpriced else sums.cost_usd,
+                cost_usd=sums.cost_usd,
                 models=tuple(sorted({m.model for m in items if m.model})),
                 unpriced_models=tuple(unpriced),
             )
@@ -285,19 +356,24 @@ def group(messages: Sequence[MessageUsage], by: str) -> tuple[UsageRow, ...]:
 
 
 def breakdown(
-    messages: Sequence[MessageUsage], first: str = "day", second: str = "model"
+    messages: Sequence[MessageUsage],
+    first: str = "day",
+    second: str = "model",
+    tz: tzinfo | None = None,
 ) -> dict[str | None, tuple[UsageRow, ...]]:
     """``messages`` grouped by ``first``, each group by ``second``: ``{first key: rows}`` in
     ``first``'s order (per day, per model within it, by default: a stacked chart's series)."""
     outer: dict[str | None, list[MessageUsage]] = {}
-    for row in group(messages, first):
+    for row in group(messages, first, tz):
         outer[row.key] = []
     for m in messages:
-        outer[group_key(m, first)].append(m)
-    return {key: group(items, second) for key, items in outer.items()}
+        outer[group_key(m, first, tz)].append(m)
+    return {key: group(items, second, tz) for key, items in outer.items()}
 
 
-def summarize(messages: Sequence[MessageUsage], by: str, table: PriceTable) -> UsageReport:
+def summarize(
+    messages: Sequence[MessageUsage], by: str, table: PriceTable, tz: tzinfo | None = None
+) -> UsageReport:
     """The report of ``messages`` already priced from ``table`` (``price``): rows by ``by``,
     the totals, the models without a price (and a note for each), the table's source. The
     browser's usage page reads the messages once and calls this (or ``group``/``breakdown``)
@@ -312,7 +388,8 @@ def summarize(messages: Sequence[MessageUsage], by: str, table: PriceTable) -> U
     return UsageReport(
         by=by,
         totals=totals(messages),
-        rows=group(messages, by),
+        rows=group(messages, by, tz),
+        timezone=str(tz or UTC),
         unpriced_models=unpriced,
         prices=f"{table.source} ({table.fetched})" if table.fetched else table.source,
         notes=notes,
@@ -328,12 +405,13 @@ def usage_report(
     until: datetime | None = None,
     harness: str | None = None,
     project: str | None = None,
+    tz: tzinfo | None = None,
 ) -> UsageReport:
-    """``continuity usage``: ``collect``, ``price``, then ``summarize`` by ``by``. Raises
-    ``ValueError`` for an unknown ``by``."""
+    """``continuity usage``: ``collect``, ``price``, then ``summarize`` by ``by`` (days in
+    ``tz``, None: UTC). Raises ``ValueError`` for an unknown ``by``."""
     if by not in GROUPS:
         raise ValueError(f"unknown grouping {by!r}: one of {', '.join(GROUPS)}")
     messages = price(
         collect(store, since=since, until=until, harness=harness, project=project), table
     )
-    return summarize(messages, by, table)
+    return summarize(messages, by, table, tz)

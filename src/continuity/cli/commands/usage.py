@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import enum
+import math
 import sys
 from pathlib import Path
 from typing import Any
@@ -36,11 +37,11 @@ class GroupBy(str, enum.Enum):
     harness = "harness"
 
 
-#: The column heading of a row's key, per ``--by``.
+#: The column heading of a row's key, per ``--by`` (``{tz}``: the report's time zone).
 KEY_HEADINGS = {
-    "day": "day (UTC)",
-    "week": "week of (UTC)",
-    "month": "month (UTC)",
+    "day": "day ({tz})",
+    "week": "week of ({tz})",
+    "month": "month ({tz})",
     "session": "session",
     "project": "project",
     "model": "model",
@@ -48,7 +49,8 @@ KEY_HEADINGS = {
 }
 #: The width of the table when stdout is not a terminal (Rich would assume 80 and cut).
 PIPED_WIDTH = 200
-#: ``--csv``'s columns: a row's ``--json`` keys (lists joined with ``;``).
+#: ``--csv``'s columns: a row's ``--json`` keys (lists joined with ``;``) and ``partial``
+#: (``true`` when ``cost_usd`` leaves out an unpriced model's usage).
 CSV_COLUMNS = (
     "by",
     "key",
@@ -60,6 +62,7 @@ CSV_COLUMNS = (
     "reasoning_tokens",
     "total_tokens",
     "cost_usd",
+    "partial",
     "models",
     "unpriced_models",
 )
@@ -106,25 +109,48 @@ def usage_cmd(
         help="Fetch LiteLLM's model prices first and keep them in the workspace "
         "(used from then on instead of the shipped table).",
     ),
+    timezone: str | None = typer.Option(
+        None,
+        "--timezone",
+        metavar="TZ",
+        show_default=False,
+        help="The time zone of the days, weeks and months: an IANA name (Europe/Berlin) or "
+        "UTC. Default: the machine's zone ($TZ, else /etc/localtime), as ccusage.",
+    ),
     as_csv: bool = typer.Option(False, "--csv", help="Print the rows as CSV on stdout."),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Tokens and cost of the model responses in the imported sessions (Claude Code, Codex,
     pi, OpenCode), a row per day (or --by week, month, session, project, model, harness),
-    with the totals. Input counts exclude the prompt cache (cache write and cache read are
+    with the totals. Days are those of the machine's time zone, as ccusage's (--timezone
+    picks another; the heading names it). Input counts exclude the prompt cache (cache write and cache read are
     their own columns); output includes reasoning. Claude Code repeats a message's usage on
     each of its streamed lines: it counts once, as ccusage counts it.
 
     Costs come from LiteLLM's model prices (shipped with continuity; --refresh-prices fetches
-    the current ones). A model without a price is named and its cost shown as "—", never as
-    0: the total cost is then partial. --json prints {"totals": {...}, "rows": [...]}."""
+    the current ones). A model without a price is named, never costed at 0: a cost that
+    leaves it out is marked "*" (partial), one with no priced model at all is "—". --json
+    prints {"totals": {...}, "rows": [...], "unpriced_models": [...]}."""
     if as_json and as_csv:
         raise bad_option("--csv", "give --json or --csv, not both")
     if offline and refresh_prices:
         raise bad_option("--offline", "--offline uses the shipped prices: drop --refresh-prices")
+    if timezone is not None:
+        from continuity.usage.report import zone
+
+        try:
+            zone(timezone)
+        except ValueError as exc:
+            raise bad_option("--timezone", str(exc)) from None
     after = parse_option_time(since, "--since") if since is not None else None
     before = parse_option_time(until, "--until") if until is not None else None
+    if after is not None and before is not None and after >= before:
+        raise bad_option(
+            "--since",
+            f"--since {since} ({after.isoformat()}) is not before --until {until} "
+            f"({before.isoformat()}): the range is empty",
+        )
     with open_workspace(home, read_only=not refresh_prices) as ws:
         if refresh_prices:
             table = ws.refresh_prices()
@@ -140,13 +166,35 @@ def usage_cmd(
             harness=harness.value if harness else None,
             project=project,
             offline=offline,
+            timezone=timezone,
         )
+        nothing = None
+        if not report.rows:
+            filters = [f"harness {harness.value}"] if harness else []
+            filters += [f"project {project}"] if project is not None else []
+            if not filters and since is None and until is None:
+                nothing = (
+                    "no usage recorded: the imported sessions' harnesses record none"
+                    if ws.sessions(limit=1, titles=False)
+                    else "nothing imported yet: continuity import ~/.claude/projects "
+                    "~/.codex/sessions ~/.pi/agent/sessions (or run continuity watch)"
+                )
+            else:
+                bounds = [f"since {since}"] if since is not None else []
+                bounds += [f"until {until}"] if until is not None else []
+                nothing = (
+                    "no usage"
+                    + (" for " + ", ".join(filters) if filters else "")
+                    + (f" in that range ({', '.join(bounds)})" if bounds else "")
+                )
     if as_json:
         emit_json(report.to_dict())
     elif as_csv:
         _csv(report)
     else:
         _table(report)
+    if nothing is not None:
+        err.print(nothing, markup=False, highlight=False)
     for note in report.notes:
         err.print(f"note: {note}", markup=False, highlight=False)
 
@@ -155,7 +203,7 @@ def _csv(report: Any) -> None:
     writer = csv.writer(sys.stdout, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
     for row in report.rows:
-        data = row.to_dict()
+        data = {**row.to_dict(), "partial": "true" if row.partial else "false"}
         writer.writerow(
             [
                 ";".join(data[c])
@@ -167,9 +215,18 @@ def _csv(report: Any) -> None:
 
 
 def _cost(value: float | None, *, partial: bool = False) -> str:
+    """Dollars for the table: cents, or under a cent two significant digits (``$0.0012``,
+    at most 6 decimals, ``<$0.000001`` below) so a small cost never reads ``$0.00``; ``—``
+    for None."""
     if value is None:
         return "—"
-    return f"${value:,.2f}" + ("*" if partial else "")
+    mark = "*" if partial else ""
+    if 0 < value < 0.000001:
+        return f"<$0.000001{mark}"
+    if 0 < value < 0.01:
+        decimals = min(6, 1 - math.floor(math.log10(value)))
+        return f"${value:.{decimals}f}{mark}"
+    return f"${value:,.2f}{mark}"
 
 
 def _table(report: Any) -> None:
@@ -183,8 +240,7 @@ def _table(report: Any) -> None:
     from continuity.core.text import one_line
 
     if not report.rows:
-        err.print("no usage recorded in that range", markup=False, highlight=False)
-        return
+        return  # usage_cmd says why
     totals = report.totals
     numbers = [
         ("input", "input_tokens"),
@@ -198,7 +254,7 @@ def _table(report: Any) -> None:
         numbers.remove(("reasoning", "reasoning_tokens"))
     table = Table(box=None, pad_edge=False, show_footer=True)
     table.add_column(
-        KEY_HEADINGS[report.by],
+        KEY_HEADINGS[report.by].format(tz=report.timezone),
         footer="Total",
         overflow="fold",
         no_wrap=report.by in ("day", "week", "month"),
@@ -224,7 +280,7 @@ def _table(report: Any) -> None:
         if report.by != "model":
             cells.append(Text(one_line(", ".join(row.models))))
         cells += [f"{getattr(row, attr):,}" for _name, attr in numbers]
-        cells.append(_cost(row.cost_usd))
+        cells.append(_cost(row.cost_usd, partial=row.partial))
         table.add_row(*cells)
     # piped: every figure whole, whatever the width (a terminal's table fits its width)
     if out.is_terminal:
