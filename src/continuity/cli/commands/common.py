@@ -89,6 +89,7 @@ class HarnessName(str, enum.Enum):
     claude_code = "claude-code"
     codex = "codex"
     pi = "pi"
+    opencode = "opencode"
 
 
 class SessionHarness(str, enum.Enum):
