@@ -28,6 +28,6 @@ def test_harnesses_json_is_the_documented_list() -> None:
 def test_harnesses_text_names_each_with_its_support() -> None:
     done = CliRunner().invoke(app, ["harnesses"])
     assert done.exit_code == 0, done.output
-    assert "opencode (OpenCode): import; verified: 1.18.33" in done.stdout
+    assert "opencode (OpenCode): import, live, recovery, resume; verified: 1.18.33" in done.stdout
     assert "amp (Amp): none yet; verified: not run by the e2e suite" in done.stdout
     assert "copilot-cli (GitHub Copilot CLI): import;" in done.stdout

@@ -324,6 +324,13 @@ def mirror_root(data_dir: str | os.PathLike[str], home: Path) -> Path:
     return home / "sources" / "opencode" / digest
 
 
+def mirror_path(mirror_root: str | os.PathLike[str], session_id: str) -> Path:
+    """The mirror file of OpenCode session ``session_id`` under ``mirror_root`` (the id with
+    any character but letters, digits, ``-_.`` replaced by ``_``, then ``MIRROR_SUFFIX``)."""
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in session_id)
+    return Path(mirror_root) / f"{safe}{MIRROR_SUFFIX}"
+
+
 def sync_mirrors(
     data_dir: str | os.PathLike[str], mirror_root: str | os.PathLike[str]
 ) -> list[Path]:
@@ -346,9 +353,7 @@ def sync_mirrors(
     out = []
     try:
         for session in source.sessions():
-            sid = str(session["id"])
-            safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in sid)
-            out.append(_sync_one(root / f"{safe}{MIRROR_SUFFIX}", session, source, harness))
+            out.append(_sync_one(mirror_path(root, str(session["id"])), session, source, harness))
     finally:
         source.close()
     return sorted(out)

@@ -42,7 +42,7 @@ from continuity.continuation.view import COPY_LABEL, UNKNOWN_EFFECTS, Continuati
 from continuity.formats.resumed import NOTE_PREFIX, NOTICE_START
 
 #: The three harnesses ``resume`` writes for (the importer's harness names).
-TARGETS = ("claude-code", "codex", "pi")
+TARGETS = ("claude-code", "codex", "pi", "opencode")
 
 #: The provider id rule (Anthropic ``tool_use.id``, OpenAI ``call_id``/tool names).
 _ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
@@ -53,6 +53,7 @@ SHELL_TOOL = {
     "claude-code": ("Bash", "command"),
     "codex": ("exec_command", "cmd"),
     "pi": ("bash", "command"),
+    "opencode": ("bash", "command"),
 }
 _SHELL_NAMES = {"Bash", "bash", "exec_command", "shell", "local_shell", "shell_command"}
 
@@ -253,7 +254,12 @@ class _Ids:
     """Source ids → ids valid for the target, one for one and unique (module docstring)."""
 
     def __init__(self, target: str) -> None:
-        self.prefix = {"claude-code": "toolu_", "codex": "call_", "pi": "call_"}[target]
+        self.prefix = {
+            "claude-code": "toolu_",
+            "codex": "call_",
+            "pi": "call_",
+            "opencode": "call_",
+        }[target]
         self.map: dict[str, str] = {}
         self.used: set[str] = set()
 

@@ -10,7 +10,10 @@ folder:
 
 - ``claude-code``: ``$CLAUDE_CONFIG_DIR`` or ``~/.claude`` ``/projects/<project>/<uuid>.jsonl``;
 - ``codex``: ``$CODEX_HOME`` or ``~/.codex`` ``/sessions/YYYY/MM/DD/rollout-…-<uuid>.jsonl``;
-- ``pi``: ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent`` ``/sessions/--<project>--/…_<uuid>.jsonl``.
+- ``pi``: ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent`` ``/sessions/--<project>--/…_<uuid>.jsonl``;
+- ``opencode``: ``$XDG_DATA_HOME/opencode`` or ``~/.local/share/opencode``
+  ``/continuity-resume/<ses_id>.json``, an export document the printed command hands to
+  ``opencode import`` before it opens the session (``resume.opencode``); never reused.
 
 ``target_home`` replaces the harness's home folder. The source session and its file are only
 read. Returns a ``Written`` ``{target, path, session_id, command, headless, cwd, env, reused}``.
@@ -42,11 +45,11 @@ from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.core.errors import ContinuityError, InputError, SessionNotFound
 from continuity.core.text import object_at
 from continuity.formats.resumed import copy_chain
-from continuity.resume import claude_code, codex, files, pi
+from continuity.resume import claude_code, codex, files, opencode, pi
 from continuity.resume.convert import TARGETS, Source, to_turns
 from continuity.resume.files import write_new
 
-WRITERS = {"claude-code": claude_code, "codex": codex, "pi": pi}
+WRITERS = {"claude-code": claude_code, "codex": codex, "pi": pi, "opencode": opencode}
 
 
 class ResumeRefused(ContinuityError):
@@ -160,7 +163,11 @@ def resume_session(
         )
     except ValueError as exc:
         raise InputError(str(exc)) from None
-    variables = {writer.HOME_VARIABLE: str(home)} if target_home is not None else {}
+    variables = (
+        {writer.HOME_VARIABLE: str(home.parent if target == "opencode" else home)}
+        if target_home is not None
+        else {}
+    )
     fingerprint = _fingerprint(target, home, resumed)
     # a copy is reused only where the harness finds it by its own session id
     earlier = files.find_intact(

@@ -92,7 +92,7 @@ def hook_cmd(
 
 @hooks_app.command("install")
 def hooks_install(
-    harness: HarnessName = typer.Argument(..., help="claude-code, codex or pi."),
+    harness: HarnessName = typer.Argument(..., help="claude-code, codex, pi or opencode."),
     settings: Path | None = SettingsOption,
     home: Path | None = typer.Option(
         None,
@@ -129,7 +129,7 @@ def hooks_install(
             record_install(
                 result.home,
                 harness.value,
-                result.path if harness.value != "pi" else result.path.parent,
+                result.path if harness.value not in ("pi", "opencode") else result.path.parent,
                 mcp=result.mcp.tools if result.mcp is not None else {},
             )
     _report(result, as_json)
@@ -137,7 +137,7 @@ def hooks_install(
 
 @hooks_app.command("uninstall")
 def hooks_uninstall(
-    harness: HarnessName = typer.Argument(..., help="claude-code, codex or pi."),
+    harness: HarnessName = typer.Argument(..., help="claude-code, codex, pi or opencode."),
     settings: Path | None = SettingsOption,
     as_json: bool = JsonOption,
 ) -> None:

@@ -343,14 +343,19 @@ def installed_hooks(harness: str, path: Path | None = None) -> InstalledHooks:
     from continuity.daemon.hooks import install
 
     path = path or install.default_path(harness)
-    if harness == "pi":
-        found = InstalledHooks(path / install.PI_FILE)
+    if harness in ("pi", "opencode"):
+        name, marker = (
+            (install.PI_FILE, install.PI_MARKER)
+            if harness == "pi"
+            else (install.OPENCODE_FILE, install.OPENCODE_MARKER)
+        )
+        found = InstalledHooks(path / name)
         try:
             text = found.path.read_text("utf-8")
         except OSError:
             return found
-        if install.PI_MARKER not in text:
-            found.error = "a continuity.ts there is not continuity's"
+        if marker not in text:
+            found.error = f"a {name} there is not continuity's"
             return found
         match = re.search(r"const HOOK_COMMAND = (\[.*?\]);", text)
         argv = json.loads(match.group(1)) if match else []
@@ -391,7 +396,7 @@ def install_command(harness: str, home: Path, hooks_path: Path) -> str:
     from continuity.daemon.hooks import install
 
     words = ["hooks", "install", harness]
-    target = hooks_path.parent if harness == "pi" else hooks_path
+    target = hooks_path.parent if harness in ("pi", "opencode") else hooks_path
     if os.path.abspath(target) != os.path.abspath(install.default_path(harness)):
         words += ["--settings", str(target)]
     return command_for(home, *words)
@@ -465,7 +470,9 @@ def check_harness(
             )
         )
         return checks
-    expected = {"extension"} if harness == "pi" else set(install.HARNESS_EVENTS[harness])
+    expected = (
+        {"extension"} if harness in ("pi", "opencode") else set(install.HARNESS_EVENTS[harness])
+    )
     missing = sorted(expected - hooks.events)
     ours = str(home)
     elsewhere = sorted(h for h in hooks.homes if os.path.abspath(h) != ours)
@@ -629,6 +636,14 @@ def check_mcp(harness: str, home: Path, hooks_path: Path) -> Check:
     ``warning`` when not (capture works; the agent cannot reach the rows)."""
     from continuity.daemon.hooks import install
 
+    if harness == "opencode":  # the plugin forwards hooks only (the registry's mcp: false)
+        return Check(
+            "mcp",
+            harness,
+            "info",
+            "continuity's tools are not installed for OpenCode (hooks only)",
+            data={"where": str(hooks_path), "tools": {}},
+        )
     where, words, why = _mcp_found(harness, hooks_path)
     hint = f"run `{install_command(harness, home, hooks_path)}`"
     data: dict[str, Any] = {"where": str(where), "tools": {}}

@@ -24,7 +24,8 @@ _OURS = ("continuity.cli.hookcmd", "continuity-hook", "continuity.hookcmd")
 
 
 def default_path(harness: str) -> Path:
-    """Where the harness reads hooks (Claude Code, Codex) or extensions (pi)."""
+    """Where the harness reads hooks (Claude Code, Codex), extensions (pi) or plugins (OpenCode:
+    ``$XDG_CONFIG_HOME/opencode/plugin``, as OpenCode 1.x finds its global config folder)."""
     if harness == "claude-code":
         return Path.home() / ".claude" / "settings.json"
     if harness == "codex":
@@ -32,7 +33,10 @@ def default_path(harness: str) -> Path:
     if harness == "pi":
         agent = os.environ.get("PI_CODING_AGENT_DIR") or Path.home() / ".pi" / "agent"
         return Path(agent) / "extensions"
-    raise InputError(f"harness: must be claude-code, codex or pi (got {harness!r})")
+    if harness == "opencode":
+        config = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
+        return Path(config) / "opencode" / "plugin"
+    raise InputError(f"harness: must be claude-code, codex, pi or opencode (got {harness!r})")
 
 
 def _through_link(path: Path) -> Path:

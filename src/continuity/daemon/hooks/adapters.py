@@ -178,7 +178,7 @@ def clip_context(text: str, limit: int = CONTEXT_LIMIT) -> str:
 def render(harness: str, event: str, answer: dict[str, Any]) -> bytes:
     """The stdout ``harness`` expects for our ``answer`` to ``event`` (module docstring)."""
     context = answer.get("context") or ""
-    if harness == "pi":
+    if harness in ("pi", "opencode"):  # our extension / plugin reads the JSON
         out = {k: v for k, v in answer.items() if k != "context"}
         if event in HOOK_EVENT_NAMES:
             out["additionalContext"] = clip_context(context) if context else ""

@@ -107,11 +107,41 @@ class TranscriptCapture:
         #: called with the session key after an import stored rows of it (issue 40: the
         #: embedding thread's nudge)
         self.on_rows: Callable[[str], None] | None = None
+        #: mirror file → the OpenCode data folder it mirrors (``opencode_mirror``)
+        self.opencode_data: dict[str, str] = {}
         #: session → ``(role, text)`` of its newest live turn (a prompt, or a Stop's answer)
         #: that the transcript file may not hold yet (``expect``, ``file_lags``).
         self.expected: dict[str, tuple[str, str]] = {}
 
     # ------------------------------------------------------------------ imports
+
+    def opencode_mirror(self, data_dir: str, session_id: str) -> str:
+        """The transcript file of a live OpenCode session (issue 42 item 3): OpenCode keeps no
+        transcript file, so our plugin sends its data folder ``data_dir`` and the session's
+        transcript is its JSONL mirror in this workspace (``formats.opencode``, the file
+        ``continuity import`` of that folder writes too), brought up to date before each
+        import (``_refresh_mirror``)."""
+        from pathlib import Path
+
+        from continuity.formats import opencode
+
+        root = opencode.mirror_root(data_dir, Path(self.home))
+        mirror = str(opencode.mirror_path(root, session_id))
+        self.opencode_data[mirror] = data_dir
+        return mirror
+
+    def _refresh_mirror(self, path: str) -> None:
+        """Append what OpenCode stored since to the mirror ``path`` (when it is one); a
+        failed read is logged, never raised (the last mirror is imported)."""
+        data_dir = self.opencode_data.get(path)
+        if data_dir is None:
+            return
+        from continuity.formats import opencode
+
+        try:
+            opencode.sync_mirrors(data_dir, os.path.dirname(path))
+        except (OSError, ValueError, opencode.sqlite3.Error) as exc:
+            log.warning("cannot mirror OpenCode's %s: %s", data_dir, exc)
 
     def import_(self, info: LiveSession) -> None:
         """Import the session's transcript file (new lines only), if it has one (a ``.jsonl``
@@ -120,6 +150,8 @@ class TranscriptCapture:
         rows are read, seq ``count - imported`` on). A failed import is logged, never
         raised."""
         path = info.transcript_path
+        if path:
+            self._refresh_mirror(path)
         if not path or not path.endswith(".jsonl") or not os.path.isfile(path):
             return
         from continuity.formats.importer import import_file
@@ -196,6 +228,7 @@ class TranscriptCapture:
         path = info.transcript_path
         if not path or not path.endswith(".jsonl"):
             return False
+        self._refresh_mirror(path)
         from pathlib import Path
 
         from continuity.formats.importer import path_key

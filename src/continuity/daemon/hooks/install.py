@@ -1,4 +1,4 @@
-"""``continuity hooks install|uninstall claude-code|codex|pi``: wire a harness to the daemon.
+"""``continuity hooks install|uninstall claude-code|codex|pi|opencode``: wire a harness to the daemon.
 
 **Claude Code** (``~/.claude/settings.json``) and **Codex** (``~/.codex/hooks.json``: Codex reads
 hooks from ``hooks.json`` or inline ``[hooks]`` tables of ``config.toml`` beside each config layer;
@@ -38,6 +38,11 @@ the user), uninstall removes it, ``codex_trust`` reports it: ``codex_config``.
 harness takes them, uninstall removes exactly that (``mcp_install``); ``record_install`` keeps
 the names each harness's model sees under ``"mcp"`` for ``installed_mcp_tools``.
 
+**OpenCode**: OpenCode 1.x loads every ``.js``/``.ts`` file of ``<config>/opencode/plugin/``
+(``$XDG_CONFIG_HOME`` or ``~/.config``) as a plugin. install writes ``continuity.js`` there (our
+``opencode_plugin/continuity.js``, the hook command filled in, ``OPENCODE_MARKER``); uninstall
+deletes it and the empty folders install created, as for pi. No MCP server is registered.
+
 **pi**: pi loads TypeScript extensions from ``<agentDir>/extensions/`` (``agentDir`` =
 ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent``). install writes ``continuity.ts`` there (our
 ``pi_extension/continuity.ts`` with the hook command filled in); uninstall deletes it. A
@@ -60,6 +65,10 @@ command, Claude Code's ``~/.claude.json`` and allow rule, Codex's block, the too
 model sees, ``MCP_TOOLS``). ``_files``: the paths, reading, backups and whole writes all three
 share. Imports go one way (``install`` → ``codex_config`` → ``mcp_install`` → ``_files``); every
 public name of those modules is importable from here as before.
+
+Over 600 lines: the four harnesses' install and uninstall share the merge of settings and the
+file-we-own logic (pi's extension, OpenCode's plugin) that lives here; splitting the two file
+installs out would split ``_missing_folders``/``_created_folders`` from their one caller each.
 """
 
 from __future__ import annotations
@@ -147,6 +156,9 @@ PI_MARKER = "marker: continuity-pi-extension v1"
 #: The comment line of our pi extension naming the folders its install created (JSON list,
 #: innermost first); uninstall removes each one that is empty by then.
 PI_CREATED = "// continuity-created-folders: "
+#: OpenCode's plugin (``opencode_plugin/continuity.js``), installed into its plugin folder.
+OPENCODE_FILE = "continuity.js"
+OPENCODE_MARKER = "marker: continuity-opencode-plugin v1"
 
 
 @dataclass(frozen=True)
@@ -232,6 +244,8 @@ def install(
     where = hook_home(home)
     if harness == "pi":
         return _install_pi(given, where)
+    if harness == "opencode":
+        return _install_opencode(given, where)
     events = _events(harness)
     target = _through_link(given)
     before, raw = _read(target)
@@ -316,6 +330,8 @@ def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> Insta
     given = Path(path).expanduser() if path else default_path(harness)
     if harness == "pi":
         return _uninstall_pi(given)
+    if harness == "opencode":
+        return _uninstall_owned("opencode", given / OPENCODE_FILE, OPENCODE_MARKER)
     _events(harness)
     target = _through_link(given)
     if harness == "codex":
@@ -348,7 +364,7 @@ def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> Insta
 
 def _events(harness: str) -> dict[str, tuple[str, int]]:
     if harness not in HARNESS_EVENTS:
-        raise InputError(f"harness: must be claude-code, codex or pi (got {harness!r})")
+        raise InputError(f"harness: must be claude-code, codex, pi or opencode (got {harness!r})")
     return HARNESS_EVENTS[harness]
 
 
@@ -476,19 +492,57 @@ def _install_pi(folder: Path, home: Path) -> InstallResult:
 
 
 def _uninstall_pi(folder: Path) -> InstallResult:
-    target = folder / PI_FILE
+    return _uninstall_owned("pi", folder / PI_FILE, PI_MARKER)
+
+
+def opencode_plugin_text(argv: list[str] | None = None) -> str:
+    """Our OpenCode plugin with the hook command (``argv``, default ``hook_argv()``) filled
+    in."""
+    template = (
+        resources.files("continuity.daemon.hooks")
+        .joinpath("opencode_plugin", OPENCODE_FILE)
+        .read_text("utf-8")
+    )
+    return template.replace("__CONTINUITY_HOOK_COMMAND__", json.dumps(argv or hook_argv()))
+
+
+def _install_opencode(folder: Path, home: Path) -> InstallResult:
+    """Write ``continuity.js`` into OpenCode's plugin folder (module docstring, OpenCode)."""
+    if folder.exists() and not folder.is_dir():
+        raise InputError(f"--settings: {folder} is a file; opencode needs its plugin folder")
+    target = folder / OPENCODE_FILE
+    env = shutil.which("env") or "/usr/bin/env"
+    text = opencode_plugin_text([env, f"CONTINUITY_HOME={home}", *hook_argv()])
+    mcp = McpRegistration(None, {}, "not registered: OpenCode gets the hooks only")
+    created = _missing_folders(folder)
+    old = target.read_text("utf-8", errors="replace") if target.exists() else None
+    if old is not None:
+        if OPENCODE_MARKER not in old:
+            raise InputError(f"{target} exists and is not continuity's plugin; move it away first")
+        created = _created_folders(old)
+    if created:
+        text += PI_CREATED + json.dumps([str(p) for p in created]) + "\n"
+    if old is not None and old == text:
+        return InstallResult("opencode", target, "unchanged", home=home, mcp=mcp)
+    _atomic_bytes(target, text.encode("utf-8"))
+    return InstallResult("opencode", target, "installed", home=home, mcp=mcp)
+
+
+def _uninstall_owned(harness: str, target: Path, marker: str) -> InstallResult:
+    """Delete the file of ours at ``target`` (pi's extension, OpenCode's plugin) and the
+    empty folders its install created. Raises ``InputError`` when the file is not ours."""
     if not target.exists():
-        return InstallResult("pi", target, "absent")
+        return InstallResult(harness, target, "absent")
     text = target.read_text("utf-8", errors="replace")
-    if PI_MARKER not in text:
-        raise InputError(f"{target} is not continuity's extension; left in place")
+    if marker not in text:
+        raise InputError(f"{target} is not continuity's {harness} file; left in place")
     target.unlink()
     for created in _created_folders(text):  # innermost first; only while empty
         try:
             created.rmdir()
-        except OSError:  # not empty (pi or the user put something there), or gone
+        except OSError:  # not empty (the harness or the user put something there), or gone
             break
-    return InstallResult("pi", target, "removed")
+    return InstallResult(harness, target, "removed")
 
 
 #: In the workspace: where ``hooks install`` last wrote each harness's hooks (``{harness:

@@ -504,8 +504,12 @@ class LiveCapture:
                 self.sessions[body.session_key] = info
             info.harness, info.last_seen = body.harness, _now()
             info.project = body.project or info.project
-            if body.transcript_path and body.transcript_path != info.transcript_path:
-                info.transcript_path = body.transcript_path
+            path = body.transcript_path
+            if path and body.harness == "opencode" and os.path.isdir(path):
+                # OpenCode's data folder: the session's transcript is our mirror of it
+                path = self.capture.opencode_mirror(path, body.session_key)
+            if path and path != info.transcript_path:
+                info.transcript_path = path
                 self._publish_live_files()
             return info
 
