@@ -217,7 +217,8 @@ def test_search_of_stop_words_only_says_why(home):
 def test_an_opencode_session_is_filtered_and_hinted_only_with_runnable_commands(tmp_path):
     """Fresh-user review: ``sessions`` listed OpenCode sessions but refused
     ``--harness opencode`` (exit 2), and ``search`` hinted ``continuity resume KEY --in
-    opencode``, which fails (``resume`` writes Claude Code, Codex or pi sessions)."""
+    opencode`` when ``resume`` could not write OpenCode sessions; since issue 42 it can, and
+    the hint is that runnable command."""
     from continuity.core.model import Entry, EntryKind, Role, Session, TextBlock
 
     home = tmp_path / "ws"
@@ -241,12 +242,14 @@ def test_an_opencode_session_is_filtered_and_hinted_only_with_runnable_commands(
     assert [s["session"] for s in json.loads(r.stdout)] == ["ses_1"]
     r = invoke("search", "zebrafish", "--json", "--home", home)
     (hit,) = [json.loads(line) for line in r.stdout.splitlines()]
+    # issue 42: OpenCode is a resume target now, so its hint runs (resume --in opencode)
     assert (
-        hit["resume_command"] == ""
+        hit["resume_command"] == f"continuity resume ses_1 --in opencode --home {home}"
         and hit["show_command"] == f"continuity show ses_1 --seq 0 --home {home}"
     )
     r = invoke("search", "zebrafish", "--home", home)
-    assert "continuity show ses_1 --seq 0" in r.stdout and "resume" not in r.stdout
+    assert "continuity show ses_1 --seq 0" in r.stdout
+    assert "continuity resume ses_1 --in opencode" in r.stdout
 
 
 def test_a_file_name_or_project_with_a_newline_stays_on_one_output_line(tmp_path):
