@@ -78,8 +78,13 @@ def test_registry_import_harness_has_a_reader_and_a_fixture_that_imports(
 def test_registry_live_harnesses_are_the_ones_doctor_checks() -> None:
     from continuity.cli.commands.doctor import BINARIES, HARNESSES
 
-    assert HARNESSES == ("claude-code", "codex", "pi") == names("live")
-    assert BINARIES == {"claude-code": "claude", "codex": "codex", "pi": "pi"}
+    assert HARNESSES == ("claude-code", "codex", "pi", "gemini-cli") == names("live")
+    assert BINARIES == {
+        "claude-code": "claude",
+        "codex": "codex",
+        "pi": "pi",
+        "gemini-cli": "gemini",
+    }
 
 
 def test_registry_flags_are_booleans_and_a_login_is_said() -> None:

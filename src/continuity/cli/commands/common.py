@@ -89,6 +89,7 @@ class HarnessName(str, enum.Enum):
     claude_code = "claude-code"
     codex = "codex"
     pi = "pi"
+    gemini_cli = "gemini-cli"
 
 
 class SessionHarness(str, enum.Enum):

@@ -566,6 +566,8 @@ def _mcp_found(harness: str, hooks_path: Path) -> tuple[Path, Any, str | None]:
         if not match:
             return hooks_path, None, "the extension has no continuity tools (an older install)"
         return hooks_path, json.loads(match.group(1)), None
+    if harness == "gemini-cli":
+        return hooks_path, None, "continuity's MCP server is not registered for Gemini CLI yet"
     if harness == "codex":
         config = hooks_path.parent / "config.toml"
         try:
@@ -1088,7 +1090,7 @@ def doctor_cmd(
     chosen = tuple(harness or HARNESSES)
     unknown = [h for h in chosen if h not in HARNESSES]
     if unknown:
-        raise InputError(f"--harness: must be claude-code, codex or pi (got {unknown[0]!r})")
+        raise InputError(f"--harness: must be one of {', '.join(HARNESSES)} (got {unknown[0]!r})")
     where = Path(os.path.abspath(resolve_home(home)))
     checks = diagnose(where, chosen)
     broken = [c for c in checks if c.status == "problem"]

@@ -24,7 +24,7 @@ _OURS = ("continuity.cli.hookcmd", "continuity-hook", "continuity.hookcmd")
 
 
 def default_path(harness: str) -> Path:
-    """Where the harness reads hooks (Claude Code, Codex) or extensions (pi)."""
+    """Where the harness reads hooks (Claude Code, Codex, Gemini CLI) or extensions (pi)."""
     if harness == "claude-code":
         return Path.home() / ".claude" / "settings.json"
     if harness == "codex":
@@ -32,7 +32,9 @@ def default_path(harness: str) -> Path:
     if harness == "pi":
         agent = os.environ.get("PI_CODING_AGENT_DIR") or Path.home() / ".pi" / "agent"
         return Path(agent) / "extensions"
-    raise InputError(f"harness: must be claude-code, codex or pi (got {harness!r})")
+    if harness == "gemini-cli":  # Gemini CLI's Storage: $GEMINI_CLI_HOME, else the home folder
+        return Path(os.environ.get("GEMINI_CLI_HOME") or Path.home()) / ".gemini" / "settings.json"
+    raise InputError(f"harness: must be claude-code, codex, gemini-cli or pi (got {harness!r})")
 
 
 def _through_link(path: Path) -> Path:

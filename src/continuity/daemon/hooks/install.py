@@ -141,7 +141,17 @@ CODEX_EVENTS = dict(CLAUDE_EVENTS)
 #: Codex gets none (every tool: its names for edits differ between releases; the daemon
 #: answers nothing for the others).
 TOOL_MATCHERS = {"claude-code": "Edit|Write|MultiEdit|NotebookEdit|Bash"}
-HARNESS_EVENTS = {"claude-code": CLAUDE_EVENTS, "codex": CODEX_EVENTS}
+#: Gemini CLI (``settings.json`` ``hooks``, its docs/hooks/reference.md; proven with gemini
+#: 0.61.0, tests/e2e/test_gemini_live.py): BeforeAgent = a prompt submitted, AfterAgent = the
+#: turn's final answer (our stop). Its ``timeout`` is in milliseconds.
+GEMINI_EVENTS = {
+    "SessionStart": ("session-start", 10),
+    "BeforeAgent": ("user-prompt-submit", 5),
+    "PreCompress": ("pre-compaction", 10),
+    "AfterAgent": ("stop", 5),
+    "SessionEnd": ("session-end", 2),
+}
+HARNESS_EVENTS = {"claude-code": CLAUDE_EVENTS, "codex": CODEX_EVENTS, "gemini-cli": GEMINI_EVENTS}
 PI_FILE = "continuity.ts"
 PI_MARKER = "marker: continuity-pi-extension v1"
 #: The comment line of our pi extension naming the folders its install created (JSON list,
@@ -244,15 +254,14 @@ def install(
         groups = hooks.setdefault(native, [])
         if not isinstance(groups, list):
             raise InputError(f"{target}: hooks.{native} must be a list")
-        group: dict[str, Any] = {
-            "hooks": [
-                {
-                    "type": "command",
-                    "command": hook_command(harness, event, where),
-                    "timeout": timeout,
-                }
-            ]
+        entry: dict[str, Any] = {
+            "type": "command",
+            "command": hook_command(harness, event, where),
+            "timeout": timeout,
         }
+        if harness == "gemini-cli":  # milliseconds; a name for its /hooks list
+            entry = {"name": f"continuity-{event}", **entry, "timeout": timeout * 1000}
+        group: dict[str, Any] = {"hooks": [entry]}
         if native == "PreToolUse" and harness in TOOL_MATCHERS:
             group = {"matcher": TOOL_MATCHERS[harness], **group}
         groups.append(group)
@@ -267,6 +276,8 @@ def install(
         backup = _backup(target, raw)
         _write(target, after)
         action = "installed"
+    if harness == "gemini-cli":
+        mcp = McpRegistration(None, {}, "not registered: not built yet for Gemini CLI")
     if harness != "codex":
         if mcp is None:
             mcp = McpRegistration(
@@ -348,7 +359,7 @@ def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> Insta
 
 def _events(harness: str) -> dict[str, tuple[str, int]]:
     if harness not in HARNESS_EVENTS:
-        raise InputError(f"harness: must be claude-code, codex or pi (got {harness!r})")
+        raise InputError(f"harness: must be claude-code, codex, gemini-cli or pi (got {harness!r})")
     return HARNESS_EVENTS[harness]
 
 

@@ -33,7 +33,7 @@ from continuity.transcripts.memories import (
     remember_request,
 )
 
-HarnessName = Literal["claude-code", "codex", "pi"]
+HarnessName = Literal["claude-code", "codex", "pi", "gemini-cli"]
 EventName = Literal[
     "session-start",
     "user-prompt-submit",
