@@ -40,6 +40,8 @@ USER_SETTINGS = {
     "security": {"auth": {"selectedType": "gemini-api-key"}},
     "privacy": {"usageStatisticsEnabled": False},
     "telemetry": {"enabled": False},
+    # a named model: "auto" asks a JSON router first, which the fake model does not answer
+    "model": {"name": "gemini-2.5-flash"},
 }
 
 
@@ -260,3 +262,77 @@ def test_doctor_finds_the_hooks_and_uninstall_restores_the_settings(run: Record)
     assert rec.uninstall["action"] == "restored"
     assert rec.settings_after == rec.settings_before
     assert list(rec.settings_after) == ["settings.json"]
+
+
+# ---------------------------------------------------------------------------- resume into it
+
+#: The sources of ``test_resume`` (a two-turn session each real CLI wrote), resumed into
+#: Gemini CLI; gemini then runs one headless turn on the copy.
+RESUME_SOURCES = ("claude-code", "codex", "pi")
+RESUME_PROMPT = "Resumed turn: carry on from the continuation"
+
+
+@pytest.mark.parametrize("source", RESUME_SOURCES)
+def test_resume_into_gemini_then_a_real_turn(source: str, tmp_path: Path) -> None:
+    """`resume KEY --in gemini-cli` writes a chat session that gemini 0.61.0 opens with the
+    printed headless command (`gemini --resume <id> -p PROMPT`): the run exits 0, its request
+    holds the copy notice, the previous request and the kept tool result before the new
+    prompt, every functionCall is answered by one functionResponse (the fake server refuses
+    anything else with the Gemini API's 400), and gemini appends its turn to the copy."""
+    from tests.e2e.fakemodel import unpaired
+    from tests.e2e.test_resume import SOURCES, _source_file
+
+    model = FakeModel().start()
+    world = GeminiWorld(tmp_path, "gemini-cli", ensure_cli("gemini-cli"), model)
+    try:
+        src = _source_file(world, source, dangling=False)
+        world.continuity("import", str(src))
+        key = world.continuity_json("sessions")[0]["session"]
+        request = SOURCES[source][2]
+        assert world.continuity_json("continue", key)["request"]["text"] == request
+        written = world.continuity_json("resume", key, "--in", "gemini-cli")
+        path = Path(written["path"])
+        assert path.is_file() and path.parent.name == "chats"
+        assert written["headless"] == (
+            f"cd {world.project} && gemini --resume {written['session_id']} -p"
+        )
+        again = world.continuity_json("resume", key, "--in", "gemini-cli")
+        assert again == {**written, "reused": True}
+        size = path.stat().st_size
+        import shlex
+        import subprocess
+
+        done = subprocess.run(
+            ["bash", "-c", f"{written['headless']} {shlex.quote(RESUME_PROMPT)}"],
+            env=world.env(),
+            cwd=world.root,
+            capture_output=True,
+            text=True,
+            timeout=180,
+            stdin=subprocess.DEVNULL,
+        )
+        assert done.returncode == 0, (
+            f"gemini exited {done.returncode}:\n{done.stdout}\n{done.stderr}"
+        )
+        assert model.rejected == []
+        asked = world.requests_with(RESUME_PROMPT)
+        assert asked, "gemini never sent the prompt to the model"
+        body = asked[0]
+        assert unpaired(body["path"].split("?")[0], body["body"]) is None
+        contents = body["body"]["contents"]
+        calls = [p for c in contents for p in c.get("parts", []) if "functionCall" in p]
+        answers = [p for c in contents for p in c.get("parts", []) if "functionResponse" in p]
+        assert calls and len(answers) == len(calls)
+        sent = json.dumps(body["body"], ensure_ascii=False)
+        places = [
+            sent.find(f"continues the {source} session {key}"),
+            sent.find(json.dumps(request)[1:-1]),
+            sent.find(RESUME_PROMPT),
+        ]
+        assert -1 not in places and places == sorted(places), (places, sent[:3000])
+        assert "Fake model answer" in sent
+        grown = path.read_bytes()
+        assert len(grown) > size and RESUME_PROMPT.encode() in grown[size:]
+    finally:
+        world.close()
+        model.stop()

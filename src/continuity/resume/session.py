@@ -10,7 +10,9 @@ folder:
 
 - ``claude-code``: ``$CLAUDE_CONFIG_DIR`` or ``~/.claude`` ``/projects/<project>/<uuid>.jsonl``;
 - ``codex``: ``$CODEX_HOME`` or ``~/.codex`` ``/sessions/YYYY/MM/DD/rollout-…-<uuid>.jsonl``;
-- ``pi``: ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent`` ``/sessions/--<project>--/…_<uuid>.jsonl``.
+- ``pi``: ``$PI_CODING_AGENT_DIR`` or ``~/.pi/agent`` ``/sessions/--<project>--/…_<uuid>.jsonl``;
+- ``gemini-cli``: ``$GEMINI_CLI_HOME`` or ``~`` ``/.gemini/tmp/<slug>/chats/session-…-<id8>.jsonl``
+  (``resume.gemini_cli``).
 
 ``target_home`` replaces the harness's home folder. The source session and its file are only
 read. Returns a ``Written`` ``{target, path, session_id, command, headless, cwd, env, reused}``.
@@ -42,11 +44,11 @@ from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.core.errors import ContinuityError, InputError, SessionNotFound
 from continuity.core.text import object_at
 from continuity.formats.resumed import copy_chain
-from continuity.resume import claude_code, codex, files, pi
+from continuity.resume import claude_code, codex, files, gemini_cli, pi
 from continuity.resume.convert import TARGETS, Source, to_turns
 from continuity.resume.files import write_new
 
-WRITERS = {"claude-code": claude_code, "codex": codex, "pi": pi}
+WRITERS = {"claude-code": claude_code, "codex": codex, "pi": pi, "gemini-cli": gemini_cli}
 
 
 class ResumeRefused(ContinuityError):
