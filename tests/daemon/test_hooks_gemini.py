@@ -1,5 +1,6 @@
 """Gemini CLI's hooks (issue 42 item 3): ``hooks install gemini-cli`` writes its five events
-into its ``settings.json`` (timeouts in milliseconds, named entries) and uninstall gives the
+into its ``settings.json`` (timeouts in milliseconds, named entries) and our MCP server into its
+``mcpServers``, and uninstall gives the
 bytes back; the adapters read its payload and answer its ``additionalContext``. The real CLI
 runs them in ``tests/e2e/test_gemini_live.py``."""
 
@@ -25,6 +26,9 @@ def test_install_writes_the_five_events_and_uninstall_restores_the_bytes(tmp_pat
     )
     data = json.loads(settings.read_text())
     assert data["model"] == {"name": "gemini-2.5-flash"}
+    server = data["mcpServers"]["continuity"]
+    assert server["trust"] is True and server["env"] == {"CONTINUITY_HOME": str(tmp_path / "ws")}
+    assert set(done.mcp.tools.values()) == {f"mcp_continuity_{t}" for t in install.MCP_TOOLS}
     got = {
         event: [
             (h["name"], h["timeout"], h["command"].split()[-3:]) for g in groups for h in g["hooks"]

@@ -27,6 +27,7 @@ from typing import Any
 
 import pytest
 
+from continuity.daemon.hooks.install import MCP_TOOLS
 from tests.e2e.conftest import World, run_recorded, until
 from tests.e2e.fakemodel import SHELL_COMMAND, FakeModel
 from tests.e2e.test_import_harnesses import ensure_cli
@@ -245,6 +246,20 @@ def test_next_session_first_request_holds_the_brief(run: Record) -> None:
     assert f"): {rec.prompts['a']}" in brief
 
 
+def test_the_model_is_offered_continuitys_mcp_tools(run: Record) -> None:
+    """install registered continuity's MCP server in mcpServers; Gemini CLI started it and
+    offered its six tools to the model under its own names (``mcp_continuity_<tool>``)."""
+    rec = _ok(run)
+    names = {f"mcp_continuity_{t}" for t in MCP_TOOLS}
+    assert set(rec.install["mcp"]["tools"].values()) == names
+    offered = {
+        d["name"]
+        for t in (rec.first_request_b or {}).get("tools", [])
+        for d in t.get("functionDeclarations", [])
+    }
+    assert names <= offered, sorted(offered)
+
+
 def test_import_of_gemini_files_adds_nothing(run: Record) -> None:
     rec = _ok(run)
     keys = sorted(s["session"] for s in rec.sessions_before_import)
@@ -258,7 +273,7 @@ def test_doctor_finds_the_hooks_and_uninstall_restores_the_settings(run: Record)
     mine = {c["check"]: c for c in rec.doctor["checks"] if c["harness"] == "gemini-cli"}
     assert mine["found"]["status"] == "ok", rec.doctor
     assert mine["hooks"]["status"] == "ok", rec.doctor
-    assert mine["mcp"]["status"] == "warning"  # not registered for Gemini CLI yet
+    assert mine["mcp"]["status"] == "ok", mine["mcp"]
     assert rec.uninstall["action"] == "restored"
     assert rec.settings_after == rec.settings_before
     assert list(rec.settings_after) == ["settings.json"]

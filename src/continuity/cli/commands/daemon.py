@@ -117,7 +117,7 @@ def hooks_install(
     again changes nothing), and continuity's tools (search, show, recall, continuation,
     remember, checkpoint): claude-code its MCP server in ~/.claude.json with the allow rule
     mcp__continuity in settings.json, codex [mcp_servers.continuity] in config.toml, pi the
-    extension's own tools (gemini-cli: hooks in ~/.gemini/settings.json, no tools yet).
+    extension's own tools (gemini-cli: hooks and mcpServers.continuity in ~/.gemini/settings.json).
     Prints the workspace the hooks point at and, for codex, whether Codex trusts them now
     (Codex skips an untrusted hook silently in `codex exec`)."""
     from continuity.daemon.hooks.install import install, record_install

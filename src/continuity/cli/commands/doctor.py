@@ -566,9 +566,14 @@ def _mcp_found(harness: str, hooks_path: Path) -> tuple[Path, Any, str | None]:
         if not match:
             return hooks_path, None, "the extension has no continuity tools (an older install)"
         return hooks_path, json.loads(match.group(1)), None
-    if harness == "gemini-cli":
-        return hooks_path, None, "continuity's MCP server is not registered for Gemini CLI yet"
-    if harness == "codex":
+    if harness == "gemini-cli":  # in its settings.json, with the hooks
+        config = hooks_path
+        try:
+            data = install.read_settings(config)
+        except InputError as exc:
+            return config, None, str(exc)
+        entry = _mapping(data.get("mcpServers")).get(install.MCP_SERVER_NAME)
+    elif harness == "codex":
         config = hooks_path.parent / "config.toml"
         try:
             data = tomllib.loads(config.read_text("utf-8")) if config.is_file() else {}

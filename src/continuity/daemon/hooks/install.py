@@ -1,9 +1,10 @@
-"""``continuity hooks install|uninstall claude-code|codex|pi``: wire a harness to the daemon.
+"""``continuity hooks install|uninstall claude-code|codex|pi|gemini-cli``: wire a harness to the daemon.
 
 **Claude Code** (``~/.claude/settings.json``) and **Codex** (``~/.codex/hooks.json``: Codex reads
 hooks from ``hooks.json`` or inline ``[hooks]`` tables of ``config.toml`` beside each config layer;
 we use the JSON file so no TOML is rewritten, and ``hooks.json`` has the same shape as Claude
-Code's ``hooks`` object): for each event in ``CLAUDE_EVENTS``/``CODEX_EVENTS`` one matcher group
+Code's ``hooks`` object; Gemini CLI's ``settings.json`` too, ``GEMINI_EVENTS``, with our MCP server
+in its ``mcpServers``): for each event in ``CLAUDE_EVENTS``/``CODEX_EVENTS`` one matcher group
 ``{"hooks": [{"type": "command", "command": "<hook command> EVENT --harness H", "timeout": S}]}``
 is appended under ``hooks.<Event>`` (PreToolUse's with Claude Code's ``matcher``,
 ``TOOL_MATCHERS``: recall before an edit or a shell command, issue 40). Codex gets SessionEnd too:
@@ -119,8 +120,10 @@ from continuity.daemon.hooks.mcp_install import (
     _unregister_claude_mcp,
     claude_mcp_config as claude_mcp_config,
     codex_mcp_block as codex_mcp_block,
+    drop_our_server,
     mcp_argv as mcp_argv,
     mcp_tool_names as mcp_tool_names,
+    register_gemini_mcp,
     tool_argv as tool_argv,
 )
 
@@ -141,9 +144,7 @@ CODEX_EVENTS = dict(CLAUDE_EVENTS)
 #: Codex gets none (every tool: its names for edits differ between releases; the daemon
 #: answers nothing for the others).
 TOOL_MATCHERS = {"claude-code": "Edit|Write|MultiEdit|NotebookEdit|Bash"}
-#: Gemini CLI (``settings.json`` ``hooks``, its docs/hooks/reference.md; proven with gemini
-#: 0.61.0, tests/e2e/test_gemini_live.py): BeforeAgent = a prompt submitted, AfterAgent = the
-#: turn's final answer (our stop). Its ``timeout`` is in milliseconds.
+#: Gemini CLI (docs/hooks/reference.md): BeforeAgent = a prompt, AfterAgent = our stop; ms.
 GEMINI_EVENTS = {
     "SessionStart": ("session-start", 10),
     "BeforeAgent": ("user-prompt-submit", 5),
@@ -265,7 +266,7 @@ def install(
         if native == "PreToolUse" and harness in TOOL_MATCHERS:
             group = {"matcher": TOOL_MATCHERS[harness], **group}
         groups.append(group)
-    mcp = None
+    mcp = register_gemini_mcp(given, after, where) if harness == "gemini-cli" else None
     if claude_mcp:
         mcp = _register_claude_mcp(claude_mcp_config(), where)
         if mcp.tools:
@@ -276,8 +277,6 @@ def install(
         backup = _backup(target, raw)
         _write(target, after)
         action = "installed"
-    if harness == "gemini-cli":
-        mcp = McpRegistration(None, {}, "not registered: not built yet for Gemini CLI")
     if harness != "codex":
         if mcp is None:
             mcp = McpRegistration(
@@ -369,6 +368,7 @@ def _without_ours(data: dict[str, Any], *, keep_rule: bool = False) -> dict[str,
     ``CLAUDE_ALLOW_RULE`` in ``permissions.allow`` (and the list and object that held only
     it), unless ``keep_rule`` (the user had it before install: ``_rule_was_users``)."""
     out = copy.deepcopy(data)
+    drop_our_server(out)  # Gemini CLI's MCP server, in its settings.json with the hooks
     perms = out.get("permissions")
     if (
         not keep_rule
