@@ -60,7 +60,12 @@ CASES = [
         b"{}",
         422,
         "invalid_request",
-        [{"field": "path.harness", "message": "must be one of 'claude-code', 'codex' or 'pi'"}],
+        [
+            {
+                "field": "path.harness",
+                "message": "must be one of 'claude-code', 'codex', 'pi', 'opencode' or 'gemini-cli'",
+            }
+        ],
     ),
     (
         "post",

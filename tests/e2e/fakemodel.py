@@ -226,7 +226,7 @@ class FakeModel:
 
     def model_requests(self, since: int = 0) -> list[dict[str, Any]]:
         """The logged requests from the ``since``-th on that asked the model for a reply (any
-        of the three protocols)."""
+        of the protocols; Gemini: its streamed ``generateContent``, Gemini CLI's turns)."""
         with self._lock:
             return [
                 r
@@ -235,7 +235,9 @@ class FakeModel:
                 and isinstance(r["body"], dict)
                 and r["path"]
                 .split("?")[0]
-                .endswith(("/messages", "/responses", "/chat/completions"))
+                .endswith(
+                    ("/messages", "/responses", "/chat/completions", ":streamGenerateContent")
+                )
             ]
 
     def clear(self) -> None:

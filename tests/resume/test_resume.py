@@ -114,7 +114,12 @@ def test_the_written_file_reads_back_as_a_new_session_linked_to_its_source(
         calls = [b for b in blocks if b["type"] == "tool_call"]
         assert all(VALID_ID.match(c["id"]) for c in calls)
         assert [c["name"] for c in calls][-2:] == [
-            {"claude-code": "Bash", "codex": "exec_command", "pi": "bash"}[target],
+            {
+                "claude-code": "Bash",
+                "codex": "exec_command",
+                "pi": "bash",
+                "gemini-cli": "run_shell_command",
+            }[target],
             "apply_patch",
         ]
         shell = calls[-2]["arguments"]

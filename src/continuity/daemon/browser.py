@@ -225,9 +225,11 @@ def add_browser_routes(app: Any, live: Any) -> None:
         view = usage_view(
             messages, since=when["since"], until=when["until"], now=now, measure=measure
         )
-        return answer(
-            view, prices=f"{table.source} ({table.fetched})" if table.fetched else table.source
-        )
+        # the price table's source as text without its scheme: the page names it, and no
+        # browser takes a bare host path for a link or a resource to load (the pages load
+        # nothing from the network: tests/daemon/test_server.py)
+        source = table.source.split("://", 1)[-1]
+        return answer(view, prices=f"{source} ({table.fetched})" if table.fetched else source)
 
     @app.api_route("/session", methods=["GET", "HEAD"], include_in_schema=False)
     def session_page(

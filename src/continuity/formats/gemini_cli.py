@@ -20,7 +20,8 @@ One file is JSONL, appended to (a record a line):
   in view: not applied yet).
 
 Rows: a ``user`` message is a typed request, unless its text starts as Gemini CLI's own
-(``<session_context>``, ``<hook_context>``: context) or it holds only ``functionResponse``
+(``<session_context>``, ``<hook_context>``: context; the preface ``resume --in gemini-cli``
+writes, ``formats.resumed.NOTICE_START``: a compaction row, its summary) or it holds only ``functionResponse``
 parts (Gemini CLI echoes each tool result as a user message after the ``gemini`` record that
 holds it: that echo is context when its calls' results are already read, else the tool
 results); a ``gemini`` message is the assistant's text, thoughts (thinking) and tool calls,
@@ -45,6 +46,7 @@ import orjson
 
 from continuity.core.model import (
     Block,
+    CompactionInfo,
     Entry,
     EntryKind,
     MediaBlock,
@@ -65,6 +67,7 @@ from continuity.formats.base import (
     text_of,
 )
 from continuity.formats.jsonl import Line
+from continuity.formats.resumed import NOTICE_START
 
 HARNESS = "gemini-cli"
 MESSAGE_TYPES = frozenset({"user", "gemini", "info", "error", "warning"})
@@ -262,6 +265,10 @@ class GeminiCliReader(FormatReader):
             return
         if text.startswith(CONTEXT_PREFIXES):
             entry.kind, entry.visible = EntryKind.CONTEXT, False
+            return
+        if text.startswith(NOTICE_START):  # the preface `resume --in gemini-cli` wrote
+            entry.kind, entry.role, entry.visible = EntryKind.COMPACTION, Role.SYSTEM, True
+            entry.compaction = CompactionInfo(summary=text)
             return
         entry.kind, entry.visible = EntryKind.MESSAGE, True
         entry.is_request = bool(text) and not text.startswith(("/", "?"))

@@ -41,8 +41,8 @@ from typing import Any
 from continuity.continuation.view import COPY_LABEL, UNKNOWN_EFFECTS, ContinuationView
 from continuity.formats.resumed import NOTE_PREFIX, NOTICE_START
 
-#: The three harnesses ``resume`` writes for (the importer's harness names).
-TARGETS = ("claude-code", "codex", "pi", "opencode")
+#: The harnesses ``resume`` writes for (the importer's harness names).
+TARGETS = ("claude-code", "codex", "pi", "opencode", "gemini-cli")
 
 #: The provider id rule (Anthropic ``tool_use.id``, OpenAI ``call_id``/tool names).
 _ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
@@ -54,8 +54,17 @@ SHELL_TOOL = {
     "codex": ("exec_command", "cmd"),
     "pi": ("bash", "command"),
     "opencode": ("bash", "command"),
+    "gemini-cli": ("run_shell_command", "command"),
 }
-_SHELL_NAMES = {"Bash", "bash", "exec_command", "shell", "local_shell", "shell_command"}
+_SHELL_NAMES = {
+    "Bash",
+    "bash",
+    "exec_command",
+    "shell",
+    "local_shell",
+    "shell_command",
+    "run_shell_command",
+}
 
 
 @dataclass
@@ -259,6 +268,7 @@ class _Ids:
             "codex": "call_",
             "pi": "call_",
             "opencode": "call_",
+            "gemini-cli": "call_",
         }[target]
         self.map: dict[str, str] = {}
         self.used: set[str] = set()

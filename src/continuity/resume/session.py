@@ -14,6 +14,8 @@ folder:
 - ``opencode``: ``$XDG_DATA_HOME/opencode`` or ``~/.local/share/opencode``
   ``/continuity-resume/<ses_id>.json``, an export document the printed command hands to
   ``opencode import`` before it opens the session (``resume.opencode``); never reused.
+- ``gemini-cli``: ``$GEMINI_CLI_HOME`` or ``~`` ``/.gemini/tmp/<slug>/chats/session-…-<id8>.jsonl``
+  (``resume.gemini_cli``).
 
 ``target_home`` replaces the harness's home folder. The source session and its file are only
 read. Returns a ``Written`` ``{target, path, session_id, command, headless, cwd, env, reused}``.
@@ -45,11 +47,17 @@ from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.core.errors import ContinuityError, InputError, SessionNotFound
 from continuity.core.text import object_at
 from continuity.formats.resumed import copy_chain
-from continuity.resume import claude_code, codex, files, opencode, pi
+from continuity.resume import claude_code, codex, files, gemini_cli, opencode, pi
 from continuity.resume.convert import TARGETS, Source, to_turns
 from continuity.resume.files import write_new
 
-WRITERS = {"claude-code": claude_code, "codex": codex, "pi": pi, "opencode": opencode}
+WRITERS = {
+    "claude-code": claude_code,
+    "codex": codex,
+    "pi": pi,
+    "opencode": opencode,
+    "gemini-cli": gemini_cli,
+}
 
 
 class ResumeRefused(ContinuityError):

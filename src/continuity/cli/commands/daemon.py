@@ -67,7 +67,7 @@ def hook_cmd(
         None,
         "--harness",
         show_default=False,
-        help="Whose hook JSON is on stdin: claude-code, codex or pi.",
+        help="Whose hook JSON is on stdin: claude-code, codex, pi or gemini-cli.",
     ),
     timeout: str | None = typer.Option(
         None,
@@ -92,7 +92,9 @@ def hook_cmd(
 
 @hooks_app.command("install")
 def hooks_install(
-    harness: HarnessName = typer.Argument(..., help="claude-code, codex, pi or opencode."),
+    harness: HarnessName = typer.Argument(
+        ..., help="claude-code, codex, pi, opencode or gemini-cli."
+    ),
     settings: Path | None = SettingsOption,
     home: Path | None = typer.Option(
         None,
@@ -117,8 +119,9 @@ def hooks_install(
     again changes nothing), and continuity's tools (search, show, recall, continuation,
     remember, checkpoint): claude-code its MCP server in ~/.claude.json with the allow rule
     mcp__continuity in settings.json, codex [mcp_servers.continuity] in config.toml, pi the
-    extension's own tools. Prints the workspace the hooks point at and, for codex, whether
-    Codex trusts them now (Codex skips an untrusted hook silently in `codex exec`)."""
+    extension's own tools (gemini-cli: hooks and mcpServers.continuity in ~/.gemini/settings.json).
+    Prints the workspace the hooks point at and, for codex, whether Codex trusts them now
+    (Codex skips an untrusted hook silently in `codex exec`)."""
     from continuity.daemon.hooks.install import install, record_install
 
     result = install(harness.value, settings, home, trust=not no_trust)
@@ -137,7 +140,9 @@ def hooks_install(
 
 @hooks_app.command("uninstall")
 def hooks_uninstall(
-    harness: HarnessName = typer.Argument(..., help="claude-code, codex, pi or opencode."),
+    harness: HarnessName = typer.Argument(
+        ..., help="claude-code, codex, pi, opencode or gemini-cli."
+    ),
     settings: Path | None = SettingsOption,
     as_json: bool = JsonOption,
 ) -> None:

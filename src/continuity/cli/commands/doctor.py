@@ -575,7 +575,14 @@ def _mcp_found(harness: str, hooks_path: Path) -> tuple[Path, Any, str | None]:
         if not match:
             return hooks_path, None, "the extension has no continuity tools (an older install)"
         return hooks_path, json.loads(match.group(1)), None
-    if harness == "codex":
+    if harness == "gemini-cli":  # in its settings.json, with the hooks
+        config = hooks_path
+        try:
+            data = install.read_settings(config)
+        except InputError as exc:
+            return config, None, str(exc)
+        entry = _mapping(data.get("mcpServers")).get(install.MCP_SERVER_NAME)
+    elif harness == "codex":
         config = hooks_path.parent / "config.toml"
         try:
             data = tomllib.loads(config.read_text("utf-8")) if config.is_file() else {}
@@ -1105,7 +1112,7 @@ def doctor_cmd(
     chosen = tuple(harness or HARNESSES)
     unknown = [h for h in chosen if h not in HARNESSES]
     if unknown:
-        raise InputError(f"--harness: must be claude-code, codex or pi (got {unknown[0]!r})")
+        raise InputError(f"--harness: must be one of {', '.join(HARNESSES)} (got {unknown[0]!r})")
     where = Path(os.path.abspath(resolve_home(home)))
     checks = diagnose(where, chosen)
     broken = [c for c in checks if c.status == "problem"]

@@ -24,8 +24,9 @@ _OURS = ("continuity.cli.hookcmd", "continuity-hook", "continuity.hookcmd")
 
 
 def default_path(harness: str) -> Path:
-    """Where the harness reads hooks (Claude Code, Codex), extensions (pi) or plugins (OpenCode:
-    ``$XDG_CONFIG_HOME/opencode/plugin``, as OpenCode 1.x finds its global config folder)."""
+    """Where the harness reads hooks (Claude Code, Codex, Gemini CLI), extensions (pi) or plugins
+    (OpenCode: ``$XDG_CONFIG_HOME/opencode/plugin``, as OpenCode 1.x finds its global config
+    folder)."""
     if harness == "claude-code":
         return Path.home() / ".claude" / "settings.json"
     if harness == "codex":
@@ -36,7 +37,11 @@ def default_path(harness: str) -> Path:
     if harness == "opencode":
         config = os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config"
         return Path(config) / "opencode" / "plugin"
-    raise InputError(f"harness: must be claude-code, codex, pi or opencode (got {harness!r})")
+    if harness == "gemini-cli":  # Gemini CLI's Storage: $GEMINI_CLI_HOME, else the home folder
+        return Path(os.environ.get("GEMINI_CLI_HOME") or Path.home()) / ".gemini" / "settings.json"
+    raise InputError(
+        f"harness: must be claude-code, codex, pi, opencode or gemini-cli (got {harness!r})"
+    )
 
 
 def _through_link(path: Path) -> Path:

@@ -5,8 +5,10 @@
 ``cwd``, ``hook_event_name`` and per-event fields (``source``, ``prompt``, ``trigger``,
 ``custom_instructions``, ``compact_summary``, ``last_assistant_message``, ``stop_hook_active``,
 ``reason``, ``turn_id``, ``model``; PreToolUse ``tool_name``, ``tool_input``,
-``tool_use_id``). Our pi extension (``pi_extension/continuity.ts``) sends the same field names,
-built from pi's extension events. The session key is the first present of
+``tool_use_id``). Gemini CLI sends the same base fields (its AfterAgent's answer as
+``prompt_response``, read as ``last_assistant_message``). Our pi extension
+(``pi_extension/continuity.ts``) sends the same field names, built from pi's extension events.
+The session key is the first present of
 ``session_id``, ``sessionId``, ``session_key``, ``sessionKey`` (the origin's rule); the project is
 ``cwd``. A ``transcript_path`` that is empty or not absolute is dropped (B60: Claude Code has sent
 an empty one; the daemon then uses the path it saw at session start). Unknown fields are ignored:
@@ -16,7 +18,9 @@ harnesses add fields between releases (formats.md §5).
 (``HOOK_EVENT_NAMES``; the last two: recall at the point of action, issue 40) becomes, for
 Claude Code, ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext":
 …}}`` kept under ``CONTEXT_LIMIT`` characters (above 10,000 Claude Code moves it to a file); for
-Codex the same inside ``{"continue": true, "suppressOutput": true, …}``; for pi
+Codex the same inside ``{"continue": true, "suppressOutput": true, …}``; for Gemini CLI the
+same object with its event names (``GEMINI_EVENT_NAMES``: ``BeforeAgent`` for a prompt; it
+escapes ``<`` and ``>`` in the text and prepends it to the prompt in a headless run); for pi
 ``{"additionalContext": …}`` beside the endpoint's answer. No context: nothing printed.
 Every other Claude Code and Codex event prints nothing: a hook of ours never answers
 ``"decision": "block"`` (B62: a blocking PreCompact disabled ``/compact``); pi gets the
@@ -41,6 +45,8 @@ HOOK_EVENT_NAMES = {
     "user-prompt-submit": "UserPromptSubmit",
     "pre-tool-use": "PreToolUse",
 }
+#: Gemini CLI's names for the same events (its hooks ``BeforeAgent`` for a submitted prompt).
+GEMINI_EVENT_NAMES = {"session-start": "SessionStart", "user-prompt-submit": "BeforeAgent"}
 _KEY_FIELDS = ("session_id", "sessionId", "session_key", "sessionKey")
 
 
@@ -129,7 +135,7 @@ def _post(p: dict[str, Any]) -> dict[str, Any]:
 
 def _stop(p: dict[str, Any]) -> dict[str, Any]:
     return {
-        "last_assistant_message": _text(p, "last_assistant_message"),
+        "last_assistant_message": _text(p, "last_assistant_message", "prompt_response"),
         "stop_hook_active": bool(p.get("stop_hook_active", False)),
         "settled": p.get("settled", True) is not False,
         "turn_id": _text(p, "turn_id"),
@@ -183,10 +189,11 @@ def render(harness: str, event: str, answer: dict[str, Any]) -> bytes:
         if event in HOOK_EVENT_NAMES:
             out["additionalContext"] = clip_context(context) if context else ""
         return _json(out)
-    if event not in HOOK_EVENT_NAMES or not context:
+    names = GEMINI_EVENT_NAMES if harness == "gemini-cli" else HOOK_EVENT_NAMES
+    if event not in names or not context:
         return b""
     specific = {
-        "hookEventName": HOOK_EVENT_NAMES[event],
+        "hookEventName": names[event],
         "additionalContext": clip_context(context),
     }
     if harness == "codex":

@@ -1,9 +1,10 @@
-"""``continuity hooks install|uninstall claude-code|codex|pi|opencode``: wire a harness to the daemon.
+"""``continuity hooks install|uninstall claude-code|codex|pi|opencode|gemini-cli``: wire a harness to the daemon.
 
 **Claude Code** (``~/.claude/settings.json``) and **Codex** (``~/.codex/hooks.json``: Codex reads
 hooks from ``hooks.json`` or inline ``[hooks]`` tables of ``config.toml`` beside each config layer;
 we use the JSON file so no TOML is rewritten, and ``hooks.json`` has the same shape as Claude
-Code's ``hooks`` object): for each event in ``CLAUDE_EVENTS``/``CODEX_EVENTS`` one matcher group
+Code's ``hooks`` object; Gemini CLI's ``settings.json`` too, ``GEMINI_EVENTS``, with our MCP server
+in its ``mcpServers``): for each event in ``CLAUDE_EVENTS``/``CODEX_EVENTS`` one matcher group
 ``{"hooks": [{"type": "command", "command": "<hook command> EVENT --harness H", "timeout": S}]}``
 is appended under ``hooks.<Event>`` (PreToolUse's with Claude Code's ``matcher``,
 ``TOOL_MATCHERS``: recall before an edit or a shell command, issue 40). Codex gets SessionEnd too:
@@ -128,8 +129,10 @@ from continuity.daemon.hooks.mcp_install import (
     _unregister_claude_mcp,
     claude_mcp_config as claude_mcp_config,
     codex_mcp_block as codex_mcp_block,
+    drop_our_server,
     mcp_argv as mcp_argv,
     mcp_tool_names as mcp_tool_names,
+    register_gemini_mcp,
     tool_argv as tool_argv,
 )
 
@@ -150,7 +153,15 @@ CODEX_EVENTS = dict(CLAUDE_EVENTS)
 #: Codex gets none (every tool: its names for edits differ between releases; the daemon
 #: answers nothing for the others).
 TOOL_MATCHERS = {"claude-code": "Edit|Write|MultiEdit|NotebookEdit|Bash"}
-HARNESS_EVENTS = {"claude-code": CLAUDE_EVENTS, "codex": CODEX_EVENTS}
+#: Gemini CLI (docs/hooks/reference.md): BeforeAgent = a prompt, AfterAgent = our stop; ms.
+GEMINI_EVENTS = {
+    "SessionStart": ("session-start", 10),
+    "BeforeAgent": ("user-prompt-submit", 5),
+    "PreCompress": ("pre-compaction", 10),
+    "AfterAgent": ("stop", 5),
+    "SessionEnd": ("session-end", 2),
+}
+HARNESS_EVENTS = {"claude-code": CLAUDE_EVENTS, "codex": CODEX_EVENTS, "gemini-cli": GEMINI_EVENTS}
 PI_FILE = "continuity.ts"
 PI_MARKER = "marker: continuity-pi-extension v1"
 #: The comment line of our pi extension naming the folders its install created (JSON list,
@@ -258,19 +269,18 @@ def install(
         groups = hooks.setdefault(native, [])
         if not isinstance(groups, list):
             raise InputError(f"{target}: hooks.{native} must be a list")
-        group: dict[str, Any] = {
-            "hooks": [
-                {
-                    "type": "command",
-                    "command": hook_command(harness, event, where),
-                    "timeout": timeout,
-                }
-            ]
+        entry: dict[str, Any] = {
+            "type": "command",
+            "command": hook_command(harness, event, where),
+            "timeout": timeout,
         }
+        if harness == "gemini-cli":  # milliseconds; a name for its /hooks list
+            entry = {"name": f"continuity-{event}", **entry, "timeout": timeout * 1000}
+        group: dict[str, Any] = {"hooks": [entry]}
         if native == "PreToolUse" and harness in TOOL_MATCHERS:
             group = {"matcher": TOOL_MATCHERS[harness], **group}
         groups.append(group)
-    mcp = None
+    mcp = register_gemini_mcp(given, after, where) if harness == "gemini-cli" else None
     if claude_mcp:
         mcp = _register_claude_mcp(claude_mcp_config(), where)
         if mcp.tools:
@@ -364,7 +374,9 @@ def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> Insta
 
 def _events(harness: str) -> dict[str, tuple[str, int]]:
     if harness not in HARNESS_EVENTS:
-        raise InputError(f"harness: must be claude-code, codex, pi or opencode (got {harness!r})")
+        raise InputError(
+            f"harness: must be claude-code, codex, pi, opencode or gemini-cli (got {harness!r})"
+        )
     return HARNESS_EVENTS[harness]
 
 
@@ -374,6 +386,7 @@ def _without_ours(data: dict[str, Any], *, keep_rule: bool = False) -> dict[str,
     ``CLAUDE_ALLOW_RULE`` in ``permissions.allow`` (and the list and object that held only
     it), unless ``keep_rule`` (the user had it before install: ``_rule_was_users``)."""
     out = copy.deepcopy(data)
+    drop_our_server(out)  # Gemini CLI's MCP server, in its settings.json with the hooks
     perms = out.get("permissions")
     if (
         not keep_rule

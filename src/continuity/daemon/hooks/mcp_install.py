@@ -65,6 +65,8 @@ MCP_TOOL_NAMES = {
     "claude-code": "mcp__continuity__{tool}",
     "codex": "mcp__continuity__{tool}",
     "pi": "continuity_{tool}",
+    # Gemini CLI 0.61.0 names a server's tools mcp_<server>_<tool> (its mcp-tool.ts)
+    "gemini-cli": "mcp_continuity_{tool}",
 }
 #: issue 39: continuity's MCP tools by their logical name (what the brief and the injected
 #: texts may name), as ``hooks install`` registers them.
@@ -239,3 +241,37 @@ def codex_mcp_block(home: Path) -> str:
         f"env = {{ CONTINUITY_HOME = {json.dumps(str(home), ensure_ascii=False)} }}\n"
         f"{MCP_END}\n"
     )
+
+
+def register_gemini_mcp(settings: Path, data: dict[str, Any], home: Path) -> McpRegistration:
+    """Put our server into Gemini CLI's ``settings.json`` object ``data`` (changed in place,
+    written by the caller with the hooks): ``mcpServers.continuity`` ``{command, args, env,
+    trust}`` (``trust``: Gemini CLI runs its tools without asking, as Claude Code's allow
+    rule). An entry of that name that is not ours, or an ``mcpServers`` that is not an object,
+    is left alone (nothing registered, ``note`` says why)."""
+    servers = data.get("mcpServers", {})
+    if not isinstance(servers, dict):
+        return McpRegistration(
+            settings, {}, f"not registered: {settings}: mcpServers is not an object"
+        )
+    old = servers.get(MCP_SERVER_NAME)
+    if old is not None and not _is_our_server(old):
+        return McpRegistration(
+            settings,
+            {},
+            f"not registered: {settings} already has an MCP server named "
+            f"{MCP_SERVER_NAME!r} that is not continuity's",
+        )
+    entry = {k: v for k, v in _server_entry(home).items() if k != "type"}
+    data["mcpServers"] = {**servers, MCP_SERVER_NAME: {**entry, "trust": True}}
+    return McpRegistration(settings, mcp_tool_names("gemini-cli"), "in mcpServers, trusted")
+
+
+def drop_our_server(data: dict[str, Any]) -> None:
+    """Remove our ``mcpServers.continuity`` from a settings object (Gemini CLI's), and the
+    ``mcpServers`` object when nothing else is left in it."""
+    servers = data.get("mcpServers")
+    if isinstance(servers, dict) and _is_our_server(servers.get(MCP_SERVER_NAME)):
+        del servers[MCP_SERVER_NAME]
+        if not servers:
+            del data["mcpServers"]
