@@ -69,3 +69,28 @@ def test_a_long_write_is_cut_and_other_calls_are_left_alone():
         "arguments": {"file_path": "f", "old_string": "a", "new_string": "\x1b[31mred"},
     }
     assert _text(hostile)[-1] == "  +\\x1b[31mred"
+
+
+def test_continue_prints_the_sample_edit_as_its_diff(tmp_path):
+    """Issue 44's re-review: ``continue`` showed the Edit of the sample session as JSON too;
+    its continuation now prints the call line then the diff, as ``show`` does."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    exe = str(Path(sys.executable).with_name("continuity"))
+    home = str(tmp_path / "ws")
+    samples = str(Path(__file__).resolve().parents[2] / "examples" / "sessions")
+    subprocess.run([exe, "import", samples, "--home", home], check=True, capture_output=True)
+    out = subprocess.run(
+        [exe, "continue", "a152301b", "--home", home], check=True, capture_output=True, text=True
+    ).stdout
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if "→ Edit [toolu_ddde6c48cf9f460a9b6f]" in line)
+    assert lines[at].endswith("/home/dev/projects/export-demo/export.py (+1 -1)")
+    assert [line.strip() for line in lines[at + 1 : at + 4]] == [
+        "@@",
+        "-    return datetime.now().strftime(FORMAT)",
+        "+    return datetime.now(timezone.utc).strftime(FORMAT)",
+    ]
+    assert '"old_string"' not in out

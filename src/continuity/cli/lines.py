@@ -236,9 +236,16 @@ def continuation_lines(view: Continuation) -> Iterator[list[Part]]:
 
 
 def _message_lines(messages: Iterable[ContinuationMessage]) -> Iterator[list[Part]]:
+    """Each message's blocks, one line each; an edit as its diff (``edit_lines``), as ``show``
+    prints it (issue 44: no edit as raw JSON)."""
     for m in messages:
         for block in m.content:
-            yield [f"{m.seq:>5} ", (m.role, "bold"), ": ", block_text(block)]
+            edit = edit_lines(block, " " * 8)
+            if edit is None:
+                yield [f"{m.seq:>5} ", (m.role, "bold"), ": ", block_text(block)]
+                continue
+            yield [f"{m.seq:>5} ", (m.role, "bold"), ": ", *edit[0]]
+            yield from edit[1:]
 
 
 __all__ = [
