@@ -47,7 +47,7 @@ from continuity.core.model import (
     ToolCallIndex,
 )
 from continuity.core.when import usable_time
-from continuity.store.base import RowMeta
+from continuity.store.base import RowMeta, SourceState
 
 if TYPE_CHECKING:
     from continuity.store.sql import SqlStore
@@ -74,6 +74,11 @@ _KINDS = {k.value: k for k in EntryKind}
 _ROLES = {r.value: r for r in Role}
 #: Keys per ``IN (...)`` list (``SqlStore``'s chunk).
 _CHUNK = 500
+#: A ``sources`` row in ``SourceState``'s field order.
+_SOURCE_SELECT = (
+    'SELECT path, session_key, harness, inode, size, "offset", line_count, prefix_sha256, '
+    "reader_state, updated_at, gone_at, pending_from FROM sources"
+)
 
 
 def _nf(value: str) -> str:
@@ -366,6 +371,64 @@ class LiteStore:
             for r in self._rows(_SESSION_SELECT + f" WHERE s.session_key IN ({marks})", part):
                 out[r[0]] = _session(r)
         return out
+
+    # ------------------------------------------------------------------ sources (issue 43 goal 4)
+
+    def get_sources(self, paths: Sequence[str]) -> dict[str, SourceState]:
+        """``{path: state}`` of the known sources among ``paths`` (as ``SqlStore``'s: one
+        query per 500 paths)."""
+        if (full := self._through()) is not None:
+            return full.get_sources(paths)
+        wanted = list(dict.fromkeys(paths))
+        out: dict[str, SourceState] = {}
+        for i in range(0, len(wanted), _CHUNK):
+            part = wanted[i : i + _CHUNK]
+            marks = ", ".join("?" * len(part))
+            for r in self._rows(_SOURCE_SELECT + f" WHERE path IN ({marks})", part):
+                path, key, harness, inode, size, offset, lines, prefix, state = r[:9]
+                out[path] = SourceState(
+                    path,
+                    key,
+                    harness,
+                    inode,
+                    size,
+                    offset,
+                    lines,
+                    prefix,
+                    state,
+                    _aware(r[9]),
+                    _aware(r[10]) if r[10] else None,
+                    r[11],
+                )
+        return out
+
+    def source_presence(self) -> dict[str, bool]:
+        """``{path: gone}`` of every recorded source, one query (as ``SqlStore``'s)."""
+        if (full := self._through()) is not None:
+            return full.source_presence()
+        return {r[0]: r[1] is not None for r in self._rows("SELECT path, gone_at FROM sources")}
+
+    def sessions_without_transcript(self, session_keys: Iterable[str]) -> list[str]:
+        """Of the sessions ``session_keys``, those whose agent has no transcript row, sorted;
+        keys of unknown sessions left out (as ``SqlStore``'s: one query per 500 keys)."""
+        if (full := self._through()) is not None:
+            return full.sessions_without_transcript(session_keys)
+        keys = sorted({k for k in session_keys if k})
+        out: list[str] = []
+        for i in range(0, len(keys), _CHUNK):
+            part = keys[i : i + _CHUNK]
+            marks = ", ".join("?" * len(part))
+            out.extend(
+                r[0]
+                for r in self._rows(
+                    "SELECT s.session_key FROM sessions AS s LEFT OUTER JOIN "
+                    "session_transcripts AS tr ON tr.session_key = s.session_key "
+                    "AND tr.agent_id = s.agent_id "
+                    f"WHERE s.session_key IN ({marks}) AND tr.session_key IS NULL",
+                    part,
+                )
+            )
+        return sorted(out)
 
     def find_sessions(self, prefix: str, *, limit: int = 20) -> list[Session]:
         """Sessions whose key starts with ``prefix``, byte for byte (``SqlStore``'s
