@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from continuity.core.model import (
-    CompactionInfo,
     Entry,
     EntryKind,
     Note,
@@ -43,11 +42,10 @@ from continuity.core.model import (
     Run,
     RunStatus,
     Session,
-    SourceRef,
     ToolCallIndex,
 )
-from continuity.core.when import usable_time
 from continuity.store.base import RowMeta, SourceState
+from continuity.store.rows import decode_entry, stored_time
 
 if TYPE_CHECKING:
     from continuity.store.sql import SqlStore
@@ -70,8 +68,6 @@ _RUN_SELECT = (
     "SELECT run_id, session_key, agent_id, request_seq, status, end_seq, started_at, ended_at "
     "FROM runs"
 )
-_KINDS = {k.value: k for k in EntryKind}
-_ROLES = {r.value: r for r in Role}
 #: Keys per ``IN (...)`` list (``SqlStore``'s chunk).
 _CHUNK = 500
 #: A ``sources`` row in ``SourceState``'s field order.
@@ -92,14 +88,7 @@ def _like_prefix(prefix: str) -> str:
     return prefix.replace("/", "//").replace("%", "/%").replace("_", "/_") + "%"
 
 
-def _time(value: Any) -> datetime | None:
-    """A stored time (SQLite: ``YYYY-MM-DD HH:MM:SS.ffffff``, naive UTC) as ``SqlStore`` reads
-    it: aware UTC, or None out of range (``usable_time``)."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    return usable_time(value)
+_time = stored_time
 
 
 def _aware(value: Any) -> datetime | None:
@@ -144,75 +133,8 @@ def _session(r: Sequence[Any]) -> Session:
 
 
 def _entry(r: Sequence[Any]) -> Entry:
-    """A row of ``_ENTRY_SELECT`` as ``SqlStore._entry`` builds it."""
-    import orjson
-
-    from continuity.core.codec import blocks_from_json
-
-    (
-        _key,
-        seq,
-        entry_id,
-        native_id,
-        parent_native_id,
-        kind,
-        role,
-        type_name,
-        visible,
-        _base_visible,
-        is_request,
-        sidechain,
-        ts,
-        cwd,
-        content,
-        meta_json,
-        _view_bytes,
-        source_path,
-        line_no,
-        byte_offset,
-        raw_sha256,
-        content_z,
-    ) = r
-    if content_z is not None:  # revision 0024: a long content kept as a zstd frame
-        from continuity.store.rawcodec import decode_text
-
-        content = decode_text(bytes(content_z))
-    compaction, run_end = None, None
-    if meta_json:
-        meta = orjson.loads(meta_json)
-        if meta.get("run_end"):
-            run_end = RunStatus(meta["run_end"])
-        m = meta.get("compaction")
-        if m:
-            compaction = CompactionInfo(
-                summary=m.get("summary", ""),
-                covers_through_seq=m.get("covers_through_seq"),
-                first_kept_entry_id=m.get("first_kept_entry_id"),
-                continuation=bool(m.get("continuation")),
-                run_id=m.get("run_id"),
-                trigger=m.get("trigger"),
-            )
-    source = None
-    if source_path is not None:
-        source = SourceRef(source_path, line_no, byte_offset, raw_sha256 or "")
-    return Entry(
-        kind=_KINDS.get(kind) or EntryKind(kind),
-        role=_ROLES.get(role) or Role(role),
-        blocks=blocks_from_json(content),
-        timestamp=_time(ts),
-        native_id=native_id,
-        parent_native_id=parent_native_id,
-        type_name=type_name,
-        visible=bool(visible),
-        is_request=bool(is_request),
-        sidechain=bool(sidechain),
-        compaction=compaction,
-        source=source,
-        cwd=cwd,
-        run_end=run_end,
-        seq=seq,
-        entry_id=entry_id,
-    )
+    """A row of ``_ENTRY_SELECT`` (the ``entries`` columns in table order)."""
+    return decode_entry(r)
 
 
 class LiteStore:
