@@ -342,6 +342,8 @@ class LiveCapture:
     def _tick(self) -> None:
         if spool.pending(self.home):
             self.drain_spool()
+        if self.capture.lagging:  # settled turns whose file lagged (``capture.catch_up``)
+            self.capture.catch_up()
         if time.monotonic() - self._last_sweep >= SWEEP_SECONDS:
             self._last_sweep = time.monotonic()
             self.sweep_idle()
