@@ -12,9 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from continuity.daemon.hooks import adapters, install
+from continuity.daemon.hooks import adapters, install, spool
 from continuity.daemon.hooks.live import LiveCapture
 from continuity.daemon.hooks.models import BODIES
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "hooks" / "qwen-code"
 
 
 def test_install_writes_claude_codes_events_and_uninstall_restores_the_bytes(
@@ -120,3 +122,34 @@ def test_a_tool_result_step_is_no_prompt(live: LiveCapture) -> None:
         ),
     )
     assert "step" not in claude and claude["prompt_count"] == 1
+
+
+def test_a_hook_spooled_while_the_daemon_is_down_is_replayed(
+    live: LiveCapture, isolated_home: Path
+) -> None:
+    """Qwen Code's recorded Stop input (``tests/fixtures/hooks/qwen-code``), sent by the hook
+    command while no daemon of the workspace runs, is spooled whole and exits 0; the daemon
+    replays it (the session is live, its answer the turn's)."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    payload = (FIXTURES / "stop.json").read_bytes()
+    env = {**os.environ, "CONTINUITY_HOME": str(isolated_home)}
+    env.pop("CONTINUITY_DAEMON_URL", None)
+    done = subprocess.run(
+        [sys.executable, "-m", "continuity.cli.hookcmd", "stop", "--harness", "qwen-code"],
+        input=payload,
+        env=env,
+        capture_output=True,
+        timeout=30,
+    )
+    assert done.returncode == 0 and b"spooled for replay" in done.stderr
+    key = json.loads(payload)["session_id"]
+    deadline = time.monotonic() + 10
+    while key not in live.sessions and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert live.sessions[key].harness == "qwen-code"
+    assert live.sessions[key].project == "/home/dev/project"
+    assert not spool.pending(isolated_home)
