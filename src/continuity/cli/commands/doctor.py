@@ -575,7 +575,7 @@ def _mcp_found(harness: str, hooks_path: Path) -> tuple[Path, Any, str | None]:
         if not match:
             return hooks_path, None, "the extension has no continuity tools (an older install)"
         return hooks_path, json.loads(match.group(1)), None
-    if harness == "gemini-cli":  # in its settings.json, with the hooks
+    if harness in install.SETTINGS_MCP:  # Gemini CLI, Qwen Code: in settings.json, with the hooks
         config = hooks_path
         try:
             data = install.read_settings(config)
