@@ -48,6 +48,7 @@ FAST_CASES = [
     ["sessions", "--project", "/home/dev/projects", "--json"],
     ["sessions", "--since", "2026-12-03"],
     ["sessions", "--harness", "opencode"],  # none: the hint on stderr
+    ["sessions", "--harness", "gemini-cli", "--json"],  # a registry harness (issue 42)
     ["show", CLAUDE],
     ["show", CLAUDE, "--json"],
     ["show", CODEX, "--all"],
@@ -263,3 +264,13 @@ def test_an_import_with_anything_new_runs_as_before(tmp_path: Path):
     argv.remove("--no-embed")
     done, heavy = fast()  # embedding asked for: the Typer path embeds what waits
     assert done.returncode == 0 and "typer" in heavy.split()
+
+
+def test_the_fast_path_takes_every_harness_sessions_takes():
+    """``sessions --harness`` takes the same names on both paths: the registry's harnesses with
+    import and the frameworks (a harness added to the registry is fast at once)."""
+    from continuity.cli.commands.common import SessionHarness
+    from continuity.cli.fast import FRAMEWORKS
+    from continuity.formats.registry import names
+
+    assert {*names("import"), *FRAMEWORKS} == {h.value for h in SessionHarness}

@@ -36,8 +36,9 @@ COMMANDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
 #: Settings the import's phases validate with pydantic (``[continuity]`` by the checkpoint
 #: replay, ``[transcripts]`` by the transcripts): with either, the Typer path checks them.
 IMPORT_SECTIONS = ("continuity", "transcripts")
-#: The harnesses ``sessions --harness`` takes (``cli.commands.common.SessionHarness``).
-HARNESSES = ("claude-code", "codex", "pi", "opencode", "langgraph", "openai-agents")
+#: The frameworks ``sessions --harness`` takes besides the registry's harnesses with import
+#: (``cli.commands.common.SessionHarness``; ``tests/cli/test_fast_path.py`` holds them equal).
+FRAMEWORKS = ("langgraph", "openai-agents")
 #: ``-n``'s bound (``cli.commands.common.MAX_COUNT``) and ``--budget``'s (``MAX_BUDGET_BYTES``).
 MAX_COUNT, MAX_BUDGET_BYTES = 1_000_000, 10**12
 
@@ -140,8 +141,11 @@ def _sessions(args: list[str], given: set[str], values: dict[str, str]) -> int:
     as_json = "--json" in given
     limit = _number(values.get("-n", values.get("--count")), 0, MAX_COUNT)
     harness = values.get("--harness")
-    if harness is not None and harness not in HARNESSES:
-        raise _Unsure
+    if harness is not None and harness not in FRAMEWORKS:
+        from continuity.formats.registry import names
+
+        if harness not in names("import"):
+            raise _Unsure
     after = None
     if "--since" in values:
         from continuity.core.errors import InputError
