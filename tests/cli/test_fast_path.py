@@ -274,3 +274,84 @@ def test_the_fast_path_takes_every_harness_sessions_takes():
     from continuity.formats.registry import names
 
     assert {*names("import"), *FRAMEWORKS} == {h.value for h in SessionHarness}
+
+
+@pytest.fixture(scope="module")
+def served(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """A copy of the sample workspace with its daemon running (``continuity serve``, a free
+    loopback port), for ``search`` as the daemon's client (issue 43 goal 3)."""
+    import shutil
+    import socket
+    import time
+
+    home = tmp_path_factory.mktemp("served") / "workspace"
+    subprocess.run(
+        [sys.executable, "-c", BASELINE, "import", str(ROOT / "examples/sessions")],
+        env=_env(home),
+        check=True,
+        capture_output=True,
+    )
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    (home / "config.toml").write_text(f"[daemon]\nport = {port}\n")
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "continuity.cli.app", "serve", "--home", str(home)],
+        env=_env(home),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while not (home / "daemon.url").exists():
+        assert daemon.poll() is None and time.monotonic() < deadline, "the daemon did not start"
+        time.sleep(0.1)
+    yield home
+    daemon.terminate()
+    daemon.wait(30)
+    shutil.rmtree(home, ignore_errors=True)
+
+
+SEARCH_CASES = [
+    ["search", "export job"],
+    ["search", "export job", "--json"],
+    ["search", "export", "-n", "3"],
+    ["search", "compaction", "--mode", "words", "--role", "user"],
+    ["search", "session", "--harness", "pi", "--json"],
+    ["search", "Edit", "--tool", "Edit", "--since", "2026-01-01"],
+]
+
+
+@pytest.mark.parametrize("argv", SEARCH_CASES, ids=" ".join)
+def test_search_as_the_daemons_client_prints_what_the_command_printed(
+    served: Path, tmp_path: Path, argv: list[str]
+):
+    fast, base, loaded = _both(served, argv, tmp_path)
+    assert (fast.returncode, fast.stdout, fast.stderr) == (
+        base.returncode,
+        base.stdout,
+        base.stderr,
+    )
+    assert fast.returncode == 0 and fast.stdout  # every case finds something
+    assert loaded == ""  # the daemon answered: no Typer, Rich, SQLAlchemy, pydantic here
+
+
+def test_search_without_a_daemon_or_a_match_searches_in_process(served: Path, tmp_path: Path):
+    """No match: the in-process command says why (exit 1); no daemon (``sample`` has none):
+    it searches in-process, as before."""
+    fast, base, loaded = _both(served, ["search", "zzqqxxnomatch"], tmp_path)
+    assert (
+        (fast.returncode, fast.stderr)
+        == (base.returncode, base.stderr)
+        == (
+            1,
+            b"no row matches 'zzqqxxnomatch'\n",
+        )
+    )
+    assert "typer" in loaded.split()
+    home = tmp_path / "nodaemon"
+    import shutil
+
+    shutil.copytree(served, home, ignore=lambda _d, names: [n for n in names if "daemon" in n])
+    fast, base, loaded = _both(home, ["search", "export job"], tmp_path)
+    assert (fast.returncode, fast.stdout) == (base.returncode, base.stdout)
+    assert fast.returncode == 0 and "typer" in loaded.split()

@@ -152,4 +152,8 @@ def test_a_hook_spooled_while_the_daemon_is_down_is_replayed(
         time.sleep(0.05)
     assert live.sessions[key].harness == "qwen-code"
     assert live.sessions[key].project == "/home/dev/project"
+    # the replay clears the spool after it has stored the event: wait for that too (under
+    # load the session showed up before the spool was cleared)
+    while spool.pending(isolated_home) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert not spool.pending(isolated_home)

@@ -1,7 +1,8 @@
 """The read commands without Typer (issue 43 goal 3: ``sessions``, ``show`` and ``continue`` as
 processes within 100 ms and 6x ``python -c pass``; they took 500 ms, most of it importing
-Typer, Rich, SQLAlchemy and pydantic), and ``import`` when nothing changed (goal 4: an
-unchanged re-import; ``_import`` says when).
+Typer, Rich, SQLAlchemy and pydantic), ``import`` when nothing changed (goal 4: an
+unchanged re-import; ``_import`` says when), and ``search`` as a client of the running daemon
+(``_search``).
 
 ``run(argv)`` runs ``argv`` when it is one of those commands in a form this module parses
 exactly as Click does (the options each command declares in ``cli.app``, as ``--opt VALUE``
@@ -32,7 +33,22 @@ COMMANDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "show": (frozenset({"--json", "--all", "--raw"}), frozenset({"--seq", "--home"})),
     "continue": (frozenset({"--json"}), frozenset({"--budget", "--home"})),
     "import": (frozenset({"--json", "--no-embed"}), frozenset({"--home"})),
+    "search": (
+        frozenset({"--json", "--here"}),
+        frozenset(
+            {"-n", "--count", "--harness", "--since", "--until", "--role", "--tool", "--mode"}
+            | {"--home"}
+        ),
+    ),
 }
+#: ``search``'s choices and bound (``cli.commands.browse``: ``MODES``, ``--role``, ``MAX_HITS``).
+SEARCH_MODES, SEARCH_ROLES, MAX_HITS = (
+    ("hybrid", "words", "vectors"),
+    ("user", "assistant", "tool", "system"),
+    500,
+)
+#: How long the search client waits for the daemon before it searches in-process, in seconds.
+SEARCH_SECONDS = 5.0
 #: Settings the import's phases validate with pydantic (``[continuity]`` by the checkpoint
 #: replay, ``[transcripts]`` by the transcripts): with either, the Typer path checks them.
 IMPORT_SECTIONS = ("continuity", "transcripts")
@@ -396,7 +412,120 @@ def _import(args: list[str], given: set[str], values: dict[str, str]) -> int:
     return 0
 
 
-_RUN = {"sessions": _sessions, "show": _show, "continue": _continue, "import": _import}
+def _search(args: list[str], given: set[str], values: dict[str, str]) -> int:
+    """``search QUERY`` as a client of the workspace's running daemon (issue 43 goal 3:
+    ``daemon.search_api``): the daemon searches with everything loaded, and this prints its
+    hits as ``cli.commands.browse.search_cmd`` prints them. ``_Unsure`` (the command searches
+    in-process) when no daemon of the workspace runs or it answers anything but 200 with
+    hits, when nothing matched (the in-process path explains why), and for options it leaves
+    to Typer (``--project``, ``--team``, a value it refuses)."""
+    import os
+
+    if len(args) != 1 or not args[0].strip():
+        raise _Unsure
+    limit = _number(values.get("-n", values.get("--count")), 0, MAX_HITS)
+    mode = values.get("--mode", "hybrid")
+    role = values.get("--role")
+    harness = values.get("--harness")
+    if mode not in SEARCH_MODES or (role is not None and role not in SEARCH_ROLES):
+        raise _Unsure
+    if harness is not None and harness not in FRAMEWORKS:
+        from continuity.formats.registry import names
+
+        if harness not in names("import"):
+            raise _Unsure
+    for name in ("--since", "--until"):
+        if name in values:
+            from continuity.core.errors import InputError
+            from continuity.core.when import parse_when
+
+            try:
+                parse_when(values[name], field_name=name)
+            except InputError:
+                raise _Unsure from None
+    as_json = "--json" in given
+    if not as_json:
+        from continuity.cli.output import plain_stdout
+
+        if not plain_stdout():
+            raise _Unsure
+    home = _home(values)
+    from continuity.core.config import resolve_home
+
+    hits = _daemon_search(
+        str(resolve_home(home)),
+        {
+            "query": args[0],
+            "limit": limit or MAX_HITS,
+            "mode": mode,
+            "harness": harness,
+            "projects": [str(Path.cwd().resolve())] if "--here" in given else [],
+            "since": values.get("--since"),
+            "until": values.get("--until"),
+            "role": role,
+            "tool": values.get("--tool"),
+            "near": os.getcwd(),
+        },
+    )
+    if not hits:
+        raise _Unsure
+    from continuity.cli.lines import search_hit_lines, with_home
+
+    for hit in hits:
+        for field in ("show_command", "resume_command"):
+            hit[field] = with_home(hit.get(field) or "", home)
+    if as_json:
+        import orjson
+
+        from continuity.core.text import json_terminal_safe_bytes
+
+        buffer = sys.stdout.buffer
+        for hit in hits:
+            buffer.write(json_terminal_safe_bytes(orjson.dumps(hit)) + b"\n")
+        buffer.flush()
+        return 0
+    _write_lines(line for hit in hits for line in search_hit_lines(hit))
+    return 0
+
+
+def _daemon_search(home: str, body: dict[str, Any]) -> list[dict[str, Any]]:
+    """The hits the workspace's daemon answers ``body`` with (``POST /api/search``);
+    ``_Unsure`` when no daemon of it runs, it does not answer in ``SEARCH_SECONDS``, or it
+    answers anything but 200 with a list of hits."""
+    import time
+
+    import orjson
+
+    from continuity.cli.hookcmd import daemon_headers, post
+    from continuity.daemon.address import daemon_address
+
+    where = daemon_address(home)
+    if where is None:
+        raise _Unsure
+    try:
+        status, payload = post(
+            where[0],
+            where[1],
+            "/api/search",
+            orjson.dumps(body),
+            daemon_headers(home),
+            time.monotonic() + SEARCH_SECONDS,
+        )
+        hits = orjson.loads(payload)["hits"] if status == 200 else None
+    except (OSError, ValueError, KeyError, TypeError):
+        raise _Unsure from None
+    if not isinstance(hits, list) or not all(isinstance(h, dict) for h in hits):
+        raise _Unsure
+    return hits
+
+
+_RUN = {
+    "sessions": _sessions,
+    "show": _show,
+    "continue": _continue,
+    "import": _import,
+    "search": _search,
+}
 
 
 def run(argv: list[str]) -> int | None:

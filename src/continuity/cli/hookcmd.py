@@ -395,7 +395,7 @@ def run(argv: list[str], *, backstop: bool = False) -> int:
         _BACKSTOP.disarm()
 
 
-def _daemon_headers(home: str) -> dict[str, str]:
+def daemon_headers(home: str) -> dict[str, str]:
     """The headers naming this workspace's daemon (its id, when found in ``daemon.id``) and
     carrying the workspace's token (``continuity.daemon.address``)."""
     headers: dict[str, str] = {}
@@ -450,7 +450,7 @@ def _run(home_arg: str | None, event: str, harness: str, deadline: float, second
         headers = {
             "X-Continuity-Event-Id": event_id,
             "X-Continuity-Event-At": at,
-            **_daemon_headers(home),
+            **daemon_headers(home),
         }
         status, answer = post(
             host, port, f"/api/harness/{harness}/{event}", payload, headers, work_deadline
@@ -520,7 +520,7 @@ def _run_query(home: str, event: str, harness: str, deadline: float) -> int:
             return 0
         host, port = address
         status, answer = post(
-            host, port, f"/api/harness/{harness}/{event}", payload, _daemon_headers(home), deadline
+            host, port, f"/api/harness/{harness}/{event}", payload, daemon_headers(home), deadline
         )
     except Exception:  # noqa: BLE001 - a question unanswered: the tool runs without it
         return 0
@@ -559,7 +559,7 @@ def _run_sync(home: str, event: str, deadline: float) -> int:
             return 0
         host, port = address
         status, answer = post(
-            host, port, SYNC_ROUTES[event], payload, _daemon_headers(home), deadline
+            host, port, SYNC_ROUTES[event], payload, daemon_headers(home), deadline
         )
     except TimeoutError:
         _answer_sync(b'{"delivered":false,"why":"timeout"}')
@@ -633,7 +633,7 @@ def console() -> None:
     ``continuity.cli.app.main``."""
     if len(sys.argv) > 1 and sys.argv[1] == "hook":
         main(sys.argv[2:])
-    if len(sys.argv) > 1 and sys.argv[1] in ("sessions", "show", "continue", "import"):
+    if len(sys.argv) > 1 and sys.argv[1] in ("sessions", "show", "continue", "import", "search"):
         from continuity.cli.fast import run
 
         code = run(sys.argv[1:])

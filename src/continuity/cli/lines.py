@@ -291,6 +291,51 @@ def import_totals(totals: Any, *, waiting: int) -> str:
     )
 
 
+def with_home(command: str, home: Any) -> str:
+    """``command`` (a ``continuity ...`` line a command prints for the user to run) with
+    ``--home HOME`` added when the user gave a workspace with ``--home`` (issue 45 item 2:
+    every printed command keeps the workspace in use; run as printed, a bare one acts on the
+    default workspace). ``command`` unchanged when it is empty or ``home`` is None."""
+    import os
+    import shlex
+
+    if not command or home is None:
+        return command
+    return f"{command} --home {shlex.quote(os.path.abspath(os.path.expanduser(str(home))))}"
+
+
+def search_hit_lines(hit: Any) -> list[list[Part]]:
+    """The three lines ``continuity search`` prints for a hit (``SearchHit`` or its
+    ``to_dict()``): ``SESSION #SEQ`` then ``role · harness · project · time``; the snippet,
+    indented two columns, its matches bold yellow; the commands that reopen it, cyan. Every
+    control character shown as its escape."""
+
+    def get(name: str) -> Any:
+        return hit[name] if isinstance(hit, dict) else getattr(hit, name)
+
+    who = (
+        get("harness")
+        + (f", subagent {get('agent')}" if get("subagent") else "")
+        + (", sidechain" if get("sidechain") else "")
+    )
+    resume = get("resume_command")
+    hint = f"  {get('show_command')}   |   {resume}" if resume else f"  {get('show_command')}"
+    return [
+        [
+            (shown(f"{get('session')} #{get('seq')} "), "bold"),
+            (
+                shown(
+                    f"{get('role')} · {who} · {get('project') or 'no project'} · "
+                    f"{get('time') or 'no time'}"
+                ),
+                "dim",
+            ),
+        ],
+        [shown("  " + get("snippet"))],
+        [(shown(hint), "cyan")],
+    ]
+
+
 __all__ = [
     "Part",
     "block_text",
@@ -304,4 +349,6 @@ __all__ = [
     "show_lines",
     "shown",
     "unchanged_files",
+    "search_hit_lines",
+    "with_home",
 ]

@@ -101,6 +101,7 @@ from continuity.daemon.browser import (
     page_headers,
 )
 from continuity.daemon.errors import error_body
+from continuity.daemon.search_api import add_search_route
 
 log = logging.getLogger("continuity.daemon")
 #: The daemon's one log format (issue 20): ours and uvicorn's lines alike (uvicorn is given no
@@ -735,6 +736,7 @@ def create_app(
     add_routes(app, live)
     _checkpoint_route(app, live)
     add_browser_routes(app, live)
+    add_search_route(app, live)
     app.add_middleware(
         _Guard,
         token=settings.token,

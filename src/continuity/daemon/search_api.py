@@ -1,0 +1,84 @@
+"""``POST /api/search``: ``continuity search`` answered by the running daemon (issue 43 goal 3).
+
+A one-shot ``continuity search`` pays for its start: SQLAlchemy, the embedding model, the
+redaction rules (about 0.9 s on the 323 MB tree of ``bench/peers.py``), where the daemon has
+them loaded and answers in milliseconds; agentsview's search is a client of its running
+daemon too. So when the workspace's daemon runs, ``cli.fast`` sends the search here and prints
+what comes back, as the in-process command would print it; when it does not (or answers
+anything but 200), the command searches in-process as before.
+
+The body is ``SearchBody``; the answer ``{"hits": [SearchHit.to_dict(), ...]}`` in the order
+``Workspace.search`` returns them (best first), encoded by ``orjson`` as ``search --json``
+encodes each hit. The search is ``Workspace.search`` itself, over the daemon's store: the
+folders (``projects``) and the asker's folder (``near``) come from the client, resolved on its
+side, as the daemon's own working folder means nothing to the asker.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+#: The most hits one request asks for (``search -n``'s bound).
+MAX_HITS = 500
+
+
+class SearchBody(BaseModel):
+    """What ``continuity search`` was asked: ``query`` (non-empty), ``limit`` (1-500), ``mode``
+    (``hybrid``, ``words``, ``vectors``), the filters (``harness``, ``projects``: absolute
+    folders, ``since``/``until``: as the CLI takes them, ``role``, ``tool``) and ``near``: the
+    asker's folder, whose project's rows rank a little first."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=100_000)
+    limit: int = Field(20, ge=1, le=MAX_HITS)
+    mode: str = Field("hybrid", max_length=20)
+    harness: str | None = Field(None, max_length=100)
+    projects: list[str] = Field(default_factory=list, max_length=100)
+    since: str | None = Field(None, max_length=100)
+    until: str | None = Field(None, max_length=100)
+    role: str | None = Field(None, max_length=20)
+    tool: str | None = Field(None, max_length=1000)
+    near: str | None = Field(None, max_length=4096)
+
+
+def add_search_route(app: Any, live: Any) -> None:
+    """Add ``POST /api/search`` to ``app``, searching ``live.store``. A bad value (a mode, a
+    role, a time ``Workspace.search`` refuses) answers 400 ``invalid_request`` naming it."""
+    import orjson
+    from fastapi.responses import JSONResponse, Response
+
+    from continuity.core.errors import InputError
+    from continuity.daemon.errors import error_body
+
+    @app.post("/api/search", tags=["search"])
+    def search(body: SearchBody) -> Any:
+        """Rows of every session matching ``query``, best first: ``continuity search``'s hits
+        (``SearchHit.to_dict``), for the CLI's client of a running daemon."""
+        from continuity.api.workspace import Workspace
+
+        try:
+            hits = Workspace.over(live.store, live.home).search(
+                body.query,
+                limit=body.limit,
+                mode=body.mode,
+                harness=body.harness,
+                project=body.projects or None,
+                since=body.since,
+                until=body.until,
+                role=body.role,
+                tool=body.tool,
+                near=body.near,
+            )
+        except InputError as exc:
+            return JSONResponse(
+                error_body("invalid_request", str(exc), [{"field": "body", "message": str(exc)}]),
+                400,
+            )
+        payload = b'{"hits":[' + b",".join(orjson.dumps(h.to_dict()) for h in hits) + b"]}"
+        return Response(payload, media_type="application/json")
+
+
+__all__ = ["MAX_HITS", "SearchBody", "add_search_route"]
