@@ -747,11 +747,21 @@ class Workspace:
         store of ``[team]`` and pull the team's session index (``continuity.team.sync``).
         Returns a ``continuity.team.sync.SyncReport`` (``to_dict()`` is ``sync --json``).
         Raises ``ConfigError`` when no team store is joined, ``StoreError`` when it cannot
-        be reached or refuses a write."""
+        be reached or refuses a write. Either way the outcome is recorded for ``team status``
+        (``continuity.team.state``)."""
+        from continuity.core.errors import StoreError
         from continuity.team.settings import team_settings
+        from continuity.team.state import record_sync
         from continuity.team.sync import sync
 
-        return sync(self.store(), team_settings(self._home), batch_rows=batch_rows, pull=pull)
+        settings = team_settings(self._home)
+        try:
+            report = sync(self.store(), settings, batch_rows=batch_rows, pull=pull)
+        except StoreError as exc:
+            record_sync(self._home, error=str(exc))
+            raise
+        record_sync(self._home, report=report.to_dict())
+        return report
 
     def team_sessions(
         self,
