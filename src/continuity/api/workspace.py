@@ -799,6 +799,33 @@ class Workspace:
             raise InputError("query: is empty: give the words to find")
         return team_search(team_settings(self._home), query, limit=min(limit or 500, 500))
 
+    def forget(
+        self, session: str | None = None, *, pattern: str | None = None, dry_run: bool = False
+    ) -> Any:
+        """``continuity forget``: delete the session ``session`` names (a key or a unique
+        prefix; with the sessions below it), or every session with a row whose redacted text
+        holds ``pattern``, and write their tombstones: no import stores them again and the
+        next ``sync`` deletes this member's copies in the team store
+        (``continuity.team.forget``). ``dry_run``: only say which. Returns
+        ``continuity.team.forget.Forgotten`` (empty when ``session`` was forgotten before).
+        Raises ``InputError`` (neither or both, a pattern under 3 characters),
+        ``SessionNotFound`` / ``AmbiguousSession``."""
+        from continuity.core.errors import SessionNotFound
+        from continuity.team.forget import Forgotten, forget
+
+        store = self.store()
+        if session is not None and pattern is not None:
+            raise InputError("forget: give a session key or --pattern TEXT, not both")
+        if session is None:
+            return forget(store, pattern=pattern, dry_run=dry_run)
+        try:
+            key = self.key(session)
+        except SessionNotFound:
+            if store.is_forgotten(session):
+                return Forgotten([], dry_run=dry_run)
+            raise
+        return forget(store, [key], dry_run=dry_run)
+
     # ------------------------------------------------------------------------ write
 
     def resume(

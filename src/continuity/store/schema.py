@@ -573,3 +573,19 @@ team_index = Table(
     Column("entry_count", Integer, nullable=False),
     Column("pushed_at", DateTime(timezone=True), nullable=False),
 )
+
+# ---------------------------------------------------------------------------- forget (0027)
+
+#: issue 41 item 2: one tombstone per session ``continuity forget`` deleted: its key, the
+#: ``--pattern`` that found it (NULL: by key) and when. An import never stores a forgotten
+#: session again; ``continuity sync`` deletes this machine's copy of it in the team store.
+forgotten = Table(
+    "forgotten",
+    metadata,
+    Column("forget_id", Integer, primary_key=True, autoincrement=True),
+    Column("session_key", String(200), nullable=False),
+    Column("pattern", Text),
+    Column("forgotten_at", DateTime(timezone=True), nullable=False),
+    sqlite_autoincrement=True,
+)
+Index("ix_forgotten_session", forgotten.c.session_key)

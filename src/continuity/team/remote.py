@@ -198,6 +198,24 @@ class TeamStore:
                     [{c: r[c] for c in _CHECKPOINT_COLUMNS} for r in rows],
                 )
 
+    def forget(self, key: str) -> int:
+        """Delete this role's copies of session ``key`` (from any of its machines) and of the
+        sessions below it (``key/...``: a Claude Code subagent's file): rows, checkpoints and
+        the session, one transaction (``continuity forget``, carried by ``sync``). Returns the
+        sessions deleted."""
+        from sqlalchemy import text
+
+        where = (
+            "owner = current_user AND (session_key = :k OR "
+            "left(session_key, length(:k) + 1) = :k || '/')"
+        )
+        with self._begin() as conn:
+            for table in ("entries", "checkpoints"):
+                conn.execute(text(f"DELETE FROM {S}.{table} WHERE {where}"), {"k": key})
+            return conn.execute(
+                text(f"DELETE FROM {S}.sessions WHERE {where}"), {"k": key}
+            ).rowcount
+
     def pull_index(self) -> list[dict[str, Any]]:
         """Every session this role may read (its own, the shared ones of its teams): the
         ``INDEX_COLUMNS``, no rows."""

@@ -21,6 +21,13 @@ row repeats), or whose rows through the mark moved on or off the conversation pa
 branch, a repeat hidden), has every row pushed again; otherwise only the rows after the
 mark.
 
+**Forget.** A tombstone (``continuity forget``, ``store.forget``) deletes the member's copies
+of the session in the team store at the next sync (``TeamStore.forget``); a watermark
+(``forgotten``: the last tombstone carried) makes each tombstone carried once, after the
+pushes, so a push that read the session just before it was forgotten is undone in the same
+sync or the next. The local rows are gone and an import never stores them again, so no later
+sync pushes them back.
+
 **Kill -9 at any point.** Each batch of ``batch_rows`` rows is one team-store transaction,
 an upsert keyed by owner, machine, session and seq; its local mark is written after the
 commit. A kill before the commit loses the batch (pushed again next time), a kill between
@@ -53,7 +60,8 @@ MARGIN = timedelta(minutes=10)
 class SyncReport:
     """What one ``sync`` did: sessions looked at (``candidates``), pushed (``sessions``),
     left private (``private``), rows and checkpoints written to the team store (a row pushed
-    again counts again), batches, and the index rows pulled (None: no pull)."""
+    again counts again), batches, the index rows pulled (None: no pull), and the sessions
+    deleted from the team store for tombstones (``forgotten``)."""
 
     store: str
     candidates: int = 0
@@ -63,6 +71,7 @@ class SyncReport:
     checkpoints: int = 0
     batches: int = 0
     index: int | None = None
+    forgotten: int = 0
     pushed_keys: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -76,6 +85,7 @@ class SyncReport:
             "checkpoints": self.checkpoints,
             "batches": self.batches,
             "index": self.index,
+            "forgotten": self.forgotten,
         }
 
 
@@ -204,7 +214,14 @@ def sync(
             )
             report.sessions += 1
             report.pushed_keys.append(key)
-        new_marks = {"checkpoints": str(top), "shares": shares}
+        # issue 41 item 2: each tombstone written since the last sync deletes this member's
+        # copies of the session in the team store (after the pushes: a push that read the
+        # session before it was forgotten is undone here, or at the next sync)
+        carried = int(marks.get("forgotten", "0"))
+        for forget_id, key in store.tombstones(carried):
+            report.forgotten += team.forget(key)
+            carried = forget_id
+        new_marks = {"checkpoints": str(top), "shares": shares, "forgotten": str(carried)}
         if newest is not None:
             new_marks["sessions"] = newest.isoformat()
         store.set_team_marks(sid, new_marks)

@@ -9,7 +9,15 @@ from typing import Any
 
 import typer
 
-from continuity.cli.commands.common import HomeOption, JsonOption, emit_json, err, global_home, out
+from continuity.cli.commands.common import (
+    HomeOption,
+    JsonOption,
+    bad_option,
+    emit_json,
+    err,
+    global_home,
+    out,
+)
 
 team_app = typer.Typer(
     help="Share sessions with a team through one PostgreSQL team store "
@@ -25,8 +33,9 @@ FolderArgument = typer.Argument(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``sync`` and the ``team`` group to the app."""
+    """Add ``sync``, ``forget`` and the ``team`` group to the app."""
     app.command("sync")(sync_cmd)
+    app.command("forget")(forget_cmd)
     app.add_typer(team_app, name="team")
 
 
@@ -181,6 +190,54 @@ def _follow_stdin(ws: Any, home: Path | None, *, batch_rows: int) -> None:
 
 class _Unjoined(Exception):
     """The daemon's background sync found the workspace no longer joined."""
+
+
+def forget_cmd(
+    ctx: typer.Context,
+    session: str | None = typer.Argument(
+        None, show_default=False, help="Session key or a unique prefix of it."
+    ),
+    pattern: str | None = typer.Option(
+        None,
+        "--pattern",
+        metavar="TEXT",
+        show_default=False,
+        help="Forget every session with a row whose text, as show prints it (redacted), "
+        "holds TEXT (any case).",
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Only list the sessions that would be forgotten."
+    ),
+    home: Path | None = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Forget a session (or every session whose text holds --pattern TEXT): its rows,
+    checkpoints, transcript rows, memories and search entries are deleted from this workspace,
+    and a tombstone keeps it from ever being imported again; the next `continuity sync`
+    deletes your copy of it in the team store. The harness's own session file is not touched."""
+    from continuity.cli.commands.common import open_workspace
+
+    if session is None and pattern is None:
+        raise bad_option("SESSION", "give a session key or --pattern TEXT")
+    if session is not None and pattern is not None:
+        raise bad_option("--pattern", "give a session key or --pattern TEXT, not both")
+    with open_workspace(global_home(ctx, home)) as ws:
+        done = ws.forget(session, pattern=pattern, dry_run=dry_run)
+    if as_json:
+        emit_json(done.to_dict())
+        return
+    for key in done.sessions:
+        out.print(key, markup=False, highlight=False)
+    if not done.sessions:
+        err.print(
+            f"{session} was forgotten before" if session else f"no session holds {pattern!r}",
+            markup=False,
+        )
+        return
+    verb = "would forget" if dry_run else "forgot"
+    rows = done.deleted.get("entries", 0)
+    tail = "" if dry_run else f" ({rows} rows); `continuity sync` deletes them from the team store"
+    err.print(f"{verb} {len(done.sessions)} session(s){tail}", markup=False)
 
 
 @team_app.command("join")
