@@ -526,7 +526,8 @@ def test_revision_0027_adds_tombstones_and_downgrade_drops_them(db_url):
         with engine.begin() as conn:
             command.downgrade(_alembic_config(conn), "0026")
         names = inspect(engine).get_table_names()
-        assert "forgotten" not in names and "team_index" in names
+        assert "forgotten" not in names and "team_copies" not in names
+        assert "team_index" in names
         with engine.connect() as conn:
             from sqlalchemy import text
 

@@ -94,6 +94,7 @@ class ForgetStoreMixin(SqlParts):
                 t.thread_heads,
                 t.team_pushed,
                 t.team_index,
+                t.team_copies,
                 t.entries,
             ):
                 drop(table.name, delete(table).where(table.c.session_key == key))

@@ -126,6 +126,14 @@ class TeamStore:
                 self._meta = check_team_store(conn)
         return self._meta
 
+    def whoami(self) -> str:
+        """This connection's PostgreSQL role (``current_user``: the ``owner`` of what it
+        pushes)."""
+        from sqlalchemy import text
+
+        with self._begin() as conn:
+            return str(conn.execute(text("SELECT current_user")).scalar())
+
     def set_shares(self, team: str, projects: Iterable[str]) -> None:
         """Make this role's shares with ``team`` exactly ``projects`` (identities): new ones
         added, ones no longer listed dropped (``team unshare``: the team stops reading them),
@@ -223,6 +231,49 @@ class TeamStore:
 
         with self._begin() as conn:
             found = conn.execute(text(f"SELECT {', '.join(INDEX_COLUMNS)} FROM {S}.sessions"))
+            return [dict(r._mapping) for r in found]
+
+    def find_sessions(self, ref: str, *, limit: int = 20) -> list[dict[str, Any]]:
+        """The sessions this role may read whose key is ``ref`` or starts with it (byte for
+        byte), exact matches first, then by key: each the ``INDEX_COLUMNS`` plus
+        ``shared_as``."""
+        from sqlalchemy import text
+
+        sql = (
+            f"SELECT {', '.join(INDEX_COLUMNS)}, shared_as FROM {S}.sessions "
+            "WHERE left(session_key, length(:r)) = :r "
+            "ORDER BY session_key <> :r, session_key, owner, machine LIMIT :n"
+        )
+        with self._begin() as conn:
+            return [dict(r._mapping) for r in conn.execute(text(sql), {"r": ref, "n": limit})]
+
+    def session_rows(
+        self, owner: str, machine: str, key: str, *, after_seq: int = -1
+    ) -> list[tuple[int, str]]:
+        """``(seq, row JSON)`` of one session's rows after ``after_seq``, in seq order (the
+        rows as pushed: ``show --json``'s shape, redacted)."""
+        from sqlalchemy import text
+
+        sql = (
+            f"SELECT seq, row_json FROM {S}.entries WHERE owner = :o AND machine = :m "
+            "AND session_key = :k AND seq > :a ORDER BY seq"
+        )
+        with self._begin() as conn:
+            found = conn.execute(text(sql), {"o": owner, "m": machine, "k": key, "a": after_seq})
+            return [(r.seq, r.row_json) for r in found]
+
+    def session_checkpoints(self, owner: str, machine: str, key: str) -> list[dict[str, Any]]:
+        """One session's checkpoints as pushed (trigger, redacted digest, prompt count,
+        time), oldest first."""
+        from sqlalchemy import text
+
+        sql = (
+            f"SELECT checkpoint_id, trigger, digest, prompt_count, created_at FROM "
+            f"{S}.checkpoints WHERE owner = :o AND machine = :m AND session_key = :k "
+            "ORDER BY created_at, checkpoint_id"
+        )
+        with self._begin() as conn:
+            found = conn.execute(text(sql), {"o": owner, "m": machine, "k": key})
             return [dict(r._mapping) for r in found]
 
     def search(self, query: str, *, limit: int = 20) -> list[dict[str, Any]]:

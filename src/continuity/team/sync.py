@@ -185,9 +185,10 @@ def sync(
         keys, newest, top = store.sessions_changed(since, after_checkpoint)
         report.candidates = len(keys)
         pushed = store.team_pushed(sid, keys)
+        copies = store.team_copy_keys()  # a teammate's session pulled here: never ours
         for key in keys:
             session = store.get_session(key)
-            if session is None:
+            if session is None or key in copies:
                 continue
             ident = identity(session.project) if session.project else None
             share = _share_of(ident, settings.shared) if ident else None
