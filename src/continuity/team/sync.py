@@ -7,7 +7,8 @@ the team. Of those: the session's index fields (title redacted), its rows as ``s
 gives them (every string through ``redaction.structured.redact_value`` under the session-wide
 secrets, ``redaction.session``: texts, tool-call arguments and results, compaction summaries;
 the row's local source path and line left out), each row's searchable text (the same strings),
-and its checkpoints (trigger, count, time, and the digest redacted). Never a raw line, never
+and its checkpoints (trigger, count, time, and the digest redacted, the session's folder on
+this machine in it replaced by the project's identity: ``without_folder``). Never a raw line, never
 the transcript JSONL, never a media blob.
 
 **Watermarks** (``store.team``, keyed by the team store's id): per table, the newest
@@ -39,6 +40,7 @@ marks unchanged) and for two machines pushing at once (their rows differ by mach
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -132,6 +134,22 @@ def redacted_row(entry: Any) -> tuple[str, str]:
     body = "\n".join(t for t in texts if t)
     data = orjson.dumps(clean, option=orjson.OPT_NON_STR_KEYS).decode()
     return _nul_free(data), _nul_free(body)
+
+
+def without_folder(text: str, folder: str | None, project: str) -> str:
+    """``text`` with the session's folder on this machine (``folder``, and the path it was
+    recorded as) replaced by its project identity ``project`` wherever it stands as a whole
+    path (a checkpoint digest's ``Project:`` line): where a member keeps a repository is not
+    the team's business, and means nothing on another machine."""
+    import re
+
+    if not folder:
+        return text
+    out = text
+    for path in dict.fromkeys([folder.rstrip("/"), os.path.realpath(folder)]):
+        if len(path) > 1:
+            out = re.sub(re.escape(path) + r"(?![\w.-])", lambda _m: project, out)
+    return out
 
 
 def secrets_digest(secrets: dict[str, str]) -> str:
@@ -321,7 +339,9 @@ def _push_session(
                     **common,
                     "checkpoint_id": c.checkpoint_id,
                     "trigger": c.trigger.value,
-                    "digest": _nul_free(redact(c.digest)),
+                    "digest": _nul_free(
+                        without_folder(redact(c.digest), session.project, common["project"])
+                    ),
                     "prompt_count": c.prompt_count,
                     "created_at": c.created_at,
                 }
