@@ -20,6 +20,7 @@ class World:
         self.end = end
         self.failing = failing
         self.syncs: list[float] = []
+        self.full: list[bool] = []
         self.said: list[str] = []
 
     def clock(self) -> float:
@@ -37,8 +38,9 @@ class World:
         self.now = until
         return "timeout"
 
-    def run(self) -> Any:
+    def run(self, full: bool) -> Any:
         self.syncs.append(round(self.now, 3))
+        self.full.append(full)
         lo, hi = self.failing
         if lo <= self.now < hi:
             raise StoreError("team store x: connection refused")
@@ -66,6 +68,7 @@ def test_a_poke_syncs_after_the_debounce_and_a_burst_is_one_sync() -> None:
     _follow(w)
     # quiet 2 s after the last poke of the burst (12.5): one sync at 14.5, then the floor
     assert w.syncs == [0, 14.5]
+    assert w.full == [True, False]  # a poked sync may only push; the floor's pull
 
 
 def test_steady_pokes_never_put_the_sync_off_for_ever() -> None:
@@ -78,6 +81,7 @@ def test_backoff_while_failing_ignores_pokes_and_says_it_once() -> None:
     w = World([3, 5, 9], end=100, failing=(0, 40))
     _follow(w, interval=30)
     assert w.syncs == [0, 2, 6, 14, 30, 60, 90]  # 2, 4, 8, 16, then the floor
+    assert all(w.full)
     assert len(w.said) == 2
     assert "capture goes on here" in w.said[0] and "connection refused" in w.said[0]
     assert w.said[1] == "sync: the team store answers again after 5 failed syncs"

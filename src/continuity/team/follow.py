@@ -2,10 +2,11 @@
 floor), and keeps capturing when the store is unreachable, catching up later"): the rounds of
 ``continuity sync --watch`` and of the daemon's background sync (``daemon.teamsync``).
 
-``follow`` runs a sync, then waits: ``interval`` seconds (the floor), or less when it is
-poked (new rows were captured): a poke starts a trailing debounce of ``debounce`` seconds
-(each poke within it restarts it, but no sync is put off more than ``MAX_DEBOUNCE_FACTOR``
-debounces after the first poke), then the next sync runs. A sync that fails with
+``follow`` runs a sync, then waits: ``interval`` seconds (the floor; its syncs also pull
+the team's index), or less when it is poked (new rows were captured; its syncs may only
+push): a poke starts a trailing debounce of ``debounce`` seconds (each poke within it
+restarts it, but no sync is put off more than ``MAX_DEBOUNCE_FACTOR`` debounces after the
+first poke), then the next sync runs. A sync that fails with
 ``StoreError`` (the team store down, a dropped connection, a refused write) is said once per
 outage (``say``), and the next one waits ``RETRY_FIRST_SECONDS``, doubling with each failure
 up to ``interval``; pokes are ignored meanwhile (they would only hammer a store that is down).
@@ -37,7 +38,7 @@ def retry_delay(failures: int, interval: float) -> float:
 
 
 def follow(
-    run: Callable[[], Any],
+    run: Callable[[bool], Any],
     *,
     timing: Callable[[], tuple[float, float]],
     wait: Callable[[float], Waited],
@@ -45,16 +46,18 @@ def follow(
     reported: Callable[[Any], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> None:
-    """Sync until ``wait`` says ``stop`` (module docstring). ``run()`` is one sync (returns
-    its report, raises ``StoreError`` when the team store fails it; any other error ends the
-    loop); ``timing()`` gives ``(interval, debounce)`` seconds, read before each wait (the
-    settings may change); ``wait(seconds)`` blocks up to ``seconds``; ``reported(report)``
+    """Sync until ``wait`` says ``stop`` (module docstring). ``run(full)`` is one sync
+    (returns its report, raises ``StoreError`` when the team store fails it; any other error
+    ends the loop); ``full`` is False for a sync a poke brought forward (the caller may push
+    only: the team's index is pulled at the floor), True for the others; ``timing()`` gives
+    ``(interval, debounce)`` seconds, read before each wait (the settings may change); ``wait(seconds)`` blocks up to ``seconds``; ``reported(report)``
     gets each successful sync's report."""
     failures = 0
+    full = True
     while True:
         interval, debounce = timing()
         try:
-            report = run()
+            report = run(full or failures > 0)
         except StoreError as exc:
             failures += 1
             if failures == 1:  # once per outage, not once per round
@@ -70,6 +73,7 @@ def follow(
                 reported(report)
         delay = retry_delay(failures, interval) if failures else interval
         deadline = clock() + delay
+        full = True
         while (left := deadline - clock()) > 0:
             got = wait(left)
             if got == "stop":
@@ -77,6 +81,7 @@ def follow(
             if got == "poke" and not failures:
                 if _debounced(wait, debounce, clock) == "stop":
                     return
+                full = False
                 break
 
 

@@ -130,7 +130,7 @@ def _watch(ws: Any, seconds: float, *, batch_rows: int, pull: bool, as_json: boo
 
     try:
         follow(
-            lambda: ws.sync(batch_rows=batch_rows, pull=pull),
+            lambda _full: ws.sync(batch_rows=batch_rows, pull=pull),
             timing=lambda: (seconds, seconds),
             wait=sleep,
             say=_say,
@@ -177,10 +177,11 @@ def _follow_stdin(ws: Any, home: Path | None, *, batch_rows: int) -> None:
         if report.rows or report.checkpoints:
             _print_sync(report, False)
 
-    def run() -> Any:
+    def run(full: bool) -> Any:
         if not current.url or not current.auto_sync:
             raise _Unjoined
-        return ws.sync(batch_rows=batch_rows)
+        # a poked sync pushes what was just captured; the floor's also pulls the team's index
+        return ws.sync(batch_rows=batch_rows, pull=full)
 
     try:
         follow(run, timing=timing, wait=wait, say=_say, reported=reported)
