@@ -50,8 +50,9 @@ def follow(
     (returns its report, raises ``StoreError`` when the team store fails it; any other error
     ends the loop); ``full`` is False for a sync a poke brought forward (the caller may push
     only: the team's index is pulled at the floor), True for the others; ``timing()`` gives
-    ``(interval, debounce)`` seconds, read before each wait (the settings may change); ``wait(seconds)`` blocks up to ``seconds``; ``reported(report)``
-    gets each successful sync's report."""
+    ``(interval, debounce)`` seconds, read before each wait (the settings may change);
+    ``wait(seconds)`` blocks up to ``seconds``; ``reported(report)`` gets each successful
+    sync's report."""
     failures = 0
     full = True
     while True:
