@@ -74,7 +74,16 @@ def team_world(team_db: TeamDb, workspace: Any, tmp_path: Path, monkeypatch) -> 
     )
     monkeypatch.setenv("CONTINUITY_HOME", str(bo_home))
     monkeypatch.delenv("CONTINUITY_DATABASE_URL", raising=False)
-    return {"bo_home": bo_home, "bo_app": bo_app, "ana_app": ana_app, "tmp": tmp_path}
+    return {
+        "bo_home": bo_home,
+        "bo_app": bo_app,
+        "ana_app": ana_app,
+        "tmp": tmp_path,
+        "ana": ana,
+        "ana_settings": TeamSettings(
+            url=team_db.url("ana"), name="core", author="Ana", machine="ana-laptop", shared=[APP]
+        ),
+    }
 
 
 def test_show_and_continue_a_teammates_session(
@@ -212,3 +221,43 @@ def test_resume_a_teammates_session_in_my_clone(
     )
     assert code == 0, err
     assert json.loads(out)["cwd"] == str(other)
+
+
+def test_a_forgotten_session_goes_from_the_teammates_copies(
+    team_world: dict[str, Any], team_db: TeamDb, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """Ana forgets a1 after Bo resumed it: her sync deletes it from the team store and leaves
+    its tombstone there (its key only); Bo's next sync forgets his copy; Cy, in another team,
+    reads no tombstone of Ana's."""
+    from continuity.team.forget import forget
+    from continuity.team.remote import TeamStore
+
+    monkeypatch.chdir(team_world["bo_app"])
+    code, _, err = run_main(
+        monkeypatch,
+        capsys,
+        "resume",
+        "a1",
+        "--in",
+        "codex",
+        "--target-home",
+        str(team_world["tmp"] / "codex-home"),
+    )
+    assert code == 0, err
+    ana = team_world["ana"]
+    assert forget(ana, ["a1-parser"]).sessions == ["a1-parser"]
+    assert sync(ana, team_world["ana_settings"]).forgotten == 1
+    assert team_db.sql("SELECT owner, session_key FROM continuity_team.forgotten") == [
+        (team_db.roles["ana"], "a1-parser")
+    ]
+    code, out, err = run_main(monkeypatch, capsys, "sync", "--json")
+    assert code == 0, err
+    assert json.loads(out)["forgotten"] == 1
+    with open_store(f"sqlite:///{team_world['bo_home'] / 'continuity.db'}") as bo:
+        assert bo.get_session("a1-parser") is None and bo.is_forgotten("a1-parser")
+        assert bo.get_session("b1-lexer") is not None
+    cy = TeamStore(team_db.url("cy"))
+    try:
+        assert cy.forgotten() == []
+    finally:
+        cy.close()

@@ -209,8 +209,9 @@ class TeamStore:
     def forget(self, key: str) -> int:
         """Delete this role's copies of session ``key`` (from any of its machines) and of the
         sessions below it (``key/...``: a Claude Code subagent's file): rows, checkpoints and
-        the session, one transaction (``continuity forget``, carried by ``sync``). Returns the
-        sessions deleted."""
+        the session, and record the tombstone (``forgotten``: teammates' copies go too), one
+        transaction (``continuity forget``, carried by ``sync``). Returns the sessions
+        deleted."""
         from sqlalchemy import text
 
         where = (
@@ -220,9 +221,22 @@ class TeamStore:
         with self._begin() as conn:
             for table in ("entries", "checkpoints"):
                 conn.execute(text(f"DELETE FROM {S}.{table} WHERE {where}"), {"k": key})
+            conn.execute(
+                text(f"INSERT INTO {S}.forgotten (session_key) VALUES (:k) ON CONFLICT DO NOTHING"),
+                {"k": key},
+            )
             return conn.execute(
                 text(f"DELETE FROM {S}.sessions WHERE {where}"), {"k": key}
             ).rowcount
+
+    def forgotten(self) -> list[tuple[str, str]]:
+        """``(owner, session key)`` of the tombstones this role may read: its own and those of
+        the members sharing projects with its teams."""
+        from sqlalchemy import text
+
+        with self._begin() as conn:
+            rows = conn.execute(text(f"SELECT owner, session_key FROM {S}.forgotten"))
+            return [(r.owner, r.session_key) for r in rows]
 
     def pull_index(self) -> list[dict[str, Any]]:
         """Every session this role may read (its own, the shared ones of its teams): the

@@ -27,7 +27,8 @@ of the session in the team store at the next sync (``TeamStore.forget``); a wate
 (``forgotten``: the last tombstone carried) makes each tombstone carried once, after the
 pushes, so a push that read the session just before it was forgotten is undone in the same
 sync or the next. The local rows are gone and an import never stores them again, so no later
-sync pushes them back.
+sync pushes them back. The team store keeps the tombstone (its key only), and a teammate's
+sync that pulls the index forgets the copies ``resume`` made of that session there.
 
 **Kill -9 at any point.** Each batch of ``batch_rows`` rows is one team-store transaction,
 an upsert keyed by owner, machine, session and seq; its local mark is written after the
@@ -248,10 +249,28 @@ def sync(
             rows = team.pull_index()
             store.put_team_index(sid, rows)
             report.index = len(rows)
+            report.forgotten += _forget_copies(store, team)
         return report
     finally:
         if own:
             team.close()
+
+
+def _forget_copies(store: Any, team: TeamStore) -> int:
+    """Forget this workspace's copies of teammates' sessions (``resume``, ``team.pull``)
+    whose owner has forgotten them since (the team store's ``forgotten``); returns how
+    many."""
+    copies = store.team_copy_keys()
+    if not copies:
+        return 0
+    gone = set(team.forgotten())
+    done = 0
+    for key in sorted(copies):
+        origin = store.team_copy(key)
+        if origin and (origin["owner"], origin["original_key"]) in gone:
+            store.forget_session(key, pattern=None)
+            done += 1
+    return done
 
 
 def _push_session(
