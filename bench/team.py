@@ -22,8 +22,13 @@ at the end.
    sync with nothing to push.
 3. **Team search.** ``--queries`` searches (words drawn from the pushed rows) through
    ``TeamStore.search`` as the member: median and p99 in ms.
+4. **The daemon's sync lag.** ``continuity serve`` of the same workspace (its settings as
+   shipped: debounce 2 s, floor 30 s; archiving off), then ``--lag-sessions`` Claude Code
+   sessions of a shared repository, each captured through the real hook command (start, a
+   prompt, the answer, stop, end): the seconds from the end hook's return until the
+   session's rows are in the team store, median and worst; nobody runs ``sync``.
 
-Not measured yet (issue 41 item 5): 10 members x 100k rows, the daemon's sync lag.
+Not measured yet (issue 41 item 5): 10 members x 100k rows.
 Figures also go to ``bench/results/team.json``.
 """
 
@@ -64,6 +69,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mb", type=int, default=20)
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--lag-sessions", type=int, default=5)
     args = ap.parse_args(argv)
     if not args.database_url:
         ap.error("give --database-url (or $CONTINUITY_BENCH_DATABASE_URL)")
@@ -140,6 +146,7 @@ def main(argv: list[str] | None = None) -> int:
             "search_median_ms": statistics.median(times) if times else None,
             "search_p99_ms": times[min(len(times) - 1, int(len(times) * 0.99))] if times else None,
         }
+        figures.update(_daemon_lag(home, tmp, owner_url, shared, args.lag_sessions))
         for k, v in figures.items():
             print(f"{k:28} {v:.3f}" if isinstance(v, float) else f"{k:28} {v}")
         out = HERE / "results"
@@ -153,6 +160,132 @@ def main(argv: list[str] | None = None) -> int:
             conn.execute(text(f'DROP ROLE IF EXISTS "{group}"'))
         server.dispose()
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _hook(home: Path, url: str, event: str, fields: dict[str, Any]) -> None:
+    """The real hook command (as installed) with the recorded Claude Code JSON of ``event``."""
+    import subprocess
+
+    from continuity.daemon.hooks.install import hook_argv
+
+    fixture = HERE.parent / "tests" / "fixtures" / "hooks" / "claude-code" / f"{event}.json"
+    payload = {**json.loads(fixture.read_text()), **fields}
+    env = {**os.environ, "CONTINUITY_HOME": str(home), "CONTINUITY_DAEMON_URL": url}
+    subprocess.run(
+        [*hook_argv(), event, "--harness", "claude-code"],
+        input=json.dumps(payload).encode(),
+        env=env,
+        capture_output=True,
+        timeout=30,
+        check=True,
+    )
+
+
+def _line(key: str, cwd: str, n: int, role: str, text: str) -> str:
+    message: dict[str, Any] = {"role": role, "content": text}
+    if role == "assistant":
+        message = {
+            "id": f"msg_{n}",
+            "role": role,
+            "model": "claude-opus-4-6",
+            "content": [{"type": "text", "text": text}],
+            "stop_reason": "end_turn",
+            "usage": {"input_tokens": 5, "output_tokens": 9},
+        }
+    return json.dumps(
+        {
+            "sessionId": key,
+            "cwd": cwd,
+            "version": "2.1.40",
+            "type": role,
+            "isSidechain": False,
+            "userType": "external",
+            "uuid": f"u{n}",
+            "parentUuid": f"u{n - 1}" if n > 1 else None,
+            "timestamp": f"2026-12-06T10:00:{n:02d}.000Z",
+            "message": message,
+        }
+    )
+
+
+def _daemon_lag(
+    home: Path, tmp: Path, owner_url: Any, shared: list[str], sessions: int
+) -> dict[str, Any]:
+    """Phase 4 (module docstring): ``{daemon_lag_sessions, daemon_lag_median_s,
+    daemon_lag_max_s}``."""
+    import subprocess
+
+    from continuity.team.settings import team_settings, team_values, write_team
+
+    if sessions < 1:
+        return {}
+    repo = tmp / "lag-repo"
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(
+        ["git", "-C", str(repo), "remote", "add", "origin", "git@github.com:bench/lag.git"],
+        check=True,
+    )
+    settings = team_settings(home)
+    values = team_values(settings)
+    values["shared"] = [*shared, "git:github.com/bench/lag"]
+    write_team(home, values)
+    with open(home / "config.toml", "a") as fh:
+        fh.write("\n[archive]\nenabled = false\n")
+    log = open(tmp / "daemon.log", "wb")  # noqa: SIM115 - the child's, closed below
+    daemon = subprocess.Popen(
+        [sys.executable, "-m", "continuity.daemon.server", "--home", str(home), "--port", "0"],
+        env={**os.environ, "CONTINUITY_HOME": str(home)},
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    engine = create_engine(owner_url)
+    lags = []
+    try:
+        url_file = home / "daemon.url"
+        deadline = time.monotonic() + 60
+        while not url_file.exists():
+            if daemon.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("the daemon did not start: see " + str(tmp / "daemon.log"))
+            time.sleep(0.05)
+        url = url_file.read_text().strip()
+        time.sleep(3)  # its first sync (the whole workspace was pushed already)
+        for i in range(sessions):
+            key = f"bench-lag-{uuid.uuid4().hex[:8]}-{i}"
+            path = tmp / "lag" / f"{key}.jsonl"
+            path.parent.mkdir(exist_ok=True)
+            base = {"session_id": key, "cwd": str(repo), "transcript_path": str(path)}
+            _hook(home, url, "session-start", {**base, "source": "startup"})
+            with open(path, "a") as fh:
+                fh.write(_line(key, str(repo), 1, "user", f"bench prompt {i}") + "\n")
+            _hook(home, url, "user-prompt-submit", {**base, "prompt": f"bench prompt {i}"})
+            with open(path, "a") as fh:
+                fh.write(_line(key, str(repo), 2, "assistant", f"bench answer {i}") + "\n")
+            _hook(home, url, "stop", {**base, "last_assistant_message": "done"})
+            _hook(home, url, "session-end", {**base, "reason": "exit"})
+            t0 = time.monotonic()
+            while True:
+                with engine.connect() as conn:
+                    n = conn.execute(
+                        text("SELECT count(*) FROM continuity_team.entries WHERE session_key = :k"),
+                        {"k": key},
+                    ).scalar()
+                if n and n >= 2:
+                    break
+                if time.monotonic() - t0 > 120:
+                    raise RuntimeError(f"{key} did not reach the team store in 120 s")
+                time.sleep(0.05)
+            lags.append(time.monotonic() - t0)
+            _log(f"daemon lag {i + 1}/{sessions}: {lags[-1]:.2f} s")
+    finally:
+        engine.dispose()
+        daemon.terminate()
+        daemon.wait(60)
+        log.close()
+    return {
+        "daemon_lag_sessions": len(lags),
+        "daemon_lag_median_s": statistics.median(lags),
+        "daemon_lag_max_s": max(lags),
+    }
 
 
 if __name__ == "__main__":

@@ -492,3 +492,46 @@ def test_revision_0024_long_content_compressed_and_downgrade_restores_it(db_url)
             assert "content_z" not in {c["name"] for c in inspect(conn).get_columns("entries")}
     finally:
         engine.dispose()
+
+
+@pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
+def test_revision_0027_adds_tombstones_and_downgrade_drops_them(db_url):
+    """Revision 0027 (issue 41 item 2): a workspace at 0026 upgrades with its sessions kept and
+    an empty ``forgotten``; a tombstone written at head keeps its key from import
+    (``is_forgotten``); the downgrade drops the table and keeps every other row."""
+    from alembic import command
+
+    from continuity.core.model import Entry, EntryKind, Role, Session, TextBlock
+    from continuity.store import _alembic_config, migrate
+
+    engine = create_engine(db_url)
+    try:
+        migrate(engine, "0026")
+        assert "forgotten" not in inspect(engine).get_table_names()
+    finally:
+        engine.dispose()
+    with open_store(db_url) as store:  # upgrades to head
+        for key in ("keep", "gone"):
+            store.upsert_session(Session(key=key, harness="pi"))
+            row = Entry(EntryKind.MESSAGE, Role.USER, (TextBlock(f"{key} it"),))
+            row.seq = 0
+            store.append(key, [row])
+        assert store.tombstones() == []
+        deleted = store.forget_session("gone", pattern="gone it")
+        assert deleted["entries"] == 1 and deleted["sessions"] == 1
+        assert store.is_forgotten("gone") and not store.is_forgotten("keep")
+        assert [k for _, k in store.tombstones()] == ["gone"]
+    engine = create_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            command.downgrade(_alembic_config(conn), "0026")
+        names = inspect(engine).get_table_names()
+        assert "forgotten" not in names and "team_copies" not in names
+        assert "team_index" in names
+        with engine.connect() as conn:
+            from sqlalchemy import text
+
+            keys = conn.execute(text("SELECT session_key FROM sessions")).scalars().all()
+            assert keys == ["keep"]
+    finally:
+        engine.dispose()

@@ -168,4 +168,50 @@ def test_sync_watch_catches_up_after_the_store_refused_it(team_db: TeamDb, tmp_p
         _, err = proc.communicate(timeout=30)
     assert proc.returncode == 0, err.decode()
     text = err.decode()
-    assert text.count("trying again every 1 s") == 1 and "answers again" in text
+    assert text.count("capture goes on here") == 1 and "answers again" in text
+
+
+def test_the_pushing_backend_terminated_mid_push(team_db: TeamDb, tmp_path: Path) -> None:
+    """The server ends the member's backend in the middle of a batch's transaction (as a
+    database restart would; ``pg_terminate_backend`` from another connection, so the shared
+    test server keeps running for everyone else): that sync fails (exit 4, the store named),
+    nothing of the batch is kept, and the next sync leaves every row once.
+
+    Deterministic: the owner holds ``LOCK TABLE entries IN SHARE MODE`` once the first batches
+    are in, so the next batch's upsert waits for it inside its transaction; that waiting
+    backend is the one terminated."""
+    from sqlalchemy import text
+
+    home = _member_home(team_db, tmp_path, rows=300)
+    ana = team_db.roles["ana"]
+    with team_db.engine.connect() as lock:
+        proc = _sync(home, "--batch-rows", "50", "--no-pull")
+        deadline = time.monotonic() + 60
+        while sum(c[0] for c in _counts(team_db).values()) < 50:
+            assert proc.poll() is None and time.monotonic() < deadline, "no batch arrived"
+            time.sleep(0.01)
+        lock.execute(text("LOCK TABLE continuity_team.entries IN SHARE MODE"))
+        waiting: list[int] = []
+        while not waiting:
+            assert proc.poll() is None and time.monotonic() < deadline, "no push waited"
+            waiting = [
+                r[0]
+                for r in team_db.sql(
+                    "SELECT pid FROM pg_stat_activity WHERE usename = :u "
+                    "AND wait_event_type = 'Lock' AND query LIKE 'INSERT INTO continuity_team.entries%'",
+                    u=ana,
+                )
+            ]
+            time.sleep(0.01)
+        in_before = sum(c[0] for c in _counts(team_db).values())
+        killed = team_db.sql("SELECT pg_terminate_backend(:p)", p=waiting[0])
+        assert killed == [(True,)]
+        lock.rollback()  # the lock goes; the terminated batch never committed
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 4, err.decode()
+    assert "team store postgresql+psycopg://" in err.decode()
+    assert sum(c[0] for c in _counts(team_db).values()) == in_before  # nothing half-written
+    again = _sync(home, "--batch-rows", "50")
+    _, err = again.communicate(timeout=120)
+    assert again.returncode == 0, err.decode()
+    assert _counts(team_db) == {"s1": (300, 300, 299), "s2": (7, 7, 6)}

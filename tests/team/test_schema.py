@@ -13,7 +13,7 @@ from sqlalchemy import create_engine, text
 
 from continuity.core.errors import StoreError
 from continuity.team.remote import TeamStore
-from continuity.team.schema import VERSION
+from continuity.team.schema import VERSION, check_team_store
 from tests.cli.running import run_main
 from tests.team.conftest import _server
 
@@ -86,3 +86,24 @@ def test_init_refuses_a_bad_role_name(empty_db: tuple[str, str, str], monkeypatc
     owner, _, _ = empty_db
     code, _, err = run_main(monkeypatch, capsys, "team", "init", owner, "--member-role", 'x"; --')
     assert code == 2 and "member role" in err
+
+
+def test_a_store_at_version_1_is_upgraded_by_init(team_db) -> None:  # type: ignore[no-untyped-def]
+    """Schema version 2 (issue 41 item 2) adds ``forgotten``: a store made at version 1 is
+    refused to members (older: its owner runs ``team init``), and ``team init`` upgrades it
+    with its rows kept."""
+    from continuity.team.schema import init_team_store
+
+    before = team_db.sql("SELECT store_id FROM continuity_team.meta")[0][0]
+    team_db.sql("DROP TABLE continuity_team.forgotten")
+    team_db.sql("UPDATE continuity_team.meta SET version = 1")
+    engine = create_engine(team_db.url("ana"))
+    try:
+        with engine.connect() as conn, pytest.raises(StoreError, match="older than"):
+            check_team_store(conn)
+    finally:
+        engine.dispose()
+    meta = init_team_store(team_db.engine)
+    assert (meta.version, meta.store_id) == (VERSION, before)
+    assert team_db.sql("SELECT count(*) FROM continuity_team.forgotten") == [(0,)]
+    assert team_db.sql("SELECT count(*) FROM continuity_team.members") == [(3,)]

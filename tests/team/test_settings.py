@@ -137,3 +137,24 @@ def test_sync_without_a_team_or_with_the_store_down(
     code, _, err = run_main(monkeypatch, capsys, "sync")
     assert code == 4 and "team store postgresql+psycopg://ana@127.0.0.1:9/team" in err
     assert "pw-not-shown-1234" not in err
+    # the failure is what team status shows (issue 41: last sync, last error)
+    code, out, _ = run_main(monkeypatch, capsys, "team", "status", "--json")
+    sync = json.loads(out)["sync"]
+    assert sync["last_sync_at"] is None and sync["failing_since"] == sync["last_error_at"]
+    assert "port 9 failed" in sync["last_error"] and "pw-not-shown-1234" not in out
+    code, out, _ = run_main(monkeypatch, capsys, "team", "status")
+    assert code == 0 and "last sync: never" in out and "failing since " in out
+
+
+def test_sync_timing_settings_are_checked_and_written(isolated_home: Path) -> None:
+    from continuity.core.errors import ConfigError
+    from continuity.team.settings import team_values, write_team
+
+    write_team(None, {"url": "postgresql+psycopg://ana@127.0.0.1/t", "sync_interval_seconds": 5.0})
+    got = team_settings()
+    assert (got.sync_interval_seconds, got.sync_debounce_seconds, got.auto_sync) == (5.0, 2.0, True)
+    assert team_values(got)["sync_interval_seconds"] == 5.0
+    assert "sync_debounce_seconds" not in team_values(got)  # defaults are not written
+    write_team(None, {"url": "postgresql+psycopg://ana@127.0.0.1/t", "sync_interval_seconds": 0.5})
+    with pytest.raises(ConfigError, match="sync_interval_seconds"):
+        team_settings()

@@ -216,11 +216,15 @@ def test_checkpoints_go_with_their_digest_redacted(
             max_per_session=50,
         )
 
-    checkpoint(f"## Focus\nlogged in with {PASSWORD} then ran the tests")
+    checkpoint(
+        f"Project: {two_repos['ana_app']}\n## Focus\nlogged in with {PASSWORD} then ran the tests"
+    )
     report = sync(store, settings)
     assert (report.rows, report.checkpoints) == (0, 1)  # no row again, the checkpoint
     digest = team_db.sql("SELECT digest FROM continuity_team.checkpoints")[0][0]
     assert PASSWORD not in digest and "ran the tests" in digest
+    # where ana keeps the repository is not the team's: the folder is the project's identity
+    assert digest.startswith("Project: git:github.com/acme/app\n")
     checkpoint("## Focus\nsecond")
     assert sync(store, settings).checkpoints == 2
     assert team_db.sql("SELECT count(*) FROM continuity_team.checkpoints") == [(2,)]

@@ -268,6 +268,9 @@ class SessionRows(Record):
     forked_from: str | None
     redacted: bool
     entries: tuple[dict[str, Any], ...]
+    #: issue 41: a teammate's session read from the team store (``show --team``): its
+    #: ``{author, machine, owner, project}``; absent for a session of this workspace
+    team: dict[str, Any] | None = dataclasses.field(default=None, metadata={"omit_none": True})
 
 
 # ---------------------------------------------------------------------------- continuation
@@ -367,6 +370,9 @@ class Continuation(Record):
     copied: bool
     clipped: bool
     refusal: Refusal | None
+    #: issue 41: a teammate's session read from the team store (``continue --team``): its
+    #: ``{author, machine, owner, project}``; absent for a session of this workspace
+    team: dict[str, Any] | None = dataclasses.field(default=None, metadata={"omit_none": True})
 
     def before_request(
         self,

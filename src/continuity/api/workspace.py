@@ -31,7 +31,7 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
-from continuity.core.errors import InputError
+from continuity.core.errors import InputError, SessionNotFound
 
 if TYPE_CHECKING:  # the result types load with the method that returns one (issue 43)
     from continuity.api.results import (
@@ -463,20 +463,39 @@ class Workspace:
         from_seq: int | None = None,
         to_seq: int | None = None,
         tail: int | None = None,
+        team: bool = False,
     ) -> SessionRows:
         """``continuity show KEY``: the session's rows in log order, the conversation only
         unless ``all_rows`` (events, context, sidechains too), only rows ``from_seq`` to
         ``to_seq`` (either optional), only the last ``tail`` of those (issue 44); or with
         ``seq`` the 30 rows from ``seq - 5`` (every kind). Every string redacted (a secret found in any row hidden
-        wherever it repeats) unless ``raw``. Raises ``SessionNotFound``/``AmbiguousSession``,
-        ``InputError`` when the session has no row ``seq``."""
+        wherever it repeats) unless ``raw``. ``team``: a teammate's session read from the team
+        store (issue 41; ``team`` then holds its author, machine, owner and project; the rows
+        are as pushed, redacted). Raises ``SessionNotFound``/``AmbiguousSession``,
+        ``InputError`` when the session has no row ``seq``; with ``team`` ``ConfigError`` (no
+        team store joined) and ``StoreError``."""
         from continuity.api.results import SessionRows
         from continuity.api.shapes import session_rows_dict
 
-        store = self.store()
-        name = self.key(key)
         if tail is not None:
             _check_count(tail, "tail")
+        if team:
+            from continuity.team.pull import scratch_copy
+
+            with scratch_copy(self._team(), key) as (scratch, ts):
+                found = session_rows_dict(
+                    scratch,
+                    ts.key,
+                    raw=raw,
+                    all_rows=all_rows,
+                    seq=seq,
+                    from_seq=from_seq,
+                    to_seq=to_seq,
+                    tail=tail,
+                )
+            return SessionRows(**found, team=ts.provenance())
+        store = self.store()
+        name = self.key(key)
         return SessionRows(
             **session_rows_dict(
                 store,
@@ -547,19 +566,28 @@ class Workspace:
         )
         return hits
 
-    def continuation(self, key: str, *, budget_bytes: int = FOLLOW_UP_BUDGET_BYTES) -> Continuation:
+    def continuation(
+        self, key: str, *, budget_bytes: int = FOLLOW_UP_BUDGET_BYTES, team: bool = False
+    ) -> Continuation:
         """``continuity continue KEY``: the continuation the next run of the session should
         be handed (seed 002): the newest checkpoint, the previous request verbatim and the
         recent tail within ``budget_bytes`` UTF-8 bytes (default 240,000) with every tool call
         paired; secrets redacted. A continuation that cannot be given within the rules is
-        returned with ``refusal`` set, not raised. Raises ``SessionNotFound`` /
-        ``AmbiguousSession``, ``InputError`` for a budget below 1."""
+        returned with ``refusal`` set, not raised. ``team``: of a teammate's session read
+        from the team store (issue 41; ``team`` holds its author and machine). Raises
+        ``SessionNotFound`` / ``AmbiguousSession``, ``InputError`` for a budget below 1; with
+        ``team`` ``ConfigError`` and ``StoreError``."""
+        from continuity.api.results import Continuation
         from continuity.continuation.view import build_continuation
 
         _check_budget(budget_bytes)
-        view = build_continuation(self.store(), self.key(key), budget_bytes=budget_bytes)
-        from continuity.api.results import Continuation
+        if team:
+            from continuity.team.pull import scratch_copy
 
+            with scratch_copy(self._team(), key) as (scratch, ts):
+                data = build_continuation(scratch, ts.key, budget_bytes=budget_bytes).to_dict()
+            return Continuation.from_dict({**data, "team": ts.provenance()})
+        view = build_continuation(self.store(), self.key(key), budget_bytes=budget_bytes)
         return Continuation.from_dict(view.to_dict())
 
     def checkpoints(self, key: str, *, limit: int = 0) -> CheckpointList:
@@ -620,6 +648,7 @@ class Workspace:
         budget_chars: int | None = None,
         window: str | int | None = None,
         reach: Reach | None = None,
+        team: bool = False,
     ) -> Brief:
         """``continuity brief``: the project brief a new session of the folder ``project``
         (default: the current folder) starts with (issue 39): the newest earlier sessions
@@ -628,8 +657,11 @@ class Workspace:
         (default ``recoveryWindowDays``). ``reach``: the tools the brief may name
         (``continuity.brief.Reach``; the CLI passes the harness's MCP tools and its own
         path); None names none. Returns ``continuity.brief.build.Brief`` (``text``,
-        ``sessions``; ``to_dict()`` is ``brief --json``). Raises ``InputError`` naming
-        ``budget_chars`` or ``window``."""
+        ``sessions``; ``to_dict()`` is ``brief --json``). ``team``: the brief of the team's
+        sessions of the same repository (issue 41: the index the last sync pulled, this
+        machine's own left out; rows read from the team store), each headed with its
+        ``author@machine``. Raises ``InputError`` naming ``budget_chars`` or ``window``; with
+        ``team`` ``ConfigError`` and ``StoreError``."""
         from continuity.brief.build import build_brief
         from continuity.brief.model import Reach
         from continuity.checkpoints.capture import load_config
@@ -642,6 +674,13 @@ class Workspace:
         if window is not None:
             config = _with_window(config, str(window))
         where = _folders(project or Path.cwd())[0]
+        if team:
+            from continuity.team.pull import team_brief_store
+
+            with team_brief_store(self.store(), self._team(), where) as (scratch, who):
+                return build_brief(
+                    scratch, project=where, config=config, reach=reach or Reach(), who=who
+                )
         return build_brief(self.store(), project=where, config=config, reach=reach or Reach())
 
     def usage(
@@ -742,16 +781,32 @@ class Workspace:
 
     # ------------------------------------------------------------------------ team (issue 41)
 
+    def _team(self) -> Any:
+        """The ``[team]`` settings (``continuity.team.settings.TeamSettings``)."""
+        from continuity.team.settings import team_settings
+
+        return team_settings(self._home)
+
     def sync(self, *, batch_rows: int = 500, pull: bool = True) -> Any:
         """``continuity sync``: push the shared projects' new rows, redacted, to the team
         store of ``[team]`` and pull the team's session index (``continuity.team.sync``).
         Returns a ``continuity.team.sync.SyncReport`` (``to_dict()`` is ``sync --json``).
         Raises ``ConfigError`` when no team store is joined, ``StoreError`` when it cannot
-        be reached or refuses a write."""
+        be reached or refuses a write. Either way the outcome is recorded for ``team status``
+        (``continuity.team.state``)."""
+        from continuity.core.errors import StoreError
         from continuity.team.settings import team_settings
+        from continuity.team.state import record_sync
         from continuity.team.sync import sync
 
-        return sync(self.store(), team_settings(self._home), batch_rows=batch_rows, pull=pull)
+        settings = team_settings(self._home)
+        try:
+            report = sync(self.store(), settings, batch_rows=batch_rows, pull=pull)
+        except StoreError as exc:
+            record_sync(self._home, error=str(exc))
+            raise
+        record_sync(self._home, report=report.to_dict())
+        return report
 
     def team_sessions(
         self,
@@ -789,6 +844,32 @@ class Workspace:
             raise InputError("query: is empty: give the words to find")
         return team_search(team_settings(self._home), query, limit=min(limit or 500, 500))
 
+    def forget(
+        self, session: str | None = None, *, pattern: str | None = None, dry_run: bool = False
+    ) -> Any:
+        """``continuity forget``: delete the session ``session`` names (a key or a unique
+        prefix; with the sessions below it), or every session with a row whose redacted text
+        holds ``pattern``, and write their tombstones: no import stores them again and the
+        next ``sync`` deletes this member's copies in the team store
+        (``continuity.team.forget``). ``dry_run``: only say which. Returns
+        ``continuity.team.forget.Forgotten`` (empty when ``session`` was forgotten before).
+        Raises ``InputError`` (neither or both, a pattern under 3 characters),
+        ``SessionNotFound`` / ``AmbiguousSession``."""
+        from continuity.team.forget import Forgotten, forget
+
+        store = self.store()
+        if session is not None and pattern is not None:
+            raise InputError("forget: give a session key or --pattern TEXT, not both")
+        if session is None:
+            return forget(store, pattern=pattern, dry_run=dry_run)
+        try:
+            key = self.key(session)
+        except SessionNotFound:
+            if store.is_forgotten(session):
+                return Forgotten([], dry_run=dry_run)
+            raise
+        return forget(store, [key], dry_run=dry_run)
+
     # ------------------------------------------------------------------------ write
 
     def resume(
@@ -798,6 +879,7 @@ class Workspace:
         into: str,
         budget_bytes: int = FOLLOW_UP_BUDGET_BYTES,
         target_home: str | os.PathLike[str] | None = None,
+        project: str | os.PathLike[str] | None = None,
     ) -> Written:
         """``continuity resume KEY --in INTO``: write the session's continuation (as
         ``continuation`` gives it) as a new session of harness ``into`` (claude-code, codex,
@@ -813,9 +895,49 @@ class Workspace:
         if target_home is not None and not os.fspath(target_home).strip():
             raise InputError("target_home: empty; name the harness's home folder or pass None")
         home = Path(target_home) if target_home is not None else None
+        folder = os.fspath(project) if project is not None else None
+        if folder is not None and not folder.strip():
+            raise InputError("project: empty; name the folder to continue the session in")
+        store = self.store()
+        try:
+            name = self.key(key)
+        except SessionNotFound:
+            settings = self._team()
+            if not settings.url:
+                raise
+            name, folder = self._pull_team_session(key, folder)
         return resume_session(
-            self.store(), self.key(key), into, budget_bytes=budget_bytes, target_home=home
+            store, name, into, budget_bytes=budget_bytes, target_home=home, project=folder
         )
+
+    def _pull_team_session(self, key: str, folder: str | None) -> tuple[str, str]:
+        """``resume`` of a session only the team store holds (issue 41): copy it into this
+        workspace under ``folder`` (default: the current folder when it is a clone of the
+        session's repository, at the session's path inside it when that exists here).
+        Returns ``(key, folder)``. Raises ``InputError`` when no folder is given and the
+        current one is not of the same repository."""
+        from continuity.team.identity import project_identity
+        from continuity.team.pull import find_team_session, open_team, pull_copy
+
+        settings = self._team()
+        if folder is None:
+            with open_team(settings) as team:
+                ts = find_team_session(team, key)
+            here = project_identity(Path.cwd(), machine=settings.machine_name())
+            remote, _, inner = ts.project.removeprefix("git:").partition("#")
+            if not ts.project.startswith("git:") or here.remote != remote:
+                raise InputError(
+                    f"session {ts.key} ({ts.who}) is of {ts.project}, and the current folder "
+                    f"({here.folder}) is not a clone of it: name the folder where that "
+                    "repository is on this machine with --project DIR"
+                )
+            top = Path(here.folder)
+            for _ in here.path.split("/") if here.path else ():
+                top = top.parent
+            below = top / inner if inner else top
+            folder = str(below if below.is_dir() else here.folder)
+        name, _, _ = pull_copy(self.store(), settings, key, folder)
+        return name, folder
 
     def checkpoint(self, key: str, *, reason: str, trigger: str = "explicit") -> Checkpoint:
         """``continuity checkpoint KEY --reason``: write a session checkpoint now (seed 000,

@@ -25,8 +25,8 @@ session is told of, and what of each, read with bounded reads.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any
 
@@ -97,16 +97,21 @@ def build_brief(
     reach: Reach,
     exclude: Sequence[str] = (),
     now: datetime | None = None,
+    who: Mapping[str, str] | None = None,
 ) -> Brief:
     """The brief a new session of ``project`` (a folder) gets (module docstring), within
     ``config.recovery_budget_chars`` characters (seed 000: recoveryBudgetChars, 200–10,000).
     ``exclude``: session keys never told of (the new session's own). ``now``: the clock
-    (aware UTC; default the wall clock). With continuity disabled (``enabled = false``), or
-    no session found, the brief says so in one line after the framing. Raises what the store
+    (aware UTC; default the wall clock). ``who``: session key -> ``author@machine`` of the
+    teammates' sessions (issue 41, ``brief --team``), shown in their headings. With
+    continuity disabled (``enabled = false``), or no session found, the brief says so in one
+    line after the framing. Raises what the store
     raises (``StoreError``)."""
     now = now or datetime.now(UTC)
     window = config.recovery_window()
     found = _sessions(store, project, window, now, set(exclude)) if config.enabled else []
+    if who:
+        found = [replace(s, who=who.get(s.key)) for s in found]
     # issue 45 review item 1: a secret found in any row of a briefed session is hidden
     # wherever the brief repeats it (the brief is redacted as one text, so their union)
     known: dict[str, str] = {}

@@ -44,24 +44,25 @@ class Reach:
 @dataclass(frozen=True)
 class SessionBrief:
     """One earlier session of the project, as the brief tells it (all text redacted and
-    bounded; tuples oldest first unless said otherwise).
+        bounded; tuples oldest first unless said otherwise).
 
-    ``last_active``: the newest of its last row's time, its end and its newest checkpoint
-    (aware UTC; None when unknown). ``requests``: ``(seq, text)`` of its requests among the
-    rows read (seq -1: taken from a checkpoint digest, the session has no rows stored).
-    ``requests_total``: how many requests it has in all, when counted (``None``: not
-    counted). ``outcome``: the last answer's gist, ``(seq, text)``; ``ended``:
-    ``interrupted`` or ``failed`` when the run of the last request ended so
-    (``store.last_run``), else None. ``commands``: the last
-    distinct commands run, with their status. ``tests``: the newest test command's run,
-    ``failing_tests`` what its newest run named as failing. ``files_changed``: created,
-    modified or deleted files, in order of last touch. ``errors``: errors no later success
-    resolved. ``decisions``: remembered decisions and memories whose source is the session,
-    the checkpoints' ``recent_remembers`` and the decisions the agent stated, deduplicated.
-    ``open_items``: unfinished task items, calls that never returned, a request that ended in
-    an unresolved error. ``earlier``: the newest compaction's summary (what came before the
-    rows read), ``(covers_through_seq, gist)``. ``rows_read``/``last_seq``: how much of the
-    session the brief read."""
+        ``last_active``: the newest of its last row's time, its end and its newest checkpoint
+        (aware UTC; None when unknown). ``requests``: ``(seq, text)`` of its requests among the
+        rows read (seq -1: taken from a checkpoint digest, the session has no rows stored).
+        ``requests_total``: how many requests it has in all, when counted (``None``: not
+        counted). ``outcome``: the last answer's gist, ``(seq, text)``; ``ended``:
+        ``interrupted`` or ``failed`` when the run of the last request ended so
+        (``store.last_run``), else None. ``commands``: the last
+        distinct commands run, with their status. ``tests``: the newest test command's run,
+        ``failing_tests`` what its newest run named as failing. ``files_changed``: created,
+        modified or deleted files, in order of last touch. ``errors``: errors no later success
+        resolved. ``decisions``: remembered decisions and memories whose source is the session,
+        the checkpoints' ``recent_remembers`` and the decisions the agent stated, deduplicated.
+        ``open_items``: unfinished task items, calls that never returned, a request that ended in
+        an unresolved error. ``earlier``: the newest compaction's summary (what came before the
+        rows read), ``(covers_through_seq, gist)``. ``rows_read``/``last_seq``: how much of the
+        session the brief read. ``who``: ``author@machine`` of a teammate's session (issue 41,
+    ``brief --team``)."""
 
     key: str
     harness: str
@@ -81,6 +82,9 @@ class SessionBrief:
     earlier: tuple[int | None, str] | None = None
     rows_read: int = 0
     last_seq: int = -1
+    #: issue 41: ``author@machine`` of a teammate's session (``brief --team``); None for a
+    #: session of this workspace
+    who: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON shape of ``continuity brief --json``'s ``sessions`` items."""
@@ -115,6 +119,7 @@ class SessionBrief:
             else None,
             "rows_read": self.rows_read,
             "last_seq": self.last_seq,
+            **({"who": self.who} if self.who else {}),
         }
 
 

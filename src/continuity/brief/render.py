@@ -197,7 +197,10 @@ def _sections(
             sidx,
             0,
             0,
-            [f"### Session {s.key} · {s.harness} · {how_long_ago(s.last_active, now)}{when}"],
+            [
+                f"### Session {s.key} · {s.harness}{f' · {s.who}' if s.who else ''} · "
+                f"{how_long_ago(s.last_active, now)}{when}"
+            ],
         )
     ]
     if s.requests:
@@ -277,10 +280,12 @@ def _more(s: SessionBrief, reach: Reach) -> str | None:
     """How to read more of this session: the installed MCP ``show`` tool and/or the CLI."""
     seq = s.requests[-1][0] if s.requests and s.requests[-1][0] >= 0 else s.last_seq
     ways = []
+    team = ", team true" if s.who else ""  # issue 41: a teammate's session
     if reach.mcp.get("show") and seq >= 0:
-        ways.append(f'MCP `{reach.mcp["show"]}` (session "{s.key}", seq {seq})')
+        ways.append(f'MCP `{reach.mcp["show"]}` (session "{s.key}", seq {seq}{team})')
     if reach.cli and seq >= 0:
-        ways.append(f"`{reach.cli} show {s.key} --seq {seq}`")
+        flag = " --team" if s.who else ""
+        ways.append(f"`{reach.cli} show {s.key}{flag} --seq {seq}`")
     return "More of this session: " + "; or ".join(ways) if ways else None
 
 

@@ -113,6 +113,7 @@ from continuity.cli.commands.common import (  # noqa: E402
     JsonOption,
     SessionArgument,
     SessionHarness,
+    TeamReadOption,
     bad_option,
     count_option,
     emit_json as _emit_json,
@@ -349,12 +350,16 @@ def show_cmd(
         "--pager/--no-pager",
         help="In a terminal, page the output ($PAGER, else less); never when piped or --json.",
     ),
+    team: bool = TeamReadOption,
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Show a session's log, readable (one block per row, with its seq), secrets redacted
     unless --raw."""
     from continuity.cli.commands.common import open_workspace
+
+    if team and raw:
+        raise bad_option("--raw", "a team session holds only redacted rows: --raw does not apply")
 
     if seq is not None and (tail is not None or from_seq is not None or to_seq is not None):
         raise InputError(
@@ -363,6 +368,9 @@ def show_cmd(
     if from_seq is not None and to_seq is not None and to_seq < from_seq:
         raise InputError(f"--to {to_seq} is before --from {from_seq}")
     span = {"from_seq": from_seq, "to_seq": to_seq, "tail": tail}
+    if team:
+        _show_team(home, session, all_rows, seq, span, pager, as_json)
+        return
     with open_workspace(home, read_only=True) as ws:
         if as_json:
             _emit_json(ws.show(session, raw=raw, all_rows=all_rows, seq=seq, **span).to_dict())
@@ -395,6 +403,45 @@ def show_cmd(
         )
 
 
+def _show_team(
+    home: Path | None,
+    session: str,
+    all_rows: bool,
+    seq: int | None,
+    span: dict[str, Any],
+    pager: bool,
+    as_json: bool,
+) -> None:
+    """``show --team``: a teammate's session read from the team store (issue 41), its
+    author, machine and project first."""
+    if as_json:
+        from continuity.cli.commands.common import open_workspace
+
+        with open_workspace(home, read_only=True) as ws:
+            _emit_json(ws.show(session, all_rows=all_rows, seq=seq, team=True, **span).to_dict())
+        return
+    from continuity.api.shapes import session_rows
+    from continuity.cli.render import show_entries
+    from continuity.redaction.funnel import SESSION_KNOWN
+    from continuity.redaction.session import session_secrets
+    from continuity.team.pull import scratch_copy
+    from continuity.team.settings import team_settings
+
+    with scratch_copy(team_settings(home), session) as (store, ts):
+        rows = session_rows(store, ts.key, all_rows=all_rows, seq=seq, **span)
+        token = SESSION_KNOWN.set(session_secrets(store, ts.key))
+        try:
+            with _paged(out, pager):
+                out.print(
+                    f"team session {ts.key} · {ts.who} · {ts.project}",
+                    markup=False,
+                    highlight=False,
+                )
+                show_entries(out, store.get_session(ts.key), rows, raw=False)
+        finally:
+            SESSION_KNOWN.reset(token)
+
+
 def _paged(console: Any, wanted: bool) -> Any:
     """``console.pager`` (Rich: ``$PAGER``, else ``less``, given ``-RFX`` through ``$LESS``
     when unset, so colours stay and a short output just prints) when ``wanted`` and the
@@ -413,6 +460,7 @@ def _paged(console: Any, wanted: bool) -> Any:
 def continue_cmd(
     session: str = SessionArgument,
     budget: int = BudgetOption,
+    team: bool = TeamReadOption,
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -422,12 +470,19 @@ def continue_cmd(
     from continuity.cli.commands.common import open_workspace
 
     with open_workspace(home, read_only=True) as ws:
-        view = ws.continuation(session, budget_bytes=budget)
+        view = ws.continuation(session, budget_bytes=budget, team=team)
     if as_json:
         _emit_json(view.to_dict())
     else:
         from continuity.cli.render import continuation_text
 
+        if view.team:
+            t = view.team
+            out.print(
+                f"team session {view.session} · {t['author']}@{t['machine']} · {t['project']}",
+                markup=False,
+                highlight=False,
+            )
         continuation_text(out, view)
     if view.refusal:
         raise typer.Exit(5)

@@ -299,13 +299,17 @@ class ContinuityTools:
         return self.session(None, stored=False)
 
     def continuation(
-        self, budget_bytes: int = FOLLOW_UP_BUDGET_BYTES, session: str | None = None
+        self,
+        budget_bytes: int = FOLLOW_UP_BUDGET_BYTES,
+        session: str | None = None,
+        team: bool = False,
     ) -> dict[str, Any]:
         """The bounded continuation of ``session`` (a key or a unique prefix); without one, of
         the previous session of this project: the newest stored session of this folder that
         is not the caller's own (``own_session``), never the caller's own (issue 39). Raises
         ``NoProjectSession`` when the folder has no session at all, ``InputError`` when its
-        only one is the caller's."""
+        only one is the caller's. ``team``: ``session`` is a teammate's, read from the team
+        store (issue 41; the answer's ``team`` gives its author and machine)."""
         from urllib.parse import quote
 
         from continuity.core.config import FOLLOW_UP_BUDGET_RANGE
@@ -314,6 +318,11 @@ class ContinuityTools:
         low, high = FOLLOW_UP_BUDGET_RANGE
         if isinstance(budget_bytes, bool) or not low <= int(budget_bytes) <= high:
             raise InputError(f"budget_bytes: must be {low:,} to {high:,} (got {budget_bytes})")
+        if team:  # issue 41: a teammate's session, from the team store
+            if not session:
+                raise InputError("team: name the session (a key or a prefix from search)")
+            with self._workspace() as ws:
+                return ws.continuation(session, budget_bytes=int(budget_bytes), team=True).to_dict()
         key = session or self.previous_session()
         if key is None:
             own = self.own_session()
@@ -354,6 +363,7 @@ class ContinuityTools:
         tool: str | None = None,
         since: str | None = None,
         until: str | None = None,
+        team: bool = False,
     ) -> dict[str, Any]:
         """Rows of every session matching ``query`` (``Workspace.search``: the ranking and
         filters of ``continuity search``, rows of this folder boosted; the answer
@@ -364,6 +374,8 @@ class ContinuityTools:
         from continuity.browse.agent_tools import search_answer, search_limit
 
         count = search_limit(limit)
+        if team:  # issue 41: the team store's rows this member may read
+            return self._team_search(query, count)
         # as the CLI's --project and --here: a folder relative to the server's, resolved
         # (fresh-user review: "proj" or "/a/proj/" found nothing the CLI found)
         folders = [
@@ -385,8 +397,42 @@ class ContinuityTools:
             )
         return search_answer(query, hits)
 
+    def _team_search(self, query: str, count: int) -> dict[str, Any]:
+        """``search`` with ``team``: the team store's rows (``Workspace.team_search``), each
+        with its author and machine and the ``show`` tool call that opens it."""
+        from continuity.browse.view import clean_text
+
+        with self._workspace() as ws:
+            hits = ws.team_search(query, count)
+        return {
+            "query": query,
+            "count": len(hits),
+            "team": True,
+            "hits": [
+                {
+                    "session": h.session,
+                    "seq": h.seq,
+                    "author": h.author,
+                    "machine": h.machine,
+                    "harness": h.harness,
+                    "project": h.project,
+                    "title": clean_text(h.title) if h.title else h.title,
+                    "time": h.ts,
+                    "role": h.role,
+                    "snippet": clean_text(h.snippet, raw=True),
+                    "show": f"continuity show {h.session} --team --seq {h.seq}",
+                }
+                for h in hits
+            ],
+        }
+
     def show(
-        self, session: str, seq: int, before: int | None = None, rows: int = 30
+        self,
+        session: str,
+        seq: int,
+        before: int | None = None,
+        rows: int = 30,
+        team: bool = False,
     ) -> dict[str, Any]:
         """The rows of ``session`` around row ``seq`` (``browse.agent_tools.show_rows``, as
         ``continuity show KEY --seq N``), redacted and bounded. Not ``Workspace.show``: that
@@ -394,6 +440,13 @@ class ContinuityTools:
         cuts each row at ``ROW_CHARS`` characters and all at ``SHOW_CHARS``."""
         from continuity.browse.agent_tools import show_rows
 
+        if team:  # issue 41: a teammate's session, from the team store
+            from continuity.team.pull import scratch_copy
+            from continuity.team.settings import team_settings
+
+            with scratch_copy(team_settings(self.home), session) as (store, ts):
+                found = show_rows(store, ts.key, seq, before=before, rows=rows)
+            return {**found, "team": ts.provenance()}
         with self._store() as store:
             return show_rows(store, session, seq, before=before, rows=rows)
 
@@ -438,7 +491,9 @@ def build_server(tools: ContinuityTools) -> Any:
         "its session key, seq and a redacted snippet; call show with them for the "
         "rows around it. Filters: harness, here (this folder only), project (a "
         "folder), role (user, assistant, tool, system), tool (a tool name), since / "
-        "until (a date or an age such as 7d). limit: 1 to 50.",
+        "until (a date or an age such as 7d). limit: 1 to 50. team=true: the team's "
+        "shared sessions instead (teammates' too, with author and machine; the filters "
+        "other than limit do not apply); open a hit with show and team=true.",
     )
     def search(
         query: str,
@@ -450,6 +505,7 @@ def build_server(tools: ContinuityTools) -> Any:
         tool: str | None = None,
         since: str | None = None,
         until: str | None = None,
+        team: bool = False,
     ) -> dict[str, Any]:
         return _call(
             tools.search,
@@ -462,6 +518,7 @@ def build_server(tools: ContinuityTools) -> Any:
             tool=tool,
             since=since,
             until=until,
+            team=team,
         )
 
     @server.tool(
@@ -471,10 +528,13 @@ def build_server(tools: ContinuityTools) -> Any:
         "(from seq-before, at most rows rows; before defaults to 5, or rows-1 when "
         "rows is smaller; as `continuity show KEY --seq N`), "
         "redacted, each row's text cut at 2,000 characters. session: a key or a "
-        "unique key prefix (from search).",
+        "unique key prefix (from search). team=true: a session of the team store "
+        "(a teammate's), with its author and machine.",
     )
-    def show(session: str, seq: int, before: int | None = None, rows: int = 30) -> dict[str, Any]:
-        return _call(tools.show, session, seq, before=before, rows=rows)
+    def show(
+        session: str, seq: int, before: int | None = None, rows: int = 30, team: bool = False
+    ) -> dict[str, Any]:
+        return _call(tools.show, session, seq, before=before, rows=rows, team=team)
 
     @server.tool(
         name="recall",
@@ -526,12 +586,14 @@ def build_server(tools: ContinuityTools) -> Any:
         annotations=reads,
         description="The bounded continuation of a session: "
         "newest summary, previous request, recent tail. Without session: the previous "
-        "session of this project (the newest stored one that is not this one).",
+        "session of this project (the newest stored one that is not this one). "
+        "team=true: session is a teammate's, from the team store (author and machine in "
+        "the answer's team).",
     )
     def continuation(
-        budget_bytes: int = FOLLOW_UP_BUDGET_BYTES, session: str | None = None
+        budget_bytes: int = FOLLOW_UP_BUDGET_BYTES, session: str | None = None, team: bool = False
     ) -> dict[str, Any]:
-        return _call(tools.continuation, budget_bytes=budget_bytes, session=session)
+        return _call(tools.continuation, budget_bytes=budget_bytes, session=session, team=team)
 
     return server
 

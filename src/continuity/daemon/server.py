@@ -27,6 +27,10 @@ daemon off the same workspace.
 cannot take its place (``DaemonConflict``: the address is in use, or another daemon serves the
 workspace); 1 when queued checkpoints could not be written at shutdown.
 
+**Team sync** (issue 41): while ``[team]`` names a team store, a ``continuity sync
+--follow-stdin`` child syncs it in the background, nudged after each import that stored rows
+and each session end (``daemon.teamsync``).
+
 **Lifecycle.** Startup replays the spool (events hooks recorded while the daemon was down)
 before the first request is served. SIGTERM and SIGINT stop accepting requests, let the ones in
 flight finish, finish queued background work, replay what the spool still holds, flush queued
@@ -938,6 +942,7 @@ def serve(
 
     from continuity.archive.archiver import load_settings as archive_settings
     from continuity.daemon.archiving import ArchiveChild
+    from continuity.daemon.teamsync import TeamSyncChild
 
     where = resolve_home(home)
     settings = load_settings(where)
@@ -960,6 +965,9 @@ def serve(
     workspace_id = os.urandom(16).hex()
     archiving = ArchiveChild(where) if archive_on else None
     live = build_live(where, settings)
+    # issue 41: while a team store is joined, its sync runs beside capture, never in its way
+    team_sync = TeamSyncChild(where)
+    live.on_change = team_sync.nudge
     failure: list[BaseException] = []
 
     login_codes = {secrets.token_urlsafe(24)}  # the browser's one-time sign-in (issue 19)
@@ -978,10 +986,12 @@ def serve(
             archiving.start()
         else:
             log.info("archive: off ([archive] enabled = false)")
+        team_sync.start()
 
     def stopped(error: BaseException | None) -> None:
         if archiving is not None:
             archiving.stop()
+        team_sync.stop()
         url_file.unlink(missing_ok=True)
         id_file.unlink(missing_ok=True)
         live.store.close()

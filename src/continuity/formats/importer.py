@@ -378,6 +378,12 @@ def _import_once(
             key_path,  # new, or now another session
             joins=reader.continues_session,
         )
+    if store.is_forgotten(key):  # issue 41: `continuity forget` keeps it from coming back
+        report.status, report.harness, report.session_key = "skipped", reader.harness, key
+        report.reason = "forgotten (continuity forget): never imported again"
+        if progress:
+            progress(stat.st_size)
+        return
     job = _FileImport(store, p, reader, key, report, state if resume else {}, stat, prefix)
     job.claimed = source
     # a known file that was rewritten (not grown): its line positions are read again

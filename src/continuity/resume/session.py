@@ -128,8 +128,11 @@ def resume_session(
     env: Mapping[str, str] | None = None,
     target_home: Path | None = None,
     now: datetime | None = None,
+    project: str | None = None,
 ) -> Written:
-    """Write SESSION's continuation as a new ``target`` session (module docstring)."""
+    """Write SESSION's continuation as a new ``target`` session (module docstring).
+    ``project``: the folder to continue it in instead of the recorded one (issue 41: ``resume
+    --project DIR``, the folder where the repository lives on this machine)."""
     from continuity.continuation.view import build_continuation
 
     if target not in TARGETS:
@@ -140,16 +143,22 @@ def resume_session(
     session = store.get_session(session_key)
     if session is None:
         raise SessionNotFound(session_key)
-    project = session.project
+    if project is not None:
+        project = os.path.abspath(project)
+        if not os.path.isdir(project):
+            raise InputError(f"--project {project}: not a folder on this machine")
+    else:
+        project = session.project
     if not project:
         raise InputError(
             f"session {session_key} has no project folder recorded; a harness "
-            "resumes a session only in its project folder"
+            "resumes a session only in its project folder: name it with --project DIR"
         )
     if not os.path.isdir(project):
         raise InputError(
             f"project folder {project} of session {session_key} does not exist "
-            "here; the harness resumes a session only in its project folder"
+            "here; the harness resumes a session only in its project folder: name the folder "
+            "where the repository is on this machine with --project DIR"
         )
     view = build_continuation(store, session_key, budget_bytes=budget_bytes)
     if view.refusal:

@@ -3,6 +3,11 @@
 Migrations never import this module: each Alembic revision inlines the tables it creates
 (style.md §3). ``tests/store/test_migrations.py`` checks that the head revision and this
 metadata agree (no diff).
+
+Over 600 lines: every table of the workspace is declared here, once, so that the metadata
+the head revision is compared with is one object; each table is a short declaration with the
+comment saying which issue and revision it serves, and splitting them by concern would only
+spread that comparison over several modules.
 """
 
 from __future__ import annotations
@@ -572,4 +577,35 @@ team_index = Table(
     Column("ended_at", DateTime(timezone=True)),
     Column("entry_count", Integer, nullable=False),
     Column("pushed_at", DateTime(timezone=True), nullable=False),
+)
+
+# ---------------------------------------------------------------------------- forget (0027)
+
+#: issue 41 item 2: one tombstone per session ``continuity forget`` deleted: its key, the
+#: ``--pattern`` that found it (NULL: by key) and when. An import never stores a forgotten
+#: session again; ``continuity sync`` deletes this machine's copy of it in the team store.
+forgotten = Table(
+    "forgotten",
+    metadata,
+    Column("forget_id", Integer, primary_key=True, autoincrement=True),
+    Column("session_key", String(200), nullable=False),
+    Column("pattern", Text),
+    Column("forgotten_at", DateTime(timezone=True), nullable=False),
+    sqlite_autoincrement=True,
+)
+Index("ix_forgotten_session", forgotten.c.session_key)
+
+#: issue 41 item 4: a teammate's session pulled into this workspace (``resume`` of a session
+#: only the team store holds): the copy's key here, where it came from (team store, owner,
+#: machine, key) and its author. ``continuity sync`` never pushes a copy as this member's own.
+team_copies = Table(
+    "team_copies",
+    metadata,
+    Column("session_key", String(200), primary_key=True),
+    Column("team_store", String(64), nullable=False),
+    Column("owner", String(200), nullable=False),
+    Column("machine", String(200), nullable=False),
+    Column("original_key", String(200), nullable=False),
+    Column("author", Text, nullable=False),
+    Column("pulled_at", DateTime(timezone=True), nullable=False),
 )

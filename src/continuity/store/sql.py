@@ -39,6 +39,7 @@ from continuity.store.base import ImportIssue, RawLine, RowMeta, SourceState
 from continuity.store.bulk import ENTRY_COLUMNS, BulkWriter, source_ids
 from continuity.store.checkpoints import CheckpointStoreMixin
 from continuity.store.fencing import FencingStoreMixin
+from continuity.store.forget import ForgetStoreMixin
 from continuity.store.langgraph import LangGraphStoreMixin
 from continuity.store.lineage import LineageStoreMixin
 from continuity.store.memory import MemoryStoreMixin
@@ -176,6 +177,7 @@ class SqlStore(
     LangGraphStoreMixin,
     TitleStoreMixin,
     TeamSyncStoreMixin,
+    ForgetStoreMixin,
 ):
     """The ``Store`` implementation. Build it with ``continuity.store.open_store``.
 

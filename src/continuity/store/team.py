@@ -177,3 +177,28 @@ class TeamSyncStoreMixin(SqlParts):
                 if r[name] is not None:
                     r[name] = as_utc(r[name])
         return rows
+
+    def put_team_copy(self, key: str, origin: Mapping[str, str]) -> None:
+        """Record session ``key`` as a copy pulled from the team store (``origin``:
+        ``team_store``, ``owner``, ``machine``, ``original_key``, ``author``); replaces an
+        earlier record of ``key``."""
+        with self._conn() as conn:
+            conn.execute(delete(t.team_copies).where(t.team_copies.c.session_key == key))
+            conn.execute(
+                t.team_copies.insert().values(
+                    session_key=key, pulled_at=datetime.now(UTC), **dict(origin)
+                )
+            )
+
+    def team_copy(self, key: str) -> dict[str, Any] | None:
+        """Where the copy ``key`` came from (the ``team_copies`` row), None when ``key`` is
+        not a copy."""
+        c = t.team_copies.c
+        with self._conn() as conn:
+            row = conn.execute(select(t.team_copies).where(c.session_key == key)).first()
+        return dict(row._mapping) if row else None
+
+    def team_copy_keys(self) -> set[str]:
+        """The keys of every copy pulled from a team store (``sync`` pushes none of them)."""
+        with self._conn() as conn:
+            return {r[0] for r in conn.execute(select(t.team_copies.c.session_key))}

@@ -6,9 +6,12 @@ shared projects, author and machine), ``identity`` (a project is its normalised 
 plus the path inside the repository), ``local`` (``team join|share|unshare|status``),
 ``schema`` (the team store's tables, roles and row-level security), ``push`` (the rows that
 leave, redacted), ``sync`` (watermarked, batched, idempotent push and the index pull),
-``reads`` (``--team`` reads).
+``reads`` (``--team`` reads), ``follow`` (the rounds of continuous sync: floor, debounce,
+backoff), ``state`` (the last sync and the last error, for ``team status``), ``forget``
+(``continuity forget``), ``pull`` (a teammate's session read back: ``show``/``continue``/
+``brief --team``, ``resume`` of a session only the team store holds).
 
-May import: ``core``, ``store``, ``redaction``, ``browse``.
+May import: every layer below it (``core`` to ``browse``).
 
 The names below are re-exported lazily (``continuity.core.exports``): importing the package
 loads none of its modules.

@@ -72,8 +72,9 @@ def set_shared(
 @dataclass(frozen=True, slots=True)
 class TeamStatus:
     """``continuity team status``: the team store (password masked; None when not joined),
-    the team's name, this machine's author and machine names, the shared projects, and the
-    project of the current folder with whether it is shared."""
+    the team's name, this machine's author and machine names, the shared projects, the
+    project of the current folder with whether it is shared, whether the daemon syncs on its
+    own (``auto_sync``), and how the last syncs went (``sync``: ``team.state``)."""
 
     url: str | None
     name: str
@@ -82,6 +83,8 @@ class TeamStatus:
     shared: tuple[str, ...]
     here: ProjectIdentity
     here_shared: bool
+    auto_sync: bool = True
+    sync: dict[str, Any] | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` shape."""
@@ -98,11 +101,18 @@ class TeamStatus:
                 "path": self.here.path,
                 "shared": self.here_shared,
             },
+            "auto_sync": self.auto_sync,
+            "sync": {
+                k: (self.sync or {}).get(k)
+                for k in ("last_sync_at", "last_error", "last_error_at", "failing_since")
+            },
         }
 
 
 def status(home: str | os.PathLike[str] | None, folder: str | os.PathLike[str]) -> TeamStatus:
     """The ``TeamStatus`` of the workspace, ``folder`` being "here"."""
+    from continuity.team.state import read_state
+
     settings = team_settings(home)
     here = project_identity(Path(folder), machine=settings.machine_name())
     return TeamStatus(
@@ -113,6 +123,8 @@ def status(home: str | os.PathLike[str] | None, folder: str | os.PathLike[str]) 
         shared=tuple(settings.shared),
         here=here,
         here_shared=any(here.within(s) for s in settings.shared),
+        auto_sync=settings.auto_sync,
+        sync=read_state(home),
     )
 
 

@@ -126,6 +126,14 @@ class TeamStore:
                 self._meta = check_team_store(conn)
         return self._meta
 
+    def whoami(self) -> str:
+        """This connection's PostgreSQL role (``current_user``: the ``owner`` of what it
+        pushes)."""
+        from sqlalchemy import text
+
+        with self._begin() as conn:
+            return str(conn.execute(text("SELECT current_user")).scalar())
+
     def set_shares(self, team: str, projects: Iterable[str]) -> None:
         """Make this role's shares with ``team`` exactly ``projects`` (identities): new ones
         added, ones no longer listed dropped (``team unshare``: the team stops reading them),
@@ -198,6 +206,38 @@ class TeamStore:
                     [{c: r[c] for c in _CHECKPOINT_COLUMNS} for r in rows],
                 )
 
+    def forget(self, key: str) -> int:
+        """Delete this role's copies of session ``key`` (from any of its machines) and of the
+        sessions below it (``key/...``: a Claude Code subagent's file): rows, checkpoints and
+        the session, and record the tombstone (``forgotten``: teammates' copies go too), one
+        transaction (``continuity forget``, carried by ``sync``). Returns the sessions
+        deleted."""
+        from sqlalchemy import text
+
+        where = (
+            "owner = current_user AND (session_key = :k OR "
+            "left(session_key, length(:k) + 1) = :k || '/')"
+        )
+        with self._begin() as conn:
+            for table in ("entries", "checkpoints"):
+                conn.execute(text(f"DELETE FROM {S}.{table} WHERE {where}"), {"k": key})
+            conn.execute(
+                text(f"INSERT INTO {S}.forgotten (session_key) VALUES (:k) ON CONFLICT DO NOTHING"),
+                {"k": key},
+            )
+            return conn.execute(
+                text(f"DELETE FROM {S}.sessions WHERE {where}"), {"k": key}
+            ).rowcount
+
+    def forgotten(self) -> list[tuple[str, str]]:
+        """``(owner, session key)`` of the tombstones this role may read: its own and those of
+        the members sharing projects with its teams."""
+        from sqlalchemy import text
+
+        with self._begin() as conn:
+            rows = conn.execute(text(f"SELECT owner, session_key FROM {S}.forgotten"))
+            return [(r.owner, r.session_key) for r in rows]
+
     def pull_index(self) -> list[dict[str, Any]]:
         """Every session this role may read (its own, the shared ones of its teams): the
         ``INDEX_COLUMNS``, no rows."""
@@ -205,6 +245,49 @@ class TeamStore:
 
         with self._begin() as conn:
             found = conn.execute(text(f"SELECT {', '.join(INDEX_COLUMNS)} FROM {S}.sessions"))
+            return [dict(r._mapping) for r in found]
+
+    def find_sessions(self, ref: str, *, limit: int = 20) -> list[dict[str, Any]]:
+        """The sessions this role may read whose key is ``ref`` or starts with it (byte for
+        byte), exact matches first, then by key: each the ``INDEX_COLUMNS`` plus
+        ``shared_as``."""
+        from sqlalchemy import text
+
+        sql = (
+            f"SELECT {', '.join(INDEX_COLUMNS)}, shared_as FROM {S}.sessions "
+            "WHERE left(session_key, length(:r)) = :r "
+            "ORDER BY session_key <> :r, session_key, owner, machine LIMIT :n"
+        )
+        with self._begin() as conn:
+            return [dict(r._mapping) for r in conn.execute(text(sql), {"r": ref, "n": limit})]
+
+    def session_rows(
+        self, owner: str, machine: str, key: str, *, after_seq: int = -1
+    ) -> list[tuple[int, str]]:
+        """``(seq, row JSON)`` of one session's rows after ``after_seq``, in seq order (the
+        rows as pushed: ``show --json``'s shape, redacted)."""
+        from sqlalchemy import text
+
+        sql = (
+            f"SELECT seq, row_json FROM {S}.entries WHERE owner = :o AND machine = :m "
+            "AND session_key = :k AND seq > :a ORDER BY seq"
+        )
+        with self._begin() as conn:
+            found = conn.execute(text(sql), {"o": owner, "m": machine, "k": key, "a": after_seq})
+            return [(r.seq, r.row_json) for r in found]
+
+    def session_checkpoints(self, owner: str, machine: str, key: str) -> list[dict[str, Any]]:
+        """One session's checkpoints as pushed (trigger, redacted digest, prompt count,
+        time), oldest first."""
+        from sqlalchemy import text
+
+        sql = (
+            f"SELECT checkpoint_id, trigger, digest, prompt_count, created_at FROM "
+            f"{S}.checkpoints WHERE owner = :o AND machine = :m AND session_key = :k "
+            "ORDER BY created_at, checkpoint_id"
+        )
+        with self._begin() as conn:
+            found = conn.execute(text(sql), {"o": owner, "m": machine, "k": key})
             return [dict(r._mapping) for r in found]
 
     def search(self, query: str, *, limit: int = 20) -> list[dict[str, Any]]:

@@ -20,6 +20,10 @@ and a ``shared_as`` (the project identity its owner shared: ``team share``). A m
 the tables (the store's admin) is not subject to the policies (``FORCE`` is not set): the
 "checked by SQL as the database owner" of issue 41 reads everything.
 
+``forgotten`` (schema version 2) holds each member's tombstones (``continuity forget``: the
+key only), readable by the members of the teams its owner shares projects with, so their
+copies of the session go too.
+
 Row text: ``entries.row_json`` is a row as ``show --json`` gives it, redacted; ``entries.body``
 its searchable text, redacted, indexed as ``tsvector`` (``simple`` configuration) with GIN.
 """
@@ -35,7 +39,7 @@ from continuity.core.errors import ConfigError, StoreError
 
 SCHEMA = "continuity_team"
 #: The schema version this continuity writes and reads.
-VERSION = 1
+VERSION = 2
 #: The member role ``init_team_store`` creates by default.
 MEMBER_ROLE = "continuity_member"
 #: A role name we put into DDL (quoted, but checked first: a letter, then letters, digits, _).
@@ -109,7 +113,23 @@ def _steps(member: str) -> dict[int, list[str]]:
                     f"CREATE POLICY {t}_team ON {s}.{t} FOR SELECT TO {member} USING ({readable})",
                 )
             ),
-        ]
+        ],
+        # issue 41 item 2: a member's tombstones (``continuity forget``), read by the members
+        # of the teams they are in, whose copies of the session (``resume``) then go too
+        2: [
+            f"CREATE TABLE {s}.forgotten (owner name NOT NULL DEFAULT current_user, "
+            "session_key text NOT NULL, forgotten_at timestamptz NOT NULL DEFAULT now(), "
+            "PRIMARY KEY (owner, session_key))",
+            f"GRANT SELECT, INSERT ON {s}.forgotten TO {member}",
+            f"ALTER TABLE {s}.forgotten ENABLE ROW LEVEL SECURITY",
+            f"CREATE POLICY forgotten_own ON {s}.forgotten FOR INSERT TO {member} "
+            f"WITH CHECK ({own})",
+            f"CREATE POLICY forgotten_read ON {s}.forgotten FOR SELECT TO {member} "
+            # (``members`` shows a member only their own rows: the owners sharing with this
+            # member's teams are read from ``shares``, which shows those)
+            f"USING ({own} OR owner IN (SELECT sh.owner FROM {s}.shares sh "
+            f"WHERE sh.team IN {teams}))",
+        ],
     }
 
 

@@ -11,6 +11,12 @@ leaves the machine. ``author`` (default: the OS user) and ``machine`` (default: 
 name) are written on every session pushed. ``name`` is the team inside the team store whose
 members read the shared projects (default ``default``).
 
+The daemon syncs on its own while a team store is joined (``auto_sync``, default true;
+``continuity.daemon.teamsync``): ``sync_debounce_seconds`` (default 2) after new rows are
+captured, and at least every ``sync_interval_seconds`` (default 30, so a teammate's index is
+never more than a minute behind a session that ended); a team store that cannot be reached
+is tried again with a backoff from ``RETRY_FIRST_SECONDS`` up to that interval.
+
 ``write_team`` rewrites the ``[team]`` table only: the rest of ``config.toml`` (other
 sections, comments) stays byte for byte.
 """
@@ -34,13 +40,17 @@ from continuity.core.private import write_private
 SECTION = "team"
 #: ``sslmode`` values that make libpq refuse a connection without TLS.
 TLS_MODES = ("require", "verify-ca", "verify-full")
+#: The first wait after a sync that failed (seconds); each failure doubles it, up to
+#: ``sync_interval_seconds``.
+RETRY_FIRST_SECONDS = 2.0
 #: A team name: what ``members.team`` holds in the team store.
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,62}$")
 
 
 class TeamSettings(BaseModel):
     """``[team]``: ``url`` (None: not joined), ``name``, ``author``, ``machine``, ``shared``
-    (project identities), as the module docstring says."""
+    (project identities), ``auto_sync``, ``sync_debounce_seconds`` (0.1..600) and
+    ``sync_interval_seconds`` (1..86,400), as the module docstring says."""
 
     model_config = ConfigDict(extra="forbid")
 
@@ -49,6 +59,9 @@ class TeamSettings(BaseModel):
     author: str | None = None
     machine: str | None = None
     shared: list[str] = Field(default_factory=list)
+    auto_sync: bool = True
+    sync_debounce_seconds: float = Field(default=2.0, ge=0.1, le=600.0)
+    sync_interval_seconds: float = Field(default=30.0, ge=1.0, le=86_400.0)
 
     def author_name(self) -> str:
         """``author``, else the OS user (``getpass.getuser``), else ``unknown``."""
@@ -137,6 +150,8 @@ def _toml_value(value: Any) -> str:
 
     if isinstance(value, bool):
         return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
     if isinstance(value, str):
         return json.dumps(value, ensure_ascii=False)  # a TOML basic string: same escapes
     if isinstance(value, list):
@@ -192,10 +207,17 @@ def team_values(settings: TeamSettings) -> dict[str, Any]:
         "author": settings.author,
         "machine": settings.machine,
         "shared": settings.shared or None,
+        **{
+            name: getattr(settings, name)
+            for name in ("auto_sync", "sync_debounce_seconds", "sync_interval_seconds")
+            if name in settings.model_fields_set
+            and getattr(settings, name) != TeamSettings.model_fields[name].default
+        },
     }
 
 
 __all__ = [
+    "RETRY_FIRST_SECONDS",
     "TLS_MODES",
     "TeamSettings",
     "check_team_url",

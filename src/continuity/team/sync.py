@@ -7,7 +7,8 @@ the team. Of those: the session's index fields (title redacted), its rows as ``s
 gives them (every string through ``redaction.structured.redact_value`` under the session-wide
 secrets, ``redaction.session``: texts, tool-call arguments and results, compaction summaries;
 the row's local source path and line left out), each row's searchable text (the same strings),
-and its checkpoints (trigger, count, time, and the digest redacted). Never a raw line, never
+and its checkpoints (trigger, count, time, and the digest redacted, the session's folder on
+this machine in it replaced by the project's identity: ``without_folder``). Never a raw line, never
 the transcript JSONL, never a media blob.
 
 **Watermarks** (``store.team``, keyed by the team store's id): per table, the newest
@@ -21,6 +22,14 @@ row repeats), or whose rows through the mark moved on or off the conversation pa
 branch, a repeat hidden), has every row pushed again; otherwise only the rows after the
 mark.
 
+**Forget.** A tombstone (``continuity forget``, ``store.forget``) deletes the member's copies
+of the session in the team store at the next sync (``TeamStore.forget``); a watermark
+(``forgotten``: the last tombstone carried) makes each tombstone carried once, after the
+pushes, so a push that read the session just before it was forgotten is undone in the same
+sync or the next. The local rows are gone and an import never stores them again, so no later
+sync pushes them back. The team store keeps the tombstone (its key only), and a teammate's
+sync that pulls the index forgets the copies ``resume`` made of that session there.
+
 **Kill -9 at any point.** Each batch of ``batch_rows`` rows is one team-store transaction,
 an upsert keyed by owner, machine, session and seq; its local mark is written after the
 commit. A kill before the commit loses the batch (pushed again next time), a kill between
@@ -32,6 +41,7 @@ marks unchanged) and for two machines pushing at once (their rows differ by mach
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -53,7 +63,8 @@ MARGIN = timedelta(minutes=10)
 class SyncReport:
     """What one ``sync`` did: sessions looked at (``candidates``), pushed (``sessions``),
     left private (``private``), rows and checkpoints written to the team store (a row pushed
-    again counts again), batches, and the index rows pulled (None: no pull)."""
+    again counts again), batches, the index rows pulled (None: no pull), and the sessions
+    deleted from the team store for tombstones (``forgotten``)."""
 
     store: str
     candidates: int = 0
@@ -63,6 +74,7 @@ class SyncReport:
     checkpoints: int = 0
     batches: int = 0
     index: int | None = None
+    forgotten: int = 0
     pushed_keys: list[str] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
@@ -76,6 +88,7 @@ class SyncReport:
             "checkpoints": self.checkpoints,
             "batches": self.batches,
             "index": self.index,
+            "forgotten": self.forgotten,
         }
 
 
@@ -122,6 +135,22 @@ def redacted_row(entry: Any) -> tuple[str, str]:
     body = "\n".join(t for t in texts if t)
     data = orjson.dumps(clean, option=orjson.OPT_NON_STR_KEYS).decode()
     return _nul_free(data), _nul_free(body)
+
+
+def without_folder(text: str, folder: str | None, project: str) -> str:
+    """``text`` with the session's folder on this machine (``folder``, and the path it was
+    recorded as) replaced by its project identity ``project`` wherever it stands as a whole
+    path (a checkpoint digest's ``Project:`` line): where a member keeps a repository is not
+    the team's business, and means nothing on another machine."""
+    import re
+
+    if not folder:
+        return text
+    out = text
+    for path in dict.fromkeys([folder.rstrip("/"), os.path.realpath(folder)]):
+        if len(path) > 1:
+            out = re.sub(re.escape(path) + r"(?![\w.-])", lambda _m: project, out)
+    return out
 
 
 def secrets_digest(secrets: dict[str, str]) -> str:
@@ -175,9 +204,10 @@ def sync(
         keys, newest, top = store.sessions_changed(since, after_checkpoint)
         report.candidates = len(keys)
         pushed = store.team_pushed(sid, keys)
+        copies = store.team_copy_keys()  # a teammate's session pulled here: never ours
         for key in keys:
             session = store.get_session(key)
-            if session is None:
+            if session is None or key in copies:
                 continue
             ident = identity(session.project) if session.project else None
             share = _share_of(ident, settings.shared) if ident else None
@@ -204,7 +234,14 @@ def sync(
             )
             report.sessions += 1
             report.pushed_keys.append(key)
-        new_marks = {"checkpoints": str(top), "shares": shares}
+        # issue 41 item 2: each tombstone written since the last sync deletes this member's
+        # copies of the session in the team store (after the pushes: a push that read the
+        # session before it was forgotten is undone here, or at the next sync)
+        carried = int(marks.get("forgotten", "0"))
+        for forget_id, key in store.tombstones(carried):
+            report.forgotten += team.forget(key)
+            carried = forget_id
+        new_marks = {"checkpoints": str(top), "shares": shares, "forgotten": str(carried)}
         if newest is not None:
             new_marks["sessions"] = newest.isoformat()
         store.set_team_marks(sid, new_marks)
@@ -212,10 +249,28 @@ def sync(
             rows = team.pull_index()
             store.put_team_index(sid, rows)
             report.index = len(rows)
+            report.forgotten += _forget_copies(store, team)
         return report
     finally:
         if own:
             team.close()
+
+
+def _forget_copies(store: Any, team: TeamStore) -> int:
+    """Forget this workspace's copies of teammates' sessions (``resume``, ``team.pull``)
+    whose owner has forgotten them since (the team store's ``forgotten``); returns how
+    many."""
+    copies = store.team_copy_keys()
+    if not copies:
+        return 0
+    gone = set(team.forgotten())
+    done = 0
+    for key in sorted(copies):
+        origin = store.team_copy(key)
+        if origin and (origin["owner"], origin["original_key"]) in gone:
+            store.forget_session(key, pattern=None)
+            done += 1
+    return done
 
 
 def _push_session(
@@ -303,7 +358,9 @@ def _push_session(
                     **common,
                     "checkpoint_id": c.checkpoint_id,
                     "trigger": c.trigger.value,
-                    "digest": _nul_free(redact(c.digest)),
+                    "digest": _nul_free(
+                        without_folder(redact(c.digest), session.project, common["project"])
+                    ),
                     "prompt_count": c.prompt_count,
                     "created_at": c.created_at,
                 }

@@ -59,6 +59,7 @@ COMMANDS = {
     "usage": "usage",
     "harnesses": "harnesses",
     "sync": "team",
+    "forget": "team",
 }
 #: Every command group (``add_typer``) the modules add, in order, with its module. Typer lists a
 #: group's commands before its groups, so ``--help`` shows these after the app's own groups.

@@ -196,6 +196,12 @@ def brief_cmd(
         "tools installed for this harness (claude-code, "
         "codex or pi), as its session would see them.",
     ),
+    team: bool = typer.Option(
+        False,
+        "--team",
+        help="The team's sessions of this repository instead (wherever cloned; from the "
+        "team store, with author@machine; this machine's own left out).",
+    ),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -210,8 +216,8 @@ def brief_cmd(
     if harness is not None and harness not in HARNESSES:
         raise InputError(f"--harness: must be one of {', '.join(HARNESSES)} (got {harness!r})")
     reach = harness_reach(str(resolve_home(home)), harness)
-    with open_workspace(home, read_only=True) as ws:
-        found = ws.brief(project, budget_chars=budget, window=window, reach=reach)
+    with open_workspace(home, read_only=not team) as ws:
+        found = ws.brief(project, budget_chars=budget, window=window, reach=reach, team=team)
     if as_json:
         emit_json(found.to_dict())
         return

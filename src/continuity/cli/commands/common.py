@@ -168,6 +168,13 @@ HomeOptionNoConfigCheck = typer.Option(
     None, "--home", help=HOME_HELP, show_default=False, parser=parse_home, callback=check_home_only
 )
 JsonOption = typer.Option(False, "--json", help="Print JSON on stdout.")
+#: issue 41: ``show``, ``continue``: a teammate's session, read from the team store.
+TeamReadOption = typer.Option(
+    False,
+    "--team",
+    help="A session of the team store (a teammate's, or yours from another machine), with "
+    "its author and machine.",
+)
 
 
 # ---------------------------------------------------------------------------- completion

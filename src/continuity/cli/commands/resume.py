@@ -58,6 +58,15 @@ def resume_cmd(
         "or ~/.codex, $PI_CODING_AGENT_DIR or ~/.pi/agent, $GEMINI_CLI_HOME or ~, "
         "$QWEN_RUNTIME_DIR or $QWEN_HOME or ~/.qwen).",
     ),
+    project: str | None = typer.Option(
+        None,
+        "--project",
+        metavar="DIR",
+        show_default=False,
+        help="The folder to continue the session in: where its repository is on this machine "
+        "(default: the recorded folder; for a session only the team store holds, the current "
+        "folder when it is a clone of the same repository).",
+    ),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
@@ -66,6 +75,9 @@ def resume_cmd(
     with every tool call answered) as a new session of that harness, in the place the harness
     looks for sessions of the project folder, and print the commands that open it: the
     interactive one, then the headless one (add the prompt as its last argument).
+
+    A teammate's session (one only the team store holds) is copied into this workspace first,
+    under --project DIR (the folder where the repository is here).
 
     The same session at the same point resumed into the same harness again reuses the copy
     written before while it is unchanged. The original session is never changed, and an
@@ -77,9 +89,16 @@ def resume_cmd(
     if target_home is not None and not target_home.strip():
         raise bad_option("--target-home", "is empty: give the harness's home folder")
 
-    with open_workspace(home, read_only=True) as ws:
+    if project is not None and not project.strip():
+        raise bad_option("--project", "is empty: give the folder to continue the session in")
+    # not read-only: a teammate's session is copied into the workspace first (issue 41)
+    with open_workspace(home) as ws:
         written = ws.resume(
-            session, into=target, budget_bytes=budget, target_home=target_home or None
+            session,
+            into=target,
+            budget_bytes=budget,
+            target_home=target_home or None,
+            project=project,
         )
     if as_json and not execute:
         emit_json(written.to_dict())

@@ -9,7 +9,15 @@ from typing import Any
 
 import typer
 
-from continuity.cli.commands.common import HomeOption, JsonOption, emit_json, err, global_home, out
+from continuity.cli.commands.common import (
+    HomeOption,
+    JsonOption,
+    bad_option,
+    emit_json,
+    err,
+    global_home,
+    out,
+)
 
 team_app = typer.Typer(
     help="Share sessions with a team through one PostgreSQL team store "
@@ -25,8 +33,9 @@ FolderArgument = typer.Argument(
 
 
 def register(app: typer.Typer) -> None:
-    """Add ``sync`` and the ``team`` group to the app."""
+    """Add ``sync``, ``forget`` and the ``team`` group to the app."""
     app.command("sync")(sync_cmd)
+    app.command("forget")(forget_cmd)
     app.add_typer(team_app, name="team")
 
 
@@ -46,17 +55,30 @@ def sync_cmd(
         max=86_400,
         show_default=False,
         help="Keep syncing, every SECONDS, until interrupted; a team store that cannot be "
-        "reached is tried again at the next round (capture goes on locally meanwhile).",
+        "reached is tried again with a backoff up to SECONDS (capture goes on locally "
+        "meanwhile).",
+    ),
+    follow_stdin: bool = typer.Option(
+        False,
+        "--follow-stdin",
+        hidden=True,
+        help="The daemon's background sync: every [team] sync_interval_seconds, and after a "
+        "debounce when a byte arrives on stdin; ends at end of input.",
     ),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
     """Push what is new of the shared projects to the team store (redacted: rows,
     summaries, checkpoints; never raw lines or transcripts) and pull the team's session
-    index. Safe to stop at any point and run again: nothing is lost or pushed twice."""
+    index. Safe to stop at any point and run again: nothing is lost or pushed twice. The
+    daemon (`continuity serve`) does this on its own while a team store is joined."""
     from continuity.cli.commands.common import open_workspace
 
-    with open_workspace(global_home(ctx, home)) as ws:
+    where = global_home(ctx, home)
+    with open_workspace(where) as ws:
+        if follow_stdin:
+            _follow_stdin(ws, where, batch_rows=batch_rows)
+            return
         if watch is None:
             _print_sync(ws.sync(batch_rows=batch_rows, pull=not no_pull), as_json)
             return
@@ -76,43 +98,147 @@ def _print_sync(report: Any, as_json: bool) -> None:
     )
 
 
+def _say(line: str) -> None:
+    err.print(line, markup=False)
+
+
 def _watch(ws: Any, seconds: float, *, batch_rows: int, pull: bool, as_json: bool) -> None:
-    """``sync --watch``: a sync every ``seconds`` until interrupted (Ctrl-C: exit 0). A round
-    that pushed something is reported (JSON: one line per round); a ``StoreError`` (the team
-    store down, a dropped connection, a refused write) is one line on stderr, and the next
-    round starts from the marks the last committed batch left."""
+    """``sync --watch``: a sync every ``seconds`` until interrupted (Ctrl-C: exit 0;
+    ``team.follow``). A round that pushed something is reported (JSON: one line per round);
+    a ``StoreError`` is one line on stderr per outage, and the rounds back off until the
+    store answers."""
     import sys
     import time
 
     import orjson
 
-    from continuity.core.errors import StoreError
     from continuity.core.text import json_terminal_safe_bytes
+    from continuity.team.follow import follow
 
-    failing = False
+    def reported(report: Any) -> None:
+        if report.rows or report.checkpoints or report.sessions:
+            if as_json:
+                line = json_terminal_safe_bytes(orjson.dumps(report.to_dict()))
+                sys.stdout.buffer.write(line + b"\n")
+                sys.stdout.buffer.flush()
+            elif report.rows or report.checkpoints:
+                _print_sync(report, False)
+
+    def sleep(left: float) -> Any:
+        time.sleep(left)
+        return "timeout"
+
     try:
-        while True:
-            started = time.monotonic()
-            try:
-                report = ws.sync(batch_rows=batch_rows, pull=pull)
-            except StoreError as exc:
-                if not failing:  # once per outage, not once per round
-                    err.print(f"sync: {exc}; trying again every {seconds:g} s", markup=False)
-                failing = True
-            else:
-                if failing:
-                    err.print("sync: the team store answers again", markup=False)
-                failing = False
-                if report.rows or report.checkpoints or report.sessions:
-                    if as_json:
-                        line = json_terminal_safe_bytes(orjson.dumps(report.to_dict()))
-                        sys.stdout.buffer.write(line + b"\n")
-                        sys.stdout.buffer.flush()
-                    elif report.rows or report.checkpoints:
-                        _print_sync(report, False)
-            time.sleep(max(0.0, seconds - (time.monotonic() - started)))
+        follow(
+            lambda _full: ws.sync(batch_rows=batch_rows, pull=pull),
+            timing=lambda: (seconds, seconds),
+            wait=sleep,
+            say=_say,
+            reported=reported,
+        )
     except KeyboardInterrupt:
         return
+
+
+def _follow_stdin(ws: Any, home: Path | None, *, batch_rows: int) -> None:
+    """``sync --follow-stdin``: the daemon's background sync (``daemon.teamsync``), its
+    timing from ``[team]`` read before each wait; a byte on stdin is a poke (new rows were
+    captured), end of input (the daemon closed the pipe or died) ends it. Ends at once (exit
+    0) when no team store is joined or ``[team] auto_sync`` is off."""
+    import contextlib
+    import os
+    import select
+    import sys
+
+    from continuity.core.errors import ConfigError
+    from continuity.team.follow import follow
+    from continuity.team.settings import team_settings
+
+    fd = sys.stdin.fileno()
+    current = team_settings(home)
+    if not current.url or not current.auto_sync:
+        return
+
+    def timing() -> tuple[float, float]:
+        nonlocal current
+        with contextlib.suppress(ConfigError):  # a bad edit: the sync itself says why
+            current = team_settings(home)
+        return current.sync_interval_seconds, current.sync_debounce_seconds
+
+    def wait(left: float) -> Any:
+        ready, _, _ = select.select([fd], [], [], left)
+        if not ready:
+            return "timeout"
+        if not os.read(fd, 4096):
+            return "stop"
+        return "poke"
+
+    def reported(report: Any) -> None:
+        if report.rows or report.checkpoints:
+            _print_sync(report, False)
+
+    def run(full: bool) -> Any:
+        if not current.url or not current.auto_sync:
+            raise _Unjoined
+        # a poked sync pushes what was just captured; the floor's also pulls the team's index
+        return ws.sync(batch_rows=batch_rows, pull=full)
+
+    try:
+        follow(run, timing=timing, wait=wait, say=_say, reported=reported)
+    except _Unjoined:
+        _say("sync: no team store joined any more ([team] url or auto_sync): stopped")
+
+
+class _Unjoined(Exception):
+    """The daemon's background sync found the workspace no longer joined."""
+
+
+def forget_cmd(
+    ctx: typer.Context,
+    session: str | None = typer.Argument(
+        None, show_default=False, help="Session key or a unique prefix of it."
+    ),
+    pattern: str | None = typer.Option(
+        None,
+        "--pattern",
+        metavar="TEXT",
+        show_default=False,
+        help="Forget every session with a row whose text, as show prints it (redacted), "
+        "holds TEXT (any case).",
+    ),
+    dry_run: bool = typer.Option(
+        False, "--dry-run", help="Only list the sessions that would be forgotten."
+    ),
+    home: Path | None = HomeOption,
+    as_json: bool = JsonOption,
+) -> None:
+    """Forget a session (or every session whose text holds --pattern TEXT): its rows,
+    checkpoints, transcript rows, memories and search entries are deleted from this workspace,
+    and a tombstone keeps it from ever being imported again; the next `continuity sync`
+    deletes your copy of it in the team store. The harness's own session file is not touched."""
+    from continuity.cli.commands.common import open_workspace
+
+    if session is None and pattern is None:
+        raise bad_option("SESSION", "give a session key or --pattern TEXT")
+    if session is not None and pattern is not None:
+        raise bad_option("--pattern", "give a session key or --pattern TEXT, not both")
+    with open_workspace(global_home(ctx, home)) as ws:
+        done = ws.forget(session, pattern=pattern, dry_run=dry_run)
+    if as_json:
+        emit_json(done.to_dict())
+        return
+    for key in done.sessions:
+        out.print(key, markup=False, highlight=False)
+    if not done.sessions:
+        err.print(
+            f"{session} was forgotten before" if session else f"no session holds {pattern!r}",
+            markup=False,
+        )
+        return
+    verb = "would forget" if dry_run else "forgot"
+    rows = done.deleted.get("entries", 0)
+    tail = "" if dry_run else f" ({rows} rows); `continuity sync` deletes them from the team store"
+    err.print(f"{verb} {len(done.sessions)} session(s){tail}", markup=False)
 
 
 @team_app.command("join")
@@ -220,6 +346,20 @@ def team_status(
         "shared projects:" + ("" if found.shared else " none"),
         *(f"  {p}" for p in found.shared),
     ]
+    if found.url:
+        state = found.sync or {}
+        lines.append(
+            "daemon sync: "
+            + ("on (continuity serve syncs on its own)" if found.auto_sync else "off")
+        )
+        lines.append(f"last sync: {state.get('last_sync_at') or 'never'}")
+        if state.get("failing_since"):
+            lines.append(
+                f"failing since {state['failing_since']}: {state.get('last_error')} "
+                f"(last tried {state.get('last_error_at')})"
+            )
+        elif state.get("last_error"):
+            lines.append(f"last error: {state['last_error']} ({state.get('last_error_at')})")
     for line in lines:
         out.print(line, markup=False, highlight=False)
 

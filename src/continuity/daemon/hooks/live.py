@@ -275,7 +275,10 @@ class LiveCapture:
         )
         #: issue 40: rows and memories embedded in the background (``daemon.embedding``)
         self.embedding = EmbeddingThread(store, self.home, db_lock=self._db_lock)
-        self.capture.on_rows = self.embedding.nudge
+        self.capture.on_rows = self._rows_stored
+        #: called (no argument) after rows or a session's end were stored: the daemon's
+        #: background team sync (``daemon.teamsync``) is nudged by it (issue 41)
+        self.on_change: Callable[[], None] | None = None
         self._last_sweep = time.monotonic()
         self._local = threading.local()  # .replaying: a spooled event is being applied
         #: ``[retrieval]`` (``RetrievalSettings``; read from the workspace on first use)
@@ -314,6 +317,19 @@ class LiveCapture:
             target=self._warm_up, name="continuity-recall-warm-up", daemon=True
         ).start()
         return report
+
+    def _rows_stored(self, session_key: str) -> None:
+        """An import stored rows of ``session_key``: nudge the embedding thread and
+        ``on_change``."""
+        self.embedding.nudge(session_key)
+        self._changed()
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            try:
+                self.on_change()
+            except Exception:  # a background help: never fails a hook
+                log.exception("could not nudge the team sync")
 
     def _warm_up(self) -> None:
         """Load what recall at the point of action needs (``at_action.warm_up``) before the
@@ -1038,6 +1054,7 @@ class LiveCapture:
         self.turns.write_row(info)
         completed, key, agent = self.capture.finish(info, at)
         self._consolidate((key, agent))
+        self._changed()  # its end, checkpoint and last rows: the team sees them soon
         return completed
 
     def sweep_idle(self, now: datetime | None = None) -> list[str]:
