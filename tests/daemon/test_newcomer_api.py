@@ -63,7 +63,8 @@ CASES = [
         [
             {
                 "field": "path.harness",
-                "message": "must be one of 'claude-code', 'codex', 'pi', 'opencode' or 'gemini-cli'",
+                "message": "must be one of 'claude-code', 'codex', 'pi', 'opencode', "
+                "'gemini-cli' or 'copilot-cli'",
             }
         ],
     ),

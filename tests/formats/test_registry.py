@@ -78,13 +78,18 @@ def test_registry_import_harness_has_a_reader_and_a_fixture_that_imports(
 def test_registry_live_harnesses_are_the_ones_doctor_checks() -> None:
     from continuity.cli.commands.doctor import BINARIES, HARNESSES
 
-    assert HARNESSES == ("claude-code", "codex", "pi", "opencode", "gemini-cli") == names("live")
+    assert (
+        HARNESSES
+        == ("claude-code", "codex", "pi", "opencode", "gemini-cli", "copilot-cli")
+        == names("live")
+    )
     assert BINARIES == {
         "claude-code": "claude",
         "codex": "codex",
         "pi": "pi",
         "opencode": "opencode",
         "gemini-cli": "gemini",
+        "copilot-cli": "copilot",
     }
 
 

@@ -16,6 +16,8 @@ folder:
   ``opencode import`` before it opens the session (``resume.opencode``); never reused.
 - ``gemini-cli``: ``$GEMINI_CLI_HOME`` or ``~`` ``/.gemini/tmp/<slug>/chats/session-…-<id8>.jsonl``
   (``resume.gemini_cli``).
+- ``copilot-cli``: ``$COPILOT_HOME`` or ``~/.copilot`` ``/session-state/<uuid>/events.jsonl``
+  (``resume.copilot_cli``).
 
 ``target_home`` replaces the harness's home folder. The source session and its file are only
 read. Returns a ``Written`` ``{target, path, session_id, command, headless, cwd, env, reused}``.
@@ -47,7 +49,7 @@ from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.core.errors import ContinuityError, InputError, SessionNotFound
 from continuity.core.text import object_at
 from continuity.formats.resumed import copy_chain
-from continuity.resume import claude_code, codex, files, gemini_cli, opencode, pi
+from continuity.resume import claude_code, codex, copilot_cli, files, gemini_cli, opencode, pi
 from continuity.resume.convert import TARGETS, Source, to_turns
 from continuity.resume.files import write_new
 
@@ -57,6 +59,7 @@ WRITERS = {
     "pi": pi,
     "opencode": opencode,
     "gemini-cli": gemini_cli,
+    "copilot-cli": copilot_cli,
 }
 
 
@@ -212,7 +215,7 @@ def resume_session(
     )
     path = folder / writer.file_name(session_id, now)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)  # Copilot CLI: a folder per session
         write_new(path, lines)
     except FileExistsError:
         raise InputError(f"{path} already exists; it was left as it is") from None
@@ -258,7 +261,7 @@ def _fingerprint(target: str, home: Path, resumed: Any) -> str:
 
 def _session_id(path: Path) -> str | None:
     """The session id in the first line of a copy (Claude Code ``sessionId``, Codex
-    ``payload.id``, pi ``id``), else None."""
+    ``payload.id``, pi ``id``, Copilot CLI ``data.sessionId``), else None."""
     import orjson
 
     try:
@@ -270,7 +273,7 @@ def _session_id(path: Path) -> str | None:
         return None
     payload = object_at(line, "payload")
     value = (
-        line.get("sessionId") or payload.get("id")
+        line.get("sessionId") or payload.get("id") or object_at(line, "data").get("sessionId")
         if line.get("type") != "session"
         else line.get("id")
     )

@@ -1,4 +1,5 @@
-"""``continuity hooks install|uninstall claude-code|codex|pi|opencode|gemini-cli``: wire a harness to the daemon.
+"""``continuity hooks install|uninstall claude-code|codex|pi|opencode|gemini-cli|copilot-cli``: wire
+a harness to the daemon.
 
 **Claude Code** (``~/.claude/settings.json``) and **Codex** (``~/.codex/hooks.json``: Codex reads
 hooks from ``hooks.json`` or inline ``[hooks]`` tables of ``config.toml`` beside each config layer;
@@ -39,6 +40,12 @@ the user), uninstall removes it, ``codex_trust`` reports it: ``codex_config``.
 harness takes them, uninstall removes exactly that (``mcp_install``); ``record_install`` keeps
 the names each harness's model sees under ``"mcp"`` for ``installed_mcp_tools``.
 
+**Copilot CLI** (``copilot_config``): our own hooks file ``continuity.json`` in its user hooks
+folder (``$COPILOT_HOME/hooks`` or ``~/.copilot/hooks``; every ``*.json`` there is loaded), the
+same matcher groups under its camelCase events (``COPILOT_EVENTS``; timeouts in seconds), and
+our MCP server in ``mcp-config.json`` beside that folder (backed up, restored at uninstall).
+Uninstall deletes the file install created, and the ``hooks`` folder when it is left empty.
+
 **OpenCode**: OpenCode 1.x loads every ``.js``/``.ts`` file of ``<config>/opencode/plugin/``
 (``$XDG_CONFIG_HOME`` or ``~/.config``) as a plugin. install writes ``continuity.js`` there (our
 ``opencode_plugin/continuity.js``, the hook command filled in, ``OPENCODE_MARKER``); uninstall
@@ -63,11 +70,12 @@ runs the same code, with ``site``.
 ``forget_mcp_tools``, ``MCP_LOADERS``). ``codex_config``: Codex's ``config.toml`` (the trust,
 and the MCP block written with it). ``mcp_install``: the MCP registration (the server's
 command, Claude Code's ``~/.claude.json`` and allow rule, Codex's block, the tool names each
-model sees, ``MCP_TOOLS``). ``_files``: the paths, reading, backups and whole writes all three
-share. Imports go one way (``install`` → ``codex_config`` → ``mcp_install`` → ``_files``); every
+model sees, ``MCP_TOOLS``). ``copilot_config``: Copilot CLI's MCP file beside its hooks folder.
+``_files``: the paths, reading, backups and whole writes they all share. Imports go one way
+(``install`` → ``codex_config``/``copilot_config`` → ``mcp_install`` → ``_files``); every
 public name of those modules is importable from here as before.
 
-Over 600 lines: the four harnesses' install and uninstall share the merge of settings and the
+Over 600 lines: the harnesses' install and uninstall share the merge of settings and the
 file-we-own logic (pi's extension, OpenCode's plugin) that lives here; splitting the two file
 installs out would split ``_missing_folders``/``_created_folders`` from their one caller each.
 """
@@ -112,6 +120,11 @@ from continuity.daemon.hooks.codex_config import (
     codex_hooks_key_path as codex_hooks_key_path,
     codex_our_hooks as codex_our_hooks,
     codex_trust as codex_trust,
+)
+from continuity.daemon.hooks.copilot_config import (
+    drop_empty_hooks_folder,
+    register_copilot_mcp,
+    unregister_copilot_mcp,
 )
 from continuity.daemon.hooks.mcp_install import (
     CLAUDE_ALLOW_RULE as CLAUDE_ALLOW_RULE,
@@ -161,7 +174,22 @@ GEMINI_EVENTS = {
     "AfterAgent": ("stop", 5),
     "SessionEnd": ("session-end", 2),
 }
-HARNESS_EVENTS = {"claude-code": CLAUDE_EVENTS, "codex": CODEX_EVENTS, "gemini-cli": GEMINI_EVENTS}
+#: Copilot CLI 1.0.102 (its camelCase hook events; agentStop = our stop; seconds). No
+#: preToolUse: its additionalContext reaches the model after the tool's result, and every
+#: tool call would wait on a hook process.
+COPILOT_EVENTS = {
+    "sessionStart": ("session-start", 10),
+    "userPromptSubmitted": ("user-prompt-submit", 5),
+    "preCompact": ("pre-compaction", 10),
+    "agentStop": ("stop", 5),
+    "sessionEnd": ("session-end", 2),
+}
+HARNESS_EVENTS = {
+    "claude-code": CLAUDE_EVENTS,
+    "codex": CODEX_EVENTS,
+    "gemini-cli": GEMINI_EVENTS,
+    "copilot-cli": COPILOT_EVENTS,
+}
 PI_FILE = "continuity.ts"
 PI_MARKER = "marker: continuity-pi-extension v1"
 #: The comment line of our pi extension naming the folders its install created (JSON list,
@@ -281,6 +309,8 @@ def install(
             group = {"matcher": TOOL_MATCHERS[harness], **group}
         groups.append(group)
     mcp = register_gemini_mcp(given, after, where) if harness == "gemini-cli" else None
+    if harness == "copilot-cli":
+        mcp = register_copilot_mcp(given, where)
     if claude_mcp:
         mcp = _register_claude_mcp(claude_mcp_config(), where)
         if mcp.tools:
@@ -348,6 +378,8 @@ def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> Insta
         _remove_codex_trust(given)
     if harness == "claude-code" and _claude_registers_mcp(given):
         _unregister_claude_mcp(claude_mcp_config())
+    if harness == "copilot-cli":
+        unregister_copilot_mcp(given)
     before, raw = _read(target)
     after = _without_ours(before, keep_rule=_rule_was_users(target))
     if raw is None or after == before:
@@ -365,6 +397,8 @@ def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> Insta
             return InstallResult(harness, given, "restored")
     if not after and not backup.is_file():
         target.unlink()  # install created this file; nothing else is in it
+        if harness == "copilot-cli":
+            drop_empty_hooks_folder(target)
         return InstallResult(harness, given, "removed")
     _write(target, after)
     return InstallResult(
@@ -375,7 +409,8 @@ def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> Insta
 def _events(harness: str) -> dict[str, tuple[str, int]]:
     if harness not in HARNESS_EVENTS:
         raise InputError(
-            f"harness: must be claude-code, codex, pi, opencode or gemini-cli (got {harness!r})"
+            "harness: must be claude-code, codex, pi, opencode, gemini-cli or copilot-cli "
+            f"(got {harness!r})"
         )
     return HARNESS_EVENTS[harness]
 

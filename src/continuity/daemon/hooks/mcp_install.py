@@ -67,6 +67,9 @@ MCP_TOOL_NAMES = {
     "pi": "continuity_{tool}",
     # Gemini CLI 0.61.0 names a server's tools mcp_<server>_<tool> (its mcp-tool.ts)
     "gemini-cli": "mcp_continuity_{tool}",
+    # Copilot CLI 1.0.102 offers a server's tools as <server>-<tool> (its Chat Completions
+    # requests, tests/e2e/test_copilot_live.py)
+    "copilot-cli": "continuity-{tool}",
 }
 #: issue 39: continuity's MCP tools by their logical name (what the brief and the injected
 #: texts may name), as ``hooks install`` registers them.

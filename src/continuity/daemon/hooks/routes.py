@@ -33,7 +33,7 @@ from continuity.transcripts.memories import (
     remember_request,
 )
 
-HarnessName = Literal["claude-code", "codex", "pi", "opencode", "gemini-cli"]
+HarnessName = Literal["claude-code", "codex", "pi", "opencode", "gemini-cli", "copilot-cli"]
 EventName = Literal[
     "session-start",
     "user-prompt-submit",
