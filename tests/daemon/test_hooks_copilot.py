@@ -7,6 +7,7 @@ a flat ``additionalContext``. The real CLI runs them in ``tests/e2e/test_copilot
 from __future__ import annotations
 
 import json
+import shlex
 from pathlib import Path
 
 import pytest
@@ -25,9 +26,14 @@ def test_install_writes_our_file_and_the_mcp_server_uninstall_restores(tmp_path:
     done = install.install("copilot-cli", hooks, tmp_path / "ws")
     assert (done.action, done.backup) == ("installed", None)  # install created the file
     data = json.loads(hooks.read_text())
+
+    def after_code(command: str) -> list[str]:
+        words = shlex.split(command)
+        return words[words.index("-c") + 2 :]
+
     got = {
         event: [
-            (h["type"], h["timeout"], h["command"].split()[-3:]) for g in groups for h in g["hooks"]
+            (h["type"], h["timeout"], after_code(h["command"])) for g in groups for h in g["hooks"]
         ]
         for event, groups in data["hooks"].items()
     }
@@ -36,7 +42,9 @@ def test_install_writes_our_file_and_the_mcp_server_uninstall_restores(tmp_path:
         "userPromptSubmitted": [("command", 5, ["user-prompt-submit", "--harness", "copilot-cli"])],
         "preCompact": [("command", 10, ["pre-compaction", "--harness", "copilot-cli"])],
         "agentStop": [("command", 5, ["stop", "--harness", "copilot-cli"])],
-        "sessionEnd": [("command", 2, ["session-end", "--harness", "copilot-cli"])],
+        "sessionEnd": [
+            ("command", 3, ["session-end", "--harness", "copilot-cli", "--timeout", "2.5"])
+        ],
     }
     assert data["hooks"]["sessionStart"][0]["hooks"][0]["command"].startswith(
         f"CONTINUITY_HOME={tmp_path / 'ws'} "

@@ -182,8 +182,14 @@ COPILOT_EVENTS = {
     "userPromptSubmitted": ("user-prompt-submit", 5),
     "preCompact": ("pre-compaction", 10),
     "agentStop": ("stop", 5),
-    "sessionEnd": ("session-end", 2),
+    "sessionEnd": ("session-end", 3),
 }
+#: The hook's own deadline where the harness gives more time than ``hookcmd.TIMEOUTS``
+#: (whose 1 s for session-end fits Claude Code, which kills a SessionEnd hook after 1.5 s):
+#: Copilot CLI waits the 3 s we ask, and in a ``-p`` run sends sessionEnd right after
+#: agentStop, while the daemon takes in the turn's events file, so 1 s spooled the end of a
+#: session the daemon was up for on a busy machine.
+HOOK_DEADLINES = {"copilot-cli": {"session-end": 2.5}}
 HARNESS_EVENTS = {
     "claude-code": CLAUDE_EVENTS,
     "codex": CODEX_EVENTS,
@@ -253,10 +259,16 @@ def hook_argv() -> list[str]:
     return [sys.executable, "-I", "-S", "-c", code]
 
 
-def hook_command(harness: str, event: str, home: Path | None = None) -> str:
+def hook_command(
+    harness: str, event: str, home: Path | None = None, seconds: float | None = None
+) -> str:
     """The shell command a harness runs for ``event``; with ``home``, prefixed by a
-    shell-quoted ``CONTINUITY_HOME=<home>`` assignment (module docstring, Workspace)."""
-    words = [shlex.quote(a) for a in [*hook_argv(), event, "--harness", harness]]
+    shell-quoted ``CONTINUITY_HOME=<home>`` assignment (module docstring, Workspace); with
+    ``seconds``, the hook's own deadline (``--timeout``) instead of ``hookcmd.TIMEOUTS``."""
+    argv = [*hook_argv(), event, "--harness", harness]
+    if seconds is not None:
+        argv += ["--timeout", f"{seconds:g}"]
+    words = [shlex.quote(a) for a in argv]
     if home is not None:
         words.insert(0, "CONTINUITY_HOME=" + shlex.quote(str(home)))
     return " ".join(words)
@@ -299,7 +311,9 @@ def install(
             raise InputError(f"{target}: hooks.{native} must be a list")
         entry: dict[str, Any] = {
             "type": "command",
-            "command": hook_command(harness, event, where),
+            "command": hook_command(
+                harness, event, where, HOOK_DEADLINES.get(harness, {}).get(event)
+            ),
             "timeout": timeout,
         }
         if harness == "gemini-cli":  # milliseconds; a name for its /hooks list
