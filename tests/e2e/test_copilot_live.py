@@ -13,7 +13,9 @@ One scenario (module-scoped) records, the tests assert one property each:
 3. session B in the same folder: its first model request holds the project brief naming A
    (sessionStart's ``additionalContext``, which Copilot CLI sends as a user message before the
    prompt);
-4. the model is offered continuity's tools (``continuity-<tool>``, from ``mcp-config.json``);
+4. the model is offered continuity's tools (``continuity-<tool>``, from ``mcp-config.json``),
+   and B's model (its prompt holds ``[mcp-search:<tag>]``) calls ``continuity-search``, which
+   Copilot CLI runs and whose result names session A;
 5. importing Copilot CLI's own session-state adds no session and leaves A's continuation as
    it was;
 6. session C while the daemon is down: its hook events wait in the spool (harness
@@ -158,6 +160,7 @@ class Record:
     continuation_a: Any = None
     checkpoints_a: list[dict[str, Any]] = field(default_factory=list)
     first_request_b: Any = None
+    search_result_b: str | None = None
     sessions_before_import: list[dict[str, Any]] = field(default_factory=list)
     sessions_after_import: list[dict[str, Any]] = field(default_factory=list)
     continuation_a_after_import: Any = None
@@ -188,11 +191,27 @@ def _with_prompt(world: World, known: set[str], prompt: str) -> str:
     return until(found, f"a live session holding {prompt!r}")
 
 
+def _search_result(requests: list[dict[str, Any]]) -> str | None:
+    """The text of the tool message answering the model's ``continuity-search`` call, in
+    the last of ``requests`` (Chat Completions bodies), else None."""
+    if not requests:
+        return None
+    messages = requests[-1]["body"].get("messages", [])
+    ids = {
+        c["id"]
+        for m in messages
+        for c in m.get("tool_calls") or []
+        if c.get("function", {}).get("name") == "continuity-search"
+    }
+    found = [m for m in messages if m.get("role") == "tool" and m.get("tool_call_id") in ids]
+    return str(found[-1].get("content")) if found else None
+
+
 def _scenario(rec: Record) -> None:
     w = rec.world
     tag = uuid.uuid4().hex[:8]
     pa = rec.prompts["a"] = f"Task A {tag}: list the files of this project"
-    pb = rec.prompts["b"] = f"Task B {tag}: now check the README"
+    pb = rec.prompts["b"] = f"Task B {tag}: now check the README [mcp-search:{tag}]"
     rec.settings_before = w.settings_snapshot()
     rec.install = w.continuity_json("hooks", "install", "copilot-cli")
     rec.settings_installed = w.settings_snapshot()
@@ -227,6 +246,7 @@ def _scenario(rec: Record) -> None:
     w.run_harness(pb)
     requests = w.requests_with(pb)
     rec.first_request_b = requests[0]["body"] if requests else None
+    rec.search_result_b = _search_result(requests)
     _with_prompt(w, {rec.key_a}, pb)
 
     rec.sessions_before_import = _sessions(w)
@@ -318,7 +338,8 @@ def test_next_session_first_request_holds_the_brief(run: Record) -> None:
 
 def test_the_model_is_offered_continuitys_mcp_tools(run: Record) -> None:
     """install registered continuity's MCP server in ``~/.copilot/mcp-config.json``; Copilot
-    CLI started it and offered its six tools to the model as ``continuity-<tool>``."""
+    CLI started it and offered its six tools to the model as ``continuity-<tool>``; the
+    model's ``continuity-search`` call found session A."""
     rec = _ok(run)
     names = {f"continuity-{t}" for t in MCP_TOOLS}
     assert set(rec.install["mcp"]["tools"].values()) == names
@@ -326,6 +347,7 @@ def test_the_model_is_offered_continuitys_mcp_tools(run: Record) -> None:
         (t.get("function") or {}).get("name") for t in (rec.first_request_b or {}).get("tools", [])
     }
     assert names <= offered, sorted(n for n in offered if n)
+    assert rec.search_result_b is not None and rec.key_a in rec.search_result_b
 
 
 def test_import_of_copilot_files_adds_nothing(run: Record) -> None:
