@@ -68,6 +68,9 @@ FAST_CASES = [
     ["continue", "nosuchsession", "--json"],
     ["continue", "a152301b", "--budget", "10"],  # refused: exit 5
     ["continue", "a152301b", "--budget", "10", "--json"],
+    # issue 43 goal 4: a re-import that finds nothing new
+    ["import", "--no-embed", str(ROOT / "examples/sessions")],
+    ["import", str(ROOT / "examples/sessions"), "--no-embed", "--json"],
 ]
 #: Command lines the fast path leaves to Typer (help, usage errors, unknown options).
 TYPER_CASES = [
@@ -81,6 +84,8 @@ TYPER_CASES = [
     ["continue", CLAUDE, "--budget", "0"],
     ["show", CLAUDE, "--bogus"],
     ["sessions", "--project", "-x"],  # a value that reads as an option
+    ["import", "--no-embed", str(ROOT / "examples/nosuchfolder")],  # a path not there
+    ["import", "--no-embed", ""],  # an empty path
 ]
 
 
@@ -205,3 +210,56 @@ def test_tabs_are_widened_as_rich_widens_them():
         buf = io.StringIO()
         Console(file=buf, soft_wrap=True, highlight=False).print(Text(text))
         assert plain_line(text) == buf.getvalue(), text
+
+
+def test_an_import_with_anything_new_runs_as_before(tmp_path: Path):
+    """Issue 43 goal 4: the fast path answers only a re-import that finds nothing new. A file
+    that grew, a file that is new, a recorded file that is gone and settings the import's
+    phases check each leave it to the Typer path, which imports as before."""
+    import shutil
+
+    sessions = tmp_path / "sessions"
+    shutil.copytree(ROOT / "examples/sessions", sessions)
+    home = tmp_path / "ws"
+    argv = ["import", "--no-embed", str(sessions)]
+    loaded = tmp_path / "loaded.txt"
+
+    def fast(**extra: str) -> tuple[Any, str]:
+        done = subprocess.run(
+            [sys.executable, "-c", FAST, *argv],
+            env=_env(home, LOADED=str(loaded), **extra),
+            capture_output=True,
+            check=False,
+        )
+        return done, loaded.read_text()
+
+    done, heavy = fast()  # the first import: everything new
+    assert done.returncode == 0 and "typer" in heavy.split()
+    done, heavy = fast()  # nothing new: the fast path
+    assert (done.returncode, heavy) == (0, "")
+    assert done.stdout.startswith(b"unchanged ") and b" 0 rows, " in done.stdout
+    pi = next(sessions.rglob("*.jsonl"))
+    line = pi.read_bytes().splitlines(keepends=True)[-1]
+    with pi.open("ab") as fh:  # the file grew by a copy of its last line
+        fh.write(line)
+    done, heavy = fast()
+    assert done.returncode == 0 and "typer" in heavy.split() and b"imported " in done.stdout
+    done, heavy = fast()
+    assert heavy == ""
+    (home / "config.toml").write_text("[transcripts]\nidle_limit_minutes = 30\n")
+    done, heavy = fast()  # settings the transcripts phase validates: Typer checks them
+    assert done.returncode == 0 and "typer" in heavy.split()
+    (home / "config.toml").unlink()
+    gone = next(p for p in sessions.rglob("*.jsonl") if p != pi)
+    moved = tmp_path / gone.name
+    gone.rename(moved)
+    done, heavy = fast()  # a recorded file gone: the Typer path marks it
+    assert "typer" in heavy.split() and b"source file(s) gone" in done.stderr
+    moved.rename(gone)
+    done, heavy = fast()  # back: marked back by the Typer path, then nothing new
+    assert "typer" in heavy.split()
+    done, heavy = fast()
+    assert heavy == "" and done.stderr == b"0 checkpoints replayed, 0 transcripts written\n"
+    argv.remove("--no-embed")
+    done, heavy = fast()  # embedding asked for: the Typer path embeds what waits
+    assert done.returncode == 0 and "typer" in heavy.split()

@@ -71,7 +71,8 @@ def test_an_import_where_every_file_was_skipped_exits_2(monkeypatch, capsys, tmp
     code, _out, err = run_main(monkeypatch, capsys, "import", other, "--home", tmp_path / "h")
     assert code == 2
     assert err.splitlines()[-1] == (
-        "error: nothing imported: none of the 1 files is a Claude Code, Codex or pi session file"
+        "error: nothing imported: none of the 1 files is a session file of a harness "
+        "continuity reads (`continuity harnesses` lists them and their folders)"
     )
 
 

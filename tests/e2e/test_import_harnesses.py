@@ -29,6 +29,7 @@ from continuity.formats.importer import import_paths
 from continuity.store import open_store
 from tests.e2e.conftest import NPM_TIMEOUT, cache_dir
 from tests.e2e.fakemodel import SHELL_COMMAND, FakeModel
+from tests.e2e.test_format_drift import assert_no_drift
 
 #: harness -> (npm package, pinned version, executable)
 IMPORT_CLIS = {
@@ -199,6 +200,7 @@ def test_real_cli_session_imports_paired_and_once(
         mine = [f for f in report.files if f.harness == harness and f.imported]
         assert mine, f"{harness}: nothing imported from {sessions}: {report.to_dict()}"
         assert all(not f.errors and not f.opaque for f in mine), [f.to_dict() for f in mine]
+        assert_no_drift(harness, report.files)  # issue 42 item 5: test_format_drift.py
         key = mine[0].session_key
         view = build_continuation(store, key).to_dict()
         # OpenCode's layout (Kilo) stores a `run` prompt in quotes, as the OpenCode test shows

@@ -154,7 +154,9 @@ class OpenCodeWorld:
             text=True,
             timeout=120,
             cwd=self.project,
-            env={**os.environ, "CONTINUITY_HOME": str(self.ws)},
+            # the world's user (HOME, XDG folders): where resume writes a copy and finds
+            # OpenCode's config
+            env={**os.environ, **self.env(), "CONTINUITY_HOME": str(self.ws)},
         )
         if done.returncode != 0:
             raise AssertionError(

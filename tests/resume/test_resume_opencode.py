@@ -1,7 +1,7 @@
 """The OpenCode writer of ``resume`` (issue 42 item 3): the export document ``opencode import``
 takes, every call in one ``tool`` part with its result (an unanswered call gets the synthetic
 "effects unknown" error), the preamble first, OpenCode's id forms, the model of OpenCode's
-config, and the printed commands. The real CLI accepting it: tests/e2e/test_opencode_resume.py."""
+config, and the printed commands. The real CLI accepting it: tests/e2e/test_resume_matrix.py."""
 
 from __future__ import annotations
 

@@ -32,7 +32,7 @@ _KEYS = itertools.count()
 THINKING_MARK = utf8_len("(earlier reasoning, quoted)\n")
 
 #: The targets whose written file our importer reads back (OpenCode's copy is an export
-#: document for ``opencode import``, proven by tests/e2e/test_opencode_resume.py and
+#: document for ``opencode import``, proven by tests/e2e/test_resume_matrix.py and
 #: tests/resume/test_resume_opencode.py instead).
 FILE_TARGETS = [t for t in TARGETS if t != "opencode"]
 

@@ -49,3 +49,15 @@ def test_reading_through_lite_loads_no_sqlalchemy(tmp_path: Path):
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_the_row_decoder_takes_every_entries_column():
+    """``store.rows.decode_entry`` serves both read paths: it takes the table's columns, in
+    the table's order (a column added by a migration must be added there too)."""
+    from continuity.store import schema
+    from continuity.store.lite import _ENTRY_SELECT
+    from continuity.store.rows import ENTRY_WIDTH
+
+    names = [c.name for c in schema.entries.columns]
+    assert len(names) == ENTRY_WIDTH == 22
+    assert [n.strip() for n in _ENTRY_SELECT.split(",")] == names

@@ -296,3 +296,28 @@ def test_transcript_compare_and_set_replaces_only_the_expected_text(store):
     assert not store.update_transcript_content(
         "nope", "default", content="x", content_hash="h9", expected_hash="h2", **kw
     )
+
+
+def test_store_sources_by_path_presence_and_sessions_without_transcript(store):
+    """The reads an unchanged re-import makes (issue 43 goal 4: ``cli.fast`` takes them from
+    ``store.lite``): every field of a source back as written, gone marks, and the sessions
+    with no transcript row among the keys asked (unknown keys left out)."""
+    store.upsert_session(Session(key="k", harness="codex"))
+    a = SourceState("/f/a.jsonl", "k", "codex", 7, 100, 90, 10, "f" * 64, '{"a":1}')
+    b = SourceState("/f/b.jsonl", "k", "codex", None, 5, 5, 1, "0" * 64, None, pending_from=3)
+    store.put_source(a)
+    store.put_source(b)
+    got = store.get_sources(["/f/a.jsonl", "/f/b.jsonl", "/f/none.jsonl"])
+    assert sorted(got) == ["/f/a.jsonl", "/f/b.jsonl"]
+    fields = ("path", "session_key", "harness", "inode", "size", "offset", "line_count")
+    for want in (a, b):
+        have = got[want.path]
+        assert [getattr(have, f) for f in fields] == [getattr(want, f) for f in fields]
+        assert (have.prefix_sha256, have.reader_state) == (want.prefix_sha256, want.reader_state)
+        assert have.pending_from == want.pending_from and have.gone_at is None
+        assert have.updated_at is not None and have.updated_at.tzinfo is not None
+    assert store.source_presence() == {"/f/a.jsonl": False, "/f/b.jsonl": False}
+    assert store.mark_sources(["/f/b.jsonl"], gone=True) == 1
+    assert store.source_presence() == {"/f/a.jsonl": False, "/f/b.jsonl": True}
+    assert store.get_sources(["/f/b.jsonl"])["/f/b.jsonl"].gone_at is not None
+    assert store.sessions_without_transcript(["k", "unknown", ""]) == ["k"]

@@ -323,13 +323,13 @@ class Workspace:
         embed: bool = True,
         progress: ImportProgress | None = None,
     ) -> ImportResult:
-        """``continuity import PATHS``: import the Claude Code, Codex, pi and OpenCode session
-        files named (folders searched for ``*.jsonl``), replay their checkpoints, write their
-        transcripts, mark source files gone, then embed the new rows for search by meaning
-        (``embed``; needs the semantic extra). Re-importing adds nothing. A file that cannot
-        be read or imported is reported in the result (``exit_code`` 2 or 4), not raised.
-        Raises ``InputError`` for an empty path, for no session file at all, or for the one
-        path given that cannot be read."""
+        """``continuity import PATHS``: import the session files named, of every harness the
+        registry reads (``continuity.formats.registry``; folders searched for ``*.jsonl``),
+        replay their checkpoints, write their transcripts, mark source files gone, then embed
+        the new rows for search by meaning (``embed``; needs the semantic extra).
+        Re-importing adds nothing. A file that cannot be read or imported is reported in the
+        result (``exit_code`` 2 or 4), not raised. Raises ``InputError`` for an empty path,
+        for no session file at all, or for the one path given that cannot be read."""
         from continuity.archive.ingest import ingest
         from continuity.checkpoints.capture import load_config
         from continuity.core.text import one_line

@@ -149,10 +149,10 @@ def _root(
 def import_cmd(
     paths: list[str] = typer.Argument(
         ...,
-        help="Session files or folders (searched for "
-        "*.jsonl): ~/.claude/projects, ~/.codex/sessions, "
-        "~/.pi/agent/sessions; OpenCode's data folder "
-        "~/.local/share/opencode.",
+        help="Session files or folders (searched for session files): "
+        "~/.claude/projects, ~/.codex/sessions, ~/.pi/agent/sessions, "
+        "~/.gemini/tmp, ~/.local/share/opencode, ... (`continuity harnesses` "
+        "lists every harness's folders).",
         show_default=False,
     ),
     no_embed: bool = typer.Option(
@@ -165,7 +165,8 @@ def import_cmd(
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Import Claude Code, Codex, pi and OpenCode sessions (detected from content).
+    """Import sessions of every harness `continuity harnesses` lists with import (detected
+    from content): Claude Code, Codex, pi, OpenCode, Gemini CLI, Qwen Code, Copilot CLI, ...
 
     Re-importing adds nothing; a file that grew adds only its new lines. Bad lines are reported
     with file and line number, and the rest imports. Each imported session is replayed through
@@ -227,7 +228,8 @@ def import_cmd(
         else:
             err.print(
                 f"error: nothing imported: none of the {len(result.files)} files is a "
-                "Claude Code, Codex or pi session file",
+                "session file of a harness continuity reads (`continuity harnesses` "
+                "lists them and their folders)",
                 markup=False,
             )
         raise typer.Exit(result.exit_code)

@@ -1,6 +1,7 @@
 """The read commands without Typer (issue 43 goal 3: ``sessions``, ``show`` and ``continue`` as
 processes within 100 ms and 6x ``python -c pass``; they took 500 ms, most of it importing
-Typer, Rich, SQLAlchemy and pydantic).
+Typer, Rich, SQLAlchemy and pydantic), and ``import`` when nothing changed (goal 4: an
+unchanged re-import; ``_import`` says when).
 
 ``run(argv)`` runs ``argv`` when it is one of those commands in a form this module parses
 exactly as Click does (the options each command declares in ``cli.app``, as ``--opt VALUE``
@@ -30,7 +31,11 @@ COMMANDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     ),
     "show": (frozenset({"--json", "--all", "--raw"}), frozenset({"--seq", "--home"})),
     "continue": (frozenset({"--json"}), frozenset({"--budget", "--home"})),
+    "import": (frozenset({"--json", "--no-embed"}), frozenset({"--home"})),
 }
+#: Settings the import's phases validate with pydantic (``[continuity]`` by the checkpoint
+#: replay, ``[transcripts]`` by the transcripts): with either, the Typer path checks them.
+IMPORT_SECTIONS = ("continuity", "transcripts")
 #: The harnesses ``sessions --harness`` takes (``cli.commands.common.SessionHarness``).
 HARNESSES = ("claude-code", "codex", "pi", "opencode", "langgraph", "openai-agents")
 #: ``-n``'s bound (``cli.commands.common.MAX_COUNT``) and ``--budget``'s (``MAX_BUDGET_BYTES``).
@@ -301,7 +306,93 @@ def _continuation_fields(view: dict[str, Any]) -> Any:
     return SimpleNamespace(**fields)
 
 
-_RUN = {"sessions": _sessions, "show": _show, "continue": _continue}
+def _import(args: list[str], given: set[str], values: dict[str, str]) -> int:
+    """``import PATHS --no-embed`` when every file is unchanged since the last import (issue
+    43 goal 4: 0.5 s of the 0.6 s it took was importing SQLAlchemy and Typer): the same
+    discovery and unchanged check as the importer (``formats.discovery``), on ``store.lite``.
+    ``_Unsure`` (the Typer path imports, as before) for anything that import would change or
+    say otherwise: a file new, grown or rewritten; rows still to derive (``pending_from``); a
+    session with no transcript; a recorded source under a folder given that is gone, or back;
+    an OpenCode data folder (mirrors to bring up to date); a path that cannot be read; embedding
+    asked for (no ``--no-embed``); settings the import's phases validate (``IMPORT_SECTIONS``)."""
+    import os
+
+    if not args or "--no-embed" not in given or any(not a.strip() for a in args):
+        raise _Unsure
+    as_json = "--json" in given
+    if not as_json:
+        from continuity.cli.output import plain_stdout
+
+        if not plain_stdout():
+            raise _Unsure
+    home = _home(values)
+    from continuity.core.config import read_config
+
+    settings = read_config(home)
+    if any(name in settings for name in IMPORT_SECTIONS) or any(
+        var.startswith(tuple(f"CONTINUITY_{n.upper()}__" for n in IMPORT_SECTIONS))
+        for var in os.environ
+    ):
+        raise _Unsure
+    from continuity.formats import opencode
+    from continuity.formats.discovery import discover, key_paths, path_key, unchanged
+    from continuity.formats.reports import FileReport, ImportReport
+
+    roots = [Path(a).expanduser() for a in args]
+    if any(r.is_dir() and opencode.layout(r) is not None for r in roots):
+        raise _Unsure
+    problems: list[FileReport] = []
+    files = discover(args, unreadable=problems)
+    if problems or not files:
+        raise _Unsure
+    store = _lite_store(home)
+    try:
+        keys = [path_key(p) for p in files]
+        known = store.get_sources(keys)
+        report = ImportReport()
+        for path, key in zip(files, keys, strict=True):
+            same = unchanged(path, key, known.get(key))
+            if same is None or same.pending_from is not None or known[key].gone_at is not None:
+                raise _Unsure
+            report.files.append(same)
+        if store.sessions_without_transcript(report.sessions):
+            raise _Unsure
+        folders = [r.resolve() for r in roots if r.is_dir()]
+        for recorded, gone in store.source_presence().items():
+            under = any(Path(recorded).is_relative_to(f) for f in folders)
+            if under and gone == any(q.exists() for q in key_paths(recorded)):
+                raise _Unsure  # mark_vanished would mark it gone, or back
+    finally:
+        store.close()
+    if as_json:
+        from dataclasses import replace
+
+        from continuity.api.results import ImportResult
+        from continuity.cli.output import emit_json
+
+        data = {
+            **report.to_dict(),
+            "checkpoints_replayed": 0,
+            "embedded": None,
+            "transcripts_written": 0,
+            "sources_gone": 0,
+            "sources_back": 0,
+            "transcripts_failed": [],
+            "checkpoints_failed": [],
+        }
+        emit_json(replace(ImportResult.from_dict(data), exit_code=0).to_dict())
+        return 0
+    from continuity.cli.lines import import_totals, unchanged_files
+
+    totals = report.totals()
+    sys.stdout.write(f"unchanged {unchanged_files(len(report.files))}\n")
+    sys.stdout.write(import_totals(totals, waiting=0) + "\n")
+    sys.stdout.flush()
+    _note("0 checkpoints replayed, 0 transcripts written")
+    return 0
+
+
+_RUN = {"sessions": _sessions, "show": _show, "continue": _continue, "import": _import}
 
 
 def run(argv: list[str]) -> int | None:

@@ -629,11 +629,12 @@ def main(argv: list[str] | None = None) -> None:
 def console() -> None:
     """A ``continuity`` console-script entry that keeps ``continuity hook ...`` fast: the hook
     runs without importing the CLI (Typer, Rich); so do the read commands it can run
-    (``continuity.cli.fast``, issue 43 goal 3); any other command goes to
+    (``continuity.cli.fast``, issue 43 goal 3) and an import with nothing new (goal 4); any
+    other command goes to
     ``continuity.cli.app.main``."""
     if len(sys.argv) > 1 and sys.argv[1] == "hook":
         main(sys.argv[2:])
-    if len(sys.argv) > 1 and sys.argv[1] in ("sessions", "show", "continue"):
+    if len(sys.argv) > 1 and sys.argv[1] in ("sessions", "show", "continue", "import"):
         from continuity.cli.fast import run
 
         code = run(sys.argv[1:])

@@ -251,11 +251,43 @@ def _message_lines(messages: Iterable[ContinuationMessage]) -> Iterator[list[Par
 __all__ = [
     "Part",
     "block_text",
-    "edit_lines",
     "continuation_lines",
     "cut",
+    "edit_lines",
+    "import_totals",
     "plain",
     "sessions_tsv",
     "show_lines",
     "shown",
+    "unchanged_files",
 ]
+
+
+def unchanged_files(n: int) -> str:
+    """``"N file(s) (nothing new since the last import)"``: the import summary's line of the
+    files it left as they were, after the word ``unchanged`` (issue 20: one line, not one per
+    file)."""
+    return f"{n} file{'' if n == 1 else 's'} (nothing new since the last import)"
+
+
+def import_totals(totals: Any, *, waiting: int) -> str:
+    """The import summary's last line from ``totals`` (``ImportReport.totals()``'s keys, as a
+    mapping or as attributes: ``files``, ``sessions``, ``imported``, ``errors``,
+    ``duplicate``, ``skipped_files``, ``absent_paths``) and the count of files ``waiting``
+    for their first line."""
+
+    def get(name: str) -> int:
+        return totals[name] if isinstance(totals, dict) else getattr(totals, name)
+
+    absent = get("absent_paths")
+    return (
+        f"{get('files')} files, {get('sessions')} sessions, {get('imported')} rows, "
+        f"{get('errors')} bad lines, {get('duplicate')} duplicates, "
+        f"{get('skipped_files')} files skipped"
+        + (f" ({waiting} waiting for their first line)" if waiting else "")
+        + (
+            f", {absent} path{'' if absent == 1 else 's'} absent (no such file or folder)"
+            if absent
+            else ""
+        )
+    )

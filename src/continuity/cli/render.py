@@ -16,9 +16,11 @@ from continuity.cli.lines import (  # shown, cut, TEXT_BYTES: re-exported for th
     TEXT_BYTES as TEXT_BYTES,
     continuation_lines,
     cut as cut,
+    import_totals,
     sessions_tsv,
     show_lines,
     shown as shown,
+    unchanged_files,
 )
 from continuity.core.model import Entry, Session
 from continuity.core.text import CONTROL_ESCAPES, one_line
@@ -98,24 +100,9 @@ def import_summary(out: Console, err: Console, report: ImportResult) -> None:
                 "unfinished line; they will be read on the next import"
             )
     if unchanged:
-        out.print(
-            f"[dim]unchanged[/] {unchanged} file{'' if unchanged == 1 else 's'} "
-            "(nothing new since the last import)"
-        )
-    t = report.totals
+        out.print(f"[dim]unchanged[/] {unchanged_files(unchanged)}")
     waiting = sum(1 for f in report.files if f.waiting)
-    out.print(
-        f"{t.files} files, {t.sessions} sessions, {t.imported} rows, "
-        f"{t.errors} bad lines, {t.duplicate} duplicates, "
-        f"{t.skipped_files} files skipped"
-        + (f" ({waiting} waiting for their first line)" if waiting else "")
-        + (
-            f", {t.absent_paths} path{'' if t.absent_paths == 1 else 's'} absent "
-            "(no such file or folder)"
-            if t.absent_paths
-            else ""
-        )
-    )
+    out.print(import_totals(report.totals, waiting=waiting), markup=False)
 
 
 # ---------------------------------------------------------------------------- display text

@@ -27,15 +27,11 @@ file state of ``_FileImport``; the helpers that stand alone already live in ``fo
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import os
-import re
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import datetime
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -45,17 +41,26 @@ from continuity.core.codec import blocks_to_json
 from continuity.core.errors import ContinuityError, InputError, StoreConflict
 from continuity.core.keys import MAX_KEY_CHARS, session_key  # noqa: F401 - MAX_KEY_CHARS re-exported
 from continuity.core.model import CompactionInfo, Entry, EntryKind, Note, Session, SourceRef
-from continuity.core.text import clean, one_line
-from continuity.formats import FormatReader, LineReader, detect, read_head, reader_for
+from continuity.core.text import clean
+from continuity.formats import FormatReader, LineReader, detect, discovery, read_head, reader_for
 from continuity.formats.base import check_entry, check_facts, clean_deep, nesting_depth
+from continuity.formats.discovery import (  # noqa: F401 - re-exported
+    NOT_SESSIONS,
+    PREFIX_BYTES,
+    key_paths,
+    mark_unchanged,
+    path_key,
+    prefix_hash,
+    unchanged,
+)
 from continuity.formats.jsonl import Line
 from continuity.formats.repeats import RepeatFilter
+from continuity.formats.reports import FileReport, ImportReport
 from continuity.formats.resumed import copy_note, copy_of
 from continuity.formats.runs import RunTracker, derive_runs
 from continuity.store.base import ImportIssue, RawLine, SourceState, Store
 from continuity.store.bulk import as_stored
 
-PREFIX_BYTES = 64 * 1024
 BATCH_LINES = 2000
 #: Deepest JSON nesting of a record that is read into a row (a deeper one is reported, its raw
 #: line kept): every later step (field checks, the stored blocks, the search index) must
@@ -68,188 +73,12 @@ BATCH_BYTES = 16 * 1024 * 1024
 #: import of one file keeps none (its rows are read back), so memory stays bounded.
 KEEP_ROWS_BYTES = 8 * 1024 * 1024
 #: File names that live beside sessions but are not sessions (global prompt logs, indexes).
-NOT_SESSIONS = {"history.jsonl", "session_index.jsonl"}
 #: Issue 21: how long an import of a file waits, in seconds, for another process importing
 #: the same file at the same time (the daemon's archiving and a manual import) before it
 #: reports the file failed. It retries from where the other got, backing off 0.05 s → 2 s.
 CONFLICT_WAIT_SECONDS = 120.0
 
 Progress = Callable[[int], None]
-
-
-@dataclass
-class FileReport:
-    """What one file's import did (formats.md §5.6). ``errors`` holds ``(line, reason)``."""
-
-    path: str
-    harness: str | None = None
-    version: str | None = None
-    session_key: str | None = None
-    status: str = "imported"  # imported | unchanged | skipped | failed
-    reason: str | None = None
-    lines_read: int = 0
-    imported: int = 0
-    blank: int = 0
-    duplicate: int = 0
-    opaque: int = 0
-    #: known lines that hold no conversation (events, injected context: Claude Code's
-    #: ``api-request``, ``attachment`` ... lines), kept raw; ``opaque`` counts unknown ones
-    non_conversation: int = 0
-    skipped: int = 0
-    errors: list[tuple[int, str]] = field(default_factory=list)
-    warnings: list[tuple[int, str]] = field(default_factory=list)
-    skip_reasons: Counter = field(default_factory=Counter)
-    types: Counter = field(default_factory=Counter)
-    first_timestamp: datetime | None = None
-    last_timestamp: datetime | None = None
-    offset: int = 0
-    pending_tail_bytes: int = 0
-    resumed_from: int = 0
-    #: the source session a file ``continuity resume`` wrote continues (issue 13), else None
-    copy_of: str | None = None
-    #: the exit code a ``failed`` file stands for (``core.errors``: 2 the file cannot be read,
-    #: 4 the store refused it, e.g. a concurrent import of the same file), else None.
-    failure_code: int | None = None
-    #: issue 17: the seq of the first row this import added (None: it added none), so the
-    #: phases after the import (checkpoint replay, transcripts) read only the new rows.
-    first_new_seq: int | None = None
-    #: issue 17: this import changed rows stored before it (a pi leaf path moved and put
-    #: earlier rows on or off the path): derived data must be rebuilt, not only extended.
-    old_rows_changed: bool = False
-    #: issue 17: the rows this import added (seqs ``first_new_seq`` on, to the session's
-    #: newest), as the store holds them (``store.bulk.as_stored``; visibility changes made
-    #: later in the import followed), when the import was asked to keep them
-    #: (``import_files(keep_rows=True)``) and their lines came to at most ``KEEP_ROWS_BYTES``;
-    #: else None: read them from the store. Not part of ``to_dict``.
-    new_rows: list[Entry] | None = field(default=None, repr=False, compare=False)
-    #: issue 17 (fresh-user review): the first seq of rows an earlier import stored whose
-    #: checkpoints and transcript are still due (``SourceState.pending_from``: that import
-    #: was interrupted before its phases ran), else None. The phases derive them now.
-    pending_from: int | None = None
-    #: fresh-user review: a ``skipped`` file that holds no complete line yet (empty, or a
-    #: first line still being written, as when a harness has just started the session): it
-    #: is imported once it has one, and is never an error (``ImportReport.exit_code``)
-    waiting: bool = False
-    #: a path given that does not exist (issue 45 item 8: a missing folder such as
-    #: ~/.pi/agent/sessions is an absent folder, not a skipped file); ``status`` "failed"
-    absent: bool = False
-
-    @property
-    def changed(self) -> bool:
-        """Whether this import added or changed rows of its session, or found rows of an
-        earlier one still to derive (``pending_from``); an unchanged file, a file that only
-        gained blank lines or an unfinished line, did not."""
-        return self.imported > 0 or self.old_rows_changed or self.pending_from is not None
-
-    @property
-    def derive_from(self) -> int | None:
-        """The first seq the phases after the import derive: this import's first new row or
-        an earlier import's first pending one, the lower (None: neither)."""
-        seqs = [s for s in (self.first_new_seq, self.pending_from) if s is not None]
-        return min(seqs) if seqs else None
-
-    def fail(self, reason: str, code: int) -> None:
-        """Mark the file ``failed`` with ``reason`` and the exit code ``code`` it stands for."""
-        self.status, self.reason, self.failure_code = "failed", reason, code
-
-    def to_dict(self) -> dict[str, Any]:
-        """The ``--json`` shape of this report."""
-        return {
-            "path": self.path,
-            "harness": self.harness,
-            "version": self.version,
-            "session": self.session_key,
-            "status": self.status,
-            "reason": self.reason,
-            "lines_read": self.lines_read,
-            "imported": self.imported,
-            "blank": self.blank,
-            "duplicate": self.duplicate,
-            "opaque": self.opaque,
-            "non_conversation": self.non_conversation,
-            "skipped": self.skipped,
-            "skip_reasons": dict(self.skip_reasons),
-            "errors": [{"line": n, "reason": r} for n, r in self.errors],
-            "warnings": [{"line": n, "message": m} for n, m in self.warnings],
-            "types": dict(self.types),
-            "first_timestamp": _iso(self.first_timestamp),
-            "last_timestamp": _iso(self.last_timestamp),
-            "offset": self.offset,
-            "resumed_from": self.resumed_from,
-            "pending_tail_bytes": self.pending_tail_bytes,
-            "copy_of": self.copy_of,
-            "waiting": self.waiting,
-            "absent": self.absent,
-        }
-
-
-@dataclass
-class ImportReport:
-    """The reports of every file of one import call."""
-
-    files: list[FileReport] = field(default_factory=list)
-
-    def new_rows(self) -> dict[str, list[Entry]]:
-        """``{session_key: rows}``: the rows this import added to each session that one
-        imported file added rows to and kept them (``FileReport.new_rows``). A session that
-        several files of this import added to is absent: its rows are read from the store."""
-        files: dict[str, list[FileReport]] = {}
-        for f in self.files:
-            if f.session_key and f.status in ("imported", "unchanged") and f.changed:
-                files.setdefault(f.session_key, []).append(f)
-        return {key: fs[0].new_rows for key, fs in files.items() if len(fs) == 1 and fs[0].new_rows}
-
-    @property
-    def sessions(self) -> list[str]:
-        """Distinct session keys touched, in order."""
-        return list(dict.fromkeys(f.session_key for f in self.files if f.session_key))
-
-    def totals(self) -> dict[str, int]:
-        """Sums over the files: files, sessions, lines, rows, duplicates, errors, skipped files,
-        and the paths given that do not exist (``absent_paths``: neither files nor skipped
-        files, issue 45 item 8)."""
-        return {
-            "files": sum(1 for f in self.files if not f.absent),
-            "sessions": len(self.sessions),
-            "lines_read": sum(f.lines_read for f in self.files),
-            "imported": sum(f.imported for f in self.files),
-            "duplicate": sum(f.duplicate for f in self.files),
-            "opaque": sum(f.opaque for f in self.files),
-            "non_conversation": sum(f.non_conversation for f in self.files),
-            "errors": sum(len(f.errors) for f in self.files),
-            "skipped_files": sum(
-                1 for f in self.files if f.status in ("skipped", "failed") and not f.absent
-            ),
-            "absent_paths": sum(1 for f in self.files if f.absent),
-        }
-
-    @property
-    def exit_code(self) -> int:
-        """The import command's exit code (issue 22): 0 when no file ``failed`` (a file that
-        is not a session file is ``skipped``, not failed), else the highest failure code of
-        its files (4 a store problem, 2 a file that cannot be read), so a script sees that
-        some file must be imported again; 2 when every file was skipped (nothing in the
-        import was a session file), unless every skipped file is only waiting for its first
-        line (``FileReport.waiting``: a session just started). One waiting file among files
-        that are not session files does not make the import a success (a fresh-user review)."""
-        failed = max((f.failure_code or 1 for f in self.files if f.status == "failed"), default=0)
-        if failed or not self.files:
-            return failed
-        # issue 20: every input skipped (none a session file) is not a success
-        if any(f.status in ("imported", "unchanged") for f in self.files):
-            return 0
-        return 0 if all(f.waiting for f in self.files) else 2
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "totals": self.totals(),
-            "sessions": self.sessions,
-            "files": [f.to_dict() for f in self.files],
-        }
-
-
-def _iso(value: datetime | None) -> str | None:
-    return value.isoformat().replace("+00:00", "Z") if value else None
 
 
 # ---------------------------------------------------------------------------- discovery
@@ -261,64 +90,13 @@ def discover(
     unreadable: list[FileReport] | None = None,
     home: str | os.PathLike[str] | None = None,
 ) -> list[Path]:
-    """Session files named by ``paths``: files as given, directories searched recursively for
-    ``*.jsonl`` (sorted). A symlinked folder inside a tree is followed once: a folder already
-    searched (the same device and inode, a link loop included) is not searched again.
-    An OpenCode data folder (``formats/opencode``, issue 18) stands for its sessions' mirrors,
-    brought up to date under the workspace ``home`` (default: ``resolve_home()``).
-
-    With ``unreadable`` (the CLI's ``ImportReport.files``), a path that cannot be used is not
-    fatal (issue 20: ``import /missing good.jsonl`` imports the good one): each is appended as
-    a ``failed`` report with its reason and exit code 2 — a path that does not exist, one that
-    is neither a regular file nor a folder (``/dev/zero``, a FIFO: never opened, as reading
-    them never ends or blocks), a folder that cannot be listed. Without ``unreadable`` the
-    first such path raises ``InputError`` naming it."""
-    found: list[Path] = []
-
-    def problem(where: str | os.PathLike[str], reason: str, absent: bool = False) -> None:
-        if unreadable is None:
-            raise InputError(f"{one_line(str(where))}: {reason}")
-        bad = FileReport(path_key(Path(where)), status="failed", absent=absent)
-        bad.fail(reason, InputError.exit_code)
-        unreadable.append(bad)
-
-    seen: set[tuple[int, int]] = set()
-    for raw in paths:
-        path = Path(raw).expanduser()
-        if path.is_dir() and _opencode_mirrors(path, home, found):
-            continue
-        if path.is_dir():
-            errors: list[OSError] = []
-            here: list[Path] = []
-            for folder, dirs, names in os.walk(path, onerror=errors.append, followlinks=True):
-                try:
-                    st = os.stat(folder)
-                except OSError as exc:
-                    errors.append(exc)
-                    dirs[:] = []
-                    continue
-                if (st.st_dev, st.st_ino) in seen:  # a link loop, or a tree given twice
-                    dirs[:] = []
-                    continue
-                seen.add((st.st_dev, st.st_ino))
-                dirs.sort()
-                here.extend(
-                    Path(folder, n) for n in names if n.endswith(".jsonl") and n not in NOT_SESSIONS
-                )
-            found.extend(sorted(p for p in here if p.is_file()))
-            for exc in errors:
-                problem(exc.filename or path, f"cannot read folder: {exc.strerror or exc}")
-        elif path.is_file():
-            found.append(path)
-        elif path.exists():
-            problem(
-                raw,
-                "not a regular file or folder (a device, pipe or socket): give "
-                "session files or folders",
-            )
-        else:
-            problem(raw, "no such file or directory", absent=True)
-    return list(dict.fromkeys(p.resolve() for p in found))
+    """``formats.discovery.discover`` with an OpenCode data folder (``formats/opencode``,
+    issue 18) standing for its sessions' mirrors, brought up to date under the workspace
+    ``home`` (default: ``resolve_home()``). Raises ``InputError`` as that one does, and for
+    an OpenCode folder that cannot be read."""
+    return discovery.discover(
+        paths, unreadable=unreadable, expand=lambda p, found: _opencode_mirrors(p, home, found)
+    )
 
 
 def _opencode_mirrors(path: Path, home: str | os.PathLike[str] | None, found: list[Path]) -> bool:
@@ -421,7 +199,7 @@ def import_files(
             known = store.get_sources([path_key(p) for p in ahead])
         path = ahead.pop(0)
         key = path_key(path)
-        same = _unchanged(path, key, known.get(key), progress)
+        same = unchanged(path, key, known.get(key), progress)
         if same is not None:
             if not group:
                 if done:
@@ -460,7 +238,7 @@ def _to_read(path: Path, source: SourceState | None) -> int:
             source is not None
             and st.st_ino == source.inode
             and st.st_size >= source.size
-            and _prefix_hash(path, min(source.size, PREFIX_BYTES)) == source.prefix_sha256
+            and prefix_hash(path, min(source.size, PREFIX_BYTES)) == source.prefix_sha256
         ):
             return max(0, st.st_size - source.offset)
     except OSError:
@@ -492,33 +270,6 @@ def _import_group(
 
 
 # ---------------------------------------------------------------------------- one file
-
-
-def _prefix_hash(path: Path, n_bytes: int = PREFIX_BYTES) -> str:
-    """SHA-256 hex of the first ``n_bytes`` bytes of ``path``."""
-    with open(path, "rb") as fh:
-        return hashlib.sha256(fh.read(n_bytes)).hexdigest()
-
-
-def path_key(path: Path) -> str:
-    """The text under which a source path is stored: the path itself, with bytes that are not
-    UTF-8 (a file name is any bytes on POSIX) shown as ``\\xNN`` escapes."""
-    return os.fsencode(path).decode("utf-8", "backslashreplace")
-
-
-def key_paths(key: str) -> list[Path]:
-    """The files a stored source path (``path_key``) may name: the text itself, and when it
-    holds ``\\xNN`` escapes, the name with those bytes (fresh-user review: a file whose name
-    is not UTF-8 was reported gone after every import, as the escaped text names no file)."""
-    paths = [Path(key)]
-    if "\\x" in key:
-        raw = re.sub(
-            rb"\\x([0-9a-f]{2})",
-            lambda m: bytes([int(m.group(1), 16)]),
-            key.encode("utf-8", "surrogatepass"),
-        )
-        paths.append(Path(os.fsdecode(raw)))
-    return paths
 
 
 def import_file(
@@ -583,7 +334,7 @@ def _import_once(
         stat = p.stat()
         source = store.get_source(key_path)
         hashed = min(source.size if source else stat.st_size, PREFIX_BYTES)
-        prefix = _prefix_hash(p, hashed)
+        prefix = prefix_hash(p, hashed)
     except OSError as exc:
         report.fail(f"cannot read: {exc.strerror or exc}", InputError.exit_code)
         return
@@ -595,10 +346,10 @@ def _import_once(
         and source.prefix_sha256 == prefix
     )
     if source is not None and resume and stat.st_size == source.offset:
-        _mark_unchanged(report, source, stat, progress)
+        mark_unchanged(report, source, stat, progress)
         return
     if hashed != min(stat.st_size, PREFIX_BYTES):
-        prefix = _prefix_hash(p, min(stat.st_size, PREFIX_BYTES))  # what the next import checks
+        prefix = prefix_hash(p, min(stat.st_size, PREFIX_BYTES))  # what the next import checks
     head = read_head(str(p))
     reader_cls = detect(head) or (reader_for(source.harness) if source and resume else None)
     if source is not None and resume:
@@ -664,43 +415,6 @@ def _no_complete_line(path: Path, size: int) -> str | None:
     except OSError:
         return None
     return "no complete line yet (imported once its first line is written)"
-
-
-def _mark_unchanged(
-    report: FileReport, source: SourceState, stat: os.stat_result, progress: Progress | None
-) -> None:
-    report.status, report.harness, report.session_key = (
-        "unchanged",
-        source.harness,
-        source.session_key,
-    )
-    report.offset = report.resumed_from = source.offset
-    report.pending_from = source.pending_from
-    if progress:
-        progress(stat.st_size)
-
-
-def _unchanged(
-    p: Path, key: str, source: SourceState | None, progress: Progress | None
-) -> FileReport | None:
-    """The ``unchanged`` report of ``p`` when it is exactly what ``source`` read (§5.2: same
-    inode, size at the stored offset, same leading bytes), else None (import it)."""
-    if source is None:
-        return None
-    try:
-        stat = p.stat()
-        if (
-            stat.st_ino != source.inode
-            or stat.st_size != source.offset
-            or stat.st_size < source.size
-            or _prefix_hash(p, min(source.size, PREFIX_BYTES)) != source.prefix_sha256
-        ):
-            return None
-    except OSError:
-        return None  # the ordinary path reports it
-    report = FileReport(key)
-    _mark_unchanged(report, source, stat, progress)
-    return report
 
 
 #: Byte-order marks of encodings a session file is sometimes saved in by an editor (JSONL is

@@ -35,7 +35,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from continuity.core.model import (
-    CompactionInfo,
     Entry,
     EntryKind,
     Note,
@@ -43,11 +42,10 @@ from continuity.core.model import (
     Run,
     RunStatus,
     Session,
-    SourceRef,
     ToolCallIndex,
 )
-from continuity.core.when import usable_time
-from continuity.store.base import RowMeta
+from continuity.store.base import RowMeta, SourceState
+from continuity.store.rows import decode_entry, stored_time
 
 if TYPE_CHECKING:
     from continuity.store.sql import SqlStore
@@ -70,10 +68,13 @@ _RUN_SELECT = (
     "SELECT run_id, session_key, agent_id, request_seq, status, end_seq, started_at, ended_at "
     "FROM runs"
 )
-_KINDS = {k.value: k for k in EntryKind}
-_ROLES = {r.value: r for r in Role}
 #: Keys per ``IN (...)`` list (``SqlStore``'s chunk).
 _CHUNK = 500
+#: A ``sources`` row in ``SourceState``'s field order.
+_SOURCE_SELECT = (
+    'SELECT path, session_key, harness, inode, size, "offset", line_count, prefix_sha256, '
+    "reader_state, updated_at, gone_at, pending_from FROM sources"
+)
 
 
 def _nf(value: str) -> str:
@@ -87,14 +88,7 @@ def _like_prefix(prefix: str) -> str:
     return prefix.replace("/", "//").replace("%", "/%").replace("_", "/_") + "%"
 
 
-def _time(value: Any) -> datetime | None:
-    """A stored time (SQLite: ``YYYY-MM-DD HH:MM:SS.ffffff``, naive UTC) as ``SqlStore`` reads
-    it: aware UTC, or None out of range (``usable_time``)."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = datetime.fromisoformat(value)
-    return usable_time(value)
+_time = stored_time
 
 
 def _aware(value: Any) -> datetime | None:
@@ -139,75 +133,8 @@ def _session(r: Sequence[Any]) -> Session:
 
 
 def _entry(r: Sequence[Any]) -> Entry:
-    """A row of ``_ENTRY_SELECT`` as ``SqlStore._entry`` builds it."""
-    import orjson
-
-    from continuity.core.codec import blocks_from_json
-
-    (
-        _key,
-        seq,
-        entry_id,
-        native_id,
-        parent_native_id,
-        kind,
-        role,
-        type_name,
-        visible,
-        _base_visible,
-        is_request,
-        sidechain,
-        ts,
-        cwd,
-        content,
-        meta_json,
-        _view_bytes,
-        source_path,
-        line_no,
-        byte_offset,
-        raw_sha256,
-        content_z,
-    ) = r
-    if content_z is not None:  # revision 0024: a long content kept as a zstd frame
-        from continuity.store.rawcodec import decode_text
-
-        content = decode_text(bytes(content_z))
-    compaction, run_end = None, None
-    if meta_json:
-        meta = orjson.loads(meta_json)
-        if meta.get("run_end"):
-            run_end = RunStatus(meta["run_end"])
-        m = meta.get("compaction")
-        if m:
-            compaction = CompactionInfo(
-                summary=m.get("summary", ""),
-                covers_through_seq=m.get("covers_through_seq"),
-                first_kept_entry_id=m.get("first_kept_entry_id"),
-                continuation=bool(m.get("continuation")),
-                run_id=m.get("run_id"),
-                trigger=m.get("trigger"),
-            )
-    source = None
-    if source_path is not None:
-        source = SourceRef(source_path, line_no, byte_offset, raw_sha256 or "")
-    return Entry(
-        kind=_KINDS.get(kind) or EntryKind(kind),
-        role=_ROLES.get(role) or Role(role),
-        blocks=blocks_from_json(content),
-        timestamp=_time(ts),
-        native_id=native_id,
-        parent_native_id=parent_native_id,
-        type_name=type_name,
-        visible=bool(visible),
-        is_request=bool(is_request),
-        sidechain=bool(sidechain),
-        compaction=compaction,
-        source=source,
-        cwd=cwd,
-        run_end=run_end,
-        seq=seq,
-        entry_id=entry_id,
-    )
+    """A row of ``_ENTRY_SELECT`` (the ``entries`` columns in table order)."""
+    return decode_entry(r)
 
 
 class LiteStore:
@@ -366,6 +293,64 @@ class LiteStore:
             for r in self._rows(_SESSION_SELECT + f" WHERE s.session_key IN ({marks})", part):
                 out[r[0]] = _session(r)
         return out
+
+    # ------------------------------------------------------------------ sources (issue 43 goal 4)
+
+    def get_sources(self, paths: Sequence[str]) -> dict[str, SourceState]:
+        """``{path: state}`` of the known sources among ``paths`` (as ``SqlStore``'s: one
+        query per 500 paths)."""
+        if (full := self._through()) is not None:
+            return full.get_sources(paths)
+        wanted = list(dict.fromkeys(paths))
+        out: dict[str, SourceState] = {}
+        for i in range(0, len(wanted), _CHUNK):
+            part = wanted[i : i + _CHUNK]
+            marks = ", ".join("?" * len(part))
+            for r in self._rows(_SOURCE_SELECT + f" WHERE path IN ({marks})", part):
+                path, key, harness, inode, size, offset, lines, prefix, state = r[:9]
+                out[path] = SourceState(
+                    path,
+                    key,
+                    harness,
+                    inode,
+                    size,
+                    offset,
+                    lines,
+                    prefix,
+                    state,
+                    _aware(r[9]),
+                    _aware(r[10]) if r[10] else None,
+                    r[11],
+                )
+        return out
+
+    def source_presence(self) -> dict[str, bool]:
+        """``{path: gone}`` of every recorded source, one query (as ``SqlStore``'s)."""
+        if (full := self._through()) is not None:
+            return full.source_presence()
+        return {r[0]: r[1] is not None for r in self._rows("SELECT path, gone_at FROM sources")}
+
+    def sessions_without_transcript(self, session_keys: Iterable[str]) -> list[str]:
+        """Of the sessions ``session_keys``, those whose agent has no transcript row, sorted;
+        keys of unknown sessions left out (as ``SqlStore``'s: one query per 500 keys)."""
+        if (full := self._through()) is not None:
+            return full.sessions_without_transcript(session_keys)
+        keys = sorted({k for k in session_keys if k})
+        out: list[str] = []
+        for i in range(0, len(keys), _CHUNK):
+            part = keys[i : i + _CHUNK]
+            marks = ", ".join("?" * len(part))
+            out.extend(
+                r[0]
+                for r in self._rows(
+                    "SELECT s.session_key FROM sessions AS s LEFT OUTER JOIN "
+                    "session_transcripts AS tr ON tr.session_key = s.session_key "
+                    "AND tr.agent_id = s.agent_id "
+                    f"WHERE s.session_key IN ({marks}) AND tr.session_key IS NULL",
+                    part,
+                )
+            )
+        return sorted(out)
 
     def find_sessions(self, prefix: str, *, limit: int = 20) -> list[Session]:
         """Sessions whose key starts with ``prefix``, byte for byte (``SqlStore``'s

@@ -19,14 +19,11 @@ from datetime import UTC, datetime
 from functools import cache
 from typing import Any
 
-import orjson
 from sqlalchemy import Connection, Engine, and_, bindparam, event, func, or_, select, update
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from continuity.core.codec import blocks_from_json
 from continuity.core.errors import StoreConflict, StoreError
 from continuity.core.model import (
-    CompactionInfo,
     Entry,
     EntryKind,
     Note,
@@ -34,7 +31,6 @@ from continuity.core.model import (
     Run,
     RunStatus,
     Session,
-    SourceRef,
     ToolCallIndex,
 )
 from continuity.core.when import usable_time
@@ -46,6 +42,7 @@ from continuity.store.fencing import FencingStoreMixin
 from continuity.store.langgraph import LangGraphStoreMixin
 from continuity.store.lineage import LineageStoreMixin
 from continuity.store.memory import MemoryStoreMixin
+from continuity.store.rows import decode_entry
 from continuity.store.search import EntrySearchMixin
 from continuity.store.team import TeamSyncStoreMixin
 from continuity.store.titles import TitleStoreMixin
@@ -59,8 +56,6 @@ _ENTRY_COLUMNS = ENTRY_COLUMNS
 _ENTRY_WIDTH = len(_ENTRY_COLUMNS)
 if tuple(c.name for c in t.entries.columns) != _ENTRY_COLUMNS:  # pragma: no cover
     raise RuntimeError("store.sql._ENTRY_COLUMNS no longer matches schema.entries")
-_KINDS = {k.value: k for k in EntryKind}
-_ROLES = {r.value: r for r in Role}
 
 
 def _utc(value: datetime | None) -> datetime | None:
@@ -410,68 +405,7 @@ class SqlStore(
         order (``select(t.entries)``, after ``offset`` other columns). Issue 17: read by
         position, not by name (a named ``Row`` attribute costs about as much as the rest of
         the decode), and the enums by dict."""
-        (
-            _key,
-            seq,
-            entry_id,
-            native_id,
-            parent_native_id,
-            kind,
-            role,
-            type_name,
-            visible,
-            _base_visible,
-            is_request,
-            sidechain,
-            ts,
-            cwd,
-            content,
-            meta_json,
-            _view_bytes,
-            source_path,
-            line_no,
-            byte_offset,
-            raw_sha256,
-            content_z,
-        ) = row[offset : offset + _ENTRY_WIDTH]
-        if content_z is not None:
-            content = rawcodec.decode_text(bytes(content_z))
-        compaction, run_end = None, None
-        if meta_json:
-            meta = orjson.loads(meta_json)
-            if meta.get("run_end"):
-                run_end = RunStatus(meta["run_end"])
-            m = meta.get("compaction")
-            if m:
-                compaction = CompactionInfo(
-                    summary=m.get("summary", ""),
-                    covers_through_seq=m.get("covers_through_seq"),
-                    first_kept_entry_id=m.get("first_kept_entry_id"),
-                    continuation=bool(m.get("continuation")),
-                    run_id=m.get("run_id"),
-                    trigger=m.get("trigger"),
-                )
-        source = None
-        if source_path is not None:
-            source = SourceRef(source_path, line_no, byte_offset, raw_sha256 or "")
-        return Entry(
-            kind=_KINDS.get(kind) or EntryKind(kind),
-            role=_ROLES.get(role) or Role(role),
-            blocks=blocks_from_json(content),
-            timestamp=usable_time(ts),
-            native_id=native_id,
-            parent_native_id=parent_native_id,
-            type_name=type_name,
-            visible=bool(visible),
-            is_request=bool(is_request),
-            sidechain=bool(sidechain),
-            compaction=compaction,
-            source=source,
-            cwd=cwd,
-            run_end=run_end,
-            seq=seq,
-            entry_id=entry_id,
-        )
+        return decode_entry(row[offset : offset + _ENTRY_WIDTH])
 
     def entries(
         self,
