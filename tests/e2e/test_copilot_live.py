@@ -23,11 +23,12 @@ One scenario (module-scoped) records, the tests assert one property each:
 7. ``doctor --harness copilot-cli`` finds the hooks and the tools; ``hooks uninstall
    copilot-cli`` gives the user's files back byte for byte (and removes ours).
 
-Then ``resume --in copilot-cli`` from each of the other harnesses' real sessions, and a real
-headless turn on each copy with every call paired; and ``MATRIX_SOURCE``, a real two-turn
-Copilot CLI session (``tests/fixtures/copilot_cli/matrix``, recorded by
-``tests/e2e/record_copilot_matrix.py``) that imports and continues, for the cross-harness
-resume matrix (``run_resumed`` runs a copy's printed headless command).
+Then ``MATRIX_SOURCE``, a real two-turn Copilot CLI session
+(``tests/fixtures/copilot_cli/matrix``, recorded by ``tests/e2e/record_copilot_matrix.py``),
+imports, continues, and resumed into Copilot CLI runs a real headless turn with every call paired
+(``run_resumed`` runs a copy's printed headless command). Resume from and into every other
+proven harness (Claude Code, Codex, pi, OpenCode, Gemini CLI): ``test_resume_matrix.py``, whose
+source and target for Copilot CLI are ``MATRIX_SOURCE`` and ``CopilotWorld``.
 """
 
 from __future__ import annotations
@@ -390,10 +391,10 @@ def test_doctor_finds_the_hooks_and_uninstall_restores_the_files(run: Record) ->
 
 
 # ---------------------------------------------------------------------------- resume into it
+# Every proven harness's session resumed into Copilot CLI (Claude Code, Codex and pi from
+# ``test_resume.SOURCES``, OpenCode, Gemini CLI and Copilot CLI's own ``MATRIX_SOURCE``), and
+# ``MATRIX_SOURCE`` into each of them, each with a real headless turn: test_resume_matrix.py.
 
-#: The sources of ``test_resume`` (a two-turn session each real CLI wrote), resumed into
-#: Copilot CLI; copilot then runs one headless turn on the copy.
-RESUME_SOURCES = ("claude-code", "codex", "pi")
 RESUME_PROMPT = "Resumed turn: carry on from the continuation"
 
 
@@ -428,37 +429,6 @@ def _assert_resumed_turn(
     assert len(grown) > size and RESUME_PROMPT.encode() in grown[size:]
 
 
-@pytest.mark.parametrize("source", RESUME_SOURCES)
-def test_resume_into_copilot_then_a_real_turn(source: str, tmp_path: Path) -> None:
-    """`resume KEY --in copilot-cli` writes a session-state folder that copilot 1.0.102 opens
-    with the printed headless command (`copilot --resume <id> -p PROMPT`): the run exits 0, its
-    request holds the copy notice, the previous request and the kept tool result before the
-    new prompt, every tool call is answered by one tool message (the fake server refuses
-    anything else with the OpenAI API's 400), and copilot appends its turn to the copy."""
-    from tests.e2e.test_resume import SOURCES, _source_file
-
-    model = FakeModel().start()
-    world = CopilotWorld(tmp_path, "copilot-cli", ensure_cli("copilot-cli"), model)
-    try:
-        src = _source_file(world, source, dangling=False)
-        world.continuity("import", str(src))
-        key = world.continuity_json("sessions")[0]["session"]
-        request = SOURCES[source][2]
-        assert world.continuity_json("continue", key)["request"]["text"] == request
-        written = world.continuity_json("resume", key, "--in", "copilot-cli")
-        path = Path(written["path"])
-        assert path == world.session_files() / written["session_id"] / "events.jsonl"
-        assert written["headless"] == (
-            f"cd {world.project} && copilot --resume {written['session_id']} -p"
-        )
-        again = world.continuity_json("resume", key, "--in", "copilot-cli")
-        assert again == {**written, "reused": True}
-        _assert_resumed_turn(world, model, written, source, key, request)
-    finally:
-        world.close()
-        model.stop()
-
-
 def test_matrix_source_imports_continues_and_resumes(tmp_path: Path) -> None:
     """``MATRIX_SOURCE`` (a real two-turn session, its second turn's shell call listing and
     reading README.md and calc.py) imports as one copilot-cli session of its project whose
@@ -485,6 +455,12 @@ def test_matrix_source_imports_continues_and_resumes(tmp_path: Path) -> None:
         assert "calc.py" in calls[-1]["arguments"]["command"]
         assert "def add" in results[-1]["text"]
         written = world.continuity_json("resume", key, "--in", "copilot-cli")
+        assert Path(written["path"]) == (
+            world.session_files() / written["session_id"] / "events.jsonl"
+        )
+        assert written["headless"] == (
+            f"cd {world.project} && copilot --resume {written['session_id']} -p"
+        )
         _assert_resumed_turn(world, model, written, "copilot-cli", key, request)
     finally:
         world.close()

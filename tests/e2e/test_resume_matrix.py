@@ -36,6 +36,7 @@ import pytest
 from continuity.formats import registry
 from tests.e2e.conftest import World
 from tests.e2e.fakemodel import FakeModel, unpaired
+from tests.e2e.test_copilot_live import MATRIX_SOURCE as COPILOT_SOURCE, REPO, CopilotWorld
 from tests.e2e.test_gemini_live import GeminiWorld
 from tests.e2e.test_import_harnesses import ensure_cli
 from tests.e2e.test_opencode import OpenCodeWorld, ensure_opencode
@@ -90,6 +91,10 @@ MATRIX_SOURCES: dict[str, Source] = {
         TOOL_RAN,
         1,
         cut='{"$set":{"sessionId"',
+    ),
+    # two turns, the second a `bash` call listing and reading README.md and calc.py
+    "copilot-cli": Source(
+        REPO / COPILOT_SOURCE[0], COPILOT_SOURCE[1], COPILOT_SOURCE[2], "calc.py", 2
     ),
 }
 
@@ -177,6 +182,10 @@ TARGETS: dict[str, Target] = {
     "gemini-cli": Target(
         lambda root, model: GeminiWorld(root, "gemini-cli", ensure_cli("gemini-cli"), model),
         program="gemini --resume ",
+    ),
+    "copilot-cli": Target(
+        lambda root, model: CopilotWorld(root, "copilot-cli", ensure_cli("copilot-cli"), model),
+        program="copilot --resume ",
     ),
 }
 
