@@ -96,7 +96,7 @@ def test_default_path_follows_copilot_home(tmp_path: Path, monkeypatch: pytest.M
 
 
 def test_unknown_harness_names_copilot_cli_among_the_choices(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="gemini-cli or copilot-cli"):
+    with pytest.raises(InputError, match="gemini-cli, qwen-code or copilot-cli"):
         install.install("cursor", tmp_path / "s.json", tmp_path)
 
 

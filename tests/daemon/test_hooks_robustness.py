@@ -314,6 +314,56 @@ def test_live_stop_answer_kept_when_the_transcript_file_lags(
     assert row.content.count("Fixed: the end month is now included.") == 1
 
 
+def test_a_lagging_file_is_imported_again_on_the_workers_ticks(
+    store, isolated_home: Path, tmp_path: Path
+) -> None:
+    """Qwen Code writes its records a few hundred ms after its Stop hook: the turn's file is
+    imported again on the worker's ticks (``capture.catch_up``) and the row becomes the file's
+    once it holds the answer, without another hook event; a file that never catches up is
+    forgotten after ``LAG_TICKS`` ticks. (The worker ticks once an hour here: the test ticks.)"""
+    from continuity.daemon.hooks.capture import LAG_TICKS
+
+    live = LiveCapture(
+        store,
+        home=isolated_home,
+        config=CheckpointConfig(),
+        budget_bytes=1000,
+        stop_seconds=10,
+        idle_limit=timedelta(hours=4),
+        tick_seconds=3600,
+    )
+    live.start()
+    try:
+        _ticks_catch_up(live, tmp_path, LAG_TICKS)
+    finally:
+        live.close()
+
+
+def _ticks_catch_up(live: LiveCapture, tmp_path: Path, ticks: int) -> None:
+    path, key = _lagging(live, tmp_path, _line("user", "u1", None, "Why is March skipped?"))
+    ev(live, "user-prompt-submit", key, prompt="Why is March skipped?", transcript_path=path)
+    ev(live, "stop", key, transcript_path=path, last_assistant_message="Fixed: March is in.")
+    assert live.worker.wait_idle(10)
+    assert key in live.capture.lagging
+    live._tick()  # still lagging: kept for the next tick
+    assert live.capture.lagging[key][1] == ticks - 1
+    with open(path, "a") as fh:
+        fh.write(_line("assistant", "a1", "u1", [{"type": "text", "text": "Fixed: March is in."}]))
+    live._tick()
+    assert live.capture.lagging == {}
+    assert live.store.get_session(key).entry_count == 2  # the file's answer, imported
+    row = live.store.get_transcripts([key], "default")[key]
+    assert row.content == "User: Why is March skipped?\n\nAssistant: Fixed: March is in."
+
+    ev(live, "user-prompt-submit", key, prompt="And April?", transcript_path=path)
+    ev(live, "stop", key, transcript_path=path, last_assistant_message="April too.")
+    assert live.worker.wait_idle(10)
+    for _ in range(ticks):
+        assert key in live.capture.lagging
+        live._tick()
+    assert live.capture.lagging == {}
+
+
 def test_live_session_end_keeps_live_turns_the_lagging_file_lacks(
     live: LiveCapture, tmp_path: Path
 ) -> None:

@@ -31,7 +31,10 @@ that offers a shell tool and whose last message is not a tool result gets a call
 running ``SHELL_COMMAND``; any other request gets the text ``REPLY_TEXT``. So every user turn is
 "a tool call, then text", and calls are always answered. A Chat Completions request (pi) whose
 last user text holds ``[big:N]`` instead gets ``BIG_COMMAND`` calls until N tool results follow
-that user message, then the text: a long turn of tool output (issue 14).
+that user message, then the text: a long turn of tool output (issue 14). A Chat Completions
+request whose last user text holds ``[shell:COMMAND]`` (COMMAND up to the closing ``]``) gets
+its shell call run COMMAND instead of ``SHELL_COMMAND`` (a recorded session that lists the
+project, ``tests/e2e/test_qwen_live.py``'s ``MATRIX_SOURCE``).
 
 **MCP search** (issue 39). A request whose last user message holds ``[mcp-search:WORD]`` makes
 the model use continuity's search tool, found by its name among the tools offered (the name
@@ -929,32 +932,48 @@ def responses_events(body: dict[str, Any]) -> list[tuple[str, Any]]:
     return events
 
 
-def _big_calls_left(body: dict[str, Any]) -> int:
-    """``[big:N]`` in the last user message of a Chat Completions body: N less the tool
-    results after it (0 without the marker)."""
-    import re
-
+def _last_user_text(body: dict[str, Any]) -> tuple[str, list[dict[str, Any]]]:
+    """The text of the last user message of a Chat Completions body and the messages after
+    it (``("", [])`` without one)."""
     messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
     users = [i for i, m in enumerate(messages) if m.get("role") == "user"]
     if not users:
-        return 0
+        return "", []
     content = messages[users[-1]].get("content")
     text = (
         content
         if isinstance(content, str)
         else " ".join(b.get("text", "") for b in content or [] if isinstance(b, dict))
     )
+    return text, messages[users[-1] + 1 :]
+
+
+def _big_calls_left(body: dict[str, Any]) -> int:
+    """``[big:N]`` in the last user message of a Chat Completions body: N less the tool
+    results after it (0 without the marker)."""
+    import re
+
+    text, after = _last_user_text(body)
     found = re.search(r"\[big:(\d+)\]", text)
     if not found:
         return 0
-    done = sum(1 for m in messages[users[-1] + 1 :] if m.get("role") == "tool")
+    done = sum(1 for m in after if m.get("role") == "tool")
     return max(0, int(found.group(1)) - done)
 
 
-def shell_args(tool: str) -> dict[str, Any]:
-    """The arguments of the shell call of ``SHELL_COMMAND``: ``{"command"}``, plus the risk
-    fields Factory Droid's ``Execute`` refuses a call without."""
-    args: dict[str, Any] = {"command": SHELL_COMMAND}
+def _shell_marker(body: dict[str, Any]) -> str | None:
+    """COMMAND of a ``[shell:COMMAND]`` in the last user message of a Chat Completions body
+    (module docstring), else None."""
+    import re
+
+    found = re.search(r"\[shell:([^\]]+)\]", _last_user_text(body)[0])
+    return found.group(1) if found else None
+
+
+def shell_args(tool: str, command: str = SHELL_COMMAND) -> dict[str, Any]:
+    """The arguments of the shell call of ``command`` (default ``SHELL_COMMAND``):
+    ``{"command"}``, plus the risk fields Factory Droid's ``Execute`` refuses a call without."""
+    args: dict[str, Any] = {"command": command}
     if tool == "Execute":
         args |= {"riskLevel": "low", "riskLevelReason": "It only prints a word."}
     return args
@@ -1032,7 +1051,12 @@ def chat_events(body: dict[str, Any]) -> list[tuple[str, Any]]:
                             "index": 0,
                             "id": _call_id(),
                             "type": "function",
-                            "function": {"name": tool, "arguments": json.dumps(shell_args(tool))},
+                            "function": {
+                                "name": tool,
+                                "arguments": json.dumps(
+                                    shell_args(tool, _shell_marker(body) or SHELL_COMMAND)
+                                ),
+                            },
                         }
                     ]
                 }

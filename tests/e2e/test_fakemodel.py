@@ -16,6 +16,7 @@ from tests.e2e.fakemodel import (
     Step,
     Story,
     anthropic_events,
+    chat_events,
     gemini_response,
     story_step,
     unpaired,
@@ -169,6 +170,28 @@ def test_gemini_script_calls_the_shell_then_answers() -> None:
         }
     )
     assert after["candidates"][0]["content"]["parts"] == [{"text": REPLY_TEXT}]
+
+
+def _chat_call(body: dict) -> dict | None:
+    """The function of the tool call in a Chat Completions reply's chunks, else None."""
+    for _, chunk in chat_events(body):
+        for choice in chunk.get("choices", []) if isinstance(chunk, dict) else []:
+            for call in choice["delta"].get("tool_calls") or []:
+                return call["function"]
+    return None
+
+
+def test_a_shell_marker_sets_the_chat_shell_calls_command() -> None:
+    """``[shell:ls]`` in the last user text makes the shell call run ``ls`` (the recorded Qwen
+    Code source of ``test_qwen_live.MATRIX_SOURCE``); without it, ``SHELL_COMMAND``."""
+    tools = [{"type": "function", "function": {"name": "run_shell_command", "parameters": {}}}]
+    asked = {
+        "messages": [{"role": "user", "content": [{"type": "text", "text": "list [shell:ls]"}]}],
+        "tools": tools,
+    }
+    assert json.loads(_chat_call(asked)["arguments"]) == {"command": "ls"}
+    plain = {"messages": [{"role": "user", "content": "list"}], "tools": tools}
+    assert json.loads(_chat_call(plain)["arguments"]) == {"command": SHELL_COMMAND}
 
 
 # --------------------------------------------------------------------------- stories

@@ -37,7 +37,7 @@ def chat(tmp_path: Path) -> Path:
 
 
 def test_real_session_imports_with_its_calls_paired(sqlite_store, tmp_path: Path) -> None:
-    report = import_paths(sqlite_store, [FIXTURES], home=tmp_path / "ws")
+    report = import_paths(sqlite_store, [FIXTURES / "projects"], home=tmp_path / "ws")
     (f,) = report.files
     assert (f.harness, f.session_key, f.version, f.opaque, f.errors, f.warnings) == (
         "qwen-code",
@@ -71,9 +71,9 @@ def test_real_session_imports_with_its_calls_paired(sqlite_store, tmp_path: Path
 
 
 def test_importing_twice_adds_nothing(sqlite_store, tmp_path: Path) -> None:
-    import_paths(sqlite_store, [FIXTURES], home=tmp_path / "ws")
+    import_paths(sqlite_store, [FIXTURES / "projects"], home=tmp_path / "ws")
     rows = len(list(sqlite_store.entries(SID)))
-    again = import_paths(sqlite_store, [FIXTURES], home=tmp_path / "ws")
+    again = import_paths(sqlite_store, [FIXTURES / "projects"], home=tmp_path / "ws")
     assert sum(f.imported for f in again.files) == 0
     assert len(list(sqlite_store.entries(SID))) == rows == 16
 
@@ -152,3 +152,32 @@ def test_rewound_branch_leaves_the_view_and_compression_is_a_compaction(
     assert rows[-2:] == [("user", "compaction", "## Goal\nship"), ("user", "message", "again")]
     compaction = next(e for e in sqlite_store.entries("q1") if e.compaction is not None)
     assert compaction.compaction.summary == "## Goal\nship"
+
+
+def test_a_prompt_hooks_context_is_not_the_users_request(sqlite_store, tmp_path: Path) -> None:
+    """Qwen Code records a UserPromptSubmit hook's ``additionalContext`` as the prompt's last
+    part, wrapped in ``<qwen:user-prompt-submit-context>``: the request is the user's text
+    alone (the raw line keeps the rest), as Qwen Code displays it."""
+    lines = FILE.read_text().splitlines()
+    first = json.loads(lines[0])
+    first["message"]["parts"].append(
+        {
+            "text": "<qwen:user-prompt-submit-context>\n"
+            "Recalled from continuity: the README names the tests\n"
+            "</qwen:user-prompt-submit-context>"
+        }
+    )
+    first["systemPayload"] = {
+        "displayText": "List the files here",
+        "hookContext": "Recalled from continuity: the README names the tests",
+    }
+    path = tmp_path / "chats" / FILE.name
+    path.parent.mkdir()
+    path.write_text("\n".join([json.dumps(first), *lines[1:8]]) + "\n")
+    report = import_file(sqlite_store, path)
+    assert (report.errors, report.opaque) == ([], 0)
+    assert conversation(sqlite_store, SID)[0] == ("user", "message", "List the files here")
+    raw = next(iter(sqlite_store.raw_lines(report.path)))
+    assert b"Recalled from continuity" in raw.data
+    view = build_continuation(sqlite_store, SID).to_dict()
+    assert view["request"]["text"] == "List the files here"

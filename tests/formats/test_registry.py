@@ -80,7 +80,7 @@ def test_registry_live_harnesses_are_the_ones_doctor_checks() -> None:
 
     assert (
         HARNESSES
-        == ("claude-code", "codex", "pi", "opencode", "gemini-cli", "copilot-cli")
+        == ("claude-code", "codex", "pi", "opencode", "gemini-cli", "qwen-code", "copilot-cli")
         == names("live")
     )
     assert BINARIES == {
@@ -89,6 +89,7 @@ def test_registry_live_harnesses_are_the_ones_doctor_checks() -> None:
         "pi": "pi",
         "opencode": "opencode",
         "gemini-cli": "gemini",
+        "qwen-code": "qwen",
         "copilot-cli": "copilot",
     }
 

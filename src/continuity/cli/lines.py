@@ -176,16 +176,16 @@ def show_lines(
             yield [
                 (f"{e.seq:>5} compaction", "magenta"),
                 f" covers ≤ {e.compaction.covers_through_seq}: ",
-                cut(seen(e.compaction.summary), SUMMARY_BYTES),
+                hang(cut(seen(e.compaction.summary), SUMMARY_BYTES)),
             ]
             continue
         if not e.blocks:
             yield [(f"{e.seq:>5} {label} {shown(e.type_name)}", "dim")]
         for b in e.blocks:
             view = seen(block_view(b))
-            edit = edit_lines(view, " " * 8)
+            edit = edit_lines(view, HANG)
             if edit is None:
-                yield [f"{e.seq:>5} ", (label, "bold"), ": ", block_text(view)]
+                yield [f"{e.seq:>5} ", (label, "bold"), ": ", hang(block_text(view))]
                 continue
             yield [f"{e.seq:>5} ", (label, "bold"), ": ", *edit[0]]
             yield from edit[1:]
@@ -235,32 +235,30 @@ def continuation_lines(view: Continuation) -> Iterator[list[Part]]:
         yield [("note", "cyan"), ": ", note]
 
 
+#: How far the second and later lines of a multi-line block stand in (``show``, ``continue``):
+#: under the text after ``  seq role: ``, as an edit's diff lines do.
+HANG = " " * 8
+
+
+def hang(text: str) -> str:
+    """``text`` with each line after the first indented by ``HANG`` (a blank line left as it is)
+    and its trailing newlines dropped, so a multi-line tool result or message stays under its
+    ``seq role:`` head instead of starting at column 0 (display only: ``--json`` is whole)."""
+    first, *rest = text.rstrip("\n").split("\n")
+    return first + "".join("\n" + (HANG + line if line.strip() else line) for line in rest)
+
+
 def _message_lines(messages: Iterable[ContinuationMessage]) -> Iterator[list[Part]]:
     """Each message's blocks, one line each; an edit as its diff (``edit_lines``), as ``show``
     prints it (issue 44: no edit as raw JSON)."""
     for m in messages:
         for block in m.content:
-            edit = edit_lines(block, " " * 8)
+            edit = edit_lines(block, HANG)
             if edit is None:
-                yield [f"{m.seq:>5} ", (m.role, "bold"), ": ", block_text(block)]
+                yield [f"{m.seq:>5} ", (m.role, "bold"), ": ", hang(block_text(block))]
                 continue
             yield [f"{m.seq:>5} ", (m.role, "bold"), ": ", *edit[0]]
             yield from edit[1:]
-
-
-__all__ = [
-    "Part",
-    "block_text",
-    "continuation_lines",
-    "cut",
-    "edit_lines",
-    "import_totals",
-    "plain",
-    "sessions_tsv",
-    "show_lines",
-    "shown",
-    "unchanged_files",
-]
 
 
 def unchanged_files(n: int) -> str:
@@ -291,3 +289,19 @@ def import_totals(totals: Any, *, waiting: int) -> str:
             else ""
         )
     )
+
+
+__all__ = [
+    "Part",
+    "block_text",
+    "continuation_lines",
+    "cut",
+    "edit_lines",
+    "hang",
+    "import_totals",
+    "plain",
+    "sessions_tsv",
+    "show_lines",
+    "shown",
+    "unchanged_files",
+]

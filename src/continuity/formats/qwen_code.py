@@ -8,7 +8,10 @@ conversation; a rewind re-roots it, so the rewound records fall off the path), `
 ``timestamp``, ``type``, ``cwd``, ``version``, and per type:
 
 - ``user`` (``provenance`` ``real_user`` for a typed prompt): ``message`` a Gemini API
-  ``Content`` (``{role, parts}``);
+  ``Content`` (``{role, parts}``); a UserPromptSubmit hook's context is its last text part,
+  ``<qwen:user-prompt-submit-context>``…``</qwen:user-prompt-submit-context>`` (``HOOK_CONTEXT``,
+  with ``systemPayload.hookContext``): text the hook added, not the user's, so it is left out
+  of the row (the raw line keeps it), as Qwen Code leaves it out of its own display;
 - ``assistant``: ``message`` (text, ``thought`` text, ``functionCall`` parts), ``model``,
   ``usageMetadata``;
 - ``tool_result``: ``message`` (``functionResponse`` parts), ``toolCallResult`` (``callId``,
@@ -20,7 +23,9 @@ conversation; a rewind re-roots it, so the rewound records fall off the path), `
   is an event.
 
 Any other ``type`` is opaque (counted, kept raw). A prompt not typed by the user (another
-``provenance``) is context. An ``assistant`` message with text and no call ends its run.
+``provenance``) is context; a ``user`` text starting with ``formats.resumed.NOTICE_START`` is
+the preface ``resume --in qwen-code`` writes (a compaction row, its summary). An ``assistant``
+message with text and no call ends its run.
 """
 
 from __future__ import annotations
@@ -41,8 +46,12 @@ from continuity.core.text import clean, object_at
 from continuity.formats.base import FormatReader, str_field, text_of
 from continuity.formats.gemini_cli import gemini_parts
 from continuity.formats.jsonl import Line
+from continuity.formats.resumed import NOTICE_START
 
 HARNESS = "qwen-code"
+#: How Qwen Code 0.24.4 wraps a UserPromptSubmit hook's ``additionalContext`` in the prompt
+#: (its transcript-records.ts): the opening and closing line.
+HOOK_CONTEXT = ("<qwen:user-prompt-submit-context>\n", "\n</qwen:user-prompt-submit-context>")
 _FAILED_STATUSES = ("error", "cancelled")
 
 
@@ -134,11 +143,17 @@ class QwenCodeReader(FormatReader):
                 for b in blocks
             )
         else:
+            if len(blocks) > 1 and _is_hook_context(blocks[-1]):
+                blocks = blocks[:-1]  # the hook's text, not the user's (module docstring)
             text = "".join(b.text for b in blocks if isinstance(b, TextBlock)).strip()
             provenance = str_field(data, "provenance")
             entry.role, entry.blocks = Role.USER, tuple(blocks)
             if provenance not in (None, "real_user"):
                 entry.kind, entry.visible = EntryKind.CONTEXT, False
+                return
+            if text.startswith(NOTICE_START):  # the preface `resume --in qwen-code` wrote
+                entry.kind, entry.role = EntryKind.COMPACTION, Role.SYSTEM
+                entry.compaction = CompactionInfo(summary=text)
                 return
             entry.kind = EntryKind.MESSAGE
             entry.is_request = bool(text)
@@ -163,3 +178,16 @@ class QwenCodeReader(FormatReader):
             entry.kind, entry.role, entry.visible = EntryKind.COMPACTION, Role.USER, True
             entry.blocks = (TextBlock(summary),)
             entry.compaction = CompactionInfo(summary=summary)
+
+
+def _is_hook_context(block: object) -> bool:
+    """Whether ``block`` is the text part Qwen Code adds for a UserPromptSubmit hook's context
+    (``HOOK_CONTEXT``), as its ``isUserPromptSubmitContextPartText`` tells it."""
+    if not isinstance(block, TextBlock):
+        return False
+    text = block.text.strip()
+    return (
+        text.startswith(HOOK_CONTEXT[0])
+        and text.endswith(HOOK_CONTEXT[1])
+        and HOOK_CONTEXT[0].strip() not in text[len(HOOK_CONTEXT[0]) : -len(HOOK_CONTEXT[1])]
+    )

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from continuity.resume import files
-from continuity.resume.convert import Resumed, Turn
+from continuity.resume.convert import Call, Result, Resumed, Turn
 
 TARGET = "gemini-cli"
 #: The variable naming this harness's home folder (the folder holding ``.gemini``).
@@ -94,7 +94,8 @@ def project_folder(home: Path, project: str) -> Path:
     return tmp / slug / "chats"
 
 
-def _stamp(moment: datetime) -> str:
+def stamp(moment: datetime) -> str:
+    """``moment`` (UTC) as ``YYYY-MM-DDTHH:MM:SS.mmmZ``, as Gemini CLI and Qwen Code stamp."""
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
@@ -110,14 +111,14 @@ def render(resumed: Resumed, session_id: str, now: datetime) -> list[dict[str, A
 
     def tick() -> str:
         clock[0] += timedelta(milliseconds=1)
-        return _stamp(clock[0])
+        return stamp(clock[0])
 
     lines: list[dict[str, Any]] = [
         {
             "sessionId": session_id,
             "projectHash": hashlib.sha256(os.path.abspath(src.project).encode()).hexdigest(),
-            "startTime": _stamp(now),
-            "lastUpdated": _stamp(now),
+            "startTime": stamp(now),
+            "lastUpdated": stamp(now),
             "kind": "main",
             "continuityResume": {"session": src.key, "harness": src.harness, "path": src.path},
         }
@@ -132,7 +133,7 @@ def render(resumed: Resumed, session_id: str, now: datetime) -> list[dict[str, A
             after = turns[i + 1] if i + 1 < len(turns) else None
             results = after.parts if after is not None and after.kind == "results" else []
             lines.append(_gemini(turn, results, tick()))
-    lines[0]["lastUpdated"] = _stamp(clock[0])
+    lines[0]["lastUpdated"] = stamp(clock[0])
     return lines
 
 
@@ -145,28 +146,37 @@ def _user(texts: list[str], at: str) -> dict[str, Any]:
     }
 
 
+def call_part(call: Call) -> dict[str, Any]:
+    """A Gemini API ``functionCall`` part of ``call`` (Gemini CLI's and Qwen Code's)."""
+    return {"functionCall": {"id": call.id, "name": call.name, "args": call.arguments}}
+
+
+def response_part(call_id: str, name: str, result: Result | None) -> dict[str, Any]:
+    """The Gemini API ``functionResponse`` part answering call ``call_id`` of tool ``name``:
+    ``response`` ``{"output": text}``, ``{"error": text}`` for an error result (as Gemini CLI
+    and Qwen Code record their own), ``{"output": ""}`` when ``result`` is None."""
+    text = result.text if result is not None else ""
+    failed = result is not None and result.is_error
+    return {
+        "functionResponse": {
+            "id": call_id,
+            "name": name,
+            "response": {"error": text} if failed else {"output": text},
+        }
+    }
+
+
 def _gemini(turn: Turn, results: list[Any], at: str) -> dict[str, Any]:
     by_call = {r.call_id: r for r in results}
     calls = []
     for call in turn.calls():
         result = by_call.get(call.id)
-        text = result.text if result is not None else ""
         calls.append(
             {
                 "id": call.id,
                 "name": call.name,
                 "args": call.arguments,
-                "result": [
-                    {
-                        "functionResponse": {
-                            "id": call.id,
-                            "name": call.name,
-                            "response": {"error": text}
-                            if result is not None and result.is_error
-                            else {"output": text},
-                        }
-                    }
-                ],
+                "result": [response_part(call.id, call.name, result)],
                 "status": "error" if result is not None and result.is_error else "success",
                 "timestamp": at,
             }

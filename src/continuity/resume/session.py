@@ -16,6 +16,8 @@ folder:
   ``opencode import`` before it opens the session (``resume.opencode``); never reused.
 - ``gemini-cli``: ``$GEMINI_CLI_HOME`` or ``~`` ``/.gemini/tmp/<slug>/chats/session-…-<id8>.jsonl``
   (``resume.gemini_cli``).
+- ``qwen-code``: ``$QWEN_RUNTIME_DIR`` or ``$QWEN_HOME`` or ``~/.qwen``
+  ``/projects/<project>/chats/<uuid>.jsonl`` (``resume.qwen_code``).
 - ``copilot-cli``: ``$COPILOT_HOME`` or ``~/.copilot`` ``/session-state/<uuid>/events.jsonl``
   (``resume.copilot_cli``).
 
@@ -49,7 +51,16 @@ from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.core.errors import ContinuityError, InputError, SessionNotFound
 from continuity.core.text import object_at
 from continuity.formats.resumed import copy_chain
-from continuity.resume import claude_code, codex, copilot_cli, files, gemini_cli, opencode, pi
+from continuity.resume import (
+    claude_code,
+    codex,
+    copilot_cli,
+    files,
+    gemini_cli,
+    opencode,
+    pi,
+    qwen_code,
+)
 from continuity.resume.convert import TARGETS, Source, to_turns
 from continuity.resume.files import write_new
 
@@ -59,6 +70,7 @@ WRITERS = {
     "pi": pi,
     "opencode": opencode,
     "gemini-cli": gemini_cli,
+    "qwen-code": qwen_code,
     "copilot-cli": copilot_cli,
 }
 

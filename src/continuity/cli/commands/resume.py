@@ -38,7 +38,7 @@ def resume_cmd(
     target: str = typer.Option(
         ...,
         "--in",
-        metavar="claude-code|codex|pi|gemini-cli|copilot-cli",
+        metavar="claude-code|codex|pi|opencode|gemini-cli|qwen-code|copilot-cli",
         help="The harness to continue the session in.",
         autocompletion=complete_targets,
         show_default=False,
@@ -55,8 +55,8 @@ def resume_cmd(
         metavar="DIR",
         show_default=False,
         help="The harness's home folder (default: $CLAUDE_CONFIG_DIR or ~/.claude, $CODEX_HOME "
-        "or ~/.codex, $PI_CODING_AGENT_DIR or ~/.pi/agent, $GEMINI_CLI_HOME or ~, $COPILOT_HOME or "
-        "~/.copilot).",
+        "or ~/.codex, $PI_CODING_AGENT_DIR or ~/.pi/agent, $GEMINI_CLI_HOME or ~, "
+        "$QWEN_RUNTIME_DIR or $QWEN_HOME or ~/.qwen, $COPILOT_HOME or ~/.copilot).",
     ),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,

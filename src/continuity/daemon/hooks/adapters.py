@@ -6,9 +6,11 @@
 ``custom_instructions``, ``compact_summary``, ``last_assistant_message``, ``stop_hook_active``,
 ``reason``, ``turn_id``, ``model``; PreToolUse ``tool_name``, ``tool_input``,
 ``tool_use_id``). Gemini CLI sends the same base fields (its AfterAgent's answer as
-``prompt_response``, read as ``last_assistant_message``). Copilot CLI sends camelCase ones
-(``sessionId``, ``cwd``, ``prompt``, ``source`` ``new``/``resume``, ``reason``; only its
-``agentStop`` names the file, ``transcriptPath``), read by the same names. Our pi extension
+``prompt_response``, read as ``last_assistant_message``); Qwen Code 0.24.4 exactly Claude Code's
+(its UserPromptSubmit also runs before each model request after tool results, with an empty
+``prompt``: ``STEP_PROMPTS``). Copilot CLI sends camelCase ones (``sessionId``, ``cwd``,
+``prompt``, ``source`` ``new``/``resume``, ``reason``; only its ``agentStop`` names the file,
+``transcriptPath``), read by the same names. Our pi extension
 (``pi_extension/continuity.ts``) sends the same field names, built from pi's extension events.
 The session key is the first present of
 ``session_id``, ``sessionId``, ``session_key``, ``sessionKey`` (the origin's rule); the project is
@@ -54,6 +56,12 @@ GEMINI_EVENT_NAMES = {"session-start": "SessionStart", "user-prompt-submit": "Be
 #: The events whose context Copilot CLI gives the model (its sessionStart, userPromptSubmitted).
 COPILOT_CONTEXT_EVENTS = ("session-start", "user-prompt-submit")
 _KEY_FIELDS = ("session_id", "sessionId", "session_key", "sessionKey")
+#: Harnesses whose UserPromptSubmit runs before every model request of a turn, the ones after
+#: tool results with an empty ``prompt`` (Qwen Code 0.24.4, its client.ts: every message but a
+#: retry, cron, notification...): such a step is no prompt of the user's, and context given
+#: to it would stand after the tool results in the model's history (``LiveCapture.user_prompt``
+#: counts nothing and answers nothing for it).
+STEP_PROMPTS = ("qwen-code",)
 
 
 class AdapterError(ValueError):

@@ -16,7 +16,8 @@
   session's newest live turn, the Stop's answer or the last prompt (``file_lags``: formats.md
   §4.1, the file may lag the payload), then the continuation policy (``run_policy``:
   ``compaction.after_turn`` as the session's fenced owner, with ``[daemon] stop_seconds`` to
-  finish).
+  finish); a file that lagged is imported again on the worker's next ``LAG_TICKS`` ticks
+  (``catch_up``: Qwen Code 0.24.4 writes its records a few hundred ms after its hooks).
 - ``finish`` (a session end, in the background): import, capture the final transcript from the
   file (or, while the file lags, keep the row's live turns) and mark its row completed;
   ``recover_after_clear`` and ``sweep_rows`` complete the rows of
@@ -25,6 +26,9 @@
 
 On SQLite the daemon's writers queue on ``db_lock`` (see ``live``); imports also queue on one
 lock of their own, so two imports of one file never interleave.
+
+Over 600 lines: ``TranscriptCapture``'s imports, sync, catch-up and session-end capture share
+its import lock, the expected turns and each session's file state.
 """
 
 from __future__ import annotations
@@ -58,6 +62,8 @@ SYNC_IMPORT_BYTES = 4 * 1024 * 1024
 TASK_LOOKBACK_ROWS = 2_000
 #: Rows read per store call when looking for task-list calls.
 PAGE_ROWS = 500
+#: Worker ticks (about a second apart) a settled turn's lagging file is imported again on.
+LAG_TICKS = 5
 
 
 def newest_task_call(rows: Iterable[Any]) -> Any | None:
@@ -112,6 +118,8 @@ class TranscriptCapture:
         #: session → ``(role, text)`` of its newest live turn (a prompt, or a Stop's answer)
         #: that the transcript file may not hold yet (``expect``, ``file_lags``).
         self.expected: dict[str, tuple[str, str]] = {}
+        #: session → (live session, ticks left): lagging files ``catch_up`` imports again
+        self.lagging: dict[str, tuple[LiveSession, int]] = {}
 
     # ------------------------------------------------------------------ imports
 
@@ -313,6 +321,7 @@ class TranscriptCapture:
         replaces turns the hooks delivered with a file that does not hold them yet."""
         self.import_(info)
         lagging = self.file_lags(info)
+        self.lagging.pop(info.key, None)
         with self._session_lock(info.key), self._db_lock:
             key = info.store_key or info.key
             if self.store.get_session(key) is not None and not lagging:
@@ -353,7 +362,9 @@ class TranscriptCapture:
         self.import_(info)
         if self.file_lags(info):  # keep the live records until the file catches up
             log.info("transcript of %s lags its live turns: kept", info.key)
+            self.lagging[info.key] = (info, LAG_TICKS)
         else:
+            self.lagging.pop(info.key, None)
             self.sync(info)
         if in_harness:
             info.last_outcome = {
@@ -363,6 +374,20 @@ class TranscriptCapture:
             }
             return
         info.last_outcome = self.run_policy(info, settled=settled)
+
+    def catch_up(self) -> None:
+        """Import the lagging files again (``lagging``; on the worker's tick, its thread):
+        sync each that holds its newest live turn now; forget it then or after ``LAG_TICKS``."""
+        for key, (info, left) in list(self.lagging.items()):
+            self.import_(info)
+            if not self.file_lags(info):
+                self.lagging.pop(key, None)
+                log.info("transcript of %s caught up with its live turns", key)
+                self.sync(info)
+            elif left <= 1:
+                self.lagging.pop(key, None)
+            else:
+                self.lagging[key] = (info, left - 1)
 
     def expect(self, info: LiveSession, role: str, text: str) -> None:
         """Note a live turn (``role`` ``user`` or ``assistant``) the session's transcript file

@@ -1,11 +1,12 @@
-"""``continuity hooks install|uninstall claude-code|codex|pi|opencode|gemini-cli|copilot-cli``: wire
-a harness to the daemon.
+"""``continuity hooks install|uninstall HARNESS`` (claude-code, codex, pi, opencode, gemini-cli,
+qwen-code, copilot-cli): wire a harness to the daemon.
 
 **Claude Code** (``~/.claude/settings.json``) and **Codex** (``~/.codex/hooks.json``: Codex reads
 hooks from ``hooks.json`` or inline ``[hooks]`` tables of ``config.toml`` beside each config layer;
 we use the JSON file so no TOML is rewritten, and ``hooks.json`` has the same shape as Claude
-Code's ``hooks`` object; Gemini CLI's ``settings.json`` too, ``GEMINI_EVENTS``, with our MCP server
-in its ``mcpServers``): for each event in ``CLAUDE_EVENTS``/``CODEX_EVENTS`` one matcher group
+Code's ``hooks`` object; Gemini CLI's ``settings.json`` too, ``GEMINI_EVENTS``, and Qwen Code's,
+``QWEN_EVENTS``, each with our MCP server in its ``mcpServers``): for each event in
+``CLAUDE_EVENTS``/``CODEX_EVENTS`` one matcher group
 ``{"hooks": [{"type": "command", "command": "<hook command> EVENT --harness H", "timeout": S}]}``
 is appended under ``hooks.<Event>`` (PreToolUse's with Claude Code's ``matcher``,
 ``TOOL_MATCHERS``: recall before an edit or a shell command, issue 40). Codex gets SessionEnd too:
@@ -133,6 +134,7 @@ from continuity.daemon.hooks.mcp_install import (
     MCP_SERVER_NAME as MCP_SERVER_NAME,
     MCP_TOOL_NAMES as MCP_TOOL_NAMES,
     MCP_TOOLS as MCP_TOOLS,
+    SETTINGS_MCP as SETTINGS_MCP,
     McpRegistration as McpRegistration,
     _add_allow_rule,
     _claude_registers_mcp,
@@ -145,7 +147,7 @@ from continuity.daemon.hooks.mcp_install import (
     drop_our_server,
     mcp_argv as mcp_argv,
     mcp_tool_names as mcp_tool_names,
-    register_gemini_mcp,
+    register_settings_mcp,
     tool_argv as tool_argv,
 )
 
@@ -165,7 +167,11 @@ CODEX_EVENTS = dict(CLAUDE_EVENTS)
 #: shell command; a regex of tool names): Claude Code runs the hook only for these tools.
 #: Codex gets none (every tool: its names for edits differ between releases; the daemon
 #: answers nothing for the others).
-TOOL_MATCHERS = {"claude-code": "Edit|Write|MultiEdit|NotebookEdit|Bash"}
+TOOL_MATCHERS = {
+    "claude-code": "Edit|Write|MultiEdit|NotebookEdit|Bash",
+    # Qwen Code 0.24.4's own tool names (a ``|`` list it matches name by name)
+    "qwen-code": "edit|write_file|notebook_edit|run_shell_command",
+}
 #: Gemini CLI (docs/hooks/reference.md): BeforeAgent = a prompt, AfterAgent = our stop; ms.
 GEMINI_EVENTS = {
     "SessionStart": ("session-start", 10),
@@ -174,6 +180,10 @@ GEMINI_EVENTS = {
     "AfterAgent": ("stop", 5),
     "SessionEnd": ("session-end", 2),
 }
+#: Qwen Code 0.24.4 (its hooks/types.ts): Claude Code's events, input and output, seconds. It
+#: sends SessionEnd from its interactive interface, ``/clear`` and ACP only, none at the end of
+#: a headless ``qwen -p`` (the daemon's idle sweep ends those sessions).
+QWEN_EVENTS = dict(CLAUDE_EVENTS)
 #: Copilot CLI 1.0.102 (its camelCase hook events; agentStop = our stop; seconds). No
 #: preToolUse: its additionalContext reaches the model after the tool's result, and every
 #: tool call would wait on a hook process.
@@ -194,8 +204,12 @@ HARNESS_EVENTS = {
     "claude-code": CLAUDE_EVENTS,
     "codex": CODEX_EVENTS,
     "gemini-cli": GEMINI_EVENTS,
+    "qwen-code": QWEN_EVENTS,
     "copilot-cli": COPILOT_EVENTS,
 }
+#: Harnesses whose hook entries carry a ``name`` (their ``/hooks`` list shows it) → the
+#: factor from our timeouts (seconds) to theirs (Gemini CLI: milliseconds).
+NAMED_ENTRIES = {"gemini-cli": 1000, "qwen-code": 1}
 PI_FILE = "continuity.ts"
 PI_MARKER = "marker: continuity-pi-extension v1"
 #: The comment line of our pi extension naming the folders its install created (JSON list,
@@ -316,14 +330,17 @@ def install(
             ),
             "timeout": timeout,
         }
-        if harness == "gemini-cli":  # milliseconds; a name for its /hooks list
-            entry = {"name": f"continuity-{event}", **entry, "timeout": timeout * 1000}
+        if harness in NAMED_ENTRIES:
+            scale = NAMED_ENTRIES[harness]
+            entry = {"name": f"continuity-{event}", **entry, "timeout": timeout * scale}
         group: dict[str, Any] = {"hooks": [entry]}
         if native == "PreToolUse" and harness in TOOL_MATCHERS:
             group = {"matcher": TOOL_MATCHERS[harness], **group}
         groups.append(group)
-    mcp = register_gemini_mcp(given, after, where) if harness == "gemini-cli" else None
-    if harness == "copilot-cli":
+    mcp: McpRegistration | None = None
+    if harness in SETTINGS_MCP:  # Gemini CLI, Qwen Code: in the settings.json with the hooks
+        mcp = register_settings_mcp(harness, given, after, where)
+    elif harness == "copilot-cli":  # its mcp-config.json beside the hooks folder
         mcp = register_copilot_mcp(given, where)
     if claude_mcp:
         mcp = _register_claude_mcp(claude_mcp_config(), where)
@@ -423,8 +440,8 @@ def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> Insta
 def _events(harness: str) -> dict[str, tuple[str, int]]:
     if harness not in HARNESS_EVENTS:
         raise InputError(
-            "harness: must be claude-code, codex, pi, opencode, gemini-cli or copilot-cli "
-            f"(got {harness!r})"
+            "harness: must be claude-code, codex, pi, opencode, gemini-cli, qwen-code or "
+            f"copilot-cli (got {harness!r})"
         )
     return HARNESS_EVENTS[harness]
 
@@ -435,7 +452,7 @@ def _without_ours(data: dict[str, Any], *, keep_rule: bool = False) -> dict[str,
     ``CLAUDE_ALLOW_RULE`` in ``permissions.allow`` (and the list and object that held only
     it), unless ``keep_rule`` (the user had it before install: ``_rule_was_users``)."""
     out = copy.deepcopy(data)
-    drop_our_server(out)  # Gemini CLI's MCP server, in its settings.json with the hooks
+    drop_our_server(out)  # Gemini CLI's and Qwen Code's, in their settings.json with the hooks
     perms = out.get("permissions")
     if (
         not keep_rule
@@ -685,8 +702,9 @@ def installed_paths(home: str | os.PathLike[str]) -> dict[str, str]:
 
 #: issue 39: the tool each harness loads its deferred MCP tools with (observed with the real
 #: CLIs: Claude Code 2.1.332 lists MCP tools by name and loads them with ``ToolSearch``; Codex
-#: 0.171.0 offers every MCP tool only through ``tool_search``); pi's tools are its own.
-MCP_LOADERS = {"claude-code": "ToolSearch", "codex": "tool_search"}
+#: 0.171.0 offers every MCP tool only through ``tool_search``; Qwen Code 0.24.4 lists them in a
+#: reminder, reached through its ``tool_search`` and ``tool_call``); pi's tools are its own.
+MCP_LOADERS = {"claude-code": "ToolSearch", "codex": "tool_search", "qwen-code": "tool_search"}
 
 
 def installed_mcp_tools(home: str | os.PathLike[str], harness: str) -> dict[str, str]:

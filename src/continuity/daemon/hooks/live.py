@@ -18,8 +18,9 @@ Per event (each under its session's lock, so one session's events apply in order
   ``clear`` start ends the harness's previous session of the same project (Claude Code sends no
   SessionEnd then); a Codex start ends the other Codex sessions of its project (Codex has no
   SessionEnd; formats.md §4.2).
-- **user-prompt-submit** counts the prompt (``periodic`` may be queued: seed 000's 2,500 ms
-  window) and appends the live ``User:`` turn to the canonical transcript JSONL (a record
+- **user-prompt-submit** (but the empty one of a tool-result step, ``adapters.STEP_PROMPTS``:
+  answered ``step``, nothing done) counts the prompt (``periodic`` may be queued: seed 000's
+  2,500 ms window) and appends the live ``User:`` turn to the canonical transcript JSONL (a record
   fsync'd before the answer, by group commit); the session's row follows in the background.
   Then it answers recall at the point of action (issue 40, ``retrieval.at_action``) as its
   ``context``: the project's other sessions' decisions and rows relevant to the prompt; ""
@@ -342,6 +343,8 @@ class LiveCapture:
     def _tick(self) -> None:
         if spool.pending(self.home):
             self.drain_spool()
+        if self.capture.lagging:  # settled turns whose file lagged (``capture.catch_up``)
+            self.capture.catch_up()
         if time.monotonic() - self._last_sweep >= SWEEP_SECONDS:
             self._last_sweep = time.monotonic()
             self.sweep_idle()
@@ -775,6 +778,9 @@ class LiveCapture:
 
     def user_prompt(self, body: Any) -> dict[str, Any]:
         at, info = self._at(body), self._touch(body)
+        if body.harness in adapters.STEP_PROMPTS and not body.prompt.strip():
+            # a model request after tool results (Qwen Code): no prompt, nothing to recall
+            return {"session_key": info.key, "step": True, "context": ""}
         with self._session_lock(info.key):
             state = self.capture.ensure_state(info, at)
             if body.prompt.strip():  # the durable write first: a failure counts nothing

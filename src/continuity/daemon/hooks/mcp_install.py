@@ -7,11 +7,12 @@ only, our MCP server in ``~/.claude.json`` ``mcpServers.continuity`` (where ``cl
 allow rule ``CLAUDE_ALLOW_RULE`` in the settings' ``permissions.allow`` (kept at uninstall when
 the backup shows the user had it); Codex a ``MCP_BEGIN``…``MCP_END`` block with
 ``[mcp_servers.continuity]`` in ``config.toml`` (backed up and restored like the trust
-block); pi the extension's own tools (``pi.registerTool``), which run ``tool_argv``. The
-server runs ``mcp_argv`` with ``CONTINUITY_HOME`` in its environment. ``McpRegistration``
-says what was registered and the names each harness's model sees (``MCP_TOOL_NAMES``, read
-from the real harnesses' requests), which ``record_install`` keeps under ``"mcp"`` for
-``installed_mcp_tools``.
+block); Gemini CLI and Qwen Code ``mcpServers.continuity`` in the ``settings.json`` that holds
+their hooks (``SETTINGS_MCP``); pi the extension's own tools (``pi.registerTool``), which run
+``tool_argv``. The server runs ``mcp_argv`` with ``CONTINUITY_HOME`` in its environment.
+``McpRegistration`` says what was registered and the names each harness's model sees
+(``MCP_TOOL_NAMES``, read from the real harnesses' requests), which ``record_install`` keeps
+under ``"mcp"`` for ``installed_mcp_tools``.
 """
 
 from __future__ import annotations
@@ -67,6 +68,8 @@ MCP_TOOL_NAMES = {
     "pi": "continuity_{tool}",
     # Gemini CLI 0.61.0 names a server's tools mcp_<server>_<tool> (its mcp-tool.ts)
     "gemini-cli": "mcp_continuity_{tool}",
+    # Qwen Code 0.24.4 mcp__<server>__<tool>, deferred: listed, loaded with tool_search
+    "qwen-code": "mcp__continuity__{tool}",
     # Copilot CLI 1.0.102 offers a server's tools as <server>-<tool> (its Chat Completions
     # requests, tests/e2e/test_copilot_live.py)
     "copilot-cli": "continuity-{tool}",
@@ -246,12 +249,20 @@ def codex_mcp_block(home: Path) -> str:
     )
 
 
-def register_gemini_mcp(settings: Path, data: dict[str, Any], home: Path) -> McpRegistration:
-    """Put our server into Gemini CLI's ``settings.json`` object ``data`` (changed in place,
-    written by the caller with the hooks): ``mcpServers.continuity`` ``{command, args, env,
-    trust}`` (``trust``: Gemini CLI runs its tools without asking, as Claude Code's allow
-    rule). An entry of that name that is not ours, or an ``mcpServers`` that is not an object,
-    is left alone (nothing registered, ``note`` says why)."""
+#: The harnesses whose MCP servers sit in the same ``settings.json`` as their hooks, under
+#: ``mcpServers`` (Gemini CLI, and Qwen Code, its fork): install writes both in one go.
+SETTINGS_MCP = ("gemini-cli", "qwen-code")
+
+
+def register_settings_mcp(
+    harness: str, settings: Path, data: dict[str, Any], home: Path
+) -> McpRegistration:
+    """Put our server into the ``settings.json`` object ``data`` of ``harness`` (one of
+    ``SETTINGS_MCP``; changed in place, written by the caller with the hooks):
+    ``mcpServers.continuity`` ``{command, args, env, trust}`` (``trust``: Gemini CLI and Qwen
+    Code run its tools without asking, as Claude Code's allow rule). An entry of that name that
+    is not ours, or an ``mcpServers`` that is not an object, is left alone (nothing registered,
+    ``note`` says why)."""
     servers = data.get("mcpServers", {})
     if not isinstance(servers, dict):
         return McpRegistration(
@@ -267,12 +278,12 @@ def register_gemini_mcp(settings: Path, data: dict[str, Any], home: Path) -> Mcp
         )
     entry = {k: v for k, v in _server_entry(home).items() if k != "type"}
     data["mcpServers"] = {**servers, MCP_SERVER_NAME: {**entry, "trust": True}}
-    return McpRegistration(settings, mcp_tool_names("gemini-cli"), "in mcpServers, trusted")
+    return McpRegistration(settings, mcp_tool_names(harness), "in mcpServers, trusted")
 
 
 def drop_our_server(data: dict[str, Any]) -> None:
-    """Remove our ``mcpServers.continuity`` from a settings object (Gemini CLI's), and the
-    ``mcpServers`` object when nothing else is left in it."""
+    """Remove our ``mcpServers.continuity`` from a settings object (Gemini CLI's, Qwen Code's),
+    and the ``mcpServers`` object when nothing else is left in it."""
     servers = data.get("mcpServers")
     if isinstance(servers, dict) and _is_our_server(servers.get(MCP_SERVER_NAME)):
         del servers[MCP_SERVER_NAME]
