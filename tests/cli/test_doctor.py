@@ -245,8 +245,8 @@ def test_doctor_rejects_an_unknown_harness(world: dict[str, Path]) -> None:
     result = runner.invoke(app, ["doctor", "--harness", "cursor"])
     assert isinstance(result.exception, InputError)
     assert str(result.exception) == (
-        "--harness: must be one of claude-code, codex, pi, opencode, gemini-cli, qwen-code "
-        "(got 'cursor')"
+        "--harness: must be one of claude-code, codex, pi, opencode, gemini-cli, qwen-code, "
+        "copilot-cli (got 'cursor')"
     )
     assert result.exception.exit_code == 2
 

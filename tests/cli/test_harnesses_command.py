@@ -30,4 +30,7 @@ def test_harnesses_text_names_each_with_its_support() -> None:
     assert done.exit_code == 0, done.output
     assert "opencode (OpenCode): import, live, recovery, resume; verified: 1.18.33" in done.stdout
     assert "amp (Amp): none yet; verified: not run by the e2e suite" in done.stdout
-    assert "copilot-cli (GitHub Copilot CLI): import;" in done.stdout
+    assert (
+        "copilot-cli (GitHub Copilot CLI): import, live, recovery, resume, mcp; verified: 1.0.102"
+        in done.stdout
+    )

@@ -108,7 +108,8 @@ def test_completion_of_keys_harnesses_targets_and_formats(home):
     assert _complete(f"continuity show 318 --home {home}", cword=2) == [KEY]  # --home after it
     assert _complete("continuity export ", env_home=home) == [KEY]
     assert _complete("continuity show zz", env_home=home) == []
-    assert _complete("continuity resume x --in c") == ["claude-code", "codex"]
+    assert _complete("continuity resume x --in c") == ["claude-code", "codex", "copilot-cli"]
+    assert _complete("continuity resume x --in q") == ["qwen-code"]
     assert _complete("continuity export x --format ") == ["md", "html", "jsonl", "source"]
     assert _complete("continuity sessions --harness o") == ["opencode", "openai-agents"]
     assert _complete("continuity search q --harness p") == ["pi"]

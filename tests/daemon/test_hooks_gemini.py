@@ -71,7 +71,7 @@ def test_default_path_follows_gemini_cli_home(
 
 
 def test_unknown_harness_names_gemini_cli_among_the_choices(tmp_path: Path) -> None:
-    with pytest.raises(InputError, match="claude-code, codex, pi, opencode, gemini-cli or"):
+    with pytest.raises(InputError, match="claude-code, codex, pi, opencode, gemini-cli, qwen-code"):
         install.install("cursor", tmp_path / "s.json", tmp_path)
 
 

@@ -147,8 +147,12 @@ def test_a_hook_spooled_while_the_daemon_is_down_is_replayed(
     )
     assert done.returncode == 0 and b"spooled for replay" in done.stderr
     key = json.loads(payload)["session_id"]
+    # the session is live while its event is handled; the replayed file goes only after
+    # (spool._drain_file), so wait for both
     deadline = time.monotonic() + 10
-    while key not in live.sessions and time.monotonic() < deadline:
+    while (key not in live.sessions or spool.pending(isolated_home)) and (
+        time.monotonic() < deadline
+    ):
         time.sleep(0.05)
     assert live.sessions[key].harness == "qwen-code"
     assert live.sessions[key].project == "/home/dev/project"

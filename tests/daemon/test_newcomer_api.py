@@ -63,8 +63,8 @@ CASES = [
         [
             {
                 "field": "path.harness",
-                "message": "must be one of 'claude-code', 'codex', 'pi', 'opencode', 'gemini-cli' or "
-                "'qwen-code'",
+                "message": "must be one of 'claude-code', 'codex', 'pi', 'opencode', 'gemini-cli', "
+                "'qwen-code' or 'copilot-cli'",
             }
         ],
     ),

@@ -39,7 +39,8 @@ project, ``tests/e2e/test_qwen_live.py``'s ``MATRIX_SOURCE``).
 **MCP search** (issue 39). A request whose last user message holds ``[mcp-search:WORD]`` makes
 the model use continuity's search tool, found by its name among the tools offered (the name
 holds ``continuity`` and ends in ``search``: Claude Code and Codex ``mcp__continuity__search``,
-pi ``continuity_search``), with ``{"query": WORD}``; once that call is answered, the text. A
+pi ``continuity_search``, Copilot CLI ``continuity-search``), with ``{"query": WORD}``; once
+that call is answered, the text. A
 harness that defers MCP tools offers only a search over them first: Claude Code's
 ``ToolSearch`` (called with ``select:<the deferred name>``, the name read from the request),
 Codex's ``tool_search`` (a ``tool_search_call`` item, ``{"query": "continuity search"}``); the
@@ -508,8 +509,8 @@ TOOL_SEARCH_TRIES = 3
 TOOL_SEARCH_QUERY = "continuity search"
 MCP_SEARCH = re.compile(r"\[mcp-search:([^\]\s]+)\]")
 #: A name of continuity's search tool as a harness offers it (``mcp__continuity__search``,
-#: ``continuity_search``).
-CONTINUITY_SEARCH = re.compile(r"^(?:mcp__)?continuity_{1,2}search$")
+#: ``continuity_search``, Copilot CLI's ``continuity-search``).
+CONTINUITY_SEARCH = re.compile(r"^(?:mcp__)?continuity(?:_{1,2}|-)search$")
 
 
 def _text_of(content: Any) -> str:

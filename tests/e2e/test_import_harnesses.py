@@ -9,8 +9,8 @@ compatible provider in its config, Droid a custom model), one prompt each in a t
 For each: the file the CLI wrote imports as a session of that harness with the prompt as its
 request and the shell call paired with its result (in the continuation, as the next run gets
 it), and importing the same files again adds nothing. Live capture, recovery and resume: Gemini CLI's
-in ``test_gemini_live.py``, Qwen Code's in ``test_qwen_live.py``; not built yet for the others
-(the registry says so)."""
+in ``test_gemini_live.py``, Qwen Code's in ``test_qwen_live.py``, Copilot CLI's in
+``test_copilot_live.py``; not built yet for the others (the registry says so)."""
 
 from __future__ import annotations
 

@@ -14,9 +14,9 @@ turn landed in the written session (the file grew by it, or OpenCode's own expor
 
 The sources are sessions each CLI wrote itself: Claude Code, Codex and pi from
 ``../shared/data/real-harness`` (two turns; the second lists README.md and calc.py), Qwen Code
-from ``test_qwen_live.MATRIX_SOURCE`` (the same two turns), OpenCode and Gemini CLI from their
-``tests/fixtures`` recordings (``README.md``
-in each says how they were recorded). The recorded project folder is rewritten to the test
+and Copilot CLI from ``test_qwen_live.MATRIX_SOURCE`` and ``test_copilot_live.MATRIX_SOURCE``
+(the same two turns), OpenCode and Gemini CLI from their ``tests/fixtures`` recordings
+(``README.md`` in each says how they were recorded). The recorded project folder is rewritten to the test
 world's, as a user's own folder would be. A target's world is its live test's (``World`` and
 its subclasses), so the CLI runs as it does there.
 """
@@ -37,6 +37,7 @@ import pytest
 from continuity.formats import registry
 from tests.e2e.conftest import World
 from tests.e2e.fakemodel import FakeModel, unpaired
+from tests.e2e.test_copilot_live import MATRIX_SOURCE as COPILOT_SOURCE, REPO, CopilotWorld
 from tests.e2e.test_gemini_live import GeminiWorld
 from tests.e2e.test_import_harnesses import ensure_cli
 from tests.e2e.test_opencode import OpenCodeWorld, ensure_opencode
@@ -94,8 +95,10 @@ MATRIX_SOURCES: dict[str, Source] = {
         cut='{"$set":{"sessionId"',
     ),
     # two turns qwen recorded (tests/e2e/record_qwen_source.py); the second lists the project
-    "qwen-code": Source(
-        FIXTURES.parent.parent / QWEN_SOURCE[0], QWEN_SOURCE[1], QWEN_SOURCE[2], "calc.py", 2
+    "qwen-code": Source(REPO / QWEN_SOURCE[0], QWEN_SOURCE[1], QWEN_SOURCE[2], "calc.py", 2),
+    # two turns, the second a `bash` call listing and reading README.md and calc.py
+    "copilot-cli": Source(
+        REPO / COPILOT_SOURCE[0], COPILOT_SOURCE[1], COPILOT_SOURCE[2], "calc.py", 2
     ),
 }
 
@@ -187,6 +190,10 @@ TARGETS: dict[str, Target] = {
     "qwen-code": Target(
         lambda root, model: QwenWorld(root, "qwen-code", ensure_cli("qwen-code"), model),
         program="qwen --resume ",
+    ),
+    "copilot-cli": Target(
+        lambda root, model: CopilotWorld(root, "copilot-cli", ensure_cli("copilot-cli"), model),
+        program="copilot --resume ",
     ),
 }
 

@@ -34,7 +34,7 @@ def events(tmp_path: Path) -> Path:
 
 
 def test_real_session_imports_with_its_calls_paired(sqlite_store, tmp_path: Path) -> None:
-    report = import_paths(sqlite_store, [FIXTURES], home=tmp_path / "ws")
+    report = import_paths(sqlite_store, [FIXTURES / "session-state"], home=tmp_path / "ws")
     (f,) = report.files
     assert (f.harness, f.session_key, f.version, f.opaque, f.errors, f.warnings) == (
         "copilot-cli",

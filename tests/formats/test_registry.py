@@ -80,7 +80,7 @@ def test_registry_live_harnesses_are_the_ones_doctor_checks() -> None:
 
     assert (
         HARNESSES
-        == ("claude-code", "codex", "pi", "opencode", "gemini-cli", "qwen-code")
+        == ("claude-code", "codex", "pi", "opencode", "gemini-cli", "qwen-code", "copilot-cli")
         == names("live")
     )
     assert BINARIES == {
@@ -90,6 +90,7 @@ def test_registry_live_harnesses_are_the_ones_doctor_checks() -> None:
         "opencode": "opencode",
         "gemini-cli": "gemini",
         "qwen-code": "qwen",
+        "copilot-cli": "copilot",
     }
 
 

@@ -120,6 +120,7 @@ def test_the_written_file_reads_back_as_a_new_session_linked_to_its_source(
                 "pi": "bash",
                 "gemini-cli": "run_shell_command",
                 "qwen-code": "run_shell_command",
+                "copilot-cli": "bash",
             }[target],
             "apply_patch",
         ]

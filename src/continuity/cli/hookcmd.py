@@ -1,5 +1,5 @@
-"""``continuity hook EVENT --harness claude-code|codex|pi|gemini-cli|qwen-code``: the command a
-harness runs per hook.
+"""``continuity hook EVENT --harness HARNESS`` (claude-code, codex, pi, gemini-cli, qwen-code,
+copilot-cli): the command a harness runs per hook.
 
 It reads the hook's JSON from stdin, forwards it unchanged to the daemon
 (``POST /api/harness/<harness>/<event>``, where the daemon's adapters map it), prints the
@@ -93,7 +93,7 @@ MAX_PAYLOAD = 32 * 1024 * 1024
 MAX_SECONDS = 600.0
 USAGE = (
     "usage: continuity hook EVENT --harness HARNESS [--home DIR] [--timeout S]\n"
-    "HARNESS: claude-code, codex, pi, gemini-cli or qwen-code.\n"
+    "HARNESS: claude-code, codex, pi, gemini-cli, qwen-code or copilot-cli.\n"
     "EVENT: session-start, user-prompt-submit, pre-compaction, post-compaction, stop,\n"
     "session-end, pre-tool-use (or SessionStart, UserPromptSubmit, PreCompact,\n"
     "PostCompact, Stop, SessionEnd, PreToolUse). Reads the hook JSON on stdin; always\n"

@@ -10,7 +10,8 @@ previous event: a chain). What the reader makes of each:
   ``context.cwd``), ``session.resume`` (``context.cwd``): events giving the facts;
   ``session.title_changed``: the title;
 - ``user.message`` (``content``: what the user typed; ``transformedContent``, what the model
-  got, stays raw): a request;
+  got, stays raw): a request; one starting with the preface ``resume --in copilot-cli``
+  writes (``formats.resumed.NOTICE_START``): a compaction row, its summary;
 - ``system.message``: the system prompt, context (not in views);
 - ``assistant.message``: ``content`` text, ``reasoningText`` as thinking, ``toolRequests``
   (``toolCallId``, ``name``, ``arguments``) as tool calls; with text and no call it ends its
@@ -44,6 +45,7 @@ from continuity.core.model import (
 from continuity.core.text import clean, object_at
 from continuity.formats.base import FormatReader, call_arguments, str_field, text_of
 from continuity.formats.jsonl import Line
+from continuity.formats.resumed import NOTICE_START
 
 HARNESS = "copilot-cli"
 #: The event types of copilot 1.0.102's session-events schema (an event of another type is
@@ -187,6 +189,11 @@ class CopilotCliReader(FormatReader):
             text = text_of(data.get("content"))
             if not text:
                 self.warn(line, "user.message without content")
+            if text.startswith(NOTICE_START):  # the preface `resume --in copilot-cli` wrote
+                entry.kind, entry.role, entry.visible = EntryKind.COMPACTION, Role.SYSTEM, True
+                entry.blocks = (TextBlock(text),)
+                entry.compaction = CompactionInfo(summary=text)
+                return
             entry.kind, entry.role, entry.visible = EntryKind.MESSAGE, Role.USER, True
             entry.blocks = (TextBlock(text),) if text else ()
             entry.is_request = bool(text.strip()) and not entry.sidechain

@@ -42,7 +42,7 @@ from continuity.continuation.view import COPY_LABEL, UNKNOWN_EFFECTS, Continuati
 from continuity.formats.resumed import NOTE_PREFIX, NOTICE_START
 
 #: The harnesses ``resume`` writes for (the importer's harness names).
-TARGETS = ("claude-code", "codex", "pi", "opencode", "gemini-cli", "qwen-code")
+TARGETS = ("claude-code", "codex", "pi", "opencode", "gemini-cli", "qwen-code", "copilot-cli")
 
 #: The provider id rule (Anthropic ``tool_use.id``, OpenAI ``call_id``/tool names).
 _ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
@@ -56,6 +56,7 @@ SHELL_TOOL = {
     "opencode": ("bash", "command"),
     "gemini-cli": ("run_shell_command", "command"),
     "qwen-code": ("run_shell_command", "command"),
+    "copilot-cli": ("bash", "command"),
 }
 _SHELL_NAMES = {
     "Bash",
@@ -271,6 +272,7 @@ class _Ids:
             "opencode": "call_",
             "gemini-cli": "call_",
             "qwen-code": "call_",
+            "copilot-cli": "call_",
         }[target]
         self.map: dict[str, str] = {}
         self.used: set[str] = set()

@@ -18,6 +18,8 @@ folder:
   (``resume.gemini_cli``).
 - ``qwen-code``: ``$QWEN_RUNTIME_DIR`` or ``$QWEN_HOME`` or ``~/.qwen``
   ``/projects/<project>/chats/<uuid>.jsonl`` (``resume.qwen_code``).
+- ``copilot-cli``: ``$COPILOT_HOME`` or ``~/.copilot`` ``/session-state/<uuid>/events.jsonl``
+  (``resume.copilot_cli``).
 
 ``target_home`` replaces the harness's home folder. The source session and its file are only
 read. Returns a ``Written`` ``{target, path, session_id, command, headless, cwd, env, reused}``.
@@ -49,7 +51,16 @@ from continuity.core.config import FOLLOW_UP_BUDGET_BYTES
 from continuity.core.errors import ContinuityError, InputError, SessionNotFound
 from continuity.core.text import object_at
 from continuity.formats.resumed import copy_chain
-from continuity.resume import claude_code, codex, files, gemini_cli, opencode, pi, qwen_code
+from continuity.resume import (
+    claude_code,
+    codex,
+    copilot_cli,
+    files,
+    gemini_cli,
+    opencode,
+    pi,
+    qwen_code,
+)
 from continuity.resume.convert import TARGETS, Source, to_turns
 from continuity.resume.files import write_new
 
@@ -60,6 +71,7 @@ WRITERS = {
     "opencode": opencode,
     "gemini-cli": gemini_cli,
     "qwen-code": qwen_code,
+    "copilot-cli": copilot_cli,
 }
 
 
@@ -224,7 +236,7 @@ def resume_session(
     )
     path = folder / writer.file_name(session_id, now)
     try:
-        folder.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)  # Copilot CLI: a folder per session
         write_new(path, lines)
     except FileExistsError:
         raise InputError(f"{path} already exists; it was left as it is") from None
@@ -270,7 +282,7 @@ def _fingerprint(target: str, home: Path, resumed: Any) -> str:
 
 def _session_id(path: Path) -> str | None:
     """The session id in the first line of a copy (Claude Code ``sessionId``, Codex
-    ``payload.id``, pi ``id``), else None."""
+    ``payload.id``, pi ``id``, Copilot CLI ``data.sessionId``), else None."""
     import orjson
 
     try:
@@ -282,7 +294,7 @@ def _session_id(path: Path) -> str | None:
         return None
     payload = object_at(line, "payload")
     value = (
-        line.get("sessionId") or payload.get("id")
+        line.get("sessionId") or payload.get("id") or object_at(line, "data").get("sessionId")
         if line.get("type") != "session"
         else line.get("id")
     )

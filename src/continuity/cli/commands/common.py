@@ -92,6 +92,7 @@ class HarnessName(str, enum.Enum):
     opencode = "opencode"
     gemini_cli = "gemini-cli"
     qwen_code = "qwen-code"
+    copilot_cli = "copilot-cli"
 
 
 class SessionHarness(str, enum.Enum):
@@ -217,7 +218,9 @@ def _choices(values: list[str]) -> Any:
 
 #: ``--harness`` values (``SessionHarness``) and ``resume --in`` targets, for completion.
 complete_harnesses = _choices([h.value for h in SessionHarness])
-complete_targets = _choices(["claude-code", "codex", "pi", "opencode", "gemini-cli", "qwen-code"])
+complete_targets = _choices(
+    ["claude-code", "codex", "pi", "opencode", "gemini-cli", "qwen-code", "copilot-cli"]
+)
 complete_export_formats = _choices(["md", "html", "jsonl", "source"])
 
 #: The SESSION argument of every command that names one session (a key or a unique prefix),

@@ -67,7 +67,8 @@ def hook_cmd(
         None,
         "--harness",
         show_default=False,
-        help="Whose hook JSON is on stdin: claude-code, codex, pi, gemini-cli or qwen-code.",
+        help="Whose hook JSON is on stdin: claude-code, codex, pi, gemini-cli, qwen-code or "
+        "copilot-cli.",
     ),
     timeout: str | None = typer.Option(
         None,
@@ -93,7 +94,7 @@ def hook_cmd(
 @hooks_app.command("install")
 def hooks_install(
     harness: HarnessName = typer.Argument(
-        ..., help="claude-code, codex, pi, opencode, gemini-cli or qwen-code."
+        ..., help="claude-code, codex, pi, opencode, gemini-cli, qwen-code or copilot-cli."
     ),
     settings: Path | None = SettingsOption,
     home: Path | None = typer.Option(
@@ -120,7 +121,8 @@ def hooks_install(
     remember, checkpoint): claude-code its MCP server in ~/.claude.json with the allow rule
     mcp__continuity in settings.json, codex [mcp_servers.continuity] in config.toml, pi the
     extension's own tools (gemini-cli, qwen-code: hooks and mcpServers.continuity in
-    ~/.gemini/settings.json, ~/.qwen/settings.json).
+    ~/.gemini/settings.json, ~/.qwen/settings.json; copilot-cli: ~/.copilot/hooks/continuity.json
+    and mcpServers.continuity in ~/.copilot/mcp-config.json).
     Prints the workspace the hooks point at and, for codex, whether Codex trusts them now
     (Codex skips an untrusted hook silently in `codex exec`)."""
     from continuity.daemon.hooks.install import install, record_install
@@ -142,7 +144,7 @@ def hooks_install(
 @hooks_app.command("uninstall")
 def hooks_uninstall(
     harness: HarnessName = typer.Argument(
-        ..., help="claude-code, codex, pi, opencode, gemini-cli or qwen-code."
+        ..., help="claude-code, codex, pi, opencode, gemini-cli, qwen-code or copilot-cli."
     ),
     settings: Path | None = SettingsOption,
     as_json: bool = JsonOption,

@@ -575,8 +575,15 @@ def _mcp_found(harness: str, hooks_path: Path) -> tuple[Path, Any, str | None]:
         if not match:
             return hooks_path, None, "the extension has no continuity tools (an older install)"
         return hooks_path, json.loads(match.group(1)), None
-    if harness in install.SETTINGS_MCP:  # Gemini CLI, Qwen Code: in settings.json, with the hooks
-        config = hooks_path
+    if harness in (*install.SETTINGS_MCP, "copilot-cli"):
+        # Gemini CLI, Qwen Code: in settings.json, with the hooks; Copilot CLI: its
+        # mcp-config.json beside the hooks folder (``copilot_config``)
+        from continuity.daemon.hooks.copilot_config import copilot_mcp_config
+
+        found = copilot_mcp_config(hooks_path) if harness == "copilot-cli" else hooks_path
+        if found is None:
+            return hooks_path, None, f"the hooks in {hooks_path} are not in a Copilot hooks folder"
+        config = found
         try:
             data = install.read_settings(config)
         except InputError as exc:

@@ -38,7 +38,7 @@ def resume_cmd(
     target: str = typer.Option(
         ...,
         "--in",
-        metavar="claude-code|codex|pi|opencode|gemini-cli|qwen-code",
+        metavar="claude-code|codex|pi|opencode|gemini-cli|qwen-code|copilot-cli",
         help="The harness to continue the session in.",
         autocompletion=complete_targets,
         show_default=False,
@@ -56,7 +56,7 @@ def resume_cmd(
         show_default=False,
         help="The harness's home folder (default: $CLAUDE_CONFIG_DIR or ~/.claude, $CODEX_HOME "
         "or ~/.codex, $PI_CODING_AGENT_DIR or ~/.pi/agent, $GEMINI_CLI_HOME or ~, "
-        "$QWEN_RUNTIME_DIR or $QWEN_HOME or ~/.qwen).",
+        "$QWEN_RUNTIME_DIR or $QWEN_HOME or ~/.qwen, $COPILOT_HOME or ~/.copilot).",
     ),
     project: str | None = typer.Option(
         None,

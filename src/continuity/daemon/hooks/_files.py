@@ -24,9 +24,10 @@ _OURS = ("continuity.cli.hookcmd", "continuity-hook", "continuity.hookcmd")
 
 
 def default_path(harness: str) -> Path:
-    """Where the harness reads hooks (Claude Code, Codex, Gemini CLI, Qwen Code), extensions (pi)
-    or plugins (OpenCode: ``$XDG_CONFIG_HOME/opencode/plugin``, as OpenCode 1.x finds its global
-    config folder)."""
+    """Where the harness reads hooks (Claude Code, Codex, Gemini CLI, Qwen Code; Copilot CLI: our
+    own file in ``$COPILOT_HOME/hooks`` or ``~/.copilot/hooks``), extensions (pi) or plugins
+    (OpenCode: ``$XDG_CONFIG_HOME/opencode/plugin``, as OpenCode 1.x finds its global config
+    folder)."""
     if harness == "claude-code":
         return Path.home() / ".claude" / "settings.json"
     if harness == "codex":
@@ -42,8 +43,11 @@ def default_path(harness: str) -> Path:
     if harness == "qwen-code":  # Qwen Code 0.24.4's Storage: $QWEN_HOME, else ~/.qwen
         qwen = os.environ.get("QWEN_HOME")
         return (Path(qwen).expanduser() if qwen else Path.home() / ".qwen") / "settings.json"
+    if harness == "copilot-cli":  # its user hooks folder: every *.json there is loaded
+        copilot = os.environ.get("COPILOT_HOME") or Path.home() / ".copilot"
+        return Path(copilot) / "hooks" / "continuity.json"
     raise InputError(
-        "harness: must be claude-code, codex, pi, opencode, gemini-cli or qwen-code "
+        "harness: must be claude-code, codex, pi, opencode, gemini-cli, qwen-code or copilot-cli "
         f"(got {harness!r})"
     )
 

@@ -8,7 +8,9 @@
 ``tool_use_id``). Gemini CLI sends the same base fields (its AfterAgent's answer as
 ``prompt_response``, read as ``last_assistant_message``); Qwen Code 0.24.4 exactly Claude Code's
 (its UserPromptSubmit also runs before each model request after tool results, with an empty
-``prompt``: ``STEP_PROMPTS``). Our pi extension
+``prompt``: ``STEP_PROMPTS``). Copilot CLI sends camelCase ones (``sessionId``, ``cwd``,
+``prompt``, ``source`` ``new``/``resume``, ``reason``; only its ``agentStop`` names the file,
+``transcriptPath``), read by the same names. Our pi extension
 (``pi_extension/continuity.ts``) sends the same field names, built from pi's extension events.
 The session key is the first present of
 ``session_id``, ``sessionId``, ``session_key``, ``sessionKey`` (the origin's rule); the project is
@@ -22,7 +24,9 @@ Claude Code, ``{"hookSpecificOutput": {"hookEventName": "SessionStart", "additio
 …}}`` kept under ``CONTEXT_LIMIT`` characters (above 10,000 Claude Code moves it to a file); for
 Codex the same inside ``{"continue": true, "suppressOutput": true, …}``; for Gemini CLI the
 same object with its event names (``GEMINI_EVENT_NAMES``: ``BeforeAgent`` for a prompt; it
-escapes ``<`` and ``>`` in the text and prepends it to the prompt in a headless run); for pi
+escapes ``<`` and ``>`` in the text and prepends it to the prompt in a headless run); for
+Copilot CLI ``{"additionalContext": …}`` (1.0.102: a session start's becomes a user message
+before the prompt, a prompt's a ``<system_reminder>`` after it); for pi
 ``{"additionalContext": …}`` beside the endpoint's answer. No context: nothing printed.
 Every other Claude Code and Codex event prints nothing: a hook of ours never answers
 ``"decision": "block"`` (B62: a blocking PreCompact disabled ``/compact``); pi gets the
@@ -49,6 +53,8 @@ HOOK_EVENT_NAMES = {
 }
 #: Gemini CLI's names for the same events (its hooks ``BeforeAgent`` for a submitted prompt).
 GEMINI_EVENT_NAMES = {"session-start": "SessionStart", "user-prompt-submit": "BeforeAgent"}
+#: The events whose context Copilot CLI gives the model (its sessionStart, userPromptSubmitted).
+COPILOT_CONTEXT_EVENTS = ("session-start", "user-prompt-submit")
 _KEY_FIELDS = ("session_id", "sessionId", "session_key", "sessionKey")
 #: Harnesses whose UserPromptSubmit runs before every model request of a turn, the ones after
 #: tool results with an empty ``prompt`` (Qwen Code 0.24.4, its client.ts: every message but a
@@ -197,6 +203,10 @@ def render(harness: str, event: str, answer: dict[str, Any]) -> bytes:
         if event in HOOK_EVENT_NAMES:
             out["additionalContext"] = clip_context(context) if context else ""
         return _json(out)
+    if harness == "copilot-cli":  # its hooks read a flat additionalContext
+        if event not in COPILOT_CONTEXT_EVENTS or not context:
+            return b""
+        return _json({"additionalContext": clip_context(context)})
     names = GEMINI_EVENT_NAMES if harness == "gemini-cli" else HOOK_EVENT_NAMES
     if event not in names or not context:
         return b""

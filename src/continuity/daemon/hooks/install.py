@@ -1,5 +1,5 @@
-"""``continuity hooks install|uninstall claude-code|codex|pi|opencode|gemini-cli|qwen-code``: wire a
-harness to the daemon.
+"""``continuity hooks install|uninstall HARNESS`` (claude-code, codex, pi, opencode, gemini-cli,
+qwen-code, copilot-cli): wire a harness to the daemon.
 
 **Claude Code** (``~/.claude/settings.json``) and **Codex** (``~/.codex/hooks.json``: Codex reads
 hooks from ``hooks.json`` or inline ``[hooks]`` tables of ``config.toml`` beside each config layer;
@@ -41,6 +41,12 @@ the user), uninstall removes it, ``codex_trust`` reports it: ``codex_config``.
 harness takes them, uninstall removes exactly that (``mcp_install``); ``record_install`` keeps
 the names each harness's model sees under ``"mcp"`` for ``installed_mcp_tools``.
 
+**Copilot CLI** (``copilot_config``): our own hooks file ``continuity.json`` in its user hooks
+folder (``$COPILOT_HOME/hooks`` or ``~/.copilot/hooks``; every ``*.json`` there is loaded), the
+same matcher groups under its camelCase events (``COPILOT_EVENTS``; timeouts in seconds), and
+our MCP server in ``mcp-config.json`` beside that folder (backed up, restored at uninstall).
+Uninstall deletes the file install created, and the ``hooks`` folder when it is left empty.
+
 **OpenCode**: OpenCode 1.x loads every ``.js``/``.ts`` file of ``<config>/opencode/plugin/``
 (``$XDG_CONFIG_HOME`` or ``~/.config``) as a plugin. install writes ``continuity.js`` there (our
 ``opencode_plugin/continuity.js``, the hook command filled in, ``OPENCODE_MARKER``); uninstall
@@ -65,8 +71,9 @@ runs the same code, with ``site``.
 ``forget_mcp_tools``, ``MCP_LOADERS``). ``codex_config``: Codex's ``config.toml`` (the trust,
 and the MCP block written with it). ``mcp_install``: the MCP registration (the server's
 command, Claude Code's ``~/.claude.json`` and allow rule, Codex's block, the tool names each
-model sees, ``MCP_TOOLS``). ``_files``: the paths, reading, backups and whole writes all three
-share. Imports go one way (``install`` → ``codex_config`` → ``mcp_install`` → ``_files``); every
+model sees, ``MCP_TOOLS``). ``copilot_config``: Copilot CLI's MCP file beside its hooks folder.
+``_files``: the paths, reading, backups and whole writes they all share. Imports go one way
+(``install`` → ``codex_config``/``copilot_config`` → ``mcp_install`` → ``_files``); every
 public name of those modules is importable from here as before.
 
 Over 600 lines: the harnesses' install and uninstall share the merge of settings and the
@@ -114,6 +121,11 @@ from continuity.daemon.hooks.codex_config import (
     codex_hooks_key_path as codex_hooks_key_path,
     codex_our_hooks as codex_our_hooks,
     codex_trust as codex_trust,
+)
+from continuity.daemon.hooks.copilot_config import (
+    drop_empty_hooks_folder,
+    register_copilot_mcp,
+    unregister_copilot_mcp,
 )
 from continuity.daemon.hooks.mcp_install import (
     CLAUDE_ALLOW_RULE as CLAUDE_ALLOW_RULE,
@@ -172,11 +184,28 @@ GEMINI_EVENTS = {
 #: sends SessionEnd from its interactive interface, ``/clear`` and ACP only, none at the end of
 #: a headless ``qwen -p`` (the daemon's idle sweep ends those sessions).
 QWEN_EVENTS = dict(CLAUDE_EVENTS)
+#: Copilot CLI 1.0.102 (its camelCase hook events; agentStop = our stop; seconds). No
+#: preToolUse: its additionalContext reaches the model after the tool's result, and every
+#: tool call would wait on a hook process.
+COPILOT_EVENTS = {
+    "sessionStart": ("session-start", 10),
+    "userPromptSubmitted": ("user-prompt-submit", 5),
+    "preCompact": ("pre-compaction", 10),
+    "agentStop": ("stop", 5),
+    "sessionEnd": ("session-end", 3),
+}
+#: The hook's own deadline where the harness gives more time than ``hookcmd.TIMEOUTS``
+#: (whose 1 s for session-end fits Claude Code, which kills a SessionEnd hook after 1.5 s):
+#: Copilot CLI waits the 3 s we ask, and in a ``-p`` run sends sessionEnd right after
+#: agentStop, while the daemon takes in the turn's events file, so 1 s spooled the end of a
+#: session the daemon was up for on a busy machine.
+HOOK_DEADLINES = {"copilot-cli": {"session-end": 2.5}}
 HARNESS_EVENTS = {
     "claude-code": CLAUDE_EVENTS,
     "codex": CODEX_EVENTS,
     "gemini-cli": GEMINI_EVENTS,
     "qwen-code": QWEN_EVENTS,
+    "copilot-cli": COPILOT_EVENTS,
 }
 #: Harnesses whose hook entries carry a ``name`` (their ``/hooks`` list shows it) → the
 #: factor from our timeouts (seconds) to theirs (Gemini CLI: milliseconds).
@@ -244,10 +273,16 @@ def hook_argv() -> list[str]:
     return [sys.executable, "-I", "-S", "-c", code]
 
 
-def hook_command(harness: str, event: str, home: Path | None = None) -> str:
+def hook_command(
+    harness: str, event: str, home: Path | None = None, seconds: float | None = None
+) -> str:
     """The shell command a harness runs for ``event``; with ``home``, prefixed by a
-    shell-quoted ``CONTINUITY_HOME=<home>`` assignment (module docstring, Workspace)."""
-    words = [shlex.quote(a) for a in [*hook_argv(), event, "--harness", harness]]
+    shell-quoted ``CONTINUITY_HOME=<home>`` assignment (module docstring, Workspace); with
+    ``seconds``, the hook's own deadline (``--timeout``) instead of ``hookcmd.TIMEOUTS``."""
+    argv = [*hook_argv(), event, "--harness", harness]
+    if seconds is not None:
+        argv += ["--timeout", f"{seconds:g}"]
+    words = [shlex.quote(a) for a in argv]
     if home is not None:
         words.insert(0, "CONTINUITY_HOME=" + shlex.quote(str(home)))
     return " ".join(words)
@@ -290,7 +325,9 @@ def install(
             raise InputError(f"{target}: hooks.{native} must be a list")
         entry: dict[str, Any] = {
             "type": "command",
-            "command": hook_command(harness, event, where),
+            "command": hook_command(
+                harness, event, where, HOOK_DEADLINES.get(harness, {}).get(event)
+            ),
             "timeout": timeout,
         }
         if harness in NAMED_ENTRIES:
@@ -300,7 +337,11 @@ def install(
         if native == "PreToolUse" and harness in TOOL_MATCHERS:
             group = {"matcher": TOOL_MATCHERS[harness], **group}
         groups.append(group)
-    mcp = register_settings_mcp(harness, given, after, where) if harness in SETTINGS_MCP else None
+    mcp: McpRegistration | None = None
+    if harness in SETTINGS_MCP:  # Gemini CLI, Qwen Code: in the settings.json with the hooks
+        mcp = register_settings_mcp(harness, given, after, where)
+    elif harness == "copilot-cli":  # its mcp-config.json beside the hooks folder
+        mcp = register_copilot_mcp(given, where)
     if claude_mcp:
         mcp = _register_claude_mcp(claude_mcp_config(), where)
         if mcp.tools:
@@ -368,6 +409,8 @@ def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> Insta
         _remove_codex_trust(given)
     if harness == "claude-code" and _claude_registers_mcp(given):
         _unregister_claude_mcp(claude_mcp_config())
+    if harness == "copilot-cli":
+        unregister_copilot_mcp(given)
     before, raw = _read(target)
     after = _without_ours(before, keep_rule=_rule_was_users(target))
     if raw is None or after == before:
@@ -385,6 +428,8 @@ def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> Insta
             return InstallResult(harness, given, "restored")
     if not after and not backup.is_file():
         target.unlink()  # install created this file; nothing else is in it
+        if harness == "copilot-cli":
+            drop_empty_hooks_folder(target)
         return InstallResult(harness, given, "removed")
     _write(target, after)
     return InstallResult(
@@ -395,8 +440,8 @@ def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> Insta
 def _events(harness: str) -> dict[str, tuple[str, int]]:
     if harness not in HARNESS_EVENTS:
         raise InputError(
-            "harness: must be claude-code, codex, pi, opencode, gemini-cli or qwen-code "
-            f"(got {harness!r})"
+            "harness: must be claude-code, codex, pi, opencode, gemini-cli, qwen-code or "
+            f"copilot-cli (got {harness!r})"
         )
     return HARNESS_EVENTS[harness]
 

@@ -70,6 +70,9 @@ MCP_TOOL_NAMES = {
     "gemini-cli": "mcp_continuity_{tool}",
     # Qwen Code 0.24.4 mcp__<server>__<tool>, deferred: listed, loaded with tool_search
     "qwen-code": "mcp__continuity__{tool}",
+    # Copilot CLI 1.0.102 offers a server's tools as <server>-<tool> (its Chat Completions
+    # requests, tests/e2e/test_copilot_live.py)
+    "copilot-cli": "continuity-{tool}",
 }
 #: issue 39: continuity's MCP tools by their logical name (what the brief and the injected
 #: texts may name), as ``hooks install`` registers them.

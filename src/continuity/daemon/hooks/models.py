@@ -22,7 +22,9 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 from continuity.core.keys import MAX_KEY_CHARS, session_key
 from continuity.core.text import clean, clip_middle
 
-Harness = Literal["claude-code", "codex", "pi", "opencode", "gemini-cli", "qwen-code"]
+Harness = Literal[
+    "claude-code", "codex", "pi", "opencode", "gemini-cli", "qwen-code", "copilot-cli"
+]
 #: Fields holding a session key: made a stored key by ``continuity.core.keys.session_key``
 #: (the rule import uses too, issue 22) before anything else, never refused for their shape.
 KEY_FIELDS = ("session_key", "parent_session_key")

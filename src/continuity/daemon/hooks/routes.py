@@ -33,7 +33,9 @@ from continuity.transcripts.memories import (
     remember_request,
 )
 
-HarnessName = Literal["claude-code", "codex", "pi", "opencode", "gemini-cli", "qwen-code"]
+HarnessName = Literal[
+    "claude-code", "codex", "pi", "opencode", "gemini-cli", "qwen-code", "copilot-cli"
+]
 EventName = Literal[
     "session-start",
     "user-prompt-submit",

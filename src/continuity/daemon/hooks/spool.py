@@ -60,7 +60,7 @@ EVENTS = (
     "session-end",
     "continuation-refused",
 )
-HARNESSES = ("claude-code", "codex", "pi", "opencode", "gemini-cli", "qwen-code")
+HARNESSES = ("claude-code", "codex", "pi", "opencode", "gemini-cli", "qwen-code", "copilot-cli")
 #: Events never spooled (a question: nobody would read a late answer) whose refused input is
 #: still recorded in the rejected log by ``native_line`` (issue 45: pre-tool-use's bad JSON
 #: was dropped without a line); ``SpooledEvent.parse`` refuses them, so none is replayed.
