@@ -275,3 +275,31 @@ def test_a_killed_parallel_import_leaves_a_sound_store_and_the_next_one_complete
     for table in a:
         assert a[table] == b[table], table
     shutil.rmtree(tmp_path / "killed")
+
+
+def test_a_batch_nested_deeper_than_the_default_recursion_limit_is_handed_over() -> None:
+    """A tool call's arguments string parses into up to 1,024 levels (orjson's limit), below
+    the parser's bracket count: pickled in the queue's feeder thread such a batch was dropped
+    (RecursionError) and the importer waited for it (found by the Agents SDK hostile fuzz
+    test with CONTINUITY_IMPORT_WORKERS=2). The worker pickles it itself, deeper allowed."""
+    import multiprocessing
+    import pickle
+
+    deep: object = "leaf"
+    for i in range(1000):
+        deep = {"k": deep} if i % 2 else [deep]
+    results = multiprocessing.get_context("spawn").Queue(1)
+    limit = sys.getrecursionlimit()
+    try:
+        sys.setrecursionlimit(parallel.PICKLE_DEPTH)  # as _serve sets it in a worker
+        parallel._put(results, ("batch", deep))
+    finally:
+        sys.setrecursionlimit(limit)
+    got = pickle.loads(results.get(timeout=10))
+    assert got[0] == "batch"
+    depth, node = 0, got[1]
+    while not isinstance(node, str):
+        node = node["k"] if isinstance(node, dict) else node[0]
+        depth += 1
+    assert depth == 1000
+    results.close()

@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import queue
+import sys
 from collections import Counter, deque
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -58,6 +60,8 @@ QUEUE_BATCHES = 3
 IN_FLIGHT = 2
 #: seconds between a waiting worker's checks that its importer still runs
 POLL_SECONDS = 1.0
+#: a worker's recursion limit while it pickles a batch (``_serve``)
+PICKLE_DEPTH = 20_000
 
 
 def workers() -> int:
@@ -169,6 +173,9 @@ def _serve(tasks: Any, results: Any) -> None:
     """A worker's loop: parse each path from ``tasks`` into ``results`` until ``None``; exit
     (``os._exit``) when the importer is gone."""
     results.cancel_join_thread()  # a dead importer never reads what is left: do not wait
+    # A row may hold JSON nested up to orjson's 1,024 levels (the parser refuses deeper than
+    # MAX_NESTING only where its cheap count finds brackets): pickling recurses per level.
+    sys.setrecursionlimit(max(sys.getrecursionlimit(), PICKLE_DEPTH))
     while True:
         try:
             task = tasks.get(timeout=POLL_SECONDS)
@@ -186,9 +193,15 @@ def _serve(tasks: Any, results: Any) -> None:
 
 
 def _put(results: Any, message: Any) -> None:
+    """Pickle ``message`` here, not in the queue's feeder thread (which drops a message it
+    cannot pickle, and the importer would wait for it), and queue the bytes."""
+    try:
+        data = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+    except (RecursionError, pickle.PicklingError, TypeError, ValueError) as exc:
+        data = pickle.dumps(("error", f"cannot hand the batch over: {exc.__class__.__name__}"))
     while True:
         try:
-            results.put(message, timeout=POLL_SECONDS)
+            results.put(data, timeout=POLL_SECONDS)
             return
         except queue.Full:
             if not _parent_alive():
@@ -331,7 +344,7 @@ class ParsePool:
     def _get(self, w: int, path: Path) -> Any:
         while True:
             try:
-                return self.results[w].get(timeout=POLL_SECONDS)
+                return pickle.loads(self.results[w].get(timeout=POLL_SECONDS))
             except queue.Empty:
                 if not self.procs[w].is_alive():
                     code = self.procs[w].exitcode
