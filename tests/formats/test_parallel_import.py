@@ -71,8 +71,8 @@ def dump(home: Path, caches: tuple[str, ...] = ()) -> dict[str, list[str]]:
 
 def synthetic(root: Path, copies: int) -> Path:
     """A tree of ``copies`` copies of every sample session, each copy's ids (every UUID in it)
-    fresh, plus files with a bad line, a blank line, an unterminated tail, one that is not a
-    session and an empty one."""
+    fresh, plus files with a bad line, a blank line, an unterminated tail, one whose name is
+    not UTF-8, one that is not a session and an empty one."""
     tree = root / "tree"
     files = [p for p in sorted(SAMPLES.rglob("*.jsonl")) if "hook-inputs" not in p.parts]
     for k in range(copies):
@@ -89,6 +89,8 @@ def synthetic(root: Path, copies: int) -> Path:
             dest = tree / f"copy{k}" / src.parent.name / f"{k}-{src.name}"
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(data)
+    odd = tree / os.fsdecode(b"odd-\xff-name.jsonl")  # stored as ``\xff`` (path_key)
+    odd.write_bytes(UUID.sub(lambda m: _fresh(m.group(0), 7), files[0].read_bytes()))
     (tree / "notes.jsonl").write_bytes(b'{"a": 1}\n{"b": 2}\n')
     (tree / "empty.jsonl").write_bytes(b"")
     return tree

@@ -308,7 +308,7 @@ def _import_group(
                 p = p.resolve()
                 report = FileReport(path_key(p))
                 parsed = pool.take(p) if pool is not None else None
-                _import_once(store, p, report, None, keep_rows, parsed=parsed)
+                _import_once(store, p, report, None, keep_rows, True, parsed)
                 reports.append(report)
     except ContinuityError:
         return None

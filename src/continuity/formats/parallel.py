@@ -111,7 +111,7 @@ def parse_file(path: str, batch_lines: int, batch_bytes: int) -> Iterator[tuple[
     ``batch_lines`` lines (or ending at the line that reaches ``batch_bytes``). Reads the file
     as ``importer._import_once`` does one the store holds no progress for."""
     from continuity.formats import LineReader, detect, read_head
-    from continuity.formats.discovery import PREFIX_BYTES, prefix_hash
+    from continuity.formats.discovery import PREFIX_BYTES, path_key, prefix_hash
     from continuity.formats.lineparse import LineParser
     from continuity.formats.reports import FileReport
 
@@ -127,9 +127,10 @@ def parse_file(path: str, batch_lines: int, batch_bytes: int) -> Iterator[tuple[
     yield ("head", stat, prefix, head, reader_cls is not None)
     if reader_cls is None:
         return
-    reader = reader_cls(path, head, None)
-    report = FileReport(path)
-    parser = LineParser(reader, path, report)
+    key = path_key(p)  # the stored path: ``\xNN`` for bytes a file name holds that are not UTF-8
+    reader = reader_cls(key, head, None)
+    report = FileReport(key)
+    parser = LineParser(reader, key, report)
 
     def batch(offset: int, line: int, final: bool = False) -> Batch:
         out = Batch(
