@@ -22,7 +22,13 @@ whether tool calls were left without results).
 Over 600 lines: one streaming import: a file's batches, its duplicate and parent checks, the
 leaf path of tree formats and the progress written in each batch's transaction share the per-
 file state of ``_FileImport``; the helpers that stand alone already live in ``formats.runs``,
-``formats.repeats`` and ``formats.resumed``.
+``formats.repeats`` and ``formats.resumed``, and the parse of a file's lines in
+``formats.lineparse``.
+
+Issue 43 goal 1: the lines of files the store holds no progress for are parsed in worker
+processes (``formats.parallel``: ``CONTINUITY_IMPORT_WORKERS``, default one per core, for an
+import of at least 2 fresh files and 4 MiB) while this process stores their batches in file
+order through the same ``_flush``; the store ends as after a serial import.
 """
 
 from __future__ import annotations
