@@ -228,6 +228,10 @@ def fresh_report(rounds: list[dict[str, Any]], workers: list[int]) -> list[str]:
             f"{median_of(rounds, key, 'cpu'):6.1f} CPU s, "
             f"{median_of(rounds, key, 'rss_mib'):5.0f} MiB, speed {theirs / wall:.2f}x agentsview"
         )
+        lines.append(
+            "    rounds: "
+            + ", ".join(f"{r[key]['seconds']:.1f} s / {r[key]['cpu']:.1f} CPU s" for r in rounds)
+        )
     return lines
 
 

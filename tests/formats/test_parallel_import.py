@@ -188,7 +188,9 @@ def test_workers_setting(monkeypatch) -> None:
         importer._workers()
 
 
-def test_the_pool_starts_only_for_enough_fresh_bytes(tmp_path) -> None:
+def test_the_pool_starts_only_for_enough_fresh_bytes(tmp_path, monkeypatch) -> None:
+    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (0.2, 0.2, 0.2))
+    monkeypatch.setattr(parallel.os, "cpu_count", lambda: 2)
     small = [(tmp_path / "a", 1000), (tmp_path / "b", 1000)]
     big = [(tmp_path / "a", parallel.MIN_BYTES), (tmp_path / "b", 10)]
     assert not importer._worth_a_pool(small, forced=False)
@@ -196,6 +198,10 @@ def test_the_pool_starts_only_for_enough_fresh_bytes(tmp_path) -> None:
     assert importer._worth_a_pool(big, forced=False)
     assert importer._worth_a_pool(small[:1], forced=True)
     assert not importer._worth_a_pool([], forced=True)
+    # every core busy with other work: the workers would only take the importer's share
+    monkeypatch.setattr(parallel.os, "getloadavg", lambda: (2.0, 2.0, 2.0))
+    assert not importer._worth_a_pool(big, forced=False)
+    assert importer._worth_a_pool(big, forced=True)
 
 
 def _descendants(pid: int) -> set[int]:

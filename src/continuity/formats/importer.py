@@ -27,7 +27,7 @@ file state of ``_FileImport``; the helpers that stand alone already live in ``fo
 
 Issue 43 goal 1: the lines of files the store holds no progress for are parsed in worker
 processes (``formats.parallel``: ``CONTINUITY_IMPORT_WORKERS``, default one per core, for an
-import of at least 2 fresh files and 4 MiB) while this process stores their batches in file
+import of at least 2 fresh files and 4 MiB while a core is idle) while this process stores their batches in file
 order through the same ``_flush``; the store ends as after a serial import.
 """
 
@@ -269,10 +269,15 @@ def _workers() -> tuple[int, bool]:
 
 def _worth_a_pool(fresh: list[tuple[Path, int]], forced: bool) -> bool:
     """Whether starting workers pays for these fresh files (``parallel.MIN_FILES`` and
-    ``MIN_BYTES``; always when ``forced`` and there is one)."""
+    ``MIN_BYTES``, and a core idle: ``parallel.idle_core``); always when ``forced`` and there
+    is one."""
     if forced:
         return bool(fresh)
-    return len(fresh) >= parallel.MIN_FILES and sum(n for _, n in fresh) >= parallel.MIN_BYTES
+    return (
+        len(fresh) >= parallel.MIN_FILES
+        and sum(n for _, n in fresh) >= parallel.MIN_BYTES
+        and parallel.idle_core()
+    )
 
 
 def _to_read(path: Path, source: SourceState | None) -> int:

@@ -77,6 +77,19 @@ def workers() -> int:
         raise ValueError(f"{WORKERS_ENV}={value!r}: expected a number of processes") from None
 
 
+def idle_core() -> bool:
+    """Whether the machine has a core to spare: the last minute's load average
+    (``os.getloadavg``; True where there is none) is below the cores less half a core. On a machine whose cores
+    other work keeps busy the workers only share them with the importer, which stores every
+    batch itself: a 100 MB import took 24.8-25.3 s with two workers against 15.4-20.5 s
+    without at a load of 4.5 on 2 cores (bench/README.md, issue 43)."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return True
+    return load < (os.cpu_count() or 1) - 0.5
+
+
 @dataclass
 class Batch:
     """One batch a worker parsed: what ``_FileImport._flush`` stores and reports. ``offset`` and
