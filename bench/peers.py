@@ -190,9 +190,51 @@ class Peer:
         return timed(cmd, self.env, ok=(0, 1))["seconds"]
 
 
-def ours(args: list[str], home: Path) -> dict[str, Any]:
+def ours(args: list[str], home: Path, workers: int | None = None) -> dict[str, Any]:
+    """``continuity ARGS --home HOME`` timed; ``workers``: ``CONTINUITY_IMPORT_WORKERS``
+    (None: the default, one per core)."""
     exe = Path(sys.executable).with_name("continuity")
-    return timed([str(exe), *args, "--home", str(home)], {**CHILD_ENV, "COLUMNS": "200"})
+    env = {**CHILD_ENV, "COLUMNS": "200"}
+    if workers is not None:
+        env["CONTINUITY_IMPORT_WORKERS"] = str(workers)
+    return timed([str(exe), *args, "--home", str(home)], env)
+
+
+def fresh_round(tree0: Path, work: Path, exe: Path, n: int, workers: list[int]) -> dict[str, Any]:
+    """``--fresh-only`` (issue 43 goal 1): the fresh import alone, ours once per worker count
+    in ``workers`` and agentsview's, back to back on one copy of ``tree0``."""
+    tree = work / f"tree{n}"
+    shutil.copytree(tree0, tree)
+    r: dict[str, Any] = {"input": tree_bytes(tree)}
+    for w in workers:
+        log(f"round {n}: fresh import, {w} worker(s) ...")
+        home = work / f"ours{n}-{w}"
+        r[f"ours_{w}"] = ours(["import", str(tree / "projects"), "--no-embed", "--json"], home, w)
+        shutil.rmtree(home)
+    log(f"round {n}: agentsview sync ...")
+    r["theirs"] = Peer(exe, work / f"theirs{n}", tree, work / f"peerhome{n}").sync()
+    shutil.rmtree(tree)
+    return r
+
+
+def fresh_report(rounds: list[dict[str, Any]], workers: list[int]) -> list[str]:
+    """The ``--fresh-only`` table: median wall s, MB/s, CPU s, peak RSS per command."""
+    size = rounds[0]["input"]
+    theirs = median_of(rounds, "theirs")
+    lines = [f"fresh import of {size / MB:.0f} MB, median of {len(rounds)} round(s):"]
+    names = [(f"ours_{w}", f"continuity, {w} worker(s)") for w in workers]
+    for key, name in [*names, ("theirs", "agentsview sync")]:
+        wall = median_of(rounds, key)
+        lines.append(
+            f"  {name:26} {wall:6.1f} s ({size / MB / wall:5.1f} MB/s), "
+            f"{median_of(rounds, key, 'cpu'):6.1f} CPU s, "
+            f"{median_of(rounds, key, 'rss_mib'):5.0f} MiB, speed {theirs / wall:.2f}x agentsview"
+        )
+        lines.append(
+            "    rounds: "
+            + ", ".join(f"{r[key]['seconds']:.1f} s / {r[key]['cpu']:.1f} CPU s" for r in rounds)
+        )
+    return lines
 
 
 def one_round(tree0: Path, work: Path, exe: Path, n: int) -> dict[str, Any]:
@@ -416,12 +458,23 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--mb", type=_positive, default=320, help="tree size in MB (default 320)")
     ap.add_argument("--rounds", type=_positive, default=3, help="rounds (median reported)")
     ap.add_argument("--tmp", type=Path, help="folder for the tree and workspaces (default: temp)")
+    ap.add_argument(
+        "--fresh-only",
+        metavar="WORKERS",
+        help="only the fresh import, ours with each comma-separated CONTINUITY_IMPORT_WORKERS "
+        "(e.g. 1,2: serial, then parsed on two workers) back to back, then agentsview's",
+    )
     args = ap.parse_args(argv)
     exe = agentsview()
     with tempfile.TemporaryDirectory(dir=args.tmp) as tmp_s:
         tmp = Path(tmp_s)
         log(f"building a {args.mb} MB tree of Claude Code sessions ...")
         build_tree(tmp / "tree", args.mb)
+        if args.fresh_only:
+            workers = [_positive(w) for w in args.fresh_only.split(",")]
+            fresh = [fresh_round(tmp / "tree", tmp, exe, n, workers) for n in range(args.rounds)]
+            print("\n".join(fresh_report(fresh, workers)))
+            return 0
         rounds = [one_round(tmp / "tree", tmp, exe, n) for n in range(args.rounds)]
         home = tmp / "ours0"
         log("start-up and search ...")

@@ -414,6 +414,8 @@ def test_import_of_an_unreadable_file_has_the_same_exit_code(monkeypatch, capsys
         return real(file, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "open", refusing)
+    # the stand-in refuses in this process only: a parse worker (issue 43) would read the file
+    monkeypatch.setenv("CONTINUITY_IMPORT_WORKERS", "1")
     code, _out, err = run_main(monkeypatch, capsys, "import", target, "--home", tmp_path / "h")
     assert code == 2
     assert f"skipped {target.resolve()}: cannot read: Permission denied" in err.splitlines()

@@ -22,7 +22,13 @@ whether tool calls were left without results).
 Over 600 lines: one streaming import: a file's batches, its duplicate and parent checks, the
 leaf path of tree formats and the progress written in each batch's transaction share the per-
 file state of ``_FileImport``; the helpers that stand alone already live in ``formats.runs``,
-``formats.repeats`` and ``formats.resumed``.
+``formats.repeats`` and ``formats.resumed``, and the parse of a file's lines in
+``formats.lineparse``.
+
+Issue 43 goal 1: the lines of files the store holds no progress for are parsed in worker
+processes (``formats.parallel``: ``CONTINUITY_IMPORT_WORKERS``, default one per core, for an
+import of at least 2 fresh files and 4 MiB while a core is idle) while this process stores their batches in file
+order through the same ``_flush``; the store ends as after a serial import.
 """
 
 from __future__ import annotations
@@ -31,19 +37,24 @@ import itertools
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
-from continuity.core.codec import blocks_to_json
-from continuity.core.errors import ContinuityError, InputError, StoreConflict
+from continuity.core.errors import ConfigError, ContinuityError, InputError, StoreConflict
 from continuity.core.keys import MAX_KEY_CHARS, session_key  # noqa: F401 - MAX_KEY_CHARS re-exported
-from continuity.core.model import CompactionInfo, Entry, EntryKind, Note, Session, SourceRef
-from continuity.core.text import clean
-from continuity.formats import FormatReader, LineReader, detect, discovery, read_head, reader_for
-from continuity.formats.base import check_entry, check_facts, clean_deep, nesting_depth
+from continuity.core.model import CompactionInfo, Entry, EntryKind, Note, Session
+from continuity.formats import (
+    FormatReader,
+    LineReader,
+    detect,
+    discovery,
+    parallel,
+    read_head,
+    reader_for,
+)
+from continuity.formats.base import SessionFacts, check_facts, clean_deep
 from continuity.formats.discovery import (  # noqa: F401 - re-exported
     NOT_SESSIONS,
     PREFIX_BYTES,
@@ -53,20 +64,16 @@ from continuity.formats.discovery import (  # noqa: F401 - re-exported
     prefix_hash,
     unchanged,
 )
-from continuity.formats.jsonl import Line
+from continuity.formats.lineparse import MAX_NESTING, LineParser  # noqa: F401 - re-exported
+from continuity.formats.parallel import Batch, ParsedFile, ParsePool
 from continuity.formats.repeats import RepeatFilter
 from continuity.formats.reports import FileReport, ImportReport
 from continuity.formats.resumed import copy_note, copy_of
 from continuity.formats.runs import RunTracker, derive_runs
-from continuity.store.base import ImportIssue, RawLine, SourceState, Store
+from continuity.store.base import SourceState, Store
 from continuity.store.bulk import as_stored
 
 BATCH_LINES = 2000
-#: Deepest JSON nesting of a record that is read into a row (a deeper one is reported, its raw
-#: line kept): every later step (field checks, the stored blocks, the search index) must
-#: handle the row's values, and orjson encodes at most 255 levels (a 256-level tool input
-#: failed the whole batch with a traceback: fresh-user review, issue 17).
-MAX_NESTING = 200
 BATCH_BYTES = 16 * 1024 * 1024
 #: Issue 17: a file's new rows are kept for the phases after the import
 #: (``FileReport.new_rows``) while their lines come to at most this many bytes; a larger
@@ -175,12 +182,21 @@ def import_files(
     known: dict[str, SourceState] = {}
     ahead: list[Path] = []  # the files whose sources ``known`` holds
 
+    pool: ParsePool | None = None
+    n_workers, forced = _workers()
+
+    def take(p: Path) -> ParsedFile | None:
+        return pool.take(p) if pool is not None else None
+
     def flush() -> Iterator[FileReport]:
         nonlocal group, slots, size
         todo, order, group, slots, size = group, slots, [], [], 0
-        reports = _import_group(store, todo, keep_rows) if len(todo) > 1 else None
+        reports = _import_group(store, todo, keep_rows, pool) if len(todo) > 1 else None
         if reports is None:
-            reports = [import_file(store, p, progress=progress, keep_rows=keep_rows) for p in todo]
+            reports = [
+                import_file(store, p, progress=progress, keep_rows=keep_rows, _parsed=take(p))
+                for p in todo
+            ]
         elif progress:
             progress(sum(_size(p) for p in todo))
         imported = iter(reports)
@@ -190,14 +206,8 @@ def import_files(
                 done(r)
             yield r
 
-    pending = iter(files)
-    while True:
-        if not ahead:  # the next files' sources in one query (unchanged ones stop here)
-            ahead = [Path(p).resolve() for p in itertools.islice(pending, 500)]
-            if not ahead:
-                break
-            known = store.get_sources([path_key(p) for p in ahead])
-        path = ahead.pop(0)
+    def step(path: Path) -> Iterator[FileReport]:
+        nonlocal size
         key = path_key(path)
         same = unchanged(path, key, known.get(key), progress)
         if same is not None:
@@ -209,21 +219,65 @@ def import_files(
                 slots.append(same)
                 if len(slots) >= GROUP_SLOTS:
                     yield from flush()
-            continue
+            return
         n = _to_read(path, known.get(key))
         if n > GROUP_FILE_BYTES:
             yield from flush()
-            report = import_file(store, path, progress=progress, keep_rows=keep_rows)
+            report = import_file(
+                store, path, progress=progress, keep_rows=keep_rows, _parsed=take(path)
+            )
             if done:
                 done(report)
             yield report
-            continue
+            return
         if group and (size + n > GROUP_BYTES or len(group) >= GROUP_FILES):
             yield from flush()
         group.append(path)
         slots.append(path)
         size += n
-    yield from flush()
+
+    pending = iter(files)
+    try:
+        while True:
+            if not ahead:  # the next files' sources in one query (unchanged ones stop here)
+                ahead = [Path(p).resolve() for p in itertools.islice(pending, 500)]
+                if not ahead:
+                    break
+                known = store.get_sources([path_key(p) for p in ahead])
+                if n_workers > 1:  # issue 43: fresh files are parsed by workers ahead
+                    fresh = [(p, _size(p)) for p in ahead if known.get(path_key(p)) is None]
+                    if pool is None and _worth_a_pool(fresh, forced):
+                        pool = ParsePool(n_workers, BATCH_LINES, BATCH_BYTES)
+                    if pool is not None:
+                        pool.offer(fresh)
+            yield from step(ahead.pop(0))
+        yield from flush()
+    finally:
+        if pool is not None:
+            pool.close()
+
+
+def _workers() -> tuple[int, bool]:
+    """The worker processes an import parses with (``formats.parallel.workers``), and whether
+    ``$CONTINUITY_IMPORT_WORKERS`` chose them (then the pool runs for any import: tests force
+    both paths). Raises ``ConfigError`` for a value that is not a number."""
+    try:
+        return parallel.workers(), bool(os.environ.get(parallel.WORKERS_ENV, "").strip())
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _worth_a_pool(fresh: list[tuple[Path, int]], forced: bool) -> bool:
+    """Whether starting workers pays for these fresh files (``parallel.MIN_FILES`` and
+    ``MIN_BYTES``, and a core idle: ``parallel.idle_core``); always when ``forced`` and there
+    is one."""
+    if forced:
+        return bool(fresh)
+    return (
+        len(fresh) >= parallel.MIN_FILES
+        and sum(n for _, n in fresh) >= parallel.MIN_BYTES
+        and parallel.idle_core()
+    )
 
 
 def _to_read(path: Path, source: SourceState | None) -> int:
@@ -254,15 +308,18 @@ def _size(path: Path) -> int:
 
 
 def _import_group(
-    store: Store, paths: list[Path], keep_rows: bool = False
+    store: Store, paths: list[Path], keep_rows: bool = False, pool: ParsePool | None = None
 ) -> list[FileReport] | None:
-    """Import ``paths`` in one transaction; None when it failed and was rolled back."""
+    """Import ``paths`` in one transaction; None when it failed and was rolled back. ``pool``:
+    the workers parsing fresh files ahead (``formats.parallel``)."""
     reports = []
     try:
         with store.batch():
             for p in paths:
-                report = FileReport(path_key(p.resolve()))
-                _import_once(store, p.resolve(), report, None, keep_rows)
+                p = p.resolve()
+                report = FileReport(path_key(p))
+                parsed = pool.take(p) if pool is not None else None
+                _import_once(store, p, report, None, keep_rows, True, parsed)
                 reports.append(report)
     except ContinuityError:
         return None
@@ -279,6 +336,7 @@ def import_file(
     progress: Progress | None = None,
     keep_rows: bool = False,
     mark_due: bool = True,
+    _parsed: ParsedFile | None = None,
 ) -> FileReport:
     """Import one session file (see the module docstring). Never raises for bad content or a
     store failure: a file that is not a session file gets status ``skipped``, one that could
@@ -288,7 +346,9 @@ def import_file(
     only a collision lasting longer reports the file failed. ``keep_rows``: see
     ``import_files``. ``mark_due``: record the new rows as due for the checkpoint replay and
     the transcript phase (``SourceState.pending_from``); the daemon's live import passes
-    False, as live capture writes both itself (rows already due stay due)."""
+    False, as live capture writes both itself (rows already due stay due). ``_parsed``:
+    ``import_files``'s worker parse of the file (its first attempt stores it; a retry reads
+    the file itself)."""
     p = Path(path).resolve()
     deadline = time.monotonic() + CONFLICT_WAIT_SECONDS
     delay = 0.05
@@ -296,7 +356,8 @@ def import_file(
     while True:
         report = FileReport(path_key(p))
         try:
-            _import_once(store, p, report, progress, keep_rows, mark_due)
+            parsed, _parsed = _parsed, None
+            _import_once(store, p, report, progress, keep_rows, mark_due, parsed)
             if first_new is not None:
                 report.first_new_seq = min(first_new, report.first_new_seq or first_new)
                 report.old_rows_changed = report.old_rows_changed or report.imported == 0
@@ -328,16 +389,30 @@ def _import_once(
     progress: Progress | None,
     keep_rows: bool = False,
     mark_due: bool = True,
+    parsed: ParsedFile | None = None,
 ) -> None:
     key_path = report.path
-    try:
-        stat = p.stat()
+    read = parsed.head() if parsed is not None else None
+    if read is not None:
         source = store.get_source(key_path)
-        hashed = min(source.size if source else stat.st_size, PREFIX_BYTES)
-        prefix = prefix_hash(p, hashed)
-    except OSError as exc:
-        report.fail(f"cannot read: {exc.strerror or exc}", InputError.exit_code)
-        return
+        if source is not None:  # another import got there first: the serial path resumes
+            assert parsed is not None
+            parsed.drain()
+            read = None
+    if read is not None:  # issue 43: a worker read the head and parses the lines
+        stat, prefix, _ = read
+        source = None
+        hashed = min(stat.st_size, PREFIX_BYTES)
+    else:
+        parsed = None
+        try:
+            stat = p.stat()
+            source = store.get_source(key_path)
+            hashed = min(source.size if source else stat.st_size, PREFIX_BYTES)
+            prefix = prefix_hash(p, hashed)
+        except OSError as exc:
+            report.fail(f"cannot read: {exc.strerror or exc}", InputError.exit_code)
+            return
     # §5.2: same inode, not shorter, same leading bytes: the file grew (or is unchanged).
     resume = (
         source is not None
@@ -350,7 +425,7 @@ def _import_once(
         return
     if hashed != min(stat.st_size, PREFIX_BYTES):
         prefix = prefix_hash(p, min(stat.st_size, PREFIX_BYTES))  # what the next import checks
-    head = read_head(str(p))
+    head = read[2] if read is not None else read_head(str(p))
     reader_cls = detect(head) or (reader_for(source.harness) if source and resume else None)
     if source is not None and resume:
         reader_cls = reader_for(source.harness)
@@ -398,7 +473,10 @@ def _import_once(
         )
     start, start_line = (source.offset, source.line_count) if (source and resume) else (0, 0)
     report.resumed_from = start
-    job.run(start, start_line, progress)
+    if parsed is not None:
+        job.run_parsed(parsed, progress)
+    else:
+        job.run(start, start_line, progress)
     marker = copy_of(head) if start == 0 else None
     if marker is not None and report.status == "imported":
         # issue 13: a resumed copy is its own session, linked to its source by a note
@@ -502,10 +580,8 @@ class _FileImport:
         #: the checkpoint replay's resume point (``checkpoints.recovery.RESUME_KEY``), kept
         #: as it is: it stays valid while the file only grows
         self.replay_point = state.get("replay")
-        self.pending: list[Entry] = []
-        self.raw: list[RawLine] = []
-        self.issues: list[ImportIssue] = []
-        self.batch_bytes = 0
+        #: the batch being read (rows, raw lines, issues): ``formats.lineparse``
+        self.parser = LineParser(reader, self.path_str, report)
         self.tree_changed = False
         #: issue 17: the leaf of the conversation path (a pi parent tree) as the last whole
         #: walk or linear extension left it (``state["leaf"]``), and whether every row with a
@@ -537,98 +613,64 @@ class _FileImport:
             last_offset = start
             if progress and start:  # the bytes read before count as done (the bar's total
                 progress(start)  # is every file's size)
+            parser = self.parser
             for line in lines:
-                if not line.blank:
-                    report.lines_read += 1
-                self._take(line)
+                parser.take(line)
                 if progress:
                     progress(lines.offset - last_offset)
                     last_offset = lines.offset
-                if len(self.raw) >= BATCH_LINES or self.batch_bytes >= BATCH_BYTES:
+                if len(parser.raw) >= BATCH_LINES or parser.batch_bytes >= BATCH_BYTES:
                     self._flush(lines.offset, lines.line)
             report.blank = lines.blank
             report.pending_tail_bytes = lines.pending_tail
             self._flush(lines.offset, lines.line, final=True)
             if progress:
                 progress(max(0, self.stat.st_size - last_offset))
-        report.offset = lines.offset
+        self._end(lines.offset)
+
+    def _end(self, offset: int) -> None:
+        report = self.report
+        report.offset = offset
         report.new_rows = self.kept or None
         report.version = check_facts(self.reader.facts()).version
         report.warnings = sorted(report.warnings + list(self.reader.warnings))
 
-    def _take(self, line: Line) -> None:
-        digest = line.sha256
-        self.raw.append(RawLine(self.path_str, line.number, line.offset, digest, line.raw))
-        self.batch_bytes += len(line.raw)
-        if line.blank:
-            return
-        if line.salvaged is not None:
-            self.report.warnings.append((line.number, line.salvaged))
-        if line.data is None:
-            reason = clean(line.error or "unreadable")
-            self.issues.append(
-                ImportIssue(self.path_str, line.number, line.offset, len(line.raw), reason, digest)
-            )
-            self.report.errors.append((line.number, reason))
-            return
-        # Rule 6 (issue 18): a line holding glued records reads each, in order; a reader may
-        # read one record as several rows (``FormatReader.records``: a Gemini CLI message
-        # holding its tool calls and their results, issue 42)
-        for record in self.reader.records(line):
-            self._read(line if record is line.data else replace(line, data=record, more=()), digest)
-
-    def _read(self, line: Line, digest: str) -> None:
-        if line.raw.count(b"[") + line.raw.count(b"{") > MAX_NESTING:  # cheap pre-check
-            depth = nesting_depth(line.data, MAX_NESTING)
-            if depth > MAX_NESTING:
-                reason = (
-                    f"JSON nested more than {MAX_NESTING} levels deep (not read; the raw "
-                    "line is kept)"
-                )
-                self.issues.append(
-                    ImportIssue(
-                        self.path_str, line.number, line.offset, len(line.raw), reason, digest
-                    )
-                )
-                self.report.errors.append((line.number, reason))
-                return
-        try:
-            entry = self.reader.read(line)
-        except Exception as exc:  # noqa: BLE001 - a reader bug must not lose the rest of the file
-            reason = clean(f"reader error: {exc.__class__.__name__}: {exc}")
-            self.issues.append(
-                ImportIssue(self.path_str, line.number, line.offset, len(line.raw), reason, digest)
-            )
-            self.report.errors.append((line.number, reason))
-            return
-        if entry is None:
-            self.report.skipped += 1
-            self.report.skip_reasons[self.reader.skip_reason or "skipped"] += 1
-            return
-        for problem in check_entry(entry):  # issue 16: wrong types, lone surrogates
-            self.report.warnings.append((line.number, problem))
-        if line.raw.count(b"[") + line.raw.count(b"{") > 200:
-            # orjson encodes at most 255 levels; a deeper value must still encode, or the
-            # line is reported instead of failing its whole batch.
-            try:
-                blocks_to_json(entry.blocks)
-            except ValueError as exc:
-                self.issues.append(
-                    ImportIssue(
-                        self.path_str, line.number, line.offset, len(line.raw), str(exc), digest
-                    )
-                )
-                self.report.errors.append((line.number, str(exc)))
-                return
-        entry.source = SourceRef(self.path_str, line.number, line.offset, digest)
-        self.pending.append(entry)
+    def run_parsed(self, parsed: ParsedFile, progress: Progress | None) -> None:
+        """``run`` from a worker's parse (``formats.parallel``): each batch is stored as
+        ``run`` stores the batches it reads, with the reader's facts and state as the worker
+        saw them after the batch. Raises ``formats.parallel.WorkerError`` when the worker
+        failed on the way (the batches stored before stay)."""
+        report, parser = self.report, self.parser
+        snapshot = _ReaderSnapshot(self.reader)
+        self.reader = cast(FormatReader, snapshot)  # the reader's interface the writes use
+        last_offset = 0
+        for batch in parsed.batches():
+            parser.pending, parser.raw, parser.issues = batch.pending, batch.raw, batch.issues
+            parser.batch_bytes = batch.batch_bytes
+            report.lines_read += batch.lines_read
+            report.skipped += batch.skipped
+            report.skip_reasons.update(batch.skip_reasons)
+            report.errors.extend(batch.errors)
+            report.warnings.extend(batch.warnings)
+            snapshot.take(batch)
+            if batch.final:
+                report.blank = batch.blank
+                report.pending_tail_bytes = batch.pending_tail
+            self._flush(batch.offset, batch.line, final=batch.final)
+            if progress:
+                progress(batch.offset - last_offset)
+                last_offset = batch.offset
+            if batch.final:
+                if progress:
+                    progress(max(0, self.stat.st_size - last_offset))
+                self._end(batch.offset)
 
     def _flush(self, offset: int, line_count: int, *, final: bool = False) -> None:
         """Store the batch: its lookups (duplicates, parents, compactions) and its writes
         (raw lines, rows, issues, runs, the source's new offset) in one transaction."""
         with self.store.batch():
             self.store.claim_source(self.path_str, self.claimed)
-            entries = self._dedupe(self.pending)
+            entries = self._dedupe(self.parser.pending)
             for e in entries:
                 e.seq = self.next_seq
                 e.entry_id = f"{self.key}:{e.seq}"
@@ -642,13 +684,13 @@ class _FileImport:
             self.repeats.stored()
         self.report.imported += len(entries)
         if self.kept is not None:
-            self.kept_bytes += self.batch_bytes
+            self.kept_bytes += self.parser.batch_bytes
             if self.kept_bytes > KEEP_ROWS_BYTES:
                 self.kept = None
             else:
                 as_stored(entries)
                 self.kept.extend(entries)
-        self.pending, self.raw, self.issues, self.batch_bytes = [], [], [], 0
+        self.parser.reset()
 
     def _tally(self, entries: list[Entry]) -> None:
         """Feed the run tracker and count types, opaque (unknown) and non-conversation
@@ -707,9 +749,9 @@ class _FileImport:
         if self.replace_positions:  # after _dedupe read the old ones, in the same transaction
             store.forget_source_lines(self.path_str)
             self.replace_positions = False
-        store.put_raw_lines(self.raw)
+        store.put_raw_lines(self.parser.raw)
         store.append(self.key, entries)
-        store.put_issues(self.issues)
+        store.put_issues(self.parser.issues)
         store.put_runs(self.tracker.take())
         to_on: list[int] = []
         to_off: list[int] = []
@@ -863,6 +905,29 @@ class _FileImport:
             e.compaction = CompactionInfo(
                 c.summary, covers, c.first_kept_entry_id, c.continuation, c.run_id, c.trigger
             )
+
+
+class _ReaderSnapshot:
+    """What ``_FileImport`` asks of its reader while it stores a worker's batches: the
+    reader's ``facts()`` and ``state()`` as the worker's reader had them after the batch,
+    its ``warnings`` after the last."""
+
+    def __init__(self, reader: FormatReader) -> None:
+        self.harness, self.uses_tree = reader.harness, reader.uses_tree
+        self._facts: SessionFacts = reader.facts()
+        self._state: dict[str, Any] = {}
+        self.warnings: list[tuple[int, str]] = []
+
+    def take(self, batch: Batch) -> None:
+        self._facts, self._state = batch.facts, batch.state
+        if batch.final:
+            self.warnings = batch.reader_warnings
+
+    def facts(self) -> SessionFacts:
+        return self._facts
+
+    def state(self) -> dict[str, Any]:
+        return self._state
 
 
 def _apply_leaf_path(store: Store, key: str) -> tuple[list[int], list[int], str | None]:
