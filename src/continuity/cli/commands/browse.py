@@ -166,31 +166,17 @@ def search_cmd(
         raise typer.Exit(EXIT_NO_MATCH)
     from rich.text import Text
 
-    from continuity.cli.render import shown
+    from continuity.cli.lines import search_hit_lines
 
     for h in hits:
-        who = (
-            h.harness
-            + (f", subagent {h.agent}" if h.subagent else "")
-            + (", sidechain" if h.sidechain else "")
-        )
-        head = Text(shown(f"{h.session} #{h.seq} "), style="bold")
-        head.append(
-            shown(f"{h.role} · {who} · {h.project or 'no project'} · {h.time or 'no time'}"),
-            style="dim",
-        )
-        out.print(head)
+        head, _snippet, hint = search_hit_lines(h)  # the daemon's client prints the same
+        out.print(Text.assemble(*head))
         # controls as escapes (\x1b, \r, \u202e: the README's one rule), spans moved with them
         body = styled_escaped(
             "  " + h.snippet, [(start + 2, end + 2, "bold yellow") for start, end in h.spans]
         )
         out.print(body)
-        hint = (
-            f"  {h.show_command}   |   {h.resume_command}"
-            if h.resume_command
-            else f"  {h.show_command}"
-        )
-        out.print(Text(shown(hint), style="cyan"))
+        out.print(Text.assemble(*hint))
 
 
 def export_cmd(

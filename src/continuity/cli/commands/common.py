@@ -10,6 +10,7 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from continuity.cli.lines import with_home as with_home  # re-exported for the commands
 from continuity.cli.output import emit_json as emit_json  # one JSON writer (issue 43 goal 3)
 from continuity.core.config import FOLLOW_UP_BUDGET_BYTES, database_url
 from continuity.core.errors import InputError
@@ -335,19 +336,6 @@ def nonempty_query(value: str) -> str:
     if not value.strip():
         raise typer.BadParameter("is empty: give the words to find")
     return value
-
-
-def with_home(command: str, home: Path | None) -> str:
-    """``command`` (a ``continuity ...`` line a command prints for the user to run) with
-    ``--home HOME`` added when the user gave a workspace with ``--home`` (issue 45 item 2:
-    every printed command keeps the workspace in use; run as printed, a bare one acts on the
-    default workspace). ``command`` unchanged when it is empty or ``home`` is None."""
-    import os
-    import shlex
-
-    if not command or home is None:
-        return command
-    return f"{command} --home {shlex.quote(os.path.abspath(os.path.expanduser(str(home))))}"
 
 
 def homed_commands(text: str, home: Path | None) -> str:
