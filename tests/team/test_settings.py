@@ -158,3 +158,58 @@ def test_sync_timing_settings_are_checked_and_written(isolated_home: Path) -> No
     write_team(None, {"url": "postgresql+psycopg://ana@127.0.0.1/t", "sync_interval_seconds": 0.5})
     with pytest.raises(ConfigError, match="sync_interval_seconds"):
         team_settings()
+
+
+@pytest.mark.parametrize(
+    ("url", "env", "named"),
+    [
+        # hostaddr is where libpq connects; host only names it
+        ("postgresql+psycopg://u@127.0.0.1:5433/db?hostaddr=192.0.2.2", {}, "192.0.2.2"),
+        ("postgresql+psycopg://u@localhost/db?hostaddr=127.0.0.1,192.0.2.3", {}, "192.0.2.3"),
+        ("postgresql+psycopg://u@127.0.0.1,db.acme.example/db", {}, "db.acme.example"),
+        ("postgresql+psycopg://u@/db?host=127.0.0.1:5432,10.1.2.3:5432", {}, "10.1.2.3"),
+        # a host-less URL: libpq takes $PGHOST / $PGHOSTADDR
+        ("postgresql+psycopg://u@/db", {"PGHOST": "192.0.2.2"}, "192.0.2.2"),
+        ("postgresql+psycopg://u@127.0.0.1/db", {"PGHOSTADDR": "192.0.2.4"}, "192.0.2.4"),
+        ("postgresql+psycopg://u@/db", {"PGSERVICE": "team"}, "service:team"),
+    ],
+)
+def test_every_target_libpq_would_use_needs_tls_off_loopback(
+    url: str, env: dict[str, str], named: str
+) -> None:
+    with pytest.raises(ConfigError) as exc:
+        check_team_url(url, env=env)
+    assert f"host {named}" in str(exc.value) and "sslmode=require" in str(exc.value)
+    assert check_team_url(url + ("&" if "?" in url else "?") + "sslmode=require", env=env)
+
+
+def test_local_targets_need_no_tls_and_a_repeated_query_key_is_refused() -> None:
+    for url, env in (
+        ("postgresql+psycopg://u@/db", {}),
+        ("postgresql+psycopg://u@/db", {"PGHOST": "/var/run/postgresql"}),
+        ("postgresql+psycopg://u@/db", {"PGHOST": "localhost", "PGHOSTADDR": "::1"}),
+        ("postgresql+psycopg://u@127.0.0.1/db?hostaddr=127.0.0.1", {}),
+        # the URL's host wins over $PGHOST
+        ("postgresql+psycopg://u@127.0.0.1/db", {"PGHOST": "192.0.2.2"}),
+    ):
+        assert check_team_url(url, env=env) == url
+    with pytest.raises(ConfigError, match=r"\?sslmode= is given more than once"):
+        check_team_url("postgresql+psycopg://u@db.acme.example/db?sslmode=disable&sslmode=require")
+
+
+def test_join_and_each_connection_check_the_environment(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from continuity.team.remote import TeamStore
+
+    isolated_home.mkdir(parents=True)
+    monkeypatch.setenv("PGHOST", "192.0.2.2")
+    with pytest.raises(ConfigError, match="from \\$PGHOST"):
+        join(None, "postgresql+psycopg://u@/db")
+    monkeypatch.delenv("PGHOST")
+    join(None, "postgresql+psycopg://u@/db")
+    monkeypatch.setenv("PGHOST", "192.0.2.2")  # set after the join: the sync refuses it too
+    with pytest.raises(ConfigError, match=r"team store URL: host 192\.0\.2\.2"):
+        TeamStore("postgresql+psycopg://u@/db")
+    code, _, stderr = run_main(monkeypatch, capsys, "sync")
+    assert code == 2 and "192.0.2.2" in stderr and "sslmode=require" in stderr

@@ -85,11 +85,17 @@ class TeamStore:
     """A connection to the team store at ``url`` (a PostgreSQL URL, password from libpq's
     ``$PGPASSWORD`` or ``~/.pgpass``). ``meta`` checks the schema (``check_team_store``)
     on first use. Raises ``StoreError`` for an unreachable store or a refused statement,
-    naming the store without a password."""
+    naming the store without a password, and ``ConfigError`` when ``check_team_url``
+    refuses ``url`` with this process's environment (checked here again, not only at
+    ``team join``: a ``$PGHOST`` or ``$PGHOSTADDR`` set since must not send sessions in
+    clear)."""
 
     def __init__(self, url: str) -> None:
         from sqlalchemy import create_engine
 
+        from continuity.team.settings import check_team_url
+
+        check_team_url(url, where="team store URL")
         self.url = url
         self.engine = create_engine(url, pool_pre_ping=True)
         self._meta: TeamMeta | None = None
