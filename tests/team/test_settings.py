@@ -213,3 +213,35 @@ def test_join_and_each_connection_check_the_environment(
         TeamStore("postgresql+psycopg://u@/db")
     code, _, stderr = run_main(monkeypatch, capsys, "sync")
     assert code == 2 and "192.0.2.2" in stderr and "sslmode=require" in stderr
+
+
+def test_joining_another_store_starts_private(
+    isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    isolated_home.mkdir(parents=True)
+    repo = tmp_path / "app"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    subprocess.run(["git", "-C", str(repo), "remote", "add", "origin", "git@x.org:a/app.git"])
+    first = "postgresql+psycopg://ana@127.0.0.1/team"
+    join(None, first, name="core")
+    set_shared(None, repo, shared=True)
+    assert team_settings().shared == ["git:x.org/a/app"]
+    # the same store again (its URL spelled the same, the team kept): the shares stay
+    assert join(None, first)[1] == []
+    assert team_settings().shared == ["git:x.org/a/app"]
+    # another team in the same store: private again
+    assert join(None, first, name="other")[1] == ["git:x.org/a/app"]
+    assert team_settings().shared == []
+    set_shared(None, repo, shared=True)
+    code, _, err = run_main(
+        monkeypatch, capsys, "team", "join", "postgresql+psycopg://ana@127.0.0.1/team2"
+    )
+    assert code == 0
+    assert (
+        "1 project(s) were shared with the previous store; share them again here with "
+        "`continuity team share`: git:x.org/a/app" in err
+    )
+    assert "nothing is shared until" in err
+    assert team_settings().shared == []
+    assert team_settings().url == "postgresql+psycopg://ana@127.0.0.1/team2"

@@ -23,19 +23,39 @@ from continuity.team.settings import (
 )
 
 
-def join(home: str | os.PathLike[str] | None, url: str, *, name: str | None = None) -> TeamSettings:
+def _same_url(a: str, b: str) -> bool:
+    from sqlalchemy.engine import make_url
+
+    return make_url(a).render_as_string(hide_password=False) == make_url(b).render_as_string(
+        hide_password=False
+    )
+
+
+def join(
+    home: str | os.PathLike[str] | None, url: str, *, name: str | None = None
+) -> tuple[TeamSettings, list[str]]:
     """Record ``url`` (checked by ``check_team_url``: no password, TLS off loopback) and the
     team ``name`` (default: the one recorded, else ``default``) in ``[team]``. Shares nothing:
-    every project stays private until ``share``. Raises ``ConfigError``."""
+    every project stays private until ``share``. Joining another store (a different URL or
+    team name than the one recorded) starts private: ``shared`` is emptied, so the next sync
+    pushes nothing the user shared with the previous store. Returns the new settings and the
+    projects that were shared with the previous store (empty when the store is the same).
+    Raises ``ConfigError``."""
     check_team_url(url, where="team join URL")
     settings = team_settings(home)
     data = settings.model_dump()
     data["url"] = url
     if name is not None:
         data["name"] = name
+    other = bool(settings.url) and (
+        not _same_url(settings.url or "", url) or data["name"] != settings.name
+    )
+    dropped = list(settings.shared) if other else []
+    if dropped:
+        data["shared"] = []
     new = TeamSettings.model_validate(data)
     write_team(home, team_values(new))
-    return new
+    return new, dropped
 
 
 def set_shared(

@@ -264,15 +264,22 @@ def team_join(
     from continuity.team.local import join
     from continuity.team.settings import safe_url
 
-    settings = join(global_home(ctx, home), url, name=name)
+    settings, dropped = join(global_home(ctx, home), url, name=name)
     if as_json:
-        emit_json({"url": safe_url(url), "team": settings.name})
+        emit_json({"url": safe_url(url), "team": settings.name, "unshared": dropped})
         return
-    err.print(
-        f"joined team {settings.name} at {safe_url(url)}; nothing is shared until "
-        "`continuity team share` in a project's folder",
-        markup=False,
+    if dropped:
+        err.print(
+            f"{len(dropped)} project(s) were shared with the previous store; share them again "
+            "here with `continuity team share`: " + ", ".join(dropped),
+            markup=False,
+        )
+    shared = (
+        f"{len(settings.shared)} project(s) shared (continuity team status)"
+        if settings.shared
+        else "nothing is shared until `continuity team share` in a project's folder"
     )
+    err.print(f"joined team {settings.name} at {safe_url(url)}; {shared}", markup=False)
 
 
 def _share(ctx: typer.Context, folder: Path | None, home: Path | None, shared: bool, as_json: bool):
