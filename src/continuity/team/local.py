@@ -105,6 +105,10 @@ class TeamStatus:
     here_shared: bool
     auto_sync: bool = True
     sync: dict[str, Any] | None = None
+    #: ``(owner role, team)`` of each share of ``here``'s project the team store holds, as
+    #: this member may read them (None: not asked, or the store did not answer: ``store_error``)
+    store_shares: tuple[tuple[str, str], ...] | None = None
+    store_error: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The ``--json`` shape."""
@@ -122,6 +126,10 @@ class TeamStatus:
                 "shared": self.here_shared,
             },
             "auto_sync": self.auto_sync,
+            "store_shares": None
+            if self.store_shares is None
+            else [{"owner": o, "team": t} for o, t in self.store_shares],
+            "store_error": self.store_error,
             "sync": {
                 k: (self.sync or {}).get(k)
                 for k in ("last_sync_at", "last_error", "last_error_at", "failing_since")
@@ -129,12 +137,33 @@ class TeamStatus:
         }
 
 
-def status(home: str | os.PathLike[str] | None, folder: str | os.PathLike[str]) -> TeamStatus:
-    """The ``TeamStatus`` of the workspace, ``folder`` being "here"."""
+def status(
+    home: str | os.PathLike[str] | None, folder: str | os.PathLike[str], *, ask_store: bool = False
+) -> TeamStatus:
+    """The ``TeamStatus`` of the workspace, ``folder`` being "here". With ``ask_store`` and
+    a team store joined, also who shares here's project there (``store_shares``, waiting
+    at most 5 s for the store; a store that does not answer or refuses is ``store_error``):
+    the local list says what this machine shares, the store what the team reads, which
+    another machine of the same member may have changed."""
+    from continuity.core.errors import ConfigError, StoreError
     from continuity.team.state import read_state
 
     settings = team_settings(home)
     here = project_identity(Path(folder), machine=settings.machine_name())
+    store_shares: tuple[tuple[str, str], ...] | None = None
+    store_error = None
+    if ask_store and settings.url:
+        from continuity.team.remote import TeamStore
+
+        try:
+            team = TeamStore(settings.url, connect_timeout=5)
+            try:
+                team.meta()
+                store_shares = tuple(team.shares_of(here.project))
+            finally:
+                team.close()
+        except (StoreError, ConfigError) as exc:
+            store_error = str(exc)
     return TeamStatus(
         url=safe_url(settings.url) if settings.url else None,
         name=settings.name,
@@ -145,6 +174,8 @@ def status(home: str | os.PathLike[str] | None, folder: str | os.PathLike[str]) 
         here_shared=any(here.within(s) for s in settings.shared),
         auto_sync=settings.auto_sync,
         sync=read_state(home),
+        store_shares=store_shares,
+        store_error=store_error,
     )
 
 

@@ -192,8 +192,8 @@ def sync(
         sid = meta.store_id
         machine, author = settings.machine_name(), settings.author_name()
         identity = IdentityCache(machine)
-        team.set_shares(settings.name, settings.shared)
         marks = store.team_marks(sid)
+        _carry_shares(store, team, sid, settings, marks)
         since = datetime.fromisoformat(marks["sessions"]) - MARGIN if "sessions" in marks else None
         shares = hashlib.sha256(
             "\n".join([settings.name, *sorted(settings.shared)]).encode("utf-8")
@@ -254,6 +254,26 @@ def sync(
     finally:
         if own:
             team.close()
+
+
+def _carry_shares(
+    store: Any, team: TeamStore, sid: str, settings: TeamSettings, marks: dict[str, str]
+) -> None:
+    """Carry this workspace's ``team share``/``unshare`` since its last sync to the team
+    store: the projects shared here and not at the last sync are added, those no longer
+    shared here are dropped, and nothing else. The shares the role's other machines made stay
+    (two workspaces of one member no longer replace each other's lists), and an unshare here
+    holds: the other machine adds the project again only when it is shared anew there. The
+    mark (``shares_pushed:TEAM``, a JSON list) is written once the change committed; carried
+    twice, the change is the same."""
+    import json
+
+    name = f"shares_pushed:{settings.name}"
+    before = set(json.loads(marks[name])) if name in marks else set()
+    now = set(settings.shared)
+    team.change_shares(settings.name, add=now - before, remove=before - now)
+    if name not in marks or before != now:
+        store.set_team_marks(sid, {name: json.dumps(sorted(now))})
 
 
 def _forget_copies(store: Any, team: TeamStore) -> int:

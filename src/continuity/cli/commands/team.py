@@ -338,10 +338,11 @@ def team_status(
     as_json: bool = JsonOption,
 ) -> None:
     """The team store, the team, this machine's author and machine names, the shared
-    projects, and whether the current folder's project is one of them."""
+    projects, whether the current folder's project is one of them, and who shares it in the
+    team store (any machine of any member)."""
     from continuity.team.local import status
 
-    found = status(global_home(ctx, home), Path.cwd())
+    found = status(global_home(ctx, home), Path.cwd(), ask_store=True)
     if as_json:
         emit_json(found.to_dict())
         return
@@ -349,10 +350,16 @@ def team_status(
         f"team store: {found.url or 'none (continuity team join URL)'}",
         f"team: {found.name}",
         f"author: {found.author}   machine: {found.machine}",
-        f"here: {found.here.project} ({'shared' if found.here_shared else 'private'})",
+        f"here: {found.here.project} ({'shared' if found.here_shared else 'private'} "
+        "on this machine)",
         "shared projects:" + ("" if found.shared else " none"),
         *(f"  {p}" for p in found.shared),
     ]
+    if found.store_shares is not None:
+        by = ", ".join(f"{o} (team {t})" for o, t in found.store_shares)
+        lines.insert(4, f"in the team store: {'shared by ' + by if by else 'not shared'}")
+    elif found.store_error:
+        lines.insert(4, f"in the team store: unknown ({found.store_error})")
     if found.url:
         state = found.sync or {}
         lines.append(
