@@ -132,3 +132,37 @@ def test_cli_forget(isolated_home: Path, monkeypatch: pytest.MonkeyPatch, capsys
     assert code == 3
     code, out, _ = run_main(monkeypatch, capsys, "sessions", "--json")
     assert [s["session"] for s in json.loads(out)] == ["abd-456"]
+
+
+def test_forget_takes_the_resumed_copies_of_a_session_with_it(
+    workspace: Any, tmp_path: Path
+) -> None:
+    from continuity.core.model import Note
+    from continuity.formats.resumed import copy_note
+    from continuity.team.forget import copies_of
+
+    _, store = workspace("ana")
+    add_session(store, "orig", tmp_path, ["the quokka plan"])
+    add_session(store, "cx-copy", tmp_path, ["the quokka plan, in Codex"])
+    add_session(store, "pi-copy", tmp_path, ["the quokka plan, in pi"])
+    add_session(store, "other", tmp_path, ["the wombat plan"])
+    store.add_note(Note("cx-copy", copy_note({"session": "orig", "harness": "claude-code"})))
+    store.add_note(  # a copy of the copy
+        Note(
+            "pi-copy",
+            copy_note(
+                {
+                    "session": "cx-copy",
+                    "harness": "codex",
+                    "original": {"session": "orig", "harness": "claude-code"},
+                }
+            ),
+        )
+    )
+    assert copies_of(store, ["orig"]) == sorted(
+        ["cx-copy", "pi-copy"], key=lambda k: [s.key for s in store.list_sessions()].index(k)
+    )
+    assert copies_of(store, ["other"]) == []
+    done = forget(store, ["orig"])
+    assert sorted(done.sessions) == ["cx-copy", "orig", "pi-copy"]
+    assert store.is_forgotten("cx-copy") and store.get_session("other") is not None

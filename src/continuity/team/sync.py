@@ -249,7 +249,13 @@ def sync(
             rows = team.pull_index()
             store.put_team_index(sid, rows)
             report.index = len(rows)
-            report.forgotten += _forget_copies(store, team)
+            if (gone := _forget_copies(store, team)) > 0:
+                report.forgotten += gone
+                # the copies forgotten just now were maybe pushed: their tombstones go now
+                for forget_id, key in store.tombstones(carried):
+                    team.forget(key)
+                    carried = forget_id
+                store.set_team_marks(sid, {"forgotten": str(carried)})
         return report
     finally:
         if own:
@@ -278,19 +284,25 @@ def _carry_shares(
 
 def _forget_copies(store: Any, team: TeamStore) -> int:
     """Forget this workspace's copies of teammates' sessions (``resume``, ``team.pull``)
-    whose owner has forgotten them since (the team store's ``forgotten``); returns how
-    many."""
+    whose owner has forgotten them since (the team store's ``forgotten``), and the copies
+    resumed from those (``team.forget.copies_of``); returns how many."""
+    from continuity.team.forget import copies_of
+
     copies = store.team_copy_keys()
     if not copies:
         return 0
     gone = set(team.forgotten())
-    done = 0
+    keys = []
     for key in sorted(copies):
         origin = store.team_copy(key)
         if origin and (origin["owner"], origin["original_key"]) in gone:
-            store.forget_session(key, pattern=None)
-            done += 1
-    return done
+            keys.append(key)
+    # and the sessions resumed here from those copies (a Codex file of a resumed copy,
+    # imported as a session of this member's own, linked by its copy note)
+    keys += copies_of(store, keys)
+    for key in keys:
+        store.forget_session(key, pattern=None)
+    return len(keys)
 
 
 def _push_session(
