@@ -245,3 +245,18 @@ def test_joining_another_store_starts_private(
     assert "nothing is shared until" in err
     assert team_settings().shared == []
     assert team_settings().url == "postgresql+psycopg://ana@127.0.0.1/team2"
+
+
+def test_share_refuses_a_path_that_is_not_a_folder(
+    isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    isolated_home.mkdir(parents=True)
+    join(None, "postgresql+psycopg://ana@127.0.0.1/team")
+    missing = tmp_path / "no-such-project"
+    code, _, err = run_main(monkeypatch, capsys, "team", "share", str(missing))
+    assert code == 2 and f"team share {missing}: does not exist" in err
+    afile = tmp_path / "notes.txt"
+    afile.write_text("x", encoding="utf-8")
+    code, _, err = run_main(monkeypatch, capsys, "team", "share", str(afile))
+    assert code == 2 and f"team share {afile}: is a file, not a folder" in err
+    assert "shared with the team" not in err and team_settings().shared == []

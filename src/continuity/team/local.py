@@ -64,11 +64,17 @@ def set_shared(
     """Share (``shared``) or stop sharing the project at ``folder`` with the team:
     its identity added to or removed from ``[team] shared``. Returns the identity and whether
     the list changed. Unsharing a folder inside a shared repository is refused
-    (``ConfigError``) naming the share that covers it: the rule is per share, not per folder."""
-    from continuity.core.errors import ConfigError
+    (``ConfigError``) naming the share that covers it: the rule is per share, not per folder.
+    Sharing a path that is not a folder (missing, or a file) is refused (``InputError``, exit
+    2, naming it); unsharing one is not (a clone since removed may still be listed)."""
+    from continuity.core.errors import ConfigError, InputError
 
+    where = Path(folder)
+    if shared and not where.is_dir():
+        what = "is a file, not a folder" if where.exists() else "does not exist"
+        raise InputError(f"team share {folder}: {what}; give the folder of a project")
     settings = team_settings(home)
-    ident = project_identity(Path(folder), machine=settings.machine_name())
+    ident = project_identity(where, machine=settings.machine_name())
     present = ident.project in settings.shared
     if shared == present:
         if not shared:
