@@ -52,7 +52,7 @@ def test_join_writes_team_and_keeps_the_rest_of_config(isolated_home: Path) -> N
     isolated_home.mkdir(parents=True)
     cfg = isolated_home / "config.toml"
     cfg.write_text("# mine\n[continuity]\nretention_days = 9  # keep\n", encoding="utf-8")
-    join(None, "postgresql+psycopg://ana@127.0.0.1/team", name="core")
+    join(None, "postgresql+psycopg://ana@127.0.0.1/team", name="core", offline=True)
     text = cfg.read_text(encoding="utf-8")
     assert text.startswith("# mine\n[continuity]\nretention_days = 9  # keep\n")
     got = team_settings()
@@ -112,7 +112,7 @@ def test_cli_team_commands(
     code, _, err = run_main(monkeypatch, capsys, "team", "join", "postgresql+psycopg://ana@db.x/t")
     assert code == 2 and "sslmode=require" in err
     code, _, err = run_main(
-        monkeypatch, capsys, "team", "join", "postgresql+psycopg://ana@127.0.0.1/t"
+        monkeypatch, capsys, "team", "join", "postgresql+psycopg://ana@127.0.0.1/t", "--offline"
     )
     assert code == 0, err
     code, out, _ = run_main(monkeypatch, capsys, "team", "share", "--json")
@@ -132,7 +132,7 @@ def test_sync_without_a_team_or_with_the_store_down(
     code, _, err = run_main(monkeypatch, capsys, "sync")
     assert code == 2 and "continuity team join URL" in err
     # nothing listens on port 9 of this machine: the store is unreachable, exit 4, no password
-    join(None, "postgresql+psycopg://ana@127.0.0.1:9/team?connect_timeout=3")
+    join(None, "postgresql+psycopg://ana@127.0.0.1:9/team?connect_timeout=3", offline=True)
     monkeypatch.setenv("PGPASSWORD", "pw-not-shown-1234")
     code, _, err = run_main(monkeypatch, capsys, "sync")
     assert code == 4 and "team store postgresql+psycopg://ana@127.0.0.1:9/team" in err
@@ -205,9 +205,9 @@ def test_join_and_each_connection_check_the_environment(
     isolated_home.mkdir(parents=True)
     monkeypatch.setenv("PGHOST", "192.0.2.2")
     with pytest.raises(ConfigError, match="from \\$PGHOST"):
-        join(None, "postgresql+psycopg://u@/db")
+        join(None, "postgresql+psycopg://u@/db", offline=True)
     monkeypatch.delenv("PGHOST")
-    join(None, "postgresql+psycopg://u@/db")
+    join(None, "postgresql+psycopg://u@/db", offline=True)
     monkeypatch.setenv("PGHOST", "192.0.2.2")  # set after the join: the sync refuses it too
     with pytest.raises(ConfigError, match=r"team store URL: host 192\.0\.2\.2"):
         TeamStore("postgresql+psycopg://u@/db")
@@ -224,18 +224,18 @@ def test_joining_another_store_starts_private(
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     subprocess.run(["git", "-C", str(repo), "remote", "add", "origin", "git@x.org:a/app.git"])
     first = "postgresql+psycopg://ana@127.0.0.1/team"
-    join(None, first, name="core")
+    join(None, first, name="core", offline=True)
     set_shared(None, repo, shared=True)
     assert team_settings().shared == ["git:x.org/a/app"]
     # the same store again (its URL spelled the same, the team kept): the shares stay
-    assert join(None, first)[1] == []
+    assert join(None, first, offline=True)[1] == []
     assert team_settings().shared == ["git:x.org/a/app"]
     # another team in the same store: private again
-    assert join(None, first, name="other")[1] == ["git:x.org/a/app"]
+    assert join(None, first, name="other", offline=True)[1] == ["git:x.org/a/app"]
     assert team_settings().shared == []
     set_shared(None, repo, shared=True)
     code, _, err = run_main(
-        monkeypatch, capsys, "team", "join", "postgresql+psycopg://ana@127.0.0.1/team2"
+        monkeypatch, capsys, "team", "join", "postgresql+psycopg://ana@127.0.0.1/team2", "--offline"
     )
     assert code == 0
     assert (
@@ -251,7 +251,7 @@ def test_share_refuses_a_path_that_is_not_a_folder(
     isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
 ) -> None:
     isolated_home.mkdir(parents=True)
-    join(None, "postgresql+psycopg://ana@127.0.0.1/team")
+    join(None, "postgresql+psycopg://ana@127.0.0.1/team", offline=True)
     missing = tmp_path / "no-such-project"
     code, _, err = run_main(monkeypatch, capsys, "team", "share", str(missing))
     assert code == 2 and f"team share {missing}: does not exist" in err

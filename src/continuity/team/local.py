@@ -31,8 +31,42 @@ def _same_url(a: str, b: str) -> bool:
     )
 
 
+def check_membership(url: str, team: str) -> None:
+    """Connect to the team store at ``url`` and check that it is one (its schema at this
+    continuity's version) and that the connecting role is a member of ``team``. Raises
+    ``StoreError`` (exit 4) when the store cannot be reached or holds no team store,
+    ``ConfigError`` (exit 2) when the role is not a member (of the store, or of ``team``:
+    naming the teams it is in)."""
+    from continuity.core.errors import ConfigError, StoreError
+    from continuity.team.remote import TeamStore
+
+    store = TeamStore(url, connect_timeout=10)
+    try:
+        try:
+            store.meta()
+        except StoreError as exc:
+            if "refuses this role" in str(exc):
+                raise ConfigError(str(exc)) from None
+            raise
+        teams = store.my_teams()
+        if team not in teams:
+            role = store.whoami()
+            yours = ", ".join(teams) if teams else "none"
+            raise ConfigError(
+                f"role {role} is not a member of team {team} in this team store; your "
+                f"teams: {yours} (join with --team NAME, or the store's owner runs "
+                f"`continuity team add-member URL {role} --team {team}`)"
+            )
+    finally:
+        store.close()
+
+
 def join(
-    home: str | os.PathLike[str] | None, url: str, *, name: str | None = None
+    home: str | os.PathLike[str] | None,
+    url: str,
+    *,
+    name: str | None = None,
+    offline: bool = False,
 ) -> tuple[TeamSettings, list[str]]:
     """Record ``url`` (checked by ``check_team_url``: no password, TLS off loopback) and the
     team ``name`` (default: the one recorded, else ``default``) in ``[team]``. Shares nothing:
@@ -40,13 +74,17 @@ def join(
     team name than the one recorded) starts private: ``shared`` is emptied, so the next sync
     pushes nothing the user shared with the previous store. Returns the new settings and the
     projects that were shared with the previous store (empty when the store is the same).
-    Raises ``ConfigError``."""
+    Unless ``offline``, the store is asked first (``check_membership``) and nothing is
+    written when it refuses. Raises ``ConfigError``, and ``StoreError`` for a store that
+    cannot be reached."""
     check_team_url(url, where="team join URL")
     settings = team_settings(home)
     data = settings.model_dump()
     data["url"] = url
     if name is not None:
         data["name"] = name
+    if not offline:
+        check_membership(url, data["name"])
     other = bool(settings.url) and (
         not _same_url(settings.url or "", url) or data["name"] != settings.name
     )

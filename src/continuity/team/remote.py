@@ -145,6 +145,17 @@ class TeamStore:
         with self._begin() as conn:
             return str(conn.execute(text("SELECT current_user")).scalar())
 
+    def my_teams(self) -> list[str]:
+        """The teams this role is a member of (``members``, which shows a member only their
+        own rows), sorted."""
+        from sqlalchemy import text
+
+        with self._begin() as conn:
+            found = conn.execute(
+                text(f"SELECT team FROM {S}.members WHERE member = current_user ORDER BY 1")
+            )
+            return [str(r[0]) for r in found]
+
     def change_shares(self, team: str, add: Iterable[str], remove: Iterable[str]) -> None:
         """Add this role's shares of ``add`` with ``team`` and drop those of ``remove``
         (identities), in one transaction, leaving every other share of the role as it is:

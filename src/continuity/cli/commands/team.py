@@ -256,15 +256,21 @@ def team_join(
         show_default=False,
         help="The team's name in the store (default: default).",
     ),
+    offline: bool = typer.Option(
+        False,
+        "--offline",
+        help="Do not ask the team store now (a laptop without the network): the first sync does.",
+    ),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Record the team store in the workspace's config.toml [team]. Shares nothing: every
-    project stays private until `continuity team share`."""
+    """Record the team store in the workspace's config.toml [team], after checking that it
+    answers and that your role is a member of the team (exit 4: unreachable; exit 2: not a
+    member). Shares nothing: every project stays private until `continuity team share`."""
     from continuity.team.local import join
     from continuity.team.settings import safe_url
 
-    settings, dropped = join(global_home(ctx, home), url, name=name)
+    settings, dropped = join(global_home(ctx, home), url, name=name, offline=offline)
     if as_json:
         emit_json({"url": safe_url(url), "team": settings.name, "unshared": dropped})
         return
