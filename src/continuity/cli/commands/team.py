@@ -4,6 +4,8 @@ sessions on one PostgreSQL team store, local-first and private by default
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -384,6 +386,22 @@ def team_status(
         out.print(line, markup=False, highlight=False)
 
 
+@contextmanager
+def _owner_errors(url: str) -> Iterator[None]:
+    """A database error of ``team init``/``add-member`` as one line (``StoreError``, exit 4:
+    the store cannot be reached or refused a statement), never a driver's traceback."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from continuity.core.errors import StoreError
+    from continuity.team.settings import safe_url
+
+    try:
+        yield
+    except SQLAlchemyError as exc:
+        detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        raise StoreError(f"team store {safe_url(url)}: {detail}") from None
+
+
 @team_app.command("init")
 def team_init(
     url: str = typer.Argument(
@@ -405,7 +423,8 @@ def team_init(
     check_team_url(url, where="team init URL")
     engine = create_engine(url)
     try:
-        meta = init_team_store(engine, member_role=member_role)
+        with _owner_errors(url):
+            meta = init_team_store(engine, member_role=member_role)
     finally:
         engine.dispose()
     if as_json:
@@ -434,7 +453,8 @@ def team_add_member(
     check_team_url(url, where="team add-member URL")
     engine = create_engine(url)
     try:
-        add_member(engine, role, name)
+        with _owner_errors(url):
+            add_member(engine, role, name)
     finally:
         engine.dispose()
     err.print(f"{role} is a member of team {name}", markup=False)
