@@ -166,3 +166,23 @@ def test_forget_takes_the_resumed_copies_of_a_session_with_it(
     done = forget(store, ["orig"])
     assert sorted(done.sessions) == ["cx-copy", "orig", "pi-copy"]
     assert store.is_forgotten("cx-copy") and store.get_session("other") is not None
+
+
+def test_reimporting_a_forgotten_file_is_no_error(
+    isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    gone = _file_session(tmp_path, "cc-gone", tmp_path, ["the quokka plan", "done"])
+    assert run_main(monkeypatch, capsys, "import", gone.path)[0] == 0
+    assert run_main(monkeypatch, capsys, "forget", "cc-gone")[0] == 0
+    gone.user("one more quokka question")  # the harness writes on
+    code, _, err = run_main(monkeypatch, capsys, "import", gone.path)
+    assert code == 0, err
+    assert f"skipped {gone.path}: forgotten" in " ".join(err.split())
+    assert "error" not in err
+    code, out, _ = run_main(monkeypatch, capsys, "import", gone.path, "--json")
+    assert code == 0 and json.loads(out)["files"][0]["forgotten"] is True
+    # a file that is no session file beside it still makes the import an error
+    junk = tmp_path / "notes.jsonl"
+    junk.write_text('{"hello": 1}\n', encoding="utf-8")
+    assert run_main(monkeypatch, capsys, "import", gone.path, junk)[0] == 2
