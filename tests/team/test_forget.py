@@ -139,7 +139,7 @@ def test_forget_takes_the_resumed_copies_of_a_session_with_it(
 ) -> None:
     from continuity.core.model import Note
     from continuity.formats.resumed import copy_note
-    from continuity.team.forget import copies_of
+    from continuity.team.sync import copies_of
 
     _, store = workspace("ana")
     add_session(store, "orig", tmp_path, ["the quokka plan"])

@@ -95,37 +95,6 @@ def matching_sessions(
     return found
 
 
-def copies_of(store: Any, keys: list[str]) -> list[str]:
-    """Keys of the sessions of ``store`` that are ``continuity resume`` copies of any of
-    ``keys`` (their copy note names one as the session copied or as the original:
-    ``formats.resumed.parse_copy_note``), and copies of those, transitively; in the store's
-    session order, none of ``keys`` itself. A copy carries the forgotten session's text, so a
-    tombstone covers it too (issue 41 review: a session forgotten must not come back through
-    a Codex copy resumed from it)."""
-    from continuity.formats.resumed import NOTE_PREFIX, parse_copy_note
-
-    wanted = set(keys)
-    if not wanted:
-        return []
-    every = [s.key for s in store.list_sessions()]
-    notes = store.notes_starting(NOTE_PREFIX, every)
-    sources: dict[str, set[str]] = {}
-    for key, texts in notes.items():
-        for parsed in filter(None, map(parse_copy_note, texts)):
-            sources.setdefault(key, set()).update((parsed["session"], parsed["original"]))
-    found: list[str] = []
-    grew = True
-    while grew:
-        grew = False
-        for key in every:
-            if key not in wanted and sources.get(key, set()) & wanted:
-                wanted.add(key)
-                found.append(key)
-                grew = True
-    order = {k: i for i, k in enumerate(every)}
-    return sorted(found, key=order.__getitem__)
-
-
 def forget(
     store: Any,
     keys: list[str] | None = None,
@@ -135,7 +104,7 @@ def forget(
 ) -> Forgotten:
     """Forget the sessions ``keys`` (exact stored keys; each with the sessions below it), or
     those ``pattern`` finds (``matching_sessions``); exactly one of the two; with each the
-    ``continuity resume`` copies made of it here (``copies_of``). ``dry_run``:
+    ``continuity resume`` copies made of it here (``team.sync.copies_of``). ``dry_run``:
     only say which. Returns ``Forgotten``. Raises ``InputError`` for neither or both."""
     if (keys is None) == (pattern is None):
         raise InputError("forget: give a session key or --pattern TEXT (one of the two)")
@@ -146,6 +115,8 @@ def forget(
         for k in [key, *below]:
             if k not in every:
                 every.append(k)
+    from continuity.team.sync import copies_of
+
     for key in copies_of(store, every):  # a resumed copy holds the same text
         below = [s.key for s in store.find_sessions(key + "/", limit=10_000)]
         every.extend(k for k in [key, *below] if k not in every)
@@ -158,4 +129,4 @@ def forget(
     return done
 
 
-__all__ = ["Forgotten", "copies_of", "forget", "matching_sessions"]
+__all__ = ["Forgotten", "forget", "matching_sessions"]

@@ -282,12 +282,41 @@ def _carry_shares(
         store.set_team_marks(sid, {name: json.dumps(sorted(now))})
 
 
+def copies_of(store: Any, keys: list[str]) -> list[str]:
+    """Keys of the sessions of ``store`` that are ``continuity resume`` copies of any of
+    ``keys`` (their copy note names one as the session copied or as the original:
+    ``formats.resumed.parse_copy_note``), and copies of those, transitively; in the store's
+    session order, none of ``keys`` itself. A copy carries the forgotten session's text, so a
+    tombstone covers it too (issue 41 review: a session forgotten must not come back through
+    a Codex copy resumed from it)."""
+    from continuity.formats.resumed import NOTE_PREFIX, parse_copy_note
+
+    wanted = set(keys)
+    if not wanted:
+        return []
+    every = [s.key for s in store.list_sessions()]
+    notes = store.notes_starting(NOTE_PREFIX, every)
+    sources: dict[str, set[str]] = {}
+    for key, texts in notes.items():
+        for parsed in filter(None, map(parse_copy_note, texts)):
+            sources.setdefault(key, set()).update((parsed["session"], parsed["original"]))
+    found: list[str] = []
+    grew = True
+    while grew:
+        grew = False
+        for key in every:
+            if key not in wanted and sources.get(key, set()) & wanted:
+                wanted.add(key)
+                found.append(key)
+                grew = True
+    order = {k: i for i, k in enumerate(every)}
+    return sorted(found, key=order.__getitem__)
+
+
 def _forget_copies(store: Any, team: TeamStore) -> int:
     """Forget this workspace's copies of teammates' sessions (``resume``, ``team.pull``)
     whose owner has forgotten them since (the team store's ``forgotten``), and the copies
-    resumed from those (``team.forget.copies_of``); returns how many."""
-    from continuity.team.forget import copies_of
-
+    resumed from those (``copies_of``); returns how many."""
     copies = store.team_copy_keys()
     if not copies:
         return 0
@@ -423,4 +452,4 @@ def _flush(
     return n
 
 
-__all__ = ["BATCH_ROWS", "SyncReport", "redacted_row", "secrets_digest", "sync"]
+__all__ = ["BATCH_ROWS", "SyncReport", "copies_of", "redacted_row", "secrets_digest", "sync"]
