@@ -87,6 +87,13 @@ class FormatReader:
     def sniff(cls, head: list[dict]) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
 
+    @classmethod
+    def claims(cls, obj: Any) -> bool:
+        """Whether the one record ``obj`` looks like a line of this format: the vote of
+        ``formats.detect`` (default: ``sniff`` of that line alone). A reader whose lines are
+        recognised only together (a header first) says so for each line here."""
+        return cls.sniff([obj])
+
     def key_from_head(self, head: list[dict]) -> str | None:  # pragma: no cover - abstract
         raise NotImplementedError
 

@@ -133,6 +133,10 @@ class CopilotCliReader(FormatReader):
             sum(1 for o in head[:5] if _envelope(o) and "." in o["type"]) >= 2
         )
 
+    @classmethod
+    def claims(cls, obj: Any) -> bool:
+        return _envelope(obj) and "." in obj["type"]
+
     def key_from_head(self, head: list[dict]) -> str | None:
         for obj in head:
             if _envelope(obj) and obj["type"] == "session.start":

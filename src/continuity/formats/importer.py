@@ -426,7 +426,7 @@ def _import_once(
     if hashed != min(stat.st_size, PREFIX_BYTES):
         prefix = prefix_hash(p, min(stat.st_size, PREFIX_BYTES))  # what the next import checks
     head = read[2] if read is not None else read_head(str(p))
-    reader_cls = detect(head) or (reader_for(source.harness) if source and resume else None)
+    reader_cls = detect(head, str(p)) or (reader_for(source.harness) if source and resume else None)
     if source is not None and resume:
         reader_cls = reader_for(source.harness)
     if reader_cls is None:
