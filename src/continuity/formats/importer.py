@@ -452,6 +452,7 @@ def _import_once(
             reader.session_key,
             key_path,  # new, or now another session
             joins=reader.continues_session,
+            name=reader.file_name(key_path),
         )
     if store.is_forgotten(key):  # issue 41: `continuity forget` keeps it from coming back
         report.status, report.harness, report.session_key = "skipped", reader.harness, key
@@ -538,16 +539,18 @@ def safe_key(key: str) -> str:
     return session_key(key)
 
 
-def _claim_key(store: Store, key: str, path: str, *, joins: bool = False) -> str:
+def _claim_key(
+    store: Store, key: str, path: str, *, joins: bool = False, name: str | None = None
+) -> str:
     """The session key for a new source: the reader's (made safe), unless another file already
     holds it (a Claude Code subagent file shares its parent's session id): then
-    ``<key>/<file stem>``. A file that ``joins`` (a later page of a Codex history, issue 18)
-    takes the key as it is."""
+    ``<key>/<name>`` (``FormatReader.file_name``, default the file stem). A file that ``joins``
+    (a later page of a Codex history, issue 18) takes the key as it is."""
     key = safe_key(key)
     existing = store.get_session(key)
     if existing is None or existing.source_path in (None, path) or joins:
         return key
-    return safe_key(f"{key}/{Path(path).stem}")
+    return safe_key(f"{key}/{name or Path(path).stem}")
 
 
 class _FileImport:
