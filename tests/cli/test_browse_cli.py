@@ -480,3 +480,15 @@ def test_export_md_and_html_show_the_conversation_unless_all(home):
     assert seqs == [0, 1, 2, 3, 4, 5, 6]
     conv = invoke("export", "cc-edit", "--format", "jsonl", "--conversation-only", "--home", home)
     assert [json.loads(x)["seq"] for x in conv.stdout.splitlines()] == [1, 3, 4, 6]
+
+
+def test_search_refuses_an_unknown_harness_as_sessions_does(home):
+    """Fresh-user review of issue 42, defect 4: ``search QUERY --harness gemini`` printed "no
+    row matches" and ended 1; an unknown name is a usage error (exit 2) naming the value and
+    the known ones, as ``sessions --harness`` says it."""
+    r = invoke("search", "alembic", "--harness", "gemini", "--home", home)
+    assert code(r) == 2
+    assert "'gemini' is not one of" in r.output and "'gemini-cli'" in r.output
+    assert "no row matches" not in r.output
+    r = invoke("search", "alembic", "--harness", "gemini-cli", "--home", home)
+    assert code(r) == 1 and "no row matches" in r.output  # known, just no gemini-cli rows

@@ -195,6 +195,8 @@ def test_hookcmd_daemon_address_and_token(tmp_path: Path, monkeypatch: pytest.Mo
     """The URL comes from the env, else daemon.url, else there is none (issue 12: never the
     default port); the token from the env, else [daemon] token of config.toml, else the
     daemon's daemon.token."""
+    from continuity.daemon.address import daemon_token
+
     monkeypatch.delenv("CONTINUITY_DAEMON_URL", raising=False)
     monkeypatch.delenv("CONTINUITY_DAEMON__TOKEN", raising=False)
     (tmp_path / "config.toml").write_text("[daemon]\nport = 9001\n")
@@ -203,13 +205,13 @@ def test_hookcmd_daemon_address_and_token(tmp_path: Path, monkeypatch: pytest.Mo
     assert hookcmd.daemon_address(str(tmp_path)) == ("::1", 9000)
     monkeypatch.setenv("CONTINUITY_DAEMON_URL", "http://localhost:8123/")
     assert hookcmd.daemon_address(str(tmp_path)) == ("localhost", 8123)
-    assert hookcmd.daemon_token(str(tmp_path)) is None
+    assert daemon_token(str(tmp_path)) is None
     (tmp_path / "daemon.token").write_text("from-the-token-file-0123456789\n")
-    assert hookcmd.daemon_token(str(tmp_path)) == "from-the-token-file-0123456789"
+    assert daemon_token(str(tmp_path)) == "from-the-token-file-0123456789"
     (tmp_path / "config.toml").write_text('[daemon]\ntoken = "abcdefghijklmnop1234"\n')
-    assert hookcmd.daemon_token(str(tmp_path)) == "abcdefghijklmnop1234"
+    assert daemon_token(str(tmp_path)) == "abcdefghijklmnop1234"
     monkeypatch.setenv("CONTINUITY_DAEMON__TOKEN", "from-the-environment-1234")
-    assert hookcmd.daemon_token(str(tmp_path)) == "from-the-environment-1234"
+    assert daemon_token(str(tmp_path)) == "from-the-environment-1234"
 
 
 def test_hookcmd_fast_home_matches_config(monkeypatch: pytest.MonkeyPatch) -> None:

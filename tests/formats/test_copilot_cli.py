@@ -140,3 +140,23 @@ def test_compaction_and_failed_tool(sqlite_store, events: Path) -> None:
     )
     (result,) = rows["r9"].tool_results()
     assert (result.call_id, result.is_error, result.text) == ("t9", True, "no such file")
+
+
+def test_distinct_session_folders_with_one_inner_id_stay_distinct(
+    sqlite_store, tmp_path: Path
+) -> None:
+    """Fresh-user review of issue 42, defect 3: 8 ``session-state/<uuid>/events.jsonl`` files
+    carrying the same inner session id were merged into one key ``<id>/events`` (the suffix
+    was the file stem, always ``events``). Each is now its own session, told apart by its
+    folder; a file whose first line is lost is keyed by its folder, not ``events``."""
+    lines = FILE.read_bytes().splitlines(keepends=True)
+    folders = [f"0000000{i}-aaaa-4bbb-8ccc-dddddddddddd" for i in range(8)]
+    root = tmp_path / "session-state"
+    for i, folder in enumerate(folders):
+        path = root / folder / "events.jsonl"
+        path.parent.mkdir(parents=True)
+        body = lines[1:] if i == 7 else lines[: len(lines) - i]  # each a different length
+        path.write_bytes(b"".join(body))
+    report = import_paths(sqlite_store, [root], home=tmp_path / "ws")
+    keys = sorted(str(f.session_key) for f in report.files)
+    assert keys == sorted([SID] + [f"{SID}/{f}" for f in folders[1:7]] + [folders[7]])

@@ -532,3 +532,38 @@ def test_sessions_marks_copies_and_their_original(tmp_path: Path) -> None:
         one["session_id"]: "abc-123",
         two["session_id"]: one["session_id"],
     }
+
+
+@pytest.mark.parametrize("target", ["kilo", "crush"])
+def test_a_known_harness_without_resume_is_named_as_such(
+    sqlite_store, tmp_path: Path, target: str
+) -> None:
+    """Fresh-user review of issue 42, defect 5: ``resume --in kilo`` (or crush) said "unknown
+    harness 'kilo'" though ``continuity harnesses`` lists it: it is a known harness that
+    continuity cannot resume into yet (the registry's ``resume`` flag off), and the refusal
+    names the ones it can, in the library and in the CLI (exit 2, nothing opened)."""
+    from typer.testing import CliRunner
+
+    from continuity.cli.app import app
+    from continuity.formats.registry import names
+
+    assert target in names() and target not in names("resume")
+    project = tmp_path / "p"
+    project.mkdir()
+    key = _session(sqlite_store, project, [U("hi"), A(text="hello")])
+    expected = (
+        f"{target!r} is a harness continuity knows"
+        + (" (it imports its sessions)" if target in names("import") else "")
+        + " but cannot resume into yet (`continuity harnesses`: resume no); it can resume into "
+        + ", ".join(names("resume"))
+    )
+    with pytest.raises(InputError) as caught:
+        resume_session(sqlite_store, key, target, target_home=tmp_path / "h")
+    assert str(caught.value) == expected
+    assert not (tmp_path / "h").exists()
+    result = CliRunner().invoke(
+        app, ["resume", key, "--in", target, "--home", str(tmp_path / "ws")]
+    )
+    assert result.exit_code == 2 and expected in " ".join(result.output.split())
+    assert "unknown harness" not in result.output
+    assert not (tmp_path / "ws").exists()

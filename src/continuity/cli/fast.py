@@ -496,7 +496,7 @@ def _daemon_search(home: str, body: dict[str, Any]) -> list[dict[str, Any]]:
 
     import orjson
 
-    from continuity.cli.hookcmd import daemon_headers, post
+    from continuity.cli.client import daemon_headers, post
     from continuity.daemon.address import daemon_address
 
     where = daemon_address(home)

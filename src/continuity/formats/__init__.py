@@ -12,7 +12,13 @@ Claude-Code-like envelope), then Copilot CLI (``{type, data, id, parentId}`` eve
 Factory Droid (a first line ``session_start`` with ``cwd``), then pi, then Claude Code, then
 OpenCode's mirrors (Kilo's: their session line names ``kilo``), then Cursor's transcripts (bare
 ``{role, message}`` lines: the least specific, so last): the most specific envelope wins), or
-None.
+None. Given the file's ``path``, its location decides where it follows a harness's convention
+(``PATH_HINTS``: Cursor's ``agent-transcripts``, Copilot CLI's ``session-state/<id>/events.jsonl``,
+Gemini CLI's ``chats/session-*.jsonl``, Factory Droid's ``sessions/-<folder>/<uuid>.jsonl``) as
+long as at least as many of the first lines are that harness's (``FormatReader.claims``) as
+are the content's pick; and a head no ``sniff`` accepts goes to the reader claiming most of its
+lines. A fresh-user review of issue 42 saw one unfamiliar or corrupt first line lose a whole
+file (skipped, or read as pi's); the lines a reader does not know are counted and kept raw.
 
 May import: ``core``, ``store``.
 
@@ -65,14 +71,49 @@ def _readers() -> list[type[FormatReader]]:
 READERS: list[type[FormatReader]] = []
 
 
-def detect(head: list[dict]) -> type[FormatReader] | None:
-    """The reader class for a file whose first parsed objects are ``head``, or None."""
+#: (harness, pattern on the file's ``/``-separated path): where a harness keeps its sessions.
+PATH_HINTS: tuple[tuple[str, str], ...] = (
+    ("cursor-agent", r"/agent-transcripts/(?:[^/]+/)*[^/]+\.jsonl$"),
+    ("copilot-cli", r"/session-state/[^/]+/events\.jsonl$"),
+    ("gemini-cli", r"/chats/session-[^/]*\.jsonl$"),
+    ("factory-droid", r"/sessions/-(?!-)[^/]*[^-/]/[0-9a-f-]{36}\.jsonl$"),
+)
+#: How many of the head's records vote (``detect``).
+VOTE_LINES = 20
+
+
+def _hinted(path: str | None) -> type[FormatReader] | None:
+    import re
+
+    if not path:
+        return None
+    where = "/" + str(path).replace("\\", "/").lstrip("/")
+    for harness, pattern in PATH_HINTS:
+        if re.search(pattern, where):
+            return reader_for(harness)
+    return None
+
+
+def detect(head: list[dict], path: str | None = None) -> type[FormatReader] | None:
+    """The reader class for a file whose first parsed objects are ``head`` (module docstring),
+    or None. ``path``: the file, whose location (``PATH_HINTS``) decides between formats its
+    first ``VOTE_LINES`` records fit about as well."""
     if not READERS:
         READERS.extend(_readers())
-    for reader in READERS:
-        if reader.sniff(head):
-            return reader
-    return None
+    found = next((reader for reader in READERS if reader.sniff(head)), None)
+    objs = [o for o in head[:VOTE_LINES] if isinstance(o, dict)]
+    hint = _hinted(path)
+    if hint is not None and hint is not found:
+        mine = sum(1 for o in objs if hint.claims(o))
+        theirs = sum(1 for o in objs if found.claims(o)) if found is not None else 0
+        if mine and mine >= theirs:
+            return hint
+    if found is None and objs:
+        votes = [(sum(1 for o in objs if r.claims(o)), -i, r) for i, r in enumerate(READERS)]
+        count, _, best = max(votes, key=lambda v: v[:2])
+        if 2 * count > len(objs):
+            return best
+    return found
 
 
 def reader_for(harness: str) -> type[FormatReader]:

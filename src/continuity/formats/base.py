@@ -81,11 +81,26 @@ class FormatReader:
         #: its first line, a snapshot line without ``sessionId``, became a second session)
         named = key if isinstance(key, str) and key else None
         self.key_from_file_name = named is None
-        self.session_key = clean(named) if named is not None else file_stem(path)
+        self.session_key = clean(named) if named is not None else self.file_name(path)
 
     @classmethod
     def sniff(cls, head: list[dict]) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    @classmethod
+    def file_name(cls, path: str) -> str:
+        """The name that tells this file from others of the harness: the session key when the
+        head names none, and the suffix ``<key>/<name>`` when another file holds the key
+        (``importer``). Default: the file stem; a harness whose file name is always the same
+        names its folder instead (Copilot CLI's ``session-state/<id>/events.jsonl``)."""
+        return file_stem(path)
+
+    @classmethod
+    def claims(cls, obj: Any) -> bool:
+        """Whether the one record ``obj`` looks like a line of this format: the vote of
+        ``formats.detect`` (default: ``sniff`` of that line alone). A reader whose lines are
+        recognised only together (a header first) says so for each line here."""
+        return cls.sniff([obj])
 
     def key_from_head(self, head: list[dict]) -> str | None:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -28,6 +28,7 @@ Not applied yet: ``session.snapshot_rewind`` (its removed events stay in view).
 
 from __future__ import annotations
 
+import os
 from typing import Any, ClassVar
 
 from continuity.core.model import (
@@ -43,7 +44,7 @@ from continuity.core.model import (
     ToolResultBlock,
 )
 from continuity.core.text import clean, object_at
-from continuity.formats.base import FormatReader, call_arguments, str_field, text_of
+from continuity.formats.base import FormatReader, call_arguments, file_stem, str_field, text_of
 from continuity.formats.jsonl import Line
 from continuity.formats.resumed import NOTICE_START
 
@@ -132,6 +133,19 @@ class CopilotCliReader(FormatReader):
         return any(_envelope(o) and o["type"] == "session.start" for o in head[:3]) or (
             sum(1 for o in head[:5] if _envelope(o) and "." in o["type"]) >= 2
         )
+
+    @classmethod
+    def claims(cls, obj: Any) -> bool:
+        return _envelope(obj) and "." in obj["type"]
+
+    @classmethod
+    def file_name(cls, path: str) -> str:
+        """The session folder's name (its uuid): every file is ``events.jsonl``, so the stem
+        told none apart (fresh-user review of issue 42: 8 folders' files sharing an inner
+        session id were merged into one key ``<id>/events``)."""
+        name = os.path.basename(path)
+        folder = os.path.basename(os.path.dirname(path))
+        return folder if name == "events.jsonl" and folder else file_stem(path)
 
     def key_from_head(self, head: list[dict]) -> str | None:
         for obj in head:

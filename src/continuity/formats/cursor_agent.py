@@ -71,6 +71,10 @@ class CursorAgentReader(FormatReader):
             and any(o.get("role") in ("user", "assistant") for o in objs)
         )
 
+    @classmethod
+    def claims(cls, obj: Any) -> bool:
+        return _is_cursor(obj)
+
     def key_from_head(self, head: list[dict]) -> str | None:
         folder, stem = os.path.split(os.path.dirname(self.path)), file_stem(self.path)
         if folder[1] == "subagents":

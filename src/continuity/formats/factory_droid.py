@@ -80,6 +80,18 @@ class FactoryDroidReader(FormatReader):
     def sniff(cls, head: list[dict]) -> bool:
         return bool(head) and _is_start(head[0])
 
+    @classmethod
+    def claims(cls, obj: Any) -> bool:
+        """Its header, or a ``message`` line ``{type, id, message: {role}}`` (the envelope
+        pi's v3 lines share: the file's location decides between the two, ``detect``)."""
+        return _is_start(obj) or (
+            isinstance(obj, dict)
+            and obj.get("type") == "message"
+            and isinstance(obj.get("id"), str)
+            and isinstance(obj.get("message"), dict)
+            and isinstance(obj["message"].get("role"), str)
+        )
+
     def key_from_head(self, head: list[dict]) -> str | None:
         return head[0]["id"] if head and _is_start(head[0]) else None
 

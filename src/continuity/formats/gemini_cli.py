@@ -110,6 +110,22 @@ class GeminiCliReader(FormatReader):
     def sniff(cls, head: list[dict]) -> bool:
         return any(_is_metadata(o) for o in head[:3])
 
+    @classmethod
+    def claims(cls, obj: Any) -> bool:
+        """Its metadata line, an update ``{"$set": {...}}``, or a message record
+        ``{id, timestamp, type, content}``."""
+        if not isinstance(obj, dict):
+            return False
+        if _is_metadata(obj) or isinstance(obj.get("$set"), dict):
+            return True
+        return (
+            isinstance(obj.get("id"), str)
+            and isinstance(obj.get("type"), str)
+            and "timestamp" in obj
+            and ("content" in obj or "toolCalls" in obj)
+            and not any(k in obj for k in ("message", "uuid", "sessionId", "data"))
+        )
+
     def key_from_head(self, head: list[dict]) -> str | None:
         for obj in head:
             if _is_metadata(obj):

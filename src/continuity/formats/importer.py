@@ -426,7 +426,7 @@ def _import_once(
     if hashed != min(stat.st_size, PREFIX_BYTES):
         prefix = prefix_hash(p, min(stat.st_size, PREFIX_BYTES))  # what the next import checks
     head = read[2] if read is not None else read_head(str(p))
-    reader_cls = detect(head) or (reader_for(source.harness) if source and resume else None)
+    reader_cls = detect(head, str(p)) or (reader_for(source.harness) if source and resume else None)
     if source is not None and resume:
         reader_cls = reader_for(source.harness)
     if reader_cls is None:
@@ -452,6 +452,7 @@ def _import_once(
             reader.session_key,
             key_path,  # new, or now another session
             joins=reader.continues_session,
+            name=reader.file_name(key_path),
         )
     if store.is_forgotten(key):  # issue 41: `continuity forget` keeps it from coming back
         report.status, report.harness, report.session_key = "skipped", reader.harness, key
@@ -539,16 +540,18 @@ def safe_key(key: str) -> str:
     return session_key(key)
 
 
-def _claim_key(store: Store, key: str, path: str, *, joins: bool = False) -> str:
+def _claim_key(
+    store: Store, key: str, path: str, *, joins: bool = False, name: str | None = None
+) -> str:
     """The session key for a new source: the reader's (made safe), unless another file already
     holds it (a Claude Code subagent file shares its parent's session id): then
-    ``<key>/<file stem>``. A file that ``joins`` (a later page of a Codex history, issue 18)
-    takes the key as it is."""
+    ``<key>/<name>`` (``FormatReader.file_name``, default the file stem). A file that ``joins``
+    (a later page of a Codex history, issue 18) takes the key as it is."""
     key = safe_key(key)
     existing = store.get_session(key)
     if existing is None or existing.source_path in (None, path) or joins:
         return key
-    return safe_key(f"{key}/{Path(path).stem}")
+    return safe_key(f"{key}/{name or Path(path).stem}")
 
 
 class _FileImport:

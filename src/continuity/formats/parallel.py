@@ -136,7 +136,7 @@ def parse_file(path: str, batch_lines: int, batch_bytes: int) -> Iterator[tuple[
     except (OSError, ValueError) as exc:
         yield ("failed", str(exc))
         return
-    reader_cls = detect(head)
+    reader_cls = detect(head, path)
     yield ("head", stat, prefix, head, reader_cls is not None)
     if reader_cls is None:
         return

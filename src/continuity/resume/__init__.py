@@ -24,6 +24,7 @@ _EXPORTS = {
     "resume_session": "session",
     "to_turns": "convert",
     "write_new": "files",
+    "not_a_target": "convert",
 }
 
 # The names as a type checker sees them; at run time ``__getattr__`` loads each on first
@@ -32,6 +33,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from continuity.resume.convert import (
         TARGETS,
+        not_a_target,
         to_turns,
     )
     from continuity.resume.files import (

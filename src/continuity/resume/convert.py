@@ -44,6 +44,25 @@ from continuity.formats.resumed import NOTE_PREFIX, NOTICE_START
 #: The harnesses ``resume`` writes for (the importer's harness names).
 TARGETS = ("claude-code", "codex", "pi", "opencode", "gemini-cli", "qwen-code", "copilot-cli")
 
+
+def not_a_target(target: str) -> str:
+    """Why ``resume --in target`` is refused (``target`` not in ``TARGETS``): a harness the
+    registry knows (``formats.registry``) but whose ``resume`` flag is off is named as such,
+    with the ones continuity can resume into; any other name is an unknown harness.
+    Fresh-user review of issue 42: ``--in kilo`` said "unknown harness 'kilo'" while
+    ``continuity harnesses`` lists Kilo."""
+    from continuity.formats.registry import names
+
+    can = ", ".join(TARGETS)
+    if target in names():
+        imports = " (it imports its sessions)" if target in names("import") else ""
+        return (
+            f"{target!r} is a harness continuity knows{imports} but cannot resume into yet "
+            f"(`continuity harnesses`: resume no); it can resume into {can}"
+        )
+    return f"unknown harness {target!r}: choose one of {can}"
+
+
 #: The provider id rule (Anthropic ``tool_use.id``, OpenAI ``call_id``/tool names).
 _ID_BAD = re.compile(r"[^A-Za-z0-9_-]")
 MAX_ID = 64

@@ -61,7 +61,7 @@ from continuity.resume import (
     pi,
     qwen_code,
 )
-from continuity.resume.convert import TARGETS, Source, to_turns
+from continuity.resume.convert import TARGETS, Source, not_a_target, to_turns
 from continuity.resume.files import write_new
 
 WRITERS = {
@@ -148,7 +148,7 @@ def resume_session(
     from continuity.continuation.view import build_continuation
 
     if target not in TARGETS:
-        raise InputError(f"unknown harness {target!r}: choose one of {', '.join(TARGETS)}")
+        raise InputError(not_a_target(target))
     env = os.environ if env is None else env
     if target_home is not None and not str(target_home).strip():
         raise InputError("--target-home is empty: give the harness's home folder")

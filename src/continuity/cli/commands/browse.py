@@ -19,6 +19,7 @@ from continuity.cli.commands.common import (
     HomeOption,
     JsonOption,
     SessionArgument,
+    SessionHarness,
     bad_option,
     complete_export_formats,
     complete_harnesses,
@@ -50,10 +51,12 @@ def search_cmd(
         "Empty: a usage error.",
         callback=nonempty_query,
     ),
-    harness: str | None = typer.Option(
+    harness: SessionHarness | None = typer.Option(
         None,
         "--harness",
-        help="Only sessions of this harness: claude-code, codex or pi.",
+        show_default=False,
+        help="Only sessions of this harness (an unknown name is a usage error, as for "
+        "`sessions --harness`).",
         autocompletion=complete_harnesses,
     ),
     project: list[Path] = typer.Option(
@@ -126,7 +129,7 @@ def search_cmd(
             query,
             limit=limit or MAX_HITS,
             mode=mode,
-            harness=harness,
+            harness=harness.value if harness else None,
             project=project,
             here=here,
             since=parse_option_time(since, "--since") if since else None,

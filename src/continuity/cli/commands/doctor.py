@@ -1089,7 +1089,7 @@ def diagnose(
                 "nothing is captured live" + ("" if found else " (and no harness CLI is on PATH)"),
                 f"run `{command_for(home, 'hooks', 'install', found[0])}`"
                 if found
-                else "install a harness (claude, codex or pi), then run "
+                else "install a harness (`continuity harnesses` lists them), then run "
                 f"`{command_for(home, 'hooks', 'install', 'HARNESS')}`",
             )
         )
@@ -1104,7 +1104,9 @@ def doctor_cmd(
     harness: list[str] | None = typer.Option(
         None,
         "--harness",
-        help="Check only this harness (claude-code, codex, pi); repeatable.",
+        help="Check only this harness (a name `continuity harnesses` lists with live "
+        "capture: claude-code, codex, pi, opencode, gemini-cli, qwen-code, copilot-cli); "
+        "repeatable.",
         show_default=False,
     ),
     as_json: bool = JsonOption,

@@ -82,10 +82,10 @@ def resume_cmd(
     The same session at the same point resumed into the same harness again reuses the copy
     written before while it is unchanged. The original session is never changed, and an
     existing session file is never replaced. A refused continuation writes nothing (exit 5)."""
-    from continuity.resume import TARGETS
+    from continuity.resume import TARGETS, not_a_target
 
     if target not in TARGETS:  # before the store is opened: a usage error (issue 45)
-        raise bad_option("--in", f"unknown harness {target!r}: choose one of {', '.join(TARGETS)}")
+        raise bad_option("--in", not_a_target(target))
     if target_home is not None and not target_home.strip():
         raise bad_option("--target-home", "is empty: give the harness's home folder")
 

@@ -5,8 +5,10 @@ is not a JSON object, is ``InputError`` and never overwritten); a symlink writte
 (``_through_link``: its target is read, backed up and rewritten, so the link survives; a device,
 pipe or socket is refused); the one backup ``<file>.continuity-backup`` (``_backup``,
 ``BACKUP_SUFFIX``: made before the first write, never overwritten, with the file's mode); whole
-writes (``_write``, ``_atomic_bytes``: temp file, fsync, rename, keeping the file's mode); and
-our hook entries, recognised by their command (``_is_ours``, ``_OURS``).
+writes (``_write``, ``_atomic_bytes``: temp file, fsync, rename, keeping the file's mode; in
+the layout the file had, ``_dumps_like``); the uninstall's way back (``_put_back``: the backup's
+bytes when the rest equals them, an empty file counting as ``{}``; the file deleted only when
+install created it); and our hook entries, recognised by their command (``_is_ours``, ``_OURS``).
 """
 
 from __future__ import annotations
@@ -105,8 +107,70 @@ def _backup(path: Path, raw: bytes | None) -> Path | None:
     return backup
 
 
-def _write(path: Path, data: dict[str, Any]) -> None:
-    _atomic_bytes(path, (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode())
+def _write(path: Path, data: dict[str, Any], like: bytes | None = None) -> None:
+    """Write ``data`` to ``path`` whole, laid out as ``like`` (the file's bytes before; see
+    ``_dumps_like``), else indented by 2 with a final newline."""
+    _atomic_bytes(path, _dumps_like(data, like))
+
+
+def _dumps_like(data: dict[str, Any], like: bytes | None) -> bytes:
+    """``data`` as JSON in the layout of ``like``: on one line when ``like`` held its object on
+    one line (Claude Code's ``~/.claude.json`` may be; a fresh-user review of issue 42 saw one
+    come back indented), with ``like``'s separators (``", "``/``": "`` or none) and its final
+    newline or none; else indented by 2, ending in a newline."""
+    text = like.decode("utf-8", "replace").strip() if like else ""
+    if not text or "\n" in text:
+        return (json.dumps(data, indent=2, ensure_ascii=False) + "\n").encode()
+    tight = '":' in text and '": ' not in text
+    out = json.dumps(data, ensure_ascii=False, separators=(",", ":") if tight else (", ", ": "))
+    return (out + ("\n" if like and like.endswith(b"\n") else "")).encode()
+
+
+def _loads_saved(saved: bytes) -> Any:
+    """A backup's content as JSON: an empty or blank file is ``{}`` (as ``_read`` reads it),
+    unparseable bytes ``None``."""
+    if not saved.strip():
+        return {}
+    try:
+        return json.loads(saved)
+    except ValueError:
+        return None
+
+
+def _put_back(
+    target: Path, data: dict[str, Any], raw: bytes, *, drop_stale_backup: bool = False
+) -> tuple[str, Path | None]:
+    """Uninstall's write of ``target`` once our entries are out of ``data`` (``raw``: its bytes
+    now). Returns ``(action, backup_left)``, action one of:
+
+    - ``"restored"``: ``data`` equals the backup's content (an empty backup counts as ``{}``),
+      so the backup's bytes are put back, byte for byte, and the backup removed;
+    - ``"deleted"``: no backup (install created the file) and nothing is left in ``data``;
+    - ``"written"``: ``data`` written in the file's own layout (``_dumps_like``); the backup,
+      if any, is left (``backup_left``) unless ``drop_stale_backup`` (a file its harness
+      rewrites itself, whose backup can only be stale by then).
+
+    Fresh-user review of issue 42: a 0-byte ``~/.claude.json`` was deleted, 0-byte settings
+    came back as ``{}`` beside a leftover backup. A file install did not create is never
+    deleted."""
+    backup = target.with_name(target.name + BACKUP_SUFFIX)
+    if backup.is_file():
+        saved = backup.read_bytes()
+        if _loads_saved(saved) == data:
+            _atomic_bytes(target, saved)
+            backup.unlink()
+            return "restored", None
+        if drop_stale_backup:
+            _write(target, data, raw)
+            backup.unlink()
+            return "written", None
+        _write(target, data, raw)
+        return "written", backup
+    if not data:
+        target.unlink()
+        return "deleted", None
+    _write(target, data, raw)
+    return "written", None
 
 
 def _atomic_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:

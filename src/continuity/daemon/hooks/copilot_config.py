@@ -27,15 +27,13 @@ is in a folder named ``hooks`` (a ``--settings`` elsewhere registers no server).
 from __future__ import annotations
 
 import contextlib
-import json
 from pathlib import Path
 from typing import Any
 
 from continuity.core.errors import InputError
 from continuity.daemon.hooks._files import (
-    BACKUP_SUFFIX,
-    _atomic_bytes,
     _backup,
+    _put_back,
     _read,
     _through_link,
     _write,
@@ -131,21 +129,7 @@ def unregister_copilot_mcp(hooks_file: Path) -> None:
     del servers[MCP_SERVER_NAME]
     if not servers:
         del data["mcpServers"]
-    backup = target.with_name(target.name + BACKUP_SUFFIX)
-    if backup.is_file():
-        saved = backup.read_bytes()
-        try:
-            same = json.loads(saved) == data
-        except ValueError:
-            same = False
-        if same:
-            _atomic_bytes(target, saved)
-            backup.unlink()
-            return
-    if not data and not backup.is_file():
-        target.unlink()
-        return
-    _write(target, data)
+    _put_back(target, data, raw)
 
 
 def drop_empty_hooks_folder(hooks_file: Path) -> None:

@@ -104,6 +104,7 @@ from continuity.daemon.hooks._files import (
     _atomic_bytes,
     _backup,
     _is_ours,
+    _put_back,
     _read,
     _through_link,
     _write,
@@ -415,26 +416,14 @@ def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> Insta
     after = _without_ours(before, keep_rule=_rule_was_users(target))
     if raw is None or after == before:
         return InstallResult(harness, given, "absent")
-    backup = target.with_name(target.name + BACKUP_SUFFIX)
-    if backup.is_file():
-        saved = backup.read_bytes()
-        try:
-            same = json.loads(saved) == after
-        except ValueError:
-            same = False
-        if same:
-            _atomic_bytes(target, saved)
-            backup.unlink()
-            return InstallResult(harness, given, "restored")
-    if not after and not backup.is_file():
-        target.unlink()  # install created this file; nothing else is in it
+    done, backup_left = _put_back(target, after, raw)
+    if done == "restored":
+        return InstallResult(harness, given, "restored")
+    if done == "deleted":  # install created this file; nothing else is in it
         if harness == "copilot-cli":
             drop_empty_hooks_folder(target)
         return InstallResult(harness, given, "removed")
-    _write(target, after)
-    return InstallResult(
-        harness, given, "removed", file_kept=True, backup_left=backup if backup.is_file() else None
-    )
+    return InstallResult(harness, given, "removed", file_kept=True, backup_left=backup_left)
 
 
 def _events(harness: str) -> dict[str, tuple[str, int]]:

@@ -25,7 +25,15 @@ from pathlib import Path
 from typing import Any
 
 from continuity.core.errors import InputError
-from continuity.daemon.hooks._files import BACKUP_SUFFIX, _read, _through_link, _write, default_path
+from continuity.daemon.hooks._files import (
+    BACKUP_SUFFIX,
+    _backup,
+    _put_back,
+    _read,
+    _through_link,
+    _write,
+    default_path,
+)
 
 
 @dataclass(frozen=True)
@@ -177,8 +185,9 @@ def _server_entry(home: Path) -> dict[str, Any]:
 def _register_claude_mcp(config: Path, home: Path) -> McpRegistration:
     """Put our server into ``config``'s ``mcpServers`` (``claude_mcp_config``), replacing an
     older one of ours; an entry named ``continuity`` that is not ours, or a file that is not a
-    JSON object, is left alone (nothing registered, ``note`` says why). The file is Claude
-    Code's own state, which it rewrites itself: no backup is made, only our key changes."""
+    JSON object, is left alone (nothing registered, ``note`` says why). Only our key changes,
+    written in the file's own layout; its bytes before are kept in ``<file>.continuity-backup``
+    (once) so uninstall can give them back, or know that install created the file."""
     target = _through_link(config)
     try:
         data, raw = _read(target)
@@ -197,8 +206,9 @@ def _register_claude_mcp(config: Path, home: Path) -> McpRegistration:
         )
     entry = _server_entry(home)
     if old != entry or raw is None:
+        _backup(target, raw)
         data["mcpServers"] = {**servers, MCP_SERVER_NAME: entry}
-        _write(target, data)
+        _write(target, data, raw)
     return McpRegistration(
         config,
         mcp_tool_names("claude-code"),
@@ -208,7 +218,9 @@ def _register_claude_mcp(config: Path, home: Path) -> McpRegistration:
 
 def _unregister_claude_mcp(config: Path) -> None:
     """Remove our server from ``config``'s ``mcpServers`` (and ``mcpServers`` when nothing
-    else is left in it; the file when nothing at all is left)."""
+    else is left in it): the backup's bytes back when the rest equals them, else the file in
+    its own layout without our key (the backup, stale since Claude Code rewrote the file, is
+    removed); the file is deleted only when install created it (``_files._put_back``)."""
     target = _through_link(config)
     try:
         data, raw = _read(target)
@@ -224,10 +236,7 @@ def _unregister_claude_mcp(config: Path) -> None:
     del servers[MCP_SERVER_NAME]
     if not servers:
         del data["mcpServers"]
-    if not data:
-        target.unlink()
-        return
-    _write(target, data)
+    _put_back(target, data, raw, drop_stale_backup=True)
 
 
 def codex_mcp_block(home: Path) -> str:
