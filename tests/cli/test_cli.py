@@ -169,6 +169,7 @@ def test_cli_import_json_shape_and_totals(tmp_path):
         "copy_of",
         "waiting",
         "absent",
+        "forgotten",
     }
     assert f["copy_of"] is None  # not a file `continuity resume` wrote (issue 13)
     assert f["waiting"] is False  # it has complete lines

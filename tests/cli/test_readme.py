@@ -198,3 +198,28 @@ def test_readme_config_block_has_every_setting():
             names = {f.name for f in dataclasses.fields(model)}
         assert names - written.get(name, set()) == set(), name
         assert written.get(name, set()) - names == set(), name
+
+
+def test_for_a_team_says_how_to_set_it_up_owner_first() -> None:
+    """issue 41 review item 9: the section names the install extra pyproject has, puts the
+    owner's steps (login roles, team init, add-member --team T) before the members', and the
+    members' join uses the same --team; the two commands a team runs stay at the top."""
+    import tomllib
+
+    section = README[README.index("### For a team") :]
+    section = section[: section.index("\n### ", 10)]
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"][
+        "optional-dependencies"
+    ]
+    named = re.findall(r"pip install -e '\.\[(\w+)\]'", section)
+    assert named and all(n in extras for n in named) and "psycopg" in str(extras[named[0]])
+    first_block = section[
+        section.index("```bash") : section.index("```", section.index("```bash") + 7)
+    ]
+    assert "continuity team join" in first_block and "continuity team share" in first_block
+    owner = [section.index(s, len(first_block)) for s in ("createuser", "team init", "add-member")]
+    member = section.index("continuity team join URL", len(first_block))
+    assert owner == sorted(owner) and owner[-1] < member
+    added = set(re.findall(r"add-member \S+ \w+ --team (\w+)", section))
+    joined = set(re.findall(r"team join \S+ --team (\w+)", section))
+    assert added and joined == added

@@ -132,3 +132,57 @@ def test_cli_forget(isolated_home: Path, monkeypatch: pytest.MonkeyPatch, capsys
     assert code == 3
     code, out, _ = run_main(monkeypatch, capsys, "sessions", "--json")
     assert [s["session"] for s in json.loads(out)] == ["abd-456"]
+
+
+def test_forget_takes_the_resumed_copies_of_a_session_with_it(
+    workspace: Any, tmp_path: Path
+) -> None:
+    from continuity.core.model import Note
+    from continuity.formats.resumed import copy_note
+    from continuity.team.sync import copies_of
+
+    _, store = workspace("ana")
+    add_session(store, "orig", tmp_path, ["the quokka plan"])
+    add_session(store, "cx-copy", tmp_path, ["the quokka plan, in Codex"])
+    add_session(store, "pi-copy", tmp_path, ["the quokka plan, in pi"])
+    add_session(store, "other", tmp_path, ["the wombat plan"])
+    store.add_note(Note("cx-copy", copy_note({"session": "orig", "harness": "claude-code"})))
+    store.add_note(  # a copy of the copy
+        Note(
+            "pi-copy",
+            copy_note(
+                {
+                    "session": "cx-copy",
+                    "harness": "codex",
+                    "original": {"session": "orig", "harness": "claude-code"},
+                }
+            ),
+        )
+    )
+    assert copies_of(store, ["orig"]) == sorted(
+        ["cx-copy", "pi-copy"], key=lambda k: [s.key for s in store.list_sessions()].index(k)
+    )
+    assert copies_of(store, ["other"]) == []
+    done = forget(store, ["orig"])
+    assert sorted(done.sessions) == ["cx-copy", "orig", "pi-copy"]
+    assert store.is_forgotten("cx-copy") and store.get_session("other") is not None
+
+
+def test_reimporting_a_forgotten_file_is_no_error(
+    isolated_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    gone = _file_session(tmp_path, "cc-gone", tmp_path, ["the quokka plan", "done"])
+    assert run_main(monkeypatch, capsys, "import", gone.path)[0] == 0
+    assert run_main(monkeypatch, capsys, "forget", "cc-gone")[0] == 0
+    gone.user("one more quokka question")  # the harness writes on
+    code, _, err = run_main(monkeypatch, capsys, "import", gone.path)
+    assert code == 0, err
+    assert f"skipped {gone.path}: forgotten" in " ".join(err.split())
+    assert "error" not in err
+    code, out, _ = run_main(monkeypatch, capsys, "import", gone.path, "--json")
+    assert code == 0 and json.loads(out)["files"][0]["forgotten"] is True
+    # a file that is no session file beside it still makes the import an error
+    junk = tmp_path / "notes.jsonl"
+    junk.write_text('{"hello": 1}\n', encoding="utf-8")
+    assert run_main(monkeypatch, capsys, "import", gone.path, junk)[0] == 2

@@ -107,3 +107,19 @@ def test_a_store_at_version_1_is_upgraded_by_init(team_db) -> None:  # type: ign
     assert (meta.version, meta.store_id) == (VERSION, before)
     assert team_db.sql("SELECT count(*) FROM continuity_team.forgotten") == [(0,)]
     assert team_db.sql("SELECT count(*) FROM continuity_team.members") == [(3,)]
+
+
+def test_add_member_of_a_role_that_does_not_exist_says_how_to_make_it(
+    empty_db: tuple[str, str, str], monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    owner, _, group = empty_db
+    assert run_main(monkeypatch, capsys, "team", "init", owner, "--member-role", group)[0] == 0
+    code, _, err = run_main(monkeypatch, capsys, "team", "add-member", owner, "nobody_zz9")
+    assert code == 2, err
+    assert "role nobody_zz9 does not exist" in err and "createuser nobody_zz9" in err
+    assert "CREATE ROLE nobody_zz9 LOGIN" in " ".join(err.split())
+    assert "Traceback" not in err and "psycopg" not in err
+    # a store that cannot be reached: one line, exit 4
+    down = "postgresql+psycopg://postgres@127.0.0.1:9/team?connect_timeout=3"
+    code, _, err = run_main(monkeypatch, capsys, "team", "add-member", down, "ana")
+    assert code == 4 and "127.0.0.1:9" in err and "Traceback" not in err

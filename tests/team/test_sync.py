@@ -294,3 +294,41 @@ def test_a_project_shared_later_brings_its_older_sessions(
     later = sync(store, _settings(team_db, "ana", ["git:github.com/acme/app"], "ana-laptop"))
     assert (later.sessions, later.rows) == (1, 2)
     assert team_db.sql("SELECT count(*) FROM continuity_team.entries") == [(2,)]
+
+
+def test_two_machines_of_one_member_keep_each_others_shares(
+    team_db: TeamDb, workspace: Any, two_repos: dict[str, Path]
+) -> None:
+    laptop_home, laptop = workspace("ana")
+    _, desktop = workspace("ana2")
+    app, diary = "git:github.com/acme/app", "git:github.com/ana/diary"
+    add_session(laptop, "a1", two_repos["ana_app"], ["ana works on the parser"])
+    add_session(desktop, "a2", two_repos["ana_private"], ["ana writes her diary"])
+    _, bo = workspace("bo")
+
+    def shares() -> list[str]:
+        return sorted(r[0] for r in team_db.sql("SELECT project FROM continuity_team.shares"))
+
+    sync(laptop, _settings(team_db, "ana", [app], "laptop"))
+    # the desktop shares another project: the laptop's share stays
+    sync(desktop, _settings(team_db, "ana", [diary], "desktop"))
+    assert shares() == [app, diary]
+    assert sync(bo, _settings(team_db, "bo", [], "bo-mac")).index == 2
+    # and a sync of the laptop again leaves the desktop's
+    sync(laptop, _settings(team_db, "ana", [app], "laptop"))
+    assert shares() == [app, diary]
+    # both share app; an unshare on the desktop holds against the laptop's next syncs
+    sync(desktop, _settings(team_db, "ana", [diary, app], "desktop"))
+    sync(desktop, _settings(team_db, "ana", [diary], "desktop"))
+    sync(laptop, _settings(team_db, "ana", [app], "laptop"))
+    assert shares() == [diary]
+    assert sync(bo, _settings(team_db, "bo", [], "bo-mac")).index == 1
+    # team status says what the store holds, not only this machine's list
+    from continuity.team.local import status
+    from continuity.team.settings import team_values, write_team
+
+    write_team(laptop_home, team_values(_settings(team_db, "ana", [app], "laptop")))
+    here = status(laptop_home, two_repos["ana_app"], ask_store=True)
+    assert here.here_shared and here.store_shares == () and here.store_error is None
+    here = status(laptop_home, two_repos["ana_private"], ask_store=True)
+    assert not here.here_shared and here.store_shares == ((team_db.roles["ana"], "core"),)

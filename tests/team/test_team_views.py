@@ -261,3 +261,44 @@ def test_a_forgotten_session_goes_from_the_teammates_copies(
         assert cy.forgotten() == []
     finally:
         cy.close()
+
+
+def test_a_forgotten_session_goes_with_the_copies_resumed_from_it(
+    team_world: dict[str, Any], team_db: TeamDb, monkeypatch: pytest.MonkeyPatch, capsys
+) -> None:
+    """Bo resumes Ana's a1 into Codex and imports the Codex file (a session of his own,
+    linked to a1 by its copy note) and syncs it; Ana forgets a1: Bo's next sync forgets the
+    Codex copy too, deletes it from the team store, and a re-import of the file restores
+    nothing."""
+    from continuity.formats.importer import import_file
+    from continuity.team.forget import forget
+
+    monkeypatch.chdir(team_world["bo_app"])
+    codex_home = team_world["tmp"] / "codex-home"
+    code, _, err = run_main(
+        monkeypatch, capsys, "resume", "a1", "--in", "codex", "--target-home", str(codex_home)
+    )
+    assert code == 0, err
+    (native,) = list(codex_home.rglob("*.jsonl"))
+    with open_store(f"sqlite:///{team_world['bo_home'] / 'continuity.db'}") as bo:
+        assert import_file(bo, native).status == "imported"
+        codex_keys = [s.key for s in bo.list_sessions() if s.harness == "codex"]
+    assert len(codex_keys) == 1
+    assert run_main(monkeypatch, capsys, "sync")[0] == 0
+    owners = team_db.sql("SELECT owner, session_key FROM continuity_team.sessions")
+    assert (team_db.roles["bo"], codex_keys[0]) in owners  # the copy went to the team store
+    assert forget(team_world["ana"], ["a1-parser"]).sessions == ["a1-parser"]
+    sync(team_world["ana"], team_world["ana_settings"])
+    code, out, err = run_main(monkeypatch, capsys, "sync", "--json")
+    assert code == 0, err
+    assert json.loads(out)["forgotten"] == 2  # the team copy and the Codex copy of it
+    with open_store(f"sqlite:///{team_world['bo_home'] / 'continuity.db'}") as bo:
+        assert bo.get_session(codex_keys[0]) is None and bo.is_forgotten(codex_keys[0])
+        assert bo.get_session("b1-lexer") is not None
+        again = import_file(bo, native)
+        assert again.imported == 0 and bo.get_session(codex_keys[0]) is None
+    left = [r[1] for r in team_db.sql("SELECT owner, session_key FROM continuity_team.sessions")]
+    assert sorted(left) == ["b1-lexer"]
+    assert team_db.sql(
+        "SELECT count(*) FROM continuity_team.entries WHERE session_key = :k", k=codex_keys[0]
+    ) == [(0,)]

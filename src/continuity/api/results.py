@@ -160,8 +160,9 @@ class FileImport(Record):
     skipped lines (``skip_reasons``, ``types``: counts by kind), the bad lines (``errors``)
     and ``warnings``, the times of its first and last rows, how far it was read (``offset``,
     bytes; ``resumed_from``; ``pending_tail_bytes`` of an unfinished last line), the session
-    a ``continuity resume`` copy continues (``copy_of``), and ``waiting`` (no complete line
-    yet). ``formats.importer.FileReport.to_dict`` is its JSON."""
+    a ``continuity resume`` copy continues (``copy_of``), ``waiting`` (no complete line
+    yet), and ``forgotten`` (skipped: its session was forgotten, ``continuity forget``).
+    ``formats.importer.FileReport.to_dict`` is its JSON."""
 
     NESTED: ClassVar[dict[str, Any]] = {"errors": LineError, "warnings": LineWarning}
 
@@ -190,6 +191,7 @@ class FileImport(Record):
     copy_of: str | None
     waiting: bool
     absent: bool
+    forgotten: bool = False
 
 
 @dataclass(frozen=True)

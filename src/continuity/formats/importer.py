@@ -457,6 +457,7 @@ def _import_once(
     if store.is_forgotten(key):  # issue 41: `continuity forget` keeps it from coming back
         report.status, report.harness, report.session_key = "skipped", reader.harness, key
         report.reason = "forgotten (continuity forget): never imported again"
+        report.forgotten = True
         if progress:
             progress(stat.st_size)
         return

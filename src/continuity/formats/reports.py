@@ -73,6 +73,9 @@ class FileReport:
     #: a path given that does not exist (issue 45 item 8: a missing folder such as
     #: ~/.pi/agent/sessions is an absent folder, not a skipped file); ``status`` "failed"
     absent: bool = False
+    #: issue 41 review: a ``skipped`` file whose session was forgotten (``continuity
+    #: forget``): skipped on purpose, never an error (``ImportReport.exit_code``)
+    forgotten: bool = False
 
     @property
     def changed(self) -> bool:
@@ -120,6 +123,7 @@ class FileReport:
             "copy_of": self.copy_of,
             "waiting": self.waiting,
             "absent": self.absent,
+            "forgotten": self.forgotten,
         }
 
 
@@ -170,15 +174,17 @@ class ImportReport:
         its files (4 a store problem, 2 a file that cannot be read), so a script sees that
         some file must be imported again; 2 when every file was skipped (nothing in the
         import was a session file), unless every skipped file is only waiting for its first
-        line (``FileReport.waiting``: a session just started). One waiting file among files
-        that are not session files does not make the import a success (a fresh-user review)."""
+        line (``FileReport.waiting``: a session just started) or was forgotten
+        (``FileReport.forgotten``: skipped on purpose, issue 41 review). One waiting file
+        among files that are not session files does not make the import a success (a
+        fresh-user review)."""
         failed = max((f.failure_code or 1 for f in self.files if f.status == "failed"), default=0)
         if failed or not self.files:
             return failed
         # issue 20: every input skipped (none a session file) is not a success
         if any(f.status in ("imported", "unchanged") for f in self.files):
             return 0
-        return 0 if all(f.waiting for f in self.files) else 2
+        return 0 if all(f.waiting or f.forgotten for f in self.files) else 2
 
     def to_dict(self) -> dict[str, Any]:
         return {

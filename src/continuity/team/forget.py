@@ -103,7 +103,8 @@ def forget(
     dry_run: bool = False,
 ) -> Forgotten:
     """Forget the sessions ``keys`` (exact stored keys; each with the sessions below it), or
-    those ``pattern`` finds (``matching_sessions``); exactly one of the two. ``dry_run``:
+    those ``pattern`` finds (``matching_sessions``); exactly one of the two; with each the
+    ``continuity resume`` copies made of it here (``team.sync.copies_of``). ``dry_run``:
     only say which. Returns ``Forgotten``. Raises ``InputError`` for neither or both."""
     if (keys is None) == (pattern is None):
         raise InputError("forget: give a session key or --pattern TEXT (one of the two)")
@@ -114,6 +115,11 @@ def forget(
         for k in [key, *below]:
             if k not in every:
                 every.append(k)
+    from continuity.team.sync import copies_of
+
+    for key in copies_of(store, every):  # a resumed copy holds the same text
+        below = [s.key for s in store.find_sessions(key + "/", limit=10_000)]
+        every.extend(k for k in [key, *below] if k not in every)
     done = Forgotten(every, pattern, dry_run=dry_run)
     if dry_run:
         return done

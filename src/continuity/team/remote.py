@@ -85,13 +85,24 @@ class TeamStore:
     """A connection to the team store at ``url`` (a PostgreSQL URL, password from libpq's
     ``$PGPASSWORD`` or ``~/.pgpass``). ``meta`` checks the schema (``check_team_store``)
     on first use. Raises ``StoreError`` for an unreachable store or a refused statement,
-    naming the store without a password."""
+    naming the store without a password, and ``ConfigError`` when ``check_team_url``
+    refuses ``url`` with this process's environment (checked here again, not only at
+    ``team join``: a ``$PGHOST`` or ``$PGHOSTADDR`` set since must not send sessions in
+    clear)."""
 
-    def __init__(self, url: str) -> None:
+    def __init__(self, url: str, *, connect_timeout: int | None = None) -> None:
         from sqlalchemy import create_engine
 
+        from continuity.team.settings import check_team_url
+
+        check_team_url(url, where="team store URL")
         self.url = url
-        self.engine = create_engine(url, pool_pre_ping=True)
+        # ``connect_timeout`` (seconds) where the URL gives none: a status line must not wait
+        # on a store that does not answer
+        args = {"connect_timeout": connect_timeout} if connect_timeout else {}
+        if "connect_timeout" in url:
+            args = {}
+        self.engine = create_engine(url, pool_pre_ping=True, connect_args=args)
         self._meta: TeamMeta | None = None
 
     def _where(self) -> str:
@@ -134,30 +145,58 @@ class TeamStore:
         with self._begin() as conn:
             return str(conn.execute(text("SELECT current_user")).scalar())
 
-    def set_shares(self, team: str, projects: Iterable[str]) -> None:
-        """Make this role's shares with ``team`` exactly ``projects`` (identities): new ones
-        added, ones no longer listed dropped (``team unshare``: the team stops reading them),
-        in one transaction. Raises ``StoreError`` when the role is not a member of ``team``
-        (row-level security refuses the share)."""
+    def my_teams(self) -> list[str]:
+        """The teams this role is a member of (``members``, which shows a member only their
+        own rows), sorted."""
         from sqlalchemy import text
 
-        wanted = sorted(set(projects))
         with self._begin() as conn:
-            conn.execute(
-                text(
-                    f"DELETE FROM {S}.shares WHERE owner = current_user AND team = :t "
-                    "AND NOT (project = ANY(:p))"
-                ),
-                {"t": team, "p": wanted},
+            found = conn.execute(
+                text(f"SELECT team FROM {S}.members WHERE member = current_user ORDER BY 1")
             )
-            if wanted:
+            return [str(r[0]) for r in found]
+
+    def change_shares(self, team: str, add: Iterable[str], remove: Iterable[str]) -> None:
+        """Add this role's shares of ``add`` with ``team`` and drop those of ``remove``
+        (identities), in one transaction, leaving every other share of the role as it is:
+        a member's other machines share and unshare their own projects (issue 41 review:
+        two workspaces of one role no longer overwrite each other's shares). Idempotent.
+        Raises ``StoreError`` when the role is not a member of ``team`` (row-level security
+        refuses the share)."""
+        from sqlalchemy import text
+
+        added, dropped = sorted(set(add)), sorted(set(remove))
+        if not added and not dropped:
+            return
+        with self._begin() as conn:
+            if dropped:
+                conn.execute(
+                    text(
+                        f"DELETE FROM {S}.shares WHERE owner = current_user AND team = :t "
+                        "AND project = ANY(:p)"
+                    ),
+                    {"t": team, "p": dropped},
+                )
+            if added:
                 conn.execute(
                     text(
                         f"INSERT INTO {S}.shares (project, team) VALUES (:p, :t) "
                         "ON CONFLICT DO NOTHING"
                     ),
-                    [{"p": p, "t": team} for p in wanted],
+                    [{"p": p, "t": team} for p in added],
                 )
+
+    def shares_of(self, project: str) -> list[tuple[str, str]]:
+        """``(owner role, team)`` of each share of ``project`` this role may read (its own,
+        and those with the teams it is in), sorted."""
+        from sqlalchemy import text
+
+        with self._begin() as conn:
+            found = conn.execute(
+                text(f"SELECT owner, team FROM {S}.shares WHERE project = :p ORDER BY 1, 2"),
+                {"p": project},
+            )
+            return [(str(r.owner), str(r.team)) for r in found]
 
     def push_session(self, row: Mapping[str, Any]) -> None:
         """Upsert one session (``_SESSION_COLUMNS``)."""

@@ -243,12 +243,26 @@ def check_team_store(conn: Any) -> TeamMeta:
 def add_member(engine: Any, role: str, team: str) -> None:
     """As the store's owner: make PostgreSQL role ``role`` (existing, with ``LOGIN``) a
     member of ``team``: granted the member role and recorded in ``members``. Idempotent.
-    Raises ``StoreError`` when the store has no schema, ``ConfigError`` for a bad name."""
+    Raises ``StoreError`` when the store has no schema, ``ConfigError`` for a bad name and
+    for a role that does not exist or cannot log in (naming ``createuser ROLE``)."""
     from sqlalchemy import text
 
     _check_role(role)
     with engine.begin() as conn:
         meta = check_team_store(conn)
+        login = conn.execute(
+            text("SELECT rolcanlogin FROM pg_roles WHERE rolname = :r"), {"r": role}
+        ).first()
+        if login is None:
+            raise ConfigError(
+                f"role {role} does not exist on this PostgreSQL server: create it first "
+                f"(`createuser {role}`, or CREATE ROLE {role} LOGIN), then add it again"
+            )
+        if not login[0]:
+            raise ConfigError(
+                f"role {role} cannot log in: give it LOGIN first (ALTER ROLE {role} LOGIN), "
+                "then add it again"
+            )
         conn.execute(text(f'GRANT "{meta.member_role}" TO "{role}"'))
         conn.execute(
             text(

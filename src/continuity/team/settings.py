@@ -28,6 +28,7 @@ import ipaddress
 import os
 import re
 import socket
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -88,8 +89,8 @@ def team_settings(home: str | os.PathLike[str] | None = None) -> TeamSettings:
 
 
 def _is_loopback(host: str) -> bool:
-    if not host or host.startswith("/"):  # no host or a Unix socket folder: this machine
-        return True
+    if not host or host.startswith(("/", "@")):
+        return True  # no host (libpq's default socket), a Unix socket folder or abstract one
     if host.lower() == "localhost":
         return True
     try:
@@ -98,12 +99,58 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def check_team_url(url: str, *, where: str = "URL") -> str:
+def _hosts(value: str) -> list[str]:
+    """The hosts of a libpq ``host``/``hostaddr`` value: a comma list, each maybe with a
+    ``:port`` (as SQLAlchemy's psycopg dialect writes ``?host=a:1,b:2``)."""
+    found = []
+    for item in value.split(","):
+        item = item.strip()
+        if item.startswith("["):  # [::1]:5432
+            item = item[1 : item.find("]")] if "]" in item else item
+        elif item.count(":") == 1:  # host:port (an IPv6 address has more than one colon)
+            item = item.split(":")[0]
+        found.append(item)
+    return found
+
+
+def connection_targets(url: str, env: Mapping[str, str] | None = None) -> list[str]:
+    """Every place libpq may connect to for ``url`` (a PostgreSQL SQLAlchemy URL) with the
+    environment ``env`` (default ``os.environ``): the URL's host (a comma list), ``?host=``
+    and ``?hostaddr=`` (lists too), and ``$PGHOST``/``$PGHOSTADDR`` where the URL gives no
+    host/hostaddr (libpq reads an environment variable for each parameter the connection
+    string leaves out: ``libpq-envars``). An empty string is libpq's default Unix socket.
+    A ``service`` (``?service=`` or ``$PGSERVICE`` without a host) is ``service:NAME``: its
+    target is in a file this check does not read, so it counts as off this machine."""
+    from sqlalchemy.engine import make_url
+
+    env = os.environ if env is None else env
+    parsed = make_url(url)
+    query = {k: v if isinstance(v, str) else ",".join(v) for k, v in parsed.query.items()}
+    host = ",".join(h for h in (parsed.host, query.get("host")) if h)
+    hostaddr = query.get("hostaddr") or ""
+    if not host:
+        host = env.get("PGHOST", "")
+    if not hostaddr:
+        hostaddr = env.get("PGHOSTADDR", "")
+    targets = _hosts(host)
+    if hostaddr:
+        targets += _hosts(hostaddr)
+    service = query.get("service") or (env.get("PGSERVICE") if not host else None)
+    if service:
+        targets.append(f"service:{service}")
+    return targets
+
+
+def check_team_url(url: str, *, where: str = "URL", env: Mapping[str, str] | None = None) -> str:
     """``url`` checked as a team store URL and returned as given. Raises ``ConfigError``
-    naming ``where`` for: not a PostgreSQL URL; a password in it (user:password@ or
-    ``?password=``: put it in ``$PGPASSWORD`` or ``~/.pgpass``, never in config); a host
-    off loopback without ``sslmode=require``/``verify-ca``/``verify-full`` (issue 41 item 1:
-    TLS required off loopback)."""
+    naming ``where`` for: not a PostgreSQL URL; a query key given twice (libpq would take one
+    of them: ``?sslmode=disable&sslmode=require``); a password in it (user:password@ or
+    ``?password=``: put it in ``$PGPASSWORD`` or ``~/.pgpass``, never in config); any
+    connection target off loopback (``connection_targets``: host, hostaddr, their
+    environment defaults in ``env``, default ``os.environ``) without
+    ``sslmode=require``/``verify-ca``/``verify-full`` (issue 41 item 1: TLS required off
+    loopback). Run at ``team join`` and again at each connection (``TeamStore``), so a
+    changed ``$PGHOST`` cannot bypass it."""
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import ArgumentError
 
@@ -121,19 +168,20 @@ def check_team_url(url: str, *, where: str = "URL") -> str:
             "without it and put the password in the environment ($PGPASSWORD) or in ~/.pgpass "
             "(HOST:PORT:DB:USER:PASSWORD, mode 0600)"
         )
-    hosts: list[str] = [parsed.host or ""]
-    query_host = parsed.query.get("host")
-    if query_host:
-        hosts += list(query_host) if isinstance(query_host, tuple) else query_host.split(",")
-    remote = [h for h in hosts if not _is_loopback(h)]
+    repeated = sorted(k for k, v in parsed.query.items() if not isinstance(v, str))
+    if repeated:
+        raise ConfigError(f"{where}: ?{repeated[0]}= is given more than once; give each key once")
+    remote = [t for t in connection_targets(url, env) if not _is_loopback(t)]
     mode = parsed.query.get("sslmode")
-    mode = mode[-1] if isinstance(mode, tuple) else mode
     if remote and mode not in TLS_MODES:
         safe = parsed.update_query_dict({"sslmode": "verify-full"}).render_as_string()
+        from_env = remote[0] not in connection_targets(url, {})
+        source = " (from $PGHOST/$PGHOSTADDR/$PGSERVICE)" if from_env else ""
         raise ConfigError(
-            f"{where}: host {remote[0]} is not this machine and the URL does not require TLS "
-            f"(sslmode={mode or 'unset'}); sessions never cross a network in clear: add "
-            f"sslmode=require (or verify-full, which also checks the server's certificate): {safe}"
+            f"{where}: host {remote[0]}{source} is not this machine and the URL does not "
+            f"require TLS (sslmode={mode or 'unset'}); sessions never cross a network in "
+            f"clear: add sslmode=require (or verify-full, which also checks the server's "
+            f"certificate): {safe}"
         )
     return url
 
@@ -221,6 +269,7 @@ __all__ = [
     "TLS_MODES",
     "TeamSettings",
     "check_team_url",
+    "connection_targets",
     "safe_url",
     "team_settings",
     "team_values",

@@ -192,8 +192,8 @@ def sync(
         sid = meta.store_id
         machine, author = settings.machine_name(), settings.author_name()
         identity = IdentityCache(machine)
-        team.set_shares(settings.name, settings.shared)
         marks = store.team_marks(sid)
+        _carry_shares(store, team, sid, settings, marks)
         since = datetime.fromisoformat(marks["sessions"]) - MARGIN if "sessions" in marks else None
         shares = hashlib.sha256(
             "\n".join([settings.name, *sorted(settings.shared)]).encode("utf-8")
@@ -249,28 +249,89 @@ def sync(
             rows = team.pull_index()
             store.put_team_index(sid, rows)
             report.index = len(rows)
-            report.forgotten += _forget_copies(store, team)
+            if (gone := _forget_copies(store, team)) > 0:
+                report.forgotten += gone
+                # the copies forgotten just now were maybe pushed: their tombstones go now
+                for forget_id, key in store.tombstones(carried):
+                    team.forget(key)
+                    carried = forget_id
+                store.set_team_marks(sid, {"forgotten": str(carried)})
         return report
     finally:
         if own:
             team.close()
 
 
+def _carry_shares(
+    store: Any, team: TeamStore, sid: str, settings: TeamSettings, marks: dict[str, str]
+) -> None:
+    """Carry this workspace's ``team share``/``unshare`` since its last sync to the team
+    store: the projects shared here and not at the last sync are added, those no longer
+    shared here are dropped, and nothing else. The shares the role's other machines made stay
+    (two workspaces of one member no longer replace each other's lists), and an unshare here
+    holds: the other machine adds the project again only when it is shared anew there. The
+    mark (``shares_pushed:TEAM``, a JSON list) is written once the change committed; carried
+    twice, the change is the same."""
+    import json
+
+    name = f"shares_pushed:{settings.name}"
+    before = set(json.loads(marks[name])) if name in marks else set()
+    now = set(settings.shared)
+    team.change_shares(settings.name, add=now - before, remove=before - now)
+    if name not in marks or before != now:
+        store.set_team_marks(sid, {name: json.dumps(sorted(now))})
+
+
+def copies_of(store: Any, keys: list[str]) -> list[str]:
+    """Keys of the sessions of ``store`` that are ``continuity resume`` copies of any of
+    ``keys`` (their copy note names one as the session copied or as the original:
+    ``formats.resumed.parse_copy_note``), and copies of those, transitively; in the store's
+    session order, none of ``keys`` itself. A copy carries the forgotten session's text, so a
+    tombstone covers it too (issue 41 review: a session forgotten must not come back through
+    a Codex copy resumed from it)."""
+    from continuity.formats.resumed import NOTE_PREFIX, parse_copy_note
+
+    wanted = set(keys)
+    if not wanted:
+        return []
+    every = [s.key for s in store.list_sessions()]
+    notes = store.notes_starting(NOTE_PREFIX, every)
+    sources: dict[str, set[str]] = {}
+    for key, texts in notes.items():
+        for parsed in filter(None, map(parse_copy_note, texts)):
+            sources.setdefault(key, set()).update((parsed["session"], parsed["original"]))
+    found: list[str] = []
+    grew = True
+    while grew:
+        grew = False
+        for key in every:
+            if key not in wanted and sources.get(key, set()) & wanted:
+                wanted.add(key)
+                found.append(key)
+                grew = True
+    order = {k: i for i, k in enumerate(every)}
+    return sorted(found, key=order.__getitem__)
+
+
 def _forget_copies(store: Any, team: TeamStore) -> int:
     """Forget this workspace's copies of teammates' sessions (``resume``, ``team.pull``)
-    whose owner has forgotten them since (the team store's ``forgotten``); returns how
-    many."""
+    whose owner has forgotten them since (the team store's ``forgotten``), and the copies
+    resumed from those (``copies_of``); returns how many."""
     copies = store.team_copy_keys()
     if not copies:
         return 0
     gone = set(team.forgotten())
-    done = 0
+    keys = []
     for key in sorted(copies):
         origin = store.team_copy(key)
         if origin and (origin["owner"], origin["original_key"]) in gone:
-            store.forget_session(key, pattern=None)
-            done += 1
-    return done
+            keys.append(key)
+    # and the sessions resumed here from those copies (a Codex file of a resumed copy,
+    # imported as a session of this member's own, linked by its copy note)
+    keys += copies_of(store, keys)
+    for key in keys:
+        store.forget_session(key, pattern=None)
+    return len(keys)
 
 
 def _push_session(
@@ -391,4 +452,4 @@ def _flush(
     return n
 
 
-__all__ = ["BATCH_ROWS", "SyncReport", "redacted_row", "secrets_digest", "sync"]
+__all__ = ["BATCH_ROWS", "SyncReport", "copies_of", "redacted_row", "secrets_digest", "sync"]

@@ -4,6 +4,8 @@ sessions on one PostgreSQL team store, local-first and private by default
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -256,23 +258,36 @@ def team_join(
         show_default=False,
         help="The team's name in the store (default: default).",
     ),
+    offline: bool = typer.Option(
+        False,
+        "--offline",
+        help="Do not ask the team store now (a laptop without the network): the first sync does.",
+    ),
     home: Path | None = HomeOption,
     as_json: bool = JsonOption,
 ) -> None:
-    """Record the team store in the workspace's config.toml [team]. Shares nothing: every
-    project stays private until `continuity team share`."""
+    """Record the team store in the workspace's config.toml [team], after checking that it
+    answers and that your role is a member of the team (exit 4: unreachable; exit 2: not a
+    member). Shares nothing: every project stays private until `continuity team share`."""
     from continuity.team.local import join
     from continuity.team.settings import safe_url
 
-    settings = join(global_home(ctx, home), url, name=name)
+    settings, dropped = join(global_home(ctx, home), url, name=name, offline=offline)
     if as_json:
-        emit_json({"url": safe_url(url), "team": settings.name})
+        emit_json({"url": safe_url(url), "team": settings.name, "unshared": dropped})
         return
-    err.print(
-        f"joined team {settings.name} at {safe_url(url)}; nothing is shared until "
-        "`continuity team share` in a project's folder",
-        markup=False,
+    if dropped:
+        err.print(
+            f"{len(dropped)} project(s) were shared with the previous store; share them again "
+            "here with `continuity team share`: " + ", ".join(dropped),
+            markup=False,
+        )
+    shared = (
+        f"{len(settings.shared)} project(s) shared (continuity team status)"
+        if settings.shared
+        else "nothing is shared until `continuity team share` in a project's folder"
     )
+    err.print(f"joined team {settings.name} at {safe_url(url)}; {shared}", markup=False)
 
 
 def _share(ctx: typer.Context, folder: Path | None, home: Path | None, shared: bool, as_json: bool):
@@ -331,10 +346,11 @@ def team_status(
     as_json: bool = JsonOption,
 ) -> None:
     """The team store, the team, this machine's author and machine names, the shared
-    projects, and whether the current folder's project is one of them."""
+    projects, whether the current folder's project is one of them, and who shares it in the
+    team store (any machine of any member)."""
     from continuity.team.local import status
 
-    found = status(global_home(ctx, home), Path.cwd())
+    found = status(global_home(ctx, home), Path.cwd(), ask_store=True)
     if as_json:
         emit_json(found.to_dict())
         return
@@ -342,10 +358,16 @@ def team_status(
         f"team store: {found.url or 'none (continuity team join URL)'}",
         f"team: {found.name}",
         f"author: {found.author}   machine: {found.machine}",
-        f"here: {found.here.project} ({'shared' if found.here_shared else 'private'})",
+        f"here: {found.here.project} ({'shared' if found.here_shared else 'private'} "
+        "on this machine)",
         "shared projects:" + ("" if found.shared else " none"),
         *(f"  {p}" for p in found.shared),
     ]
+    if found.store_shares is not None:
+        by = ", ".join(f"{o} (team {t})" for o, t in found.store_shares)
+        lines.insert(4, f"in the team store: {'shared by ' + by if by else 'not shared'}")
+    elif found.store_error:
+        lines.insert(4, f"in the team store: unknown ({found.store_error})")
     if found.url:
         state = found.sync or {}
         lines.append(
@@ -362,6 +384,22 @@ def team_status(
             lines.append(f"last error: {state['last_error']} ({state.get('last_error_at')})")
     for line in lines:
         out.print(line, markup=False, highlight=False)
+
+
+@contextmanager
+def _owner_errors(url: str) -> Iterator[None]:
+    """A database error of ``team init``/``add-member`` as one line (``StoreError``, exit 4:
+    the store cannot be reached or refused a statement), never a driver's traceback."""
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from continuity.core.errors import StoreError
+    from continuity.team.settings import safe_url
+
+    try:
+        yield
+    except SQLAlchemyError as exc:
+        detail = str(getattr(exc, "orig", None) or exc).strip().splitlines()[0]
+        raise StoreError(f"team store {safe_url(url)}: {detail}") from None
 
 
 @team_app.command("init")
@@ -385,7 +423,8 @@ def team_init(
     check_team_url(url, where="team init URL")
     engine = create_engine(url)
     try:
-        meta = init_team_store(engine, member_role=member_role)
+        with _owner_errors(url):
+            meta = init_team_store(engine, member_role=member_role)
     finally:
         engine.dispose()
     if as_json:
@@ -414,7 +453,8 @@ def team_add_member(
     check_team_url(url, where="team add-member URL")
     engine = create_engine(url)
     try:
-        add_member(engine, role, name)
+        with _owner_errors(url):
+            add_member(engine, role, name)
     finally:
         engine.dispose()
     err.print(f"{role} is a member of team {name}", markup=False)
