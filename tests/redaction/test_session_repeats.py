@@ -121,3 +121,111 @@ def test_a_session_is_scanned_once_for_many_hits(store):
         assert reads == [5]  # only the row after the last one read (seq 5)
     finally:
         del store.entries
+
+
+def _forget_process_cache() -> None:
+    """As a new process starts: nothing in ``redaction.session``'s per-process cache."""
+    from continuity.redaction import session as scope
+
+    with scope._lock:
+        scope._cache.clear()
+
+
+def test_a_session_is_scanned_once_across_processes(store):
+    """Issue 43 goal 3 (revision 0028): the secrets found are kept in the store with the
+    row count and own title they were found under, so a new process (its cache empty) reads
+    no row of an unchanged session; one that grew is read from its first new row; a new own
+    title is scanned again from the start; a damaged kept row is computed again."""
+    _load(store)
+    first = session_secrets(store, KEY)
+    kept = store.kept_secrets(KEY)
+    assert (kept.entry_count, kept.last_seq) == (6, 5)
+    assert kept.secrets == first
+    assert set(first) == {"hunter2hunter2xyz", "plainpropval4455", "k8sSigningVal7788"}
+
+    reads = []
+    original = store.entries
+
+    def counting(*args, **kwargs):
+        reads.append(kwargs.get("after_seq"))
+        return original(*args, **kwargs)
+
+    store.entries = counting  # type: ignore[method-assign]
+    try:
+        _forget_process_cache()
+        assert session_secrets(store, KEY) == first
+        assert reads == []  # kept: no row read
+
+        load(store, [U("now the token is ghp_Zx8fK2mQ9vLr4TnB7wYc1HdS6gPa3JeU0kNo")], key=KEY)
+        _forget_process_cache()
+        grown = session_secrets(store, KEY)
+        assert reads == [5]  # only the rows after seq 5
+        assert set(grown) == set(first) | {"ghp_Zx8fK2mQ9vLr4TnB7wYc1HdS6gPa3JeU0kNo"}
+        assert (store.kept_secrets(KEY).entry_count, store.kept_secrets(KEY).last_seq) == (7, 6)
+
+        reads.clear()
+        _forget_process_cache()
+        found = store.get_session(KEY)
+        store.upsert_session(
+            Session(key=KEY, harness="test", title="renamed", started_at=found.started_at)
+        )
+        assert session_secrets(store, KEY) == grown
+        assert reads == [-1]  # a new own title: scanned from the start
+
+        with store.engine.begin() as conn:
+            conn.exec_driver_sql("UPDATE session_secrets SET secrets = '[1'")
+        assert store.kept_secrets(KEY) is None  # damaged: never trusted
+        reads.clear()
+        _forget_process_cache()
+        assert session_secrets(store, KEY) == grown
+        assert reads == [-1]
+    finally:
+        del store.entries
+
+
+def test_kept_secrets_read_and_written_through_lite(tmp_path):
+    """``store.lite`` reads and writes the kept secrets as ``SqlStore`` does (the fast path of
+    ``show`` and ``continue``), NUL characters included."""
+    from continuity.store import open_store
+    from continuity.store.base import KeptSecrets
+    from continuity.store.lite import open_lite
+
+    url = f"sqlite:///{tmp_path / 'continuity.db'}"
+    with open_store(url) as full:
+        _load(full)
+        found = session_secrets(full, KEY)
+    lite = open_lite(url)
+    assert lite is not None
+    assert lite.kept_secrets(KEY) == KeptSecrets(KEY, _sha(""), 6, 5, found)
+    lite.keep_secrets(KeptSecrets(KEY, _sha(""), 6, 5, {"nul\x00value1": "password"}))
+    with open_store(url) as full:
+        assert full.kept_secrets(KEY).secrets == {"nul\x00value1": "password"}
+    assert lite.kept_secrets("no-such-session") is None
+
+    # inside a reading batch (the fast path's one snapshot) the write waits for its end
+    with open_store(url) as full:
+        with full.engine.begin() as conn:
+            conn.exec_driver_sql("DELETE FROM session_secrets")
+    _forget_process_cache()
+    lite = open_lite(url, read_only=False)
+    assert lite is not None
+    with lite.batch():
+        assert session_secrets(lite, KEY) == found
+        assert lite.kept_secrets(KEY) is None  # not yet: the snapshot only reads
+    assert lite.kept_secrets(KEY) == KeptSecrets(KEY, _sha(""), 6, 5, found)
+    assert lite._full is None  # no SQLAlchemy store was opened
+
+
+def test_forget_deletes_the_kept_secrets(store):
+    """``forget`` leaves no secret of the session at rest in the kept secrets."""
+    _load(store)
+    session_secrets(store, KEY)
+    assert store.kept_secrets(KEY) is not None
+    store.forget_session(KEY)
+    assert store.kept_secrets(KEY) is None
+
+
+def _sha(text: str) -> str:
+    import hashlib
+
+    return hashlib.sha256(text.encode()).hexdigest()

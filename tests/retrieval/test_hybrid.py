@@ -405,6 +405,35 @@ def test_ranks_of_equals_a_full_sort():
         )
 
 
+def test_ranks_of_many_ties_by_key_then_seq_as_keys_grow():
+    """Rows of one cosine are placed by (key, seq) as strings compare, not by the order the
+    keys arrived (``s10`` before ``s9``), also after keys are added between queries (the
+    key order is computed again); the tie count runs in numpy (the bench tree repeats rows:
+    hundreds of ties per cosine)."""
+    import numpy as np
+
+    index = VectorIndex("m/4", 4)
+    same = np.array([1, 0, 0, 0], dtype=np.float32)
+    other = np.array([0, 1, 0, 0], dtype=np.float32)
+    keys = ["s9", "s10", "b", "s1"]  # arrival order differs from string order
+    rows = [(i + 1, keys[i % 4], i // 4, (same if i % 3 else other).tobytes()) for i in range(24)]
+    index.add(rows)
+
+    def check() -> None:
+        r, cos = index.scores(same)
+        full = index.pick(r, cos, 1000)
+        want = sorted(((-round(c, 5), k, s) for k, s, c in full))
+        assert [(k, s) for _, k, s in want] == [(k, s) for k, s, _ in full]
+        got = index.ranks_of(r, cos, [(k, s) for k, s, _ in full])
+        assert [got[(k, s)][0] for k, s, _ in full] == list(range(1, len(full) + 1))
+
+    check()
+    index.add([(25, "a0", 0, same.tobytes()), (26, "s0", 7, same.tobytes())])
+    check()
+    r, cos = index.scores(same)
+    assert index.ranks_of(r, cos, [("a0", 0)])[("a0", 0)] == (1, 1.0)  # first of the ties
+
+
 def test_a_note_is_one_line_on_stderr_when_logging_is_not_configured() -> None:
     """A fresh-user review: a library caller (no logging configured) saw the note twice, the
     second time bare, from Python's last-resort log handler."""

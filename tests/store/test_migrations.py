@@ -535,3 +535,41 @@ def test_revision_0027_adds_tombstones_and_downgrade_drops_them(db_url):
             assert keys == ["keep"]
     finally:
         engine.dispose()
+
+
+@pytest.mark.parametrize("db_url", BACKENDS, indirect=True)
+def test_revision_0028_keeps_session_secrets_and_downgrade_drops_them(db_url):
+    """Revision 0028 (issue 43 goal 3): a workspace at 0027 upgrades with its sessions kept and
+    an empty ``session_secrets``, which then keeps a session's secrets; the downgrade drops the
+    table (a cache: nothing else changes)."""
+    from alembic import command
+
+    from continuity.core.model import Entry, EntryKind, Role, Session, TextBlock
+    from continuity.redaction.session import session_secrets
+    from continuity.store import _alembic_config, migrate
+
+    engine = create_engine(db_url)
+    try:
+        migrate(engine, "0027")
+        assert "session_secrets" not in inspect(engine).get_table_names()
+    finally:
+        engine.dispose()
+    with open_store(db_url) as store:  # upgrades to head
+        store.upsert_session(Session(key="s", harness="pi"))
+        row = Entry(EntryKind.MESSAGE, Role.USER, (TextBlock("the password is hunter2hunter2xyz"),))
+        row.seq = 0
+        store.append("s", [row])
+        assert store.kept_secrets("s") is None
+        assert session_secrets(store, "s") == {"hunter2hunter2xyz": "password"}
+        assert store.kept_secrets("s").secrets == {"hunter2hunter2xyz": "password"}
+    engine = create_engine(db_url)
+    try:
+        with engine.begin() as conn:
+            command.downgrade(_alembic_config(conn), "0027")
+        assert "session_secrets" not in inspect(engine).get_table_names()
+        with engine.connect() as conn:
+            from sqlalchemy import text
+
+            assert conn.execute(text("SELECT session_key FROM sessions")).scalars().all() == ["s"]
+    finally:
+        engine.dispose()

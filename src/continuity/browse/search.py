@@ -22,7 +22,7 @@ from dataclasses import asdict, dataclass, replace
 from datetime import datetime
 from typing import Any
 
-from continuity.browse.titles import session_title
+from continuity.browse.titles import session_titles
 from continuity.continuation.view import redacted_block
 from continuity.core.when import parse_when  # one rule (re-exported)
 from continuity.redaction.funnel import redact
@@ -172,12 +172,14 @@ def search(
             now=now,
         )
         sessions = store.sessions_by_key([h.session_key for h in hits])
+    # issue 44: own, else first request; every hit's session in one read of the kept titles
+    titles = session_titles(store, sessions.values(), raw=raw)
     out = []
     for h in hits:
         entry, session = h.entry, sessions.get(h.session_key)
         if entry is None or session is None:  # pragma: no cover - index and rows share a tx
             continue
-        title = session_title(store, session, raw=raw)  # issue 44: own, else first request
+        title = titles.get(session.key)
         if raw:
             text, spans = snippet(entry_body(entry), terms, raw=raw)
         else:  # issue 45 review items 1, 2: as show redacts the row, within its session

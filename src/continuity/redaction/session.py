@@ -13,16 +13,22 @@ redaction in it.
 Cost: collecting reads and scans every row once; the result is cached per process by
 ``(store URL, session key)`` (``CACHE_SESSIONS`` sessions), so a search with many hits in
 one 40,000-row session scans it once, not once per hit, and a session that grew (a live one
-the daemon serves) is scanned only from the last row read. Chosen over storing digests at
-import: no schema change, and the rule then also covers rows imported before it existed. Its
-limit: a search whose hits fall in many large sessions scans each of them once.
+the daemon serves) is scanned only from the last row read. A store that keeps them
+(``kept_secrets`` / ``keep_secrets``: the ``session_secrets`` table, revision 0028, issue 43
+goal 3) keeps the result across processes too, with the own title's SHA-256, the row count and
+the last row scanned: a search whose 20 hits fell in 20 sessions of 1 MB scanned all 20 in
+every process (7 s in the daemon on the 100 MB tree of ``bench/peers.py``); now each session
+is scanned once, ever, and a session that grew from its first new row. Computed lazily, so
+the rule also covers rows imported before it existed; a read-only workspace computes it
+each time.
 """
 
 from __future__ import annotations
 
+import hashlib
 from collections import OrderedDict
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from threading import Lock
 from typing import Any
 
@@ -67,6 +73,12 @@ def session_secrets(store: Any, key: str) -> dict[str, str]:
             _cache.move_to_end(where)
     if cached is not None and cached[0] == state:
         return cached[2]
+    keeps = hasattr(store, "kept_secrets")
+    if cached is None and keeps:
+        cached = _kept(store, key, state)
+        if cached is not None and cached[0] == state:
+            _remember(where, cached)
+            return cached[2]
     # a session that only grew (live capture appends rows) is scanned from its last row read;
     # anything else (renamed, rows rewritten) from the start
     grown = cached is not None and cached[0][1] == state[1] and cached[0][0] < state[0]
@@ -91,12 +103,43 @@ def session_secrets(store: Any, key: str) -> dict[str, str]:
     finally:
         SESSION_KNOWN.reset(token)
     found = {v: k for v, k in found.items() if len(v) >= REPEAT_MIN_CHARS and "[REDACTED:" not in v}
+    _remember(where, (state, after, found))
+    if keeps:
+        from continuity.core.errors import ContinuityError
+        from continuity.store.base import KeptSecrets
+
+        kept = KeptSecrets(key, _sha(state[1]), state[0], after, found)
+        with suppress(ContinuityError):  # a read-only workspace: computed again next time
+            store.keep_secrets(kept)
+    return found
+
+
+def _sha(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _kept(
+    store: Any, key: str, state: tuple[int, str]
+) -> tuple[tuple[int, str], int, dict[str, str]] | None:
+    """The store's kept secrets of ``key`` as a cache entry, when they were found under the
+    session's present own title and from no more rows than it has now; else None."""
+    from continuity.core.errors import ContinuityError
+
+    try:
+        kept = store.kept_secrets(key)
+    except ContinuityError:  # an older schema read as it is: compute them
+        return None
+    if kept is None or kept.own_sha256 != _sha(state[1]) or kept.entry_count > state[0]:
+        return None
+    return ((kept.entry_count, state[1]), kept.last_seq, kept.secrets)
+
+
+def _remember(where: tuple[str, str], entry: tuple[tuple[int, str], int, dict[str, str]]) -> None:
     with _lock:
-        _cache[where] = (state, after, found)
+        _cache[where] = entry
         _cache.move_to_end(where)
         while len(_cache) > CACHE_SESSIONS:
             _cache.popitem(last=False)
-    return found
 
 
 def _mentions(value: Any, windows: set[str]) -> bool:
@@ -116,9 +159,10 @@ def secrets_in_text(store: Any, key: str, text: str, *, after_seq: int = -1) -> 
     sessions): a secret of ``REPEAT_MIN_CHARS`` (8) or more characters in ``text`` holds one
     of ``text``'s 8-character windows, and so does every row it was found in, so only the
     rows (and summaries) holding a window go through the detectors; reading the rest costs
-    about a fifth of a full scan. A session already in ``session_secrets``'s cache answers
-    from it. ``after_seq``: only the rows after it are read (a session that grew since a kept
-    answer, ``browse.titles``); the session's own title is then not read again."""
+    about a fifth of a full scan. A session already in ``session_secrets``'s cache (or the
+    store's kept secrets) answers from it. ``after_seq``: only the rows after it are read (a
+    session that grew since a kept answer, ``browse.titles``); the session's own title is then
+    not read again."""
     where = (str(getattr(store, "url", id(store))), key)
     with _lock:
         cached = _cache.get(where)
@@ -126,6 +170,8 @@ def secrets_in_text(store: Any, key: str, text: str, *, after_seq: int = -1) -> 
     if session is None:
         return {}
     state = (int(getattr(session, "entry_count", 0) or 0), session.title or "")
+    if cached is None and hasattr(store, "kept_secrets"):
+        cached = _kept(store, key, state)
     if cached is not None and cached[0] == state:
         return {v: k for v, k in cached[2].items() if v in text}
     windows = {text[i : i + REPEAT_MIN_CHARS] for i in range(len(text) - REPEAT_MIN_CHARS + 1)}

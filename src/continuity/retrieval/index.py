@@ -51,6 +51,7 @@ class VectorIndex:
         self._key = np.zeros(0, dtype=np.int32)  # index into self._keys
         self._seq = np.zeros(0, dtype=np.int64)
         self._keys: list[str] = []
+        self._order: np.ndarray | None = None  # key id -> place among sorted keys
         self._key_ids: dict[str, int] = {}
         self._n = 0
         self.last_id = 0
@@ -198,14 +199,26 @@ class VectorIndex:
                     out[(key, seq)] = None
                     continue
                 c = cos[pos]
-                ties = np.flatnonzero(cos == c)
-                before = sum(
-                    1
-                    for i in ties
-                    if (self._keys[self._key[rows[i]]], int(self._seq[rows[i]])) < (key, seq)
-                )
+                tied = rows[cos == c]  # rows of one cosine are ranked by (key, seq)
+                order = self._key_order()
+                tk, ts = order[self._key[tied]], self._seq[tied]
+                me = order[kid]
+                before = int(np.count_nonzero((tk < me) | ((tk == me) & (ts < seq))))
                 out[(key, seq)] = (int(np.count_nonzero(cos > c)) + before + 1, float(c))
         return out
+
+    def _key_order(self) -> np.ndarray:
+        """Each key id's place among the keys sorted as strings (held lock; recomputed when
+        keys were added): ties of one cosine compare (key, seq) in numpy, where comparing
+        them in Python cost O(ties) per row (the bench tree repeats rows: hundreds of ties)."""
+        np = self._np
+        if self._order is None or len(self._order) != len(self._keys):
+            order = np.empty(len(self._keys), dtype=np.int64)
+            order[sorted(range(len(self._keys)), key=self._keys.__getitem__)] = np.arange(
+                len(self._keys)
+            )
+            self._order = order
+        return self._order
 
     def memory_bytes(self) -> int:
         """Bytes held by the matrix and row arrays (capacity, not rows)."""

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Protocol
 
+import orjson
+
 from continuity.core.model import Entry, EntryKind, Note, Role, Run, Session, ToolCallIndex
 
 
@@ -75,6 +77,48 @@ class KeptTitle:
     line_sha256: str
     entry_count: int
     line: str
+
+
+@dataclass(frozen=True, slots=True)
+class KeptSecrets:
+    """A session's kept secret values (revision 0028, ``redaction.session.session_secrets``):
+    ``secrets`` maps each value (8 characters or more) to its kind, found in the own title
+    hashing to ``own_sha256`` and in the session's rows up to seq ``last_seq`` (-1: none),
+    of which there were ``entry_count``."""
+
+    session_key: str
+    own_sha256: str
+    entry_count: int
+    last_seq: int
+    secrets: dict[str, str]
+
+
+def kept_secrets_row(kept: KeptSecrets) -> dict[str, object]:
+    """The ``session_secrets`` row of ``kept`` (its secrets as sorted JSON; NUL characters, which
+    PostgreSQL text cannot hold, are escaped by JSON; in the key, U+FFFD as
+    ``store.schema.nul_free``). Standard library and orjson only: ``store.lite`` writes it
+    without SQLAlchemy."""
+    return {
+        "session_key": kept.session_key.replace("\x00", "\ufffd"),
+        "own_sha256": kept.own_sha256,
+        "entry_count": kept.entry_count,
+        "last_seq": kept.last_seq,
+        "secrets": orjson.dumps(kept.secrets, option=orjson.OPT_SORT_KEYS).decode("utf-8"),
+    }
+
+
+def decode_kept_secrets(
+    key: str, own_sha256: str, entry_count: int, last_seq: int, secrets: str
+) -> KeptSecrets | None:
+    """A ``session_secrets`` row read back; None when its JSON is not an object of strings (a
+    damaged cache row is computed again, never trusted)."""
+    try:
+        found = orjson.loads(secrets)
+    except orjson.JSONDecodeError:
+        return None
+    if not isinstance(found, dict) or not all(isinstance(v, str) for v in found.values()):
+        return None
+    return KeptSecrets(key, own_sha256, int(entry_count), int(last_seq), found)
 
 
 @dataclass(frozen=True, slots=True)

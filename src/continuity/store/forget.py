@@ -85,6 +85,7 @@ class ForgetStoreMixin(SqlParts):
                 t.runs,
                 t.notes,
                 t.session_titles,
+                t.session_secrets,
                 t.session_checkpoints,
                 t.session_leases,
                 t.refusal_receipts,

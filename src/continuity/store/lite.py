@@ -29,7 +29,7 @@ from __future__ import annotations
 import os
 import sqlite3
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack, contextmanager, suppress
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -52,7 +52,7 @@ if TYPE_CHECKING:
 
 #: The schema revision these queries read (``store.HEAD_REVISION`` when written; a test keeps
 #: them equal, so a new revision reviews this module).
-READ_REVISION = "0027"
+READ_REVISION = "0028"
 #: Columns of ``entries`` as ``store.bulk.ENTRY_COLUMNS`` lists them.
 _ENTRY_SELECT = (
     "session_key, seq, entry_id, native_id, parent_native_id, kind, role, type_name, "
@@ -152,6 +152,8 @@ class LiteStore:
         self._full: SqlStore | None = None
         self._batching = self._depth = 0
         self._stack: ExitStack | None = None
+        #: kept secrets found inside a reading ``batch()``, written when it ends
+        self._pending: list[dict[str, object]] = []
 
     # ------------------------------------------------------------------ plumbing
 
@@ -191,6 +193,12 @@ class LiteStore:
                 self._db.rollback()  # a snapshot that only read: nothing to keep
             self._stack = None
             self._depth = self._batching = 0
+            pending, self._pending = self._pending, []
+            if pending:
+                from continuity.core.errors import StoreError
+
+                with suppress(StoreError):  # a cache: a read-only workspace computes it again
+                    self._write_secrets(pending)
 
     def _join_full(self) -> SqlStore:
         """The full store; inside a ``batch()`` its own transaction, entered once."""
@@ -274,6 +282,51 @@ class LiteStore:
             for r in self._rows(sql, part):
                 out[r[0]] = KeptTitle(*r)
         return out
+
+    def kept_secrets(self, key: str) -> Any:
+        """``store.titles.TitleStoreMixin.kept_secrets`` over ``sqlite3`` (revision 0028)."""
+        if (full := self._through()) is not None:
+            return full.kept_secrets(key)
+        from continuity.store.base import decode_kept_secrets
+
+        rows = self._rows(
+            "SELECT own_sha256, entry_count, last_seq, secrets FROM session_secrets "
+            "WHERE session_key = ?",
+            (_nf(key),),
+        )
+        return decode_kept_secrets(key, *rows[0]) if rows else None
+
+    def keep_secrets(self, kept: Any) -> None:
+        """``store.titles.TitleStoreMixin.keep_secrets`` over ``sqlite3`` (a cache write):
+        inside a ``batch()`` that joined the full store, the full store's; inside one that
+        only reads (``show``, ``continue``: one snapshot), kept and written when it ends, so
+        the fast path loads no SQLAlchemy. Raises ``StoreError`` when the database cannot be
+        written (a read-only workspace) outside a batch; at a batch's end the write is
+        skipped (a cache: computed again)."""
+        from continuity.store.base import kept_secrets_row
+
+        if self._batching:
+            self._full.keep_secrets(kept)  # type: ignore[union-attr]
+        elif self._depth:  # a read snapshot of sqlite3: written when the batch ends
+            self._pending.append(kept_secrets_row(kept))
+        else:
+            self._write_secrets([kept_secrets_row(kept)])
+
+    def _write_secrets(self, rows: list[dict[str, object]]) -> None:
+        from continuity.core.errors import StoreError
+
+        sql = (
+            "INSERT INTO session_secrets (session_key, own_sha256, entry_count, last_seq, "
+            "secrets) VALUES (:session_key, :own_sha256, :entry_count, :last_seq, :secrets) "
+            "ON CONFLICT (session_key) DO UPDATE SET own_sha256 = excluded.own_sha256, "
+            "entry_count = excluded.entry_count, last_seq = excluded.last_seq, "
+            "secrets = excluded.secrets"
+        )
+        try:
+            with self._db:  # one transaction, committed
+                self._db.executemany(sql, rows)
+        except sqlite3.Error as exc:
+            raise StoreError(f"database error on {self.url}: {type(exc).__name__}: {exc}") from exc
 
     def get_session(self, key: str) -> Session | None:
         if (full := self._through()) is not None:

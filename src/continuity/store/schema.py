@@ -224,6 +224,19 @@ session_titles = Table(
     Column("line", Text, nullable=False),
 )
 
+#: revision 0028 (issue 43 goal 3): each session's secret values found by the session-wide
+#: rule (``redaction.session``), kept with what they were computed from (``store.titles``); a
+#: cache, computed again when lost. Local only: team sync never pushes it.
+session_secrets = Table(
+    "session_secrets",
+    metadata,
+    Column("session_key", String(200), primary_key=True),
+    Column("own_sha256", String(64), nullable=False),
+    Column("entry_count", Integer, nullable=False),
+    Column("last_seq", Integer, nullable=False),
+    Column("secrets", Text, nullable=False),
+)
+
 media = Table(
     "media",
     metadata,

@@ -1,4 +1,5 @@
-"""The kept session titles (issue 43 goal 3, issue 44: a list of sessions in one read).
+"""The kept session titles and secrets (issue 43 goal 3, issue 44: a list of sessions in one
+read, a session's rows redacted without scanning them each time).
 
 A session's title is redacted by the session-wide rule (``browse.titles``), which needs the
 secrets found in the session's rows: computed at each listing, ``continuity sessions`` read
@@ -8,6 +9,11 @@ session's own title (``own_sha256``) and of the unredacted line (``line_sha256``
 of its rows were scanned (``entry_count``). A reader uses a kept line while the session still
 has that many rows and that own title; a session that grew is scanned from its first new row
 on (``browse.titles``). The table is a cache: losing it loses nothing (it is computed again).
+
+``session_secrets`` (revision 0028) keeps, the same way, the secret values the session-wide
+rule found in a session (``redaction.session.session_secrets``): the own title's SHA-256, the
+row count and the last row scanned. The values are stored as JSON (``{value: kind}``); they
+stay in this database, which holds them in ``raw_lines`` too, and team sync never reads them.
 """
 
 from __future__ import annotations
@@ -17,14 +23,41 @@ from collections.abc import Iterable, Sequence
 from sqlalchemy import select
 
 from continuity.store import schema as t
-from continuity.store.base import KeptTitle
+from continuity.store.base import KeptSecrets, KeptTitle, decode_kept_secrets, kept_secrets_row
 from continuity.store.parts import SqlParts
 
 _CHUNK = 500  # bound on IN-lists
 
 
 class TitleStoreMixin(SqlParts):
-    """``kept_titles`` / ``keep_titles``: the ``session_titles`` cache (module docstring)."""
+    """``kept_titles`` / ``keep_titles``: the ``session_titles`` cache; ``kept_secrets`` /
+    ``keep_secrets``: the ``session_secrets`` cache (module docstring)."""
+
+    def kept_secrets(self, key: str) -> KeptSecrets | None:
+        """The kept secrets of session ``key``, or None when none are kept."""
+        c = t.session_secrets.c
+        with self._conn() as conn:
+            r = conn.execute(
+                select(c.own_sha256, c.entry_count, c.last_seq, c.secrets).where(
+                    c.session_key == t.nul_free(key)
+                )
+            ).first()
+        return None if r is None else decode_kept_secrets(key, *r)
+
+    def keep_secrets(self, kept: KeptSecrets) -> None:
+        """Insert or replace the kept secrets of ``kept.session_key``."""
+        stmt = t.upsert_insert(self.dialect, t.session_secrets)
+        stmt = stmt.on_conflict_do_update(
+            index_elements=["session_key"],
+            set_={
+                "own_sha256": stmt.excluded.own_sha256,
+                "entry_count": stmt.excluded.entry_count,
+                "last_seq": stmt.excluded.last_seq,
+                "secrets": stmt.excluded.secrets,
+            },
+        )
+        with self._conn() as conn:
+            conn.execute(stmt, [kept_secrets_row(kept)])
 
     def kept_titles(self, keys: Iterable[str]) -> dict[str, KeptTitle]:
         """``{session_key: KeptTitle}`` of the ``keys`` that have one (one query per 500)."""
@@ -73,4 +106,8 @@ class TitleStoreMixin(SqlParts):
             )
 
 
-__all__ = ["KeptTitle", "TitleStoreMixin"]
+__all__ = [
+    "KeptSecrets",
+    "KeptTitle",
+    "TitleStoreMixin",
+]
