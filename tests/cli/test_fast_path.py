@@ -355,3 +355,24 @@ def test_search_without_a_daemon_or_a_match_searches_in_process(served: Path, tm
     fast, base, loaded = _both(home, ["search", "export job"], tmp_path)
     assert (fast.returncode, fast.stdout) == (base.returncode, base.stdout)
     assert fast.returncode == 0 and "typer" in loaded.split()
+
+
+@pytest.mark.parametrize(
+    ("values", "asked"), [({}, 20), ({"-n": "3"}, 3), ({"--count": "0"}, 500), ({"-n": "500"}, 500)]
+)
+def test_search_asks_the_daemon_for_the_count_the_command_shows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, values: dict[str, str], asked: int
+):
+    """Without ``-n`` the client asked the daemon for 500 hits and printed them all, where
+    the command prints its default 20 (the sample's queries have fewer than 20 hits, so the
+    byte-for-byte cases above could not see it; found on the 100 MB bench tree)."""
+    from continuity.cli import fast
+    from continuity.cli.commands.browse import MAX_HITS
+
+    sent: list[dict[str, Any]] = []
+    monkeypatch.setattr(fast, "_daemon_search", lambda home, body: sent.append(body) or [])
+    given = {"--json", *values}
+    with pytest.raises(fast._Unsure):  # no hit: the in-process command explains
+        fast._search(["export"], given, {"--home": str(tmp_path / "ws"), **values})
+    assert [b["limit"] for b in sent] == [asked]
+    assert fast.MAX_HITS == MAX_HITS

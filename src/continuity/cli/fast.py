@@ -41,11 +41,13 @@ COMMANDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
         ),
     ),
 }
-#: ``search``'s choices and bound (``cli.commands.browse``: ``MODES``, ``--role``, ``MAX_HITS``).
-SEARCH_MODES, SEARCH_ROLES, MAX_HITS = (
+#: ``search``'s choices, bound and default (``cli.commands.browse``: ``MODES``, ``--role``,
+#: ``MAX_HITS``, ``--count``'s default).
+SEARCH_MODES, SEARCH_ROLES, MAX_HITS, SEARCH_HITS = (
     ("hybrid", "words", "vectors"),
     ("user", "assistant", "tool", "system"),
     500,
+    20,
 )
 #: How long the search client waits for the daemon before it searches in-process, in seconds.
 SEARCH_SECONDS = 5.0
@@ -424,6 +426,8 @@ def _search(args: list[str], given: set[str], values: dict[str, str]) -> int:
     if len(args) != 1 or not args[0].strip():
         raise _Unsure
     limit = _number(values.get("-n", values.get("--count")), 0, MAX_HITS)
+    if limit is None:  # no -n: the option's default (it asked the daemon for 500: review)
+        limit = SEARCH_HITS
     mode = values.get("--mode", "hybrid")
     role = values.get("--role")
     harness = values.get("--harness")
