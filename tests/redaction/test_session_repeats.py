@@ -203,9 +203,8 @@ def test_kept_secrets_read_and_written_through_lite(tmp_path):
     assert lite.kept_secrets("no-such-session") is None
 
     # inside a reading batch (the fast path's one snapshot) the write waits for its end
-    with open_store(url) as full:
-        with full.engine.begin() as conn:
-            conn.exec_driver_sql("DELETE FROM session_secrets")
+    with open_store(url) as full, full.engine.begin() as conn:
+        conn.exec_driver_sql("DELETE FROM session_secrets")
     _forget_process_cache()
     lite = open_lite(url, read_only=False)
     assert lite is not None
