@@ -107,8 +107,8 @@ def test_the_stored_vectors_are_loaded_for_search_at_start(sqlite_store, tmp_pat
     """Issue 43 goal 3: the thread loads the vectors already stored into the process's
     search index before any search asks (the first search after ``serve`` paid 1.8 s for it
     on the 100 MB bench tree)."""
-    from continuity.retrieval.embedding import embed_pending
     from continuity.retrieval.embedder import load_embedder
+    from continuity.retrieval.embedding import embed_pending
     from continuity.retrieval.index import _SHARED, _SHARED_LOCK
     from continuity.retrieval.settings import RetrievalSettings
 
