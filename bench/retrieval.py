@@ -446,6 +446,8 @@ def _pool_vectors(
     plus Gaussian noise (sigma 0.02 per dimension), renormalised, written in chunks."""
     import numpy as np
 
+    from continuity.retrieval.quantize import encode
+
     n_pool = min(POOL, total)
     t = time.perf_counter()
     pool = embedder.encode([words.sentence(words.rng.randint(10, 60)) for _ in range(n_pool)])
@@ -460,10 +462,9 @@ def _pool_vectors(
             0, 0.02, (len(chunk), pool.shape[1])
         ).astype(np.float32)
         vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        vecs = vecs.astype("<f4")
-        with store.batch():
+        with store.batch():  # stored as the embedding pass stores them (retrieval.quantize)
             written += store.put_entry_vectors(
-                embedder.model_id, [(k, s, vecs[j].tobytes()) for j, (k, s) in enumerate(chunk)]
+                embedder.model_id, [(k, s, encode(vecs[j])) for j, (k, s) in enumerate(chunk)]
             )
         if lo and lo % 200_000 == 0:
             log(f"  {lo:,} vectors")
@@ -555,14 +556,11 @@ def above_floor(embedder: Any, queries: list[str], vectors: Any) -> float | None
 
 def _corpus_vectors(store: Any, model: str) -> Any:
     """Every stored row vector of ``model`` as one float32 matrix (None without vectors)."""
-    import numpy as np
 
-    chunks = [
-        np.frombuffer(v, dtype="<f4")
-        for batch in store.iter_entry_vectors(model)
-        for _, _, _, v in batch
-    ]
-    return np.vstack(chunks) if chunks else None
+    from continuity.retrieval.quantize import decode
+
+    blobs = [v for batch in store.iter_entry_vectors(model) for _, _, _, v in batch]
+    return decode(blobs, int(model.rsplit("/", 1)[1])) if blobs else None
 
 
 def _ranker_at_scale(store: Any, mode: str, settings: RetrievalSettings) -> Callable[[str], Any]:

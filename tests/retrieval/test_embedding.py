@@ -41,16 +41,22 @@ def test_embed_pending_embeds_only_redacted_text(store, recording):
     assert embed_text(store.entries("s")[0]).startswith("use [REDACTED:")
 
 
-def test_embed_pending_skips_empty_rows_and_stores_unit_float32(store, recording):
-    """A row with no text gets an empty vector (not read again); the others are unit float32
-    vectors of the model's dimension."""
+def test_embed_pending_skips_empty_rows_and_stores_int8_of_unit_vectors(store, recording):
+    """A row with no text gets an empty vector (not read again); the others are stored as
+    int8 with a scale (``retrieval.quantize``: 260 bytes at 256 dimensions, a quarter of
+    float32) and read back as unit vectors within 1e-2 of the model's."""
     load(store, [U("the parser test is flaky"), A()], key="s")
     report = embed_pending(store, recording)
     assert (report.embedded, report.skipped, report.left) == (1, 1, 0)
     rows = _vectors(store, recording.model_id)
     assert [(k, s) for _, k, s, _ in rows] == [("s", 0)]
-    vec = np.frombuffer(rows[0][3], dtype="<f4")
+    from continuity.retrieval.quantize import decode
+
+    assert len(rows[0][3]) == 256 + 4
+    vec = decode([rows[0][3]], 256)[0]
     assert vec.shape == (256,) and abs(float(np.linalg.norm(vec)) - 1.0) < 1e-5
+    model = recording.encode(["the parser test is flaky"])[0]
+    assert float(vec @ model) > 0.9999  # the same direction, within the rounding
     assert embed_pending(store, recording) == type(report)(0, 0, 0)
     assert store.count_entries_to_embed(recording.model_id) == 0
 

@@ -175,6 +175,8 @@ _COUNTER = itertools.count()
 
 def _brute(store, embedder, query, filters, project, limit, mode):
     """Every row's full words rank and vector rank, fused without bounds."""
+    from continuity.retrieval.quantize import decode
+
     q = hybrid.parse_query(query)
     keys = store.session_keys_where(projects=filters.projects)
     rows = [(k, e) for k in keys for e in store.entries(k)]
@@ -189,7 +191,7 @@ def _brute(store, embedder, query, filters, project, limit, mode):
             ranks[(h.session_key, h.seq)][0] = r
     if mode in ("hybrid", "vectors"):
         vecs = {
-            (k, s): np.frombuffer(v, dtype="<f4")
+            (k, s): decode([v], embedder.dim)[0]
             for c in store.iter_entry_vectors(embedder.model_id)
             for _, k, s, v in c
             if (k, s) in ranks

@@ -66,9 +66,11 @@ class EmbedReport:
 
 
 def _as_bytes(vectors: np.ndarray, texts: list[str]) -> list[bytes]:
+    from continuity.retrieval.quantize import encode
+
     out = []
     for vec, text in zip(vectors, texts, strict=True):
-        out.append(vec.astype("<f4").tobytes() if text.strip() and vec.any() else b"")
+        out.append(encode(vec) if text.strip() and vec.any() else b"")
     return out
 
 

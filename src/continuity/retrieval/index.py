@@ -74,18 +74,23 @@ class VectorIndex:
 
     def add(self, rows: list[tuple[int, str, int, bytes]]) -> int:
         """Add ``(vector_id, key, seq, vector bytes)`` rows (ids above ``last_id``, in
-        order); returns how many. Vectors of another dimension raise ``ValueError``."""
-        np = self._np
+        order; bytes as ``retrieval.quantize`` stores them); returns how many. Vectors of
+        another dimension raise ``ValueError``."""
+        from continuity.retrieval.quantize import decode
+
         with self._lock:
             rows = [r for r in rows if r[0] > self.last_id and r[3]]
             if not rows:
                 return 0
-            mat = np.frombuffer(b"".join(r[3] for r in rows), dtype="<f4")
-            if mat.size != len(rows) * self.dim:
-                raise ValueError(f"vectors of {self.model_id} are not all {self.dim}-dimensional")
+            try:
+                mat = decode([r[3] for r in rows], self.dim)
+            except ValueError as exc:
+                raise ValueError(
+                    f"vectors of {self.model_id} are not all {self.dim}-dimensional: {exc}"
+                ) from None
             self._grow(self._n + len(rows))
             end = self._n + len(rows)
-            self._mat[self._n : end] = mat.reshape(len(rows), self.dim)
+            self._mat[self._n : end] = mat
             ids = []
             for _, key, _, _ in rows:
                 kid = self._key_ids.get(key)
