@@ -340,14 +340,27 @@ def test_search_without_a_daemon_or_a_match_searches_in_process(served: Path, tm
     it searches in-process, as before."""
     fast, base, loaded = _both(served, ["search", "zzqqxxnomatch"], tmp_path)
     assert (
-        (fast.returncode, fast.stderr)
-        == (base.returncode, base.stderr)
-        == (
-            1,
-            b"no row matches 'zzqqxxnomatch'\n",
-        )
+        (fast.returncode, fast.stdout, fast.stderr)
+        == (base.returncode, base.stdout, base.stderr)
+        == (1, b"", b"no row matches 'zzqqxxnomatch'\n")
     )
-    assert "typer" in loaded.split()
+    # the daemon said it: no search again in-process (it cost 1.8 s on the bench tree)
+    assert loaded == ""
+    for argv in (
+        ["search", "and or not"],  # stop words only: the command says why
+        ["search", "zzqq\x1b[31mxx"],  # a control character, shown as its escape
+        ["search", "zzqqxxnomatch", "--json"],  # nothing on either stream
+    ):
+        fast, base, loaded = _both(served, argv, tmp_path)
+        assert (fast.returncode, fast.stdout, fast.stderr) == (
+            base.returncode,
+            base.stdout,
+            base.stderr,
+        )
+        assert fast.returncode == 1 and loaded == "", argv
+    fast, base, loaded = _both(served, ["search", "zzqq:smile:xx"], tmp_path)
+    assert (fast.returncode, fast.stderr) == (base.returncode, base.stderr)
+    assert "typer" in loaded.split()  # a colon: the command says it (Rich's emoji codes)
     home = tmp_path / "nodaemon"
     import shutil
 
@@ -370,9 +383,9 @@ def test_search_asks_the_daemon_for_the_count_the_command_shows(
     from continuity.cli.commands.browse import MAX_HITS
 
     sent: list[dict[str, Any]] = []
-    monkeypatch.setattr(fast, "_daemon_search", lambda home, body: sent.append(body) or [])
+    monkeypatch.setattr(fast, "_daemon_search", lambda home, body: sent.append(body) or ([], None))
     given = {"--json", *values}
-    with pytest.raises(fast._Unsure):  # no hit: the in-process command explains
+    with pytest.raises(fast._Unsure):  # no hit, no word from the daemon: the command says
         fast._search(["export"], given, {"--home": str(tmp_path / "ws"), **values})
     assert [b["limit"] for b in sent] == [asked]
     assert fast.MAX_HITS == MAX_HITS

@@ -209,7 +209,24 @@ def search(
     return out
 
 
+def no_match_message(query: str) -> str:
+    """What ``continuity search`` says on standard error when no row matches ``query`` (exit
+    1), the same from the in-process command and the daemon's client: ``no row matches
+    'QUERY'``, and why when the query holds only stop words the index leaves out."""
+    from continuity.core.text import clean
+    from continuity.transcripts.memories import query_words
+
+    why = ""
+    if query_words(query) and not query_terms(query):  # e.g. "AND", "or not"
+        why = (
+            ": it holds only common English words (stop words such as and, or, not), "
+            "which the index leaves out; add a word that is not one"
+        )
+    return f"no row matches {clean(query)!r}{why}"
+
+
 __all__ = [
+    "no_match_message",
     "SearchHit",
     "search",
     "snippet",

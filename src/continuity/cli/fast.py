@@ -456,7 +456,7 @@ def _search(args: list[str], given: set[str], values: dict[str, str]) -> int:
     home = _home(values)
     from continuity.core.config import resolve_home
 
-    hits = _daemon_search(
+    hits, no_match = _daemon_search(
         str(resolve_home(home)),
         {
             "query": args[0],
@@ -472,7 +472,16 @@ def _search(args: list[str], given: set[str], values: dict[str, str]) -> int:
         },
     )
     if not hits:
-        raise _Unsure
+        # the daemon says what the command says (``browse.search.no_match_message``), printed
+        # as its console prints it; a colon could be an emoji code to Rich: the command says it
+        if no_match is None or ":" in args[0]:
+            raise _Unsure
+        if not as_json:
+            from continuity.core.text import CONTROL_ESCAPES
+
+            sys.stderr.write(no_match.translate(CONTROL_ESCAPES) + "\n")
+            sys.stderr.flush()
+        return 1  # grep's: no row matched
     from continuity.cli.lines import search_hit_lines, with_home
 
     for hit in hits:
@@ -492,8 +501,9 @@ def _search(args: list[str], given: set[str], values: dict[str, str]) -> int:
     return 0
 
 
-def _daemon_search(home: str, body: dict[str, Any]) -> list[dict[str, Any]]:
-    """The hits the workspace's daemon answers ``body`` with (``POST /api/search``);
+def _daemon_search(home: str, body: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
+    """The hits the workspace's daemon answers ``body`` with (``POST /api/search``) and, with
+    none, what the command says about it (``no_match``; None from a daemon that does not say);
     ``_Unsure`` when no daemon of it runs, it does not answer in ``SEARCH_SECONDS``, or it
     answers anything but 200 with a list of hits."""
     import time
@@ -515,12 +525,14 @@ def _daemon_search(home: str, body: dict[str, Any]) -> list[dict[str, Any]]:
             daemon_headers(home),
             time.monotonic() + SEARCH_SECONDS,
         )
-        hits = orjson.loads(payload)["hits"] if status == 200 else None
+        answer = orjson.loads(payload) if status == 200 else None
+        hits = answer["hits"] if isinstance(answer, dict) else None
     except (OSError, ValueError, KeyError, TypeError):
         raise _Unsure from None
     if not isinstance(hits, list) or not all(isinstance(h, dict) for h in hits):
         raise _Unsure
-    return hits
+    no_match = answer.get("no_match") if isinstance(answer, dict) else None
+    return hits, no_match if isinstance(no_match, str) else None
 
 
 _RUN = {

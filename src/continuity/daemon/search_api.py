@@ -8,10 +8,12 @@ what comes back, as the in-process command would print it; when it does not (or 
 anything but 200), the command searches in-process as before.
 
 The body is ``SearchBody``; the answer ``{"hits": [SearchHit.to_dict(), ...]}`` in the order
-``Workspace.search`` returns them (best first), encoded by ``orjson`` as ``search --json``
-encodes each hit. The search is ``Workspace.search`` itself, over the daemon's store: the
-folders (``projects``) and the asker's folder (``near``) come from the client, resolved on its
-side, as the daemon's own working folder means nothing to the asker.
+``Workspace.search`` returns them (best first), and with no hit ``{"hits": [], "no_match":
+MESSAGE}`` (``browse.search.no_match_message``: what the command prints on standard error),
+encoded by ``orjson`` as ``search --json`` encodes each hit. The search is
+``Workspace.search`` itself, over the daemon's store: the folders (``projects``) and the
+asker's folder (``near``) come from the client, resolved on its side, as the daemon's own
+working folder means nothing to the asker.
 """
 
 from __future__ import annotations
@@ -76,6 +78,13 @@ def add_search_route(app: Any, live: Any) -> None:
             return JSONResponse(
                 error_body("invalid_request", str(exc), [{"field": "body", "message": str(exc)}]),
                 400,
+            )
+        if not hits:  # what the command says, so the client need not search again to say it
+            from continuity.browse.search import no_match_message
+
+            return Response(
+                orjson.dumps({"hits": [], "no_match": no_match_message(body.query)}),
+                media_type="application/json",
             )
         payload = b'{"hits":[' + b",".join(orjson.dumps(h.to_dict()) for h in hits) + b"]}"
         return Response(payload, media_type="application/json")

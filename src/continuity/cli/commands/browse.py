@@ -35,7 +35,7 @@ from continuity.cli.commands.common import (
 )
 from continuity.core.errors import InputError
 from continuity.core.model import MAX_SEQ
-from continuity.core.text import clean, json_terminal_safe_bytes
+from continuity.core.text import json_terminal_safe_bytes
 
 #: The most hits ``search`` prints (``-n 0``: all of them up to this).
 MAX_HITS = 500
@@ -157,15 +157,9 @@ def search_cmd(
             raise typer.Exit(EXIT_NO_MATCH)
         return
     if not hits:
-        from continuity.transcripts.memories import query_terms, query_words
+        from continuity.browse.search import no_match_message
 
-        why = ""
-        if query_words(query) and not query_terms(query):  # e.g. "AND", "or not"
-            why = (
-                ": it holds only common English words (stop words such as and, or, not), "
-                "which the index leaves out; add a word that is not one"
-            )
-        err.print(f"no row matches {clean(query)!r}{why}", markup=False)
+        err.print(no_match_message(query), markup=False)  # as the daemon's client prints it
         raise typer.Exit(EXIT_NO_MATCH)
     from rich.text import Text
 
