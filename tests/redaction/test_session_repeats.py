@@ -98,12 +98,10 @@ def test_search_snippets_are_redacted_as_show_redacts_the_row(store):
     ]
 
 
-def test_a_session_is_scanned_once_for_many_hits(store):
-    """The collected secrets are cached per (session, row count, title): a second output of
-    the same session reads no row; a session that grew is read from its last row read on."""
-    _load(store)
-    session_secrets(store, KEY)
-    reads = []
+def _count_reads(store) -> list:
+    """The ``after_seq`` of each ``store.entries`` call from now on (``del store.entries``
+    restores it)."""
+    reads: list = []
     original = store.entries
 
     def counting(*args, **kwargs):
@@ -111,6 +109,15 @@ def test_a_session_is_scanned_once_for_many_hits(store):
         return original(*args, **kwargs)
 
     store.entries = counting  # type: ignore[method-assign]
+    return reads
+
+
+def test_a_session_is_scanned_once_for_many_hits(store):
+    """The collected secrets are cached per (session, row count, title): a second output of
+    the same session reads no row; a session that grew is read from its last row read on."""
+    _load(store)
+    session_secrets(store, KEY)
+    reads = _count_reads(store)
     try:
         assert "plainpropval4455" in session_secrets(store, KEY)
         assert reads == []
@@ -143,14 +150,7 @@ def test_a_session_is_scanned_once_across_processes(store):
     assert kept.secrets == first
     assert set(first) == {"hunter2hunter2xyz", "plainpropval4455", "k8sSigningVal7788"}
 
-    reads = []
-    original = store.entries
-
-    def counting(*args, **kwargs):
-        reads.append(kwargs.get("after_seq"))
-        return original(*args, **kwargs)
-
-    store.entries = counting  # type: ignore[method-assign]
+    reads = _count_reads(store)
     try:
         _forget_process_cache()
         assert session_secrets(store, KEY) == first

@@ -12,6 +12,7 @@ spread that comparison over several modules.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -485,6 +486,16 @@ def upsert_insert(dialect: str, table: Table) -> Any:
     else:
         from sqlalchemy.dialects.postgresql import insert
     return insert(table)
+
+
+def upsert_replace(dialect: str, table: Table, keys: Sequence[str]) -> Any:
+    """``upsert_insert`` of ``table`` that, on a conflict on the columns ``keys``, replaces
+    every other column with the inserted row's (insert or replace, one statement)."""
+    stmt = upsert_insert(dialect, table)
+    return stmt.on_conflict_do_update(
+        index_elements=list(keys),
+        set_={c.name: stmt.excluded[c.name] for c in table.columns if c.name not in keys},
+    )
 
 
 def _graph_keys(*names: str) -> list[Column]:

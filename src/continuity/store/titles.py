@@ -46,16 +46,7 @@ class TitleStoreMixin(SqlParts):
 
     def keep_secrets(self, kept: KeptSecrets) -> None:
         """Insert or replace the kept secrets of ``kept.session_key``."""
-        stmt = t.upsert_insert(self.dialect, t.session_secrets)
-        stmt = stmt.on_conflict_do_update(
-            index_elements=["session_key"],
-            set_={
-                "own_sha256": stmt.excluded.own_sha256,
-                "entry_count": stmt.excluded.entry_count,
-                "last_seq": stmt.excluded.last_seq,
-                "secrets": stmt.excluded.secrets,
-            },
-        )
+        stmt = t.upsert_replace(self.dialect, t.session_secrets, ["session_key"])
         with self._conn() as conn:
             conn.execute(stmt, [kept_secrets_row(kept)])
 
@@ -80,16 +71,7 @@ class TitleStoreMixin(SqlParts):
         """Insert or replace the kept title of each session of ``titles``."""
         if not titles:
             return
-        stmt = t.upsert_insert(self.dialect, t.session_titles)
-        stmt = stmt.on_conflict_do_update(
-            index_elements=["session_key"],
-            set_={
-                "own_sha256": stmt.excluded.own_sha256,
-                "line_sha256": stmt.excluded.line_sha256,
-                "entry_count": stmt.excluded.entry_count,
-                "line": stmt.excluded.line,
-            },
-        )
+        stmt = t.upsert_replace(self.dialect, t.session_titles, ["session_key"])
         with self._conn() as conn:
             conn.execute(
                 stmt,
