@@ -389,3 +389,75 @@ def test_search_asks_the_daemon_for_the_count_the_command_shows(
         fast._search(["export"], given, {"--home": str(tmp_path / "ws"), **values})
     assert [b["limit"] for b in sent] == [asked]
     assert fast.MAX_HITS == MAX_HITS
+
+
+@pytest.fixture(scope="module")
+def remembered(served: Path) -> Path:
+    """The served workspace with three memories, one from a session (for ``--expand``)."""
+    key = "3185d1ef-21e2-4727-91d3-fda9d4ee95a1"  # the Claude Code example session
+    for argv in (
+        ["remember", "We deploy staging with make deploy-staging", "--type", "decision"],
+        ["remember", "The export job retries three times", "--tag", "ops", "--source", key],
+        ["remember", "Staging runs on the small cluster", "--tag", "ops", "--tag", "infra"],
+    ):
+        subprocess.run(
+            [sys.executable, "-c", BASELINE, *argv],
+            env=_env(served),
+            check=True,
+            capture_output=True,
+        )
+    return served
+
+
+RECALL_CASES = [
+    ["recall", "deploy staging"],
+    ["recall", "deploy staging", "--json"],
+    ["recall", "staging", "-n", "1"],
+    ["recall", "staging", "--limit=0"],
+    ["recall", "export job", "--expand"],
+    ["recall", "export job", "--expand", "--json"],
+    ["recall", "staging", "--type", "decision"],
+    ["recall", "zzqqnomatch"],
+    ["recall", "zzqqnomatch", "--json"],
+]
+
+
+@pytest.mark.parametrize("argv", RECALL_CASES, ids=" ".join)
+def test_recall_as_the_daemons_client_prints_what_the_command_printed(
+    remembered: Path, tmp_path: Path, argv: list[str]
+):
+    """Issue 43 goal 3: ``recall`` with the daemon running is its client (the command alone
+    loads the embedding model and the vectors: 1.4 s on the sample workspace), and prints
+    the same bytes on both streams with the same exit status (1: nothing matched)."""
+    fast, base, loaded = _both(remembered, argv, tmp_path)
+    assert (fast.returncode, fast.stdout, fast.stderr) == (
+        base.returncode,
+        base.stdout,
+        base.stderr,
+    )
+    assert fast.stdout or fast.stderr
+    assert fast.returncode == (1 if "zzqqnomatch" in argv else 0)
+    assert loaded == ""  # the daemon answered: no Typer, Rich, SQLAlchemy, pydantic here
+
+
+def test_recall_takes_the_command_path_for_what_it_leaves_to_click(
+    remembered: Path, tmp_path: Path
+):
+    """``--tag`` repeats (Click reads it), a colon could be an emoji code to Rich: the
+    command runs, with the same output."""
+    for argv in (["recall", "staging", "--tag", "ops"], ["recall", "zzqq:smile:"]):
+        fast, base, loaded = _both(remembered, argv, tmp_path)
+        assert (fast.returncode, fast.stdout, fast.stderr) == (
+            base.returncode,
+            base.stdout,
+            base.stderr,
+        )
+        assert "typer" in loaded.split(), argv
+
+
+def test_the_console_entry_sends_every_fast_command_to_the_fast_path():
+    """``recall`` was added to ``cli.fast`` and not to the console's list: it never ran."""
+    from continuity.cli.fast import COMMANDS
+    from continuity.cli.hookcmd import FAST_COMMANDS
+
+    assert set(COMMANDS) == FAST_COMMANDS

@@ -1,8 +1,9 @@
 """The read commands without Typer (issue 43 goal 3: ``sessions``, ``show`` and ``continue`` as
 processes within 100 ms and 6x ``python -c pass``; they took 500 ms, most of it importing
 Typer, Rich, SQLAlchemy and pydantic), ``import`` when nothing changed (goal 4: an
-unchanged re-import; ``_import`` says when), and ``search`` as a client of the running daemon
-(``_search``).
+unchanged re-import; ``_import`` says when), and ``search`` and ``recall`` as clients of the
+running daemon (``_search``, ``_recall``: the daemon has the embedding model and the vectors
+loaded, where the command alone spent 1.5 s loading them).
 
 ``run(argv)`` runs ``argv`` when it is one of those commands in a form this module parses
 exactly as Click does (the options each command declares in ``cli.app``, as ``--opt VALUE``
@@ -33,6 +34,10 @@ COMMANDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
     "show": (frozenset({"--json", "--all", "--raw"}), frozenset({"--seq", "--home"})),
     "continue": (frozenset({"--json"}), frozenset({"--budget", "--home"})),
     "import": (frozenset({"--json", "--no-embed"}), frozenset({"--home"})),
+    "recall": (
+        frozenset({"--json", "--expand"}),
+        frozenset({"-n", "--limit", "--type", "--home"}),
+    ),
     "search": (
         frozenset({"--json", "--here"}),
         frozenset(
@@ -501,11 +506,10 @@ def _search(args: list[str], given: set[str], values: dict[str, str]) -> int:
     return 0
 
 
-def _daemon_search(home: str, body: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
-    """The hits the workspace's daemon answers ``body`` with (``POST /api/search``) and, with
-    none, what the command says about it (``no_match``; None from a daemon that does not say);
-    ``_Unsure`` when no daemon of it runs, it does not answer in ``SEARCH_SECONDS``, or it
-    answers anything but 200 with a list of hits."""
+def _daemon_post(home: str, path: str, body: dict[str, Any]) -> dict[str, Any]:
+    """The JSON object the workspace's daemon answers ``body`` at ``path`` with; ``_Unsure``
+    when no daemon of it runs, it does not answer in ``SEARCH_SECONDS``, or it answers
+    anything but 200 with an object."""
     import time
 
     import orjson
@@ -520,19 +524,81 @@ def _daemon_search(home: str, body: dict[str, Any]) -> tuple[list[dict[str, Any]
         status, payload = post(
             where[0],
             where[1],
-            "/api/search",
+            path,
             orjson.dumps(body),
             daemon_headers(home),
             time.monotonic() + SEARCH_SECONDS,
         )
         answer = orjson.loads(payload) if status == 200 else None
-        hits = answer["hits"] if isinstance(answer, dict) else None
-    except (OSError, ValueError, KeyError, TypeError):
+    except (OSError, ValueError):
         raise _Unsure from None
+    if not isinstance(answer, dict):
+        raise _Unsure
+    return answer
+
+
+def _daemon_search(home: str, body: dict[str, Any]) -> tuple[list[dict[str, Any]], str | None]:
+    """The hits the workspace's daemon answers ``body`` with (``POST /api/search``) and, with
+    none, what the command says about it (``no_match``; None from a daemon that does not say);
+    ``_Unsure`` as ``_daemon_post``, or for an answer without a list of hits."""
+    answer = _daemon_post(home, "/api/search", body)
+    hits = answer.get("hits")
     if not isinstance(hits, list) or not all(isinstance(h, dict) for h in hits):
         raise _Unsure
-    no_match = answer.get("no_match") if isinstance(answer, dict) else None
+    no_match = answer.get("no_match")
     return hits, no_match if isinstance(no_match, str) else None
+
+
+def _recall(args: list[str], given: set[str], values: dict[str, str]) -> int:
+    """``recall QUERY`` as a client of the workspace's running daemon (``POST /api/recall``,
+    ``daemon.search_api``), printing what ``cli.commands.memory.recall_cmd`` prints;
+    ``_Unsure`` (the command recalls in-process) when no daemon answers, for ``--tag`` (it
+    repeats: Click's to read) and for a value this path does not check."""
+    import os
+
+    if len(args) != 1 or not args[0].strip() or ("-n" in values and "--limit" in values):
+        raise _Unsure
+    limit = _number(values.get("-n", values.get("--limit")), 0, 100)
+    as_json = "--json" in given
+    if not as_json:
+        from continuity.cli.output import plain_stdout
+
+        if not plain_stdout():
+            raise _Unsure
+    home = _home(values)
+    from continuity.core.config import resolve_home
+
+    answer = _daemon_post(
+        str(resolve_home(home)),
+        "/api/recall",
+        {
+            "query": args[0],
+            "limit": 10 if limit is None else limit or 100,
+            "expand": "--expand" in given,
+            "type": values.get("--type"),
+            "near": os.getcwd(),
+        },
+    )
+    found = answer.get("found")
+    if not isinstance(found, dict) or not isinstance(found.get("results"), list):
+        raise _Unsure
+    results = found["results"]
+    if not results and ":" in args[0]:
+        raise _Unsure  # the message could hold an emoji code to Rich: the command says it
+    if as_json:
+        from continuity.cli.output import emit_json
+
+        emit_json(found)
+        return 0 if results else 1
+    from continuity.cli.lines import no_memory_message, recall_lines, shown
+    from continuity.core.text import CONTROL_ESCAPES
+
+    if not results:
+        sys.stderr.write(no_memory_message(args[0]).translate(CONTROL_ESCAPES) + "\n")
+        sys.stderr.flush()
+    sys.stdout.write("".join(shown(line) + "\n" for line in recall_lines(found)))
+    sys.stdout.flush()
+    return 0 if results else 1
 
 
 _RUN = {
@@ -541,6 +607,7 @@ _RUN = {
     "continue": _continue,
     "import": _import,
     "search": _search,
+    "recall": _recall,
 }
 
 

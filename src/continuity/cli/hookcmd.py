@@ -546,6 +546,11 @@ def main(argv: list[str] | None = None) -> None:
     sys.exit(code)
 
 
+#: The commands ``continuity.cli.fast`` may run (its ``COMMANDS``; a test holds them equal),
+#: named here so any other command does not import it.
+FAST_COMMANDS = frozenset({"sessions", "show", "continue", "import", "search", "recall"})
+
+
 def console() -> None:
     """A ``continuity`` console-script entry that keeps ``continuity hook ...`` fast: the hook
     runs without importing the CLI (Typer, Rich); so do the read commands it can run
@@ -554,7 +559,7 @@ def console() -> None:
     ``continuity.cli.app.main``."""
     if len(sys.argv) > 1 and sys.argv[1] == "hook":
         main(sys.argv[2:])
-    if len(sys.argv) > 1 and sys.argv[1] in ("sessions", "show", "continue", "import", "search"):
+    if len(sys.argv) > 1 and sys.argv[1] in FAST_COMMANDS:
         from continuity.cli.fast import run
 
         code = run(sys.argv[1:])

@@ -304,6 +304,30 @@ def with_home(command: str, home: Any) -> str:
     return f"{command} --home {shlex.quote(os.path.abspath(os.path.expanduser(str(home))))}"
 
 
+def recall_lines(found: dict[str, Any]) -> list[str]:
+    """The text ``continuity recall`` prints for ``found`` (``RecallResponse.to_dict()``),
+    one string per result (``SCORE  ID  (type, tags, from SESSION)`` then the content,
+    indented) and per expanded transcript, before ``shown``; the same from the in-process
+    command and the daemon's client."""
+    lines = []
+    for r in found["results"]:
+        meta = ", ".join(
+            [r["type"], *r["tags"]] + ([f"from {r['source_id']}"] if r.get("source_id") else [])
+        )
+        lines.append(f"{r['score']:.3g}  {r['id'][:12]}  ({meta})\n  {r['content']}")
+    for key, src in (found.get("sources") or {}).items():
+        clipped = " (clipped)" if src["truncated"] else ""
+        lines.append(f"--- transcript of {key}{clipped}\n{src['content']}")
+    return lines
+
+
+def no_memory_message(query: str) -> str:
+    """What ``continuity recall`` says on standard error when no memory matches ``query``."""
+    from continuity.core.text import clean
+
+    return f"no memory matches {clean(query)!r}"
+
+
 def search_hit_lines(hit: Any) -> list[list[Part]]:
     """The three lines ``continuity search`` prints for a hit (``SearchHit`` or its
     ``to_dict()``): ``SESSION #SEQ`` then ``role · harness · project · time``; the snippet,

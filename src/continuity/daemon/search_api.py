@@ -14,6 +14,11 @@ encoded by ``orjson`` as ``search --json`` encodes each hit. The search is
 ``Workspace.search`` itself, over the daemon's store: the folders (``projects``) and the
 asker's folder (``near``) come from the client, resolved on its side, as the daemon's own
 working folder means nothing to the asker.
+
+``POST /api/recall`` is the same for ``continuity recall`` (``RecallBody``; the answer
+``{"found": RecallResponse.to_dict()}``, what ``recall --json`` prints): ranked from the
+asker's folder as ``Workspace.recall`` ranks it, where ``/api/memory/recall`` (the seed's,
+for the MCP tools) boosts no folder.
 """
 
 from __future__ import annotations
@@ -43,6 +48,20 @@ class SearchBody(BaseModel):
     until: str | None = Field(None, max_length=100)
     role: str | None = Field(None, max_length=20)
     tool: str | None = Field(None, max_length=1000)
+    near: str | None = Field(None, max_length=4096)
+
+
+class RecallBody(BaseModel):
+    """What ``continuity recall`` was asked: ``query`` (non-empty), ``limit`` (1-100),
+    ``expand`` (the sanitized transcripts too), ``type`` and ``near``: the asker's folder,
+    whose project's memories rank a little first."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    query: str = Field(min_length=1, max_length=100_000)
+    limit: int = Field(10, ge=1, le=100)
+    expand: bool = False
+    type: str | None = Field(None, max_length=200)
     near: str | None = Field(None, max_length=4096)
 
 
@@ -89,5 +108,29 @@ def add_search_route(app: Any, live: Any) -> None:
         payload = b'{"hits":[' + b",".join(orjson.dumps(h.to_dict()) for h in hits) + b"]}"
         return Response(payload, media_type="application/json")
 
+    @app.post("/api/recall", tags=["search"])
+    def recall(body: RecallBody) -> Any:
+        """``continuity recall``'s answer (``{"found": RecallResponse.to_dict()}``), ranked
+        as ``Workspace.recall`` ranks it from the asker's folder, for the CLI's client."""
+        from continuity.retrieval.recall import recall_hybrid
+        from continuity.retrieval.settings import retrieval_settings
 
-__all__ = ["MAX_HITS", "SearchBody", "add_search_route"]
+        try:
+            found = recall_hybrid(
+                live.store,
+                body.query,
+                settings=retrieval_settings(live.home),
+                project=body.near,
+                limit=body.limit,
+                expand=body.expand,
+                filters={"type": body.type, "tags": []},
+            )
+        except InputError as exc:
+            return JSONResponse(
+                error_body("invalid_request", str(exc), [{"field": "body", "message": str(exc)}]),
+                400,
+            )
+        return Response(orjson.dumps({"found": found.to_dict()}), media_type="application/json")
+
+
+__all__ = ["MAX_HITS", "RecallBody", "SearchBody", "add_search_route"]

@@ -25,7 +25,6 @@ from continuity.cli.commands.common import (
     out,
 )
 from continuity.core.errors import InputError
-from continuity.core.text import clean
 
 
 def _iso(value) -> str | None:
@@ -188,16 +187,11 @@ def recall_cmd(
         if not found.results:
             raise typer.Exit(EXIT_NO_MATCH)
         return
-    lines = []
-    for r in found.results:
-        meta = ", ".join([r.type, *r.tags] + ([f"from {r.source_id}"] if r.source_id else []))
-        lines.append(f"{r.score:.3g}  {r.id[:12]}  ({meta})\n  {r.content}")
-    for key, src in (found.sources or {}).items():
-        lines.append(
-            f"--- transcript of {key}{' (clipped)' if src.truncated else ''}\n{src.content}"
-        )
+    from continuity.cli.lines import no_memory_message, recall_lines
+
+    lines = recall_lines(found.to_dict())  # as the daemon's client prints them (cli.fast)
     if not found.results:
-        err.print(f"no memory matches {clean(query)!r}", markup=False)
+        err.print(no_memory_message(query), markup=False)
     from continuity.cli.render import shown
 
     sys.stdout.write("".join(shown(line) + "\n" for line in lines))  # issue 45 item 6
