@@ -18,6 +18,10 @@ Run from the project root:  .venv/bin/python bench/startup.py [-n N] [--json] [-
    ``python -c pass``** (both).
    A command whose exit status differs from what it gives today (0; ``recall``/``search`` 1
    when nothing matched) is reported as failed, not timed.
+4. Then starts the workspace's daemon (``continuity serve`` on a free loopback port, the
+   archiver off) and times ``search`` and ``recall`` again as its clients (``cli.fast``
+   sends them to ``POST /api/search`` / ``/api/recall``), the rows ``... (daemon)``:
+   what a user who runs the daemon, as the README's quick start does, waits for.
 
 The figures also go to ``bench/results/startup.json`` (git-ignored).
 """
@@ -90,6 +94,30 @@ def build(home: Path, env: dict[str, str], embed: bool) -> None:
     )
 
 
+def serve(home: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    """``continuity serve`` of ``home`` on a free loopback port (the archiver off, so it
+    reads no harness folder of this machine), once it has written ``daemon.url``."""
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    (home / "config.toml").write_text(f"[daemon]\nport = {port}\n\n[archive]\nenabled = false\n")
+    proc = subprocess.Popen(
+        [sys.executable, "-c", ENTRY, "serve"],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while not (home / "daemon.url").exists():
+        if proc.poll() is not None or time.monotonic() > deadline:
+            raise SystemExit("continuity serve did not start")
+        time.sleep(0.1)
+    time.sleep(2.0)  # its embedding thread loads the vectors for search (daemon.embedding)
+    return proc
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("-n", type=int, default=7, help="runs of each command (median)")
@@ -136,6 +164,24 @@ def main() -> int:
             times[label].append(wall)
             cpus[label].append(cpu)
             codes[label].add(code)
+    daemon = serve(home, env)
+    try:
+        served = [
+            (f"{label} (daemon)", argv) for label, argv in cmds if argv[0] in ("search", "recall")
+        ]
+        for label, _ in served:
+            times[label], cpus[label], codes[label] = [], [], set()
+        for _, argv in served:  # warm-up
+            run([sys.executable, "-c", ENTRY, *argv], env)
+        for _ in range(args.n):
+            for label, argv in served:
+                wall, cpu, code = run([sys.executable, "-c", ENTRY, *argv], env)
+                times[label].append(wall)
+                cpus[label].append(cpu)
+                codes[label].add(code)
+    finally:
+        daemon.terminate()
+        daemon.wait(60)
     floor = statistics.median(times["python -c pass"])
     cpu_floor = statistics.median(cpus["python -c pass"])
     rows = []
