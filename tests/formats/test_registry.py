@@ -105,6 +105,29 @@ def test_registry_flags_are_booleans_and_a_login_is_said() -> None:
     assert "no GitHub login" in harness("copilot-cli").note
 
 
+def test_registry_usage_is_what_continuity_usage_counts() -> None:
+    """Fresh-user review of issue 42: the registry says which harnesses' tokens `usage`
+    counts (the usage package's own list, which may not import the registry), and for every
+    imported harness where its files record them or why they hold none."""
+    from continuity.usage.extract import USAGE_HARNESSES
+
+    assert {h.name for h in harnesses() if h.usage} == set(USAGE_HARNESSES)
+    assert set(USAGE_HARNESSES) == {
+        "claude-code",
+        "codex",
+        "pi",
+        "opencode",
+        "gemini-cli",
+        "qwen-code",
+        "copilot-cli",
+        "kilo",
+    }
+    for name in names("import"):
+        assert harness(name).usage_note, f"{name}: no usage_note"
+    assert "records no token usage" in harness("factory-droid").usage_note
+    assert "record no token usage" in harness("cursor-agent").usage_note
+
+
 def test_location_resolves_under_its_variable_else_the_default(tmp_path: Path) -> None:
     loc = Location(default="~/.codex/sessions", variable="CODEX_HOME", path="sessions")
     assert loc.resolve({"CODEX_HOME": "/srv/codex", "HOME": "/home/ana"}) == Path(

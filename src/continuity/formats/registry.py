@@ -5,7 +5,10 @@ Every harness continuity knows is one ``Harness``: its name in its own spelling
 a folder under an override variable, else a default), what continuity supports for it
 (``import``, ``live`` capture, ``recovery`` at start, ``resume`` into it, ``mcp`` install),
 the CLI version the e2e suite last verified (``verified_version``, None when no e2e test runs
-it), the format versions seen, its fixtures and a note (a vendor login its CLI needs to run).
+it), the format versions seen, its fixtures, a note (a vendor login its CLI needs to run), and
+whether ``continuity usage`` counts its tokens (``usage``, with ``usage_note`` saying where its
+files record them or why they do not; ``tests/formats/test_registry.py`` holds ``usage`` to
+``continuity.usage.USAGE_HARNESSES``).
 ``continuity harnesses`` prints it, ``doctor`` and ``watch`` read their harness lists from it,
 the README's table is generated from it (cog), and the tests hold it to the code: a harness
 marked ``import`` has a reader whose ``harness`` is its name and a fixture that imports
@@ -79,11 +82,14 @@ class Harness:
     locations: tuple[Location, ...] = ()
     archive_key: str | None = None
     note: str = ""
+    usage: bool = False
+    usage_note: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         """The ``continuity harnesses --json`` shape (issue 42): ``name``, the five flags as
         booleans, ``verified_version`` (or null), ``locations`` (strings, as ``describe``),
-        then ``title``, ``format_versions``, ``fixtures``, ``note``."""
+        then ``title``, ``format_versions``, ``fixtures``, ``note``, ``usage`` (a boolean:
+        ``continuity usage`` counts its tokens) and ``usage_note`` (or null)."""
         return {
             "name": self.name,
             **{flag: self.supports.get(flag, False) for flag in FLAGS},
@@ -93,6 +99,8 @@ class Harness:
             "format_versions": list(self.format_versions),
             "fixtures": list(self.fixtures),
             "note": self.note or None,
+            "usage": self.usage,
+            "usage_note": self.usage_note or None,
         }
 
 
@@ -121,6 +129,8 @@ def _harness(raw: dict[str, Any], where: str) -> Harness:
         locations=locations,
         archive_key=raw.get("archive_key") or None,
         note=str(raw.get("note") or ""),
+        usage=bool(raw.get("usage", False)),
+        usage_note=str(raw.get("usage_note") or ""),
     )
 
 
