@@ -24,8 +24,13 @@ it sends one at the end of every
   backup removed; a file install created is deleted when nothing else is left in it.
 
 A file that is not a JSON object, or a path that is a folder, is never overwritten
-(``InputError``). A settings path that is a symlink is written through: the link's target is
-backed up, rewritten and restored, so the link itself survives install and uninstall.
+(``InputError``). Gemini CLI's and Qwen Code's ``settings.json`` may hold ``//`` and ``/* */``
+comments and trailing commas, as those CLIs read it (``JSONC_HARNESSES``): install and
+uninstall edit such a file only where it changes, so every comment stays (``_jsonc``), and
+refuse, naming the file and the comment's line, when a comment sits inside a value that must
+be rewritten whole; the backup's bytes still come back at uninstall. A settings path that is
+a symlink is written through: the link's target is backed up, rewritten and restored, so the
+link itself survives install and uninstall.
 
 **Workspace.** Harnesses run hooks without ``$CONTINUITY_HOME``, so the installed command
 carries the workspace the daemon uses (``home``, default ``continuity.core.config.resolve_home()``,
@@ -101,13 +106,15 @@ from continuity.core.text import object_at
 # ``X as X``: moved out with the split, still importable from here (callers and tests use them).
 from continuity.daemon.hooks._files import (
     BACKUP_SUFFIX as BACKUP_SUFFIX,
+    JSONC_HARNESSES as JSONC_HARNESSES,
     _atomic_bytes,
     _backup,
+    _commented,
     _is_ours,
     _put_back,
     _read,
+    _render,
     _through_link,
-    _write,
     default_path as default_path,
 )
 from continuity.daemon.hooks.codex_config import (
@@ -314,7 +321,7 @@ def install(
         return _install_opencode(given, where)
     events = _events(harness)
     target = _through_link(given)
-    before, raw = _read(target)
+    before, raw = _read(target, jsonc=harness in JSONC_HARNESSES)
     claude_mcp = harness == "claude-code" and _claude_registers_mcp(given)
     after = _without_ours(before, keep_rule=_rule_was_users(target))
     hooks = after.setdefault("hooks", {})
@@ -350,8 +357,10 @@ def install(
     if after == before and raw is not None:
         action, backup = "unchanged", None
     else:
+        # comments kept (Gemini CLI, Qwen Code), else laid out anew; refused before any write
+        payload = _render(target, after, raw if _commented(raw) else None)
         backup = _backup(target, raw)
-        _write(target, after)
+        _atomic_bytes(target, payload)
         action = "installed"
     if harness != "codex":
         if mcp is None:
@@ -412,7 +421,7 @@ def uninstall(harness: str, path: str | os.PathLike[str] | None = None) -> Insta
         _unregister_claude_mcp(claude_mcp_config())
     if harness == "copilot-cli":
         unregister_copilot_mcp(given)
-    before, raw = _read(target)
+    before, raw = _read(target, jsonc=harness in JSONC_HARNESSES)
     after = _without_ours(before, keep_rule=_rule_was_users(target))
     if raw is None or after == before:
         return InstallResult(harness, given, "absent")
@@ -482,11 +491,12 @@ def _without_ours(data: dict[str, Any], *, keep_rule: bool = False) -> dict[str,
 # ---------------------------------------------------------------------------- reading back
 
 
-def read_settings(path: str | os.PathLike[str]) -> dict[str, Any]:
+def read_settings(path: str | os.PathLike[str], *, jsonc: bool = False) -> dict[str, Any]:
     """The parsed settings file at ``path`` (a symlink followed), ``{}`` when absent; for
-    ``continuity doctor``. Raises ``InputError`` for a folder or a file that is not a JSON
-    object."""
-    return _read(_through_link(Path(path)))[0]
+    ``continuity doctor``; ``jsonc``: comments and trailing commas allowed (Gemini CLI's and
+    Qwen Code's, ``JSONC_HARNESSES``). Raises ``InputError`` for a folder or a file that is not
+    a JSON object."""
+    return _read(_through_link(Path(path)), jsonc=jsonc)[0]
 
 
 def is_our_hook(hook: Any) -> bool:
