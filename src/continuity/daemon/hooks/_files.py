@@ -8,7 +8,8 @@ rewritten, ``_render``); a symlink written through
 pipe or socket is refused); the one backup ``<file>.continuity-backup`` (``_backup``,
 ``BACKUP_SUFFIX``: made before the first write, never overwritten, with the file's mode); whole
 writes (``_write``, ``_atomic_bytes``: temp file, fsync, rename, keeping the file's mode; in
-the layout the file had, ``_dumps_like``); the uninstall's way back (``_put_back``: the backup's
+the layout the file had, ``_dumps_like``), or worked out first and done later (``PendingWrite``:
+install does them only once every part can be done); the uninstall's way back (``_put_back``: the backup's
 bytes when the rest equals them, an empty file counting as ``{}``; the file deleted only when
 install created it); and our hook entries, recognised by their command (``_is_ours``, ``_OURS``).
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -127,6 +129,25 @@ def _commented(raw: bytes | None) -> bool:
     except ValueError:
         return True
     return False
+
+
+@dataclass(frozen=True)
+class PendingWrite:
+    """A write ``hooks install`` has worked out but not done yet: ``data`` (the new bytes) for
+    ``target``, whose bytes before were ``raw`` (None: absent). Install works out every file's
+    write first and does them only when every part can be done (fresh-user review of issue 42:
+    a partial install left some files changed)."""
+
+    target: Path
+    raw: bytes | None
+    data: bytes
+
+    def apply(self) -> Path | None:
+        """Back ``target`` up (once, ``_backup``), then write ``data`` whole. Returns the
+        backup made, if any."""
+        backup = _backup(self.target, self.raw)
+        _atomic_bytes(self.target, self.data)
+        return backup
 
 
 def _is_ours(hook: Any) -> bool:

@@ -19,6 +19,12 @@ it sends one at the end of every
   copied to ``<file>.continuity-backup`` (kept; a later install never overwrites it). Writes
   are atomic (temp file, then rename) and keep the file's mode. Other keys, other hooks and
   their order are kept.
+- **install is all or nothing**: every file's new bytes are worked out first
+  (``PendingWrite``); when a file of the user's stops a part asked for (continuity's tools:
+  a file that is not JSON, a server named ``continuity`` that is not ours; Codex's trust: a
+  ``config.toml`` that is not TOML or holds ``hooks.state`` inline) ``InstallIncomplete``
+  (exit 1) names the file and what to fix, and no file is written (fresh-user review of issue
+  42: such an install warned, wrote the rest and exited 0).
 - **uninstall** removes exactly our entries and the containers that held only them; when the
   result equals the backup, the backup's bytes are restored (formatting included) and the
   backup removed; a file install created is deleted when nothing else is left in it.
@@ -107,8 +113,8 @@ from continuity.core.text import object_at
 from continuity.daemon.hooks._files import (
     BACKUP_SUFFIX as BACKUP_SUFFIX,
     JSONC_HARNESSES as JSONC_HARNESSES,
+    PendingWrite,
     _atomic_bytes,
-    _backup,
     _commented,
     _is_ours,
     _put_back,
@@ -123,8 +129,8 @@ from continuity.daemon.hooks.codex_config import (
     TRUST_BEGIN as TRUST_BEGIN,
     TRUST_END as TRUST_END,
     CodexTrust as CodexTrust,
+    _plan_codex_config,
     _remove_codex_trust,
-    _write_codex_config,
     codex_hook_hash as codex_hook_hash,
     codex_hooks_key_path as codex_hooks_key_path,
     codex_our_hooks as codex_our_hooks,
@@ -312,7 +318,9 @@ def install(
     """Install our hooks for ``harness`` (module docstring). ``path``: the settings file
     (Claude Code, Codex) or the extensions folder (pi); ``home``: the workspace baked into the
     commands (default: the current one); ``trust`` (Codex): write the trust state Codex needs
-    to run them (module docstring, Codex trust). Raises ``InputError``."""
+    to run them (module docstring, Codex trust). All or nothing: raises ``InputError`` for a
+    settings file it cannot use, ``InstallIncomplete`` when a file of the user's stops a part
+    (continuity's tools, Codex's trust), in both cases before any file is written."""
     given = Path(path).expanduser() if path else default_path(harness)
     where = hook_home(home)
     if harness == "pi":
@@ -345,23 +353,28 @@ def install(
         if native == "PreToolUse" and harness in TOOL_MATCHERS:
             group = {"matcher": TOOL_MATCHERS[harness], **group}
         groups.append(group)
+    # Every part is worked out before any file is written: a part a file of the user's stops
+    # raises InstallIncomplete (exit 1) and leaves every file as it was.
     mcp: McpRegistration | None = None
+    pending: list[PendingWrite] = []
     if harness in SETTINGS_MCP:  # Gemini CLI, Qwen Code: in the settings.json with the hooks
         mcp = register_settings_mcp(harness, given, after, where)
     elif harness == "copilot-cli":  # its mcp-config.json beside the hooks folder
-        mcp = register_copilot_mcp(given, where)
-    if claude_mcp:
-        mcp = _register_claude_mcp(claude_mcp_config(), where)
-        if mcp.tools:
-            _add_allow_rule(target, after)
-    if after == before and raw is not None:
-        action, backup = "unchanged", None
-    else:
-        # comments kept (Gemini CLI, Qwen Code), else laid out anew; refused before any write
+        mcp, write = register_copilot_mcp(given, where)
+        pending += [write] if write else []
+    elif claude_mcp:
+        _add_allow_rule(target, after)
+        mcp, write = _register_claude_mcp(claude_mcp_config(), where)
+        pending += [write] if write else []
+    elif harness == "codex":
+        mcp, write = _plan_codex_config(given, after, trust=trust, home=where)
+        pending += [write] if write else []
+    unchanged = after == before and raw is not None
+    if not unchanged:  # comments kept (Gemini CLI, Qwen Code), else laid out anew
         payload = _render(target, after, raw if _commented(raw) else None)
-        backup = _backup(target, raw)
-        _atomic_bytes(target, payload)
-        action = "installed"
+        pending.insert(0, PendingWrite(target, raw, payload))
+    backups = [w.apply() for w in pending]
+    action, backup = ("unchanged", None) if unchanged else ("installed", backups[0])
     if harness != "codex":
         if mcp is None:
             mcp = McpRegistration(
@@ -372,14 +385,13 @@ def install(
                 f"with `{claude_mcp_add_command(where)}`",
             )
         return InstallResult(harness, given, action, backup, home=where, mcp=mcp)
-    note, mcp = _write_codex_config(given, after, trust=trust, home=where)
     return InstallResult(
         harness,
         given,
         action,
         backup,
         home=where,
-        trust=codex_trust(given, note=note, home=where),
+        trust=codex_trust(given, home=where),
         mcp=mcp,
     )
 
